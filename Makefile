@@ -1,0 +1,103 @@
+# gpuq build. `make` builds bin/gpuq; `make test` runs every test and ends
+# with `N passed, N failed`; `make SANITIZE=address test` does the same with
+# AddressSanitizer + UBSan; `make lint`, `make bench`, `make fuzz`.
+
+CC      ?= gcc
+PKGS    := libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wwrite-strings -Wformat=2 -Wvla -Wundef \
+           -fno-common -Werror
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(WARN) -I. \
+           $(shell pkg-config --cflags $(PKGS))
+LIBS    := $(shell pkg-config --libs $(PKGS)) -lpthread -lm
+
+ifeq ($(SANITIZE),address)
+  BUILD  := build/asan
+  OPT    := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+            -fno-sanitize-recover=undefined
+  LDSAN  := -fsanitize=address,undefined
+else ifeq ($(SANITIZE),)
+  BUILD  := build/release
+  OPT    := -O2
+  LDSAN  :=
+else
+  $(error SANITIZE must be empty or 'address', not '$(SANITIZE)')
+endif
+
+CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
+LDFLAGS := $(LDSAN)
+
+# Library modules, bottom up (see docs/architecture.md).
+MODULES := base quota fairshare queue policy store certs kube webhook sim
+LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+CMD_SRC := $(wildcard cmd/*.c)
+CMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRC))
+LIBA    := $(BUILD)/libgpuq.a
+BIN     := $(BUILD)/gpuq
+
+UNIT_SRC := $(wildcard unit/test_*.c)
+UNIT_BIN := $(patsubst unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+UNIT_HELPER_SRC := $(filter-out $(UNIT_SRC),$(wildcard unit/*.c))
+UNIT_HELPER_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_HELPER_SRC))
+
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
+LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
+
+.PHONY: all test unit lint bench fuzz clean format
+all: bin/gpuq
+
+bin/gpuq: $(BIN)
+	@mkdir -p bin
+	cp $(BIN) bin/gpuq
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBA): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CMD_OBJ) $(LIBA)
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBA) $(LIBS)
+
+$(BUILD)/unit/%: unit/%.c $(LIBA) $(UNIT_HELPER_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes -MMD -MP $(LDFLAGS) -o $@ $< \
+		$(UNIT_HELPER_OBJ) $(LIBA) $(LIBS) -lcmocka
+
+# Corpus replay: the fuzz target built by gcc with a small main that feeds
+# it every checked-in corpus file (fuzz/replay.c).
+$(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-missing-prototypes $(LDFLAGS) -o $@ $< fuzz/replay.c \
+		$(LIBA) $(LIBS)
+
+# Real libFuzzer binaries (clang): `make fuzz`, then run e.g.
+# build/libfuzzer/fuzz_quantity fuzz/corpus/quantity -max_total_time=60
+build/libfuzzer/fuzz_%: fuzz/fuzz_%.c $(LIB_SRC)
+	@mkdir -p $(dir $@)
+	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
+		-Wno-missing-prototypes -o $@ $< $(LIB_SRC) $(LIBS)
+
+fuzz: $(LIBFUZZ_BIN)
+
+test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
+	@GPUQ_BIN=$(BIN) BUILD=$(BUILD) SANITIZE=$(SANITIZE) unit/run_tests.sh
+
+lint:
+	@unit/lint.sh
+
+bench: bin/gpuq
+	@bench/run.sh
+
+format:
+	clang-format -i $(LIB_SRC) $(CMD_SRC) $(UNIT_SRC) $(FUZZ_SRC) \
+		$(foreach m,$(MODULES),$(wildcard $(m)/*.h))
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)

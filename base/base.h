@@ -1,0 +1,86 @@
+/*
+ * base: the error codes, diagnostics and logging every gpuq module shares.
+ *
+ * One error enum for the whole project: 0 is success, every failure is a
+ * negative GPUQ_E* code, and gpuq_strerror() names it. Functions return the
+ * code and hand results back through out-parameters. When a failure comes
+ * from bad input (a peer's JSON, a manifest, a CLI flag), the function also
+ * writes a human sentence naming the field and the value into a caller-owned
+ * gpuq_diag_t, so the caller can deny, refuse a reload or print it as is.
+ * The design decision that matters: diagnostics are fixed-size caller-owned
+ * buffers, so reporting an error can never itself fail or allocate.
+ */
+#ifndef GPUQ_BASE_H
+#define GPUQ_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+	GPUQ_OK = 0,
+	GPUQ_ENOMEM = -1,    /* allocation failed */
+	GPUQ_EINVAL = -2,    /* bad input: see the diagnostic for field and value */
+	GPUQ_ERANGE = -3,    /* a number is out of its allowed range */
+	GPUQ_ENOTFOUND = -4, /* a named object does not exist */
+	GPUQ_EEXIST = -5,    /* an object with that name already exists */
+	GPUQ_ELIMIT = -6,    /* a stated cap (size, depth, count) was hit */
+	GPUQ_EIO = -7,       /* a file or socket operation failed */
+	GPUQ_ETLS = -8,      /* TLS / certificate failure */
+	GPUQ_ESTORE = -9,    /* the state store failed */
+	GPUQ_EHTTP = -10,    /* an HTTP exchange failed */
+	GPUQ_ECORRUPT = -11, /* stored or received data fails its own checks */
+	GPUQ_EDENIED = -12,  /* a policy refused the request */
+	GPUQ_EAGAIN = -13,   /* try again later (busy, not ready) */
+} gpuq_err_t;
+
+/* The name of an error code as a static string; never NULL. */
+const char *gpuq_strerror(int rc);
+
+/* Diagnostic text for bad input; 1 KiB fits the longest apiserver-style
+ * message gpuq writes (a quota denial naming several resources). */
+#define GPUQ_DIAG_MAX 1024
+typedef struct {
+	char msg[GPUQ_DIAG_MAX]; /* NUL-terminated sentence, "" when unset */
+} gpuq_diag_t;
+
+/* Write a printf-style message into diag (truncated to fit). diag may be
+ * NULL, in which case nothing is written. Returns rc unchanged so callers can
+ * write `return gpuq_diag_set(d, GPUQ_EINVAL, "...")`. */
+int gpuq_diag_set(gpuq_diag_t *diag, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Prefix the existing message with a printf-style context ("file x.yaml:
+ * document 2: " + old message). No-op when diag is NULL. */
+void gpuq_diag_prefix(gpuq_diag_t *diag, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+typedef enum {
+	GPUQ_LOG_DEBUG = 0,
+	GPUQ_LOG_INFO = 1,
+	GPUQ_LOG_WARN = 2,
+	GPUQ_LOG_ERROR = 3,
+} gpuq_log_level_t;
+
+/* Set the minimum level written (process-wide, set once by main before any
+ * thread starts; the default is INFO). */
+void gpuq_log_set_level(gpuq_log_level_t level);
+
+/* Write one line to stderr: `<level> <module>: <message>`. Thread-safe (one
+ * write(2) per line). Cores (quota, queue, fairshare) never log. */
+void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Bounded copy: copies at most cap-1 bytes and always NUL-terminates.
+ * Returns GPUQ_ELIMIT when src did not fit (dst then holds the prefix). */
+int gpuq_strlcpy(char *dst, const char *src, size_t cap);
+
+/* Loud abort for a broken invariant, with file:line. Never for bad input. */
+#define GPUQ_ASSERT(cond)                                                      \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			gpuq_abort(__FILE__, __LINE__, #cond);                 \
+	} while (0)
+_Noreturn void gpuq_abort(const char *file, int line, const char *what);
+
+#endif

@@ -1,0 +1,54 @@
+#!/bin/sh
+# Runs every test of gpuq and prints one closing line: `N passed, N failed`.
+# Each test program speaks TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP, the
+# corpus replays and the shell suites print `ok`/`not ok` lines). A program
+# that dies without reporting a failure counts as one failed test.
+# Env: BUILD (build dir), GPUQ_BIN (binary under test).
+set -u
+BUILD=${BUILD:-build/release}
+GPUQ_BIN=${GPUQ_BIN:-$BUILD/gpuq}
+export GPUQ_BIN BUILD
+export CMOCKA_MESSAGE_OUTPUT=TAP
+LOGDIR=$BUILD/test-logs
+mkdir -p "$LOGDIR"
+passed=0
+failed=0
+
+run_one() {
+	name=$1
+	shift
+	log="$LOGDIR/$name.log"
+	"$@" >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "not ok - $name exited $rc without reporting a failure" >>"$log"
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [ "$f" -gt 0 ]; then
+		echo "FAIL $name: $p passed, $f failed (log: $log)"
+		grep -E '^not ok|ERROR|error:|Assertion|Sanitizer' "$log" | head -20
+	else
+		echo "ok   $name: $p passed"
+	fi
+}
+
+for t in "$BUILD"/unit/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for r in "$BUILD"/fuzz/replay_*; do
+	[ -x "$r" ] || continue
+	target=${r##*/replay_}
+	run_one "replay_$target" "$r" "fuzz/corpus/$target"
+done
+for s in unit/suite_*.sh; do
+	[ -f "$s" ] || continue
+	run_one "$(basename "$s" .sh)" sh "$s"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,69 @@
+/* Unit tests for base: error names, diagnostics, bounded copies. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "base/base.h"
+
+static void strerror_names_every_code(void **state)
+{
+	(void)state;
+	for (int rc = 0; rc >= GPUQ_EAGAIN; rc--)
+		assert_string_not_equal(gpuq_strerror(rc), "unknown error");
+	assert_string_equal(gpuq_strerror(1), "unknown error");
+	assert_string_equal(gpuq_strerror(GPUQ_EINVAL), "invalid input");
+}
+
+static void diag_set_and_prefix(void **state)
+{
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(gpuq_diag_set(&d, GPUQ_EINVAL, "field %s: bad value \"%s\"", "spec.x", "1Gb"),
+			 GPUQ_EINVAL);
+	assert_string_equal(d.msg, "field spec.x: bad value \"1Gb\"");
+	gpuq_diag_prefix(&d, "file %s: document %d: ", "a.yaml", 2);
+	assert_string_equal(d.msg, "file a.yaml: document 2: field spec.x: bad value \"1Gb\"");
+	assert_int_equal(gpuq_diag_set(NULL, GPUQ_ERANGE, "x"), GPUQ_ERANGE);
+	gpuq_diag_prefix(NULL, "x");
+}
+
+static void diag_truncates(void **state)
+{
+	gpuq_diag_t d;
+	char big[4000];
+
+	(void)state;
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	gpuq_diag_set(&d, GPUQ_EINVAL, "%s", big);
+	assert_int_equal(strlen(d.msg), GPUQ_DIAG_MAX - 1);
+	gpuq_diag_prefix(&d, "p: ");
+	assert_int_equal(strlen(d.msg), GPUQ_DIAG_MAX - 1);
+	assert_memory_equal(d.msg, "p: aaa", 6);
+}
+
+static void strlcpy_bounds(void **state)
+{
+	char buf[4];
+
+	(void)state;
+	assert_int_equal(gpuq_strlcpy(buf, "abc", sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(gpuq_strlcpy(buf, "abcd", sizeof(buf)), GPUQ_ELIMIT);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(gpuq_strlcpy(buf, "x", 0), GPUQ_ELIMIT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(strerror_names_every_code),
+		cmocka_unit_test(diag_set_and_prefix),
+		cmocka_unit_test(diag_truncates),
+		cmocka_unit_test(strlcpy_bounds),
+	};
+	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
+}
