@@ -70,4 +70,88 @@ bool quota_qty_is_zero(const quota_qty_t *q);
  * millicores for "cpu", whole units (rounded up) for everything else. */
 int64_t quota_qty_amount(const char *name, const quota_qty_t *q);
 
+/* ---- Resource lists ---- */
+
+/* Resource names longer than this are refused with a clear error
+ * (Kubernetes allows a 253-byte prefix, but no real resource needs one). */
+#define QUOTA_RES_NAME_MAX 128
+/* Distinct resources in one requests/limits/hard map; more is refused. */
+#define QUOTA_RESLIST_MAX 32
+
+typedef struct {
+	char name[QUOTA_RES_NAME_MAX]; /* e.g. "nvidia.com/gpu", "cpu" */
+	quota_qty_t qty;               /* its quantity */
+} quota_res_t;
+
+typedef struct {
+	size_t n;                             /* entries used */
+	quota_res_t items[QUOTA_RESLIST_MAX]; /* in insertion order, names unique */
+} quota_reslist_t;
+
+/* The entry for name, or NULL. Borrowed: valid while list is unchanged. */
+const quota_qty_t *quota_reslist_get(const quota_reslist_t *list, const char *name);
+/* Set name to qty (replacing). GPUQ_ELIMIT when full or name too long. */
+int quota_reslist_set(quota_reslist_t *list, const char *name, const quota_qty_t *qty);
+/* Add qty to name's entry (creating it). GPUQ_ELIMIT / GPUQ_ERANGE. */
+int quota_reslist_add(quota_reslist_t *list, const char *name, const quota_qty_t *qty);
+
+/* ---- Pods as quota sees them ---- */
+
+typedef enum {
+	QUOTA_CONTAINER_APP = 0,     /* spec.containers[] */
+	QUOTA_CONTAINER_INIT = 1,    /* spec.initContainers[] that run to completion */
+	QUOTA_CONTAINER_SIDECAR = 2, /* spec.initContainers[] with restartPolicy Always */
+} quota_container_kind_t;
+
+/* Container names are DNS labels: at most 63 bytes. */
+#define QUOTA_CONTAINER_NAME_MAX 64
+
+typedef struct {
+	char name[QUOTA_CONTAINER_NAME_MAX]; /* container name */
+	quota_container_kind_t kind;         /* app, init or sidecar */
+	quota_reslist_t requests;            /* resources.requests */
+	quota_reslist_t limits;              /* resources.limits */
+} quota_container_t;
+
+typedef struct {
+	quota_container_t *containers; /* app, init and sidecar containers in pod
+	                                  order (init containers first); caller-owned */
+	size_t n_containers;           /* entries in containers */
+	quota_reslist_t overhead;      /* spec.overhead (RuntimeClass) */
+} quota_pod_t;
+
+/* ---- LimitRange and ResourceQuota objects ---- */
+
+typedef enum {
+	QUOTA_LR_CONTAINER = 0, /* type: Container */
+	QUOTA_LR_POD = 1,       /* type: Pod */
+	QUOTA_LR_OTHER = 2,     /* PersistentVolumeClaim and others: ignored */
+} quota_lr_type_t;
+
+typedef struct {
+	quota_lr_type_t type;      /* which objects the item constrains */
+	quota_reslist_t min;       /* min */
+	quota_reslist_t max;       /* max */
+	quota_reslist_t def;       /* default (a limit) */
+	quota_reslist_t def_request; /* defaultRequest */
+	quota_reslist_t max_ratio; /* maxLimitRequestRatio */
+} quota_lr_item_t;
+
+/* Object names are DNS subdomains: at most 253 bytes. */
+#define QUOTA_OBJ_NAME_MAX 254
+
+typedef struct {
+	char namespace_[QUOTA_OBJ_NAME_MAX]; /* metadata.namespace */
+	char name[QUOTA_OBJ_NAME_MAX];       /* metadata.name */
+	quota_lr_item_t *items;              /* spec.limits[], owned by the object */
+	size_t n_items;                      /* entries in items */
+} quota_limitrange_t;
+
+typedef struct {
+	char namespace_[QUOTA_OBJ_NAME_MAX]; /* metadata.namespace */
+	char name[QUOTA_OBJ_NAME_MAX];       /* metadata.name */
+	quota_reslist_t hard;                /* spec.hard, e.g. requests.nvidia.com/gpu */
+	quota_reslist_t used;                /* status.used (0 when absent) */
+} quota_resourcequota_t;
+
 #endif
