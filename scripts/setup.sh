@@ -1,0 +1,27 @@
+#!/bin/sh
+# Installs everything gpuq needs to build, test and benchmark, from Debian's
+# packages. Safe to run again: it installs only what is missing.
+set -eu
+PKGS="gcc make pkg-config git curl ca-certificates openssl
+libmicrohttpd-dev libgnutls28-dev libssl-dev libjansson-dev libcurl4-openssl-dev
+liblmdb-dev lmdb-utils libyaml-dev libcmocka-dev
+clang clang-format clang-tidy cppcheck valgrind
+wrk nginx-light prometheus"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "setup: all packages present"
+	exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "setup: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+echo "setup: done"

@@ -1,0 +1,28 @@
+#!/bin/sh
+# make lint: formatting, static analysis and banned calls over gpuq's C.
+set -u
+cd "$(dirname "$0")/.."
+SRC=$(git ls-files '*.c' '*.h' | grep -v '^fuzz/corpus/')
+fail=0
+echo "lint: clang-format"
+clang-format --dry-run -Werror $SRC 2>&1 | head -40 || true
+clang-format --dry-run -Werror $SRC >/dev/null 2>&1 || fail=1
+echo "lint: banned calls"
+if grep -nE '\b(strcpy|strcat|sprintf|strtok|atoi|gets)\s*\(' $SRC; then
+	fail=1
+fi
+echo "lint: cppcheck"
+cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr -I. \
+	--enable=warning,portability --suppress=missingIncludeSystem $SRC || fail=1
+echo "lint: clang-tidy"
+CFLAGS="-std=c11 -D_GNU_SOURCE -I. $(pkg-config --cflags libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)"
+for f in $(echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/'); do
+	clang-tidy --quiet --warnings-as-errors='*' \
+		--checks='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition' \
+		"$f" -- $CFLAGS 2>/dev/null | grep -v '^[0-9]* warnings generated' || true
+	clang-tidy --quiet --warnings-as-errors='*' \
+		--checks='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition' \
+		"$f" -- $CFLAGS >/dev/null 2>&1 || fail=1
+done
+if [ "$fail" -eq 0 ]; then echo "lint: clean"; else echo "lint: FAILED"; fi
+exit $fail
