@@ -1,0 +1,494 @@
+/*
+ * policy: the in-memory snapshot of the cluster objects gpuq decides from
+ * (Namespaces, LimitRanges, ResourceQuotas, PriorityClasses, ResourceFlavors,
+ * ClusterQueues, LocalQueues, Cohorts, ResourceClaimTemplates), loaded from
+ * Kubernetes manifests (YAML, multi-document, or JSON).
+ *
+ * An adapter over libyaml and jansson; reads files, never the clock. The
+ * design decision that matters: a policy_t is built once, checked as a whole
+ * (every cross reference resolved, every cap enforced), then frozen and shared
+ * by reference count. A reload builds a new snapshot beside the old one and
+ * the server swaps the pointer; requests in flight finish on the old snapshot
+ * and drop it with policy_unref(). A directory loads all or nothing, and every
+ * refusal names the file, the document (1-based), the object, the field path
+ * and the value:
+ *
+ *   queues.yaml: document 3: ClusterQueue "team-a":
+ *     spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity "1Gb"
+ *
+ * Thread rules: building (policy_create .. policy_finish) is single-threaded.
+ * After policy_finish() every read function is safe from any number of threads
+ * without locks; policy_ref/policy_unref are atomic. Every pointer returned by
+ * a read function is borrowed from the snapshot and valid while the caller
+ * holds a reference to it.
+ */
+#ifndef GPUQ_POLICY_H
+#define GPUQ_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+#include "quota/quota.h"
+
+/* ---- Caps (a policy dir is written by an admin, but a typo or a generator
+ * gone wrong must not exhaust the daemon; each cap sits well above any real
+ * cluster: Kueue's large-scale benchmark has 1,000 ClusterQueues) ---- */
+
+#define POLICY_FILE_MAX (4u << 20)	     /* bytes in one manifest file */
+#define POLICY_DIR_BYTES_MAX (64u << 20)     /* bytes over all files of a dir */
+#define POLICY_DIR_FILES_MAX 1000	     /* manifest files in one dir */
+#define POLICY_DEPTH_MAX 64		     /* nesting of maps/sequences in a document */
+#define POLICY_DOCS_MAX 10000		     /* documents (and List items) per file */
+#define POLICY_OBJECTS_MAX 50000	     /* objects in one policy, all kinds */
+#define POLICY_NAMESPACES_MAX 10000	     /* Namespaces, declared or implied */
+#define POLICY_CQ_MAX 1000		     /* ClusterQueues */
+#define POLICY_LQ_MAX 10000		     /* LocalQueues */
+#define POLICY_FLAVORS_MAX 256		     /* ResourceFlavors */
+#define POLICY_COHORTS_MAX 1000		     /* Cohorts, declared or named by a CQ */
+#define POLICY_PRIORITYCLASSES_MAX 1000	     /* PriorityClasses */
+#define POLICY_LIMITRANGES_MAX 10000	     /* LimitRanges */
+#define POLICY_QUOTAS_MAX 10000		     /* ResourceQuotas */
+#define POLICY_CLAIMTEMPLATES_MAX 10000	     /* ResourceClaimTemplates */
+#define POLICY_GROUPS_MAX 16		     /* resourceGroups per CQ (Kueue's cap) */
+#define POLICY_GROUP_FLAVORS_MAX 16	     /* flavors per resource group */
+#define POLICY_COVERED_MAX QUOTA_RESLIST_MAX /* coveredResources per group */
+#define POLICY_LABELS_MAX 64		     /* labels per object / nodeLabels per flavor */
+#define POLICY_SELECTOR_REQS_MAX 32	     /* matchLabels + matchExpressions per selector */
+#define POLICY_SELECTOR_VALUES_MAX 64	     /* values per matchExpressions entry */
+#define POLICY_TAINTS_MAX 16		     /* nodeTaints / tolerations per flavor */
+#define POLICY_LR_ITEMS_MAX 16		     /* spec.limits[] per LimitRange */
+#define POLICY_DEVICE_REQUESTS_MAX 32	     /* devices.requests[] per claim template */
+#define POLICY_SUBREQUESTS_MAX 8	     /* firstAvailable[] per device request */
+#define POLICY_STRING_MAX                                                                          \
+	1024 /* any other string field (label value 63,                                            \
+		key 317, names 253; generous for the rest) */
+
+/* ---- Labels and selectors (k8s metav1.LabelSelector) ---- */
+
+typedef struct {
+	const char *key;   /* e.g. "gpuq.dev/tenant" */
+	const char *value; /* e.g. "team-a" (may be "") */
+} policy_label_t;
+
+typedef struct {
+	const policy_label_t *items; /* sorted by key, keys unique */
+	size_t n;		     /* entries in items */
+} policy_labels_t;
+
+typedef enum {
+	POLICY_SEL_IN = 0,	       /* key's value is one of values */
+	POLICY_SEL_NOT_IN = 1,	       /* key absent, or its value is none of values */
+	POLICY_SEL_EXISTS = 2,	       /* key present (values empty) */
+	POLICY_SEL_DOES_NOT_EXIST = 3, /* key absent (values empty) */
+} policy_sel_op_t;
+
+typedef struct {
+	const char *key;	   /* label key */
+	policy_sel_op_t op;	   /* operator */
+	const char *const *values; /* In/NotIn: at least one value */
+	size_t n_values;	   /* entries in values */
+} policy_sel_req_t;
+
+typedef struct {
+	bool present;		      /* false: the field was absent or null, which
+					 selects nothing; true with n_reqs 0 ({}) selects
+					 everything */
+	const policy_sel_req_t *reqs; /* matchLabels (as In with one value) then
+					 matchExpressions, all ANDed */
+	size_t n_reqs;		      /* entries in reqs */
+} policy_selector_t;
+
+/* The value of key in labels, or NULL. O(log n). */
+const char *policy_labels_get(const policy_labels_t *labels, const char *key);
+
+/* Whether sel selects an object carrying labels (absent selects nothing,
+ * {} everything, otherwise every requirement must hold). */
+bool policy_selector_matches(const policy_selector_t *sel, const policy_labels_t *labels);
+
+/* ---- Objects ---- */
+
+/* Where an object came from, for messages: "queues.yaml: document 3: ". */
+typedef struct {
+	const char *file; /* manifest name as given to the loader; NULL when the
+			     object came from policy_add_json() */
+	size_t doc;	  /* 1-based document number in file; 0 when unknown */
+} policy_origin_t;
+
+/* A Namespace. Every namespace named by a namespaced object exists here, even
+ * without a Namespace object in the manifests ("implied"). Every namespace
+ * carries the label kubernetes.io/metadata.name=<name>, as the apiserver
+ * sets it, so selectors on that key work. */
+typedef struct {
+	const char *name;			      /* metadata.name */
+	bool declared;				      /* a Namespace object exists */
+	policy_labels_t labels;			      /* metadata.labels + the name label */
+	const quota_limitrange_t *const *limitranges; /* this namespace's LimitRanges */
+	size_t n_limitranges;			      /* entries in limitranges */
+	const quota_resourcequota_t *const *quotas;   /* this namespace's ResourceQuotas */
+	size_t n_quotas;			      /* entries in quotas */
+	policy_origin_t origin;			      /* where declared (or first implied) */
+} policy_namespace_t;
+
+/* scheduling.k8s.io/v1 PriorityClass. */
+typedef struct {
+	const char *name;	/* metadata.name */
+	int32_t value;		/* value; user classes must stay <= 1,000,000,000 */
+	bool global_default;	/* globalDefault (at most one class sets it) */
+	bool preempt_never;	/* preemptionPolicy: Never (default PreemptLowerPriority) */
+	policy_origin_t origin; /* where declared */
+} policy_priorityclass_t;
+
+typedef enum {
+	POLICY_EFFECT_ANY = 0,		      /* toleration effect "" (matches all) */
+	POLICY_EFFECT_NO_SCHEDULE = 1,	      /* NoSchedule */
+	POLICY_EFFECT_PREFER_NO_SCHEDULE = 2, /* PreferNoSchedule */
+	POLICY_EFFECT_NO_EXECUTE = 3,	      /* NoExecute */
+} policy_effect_t;
+
+typedef struct {
+	const char *key;	/* taint key */
+	const char *value;	/* taint value ("" when absent) */
+	policy_effect_t effect; /* never POLICY_EFFECT_ANY for a taint */
+} policy_taint_t;
+
+typedef struct {
+	const char *key;	/* "" with exists = all keys */
+	bool exists;		/* operator Exists (else Equal) */
+	const char *value;	/* Equal: the value ("" when absent) */
+	policy_effect_t effect; /* POLICY_EFFECT_ANY: every effect */
+	bool has_seconds;	/* tolerationSeconds set (NoExecute only) */
+	int64_t seconds;	/* tolerationSeconds */
+} policy_toleration_t;
+
+/* Whether toleration tol tolerates taint (Kubernetes' ToleratesTaint rule). */
+bool policy_toleration_tolerates(const policy_toleration_t *tol, const policy_taint_t *taint);
+
+/* ResourceFlavor (Kueue). */
+typedef struct {
+	const char *name;			/* metadata.name */
+	policy_labels_t node_labels;		/* spec.nodeLabels (nodeSelector on release) */
+	const policy_taint_t *taints;		/* spec.nodeTaints */
+	size_t n_taints;			/* entries in taints */
+	const policy_toleration_t *tolerations; /* spec.tolerations (added on release) */
+	size_t n_tolerations;			/* entries in tolerations */
+	policy_origin_t origin;			/* where declared */
+} policy_flavor_t;
+
+/* One resource's quota in one flavor of a ClusterQueue. */
+typedef struct {
+	const char *resource;	     /* e.g. "nvidia.com/gpu" (a coveredResources entry) */
+	quota_qty_t nominal;	     /* nominalQuota (>= 0) */
+	bool has_borrowing_limit;    /* borrowingLimit set (false: unlimited) */
+	quota_qty_t borrowing_limit; /* borrowingLimit (>= 0) */
+	bool has_lending_limit;	     /* lendingLimit set (false: lends all of nominal) */
+	quota_qty_t lending_limit;   /* lendingLimit (0 <= lendingLimit <= nominal) */
+	quota_qty_t max_fit;	     /* the most one workload could ever get here:
+					nominal + min(borrowingLimit, what the other CQs
+					of the cohort can lend); see policy_cq_max_fit() */
+} policy_res_quota_t;
+
+typedef struct {
+	const char *name;		     /* flavors[].name */
+	const policy_flavor_t *flavor;	     /* the ResourceFlavor it names (never NULL
+						after policy_finish) */
+	const policy_res_quota_t *resources; /* resources[], in coveredResources order */
+	size_t n_resources;		     /* == the group's n_covered */
+} policy_flavor_quota_t;
+
+typedef struct {
+	const char *const *covered;	      /* coveredResources */
+	size_t n_covered;		      /* entries in covered */
+	const policy_flavor_quota_t *flavors; /* flavors[], in the order tried */
+	size_t n_flavors;		      /* entries in flavors */
+} policy_resource_group_t;
+
+typedef enum {
+	POLICY_QUEUEING_BEST_EFFORT_FIFO = 0, /* BestEffortFIFO (default) */
+	POLICY_QUEUEING_STRICT_FIFO = 1,      /* StrictFIFO */
+} policy_queueing_t;
+
+typedef enum {
+	POLICY_PREEMPT_NEVER = 0,			  /* Never (default everywhere) */
+	POLICY_PREEMPT_LOWER_PRIORITY = 1,		  /* LowerPriority */
+	POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY = 2, /* LowerOrNewerEqualPriority
+							     (withinClusterQueue only) */
+	POLICY_PREEMPT_ANY = 3,				  /* Any (reclaimWithinCohort only) */
+} policy_preempt_t;
+
+typedef struct {
+	policy_preempt_t within_cluster_queue;	/* Never | LowerPriority |
+						   LowerOrNewerEqualPriority */
+	policy_preempt_t reclaim_within_cohort; /* Never | LowerPriority | Any */
+	policy_preempt_t borrow_within_cohort;	/* borrowWithinCohort.policy:
+						   Never | LowerPriority */
+	bool has_max_priority_threshold;	/* borrowWithinCohort.maxPriorityThreshold set */
+	int32_t max_priority_threshold;		/* only victims with priority <= this */
+} policy_preemption_t;
+
+typedef enum {
+	POLICY_STOP_NONE = 0,		/* None (default) */
+	POLICY_STOP_HOLD = 1,		/* Hold: admit nothing new */
+	POLICY_STOP_HOLD_AND_DRAIN = 2, /* HoldAndDrain: admit nothing, evict admitted */
+} policy_stop_t;
+
+/* spec.flavorFungibility: what to do when a flavor fits only by borrowing
+ * (or only by preempting). */
+typedef enum {
+	POLICY_FUNGIBLE_STOP = 0,	     /* Borrow / Preempt / MayStopSearch:
+						take this flavor */
+	POLICY_FUNGIBLE_TRY_NEXT_FLAVOR = 1, /* TryNextFlavor: look further first */
+} policy_fungible_t;
+
+typedef struct {
+	policy_fungible_t when_can_borrow;  /* default STOP (Borrow) */
+	policy_fungible_t when_can_preempt; /* default TRY_NEXT_FLAVOR (Kueue's default) */
+} policy_fungibility_t;
+
+struct policy_cohort;
+
+/* ClusterQueue. */
+typedef struct policy_cq {
+	const char *name;		       /* metadata.name */
+	size_t index;			       /* position in declaration order */
+	const char *cohort_name;	       /* spec.cohortName (v1beta1: spec.cohort);
+						  NULL when alone */
+	const struct policy_cohort *cohort;    /* its cohort, NULL when alone */
+	const policy_resource_group_t *groups; /* spec.resourceGroups */
+	size_t n_groups;		       /* entries in groups */
+	policy_queueing_t queueing;	       /* spec.queueingStrategy */
+	policy_selector_t namespace_selector;  /* spec.namespaceSelector (absent: none) */
+	policy_preemption_t preemption;	       /* spec.preemption */
+	policy_fungibility_t fungibility;      /* spec.flavorFungibility */
+	int64_t fair_weight_milli;	       /* spec.fairSharing.weight x 1000
+						  (default 1000; 0 allowed) */
+	policy_stop_t stop;		       /* spec.stopPolicy */
+	policy_origin_t origin;		       /* where declared */
+} policy_cq_t;
+
+/* Cohort. A cohort exists when a Cohort object declares it or when any
+ * ClusterQueue names it. Hierarchies (spec.parentName) and cohort-level
+ * resourceGroups are refused as unsupported. */
+typedef struct policy_cohort {
+	const char *name;		   /* metadata.name / spec.cohortName */
+	bool declared;			   /* a Cohort object exists */
+	int64_t fair_weight_milli;	   /* spec.fairSharing.weight x 1000 (default 1000) */
+	const policy_cq_t *const *members; /* its ClusterQueues, in declaration order */
+	size_t n_members;		   /* entries in members */
+	policy_origin_t origin;		   /* where declared (or first named) */
+} policy_cohort_t;
+
+/* LocalQueue. */
+typedef struct {
+	const char *namespace_;	   /* metadata.namespace */
+	const char *name;	   /* metadata.name */
+	const char *cq_name;	   /* spec.clusterQueue */
+	const policy_cq_t *cq;	   /* that ClusterQueue (never NULL after finish) */
+	int64_t fair_weight_milli; /* spec.fairSharing.weight x 1000 (default 1000) */
+	policy_stop_t stop;	   /* spec.stopPolicy */
+	policy_origin_t origin;	   /* where declared */
+} policy_lq_t;
+
+typedef enum {
+	POLICY_ALLOC_EXACT_COUNT = 0, /* allocationMode ExactCount (default), count devices */
+	POLICY_ALLOC_ALL = 1,	      /* allocationMode All: every matching device on the node */
+} policy_alloc_mode_t;
+
+/* One way to satisfy a device request: `exactly`, or one firstAvailable entry. */
+typedef struct {
+	const char *name;	  /* subrequest name ("" for `exactly`) */
+	const char *device_class; /* deviceClassName, e.g. "gpu.nvidia.com" */
+	policy_alloc_mode_t mode; /* allocationMode */
+	int64_t count;		  /* count (ExactCount; default 1); 0 for All */
+} policy_device_choice_t;
+
+typedef struct {
+	const char *name;		       /* requests[].name */
+	bool first_available;		       /* false: choices[0] is `exactly` */
+	const policy_device_choice_t *choices; /* in preference order */
+	size_t n_choices;		       /* 1 for `exactly`; 1..8 for firstAvailable */
+} policy_device_request_t;
+
+/* resource.k8s.io/v1 ResourceClaimTemplate (v1beta2 same shape; v1beta1's
+ * flat deviceClassName/count/allocationMode read as `exactly`). Selectors,
+ * constraints and config are ignored: gpuq counts devices, it does not place
+ * them. */
+typedef struct {
+	const char *namespace_;			 /* metadata.namespace */
+	const char *name;			 /* metadata.name */
+	const policy_device_request_t *requests; /* spec.spec.devices.requests[] */
+	size_t n_requests;			 /* entries in requests */
+	policy_origin_t origin;			 /* where declared */
+} policy_claimtemplate_t;
+
+/* ---- Building and loading ---- */
+
+typedef struct policy policy_t;
+
+typedef struct {
+	bool skip_unknown_kinds; /* skip objects of other kinds (default: refuse,
+				    naming the kind) */
+	bool skip_scoped_quotas; /* skip ResourceQuotas with scopes/scopeSelector
+				    (default: refuse them; gpuq does not evaluate scopes) */
+} policy_opts_t;
+
+/* Called once per object, in file order: doc is the 1-based document number
+ * (the items of a `kind: List` document share its number). obj is borrowed for
+ * the call only. Return GPUQ_OK to go on; any other code stops the parse and
+ * is returned by policy_manifest_parse(), which then prefixes diag with
+ * "<name>: document <doc>: " (and "items[i]: " for List items). */
+typedef int (*policy_doc_cb)(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag);
+
+/* Parse buf[0..len) as a manifest: JSON (first non-blank byte `{` or `[`: one
+ * object, or an array of objects) or YAML (any number of `---` documents;
+ * scalars typed as the YAML 1.2 core schema does: quoted stay strings; plain
+ * null/~/true/false/integers/floats are typed; integers beyond int64 stay
+ * strings). Empty documents are skipped. A top-level `kind: List` (or JSON
+ * array) is unwrapped into its items. Every document must be a mapping.
+ * Refused, with name and document number in diag: more than POLICY_FILE_MAX
+ * bytes (GPUQ_ELIMIT), nesting past POLICY_DEPTH_MAX (GPUQ_ELIMIT), more than
+ * POLICY_DOCS_MAX documents (GPUQ_ELIMIT), anchors and aliases, duplicate
+ * mapping keys, non-scalar keys, syntax errors (GPUQ_EINVAL). Returns
+ * GPUQ_OK, the first error, or the callback's code. No I/O; name is only used
+ * in messages. */
+int policy_manifest_parse(const char *name, const char *buf, size_t len, policy_doc_cb cb,
+			  void *ctx, gpuq_diag_t *diag);
+
+/* An empty policy under construction; opts may be NULL (defaults). On
+ * success *out holds one reference. GPUQ_ENOMEM. */
+int policy_create(const policy_opts_t *opts, policy_t **out);
+
+/* Decode one object (apiVersion, kind, metadata, spec...) and add it. Kinds:
+ *   v1 Namespace, LimitRange, ResourceQuota; scheduling.k8s.io/v1 PriorityClass;
+ *   gpuq.dev/v1beta1, kueue.x-k8s.io/v1beta1 and kueue.x-k8s.io/v1beta2
+ *   ResourceFlavor, ClusterQueue, LocalQueue, Cohort;
+ *   resource.k8s.io/v1, v1beta2, v1beta1 ResourceClaimTemplate.
+ * Field checks happen here (types, enums, quantities, names, per-object
+ * caps); checks across objects happen in policy_finish(). Errors (diag names
+ * kind, object, field path and value: `ClusterQueue "a": spec.x: ...`):
+ * GPUQ_EINVAL bad field, GPUQ_EEXIST duplicate name, GPUQ_ELIMIT a cap,
+ * GPUQ_ENOMEM. On error the policy is unchanged. Only before policy_finish. */
+int policy_add_json(policy_t *p, const json_t *obj, gpuq_diag_t *diag);
+
+/* policy_manifest_parse() + policy_add_json() for every object; objects
+ * remember name and document for later messages. Not atomic: on error some
+ * objects of buf may have been added (a loader then drops the whole policy). */
+int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t len,
+			gpuq_diag_t *diag);
+
+/* Check the policy as a whole and freeze it: every LocalQueue's clusterQueue
+ * exists, every CQ flavor is a ResourceFlavor, no resource in two groups of
+ * one CQ, each flavor lists exactly its group's coveredResources in order, at
+ * most one global-default PriorityClass, object-count caps; then build the
+ * lookup indexes and max_fit. Errors name the object's file and document.
+ * After GPUQ_OK the policy is immutable; after an error the caller must
+ * policy_unref() it. */
+int policy_finish(policy_t *p, gpuq_diag_t *diag);
+
+/* Load every *.yaml, *.yml and *.json file of dir (not recursive; names
+ * starting with '.' skipped; in byte order of their names) into a finished
+ * policy: all or nothing. Messages name files as "<dir>/<file>". On success
+ * *out holds one reference. Errors: GPUQ_EIO (dir or file unreadable),
+ * GPUQ_ELIMIT (POLICY_DIR_FILES_MAX, POLICY_DIR_BYTES_MAX, POLICY_FILE_MAX),
+ * and everything policy_add_manifest/policy_finish return. opts may be NULL. */
+int policy_load_dir(const char *dir, const policy_opts_t *opts, policy_t **out, gpuq_diag_t *diag);
+
+/* ---- Reference counting ---- */
+
+/* Take another reference (atomic); returns p. p may be NULL. */
+policy_t *policy_ref(policy_t *p);
+
+/* Drop a reference (atomic); the last one frees everything. NULL is a no-op. */
+void policy_unref(policy_t *p);
+
+/* ---- Change detection ---- */
+
+/* Cheap fingerprint of a policy dir, from stat(2) of its manifest files only:
+ * a 64-bit hash over (name, size, mtime ns, ctime ns, inode) of every file
+ * policy_load_dir would read, plus their count. Two different values mean the
+ * dir changed; equal values mean it almost surely did not. GPUQ_EIO. */
+int policy_dir_fingerprint(const char *dir, uint64_t *out, gpuq_diag_t *diag);
+
+/* The fingerprint taken by policy_load_dir() just before it read the files
+ * (0 for policies built otherwise). If a file changes during the load, the
+ * next policy_dir_fingerprint() differs and the server reloads again. */
+uint64_t policy_fingerprint(const policy_t *p);
+
+/* ---- Lookups (finished policies only; O(log n) unless stated) ---- */
+
+/* Namespace by name, or NULL (neither declared nor named by any object). */
+const policy_namespace_t *policy_namespace_find(const policy_t *p, const char *name);
+
+/* PriorityClass by name, or NULL. */
+const policy_priorityclass_t *policy_priorityclass_find(const policy_t *p, const char *name);
+
+/* The globalDefault PriorityClass, or NULL. O(1). */
+const policy_priorityclass_t *policy_priorityclass_default(const policy_t *p);
+
+/* ClusterQueue by name, or NULL. */
+const policy_cq_t *policy_cq_find(const policy_t *p, const char *name);
+
+/* LocalQueue by namespace and name, or NULL. */
+const policy_lq_t *policy_lq_find(const policy_t *p, const char *namespace_, const char *name);
+
+/* ResourceFlavor by name, or NULL. */
+const policy_flavor_t *policy_flavor_find(const policy_t *p, const char *name);
+
+/* Cohort by name, or NULL. */
+const policy_cohort_t *policy_cohort_find(const policy_t *p, const char *name);
+
+/* ResourceClaimTemplate by namespace and name, or NULL. */
+const policy_claimtemplate_t *policy_claimtemplate_find(const policy_t *p, const char *namespace_,
+							const char *name);
+
+/* Whether cq's namespaceSelector selects namespace ns. A namespace the policy
+ * does not know is judged by its only certain label,
+ * kubernetes.io/metadata.name=<ns>. */
+bool policy_cq_selects(const policy_t *p, const policy_cq_t *cq, const char *ns);
+
+/* Whether ANY ClusterQueue selects namespace ns ("managed": gpuq queues its
+ * workloads). O(log n) for namespaces the policy knows (precomputed by
+ * policy_finish), O(number of CQs) for others. */
+bool policy_namespace_managed(const policy_t *p, const char *ns);
+
+/* The group of cq covering resource, or NULL when no group covers it. */
+const policy_resource_group_t *policy_cq_group(const policy_cq_t *cq, const char *resource);
+
+/* The quota of resource in flavor of cq, or NULL when cq has no such pair. */
+const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *flavor,
+					  const char *resource);
+
+/* The most a single workload in cq could ever get of resource in flavor:
+ * nominal + min(borrowingLimit, sum over the other CQs of its cohort of what
+ * they lend), where borrowingLimit absent = unlimited and a CQ lends
+ * lendingLimit if set, else its nominal (0 if it lacks the flavor/resource).
+ * Without a cohort: nominal. A request above this can never be admitted.
+ * GPUQ_OK with *out set, or GPUQ_ENOTFOUND (cq has no such flavor/resource). */
+int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,
+		      quota_qty_t *out);
+
+/* ---- Iteration in declaration order (file order, then document order) ---- */
+
+size_t policy_namespace_count(const policy_t *p);
+const policy_namespace_t *policy_namespace_at(const policy_t *p, size_t i); /* NULL past end */
+size_t policy_priorityclass_count(const policy_t *p);
+const policy_priorityclass_t *policy_priorityclass_at(const policy_t *p, size_t i);
+size_t policy_flavor_count(const policy_t *p);
+const policy_flavor_t *policy_flavor_at(const policy_t *p, size_t i);
+size_t policy_cq_count(const policy_t *p);
+const policy_cq_t *policy_cq_at(const policy_t *p, size_t i); /* cq->index == i */
+size_t policy_cohort_count(const policy_t *p); /* declared ones first, then implied */
+const policy_cohort_t *policy_cohort_at(const policy_t *p, size_t i);
+size_t policy_lq_count(const policy_t *p);
+const policy_lq_t *policy_lq_at(const policy_t *p, size_t i);
+size_t policy_limitrange_count(const policy_t *p);
+const quota_limitrange_t *policy_limitrange_at(const policy_t *p, size_t i);
+size_t policy_quota_count(const policy_t *p);
+const quota_resourcequota_t *policy_quota_at(const policy_t *p, size_t i);
+size_t policy_claimtemplate_count(const policy_t *p);
+const policy_claimtemplate_t *policy_claimtemplate_at(const policy_t *p, size_t i);
+
+#endif
