@@ -38,34 +38,34 @@
  * gone wrong must not exhaust the daemon; each cap sits well above any real
  * cluster: Kueue's large-scale benchmark has 1,000 ClusterQueues) ---- */
 
-#define POLICY_FILE_MAX (4u << 20)	     /* bytes in one manifest file */
-#define POLICY_DIR_BYTES_MAX (64u << 20)     /* bytes over all files of a dir */
-#define POLICY_DIR_FILES_MAX 1000	     /* manifest files in one dir */
-#define POLICY_DEPTH_MAX 64		     /* nesting of maps/sequences in a document */
-#define POLICY_DOCS_MAX 10000		     /* documents (and List items) per file */
-#define POLICY_OBJECTS_MAX 50000	     /* objects in one policy, all kinds */
-#define POLICY_NAMESPACES_MAX 10000	     /* Namespaces, declared or implied */
-#define POLICY_CQ_MAX 1000		     /* ClusterQueues */
-#define POLICY_LQ_MAX 10000		     /* LocalQueues */
-#define POLICY_FLAVORS_MAX 256		     /* ResourceFlavors */
-#define POLICY_COHORTS_MAX 1000		     /* Cohorts, declared or named by a CQ */
-#define POLICY_PRIORITYCLASSES_MAX 1000	     /* PriorityClasses */
-#define POLICY_LIMITRANGES_MAX 10000	     /* LimitRanges */
-#define POLICY_QUOTAS_MAX 10000		     /* ResourceQuotas */
-#define POLICY_CLAIMTEMPLATES_MAX 10000	     /* ResourceClaimTemplates */
-#define POLICY_GROUPS_MAX 16		     /* resourceGroups per CQ (Kueue's cap) */
-#define POLICY_GROUP_FLAVORS_MAX 16	     /* flavors per resource group */
-#define POLICY_COVERED_MAX QUOTA_RESLIST_MAX /* coveredResources per group */
-#define POLICY_LABELS_MAX 64		     /* labels per object / nodeLabels per flavor */
-#define POLICY_SELECTOR_REQS_MAX 32	     /* matchLabels + matchExpressions per selector */
-#define POLICY_SELECTOR_VALUES_MAX 64	     /* values per matchExpressions entry */
-#define POLICY_TAINTS_MAX 16		     /* nodeTaints / tolerations per flavor */
-#define POLICY_LR_ITEMS_MAX 16		     /* spec.limits[] per LimitRange */
-#define POLICY_DEVICE_REQUESTS_MAX 32	     /* devices.requests[] per claim template */
-#define POLICY_SUBREQUESTS_MAX 8	     /* firstAvailable[] per device request */
-#define POLICY_STRING_MAX                                                                          \
-	1024 /* any other string field (label value 63,                                            \
-		key 317, names 253; generous for the rest) */
+#define POLICY_FILE_MAX (4u << 20)	 /* bytes in one manifest file */
+#define POLICY_DIR_BYTES_MAX (64u << 20) /* bytes over all files of a dir */
+#define POLICY_DIR_FILES_MAX 1000	 /* manifest files in one dir */
+#define POLICY_DEPTH_MAX 64		 /* nesting of maps/sequences in a document */
+#define POLICY_DOCS_MAX 10000		 /* documents (and List items) per file */
+#define POLICY_OBJECTS_MAX 50000	 /* objects in one policy, all kinds */
+#define POLICY_NAMESPACES_MAX 10000	 /* Namespaces, declared or implied */
+#define POLICY_CQ_MAX 1000		 /* ClusterQueues */
+#define POLICY_LQ_MAX 10000		 /* LocalQueues */
+#define POLICY_FLAVORS_MAX 256		 /* ResourceFlavors */
+#define POLICY_COHORTS_MAX 1000		 /* Cohorts, declared or named by a CQ */
+#define POLICY_PRIORITYCLASSES_MAX 1000	 /* PriorityClasses */
+#define POLICY_LIMITRANGES_MAX 10000	 /* LimitRanges */
+#define POLICY_QUOTAS_MAX 10000		 /* ResourceQuotas */
+#define POLICY_CLAIMTEMPLATES_MAX 10000	 /* ResourceClaimTemplates */
+#define POLICY_GROUPS_MAX 16		 /* resourceGroups per CQ (Kueue's cap) */
+#define POLICY_GROUP_FLAVORS_MAX 16	 /* flavors per resource group */
+#define POLICY_COVERED_MAX 16		 /* coveredResources per group (Kueue's cap) */
+#define POLICY_LABELS_MAX 64		 /* metadata.labels per Namespace */
+#define POLICY_NODE_LABELS_MAX 8	 /* nodeLabels per ResourceFlavor (Kueue's cap) */
+#define POLICY_SELECTOR_REQS_MAX 32	 /* matchLabels + matchExpressions per selector */
+#define POLICY_SELECTOR_VALUES_MAX 64	 /* values per matchExpressions entry */
+#define POLICY_TAINTS_MAX 8		 /* nodeTaints, and tolerations, per flavor (Kueue's cap) */
+#define POLICY_LR_ITEMS_MAX 16		 /* spec.limits[] per LimitRange */
+#define POLICY_DEVICE_REQUESTS_MAX 32	 /* devices.requests[] per claim template */
+#define POLICY_SUBREQUESTS_MAX 8	 /* firstAvailable[] per device request */
+/* Any other string field; Kubernetes names are at most 253 bytes, label keys 317. */
+#define POLICY_STRING_MAX 1024
 
 /* ---- Labels and selectors (k8s metav1.LabelSelector) ---- */
 
