@@ -25,7 +25,7 @@ typedef enum {
 } quota_qty_format_t;
 
 typedef struct {
-	__int128 nano;             /* value * 10^9, rounded up to 1n; |value| <= 2^63-1 */
+	__int128 nano;		   /* value * 10^9, rounded up to 1n; |value| <= 2^63-1 */
 	quota_qty_format_t format; /* suffix family, kept for canonical output */
 } quota_qty_t;
 
@@ -35,31 +35,48 @@ typedef struct {
 /* Canonical output never needs more than this (with NUL). */
 #define QUOTA_QTY_FMT_MAX 48
 
-/* Parse s[0..len) as a Quantity. Returns GPUQ_OK, or GPUQ_EINVAL (bad
- * syntax: "1.2.3", "1Gb", "") / GPUQ_ERANGE (magnitude above 2^63-1) with a
- * sentence naming the value in diag. Fractions below 1n round up (away from
- * zero for positive values) as apimachinery does. */
+/* Parse s[0..len) as a Quantity (s need not be NUL-terminated). Grammar:
+ * sign? (digits | digits "." digits? | "." digits) suffix, suffix one of ""
+ * n u m k M G T P E Ki Mi Gi Ti Pi Ei or [eE][+-]?digits; at least one digit
+ * is required and no whitespace is allowed. Returns GPUQ_OK, or GPUQ_EINVAL
+ * (bad syntax: "1.2.3", "1Gb", "", "1 ", "Ki", "e3"; or longer than
+ * QUOTA_QTY_STR_MAX) / GPUQ_ERANGE (magnitude above 2^63-1 units, e.g.
+ * "8Ei") with a sentence quoting the value in diag (diag may be NULL).
+ * Values round once, away from zero, to a whole nano-unit as apimachinery
+ * does ("0.0000000001" -> 1n, "-0.0000000001" -> -1n). One deliberate
+ * difference: apimachinery silently clamps values above 2^63-1 to 2^63-1;
+ * gpuq refuses them. out->format is the suffix family, except that a binary
+ * value below one unit becomes decimal SI (as apimachinery). On error *out
+ * is left unchanged. */
 int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *diag);
 
-/* Write the canonical form (`1500m`, `1536Mi`, `1k`, `0`) into buf. Returns
- * GPUQ_OK or GPUQ_ELIMIT if cap is too small. */
+/* Write the canonical form into buf, as apimachinery's Quantity.String():
+ * the suffix family is kept and the largest suffix that leaves a whole
+ * mantissa is used (`1.5` -> `1500m`, `1.5Gi` -> `1536Mi`, `1000` -> `1k`,
+ * `1e3` -> `1e3`, `1.5e0` -> `1500e-3`, `0` -> `0`). Binary values that
+ * are not whole or are below 1024 are written in decimal SI (`1.5Ki` ->
+ * `1536`). The result always parses back to the same value. Returns GPUQ_OK
+ * or GPUQ_ELIMIT if cap is too small (QUOTA_QTY_FMT_MAX always suffices). */
 int quota_qty_format(const quota_qty_t *q, char *buf, size_t cap);
 
 /* -1, 0, 1 comparing numeric values (formats ignored). */
 int quota_qty_cmp(const quota_qty_t *a, const quota_qty_t *b);
 
-/* a + b and a - b into out (format of a); GPUQ_ERANGE past 2^63-1 units. */
+/* a + b and a - b into out (format of a; out may alias a or b); GPUQ_ERANGE
+ * when the magnitude passes 2^63-1 units (out unchanged). */
 int quota_qty_add(const quota_qty_t *a, const quota_qty_t *b, quota_qty_t *out);
 int quota_qty_sub(const quota_qty_t *a, const quota_qty_t *b, quota_qty_t *out);
 
-/* A quantity of `units` whole units in the given format. */
+/* A quantity of `units` whole units in the given format (INT64_MIN is
+ * clamped to -(2^63-1)). */
 quota_qty_t quota_qty_from_units(int64_t units, quota_qty_format_t format);
 /* A quantity of `milli` thousandths (decimal SI). */
 quota_qty_t quota_qty_from_milli(int64_t milli);
 
-/* Whole units, rounded up (Quantity.Value()); saturates at INT64 bounds. */
+/* Whole units, rounded away from zero (Quantity.Value()); saturates. */
 int64_t quota_qty_units(const quota_qty_t *q);
-/* Thousandths, rounded up (Quantity.MilliValue()); saturates. */
+/* Thousandths, rounded away from zero (Quantity.MilliValue()); saturates
+ * at +-INT64_MAX. */
 int64_t quota_qty_milli(const quota_qty_t *q);
 /* True when the value is a whole number of units. */
 bool quota_qty_is_integer(const quota_qty_t *q);
@@ -80,19 +97,23 @@ int64_t quota_qty_amount(const char *name, const quota_qty_t *q);
 
 typedef struct {
 	char name[QUOTA_RES_NAME_MAX]; /* e.g. "nvidia.com/gpu", "cpu" */
-	quota_qty_t qty;               /* its quantity */
+	quota_qty_t qty;	       /* its quantity */
 } quota_res_t;
 
 typedef struct {
-	size_t n;                             /* entries used */
+	size_t n;			      /* entries used */
 	quota_res_t items[QUOTA_RESLIST_MAX]; /* in insertion order, names unique */
 } quota_reslist_t;
 
 /* The entry for name, or NULL. Borrowed: valid while list is unchanged. */
 const quota_qty_t *quota_reslist_get(const quota_reslist_t *list, const char *name);
-/* Set name to qty (replacing). GPUQ_ELIMIT when full or name too long. */
+/* Set name to qty (replacing, or appending a new entry). GPUQ_ELIMIT when a
+ * new entry would not fit or name has QUOTA_RES_NAME_MAX bytes or more,
+ * GPUQ_EINVAL for an empty name; the list is unchanged on error. */
 int quota_reslist_set(quota_reslist_t *list, const char *name, const quota_qty_t *qty);
-/* Add qty to name's entry (creating it). GPUQ_ELIMIT / GPUQ_ERANGE. */
+/* Add qty to name's entry (creating it with qty's format). GPUQ_ELIMIT /
+ * GPUQ_EINVAL as for set, GPUQ_ERANGE when the sum passes 2^63-1 units (the
+ * entry is then unchanged). */
 int quota_reslist_add(quota_reslist_t *list, const char *name, const quota_qty_t *qty);
 
 /* ---- Pods as quota sees them ---- */
@@ -108,15 +129,15 @@ typedef enum {
 
 typedef struct {
 	char name[QUOTA_CONTAINER_NAME_MAX]; /* container name */
-	quota_container_kind_t kind;         /* app, init or sidecar */
-	quota_reslist_t requests;            /* resources.requests */
-	quota_reslist_t limits;              /* resources.limits */
+	quota_container_kind_t kind;	     /* app, init or sidecar */
+	quota_reslist_t requests;	     /* resources.requests */
+	quota_reslist_t limits;		     /* resources.limits */
 } quota_container_t;
 
 typedef struct {
 	quota_container_t *containers; /* app, init and sidecar containers in pod
-	                                  order (init containers first); caller-owned */
-	size_t n_containers;           /* entries in containers */
+					  order (init containers first); caller-owned */
+	size_t n_containers;	       /* entries in containers */
 	quota_reslist_t overhead;      /* spec.overhead (RuntimeClass) */
 } quota_pod_t;
 
@@ -124,17 +145,17 @@ typedef struct {
 
 typedef enum {
 	QUOTA_LR_CONTAINER = 0, /* type: Container */
-	QUOTA_LR_POD = 1,       /* type: Pod */
-	QUOTA_LR_OTHER = 2,     /* PersistentVolumeClaim and others: ignored */
+	QUOTA_LR_POD = 1,	/* type: Pod */
+	QUOTA_LR_OTHER = 2,	/* PersistentVolumeClaim and others: ignored */
 } quota_lr_type_t;
 
 typedef struct {
-	quota_lr_type_t type;      /* which objects the item constrains */
-	quota_reslist_t min;       /* min */
-	quota_reslist_t max;       /* max */
-	quota_reslist_t def;       /* default (a limit) */
+	quota_lr_type_t type;	     /* which objects the item constrains */
+	quota_reslist_t min;	     /* min */
+	quota_reslist_t max;	     /* max */
+	quota_reslist_t def;	     /* default (a limit) */
 	quota_reslist_t def_request; /* defaultRequest */
-	quota_reslist_t max_ratio; /* maxLimitRequestRatio */
+	quota_reslist_t max_ratio;   /* maxLimitRequestRatio */
 } quota_lr_item_t;
 
 /* Object names are DNS subdomains: at most 253 bytes. */
@@ -142,16 +163,16 @@ typedef struct {
 
 typedef struct {
 	char namespace_[QUOTA_OBJ_NAME_MAX]; /* metadata.namespace */
-	char name[QUOTA_OBJ_NAME_MAX];       /* metadata.name */
-	quota_lr_item_t *items;              /* spec.limits[], owned by the object */
-	size_t n_items;                      /* entries in items */
+	char name[QUOTA_OBJ_NAME_MAX];	     /* metadata.name */
+	quota_lr_item_t *items;		     /* spec.limits[], owned by the object */
+	size_t n_items;			     /* entries in items */
 } quota_limitrange_t;
 
 typedef struct {
 	char namespace_[QUOTA_OBJ_NAME_MAX]; /* metadata.namespace */
-	char name[QUOTA_OBJ_NAME_MAX];       /* metadata.name */
-	quota_reslist_t hard;                /* spec.hard, e.g. requests.nvidia.com/gpu */
-	quota_reslist_t used;                /* status.used (0 when absent) */
+	char name[QUOTA_OBJ_NAME_MAX];	     /* metadata.name */
+	quota_reslist_t hard;		     /* spec.hard, e.g. requests.nvidia.com/gpu */
+	quota_reslist_t used;		     /* status.used (0 when absent) */
 } quota_resourcequota_t;
 
 #endif

@@ -1,0 +1,437 @@
+/*
+ * Quantity parsing, canonical formatting and arithmetic (quota.h).
+ *
+ * A parsed value is an exact count of nano-units in a signed 128-bit integer.
+ * Parsing goes through a small fixed-size big integer so that inputs with
+ * many digits, binary suffixes and decimal exponents round exactly once, up
+ * (away from zero) to the next nano-unit, as apimachinery does.
+ */
+#include "quota/quota.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define NANO_PER_UNIT 1000000000LL
+/* (2^63 - 1) units in nano-units: the largest magnitude a quantity may have. */
+#define QTY_MAX_NANO ((__int128)INT64_MAX * NANO_PER_UNIT)
+
+/* ---- a little unsigned big integer, base 10^9, little-endian limbs ---- */
+
+/* 12 limbs hold 108 decimal digits; the worst case in qty_scale() is a
+ * 63-digit mantissa times 2^60 (82 digits), see the bounds checked there. */
+#define BIG_LIMBS 12
+#define BIG_BASE 1000000000u
+
+typedef struct {
+	uint32_t limb[BIG_LIMBS]; /* value = sum limb[i] * BASE^i */
+} big_t;
+
+static void big_mul_small(big_t *b, uint32_t m)
+{
+	uint64_t carry = 0;
+
+	for (int i = 0; i < BIG_LIMBS; i++) {
+		uint64_t v = (uint64_t)b->limb[i] * m + carry;
+
+		b->limb[i] = (uint32_t)(v % BIG_BASE);
+		carry = v / BIG_BASE;
+	}
+	GPUQ_ASSERT(carry == 0); /* callers bound the size beforehand */
+}
+
+static void big_add_small(big_t *b, uint32_t a)
+{
+	uint64_t carry = a;
+
+	for (int i = 0; i < BIG_LIMBS && carry; i++) {
+		uint64_t v = (uint64_t)b->limb[i] + carry;
+
+		b->limb[i] = (uint32_t)(v % BIG_BASE);
+		carry = v / BIG_BASE;
+	}
+	GPUQ_ASSERT(carry == 0);
+}
+
+/* b /= d; returns the remainder. */
+static uint32_t big_div_small(big_t *b, uint32_t d)
+{
+	uint64_t rem = 0;
+
+	for (int i = BIG_LIMBS - 1; i >= 0; i--) {
+		uint64_t v = rem * BIG_BASE + b->limb[i];
+
+		b->limb[i] = (uint32_t)(v / d);
+		rem = v % d;
+	}
+	return (uint32_t)rem;
+}
+
+/* The value as unsigned 128 bits; false when it does not fit. */
+static bool big_to_u128(const big_t *b, unsigned __int128 *out)
+{
+	unsigned __int128 v = 0;
+	const unsigned __int128 lim = ~(unsigned __int128)0 / BIG_BASE;
+
+	for (int i = BIG_LIMBS - 1; i >= 0; i--) {
+		if (v > lim)
+			return false;
+		v = v * BIG_BASE + b->limb[i];
+	}
+	*out = v;
+	return true;
+}
+
+/* ---- grammar ---- */
+
+typedef struct {
+	bool negative;		/* leading '-' */
+	const char *digits;	/* integer digits then fraction digits, '.' skipped */
+	size_t n_int;		/* digits before the '.' */
+	size_t n_frac;		/* digits after the '.' */
+	const char *frac;	/* first fraction digit */
+	int dec_exp;		/* decimal exponent of the suffix (k=3, m=-3, e-6=-6) */
+	int bin_exp;		/* binary suffix: value * 1024^bin_exp */
+	quota_qty_format_t fmt; /* suffix family */
+} lexed_t;
+
+/* Suffix table: decimal SI and binary SI. The exponent form is separate. */
+static const struct {
+	const char *text;
+	int dec_exp;
+	int bin_exp;
+} suffixes[] = {
+    {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0},  {"M", 6, 0},
+    {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 1},
+    {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5}, {"Ei", 0, 6},
+};
+
+/* Exponents beyond this can only overflow or round to 1n; clamping keeps the
+ * arithmetic small without changing the outcome. */
+#define EXP_CLAMP 100000
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool lex_exponent(const char *s, size_t len, int *exp)
+{
+	size_t i = 1;
+	bool neg = false;
+	long v = 0;
+
+	if (len < 2 || (s[0] != 'e' && s[0] != 'E'))
+		return false;
+	if (s[i] == '+' || s[i] == '-')
+		neg = s[i++] == '-';
+	if (i == len)
+		return false;
+	for (; i < len; i++) {
+		if (!is_digit(s[i]))
+			return false;
+		if (v < EXP_CLAMP)
+			v = v * 10 + (s[i] - '0');
+	}
+	*exp = (int)(neg ? -v : v);
+	return true;
+}
+
+static bool lex_suffix(const char *s, size_t len, lexed_t *lx)
+{
+	lx->dec_exp = 0;
+	lx->bin_exp = 0;
+	lx->fmt = QUOTA_QTY_DECIMAL_SI;
+	if (len == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		if (strlen(suffixes[i].text) == len && memcmp(suffixes[i].text, s, len) == 0) {
+			lx->dec_exp = suffixes[i].dec_exp;
+			lx->bin_exp = suffixes[i].bin_exp;
+			if (lx->bin_exp)
+				lx->fmt = QUOTA_QTY_BINARY_SI;
+			return true;
+		}
+	}
+	if (lex_exponent(s, len, &lx->dec_exp)) {
+		lx->fmt = QUOTA_QTY_DECIMAL_EXP;
+		return true;
+	}
+	return false;
+}
+
+/* Split s into sign, digits and suffix. Returns a static reason on failure. */
+static const char *lex(const char *s, size_t len, lexed_t *lx)
+{
+	size_t i = 0;
+
+	memset(lx, 0, sizeof(*lx));
+	if (i < len && (s[i] == '+' || s[i] == '-'))
+		lx->negative = s[i++] == '-';
+	lx->digits = s + i;
+	while (i < len && is_digit(s[i])) {
+		i++;
+		lx->n_int++;
+	}
+	lx->frac = s + i;
+	if (i < len && s[i] == '.') {
+		i++;
+		lx->frac = s + i;
+		while (i < len && is_digit(s[i])) {
+			i++;
+			lx->n_frac++;
+		}
+	}
+	if (lx->n_int + lx->n_frac == 0)
+		return "no digits";
+	if (!lex_suffix(s + i, len - i, lx))
+		return "unknown suffix";
+	return NULL;
+}
+
+/* The digit at position k of the integer+fraction digit sequence. */
+static int digit_at(const lexed_t *lx, size_t k)
+{
+	if (k < lx->n_int)
+		return lx->digits[k] - '0';
+	return lx->frac[k - lx->n_int] - '0';
+}
+
+/* Magnitude in nano-units, rounded up; GPUQ_ERANGE above QTY_MAX_NANO. */
+static int qty_scale(const lexed_t *lx, __int128 *nano)
+{
+	size_t n = lx->n_int + lx->n_frac, first = 0;
+	long p, sig;
+	big_t b;
+	bool sticky = false;
+	unsigned __int128 v;
+
+	while (first < n && digit_at(lx, first) == 0)
+		first++;
+	if (first == n) {
+		*nano = 0;
+		return GPUQ_OK;
+	}
+	sig = (long)(n - first);
+	/* value = digits * 10^p * 1024^bin_exp, in nano-units */
+	p = (long)lx->dec_exp + 9 - (long)lx->n_frac;
+	/* >= 10^29 nano-units is far above 2^63-1 units (about 9.2 * 10^27). */
+	if (sig + p > 29)
+		return GPUQ_ERANGE;
+	/* below 10^-1 nano-units even after the largest binary factor (< 10^19). */
+	if (sig + p + 19 < 0) {
+		*nano = 1;
+		return GPUQ_OK;
+	}
+	memset(&b, 0, sizeof(b));
+	for (size_t k = first; k < n; k++) {
+		big_mul_small(&b, 10);
+		big_add_small(&b, (uint32_t)digit_at(lx, k));
+	}
+	for (int k = 0; k < lx->bin_exp; k++)
+		big_mul_small(&b, 1024);
+	for (long k = 0; k < p; k++)
+		big_mul_small(&b, 10);
+	for (long k = 0; k < -p; k++)
+		sticky |= big_div_small(&b, 10) != 0;
+	if (sticky)
+		big_add_small(&b, 1);
+	if (!big_to_u128(&b, &v) || v > (unsigned __int128)QTY_MAX_NANO)
+		return GPUQ_ERANGE;
+	*nano = (__int128)v;
+	return GPUQ_OK;
+}
+
+/* Copy s into buf for quoting in a message: printable ASCII only. */
+static const char *quoted(const char *s, size_t len, char *buf, size_t cap)
+{
+	size_t n = len < cap - 1 ? len : cap - 1;
+
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"') ? s[i] : '?';
+	buf[n] = '\0';
+	return buf;
+}
+
+int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *diag)
+{
+	lexed_t lx;
+	const char *why;
+	char shown[QUOTA_QTY_STR_MAX + 1];
+	__int128 nano = 0;
+	int rc;
+
+	if (!s || len == 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "invalid quantity \"\": empty");
+	if (len > QUOTA_QTY_STR_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "invalid quantity \"%s...\": longer than %d characters",
+				     quoted(s, 32, shown, sizeof(shown)), QUOTA_QTY_STR_MAX);
+	why = lex(s, len, &lx);
+	if (why)
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL,
+		    "invalid quantity \"%s\": %s (expected a number with an "
+		    "optional suffix n u m k M G T P E Ki Mi Gi Ti Pi Ei or e<exp>)",
+		    quoted(s, len, shown, sizeof(shown)), why);
+	rc = qty_scale(&lx, &nano);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "quantity \"%s\" is out of range (above 2^63-1)",
+				     quoted(s, len, shown, sizeof(shown)));
+	/* A binary quantity below one unit is shown in decimal (as apimachinery). */
+	if (lx.fmt == QUOTA_QTY_BINARY_SI && nano < NANO_PER_UNIT)
+		lx.fmt = QUOTA_QTY_DECIMAL_SI;
+	out->nano = lx.negative ? -nano : nano;
+	out->format = lx.fmt;
+	return GPUQ_OK;
+}
+
+/* ---- canonical form ---- */
+
+static const char *const dec_suffix[] = {"n", "u", "m", "", "k", "M", "G", "T", "P", "E"};
+static const char *const bin_suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+
+/* Write the decimal digits of v (> 0 or == 0) at the end of tmp. */
+static char *u128_digits(unsigned __int128 v, char *end)
+{
+	*--end = '\0';
+	do {
+		*--end = (char)('0' + (int)(v % 10));
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+int quota_qty_format(const quota_qty_t *q, char *buf, size_t cap)
+{
+	unsigned __int128 mag, mant;
+	char tmp[48], *digits;
+	const char *suffix = "";
+	char expbuf[8] = "";
+	quota_qty_format_t fmt = q->format;
+	int n;
+
+	if (q->nano == 0)
+		return snprintf(buf, cap, "0") < (int)cap ? GPUQ_OK : GPUQ_ELIMIT;
+	mag = q->nano < 0 ? (unsigned __int128)(-q->nano) : (unsigned __int128)q->nano;
+	/* Binary form only for whole values of at least 1024 (CanonicalizeBytes). */
+	if (fmt == QUOTA_QTY_BINARY_SI &&
+	    (mag % NANO_PER_UNIT != 0 || mag < 1024ULL * NANO_PER_UNIT))
+		fmt = QUOTA_QTY_DECIMAL_SI;
+	if (fmt == QUOTA_QTY_BINARY_SI) {
+		int k = 0;
+
+		mant = mag / NANO_PER_UNIT;
+		while (k < 6 && mant % 1024 == 0) {
+			mant /= 1024;
+			k++;
+		}
+		suffix = bin_suffix[k];
+	} else {
+		/* Largest exponent e = 3i - 9 such that the mantissa is whole. */
+		int i = 0;
+
+		mant = mag;
+		while (i < 9 && mant % 1000 == 0) {
+			mant /= 1000;
+			i++;
+		}
+		if (fmt == QUOTA_QTY_DECIMAL_EXP) {
+			if (3 * i - 9 != 0)
+				snprintf(expbuf, sizeof(expbuf), "e%d", 3 * i - 9);
+			suffix = expbuf;
+		} else {
+			suffix = dec_suffix[i];
+		}
+	}
+	digits = u128_digits(mant, tmp + sizeof(tmp));
+	n = snprintf(buf, cap, "%s%s%s", q->nano < 0 ? "-" : "", digits, suffix);
+	if (n < 0 || (size_t)n >= cap)
+		return GPUQ_ELIMIT;
+	return GPUQ_OK;
+}
+
+/* ---- arithmetic ---- */
+
+int quota_qty_cmp(const quota_qty_t *a, const quota_qty_t *b)
+{
+	return (a->nano > b->nano) - (a->nano < b->nano);
+}
+
+static int qty_result(__int128 nano, quota_qty_format_t format, quota_qty_t *out)
+{
+	if (nano > QTY_MAX_NANO || nano < -QTY_MAX_NANO)
+		return GPUQ_ERANGE;
+	out->nano = nano;
+	out->format = format;
+	return GPUQ_OK;
+}
+
+int quota_qty_add(const quota_qty_t *a, const quota_qty_t *b, quota_qty_t *out)
+{
+	/* Both operands are within +-QTY_MAX_NANO, so the sum fits 128 bits. */
+	return qty_result(a->nano + b->nano, a->format, out);
+}
+
+int quota_qty_sub(const quota_qty_t *a, const quota_qty_t *b, quota_qty_t *out)
+{
+	return qty_result(a->nano - b->nano, a->format, out);
+}
+
+quota_qty_t quota_qty_from_units(int64_t units, quota_qty_format_t format)
+{
+	quota_qty_t q;
+
+	/* INT64_MIN is one past the allowed magnitude: clamp to -(2^63-1). */
+	if (units == INT64_MIN)
+		units = -INT64_MAX;
+	q.nano = (__int128)units * NANO_PER_UNIT;
+	q.format = format;
+	return q;
+}
+
+quota_qty_t quota_qty_from_milli(int64_t milli)
+{
+	quota_qty_t q;
+
+	q.nano = (__int128)milli * 1000000;
+	q.format = QUOTA_QTY_DECIMAL_SI;
+	return q;
+}
+
+/* nano / unit rounded away from zero, saturated to int64. */
+static int64_t scaled_up(__int128 nano, int64_t unit)
+{
+	__int128 mag = nano < 0 ? -nano : nano;
+	__int128 v = mag / unit + (mag % unit != 0);
+
+	if (v > INT64_MAX)
+		v = INT64_MAX;
+	return nano < 0 ? (int64_t)-v : (int64_t)v;
+}
+
+int64_t quota_qty_units(const quota_qty_t *q)
+{
+	return scaled_up(q->nano, NANO_PER_UNIT);
+}
+
+int64_t quota_qty_milli(const quota_qty_t *q)
+{
+	return scaled_up(q->nano, 1000000);
+}
+
+bool quota_qty_is_integer(const quota_qty_t *q)
+{
+	return q->nano % NANO_PER_UNIT == 0;
+}
+
+bool quota_qty_is_zero(const quota_qty_t *q)
+{
+	return q->nano == 0;
+}
+
+int64_t quota_qty_amount(const char *name, const quota_qty_t *q)
+{
+	if (strcmp(name, "cpu") == 0)
+		return quota_qty_milli(q);
+	return quota_qty_units(q);
+}
