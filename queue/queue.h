@@ -1,0 +1,627 @@
+/*
+ * queue: gpuq's queueing core. ResourceFlavors, cohorts, ClusterQueues (CQs),
+ * LocalQueues (tenants) and workloads; the admission cycle that assigns
+ * flavors, borrows within cohorts and picks minimal preemption victim sets;
+ * gang admission with a Ready timeout and exponential requeue backoff; the
+ * usage ledger; and the records that let a store persist all of it.
+ *
+ * Semantics are Kueue's (docs/queueing.md lists every rule), with one change:
+ * a cycle does not stop at the first head of each ClusterQueue, it goes on and
+ * admits everything that fits, in order.
+ *
+ * Pure: no I/O, no clock (every call that needs the time takes `now`, int64
+ * milliseconds of virtual or real time, never decreasing), no globals,
+ * deterministic: the same calls give the same outputs, ties broken by uid.
+ * Not thread-safe: one queue_t is used by one thread at a time.
+ *
+ * The design decision that matters: the runtime model is compact and
+ * incremental. Names are interned to small integer ids, amounts are int64 in
+ * the caller's units (millicores for cpu, whole units otherwise: see
+ * quota_qty_amount), identical pod sets share one template, and every
+ * mutation marks both the cohort it affects (so a cycle in which nothing
+ * changed costs O(cohorts), not O(workloads)) and the records it changed (so
+ * the store commits exactly those, and a restart rebuilds the same state).
+ *
+ * Objects are identified publicly by name (uid for workloads) and, for speed,
+ * by small integer ids: resource, flavor, cohort, CQ and LQ ids are dense,
+ * assigned in the order the objects were added, and never reused; a workload
+ * id (queue_wl_t) is valid until that workload is deleted and may be reused
+ * after. Ids are not persisted: records use names, so a queue built from the
+ * same policy in the same order restores to the same ids.
+ */
+#ifndef GPUQ_QUEUE_H
+#define GPUQ_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* ---- Caps (each refused with GPUQ_ELIMIT and a diagnostic) ---- */
+
+#define QUEUE_NAME_MAX 253	   /* bytes in any name, key or value (DNS subdomain) */
+#define QUEUE_RESOURCES_MAX 64	   /* distinct resource names in one queue */
+#define QUEUE_FLAVORS_MAX 1024	   /* ResourceFlavors */
+#define QUEUE_CQS_MAX 65535	   /* ClusterQueues (and cohorts) */
+#define QUEUE_LQS_MAX 1000000	   /* LocalQueues */
+#define QUEUE_GROUPS_MAX 16	   /* resource groups per CQ (Kueue's cap) */
+#define QUEUE_GROUP_FLAVORS_MAX 16 /* flavors per resource group (Kueue's cap) */
+#define QUEUE_GROUP_RES_MAX 16	   /* covered resources per group (Kueue's cap) */
+#define QUEUE_PODSETS_MAX 8	   /* pod sets per workload (Kueue's cap) */
+#define QUEUE_PODSET_RES_MAX 16	   /* resources requested by one pod set */
+#define QUEUE_SELECTORS_MAX                                                                        \
+	32			     /* nodeSelector entries, affinity terms or                    \
+					tolerations per pod set or flavor */
+#define QUEUE_AFFINITY_VALUES_MAX 32 /* values in one affinity term */
+#define QUEUE_TAINTS_MAX 32	     /* taints per flavor */
+#define QUEUE_KEY_MAX 512	     /* bytes in a record key (ns/name fits) */
+#define QUEUE_RECORD_MAX (1 << 20)   /* bytes in one encoded record value */
+
+/* "No limit" for borrowing_limit / lending_limit, "no such object" for ids. */
+#define QUEUE_UNLIMITED (-1)
+#define QUEUE_NONE UINT32_MAX
+
+typedef struct queue queue_t; /* opaque: the whole queueing state */
+typedef uint32_t queue_wl_t;  /* a workload id; QUEUE_NONE for none */
+
+/* ---- Configuration (fixed at queue_create) ---- */
+
+typedef enum {
+	QUEUE_READY_GANGS = 0, /* the Ready timeout applies to gang workloads only */
+	QUEUE_READY_ALL = 1,   /* ... to every admitted workload (Kueue's waitForPodsReady) */
+} queue_ready_scope_t;
+
+typedef struct {
+	bool fair_sharing;		 /* order CQs of a cohort by weighted DRS and
+					    use fair-share preemption (Kueue fairSharing) */
+	int64_t tenant_half_life_ms;	 /* half-life of decayed tenant usage (default 1 h) */
+	int64_t tenant_sample_ms;	 /* how often tenant usage is sampled into the
+					    decay (default 5 min, Kueue AFS's default) */
+	int64_t ready_timeout_ms;	 /* evict admitted workloads not Ready by then;
+					    0 disables (default 30 min, Kueue's) */
+	queue_ready_scope_t ready_scope; /* which workloads the timeout watches */
+	int64_t backoff_base_ms;	 /* first requeue backoff after a Ready timeout
+					    (default 60 s); doubles each time */
+	int64_t backoff_max_ms;		 /* backoff ceiling (default 1 h) */
+	bool release_on_evict;		 /* true (default): an eviction frees its quota
+					    at once (simulator); false: quota stays held
+					    until queue_workload_evicted (daemon, whose
+					    pods take time to terminate) */
+	uint32_t workloads_max;		 /* live workloads held at most (default 1,000,000);
+					    queue_workload_add beyond it: GPUQ_ELIMIT */
+} queue_config_t;
+
+/* Fill cfg with the defaults named above. */
+void queue_config_default(queue_config_t *cfg);
+
+/* ---- Policy objects (strings in, interned on add; the caller keeps
+ * ownership of every spec and may free it when the call returns) ---- */
+
+typedef enum {
+	QUEUE_EFFECT_NO_SCHEDULE = 0,	     /* NoSchedule */
+	QUEUE_EFFECT_PREFER_NO_SCHEDULE = 1, /* PreferNoSchedule (never blocks) */
+	QUEUE_EFFECT_NO_EXECUTE = 2,	     /* NoExecute */
+	QUEUE_EFFECT_ANY = 3,		     /* tolerations only: every effect */
+} queue_effect_t;
+
+typedef struct {
+	const char *key;   /* label key, e.g. "nvidia.com/gpu.product" */
+	const char *value; /* label value ("" allowed) */
+} queue_label_t;
+
+typedef struct {
+	const char *key;       /* taint key */
+	const char *value;     /* taint value ("" allowed) */
+	queue_effect_t effect; /* NoSchedule, PreferNoSchedule or NoExecute */
+} queue_taint_t;
+
+typedef enum {
+	QUEUE_TOLERATE_EQUAL = 0,  /* key and value match */
+	QUEUE_TOLERATE_EXISTS = 1, /* key matches (an empty key: every taint) */
+} queue_tolerate_op_t;
+
+typedef struct {
+	const char *key;	/* taint key; "" only with EXISTS (all keys) */
+	queue_tolerate_op_t op; /* Equal or Exists */
+	const char *value;	/* with EQUAL; ignored with EXISTS (may be NULL) */
+	queue_effect_t effect;	/* the effect tolerated, or QUEUE_EFFECT_ANY */
+} queue_toleration_t;
+
+/* One required node-affinity term: `key In [values]`. Terms are AND-ed. */
+typedef struct {
+	const char *key;	   /* node label key */
+	const char *const *values; /* accepted values */
+	size_t n_values;	   /* 1..QUEUE_AFFINITY_VALUES_MAX */
+} queue_affinity_t;
+
+typedef struct {
+	const char *name;		       /* ResourceFlavor name */
+	const queue_label_t *node_labels;      /* nodeLabels */
+	size_t n_node_labels;		       /* entries in node_labels */
+	const queue_taint_t *node_taints;      /* nodeTaints */
+	size_t n_node_taints;		       /* entries in node_taints */
+	const queue_toleration_t *tolerations; /* tolerations injected on release;
+						  they also tolerate this flavor's taints */
+	size_t n_tolerations;		       /* entries in tolerations */
+} queue_flavor_spec_t;
+
+/* Add a ResourceFlavor. GPUQ_EEXIST (name taken), GPUQ_EINVAL (empty name,
+ * NULL key), GPUQ_ELIMIT (a cap above); diag says which. *id (may be NULL)
+ * gets the flavor id. A CQ may name a flavor that does not exist (yet): that
+ * flavor is then passed over, as Kueue does. */
+int queue_flavor_add(queue_t *q, const queue_flavor_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
+
+/* Add a cohort with a fair-sharing weight in thousandths (<= 0: default 1000).
+ * Cohorts are flat (no parent). A CQ naming a cohort that was never added
+ * creates it with weight 1000. GPUQ_EEXIST, GPUQ_EINVAL, GPUQ_ELIMIT. */
+int queue_cohort_add(queue_t *q, const char *name, int64_t weight_milli, uint32_t *id,
+		     gpuq_diag_t *diag);
+
+typedef enum {
+	QUEUE_BEST_EFFORT_FIFO = 0, /* set aside what does not fit; the rest go on */
+	QUEUE_STRICT_FIFO = 1,	    /* the head blocks everything behind it */
+} queue_strategy_t;
+
+typedef enum {
+	QUEUE_WITHIN_NEVER = 0,		 /* withinClusterQueue: Never */
+	QUEUE_WITHIN_LOWER_PRIORITY = 1, /* LowerPriority (strictly lower) */
+	QUEUE_WITHIN_LOWER_OR_NEWER = 2, /* LowerOrNewerEqualPriority */
+} queue_within_t;
+
+typedef enum {
+	QUEUE_RECLAIM_NEVER = 0,	  /* reclaimWithinCohort: Never */
+	QUEUE_RECLAIM_LOWER_PRIORITY = 1, /* LowerPriority */
+	QUEUE_RECLAIM_ANY = 2,		  /* Any */
+} queue_reclaim_t;
+
+typedef enum {
+	QUEUE_BORROW_NEVER = 0,		 /* borrowWithinCohort.policy: Never */
+	QUEUE_BORROW_LOWER_PRIORITY = 1, /* LowerPriority */
+} queue_borrow_t;
+
+typedef enum {
+	QUEUE_STOP_NONE = 0,	       /* stopPolicy None: admitting */
+	QUEUE_STOP_HOLD = 1,	       /* Hold: admit nothing new */
+	QUEUE_STOP_HOLD_AND_DRAIN = 2, /* HoldAndDrain: also evict the admitted */
+} queue_stop_t;
+
+typedef struct {
+	int64_t nominal;	 /* nominalQuota (>= 0) */
+	int64_t borrowing_limit; /* borrowingLimit, or QUEUE_UNLIMITED */
+	int64_t lending_limit;	 /* lendingLimit (<= nominal), or QUEUE_UNLIMITED */
+} queue_quota_spec_t;
+
+typedef struct {
+	const char *flavor;		  /* ResourceFlavor name */
+	const queue_quota_spec_t *quotas; /* one per covered resource, in the
+					     group's covered order */
+} queue_flavor_quota_spec_t;
+
+typedef struct {
+	const char *const *covered;		  /* coveredResources */
+	size_t n_covered;			  /* 1..QUEUE_GROUP_RES_MAX */
+	const queue_flavor_quota_spec_t *flavors; /* flavors in preference order */
+	size_t n_flavors;			  /* 1..QUEUE_GROUP_FLAVORS_MAX */
+} queue_group_spec_t;
+
+typedef struct {
+	const char *name;		  /* ClusterQueue name */
+	const char *cohort;		  /* cohort name, or NULL / "" for none */
+	const queue_group_spec_t *groups; /* resourceGroups; a resource in two
+					     groups is GPUQ_EINVAL */
+	size_t n_groups;		  /* 0..QUEUE_GROUPS_MAX */
+	queue_strategy_t strategy;	  /* queueingStrategy */
+	queue_within_t within;		  /* preemption.withinClusterQueue */
+	queue_reclaim_t reclaim;	  /* preemption.reclaimWithinCohort */
+	queue_borrow_t borrow;		  /* preemption.borrowWithinCohort.policy */
+	bool has_max_priority_threshold;  /* borrowWithinCohort.maxPriorityThreshold set */
+	int32_t max_priority_threshold;	  /* ... its value */
+	int64_t weight_milli;		  /* fairSharing.weight in thousandths;
+					     <= 0 means the default 1000 */
+	queue_stop_t stop;		  /* stopPolicy */
+} queue_cq_spec_t;
+
+/* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate
+ * resource or flavor), GPUQ_ELIMIT. Marks its cohort changed (a new CQ can
+ * lend), so set-aside workloads of the cohort are tried again. */
+int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
+
+/* Change an existing CQ (found by spec->name): quotas, limits, strategy,
+ * preemption, weight, stop policy. The resource groups must keep the same
+ * shape (same covered resources and flavors in the same order) and the same
+ * cohort, else GPUQ_EINVAL ("structural change"): such a change needs a
+ * fresh queue rebuilt from records. Lowering quota below usage evicts nothing
+ * (Kueue neither); it only stops new admissions. Marks the cohort changed.
+ * GPUQ_ENOTFOUND when no such CQ. */
+int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag);
+
+/* Add a LocalQueue (a tenant) namespace/name feeding ClusterQueue `cq`, with
+ * a fair-share weight in thousandths (<= 0: 1000). GPUQ_ENOTFOUND (no such
+ * CQ), GPUQ_EEXIST, GPUQ_EINVAL, GPUQ_ELIMIT. */
+int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const char *cq,
+		 int64_t weight_milli, uint32_t *id, gpuq_diag_t *diag);
+
+/* ---- Lifecycle ---- */
+
+/* Create an empty queue with a copy of cfg (NULL: defaults). GPUQ_ENOMEM,
+ * GPUQ_EINVAL (negative durations, backoff_max < backoff_base). The caller
+ * owns *out and frees it with queue_destroy. */
+int queue_create(const queue_config_t *cfg, queue_t **out);
+
+/* Free everything. NULL is fine. Every pointer the queue handed out dies. */
+void queue_destroy(queue_t *q);
+
+/* ---- Workloads ---- */
+
+typedef struct {
+	const char *resource; /* resource name, e.g. "nvidia.com/gpu", "cpu" */
+	int64_t amount;	      /* per-pod request in the caller's units (>= 0) */
+} queue_request_t;
+
+typedef struct {
+	const char *name;		       /* pod set name ("main", "worker") */
+	int32_t count;			       /* pods (>= 1): all or nothing */
+	const queue_request_t *requests;       /* per-pod requests */
+	size_t n_requests;		       /* 0..QUEUE_PODSET_RES_MAX */
+	const queue_label_t *node_selector;    /* spec.nodeSelector */
+	size_t n_node_selector;		       /* entries in node_selector */
+	const queue_affinity_t *affinity;      /* required node affinity, AND-ed */
+	size_t n_affinity;		       /* entries in affinity */
+	const queue_toleration_t *tolerations; /* spec.tolerations */
+	size_t n_tolerations;		       /* entries in tolerations */
+} queue_podset_spec_t;
+
+typedef struct {
+	const char *namespace_;		    /* metadata.namespace (also the LQ's) */
+	const char *name;		    /* metadata.name */
+	const char *uid;		    /* metadata.uid: the workload's key */
+	const char *local_queue;	    /* LocalQueue name in namespace_ */
+	int32_t priority;		    /* priority (higher first) */
+	int64_t created_ms;		    /* creationTimestamp */
+	const queue_podset_spec_t *podsets; /* pod sets, 1..QUEUE_PODSETS_MAX */
+	size_t n_podsets;		    /* entries in podsets */
+	int32_t gang_total;		    /* 0: not a gang; else the pods the
+					       group needs before it is admissible
+					       (pod-group-total-count) */
+	int32_t pods_present;		    /* gang pods already present at add
+					       (0..gang_total); ignored if not a gang */
+} queue_workload_spec_t;
+
+/* A workload arrives (pending). Copies everything it needs. GPUQ_EEXIST (uid
+ * taken), GPUQ_ENOTFOUND (no such LocalQueue), GPUQ_EINVAL (empty uid, count
+ * < 1, negative amount, gang counts out of range), GPUQ_ELIMIT (a cap or
+ * workloads_max). A workload that can never fit (a requested resource no
+ * group covers, more than the CQ could ever get) is accepted and marked
+ * inadmissible with that reason at the next cycle. *id may be NULL. */
+int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
+		       gpuq_diag_t *diag);
+
+/* `n` more pods of a gang workload arrived (capped at gang_total). When all
+ * are present it becomes eligible. GPUQ_ENOTFOUND, GPUQ_EINVAL (not a gang,
+ * n < 0). */
+int queue_workload_pods_add(queue_t *q, const char *uid, int32_t n, int64_t now);
+
+/* All pods of an admitted workload are Ready: stops its Ready timeout and
+ * resets its requeue backoff. GPUQ_ENOTFOUND, GPUQ_EINVAL (not admitted). */
+int queue_workload_pods_ready(queue_t *q, const char *uid, int64_t now);
+
+/* An admitted workload completed: frees its quota, charges its
+ * resource-milliseconds to the tenant ledger, counts it finished. It stays
+ * as FINISHED (for history and the store) until queue_workload_delete.
+ * GPUQ_ENOTFOUND, GPUQ_EINVAL (not admitted or evicting). */
+int queue_workload_finish(queue_t *q, const char *uid, int64_t now);
+
+/* With release_on_evict false: the pods of an EVICTING workload are gone;
+ * frees its quota and requeues it (pending; after a Ready timeout, not
+ * before its backoff expires). GPUQ_ENOTFOUND, GPUQ_EINVAL (not evicting). */
+int queue_workload_evicted(queue_t *q, const char *uid, int64_t now);
+
+/* Forget a workload in any state (an admitted one frees its quota, with no
+ * finish counted). Its id and uid pointer die. GPUQ_ENOTFOUND. */
+int queue_workload_delete(queue_t *q, const char *uid, int64_t now);
+
+/* The id of workload `uid`, or GPUQ_ENOTFOUND. */
+int queue_workload_find(const queue_t *q, const char *uid, queue_wl_t *id);
+
+/* ---- The admission cycle and the clock ---- */
+
+typedef struct {
+	uint16_t podset;   /* index in the workload's pod sets */
+	uint16_t resource; /* resource id */
+	uint32_t flavor;   /* flavor id chosen for this resource of this pod set */
+	int64_t amount;	   /* count * per-pod request */
+} queue_assign_t;
+
+typedef struct {
+	queue_wl_t wl;		      /* the admitted workload */
+	const char *uid;	      /* its uid (valid until it is deleted) */
+	uint32_t cq;		      /* its ClusterQueue id */
+	bool borrows;		      /* above nominal in some flavor/resource */
+	const queue_assign_t *assign; /* flavor per resource per pod set, in pod
+					 set then request order; owned by q */
+	size_t n_assign;	      /* entries in assign */
+} queue_admission_t;
+
+typedef enum {
+	QUEUE_EVICT_IN_CQ = 0,	      /* InClusterQueue: preempted by priority in its CQ */
+	QUEUE_EVICT_RECLAIM = 1,      /* InCohortReclamation: its CQ was borrowing */
+	QUEUE_EVICT_FAIR_SHARING = 2, /* InCohortFairSharing */
+	QUEUE_EVICT_RECLAIM_WHILE_BORROWING = 3, /* InCohortReclaimWhileBorrowing */
+	QUEUE_EVICT_READY_TIMEOUT = 4,		 /* PodsReadyTimeout: requeued with backoff */
+	QUEUE_EVICT_STOPPED = 5,		 /* ClusterQueueStopped (HoldAndDrain) */
+} queue_evict_reason_t;
+
+typedef struct {
+	queue_wl_t victim;	     /* the evicted workload */
+	const char *victim_uid;	     /* its uid */
+	queue_wl_t preemptor;	     /* who it makes room for; QUEUE_NONE for
+					Ready timeouts and drains */
+	const char *preemptor_uid;   /* its uid, or NULL */
+	queue_evict_reason_t reason; /* why */
+	const char *reason_name;     /* Kueue's reason word ("InClusterQueue",
+					"InCohortReclamation", "InCohortFairSharing",
+					"InCohortReclaimWhileBorrowing",
+					"PodsReadyTimeout", "ClusterQueueStopped") */
+	const char *message;	     /* a sentence for the Evicted condition, e.g.
+					"Preempted to accommodate a workload (UID: u)
+					due to prioritization in the ClusterQueue";
+					owned by q */
+} queue_eviction_t;
+
+typedef enum {
+	QUEUE_WAIT_NONE = 0,	    /* eligible, not tried since it last changed */
+	QUEUE_WAIT_QUOTA = 1,	    /* does not fit now (set aside under
+				       BestEffortFIFO; the blocking head under StrictFIFO) */
+	QUEUE_WAIT_NO_FIT = 2,	    /* can never fit with the CQ's current quota
+				       (uncovered resource, above maximum
+				       capacity, no flavor matches): set aside */
+	QUEUE_WAIT_BEHIND_HEAD = 3, /* StrictFIFO: behind a blocked head */
+	QUEUE_WAIT_PREEMPTING = 4,  /* victims chosen, waiting for their quota */
+	QUEUE_WAIT_GANG = 5,	    /* gang pods not all present */
+	QUEUE_WAIT_BACKOFF = 6,	    /* requeued; not eligible before its backoff ends */
+	QUEUE_WAIT_STOPPED = 7,	    /* its CQ's stopPolicy holds admission */
+} queue_wait_t;
+
+typedef struct {
+	queue_wl_t wl;	     /* the pending workload */
+	const char *uid;     /* its uid */
+	queue_wait_t reason; /* its new reason (QUOTA or NO_FIT): it now says why
+				once and is not retried until capacity changes */
+} queue_pending_change_t;
+
+typedef struct {
+	const queue_admission_t *admissions;   /* admitted this call, in order */
+	size_t n_admissions;		       /* entries */
+	const queue_eviction_t *evictions;     /* evictions issued this call */
+	size_t n_evictions;		       /* entries */
+	const queue_pending_change_t *changes; /* pending workloads newly set aside */
+	size_t n_changes;		       /* entries */
+} queue_result_t;
+
+/* Run one admission cycle at `now` (>= the last `now` seen, else
+ * GPUQ_EINVAL). Considers every ClusterQueue whose cohort changed since the
+ * last cycle (a cycle with no change costs O(cohorts)): orders each CQ's
+ * pending workloads by priority, then tenant fair share, then creation,
+ * then uid; orders CQs in a cohort by weighted DRS (fair sharing) or
+ * non-borrowing first, priority, creation (Kueue head order); assigns
+ * flavors, borrows, preempts, and admits every workload that fits. `out`
+ * (may be NULL) points into arrays owned by q, valid until the next
+ * queue_cycle_run or queue_tick. GPUQ_ENOMEM leaves the queue consistent
+ * (the cycle stops early; nothing half-admitted). */
+int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out);
+
+/* Advance the clock without admitting: evict admitted workloads whose Ready
+ * timeout expired (requeued with backoff base * 2^(n-1), capped at max),
+ * drain CQs under HoldAndDrain, and sample tenant usage into the decay when
+ * tenant_sample_ms has passed. `out` as for queue_cycle_run (evictions
+ * only). The earliest time queue_tick has work is queue_next_event. */
+int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
+
+/* The earliest future time (> now) at which queue_tick or queue_cycle_run
+ * would act on its own (a Ready deadline, a backoff expiry, a tenant usage
+ * sample), or INT64_MAX if none. Lets a simulator jump time. */
+int64_t queue_next_event(const queue_t *q, int64_t now);
+
+/* ---- Explanations ---- */
+
+/* Write a sentence about workload `uid` into buf (always NUL-terminated,
+ * truncated to cap), e.g. "position 3 of 12 in team-a/gpu: needs 8
+ * nvidia.com/gpu on flavor h100-80gb, 4 free; cohort borrowing limit
+ * reached". Admitted and finished workloads say so and name their flavors.
+ * GPUQ_ENOTFOUND, GPUQ_ELIMIT (truncated). Costs O(pending in its CQ). */
+int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap);
+
+/* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
+const char *queue_wait_name(queue_wait_t w);
+
+/* ---- Introspection (for invariant checks, reports and the controller) ---- */
+
+typedef enum {
+	QUEUE_WL_PENDING = 0,  /* waiting: see queue_wait_t */
+	QUEUE_WL_ADMITTED = 1, /* holds quota */
+	QUEUE_WL_EVICTING = 2, /* evicted, still holds quota (release_on_evict false) */
+	QUEUE_WL_FINISHED = 3, /* completed; holds nothing */
+} queue_wl_state_t;
+
+const char *queue_wl_state_name(queue_wl_state_t s);
+
+typedef struct {
+	const char *uid;	/* metadata.uid (borrowed: valid until deleted) */
+	const char *namespace_; /* metadata.namespace */
+	const char *name;	/* metadata.name */
+	uint32_t lq;		/* LocalQueue id */
+	uint32_t cq;		/* ClusterQueue id */
+	int32_t priority;	/* priority */
+	int64_t created_ms;	/* creation time */
+	queue_wl_state_t state; /* lifecycle state */
+	queue_wait_t wait;	/* why pending (QUEUE_WAIT_NONE otherwise) */
+	size_t n_podsets;	/* pod sets */
+	int32_t pods;		/* total pods over pod sets */
+	int32_t gang_total;	/* 0 when not a gang */
+	int32_t pods_present;	/* gang pods present */
+	bool ready;		/* PodsReady seen since the last admission */
+	int64_t admitted_ms;	/* last admission time (-1 never) */
+	int64_t eligible_ms;	/* not eligible before this (backoff), or 0 */
+	uint32_t requeues;	/* Ready-timeout evictions (drives the backoff) */
+	uint32_t preemptions;	/* times preempted */
+} queue_workload_view_t;
+
+/* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */
+int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out);
+
+/* The per-pod request of pod set `podset` for resource id `resource` (0 when
+ * it does not request it), and the pod count. GPUQ_ENOTFOUND. */
+int queue_workload_request(const queue_t *q, queue_wl_t id, size_t podset, uint32_t resource,
+			   int64_t *per_pod, int32_t *count);
+
+/* The flavor assigned to (podset, resource) of an admitted or evicting
+ * workload: GPUQ_OK and *flavor, or GPUQ_ENOTFOUND (not admitted, or that
+ * pod set does not request the resource). */
+int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32_t resource,
+			  uint32_t *flavor);
+
+/* Iterate live workloads: start with QUEUE_NONE, returns the next id (in
+ * id order, which is NOT deterministic across restores) or QUEUE_NONE. */
+queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev);
+
+/* Counts and names. Names are borrowed for the queue's lifetime; ids out of
+ * range give NULL. find functions return GPUQ_OK or GPUQ_ENOTFOUND. */
+size_t queue_resource_count(const queue_t *q);
+const char *queue_resource_name(const queue_t *q, uint32_t id);
+int queue_resource_find(const queue_t *q, const char *name, uint32_t *id);
+size_t queue_flavor_count(const queue_t *q);
+const char *queue_flavor_name(const queue_t *q, uint32_t id);
+int queue_flavor_find(const queue_t *q, const char *name, uint32_t *id);
+size_t queue_cohort_count(const queue_t *q);
+const char *queue_cohort_name(const queue_t *q, uint32_t id);
+int queue_cohort_find(const queue_t *q, const char *name, uint32_t *id);
+size_t queue_cq_count(const queue_t *q);
+const char *queue_cq_name(const queue_t *q, uint32_t id);
+int queue_cq_find(const queue_t *q, const char *name, uint32_t *id);
+/* The cohort id of a CQ, or QUEUE_NONE. */
+uint32_t queue_cq_cohort(const queue_t *q, uint32_t cq);
+size_t queue_lq_count(const queue_t *q);
+/* "namespace/name" of a LocalQueue. */
+const char *queue_lq_name(const queue_t *q, uint32_t id);
+int queue_lq_find(const queue_t *q, const char *namespace_, const char *name, uint32_t *id);
+uint32_t queue_lq_cq(const queue_t *q, uint32_t lq);
+
+typedef struct {
+	int64_t nominal;	 /* nominalQuota */
+	int64_t borrowing_limit; /* borrowingLimit or QUEUE_UNLIMITED */
+	int64_t lending_limit;	 /* lendingLimit or QUEUE_UNLIMITED */
+	int64_t usage;		 /* admitted + evicting workloads' amounts */
+	int64_t available;	 /* what one more workload could take now,
+				    counting what the cohort can lend */
+	int64_t max_capacity;	 /* the most this CQ could ever hold here:
+				    nominal + what it may borrow */
+} queue_quota_view_t;
+
+/* Quota and usage of (cq, flavor, resource). GPUQ_ENOTFOUND when the CQ
+ * does not list that flavor for that resource. */
+int queue_cq_quota(const queue_t *q, uint32_t cq, uint32_t flavor, uint32_t resource,
+		   queue_quota_view_t *out);
+
+typedef struct {
+	int64_t nominal;  /* sum of its CQs' nominal */
+	int64_t lendable; /* sum of what they lend (lendingLimit or nominal) */
+	int64_t usage;	  /* sum of their usage */
+	int64_t borrowed; /* sum over CQs of usage above their guaranteed part
+			     (nominal - lendingLimit): must stay <= lendable */
+} queue_cohort_view_t;
+
+/* Totals of a cohort for (flavor, resource); zeros when no CQ lists it.
+ * GPUQ_ENOTFOUND for a bad cohort id. */
+int queue_cohort_quota(const queue_t *q, uint32_t cohort, uint32_t flavor, uint32_t resource,
+		       queue_cohort_view_t *out);
+
+typedef struct {
+	uint32_t pending;	/* pending now (all wait reasons) */
+	uint32_t admitted;	/* admitted or evicting now */
+	uint64_t admissions;	/* history: admissions */
+	uint64_t preemptions;	/* history: workloads preempted */
+	uint64_t evictions;	/* history: evictions of any reason */
+	uint64_t finishes;	/* history: workloads finished */
+	int64_t weighted_share; /* CQ only: weighted DRS in ppm (fairshare_drs) */
+	double decayed_usage;	/* LQ only: decayed usage (fairshare_decay) */
+	double used_ms;		/* LQ only: sum of amount * runtime ms of finished
+				   workloads, all resources, in caller units */
+} queue_stats_t;
+
+int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out);
+int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out);
+
+/* Workload ids of a CQ in the given state into ids[0..cap); returns how many
+ * there are (may exceed cap). Pending ones come in admission order (the order
+ * the next cycle would try them, tenant keys as of now); admitted ones by
+ * admission time then uid. */
+size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state, queue_wl_t *ids,
+			  size_t cap);
+
+/* Cycles run so far and the last `now` seen. */
+uint64_t queue_cycle_count(const queue_t *q);
+int64_t queue_last_now(const queue_t *q);
+
+/* ---- Persistence ----
+ *
+ * Records: META (key "meta": cycle count, last now, counters), CQ (key = CQ
+ * name: usage per flavor/resource and history counters), TENANT (key =
+ * "namespace/name": decayed usage, ledger, counters), WORKLOAD (key = uid:
+ * the spec, state, admission and timers). Values start with a one-byte
+ * version (1), then little-endian fixed-width fields and length-prefixed
+ * strings. A record whose object no longer exists (a deleted workload)
+ * encodes as GPUQ_ENOTFOUND: the store deletes that key.
+ */
+typedef enum {
+	QUEUE_REC_META = 1,	/* the queue's counters and clock */
+	QUEUE_REC_CQ = 2,	/* one ClusterQueue's usage and history */
+	QUEUE_REC_TENANT = 3,	/* one LocalQueue's ledger */
+	QUEUE_REC_WORKLOAD = 4, /* one workload */
+} queue_rec_type_t;
+
+typedef struct {
+	size_t pos; /* cursor; zero-initialize before the first call */
+} queue_dirty_iter_t;
+
+/* Next record changed since the last queue_dirty_clear: GPUQ_OK with *type
+ * and key[0..*key_len) (borrowed: valid until queue_dirty_clear or the next
+ * mutating call), or GPUQ_ENOTFOUND when done. Each record appears once. */
+int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t *type,
+		     const uint8_t **key, size_t *key_len);
+
+/* Records changed since the last queue_dirty_clear. */
+size_t queue_dirty_count(const queue_t *q);
+
+/* Forget the changed set (after the store committed it). */
+void queue_dirty_clear(queue_t *q);
+
+/* Mark every live record changed (for a full snapshot). GPUQ_ENOMEM. */
+int queue_dirty_all(queue_t *q);
+
+/* Encode the current value of record (type, key) into buf[0..cap); *len gets
+ * the length, or the length needed with GPUQ_ELIMIT (never above
+ * QUEUE_RECORD_MAX). GPUQ_ENOTFOUND: the record no longer exists. */
+int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
+			uint8_t *buf, size_t cap, size_t *len);
+
+/* Restore one record into a queue built from the same policy (flavors,
+ * cohorts, CQs, LQs) and holding no workloads yet. Records may come in any
+ * order; call queue_restore_done after the last. GPUQ_ECORRUPT (bad
+ * version, truncated, out-of-range field, trailing bytes: never a crash),
+ * GPUQ_ENOTFOUND (names a CQ, LQ, flavor or resource the policy lacks),
+ * GPUQ_EEXIST (a workload twice); diag says which. A failed apply leaves the
+ * queue as it was. */
+int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
+		       const uint8_t *val, size_t val_len, gpuq_diag_t *diag);
+
+/* Finish a restore: recompute derived state (cohort sums, orders) and check
+ * that CQ usage records equal the sum of their admitted workloads
+ * (GPUQ_ECORRUPT with a diagnostic if not). Clears the changed set and marks
+ * every cohort changed, so the next cycle re-examines everything. */
+int queue_restore_done(queue_t *q, gpuq_diag_t *diag);
+
+/* Bytes the queue holds on the heap now (for the 1 KiB per workload budget). */
+size_t queue_memory_bytes(const queue_t *q);
+
+#endif
