@@ -1,0 +1,329 @@
+#!/bin/sh
+# bench_webhook: gpuq's admission webhook against nginx answering the same
+# requests with a fixed body (the cost of TLS + HTTP alone), on 127.0.0.1.
+#
+# For each server, with the same certificate (from `gpuq certs`), TLS 1.2/1.3
+# and keep-alive connections:
+#   1. throughput: wrk, WRK_THREADS threads, WRK_CONNS connections, WRK_SECONDS
+#      seconds, POSTing bench/fixtures/job_review.json (a batch/v1 Job
+#      AdmissionReview, 4 pods x 8 GPUs) to /mutate;
+#   2. latency at a fixed rate: build/bench/loadgen sends RATE requests/s over
+#      LG_CONNS connections for RATE_SECONDS (after 1 s of warm-up) and reports
+#      p50/p99/max from each request's due time;
+#   3. gpuq's memory after the load: VmRSS and VmHWM from /proc/PID/status.
+# Then a table and PASS/MISS against the targets: throughput >= 0.5 x nginx,
+# p99 < 1 ms at 1,000 requests/s, RSS < 30 MB. A MISS is reported, not an
+# error: the script exits 0 when it measured, 1 when it could not run.
+#
+# nginx answers with gpuq's own response to the fixture (captured by a probe
+# first), so both send the same bytes back; when gpuq is not available the
+# static bench/fixtures/job_review_response.json is used and only nginx runs.
+# Env: GPUQ_BIN (default bin/gpuq), BENCH_BUILD (default build/bench),
+# WRK_THREADS (2), WRK_CONNS (16), WRK_SECONDS (10), RATE (1000),
+# RATE_SECONDS (10), LG_CONNS (4), NGINX_WORKERS (auto), BENCH_KEEP=1 keeps
+# the temp dir for inspection.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
+BENCH_BUILD=${BENCH_BUILD:-build/bench}
+WRK_THREADS=${WRK_THREADS:-2}
+WRK_CONNS=${WRK_CONNS:-16}
+WRK_SECONDS=${WRK_SECONDS:-10}
+RATE=${RATE:-1000}
+RATE_SECONDS=${RATE_SECONDS:-10}
+LG_CONNS=${LG_CONNS:-4}
+NGINX_WORKERS=${NGINX_WORKERS:-auto}
+FIXTURE=bench/fixtures/job_review.json
+STATIC_RESPONSE=bench/fixtures/job_review_response.json
+LOADGEN=$BENCH_BUILD/loadgen
+# Targets.
+RATIO_MIN=0.5
+P99_MAX_US=1000
+RSS_MAX_KB=30720
+
+say() { echo "bench_webhook: $*"; }
+die() {
+	say "$*"
+	exit 1
+}
+
+for tool in wrk nginx; do
+	command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed (Debian: wrk, nginx-light)"
+done
+[ -x "$GPUQ_BIN" ] || die "$GPUQ_BIN is not built (make bin/gpuq)"
+mkdir -p "$BENCH_BUILD"
+if [ ! -x "$LOADGEN" ] || [ bench/loadgen.c -nt "$LOADGEN" ]; then
+	${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror bench/loadgen.c \
+		-o "$LOADGEN" -lssl -lcrypto -lpthread || die "cannot build $LOADGEN"
+fi
+
+TMP=$(mktemp -d /tmp/gpuq-bench-webhook.XXXXXX) || die "mktemp failed"
+GPUQ_PID=""
+NGINX_PID=""
+cleanup() {
+	for p in $GPUQ_PID $NGINX_PID; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $GPUQ_PID $NGINX_PID; do
+		# Up to 5 s for a graceful stop, then KILL.
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -9 "$p" 2>/dev/null
+	done
+	if [ "${BENCH_KEEP:-0}" = 1 ]; then
+		say "kept $TMP"
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# ---- certificates: the same pair for both servers
+"$GPUQ_BIN" certs --out "$TMP/certs" --dns localhost --ip 127.0.0.1 --days 2 >/dev/null ||
+	die "gpuq certs failed"
+
+# ---- policy: examples/policy when it exists, else a minimal one
+POLICY=examples/policy
+if ! ls "$POLICY"/*.yaml >/dev/null 2>&1; then
+	POLICY=$TMP/policy
+	mkdir -p "$POLICY"
+	cat >"$POLICY/bench.yaml" <<'EOF'
+# Minimal policy for the webhook bench: team-a may queue GPU Jobs on "default".
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  labels:
+    gpuq.dev/tenant: team-a
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: research
+value: 100
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: h100
+spec:
+  nodeLabels:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata:
+  name: gpu-cluster
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: h100
+      resources:
+      - name: cpu
+        nominalQuota: 1024
+      - name: memory
+        nominalQuota: 16Ti
+      - name: nvidia.com/gpu
+        nominalQuota: 64
+---
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata:
+  name: default
+  namespace: team-a
+spec:
+  clusterQueue: gpu-cluster
+EOF
+fi
+
+free_port() { "$LOADGEN" free-port; }
+
+# wait_ready PORT PID LOG OUT: probe until a 200 (10 s at most); the probe's
+# output (status line and response) goes to OUT.
+wait_ready() {
+	i=0
+	while [ $i -lt 100 ]; do
+		if ! kill -0 "$2" 2>/dev/null; then
+			say "the server exited; last lines of $3:"
+			tail -n 15 "$3" | sed 's/^/    /'
+			return 1
+		fi
+		if "$LOADGEN" probe --quiet --port "$1" --body "$FIXTURE" \
+			--ca "$TMP/certs/ca.crt" >"$4" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	say "no 200 from 127.0.0.1:$1 within 10 s; last lines of $3:"
+	tail -n 15 "$3" | sed 's/^/    /'
+	return 1
+}
+
+# ---- gpuq
+mkdir -p "$TMP/state"
+GPUQ_PORT=$(free_port) || die "no free port"
+"$GPUQ_BIN" serve --listen "127.0.0.1:$GPUQ_PORT" --cert-dir "$TMP/certs" \
+	--policy-dir "$POLICY" --state-dir "$TMP/state" >"$TMP/gpuq.log" 2>&1 &
+GPUQ_PID=$!
+GPUQ_OK=1
+if ! wait_ready "$GPUQ_PORT" "$GPUQ_PID" "$TMP/gpuq.log" "$TMP/gpuq-probe.txt"; then
+	GPUQ_OK=0
+	say "gpuq serve is not available: measuring nginx alone"
+fi
+
+# The response nginx will send: gpuq's own answer to the fixture when there
+# is one (the probe output's lines after the first are the HTTP response).
+RESPONSE=$STATIC_RESPONSE
+if [ "$GPUQ_OK" = 1 ]; then
+	sed '1d' "$TMP/gpuq-probe.txt" | tr -d '\r' | sed '1,/^$/d' >"$TMP/response.json"
+	if [ -s "$TMP/response.json" ]; then
+		RESPONSE=$TMP/response.json
+	fi
+	say "gpuq answers the fixture with $(wc -c <"$RESPONSE") bytes: $(head -c 160 "$RESPONSE")..."
+	if ! tr -d ' \n' <"$RESPONSE" | grep -q '"allowed":true'; then
+		say "note: gpuq did not allow the fixture; the bench measures a denial"
+	fi
+fi
+
+# ---- nginx
+mkdir -p "$TMP/nginx"
+NGINX_PORT=$(free_port) || die "no free port"
+# The response goes in a quoted nginx string: escape \ and ', and write $
+# through a variable (nginx strings have no escape for $).
+cat >"$TMP/escape.sed" <<'EOF'
+s/\\/\\\\/g
+s/'/\\'/g
+s/\$/${dollar}/g
+EOF
+sed -f "$TMP/escape.sed" "$RESPONSE" >"$TMP/response.esc"
+sed -e "s|@PREFIX@|$TMP/nginx|g" -e "s|@PORT@|$NGINX_PORT|g" \
+	-e "s|@CERT@|$TMP/certs/tls.crt|g" -e "s|@KEY@|$TMP/certs/tls.key|g" \
+	-e "s|@WORKERS@|$NGINX_WORKERS|g" bench/nginx.conf.in |
+	awk -v resp="$TMP/response.esc" '
+		/@RESPONSE@/ {
+			i = index($0, "@RESPONSE@")
+			printf "%s", substr($0, 1, i - 1)
+			first = 1
+			while ((getline line < resp) > 0) {
+				if (!first) printf "\n"
+				printf "%s", line
+				first = 0
+			}
+			print substr($0, i + 10)
+			next
+		}
+		{ print }' >"$TMP/nginx/nginx.conf"
+nginx -p "$TMP/nginx" -e "$TMP/nginx/nginx-error.log" -c "$TMP/nginx/nginx.conf" \
+	>"$TMP/nginx.log" 2>&1 &
+NGINX_PID=$!
+wait_ready "$NGINX_PORT" "$NGINX_PID" "$TMP/nginx/nginx-error.log" "$TMP/nginx-probe.txt" ||
+	die "nginx did not start (config: $TMP/nginx/nginx.conf)"
+
+# ---- measurements
+cat >"$TMP/post.lua" <<EOF
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = assert(io.open("$PWD/$FIXTURE", "rb"))
+wrk.body = f:read("*a")
+f:close()
+EOF
+
+# run_wrk NAME PORT: sets <NAME>_RPS and <NAME>_WRK_ERR.
+run_wrk() {
+	out=$TMP/wrk-$1.txt
+	timeout $((WRK_SECONDS + 30)) wrk -t "$WRK_THREADS" -c "$WRK_CONNS" -d "${WRK_SECONDS}s" \
+		-s "$TMP/post.lua" "https://127.0.0.1:$2/mutate?timeout=10s" >"$out" 2>&1
+	rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+	bad=$(awk '/Non-2xx or 3xx responses:/ {n += $NF} /Socket errors:/ {
+		gsub(",", ""); n += $4 + $6 + $8 + $10 } END {print n + 0}' "$out")
+	[ -n "$rps" ] || {
+		say "wrk against $1 printed no figures:"
+		sed 's/^/    /' "$out"
+		return 1
+	}
+	eval "${1}_RPS=$rps ${1}_WRK_ERR=$bad"
+}
+
+# run_rate NAME PORT: sets <NAME>_RATE, _P50, _P99, _MAX, _LG_ERR.
+run_rate() {
+	out=$TMP/rate-$1.txt
+	timeout $((RATE_SECONDS + 30)) "$LOADGEN" rate --port "$2" --body "$FIXTURE" \
+		--ca "$TMP/certs/ca.crt" --rate "$RATE" --connections "$LG_CONNS" \
+		--duration "$RATE_SECONDS" --warmup 1 >"$out" 2>&1
+	line=$(grep '^sent=' "$out")
+	[ -n "$line" ] || {
+		say "loadgen against $1 printed no figures:"
+		sed 's/^/    /' "$out"
+		return 1
+	}
+	for kv in $line; do
+		k=${kv%%=*}
+		v=${kv#*=}
+		case $k in
+		rate) eval "${1}_RATE=$v" ;;
+		p50_us) eval "${1}_P50=$v" ;;
+		p99_us) eval "${1}_P99=$v" ;;
+		max_us) eval "${1}_MAX=$v" ;;
+		errors) eval "${1}_LG_ERR=$v" ;;
+		esac
+	done
+}
+
+status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null; }
+
+NGINX_RPS=- NGINX_RATE=- NGINX_P50=- NGINX_P99=- NGINX_MAX=- NGINX_WRK_ERR=0 NGINX_LG_ERR=0
+GPUQ_RPS=- GPUQ_RATE=- GPUQ_P50=- GPUQ_P99=- GPUQ_MAX=- GPUQ_WRK_ERR=0 GPUQ_LG_ERR=0
+GPUQ_RSS=- GPUQ_HWM=- GPUQ_RSS_IDLE=-
+say "nginx: wrk ${WRK_THREADS} threads, ${WRK_CONNS} connections, ${WRK_SECONDS} s"
+run_wrk NGINX "$NGINX_PORT" || exit 1
+say "nginx: $RATE requests/s over $LG_CONNS connections for $RATE_SECONDS s"
+run_rate NGINX "$NGINX_PORT" || exit 1
+if [ "$GPUQ_OK" = 1 ]; then
+	GPUQ_RSS_IDLE=$(status_kb "$GPUQ_PID" VmRSS)
+	say "gpuq: wrk ${WRK_THREADS} threads, ${WRK_CONNS} connections, ${WRK_SECONDS} s"
+	run_wrk GPUQ "$GPUQ_PORT" || exit 1
+	say "gpuq: $RATE requests/s over $LG_CONNS connections for $RATE_SECONDS s"
+	run_rate GPUQ "$GPUQ_PORT" || exit 1
+	kill -0 "$GPUQ_PID" 2>/dev/null || die "gpuq serve died under load; see its log above"
+	GPUQ_RSS=$(status_kb "$GPUQ_PID" VmRSS)
+	GPUQ_HWM=$(status_kb "$GPUQ_PID" VmHWM)
+fi
+NGINX_RSS=$(ps -o rss= -p "$NGINX_PID" --ppid "$NGINX_PID" 2>/dev/null | awk '{s += $1} END {print s + 0}')
+
+# ---- report
+echo
+printf '%-8s %12s %12s %10s %10s %10s %8s %14s\n' server "max req/s" "paced req/s" "p50 us" \
+	"p99 us" "max us" errors "RSS KiB"
+printf '%-8s %12s %12s %10s %10s %10s %8s %14s\n' nginx "$NGINX_RPS" "$NGINX_RATE" "$NGINX_P50" \
+	"$NGINX_P99" "$NGINX_MAX" $((NGINX_WRK_ERR + NGINX_LG_ERR)) "$NGINX_RSS (all)"
+printf '%-8s %12s %12s %10s %10s %10s %8s %14s\n' gpuq "$GPUQ_RPS" "$GPUQ_RATE" "$GPUQ_P50" \
+	"$GPUQ_P99" "$GPUQ_MAX" $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) "$GPUQ_RSS"
+echo "(max req/s: wrk -t$WRK_THREADS -c$WRK_CONNS ${WRK_SECONDS}s; paced: loadgen at $RATE/s," \
+	"$LG_CONNS connections, ${RATE_SECONDS}s, latency from each request's due time;" \
+	"nginx worker_processes $NGINX_WORKERS; $(nproc) CPUs)"
+if [ "$GPUQ_OK" != 1 ]; then
+	say "gpuq serve did not start, so there is nothing to check against the targets"
+	exit 1
+fi
+RATIO=$(awk -v a="$GPUQ_RPS" -v b="$NGINX_RPS" 'BEGIN {printf "%.2f", a / b}')
+echo "gpuq/nginx throughput ratio: $RATIO; gpuq RSS idle $GPUQ_RSS_IDLE KiB, after load" \
+	"$GPUQ_RSS KiB, peak (VmHWM) $GPUQ_HWM KiB"
+verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }
+echo "$(verdict "$(awk -v r="$RATIO" -v m="$RATIO_MIN" 'BEGIN {print (r >= m)}')")" \
+	"throughput ratio $RATIO (target >= $RATIO_MIN)"
+echo "$(verdict "$([ "$GPUQ_P99" -lt "$P99_MAX_US" ] && echo 1)")" \
+	"p99 at $RATE req/s: $GPUQ_P99 us (target < $P99_MAX_US us)"
+echo "$(verdict "$([ "$GPUQ_RSS" -lt "$RSS_MAX_KB" ] && echo 1)")" \
+	"RSS after load: $GPUQ_RSS KiB (target < $RSS_MAX_KB KiB = 30 MiB; peak $GPUQ_HWM KiB)"
+if [ $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) -gt 0 ]; then
+	echo "MISS errors: gpuq answered $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) requests with" \
+		"non-200 or failed them (see $TMP, BENCH_KEEP=1 to keep it)"
+fi
+exit 0

@@ -1,0 +1,46 @@
+#!/bin/sh
+# make bench: run every bench/bench_*.sh in turn, from the repository root,
+# and let each print its own figures and PASS/MISS lines. A target missed is
+# reported by the bench itself and is not a failure here; this script exits
+# non-zero only when a bench could not run (it exited non-zero).
+# Env: GPUQ_BIN (binary under test, default bin/gpuq), BENCH_BUILD (where
+# bench helpers are built, default build/bench); each bench reads its own
+# knobs (see bench/README.md).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
+BENCH_BUILD=${BENCH_BUILD:-build/bench}
+export GPUQ_BIN BENCH_BUILD
+
+# The fixed-rate client every bench may use: built once here, with cc
+# directly (it is a tool, not part of libgpuq).
+mkdir -p "$BENCH_BUILD"
+if [ ! -x "$BENCH_BUILD/loadgen" ] || [ bench/loadgen.c -nt "$BENCH_BUILD/loadgen" ]; then
+	echo "bench: building $BENCH_BUILD/loadgen"
+	${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror bench/loadgen.c \
+		-o "$BENCH_BUILD/loadgen" -lssl -lcrypto -lpthread || exit 1
+fi
+
+ran=0
+failed=0
+failed_names=""
+for b in bench/bench_*.sh; do
+	[ -f "$b" ] || continue
+	name=$(basename "$b" .sh)
+	echo "=== $name"
+	start=$(date +%s)
+	sh "$b"
+	rc=$?
+	echo "=== $name: exit $rc after $(($(date +%s) - start)) s"
+	echo
+	ran=$((ran + 1))
+	if [ "$rc" -ne 0 ]; then
+		failed=$((failed + 1))
+		failed_names="$failed_names $name"
+	fi
+done
+if [ "$failed" -gt 0 ]; then
+	echo "bench: $ran run, $failed could not run:$failed_names"
+	exit 1
+fi
+echo "bench: $ran run, all ran (see each bench's PASS/MISS lines above)"
