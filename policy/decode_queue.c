@@ -1,0 +1,656 @@
+/*
+ * Decoding the queueing kinds: ResourceFlavor, ClusterQueue, LocalQueue and
+ * Cohort (gpuq.dev/v1beta1, shaped like Kueue's v1beta2; Kueue's v1beta1 and
+ * v1beta2 read too). Unknown spec fields are refused: a misspelt
+ * borrowingLimit must not silently become "unlimited".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/internal.h"
+
+static const char *const STOP_POLICIES[] = {"None", "Hold", "HoldAndDrain", NULL};
+
+static int enomem(policy_dec_t *d)
+{
+	return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+}
+
+/* The mapping at obj[key] (pushed on the path as *old), or NULL. */
+static int enter(policy_dec_t *d, const json_t *obj, const char *key, const char *const *keys,
+		 const json_t **out, size_t *old)
+{
+	int rc = policy_dec_obj(d, obj, key, false, out);
+
+	*old = d->plen;
+	if (rc || !*out)
+		return rc;
+	*old = policy_dec_key(d, key);
+	rc = policy_dec_keys(d, *out, keys, NULL);
+	if (rc)
+		policy_dec_pop(d, *old);
+	return rc;
+}
+
+/* fairSharing: {weight} into *milli (default 1000). */
+static int fair_sharing(policy_dec_t *d, const json_t *spec, int64_t *milli)
+{
+	static const char *const keys[] = {"weight", NULL};
+	const json_t *fs = NULL;
+	size_t old;
+	int rc = enter(d, spec, "fairSharing", keys, &fs, &old);
+
+	*milli = 1000;
+	if (rc || !fs)
+		return rc;
+	rc = policy_dec_weight(d, fs, "weight", milli);
+	policy_dec_pop(d, old);
+	return rc;
+}
+
+/* ---- ResourceFlavor ---- */
+
+static const char *const EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+
+static int taint(policy_dec_t *d, const json_t *v, policy_taint_t *t)
+{
+	static const char *const keys[] = {"key", "value", "effect", "timeAdded", NULL};
+	int effect = 0, rc;
+
+	if (!json_is_object(v)) {
+		char val[128];
+
+		policy_dec_value(v, val, sizeof(val));
+		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
+	}
+	t->value = "";
+	rc = policy_dec_keys(d, v, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "key", true, POLICY_STRING_MAX, &t->key);
+	if (rc == GPUQ_OK && !policy_name_is_label_key(t->key))
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "key: invalid taint key \"%s\"", t->key);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "value", false, POLICY_STRING_MAX, &t->value);
+	if (rc == GPUQ_OK && !policy_name_is_label_value(t->value))
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "value: invalid taint value \"%s\"", t->value);
+	if (rc == GPUQ_OK && !json_is_string(json_object_get(v, "effect")))
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "effect: required");
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, v, "effect", EFFECTS, &effect);
+	if (rc == GPUQ_OK && effect == 0)
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "effect: required");
+	t->effect = (policy_effect_t)effect;
+	return rc;
+}
+
+static int toleration(policy_dec_t *d, const json_t *v, policy_toleration_t *t)
+{
+	static const char *const keys[] = {"key",    "operator",	  "value",
+					   "effect", "tolerationSeconds", NULL};
+	static const char *const ops[] = {"Equal", "Exists", NULL};
+	int op = 0, effect = 0, rc;
+
+	if (!json_is_object(v)) {
+		char val[128];
+
+		policy_dec_value(v, val, sizeof(val));
+		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
+	}
+	t->key = t->value = "";
+	rc = policy_dec_keys(d, v, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "key", false, POLICY_STRING_MAX, &t->key);
+	if (rc == GPUQ_OK && *t->key && !policy_name_is_label_key(t->key))
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "key: invalid toleration key \"%s\"", t->key);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, v, "operator", ops, &op);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "value", false, POLICY_STRING_MAX, &t->value);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, v, "effect", EFFECTS, &effect);
+	if (rc == GPUQ_OK && json_object_get(v, "tolerationSeconds") &&
+	    !json_is_null(json_object_get(v, "tolerationSeconds"))) {
+		t->has_seconds = true;
+		rc = policy_dec_int(d, v, "tolerationSeconds", false, INT64_MIN, INT64_MAX,
+				    &t->seconds);
+		if (rc == GPUQ_OK && effect != POLICY_EFFECT_NO_EXECUTE)
+			rc = policy_dec_fail(
+			    d, GPUQ_EINVAL,
+			    "tolerationSeconds: only allowed with effect NoExecute");
+	}
+	t->exists = op == 1;
+	t->effect = (policy_effect_t)effect;
+	if (rc == GPUQ_OK && t->exists && *t->value)
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "value: must be empty with operator Exists");
+	if (rc == GPUQ_OK && !*t->key && !t->exists)
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "operator: must be Exists when key is empty");
+	return rc;
+}
+
+/* A list of taints or tolerations at spec[key]. */
+static int flavor_list(policy_dec_t *d, const json_t *spec, const char *key, bool taints,
+		       void **out, size_t *n)
+{
+	const json_t *list = NULL;
+	size_t size = taints ? sizeof(policy_taint_t) : sizeof(policy_toleration_t);
+	unsigned char *items;
+	size_t old;
+	int rc = policy_dec_arr(d, spec, key, false, POLICY_TAINTS_MAX, &list);
+
+	*n = 0;
+	if (rc || !list || !json_array_size(list))
+		return rc;
+	items = policy_arena_alloc(&d->p->arena, json_array_size(list) * size);
+	if (!items)
+		return enomem(d);
+	old = policy_dec_key(d, key);
+	for (size_t i = 0; i < json_array_size(list) && rc == GPUQ_OK; i++) {
+		size_t o2 = policy_dec_idx(d, i);
+
+		if (taints)
+			rc =
+			    taint(d, json_array_get(list, i), (policy_taint_t *)(items + i * size));
+		else
+			rc = toleration(d, json_array_get(list, i),
+					(policy_toleration_t *)(items + i * size));
+		policy_dec_pop(d, o2);
+	}
+	policy_dec_pop(d, old);
+	*out = items;
+	*n = json_array_size(list);
+	return rc;
+}
+
+int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
+{
+	static const char *const keys[] = {"nodeLabels", "nodeTaints", "tolerations", NULL};
+	static const char *const unsupported[] = {"topologyName", NULL};
+	const json_t *spec = NULL;
+	policy_flavor_t *f;
+	const char *name;
+	void *list = NULL;
+	size_t old;
+	int rc = policy_dec_meta(d, obj, "ResourceFlavor", false, false, NULL, &name);
+
+	if (rc == GPUQ_OK)
+		rc = policy_dec_obj(d, obj, "spec", false, &spec);
+	if (rc)
+		return rc;
+	f = policy_arena_alloc(&d->p->arena, sizeof(*f));
+	if (!f || !(f->name = policy_arena_strdup(&d->p->arena, name)))
+		return enomem(d);
+	f->origin = policy_dec_origin(d);
+	if (spec) {
+		old = policy_dec_key(d, "spec");
+		rc = policy_dec_keys(d, spec, keys, unsupported);
+		if (rc == GPUQ_OK)
+			rc = policy_dec_labels(d, spec, "nodeLabels", POLICY_NODE_LABELS_MAX,
+					       &f->node_labels);
+		if (rc == GPUQ_OK)
+			rc = flavor_list(d, spec, "nodeTaints", true, &list, &f->n_taints);
+		f->taints = list;
+		if (rc == GPUQ_OK)
+			rc = flavor_list(d, spec, "tolerations", false, &list, &f->n_tolerations);
+		f->tolerations = list;
+		policy_dec_pop(d, old);
+	}
+	if (rc == GPUQ_OK)
+		rc = policy_dec_register(d, POLICY_K_FLAVOR, "", f->name, f);
+	return rc;
+}
+
+/* ---- ClusterQueue ---- */
+
+/* One resources[] entry of a flavor: name must be covered[r]. */
+static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool cohort,
+		     policy_res_quota_t *q)
+{
+	static const char *const keys[] = {"name", "nominalQuota", "borrowingLimit", "lendingLimit",
+					   NULL};
+	const char *name = NULL;
+	int rc;
+
+	if (!json_is_object(v)) {
+		char val[128];
+
+		policy_dec_value(v, val, sizeof(val));
+		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
+	}
+	rc = policy_dec_keys(d, v, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "name", true, QUOTA_RES_NAME_MAX, &name);
+	if (rc == GPUQ_OK && strcmp(name, covered))
+		rc = policy_dec_fail(d, GPUQ_EINVAL,
+				     "name: \"%s\" is not \"%s\", the coveredResources entry in "
+				     "the same position",
+				     name, covered);
+	q->resource = covered;
+	if (rc == GPUQ_OK)
+		rc = policy_dec_qty(d, v, "nominalQuota", true, &q->nominal, NULL);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_qty(d, v, "borrowingLimit", false, &q->borrowing_limit,
+				    &q->has_borrowing_limit);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_qty(d, v, "lendingLimit", false, &q->lending_limit,
+				    &q->has_lending_limit);
+	if (rc == GPUQ_OK && !cohort && (q->has_borrowing_limit || q->has_lending_limit))
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "%s: must not be set without a cohortName",
+				     q->has_borrowing_limit ? "borrowingLimit" : "lendingLimit");
+	if (rc == GPUQ_OK && q->has_lending_limit &&
+	    quota_qty_cmp(&q->lending_limit, &q->nominal) > 0) {
+		char a[QUOTA_QTY_FMT_MAX], b[QUOTA_QTY_FMT_MAX];
+
+		quota_qty_format(&q->lending_limit, a, sizeof(a));
+		quota_qty_format(&q->nominal, b, sizeof(b));
+		rc = policy_dec_fail(d, GPUQ_EINVAL,
+				     "lendingLimit: %s is more than nominalQuota %s", a, b);
+	}
+	return rc;
+}
+
+static int flavor_quota(policy_dec_t *d, const json_t *v, const policy_resource_group_t *g,
+			bool cohort, policy_flavor_quota_t *fq)
+{
+	static const char *const keys[] = {"name", "resources", NULL};
+	const json_t *res = NULL;
+	policy_res_quota_t *qs;
+	size_t old;
+	int rc;
+
+	if (!json_is_object(v)) {
+		char val[128];
+
+		policy_dec_value(v, val, sizeof(val));
+		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
+	}
+	rc = policy_dec_keys(d, v, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "name", true, 253, &fq->name);
+	if (rc == GPUQ_OK && !policy_name_is_subdomain(fq->name))
+		rc = policy_dec_fail(d, GPUQ_EINVAL,
+				     "name: invalid name \"%s\" (want a DNS-1123 subdomain)",
+				     fq->name);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_arr(d, v, "resources", true, POLICY_COVERED_MAX, &res);
+	if (rc == GPUQ_OK && json_array_size(res) != g->n_covered)
+		rc = policy_dec_fail(d, GPUQ_EINVAL,
+				     "resources: %zu entries, but coveredResources has %zu",
+				     json_array_size(res), g->n_covered);
+	if (rc)
+		return rc;
+	qs = policy_arena_alloc(&d->p->arena, g->n_covered * sizeof(*qs));
+	if (!qs)
+		return enomem(d);
+	old = policy_dec_key(d, "resources");
+	for (size_t r = 0; r < g->n_covered && rc == GPUQ_OK; r++) {
+		size_t o2 = policy_dec_idx(d, r);
+
+		rc = res_quota(d, json_array_get(res, r), g->covered[r], cohort, &qs[r]);
+		policy_dec_pop(d, o2);
+	}
+	policy_dec_pop(d, old);
+	fq->resources = qs;
+	fq->n_resources = g->n_covered;
+	return rc;
+}
+
+static int covered_resources(policy_dec_t *d, const json_t *v, policy_resource_group_t *g)
+{
+	const json_t *list = NULL;
+	const char **names;
+	size_t old;
+	int rc = policy_dec_arr(d, v, "coveredResources", true, POLICY_COVERED_MAX, &list);
+
+	if (rc)
+		return rc;
+	if (json_array_size(list) == 0)
+		return policy_dec_fail(d, GPUQ_EINVAL, "coveredResources: must not be empty");
+	names = policy_arena_alloc(&d->p->arena, json_array_size(list) * sizeof(*names));
+	if (!names)
+		return enomem(d);
+	old = policy_dec_key(d, "coveredResources");
+	for (size_t i = 0; i < json_array_size(list) && rc == GPUQ_OK; i++) {
+		const json_t *e = json_array_get(list, i);
+		size_t o2 = policy_dec_idx(d, i);
+		char val[128];
+
+		policy_dec_value(e, val, sizeof(val));
+		if (!json_is_string(e))
+			rc = policy_dec_fail(d, GPUQ_EINVAL, "must be a string, not %s", val);
+		else if (!policy_name_is_resource(json_string_value(e)))
+			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid resource name %s", val);
+		else if (!(names[i] = policy_arena_strdup(&d->p->arena, json_string_value(e))))
+			rc = enomem(d);
+		for (size_t j = 0; rc == GPUQ_OK && j < i; j++)
+			if (!strcmp(names[j], names[i]))
+				rc = policy_dec_fail(d, GPUQ_EINVAL, "%s is listed twice", val);
+		policy_dec_pop(d, o2);
+	}
+	policy_dec_pop(d, old);
+	g->covered = names;
+	g->n_covered = json_array_size(list);
+	return rc;
+}
+
+static int resource_group(policy_dec_t *d, const json_t *v, bool cohort, policy_resource_group_t *g)
+{
+	static const char *const keys[] = {"coveredResources", "flavors", NULL};
+	const json_t *flavors = NULL;
+	policy_flavor_quota_t *fqs;
+	size_t old;
+	int rc;
+
+	if (!json_is_object(v)) {
+		char val[128];
+
+		policy_dec_value(v, val, sizeof(val));
+		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
+	}
+	rc = policy_dec_keys(d, v, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc = covered_resources(d, v, g);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_arr(d, v, "flavors", true, POLICY_GROUP_FLAVORS_MAX, &flavors);
+	if (rc == GPUQ_OK && json_array_size(flavors) == 0)
+		rc = policy_dec_fail(d, GPUQ_EINVAL, "flavors: must not be empty");
+	if (rc)
+		return rc;
+	fqs = policy_arena_alloc(&d->p->arena, json_array_size(flavors) * sizeof(*fqs));
+	if (!fqs)
+		return enomem(d);
+	old = policy_dec_key(d, "flavors");
+	for (size_t f = 0; f < json_array_size(flavors) && rc == GPUQ_OK; f++) {
+		size_t o2 = policy_dec_idx(d, f);
+
+		rc = flavor_quota(d, json_array_get(flavors, f), g, cohort, &fqs[f]);
+		policy_dec_pop(d, o2);
+	}
+	policy_dec_pop(d, old);
+	g->flavors = fqs;
+	g->n_flavors = json_array_size(flavors);
+	return rc;
+}
+
+/* A resource in two groups, or a flavor in two places, of one CQ. */
+static int groups_disjoint(policy_dec_t *d, const policy_cq_t *cq)
+{
+	for (size_t g = 0; g < cq->n_groups; g++) {
+		const policy_resource_group_t *a = &cq->groups[g];
+
+		for (size_t h = 0; h <= g; h++) {
+			const policy_resource_group_t *b = &cq->groups[h];
+
+			for (size_t i = 0; h < g && i < a->n_covered; i++)
+				for (size_t j = 0; j < b->n_covered; j++)
+					if (!strcmp(a->covered[i], b->covered[j]))
+						return policy_dec_fail(
+						    d, GPUQ_EINVAL,
+						    "resourceGroups[%zu].coveredResources[%zu]: "
+						    "\"%s\" is already covered by "
+						    "resourceGroups[%zu]",
+						    g, i, a->covered[i], h);
+			for (size_t i = 0; i < a->n_flavors; i++)
+				for (size_t j = 0; j < (h < g ? b->n_flavors : i); j++)
+					if (!strcmp(a->flavors[i].name, b->flavors[j].name))
+						return policy_dec_fail(
+						    d, GPUQ_EINVAL,
+						    "resourceGroups[%zu].flavors[%zu].name: "
+						    "flavor \"%s\" already appears in "
+						    "resourceGroups[%zu]",
+						    g, i, a->flavors[i].name, h);
+		}
+	}
+	return GPUQ_OK;
+}
+
+static int preemption(policy_dec_t *d, const json_t *spec, policy_preemption_t *pr)
+{
+	static const char *const keys[] = {"withinClusterQueue", "reclaimWithinCohort",
+					   "borrowWithinCohort", NULL};
+	static const char *const bkeys[] = {"policy", "maxPriorityThreshold", NULL};
+	static const char *const within[] = {"Never", "LowerPriority", "LowerOrNewerEqualPriority",
+					     NULL};
+	static const char *const reclaim[] = {"Never", "LowerPriority", "Any", NULL};
+	static const char *const borrow[] = {"Never", "LowerPriority", NULL};
+	const json_t *p = NULL, *b = NULL;
+	int w = 0, r = 0, bp = 0;
+	int64_t thr = 0;
+	size_t old, old2;
+	int rc = enter(d, spec, "preemption", keys, &p, &old);
+
+	if (rc || !p)
+		return rc;
+	rc = policy_dec_enum(d, p, "withinClusterQueue", within, &w);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, p, "reclaimWithinCohort", reclaim, &r);
+	if (rc == GPUQ_OK)
+		rc = enter(d, p, "borrowWithinCohort", bkeys, &b, &old2);
+	if (rc == GPUQ_OK && b) {
+		rc = policy_dec_enum(d, b, "policy", borrow, &bp);
+		if (rc == GPUQ_OK && json_object_get(b, "maxPriorityThreshold") &&
+		    !json_is_null(json_object_get(b, "maxPriorityThreshold"))) {
+			pr->has_max_priority_threshold = true;
+			rc = policy_dec_int(d, b, "maxPriorityThreshold", true, INT32_MIN,
+					    INT32_MAX, &thr);
+		}
+		policy_dec_pop(d, old2);
+	}
+	pr->within_cluster_queue = (policy_preempt_t)w;
+	pr->reclaim_within_cohort = r == 2 ? POLICY_PREEMPT_ANY : (policy_preempt_t)r;
+	pr->borrow_within_cohort = (policy_preempt_t)bp;
+	pr->max_priority_threshold = (int32_t)thr;
+	if (rc == GPUQ_OK && bp && !r)
+		rc = policy_dec_fail(d, GPUQ_EINVAL,
+				     "borrowWithinCohort.policy: LowerPriority needs "
+				     "reclaimWithinCohort other than Never");
+	policy_dec_pop(d, old);
+	return rc;
+}
+
+static int fungibility(policy_dec_t *d, const json_t *spec, policy_fungibility_t *fu)
+{
+	static const char *const keys[] = {"whenCanBorrow", "whenCanPreempt", NULL};
+	static const char *const borrow[] = {"Borrow", "MayStopSearch", "TryNextFlavor", NULL};
+	static const char *const preempt[] = {"Preempt", "MayStopSearch", "TryNextFlavor", NULL};
+	const json_t *f = NULL;
+	int b = 0, p = 2;
+	size_t old;
+	int rc = enter(d, spec, "flavorFungibility", keys, &f, &old);
+
+	fu->when_can_borrow = POLICY_FUNGIBLE_STOP;
+	fu->when_can_preempt = POLICY_FUNGIBLE_TRY_NEXT_FLAVOR;
+	if (rc || !f)
+		return rc;
+	rc = policy_dec_enum(d, f, "whenCanBorrow", borrow, &b);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, f, "whenCanPreempt", preempt, &p);
+	fu->when_can_borrow = b == 2 ? POLICY_FUNGIBLE_TRY_NEXT_FLAVOR : POLICY_FUNGIBLE_STOP;
+	fu->when_can_preempt = p == 2 ? POLICY_FUNGIBLE_TRY_NEXT_FLAVOR : POLICY_FUNGIBLE_STOP;
+	policy_dec_pop(d, old);
+	return rc;
+}
+
+/* spec.cohortName (v1beta1: spec.cohort); NULL when alone. */
+static int cohort_name(policy_dec_t *d, const json_t *spec, const char **out)
+{
+	const char *a = NULL, *b = NULL;
+	int rc = policy_dec_str(d, spec, "cohortName", false, 253, &a);
+
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, spec, "cohort", false, 253, &b);
+	if (rc)
+		return rc;
+	if (a && b && strcmp(a, b))
+		return policy_dec_fail(d, GPUQ_EINVAL, "cohortName \"%s\" and cohort \"%s\" differ",
+				       a, b);
+	*out = a ? a : b;
+	if (*out && !**out)
+		*out = NULL; /* "" means no cohort */
+	if (*out && !policy_name_is_subdomain(*out))
+		return policy_dec_fail(d, GPUQ_EINVAL,
+				       "%s: invalid name \"%s\" (want a DNS-1123 subdomain)",
+				       a ? "cohortName" : "cohort", *out);
+	return GPUQ_OK;
+}
+
+static int cq_groups(policy_dec_t *d, const json_t *spec, policy_cq_t *cq)
+{
+	const json_t *groups = NULL;
+	policy_resource_group_t *gs;
+	size_t old;
+	int rc = policy_dec_arr(d, spec, "resourceGroups", false, POLICY_GROUPS_MAX, &groups);
+
+	if (rc || !groups || !json_array_size(groups))
+		return rc;
+	gs = policy_arena_alloc(&d->p->arena, json_array_size(groups) * sizeof(*gs));
+	if (!gs)
+		return enomem(d);
+	old = policy_dec_key(d, "resourceGroups");
+	for (size_t g = 0; g < json_array_size(groups) && rc == GPUQ_OK; g++) {
+		size_t o2 = policy_dec_idx(d, g);
+
+		rc = resource_group(d, json_array_get(groups, g), cq->cohort_name != NULL, &gs[g]);
+		policy_dec_pop(d, o2);
+	}
+	policy_dec_pop(d, old);
+	cq->groups = gs;
+	cq->n_groups = json_array_size(groups);
+	return rc;
+}
+
+int policy_decode_cq(policy_dec_t *d, const json_t *obj)
+{
+	static const char *const keys[] = {
+	    "cohortName",	 "cohort",     "resourceGroups",    "queueingStrategy",
+	    "namespaceSelector", "preemption", "flavorFungibility", "fairSharing",
+	    "stopPolicy",	 NULL};
+	static const char *const unsupported[] = {"admissionChecks", "admissionChecksStrategy",
+						  "admissionScope", NULL};
+	static const char *const strategies[] = {"BestEffortFIFO", "StrictFIFO", NULL};
+	const json_t *spec = NULL;
+	policy_cq_t *cq;
+	const char *name;
+	int strategy = 0, stop = 0;
+	size_t old;
+	int rc = policy_dec_meta(d, obj, "ClusterQueue", false, false, NULL, &name);
+
+	if (rc == GPUQ_OK)
+		rc = policy_dec_obj(d, obj, "spec", true, &spec);
+	if (rc)
+		return rc;
+	cq = policy_arena_alloc(&d->p->arena, sizeof(*cq));
+	if (!cq || !(cq->name = policy_arena_strdup(&d->p->arena, name)))
+		return enomem(d);
+	cq->origin = policy_dec_origin(d);
+	old = policy_dec_key(d, "spec");
+	rc = policy_dec_keys(d, spec, keys, unsupported);
+	if (rc == GPUQ_OK)
+		rc = cohort_name(d, spec, &cq->cohort_name);
+	if (rc == GPUQ_OK)
+		rc = cq_groups(d, spec, cq);
+	if (rc == GPUQ_OK)
+		rc = groups_disjoint(d, cq);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, spec, "queueingStrategy", strategies, &strategy);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_selector(d, spec, "namespaceSelector", &cq->namespace_selector);
+	if (rc == GPUQ_OK)
+		rc = preemption(d, spec, &cq->preemption);
+	if (rc == GPUQ_OK)
+		rc = fungibility(d, spec, &cq->fungibility);
+	if (rc == GPUQ_OK)
+		rc = fair_sharing(d, spec, &cq->fair_weight_milli);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, spec, "stopPolicy", STOP_POLICIES, &stop);
+	policy_dec_pop(d, old);
+	cq->queueing = (policy_queueing_t)strategy;
+	cq->stop = (policy_stop_t)stop;
+	cq->index = d->p->cqs.n;
+	if (rc == GPUQ_OK)
+		rc = policy_dec_register(d, POLICY_K_CQ, "", cq->name, cq);
+	return rc;
+}
+
+/* ---- LocalQueue ---- */
+
+int policy_decode_lq(policy_dec_t *d, const json_t *obj)
+{
+	static const char *const keys[] = {"clusterQueue", "stopPolicy", "fairSharing", NULL};
+	const json_t *spec = NULL;
+	policy_lq_t *lq;
+	const char *ns, *name;
+	int stop = 0;
+	size_t old;
+	int rc = policy_dec_meta(d, obj, "LocalQueue", true, true, &ns, &name);
+
+	if (rc == GPUQ_OK)
+		rc = policy_dec_obj(d, obj, "spec", true, &spec);
+	if (rc)
+		return rc;
+	lq = policy_arena_alloc(&d->p->arena, sizeof(*lq));
+	if (!lq || !(lq->name = policy_arena_strdup(&d->p->arena, name)) ||
+	    !(lq->namespace_ = policy_arena_strdup(&d->p->arena, ns)))
+		return enomem(d);
+	lq->origin = policy_dec_origin(d);
+	old = policy_dec_key(d, "spec");
+	rc = policy_dec_keys(d, spec, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, spec, "clusterQueue", true, 253, &lq->cq_name);
+	if (rc == GPUQ_OK && !policy_name_is_subdomain(lq->cq_name))
+		rc = policy_dec_fail(
+		    d, GPUQ_EINVAL, "clusterQueue: invalid name \"%s\" (want a DNS-1123 subdomain)",
+		    lq->cq_name);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_enum(d, spec, "stopPolicy", STOP_POLICIES, &stop);
+	if (rc == GPUQ_OK)
+		rc = fair_sharing(d, spec, &lq->fair_weight_milli);
+	policy_dec_pop(d, old);
+	lq->stop = (policy_stop_t)stop;
+	if (rc)
+		return rc;
+	{
+		policy_ns_entry_t *e;
+
+		rc = policy_ns_ensure(d->p, ns, &e);
+		if (rc == GPUQ_ELIMIT)
+			return policy_dec_fail(d, rc, "more than %d Namespaces",
+					       POLICY_NAMESPACES_MAX);
+		if (rc)
+			return enomem(d);
+	}
+	return policy_dec_register(d, POLICY_K_LQ, lq->namespace_, lq->name, lq);
+}
+
+/* ---- Cohort ---- */
+
+int policy_decode_cohort(policy_dec_t *d, const json_t *obj)
+{
+	static const char *const keys[] = {"fairSharing", NULL};
+	static const char *const unsupported[] = {"parentName", "parent", "resourceGroups", NULL};
+	const json_t *spec = NULL;
+	policy_cohort_t *c;
+	const char *name;
+	size_t old;
+	int rc = policy_dec_meta(d, obj, "Cohort", false, false, NULL, &name);
+
+	if (rc == GPUQ_OK)
+		rc = policy_dec_obj(d, obj, "spec", false, &spec);
+	if (rc)
+		return rc;
+	c = policy_arena_alloc(&d->p->arena, sizeof(*c));
+	if (!c || !(c->name = policy_arena_strdup(&d->p->arena, name)))
+		return enomem(d);
+	c->declared = true;
+	c->fair_weight_milli = 1000;
+	c->origin = policy_dec_origin(d);
+	if (spec) {
+		old = policy_dec_key(d, "spec");
+		rc = policy_dec_keys(d, spec, keys, unsupported);
+		if (rc == GPUQ_OK)
+			rc = fair_sharing(d, spec, &c->fair_weight_milli);
+		policy_dec_pop(d, old);
+	}
+	if (rc == GPUQ_OK)
+		rc = policy_dec_register(d, POLICY_K_COHORT, "", c->name, c);
+	return rc;
+}

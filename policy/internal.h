@@ -1,0 +1,205 @@
+/*
+ * policy internals, shared by the module's .c files only (never included
+ * from outside policy/). The snapshot's memory is one arena freed at once;
+ * objects are reached through pointer vectors (declaration order) and one
+ * open-addressing index keyed by (kind, namespace, name).
+ */
+#ifndef GPUQ_POLICY_INTERNAL_H
+#define GPUQ_POLICY_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "policy/policy.h"
+
+/* ---- Arena: every string and object of a snapshot; freed as a whole ---- */
+
+typedef struct policy_block policy_block_t;
+
+typedef struct {
+	policy_block_t *head; /* newest block first */
+} policy_arena_t;
+
+/* n zeroed bytes aligned for any type (including __int128), or NULL. */
+void *policy_arena_alloc(policy_arena_t *a, size_t n);
+/* An arena copy of s, or NULL on allocation failure. */
+char *policy_arena_strdup(policy_arena_t *a, const char *s);
+void policy_arena_free(policy_arena_t *a);
+
+/* ---- Pointer vectors (declaration order) ---- */
+
+typedef struct {
+	void **items; /* malloc'd */
+	size_t n;     /* used */
+	size_t cap;   /* allocated */
+} policy_vec_t;
+
+int policy_vec_push(policy_vec_t *v, void *item);
+
+/* ---- Index by (kind, namespace, name) ---- */
+
+typedef enum {
+	POLICY_K_NAMESPACE = 1,
+	POLICY_K_LIMITRANGE,
+	POLICY_K_QUOTA,
+	POLICY_K_PRIORITYCLASS,
+	POLICY_K_FLAVOR,
+	POLICY_K_CQ,
+	POLICY_K_LQ,
+	POLICY_K_COHORT,
+	POLICY_K_CLAIMTEMPLATE,
+	POLICY_K_TOTAL, /* scratch: cohort lending totals at finish */
+} policy_kind_t;
+
+typedef struct {
+	int kind;	  /* policy_kind_t; 0 = empty slot */
+	const char *ns;	  /* namespace ("" for cluster-scoped) */
+	const char *name; /* object name */
+	void *obj;	  /* the object */
+} policy_slot_t;
+
+typedef struct {
+	policy_slot_t *slots; /* malloc'd, cap entries, cap a power of two */
+	size_t cap;	      /* slots allocated */
+	size_t n;	      /* slots used (kept <= cap / 2) */
+} policy_index_t;
+
+/* Add (kind, ns, name) -> obj; GPUQ_EEXIST (nothing changed) when present,
+ * GPUQ_ENOMEM. ns and name must outlive the index. */
+int policy_index_put(policy_index_t *ix, int kind, const char *ns, const char *name, void *obj);
+void *policy_index_get(const policy_index_t *ix, int kind, const char *ns, const char *name);
+void policy_index_free(policy_index_t *ix);
+
+/* ---- Wrappers adding private fields to public objects ---- */
+
+typedef struct {
+	policy_namespace_t pub; /* first: a policy_namespace_t * points here */
+	bool managed;		/* some CQ selects it (set by policy_finish) */
+} policy_ns_entry_t;
+
+typedef struct {
+	quota_limitrange_t pub; /* first */
+	policy_origin_t origin; /* where declared */
+} policy_lr_entry_t;
+
+typedef struct {
+	quota_resourcequota_t pub; /* first */
+	policy_origin_t origin;	   /* where declared */
+} policy_rq_entry_t;
+
+struct policy {
+	atomic_long refs;	 /* references held */
+	policy_opts_t opts;	 /* options given to policy_create */
+	bool finished;		 /* policy_finish succeeded: read-only from now */
+	uint64_t fingerprint;	 /* of the dir it was loaded from, or 0 */
+	size_t n_objects;	 /* objects added, all kinds (POLICY_OBJECTS_MAX) */
+	policy_origin_t origin;	 /* origin stamped on objects being added */
+	policy_arena_t arena;	 /* all objects and strings */
+	policy_index_t index;	 /* (kind, ns, name) -> object */
+	policy_vec_t namespaces; /* policy_ns_entry_t * */
+	policy_vec_t pcs;	 /* policy_priorityclass_t * */
+	policy_vec_t flavors;	 /* policy_flavor_t * */
+	policy_vec_t cqs;	 /* policy_cq_t * */
+	policy_vec_t cohorts;	 /* policy_cohort_t * (declared first after finish) */
+	policy_vec_t lqs;	 /* policy_lq_t * */
+	policy_vec_t lrs;	 /* policy_lr_entry_t * */
+	policy_vec_t rqs;	 /* policy_rq_entry_t * */
+	policy_vec_t rcts;	 /* policy_claimtemplate_t * */
+	const policy_priorityclass_t *default_pc; /* the globalDefault class or NULL */
+};
+
+/* The namespace entry for name, created (implied, undeclared) if missing.
+ * GPUQ_ELIMIT past POLICY_NAMESPACES_MAX, GPUQ_ENOMEM. */
+int policy_ns_ensure(policy_t *p, const char *name, policy_ns_entry_t **out);
+
+/* ---- Decoding (decode.c, decode_queue.c) ---- */
+
+/* Decode obj by its apiVersion and kind and add it (policy_add_json). */
+int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag);
+
+/* Path into the object being decoded, for messages. */
+#define POLICY_PATH_MAX 512
+
+typedef struct {
+	policy_t *p;		      /* the policy being built */
+	gpuq_diag_t *diag;	      /* where errors go */
+	const char *api;	      /* apiVersion of the object */
+	char what[POLICY_STRING_MAX]; /* `ClusterQueue "a"` */
+	char path[POLICY_PATH_MAX];   /* `spec.resourceGroups[0]` */
+	size_t plen;		      /* strlen(path) */
+} policy_dec_t;
+
+/* Write "<what>: <path>: <fmt...>" into the diagnostic; returns rc. */
+int policy_dec_fail(policy_dec_t *d, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Append ".key" (or "key" at the root) / "[i]" to the path; return the old
+ * length for policy_dec_pop. */
+size_t policy_dec_key(policy_dec_t *d, const char *key);
+size_t policy_dec_idx(policy_dec_t *d, size_t i);
+size_t policy_dec_mapkey(policy_dec_t *d, const char *key); /* "[key]" */
+void policy_dec_pop(policy_dec_t *d, size_t len);
+/* A short rendering of a JSON value for messages: "1Gb" quoted, 8, true, a mapping. */
+void policy_dec_value(const json_t *v, char *buf, size_t cap);
+
+/* Refuse keys of obj outside allowed (NULL-terminated); keys in unsupported
+ * (NULL-terminated, may be NULL) get "not supported by gpuq" unless null or
+ * empty. */
+int policy_dec_keys(policy_dec_t *d, const json_t *obj, const char *const *allowed,
+		    const char *const *unsupported);
+
+/* Field getters: look key up in obj (absent or null = absent), check the
+ * type, and on error name the path. *out untouched when absent. */
+int policy_dec_obj(policy_dec_t *d, const json_t *obj, const char *key, bool required,
+		   const json_t **out);
+int policy_dec_arr(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
+		   const json_t **out);
+/* String copied into the arena; max is the longest allowed length. */
+int policy_dec_str(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
+		   const char **out);
+int policy_dec_int(policy_dec_t *d, const json_t *obj, const char *key, bool required, int64_t min,
+		   int64_t max, int64_t *out);
+int policy_dec_bool(policy_dec_t *d, const json_t *obj, const char *key, bool *out);
+/* One of names[] (NULL-terminated); *out = its index. */
+int policy_dec_enum(policy_dec_t *d, const json_t *obj, const char *key, const char *const *names,
+		    int *out);
+/* A non-negative quantity from a string or number; *present set. */
+int policy_dec_qty(policy_dec_t *d, const json_t *obj, const char *key, bool required,
+		   quota_qty_t *out, bool *present);
+/* The value v itself (already at the path) as a non-negative quantity. */
+int policy_dec_qty_value(policy_dec_t *d, const json_t *v, quota_qty_t *out);
+/* A weight quantity as thousandths (default 1000 when absent). */
+int policy_dec_weight(policy_dec_t *d, const json_t *obj, const char *key, int64_t *milli);
+/* A map of resource name -> quantity into list (absent: left empty). */
+int policy_dec_reslist(policy_dec_t *d, const json_t *obj, const char *key, quota_reslist_t *list);
+/* A map of label key -> value into sorted labels (absent: empty). */
+int policy_dec_labels(policy_dec_t *d, const json_t *obj, const char *key, size_t max,
+		      policy_labels_t *out);
+/* A LabelSelector (absent or null: not present, selects nothing). */
+int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key,
+			policy_selector_t *out);
+
+/* Name rules (Kubernetes): DNS-1123 label (<= 63) and subdomain (<= 253);
+ * label keys (optional subdomain prefix + '/' + name) and values;
+ * resource names (optional prefix + '/' + name). */
+bool policy_name_is_label(const char *s);
+bool policy_name_is_subdomain(const char *s);
+bool policy_name_is_label_key(const char *s);
+bool policy_name_is_label_value(const char *s);
+bool policy_name_is_resource(const char *s);
+
+/* Kind decoders: obj's apiVersion and kind are checked; metadata and spec
+ * are theirs. d->what is set from kind and name by policy_dec_meta. */
+int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool namespaced,
+		    bool name_is_label, const char **ns, const char **name);
+int policy_decode_flavor(policy_dec_t *d, const json_t *obj);
+int policy_decode_cq(policy_dec_t *d, const json_t *obj);
+int policy_decode_lq(policy_dec_t *d, const json_t *obj);
+int policy_decode_cohort(policy_dec_t *d, const json_t *obj);
+
+/* Add obj to the index and the count of objects, with a duplicate message
+ * naming the first declaration. Call last, once the object is complete. */
+int policy_dec_register(policy_dec_t *d, int kind, const char *ns, const char *name, void *obj);
+
+/* The policy's current origin, copied into an object. */
+policy_origin_t policy_dec_origin(const policy_dec_t *d);
+
+#endif

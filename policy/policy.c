@@ -1,0 +1,776 @@
+/*
+ * The snapshot: memory (arena, vectors, index), building, the checks across
+ * objects in policy_finish, lookups, iteration and reference counting.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/internal.h"
+
+/* ---- Arena ---- */
+
+/* 64 KiB blocks: a realistic policy (a few hundred objects) fits in a few;
+ * a request above a quarter block gets a block of its own. */
+#define BLOCK_SIZE (64u << 10)
+
+struct policy_block {
+	policy_block_t *next;		  /* older block */
+	size_t used;			  /* bytes of mem handed out */
+	size_t cap;			  /* bytes of mem */
+	_Alignas(16) unsigned char mem[]; /* the memory */
+};
+
+void *policy_arena_alloc(policy_arena_t *a, size_t n)
+{
+	policy_block_t *b = a->head;
+	size_t need = (n + 15) & ~(size_t)15;
+	void *out;
+
+	if (need < n)
+		return NULL;
+	if (!b || b->cap - b->used < need) {
+		size_t cap = need > BLOCK_SIZE / 4 ? need : BLOCK_SIZE;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->used = 0;
+		b->cap = cap;
+		if (need > BLOCK_SIZE / 4 && a->head) {
+			/* keep filling the current block */
+			b->next = a->head->next;
+			a->head->next = b;
+		} else {
+			b->next = a->head;
+			a->head = b;
+		}
+	}
+	out = b->mem + b->used;
+	b->used += need;
+	memset(out, 0, need);
+	return out;
+}
+
+char *policy_arena_strdup(policy_arena_t *a, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = policy_arena_alloc(a, n);
+
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+void policy_arena_free(policy_arena_t *a)
+{
+	while (a->head) {
+		policy_block_t *next = a->head->next;
+
+		free(a->head);
+		a->head = next;
+	}
+}
+
+/* ---- Vectors ---- */
+
+static int vec_reserve(policy_vec_t *v, size_t n)
+{
+	void **items;
+	size_t cap;
+
+	if (n <= v->cap)
+		return GPUQ_OK;
+	cap = v->cap ? v->cap * 2 : 16;
+	while (cap < n)
+		cap *= 2;
+	items = realloc(v->items, cap * sizeof(*items));
+	if (!items)
+		return GPUQ_ENOMEM;
+	v->items = items;
+	v->cap = cap;
+	return GPUQ_OK;
+}
+
+int policy_vec_push(policy_vec_t *v, void *item)
+{
+	int rc = vec_reserve(v, v->n + 1);
+
+	if (rc)
+		return rc;
+	v->items[v->n++] = item;
+	return GPUQ_OK;
+}
+
+/* ---- Index ---- */
+
+static uint64_t slot_hash(int kind, const char *ns, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+
+	for (; *ns; ns++)
+		h = (h ^ (unsigned char)*ns) * 1099511628211ull;
+	h = (h ^ 0xff) * 1099511628211ull;
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return h;
+}
+
+static policy_slot_t *slot_find(policy_slot_t *slots, size_t cap, int kind, const char *ns,
+				const char *name)
+{
+	size_t i = (size_t)slot_hash(kind, ns, name) & (cap - 1);
+
+	for (;; i = (i + 1) & (cap - 1)) {
+		policy_slot_t *s = &slots[i];
+
+		if (!s->kind || (s->kind == kind && !strcmp(s->ns, ns) && !strcmp(s->name, name)))
+			return s;
+	}
+}
+
+static int index_grow(policy_index_t *ix)
+{
+	size_t cap = ix->cap ? ix->cap * 2 : 256;
+	policy_slot_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < ix->cap; i++) {
+		policy_slot_t *s = &ix->slots[i];
+
+		if (s->kind)
+			*slot_find(slots, cap, s->kind, s->ns, s->name) = *s;
+	}
+	free(ix->slots);
+	ix->slots = slots;
+	ix->cap = cap;
+	return GPUQ_OK;
+}
+
+int policy_index_put(policy_index_t *ix, int kind, const char *ns, const char *name, void *obj)
+{
+	policy_slot_t *s;
+
+	if ((ix->n + 1) * 2 > ix->cap && index_grow(ix))
+		return GPUQ_ENOMEM;
+	s = slot_find(ix->slots, ix->cap, kind, ns, name);
+	if (s->kind)
+		return GPUQ_EEXIST;
+	*s = (policy_slot_t){kind, ns, name, obj};
+	ix->n++;
+	return GPUQ_OK;
+}
+
+void *policy_index_get(const policy_index_t *ix, int kind, const char *ns, const char *name)
+{
+	if (!ix->cap)
+		return NULL;
+	return slot_find(ix->slots, ix->cap, kind, ns ? ns : "", name)->obj;
+}
+
+void policy_index_free(policy_index_t *ix)
+{
+	free(ix->slots);
+	ix->slots = NULL;
+	ix->cap = ix->n = 0;
+}
+
+/* ---- Lifecycle ---- */
+
+int policy_create(const policy_opts_t *opts, policy_t **out)
+{
+	policy_t *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return GPUQ_ENOMEM;
+	atomic_init(&p->refs, 1);
+	if (opts)
+		p->opts = *opts;
+	*out = p;
+	return GPUQ_OK;
+}
+
+policy_t *policy_ref(policy_t *p)
+{
+	if (p)
+		atomic_fetch_add_explicit(&p->refs, 1, memory_order_relaxed);
+	return p;
+}
+
+void policy_unref(policy_t *p)
+{
+	policy_vec_t *vecs[9];
+
+	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	vecs[0] = &p->namespaces, vecs[1] = &p->pcs, vecs[2] = &p->flavors;
+	vecs[3] = &p->cqs, vecs[4] = &p->cohorts, vecs[5] = &p->lqs;
+	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts;
+	for (size_t i = 0; i < 9; i++)
+		free(vecs[i]->items);
+	policy_index_free(&p->index);
+	policy_arena_free(&p->arena);
+	free(p);
+}
+
+#define NAME_LABEL "kubernetes.io/metadata.name"
+
+/* Labels holding only kubernetes.io/metadata.name=<name>. */
+static int name_labels(policy_arena_t *a, const char *name, policy_labels_t *out)
+{
+	policy_label_t *l = policy_arena_alloc(a, sizeof(*l));
+
+	if (!l)
+		return GPUQ_ENOMEM;
+	l->key = NAME_LABEL;
+	l->value = name;
+	out->items = l;
+	out->n = 1;
+	return GPUQ_OK;
+}
+
+int policy_ns_ensure(policy_t *p, const char *name, policy_ns_entry_t **out)
+{
+	policy_ns_entry_t *e = policy_index_get(&p->index, POLICY_K_NAMESPACE, "", name);
+	int rc;
+
+	if (e) {
+		*out = e;
+		return GPUQ_OK;
+	}
+	if (p->namespaces.n >= POLICY_NAMESPACES_MAX)
+		return GPUQ_ELIMIT;
+	e = policy_arena_alloc(&p->arena, sizeof(*e));
+	if (!e)
+		return GPUQ_ENOMEM;
+	e->pub.name = policy_arena_strdup(&p->arena, name);
+	if (!e->pub.name)
+		return GPUQ_ENOMEM;
+	rc = name_labels(&p->arena, e->pub.name, &e->pub.labels);
+	if (rc)
+		return rc;
+	e->pub.origin = p->origin;
+	rc = vec_reserve(&p->namespaces, p->namespaces.n + 1);
+	if (rc)
+		return rc;
+	rc = policy_index_put(&p->index, POLICY_K_NAMESPACE, "", e->pub.name, e);
+	if (rc)
+		return rc;
+	p->namespaces.items[p->namespaces.n++] = e;
+	*out = e;
+	return GPUQ_OK;
+}
+
+/* ---- Adding ---- */
+
+int policy_add_json(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
+{
+	if (p->finished)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is finished; it cannot change");
+	return policy_decode_object(p, obj, diag);
+}
+
+typedef struct {
+	policy_t *p; /* the policy being built */
+} add_ctx_t;
+
+static int add_one(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
+{
+	add_ctx_t *a = ctx;
+
+	a->p->origin.doc = doc;
+	return policy_add_json(a->p, obj, diag);
+}
+
+int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t len,
+			gpuq_diag_t *diag)
+{
+	add_ctx_t a = {p};
+	const char *file;
+	int rc;
+
+	if (p->finished)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is finished; it cannot change");
+	file = policy_arena_strdup(&p->arena, name ? name : "<manifest>");
+	if (!file)
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+	p->origin.file = file;
+	p->origin.doc = 0;
+	rc = policy_manifest_parse(file, buf, len, add_one, &a, diag);
+	p->origin.file = NULL;
+	p->origin.doc = 0;
+	return rc;
+}
+
+/* ---- Finishing: checks across objects ---- */
+
+/* Write "<file>: document <n>: <what>: <msg>" for an object at origin o. */
+static int fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
+{
+	char msg[GPUQ_DIAG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (o.file)
+		return gpuq_diag_set(diag, rc, "%s: document %zu: %s", o.file, o.doc, msg);
+	return gpuq_diag_set(diag, rc, "%s", msg);
+}
+
+static int resolve_lqs(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->lqs.n; i++) {
+		policy_lq_t *lq = p->lqs.items[i];
+
+		lq->cq = policy_index_get(&p->index, POLICY_K_CQ, "", lq->cq_name);
+		if (!lq->cq)
+			return fail_at(
+			    diag, GPUQ_EINVAL, lq->origin,
+			    "LocalQueue \"%s/%s\": spec.clusterQueue: ClusterQueue \"%s\" "
+			    "not found",
+			    lq->namespace_, lq->name, lq->cq_name);
+	}
+	return GPUQ_OK;
+}
+
+static int resolve_flavors(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->cqs.n; i++) {
+		policy_cq_t *cq = p->cqs.items[i];
+
+		for (size_t g = 0; g < cq->n_groups; g++) {
+			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
+				policy_flavor_quota_t *fq =
+				    (policy_flavor_quota_t *)&cq->groups[g].flavors[f];
+
+				fq->flavor =
+				    policy_index_get(&p->index, POLICY_K_FLAVOR, "", fq->name);
+				if (!fq->flavor)
+					return fail_at(
+					    diag, GPUQ_EINVAL, cq->origin,
+					    "ClusterQueue \"%s\": spec.resourceGroups[%zu]."
+					    "flavors[%zu].name: ResourceFlavor \"%s\" not "
+					    "found",
+					    cq->name, g, f, fq->name);
+			}
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* Implied cohorts for names no Cohort object declares; members lists. */
+static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->cqs.n; i++) {
+		policy_cq_t *cq = p->cqs.items[i];
+		policy_cohort_t *c;
+
+		if (!cq->cohort_name)
+			continue;
+		c = policy_index_get(&p->index, POLICY_K_COHORT, "", cq->cohort_name);
+		if (!c) {
+			if (p->cohorts.n >= POLICY_COHORTS_MAX)
+				return fail_at(diag, GPUQ_ELIMIT, cq->origin,
+					       "ClusterQueue \"%s\": spec.cohortName: more than %d "
+					       "cohorts",
+					       cq->name, POLICY_COHORTS_MAX);
+			c = policy_arena_alloc(&p->arena, sizeof(*c));
+			if (!c || vec_reserve(&p->cohorts, p->cohorts.n + 1) ||
+			    policy_index_put(&p->index, POLICY_K_COHORT, "", cq->cohort_name, c))
+				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+			c->name = cq->cohort_name;
+			c->fair_weight_milli = 1000;
+			c->origin = cq->origin;
+			p->cohorts.items[p->cohorts.n++] = c;
+		}
+		c->n_members++; /* counted now, filled below */
+		cq->cohort = c;
+	}
+	for (size_t i = 0; i < p->cohorts.n; i++) {
+		policy_cohort_t *c = p->cohorts.items[i];
+
+		if (c->n_members) {
+			c->members =
+			    policy_arena_alloc(&p->arena, c->n_members * sizeof(*c->members));
+			if (!c->members)
+				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+		}
+		c->n_members = 0;
+	}
+	for (size_t i = 0; i < p->cqs.n; i++) {
+		policy_cq_t *cq = p->cqs.items[i];
+		policy_cohort_t *c = (policy_cohort_t *)cq->cohort;
+
+		if (c)
+			((const policy_cq_t **)c->members)[c->n_members++] = cq;
+	}
+	return GPUQ_OK;
+}
+
+/* Each namespace's LimitRanges and ResourceQuotas, in declaration order. */
+static int build_namespaces(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < p->lrs.n; i++) {
+			quota_limitrange_t *lr = p->lrs.items[i];
+			policy_ns_entry_t *e =
+			    policy_index_get(&p->index, POLICY_K_NAMESPACE, "", lr->namespace_);
+
+			if (pass)
+				((const quota_limitrange_t **)
+				     e->pub.limitranges)[e->pub.n_limitranges] = lr;
+			e->pub.n_limitranges++;
+		}
+		for (size_t i = 0; i < p->rqs.n; i++) {
+			quota_resourcequota_t *rq = p->rqs.items[i];
+			policy_ns_entry_t *e =
+			    policy_index_get(&p->index, POLICY_K_NAMESPACE, "", rq->namespace_);
+
+			if (pass)
+				((const quota_resourcequota_t **)e->pub.quotas)[e->pub.n_quotas] =
+				    rq;
+			e->pub.n_quotas++;
+		}
+		if (pass)
+			break;
+		for (size_t i = 0; i < p->namespaces.n; i++) {
+			policy_ns_entry_t *e = p->namespaces.items[i];
+			size_t nl = e->pub.n_limitranges, nq = e->pub.n_quotas;
+
+			if (nl && !(e->pub.limitranges = policy_arena_alloc(
+					&p->arena, nl * sizeof(*e->pub.limitranges))))
+				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+			if (nq && !(e->pub.quotas =
+					policy_arena_alloc(&p->arena, nq * sizeof(*e->pub.quotas))))
+				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+			e->pub.n_limitranges = e->pub.n_quotas = 0;
+		}
+	}
+	return GPUQ_OK;
+}
+
+static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->pcs.n; i++) {
+		const policy_priorityclass_t *pc = p->pcs.items[i];
+
+		if (!pc->global_default)
+			continue;
+		if (p->default_pc)
+			return fail_at(
+			    diag, GPUQ_EINVAL, pc->origin,
+			    "PriorityClass \"%s\": globalDefault: true, but PriorityClass "
+			    "\"%s\" is already the global default",
+			    pc->name, p->default_pc->name);
+		p->default_pc = pc;
+	}
+	return GPUQ_OK;
+}
+
+/* 2^63-1 whole units: the largest quantity there is. */
+static quota_qty_t qty_max(void)
+{
+	quota_qty_t q = {(__int128)INT64_MAX * 1000000000, QUOTA_QTY_DECIMAL_SI};
+
+	return q;
+}
+
+static quota_qty_t qty_add_sat(const quota_qty_t *a, const quota_qty_t *b)
+{
+	quota_qty_t out;
+
+	if (quota_qty_add(a, b, &out))
+		return qty_max();
+	return out;
+}
+
+static const quota_qty_t *lendable(const policy_res_quota_t *q)
+{
+	return q->has_lending_limit ? &q->lending_limit : &q->nominal;
+}
+
+/* Walks every (flavor, resource) quota of a ClusterQueue. */
+typedef struct {
+	const policy_cq_t *cq; /* the queue walked */
+	size_t g, f, r;	       /* next group, flavor, resource */
+} quota_iter_t;
+
+static policy_res_quota_t *quota_next(quota_iter_t *it, const char **flavor)
+{
+	while (it->g < it->cq->n_groups) {
+		const policy_resource_group_t *grp = &it->cq->groups[it->g];
+
+		if (it->f < grp->n_flavors) {
+			const policy_flavor_quota_t *fq = &grp->flavors[it->f];
+
+			if (it->r < fq->n_resources) {
+				*flavor = fq->name;
+				return (policy_res_quota_t *)&fq->resources[it->r++];
+			}
+			it->f++, it->r = 0;
+			continue;
+		}
+		it->g++, it->f = 0, it->r = 0;
+	}
+	return NULL;
+}
+
+/* Sum, per (flavor, resource), what the members of c lend, in a scratch
+ * index (values in the scratch arena). */
+static int cohort_totals(const policy_cohort_t *c, policy_index_t *ix, policy_arena_t *scratch)
+{
+	for (size_t m = 0; m < c->n_members; m++) {
+		quota_iter_t it = {c->members[m], 0, 0, 0};
+		const char *flavor;
+		policy_res_quota_t *q;
+
+		while ((q = quota_next(&it, &flavor))) {
+			quota_qty_t *total =
+			    policy_index_get(ix, POLICY_K_TOTAL, flavor, q->resource);
+
+			if (!total) {
+				total = policy_arena_alloc(scratch, sizeof(*total));
+				if (!total || policy_index_put(ix, POLICY_K_TOTAL, flavor,
+							       q->resource, total))
+					return GPUQ_ENOMEM;
+			}
+			*total = qty_add_sat(total, lendable(q));
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* max_fit = nominal + min(borrowingLimit, what the other members lend). */
+static int cohort_max_fit(const policy_cohort_t *c, gpuq_diag_t *diag)
+{
+	policy_index_t ix = {0};
+	policy_arena_t scratch = {0};
+	int rc = cohort_totals(c, &ix, &scratch);
+
+	for (size_t m = 0; m < c->n_members && rc == GPUQ_OK; m++) {
+		quota_iter_t it = {c->members[m], 0, 0, 0};
+		const char *flavor;
+		policy_res_quota_t *q;
+
+		while ((q = quota_next(&it, &flavor))) {
+			const quota_qty_t *total =
+			    policy_index_get(&ix, POLICY_K_TOTAL, flavor, q->resource);
+			quota_qty_t others, can;
+
+			if (quota_qty_sub(total, lendable(q), &others))
+				others = *total;
+			can = others;
+			if (q->has_borrowing_limit &&
+			    quota_qty_cmp(&q->borrowing_limit, &others) < 0)
+				can = q->borrowing_limit;
+			/* keep the suffix family of the larger term: 0 + 1Ti is 1Ti */
+			q->max_fit = quota_qty_is_zero(&q->nominal)
+					 ? qty_add_sat(&can, &q->nominal)
+					 : qty_add_sat(&q->nominal, &can);
+		}
+	}
+	policy_index_free(&ix);
+	policy_arena_free(&scratch);
+	return rc ? gpuq_diag_set(diag, rc, "out of memory") : GPUQ_OK;
+}
+
+static int build_max_fit(policy_t *p, gpuq_diag_t *diag)
+{
+	int rc;
+
+	for (size_t i = 0; i < p->cqs.n; i++) {
+		quota_iter_t it = {p->cqs.items[i], 0, 0, 0};
+		const char *flavor;
+		policy_res_quota_t *q;
+
+		while ((q = quota_next(&it, &flavor)))
+			q->max_fit = q->nominal;
+	}
+	for (size_t i = 0; i < p->cohorts.n; i++) {
+		rc = cohort_max_fit(p->cohorts.items[i], diag);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+static void build_managed(policy_t *p)
+{
+	for (size_t i = 0; i < p->namespaces.n; i++) {
+		policy_ns_entry_t *e = p->namespaces.items[i];
+
+		for (size_t c = 0; c < p->cqs.n && !e->managed; c++) {
+			const policy_cq_t *cq = p->cqs.items[c];
+
+			e->managed =
+			    policy_selector_matches(&cq->namespace_selector, &e->pub.labels);
+		}
+	}
+}
+
+int policy_finish(policy_t *p, gpuq_diag_t *diag)
+{
+	int rc;
+
+	if (p->finished)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is already finished");
+	rc = resolve_lqs(p, diag);
+	if (rc)
+		return rc;
+	rc = resolve_flavors(p, diag);
+	if (rc)
+		return rc;
+	rc = check_default_pc(p, diag);
+	if (rc)
+		return rc;
+	rc = build_cohorts(p, diag);
+	if (rc)
+		return rc;
+	rc = build_namespaces(p, diag);
+	if (rc)
+		return rc;
+	rc = build_max_fit(p, diag);
+	if (rc)
+		return rc;
+	build_managed(p);
+	p->finished = true;
+	return GPUQ_OK;
+}
+
+/* ---- Lookups ---- */
+
+const policy_namespace_t *policy_namespace_find(const policy_t *p, const char *name)
+{
+	const policy_ns_entry_t *e = policy_index_get(&p->index, POLICY_K_NAMESPACE, "", name);
+
+	return e ? &e->pub : NULL;
+}
+
+const policy_priorityclass_t *policy_priorityclass_find(const policy_t *p, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_PRIORITYCLASS, "", name);
+}
+
+const policy_priorityclass_t *policy_priorityclass_default(const policy_t *p)
+{
+	return p->default_pc;
+}
+
+const policy_cq_t *policy_cq_find(const policy_t *p, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_CQ, "", name);
+}
+
+const policy_lq_t *policy_lq_find(const policy_t *p, const char *namespace_, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_LQ, namespace_, name);
+}
+
+const policy_flavor_t *policy_flavor_find(const policy_t *p, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_FLAVOR, "", name);
+}
+
+const policy_cohort_t *policy_cohort_find(const policy_t *p, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_COHORT, "", name);
+}
+
+const policy_claimtemplate_t *policy_claimtemplate_find(const policy_t *p, const char *namespace_,
+							const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_CLAIMTEMPLATE, namespace_, name);
+}
+
+bool policy_cq_selects(const policy_t *p, const policy_cq_t *cq, const char *ns)
+{
+	const policy_namespace_t *n = policy_namespace_find(p, ns);
+	policy_label_t only = {NAME_LABEL, ns};
+	policy_labels_t labels = {&only, 1};
+
+	return policy_selector_matches(&cq->namespace_selector, n ? &n->labels : &labels);
+}
+
+bool policy_namespace_managed(const policy_t *p, const char *ns)
+{
+	const policy_ns_entry_t *e = policy_index_get(&p->index, POLICY_K_NAMESPACE, "", ns);
+
+	if (e)
+		return e->managed;
+	for (size_t i = 0; i < p->cqs.n; i++)
+		if (policy_cq_selects(p, p->cqs.items[i], ns))
+			return true;
+	return false;
+}
+
+const policy_resource_group_t *policy_cq_group(const policy_cq_t *cq, const char *resource)
+{
+	for (size_t g = 0; g < cq->n_groups; g++)
+		for (size_t r = 0; r < cq->groups[g].n_covered; r++)
+			if (!strcmp(cq->groups[g].covered[r], resource))
+				return &cq->groups[g];
+	return NULL;
+}
+
+const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *flavor,
+					  const char *resource)
+{
+	const policy_resource_group_t *g = policy_cq_group(cq, resource);
+
+	if (!g)
+		return NULL;
+	for (size_t f = 0; f < g->n_flavors; f++) {
+		if (strcmp(g->flavors[f].name, flavor))
+			continue;
+		for (size_t r = 0; r < g->flavors[f].n_resources; r++)
+			if (!strcmp(g->flavors[f].resources[r].resource, resource))
+				return &g->flavors[f].resources[r];
+	}
+	return NULL;
+}
+
+int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,
+		      quota_qty_t *out)
+{
+	const policy_res_quota_t *q = policy_cq_quota(cq, flavor, resource);
+
+	if (!q)
+		return GPUQ_ENOTFOUND;
+	*out = q->max_fit;
+	return GPUQ_OK;
+}
+
+uint64_t policy_fingerprint(const policy_t *p)
+{
+	return p->fingerprint;
+}
+
+/* ---- Iteration ---- */
+
+#define ITERATE(fn, type, vec, expr)                                                               \
+	size_t policy_##fn##_count(const policy_t *p)                                              \
+	{                                                                                          \
+		return p->vec.n;                                                                   \
+	}                                                                                          \
+	const type *policy_##fn##_at(const policy_t *p, size_t i)                                  \
+	{                                                                                          \
+		const void *item = i < p->vec.n ? p->vec.items[i] : NULL;                          \
+		return item ? (expr) : NULL;                                                       \
+	}
+
+ITERATE(namespace, policy_namespace_t, namespaces, &((const policy_ns_entry_t *)item)->pub)
+ITERATE(priorityclass, policy_priorityclass_t, pcs, item)
+ITERATE(flavor, policy_flavor_t, flavors, item)
+ITERATE(cq, policy_cq_t, cqs, item)
+ITERATE(cohort, policy_cohort_t, cohorts, item)
+ITERATE(lq, policy_lq_t, lqs, item)
+ITERATE(limitrange, quota_limitrange_t, lrs, &((const policy_lr_entry_t *)item)->pub)
+ITERATE(quota, quota_resourcequota_t, rqs, &((const policy_rq_entry_t *)item)->pub)
+ITERATE(claimtemplate, policy_claimtemplate_t, rcts, item)
