@@ -227,7 +227,7 @@ static int exchange(conn_t *c, size_t *len)
 		if (got == RESPONSE_MAX)
 			return -1;
 	}
-	if (got != head_len + (size_t)body_len || strncmp(c->buf, "HTTP/1.", 7))
+	if (got != head_len + (size_t)body_len || strncmp(c->buf, "HTTP/1.", 7) != 0)
 		return -1;
 	*len = got;
 	return (int)strtol(c->buf + 9, NULL, 10);
@@ -589,7 +589,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!o.port || !body || (strcmp(mode, "probe") && strcmp(mode, "rate"))) {
+	if (!o.port || !body || (strcmp(mode, "probe") != 0 && strcmp(mode, "rate") != 0)) {
 		usage(stderr);
 		return 2;
 	}

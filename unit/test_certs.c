@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gnutls/gnutls.h>
@@ -639,6 +640,87 @@ static void gnutls_loads_pair(void **state)
 	free(other_key);
 }
 
+/* Run `$GPUQ_BIN certs ARGS` through the shell; returns the exit code and
+ * the combined output in out. */
+static int cli_run(const char *args, char *out, size_t cap)
+{
+	const char *bin = getenv("GPUQ_BIN");
+	char cmd[1024];
+	FILE *p;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s certs %s 2>&1", bin, args);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, cap - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The command line: exit 0 / 1 (bad value) / 2 (usage), messages naming the
+ * flag and value. Needs the binary: skipped when GPUQ_BIN is unset. */
+static void cli_exit_codes(void **state)
+{
+	fixture_t *f = *state;
+	const char *bin = getenv("GPUQ_BIN");
+	char args[512];
+	char out[4096];
+	static const struct {
+		const char *args; /* after --out DIR */
+		int code;
+		const char *needle;
+	} cases[] = {
+	    {"--dns a.example --ip 1.2.3", 1, "--ip: \"1.2.3\": not an IPv4 or IPv6 address"},
+	    {"", 1, "no names given"},
+	    {"--dns a --days 0", 1, "--days: 0: must be 1 to 3650"},
+	    {"--dns a --days 3651", 1, "--days: 3651"},
+	    {"--dns a --days ten", 1, "--days: \"ten\": not a whole number"},
+	    {"--dns a,,b", 1, "--dns: \"a,,b\": empty name"},
+	    {"--dns bad_name", 1, "--dns: \"bad_name\": not a valid DNS name"},
+	    {"--dns a --bogus", 2, "unknown option \"--bogus\""},
+	    {"--dns", 2, "--dns needs a value"},
+	    {"--dns a extra", 2, "unexpected argument \"extra\""},
+	};
+
+	if (!bin || access(bin, X_OK)) {
+		/* cmocka's skip() prints "not ok ... # SKIP", which make test counts
+		 * as a failure; make test always sets GPUQ_BIN. */
+		print_message("cli_exit_codes: GPUQ_BIN not set or not executable: not run\n");
+		return;
+	}
+	assert_int_equal(cli_run("--help", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "usage: gpuq certs --out DIR"));
+	assert_int_equal(cli_run("--dns a", out, sizeof(out)), 2);
+	assert_non_null(strstr(out, "--out DIR is required"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(args, sizeof(args), "--out %s %s", f->out, cases[i].args);
+		if (cli_run(args, out, sizeof(out)) != cases[i].code ||
+		    !strstr(out, cases[i].needle))
+			fail_msg("case %zu \"%s\": want exit %d and \"%s\", got \"%s\"", i,
+				 cases[i].args, cases[i].code, cases[i].needle, out);
+	}
+	/* Bad input wrote nothing. */
+	assert_int_not_equal(access(f->out, F_OK), 0);
+	snprintf(args, sizeof(args), "--out %s --dns gpuq.local --ip 127.0.0.1,::1 --days 7",
+		 f->out);
+	assert_int_equal(cli_run(args, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "made a new CA"));
+	assert_non_null(strstr(out, "SANs: DNS:gpuq.local IP:127.0.0.1 IP:::1"));
+	assert_int_equal(file_mode(f->out, CERTS_FILE_TLS_KEY), 0600);
+	assert_int_equal(cli_run(args, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "kept the CA"));
+	/* A CA key that does not match: exit 1 naming the file. */
+	file_put(f->out, CERTS_FILE_CA_KEY, "junk\n", 5);
+	assert_int_equal(cli_run(args, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "ca.key: not an unencrypted PEM private key"));
+	/* An unwritable --out. */
+	snprintf(args, sizeof(args), "--out %s/tls.crt/sub --dns a", f->out);
+	assert_int_equal(cli_run(args, out, sizeof(out)), 1);
+	assert_non_null(strstr(out, "cannot create it: Not a directory"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -654,6 +736,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(not_a_ca_rejected, setup, teardown),
 	    cmocka_unit_test_setup_teardown(unwritable_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(gnutls_loads_pair, setup, teardown),
+	    cmocka_unit_test_setup_teardown(cli_exit_codes, setup, teardown),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR); /* the clamp test warns on purpose */
