@@ -87,4 +87,201 @@ void webhook_reply_deinit(webhook_reply_t *out);
 
 /* ==== Section B: the HTTPS server and metrics (server.c, metrics.c) ==== */
 
+/*
+ * The server: libmicrohttpd with a thread pool over GnuTLS, TLS 1.2 and 1.3
+ * only. Routes: POST /mutate and /validate (application/json, body capped at
+ * WEBHOOK_REVIEW_MAX), GET /healthz, /readyz, /metrics. The serving pair
+ * (tls.crt, tls.key in the cert dir) and the policy snapshot are each held
+ * by reference count and swapped under a short lock: a watcher thread polls
+ * the files every poll interval and loads a changed pair or policy beside the
+ * old one; only one that loads completely (the key matching the certificate,
+ * the policy passing policy_load_dir) replaces it. A TLS connection keeps a
+ * reference to the pair it was handshaken with until it closes, and a request
+ * keeps the policy it started with, so a swap never drops a request.
+ */
+
+/* Caps for the command line and the server (peers never grow these). */
+#define WEBHOOK_GPU_RESOURCES_MAX 32 /* --gpu-resource flags */
+#define WEBHOOK_NAME_MAX 253	     /* a resource or user name (a DNS subdomain's length) */
+#define WEBHOOK_THREADS_MAX 256	     /* --threads */
+#define WEBHOOK_CONNECTIONS_MAX 1024 /* open connections; the rest are refused at accept */
+/* An idle keep-alive connection is closed after this many seconds (the
+ * apiserver's own client drops idle connections after 90 s). */
+#define WEBHOOK_IDLE_TIMEOUT_S 90
+#define WEBHOOK_POLL_MS_DEFAULT 1000 /* cert and policy change polling interval */
+/* Graceful stop: the longest wait for requests in flight, in ms (the
+ * apiserver's default webhook timeout is 10 s). */
+#define WEBHOOK_DRAIN_MS_DEFAULT 10000
+
+/* TLS 1.2 and 1.3 only, GnuTLS's NORMAL cipher suites otherwise. */
+#define WEBHOOK_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+
+/* What `gpuq serve` was asked to do. Strings point into argv (or are static):
+ * valid as long as argv. */
+typedef struct {
+	const char *listen;		 /* --listen HOST:PORT as given */
+	char host[WEBHOOK_NAME_MAX + 1]; /* HOST part ("" = every address); [v6] brackets
+					    stripped */
+	uint16_t port;			 /* PORT part, 1..65535 */
+	const char *cert_dir;		 /* --cert-dir: holds tls.crt and tls.key (PEM) */
+	const char *policy_dir;		 /* --policy-dir: manifests for policy_load_dir() */
+	const char *state_dir;		 /* --state-dir: created 0700 when missing */
+	const char *gpu_resources[WEBHOOK_GPU_RESOURCES_MAX]; /* --gpu-resource, in order */
+	size_t n_gpu_resources;				      /* entries in gpu_resources */
+	const char *controller_user;			      /* --controller-user (default
+								 WEBHOOK_CONTROLLER_USER_DEFAULT) */
+	unsigned threads;	    /* --threads 1..WEBHOOK_THREADS_MAX (default: online CPUs,
+				       at least 2) */
+	gpuq_log_level_t log_level; /* --log-level debug|info|warn|error (default info) */
+	bool help;		    /* --help or -h was given: print usage, do nothing else */
+	unsigned poll_ms;	    /* change polling interval (not a flag;
+				       WEBHOOK_POLL_MS_DEFAULT) */
+} webhook_serve_opts_t;
+
+/* Parse `serve` flags: argv[0] is the subcommand's name; every flag takes its
+ * value as the next argument or after '='. Pure (no I/O). GPUQ_OK, or
+ * GPUQ_EINVAL with diag naming the flag and the value (unknown flag, missing
+ * value, missing required flag, bad port, bad number, bad name, too many
+ * --gpu-resource). With --help the other flags are not required. */
+int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag);
+
+/* Check the opts against the file system: cert and policy dirs exist and are
+ * directories, tls.crt and tls.key are readable files, the state dir exists
+ * or is created (mode 0700) and is a writable directory. GPUQ_OK or
+ * GPUQ_EINVAL / GPUQ_EIO with diag naming the flag and the path. */
+int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag);
+
+/* The usage text of `gpuq serve` (static). */
+const char *webhook_serve_usage(void);
+
+/* ---- The serving pair ---- */
+
+/* A parsed certificate chain with its private key, ready for GnuTLS.
+ * Immutable once loaded; shared by reference count (atomic). */
+typedef struct webhook_tls_pair webhook_tls_pair_t;
+
+/* Load dir/tls.crt (PEM chain, leaf first) and dir/tls.key (PEM key) and
+ * check that the key belongs to the leaf certificate. On success *out holds
+ * one reference. GPUQ_EIO (unreadable), GPUQ_ETLS (unparsable, or the key
+ * does not match), GPUQ_ENOMEM; diag names the file. */
+int webhook_tls_pair_load(const char *dir, webhook_tls_pair_t **out, gpuq_diag_t *diag);
+
+/* Take a reference (atomic); returns pair. NULL is returned as NULL. */
+webhook_tls_pair_t *webhook_tls_pair_ref(webhook_tls_pair_t *pair);
+
+/* Drop a reference; the last one frees the pair. NULL is a no-op. */
+void webhook_tls_pair_unref(webhook_tls_pair_t *pair);
+
+/* The leaf's serial number as upper-case hex, as `openssl x509 -serial`
+ * prints it (storage of the pair, valid while a reference is held), and its
+ * notAfter in Unix seconds. */
+const char *webhook_tls_pair_serial(const webhook_tls_pair_t *pair);
+int64_t webhook_tls_pair_not_after(const webhook_tls_pair_t *pair);
+
+/* The current serving pair of a cert dir, reloaded when its files change. */
+typedef struct webhook_tls webhook_tls_t;
+
+/* Load the pair of dir (as webhook_tls_pair_load) and remember the files'
+ * identity (inode, size, mtime of both). dir is copied. */
+int webhook_tls_create(const char *dir, webhook_tls_t **out, gpuq_diag_t *diag);
+
+/* Destroy; pairs still referenced elsewhere live on. NULL is a no-op. */
+void webhook_tls_destroy(webhook_tls_t *tls);
+
+/* The current pair with a new reference the caller must drop. Thread-safe. */
+webhook_tls_pair_t *webhook_tls_current(webhook_tls_t *tls);
+
+typedef enum {
+	WEBHOOK_TLS_UNCHANGED = 0, /* files as last seen: nothing done */
+	WEBHOOK_TLS_RELOADED = 1,  /* a new pair was loaded and now serves */
+	WEBHOOK_TLS_PENDING = 2,   /* files changed but do not load yet (a rotation
+				      half written?): the old pair serves; retried on
+				      the next poll */
+	WEBHOOK_TLS_REFUSED = 3,   /* files changed, still do not load one poll later:
+				      the old pair serves, diag says why */
+} webhook_tls_poll_t;
+
+/* Compare the files with what was last seen and reload the pair when they
+ * changed. A pair that fails to load gets one more poll to settle (PENDING),
+ * then is REFUSED (reported once per change of the files). Only one thread
+ * may poll at a time; webhook_tls_current() may run concurrently. */
+webhook_tls_poll_t webhook_tls_poll(webhook_tls_t *tls, gpuq_diag_t *diag);
+
+/* ---- Metrics (Prometheus text exposition format 0.0.4) ---- */
+
+/* Routes, the `path` label of gpuq_http_requests_total. */
+typedef enum {
+	WEBHOOK_ROUTE_MUTATE = 0,
+	WEBHOOK_ROUTE_VALIDATE = 1,
+	WEBHOOK_ROUTE_HEALTHZ = 2,
+	WEBHOOK_ROUTE_READYZ = 3,
+	WEBHOOK_ROUTE_METRICS = 4,
+	WEBHOOK_ROUTE_OTHER = 5, /* any other path: label "other", never the peer's path */
+	WEBHOOK_ROUTE_COUNT = 6,
+} webhook_route_t;
+
+/* Counters and gauges, all lock-free (C11 atomics, relaxed), with fixed label
+ * sets: a value a peer could choose never becomes a label. */
+typedef struct webhook_metrics webhook_metrics_t;
+
+/* GPUQ_OK or GPUQ_ENOMEM. */
+int webhook_metrics_create(webhook_metrics_t **out);
+void webhook_metrics_destroy(webhook_metrics_t *m); /* NULL is a no-op */
+
+/* One decided review: kind is "Pod", "Job" or "other", decision "allowed",
+ * "patched", "denied", "invalid" or "error" (anything else counts as "other"
+ * kind / "error" decision). elapsed_ns from the request's headers to its reply. */
+void webhook_metrics_admission_observe(webhook_metrics_t *m, webhook_endpoint_t ep,
+				       const char *kind, const char *decision, uint64_t elapsed_ns);
+
+/* One HTTP reply outside a decided review (other routes, and errors on the
+ * admission routes). Codes outside a fixed set count as code "other". */
+void webhook_metrics_http_count(webhook_metrics_t *m, webhook_route_t route, unsigned code);
+
+void webhook_metrics_policy_reload_count(webhook_metrics_t *m, bool ok);
+void webhook_metrics_cert_reload_count(webhook_metrics_t *m, bool ok);
+void webhook_metrics_policy_generation_set(webhook_metrics_t *m, uint64_t generation);
+void webhook_metrics_cert_not_after_set(webhook_metrics_t *m, int64_t unix_seconds);
+
+/* Render every metric (plus process_resident_memory_bytes, read from
+ * /proc/self/statm) as text. *text is malloc'd, NUL-terminated, owned by the
+ * caller. GPUQ_OK or GPUQ_ENOMEM. Thread-safe. */
+int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len);
+
+/* Escape a label value for the text format (\ -> \\, " -> \", newline ->
+ * \n) into out[0..cap). GPUQ_OK, or GPUQ_ELIMIT when it does not fit (out
+ * then holds "" ). */
+int webhook_metrics_label_escape(const char *value, char *out, size_t cap);
+
+/* ---- The server ---- */
+
+typedef struct webhook_server webhook_server_t;
+
+/* Load the serving pair and the policy (refusing a bad policy: diag holds
+ * policy_load_dir's message) and prepare, without listening yet. opts must
+ * outlive the server. GPUQ_OK, GPUQ_ETLS/GPUQ_EIO (certs), the policy's
+ * codes, GPUQ_ENOMEM. */
+int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **out,
+			  gpuq_diag_t *diag);
+
+/* Listen on opts->host:port and start the thread pool and the watcher.
+ * GPUQ_OK, GPUQ_EIO (address unusable or in use: diag says which). */
+int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag);
+
+/* Reload the policy dir now (SIGHUP). A policy that fails to load is logged
+ * with its diagnostic and counted; the old one keeps serving. Returns the
+ * load's code. Thread-safe (serialised with the watcher). */
+int webhook_server_policy_reload(webhook_server_t *srv);
+
+/* Graceful stop: stop accepting, /readyz answers 503, wait up to drain_ms
+ * for requests in flight to finish, then close every connection and join
+ * every thread. Idempotent. */
+void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms);
+
+/* Stop (if running) and free. NULL is a no-op. */
+void webhook_server_destroy(webhook_server_t *srv);
+
+/* The metrics of a server (borrowed, valid until destroy). */
+webhook_metrics_t *webhook_server_metrics(webhook_server_t *srv);
+
 #endif

@@ -1,0 +1,366 @@
+/* webhook metrics: lock-free counters rendered in the Prometheus text format.
+ *
+ * Every label set is fixed at compile time (endpoint x kind x decision, route x
+ * code class), so a peer can never add a time series; each series is one C11
+ * atomic bumped with relaxed ordering. A histogram keeps per-bucket counts and
+ * renders them cumulatively, as the format requires. */
+#include "webhook/webhook.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define N_ENDPOINTS 2
+#define N_KINDS 3
+#define N_DECISIONS 5
+#define N_RESULTS 2 /* reload results: success, failure */
+
+static const char *const endpoint_names[N_ENDPOINTS] = {"mutate", "validate"};
+static const char *const kind_names[N_KINDS] = {"Pod", "Job", "other"};
+static const char *const decision_names[N_DECISIONS] = {"allowed", "patched", "denied", "invalid",
+							"error"};
+static const char *const result_names[N_RESULTS] = {"success", "failure"};
+static const char *const route_names[WEBHOOK_ROUTE_COUNT] = {"/mutate", "/validate", "/healthz",
+							     "/readyz", "/metrics",  "other"};
+
+/* HTTP codes the server can send; anything else is counted as "other". */
+static const unsigned http_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
+#define N_CODES (sizeof(http_codes) / sizeof(http_codes[0]) + 1) /* + "other" */
+
+/* Admission latency buckets, 50 us to 1 s: a decision from memory takes tens
+ * of microseconds; the apiserver gives up at its timeout (10 s default), so
+ * anything past 1 s is already an incident. Upper bounds in ns and as text. */
+#define N_BUCKETS 14
+static const uint64_t bucket_ns[N_BUCKETS] = {50000,	 100000,    250000,    500000,	  1000000,
+					      2500000,	 5000000,   10000000,  25000000,  50000000,
+					      100000000, 250000000, 500000000, 1000000000};
+static const char *const bucket_le[N_BUCKETS] = {"5e-05",  "0.0001", "0.00025", "0.0005", "0.001",
+						 "0.0025", "0.005",  "0.01",	"0.025",  "0.05",
+						 "0.1",	   "0.25",   "0.5",	"1"};
+
+typedef struct {
+	atomic_uint_fast64_t buckets[N_BUCKETS + 1]; /* per bucket (not cumulative); last = +Inf */
+	atomic_uint_fast64_t sum_ns;		     /* total observed time, ns */
+	atomic_uint_fast64_t count;		     /* observations */
+} histogram_t;
+
+struct webhook_metrics {
+	histogram_t admission[N_ENDPOINTS][N_KINDS][N_DECISIONS]; /* also gives the counter */
+	atomic_uint_fast64_t http[WEBHOOK_ROUTE_COUNT][N_CODES];  /* replies by route, code */
+	atomic_uint_fast64_t policy_reloads[N_RESULTS];		  /* by result */
+	atomic_uint_fast64_t cert_reloads[N_RESULTS];		  /* by result */
+	atomic_uint_fast64_t policy_generation; /* successful policy loads so far */
+	atomic_int_fast64_t cert_not_after;	/* serving cert notAfter, Unix s; 0 unknown */
+};
+
+int webhook_metrics_create(webhook_metrics_t **out)
+{
+	webhook_metrics_t *m = calloc(1, sizeof(*m));
+
+	*out = NULL;
+	if (!m)
+		return GPUQ_ENOMEM;
+	/* calloc's zero bytes are a valid zero for lock-free atomics on every
+	 * platform gpuq builds on (checked: C11 atomics here are plain words). */
+	*out = m;
+	return GPUQ_OK;
+}
+
+void webhook_metrics_destroy(webhook_metrics_t *m)
+{
+	free(m);
+}
+
+static size_t name_index(const char *const *names, size_t n, const char *name, size_t fallback)
+{
+	if (!name)
+		return fallback;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return fallback;
+}
+
+void webhook_metrics_admission_observe(webhook_metrics_t *m, webhook_endpoint_t ep,
+				       const char *kind, const char *decision, uint64_t elapsed_ns)
+{
+	size_t e = ep == WEBHOOK_VALIDATE ? 1 : 0;
+	size_t k = name_index(kind_names, N_KINDS, kind, N_KINDS - 1);
+	size_t d = name_index(decision_names, N_DECISIONS, decision, N_DECISIONS - 1);
+	histogram_t *h = &m->admission[e][k][d];
+	size_t b = 0;
+
+	while (b < N_BUCKETS && elapsed_ns > bucket_ns[b])
+		b++;
+	atomic_fetch_add_explicit(&h->buckets[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->sum_ns, elapsed_ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+}
+
+void webhook_metrics_http_count(webhook_metrics_t *m, webhook_route_t route, unsigned code)
+{
+	size_t r = (unsigned)route < WEBHOOK_ROUTE_COUNT ? (size_t)route : WEBHOOK_ROUTE_OTHER;
+	size_t c = N_CODES - 1;
+
+	for (size_t i = 0; i + 1 < N_CODES; i++)
+		if (http_codes[i] == code)
+			c = i;
+	atomic_fetch_add_explicit(&m->http[r][c], 1, memory_order_relaxed);
+}
+
+void webhook_metrics_policy_reload_count(webhook_metrics_t *m, bool ok)
+{
+	atomic_fetch_add_explicit(&m->policy_reloads[ok ? 0 : 1], 1, memory_order_relaxed);
+}
+
+void webhook_metrics_cert_reload_count(webhook_metrics_t *m, bool ok)
+{
+	atomic_fetch_add_explicit(&m->cert_reloads[ok ? 0 : 1], 1, memory_order_relaxed);
+}
+
+void webhook_metrics_policy_generation_set(webhook_metrics_t *m, uint64_t generation)
+{
+	atomic_store_explicit(&m->policy_generation, generation, memory_order_relaxed);
+}
+
+void webhook_metrics_cert_not_after_set(webhook_metrics_t *m, int64_t unix_seconds)
+{
+	atomic_store_explicit(&m->cert_not_after, unix_seconds, memory_order_relaxed);
+}
+
+int webhook_metrics_label_escape(const char *value, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	if (cap == 0)
+		return GPUQ_ELIMIT;
+	for (const char *p = value; *p; p++) {
+		const char *rep = NULL;
+		size_t n;
+
+		if (*p == '\\')
+			rep = "\\\\";
+		else if (*p == '"')
+			rep = "\\\"";
+		else if (*p == '\n')
+			rep = "\\n";
+		n = rep ? 2 : 1;
+		if (o + n >= cap) {
+			out[0] = '\0';
+			return GPUQ_ELIMIT;
+		}
+		if (rep)
+			memcpy(out + o, rep, 2);
+		else
+			out[o] = *p;
+		o += n;
+	}
+	out[o] = '\0';
+	return GPUQ_OK;
+}
+
+/* ---- Rendering ---- */
+
+/* The rendered text: about 40 KiB today (30 admission histograms of 17
+ * lines); 1 MiB leaves room and still bounds a runaway. */
+#define RENDER_MAX (1u << 20)
+
+typedef struct {
+	char *buf;  /* NUL-terminated text so far */
+	size_t len; /* bytes used, without the NUL */
+	size_t cap; /* bytes allocated */
+	int rc;	    /* first error (sticky): GPUQ_ENOMEM or GPUQ_ELIMIT */
+} text_t;
+
+__attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->rc)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			t->rc = GPUQ_EINVAL;
+			return;
+		}
+		if ((size_t)n < t->cap - t->len)
+			break;
+		size_t want = t->cap * 2;
+		if (want > RENDER_MAX) {
+			t->rc = GPUQ_ELIMIT;
+			return;
+		}
+		char *nb = realloc(t->buf, want);
+		if (!nb) {
+			t->rc = GPUQ_ENOMEM;
+			return;
+		}
+		t->buf = nb;
+		t->cap = want;
+	}
+	t->len += (size_t)n;
+}
+
+/* A label value, escaped; values here are all ours, short and plain, but
+ * the escaping keeps the output valid whatever they become. */
+static const char *esc(const char *value, char *buf, size_t cap)
+{
+	if (webhook_metrics_label_escape(value, buf, cap))
+		return "invalid";
+	return buf;
+}
+
+static uint64_t load(atomic_uint_fast64_t *a)
+{
+	return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static void render_admission(text_t *t, webhook_metrics_t *m)
+{
+	char e[64], k[64], d[64];
+
+	put(t, "# HELP gpuq_admission_requests_total AdmissionReviews decided, by endpoint, "
+	       "object kind and decision.\n"
+	       "# TYPE gpuq_admission_requests_total counter\n");
+	for (size_t i = 0; i < N_ENDPOINTS; i++)
+		for (size_t j = 0; j < N_KINDS; j++)
+			for (size_t l = 0; l < N_DECISIONS; l++)
+				put(t,
+				    "gpuq_admission_requests_total{endpoint=\"%s\",kind=\"%s\","
+				    "decision=\"%s\"} %" PRIu64 "\n",
+				    esc(endpoint_names[i], e, sizeof(e)),
+				    esc(kind_names[j], k, sizeof(k)),
+				    esc(decision_names[l], d, sizeof(d)),
+				    load(&m->admission[i][j][l].count));
+	put(t, "# HELP gpuq_admission_duration_seconds Time from request headers to the reply "
+	       "of an AdmissionReview.\n"
+	       "# TYPE gpuq_admission_duration_seconds histogram\n");
+	for (size_t i = 0; i < N_ENDPOINTS; i++)
+		for (size_t j = 0; j < N_KINDS; j++)
+			for (size_t l = 0; l < N_DECISIONS; l++) {
+				histogram_t *h = &m->admission[i][j][l];
+				uint64_t cum = 0;
+				char labels[256];
+
+				snprintf(labels, sizeof(labels),
+					 "endpoint=\"%s\",kind=\"%s\",decision=\"%s\"",
+					 esc(endpoint_names[i], e, sizeof(e)),
+					 esc(kind_names[j], k, sizeof(k)),
+					 esc(decision_names[l], d, sizeof(d)));
+				for (size_t b = 0; b <= N_BUCKETS; b++) {
+					cum += load(&h->buckets[b]);
+					put(t,
+					    "gpuq_admission_duration_seconds_bucket{%s,le=\"%s\"} "
+					    "%" PRIu64 "\n",
+					    labels, b < N_BUCKETS ? bucket_le[b] : "+Inf", cum);
+				}
+				uint64_t ns = load(&h->sum_ns);
+				put(t,
+				    "gpuq_admission_duration_seconds_sum{%s} %" PRIu64 ".%09" PRIu64
+				    "\n",
+				    labels, ns / 1000000000u, ns % 1000000000u);
+				/* The count is the +Inf bucket, so the two always agree
+				 * even while other threads observe. */
+				put(t, "gpuq_admission_duration_seconds_count{%s} %" PRIu64 "\n",
+				    labels, cum);
+			}
+}
+
+static void render_http(text_t *t, webhook_metrics_t *m)
+{
+	char p[64];
+
+	put(t, "# HELP gpuq_http_requests_total HTTP replies other than decided "
+	       "AdmissionReviews, by route and status code.\n"
+	       "# TYPE gpuq_http_requests_total counter\n");
+	for (size_t r = 0; r < WEBHOOK_ROUTE_COUNT; r++)
+		for (size_t c = 0; c < N_CODES; c++) {
+			uint64_t v = load(&m->http[r][c]);
+			char code[16];
+
+			if (!v)
+				continue;
+			if (c + 1 < N_CODES)
+				snprintf(code, sizeof(code), "%u", http_codes[c]);
+			else
+				snprintf(code, sizeof(code), "other");
+			put(t, "gpuq_http_requests_total{path=\"%s\",code=\"%s\"} %" PRIu64 "\n",
+			    esc(route_names[r], p, sizeof(p)), code, v);
+		}
+}
+
+static void render_reloads(text_t *t, const char *name, const char *help,
+			   atomic_uint_fast64_t *counts)
+{
+	put(t, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (size_t i = 0; i < N_RESULTS; i++)
+		put(t, "%s{result=\"%s\"} %" PRIu64 "\n", name, result_names[i], load(&counts[i]));
+}
+
+/* Resident set size from /proc/self/statm (pages); 0 when unreadable. */
+static uint64_t resident_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
+}
+
+int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
+{
+	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
+	int64_t not_after;
+
+	*text = NULL;
+	*len = 0;
+	if (!t.buf)
+		return GPUQ_ENOMEM;
+	t.buf[0] = '\0';
+	render_admission(&t, m);
+	render_http(&t, m);
+	render_reloads(&t, "gpuq_policy_reloads_total",
+		       "Policy reloads (SIGHUP or a changed policy dir), by result.",
+		       m->policy_reloads);
+	render_reloads(&t, "gpuq_cert_reloads_total",
+		       "Serving certificate reloads after tls.crt/tls.key changed, by result.",
+		       m->cert_reloads);
+	put(&t,
+	    "# HELP gpuq_policy_generation Policy snapshots loaded successfully since start.\n"
+	    "# TYPE gpuq_policy_generation gauge\n"
+	    "gpuq_policy_generation %" PRIu64 "\n",
+	    load(&m->policy_generation));
+	not_after = atomic_load_explicit(&m->cert_not_after, memory_order_relaxed);
+	if (not_after)
+		put(&t,
+		    "# HELP gpuq_cert_not_after_seconds Expiry of the serving certificate, "
+		    "Unix time.\n"
+		    "# TYPE gpuq_cert_not_after_seconds gauge\n"
+		    "gpuq_cert_not_after_seconds %" PRId64 "\n",
+		    not_after);
+	put(&t,
+	    "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+	    "# TYPE process_resident_memory_bytes gauge\n"
+	    "process_resident_memory_bytes %" PRIu64 "\n",
+	    resident_bytes());
+	if (t.rc) {
+		free(t.buf);
+		return t.rc;
+	}
+	*text = t.buf;
+	*len = t.len;
+	return GPUQ_OK;
+}
