@@ -247,7 +247,7 @@ static const char *quoted(const char *s, size_t len, char *buf, size_t cap)
 	size_t n = len < cap - 1 ? len : cap - 1;
 
 	for (size_t i = 0; i < n; i++)
-		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"') ? s[i] : '?';
+		buf[i] = (char)((s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"') ? s[i] : '?');
 	buf[n] = '\0';
 	return buf;
 }
@@ -315,7 +315,7 @@ int quota_qty_format(const quota_qty_t *q, char *buf, size_t cap)
 	mag = q->nano < 0 ? (unsigned __int128)(-q->nano) : (unsigned __int128)q->nano;
 	/* Binary form only for whole values of at least 1024 (CanonicalizeBytes). */
 	if (fmt == QUOTA_QTY_BINARY_SI &&
-	    (mag % NANO_PER_UNIT != 0 || mag < 1024ULL * NANO_PER_UNIT))
+	    (mag % NANO_PER_UNIT != 0 || mag < (unsigned __int128)1024 * NANO_PER_UNIT))
 		fmt = QUOTA_QTY_DECIMAL_SI;
 	if (fmt == QUOTA_QTY_BINARY_SI) {
 		int k = 0;

@@ -175,4 +175,148 @@ typedef struct {
 	quota_reslist_t used;		     /* status.used (0 when absent) */
 } quota_resourcequota_t;
 
+/* ---- Resource names ---- */
+
+/* True for the names Kubernetes calls native (helper.IsNativeResource): any
+ * name without a '/' (cpu, memory, ephemeral-storage, hugepages-2Mi, pods,
+ * ...) and any name containing "kubernetes.io/". */
+bool quota_res_is_native(const char *name);
+
+/* True for extended resources (helper.IsExtendedResourceName): neither
+ * native nor starting with "requests." (nvidia.com/gpu,
+ * nvidia.com/mig-1g.5gb, example.com/foo). Whether one is a GPU is the
+ * webhook's business, not quota's. */
+bool quota_res_is_extended(const char *name);
+
+/* Multiply every entry of list by factor (>= 0), e.g. a Job's per-pod
+ * requests by its parallelism. Returns GPUQ_OK, GPUQ_EINVAL for a negative
+ * factor, GPUQ_ERANGE when an entry would pass 2^63-1 units (list is then
+ * unchanged). */
+int quota_reslist_scale(quota_reslist_t *list, int64_t factor);
+
+/* ---- Effective requests and limits ---- */
+
+/* The requests container c has once API defaulting has run: its own
+ * requests, plus, for each resource with a limit but no request, the limit
+ * (the apiserver does this for Pods; gpuq applies it to pod templates too,
+ * where no defaulting has run yet, so a template's nvidia.com/gpu limit
+ * counts as a request). out is overwritten. Returns GPUQ_OK or GPUQ_ELIMIT
+ * (requests and limits together name more than QUOTA_RESLIST_MAX
+ * resources). */
+int quota_container_requests(const quota_container_t *c, quota_reslist_t *out);
+
+/* The pod's effective requests per resource, as the scheduler and
+ * ResourceQuota count them (sidecar-aware, KEP-753), with every container's
+ * requests taken from quota_container_requests():
+ *   max( sum(app) + sum(sidecar),
+ *        max over regular init container i of (init_i + sum(sidecars before i)) )
+ *   + overhead
+ * App containers may appear anywhere in pod->containers; init and sidecar
+ * containers must be in spec.initContainers order. out is overwritten and
+ * holds the union of all names (app names first). Returns GPUQ_OK,
+ * GPUQ_ELIMIT (more than QUOTA_RESLIST_MAX distinct names) or GPUQ_ERANGE (a
+ * sum passes 2^63-1 units). */
+int quota_pod_requests(const quota_pod_t *pod, quota_reslist_t *out);
+
+/* The same formula over limits (no defaulting), for `limits.<res>` quota.
+ * As PodLimits does, overhead is added only to resources that already have
+ * a non-zero limit (a resource without a limit is unbounded). Returns as
+ * quota_pod_requests(). */
+int quota_pod_limits(const quota_pod_t *pod, quota_reslist_t *out);
+
+/* ---- Extended resources ---- */
+
+/* Check every container's extended resources (quota_res_is_extended) against
+ * the rules the apiserver and device plugins enforce: when both are set the
+ * request must equal the limit; a request needs a limit; requests and limits
+ * must be whole numbers. Returns GPUQ_OK, or GPUQ_EDENIED with every
+ * violation written to diag (joined by "; "), each naming the container,
+ * the resource, the values in canonical form and how to fix it, e.g.
+ * `container "train": nvidia.com/gpu request 1 must equal its limit 2 ...`. */
+int quota_extended_validate(const quota_pod_t *pod, gpuq_diag_t *diag);
+
+/* ---- LimitRange ---- */
+
+/* What the LimitRanger admission plugin would add to container c, given the
+ * namespace's LimitRanges in order. Nothing the user set is overwritten:
+ *  1. a resource with a limit and no request gets request = limit;
+ *  2. for each range in order, its Container items (with the apiserver's
+ *     item defaulting: default falls back to max, defaultRequest to default
+ *     then min; a later item wins over an earlier one in the same range)
+ *     fill limits from `default` and requests from `defaultRequest` where
+ *     still missing;
+ *  3. any resource that now has a limit but no request gets the limit.
+ * The additions go to add_requests and add_limits (both overwritten), so the
+ * caller can patch just what is new. Idempotent: once the additions are
+ * applied, asking again yields none. Returns GPUQ_OK or GPUQ_ELIMIT (a list
+ * would pass QUOTA_RESLIST_MAX). n_ranges may be 0; ranges[i] must not be
+ * NULL. */
+int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_ranges,
+			     const quota_container_t *c, quota_reslist_t *add_requests,
+			     quota_reslist_t *add_limits);
+
+/* Validate pod against the namespace's LimitRanges as LimitRanger does
+ * after mutation: for Container items every container (app containers
+ * first, then init and sidecar containers), for Pod items the pod's
+ * aggregated requests and limits without overhead; min, max and
+ * maxLimitRequestRatio, compared at milli precision (Value/MilliValue rounded
+ * up). Requests are the defaulted ones (quota_container_requests), so call
+ * quota_limitrange_default first as the apiserver does. Ranges are checked
+ * in order and the first range with a violation decides, as in the
+ * apiserver; its violations (resources in list order) are joined like
+ * utilerrors.NewAggregate: one message alone, several deduplicated as
+ * "[a, b]". Wording, quantities in canonical form:
+ *   maximum nvidia.com/gpu usage per Container is 4, but limit is 8
+ *   maximum cpu usage per Container is 2, but request is 3
+ *   maximum cpu usage per Pod is 2.  No limit is specified
+ *   minimum memory usage per Pod is 1Gi, but request is 512Mi
+ *   minimum memory usage per Container is 1Gi, but limit is 512Mi
+ *   minimum cpu usage per Container is 100m.  No request is specified
+ *   cpu max limit to request ratio per Container is 2, but provided ratio is 4.000000
+ *   cpu max limit to request ratio per Pod is 2, but no request is specified or request is 0
+ *   cpu max limit to request ratio per Pod is 2, but no limit is specified or limit is 0
+ * Returns GPUQ_OK, GPUQ_EDENIED (message in diag), or GPUQ_ELIMIT /
+ * GPUQ_ERANGE from aggregating the pod. */
+int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_ranges,
+			      const quota_pod_t *pod, gpuq_diag_t *diag);
+
+/* ---- ResourceQuota ---- */
+
+/* Flag for quota_resourcequota_check: treat status.used as zero, to find
+ * work whose request alone exceeds hard and so can never be admitted. */
+#define QUOTA_RQ_IGNORE_USED 0x1u
+
+/* The ResourceQuota pod evaluator's per-container rule, checked before any
+ * usage: when a quota's hard names cpu, memory, requests.cpu,
+ * requests.memory, limits.cpu or limits.memory, every container (app, init
+ * and sidecar; requests defaulted from limits) must set that value. Quotas
+ * are checked in order; the first failing one gives, as the apiserver:
+ *   failed quota: <name>: must specify limits.cpu for: app,sidecar; requests.memory for: app
+ * (resources and container names sorted). Returns GPUQ_OK or GPUQ_EDENIED. */
+int quota_resourcequota_constraints(const quota_resourcequota_t *const *quotas, size_t n_quotas,
+				    const quota_pod_t *pod, gpuq_diag_t *diag);
+
+/* Would charging this workload exceed a quota? requests and limits are the
+ * workload's totals (quota_pod_requests/limits, times parallelism for a Job,
+ * see quota_reslist_scale); pods is its pod count (0 to leave `pods` and
+ * `count/pods` alone). Usage is derived as the pod evaluator does:
+ * `pods`/`count/pods` = pods; bare cpu, memory, ephemeral-storage and
+ * hugepages-* and `requests.<those>` = the request; `limits.cpu`,
+ * `limits.memory`, `limits.ephemeral-storage` = the limit;
+ * `requests.<extended>` (e.g. requests.nvidia.com/gpu) = the request. A hard
+ * entry is checked only when the workload has that usage (even if zero), and
+ * exceeded when used + usage > hard (exact comparison). Quotas are checked in
+ * order; the first exceeded one gives the apiserver's message, resources
+ * sorted by name and joined by ",":
+ *   exceeded quota: <name>, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=3,
+ * limited: requests.nvidia.com/gpu=4 (a used entry absent from status.used is shown as 0). With
+ * QUOTA_RQ_IGNORE_USED, used counts as 0 (shown as 0): the check then asks
+ * whether the request alone can ever fit. Returns GPUQ_OK or GPUQ_EDENIED.
+ * Quota scopes
+ * (BestEffort, PriorityClass, ...) are not modelled: every quota given
+ * applies. */
+int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t n_quotas,
+			      const quota_reslist_t *requests, const quota_reslist_t *limits,
+			      int64_t pods, unsigned flags, gpuq_diag_t *diag);
+
 #endif

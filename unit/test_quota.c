@@ -367,6 +367,880 @@ static void reslist_limits(void **state)
 	assert_true(quota_reslist_get(&l, "r1")->nano == max.nano); /* unchanged */
 }
 
+/* ---- helpers for pods and policy objects ---- */
+
+/* "cpu=1,memory=1Gi" -> a resource list ("" -> empty). */
+static quota_reslist_t L(const char *spec)
+{
+	quota_reslist_t l;
+
+	memset(&l, 0, sizeof(l));
+	while (*spec) {
+		const char *eq = strchr(spec, '='), *end = strchr(spec, ',');
+		char name[QUOTA_RES_NAME_MAX];
+		quota_qty_t q;
+		gpuq_diag_t d;
+
+		if (!end)
+			end = spec + strlen(spec);
+		assert_non_null(eq);
+		assert_true(eq < end && (size_t)(eq - spec) < sizeof(name));
+		memcpy(name, spec, (size_t)(eq - spec));
+		name[eq - spec] = '\0';
+		if (quota_qty_parse(eq + 1, (size_t)(end - eq - 1), &q, &d))
+			fail_msg("bad quantity in \"%s\": %s", spec, d.msg);
+		assert_int_equal(quota_reslist_set(&l, name, &q), GPUQ_OK);
+		spec = *end ? end + 1 : end;
+	}
+	return l;
+}
+
+/* got must hold exactly the entries of spec, compared numerically. */
+static void assert_list(const quota_reslist_t *got, const char *spec)
+{
+	quota_reslist_t want = L(spec);
+	char a[QUOTA_QTY_FMT_MAX], b[QUOTA_QTY_FMT_MAX];
+
+	for (size_t i = 0; i < want.n; i++) {
+		const quota_qty_t *g = quota_reslist_get(got, want.items[i].name);
+
+		if (!g)
+			fail_msg("missing %s (want %s)", want.items[i].name, spec);
+		if (quota_qty_cmp(g, &want.items[i].qty) != 0)
+			fail_msg("%s = %s, want %s", want.items[i].name, fmt(g, a),
+				 fmt(&want.items[i].qty, b));
+	}
+	if (got->n != want.n) {
+		for (size_t i = 0; i < got->n; i++)
+			print_message("got %s=%s\n", got->items[i].name,
+				      fmt(&got->items[i].qty, a));
+		fail_msg("got %zu entries, want %zu (%s)", got->n, want.n, spec);
+	}
+}
+
+static quota_container_t C(const char *name, quota_container_kind_t kind, const char *req,
+			   const char *lim)
+{
+	quota_container_t c;
+
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(gpuq_strlcpy(c.name, name, sizeof(c.name)), GPUQ_OK);
+	c.kind = kind;
+	c.requests = L(req);
+	c.limits = L(lim);
+	return c;
+}
+
+#define APP QUOTA_CONTAINER_APP
+#define INIT QUOTA_CONTAINER_INIT
+#define SIDE QUOTA_CONTAINER_SIDECAR
+#define MAXC 8
+
+typedef struct {
+	const char *name;
+	quota_container_kind_t kind;
+	const char *req;
+	const char *lim;
+} cspec_t;
+
+/* A pod from up to MAXC container specs (terminated by a NULL name). */
+static quota_pod_t P(quota_container_t *store, const cspec_t *spec, const char *overhead)
+{
+	quota_pod_t p;
+
+	memset(&p, 0, sizeof(p));
+	p.containers = store;
+	for (; spec && spec->name; spec++) {
+		assert_true(p.n_containers < MAXC);
+		store[p.n_containers++] = C(spec->name, spec->kind, spec->req, spec->lim);
+	}
+	p.overhead = L(overhead);
+	return p;
+}
+
+/* ---- resource names and scaling ---- */
+
+static void res_name_classes(void **state)
+{
+	static const struct {
+		const char *name;
+		bool native, extended;
+	} cases[] = {
+	    {"cpu", true, false},
+	    {"memory", true, false},
+	    {"ephemeral-storage", true, false},
+	    {"hugepages-2Mi", true, false},
+	    {"pods", true, false},
+	    {"kubernetes.io/foo", true, false},
+	    {"example.kubernetes.io/foo", true, false},
+	    {"nvidia.com/gpu", false, true},
+	    {"nvidia.com/mig-1g.5gb", false, true},
+	    {"example.com/foo", false, true},
+	    {"requests.nvidia.com/gpu", false, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (quota_res_is_native(cases[i].name) != cases[i].native)
+			fail_msg("%s: native wrong", cases[i].name);
+		if (quota_res_is_extended(cases[i].name) != cases[i].extended)
+			fail_msg("%s: extended wrong", cases[i].name);
+	}
+}
+
+static void reslist_scale_parallelism(void **state)
+{
+	quota_reslist_t l = L("nvidia.com/gpu=2,cpu=1500m,memory=1Gi");
+
+	(void)state;
+	assert_int_equal(quota_reslist_scale(&l, 4), GPUQ_OK);
+	assert_list(&l, "nvidia.com/gpu=8,cpu=6,memory=4Gi");
+	assert_int_equal(quota_reslist_scale(&l, -1), GPUQ_EINVAL);
+	l = L("nvidia.com/gpu=2,cpu=9223372036854775807");
+	assert_int_equal(quota_reslist_scale(&l, 2), GPUQ_ERANGE);
+	assert_list(&l, "nvidia.com/gpu=2,cpu=9223372036854775807"); /* unchanged */
+	assert_int_equal(quota_reslist_scale(&l, 0), GPUQ_OK);
+	assert_list(&l, "nvidia.com/gpu=0,cpu=0");
+}
+
+/* ---- effective pod requests and limits ---- */
+
+static const struct {
+	const char *what;
+	cspec_t c[MAXC];
+	const char *overhead;
+	const char *requests;
+	const char *limits;
+} pod_cases[] = {
+    {"apps sum",
+     {{"a", APP, "cpu=1,memory=1Gi", ""}, {"b", APP, "cpu=500m,memory=512Mi", ""}, {0}},
+     "",
+     "cpu=1500m,memory=1536Mi",
+     ""},
+    {"limit without request counts as request (GPU template)",
+     {{"a", APP, "cpu=1", "nvidia.com/gpu=2,cpu=2"}, {0}},
+     "",
+     "cpu=1,nvidia.com/gpu=2",
+     "nvidia.com/gpu=2,cpu=2"},
+    {"init container larger than apps",
+     {{"i", INIT, "cpu=4", ""}, {"a", APP, "cpu=1,memory=1Gi", ""}, {0}},
+     "",
+     "cpu=4,memory=1Gi",
+     ""},
+    {"sidecar adds to apps",
+     {{"s", SIDE, "cpu=1", "cpu=1"}, {"a", APP, "cpu=2", "cpu=2"}, {0}},
+     "",
+     "cpu=3",
+     "cpu=3"},
+    {"init after sidecar carries it",
+     {{"s", SIDE, "cpu=1", ""}, {"i", INIT, "cpu=3", ""}, {"a", APP, "cpu=2", ""}, {0}},
+     "",
+     "cpu=4",
+     ""},
+    {"init before sidecar does not",
+     {{"i", INIT, "cpu=3", ""}, {"s", SIDE, "cpu=1", ""}, {"a", APP, "cpu=2", ""}, {0}},
+     "",
+     "cpu=3",
+     ""},
+    {"KEP-753 mix",
+     {{"i1", INIT, "cpu=5", ""},
+      {"s1", SIDE, "cpu=1", ""},
+      {"i2", INIT, "cpu=2", ""},
+      {"s2", SIDE, "cpu=1", ""},
+      {"i3", INIT, "cpu=2500m", ""},
+      {"a", APP, "cpu=1", ""},
+      {0}},
+     "",
+     "cpu=5",
+     ""},
+    {"sidecars before a big init",
+     {{"s1", SIDE, "nvidia.com/gpu=1", "nvidia.com/gpu=1"},
+      {"s2", SIDE, "memory=1Gi", ""},
+      {"i", INIT, "nvidia.com/gpu=2,memory=1Gi", "nvidia.com/gpu=2"},
+      {"a", APP, "nvidia.com/gpu=1,memory=1Gi", "nvidia.com/gpu=1"},
+      {0}},
+     "",
+     "nvidia.com/gpu=3,memory=2Gi",
+     "nvidia.com/gpu=3"},
+    {"overhead: added to requests, to non-zero limits only",
+     {{"a", APP, "cpu=1,memory=1Gi", "cpu=2,ephemeral-storage=0"}, {0}},
+     "cpu=250m,memory=64Mi,ephemeral-storage=1Gi",
+     "cpu=1250m,memory=1088Mi,ephemeral-storage=1Gi",
+     "cpu=2250m,ephemeral-storage=0"},
+    {"no containers", {{0}}, "", "", ""},
+};
+
+static void pod_requests_and_limits(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(pod_cases) / sizeof(pod_cases[0]); i++) {
+		quota_container_t store[MAXC];
+		quota_pod_t p = P(store, pod_cases[i].c, pod_cases[i].overhead);
+		quota_reslist_t r, l;
+
+		print_message("# case: %s\n", pod_cases[i].what);
+		assert_int_equal(quota_pod_requests(&p, &r), GPUQ_OK);
+		assert_list(&r, pod_cases[i].requests);
+		assert_int_equal(quota_pod_limits(&p, &l), GPUQ_OK);
+		assert_list(&l, pod_cases[i].limits);
+	}
+}
+
+static void pod_requests_errors(void **state)
+{
+	quota_container_t store[MAXC];
+	static const cspec_t big[] = {
+	    {"a", APP, "cpu=9223372036854775807", ""}, {"b", APP, "cpu=1", ""}, {0}};
+	quota_pod_t p = P(store, big, "");
+	quota_reslist_t r;
+
+	(void)state;
+	assert_int_equal(quota_pod_requests(&p, &r), GPUQ_ERANGE);
+	/* 32 request names plus one more limit name do not fit one list */
+	p = P(store, NULL, "");
+	store[0] = C("a", APP, "", "x0=1");
+	for (int k = 1; k <= QUOTA_RESLIST_MAX; k++) {
+		char n[16];
+		quota_qty_t one = Q("1");
+
+		snprintf(n, sizeof(n), "r%d", k);
+		assert_int_equal(quota_reslist_set(&store[0].requests, n, &one), GPUQ_OK);
+	}
+	p.n_containers = 1;
+	assert_int_equal(quota_container_requests(&store[0], &r), GPUQ_ELIMIT);
+	assert_int_equal(quota_pod_requests(&p, &r), GPUQ_ELIMIT);
+}
+
+/* ---- extended resources ---- */
+
+static const struct {
+	const char *what;
+	cspec_t c[MAXC];
+	int rc;
+	const char *msg;
+} ext_cases[] = {
+    {"equal request and limit", {{"a", APP, "nvidia.com/gpu=2", "nvidia.com/gpu=2"}, {0}}, 0, ""},
+    {"limit only", {{"a", APP, "", "nvidia.com/gpu=2"}, {0}}, 0, ""},
+    {"native resources are not checked",
+     {{"a", APP, "cpu=500m,memory=1.5Gi", "cpu=1"}, {0}},
+     0,
+     ""},
+    {"request differs from limit",
+     {{"train", APP, "nvidia.com/gpu=1", "nvidia.com/gpu=2"}, {0}},
+     GPUQ_EDENIED,
+     "container \"train\": nvidia.com/gpu request 1 must equal its limit 2 (extended resources "
+     "cannot be overcommitted); set both to the same value, or set only the limit"},
+    {"request without limit",
+     {{"train", APP, "nvidia.com/gpu=1", ""}, {0}},
+     GPUQ_EDENIED,
+     "container \"train\": nvidia.com/gpu request 1 has no limit; extended resources cannot be "
+     "overcommitted, set limits.nvidia.com/gpu to 1"},
+    {"fractional limit",
+     {{"train", APP, "", "nvidia.com/mig-1g.5gb=500m"}, {0}},
+     GPUQ_EDENIED,
+     "container \"train\": nvidia.com/mig-1g.5gb limit 500m is not a whole number; extended "
+     "resources are allocated in whole units, use e.g. 1"},
+    {"fractional request equal to limit, and a second container",
+     {{"a", APP, "example.com/foo=1500m", "example.com/foo=1500m"},
+      {"init", INIT, "nvidia.com/gpu=2", "nvidia.com/gpu=1"},
+      {0}},
+     GPUQ_EDENIED,
+     "container \"a\": example.com/foo request 1500m is not a whole number; extended resources "
+     "are allocated in whole units, use e.g. 2; container \"init\": nvidia.com/gpu request 2 "
+     "must equal its limit 1 (extended resources cannot be overcommitted); set both to the same "
+     "value, or set only the limit"},
+};
+
+static void extended_rules(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(ext_cases) / sizeof(ext_cases[0]); i++) {
+		quota_container_t store[MAXC];
+		quota_pod_t p = P(store, ext_cases[i].c, "");
+		gpuq_diag_t d = {""};
+		int rc = quota_extended_validate(&p, &d);
+
+		print_message("# case: %s\n", ext_cases[i].what);
+		assert_int_equal(rc, ext_cases[i].rc);
+		assert_string_equal(d.msg, ext_cases[i].msg);
+	}
+}
+
+/* ---- LimitRange defaulting ---- */
+
+#define MAXI 3
+
+typedef struct {
+	quota_lr_type_t type;
+	const char *min, *max, *def, *def_request, *max_ratio;
+} ispec_t;
+
+typedef struct {
+	quota_lr_item_t items[MAXI];
+	quota_limitrange_t lr;
+} lr_store_t;
+
+static const quota_limitrange_t *LR(lr_store_t *st, const char *name, const ispec_t *items,
+				    size_t n)
+{
+	memset(st, 0, sizeof(*st));
+	assert_true(n <= MAXI);
+	gpuq_strlcpy(st->lr.name, name, sizeof(st->lr.name));
+	gpuq_strlcpy(st->lr.namespace_, "team-a", sizeof(st->lr.namespace_));
+	for (size_t i = 0; i < n; i++) {
+		st->items[i].type = items[i].type;
+		st->items[i].min = L(items[i].min ? items[i].min : "");
+		st->items[i].max = L(items[i].max ? items[i].max : "");
+		st->items[i].def = L(items[i].def ? items[i].def : "");
+		st->items[i].def_request = L(items[i].def_request ? items[i].def_request : "");
+		st->items[i].max_ratio = L(items[i].max_ratio ? items[i].max_ratio : "");
+	}
+	st->lr.items = st->items;
+	st->lr.n_items = n;
+	return &st->lr;
+}
+
+#define CT QUOTA_LR_CONTAINER
+#define PT QUOTA_LR_POD
+
+static const struct {
+	const char *what;
+	ispec_t r1[MAXI]; /* first LimitRange (type -1 ends) */
+	ispec_t r2[MAXI]; /* second LimitRange */
+	const char *req, *lim;
+	const char *add_req, *add_lim;
+} def_cases[] = {
+    {"empty container gets default and defaultRequest",
+     {{CT, NULL, NULL, "cpu=1,memory=1Gi", "cpu=500m", NULL}},
+     {{0}},
+     "",
+     "",
+     "cpu=500m,memory=1Gi",
+     "cpu=1,memory=1Gi"},
+    {"user limit becomes the request before defaultRequest applies",
+     {{CT, NULL, NULL, "cpu=1", "cpu=500m", NULL}},
+     {{0}},
+     "",
+     "cpu=4",
+     "cpu=4",
+     ""},
+    {"user request kept, default limit still added",
+     {{CT, NULL, NULL, "cpu=1", "cpu=500m", NULL}},
+     {{0}},
+     "cpu=2",
+     "",
+     "",
+     "cpu=1"},
+    {"max becomes default limit and request; min becomes default request",
+     {{CT, "memory=256Mi", "nvidia.com/gpu=4", NULL, NULL, NULL}},
+     {{0}},
+     "",
+     "",
+     "nvidia.com/gpu=4,memory=256Mi",
+     "nvidia.com/gpu=4"},
+    {"GPU template with limit only, no ranges",
+     {{0}},
+     {{0}},
+     "cpu=1",
+     "nvidia.com/gpu=2",
+     "nvidia.com/gpu=2",
+     ""},
+    {"later item in a range overrides an earlier one; Pod items do not default",
+     {{CT, NULL, NULL, "cpu=1", "cpu=100m", NULL},
+      {PT, NULL, "cpu=8", NULL, NULL, NULL},
+      {CT, NULL, NULL, "cpu=2", "cpu=200m", NULL}},
+     {{0}},
+     "",
+     "",
+     "cpu=200m",
+     "cpu=2"},
+    {"first range wins over the second",
+     {{CT, NULL, NULL, "cpu=1", "cpu=100m", NULL}},
+     {{CT, NULL, NULL, "cpu=3,memory=2Gi", "cpu=300m", NULL}},
+     "",
+     "",
+     "cpu=100m,memory=2Gi",
+     "cpu=1,memory=2Gi"},
+    {"everything already set: nothing to add",
+     {{CT, NULL, NULL, "cpu=1", "cpu=100m", NULL}},
+     {{0}},
+     "cpu=2",
+     "cpu=2",
+     "",
+     ""},
+};
+
+static size_t n_items(const ispec_t *it)
+{
+	size_t n = 0;
+
+	while (n < MAXI &&
+	       (it[n].min || it[n].max || it[n].def || it[n].def_request || it[n].max_ratio))
+		n++;
+	return n;
+}
+
+/* Apply additions to c (as the caller's patch would). */
+static void apply(quota_container_t *c, const quota_reslist_t *add_req,
+		  const quota_reslist_t *add_lim)
+{
+	for (size_t i = 0; i < add_req->n; i++) {
+		assert_null(quota_reslist_get(&c->requests, add_req->items[i].name));
+		assert_int_equal(
+		    quota_reslist_set(&c->requests, add_req->items[i].name, &add_req->items[i].qty),
+		    GPUQ_OK);
+	}
+	for (size_t i = 0; i < add_lim->n; i++) {
+		assert_null(quota_reslist_get(&c->limits, add_lim->items[i].name));
+		assert_int_equal(
+		    quota_reslist_set(&c->limits, add_lim->items[i].name, &add_lim->items[i].qty),
+		    GPUQ_OK);
+	}
+}
+
+static void limitrange_defaulting(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(def_cases) / sizeof(def_cases[0]); i++) {
+		lr_store_t s1, s2;
+		const quota_limitrange_t *ranges[2];
+		size_t n = 0, n1 = n_items(def_cases[i].r1), n2 = n_items(def_cases[i].r2);
+		quota_container_t c = C("app", APP, def_cases[i].req, def_cases[i].lim);
+		quota_reslist_t ar, al;
+
+		print_message("# case: %s\n", def_cases[i].what);
+		if (n1)
+			ranges[n++] = LR(&s1, "lr1", def_cases[i].r1, n1);
+		if (n2)
+			ranges[n++] = LR(&s2, "lr2", def_cases[i].r2, n2);
+		assert_int_equal(quota_limitrange_default(ranges, n, &c, &ar, &al), GPUQ_OK);
+		assert_list(&ar, def_cases[i].add_req);
+		assert_list(&al, def_cases[i].add_lim);
+		/* idempotent: once applied, nothing more to add */
+		apply(&c, &ar, &al);
+		assert_int_equal(quota_limitrange_default(ranges, n, &c, &ar, &al), GPUQ_OK);
+		assert_int_equal(ar.n, 0);
+		assert_int_equal(al.n, 0);
+	}
+}
+
+/* Random containers and ranges: additions never touch what the user set,
+ * every limit ends with a request, and a second pass adds nothing. */
+static void limitrange_defaulting_property(void **state)
+{
+	static const char *const names[] = {"cpu", "memory", "nvidia.com/gpu", "x.io/y"};
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	for (int round = 0; round < 2000; round++) {
+		lr_store_t st[2];
+		const quota_limitrange_t *ranges[2] = {&st[0].lr, &st[1].lr};
+		quota_container_t c;
+		quota_reslist_t ar, al;
+
+		memset(&c, 0, sizeof(c));
+		memset(st, 0, sizeof(st));
+		for (int r = 0; r < 2; r++) {
+			st[r].lr.items = st[r].items;
+			st[r].lr.n_items = MAXI;
+			for (int it = 0; it < MAXI; it++) {
+				quota_reslist_t *lists[] = {
+				    &st[r].items[it].min, &st[r].items[it].max,
+				    &st[r].items[it].def, &st[r].items[it].def_request};
+
+				st[r].items[it].type = (seed >> 7) % 3 ? CT : PT;
+				for (int k = 0; k < 4; k++) {
+					seed =
+					    seed * 6364136223846793005ULL + 1442695040888963407ULL;
+					if ((seed >> 33) % 3 == 0) {
+						quota_qty_t q = quota_qty_from_milli(
+						    (int64_t)((seed >> 40) % 5000));
+
+						quota_reslist_set(lists[(seed >> 20) % 4], names[k],
+								  &q);
+					}
+				}
+			}
+		}
+		for (int k = 0; k < 4; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			quota_qty_t q = quota_qty_from_units((int64_t)((seed >> 40) % 8), 0);
+
+			if ((seed >> 33) % 4 == 0)
+				quota_reslist_set(&c.requests, names[k], &q);
+			if ((seed >> 35) % 4 == 0)
+				quota_reslist_set(&c.limits, names[k], &q);
+		}
+		assert_int_equal(quota_limitrange_default(ranges, 2, &c, &ar, &al), GPUQ_OK);
+		apply(&c, &ar, &al); /* asserts nothing user-set is overwritten */
+		for (size_t i = 0; i < c.limits.n; i++)
+			assert_non_null(quota_reslist_get(&c.requests, c.limits.items[i].name));
+		assert_int_equal(quota_limitrange_default(ranges, 2, &c, &ar, &al), GPUQ_OK);
+		assert_int_equal(ar.n + al.n, 0);
+	}
+}
+
+/* ---- LimitRange validation ---- */
+
+static const struct {
+	const char *what;
+	ispec_t r1[MAXI];
+	ispec_t r2[MAXI];
+	cspec_t c[MAXC];
+	const char *overhead;
+	int rc;
+	const char *msg;
+} val_cases[] = {
+    {"GPU over the container max",
+     {{CT, NULL, "nvidia.com/gpu=4", NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "nvidia.com/gpu=8", "nvidia.com/gpu=8"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "maximum nvidia.com/gpu usage per Container is 4, but limit is 8"},
+    {"pod below its memory min (canonical quantities)",
+     {{PT, "memory=1Gi", NULL, NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "memory=256Mi", ""}, {"b", APP, "memory=268435456", ""}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "minimum memory usage per Pod is 1Gi, but request is 512Mi"},
+    {"limit to request ratio",
+     {{CT, NULL, NULL, NULL, NULL, "cpu=2"}},
+     {{0}},
+     {{"a", APP, "cpu=250m", "cpu=1"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "cpu max limit to request ratio per Container is 2, but provided ratio is 4.000000"},
+    {"ratio within bounds",
+     {{CT, NULL, NULL, NULL, NULL, "cpu=2"}},
+     {{0}},
+     {{"a", APP, "cpu=500m", "cpu=1"}, {0}},
+     "",
+     GPUQ_OK,
+     ""},
+    {"ratio with request 0",
+     {{CT, NULL, NULL, NULL, NULL, "cpu=2"}},
+     {{0}},
+     {{"a", APP, "cpu=0", "cpu=1"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "cpu max limit to request ratio per Container is 2, but no request is specified or request "
+     "is 0"},
+    {"ratio with no limit",
+     {{PT, NULL, NULL, NULL, NULL, "memory=1500m"}},
+     {{0}},
+     {{"a", APP, "memory=1Gi", ""}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "memory max limit to request ratio per Pod is 1500m, but no limit is specified or limit is "
+     "0"},
+    {"max set, no limit given",
+     {{CT, NULL, "cpu=2", NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "cpu=1", ""}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "maximum cpu usage per Container is 2.  No limit is specified"},
+    {"min set, no request given",
+     {{CT, "cpu=100m", NULL, NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "memory=1Gi", ""}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "minimum cpu usage per Container is 100m.  No request is specified"},
+    {"request above max while the limit is within",
+     {{CT, NULL, "cpu=2", NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "cpu=3", "cpu=2"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "maximum cpu usage per Container is 2, but request is 3"},
+    {"limit below min",
+     {{CT, "memory=1Gi", NULL, NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "memory=1Gi", "memory=512Mi"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "minimum memory usage per Container is 1Gi, but limit is 512Mi"},
+    {"limit counts as request (defaulted)",
+     {{CT, "cpu=100m", "cpu=2", NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "", "cpu=1"}, {0}},
+     "",
+     GPUQ_OK,
+     ""},
+    {"milli precision, rounded up",
+     {{CT, "cpu=1500m", NULL, NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "cpu=1499500u", ""}, {0}},
+     "",
+     GPUQ_OK,
+     ""},
+    {"several violations: app before init, joined in brackets",
+     {{CT, NULL, "cpu=2", NULL, NULL, NULL}, {PT, NULL, "nvidia.com/gpu=4", NULL, NULL, NULL}},
+     {{0}},
+     {{"init", INIT, "cpu=3", "cpu=3"},
+      {"a", APP, "cpu=4,nvidia.com/gpu=8", "cpu=4,nvidia.com/gpu=8"},
+      {"s", SIDE, "cpu=1", ""},
+      {0}},
+     "",
+     GPUQ_EDENIED,
+     "[maximum cpu usage per Container is 2, but limit is 4, maximum cpu usage per Container is "
+     "2, but limit is 3, maximum cpu usage per Container is 2.  No limit is specified, maximum "
+     "nvidia.com/gpu usage per Pod is 4, but limit is 8]"},
+    {"the same violation twice is reported once, without brackets",
+     {{CT, NULL, "nvidia.com/gpu=1", NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "", "nvidia.com/gpu=2"}, {"b", APP, "", "nvidia.com/gpu=2"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "maximum nvidia.com/gpu usage per Container is 1, but limit is 2"},
+    {"pod max ignores overhead",
+     {{PT, NULL, "cpu=2", NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "cpu=2", "cpu=2"}, {0}},
+     "cpu=1",
+     GPUQ_OK,
+     ""},
+    {"pod max uses the sidecar formula",
+     {{PT, NULL, "cpu=3", NULL, NULL, NULL}},
+     {{0}},
+     {{"s", SIDE, "cpu=1", "cpu=1"},
+      {"i", INIT, "cpu=3", "cpu=3"},
+      {"a", APP, "cpu=1", "cpu=1"},
+      {0}},
+     "",
+     GPUQ_EDENIED,
+     "maximum cpu usage per Pod is 3, but limit is 4"},
+    {"the first range with a violation decides",
+     {{CT, NULL, "cpu=8", NULL, NULL, NULL}},
+     {{CT, NULL, "cpu=1", NULL, NULL, NULL}},
+     {{"a", APP, "cpu=2", "cpu=2"}, {0}},
+     "",
+     GPUQ_EDENIED,
+     "maximum cpu usage per Container is 1, but limit is 2"},
+    {"PVC items are ignored",
+     {{QUOTA_LR_OTHER, "storage=1Gi", NULL, NULL, NULL, NULL}},
+     {{0}},
+     {{"a", APP, "cpu=2", "cpu=2"}, {0}},
+     "",
+     GPUQ_OK,
+     ""},
+};
+
+static void limitrange_validation(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(val_cases) / sizeof(val_cases[0]); i++) {
+		lr_store_t s1, s2;
+		const quota_limitrange_t *ranges[2];
+		size_t n = 0, n1 = n_items(val_cases[i].r1), n2 = n_items(val_cases[i].r2);
+		quota_container_t store[MAXC];
+		quota_pod_t p = P(store, val_cases[i].c, val_cases[i].overhead);
+		gpuq_diag_t d = {""};
+
+		print_message("# case: %s\n", val_cases[i].what);
+		if (n1)
+			ranges[n++] = LR(&s1, "lr1", val_cases[i].r1, n1);
+		if (n2)
+			ranges[n++] = LR(&s2, "lr2", val_cases[i].r2, n2);
+		assert_int_equal(quota_limitrange_validate(ranges, n, &p, &d), val_cases[i].rc);
+		assert_string_equal(d.msg, val_cases[i].msg);
+	}
+}
+
+/* Defaulting then validating a container that LimitRange defaults fully
+ * passes that same LimitRange's min/max. */
+static void limitrange_default_then_validate(void **state)
+{
+	static const ispec_t items[] = {
+	    {CT, "cpu=100m", "cpu=2,nvidia.com/gpu=4", "cpu=1", "cpu=500m", "cpu=4"}};
+	lr_store_t s;
+	const quota_limitrange_t *r = LR(&s, "lr", items, 1);
+	quota_container_t store[1];
+	quota_pod_t p;
+	quota_reslist_t ar, al;
+	gpuq_diag_t d = {""};
+
+	(void)state;
+	memset(&p, 0, sizeof(p));
+	store[0] = C("a", APP, "", "");
+	p.containers = store;
+	p.n_containers = 1;
+	assert_int_equal(quota_limitrange_validate(&r, 1, &p, &d), GPUQ_EDENIED);
+	assert_int_equal(quota_limitrange_default(&r, 1, &store[0], &ar, &al), GPUQ_OK);
+	apply(&store[0], &ar, &al);
+	assert_list(&store[0].requests, "cpu=500m,nvidia.com/gpu=4");
+	assert_list(&store[0].limits, "cpu=1,nvidia.com/gpu=4");
+	assert_int_equal(quota_limitrange_validate(&r, 1, &p, &d), GPUQ_OK);
+}
+
+/* ---- ResourceQuota ---- */
+
+static quota_resourcequota_t RQ(const char *name, const char *hard, const char *used)
+{
+	quota_resourcequota_t q;
+
+	memset(&q, 0, sizeof(q));
+	gpuq_strlcpy(q.name, name, sizeof(q.name));
+	gpuq_strlcpy(q.namespace_, "team-a", sizeof(q.namespace_));
+	q.hard = L(hard);
+	q.used = L(used);
+	return q;
+}
+
+static const struct {
+	const char *what;
+	const char *hard, *used; /* one quota "gpu-quota" */
+	const char *hard2;	 /* a second quota "second" (NULL: none), used zero */
+	const char *req, *lim;
+	int64_t pods;
+	unsigned flags;
+	int rc;
+	const char *msg;
+} rq_cases[] = {
+    {"GPU over quota", "requests.nvidia.com/gpu=4", "requests.nvidia.com/gpu=3", NULL,
+     "nvidia.com/gpu=2", "nvidia.com/gpu=2", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=2, used: "
+     "requests.nvidia.com/gpu=3, limited: requests.nvidia.com/gpu=4"},
+    {"exactly full fits", "requests.nvidia.com/gpu=4", "requests.nvidia.com/gpu=2", NULL,
+     "nvidia.com/gpu=2", "", 1, 0, GPUQ_OK, ""},
+    {"several resources, sorted, canonical",
+     "requests.nvidia.com/gpu=1,requests.cpu=2,limits.memory=1Gi,pods=100", "requests.cpu=1500m",
+     NULL, "cpu=1,nvidia.com/gpu=2,memory=1Gi", "memory=2048Mi", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: limits.memory=2Gi,requests.cpu=1,"
+     "requests.nvidia.com/gpu=2, used: limits.memory=0,requests.cpu=1500m,"
+     "requests.nvidia.com/gpu=0, limited: limits.memory=1Gi,requests.cpu=2,"
+     "requests.nvidia.com/gpu=1"},
+    {"bare cpu and memory mean requests", "cpu=1,memory=1Gi", "", NULL, "cpu=2,memory=512Mi",
+     "cpu=4,memory=8Gi", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: cpu=2, used: cpu=0, limited: cpu=1"},
+    {"limits.<extended> and bare extended names are not charged",
+     "limits.nvidia.com/gpu=1,nvidia.com/gpu=1,services=1", "", NULL, "nvidia.com/gpu=8",
+     "nvidia.com/gpu=8", 1, 0, GPUQ_OK, ""},
+    {"hugepages and ephemeral storage", "requests.hugepages-2Mi=1Gi,limits.ephemeral-storage=10Gi",
+     "", NULL, "hugepages-2Mi=2Gi", "ephemeral-storage=20Gi", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: limits.ephemeral-storage=20Gi,"
+     "requests.hugepages-2Mi=2Gi, used: limits.ephemeral-storage=0,requests.hugepages-2Mi=0, "
+     "limited: limits.ephemeral-storage=10Gi,requests.hugepages-2Mi=1Gi"},
+    {"pod count", "count/pods=10", "count/pods=10", NULL, "cpu=1", "", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: count/pods=1, used: count/pods=10, limited: "
+     "count/pods=10"},
+    {"pods 0 leaves pod counts alone", "pods=10", "pods=10", NULL, "cpu=1", "", 0, 0, GPUQ_OK, ""},
+    {"a resource the workload does not use is not checked",
+     "requests.nvidia.com/gpu=0,requests.cpu=10", "requests.nvidia.com/gpu=5", NULL, "cpu=1", "", 1,
+     0, GPUQ_OK, ""},
+    {"an explicit zero is checked, as the apiserver does", "requests.nvidia.com/gpu=0",
+     "requests.nvidia.com/gpu=1", NULL, "nvidia.com/gpu=0", "", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=0, used: "
+     "requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=0"},
+    {"ignore used: fits alone", "requests.nvidia.com/gpu=4", "requests.nvidia.com/gpu=3", NULL,
+     "nvidia.com/gpu=4", "", 1, QUOTA_RQ_IGNORE_USED, GPUQ_OK, ""},
+    {"ignore used: can never fit", "requests.nvidia.com/gpu=4", "requests.nvidia.com/gpu=3", NULL,
+     "nvidia.com/gpu=8", "", 4, QUOTA_RQ_IGNORE_USED, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, used: "
+     "requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4"},
+    {"the first exceeded quota in order is named", "requests.nvidia.com/gpu=10", "",
+     "requests.nvidia.com/gpu=1", "nvidia.com/gpu=2", "", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: second, requested: requests.nvidia.com/gpu=2, used: "
+     "requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=1"},
+    {"used plus request past 2^63-1 is exceeded", "requests.cpu=9223372036854775807",
+     "requests.cpu=9223372036854775807", NULL, "cpu=1", "", 1, 0, GPUQ_EDENIED,
+     "exceeded quota: gpu-quota, requested: requests.cpu=1, used: "
+     "requests.cpu=9223372036854775807, limited: requests.cpu=9223372036854775807"},
+};
+
+static void resourcequota_check(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rq_cases) / sizeof(rq_cases[0]); i++) {
+		quota_resourcequota_t q1 = RQ("gpu-quota", rq_cases[i].hard, rq_cases[i].used);
+		quota_resourcequota_t q2 =
+		    RQ("second", rq_cases[i].hard2 ? rq_cases[i].hard2 : "", "");
+		const quota_resourcequota_t *qs[2] = {&q1, &q2};
+		quota_reslist_t req = L(rq_cases[i].req), lim = L(rq_cases[i].lim);
+		gpuq_diag_t d = {""};
+		int rc;
+
+		print_message("# case: %s\n", rq_cases[i].what);
+		rc = quota_resourcequota_check(qs, rq_cases[i].hard2 ? 2 : 1, &req, &lim,
+					       rq_cases[i].pods, rq_cases[i].flags, &d);
+		assert_int_equal(rc, rq_cases[i].rc);
+		assert_string_equal(d.msg, rq_cases[i].msg);
+	}
+}
+
+/* A Job: per-pod requests times parallelism, checked as a whole. */
+static void resourcequota_job_total(void **state)
+{
+	static const cspec_t spec[] = {
+	    {"s", SIDE, "cpu=100m", ""}, {"train", APP, "", "nvidia.com/gpu=2,cpu=4"}, {0}};
+	quota_container_t store[MAXC];
+	quota_pod_t p = P(store, spec, "");
+	quota_resourcequota_t q = RQ("team", "requests.nvidia.com/gpu=6,limits.cpu=100", "");
+	const quota_resourcequota_t *qs = &q;
+	quota_reslist_t req, lim;
+	gpuq_diag_t d = {""};
+
+	(void)state;
+	assert_int_equal(quota_pod_requests(&p, &req), GPUQ_OK);
+	assert_int_equal(quota_pod_limits(&p, &lim), GPUQ_OK);
+	assert_int_equal(quota_resourcequota_check(&qs, 1, &req, &lim, 1, 0, &d), GPUQ_OK);
+	assert_int_equal(quota_reslist_scale(&req, 4), GPUQ_OK);
+	assert_int_equal(quota_reslist_scale(&lim, 4), GPUQ_OK);
+	assert_int_equal(quota_resourcequota_check(&qs, 1, &req, &lim, 4, QUOTA_RQ_IGNORE_USED, &d),
+			 GPUQ_EDENIED);
+	assert_string_equal(d.msg, "exceeded quota: team, requested: requests.nvidia.com/gpu=8, "
+				   "used: requests.nvidia.com/gpu=0, limited: "
+				   "requests.nvidia.com/gpu=6");
+}
+
+static const struct {
+	const char *what;
+	const char *hard;
+	cspec_t c[MAXC];
+	int rc;
+	const char *msg;
+} rqc_cases[] = {
+    {"missing requests and limits named per container, sorted",
+     "requests.cpu=10,limits.memory=10Gi,requests.nvidia.com/gpu=4",
+     {{"b", APP, "cpu=1", ""}, {"a", APP, "", ""}, {"c", INIT, "", "cpu=1"}, {0}},
+     GPUQ_EDENIED,
+     "failed quota: q: must specify limits.memory for: a,b,c; requests.cpu for: a"},
+    {"bare cpu requires a cpu request",
+     "cpu=10",
+     {{"a", APP, "cpu=1", ""}, {"side", SIDE, "memory=1Gi", ""}, {0}},
+     GPUQ_EDENIED,
+     "failed quota: q: must specify cpu for: side"},
+    {"all set",
+     "requests.cpu=10,limits.memory=10Gi",
+     {{"a", APP, "cpu=1", "memory=1Gi"}, {0}},
+     GPUQ_OK,
+     ""},
+    {"extended resources impose no per-container rule",
+     "requests.nvidia.com/gpu=4",
+     {{"a", APP, "", ""}, {0}},
+     GPUQ_OK,
+     ""},
+};
+
+static void resourcequota_constraints(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rqc_cases) / sizeof(rqc_cases[0]); i++) {
+		quota_resourcequota_t q = RQ("q", rqc_cases[i].hard, "");
+		const quota_resourcequota_t *qs = &q;
+		quota_container_t store[MAXC];
+		quota_pod_t p = P(store, rqc_cases[i].c, "");
+		gpuq_diag_t d = {""};
+
+		print_message("# case: %s\n", rqc_cases[i].what);
+		assert_int_equal(quota_resourcequota_constraints(&qs, 1, &p, &d), rqc_cases[i].rc);
+		assert_string_equal(d.msg, rqc_cases[i].msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +1253,18 @@ int main(void)
 	    cmocka_unit_test(qty_format_small_buffer),
 	    cmocka_unit_test(reslist_set_get_add),
 	    cmocka_unit_test(reslist_limits),
+	    cmocka_unit_test(res_name_classes),
+	    cmocka_unit_test(reslist_scale_parallelism),
+	    cmocka_unit_test(pod_requests_and_limits),
+	    cmocka_unit_test(pod_requests_errors),
+	    cmocka_unit_test(extended_rules),
+	    cmocka_unit_test(limitrange_defaulting),
+	    cmocka_unit_test(limitrange_defaulting_property),
+	    cmocka_unit_test(limitrange_validation),
+	    cmocka_unit_test(limitrange_default_then_validate),
+	    cmocka_unit_test(resourcequota_check),
+	    cmocka_unit_test(resourcequota_job_total),
+	    cmocka_unit_test(resourcequota_constraints),
 	};
 
 	return cmocka_run_group_tests_name("quota", tests, NULL, NULL);
