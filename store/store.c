@@ -33,28 +33,28 @@ typedef struct {
 } op_hdr_t;
 
 struct store_txn {
-	store_t *store;     /* owner */
-	int rc;             /* sticky error: first failure of this batch */
-	bool open;          /* between store_txn_begin and commit/abort */
+	store_t *store;	    /* owner */
+	int rc;		    /* sticky error: first failure of this batch */
+	bool open;	    /* between store_txn_begin and commit/abort */
 	unsigned char *buf; /* ops: op_hdr_t, key, value, ...; cap STORE_BATCH_BYTES_MAX */
-	size_t len;         /* bytes used in buf */
-	size_t cap;         /* bytes allocated in buf */
-	size_t ops;         /* ops in buf */
+	size_t len;	    /* bytes used in buf */
+	size_t cap;	    /* bytes allocated in buf */
+	size_t ops;	    /* ops in buf */
 };
 
 struct store {
-	MDB_env *env;                   /* the LMDB environment */
-	MDB_dbi meta;                   /* meta sub-database */
-	MDB_dbi dbi[STORE_TYPE_MAX];    /* sub-database of each used type */
+	MDB_env *env;					     /* the LMDB environment */
+	MDB_dbi meta;					     /* meta sub-database */
+	MDB_dbi dbi[STORE_TYPE_MAX];			     /* sub-database of each used type */
 	char names[STORE_TYPE_MAX][STORE_TYPE_NAME_MAX + 1]; /* type names, "" if unused */
-	bool read_only;                 /* opened with MDB_RDONLY */
-	size_t map_size;                /* current map size, bytes */
-	size_t map_max;                 /* growth cap, bytes */
-	unsigned grows;                 /* growths since open */
-	unsigned reading;               /* read snapshots open (scans in progress) */
-	uint64_t seq;                   /* last sequence number this process saw */
-	store_txn_t batch;              /* the store's one write batch */
-	char dir[STORE_PATH_MAX + 1];   /* directory, for messages */
+	bool read_only;					     /* opened with MDB_RDONLY */
+	size_t map_size;				     /* current map size, bytes */
+	size_t map_max;					     /* growth cap, bytes */
+	unsigned grows;					     /* growths since open */
+	unsigned reading;	      /* read snapshots open (scans in progress) */
+	uint64_t seq;		      /* last sequence number this process saw */
+	store_txn_t batch;	      /* the store's one write batch */
+	char dir[STORE_PATH_MAX + 1]; /* directory, for messages */
 };
 
 /* ---- Errors: every MDB and errno code is translated here, once ---- */
@@ -106,7 +106,8 @@ static int err_map(int mrc)
 }
 
 /* Log an LMDB failure once, with context, and return its gpuq code. */
-static int fail(const store_t *s, int mrc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(const store_t *s, int mrc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(const store_t *s, int mrc, const char *fmt, ...)
 {
 	char what[512]; /* context sentence; longer is cut */
@@ -289,7 +290,7 @@ static int main_db_foreign(MDB_txn *txn, bool *foreign)
 	*foreign = false;
 	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !mrc;
 	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT))
-		if (k.mv_size != 4 || memcmp(k.mv_data, "meta", 4))
+		if (k.mv_size != 4 || memcmp(k.mv_data, "meta", 4) != 0)
 			*foreign = true;
 	mdb_cursor_close(cur);
 	return mrc == MDB_NOTFOUND ? MDB_SUCCESS : mrc;
@@ -323,13 +324,14 @@ static int schema_check(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 	if (mrc)
 		return fail_diag(s, diag, mrc, "reading the schema version");
 	if (schema == 0)
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: schema version 0 is invalid",
-				     s->dir);
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state store %s: schema version 0 is invalid", s->dir);
 	if (schema > STORE_SCHEMA_VERSION)
-		return gpuq_diag_set(diag, GPUQ_ESTORE,
-				     "state store %s: schema version %llu is newer than the %d this "
-				     "gpuq understands; use a newer gpuq",
-				     s->dir, (unsigned long long)schema, STORE_SCHEMA_VERSION);
+		return gpuq_diag_set(
+		    diag, GPUQ_ESTORE,
+		    "state store %s: schema version %llu is newer than the %d this "
+		    "gpuq understands; use a newer gpuq",
+		    s->dir, (unsigned long long)schema, STORE_SCHEMA_VERSION);
 	return GPUQ_OK;
 }
 
@@ -358,15 +360,15 @@ static int types_merge(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 			return fail_diag(s, diag, mrc, "reading the type table");
 		if (!name_valid(v.mv_data, v.mv_size))
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					     "state store %s: type %u has a bad recorded name", s->dir,
-					     i);
+					     "state store %s: type %u has a bad recorded name",
+					     s->dir, i);
 		if (s->names[i][0] && (strlen(s->names[i]) != v.mv_size ||
-				       memcmp(s->names[i], v.mv_data, v.mv_size)))
-			return gpuq_diag_set(diag, GPUQ_ESTORE,
-					     "state store %s: record type %u is \"%.*s\" in the store "
-					     "but \"%s\" in this gpuq",
-					     s->dir, i, (int)v.mv_size, (char *)v.mv_data,
-					     s->names[i]);
+				       memcmp(s->names[i], v.mv_data, v.mv_size) != 0))
+			return gpuq_diag_set(
+			    diag, GPUQ_ESTORE,
+			    "state store %s: record type %u is \"%.*s\" in the store "
+			    "but \"%s\" in this gpuq",
+			    s->dir, i, (int)v.mv_size, (char *)v.mv_data, s->names[i]);
 		memcpy(s->names[i], v.mv_data, v.mv_size);
 		s->names[i][v.mv_size] = '\0';
 	}
@@ -392,8 +394,10 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 		return fail_diag(s, diag, mrc, "beginning the open transaction");
 	mrc = mdb_dbi_open(txn, "meta", create, &s->meta);
 	if (mrc == MDB_NOTFOUND) {
-		rc = gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: no meta database; "
-							"not a gpuq store", s->dir);
+		rc = gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				   "state store %s: no meta database; "
+				   "not a gpuq store",
+				   s->dir);
 		goto fail;
 	}
 	rc = mrc ? fail_diag(s, diag, mrc, "opening meta") : schema_check(s, txn, diag);
@@ -414,10 +418,10 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 			rc = fail_diag(s, diag, mrc, "opening a type database");
 	}
 	if (!rc && (mrc = meta_uint_get(txn, s->meta, META_SEQ, 8, &s->seq)))
-		rc = mrc == MDB_NOTFOUND ? gpuq_diag_set(diag, GPUQ_ECORRUPT,
-							 "state store %s: no sequence number",
-							 s->dir)
-					 : fail_diag(s, diag, mrc, "reading the sequence number");
+		rc = mrc == MDB_NOTFOUND
+			 ? gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: no sequence number",
+					 s->dir)
+			 : fail_diag(s, diag, mrc, "reading the sequence number");
 	if (rc)
 		goto fail;
 	mrc = mdb_txn_commit(txn); /* keeps the dbi handles, read-only too */
@@ -465,13 +469,15 @@ static int env_open(store_t *s, const store_opts_t *opts, size_t initial, gpuq_d
 	if (mrc)
 		return fail_diag(s, diag, mrc, "opening the environment");
 	if (mdb_env_get_maxkeysize(s->env) < STORE_KEY_MAX)
-		return gpuq_diag_set(diag, GPUQ_ESTORE, "state store %s: liblmdb max key size %d < %d",
-				     s->dir, mdb_env_get_maxkeysize(s->env), STORE_KEY_MAX);
+		return gpuq_diag_set(diag, GPUQ_ESTORE,
+				     "state store %s: liblmdb max key size %d < %d", s->dir,
+				     mdb_env_get_maxkeysize(s->env), STORE_KEY_MAX);
 	mrc = mdb_reader_check(s->env, &dead);
 	if (mrc)
 		return fail_diag(s, diag, mrc, "checking for stale readers");
 	if (dead > 0)
-		gpuq_log(GPUQ_LOG_INFO, "store", "%s: cleared %d stale reader slot(s)", s->dir, dead);
+		gpuq_log(GPUQ_LOG_INFO, "store", "%s: cleared %d stale reader slot(s)", s->dir,
+			 dead);
 	return map_adopt(s, initial, diag);
 }
 
@@ -484,7 +490,8 @@ int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_di
 
 	*out = NULL;
 	if (!dir || !dir[0] || strlen(dir) > STORE_PATH_MAX)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "state store directory: empty or longer than %d",
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "state store directory: empty or longer than %d",
 				     STORE_PATH_MAX);
 	if (initial < MAP_MIN || max < initial)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
@@ -624,6 +631,14 @@ int store_del(store_txn_t *txn, unsigned type, const void *key, size_t klen)
 
 int store_txn_error(const store_txn_t *txn)
 {
+	return txn->rc;
+}
+
+int store_txn_fail(store_txn_t *txn, int rc)
+{
+	GPUQ_ASSERT(txn->open && rc < 0);
+	if (!txn->rc)
+		txn->rc = rc;
 	return txn->rc;
 }
 
@@ -858,7 +873,7 @@ int store_info_get(store_t *s, store_info_t *info)
 /* ---- Digest ---- */
 
 #define FNV_OFFSET 0xcbf29ce484222325ULL /* FNV-1a 64-bit offset basis */
-#define FNV_PRIME 0x100000001b3ULL       /* FNV-1a 64-bit prime */
+#define FNV_PRIME 0x100000001b3ULL	 /* FNV-1a 64-bit prime */
 
 static void fnv(uint64_t *h, const void *p, size_t n)
 {

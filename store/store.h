@@ -59,26 +59,26 @@
 /* Longest state directory path accepted. */
 #define STORE_PATH_MAX 1024
 
-typedef struct store store_t;         /* an open store (one LMDB environment) */
+typedef struct store store_t;	      /* an open store (one LMDB environment) */
 typedef struct store_txn store_txn_t; /* a write batch of the store */
 
 typedef struct {
 	const char *types[STORE_TYPE_MAX]; /* sub-db name of record type i; NULL: unused id */
-	bool read_only;    /* open without writing anything (MDB_RDONLY); types ignored */
-	bool nosync;       /* MDB_NOSYNC|MDB_NOMETASYNC: no fsync per commit (tests, sim) */
+	bool read_only;	    /* open without writing anything (MDB_RDONLY); types ignored */
+	bool nosync;	    /* MDB_NOSYNC|MDB_NOMETASYNC: no fsync per commit (tests, sim) */
 	size_t map_initial; /* map size of a new store, bytes; 0: STORE_MAP_INITIAL_DEFAULT */
-	size_t map_max;     /* growth stops here (GPUQ_ELIMIT); 0: STORE_MAP_MAX_DEFAULT */
+	size_t map_max;	    /* growth stops here (GPUQ_ELIMIT); 0: STORE_MAP_MAX_DEFAULT */
 } store_opts_t;
 
 typedef struct {
-	uint64_t seq;      /* commit sequence number: committed non-empty batches */
-	uint32_t schema;   /* schema version of the store */
-	size_t map_size;   /* current size of the memory map, bytes */
-	size_t map_used;   /* bytes of the map in use: (last page + 1) * page size */
-	size_t map_max;    /* growth cap, bytes */
-	size_t page_size;  /* LMDB page size, bytes */
-	unsigned readers;  /* reader slots in use (all processes) */
-	unsigned grows;    /* map growths done by this store_t since open */
+	uint64_t seq;	  /* commit sequence number: committed non-empty batches */
+	uint32_t schema;  /* schema version of the store */
+	size_t map_size;  /* current size of the memory map, bytes */
+	size_t map_used;  /* bytes of the map in use: (last page + 1) * page size */
+	size_t map_max;	  /* growth cap, bytes */
+	size_t page_size; /* LMDB page size, bytes */
+	unsigned readers; /* reader slots ever used (LMDB's high-water mark, all processes) */
+	unsigned grows;	  /* map growths done by this store_t since open */
 	uint64_t counts[STORE_TYPE_MAX]; /* records per type id (0 for unused ids) */
 } store_info_t;
 
@@ -133,6 +133,11 @@ int store_del(store_txn_t *txn, unsigned type, const void *key, size_t klen);
 /* The batch's sticky error: GPUQ_OK while every call succeeded. */
 int store_txn_error(const store_txn_t *txn);
 
+/* Fail the batch with rc (< 0) when producing its ops failed on the caller's
+ * side (an encode error): rc becomes the sticky error unless one is set
+ * already. Returns the batch's sticky error. */
+int store_txn_fail(store_txn_t *txn, int rc);
+
 /* Apply the batch in one LMDB write transaction that also increments the
  * commit sequence number, and end the batch (txn is invalid afterwards, in
  * every case). When the map fills, the transaction is aborted, the map is
@@ -178,5 +183,44 @@ int store_info_get(store_t *s, store_info_t *info);
  * the same records digest equal whatever their commit history. Detects
  * differences; it is not a cryptographic hash. */
 int store_digest(store_t *s, uint64_t *digest);
+
+/* ---- The queue core's records (store/records.c, store/restore.c) ----
+ *
+ * Record type ids 1..4 are the queue core's queue_rec_type_t values, stored
+ * in the sub-databases "queue_meta", "clusterqueues", "tenants" and
+ * "workloads". Ids from STORE_TYPE_DRIVER_FIRST up are for a driver's own
+ * records (the simulator's progress, the daemon's pending decisions); 0 and
+ * 5..7 are reserved for the core. */
+#define STORE_TYPE_DRIVER_FIRST 8
+
+typedef struct queue queue_t; /* queue/queue.h */
+
+/* Name the queue core's record types in opts->types (other ids untouched). */
+void store_opts_queue_types(store_opts_t *opts);
+
+/* Structural check of a stored queue-core record without a policy: known
+ * type, key of 1..QUEUE_KEY_MAX bytes ("meta" for the meta record), value of
+ * 1..QUEUE_RECORD_MAX bytes starting with a known record version (1). Deep
+ * decoding needs the policy (queue_record_apply). GPUQ_OK, or GPUQ_ECORRUPT
+ * with diag naming the problem. */
+int store_record_check(unsigned type, const void *key, size_t klen, const void *val, size_t vlen,
+		       gpuq_diag_t *diag);
+
+/* Add every record q changed since queue_dirty_clear to the batch: a put of
+ * its encoding, or a delete when the object is gone. Sticky like store_put
+ * (an encode failure becomes the batch's error). Does not clear q's changed
+ * set: do that after the commit succeeded. */
+int store_queue_stage(store_txn_t *txn, const queue_t *q);
+
+/* Stage q's changed records in a new batch, commit it, and on success clear
+ * q's changed set; *seq (may be NULL) as store_txn_commit. On failure the
+ * changed set is kept, so a later call retries it. */
+int store_queue_persist(store_t *s, queue_t *q, uint64_t *seq);
+
+/* Apply every stored queue-core record into q (built from the same policy,
+ * holding no workloads), then queue_restore_done. Returns GPUQ_OK, the
+ * store's error, or the core's (GPUQ_ECORRUPT / GPUQ_ENOTFOUND /
+ * GPUQ_EEXIST) with diag naming the record type and key. */
+int store_queue_restore(store_t *s, queue_t *q, gpuq_diag_t *diag);
 
 #endif

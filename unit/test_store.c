@@ -22,7 +22,7 @@ enum { T_WORKLOAD = 0, T_USAGE = 1, T_HISTORY = 5 };
 
 typedef struct {
 	char root[256]; /* mkdtemp directory, removed after the test */
-	char dir[320];  /* the store directory inside root */
+	char dir[320];	/* the store directory inside root */
 } fixture_t;
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -41,8 +41,10 @@ static int setup(void **state)
 	if (!f)
 		return -1;
 	snprintf(f->root, sizeof(f->root), "%s/gpuq-store-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->root))
+	if (!mkdtemp(f->root)) {
+		free(f);
 		return -1;
+	}
 	snprintf(f->dir, sizeof(f->dir), "%s/state/a", f->root);
 	*state = f;
 	return 0;
@@ -97,9 +99,9 @@ static void expect_stored(store_t *s, unsigned type, const char *k, const char *
 /* Collects keys and values of a scan as "k=v;" into a string. */
 typedef struct {
 	char text[4096]; /* concatenated records */
-	size_t len;      /* bytes used */
-	int calls;       /* records seen */
-	int stop_after;  /* return 77 at this call (0: never) */
+	size_t len;	 /* bytes used */
+	int calls;	 /* records seen */
+	int stop_after;	 /* return 77 at this call (0: never) */
 } collect_t;
 
 static int collect(void *ctx, unsigned type, const void *key, size_t klen, const void *val,
@@ -230,7 +232,7 @@ static void sticky_errors(void **state)
 	assert_int_equal(store_txn_begin(s, &t2), GPUQ_EAGAIN);
 	assert_null(t2);
 	put_str(t, T_USAGE, "good-before", "1");
-	assert_int_equal(store_put(t, 7, "k", 1, "v", 1), GPUQ_EINVAL); /* unused type */
+	assert_int_equal(store_put(t, 7, "k", 1, "v", 1), GPUQ_EINVAL);	      /* unused type */
 	assert_int_equal(store_put(t, T_USAGE, "x", 1, "y", 1), GPUQ_EINVAL); /* sticky */
 	assert_int_equal(store_txn_error(t), GPUQ_EINVAL);
 	assert_int_equal(store_put(t, T_USAGE, "good-after", 10, "1", 1), GPUQ_EINVAL);
@@ -248,16 +250,17 @@ static void sticky_errors(void **state)
 		size_t klen;
 		size_t vlen;
 	} bad[] = {
-		{STORE_TYPE_MAX, "k", 1, 1},             /* type out of range */
-		{T_USAGE, "", 0, 1},                     /* empty key */
-		{T_USAGE, NULL, 1, 1},                   /* no key */
-		{T_USAGE, big, sizeof(big), 1},          /* key too long */
-		{T_USAGE, "k", 1, STORE_VALUE_MAX + 1},  /* value too big */
+	    {STORE_TYPE_MAX, "k", 1, 1},	    /* type out of range */
+	    {T_USAGE, "", 0, 1},		    /* empty key */
+	    {T_USAGE, NULL, 1, 1},		    /* no key */
+	    {T_USAGE, big, sizeof(big), 1},	    /* key too long */
+	    {T_USAGE, "k", 1, STORE_VALUE_MAX + 1}, /* value too big */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
-		assert_int_equal(store_put(t, bad[i].type, bad[i].key, bad[i].klen, big, bad[i].vlen),
-				 GPUQ_EINVAL);
+		assert_int_equal(
+		    store_put(t, bad[i].type, bad[i].key, bad[i].klen, big, bad[i].vlen),
+		    GPUQ_EINVAL);
 		assert_int_equal(store_txn_commit(t, NULL), GPUQ_EINVAL);
 	}
 	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
@@ -282,9 +285,9 @@ static void put_sized(store_txn_t *t, unsigned type, unsigned i, size_t vlen, un
 }
 
 typedef struct {
-	unsigned next;   /* index expected next */
-	size_t vlen;     /* value size expected */
-	int bad;         /* records that did not match */
+	unsigned next; /* index expected next */
+	size_t vlen;   /* value size expected */
+	int bad;       /* records that did not match */
 } check_seq_t;
 
 static int check_sized(void *ctx, unsigned type, const void *key, size_t klen, const void *val,
@@ -528,7 +531,7 @@ static void digest_is_content_only(void **state)
 	opts_std(&o);
 	assert_int_equal(store_open(dir2, &o, &s2, &d), GPUQ_OK);
 	write_set(s1, keys, 8, 1, false); /* 8 commits */
-	write_set(s2, keys, 8, 8, true); /* 1 commit, backwards */
+	write_set(s2, keys, 8, 8, true);  /* 1 commit, backwards */
 	/* an extra put+delete in s2 leaves the content equal */
 	assert_int_equal(store_txn_begin(s2, &t), GPUQ_OK);
 	put_str(t, T_HISTORY, "tmp", "x");
@@ -747,8 +750,7 @@ static int reader_child(const char *dir, int created, int ready, int go, int n, 
 		rc = 4;
 	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
 		rc = 5;
-	if (!rc && (store_scan(r, T_HISTORY, check_sized, &cs) || cs.next != (unsigned)n ||
-		    cs.bad))
+	if (!rc && (store_scan(r, T_HISTORY, check_sized, &cs) || cs.next != (unsigned)n || cs.bad))
 		rc = 6;
 	if (!rc && (store_info_get(r, &info) || info.seq != 1 || info.map_size < ((size_t)4 << 20)))
 		rc = 7;
@@ -805,19 +807,19 @@ static void reader_in_other_process(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(open_creates_directory, setup, teardown),
-		cmocka_unit_test_setup_teardown(put_get_scan_del, setup, teardown),
-		cmocka_unit_test_setup_teardown(sticky_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(map_grows_and_keeps_everything, setup, teardown),
-		cmocka_unit_test_setup_teardown(map_grows_within_one_batch, setup, teardown),
-		cmocka_unit_test_setup_teardown(map_cap_refuses_and_keeps_store_usable, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(reopen_persists_and_checks_types, setup, teardown),
-		cmocka_unit_test_setup_teardown(digest_is_content_only, setup, teardown),
-		cmocka_unit_test_setup_teardown(schema_version_checked, setup, teardown),
-		cmocka_unit_test_setup_teardown(bad_and_absent_directories, setup, teardown),
-		cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
-		cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(open_creates_directory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(put_get_scan_del, setup, teardown),
+	    cmocka_unit_test_setup_teardown(sticky_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(map_grows_and_keeps_everything, setup, teardown),
+	    cmocka_unit_test_setup_teardown(map_grows_within_one_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(map_cap_refuses_and_keeps_store_usable, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(reopen_persists_and_checks_types, setup, teardown),
+	    cmocka_unit_test_setup_teardown(digest_is_content_only, setup, teardown),
+	    cmocka_unit_test_setup_teardown(schema_version_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bad_and_absent_directories, setup, teardown),
+	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR); /* growth is logged at info */
