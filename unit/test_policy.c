@@ -1,0 +1,1061 @@
+/* Unit tests for policy: manifest parsing (typing, caps, refusals), decoding
+ * every kind, exact error messages for bad manifests, checks across objects,
+ * selectors, lookups, max_fit, reference counts, directory loads and
+ * fingerprints, and examples/policy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+
+/* ---- helpers ---- */
+
+/* Build a finished policy from one manifest named "t.yaml". */
+static int load_str(const char *text, const policy_opts_t *opts, policy_t **out, gpuq_diag_t *d)
+{
+	policy_t *p;
+	int rc = policy_create(opts, &p);
+
+	memset(d, 0, sizeof(*d));
+	*out = NULL;
+	if (rc)
+		return rc;
+	rc = policy_add_manifest(p, "t.yaml", text, strlen(text), d);
+	if (rc == GPUQ_OK)
+		rc = policy_finish(p, d);
+	if (rc) {
+		policy_unref(p);
+		return rc;
+	}
+	*out = p;
+	return GPUQ_OK;
+}
+
+typedef struct {
+	json_t *docs; /* array of copies of every object seen */
+	size_t last;  /* doc number of the last call */
+	int fail_at;  /* return GPUQ_EINVAL on this call (1-based), 0 never */
+	int calls;    /* calls so far */
+} collect_t;
+
+static int collect(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
+{
+	collect_t *c = ctx;
+
+	c->last = doc;
+	if (++c->calls == c->fail_at)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "refused by callback");
+	json_array_append_new(c->docs, json_deep_copy(obj));
+	return GPUQ_OK;
+}
+
+static int parse(const char *name, const char *text, collect_t *c, gpuq_diag_t *d)
+{
+	memset(d, 0, sizeof(*d));
+	c->docs = json_array();
+	c->calls = 0;
+	return policy_manifest_parse(name, text, strlen(text), collect, c, d);
+}
+
+/* ---- manifest parsing ---- */
+
+static void parse_typing(void **state)
+{
+	collect_t c = {0};
+	gpuq_diag_t d;
+	const json_t *o;
+
+	(void)state;
+	assert_int_equal(parse("a.yaml",
+			       "a: 8\nb: \"8\"\nc: 1.5\nd: true\ne: ~\nf: 0x10\ng: 0o17\nh: yes\n"
+			       "i: 99999999999999999999\nj: 'null'\nk: -3\nl: 1e3\nm: !!str 5\n"
+			       "n: .inf\no: 08\n",
+			       &c, &d),
+			 GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 1);
+	o = json_array_get(c.docs, 0);
+	assert_int_equal(json_integer_value(json_object_get(o, "a")), 8);
+	assert_string_equal(json_string_value(json_object_get(o, "b")), "8");
+	assert_true(json_is_real(json_object_get(o, "c")));
+	assert_true(json_is_true(json_object_get(o, "d")));
+	assert_true(json_is_null(json_object_get(o, "e")));
+	assert_int_equal(json_integer_value(json_object_get(o, "f")), 16);
+	assert_int_equal(json_integer_value(json_object_get(o, "g")), 15);
+	assert_string_equal(json_string_value(json_object_get(o, "h")), "yes");
+	assert_string_equal(json_string_value(json_object_get(o, "i")), "99999999999999999999");
+	assert_string_equal(json_string_value(json_object_get(o, "j")), "null");
+	assert_int_equal(json_integer_value(json_object_get(o, "k")), -3);
+	assert_true(json_is_real(json_object_get(o, "l")));
+	assert_string_equal(json_string_value(json_object_get(o, "m")), "5");
+	assert_string_equal(json_string_value(json_object_get(o, "n")), ".inf");
+	assert_int_equal(json_integer_value(json_object_get(o, "o")), 8);
+	json_decref(c.docs);
+}
+
+static void parse_documents(void **state)
+{
+	collect_t c = {0};
+	gpuq_diag_t d;
+
+	(void)state;
+	/* empty documents and comment-only documents are skipped */
+	assert_int_equal(
+	    parse("a.yaml", "# only a comment\n---\n---\na: 1\n---\nb: 2\n---\n", &c, &d), GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 2);
+	assert_int_equal(c.last, 3); /* a comment alone starts no document */
+	json_decref(c.docs);
+	assert_int_equal(parse("a.yaml", "", &c, &d), GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 0);
+	json_decref(c.docs);
+	/* kind: List is unwrapped */
+	assert_int_equal(
+	    parse("a.yaml", "kind: List\napiVersion: v1\nitems:\n- a: 1\n- b: 2\n", &c, &d),
+	    GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 2);
+	json_decref(c.docs);
+	/* JSON: an object, an array of objects, and a flow-style YAML map */
+	assert_int_equal(parse("a.json", "{\"a\": 1.5, \"b\": [1, 2]}", &c, &d), GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 1);
+	json_decref(c.docs);
+	assert_int_equal(parse("a.json", "[{\"a\": 1}, {\"b\": 2}]", &c, &d), GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 2);
+	json_decref(c.docs);
+	assert_int_equal(parse("a.yaml", "{kind: Namespace, x: [a, b]}\n", &c, &d), GPUQ_OK);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(c.docs, 0), "kind")),
+			    "Namespace");
+	json_decref(c.docs);
+}
+
+typedef struct {
+	const char *name; /* manifest name */
+	const char *text; /* manifest */
+	int rc;		  /* expected code */
+	const char *msg;  /* expected diagnostic, exactly */
+} bad_parse_t;
+
+static const bad_parse_t BAD_PARSE[] = {
+    {"a.yaml", "a: &x 1\nb: *x\n", GPUQ_EINVAL,
+     "a.yaml: document 1: anchors (&x) are not supported"},
+    {"a.yaml", "a: *x\n", GPUQ_EINVAL, "a.yaml: document 1: aliases (*x) are not supported"},
+    {"a.yaml", "a:\n  <<: {b: 1}\n", GPUQ_EINVAL,
+     "a.yaml: document 1: merge keys (<<) are not supported"},
+    {"a.yaml", "a: 1\na: 2\n", GPUQ_EINVAL, "a.yaml: document 1: duplicate mapping key \"a\""},
+    {"a.yaml", "? [a]\n: 1\n", GPUQ_EINVAL, "a.yaml: document 1: mapping keys must be scalars"},
+    {"a.yaml", "a: b: c\n", GPUQ_EINVAL,
+     "a.yaml: document 1: line 1 column 5: YAML syntax error: mapping values are not allowed "
+     "in this context"},
+    {"a.yaml", "a: 1\n---\n- 1\n- 2\n", GPUQ_EINVAL,
+     "a.yaml: document 2: items[0]: an object must be a mapping, not a scalar"},
+    {"a.yaml", "just a string\n", GPUQ_EINVAL,
+     "a.yaml: document 1: an object must be a mapping, not a scalar"},
+    {"a.yaml", "a: !!binary aGk=\n", GPUQ_EINVAL,
+     "a.yaml: document 1: YAML tag tag:yaml.org,2002:binary is not supported"},
+    {"a.yaml", "kind: List\nitems: 5\n", GPUQ_EINVAL,
+     "a.yaml: document 1: List: items: must be a list"},
+    {"a.json", "{\"a\": 1,}", GPUQ_EINVAL,
+     "a.json: line 1 column 9: JSON syntax error: string or '}' expected near '}'"},
+    {"a.json", "{\"a\": 1, \"a\": 2}", GPUQ_EINVAL,
+     "a.json: line 1 column 12: JSON syntax error: duplicate object key near '\"a\"'"},
+    {"a.yaml", "a: \"x\\0y\"\n", GPUQ_EINVAL, "a.yaml: document 1: a scalar contains a NUL byte"},
+};
+
+static void parse_refusals(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(BAD_PARSE) / sizeof(BAD_PARSE[0]); i++) {
+		const bad_parse_t *b = &BAD_PARSE[i];
+		collect_t c = {0};
+		gpuq_diag_t d;
+		int rc = parse(b->name, b->text, &c, &d);
+
+		if (rc != b->rc || strcmp(d.msg, b->msg))
+			print_error("case %zu: rc %d msg \"%s\"\n", i, rc, d.msg);
+		assert_int_equal(rc, b->rc);
+		assert_string_equal(d.msg, b->msg);
+		json_decref(c.docs);
+	}
+}
+
+static void parse_caps(void **state)
+{
+	collect_t c = {0};
+	gpuq_diag_t d;
+	char *big;
+	size_t n;
+
+	(void)state;
+	/* nesting: 64 levels pass, 65 are refused ("a: " is the first level) */
+	big = calloc(1, 1000);
+	memcpy(big, "a: ", 3);
+	for (n = 3; n < 3 + 64; n++)
+		big[n] = '[';
+	for (size_t i = 0; i < 64; i++)
+		big[n++] = ']';
+	assert_int_equal(parse("a.yaml", big, &c, &d), GPUQ_ELIMIT);
+	assert_string_equal(d.msg, "a.yaml: document 1: nested deeper than 64 levels");
+	json_decref(c.docs);
+	memmove(big + 3, big + 4, strlen(big + 4) + 1); /* one '[' less */
+	big[strlen(big) - 1] = '\0';			/* and one ']' */
+	assert_int_equal(parse("a.yaml", big, &c, &d), GPUQ_OK);
+	assert_int_equal(json_array_size(c.docs), 1);
+	json_decref(c.docs);
+	free(big);
+
+	/* size */
+	n = POLICY_FILE_MAX + 1;
+	big = malloc(n + 1);
+	memset(big, '#', n);
+	big[n] = '\0';
+	assert_int_equal(parse("a.yaml", big, &c, &d), GPUQ_ELIMIT);
+	assert_string_equal(d.msg,
+			    "a.yaml: 4194305 bytes, larger than the 4194304 a manifest may have");
+	json_decref(c.docs);
+	free(big);
+
+	/* documents */
+	big = malloc(10001 * 9 + 1);
+	big[0] = '\0';
+	for (size_t i = 0, off = 0; i < 10001; i++)
+		off += (size_t)snprintf(big + off, 10, "---\na: 1\n");
+	assert_int_equal(parse("a.yaml", big, &c, &d), GPUQ_ELIMIT);
+	assert_string_equal(d.msg, "a.yaml: document 10001: more than 10000 documents");
+	assert_int_equal(json_array_size(c.docs), 10000);
+	json_decref(c.docs);
+	free(big);
+}
+
+static void parse_callback_errors(void **state)
+{
+	collect_t c = {0};
+	gpuq_diag_t d;
+
+	(void)state;
+	c.fail_at = 2;
+	assert_int_equal(parse("x.yaml", "a: 1\n---\nb: 2\n", &c, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "x.yaml: document 2: refused by callback");
+	json_decref(c.docs);
+	c.fail_at = 3;
+	assert_int_equal(
+	    parse("x.yaml", "a: 1\n---\nkind: List\nitems: [{a: 1}, {b: 2}]\n", &c, &d),
+	    GPUQ_EINVAL);
+	assert_string_equal(d.msg, "x.yaml: document 2: items[1]: refused by callback");
+	json_decref(c.docs);
+}
+
+/* ---- bad objects: the exact message for each ---- */
+
+#define CQ_HEAD "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: team-a}\n"
+#define RF_GPU "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+
+typedef struct {
+	const char *text; /* manifest t.yaml */
+	int rc;		  /* expected code */
+	const char *msg;  /* expected diagnostic, exactly */
+} bad_t;
+
+static const bad_t BAD[] = {
+    /* dispatch */
+    {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: kind \"Deployment\" (apiVersion \"apps/v1\") is not a policy object; "
+     "gpuq reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
+     "ClusterQueue, LocalQueue, Cohort and ResourceClaimTemplate"},
+    {"apiVersion: v1\nmetadata: {name: x}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: kind: required (a string)"},
+    {"kind: Namespace\nmetadata: {name: x}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace: apiVersion: required (a string)"},
+    {"apiVersion: kueue.x-k8s.io/v1alpha1\nkind: ClusterQueue\nmetadata: {name: x}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue: apiVersion \"kueue.x-k8s.io/v1alpha1\" is not one gpuq "
+     "reads (want gpuq.dev/v1beta1, kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2)"},
+    /* metadata */
+    {"apiVersion: v1\nkind: Namespace\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace: metadata: required"},
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {labels: {}}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace: metadata.name: required"},
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {name: Team_A}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace: metadata.name: invalid name \"Team_A\" (want a DNS-1123 "
+     "label)"},
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {name: 5}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace: metadata.name: must be a string, not 5"},
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {name: a, labels: {\"bad key!\": x}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace \"a\": metadata.labels[bad key!]: invalid label key"},
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {name: a, labels: {tier: 1.5}}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace \"a\": metadata.labels[tier]: must be a string, not 1.5"},
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {name: a, labels: {kubernetes.io/metadata.name: "
+     "b}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Namespace \"a\": metadata.labels[kubernetes.io/metadata.name]: \"b\" "
+     "is not the namespace's name"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {name: q}\nspec: "
+     "{clusterQueue: c}\n",
+     GPUQ_EINVAL, "t.yaml: document 1: LocalQueue: metadata.namespace: required"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, namespace: x}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor: metadata.namespace: must not be set: ResourceFlavor "
+     "is cluster-scoped"},
+    /* ClusterQueue */
+    {RF_GPU CQ_HEAD
+     "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+     "    flavors:\n    - name: gpu\n      resources:\n      - name: nvidia.com/gpu\n"
+     "        nominalQuota: 8\n    - name: gpu2\n      resources:\n"
+     "      - name: nvidia.com/gpu\n        nominalQuota: 1Gb\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 2: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: invalid quantity \"1Gb\""},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+	     "    - name: gpu\n      resources:\n      - {name: cpu, nominalQuota: -1}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must not be negative, not -1"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+	     "    - name: gpu\n      resources:\n      - {name: cpu}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: required"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors:\n"
+	     "    - name: gpu\n      resources:\n      - {name: cpu, nominalQuota: 1}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.resourceGroups[0].flavors[0]: "
+     "resources: 1 entries, but coveredResources has 2"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu, memory]\n    flavors:\n"
+	     "    - name: gpu\n      resources:\n      - {name: memory, nominalQuota: 1}\n"
+	     "      - {name: cpu, nominalQuota: 1}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].flavors[0].resources[0]: name: \"memory\" is not \"cpu\", the "
+     "coveredResources entry in the same position"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+	     "    - name: gpu\n      resources:\n      - {name: cpu, nominalQuota: 1, "
+	     "borrowingLimit: 2}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].flavors[0].resources[0]: borrowingLimit: must not be set without "
+     "a cohortName"},
+    {CQ_HEAD "spec:\n  cohortName: pool\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+	     "    flavors:\n    - name: gpu\n      resources:\n      - {name: cpu, nominalQuota: "
+	     "8, lendingLimit: 10}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].flavors[0].resources[0]: lendingLimit: 10 is more than "
+     "nominalQuota 8"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+	     "    - name: a\n      resources: [{name: cpu, nominalQuota: 1}]\n"
+	     "  - coveredResources: [memory, cpu]\n    flavors:\n    - name: b\n      resources: "
+	     "[{name: memory, nominalQuota: 1}, {name: cpu, nominalQuota: 1}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec: resourceGroups[1].coveredResources[1]: "
+     "\"cpu\" is already covered by resourceGroups[0]"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+	     "    - name: a\n      resources: [{name: cpu, nominalQuota: 1}]\n"
+	     "    - name: a\n      resources: [{name: cpu, nominalQuota: 2}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec: resourceGroups[0].flavors[1].name: "
+     "flavor \"a\" already appears in resourceGroups[0]"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu, cpu]\n    flavors: []\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.resourceGroups[0].coveredResources[1]: \"cpu\" is listed twice"},
+    {CQ_HEAD "spec:\n  queueingStrategy: Fifo\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.queueingStrategy: unknown value "
+     "\"Fifo\" (want BestEffortFIFO or StrictFIFO)"},
+    {CQ_HEAD "spec:\n  nominalquota: 5\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.nominalquota: unknown field"},
+    {CQ_HEAD "spec:\n  admissionChecks: [prov]\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionChecks: not supported by gpuq"},
+    {CQ_HEAD "spec:\n  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: "
+	     "Is, values: [a]}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.namespaceSelector.matchExpressions[0].operator: unknown value \"Is\" (want In, "
+     "NotIn, Exists or DoesNotExist)"},
+    {CQ_HEAD "spec:\n  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: "
+	     "In}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.namespaceSelector.matchExpressions[0].values: must not be empty for operator In"},
+    {CQ_HEAD "spec:\n  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: "
+	     "Exists, values: [a]}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": "
+     "spec.namespaceSelector.matchExpressions[0].values: must be empty for operator Exists"},
+    {CQ_HEAD "spec:\n  namespaceSelector: {matchLables: {a: b}}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.namespaceSelector.matchLables: unknown "
+     "field"},
+    {CQ_HEAD "spec:\n  preemption: {reclaimWithinCohort: Never, borrowWithinCohort: {policy: "
+	     "LowerPriority}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.preemption: borrowWithinCohort.policy: "
+     "LowerPriority needs reclaimWithinCohort other than Never"},
+    {CQ_HEAD "spec:\n  preemption: {withinClusterQueue: Any}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.preemption.withinClusterQueue: unknown "
+     "value \"Any\" (want Never, LowerPriority or LowerOrNewerEqualPriority)"},
+    {CQ_HEAD "spec:\n  fairSharing: {weight: lots}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.fairSharing.weight: invalid quantity "
+     "\"lots\""},
+    {CQ_HEAD "spec:\n  cohortName: a\n  cohort: b\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec: cohortName \"a\" and cohort \"b\" "
+     "differ"},
+    {CQ_HEAD "spec:\n  resourceGroups: {}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.resourceGroups: must be a list, not a "
+     "mapping"},
+    {CQ_HEAD, GPUQ_EINVAL, "t.yaml: document 1: ClusterQueue \"team-a\": spec: required"},
+    /* ResourceFlavor */
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  nodeTaints: [{key: nvidia.com/gpu, effect: NoSchedul}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeTaints[0].effect: unknown value "
+     "\"NoSchedul\" (want , NoSchedule, PreferNoSchedule or NoExecute)"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  nodeTaints: [{key: nvidia.com/gpu}]\n",
+     GPUQ_EINVAL, "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeTaints[0]: effect: required"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  tolerations: [{operator: Equal, value: x}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.tolerations[0]: operator: must be Exists "
+     "when key is empty"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  nodeLabels: {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9}\n",
+     GPUQ_ELIMIT,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeLabels: 9 labels, more than the 8 "
+     "allowed"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  topologyName: rack\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.topologyName: not supported by gpuq"},
+    /* LocalQueue, Cohort */
+    {"apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: a, name: q}\nspec: "
+     "{}\n",
+     GPUQ_EINVAL, "t.yaml: document 1: LocalQueue \"a/q\": spec.clusterQueue: required"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: a, name: q.x}\n"
+     "spec: {clusterQueue: c}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: LocalQueue: metadata.name: invalid name \"q.x\" (want a DNS-1123 "
+     "label)"},
+    {"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c}\nspec: "
+     "{parentName: root}\n",
+     GPUQ_EINVAL, "t.yaml: document 1: Cohort \"c\": spec.parentName: not supported by gpuq"},
+    /* PriorityClass */
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: PriorityClass \"p\": value: required"},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: "
+     "\"100\"\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: PriorityClass \"p\": value: must be an integer, not \"100\""},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: "
+     "2000000000\n",
+     GPUQ_ERANGE,
+     "t.yaml: document 1: PriorityClass \"p\": value: 2000000000 is above 1000000000, reserved "
+     "for system- classes"},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: "
+     "3000000000\n",
+     GPUQ_ERANGE,
+     "t.yaml: document 1: PriorityClass \"p\": value: 3000000000 is out of range [-2147483648, "
+     "2147483647]"},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\nvalue: 1\n"
+     "globalDefault: \"yes\"\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: PriorityClass \"p\": globalDefault: must be true or false, not "
+     "\"yes\""},
+    /* LimitRange, ResourceQuota */
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {namespace: a, name: l}\nspec:\n  limits:\n"
+     "  - {type: Container, max: {nvidia.com/gpu: 8Gb}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: LimitRange \"a/l\": spec.limits[0].max[nvidia.com/gpu]: invalid "
+     "quantity \"8Gb\""},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {namespace: a, name: l}\nspec:\n  limits:\n"
+     "  - {type: Node}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: LimitRange \"a/l\": spec.limits[0].type: unknown value \"Node\" (want "
+     "Container, Pod or PersistentVolumeClaim)"},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {namespace: a, name: l}\nspec:\n  limits:\n"
+     "  - {type: Container, min: {cpu: 2}, max: {cpu: 1}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: LimitRange \"a/l\": spec.limits[0]: min[cpu] 2 is more than max[cpu] "
+     "1"},
+    {"apiVersion: v1\nkind: LimitRange\nmetadata: {namespace: a, name: l}\nspec:\n  limits:\n"
+     "  - {type: Pod, default: {cpu: 1}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: LimitRange \"a/l\": spec.limits[0]: default and defaultRequest are "
+     "not allowed for type Pod"},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: a, name: q}\nspec:\n  hard: "
+     "{requests.nvidia.com/gpu: 4}\n  scopes: [BestEffort]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceQuota \"a/q\": spec.scopes: scoped quotas are not supported "
+     "(gpuq would count every pod of the namespace against it); remove it or load with "
+     "skip_scoped_quotas"},
+    {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: a, name: q}\nspec:\n  hard: "
+     "{\"requests.nvidia.com/gpu!\": 4}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceQuota \"a/q\": spec.hard[requests.nvidia.com/gpu!]: invalid "
+     "resource name"},
+    /* ResourceClaimTemplate */
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        exactly: {deviceClassName: gpu.nvidia.com, count: 0}\n",
+     GPUQ_ERANGE,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": "
+     "spec.spec.devices.requests[0].exactly.count: 0 is out of range [1, 2147483647]"},
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        deviceClassName: gpu.nvidia.com\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": spec.spec.devices.requests[0]: set "
+     "one of exactly and firstAvailable"},
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": "
+     "spec.spec.devices.requests[0].exactly.count: must not be set with allocationMode All"},
+    /* duplicates and caps */
+    {"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: "
+     "Namespace\nmetadata: {name: a}\n",
+     GPUQ_EEXIST,
+     "t.yaml: document 2: Namespace \"a\": duplicate name (first declared in t.yaml document "
+     "1)"},
+    {RF_GPU RF_GPU, GPUQ_EEXIST,
+     "t.yaml: document 2: ResourceFlavor \"gpu\": duplicate name (first declared in t.yaml "
+     "document 1)"},
+    /* checks across objects (policy_finish) */
+    {"apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: a, name: q}\nspec: "
+     "{clusterQueue: nope}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: LocalQueue \"a/q\": spec.clusterQueue: ClusterQueue \"nope\" not "
+     "found"},
+    {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+	     "    - name: missing\n      resources: [{name: cpu, nominalQuota: 1}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.resourceGroups[0].flavors[0].name: "
+     "ResourceFlavor \"missing\" not found"},
+    {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 1\n"
+     "globalDefault: true\n---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+     "metadata: {name: b}\nvalue: 2\nglobalDefault: true\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 2: PriorityClass \"b\": globalDefault: true, but PriorityClass \"a\" is "
+     "already the global default"},
+};
+
+static void bad_manifests(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(BAD) / sizeof(BAD[0]); i++) {
+		policy_t *p;
+		gpuq_diag_t d;
+		int rc = load_str(BAD[i].text, NULL, &p, &d);
+
+		if (rc != BAD[i].rc || strcmp(d.msg, BAD[i].msg))
+			print_error("case %zu: rc %d msg \"%s\"\n", i, rc, d.msg);
+		assert_int_equal(rc, BAD[i].rc);
+		assert_string_equal(d.msg, BAD[i].msg);
+		assert_null(p);
+	}
+}
+
+static void caps_enforced(void **state)
+{
+	size_t cap = (POLICY_CQ_MAX + 1) * 100 + 1, off = 0;
+	char *buf = malloc(cap);
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	for (int i = 0; i <= POLICY_CQ_MAX; i++)
+		off += (size_t)snprintf(buf + off, cap - off,
+					"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\n"
+					"metadata: {name: q%d}\nspec: {}\n",
+					i);
+	assert_int_equal(load_str(buf, NULL, &p, &d), GPUQ_ELIMIT);
+	assert_string_equal(
+	    d.msg, "t.yaml: document 1001: ClusterQueue \"q1000\": more than 1000 ClusterQueues");
+	free(buf);
+}
+
+static void options(void **state)
+{
+	policy_opts_t opts = {.skip_unknown_kinds = true, .skip_scoped_quotas = true};
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(load_str("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
+				  "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: "
+				  "a, name: q}\nspec:\n  hard: {pods: 4}\n  scopes: [BestEffort]\n"
+				  "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: "
+				  "a, name: r}\nspec:\n  hard: {pods: 4}\nstatus:\n  used: {pods: "
+				  "1}\n",
+				  &opts, &p, &d),
+			 GPUQ_OK);
+	assert_int_equal(policy_quota_count(p), 1);
+	assert_string_equal(policy_quota_at(p, 0)->name, "r");
+	assert_int_equal(quota_qty_units(quota_reslist_get(&policy_quota_at(p, 0)->used, "pods")),
+			 1);
+	assert_int_equal(policy_namespace_find(p, "a")->n_quotas, 1);
+	policy_unref(p);
+}
+
+/* ---- selectors and tolerations ---- */
+
+static void selectors(void **state)
+{
+	policy_label_t items[] = {{"env", "prod"}, {"team", "a"}, {"tier", ""}};
+	policy_labels_t labels = {items, 3}, none = {NULL, 0};
+	const char *ab[] = {"a", "b"}, *c[] = {"c"};
+	policy_sel_req_t in = {"team", POLICY_SEL_IN, ab, 2};
+	policy_sel_req_t in_c = {"team", POLICY_SEL_IN, c, 1};
+	policy_sel_req_t notin = {"team", POLICY_SEL_NOT_IN, c, 1};
+	policy_sel_req_t notin_a = {"team", POLICY_SEL_NOT_IN, ab, 2};
+	policy_sel_req_t exists = {"tier", POLICY_SEL_EXISTS, NULL, 0};
+	policy_sel_req_t dne = {"gpu", POLICY_SEL_DOES_NOT_EXIST, NULL, 0};
+	policy_sel_req_t dne_env = {"env", POLICY_SEL_DOES_NOT_EXIST, NULL, 0};
+	policy_sel_req_t all_ok[] = {in, notin, exists, dne};
+	policy_selector_t absent = {false, NULL, 0}, everything = {true, NULL, 0};
+	policy_selector_t sel = {true, all_ok, 4};
+
+	(void)state;
+	assert_string_equal(policy_labels_get(&labels, "tier"), "");
+	assert_null(policy_labels_get(&labels, "gpu"));
+	assert_null(policy_labels_get(&none, "gpu"));
+	assert_false(policy_selector_matches(&absent, &labels));
+	assert_true(policy_selector_matches(&everything, &labels));
+	assert_true(policy_selector_matches(&everything, &none));
+	assert_true(policy_selector_matches(&sel, &labels));
+	sel.reqs = &in_c, sel.n_reqs = 1;
+	assert_false(policy_selector_matches(&sel, &labels));
+	sel.reqs = &notin_a;
+	assert_false(policy_selector_matches(&sel, &labels));
+	assert_true(policy_selector_matches(&sel, &none)); /* NotIn holds when the key is absent */
+	sel.reqs = &dne_env;
+	assert_false(policy_selector_matches(&sel, &labels));
+	sel.reqs = &in;
+	assert_false(policy_selector_matches(&sel, &none));
+}
+
+static void tolerations(void **state)
+{
+	policy_taint_t gpu = {"nvidia.com/gpu", "present", POLICY_EFFECT_NO_SCHEDULE};
+	policy_toleration_t exists = {"nvidia.com/gpu",		 true,	"",
+				      POLICY_EFFECT_NO_SCHEDULE, false, 0};
+	policy_toleration_t equal = {"nvidia.com/gpu",	false, "present",
+				     POLICY_EFFECT_ANY, false, 0};
+	policy_toleration_t wrong_value = {"nvidia.com/gpu",  false, "absent",
+					   POLICY_EFFECT_ANY, false, 0};
+	policy_toleration_t wrong_effect = {"nvidia.com/gpu",	      true,  "",
+					    POLICY_EFFECT_NO_EXECUTE, false, 0};
+	policy_toleration_t all = {"", true, "", POLICY_EFFECT_ANY, false, 0};
+	policy_toleration_t other = {"other", true, "", POLICY_EFFECT_ANY, false, 0};
+
+	(void)state;
+	assert_true(policy_toleration_tolerates(&exists, &gpu));
+	assert_true(policy_toleration_tolerates(&equal, &gpu));
+	assert_false(policy_toleration_tolerates(&wrong_value, &gpu));
+	assert_false(policy_toleration_tolerates(&wrong_effect, &gpu));
+	assert_true(policy_toleration_tolerates(&all, &gpu));
+	assert_false(policy_toleration_tolerates(&other, &gpu));
+}
+
+/* ---- the examples, and lookups on them ---- */
+
+static int examples_setup(void **state)
+{
+	policy_t *p = NULL;
+	gpuq_diag_t d = {{0}};
+	int rc = policy_load_dir("examples/policy", NULL, &p, &d);
+
+	if (rc)
+		print_error("examples/policy: %s\n", d.msg);
+	*state = p;
+	return rc;
+}
+
+static int examples_teardown(void **state)
+{
+	policy_unref(*state);
+	return 0;
+}
+
+static int64_t units(const quota_qty_t *q)
+{
+	return quota_qty_units(q);
+}
+
+static void examples_counts(void **state)
+{
+	const policy_t *p = *state;
+
+	assert_int_equal(policy_namespace_count(p), 3);
+	assert_int_equal(policy_priorityclass_count(p), 3);
+	assert_int_equal(policy_flavor_count(p), 3);
+	assert_int_equal(policy_cq_count(p), 2);
+	assert_int_equal(policy_cohort_count(p), 1);
+	assert_int_equal(policy_lq_count(p), 4);
+	assert_int_equal(policy_limitrange_count(p), 3);
+	assert_int_equal(policy_quota_count(p), 3);
+	assert_int_equal(policy_claimtemplate_count(p), 2);
+	/* declaration order */
+	assert_string_equal(policy_cq_at(p, 0)->name, "training");
+	assert_int_equal(policy_cq_at(p, 1)->index, 1);
+	assert_string_equal(policy_flavor_at(p, 2)->name, "l4");
+	assert_string_equal(policy_priorityclass_at(p, 2)->name, "inference");
+	assert_string_equal(policy_lq_at(p, 3)->name, "inference");
+	assert_null(policy_cq_at(p, 2));
+	assert_null(policy_namespace_at(p, 3));
+	assert_true(strstr(policy_cq_at(p, 0)->origin.file, "30-queues.yaml") != NULL);
+	assert_int_equal(policy_cq_at(p, 0)->origin.doc, 2);
+	assert_true(policy_fingerprint(p) != 0);
+}
+
+static void examples_lookups(void **state)
+{
+	const policy_t *p = *state;
+	const policy_namespace_t *ns = policy_namespace_find(p, "team-c");
+	const policy_priorityclass_t *pc;
+	const policy_lq_t *lq;
+	const policy_flavor_t *f;
+	const policy_claimtemplate_t *t;
+
+	assert_non_null(ns);
+	assert_true(ns->declared);
+	assert_string_equal(policy_labels_get(&ns->labels, "gpuq.dev/tenant"), "team-c");
+	assert_string_equal(policy_labels_get(&ns->labels, "kubernetes.io/metadata.name"),
+			    "team-c");
+	assert_int_equal(ns->n_limitranges, 1);
+	assert_int_equal(ns->limitranges[0]->items[0].type, QUOTA_LR_CONTAINER);
+	assert_int_equal(
+	    units(quota_reslist_get(&ns->limitranges[0]->items[0].max, "nvidia.com/mig-1g.10gb")),
+	    7);
+	assert_int_equal(
+	    quota_qty_milli(quota_reslist_get(&ns->limitranges[0]->items[0].def_request, "cpu")),
+	    250);
+	assert_int_equal(ns->n_quotas, 1);
+	assert_int_equal(units(quota_reslist_get(&ns->quotas[0]->hard, "requests.nvidia.com/gpu")),
+			 8);
+	assert_null(policy_namespace_find(p, "kube-system"));
+
+	pc = policy_priorityclass_default(p);
+	assert_non_null(pc);
+	assert_string_equal(pc->name, "training-low");
+	pc = policy_priorityclass_find(p, "inference");
+	assert_int_equal(pc->value, 10000);
+	assert_false(pc->global_default);
+	assert_null(policy_priorityclass_find(p, "nope"));
+
+	lq = policy_lq_find(p, "team-a", "inference");
+	assert_non_null(lq);
+	assert_string_equal(lq->cq->name, "inference");
+	assert_int_equal(lq->fair_weight_milli, 500);
+	assert_int_equal(policy_lq_find(p, "team-b", "default")->cq->index, 0);
+	assert_null(policy_lq_find(p, "team-c", "inference"));
+	assert_null(policy_lq_find(p, "team-x", "default"));
+
+	f = policy_flavor_find(p, "h100-80gb");
+	assert_string_equal(policy_labels_get(&f->node_labels, "nvidia.com/gpu.product"),
+			    "NVIDIA-H100-80GB-HBM3");
+	assert_int_equal(f->n_taints, 1);
+	assert_int_equal(f->n_tolerations, 1);
+	assert_true(policy_toleration_tolerates(&f->tolerations[0], &f->taints[0]));
+	assert_null(policy_flavor_find(p, "v100"));
+
+	t = policy_claimtemplate_find(p, "team-c", "small-gpu");
+	assert_non_null(t);
+	assert_int_equal(t->n_requests, 1);
+	assert_true(t->requests[0].first_available);
+	assert_int_equal(t->requests[0].n_choices, 2);
+	assert_string_equal(t->requests[0].choices[0].device_class, "mig.nvidia.com");
+	assert_int_equal(t->requests[0].choices[0].count, 1);
+	t = policy_claimtemplate_find(p, "team-a", "one-gpu");
+	assert_false(t->requests[0].first_available);
+	assert_string_equal(t->requests[0].choices[0].device_class, "gpu.nvidia.com");
+	assert_null(policy_claimtemplate_find(p, "team-a", "small-gpu"));
+}
+
+static void examples_queues(void **state)
+{
+	const policy_t *p = *state;
+	const policy_cq_t *tr = policy_cq_find(p, "training"),
+			  *inf = policy_cq_find(p, "inference");
+	const policy_cohort_t *co = policy_cohort_find(p, "gpu-pool");
+	const policy_res_quota_t *q;
+	quota_qty_t fit;
+
+	assert_non_null(tr);
+	assert_non_null(inf);
+	assert_null(policy_cq_find(p, "nope"));
+	assert_true(co->declared);
+	assert_int_equal(co->n_members, 2);
+	assert_ptr_equal(co->members[0], tr);
+	assert_ptr_equal(tr->cohort, co);
+	assert_int_equal(tr->fair_weight_milli, 2000);
+	assert_int_equal(tr->queueing, POLICY_QUEUEING_BEST_EFFORT_FIFO);
+	assert_int_equal(inf->queueing, POLICY_QUEUEING_STRICT_FIFO);
+	assert_int_equal(tr->preemption.within_cluster_queue, POLICY_PREEMPT_LOWER_PRIORITY);
+	assert_int_equal(tr->preemption.reclaim_within_cohort, POLICY_PREEMPT_ANY);
+	assert_int_equal(tr->preemption.borrow_within_cohort, POLICY_PREEMPT_LOWER_PRIORITY);
+	assert_true(tr->preemption.has_max_priority_threshold);
+	assert_int_equal(tr->preemption.max_priority_threshold, 100);
+	assert_int_equal(inf->preemption.within_cluster_queue,
+			 POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY);
+	assert_int_equal(tr->fungibility.when_can_borrow, POLICY_FUNGIBLE_STOP);
+	assert_int_equal(tr->fungibility.when_can_preempt, POLICY_FUNGIBLE_TRY_NEXT_FLAVOR);
+	assert_ptr_equal(inf->groups[0].flavors[1].flavor, policy_flavor_find(p, "h100-80gb"));
+
+	/* namespaceSelector */
+	assert_true(policy_cq_selects(p, tr, "team-a"));
+	assert_false(policy_cq_selects(p, tr, "team-c"));
+	assert_true(policy_cq_selects(p, inf, "team-c"));
+	assert_false(policy_cq_selects(p, inf, "kube-system"));
+	assert_true(policy_namespace_managed(p, "team-b"));
+	assert_false(policy_namespace_managed(p, "default"));
+
+	/* groups and quotas */
+	assert_ptr_equal(policy_cq_group(inf, "nvidia.com/mig-1g.10gb"), &inf->groups[1]);
+	assert_null(policy_cq_group(tr, "nvidia.com/mig-1g.10gb"));
+	q = policy_cq_quota(tr, "h100-80gb", "nvidia.com/gpu");
+	assert_int_equal(units(&q->nominal), 32);
+	assert_true(q->has_lending_limit);
+	assert_int_equal(units(&q->lending_limit), 16);
+	assert_false(q->has_borrowing_limit);
+	assert_null(policy_cq_quota(tr, "l4", "nvidia.com/gpu"));
+
+	/* the most one workload can ever get */
+	assert_int_equal(policy_cq_max_fit(inf, "h100-80gb", "nvidia.com/gpu", &fit), GPUQ_OK);
+	assert_int_equal(units(&fit), 8); /* 0 nominal + min(8, 16 lent by training) */
+	assert_int_equal(policy_cq_max_fit(inf, "h100-80gb", "memory", &fit), GPUQ_OK);
+	assert_int_equal(units(&fit), 1LL << 40); /* min(1Ti, 4Ti) */
+	assert_int_equal(policy_cq_max_fit(tr, "h100-80gb", "nvidia.com/gpu", &fit), GPUQ_OK);
+	assert_int_equal(units(&fit), 32); /* inference lends no H100 */
+	assert_int_equal(policy_cq_max_fit(inf, "l4", "nvidia.com/gpu", &fit), GPUQ_OK);
+	assert_int_equal(units(&fit), 16);
+	assert_int_equal(policy_cq_max_fit(tr, "l4", "nvidia.com/gpu", &fit), GPUQ_ENOTFOUND);
+}
+
+/* max_fit with three CQs: unlimited borrowing, lendingLimit, no cohort. */
+static void max_fit_cohort(void **state)
+{
+	static const char *const text =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\n"
+	    "spec:\n  cohort: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: b}\n"
+	    "spec:\n  cohortName: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 10, "
+	    "lendingLimit: 3, borrowingLimit: 2}]}]\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: c}\n"
+	    "spec:\n  cohortName: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 5}]}]\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: d}\n"
+	    "spec:\n  namespaceSelector: {}\n  resourceGroups:\n"
+	    "  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 7}]}]\n";
+	policy_t *p;
+	gpuq_diag_t d;
+	quota_qty_t fit;
+
+	(void)state;
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_OK);
+	/* a: 4 + (3 lent by b + 5 lent by c), no borrowing limit */
+	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "a"), "f", "nvidia.com/gpu", &fit), 0);
+	assert_int_equal(units(&fit), 12);
+	/* b: 10 + min(2, 4 + 5) */
+	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "b"), "f", "nvidia.com/gpu", &fit), 0);
+	assert_int_equal(units(&fit), 12);
+	/* c: 5 + 4 + 3 */
+	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "c"), "f", "nvidia.com/gpu", &fit), 0);
+	assert_int_equal(units(&fit), 12);
+	/* d: alone */
+	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "d"), "f", "nvidia.com/gpu", &fit), 0);
+	assert_int_equal(units(&fit), 7);
+	/* the implied cohort */
+	assert_int_equal(policy_cohort_count(p), 1);
+	assert_false(policy_cohort_at(p, 0)->declared);
+	assert_int_equal(policy_cohort_at(p, 0)->n_members, 3);
+	assert_int_equal(policy_cohort_at(p, 0)->fair_weight_milli, 1000);
+	/* {} selects every namespace, known or not */
+	assert_true(policy_namespace_managed(p, "anything"));
+	assert_false(policy_cq_selects(p, policy_cq_find(p, "a"), "anything"));
+	policy_unref(p);
+}
+
+static void implied_namespaces(void **state)
+{
+	policy_t *p;
+	gpuq_diag_t d;
+	const policy_namespace_t *ns;
+
+	(void)state;
+	assert_int_equal(
+	    load_str("apiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: ml, name: q}\n"
+		     "spec: {hard: {requests.nvidia.com/gpu: 2}}\n---\napiVersion: v1\n"
+		     "kind: Namespace\nmetadata: {name: ml, labels: {team: x}}\n"
+		     "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: "
+		     "c}\nspec:\n  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: "
+		     "ml}}\n",
+		     NULL, &p, &d),
+	    GPUQ_OK);
+	ns = policy_namespace_find(p, "ml");
+	assert_true(ns->declared);
+	assert_string_equal(policy_labels_get(&ns->labels, "team"), "x");
+	assert_int_equal(ns->n_quotas, 1);
+	assert_true(policy_namespace_managed(p, "ml"));
+	assert_false(policy_namespace_managed(p, "other"));
+	assert_int_equal(ns->origin.doc, 2);
+	policy_unref(p);
+}
+
+static void refcounts(void **state)
+{
+	policy_t *p, *q;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(policy_load_dir("examples/policy", NULL, &p, &d), GPUQ_OK);
+	q = policy_ref(p);
+	assert_ptr_equal(p, q);
+	policy_unref(p);
+	/* still alive through q */
+	assert_string_equal(policy_cq_find(q, "training")->name, "training");
+	policy_unref(q);
+	assert_null(policy_ref(NULL));
+	policy_unref(NULL);
+}
+
+static void frozen_after_finish(void **state)
+{
+	policy_t *p;
+	gpuq_diag_t d;
+	json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+			      "metadata", "name", "late");
+
+	(void)state;
+	assert_int_equal(load_str("", NULL, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_add_json(p, o, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "policy is finished; it cannot change");
+	assert_int_equal(policy_finish(p, &d), GPUQ_EINVAL);
+	assert_null(policy_namespace_find(p, "late"));
+	json_decref(o);
+	policy_unref(p);
+}
+
+static void add_json_direct(void **state)
+{
+	policy_t *p;
+	gpuq_diag_t d = {{0}};
+	json_t *o = json_pack("{s:s, s:s, s:{s:s}, s:i}", "apiVersion", "scheduling.k8s.io/v1",
+			      "kind", "PriorityClass", "metadata", "name", "x", "value", 7);
+
+	(void)state;
+	assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
+	assert_int_equal(policy_add_json(p, o, &d), GPUQ_OK);
+	assert_int_equal(policy_add_json(p, o, &d), GPUQ_EEXIST);
+	assert_string_equal(d.msg, "PriorityClass \"x\": duplicate name");
+	assert_int_equal(policy_finish(p, &d), GPUQ_OK);
+	assert_int_equal(policy_priorityclass_find(p, "x")->value, 7);
+	assert_null(policy_priorityclass_find(p, "x")->origin.file);
+	json_decref(o);
+	policy_unref(p);
+}
+
+/* ---- directories ---- */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void load_dir_all_or_nothing(void **state)
+{
+	char dir[] = "/tmp/gpuq-policy-XXXXXX";
+	policy_t *p;
+	gpuq_diag_t d;
+	uint64_t f1, f2, f3;
+	char path[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "a.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n");
+	write_file(dir, "b.json",
+		   "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": "
+		   "\"b\"}}");
+	write_file(dir, ".hidden.yaml", "garbage: [\n");
+	write_file(dir, "notes.txt", "garbage: [\n");
+	assert_int_equal(policy_load_dir(dir, NULL, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_namespace_count(p), 2);
+	assert_string_equal(policy_namespace_at(p, 1)->name, "b");
+	assert_int_equal(policy_dir_fingerprint(dir, &f1, &d), GPUQ_OK);
+	assert_true(f1 == policy_fingerprint(p));
+	policy_unref(p);
+
+	/* unchanged dir, same fingerprint; a new file changes it */
+	assert_int_equal(policy_dir_fingerprint(dir, &f2, &d), GPUQ_OK);
+	assert_true(f1 == f2);
+	write_file(dir, "c.yml",
+		   "apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n---\n"
+		   "apiVersion: v1\nkind: Namespace\nmetadata: {name: C}\n");
+	assert_int_equal(policy_dir_fingerprint(dir, &f3, &d), GPUQ_OK);
+	assert_true(f3 != f1);
+	/* one bad file: nothing loads, and the message names the file */
+	assert_int_equal(policy_load_dir(dir, NULL, &p, &d), GPUQ_EINVAL);
+	assert_null(p);
+	snprintf(path, sizeof(path),
+		 "%s/c.yml: document 2: Namespace: metadata.name: invalid name \"C\" (want a "
+		 "DNS-1123 label)",
+		 dir);
+	assert_string_equal(d.msg, path);
+
+	snprintf(path, sizeof(path), "%s/a.yaml", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/b.json", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/c.yml", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/.hidden.yaml", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0);
+
+	assert_int_equal(policy_load_dir("/nonexistent/gpuq", NULL, &p, &d), GPUQ_EIO);
+	assert_string_equal(d.msg, "/nonexistent/gpuq: cannot open directory: No such file or "
+				   "directory");
+	assert_int_equal(policy_dir_fingerprint("/nonexistent/gpuq", &f1, &d), GPUQ_EIO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(parse_typing),
+	    cmocka_unit_test(parse_documents),
+	    cmocka_unit_test(parse_refusals),
+	    cmocka_unit_test(parse_caps),
+	    cmocka_unit_test(parse_callback_errors),
+	    cmocka_unit_test(bad_manifests),
+	    cmocka_unit_test(caps_enforced),
+	    cmocka_unit_test(options),
+	    cmocka_unit_test(selectors),
+	    cmocka_unit_test(tolerations),
+	    cmocka_unit_test_setup_teardown(examples_counts, examples_setup, examples_teardown),
+	    cmocka_unit_test_setup_teardown(examples_lookups, examples_setup, examples_teardown),
+	    cmocka_unit_test_setup_teardown(examples_queues, examples_setup, examples_teardown),
+	    cmocka_unit_test(max_fit_cohort),
+	    cmocka_unit_test(implied_namespaces),
+	    cmocka_unit_test(refcounts),
+	    cmocka_unit_test(frozen_after_finish),
+	    cmocka_unit_test(add_json_direct),
+	    cmocka_unit_test(load_dir_all_or_nothing),
+	};
+
+	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
