@@ -28,12 +28,12 @@
 #include "policy/policy.h"
 
 /* Labels, annotations and the scheduling gate gpuq reads and writes. */
-#define WEBHOOK_LABEL_QUEUE "gpuq.dev/queue-name"        /* LocalQueue of the workload */
+#define WEBHOOK_LABEL_QUEUE "gpuq.dev/queue-name"	      /* LocalQueue of the workload */
 #define WEBHOOK_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name" /* accepted as the same */
-#define WEBHOOK_LABEL_MANAGED "gpuq.dev/managed"         /* "true" on a gpuq Job's template */
-#define WEBHOOK_ANNOT_ADMITTED "gpuq.dev/admitted"       /* "true": set by the controller only */
-#define WEBHOOK_GATE "gpuq.dev/admission"                /* Pod scheduling gate */
-#define WEBHOOK_DEFAULT_QUEUE "default"                  /* queue when none is named */
+#define WEBHOOK_LABEL_MANAGED "gpuq.dev/managed"	      /* "true" on a gpuq Job's template */
+#define WEBHOOK_ANNOT_ADMITTED "gpuq.dev/admitted" /* "true": set by the controller only */
+#define WEBHOOK_GATE "gpuq.dev/admission"	   /* Pod scheduling gate */
+#define WEBHOOK_DEFAULT_QUEUE "default"		   /* queue when none is named */
 #define WEBHOOK_CONTROLLER_USER_DEFAULT "system:serviceaccount:gpuq-system:gpuq"
 
 /* Deepest JSON nesting accepted in a review body (a Pod with managedFields
@@ -50,17 +50,17 @@ typedef enum {
 
 typedef struct {
 	const char *const *gpu_resources; /* extra GPU resource names (--gpu-resource) */
-	size_t n_gpu_resources;           /* entries in gpu_resources */
-	const char *controller_user;      /* userInfo.username of gpuq's controller;
-	                                     NULL means WEBHOOK_CONTROLLER_USER_DEFAULT */
+	size_t n_gpu_resources;		  /* entries in gpu_resources */
+	const char *controller_user;	  /* userInfo.username of gpuq's controller;
+					     NULL means WEBHOOK_CONTROLLER_USER_DEFAULT */
 } webhook_config_t;
 
 typedef struct {
-	int http_status;          /* 200 (a review), 400 (bad input) */
-	char *body;               /* owned: AdmissionReview JSON or a text/plain sentence */
-	size_t len;               /* bytes in body (no NUL counted; body is NUL-terminated) */
-	const char *kind;         /* static: "Pod", "Job" or "other" (a metrics label) */
-	const char *decision;     /* static: "allowed", "patched", "denied" or "invalid" */
+	int http_status;	  /* 200 (a review), 400 (bad input) */
+	char *body;		  /* owned: AdmissionReview JSON or a text/plain sentence */
+	size_t len;		  /* bytes in body (no NUL counted; body is NUL-terminated) */
+	const char *kind;	  /* static: "Pod", "Job" or "other" (a metrics label) */
+	const char *decision;	  /* static: "allowed", "patched", "denied" or "invalid" */
 	const char *content_type; /* static: "application/json" or "text/plain; charset=utf-8" */
 } webhook_reply_t;
 

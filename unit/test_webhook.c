@@ -1,0 +1,655 @@
+/* Unit tests of gpuq's admission decisions (webhook/admit.c, workload.c,
+ * patch.c, mutate.c, validate.c): the text builders (JSON and pointer
+ * escaping, base64, caps), GPU detection, the review decoder and its 400
+ * answers, configuration, every golden case in unit/golden/cases run in
+ * process against unit/golden/policy, and idempotency: every patch gpuq
+ * returns, applied and mutated again, yields no further patch. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "webhook/admit_internal.h"
+#include "webhook/webhook.h"
+
+#include "unit/golden/golden_check.h"
+
+/* Where the golden policy and cases live (tests run from the repo root). */
+#define GOLDEN_DIR "unit/golden"
+
+static policy_t *g_policy;
+static golden_case_t g_cases[GOLDEN_CASES_MAX];
+static size_t g_n_cases;
+
+/* ---- helpers ---- */
+
+static void run(webhook_endpoint_t ep, const webhook_config_t *cfg, const char *body,
+		webhook_reply_t *out)
+{
+	assert_int_equal(
+	    webhook_review_handle(ep, g_policy, cfg, body, body ? strlen(body) : 0, out), GPUQ_OK);
+	assert_non_null(out->body);
+	assert_int_equal(strlen(out->body), out->len);
+}
+
+/* The reply's "response" object; *root receives the document to decref. */
+static json_t *response_of(const webhook_reply_t *r, json_t **root)
+{
+	*root = json_loadb(r->body, r->len, 0, NULL);
+	assert_non_null(*root);
+	return json_object_get(*root, "response");
+}
+
+/* A review of kind (Pod or Job) in ns by user, with obj (JSON text) and old
+ * (JSON text or "null"). */
+static char *review(const char *kind, const char *op, const char *ns, const char *user,
+		    const char *obj, const char *old)
+{
+	const char *group = strcmp(kind, "Job") ? "" : "batch";
+	size_t cap = strlen(obj) + strlen(old) + 1024;
+	char *s = malloc(cap);
+
+	assert_non_null(s);
+	snprintf(s, cap,
+		 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		 "\"request\":{\"uid\":\"u-1\",\"kind\":{\"group\":\"%s\",\"version\":\"v1\","
+		 "\"kind\":\"%s\"},\"namespace\":\"%s\",\"operation\":\"%s\","
+		 "\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}",
+		 group, kind, ns, op, user, obj, old);
+	return s;
+}
+
+#define GPU_POD(res, qty)                                                                          \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":"         \
+	"{\"gpuq.dev/queue-name\":\"default\"}},\"spec\":{\"containers\":[{\"name\":\"c\","        \
+	"\"resources\":{\"limits\":{\"" res "\":" qty "}}}]}}"
+
+#define JOB(suspend, annotations)                                                                  \
+	"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","              \
+	"\"labels\":{\"gpuq.dev/queue-name\":\"default\"},\"annotations\":{" annotations "}},"     \
+	"\"spec\":{\"suspend\":" suspend ",\"template\":{\"metadata\":{\"labels\":{}},\"spec\":"   \
+	"{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\","    \
+	"\"cpu\":\"1\",\"memory\":\"2Gi\"}}}]}}}}"
+
+/* ---- text builders ---- */
+
+static void test_base64_vectors(void **state)
+{
+	static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+	static const char *const out[] = {"",	      "Zg==",	  "Zm8=",    "Zm9v",
+					  "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++) {
+		webhook_buf_t b;
+
+		webhook_buf_init(&b, NULL, 0, 1024);
+		webhook_buf_put_base64(&b, in[i], strlen(in[i]));
+		assert_int_equal(b.err, GPUQ_OK);
+		assert_string_equal(b.p ? b.p : "", out[i]);
+		webhook_buf_deinit(&b);
+	}
+}
+
+static void test_json_escaping(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} t[] = {
+	    {"plain", "\"plain\""},
+	    {"a\"b", "\"a\\\"b\""},
+	    {"back\\slash", "\"back\\\\slash\""},
+	    {"nl\ntab\t", "\"nl\\ntab\\t\""},
+	    {"\x01\x1f", "\"\\u0001\\u001f\""},
+	    {"gpuq.dev/queue-name", "\"gpuq.dev/queue-name\""},
+	    {"caf\xc3\xa9", "\"caf\xc3\xa9\""},
+	};
+	char stack[8];
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		webhook_buf_t b;
+
+		webhook_buf_init(&b, stack, sizeof(stack), 1024); /* small: forces growth */
+		webhook_buf_put_jstr(&b, t[i].in);
+		assert_int_equal(b.err, GPUQ_OK);
+		assert_string_equal(b.p, t[i].want);
+		webhook_buf_deinit(&b);
+	}
+}
+
+static void test_pointer_escaping(void **state)
+{
+	static const struct {
+		const char *prefix, *token, *want_path;
+	} t[] = {
+	    {"/metadata/labels", "gpuq.dev/queue-name", "/metadata/labels/gpuq.dev~1queue-name"},
+	    {"/metadata/labels", "a~b/c", "/metadata/labels/a~0b~1c"},
+	    {"/x", "~1", "/x/~01"},
+	    {"/spec", "suspend", "/spec/suspend"},
+	    {"/spec/schedulingGates/-", NULL, "/spec/schedulingGates/-"},
+	    {"/m", "quote\"d", "/m/quote\"d"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		webhook_patch_t p;
+		json_t *arr;
+
+		webhook_patch_init(&p, NULL, 0);
+		webhook_patch_add(&p, t[i].prefix, t[i].token, "true");
+		assert_int_equal(webhook_patch_finish(&p), GPUQ_OK);
+		arr = json_loads(p.text.p, 0, NULL);
+		assert_non_null(arr);
+		assert_int_equal(json_array_size(arr), 1);
+		assert_string_equal(
+		    json_string_value(json_object_get(json_array_get(arr, 0), "path")),
+		    t[i].want_path);
+		assert_true(json_is_true(json_object_get(json_array_get(arr, 0), "value")));
+		json_decref(arr);
+		webhook_patch_deinit(&p);
+	}
+}
+
+static void test_patch_builder(void **state)
+{
+	webhook_patch_t p;
+	char stack[16];
+	json_t *arr;
+	(void)state;
+
+	webhook_patch_init(&p, stack, sizeof(stack));
+	assert_int_equal(webhook_patch_finish(&p), GPUQ_OK); /* no ops: no text */
+	assert_int_equal(p.n_ops, 0);
+	webhook_patch_add(&p, "/spec", "suspend", "true");
+	webhook_patch_add(&p, "/metadata", "labels", "{\"gpuq.dev/queue-name\":\"default\"}");
+	assert_int_equal(webhook_patch_finish(&p), GPUQ_OK);
+	assert_int_equal(p.n_ops, 2);
+	arr = json_loads(p.text.p, 0, NULL);
+	assert_non_null(arr);
+	assert_int_equal(json_array_size(arr), 2);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(json_array_get(arr, 1), "value"),
+					      "gpuq.dev/queue-name")),
+	    "default");
+	json_decref(arr);
+	webhook_patch_deinit(&p);
+}
+
+static void test_buffer_cap_is_sticky(void **state)
+{
+	webhook_buf_t b;
+	(void)state;
+
+	webhook_buf_init(&b, NULL, 0, 8);
+	webhook_buf_puts(&b, "1234567");
+	assert_int_equal(b.err, GPUQ_OK);
+	webhook_buf_puts(&b, "8");
+	assert_int_equal(b.err, GPUQ_ELIMIT);
+	webhook_buf_puts(&b, "");
+	assert_int_equal(b.err, GPUQ_ELIMIT);
+	assert_string_equal(b.p, "1234567");
+	webhook_buf_printf(&b, "%d", 5);
+	assert_int_equal(b.len, 7);
+	webhook_buf_deinit(&b);
+}
+
+static void test_gpu_detection(void **state)
+{
+	static const char *const extra[] = {"amd.com/gpu"};
+	const webhook_config_t cfg = {extra, 1, NULL};
+	static const struct {
+		const char *name;
+		bool plain, with_cfg;
+	} t[] = {
+	    {"nvidia.com/gpu", true, true},	    {"nvidia.com/gpu.shared", true, true},
+	    {"nvidia.com/mig-1g.10gb", true, true}, {"nvidia.com/mig-7g.80gb+me", true, true},
+	    {"nvidia.com/gpux", false, false},	    {"nvidia.com/mig", false, false},
+	    {"amd.com/gpu", false, true},	    {"cpu", false, false},
+	    {"example.com/fpga", false, false},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		assert_int_equal(webhook_is_gpu_resource(NULL, t[i].name), t[i].plain);
+		assert_int_equal(webhook_is_gpu_resource(&cfg, t[i].name), t[i].with_cfg);
+	}
+}
+
+/* ---- the review decoder ---- */
+
+static void test_bad_inputs(void **state)
+{
+	static const struct {
+		const char *body, *want;
+	} t[] = {
+	    {"", "not JSON"},
+	    {"{", "not JSON"},
+	    {"[]", "apiVersion is \"\""},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\"}",
+	     "apiVersion is \"admission.k8s.io/v1beta1\""},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"Review\"}", "kind is \"Review\""},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+	     "request is missing"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":[]}",
+	     "request is missing or not an object"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{}}",
+	     "request.uid is missing"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+	     "\"request\":{\"uid\":7}}",
+	     "request.uid is missing"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"apiVersion\":\"x\"}", "not JSON"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		webhook_reply_t r;
+
+		run(WEBHOOK_VALIDATE, NULL, t[i].body, &r);
+		assert_int_equal(r.http_status, 400);
+		assert_string_equal(r.decision, "invalid");
+		assert_string_equal(r.content_type, "text/plain; charset=utf-8");
+		if (!strstr(r.body, t[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, r.body, t[i].want);
+		webhook_reply_deinit(&r);
+	}
+}
+
+static void test_null_and_huge_bodies(void **state)
+{
+	webhook_reply_t r;
+	size_t big = WEBHOOK_REVIEW_MAX + 1;
+	char *body = malloc(big);
+	(void)state;
+
+	assert_int_equal(webhook_review_handle(WEBHOOK_MUTATE, g_policy, NULL, NULL, 0, &r),
+			 GPUQ_OK);
+	assert_int_equal(r.http_status, 400);
+	webhook_reply_deinit(&r);
+	assert_non_null(body);
+	memset(body, ' ', big);
+	assert_int_equal(webhook_review_handle(WEBHOOK_MUTATE, g_policy, NULL, body, big, &r),
+			 GPUQ_OK);
+	assert_int_equal(r.http_status, 400);
+	assert_non_null(strstr(r.body, "exceeds"));
+	webhook_reply_deinit(&r);
+	free(body);
+	webhook_reply_deinit(NULL);
+	webhook_reply_deinit(&r); /* twice: a zeroed reply is fine */
+}
+
+/* Nesting at the cap passes the scan; one more level is refused before
+ * jansson sees it; brackets inside strings do not count. */
+static void test_depth_scan(void **state)
+{
+	char body[4096];
+	webhook_reply_t r;
+	size_t n;
+	(void)state;
+
+	for (int extra = 0; extra < 2; extra++) {
+		/* envelope {"request":{ is 2 levels, then arrays up to the cap */
+		int pad = WEBHOOK_JSON_DEPTH_MAX - 2 + extra;
+
+		n = (size_t)snprintf(body, sizeof(body),
+				     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+				     "\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"operation\":"
+				     "\"CREATE\",\"x\":");
+		for (int i = 0; i < pad; i++)
+			body[n++] = '[';
+		for (int i = 0; i < pad; i++)
+			body[n++] = ']';
+		n += (size_t)snprintf(body + n, sizeof(body) - n, ",\"s\":\"[[[[{{{{\"}}");
+		run(WEBHOOK_MUTATE, NULL, body, &r);
+		assert_int_equal(r.http_status, extra ? 400 : 200);
+		if (extra)
+			assert_non_null(strstr(r.body, "nested deeper than"));
+		webhook_reply_deinit(&r);
+	}
+}
+
+static void test_reply_envelope(void **state)
+{
+	char *body =
+	    review("Pod", "CREATE", "team-b", "alice", GPU_POD("nvidia.com/gpu", "\"1\""), "null");
+	webhook_reply_t r;
+	json_t *root, *resp;
+	(void)state;
+
+	run(WEBHOOK_MUTATE, NULL, body, &r);
+	assert_int_equal(r.http_status, 200);
+	assert_string_equal(r.kind, "Pod");
+	assert_string_equal(r.decision, "patched");
+	assert_string_equal(r.content_type, "application/json");
+	resp = response_of(&r, &root);
+	assert_string_equal(json_string_value(json_object_get(root, "apiVersion")),
+			    "admission.k8s.io/v1");
+	assert_string_equal(json_string_value(json_object_get(root, "kind")), "AdmissionReview");
+	assert_string_equal(json_string_value(json_object_get(resp, "uid")), "u-1");
+	assert_true(json_is_true(json_object_get(resp, "allowed")));
+	assert_string_equal(json_string_value(json_object_get(resp, "patchType")), "JSONPatch");
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	/* validate never patches */
+	run(WEBHOOK_VALIDATE, NULL, body, &r);
+	resp = response_of(&r, &root);
+	assert_null(json_object_get(resp, "patch"));
+	assert_string_equal(r.decision, "denied"); /* no gate: the mutating webhook did not run */
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	free(body);
+}
+
+/* Kind taken from the object when request.kind is absent; other kinds pass. */
+static void test_kind_decoding(void **state)
+{
+	static const struct {
+		const char *body, *kind, *decision;
+	} t[] = {
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"object\":"
+	     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+	     "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+	     "{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}}}",
+	     "Job", "patched"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"kind\":"
+	     "{\"group\":\"batch\",\"version\":\"v1beta1\",\"kind\":\"Job\"},\"object\":{}}}",
+	     "other", "allowed"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"kind\":"
+	     "{\"group\":\"apps\",\"version\":\"v1\",\"kind\":\"Deployment\"},\"object\":{}}}",
+	     "other", "allowed"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"kind\":"
+	     "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"object\":\"not an object\"}}",
+	     "Pod", "allowed"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		webhook_reply_t r;
+
+		run(WEBHOOK_MUTATE, NULL, t[i].body, &r);
+		assert_int_equal(r.http_status, 200);
+		assert_string_equal(r.kind, t[i].kind);
+		assert_string_equal(r.decision, t[i].decision);
+		webhook_reply_deinit(&r);
+	}
+}
+
+/* Quantities given as JSON numbers, and values that must be refused. */
+static void test_quantity_forms(void **state)
+{
+	static const struct {
+		const char *qty, *decision;
+	} t[] = {
+	    {"2", "patched"},
+	    {"\"2\"", "patched"},
+	    {"2.0", "patched"},
+	    {"\"1.2.3\"", "invalid"},
+	    {"\"1Gb\"", "invalid"},
+	    {"\"\"", "invalid"},
+	    {"\"-1\"", "invalid"},
+	    {"true", "invalid"},
+	    {"null", "invalid"},
+	    {"\"1e400\"", "invalid"},
+	    {"\"9223372036854775808\"", "invalid"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char obj[1024], *body;
+		webhook_reply_t r;
+
+		snprintf(obj, sizeof(obj),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+			 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+			 "{\"nvidia.com/gpu\":%s}}}]}}",
+			 t[i].qty);
+		body = review("Pod", "CREATE", "team-b", "alice", obj, "null");
+		run(WEBHOOK_MUTATE, NULL, body, &r);
+		if (strcmp(r.decision, t[i].decision))
+			fail_msg("quantity %s: decision %s, want %s (%s)", t[i].qty, r.decision,
+				 t[i].decision, r.body);
+		if (!strcmp(t[i].decision, "invalid"))
+			assert_non_null(strstr(r.body, "\"code\":400"));
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
+static void test_too_many_containers(void **state)
+{
+	size_t cap = 64 * 1024, n;
+	char *obj = malloc(cap), *body;
+	webhook_reply_t r;
+	(void)state;
+
+	assert_non_null(obj);
+	n = (size_t)snprintf(obj, cap, "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[");
+	for (int i = 0; i <= WEBHOOK_CONTAINERS_MAX; i++)
+		n += (size_t)snprintf(obj + n, cap - n, "%s{\"name\":\"c%d\"}", i ? "," : "", i);
+	snprintf(obj + n, cap - n, "]}}");
+	body = review("Pod", "CREATE", "team-a", "alice", obj, "null");
+	run(WEBHOOK_MUTATE, NULL, body, &r);
+	assert_string_equal(r.decision, "invalid");
+	assert_non_null(strstr(r.body, "gpuq reviews at most"));
+	webhook_reply_deinit(&r);
+	free(body);
+	free(obj);
+}
+
+/* ---- configuration ---- */
+
+static void test_config_extra_gpu_resource(void **state)
+{
+	static const char *const extra[] = {"amd.com/gpu"};
+	const webhook_config_t cfg = {extra, 1, NULL};
+	char *body =
+	    review("Pod", "CREATE", "team-b", "alice", GPU_POD("amd.com/gpu", "\"1\""), "null");
+	webhook_reply_t r;
+	(void)state;
+
+	run(WEBHOOK_MUTATE, NULL, body, &r);
+	assert_string_equal(r.decision, "allowed"); /* not a GPU without the flag */
+	webhook_reply_deinit(&r);
+	run(WEBHOOK_MUTATE, &cfg, body, &r);
+	assert_string_equal(r.decision, "patched");
+	webhook_reply_deinit(&r);
+	free(body);
+}
+
+static void test_config_controller_user(void **state)
+{
+	const webhook_config_t cfg = {NULL, 0, "system:serviceaccount:ops:gpuq"};
+	char *mine = review("Job", "UPDATE", "team-a", "system:serviceaccount:ops:gpuq",
+			    JOB("false", ""), JOB("true", ""));
+	char *dflt = review("Job", "UPDATE", "team-a", WEBHOOK_CONTROLLER_USER_DEFAULT,
+			    JOB("false", ""), JOB("true", ""));
+	webhook_reply_t r;
+	(void)state;
+
+	run(WEBHOOK_VALIDATE, &cfg, mine, &r);
+	assert_string_equal(r.decision, "allowed");
+	webhook_reply_deinit(&r);
+	run(WEBHOOK_VALIDATE, &cfg, dflt, &r);
+	assert_string_equal(r.decision, "denied");
+	webhook_reply_deinit(&r);
+	run(WEBHOOK_VALIDATE, NULL, dflt, &r); /* NULL cfg: the default controller user */
+	assert_string_equal(r.decision, "allowed");
+	webhook_reply_deinit(&r);
+	free(mine);
+	free(dflt);
+}
+
+static void test_no_policy_allows(void **state)
+{
+	char *body =
+	    review("Pod", "CREATE", "team-a", "alice", GPU_POD("nvidia.com/gpu", "\"1\""), "null");
+	webhook_reply_t r;
+	(void)state;
+
+	assert_int_equal(
+	    webhook_review_handle(WEBHOOK_VALIDATE, NULL, NULL, body, strlen(body), &r), GPUQ_OK);
+	assert_int_equal(r.http_status, 200);
+	assert_string_equal(r.decision, "allowed");
+	webhook_reply_deinit(&r);
+	free(body);
+}
+
+/* A long namespace and queue name still give warnings under 120 bytes. */
+static void test_warning_length(void **state)
+{
+	char obj[1024], *body;
+	webhook_reply_t r;
+	json_t *root, *resp;
+	(void)state;
+
+	snprintf(obj, sizeof(obj),
+		 "{\"metadata\":{\"name\":\"p\",\"labels\":{\"gpuq.dev/queue-name\":\"%s\"}},"
+		 "\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"
+		 "{\"nvidia.com/gpu\":\"1\"}}}]}}",
+		 "a-very-long-local-queue-name-that-goes-on-and-on-and-on-for-sixty-three");
+	body = review("Pod", "CREATE", "team-a", "alice", obj, "null");
+	run(WEBHOOK_MUTATE, NULL, body, &r);
+	resp = response_of(&r, &root);
+	assert_int_equal(json_array_size(json_object_get(resp, "warnings")), 1);
+	assert_true(
+	    strlen(json_string_value(json_array_get(json_object_get(resp, "warnings"), 0))) < 120);
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	free(body);
+}
+
+/* ---- golden cases, in process ---- */
+
+/* Apply the reply's patch to the request's object, review the result
+ * again: no further patch, and /validate of a patched, allowed Job agrees. */
+static void check_idempotent(const golden_case_t *gc, const webhook_reply_t *first)
+{
+	json_t *root, *resp = response_of(first, &root);
+	json_t *patch = golden_reply_patch(resp);
+	json_t *req = json_deep_copy(json_object_get(gc->c, "request"));
+	json_t *obj = json_object_get(json_object_get(req, "request"), "object");
+	webhook_reply_t again;
+	char *body;
+
+	assert_non_null(patch);
+	assert_int_equal(golden_apply_patch(obj, patch), 0);
+	body = json_dumps(req, JSON_COMPACT);
+	assert_non_null(body);
+	run(WEBHOOK_MUTATE, NULL, body, &again);
+	if (strcmp(again.decision, "allowed"))
+		fail_msg("%s: mutating the patched object gave %s: %s", gc->name, again.decision,
+			 again.body);
+	webhook_reply_deinit(&again);
+	free(body);
+	json_decref(patch);
+	json_decref(req);
+	json_decref(root);
+}
+
+static void test_golden_case(void **state)
+{
+	const golden_case_t *gc = *state;
+	webhook_reply_t r;
+	char err[1024];
+
+	assert_int_equal(webhook_review_handle(gc->mutate ? WEBHOOK_MUTATE : WEBHOOK_VALIDATE,
+					       g_policy, NULL, gc->body, gc->len, &r),
+			 GPUQ_OK);
+	if (golden_check(gc->c, r.http_status, r.body, r.len, err, sizeof(err)))
+		fail_msg("%s: %s", gc->name, err);
+	if (gc->mutate && !strcmp(r.decision, "patched"))
+		check_idempotent(gc, &r);
+	webhook_reply_deinit(&r);
+}
+
+/* The mutated example Job then passes /validate. */
+static void test_mutate_then_validate(void **state)
+{
+	const golden_case_t *gc = NULL;
+	webhook_reply_t r, v;
+	json_t *root, *patch, *req;
+	char *body;
+	(void)state;
+
+	for (size_t i = 0; i < g_n_cases; i++)
+		if (strstr(g_cases[i].name, "mutate-job-gpu-defaults"))
+			gc = &g_cases[i];
+	assert_non_null(gc);
+	run(WEBHOOK_MUTATE, NULL, gc->body, &r);
+	patch = golden_reply_patch(response_of(&r, &root));
+	req = json_deep_copy(json_object_get(gc->c, "request"));
+	assert_int_equal(
+	    golden_apply_patch(json_object_get(json_object_get(req, "request"), "object"), patch),
+	    0);
+	body = json_dumps(req, JSON_COMPACT);
+	run(WEBHOOK_VALIDATE, NULL, body, &v);
+	if (strcmp(v.decision, "allowed"))
+		fail_msg("validate after mutate: %s", v.body);
+	webhook_reply_deinit(&v);
+	webhook_reply_deinit(&r);
+	free(body);
+	json_decref(req);
+	json_decref(patch);
+	json_decref(root);
+}
+
+static int group_setup(void **state)
+{
+	gpuq_diag_t diag = {""};
+	(void)state;
+
+	if (policy_load_dir(GOLDEN_DIR "/policy", NULL, &g_policy, &diag)) {
+		fprintf(stderr, "golden policy: %s\n", diag.msg);
+		return -1;
+	}
+	if (!g_n_cases) {
+		fprintf(stderr, "no golden cases under %s/cases\n", GOLDEN_DIR);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	golden_free(g_cases, g_n_cases);
+	policy_unref(g_policy);
+	return 0;
+}
+
+int main(void)
+{
+	static const struct CMUnitTest fixed[] = {
+	    cmocka_unit_test(test_base64_vectors),
+	    cmocka_unit_test(test_json_escaping),
+	    cmocka_unit_test(test_pointer_escaping),
+	    cmocka_unit_test(test_patch_builder),
+	    cmocka_unit_test(test_buffer_cap_is_sticky),
+	    cmocka_unit_test(test_gpu_detection),
+	    cmocka_unit_test(test_bad_inputs),
+	    cmocka_unit_test(test_null_and_huge_bodies),
+	    cmocka_unit_test(test_depth_scan),
+	    cmocka_unit_test(test_reply_envelope),
+	    cmocka_unit_test(test_kind_decoding),
+	    cmocka_unit_test(test_quantity_forms),
+	    cmocka_unit_test(test_too_many_containers),
+	    cmocka_unit_test(test_config_extra_gpu_resource),
+	    cmocka_unit_test(test_config_controller_user),
+	    cmocka_unit_test(test_no_policy_allows),
+	    cmocka_unit_test(test_warning_length),
+	    cmocka_unit_test(test_mutate_then_validate),
+	};
+	size_t n_fixed = sizeof(fixed) / sizeof(*fixed);
+	struct CMUnitTest tests[sizeof(fixed) / sizeof(*fixed) + GOLDEN_CASES_MAX];
+
+	/* One test per golden case: the table is built at run time. */
+	g_n_cases = golden_load(GOLDEN_DIR "/cases", g_cases, GOLDEN_CASES_MAX);
+	memcpy(tests, fixed, sizeof(fixed));
+	for (size_t i = 0; i < g_n_cases; i++)
+		tests[n_fixed + i] =
+		    (struct CMUnitTest){g_cases[i].name, test_golden_case, NULL, NULL, &g_cases[i]};
+	return _cmocka_run_group_tests("webhook", tests, n_fixed + g_n_cases, group_setup,
+				       group_teardown);
+}

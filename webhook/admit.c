@@ -1,0 +1,296 @@
+/* webhook/admit.c: the AdmissionReview codec. Checks the body (size, JSON
+ * depth by a scan before the recursive parser sees it), decodes the request
+ * envelope, runs the mutate or validate rules, and writes the reply text:
+ * a v1 AdmissionReview echoing the uid, or a 400 sentence for a body that is
+ * not a usable review. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webhook/admit_internal.h"
+
+static const char *const CT_JSON = "application/json";
+static const char *const CT_TEXT = "text/plain; charset=utf-8";
+
+/* Stack space for the patch text: a typical Job's patch is under 1 KiB. */
+#define PATCH_STACK 2048
+
+/* Deepest nesting of [ and { in buf, stopping once past limit. Strings are
+ * skipped (with their escapes) so brackets inside them do not count. */
+static size_t json_depth(const char *buf, size_t len, size_t limit)
+{
+	size_t depth = 0, max = 0;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == '"') {
+			in_str = true;
+		} else if (c == '[' || c == '{') {
+			if (++depth > max) {
+				max = depth;
+				if (max > limit)
+					return max;
+			}
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+	}
+	return max;
+}
+
+void webhook_review_refuse(webhook_review_t *r, webhook_verdict_t v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->verdict != WEBHOOK_ALLOW)
+		return;
+	r->verdict = v;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+}
+
+void webhook_review_warn(webhook_review_t *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->n_warnings >= WEBHOOK_WARNINGS_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->warnings[r->n_warnings++], WEBHOOK_WARNING_MAX, fmt, ap);
+	va_end(ap);
+}
+
+bool webhook_review_by_controller(const webhook_review_t *r)
+{
+	return !strcmp(r->username, r->controller_user);
+}
+
+/* A 400 reply: a text/plain sentence (always NUL-terminated). Returns
+ * GPUQ_EINVAL (the input was bad, the reply is written) or GPUQ_ENOMEM. */
+static int reply_text(webhook_reply_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int reply_text(webhook_reply_t *out, const char *fmt, ...)
+{
+	char msg[GPUQ_DIAG_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(msg) - 2)
+		n = (int)sizeof(msg) - 2;
+	msg[n++] = '\n';
+	out->body = malloc((size_t)n + 1);
+	if (!out->body)
+		return GPUQ_ENOMEM;
+	memcpy(out->body, msg, (size_t)n);
+	out->body[n] = '\0';
+	out->len = (size_t)n;
+	out->http_status = 400;
+	out->decision = "invalid";
+	out->content_type = CT_TEXT;
+	return GPUQ_EINVAL;
+}
+
+/* Group/version/kind of request.kind (falls back to the object's own). */
+static webhook_kind_t decode_kind(const json_t *req, const json_t *obj)
+{
+	json_t *k = json_object_get(req, "kind");
+	const char *group = webhook_json_str(k, "group");
+	const char *version = webhook_json_str(k, "version");
+	const char *kind = webhook_json_str(k, "kind");
+
+	if (!kind && obj) {
+		const char *api = webhook_json_str(obj, "apiVersion");
+
+		kind = webhook_json_str(obj, "kind");
+		group = api && !strcmp(api, "batch/v1") ? "batch" : "";
+		version = api && !strcmp(api, "v1") ? "v1" : "v1";
+		if (api && strcmp(api, "v1") && strcmp(api, "batch/v1"))
+			return WEBHOOK_KIND_OTHER;
+	}
+	if (!kind || !version || strcmp(version, "v1"))
+		return WEBHOOK_KIND_OTHER;
+	if ((!group || !*group) && !strcmp(kind, "Pod"))
+		return WEBHOOK_KIND_POD;
+	if (group && !strcmp(group, "batch") && !strcmp(kind, "Job"))
+		return WEBHOOK_KIND_JOB;
+	return WEBHOOK_KIND_OTHER;
+}
+
+static const char *str_or_empty(const json_t *obj, const char *key)
+{
+	const char *s = webhook_json_str(obj, key);
+
+	return s ? s : "";
+}
+
+/* Parse and check the envelope. On bad input, writes the 400 reply and
+ * returns GPUQ_EINVAL. */
+static int decode_envelope(webhook_review_t *r, const char *body, size_t len, webhook_reply_t *out)
+{
+	json_error_t jerr;
+	json_t *req, *obj, *old;
+	const char *api, *kind;
+
+	if (len > WEBHOOK_REVIEW_MAX)
+		return reply_text(out, "invalid AdmissionReview: body of %zu bytes exceeds %u", len,
+				  WEBHOOK_REVIEW_MAX);
+	if (json_depth(body, len, WEBHOOK_JSON_DEPTH_MAX) > WEBHOOK_JSON_DEPTH_MAX)
+		return reply_text(out, "invalid AdmissionReview: JSON nested deeper than %d levels",
+				  WEBHOOK_JSON_DEPTH_MAX);
+	r->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!r->root)
+		return reply_text(out, "invalid AdmissionReview: not JSON: %s at line %d column %d",
+				  jerr.text, jerr.line, jerr.column);
+	api = webhook_json_str(r->root, "apiVersion");
+	kind = webhook_json_str(r->root, "kind");
+	if (!api || strcmp(api, "admission.k8s.io/v1"))
+		return reply_text(
+		    out,
+		    "invalid AdmissionReview: apiVersion is \"%s\", gpuq speaks "
+		    "\"admission.k8s.io/v1\" only (set admissionReviewVersions: [v1])",
+		    api ? api : "");
+	if (!kind || strcmp(kind, "AdmissionReview"))
+		return reply_text(
+		    out, "invalid AdmissionReview: kind is \"%s\", want \"AdmissionReview\"",
+		    kind ? kind : "");
+	req = json_object_get(r->root, "request");
+	if (!json_is_object(req))
+		return reply_text(out,
+				  "invalid AdmissionReview: request is missing or not an object");
+	r->uid = webhook_json_str(req, "uid");
+	if (!r->uid || !*r->uid)
+		return reply_text(out, "invalid AdmissionReview: request.uid is missing or empty");
+	r->op = str_or_empty(req, "operation");
+	r->ns = str_or_empty(req, "namespace");
+	r->sub_resource = str_or_empty(req, "subResource");
+	r->username = str_or_empty(json_object_get(req, "userInfo"), "username");
+	obj = json_object_get(req, "object");
+	old = json_object_get(req, "oldObject");
+	r->obj = json_is_object(obj) ? obj : NULL;
+	r->old = json_is_object(old) ? old : NULL;
+	r->kind = decode_kind(req, r->obj ? r->obj : r->old);
+	return GPUQ_OK;
+}
+
+static const char *kind_label(webhook_kind_t k)
+{
+	return k == WEBHOOK_KIND_POD ? "Pod" : k == WEBHOOK_KIND_JOB ? "Job" : "other";
+}
+
+/* Write the AdmissionReview reply for r into out. */
+static int reply_review(webhook_review_t *r, webhook_reply_t *out)
+{
+	webhook_buf_t b;
+	bool patched = r->verdict == WEBHOOK_ALLOW && r->patch.n_ops > 0;
+
+	webhook_buf_init(&b, NULL, 0, WEBHOOK_REPLY_MAX);
+	webhook_buf_puts(&b, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+			     "\"response\":{\"uid\":");
+	webhook_buf_put_jstr(&b, r->uid);
+	if (r->verdict == WEBHOOK_ALLOW) {
+		webhook_buf_puts(&b, ",\"allowed\":true");
+	} else {
+		webhook_buf_puts(&b, r->verdict == WEBHOOK_DENY
+					 ? ",\"allowed\":false,\"status\":{\"code\":403,"
+					   "\"reason\":\"Forbidden\",\"message\":"
+					 : ",\"allowed\":false,\"status\":{\"code\":400,"
+					   "\"reason\":\"BadRequest\",\"message\":");
+		webhook_buf_put_jstr(&b, r->msg);
+		webhook_buf_puts(&b, "}");
+	}
+	if (patched) {
+		webhook_buf_puts(&b, ",\"patchType\":\"JSONPatch\",\"patch\":\"");
+		webhook_buf_put_base64(&b, r->patch.text.p, r->patch.text.len);
+		webhook_buf_puts(&b, "\"");
+	}
+	for (size_t i = 0; i < r->n_warnings; i++) {
+		webhook_buf_puts(&b, i ? "," : ",\"warnings\":[");
+		webhook_buf_put_jstr(&b, r->warnings[i]);
+	}
+	webhook_buf_puts(&b, r->n_warnings ? "]}}" : "}}");
+	if (b.err) {
+		webhook_buf_deinit(&b);
+		return GPUQ_ENOMEM;
+	}
+	GPUQ_ASSERT(b.heap);
+	out->body = b.p;
+	out->len = b.len;
+	out->http_status = 200;
+	out->content_type = CT_JSON;
+	out->decision = r->verdict == WEBHOOK_DENY	? "denied"
+			: r->verdict == WEBHOOK_INVALID ? "invalid"
+			: patched			? "patched"
+							: "allowed";
+	return GPUQ_OK;
+}
+
+int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
+			  const webhook_config_t *cfg, const char *body, size_t len,
+			  webhook_reply_t *out)
+{
+	static const webhook_config_t no_cfg = {NULL, 0, NULL};
+	webhook_review_t review, *r = &review;
+	char patch_stack[PATCH_STACK];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = "other";
+	memset(r, 0, sizeof(*r));
+	r->ep = ep;
+	r->policy = policy;
+	r->cfg = cfg ? cfg : &no_cfg;
+	r->controller_user =
+	    r->cfg->controller_user ? r->cfg->controller_user : WEBHOOK_CONTROLLER_USER_DEFAULT;
+	webhook_patch_init(&r->patch, patch_stack, sizeof(patch_stack));
+	rc = decode_envelope(r, body ? body : "", body ? len : 0, out);
+	if (rc) {
+		rc = rc == GPUQ_EINVAL ? GPUQ_OK : rc;
+		goto done;
+	}
+	out->kind = kind_label(r->kind);
+	if (r->kind != WEBHOOK_KIND_OTHER && policy)
+		rc = ep == WEBHOOK_MUTATE ? webhook_mutate_run(r) : webhook_validate_run(r);
+	if (!rc && ep == WEBHOOK_MUTATE)
+		rc = webhook_patch_finish(&r->patch);
+	if (rc == GPUQ_ELIMIT) {
+		webhook_review_refuse(r, WEBHOOK_INVALID,
+				      "gpuq: the patch for this object "
+				      "exceeds %u bytes",
+				      WEBHOOK_PATCH_MAX);
+		rc = GPUQ_OK;
+	}
+	if (!rc)
+		rc = reply_review(r, out);
+done:
+	if (rc) {
+		webhook_reply_deinit(out);
+		out->kind = NULL;
+	}
+	webhook_patch_deinit(&r->patch);
+	json_decref(r->root);
+	return rc;
+}
+
+void webhook_reply_deinit(webhook_reply_t *out)
+{
+	if (!out)
+		return;
+	free(out->body);
+	memset(out, 0, sizeof(*out));
+}

@@ -1,0 +1,199 @@
+/*
+ * webhook/admit_internal.h: shared by the admission decision files only
+ * (admit.c, workload.c, patch.c, mutate.c, validate.c); not part of the
+ * module's public interface (that is webhook.h, Section A).
+ *
+ * A review is decoded once into a webhook_review_t (the request envelope,
+ * borrowed from one jansson tree) and each object into a webhook_workload_t
+ * (its pod spec's containers as quota sees them). Mutations are appended as
+ * JSON Patch text; a decision is one verdict plus one message.
+ */
+#ifndef GPUQ_WEBHOOK_ADMIT_INTERNAL_H
+#define GPUQ_WEBHOOK_ADMIT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "quota/quota.h"
+#include "webhook/webhook.h"
+
+/* Largest JSON Patch gpuq writes: a few labels plus LimitRange defaults for
+ * every container, far below this. */
+#define WEBHOOK_PATCH_MAX (256u << 10)
+/* Largest reply body (the patch in base64 plus the envelope). */
+#define WEBHOOK_REPLY_MAX (WEBHOOK_PATCH_MAX * 2)
+/* Containers (init + app) decoded from one pod spec; Kubernetes has no cap,
+ * real pods have a handful. More is refused with a clear denial. */
+#define WEBHOOK_CONTAINERS_MAX 64
+/* Warnings per reply; the apiserver shows each, each under 120 bytes. */
+#define WEBHOOK_WARNINGS_MAX 4
+#define WEBHOOK_WARNING_MAX 120
+/* Pod resourceClaims decoded per pod spec (Kubernetes caps them at 32). */
+#define WEBHOOK_CLAIMS_MAX 32
+
+/* Usernames of the Job controller in kube-controller-manager (with and
+ * without --use-service-account-credentials): the only creators whose Pods
+ * may carry gpuq.dev/admitted. */
+#define WEBHOOK_JOB_CONTROLLER_SA "system:serviceaccount:kube-system:job-controller"
+#define WEBHOOK_KCM_USER "system:kube-controller-manager"
+
+/* ---- Text buffer (patch.c) ---- */
+
+typedef struct {
+	char *p;    /* text, NUL-terminated */
+	size_t len; /* bytes used (without the NUL) */
+	size_t cap; /* bytes allocated */
+	size_t max; /* cap on len + 1; more sets err = GPUQ_ELIMIT */
+	bool heap;  /* p is malloc'd (else caller's stack buffer) */
+	int err;    /* sticky: first failure, GPUQ_OK while fine */
+} webhook_buf_t;
+
+/* Start with the caller's stack buffer (may be NULL/0); grow on the heap. */
+void webhook_buf_init(webhook_buf_t *b, char *stack, size_t stack_cap, size_t max);
+void webhook_buf_deinit(webhook_buf_t *b);
+void webhook_buf_putn(webhook_buf_t *b, const char *s, size_t n);
+void webhook_buf_puts(webhook_buf_t *b, const char *s);
+void webhook_buf_printf(webhook_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* s as a quoted JSON string. */
+void webhook_buf_put_jstr(webhook_buf_t *b, const char *s);
+/* s JSON-escaped, without quotes. */
+void webhook_buf_put_jtext(webhook_buf_t *b, const char *s);
+/* token as an RFC 6901 reference token (~0, ~1), JSON-escaped. */
+void webhook_buf_put_ptr_token(webhook_buf_t *b, const char *token);
+/* src[0..n) in base64 (RFC 4648, padded). */
+void webhook_buf_put_base64(webhook_buf_t *b, const char *src, size_t n);
+
+/* ---- JSON Patch (patch.c) ---- */
+
+typedef struct {
+	webhook_buf_t text; /* "[{...},{...}]" once finished */
+	size_t n_ops;	    /* operations appended */
+} webhook_patch_t;
+
+void webhook_patch_init(webhook_patch_t *p, char *stack, size_t stack_cap);
+void webhook_patch_deinit(webhook_patch_t *p);
+/* Append {"op":"add","path":prefix[/token],"value":value_json}. prefix is a
+ * JSON Pointer whose tokens need no escaping ("/spec/template/metadata");
+ * token (may be NULL) is escaped (label keys, resource names). value_json is
+ * JSON text. */
+void webhook_patch_add(webhook_patch_t *p, const char *prefix, const char *token,
+		       const char *value_json);
+/* Close the array; GPUQ_OK or the buffer's sticky error. */
+int webhook_patch_finish(webhook_patch_t *p);
+
+/* ---- The review (admit.c) ---- */
+
+typedef enum {
+	WEBHOOK_KIND_OTHER = 0, /* neither of the below: allowed unchanged */
+	WEBHOOK_KIND_POD = 1,	/* core/v1 Pod */
+	WEBHOOK_KIND_JOB = 2,	/* batch/v1 Job */
+} webhook_kind_t;
+
+typedef enum {
+	WEBHOOK_ALLOW = 0,   /* allowed (with a patch when one was built) */
+	WEBHOOK_DENY = 1,    /* a policy refusal: 403 Forbidden */
+	WEBHOOK_INVALID = 2, /* a malformed object: 400 BadRequest */
+} webhook_verdict_t;
+
+typedef struct {
+	const policy_t *policy;	     /* snapshot decided against */
+	const webhook_config_t *cfg; /* never NULL (a default when the caller gave none) */
+	const char *controller_user; /* cfg's, or the default */
+	webhook_endpoint_t ep;	     /* which endpoint */
+	json_t *root;		     /* owned: the parsed body */
+	const char *uid;	     /* request.uid (borrowed from root) */
+	const char *op;		     /* request.operation */
+	const char *ns;		     /* request.namespace ("" when absent) */
+	const char *username;	     /* request.userInfo.username ("" when absent) */
+	const char *sub_resource;    /* request.subResource ("" when absent) */
+	webhook_kind_t kind;	     /* from request.kind */
+	json_t *obj;		     /* request.object (NULL when absent/null) */
+	json_t *old;		     /* request.oldObject (NULL when absent/null) */
+	webhook_verdict_t verdict;   /* the decision so far */
+	char msg[GPUQ_DIAG_MAX];     /* denial message */
+	webhook_patch_t patch;	     /* mutations (mutate only) */
+	char warnings[WEBHOOK_WARNINGS_MAX][WEBHOOK_WARNING_MAX]; /* reply warnings */
+	size_t n_warnings;					  /* entries used in warnings */
+} webhook_review_t;
+
+/* Set the verdict (DENY or INVALID) and message; the first one wins. */
+void webhook_review_refuse(webhook_review_t *r, webhook_verdict_t v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Add a warning (truncated to WEBHOOK_WARNING_MAX - 1 bytes; dropped past
+ * WEBHOOK_WARNINGS_MAX). */
+void webhook_review_warn(webhook_review_t *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Whether the requester is gpuq's own controller. */
+bool webhook_review_by_controller(const webhook_review_t *r);
+
+/* ---- Workloads (workload.c) ---- */
+
+typedef struct {
+	bool init;    /* in spec.initContainers (else spec.containers) */
+	size_t index; /* index in that array */
+	json_t *json; /* the container object (borrowed) */
+} webhook_cref_t;
+
+typedef struct {
+	webhook_kind_t kind;		       /* POD or JOB */
+	const char *kind_name;		       /* "Pod" / "Job" */
+	json_t *obj;			       /* the object (borrowed) */
+	const char *name;		       /* metadata.name, else generateName, else "" */
+	json_t *labels;			       /* metadata.labels (NULL when absent) */
+	json_t *annotations;		       /* metadata.annotations (NULL when absent) */
+	json_t *pod_labels;		       /* Job: template labels; Pod: = labels */
+	json_t *pod_annotations;	       /* Job: template annotations; Pod: = annotations */
+	json_t *pod_spec;		       /* Job: spec.template.spec; Pod: spec (NULL: none) */
+	const char *spec_field;		       /* "spec.template.spec" / "spec" (messages) */
+	const char *spec_ptr;		       /* "/spec/template/spec" / "/spec" (patches) */
+	quota_pod_t pod;		       /* containers as declared (init first) */
+	webhook_cref_t *refs;		       /* refs[i] locates pod.containers[i] */
+	bool gpu;			       /* requests a GPU (resources or DRA) */
+	char gpu_resource[QUOTA_RES_NAME_MAX]; /* first GPU resource seen (messages) */
+	int64_t dra_gpus;		       /* devices asked for through GPU DRA claims */
+	int64_t pods;			       /* pods counted: 1, or a Job's min(parallelism,
+						  completions) */
+	int64_t parallelism;		       /* Job spec.parallelism (default 1) */
+	bool suspend;			       /* Job spec.suspend */
+	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */
+	bool admitted;			       /* gpuq.dev/admitted = "true" on the object */
+} webhook_workload_t;
+
+/* Decode obj (a Pod or a Job, per kind) for review r. Quantities are parsed;
+ * GPU use is detected (resources named in cfg or NVIDIA's, or DRA claims
+ * through a ResourceClaimTemplate of class gpu.nvidia.com / mig.nvidia.com).
+ * GPUQ_EINVAL with diag naming the field and value (bad quantity, too many
+ * containers, wrong type); GPUQ_ENOMEM. Free with webhook_workload_deinit,
+ * also after an error. */
+int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
+			    json_t *obj, gpuq_diag_t *diag);
+void webhook_workload_deinit(webhook_workload_t *w);
+
+/* Whether name is a GPU resource: nvidia.com/gpu, nvidia.com/gpu.shared,
+ * nvidia.com/mig-*, or one of cfg's extra names. */
+bool webhook_is_gpu_resource(const webhook_config_t *cfg, const char *name);
+/* Member key of obj as a string, or NULL (absent, null, or not a string). */
+const char *webhook_json_str(const json_t *obj, const char *key);
+/* The workload's queue from labels: gpuq.dev/queue-name, else
+ * kueue.x-k8s.io/queue-name, else NULL. */
+const char *webhook_labels_queue(const json_t *labels);
+/* Whether the Pod is an admitted gpuq Job's Pod: a controller ownerReference
+ * to a batch/v1 Job, label gpuq.dev/managed=true and annotation
+ * gpuq.dev/admitted=true (copied from the admitted Job's template), created
+ * by the Job controller (WEBHOOK_JOB_CONTROLLER_SA or WEBHOOK_KCM_USER). */
+bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_t *w);
+/* Whether a pod spec carries the gpuq.dev/admission scheduling gate. */
+bool webhook_pod_gated(const json_t *pod_spec);
+
+/* ---- The rules ---- */
+
+/* /mutate for r->obj (Pod or Job). Appends to r->patch, may refuse. */
+int webhook_mutate_run(webhook_review_t *r);
+/* /validate for r->obj / r->old. May refuse. */
+int webhook_validate_run(webhook_review_t *r);
+
+#endif

@@ -1,0 +1,494 @@
+/* webhook/validate.c: the /validate rules. In a managed namespace (one some
+ * ClusterQueue selects), a GPU Pod or Job is refused when it has nowhere to
+ * queue, breaks a LimitRange or the extended-resource rules, asks on its own
+ * for more than a ResourceQuota allows, or could never fit its ClusterQueue
+ * even borrowing all it may; and nobody but gpuq's controller may unsuspend
+ * an unadmitted Job, remove the admission gate, set gpuq.dev/admitted or move
+ * an admitted workload to another queue. Every refusal names the object, the
+ * field and the values, and says how to fix it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "webhook/admit_internal.h"
+
+/* LocalQueue names listed in a "no such queue" hint. */
+#define HINT_QUEUES_MAX 6
+
+static bool streq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* The label key that named the queue (for messages). */
+static const char *queue_key(const webhook_workload_t *w)
+{
+	return webhook_json_str(w->labels, WEBHOOK_LABEL_QUEUE) || !w->queue
+		   ? WEBHOOK_LABEL_QUEUE
+		   : WEBHOOK_LABEL_KUEUE_QUEUE;
+}
+
+/* "default, research" of the LocalQueues in ns, or "none". */
+static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap)
+{
+	size_t n = 0, len = 0, total = policy_lq_count(p);
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < total; i++) {
+		const policy_lq_t *lq = policy_lq_at(p, i);
+		int k;
+
+		if (!lq || strcmp(lq->namespace_, ns))
+			continue;
+		if (n == HINT_QUEUES_MAX) {
+			k = snprintf(buf + len, cap - len, ", ...");
+			len += k > 0 && (size_t)k < cap - len ? (size_t)k : 0;
+			break;
+		}
+		k = snprintf(buf + len, cap - len, "%s%s", n ? ", " : "", lq->name);
+		if (k < 0 || (size_t)k >= cap - len)
+			break;
+		len += (size_t)k;
+		n++;
+	}
+	if (!n)
+		gpuq_strlcpy(buf, "none; ask a cluster admin to create one", cap);
+}
+
+/* The workload's LocalQueue must exist and its ClusterQueue must select the
+ * namespace. Sets *cq on success. */
+static bool check_queue(webhook_review_t *r, const webhook_workload_t *w, const policy_cq_t **cq)
+{
+	const char *q = w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
+	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, q);
+	char names[256];
+
+	*cq = NULL;
+	if (!lq) {
+		list_queues(r->policy, r->ns, names, sizeof(names));
+		if (w->queue)
+			webhook_review_refuse(r, WEBHOOK_DENY,
+					      "%s \"%s\": label %s is \"%s\", but namespace %s has "
+					      "no LocalQueue \"%s\"; set the label to an existing "
+					      "LocalQueue (%s has: %s)",
+					      w->kind_name, w->name, queue_key(w), q, r->ns, q,
+					      r->ns, names);
+		else
+			webhook_review_refuse(r, WEBHOOK_DENY,
+					      "%s \"%s\" names no queue and namespace %s has no "
+					      "LocalQueue \"%s\"; set label %s to an existing "
+					      "LocalQueue (%s has: %s)",
+					      w->kind_name, w->name, r->ns, q, WEBHOOK_LABEL_QUEUE,
+					      r->ns, names);
+		return false;
+	}
+	if (!policy_cq_selects(r->policy, lq->cq, r->ns)) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": LocalQueue %s/%s points to ClusterQueue \"%s\", "
+				      "whose namespaceSelector does not select namespace %s; use a "
+				      "LocalQueue whose ClusterQueue selects %s, or ask a cluster "
+				      "admin to fix the selector",
+				      w->kind_name, w->name, r->ns, q, lq->cq_name, r->ns, r->ns);
+		return false;
+	}
+	*cq = lq->cq;
+	return true;
+}
+
+/* The namespace's LimitRanges and ResourceQuotas (none when unknown). */
+static const policy_namespace_t *ns_of(const webhook_review_t *r)
+{
+	return policy_namespace_find(r->policy, r->ns);
+}
+
+/* Extended resources (nvidia.com/gpu and the like): whole numbers, request
+ * equal to limit, a limit whenever there is a request. Checked on the
+ * containers as declared. */
+static bool check_extended(webhook_review_t *r, const webhook_workload_t *w)
+{
+	gpuq_diag_t diag = {""};
+
+	if (quota_extended_validate(&w->pod, &diag) == GPUQ_OK)
+		return true;
+	webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s: %s", w->kind_name, w->name,
+			      w->spec_field, diag.msg);
+	return false;
+}
+
+/* Fill in defaults as the Pods will get them (requests from limits, then
+ * the namespace's LimitRange defaults) and check the LimitRanges. */
+static bool check_limits(webhook_review_t *r, webhook_workload_t *w)
+{
+	const policy_namespace_t *ns = ns_of(r);
+	const quota_limitrange_t *const *lrs = ns ? ns->limitranges : NULL;
+	size_t n_lrs = ns ? ns->n_limitranges : 0;
+	gpuq_diag_t diag = {""};
+	int rc = GPUQ_OK;
+
+	for (size_t i = 0; !rc && i < w->pod.n_containers; i++) {
+		quota_container_t *c = &w->pod.containers[i];
+		quota_reslist_t add_req, add_lim;
+
+		rc = quota_limitrange_default(lrs, n_lrs, c, &add_req, &add_lim);
+		for (size_t k = 0; !rc && k < add_req.n; k++)
+			rc = quota_reslist_set(&c->requests, add_req.items[k].name,
+					       &add_req.items[k].qty);
+		for (size_t k = 0; !rc && k < add_lim.n; k++)
+			rc = quota_reslist_set(&c->limits, add_lim.items[k].name,
+					       &add_lim.items[k].qty);
+	}
+	if (!rc)
+		rc = quota_limitrange_validate(lrs, n_lrs, &w->pod, &diag);
+	if (rc == GPUQ_OK)
+		return true;
+	if (rc == GPUQ_EDENIED)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s: %s; change the %s's resources to fit the "
+				      "LimitRanges of namespace %s",
+				      w->kind_name, w->name, w->spec_field, diag.msg,
+				      w->kind == WEBHOOK_KIND_JOB ? "pod template" : "Pod", r->ns);
+	else
+		webhook_review_refuse(r, WEBHOOK_INVALID,
+				      "%s \"%s\": %s: too many resources or a sum above 2^63-1 "
+				      "once LimitRange defaults are applied",
+				      w->kind_name, w->name, w->spec_field);
+	return false;
+}
+
+/* "(2 per pod x 8 pods)" for a Job of several pods, else "". */
+static void per_pod(const webhook_workload_t *w, const quota_reslist_t *one, const char *res,
+		    char *buf, size_t cap)
+{
+	const quota_qty_t *q = quota_reslist_get(one, res);
+	char v[QUOTA_QTY_FMT_MAX];
+
+	buf[0] = '\0';
+	if (w->kind != WEBHOOK_KIND_JOB || w->pods == 1 || !q || quota_qty_format(q, v, sizeof(v)))
+		return;
+	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
+}
+
+/* Totals of the whole workload: requests, limits, and the requests the
+ * ClusterQueue sees (GPUs asked for through DRA counted as nvidia.com/gpu). */
+typedef struct {
+	quota_reslist_t one;	  /* one pod's requests, DRA GPUs included */
+	quota_reslist_t requests; /* all pods' requests (what ResourceQuota counts) */
+	quota_reslist_t limits;	  /* all pods' limits */
+	quota_reslist_t fit;	  /* all pods' requests, DRA GPUs included */
+} totals_t;
+
+static bool workload_totals(webhook_review_t *r, const webhook_workload_t *w, totals_t *t)
+{
+	quota_qty_t dra = quota_qty_from_units(w->dra_gpus, QUOTA_QTY_DECIMAL_SI);
+	int rc;
+
+	rc = quota_pod_requests(&w->pod, &t->requests);
+	if (!rc)
+		rc = quota_pod_limits(&w->pod, &t->limits);
+	t->one = t->requests;
+	if (!rc && w->dra_gpus)
+		rc = quota_reslist_add(&t->one, "nvidia.com/gpu", &dra);
+	t->fit = t->one;
+	if (!rc)
+		rc = quota_reslist_scale(&t->requests, w->pods);
+	if (!rc)
+		rc = quota_reslist_scale(&t->limits, w->pods);
+	if (!rc)
+		rc = quota_reslist_scale(&t->fit, w->pods);
+	if (!rc)
+		return true;
+	webhook_review_refuse(r, WEBHOOK_INVALID,
+			      "%s \"%s\": its total request overflows (more than %d resources, "
+			      "or a quantity above 2^63-1 once multiplied by %lld pods)",
+			      w->kind_name, w->name, QUOTA_RESLIST_MAX, (long long)w->pods);
+	return false;
+}
+
+/* The request alone must fit under every ResourceQuota hard limit. */
+static bool check_quota(webhook_review_t *r, const webhook_workload_t *w, const totals_t *t)
+{
+	const policy_namespace_t *ns = ns_of(r);
+	gpuq_diag_t diag = {""};
+
+	if (!ns || quota_resourcequota_check(ns->quotas, ns->n_quotas, &t->requests, &t->limits,
+					     w->pods, QUOTA_RQ_IGNORE_USED, &diag) == GPUQ_OK)
+		return true;
+	webhook_review_refuse(
+	    r, WEBHOOK_DENY,
+	    "%s \"%s\": %s; its request alone is over the namespace's hard "
+	    "limit, so it could never run: ask for less%s or have the quota raised",
+	    w->kind_name, w->name, diag.msg,
+	    w->kind == WEBHOOK_KIND_JOB ? " (per pod, or fewer pods)" : "");
+	return false;
+}
+
+/* Whether flavor f of group g can hold every requested resource g covers. */
+static bool flavor_fits(const policy_cq_t *cq, const policy_resource_group_t *g,
+			const policy_flavor_quota_t *f, const quota_reslist_t *total,
+			const char **short_res)
+{
+	for (size_t i = 0; i < g->n_covered; i++) {
+		const quota_qty_t *want = quota_reslist_get(total, g->covered[i]);
+		quota_qty_t max;
+
+		if (!want || quota_qty_is_zero(want))
+			continue;
+		if (policy_cq_max_fit(cq, f->name, g->covered[i], &max) ||
+		    quota_qty_cmp(want, &max) > 0) {
+			*short_res = g->covered[i];
+			return false;
+		}
+	}
+	return true;
+}
+
+/* "h100: 64, a100: 16" of the most each flavor of g could give of res. */
+static void flavor_maxes(const policy_cq_t *cq, const policy_resource_group_t *g, const char *res,
+			 char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t f = 0; f < g->n_flavors; f++) {
+		quota_qty_t max;
+		char v[QUOTA_QTY_FMT_MAX];
+		int k;
+
+		if (policy_cq_max_fit(cq, g->flavors[f].name, res, &max) ||
+		    quota_qty_format(&max, v, sizeof(v)))
+			gpuq_strlcpy(v, "0", sizeof(v));
+		k = snprintf(buf + len, cap - len, "%s%s: %s", f ? ", " : "", g->flavors[f].name,
+			     v);
+		if (k < 0 || (size_t)k >= cap - len)
+			break;
+		len += (size_t)k;
+	}
+}
+
+/* The workload must fit its ClusterQueue in some flavor of every resource
+ * group it uses, counting all it could borrow; a requested resource no group
+ * covers never fits. */
+static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const policy_cq_t *cq,
+		      const quota_reslist_t *one, const quota_reslist_t *total)
+{
+	char v[QUOTA_QTY_FMT_MAX], pp[96], maxes[256];
+
+	for (size_t i = 0; i < total->n; i++) {
+		const quota_res_t *e = &total->items[i];
+
+		if (quota_qty_is_zero(&e->qty) || policy_cq_group(cq, e->name))
+			continue;
+		if (quota_qty_format(&e->qty, v, sizeof(v)))
+			gpuq_strlcpy(v, "?", sizeof(v));
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\" can never be admitted: it requests %s=%s but no "
+		    "resource group of ClusterQueue \"%s\" covers %s; remove that "
+		    "request or use a LocalQueue whose ClusterQueue offers %s",
+		    w->kind_name, w->name, e->name, v, cq->name, e->name, e->name);
+		return false;
+	}
+	for (size_t gi = 0; gi < cq->n_groups; gi++) {
+		const policy_resource_group_t *g = &cq->groups[gi];
+		const char *res = NULL, *first = NULL;
+		bool used = false, fits = false;
+
+		for (size_t i = 0; i < g->n_covered && !used; i++) {
+			const quota_qty_t *want = quota_reslist_get(total, g->covered[i]);
+
+			used = want && !quota_qty_is_zero(want);
+		}
+		for (size_t f = 0; used && f < g->n_flavors && !fits; f++) {
+			fits = flavor_fits(cq, g, &g->flavors[f], total, &res);
+			if (!first)
+				first = res;
+		}
+		if (!used || fits)
+			continue;
+		if (!first)
+			first = g->covered[0];
+		if (quota_qty_format(quota_reslist_get(total, first), v, sizeof(v)))
+			gpuq_strlcpy(v, "?", sizeof(v));
+		per_pod(w, one, first, pp, sizeof(pp));
+		flavor_maxes(cq, g, first, maxes, sizeof(maxes));
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\" can never be admitted: it requests %s=%s in total%s, "
+		    "more than ClusterQueue \"%s\" could give in any flavor even "
+		    "borrowing all it may (%s); ask for less%s",
+		    w->kind_name, w->name, first, v, pp, cq->name, maxes,
+		    w->kind == WEBHOOK_KIND_JOB ? " per pod or run fewer pods" : "");
+		return false;
+	}
+	return true;
+}
+
+/* The checks every new GPU workload goes through. exempt: an admitted
+ * Job's Pod (its Job went through the queue checks already). */
+static void check_workload(webhook_review_t *r, webhook_workload_t *w, bool exempt)
+{
+	const policy_cq_t *cq = NULL;
+	totals_t t;
+
+	if (!exempt && !check_queue(r, w, &cq))
+		return;
+	if (!check_extended(r, w) || !check_limits(r, w))
+		return;
+	if (!workload_totals(r, w, &t) || !check_quota(r, w, &t))
+		return;
+	if (!exempt)
+		check_fit(r, w, cq, &t.one, &t.fit);
+}
+
+static void validate_create(webhook_review_t *r, webhook_workload_t *w)
+{
+	bool exempt = false;
+	const char *node;
+
+	if (w->kind == WEBHOOK_KIND_JOB) {
+		if (w->admitted) {
+			webhook_review_refuse(
+			    r, WEBHOOK_DENY,
+			    "Job \"%s\": annotation %s may be set only by gpuq's "
+			    "controller (%s); remove it and let the queue admit the Job",
+			    w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+			return;
+		}
+		if (!w->suspend) {
+			webhook_review_refuse(
+			    r, WEBHOOK_DENY,
+			    "Job \"%s\": spec.suspend is false; a GPU Job in a "
+			    "managed namespace must be created suspended (gpuq's "
+			    "mutating webhook sets it: check that it is installed)",
+			    w->name);
+			return;
+		}
+	} else {
+		exempt = webhook_pod_job_admitted(r, w);
+		node = webhook_json_str(w->pod_spec, "nodeName");
+		if (!exempt && w->admitted) {
+			webhook_review_refuse(
+			    r, WEBHOOK_DENY,
+			    "Pod \"%s\": annotation %s is honoured only on Pods the "
+			    "Job controller creates for a Job gpuq admitted (label %s="
+			    "true and a batch/v1 Job owner); remove it and let the "
+			    "queue admit the Pod",
+			    w->name, WEBHOOK_ANNOT_ADMITTED, WEBHOOK_LABEL_MANAGED);
+			return;
+		}
+		if (!exempt && node && *node) {
+			webhook_review_refuse(
+			    r, WEBHOOK_DENY,
+			    "Pod \"%s\": spec.nodeName is \"%s\"; a GPU Pod in a "
+			    "managed namespace must go through gpuq's queue: remove "
+			    "spec.nodeName (use a nodeSelector instead)",
+			    w->name, node);
+			return;
+		}
+		if (!exempt && !webhook_pod_gated(w->pod_spec)) {
+			webhook_review_refuse(
+			    r, WEBHOOK_DENY,
+			    "Pod \"%s\": spec.schedulingGates lacks %s; a GPU Pod in a "
+			    "managed namespace must wait for gpuq's queue (gpuq's "
+			    "mutating webhook adds the gate: check that it is installed)",
+			    w->name, WEBHOOK_GATE);
+			return;
+		}
+	}
+	check_workload(r, w, exempt);
+}
+
+static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
+				const webhook_workload_t *old)
+{
+	if (w->admitted && !old->admitted) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Job \"%s\": annotation %s may be set only by gpuq's "
+				      "controller (%s); gpuq sets it when the queue admits the Job",
+				      w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+	} else if (old->suspend && !w->suspend && !old->admitted) {
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "Job \"%s\": spec.suspend may change from true to false only "
+		    "by gpuq (%s): the Job waits in queue %s/%s until gpuq admits "
+		    "it; leave spec.suspend true",
+		    w->name, r->controller_user, r->ns,
+		    old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
+	} else if (old->admitted && !streq(old->queue, w->queue)) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Job \"%s\": label %s cannot change after admission (was "
+				      "\"%s\", now \"%s\"); delete and recreate the Job to move it",
+				      w->name, queue_key(w), old->queue ? old->queue : "",
+				      w->queue ? w->queue : "");
+	} else if (old->admitted && w->parallelism > old->parallelism) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Job \"%s\": spec.parallelism cannot grow after admission "
+				      "(was %lld, now %lld): gpuq reserved quota for %lld pods; "
+				      "lower it or recreate the Job",
+				      w->name, (long long)old->parallelism,
+				      (long long)w->parallelism, (long long)old->parallelism);
+	} else if (!old->admitted && !streq(old->queue, w->queue)) {
+		const policy_cq_t *cq;
+
+		(void)check_queue(r, w, &cq);
+	}
+}
+
+static void validate_update_pod(webhook_review_t *r, webhook_workload_t *w,
+				const webhook_workload_t *old)
+{
+	bool old_gated = webhook_pod_gated(old->pod_spec);
+
+	if (old_gated && !webhook_pod_gated(w->pod_spec)) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": scheduling gate %s may be removed only by gpuq "
+				      "(%s), when queue %s/%s admits the Pod; keep the gate",
+				      w->name, WEBHOOK_GATE, r->controller_user, r->ns,
+				      old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
+	} else if (w->admitted && !old->admitted) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": annotation %s may be set only by gpuq's "
+				      "controller (%s)",
+				      w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+	} else if (!old_gated && !streq(old->queue, w->queue)) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": label %s cannot change after admission (was "
+				      "\"%s\", now \"%s\"); delete and recreate the Pod to move it",
+				      w->name, queue_key(w), old->queue ? old->queue : "",
+				      w->queue ? w->queue : "");
+	} else if (old_gated && !streq(old->queue, w->queue)) {
+		const policy_cq_t *cq;
+
+		(void)check_queue(r, w, &cq);
+	}
+}
+
+int webhook_validate_run(webhook_review_t *r)
+{
+	webhook_workload_t w, old;
+	gpuq_diag_t diag = {""};
+	bool update = !strcmp(r->op, "UPDATE");
+	int rc;
+
+	if ((!update && strcmp(r->op, "CREATE")) || !r->obj || *r->sub_resource)
+		return GPUQ_OK;
+	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
+		return GPUQ_OK;
+	memset(&old, 0, sizeof(old));
+	rc = webhook_workload_decode(&w, r, r->kind, r->obj, &diag);
+	if (!rc && update && r->old)
+		rc = webhook_workload_decode(&old, r, r->kind, r->old, &diag);
+	if (rc == GPUQ_EINVAL) {
+		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
+		rc = GPUQ_OK;
+	} else if (!rc && !update && w.gpu) {
+		validate_create(r, &w);
+	} else if (!rc && update && r->old && (w.gpu || old.gpu)) {
+		if (w.kind == WEBHOOK_KIND_JOB)
+			validate_update_job(r, &w, &old);
+		else
+			validate_update_pod(r, &w, &old);
+	}
+	webhook_workload_deinit(&w);
+	webhook_workload_deinit(&old);
+	return rc;
+}

@@ -1,0 +1,386 @@
+/* webhook/workload.c: a Pod or a batch/v1 Job as the admission rules see it:
+ * its labels, its pod spec's containers with parsed quantities, whether it
+ * asks for GPUs (by resource name or through a DRA claim template), and how
+ * many pods it counts for. Borrowed pointers into the review's JSON tree; the
+ * only allocation is the container array, sized to the pod. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webhook/admit_internal.h"
+
+/* DRA device classes that hand out NVIDIA GPUs or MIG slices. */
+static const char *const gpu_device_classes[] = {"gpu.nvidia.com", "mig.nvidia.com"};
+
+const char *webhook_json_str(const json_t *obj, const char *key)
+{
+	json_t *v;
+
+	if (!json_is_object(obj))
+		return NULL;
+	v = json_object_get(obj, key);
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* Member key of obj when it is an object, else NULL. */
+static json_t *jobj(const json_t *obj, const char *key)
+{
+	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	return json_is_object(v) ? v : NULL;
+}
+
+const char *webhook_labels_queue(const json_t *labels)
+{
+	const char *q = webhook_json_str(labels, WEBHOOK_LABEL_QUEUE);
+
+	return q ? q : webhook_json_str(labels, WEBHOOK_LABEL_KUEUE_QUEUE);
+}
+
+bool webhook_is_gpu_resource(const webhook_config_t *cfg, const char *name)
+{
+	if (!strcmp(name, "nvidia.com/gpu") || !strcmp(name, "nvidia.com/gpu.shared") ||
+	    !strncmp(name, "nvidia.com/mig-", 15))
+		return true;
+	for (size_t i = 0; cfg && i < cfg->n_gpu_resources; i++)
+		if (cfg->gpu_resources[i] && !strcmp(name, cfg->gpu_resources[i]))
+			return true;
+	return false;
+}
+
+/* Parse a quantity given as a JSON string or number. */
+static int qty_from_json(const json_t *v, quota_qty_t *out, gpuq_diag_t *diag)
+{
+	char num[64];
+
+	if (json_is_string(v))
+		return quota_qty_parse(json_string_value(v), json_string_length(v), out, diag);
+	if (json_is_integer(v)) {
+		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return quota_qty_parse(num, strlen(num), out, diag);
+	}
+	if (json_is_real(v)) {
+		snprintf(num, sizeof(num), "%.15g", json_real_value(v));
+		return quota_qty_parse(num, strlen(num), out, diag);
+	}
+	return gpuq_diag_set(diag, GPUQ_EINVAL, "a quantity must be a string or a number");
+}
+
+/* Field path of container i for messages: spec.containers[0]. */
+static void cfield(const webhook_workload_t *w, size_t i, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s.%s[%zu]", w->spec_field,
+		 w->refs[i].init ? "initContainers" : "containers", w->refs[i].index);
+}
+
+/* Decode resources.<which> of container i into list. */
+static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota_reslist_t *list,
+		       gpuq_diag_t *diag)
+{
+	json_t *res = jobj(w->refs[i].json, "resources");
+	json_t *m = res ? json_object_get(res, which) : NULL;
+	const char *key;
+	json_t *v;
+	char where[160];
+	gpuq_diag_t inner;
+	int rc;
+
+	list->n = 0;
+	if (!m || json_is_null(m))
+		return GPUQ_OK;
+	cfield(w, i, where, sizeof(where));
+	if (!json_is_object(m))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "%s \"%s\": %s.resources.%s: must be an object", w->kind_name,
+				     w->name, where, which);
+	json_object_foreach(m, key, v)
+	{
+		quota_qty_t q;
+
+		inner.msg[0] = '\0';
+		rc = qty_from_json(v, &q, &inner);
+		if (rc)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "%s \"%s\": %s.resources.%s[%s]: %s", w->kind_name,
+					     w->name, where, which, key, inner.msg);
+		if (quota_qty_cmp(&q, &(quota_qty_t){0}) < 0)
+			return gpuq_diag_set(
+			    diag, GPUQ_EINVAL,
+			    "%s \"%s\": %s.resources.%s[%s]: invalid value \"%s\": "
+			    "must be greater than or equal to 0",
+			    w->kind_name, w->name, where, which, key,
+			    json_is_string(v) ? json_string_value(v) : "");
+		rc = quota_reslist_set(list, key, &q);
+		if (rc)
+			return gpuq_diag_set(
+			    diag, GPUQ_EINVAL,
+			    "%s \"%s\": %s.resources.%s: too many resources or name "
+			    "too long (%s; caps %d entries, %d bytes)",
+			    w->kind_name, w->name, where, which, key, QUOTA_RESLIST_MAX,
+			    QUOTA_RES_NAME_MAX - 1);
+		if (!w->gpu && webhook_is_gpu_resource(NULL, key) && !quota_qty_is_zero(&q)) {
+			w->gpu = true;
+			gpuq_strlcpy(w->gpu_resource, key, sizeof(w->gpu_resource));
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
+static int decode_overhead(webhook_workload_t *w, gpuq_diag_t *diag)
+{
+	json_t *m = json_object_get(w->pod_spec, "overhead");
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(m))
+		return GPUQ_OK;
+	json_object_foreach(m, key, v)
+	{
+		quota_qty_t q;
+		gpuq_diag_t inner = {""};
+
+		if (qty_from_json(v, &q, &inner) || quota_reslist_set(&w->pod.overhead, key, &q))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "%s \"%s\": %s.overhead[%s]: invalid quantity: %s",
+					     w->kind_name, w->name, w->spec_field, key,
+					     inner.msg[0] ? inner.msg : "too many resources");
+	}
+	return GPUQ_OK;
+}
+
+/* Collect refs to init containers then app containers; count them first. */
+static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
+{
+	json_t *init = json_object_get(w->pod_spec, "initContainers");
+	json_t *app = json_object_get(w->pod_spec, "containers");
+	size_t n_init = json_is_array(init) ? json_array_size(init) : 0;
+	size_t n_app = json_is_array(app) ? json_array_size(app) : 0;
+	size_t n = n_init + n_app, k = 0;
+
+	if (n > WEBHOOK_CONTAINERS_MAX)
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL, "%s \"%s\": %s: %zu containers; gpuq reviews at most %d",
+		    w->kind_name, w->name, w->spec_field, n, WEBHOOK_CONTAINERS_MAX);
+	if (!n)
+		return GPUQ_OK;
+	w->pod.containers = malloc(n * (sizeof(quota_container_t) + sizeof(webhook_cref_t)));
+	if (!w->pod.containers)
+		return GPUQ_ENOMEM;
+	w->refs = (webhook_cref_t *)(w->pod.containers + n);
+	for (size_t pass = 0; pass < 2; pass++) {
+		json_t *arr = pass ? app : init;
+		size_t cnt = pass ? n_app : n_init;
+
+		for (size_t i = 0; i < cnt; i++, k++) {
+			json_t *c = json_array_get(arr, i);
+			quota_container_t *qc = &w->pod.containers[k];
+			const char *cname = webhook_json_str(c, "name");
+			const char *restart = webhook_json_str(c, "restartPolicy");
+
+			w->refs[k] = (webhook_cref_t){.init = !pass, .index = i, .json = c};
+			gpuq_strlcpy(qc->name, cname ? cname : "", sizeof(qc->name));
+			qc->kind = pass ? QUOTA_CONTAINER_APP
+				   : (restart && !strcmp(restart, "Always"))
+				       ? QUOTA_CONTAINER_SIDECAR
+				       : QUOTA_CONTAINER_INIT;
+			qc->requests.n = 0;
+			qc->limits.n = 0;
+		}
+	}
+	w->pod.n_containers = n;
+	return GPUQ_OK;
+}
+
+/* Claim template name of resourceClaims[i] (v1 field, or the older source.*). */
+static const char *claim_template(const json_t *claim)
+{
+	const char *t = webhook_json_str(claim, "resourceClaimTemplateName");
+
+	return t ? t : webhook_json_str(jobj(claim, "source"), "resourceClaimTemplateName");
+}
+
+/* GPU devices a claim template asks for: the first choice of each request
+ * whose device class is NVIDIA's (All counts as 1: at least one device). */
+static int64_t template_gpus(const policy_claimtemplate_t *t)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < t->n_requests; i++) {
+		const policy_device_request_t *rq = &t->requests[i];
+
+		for (size_t c = 0; c < rq->n_choices; c++) {
+			const policy_device_choice_t *ch = &rq->choices[c];
+			bool gpu = false;
+
+			for (size_t k = 0;
+			     k < sizeof(gpu_device_classes) / sizeof(*gpu_device_classes); k++)
+				gpu = gpu || (ch->device_class &&
+					      !strcmp(ch->device_class, gpu_device_classes[k]));
+			if (gpu) {
+				n += ch->mode == POLICY_ALLOC_ALL ? 1 : ch->count;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+static void decode_claims(webhook_workload_t *w, const webhook_review_t *r)
+{
+	json_t *claims = json_object_get(w->pod_spec, "resourceClaims");
+	size_t n = json_is_array(claims) ? json_array_size(claims) : 0;
+
+	if (!r->policy)
+		return;
+	for (size_t i = 0; i < n && i < WEBHOOK_CLAIMS_MAX; i++) {
+		const char *tname = claim_template(json_array_get(claims, i));
+		const policy_claimtemplate_t *t =
+		    tname ? policy_claimtemplate_find(r->policy, r->ns, tname) : NULL;
+		int64_t g = t ? template_gpus(t) : 0;
+
+		if (g > 0) {
+			w->dra_gpus += g;
+			if (!w->gpu)
+				snprintf(w->gpu_resource, sizeof(w->gpu_resource), "claim %s",
+					 tname);
+			w->gpu = true;
+		}
+	}
+}
+
+/* Non-negative integer member of obj, or def when absent/null. */
+static int int_field(const webhook_workload_t *w, const json_t *spec, const char *key, int64_t def,
+		     int64_t *out, gpuq_diag_t *diag)
+{
+	json_t *v = json_object_get(spec, key);
+
+	*out = def;
+	if (!v || json_is_null(v))
+		return GPUQ_OK;
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "%s \"%s\": spec.%s: must be a non-negative integer",
+				     w->kind_name, w->name, key);
+	*out = json_integer_value(v);
+	return GPUQ_OK;
+}
+
+/* Locate metadata, labels and the pod spec for a Pod or a Job. */
+static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
+{
+	json_t *meta = jobj(w->obj, "metadata");
+	json_t *spec = jobj(w->obj, "spec");
+	const char *name = webhook_json_str(meta, "name");
+	json_t *tmpl, *tmeta;
+
+	if (!name || !*name)
+		name = webhook_json_str(meta, "generateName");
+	w->name = name ? name : "";
+	w->labels = jobj(meta, "labels");
+	w->annotations = jobj(meta, "annotations");
+	if (w->kind == WEBHOOK_KIND_POD) {
+		w->kind_name = "Pod";
+		w->spec_field = "spec";
+		w->spec_ptr = "/spec";
+		w->pod_labels = w->labels;
+		w->pod_annotations = w->annotations;
+		w->pod_spec = spec;
+	} else {
+		w->kind_name = "Job";
+		w->spec_field = "spec.template.spec";
+		w->spec_ptr = "/spec/template/spec";
+		tmpl = jobj(spec, "template");
+		tmeta = jobj(tmpl, "metadata");
+		w->pod_labels = jobj(tmeta, "labels");
+		w->pod_annotations = jobj(tmeta, "annotations");
+		w->pod_spec = jobj(tmpl, "spec");
+	}
+	if (!json_is_object(w->obj))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "request.object: must be an object");
+	return GPUQ_OK;
+}
+
+static int decode_job_counts(webhook_workload_t *w, gpuq_diag_t *diag)
+{
+	json_t *spec = jobj(w->obj, "spec");
+	json_t *susp = json_object_get(spec, "suspend");
+	int64_t completions;
+	int rc;
+
+	w->suspend = json_is_true(susp);
+	rc = int_field(w, spec, "parallelism", 1, &w->parallelism, diag);
+	if (rc)
+		return rc;
+	rc = int_field(w, spec, "completions", -1, &completions, diag);
+	if (rc)
+		return rc;
+	w->pods = w->parallelism;
+	if (completions >= 0 && completions < w->pods)
+		w->pods = completions;
+	return GPUQ_OK;
+}
+
+int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
+			    json_t *obj, gpuq_diag_t *diag)
+{
+	const char *adm;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->obj = obj;
+	w->pods = 1;
+	w->parallelism = 1;
+	rc = locate(w, diag);
+	if (rc)
+		return rc;
+	w->queue = webhook_labels_queue(w->labels);
+	adm = webhook_json_str(w->annotations, WEBHOOK_ANNOT_ADMITTED);
+	w->admitted = adm && !strcmp(adm, "true");
+	if (kind == WEBHOOK_KIND_JOB) {
+		rc = decode_job_counts(w, diag);
+		if (rc)
+			return rc;
+	}
+	if (!w->pod_spec)
+		return GPUQ_OK;
+	rc = collect_containers(w, diag);
+	if (!rc)
+		rc = decode_overhead(w, diag);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < w->pod.n_containers; i++) {
+		rc = decode_list(w, i, "requests", &w->pod.containers[i].requests, diag);
+		if (!rc)
+			rc = decode_list(w, i, "limits", &w->pod.containers[i].limits, diag);
+		if (rc)
+			return rc;
+	}
+	/* cfg's extra names: checked here so decode_list stays config-free. */
+	for (size_t i = 0; !w->gpu && i < w->pod.n_containers; i++) {
+		const quota_container_t *c = &w->pod.containers[i];
+
+		for (size_t k = 0; !w->gpu && k < c->requests.n + c->limits.n; k++) {
+			const quota_res_t *e = k < c->requests.n
+						   ? &c->requests.items[k]
+						   : &c->limits.items[k - c->requests.n];
+
+			if (webhook_is_gpu_resource(r->cfg, e->name) &&
+			    !quota_qty_is_zero(&e->qty)) {
+				w->gpu = true;
+				gpuq_strlcpy(w->gpu_resource, e->name, sizeof(w->gpu_resource));
+			}
+		}
+	}
+	decode_claims(w, r);
+	return GPUQ_OK;
+}
+
+void webhook_workload_deinit(webhook_workload_t *w)
+{
+	free(w->pod.containers);
+	w->pod.containers = NULL;
+	w->refs = NULL;
+	w->pod.n_containers = 0;
+}
