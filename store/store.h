@@ -188,7 +188,8 @@ int store_digest(store_t *s, uint64_t *digest);
  *
  * Record type ids 1..4 are the queue core's queue_rec_type_t values, stored
  * in the sub-databases "queue_meta", "clusterqueues", "tenants" and
- * "workloads". Ids from STORE_TYPE_DRIVER_FIRST up are for a driver's own
+ * "workloads" (tools recognize core records by id, so a driver that named
+ * them otherwise still works). Ids from STORE_TYPE_DRIVER_FIRST up are for a driver's own
  * records (the simulator's progress, the daemon's pending decisions); 0 and
  * 5..7 are reserved for the core. */
 #define STORE_TYPE_DRIVER_FIRST 8
