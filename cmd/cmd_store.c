@@ -177,7 +177,7 @@ static int check_types(store_t *s, const store_info_t *info, uint64_t *total)
 			return rc;
 		*total += c.records;
 		printf("  type %2u %-20s %10llu record(s)", i, name, (unsigned long long)c.records);
-		if (!c.queue_type)
+		if (!want.types[i])
 			printf(" (driver records)\n");
 		else if (strcmp(name, want.types[i]) != 0)
 			printf(" (queue core's \"%s\")\n", want.types[i]);
