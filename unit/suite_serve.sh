@@ -1,0 +1,370 @@
+#!/bin/sh
+# suite_serve: drives the real `gpuq serve` over HTTPS with curl and prints TAP.
+# Flags and exit codes, routes and status codes, TLS versions, keep-alive,
+# /metrics under promtool, certificate rotation under load (no failed
+# request), refused bad certificate and policy edits, SIGHUP, and a graceful
+# SIGTERM that lets a request in flight finish.
+# Env: GPUQ_BIN (binary under test, default build/release/gpuq). Needs curl
+# and openssl; promtool is optional (that check is skipped without it).
+set -u
+GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
+case $GPUQ_BIN in /*) ;; *) GPUQ_BIN=$(pwd)/$GPUQ_BIN ;; esac
+T=$(mktemp -d /tmp/gpuq-suite-serve.XXXXXX)
+PID=
+LOOP_PID=
+n=0
+failed=0
+
+cleanup() {
+	[ -n "$LOOP_PID" ] && kill "$LOOP_PID" 2>/dev/null
+	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
+		kill -KILL "$PID" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20
+	return 0
+}
+# check "what" command...: ok when the command succeeds.
+check() {
+	what=$1
+	shift
+	if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+skip() {
+	n=$((n + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
+# wait_until SECONDS command...: poll every 0.1 s until the command succeeds.
+wait_until() {
+	limit=$(($1 * 10))
+	shift
+	i=0
+	while [ "$i" -lt "$limit" ]; do
+		"$@" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+for tool in curl openssl; do
+	if ! command -v $tool >/dev/null 2>&1; then
+		echo "1..0 # SKIP $tool not installed"
+		exit 0
+	fi
+done
+if [ ! -x "$GPUQ_BIN" ]; then
+	echo "not ok 1 - GPUQ_BIN $GPUQ_BIN is not executable"
+	exit 1
+fi
+
+# ---- certificates: `gpuq certs` (keeps the CA on re-issue), else openssl ----
+CERTS=$T/certs
+issue_openssl() {
+	mkdir -p "$CERTS"
+	if [ ! -f "$CERTS/ca.key" ]; then
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 30 \
+			-subj "/CN=suite CA" -keyout "$CERTS/ca.key" -out "$CERTS/ca.crt" \
+			>/dev/null 2>&1 || return 1
+	fi
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=localhost" \
+		-keyout "$T/new.key" -out "$T/new.csr" >/dev/null 2>&1 || return 1
+	printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$T/ext"
+	openssl x509 -req -in "$T/new.csr" -CA "$CERTS/ca.crt" -CAkey "$CERTS/ca.key" \
+		-CAcreateserial -days 2 -extfile "$T/ext" -out "$T/new.crt" >/dev/null 2>&1 ||
+		return 1
+	# Replace like a rotation does: each file by rename, crt first.
+	mv "$T/new.crt" "$CERTS/tls.crt" && mv "$T/new.key" "$CERTS/tls.key"
+}
+issue() {
+	if [ -z "${CERT_TOOL:-}" ]; then
+		if "$GPUQ_BIN" certs --out "$CERTS" --dns localhost --ip 127.0.0.1 >/dev/null 2>&1 &&
+			[ -f "$CERTS/tls.crt" ] && [ -f "$CERTS/ca.crt" ]; then
+			CERT_TOOL=gpuq
+			return 0
+		fi
+		CERT_TOOL=openssl
+	fi
+	if [ "$CERT_TOOL" = gpuq ]; then
+		"$GPUQ_BIN" certs --out "$CERTS" --dns localhost --ip 127.0.0.1 >/dev/null 2>&1
+	else
+		issue_openssl
+	fi
+}
+
+POL=$T/policy
+STATE=$T/state
+mkdir -p "$POL"
+printf 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n' >"$POL/ns.yaml"
+
+if issue; then ok "serving certificate issued with $CERT_TOOL"; else
+	not_ok "serving certificate issued"
+	echo "1..$n"
+	exit 1
+fi
+
+# ---- flags ----
+out=$("$GPUQ_BIN" serve --help 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && printf '%s' "$out" | grep -q -- '--listen HOST:PORT'; then
+	ok "serve --help exits 0 with usage"
+else not_ok "serve --help exits 0 with usage" "rc=$rc $out"; fi
+
+# usage_error "what" "expected text" args...: exit 2 and the message.
+usage_error() {
+	what=$1
+	want=$2
+	shift 2
+	out=$("$GPUQ_BIN" serve "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 2 ] && printf '%s' "$out" | grep -qF -- "$want"; then ok "$what"; else
+		not_ok "$what" "rc=$rc: $out"
+	fi
+}
+REQ="--cert-dir $CERTS --policy-dir $POL --state-dir $STATE"
+# shellcheck disable=SC2086
+{
+	usage_error "missing --listen: exit 2" "--listen is required" $REQ
+	usage_error "bad port: exit 2 naming flag and value" '--listen "127.0.0.1:70000"' \
+		--listen 127.0.0.1:70000 $REQ
+	usage_error "unknown flag: exit 2" 'unknown flag "--nope"' --listen 127.0.0.1:1 $REQ --nope 1
+	usage_error "missing cert dir: exit 2" "--cert-dir \"$T/none\"" --listen 127.0.0.1:1 \
+		--cert-dir "$T/none" --policy-dir "$POL" --state-dir "$STATE"
+	mkdir -p "$T/halfcerts"
+	cp "$CERTS/tls.crt" "$T/halfcerts/"
+	usage_error "unreadable tls.key: exit 2" "cannot read tls.key" --listen 127.0.0.1:1 \
+		--cert-dir "$T/halfcerts" --policy-dir "$POL" --state-dir "$STATE"
+	usage_error "missing policy dir: exit 2" "--policy-dir \"$T/none\"" --listen 127.0.0.1:1 \
+		--cert-dir "$CERTS" --policy-dir "$T/none" --state-dir "$STATE"
+	usage_error "bad --threads: exit 2" '--threads "0"' --listen 127.0.0.1:1 $REQ --threads 0
+}
+
+# ---- start ----
+LOG=$T/serve.log
+PORT=
+# start_server: on a random port of 127.0.0.1, up to 5 tries; waits for /healthz.
+start_server() {
+	tries=0
+	while [ $tries -lt 5 ]; do
+		tries=$((tries + 1))
+		PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+		"$GPUQ_BIN" serve --listen "127.0.0.1:$PORT" --cert-dir "$CERTS" --policy-dir "$POL" \
+			--state-dir "$STATE" --threads 2 "$@" >"$LOG" 2>&1 &
+		PID=$!
+		if wait_until 10 up_or_dead && healthy; then return 0; fi
+		kill -KILL "$PID" 2>/dev/null
+		wait "$PID" 2>/dev/null
+		PID=
+	done
+	return 1
+}
+U() { echo "https://127.0.0.1:$PORT$1"; }
+C() { curl -sS --max-time 10 --cacert "$CERTS/ca.crt" "$@"; }
+healthy() { kill -0 "$PID" 2>/dev/null && C -o /dev/null "$(U /healthz)" 2>/dev/null; }
+up_or_dead() { healthy || ! kill -0 "$PID" 2>/dev/null; }
+code() { C -o /dev/null -w '%{http_code}' "$@" 2>/dev/null; }
+metric() { C "$(U /metrics)" | awk -v k="$1" 'index($0, k " ") == 1 { print $NF }'; }
+serial() {
+	openssl s_client -connect "127.0.0.1:$PORT" -servername localhost </dev/null 2>/dev/null |
+		openssl x509 -noout -serial 2>/dev/null
+}
+
+# a bad policy at start: refused, exit 1, diagnostic printed
+printf 'apiVersion: v1\nkind: BADKind\nmetadata:\n  name: x\n' >"$POL/zz-bad.yaml"
+out=$("$GPUQ_BIN" serve --listen 127.0.0.1:1 $REQ 2>&1)
+rc=$?
+rm -f "$POL/zz-bad.yaml"
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "zz-bad.yaml"; then
+	ok "bad policy at start: exit 1 naming the file"
+else not_ok "bad policy at start: exit 1 naming the file" "rc=$rc: $out"; fi
+
+if start_server --log-level debug; then ok "server starts and answers /healthz"; else
+	not_ok "server starts and answers /healthz" "$(cat "$LOG")"
+	echo "1..$n"
+	exit 1
+fi
+check "state dir created with mode 0700" [ "$(stat -c %a "$STATE")" = 700 ]
+
+# ---- routes ----
+check "GET /healthz: 200 ok" [ "$(C "$(U /healthz)")" = ok ]
+check "GET /readyz: 200" [ "$(code "$(U /readyz)")" = 200 ]
+check "GET /nope: 404" [ "$(code "$(U /nope)")" = 404 ]
+check "DELETE /healthz: 405" [ "$(code -X DELETE "$(U /healthz)")" = 405 ]
+check "GET /mutate: 405" [ "$(code "$(U /mutate)")" = 405 ]
+check "POST /validate text/plain: 415" \
+	[ "$(code -X POST -H 'Content-Type: text/plain' -d '{}' "$(U /validate)")" = 415 ]
+
+REVIEW='{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"suite-uid-1","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","userInfo":{"username":"alice"},"object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}'
+printf '%s' "$REVIEW" >"$T/review.json"
+for ep in mutate validate; do
+	body=$(C -X POST -H 'Content-Type: application/json' --data-binary @"$T/review.json" \
+		-w ' [%{http_code}]' "$(U "/$ep?timeout=10s")")
+	case $body in
+	*'"suite-uid-1"'*'[200]') ok "POST /$ep?timeout=10s: 200 review echoing the uid" ;;
+	*) not_ok "POST /$ep?timeout=10s: 200 review echoing the uid" "$body" ;;
+	esac
+done
+
+head -c 3145729 /dev/zero | tr '\0' ' ' >"$T/big.json"
+check "POST /mutate 3 MiB + 1 byte: 413" [ "$(code -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$T/big.json" "$(U /mutate)")" = 413 ]
+# exactly 3 MiB of JSON (the review padded with spaces) is accepted
+{
+	head -c $((3145728 - ${#REVIEW})) /dev/zero | tr '\0' ' '
+	printf '%s' "$REVIEW"
+} >"$T/max.json"
+check "POST /mutate exactly 3 MiB: accepted" [ "$(code -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$T/max.json" "$(U /mutate)")" = 200 ]
+# chunked (no Content-Length): cut off once the cap is passed
+if C -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
+	--data-binary @"$T/big.json" "$(U /mutate)" 2>/dev/null; then
+	not_ok "chunked body over 3 MiB: connection refused mid-body"
+else ok "chunked body over 3 MiB: connection refused mid-body"; fi
+check "server still healthy after refusals" healthy
+
+# ---- TLS versions and keep-alive ----
+check "TLS 1.3 accepted" C -o /dev/null --tlsv1.3 "$(U /healthz)"
+check "TLS 1.2 accepted" C -o /dev/null --tlsv1.2 --tls-max 1.2 "$(U /healthz)"
+if C -o /dev/null --tls-max 1.1 "$(U /healthz)" 2>/dev/null; then
+	not_ok "curl --tls-max 1.1 refused"
+else ok "curl --tls-max 1.1 refused"; fi
+# OpenSSL 3 will not even offer TLS 1.1 at its default security level, so
+# lower it: the refusal must come from the server.
+if C -o /dev/null --tls-max 1.1 --ciphers 'DEFAULT:@SECLEVEL=0' "$(U /healthz)" 2>/dev/null; then
+	not_ok "TLS 1.1 offered at SECLEVEL=0: refused by the server"
+else ok "TLS 1.1 offered at SECLEVEL=0: refused by the server"; fi
+out=$(openssl s_client -connect "127.0.0.1:$PORT" -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0' \
+	</dev/null 2>&1)
+if printf '%s' "$out" | grep -q 'Cipher is (NONE)\|Cipher    : 0000\|alert\|unexpected eof'; then
+	ok "openssl s_client -tls1_1: no session"
+else not_ok "openssl s_client -tls1_1: no session" "$out"; fi
+out=$(C -v -o /dev/null -o /dev/null -o /dev/null "$(U /healthz)" "$(U /readyz)" "$(U /metrics)" 2>&1)
+reuse=$(printf '%s\n' "$out" | grep -c 'Re-using existing connection')
+conns=$(printf '%s\n' "$out" | grep -c '^\* Connected to')
+if [ "$reuse" -eq 2 ] && [ "$conns" -eq 1 ]; then ok "keep-alive: 3 requests on 1 connection"; else
+	not_ok "keep-alive: 3 requests on 1 connection" "reuse=$reuse conns=$conns"
+fi
+
+# ---- metrics ----
+C "$(U /metrics)" >"$T/metrics.txt"
+if command -v promtool >/dev/null 2>&1; then
+	out=$(promtool check metrics <"$T/metrics.txt" 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ]; then ok "/metrics passes promtool check metrics"; else
+		not_ok "/metrics passes promtool check metrics" "$out"
+	fi
+else
+	skip "/metrics passes promtool check metrics" "promtool not installed"
+fi
+check "metrics: 415 counted" grep -q '^gpuq_http_requests_total{path="/validate",code="415"} 1$' \
+	"$T/metrics.txt"
+check "metrics: 413 counted twice" grep -q '^gpuq_http_requests_total{path="/mutate",code="413"} 2$' \
+	"$T/metrics.txt"
+adm=$(awk '/^gpuq_admission_requests_total/ { s += $NF } END { print s + 0 }' "$T/metrics.txt")
+check "metrics: 3 admission requests counted (got $adm)" [ "$adm" -eq 3 ]
+check "metrics: policy generation 1" [ "$(metric gpuq_policy_generation)" = 1 ]
+
+# ---- certificate rotation under load ----
+old=$(serial)
+rm -f "$T/loop.stop" "$T/loop.ok" "$T/loop.fail"
+(
+	while [ ! -f "$T/loop.stop" ]; do
+		if C -o /dev/null -X POST -H 'Content-Type: application/json' \
+			--data-binary @"$T/review.json" "$(U /validate)" 2>>"$T/loop.err"; then
+			echo >>"$T/loop.ok"
+		else
+			echo >>"$T/loop.fail"
+		fi
+	done
+) &
+LOOP_PID=$!
+sleep 1
+issue
+new_serial() { s=$(serial) && [ -n "$s" ] && [ "$s" != "$old" ]; }
+if wait_until 10 new_serial; then rotated=yes; else rotated=no; fi
+sleep 1
+touch "$T/loop.stop"
+wait "$LOOP_PID"
+LOOP_PID=
+oks=$(cat "$T/loop.ok" 2>/dev/null | wc -l)
+fails=$(cat "$T/loop.fail" 2>/dev/null | wc -l)
+if [ $rotated = yes ]; then ok "rotation: served serial changed ($old -> $(serial))"; else
+	not_ok "rotation: served serial changed" "still $old; $(grep -i cert "$LOG" | tail -3)"
+fi
+if [ "$fails" -eq 0 ] && [ "$oks" -gt 0 ]; then
+	ok "rotation: $oks requests during it, none failed"
+else not_ok "rotation: no request failed" "ok=$oks failed=$fails $(tail -3 "$T/loop.err")"; fi
+check "metrics: cert reload success counted" \
+	[ "$(metric 'gpuq_cert_reloads_total{result="success"}')" = 1 ]
+
+# a key that does not match: refused, the previous pair keeps serving
+cur=$(serial)
+openssl ecparam -name prime256v1 -genkey -noout -out "$T/other.key" 2>/dev/null
+cp "$CERTS/tls.key" "$T/good.key"
+mv "$T/other.key" "$CERTS/tls.key"
+refused() { [ "$(metric 'gpuq_cert_reloads_total{result="failure"}')" = 1 ]; }
+check "mismatched key: reload refused and counted" wait_until 10 refused
+check "mismatched key: previous certificate still served" [ "$(serial)" = "$cur" ]
+check "mismatched key: error logged" grep -q "certificate reload refused" "$LOG"
+mv "$T/good.key" "$CERTS/tls.key"
+
+# ---- policy reloads ----
+printf 'apiVersion: v1\nkind: BADKind\nmetadata:\n  name: x\n' >"$POL/zz-bad.yaml"
+policy_refused() { grep -q "policy reload refused" "$LOG"; }
+check "bad policy edit: refused and logged" wait_until 10 policy_refused
+check "bad policy edit: generation stays 1" [ "$(metric gpuq_policy_generation)" = 1 ]
+check "bad policy edit: failure counted" \
+	[ "$(metric 'gpuq_policy_reloads_total{result="failure"}')" = 1 ]
+check "bad policy edit: still ready" [ "$(code "$(U /readyz)")" = 200 ]
+check "bad policy edit: reviews still served" [ "$(code -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$T/review.json" "$(U /validate)")" = 200 ]
+rm -f "$POL/zz-bad.yaml"
+gen_is() { [ "$(metric gpuq_policy_generation)" = "$1" ]; }
+check "fixed policy: loaded by the watcher (generation 2)" wait_until 10 gen_is 2
+kill -HUP "$PID"
+check "SIGHUP: policy reloaded (generation 3)" wait_until 10 gen_is 3
+check "SIGHUP: logged" grep -q "SIGHUP" "$LOG"
+check "SIGHUP: process still serving" healthy
+
+# ---- graceful stop ----
+# A review uploaded slowly (about 2 s) is in flight when SIGTERM arrives.
+{
+	head -c $((200000 - ${#REVIEW})) /dev/zero | tr '\0' ' '
+	printf '%s' "$REVIEW"
+} >"$T/slow.json"
+C -o "$T/slow.out" -w '%{http_code}' --limit-rate 100K -X POST \
+	-H 'Content-Type: application/json' --data-binary @"$T/slow.json" "$(U /validate)" \
+	>"$T/slow.code" 2>"$T/slow.err" &
+SLOW=$!
+sleep 0.7
+check "SIGTERM: a slow request is in flight when it is sent" kill -0 "$SLOW"
+kill -TERM "$PID"
+gone() { ! kill -0 "$PID" 2>/dev/null; }
+if wait_until 15 gone; then
+	wait "$PID"
+	rc=$?
+	PID=
+	check "SIGTERM: exit 0" [ "$rc" -eq 0 ]
+else
+	not_ok "SIGTERM: exit 0" "still running after 15 s"
+fi
+wait "$SLOW"
+check "SIGTERM: request in flight finished with 200" [ "$(cat "$T/slow.code")" = 200 ]
+check "SIGTERM: port closed" sh -c "! curl -s -k --max-time 3 -o /dev/null $(U /healthz)"
+check "SIGTERM: logged" grep -q "stopped" "$LOG"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
