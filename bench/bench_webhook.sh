@@ -237,9 +237,31 @@ wrk.body = f:read("*a")
 f:close()
 EOF
 
-# run_wrk NAME PORT: sets <NAME>_RPS and <NAME>_WRK_ERR.
+# cpu_ticks PID...: user + system CPU of the processes, in clock ticks.
+cpu_ticks() {
+	for p in "$@"; do
+		# Fields after the ")" that ends the command name: utime is the 12th, stime the 13th.
+		sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}'
+	done | awk '{s += $1} END {print s + 0}'
+}
+
+# server_pids NAME: the server's processes (nginx: master and workers).
+server_pids() {
+	if [ "$1" = NGINX ]; then
+		echo "$NGINX_PID $(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)"
+	else
+		echo "$GPUQ_PID"
+	fi
+}
+
+# run_wrk NAME PORT: sets <NAME>_RPS, <NAME>_WRK_ERR and <NAME>_CPU_US (the
+# server's CPU time per request during the run, in microseconds: unlike
+# throughput, it barely moves with the machine's other load).
 run_wrk() {
 	out=$TMP/wrk-$1.txt
+	pids=$(server_pids "$1")
+	# shellcheck disable=SC2086
+	t0=$(cpu_ticks $pids)
 	timeout $((WRK_SECONDS + 30)) wrk -t "$WRK_THREADS" -c "$WRK_CONNS" -d "${WRK_SECONDS}s" \
 		-s "$TMP/post.lua" "https://127.0.0.1:$2/mutate?timeout=10s" >"$out" 2>&1
 	rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
@@ -250,7 +272,12 @@ run_wrk() {
 		sed 's/^/    /' "$out"
 		return 1
 	}
-	eval "${1}_RPS=$rps ${1}_WRK_ERR=$bad"
+	# shellcheck disable=SC2086
+	t1=$(cpu_ticks $pids)
+	reqs=$(awk '/requests in/ {print $1}' "$out")
+	cpu=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" -v n="$reqs" \
+		'BEGIN {if (n > 0) printf "%.0f", d * 1e6 / hz / n; else print "-"}')
+	eval "${1}_RPS=$rps ${1}_WRK_ERR=$bad ${1}_CPU_US=$cpu"
 }
 
 # run_rate NAME PORT: one paced run, its figures line appended to
@@ -293,7 +320,7 @@ rate_pick() {
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null; }
 
 NGINX_RPS=- NGINX_RATE=- NGINX_P50=- NGINX_P99=- NGINX_MAX=- NGINX_WRK_ERR=0 NGINX_LG_ERR=0
-NGINX_P99S=-
+NGINX_P99S=- NGINX_CPU_US=- GPUQ_CPU_US=-
 GPUQ_RPS=- GPUQ_RATE=- GPUQ_P50=- GPUQ_P99=- GPUQ_MAX=- GPUQ_WRK_ERR=0 GPUQ_LG_ERR=0 GPUQ_P99S=-
 GPUQ_RSS=- GPUQ_HWM=- GPUQ_RSS_IDLE=-
 say "load average before measuring: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
@@ -327,13 +354,16 @@ NGINX_RSS=$(ps -o rss= -p "$NGINX_PID" --ppid "$NGINX_PID" 2>/dev/null | awk '{s
 
 # ---- report
 echo
-printf '%-8s %12s %12s %10s %10s %10s %8s %14s\n' server "max req/s" "paced req/s" "p50 us" \
-	"p99 us" "max us" errors "RSS KiB"
-printf '%-8s %12s %12s %10s %10s %10s %8s %14s\n' nginx "$NGINX_RPS" "$NGINX_RATE" "$NGINX_P50" \
-	"$NGINX_P99" "$NGINX_MAX" $((NGINX_WRK_ERR + NGINX_LG_ERR)) "$NGINX_RSS (all)"
-printf '%-8s %12s %12s %10s %10s %10s %8s %14s\n' gpuq "$GPUQ_RPS" "$GPUQ_RATE" "$GPUQ_P50" \
-	"$GPUQ_P99" "$GPUQ_MAX" $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) "$GPUQ_RSS"
-echo "(max req/s: wrk -t$WRK_THREADS -c$WRK_CONNS ${WRK_SECONDS}s; paced: loadgen at $RATE/s," \
+printf '%-6s %10s %9s %11s %8s %8s %8s %7s %14s\n' server "max req/s" "CPU us/req" \
+	"paced req/s" "p50 us" "p99 us" "max us" errors "RSS KiB"
+printf '%-6s %10s %9s %11s %8s %8s %8s %7s %14s\n' nginx "$NGINX_RPS" "$NGINX_CPU_US" \
+	"$NGINX_RATE" "$NGINX_P50" "$NGINX_P99" "$NGINX_MAX" $((NGINX_WRK_ERR + NGINX_LG_ERR)) \
+	"$NGINX_RSS (all)"
+printf '%-6s %10s %9s %11s %8s %8s %8s %7s %14s\n' gpuq "$GPUQ_RPS" "$GPUQ_CPU_US" \
+	"$GPUQ_RATE" "$GPUQ_P50" "$GPUQ_P99" "$GPUQ_MAX" $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) \
+	"$GPUQ_RSS"
+echo "(max req/s: wrk -t$WRK_THREADS -c$WRK_CONNS ${WRK_SECONDS}s; CPU us/req: the server's" \
+	"user+system CPU during the wrk run per request answered; paced: loadgen at $RATE/s," \
 	"$LG_CONNS connections, ${RATE_SECONDS}s, latency from each request's due time, median" \
 	"of $RATE_RUNS runs by p99; nginx worker_processes $NGINX_WORKERS; $(nproc) CPUs)"
 echo "p99 of every paced run, us: nginx $NGINX_P99S; gpuq $GPUQ_P99S"
@@ -342,6 +372,9 @@ if [ "$GPUQ_OK" != 1 ]; then
 	exit 1
 fi
 RATIO=$(awk -v a="$GPUQ_RPS" -v b="$NGINX_RPS" 'BEGIN {printf "%.2f", a / b}')
+CPU_RATIO=$(awk -v a="$NGINX_CPU_US" -v b="$GPUQ_CPU_US" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
+echo "nginx/gpuq CPU per request: $CPU_RATIO (the throughput ratio two servers with the CPUs to" \
+	"themselves would show; wrk's own ratio moves with the machine's other load)"
 echo "gpuq/nginx throughput ratio: $RATIO; gpuq RSS idle $GPUQ_RSS_IDLE KiB, after load" \
 	"$GPUQ_RSS KiB, peak (VmHWM) $GPUQ_HWM KiB"
 verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }
