@@ -849,7 +849,8 @@ static int decode_namespace(policy_dec_t *d, const json_t *obj)
 	all = policy_arena_alloc(&d->p->arena, (labels.n + 1) * sizeof(*all));
 	if (!all)
 		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
-	memcpy(all, labels.items, labels.n * sizeof(*all));
+	if (labels.n)
+		memcpy(all, labels.items, labels.n * sizeof(*all));
 	if (!own) {
 		all[labels.n].key = "kubernetes.io/metadata.name";
 		all[labels.n].value = name;
