@@ -60,6 +60,9 @@ static const struct {
     {"1Ki", "1Ki", N(1024, 0), QUOTA_QTY_BINARY_SI},
     {"1025Ki", "1025Ki", N(1049600, 0), QUOTA_QTY_BINARY_SI},
     {"1.5Ki", "1536", N(1536, 0), QUOTA_QTY_BINARY_SI},
+    /* whole but not a multiple of 1024: digits without a suffix, as
+     * apimachinery (its String() of dec(1025,0) BinarySI is "1025") */
+    {"62.5Ki", "64000", N(64000, 0), QUOTA_QTY_BINARY_SI},
     {"0.5Ki", "512", N(512, 0), QUOTA_QTY_BINARY_SI},
     {".001Ki", "1024m", N(1, 24000000), QUOTA_QTY_BINARY_SI},
     {".000000001Ki", "1024n", N(0, 1024), QUOTA_QTY_DECIMAL_SI},
@@ -112,7 +115,7 @@ static void qty_parse_valid(void **state)
 		if (strcmp(buf, valid_cases[i].canonical) != 0)
 			fail_msg("\"%s\": canonical \"%s\", want \"%s\"", in, buf,
 				 valid_cases[i].canonical);
-		/* the canonical form is a fixed point */
+		/* the canonical form parses back to the same value */
 		again = Q(buf);
 		assert_true(again.nano == q.nano);
 	}
