@@ -48,9 +48,10 @@ struct store {
 	MDB_dbi dbi[STORE_TYPE_MAX];			     /* sub-database of each used type */
 	char names[STORE_TYPE_MAX][STORE_TYPE_NAME_MAX + 1]; /* type names, "" if unused */
 	bool read_only;					     /* opened with MDB_RDONLY */
-	size_t map_size;				     /* current map size, bytes */
-	size_t map_max;					     /* growth cap, bytes */
-	unsigned grows;					     /* growths since open */
+	bool nosync;		      /* commits are not fsynced: flush at close */
+	size_t map_size;	      /* current map size, bytes */
+	size_t map_max;		      /* growth cap, bytes */
+	unsigned grows;		      /* growths since open */
 	unsigned reading;	      /* read snapshots open (scans in progress) */
 	uint64_t seq;		      /* last sequence number this process saw */
 	store_txn_t batch;	      /* the store's one write batch */
@@ -503,6 +504,7 @@ int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_di
 		return GPUQ_ENOMEM;
 	gpuq_strlcpy(s->dir, dir, sizeof(s->dir));
 	s->read_only = opts->read_only;
+	s->nosync = opts->nosync;
 	s->map_max = max;
 	s->batch.store = s;
 	rc = opts->read_only ? dir_probe(dir, diag) : types_copy(s, opts, diag);
@@ -525,6 +527,11 @@ void store_close(store_t *s)
 	if (!s)
 		return;
 	GPUQ_ASSERT(s->reading == 0);
+	if (s->env && s->nosync && !s->read_only) {
+		int mrc = mdb_env_sync(s->env, 1); /* a clean close is durable in every mode */
+		if (mrc)
+			fail(s, mrc, "flushing at close");
+	}
 	if (s->env)
 		mdb_env_close(s->env);
 	free(s->batch.buf);

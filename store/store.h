@@ -101,8 +101,9 @@ void store_opts_init(store_opts_t *opts);
  * with a sentence naming the directory in diag. */
 int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_diag_t *diag);
 
-/* Close the store. NULL is accepted. An open batch is aborted. No read may be
- * in progress. */
+/* Close the store. NULL is accepted. An open batch is aborted. A nosync
+ * store is flushed to disk first (fsync), so a clean close is durable in
+ * every mode. No read may be in progress. */
 void store_close(store_t *s);
 
 /* Name of record type `type` (valid until store_close), or NULL if unused. */
@@ -149,6 +150,8 @@ int store_txn_fail(store_txn_t *txn, int rc);
  * GPUQ_ESTORE. Nothing of the batch is visible after a failure. LMDB
  * failures are logged once here. Must not be called from a scan callback. */
 int store_txn_commit(store_txn_t *txn, uint64_t *seq);
+/* (After GPUQ_EIO or GPUQ_ESTORE from a commit, LMDB may refuse every later
+ * transaction: close the store and open it again before retrying.) */
 
 /* Drop the batch without writing. NULL is accepted. */
 void store_txn_abort(store_txn_t *txn);
