@@ -51,7 +51,10 @@ static const char usage_text[] =
     "  -h, --help              print this text\n"
     "\n"
     "Signals: SIGHUP reloads the policy; SIGTERM or SIGINT stop gracefully (requests\n"
-    "in flight finish, then exit 0).\n";
+    "in flight finish, then exit 0).\n"
+    "Exit status: 0 after a graceful stop; 1 when the certificates, the policy or the\n"
+    "address cannot be used; 2 on a usage error (bad or missing flag, missing or\n"
+    "unreadable directory or file).\n";
 
 const char *webhook_serve_usage(void)
 {
