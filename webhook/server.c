@@ -1121,6 +1121,7 @@ static enum MHD_Result admission_decide(webhook_server_t *srv, struct MHD_Connec
 	webhook_reply_t out;
 	enum MHD_Result ret;
 	policy_t *policy;
+	uint64_t elapsed;
 	int rc;
 
 	memset(&out, 0, sizeof(out));
@@ -1140,8 +1141,12 @@ static enum MHD_Result admission_decide(webhook_server_t *srv, struct MHD_Connec
 	ret = reply(srv, conn, rq, (unsigned)out.http_status,
 		    out.content_type ? out.content_type : "application/json",
 		    out.body ? out.body : "", out.len, out.http_status != MHD_HTTP_OK);
-	webhook_metrics_admission_observe(srv->metrics, ep, out.kind, out.decision,
-					  now_ns() - rq->start_ns);
+	elapsed = now_ns() - rq->start_ns;
+	webhook_metrics_admission_observe(srv->metrics, ep, out.kind, out.decision, elapsed);
+	gpuq_log(GPUQ_LOG_DEBUG, MODULE, "%s: %d %s %s, %zu bytes in %" PRIu64 " us",
+		 ep == WEBHOOK_VALIDATE ? "/validate" : "/mutate", out.http_status,
+		 out.kind ? out.kind : "-", out.decision ? out.decision : "-", rq->len,
+		 elapsed / 1000);
 	webhook_reply_deinit(&out);
 	return ret;
 }

@@ -96,8 +96,9 @@ void webhook_reply_deinit(webhook_reply_t *out);
  * the files every poll interval and loads a changed pair or policy beside the
  * old one; only one that loads completely (the key matching the certificate,
  * the policy passing policy_load_dir) replaces it. A TLS connection keeps a
- * reference to the pair it was handshaken with until it closes, and a request
- * keeps the policy it started with, so a swap never drops a request.
+ * reference to the pair it was handshaken with until it closes, and a decision
+ * holds a reference to the snapshot it started on, so a swap never drops or
+ * changes a request in flight.
  */
 
 /* Caps for the command line and the server (peers never grow these). */
