@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -925,6 +926,39 @@ static void refcounts(void **state)
 	policy_unref(NULL);
 }
 
+/* Readers on several threads take and drop references and read while the
+ * owner drops its own: the last one out frees (ASan/valgrind check). */
+static void *reader(void *arg)
+{
+	policy_t *p = arg;
+
+	for (int i = 0; i < 20000; i++) {
+		policy_t *r = policy_ref(p);
+
+		if (!policy_lq_find(r, "team-a", "default") ||
+		    !policy_namespace_managed(r, "team-a"))
+			abort();
+		policy_unref(r);
+	}
+	policy_unref(p); /* the reference the owner handed over */
+	return NULL;
+}
+
+static void refcounts_threads(void **state)
+{
+	pthread_t t[4];
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(policy_load_dir("examples/policy", NULL, &p, &d), GPUQ_OK);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, reader, policy_ref(p)), 0);
+	policy_unref(p); /* a reload swapped it out */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+}
+
 static void frozen_after_finish(void **state)
 {
 	policy_t *p;
@@ -1052,6 +1086,7 @@ int main(void)
 	    cmocka_unit_test(max_fit_cohort),
 	    cmocka_unit_test(implied_namespaces),
 	    cmocka_unit_test(refcounts),
+	    cmocka_unit_test(refcounts_threads),
 	    cmocka_unit_test(frozen_after_finish),
 	    cmocka_unit_test(add_json_direct),
 	    cmocka_unit_test(load_dir_all_or_nothing),
