@@ -239,7 +239,21 @@ static void test_bad_inputs(void **state)
 	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 	     "\"request\":{\"uid\":7}}",
 	     "request.uid is missing"},
-	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"apiVersion\":\"x\"}", "not JSON"},
+	    /* duplicate keys: the first one counts (documented) */
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"apiVersion\":\"x\"}", "kind is \"\""},
+	    {"{\"a\":1,}", "not JSON: expected a string key at byte 7"},
+	    {"[1,]", "not JSON: unexpected character at byte 3"},
+	    {"{\"a\" 1}", "not JSON: expected ':'"},
+	    {"\"\\u0000\"", "\\u0000 in string"},
+	    {"\"\\ud800\"", "lone high surrogate"},
+	    {"\"\xc3\x28\"", "invalid UTF-8"},
+	    {"\"\x01\"", "control character"},
+	    {"01", "data after the JSON value"},
+	    {"{} {}", "data after the JSON value"},
+	    {"nul", "unexpected character"},
+	    {"-", "bad number"},
+	    {"1.", "bad number"},
+	    {"\"abc", "unterminated string"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {

@@ -16,38 +16,6 @@ static const char *const CT_TEXT = "text/plain; charset=utf-8";
 /* Stack space for the patch text: a typical Job's patch is under 1 KiB. */
 #define PATCH_STACK 2048
 
-/* Deepest nesting of [ and { in buf, stopping once past limit. Strings are
- * skipped (with their escapes) so brackets inside them do not count. */
-static size_t json_depth(const char *buf, size_t len, size_t limit)
-{
-	size_t depth = 0, max = 0;
-	bool in_str = false;
-
-	for (size_t i = 0; i < len; i++) {
-		char c = buf[i];
-
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_str = false;
-			continue;
-		}
-		if (c == '"') {
-			in_str = true;
-		} else if (c == '[' || c == '{') {
-			if (++depth > max) {
-				max = depth;
-				if (max > limit)
-					return max;
-			}
-		} else if ((c == ']' || c == '}') && depth) {
-			depth--;
-		}
-	}
-	return max;
-}
-
 void webhook_review_refuse(webhook_review_t *r, webhook_verdict_t v, const char *fmt, ...)
 {
 	va_list ap;
@@ -107,9 +75,9 @@ static int reply_text(webhook_reply_t *out, const char *fmt, ...)
 }
 
 /* Group/version/kind of request.kind (falls back to the object's own). */
-static webhook_kind_t decode_kind(const json_t *req, const json_t *obj)
+static webhook_kind_t decode_kind(const webhook_jv_t *req, const webhook_jv_t *obj)
 {
-	json_t *k = json_object_get(req, "kind");
+	const webhook_jv_t *k = webhook_jv_get(req, "kind");
 	const char *group = webhook_json_str(k, "group");
 	const char *version = webhook_json_str(k, "version");
 	const char *kind = webhook_json_str(k, "kind");
@@ -132,7 +100,7 @@ static webhook_kind_t decode_kind(const json_t *req, const json_t *obj)
 	return WEBHOOK_KIND_OTHER;
 }
 
-static const char *str_or_empty(const json_t *obj, const char *key)
+static const char *str_or_empty(const webhook_jv_t *obj, const char *key)
 {
 	const char *s = webhook_json_str(obj, key);
 
@@ -143,22 +111,23 @@ static const char *str_or_empty(const json_t *obj, const char *key)
  * returns GPUQ_EINVAL. */
 static int decode_envelope(webhook_review_t *r, const char *body, size_t len, webhook_reply_t *out)
 {
-	json_error_t jerr;
-	json_t *req, *obj, *old;
+	const webhook_jv_t *req, *obj, *old;
 	const char *api, *kind;
+	char err[GPUQ_DIAG_MAX / 2];
+	int rc;
 
 	if (len > WEBHOOK_REVIEW_MAX)
 		return reply_text(out, "invalid AdmissionReview: body of %zu bytes exceeds %u", len,
 				  WEBHOOK_REVIEW_MAX);
-	if (json_depth(body, len, WEBHOOK_JSON_DEPTH_MAX) > WEBHOOK_JSON_DEPTH_MAX)
-		return reply_text(out, "invalid AdmissionReview: JSON nested deeper than %d levels",
-				  WEBHOOK_JSON_DEPTH_MAX);
-	r->root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!r->root)
-		return reply_text(out, "invalid AdmissionReview: not JSON: %s at line %d column %d",
-				  jerr.text, jerr.line, jerr.column);
-	api = webhook_json_str(r->root, "apiVersion");
-	kind = webhook_json_str(r->root, "kind");
+	rc = webhook_jdoc_parse(&r->doc, body, len, err, sizeof(err));
+	if (rc == GPUQ_ENOMEM)
+		return rc;
+	if (rc == GPUQ_ELIMIT)
+		return reply_text(out, "invalid AdmissionReview: %s", err);
+	if (rc)
+		return reply_text(out, "invalid AdmissionReview: not JSON: %s", err);
+	api = webhook_json_str(r->doc.root, "apiVersion");
+	kind = webhook_json_str(r->doc.root, "kind");
 	if (!api || strcmp(api, "admission.k8s.io/v1"))
 		return reply_text(
 		    out,
@@ -169,8 +138,8 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 		return reply_text(
 		    out, "invalid AdmissionReview: kind is \"%s\", want \"AdmissionReview\"",
 		    kind ? kind : "");
-	req = json_object_get(r->root, "request");
-	if (!json_is_object(req))
+	req = webhook_jv_get(r->doc.root, "request");
+	if (!webhook_jv_is(req, WEBHOOK_JV_OBJECT))
 		return reply_text(out,
 				  "invalid AdmissionReview: request is missing or not an object");
 	r->uid = webhook_json_str(req, "uid");
@@ -179,11 +148,11 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 	r->op = str_or_empty(req, "operation");
 	r->ns = str_or_empty(req, "namespace");
 	r->sub_resource = str_or_empty(req, "subResource");
-	r->username = str_or_empty(json_object_get(req, "userInfo"), "username");
-	obj = json_object_get(req, "object");
-	old = json_object_get(req, "oldObject");
-	r->obj = json_is_object(obj) ? obj : NULL;
-	r->old = json_is_object(old) ? old : NULL;
+	r->username = str_or_empty(webhook_jv_get(req, "userInfo"), "username");
+	obj = webhook_jv_get(req, "object");
+	old = webhook_jv_get(req, "oldObject");
+	r->obj = webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? obj : NULL;
+	r->old = webhook_jv_is(old, WEBHOOK_JV_OBJECT) ? old : NULL;
 	r->kind = decode_kind(req, r->obj ? r->obj : r->old);
 	return GPUQ_OK;
 }
@@ -283,7 +252,7 @@ done:
 		out->kind = NULL;
 	}
 	webhook_patch_deinit(&r->patch);
-	json_decref(r->root);
+	webhook_jdoc_free(&r->doc);
 	return rc;
 }
 

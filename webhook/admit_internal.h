@@ -15,8 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "quota/quota.h"
 #include "webhook/webhook.h"
 
@@ -39,6 +37,65 @@
  * may carry gpuq.dev/admitted. */
 #define WEBHOOK_JOB_CONTROLLER_SA "system:serviceaccount:kube-system:job-controller"
 #define WEBHOOK_KCM_USER "system:kube-controller-manager"
+
+/* ---- A read-only JSON document (admit_json.c) ---- */
+
+typedef enum {
+	WEBHOOK_JV_NULL = 0,
+	WEBHOOK_JV_FALSE = 1,
+	WEBHOOK_JV_TRUE = 2,
+	WEBHOOK_JV_NUMBER = 3,
+	WEBHOOK_JV_STRING = 4,
+	WEBHOOK_JV_ARRAY = 5,
+	WEBHOOK_JV_OBJECT = 6,
+} webhook_jv_type_t;
+
+typedef struct webhook_jv {
+	webhook_jv_type_t type;		/* kind of value */
+	bool fraction;			/* number: has a fraction or an exponent */
+	size_t n;			/* array: elements; object: members */
+	size_t len;			/* string/number: bytes in s */
+	const char *s;			/* string (decoded) or number (as written),
+					   NUL-terminated; NULL for other kinds */
+	const struct webhook_jv *first; /* array: first element; object: first key */
+	const struct webhook_jv *next;	/* next element or key; a key's next is its value */
+} webhook_jv_t;
+
+typedef struct {
+	webhook_jv_t *root; /* the top value (NULL after an error) */
+	char *mem;	    /* owned: every node and string, one allocation */
+} webhook_jdoc_t;
+
+/* Parse buf[0..len) (need not be NUL-terminated). GPUQ_OK; GPUQ_EINVAL (not
+ * JSON, or not UTF-8) or GPUQ_ELIMIT (nested deeper than
+ * WEBHOOK_JSON_DEPTH_MAX, found by a scan before any parsing) with a sentence
+ * in err; GPUQ_ENOMEM. Nodes live until webhook_jdoc_free. */
+int webhook_jdoc_parse(webhook_jdoc_t *d, const char *buf, size_t len, char *err, size_t cap);
+void webhook_jdoc_free(webhook_jdoc_t *d);
+/* Member key of obj (the first one of that name), or NULL (obj NULL or not
+ * an object, or no such key). */
+const webhook_jv_t *webhook_jv_get(const webhook_jv_t *obj, const char *key);
+/* Element i of arr, or NULL. O(i). */
+const webhook_jv_t *webhook_jv_at(const webhook_jv_t *arr, size_t i);
+/* An integral number (no fraction, no exponent) within int64 into *out. */
+bool webhook_jv_int(const webhook_jv_t *v, int64_t *out);
+
+static inline bool webhook_jv_is(const webhook_jv_t *v, webhook_jv_type_t type)
+{
+	return v && v->type == type;
+}
+
+/* Elements of an array (0 for anything else). */
+static inline size_t webhook_jv_count(const webhook_jv_t *v)
+{
+	return webhook_jv_is(v, WEBHOOK_JV_ARRAY) ? v->n : 0;
+}
+
+/* The text of a string value, or NULL. */
+static inline const char *webhook_jv_str(const webhook_jv_t *v)
+{
+	return webhook_jv_is(v, WEBHOOK_JV_STRING) ? v->s : NULL;
+}
 
 /* ---- Text buffer (patch.c) ---- */
 
@@ -104,15 +161,15 @@ typedef struct {
 	const webhook_config_t *cfg; /* never NULL (a default when the caller gave none) */
 	const char *controller_user; /* cfg's, or the default */
 	webhook_endpoint_t ep;	     /* which endpoint */
-	json_t *root;		     /* owned: the parsed body */
+	webhook_jdoc_t doc;	     /* owned: the parsed body */
 	const char *uid;	     /* request.uid (borrowed from root) */
 	const char *op;		     /* request.operation */
 	const char *ns;		     /* request.namespace ("" when absent) */
 	const char *username;	     /* request.userInfo.username ("" when absent) */
 	const char *sub_resource;    /* request.subResource ("" when absent) */
 	webhook_kind_t kind;	     /* from request.kind */
-	json_t *obj;		     /* request.object (NULL when absent/null) */
-	json_t *old;		     /* request.oldObject (NULL when absent/null) */
+	const webhook_jv_t *obj;     /* request.object (NULL when absent/null) */
+	const webhook_jv_t *old;     /* request.oldObject (NULL when absent/null) */
 	webhook_verdict_t verdict;   /* the decision so far */
 	char msg[GPUQ_DIAG_MAX];     /* denial message */
 	webhook_patch_t patch;	     /* mutations (mutate only) */
@@ -133,21 +190,21 @@ bool webhook_review_by_controller(const webhook_review_t *r);
 /* ---- Workloads (workload.c) ---- */
 
 typedef struct {
-	bool init;    /* in spec.initContainers (else spec.containers) */
-	size_t index; /* index in that array */
-	json_t *json; /* the container object (borrowed) */
+	bool init;		  /* in spec.initContainers (else spec.containers) */
+	size_t index;		  /* index in that array */
+	const webhook_jv_t *json; /* the container object (borrowed) */
 } webhook_cref_t;
 
 typedef struct {
 	webhook_kind_t kind;		       /* POD or JOB */
 	const char *kind_name;		       /* "Pod" / "Job" */
-	json_t *obj;			       /* the object (borrowed) */
+	const webhook_jv_t *obj;	       /* the object (borrowed) */
 	const char *name;		       /* metadata.name, else generateName, else "" */
-	json_t *labels;			       /* metadata.labels (NULL when absent) */
-	json_t *annotations;		       /* metadata.annotations (NULL when absent) */
-	json_t *pod_labels;		       /* Job: template labels; Pod: = labels */
-	json_t *pod_annotations;	       /* Job: template annotations; Pod: = annotations */
-	json_t *pod_spec;		       /* Job: spec.template.spec; Pod: spec (NULL: none) */
+	const webhook_jv_t *labels;	       /* metadata.labels (NULL when absent) */
+	const webhook_jv_t *annotations;       /* metadata.annotations (NULL when absent) */
+	const webhook_jv_t *pod_labels;	       /* Job: template labels; Pod: = labels */
+	const webhook_jv_t *pod_annotations;   /* Job: template annotations; Pod: = annotations */
+	const webhook_jv_t *pod_spec;	       /* Job: spec.template.spec; Pod: spec (NULL: none) */
 	const char *spec_field;		       /* "spec.template.spec" / "spec" (messages) */
 	const char *spec_ptr;		       /* "/spec/template/spec" / "/spec" (patches) */
 	quota_pod_t pod;		       /* containers as declared (init first) */
@@ -170,24 +227,24 @@ typedef struct {
  * containers, wrong type); GPUQ_ENOMEM. Free with webhook_workload_deinit,
  * also after an error. */
 int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
-			    json_t *obj, gpuq_diag_t *diag);
+			    const webhook_jv_t *obj, gpuq_diag_t *diag);
 void webhook_workload_deinit(webhook_workload_t *w);
 
 /* Whether name is a GPU resource: nvidia.com/gpu, nvidia.com/gpu.shared,
  * nvidia.com/mig-*, or one of cfg's extra names. */
 bool webhook_is_gpu_resource(const webhook_config_t *cfg, const char *name);
 /* Member key of obj as a string, or NULL (absent, null, or not a string). */
-const char *webhook_json_str(const json_t *obj, const char *key);
+const char *webhook_json_str(const webhook_jv_t *obj, const char *key);
 /* The workload's queue from labels: gpuq.dev/queue-name, else
  * kueue.x-k8s.io/queue-name, else NULL. */
-const char *webhook_labels_queue(const json_t *labels);
+const char *webhook_labels_queue(const webhook_jv_t *labels);
 /* Whether the Pod is an admitted gpuq Job's Pod: a controller ownerReference
  * to a batch/v1 Job, label gpuq.dev/managed=true and annotation
  * gpuq.dev/admitted=true (copied from the admitted Job's template), created
  * by the Job controller (WEBHOOK_JOB_CONTROLLER_SA or WEBHOOK_KCM_USER). */
 bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_t *w);
 /* Whether a pod spec carries the gpuq.dev/admission scheduling gate. */
-bool webhook_pod_gated(const json_t *pod_spec);
+bool webhook_pod_gated(const webhook_jv_t *pod_spec);
 
 /* ---- The rules ---- */
 

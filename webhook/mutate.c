@@ -31,7 +31,7 @@ static void json_map(webhook_buf_t *b, const quota_reslist_t *list)
 
 /* Add the entries of add under res_ptr/<which>: one op per entry when the
  * map exists, else one op creating the map. */
-static void patch_map(webhook_review_t *r, const char *res_ptr, const json_t *res,
+static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv_t *res,
 		      const char *which, const quota_reslist_t *add)
 {
 	char ptr[PTR_MAX + 16], vb[512];
@@ -40,7 +40,7 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const json_t *re
 	if (!add->n)
 		return;
 	webhook_buf_init(&v, vb, sizeof(vb), WEBHOOK_PATCH_MAX);
-	if (json_is_object(json_object_get(res, which))) {
+	if (webhook_jv_is(webhook_jv_get(res, which), WEBHOOK_JV_OBJECT)) {
 		snprintf(ptr, sizeof(ptr), "%s/%s", res_ptr, which);
 		for (size_t i = 0; i < add->n; i++) {
 			char q[QUOTA_QTY_FMT_MAX];
@@ -67,7 +67,7 @@ static void patch_container_defaults(webhook_review_t *r, const webhook_workload
 				     const policy_namespace_t *ns)
 {
 	const webhook_cref_t *ref = &w->refs[i];
-	json_t *res = json_object_get(ref->json, "resources");
+	const webhook_jv_t *res = webhook_jv_get(ref->json, "resources");
 	quota_reslist_t add_req, add_lim;
 	char cptr[PTR_MAX], rptr[PTR_MAX + 16], vb[1024];
 	webhook_buf_t v;
@@ -84,7 +84,7 @@ static void patch_container_defaults(webhook_review_t *r, const webhook_workload
 		return;
 	snprintf(cptr, sizeof(cptr), "%s/%s/%zu", w->spec_ptr,
 		 ref->init ? "initContainers" : "containers", ref->index);
-	if (json_is_object(res)) {
+	if (webhook_jv_is(res, WEBHOOK_JV_OBJECT)) {
 		snprintf(rptr, sizeof(rptr), "%s/resources", cptr);
 		patch_map(r, rptr, res, "limits", &add_lim);
 		patch_map(r, rptr, res, "requests", &add_req);
@@ -110,19 +110,20 @@ static void patch_container_defaults(webhook_review_t *r, const webhook_workload
 
 /* Set key=value in the labels map at meta_ptr (a metadata object pointer),
  * creating metadata and labels when absent. */
-static void patch_label(webhook_review_t *r, const char *meta_ptr, json_t *meta, const char *key,
-			const char *value)
+static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook_jv_t *meta,
+			const char *key, const char *value)
 {
 	char ptr[PTR_MAX], vbuf[256];
 	webhook_buf_t v;
-	json_t *labels = json_is_object(meta) ? json_object_get(meta, "labels") : NULL;
+	const webhook_jv_t *labels =
+	    webhook_jv_is(meta, WEBHOOK_JV_OBJECT) ? webhook_jv_get(meta, "labels") : NULL;
 
 	webhook_buf_init(&v, vbuf, sizeof(vbuf), WEBHOOK_PATCH_MAX);
-	if (json_is_object(labels)) {
+	if (webhook_jv_is(labels, WEBHOOK_JV_OBJECT)) {
 		snprintf(ptr, sizeof(ptr), "%s/labels", meta_ptr);
 		webhook_buf_put_jstr(&v, value);
 		webhook_patch_add(&r->patch, ptr, key, v.p);
-	} else if (json_is_object(meta)) {
+	} else if (webhook_jv_is(meta, WEBHOOK_JV_OBJECT)) {
 		webhook_buf_putn(&v, "{", 1);
 		webhook_buf_put_jstr(&v, key);
 		webhook_buf_putn(&v, ":", 1);
@@ -150,9 +151,10 @@ static const char *queue_of(const webhook_workload_t *w)
 
 static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
 {
-	json_t *meta = json_object_get(w->obj, "metadata");
-	json_t *tmpl = json_object_get(json_object_get(w->obj, "spec"), "template");
-	json_t *tmeta = json_is_object(tmpl) ? json_object_get(tmpl, "metadata") : NULL;
+	const webhook_jv_t *meta = webhook_jv_get(w->obj, "metadata");
+	const webhook_jv_t *tmpl = webhook_jv_get(webhook_jv_get(w->obj, "spec"), "template");
+	const webhook_jv_t *tmeta =
+	    webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) ? webhook_jv_get(tmpl, "metadata") : NULL;
 	const char *managed = webhook_json_str(w->pod_labels, WEBHOOK_LABEL_MANAGED);
 	const policy_namespace_t *ns = policy_namespace_find(r->policy, r->ns);
 
@@ -160,7 +162,7 @@ static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
 		webhook_patch_add(&r->patch, "/spec", "suspend", "true");
 	if (!w->queue)
 		patch_label(r, "/metadata", meta, WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
-	if (json_is_object(tmpl) && (!managed || strcmp(managed, "true")))
+	if (webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) && (!managed || strcmp(managed, "true")))
 		patch_label(r, "/spec/template/metadata", tmeta, WEBHOOK_LABEL_MANAGED, "true");
 	for (size_t i = 0; ns && i < w->pod.n_containers; i++)
 		patch_container_defaults(r, w, i, ns);
@@ -174,18 +176,19 @@ static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
  * template), created by the Job controller itself. */
 bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_t *w)
 {
-	json_t *owners = json_object_get(json_object_get(w->obj, "metadata"), "ownerReferences");
+	const webhook_jv_t *owners =
+	    webhook_jv_get(webhook_jv_get(w->obj, "metadata"), "ownerReferences");
 	const char *managed = webhook_json_str(w->labels, WEBHOOK_LABEL_MANAGED);
 	size_t i;
 	bool owned = false;
 
-	for (i = 0; json_is_array(owners) && i < json_array_size(owners); i++) {
-		json_t *o = json_array_get(owners, i);
+	for (i = 0; webhook_jv_is(owners, WEBHOOK_JV_ARRAY) && i < webhook_jv_count(owners); i++) {
+		const webhook_jv_t *o = webhook_jv_at(owners, i);
 		const char *api = webhook_json_str(o, "apiVersion");
 		const char *kind = webhook_json_str(o, "kind");
 
-		if (json_is_true(json_object_get(o, "controller")) && api && kind &&
-		    !strcmp(api, "batch/v1") && !strcmp(kind, "Job"))
+		if (webhook_jv_is(webhook_jv_get(o, "controller"), WEBHOOK_JV_TRUE) && api &&
+		    kind && !strcmp(api, "batch/v1") && !strcmp(kind, "Job"))
 			owned = true;
 	}
 	return owned && managed && !strcmp(managed, "true") && w->admitted &&
@@ -194,13 +197,15 @@ bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_
 }
 
 /* Whether the pod spec carries gpuq's scheduling gate. */
-bool webhook_pod_gated(const json_t *pod_spec)
+bool webhook_pod_gated(const webhook_jv_t *pod_spec)
 {
-	json_t *gates =
-	    json_is_object(pod_spec) ? json_object_get(pod_spec, "schedulingGates") : NULL;
+	const webhook_jv_t *gates = webhook_jv_is(pod_spec, WEBHOOK_JV_OBJECT)
+					? webhook_jv_get(pod_spec, "schedulingGates")
+					: NULL;
 
-	for (size_t i = 0; json_is_array(gates) && i < json_array_size(gates); i++) {
-		const char *n = webhook_json_str(json_array_get(gates, i), "name");
+	for (size_t i = 0; webhook_jv_is(gates, WEBHOOK_JV_ARRAY) && i < webhook_jv_count(gates);
+	     i++) {
+		const char *n = webhook_json_str(webhook_jv_at(gates, i), "name");
 
 		if (n && !strcmp(n, WEBHOOK_GATE))
 			return true;
@@ -210,7 +215,7 @@ bool webhook_pod_gated(const json_t *pod_spec)
 
 static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 {
-	json_t *gates = json_object_get(w->pod_spec, "schedulingGates");
+	const webhook_jv_t *gates = webhook_jv_get(w->pod_spec, "schedulingGates");
 	const char *node = webhook_json_str(w->pod_spec, "nodeName");
 
 	if (webhook_pod_job_admitted(r, w))
@@ -218,7 +223,7 @@ static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 	if (node && *node)
 		return; /* a gate is invalid with nodeName; /validate refuses the Pod */
 	if (!webhook_pod_gated(w->pod_spec)) {
-		if (json_is_array(gates))
+		if (webhook_jv_is(gates, WEBHOOK_JV_ARRAY))
 			webhook_patch_add(&r->patch, "/spec/schedulingGates/-", NULL,
 					  "{\"name\":\"" WEBHOOK_GATE "\"}");
 		else
@@ -226,8 +231,8 @@ static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 					  "[{\"name\":\"" WEBHOOK_GATE "\"}]");
 	}
 	if (!w->queue)
-		patch_label(r, "/metadata", json_object_get(w->obj, "metadata"),
-			    WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
+		patch_label(r, "/metadata", webhook_jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE,
+			    WEBHOOK_DEFAULT_QUEUE);
 	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits it", r->ns,
 			    queue_of(w));
 }

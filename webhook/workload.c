@@ -12,25 +12,26 @@
 /* DRA device classes that hand out NVIDIA GPUs or MIG slices. */
 static const char *const gpu_device_classes[] = {"gpu.nvidia.com", "mig.nvidia.com"};
 
-const char *webhook_json_str(const json_t *obj, const char *key)
+const char *webhook_json_str(const webhook_jv_t *obj, const char *key)
 {
-	json_t *v;
+	const webhook_jv_t *v;
 
-	if (!json_is_object(obj))
+	if (!webhook_jv_is(obj, WEBHOOK_JV_OBJECT))
 		return NULL;
-	v = json_object_get(obj, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
+	v = webhook_jv_get(obj, key);
+	return webhook_jv_is(v, WEBHOOK_JV_STRING) ? webhook_jv_str(v) : NULL;
 }
 
 /* Member key of obj when it is an object, else NULL. */
-static json_t *jobj(const json_t *obj, const char *key)
+static const webhook_jv_t *jobj(const webhook_jv_t *obj, const char *key)
 {
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+	const webhook_jv_t *v =
+	    webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? webhook_jv_get(obj, key) : NULL;
 
-	return json_is_object(v) ? v : NULL;
+	return webhook_jv_is(v, WEBHOOK_JV_OBJECT) ? v : NULL;
 }
 
-const char *webhook_labels_queue(const json_t *labels)
+const char *webhook_labels_queue(const webhook_jv_t *labels)
 {
 	const char *q = webhook_json_str(labels, WEBHOOK_LABEL_QUEUE);
 
@@ -48,21 +49,12 @@ bool webhook_is_gpu_resource(const webhook_config_t *cfg, const char *name)
 	return false;
 }
 
-/* Parse a quantity given as a JSON string or number. */
-static int qty_from_json(const json_t *v, quota_qty_t *out, gpuq_diag_t *diag)
+/* Parse a quantity given as a JSON string or number (a number's text is
+ * parsed as written, as apimachinery does). */
+static int qty_from_json(const webhook_jv_t *v, quota_qty_t *out, gpuq_diag_t *diag)
 {
-	char num[64];
-
-	if (json_is_string(v))
-		return quota_qty_parse(json_string_value(v), json_string_length(v), out, diag);
-	if (json_is_integer(v)) {
-		snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return quota_qty_parse(num, strlen(num), out, diag);
-	}
-	if (json_is_real(v)) {
-		snprintf(num, sizeof(num), "%.15g", json_real_value(v));
-		return quota_qty_parse(num, strlen(num), out, diag);
-	}
+	if (webhook_jv_is(v, WEBHOOK_JV_STRING) || webhook_jv_is(v, WEBHOOK_JV_NUMBER))
+		return quota_qty_parse(v->s, v->len, out, diag);
 	return gpuq_diag_set(diag, GPUQ_EINVAL, "a quantity must be a string or a number");
 }
 
@@ -77,26 +69,26 @@ static void cfield(const webhook_workload_t *w, size_t i, char *buf, size_t cap)
 static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota_reslist_t *list,
 		       gpuq_diag_t *diag)
 {
-	json_t *res = jobj(w->refs[i].json, "resources");
-	json_t *m = res ? json_object_get(res, which) : NULL;
-	const char *key;
-	json_t *v;
+	const webhook_jv_t *res = jobj(w->refs[i].json, "resources");
+	const webhook_jv_t *m = res ? webhook_jv_get(res, which) : NULL;
+	const webhook_jv_t *v;
 	char where[160];
 	gpuq_diag_t inner;
 	int rc;
 
 	list->n = 0;
-	if (!m || json_is_null(m))
+	if (!m || webhook_jv_is(m, WEBHOOK_JV_NULL))
 		return GPUQ_OK;
 	cfield(w, i, where, sizeof(where));
-	if (!json_is_object(m))
+	if (!webhook_jv_is(m, WEBHOOK_JV_OBJECT))
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "%s \"%s\": %s.resources.%s: must be an object", w->kind_name,
 				     w->name, where, which);
-	json_object_foreach(m, key, v)
-	{
+	for (const webhook_jv_t *k = m->first; k; k = v->next) {
+		const char *key = k->s;
 		quota_qty_t q;
 
+		v = k->next;
 		inner.msg[0] = '\0';
 		rc = qty_from_json(v, &q, &inner);
 		if (rc)
@@ -109,7 +101,7 @@ static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota
 			    "%s \"%s\": %s.resources.%s[%s]: invalid value \"%s\": "
 			    "must be greater than or equal to 0",
 			    w->kind_name, w->name, where, which, key,
-			    json_is_string(v) ? json_string_value(v) : "");
+			    webhook_jv_is(v, WEBHOOK_JV_STRING) ? webhook_jv_str(v) : "");
 		rc = quota_reslist_set(list, key, &q);
 		if (rc)
 			return gpuq_diag_set(
@@ -129,15 +121,16 @@ static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota
 /* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
 static int decode_overhead(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	json_t *m = json_object_get(w->pod_spec, "overhead");
-	const char *key;
-	json_t *v;
+	const webhook_jv_t *m = webhook_jv_get(w->pod_spec, "overhead");
+	const webhook_jv_t *v;
 
-	if (!json_is_object(m))
+	if (!webhook_jv_is(m, WEBHOOK_JV_OBJECT))
 		return GPUQ_OK;
-	json_object_foreach(m, key, v)
-	{
+	for (const webhook_jv_t *k = m->first; k; k = v->next) {
+		const char *key = k->s;
 		quota_qty_t q;
+
+		v = k->next;
 		gpuq_diag_t inner = {""};
 
 		if (qty_from_json(v, &q, &inner) || quota_reslist_set(&w->pod.overhead, key, &q))
@@ -152,10 +145,10 @@ static int decode_overhead(webhook_workload_t *w, gpuq_diag_t *diag)
 /* Collect refs to init containers then app containers; count them first. */
 static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	json_t *init = json_object_get(w->pod_spec, "initContainers");
-	json_t *app = json_object_get(w->pod_spec, "containers");
-	size_t n_init = json_is_array(init) ? json_array_size(init) : 0;
-	size_t n_app = json_is_array(app) ? json_array_size(app) : 0;
+	const webhook_jv_t *init = webhook_jv_get(w->pod_spec, "initContainers");
+	const webhook_jv_t *app = webhook_jv_get(w->pod_spec, "containers");
+	size_t n_init = webhook_jv_is(init, WEBHOOK_JV_ARRAY) ? webhook_jv_count(init) : 0;
+	size_t n_app = webhook_jv_is(app, WEBHOOK_JV_ARRAY) ? webhook_jv_count(app) : 0;
 	size_t n = n_init + n_app, k = 0;
 
 	if (n > WEBHOOK_CONTAINERS_MAX)
@@ -169,11 +162,11 @@ static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 		return GPUQ_ENOMEM;
 	w->refs = (webhook_cref_t *)(w->pod.containers + n);
 	for (size_t pass = 0; pass < 2; pass++) {
-		json_t *arr = pass ? app : init;
+		const webhook_jv_t *arr = pass ? app : init;
 		size_t cnt = pass ? n_app : n_init;
 
 		for (size_t i = 0; i < cnt; i++, k++) {
-			json_t *c = json_array_get(arr, i);
+			const webhook_jv_t *c = webhook_jv_at(arr, i);
 			quota_container_t *qc = &w->pod.containers[k];
 			const char *cname = webhook_json_str(c, "name");
 			const char *restart = webhook_json_str(c, "restartPolicy");
@@ -193,7 +186,7 @@ static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 }
 
 /* Claim template name of resourceClaims[i] (v1 field, or the older source.*). */
-static const char *claim_template(const json_t *claim)
+static const char *claim_template(const webhook_jv_t *claim)
 {
 	const char *t = webhook_json_str(claim, "resourceClaimTemplateName");
 
@@ -228,13 +221,13 @@ static int64_t template_gpus(const policy_claimtemplate_t *t)
 
 static void decode_claims(webhook_workload_t *w, const webhook_review_t *r)
 {
-	json_t *claims = json_object_get(w->pod_spec, "resourceClaims");
-	size_t n = json_is_array(claims) ? json_array_size(claims) : 0;
+	const webhook_jv_t *claims = webhook_jv_get(w->pod_spec, "resourceClaims");
+	size_t n = webhook_jv_is(claims, WEBHOOK_JV_ARRAY) ? webhook_jv_count(claims) : 0;
 
 	if (!r->policy)
 		return;
 	for (size_t i = 0; i < n && i < WEBHOOK_CLAIMS_MAX; i++) {
-		const char *tname = claim_template(json_array_get(claims, i));
+		const char *tname = claim_template(webhook_jv_at(claims, i));
 		const policy_claimtemplate_t *t =
 		    tname ? policy_claimtemplate_find(r->policy, r->ns, tname) : NULL;
 		int64_t g = t ? template_gpus(t) : 0;
@@ -250,29 +243,28 @@ static void decode_claims(webhook_workload_t *w, const webhook_review_t *r)
 }
 
 /* Non-negative integer member of obj, or def when absent/null. */
-static int int_field(const webhook_workload_t *w, const json_t *spec, const char *key, int64_t def,
-		     int64_t *out, gpuq_diag_t *diag)
+static int int_field(const webhook_workload_t *w, const webhook_jv_t *spec, const char *key,
+		     int64_t def, int64_t *out, gpuq_diag_t *diag)
 {
-	json_t *v = json_object_get(spec, key);
+	const webhook_jv_t *v = webhook_jv_get(spec, key);
 
 	*out = def;
-	if (!v || json_is_null(v))
+	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL))
 		return GPUQ_OK;
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
+	if (!webhook_jv_int(v, out) || *out < 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "%s \"%s\": spec.%s: must be a non-negative integer",
 				     w->kind_name, w->name, key);
-	*out = json_integer_value(v);
 	return GPUQ_OK;
 }
 
 /* Locate metadata, labels and the pod spec for a Pod or a Job. */
 static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	json_t *meta = jobj(w->obj, "metadata");
-	json_t *spec = jobj(w->obj, "spec");
+	const webhook_jv_t *meta = jobj(w->obj, "metadata");
+	const webhook_jv_t *spec = jobj(w->obj, "spec");
 	const char *name = webhook_json_str(meta, "name");
-	json_t *tmpl, *tmeta;
+	const webhook_jv_t *tmpl, *tmeta;
 
 	if (!name || !*name)
 		name = webhook_json_str(meta, "generateName");
@@ -296,19 +288,19 @@ static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
 		w->pod_annotations = jobj(tmeta, "annotations");
 		w->pod_spec = jobj(tmpl, "spec");
 	}
-	if (!json_is_object(w->obj))
+	if (!webhook_jv_is(w->obj, WEBHOOK_JV_OBJECT))
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "request.object: must be an object");
 	return GPUQ_OK;
 }
 
 static int decode_job_counts(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	json_t *spec = jobj(w->obj, "spec");
-	json_t *susp = json_object_get(spec, "suspend");
+	const webhook_jv_t *spec = jobj(w->obj, "spec");
+	const webhook_jv_t *susp = webhook_jv_get(spec, "suspend");
 	int64_t completions;
 	int rc;
 
-	w->suspend = json_is_true(susp);
+	w->suspend = webhook_jv_is(susp, WEBHOOK_JV_TRUE);
 	rc = int_field(w, spec, "parallelism", 1, &w->parallelism, diag);
 	if (rc)
 		return rc;
@@ -322,7 +314,7 @@ static int decode_job_counts(webhook_workload_t *w, gpuq_diag_t *diag)
 }
 
 int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
-			    json_t *obj, gpuq_diag_t *diag)
+			    const webhook_jv_t *obj, gpuq_diag_t *diag)
 {
 	const char *adm;
 	int rc;

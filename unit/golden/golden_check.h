@@ -68,7 +68,7 @@ static size_t golden_load(const char *dir, golden_case_t *out, size_t cap)
 			fprintf(stderr, "golden: %s: %s\n", path, err.text);
 			continue;
 		}
-		snprintf(out[n].name, sizeof(out[n].name), "%s", e->d_name);
+		memcpy(out[n].name, e->d_name, l + 1); /* l < GOLDEN_NAME_MAX */
 		raw = json_object_get(out[n].c, "request_raw");
 		if (json_is_string(raw)) {
 			out[n].len = json_string_length(raw);

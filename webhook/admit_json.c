@@ -1,0 +1,536 @@
+/* webhook/admit_json.c: a small read-only JSON document for review bodies.
+ * jansson builds a heap object per value and reads byte by byte through a
+ * stream layer (about 50 us per KiB here), which alone would blow the
+ * admission latency budget; this parser makes one pass to count values and
+ * check nesting, one allocation for all nodes and decoded strings, and one
+ * non-recursive pass to build the tree. Strict RFC 8259: UTF-8 checked,
+ * escapes decoded (\u0000 refused), numbers kept as their text so quantities
+ * parse exactly. Duplicate object keys are not refused: lookups take the
+ * first (the apiserver never sends duplicates). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webhook/admit_internal.h"
+
+typedef struct {
+	const char *p;	 /* next byte */
+	const char *end; /* one past the last byte */
+	webhook_jv_t *nodes;
+	size_t n_nodes;	  /* used */
+	size_t cap_nodes; /* allocated (an upper bound from the scan) */
+	char *arena;	  /* decoded strings and number texts, NUL-terminated */
+	size_t arena_len; /* used */
+	char *err;	  /* message buffer */
+	size_t err_cap;	  /* its size */
+} parser_t;
+
+/* Record what went wrong (the caller adds where). */
+static int perr(parser_t *ps, const char *what)
+{
+	gpuq_strlcpy(ps->err, what, ps->err_cap);
+	return GPUQ_EINVAL;
+}
+
+/* Pre-scan: deepest nesting and an upper bound on the number of values
+ * (1 + commas + colons + opening brackets, outside strings). */
+static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_values)
+{
+	size_t depth = 0, max = 0, n = 1;
+	bool in_str = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = buf[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_str = true;
+			break;
+		case '[':
+		case '{':
+			n++;
+			if (++depth > max) {
+				max = depth;
+				if (max > depth_max)
+					return max;
+			}
+			break;
+		case ']':
+		case '}':
+			if (depth)
+				depth--;
+			break;
+		case ',':
+		case ':':
+			n++;
+			break;
+		default:
+			break;
+		}
+	}
+	*n_values = n;
+	return max;
+}
+
+static void skip_ws(parser_t *ps)
+{
+	while (ps->p < ps->end &&
+	       (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+		ps->p++;
+}
+
+static webhook_jv_t *node_new(parser_t *ps, webhook_jv_type_t type)
+{
+	webhook_jv_t *v;
+
+	GPUQ_ASSERT(ps->n_nodes < ps->cap_nodes); /* the scan's bound holds */
+	v = &ps->nodes[ps->n_nodes++];
+	memset(v, 0, sizeof(*v));
+	v->type = type;
+	return v;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Four hex digits at p (p + 4 <= end checked by the caller). */
+static long hex4(const char *p)
+{
+	long v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		int h = hexval(p[i]);
+
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+static char *put_utf8(char *o, unsigned long cp)
+{
+	if (cp < 0x80) {
+		*o++ = (char)cp;
+	} else if (cp < 0x800) {
+		*o++ = (char)(0xc0 | (cp >> 6));
+		*o++ = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		*o++ = (char)(0xe0 | (cp >> 12));
+		*o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*o++ = (char)(0x80 | (cp & 0x3f));
+	} else {
+		*o++ = (char)(0xf0 | (cp >> 18));
+		*o++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+		*o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*o++ = (char)(0x80 | (cp & 0x3f));
+	}
+	return o;
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid
+ * (overlong forms, surrogates, above U+10FFFF, truncated). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned long cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A string starting at the opening quote: decoded into the arena. */
+static int parse_string(parser_t *ps, webhook_jv_t *v)
+{
+	char *o = ps->arena + ps->arena_len, *start = o;
+
+	ps->p++; /* opening quote */
+	while (ps->p < ps->end && *ps->p != '"') {
+		unsigned char c = (unsigned char)*ps->p;
+
+		if (c < 0x20)
+			return perr(ps, "control character in string");
+		if (c == '\\') {
+			char e;
+
+			if (ps->end - ps->p < 2)
+				return perr(ps, "unterminated escape");
+			e = ps->p[1];
+			ps->p += 2;
+			switch (e) {
+			case '"':
+			case '\\':
+			case '/':
+				*o++ = e;
+				break;
+			case 'b':
+				*o++ = '\b';
+				break;
+			case 'f':
+				*o++ = '\f';
+				break;
+			case 'n':
+				*o++ = '\n';
+				break;
+			case 'r':
+				*o++ = '\r';
+				break;
+			case 't':
+				*o++ = '\t';
+				break;
+			case 'u': {
+				long hi, lo;
+
+				if (ps->end - ps->p < 4 || (hi = hex4(ps->p)) < 0)
+					return perr(ps, "bad \\u escape");
+				ps->p += 4;
+				if (hi == 0)
+					return perr(ps, "\\u0000 in string");
+				if (hi >= 0xdc00 && hi <= 0xdfff)
+					return perr(ps, "lone low surrogate");
+				if (hi >= 0xd800 && hi <= 0xdbff) {
+					if (ps->end - ps->p < 6 || ps->p[0] != '\\' ||
+					    ps->p[1] != 'u' || (lo = hex4(ps->p + 2)) < 0xdc00 ||
+					    lo > 0xdfff)
+						return perr(ps, "lone high surrogate");
+					ps->p += 6;
+					hi = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+				}
+				o = put_utf8(o, (unsigned long)hi);
+				break;
+			}
+			default:
+				return perr(ps, "bad escape");
+			}
+			continue;
+		}
+		if (c < 0x80) {
+			*o++ = (char)c;
+			ps->p++;
+		} else {
+			size_t n =
+			    utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+
+			if (!n)
+				return perr(ps, "invalid UTF-8");
+			memcpy(o, ps->p, n);
+			o += n;
+			ps->p += n;
+		}
+	}
+	if (ps->p >= ps->end)
+		return perr(ps, "unterminated string");
+	ps->p++; /* closing quote */
+	*o++ = '\0';
+	v->s = start;
+	v->len = (size_t)(o - start - 1);
+	ps->arena_len += (size_t)(o - start);
+	return GPUQ_OK;
+}
+
+static bool digit(const parser_t *ps)
+{
+	return ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9';
+}
+
+static int parse_number(parser_t *ps, webhook_jv_t *v)
+{
+	const char *s = ps->p;
+	char *o = ps->arena + ps->arena_len;
+
+	if (*ps->p == '-')
+		ps->p++;
+	if (!digit(ps))
+		return perr(ps, "bad number");
+	if (*ps->p == '0')
+		ps->p++;
+	else
+		while (digit(ps))
+			ps->p++;
+	if (ps->p < ps->end && *ps->p == '.') {
+		ps->p++;
+		v->fraction = true;
+		if (!digit(ps))
+			return perr(ps, "bad number");
+		while (digit(ps))
+			ps->p++;
+	}
+	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
+		ps->p++;
+		v->fraction = true;
+		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
+			ps->p++;
+		if (!digit(ps))
+			return perr(ps, "bad number");
+		while (digit(ps))
+			ps->p++;
+	}
+	v->len = (size_t)(ps->p - s);
+	memcpy(o, s, v->len);
+	o[v->len] = '\0';
+	v->s = o;
+	ps->arena_len += v->len + 1;
+	return GPUQ_OK;
+}
+
+static int parse_literal(parser_t *ps, webhook_jv_t *v)
+{
+	static const struct {
+		const char *text;
+		webhook_jv_type_t type;
+	} lits[] = {
+	    {"true", WEBHOOK_JV_TRUE}, {"false", WEBHOOK_JV_FALSE}, {"null", WEBHOOK_JV_NULL}};
+
+	for (size_t i = 0; i < sizeof(lits) / sizeof(*lits); i++) {
+		size_t n = strlen(lits[i].text);
+
+		if ((size_t)(ps->end - ps->p) >= n && !memcmp(ps->p, lits[i].text, n)) {
+			ps->p += n;
+			v->type = lits[i].type;
+			return GPUQ_OK;
+		}
+	}
+	return perr(ps, "unexpected character");
+}
+
+/* One value at ps->p: a scalar, or an empty container left for the caller
+ * to fill. */
+static int parse_value(parser_t *ps, webhook_jv_t **out)
+{
+	webhook_jv_t *v;
+
+	skip_ws(ps);
+	if (ps->p >= ps->end)
+		return perr(ps, "unexpected end of input");
+	switch (*ps->p) {
+	case '{':
+		ps->p++;
+		*out = node_new(ps, WEBHOOK_JV_OBJECT);
+		return GPUQ_OK;
+	case '[':
+		ps->p++;
+		*out = node_new(ps, WEBHOOK_JV_ARRAY);
+		return GPUQ_OK;
+	case '"':
+		*out = v = node_new(ps, WEBHOOK_JV_STRING);
+		return parse_string(ps, v);
+	case '-':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
+		*out = v = node_new(ps, WEBHOOK_JV_NUMBER);
+		return parse_number(ps, v);
+	default:
+		*out = v = node_new(ps, WEBHOOK_JV_NULL);
+		return parse_literal(ps, v);
+	}
+}
+
+typedef struct {
+	webhook_jv_t *c;    /* the open container */
+	webhook_jv_t *last; /* its last child so far (NULL: none yet) */
+} frame_t;
+
+static void link_child(frame_t *f, webhook_jv_t *v)
+{
+	if (f->last)
+		f->last->next = v;
+	else
+		f->c->first = v;
+	f->last = v;
+}
+
+static bool is_container(const webhook_jv_t *v)
+{
+	return v->type == WEBHOOK_JV_OBJECT || v->type == WEBHOOK_JV_ARRAY;
+}
+
+/* The whole document: values and containers, iteratively (an explicit stack
+ * of open containers, never deeper than WEBHOOK_JSON_DEPTH_MAX). */
+static int parse_tree(parser_t *ps, webhook_jv_t **root)
+{
+	frame_t stack[WEBHOOK_JSON_DEPTH_MAX + 1];
+	size_t depth = 0;
+	webhook_jv_t *v;
+	int rc;
+
+	rc = parse_value(ps, root);
+	if (rc)
+		return rc;
+	if (is_container(*root))
+		stack[depth++] = (frame_t){*root, NULL};
+	while (depth) {
+		frame_t *f = &stack[depth - 1];
+		bool obj = f->c->type == WEBHOOK_JV_OBJECT;
+
+		skip_ws(ps);
+		if (ps->p >= ps->end)
+			return perr(ps, "unexpected end of input");
+		if (*ps->p == (obj ? '}' : ']')) {
+			ps->p++;
+			depth--;
+			continue;
+		}
+		if (f->c->n) {
+			if (*ps->p != ',')
+				return perr(ps,
+					    obj ? "expected ',' or '}'" : "expected ',' or ']'");
+			ps->p++;
+			skip_ws(ps);
+		}
+		if (obj) {
+			webhook_jv_t *key;
+
+			if (ps->p >= ps->end || *ps->p != '"')
+				return perr(ps, "expected a string key");
+			key = node_new(ps, WEBHOOK_JV_STRING);
+			rc = parse_string(ps, key);
+			if (rc)
+				return rc;
+			link_child(f, key);
+			skip_ws(ps);
+			if (ps->p >= ps->end || *ps->p != ':')
+				return perr(ps, "expected ':'");
+			ps->p++;
+		}
+		rc = parse_value(ps, &v);
+		if (rc)
+			return rc;
+		link_child(f, v);
+		f->c->n++;
+		if (is_container(v)) {
+			if (depth >= WEBHOOK_JSON_DEPTH_MAX)
+				return perr(ps, "nested too deep");
+			stack[depth++] = (frame_t){v, NULL};
+		}
+	}
+	skip_ws(ps);
+	if (ps->p != ps->end)
+		return perr(ps, "data after the JSON value");
+	return GPUQ_OK;
+}
+
+int webhook_jdoc_parse(webhook_jdoc_t *d, const char *buf, size_t len, char *err, size_t cap)
+{
+	parser_t ps = {.p = buf, .end = buf + len, .err = err, .err_cap = cap};
+	size_t n_values = 0, bytes;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	err[0] = '\0';
+	if (scan(buf, len, WEBHOOK_JSON_DEPTH_MAX, &n_values) > WEBHOOK_JSON_DEPTH_MAX) {
+		snprintf(err, cap, "JSON nested deeper than %d levels", WEBHOOK_JSON_DEPTH_MAX);
+		return GPUQ_ELIMIT;
+	}
+	/* Decoded strings never outgrow their source; each value adds a NUL. */
+	bytes = n_values * sizeof(webhook_jv_t) + len + n_values + 1;
+	d->mem = malloc(bytes);
+	if (!d->mem)
+		return GPUQ_ENOMEM;
+	ps.nodes = (webhook_jv_t *)d->mem;
+	ps.cap_nodes = n_values;
+	ps.arena = d->mem + n_values * sizeof(webhook_jv_t);
+	rc = parse_tree(&ps, &d->root);
+	if (rc) {
+		char what[128];
+
+		gpuq_strlcpy(what, err[0] ? err : "syntax error", sizeof(what));
+		snprintf(err, cap, "%s at byte %zu", what, (size_t)(ps.p - buf));
+		webhook_jdoc_free(d);
+		return rc;
+	}
+	return GPUQ_OK;
+}
+
+void webhook_jdoc_free(webhook_jdoc_t *d)
+{
+	free(d->mem);
+	d->mem = NULL;
+	d->root = NULL;
+}
+
+const webhook_jv_t *webhook_jv_get(const webhook_jv_t *obj, const char *key)
+{
+	if (!obj || obj->type != WEBHOOK_JV_OBJECT)
+		return NULL;
+	for (const webhook_jv_t *k = obj->first; k; k = k->next->next)
+		if (!strcmp(k->s, key))
+			return k->next;
+	return NULL;
+}
+
+const webhook_jv_t *webhook_jv_at(const webhook_jv_t *arr, size_t i)
+{
+	const webhook_jv_t *v;
+
+	if (!arr || arr->type != WEBHOOK_JV_ARRAY || i >= arr->n)
+		return NULL;
+	for (v = arr->first; v && i; i--)
+		v = v->next;
+	return v;
+}
+
+bool webhook_jv_int(const webhook_jv_t *v, int64_t *out)
+{
+	int64_t n = 0;
+	const char *s;
+	bool neg;
+
+	if (!v || v->type != WEBHOOK_JV_NUMBER || v->fraction)
+		return false;
+	s = v->s;
+	neg = *s == '-';
+	if (neg)
+		s++;
+	for (; *s; s++) {
+		int d = *s - '0';
+
+		if (n > (INT64_MAX - d) / 10)
+			return false;
+		n = n * 10 + d;
+	}
+	*out = neg ? -n : n;
+	return true;
+}
