@@ -181,8 +181,9 @@ static const char *lex(const char *s, size_t len, lexed_t *lx)
 			lx->n_frac++;
 		}
 	}
-	if (lx->n_int + lx->n_frac == 0)
-		return "no digits";
+	/* No digits at all ("Ki", "e3", ".", "-") reads as zero: apimachinery's
+	 * scanner substitutes "0" for an empty mantissa, so the apiserver
+	 * accepts these and gpuq must not refuse what it admits. */
 	if (!lex_suffix(s + i, len - i, lx))
 		return "unknown suffix";
 	return NULL;

@@ -35,19 +35,21 @@ typedef struct {
 /* Canonical output never needs more than this (with NUL). */
 #define QUOTA_QTY_FMT_MAX 48
 
-/* Parse s[0..len) as a Quantity (s need not be NUL-terminated). Grammar:
- * sign? (digits | digits "." digits? | "." digits) suffix, suffix one of ""
- * n u m k M G T P E Ki Mi Gi Ti Pi Ei or [eE][+-]?digits; at least one digit
- * is required and no whitespace is allowed. Returns GPUQ_OK, or GPUQ_EINVAL
- * (bad syntax: "1.2.3", "1Gb", "", "1 ", "Ki", "e3"; or longer than
- * QUOTA_QTY_STR_MAX) / GPUQ_ERANGE (magnitude above 2^63-1 units, e.g.
- * "8Ei") with a sentence quoting the value in diag (diag may be NULL).
- * Values round once, away from zero, to a whole nano-unit as apimachinery
- * does ("0.0000000001" -> 1n, "-0.0000000001" -> -1n). One deliberate
- * difference: apimachinery silently clamps values above 2^63-1 to 2^63-1;
- * gpuq refuses them. out->format is the suffix family, except that a binary
- * value below one unit becomes decimal SI (as apimachinery). On error *out
- * is left unchanged. */
+/* Parse s[0..len) as a Quantity (s need not be NUL-terminated), as
+ * apimachinery's ParseQuantity does. Grammar: sign? digits? ("." digits?)?
+ * suffix, suffix one of "" n u m k M G T P E Ki Mi Gi Ti Pi Ei or
+ * [eE][+-]?digits; no whitespace. Like apimachinery's scanner, a mantissa
+ * with no digits reads as 0 ("Ki", "e3", ".", "-" are 0; the documented
+ * grammar asks for a digit, the apiserver does not). Returns GPUQ_OK, or
+ * GPUQ_EINVAL (bad syntax: "1.2.3", "1Gb", "", "1 ", " 1", "1e", "1ee3",
+ * "--1"; or longer than QUOTA_QTY_STR_MAX) / GPUQ_ERANGE (magnitude above
+ * 2^63-1 units, e.g. "8Ei") with a sentence quoting the value in diag (diag
+ * may be NULL). Values round once, away from zero, to a whole nano-unit as
+ * apimachinery does ("0.0000000001" -> 1n, "-0.0000000001" -> -1n). One
+ * deliberate difference: apimachinery clamps binary values above 2^63-1 to
+ * 2^63-1 and keeps larger decimal ones exactly; gpuq refuses both. The
+ * format is the suffix family, except that a binary value below one unit
+ * becomes decimal SI (as apimachinery). On error *out is left unchanged. */
 int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *diag);
 
 /* Write the canonical form into buf, as apimachinery's Quantity.String():
