@@ -595,6 +595,22 @@ static void pod_requests_and_limits(void **state)
 	}
 }
 
+static void container_requests_default_from_limits(void **state)
+{
+	quota_container_t c = C("a", APP, "cpu=500m", "cpu=1,nvidia.com/gpu=2,memory=1Gi");
+	quota_reslist_t r;
+
+	(void)state;
+	assert_int_equal(quota_container_requests(&c, &r), GPUQ_OK);
+	/* the user's request kept, limits fill the rest, in that order */
+	assert_list(&r, "cpu=500m,nvidia.com/gpu=2,memory=1Gi");
+	assert_string_equal(r.items[0].name, "cpu");
+	assert_string_equal(r.items[1].name, "nvidia.com/gpu");
+	c = C("b", APP, "", "");
+	assert_int_equal(quota_container_requests(&c, &r), GPUQ_OK);
+	assert_int_equal(r.n, 0);
+}
+
 static void pod_requests_errors(void **state)
 {
 	quota_container_t store[MAXC];
@@ -1265,6 +1281,7 @@ int main(void)
 	    cmocka_unit_test(res_name_classes),
 	    cmocka_unit_test(reslist_scale_parallelism),
 	    cmocka_unit_test(pod_requests_and_limits),
+	    cmocka_unit_test(container_requests_default_from_limits),
 	    cmocka_unit_test(pod_requests_errors),
 	    cmocka_unit_test(extended_rules),
 	    cmocka_unit_test(limitrange_defaulting),
