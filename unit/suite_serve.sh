@@ -291,6 +291,10 @@ rm -f "$T/loop.stop" "$T/loop.ok" "$T/loop.fail"
 	done
 ) &
 LOOP_PID=$!
+# and one keep-alive connection sending 200 requests over 4 s
+C -w 'code=%{http_code} conns=%{num_connects}\n' --rate 50/s "$(U '/healthz?n=[1-200]')" \
+	>"$T/keepalive.out" 2>"$T/keepalive.err" &
+KA_PID=$!
 sleep 1
 issue
 new_serial() { s=$(serial) && [ -n "$s" ] && [ "$s" != "$old" ]; }
@@ -307,6 +311,15 @@ fi
 if [ "$fails" -eq 0 ] && [ "$oks" -gt 0 ]; then
 	ok "rotation: $oks requests during it, none failed"
 else not_ok "rotation: no request failed" "ok=$oks failed=$fails $(tail -3 "$T/loop.err")"; fi
+wait "$KA_PID"
+ka_ok=$(grep -c '^code=200 ' "$T/keepalive.out")
+ka_conns=$(awk -F'conns=' '/conns=/ { s += $2 } END { print s + 0 }' "$T/keepalive.out")
+if [ "$ka_ok" -eq 200 ] && [ "$ka_conns" -eq 1 ]; then
+	ok "rotation: a keep-alive connection kept working (200 requests, 1 connection)"
+else
+	not_ok "rotation: a keep-alive connection kept working" \
+		"200s=$ka_ok connections=$ka_conns $(tail -3 "$T/keepalive.err")"
+fi
 check "metrics: cert reload success counted" \
 	[ "$(metric 'gpuq_cert_reloads_total{result="success"}')" = 1 ]
 

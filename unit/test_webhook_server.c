@@ -1013,6 +1013,87 @@ static void server_in_process(void **state)
 	pair_free_pem(&b);
 }
 
+/* Body budget: with 1000 bytes for all bodies together, a 2000-byte review
+ * is answered 503 up front, a chunked one is cut off, and budget comes back
+ * when a request completes. */
+static void server_body_budget(void **state)
+{
+	const char *certs = tmp_path("budget-certs"), *pol = tmp_path("budget-policy");
+	const char *st = tmp_path("budget-state");
+	test_pair_t a;
+	webhook_serve_opts_t o;
+	webhook_server_t *srv = NULL;
+	gpuq_diag_t d = {{0}};
+	client_t c;
+	char listen[32], body[2001];
+
+	(void)state;
+	pair_make(0x51, &a);
+	pair_write(certs, &a, &a);
+	mkdir(pol, 0700);
+	write_file(pol, "ns.yaml", good_policy, strlen(good_policy));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", (unsigned)free_port());
+	{
+		char *argv[] = {(char *)"serve", (char *)"--listen",
+				listen,		 (char *)"--cert-dir",
+				(char *)certs,	 (char *)"--policy-dir",
+				(char *)pol,	 (char *)"--state-dir",
+				(char *)st,	 NULL};
+		assert_int_equal(webhook_serve_opts_parse(9, argv, &o, &d), GPUQ_OK);
+	}
+	assert_int_equal(o.body_budget, WEBHOOK_BODY_BUDGET_DEFAULT);
+	o.body_budget = 1000;
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	client_init(&c, o.port);
+
+	memset(body, ' ', sizeof(body) - 1);
+	body[sizeof(body) - 1] = '\0';
+	request(&c, "POST", "/mutate", "application/json", body);
+	assert_int_equal(c.code, 503);
+	assert_non_null(strstr(c.sink.body, "busy"));
+	body[900] = '\0';
+	for (int i = 0; i < 3; i++) { /* each returns its 900 bytes when done */
+		request(&c, "POST", "/mutate", "application/json", body);
+		assert_int_equal(c.code, 400); /* blanks are not a review */
+	}
+	/* chunked: no length up front; the first 64 KiB buffer exceeds the budget */
+	{
+		struct curl_slist *h = NULL;
+		char url[64];
+		CURLcode cc;
+
+		body[900] = ' ';
+		snprintf(url, sizeof(url), "https://127.0.0.1:%u/validate", (unsigned)o.port);
+		curl_easy_reset(c.curl);
+		h = curl_slist_append(h, "Content-Type: application/json");
+		h = curl_slist_append(h, "Transfer-Encoding: chunked");
+		curl_easy_setopt(c.curl, CURLOPT_URL, url);
+		curl_easy_setopt(c.curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c.curl, CURLOPT_SSL_VERIFYHOST, 0L);
+		curl_easy_setopt(c.curl, CURLOPT_TIMEOUT, 10L);
+		/* a new connection: on a reused one libcurl would retry once */
+		curl_easy_setopt(c.curl, CURLOPT_FRESH_CONNECT, 1L);
+		curl_easy_setopt(c.curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c.curl, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c.curl, CURLOPT_WRITEFUNCTION, sink_write);
+		curl_easy_setopt(c.curl, CURLOPT_WRITEDATA, &c.sink);
+		cc = curl_easy_perform(c.curl);
+		curl_slist_free_all(h);
+		assert_int_not_equal(cc, CURLE_OK);
+	}
+	request(&c, "GET", "/healthz", NULL, NULL);
+	assert_int_equal(c.code, 200);
+	assert_int_equal(metric(srv, "gpuq_http_requests_total{path=\"/mutate\",code=\"503\"} "),
+			 1);
+	assert_int_equal(metric(srv, "gpuq_http_requests_total{path=\"/validate\",code=\"503\"} "),
+			 1);
+	curl_easy_cleanup(c.curl);
+	webhook_server_destroy(srv); /* stops it first */
+	pair_free_pem(&a);
+}
+
 static int teardown_all(void **state)
 {
 	(void)state;
@@ -1042,6 +1123,7 @@ int main(void)
 	    cmocka_unit_test(tls_pair_load_checks),
 	    cmocka_unit_test(tls_poll_swaps_pairs),
 	    cmocka_unit_test(server_in_process),
+	    cmocka_unit_test(server_body_budget),
 	};
 
 	return cmocka_run_group_tests_name("webhook_server", tests, setup_all, teardown_all);

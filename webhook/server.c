@@ -252,6 +252,7 @@ int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, 
 	opts->threads = default_threads();
 	opts->log_level = GPUQ_LOG_INFO;
 	opts->poll_ms = WEBHOOK_POLL_MS_DEFAULT;
+	opts->body_budget = WEBHOOK_BODY_BUDGET_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;
 		size_t name_len;
@@ -703,7 +704,8 @@ typedef struct {
 	bool replied;	       /* a response was queued */
 	char *body;	       /* the body so far (collecting only) */
 	size_t len;	       /* bytes in body */
-	size_t cap;	       /* bytes allocated; never above WEBHOOK_REVIEW_MAX */
+	size_t cap;	       /* bytes allocated (and taken from the body budget); never
+				  above WEBHOOK_REVIEW_MAX */
 } request_t;
 
 struct webhook_server {
@@ -725,6 +727,7 @@ struct webhook_server {
 	pthread_mutex_t log_lock;  /* guards start_msg while starting */
 	MHD_socket listen_fd;	   /* after quiesce: ours to close */
 	atomic_int inflight;	   /* requests between their first callback and completion */
+	atomic_size_t body_bytes;  /* bytes of body buffers allocated, <= opts->body_budget */
 	atomic_bool draining;	   /* stop requested: /readyz 503, Connection: close */
 	bool policy_pending;	   /* the dir at policy_seen_fp failed to load once */
 	bool policy_fp_failed;	   /* the last fingerprint failed (logged once) */
@@ -979,6 +982,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (!rq)
 		return;
+	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
 	free(rq->body);
 	free(rq);
 	*con_cls = NULL;
@@ -1045,6 +1049,52 @@ static bool is_json(const char *ctype)
 	return *ctype == '\0' || *ctype == ';';
 }
 
+/* Grow rq's body buffer to want bytes, taking them from the server's body
+ * budget. GPUQ_EAGAIN when the budget is spent, GPUQ_ENOMEM. */
+static int body_reserve(webhook_server_t *srv, request_t *rq, size_t want)
+{
+	size_t more = want - rq->cap;
+	size_t before = atomic_fetch_add_explicit(&srv->body_bytes, more, memory_order_relaxed);
+	char *nb;
+
+	if (before + more > srv->opts->body_budget) {
+		atomic_fetch_sub_explicit(&srv->body_bytes, more, memory_order_relaxed);
+		return GPUQ_EAGAIN;
+	}
+	nb = realloc(rq->body, want);
+	if (!nb) {
+		atomic_fetch_sub_explicit(&srv->body_bytes, more, memory_order_relaxed);
+		return GPUQ_ENOMEM;
+	}
+	rq->body = nb;
+	rq->cap = want;
+	return GPUQ_OK;
+}
+
+/* Append a piece of the body, growing the buffer up to WEBHOOK_REVIEW_MAX.
+ * GPUQ_ELIMIT past the cap, GPUQ_EAGAIN past the budget, GPUQ_ENOMEM. */
+static int body_append(webhook_server_t *srv, request_t *rq, const char *data, size_t n)
+{
+	int rc;
+
+	if (n > WEBHOOK_REVIEW_MAX - rq->len)
+		return GPUQ_ELIMIT;
+	if (rq->len + n > rq->cap) {
+		size_t want = rq->cap ? rq->cap : 65536;
+
+		while (want < rq->len + n)
+			want *= 2;
+		if (want > WEBHOOK_REVIEW_MAX)
+			want = WEBHOOK_REVIEW_MAX;
+		rc = body_reserve(srv, rq, want);
+		if (rc)
+			return rc;
+	}
+	memcpy(rq->body + rq->len, data, n);
+	rq->len += n;
+	return GPUQ_OK;
+}
+
 /* First callback of an admission request: check method, type and size,
  * then get ready to collect the body. */
 static enum MHD_Result admission_begin(webhook_server_t *srv, struct MHD_Connection *conn,
@@ -1077,39 +1127,19 @@ static enum MHD_Result admission_begin(webhook_server_t *srv, struct MHD_Connect
 			return reply_text(srv, conn, rq, MHD_HTTP_CONTENT_TOO_LARGE, msg);
 		}
 		if (!errno && !*end && n > 0) {
-			rq->body = malloc((size_t)n);
-			if (!rq->body)
+			int rc = body_reserve(srv, rq, (size_t)n);
+
+			if (rc == GPUQ_EAGAIN)
+				return reply_text(
+				    srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
+				    "busy: too many request bodies in flight, retry\n");
+			if (rc)
 				return reply_text(srv, conn, rq, MHD_HTTP_INTERNAL_SERVER_ERROR,
 						  "out of memory\n");
-			rq->cap = (size_t)n;
 		}
 	}
 	rq->collecting = true;
 	return MHD_YES;
-}
-
-/* Append a piece of the body, growing the buffer up to WEBHOOK_REVIEW_MAX. */
-static int body_append(request_t *rq, const char *data, size_t n)
-{
-	if (n > WEBHOOK_REVIEW_MAX - rq->len)
-		return GPUQ_ELIMIT;
-	if (rq->len + n > rq->cap) {
-		size_t want = rq->cap ? rq->cap : 65536;
-		char *nb;
-
-		while (want < rq->len + n)
-			want *= 2;
-		if (want > WEBHOOK_REVIEW_MAX)
-			want = WEBHOOK_REVIEW_MAX;
-		nb = realloc(rq->body, want);
-		if (!nb)
-			return GPUQ_ENOMEM;
-		rq->body = nb;
-		rq->cap = want;
-	}
-	memcpy(rq->body + rq->len, data, n);
-	rq->len += n;
-	return GPUQ_OK;
 }
 
 /* The whole body is in: decide it against the current policy. */
@@ -1228,6 +1258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	webhook_server_t *srv = cls;
 	request_t *rq = *con_cls;
+	int rc;
 
 	(void)version;
 	if (!rq) {
@@ -1250,16 +1281,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*upload_size = 0;
 		if (!rq->collecting)
 			return MHD_YES;
-		if (body_append(rq, upload, n)) {
+		rc = body_append(srv, rq, upload, n);
+		if (rc) {
 			/* Only a chunked body gets here (a Content-Length above the
-			 * cap was refused with 413 up front); libmicrohttpd cannot
-			 * answer in the middle of a body, so the connection goes. */
+			 * cap or the budget was refused up front); libmicrohttpd
+			 * cannot answer in the middle of a body, so the connection
+			 * goes. */
 			webhook_metrics_http_count(srv->metrics, rq->route,
-						   MHD_HTTP_CONTENT_TOO_LARGE);
-			gpuq_log(GPUQ_LOG_WARN, MODULE,
-				 "%s: chunked body passed %u bytes: connection closed",
+						   rc == GPUQ_ELIMIT
+						       ? MHD_HTTP_CONTENT_TOO_LARGE
+						       : MHD_HTTP_SERVICE_UNAVAILABLE);
+			gpuq_log(GPUQ_LOG_WARN, MODULE, "%s: chunked body: %s: connection closed",
 				 rq->route == WEBHOOK_ROUTE_VALIDATE ? "/validate" : "/mutate",
-				 WEBHOOK_REVIEW_MAX);
+				 rc == GPUQ_ELIMIT   ? "larger than 3 MiB"
+				 : rc == GPUQ_EAGAIN ? "body budget spent"
+						     : "out of memory");
 			return MHD_NO;
 		}
 		return MHD_YES;
@@ -1291,6 +1327,7 @@ int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **o
 	srv->review_cfg.n_gpu_resources = opts->n_gpu_resources;
 	srv->review_cfg.controller_user = opts->controller_user;
 	atomic_init(&srv->inflight, 0);
+	atomic_init(&srv->body_bytes, 0);
 	atomic_init(&srv->draining, false);
 	pthread_mutex_init(&srv->policy_lock, NULL);
 	pthread_mutex_init(&srv->reload_lock, NULL);

@@ -106,6 +106,10 @@ void webhook_reply_deinit(webhook_reply_t *out);
 #define WEBHOOK_NAME_MAX 253	     /* a resource or user name (a DNS subdomain's length) */
 #define WEBHOOK_THREADS_MAX 256	     /* --threads */
 #define WEBHOOK_CONNECTIONS_MAX 1024 /* open connections; the rest are refused at accept */
+/* Request body bytes buffered at once over all connections (each body is
+ * capped at WEBHOOK_REVIEW_MAX; 1024 connections could otherwise hold 3 GiB).
+ * Past it a review is answered 503 and the apiserver retries. */
+#define WEBHOOK_BODY_BUDGET_DEFAULT (256u << 20)
 /* An idle keep-alive connection is closed after this many seconds (the
  * apiserver's own client drops idle connections after 90 s). */
 #define WEBHOOK_IDLE_TIMEOUT_S 90
@@ -114,8 +118,8 @@ void webhook_reply_deinit(webhook_reply_t *out);
  * apiserver's default webhook timeout is 10 s). */
 #define WEBHOOK_DRAIN_MS_DEFAULT 10000
 
-/* TLS 1.2 and 1.3 only, GnuTLS's NORMAL cipher suites otherwise. */
-#define WEBHOOK_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* TLS 1.2 and 1.3 only, GnuTLS's NORMAL cipher suites otherwise, in our order. */
+#define WEBHOOK_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 
 /* What `gpuq serve` was asked to do. Strings point into argv (or are static):
  * valid as long as argv. */
@@ -137,6 +141,8 @@ typedef struct {
 	bool help;		    /* --help or -h was given: print usage, do nothing else */
 	unsigned poll_ms;	    /* change polling interval (not a flag;
 				       WEBHOOK_POLL_MS_DEFAULT) */
+	size_t body_budget;	    /* body bytes buffered at once (not a flag;
+				       WEBHOOK_BODY_BUDGET_DEFAULT) */
 } webhook_serve_opts_t;
 
 /* Parse `serve` flags: argv[0] is the subcommand's name; every flag takes its
