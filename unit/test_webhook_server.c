@@ -1094,6 +1094,129 @@ static void server_body_budget(void **state)
 	pair_free_pem(&a);
 }
 
+/* A review uploaded slowly, on its own connection (a thread). */
+typedef struct {
+	uint16_t port; /* server port */
+	char *body;    /* the review, padded with blanks to about 100 KB */
+	long code;     /* HTTP status, 0 on transport failure */
+	sink_t *sink;  /* response body */
+} slow_post_t;
+
+static void *slow_post(void *arg)
+{
+	slow_post_t *sp = arg;
+	client_t c;
+
+	client_init(&c, sp->port);
+	curl_easy_setopt(c.curl, CURLOPT_MAX_SEND_SPEED_LARGE, (curl_off_t)100000); /* ~1 s */
+	{
+		char url[64];
+		struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+
+		snprintf(url, sizeof(url), "https://127.0.0.1:%u/validate", (unsigned)sp->port);
+		curl_easy_setopt(c.curl, CURLOPT_URL, url);
+		curl_easy_setopt(c.curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c.curl, CURLOPT_SSL_VERIFYHOST, 0L);
+		curl_easy_setopt(c.curl, CURLOPT_TIMEOUT, 20L);
+		curl_easy_setopt(c.curl, CURLOPT_POSTFIELDS, sp->body);
+		curl_easy_setopt(c.curl, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c.curl, CURLOPT_WRITEFUNCTION, sink_write);
+		curl_easy_setopt(c.curl, CURLOPT_WRITEDATA, sp->sink);
+		if (curl_easy_perform(c.curl) == CURLE_OK)
+			curl_easy_getinfo(c.curl, CURLINFO_RESPONSE_CODE, &sp->code);
+		curl_slist_free_all(h);
+	}
+	curl_easy_cleanup(c.curl);
+	return NULL;
+}
+
+static void *stop_server(void *arg)
+{
+	webhook_server_stop(arg, 10000);
+	return NULL;
+}
+
+static const char review_json[] =
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+    "\"uid\":\"drain-uid\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+    "\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"pods\"},\"namespace\":"
+    "\"default\",\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"alice\"},\"object\":{"
+    "\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+    "\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}";
+
+/* Graceful stop: a review in flight finishes with 200, an idle keep-alive
+ * connection gets 503 from /readyz (with Connection: close), new
+ * connections are refused. */
+static void server_graceful_stop(void **state)
+{
+	const char *certs = tmp_path("drain-certs"), *pol = tmp_path("drain-policy");
+	const char *st = tmp_path("drain-state");
+	test_pair_t a;
+	webhook_serve_opts_t o;
+	webhook_server_t *srv = NULL;
+	gpuq_diag_t d = {{0}};
+	client_t ka, fresh;
+	char listen[32];
+	size_t pad = 100000;
+	static sink_t slow_sink;
+	slow_post_t sp;
+	pthread_t poster, stopper;
+	struct timespec pause = {0, 300000000L};
+
+	(void)state;
+	pair_make(0x61, &a);
+	pair_write(certs, &a, &a);
+	mkdir(pol, 0700);
+	write_file(pol, "ns.yaml", good_policy, strlen(good_policy));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", (unsigned)free_port());
+	{
+		char *argv[] = {(char *)"serve", (char *)"--listen",
+				listen,		 (char *)"--cert-dir",
+				(char *)certs,	 (char *)"--policy-dir",
+				(char *)pol,	 (char *)"--state-dir",
+				(char *)st,	 NULL};
+		assert_int_equal(webhook_serve_opts_parse(9, argv, &o, &d), GPUQ_OK);
+	}
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+
+	client_init(&ka, o.port);
+	request(&ka, "GET", "/readyz", NULL, NULL);
+	assert_int_equal(ka.code, 200);
+
+	memset(&sp, 0, sizeof(sp));
+	sp.port = o.port;
+	sp.sink = &slow_sink;
+	sp.body = malloc(pad + sizeof(review_json));
+	assert_non_null(sp.body);
+	memset(sp.body, ' ', pad);
+	memcpy(sp.body + pad, review_json, sizeof(review_json));
+	assert_int_equal(pthread_create(&poster, NULL, slow_post, &sp), 0);
+	nanosleep(&pause, NULL); /* the upload is under way */
+	assert_int_equal(pthread_create(&stopper, NULL, stop_server, srv), 0);
+	nanosleep(&pause, NULL); /* the server is draining */
+
+	request(&ka, "GET", "/readyz", NULL, NULL);
+	assert_int_equal(ka.code, 503);
+	assert_int_equal(ka.new_conns, 0); /* asked on the open connection */
+	assert_string_equal(ka.sink.body, "shutting down\n");
+	client_init(&fresh, o.port);
+	request(&fresh, "GET", "/healthz", NULL, NULL);
+	assert_int_equal(fresh.code, 0); /* no longer listening */
+
+	pthread_join(poster, NULL);
+	pthread_join(stopper, NULL);
+	assert_int_equal(sp.code, 200);
+	assert_non_null(strstr(slow_sink.body, "drain-uid"));
+
+	free(sp.body);
+	curl_easy_cleanup(ka.curl);
+	curl_easy_cleanup(fresh.curl);
+	webhook_server_destroy(srv);
+	pair_free_pem(&a);
+}
+
 static int teardown_all(void **state)
 {
 	(void)state;
@@ -1124,6 +1247,7 @@ int main(void)
 	    cmocka_unit_test(tls_poll_swaps_pairs),
 	    cmocka_unit_test(server_in_process),
 	    cmocka_unit_test(server_body_budget),
+	    cmocka_unit_test(server_graceful_stop),
 	};
 
 	return cmocka_run_group_tests_name("webhook_server", tests, setup_all, teardown_all);
