@@ -1,0 +1,107 @@
+#!/bin/sh
+# bench_sim: `gpuq simulate` on Kueue's scheduler performance shapes
+# (examples/traces/kueue-large.yaml: 50,000 workloads in 1,000 ClusterQueues;
+# kueue-baseline.yaml: 15,000 in 30), end to end (parse, build, replay,
+# report), printed next to the figures Kueue's own CI publishes for the same
+# shapes (test/performance/scheduler/configs/*/rangespec.yaml, means of its
+# periodic runs; see docs/simulate.md). Kueue's numbers are wall-clock time
+# of a real control plane; gpuq's are virtual time with instant scheduling:
+# the comparison is of admission throughput and packing, not of clocks.
+#
+# Then the memory each queued workload costs: the peak RSS of kueue-large
+# with every ClusterQueue on stopPolicy Hold (all 50,000 stay queued) minus
+# that of the same trace with 3 workloads, divided by the difference in
+# workloads. Targets: kueue-large CPU < 10 s, < 1 KiB per queued workload.
+# A MISS is reported, not an error: exit 0 when it measured, 1 when it could
+# not run. Env: GPUQ_BIN (default bin/gpuq), BENCH_KEEP=1 keeps the temp dir.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
+CPU_MAX_S=10
+BYTES_MAX=1024
+
+say() { echo "bench_sim: $*"; }
+die() {
+	say "$*"
+	exit 1
+}
+[ -x "$GPUQ_BIN" ] || die "no binary at $GPUQ_BIN (make first)"
+[ -x /usr/bin/time ] || die "needs /usr/bin/time (Debian package: time)"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-sim.XXXXXX") || exit 1
+if [ "${BENCH_KEEP:-0}" = 1 ]; then
+	say "keeping $TMP"
+else
+	trap 'rm -rf "$TMP"' EXIT
+fi
+
+# run NAME TRACE: simulate, leaving $TMP/NAME.json and "user sys maxrss_kb"
+# in $TMP/NAME.time.
+run() {
+	/usr/bin/time -f "%U %S %M" -o "$TMP/$1.time" \
+		"$GPUQ_BIN" simulate "$2" --quiet --out "$TMP/$1.json" 2>"$TMP/$1.err" ||
+		die "simulate $2 failed: $(head -c 400 "$TMP/$1.err")"
+}
+cpu_s() { awk '{ printf "%.2f", $1 + $2 }' "$TMP/$1.time"; }
+rss_kb() { awk '{ print $3 }' "$TMP/$1.time"; }
+field() { sed -n "s/.*\"$2\": \\([0-9.]*\\).*/\\1/p" "$TMP/$1.json" | head -1; }
+# mean wait of a class, in seconds
+class_wait() {
+	sed -n "s/^      \"$2\": {\"workloads\": [0-9]*, \"admitted\": [0-9]*, \"meanMs\": \\([0-9.]*\\).*/\\1/p" \
+		"$TMP/$1.json" | head -1 | awk '{ printf "%.3f", $1 / 1000 }'
+}
+finished() { sed -n 's/.*"counts": {"workloads": \([0-9]*\), "finished": \([0-9]*\).*/\2 of \1/p' "$TMP/$1.json"; }
+
+report() { # NAME KUEUE_MAKESPAN_S KUEUE_UTIL KUEUE_SMALL KUEUE_MEDIUM KUEUE_LARGE
+	util=$(field "$1" average)
+	printf '  %-24s %14s %14s\n' "" "gpuq" "Kueue CI mean"
+	printf '  %-24s %14s %14s\n' "workloads finished" "$(finished "$1")" "all"
+	printf '  %-24s %14s %14s\n' "CPU seconds (process)" "$(cpu_s "$1")" "-"
+	printf '  %-24s %14s %14s\n' "core CPU seconds" "$(field "$1" coreSeconds)" "-"
+	printf '  %-24s %14s %14s\n' "makespan s" \
+		"$(awk -v m="$(field "$1" makespanMs)" 'BEGIN { printf "%.3f", m / 1000 }')" "$2"
+	printf '  %-24s %14s %14s\n' "utilization %" \
+		"$(awk -v u="$util" 'BEGIN { printf "%.1f", u * 100 }')" "$3"
+	printf '  %-24s %14s %14s\n' "mean wait small s" "$(class_wait "$1" small)" "$4"
+	printf '  %-24s %14s %14s\n' "mean wait medium s" "$(class_wait "$1" medium)" "$5"
+	printf '  %-24s %14s %14s\n' "mean wait large s" "$(class_wait "$1" large)" "$6"
+	printf '  %-24s %14s %14s\n' "preemptions" "$(field "$1" total)" "-"
+	printf '  %-24s %14s %14s\n' "peak RSS MiB" \
+		"$(awk -v k="$(rss_kb "$1")" 'BEGIN { printf "%.1f", k / 1024 }')" "-"
+}
+
+say "kueue-large (10 cohorts x 100 CQs, 50,000 workloads)"
+run large examples/traces/kueue-large.yaml
+report large 1179 38.6 700 256 106
+say "kueue-baseline (5 cohorts x 6 CQs, 15,000 workloads)"
+run baseline examples/traces/kueue-baseline.yaml
+report baseline 351 55.9 215 77 17
+
+# Memory per queued workload: hold everything, then nearly nothing.
+sed 's/^          namespaceSelector: {}$/          namespaceSelector: {}\n          stopPolicy: Hold/' \
+	examples/traces/kueue-large.yaml >"$TMP/hold.yaml"
+grep -q 'stopPolicy: Hold' "$TMP/hold.yaml" || die "could not make the Hold trace"
+sed -e 's|localQueuePattern: "cq-\*/cq-\*"|localQueuePattern: "cq-0-0/cq-0-0"|' \
+	-e 's/^    count: [0-9]*$/    count: 1/' "$TMP/hold.yaml" >"$TMP/hold-empty.yaml"
+run hold "$TMP/hold.yaml"
+run empty "$TMP/hold-empty.yaml"
+queued=$(sed -n 's/.*"pending": \([0-9]*\).*/\1/p' "$TMP/hold.json" | head -1)
+queued_empty=$(sed -n 's/.*"pending": \([0-9]*\).*/\1/p' "$TMP/empty.json" | head -1)
+bytes=$(awk -v a="$(rss_kb hold)" -v b="$(rss_kb empty)" -v n="$queued" -v m="$queued_empty" \
+	'BEGIN { if (n > m) printf "%.0f", (a - b) * 1024 / (n - m); else print "nan" }')
+core_bytes=$(awk -v c="$(field hold coreBytes)" -v n="$queued" \
+	'BEGIN { if (n > 0) printf "%.0f", c / n; else print "nan" }')
+say "memory: $queued queued: peak RSS $(rss_kb hold) KiB; $queued_empty queued: $(rss_kb empty) KiB"
+say "memory: $bytes bytes per queued workload (RSS difference), of which the core reports $core_bytes (queue_memory_bytes / queued)"
+
+cpu=$(cpu_s large)
+if awk -v c="$cpu" -v m="$CPU_MAX_S" 'BEGIN { exit !(c < m) }'; then
+	say "PASS kueue-large end to end in $cpu CPU s (target < $CPU_MAX_S s)"
+else
+	say "MISS kueue-large end to end in $cpu CPU s (target < $CPU_MAX_S s)"
+fi
+if [ "$bytes" != nan ] && [ "$bytes" -lt "$BYTES_MAX" ]; then
+	say "PASS $bytes bytes per queued workload (target < $BYTES_MAX)"
+else
+	say "MISS $bytes bytes per queued workload (target < $BYTES_MAX)"
+fi
+exit 0

@@ -1,0 +1,1029 @@
+/* sim/run.c: the event loop in virtual time, and its persistence. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "policy/policy.h"
+#include "queue/queue.h"
+#include "quota/quota.h"
+#include "sim/sim.h"
+#include "store/store.h"
+
+/* Cycles in a row at one instant: each one that preempts needs another for
+ * its preemptors; a chain longer than this means a bug, and time moves on. */
+#define SAME_TIME_CYCLES_MAX 1000
+/* Steps in which nothing runs and nothing is left to arrive (only backoffs and
+ * usage samples tick) before the run is declared stuck. */
+#define IDLE_STEPS_MAX 100
+#define UID_MAX 24 /* "w" + a 32-bit index */
+
+/* Store record types: the queue's four keep their numbers (1..4); the
+ * driver's own start at STORE_TYPE_DRIVER_FIRST. */
+enum {
+	T_PROGRESS =
+	    STORE_TYPE_DRIVER_FIRST, /* key "progress": virtual time, next arrival, counters */
+	T_WORKLOAD =
+	    STORE_TYPE_DRIVER_FIRST + 1, /* key: 4-byte big-endian arrival index; a sim_outcome_t */
+	T_EVICTION =
+	    STORE_TYPE_DRIVER_FIRST + 2, /* key: 8-byte big-endian sequence; one sim_preemption_t */
+};
+#define REC_VERSION 1
+
+enum { EV_FINISH = 0, EV_READY = 1 }; /* at one instant, finishes go first */
+
+typedef struct {
+	int64_t at;   /* when */
+	uint32_t wid; /* arrival index */
+	uint16_t run; /* the workload's eviction count when scheduled: stale if it moved on */
+	uint8_t kind; /* EV_* */
+} event_t;
+
+struct sim {
+	const sim_trace_t *t; /* the trace (borrowed) */
+	queue_t *q;	      /* the core */
+	sim_report_t *r;      /* outcomes being filled */
+	event_t *heap;	      /* pending finishes and readiness, min-heap */
+	size_t n_heap, cap_heap;
+	size_t cap_preempt;    /* allocated entries of r->preempt */
+	int64_t now;	       /* virtual time of the current step */
+	size_t next_arrival;   /* first arrival not yet delivered */
+	bool dirty;	       /* changed since the last cycle */
+	bool done;	       /* the run has ended */
+	uint32_t same_time;    /* cycles run at `now` so far */
+	uint32_t idle;	       /* consecutive idle steps */
+	uint64_t n_pending;    /* workloads in the core, pending */
+	uint64_t n_admitted;   /* workloads in the core, admitted */
+	int64_t *shape_amount; /* utilization-resource amount per shape */
+	double core_cpu;       /* CPU seconds inside queue_* calls */
+	double persist_cpu;    /* CPU seconds encoding and committing */
+	/* persistence (state_dir only) */
+	store_t *store;	    /* open store, or NULL */
+	uint32_t *dirty_wl; /* outcomes changed since the last commit */
+	size_t n_dirty_wl, cap_dirty_wl;
+	uint8_t *wl_marked;	  /* 1 when in dirty_wl */
+	size_t persisted_preempt; /* r->preempt entries already in the store */
+};
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Time a core call: the driver may read the clock, the core may not. */
+#define CORE(s, call)                                                                              \
+	do {                                                                                       \
+		double t0_ = cpu_now();                                                            \
+		rc = (call);                                                                       \
+		(s)->core_cpu += cpu_now() - t0_;                                                  \
+	} while (0)
+
+/* ---- the event heap ---- */
+
+static bool ev_less(const event_t *a, const event_t *b)
+{
+	if (a->at != b->at)
+		return a->at < b->at;
+	if (a->kind != b->kind)
+		return a->kind < b->kind;
+	return a->wid < b->wid;
+}
+
+static int heap_push(struct sim *s, event_t ev)
+{
+	size_t i;
+
+	if (s->n_heap == s->cap_heap) {
+		size_t ncap = s->cap_heap ? s->cap_heap * 2 : 1024;
+		event_t *grown = realloc(s->heap, ncap * sizeof(*grown));
+		if (!grown)
+			return GPUQ_ENOMEM;
+		s->heap = grown;
+		s->cap_heap = ncap;
+	}
+	i = s->n_heap++;
+	while (i > 0 && ev_less(&ev, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = ev;
+	return GPUQ_OK;
+}
+
+static event_t heap_pop(struct sim *s)
+{
+	event_t top = s->heap[0], last = s->heap[--s->n_heap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= s->n_heap)
+			break;
+		if (c + 1 < s->n_heap && ev_less(&s->heap[c + 1], &s->heap[c]))
+			c++;
+		if (!ev_less(&s->heap[c], &last))
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->n_heap)
+		s->heap[i] = last;
+	return top;
+}
+
+/* ---- building the core from the policy snapshot ---- */
+
+static queue_effect_t effect_of(policy_effect_t e)
+{
+	switch (e) {
+	case POLICY_EFFECT_NO_SCHEDULE:
+		return QUEUE_EFFECT_NO_SCHEDULE;
+	case POLICY_EFFECT_PREFER_NO_SCHEDULE:
+		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
+	case POLICY_EFFECT_NO_EXECUTE:
+		return QUEUE_EFFECT_NO_EXECUTE;
+	default:
+		return QUEUE_EFFECT_ANY;
+	}
+}
+
+static int add_flavor(struct sim *s, const policy_flavor_t *f, gpuq_diag_t *diag)
+{
+	queue_label_t labels[POLICY_NODE_LABELS_MAX];
+	queue_taint_t taints[POLICY_TAINTS_MAX];
+	queue_toleration_t tols[POLICY_TAINTS_MAX];
+	queue_flavor_spec_t spec = {.name = f->name};
+	int rc;
+
+	for (size_t i = 0; i < f->node_labels.n && i < POLICY_NODE_LABELS_MAX; i++) {
+		labels[i].key = f->node_labels.items[i].key;
+		labels[i].value = f->node_labels.items[i].value;
+		spec.n_node_labels++;
+	}
+	for (size_t i = 0; i < f->n_taints && i < POLICY_TAINTS_MAX; i++) {
+		taints[i].key = f->taints[i].key;
+		taints[i].value = f->taints[i].value;
+		taints[i].effect = effect_of(f->taints[i].effect);
+		spec.n_node_taints++;
+	}
+	for (size_t i = 0; i < f->n_tolerations && i < POLICY_TAINTS_MAX; i++) {
+		tols[i].key = f->tolerations[i].key;
+		tols[i].op =
+		    f->tolerations[i].exists ? QUEUE_TOLERATE_EXISTS : QUEUE_TOLERATE_EQUAL;
+		tols[i].value = f->tolerations[i].value;
+		tols[i].effect = effect_of(f->tolerations[i].effect);
+		spec.n_tolerations++;
+	}
+	spec.node_labels = labels;
+	spec.node_taints = taints;
+	spec.tolerations = tols;
+	CORE(s, queue_flavor_add(s->q, &spec, NULL, diag));
+	return rc;
+}
+
+static int add_cq(struct sim *s, const policy_cq_t *cq, gpuq_diag_t *diag)
+{
+	queue_group_spec_t groups[POLICY_GROUPS_MAX];
+	queue_flavor_quota_spec_t flavors[POLICY_GROUPS_MAX][POLICY_GROUP_FLAVORS_MAX];
+	queue_quota_spec_t *quotas;
+	queue_cq_spec_t spec = {
+	    .name = cq->name,
+	    .cohort = cq->cohort_name,
+	    .groups = groups,
+	    .n_groups = cq->n_groups,
+	    .strategy = cq->queueing == POLICY_QUEUEING_STRICT_FIFO ? QUEUE_STRICT_FIFO
+								    : QUEUE_BEST_EFFORT_FIFO,
+	    .weight_milli = cq->fair_weight_milli,
+	    .has_max_priority_threshold = cq->preemption.has_max_priority_threshold,
+	    .max_priority_threshold = cq->preemption.max_priority_threshold,
+	};
+	size_t nq = 0;
+	int rc;
+
+	switch (cq->preemption.within_cluster_queue) {
+	case POLICY_PREEMPT_LOWER_PRIORITY:
+		spec.within = QUEUE_WITHIN_LOWER_PRIORITY;
+		break;
+	case POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
+		spec.within = QUEUE_WITHIN_LOWER_OR_NEWER;
+		break;
+	default:
+		spec.within = QUEUE_WITHIN_NEVER;
+	}
+	switch (cq->preemption.reclaim_within_cohort) {
+	case POLICY_PREEMPT_LOWER_PRIORITY:
+		spec.reclaim = QUEUE_RECLAIM_LOWER_PRIORITY;
+		break;
+	case POLICY_PREEMPT_ANY:
+		spec.reclaim = QUEUE_RECLAIM_ANY;
+		break;
+	default:
+		spec.reclaim = QUEUE_RECLAIM_NEVER;
+	}
+	spec.borrow = cq->preemption.borrow_within_cohort == POLICY_PREEMPT_LOWER_PRIORITY
+			  ? QUEUE_BORROW_LOWER_PRIORITY
+			  : QUEUE_BORROW_NEVER;
+	spec.stop = cq->stop == POLICY_STOP_HOLD	     ? QUEUE_STOP_HOLD
+		    : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
+							     : QUEUE_STOP_NONE;
+	for (size_t g = 0; g < cq->n_groups; g++)
+		for (size_t f = 0; f < cq->groups[g].n_flavors; f++)
+			nq += cq->groups[g].flavors[f].n_resources;
+	quotas = calloc(nq + 1, sizeof(*quotas));
+	if (!quotas)
+		return GPUQ_ENOMEM;
+	nq = 0;
+	for (size_t g = 0; g < cq->n_groups && g < POLICY_GROUPS_MAX; g++) {
+		const policy_resource_group_t *pg = &cq->groups[g];
+		groups[g].covered = pg->covered;
+		groups[g].n_covered = pg->n_covered;
+		groups[g].flavors = flavors[g];
+		groups[g].n_flavors = pg->n_flavors;
+		for (size_t f = 0; f < pg->n_flavors && f < POLICY_GROUP_FLAVORS_MAX; f++) {
+			const policy_flavor_quota_t *pf = &pg->flavors[f];
+			flavors[g][f].flavor = pf->name;
+			flavors[g][f].quotas = &quotas[nq];
+			for (size_t r = 0; r < pf->n_resources; r++) {
+				const policy_res_quota_t *rq = &pf->resources[r];
+				queue_quota_spec_t *qs = &quotas[nq++];
+				qs->nominal = quota_qty_amount(rq->resource, &rq->nominal);
+				qs->borrowing_limit =
+				    rq->has_borrowing_limit
+					? quota_qty_amount(rq->resource, &rq->borrowing_limit)
+					: QUEUE_UNLIMITED;
+				qs->lending_limit =
+				    rq->has_lending_limit
+					? quota_qty_amount(rq->resource, &rq->lending_limit)
+					: QUEUE_UNLIMITED;
+			}
+		}
+	}
+	CORE(s, queue_cq_add(s->q, &spec, NULL, diag));
+	free(quotas);
+	return rc;
+}
+
+static int build_core(struct sim *s, gpuq_diag_t *diag)
+{
+	const policy_t *p = s->t->policy;
+	queue_config_t cfg;
+	int rc;
+
+	queue_config_default(&cfg);
+	cfg.fair_sharing = s->t->opt.fair_sharing;
+	if (s->t->opt.half_life_ms > 0)
+		cfg.tenant_half_life_ms = s->t->opt.half_life_ms;
+	cfg.ready_timeout_ms = s->t->opt.gang_ready_timeout_ms;
+	cfg.ready_scope = QUEUE_READY_GANGS;
+	cfg.release_on_evict = true;
+	CORE(s, queue_create(&cfg, &s->q));
+	if (rc)
+		return gpuq_diag_set(diag, rc, "queue_create: %s", gpuq_strerror(rc));
+	for (size_t i = 0; i < policy_flavor_count(p); i++) {
+		rc = add_flavor(s, policy_flavor_at(p, i), diag);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < policy_cohort_count(p); i++) {
+		const policy_cohort_t *c = policy_cohort_at(p, i);
+		CORE(s, queue_cohort_add(s->q, c->name, c->fair_weight_milli, NULL, diag));
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < policy_cq_count(p); i++) {
+		rc = add_cq(s, policy_cq_at(p, i), diag);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < policy_lq_count(p); i++) {
+		const policy_lq_t *lq = policy_lq_at(p, i);
+		CORE(s, queue_lq_add(s->q, lq->namespace_, lq->name, lq->cq_name,
+				     lq->fair_weight_milli, NULL, diag));
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+/* ---- outcomes ---- */
+
+static void mark(struct sim *s, uint32_t wid)
+{
+	if (!s->store || s->wl_marked[wid])
+		return;
+	s->wl_marked[wid] = 1;
+	s->dirty_wl[s->n_dirty_wl++] = wid; /* sized n_wl at creation: cannot overflow */
+}
+
+static uint32_t wid_of(const char *uid)
+{
+	return uid && uid[0] == 'w' ? (uint32_t)strtoul(uid + 1, NULL, 10) : UINT32_MAX;
+}
+
+static int64_t ready_delay(const struct sim *s, uint32_t wid)
+{
+	const sim_shape_t *sh = &s->t->shapes[s->t->arrivals[wid].shape];
+
+	if (!sh->gang)
+		return 0;
+	return sh->ready_delay_ms >= 0 ? sh->ready_delay_ms : s->t->opt.gang_ready_delay_ms;
+}
+
+static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
+{
+	const sim_trace_t *t = s->t;
+	const sim_arrival_t *a = &t->arrivals[wid];
+	const sim_shape_t *sh = &t->shapes[a->shape];
+	const policy_lq_t *lq = policy_lq_at(t->policy, a->lq);
+	queue_podset_spec_t ps[SIM_PODSETS_MAX];
+	queue_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];
+	queue_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];
+	queue_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX];
+	queue_workload_spec_t spec;
+	char name[SIM_NAME_MAX + 64], uid[UID_MAX];
+	int32_t pods = 0;
+	int rc;
+
+	if (!policy_cq_selects(t->policy, lq->cq, lq->namespace_)) {
+		s->r->wl[wid].state = SIM_WL_INADMISSIBLE;
+		mark(s, wid);
+		return GPUQ_OK;
+	}
+	memset(&spec, 0, sizeof(spec));
+	memset(ps, 0, sizeof(ps));
+	for (size_t i = 0; i < sh->n_podsets; i++) {
+		const sim_podset_t *p = &sh->podsets[i];
+		ps[i].name = p->name;
+		ps[i].count = (int32_t)p->count;
+		pods += (int32_t)p->count;
+		for (size_t j = 0; j < p->n_req; j++) {
+			req[i][j].resource = t->res_names[p->req[j].res];
+			req[i][j].amount = p->req[j].amount;
+		}
+		ps[i].requests = req[i];
+		ps[i].n_requests = p->n_req;
+		for (size_t j = 0; j < p->n_sel; j++) {
+			sel[i][j].key = p->sel[j].key;
+			sel[i][j].value = p->sel[j].value;
+		}
+		ps[i].node_selector = sel[i];
+		ps[i].n_node_selector = p->n_sel;
+		for (size_t j = 0; j < p->n_tol; j++) {
+			const char *e = p->tol[j].effect;
+			tol[i][j].key = p->tol[j].key;
+			tol[i][j].op = !strcmp(p->tol[j].op, "Exists") ? QUEUE_TOLERATE_EXISTS
+								       : QUEUE_TOLERATE_EQUAL;
+			tol[i][j].value = p->tol[j].value;
+			tol[i][j].effect = !strcmp(e, "NoSchedule") ? QUEUE_EFFECT_NO_SCHEDULE
+					   : !strcmp(e, "PreferNoSchedule")
+					       ? QUEUE_EFFECT_PREFER_NO_SCHEDULE
+					   : !strcmp(e, "NoExecute") ? QUEUE_EFFECT_NO_EXECUTE
+								     : QUEUE_EFFECT_ANY;
+		}
+		ps[i].tolerations = tol[i];
+		ps[i].n_tolerations = p->n_tol;
+	}
+	rc = sim_trace_workload_name(t, wid, name, sizeof(name));
+	if (rc)
+		return gpuq_diag_set(diag, rc, "workload %" PRIu32 ": name too long", wid);
+	snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
+	spec.namespace_ = lq->namespace_;
+	spec.name = name;
+	spec.uid = uid;
+	spec.local_queue = lq->name;
+	spec.priority = a->priority;
+	spec.created_ms = a->at_ms;
+	spec.podsets = ps;
+	spec.n_podsets = sh->n_podsets;
+	spec.gang_total = sh->gang ? pods : 0;
+	spec.pods_present = spec.gang_total;
+	CORE(s, queue_workload_add(s->q, &spec, s->now, NULL, diag));
+	if (rc) {
+		gpuq_diag_prefix(diag, "workload %s/%s: ", lq->namespace_, name);
+		return rc;
+	}
+	s->r->wl[wid].state = SIM_WL_PENDING;
+	s->n_pending++;
+	mark(s, wid);
+	return GPUQ_OK;
+}
+
+static int log_eviction(struct sim *s, uint32_t victim, uint32_t by, const char *reason)
+{
+	sim_preemption_t *p;
+
+	if (s->r->n_preempt == s->cap_preempt) {
+		size_t ncap = s->cap_preempt ? s->cap_preempt * 2 : 256;
+		sim_preemption_t *grown = realloc(s->r->preempt, ncap * sizeof(*grown));
+		if (!grown)
+			return GPUQ_ENOMEM;
+		s->r->preempt = grown;
+		s->cap_preempt = ncap;
+	}
+	p = &s->r->preempt[s->r->n_preempt++];
+	memset(p, 0, sizeof(*p));
+	p->at_ms = s->now;
+	p->victim = victim;
+	p->by = by;
+	p->admitted_ms = s->r->wl[victim].last_admit_ms;
+	gpuq_strlcpy(p->reason, reason ? reason : "", sizeof(p->reason));
+	return GPUQ_OK;
+}
+
+static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *diag)
+{
+	uint32_t wid = wid_of(ev->victim_uid);
+	sim_outcome_t *o;
+	int rc;
+
+	if (wid >= s->r->n_wl)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "eviction of unknown uid \"%s\"",
+				     ev->victim_uid ? ev->victim_uid : "");
+	o = &s->r->wl[wid];
+	rc = log_eviction(s, wid, ev->preemptor_uid ? wid_of(ev->preemptor_uid) : UINT32_MAX,
+			  ev->reason_name);
+	if (rc)
+		return rc;
+	o->run_ms += s->now - o->last_admit_ms;
+	o->finish_ms = -1;
+	o->preemptions++;
+	o->state = SIM_WL_PENDING;
+	s->n_admitted--;
+	s->n_pending++;
+	if (ev->reason == QUEUE_EVICT_READY_TIMEOUT && ++o->timeouts >= SIM_READY_TIMEOUTS_MAX) {
+		char uid[UID_MAX];
+		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
+		CORE(s, queue_workload_delete(s->q, uid, s->now));
+		if (rc)
+			return gpuq_diag_set(diag, rc, "queue_workload_delete %s: %s", uid,
+					     gpuq_strerror(rc));
+		o->state = SIM_WL_DROPPED;
+		s->n_pending--;
+	}
+	mark(s, wid);
+	return GPUQ_OK;
+}
+
+static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t *diag)
+{
+	uint32_t wid = wid_of(adm->uid);
+	sim_outcome_t *o;
+	int64_t delay;
+	int rc;
+
+	if (wid >= s->r->n_wl)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "admission of unknown uid \"%s\"",
+				     adm->uid ? adm->uid : "");
+	o = &s->r->wl[wid];
+	delay = ready_delay(s, wid);
+	if (o->first_admit_ms < 0)
+		o->first_admit_ms = s->now;
+	o->last_admit_ms = s->now;
+	o->cq = adm->cq;
+	o->state = SIM_WL_ADMITTED;
+	o->finish_ms = s->now + delay + s->t->arrivals[wid].runtime_ms;
+	s->n_pending--;
+	s->n_admitted++;
+	s->idle = 0;
+	mark(s, wid);
+	if (s->t->shapes[s->t->arrivals[wid].shape].gang) {
+		if (delay == 0) {
+			CORE(s, queue_workload_pods_ready(s->q, adm->uid, s->now));
+			if (rc)
+				return gpuq_diag_set(diag, rc, "queue_workload_pods_ready %s: %s",
+						     adm->uid, gpuq_strerror(rc));
+		} else {
+			rc = heap_push(s, (event_t){.at = s->now + delay,
+						    .wid = wid,
+						    .run = o->preemptions,
+						    .kind = EV_READY});
+			if (rc)
+				return rc;
+		}
+	}
+	return heap_push(
+	    s, (event_t){.at = o->finish_ms, .wid = wid, .run = o->preemptions, .kind = EV_FINISH});
+}
+
+static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag)
+{
+	int rc = GPUQ_OK;
+
+	for (size_t i = 0; i < res->n_evictions && !rc; i++)
+		rc = on_eviction(s, &res->evictions[i], diag);
+	for (size_t i = 0; i < res->n_admissions && !rc; i++)
+		rc = on_admission(s, &res->admissions[i], diag);
+	for (size_t i = 0; i < res->n_changes && !rc; i++) {
+		uint32_t wid = wid_of(res->changes[i].uid);
+		sim_outcome_t *o;
+		if (wid >= s->r->n_wl)
+			continue;
+		o = &s->r->wl[wid];
+		if (o->state == SIM_WL_PENDING && res->changes[i].reason == QUEUE_WAIT_NO_FIT) {
+			o->state = SIM_WL_INADMISSIBLE;
+			mark(s, wid);
+		}
+	}
+	return rc;
+}
+
+static int on_event(struct sim *s, const event_t *ev, gpuq_diag_t *diag)
+{
+	sim_outcome_t *o = &s->r->wl[ev->wid];
+	char uid[UID_MAX];
+	int rc;
+
+	if (o->state != SIM_WL_ADMITTED || o->preemptions != ev->run)
+		return GPUQ_OK; /* stale: the run it belonged to was evicted */
+	snprintf(uid, sizeof(uid), "w%" PRIu32, ev->wid);
+	if (ev->kind == EV_READY) {
+		CORE(s, queue_workload_pods_ready(s->q, uid, s->now));
+		if (rc)
+			return gpuq_diag_set(diag, rc, "queue_workload_pods_ready %s: %s", uid,
+					     gpuq_strerror(rc));
+		return GPUQ_OK;
+	}
+	CORE(s, queue_workload_finish(s->q, uid, s->now));
+	if (!rc)
+		CORE(s, queue_workload_delete(s->q, uid, s->now));
+	if (rc)
+		return gpuq_diag_set(diag, rc, "finishing %s: %s", uid, gpuq_strerror(rc));
+	o->state = SIM_WL_FINISHED;
+	s->n_admitted--;
+	s->dirty = true;
+	mark(s, ev->wid);
+	return GPUQ_OK;
+}
+
+/* ---- persistence ---- */
+
+static void put_u64(uint8_t **p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		*(*p)++ = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const uint8_t **p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)(*p)[i] << (8 * i);
+	*p += 8;
+	return v;
+}
+
+#define PROGRESS_LEN (1 + 8 * 12)
+#define OUTCOME_LEN (1 + 8 * 5 + 4 + 2 + 1 + 1)
+#define EVICTION_LEN (1 + 8 * 2 + 4 * 2 + 48)
+
+static void encode_progress(const struct sim *s, uint8_t *buf)
+{
+	uint8_t *p = buf;
+
+	*p++ = REC_VERSION;
+	put_u64(&p, s->t->hash);
+	put_u64(&p, (uint64_t)s->now);
+	put_u64(&p, s->next_arrival);
+	put_u64(&p, (uint64_t)s->dirty | (uint64_t)s->done << 1);
+	put_u64(&p, s->same_time);
+	put_u64(&p, s->idle);
+	put_u64(&p, s->r->cycles);
+	put_u64(&p, s->r->steps);
+	put_u64(&p, s->r->n_preempt);
+	put_u64(&p, s->n_pending);
+	put_u64(&p, s->n_admitted);
+	put_u64(&p, s->r->n_wl);
+}
+
+static int decode_progress(struct sim *s, const uint8_t *buf, size_t len, gpuq_diag_t *diag)
+{
+	const uint8_t *p = buf + 1;
+	uint64_t flags, n_preempt, n_wl;
+
+	if (len != PROGRESS_LEN || buf[0] != REC_VERSION)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "progress record: bad length or version");
+	if (get_u64(&p) != s->t->hash)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "the state dir holds a run of a different trace");
+	s->now = (int64_t)get_u64(&p);
+	s->next_arrival = get_u64(&p);
+	flags = get_u64(&p);
+	s->dirty = flags & 1;
+	s->done = (flags >> 1) & 1;
+	s->same_time = (uint32_t)get_u64(&p);
+	s->idle = (uint32_t)get_u64(&p);
+	s->r->cycles = get_u64(&p);
+	s->r->steps = get_u64(&p);
+	n_preempt = get_u64(&p);
+	s->n_pending = get_u64(&p);
+	s->n_admitted = get_u64(&p);
+	n_wl = get_u64(&p);
+	if (n_wl != s->r->n_wl || s->next_arrival > n_wl || n_preempt > UINT32_MAX)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "progress record: counts out of range");
+	s->r->resumed_steps = s->r->steps;
+	s->persisted_preempt = (size_t)n_preempt; /* checked against the scan */
+	return GPUQ_OK;
+}
+
+static void encode_outcome(const sim_outcome_t *o, uint8_t *buf)
+{
+	uint8_t *p = buf;
+
+	*p++ = REC_VERSION;
+	put_u64(&p, (uint64_t)o->first_admit_ms);
+	put_u64(&p, (uint64_t)o->last_admit_ms);
+	put_u64(&p, (uint64_t)o->finish_ms);
+	put_u64(&p, (uint64_t)o->run_ms);
+	put_u64(&p, (uint64_t)o->amount);
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint8_t)(o->cq >> (8 * i));
+	*p++ = (uint8_t)o->preemptions;
+	*p++ = (uint8_t)(o->preemptions >> 8);
+	*p++ = o->state;
+	*p++ = o->timeouts;
+}
+
+static void encode_eviction(const sim_preemption_t *e, uint8_t *buf)
+{
+	uint8_t *p = buf;
+
+	*p++ = REC_VERSION;
+	put_u64(&p, (uint64_t)e->at_ms);
+	put_u64(&p, (uint64_t)e->admitted_ms);
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint8_t)(e->victim >> (8 * i));
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint8_t)(e->by >> (8 * i));
+	memcpy(p, e->reason, sizeof(e->reason));
+}
+
+static void key_be(uint8_t *key, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		key[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+}
+
+/* Commit the step: the core's changed records and the driver's progress, in
+ * one transaction. */
+static int commit(struct sim *s, gpuq_diag_t *diag)
+{
+	store_txn_t *txn = NULL;
+	uint8_t buf[PROGRESS_LEN > EVICTION_LEN ? PROGRESS_LEN : EVICTION_LEN];
+	double t0 = cpu_now();
+	int rc;
+
+	if (!s->store)
+		return GPUQ_OK;
+	rc = store_txn_begin(s->store, &txn);
+	if (!rc)
+		rc = store_queue_stage(txn, s->q);
+	for (size_t i = 0; i < s->n_dirty_wl && !rc; i++) {
+		uint8_t key[4], val[OUTCOME_LEN];
+		key_be(key, s->dirty_wl[i], 4);
+		encode_outcome(&s->r->wl[s->dirty_wl[i]], val);
+		rc = store_put(txn, T_WORKLOAD, key, 4, val, sizeof(val));
+	}
+	for (size_t i = s->persisted_preempt; i < s->r->n_preempt && !rc; i++) {
+		uint8_t key[8];
+		key_be(key, i, 8);
+		encode_eviction(&s->r->preempt[i], buf);
+		rc = store_put(txn, T_EVICTION, key, 8, buf, EVICTION_LEN);
+	}
+	if (!rc) {
+		encode_progress(s, buf);
+		rc = store_put(txn, T_PROGRESS, "progress", 8, buf, PROGRESS_LEN);
+	}
+	if (rc) {
+		store_txn_abort(txn);
+		return gpuq_diag_set(diag, rc, "state dir: building the step's batch: %s",
+				     gpuq_strerror(rc));
+	}
+	rc = store_txn_commit(txn, NULL);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "state dir: commit failed: %s", gpuq_strerror(rc));
+	queue_dirty_clear(s->q);
+	for (size_t i = 0; i < s->n_dirty_wl; i++)
+		s->wl_marked[s->dirty_wl[i]] = 0;
+	s->n_dirty_wl = 0;
+	s->persisted_preempt = s->r->n_preempt;
+	s->persist_cpu += cpu_now() - t0;
+	return GPUQ_OK;
+}
+
+struct scan_ctx {
+	struct sim *s;
+	gpuq_diag_t *diag;
+	size_t count; /* records seen */
+};
+
+static int scan_outcome(void *ctx, unsigned type, const void *key, size_t klen, const void *val,
+			size_t vlen)
+{
+	struct scan_ctx *c = ctx;
+	const uint8_t *k = key, *p = (const uint8_t *)val + 1;
+	uint32_t wid;
+	sim_outcome_t *o;
+
+	(void)type;
+	if (klen != 4 || vlen != OUTCOME_LEN || ((const uint8_t *)val)[0] != REC_VERSION)
+		return gpuq_diag_set(c->diag, GPUQ_ECORRUPT, "workload record: bad size");
+	wid = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
+	if (wid >= c->s->r->n_wl)
+		return gpuq_diag_set(c->diag, GPUQ_ECORRUPT,
+				     "workload record %" PRIu32 ": no such workload", wid);
+	o = &c->s->r->wl[wid];
+	o->first_admit_ms = (int64_t)get_u64(&p);
+	o->last_admit_ms = (int64_t)get_u64(&p);
+	o->finish_ms = (int64_t)get_u64(&p);
+	o->run_ms = (int64_t)get_u64(&p);
+	o->amount = (int64_t)get_u64(&p);
+	o->cq = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	p += 4;
+	o->preemptions = (uint16_t)(p[0] | p[1] << 8);
+	o->state = p[2];
+	o->timeouts = p[3];
+	if (o->state > SIM_WL_DROPPED)
+		return gpuq_diag_set(c->diag, GPUQ_ECORRUPT,
+				     "workload record %" PRIu32 ": bad state %u", wid, o->state);
+	return GPUQ_OK;
+}
+
+static int scan_eviction(void *ctx, unsigned type, const void *key, size_t klen, const void *val,
+			 size_t vlen)
+{
+	struct scan_ctx *c = ctx;
+	const uint8_t *p = (const uint8_t *)val + 1;
+	sim_preemption_t *e;
+
+	(void)type;
+	(void)key;
+	if (klen != 8 || vlen != EVICTION_LEN || ((const uint8_t *)val)[0] != REC_VERSION ||
+	    c->count >= c->s->cap_preempt)
+		return gpuq_diag_set(c->diag, GPUQ_ECORRUPT, "eviction record: bad size or count");
+	e = &c->s->r->preempt[c->count++];
+	e->at_ms = (int64_t)get_u64(&p);
+	e->admitted_ms = (int64_t)get_u64(&p);
+	e->victim =
+	    (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	e->by = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+	memcpy(e->reason, p + 8, sizeof(e->reason));
+	e->reason[sizeof(e->reason) - 1] = '\0';
+	return e->victim < c->s->r->n_wl
+		   ? GPUQ_OK
+		   : gpuq_diag_set(c->diag, GPUQ_ECORRUPT, "eviction record: bad victim");
+}
+
+/* Resume from the store when it holds progress; *resumed says whether it did. */
+static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
+{
+	struct scan_ctx c = {.s = s, .diag = diag};
+	void *val = NULL;
+	size_t vlen = 0;
+	int rc = store_get(s->store, T_PROGRESS, "progress", 8, &val, &vlen);
+
+	*resumed = false;
+	if (rc == GPUQ_ENOTFOUND)
+		return GPUQ_OK;
+	if (rc)
+		return gpuq_diag_set(diag, rc, "state dir: reading progress: %s",
+				     gpuq_strerror(rc));
+	rc = decode_progress(s, val, vlen, diag);
+	free(val);
+	if (rc)
+		return rc;
+	CORE(s, store_queue_restore(s->store, s->q, diag));
+	if (rc)
+		return rc;
+	rc = store_scan(s->store, T_WORKLOAD, scan_outcome, &c);
+	if (rc)
+		return rc;
+	s->cap_preempt = s->persisted_preempt + 1;
+	s->r->preempt = calloc(s->cap_preempt, sizeof(*s->r->preempt));
+	if (!s->r->preempt)
+		return GPUQ_ENOMEM;
+	c.count = 0;
+	rc = store_scan(s->store, T_EVICTION, scan_eviction, &c);
+	if (rc)
+		return rc;
+	if (c.count != s->persisted_preempt)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state dir: %zu eviction records, %zu "
+				     "expected",
+				     c.count, s->persisted_preempt);
+	s->r->n_preempt = c.count;
+	/* Rebuild the pending events: every one scheduled lies after `now`. */
+	for (uint32_t wid = 0; wid < s->r->n_wl && !rc; wid++) {
+		const sim_outcome_t *o = &s->r->wl[wid];
+		int64_t delay = ready_delay(s, wid);
+		if (o->state != SIM_WL_ADMITTED)
+			continue;
+		if (delay > 0 && o->last_admit_ms + delay > s->now)
+			rc = heap_push(s, (event_t){.at = o->last_admit_ms + delay,
+						    .wid = wid,
+						    .run = o->preemptions,
+						    .kind = EV_READY});
+		if (!rc)
+			rc = heap_push(s, (event_t){.at = o->finish_ms,
+						    .wid = wid,
+						    .run = o->preemptions,
+						    .kind = EV_FINISH});
+	}
+	*resumed = true;
+	return rc;
+}
+
+static int open_store(struct sim *s, const sim_run_options_t *opt, gpuq_diag_t *diag)
+{
+	store_opts_t so;
+
+	store_opts_init(&so);
+	store_opts_queue_types(&so);
+	so.types[T_PROGRESS] = "sim-progress";
+	so.types[T_WORKLOAD] = "sim-workload";
+	so.types[T_EVICTION] = "sim-eviction";
+	so.nosync = opt->no_sync;
+	s->dirty_wl = calloc(s->r->n_wl + 1, sizeof(*s->dirty_wl));
+	s->wl_marked = calloc(s->r->n_wl + 1, 1);
+	if (!s->dirty_wl || !s->wl_marked)
+		return GPUQ_ENOMEM;
+	return store_open(opt->state_dir, &so, &s->store, diag);
+}
+
+/* ---- the loop ---- */
+
+static int64_t next_time(const struct sim *s, int64_t qnext)
+{
+	int64_t next = INT64_MAX, iv = s->t->opt.cycle_interval_ms;
+
+	if (s->next_arrival < s->t->n_arrivals)
+		next = s->t->arrivals[s->next_arrival].at_ms;
+	if (s->n_heap && s->heap[0].at < next)
+		next = s->heap[0].at;
+	if (qnext < next)
+		next = qnext;
+	if (s->dirty) {
+		int64_t c = iv == 0 ? s->now : (s->now / iv + 1) * iv;
+		if (c < next)
+			next = c;
+	}
+	return next;
+}
+
+static int step(struct sim *s, gpuq_diag_t *diag)
+{
+	const sim_trace_t *t = s->t;
+	int64_t iv = t->opt.cycle_interval_ms, qnext, next;
+	queue_result_t res;
+	int rc = GPUQ_OK;
+
+	qnext = queue_next_event(s->q, s->now);
+	next = next_time(s, qnext);
+	if (next == INT64_MAX || next > SIM_TIME_MAX_MS ||
+	    (s->next_arrival == t->n_arrivals && s->n_pending == 0 && s->n_admitted == 0) ||
+	    s->idle > IDLE_STEPS_MAX) {
+		s->done = true;
+		return commit(s, diag);
+	}
+	if (next > s->now)
+		s->same_time = 0;
+	s->now = next;
+	if (next == qnext)
+		s->dirty = true;
+	while (s->n_heap && s->heap[0].at == s->now && !rc) {
+		event_t ev = heap_pop(s);
+		rc = on_event(s, &ev, diag);
+	}
+	while (!rc && s->next_arrival < t->n_arrivals &&
+	       t->arrivals[s->next_arrival].at_ms == s->now) {
+		rc = add_workload(s, (uint32_t)s->next_arrival++, diag);
+		s->dirty = true;
+	}
+	if (!rc)
+		CORE(s, queue_tick(s->q, s->now, &res));
+	if (!rc) {
+		if (res.n_evictions)
+			s->dirty = true;
+		rc = on_result(s, &res, diag);
+	}
+	if (!rc && s->dirty && (iv == 0 || s->now % iv == 0)) {
+		CORE(s, queue_cycle_run(s->q, s->now, &res));
+		if (rc)
+			return gpuq_diag_set(diag, rc, "queue_cycle_run at %" PRId64 " ms: %s",
+					     s->now, gpuq_strerror(rc));
+		s->r->cycles++;
+		s->dirty = res.n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
+		rc = on_result(s, &res, diag);
+	}
+	if (rc)
+		return rc;
+	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0)
+		s->idle++;
+	s->r->steps++;
+	return commit(s, diag);
+}
+
+static void init_outcomes(struct sim *s)
+{
+	const sim_trace_t *t = s->t;
+	uint16_t util = UINT16_MAX;
+
+	for (size_t i = 0; i < t->n_res; i++)
+		if (!strcmp(t->res_names[i], t->opt.util_resource))
+			util = (uint16_t)i;
+	for (size_t i = 0; i < t->n_shapes; i++) {
+		const sim_shape_t *sh = &t->shapes[i];
+		int64_t sum = 0;
+		for (size_t p = 0; p < sh->n_podsets; p++)
+			for (size_t r = 0; r < sh->podsets[p].n_req; r++)
+				if (sh->podsets[p].req[r].res == util)
+					sum += sh->podsets[p].req[r].amount * sh->podsets[p].count;
+		s->shape_amount[i] = sum;
+	}
+	for (size_t i = 0; i < s->r->n_wl; i++) {
+		sim_outcome_t *o = &s->r->wl[i];
+		const sim_arrival_t *a = &t->arrivals[i];
+		o->first_admit_ms = o->last_admit_ms = o->finish_ms = -1;
+		o->amount = s->shape_amount[a->shape];
+		o->cq = (uint32_t)policy_lq_at(t->policy, a->lq)->cq->index;
+		o->state = SIM_WL_FUTURE;
+	}
+}
+
+static void sim_free(struct sim *s)
+{
+	queue_destroy(s->q);
+	store_close(s->store);
+	free(s->heap);
+	free(s->shape_amount);
+	free(s->dirty_wl);
+	free(s->wl_marked);
+}
+
+int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t **out,
+	    gpuq_diag_t *diag)
+{
+	struct sim s;
+	bool resumed = false;
+	double t0 = cpu_now();
+	int rc;
+
+	*out = NULL;
+	memset(&s, 0, sizeof(s));
+	s.t = trace;
+	s.r = calloc(1, sizeof(*s.r));
+	if (!s.r)
+		return GPUQ_ENOMEM;
+	s.r->trace = trace;
+	s.r->n_wl = trace->n_arrivals;
+	s.r->wl = calloc(trace->n_arrivals + 1, sizeof(*s.r->wl));
+	s.shape_amount = calloc(trace->n_shapes + 1, sizeof(*s.shape_amount));
+	if (!s.r->wl || !s.shape_amount) {
+		rc = GPUQ_ENOMEM;
+		goto fail;
+	}
+	init_outcomes(&s);
+	rc = build_core(&s, diag);
+	if (!rc && opt && opt->state_dir) {
+		rc = open_store(&s, opt, diag);
+		if (!rc)
+			rc = restore(&s, &resumed, diag);
+	}
+	if (rc)
+		goto fail;
+	while (!s.done) {
+		rc = step(&s, diag);
+		if (rc)
+			goto fail;
+	}
+	s.r->end_ms = s.now;
+	s.r->core_cpu_s = s.core_cpu;
+	s.r->persist_cpu_s = s.persist_cpu;
+	s.r->core_bytes = queue_memory_bytes(s.q);
+	s.r->total_cpu_s = cpu_now() - t0;
+	{
+		struct rusage ru;
+		if (!getrusage(RUSAGE_SELF, &ru))
+			s.r->max_rss_kb = ru.ru_maxrss;
+	}
+	sim_free(&s);
+	*out = s.r;
+	return GPUQ_OK;
+fail:
+	sim_free(&s);
+	sim_report_destroy(s.r);
+	return rc;
+}
+
+void sim_report_destroy(sim_report_t *r)
+{
+	if (!r)
+		return;
+	free(r->wl);
+	free(r->preempt);
+	free(r);
+}

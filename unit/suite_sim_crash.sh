@@ -1,0 +1,119 @@
+#!/bin/sh
+# Crash test of `gpuq simulate --state-dir` (TAP). First a reference report
+# from an uninterrupted run without a state dir. Then rounds: each round
+# starts a fresh state dir and runs the same trace with --state-dir,
+# killing it with kill -9 after a random delay and restarting it, until a run
+# completes on its own. After every kill, `gpuq store check` must accept the
+# dir. The completed run's report, without the CPU line, must equal the
+# reference byte for byte, and some rounds must have resumed (their final
+# run reports resumedSteps > 0). Rounds go on until KILLS kills
+# (default 25) have landed; time-bounded by DEADLINE seconds (default 100).
+# Every step is committed durably (fsync), as the daemon does.
+# Env: GPUQ_BIN (binary under test), GPUQ_SEED (reproduce the delays),
+# KILLS, DEADLINE, SIM_TRACE (default examples/traces/gpu-cluster.yaml).
+set -u
+GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
+KILLS=${KILLS:-25}
+DEADLINE=${DEADLINE:-100}
+TRACE=${SIM_TRACE:-examples/traces/gpu-cluster.yaml}
+SEED=${GPUQ_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-suite-sim.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+echo "# seed $SEED (GPUQ_SEED=$SEED reproduces the kill delays), trace $TRACE"
+
+# The report without its CPU line (the only line that may differ).
+strip() { grep -v '"cpu"' "$1"; }
+
+if "$GPUQ_BIN" simulate "$TRACE" --quiet --out "$TMP/ref.json"; then
+	ok "reference run of $TRACE"
+else
+	notok "reference run of $TRACE failed"
+	echo "1..$n"
+	exit 1
+fi
+strip "$TMP/ref.json" >"$TMP/ref.txt"
+
+# Delays in ms, uniform in [5, 400): one per line, reproducible from the seed.
+awk -v seed="$SEED" 'BEGIN { srand(seed); for (i = 0; i < 2000; i++) printf "%d\n", 5 + int(rand() * 395) }' \
+	>"$TMP/delays"
+
+start=$(date +%s)
+kills=0
+round=0
+d=0
+resumed_rounds=0
+while [ "$kills" -lt "$KILLS" ] && [ $(($(date +%s) - start)) -lt "$DEADLINE" ]; do
+	round=$((round + 1))
+	dir="$TMP/state$round"
+	round_kills=0
+	check_fail=0
+	while :; do
+		d=$((d + 1))
+		delay=$(sed -n "${d}p" "$TMP/delays")
+		[ -n "$delay" ] || delay=50
+		rm -f "$TMP/out.json"
+		"$GPUQ_BIN" simulate "$TRACE" --quiet --state-dir "$dir" --out "$TMP/out.json" \
+			2>"$TMP/err" &
+		pid=$!
+		sleep "$(awk -v ms="$delay" 'BEGIN { printf "%.3f", ms / 1000 }')"
+		if kill -9 "$pid" 2>/dev/null; then
+			wait "$pid" 2>/dev/null
+			kills=$((kills + 1))
+			round_kills=$((round_kills + 1))
+			if ! "$GPUQ_BIN" store check "$dir" >"$TMP/check" 2>&1; then
+				check_fail=$((check_fail + 1))
+				sed 's/^/# /' "$TMP/check" | head -5
+			fi
+			if [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
+				break
+			fi
+			continue
+		fi
+		wait "$pid"
+		rc=$?
+		break
+	done
+	if [ $(($(date +%s) - start)) -ge "$DEADLINE" ] && [ ! -s "$TMP/out.json" ]; then
+		notok "round $round: out of time after $round_kills kills"
+		break
+	fi
+	if [ "$check_fail" -eq 0 ]; then
+		ok "round $round: store check passed after each of $round_kills kills"
+	else
+		notok "round $round: store check failed after $check_fail of $round_kills kills"
+	fi
+	if [ "$rc" -ne 0 ]; then
+		notok "round $round: the completing run exited $rc: $(head -c 300 "$TMP/err")"
+		continue
+	fi
+	if strip "$TMP/out.json" | cmp -s - "$TMP/ref.txt"; then
+		ok "round $round: report after $round_kills kills equals the reference"
+	else
+		notok "round $round: report after $round_kills kills differs from the reference"
+		strip "$TMP/out.json" | diff "$TMP/ref.txt" - | head -10 | sed 's/^/# /'
+	fi
+	resumed=$(grep '"cpu"' "$TMP/out.json" | sed 's/.*"resumedSteps": \([0-9]*\).*/\1/')
+	echo "# round $round: $round_kills kills, final run resumed at step ${resumed:-0}"
+	if [ "${resumed:-0}" -gt 0 ]; then
+		resumed_rounds=$((resumed_rounds + 1))
+	fi
+done
+# A kill before the first commit leaves nothing to resume, so not every round
+# resumes; but with this many kills some must have.
+if [ "$resumed_rounds" -gt 0 ]; then
+	ok "$resumed_rounds of $round rounds finished by resuming from a committed step"
+else
+	notok "no round resumed from a committed step"
+fi
+if [ "$kills" -ge "$KILLS" ]; then
+	ok "$kills kills in $round rounds within $(($(date +%s) - start)) s"
+else
+	notok "only $kills of $KILLS kills within ${DEADLINE} s"
+fi
+echo "1..$n"
+[ "$failed" -eq 0 ]

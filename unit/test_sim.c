@@ -1,0 +1,649 @@
+/* Unit tests for sim: trace parsing (good and bad), generators, object sets,
+ * percentiles, Jain's index, small scenarios with hand-computed outcomes,
+ * determinism, and resuming from a state dir. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "sim/sim.h"
+
+/* One flavor, one ClusterQueue of 4 GPUs, one LocalQueue team-a/lq. */
+#define POLICY                                                                                     \
+	"apiVersion: gpuq.dev/v1beta1\n"                                                           \
+	"kind: ResourceFlavor\n"                                                                   \
+	"metadata: {name: default}\n"                                                              \
+	"---\n"                                                                                    \
+	"apiVersion: scheduling.k8s.io/v1\n"                                                       \
+	"kind: PriorityClass\n"                                                                    \
+	"metadata: {name: high}\n"                                                                 \
+	"value: 1000\n"                                                                            \
+	"---\n"                                                                                    \
+	"apiVersion: gpuq.dev/v1beta1\n"                                                           \
+	"kind: ClusterQueue\n"                                                                     \
+	"metadata: {name: cq-a}\n"                                                                 \
+	"spec:\n"                                                                                  \
+	"  namespaceSelector: {}\n"                                                                \
+	"  preemption: {withinClusterQueue: LowerPriority}\n"                                      \
+	"  resourceGroups:\n"                                                                      \
+	"  - coveredResources: [nvidia.com/gpu]\n"                                                 \
+	"    flavors:\n"                                                                           \
+	"    - name: default\n"                                                                    \
+	"      resources:\n"                                                                       \
+	"      - {name: nvidia.com/gpu, nominalQuota: 4}\n"                                        \
+	"---\n"                                                                                    \
+	"apiVersion: gpuq.dev/v1beta1\n"                                                           \
+	"kind: LocalQueue\n"                                                                       \
+	"metadata: {namespace: team-a, name: lq}\n"                                                \
+	"spec: {clusterQueue: cq-a}\n"                                                             \
+	"---\n"                                                                                    \
+	"apiVersion: gpuq.dev/v1beta1\n"                                                           \
+	"kind: LocalQueue\n"                                                                       \
+	"metadata: {namespace: team-b, name: lq}\n"                                                \
+	"spec: {clusterQueue: cq-a}\n"                                                             \
+	"---\n"                                                                                    \
+	"apiVersion: gpuq.dev/v1beta1\n"                                                           \
+	"kind: Trace\n"                                                                            \
+	"metadata: {name: t}\n"
+
+/* Three workloads on a 4-GPU queue: a takes all 4 for 10 s; b (2 x 1) and c
+ * (2) wait for it and are admitted together at 10 s. */
+static const char tiny[] =
+    POLICY "spec:\n"
+	   "  arrivals:\n"
+	   "  - {at: 0, name: a, localQueue: team-a/lq, runtime: 10s, class: big,"
+	   "     podSets: [{count: 1, requests: {nvidia.com/gpu: 4}}]}\n"
+	   "  - {at: 1s, name: b, localQueue: team-a/lq, runtime: 5s, class: small,"
+	   "     podSets: [{count: 2, requests: {nvidia.com/gpu: 1}}]}\n"
+	   "  - {at: \"2000ms\", name: c, localQueue: team-b/lq, runtime: 1s, class: small,"
+	   "     podSets: [{count: 1, requests: {nvidia.com/gpu: \"2\"}}]}\n";
+
+static sim_trace_t *parse_ok(const char *text)
+{
+	sim_trace_t *t = NULL;
+	gpuq_diag_t d = {{0}};
+	int rc = sim_trace_parse("t.yaml", text, strlen(text), &t, &d);
+
+	if (rc)
+		fail_msg("parse failed: %s (%s)", d.msg, gpuq_strerror(rc));
+	return t;
+}
+
+static void parse_bad(const char *text, int want_rc, const char *want_msg)
+{
+	sim_trace_t *t = NULL;
+	gpuq_diag_t d = {{0}};
+	int rc = sim_trace_parse("t.yaml", text, strlen(text), &t, &d);
+
+	assert_null(t);
+	assert_string_equal(d.msg, want_msg);
+	assert_int_equal(rc, want_rc);
+}
+
+static void parse_bad_prefix(const char *text, int want_rc, const char *want_prefix)
+{
+	sim_trace_t *t = NULL;
+	gpuq_diag_t d = {{0}};
+	int rc = sim_trace_parse("t.yaml", text, strlen(text), &t, &d);
+
+	assert_null(t);
+	if (strncmp(d.msg, want_prefix, strlen(want_prefix)))
+		fail_msg("got \"%s\", want a message starting \"%s\"", d.msg, want_prefix);
+	assert_int_equal(rc, want_rc);
+}
+
+static sim_report_t *run_ok(const sim_trace_t *t, const char *state_dir)
+{
+	sim_run_options_t opt = {.state_dir = state_dir, .no_sync = true};
+	sim_report_t *r = NULL;
+	gpuq_diag_t d = {{0}};
+	int rc = sim_run(t, &opt, &r, &d);
+
+	if (rc)
+		fail_msg("run failed: %s (%s)", d.msg, gpuq_strerror(rc));
+	return r;
+}
+
+/* The report as a string without its CPU line. */
+static char *report_text(const sim_report_t *r)
+{
+	char *buf = NULL, *line, *out;
+	size_t len = 0, o = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(sim_report_write_json(r, f), GPUQ_OK);
+	fclose(f);
+	out = calloc(len + 1, 1);
+	assert_non_null(out);
+	for (line = buf; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line + 1) : strlen(line);
+		if (!memmem(line, n, "\"cpu\"", 5)) {
+			memcpy(out + o, line, n);
+			o += n;
+		}
+		line += n;
+	}
+	free(buf);
+	return out;
+}
+
+static size_t find_wl(const sim_trace_t *t, const char *name)
+{
+	char buf[300];
+
+	for (size_t i = 0; i < t->n_arrivals; i++) {
+		sim_trace_workload_name(t, i, buf, sizeof(buf));
+		if (!strcmp(buf, name))
+			return i;
+	}
+	fail_msg("no workload %s", name);
+	return 0;
+}
+
+/* ---- parsing ---- */
+
+static void duration_forms(void **state)
+{
+	int64_t ms = -1;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(sim_duration_parse("250", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 250);
+	assert_int_equal(sim_duration_parse("250ms", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 250);
+	assert_int_equal(sim_duration_parse("1.5s", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(sim_duration_parse("2m", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 120000);
+	assert_int_equal(sim_duration_parse("1h", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 3600000);
+	assert_int_equal(sim_duration_parse(".5s", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 500);
+	assert_int_equal(sim_duration_parse("1.0005s", &ms, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "duration \"1.0005s\" is finer than 1ms");
+	assert_int_equal(sim_duration_parse("1x", &ms, &d), GPUQ_EINVAL);
+	assert_int_equal(sim_duration_parse("", &ms, &d), GPUQ_EINVAL);
+	assert_int_equal(sim_duration_parse("-1s", &ms, &d), GPUQ_EINVAL);
+	assert_int_equal(sim_duration_parse("100000h", &ms, &d), GPUQ_ERANGE);
+	assert_string_equal(d.msg, "duration \"100000h\" is over 10 years");
+}
+
+static void parse_tiny(void **state)
+{
+	sim_trace_t *t = parse_ok(tiny);
+	char name[64];
+
+	(void)state;
+	assert_string_equal(t->trace_name, "t");
+	assert_int_equal(t->n_arrivals, 3);
+	assert_int_equal(t->n_lqs, 2);
+	assert_int_equal(t->n_cqs, 1);
+	assert_int_equal(t->arrivals[0].at_ms, 0);
+	assert_int_equal(t->arrivals[1].at_ms, 1000);
+	assert_int_equal(t->arrivals[2].at_ms, 2000);
+	assert_int_equal(t->arrivals[2].lq, 1);
+	assert_int_equal(t->arrivals[0].runtime_ms, 10000);
+	assert_int_equal(sim_trace_workload_name(t, 1, name, sizeof(name)), GPUQ_OK);
+	assert_string_equal(name, "b");
+	assert_int_equal(t->shapes[t->arrivals[1].shape].podsets[0].count, 2);
+	assert_int_equal(t->shapes[t->arrivals[1].shape].podsets[0].req[0].amount, 1);
+	assert_string_equal(t->classes[t->arrivals[1].class_id], "small");
+	/* defaults */
+	assert_int_equal(t->opt.cycle_interval_ms, 0);
+	assert_int_equal(t->opt.gang_ready_timeout_ms, 30 * 60 * 1000);
+	assert_string_equal(t->opt.util_resource, "nvidia.com/gpu");
+	assert_int_equal(sim_trace_workload_name(t, 1, name, 1), GPUQ_ELIMIT);
+	sim_trace_destroy(t);
+}
+
+static void parse_generators(void **state)
+{
+	static const char text[] = POLICY
+	    "spec:\n"
+	    "  options: {cycleInterval: 100ms, sampleInterval: 2s}\n"
+	    "  generators:\n"
+	    "  - name: small\n"
+	    "    localQueuePattern: \"*/lq\"\n"
+	    "    every: 100ms\n"
+	    "    count: 3\n"
+	    "    runtime: 200ms\n"
+	    "    priorityClass: high\n"
+	    "    template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}\n"
+	    "  - name: late\n"
+	    "    localQueues: [team-b/lq]\n"
+	    "    start: 0\n"
+	    "    every: 1s\n"
+	    "    count: 2\n"
+	    "    runtime: 1s\n"
+	    "    priority: 7\n"
+	    "    template: {gang: true, readyDelay: 3s,"
+	    "               podSets: [{name: w, count: 2, requests: {nvidia.com/gpu: 1}}]}\n";
+	sim_trace_t *t = parse_ok(text);
+	char name[64];
+
+	(void)state;
+	/* 3 per LQ x 2 LQs + 2 */
+	assert_int_equal(t->n_arrivals, 8);
+	assert_int_equal(t->opt.cycle_interval_ms, 100);
+	assert_int_equal(t->opt.sample_interval_ms, 2000);
+	/* sorted by time: late-lq-0 at 0, then small at 100 (team-a before team-b) */
+	sim_trace_workload_name(t, 0, name, sizeof(name));
+	assert_string_equal(name, "late-lq-0");
+	assert_int_equal(t->arrivals[0].priority, 7);
+	assert_true(t->shapes[t->arrivals[0].shape].gang);
+	assert_int_equal(t->shapes[t->arrivals[0].shape].ready_delay_ms, 3000);
+	assert_int_equal(t->arrivals[1].at_ms, 100);
+	assert_int_equal(t->arrivals[1].lq, 0);
+	assert_int_equal(t->arrivals[2].at_ms, 100);
+	assert_int_equal(t->arrivals[2].lq, 1);
+	assert_int_equal(t->arrivals[1].priority, 1000);
+	assert_int_equal(t->arrivals[5].at_ms, 300);
+	assert_int_equal(t->arrivals[7].at_ms, 1000);
+	sim_trace_workload_name(t, 7, name, sizeof(name));
+	assert_string_equal(name, "late-lq-1");
+	assert_int_equal(t->n_gens, 2);
+	assert_int_equal(t->gens[0].n_lqs, 2);
+	sim_trace_destroy(t);
+}
+
+static void parse_object_sets(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\n"
+	    "kind: ResourceFlavor\n"
+	    "metadata: {name: rf}\n"
+	    "---\n"
+	    "apiVersion: gpuq.dev/v1beta1\n"
+	    "kind: Trace\n"
+	    "metadata: {name: sets}\n"
+	    "spec:\n"
+	    "  objectSets:\n"
+	    "  - count: 2\n"
+	    "    index: c\n"
+	    "    objectSets:\n"
+	    "    - count: 3\n"
+	    "      index: q\n"
+	    "      start: 1\n"
+	    "      objects:\n"
+	    "      - apiVersion: gpuq.dev/v1beta1\n"
+	    "        kind: ClusterQueue\n"
+	    "        metadata: {name: \"cq-{c}-{q}\"}\n"
+	    "        spec:\n"
+	    "          cohortName: \"co-{c}\"\n"
+	    "          namespaceSelector: {}\n"
+	    "          resourceGroups:\n"
+	    "          - coveredResources: [nvidia.com/gpu]\n"
+	    "            flavors: [{name: rf, resources: [{name: nvidia.com/gpu,"
+	    " nominalQuota: 20, borrowingLimit: 100}]}]\n"
+	    "      - apiVersion: gpuq.dev/v1beta1\n"
+	    "        kind: LocalQueue\n"
+	    "        metadata: {namespace: \"ns-{c}-{q}\", name: lq}\n"
+	    "        spec: {clusterQueue: \"cq-{c}-{q}\"}\n"
+	    "  generators:\n"
+	    "  - {name: g, localQueuePattern: \"ns-1-*/lq\", count: 1, runtime: 1s,"
+	    "     template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}}\n";
+	sim_trace_t *t = parse_ok(text);
+	const policy_cq_t *cq;
+
+	(void)state;
+	assert_int_equal(t->n_cqs, 6);
+	assert_int_equal(t->n_lqs, 6);
+	cq = policy_cq_find(t->policy, "cq-1-3");
+	assert_non_null(cq);
+	assert_string_equal(cq->cohort_name, "co-1");
+	assert_null(policy_cq_find(t->policy, "cq-1-0"));
+	assert_non_null(policy_lq_find(t->policy, "ns-0-2", "lq"));
+	/* the pattern picks the three LQs of cohort 1; count 1 without every */
+	assert_int_equal(t->n_arrivals, 3);
+	assert_int_equal(t->arrivals[0].at_ms, 0);
+	sim_trace_destroy(t);
+}
+
+static void parse_errors(void **state)
+{
+	(void)state;
+	parse_bad(POLICY "spec:\n  arrivals:\n  - {at: 1x, name: a, localQueue: team-a/lq,"
+			 " runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+		  GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec.arrivals[0].at: bad duration \"1x\" "
+		  "(want e.g. 250, \"250ms\", \"1.5s\", \"2m\", \"1h\")");
+	parse_bad(POLICY "spec:\n  arrivals:\n  - {at: 0, name: a, localQueue: team-c/lq,"
+			 " runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+		  GPUQ_ENOTFOUND,
+		  "t.yaml: document 6: Trace \"t\": spec.arrivals[0].localQueue: no LocalQueue "
+		  "\"team-c/lq\"");
+	parse_bad(POLICY "spec:\n  arrivals:\n  - {at: 0, name: a, localQueue: lq,"
+			 " runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+		  GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec.arrivals[0].localQueue: \"lq\" is not "
+		  "\"namespace/name\"");
+	parse_bad(POLICY "spec:\n  arrivals:\n  - {at: 0, name: a, localQueue: team-a/lq,"
+			 " runtime: 1s, colour: red, podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+		  GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec.arrivals[0].colour: unknown field");
+	parse_bad_prefix(POLICY "spec:\n  arrivals:\n  - {at: 0, name: a, localQueue: team-a/lq,"
+				" runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1Gb}}]}\n",
+			 GPUQ_EINVAL,
+			 "t.yaml: document 6: Trace \"t\": spec.arrivals[0].podSets[0].requests."
+			 "nvidia.com/gpu: invalid quantity \"1Gb\"");
+	parse_bad(
+	    POLICY "spec:\n  arrivals:\n  - {at: 0, name: a, localQueue: team-a/lq,"
+		   " runtime: 0, podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+	    GPUQ_EINVAL,
+	    "t.yaml: document 6: Trace \"t\": spec.arrivals[0].runtime: must be at least 1ms");
+	parse_bad(POLICY "spec:\n  arrivals:\n  - {at: 0, name: a, localQueue: team-a/lq,"
+			 " runtime: 1s, priorityClass: urgent,"
+			 " podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+		  GPUQ_ENOTFOUND,
+		  "t.yaml: document 6: Trace \"t\": spec.arrivals[0].priorityClass: no "
+		  "PriorityClass \"urgent\"");
+	parse_bad(POLICY "spec:\n  arrivals:\n"
+			 "  - {at: 0, name: a, localQueue: team-a/lq, runtime: 1s,"
+			 " podSets: [{requests: {nvidia.com/gpu: 1}}]}\n"
+			 "  - {at: 5, name: a, localQueue: team-a/lq, runtime: 1s,"
+			 " podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+		  GPUQ_EEXIST,
+		  "t.yaml: document 6: Trace \"t\": spec.arrivals: two workloads named "
+		  "\"team-a/a\"");
+	parse_bad(POLICY "spec:\n  generators:\n  - {name: g, localQueuePattern: \"x/*\","
+			 " count: 2, every: 1s, runtime: 1s,"
+			 " template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}}\n",
+		  GPUQ_ENOTFOUND,
+		  "t.yaml: document 6: Trace \"t\": spec.generators[0].localQueuePattern: \"x/*\" "
+		  "matches no LocalQueue");
+	parse_bad(POLICY "spec:\n  generators:\n  - {name: g, localQueuePattern: \"*/*\","
+			 " count: 600000, every: 1s, runtime: 1s,"
+			 " template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}}\n",
+		  GPUQ_ELIMIT,
+		  "t.yaml: document 6: Trace \"t\": spec.generators[0]: the trace would hold more "
+		  "than 1000000 workloads");
+	parse_bad(POLICY "spec:\n  generators:\n  - {name: g, localQueues: [team-a/lq],"
+			 " count: 2, runtime: 1s,"
+			 " template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}}\n",
+		  GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec.generators[0].every: required");
+	parse_bad(POLICY "spec: {}\n", GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec: no workloads (give arrivals or "
+		  "generators)");
+	parse_bad(POLICY "spec:\n  options: {sampleInterval: 0}\n", GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec.options.sampleInterval: must be at least "
+		  "1ms");
+	parse_bad(POLICY "spec: {}\n---\napiVersion: gpuq.dev/v1beta1\nkind: Trace\n", GPUQ_EINVAL,
+		  "t.yaml: document 7: Trace: a second Trace document (the first is document 6)");
+	parse_bad("apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: x}\n",
+		  GPUQ_EINVAL,
+		  "t.yaml: no Trace document (apiVersion: gpuq.dev/v1beta1, kind: Trace)");
+}
+
+/* The object-set error names the copy; the policy module words the rest. */
+static void parse_error_in_object_set(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: s}\nspec:\n"
+	    "  objectSets:\n  - count: 2\n    objects:\n"
+	    "    - {apiVersion: gpuq.dev/v1beta1, kind: ResourceFlavor,"
+	    " metadata: {name: same}}\n";
+	sim_trace_t *t = NULL;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(sim_trace_parse("t.yaml", text, strlen(text), &t, &d), GPUQ_EEXIST);
+	assert_null(t);
+	assert_non_null(strstr(d.msg, "t.yaml: document 1: Trace \"s\": "
+				      "spec.objectSets[0].objects[0] (i=1): "));
+	assert_non_null(strstr(d.msg, "same"));
+}
+
+/* ---- statistics ---- */
+
+static void percentiles(void **state)
+{
+	const int64_t v[] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100};
+
+	(void)state;
+	assert_int_equal(sim_stats_percentile(v, 0, 50), 0);
+	assert_int_equal(sim_stats_percentile(v, 10, 50), 50);
+	assert_int_equal(sim_stats_percentile(v, 10, 99), 100);
+	assert_int_equal(sim_stats_percentile(v, 10, 90), 90);
+	assert_int_equal(sim_stats_percentile(v, 10, 91), 100);
+	assert_int_equal(sim_stats_percentile(v, 10, 100), 100);
+	assert_int_equal(sim_stats_percentile(v, 1, 50), 10);
+	assert_int_equal(sim_stats_percentile(v, 3, 50), 20);
+}
+
+static void jain(void **state)
+{
+	const double eq[] = {5, 5, 5, 5}, one[] = {8, 0, 0, 0}, half[] = {1, 1, 0, 0};
+	const double x[] = {2, 1}, w[] = {2, 1};
+
+	(void)state;
+	assert_float_equal(sim_stats_jain(eq, NULL, 4), 1.0, 1e-12);
+	assert_float_equal(sim_stats_jain(one, NULL, 4), 0.25, 1e-12);
+	assert_float_equal(sim_stats_jain(half, NULL, 4), 0.5, 1e-12);
+	assert_float_equal(sim_stats_jain(NULL, NULL, 0), 1.0, 1e-12);
+	/* usage 2 with weight 2 and 1 with weight 1: perfectly fair */
+	assert_float_equal(sim_stats_jain(x, w, 2), 1.0, 1e-12);
+	/* (3)^2 / (2 * (1 + 4)) = 0.9 without weights */
+	assert_float_equal(sim_stats_jain(x, NULL, 2), 0.9, 1e-12);
+}
+
+/* ---- scenarios (hand-computed) ---- */
+
+static void scenario_tiny(void **state)
+{
+	sim_trace_t *t = parse_ok(tiny);
+	sim_report_t *r = run_ok(t, NULL);
+	char *json;
+
+	(void)state;
+	assert_int_equal(r->n_wl, 3);
+	/* a: admitted at once, 10 s */
+	assert_int_equal(r->wl[0].first_admit_ms, 0);
+	assert_int_equal(r->wl[0].finish_ms, 10000);
+	/* b and c wait for a's 4 GPUs, then fit together (2 + 2) */
+	assert_int_equal(r->wl[1].first_admit_ms, 10000);
+	assert_int_equal(r->wl[1].finish_ms, 15000);
+	assert_int_equal(r->wl[2].first_admit_ms, 10000);
+	assert_int_equal(r->wl[2].finish_ms, 11000);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(r->wl[i].state, SIM_WL_FINISHED);
+	assert_int_equal(r->n_preempt, 0);
+	json = report_text(r);
+	assert_non_null(strstr(json, "\"makespanMs\": 15000,"));
+	/* waits 0, 9000, 8000: mean 5666.7, p50 8000, p99 9000 */
+	assert_non_null(strstr(json, "\"all\": {\"workloads\": 3, \"admitted\": 3, \"meanMs\": "
+				     "5666.7, \"p50Ms\": 8000, \"p99Ms\": 9000, \"maxMs\": 9000}"));
+	assert_non_null(strstr(json, "\"small\": {\"workloads\": 2, \"admitted\": 2, \"meanMs\": "
+				     "8500.0, \"p50Ms\": 8000, \"p99Ms\": 9000, \"maxMs\": 9000}"));
+	assert_non_null(strstr(json, "\"team-b/lq\": {\"workloads\": 1, \"admitted\": 1, "
+				     "\"meanMs\": 8000.0"));
+	/* 4 GPUs for 11 s then 2 for 4 s: 52,000 of 60,000 GPU-ms */
+	assert_non_null(strstr(json, "\"capacity\": 4, \"average\": 0.8667, "
+				     "\"sampleIntervalMs\": 1000"));
+	assert_non_null(strstr(json, "\"samples\": [4,4,4,4,4,4,4,4,4,4,4,2,2,2,2,0]"));
+	/* tenant usage 40,000 + 10,000 vs 2,000: 52^2 / (2 * (50^2 + 2^2)) = 0.5399 */
+	assert_non_null(strstr(json, "\"tenants\": {\"n\": 2, \"jain\": 0.5399}"));
+	assert_non_null(strstr(json, "{\"name\": \"team-a/b\", \"localQueue\": \"team-a/lq\", "
+				     "\"clusterQueue\": \"cq-a\", \"class\": \"small\", "
+				     "\"priority\": 0, \"arrivalMs\": 1000, \"admittedMs\": 10000, "
+				     "\"finishedMs\": 15000, \"waitMs\": 9000, \"preemptions\": 0, "
+				     "\"state\": \"Finished\"}"));
+	free(json);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+}
+
+static void scenario_preemption(void **state)
+{
+	static const char text[] =
+	    POLICY "spec:\n  arrivals:\n"
+		   "  - {at: 0, name: low, localQueue: team-a/lq, runtime: 10s,"
+		   "     podSets: [{requests: {nvidia.com/gpu: 4}}]}\n"
+		   "  - {at: 1s, name: urgent, localQueue: team-a/lq, runtime: 5s,"
+		   "     priorityClass: high, podSets: [{requests: {nvidia.com/gpu: 4}}]}\n";
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *r = run_ok(t, NULL);
+	char *json;
+
+	(void)state;
+	/* urgent evicts low at 1 s and is admitted in the next cycle at the same instant */
+	assert_int_equal(r->n_preempt, 1);
+	assert_int_equal(r->preempt[0].at_ms, 1000);
+	assert_int_equal(r->preempt[0].victim, 0);
+	assert_int_equal(r->preempt[0].by, 1);
+	assert_string_equal(r->preempt[0].reason, "InClusterQueue");
+	assert_int_equal(r->wl[1].first_admit_ms, 1000);
+	assert_int_equal(r->wl[1].finish_ms, 6000);
+	/* low restarts from scratch when urgent is done */
+	assert_int_equal(r->wl[0].first_admit_ms, 0);
+	assert_int_equal(r->wl[0].last_admit_ms, 6000);
+	assert_int_equal(r->wl[0].finish_ms, 16000);
+	assert_int_equal(r->wl[0].run_ms, 1000);
+	assert_int_equal(r->wl[0].preemptions, 1);
+	json = report_text(r);
+	assert_non_null(strstr(json, "\"preemptions\": {\"total\": 1, \"byReason\": "
+				     "{\"InClusterQueue\": 1},"));
+	assert_non_null(strstr(json, "{\"atMs\": 1000, \"victim\": \"team-a/low\", \"by\": "
+				     "\"team-a/urgent\", \"reason\": \"InClusterQueue\", "
+				     "\"ranMs\": 1000}"));
+	/* busy all the time: 1 + 5 + 10 s of 4 GPUs over a 16 s makespan */
+	assert_non_null(strstr(json, "\"average\": 1.0000"));
+	free(json);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+}
+
+static void scenario_gangs_and_nofit(void **state)
+{
+	static const char text[] =
+	    POLICY "spec:\n  options: {gangReadyDelay: 500ms, gangReadyTimeout: 1s}\n"
+		   "  arrivals:\n"
+		   "  - {at: 0, name: ready, localQueue: team-a/lq, runtime: 2s, gang: true,"
+		   "     podSets: [{count: 2, requests: {nvidia.com/gpu: 1}}]}\n"
+		   "  - {at: 0, name: slow, localQueue: team-b/lq, runtime: 2s, gang: true,"
+		   "     readyDelay: 5s, podSets: [{count: 2, requests: {nvidia.com/gpu: 1}}]}\n"
+		   "  - {at: 0, name: huge, localQueue: team-b/lq, runtime: 2s,"
+		   "     podSets: [{count: 1, requests: {nvidia.com/gpu: 8}}]}\n";
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *r = run_ok(t, NULL);
+	size_t ready = find_wl(t, "ready"), slow = find_wl(t, "slow"), huge = find_wl(t, "huge");
+
+	(void)state;
+	/* Ready after 500 ms, then runs 2 s */
+	assert_int_equal(r->wl[ready].state, SIM_WL_FINISHED);
+	assert_int_equal(r->wl[ready].finish_ms, 2500);
+	assert_int_equal(r->wl[ready].preemptions, 0);
+	/* never Ready within 1 s: evicted, backed off, given up after 5 timeouts */
+	assert_int_equal(r->wl[slow].state, SIM_WL_DROPPED);
+	assert_int_equal(r->wl[slow].timeouts, SIM_READY_TIMEOUTS_MAX);
+	assert_int_equal(r->n_preempt, SIM_READY_TIMEOUTS_MAX);
+	assert_string_equal(r->preempt[0].reason, "PodsReadyTimeout");
+	assert_int_equal(r->preempt[0].at_ms, 1000);
+	/* 8 GPUs never fit a 4-GPU queue */
+	assert_int_equal(r->wl[huge].state, SIM_WL_INADMISSIBLE);
+	assert_int_equal(r->wl[huge].first_admit_ms, -1);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+}
+
+static const char busy[] = POLICY
+    "spec:\n"
+    "  options: {cycleInterval: 50ms}\n"
+    "  arrivals:\n"
+    "  - {at: 150ms, name: vip, localQueue: team-b/lq, runtime: 700ms, priorityClass: high,"
+    "     podSets: [{count: 3, requests: {nvidia.com/gpu: 1}}]}\n"
+    "  generators:\n"
+    "  - {name: s, localQueuePattern: \"*/lq\", every: 30ms, count: 40, runtime: 170ms,"
+    "     class: small, template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}}\n"
+    "  - {name: m, localQueues: [team-a/lq], every: 110ms, count: 9, runtime: 260ms,"
+    "     class: medium, template: {podSets: [{count: 2, requests: {nvidia.com/gpu: 1}}]}}\n";
+
+static void determinism(void **state)
+{
+	sim_trace_t *t1 = parse_ok(busy), *t2 = parse_ok(busy);
+	sim_report_t *r1 = run_ok(t1, NULL), *r2 = run_ok(t2, NULL);
+	char *j1 = report_text(r1), *j2 = report_text(r2);
+
+	(void)state;
+	assert_int_equal(r1->n_wl, 90);
+	assert_true(r1->n_preempt > 0);
+	assert_string_equal(j1, j2);
+	for (size_t i = 0; i < r1->n_wl; i++) {
+		assert_int_equal(r1->wl[i].state, SIM_WL_FINISHED);
+		/* cycles only every 50 ms */
+		assert_int_equal(r1->wl[i].last_admit_ms % 50, 0);
+	}
+	free(j1);
+	free(j2);
+	sim_report_destroy(r1);
+	sim_report_destroy(r2);
+	sim_trace_destroy(t1);
+	sim_trace_destroy(t2);
+}
+
+/* A run with a state dir gives the same report as one without, and a rerun on
+ * a finished state dir restores it instead of running again. */
+static void state_dir_resume(void **state)
+{
+	char dir[] = "/tmp/gpuq-test-sim-XXXXXX";
+	sim_trace_t *t = parse_ok(busy), *other = parse_ok(tiny);
+	sim_report_t *plain, *stored, *again;
+	sim_run_options_t opt = {.state_dir = dir, .no_sync = true};
+	gpuq_diag_t d = {{0}};
+	char *j0, *j1, *j2, cmd[128];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	plain = run_ok(t, NULL);
+	stored = run_ok(t, dir);
+	again = run_ok(t, dir);
+	j0 = report_text(plain);
+	j1 = report_text(stored);
+	j2 = report_text(again);
+	assert_string_equal(j0, j1);
+	assert_string_equal(j0, j2);
+	assert_int_equal(stored->resumed_steps, 0);
+	assert_int_equal(again->resumed_steps, stored->steps);
+	/* a different trace refuses the dir */
+	assert_int_equal(sim_run(other, &opt, &again, &d), GPUQ_ECORRUPT);
+	assert_string_equal(d.msg, "the state dir holds a run of a different trace");
+	free(j0);
+	free(j1);
+	free(j2);
+	sim_report_destroy(plain);
+	sim_report_destroy(stored);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	sim_trace_destroy(t);
+	sim_trace_destroy(other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(duration_forms),
+	    cmocka_unit_test(parse_tiny),
+	    cmocka_unit_test(parse_generators),
+	    cmocka_unit_test(parse_object_sets),
+	    cmocka_unit_test(parse_errors),
+	    cmocka_unit_test(parse_error_in_object_set),
+	    cmocka_unit_test(percentiles),
+	    cmocka_unit_test(jain),
+	    cmocka_unit_test(scenario_tiny),
+	    cmocka_unit_test(scenario_preemption),
+	    cmocka_unit_test(scenario_gangs_and_nofit),
+	    cmocka_unit_test(determinism),
+	    cmocka_unit_test(state_dir_resume),
+	};
+	if (getenv("SIM_TEST_FILTER")) /* e.g. "parse*" while debugging */
+		cmocka_set_test_filter(getenv("SIM_TEST_FILTER"));
+	return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+}
