@@ -429,7 +429,7 @@ int64_t queue_next_event(const queue_t *q, int64_t now);
  * truncated to cap), e.g. "position 3 of 12 in team-a/gpu: needs 8
  * nvidia.com/gpu on flavor h100-80gb, 4 free; cohort borrowing limit
  * reached". Admitted and finished workloads say so and name their flavors.
- * GPUQ_ENOTFOUND, GPUQ_ELIMIT (truncated). Costs O(pending in its CQ). */
+ * GPUQ_ENOTFOUND, GPUQ_ELIMIT (truncated). Costs O(live workloads). */
 int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap);
 
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
@@ -586,7 +586,9 @@ typedef struct {
 
 /* Next record changed since the last queue_dirty_clear: GPUQ_OK with *type
  * and key[0..*key_len) (borrowed: valid until queue_dirty_clear or the next
- * mutating call), or GPUQ_ENOTFOUND when done. Each record appears once. */
+ * mutating call), or GPUQ_ENOTFOUND when done. Each record appears once.
+ * GPUQ_ENOMEM on the first call: a change could not be recorded (allocation
+ * failure); call queue_dirty_all and iterate again. */
 int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t *type,
 		     const uint8_t **key, size_t *key_len);
 

@@ -1,0 +1,1390 @@
+/* Unit tests for queue: one table or scenario per Kueue rule the core keeps
+ * (flavors, borrowing and lending, queueing strategies, order, preemption,
+ * fair sharing, tenant decay, gangs, Ready timeouts, explanations, records). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue.h"
+
+/* ---- builders ---- */
+
+typedef struct {
+	const char *name; /* flavor */
+	int64_t nominal;  /* gpu nominal */
+	int64_t blimit;	  /* borrowing limit or QUEUE_UNLIMITED */
+	int64_t llimit;	  /* lending limit or QUEUE_UNLIMITED */
+} fq_t;
+
+typedef struct {
+	const char *cohort; /* cohort or NULL */
+	queue_strategy_t strategy;
+	queue_within_t within;
+	queue_reclaim_t reclaim;
+	queue_borrow_t borrow;
+	int64_t weight;
+	fq_t flavors[4]; /* up to 4 flavors, ends at name NULL */
+} cqdef_t;
+
+static queue_t *mkq(bool fair)
+{
+	queue_config_t cfg;
+	queue_t *q = NULL;
+
+	queue_config_default(&cfg);
+	cfg.fair_sharing = fair;
+	assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+	return q;
+}
+
+static void add_flavor(queue_t *q, const char *name)
+{
+	queue_flavor_spec_t f = {.name = name};
+
+	assert_int_equal(queue_flavor_add(q, &f, NULL, NULL), GPUQ_OK);
+}
+
+static void add_cq(queue_t *q, const char *name, const cqdef_t *d)
+{
+	static const char *const cov[] = {"gpu"};
+	queue_quota_spec_t quotas[4];
+	queue_flavor_quota_spec_t fl[4];
+	queue_group_spec_t g = {.covered = cov, .n_covered = 1, .flavors = fl};
+	queue_cq_spec_t s = {0};
+	gpuq_diag_t diag = {{0}};
+	size_t n = 0;
+
+	for (; n < 4 && d->flavors[n].name; n++) {
+		quotas[n].nominal = d->flavors[n].nominal;
+		quotas[n].borrowing_limit = d->flavors[n].blimit;
+		quotas[n].lending_limit = d->flavors[n].llimit;
+		fl[n].flavor = d->flavors[n].name;
+		fl[n].quotas = &quotas[n];
+	}
+	g.n_flavors = n;
+	s.name = name;
+	s.cohort = d->cohort;
+	s.groups = &g;
+	s.n_groups = 1;
+	s.strategy = d->strategy;
+	s.within = d->within;
+	s.reclaim = d->reclaim;
+	s.borrow = d->borrow;
+	s.weight_milli = d->weight;
+	if (queue_cq_add(q, &s, NULL, &diag))
+		fail_msg("cq_add %s: %s", name, diag.msg);
+}
+
+static void add_lq(queue_t *q, const char *ns, const char *name, const char *cq)
+{
+	assert_int_equal(queue_lq_add(q, ns, name, cq, 0, NULL, NULL), GPUQ_OK);
+}
+
+typedef struct {
+	const queue_label_t *sel;
+	size_t n_sel;
+	const queue_affinity_t *aff;
+	size_t n_aff;
+	const queue_toleration_t *tol;
+	size_t n_tol;
+	int32_t gang_total, pods_present;
+	const char *res; /* resource, default "gpu" */
+} wlopt_t;
+
+static int add_wl_opt(queue_t *q, const char *uid, const char *ns, const char *lq, int32_t prio,
+		      int64_t created, int32_t count, int64_t per_pod, const wlopt_t *o)
+{
+	queue_request_t r = {o && o->res ? o->res : "gpu", per_pod};
+	queue_podset_spec_t ps = {.name = "main", .count = count, .requests = &r, .n_requests = 1};
+	queue_workload_spec_t s = {0};
+
+	if (o) {
+		ps.node_selector = o->sel;
+		ps.n_node_selector = o->n_sel;
+		ps.affinity = o->aff;
+		ps.n_affinity = o->n_aff;
+		ps.tolerations = o->tol;
+		ps.n_tolerations = o->n_tol;
+		s.gang_total = o->gang_total;
+		s.pods_present = o->pods_present;
+	}
+	s.namespace_ = ns;
+	s.name = uid;
+	s.uid = uid;
+	s.local_queue = lq;
+	s.priority = prio;
+	s.created_ms = created;
+	s.podsets = &ps;
+	s.n_podsets = 1;
+	return queue_workload_add(q, &s, created, NULL, NULL);
+}
+
+static void add_wl(queue_t *q, const char *uid, const char *ns, const char *lq, int32_t prio,
+		   int64_t created, int64_t gpus)
+{
+	assert_int_equal(add_wl_opt(q, uid, ns, lq, prio, created, 1, gpus, NULL), GPUQ_OK);
+}
+
+static queue_wl_state_t state_of(queue_t *q, const char *uid)
+{
+	queue_wl_t id;
+	queue_workload_view_t v;
+
+	assert_int_equal(queue_workload_find(q, uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	return v.state;
+}
+
+static queue_wait_t wait_of(queue_t *q, const char *uid)
+{
+	queue_wl_t id;
+	queue_workload_view_t v;
+
+	assert_int_equal(queue_workload_find(q, uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	return v.wait;
+}
+
+static const char *flavor_of(queue_t *q, const char *uid)
+{
+	queue_wl_t id;
+	uint32_t res, f;
+
+	assert_int_equal(queue_workload_find(q, uid, &id), GPUQ_OK);
+	assert_int_equal(queue_resource_find(q, "gpu", &res), GPUQ_OK);
+	if (queue_workload_flavor(q, id, 0, res, &f))
+		return "-";
+	return queue_flavor_name(q, f);
+}
+
+static bool admitted_in(const queue_result_t *r, const char *uid)
+{
+	for (size_t i = 0; i < r->n_admissions; i++)
+		if (!strcmp(r->admissions[i].uid, uid))
+			return true;
+	return false;
+}
+
+static void cycle(queue_t *q, int64_t now, queue_result_t *r)
+{
+	assert_int_equal(queue_cycle_run(q, now, r), GPUQ_OK);
+}
+
+#define U QUEUE_UNLIMITED
+
+/* ---- flavors ---- */
+
+static void flavor_first_fit_in_order(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"a", 4, U, U}, {"b", 4, U, U}}};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "a");
+	add_flavor(q, "b");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "w1", "ns", "lq", 0, 1, 3);
+	add_wl(q, "w2", "ns", "lq", 0, 2, 3);
+	add_wl(q, "w3", "ns", "lq", 0, 3, 3);
+	cycle(q, 10, &r);
+	assert_int_equal(r.n_admissions, 2);
+	assert_string_equal(flavor_of(q, "w1"), "a");
+	assert_string_equal(flavor_of(q, "w2"), "b");
+	assert_int_equal(state_of(q, "w3"), QUEUE_WL_PENDING);
+	assert_int_equal(wait_of(q, "w3"), QUEUE_WAIT_QUOTA);
+	assert_int_equal(r.n_changes, 1);
+	assert_string_equal(r.changes[0].uid, "w3");
+	/* the decision names the flavor per resource per pod set */
+	assert_int_equal(r.admissions[0].n_assign, 1);
+	assert_int_equal(r.admissions[0].assign[0].amount, 3);
+	queue_destroy(q);
+}
+
+/* Taints, tolerations, nodeSelector and affinity against nodeLabels. */
+static void flavor_taints_and_selectors(void **st)
+{
+	static const queue_label_t la[] = {{"zone", "x"}, {"gpu.product", "h100"}};
+	static const queue_label_t lb[] = {{"zone", "y"}};
+	static const queue_taint_t ta[] = {{"dedicated", "ml", QUEUE_EFFECT_NO_SCHEDULE}};
+	static const queue_taint_t tc[] = {{"soft", "1", QUEUE_EFFECT_PREFER_NO_SCHEDULE}};
+	static const queue_toleration_t tol_ml[] = {
+	    {"dedicated", QUEUE_TOLERATE_EQUAL, "ml", QUEUE_EFFECT_NO_SCHEDULE}};
+	static const queue_toleration_t tol_any[] = {
+	    {"", QUEUE_TOLERATE_EXISTS, NULL, QUEUE_EFFECT_ANY}};
+	static const queue_toleration_t tol_wrong[] = {
+	    {"dedicated", QUEUE_TOLERATE_EQUAL, "web", QUEUE_EFFECT_NO_SCHEDULE}};
+	static const queue_label_t sel_y[] = {{"zone", "y"}};
+	static const queue_label_t sel_other[] = {{"rack", "7"}};
+	static const char *const vx[] = {"x", "z"};
+	static const queue_affinity_t aff_x[] = {{"zone", vx, 2}};
+	static const struct {
+		const char *uid;
+		wlopt_t o;
+		const char *want; /* flavor, or "-" for not admitted */
+	} cases[] = {
+	    {"plain", {0}, "b"},				  /* taint on a skips it */
+	    {"tolerates", {.tol = tol_ml, .n_tol = 1}, "a"},	  /* Equal toleration */
+	    {"exists-all", {.tol = tol_any, .n_tol = 1}, "a"},	  /* Exists, empty key */
+	    {"wrong-value", {.tol = tol_wrong, .n_tol = 1}, "b"}, /* value mismatch */
+	    {"sel-y", {.tol = tol_ml, .n_tol = 1, .sel = sel_y, .n_sel = 1}, "b"},
+	    {"sel-unknown-key", {.tol = tol_ml, .n_tol = 1, .sel = sel_other, .n_sel = 1}, "a"},
+	    {"aff-x", {.aff = aff_x, .n_aff = 1}, "-"}, /* a tainted, b zone y */
+	    {"aff-x-tol", {.tol = tol_ml, .n_tol = 1, .aff = aff_x, .n_aff = 1}, "a"},
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		queue_t *q = mkq(false);
+		queue_flavor_spec_t fa = {"a", la, 2, ta, 1, NULL, 0};
+		queue_flavor_spec_t fb = {"b", lb, 1, NULL, 0, NULL, 0};
+		queue_flavor_spec_t fc = {"c", NULL, 0, tc, 1, NULL, 0};
+		cqdef_t d = {.flavors = {{"a", 8, U, U}, {"b", 8, U, U}}};
+		queue_result_t r;
+
+		assert_int_equal(queue_flavor_add(q, &fa, NULL, NULL), GPUQ_OK);
+		assert_int_equal(queue_flavor_add(q, &fb, NULL, NULL), GPUQ_OK);
+		assert_int_equal(queue_flavor_add(q, &fc, NULL, NULL), GPUQ_OK);
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		assert_int_equal(add_wl_opt(q, cases[i].uid, "ns", "lq", 0, 1, 1, 1, &cases[i].o),
+				 GPUQ_OK);
+		cycle(q, 5, &r);
+		if (strcmp(flavor_of(q, cases[i].uid), cases[i].want))
+			fail_msg("case %s: got flavor %s, want %s", cases[i].uid,
+				 flavor_of(q, cases[i].uid), cases[i].want);
+		if (!strcmp(cases[i].want, "-"))
+			assert_int_equal(wait_of(q, cases[i].uid), QUEUE_WAIT_NO_FIT);
+		queue_destroy(q);
+	}
+	/* a flavor's own tolerations count for its taints; PreferNoSchedule never blocks */
+	{
+		queue_t *q = mkq(false);
+		queue_flavor_spec_t fa = {"a", NULL, 0, ta, 1, tol_ml, 1};
+		queue_flavor_spec_t fc = {"c", NULL, 0, tc, 1, NULL, 0};
+		cqdef_t d = {.flavors = {{"a", 1, U, U}, {"c", 1, U, U}}};
+		queue_result_t r;
+
+		assert_int_equal(queue_flavor_add(q, &fa, NULL, NULL), GPUQ_OK);
+		assert_int_equal(queue_flavor_add(q, &fc, NULL, NULL), GPUQ_OK);
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		add_wl(q, "w1", "ns", "lq", 0, 1, 1);
+		add_wl(q, "w2", "ns", "lq", 0, 2, 1);
+		cycle(q, 5, &r);
+		assert_string_equal(flavor_of(q, "w1"), "a");
+		assert_string_equal(flavor_of(q, "w2"), "c");
+		queue_destroy(q);
+	}
+}
+
+/* A flavor the CQ names but no ResourceFlavor defines is passed over until
+ * it is added; a resource no group covers is NoFit; request 0 is fine. */
+static void flavor_missing_and_uncovered(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"later", 4, U, U}}};
+	wlopt_t cpu = {.res = "cpu"};
+	queue_result_t r;
+	char buf[256];
+
+	(void)st;
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "w1", "ns", "lq", 0, 1, 2);
+	assert_int_equal(add_wl_opt(q, "w2", "ns", "lq", 0, 2, 1, 500, &cpu), GPUQ_OK);
+	assert_int_equal(add_wl_opt(q, "w3", "ns", "lq", 0, 3, 1, 0, &cpu), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_int_equal(wait_of(q, "w1"), QUEUE_WAIT_NO_FIT);
+	assert_int_equal(wait_of(q, "w2"), QUEUE_WAIT_NO_FIT);
+	assert_int_equal(state_of(q, "w3"), QUEUE_WL_ADMITTED); /* requests nothing it lacks */
+	assert_int_equal(queue_workload_explain(q, "w2", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 2 of 2 in ns/lq: requests cpu, which ClusterQueue cq "
+				 "does not cover");
+	add_flavor(q, "later");
+	cycle(q, 6, &r);
+	assert_int_equal(state_of(q, "w1"), QUEUE_WL_ADMITTED);
+	assert_string_equal(flavor_of(q, "w1"), "later");
+	queue_destroy(q);
+}
+
+/* ---- borrowing and lending ---- */
+
+static void borrowing_and_lending_limits(void **st)
+{
+	static const struct {
+		const char *what;
+		int64_t blimit1; /* cq1 borrowingLimit */
+		int64_t llimit2; /* cq2 lendingLimit */
+		int64_t w1, w2;	 /* two workloads in cq1 */
+		bool adm1, adm2; /* expected */
+		int64_t max_cap; /* cq1 max capacity */
+	} cases[] = {
+	    {"unlimited borrow", U, U, 6, 2, true, true, 8},
+	    {"borrowing limit 1", 1, U, 3, 3, true, false, 5},
+	    {"lending limit 1", U, 1, 4, 2, true, false, 5},
+	    {"lending limit 2 fits", U, 2, 4, 2, true, true, 6},
+	    {"above max capacity", 1, U, 6, 1, false, true, 5},
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		queue_t *q = mkq(false);
+		cqdef_t d1 = {.cohort = "co", .flavors = {{"f", 4, cases[i].blimit1, U}}};
+		cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, cases[i].llimit2}}};
+		queue_quota_view_t qv;
+		queue_cohort_view_t cv;
+		uint32_t cq1, f, res, co;
+		queue_result_t r;
+
+		add_flavor(q, "f");
+		add_cq(q, "cq1", &d1);
+		add_cq(q, "cq2", &d2);
+		add_lq(q, "ns", "lq", "cq1");
+		add_wl(q, "w1", "ns", "lq", 0, 1, cases[i].w1);
+		add_wl(q, "w2", "ns", "lq", 0, 2, cases[i].w2);
+		cycle(q, 5, &r);
+		if ((state_of(q, "w1") == QUEUE_WL_ADMITTED) != cases[i].adm1 ||
+		    (state_of(q, "w2") == QUEUE_WL_ADMITTED) != cases[i].adm2)
+			fail_msg("case %s: w1 %d w2 %d", cases[i].what, state_of(q, "w1"),
+				 state_of(q, "w2"));
+		assert_int_equal(queue_cq_find(q, "cq1", &cq1), GPUQ_OK);
+		assert_int_equal(queue_flavor_find(q, "f", &f), GPUQ_OK);
+		assert_int_equal(queue_resource_find(q, "gpu", &res), GPUQ_OK);
+		assert_int_equal(queue_cq_quota(q, cq1, f, res, &qv), GPUQ_OK);
+		assert_int_equal(qv.max_capacity, cases[i].max_cap);
+		assert_int_equal(queue_cohort_find(q, "co", &co), GPUQ_OK);
+		assert_int_equal(queue_cohort_quota(q, co, f, res, &cv), GPUQ_OK);
+		assert_true(cv.borrowed <= cv.lendable);
+		queue_destroy(q);
+	}
+}
+
+/* ---- queueing strategies and order ---- */
+
+static void strict_vs_best_effort(void **st)
+{
+	for (int strict = 0; strict < 2; strict++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.strategy = strict ? QUEUE_STRICT_FIFO : QUEUE_BEST_EFFORT_FIFO,
+			     .flavors = {{"f", 4, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		add_wl(q, "x", "ns", "lq", 9, 0, 3);
+		cycle(q, 1, &r);
+		add_wl(q, "big", "ns", "lq", 0, 2, 2);	 /* older, does not fit */
+		add_wl(q, "small", "ns", "lq", 0, 3, 1); /* newer, fits */
+		cycle(q, 4, &r);
+		if (strict) {
+			assert_int_equal(r.n_admissions, 0);
+			assert_int_equal(wait_of(q, "big"), QUEUE_WAIT_QUOTA);
+			assert_int_equal(wait_of(q, "small"), QUEUE_WAIT_BEHIND_HEAD);
+		} else {
+			assert_true(admitted_in(&r, "small"));
+			assert_int_equal(wait_of(q, "big"), QUEUE_WAIT_QUOTA);
+		}
+		/* nothing changed: the next cycle does nothing and reports nothing */
+		cycle(q, 5, &r);
+		assert_int_equal(r.n_admissions + r.n_changes + r.n_evictions, 0);
+		/* capacity returns: big goes first */
+		assert_int_equal(queue_workload_finish(q, "x", 6), GPUQ_OK);
+		cycle(q, 7, &r);
+		assert_true(admitted_in(&r, "big"));
+		queue_destroy(q);
+	}
+}
+
+static void priority_then_creation_then_uid(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 1, U, U}}};
+	static const char *const want[] = {"hi", "old", "a-same", "b-same"};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "b-same", "ns", "lq", 0, 50, 1);
+	add_wl(q, "a-same", "ns", "lq", 0, 50, 1);
+	add_wl(q, "old", "ns", "lq", 0, 10, 1);
+	add_wl(q, "hi", "ns", "lq", 5, 99, 1);
+	for (int i = 0; i < 4; i++) {
+		cycle(q, 100 + i * 2, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, want[i]);
+		assert_int_equal(queue_workload_finish(q, want[i], 101 + i * 2), GPUQ_OK);
+	}
+	queue_destroy(q);
+}
+
+/* A cycle goes on past the head and admits everything that fits. */
+static void cycle_admits_everything_that_fits(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 100, U, U}}};
+	queue_result_t r;
+	char uid[16];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	for (int i = 0; i < 60; i++) {
+		snprintf(uid, sizeof(uid), "w%02d", i);
+		add_wl(q, uid, "ns", "lq", 0, i, 2);
+	}
+	cycle(q, 100, &r);
+	assert_int_equal(r.n_admissions, 50);
+	assert_string_equal(r.admissions[0].uid, "w00");
+	assert_string_equal(r.admissions[49].uid, "w49");
+	queue_destroy(q);
+}
+
+/* ---- preemption ---- */
+
+typedef struct {
+	const char *uid;
+	int32_t prio;
+	int64_t created;
+	int64_t gpus;
+} adm_t;
+
+/* Admit each of `a` in order (one cycle each) into CQ "cq" via ns/lq. */
+static void admit_all(queue_t *q, const char *lq, const adm_t *a, size_t n, int64_t *now)
+{
+	queue_result_t r;
+
+	for (size_t i = 0; i < n && a[i].uid; i++) {
+		add_wl(q, a[i].uid, "ns", lq, a[i].prio, a[i].created, a[i].gpus);
+		cycle(q, ++*now, &r);
+		if (!admitted_in(&r, a[i].uid))
+			fail_msg("setup: %s not admitted", a[i].uid);
+	}
+}
+
+static void preemption_within_cq(void **st)
+{
+	static const struct {
+		const char *what;
+		queue_within_t within;
+		adm_t running[4];
+		adm_t pre;
+		const char *victims; /* space-separated, "" = none */
+	} cases[] = {
+	    {"never", QUEUE_WITHIN_NEVER, {{"low", 0, 1, 4}}, {"p", 5, 10, 4}, ""},
+	    {"lower priority",
+	     QUEUE_WITHIN_LOWER_PRIORITY,
+	     {{"low", 0, 1, 4}},
+	     {"p", 5, 10, 4},
+	     "low"},
+	    {"equal priority is not lower",
+	     QUEUE_WITHIN_LOWER_PRIORITY,
+	     {{"eq", 5, 20, 4}},
+	     {"p", 5, 10, 4},
+	     ""},
+	    {"newer equal priority",
+	     QUEUE_WITHIN_LOWER_OR_NEWER,
+	     {{"eq", 5, 20, 4}},
+	     {"p", 5, 10, 4},
+	     "eq"},
+	    {"older equal priority stays",
+	     QUEUE_WITHIN_LOWER_OR_NEWER,
+	     {{"eq", 5, 1, 4}},
+	     {"p", 5, 10, 4},
+	     ""},
+	    /* minimal set: v1 is removed first (lowest), v2 too; v1 is added back */
+	    {"minimal set",
+	     QUEUE_WITHIN_LOWER_PRIORITY,
+	     {{"v1", 0, 1, 1}, {"v2", 1, 2, 2}, {"v3", 2, 3, 1}},
+	     {"p", 5, 10, 2},
+	     "v2"},
+	    /* most recently admitted first among equal priority */
+	    {"newest first",
+	     QUEUE_WITHIN_LOWER_PRIORITY,
+	     {{"old", 0, 1, 2}, {"new", 0, 2, 2}},
+	     {"p", 5, 10, 2},
+	     "new"},
+	    /* no pointless preemption: removing every candidate still leaves 1 free < 4 */
+	    {"pointless",
+	     QUEUE_WITHIN_LOWER_PRIORITY,
+	     {{"hi", 9, 1, 3}, {"lo", 0, 2, 1}},
+	     {"p", 5, 10, 4},
+	     ""},
+	    /* above nominal without borrowWithinCohort: no preemption */
+	    {"above nominal", QUEUE_WITHIN_LOWER_PRIORITY, {{"lo", 0, 1, 4}}, {"p", 5, 10, 5}, ""},
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.within = cases[i].within, .flavors = {{"f", 4, U, U}}};
+		queue_result_t r;
+		int64_t now = 100;
+		char got[128] = "";
+
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		admit_all(q, "lq", cases[i].running, 4, &now);
+		add_wl(q, cases[i].pre.uid, "ns", "lq", cases[i].pre.prio, cases[i].pre.created,
+		       cases[i].pre.gpus);
+		cycle(q, ++now, &r);
+		for (size_t k = 0; k < r.n_evictions; k++) {
+			size_t len = strlen(got);
+
+			snprintf(got + len, sizeof(got) - len, "%s%s", len ? " " : "",
+				 r.evictions[k].victim_uid);
+			assert_string_equal(r.evictions[k].reason_name, "InClusterQueue");
+			assert_string_equal(r.evictions[k].preemptor_uid, "p");
+		}
+		if (strcmp(got, cases[i].victims))
+			fail_msg("case %s: victims \"%s\", want \"%s\"", cases[i].what, got,
+				 cases[i].victims);
+		/* a preemptor is not admitted in the cycle it preempts */
+		assert_false(admitted_in(&r, "p"));
+		if (*cases[i].victims) {
+			assert_int_equal(wait_of(q, "p"), QUEUE_WAIT_PREEMPTING);
+			cycle(q, ++now, &r);
+			assert_true(admitted_in(&r, "p"));
+		}
+		queue_destroy(q);
+	}
+}
+
+static void preemption_reclaim_within_cohort(void **st)
+{
+	static const struct {
+		const char *what;
+		queue_reclaim_t reclaim;
+		int32_t borrower_prio;
+		const char *reason; /* NULL = no preemption */
+	} cases[] = {
+	    {"never", QUEUE_RECLAIM_NEVER, 0, NULL},
+	    {"any", QUEUE_RECLAIM_ANY, 10, "InCohortReclamation"},
+	    {"lower priority, borrower higher", QUEUE_RECLAIM_LOWER_PRIORITY, 10, NULL},
+	    {"lower priority, borrower lower", QUEUE_RECLAIM_LOWER_PRIORITY, 0,
+	     "InCohortReclamation"},
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		queue_t *q = mkq(false);
+		cqdef_t d1 = {
+		    .cohort = "co", .reclaim = cases[i].reclaim, .flavors = {{"f", 4, U, U}}};
+		cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+		adm_t b[] = {{"b1", cases[i].borrower_prio, 1, 4},
+			     {"b2", cases[i].borrower_prio, 2, 4},
+			     {NULL, 0, 0, 0}};
+		queue_result_t r;
+		int64_t now = 10;
+
+		add_flavor(q, "f");
+		add_cq(q, "cq1", &d1);
+		add_cq(q, "cq2", &d2);
+		add_lq(q, "ns", "l1", "cq1");
+		add_lq(q, "ns", "l2", "cq2");
+		admit_all(q, "l2", b, 3, &now); /* cq2 borrows all of cq1's 4 */
+		add_wl(q, "p", "ns", "l1", 5, 50, 4);
+		cycle(q, ++now, &r);
+		if (!cases[i].reason) {
+			assert_int_equal(r.n_evictions, 0);
+		} else {
+			assert_int_equal(r.n_evictions, 1);
+			/* most recently admitted first */
+			assert_string_equal(r.evictions[0].victim_uid, "b2");
+			assert_string_equal(r.evictions[0].reason_name, cases[i].reason);
+			cycle(q, ++now, &r);
+			assert_true(admitted_in(&r, "p"));
+		}
+		queue_destroy(q);
+	}
+}
+
+/* A CQ within its nominal never loses workloads to reclaim. */
+static void reclaim_spares_cq_within_nominal(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d1 = {.cohort = "co", .reclaim = QUEUE_RECLAIM_ANY, .flavors = {{"f", 4, U, U}}};
+	cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+	adm_t a1[] = {{"mine", 0, 1, 2}, {NULL, 0, 0, 0}};
+	adm_t a2[] = {{"theirs", 0, 2, 4}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq1", &d1);
+	add_cq(q, "cq2", &d2);
+	add_lq(q, "ns", "l1", "cq1");
+	add_lq(q, "ns", "l2", "cq2");
+	admit_all(q, "l1", a1, 2, &now);
+	admit_all(q, "l2", a2, 2, &now);
+	add_wl(q, "p", "ns", "l1", 9, 50, 4); /* would need cq2's nominal */
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 0);
+	queue_destroy(q);
+}
+
+/* borrowWithinCohort lets a preemptor borrow while reclaiming from CQs
+ * with strictly lower priority workloads (up to maxPriorityThreshold). */
+static void borrow_within_cohort(void **st)
+{
+	for (int policy = 0; policy < 2; policy++) {
+		queue_t *q = mkq(false);
+		cqdef_t d1 = {.cohort = "co",
+			      .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY,
+			      .within = QUEUE_WITHIN_LOWER_PRIORITY,
+			      .borrow = policy ? QUEUE_BORROW_LOWER_PRIORITY : QUEUE_BORROW_NEVER,
+			      .flavors = {{"f", 2, U, U}}};
+		cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 6, U, U}}};
+		cqdef_t d3 = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
+		adm_t a3[] = {{"borrower", 0, 1, 6}, {NULL, 0, 0, 0}};
+		queue_result_t r;
+		int64_t now = 1;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cq(q, "cq1", &d1);
+		add_cq(q, "cq2", &d2);
+		add_cq(q, "cq3", &d3);
+		add_lq(q, "ns", "l1", "cq1");
+		add_lq(q, "ns", "l3", "cq3");
+		admit_all(q, "l3", a3, 2, &now);
+		add_wl(q, "p", "ns", "l1", 5, 50, 4); /* above cq1's nominal 2 */
+		cycle(q, ++now, &r);
+		if (policy) {
+			assert_int_equal(r.n_evictions, 1);
+			assert_string_equal(r.evictions[0].reason_name,
+					    "InCohortReclaimWhileBorrowing");
+		} else {
+			assert_int_equal(r.n_evictions, 0);
+		}
+		queue_destroy(q);
+	}
+}
+
+/* Two preemptors never share a victim; each victim is evicted once. */
+static void overlapping_preemptors(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.within = QUEUE_WITHIN_LOWER_PRIORITY, .flavors = {{"f", 4, U, U}}};
+	adm_t a[] = {{"low", 0, 1, 4}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	admit_all(q, "lq", a, 2, &now);
+	add_wl(q, "p1", "ns", "lq", 5, 50, 4);
+	add_wl(q, "p2", "ns", "lq", 5, 51, 4);
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].preemptor_uid, "p1");
+	cycle(q, ++now, &r);
+	assert_true(admitted_in(&r, "p1"));
+	assert_false(admitted_in(&r, "p2"));
+	assert_int_equal(r.n_evictions, 0); /* p2 has nothing lower to preempt */
+	queue_destroy(q);
+}
+
+/* release_on_evict false: quota stays held until queue_workload_evicted,
+ * and the preemptor does not pick more victims meanwhile. */
+static void eviction_confirmation(void **st)
+{
+	queue_config_t cfg;
+	queue_t *q = NULL;
+	cqdef_t d = {.within = QUEUE_WITHIN_LOWER_PRIORITY, .flavors = {{"f", 4, U, U}}};
+	adm_t a[] = {{"l1", 0, 1, 2}, {"l2", 0, 2, 2}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	queue_config_default(&cfg);
+	cfg.release_on_evict = false;
+	assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	admit_all(q, "lq", a, 3, &now);
+	add_wl(q, "p", "ns", "lq", 5, 50, 2);
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].victim_uid, "l2");
+	assert_int_equal(state_of(q, "l2"), QUEUE_WL_EVICTING);
+	add_wl(q, "other", "ns", "lq", 0, 60, 1); /* a change in the cohort */
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(queue_workload_evicted(q, "l2", now), GPUQ_OK);
+	assert_int_equal(state_of(q, "l2"), QUEUE_WL_PENDING);
+	cycle(q, ++now, &r);
+	assert_true(admitted_in(&r, "p"));
+	queue_destroy(q);
+}
+
+/* ---- fair sharing ---- */
+
+/* Admission order across CQs by weighted DRS: lower share first. */
+static void fair_sharing_order(void **st)
+{
+	queue_t *q = mkq(true);
+	cqdef_t da = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+	cqdef_t db = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+	cqdef_t dl = {.cohort = "co", .flavors = {{"f", 6, U, U}}};
+	adm_t a[] = {{"a0", 0, 1, 4}, {NULL, 0, 0, 0}}; /* cq-a borrows 2 */
+	queue_result_t r;
+	uint32_t cqa, cqb;
+	queue_stats_t sa, sb;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq-a", &da);
+	add_cq(q, "cq-b", &db);
+	add_cq(q, "lender", &dl);
+	add_lq(q, "ns", "la", "cq-a");
+	add_lq(q, "ns", "lb", "cq-b");
+	admit_all(q, "la", a, 2, &now);
+	/* 6 free in the cohort; both want 4 (both would borrow 2): b goes first */
+	add_wl(q, "a1", "ns", "la", 9, 10, 4); /* higher priority, older */
+	add_wl(q, "b1", "ns", "lb", 0, 20, 4);
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_admissions, 1);
+	assert_string_equal(r.admissions[0].uid, "b1");
+	assert_int_equal(queue_cq_find(q, "cq-a", &cqa), GPUQ_OK);
+	assert_int_equal(queue_cq_find(q, "cq-b", &cqb), GPUQ_OK);
+	assert_int_equal(queue_cq_stats(q, cqa, &sa), GPUQ_OK);
+	assert_int_equal(queue_cq_stats(q, cqb, &sb), GPUQ_OK);
+	/* each borrows 2 of the cohort's 10 lendable: 200,000 ppm */
+	assert_int_equal(sa.weighted_share, 200000);
+	assert_int_equal(sb.weighted_share, 200000);
+	queue_destroy(q);
+}
+
+/* Fair-share preemption: take from a CQ only while the preemptor's share
+ * stays <= the victim CQ's share after the move. */
+static void fair_sharing_preemption(void **st)
+{
+	static const struct {
+		const char *what;
+		int64_t a_running[3]; /* cq-a running sizes (borrowing) */
+		int64_t want;	      /* cq-b preemptor size */
+		int victims;	      /* expected evictions */
+	} cases[] = {
+	    /* a borrows 4 (share 4/8); b needs 4 (would borrow 2 => 2/8 <= a after
+	     * losing 2 => 2/8): one victim */
+	    {"equalizes", {2, 2, 2}, 4, 1},
+	    /* a borrows 2 (2/8); b wants 6 (would borrow 4 => 4/8 > a after 0/8) */
+	    {"would exceed", {2, 2, 0}, 6, 0},
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		queue_t *q = mkq(true);
+		cqdef_t da = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+		cqdef_t db = {.cohort = "co",
+			      .reclaim = QUEUE_RECLAIM_ANY,
+			      .within = QUEUE_WITHIN_LOWER_PRIORITY,
+			      .flavors = {{"f", 2, U, U}}};
+		cqdef_t dl = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+		adm_t a[4] = {{NULL, 0, 0, 0}};
+		const char *names[] = {"a0", "a1", "a2"};
+		queue_result_t r;
+		int64_t now = 1;
+		size_t n = 0;
+
+		for (; n < 3 && cases[i].a_running[n]; n++)
+			a[n] = (adm_t){names[n], 0, (int64_t)n, cases[i].a_running[n]};
+		add_flavor(q, "f");
+		add_cq(q, "cq-a", &da);
+		add_cq(q, "cq-b", &db);
+		add_cq(q, "lender", &dl);
+		add_lq(q, "ns", "la", "cq-a");
+		add_lq(q, "ns", "lb", "cq-b");
+		admit_all(q, "la", a, 4, &now);
+		add_wl(q, "p", "ns", "lb", 0, 50, cases[i].want);
+		cycle(q, ++now, &r);
+		if ((int)r.n_evictions != cases[i].victims)
+			fail_msg("case %s: %zu evictions, want %d", cases[i].what, r.n_evictions,
+				 cases[i].victims);
+		for (size_t k = 0; k < r.n_evictions; k++)
+			assert_string_equal(r.evictions[k].reason_name, "InCohortFairSharing");
+		queue_destroy(q);
+	}
+}
+
+/* ---- tenants ---- */
+
+/* Equal priority: the tenant with less decayed usage goes first; a heavy
+ * user is not starved once its usage decays. */
+static void tenant_decay_order_and_no_starvation(void **st)
+{
+	queue_config_t cfg;
+	queue_t *q = NULL;
+	cqdef_t d = {.flavors = {{"f", 4, U, U}}};
+	queue_result_t r;
+	uint32_t la, lb;
+	queue_stats_t sa, sb;
+	char uid[16];
+	int64_t now = 0;
+
+	(void)st;
+	queue_config_default(&cfg);
+	cfg.tenant_half_life_ms = 1000;
+	cfg.tenant_sample_ms = 100;
+	assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "a", "lq", "cq");
+	add_lq(q, "b", "lq", "cq");
+	assert_int_equal(queue_lq_find(q, "a", "lq", &la), GPUQ_OK);
+	assert_int_equal(queue_lq_find(q, "b", "lq", &lb), GPUQ_OK);
+	cycle(q, now, &r);
+	/* tenant a uses the whole CQ for a while */
+	add_wl(q, "a-hog", "a", "lq", 0, 0, 4);
+	cycle(q, now += 1, &r);
+	assert_true(admitted_in(&r, "a-hog"));
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(queue_tick(q, now += 100, NULL), GPUQ_OK);
+	assert_int_equal(queue_workload_finish(q, "a-hog", now), GPUQ_OK);
+	queue_tick(q, now, NULL);
+	assert_int_equal(queue_lq_stats(q, la, &sa), GPUQ_OK);
+	assert_int_equal(queue_lq_stats(q, lb, &sb), GPUQ_OK);
+	assert_true(sa.decayed_usage > 0.5);
+	assert_true(sb.decayed_usage == 0.0);
+	/* equal priority, a's workload older: b still goes first, then they interleave */
+	for (int i = 0; i < 4; i++) {
+		snprintf(uid, sizeof(uid), "a%d", i);
+		add_wl(q, uid, "a", "lq", 0, now + i, 1);
+		snprintf(uid, sizeof(uid), "b%d", i);
+		add_wl(q, uid, "b", "lq", 0, now + 10 + i, 1);
+	}
+	cycle(q, now += 1, &r);
+	assert_int_equal(r.n_admissions, 4);
+	for (size_t k = 0; k < 4; k++)
+		assert_int_equal(r.admissions[k].uid[0], 'b');
+	/* now b holds the whole CQ for a long time while a's usage decays: a,
+	 * which used less recently, goes first next (no starvation) */
+	for (int i = 0; i < 40; i++)
+		queue_tick(q, now += 100, NULL);
+	for (int i = 0; i < 4; i++) {
+		snprintf(uid, sizeof(uid), "b%d", i);
+		assert_int_equal(queue_workload_finish(q, uid, now), GPUQ_OK);
+	}
+	assert_int_equal(queue_lq_stats(q, la, &sa), GPUQ_OK);
+	assert_int_equal(queue_lq_stats(q, lb, &sb), GPUQ_OK);
+	assert_true(sa.decayed_usage < sb.decayed_usage);
+	add_wl(q, "b9", "b", "lq", 0, 0, 1); /* older than every a */
+	cycle(q, now += 1, &r);
+	assert_int_equal(r.n_admissions, 4);
+	assert_int_equal(r.admissions[0].uid[0], 'a');
+	queue_destroy(q);
+}
+
+/* ---- gangs ---- */
+
+static void gang_all_or_nothing(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 6, U, U}}};
+	wlopt_t gang = {.gang_total = 4, .pods_present = 2};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	/* a Job of parallelism 8 x 1 gpu does not fit in 6: nothing admitted */
+	assert_int_equal(add_wl_opt(q, "job8", "ns", "lq", 0, 1, 8, 1, NULL), GPUQ_OK);
+	/* a pod group of 4, 2 pods present */
+	assert_int_equal(add_wl_opt(q, "grp", "ns", "lq", 0, 2, 4, 1, &gang), GPUQ_OK);
+	cycle(q, 10, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(wait_of(q, "job8"), QUEUE_WAIT_NO_FIT);
+	assert_int_equal(wait_of(q, "grp"), QUEUE_WAIT_GANG);
+	assert_int_equal(queue_workload_pods_add(q, "grp", 1, 11), GPUQ_OK);
+	cycle(q, 12, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(queue_workload_pods_add(q, "grp", 5, 13), GPUQ_OK); /* capped at 4 */
+	cycle(q, 14, &r);
+	assert_true(admitted_in(&r, "grp"));
+	assert_int_equal(r.admissions[0].assign[0].amount, 4);
+	assert_int_equal(queue_workload_pods_add(q, "job8", 1, 15), GPUQ_EINVAL);
+	queue_destroy(q);
+}
+
+static void gang_ready_timeout_backoff(void **st)
+{
+	queue_config_t cfg;
+	queue_t *q = NULL;
+	cqdef_t d = {.flavors = {{"f", 4, U, U}}};
+	wlopt_t gang = {.gang_total = 2, .pods_present = 2};
+	queue_result_t r;
+	queue_wl_t id;
+	queue_workload_view_t v;
+	char buf[256];
+
+	(void)st;
+	queue_config_default(&cfg);
+	cfg.ready_timeout_ms = 1000;
+	cfg.backoff_base_ms = 100;
+	cfg.backoff_max_ms = 250;
+	cfg.tenant_sample_ms = 0;
+	assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	assert_int_equal(add_wl_opt(q, "g", "ns", "lq", 0, 0, 2, 1, &gang), GPUQ_OK);
+	cycle(q, 0, &r);
+	assert_true(admitted_in(&r, "g"));
+	assert_int_equal(queue_next_event(q, 0), 1000);
+	assert_int_equal(queue_tick(q, 999, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(queue_tick(q, 1000, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].reason_name, "PodsReadyTimeout");
+	assert_null(r.evictions[0].preemptor_uid);
+	assert_int_equal(wait_of(q, "g"), QUEUE_WAIT_BACKOFF);
+	assert_int_equal(queue_workload_explain(q, "g", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 1 of 1 in ns/lq: requeued after 1 PodsReady "
+				 "timeout(s); not eligible before 1100 ms");
+	cycle(q, 1099, &r);
+	assert_int_equal(r.n_admissions, 0);
+	cycle(q, 1100, &r);
+	assert_true(admitted_in(&r, "g"));
+	/* second timeout: backoff doubles (200), third: capped at 250 */
+	queue_tick(q, 2100, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_int_equal(queue_workload_find(q, "g", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	assert_int_equal(v.eligible_ms, 2300);
+	cycle(q, 2300, &r);
+	assert_true(admitted_in(&r, "g"));
+	queue_tick(q, 3300, &r);
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	assert_int_equal(v.eligible_ms, 3550);
+	cycle(q, 3550, &r);
+	assert_true(admitted_in(&r, "g"));
+	/* Ready in time: no eviction, and the backoff resets */
+	assert_int_equal(queue_workload_pods_ready(q, "g", 3600), GPUQ_OK);
+	queue_tick(q, 9999, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	assert_int_equal(v.requeues, 0);
+	queue_destroy(q);
+}
+
+/* ---- explanations ---- */
+
+static void explain_strings(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d1 = {.cohort = "co", .flavors = {{"h100-80gb", 4, 2, U}}};
+	cqdef_t d2 = {.cohort = "co", .flavors = {{"h100-80gb", 4, U, U}}};
+	cqdef_t d3 = {.flavors = {{"h100-80gb", 2, U, U}}};
+	queue_result_t r;
+	char buf[256];
+
+	(void)st;
+	add_flavor(q, "h100-80gb");
+	add_cq(q, "gpu", &d1);
+	add_cq(q, "other", &d2);
+	add_cq(q, "solo", &d3);
+	add_lq(q, "team-a", "gpu", "gpu");
+	add_lq(q, "team-a", "solo", "solo");
+	add_wl(q, "w1", "team-a", "gpu", 0, 1, 2);
+	add_wl(q, "w2", "team-a", "gpu", 0, 2, 8);
+	add_wl(q, "w3", "team-a", "gpu", 0, 3, 5);
+	add_wl(q, "s1", "team-a", "solo", 0, 1, 2);
+	add_wl(q, "s2", "team-a", "solo", 0, 2, 1);
+	assert_int_equal(queue_workload_explain(q, "w3", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 3 of 3 in team-a/gpu: waiting for the next admission "
+				 "cycle");
+	cycle(q, 5, &r);
+	assert_int_equal(queue_workload_explain(q, "w1", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "admitted in ClusterQueue gpu: 2 gpu on flavor h100-80gb");
+	assert_int_equal(queue_workload_explain(q, "w2", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 1 of 2 in team-a/gpu: needs 8 gpu on flavor "
+				 "h100-80gb, more than ClusterQueue gpu could ever hold (6)");
+	assert_int_equal(queue_workload_explain(q, "w3", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 2 of 2 in team-a/gpu: needs 5 gpu on flavor "
+				 "h100-80gb, 4 free; borrowing limit of ClusterQueue gpu reached");
+	assert_int_equal(queue_workload_explain(q, "s2", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 1 of 1 in team-a/solo: needs 1 gpu on flavor "
+				 "h100-80gb, 0 free; nominal quota of ClusterQueue solo reached");
+	/* truncation is reported */
+	assert_int_equal(queue_workload_explain(q, "s2", buf, 10), GPUQ_ELIMIT);
+	assert_int_equal(strlen(buf), 9);
+	assert_int_equal(queue_workload_explain(q, "nope", buf, sizeof(buf)), GPUQ_ENOTFOUND);
+	queue_destroy(q);
+}
+
+static void explain_cohort_limit(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d1 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+	cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+	adm_t a[] = {{"x", 0, 1, 3}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+	char buf[256];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "c1", &d1);
+	add_cq(q, "c2", &d2);
+	add_lq(q, "ns", "l1", "c1");
+	add_lq(q, "ns", "l2", "c2");
+	admit_all(q, "l2", a, 2, &now);
+	add_wl(q, "w", "ns", "l1", 0, 5, 6);
+	cycle(q, ++now, &r);
+	assert_int_equal(queue_workload_explain(q, "w", buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "position 1 of 1 in ns/l1: needs 6 gpu on flavor f, 5 free; "
+				 "cohort borrowing limit reached");
+	queue_destroy(q);
+}
+
+/* ---- stop policy and updates ---- */
+
+static void stop_policy_and_quota_update(void **st)
+{
+	queue_t *q = mkq(false);
+	static const char *const cov[] = {"gpu"};
+	queue_quota_spec_t qs = {2, U, U};
+	queue_flavor_quota_spec_t fl = {"f", &qs};
+	queue_group_spec_t g = {cov, 1, &fl, 1};
+	queue_cq_spec_t s = {.name = "cq", .groups = &g, .n_groups = 1};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f");
+	assert_int_equal(queue_cq_add(q, &s, NULL, NULL), GPUQ_OK);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "w1", "ns", "lq", 0, 1, 2);
+	add_wl(q, "w2", "ns", "lq", 0, 2, 2);
+	s.stop = QUEUE_STOP_HOLD;
+	assert_int_equal(queue_cq_update(q, &s, NULL), GPUQ_OK);
+	cycle(q, 3, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(wait_of(q, "w1"), QUEUE_WAIT_STOPPED);
+	s.stop = QUEUE_STOP_NONE;
+	assert_int_equal(queue_cq_update(q, &s, NULL), GPUQ_OK);
+	cycle(q, 4, &r);
+	assert_int_equal(r.n_admissions, 1);
+	qs.nominal = 4; /* quota grows: w2 now fits */
+	assert_int_equal(queue_cq_update(q, &s, NULL), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_true(admitted_in(&r, "w2"));
+	s.stop = QUEUE_STOP_HOLD_AND_DRAIN;
+	assert_int_equal(queue_cq_update(q, &s, NULL), GPUQ_OK);
+	assert_int_equal(queue_tick(q, 6, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 2);
+	assert_string_equal(r.evictions[0].reason_name, "ClusterQueueStopped");
+	assert_int_equal(state_of(q, "w1"), QUEUE_WL_PENDING);
+	/* structural change refused */
+	fl.flavor = "g";
+	assert_int_equal(queue_cq_update(q, &s, NULL), GPUQ_EINVAL);
+	queue_destroy(q);
+}
+
+static void input_errors(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 2, U, U}}};
+	queue_request_t req = {"gpu", -1};
+	queue_podset_spec_t ps = {.name = "m", .count = 1, .requests = &req, .n_requests = 1};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = "x",
+				   .uid = "x",
+				   .local_queue = "lq",
+				   .podsets = &ps,
+				   .n_podsets = 1};
+	gpuq_diag_t diag = {{0}};
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	assert_int_equal(queue_workload_add(q, &s, 0, NULL, &diag), GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "negative request"));
+	req.amount = 1;
+	s.local_queue = "missing";
+	assert_int_equal(queue_workload_add(q, &s, 0, NULL, &diag), GPUQ_ENOTFOUND);
+	s.local_queue = "lq";
+	assert_int_equal(queue_workload_add(q, &s, 0, NULL, &diag), GPUQ_OK);
+	assert_int_equal(queue_workload_add(q, &s, 0, NULL, &diag), GPUQ_EEXIST);
+	ps.count = 0;
+	s.uid = "y";
+	assert_int_equal(queue_workload_add(q, &s, 0, NULL, &diag), GPUQ_EINVAL);
+	assert_int_equal(queue_lq_add(q, "ns", "lq", "cq", 0, NULL, NULL), GPUQ_EEXIST);
+	assert_int_equal(queue_lq_add(q, "ns", "l2", "nope", 0, NULL, NULL), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_cycle_run(q, 10, NULL), GPUQ_OK);
+	assert_int_equal(queue_cycle_run(q, 9, NULL), GPUQ_EINVAL); /* time goes forward */
+	assert_int_equal(queue_workload_finish(q, "nope", 11), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_delete(q, "x", 11), GPUQ_OK);
+	assert_int_equal(queue_workload_delete(q, "x", 11), GPUQ_ENOTFOUND);
+	queue_destroy(q);
+	queue_destroy(NULL);
+}
+
+/* ---- records ---- */
+
+typedef struct {
+	queue_rec_type_t type;
+	uint8_t key[QUEUE_KEY_MAX];
+	size_t klen;
+	uint8_t *val;
+	size_t vlen;
+} rec_t;
+
+static size_t dump_all(queue_t *q, rec_t **out)
+{
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen, n = 0;
+	rec_t *recs;
+
+	assert_int_equal(queue_dirty_all(q), GPUQ_OK);
+	recs = calloc(queue_dirty_count(q) + 1, sizeof(*recs));
+	assert_non_null(recs);
+	while (queue_dirty_next(q, &it, &type, &key, &klen) == GPUQ_OK) {
+		size_t need;
+
+		recs[n].type = type;
+		memcpy(recs[n].key, key, klen);
+		recs[n].klen = klen;
+		assert_int_equal(queue_record_encode(q, type, key, klen, NULL, 0, &need),
+				 GPUQ_ELIMIT);
+		recs[n].val = malloc(need);
+		assert_int_equal(
+		    queue_record_encode(q, type, key, klen, recs[n].val, need, &recs[n].vlen),
+		    GPUQ_OK);
+		assert_int_equal(recs[n].vlen, need);
+		n++;
+	}
+	*out = recs;
+	return n;
+}
+
+static void free_recs(rec_t *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(r[i].val);
+	free(r);
+}
+
+static queue_t *policy_for_records(void)
+{
+	queue_t *q = mkq(false);
+	static const queue_label_t lbl[] = {{"zone", "x"}};
+	queue_flavor_spec_t f = {"f", lbl, 1, NULL, 0, NULL, 0};
+	cqdef_t d1 = {
+	    .cohort = "co", .within = QUEUE_WITHIN_LOWER_PRIORITY, .flavors = {{"f", 4, U, U}}};
+	cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+
+	assert_int_equal(queue_flavor_add(q, &f, NULL, NULL), GPUQ_OK);
+	add_cq(q, "c1", &d1);
+	add_cq(q, "c2", &d2);
+	add_lq(q, "ns", "l1", "c1");
+	add_lq(q, "ns", "l2", "c2");
+	return q;
+}
+
+static void records_round_trip_and_corruption(void **st)
+{
+	queue_t *q = policy_for_records(), *p;
+	static const char *const vals[] = {"x", "y"};
+	static const queue_affinity_t aff[] = {{"zone", vals, 2}};
+	static const queue_label_t sel[] = {{"zone", "x"}};
+	static const queue_toleration_t tol[] = {
+	    {"k", QUEUE_TOLERATE_EQUAL, "v", QUEUE_EFFECT_ANY}};
+	wlopt_t o = {.sel = sel, .n_sel = 1, .aff = aff, .n_aff = 1, .tol = tol, .n_tol = 1};
+	wlopt_t gang = {.gang_total = 3, .pods_present = 1};
+	queue_result_t r, r2;
+	rec_t *recs;
+	size_t n;
+	char e1[256], e2[256];
+	gpuq_diag_t diag = {{0}};
+
+	(void)st;
+	assert_int_equal(add_wl_opt(q, "a", "ns", "l1", 0, 1, 2, 2, &o), GPUQ_OK);
+	add_wl(q, "b", "ns", "l2", 3, 2, 6);
+	add_wl(q, "c", "ns", "l1", 1, 3, 9);
+	assert_int_equal(add_wl_opt(q, "g", "ns", "l2", 0, 4, 3, 1, &gang), GPUQ_OK);
+	cycle(q, 10, &r);
+	add_wl(q, "d", "ns", "l1", 0, 11, 1);
+	n = dump_all(q, &recs);
+	assert_true(n >= 1 + 2 + 2 + 5);
+	p = policy_for_records();
+	for (size_t i = 0; i < n; i++)
+		if (queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen, recs[i].val,
+				       recs[i].vlen, &diag))
+			fail_msg("apply %.*s: %s", (int)recs[i].klen, recs[i].key, diag.msg);
+	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
+	/* same state, same explanations */
+	for (const char *const *u = (const char *const[]){"a", "b", "c", "d", "g", NULL}; *u; u++) {
+		assert_int_equal(state_of(p, *u), state_of(q, *u));
+		queue_workload_explain(q, *u, e1, sizeof(e1));
+		queue_workload_explain(p, *u, e2, sizeof(e2));
+		assert_string_equal(e1, e2);
+	}
+	assert_int_equal(queue_cycle_count(p), queue_cycle_count(q));
+	/* and the same future */
+	cycle(q, 20, &r);
+	cycle(p, 20, &r2);
+	assert_int_equal(r.n_admissions, r2.n_admissions);
+	for (size_t i = 0; i < r.n_admissions; i++)
+		assert_string_equal(r.admissions[i].uid, r2.admissions[i].uid);
+	/* a second apply of the same workload */
+	for (size_t i = 0; i < n; i++)
+		if (recs[i].type == QUEUE_REC_WORKLOAD)
+			assert_int_equal(queue_record_apply(p, recs[i].type, recs[i].key,
+							    recs[i].klen, recs[i].val, recs[i].vlen,
+							    NULL),
+					 GPUQ_EEXIST);
+	queue_destroy(p);
+	/* every truncation and every single-byte flip: ECORRUPT or a clean apply,
+	 * never a crash (ASan/valgrind watch) */
+	for (size_t i = 0; i < n; i++) {
+		for (size_t cut = 0; cut < recs[i].vlen; cut++) {
+			p = policy_for_records();
+			assert_int_not_equal(queue_record_apply(p, recs[i].type, recs[i].key,
+								recs[i].klen, recs[i].val, cut,
+								NULL),
+					     GPUQ_OK);
+			queue_destroy(p);
+		}
+		for (size_t b = 0; b < recs[i].vlen; b++) {
+			uint8_t *v = malloc(recs[i].vlen);
+			int rc;
+
+			memcpy(v, recs[i].val, recs[i].vlen);
+			v[b] ^= 0xa5;
+			p = policy_for_records();
+			rc = queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen, v,
+						recs[i].vlen, NULL);
+			assert_true(rc == GPUQ_OK || rc == GPUQ_ECORRUPT || rc == GPUQ_ENOTFOUND ||
+				    rc == GPUQ_EEXIST);
+			queue_destroy(p);
+			free(v);
+		}
+	}
+	/* a bad version and an unknown type */
+	p = policy_for_records();
+	recs[0].val[0] = 9;
+	assert_int_equal(queue_record_apply(p, recs[0].type, recs[0].key, recs[0].klen, recs[0].val,
+					    recs[0].vlen, NULL),
+			 GPUQ_ECORRUPT);
+	assert_int_equal(queue_record_apply(p, (queue_rec_type_t)77, recs[0].key, recs[0].klen,
+					    recs[0].val, recs[0].vlen, NULL),
+			 GPUQ_ECORRUPT);
+	queue_destroy(p);
+	free_recs(recs, n);
+	queue_destroy(q);
+}
+
+/* The changed set: deleted workloads encode as ENOTFOUND; each key once. */
+static void dirty_tracking(void **st)
+{
+	queue_t *q = policy_for_records();
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen, len, n = 0, wl = 0;
+	uint8_t buf[4096];
+
+	(void)st;
+	queue_dirty_clear(q);
+	assert_int_equal(queue_dirty_count(q), 0);
+	add_wl(q, "w", "ns", "l1", 0, 1, 1);
+	cycle(q, 2, NULL);
+	add_wl(q, "v", "ns", "l1", 0, 1, 1);
+	assert_int_equal(queue_workload_delete(q, "v", 3), GPUQ_OK);
+	while (queue_dirty_next(q, &it, &type, &key, &klen) == GPUQ_OK) {
+		int rc = queue_record_encode(q, type, key, klen, buf, sizeof(buf), &len);
+
+		n++;
+		if (type == QUEUE_REC_WORKLOAD) {
+			wl++;
+			if (klen == 1 && key[0] == 'v')
+				assert_int_equal(rc, GPUQ_ENOTFOUND);
+			else
+				assert_int_equal(rc, GPUQ_OK);
+		}
+	}
+	assert_int_equal(wl, 2);
+	assert_int_equal(n, queue_dirty_count(q));
+	/* cycle count, CQ c1 usage, tenant ns/l1 */
+	assert_true(n >= 5);
+	queue_dirty_clear(q);
+	cycle(q, 4, NULL); /* nothing changed but the cycle count */
+	assert_int_equal(queue_dirty_count(q), 1);
+	queue_destroy(q);
+}
+
+/* Memory per pending workload stays under 1 KiB. */
+static void memory_per_workload(void **st)
+{
+	queue_t *q = policy_for_records();
+	size_t before, after;
+	char uid[48];
+
+	(void)st;
+	queue_dirty_clear(q);
+	before = queue_memory_bytes(q);
+	for (int i = 0; i < 10000; i++) {
+		snprintf(uid, sizeof(uid), "6f1c0d3e-%08d-4a8b-9c1d-%012d", i, i);
+		add_wl(q, uid, "ns", "l1", i % 7, i, 1 + i % 3);
+	}
+	queue_dirty_clear(q);
+	after = queue_memory_bytes(q);
+	print_message("# %zu bytes per pending workload\n", (after - before) / 10000);
+	assert_true((after - before) / 10000 < 1024);
+	queue_destroy(q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(flavor_first_fit_in_order),
+	    cmocka_unit_test(flavor_taints_and_selectors),
+	    cmocka_unit_test(flavor_missing_and_uncovered),
+	    cmocka_unit_test(borrowing_and_lending_limits),
+	    cmocka_unit_test(strict_vs_best_effort),
+	    cmocka_unit_test(priority_then_creation_then_uid),
+	    cmocka_unit_test(cycle_admits_everything_that_fits),
+	    cmocka_unit_test(preemption_within_cq),
+	    cmocka_unit_test(preemption_reclaim_within_cohort),
+	    cmocka_unit_test(reclaim_spares_cq_within_nominal),
+	    cmocka_unit_test(borrow_within_cohort),
+	    cmocka_unit_test(overlapping_preemptors),
+	    cmocka_unit_test(eviction_confirmation),
+	    cmocka_unit_test(fair_sharing_order),
+	    cmocka_unit_test(fair_sharing_preemption),
+	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
+	    cmocka_unit_test(gang_all_or_nothing),
+	    cmocka_unit_test(gang_ready_timeout_backoff),
+	    cmocka_unit_test(explain_strings),
+	    cmocka_unit_test(explain_cohort_limit),
+	    cmocka_unit_test(stop_policy_and_quota_update),
+	    cmocka_unit_test(input_errors),
+	    cmocka_unit_test(records_round_trip_and_corruption),
+	    cmocka_unit_test(dirty_tracking),
+	    cmocka_unit_test(memory_per_workload),
+	};
+
+	return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
+}
