@@ -33,20 +33,20 @@ typedef struct {
 } golden_case_t;
 
 /* The string value of j, or "" when j is not a string. */
-static const char *golden_str(const json_t *j)
+static inline const char *golden_str(const json_t *j)
 {
 	const char *s = json_string_value(j);
 
 	return s ? s : "";
 }
 
-static int golden_cmp_name(const void *a, const void *b)
+static inline int golden_cmp_name(const void *a, const void *b)
 {
 	return strcmp(((const golden_case_t *)a)->name, ((const golden_case_t *)b)->name);
 }
 
 /* Load every *.json of dir, sorted by name. Returns the count (0 on error). */
-static size_t golden_load(const char *dir, golden_case_t *out, size_t cap)
+static inline size_t golden_load(const char *dir, golden_case_t *out, size_t cap)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -89,7 +89,7 @@ static size_t golden_load(const char *dir, golden_case_t *out, size_t cap)
 	return n;
 }
 
-static void golden_free(golden_case_t *cases, size_t n)
+static inline void golden_free(golden_case_t *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		json_decref(cases[i].c);
@@ -98,7 +98,7 @@ static void golden_free(golden_case_t *cases, size_t n)
 }
 
 /* Decode base64 (RFC 4648, padded) into a new NUL-terminated buffer. */
-static char *golden_b64_decode(const char *s, size_t *len)
+static inline char *golden_b64_decode(const char *s, size_t *len)
 {
 	size_t n = strlen(s), o = 0;
 	char *out = malloc(n / 4 * 3 + 4);
@@ -128,9 +128,9 @@ static char *golden_b64_decode(const char *s, size_t *len)
 	return out;
 }
 
-static int golden_fail(char *err, size_t cap, const char *fmt, ...)
+static inline int golden_fail(char *err, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static int golden_fail(char *err, size_t cap, const char *fmt, ...)
+static inline int golden_fail(char *err, size_t cap, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -142,7 +142,7 @@ static int golden_fail(char *err, size_t cap, const char *fmt, ...)
 
 /* Whether got (a JSON Patch array) holds the same operations as want, in
  * any order. */
-static int golden_patch_equal(const json_t *want, const json_t *got)
+static inline int golden_patch_equal(const json_t *want, const json_t *got)
 {
 	size_t n = json_array_size(want);
 	char used[512] = {0};
@@ -163,7 +163,7 @@ static int golden_patch_equal(const json_t *want, const json_t *got)
 }
 
 /* The decoded patch of an AdmissionReview reply (new reference), or NULL. */
-static json_t *golden_reply_patch(const json_t *resp)
+static inline json_t *golden_reply_patch(const json_t *resp)
 {
 	const char *b64 = json_string_value(json_object_get(resp, "patch"));
 	size_t len;
@@ -181,7 +181,7 @@ static json_t *golden_reply_patch(const json_t *resp)
 }
 
 /* Compact JSON of j in a static buffer (for failure messages only). */
-static const char *golden_dump(const json_t *j)
+static inline const char *golden_dump(const json_t *j)
 {
 	static char buf[1024];
 	size_t n = j ? json_dumpb(j, buf, sizeof(buf) - 1, JSON_COMPACT) : 0;
@@ -196,8 +196,8 @@ static const char *golden_dump(const json_t *j)
 
 /* Compare one reply with the case's expectation. 0 when it matches, else -1
  * with what differs in err. */
-static int golden_check(const json_t *c, int status, const char *body, size_t len, char *err,
-			size_t cap)
+static inline int golden_check(const json_t *c, int status, const char *body, size_t len, char *err,
+			       size_t cap)
 {
 	const json_t *exp = json_object_get(c, "expect");
 	int want_status = (int)json_integer_value(json_object_get(exp, "http_status"));
@@ -287,7 +287,7 @@ static int golden_check(const json_t *c, int status, const char *body, size_t le
 /* ---- A small RFC 6902 applier ("add" only, what gpuq emits) ---- */
 
 /* Unescape one RFC 6901 reference token in place. */
-static void golden_ptr_unescape(char *t)
+static inline void golden_ptr_unescape(char *t)
 {
 	char *w = t;
 
@@ -306,7 +306,7 @@ static void golden_ptr_unescape(char *t)
 }
 
 /* Apply one add op to doc; 0 ok, -1 when the parent does not exist. */
-static int golden_apply_add(json_t *doc, const char *path, json_t *value)
+static inline int golden_apply_add(json_t *doc, const char *path, json_t *value)
 {
 	char buf[1024], *tok, *next;
 	json_t *cur = doc;
@@ -340,7 +340,7 @@ static int golden_apply_add(json_t *doc, const char *path, json_t *value)
 }
 
 /* Apply every op of patch to doc; 0 ok, -1 on an op it cannot apply. */
-static int golden_apply_patch(json_t *doc, const json_t *patch)
+static inline int golden_apply_patch(json_t *doc, const json_t *patch)
 {
 	for (size_t i = 0; i < json_array_size(patch); i++) {
 		const json_t *op = json_array_get(patch, i);
