@@ -379,5 +379,23 @@ check "SIGTERM: request in flight finished with 200" [ "$(cat "$T/slow.code")" =
 check "SIGTERM: port closed" sh -c "! curl -s -k --max-time 3 -o /dev/null $(U /healthz)"
 check "SIGTERM: logged" grep -q "stopped" "$LOG"
 
+# ---- every optional flag, then SIGINT ----
+if start_server --gpu-resource nvidia.com/gpu.shared --gpu-resource=nvidia.com/mig-1g.5gb \
+	--controller-user system:serviceaccount:ops:gpuq --log-level warn; then
+	ok "restart with --gpu-resource, --controller-user, --log-level"
+else not_ok "restart with every optional flag" "$(cat "$LOG")"; fi
+check "restarted: review served" [ "$(code -X POST -H 'Content-Type: application/json' \
+	--data-binary @"$T/review.json" "$(U /mutate)")" = 200 ]
+if [ -n "$PID" ]; then
+	kill -INT "$PID"
+	if wait_until 15 gone; then
+		wait "$PID"
+		rc=$?
+		PID=
+		check "SIGINT: exit 0" [ "$rc" -eq 0 ]
+	else not_ok "SIGINT: exit 0" "still running after 15 s"; fi
+else not_ok "SIGINT: exit 0" "no server"; fi
+check "--log-level warn: no info lines" sh -c "! grep -q '^info ' '$LOG'"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
