@@ -86,12 +86,15 @@ static webhook_kind_t decode_kind(const webhook_jv_t *req, const webhook_jv_t *o
 		const char *api = webhook_json_str(obj, "apiVersion");
 
 		kind = webhook_json_str(obj, "kind");
-		group = api && !strcmp(api, "batch/v1") ? "batch" : "";
-		version = api && !strcmp(api, "v1") ? "v1" : "v1";
-		if (api && strcmp(api, "v1") && strcmp(api, "batch/v1"))
+		if (api && !strcmp(api, "v1"))
+			group = "";
+		else if (api && !strcmp(api, "batch/v1"))
+			group = "batch";
+		else
 			return WEBHOOK_KIND_OTHER;
+		version = "v1";
 	}
-	if (!kind || !version || strcmp(version, "v1"))
+	if (!kind || !version || strcmp(version, "v1") != 0)
 		return WEBHOOK_KIND_OTHER;
 	if ((!group || !*group) && !strcmp(kind, "Pod"))
 		return WEBHOOK_KIND_POD;
@@ -128,13 +131,13 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 		return reply_text(out, "invalid AdmissionReview: not JSON: %s", err);
 	api = webhook_json_str(r->doc.root, "apiVersion");
 	kind = webhook_json_str(r->doc.root, "kind");
-	if (!api || strcmp(api, "admission.k8s.io/v1"))
+	if (!api || strcmp(api, "admission.k8s.io/v1") != 0)
 		return reply_text(
 		    out,
 		    "invalid AdmissionReview: apiVersion is \"%s\", gpuq speaks "
 		    "\"admission.k8s.io/v1\" only (set admissionReviewVersions: [v1])",
 		    api ? api : "");
-	if (!kind || strcmp(kind, "AdmissionReview"))
+	if (!kind || strcmp(kind, "AdmissionReview") != 0)
 		return reply_text(
 		    out, "invalid AdmissionReview: kind is \"%s\", want \"AdmissionReview\"",
 		    kind ? kind : "");

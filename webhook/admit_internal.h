@@ -22,7 +22,7 @@
  * every container, far below this. */
 #define WEBHOOK_PATCH_MAX (256u << 10)
 /* Largest reply body (the patch in base64 plus the envelope). */
-#define WEBHOOK_REPLY_MAX (WEBHOOK_PATCH_MAX * 2)
+#define WEBHOOK_REPLY_MAX ((size_t)WEBHOOK_PATCH_MAX * 2)
 /* Containers (init + app) decoded from one pod spec; Kubernetes has no cap,
  * real pods have a handful. More is refused with a clear denial. */
 #define WEBHOOK_CONTAINERS_MAX 64

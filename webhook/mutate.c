@@ -162,7 +162,7 @@ static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
 		webhook_patch_add(&r->patch, "/spec", "suspend", "true");
 	if (!w->queue)
 		patch_label(r, "/metadata", meta, WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
-	if (webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) && (!managed || strcmp(managed, "true")))
+	if (webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
 		patch_label(r, "/spec/template/metadata", tmeta, WEBHOOK_LABEL_MANAGED, "true");
 	for (size_t i = 0; ns && i < w->pod.n_containers; i++)
 		patch_container_defaults(r, w, i, ns);
@@ -243,7 +243,7 @@ int webhook_mutate_run(webhook_review_t *r)
 	gpuq_diag_t diag = {""};
 	int rc;
 
-	if (strcmp(r->op, "CREATE") || !r->obj || *r->sub_resource)
+	if (strcmp(r->op, "CREATE") != 0 || !r->obj || *r->sub_resource)
 		return GPUQ_OK;
 	if (!policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;

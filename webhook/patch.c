@@ -190,8 +190,13 @@ void webhook_buf_put_base64(webhook_buf_t *b, const char *src, size_t n)
 			v |= s[i + 2];
 		*d++ = tab[(v >> 18) & 63];
 		*d++ = tab[(v >> 12) & 63];
-		*d++ = left > 1 ? tab[(v >> 6) & 63] : '=';
-		*d++ = left > 2 ? tab[v & 63] : '=';
+		d[0] = '=';
+		d[1] = '=';
+		if (left > 1)
+			d[0] = tab[(v >> 6) & 63];
+		if (left > 2)
+			d[1] = tab[v & 63];
+		d += 2;
 	}
 	b->len += out;
 	b->p[b->len] = '\0';

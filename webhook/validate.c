@@ -37,11 +37,10 @@ static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap
 		const policy_lq_t *lq = policy_lq_at(p, i);
 		int k;
 
-		if (!lq || strcmp(lq->namespace_, ns))
+		if (!lq || strcmp(lq->namespace_, ns) != 0)
 			continue;
 		if (n == HINT_QUEUES_MAX) {
-			k = snprintf(buf + len, cap - len, ", ...");
-			len += k > 0 && (size_t)k < cap - len ? (size_t)k : 0;
+			snprintf(buf + len, cap - len, ", ...");
 			break;
 		}
 		k = snprintf(buf + len, cap - len, "%s%s", n ? ", " : "", lq->name);
@@ -469,7 +468,7 @@ int webhook_validate_run(webhook_review_t *r)
 	bool update = !strcmp(r->op, "UPDATE");
 	int rc;
 
-	if ((!update && strcmp(r->op, "CREATE")) || !r->obj || *r->sub_resource)
+	if ((!update && strcmp(r->op, "CREATE") != 0) || !r->obj || *r->sub_resource)
 		return GPUQ_OK;
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
