@@ -13,6 +13,14 @@
 
 #include "policy/internal.h"
 
+/* Report an allocation failure; always GPUQ_ENOMEM (a constant the
+ * static analyzer can follow). */
+static int oom(gpuq_diag_t *diag)
+{
+	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+	return GPUQ_ENOMEM;
+}
+
 /* ---- Messages and paths ---- */
 
 int policy_dec_fail(policy_dec_t *d, int rc, const char *fmt, ...)
@@ -24,8 +32,10 @@ int policy_dec_fail(policy_dec_t *d, int rc, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (d->plen)
-		return gpuq_diag_set(d->diag, rc, "%s: %s: %s", d->what, d->path, msg);
-	return gpuq_diag_set(d->diag, rc, "%s: %s", d->what, msg);
+		gpuq_diag_set(d->diag, rc, "%s: %s: %s", d->what, d->path, msg);
+	else
+		gpuq_diag_set(d->diag, rc, "%s: %s", d->what, msg);
+	return rc;
 }
 
 /* Append pre, s (at most 200 bytes) and post to the path (truncating). */
@@ -247,7 +257,7 @@ static int str_value(policy_dec_t *d, const json_t *v, size_t max, const char **
 				       max);
 	*out = policy_arena_strdup(&d->p->arena, s);
 	if (!*out)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	return GPUQ_OK;
 }
 
@@ -444,7 +454,7 @@ int policy_dec_labels(policy_dec_t *d, const json_t *obj, const char *key, size_
 	}
 	items = policy_arena_alloc(&d->p->arena, (json_object_size(map) + 1) * sizeof(*items));
 	if (!items)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	json_object_foreach((json_t *)map, name, v)
 	{
 		old2 = policy_dec_mapkey(d, name);
@@ -456,7 +466,7 @@ int policy_dec_labels(policy_dec_t *d, const json_t *obj, const char *key, size_
 			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid label value \"%s\"",
 					     items[n].value);
 		if (rc == GPUQ_OK && !(items[n].key = policy_arena_strdup(&d->p->arena, name)))
-			rc = gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+			rc = oom(d->diag);
 		policy_dec_pop(d, old2);
 		if (rc)
 			break;
@@ -497,7 +507,7 @@ static int sel_values(policy_dec_t *d, const json_t *expr, policy_sel_req_t *req
 		return GPUQ_OK;
 	out = policy_arena_alloc(&d->p->arena, json_array_size(vals) * sizeof(*out));
 	if (!out)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	old = policy_dec_key(d, "values");
 	for (size_t i = 0; i < json_array_size(vals) && rc == GPUQ_OK; i++) {
 		size_t old2 = policy_dec_idx(d, i);
@@ -569,7 +579,7 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key, pol
 				     n, POLICY_SELECTOR_REQS_MAX);
 	reqs = rc ? NULL : policy_arena_alloc(&d->p->arena, (n ? n : 1) * sizeof(*reqs));
 	if (rc == GPUQ_OK && !reqs)
-		rc = gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		rc = oom(d->diag);
 	for (size_t i = 0; rc == GPUQ_OK && i < ml.n; i++) {
 		reqs[i].key = ml.items[i].key;
 		reqs[i].op = POLICY_SEL_IN;
@@ -633,12 +643,12 @@ static bool subdomain_n(const char *s, size_t n)
 
 bool policy_name_is_label(const char *s)
 {
-	return label_n(s, strlen(s));
+	return s && label_n(s, strlen(s));
 }
 
 bool policy_name_is_subdomain(const char *s)
 {
-	return subdomain_n(s, strlen(s));
+	return s && subdomain_n(s, strlen(s));
 }
 
 /* The name part of a qualified name: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, <= 63. */
@@ -696,7 +706,7 @@ int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool n
 		    bool name_is_label, const char **ns, const char **name)
 {
 	const json_t *meta = NULL, *nsv;
-	const char *n = NULL, *s = "";
+	const char *n = "", *s = "";
 	size_t old;
 	int rc;
 
@@ -814,7 +824,7 @@ int policy_dec_register(policy_dec_t *d, int kind, const char *ns, const char *n
 	if (v->n == v->cap && policy_vec_push(v, NULL) == GPUQ_OK)
 		v->n--; /* reserve room so the push below cannot fail */
 	if (v->n == v->cap || policy_index_put(&p->index, kind, ns, name, obj))
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	v->items[v->n++] = obj;
 	p->n_objects++;
 	return GPUQ_OK;
@@ -840,7 +850,7 @@ static int decode_namespace(policy_dec_t *d, const json_t *obj)
 	if (rc)
 		return rc;
 	own = policy_labels_get(&labels, "kubernetes.io/metadata.name");
-	if (own && strcmp(own, name))
+	if (own && strcmp(own, name) != 0)
 		return policy_dec_fail(
 		    d, GPUQ_EINVAL,
 		    "metadata.labels[kubernetes.io/metadata.name]: \"%s\" is not "
@@ -848,7 +858,7 @@ static int decode_namespace(policy_dec_t *d, const json_t *obj)
 		    own);
 	all = policy_arena_alloc(&d->p->arena, (labels.n + 1) * sizeof(*all));
 	if (!all)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	if (labels.n)
 		memcpy(all, labels.items, labels.n * sizeof(*all));
 	if (!own) {
@@ -966,12 +976,12 @@ static int decode_limitrange(policy_dec_t *d, const json_t *obj)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	e->pub.n_items = limits ? json_array_size(limits) : 0;
 	e->pub.items =
 	    policy_arena_alloc(&d->p->arena, (e->pub.n_items + 1) * sizeof(*e->pub.items));
 	if (!e->pub.items)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
@@ -1049,7 +1059,7 @@ static int decode_quota(policy_dec_t *d, const json_t *obj)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
@@ -1085,7 +1095,7 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 
 	if (rc == GPUQ_OK)
 		rc = policy_dec_int(d, obj, "value", true, INT32_MIN, INT32_MAX, &value);
-	if (rc == GPUQ_OK && value > USER_PRIORITY_MAX && strncmp(name, "system-", 7))
+	if (rc == GPUQ_OK && value > USER_PRIORITY_MAX && strncmp(name, "system-", 7) != 0)
 		rc = policy_dec_fail(d, GPUQ_ERANGE,
 				     "value: %" PRId64 " is above %d, reserved for system- classes",
 				     value, USER_PRIORITY_MAX);
@@ -1097,7 +1107,7 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 		return rc;
 	pc = policy_arena_alloc(&d->p->arena, sizeof(*pc));
 	if (!pc || !(pc->name = policy_arena_strdup(&d->p->arena, name)))
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	pc->value = (int32_t)value;
 	pc->global_default = def;
 	pc->preempt_never = mode == 1;
@@ -1162,7 +1172,7 @@ static int first_available(policy_dec_t *d, const json_t *list, policy_device_re
 		return policy_dec_fail(d, GPUQ_EINVAL, "firstAvailable: must not be empty");
 	c = policy_arena_alloc(&d->p->arena, n * sizeof(*c));
 	if (!c)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	for (size_t i = 0; i < n && rc == GPUQ_OK; i++) {
 		const json_t *sub = json_array_get(list, i);
 		size_t o1 = policy_dec_key(d, "firstAvailable"), o2 = policy_dec_idx(d, i);
@@ -1213,7 +1223,7 @@ static int device_request(policy_dec_t *d, const json_t *req, bool flat, policy_
 		return policy_dec_fail(d, GPUQ_EINVAL, "set one of exactly and firstAvailable");
 	c = policy_arena_alloc(&d->p->arena, sizeof(*c));
 	if (!c)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	c->name = "";
 	r->choices = c;
 	r->n_choices = 1;
@@ -1256,7 +1266,7 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 		    policy_arena_alloc(&d->p->arena, (t->n_requests + 1) * sizeof(*t->requests));
 	}
 	if (rc == GPUQ_OK && (!t || !t->requests))
-		rc = gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		rc = oom(d->diag);
 	for (size_t i = 0; rc == GPUQ_OK && i < t->n_requests; i++) {
 		policy_device_request_t *r = (policy_device_request_t *)&t->requests[i];
 		size_t o1 = policy_dec_key(d, "requests"), o2 = policy_dec_idx(d, i);
@@ -1275,7 +1285,7 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 	t->namespace_ = policy_arena_strdup(&d->p->arena, ns);
 	t->name = policy_arena_strdup(&d->p->arena, name);
 	if (!t->namespace_ || !t->name)
-		return gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(d->diag);
 	t->origin = policy_dec_origin(d);
 	rc = need_namespace(d, ns);
 	if (rc == GPUQ_OK)
@@ -1340,11 +1350,11 @@ int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++) {
 		const kind_t *k = &KINDS[i];
 
-		if (strcmp(k->kind, json_string_value(kind)))
+		if (strcmp(k->kind, json_string_value(kind)) != 0)
 			continue;
 		d = calloc(1, sizeof(*d)); /* 1.5 KiB: kept off the stack */
 		if (!d)
-			return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+			return oom(diag);
 		d->p = p;
 		d->diag = diag;
 		d->api = json_string_value(api);

@@ -16,6 +16,14 @@
 
 #include "policy/policy.h"
 
+/* Report an allocation failure; always GPUQ_ENOMEM (a constant the
+ * static analyzer can follow). */
+static int oom(gpuq_diag_t *diag)
+{
+	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+	return GPUQ_ENOMEM;
+}
+
 typedef struct {
 	const char *name;  /* manifest name, for messages */
 	policy_doc_cb cb;  /* per-object callback */
@@ -46,8 +54,10 @@ static int fail_here(run_t *r, int rc, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (r->doc)
-		return gpuq_diag_set(r->diag, rc, "%s: document %zu: %s", r->name, r->doc, msg);
-	return gpuq_diag_set(r->diag, rc, "%s: %s", r->name, msg);
+		gpuq_diag_set(r->diag, rc, "%s: document %zu: %s", r->name, r->doc, msg);
+	else
+		gpuq_diag_set(r->diag, rc, "%s: %s", r->name, msg);
+	return rc;
 }
 
 static int call_cb(run_t *r, const json_t *obj, long item)
@@ -200,6 +210,7 @@ static json_t *scalar_value(run_t *r, const yaml_event_t *ev, int *rc)
 	const char *s = (const char *)ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
 	const char *tag = (const char *)ev->data.scalar.tag;
+	bool forced_str;
 	json_t *v;
 
 	*rc = GPUQ_EINVAL;
@@ -207,7 +218,10 @@ static json_t *scalar_value(run_t *r, const yaml_event_t *ev, int *rc)
 		fail_here(r, GPUQ_EINVAL, "a scalar contains a NUL byte");
 		return NULL;
 	}
-	if (tag && strcmp(tag, "!") && strcmp(tag, YAML_STR)) {
+	/* "!" (non-specific) and !!str make a string; the core schema's own
+	 * tags resolve as an untagged plain scalar would; others are refused. */
+	forced_str = tag && (strcmp(tag, "!") == 0 || strcmp(tag, YAML_STR) == 0);
+	if (tag && !forced_str) {
 		bool known = false;
 
 		for (size_t i = 0; YAML_TAGS[i]; i++)
@@ -217,8 +231,7 @@ static json_t *scalar_value(run_t *r, const yaml_event_t *ev, int *rc)
 			return NULL;
 		}
 	}
-	if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && (!tag || strcmp(tag, YAML_STR)) &&
-	    (!tag || strcmp(tag, "!")))
+	if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !forced_str)
 		v = plain_value(s, len);
 	else
 		v = json_stringn(s, len);
@@ -269,7 +282,7 @@ static int attach(run_t *r, tree_t *t, json_t *v)
 		free(f->key);
 		f->key = NULL;
 	}
-	return rc ? gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory") : GPUQ_OK;
+	return rc ? oom(r->diag) : GPUQ_OK;
 }
 
 static int take_key(run_t *r, tree_t *t, const yaml_event_t *ev)
@@ -286,7 +299,7 @@ static int take_key(run_t *r, tree_t *t, const yaml_event_t *ev)
 		return fail_here(r, GPUQ_EINVAL, "duplicate mapping key \"%.200s\"", s);
 	f->key = strdup(s);
 	if (!f->key)
-		return gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(r->diag);
 	return GPUQ_OK;
 }
 
@@ -313,7 +326,7 @@ static int open_node(run_t *r, tree_t *t, bool mapping, const yaml_char_t *ancho
 		return fail_here(r, GPUQ_ELIMIT, "nested deeper than %d levels", POLICY_DEPTH_MAX);
 	n = mapping ? json_object() : json_array();
 	if (!n)
-		return gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(r->diag);
 	t->st[t->depth].node = n;
 	t->st[t->depth].key = NULL;
 	t->depth++;
@@ -372,7 +385,7 @@ static int yaml_fail(run_t *r, const yaml_parser_t *ps)
 	char msg[512];
 
 	if (ps->error == YAML_MEMORY_ERROR)
-		return gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(r->diag);
 	snprintf(msg, sizeof(msg), "line %zu column %zu: YAML syntax error: %s%s%s",
 		 ps->problem_mark.line + 1, ps->problem_mark.column + 1,
 		 ps->problem ? ps->problem : "unknown problem", ps->context ? " " : "",
@@ -390,7 +403,7 @@ static int parse_yaml(run_t *r, const char *buf, size_t len)
 
 	memset(&t, 0, sizeof(t));
 	if (!yaml_parser_initialize(&ps))
-		return gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
+		return oom(r->diag);
 	yaml_parser_set_input_string(&ps, (const unsigned char *)buf, len);
 	while (!done && rc == GPUQ_OK) {
 		if (!yaml_parser_parse(&ps, &ev)) {

@@ -9,6 +9,14 @@
 
 #include "policy/internal.h"
 
+/* Report an allocation failure; always GPUQ_ENOMEM (a constant the
+ * static analyzer can follow). */
+static int oom(gpuq_diag_t *diag)
+{
+	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+	return GPUQ_ENOMEM;
+}
+
 /* ---- Arena ---- */
 
 /* 64 KiB blocks: a realistic policy (a few hundred objects) fits in a few;
@@ -296,7 +304,7 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is finished; it cannot change");
 	file = policy_arena_strdup(&p->arena, name ? name : "<manifest>");
 	if (!file)
-		return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+		return oom(diag);
 	p->origin.file = file;
 	p->origin.doc = 0;
 	rc = policy_manifest_parse(file, buf, len, add_one, &a, diag);
@@ -320,8 +328,10 @@ static int fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (o.file)
-		return gpuq_diag_set(diag, rc, "%s: document %zu: %s", o.file, o.doc, msg);
-	return gpuq_diag_set(diag, rc, "%s", msg);
+		gpuq_diag_set(diag, rc, "%s: document %zu: %s", o.file, o.doc, msg);
+	else
+		gpuq_diag_set(diag, rc, "%s", msg);
+	return rc;
 }
 
 static int resolve_lqs(policy_t *p, gpuq_diag_t *diag)
@@ -384,7 +394,7 @@ static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
 			c = policy_arena_alloc(&p->arena, sizeof(*c));
 			if (!c || vec_reserve(&p->cohorts, p->cohorts.n + 1) ||
 			    policy_index_put(&p->index, POLICY_K_COHORT, "", cq->cohort_name, c))
-				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+				return oom(diag);
 			c->name = cq->cohort_name;
 			c->fair_weight_milli = 1000;
 			c->origin = cq->origin;
@@ -398,9 +408,9 @@ static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
 
 		if (c->n_members) {
 			c->members =
-			    policy_arena_alloc(&p->arena, c->n_members * sizeof(*c->members));
+			    policy_arena_alloc(&p->arena, c->n_members * sizeof(policy_cq_t *));
 			if (!c->members)
-				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+				return oom(diag);
 		}
 		c->n_members = 0;
 	}
@@ -445,11 +455,11 @@ static int build_namespaces(policy_t *p, gpuq_diag_t *diag)
 			size_t nl = e->pub.n_limitranges, nq = e->pub.n_quotas;
 
 			if (nl && !(e->pub.limitranges = policy_arena_alloc(
-					&p->arena, nl * sizeof(*e->pub.limitranges))))
-				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
-			if (nq && !(e->pub.quotas =
-					policy_arena_alloc(&p->arena, nq * sizeof(*e->pub.quotas))))
-				return gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+					&p->arena, nl * sizeof(quota_limitrange_t *))))
+				return oom(diag);
+			if (nq && !(e->pub.quotas = policy_arena_alloc(
+					&p->arena, nq * sizeof(quota_resourcequota_t *))))
+				return oom(diag);
 			e->pub.n_limitranges = e->pub.n_quotas = 0;
 		}
 	}
@@ -727,7 +737,7 @@ const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *fla
 	if (!g)
 		return NULL;
 	for (size_t f = 0; f < g->n_flavors; f++) {
-		if (strcmp(g->flavors[f].name, flavor))
+		if (strcmp(g->flavors[f].name, flavor) != 0)
 			continue;
 		for (size_t r = 0; r < g->flavors[f].n_resources; r++)
 			if (!strcmp(g->flavors[f].resources[r].resource, resource))

@@ -60,7 +60,7 @@ bool policy_toleration_tolerates(const policy_toleration_t *tol, const policy_ta
 {
 	if (tol->effect != POLICY_EFFECT_ANY && tol->effect != taint->effect)
 		return false;
-	if (*tol->key && strcmp(tol->key, taint->key))
+	if (*tol->key && strcmp(tol->key, taint->key) != 0)
 		return false;
 	if (tol->exists)
 		return true;
