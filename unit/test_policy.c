@@ -514,6 +514,61 @@ static const bad_t BAD[] = {
      GPUQ_EINVAL,
      "t.yaml: document 1: ResourceClaimTemplate \"a/t\": "
      "spec.spec.devices.requests[0].exactly.count: must not be set with allocationMode All"},
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        exactly: {deviceClassName: gpu.nvidia.com}\n        firstAvailable: [{name: x, "
+     "deviceClassName: gpu.nvidia.com}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": spec.spec.devices.requests[0]: set "
+     "exactly one of exactly and firstAvailable"},
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        firstAvailable: []\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": spec.spec.devices.requests[0]: "
+     "firstAvailable: must not be empty"},
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        exactly: {deviceClassName: gpu.nvidia.com}\n      - name: gpu\n"
+     "        exactly: {deviceClassName: gpu.nvidia.com}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": spec.spec.devices.requests[1]: name: "
+     "duplicate \"gpu\""},
+    {"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: a, "
+     "name: t}\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+     "        exactly: {deviceClassName: Bad_Class}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceClaimTemplate \"a/t\": "
+     "spec.spec.devices.requests[0].exactly.deviceClassName: invalid device class name "
+     "\"Bad_Class\""},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  tolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.tolerations[0]: tolerationSeconds: only "
+     "allowed with effect NoExecute"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  tolerations: [{key: a, operator: Exists, value: b}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.tolerations[0]: value: must be empty with "
+     "operator Exists"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  nodeTaints: [{key: a, value: b, effect: NoSchedule, extra: 1}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeTaints[0].extra: unknown field"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n"
+     "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: []\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"q\": spec.resourceGroups[0]: flavors: must not be empty"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n"
+     "  stopPolicy: Pause\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"q\": spec.stopPolicy: unknown value \"Pause\" (want None, "
+     "Hold or HoldAndDrain)"},
+    {"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: "
+     "{name: ok}\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: -bad}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: items[1]: Namespace: metadata.name: invalid name \"-bad\" (want a "
+     "DNS-1123 label)"},
     /* duplicates and caps */
     {"apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: "
      "Namespace\nmetadata: {name: a}\n",
@@ -883,6 +938,72 @@ static void max_fit_cohort(void **state)
 	policy_unref(p);
 }
 
+/* Fields the examples do not use: v1beta1 claims, firstAvailable, fungibility,
+ * stop policies, cohort weights, tolerationSeconds, system priorities. */
+static void decode_details(void **state)
+{
+	static const char *const text =
+	    "apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaimTemplate\n"
+	    "metadata: {namespace: a, name: flat}\nspec:\n  spec:\n    devices:\n      requests:\n"
+	    "      - {name: all, deviceClassName: gpu.nvidia.com, allocationMode: All}\n"
+	    "      - {name: two, deviceClassName: gpu.nvidia.com, count: 2, selectors: [{cel: "
+	    "{expression: x}}]}\n"
+	    "      - name: either\n        firstAvailable:\n"
+	    "        - {name: big, deviceClassName: gpu.nvidia.com, count: 4}\n"
+	    "        - {name: small, deviceClassName: mig.nvidia.com, allocationMode: All}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: spot}\n"
+	    "spec:\n  tolerations:\n  - {key: spot, operator: Exists, effect: NoExecute, "
+	    "tolerationSeconds: 30}\n  - {operator: Exists}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: pool}\n"
+	    "spec: {fairSharing: {weight: \"2.5\"}}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\n"
+	    "spec:\n  cohortName: pool\n  stopPolicy: HoldAndDrain\n"
+	    "  flavorFungibility: {whenCanBorrow: TryNextFlavor, whenCanPreempt: MayStopSearch}\n"
+	    "  fairSharing: {weight: 0}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+	    "metadata: {namespace: a, name: lq}\nspec: {clusterQueue: q, stopPolicy: Hold}\n"
+	    "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+	    "metadata: {name: system-node-critical}\nvalue: 2000001000\npreemptionPolicy: Never\n";
+	const policy_claimtemplate_t *t;
+	const policy_flavor_t *f;
+	const policy_cq_t *cq;
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_OK);
+	t = policy_claimtemplate_find(p, "a", "flat");
+	assert_int_equal(t->n_requests, 3);
+	assert_int_equal(t->requests[0].choices[0].mode, POLICY_ALLOC_ALL);
+	assert_int_equal(t->requests[0].choices[0].count, 0);
+	assert_int_equal(t->requests[1].choices[0].count, 2);
+	assert_string_equal(t->requests[1].choices[0].name, "");
+	assert_true(t->requests[2].first_available);
+	assert_string_equal(t->requests[2].choices[1].name, "small");
+	assert_int_equal(t->requests[2].choices[0].count, 4);
+	f = policy_flavor_find(p, "spot");
+	assert_int_equal(f->n_tolerations, 2);
+	assert_true(f->tolerations[0].has_seconds);
+	assert_int_equal(f->tolerations[0].seconds, 30);
+	assert_int_equal(f->tolerations[0].effect, POLICY_EFFECT_NO_EXECUTE);
+	assert_string_equal(f->tolerations[1].key, "");
+	assert_int_equal(f->tolerations[1].effect, POLICY_EFFECT_ANY);
+	assert_int_equal(policy_cohort_find(p, "pool")->fair_weight_milli, 2500);
+	cq = policy_cq_find(p, "q");
+	assert_int_equal(cq->stop, POLICY_STOP_HOLD_AND_DRAIN);
+	assert_int_equal(cq->fungibility.when_can_borrow, POLICY_FUNGIBLE_TRY_NEXT_FLAVOR);
+	assert_int_equal(cq->fungibility.when_can_preempt, POLICY_FUNGIBLE_STOP);
+	assert_int_equal(cq->fair_weight_milli, 0);
+	assert_int_equal(cq->n_groups, 0);
+	assert_false(cq->namespace_selector.present);
+	assert_false(policy_namespace_managed(p, "a"));
+	assert_int_equal(policy_lq_find(p, "a", "lq")->stop, POLICY_STOP_HOLD);
+	assert_int_equal(policy_priorityclass_find(p, "system-node-critical")->value, 2000001000);
+	assert_true(policy_priorityclass_find(p, "system-node-critical")->preempt_never);
+	assert_null(policy_priorityclass_default(p));
+	policy_unref(p);
+}
+
 static void implied_namespaces(void **state)
 {
 	policy_t *p;
@@ -1084,6 +1205,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(examples_lookups, examples_setup, examples_teardown),
 	    cmocka_unit_test_setup_teardown(examples_queues, examples_setup, examples_teardown),
 	    cmocka_unit_test(max_fit_cohort),
+	    cmocka_unit_test(decode_details),
 	    cmocka_unit_test(implied_namespaces),
 	    cmocka_unit_test(refcounts),
 	    cmocka_unit_test(refcounts_threads),
