@@ -370,7 +370,9 @@ int policy_create(const policy_opts_t *opts, policy_t **out);
  * caps); checks across objects happen in policy_finish(). Errors (diag names
  * kind, object, field path and value: `ClusterQueue "a": spec.x: ...`):
  * GPUQ_EINVAL bad field, GPUQ_EEXIST duplicate name, GPUQ_ELIMIT a cap,
- * GPUQ_ENOMEM. On error the policy is unchanged. Only before policy_finish. */
+ * GPUQ_ENOMEM. On error the object is not added, but an implied namespace it
+ * named may remain: a loader drops the policy after any error. Only before
+ * policy_finish. */
 int policy_add_json(policy_t *p, const json_t *obj, gpuq_diag_t *diag);
 
 /* policy_manifest_parse() + policy_add_json() for every object; objects
