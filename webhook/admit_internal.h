@@ -218,6 +218,7 @@ typedef struct {
 	bool suspend;			       /* Job spec.suspend */
 	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */
 	bool admitted;			       /* gpuq.dev/admitted = "true" on the object */
+	bool tmpl_admitted;		       /* Job: the same on its pod template */
 } webhook_workload_t;
 
 /* Decode obj (a Pod or a Job, per kind) for review r. Quantities are parsed;

@@ -344,12 +344,15 @@ static void validate_create(webhook_review_t *r, webhook_workload_t *w)
 	const char *node;
 
 	if (w->kind == WEBHOOK_KIND_JOB) {
-		if (w->admitted) {
+		if (w->admitted || w->tmpl_admitted) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Job \"%s\": annotation %s may be set only by gpuq's "
+			    "Job \"%s\": %s[%s] may be set only by gpuq's "
 			    "controller (%s); remove it and let the queue admit the Job",
-			    w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+			    w->name,
+			    w->admitted ? "metadata.annotations"
+					: "spec.template.metadata.annotations",
+			    WEBHOOK_ANNOT_ADMITTED, r->controller_user);
 			return;
 		}
 		if (!w->suspend) {
@@ -399,11 +402,15 @@ static void validate_create(webhook_review_t *r, webhook_workload_t *w)
 static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
 				const webhook_workload_t *old)
 {
-	if (w->admitted && !old->admitted) {
-		webhook_review_refuse(r, WEBHOOK_DENY,
-				      "Job \"%s\": annotation %s may be set only by gpuq's "
-				      "controller (%s); gpuq sets it when the queue admits the Job",
-				      w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+	if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted)) {
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "Job \"%s\": %s[%s] may be set only by gpuq's controller (%s); gpuq sets it "
+		    "when the queue admits the Job",
+		    w->name,
+		    w->admitted && !old->admitted ? "metadata.annotations"
+						  : "spec.template.metadata.annotations",
+		    WEBHOOK_ANNOT_ADMITTED, r->controller_user);
 	} else if (old->suspend && !w->suspend && !old->admitted) {
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,

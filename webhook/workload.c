@@ -330,6 +330,10 @@ int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, we
 	w->queue = webhook_labels_queue(w->labels);
 	adm = webhook_json_str(w->annotations, WEBHOOK_ANNOT_ADMITTED);
 	w->admitted = adm && !strcmp(adm, "true");
+	adm = kind == WEBHOOK_KIND_JOB
+		  ? webhook_json_str(w->pod_annotations, WEBHOOK_ANNOT_ADMITTED)
+		  : NULL;
+	w->tmpl_admitted = adm && !strcmp(adm, "true");
 	if (kind == WEBHOOK_KIND_JOB) {
 		rc = decode_job_counts(w, diag);
 		if (rc)

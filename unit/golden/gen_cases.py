@@ -69,7 +69,7 @@ def full(gpu="1", cpu="1", mem="2Gi", key="nvidia.com/gpu"):
 
 def job(name="train", ns="team-a", containers=None, labels=None, tlabels=None,
         annotations=None, parallelism=None, completions=None, suspend=None,
-        init=None, template_meta=True, claims=None):
+        init=None, template_meta=True, claims=None, tannotations=None):
     spec = {"restartPolicy": "Never",
             "containers": containers if containers is not None else [full()]}
     if init is not None:
@@ -79,6 +79,8 @@ def job(name="train", ns="team-a", containers=None, labels=None, tlabels=None,
     tmpl = {"spec": spec}
     if template_meta:
         tmpl["metadata"] = {"labels": tlabels if tlabels is not None else {"app": name}}
+        if tannotations is not None:
+            tmpl["metadata"]["annotations"] = tannotations
     meta = {"name": name, "namespace": ns}
     if labels is not None:
         meta["labels"] = labels
@@ -348,10 +350,17 @@ case("validate-tenant-resumes-admitted-job", "validate",
 deny("validate-tenant-sets-admitted", "validate",
      review("Job", job(labels=Q, suspend=True, annotations=ADMITTED), op="UPDATE",
             old=job(labels=Q, suspend=True)),
-     "annotation gpuq.dev/admitted may be set only by gpuq's controller")
+     "metadata.annotations[gpuq.dev/admitted] may be set only by gpuq's controller")
+deny("validate-tenant-sets-template-admitted", "validate",
+     review("Job", job(labels=Q, suspend=True, tannotations=ADMITTED), op="UPDATE",
+            old=job(labels=Q, suspend=True)),
+     "spec.template.metadata.annotations[gpuq.dev/admitted] may be set only by gpuq")
 deny("validate-job-created-admitted", "validate",
      review("Job", job(labels=Q, suspend=True, annotations=ADMITTED)),
-     "annotation gpuq.dev/admitted may be set only by gpuq's controller")
+     "metadata.annotations[gpuq.dev/admitted] may be set only by gpuq's controller")
+deny("validate-job-created-template-admitted", "validate",
+     review("Job", job(labels=Q, suspend=True, tannotations=ADMITTED)),
+     "spec.template.metadata.annotations[gpuq.dev/admitted] may be set only by gpuq")
 deny("validate-job-created-unsuspended", "validate",
      review("Job", job(labels=Q, suspend=False)),
      "must be created suspended")
