@@ -11,11 +11,16 @@
 # The store starts with a 1 MiB map and is recreated every fifth kill, so
 # kills also land during map growth (1 -> 16 MiB in the first ~40 commits).
 # It also measures commits/s durable vs nosync (printed as TAP comments).
+# A second writer drives the real queue core and persists each step's
+# changed records (store_queue_stage) with its progress; after each of QKILLS
+# kills, a fresh queue restored from the store (store_queue_restore) must
+# hash equal to the state committed under the stored seq.
 # Env: GPUQ_BIN (binary under test), CC, GPUQ_SEED (reproduce the kill times),
-# KILLS (default 25).
+# KILLS (default 25), QKILLS (default 15).
 set -u
 CC=${CC:-cc}
 KILLS=${KILLS:-25}
+QKILLS=${QKILLS:-15}
 # mawk's srand() misbehaves with seeds above 2^31: keep seeds to 16 bits
 SEED=${GPUQ_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 n=0
@@ -25,7 +30,7 @@ notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-suite-store.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
-echo "# seed $SEED (GPUQ_SEED=$SEED KILLS=$KILLS reproduces the kill times)"
+echo "# seed $SEED (GPUQ_SEED=$SEED KILLS=$KILLS QKILLS=$QKILLS reproduces the kill times)"
 
 cat >"$TMP/writer.c" <<'EOF'
 /* Crash-test writer for the store. Modes:
@@ -296,6 +301,251 @@ int main(int argc, char **argv)
 }
 EOF
 
+cat >"$TMP/qwriter.c" <<'EOF'
+/* Queue-level crash writer: drives the real queue core (arrivals, cycles
+ * with preemption and borrowing, completions, deletions, Ready timeouts) and
+ * persists each step's changed records plus its own progress in one batch.
+ *   run DIR SEED   loop forever; print "pending N fp F" before commit N and
+ *                  "seq N fp F" after it, F an order-independent hash of
+ *                  every live record of the queue
+ *   verify DIR     restore a fresh queue from the store; print "seq N fp F"
+ * After a kill, the restored queue's F must equal the F printed for its seq. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue.h"
+#include "store/store.h"
+
+#define PROGRESS STORE_TYPE_DRIVER_FIRST
+
+static void policy_build(queue_t **out)
+{
+	static const char *const covered[] = {"cpu", "nvidia.com/gpu"};
+	static const queue_quota_spec_t qa[] = {{16000, QUEUE_UNLIMITED, QUEUE_UNLIMITED},
+						{4, 2, QUEUE_UNLIMITED}};
+	static const queue_quota_spec_t qb[] = {{16000, QUEUE_UNLIMITED, QUEUE_UNLIMITED},
+						{4, QUEUE_UNLIMITED, 2}};
+	const queue_flavor_quota_spec_t fa = {"a100", qa}, fb = {"a100", qb};
+	const queue_group_spec_t ga = {covered, 2, &fa, 1}, gb = {covered, 2, &fb, 1};
+	queue_flavor_spec_t flavor = {0};
+	queue_cq_spec_t cq = {0};
+	queue_config_t cfg;
+	queue_t *q = NULL;
+	gpuq_diag_t d = {{0}};
+	int rc;
+
+	queue_config_default(&cfg);
+	cfg.ready_timeout_ms = 20000;
+	rc = queue_create(&cfg, &q);
+	flavor.name = "a100";
+	rc = rc ? rc : queue_flavor_add(q, &flavor, NULL, &d);
+	cq.cohort = "lab";
+	cq.n_groups = 1;
+	cq.within = QUEUE_WITHIN_LOWER_PRIORITY;
+	cq.reclaim = QUEUE_RECLAIM_ANY;
+	cq.name = "cq-a";
+	cq.groups = &ga;
+	rc = rc ? rc : queue_cq_add(q, &cq, NULL, &d);
+	cq.name = "cq-b";
+	cq.groups = &gb;
+	rc = rc ? rc : queue_cq_add(q, &cq, NULL, &d);
+	rc = rc ? rc : queue_lq_add(q, "t1", "lq", "cq-a", 0, NULL, &d);
+	rc = rc ? rc : queue_lq_add(q, "t2", "lq", "cq-a", 2000, NULL, &d);
+	rc = rc ? rc : queue_lq_add(q, "t3", "lq", "cq-b", 0, NULL, &d);
+	rc = rc ? rc : queue_lq_add(q, "t4", "lq", "cq-b", 0, NULL, &d);
+	if (rc) {
+		fprintf(stderr, "qwriter: policy: %s %s\n", gpuq_strerror(rc), d.msg);
+		exit(1);
+	}
+	*out = q;
+}
+
+static int open_store(const char *dir, bool ro, store_t **s)
+{
+	store_opts_t o;
+	gpuq_diag_t d = {{0}};
+	int rc;
+
+	store_opts_init(&o);
+	store_opts_queue_types(&o);
+	o.types[PROGRESS] = "progress";
+	o.read_only = ro;
+	o.map_initial = 1 << 20;
+	rc = store_open(dir, &o, s, &d);
+	if (rc)
+		fprintf(stderr, "qwriter: open: %s\n", d.msg);
+	return rc;
+}
+
+/* Order-independent hash of every live record: sum of FNV-1a of each. */
+static unsigned long long fingerprint(queue_t *q)
+{
+	static unsigned char buf[QUEUE_RECORD_MAX];
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen, len;
+	unsigned long long sum = 0;
+
+	if (queue_dirty_all(q))
+		exit(1);
+	while (queue_dirty_next(q, &it, &type, &key, &klen) == GPUQ_OK) {
+		unsigned long long h = 0xcbf29ce484222325ULL;
+		if (queue_record_encode(q, type, key, klen, buf, sizeof(buf), &len))
+			continue;
+		h = (h ^ (unsigned)type) * 0x100000001b3ULL;
+		for (size_t i = 0; i < klen; i++)
+			h = (h ^ key[i]) * 0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL;
+		for (size_t i = 0; i < len; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL;
+		sum += h;
+	}
+	queue_dirty_clear(q);
+	return sum;
+}
+
+/* progress: virtual time and step, 16 bytes */
+static int restore(store_t *s, queue_t *q, long long *now, long long *step)
+{
+	gpuq_diag_t d = {{0}};
+	void *v;
+	size_t n;
+	int rc = store_get(s, PROGRESS, "p", 1, &v, &n);
+
+	*now = 0;
+	*step = 0;
+	if (rc == GPUQ_ENOTFOUND)
+		return 0;
+	if (rc || n != 16)
+		return fprintf(stderr, "qwriter: progress record\n"), 1;
+	memcpy(now, v, 8);
+	memcpy(step, (char *)v + 8, 8);
+	free(v);
+	rc = store_queue_restore(s, q, &d);
+	if (rc)
+		fprintf(stderr, "qwriter: restore: %s: %s\n", gpuq_strerror(rc), d.msg);
+	return rc;
+}
+
+static void add(queue_t *q, long long step, int i, unsigned *seed, long long now)
+{
+	static const char *const ns[] = {"t1", "t2", "t3", "t4"};
+	char uid[48];
+	queue_request_t req[2] = {{"cpu", 1000}, {"nvidia.com/gpu", 1 + rand_r(seed) % 3}};
+	queue_podset_spec_t ps = {0};
+	queue_workload_spec_t wl = {0};
+
+	snprintf(uid, sizeof(uid), "w%lld-%d", step, i);
+	ps.name = "main";
+	ps.count = 1;
+	ps.requests = req;
+	ps.n_requests = 2;
+	wl.namespace_ = ns[rand_r(seed) % 4];
+	wl.name = uid;
+	wl.uid = uid;
+	wl.local_queue = "lq";
+	wl.priority = rand_r(seed) % 3;
+	wl.created_ms = now;
+	wl.podsets = &ps;
+	wl.n_podsets = 1;
+	queue_workload_add(q, &wl, now, NULL, NULL);
+}
+
+/* Finish, mark Ready or delete a few workloads picked at random. */
+static void churn(queue_t *q, unsigned *seed, long long now)
+{
+	char uid[2][64];
+	int n = 0;
+
+	for (queue_wl_t id = queue_workload_next(q, QUEUE_NONE); id != QUEUE_NONE && n < 2;
+	     id = queue_workload_next(q, id)) {
+		queue_workload_view_t v;
+		if (queue_workload_view(q, id, &v) || rand_r(seed) % 3)
+			continue;
+		snprintf(uid[n], sizeof(uid[n]), "%s", v.uid);
+		n++;
+	}
+	for (int i = 0; i < n; i++) {
+		int r = rand_r(seed) % 4;
+		if (r == 0)
+			queue_workload_finish(q, uid[i], now);
+		else if (r == 1)
+			queue_workload_pods_ready(q, uid[i], now);
+		else if (r == 2)
+			queue_workload_delete(q, uid[i], now);
+	}
+}
+
+static int run(const char *dir, unsigned seed)
+{
+	store_t *s;
+	store_txn_t *t;
+	queue_t *q;
+	long long now, step;
+	uint64_t seq;
+	unsigned long long fp;
+	unsigned char prog[16];
+
+	policy_build(&q);
+	if (open_store(dir, false, &s) || restore(s, q, &now, &step) || store_seq_get(s, &seq))
+		return 1;
+	seed ^= (unsigned)step * 2654435761u;
+	for (;;) {
+		step++;
+		now += 1000 + rand_r(&seed) % 4000;
+		for (int i = rand_r(&seed) % 3; i > 0; i--)
+			add(q, step, i, &seed, now);
+		churn(q, &seed, now);
+		queue_tick(q, now, NULL);
+		queue_cycle_run(q, now, NULL);
+		memcpy(prog, &now, 8);
+		memcpy(prog + 8, &step, 8);
+		if (store_txn_begin(s, &t))
+			return 1;
+		store_queue_stage(t, q);
+		store_put(t, PROGRESS, "p", 1, prog, 16);
+		/* the batch holds copies: hash the state it commits now (this
+		 * clears the changed set), so "seq" prints right after the commit */
+		fp = fingerprint(q);
+		printf("pending %llu fp %016llx\n", (unsigned long long)seq + 1, fp);
+		fflush(stdout);
+		if (store_txn_commit(t, &seq))
+			return 1;
+		printf("seq %llu fp %016llx\n", (unsigned long long)seq, fp);
+		fflush(stdout);
+	}
+}
+
+static int verify(const char *dir)
+{
+	store_t *s;
+	queue_t *q;
+	long long now, step;
+	uint64_t seq;
+
+	policy_build(&q);
+	if (open_store(dir, true, &s) || restore(s, q, &now, &step) || store_seq_get(s, &seq))
+		return 1;
+	printf("seq %llu fp %016llx\n", (unsigned long long)seq, fingerprint(q));
+	store_close(s);
+	queue_destroy(q);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	gpuq_log_set_level(GPUQ_LOG_WARN);
+	if (argc == 4 && !strcmp(argv[1], "run"))
+		return run(argv[2], (unsigned)strtoul(argv[3], NULL, 10));
+	if (argc == 3 && !strcmp(argv[1], "verify"))
+		return verify(argv[2]);
+	fprintf(stderr, "usage: qwriter run DIR SEED | verify DIR\n");
+	return 2;
+}
+EOF
+
 W=$TMP/writer
 if $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$W" "$TMP/writer.c" store/store.c store/records.c \
 	base/base.c -llmdb 2>"$TMP/cc.log"; then
@@ -418,6 +668,59 @@ if "$GPUQ_BIN" store check --state-dir "$TMP/absent" >"$TMP/abs.out" 2>&1; then
 	notok "check of an absent store exits 0"
 else
 	ok "check of an absent store exits 1: $(head -n 1 "$TMP/abs.out")"
+fi
+
+
+# Queue level: the real queue core persisted step by step. After each kill
+# the queue restored from the store must hash equal to the state the writer
+# committed under that seq (printed as "pending N" before and "seq N" after
+# the commit), and the stored seq is the last printed one or the next.
+QW=$TMP/qwriter
+if $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$QW" "$TMP/qwriter.c" store/store.c store/records.c \
+	store/restore.c queue/*.c fairshare/*.c base/base.c -llmdb -lm 2>"$TMP/qcc.log"; then
+	ok "queue-level writer compiles against store/, queue/, fairshare/"
+	QDIR=$TMP/qstate
+	qdelays=$(awk -v seed="$SEED" -v n="$QKILLS" 'BEGIN { srand(seed + 1);
+		for (i = 0; i < n; i++) { r = rand(); printf "%.3f\n", 0.02 + r * 0.4 } }')
+	k=0
+	for d in $qdelays; do
+		k=$((k + 1))
+		[ $((k % 5)) -eq 1 ] && rm -rf "$QDIR"
+		"$QW" run "$QDIR" "$((SEED + k))" >"$TMP/qout" 2>"$TMP/qerr" &
+		pid=$!
+		sleep "$d"
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		printed=$(grep -E '^seq [0-9]+ fp [0-9a-f]+$' "$TMP/qout" | tail -n 1 | cut -d' ' -f2)
+		if ! "$GPUQ_BIN" store check --state-dir "$QDIR" >"$TMP/qcheck" 2>&1 ||
+			! "$QW" verify "$QDIR" >"$TMP/qverify" 2>&1; then
+			notok "queue kill $k after ${d}s: check or restore failed"
+			sed 's/^/# /' "$TMP/qcheck" "$TMP/qverify" "$TMP/qerr"
+			continue
+		fi
+		set -- $(cat "$TMP/qverify")
+		stored=$2
+		fp=$4
+		want=$(grep -E "^(seq|pending) $stored fp [0-9a-f]+$" "$TMP/qout" | tail -n 1 | cut -d' ' -f4)
+		if [ -z "$printed" ]; then
+			# killed before its first commit returned: nothing or one step stored
+			lo=0
+		else
+			lo=$printed
+		fi
+		if [ -n "$want" ] && [ "$fp" = "$want" ] && [ "$stored" -ge "$lo" ] &&
+			[ "$stored" -le $((lo + 1)) ]; then
+			ok "queue kill $k after ${d}s: restored seq $stored (printed ${printed:-none}) hashes $fp as committed"
+		elif [ -z "$want" ] && [ "$stored" -eq 0 ]; then
+			ok "queue kill $k after ${d}s: killed before the first commit, store empty"
+		else
+			notok "queue kill $k after ${d}s: restored seq $stored fp $fp, writer printed ${printed:-none}, wanted '${want}'"
+			tail -n 3 "$TMP/qout" | sed 's/^/# /'
+		fi
+	done
+else
+	notok "queue-level writer compiles (queue/ or fairshare/ missing?)"
+	sed 's/^/# /' "$TMP/qcc.log" | head -20
 fi
 
 echo "1..$n"
