@@ -217,6 +217,83 @@ static void test_gpu_detection(void **state)
 	}
 }
 
+/* ---- the body parser ---- */
+
+static void test_json_parser_values(void **state)
+{
+	static const struct {
+		const char *doc, *want; /* {"k": <value>} and the decoded string of k */
+	} strs[] = {
+	    {"{\"k\":\"plain\"}", "plain"},
+	    {"{\"k\":\"a\\\"b\\\\c\\/d\"}", "a\"b\\c/d"},
+	    {"{\"k\":\"\\b\\f\\n\\r\\t\"}", "\b\f\n\r\t"},
+	    {"{\"k\":\"caf\\u00e9 \\u20ac\"}", "caf\xc3\xa9 \xe2\x82\xac"},
+	    {"{\"k\":\"\\ud83d\\ude00\"}", "\xf0\x9f\x98\x80"},
+	    {"{\"k\":\"caf\xc3\xa9\"}", "caf\xc3\xa9"},
+	    {" \t\r\n{ \"k\" : \"ws\" } \n", "ws"},
+	    {"{\"k\":\"first\",\"k\":\"second\"}", "first"},
+	};
+	char err[256];
+	(void)state;
+	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++) {
+		webhook_jdoc_t d;
+
+		assert_int_equal(
+		    webhook_jdoc_parse(&d, strs[i].doc, strlen(strs[i].doc), err, sizeof(err)),
+		    GPUQ_OK);
+		assert_string_equal(webhook_jv_str(webhook_jv_get(d.root, "k")), strs[i].want);
+		webhook_jdoc_free(&d);
+	}
+}
+
+static void test_json_parser_shapes(void **state)
+{
+	static const char doc[] =
+	    "{\"a\":[1,-2,3.5,1e3,true,false,null,[],{}],\"n\":"
+	    "9223372036854775807,\"big\":9223372036854775808,\"o\":{\"x\":{}}}";
+	webhook_jdoc_t d;
+	const webhook_jv_t *a;
+	char err[256];
+	int64_t v;
+	(void)state;
+
+	assert_int_equal(webhook_jdoc_parse(&d, doc, sizeof(doc) - 1, err, sizeof(err)), GPUQ_OK);
+	assert_int_equal(d.root->n, 4);
+	a = webhook_jv_get(d.root, "a");
+	assert_int_equal(webhook_jv_count(a), 9);
+	assert_true(webhook_jv_int(webhook_jv_at(a, 0), &v) && v == 1);
+	assert_true(webhook_jv_int(webhook_jv_at(a, 1), &v) && v == -2);
+	assert_false(webhook_jv_int(webhook_jv_at(a, 2), &v)); /* fraction */
+	assert_false(webhook_jv_int(webhook_jv_at(a, 3), &v)); /* exponent */
+	assert_string_equal(webhook_jv_at(a, 3)->s, "1e3");
+	assert_true(webhook_jv_is(webhook_jv_at(a, 4), WEBHOOK_JV_TRUE));
+	assert_true(webhook_jv_is(webhook_jv_at(a, 5), WEBHOOK_JV_FALSE));
+	assert_true(webhook_jv_is(webhook_jv_at(a, 6), WEBHOOK_JV_NULL));
+	assert_int_equal(webhook_jv_count(webhook_jv_at(a, 7)), 0);
+	assert_true(webhook_jv_is(webhook_jv_at(a, 8), WEBHOOK_JV_OBJECT));
+	assert_null(webhook_jv_at(a, 9));
+	assert_true(webhook_jv_int(webhook_jv_get(d.root, "n"), &v) && v == INT64_MAX);
+	assert_false(webhook_jv_int(webhook_jv_get(d.root, "big"), &v));
+	assert_non_null(webhook_jv_get(webhook_jv_get(d.root, "o"), "x"));
+	assert_null(webhook_jv_get(d.root, "missing"));
+	assert_null(webhook_jv_get(a, "k")); /* not an object */
+	assert_null(webhook_jv_str(a));
+	webhook_jdoc_free(&d);
+	/* depth: 64 nested arrays parse, 65 are refused by the scan */
+	for (int depth = 64; depth <= 65; depth++) {
+		char buf[256];
+		int n = 0;
+
+		for (int i = 0; i < depth; i++)
+			buf[n++] = '[';
+		for (int i = 0; i < depth; i++)
+			buf[n++] = ']';
+		assert_int_equal(webhook_jdoc_parse(&d, buf, (size_t)n, err, sizeof(err)),
+				 depth == 64 ? GPUQ_OK : GPUQ_ELIMIT);
+		webhook_jdoc_free(&d);
+	}
+}
+
 /* ---- the review decoder ---- */
 
 static void test_bad_inputs(void **state)
@@ -642,6 +719,8 @@ int main(void)
 	    cmocka_unit_test(test_patch_builder),
 	    cmocka_unit_test(test_buffer_cap_is_sticky),
 	    cmocka_unit_test(test_gpu_detection),
+	    cmocka_unit_test(test_json_parser_values),
+	    cmocka_unit_test(test_json_parser_shapes),
 	    cmocka_unit_test(test_bad_inputs),
 	    cmocka_unit_test(test_null_and_huge_bodies),
 	    cmocka_unit_test(test_depth_scan),

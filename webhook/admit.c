@@ -172,6 +172,11 @@ static int reply_review(webhook_review_t *r, webhook_reply_t *out)
 	bool patched = r->verdict == WEBHOOK_ALLOW && r->patch.n_ops > 0;
 
 	webhook_buf_init(&b, NULL, 0, WEBHOOK_REPLY_MAX);
+	/* Envelope ~200 bytes; uid and message escaped at most 6x (\u00XX);
+	 * base64 4/3 of the patch; warnings. One allocation in practice. */
+	webhook_buf_reserve(&b, 256 + strlen(r->uid) + strlen(r->msg) * 2 +
+				    (r->patch.text.len + 2) / 3 * 4 +
+				    r->n_warnings * (WEBHOOK_WARNING_MAX + 4));
 	webhook_buf_puts(&b, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
 			     "\"response\":{\"uid\":");
 	webhook_buf_put_jstr(&b, r->uid);

@@ -111,6 +111,8 @@ typedef struct {
 /* Start with the caller's stack buffer (may be NULL/0); grow on the heap. */
 void webhook_buf_init(webhook_buf_t *b, char *stack, size_t stack_cap, size_t max);
 void webhook_buf_deinit(webhook_buf_t *b);
+/* Make room for n more bytes now (one allocation instead of several). */
+void webhook_buf_reserve(webhook_buf_t *b, size_t n);
 void webhook_buf_putn(webhook_buf_t *b, const char *s, size_t n);
 void webhook_buf_puts(webhook_buf_t *b, const char *s);
 void webhook_buf_printf(webhook_buf_t *b, const char *fmt, ...)

@@ -68,6 +68,11 @@ static int reserve(webhook_buf_t *b, size_t n)
 	return GPUQ_OK;
 }
 
+void webhook_buf_reserve(webhook_buf_t *b, size_t n)
+{
+	(void)reserve(b, n);
+}
+
 void webhook_buf_putn(webhook_buf_t *b, const char *s, size_t n)
 {
 	if (reserve(b, n))
