@@ -61,6 +61,8 @@ report() { # NAME KUEUE_MAKESPAN_S KUEUE_UTIL KUEUE_SMALL KUEUE_MEDIUM KUEUE_LAR
 		"$(awk -v m="$(field "$1" makespanMs)" 'BEGIN { printf "%.3f", m / 1000 }')" "$2"
 	printf '  %-24s %14s %14s\n' "utilization %" \
 		"$(awk -v u="$util" 'BEGIN { printf "%.1f", u * 100 }')" "$3"
+	printf '  %-24s %14s %14s\n' "useful utilization %" \
+		"$(awk -v u="$(field "$1" useful)" 'BEGIN { printf "%.1f", u * 100 }')" "-"
 	printf '  %-24s %14s %14s\n' "mean wait small s" "$(class_wait "$1" small)" "$4"
 	printf '  %-24s %14s %14s\n' "mean wait medium s" "$(class_wait "$1" medium)" "$5"
 	printf '  %-24s %14s %14s\n' "mean wait large s" "$(class_wait "$1" large)" "$6"

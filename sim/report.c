@@ -53,7 +53,7 @@ typedef struct {
 	int64_t *waits; /* waits of admitted workloads (sorted before use) */
 	size_t n, cap;	/* entries / allocated */
 	size_t members; /* workloads in the group */
-	double usage;	/* utilization-resource amount x ms admitted */
+	double usage;	/* cluster share x ms admitted (see shape_shares) */
 } group_t;
 
 static int group_add(group_t *g, int64_t wait)
@@ -99,21 +99,71 @@ struct stats {
 	group_t *cq;			   /* per ClusterQueue */
 	int64_t makespan;		   /* last completion */
 	int64_t capacity;		   /* nominal quota of the utilization resource, all CQs */
-	double usage;			   /* amount x ms, all workloads */
+	double usage;			   /* utilization-resource amount x ms held, all runs */
+	double useful;			   /* ... of runs that finished (no preempted work) */
 	size_t counts[SIM_WL_DROPPED + 1]; /* workloads per final state */
 	size_t n_cls, n_lq, n_cq;	   /* entries in cls, lq, cq */
 };
 
+/* Nominal quota of every trace resource summed over all CQs and flavors. */
+static void resource_capacity(const sim_trace_t *t, int64_t *cap)
+{
+	for (size_t c = 0; c < t->n_cqs; c++) {
+		const policy_cq_t *cq = policy_cq_at(t->policy, c);
+		for (size_t g = 0; g < cq->n_groups; g++)
+			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
+				const policy_flavor_quota_t *fq = &cq->groups[g].flavors[f];
+				for (size_t k = 0; k < fq->n_resources; k++)
+					for (size_t r = 0; r < t->n_res; r++)
+						if (!strcmp(fq->resources[k].resource,
+							    t->res_names[r]))
+							cap[r] += quota_qty_amount(
+							    t->res_names[r],
+							    &fq->resources[k].nominal);
+			}
+	}
+}
+
+/* Per shape: the share of the cluster one workload holds, summed over
+ * resources (each request over that resource's total nominal quota), so
+ * tenants on different resources (GPUs, MIG slices) compare fairly. */
+static int shape_shares(const sim_trace_t *t, double **out)
+{
+	int64_t *cap = calloc(t->n_res + 1, sizeof(*cap));
+	double *share = calloc(t->n_shapes + 1, sizeof(*share));
+
+	if (!cap || !share) {
+		free(cap);
+		free(share);
+		return GPUQ_ENOMEM;
+	}
+	resource_capacity(t, cap);
+	for (size_t i = 0; i < t->n_shapes; i++) {
+		const sim_shape_t *sh = &t->shapes[i];
+		for (size_t p = 0; p < sh->n_podsets; p++)
+			for (size_t k = 0; k < sh->podsets[p].n_req; k++) {
+				const sim_req_t *rq = &sh->podsets[p].req[k];
+				if (cap[rq->res] > 0)
+					share[i] += (double)rq->amount * sh->podsets[p].count /
+						    (double)cap[rq->res];
+			}
+	}
+	free(cap);
+	*out = share;
+	return GPUQ_OK;
+}
+
 static int stats_build(const sim_report_t *r, struct stats *st)
 {
 	const sim_trace_t *t = r->trace;
+	double *share = NULL;
 	int rc = GPUQ_OK;
 
 	memset(st, 0, sizeof(*st));
 	st->cls = calloc(t->n_classes + 1, sizeof(*st->cls));
 	st->lq = calloc(t->n_lqs + 1, sizeof(*st->lq));
 	st->cq = calloc(t->n_cqs + 1, sizeof(*st->cq));
-	if (!st->cls || !st->lq || !st->cq)
+	if (!st->cls || !st->lq || !st->cq || shape_shares(t, &share))
 		return GPUQ_ENOMEM;
 	st->n_cls = t->n_classes;
 	st->n_lq = t->n_lqs;
@@ -122,35 +172,37 @@ static int stats_build(const sim_report_t *r, struct stats *st)
 		const sim_outcome_t *o = &r->wl[i];
 		const sim_arrival_t *a = &t->arrivals[i];
 		group_t *gs[4] = {&st->all, &st->cls[a->class_id], &st->lq[a->lq], &st->cq[o->cq]};
-		double used = (double)o->amount * (double)admitted_ms(r, o);
+		double held = share[a->shape] * (double)admitted_ms(r, o);
 		st->counts[o->state]++;
-		st->usage += used;
-		if (o->state == SIM_WL_FINISHED && o->finish_ms > st->makespan)
-			st->makespan = o->finish_ms;
+		st->usage += (double)o->amount * (double)admitted_ms(r, o);
+		if (o->state == SIM_WL_FINISHED) {
+			st->useful += (double)o->amount * (double)(o->finish_ms - o->last_admit_ms);
+			if (o->finish_ms > st->makespan)
+				st->makespan = o->finish_ms;
+		}
 		for (size_t g = 0; g < 4; g++) {
 			if (g == 3 && o->cq >= t->n_cqs)
 				continue;
 			gs[g]->members++;
-			gs[g]->usage += used;
+			gs[g]->usage += held;
 			if (o->first_admit_ms >= 0 && !rc)
 				rc = group_add(gs[g], o->first_admit_ms - a->at_ms);
 		}
 	}
 	if (st->makespan == 0)
 		st->makespan = r->end_ms;
-	for (size_t c = 0; c < t->n_cqs; c++) {
-		const policy_cq_t *cq = policy_cq_at(t->policy, c);
-		for (size_t g = 0; g < cq->n_groups; g++)
-			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
-				const policy_flavor_quota_t *fq = &cq->groups[g].flavors[f];
-				for (size_t k = 0; k < fq->n_resources; k++)
-					if (!strcmp(fq->resources[k].resource,
-						    t->opt.util_resource))
-						st->capacity +=
-						    quota_qty_amount(fq->resources[k].resource,
-								     &fq->resources[k].nominal);
+	for (size_t k = 0; k < t->n_res; k++)
+		if (!strcmp(t->res_names[k], t->opt.util_resource)) {
+			int64_t *cap = calloc(t->n_res + 1, sizeof(*cap));
+			if (!cap) {
+				rc = GPUQ_ENOMEM;
+				break;
 			}
-	}
+			resource_capacity(t, cap);
+			st->capacity = cap[k];
+			free(cap);
+		}
+	free(share);
 	return rc;
 }
 
@@ -249,6 +301,14 @@ static int cmp_edge(const void *a, const void *b)
 	return x->delta < y->delta ? -1 : x->delta > y->delta;
 }
 
+/* amount x ms over capacity x makespan */
+static double ratio(double used, const struct stats *st)
+{
+	if (!st->capacity || !st->makespan)
+		return 0.0;
+	return used / ((double)st->capacity * (double)st->makespan);
+}
+
 /* Usage of the utilization resource sampled every interval from 0 to the makespan. */
 static int put_utilization(FILE *out, const sim_report_t *r, const struct stats *st)
 {
@@ -278,12 +338,10 @@ static int put_utilization(FILE *out, const sim_report_t *r, const struct stats 
 		si *= 2; /* keep the series within its cap */
 	fprintf(out,
 		"  \"utilization\": {\"resource\": \"%s\", \"capacity\": %" PRId64
-		", \"average\": %.4f, \"sampleIntervalMs\": %" PRId64 ",\n    \"samples\": [",
-		r->trace->opt.util_resource, st->capacity,
-		st->capacity && st->makespan
-		    ? st->usage / ((double)st->capacity * (double)st->makespan)
-		    : 0.0,
-		si);
+		", \"average\": %.4f, \"useful\": %.4f, \"sampleIntervalMs\": %" PRId64
+		",\n    \"samples\": [",
+		r->trace->opt.util_resource, st->capacity, ratio(st->usage, st),
+		ratio(st->useful, st), si);
 	for (int64_t k = 0; k * si <= st->makespan; k++) {
 		while (e < n && edges[e].at <= k * si)
 			used += edges[e++].delta;
@@ -470,12 +528,11 @@ void sim_report_write_summary(const sim_report_t *r, FILE *out)
 		"preemptions, %" PRIu64 " cycles\n",
 		t->trace_name, r->n_wl, st.counts[SIM_WL_FINISHED], st.counts[SIM_WL_PENDING],
 		st.counts[SIM_WL_INADMISSIBLE], r->n_preempt, r->cycles);
-	fprintf(out, "  makespan %.3f s, %s utilization %.1f%% of %" PRId64 "\n",
-		(double)st.makespan / 1000.0, t->opt.util_resource,
-		st.capacity && st.makespan
-		    ? 100.0 * st.usage / ((double)st.capacity * (double)st.makespan)
-		    : 0.0,
-		st.capacity);
+	fprintf(out,
+		"  makespan %.3f s, %s utilization %.1f%% of %" PRId64
+		" (%.1f%% in runs that finished)\n",
+		(double)st.makespan / 1000.0, t->opt.util_resource, 100.0 * ratio(st.usage, &st),
+		st.capacity, 100.0 * ratio(st.useful, &st));
 	for (size_t c = 0; c < t->n_classes; c++) {
 		double sum = 0;
 		if (!t->classes[c][0] || !st.cls[c].n)

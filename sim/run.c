@@ -526,6 +526,10 @@ static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag
 		if (o->state == SIM_WL_PENDING && res->changes[i].reason == QUEUE_WAIT_NO_FIT) {
 			o->state = SIM_WL_INADMISSIBLE;
 			mark(s, wid);
+		} else if (o->state == SIM_WL_INADMISSIBLE &&
+			   res->changes[i].reason != QUEUE_WAIT_NO_FIT) {
+			o->state = SIM_WL_PENDING; /* the policy changed under it: it may fit */
+			mark(s, wid);
 		}
 	}
 	return rc;

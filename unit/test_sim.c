@@ -466,8 +466,8 @@ static void scenario_tiny(void **state)
 	assert_non_null(strstr(json, "\"team-b/lq\": {\"workloads\": 1, \"admitted\": 1, "
 				     "\"meanMs\": 8000.0"));
 	/* 4 GPUs for 11 s then 2 for 4 s: 52,000 of 60,000 GPU-ms */
-	assert_non_null(strstr(json, "\"capacity\": 4, \"average\": 0.8667, "
-				     "\"sampleIntervalMs\": 1000"));
+	assert_non_null(strstr(json, "\"capacity\": 4, \"average\": 0.8667, \"useful\": "
+				     "0.8667, \"sampleIntervalMs\": 1000"));
 	assert_non_null(strstr(json, "\"samples\": [4,4,4,4,4,4,4,4,4,4,4,2,2,2,2,0]"));
 	/* tenant usage 40,000 + 10,000 vs 2,000: 52^2 / (2 * (50^2 + 2^2)) = 0.5399 */
 	assert_non_null(strstr(json, "\"tenants\": {\"n\": 2, \"jain\": 0.5399}"));
@@ -514,8 +514,9 @@ static void scenario_preemption(void **state)
 	assert_non_null(strstr(json, "{\"atMs\": 1000, \"victim\": \"team-a/low\", \"by\": "
 				     "\"team-a/urgent\", \"reason\": \"InClusterQueue\", "
 				     "\"ranMs\": 1000}"));
-	/* busy all the time: 1 + 5 + 10 s of 4 GPUs over a 16 s makespan */
-	assert_non_null(strstr(json, "\"average\": 1.0000"));
+	/* busy all the time: 1 + 5 + 10 s of 4 GPUs over a 16 s makespan, of
+	 * which the 1 s low ran before its eviction was lost */
+	assert_non_null(strstr(json, "\"average\": 1.0000, \"useful\": 0.9375"));
 	free(json);
 	sim_report_destroy(r);
 	sim_trace_destroy(t);
@@ -612,6 +613,7 @@ static void state_dir_resume(void **state)
 	assert_string_equal(j0, j2);
 	assert_int_equal(stored->resumed_steps, 0);
 	assert_int_equal(again->resumed_steps, stored->steps);
+	sim_report_destroy(again);
 	/* a different trace refuses the dir */
 	assert_int_equal(sim_run(other, &opt, &again, &d), GPUQ_ECORRUPT);
 	assert_string_equal(d.msg, "the state dir holds a run of a different trace");
