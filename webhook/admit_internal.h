@@ -32,6 +32,13 @@
 /* Pod resourceClaims decoded per pod spec (Kubernetes caps them at 32). */
 #define WEBHOOK_CLAIMS_MAX 32
 
+/* Kueue's plain-Pod gangs: Pods sharing this label form one workload of
+ * the annotation's count of Pods. */
+#define WEBHOOK_LABEL_POD_GROUP "kueue.x-k8s.io/pod-group-name"
+#define WEBHOOK_ANNOT_POD_GROUP_COUNT "kueue.x-k8s.io/pod-group-total-count"
+/* Largest pod-group count accepted (Kueue has no cap; no gang is larger). */
+#define WEBHOOK_POD_GROUP_MAX 100000
+
 /* Usernames of the Job controller in kube-controller-manager (with and
  * without --use-service-account-credentials): the only creators whose Pods
  * may carry gpuq.dev/admitted. */
@@ -214,8 +221,9 @@ typedef struct {
 	bool gpu;			       /* requests a GPU (resources or DRA) */
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* first GPU resource seen (messages) */
 	int64_t dra_gpus;		       /* devices asked for through GPU DRA claims */
-	int64_t pods;			       /* pods counted: 1, or a Job's min(parallelism,
-						  completions) */
+	int64_t pods;			       /* pods counted: 1, a Job's min(parallelism,
+						  completions), or a Pod group's total count */
+	const char *pod_group;		       /* Pod: kueue.x-k8s.io/pod-group-name, or NULL */
 	int64_t parallelism;		       /* Job spec.parallelism (default 1) */
 	bool suspend;			       /* Job spec.suspend */
 	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */

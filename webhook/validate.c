@@ -153,7 +153,7 @@ static bool check_limits(webhook_review_t *r, webhook_workload_t *w)
 	return false;
 }
 
-/* "(2 per pod x 8 pods)" for a Job of several pods, else "". */
+/* "(2 per pod x 8 pods)" for a Job or Pod group of several pods, else "". */
 static void per_pod(const webhook_workload_t *w, const quota_reslist_t *one, const char *res,
 		    char *buf, size_t cap)
 {
@@ -161,7 +161,7 @@ static void per_pod(const webhook_workload_t *w, const quota_reslist_t *one, con
 	char v[QUOTA_QTY_FMT_MAX];
 
 	buf[0] = '\0';
-	if (w->kind != WEBHOOK_KIND_JOB || w->pods == 1 || !q || quota_qty_format(q, v, sizeof(v)))
+	if (w->pods == 1 || !q || quota_qty_format(q, v, sizeof(v)))
 		return;
 	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
 }
@@ -216,7 +216,9 @@ static bool check_quota(webhook_review_t *r, const webhook_workload_t *w, const 
 	    "%s \"%s\": %s; its request alone is over the namespace's hard "
 	    "limit, so it could never run: ask for less%s or have the quota raised",
 	    w->kind_name, w->name, diag.msg,
-	    w->kind == WEBHOOK_KIND_JOB ? " (per pod, or fewer pods)" : "");
+	    w->kind == WEBHOOK_KIND_JOB ? " (per pod, or fewer pods)"
+	    : w->pod_group		? " (per pod, or a smaller group)"
+					: "");
 	return false;
 }
 
@@ -315,7 +317,9 @@ static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const po
 		    "more than ClusterQueue \"%s\" could give in any flavor even "
 		    "borrowing all it may (%s); ask for less%s",
 		    w->kind_name, w->name, first, v, pp, cq->name, maxes,
-		    w->kind == WEBHOOK_KIND_JOB ? " per pod or run fewer pods" : "");
+		    w->kind == WEBHOOK_KIND_JOB ? " per pod or run fewer pods"
+		    : w->pod_group		? " per pod or make the group smaller"
+						: "");
 		return false;
 	}
 	return true;
@@ -399,6 +403,39 @@ static void validate_create(webhook_review_t *r, webhook_workload_t *w)
 	check_workload(r, w, exempt);
 }
 
+static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const quota_qty_t *q = quota_reslist_get(b, a->items[i].name);
+
+		if (!q || quota_qty_cmp(q, &a->items[i].qty) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Whether two decodings of a workload ask for the same resources: the same
+ * pod count, containers, requests, limits, overhead and DRA devices. Only
+ * then may an UPDATE of a queued Job skip the CREATE checks (controllers
+ * that touch metadata, such as the garbage collector, never change these). */
+static bool same_request(const webhook_workload_t *a, const webhook_workload_t *b)
+{
+	if (a->pods != b->pods || a->dra_gpus != b->dra_gpus ||
+	    a->pod.n_containers != b->pod.n_containers ||
+	    !same_list(&a->pod.overhead, &b->pod.overhead))
+		return false;
+	for (size_t i = 0; i < a->pod.n_containers; i++) {
+		const quota_container_t *x = &a->pod.containers[i], *y = &b->pod.containers[i];
+
+		if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
+		    !same_list(&x->limits, &y->limits))
+			return false;
+	}
+	return true;
+}
+
 static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
 				const webhook_workload_t *old)
 {
@@ -432,6 +469,8 @@ static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
 				      "lower it or recreate the Job",
 				      w->name, (long long)old->parallelism,
 				      (long long)w->parallelism, (long long)old->parallelism);
+	} else if (!old->admitted && !same_request(old, w)) {
+		check_workload(r, w, false); /* edited while queued: judge it anew */
 	} else if (!old->admitted && !streq(old->queue, w->queue)) {
 		const policy_cq_t *cq;
 

@@ -313,6 +313,31 @@ static int decode_job_counts(webhook_workload_t *w, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* A Pod in a Kueue pod group counts for the whole group: the group is
+ * admitted at once, so its Pods must fit together. */
+static int decode_pod_group(webhook_workload_t *w, gpuq_diag_t *diag)
+{
+	const char *count = webhook_json_str(w->annotations, WEBHOOK_ANNOT_POD_GROUP_COUNT);
+	long long n = 0;
+	char *end = NULL;
+
+	w->pod_group = webhook_json_str(w->labels, WEBHOOK_LABEL_POD_GROUP);
+	if (!w->pod_group)
+		return GPUQ_OK;
+	if (count && *count >= '1' && *count <= '9')
+		n = strtoll(count, &end, 10);
+	if (!count || !end || *end || n < 1 || n > WEBHOOK_POD_GROUP_MAX)
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL,
+		    "Pod \"%s\": metadata.annotations[%s]: %s%s%s: a Pod in group "
+		    "\"%s\" must give the group's size as a whole number from 1 to %d",
+		    w->name, WEBHOOK_ANNOT_POD_GROUP_COUNT,
+		    count ? "Invalid value: \"" : "Required value", count ? count : "",
+		    count ? "\"" : "", w->pod_group, WEBHOOK_POD_GROUP_MAX);
+	w->pods = n;
+	return GPUQ_OK;
+}
+
 int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
 			    const webhook_jv_t *obj, gpuq_diag_t *diag)
 {
@@ -334,11 +359,9 @@ int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, we
 		  ? webhook_json_str(w->pod_annotations, WEBHOOK_ANNOT_ADMITTED)
 		  : NULL;
 	w->tmpl_admitted = adm && !strcmp(adm, "true");
-	if (kind == WEBHOOK_KIND_JOB) {
-		rc = decode_job_counts(w, diag);
-		if (rc)
-			return rc;
-	}
+	rc = kind == WEBHOOK_KIND_JOB ? decode_job_counts(w, diag) : decode_pod_group(w, diag);
+	if (rc)
+		return rc;
 	if (!w->pod_spec)
 		return GPUQ_OK;
 	rc = collect_containers(w, diag);

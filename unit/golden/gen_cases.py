@@ -386,6 +386,27 @@ deny("validate-job-parallelism-grows-after-admission", "validate",
      review("Job", job(labels=Q, suspend=False, annotations=ADMITTED, parallelism=4),
             op="UPDATE", old=job(labels=Q, suspend=False, annotations=ADMITTED, parallelism=2)),
      "spec.parallelism cannot grow after admission (was 2, now 4)")
+GROUP = {"gpuq.dev/queue-name": "default", "kueue.x-k8s.io/pod-group-name": "gang"}
+deny("validate-pod-group-never-fits", "validate",
+     review("Pod", pod(labels=GROUP, gates=GATED,
+                       annotations={"kueue.x-k8s.io/pod-group-total-count": "4"},
+                       containers=[full(gpu="8")])),
+     "it requests nvidia.com/gpu=32 in total (8 per pod x 4 pods)")
+case("validate-pod-group-fits", "validate",
+     review("Pod", pod(labels=GROUP, gates=GATED,
+                       annotations={"kueue.x-k8s.io/pod-group-total-count": "2"},
+                       containers=[full(gpu="8")])))
+deny("validate-pod-group-without-count", "validate",
+     review("Pod", pod(labels=GROUP, gates=GATED, containers=[full(gpu="8")])),
+     "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value", code=400)
+deny("validate-job-resources-edited-while-queued", "validate",
+     review("Job", job(labels=Q, suspend=True,
+                       containers=[container(limits={"nvidia.com/gpu": "16"})]),
+            op="UPDATE", old=job(labels=Q, suspend=True)),
+     "maximum nvidia.com/gpu usage per Container is 8, but limit is 16")
+case("validate-job-labels-edited-while-queued", "validate",
+     review("Job", job(labels=dict(Q, extra="x"), suspend=True), op="UPDATE",
+            old=job(labels=Q, suspend=True)))
 case("validate-unmanaged-namespace", "validate",
      review("Job", job(ns="free", suspend=False), ns="free"))
 case("validate-delete-allowed", "validate", review("Job", None, op="DELETE", old=job()))
