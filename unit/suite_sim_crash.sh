@@ -28,6 +28,26 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-suite-sim.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 echo "# seed $SEED (GPUQ_SEED=$SEED reproduces the kill delays), trace $TRACE"
 
+# The command line first.
+"$GPUQ_BIN" simulate >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] && ok "simulate without a trace exits 2" || notok "simulate without a trace exits $rc"
+if "$GPUQ_BIN" simulate --help | grep -q '^usage: gpuq simulate TRACE'; then
+	ok "simulate --help prints the usage"
+else
+	notok "simulate --help"
+fi
+printf 'apiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: bad}\nspec:\n  arrivals: [{at: soon}]\n' \
+	>"$TMP/bad.yaml"
+"$GPUQ_BIN" simulate "$TMP/bad.yaml" >/dev/null 2>"$TMP/bad.err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q 'bad.yaml: document 1: Trace "bad": spec.arrivals\[0\].at: bad duration "soon"' \
+	"$TMP/bad.err"; then
+	ok "a bad trace exits 1 naming file, document, field and value"
+else
+	notok "bad trace: exit $rc, $(cat "$TMP/bad.err")"
+fi
+
 # The report without its CPU line (the only line that may differ).
 strip() { grep -v '"cpu"' "$1"; }
 

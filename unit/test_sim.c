@@ -555,6 +555,48 @@ static void scenario_gangs_and_nofit(void **state)
 	sim_trace_destroy(t);
 }
 
+/* A ClusterQueue whose namespaceSelector leaves a namespace out makes that
+ * namespace's workloads inadmissible at once (Kueue: always inadmissible). */
+static void scenario_namespace_selector(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: rf}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+	    "spec:\n  namespaceSelector:\n    matchLabels: {kubernetes.io/metadata.name: in}\n"
+	    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: rf, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\n"
+	    "metadata: {namespace: in, name: lq}\nspec: {clusterQueue: cq}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\n"
+	    "metadata: {namespace: out, name: lq}\nspec: {clusterQueue: cq}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: ns}\nspec:\n"
+	    "  generators:\n  - {name: g, localQueuePattern: \"*/lq\", every: 1s, count: 2,"
+	    " runtime: 1s, template: {podSets: [{requests: {nvidia.com/gpu: 2}}]}}\n";
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *r = run_ok(t, NULL);
+	size_t in0 = 0, n_in = 0, n_out = 0;
+
+	(void)state;
+	for (size_t i = 0; i < r->n_wl; i++) {
+		const char *ns = policy_lq_at(t->policy, t->arrivals[i].lq)->namespace_;
+		if (!strcmp(ns, "in")) {
+			assert_int_equal(r->wl[i].state, SIM_WL_FINISHED);
+			if (n_in++ == 0)
+				in0 = i;
+		} else {
+			assert_int_equal(r->wl[i].state, SIM_WL_INADMISSIBLE);
+			assert_int_equal(r->wl[i].first_admit_ms, -1);
+			n_out++;
+		}
+	}
+	assert_int_equal(n_in, 2);
+	assert_int_equal(n_out, 2);
+	/* in/g-lq-0 at 1 s for 1 s, in/g-lq-1 at 2 s */
+	assert_int_equal(r->wl[in0].finish_ms, 2000);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+}
+
 static const char busy[] = POLICY
     "spec:\n"
     "  options: {cycleInterval: 50ms}\n"
@@ -642,6 +684,7 @@ int main(void)
 	    cmocka_unit_test(scenario_tiny),
 	    cmocka_unit_test(scenario_preemption),
 	    cmocka_unit_test(scenario_gangs_and_nofit),
+	    cmocka_unit_test(scenario_namespace_selector),
 	    cmocka_unit_test(determinism),
 	    cmocka_unit_test(state_dir_resume),
 	};
