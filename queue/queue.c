@@ -412,17 +412,18 @@ typedef struct {
 } cslot_t;
 
 typedef struct {
-	char *name;	     /* name ("" for the hidden cohort of a lone CQ) */
-	uint32_t pub;	     /* public id, QUEUE_NONE when hidden */
-	int64_t weight;	     /* fairSharing weight, milli */
-	u32vec_t cqs;	     /* member CQs */
-	cslot_t *slots;	     /* (flavor, resource) totals */
-	size_t n_slots;	     /* entries */
-	size_t cap_slots;    /* allocated */
-	bool dirty;	     /* needs a cycle */
-	bool capacity_up;    /* capacity grew: retry set-aside workloads */
-	uint32_t n_evicting; /* EVICTING workloads in its CQs */
-	uint64_t gen;	     /* bumps on every usage change in a cycle */
+	char *name;	      /* name ("" for the hidden cohort of a lone CQ) */
+	uint32_t pub;	      /* public id, QUEUE_NONE when hidden */
+	int64_t weight;	      /* fairSharing weight, milli */
+	u32vec_t cqs;	      /* member CQs */
+	cslot_t *slots;	      /* (flavor, resource) totals */
+	size_t n_slots;	      /* entries */
+	size_t cap_slots;     /* allocated */
+	bool dirty;	      /* needs a cycle */
+	bool capacity_up;     /* capacity grew: retry set-aside workloads */
+	bool rec_capacity_up; /* restored from the meta record */
+	uint32_t n_evicting;  /* EVICTING workloads in its CQs */
+	uint64_t gen;	      /* bumps on every usage change in a cycle */
 } cohort_t;
 
 typedef struct {
@@ -432,7 +433,7 @@ typedef struct {
 } timer_t_;
 
 typedef struct {
-	timer_t_ *v; /* binary heap by (at, uid) */
+	timer_t_ *v; /* binary heap by (at, workload id) */
 	size_t n;    /* used */
 	size_t cap;  /* allocated */
 } timers_t;
@@ -517,6 +518,7 @@ struct queue {
 	int64_t last_sample;	 /* last tenant usage sample */
 	bool meta_dirty;	 /* meta record changed */
 	bool dirty_lost;	 /* a change could not be recorded (allocation) */
+	bool retry_preempt;	 /* a cohort cycle found no victims (scratch) */
 	/* results of the last cycle_run / tick */
 	queue_admission_t *res_adm;
 	size_t n_res_adm, cap_res_adm;
@@ -647,8 +649,10 @@ static void cohort_touch(queue_t *q, uint32_t co, bool capacity_up)
 {
 	cohort_t *h = &q->cohorts[co];
 
-	if (capacity_up)
+	if (capacity_up && !h->capacity_up) {
 		h->capacity_up = true;
+		mark_meta(q); /* the meta record lists cohorts with capacity to retry */
+	}
 	if (h->dirty)
 		return;
 	if (vpush(&q->dirty_cohorts, co))
@@ -1789,9 +1793,10 @@ static int wl_attach(queue_t *q, uint32_t id, int where)
 
 static bool timer_less(const queue_t *q, const timer_t_ *a, const timer_t_ *b)
 {
+	(void)q;
 	if (a->at != b->at)
 		return a->at < b->at;
-	return strcmp(wl_uid(W(q, a->wl)), wl_uid(W(q, b->wl))) < 0;
+	return a->wl < b->wl; /* ties are re-sorted by uid where order shows */
 }
 
 static int timer_push(queue_t *q, timers_t *t, int64_t at, uint32_t wl)
@@ -2529,6 +2534,8 @@ int queue_workload_delete(queue_t *q, const char *uid, int64_t now)
 		wl_detach(q, id);
 		q->lqs[w->lq].n_pending--;
 		q->cqs[w->cq].n_pending--;
+		/* it may have been a StrictFIFO head, or a preemptor holding room */
+		cohort_touch(q, q->cqs[w->cq].cohort, w->wait == QUEUE_WAIT_PREEMPTING);
 		break;
 	case QUEUE_WL_ADMITTED:
 	case QUEUE_WL_EVICTING:
@@ -2617,7 +2624,8 @@ typedef struct {
 } why_t;
 
 /* Mode of taking val from slot of CQ c. */
-static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t val, why_t *y)
+static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own, int64_t val,
+		     why_t *y)
 {
 	const slot_t *s = &c->slots[slot];
 	int64_t maxc = slot_max_capacity(q, c, s), avail;
@@ -2626,9 +2634,11 @@ static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t val
 	y->flavor = s->flavor;
 	y->need = val;
 	if (val > maxc) {
+		/* never, unless only the earlier pod sets' share of this flavor
+		 * is in the way: a different flavor choice for them may fit */
 		y->why = WHY_ABOVE_MAX;
 		y->free = maxc;
-		return M_NEVER;
+		return own > maxc ? M_NEVER : M_WAIT;
 	}
 	avail = slot_available(q, c, s);
 	y->free = avail;
@@ -2755,9 +2765,10 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 		for (uint32_t k = 0; k < n_ri; k++) {
 			uint32_t r = ri[k];
 			uint32_t slot = gr->base + f * gr->n_cov + (uint32_t)c->res_cov[tm->res[r]];
-			int64_t val = (int64_t)ps->count * tm->amt[r] + need_val(t, slot);
+			int64_t own = (int64_t)ps->count * tm->amt[r];
+			int64_t val = own + need_val(t, slot);
 			why_t y;
-			int m = slot_mode(q, c, slot, val, &y);
+			int m = slot_mode(q, c, slot, own, val, &y);
 
 			if (m == M_PREEMPT)
 				m = preempt_rank(q, wid, slot);
@@ -2962,7 +2973,8 @@ static int find_candidates(queue_t *q, uint32_t wid, const try_t *t)
 			}
 		}
 	}
-	qsort_r(q->cands.v, q->cands.n / 2, 2 * sizeof(uint32_t), cand_cmp, q);
+	if (q->cands.n > 2)
+		qsort_r(q->cands.v, q->cands.n / 2, 2 * sizeof(uint32_t), cand_cmp, q);
 	return GPUQ_OK;
 }
 
@@ -3154,31 +3166,28 @@ static bool preemption_targets(queue_t *q, uint32_t wid, const try_t *t)
 	return minimal_set(q, wid, t, true, true, NULL, false);
 }
 
-/* Would wid fit once every EVICTING workload of its cohort is gone? */
-static bool fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t)
+/* Charge (+1) or release (-1) every EVICTING workload of a cohort. */
+static void cohort_evicting_charge(queue_t *q, const cohort_t *h, int sign)
 {
-	const wl_t *w = W(q, wid);
-	const cohort_t *h = cohort_of(q, &q->cqs[w->cq]);
-	bool fits;
-
-	if (!h->n_evicting)
-		return false;
 	for (size_t k = 0; k < h->cqs.n; k++) {
 		const cq_t *o = &q->cqs[h->cqs.v[k]];
 
 		for (size_t i = 0; i < o->adm.n; i++)
 			if (W(q, o->adm.v[i])->state == QUEUE_WL_EVICTING)
-				wl_charge(q, o->adm.v[i], -1);
+				wl_charge(q, o->adm.v[i], sign);
 	}
-	fits = need_fits(q, w->cq, t, true);
-	for (size_t k = 0; k < h->cqs.n; k++) {
-		const cq_t *o = &q->cqs[h->cqs.v[k]];
+}
 
-		for (size_t i = 0; i < o->adm.n; i++)
-			if (W(q, o->adm.v[i])->state == QUEUE_WL_EVICTING)
-				wl_charge(q, o->adm.v[i], +1);
-	}
-	return fits;
+/* Assign wid as if every EVICTING workload of its cohort were gone: a
+ * preemptor waiting for its victims keeps its claim (and its flavors)
+ * instead of picking other victims elsewhere. */
+static void try_after_evictions(queue_t *q, uint32_t wid, try_t *t)
+{
+	const cohort_t *h = cohort_of(q, &q->cqs[W(q, wid)->cq]);
+
+	cohort_evicting_charge(q, h, -1);
+	try_assign(q, wid, t);
+	cohort_evicting_charge(q, h, +1);
 }
 
 /* ================================================================== */
@@ -3421,6 +3430,14 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	try_t *t = &q->scratch_try;
 	bool strict = c->strategy == QUEUE_STRICT_FIFO;
 
+	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && cohort_of(q, c)->n_evicting) {
+		try_after_evictions(q, wid, t);
+		if (t->mode == M_FIT) {
+			(void)hold(q, e->cq, t);
+			c->blocked = strict;
+			return keep(q, wid);
+		}
+	}
 	try_assign(q, wid, t);
 	if (t->mode == M_FIT) {
 		if (admit(q, wid, t, now) == GPUQ_OK)
@@ -3428,12 +3445,6 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 		return keep(q, wid);
 	}
 	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
-		if (fits_after_evictions(q, wid, t)) {
-			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
-			(void)hold(q, e->cq, t);
-			c->blocked = strict;
-			return keep(q, wid);
-		}
 		if (preemption_targets(q, wid, t)) {
 			for (size_t i = 0; i < q->targets.n; i += 2) {
 				uint32_t v = q->targets.v[i];
@@ -3457,6 +3468,9 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 			return keep(q, wid);
 		return GPUQ_OK;
 	}
+	/* this cycle's admissions were no preemption candidates: look again */
+	if (cq_can_preempt(q, c))
+		q->retry_preempt = true;
 	set_wait(q, wid, QUEUE_WAIT_QUOTA, t);
 	if (strict) {
 		c->blocked = true;
@@ -3490,6 +3504,7 @@ static void cohort_retry_aside(queue_t *q, cohort_t *h)
 static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 {
 	cohort_t *h = &q->cohorts[co];
+	size_t adm0;
 	int rc = GPUQ_OK;
 
 	h->dirty = false;
@@ -3499,6 +3514,8 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 	if (grow(&q->heads, &q->cap_heads, h->cqs.n, sizeof(*q->heads)))
 		return GPUQ_ENOMEM;
 	q->n_heads = 0;
+	q->retry_preempt = false;
+	adm0 = q->n_res_adm;
 	q->keep.n = 0;
 	q->release.n = 0;
 	q->n_held = 0;
@@ -3531,6 +3548,8 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 		if (W(q, q->release.v[i])->state == QUEUE_WL_EVICTING)
 			(void)wl_release(q, q->release.v[i], now);
 	q->release.n = 0;
+	if (q->retry_preempt && q->n_res_adm > adm0)
+		cohort_touch(q, co, true);
 	return rc;
 }
 
@@ -3622,7 +3641,8 @@ int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out)
 	mark_meta(q);
 	todo = q->dirty_cohorts;
 	q->dirty_cohorts = (u32vec_t){0};
-	qsort(todo.v, todo.n, sizeof(uint32_t), u32_cmp);
+	if (todo.n > 1)
+		qsort(todo.v, todo.n, sizeof(uint32_t), u32_cmp);
 	for (size_t i = 0; i < todo.n; i++) {
 		q->cohorts[todo.v[i]].dirty = false;
 	}
@@ -3662,13 +3682,48 @@ static int drain(queue_t *q, uint32_t cq, int64_t now)
 	for (size_t i = 0; i < c->adm.n; i++)
 		if (W(q, c->adm.v[i])->state == QUEUE_WL_ADMITTED && vpush(&v, c->adm.v[i]))
 			rc = GPUQ_ENOMEM;
-	qsort_r(v.v, v.n, sizeof(uint32_t), adm_cmp, q);
+	if (v.n > 1)
+		qsort_r(v.v, v.n, sizeof(uint32_t), adm_cmp, q);
 	for (size_t i = 0; i < v.n && !rc; i++) {
 		rc = wl_evict(q, v.v[i], QUEUE_NONE, QUEUE_EVICT_STOPPED);
 		if (!rc && q->cfg.release_on_evict)
 			rc = wl_release(q, v.v[i], now);
 	}
 	free(v.v);
+	return rc;
+}
+
+/* Evict admitted workloads whose Ready deadline passed, by (deadline, uid). */
+static int ready_timeouts(queue_t *q, int64_t now)
+{
+	u32vec_t due = {0};
+	int rc = GPUQ_OK;
+
+	for (;;) {
+		uint32_t wid;
+		const wl_t *w;
+
+		timer_clean(q, &q->ready_timers);
+		if (!q->ready_timers.n || q->ready_timers.v[0].at > now)
+			break;
+		wid = q->ready_timers.v[0].wl;
+		timer_pop(q, &q->ready_timers);
+		w = W(q, wid);
+		if (w->state != QUEUE_WL_ADMITTED || w->ready)
+			continue;
+		if (vpush(&due, wid)) {
+			rc = GPUQ_ENOMEM;
+			break;
+		}
+	}
+	if (due.n > 1)
+		qsort_r(due.v, due.n, sizeof(uint32_t), adm_cmp, q);
+	for (size_t i = 0; i < due.n && !rc; i++) {
+		rc = wl_evict(q, due.v[i], QUEUE_NONE, QUEUE_EVICT_READY_TIMEOUT);
+		if (!rc && q->cfg.release_on_evict)
+			rc = wl_release(q, due.v[i], now);
+	}
+	free(due.v);
 	return rc;
 }
 
@@ -3680,24 +3735,9 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
 	rc = clock_advance(q, now);
 	if (rc)
 		goto out;
-	for (;;) {
-		uint32_t wid;
-		wl_t *w;
-
-		timer_clean(q, &q->ready_timers);
-		if (!q->ready_timers.n || q->ready_timers.v[0].at > now)
-			break;
-		wid = q->ready_timers.v[0].wl;
-		timer_pop(q, &q->ready_timers);
-		w = W(q, wid);
-		if (w->state != QUEUE_WL_ADMITTED || w->ready)
-			continue;
-		rc = wl_evict(q, wid, QUEUE_NONE, QUEUE_EVICT_READY_TIMEOUT);
-		if (!rc && q->cfg.release_on_evict)
-			rc = wl_release(q, wid, now);
-		if (rc)
-			goto out;
-	}
+	rc = ready_timeouts(q, now);
+	if (rc)
+		goto out;
 	for (size_t i = 0; i < q->cq_names.n; i++) {
 		if (q->cqs[i].stop != QUEUE_STOP_HOLD_AND_DRAIN)
 			continue;
@@ -4225,9 +4265,9 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
 		if (vpush(&v, (uint32_t)i))
 			break;
 	}
-	if (state == QUEUE_WL_PENDING)
+	if (v.n > 1 && state == QUEUE_WL_PENDING)
 		qsort_r(v.v, v.n, sizeof(uint32_t), pending_cmp, (void *)q);
-	else
+	else if (v.n > 1)
 		qsort_r(v.v, v.n, sizeof(uint32_t), adm_cmp, (void *)q);
 	for (size_t i = 0; i < v.n && i < cap; i++)
 		ids[i] = v.v[i];
@@ -4438,10 +4478,18 @@ static void get_ctr(rd_t *r, counters_t *c)
 
 static void enc_meta(const queue_t *q, wr_t *w)
 {
+	uint32_t n = 0;
+
 	put_u8(w, REC_VERSION);
 	put_u64(w, q->cycles);
 	put_u64(w, (uint64_t)q->last_now);
 	put_u64(w, (uint64_t)q->last_sample);
+	for (size_t i = 0; i < q->cohort_names.n; i++)
+		n += q->cohorts[i].capacity_up;
+	put_u32(w, n);
+	for (size_t i = 0; i < q->cohort_names.n; i++)
+		if (q->cohorts[i].capacity_up)
+			put_str(w, q->cohorts[i].name);
 }
 
 static void enc_cq(const queue_t *q, uint32_t cq, wr_t *w)
@@ -4639,9 +4687,27 @@ static int apply_meta(queue_t *q, rd_t *r)
 {
 	uint64_t cycles = get_u64(r);
 	int64_t now = (int64_t)get_u64(r), sample = (int64_t)get_u64(r);
+	uint32_t n = get_u32(r);
+	char name[QUEUE_NAME_MAX + 1];
 
-	if (r->bad || r->off != r->n)
+	rd_t names;
+	uint32_t co;
+
+	if (r->bad || n > q->cohort_names.n)
 		return GPUQ_ECORRUPT;
+	names = *r;
+	for (uint32_t i = 0; i < n; i++) {
+		get_str(r, name);
+		if (r->bad || names_find(&q->cohort_names, name, &co))
+			return GPUQ_ECORRUPT;
+	}
+	if (r->off != r->n)
+		return GPUQ_ECORRUPT;
+	for (uint32_t i = 0; i < n; i++) {
+		get_str(&names, name);
+		if (!names_find(&q->cohort_names, name, &co))
+			q->cohorts[co].rec_capacity_up = true;
+	}
 	q->cycles = cycles;
 	q->last_now = now;
 	q->last_sample = sample;
@@ -4997,8 +5063,7 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 		goto out;
 	}
 	rc = dec_assign(q, r, &q->cqs[q->lqs[lq].cq], &s, &asg, &n_asg);
-	if (!rc && (r->off != r->n ||
-		    ((st.state == QUEUE_WL_ADMITTED || st.state == QUEUE_WL_EVICTING) && !n_asg)))
+	if (!rc && r->off != r->n)
 		rc = GPUQ_ECORRUPT;
 	if (rc) {
 		rc = gpuq_diag_set(diag, rc, "workload record %s: bad admission", uid);
@@ -5090,7 +5155,11 @@ int queue_restore_done(queue_t *q, gpuq_diag_t *diag)
 		}
 	}
 	queue_dirty_clear(q);
-	for (size_t i = 0; i < q->cohort_names.n; i++)
+	for (size_t i = 0; i < q->cohort_names.n; i++) {
+		/* set-aside workloads stay aside unless capacity had grown */
+		q->cohorts[i].capacity_up = q->cohorts[i].rec_capacity_up;
+		q->cohorts[i].rec_capacity_up = false;
 		cohort_touch(q, (uint32_t)i, false);
+	}
 	return GPUQ_OK;
 }

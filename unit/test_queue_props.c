@@ -1,0 +1,730 @@
+/* Property tests for the queue core: 1,000 seeded random traces (random
+ * policies, arrivals, gangs, finishes, deletions, evictions, timeouts), with
+ * the invariants checked after EVERY cycle and tick:
+ *   - no CQ/flavor/resource above nominal + what it may borrow, and usage
+ *     equal to the sum of its admitted workloads;
+ *   - no cohort above its capacity (borrowed <= lendable, usage <= nominal);
+ *   - no workload lost or duplicated: each live workload is exactly one of
+ *     pending / admitted (or evicting) / finished, as the trace expects;
+ *   - StrictFIFO: nothing admitted ahead of an eligible pending workload of
+ *     higher priority in its CQ, or older at equal priority in its queue;
+ *   - gangs and jobs all or nothing: an admitted workload has every pod of
+ *     every pod set assigned, and a gang has all its pods present;
+ *   - encode-all + apply into a fresh queue gives identical state and the
+ *     same next cycle.
+ * One cmocka test per 100 traces, so the TAP output stays at ten lines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue.h"
+
+#define TRACES_PER_TEST 100
+#define N_TESTS 10
+#define MAX_WL 256
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static int64_t rnd(uint64_t *s, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rng_next(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* ---- a random policy, rebuildable for restores ---- */
+
+static const char *const flavor_names[] = {"f0", "f1", "f2"};
+static const char *const res_names[] = {"gpu", "cpu"};
+static const char *const cohort_names[] = {"co0", "co1"};
+
+typedef struct {
+	int n_flavors;
+	int n_cqs;
+	int cohort[6];		  /* -1 none */
+	int n_flv[6];		  /* flavors per CQ (first n of a rotation) */
+	int flv_first[6];	  /* rotation start */
+	int64_t nominal[6][3][2]; /* per CQ, flavor slot, resource */
+	int64_t blimit[6][3][2];
+	int64_t llimit[6][3][2];
+	queue_strategy_t strategy[6];
+	queue_within_t within[6];
+	queue_reclaim_t reclaim[6];
+	queue_borrow_t borrow[6];
+	int64_t weight[6];
+	int n_lq[6]; /* LocalQueues per CQ */
+	queue_config_t cfg;
+	bool zone_labels; /* f1 carries zone=b */
+} policy_t;
+
+static void policy_random(uint64_t *s, policy_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	queue_config_default(&p->cfg);
+	p->cfg.fair_sharing = rnd(s, 0, 2) == 0;
+	p->cfg.release_on_evict = rnd(s, 0, 3) != 0;
+	p->cfg.ready_timeout_ms = rnd(s, 0, 1) ? 40 : 0;
+	p->cfg.ready_scope = rnd(s, 0, 1) ? QUEUE_READY_ALL : QUEUE_READY_GANGS;
+	p->cfg.backoff_base_ms = 10;
+	p->cfg.backoff_max_ms = 35;
+	p->cfg.tenant_sample_ms = 20;
+	p->cfg.tenant_half_life_ms = 100;
+	p->n_flavors = (int)rnd(s, 1, 3);
+	p->n_cqs = (int)rnd(s, 1, 6);
+	p->zone_labels = rnd(s, 0, 1);
+	for (int c = 0; c < p->n_cqs; c++) {
+		p->cohort[c] = (int)rnd(s, -1, 1);
+		p->n_flv[c] = (int)rnd(s, 1, p->n_flavors);
+		p->flv_first[c] = (int)rnd(s, 0, p->n_flavors - 1);
+		for (int f = 0; f < 3; f++) {
+			for (int r = 0; r < 2; r++) {
+				int64_t nom = rnd(s, 0, 8) * (r ? 1000 : 1);
+
+				p->nominal[c][f][r] = nom;
+				p->blimit[c][f][r] =
+				    rnd(s, 0, 2) ? QUEUE_UNLIMITED : rnd(s, 0, 4) * (r ? 1000 : 1);
+				p->llimit[c][f][r] =
+				    rnd(s, 0, 2) ? QUEUE_UNLIMITED : rnd(s, 0, nom);
+			}
+		}
+		p->strategy[c] = (queue_strategy_t)rnd(s, 0, 1);
+		p->within[c] = (queue_within_t)rnd(s, 0, 2);
+		p->reclaim[c] = (queue_reclaim_t)rnd(s, 0, 2);
+		p->borrow[c] = (queue_borrow_t)rnd(s, 0, 1);
+		p->weight[c] = rnd(s, 1, 3) * 500;
+		p->n_lq[c] = (int)rnd(s, 1, 3);
+	}
+}
+
+static queue_t *policy_build(const policy_t *p)
+{
+	queue_t *q = NULL;
+	static const queue_label_t zone_b[] = {{"zone", "b"}};
+	static const queue_taint_t taint[] = {{"dedicated", "x", QUEUE_EFFECT_NO_SCHEDULE}};
+
+	assert_int_equal(queue_create(&p->cfg, &q), GPUQ_OK);
+	for (int f = 0; f < p->n_flavors; f++) {
+		queue_flavor_spec_t fs = {.name = flavor_names[f]};
+
+		if (f == 1 && p->zone_labels) {
+			fs.node_labels = zone_b;
+			fs.n_node_labels = 1;
+		}
+		if (f == 2) {
+			fs.node_taints = taint;
+			fs.n_node_taints = 1;
+		}
+		assert_int_equal(queue_flavor_add(q, &fs, NULL, NULL), GPUQ_OK);
+	}
+	for (int c = 0; c < p->n_cqs; c++) {
+		char name[16];
+		queue_quota_spec_t qs[3][2];
+		queue_flavor_quota_spec_t fl[3];
+		queue_group_spec_t g = {.covered = res_names, .n_covered = 2, .flavors = fl};
+		queue_cq_spec_t cs = {0};
+		gpuq_diag_t diag = {{0}};
+
+		for (int f = 0; f < p->n_flv[c]; f++) {
+			int fid = (p->flv_first[c] + f) % p->n_flavors;
+
+			for (int r = 0; r < 2; r++) {
+				qs[f][r].nominal = p->nominal[c][f][r];
+				qs[f][r].borrowing_limit = p->blimit[c][f][r];
+				qs[f][r].lending_limit = p->llimit[c][f][r];
+			}
+			fl[f].flavor = flavor_names[fid];
+			fl[f].quotas = qs[f];
+		}
+		g.n_flavors = (size_t)p->n_flv[c];
+		snprintf(name, sizeof(name), "cq%d", c);
+		cs.name = name;
+		cs.cohort = p->cohort[c] >= 0 ? cohort_names[p->cohort[c]] : NULL;
+		cs.groups = &g;
+		cs.n_groups = 1;
+		cs.strategy = p->strategy[c];
+		cs.within = p->within[c];
+		cs.reclaim = p->reclaim[c];
+		cs.borrow = p->borrow[c];
+		cs.weight_milli = p->weight[c];
+		if (queue_cq_add(q, &cs, NULL, &diag))
+			fail_msg("cq_add: %s", diag.msg);
+		for (int l = 0; l < p->n_lq[c]; l++) {
+			char lq[16];
+
+			snprintf(lq, sizeof(lq), "lq%d", l);
+			assert_int_equal(
+			    queue_lq_add(q, name, lq, name, (l + 1) * 1000, NULL, NULL), GPUQ_OK);
+		}
+	}
+	return q;
+}
+
+/* ---- what the trace expects of each workload ---- */
+
+typedef enum { X_NONE = 0, X_LIVE, X_FINISHED, X_DELETED } expect_t;
+
+typedef struct {
+	char uid[16];
+	expect_t ex; /* live (pending/admitted/evicting) or finished */
+	int gang;    /* gang total or 0 */
+	int cq;	     /* its CQ */
+} twl_t;
+
+typedef struct {
+	policy_t pol;
+	queue_t *q;
+	twl_t wl[MAX_WL];
+	int n_wl;
+	int64_t now;
+	uint64_t seed;
+} trace_t;
+
+static void check(bool ok, const trace_t *t, const char *what)
+{
+	if (!ok)
+		fail_msg("seed %llu at t=%lld: %s", (unsigned long long)t->seed, (long long)t->now,
+			 what);
+}
+
+/* ---- invariants ---- */
+
+static void check_quota(const trace_t *t)
+{
+	queue_t *q = t->q;
+	size_t nf = queue_flavor_count(q), nr = queue_resource_count(q), nc = queue_cq_count(q);
+	int64_t sum[6][4][4];
+	queue_wl_t id = QUEUE_NONE;
+
+	memset(sum, 0, sizeof(sum));
+	check(nf <= 4 && nr <= 4 && nc <= 6, t, "ids in range");
+	while ((id = queue_workload_next(q, id)) != QUEUE_NONE) {
+		queue_workload_view_t v;
+
+		assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+		if (v.state != QUEUE_WL_ADMITTED && v.state != QUEUE_WL_EVICTING)
+			continue;
+		check(v.gang_total == 0 || v.pods_present == v.gang_total, t,
+		      "gang admitted with all pods present");
+		for (size_t p = 0; p < v.n_podsets; p++) {
+			for (uint32_t r = 0; r < nr; r++) {
+				int64_t per;
+				int32_t cnt;
+				uint32_t f;
+
+				assert_int_equal(queue_workload_request(q, id, p, r, &per, &cnt),
+						 GPUQ_OK);
+				if (!per)
+					continue;
+				check(queue_workload_flavor(q, id, p, r, &f) == GPUQ_OK, t,
+				      "every requested resource of every pod set assigned");
+				sum[v.cq][f][r] += per * cnt;
+			}
+		}
+	}
+	for (uint32_t c = 0; c < nc; c++) {
+		bool cohort = queue_cq_cohort(q, c) != QUEUE_NONE;
+
+		for (uint32_t f = 0; f < nf; f++) {
+			for (uint32_t r = 0; r < nr; r++) {
+				queue_quota_view_t v;
+
+				if (queue_cq_quota(q, c, f, r, &v)) {
+					check(sum[c][f][r] == 0, t, "usage outside the CQ's quota");
+					continue;
+				}
+				check(v.usage == sum[c][f][r], t, "usage = sum of admitted");
+				if (!cohort)
+					check(v.usage <= v.nominal, t, "lone CQ within nominal");
+				else if (v.borrowing_limit >= 0)
+					check(v.usage <= v.nominal + v.borrowing_limit, t,
+					      "within nominal + borrowingLimit");
+			}
+		}
+	}
+	for (uint32_t co = 0; co < queue_cohort_count(q); co++) {
+		for (uint32_t f = 0; f < nf; f++) {
+			for (uint32_t r = 0; r < nr; r++) {
+				queue_cohort_view_t v;
+
+				assert_int_equal(queue_cohort_quota(q, co, f, r, &v), GPUQ_OK);
+				check(v.borrowed <= v.lendable, t,
+				      "cohort lends at most its lendable");
+				check(v.usage <= v.nominal, t, "cohort within its capacity");
+			}
+		}
+	}
+}
+
+static void check_accounting(const trace_t *t)
+{
+	queue_t *q = t->q;
+	size_t live = 0, listed = 0;
+	static queue_wl_t ids[MAX_WL];
+	static int seen[MAX_WL];
+
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < t->n_wl; i++) {
+		queue_wl_t id;
+		int rc = queue_workload_find(q, t->wl[i].uid, &id);
+		queue_workload_view_t v;
+
+		if (t->wl[i].ex == X_DELETED) {
+			check(rc == GPUQ_ENOTFOUND, t, "deleted workload gone");
+			continue;
+		}
+		check(rc == GPUQ_OK, t, "workload not lost");
+		assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+		live++;
+		if (t->wl[i].ex == X_FINISHED)
+			check(v.state == QUEUE_WL_FINISHED, t, "finished stays finished");
+		else
+			check(v.state != QUEUE_WL_FINISHED, t, "live is not finished");
+	}
+	for (uint32_t c = 0; c < queue_cq_count(q); c++) {
+		for (int s = QUEUE_WL_PENDING; s <= QUEUE_WL_FINISHED; s++) {
+			size_t n;
+
+			if (s == QUEUE_WL_EVICTING)
+				continue; /* listed with ADMITTED */
+			n = queue_cq_workloads(q, c, (queue_wl_state_t)s, ids, MAX_WL);
+			check(n <= MAX_WL, t, "list fits");
+			for (size_t k = 0; k < n; k++) {
+				queue_workload_view_t v;
+
+				assert_int_equal(queue_workload_view(q, ids[k], &v), GPUQ_OK);
+				check(v.cq == c, t, "listed in its own CQ");
+				check(strlen(v.uid) > 1, t, "uid");
+				seen[strtol(v.uid + 1, NULL, 10)]++; /* test uids are "w<n>" */
+				listed++;
+			}
+		}
+	}
+	check(listed == live, t, "each workload listed exactly once");
+	for (int i = 0; i < t->n_wl; i++)
+		check(seen[i] == (t->wl[i].ex != X_DELETED), t, "no duplicate");
+}
+
+static bool eligible_pending(queue_wait_t w)
+{
+	return w == QUEUE_WAIT_NONE || w == QUEUE_WAIT_QUOTA || w == QUEUE_WAIT_BEHIND_HEAD ||
+	       w == QUEUE_WAIT_PREEMPTING;
+}
+
+static void check_strict_order(const trace_t *t, const queue_result_t *r)
+{
+	queue_t *q = t->q;
+
+	for (size_t i = 0; i < r->n_admissions; i++) {
+		queue_workload_view_t a;
+		queue_wl_t id = QUEUE_NONE;
+
+		assert_int_equal(queue_workload_view(q, r->admissions[i].wl, &a), GPUQ_OK);
+		if (t->pol.strategy[a.cq] != QUEUE_STRICT_FIFO)
+			continue;
+		while ((id = queue_workload_next(q, id)) != QUEUE_NONE) {
+			queue_workload_view_t p;
+
+			assert_int_equal(queue_workload_view(q, id, &p), GPUQ_OK);
+			bool victim = false;
+
+			if (p.cq != a.cq || p.state != QUEUE_WL_PENDING ||
+			    !eligible_pending(p.wait))
+				continue;
+			/* a victim of this cycle was running, not waiting, when a was admitted */
+			for (size_t k = 0; k < r->n_evictions; k++)
+				victim |= r->evictions[k].victim == id;
+			if (victim)
+				continue;
+			check(p.priority <= a.priority, t,
+			      "StrictFIFO: admitted ahead of a higher priority");
+			if (p.lq == a.lq && p.priority == a.priority &&
+			    !(p.created_ms > a.created_ms ||
+			      (p.created_ms == a.created_ms && strcmp(p.uid, a.uid) > 0)))
+				print_message("# admitted %s (prio %d created %lld) ahead of %s "
+					      "(prio %d created %lld wait %s)\n",
+					      a.uid, a.priority, (long long)a.created_ms, p.uid,
+					      p.priority, (long long)p.created_ms,
+					      queue_wait_name(p.wait));
+			if (p.lq == a.lq && p.priority == a.priority)
+				check(
+				    p.created_ms > a.created_ms ||
+					(p.created_ms == a.created_ms && strcmp(p.uid, a.uid) > 0),
+				    t, "StrictFIFO: admitted ahead of an older one in its queue");
+		}
+	}
+}
+
+/* ---- restore ---- */
+
+typedef struct {
+	queue_rec_type_t type;
+	uint8_t key[QUEUE_KEY_MAX];
+	size_t klen;
+	uint8_t val[8192];
+	size_t vlen;
+} rec_t;
+
+static rec_t recs[4 * MAX_WL];
+
+static queue_t *restore_copy(const trace_t *t)
+{
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen, n = 0;
+	queue_t *p;
+	gpuq_diag_t diag = {{0}};
+
+	assert_int_equal(queue_dirty_all(t->q), GPUQ_OK);
+	while (queue_dirty_next(t->q, &it, &type, &key, &klen) == GPUQ_OK) {
+		int rc;
+
+		assert_true(n < sizeof(recs) / sizeof(recs[0]));
+		recs[n].type = type;
+		memcpy(recs[n].key, key, klen);
+		recs[n].klen = klen;
+		rc = queue_record_encode(t->q, type, key, klen, recs[n].val, sizeof(recs[n].val),
+					 &recs[n].vlen);
+		if (rc == GPUQ_ENOTFOUND)
+			continue;
+		assert_int_equal(rc, GPUQ_OK);
+		n++;
+	}
+	queue_dirty_clear(t->q);
+	p = policy_build(&t->pol);
+	/* apply in reverse to show order does not matter */
+	for (size_t i = n; i-- > 0;)
+		if (queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen, recs[i].val,
+				       recs[i].vlen, &diag))
+			fail_msg("seed %llu: apply: %s", (unsigned long long)t->seed, diag.msg);
+	if (queue_restore_done(p, &diag))
+		fail_msg("seed %llu: restore: %s", (unsigned long long)t->seed, diag.msg);
+	return p;
+}
+
+static void check_same(const trace_t *t, queue_t *p)
+{
+	queue_t *q = t->q;
+	char e1[512], e2[512];
+
+	check(queue_cycle_count(q) == queue_cycle_count(p), t, "restored cycle count");
+	for (int i = 0; i < t->n_wl; i++) {
+		queue_wl_t a, b;
+		queue_workload_view_t x, y;
+
+		if (t->wl[i].ex == X_DELETED)
+			continue;
+		assert_int_equal(queue_workload_find(q, t->wl[i].uid, &a), GPUQ_OK);
+		check(queue_workload_find(p, t->wl[i].uid, &b) == GPUQ_OK, t, "restored exists");
+		queue_workload_view(q, a, &x);
+		queue_workload_view(p, b, &y);
+		check(x.state == y.state && x.priority == y.priority && x.cq == y.cq &&
+			  x.lq == y.lq && x.admitted_ms == y.admitted_ms &&
+			  x.eligible_ms == y.eligible_ms && x.requeues == y.requeues &&
+			  x.preemptions == y.preemptions && x.pods_present == y.pods_present &&
+			  x.ready == y.ready && x.created_ms == y.created_ms,
+		      t, "restored workload identical");
+		/* wait reasons that depend on the last cycle's block flag are derived */
+		if (x.wait != QUEUE_WAIT_BEHIND_HEAD && y.wait != QUEUE_WAIT_BEHIND_HEAD)
+			check(x.wait == y.wait, t, "restored wait reason");
+		queue_workload_explain(q, t->wl[i].uid, e1, sizeof(e1));
+		queue_workload_explain(p, t->wl[i].uid, e2, sizeof(e2));
+		if (x.wait != QUEUE_WAIT_BEHIND_HEAD && y.wait != QUEUE_WAIT_BEHIND_HEAD)
+			check(!strcmp(e1, e2), t, "restored explanation");
+	}
+	for (uint32_t c = 0; c < queue_cq_count(q); c++) {
+		queue_stats_t a, b;
+
+		queue_cq_stats(q, c, &a);
+		queue_cq_stats(p, c, &b);
+		check(a.pending == b.pending && a.admitted == b.admitted &&
+			  a.admissions == b.admissions && a.preemptions == b.preemptions &&
+			  a.evictions == b.evictions && a.finishes == b.finishes &&
+			  a.weighted_share == b.weighted_share,
+		      t, "restored CQ stats");
+	}
+	for (uint32_t l = 0; l < queue_lq_count(q); l++) {
+		queue_stats_t a, b;
+
+		queue_lq_stats(q, l, &a);
+		queue_lq_stats(p, l, &b);
+		check(a.pending == b.pending && a.admitted == b.admitted &&
+			  a.decayed_usage == b.decayed_usage && a.used_ms == b.used_ms &&
+			  a.admissions == b.admissions,
+		      t, "restored tenant ledger");
+	}
+}
+
+static void check_same_future(const trace_t *t, queue_t *p)
+{
+	queue_result_t a, b;
+
+	if (getenv("QUEUE_PROPS_SEED")) {
+		char e[512];
+
+		for (int i = 0; i < t->n_wl; i++) {
+			if (t->wl[i].ex == X_DELETED)
+				continue;
+			queue_workload_explain(t->q, t->wl[i].uid, e, sizeof(e));
+			print_message("# %s [cq%d] A: %s\n", t->wl[i].uid, t->wl[i].cq, e);
+			queue_workload_explain(p, t->wl[i].uid, e, sizeof(e));
+			print_message("# %s [cq%d] B: %s\n", t->wl[i].uid, t->wl[i].cq, e);
+		}
+	}
+	assert_int_equal(queue_cycle_run(t->q, t->now, &a), GPUQ_OK);
+	assert_int_equal(queue_cycle_run(p, t->now, &b), GPUQ_OK);
+	if (a.n_admissions != b.n_admissions || a.n_evictions != b.n_evictions) {
+		for (size_t i = 0; i < a.n_admissions; i++)
+			print_message("# original admits %s\n", a.admissions[i].uid);
+		for (size_t i = 0; i < b.n_admissions; i++)
+			print_message("# restored admits %s\n", b.admissions[i].uid);
+		for (size_t i = 0; i < a.n_evictions; i++)
+			print_message("# original evicts %s\n", a.evictions[i].victim_uid);
+		for (size_t i = 0; i < b.n_evictions; i++)
+			print_message("# restored evicts %s\n", b.evictions[i].victim_uid);
+	}
+	check(a.n_admissions == b.n_admissions && a.n_evictions == b.n_evictions, t,
+	      "restored queue decides the same");
+	for (size_t i = 0; i < a.n_admissions; i++) {
+		check(!strcmp(a.admissions[i].uid, b.admissions[i].uid), t, "same admissions");
+		check(a.admissions[i].n_assign == b.admissions[i].n_assign, t, "same assignment");
+		for (size_t k = 0; k < a.admissions[i].n_assign; k++)
+			check(a.admissions[i].assign[k].flavor ==
+				      b.admissions[i].assign[k].flavor &&
+				  a.admissions[i].assign[k].amount ==
+				      b.admissions[i].assign[k].amount,
+			      t, "same flavors");
+	}
+	for (size_t i = 0; i < a.n_evictions; i++)
+		check(!strcmp(a.evictions[i].victim_uid, b.evictions[i].victim_uid), t,
+		      "same victims");
+}
+
+/* ---- the trace ---- */
+
+static void add_random_wl(trace_t *t, uint64_t *s)
+{
+	static const queue_label_t zone_b[] = {{"zone", "b"}};
+	static const queue_label_t zone_c[] = {{"zone", "c"}};
+	static const queue_toleration_t tol[] = {
+	    {"dedicated", QUEUE_TOLERATE_EXISTS, NULL, QUEUE_EFFECT_ANY}};
+	queue_request_t req[2][2];
+	queue_podset_spec_t ps[2];
+	queue_workload_spec_t w = {0};
+	int c = (int)rnd(s, 0, t->pol.n_cqs - 1);
+	char ns[16], lq[16];
+	twl_t *x = &t->wl[t->n_wl];
+	int pods = 0;
+
+	memset(ps, 0, sizeof(ps));
+	snprintf(x->uid, sizeof(x->uid), "w%d", t->n_wl);
+	snprintf(ns, sizeof(ns), "cq%d", c);
+	snprintf(lq, sizeof(lq), "lq%d", (int)rnd(s, 0, t->pol.n_lq[c] - 1));
+	w.n_podsets = (size_t)rnd(s, 1, 2);
+	for (size_t p = 0; p < w.n_podsets; p++) {
+		int nreq = 0;
+
+		req[p][nreq++] = (queue_request_t){"gpu", rnd(s, 0, 3)};
+		if (rnd(s, 0, 1))
+			req[p][nreq++] = (queue_request_t){"cpu", rnd(s, 1, 4) * 500};
+		ps[p].name = p ? "worker" : "main";
+		ps[p].count = (int32_t)rnd(s, 1, 3);
+		ps[p].requests = req[p];
+		ps[p].n_requests = (size_t)nreq;
+		if (rnd(s, 0, 4) == 0) {
+			ps[p].node_selector = rnd(s, 0, 1) ? zone_b : zone_c;
+			ps[p].n_node_selector = 1;
+		}
+		if (rnd(s, 0, 2) == 0) {
+			ps[p].tolerations = tol;
+			ps[p].n_tolerations = 1;
+		}
+		pods += ps[p].count;
+	}
+	w.namespace_ = ns;
+	w.name = x->uid;
+	w.uid = x->uid;
+	w.local_queue = lq;
+	w.priority = (int32_t)rnd(s, 0, 3);
+	w.created_ms = t->now * 10 + rnd(s, 0, 5);
+	w.podsets = ps;
+	if (rnd(s, 0, 4) == 0) {
+		w.gang_total = pods;
+		w.pods_present = (int32_t)rnd(s, 0, pods);
+	}
+	assert_int_equal(queue_workload_add(t->q, &w, t->now, NULL, NULL), GPUQ_OK);
+	x->ex = X_LIVE;
+	x->gang = w.gang_total;
+	x->cq = c;
+	t->n_wl++;
+}
+
+/* A random live workload in the given state, or -1. */
+static int pick(trace_t *t, uint64_t *s, int state)
+{
+	int cand[MAX_WL], n = 0;
+
+	for (int i = 0; i < t->n_wl; i++) {
+		queue_wl_t id;
+		queue_workload_view_t v;
+
+		if (t->wl[i].ex == X_DELETED || queue_workload_find(t->q, t->wl[i].uid, &id))
+			continue;
+		queue_workload_view(t->q, id, &v);
+		if (state < 0 || (int)v.state == state)
+			cand[n++] = i;
+	}
+	return n ? cand[rnd(s, 0, n - 1)] : -1;
+}
+
+/* What the traces exercised (a property test that never preempts proves
+ * little): totals over all traces, checked by the last block. */
+static struct {
+	uint64_t cycles, admissions, evictions[6], changes, restores, strict_admissions;
+} seen_total;
+
+static void after_step(trace_t *t, const queue_result_t *r)
+{
+	if (r) {
+		seen_total.cycles++;
+		seen_total.admissions += r->n_admissions;
+		seen_total.changes += r->n_changes;
+		for (size_t i = 0; i < r->n_admissions; i++)
+			seen_total.strict_admissions +=
+			    t->pol.strategy[r->admissions[i].cq] == QUEUE_STRICT_FIFO;
+	}
+	for (size_t i = 0; r && i < r->n_evictions; i++)
+		seen_total.evictions[r->evictions[i].reason]++;
+	check_quota(t);
+	check_accounting(t);
+	if (r)
+		check_strict_order(t, r);
+}
+
+static void run_trace(uint64_t seed)
+{
+	trace_t *t = calloc(1, sizeof(*t));
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull + 12345;
+	int steps;
+
+	assert_non_null(t);
+	t->seed = seed;
+	policy_random(&s, &t->pol);
+	t->q = policy_build(&t->pol);
+	steps = (int)rnd(&s, 40, 150);
+	for (int step = 0; step < steps; step++) {
+		int a = (int)rnd(&s, 0, 99), i;
+		queue_result_t r;
+
+		t->now += rnd(&s, 0, 15);
+		if (a < 35 && t->n_wl < MAX_WL) {
+			add_random_wl(t, &s);
+		} else if (a < 50) {
+			assert_int_equal(queue_cycle_run(t->q, t->now, &r), GPUQ_OK);
+			after_step(t, &r);
+		} else if (a < 60 && (i = pick(t, &s, QUEUE_WL_ADMITTED)) >= 0) {
+			assert_int_equal(queue_workload_finish(t->q, t->wl[i].uid, t->now),
+					 GPUQ_OK);
+			t->wl[i].ex = X_FINISHED;
+		} else if (a < 65 && (i = pick(t, &s, -1)) >= 0) {
+			assert_int_equal(queue_workload_delete(t->q, t->wl[i].uid, t->now),
+					 GPUQ_OK);
+			t->wl[i].ex = X_DELETED;
+		} else if (a < 70 && (i = pick(t, &s, QUEUE_WL_EVICTING)) >= 0) {
+			assert_int_equal(queue_workload_evicted(t->q, t->wl[i].uid, t->now),
+					 GPUQ_OK);
+		} else if (a < 75 && (i = pick(t, &s, QUEUE_WL_ADMITTED)) >= 0) {
+			assert_int_equal(queue_workload_pods_ready(t->q, t->wl[i].uid, t->now),
+					 GPUQ_OK);
+		} else if (a < 80 && (i = pick(t, &s, QUEUE_WL_PENDING)) >= 0 && t->wl[i].gang) {
+			assert_int_equal(queue_workload_pods_add(t->q, t->wl[i].uid,
+								 (int32_t)rnd(&s, 0, 3), t->now),
+					 GPUQ_OK);
+		} else if (a < 88) {
+			assert_int_equal(queue_tick(t->q, t->now, &r), GPUQ_OK);
+			for (size_t k = 0; k < r.n_evictions; k++)
+				seen_total.evictions[r.evictions[k].reason]++;
+			after_step(t, NULL);
+		} else if (a < 90) {
+			queue_t *p = restore_copy(t);
+
+			check_same(t, p);
+			check_same_future(t, p);
+			after_step(t, NULL);
+			queue_destroy(p);
+		} else {
+			assert_int_equal(queue_cycle_run(t->q, t->now, &r), GPUQ_OK);
+			after_step(t, &r);
+		}
+	}
+	seen_total.restores++;
+	{
+		queue_t *p = restore_copy(t);
+
+		check_same(t, p);
+		check_same_future(t, p);
+		queue_destroy(p);
+	}
+	queue_destroy(t->q);
+	free(t);
+}
+
+static void traces(void **state)
+{
+	int block = (int)(intptr_t)*state;
+	const char *one = getenv("QUEUE_PROPS_SEED"); /* debug: run one seed */
+
+	if (one) {
+		if (block == 0)
+			run_trace((uint64_t)strtoull(one, NULL, 10));
+		return;
+	}
+
+	for (int i = 0; i < TRACES_PER_TEST; i++)
+		run_trace((uint64_t)(block * TRACES_PER_TEST + i + 1));
+	if (block == N_TESTS - 1) {
+		print_message("# %llu traces, %llu cycles, %llu admissions (%llu StrictFIFO), "
+			      "%llu set aside, evictions: %llu in-CQ, %llu reclaim, %llu fair, "
+			      "%llu reclaim-while-borrowing, %llu ready-timeout\n",
+			      (unsigned long long)seen_total.restores,
+			      (unsigned long long)seen_total.cycles,
+			      (unsigned long long)seen_total.admissions,
+			      (unsigned long long)seen_total.strict_admissions,
+			      (unsigned long long)seen_total.changes,
+			      (unsigned long long)seen_total.evictions[0],
+			      (unsigned long long)seen_total.evictions[1],
+			      (unsigned long long)seen_total.evictions[2],
+			      (unsigned long long)seen_total.evictions[3],
+			      (unsigned long long)seen_total.evictions[4]);
+		assert_true(seen_total.restores == N_TESTS * TRACES_PER_TEST);
+		assert_true(seen_total.evictions[0] > 0 && seen_total.evictions[1] > 0 &&
+			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0);
+		assert_true(seen_total.strict_admissions > 0 && seen_total.changes > 0);
+	}
+}
+
+#define BLOCK(n)                                                                                   \
+	{                                                                                          \
+		"traces_" #n, traces, NULL, NULL, (void *)(intptr_t)(n)                            \
+	}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    BLOCK(0), BLOCK(1), BLOCK(2), BLOCK(3), BLOCK(4),
+	    BLOCK(5), BLOCK(6), BLOCK(7), BLOCK(8), BLOCK(9),
+	};
+
+	return cmocka_run_group_tests_name("queue_props", tests, NULL, NULL);
+}
