@@ -365,6 +365,18 @@ static void test_null_and_huge_bodies(void **state)
 	assert_non_null(strstr(r.body, "exceeds"));
 	webhook_reply_deinit(&r);
 	free(body);
+	/* a flat array of more values than WEBHOOK_JSON_VALUES_MAX */
+	body = malloc(2 * WEBHOOK_JSON_VALUES_MAX + 8);
+	assert_non_null(body);
+	body[0] = '[';
+	for (size_t i = 0; i < WEBHOOK_JSON_VALUES_MAX; i++)
+		memcpy(body + 1 + 2 * i, "1,", 2);
+	memcpy(body + 1 + 2 * WEBHOOK_JSON_VALUES_MAX, "1]", 3);
+	run(WEBHOOK_VALIDATE, NULL, body, &r);
+	assert_int_equal(r.http_status, 400);
+	assert_non_null(strstr(r.body, "more than 262144 JSON values"));
+	webhook_reply_deinit(&r);
+	free(body);
 	webhook_reply_deinit(NULL);
 	webhook_reply_deinit(&r); /* twice: a zeroed reply is fine */
 }

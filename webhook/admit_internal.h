@@ -23,6 +23,10 @@
 #define WEBHOOK_PATCH_MAX (256u << 10)
 /* Largest reply body (the patch in base64 plus the envelope). */
 #define WEBHOOK_REPLY_MAX ((size_t)WEBHOOK_PATCH_MAX * 2)
+/* JSON values (keys included) in one review body: a real Pod with
+ * managedFields has a few thousand; each costs 40 bytes of memory. More is
+ * refused with a 400, so a 3 MiB body of `[1,1,...]` cannot cost 60 MiB. */
+#define WEBHOOK_JSON_VALUES_MAX 262144
 /* Containers (init + app) decoded from one pod spec; Kubernetes has no cap,
  * real pods have a handful. More is refused with a clear denial. */
 #define WEBHOOK_CONTAINERS_MAX 64
@@ -60,8 +64,9 @@ typedef enum {
 typedef struct webhook_jv {
 	webhook_jv_type_t type;		/* kind of value */
 	bool fraction;			/* number: has a fraction or an exponent */
-	size_t n;			/* array: elements; object: members */
-	size_t len;			/* string/number: bytes in s */
+	uint32_t n;			/* array: elements; object: members */
+	uint32_t len;			/* string/number: bytes in s (bodies are
+					   under WEBHOOK_REVIEW_MAX) */
 	const char *s;			/* string (decoded) or number (as written),
 					   NUL-terminated; NULL for other kinds */
 	const struct webhook_jv *first; /* array: first element; object: first key */
@@ -96,6 +101,12 @@ static inline bool webhook_jv_is(const webhook_jv_t *v, webhook_jv_type_t type)
 static inline size_t webhook_jv_count(const webhook_jv_t *v)
 {
 	return webhook_jv_is(v, WEBHOOK_JV_ARRAY) ? v->n : 0;
+}
+
+/* The first element of an array (follow ->next), or NULL. */
+static inline const webhook_jv_t *webhook_jv_first(const webhook_jv_t *v)
+{
+	return webhook_jv_is(v, WEBHOOK_JV_ARRAY) ? v->first : NULL;
 }
 
 /* The text of a string value, or NULL. */

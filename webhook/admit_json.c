@@ -258,7 +258,7 @@ static int parse_string(parser_t *ps, webhook_jv_t *v)
 	ps->p++; /* closing quote */
 	*o++ = '\0';
 	v->s = start;
-	v->len = (size_t)(o - start - 1);
+	v->len = (uint32_t)(o - start - 1);
 	ps->arena_len += (size_t)(o - start);
 	return GPUQ_OK;
 }
@@ -300,7 +300,7 @@ static int parse_number(parser_t *ps, webhook_jv_t *v)
 		while (digit(ps))
 			ps->p++;
 	}
-	v->len = (size_t)(ps->p - s);
+	v->len = (uint32_t)(ps->p - s);
 	memcpy(o, s, v->len);
 	o[v->len] = '\0';
 	v->s = o;
@@ -462,6 +462,10 @@ int webhook_jdoc_parse(webhook_jdoc_t *d, const char *buf, size_t len, char *err
 	err[0] = '\0';
 	if (scan(buf, len, WEBHOOK_JSON_DEPTH_MAX, &n_values) > WEBHOOK_JSON_DEPTH_MAX) {
 		snprintf(err, cap, "JSON nested deeper than %d levels", WEBHOOK_JSON_DEPTH_MAX);
+		return GPUQ_ELIMIT;
+	}
+	if (n_values > WEBHOOK_JSON_VALUES_MAX) {
+		snprintf(err, cap, "more than %d JSON values", WEBHOOK_JSON_VALUES_MAX);
 		return GPUQ_ELIMIT;
 	}
 	/* Decoded strings never outgrow their source; each value adds a NUL. */

@@ -179,11 +179,9 @@ bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_
 	const webhook_jv_t *owners =
 	    webhook_jv_get(webhook_jv_get(w->obj, "metadata"), "ownerReferences");
 	const char *managed = webhook_json_str(w->labels, WEBHOOK_LABEL_MANAGED);
-	size_t i;
 	bool owned = false;
 
-	for (i = 0; webhook_jv_is(owners, WEBHOOK_JV_ARRAY) && i < webhook_jv_count(owners); i++) {
-		const webhook_jv_t *o = webhook_jv_at(owners, i);
+	for (const webhook_jv_t *o = webhook_jv_first(owners); o; o = o->next) {
 		const char *api = webhook_json_str(o, "apiVersion");
 		const char *kind = webhook_json_str(o, "kind");
 
@@ -203,9 +201,8 @@ bool webhook_pod_gated(const webhook_jv_t *pod_spec)
 					? webhook_jv_get(pod_spec, "schedulingGates")
 					: NULL;
 
-	for (size_t i = 0; webhook_jv_is(gates, WEBHOOK_JV_ARRAY) && i < webhook_jv_count(gates);
-	     i++) {
-		const char *n = webhook_json_str(webhook_jv_at(gates, i), "name");
+	for (const webhook_jv_t *g = webhook_jv_first(gates); g; g = g->next) {
+		const char *n = webhook_json_str(g, "name");
 
 		if (n && !strcmp(n, WEBHOOK_GATE))
 			return true;

@@ -165,8 +165,9 @@ static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 		const webhook_jv_t *arr = pass ? app : init;
 		size_t cnt = pass ? n_app : n_init;
 
-		for (size_t i = 0; i < cnt; i++, k++) {
-			const webhook_jv_t *c = webhook_jv_at(arr, i);
+		const webhook_jv_t *c = webhook_jv_first(arr);
+
+		for (size_t i = 0; i < cnt; i++, k++, c = c->next) {
 			quota_container_t *qc = &w->pod.containers[k];
 			const char *cname = webhook_json_str(c, "name");
 			const char *restart = webhook_json_str(c, "restartPolicy");
@@ -222,12 +223,12 @@ static int64_t template_gpus(const policy_claimtemplate_t *t)
 static void decode_claims(webhook_workload_t *w, const webhook_review_t *r)
 {
 	const webhook_jv_t *claims = webhook_jv_get(w->pod_spec, "resourceClaims");
-	size_t n = webhook_jv_is(claims, WEBHOOK_JV_ARRAY) ? webhook_jv_count(claims) : 0;
+	const webhook_jv_t *c = webhook_jv_first(claims);
 
 	if (!r->policy)
 		return;
-	for (size_t i = 0; i < n && i < WEBHOOK_CLAIMS_MAX; i++) {
-		const char *tname = claim_template(webhook_jv_at(claims, i));
+	for (size_t i = 0; c && i < WEBHOOK_CLAIMS_MAX; i++, c = c->next) {
+		const char *tname = claim_template(c);
 		const policy_claimtemplate_t *t =
 		    tname ? policy_claimtemplate_find(r->policy, r->ns, tname) : NULL;
 		int64_t g = t ? template_gpus(t) : 0;
