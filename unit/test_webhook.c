@@ -466,7 +466,15 @@ static void test_kind_decoding(void **state)
 	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
 	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"kind\":"
 	     "{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"object\":\"not an object\"}}",
-	     "Pod", "allowed"},
+	     "Pod", "invalid"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"UPDATE\",\"kind\":"
+	     "{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"},\"object\":{}}}",
+	     "Job", "invalid"},
+	    {"{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
+	     "{\"uid\":\"u\",\"namespace\":\"team-a\",\"operation\":\"DELETE\",\"kind\":"
+	     "{\"group\":\"batch\",\"version\":\"v1\",\"kind\":\"Job\"},\"object\":null}}",
+	     "Job", "allowed"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {

@@ -160,6 +160,29 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 	return GPUQ_OK;
 }
 
+/* A Pod or Job CREATE/UPDATE must carry its object (and an UPDATE the old
+ * one): the apiserver always sends them, so their absence is a broken
+ * review, refused rather than waved through. Returns true when refused. */
+static bool check_objects(webhook_review_t *r)
+{
+	bool create = !strcmp(r->op, "CREATE"), update = !strcmp(r->op, "UPDATE");
+
+	if ((create || update) && !r->obj && !*r->sub_resource) {
+		webhook_review_refuse(r, WEBHOOK_INVALID,
+				      "request.object: missing or not an object for a %s of a %s",
+				      r->op, r->kind == WEBHOOK_KIND_POD ? "Pod" : "Job");
+		return true;
+	}
+	if (update && !r->old && !*r->sub_resource) {
+		webhook_review_refuse(
+		    r, WEBHOOK_INVALID,
+		    "request.oldObject: missing or not an object for an UPDATE of a %s",
+		    r->kind == WEBHOOK_KIND_POD ? "Pod" : "Job");
+		return true;
+	}
+	return false;
+}
+
 static const char *kind_label(webhook_kind_t k)
 {
 	return k == WEBHOOK_KIND_POD ? "Pod" : k == WEBHOOK_KIND_JOB ? "Job" : "other";
@@ -241,7 +264,7 @@ int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
 		goto done;
 	}
 	out->kind = kind_label(r->kind);
-	if (r->kind != WEBHOOK_KIND_OTHER && policy)
+	if (r->kind != WEBHOOK_KIND_OTHER && !check_objects(r) && policy)
 		rc = ep == WEBHOOK_MUTATE ? webhook_mutate_run(r) : webhook_validate_run(r);
 	if (!rc && ep == WEBHOOK_MUTATE)
 		rc = webhook_patch_finish(&r->patch);

@@ -267,6 +267,9 @@ bad("bad-kind", "validate", 'kind is "Pod"', request=dict(review("Pod", pod()), 
 bad("bad-missing-uid", "validate", "request.uid is missing",
     request=review("Pod", pod(), uid=""))
 
+deny("bad-create-without-object", "validate", review("Job", None),
+     "request.object: missing or not an object for a CREATE of a Job", code=400)
+
 # ---------------------------------------------------------------- /validate
 case("validate-job-ok", "validate",
      review("Job", job(labels=Q, suspend=True, parallelism=2,
