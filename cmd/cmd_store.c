@@ -224,6 +224,9 @@ static int run_check(const char *dir)
 	       mib(info.map_size), mib(info.map_used),
 	       info.map_size ? 100.0 * (double)info.map_used / (double)info.map_size : 0.0,
 	       info.page_size, info.readers);
+	if (info.schema == 0)
+		printf("blank: the store's creation was interrupted before its first commit; "
+		       "nothing is stored (the next writer initializes it)\n");
 	problems = check_types(s, &info, &total);
 	store_close(s);
 	if (problems < 0) {

@@ -48,13 +48,14 @@ struct store {
 	MDB_dbi dbi[STORE_TYPE_MAX];			     /* sub-database of each used type */
 	char names[STORE_TYPE_MAX][STORE_TYPE_NAME_MAX + 1]; /* type names, "" if unused */
 	bool read_only;					     /* opened with MDB_RDONLY */
-	bool nosync;		      /* commits are not fsynced: flush at close */
-	size_t map_size;	      /* current map size, bytes */
-	size_t map_max;		      /* growth cap, bytes */
-	unsigned grows;		      /* growths since open */
-	unsigned reading;	      /* read snapshots open (scans in progress) */
-	uint64_t seq;		      /* last sequence number this process saw */
-	store_txn_t batch;	      /* the store's one write batch */
+	bool blank;	   /* read-only view of an environment never initialized: empty */
+	bool nosync;	   /* commits are not fsynced: flush at close */
+	size_t map_size;   /* current map size, bytes */
+	size_t map_max;	   /* growth cap, bytes */
+	unsigned grows;	   /* growths since open */
+	unsigned reading;  /* read snapshots open (scans in progress) */
+	uint64_t seq;	   /* last sequence number this process saw */
+	store_txn_t batch; /* the store's one write batch */
 	char dir[STORE_PATH_MAX + 1]; /* directory, for messages */
 };
 
@@ -395,10 +396,19 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 		return fail_diag(s, diag, mrc, "beginning the open transaction");
 	mrc = mdb_dbi_open(txn, "meta", create, &s->meta);
 	if (mrc == MDB_NOTFOUND) {
-		rc = gpuq_diag_set(diag, GPUQ_ECORRUPT,
-				   "state store %s: no meta database; "
-				   "not a gpuq store",
-				   s->dir);
+		bool foreign = true;
+		/* an environment holding nothing is a store whose creation was
+		 * interrupted before its first commit: empty, not damaged */
+		mrc = main_db_foreign(txn, &foreign);
+		if (!mrc && !foreign) {
+			s->blank = true;
+			mdb_txn_abort(txn);
+			return GPUQ_OK;
+		}
+		rc = mrc ? fail_diag(s, diag, mrc, "reading the database list")
+			 : gpuq_diag_set(diag, GPUQ_ECORRUPT,
+					 "state store %s: no meta database; not a gpuq store",
+					 s->dir);
 		goto fail;
 	}
 	rc = mrc ? fail_diag(s, diag, mrc, "opening meta") : schema_check(s, txn, diag);
@@ -822,7 +832,8 @@ int store_get(store_t *s, unsigned type, const void *key, size_t klen, void **va
 
 static int seq_txn(store_t *s, MDB_txn *txn, uint64_t *seq)
 {
-	int mrc = meta_uint_get(txn, s->meta, META_SEQ, 8, seq);
+	int mrc =
+	    s->blank ? (*seq = 0, MDB_SUCCESS) : meta_uint_get(txn, s->meta, META_SEQ, 8, seq);
 
 	return mrc ? fail(s, mrc, "reading the sequence number") : GPUQ_OK;
 }
@@ -851,7 +862,7 @@ int store_info_get(store_t *s, store_info_t *info)
 	if (rc)
 		return rc;
 	rc = seq_txn(s, txn, &info->seq);
-	mrc = meta_uint_get(txn, s->meta, META_SCHEMA, 4, &schema);
+	mrc = s->blank ? MDB_SUCCESS : meta_uint_get(txn, s->meta, META_SCHEMA, 4, &schema);
 	if (!rc && mrc)
 		rc = fail(s, mrc, "reading the schema version");
 	for (unsigned i = 0; i < STORE_TYPE_MAX && !rc; i++) {

@@ -72,7 +72,7 @@ typedef struct {
 
 typedef struct {
 	uint64_t seq;	  /* commit sequence number: committed non-empty batches */
-	uint32_t schema;  /* schema version of the store */
+	uint32_t schema;  /* schema version of the store; 0: never initialized */
 	size_t map_size;  /* current size of the memory map, bytes */
 	size_t map_used;  /* bytes of the map in use: (last page + 1) * page size */
 	size_t map_max;	  /* growth cap, bytes */
@@ -90,7 +90,10 @@ void store_opts_init(store_opts_t *opts);
  * a new store when absent (unless opts->read_only). A new store records the
  * schema version and opts->types. An existing store's recorded types must
  * agree with opts->types for every id both name (new ids are added); a
- * read-only open uses the recorded table. Runs LMDB's stale reader check.
+ * read-only open uses the recorded table; when the directory holds an LMDB
+ * environment with nothing in it (a store whose creation was interrupted
+ * before its first commit), a read-only open succeeds with an empty store:
+ * seq 0, schema 0, no types. Runs LMDB's stale reader check.
  * Returns GPUQ_OK and *out (free with store_close), or:
  *   GPUQ_EINVAL    bad opts (type name, sizes) or dir too long;
  *   GPUQ_ENOTFOUND read-only open of a directory without a store;

@@ -178,7 +178,8 @@ static int verify(const char *dir)
 		return 1;
 	if (store_info_get(s, &info))
 		return 1;
-	rc = store_get(s, PROGRESS, "last", 4, &p, &n);
+	rc = store_type_name(s, PROGRESS) ? store_get(s, PROGRESS, "last", 4, &p, &n)
+					  : GPUQ_ENOTFOUND; /* blank: creation interrupted */
 	if (rc == GPUQ_ENOTFOUND && info.seq == 0) {
 		store_close(s);
 		printf("empty\n");
@@ -412,7 +413,8 @@ static int restore(store_t *s, queue_t *q, long long *now, long long *step)
 	gpuq_diag_t d = {{0}};
 	void *v;
 	size_t n;
-	int rc = store_get(s, PROGRESS, "p", 1, &v, &n);
+	int rc = store_type_name(s, PROGRESS) ? store_get(s, PROGRESS, "p", 1, &v, &n)
+					      : GPUQ_ENOTFOUND; /* blank store */
 
 	*now = 0;
 	*step = 0;
@@ -546,8 +548,14 @@ int main(int argc, char **argv)
 }
 EOF
 
+# Under `make SANITIZE=address test` the writers are sanitized too.
+WFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g -I."
+if [ "${SANITIZE:-}" = address ]; then
+	WFLAGS="$WFLAGS -fsanitize=address,undefined -fno-omit-frame-pointer"
+fi
+
 W=$TMP/writer
-if $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$W" "$TMP/writer.c" store/store.c store/records.c \
+if $CC $WFLAGS -o "$W" "$TMP/writer.c" store/store.c store/records.c \
 	base/base.c -llmdb 2>"$TMP/cc.log"; then
 	ok "crash-test writer compiles against store/"
 else
@@ -676,7 +684,7 @@ fi
 # committed under that seq (printed as "pending N" before and "seq N" after
 # the commit), and the stored seq is the last printed one or the next.
 QW=$TMP/qwriter
-if $CC -std=c11 -D_GNU_SOURCE -O2 -I. -o "$QW" "$TMP/qwriter.c" store/store.c store/records.c \
+if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" store/store.c store/records.c \
 	store/restore.c queue/*.c fairshare/*.c base/base.c -llmdb -lm 2>"$TMP/qcc.log"; then
 	ok "queue-level writer compiles against store/, queue/, fairshare/"
 	QDIR=$TMP/qstate

@@ -636,6 +636,46 @@ static void schema_version_checked(void **state)
 	store_close(s);
 }
 
+/* A store whose creation was killed before its first commit is an LMDB
+ * environment holding nothing: read-only it is an empty store, and the next
+ * writer initializes it. */
+static void blank_environment(void **state)
+{
+	fixture_t *f = *state;
+	store_opts_t o;
+	store_info_t info;
+	store_t *s;
+	MDB_env *env;
+	gpuq_diag_t d = {{0}};
+	uint64_t seq = 9, dig;
+
+	char parent[400];
+
+	snprintf(parent, sizeof(parent), "%s/state", f->root);
+	assert_int_equal(mkdir(parent, 0700), 0);
+	assert_int_equal(mkdir(f->dir, 0700), 0);
+	assert_int_equal(mdb_env_create(&env), 0);
+	assert_int_equal(mdb_env_open(env, f->dir, 0, 0600), 0);
+	mdb_env_close(env);
+
+	store_opts_init(&o);
+	o.read_only = true;
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.schema, 0);
+	assert_int_equal(info.seq, 0);
+	assert_int_equal(store_seq_get(s, &seq), GPUQ_OK);
+	assert_int_equal(seq, 0);
+	assert_null(store_type_name(s, T_USAGE));
+	assert_int_equal(store_digest(s, &dig), GPUQ_OK);
+	store_close(s);
+
+	s = open_std(f);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.schema, STORE_SCHEMA_VERSION);
+	store_close(s);
+}
+
 static void write_file(const char *path, const char *text, size_t len)
 {
 	FILE *fp = fopen(path, "wb");
@@ -1085,6 +1125,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(reopen_persists_and_checks_types, setup, teardown),
 	    cmocka_unit_test_setup_teardown(digest_is_content_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(schema_version_checked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(blank_environment, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_and_absent_directories, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
