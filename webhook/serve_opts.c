@@ -1,0 +1,354 @@
+/* webhook serve options: parsing and checking the flags of `gpuq serve`
+ * (no I/O in parsing; the check looks at the file system). */
+#include "webhook/webhook.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MODULE "webhook"
+
+/* ==== Flags ==== */
+
+static const char usage_text[] =
+    "usage: gpuq serve --listen HOST:PORT --cert-dir DIR --policy-dir DIR --state-dir DIR\n"
+    "                  [--gpu-resource NAME]... [--controller-user NAME] [--threads N]\n"
+    "                  [--log-level LEVEL]\n"
+    "\n"
+    "Serve gpuq's admission webhook over HTTPS (TLS 1.2 and 1.3 only):\n"
+    "  POST /mutate, POST /validate   AdmissionReview (admission.k8s.io/v1), JSON, <= 3 MiB\n"
+    "  GET /healthz, /readyz, /metrics\n"
+    "\n"
+    "  --listen HOST:PORT      address to listen on: an IPv4 address, [IPv6], a name, or\n"
+    "                          an empty HOST for every IPv4 address (\":8443\")\n"
+    "  --cert-dir DIR          holds tls.crt (chain, leaf first) and tls.key, PEM;\n"
+    "                          reloaded within a second when they change\n"
+    "  --policy-dir DIR        policy manifests (*.yaml, *.yml, *.json); reloaded on\n"
+    "                          SIGHUP and when a file changes; a bad policy is refused\n"
+    "  --state-dir DIR         state store directory, created (mode 0700) if missing\n"
+    "  --gpu-resource NAME     an extra resource name to count as a GPU (repeatable,\n"
+    "                          at most 32), e.g. nvidia.com/gpu.shared\n"
+    "  --controller-user NAME  username of gpuq's controller\n"
+    "                          (default " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
+    "  --threads N             worker threads, 1..256 (default: online CPUs, at least 2)\n"
+    "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+    "  -h, --help              print this text\n"
+    "\n"
+    "Signals: SIGHUP reloads the policy; SIGTERM or SIGINT stop gracefully (requests\n"
+    "in flight finish, then exit 0).\n"
+    "Exit status: 0 after a graceful stop; 1 when the certificates, the policy or the\n"
+    "address cannot be used; 2 on a usage error (bad or missing flag, missing or\n"
+    "unreadable directory or file).\n";
+
+const char *webhook_serve_usage(void)
+{
+	return usage_text;
+}
+
+/* --listen HOST:PORT, "[v6]:PORT" or ":PORT". */
+static int parse_listen(const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	const char *colon, *host = value;
+	size_t host_len;
+	char *end;
+	unsigned long port;
+
+	if (value[0] == '[') {
+		const char *close = strchr(value, ']');
+		if (!close || close[1] != ':')
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--listen \"%s\": expected [IPv6]:PORT", value);
+		host = value + 1;
+		host_len = (size_t)(close - host);
+		colon = close + 1;
+	} else {
+		colon = strrchr(value, ':');
+		if (!colon)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--listen \"%s\": expected HOST:PORT", value);
+		host_len = (size_t)(colon - value);
+		if (memchr(value, ':', host_len))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--listen \"%s\": write an IPv6 address in brackets, "
+					     "[::1]:PORT",
+					     value);
+	}
+	if (host_len > WEBHOOK_NAME_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--listen \"%s\": host is too long", value);
+	for (size_t i = 0; i < host_len; i++)
+		if (host[i] <= ' ' || host[i] == '/' || host[i] == 0x7f)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--listen \"%s\": bad character in host", value);
+	memcpy(opts->host, host, host_len);
+	opts->host[host_len] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *end || errno || port < 1 || port > 65535)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--listen \"%s\": port \"%s\" is not a number in 1..65535",
+				     value, colon + 1);
+	opts->port = (uint16_t)port;
+	opts->listen = value;
+	return GPUQ_OK;
+}
+
+/* An extended resource name: domain-qualified ("nvidia.com/gpu"), at most
+ * WEBHOOK_NAME_MAX characters of [A-Za-z0-9._-] around exactly one '/'. */
+static bool resource_name_ok(const char *name)
+{
+	size_t len = strlen(name), slashes = 0;
+	const char *slash = strchr(name, '/');
+
+	if (len == 0 || len > WEBHOOK_NAME_MAX || !slash || slash == name || !slash[1])
+		return false;
+	for (const char *p = name; *p; p++) {
+		if (*p == '/')
+			slashes++;
+		else if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			   (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+			return false;
+	}
+	return slashes == 1;
+}
+
+/* A Kubernetes username: printable ASCII, no spaces, 1..WEBHOOK_NAME_MAX. */
+static bool user_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > WEBHOOK_NAME_MAX)
+		return false;
+	for (const char *p = name; *p; p++)
+		if (*p <= ' ' || *p >= 0x7f)
+			return false;
+	return true;
+}
+
+static int parse_threads(const char *value, unsigned *out, gpuq_diag_t *diag)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end || errno || n < 1 || n > WEBHOOK_THREADS_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--threads \"%s\": expected a number in 1..%d", value,
+				     WEBHOOK_THREADS_MAX);
+	*out = (unsigned)n;
+	return GPUQ_OK;
+}
+
+static int parse_log_level(const char *value, gpuq_log_level_t *out, gpuq_diag_t *diag)
+{
+	static const char *const names[] = {"debug", "info", "warn", "error"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(value, names[i])) {
+			*out = (gpuq_log_level_t)i;
+			return GPUQ_OK;
+		}
+	return gpuq_diag_set(diag, GPUQ_EINVAL,
+			     "--log-level \"%s\": expected debug, info, warn or error", value);
+}
+
+typedef enum {
+	FLAG_LISTEN,
+	FLAG_CERT_DIR,
+	FLAG_POLICY_DIR,
+	FLAG_STATE_DIR,
+	FLAG_GPU_RESOURCE,
+	FLAG_CONTROLLER_USER,
+	FLAG_THREADS,
+	FLAG_LOG_LEVEL,
+	FLAG_COUNT,
+} flag_t;
+
+static const char *const flag_names[FLAG_COUNT] = {
+    "--listen",	      "--cert-dir",	   "--policy-dir", "--state-dir",
+    "--gpu-resource", "--controller-user", "--threads",	   "--log-level"};
+
+static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	switch (f) {
+	case FLAG_LISTEN:
+		return parse_listen(value, opts, diag);
+	case FLAG_CERT_DIR:
+	case FLAG_POLICY_DIR:
+	case FLAG_STATE_DIR:
+		if (!value[0] || strlen(value) >= PATH_MAX - 16)
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected a directory",
+					     flag_names[f], value);
+		if (f == FLAG_CERT_DIR)
+			opts->cert_dir = value;
+		else if (f == FLAG_POLICY_DIR)
+			opts->policy_dir = value;
+		else
+			opts->state_dir = value;
+		return GPUQ_OK;
+	case FLAG_GPU_RESOURCE:
+		if (!resource_name_ok(value))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--gpu-resource \"%s\": expected a domain-qualified "
+					     "resource name such as nvidia.com/gpu",
+					     value);
+		if (opts->n_gpu_resources == WEBHOOK_GPU_RESOURCES_MAX)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--gpu-resource \"%s\": at most %d may be given",
+					     value, WEBHOOK_GPU_RESOURCES_MAX);
+		opts->gpu_resources[opts->n_gpu_resources++] = value;
+		return GPUQ_OK;
+	case FLAG_CONTROLLER_USER:
+		if (!user_name_ok(value))
+			return gpuq_diag_set(
+			    diag, GPUQ_EINVAL,
+			    "--controller-user \"%s\": expected a username of 1..%d "
+			    "printable characters without spaces",
+			    value, WEBHOOK_NAME_MAX);
+		opts->controller_user = value;
+		return GPUQ_OK;
+	case FLAG_THREADS:
+		return parse_threads(value, &opts->threads, diag);
+	case FLAG_LOG_LEVEL:
+		return parse_log_level(value, &opts->log_level, diag);
+	case FLAG_COUNT:
+		break;
+	}
+	GPUQ_ASSERT(0);
+}
+
+static unsigned default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 2)
+		return 2;
+	return n > WEBHOOK_THREADS_MAX ? WEBHOOK_THREADS_MAX : (unsigned)n;
+}
+
+int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	bool seen[FLAG_COUNT] = {false};
+	int rc;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->controller_user = WEBHOOK_CONTROLLER_USER_DEFAULT;
+	opts->threads = default_threads();
+	opts->log_level = GPUQ_LOG_INFO;
+	opts->poll_ms = WEBHOOK_POLL_MS_DEFAULT;
+	opts->body_budget = WEBHOOK_BODY_BUDGET_DEFAULT;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *eq, *value;
+		size_t name_len;
+		flag_t f;
+
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			opts->help = true;
+			continue;
+		}
+		eq = strchr(arg, '=');
+		name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+		for (f = 0; f < FLAG_COUNT; f++)
+			if (strlen(flag_names[f]) == name_len &&
+			    !strncmp(arg, flag_names[f], name_len))
+				break;
+		if (f == FLAG_COUNT)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "unknown flag \"%s\" (see gpuq serve --help)", arg);
+		if (eq)
+			value = eq + 1;
+		else if (i + 1 < argc)
+			value = argv[++i];
+		else
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s needs a value", flag_names[f]);
+		if (seen[f] && f != FLAG_GPU_RESOURCE)
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": given more than once",
+					     flag_names[f], value);
+		seen[f] = true;
+		rc = apply_flag(f, value, opts, diag);
+		if (rc)
+			return rc;
+	}
+	if (opts->help)
+		return GPUQ_OK;
+	for (flag_t f = FLAG_LISTEN; f <= FLAG_STATE_DIR; f++)
+		if (!seen[f])
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "%s is required (see gpuq serve --help)",
+					     flag_names[f]);
+	return GPUQ_OK;
+}
+
+static int check_dir(const char *flag, const char *dir, gpuq_diag_t *diag)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": %s", flag, dir,
+				     strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": not a directory", flag, dir);
+	return GPUQ_OK;
+}
+
+static int check_readable(const char *dir, const char *name, gpuq_diag_t *diag)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--cert-dir \"%s\": cannot read %s: %s",
+				     dir, name, strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--cert-dir \"%s\": %s is not a regular file", dir, name);
+	}
+	close(fd);
+	return GPUQ_OK;
+}
+
+int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	int rc;
+
+	rc = check_dir("--cert-dir", opts->cert_dir, diag);
+	if (!rc)
+		rc = check_readable(opts->cert_dir, "tls.crt", diag);
+	if (!rc)
+		rc = check_readable(opts->cert_dir, "tls.key", diag);
+	if (!rc)
+		rc = check_dir("--policy-dir", opts->policy_dir, diag);
+	if (rc)
+		return rc;
+	if (mkdir(opts->state_dir, 0700) && errno != EEXIST)
+		return gpuq_diag_set(diag, GPUQ_EIO, "--state-dir \"%s\": cannot create: %s",
+				     opts->state_dir, strerror(errno));
+	rc = check_dir("--state-dir", opts->state_dir, diag);
+	if (rc)
+		return rc;
+	if (access(opts->state_dir, W_OK | X_OK))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--state-dir \"%s\": not writable: %s",
+				     opts->state_dir, strerror(errno));
+	return GPUQ_OK;
+}
+
