@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* Smallest map accepted: 1 MiB holds the meta records and the first pages of
  * every sub-database; anything smaller only makes every first commit grow. */
@@ -256,8 +257,18 @@ static int dir_make(const char *dir, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-/* A read-only open needs an existing store: say clearly when there is none. */
-static int dir_probe(const char *dir, gpuq_diag_t *diag)
+/* data.mdb shorter than LMDB's two meta pages (one OS page each) holds no
+ * committed transaction. */
+static bool data_short(const struct stat *st)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	return st->st_size < 2 * (off_t)(page > 0 ? page : 4096);
+}
+
+/* A read-only open needs an existing store: say clearly when there is none.
+ * *blank: data.mdb exists but was never initialized (see data_reset_short). */
+static int dir_probe(const char *dir, bool *blank, gpuq_diag_t *diag)
 {
 	char data[STORE_PATH_MAX + 16];
 	struct stat st;
@@ -271,6 +282,29 @@ static int dir_probe(const char *dir, gpuq_diag_t *diag)
 	if (stat(data, &st))
 		return gpuq_diag_set(diag, errno == ENOENT ? GPUQ_ENOTFOUND : GPUQ_EIO,
 				     "state store %s: no store here (data.mdb: %s)", dir,
+				     strerror(errno));
+	*blank = data_short(&st);
+	return GPUQ_OK;
+}
+
+/* A writer killed inside its first store_open may leave data.mdb shorter
+ * than LMDB's two meta pages (the file exists, its header is not written):
+ * nothing was ever committed there. LMDB initializes an empty file itself
+ * but refuses a partial header, so a partial one is emptied first. */
+static int data_reset_short(const char *dir, gpuq_diag_t *diag)
+{
+	char data[STORE_PATH_MAX + 16];
+	struct stat st;
+
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	if (stat(data, &st) || st.st_size == 0 || !data_short(&st))
+		return GPUQ_OK;
+	gpuq_log(GPUQ_LOG_WARN, "store",
+		 "%s: data.mdb has %lld bytes, less than its header: creation was interrupted; "
+		 "initializing",
+		 dir, (long long)st.st_size);
+	if (truncate(data, 0))
+		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: emptying data.mdb: %s", dir,
 				     strerror(errno));
 	return GPUQ_OK;
 }
@@ -517,12 +551,14 @@ int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_di
 	s->nosync = opts->nosync;
 	s->map_max = max;
 	s->batch.store = s;
-	rc = opts->read_only ? dir_probe(dir, diag) : types_copy(s, opts, diag);
+	rc = opts->read_only ? dir_probe(dir, &s->blank, diag) : types_copy(s, opts, diag);
 	if (!rc && !opts->read_only)
 		rc = dir_make(dir, diag);
-	if (!rc)
+	if (!rc && !opts->read_only)
+		rc = data_reset_short(dir, diag);
+	if (!rc && !s->blank) /* a blank read-only store has no environment */
 		rc = env_open(s, opts, initial, diag);
-	if (!rc)
+	if (!rc && !s->blank)
 		rc = layout_open(s, diag);
 	if (rc) {
 		store_close(s);
@@ -841,8 +877,12 @@ static int seq_txn(store_t *s, MDB_txn *txn, uint64_t *seq)
 int store_seq_get(store_t *s, uint64_t *seq)
 {
 	MDB_txn *txn;
-	int rc = read_begin(s, &txn);
+	int rc;
 
+	*seq = 0;
+	if (!s->env)
+		return GPUQ_OK; /* blank */
+	rc = read_begin(s, &txn);
 	if (rc)
 		return rc;
 	rc = seq_txn(s, txn, seq);
@@ -856,9 +896,13 @@ int store_info_get(store_t *s, store_info_t *info)
 	MDB_stat st;
 	MDB_txn *txn;
 	uint64_t schema = 0;
-	int mrc, rc = read_begin(s, &txn);
+	int mrc, rc;
 
 	memset(info, 0, sizeof(*info));
+	info->map_max = s->map_max;
+	if (!s->env)
+		return GPUQ_OK; /* blank: nothing, not even a map */
+	rc = read_begin(s, &txn);
 	if (rc)
 		return rc;
 	rc = seq_txn(s, txn, &info->seq);
@@ -928,8 +972,12 @@ int store_digest(store_t *s, uint64_t *digest)
 {
 	uint64_t h = FNV_OFFSET;
 	MDB_txn *txn;
-	int rc = read_begin(s, &txn);
+	int rc;
 
+	*digest = h;
+	if (!s->env)
+		return GPUQ_OK; /* blank: the digest of no records */
+	rc = read_begin(s, &txn);
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < STORE_TYPE_MAX && !rc; i++) {

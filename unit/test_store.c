@@ -636,6 +636,15 @@ static void schema_version_checked(void **state)
 	store_close(s);
 }
 
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+
+	assert_non_null(fp);
+	assert_int_equal(fwrite(text, 1, len, fp), len);
+	fclose(fp);
+}
+
 /* A store whose creation was killed before its first commit is an LMDB
  * environment holding nothing: read-only it is an empty store, and the next
  * writer initializes it. */
@@ -676,13 +685,49 @@ static void blank_environment(void **state)
 	store_close(s);
 }
 
-static void write_file(const char *path, const char *text, size_t len)
+/* Killed even earlier: data.mdb exists but LMDB's header (two pages) was
+ * never written, or only partly. Read-only: an empty store without opening
+ * LMDB; read-write: emptied and initialized. */
+static void short_data_file(void **state)
 {
-	FILE *fp = fopen(path, "wb");
+	fixture_t *f = *state;
+	static const size_t sizes[] = {0, 100, 4096, 5000};
+	char parent[400], data[400], junk[5000];
+	store_opts_t o;
+	store_info_t info;
+	store_t *s;
+	store_txn_t *t;
+	gpuq_diag_t d = {{0}};
+	uint64_t seq = 9, dig, empty = 0xcbf29ce484222325ULL;
 
-	assert_non_null(fp);
-	assert_int_equal(fwrite(text, 1, len, fp), len);
-	fclose(fp);
+	memset(junk, 0x5a, sizeof(junk));
+	snprintf(parent, sizeof(parent), "%s/state", f->root);
+	snprintf(data, sizeof(data), "%s/data.mdb", f->dir);
+	assert_int_equal(mkdir(parent, 0700), 0);
+	assert_int_equal(mkdir(f->dir, 0700), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		write_file(data, junk, sizes[i]);
+		store_opts_init(&o);
+		o.read_only = true;
+		assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
+		assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+		assert_int_equal(info.schema, 0);
+		assert_int_equal(info.map_size, 0);
+		assert_int_equal(store_seq_get(s, &seq), GPUQ_OK);
+		assert_int_equal(seq, 0);
+		assert_int_equal(store_digest(s, &dig), GPUQ_OK);
+		assert_int_equal(dig, empty);
+		assert_int_equal(store_txn_begin(s, &t), GPUQ_EINVAL);
+		store_close(s);
+
+		s = open_std(f);
+		assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
+		put_str(t, T_USAGE, "a", "1");
+		assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
+		assert_int_equal(seq, 1);
+		store_close(s);
+		assert_int_equal(remove(data), 0);
+	}
 }
 
 static void bad_and_absent_directories(void **state)
@@ -1126,6 +1171,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(digest_is_content_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(schema_version_checked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(blank_environment, setup, teardown),
+	    cmocka_unit_test_setup_teardown(short_data_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_and_absent_directories, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
