@@ -29,7 +29,8 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-suite-store.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+pid=
+trap 'if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null; fi; rm -rf "$TMP"' EXIT
 echo "# seed $SEED (GPUQ_SEED=$SEED KILLS=$KILLS QKILLS=$QKILLS reproduces the kill times)"
 
 cat >"$TMP/writer.c" <<'EOF'
@@ -684,9 +685,18 @@ fi
 # committed under that seq (printed as "pending N" before and "seq N" after
 # the commit), and the stored seq is the last printed one or the next.
 QW=$TMP/qwriter
-if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" store/store.c store/records.c \
-	store/restore.c queue/*.c fairshare/*.c base/base.c -llmdb -lm 2>"$TMP/qcc.log"; then
-	ok "queue-level writer compiles against store/, queue/, fairshare/"
+# Link against the build's library when there is one (it has every module
+# the core needs); else compile the modules' sources here.
+if [ -f "${BUILD:-}/libgpuq.a" ]; then
+	QSRC="$BUILD/libgpuq.a $(pkg-config --libs lmdb) -lm"
+	QFROM="$BUILD/libgpuq.a"
+else
+	QFROM="store/, queue/, fairshare/ sources"
+	QSRC="store/store.c store/records.c store/restore.c queue/*.c fairshare/*.c base/base.c -llmdb -lm"
+fi
+# shellcheck disable=SC2086 # QSRC is a list of files and flags
+if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" $QSRC 2>"$TMP/qcc.log"; then
+	ok "queue-level writer compiles against $QFROM"
 	QDIR=$TMP/qstate
 	qdelays=$(awk -v seed="$SEED" -v n="$QKILLS" 'BEGIN { srand(seed + 1);
 		for (i = 0; i < n; i++) { r = rand(); printf "%.3f\n", 0.02 + r * 0.4 } }')
