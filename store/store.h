@@ -25,9 +25,10 @@
  * of a batch, in either mode; `nosync` only trades the guarantee for OS
  * crashes and power loss (see docs/store.md).
  *
- * Threads: a store_t and its batch are used by one thread at a time. Other
- * processes may open the same directory read-only (LMDB readers never block
- * the writer).
+ * Threads: a store_t and its batch are used by one thread at a time. A
+ * process opens a directory at most once (LMDB's locks are per process);
+ * other processes may open it read-only at any time (LMDB readers never block
+ * the writer and see whole batches only).
  */
 #ifndef GPUQ_STORE_H
 #define GPUQ_STORE_H
@@ -101,7 +102,8 @@ void store_opts_init(store_opts_t *opts);
  *                  type table disagrees;
  *   GPUQ_ECORRUPT  the files are not an LMDB environment or meta is damaged;
  *   GPUQ_EIO       directory or file system failure; GPUQ_ENOMEM.
- * with a sentence naming the directory in diag. */
+ * with a sentence naming the directory in diag (reported there, not logged:
+ * the caller prints it). */
 int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_diag_t *diag);
 
 /* Close the store. NULL is accepted. An open batch is aborted. A nosync
