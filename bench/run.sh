@@ -21,6 +21,8 @@ if [ ! -x "$BENCH_BUILD/loadgen" ] || [ bench/loadgen.c -nt "$BENCH_BUILD/loadge
 		-o "$BENCH_BUILD/loadgen" -lssl -lcrypto -lpthread || exit 1
 fi
 
+LOG=$(mktemp -d /tmp/gpuq-bench-run.XXXXXX) || exit 1
+trap 'rm -rf "$LOG"' EXIT
 ran=0
 failed=0
 failed_names=""
@@ -29,8 +31,13 @@ for b in bench/bench_*.sh; do
 	name=$(basename "$b" .sh)
 	echo "=== $name"
 	start=$(date +%s)
-	sh "$b"
-	rc=$?
+	# Shown as it runs, kept for the summary; the exit code goes through a
+	# file because a pipeline's status is tee's.
+	{
+		sh "$b"
+		echo $? >"$LOG/$name.rc"
+	} 2>&1 | tee "$LOG/$name.log"
+	rc=$(cat "$LOG/$name.rc" 2>/dev/null || echo 1)
 	echo "=== $name: exit $rc after $(($(date +%s) - start)) s"
 	echo
 	ran=$((ran + 1))
@@ -38,6 +45,11 @@ for b in bench/bench_*.sh; do
 		failed=$((failed + 1))
 		failed_names="$failed_names $name"
 	fi
+done
+echo "=== targets"
+for f in "$LOG"/*.log; do
+	[ -f "$f" ] || continue
+	grep -hoE '(PASS|MISS) .*' "$f" | sed "s/^/$(basename "$f" .log): /"
 done
 if [ "$failed" -gt 0 ]; then
 	echo "bench: $ran run, $failed could not run:$failed_names"
