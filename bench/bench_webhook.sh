@@ -313,6 +313,7 @@ rate_pick() {
 		p50_us) eval "${1}_P50=$v" ;;
 		p99_us) eval "${1}_P99=$v" ;;
 		max_us) eval "${1}_MAX=$v" ;;
+		svc_p99_us) eval "${1}_SVC99=$v" ;;
 		esac
 	done
 }
@@ -320,7 +321,7 @@ rate_pick() {
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null; }
 
 NGINX_RPS=- NGINX_RATE=- NGINX_P50=- NGINX_P99=- NGINX_MAX=- NGINX_WRK_ERR=0 NGINX_LG_ERR=0
-NGINX_P99S=- NGINX_CPU_US=- GPUQ_CPU_US=-
+NGINX_P99S=- NGINX_CPU_US=- GPUQ_CPU_US=- NGINX_SVC99=- GPUQ_SVC99=-
 GPUQ_RPS=- GPUQ_RATE=- GPUQ_P50=- GPUQ_P99=- GPUQ_MAX=- GPUQ_WRK_ERR=0 GPUQ_LG_ERR=0 GPUQ_P99S=-
 GPUQ_RSS=- GPUQ_HWM=- GPUQ_RSS_IDLE=-
 say "load average before measuring: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
@@ -366,7 +367,8 @@ echo "(max req/s: wrk -t$WRK_THREADS -c$WRK_CONNS ${WRK_SECONDS}s; CPU us/req: t
 	"user+system CPU during the wrk run per request answered; paced: loadgen at $RATE/s," \
 	"$LG_CONNS connections, ${RATE_SECONDS}s, latency from each request's due time, median" \
 	"of $RATE_RUNS runs by p99; nginx worker_processes $NGINX_WORKERS; $(nproc) CPUs)"
-echo "p99 of every paced run, us: nginx $NGINX_P99S; gpuq $GPUQ_P99S"
+echo "p99 of every paced run, us: nginx $NGINX_P99S; gpuq $GPUQ_P99S; in the median run," \
+	"p99 from the actual send rather than the due time: nginx $NGINX_SVC99, gpuq $GPUQ_SVC99"
 if [ "$GPUQ_OK" != 1 ]; then
 	say "gpuq serve did not start, so there is nothing to check against the targets"
 	exit 1
