@@ -361,6 +361,22 @@ typedef struct {
 	uint64_t finishes;    /* history */
 } counters_t;
 
+/* A shape that did not fit in this cohort cycle: free quota only shrinks
+ * during a cycle, so the same single pod set with as many pods or more
+ * cannot fit either (kept only for CQs that cannot preempt). */
+typedef struct {
+	uint32_t tmpl;	     /* template */
+	int32_t count;	     /* pods */
+	uint8_t mode;	     /* M_WAIT or M_NEVER */
+	uint8_t why;	     /* explanation */
+	uint32_t why_res;    /* ... */
+	uint32_t why_flavor; /* ... */
+	int64_t why_need;    /* ... */
+	int64_t why_free;    /* ... */
+} nofit_t;
+
+#define NOFIT_CACHE 4 /* shapes remembered per CQ per cycle */
+
 typedef struct {
 	char *name;			       /* CQ name (interned, borrowed) */
 	uint32_t cohort;		       /* internal cohort index */
@@ -387,6 +403,8 @@ typedef struct {
 	int32_t min_prio;		       /* lowest priority among adm (if valid) */
 	bool min_prio_ok;		       /* min_prio is current */
 	bool rec_seen;			       /* a CQ record was restored into it */
+	nofit_t nofit[NOFIT_CACHE];	       /* shapes that did not fit this cycle */
+	uint32_t n_nofit;		       /* entries used (a ring) */
 } cq_t;
 
 typedef struct {
@@ -668,12 +686,12 @@ void queue_config_default(queue_config_t *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->fair_sharing = false;
-	cfg->tenant_half_life_ms = 3600 * 1000;
-	cfg->tenant_sample_ms = 5 * 60 * 1000;
-	cfg->ready_timeout_ms = 30 * 60 * 1000;
+	cfg->tenant_half_life_ms = (int64_t)3600 * 1000;
+	cfg->tenant_sample_ms = (int64_t)5 * 60 * 1000;
+	cfg->ready_timeout_ms = (int64_t)30 * 60 * 1000;
 	cfg->ready_scope = QUEUE_READY_GANGS;
-	cfg->backoff_base_ms = 60 * 1000;
-	cfg->backoff_max_ms = 3600 * 1000;
+	cfg->backoff_base_ms = (int64_t)60 * 1000;
+	cfg->backoff_max_ms = (int64_t)3600 * 1000;
 	cfg->release_on_evict = true;
 	cfg->workloads_max = 1000000;
 }
@@ -1292,7 +1310,7 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	if (rc)
 		return rc;
 	if ((spec->cohort && *spec->cohort)
-		? (h->pub == QUEUE_NONE || strcmp(h->name, spec->cohort))
+		? (h->pub == QUEUE_NONE || strcmp(h->name, spec->cohort) != 0)
 		: h->pub != QUEUE_NONE)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "ClusterQueue \"%s\": structural change "
@@ -1391,16 +1409,16 @@ static bool tmpl_eq(const void *ctx, uint32_t id, const void *key)
 	if (a->name != b->name || a->n_req != b->n_req || a->n_sel != b->n_sel ||
 	    a->n_aff != b->n_aff || a->n_tol != b->n_tol || a->n_affvals != b->n_affvals)
 		return false;
-	if (memcmp(a->res, b->res, a->n_req * sizeof(a->res[0])) ||
-	    memcmp(a->amt, b->amt, a->n_req * sizeof(a->amt[0])))
+	if (memcmp(a->res, b->res, a->n_req * sizeof(a->res[0])) != 0 ||
+	    memcmp(a->amt, b->amt, a->n_req * sizeof(a->amt[0])) != 0)
 		return false;
-	if (a->n_sel && memcmp(a->sel, b->sel, a->n_sel * sizeof(*a->sel)))
+	if (a->n_sel && memcmp(a->sel, b->sel, a->n_sel * sizeof(*a->sel)) != 0)
 		return false;
-	if (a->n_aff && memcmp(a->aff, b->aff, a->n_aff * sizeof(*a->aff)))
+	if (a->n_aff && memcmp(a->aff, b->aff, a->n_aff * sizeof(*a->aff)) != 0)
 		return false;
-	if (a->n_affvals && memcmp(a->affvals, b->affvals, a->n_affvals * sizeof(uint32_t)))
+	if (a->n_affvals && memcmp(a->affvals, b->affvals, a->n_affvals * sizeof(uint32_t)) != 0)
 		return false;
-	if (a->n_tol && memcmp(a->tol, b->tol, a->n_tol * sizeof(*a->tol)))
+	if (a->n_tol && memcmp(a->tol, b->tol, a->n_tol * sizeof(*a->tol)) != 0)
 		return false;
 	return true;
 }
@@ -1923,8 +1941,8 @@ static int64_t cq_slot_find(const cq_t *c, uint32_t flavor, uint32_t res)
 
 	if (res >= QUEUE_RESOURCES_MAX)
 		return -1;
-	g = c->res_group[res];
-	r = c->res_cov[res];
+	g = (int)c->res_group[res];
+	r = (int)c->res_cov[res];
 	if (g < 0)
 		return -1;
 	gr = &c->groups[g];
@@ -2172,7 +2190,7 @@ static int lq_lookup(const queue_t *q, const char *ns, const char *name, uint32_
 
 	if (a + b + 2 > sizeof(key))
 		return GPUQ_ENOTFOUND;
-	memcpy(key, ns, a);
+	memcpy(key, ns, a + 1);
 	key[a] = '/';
 	memcpy(key + a + 1, name, b + 1);
 	return names_find(&q->lq_names, key, id);
@@ -2359,7 +2377,7 @@ fail:
 int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
 		       gpuq_diag_t *diag)
 {
-	uint32_t wid;
+	uint32_t wid = QUEUE_NONE;
 	wl_t *w;
 	int rc;
 
@@ -2818,8 +2836,61 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 	return best_m;
 }
 
-/* Assign flavors to every pod set of wid against the current usage. */
+static bool nofit_hit(const queue_t *q, cq_t *c, const wl_t *w, try_t *t)
+{
+	if (w->n_ps != 1 || cq_can_preempt(q, c))
+		return false;
+	for (uint32_t i = 0; i < c->n_nofit && i < NOFIT_CACHE; i++) {
+		const nofit_t *n = &c->nofit[i];
+
+		if (n->tmpl != w->ps1.tmpl || w->ps1.count < n->count)
+			continue;
+		t->mode = n->mode;
+		t->why = n->why;
+		t->why_res = n->why_res;
+		t->why_flavor = n->why_flavor;
+		t->why_need = n->why_need;
+		t->why_free = n->why_free;
+		return true;
+	}
+	return false;
+}
+
+static void nofit_put(const queue_t *q, cq_t *c, const wl_t *w, const try_t *t)
+{
+	nofit_t *n;
+
+	if (w->n_ps != 1 || t->mode < M_WAIT || cq_can_preempt(q, c))
+		return;
+	n = &c->nofit[c->n_nofit++ % NOFIT_CACHE];
+	n->tmpl = w->ps1.tmpl;
+	n->count = w->ps1.count;
+	n->mode = (uint8_t)t->mode;
+	n->why = t->why;
+	n->why_res = t->why_res;
+	n->why_flavor = t->why_flavor;
+	n->why_need = t->why_need;
+	n->why_free = t->why_free;
+}
+
+static void try_assign_full(queue_t *q, uint32_t wid, try_t *t);
+
+/* Assign flavors to every pod set of wid against the current usage (only
+ * inside a cohort cycle: it consults the cycle's no-fit cache). */
 static void try_assign(queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = W(q, wid);
+	cq_t *c = &q->cqs[w->cq];
+
+	t->borrows = false;
+	t->n_asg = t->n_need = 0;
+	if (nofit_hit(q, c, w, t))
+		return;
+	try_assign_full(q, wid, t);
+	nofit_put(q, c, w, t);
+}
+
+static void try_assign_full(queue_t *q, uint32_t wid, try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
@@ -3332,9 +3403,9 @@ static void fetch_head(queue_t *q, uint32_t cq)
 static void set_wait(queue_t *q, uint32_t wid, int wait, const try_t *t)
 {
 	wl_t *w = W(q, wid);
+	/* the free amount is not compared: explanations read it live */
 	bool changed = w->wait != wait || w->why != t->why || w->why_res != t->why_res ||
-		       w->why_flavor != t->why_flavor || w->why_need != t->why_need ||
-		       w->why_free != t->why_free;
+		       w->why_flavor != t->why_flavor || w->why_need != t->why_need;
 
 	if (!changed)
 		return;
@@ -3370,11 +3441,14 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	wl_t *w = W(q, wid);
 	cq_t *c = &q->cqs[w->cq];
 	lq_t *l = &q->lqs[w->lq];
-	asg_t *a = malloc(t->n_asg * sizeof(*a));
+	asg_t *a = NULL;
 
-	if (!a)
-		return GPUQ_ENOMEM;
-	memcpy(a, t->asg, t->n_asg * sizeof(*a));
+	if (t->n_asg) {
+		a = malloc(t->n_asg * sizeof(*a));
+		if (!a)
+			return GPUQ_ENOMEM;
+		memcpy(a, t->asg, t->n_asg * sizeof(*a));
+	}
 	free(w->asg);
 	w->asg = a;
 	w->n_asg = (uint32_t)t->n_asg;
@@ -3481,15 +3555,54 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	return GPUQ_OK;
 }
 
-/* Move every set-aside workload of the cohort back into its queue. */
+/* A necessary condition for a set-aside workload to fit now: each resource
+ * its (single) pod set requests fits whole in some eligible flavor. Free
+ * quota only shrinks during a cycle, so a workload failing it at the start
+ * of the cycle cannot be admitted in it: it stays aside, without the cost
+ * of a queue round trip. Multi-pod-set workloads and CQs that may preempt
+ * always go back. */
+static bool may_fit(queue_t *q, const cq_t *c, const wl_t *w)
+{
+	const tmpl_t *tm;
+
+	if (w->n_ps != 1 || cq_can_preempt(q, c))
+		return true;
+	tm = &q->tmpls[w->ps1.tmpl];
+	for (uint32_t i = 0; i < tm->n_req; i++) {
+		int8_t g = c->res_group[tm->res[i]];
+		const group_t *gr;
+		bool ok = false;
+
+		if (tm->amt[i] <= 0)
+			continue;
+		if (g < 0)
+			return false;
+		gr = &c->groups[g];
+		for (uint32_t f = 0; f < gr->n_flv && !ok; f++) {
+			const slot_t *s =
+			    &c->slots[gr->base + f * gr->n_cov + (uint32_t)c->res_cov[tm->res[i]]];
+
+			ok = tmpl_flavor_ok(q, w->ps1.tmpl, gr->flv[f]) &&
+			     (int64_t)w->ps1.count * tm->amt[i] <= slot_available(q, c, s);
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Move the set-aside workloads of the cohort that may fit now back into
+ * their queues. */
 static void cohort_retry_aside(queue_t *q, cohort_t *h)
 {
 	for (size_t k = 0; k < h->cqs.n; k++) {
 		cq_t *c = &q->cqs[h->cqs.v[k]];
 
-		while (c->aside.n) {
-			uint32_t wid = c->aside.v[c->aside.n - 1];
+		for (size_t i = c->aside.n; i-- > 0;) {
+			uint32_t wid = c->aside.v[i];
 
+			if (!may_fit(q, c, W(q, wid)))
+				continue;
 			wl_detach(q, wid);
 			if (wl_attach(q, wid, W_HEAP)) {
 				(void)wl_attach(q, wid, W_ASIDE);
@@ -3523,6 +3636,7 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 		cq_t *c = &q->cqs[h->cqs.v[k]];
 
 		c->blocked = false;
+		c->n_nofit = 0;
 		if (c->stop == QUEUE_STOP_NONE)
 			fetch_head(q, h->cqs.v[k]);
 	}
@@ -3846,6 +3960,16 @@ static const char *flv_name(const queue_t *q, uint32_t f)
 	return f < q->flv_names.n ? q->flv_names.s[f] : "?";
 }
 
+/* What the slot named by an explanation has free now (the stored figure
+ * when the CQ no longer has that slot). */
+static int64_t live_free(const queue_t *q, const wl_t *w)
+{
+	const cq_t *c = &q->cqs[w->cq];
+	int64_t s = cq_slot_find(c, w->why_flavor, w->why_res);
+
+	return s < 0 ? w->why_free : slot_available(q, c, &c->slots[s]);
+}
+
 static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 {
 	const char *cqn = q->cqs[w->cq].name;
@@ -3872,7 +3996,7 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 		break;
 	}
 	sb_add(b, "needs %" PRId64 " %s on flavor %s, %" PRId64 " free", w->why_need,
-	       res_name(q, w->why_res), flv_name(q, w->why_flavor), w->why_free);
+	       res_name(q, w->why_res), flv_name(q, w->why_flavor), live_free(q, w));
 	switch (w->why) {
 	case WHY_QUOTA_NOMINAL:
 		sb_add(b, "; nominal quota of ClusterQueue %s reached", cqn);
@@ -4304,7 +4428,7 @@ size_t queue_memory_bytes(const queue_t *q)
 	for (size_t i = 0; i < q->n_tmpls; i++) {
 		const tmpl_t *t = &q->tmpls[i];
 
-		b += t->n_sel * sizeof(kv_t) + t->n_aff * sizeof(aff_t) + t->n_affvals * 4 +
+		b += t->n_sel * sizeof(kv_t) + t->n_aff * sizeof(aff_t) + (size_t)t->n_affvals * 4 +
 		     t->n_tol * sizeof(tol_t) + t->n_flv_ok;
 	}
 	for (size_t i = 0; i < q->lq_names.n; i++)
@@ -4600,7 +4724,7 @@ static int key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1])
 int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
 			uint8_t *buf, size_t cap, size_t *len)
 {
-	char k[QUEUE_KEY_MAX + 1];
+	char k[QUEUE_KEY_MAX + 1] = "";
 	wr_t w = {buf, cap, 0};
 	uint32_t id;
 
@@ -4609,7 +4733,7 @@ int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *
 		return GPUQ_ENOTFOUND;
 	switch (type) {
 	case QUEUE_REC_META:
-		if (strcmp(k, "meta"))
+		if (strcmp(k, "meta") != 0)
 			return GPUQ_ENOTFOUND;
 		enc_meta(q, &w);
 		break;
@@ -5001,7 +5125,7 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 	dec_ps_t *d;
 	arena_t ar = {0};
 	asg_t *asg = NULL;
-	uint32_t n_asg = 0, id, lq;
+	uint32_t n_asg = 0, id = QUEUE_NONE, lq = QUEUE_NONE;
 	wl_t *w;
 	int rc;
 
@@ -5109,7 +5233,7 @@ out:
 int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
 		       const uint8_t *val, size_t val_len, gpuq_diag_t *diag)
 {
-	char k[QUEUE_KEY_MAX + 1];
+	char k[QUEUE_KEY_MAX + 1] = "";
 	rd_t r = {val, val_len, 0, false};
 
 	if (key_str(key, key_len, k))
@@ -5118,7 +5242,7 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
 	switch (type) {
 	case QUEUE_REC_META:
-		if (strcmp(k, "meta"))
+		if (strcmp(k, "meta") != 0)
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "meta record: bad key");
 		if (apply_meta(q, &r))
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "meta record: malformed");

@@ -1,0 +1,66 @@
+#!/bin/sh
+# bench_cycle: the queue core's admission cycle, in process (no I/O):
+#   - a cycle in which nothing changed over 100,000 pending workloads (100
+#     ClusterQueues in cohorts of 10, all full; half BestEffortFIFO with their
+#     work set aside, half StrictFIFO with blocked heads). Target < 5 ms.
+#   - the cycle right after one workload finished (its cohort's set-aside
+#     work is retried): reported, no target.
+#   - Kueue's large-scale shape, 50,000 workloads in 1,000 ClusterQueues
+#     (cohorts of 10, 20 GPUs each), drained in virtual time: total time in
+#     queue_cycle_run, cycles, mean cycle.
+#   - bytes per queued workload as the core counts them (target < 1 KiB).
+#   - with valgrind: instructions per no-change cycle (callgrind, only inside
+#     the measured loop).
+# Builds build/bench/bench_cycle from bench/bench_cycle.c and the core's
+# sources with cc directly. A MISS is a finding: exit 0 when it measured,
+# 1 when it could not run. Env: BENCH_BUILD (default build/bench),
+# BENCH_PENDING (default 100000).
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BENCH_BUILD=${BENCH_BUILD:-build/bench}
+PENDING=${BENCH_PENDING:-100000}
+NOCHANGE_MAX_US=5000
+BYTES_MAX=1024
+BIN=$BENCH_BUILD/bench_cycle
+
+say() { echo "bench_cycle: $*"; }
+mkdir -p "$BENCH_BUILD" || exit 1
+${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_cycle.c \
+	queue/*.c fairshare/*.c base/base.c -o "$BIN" -lm || {
+	say "build failed"
+	exit 1
+}
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-cycle.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+"$BIN" nochange "$PENDING" >"$TMP/nochange" || exit 1
+"$BIN" onefinish "$PENDING" >"$TMP/onefinish" || exit 1
+"$BIN" drain 50000 1000 >"$TMP/drain" || exit 1
+val() { awk -v k="$1" '$1 == k { print $2 }' "$TMP"/*; }
+
+us=$(val nochange_cycle_us)
+bytes=$(val bytes_per_workload)
+say "no-change cycle over $PENDING pending workloads: $us us"
+say "cycle after one finish (cohort of 10 CQs retried): $(val onefinish_cycle_ms) ms"
+say "drain 50,000 workloads / 1,000 CQs: $(val drain_cycles) cycles, $(val drain_cycle_ms_total) ms in queue_cycle_run (mean $(val drain_cycle_us_mean) us), virtual makespan $(val drain_virtual_makespan_s) s"
+say "memory: $bytes bytes per queued workload (queue_memory_bytes)"
+if awk -v u="$us" -v m="$NOCHANGE_MAX_US" 'BEGIN { exit !(u < m) }'; then
+	say "PASS no-change cycle < 5 ms"
+else
+	say "MISS no-change cycle < 5 ms ($us us)"
+fi
+if [ "$bytes" -lt "$BYTES_MAX" ]; then
+	say "PASS < 1 KiB per queued workload"
+else
+	say "MISS < 1 KiB per queued workload ($bytes)"
+fi
+if command -v valgrind >/dev/null 2>&1; then
+	valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" \
+		--toggle-collect=bench_nochange_cycles "$BIN" nochange "$PENDING" \
+		>"$TMP/cg.stdout" 2>"$TMP/cg.stderr" || exit 1
+	ir=$(awk '/Collected :/ { print $NF }' "$TMP/cg.stderr")
+	say "callgrind: $((ir / 1000)) instructions per no-change cycle (1,000 cycles: $ir)"
+else
+	say "callgrind: skipped (no valgrind)"
+fi
+exit 0
