@@ -185,6 +185,37 @@ static int add_flavor(struct sim *s, const policy_flavor_t *f, gpuq_diag_t *diag
 	return rc;
 }
 
+/* Preemption and stop policies of a ClusterQueue, policy enums to queue enums. */
+static void set_policies(const policy_cq_t *cq, queue_cq_spec_t *spec)
+{
+	switch (cq->preemption.within_cluster_queue) {
+	case POLICY_PREEMPT_LOWER_PRIORITY:
+		spec->within = QUEUE_WITHIN_LOWER_PRIORITY;
+		break;
+	case POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
+		spec->within = QUEUE_WITHIN_LOWER_OR_NEWER;
+		break;
+	default:
+		spec->within = QUEUE_WITHIN_NEVER;
+	}
+	switch (cq->preemption.reclaim_within_cohort) {
+	case POLICY_PREEMPT_LOWER_PRIORITY:
+		spec->reclaim = QUEUE_RECLAIM_LOWER_PRIORITY;
+		break;
+	case POLICY_PREEMPT_ANY:
+		spec->reclaim = QUEUE_RECLAIM_ANY;
+		break;
+	default:
+		spec->reclaim = QUEUE_RECLAIM_NEVER;
+	}
+	spec->borrow = cq->preemption.borrow_within_cohort == POLICY_PREEMPT_LOWER_PRIORITY
+			   ? QUEUE_BORROW_LOWER_PRIORITY
+			   : QUEUE_BORROW_NEVER;
+	spec->stop = cq->stop == POLICY_STOP_HOLD	      ? QUEUE_STOP_HOLD
+		     : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
+							      : QUEUE_STOP_NONE;
+}
+
 static int add_cq(struct sim *s, const policy_cq_t *cq, gpuq_diag_t *diag)
 {
 	queue_group_spec_t groups[POLICY_GROUPS_MAX];
@@ -204,32 +235,7 @@ static int add_cq(struct sim *s, const policy_cq_t *cq, gpuq_diag_t *diag)
 	size_t nq = 0;
 	int rc;
 
-	switch (cq->preemption.within_cluster_queue) {
-	case POLICY_PREEMPT_LOWER_PRIORITY:
-		spec.within = QUEUE_WITHIN_LOWER_PRIORITY;
-		break;
-	case POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-		spec.within = QUEUE_WITHIN_LOWER_OR_NEWER;
-		break;
-	default:
-		spec.within = QUEUE_WITHIN_NEVER;
-	}
-	switch (cq->preemption.reclaim_within_cohort) {
-	case POLICY_PREEMPT_LOWER_PRIORITY:
-		spec.reclaim = QUEUE_RECLAIM_LOWER_PRIORITY;
-		break;
-	case POLICY_PREEMPT_ANY:
-		spec.reclaim = QUEUE_RECLAIM_ANY;
-		break;
-	default:
-		spec.reclaim = QUEUE_RECLAIM_NEVER;
-	}
-	spec.borrow = cq->preemption.borrow_within_cohort == POLICY_PREEMPT_LOWER_PRIORITY
-			  ? QUEUE_BORROW_LOWER_PRIORITY
-			  : QUEUE_BORROW_NEVER;
-	spec.stop = cq->stop == POLICY_STOP_HOLD	     ? QUEUE_STOP_HOLD
-		    : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
-							     : QUEUE_STOP_NONE;
+	set_policies(cq, &spec);
 	for (size_t g = 0; g < cq->n_groups; g++)
 		for (size_t f = 0; f < cq->groups[g].n_flavors; f++)
 			nq += cq->groups[g].flavors[f].n_resources;
@@ -333,19 +339,72 @@ static int64_t ready_delay(const struct sim *s, uint32_t wid)
 	return sh->ready_delay_ms >= 0 ? sh->ready_delay_ms : s->t->opt.gang_ready_delay_ms;
 }
 
+/* The core's view of a shape's pod sets, pointing into the trace. */
+struct podsets {
+	queue_podset_spec_t ps[SIM_PODSETS_MAX];		      /* the pod sets */
+	queue_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];	      /* their requests */
+	queue_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];	      /* nodeSelectors */
+	queue_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX]; /* tolerations */
+};
+
+static queue_effect_t effect_named(const char *e)
+{
+	if (!strcmp(e, "NoSchedule"))
+		return QUEUE_EFFECT_NO_SCHEDULE;
+	if (!strcmp(e, "PreferNoSchedule"))
+		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
+	if (!strcmp(e, "NoExecute"))
+		return QUEUE_EFFECT_NO_EXECUTE;
+	return QUEUE_EFFECT_ANY;
+}
+
+/* Fill b from shape sh; returns the pods over all pod sets. */
+static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct podsets *b)
+{
+	queue_podset_spec_t *ps = b->ps;
+	int32_t pods = 0;
+
+	memset(ps, 0, sizeof(b->ps));
+	for (size_t i = 0; i < sh->n_podsets; i++) {
+		const sim_podset_t *p = &sh->podsets[i];
+		ps[i].name = p->name;
+		ps[i].count = (int32_t)p->count;
+		pods += (int32_t)p->count;
+		for (size_t j = 0; j < p->n_req; j++) {
+			b->req[i][j].resource = t->res_names[p->req[j].res];
+			b->req[i][j].amount = p->req[j].amount;
+		}
+		ps[i].requests = b->req[i];
+		ps[i].n_requests = p->n_req;
+		for (size_t j = 0; j < p->n_sel; j++) {
+			b->sel[i][j].key = p->sel[j].key;
+			b->sel[i][j].value = p->sel[j].value;
+		}
+		ps[i].node_selector = b->sel[i];
+		ps[i].n_node_selector = p->n_sel;
+		for (size_t j = 0; j < p->n_tol; j++) {
+			b->tol[i][j].key = p->tol[j].key;
+			b->tol[i][j].op = !strcmp(p->tol[j].op, "Exists") ? QUEUE_TOLERATE_EXISTS
+									  : QUEUE_TOLERATE_EQUAL;
+			b->tol[i][j].value = p->tol[j].value;
+			b->tol[i][j].effect = effect_named(p->tol[j].effect);
+		}
+		ps[i].tolerations = b->tol[i];
+		ps[i].n_tolerations = p->n_tol;
+	}
+	return pods;
+}
+
 static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
 	const sim_arrival_t *a = &t->arrivals[wid];
 	const sim_shape_t *sh = &t->shapes[a->shape];
 	const policy_lq_t *lq = policy_lq_at(t->policy, a->lq);
-	queue_podset_spec_t ps[SIM_PODSETS_MAX];
-	queue_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];
-	queue_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];
-	queue_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX];
+	struct podsets b;
 	queue_workload_spec_t spec;
 	char name[SIM_NAME_MAX + 64], uid[UID_MAX];
-	int32_t pods = 0;
+	int32_t pods;
 	int rc;
 
 	if (!policy_cq_selects(t->policy, lq->cq, lq->namespace_)) {
@@ -354,39 +413,7 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 		return GPUQ_OK;
 	}
 	memset(&spec, 0, sizeof(spec));
-	memset(ps, 0, sizeof(ps));
-	for (size_t i = 0; i < sh->n_podsets; i++) {
-		const sim_podset_t *p = &sh->podsets[i];
-		ps[i].name = p->name;
-		ps[i].count = (int32_t)p->count;
-		pods += (int32_t)p->count;
-		for (size_t j = 0; j < p->n_req; j++) {
-			req[i][j].resource = t->res_names[p->req[j].res];
-			req[i][j].amount = p->req[j].amount;
-		}
-		ps[i].requests = req[i];
-		ps[i].n_requests = p->n_req;
-		for (size_t j = 0; j < p->n_sel; j++) {
-			sel[i][j].key = p->sel[j].key;
-			sel[i][j].value = p->sel[j].value;
-		}
-		ps[i].node_selector = sel[i];
-		ps[i].n_node_selector = p->n_sel;
-		for (size_t j = 0; j < p->n_tol; j++) {
-			const char *e = p->tol[j].effect;
-			tol[i][j].key = p->tol[j].key;
-			tol[i][j].op = !strcmp(p->tol[j].op, "Exists") ? QUEUE_TOLERATE_EXISTS
-								       : QUEUE_TOLERATE_EQUAL;
-			tol[i][j].value = p->tol[j].value;
-			tol[i][j].effect = !strcmp(e, "NoSchedule") ? QUEUE_EFFECT_NO_SCHEDULE
-					   : !strcmp(e, "PreferNoSchedule")
-					       ? QUEUE_EFFECT_PREFER_NO_SCHEDULE
-					   : !strcmp(e, "NoExecute") ? QUEUE_EFFECT_NO_EXECUTE
-								     : QUEUE_EFFECT_ANY;
-		}
-		ps[i].tolerations = tol[i];
-		ps[i].n_tolerations = p->n_tol;
-	}
+	pods = fill_podsets(t, sh, &b);
 	rc = sim_trace_workload_name(t, wid, name, sizeof(name));
 	if (rc)
 		return gpuq_diag_set(diag, rc, "workload %" PRIu32 ": name too long", wid);
@@ -397,7 +424,7 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 	spec.local_queue = lq->name;
 	spec.priority = a->priority;
 	spec.created_ms = a->at_ms;
-	spec.podsets = ps;
+	spec.podsets = b.ps;
 	spec.n_podsets = sh->n_podsets;
 	spec.gang_total = sh->gang ? pods : 0;
 	spec.pods_present = spec.gang_total;
