@@ -450,6 +450,7 @@ static const char *state_name(uint8_t s)
 static void put_workloads(FILE *out, const sim_report_t *r)
 {
 	const sim_trace_t *t = r->trace;
+	size_t why = 0;
 
 	fprintf(out, "  \"workloads\": [");
 	for (size_t i = 0; i < r->n_wl; i++) {
@@ -466,11 +467,18 @@ static void put_workloads(FILE *out, const sim_report_t *r)
 		fprintf(out,
 			", \"priority\": %" PRId32 ", \"arrivalMs\": %" PRId64
 			", \"admittedMs\": %" PRId64 ", \"finishedMs\": %" PRId64
-			", \"waitMs\": %" PRId64 ", \"preemptions\": %u, \"state\": \"%s\"}",
+			", \"waitMs\": %" PRId64 ", \"preemptions\": %u, \"state\": \"%s\"",
 			a->priority, a->at_ms, o->first_admit_ms,
 			o->state == SIM_WL_FINISHED ? o->finish_ms : -1,
 			o->first_admit_ms >= 0 ? o->first_admit_ms - a->at_ms : -1,
 			(unsigned)o->preemptions, state_name(o->state));
+		while (why < r->n_why && r->why_wl[why] < i)
+			why++;
+		if (why < r->n_why && r->why_wl[why] == i) {
+			fprintf(out, ", \"why\": ");
+			put_str(out, r->why[why]);
+		}
+		fputc('}', out);
 	}
 	fprintf(out, "%s],\n", r->n_wl ? "\n  " : "");
 }

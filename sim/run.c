@@ -988,6 +988,40 @@ static void init_outcomes(struct sim *s)
 	}
 }
 
+/* Ask the core why each workload still waiting at the end waits. */
+static int explain_waiting(struct sim *s)
+{
+	sim_report_t *r = s->r;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_wl; i++)
+		if (r->wl[i].state == SIM_WL_PENDING || r->wl[i].state == SIM_WL_INADMISSIBLE)
+			n++;
+	if (n > SIM_EXPLAIN_MAX)
+		n = SIM_EXPLAIN_MAX;
+	if (!n)
+		return GPUQ_OK;
+	r->why_wl = calloc(n, sizeof(*r->why_wl));
+	r->why = calloc(n, sizeof(*r->why));
+	if (!r->why_wl || !r->why)
+		return GPUQ_ENOMEM;
+	for (uint32_t i = 0; i < r->n_wl && r->n_why < n; i++) {
+		char uid[UID_MAX];
+		int rc;
+		if (r->wl[i].state != SIM_WL_PENDING && r->wl[i].state != SIM_WL_INADMISSIBLE)
+			continue;
+		r->why_wl[r->n_why] = i;
+		snprintf(uid, sizeof(uid), "w%" PRIu32, i);
+		CORE(s, queue_workload_explain(s->q, uid, r->why[r->n_why], SIM_EXPLAIN_LEN));
+		if (rc == GPUQ_ENOTFOUND) /* never reached the core */
+			snprintf(r->why[r->n_why], SIM_EXPLAIN_LEN,
+				 "its ClusterQueue's namespaceSelector does not select its "
+				 "namespace");
+		r->n_why++;
+	}
+	return GPUQ_OK;
+}
+
 static void sim_free(struct sim *s)
 {
 	queue_destroy(s->q);
@@ -1034,6 +1068,9 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 		if (rc)
 			goto fail;
 	}
+	rc = explain_waiting(&s);
+	if (rc)
+		goto fail;
 	s.r->end_ms = s.now;
 	s.r->core_cpu_s = s.core_cpu;
 	s.r->persist_cpu_s = s.persist_cpu;
@@ -1059,5 +1096,7 @@ void sim_report_destroy(sim_report_t *r)
 		return;
 	free(r->wl);
 	free(r->preempt);
+	free(r->why_wl);
+	free(r->why);
 	free(r);
 }

@@ -48,6 +48,8 @@
 #define SIM_TIME_MAX_MS (1000LL * 86400 * 365 * 10) /* 10 years of virtual time */
 #define SIM_SAMPLES_MAX 100000			    /* utilization samples in a report */
 #define SIM_NAME_MAX 254			    /* object and workload names (DNS subdomain) */
+#define SIM_EXPLAIN_MAX 1000 /* workloads left waiting whose reason the report gives */
+#define SIM_EXPLAIN_LEN 256  /* bytes of one such reason */
 
 /* ---- Trace ---- */
 
@@ -217,20 +219,24 @@ typedef struct {
 } sim_preemption_t;
 
 typedef struct {
-	const sim_trace_t *trace;  /* borrowed: must outlive the report */
-	sim_outcome_t *wl;	   /* per workload, arrival order (owned) */
-	size_t n_wl;		   /* entries in wl */
-	sim_preemption_t *preempt; /* in order (owned) */
-	size_t n_preempt;	   /* entries in preempt */
-	int64_t end_ms;		   /* virtual time when the run ended */
-	uint64_t cycles;	   /* admission cycles run */
-	uint64_t steps;		   /* event-loop steps */
-	double core_cpu_s;	   /* CPU seconds inside queue core calls */
-	double persist_cpu_s;	   /* CPU seconds encoding and committing records */
-	double total_cpu_s;	   /* CPU seconds of sim_run (this process only) */
-	uint64_t resumed_steps;	   /* steps restored from the state dir, 0 on a fresh run */
-	size_t core_bytes;	   /* queue_memory_bytes() at the end */
-	long max_rss_kb;	   /* the process's peak resident set (getrusage), KiB */
+	const sim_trace_t *trace;     /* borrowed: must outlive the report */
+	sim_outcome_t *wl;	      /* per workload, arrival order (owned) */
+	size_t n_wl;		      /* entries in wl */
+	sim_preemption_t *preempt;    /* in order (owned) */
+	size_t n_preempt;	      /* entries in preempt */
+	int64_t end_ms;		      /* virtual time when the run ended */
+	uint64_t cycles;	      /* admission cycles run */
+	uint64_t steps;		      /* event-loop steps */
+	double core_cpu_s;	      /* CPU seconds inside queue core calls */
+	double persist_cpu_s;	      /* CPU seconds encoding and committing records */
+	double total_cpu_s;	      /* CPU seconds of sim_run (this process only) */
+	uint64_t resumed_steps;	      /* steps restored from the state dir, 0 on a fresh run */
+	size_t core_bytes;	      /* queue_memory_bytes() at the end */
+	long max_rss_kb;	      /* the process's peak resident set (getrusage), KiB */
+	uint32_t *why_wl;	      /* workloads still waiting at the end (the first
+					 SIM_EXPLAIN_MAX), in arrival order (owned) */
+	char (*why)[SIM_EXPLAIN_LEN]; /* the core's explanation for each (owned) */
+	size_t n_why;		      /* entries in why_wl and why */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or

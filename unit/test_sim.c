@@ -551,6 +551,10 @@ static void scenario_gangs_and_nofit(void **state)
 	/* 8 GPUs never fit a 4-GPU queue */
 	assert_int_equal(r->wl[huge].state, SIM_WL_INADMISSIBLE);
 	assert_int_equal(r->wl[huge].first_admit_ms, -1);
+	/* and the report says why, in the core's words */
+	assert_int_equal(r->n_why, 1);
+	assert_int_equal(r->why_wl[0], huge);
+	assert_non_null(strstr(r->why[0], "nvidia.com/gpu"));
 	sim_report_destroy(r);
 	sim_trace_destroy(t);
 }
@@ -591,6 +595,9 @@ static void scenario_namespace_selector(void **state)
 	}
 	assert_int_equal(n_in, 2);
 	assert_int_equal(n_out, 2);
+	assert_int_equal(r->n_why, 2);
+	assert_string_equal(r->why[0],
+			    "its ClusterQueue's namespaceSelector does not select its namespace");
 	/* in/g-lq-0 at 1 s for 1 s, in/g-lq-1 at 2 s */
 	assert_int_equal(r->wl[in0].finish_ms, 2000);
 	sim_report_destroy(r);
