@@ -565,14 +565,23 @@ static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag
 	return rc;
 }
 
+/* An event of a run that has ended (evicted, or finished): permanent, since
+ * every eviction bumps the workload's count. */
+static bool is_stale(const struct sim *s, const event_t *ev)
+{
+	const sim_outcome_t *o = &s->r->wl[ev->wid];
+
+	return o->state != SIM_WL_ADMITTED || o->preemptions != ev->run;
+}
+
 static int on_event(struct sim *s, const event_t *ev, gpuq_diag_t *diag)
 {
 	sim_outcome_t *o = &s->r->wl[ev->wid];
 	char uid[UID_MAX];
 	int rc;
 
-	if (o->state != SIM_WL_ADMITTED || o->preemptions != ev->run)
-		return GPUQ_OK; /* stale: the run it belonged to was evicted */
+	if (is_stale(s, ev))
+		return GPUQ_OK; /* the run it belonged to was evicted */
 	snprintf(uid, sizeof(uid), "w%" PRIu32, ev->wid);
 	if (ev->kind == EV_READY) {
 		CORE(s, queue_workload_pods_ready(s->q, uid, s->now));
@@ -915,6 +924,10 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 	queue_result_t res;
 	int rc = GPUQ_OK;
 
+	/* Drop events of runs that were evicted, so they cost no step: a resumed
+	 * run never had them, and both must take the same steps. */
+	while (s->n_heap && is_stale(s, &s->heap[0]))
+		heap_pop(s);
 	qnext = queue_next_event(s->q, s->now);
 	next = next_time(s, qnext);
 	if (next == INT64_MAX || next > SIM_TIME_MAX_MS ||

@@ -9,12 +9,15 @@
 # run reports resumedSteps > 0). A round stops killing after PER_ROUND kills
 # (default 8) and lets the run finish; rounds go on until KILLS kills
 # (default 25) have landed; time-bounded by DEADLINE seconds (default 100).
+# Then a second pass of KILLS_FAIR kills (default 12) over the same trace with
+# fair sharing, tenant usage decay and a 1 s cycle interval switched on.
 # Every step is committed durably (fsync), as the daemon does.
 # Env: GPUQ_BIN (binary under test), GPUQ_SEED (reproduce the delays),
-# KILLS, PER_ROUND, DEADLINE, SIM_TRACE (default examples/traces/gpu-cluster.yaml).
+# KILLS, KILLS_FAIR, PER_ROUND, DEADLINE, SIM_TRACE (default examples/traces/gpu-cluster.yaml).
 set -u
 GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
 KILLS=${KILLS:-25}
+KILLS_FAIR=${KILLS_FAIR:-12}
 PER_ROUND=${PER_ROUND:-8}
 DEADLINE=${DEADLINE:-100}
 TRACE=${SIM_TRACE:-examples/traces/gpu-cluster.yaml}
@@ -51,97 +54,114 @@ fi
 # The report without its CPU line (the only line that may differ).
 strip() { grep -v '"cpu"' "$1"; }
 
-if "$GPUQ_BIN" simulate "$TRACE" --quiet --out "$TMP/ref.json"; then
-	ok "reference run of $TRACE"
-else
-	notok "reference run of $TRACE failed"
-	echo "1..$n"
-	exit 1
-fi
-strip "$TMP/ref.json" >"$TMP/ref.txt"
+# pass TRACE KILLS: the reference run, then rounds until KILLS kills.
+pass=0
+d=0 # next line of $TMP/delays
+run_pass() {
+	trace=$1
+	want=$2
+	pass=$((pass + 1))
+	if "$GPUQ_BIN" simulate "$trace" --quiet --out "$TMP/ref.json"; then
+		ok "reference run of $trace"
+	else
+		notok "reference run of $trace failed"
+		return
+	fi
+	strip "$TMP/ref.json" >"$TMP/ref.txt"
+
+	start=$(date +%s)
+	kills=0
+	round=0
+	resumed_rounds=0
+	while [ "$kills" -lt "$want" ] && [ $(($(date +%s) - start)) -lt "$DEADLINE" ]; do
+		round=$((round + 1))
+		dir="$TMP/state$pass-$round"
+		round_kills=0
+		check_fail=0
+		while :; do
+			d=$((d + 1))
+			delay=$(sed -n "${d}p" "$TMP/delays")
+			[ -n "$delay" ] || delay=50
+			rm -f "$TMP/out.json"
+			"$GPUQ_BIN" simulate "$trace" --quiet --state-dir "$dir" --out "$TMP/out.json" \
+				2>"$TMP/err" &
+			pid=$!
+			if [ "$round_kills" -ge "$PER_ROUND" ]; then
+				wait "$pid" # enough kills this round: let it finish
+				rc=$?
+				break
+			fi
+			sleep "$(awk -v ms="$delay" 'BEGIN { printf "%.3f", ms / 1000 }')"
+			if kill -9 "$pid" 2>/dev/null; then
+				wait "$pid" 2>/dev/null
+				kills=$((kills + 1))
+				round_kills=$((round_kills + 1))
+				if [ ! -d "$dir" ]; then
+					: # killed before it created the state dir: nothing to check
+				elif ! "$GPUQ_BIN" store check --state-dir "$dir" >"$TMP/check" 2>&1; then
+					check_fail=$((check_fail + 1))
+					sed 's/^/# /' "$TMP/check" | head -5
+				fi
+				if [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
+					break
+				fi
+				continue
+			fi
+			wait "$pid"
+			rc=$?
+			break
+		done
+		if [ $(($(date +%s) - start)) -ge "$DEADLINE" ] && [ ! -s "$TMP/out.json" ]; then
+			notok "round $round: out of time after $round_kills kills"
+			break
+		fi
+		if [ "$check_fail" -eq 0 ]; then
+			ok "round $round: store check passed after each of $round_kills kills"
+		else
+			notok "round $round: store check failed after $check_fail of $round_kills kills"
+		fi
+		if [ "$rc" -ne 0 ]; then
+			notok "round $round: the completing run exited $rc: $(head -c 300 "$TMP/err")"
+			continue
+		fi
+		if strip "$TMP/out.json" | cmp -s - "$TMP/ref.txt"; then
+			ok "round $round: report after $round_kills kills equals the reference"
+		else
+			notok "round $round: report after $round_kills kills differs from the reference"
+			strip "$TMP/out.json" | diff "$TMP/ref.txt" - | head -10 | sed 's/^/# /'
+		fi
+		resumed=$(grep '"cpu"' "$TMP/out.json" | sed 's/.*"resumedSteps": \([0-9]*\).*/\1/')
+		echo "# round $round: $round_kills kills, final run resumed at step ${resumed:-0}"
+		if [ "${resumed:-0}" -gt 0 ]; then
+			resumed_rounds=$((resumed_rounds + 1))
+		fi
+	done
+	# A kill before the first commit leaves nothing to resume, so not every round
+	# resumes; but with this many kills some must have.
+	if [ "$resumed_rounds" -gt 0 ]; then
+		ok "$resumed_rounds of $round rounds finished by resuming from a committed step"
+	else
+		notok "no round resumed from a committed step"
+	fi
+	if [ "$kills" -ge "$want" ]; then
+		ok "$kills kills in $round rounds within $(($(date +%s) - start)) s"
+	else
+		notok "only $kills of $want kills within ${DEADLINE} s"
+	fi
+}
 
 # Delays in ms, uniform in [2, 150): one per line, reproducible from the seed
 # (a durable run of the default trace takes about 250 ms).
 awk -v seed="$SEED" 'BEGIN { srand(seed); for (i = 0; i < 2000; i++) printf "%d\n", 2 + int(rand() * 148) }' \
 	>"$TMP/delays"
 
-start=$(date +%s)
-kills=0
-round=0
-d=0
-resumed_rounds=0
-while [ "$kills" -lt "$KILLS" ] && [ $(($(date +%s) - start)) -lt "$DEADLINE" ]; do
-	round=$((round + 1))
-	dir="$TMP/state$round"
-	round_kills=0
-	check_fail=0
-	while :; do
-		d=$((d + 1))
-		delay=$(sed -n "${d}p" "$TMP/delays")
-		[ -n "$delay" ] || delay=50
-		rm -f "$TMP/out.json"
-		"$GPUQ_BIN" simulate "$TRACE" --quiet --state-dir "$dir" --out "$TMP/out.json" \
-			2>"$TMP/err" &
-		pid=$!
-		if [ "$round_kills" -ge "$PER_ROUND" ]; then
-			wait "$pid" # enough kills this round: let it finish
-			rc=$?
-			break
-		fi
-		sleep "$(awk -v ms="$delay" 'BEGIN { printf "%.3f", ms / 1000 }')"
-		if kill -9 "$pid" 2>/dev/null; then
-			wait "$pid" 2>/dev/null
-			kills=$((kills + 1))
-			round_kills=$((round_kills + 1))
-			if ! "$GPUQ_BIN" store check --state-dir "$dir" >"$TMP/check" 2>&1; then
-				check_fail=$((check_fail + 1))
-				sed 's/^/# /' "$TMP/check" | head -5
-			fi
-			if [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; then
-				break
-			fi
-			continue
-		fi
-		wait "$pid"
-		rc=$?
-		break
-	done
-	if [ $(($(date +%s) - start)) -ge "$DEADLINE" ] && [ ! -s "$TMP/out.json" ]; then
-		notok "round $round: out of time after $round_kills kills"
-		break
-	fi
-	if [ "$check_fail" -eq 0 ]; then
-		ok "round $round: store check passed after each of $round_kills kills"
-	else
-		notok "round $round: store check failed after $check_fail of $round_kills kills"
-	fi
-	if [ "$rc" -ne 0 ]; then
-		notok "round $round: the completing run exited $rc: $(head -c 300 "$TMP/err")"
-		continue
-	fi
-	if strip "$TMP/out.json" | cmp -s - "$TMP/ref.txt"; then
-		ok "round $round: report after $round_kills kills equals the reference"
-	else
-		notok "round $round: report after $round_kills kills differs from the reference"
-		strip "$TMP/out.json" | diff "$TMP/ref.txt" - | head -10 | sed 's/^/# /'
-	fi
-	resumed=$(grep '"cpu"' "$TMP/out.json" | sed 's/.*"resumedSteps": \([0-9]*\).*/\1/')
-	echo "# round $round: $round_kills kills, final run resumed at step ${resumed:-0}"
-	if [ "${resumed:-0}" -gt 0 ]; then
-		resumed_rounds=$((resumed_rounds + 1))
-	fi
-done
-# A kill before the first commit leaves nothing to resume, so not every round
-# resumes; but with this many kills some must have.
-if [ "$resumed_rounds" -gt 0 ]; then
-	ok "$resumed_rounds of $round rounds finished by resuming from a committed step"
-else
-	notok "no round resumed from a committed step"
-fi
-if [ "$kills" -ge "$KILLS" ]; then
-	ok "$kills kills in $round rounds within $(($(date +%s) - start)) s"
-else
-	notok "only $kills of $KILLS kills within ${DEADLINE} s"
+run_pass "$TRACE" "$KILLS"
+# The same cluster with fair sharing, a decaying tenant usage and a 1 s cycle
+# interval: more preemptions, more timers, doubles in the core's records.
+sed -e 's/^    cycleInterval: 0$/    cycleInterval: 1s\n    fairSharing: true\n    fairShareHalfLife: 10m/' \
+	"$TRACE" >"$TMP/fair.yaml"
+if grep -q 'fairSharing: true' "$TMP/fair.yaml"; then
+	run_pass "$TMP/fair.yaml" "$KILLS_FAIR"
 fi
 echo "1..$n"
 [ "$failed" -eq 0 ]
