@@ -1097,6 +1097,46 @@ static void cslot_quota(cohort_t *h, const slot_t *s, int sign)
 	cs->borrowed += sign * over(s->usage, slot_guaranteed(s));
 }
 
+/* Allocate and fill the quota slots of a CQ whose groups cq_build made. */
+static int cq_fill_slots(const queue_cq_spec_t *spec, cq_t *c, uint32_t n_slots, gpuq_diag_t *diag)
+{
+	c->slots = calloc(n_slots ? n_slots : 1, sizeof(*c->slots));
+	if (!c->slots)
+		return GPUQ_ENOMEM;
+	c->n_slots = n_slots;
+	for (size_t g = 0; g < spec->n_groups; g++) {
+		const queue_group_spec_t *gs = &spec->groups[g];
+		group_t *gr = &c->groups[g];
+
+		for (size_t f = 0; f < gr->n_flv; f++) {
+			for (size_t r = 0; r < gr->n_cov; r++) {
+				const queue_quota_spec_t *qs = &gs->flavors[f].quotas[r];
+				slot_t *s = &c->slots[gr->base + f * gr->n_cov + r];
+
+				if (qs->nominal < 0 || qs->borrowing_limit < QUEUE_UNLIMITED ||
+				    qs->lending_limit < QUEUE_UNLIMITED ||
+				    qs->lending_limit > qs->nominal ||
+				    qs->nominal > INT64_MAX / 4 ||
+				    qs->borrowing_limit > INT64_MAX / 4)
+					return gpuq_diag_set(
+					    diag, GPUQ_EINVAL,
+					    "ClusterQueue \"%s\": flavor \"%s\" resource \"%s\": "
+					    "bad quota (nominal %" PRId64
+					    ", borrowingLimit %" PRId64 ", lendingLimit %" PRId64
+					    ")",
+					    spec->name, gs->flavors[f].flavor, gs->covered[r],
+					    qs->nominal, qs->borrowing_limit, qs->lending_limit);
+				s->nominal = qs->nominal;
+				s->blimit = qs->borrowing_limit;
+				s->llimit = qs->lending_limit;
+				s->flavor = gr->flv[f];
+				s->res = gr->cov[r];
+			}
+		}
+	}
+	return GPUQ_OK;
+}
+
 /* Validate a CQ spec's groups into groups/slots arrays (new allocations). */
 static int cq_build(queue_t *q, const queue_cq_spec_t *spec, cq_t *c, gpuq_diag_t *diag)
 {
@@ -1158,41 +1198,7 @@ static int cq_build(queue_t *q, const queue_cq_spec_t *spec, cq_t *c, gpuq_diag_
 		}
 		n_slots += gr->n_cov * gr->n_flv;
 	}
-	c->slots = calloc(n_slots ? n_slots : 1, sizeof(*c->slots));
-	if (!c->slots)
-		return GPUQ_ENOMEM;
-	c->n_slots = n_slots;
-	for (size_t g = 0; g < spec->n_groups; g++) {
-		const queue_group_spec_t *gs = &spec->groups[g];
-		group_t *gr = &c->groups[g];
-
-		for (size_t f = 0; f < gr->n_flv; f++) {
-			for (size_t r = 0; r < gr->n_cov; r++) {
-				const queue_quota_spec_t *qs = &gs->flavors[f].quotas[r];
-				slot_t *s = &c->slots[gr->base + f * gr->n_cov + r];
-
-				if (qs->nominal < 0 || qs->borrowing_limit < QUEUE_UNLIMITED ||
-				    qs->lending_limit < QUEUE_UNLIMITED ||
-				    qs->lending_limit > qs->nominal ||
-				    qs->nominal > INT64_MAX / 4 ||
-				    qs->borrowing_limit > INT64_MAX / 4)
-					return gpuq_diag_set(
-					    diag, GPUQ_EINVAL,
-					    "ClusterQueue \"%s\": flavor \"%s\" resource \"%s\": "
-					    "bad quota (nominal %" PRId64
-					    ", borrowingLimit %" PRId64 ", lendingLimit %" PRId64
-					    ")",
-					    spec->name, gs->flavors[f].flavor, gs->covered[r],
-					    qs->nominal, qs->borrowing_limit, qs->lending_limit);
-				s->nominal = qs->nominal;
-				s->blimit = qs->borrowing_limit;
-				s->llimit = qs->lending_limit;
-				s->flavor = gr->flv[f];
-				s->res = gr->cov[r];
-			}
-		}
-	}
-	return GPUQ_OK;
+	return cq_fill_slots(spec, c, n_slots, diag);
 }
 
 static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
@@ -1461,10 +1467,54 @@ static void tmpl_release(queue_t *q, uint32_t id)
 	(void)vpush(&q->free_tmpls, id); /* a lost free slot only costs memory */
 }
 
+/* The required affinity terms of a pod set into t (aff, affvals). */
+static int tmpl_build_affinity(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t,
+			       gpuq_diag_t *diag)
+{
+	size_t nv = 0;
+	int rc;
+
+	for (size_t i = 0; i < ps->n_affinity; i++) {
+		if (!ps->affinity[i].n_values ||
+		    ps->affinity[i].n_values > QUEUE_AFFINITY_VALUES_MAX) {
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "affinity term %zu: needs 1..%d values", i,
+					     QUEUE_AFFINITY_VALUES_MAX);
+		}
+		nv += ps->affinity[i].n_values;
+	}
+	if (ps->n_affinity) {
+		t->aff = calloc(ps->n_affinity, sizeof(*t->aff));
+		t->affvals = calloc(nv, sizeof(*t->affvals));
+		if (!t->aff || !t->affvals)
+			return GPUQ_ENOMEM;
+	}
+	nv = 0;
+	for (size_t i = 0; i < ps->n_affinity; i++) {
+		const queue_affinity_t *a = &ps->affinity[i];
+
+		rc = check_name("affinity key", a->key, false, diag);
+		if (!rc)
+			rc = str_intern(q, "affinity key", a->key, &t->aff[i].key, diag);
+		if (rc)
+			return rc;
+		t->aff[i].n = (uint32_t)a->n_values;
+		t->aff[i].off = (uint32_t)nv;
+		for (size_t j = 0; j < a->n_values; j++) {
+			rc = str_intern(q, "affinity value", a->values[j] ? a->values[j] : "",
+					&t->affvals[nv++], diag);
+			if (rc)
+				return rc;
+		}
+	}
+	t->n_aff = (uint8_t)ps->n_affinity;
+	t->n_affvals = (uint32_t)nv;
+	return GPUQ_OK;
+}
+
 /* Build a template from a spec into *t (fields owned by t). */
 static int tmpl_build(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag)
 {
-	size_t nv = 0;
 	int rc;
 
 	memset(t, 0, sizeof(*t));
@@ -1511,44 +1561,9 @@ static int tmpl_build(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq
 	if (rc)
 		goto fail;
 	t->n_tol = (uint8_t)ps->n_tolerations;
-	for (size_t i = 0; i < ps->n_affinity; i++) {
-		if (!ps->affinity[i].n_values ||
-		    ps->affinity[i].n_values > QUEUE_AFFINITY_VALUES_MAX) {
-			rc = gpuq_diag_set(diag, GPUQ_EINVAL,
-					   "affinity term %zu: needs 1..%d values", i,
-					   QUEUE_AFFINITY_VALUES_MAX);
-			goto fail;
-		}
-		nv += ps->affinity[i].n_values;
-	}
-	if (ps->n_affinity) {
-		t->aff = calloc(ps->n_affinity, sizeof(*t->aff));
-		t->affvals = calloc(nv, sizeof(*t->affvals));
-		if (!t->aff || !t->affvals) {
-			rc = GPUQ_ENOMEM;
-			goto fail;
-		}
-	}
-	nv = 0;
-	for (size_t i = 0; i < ps->n_affinity; i++) {
-		const queue_affinity_t *a = &ps->affinity[i];
-
-		rc = check_name("affinity key", a->key, false, diag);
-		if (!rc)
-			rc = str_intern(q, "affinity key", a->key, &t->aff[i].key, diag);
-		if (rc)
-			goto fail;
-		t->aff[i].n = (uint32_t)a->n_values;
-		t->aff[i].off = (uint32_t)nv;
-		for (size_t j = 0; j < a->n_values; j++) {
-			rc = str_intern(q, "affinity value", a->values[j] ? a->values[j] : "",
-					&t->affvals[nv++], diag);
-			if (rc)
-				goto fail;
-		}
-	}
-	t->n_aff = (uint8_t)ps->n_affinity;
-	t->n_affvals = (uint32_t)nv;
+	rc = tmpl_build_affinity(q, ps, t, diag);
+	if (rc)
+		goto fail;
 	return GPUQ_OK;
 fail:
 	tmpl_free_fields(t);
@@ -2285,6 +2300,28 @@ static int wl_slot(queue_t *q, uint32_t *id)
 	return GPUQ_OK;
 }
 
+/* A reference to the template of every pod set of s (all or none). */
+static int wl_templates(queue_t *q, const queue_workload_spec_t *s, uint32_t *tids,
+			gpuq_diag_t *diag)
+{
+	size_t built = 0;
+	int rc = GPUQ_OK;
+
+	for (; built < s->n_podsets; built++) {
+		tmpl_t t;
+
+		rc = tmpl_build(q, &s->podsets[built], &t, diag);
+		if (!rc)
+			rc = tmpl_intern(q, &t, &tids[built]);
+		if (rc)
+			break;
+	}
+	if (rc)
+		while (built--)
+			tmpl_release(q, tids[built]);
+	return rc;
+}
+
 /* Create the workload object from a spec; pending, not yet enqueued. */
 static int wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, gpuq_diag_t *diag)
 {
@@ -2306,15 +2343,10 @@ static int wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, 
 	if (q->n_live >= q->cfg.workloads_max)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "more than %u workloads",
 				     q->cfg.workloads_max);
-	for (; built < s->n_podsets; built++) {
-		tmpl_t t;
-
-		rc = tmpl_build(q, &s->podsets[built], &t, diag);
-		if (!rc)
-			rc = tmpl_intern(q, &t, &tids[built]);
-		if (rc)
-			goto fail;
-	}
+	rc = wl_templates(q, s, tids, diag);
+	if (rc)
+		return rc;
+	built = s->n_podsets;
 	if (map_reserve(&q->uids)) {
 		rc = GPUQ_ENOMEM;
 		goto fail;
@@ -5093,7 +5125,7 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 		else if (st->where == W_BACKOFF)
 			rc = wl_attach(q, id, W_BACKOFF) ||
 			     timer_push(q, &q->backoff_timers, w->eligible_ms, id);
-		else if (st->where == W_HEAP)
+		else if (st->where == W_HEAP || !gang_waiting(w))
 			rc = wl_attach(q, id, W_HEAP);
 		return rc ? GPUQ_ENOMEM : GPUQ_OK;
 	case QUEUE_WL_ADMITTED:
@@ -5117,6 +5149,76 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 	}
 }
 
+/* Whether a restored (state, container) pair is one the queue produces. */
+static bool state_where_ok(const dec_state_t *st)
+{
+	switch (st->state) {
+	case QUEUE_WL_PENDING:
+		return st->where != W_ADMITTED;
+	case QUEUE_WL_ADMITTED:
+	case QUEUE_WL_EVICTING:
+		return st->where == W_ADMITTED;
+	default:
+		return st->where == W_NONE;
+	}
+}
+
+/* The fixed part of a workload record, up to its pod sets. */
+static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_state_t *st,
+			 char ns[QUEUE_NAME_MAX + 1], char name[QUEUE_NAME_MAX + 1],
+			 char lqn[QUEUE_NAME_MAX + 1])
+{
+	get_str(r, ns);
+	get_str(r, name);
+	get_str(r, lqn);
+	s->priority = (int32_t)get_u32(r);
+	s->created_ms = (int64_t)get_u64(r);
+	s->gang_total = (int32_t)get_u32(r);
+	s->pods_present = (int32_t)get_u32(r);
+	st->state = get_u8(r);
+	st->wait = get_u8(r);
+	st->where = get_u8(r);
+	st->why = get_u8(r);
+	st->evict_reason = get_u8(r);
+	st->ready = get_u8(r);
+	st->admitted_ms = (int64_t)get_u64(r);
+	st->eligible_ms = (int64_t)get_u64(r);
+	st->why_need = (int64_t)get_u64(r);
+	st->why_free = (int64_t)get_u64(r);
+	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
+	    st->where > W_BACKOFF || st->why > WHY_GUARANTEED ||
+	    st->evict_reason > QUEUE_EVICT_STOPPED || st->ready > 1 || !state_where_ok(st))
+		return GPUQ_ECORRUPT;
+	if (dec_names(q, r, st))
+		return GPUQ_ECORRUPT;
+	st->requeues = get_u32(r);
+	st->preemptions = get_u32(r);
+	st->admit_cycle = get_u64(r);
+	s->n_podsets = get_u8(r);
+	if (r->bad || !s->n_podsets || s->n_podsets > QUEUE_PODSETS_MAX)
+		return GPUQ_ECORRUPT;
+	return GPUQ_OK;
+}
+
+/* Copy the decoded state into a freshly created workload. */
+static void wl_set_state(wl_t *w, const dec_state_t *st)
+{
+	w->state = st->state;
+	w->wait = st->wait;
+	w->why = st->why;
+	w->evict_reason = st->evict_reason;
+	w->ready = st->ready;
+	w->admitted_ms = st->admitted_ms;
+	w->eligible_ms = st->eligible_ms;
+	w->why_need = st->why_need;
+	w->why_free = st->why_free;
+	w->why_res = st->why_res;
+	w->why_flavor = st->why_flavor;
+	w->requeues = st->requeues;
+	w->preemptions = st->preemptions;
+	w->admit_cycle = st->admit_cycle;
+}
+
 static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 {
 	char ns[QUEUE_NAME_MAX + 1], name[QUEUE_NAME_MAX + 1], lqn[QUEUE_NAME_MAX + 1];
@@ -5129,35 +5231,8 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 	wl_t *w;
 	int rc;
 
-	get_str(r, ns);
-	get_str(r, name);
-	get_str(r, lqn);
-	s.priority = (int32_t)get_u32(r);
-	s.created_ms = (int64_t)get_u64(r);
-	s.gang_total = (int32_t)get_u32(r);
-	s.pods_present = (int32_t)get_u32(r);
-	st.state = get_u8(r);
-	st.wait = get_u8(r);
-	st.where = get_u8(r);
-	st.why = get_u8(r);
-	st.evict_reason = get_u8(r);
-	st.ready = get_u8(r);
-	st.admitted_ms = (int64_t)get_u64(r);
-	st.eligible_ms = (int64_t)get_u64(r);
-	st.why_need = (int64_t)get_u64(r);
-	st.why_free = (int64_t)get_u64(r);
-	if (r->bad || st.state > QUEUE_WL_FINISHED || st.wait > QUEUE_WAIT_STOPPED ||
-	    st.where > W_BACKOFF || st.why > WHY_GUARANTEED ||
-	    st.evict_reason > QUEUE_EVICT_STOPPED || st.ready > 1)
+	if (dec_wl_header(q, r, &s, &st, ns, name, lqn))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record %s: bad header", uid);
-	if (dec_names(q, r, &st))
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record %s: bad names", uid);
-	st.requeues = get_u32(r);
-	st.preemptions = get_u32(r);
-	st.admit_cycle = get_u64(r);
-	s.n_podsets = get_u8(r);
-	if (r->bad || !s.n_podsets || s.n_podsets > QUEUE_PODSETS_MAX)
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record %s: bad pod sets", uid);
 	d = malloc(sizeof(*d));
 	ar.cap = r->n + 1;
 	ar.buf = malloc(ar.cap);
@@ -5200,20 +5275,7 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 		goto out;
 	}
 	w = W(q, id);
-	w->state = st.state;
-	w->wait = st.wait;
-	w->why = st.why;
-	w->evict_reason = st.evict_reason;
-	w->ready = st.ready;
-	w->admitted_ms = st.admitted_ms;
-	w->eligible_ms = st.eligible_ms;
-	w->why_need = st.why_need;
-	w->why_free = st.why_free;
-	w->why_res = st.why_res;
-	w->why_flavor = st.why_flavor;
-	w->requeues = st.requeues;
-	w->preemptions = st.preemptions;
-	w->admit_cycle = st.admit_cycle;
+	wl_set_state(w, &st);
 	w->asg = asg;
 	w->n_asg = n_asg;
 	asg = NULL;

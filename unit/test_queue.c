@@ -825,6 +825,84 @@ static void fair_sharing_preemption(void **st)
 	}
 }
 
+/* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
+ * weighted share and goes first. */
+static void fair_sharing_weights(void **st)
+{
+	queue_t *q = mkq(true);
+	cqdef_t da = {.cohort = "co", .weight = 1000, .flavors = {{"f", 2, U, U}}};
+	cqdef_t db = {.cohort = "co", .weight = 3000, .flavors = {{"f", 2, U, U}}};
+	cqdef_t dl = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+	queue_result_t r;
+	uint32_t cqa, cqb;
+	queue_stats_t sa, sb;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq-a", &da);
+	add_cq(q, "cq-b", &db);
+	add_cq(q, "lender", &dl);
+	add_lq(q, "ns", "la", "cq-a");
+	add_lq(q, "ns", "lb", "cq-b");
+	/* both borrow 2 of the lender's 2 (and of each other's): only one fits */
+	add_wl(q, "a1", "ns", "la", 5, 1, 4);
+	add_wl(q, "b1", "ns", "lb", 0, 2, 4);
+	cycle(q, 10, &r);
+	assert_int_equal(r.n_admissions, 1);
+	assert_string_equal(r.admissions[0].uid, "b1");
+	assert_true(r.admissions[0].borrows);
+	assert_int_equal(queue_cq_find(q, "cq-a", &cqa), GPUQ_OK);
+	assert_int_equal(queue_cq_find(q, "cq-b", &cqb), GPUQ_OK);
+	assert_int_equal(queue_cq_stats(q, cqa, &sa), GPUQ_OK);
+	assert_int_equal(queue_cq_stats(q, cqb, &sb), GPUQ_OK);
+	assert_int_equal(sa.weighted_share, 0);
+	assert_int_equal(sb.weighted_share, 111111); /* 2 of 6 lendable = 333,333 ppm, weight 3 */
+	queue_destroy(q);
+}
+
+/* Listing: pending in the order the next cycle tries them, admitted by
+ * admission time; history counters follow. */
+static void listing_and_counters(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 2, U, U}}};
+	queue_result_t r;
+	queue_wl_t ids[8];
+	queue_workload_view_t v;
+	queue_stats_t cs, ls;
+	uint32_t cq, lq;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "w1", "ns", "lq", 0, 1, 1);
+	add_wl(q, "w2", "ns", "lq", 0, 2, 1);
+	add_wl(q, "w3", "ns", "lq", 0, 3, 1);
+	add_wl(q, "w4", "ns", "lq", 9, 4, 1);
+	cycle(q, 10, &r);
+	assert_int_equal(queue_cq_find(q, "cq", &cq), GPUQ_OK);
+	assert_int_equal(queue_cq_workloads(q, cq, QUEUE_WL_ADMITTED, ids, 8), 2);
+	assert_int_equal(queue_workload_view(q, ids[0], &v), GPUQ_OK);
+	assert_string_equal(v.uid, "w1"); /* same time: by uid */
+	assert_int_equal(queue_cq_workloads(q, cq, QUEUE_WL_PENDING, ids, 1), 2);
+	assert_int_equal(queue_workload_view(q, ids[0], &v), GPUQ_OK);
+	assert_string_equal(v.uid, "w2");
+	assert_int_equal(queue_workload_finish(q, "w4", 20), GPUQ_OK);
+	cycle(q, 21, &r);
+	assert_true(admitted_in(&r, "w2"));
+	assert_int_equal(queue_cq_stats(q, cq, &cs), GPUQ_OK);
+	assert_int_equal(cs.admissions, 3);
+	assert_int_equal(cs.finishes, 1);
+	assert_int_equal(cs.pending, 1);
+	assert_int_equal(cs.admitted, 2);
+	assert_int_equal(queue_lq_find(q, "ns", "lq", &lq), GPUQ_OK);
+	assert_int_equal(queue_lq_stats(q, lq, &ls), GPUQ_OK);
+	assert_true(ls.used_ms == 10.0); /* 1 gpu for 10 ms */
+	assert_int_equal(queue_cq_workloads(q, cq, QUEUE_WL_FINISHED, ids, 8), 1);
+	queue_destroy(q);
+}
+
 /* ---- tenants ---- */
 
 /* Equal priority: the tenant with less decayed usage goes first; a heavy
@@ -1374,6 +1452,8 @@ int main(void)
 	    cmocka_unit_test(eviction_confirmation),
 	    cmocka_unit_test(fair_sharing_order),
 	    cmocka_unit_test(fair_sharing_preemption),
+	    cmocka_unit_test(fair_sharing_weights),
+	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
 	    cmocka_unit_test(gang_all_or_nothing),
 	    cmocka_unit_test(gang_ready_timeout_backoff),
