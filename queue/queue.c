@@ -3898,24 +3898,33 @@ out:
 	return rc;
 }
 
+/* The earliest valid entry of a timer heap, or INT64_MAX. The heap's top is
+ * the answer unless it went stale; then every entry is looked at. */
+static int64_t timers_min(const queue_t *q, const timers_t *t)
+{
+	int64_t m = INT64_MAX;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const timer_t_ *e = &t->v[i];
+		const wl_t *w = W(q, e->wl);
+
+		if (w->live && w->epoch == e->epoch && e->at < m) {
+			m = e->at;
+			if (i == 0)
+				break;
+		}
+	}
+	return m;
+}
+
 int64_t queue_next_event(const queue_t *q, int64_t now)
 {
-	int64_t t = INT64_MAX;
+	int64_t t = timers_min(q, &q->ready_timers), b = timers_min(q, &q->backoff_timers);
 
-	for (size_t i = 0; i < q->ready_timers.n; i++) {
-		const timer_t_ *e = &q->ready_timers.v[i];
-		const wl_t *w = W(q, e->wl);
-
-		if (w->live && w->epoch == e->epoch && e->at > now && e->at < t)
-			t = e->at;
-	}
-	for (size_t i = 0; i < q->backoff_timers.n; i++) {
-		const timer_t_ *e = &q->backoff_timers.v[i];
-		const wl_t *w = W(q, e->wl);
-
-		if (w->live && w->epoch == e->epoch && e->at > now && e->at < t)
-			t = e->at;
-	}
+	if (b < t)
+		t = b;
+	if (t <= now)
+		t = now + 1; /* already due: the next call acts */
 	if (q->cfg.tenant_sample_ms > 0 && q->last_sample != INT64_MIN && q->lq_names.n) {
 		int64_t s = q->last_sample + q->cfg.tenant_sample_ms;
 

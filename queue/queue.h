@@ -420,7 +420,8 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
 
 /* The earliest future time (> now) at which queue_tick or queue_cycle_run
  * would act on its own (a Ready deadline, a backoff expiry, a tenant usage
- * sample), or INT64_MAX if none. Lets a simulator jump time. */
+ * sample; now + 1 when one is already due), or INT64_MAX if none. Lets a
+ * simulator jump time. O(1) unless a timer went stale (then O(timers)). */
 int64_t queue_next_event(const queue_t *q, int64_t now);
 
 /* ---- Explanations ---- */
