@@ -16,10 +16,13 @@
 
 /* ---- messages ---- */
 
-/* One violation: container names are < 64 bytes, resource names < 128 and
- * quantities < 48; the longest sentence built here (a name twice, two
- * quantities and about 120 bytes of text) fits 640. */
-#define VIOLATION_MAX 640
+/* One violation: container names are < 64 bytes, resource names < 128,
+ * quantities < 48 and field paths < QUOTA_FIELD_PATH_MAX; the longest
+ * sentence built here (a path, a resource name twice, a container name, two
+ * quantities and about 200 bytes of text) fits 768. */
+#define VIOLATION_MAX 768
+/* "spec.template.spec.initContainers[63]" and the like. */
+#define QUOTA_FIELD_PATH_MAX 64
 /* Violations kept per decision; more could not fit GPUQ_DIAG_MAX anyway. */
 #define VIOLATIONS_MAX 32
 
@@ -93,7 +96,25 @@ static const char *qstr(const quota_qty_t *q, char *buf)
 
 /* ---- extended resources ---- */
 
-static void extended_check_one(violations_t *v, const quota_container_t *c, const char *name)
+/* "spec.initContainers[1]" of pod->containers[i]: its index among the
+ * containers of its own list (pod->containers keeps each list's order). */
+static void container_path(const quota_pod_t *pod, size_t i, const char *spec_field, char *buf,
+			   size_t cap)
+{
+	bool app = pod->containers[i].kind == QUOTA_CONTAINER_APP;
+	size_t index = 0;
+
+	for (size_t k = 0; k < i; k++)
+		if ((pod->containers[k].kind == QUOTA_CONTAINER_APP) == app)
+			index++;
+	snprintf(buf, cap, "%s%s%s[%zu]", spec_field ? spec_field : "", spec_field ? "." : "",
+		 app ? "containers" : "initContainers", index);
+}
+
+/* The apiserver's field errors (pod validation of non-overcommitable
+ * resources), each followed by how to fix it. */
+static void extended_check_one(violations_t *v, const quota_container_t *c, const char *path,
+			       const char *name)
 {
 	const quota_qty_t *req = quota_reslist_get(&c->requests, name);
 	const quota_qty_t *lim = quota_reslist_get(&c->limits, name);
@@ -101,49 +122,55 @@ static void extended_check_one(violations_t *v, const quota_container_t *c, cons
 
 	if (req && !lim)
 		violation_add(v,
-			      "container \"%s\": %s request %s has no limit; extended resources "
-			      "cannot be overcommitted, set limits.%s to %s",
-			      c->name, name, qstr(req, a), name, qstr(req, b));
+			      "%s.resources.limits: Required value: Limit must be set for non "
+			      "overcommitable resources (container \"%s\" requests %s=%s: set "
+			      "limits[%s] to %s as well)",
+			      path, c->name, name, qstr(req, a), name, qstr(req, b));
 	if (req && lim && quota_qty_cmp(req, lim) != 0)
 		violation_add(v,
-			      "container \"%s\": %s request %s must equal its limit %s (extended "
-			      "resources cannot be overcommitted); set both to the same value, or "
-			      "set only the limit",
-			      c->name, name, qstr(req, a), qstr(lim, b));
+			      "%s.resources.requests[%s]: Invalid value: \"%s\": must be equal to "
+			      "%s limit of %s (container \"%s\": extended resources cannot be "
+			      "overcommitted, set request and limit to the same value, or set "
+			      "only the limit)",
+			      path, name, qstr(req, a), name, qstr(lim, b), c->name);
 	if (req && !quota_qty_is_integer(req)) {
 		quota_qty_t up = quota_qty_from_units(quota_qty_units(req), QUOTA_QTY_DECIMAL_SI);
 
 		violation_add(v,
-			      "container \"%s\": %s request %s is not a whole number; extended "
-			      "resources are allocated in whole units, use e.g. %s",
-			      c->name, name, qstr(req, a), qstr(&up, b));
+			      "%s.resources.requests[%s]: Invalid value: \"%s\": must be an "
+			      "integer (container \"%s\": extended resources are allocated in "
+			      "whole units, use e.g. %s)",
+			      path, name, qstr(req, a), c->name, qstr(&up, b));
 	}
 	if (lim && !quota_qty_is_integer(lim) && !(req && quota_qty_cmp(req, lim) == 0)) {
 		quota_qty_t up = quota_qty_from_units(quota_qty_units(lim), QUOTA_QTY_DECIMAL_SI);
 
 		violation_add(v,
-			      "container \"%s\": %s limit %s is not a whole number; extended "
-			      "resources are allocated in whole units, use e.g. %s",
-			      c->name, name, qstr(lim, a), qstr(&up, b));
+			      "%s.resources.limits[%s]: Invalid value: \"%s\": must be an "
+			      "integer (container \"%s\": extended resources are allocated in "
+			      "whole units, use e.g. %s)",
+			      path, name, qstr(lim, a), c->name, qstr(&up, b));
 	}
 }
 
-int quota_extended_validate(const quota_pod_t *pod, gpuq_diag_t *diag)
+int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq_diag_t *diag)
 {
 	violations_t v;
+	char path[QUOTA_FIELD_PATH_MAX];
 
 	v.n = 0;
 	for (size_t i = 0; i < pod->n_containers; i++) {
 		const quota_container_t *c = &pod->containers[i];
 
+		container_path(pod, i, spec_field, path, sizeof(path));
 		for (size_t k = 0; k < c->requests.n; k++)
 			if (quota_res_is_extended(c->requests.items[k].name))
-				extended_check_one(&v, c, c->requests.items[k].name);
+				extended_check_one(&v, c, path, c->requests.items[k].name);
 		for (size_t k = 0; k < c->limits.n; k++) {
 			const char *name = c->limits.items[k].name;
 
 			if (quota_res_is_extended(name) && !quota_reslist_get(&c->requests, name))
-				extended_check_one(&v, c, name);
+				extended_check_one(&v, c, path, name);
 		}
 	}
 	return violations_report(&v, "; ", false, diag);

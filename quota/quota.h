@@ -231,11 +231,16 @@ int quota_pod_limits(const quota_pod_t *pod, quota_reslist_t *out);
 /* Check every container's extended resources (quota_res_is_extended) against
  * the rules the apiserver and device plugins enforce: when both are set the
  * request must equal the limit; a request needs a limit; requests and limits
- * must be whole numbers. Returns GPUQ_OK, or GPUQ_EDENIED with every
- * violation written to diag (joined by "; "), each naming the container,
- * the resource, the values in canonical form and how to fix it, e.g.
- * `container "train": nvidia.com/gpu request 1 must equal its limit 2 ...`. */
-int quota_extended_validate(const quota_pod_t *pod, gpuq_diag_t *diag);
+ * must be whole numbers. spec_field is the pod spec's field path for
+ * messages ("spec", "spec.template.spec"; NULL for none). Returns GPUQ_OK,
+ * or GPUQ_EDENIED with every violation written to diag (joined by "; "),
+ * each in the apiserver's field-error wording followed by the container's
+ * name and how to fix it in parentheses, e.g.
+ * `spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value:
+ * "1": must be equal to nvidia.com/gpu limit of 2 (container "train": ...)`.
+ * Container indexes count within each list (containers, initContainers) in
+ * pod->containers order. */
+int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq_diag_t *diag);
 
 /* ---- LimitRange ---- */
 

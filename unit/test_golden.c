@@ -210,6 +210,7 @@ static int group_setup(void **state)
 		const char *argv[] = {
 		    binbuf, "serve",	    "--listen",		  listen,	 "--cert-dir",
 		    g_tmp,  "--policy-dir", GOLDEN_DIR "/policy", "--state-dir", state_dir,
+		    "--gpu-resource", "amd.com/gpu", /* as unit/golden/gen_cases.py says */
 		    NULL};
 
 		g_server = spawn(argv, log, 0);

@@ -653,27 +653,37 @@ static const struct {
     {"request differs from limit",
      {{"train", APP, "nvidia.com/gpu=1", "nvidia.com/gpu=2"}, {0}},
      GPUQ_EDENIED,
-     "container \"train\": nvidia.com/gpu request 1 must equal its limit 2 (extended resources "
-     "cannot be overcommitted); set both to the same value, or set only the limit"},
+     "spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: \"1\": must be "
+     "equal to nvidia.com/gpu limit of 2 (container \"train\": extended resources cannot be "
+     "overcommitted, set request and limit to the same value, or set only the limit)"},
     {"request without limit",
      {{"train", APP, "nvidia.com/gpu=1", ""}, {0}},
      GPUQ_EDENIED,
-     "container \"train\": nvidia.com/gpu request 1 has no limit; extended resources cannot be "
-     "overcommitted, set limits.nvidia.com/gpu to 1"},
+     "spec.containers[0].resources.limits: Required value: Limit must be set for non "
+     "overcommitable resources (container \"train\" requests nvidia.com/gpu=1: set "
+     "limits[nvidia.com/gpu] to 1 as well)"},
     {"fractional limit",
      {{"train", APP, "", "nvidia.com/mig-1g.5gb=500m"}, {0}},
      GPUQ_EDENIED,
-     "container \"train\": nvidia.com/mig-1g.5gb limit 500m is not a whole number; extended "
-     "resources are allocated in whole units, use e.g. 1"},
-    {"fractional request equal to limit, and a second container",
-     {{"a", APP, "example.com/foo=1500m", "example.com/foo=1500m"},
-      {"init", INIT, "nvidia.com/gpu=2", "nvidia.com/gpu=1"},
+     "spec.containers[0].resources.limits[nvidia.com/mig-1g.5gb]: Invalid value: \"500m\": "
+     "must be an integer (container \"train\": extended resources are allocated in whole "
+     "units, use e.g. 1)"},
+    {"fractional request equal to limit, and an init container between app containers",
+     {{"init0", INIT, "", ""},
+      {"a", APP, "example.com/foo=1500m", "example.com/foo=1500m"},
+      {"init", SIDE, "nvidia.com/gpu=2", "nvidia.com/gpu=1"},
+      {"b", APP, "", "nvidia.com/gpu=1"},
+      {"c", APP, "nvidia.com/gpu=3", "nvidia.com/gpu=4"},
       {0}},
      GPUQ_EDENIED,
-     "container \"a\": example.com/foo request 1500m is not a whole number; extended resources "
-     "are allocated in whole units, use e.g. 2; container \"init\": nvidia.com/gpu request 2 "
-     "must equal its limit 1 (extended resources cannot be overcommitted); set both to the same "
-     "value, or set only the limit"},
+     "spec.containers[0].resources.requests[example.com/foo]: Invalid value: \"1500m\": must "
+     "be an integer (container \"a\": extended resources are allocated in whole units, use "
+     "e.g. 2); spec.initContainers[1].resources.requests[nvidia.com/gpu]: Invalid value: "
+     "\"2\": must be equal to nvidia.com/gpu limit of 1 (container \"init\": extended "
+     "resources cannot be overcommitted, set request and limit to the same value, or set only "
+     "the limit); spec.containers[2].resources.requests[nvidia.com/gpu]: Invalid value: \"3\": "
+     "must be equal to nvidia.com/gpu limit of 4 (container \"c\": extended resources cannot "
+     "be overcommitted, set request and limit to the same value, or set only the limit)"},
 };
 
 static void extended_rules(void **state)
@@ -683,12 +693,25 @@ static void extended_rules(void **state)
 		quota_container_t store[MAXC];
 		quota_pod_t p = P(store, ext_cases[i].c, "");
 		gpuq_diag_t d = {""};
-		int rc = quota_extended_validate(&p, &d);
+		int rc = quota_extended_validate(&p, "spec", &d);
 
 		print_message("# case: %s\n", ext_cases[i].what);
 		assert_int_equal(rc, ext_cases[i].rc);
 		assert_string_equal(d.msg, ext_cases[i].msg);
 	}
+}
+
+/* Without a spec field the paths start at the container list. */
+static void extended_no_spec_field(void **state)
+{
+	static const cspec_t one[] = {{"x", INIT, "nvidia.com/gpu=1", "nvidia.com/gpu=2"}, {0}};
+	quota_container_t store[MAXC];
+	quota_pod_t p = P(store, one, "");
+	gpuq_diag_t d = {""};
+	(void)state;
+
+	assert_int_equal(quota_extended_validate(&p, NULL, &d), GPUQ_EDENIED);
+	assert_true(!strncmp(d.msg, "initContainers[0].resources.requests[nvidia.com/gpu]: ", 54));
 }
 
 /* ---- LimitRange defaulting ---- */
@@ -1284,6 +1307,7 @@ int main(void)
 	    cmocka_unit_test(container_requests_default_from_limits),
 	    cmocka_unit_test(pod_requests_errors),
 	    cmocka_unit_test(extended_rules),
+	    cmocka_unit_test(extended_no_spec_field),
 	    cmocka_unit_test(limitrange_defaulting),
 	    cmocka_unit_test(limitrange_defaulting_property),
 	    cmocka_unit_test(limitrange_validation),

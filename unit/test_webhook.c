@@ -633,6 +633,11 @@ static void test_warning_length(void **state)
 
 /* ---- golden cases, in process ---- */
 
+/* The configuration the golden cases are decided with, as test_golden.c
+ * starts the server: one extra GPU resource name. */
+static const char *const golden_extra[] = {"amd.com/gpu"};
+static const webhook_config_t golden_cfg = {golden_extra, 1, NULL};
+
 /* Apply the reply's patch to the request's object, review the result
  * again: no further patch, and /validate of a patched, allowed Job agrees. */
 static void check_idempotent(const golden_case_t *gc, const webhook_reply_t *first)
@@ -648,7 +653,7 @@ static void check_idempotent(const golden_case_t *gc, const webhook_reply_t *fir
 	assert_int_equal(golden_apply_patch(obj, patch), 0);
 	body = json_dumps(req, JSON_COMPACT);
 	assert_non_null(body);
-	run(WEBHOOK_MUTATE, NULL, body, &again);
+	run(WEBHOOK_MUTATE, &golden_cfg, body, &again);
 	if (strcmp(again.decision, "allowed"))
 		fail_msg("%s: mutating the patched object gave %s: %s", gc->name, again.decision,
 			 again.body);
@@ -666,7 +671,7 @@ static void test_golden_case(void **state)
 	char err[1024];
 
 	assert_int_equal(webhook_review_handle(gc->mutate ? WEBHOOK_MUTATE : WEBHOOK_VALIDATE,
-					       g_policy, NULL, gc->body, gc->len, &r),
+					       g_policy, &golden_cfg, gc->body, gc->len, &r),
 			 GPUQ_OK);
 	if (golden_check(gc->c, r.http_status, r.body, r.len, err, sizeof(err)))
 		fail_msg("%s: %s", gc->name, err);

@@ -106,10 +106,9 @@ static bool check_extended(webhook_review_t *r, const webhook_workload_t *w)
 {
 	gpuq_diag_t diag = {""};
 
-	if (quota_extended_validate(&w->pod, &diag) == GPUQ_OK)
+	if (quota_extended_validate(&w->pod, w->spec_field, &diag) == GPUQ_OK)
 		return true;
-	webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s: %s", w->kind_name, w->name,
-			      w->spec_field, diag.msg);
+	webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name, diag.msg);
 	return false;
 }
 
@@ -525,7 +524,11 @@ int webhook_validate_run(webhook_review_t *r)
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && !update && w.gpu) {
+	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu))) {
+		/* A workload that asks for a GPU only from this UPDATE on (a
+		 * suspended Job's resources, or a claim, edited) is judged as if
+		 * created now: otherwise a CPU-only Job created with
+		 * gpuq.dev/admitted could gain GPUs and skip the queue. */
 		validate_create(r, &w);
 	} else if (!rc && update && r->old && (w.gpu || old.gpu)) {
 		if (w.kind == WEBHOOK_KIND_JOB)

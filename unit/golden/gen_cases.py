@@ -3,7 +3,8 @@
 root: python3 unit/golden/gen_cases.py). Each case is one AdmissionReview sent
 to /mutate or /validate against the policy in unit/golden/policy/, with the
 reply gpuq must give. The expectations below are written by hand from the
-rules in docs/admission.md, not captured from gpuq's output.
+rules in docs/admission.md, not captured from gpuq's output. gpuq decides
+them with one extra GPU resource name, --gpu-resource amd.com/gpu.
 
 Case file: {"endpoint": "mutate"|"validate",
             "request": <AdmissionReview>  (or "request_raw": "<body text>"),
@@ -307,12 +308,15 @@ deny("validate-pod-extended-request-ne-limit", "validate",
      review("Pod", pod(ns="team-b", labels=Q, gates=GATED, containers=[
          container(requests={"nvidia.com/gpu": "1"}, limits={"nvidia.com/gpu": "2"})]),
             ns="team-b"),
-     "nvidia.com/gpu")
+     'Pod "nb": spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "1": '
+     'must be equal to nvidia.com/gpu limit of 2 (container "main": extended resources cannot '
+     'be overcommitted, set request and limit to the same value, or set only the limit)')
 deny("validate-pod-extended-not-integer", "validate",
      review("Pod", pod(ns="team-b", labels=Q, gates=GATED, containers=[
          container(requests={"nvidia.com/gpu": "1500m"}, limits={"nvidia.com/gpu": "1500m"})]),
             ns="team-b"),
-     "1500m")
+     'spec.containers[0].resources.requests[nvidia.com/gpu]: Invalid value: "1500m": must be '
+     'an integer (container "main": extended resources are allocated in whole units, use e.g. 2)')
 deny("validate-job-quota-exceeded", "validate",
      review("Job", job(labels=Q, suspend=True, parallelism=5,
                        containers=[container(limits={"nvidia.com/gpu": "8"})])),
@@ -435,12 +439,97 @@ case("validate-status-subresource", "validate",
 
 
 def fix_subresource():
-    # The last case: a status update (subResource "status") is never judged.
-    name, c = cases[-1]
-    c["request"]["request"]["subResource"] = "status"
+    # A status update (subResource "status") is never judged.
+    for name, c in cases:
+        if name == "validate-status-subresource":
+            c["request"]["request"]["subResource"] = "status"
 
 
 fix_subresource()
+
+# ---------------------------------------------------------------- added in review
+# The golden server runs with --gpu-resource amd.com/gpu (test_golden.c) and
+# test_webhook.c decides in process with the same configuration.
+case("mutate-pod-extra-gpu-resource", "mutate",
+     review("Pod", pod(ns="team-b", labels=Q, containers=[
+         container(requests={"amd.com/gpu": "1"}, limits={"amd.com/gpu": "1"})]), ns="team-b"),
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])],
+     warning="queued in team-b/default: Pod gated until gpuq admits it")
+deny("validate-pod-extra-gpu-request-ne-limit", "validate",
+     review("Pod", pod(ns="team-b", labels=Q, gates=GATED, containers=[
+         container(requests={"amd.com/gpu": "1"}, limits={"amd.com/gpu": "2"})]), ns="team-b"),
+     'spec.containers[0].resources.requests[amd.com/gpu]: Invalid value: "1": must be equal to '
+     'amd.com/gpu limit of 2')
+case("mutate-pod-dra-mig-claim", "mutate",
+     review("Pod", pod(labels=Q, containers=[container(requests={"cpu": "1"})],
+                       claims=[{"name": "slices", "resourceClaimTemplateName": "mig-slices"}])),
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
+# A Job whose template asks for GPUs only through a claim: suspended, and
+# team-a's Container default (nvidia.com/gpu limit 0, request from it) filled in.
+case("mutate-job-dra-template-claim", "mutate",
+     review("Job", job(labels=Q, containers=[
+         container(requests={"cpu": "1", "memory": "2Gi"}, limits={"cpu": "1", "memory": "2Gi"})],
+         claims=[{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}])),
+     patch=[add("/spec/suspend", True),
+            add("/spec/template/metadata/labels/gpuq.dev~1managed", "true"),
+            add(LR_LIMITS + "/nvidia.com~1gpu", "0"),
+            add("/spec/template/spec/containers/0/resources/requests/nvidia.com~1gpu", "0")],
+     warning="queued in team-a/default: Job created suspended until gpuq admits it")
+CPU_ONLY = [container(requests={"cpu": "1", "memory": "2Gi"}, limits={"cpu": "1", "memory": "2Gi"})]
+# A CPU-only Job is not gpuq's business, even with gpuq.dev/admitted on its
+# template; once an UPDATE gives it GPUs (a suspended Job's resources are
+# mutable from Kubernetes 1.35) it is judged as if created then.
+deny("validate-job-gains-gpus-with-admitted-template", "validate",
+     review("Job", job(labels=Q, suspend=True, tlabels=JOB_POD_LABELS, tannotations=ADMITTED),
+            op="UPDATE", old=job(labels=Q, suspend=True, tlabels=JOB_POD_LABELS,
+                                 tannotations=ADMITTED, containers=CPU_ONLY)),
+     "spec.template.metadata.annotations[gpuq.dev/admitted] may be set only by gpuq's "
+     "controller")
+case("validate-job-gains-gpus-while-suspended", "validate",
+     review("Job", job(labels=Q, suspend=True), op="UPDATE",
+            old=job(labels=Q, suspend=True, containers=CPU_ONLY)))
+deny("validate-pod-limitrange-container-min", "validate",
+     review("Pod", pod(ns="team-e", labels=Q, gates=GATED, containers=[
+         container(requests={"cpu": "50m", "memory": "1Gi", "nvidia.com/gpu": "1"},
+                   limits={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"})]), ns="team-e"),
+     'Pod "nb": spec: minimum cpu usage per Container is 100m, but request is 50m; change the '
+     "Pod's resources to fit the LimitRanges of namespace team-e")
+deny("validate-pod-limitrange-pod-max", "validate",
+     review("Pod", pod(ns="team-e", labels=Q, gates=GATED,
+                       containers=[full(gpu="3", mem="1Gi"),
+                                   dict(full(gpu="3", mem="1Gi"), name="second")]), ns="team-e"),
+     "maximum nvidia.com/gpu usage per Pod is 4, but limit is 6")
+deny("validate-pod-limitrange-pod-ratio", "validate",
+     review("Pod", pod(ns="team-e", labels=Q, gates=GATED, containers=[
+         container(requests={"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"},
+                   limits={"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"})]), ns="team-e"),
+     "memory max limit to request ratio per Pod is 2, but provided ratio is 4.000000")
+deny("validate-job-quota-cpu-exceeded", "validate",
+     review("Job", job(ns="team-e", labels=Q, suspend=True, parallelism=2,
+                       containers=[full(cpu="10", mem="1Gi")]), ns="team-e"),
+     "exceeded quota: team-e-quota, requested: cpu=20, used: cpu=0, limited: cpu=16")
+deny("validate-job-quota-pods-exceeded", "validate",
+     review("Job", job(ns="team-e", labels=Q, suspend=True, parallelism=3,
+                       containers=[full(mem="1Gi")]), ns="team-e"),
+     "exceeded quota: team-e-quota, requested: pods=3, used: pods=0, limited: pods=2")
+deny("validate-pod-extended-no-limit", "validate",
+     review("Pod", pod(ns="team-b", labels=Q, gates=GATED, containers=[
+         container(requests={"nvidia.com/gpu": "1"})]), ns="team-b"),
+     "spec.containers[0].resources.limits: Required value: Limit must be set for non "
+     'overcommitable resources (container "main" requests nvidia.com/gpu=1: set '
+     "limits[nvidia.com/gpu] to 1 as well)")
+case("validate-job-kueue-label-ok", "validate",
+     review("Job", job(labels={"kueue.x-k8s.io/queue-name": "research"}, suspend=True)))
+OWNER_NOT_CONTROLLER = pod(labels=JOB_POD_LABELS, annotations=ADMITTED, owner="train")
+OWNER_NOT_CONTROLLER["metadata"]["ownerReferences"][0]["controller"] = False
+case("mutate-pod-job-owner-not-controller", "mutate",
+     review("Pod", OWNER_NOT_CONTROLLER, user=JOBCTRL),
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]),
+            add("/metadata/labels/gpuq.dev~1queue-name", "default")])
+deny("validate-job-pod-without-managed-label", "validate",
+     review("Pod", pod(labels={"app": "train"}, annotations=ADMITTED, owner="train"),
+            user=JOBCTRL),
+     "annotation gpuq.dev/admitted is honoured only on Pods the Job controller creates")
 
 
 def main():
