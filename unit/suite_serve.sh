@@ -228,11 +228,16 @@ check "POST /mutate 3 MiB + 1 byte: 413" [ "$(code -X POST -H 'Content-Type: app
 } >"$T/max.json"
 check "POST /mutate exactly 3 MiB: accepted" [ "$(code -X POST -H 'Content-Type: application/json' \
 	--data-binary @"$T/max.json" "$(U /mutate)")" = 200 ]
-# chunked (no Content-Length): cut off once the cap is passed
+# chunked (no Content-Length): dropped past the cap, answered 413 at its end
+check "chunked body over 3 MiB: 413" [ "$(code -X POST -H 'Content-Type: application/json' \
+	-H 'Transfer-Encoding: chunked' --data-binary @"$T/big.json" "$(U /mutate)")" = 413 ]
+# ... but one still going 16 MiB past the cap is cut off unanswered
+head -c 20971520 /dev/zero | tr '\0' ' ' >"$T/huge.json"
 if C -o /dev/null -X POST -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
-	--data-binary @"$T/big.json" "$(U /mutate)" 2>/dev/null; then
-	not_ok "chunked body over 3 MiB: connection refused mid-body"
-else ok "chunked body over 3 MiB: connection refused mid-body"; fi
+	--data-binary @"$T/huge.json" "$(U /mutate)" 2>/dev/null; then
+	not_ok "chunked body of 20 MiB: connection closed mid-body"
+else ok "chunked body of 20 MiB: connection closed mid-body"; fi
+rm -f "$T/huge.json"
 check "server still healthy after refusals" healthy
 
 # ---- TLS versions and keep-alive ----
@@ -271,7 +276,7 @@ else
 fi
 check "metrics: 415 counted" grep -q '^gpuq_http_requests_total{path="/validate",code="415"} 1$' \
 	"$T/metrics.txt"
-check "metrics: 413 counted twice" grep -q '^gpuq_http_requests_total{path="/mutate",code="413"} 2$' \
+check "metrics: 413 counted three times" grep -q '^gpuq_http_requests_total{path="/mutate",code="413"} 3$' \
 	"$T/metrics.txt"
 adm=$(awk '/^gpuq_admission_requests_total/ { s += $NF } END { print s + 0 }' "$T/metrics.txt")
 check "metrics: 3 admission requests counted (got $adm)" [ "$adm" -eq 3 ]

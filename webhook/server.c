@@ -39,6 +39,9 @@ typedef struct {
 	webhook_route_t route; /* which route the path named */
 	uint64_t start_ns;     /* CLOCK_MONOTONIC when the headers were in */
 	bool collecting;       /* an admission body is being read */
+	int refused;	       /* a chunked body went past a cap: the rest is read and
+				  dropped, then answered with this code (0: none) */
+	size_t dropped;	       /* bytes dropped since, at most BODY_DROP_MAX */
 	bool replied;	       /* a response was queued */
 	char *body;	       /* the body so far (collecting only) */
 	size_t len;	       /* bytes in body */
@@ -340,6 +343,13 @@ static webhook_route_t route_of(const char *url)
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
 
+/* A chunked body past the 3 MiB cap (or the body budget) is read on and
+ * dropped so that the peer gets an answer (libmicrohttpd cannot queue one in
+ * the middle of a body), but only up to this many more bytes; past them the
+ * connection is closed unanswered. 16 MiB is read in tens of milliseconds
+ * and held nowhere. */
+#define BODY_DROP_MAX (16u << 20)
+
 /* Queue one reply. body is copied. count: add it to gpuq_http_requests_total. */
 static enum MHD_Result reply(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
 			     unsigned code, const char *content_type, const char *body, size_t len,
@@ -575,6 +585,60 @@ static enum MHD_Result route_serve(webhook_server_t *srv, struct MHD_Connection 
 	return serve_metrics(srv, conn, rq);
 }
 
+/* Count n more dropped bytes of a refused body; past BODY_DROP_MAX the
+ * connection goes unanswered. */
+static enum MHD_Result body_drop(webhook_server_t *srv, request_t *rq, size_t n)
+{
+	if (n > BODY_DROP_MAX - rq->dropped) {
+		webhook_metrics_http_count(srv->metrics, rq->route, (unsigned)rq->refused);
+		gpuq_log(GPUQ_LOG_WARN, MODULE,
+			 "%s: chunked body still going %u MiB past its refusal: connection closed",
+			 rq->route == WEBHOOK_ROUTE_VALIDATE ? "/validate" : "/mutate",
+			 BODY_DROP_MAX >> 20);
+		return MHD_NO;
+	}
+	rq->dropped += n;
+	return MHD_YES;
+}
+
+/* Only a chunked body gets here (a Content-Length above the cap or the
+ * budget was refused up front): free what was buffered, drop the rest and
+ * answer rc's HTTP code when the body ends. */
+static enum MHD_Result body_refuse(webhook_server_t *srv, request_t *rq, int rc, size_t n)
+{
+	rq->refused = rc == GPUQ_ELIMIT	   ? MHD_HTTP_CONTENT_TOO_LARGE
+		      : rc == GPUQ_EAGAIN ? MHD_HTTP_SERVICE_UNAVAILABLE
+					  : MHD_HTTP_INTERNAL_SERVER_ERROR;
+	rq->collecting = false;
+	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
+	free(rq->body);
+	rq->body = NULL;
+	rq->len = 0;
+	rq->cap = 0;
+	gpuq_log(GPUQ_LOG_WARN, MODULE, "%s: chunked body: %s: refused",
+		 rq->route == WEBHOOK_ROUTE_VALIDATE ? "/validate" : "/mutate",
+		 rc == GPUQ_ELIMIT   ? "larger than 3 MiB"
+		 : rc == GPUQ_EAGAIN ? "body budget spent"
+				     : "out of memory");
+	return body_drop(srv, rq, n);
+}
+
+/* The answer to a refused chunked body, once it has ended. */
+static enum MHD_Result body_refused_reply(webhook_server_t *srv, struct MHD_Connection *conn,
+					  request_t *rq)
+{
+	char msg[96];
+
+	if (rq->refused == MHD_HTTP_CONTENT_TOO_LARGE)
+		snprintf(msg, sizeof(msg), "request body too large: more than %u bytes\n",
+			 WEBHOOK_REVIEW_MAX);
+	else if (rq->refused == MHD_HTTP_SERVICE_UNAVAILABLE)
+		gpuq_strlcpy(msg, "busy: too many request bodies in flight, retry\n", sizeof(msg));
+	else
+		gpuq_strlcpy(msg, "out of memory\n", sizeof(msg));
+	return reply_text(srv, conn, rq, (unsigned)rq->refused, msg);
+}
+
 /* Whether the request announces a body (a length above 0, or chunks). */
 static bool has_body(struct MHD_Connection *conn)
 {
@@ -617,29 +681,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		size_t n = *upload_size;
 
 		*upload_size = 0;
+		if (rq->refused)
+			return body_drop(srv, rq, n);
 		if (!rq->collecting)
 			return MHD_YES;
 		rc = body_append(srv, rq, upload, n);
-		if (rc) {
-			/* Only a chunked body gets here (a Content-Length above the
-			 * cap or the budget was refused up front); libmicrohttpd
-			 * cannot answer in the middle of a body, so the connection
-			 * goes. */
-			webhook_metrics_http_count(srv->metrics, rq->route,
-						   rc == GPUQ_ELIMIT
-						       ? MHD_HTTP_CONTENT_TOO_LARGE
-						       : MHD_HTTP_SERVICE_UNAVAILABLE);
-			gpuq_log(GPUQ_LOG_WARN, MODULE, "%s: chunked body: %s: connection closed",
-				 rq->route == WEBHOOK_ROUTE_VALIDATE ? "/validate" : "/mutate",
-				 rc == GPUQ_ELIMIT   ? "larger than 3 MiB"
-				 : rc == GPUQ_EAGAIN ? "body budget spent"
-						     : "out of memory");
-			return MHD_NO;
-		}
+		if (rc)
+			return body_refuse(srv, rq, rc, n);
 		return MHD_YES;
 	}
 	if (rq->replied)
 		return MHD_YES;
+	if (rq->refused)
+		return body_refused_reply(srv, conn, rq);
 	if (rq->collecting) {
 		rq->collecting = false;
 		return admission_decide(srv, conn, rq);
