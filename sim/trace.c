@@ -37,14 +37,36 @@ static void pathf(char *buf, size_t cap, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* First pass over the documents: keep the Trace, refuse kinds that are
+ * neither a Trace nor a policy object (the policy itself is loaded by
+ * policy_add_manifest, which skips the Trace and remembers each object's file
+ * and document for its messages). */
 static int on_doc(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
 {
+	static const char *const policy_kinds[] = {"Namespace",
+						   "LimitRange",
+						   "ResourceQuota",
+						   "PriorityClass",
+						   "ResourceFlavor",
+						   "ClusterQueue",
+						   "LocalQueue",
+						   "Cohort",
+						   "ResourceClaimTemplate",
+						   NULL};
 	struct loader *l = ctx;
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
 
-	if (!kind || strcmp(kind, "Trace") != 0)
-		return policy_add_json(l->policy, obj, diag);
+	if (!kind || strcmp(kind, "Trace") != 0) {
+		for (size_t i = 0; kind && policy_kinds[i]; i++)
+			if (!strcmp(kind, policy_kinds[i]))
+				return GPUQ_OK;
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL,
+		    "kind \"%.100s\" (apiVersion \"%.100s\") is neither a Trace nor "
+		    "a policy object",
+		    kind ? kind : "", api ? api : "");
+	}
 	if (!api || strcmp(api, "gpuq.dev/v1beta1") != 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "Trace: apiVersion: must be \"gpuq.dev/v1beta1\", not \"%s\"",
@@ -1097,6 +1119,7 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 		    gpuq_diag_t *diag)
 {
 	struct loader l = {.name = name};
+	policy_opts_t popts = {.skip_unknown_kinds = true}; /* the Trace; on_doc checks kinds */
 	struct vars vars = {.n = 0};
 	size_t made = 0;
 	sim_trace_t *t;
@@ -1115,11 +1138,13 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 	t->hash = fnv1a(buf, len);
 	t->path = strdup(name);
 	t->gens = calloc(SIM_GENERATORS_MAX, sizeof(*t->gens));
-	rc = t->path && t->gens ? policy_create(NULL, &l.policy) : GPUQ_ENOMEM;
+	rc = t->path && t->gens ? policy_create(&popts, &l.policy) : GPUQ_ENOMEM;
 	if (rc)
 		goto fail;
 	t->policy = l.policy;
 	rc = policy_manifest_parse(name, buf, len, on_doc, &l, diag);
+	if (!rc)
+		rc = policy_add_manifest(t->policy, name, buf, len, diag);
 	if (rc)
 		goto fail;
 	if (!l.trace) {
@@ -1143,8 +1168,14 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 			goto fail_trace;
 	}
 	rc = policy_finish(t->policy, diag);
-	if (rc)
+	if (rc) {
+		/* objects from object sets have no file: say where they came from */
+		if (strncmp(diag->msg, name, strlen(name)) != 0)
+			gpuq_diag_prefix(diag,
+					 "%s: document %zu: Trace \"%s\": spec.objectSets: ", name,
+					 l.trace_doc, trace_name_of(l.trace));
 		goto fail;
+	}
 	t->n_lqs = policy_lq_count(t->policy);
 	t->n_cqs = policy_cq_count(t->policy);
 	rc = parse_options(t, json_object_get(json_object_get(l.trace, "spec"), "options"), diag);

@@ -383,6 +383,31 @@ static void parse_errors(void **state)
 		  "t.yaml: no Trace document (apiVersion: gpuq.dev/v1beta1, kind: Trace)");
 }
 
+/* Cross-object policy errors name the file and document (or the object sets). */
+static void parse_policy_errors(void **state)
+{
+	(void)state;
+	parse_bad(
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: x, name: lq}\n"
+	    "spec: {clusterQueue: nope}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: p}\nspec:\n"
+	    "  arrivals: [{at: 0, name: a, localQueue: x/lq, runtime: 1s,"
+	    " podSets: [{requests: {nvidia.com/gpu: 1}}]}]\n",
+	    GPUQ_EINVAL,
+	    "t.yaml: document 1: LocalQueue \"x/lq\": spec.clusterQueue: ClusterQueue \"nope\" "
+	    "not found");
+	parse_bad(
+	    "apiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: p}\nspec:\n"
+	    "  objectSets: [{count: 1, objects: [{apiVersion: gpuq.dev/v1beta1, kind: LocalQueue,"
+	    " metadata: {namespace: \"n{i}\", name: lq}, spec: {clusterQueue: \"cq-{i}\"}}]}]\n",
+	    GPUQ_EINVAL,
+	    "t.yaml: document 1: Trace \"p\": spec.objectSets: LocalQueue \"n0/lq\": "
+	    "spec.clusterQueue: ClusterQueue \"cq-0\" not found");
+	parse_bad("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n", GPUQ_EINVAL,
+		  "t.yaml: document 1: kind \"Pod\" (apiVersion \"v1\") is neither a Trace nor a "
+		  "policy object");
+}
+
 /* The object-set error names the copy; the policy module words the rest. */
 static void parse_error_in_object_set(void **state)
 {
@@ -686,6 +711,7 @@ int main(void)
 	    cmocka_unit_test(parse_object_sets),
 	    cmocka_unit_test(parse_errors),
 	    cmocka_unit_test(parse_error_in_object_set),
+	    cmocka_unit_test(parse_policy_errors),
 	    cmocka_unit_test(percentiles),
 	    cmocka_unit_test(jain),
 	    cmocka_unit_test(scenario_tiny),
