@@ -96,8 +96,8 @@ run_pass() {
 				wait "$pid" 2>/dev/null
 				kills=$((kills + 1))
 				round_kills=$((round_kills + 1))
-				if [ ! -d "$dir" ]; then
-					: # killed before it created the state dir: nothing to check
+				if [ ! -e "$dir/data.mdb" ]; then
+					: # killed before the store existed: nothing to check
 				elif ! "$GPUQ_BIN" store check --state-dir "$dir" >"$TMP/check" 2>&1; then
 					check_fail=$((check_fail + 1))
 					sed 's/^/# /' "$TMP/check" | head -5
