@@ -3281,16 +3281,61 @@ static void cohort_evicting_charge(queue_t *q, const cohort_t *h, int sign)
 	}
 }
 
-/* Assign wid as if every EVICTING workload of its cohort were gone: a
- * preemptor waiting for its victims keeps its claim (and its flavors)
- * instead of picking other victims elsewhere. */
-static void try_after_evictions(queue_t *q, uint32_t wid, try_t *t)
+/* The assignment a preemptor chose when it picked its victims (kept in its
+ * asg while it waits), as a try. */
+static void try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = W(q, wid);
+
+	(void)q;
+	t->mode = M_FIT;
+	t->borrows = false;
+	t->n_asg = t->n_need = 0;
+	t->why = WHY_NONE;
+	t->why_res = t->why_flavor = QUEUE_NONE;
+	t->why_need = t->why_free = 0;
+	for (uint32_t i = 0; i < w->n_asg; i++) {
+		t->asg[t->n_asg++] = w->asg[i];
+		need_add(t, w->asg[i].slot, w->asg[i].a.amount);
+	}
+}
+
+/* Whether the plan in t fits once every EVICTING workload of the cohort is
+ * gone (its victims are still releasing their quota). */
+static bool plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const cohort_t *h = cohort_of(q, &q->cqs[W(q, wid)->cq]);
+	bool fits;
 
 	cohort_evicting_charge(q, h, -1);
-	try_assign(q, wid, t);
+	fits = need_fits(q, W(q, wid)->cq, t, true);
 	cohort_evicting_charge(q, h, +1);
+	return fits;
+}
+
+/* Remember the assignment a preemptor preempts for. */
+static void plan_keep(queue_t *q, uint32_t wid, const try_t *t)
+{
+	wl_t *w = W(q, wid);
+	asg_t *a = t->n_asg ? malloc(t->n_asg * sizeof(*a)) : NULL;
+
+	free(w->asg);
+	w->asg = NULL;
+	w->n_asg = 0;
+	if (!a)
+		return; /* without a plan it simply re-plans next cycle */
+	memcpy(a, t->asg, t->n_asg * sizeof(*a));
+	w->asg = a;
+	w->n_asg = (uint32_t)t->n_asg;
+}
+
+static void plan_drop(queue_t *q, uint32_t wid)
+{
+	wl_t *w = W(q, wid);
+
+	free(w->asg);
+	w->asg = NULL;
+	w->n_asg = 0;
 }
 
 /* ================================================================== */
@@ -3536,13 +3581,24 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	try_t *t = &q->scratch_try;
 	bool strict = c->strategy == QUEUE_STRICT_FIFO;
 
-	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && cohort_of(q, c)->n_evicting) {
-		try_after_evictions(q, wid, t);
-		if (t->mode == M_FIT) {
+	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && W(q, wid)->n_asg) {
+		/* a preemptor keeps the flavors it preempted for */
+		try_from_plan(q, wid, t);
+		if (need_fits(q, e->cq, t, true)) {
+			for (size_t i = 0; i < t->n_need; i++)
+				if (c->slots[t->need[i].slot].usage + t->need[i].val >
+				    c->slots[t->need[i].slot].nominal)
+					t->borrows = true;
+			if (admit(q, wid, t, now) == GPUQ_OK)
+				return GPUQ_OK;
+			return keep(q, wid);
+		}
+		if (plan_fits_after_evictions(q, wid, t)) {
 			(void)hold(q, e->cq, t);
 			c->blocked = strict;
 			return keep(q, wid);
 		}
+		plan_drop(q, wid);
 	}
 	try_assign(q, wid, t);
 	if (t->mode == M_FIT) {
@@ -3561,6 +3617,7 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 			}
 			cohort_of(q, c)->gen++;
 			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
+			plan_keep(q, wid, t);
 			(void)hold(q, e->cq, t);
 			c->blocked = strict;
 			return keep(q, wid);

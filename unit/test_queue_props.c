@@ -63,7 +63,8 @@ typedef struct {
 	queue_reclaim_t reclaim[6];
 	queue_borrow_t borrow[6];
 	int64_t weight[6];
-	int n_lq[6]; /* LocalQueues per CQ */
+	int n_lq[6];	      /* LocalQueues per CQ */
+	queue_stop_t stop[6]; /* stopPolicy (changed by the trace) */
 	queue_config_t cfg;
 	bool zone_labels; /* f1 carries zone=b */
 } policy_t;
@@ -107,6 +108,43 @@ static void policy_random(uint64_t *s, policy_t *p)
 	}
 }
 
+/* Add CQ c of the policy, or update it to the policy's current quotas. */
+static void cq_put(queue_t *q, const policy_t *p, int c, bool update)
+{
+	char name[16];
+	queue_quota_spec_t qs[3][2];
+	queue_flavor_quota_spec_t fl[3];
+	queue_group_spec_t g = {.covered = res_names, .n_covered = 2, .flavors = fl};
+	queue_cq_spec_t cs = {0};
+	gpuq_diag_t diag = {{0}};
+
+	for (int f = 0; f < p->n_flv[c]; f++) {
+		int fid = (p->flv_first[c] + f) % p->n_flavors;
+
+		for (int r = 0; r < 2; r++) {
+			qs[f][r].nominal = p->nominal[c][f][r];
+			qs[f][r].borrowing_limit = p->blimit[c][f][r];
+			qs[f][r].lending_limit = p->llimit[c][f][r];
+		}
+		fl[f].flavor = flavor_names[fid];
+		fl[f].quotas = qs[f];
+	}
+	g.n_flavors = (size_t)p->n_flv[c];
+	snprintf(name, sizeof(name), "cq%d", c);
+	cs.name = name;
+	cs.cohort = p->cohort[c] >= 0 ? cohort_names[p->cohort[c]] : NULL;
+	cs.groups = &g;
+	cs.n_groups = 1;
+	cs.strategy = p->strategy[c];
+	cs.within = p->within[c];
+	cs.reclaim = p->reclaim[c];
+	cs.borrow = p->borrow[c];
+	cs.weight_milli = p->weight[c];
+	cs.stop = p->stop[c];
+	if ((update ? queue_cq_update(q, &cs, &diag) : queue_cq_add(q, &cs, NULL, &diag)) != 0)
+		fail_msg("cq %s: %s", update ? "update" : "add", diag.msg);
+}
+
 static queue_t *policy_build(const policy_t *p)
 {
 	queue_t *q = NULL;
@@ -129,36 +167,9 @@ static queue_t *policy_build(const policy_t *p)
 	}
 	for (int c = 0; c < p->n_cqs; c++) {
 		char name[16];
-		queue_quota_spec_t qs[3][2];
-		queue_flavor_quota_spec_t fl[3];
-		queue_group_spec_t g = {.covered = res_names, .n_covered = 2, .flavors = fl};
-		queue_cq_spec_t cs = {0};
-		gpuq_diag_t diag = {{0}};
 
-		for (int f = 0; f < p->n_flv[c]; f++) {
-			int fid = (p->flv_first[c] + f) % p->n_flavors;
-
-			for (int r = 0; r < 2; r++) {
-				qs[f][r].nominal = p->nominal[c][f][r];
-				qs[f][r].borrowing_limit = p->blimit[c][f][r];
-				qs[f][r].lending_limit = p->llimit[c][f][r];
-			}
-			fl[f].flavor = flavor_names[fid];
-			fl[f].quotas = qs[f];
-		}
-		g.n_flavors = (size_t)p->n_flv[c];
+		cq_put(q, p, c, false);
 		snprintf(name, sizeof(name), "cq%d", c);
-		cs.name = name;
-		cs.cohort = p->cohort[c] >= 0 ? cohort_names[p->cohort[c]] : NULL;
-		cs.groups = &g;
-		cs.n_groups = 1;
-		cs.strategy = p->strategy[c];
-		cs.within = p->within[c];
-		cs.reclaim = p->reclaim[c];
-		cs.borrow = p->borrow[c];
-		cs.weight_milli = p->weight[c];
-		if (queue_cq_add(q, &cs, NULL, &diag))
-			fail_msg("cq_add: %s", diag.msg);
 		for (int l = 0; l < p->n_lq[c]; l++) {
 			char lq[16];
 
@@ -656,6 +667,17 @@ static void run_trace(uint64_t seed)
 			for (size_t k = 0; k < r.n_evictions; k++)
 				seen_total.evictions[r.evictions[k].reason]++;
 			after_step(t, NULL);
+		} else if (a < 89 && rnd(&s, 0, 2) == 0) {
+			/* quota grows, or the stop policy changes */
+			int c = (int)rnd(&s, 0, t->pol.n_cqs - 1);
+
+			if (rnd(&s, 0, 1))
+				t->pol.nominal[c][rnd(&s, 0, t->pol.n_flv[c] - 1)][rnd(&s, 0, 1)] +=
+				    rnd(&s, 1, 3);
+			else
+				t->pol.stop[c] =
+				    rnd(&s, 0, 3) ? QUEUE_STOP_NONE : (queue_stop_t)rnd(&s, 1, 2);
+			cq_put(t->q, &t->pol, c, true);
 		} else if (a < 90) {
 			queue_t *p = restore_copy(t);
 
@@ -696,7 +718,7 @@ static void traces(void **state)
 	if (block == N_TESTS - 1) {
 		print_message("# %llu traces, %llu cycles, %llu admissions (%llu StrictFIFO), "
 			      "%llu set aside, evictions: %llu in-CQ, %llu reclaim, %llu fair, "
-			      "%llu reclaim-while-borrowing, %llu ready-timeout\n",
+			      "%llu reclaim-while-borrowing, %llu ready-timeout, %llu drained\n",
 			      (unsigned long long)seen_total.restores,
 			      (unsigned long long)seen_total.cycles,
 			      (unsigned long long)seen_total.admissions,
@@ -706,10 +728,12 @@ static void traces(void **state)
 			      (unsigned long long)seen_total.evictions[1],
 			      (unsigned long long)seen_total.evictions[2],
 			      (unsigned long long)seen_total.evictions[3],
-			      (unsigned long long)seen_total.evictions[4]);
+			      (unsigned long long)seen_total.evictions[4],
+			      (unsigned long long)seen_total.evictions[5]);
 		assert_true(seen_total.restores == N_TESTS * TRACES_PER_TEST);
 		assert_true(seen_total.evictions[0] > 0 && seen_total.evictions[1] > 0 &&
-			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0);
+			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0 &&
+			    seen_total.evictions[5] > 0);
 		assert_true(seen_total.strict_admissions > 0 && seen_total.changes > 0);
 	}
 }
