@@ -629,6 +629,33 @@ static void scenario_namespace_selector(void **state)
 	sim_trace_destroy(t);
 }
 
+/* A series that would pass SIM_SAMPLES_MAX samples doubles its interval. */
+static void utilization_sample_cap(void **state)
+{
+	static const char text[] =
+	    POLICY "spec:\n  options: {sampleInterval: 1ms}\n  arrivals:\n"
+		   "  - {at: 0, name: long, localQueue: team-a/lq, runtime: 10m,"
+		   "     podSets: [{requests: {nvidia.com/gpu: 3}}]}\n";
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *r = run_ok(t, NULL);
+	char *json = report_text(r);
+	const char *samples;
+	size_t commas = 0;
+
+	(void)state;
+	/* 600,000 ms: 1 -> 2 -> 4 -> 8 ms gives 75,001 samples */
+	assert_non_null(strstr(json, "\"capacity\": 4, \"average\": 0.7500, \"useful\": 0.7500, "
+				     "\"sampleIntervalMs\": 8,"));
+	samples = strstr(json, "\"samples\": [");
+	assert_non_null(samples);
+	for (const char *c = samples; *c && *c != ']'; c++)
+		commas += *c == ',';
+	assert_int_equal(commas + 1, 75001);
+	free(json);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+}
+
 static const char busy[] = POLICY
     "spec:\n"
     "  options: {cycleInterval: 50ms}\n"
@@ -718,6 +745,7 @@ int main(void)
 	    cmocka_unit_test(scenario_preemption),
 	    cmocka_unit_test(scenario_gangs_and_nofit),
 	    cmocka_unit_test(scenario_namespace_selector),
+	    cmocka_unit_test(utilization_sample_cap),
 	    cmocka_unit_test(determinism),
 	    cmocka_unit_test(state_dir_resume),
 	};
