@@ -86,8 +86,8 @@ static void write_file(const char *dir, const char *name, const void *data, size
 	assert_int_equal(rename(tmp, path), 0);
 }
 
-/* A self-signed ECDSA P-256 pair for 127.0.0.1 with serial 0x10 00 00 nn,
- * as PEM (gnutls_free both). */
+/* A self-signed ECDSA P-256 pair for 127.0.0.1 with serial 0x10 00 00 nn
+ * (0x90 00 00 nn, top bit set, when n > 0xff), as PEM (gnutls_free both). */
 typedef struct {
 	gnutls_datum_t crt; /* PEM certificate */
 	gnutls_datum_t key; /* PEM private key */
@@ -98,7 +98,7 @@ static void pair_make(unsigned n, test_pair_t *out)
 {
 	gnutls_x509_privkey_t key;
 	gnutls_x509_crt_t crt;
-	unsigned char serial[4] = {0x10, 0, 0, (unsigned char)n};
+	unsigned char serial[5] = {0, n > 0xff ? 0x90 : 0x10, 0, 0, (unsigned char)n};
 	unsigned char ip[4] = {127, 0, 0, 1};
 	time_t now = time(NULL);
 
@@ -109,7 +109,10 @@ static void pair_make(unsigned n, test_pair_t *out)
 	    0);
 	assert_int_equal(gnutls_x509_crt_init(&crt), 0);
 	assert_int_equal(gnutls_x509_crt_set_version(crt, 3), 0);
-	assert_int_equal(gnutls_x509_crt_set_serial(crt, serial, sizeof(serial)), 0);
+	/* DER: a positive INTEGER whose top bit is set starts with 00 */
+	assert_int_equal(gnutls_x509_crt_set_serial(crt, serial + (n <= 0xff),
+						    sizeof(serial) - (n <= 0xff)),
+			 0);
 	assert_int_equal(gnutls_x509_crt_set_activation_time(crt, now - 3600), 0);
 	assert_int_equal(gnutls_x509_crt_set_expiration_time(crt, now + 86400), 0);
 	assert_int_equal(
@@ -121,7 +124,7 @@ static void pair_make(unsigned n, test_pair_t *out)
 	assert_int_equal(gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0), 0);
 	assert_int_equal(gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &out->crt), 0);
 	assert_int_equal(gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &out->key), 0);
-	snprintf(out->serial, sizeof(out->serial), "100000%02X", n & 0xff);
+	snprintf(out->serial, sizeof(out->serial), "%s0000%02X", n > 0xff ? "90" : "10", n & 0xff);
 	gnutls_x509_crt_deinit(crt);
 	gnutls_x509_privkey_deinit(key);
 }
@@ -602,6 +605,18 @@ static void tls_pair_load_checks(void **state)
 	assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_OK);
 	assert_string_equal(webhook_tls_pair_serial(pair), a.serial);
 	assert_true(webhook_tls_pair_not_after(pair) > (int64_t)time(NULL));
+	{ /* a serial with its top bit set prints without DER's leading 00 */
+		test_pair_t hi;
+		webhook_tls_pair_t *p2 = NULL;
+
+		pair_make(0x1a5, &hi);
+		pair_write(dir, &hi, &hi);
+		assert_int_equal(webhook_tls_pair_load(dir, &p2, &d), GPUQ_OK);
+		assert_string_equal(webhook_tls_pair_serial(p2), "900000A5");
+		webhook_tls_pair_unref(p2);
+		pair_free_pem(&hi);
+		pair_write(dir, &a, &a);
+	}
 	assert_ptr_equal(webhook_tls_pair_ref(pair), pair);
 	webhook_tls_pair_unref(pair);
 	webhook_tls_pair_unref(pair);

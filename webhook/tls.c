@@ -109,8 +109,14 @@ static int pair_import_chain(webhook_tls_pair_t *pair, const char *dir, const gn
 	pair->n_pcerts = n;
 	pair->not_after = (int64_t)gnutls_x509_crt_get_expiration_time(crts[0]);
 	if (gnutls_x509_crt_get_serial(crts[0], serial, &serial_len) == 0) {
-		for (size_t i = 0; i < serial_len; i++)
-			snprintf(pair->serial + 2 * i, 3, "%02X", serial[i]);
+		size_t skip = 0;
+
+		/* DER puts a 00 before a serial whose top bit is set; openssl
+		 * prints the number without it. */
+		while (skip + 1 < serial_len && serial[skip] == 0)
+			skip++;
+		for (size_t i = skip; i < serial_len; i++)
+			snprintf(pair->serial + 2 * (i - skip), 3, "%02X", serial[i]);
 	}
 out:
 	for (unsigned i = 0; i < n; i++)
