@@ -36,7 +36,7 @@ enum { EV_FINISH = 0, EV_READY = 1 }; /* at one instant, finishes go first */
 typedef struct {
 	int64_t at;   /* when */
 	uint32_t wid; /* arrival index */
-	uint16_t run; /* the workload's eviction count when scheduled: stale if it moved on */
+	uint32_t run; /* the workload's eviction count when scheduled: stale if it moved on */
 	uint8_t kind; /* EV_* */
 } event_t;
 
@@ -621,7 +621,7 @@ static uint64_t get_u64(const uint8_t **p)
 }
 
 #define PROGRESS_LEN (1 + 8 * 12)
-#define OUTCOME_LEN (1 + 8 * 5 + 4 + 2 + 1 + 1)
+#define OUTCOME_LEN (1 + 8 * 5 + 4 + 4 + 1 + 1)
 #define EVICTION_LEN (1 + 8 * 2 + 4 * 2 + 48)
 
 static void encode_progress(const struct sim *s, uint8_t *buf)
@@ -685,8 +685,8 @@ static void encode_outcome(const sim_outcome_t *o, uint8_t *buf)
 	put_u64(&p, (uint64_t)o->amount);
 	for (int i = 0; i < 4; i++)
 		*p++ = (uint8_t)(o->cq >> (8 * i));
-	*p++ = (uint8_t)o->preemptions;
-	*p++ = (uint8_t)(o->preemptions >> 8);
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint8_t)(o->preemptions >> (8 * i));
 	*p++ = o->state;
 	*p++ = o->timeouts;
 }
@@ -787,9 +787,10 @@ static int scan_outcome(void *ctx, unsigned type, const void *key, size_t klen, 
 	o->amount = (int64_t)get_u64(&p);
 	o->cq = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 	p += 4;
-	o->preemptions = (uint16_t)(p[0] | p[1] << 8);
-	o->state = p[2];
-	o->timeouts = p[3];
+	o->preemptions =
+	    (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	o->state = p[4];
+	o->timeouts = p[5];
 	if (o->state > SIM_WL_DROPPED)
 		return gpuq_diag_set(c->diag, GPUQ_ECORRUPT,
 				     "workload record %" PRIu32 ": bad state %u", wid, o->state);

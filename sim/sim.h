@@ -185,7 +185,7 @@ typedef struct {
 	bool no_sync;	       /* skip fsync on commit (faster, survives kill but not crash) */
 } sim_run_options_t;
 
-/* Per-workload outcome, in arrival order. 48 bytes. */
+/* Per-workload outcome, in arrival order. 56 bytes. */
 typedef struct {
 	int64_t first_admit_ms; /* first admission, -1 if never admitted */
 	int64_t last_admit_ms;	/* admission of the current or final run, -1 if never */
@@ -193,7 +193,7 @@ typedef struct {
 	int64_t run_ms;		/* time spent admitted in runs that were evicted */
 	int64_t amount;		/* utilization-resource amount while admitted */
 	uint32_t cq;		/* ClusterQueue index (policy_cq_at) */
-	uint16_t preemptions;	/* evictions of any reason */
+	uint32_t preemptions;	/* evictions of any reason */
 	uint8_t state;		/* SIM_WL_* */
 	uint8_t timeouts;	/* Ready-timeout evictions (gangs) */
 } sim_outcome_t;
