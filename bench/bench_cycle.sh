@@ -10,7 +10,8 @@
 #     queue_cycle_run, cycles, mean cycle.
 #   - bytes per queued workload as the core counts them (target < 1 KiB).
 #   - with valgrind: instructions per no-change cycle (callgrind, only inside
-#     the measured loop).
+#     the measured loop); with BENCH_CALLGRIND_DRAIN=1 also the drain's
+#     instructions inside queue_cycle_run (takes a few minutes).
 # Builds build/bench/bench_cycle from bench/bench_cycle.c and the core's
 # sources with cc directly. A MISS is a finding: exit 0 when it measured,
 # 1 when it could not run. Env: BENCH_BUILD (default build/bench),
@@ -60,6 +61,14 @@ if command -v valgrind >/dev/null 2>&1; then
 		>"$TMP/cg.stdout" 2>"$TMP/cg.stderr" || exit 1
 	ir=$(awk '/Collected :/ { print $NF }' "$TMP/cg.stderr")
 	say "callgrind: $((ir / 1000)) instructions per no-change cycle (1,000 cycles: $ir)"
+	if [ "${BENCH_CALLGRIND_DRAIN:-0}" = 1 ]; then
+		valgrind --tool=callgrind --callgrind-out-file="$TMP/cgd.out" \
+			--toggle-collect=queue_cycle_run "$BIN" drain 50000 1000 \
+			>"$TMP/cgd.stdout" 2>"$TMP/cgd.stderr" || exit 1
+		ir=$(awk '/Collected :/ { print $NF }' "$TMP/cgd.stderr")
+		cycles=$(awk '$1 == "drain_cycles" { print $2 }' "$TMP/cgd.stdout")
+		say "callgrind: drain 50,000/1,000: $ir instructions in queue_cycle_run, $((ir / cycles)) per cycle"
+	fi
 else
 	say "callgrind: skipped (no valgrind)"
 fi
