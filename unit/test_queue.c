@@ -673,6 +673,35 @@ static void borrow_within_cohort(void **st)
 	}
 }
 
+/* Kueue's head order across a cohort without fair sharing: a head that fits
+ * within its CQ's nominal goes before one that would borrow, whatever their
+ * priorities. */
+static void head_order_non_borrowing_first(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t da = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+	cqdef_t db = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+	adm_t a[] = {{"b0", 0, 0, 1}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq-a", &da);
+	add_cq(q, "cq-b", &db);
+	add_lq(q, "ns", "la", "cq-a");
+	add_lq(q, "ns", "lb", "cq-b");
+	admit_all(q, "lb", a, 2, &now);		     /* 3 free in the cohort */
+	add_wl(q, "a-borrows", "ns", "la", 9, 1, 3); /* 3 > cq-a's nominal 2 */
+	add_wl(q, "b-fits", "ns", "lb", 0, 2, 1);    /* within cq-b's nominal */
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_admissions, 1);
+	assert_string_equal(r.admissions[0].uid, "b-fits");
+	assert_false(r.admissions[0].borrows);
+	assert_int_equal(wait_of(q, "a-borrows"), QUEUE_WAIT_QUOTA);
+	queue_destroy(q);
+}
+
 /* Two preemptors never share a victim; each victim is evicted once. */
 static void overlapping_preemptors(void **st)
 {
@@ -1449,6 +1478,7 @@ int main(void)
 	    cmocka_unit_test(reclaim_spares_cq_within_nominal),
 	    cmocka_unit_test(borrow_within_cohort),
 	    cmocka_unit_test(overlapping_preemptors),
+	    cmocka_unit_test(head_order_non_borrowing_first),
 	    cmocka_unit_test(eviction_confirmation),
 	    cmocka_unit_test(fair_sharing_order),
 	    cmocka_unit_test(fair_sharing_preemption),
