@@ -530,6 +530,11 @@ deny("validate-job-pod-without-managed-label", "validate",
      review("Pod", pod(labels={"app": "train"}, annotations=ADMITTED, owner="train"),
             user=JOBCTRL),
      "annotation gpuq.dev/admitted is honoured only on Pods the Job controller creates")
+deny("validate-pod-quota-memory-exceeded", "validate",
+     review("Pod", pod(ns="team-e", labels=Q, gates=GATED, containers=[full(mem="100Gi")]),
+            ns="team-e"),
+     "exceeded quota: team-e-quota, requested: memory=100Gi, used: memory=0, limited: "
+     "memory=64Gi")
 
 
 def main():
