@@ -491,8 +491,10 @@ static void validate_update_pod(webhook_review_t *r, webhook_workload_t *w,
 	} else if (w->admitted && !old->admitted) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Pod \"%s\": annotation %s may be set only by gpuq's "
-				      "controller (%s)",
-				      w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+				      "controller (%s); remove it: gpuq admits the Pod from queue "
+				      "%s/%s",
+				      w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user, r->ns,
+				      old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
 	} else if (!old_gated && !streq(old->queue, w->queue)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Pod \"%s\": label %s cannot change after admission (was "

@@ -537,6 +537,20 @@ deny("validate-pod-quota-memory-exceeded", "validate",
      "memory=64Gi")
 
 
+case("mutate-pod-with-node-name", "mutate",
+     review("Pod", pod(labels=Q, node="gpu-node-1")), patch=None)
+deny("validate-tenant-sets-pod-admitted", "validate",
+     review("Pod", pod(labels=Q, gates=GATED, annotations=ADMITTED), op="UPDATE",
+            old=pod(labels=Q, gates=GATED)),
+     "Pod \"nb\": annotation gpuq.dev/admitted may be set only by gpuq's controller "
+     "(system:serviceaccount:gpuq-system:gpuq); remove it: gpuq admits the Pod from queue "
+     "team-a/default")
+deny("validate-job-queue-change-while-queued-unknown", "validate",
+     review("Job", job(labels={"gpuq.dev/queue-name": "nope"}, suspend=True), op="UPDATE",
+            old=job(labels=Q, suspend=True)),
+     'label gpuq.dev/queue-name is "nope", but namespace team-a has no LocalQueue "nope"')
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
