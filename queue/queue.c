@@ -1097,6 +1097,19 @@ static void cslot_quota(cohort_t *h, const slot_t *s, int sign)
 	cs->borrowed += sign * over(s->usage, slot_guaranteed(s));
 }
 
+/* Whether the cohort can take these slots' nominal quota (replacing `old`
+ * ones, same order, when not NULL) within QUEUE_COHORT_AMOUNT_MAX. */
+static bool cohort_room(const cohort_t *h, const slot_t *slots, const slot_t *old, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t sum = h->slots[slots[i].cslot].nominal - (old ? old[i].nominal : 0);
+
+		if (sum + slots[i].nominal > QUEUE_COHORT_AMOUNT_MAX)
+			return false;
+	}
+	return true;
+}
+
 /* Allocate and fill the quota slots of a CQ whose groups cq_build made. */
 static int cq_fill_slots(const queue_cq_spec_t *spec, cq_t *c, uint32_t n_slots, gpuq_diag_t *diag)
 {
@@ -1116,8 +1129,8 @@ static int cq_fill_slots(const queue_cq_spec_t *spec, cq_t *c, uint32_t n_slots,
 				if (qs->nominal < 0 || qs->borrowing_limit < QUEUE_UNLIMITED ||
 				    qs->lending_limit < QUEUE_UNLIMITED ||
 				    qs->lending_limit > qs->nominal ||
-				    qs->nominal > INT64_MAX / 4 ||
-				    qs->borrowing_limit > INT64_MAX / 4)
+				    qs->nominal > QUEUE_AMOUNT_MAX ||
+				    qs->borrowing_limit > QUEUE_AMOUNT_MAX)
 					return gpuq_diag_set(
 					    diag, GPUQ_EINVAL,
 					    "ClusterQueue \"%s\": flavor \"%s\" resource \"%s\": "
@@ -1272,6 +1285,13 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 		if (rc)
 			goto fail;
 	}
+	if (!cohort_room(h, c.slots, NULL, c.n_slots)) {
+		rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
+				   "ClusterQueue \"%s\": its cohort's total "
+				   "quota would exceed 2^61",
+				   spec->name);
+		goto fail;
+	}
 	if (grow(&q->cqs, &q->cap_cqs, q->cq_names.n + 1, sizeof(*q->cqs)) ||
 	    grow(&h->cqs.v, &h->cqs.cap, h->cqs.n + 1, sizeof(uint32_t))) {
 		rc = GPUQ_ENOMEM;
@@ -1340,6 +1360,15 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 					   spec->name);
 			goto out;
 		}
+	}
+	for (uint32_t s = 0; s < n.n_slots; s++)
+		n.slots[s].cslot = c->slots[s].cslot;
+	if (!cohort_room(h, n.slots, c->slots, n.n_slots)) {
+		rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
+				   "ClusterQueue \"%s\": its cohort's total "
+				   "quota would exceed 2^61",
+				   spec->name);
+		goto out;
 	}
 	for (uint32_t s = 0; s < c->n_slots; s++) {
 		slot_t *o = &c->slots[s];
@@ -1535,7 +1564,7 @@ static int tmpl_build(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq
 					     "pod set \"%s\": negative request "
 					     "for %s",
 					     ps->name ? ps->name : "", ps->requests[i].resource);
-		if (ps->requests[i].amount > INT64_MAX / 4 / (ps->count > 0 ? ps->count : 1))
+		if (ps->requests[i].amount > QUEUE_AMOUNT_MAX / (ps->count > 0 ? ps->count : 1))
 			return gpuq_diag_set(diag, GPUQ_ERANGE,
 					     "pod set \"%s\": request for %s "
 					     "too large",

@@ -57,6 +57,12 @@
 #define QUEUE_TAINTS_MAX 32	     /* taints per flavor */
 #define QUEUE_KEY_MAX 512	     /* bytes in a record key (ns/name fits) */
 #define QUEUE_RECORD_MAX (1 << 20)   /* bytes in one encoded record value */
+/* Largest quota (nominal, borrowingLimit) and largest pod set request
+ * (count * per-pod amount): 2^50, a PiB in bytes or 10^12 cores in
+ * millicores. A cohort's summed quota is capped at 2^61. Together they keep
+ * every sum the core forms inside int64. */
+#define QUEUE_AMOUNT_MAX ((int64_t)1 << 50)
+#define QUEUE_COHORT_AMOUNT_MAX ((int64_t)1 << 61)
 
 /* "No limit" for borrowing_limit / lending_limit, "no such object" for ids. */
 #define QUEUE_UNLIMITED (-1)

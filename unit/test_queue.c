@@ -1242,8 +1242,45 @@ static void input_errors(void **st)
 	assert_int_equal(queue_workload_finish(q, "nope", 11), GPUQ_ENOTFOUND);
 	assert_int_equal(queue_workload_delete(q, "x", 11), GPUQ_OK);
 	assert_int_equal(queue_workload_delete(q, "x", 11), GPUQ_ENOTFOUND);
+	/* amounts stay where int64 sums cannot overflow */
+	ps.count = 4;
+	req.amount = QUEUE_AMOUNT_MAX / 2;
+	s.uid = "huge";
+	assert_int_equal(queue_workload_add(q, &s, 12, NULL, &diag), GPUQ_ERANGE);
 	queue_destroy(q);
 	queue_destroy(NULL);
+}
+
+static void quota_caps(void **st)
+{
+	queue_t *q = mkq(false);
+	static const char *const cov[] = {"gpu"};
+	queue_quota_spec_t qs = {QUEUE_AMOUNT_MAX, U, U};
+	queue_flavor_quota_spec_t fl = {"f", &qs};
+	queue_group_spec_t g = {cov, 1, &fl, 1};
+	queue_cq_spec_t cs = {.cohort = "co", .groups = &g, .n_groups = 1};
+	char name[16];
+	int rc = GPUQ_OK, n = 0;
+
+	(void)st;
+	add_flavor(q, "f");
+	{
+		queue_quota_spec_t bad = {QUEUE_AMOUNT_MAX + 1, U, U};
+		queue_flavor_quota_spec_t bfl = {"f", &bad};
+		queue_group_spec_t bg = {cov, 1, &bfl, 1};
+		queue_cq_spec_t bcs = {.name = "too-big", .groups = &bg, .n_groups = 1};
+
+		assert_int_equal(queue_cq_add(q, &bcs, NULL, NULL), GPUQ_EINVAL);
+	}
+	/* 2^11 CQs of 2^50 fill a cohort's 2^61; the next one is refused */
+	while (rc == GPUQ_OK && n < 5000) {
+		snprintf(name, sizeof(name), "cq%d", n++);
+		cs.name = name;
+		rc = queue_cq_add(q, &cs, NULL, NULL);
+	}
+	assert_int_equal(rc, GPUQ_ELIMIT);
+	assert_int_equal(n, 2049);
+	queue_destroy(q);
 }
 
 /* ---- records ---- */
@@ -1491,6 +1528,7 @@ int main(void)
 	    cmocka_unit_test(explain_cohort_limit),
 	    cmocka_unit_test(stop_policy_and_quota_update),
 	    cmocka_unit_test(input_errors),
+	    cmocka_unit_test(quota_caps),
 	    cmocka_unit_test(records_round_trip_and_corruption),
 	    cmocka_unit_test(dirty_tracking),
 	    cmocka_unit_test(memory_per_workload),
