@@ -44,7 +44,7 @@ static void usage(FILE *out)
 		"  --help            show this help\n"
 		"\n"
 		"At least one --dns or --ip is required; both may repeat. Exit 0 on success,\n"
-		"1 on bad values or failure, 2 on usage errors.\n",
+		"1 on bad values or failure, 2 on usage errors (a missing required flag too).\n",
 		CERTS_DAYS_MIN, CERTS_DAYS_MAX, CERTS_DAYS_DEFAULT, CERTS_CA_DAYS_DEFAULT);
 }
 
@@ -159,6 +159,11 @@ static int opts_parse(int argc, char **argv, certs_opts_t *o, bool *done)
 	}
 	if (!o->out) {
 		fprintf(stderr, "gpuq certs: --out DIR is required\n");
+		usage(stderr);
+		return 2;
+	}
+	if (!o->n_dns && !o->n_ips) { /* a required flag missing: a usage error */
+		fprintf(stderr, "gpuq certs: at least one --dns NAME or --ip ADDR is required\n");
 		usage(stderr);
 		return 2;
 	}

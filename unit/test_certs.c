@@ -673,7 +673,7 @@ static void cli_exit_codes(void **state)
 		const char *needle;
 	} cases[] = {
 	    {"--dns a.example --ip 1.2.3", 1, "--ip: \"1.2.3\": not an IPv4 or IPv6 address"},
-	    {"", 1, "no names given"},
+	    {"", 2, "at least one --dns NAME or --ip ADDR is required"},
 	    {"--dns a --days 0", 1, "--days: 0: must be 1 to 3650"},
 	    {"--dns a --days 3651", 1, "--days: 3651"},
 	    {"--dns a --days ten", 1, "--days: \"ten\": not a whole number"},
