@@ -262,7 +262,9 @@ int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *di
 	int rc;
 
 	if (!s || len == 0)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "invalid quantity \"\": empty");
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "invalid quantity \"\": empty (expected a number with an "
+				     "optional suffix, e.g. 1, 500m, 2Gi)");
 	if (len > QUOTA_QTY_STR_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "invalid quantity \"%s...\": longer than %d characters",

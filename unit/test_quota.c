@@ -205,6 +205,10 @@ static void qty_parse_diag_names_value(void **state)
 	/* an embedded NUL is not a digit */
 	assert_int_equal(quota_qty_parse("1\0", 2, &q, &d), GPUQ_EINVAL);
 	assert_int_equal(quota_qty_parse(NULL, 0, &q, NULL), GPUQ_EINVAL);
+	/* an empty value says what a quantity looks like */
+	assert_int_equal(quota_qty_parse("", 0, &q, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "invalid quantity \"\": empty (expected a number with an "
+				   "optional suffix, e.g. 1, 500m, 2Gi)");
 }
 
 static void qty_equal_across_formats(void **state)
