@@ -207,10 +207,11 @@ static int group_setup(void **state)
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
 	snprintf(g_url, sizeof(g_url), "https://127.0.0.1:%d", port);
 	{
+		/* --gpu-resource as unit/golden/gen_cases.py says */
 		const char *argv[] = {
-		    binbuf, "serve",	    "--listen",		  listen,	 "--cert-dir",
-		    g_tmp,  "--policy-dir", GOLDEN_DIR "/policy", "--state-dir", state_dir,
-		    "--gpu-resource", "amd.com/gpu", /* as unit/golden/gen_cases.py says */
+		    binbuf,	   "serve",   "--listen",	listen,
+		    "--cert-dir",  g_tmp,     "--policy-dir",	GOLDEN_DIR "/policy",
+		    "--state-dir", state_dir, "--gpu-resource", "amd.com/gpu",
 		    NULL};
 
 		g_server = spawn(argv, log, 0);

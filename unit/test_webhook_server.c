@@ -110,9 +110,8 @@ static void pair_make(unsigned n, test_pair_t *out)
 	assert_int_equal(gnutls_x509_crt_init(&crt), 0);
 	assert_int_equal(gnutls_x509_crt_set_version(crt, 3), 0);
 	/* DER: a positive INTEGER whose top bit is set starts with 00 */
-	assert_int_equal(gnutls_x509_crt_set_serial(crt, serial + (n <= 0xff),
-						    sizeof(serial) - (n <= 0xff)),
-			 0);
+	assert_int_equal(
+	    gnutls_x509_crt_set_serial(crt, serial + (n <= 0xff), sizeof(serial) - (n <= 0xff)), 0);
 	assert_int_equal(gnutls_x509_crt_set_activation_time(crt, now - 3600), 0);
 	assert_int_equal(gnutls_x509_crt_set_expiration_time(crt, now + 86400), 0);
 	assert_int_equal(

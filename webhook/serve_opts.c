@@ -351,4 +351,3 @@ int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag
 				     opts->state_dir, strerror(errno));
 	return GPUQ_OK;
 }
-

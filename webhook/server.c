@@ -606,7 +606,7 @@ static enum MHD_Result body_drop(webhook_server_t *srv, request_t *rq, size_t n)
  * answer rc's HTTP code when the body ends. */
 static enum MHD_Result body_refuse(webhook_server_t *srv, request_t *rq, int rc, size_t n)
 {
-	rq->refused = rc == GPUQ_ELIMIT	   ? MHD_HTTP_CONTENT_TOO_LARGE
+	rq->refused = rc == GPUQ_ELIMIT	  ? MHD_HTTP_CONTENT_TOO_LARGE
 		      : rc == GPUQ_EAGAIN ? MHD_HTTP_SERVICE_UNAVAILABLE
 					  : MHD_HTTP_INTERNAL_SERVER_ERROR;
 	rq->collecting = false;
@@ -903,4 +903,3 @@ webhook_metrics_t *webhook_server_metrics(webhook_server_t *srv)
 {
 	return srv->metrics;
 }
-

@@ -28,7 +28,6 @@
 
 #include "webhook/tls_internal.h"
 
-
 static int read_file(const char *dir, const char *name, gnutls_datum_t *out, gpuq_diag_t *diag)
 {
 	char path[PATH_MAX];
@@ -351,4 +350,3 @@ webhook_tls_poll_t webhook_tls_poll(webhook_tls_t *tls, gpuq_diag_t *diag)
 	tls->pending = false;
 	return WEBHOOK_TLS_REFUSED;
 }
-
