@@ -2196,7 +2196,8 @@ static int emit_admission(queue_t *q, uint32_t id, bool borrows)
 static void res_finish(queue_t *q, queue_result_t *out)
 {
 	for (size_t i = 0; i < q->n_res_adm; i++)
-		q->res_adm[i].assign = q->res_asg + (uintptr_t)q->res_adm[i].assign;
+		q->res_adm[i].assign =
+		    q->res_asg ? q->res_asg + (uintptr_t)q->res_adm[i].assign : NULL;
 	for (size_t i = 0; i < q->n_res_ev; i++)
 		q->res_ev[i].message = q->res_msg + (uintptr_t)q->res_ev[i].message;
 	if (!out)
@@ -2308,6 +2309,10 @@ static int wl_spec_check(const queue_workload_spec_t *s, gpuq_diag_t *diag)
 					     "workload %s: pod set %zu: count %d "
 					     "outside 1..1000000",
 					     s->uid, i, s->podsets[i].count);
+	if (s->created_ms < -QUEUE_TIME_MAX || s->created_ms > QUEUE_TIME_MAX)
+		return gpuq_diag_set(diag, GPUQ_ERANGE,
+				     "workload %s: creation time %" PRId64 " out of range", s->uid,
+				     s->created_ms);
 	if (s->gang_total < 0 || s->gang_total > 1000000 || s->pods_present < 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "workload %s: bad gang counts", s->uid);
 	return GPUQ_OK;
@@ -3840,6 +3845,8 @@ static void expire_backoffs(queue_t *q, int64_t now)
 
 static int clock_advance(queue_t *q, int64_t now)
 {
+	if (now < -QUEUE_TIME_MAX || now > QUEUE_TIME_MAX)
+		return GPUQ_ERANGE;
 	if (q->last_now != INT64_MIN && now < q->last_now)
 		return GPUQ_EINVAL;
 	if (now != q->last_now) {
@@ -4934,6 +4941,12 @@ int queue_dirty_all(queue_t *q)
 
 /* ---- restore ---- */
 
+/* A time from a record: within +-QUEUE_TIME_MAX, or INT64_MIN ("never"). */
+static bool time_ok(int64_t t)
+{
+	return t == INT64_MIN || (t >= -QUEUE_TIME_MAX && t <= QUEUE_TIME_MAX);
+}
+
 static int apply_meta(queue_t *q, rd_t *r)
 {
 	uint64_t cycles = get_u64(r);
@@ -4944,7 +4957,8 @@ static int apply_meta(queue_t *q, rd_t *r)
 	rd_t names;
 	uint32_t co;
 
-	if (r->bad || n > q->cohort_names.n)
+	if (r->bad || n > q->cohort_names.n || !time_ok(now) || !time_ok(sample) ||
+	    (sample != INT64_MIN && now != INT64_MIN && sample > now))
 		return GPUQ_ECORRUPT;
 	names = *r;
 	for (uint32_t i = 0; i < n; i++) {
@@ -5204,25 +5218,30 @@ static int dec_names(queue_t *q, rd_t *r, dec_state_t *st)
 }
 
 /* Put a restored workload where its state says. */
+/* Put a restored workload where its state says. On failure (allocation)
+ * nothing was placed, so wl_forget undoes the creation. */
 static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 {
 	wl_t *w = W(q, id);
 	cq_t *c = &q->cqs[w->cq];
 	lq_t *l = &q->lqs[w->lq];
-	int rc = GPUQ_OK;
 
 	switch (w->state) {
 	case QUEUE_WL_PENDING:
+		if (st->where == W_BACKOFF) {
+			if (timer_push(q, &q->backoff_timers, w->eligible_ms, id))
+				return GPUQ_ENOMEM;
+			w->where = W_BACKOFF;
+		} else if (st->where == W_ASIDE) {
+			if (wl_attach(q, id, W_ASIDE))
+				return GPUQ_ENOMEM;
+		} else if (st->where == W_HEAP || !gang_waiting(w)) {
+			if (wl_attach(q, id, W_HEAP))
+				return GPUQ_ENOMEM;
+		}
 		l->n_pending++;
 		c->n_pending++;
-		if (st->where == W_ASIDE)
-			rc = wl_attach(q, id, W_ASIDE);
-		else if (st->where == W_BACKOFF)
-			rc = wl_attach(q, id, W_BACKOFF) ||
-			     timer_push(q, &q->backoff_timers, w->eligible_ms, id);
-		else if (st->where == W_HEAP || !gang_waiting(w))
-			rc = wl_attach(q, id, W_HEAP);
-		return rc ? GPUQ_ENOMEM : GPUQ_OK;
+		return GPUQ_OK;
 	case QUEUE_WL_ADMITTED:
 	case QUEUE_WL_EVICTING:
 		if (wl_attach(q, id, W_ADMITTED))
@@ -5235,13 +5254,23 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 				c->slots[w->asg[i].slot].evicting += w->asg[i].a.amount;
 			cohort_of(q, c)->n_evicting++;
 		} else if (!w->ready && ready_watched(q, w)) {
-			rc = timer_push(q, &q->ready_timers,
-					w->admitted_ms + q->cfg.ready_timeout_ms, id);
+			/* lost only to allocation failure: then it has no timeout */
+			(void)timer_push(q, &q->ready_timers,
+					 w->admitted_ms + q->cfg.ready_timeout_ms, id);
 		}
-		return rc;
+		return GPUQ_OK;
 	default:
 		return GPUQ_OK;
 	}
+}
+
+/* Undo wl_create of a workload that was never placed. */
+static void wl_forget(queue_t *q, uint32_t id)
+{
+	map_del(&q->uids, W(q, id)->uid_hash, id);
+	wl_free(q, id);
+	q->n_live--;
+	(void)vpush(&q->free_wls, id);
 }
 
 /* Whether a restored (state, container) pair is one the queue produces. */
@@ -5280,6 +5309,8 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 	st->eligible_ms = (int64_t)get_u64(r);
 	st->why_need = (int64_t)get_u64(r);
 	st->why_free = (int64_t)get_u64(r);
+	if (!time_ok(s->created_ms) || !time_ok(st->admitted_ms) || !time_ok(st->eligible_ms))
+		return GPUQ_ECORRUPT;
 	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
 	    st->where > W_BACKOFF || st->why > WHY_GUARANTEED ||
 	    st->evict_reason > QUEUE_EVICT_STOPPED || st->ready > 1 || !state_where_ok(st))
@@ -5312,6 +5343,28 @@ static void wl_set_state(wl_t *w, const dec_state_t *st)
 	w->requeues = st->requeues;
 	w->preemptions = st->preemptions;
 	w->admit_cycle = st->admit_cycle;
+}
+
+/* A restored assignment names requested resources with their exact totals,
+ * and charging it keeps its CQ's usage within QUEUE_COHORT_AMOUNT_MAX. */
+static bool asg_consistent(const queue_t *q, uint32_t id)
+{
+	const wl_t *w = W(q, id);
+	const cq_t *c = &q->cqs[w->cq];
+
+	for (uint32_t i = 0; i < w->n_asg; i++) {
+		const queue_assign_t *a = &w->asg[i].a;
+		const psref_t *ps = &wl_ps(w)[a->podset];
+		const tmpl_t *t = &q->tmpls[ps->tmpl];
+		bool found = false;
+
+		for (uint32_t k = 0; k < t->n_req && !found; k++)
+			found =
+			    t->res[k] == a->resource && (int64_t)ps->count * t->amt[k] == a->amount;
+		if (!found || c->slots[w->asg[i].slot].usage > QUEUE_COHORT_AMOUNT_MAX - a->amount)
+			return false;
+	}
+	return true;
 }
 
 static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
@@ -5374,11 +5427,16 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 	w->asg = asg;
 	w->n_asg = n_asg;
 	asg = NULL;
-	rc = wl_restore_place(q, id, &st);
-	if (rc) {
-		/* undo: only allocation can fail here */
-		queue_workload_delete(q, uid, 0);
+	if (!asg_consistent(q, id)) {
+		wl_forget(q, id);
+		rc =
+		    gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				  "workload record %s: admission does not match its pod sets", uid);
+		goto out;
 	}
+	rc = wl_restore_place(q, id, &st);
+	if (rc)
+		wl_forget(q, id);
 out:
 	free(asg);
 	free(d);

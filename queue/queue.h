@@ -63,6 +63,10 @@
  * every sum the core forms inside int64. */
 #define QUEUE_AMOUNT_MAX ((int64_t)1 << 50)
 #define QUEUE_COHORT_AMOUNT_MAX ((int64_t)1 << 61)
+/* Times (`now`, creation times) lie within +-2^62 ms (146 million years
+ * either side of the epoch), so time arithmetic cannot overflow; a `now`
+ * outside is GPUQ_ERANGE. */
+#define QUEUE_TIME_MAX ((int64_t)1 << 62)
 
 /* "No limit" for borrowing_limit / lending_limit, "no such object" for ids. */
 #define QUEUE_UNLIMITED (-1)

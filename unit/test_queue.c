@@ -1247,6 +1247,11 @@ static void input_errors(void **st)
 	req.amount = QUEUE_AMOUNT_MAX / 2;
 	s.uid = "huge";
 	assert_int_equal(queue_workload_add(q, &s, 12, NULL, &diag), GPUQ_ERANGE);
+	req.amount = 1;
+	s.created_ms = QUEUE_TIME_MAX + 1;
+	assert_int_equal(queue_workload_add(q, &s, 12, NULL, &diag), GPUQ_ERANGE);
+	assert_int_equal(queue_cycle_run(q, QUEUE_TIME_MAX + 1, NULL), GPUQ_ERANGE);
+	assert_int_equal(queue_tick(q, -QUEUE_TIME_MAX - 1, NULL), GPUQ_ERANGE);
 	queue_destroy(q);
 	queue_destroy(NULL);
 }
