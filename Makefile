@@ -1,6 +1,7 @@
 # gpuq build. `make` builds bin/gpuq; `make test` runs every test and ends
 # with `N passed, N failed`; `make SANITIZE=address test` does the same with
-# AddressSanitizer + UBSan; `make lint`, `make bench`, `make fuzz`.
+# AddressSanitizer + UBSan; `make valgrind`, `make lint`, `make bench`,
+# `make fuzz`.
 
 CC      ?= gcc
 PKGS    := libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl
@@ -45,7 +46,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test unit lint bench fuzz clean format
+.PHONY: all test valgrind lint bench fuzz clean format
 all: bin/gpuq
 
 bin/gpuq: $(BIN)
@@ -86,6 +87,11 @@ fuzz: $(LIBFUZZ_BIN)
 
 test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 	@GPUQ_BIN=$(BIN) BUILD=$(BUILD) SANITIZE=$(SANITIZE) unit/run_tests.sh
+
+# Unit tests and corpus replays under valgrind memcheck (shell suites are
+# left out: they time real servers).
+valgrind: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
+	@GPUQ_BIN=$(BIN) BUILD=$(BUILD) VALGRIND=1 unit/run_tests.sh
 
 lint:
 	@unit/lint.sh

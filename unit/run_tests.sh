@@ -36,15 +36,23 @@ run_one() {
 	fi
 }
 
+# VALGRIND=1 (make valgrind) runs the unit tests and corpus replays under
+# memcheck: any error or definite leak fails the program.
+VG=""
+if [ "${VALGRIND:-}" = 1 ]; then
+	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
+fi
 for t in "$BUILD"/unit/test_*; do
-	[ -x "$t" ] || continue
-	run_one "$(basename "$t")" "$t"
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	case "$t" in *.d) continue ;; esac
+	run_one "$(basename "$t")" $VG "$t"
 done
 for r in "$BUILD"/fuzz/replay_*; do
 	[ -x "$r" ] || continue
 	target=${r##*/replay_}
-	run_one "replay_$target" "$r" "fuzz/corpus/$target"
+	run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"
 done
+[ -n "$VG" ] && { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
 	run_one "$(basename "$s" .sh)" sh "$s"
