@@ -1722,11 +1722,23 @@ static bool tmpl_flavor_ok(queue_t *q, uint32_t tid, uint32_t fid)
 /* Workload order and containers                                       */
 /* ================================================================== */
 
-/* Within a LocalQueue: priority desc, creation asc, uid asc. */
+/* A pending preemptor that keeps the assignment it preempted for: its
+ * victims are gone or going, and the quota they free is meant for it. */
+static bool wl_planned(const wl_t *w)
+{
+	return w->state == QUEUE_WL_PENDING && w->wait == QUEUE_WAIT_PREEMPTING && w->n_asg;
+}
+
+/* Within a LocalQueue: under BestEffortFIFO a planned preemptor first (else
+ * its victims, requeued, take back the quota they just freed and it preempts
+ * them again: a ping-pong); then priority desc, creation asc, uid asc. A
+ * workload's key only changes while it is out of the heap. */
 static int wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 {
 	const wl_t *x = W(q, a), *y = W(q, b);
 
+	if (q->cqs[x->cq].strategy == QUEUE_BEST_EFFORT_FIFO && wl_planned(x) != wl_planned(y))
+		return wl_planned(x) ? -1 : 1;
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
 	if (x->created != y->created)
@@ -3403,6 +3415,13 @@ static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 		}
 		a = W(q, q->lqs[l].heap.v[0]);
 		b = W(q, q->lqs[best].heap.v[0]);
+		if (c->strategy == QUEUE_BEST_EFFORT_FIFO && wl_planned(a) != wl_planned(b)) {
+			if (wl_planned(a)) {
+				best = l;
+				best_key = k;
+			}
+			continue;
+		}
 		if (a->priority != b->priority) {
 			if (a->priority > b->priority) {
 				best = l;
@@ -3432,6 +3451,8 @@ static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
 
 	if (a->hopeless != b->hopeless)
 		return a->hopeless;
+	if (wl_planned(x) != wl_planned(y))
+		return wl_planned(x); /* the quota its victims free is for it */
 	if (q->cfg.fair_sharing) {
 		if (a->share != b->share)
 			return a->share < b->share;
@@ -3641,6 +3662,14 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 		return keep(q, wid);
 	}
 	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
+		if (cohort_of(q, c)->n_evicting && plan_fits_after_evictions(q, wid, t)) {
+			/* quota already being freed covers it: wait, evict no more */
+			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
+			plan_keep(q, wid, t);
+			(void)hold(q, e->cq, t);
+			c->blocked = strict;
+			return keep(q, wid);
+		}
 		if (preemption_targets(q, wid, t)) {
 			for (size_t i = 0; i < q->targets.n; i += 2) {
 				uint32_t v = q->targets.v[i];

@@ -854,6 +854,57 @@ static void fair_sharing_preemption(void **st)
 	}
 }
 
+/* Fair-share preemption must not ping-pong. cq-b's small preemptor p sits
+ * behind a big head that cannot be admitted; it reclaims a2 from cq-a. Once
+ * a2's quota is released, a2 (requeued, its CQ's share low again) used to be
+ * readmitted ahead of p, and p preempted it again: one eviction every other
+ * cycle, forever. Now the preemptor is first to the quota it freed: one
+ * eviction, p admitted, a2 waits and does not preempt back. */
+static void fair_sharing_no_ping_pong(void **st)
+{
+	queue_t *q = mkq(true);
+	cqdef_t da = {.cohort = "co",
+		      .reclaim = QUEUE_RECLAIM_ANY,
+		      .within = QUEUE_WITHIN_LOWER_PRIORITY,
+		      .flavors = {{"f", 2, U, U}}};
+	cqdef_t db = da;
+	cqdef_t dl = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+	adm_t a[] = {{"v", 0, 1, 4}, {"a2", 0, 2, 2}, {NULL, 0, 0, 0}};
+	adm_t b[] = {{"b1", 10, 3, 2}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+	size_t evictions = 0, a2_evicted = 0, p_admitted = 0;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq-a", &da);
+	add_cq(q, "cq-b", &db);
+	add_cq(q, "lender", &dl);
+	add_lq(q, "ns", "la", "cq-a");
+	add_lq(q, "ns", "lb", "cq-b");
+	admit_all(q, "la", a, 3, &now); /* cq-a uses 6 of its 2: borrows 4 */
+	admit_all(q, "lb", b, 2, &now); /* the cohort's 8 are all in use */
+	add_wl(q, "big", "ns", "lb", 100, 50, 8); /* cq-b's head, never fits */
+	add_wl(q, "p", "ns", "lb", 0, 51, 1);
+	for (int i = 0; i < 40; i++) {
+		cycle(q, ++now, &r);
+		evictions += r.n_evictions;
+		for (size_t k = 0; k < r.n_evictions; k++) {
+			assert_string_equal(r.evictions[k].reason_name, "InCohortFairSharing");
+			assert_string_equal(r.evictions[k].preemptor_uid, "p");
+			a2_evicted += !strcmp(r.evictions[k].victim_uid, "a2");
+		}
+		p_admitted += admitted_in(&r, "p");
+	}
+	if (evictions != 1 || a2_evicted != 1)
+		fail_msg("%zu evictions (a2 %zu times) in 40 cycles, want 1", evictions, a2_evicted);
+	assert_int_equal(p_admitted, 1);
+	assert_int_equal(state_of(q, "p"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "a2"), QUEUE_WL_PENDING);
+	assert_int_equal(state_of(q, "v"), QUEUE_WL_ADMITTED);
+	queue_destroy(q);
+}
+
 /* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
  * weighted share and goes first. */
 static void fair_sharing_weights(void **st)
@@ -1524,6 +1575,7 @@ int main(void)
 	    cmocka_unit_test(eviction_confirmation),
 	    cmocka_unit_test(fair_sharing_order),
 	    cmocka_unit_test(fair_sharing_preemption),
+	    cmocka_unit_test(fair_sharing_no_ping_pong),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
