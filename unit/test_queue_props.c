@@ -199,6 +199,8 @@ typedef struct {
 	int n_wl;
 	int64_t now;
 	uint64_t seed;
+	uint8_t fair_pair[MAX_WL * MAX_WL / 8]; /* bit (preemptor, victim): evicted
+						   by fair sharing already */
 } trace_t;
 
 static void check(bool ok, const trace_t *t, const char *what)
@@ -373,6 +375,28 @@ static void check_strict_order(const trace_t *t, const queue_result_t *r)
 					(p.created_ms == a.created_ms && strcmp(p.uid, a.uid) > 0),
 				    t, "StrictFIFO: admitted ahead of an older one in its queue");
 		}
+	}
+}
+
+/* No fair-sharing ping-pong: a preemptor evicts the same victim by fair
+ * sharing at most once (it then goes first to the quota it freed, so the
+ * victim cannot take it back and be preempted by it again). */
+static void check_fair_once(trace_t *t, const queue_result_t *r)
+{
+	for (size_t i = 0; i < r->n_evictions; i++) {
+		const queue_eviction_t *e = &r->evictions[i];
+		long v, p;
+		size_t bit;
+
+		if (e->reason != QUEUE_EVICT_FAIR_SHARING || !e->preemptor_uid)
+			continue;
+		v = strtol(e->victim_uid + 1, NULL, 10); /* test uids are "w<n>" */
+		p = strtol(e->preemptor_uid + 1, NULL, 10);
+		check(v >= 0 && v < MAX_WL && p >= 0 && p < MAX_WL, t, "uids");
+		bit = (size_t)p * MAX_WL + (size_t)v;
+		check(!(t->fair_pair[bit / 8] & (1u << (bit % 8))), t,
+		      "fair sharing: same preemptor evicts the same victim twice");
+		t->fair_pair[bit / 8] |= (uint8_t)(1u << (bit % 8));
 	}
 }
 
@@ -619,8 +643,10 @@ static void after_step(trace_t *t, const queue_result_t *r)
 		seen_total.evictions[r->evictions[i].reason]++;
 	check_quota(t);
 	check_accounting(t);
-	if (r)
+	if (r) {
 		check_strict_order(t, r);
+		check_fair_once(t, r);
+	}
 }
 
 static void run_trace(uint64_t seed)
