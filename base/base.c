@@ -10,20 +10,20 @@ static const struct {
 	int rc;
 	const char *name;
 } err_names[] = {
-	{GPUQ_OK, "ok"},
-	{GPUQ_ENOMEM, "out of memory"},
-	{GPUQ_EINVAL, "invalid input"},
-	{GPUQ_ERANGE, "value out of range"},
-	{GPUQ_ENOTFOUND, "not found"},
-	{GPUQ_EEXIST, "already exists"},
-	{GPUQ_ELIMIT, "limit exceeded"},
-	{GPUQ_EIO, "I/O error"},
-	{GPUQ_ETLS, "TLS error"},
-	{GPUQ_ESTORE, "state store error"},
-	{GPUQ_EHTTP, "HTTP error"},
-	{GPUQ_ECORRUPT, "corrupt data"},
-	{GPUQ_EDENIED, "denied"},
-	{GPUQ_EAGAIN, "try again"},
+    {GPUQ_OK, "ok"},
+    {GPUQ_ENOMEM, "out of memory"},
+    {GPUQ_EINVAL, "invalid input"},
+    {GPUQ_ERANGE, "value out of range"},
+    {GPUQ_ENOTFOUND, "not found"},
+    {GPUQ_EEXIST, "already exists"},
+    {GPUQ_ELIMIT, "limit exceeded"},
+    {GPUQ_EIO, "I/O error"},
+    {GPUQ_ETLS, "TLS error"},
+    {GPUQ_ESTORE, "state store error"},
+    {GPUQ_EHTTP, "HTTP error"},
+    {GPUQ_ECORRUPT, "corrupt data"},
+    {GPUQ_EDENIED, "denied"},
+    {GPUQ_EAGAIN, "try again"},
 };
 
 const char *gpuq_strerror(int rc)

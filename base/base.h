@@ -25,8 +25,8 @@ typedef enum {
 	GPUQ_ENOTFOUND = -4, /* a named object does not exist */
 	GPUQ_EEXIST = -5,    /* an object with that name already exists */
 	GPUQ_ELIMIT = -6,    /* a stated cap (size, depth, count) was hit */
-	GPUQ_EIO = -7,       /* a file or socket operation failed */
-	GPUQ_ETLS = -8,      /* TLS / certificate failure */
+	GPUQ_EIO = -7,	     /* a file or socket operation failed */
+	GPUQ_ETLS = -8,	     /* TLS / certificate failure */
 	GPUQ_ESTORE = -9,    /* the state store failed */
 	GPUQ_EHTTP = -10,    /* an HTTP exchange failed */
 	GPUQ_ECORRUPT = -11, /* stored or received data fails its own checks */
@@ -48,12 +48,12 @@ typedef struct {
  * NULL, in which case nothing is written. Returns rc unchanged so callers can
  * write `return gpuq_diag_set(d, GPUQ_EINVAL, "...")`. */
 int gpuq_diag_set(gpuq_diag_t *diag, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Prefix the existing message with a printf-style context ("file x.yaml:
  * document 2: " + old message). No-op when diag is NULL. */
 void gpuq_diag_prefix(gpuq_diag_t *diag, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 typedef enum {
 	GPUQ_LOG_DEBUG = 0,
@@ -69,17 +69,17 @@ void gpuq_log_set_level(gpuq_log_level_t level);
 /* Write one line to stderr: `<level> <module>: <message>`. Thread-safe (one
  * write(2) per line). Cores (quota, queue, fairshare) never log. */
 void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Bounded copy: copies at most cap-1 bytes and always NUL-terminates.
  * Returns GPUQ_ELIMIT when src did not fit (dst then holds the prefix). */
 int gpuq_strlcpy(char *dst, const char *src, size_t cap);
 
 /* Loud abort for a broken invariant, with file:line. Never for bad input. */
-#define GPUQ_ASSERT(cond)                                                      \
-	do {                                                                   \
-		if (!(cond))                                                   \
-			gpuq_abort(__FILE__, __LINE__, #cond);                 \
+#define GPUQ_ASSERT(cond)                                                                          \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			gpuq_abort(__FILE__, __LINE__, #cond);                                     \
 	} while (0)
 _Noreturn void gpuq_abort(const char *file, int line, const char *what);
 

@@ -9,10 +9,10 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{"serve", cmd_serve, "run the TLS admission webhook"},
-	{"certs", cmd_certs, "make a CA and a serving certificate"},
-	{"simulate", cmd_simulate, "replay a workload trace through the queueing core"},
-	{"store", cmd_store, "check or dump a state store"},
+    {"serve", cmd_serve, "run the TLS admission webhook"},
+    {"certs", cmd_certs, "make a CA and a serving certificate"},
+    {"simulate", cmd_simulate, "replay a workload trace through the queueing core"},
+    {"store", cmd_store, "check or dump a state store"},
 };
 
 static void usage(FILE *out)

@@ -16,13 +16,10 @@ cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr -I. \
 	--enable=warning,portability --suppress=missingIncludeSystem $SRC || fail=1
 echo "lint: clang-tidy"
 CFLAGS="-std=c11 -D_GNU_SOURCE -I. $(pkg-config --cflags libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)"
+TIDY_CHECKS='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition'
 for f in $(echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/'); do
-	clang-tidy --quiet --warnings-as-errors='*' \
-		--checks='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition' \
-		"$f" -- $CFLAGS 2>/dev/null | grep -v '^[0-9]* warnings generated' || true
-	clang-tidy --quiet --warnings-as-errors='*' \
-		--checks='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition' \
-		"$f" -- $CFLAGS >/dev/null 2>&1 || fail=1
+	out=$(clang-tidy --quiet --warnings-as-errors='*' --checks="$TIDY_CHECKS" \
+		"$f" -- $CFLAGS 2>&1) || { fail=1; echo "$out" | grep -v 'warnings generated'; }
 done
 if [ "$fail" -eq 0 ]; then echo "lint: clean"; else echo "lint: FAILED"; fi
 exit $fail

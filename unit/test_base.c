@@ -21,8 +21,9 @@ static void diag_set_and_prefix(void **state)
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
-	assert_int_equal(gpuq_diag_set(&d, GPUQ_EINVAL, "field %s: bad value \"%s\"", "spec.x", "1Gb"),
-			 GPUQ_EINVAL);
+	assert_int_equal(
+	    gpuq_diag_set(&d, GPUQ_EINVAL, "field %s: bad value \"%s\"", "spec.x", "1Gb"),
+	    GPUQ_EINVAL);
 	assert_string_equal(d.msg, "field spec.x: bad value \"1Gb\"");
 	gpuq_diag_prefix(&d, "file %s: document %d: ", "a.yaml", 2);
 	assert_string_equal(d.msg, "file a.yaml: document 2: field spec.x: bad value \"1Gb\"");
@@ -60,10 +61,10 @@ static void strlcpy_bounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(strerror_names_every_code),
-		cmocka_unit_test(diag_set_and_prefix),
-		cmocka_unit_test(diag_truncates),
-		cmocka_unit_test(strlcpy_bounds),
+	    cmocka_unit_test(strerror_names_every_code),
+	    cmocka_unit_test(diag_set_and_prefix),
+	    cmocka_unit_test(diag_truncates),
+	    cmocka_unit_test(strlcpy_bounds),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }
