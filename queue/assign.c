@@ -1,0 +1,481 @@
+/*
+ * queue/assign.c: quota arithmetic and flavor assignment.
+ * See queue.h for the contracts and docs/queueing.md for the rules.
+ */
+#include "queue/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fairshare/fairshare.h"
+
+/* ================================================================== */
+/* Quota arithmetic                                                    */
+/* ================================================================== */
+
+void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta)
+{
+	cq_t *c = &q->cqs[cq];
+	slot_t *s = &c->slots[slot];
+	cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	int64_t g = queue_slot_guaranteed(s);
+
+	cs->borrowed -= queue_over(s->usage, g);
+	s->usage += delta;
+	cs->usage += delta;
+	cs->borrowed += queue_over(s->usage, g);
+}
+
+/* Why available is what it is (for explanations). */
+static uint8_t slot_limit_kind(const queue_t *q, const cq_t *c, const slot_t *s)
+{
+	const cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	int64_t g = queue_slot_guaranteed(s);
+	int64_t local = g > s->usage ? g - s->usage : 0;
+
+	if (!cq_has_cohort(q, c))
+		return WHY_QUOTA_NOMINAL;
+	if (s->blimit >= 0 &&
+	    s->nominal + s->blimit - s->usage < local + cs->lendable - cs->borrowed)
+		return WHY_QUOTA_BLIMIT;
+	return WHY_QUOTA_COHORT;
+}
+
+/* The slot of CQ c for (flavor, resource), or -1. */
+int64_t queue_cq_slot_find(const cq_t *c, uint32_t flavor, uint32_t res)
+{
+	int g, r;
+	const group_t *gr;
+
+	if (res >= QUEUE_RESOURCES_MAX)
+		return -1;
+	g = (int)c->res_group[res];
+	r = (int)c->res_cov[res];
+	if (g < 0)
+		return -1;
+	gr = &c->groups[g];
+	for (uint32_t f = 0; f < gr->n_flv; f++)
+		if (gr->flv[f] == flavor)
+			return gr->base + f * gr->n_cov + (uint32_t)r;
+	return -1;
+}
+
+/* Charge (+1) or release (-1) a workload's assignment to its CQ usage. */
+void queue_wl_charge(queue_t *q, uint32_t id, int sign)
+{
+	wl_t *w = W(q, id);
+
+	for (uint32_t i = 0; i < w->n_asg; i++)
+		queue_usage_add(q, w->cq, w->asg[i].slot, sign * w->asg[i].a.amount);
+}
+
+/* Tenant's admitted amounts per resource (for the decay sample). */
+void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign)
+{
+	lq_t *l = &q->lqs[w->lq];
+
+	if (!l->cur) {
+		l->cur = calloc(QUEUE_RESOURCES_MAX, sizeof(*l->cur));
+		if (!l->cur)
+			return; /* the share then reads 0: a fairness hint, not quota */
+	}
+	for (uint32_t i = 0; i < w->n_asg; i++)
+		l->cur[w->asg[i].a.resource] += sign * w->asg[i].a.amount;
+}
+
+/* A tenant's share now: max queue_over resources of admitted / CQ nominal. */
+double queue_lq_share_now(const queue_t *q, uint32_t lq)
+{
+	const lq_t *l = &q->lqs[lq];
+	const cq_t *c = &q->cqs[l->cq];
+	int64_t nom[QUEUE_RESOURCES_MAX] = {0};
+	double best = 0.0;
+
+	if (!l->cur)
+		return 0.0;
+	for (uint32_t s = 0; s < c->n_slots; s++)
+		nom[c->slots[s].res] += c->slots[s].nominal;
+	for (size_t r = 0; r < q->res_names.n; r++) {
+		double v;
+
+		if (!l->cur[r])
+			continue;
+		v = (double)l->cur[r] / (double)(nom[r] > 0 ? nom[r] : 1);
+		if (v > best)
+			best = v;
+	}
+	return best;
+}
+
+/* The share a workload's assignment adds to its tenant. */
+double queue_wl_share(const queue_t *q, const wl_t *w)
+{
+	const cq_t *c = &q->cqs[w->cq];
+	int64_t nom[QUEUE_RESOURCES_MAX] = {0}, amt[QUEUE_RESOURCES_MAX] = {0};
+	double best = 0.0;
+
+	for (uint32_t s = 0; s < c->n_slots; s++)
+		nom[c->slots[s].res] += c->slots[s].nominal;
+	for (uint32_t i = 0; i < w->n_asg; i++)
+		amt[w->asg[i].a.resource] += w->asg[i].a.amount;
+	for (size_t r = 0; r < q->res_names.n; r++) {
+		double v = (double)amt[r] / (double)(nom[r] > 0 ? nom[r] : 1);
+
+		if (v > best)
+			best = v;
+	}
+	return best;
+}
+
+/* Weighted DRS of CQ c (ppm / weight), with `extra` needs added (may be NULL)
+ * and workload `without` removed (QUEUE_NONE for none). */
+int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
+		       uint32_t without)
+{
+	const cq_t *c = &q->cqs[cq];
+	const cohort_t *h = cohort_of(q, c);
+	fairshare_res_t r[QUEUE_RESOURCES_MAX];
+	size_t n = q->res_names.n;
+
+	memset(r, 0, sizeof(r));
+	for (uint32_t s = 0; s < c->n_slots; s++) {
+		r[c->slots[s].res].usage += c->slots[s].usage;
+		r[c->slots[s].res].nominal += c->slots[s].nominal;
+	}
+	for (size_t s = 0; s < h->n_slots; s++)
+		r[h->slots[s].res].lendable += h->slots[s].lendable;
+	for (size_t i = 0; i < n_extra; i++)
+		r[c->slots[extra[i].slot].res].usage += extra[i].val;
+	if (without != QUEUE_NONE) {
+		const wl_t *w = W(q, without);
+
+		for (uint32_t i = 0; i < w->n_asg; i++)
+			r[w->asg[i].a.resource].usage -= w->asg[i].a.amount;
+	}
+	return fairshare_weighted(fairshare_drs(r, n, NULL), c->weight);
+}
+
+/* ================================================================== */
+/* Flavor assignment                                                   */
+/* ================================================================== */
+
+static int64_t need_val(const try_t *t, uint32_t slot)
+{
+	for (size_t i = 0; i < t->n_need; i++)
+		if (t->need[i].slot == slot)
+			return t->need[i].val;
+	return 0;
+}
+
+void queue_need_add(try_t *t, uint32_t slot, int64_t val)
+{
+	for (size_t i = 0; i < t->n_need; i++) {
+		if (t->need[i].slot == slot) {
+			t->need[i].val += val;
+			return;
+		}
+	}
+	t->need[t->n_need].slot = slot;
+	t->need[t->n_need].val = val;
+	t->need[t->n_need].mode = M_FIT;
+	t->n_need++;
+}
+
+typedef struct {
+	uint8_t why;	 /* WHY_* */
+	uint32_t res;	 /* resource */
+	uint32_t flavor; /* flavor */
+	int64_t need;	 /* needed */
+	int64_t free;	 /* free */
+} why_t;
+
+/* Mode of taking val from slot of CQ c. */
+static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own, int64_t val,
+		     why_t *y)
+{
+	const slot_t *s = &c->slots[slot];
+	int64_t maxc = queue_slot_max_capacity(q, c, s), avail;
+
+	y->res = s->res;
+	y->flavor = s->flavor;
+	y->need = val;
+	if (val > maxc) {
+		/* never, unless only the earlier pod sets' share of this flavor
+		 * is in the way: a different flavor choice for them may fit */
+		y->why = WHY_ABOVE_MAX;
+		y->free = maxc;
+		return own > maxc ? M_NEVER : M_WAIT;
+	}
+	avail = queue_slot_available(q, c, s);
+	y->free = avail;
+	if (val <= avail) {
+		y->why = WHY_NONE;
+		return M_FIT;
+	}
+	y->why = slot_limit_kind(q, c, s);
+	if (queue_cq_can_preempt(q, c) &&
+	    (val <= s->nominal || c->borrow != QUEUE_BORROW_NEVER || q->cfg.fair_sharing))
+		return M_PREEMPT;
+	return M_WAIT;
+}
+
+bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res)
+{
+	for (uint32_t i = 0; i < v->n_asg; i++) {
+		const slot_t *s = &vc->slots[v->asg[i].slot];
+
+		if (s->flavor == flavor && s->res == res)
+			return true;
+	}
+	return false;
+}
+
+static int32_t cq_min_prio(queue_t *q, cq_t *c)
+{
+	if (!c->min_prio_ok) {
+		c->min_prio = INT32_MAX;
+		for (size_t i = 0; i < c->adm.n; i++) {
+			const wl_t *v = W(q, c->adm.v[i]);
+
+			if (v->state == QUEUE_WL_ADMITTED && v->priority < c->min_prio)
+				c->min_prio = v->priority;
+		}
+		c->min_prio_ok = true;
+	}
+	return c->min_prio;
+}
+
+/* A candidate victim by the CQ's policies (cycle admissions excluded). */
+bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+{
+	if (v->state != QUEUE_WL_ADMITTED || v->admit_cycle == q->cycles)
+		return false;
+	if (v->priority < w->priority)
+		return true;
+	return c->within == QUEUE_WITHIN_LOWER_OR_NEWER && v->priority == w->priority &&
+	       v->created > w->created;
+}
+
+bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+{
+	if (v->state != QUEUE_WL_ADMITTED || v->admit_cycle == q->cycles)
+		return false;
+	return c->reclaim == QUEUE_RECLAIM_ANY || v->priority < w->priority;
+}
+
+/* Rank a flavor whose slot needs preemption: M_RECLAIM when a borrowing CQ
+ * of the cohort has a candidate, M_PREEMPT when only its own CQ has, else
+ * M_WAIT (a flavor that needs preemption but has no candidates is passed
+ * queue_over). */
+static int preempt_rank(queue_t *q, uint32_t wid, uint32_t slot)
+{
+	const wl_t *w = W(q, wid);
+	cq_t *c = &q->cqs[w->cq];
+	const slot_t *s = &c->slots[slot];
+	const cohort_t *h = cohort_of(q, c);
+	bool own = false;
+
+	if (cq_has_cohort(q, c) && c->reclaim != QUEUE_RECLAIM_NEVER) {
+		for (size_t k = 0; k < h->cqs.n; k++) {
+			const cq_t *o = &q->cqs[h->cqs.v[k]];
+			int64_t os;
+
+			if (o == c)
+				continue;
+			os = queue_cq_slot_find(o, s->flavor, s->res);
+			if (os < 0 || o->slots[os].usage <= o->slots[os].nominal)
+				continue;
+			for (size_t i = 0; i < o->adm.n; i++) {
+				const wl_t *v = W(q, o->adm.v[i]);
+
+				if (queue_cohort_candidate(q, c, w, v) &&
+				    queue_wl_uses(v, o, s->flavor, s->res))
+					return M_RECLAIM;
+			}
+		}
+	}
+	if (c->within != QUEUE_WITHIN_NEVER && w->priority >= cq_min_prio(q, c)) {
+		for (size_t i = 0; i < c->adm.n && !own; i++) {
+			const wl_t *v = W(q, c->adm.v[i]);
+
+			own = queue_own_candidate(q, c, w, v) &&
+			      queue_wl_uses(v, c, s->flavor, s->res);
+		}
+	}
+	return own ? M_PREEMPT : M_WAIT;
+}
+
+/* Assign flavors to pod set p's resources of group g; returns the mode. */
+static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t)
+{
+	const wl_t *w = W(q, wid);
+	cq_t *c = &q->cqs[w->cq];
+	const group_t *gr = &c->groups[g];
+	const psref_t *ps = &wl_ps(w)[p];
+	const tmpl_t *tm = &q->tmpls[ps->tmpl];
+	uint32_t ri[QUEUE_PODSET_RES_MAX], n_ri = 0;
+	int best_m = M_NEVER + 1, best_f = -1;
+	why_t best_y = {WHY_NO_FLAVOR, QUEUE_NONE, QUEUE_NONE, 0, 0};
+
+	for (uint32_t i = 0; i < tm->n_req; i++)
+		if (tm->amt[i] > 0 && c->res_group[tm->res[i]] == (int8_t)g)
+			ri[n_ri++] = i;
+	if (!n_ri)
+		return M_FIT;
+	best_y.res = tm->res[ri[0]];
+	for (uint32_t f = 0; f < gr->n_flv; f++) {
+		int fm = M_FIT;
+		why_t fy = {WHY_NONE, QUEUE_NONE, QUEUE_NONE, 0, 0};
+
+		if (!queue_tmpl_flavor_ok(q, ps->tmpl, gr->flv[f]))
+			continue;
+		for (uint32_t k = 0; k < n_ri; k++) {
+			uint32_t r = ri[k];
+			uint32_t slot = gr->base + f * gr->n_cov + (uint32_t)c->res_cov[tm->res[r]];
+			int64_t own = (int64_t)ps->count * tm->amt[r];
+			int64_t val = own + need_val(t, slot);
+			why_t y;
+			int m = slot_mode(q, c, slot, own, val, &y);
+
+			if (m == M_PREEMPT)
+				m = preempt_rank(q, wid, slot);
+			if (m == M_WAIT && y.why == WHY_NONE)
+				y.why = WHY_NO_CANDIDATES;
+			if (m > fm || (m != M_FIT && fy.why == WHY_NONE)) {
+				if (m > fm)
+					fm = m;
+				fy = y;
+			}
+		}
+		if (fm < best_m) {
+			best_m = fm;
+			best_f = (int)f;
+			best_y = fy;
+		}
+		if (fm == M_FIT)
+			break;
+	}
+	if (best_f < 0) {
+		t->why = WHY_NO_FLAVOR;
+		t->why_res = best_y.res;
+		t->why_flavor = QUEUE_NONE;
+		t->why_need = t->why_free = 0;
+		return M_NEVER;
+	}
+	for (uint32_t k = 0; k < n_ri; k++) {
+		uint32_t r = ri[k];
+		uint32_t slot =
+		    gr->base + (uint32_t)best_f * gr->n_cov + (uint32_t)c->res_cov[tm->res[r]];
+		asg_t *a = &t->asg[t->n_asg++];
+
+		a->a.podset = (uint16_t)p;
+		a->a.resource = tm->res[r];
+		a->a.flavor = gr->flv[best_f];
+		a->a.amount = (int64_t)ps->count * tm->amt[r];
+		a->slot = slot;
+		queue_need_add(t, slot, a->a.amount);
+	}
+	if (best_m > t->mode || (best_m != M_FIT && t->why == WHY_NONE)) {
+		t->why = best_y.why;
+		t->why_res = best_y.res;
+		t->why_flavor = best_y.flavor;
+		t->why_need = best_y.need;
+		t->why_free = best_y.free;
+	}
+	return best_m;
+}
+
+static bool nofit_hit(const queue_t *q, cq_t *c, const wl_t *w, try_t *t)
+{
+	if (w->n_ps != 1 || queue_cq_can_preempt(q, c))
+		return false;
+	for (uint32_t i = 0; i < c->n_nofit && i < NOFIT_CACHE; i++) {
+		const nofit_t *n = &c->nofit[i];
+
+		if (n->tmpl != w->ps1.tmpl || w->ps1.count < n->count)
+			continue;
+		t->mode = n->mode;
+		t->why = n->why;
+		t->why_res = n->why_res;
+		t->why_flavor = n->why_flavor;
+		t->why_need = n->why_need;
+		t->why_free = n->why_free;
+		return true;
+	}
+	return false;
+}
+
+static void nofit_put(const queue_t *q, cq_t *c, const wl_t *w, const try_t *t)
+{
+	nofit_t *n;
+
+	if (w->n_ps != 1 || t->mode < M_WAIT || queue_cq_can_preempt(q, c))
+		return;
+	n = &c->nofit[c->n_nofit++ % NOFIT_CACHE];
+	n->tmpl = w->ps1.tmpl;
+	n->count = w->ps1.count;
+	n->mode = (uint8_t)t->mode;
+	n->why = t->why;
+	n->why_res = t->why_res;
+	n->why_flavor = t->why_flavor;
+	n->why_need = t->why_need;
+	n->why_free = t->why_free;
+}
+
+static void try_assign_full(queue_t *q, uint32_t wid, try_t *t);
+
+/* Assign flavors to every pod set of wid against the current usage (only
+ * inside a cohort cycle: it consults the cycle's no-fit cache). */
+void queue_try_assign(queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = W(q, wid);
+	cq_t *c = &q->cqs[w->cq];
+
+	t->borrows = false;
+	t->n_asg = t->n_need = 0;
+	if (nofit_hit(q, c, w, t))
+		return;
+	try_assign_full(q, wid, t);
+	nofit_put(q, c, w, t);
+}
+
+static void try_assign_full(queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = W(q, wid);
+	const cq_t *c = &q->cqs[w->cq];
+
+	t->mode = M_FIT;
+	t->borrows = false;
+	t->n_asg = t->n_need = 0;
+	t->why = WHY_NONE;
+	t->why_res = t->why_flavor = QUEUE_NONE;
+	t->why_need = t->why_free = 0;
+	for (size_t p = 0; p < w->n_ps; p++) {
+		const tmpl_t *tm = &q->tmpls[wl_ps(w)[p].tmpl];
+
+		for (uint32_t i = 0; i < tm->n_req; i++) {
+			if (tm->amt[i] > 0 && c->res_group[tm->res[i]] < 0) {
+				t->mode = M_NEVER;
+				t->why = WHY_NOT_COVERED;
+				t->why_res = tm->res[i];
+				return;
+			}
+		}
+		for (uint32_t g = 0; g < c->n_groups; g++) {
+			int m = assign_group(q, wid, p, g, t);
+
+			if (m > t->mode)
+				t->mode = m;
+			if (m == M_NEVER)
+				return;
+		}
+	}
+	for (size_t i = 0; i < t->n_need; i++) {
+		const slot_t *s = &c->slots[t->need[i].slot];
+
+		t->need[i].mode =
+		    t->need[i].val <= queue_slot_available(q, c, s) ? M_FIT : M_PREEMPT;
+		if (s->usage + t->need[i].val > s->nominal)
+			t->borrows = true;
+	}
+}

@@ -1,0 +1,810 @@
+/*
+ * queue/cycle.c: the results of a call, the admission cycle and the clock (ticks, timeouts,
+ * backoffs, the next event).
+ * See queue.h for the contracts and docs/queueing.md for the rules.
+ */
+#include "queue/internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fairshare/fairshare.h"
+
+/* ================================================================== */
+/* Results of a call                                                   */
+/* ================================================================== */
+
+static void res_reset(queue_t *q)
+{
+	q->n_res_adm = q->n_res_asg = q->n_res_ev = q->n_res_ch = q->n_res_msg = 0;
+}
+
+/* Append a message; returns its offset, or SIZE_MAX on allocation failure. */
+static size_t res_msgf(queue_t *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static size_t res_msgf(queue_t *q, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	size_t off = q->n_res_msg, len;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	len = strlen(tmp) + 1;
+	if (queue_grow(&q->res_msg, &q->cap_res_msg, q->n_res_msg + len, 1))
+		return SIZE_MAX;
+	memcpy(q->res_msg + off, tmp, len);
+	q->n_res_msg += len;
+	return off;
+}
+
+const char *const queue_evict_names[] = {
+    "InClusterQueue",	   "InCohortReclamation",
+    "InCohortFairSharing", "InCohortReclaimWhileBorrowing",
+    "PodsReadyTimeout",	   "ClusterQueueStopped",
+};
+
+static const char *const evict_why[] = {
+    "prioritization in the ClusterQueue",
+    "reclamation within the cohort",
+    "Fair Sharing within the cohort",
+    "reclamation within the cohort while borrowing",
+};
+
+int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason)
+{
+	queue_eviction_t *e;
+	size_t off;
+
+	if (queue_grow(&q->res_ev, &q->cap_res_ev, q->n_res_ev + 1, sizeof(*q->res_ev)))
+		return GPUQ_ENOMEM;
+	if (preemptor != QUEUE_NONE)
+		off = res_msgf(q, "Preempted to accommodate a workload (UID: %s) due to %s",
+			       wl_uid(W(q, preemptor)), evict_why[reason]);
+	else if (reason == QUEUE_EVICT_READY_TIMEOUT)
+		off = res_msgf(q, "Exceeded the PodsReady timeout %" PRId64 " ms",
+			       q->cfg.ready_timeout_ms);
+	else
+		off = res_msgf(q, "The ClusterQueue is stopped");
+	if (off == SIZE_MAX)
+		return GPUQ_ENOMEM;
+	e = &q->res_ev[q->n_res_ev++];
+	e->victim = victim;
+	e->victim_uid = wl_uid(W(q, victim));
+	e->preemptor = preemptor;
+	e->preemptor_uid = preemptor != QUEUE_NONE ? wl_uid(W(q, preemptor)) : NULL;
+	e->reason = (queue_evict_reason_t)reason;
+	e->reason_name = queue_evict_names[reason];
+	e->message = (const char *)(uintptr_t)off; /* fixed up in res_finish */
+	return GPUQ_OK;
+}
+
+static int emit_change(queue_t *q, uint32_t id)
+{
+	queue_pending_change_t *c;
+
+	if (queue_grow(&q->res_ch, &q->cap_res_ch, q->n_res_ch + 1, sizeof(*q->res_ch)))
+		return GPUQ_ENOMEM;
+	c = &q->res_ch[q->n_res_ch++];
+	c->wl = id;
+	c->uid = wl_uid(W(q, id));
+	c->reason = (queue_wait_t)W(q, id)->wait;
+	return GPUQ_OK;
+}
+
+static int emit_admission(queue_t *q, uint32_t id, bool borrows)
+{
+	const wl_t *w = W(q, id);
+	queue_admission_t *a;
+
+	if (queue_grow(&q->res_adm, &q->cap_res_adm, q->n_res_adm + 1, sizeof(*q->res_adm)) ||
+	    queue_grow(&q->res_asg, &q->cap_res_asg, q->n_res_asg + w->n_asg, sizeof(*q->res_asg)))
+		return GPUQ_ENOMEM;
+	a = &q->res_adm[q->n_res_adm++];
+	a->wl = id;
+	a->uid = wl_uid(w);
+	a->cq = w->cq;
+	a->borrows = borrows;
+	a->assign = (const queue_assign_t *)(uintptr_t)q->n_res_asg; /* fixed up later */
+	a->n_assign = w->n_asg;
+	for (uint32_t i = 0; i < w->n_asg; i++)
+		q->res_asg[q->n_res_asg++] = w->asg[i].a;
+	return GPUQ_OK;
+}
+
+static void res_finish(queue_t *q, queue_result_t *out)
+{
+	for (size_t i = 0; i < q->n_res_adm; i++)
+		q->res_adm[i].assign =
+		    q->res_asg ? q->res_asg + (uintptr_t)q->res_adm[i].assign : NULL;
+	for (size_t i = 0; i < q->n_res_ev; i++)
+		q->res_ev[i].message = q->res_msg + (uintptr_t)q->res_ev[i].message;
+	if (!out)
+		return;
+	out->admissions = q->res_adm;
+	out->n_admissions = q->n_res_adm;
+	out->evictions = q->res_ev;
+	out->n_evictions = q->n_res_ev;
+	out->changes = q->res_ch;
+	out->n_changes = q->n_res_ch;
+}
+
+/* ================================================================== */
+/* The admission cycle                                                 */
+/* ================================================================== */
+
+double queue_lq_key(const queue_t *q, uint32_t lq)
+{
+	return fairshare_tenant_key(q->lqs[lq].usage, q->lqs[lq].weight);
+}
+
+/* Which LocalQueue of CQ c has the next workload: priority desc, tenant key
+ * asc, creation asc, uid asc. QUEUE_NONE when all are empty. */
+static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
+{
+	uint32_t best = QUEUE_NONE;
+	double best_key = 0.0;
+
+	for (size_t i = 0; i < c->lqs.n; i++) {
+		uint32_t l = c->lqs.v[i];
+		double k;
+		const wl_t *a, *b;
+
+		if (!q->lqs[l].heap.n)
+			continue;
+		k = queue_lq_key(q, l);
+		if (best == QUEUE_NONE) {
+			best = l;
+			best_key = k;
+			continue;
+		}
+		a = W(q, q->lqs[l].heap.v[0]);
+		b = W(q, q->lqs[best].heap.v[0]);
+		if (c->strategy == QUEUE_BEST_EFFORT_FIFO &&
+		    queue_wl_planned(a) != queue_wl_planned(b)) {
+			if (queue_wl_planned(a)) {
+				best = l;
+				best_key = k;
+			}
+			continue;
+		}
+		if (a->priority != b->priority) {
+			if (a->priority > b->priority) {
+				best = l;
+				best_key = k;
+			}
+			continue;
+		}
+		if (k != best_key) {
+			if (k < best_key) {
+				best = l;
+				best_key = k;
+			}
+			continue;
+		}
+		if (queue_wl_cmp(q, q->lqs[l].heap.v[0], q->lqs[best].heap.v[0]) < 0) {
+			best = l;
+			best_key = k;
+		}
+	}
+	return best;
+}
+
+static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
+{
+	const wl_t *x = W(q, a->wl), *y = W(q, b->wl);
+	int c;
+
+	if (a->hopeless != b->hopeless)
+		return a->hopeless;
+	if (queue_wl_planned(x) != queue_wl_planned(y))
+		return queue_wl_planned(x); /* the quota its victims free is for it */
+	if (q->cfg.fair_sharing) {
+		if (a->share != b->share)
+			return a->share < b->share;
+	} else if (a->borrows != b->borrows) {
+		return !a->borrows;
+	}
+	if (x->priority != y->priority)
+		return x->priority > y->priority;
+	if (x->created != y->created)
+		return x->created < y->created;
+	c = strcmp(wl_uid(x), wl_uid(y));
+	if (c)
+		return c < 0;
+	return a->cq < b->cq;
+}
+
+static void heads_push(queue_t *q, const cqhead_t *e)
+{
+	size_t i = q->n_heads++;
+
+	q->heads[i] = *e;
+	while (i > 0 && head_less(q, &q->heads[i], &q->heads[(i - 1) / 2])) {
+		cqhead_t x = q->heads[i];
+
+		q->heads[i] = q->heads[(i - 1) / 2];
+		q->heads[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+}
+
+static cqhead_t heads_pop(queue_t *q)
+{
+	cqhead_t top = q->heads[0];
+	size_t i = 0;
+
+	q->heads[0] = q->heads[--q->n_heads];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < q->n_heads && head_less(q, &q->heads[l], &q->heads[m]))
+			m = l;
+		if (l + 1 < q->n_heads && head_less(q, &q->heads[l + 1], &q->heads[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		cqhead_t x = q->heads[i];
+
+		q->heads[i] = q->heads[m];
+		q->heads[m] = x;
+		i = m;
+	}
+	return top;
+}
+
+/* Take CQ cq's next workload out of its LocalQueue and rank it. */
+static void fetch_head(queue_t *q, uint32_t cq)
+{
+	cq_t *c = &q->cqs[cq];
+	uint32_t l = cq_next_lq(q, c), wid;
+	try_t *t = &q->scratch_try;
+	cqhead_t e;
+
+	if (l == QUEUE_NONE)
+		return;
+	wid = q->lqs[l].heap.v[0];
+	queue_heap_remove(q, &q->lqs[l].heap, 0);
+	W(q, wid)->where = W_FLIGHT;
+	queue_try_assign(q, wid, t);
+	e.cq = cq;
+	e.wl = wid;
+	e.gen = cohort_of(q, c)->gen;
+	e.borrows = t->borrows;
+	e.hopeless = t->mode >= M_WAIT;
+	e.share = q->cfg.fair_sharing ? queue_cq_share(q, cq, t->need, t->n_need, QUEUE_NONE) : 0;
+	heads_push(q, &e);
+}
+
+/* Set a pending workload's wait reason and explanation; report the change
+ * when it is newly set aside. */
+static void set_wait(queue_t *q, uint32_t wid, int wait, const try_t *t)
+{
+	wl_t *w = W(q, wid);
+	/* the free amount is not compared: explanations read it live */
+	bool changed = w->wait != wait || w->why != t->why || w->why_res != t->why_res ||
+		       w->why_flavor != t->why_flavor || w->why_need != t->why_need;
+
+	if (!changed)
+		return;
+	if (w->wait != wait && (wait == QUEUE_WAIT_QUOTA || wait == QUEUE_WAIT_NO_FIT)) {
+		w->wait = (uint8_t)wait;
+		(void)emit_change(q, wid); /* lost only on allocation failure */
+	}
+	w->wait = (uint8_t)wait;
+	w->why = t->why;
+	w->why_res = t->why_res;
+	w->why_flavor = t->why_flavor;
+	w->why_need = t->why_need;
+	w->why_free = t->why_free;
+	queue_mark_wl(q, w);
+}
+
+/* Hold a preemptor's usage for the rest of this cycle. */
+static int hold(queue_t *q, uint32_t cq, const try_t *t)
+{
+	if (queue_grow(&q->held, &q->cap_held, q->n_held + t->n_need, sizeof(*q->held)) ||
+	    queue_grow(&q->held_cq, &q->cap_held_cq, q->n_held + t->n_need, sizeof(*q->held_cq)))
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < t->n_need; i++) {
+		q->held[q->n_held] = t->need[i];
+		q->held_cq[q->n_held++] = cq;
+		queue_usage_add(q, cq, t->need[i].slot, t->need[i].val);
+	}
+	return GPUQ_OK;
+}
+
+static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
+{
+	wl_t *w = W(q, wid);
+	cq_t *c = &q->cqs[w->cq];
+	lq_t *l = &q->lqs[w->lq];
+	asg_t *a = NULL;
+
+	if (t->n_asg) {
+		a = malloc(t->n_asg * sizeof(*a));
+		if (!a)
+			return GPUQ_ENOMEM;
+		memcpy(a, t->asg, t->n_asg * sizeof(*a));
+	}
+	free(w->asg);
+	w->asg = a;
+	w->n_asg = (uint32_t)t->n_asg;
+	if (emit_admission(q, wid, t->borrows)) {
+		free(w->asg);
+		w->asg = NULL;
+		w->n_asg = 0;
+		return GPUQ_ENOMEM;
+	}
+	if (queue_wl_attach(q, wid, W_ADMITTED)) {
+		q->n_res_adm--;
+		free(w->asg);
+		w->asg = NULL;
+		w->n_asg = 0;
+		return GPUQ_ENOMEM;
+	}
+	queue_wl_charge(q, wid, +1);
+	w->state = QUEUE_WL_ADMITTED;
+	w->wait = QUEUE_WAIT_NONE;
+	w->why = WHY_NONE;
+	w->admitted_ms = now;
+	w->admit_cycle = q->cycles;
+	w->ready = false;
+	w->epoch++;
+	c->n_pending--;
+	c->ctr.admissions++;
+	l->n_pending--;
+	l->n_admitted++;
+	l->ctr.admissions++;
+	queue_lq_cur_add(q, w, +1);
+	l->usage += fairshare_entry_penalty(q->cfg.tenant_sample_ms, q->cfg.tenant_half_life_ms) *
+		    queue_wl_share(q, w);
+	cohort_of(q, c)->gen++;
+	if (queue_ready_watched(q, w))
+		(void)queue_timer_push(q, &q->ready_timers, now + q->cfg.ready_timeout_ms, wid);
+	queue_mark_wl(q, w);
+	queue_mark_cq(q, w->cq);
+	queue_mark_lq(q, w->lq);
+	return GPUQ_OK;
+}
+
+/* Keep a popped workload pending (re-queued at the end of the cycle). */
+int queue_keep(queue_t *q, uint32_t wid)
+{
+	return queue_vpush(&q->keep, wid);
+}
+
+/* Handle one head; returns GPUQ_ENOMEM only when it could not be kept. */
+static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
+{
+	uint32_t wid = e->wl;
+	cq_t *c = &q->cqs[e->cq];
+	try_t *t = &q->scratch_try;
+	bool strict = c->strategy == QUEUE_STRICT_FIFO;
+
+	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && W(q, wid)->n_asg) {
+		/* a preemptor keeps the flavors it preempted for */
+		queue_try_from_plan(q, wid, t);
+		if (queue_need_fits(q, e->cq, t, true)) {
+			for (size_t i = 0; i < t->n_need; i++)
+				if (c->slots[t->need[i].slot].usage + t->need[i].val >
+				    c->slots[t->need[i].slot].nominal)
+					t->borrows = true;
+			if (admit(q, wid, t, now) == GPUQ_OK)
+				return GPUQ_OK;
+			return queue_keep(q, wid);
+		}
+		if (queue_plan_fits_after_evictions(q, wid, t)) {
+			(void)hold(q, e->cq, t);
+			c->blocked = strict;
+			return queue_keep(q, wid);
+		}
+		queue_plan_drop(q, wid);
+	}
+	queue_try_assign(q, wid, t);
+	if (t->mode == M_FIT) {
+		if (admit(q, wid, t, now) == GPUQ_OK)
+			return GPUQ_OK;
+		return queue_keep(q, wid);
+	}
+	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
+		if (cohort_of(q, c)->n_evicting && queue_plan_fits_after_evictions(q, wid, t)) {
+			/* quota already being freed covers it: wait, evict no more */
+			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
+			queue_plan_keep(q, wid, t);
+			(void)hold(q, e->cq, t);
+			c->blocked = strict;
+			return queue_keep(q, wid);
+		}
+		if (queue_preemption_targets(q, wid, t)) {
+			for (size_t i = 0; i < q->targets.n; i += 2) {
+				uint32_t v = q->targets.v[i];
+
+				if (queue_wl_evict(q, v, wid, (int)q->targets.v[i + 1]) ==
+					GPUQ_OK &&
+				    q->cfg.release_on_evict)
+					(void)queue_vpush(&q->release, v);
+			}
+			cohort_of(q, c)->gen++;
+			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
+			queue_plan_keep(q, wid, t);
+			(void)hold(q, e->cq, t);
+			c->blocked = strict;
+			return queue_keep(q, wid);
+		}
+		if (t->why == WHY_NONE)
+			t->why = WHY_NO_CANDIDATES;
+	}
+	if (t->mode == M_NEVER) {
+		set_wait(q, wid, QUEUE_WAIT_NO_FIT, t);
+		if (queue_wl_attach(q, wid, W_ASIDE))
+			return queue_keep(q, wid);
+		return GPUQ_OK;
+	}
+	/* this cycle's admissions were no preemption candidates: look again */
+	if (queue_cq_can_preempt(q, c))
+		q->retry_preempt = true;
+	set_wait(q, wid, QUEUE_WAIT_QUOTA, t);
+	if (strict) {
+		c->blocked = true;
+		return queue_keep(q, wid);
+	}
+	if (queue_wl_attach(q, wid, W_ASIDE))
+		return queue_keep(q, wid);
+	return GPUQ_OK;
+}
+
+/* A necessary condition for a set-aside workload to fit now: each resource
+ * its (single) pod set requests fits whole in some eligible flavor. Free
+ * quota only shrinks during a cycle, so a workload failing it at the start
+ * of the cycle cannot be admitted in it: it stays aside, without the cost
+ * of a queue round trip. Multi-pod-set workloads and CQs that may preempt
+ * always go back. */
+static bool may_fit(queue_t *q, const cq_t *c, const wl_t *w)
+{
+	const tmpl_t *tm;
+
+	if (w->n_ps != 1 || queue_cq_can_preempt(q, c))
+		return true;
+	tm = &q->tmpls[w->ps1.tmpl];
+	for (uint32_t i = 0; i < tm->n_req; i++) {
+		int8_t g = c->res_group[tm->res[i]];
+		const group_t *gr;
+		bool ok = false;
+
+		if (tm->amt[i] <= 0)
+			continue;
+		if (g < 0)
+			return false;
+		gr = &c->groups[g];
+		for (uint32_t f = 0; f < gr->n_flv && !ok; f++) {
+			const slot_t *s =
+			    &c->slots[gr->base + f * gr->n_cov + (uint32_t)c->res_cov[tm->res[i]]];
+
+			ok = queue_tmpl_flavor_ok(q, w->ps1.tmpl, gr->flv[f]) &&
+			     (int64_t)w->ps1.count * tm->amt[i] <= queue_slot_available(q, c, s);
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* Move the set-aside workloads of the cohort that may fit now back into
+ * their queues. */
+static void cohort_retry_aside(queue_t *q, cohort_t *h)
+{
+	for (size_t k = 0; k < h->cqs.n; k++) {
+		cq_t *c = &q->cqs[h->cqs.v[k]];
+
+		for (size_t i = c->aside.n; i-- > 0;) {
+			uint32_t wid = c->aside.v[i];
+
+			if (!may_fit(q, c, W(q, wid)))
+				continue;
+			queue_wl_detach(q, wid);
+			if (queue_wl_attach(q, wid, W_HEAP)) {
+				(void)queue_wl_attach(q, wid, W_ASIDE);
+				h->capacity_up = true; /* try again next cycle */
+				return;
+			}
+		}
+	}
+	h->capacity_up = false;
+}
+
+static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
+{
+	cohort_t *h = &q->cohorts[co];
+	size_t adm0;
+	int rc = GPUQ_OK;
+
+	h->dirty = false;
+	if (h->capacity_up)
+		cohort_retry_aside(q, h);
+	h->gen++;
+	if (queue_grow(&q->heads, &q->cap_heads, h->cqs.n, sizeof(*q->heads)))
+		return GPUQ_ENOMEM;
+	q->n_heads = 0;
+	q->retry_preempt = false;
+	adm0 = q->n_res_adm;
+	q->keep.n = 0;
+	q->release.n = 0;
+	q->n_held = 0;
+	for (size_t k = 0; k < h->cqs.n; k++) {
+		cq_t *c = &q->cqs[h->cqs.v[k]];
+
+		c->blocked = false;
+		c->n_nofit = 0;
+		if (c->stop == QUEUE_STOP_NONE)
+			fetch_head(q, h->cqs.v[k]);
+	}
+	while (q->n_heads) {
+		cqhead_t e = heads_pop(q);
+
+		if (process_head(q, &e, now)) {
+			/* could not even queue_keep it: put it straight back */
+			if (queue_wl_attach(q, e.wl, W_HEAP) == GPUQ_OK)
+				W(q, e.wl)->where = W_HEAP;
+			rc = GPUQ_ENOMEM;
+		}
+		if (!q->cqs[e.cq].blocked)
+			fetch_head(q, e.cq);
+	}
+	for (size_t i = 0; i < q->keep.n; i++)
+		if (queue_wl_attach(q, q->keep.v[i], W_HEAP))
+			rc = GPUQ_ENOMEM;
+	for (size_t i = 0; i < q->n_held; i++)
+		queue_usage_add(q, q->held_cq[i], q->held[i].slot, -q->held[i].val);
+	q->n_held = 0;
+	for (size_t i = 0; i < q->release.n; i++)
+		if (W(q, q->release.v[i])->state == QUEUE_WL_EVICTING)
+			(void)queue_wl_release(q, q->release.v[i], now);
+	q->release.n = 0;
+	if (q->retry_preempt && q->n_res_adm > adm0)
+		queue_cohort_touch(q, co, true);
+	return rc;
+}
+
+/* Sample tenant usage into the decay when tenant_sample_ms has passed. */
+static void maybe_sample(queue_t *q, int64_t now)
+{
+	int64_t dt;
+
+	if (q->last_sample == INT64_MIN) {
+		q->last_sample = now;
+		return;
+	}
+	if (q->cfg.tenant_sample_ms <= 0 || now - q->last_sample < q->cfg.tenant_sample_ms)
+		return;
+	dt = now - q->last_sample;
+	for (size_t i = 0; i < q->lq_names.n; i++) {
+		lq_t *l = &q->lqs[i];
+		double u = fairshare_decay(l->usage, queue_lq_share_now(q, (uint32_t)i), dt,
+					   q->cfg.tenant_half_life_ms);
+
+		if (u != l->usage) {
+			l->usage = u;
+			queue_mark_lq(q, (uint32_t)i);
+		}
+	}
+	q->last_sample = now;
+	for (size_t i = 0; i < q->cq_names.n; i++)
+		if (q->cqs[i].lqs.n > 1)
+			queue_cohort_touch(q, q->cqs[i].cohort, false);
+}
+
+static void expire_backoffs(queue_t *q, int64_t now)
+{
+	for (;;) {
+		uint32_t wid;
+		wl_t *w;
+
+		queue_timer_clean(q, &q->backoff_timers);
+		if (!q->backoff_timers.n || q->backoff_timers.v[0].at > now)
+			return;
+		wid = q->backoff_timers.v[0].wl;
+		queue_timer_pop(q, &q->backoff_timers);
+		w = W(q, wid);
+		if (w->where != W_BACKOFF)
+			continue;
+		w->epoch++;
+		w->where = W_NONE;
+		if (queue_wl_enqueue(q, wid)) {
+			w->where = W_BACKOFF;
+			(void)queue_timer_push(q, &q->backoff_timers, now, wid);
+			return;
+		}
+		queue_mark_wl(q, w);
+	}
+}
+
+static int clock_advance(queue_t *q, int64_t now)
+{
+	if (now < -QUEUE_TIME_MAX || now > QUEUE_TIME_MAX)
+		return GPUQ_ERANGE;
+	if (q->last_now != INT64_MIN && now < q->last_now)
+		return GPUQ_EINVAL;
+	if (now != q->last_now) {
+		q->last_now = now;
+		q->meta_dirty = true;
+	}
+	maybe_sample(q, now);
+	expire_backoffs(q, now);
+	return GPUQ_OK;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out)
+{
+	u32vec_t todo;
+	int rc, ret = GPUQ_OK;
+
+	res_reset(q);
+	rc = clock_advance(q, now);
+	if (rc) {
+		res_finish(q, out);
+		return rc;
+	}
+	q->cycles++;
+	queue_mark_meta(q);
+	todo = q->dirty_cohorts;
+	q->dirty_cohorts = (u32vec_t){0};
+	if (todo.n > 1)
+		qsort(todo.v, todo.n, sizeof(uint32_t), u32_cmp);
+	for (size_t i = 0; i < todo.n; i++) {
+		q->cohorts[todo.v[i]].dirty = false;
+	}
+	for (size_t i = 0; i < todo.n; i++) {
+		rc = cohort_cycle(q, todo.v[i], now);
+		if (rc)
+			ret = rc;
+	}
+	/* reuse the drained vector's memory for the next cycle */
+	if (!q->dirty_cohorts.n && !q->dirty_cohorts.v) {
+		q->dirty_cohorts = todo;
+		q->dirty_cohorts.n = 0;
+	} else {
+		free(todo.v);
+	}
+	res_finish(q, out);
+	return ret;
+}
+
+/* Evict every admitted workload of a HoldAndDrain CQ, oldest first. */
+int queue_adm_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const queue_t *q = ctx;
+	const wl_t *a = W(q, *(const uint32_t *)pa), *b = W(q, *(const uint32_t *)pb);
+
+	if (a->admitted_ms != b->admitted_ms)
+		return a->admitted_ms < b->admitted_ms ? -1 : 1;
+	return strcmp(wl_uid(a), wl_uid(b));
+}
+
+static int drain(queue_t *q, uint32_t cq, int64_t now)
+{
+	cq_t *c = &q->cqs[cq];
+	u32vec_t v = {0};
+	int rc = GPUQ_OK;
+
+	for (size_t i = 0; i < c->adm.n; i++)
+		if (W(q, c->adm.v[i])->state == QUEUE_WL_ADMITTED && queue_vpush(&v, c->adm.v[i]))
+			rc = GPUQ_ENOMEM;
+	if (v.n > 1)
+		qsort_r(v.v, v.n, sizeof(uint32_t), queue_adm_cmp, q);
+	for (size_t i = 0; i < v.n && !rc; i++) {
+		rc = queue_wl_evict(q, v.v[i], QUEUE_NONE, QUEUE_EVICT_STOPPED);
+		if (!rc && q->cfg.release_on_evict)
+			rc = queue_wl_release(q, v.v[i], now);
+	}
+	free(v.v);
+	return rc;
+}
+
+/* Evict admitted workloads whose Ready deadline passed, by (deadline, uid). */
+static int ready_timeouts(queue_t *q, int64_t now)
+{
+	u32vec_t due = {0};
+	int rc = GPUQ_OK;
+
+	for (;;) {
+		uint32_t wid;
+		const wl_t *w;
+
+		queue_timer_clean(q, &q->ready_timers);
+		if (!q->ready_timers.n || q->ready_timers.v[0].at > now)
+			break;
+		wid = q->ready_timers.v[0].wl;
+		queue_timer_pop(q, &q->ready_timers);
+		w = W(q, wid);
+		if (w->state != QUEUE_WL_ADMITTED || w->ready)
+			continue;
+		if (queue_vpush(&due, wid)) {
+			rc = GPUQ_ENOMEM;
+			break;
+		}
+	}
+	if (due.n > 1)
+		qsort_r(due.v, due.n, sizeof(uint32_t), queue_adm_cmp, q);
+	for (size_t i = 0; i < due.n && !rc; i++) {
+		rc = queue_wl_evict(q, due.v[i], QUEUE_NONE, QUEUE_EVICT_READY_TIMEOUT);
+		if (!rc && q->cfg.release_on_evict)
+			rc = queue_wl_release(q, due.v[i], now);
+	}
+	free(due.v);
+	return rc;
+}
+
+int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
+{
+	int rc;
+
+	res_reset(q);
+	rc = clock_advance(q, now);
+	if (rc)
+		goto out;
+	rc = ready_timeouts(q, now);
+	if (rc)
+		goto out;
+	for (size_t i = 0; i < q->cq_names.n; i++) {
+		if (q->cqs[i].stop != QUEUE_STOP_HOLD_AND_DRAIN)
+			continue;
+		rc = drain(q, (uint32_t)i, now);
+		if (rc)
+			goto out;
+	}
+	if (q->meta_dirty)
+		queue_mark_meta(q);
+out:
+	res_finish(q, out);
+	return rc;
+}
+
+/* The earliest valid entry of a timer heap, or INT64_MAX. The heap's top is
+ * the answer unless it went stale; then every entry is looked at. */
+static int64_t timers_min(const queue_t *q, const timers_t *t)
+{
+	int64_t m = INT64_MAX;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const timer_t_ *e = &t->v[i];
+		const wl_t *w = W(q, e->wl);
+
+		if (w->live && w->epoch == e->epoch && e->at < m) {
+			m = e->at;
+			if (i == 0)
+				break;
+		}
+	}
+	return m;
+}
+
+int64_t queue_next_event(const queue_t *q, int64_t now)
+{
+	int64_t t = timers_min(q, &q->ready_timers), b = timers_min(q, &q->backoff_timers);
+
+	if (b < t)
+		t = b;
+	if (t <= now)
+		t = now + 1; /* already due: the next call acts */
+	if (q->cfg.tenant_sample_ms > 0 && q->last_sample != INT64_MIN && q->lq_names.n) {
+		int64_t s = q->last_sample + q->cfg.tenant_sample_ms;
+
+		if (s <= now)
+			s = now + 1; /* overdue: the next call samples */
+		if (s < t)
+			t = s;
+	}
+	return t;
+}

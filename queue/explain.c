@@ -1,0 +1,565 @@
+/*
+ * queue/explain.c: explanations ("why is my workload pending?") and introspection: views,
+ * listings, counters, names and memory.
+ * See queue.h for the contracts and docs/queueing.md for the rules.
+ */
+#include "queue/internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================== */
+/* Explanations and introspection                                      */
+/* ================================================================== */
+
+static const char *const wait_names[] = {
+    "Eligible",	  "Quota",	    "NoFit",   "BehindHead",
+    "Preempting", "GangIncomplete", "Backoff", "Stopped",
+};
+
+const char *queue_wait_name(queue_wait_t w)
+{
+	return (unsigned)w < sizeof(wait_names) / sizeof(wait_names[0]) ? wait_names[w] : "Unknown";
+}
+
+static const char *const state_names[] = {"Pending", "Admitted", "Evicting", "Finished"};
+
+const char *queue_wl_state_name(queue_wl_state_t s)
+{
+	return (unsigned)s < 4 ? state_names[s] : "Unknown";
+}
+
+/* The wait reason as the caller sees it (derived ones filled in). */
+static queue_wait_t wl_wait(const queue_t *q, const wl_t *w)
+{
+	const cq_t *c = &q->cqs[w->cq];
+
+	if (w->state != QUEUE_WL_PENDING)
+		return QUEUE_WAIT_NONE;
+	if (w->where == W_HEAP && c->stop != QUEUE_STOP_NONE)
+		return QUEUE_WAIT_STOPPED;
+	if (w->where == W_HEAP && c->blocked && w->wait == QUEUE_WAIT_NONE)
+		return QUEUE_WAIT_BEHIND_HEAD;
+	return (queue_wait_t)w->wait;
+}
+
+typedef struct {
+	char *buf;  /* output */
+	size_t cap; /* its size */
+	size_t len; /* written (may exceed cap: truncated) */
+} sbuf_t;
+
+static void sb_add(sbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_add(sbuf_t *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b->len < b->cap ? b->buf + b->len : NULL,
+		      b->len < b->cap ? b->cap - b->len : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		b->len += (size_t)n;
+}
+
+const char *queue_res_name(const queue_t *q, uint32_t r)
+{
+	return r < q->res_names.n ? q->res_names.s[r] : "?";
+}
+
+const char *queue_flv_name(const queue_t *q, uint32_t f)
+{
+	return f < q->flv_names.n ? q->flv_names.s[f] : "?";
+}
+
+/* What the slot named by an explanation has free now (the stored figure
+ * when the CQ no longer has that slot). */
+static int64_t live_free(const queue_t *q, const wl_t *w)
+{
+	const cq_t *c = &q->cqs[w->cq];
+	int64_t s = queue_cq_slot_find(c, w->why_flavor, w->why_res);
+
+	return s < 0 ? w->why_free : queue_slot_available(q, c, &c->slots[s]);
+}
+
+static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	const char *cqn = q->cqs[w->cq].name;
+
+	switch (w->why) {
+	case WHY_NOT_COVERED:
+		sb_add(b, "requests %s, which ClusterQueue %s does not cover",
+		       queue_res_name(q, w->why_res), cqn);
+		return;
+	case WHY_NO_FLAVOR:
+		sb_add(b,
+		       "no flavor of ClusterQueue %s for %s matches its node selector, "
+		       "affinity or tolerations",
+		       cqn, queue_res_name(q, w->why_res));
+		return;
+	case WHY_ABOVE_MAX:
+		sb_add(b,
+		       "needs %" PRId64 " %s on flavor %s, more than ClusterQueue %s could "
+		       "ever hold (%" PRId64 ")",
+		       w->why_need, queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor),
+		       cqn, w->why_free);
+		return;
+	default:
+		break;
+	}
+	sb_add(b, "needs %" PRId64 " %s on flavor %s, %" PRId64 " free", w->why_need,
+	       queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor), live_free(q, w));
+	switch (w->why) {
+	case WHY_QUOTA_NOMINAL:
+		sb_add(b, "; nominal quota of ClusterQueue %s reached", cqn);
+		break;
+	case WHY_QUOTA_BLIMIT:
+		sb_add(b, "; borrowing limit of ClusterQueue %s reached", cqn);
+		break;
+	case WHY_QUOTA_COHORT:
+		sb_add(b, "; cohort borrowing limit reached");
+		break;
+	case WHY_NO_CANDIDATES:
+		sb_add(b, "; nothing it may preempt");
+		break;
+	default:
+		break;
+	}
+}
+
+/* 1-based position among the pending workloads of its LocalQueue. */
+static size_t lq_position(const queue_t *q, uint32_t wid)
+{
+	const wl_t *w = W(q, wid);
+	size_t pos = 1;
+
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *o = &q->wls[i];
+
+		if (o->live && i != wid && o->lq == w->lq && o->state == QUEUE_WL_PENDING &&
+		    queue_wl_cmp(q, (uint32_t)i, wid) < 0)
+			pos++;
+	}
+	return pos;
+}
+
+int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap)
+{
+	sbuf_t b = {buf, cap, 0};
+	uint32_t wid;
+	const wl_t *w;
+	const cq_t *c;
+
+	if (cap)
+		buf[0] = '\0';
+	if (queue_workload_find(q, uid, &wid))
+		return GPUQ_ENOTFOUND;
+	w = W(q, wid);
+	c = &q->cqs[w->cq];
+	switch (w->state) {
+	case QUEUE_WL_ADMITTED:
+	case QUEUE_WL_EVICTING:
+	case QUEUE_WL_FINISHED:
+		sb_add(&b, "%s in ClusterQueue %s",
+		       w->state == QUEUE_WL_ADMITTED   ? "admitted"
+		       : w->state == QUEUE_WL_EVICTING ? "evicting"
+						       : "finished",
+		       c->name);
+		if (w->state == QUEUE_WL_EVICTING)
+			sb_add(&b, " (%s)", queue_evict_names[w->evict_reason]);
+		for (uint32_t i = 0; i < w->n_asg; i++)
+			sb_add(&b, "%s %" PRId64 " %s on flavor %s", i ? "," : ":",
+			       w->asg[i].a.amount, queue_res_name(q, w->asg[i].a.resource),
+			       queue_flv_name(q, w->asg[i].a.flavor));
+		break;
+	default:
+		sb_add(&b, "position %zu of %u in %s: ", lq_position(q, wid),
+		       q->lqs[w->lq].n_pending, q->lqs[w->lq].name);
+		switch (wl_wait(q, w)) {
+		case QUEUE_WAIT_GANG:
+			sb_add(&b, "waiting for its pod group: %d of %d pods present",
+			       w->pods_present, w->gang_total);
+			break;
+		case QUEUE_WAIT_BACKOFF:
+			sb_add(&b,
+			       "requeued after %u PodsReady timeout(s); not eligible before "
+			       "%" PRId64 " ms",
+			       w->requeues, w->eligible_ms);
+			break;
+		case QUEUE_WAIT_STOPPED:
+			sb_add(&b, "ClusterQueue %s is stopped", c->name);
+			break;
+		case QUEUE_WAIT_BEHIND_HEAD:
+			sb_add(&b, "StrictFIFO: behind the blocked head of ClusterQueue %s",
+			       c->name);
+			break;
+		case QUEUE_WAIT_PREEMPTING:
+			sb_add(&b, "preempting to make room, waiting for the victims' quota; ");
+			explain_why(q, w, &b);
+			break;
+		case QUEUE_WAIT_QUOTA:
+		case QUEUE_WAIT_NO_FIT:
+			explain_why(q, w, &b);
+			break;
+		default:
+			sb_add(&b, "waiting for the next admission cycle");
+			break;
+		}
+	}
+	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
+int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)
+{
+	const wl_t *w;
+
+	if (id >= q->n_wls || !q->wls[id].live)
+		return GPUQ_ENOTFOUND;
+	w = W(q, id);
+	memset(out, 0, sizeof(*out));
+	out->uid = wl_uid(w);
+	out->namespace_ = w->strs + w->ns_off;
+	out->name = w->strs + w->name_off;
+	out->lq = w->lq;
+	out->cq = w->cq;
+	out->priority = w->priority;
+	out->created_ms = w->created;
+	out->state = (queue_wl_state_t)w->state;
+	out->wait = wl_wait(q, w);
+	out->n_podsets = w->n_ps;
+	for (uint8_t i = 0; i < w->n_ps; i++)
+		out->pods += wl_ps(w)[i].count;
+	out->gang_total = w->gang_total;
+	out->pods_present = w->pods_present;
+	out->ready = w->ready;
+	out->admitted_ms = w->admitted_ms;
+	out->eligible_ms = w->eligible_ms;
+	out->requeues = w->requeues;
+	out->preemptions = w->preemptions;
+	return GPUQ_OK;
+}
+
+int queue_workload_request(const queue_t *q, queue_wl_t id, size_t podset, uint32_t resource,
+			   int64_t *per_pod, int32_t *count)
+{
+	const wl_t *w;
+	const tmpl_t *t;
+
+	if (id >= q->n_wls || !q->wls[id].live || podset >= q->wls[id].n_ps)
+		return GPUQ_ENOTFOUND;
+	w = W(q, id);
+	t = &q->tmpls[wl_ps(w)[podset].tmpl];
+	*per_pod = 0;
+	*count = wl_ps(w)[podset].count;
+	for (uint32_t i = 0; i < t->n_req; i++)
+		if (t->res[i] == resource)
+			*per_pod = t->amt[i];
+	return GPUQ_OK;
+}
+
+int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32_t resource,
+			  uint32_t *flavor)
+{
+	const wl_t *w;
+
+	if (id >= q->n_wls || !q->wls[id].live)
+		return GPUQ_ENOTFOUND;
+	w = W(q, id);
+	if (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING)
+		return GPUQ_ENOTFOUND;
+	for (uint32_t i = 0; i < w->n_asg; i++) {
+		if (w->asg[i].a.podset == podset && w->asg[i].a.resource == resource) {
+			*flavor = w->asg[i].a.flavor;
+			return GPUQ_OK;
+		}
+	}
+	return GPUQ_ENOTFOUND;
+}
+
+queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev)
+{
+	for (size_t i = prev == QUEUE_NONE ? 0 : (size_t)prev + 1; i < q->n_wls; i++)
+		if (q->wls[i].live)
+			return (queue_wl_t)i;
+	return QUEUE_NONE;
+}
+
+static const char *names_at(const names_t *t, uint32_t id)
+{
+	return id < t->n ? t->s[id] : NULL;
+}
+
+size_t queue_resource_count(const queue_t *q)
+{
+	return q->res_names.n;
+}
+
+const char *queue_resource_name(const queue_t *q, uint32_t id)
+{
+	return names_at(&q->res_names, id);
+}
+
+int queue_resource_find(const queue_t *q, const char *name, uint32_t *id)
+{
+	return queue_names_find(&q->res_names, name, id);
+}
+
+size_t queue_flavor_count(const queue_t *q)
+{
+	return q->flv_names.n;
+}
+
+const char *queue_flavor_name(const queue_t *q, uint32_t id)
+{
+	return names_at(&q->flv_names, id);
+}
+
+int queue_flavor_find(const queue_t *q, const char *name, uint32_t *id)
+{
+	return queue_names_find(&q->flv_names, name, id);
+}
+
+size_t queue_cohort_count(const queue_t *q)
+{
+	return q->pub_cohorts.n;
+}
+
+const char *queue_cohort_name(const queue_t *q, uint32_t id)
+{
+	return id < q->pub_cohorts.n ? q->cohorts[q->pub_cohorts.v[id]].name : NULL;
+}
+
+int queue_cohort_find(const queue_t *q, const char *name, uint32_t *id)
+{
+	uint32_t c;
+
+	if (queue_names_find(&q->cohort_names, name, &c) || q->cohorts[c].pub == QUEUE_NONE)
+		return GPUQ_ENOTFOUND;
+	*id = q->cohorts[c].pub;
+	return GPUQ_OK;
+}
+
+size_t queue_cq_count(const queue_t *q)
+{
+	return q->cq_names.n;
+}
+
+const char *queue_cq_name(const queue_t *q, uint32_t id)
+{
+	return names_at(&q->cq_names, id);
+}
+
+int queue_cq_find(const queue_t *q, const char *name, uint32_t *id)
+{
+	return queue_names_find(&q->cq_names, name, id);
+}
+
+uint32_t queue_cq_cohort(const queue_t *q, uint32_t cq)
+{
+	if (cq >= q->cq_names.n)
+		return QUEUE_NONE;
+	return q->cohorts[q->cqs[cq].cohort].pub;
+}
+
+size_t queue_lq_count(const queue_t *q)
+{
+	return q->lq_names.n;
+}
+
+const char *queue_lq_name(const queue_t *q, uint32_t id)
+{
+	return names_at(&q->lq_names, id);
+}
+
+int queue_lq_find(const queue_t *q, const char *namespace_, const char *name, uint32_t *id)
+{
+	return queue_lq_lookup(q, namespace_, name, id);
+}
+
+uint32_t queue_lq_cq(const queue_t *q, uint32_t lq)
+{
+	return lq < q->lq_names.n ? q->lqs[lq].cq : QUEUE_NONE;
+}
+
+int queue_cq_quota(const queue_t *q, uint32_t cq, uint32_t flavor, uint32_t resource,
+		   queue_quota_view_t *out)
+{
+	const cq_t *c;
+	const slot_t *s;
+	int64_t si;
+
+	if (cq >= q->cq_names.n)
+		return GPUQ_ENOTFOUND;
+	c = &q->cqs[cq];
+	si = queue_cq_slot_find(c, flavor, resource);
+	if (si < 0)
+		return GPUQ_ENOTFOUND;
+	s = &c->slots[si];
+	out->nominal = s->nominal;
+	out->borrowing_limit = s->blimit;
+	out->lending_limit = s->llimit;
+	out->usage = s->usage;
+	out->available = queue_slot_available(q, c, s);
+	out->max_capacity = queue_slot_max_capacity(q, c, s);
+	return GPUQ_OK;
+}
+
+int queue_cohort_quota(const queue_t *q, uint32_t cohort, uint32_t flavor, uint32_t resource,
+		       queue_cohort_view_t *out)
+{
+	const cohort_t *h;
+
+	memset(out, 0, sizeof(*out));
+	if (cohort >= q->pub_cohorts.n)
+		return GPUQ_ENOTFOUND;
+	h = &q->cohorts[q->pub_cohorts.v[cohort]];
+	for (size_t i = 0; i < h->n_slots; i++) {
+		if (h->slots[i].flavor == flavor && h->slots[i].res == resource) {
+			out->nominal = h->slots[i].nominal;
+			out->lendable = h->slots[i].lendable;
+			out->usage = h->slots[i].usage;
+			out->borrowed = h->slots[i].borrowed;
+		}
+	}
+	return GPUQ_OK;
+}
+
+static void ctr_copy(queue_stats_t *out, const counters_t *c)
+{
+	out->admissions = c->admissions;
+	out->preemptions = c->preemptions;
+	out->evictions = c->evictions;
+	out->finishes = c->finishes;
+}
+
+int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out)
+{
+	const cq_t *c;
+
+	if (cq >= q->cq_names.n)
+		return GPUQ_ENOTFOUND;
+	c = &q->cqs[cq];
+	memset(out, 0, sizeof(*out));
+	out->pending = c->n_pending;
+	out->admitted = (uint32_t)c->adm.n;
+	ctr_copy(out, &c->ctr);
+	out->weighted_share = queue_cq_share(q, cq, NULL, 0, QUEUE_NONE);
+	return GPUQ_OK;
+}
+
+int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out)
+{
+	const lq_t *l;
+
+	if (lq >= q->lq_names.n)
+		return GPUQ_ENOTFOUND;
+	l = &q->lqs[lq];
+	memset(out, 0, sizeof(*out));
+	out->pending = l->n_pending;
+	out->admitted = l->n_admitted;
+	ctr_copy(out, &l->ctr);
+	out->decayed_usage = l->usage;
+	out->used_ms = l->used_ms;
+	return GPUQ_OK;
+}
+
+/* Pending order across a CQ's LocalQueues for listing: priority desc,
+ * tenant key asc, creation, uid. */
+static int pending_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const queue_t *q = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	const wl_t *x = W(q, a), *y = W(q, b);
+	double kx, ky;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	kx = queue_lq_key(q, x->lq);
+	ky = queue_lq_key(q, y->lq);
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return queue_wl_cmp(q, a, b);
+}
+
+size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state, queue_wl_t *ids,
+			  size_t cap)
+{
+	u32vec_t v = {0};
+	size_t n = 0;
+
+	if (cq >= q->cq_names.n)
+		return 0;
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = &q->wls[i];
+		bool match = w->live && w->cq == cq &&
+			     (w->state == state ||
+			      (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING));
+
+		if (!match)
+			continue;
+		n++;
+		if (queue_vpush(&v, (uint32_t)i))
+			break;
+	}
+	if (v.n > 1 && state == QUEUE_WL_PENDING)
+		qsort_r(v.v, v.n, sizeof(uint32_t), pending_cmp, (void *)q);
+	else if (v.n > 1)
+		qsort_r(v.v, v.n, sizeof(uint32_t), queue_adm_cmp, (void *)q);
+	for (size_t i = 0; i < v.n && i < cap; i++)
+		ids[i] = v.v[i];
+	free(v.v);
+	return n;
+}
+
+uint64_t queue_cycle_count(const queue_t *q)
+{
+	return q->cycles;
+}
+
+int64_t queue_last_now(const queue_t *q)
+{
+	return q->last_now;
+}
+
+size_t queue_memory_bytes(const queue_t *q)
+{
+	size_t b = sizeof(*q);
+
+	b += q->cap_wls * sizeof(wl_t) + q->free_wls.cap * 4 + q->uids.cap * sizeof(mapent_t);
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = &q->wls[i];
+
+		if (!w->live)
+			continue;
+		b += strlen(w->strs) + strlen(w->strs + w->ns_off) + strlen(w->strs + w->name_off) +
+		     3;
+		b += w->n_ps > 1 ? w->n_ps * sizeof(psref_t) : 0;
+		b += w->n_asg * sizeof(asg_t);
+	}
+	b += q->cap_tmpls * sizeof(tmpl_t) + q->tmpl_map.cap * sizeof(mapent_t);
+	for (size_t i = 0; i < q->n_tmpls; i++) {
+		const tmpl_t *t = &q->tmpls[i];
+
+		b += t->n_sel * sizeof(kv_t) + t->n_aff * sizeof(aff_t) + (size_t)t->n_affvals * 4 +
+		     t->n_tol * sizeof(tol_t) + t->n_flv_ok;
+	}
+	for (size_t i = 0; i < q->lq_names.n; i++)
+		b += sizeof(lq_t) + q->lqs[i].heap.cap * 4 +
+		     (q->lqs[i].cur ? QUEUE_RESOURCES_MAX * 8 : 0);
+	for (size_t i = 0; i < q->cq_names.n; i++) {
+		const cq_t *c = &q->cqs[i];
+
+		b += sizeof(cq_t) + c->n_groups * sizeof(group_t) + c->n_slots * sizeof(slot_t) +
+		     (c->lqs.cap + c->aside.cap + c->adm.cap) * 4;
+	}
+	b += q->cap_dirty * sizeof(dirty_t) + q->dirty_map.cap * sizeof(mapent_t);
+	for (size_t i = 0; i < q->n_dirty; i++)
+		b += q->dirty[i].len;
+	b += (q->ready_timers.cap + q->backoff_timers.cap) * sizeof(timer_t_);
+	return b;
+}

@@ -1,0 +1,706 @@
+/*
+ * queue/internal.h: the private model of gpuq's queueing core, shared by the
+ * .c files of queue/ and by nothing else (not a public header: only the .c files
+ * of queue/ include it; the API is queue.h). The structs, their small accessors, and
+ * the functions one file of the core calls in another, named queue_<name>.
+ * Each function keeps its contract comment where it is defined.
+ *
+ * Files, bottom up: util.c (containers), record.c (changed records, encoding,
+ * restore), queue.c (creation, policy objects), workload.c (templates, order,
+ * lifecycle), assign.c (quota arithmetic, flavor assignment), preempt.c
+ * (preemption), cycle.c (results, the admission cycle, the clock), explain.c
+ * (explanations, introspection).
+ */
+#ifndef GPUQ_QUEUE_INTERNAL_H
+#define GPUQ_QUEUE_INTERNAL_H
+
+#include "queue/queue.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	uint32_t *v; /* elements */
+	size_t n;    /* used */
+	size_t cap;  /* allocated */
+} u32vec_t;
+
+/* Open-addressing map of ids keyed by a caller hash, with backward-shift
+ * deletion (no tombstones). Equality is checked by the caller's callback. */
+typedef struct {
+	uint32_t id;   /* id + 1; 0 = empty */
+	uint32_t hash; /* the key's hash */
+} mapent_t;
+
+typedef struct {
+	mapent_t *e; /* cap entries, cap a power of two */
+	size_t cap;  /* slots */
+	size_t n;    /* used */
+} idmap_t;
+
+typedef bool (*map_eq_fn)(const void *ctx, uint32_t id, const void *key);
+
+/* Interned names: dense ids, stable string pointers, never freed before the
+ * queue. */
+typedef struct {
+	char **s;    /* id -> owned NUL-terminated string */
+	size_t n;    /* names */
+	size_t cap;  /* allocated */
+	idmap_t map; /* name -> id */
+} names_t;
+
+/* ================================================================== */
+/* The model                                                           */
+/* ================================================================== */
+
+typedef struct {
+	uint32_t key; /* interned label key */
+	uint32_t val; /* interned label value */
+} kv_t;
+
+typedef struct {
+	uint32_t key;	/* interned key ("" = all with Exists) */
+	uint32_t val;	/* interned value */
+	uint8_t op;	/* queue_tolerate_op_t */
+	uint8_t effect; /* queue_effect_t */
+} tol_t;
+
+typedef struct {
+	uint32_t key;	/* interned taint key */
+	uint32_t val;	/* interned value */
+	uint8_t effect; /* queue_effect_t */
+} taint_t;
+
+typedef struct {
+	uint32_t key; /* interned label key */
+	uint32_t n;   /* values */
+	uint32_t off; /* first value in the template's affvals */
+} aff_t;
+
+typedef struct {
+	bool defined;	 /* queue_flavor_add seen (a CQ may name it first) */
+	kv_t *labels;	 /* nodeLabels */
+	size_t n_labels; /* entries */
+	taint_t *taints; /* nodeTaints */
+	size_t n_taints; /* entries */
+	tol_t *tols;	 /* tolerations */
+	size_t n_tols;	 /* entries */
+} flavor_t;
+
+/* A pod set without its count, shared by every workload with that shape. */
+typedef struct {
+	uint32_t refs;			    /* workloads using it; 0 = free slot */
+	uint32_t hash;			    /* content hash */
+	uint32_t name;			    /* interned pod set name */
+	uint8_t n_req;			    /* requests */
+	uint8_t n_sel;			    /* nodeSelector entries */
+	uint8_t n_aff;			    /* affinity terms */
+	uint8_t n_tol;			    /* tolerations */
+	uint32_t n_affvals;		    /* affinity values over all terms */
+	uint16_t res[QUEUE_PODSET_RES_MAX]; /* resource ids */
+	int64_t amt[QUEUE_PODSET_RES_MAX];  /* per-pod amounts */
+	kv_t *sel;			    /* nodeSelector */
+	aff_t *aff;			    /* affinity terms */
+	uint32_t *affvals;		    /* interned values of all terms */
+	tol_t *tol;			    /* tolerations */
+	uint8_t *flv_ok;		    /* per flavor: 0 unknown, 1 eligible, 2 not */
+	size_t n_flv_ok;		    /* entries in flv_ok */
+	uint64_t flv_epoch;		    /* flavor epoch the cache belongs to */
+} tmpl_t;
+
+typedef struct {
+	uint32_t tmpl; /* template id */
+	int32_t count; /* pods */
+} psref_t;
+
+typedef struct {
+	queue_assign_t a; /* public form */
+	uint32_t slot;	  /* the CQ quota slot it charges */
+} asg_t;
+
+enum { W_NONE = 0, W_HEAP = 1, W_ASIDE = 2, W_ADMITTED = 3, W_BACKOFF = 4, W_FLIGHT = 5 };
+
+/* Why a workload waits, for explanations. */
+enum {
+	WHY_NONE = 0,
+	WHY_QUOTA_NOMINAL = 1, /* standalone CQ: nominal reached */
+	WHY_QUOTA_BLIMIT = 2,  /* its borrowing limit reached */
+	WHY_QUOTA_COHORT = 3,  /* the cohort lends no more */
+	WHY_ABOVE_MAX = 4,     /* more than the CQ could ever hold */
+	WHY_NOT_COVERED = 5,   /* a requested resource no group covers */
+	WHY_NO_FLAVOR = 6,     /* no flavor passes taints/selectors */
+	WHY_NO_CANDIDATES = 7, /* needs preemption, nothing to preempt */
+	WHY_GUARANTEED = 8,    /* the CQ's own unlendable quota is used */
+};
+
+typedef struct {
+	char *strs;	      /* "uid\0namespace\0name\0", owned */
+	psref_t *psx;	      /* pod sets when n_ps > 1, owned */
+	asg_t *asg;	      /* assignment while admitted/evicting, owned */
+	int64_t created;      /* creation time */
+	int64_t admitted_ms;  /* last admission (-1 never) */
+	int64_t eligible_ms;  /* backoff end */
+	int64_t why_need;     /* explanation: amount needed */
+	int64_t why_free;     /* explanation: amount free */
+	uint64_t admit_cycle; /* cycle of the last admission */
+	uint32_t lq;	      /* LocalQueue */
+	uint32_t cq;	      /* ClusterQueue */
+	uint32_t pos;	      /* index in its heap / aside / admitted vector */
+	uint32_t epoch;	      /* bumps on every state change (timer validity) */
+	uint32_t requeues;    /* Ready-timeout evictions */
+	uint32_t preemptions; /* times preempted */
+	uint32_t n_asg;	      /* entries in asg */
+	uint32_t uid_hash;    /* hash of uid */
+	uint32_t why_res;     /* explanation: resource id or QUEUE_NONE */
+	uint32_t why_flavor;  /* explanation: flavor id or QUEUE_NONE */
+	int32_t priority;     /* priority */
+	int32_t gang_total;   /* 0 = not a gang */
+	int32_t pods_present; /* gang pods present */
+	psref_t ps1;	      /* the pod set when n_ps == 1 */
+	uint16_t ns_off;      /* namespace offset in strs */
+	uint16_t name_off;    /* name offset in strs */
+	uint8_t state;	      /* queue_wl_state_t */
+	uint8_t wait;	      /* queue_wait_t */
+	uint8_t where;	      /* W_* container */
+	uint8_t n_ps;	      /* pod sets */
+	uint8_t why;	      /* WHY_* */
+	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
+	bool live;	      /* slot in use */
+	bool ready;	      /* PodsReady since admission */
+} wl_t;
+
+typedef struct {
+	int64_t nominal;   /* nominalQuota */
+	int64_t blimit;	   /* borrowingLimit or -1 */
+	int64_t llimit;	   /* lendingLimit or -1 */
+	int64_t usage;	   /* admitted + evicting (+ held during a cycle) */
+	int64_t evicting;  /* part of usage held by EVICTING workloads */
+	int64_t rec_usage; /* usage named by a restored CQ record */
+	uint32_t flavor;   /* flavor id */
+	uint32_t res;	   /* resource id */
+	uint32_t cslot;	   /* the cohort slot for (flavor, res) */
+} slot_t;
+
+typedef struct {
+	uint32_t n_cov;			       /* covered resources */
+	uint32_t n_flv;			       /* flavors */
+	uint32_t cov[QUEUE_GROUP_RES_MAX];     /* resource ids */
+	uint32_t flv[QUEUE_GROUP_FLAVORS_MAX]; /* flavor ids in order */
+	uint32_t base;			       /* slot of (flavor 0, resource 0) */
+} group_t;
+
+typedef struct {
+	uint64_t admissions;  /* history */
+	uint64_t preemptions; /* history: preempted */
+	uint64_t evictions;   /* history: evicted for any reason */
+	uint64_t finishes;    /* history */
+} counters_t;
+
+/* A shape that did not fit in this cohort cycle: free quota only shrinks
+ * during a cycle, so the same single pod set with as many pods or more
+ * cannot fit either (kept only for CQs that cannot preempt). */
+typedef struct {
+	uint32_t tmpl;	     /* template */
+	int32_t count;	     /* pods */
+	uint8_t mode;	     /* M_WAIT or M_NEVER */
+	uint8_t why;	     /* explanation */
+	uint32_t why_res;    /* ... */
+	uint32_t why_flavor; /* ... */
+	int64_t why_need;    /* ... */
+	int64_t why_free;    /* ... */
+} nofit_t;
+
+#define NOFIT_CACHE 4 /* shapes remembered per CQ per cycle */
+
+typedef struct {
+	char *name;			       /* CQ name (interned, borrowed) */
+	uint32_t cohort;		       /* internal cohort index */
+	group_t *groups;		       /* resource groups, owned */
+	uint32_t n_groups;		       /* entries */
+	int8_t res_group[QUEUE_RESOURCES_MAX]; /* group covering a resource, -1 */
+	int8_t res_cov[QUEUE_RESOURCES_MAX];   /* its index in the group */
+	slot_t *slots;			       /* quota slots, owned */
+	uint32_t n_slots;		       /* entries */
+	queue_strategy_t strategy;	       /* queueingStrategy */
+	queue_within_t within;		       /* preemption policy */
+	queue_reclaim_t reclaim;	       /* preemption policy */
+	queue_borrow_t borrow;		       /* preemption policy */
+	bool has_thr;			       /* maxPriorityThreshold set */
+	int32_t thr;			       /* its value */
+	int64_t weight;			       /* fair-sharing weight, milli */
+	queue_stop_t stop;		       /* stopPolicy */
+	u32vec_t lqs;			       /* its LocalQueues */
+	u32vec_t aside;			       /* set-aside pending workloads */
+	u32vec_t adm;			       /* admitted and evicting workloads */
+	counters_t ctr;			       /* history */
+	uint32_t n_pending;		       /* pending workloads (all reasons) */
+	bool blocked;			       /* StrictFIFO head blocked in the last cycle */
+	int32_t min_prio;		       /* lowest priority among adm (if valid) */
+	bool min_prio_ok;		       /* min_prio is current */
+	bool rec_seen;			       /* a CQ record was restored into it */
+	nofit_t nofit[NOFIT_CACHE];	       /* shapes that did not fit this cycle */
+	uint32_t n_nofit;		       /* entries used (a ring) */
+} cq_t;
+
+typedef struct {
+	char *name;	     /* "namespace/name" (interned, borrowed) */
+	uint32_t cq;	     /* its ClusterQueue */
+	int64_t weight;	     /* fair-share weight, milli */
+	u32vec_t heap;	     /* eligible pending workloads, a binary heap */
+	double usage;	     /* decayed usage */
+	double used_ms;	     /* ledger of finished work */
+	int64_t *cur;	     /* admitted amount per resource (lazy) */
+	counters_t ctr;	     /* history */
+	uint32_t n_pending;  /* pending workloads */
+	uint32_t n_admitted; /* admitted + evicting */
+} lq_t;
+
+typedef struct {
+	uint32_t flavor;  /* flavor id */
+	uint32_t res;	  /* resource id */
+	int64_t nominal;  /* sum of nominal */
+	int64_t lendable; /* sum of lendable */
+	int64_t usage;	  /* sum of usage */
+	int64_t borrowed; /* sum of usage above guaranteed */
+} cslot_t;
+
+typedef struct {
+	char *name;	      /* name ("" for the hidden cohort of a lone CQ) */
+	uint32_t pub;	      /* public id, QUEUE_NONE when hidden */
+	int64_t weight;	      /* fairSharing weight, milli */
+	u32vec_t cqs;	      /* member CQs */
+	cslot_t *slots;	      /* (flavor, resource) totals */
+	size_t n_slots;	      /* entries */
+	size_t cap_slots;     /* allocated */
+	bool dirty;	      /* needs a cycle */
+	bool capacity_up;     /* capacity grew: retry set-aside workloads */
+	bool rec_capacity_up; /* restored from the meta record */
+	uint32_t n_evicting;  /* EVICTING workloads in its CQs */
+	uint64_t gen;	      /* bumps on every usage change in a cycle */
+} cohort_t;
+
+typedef struct {
+	int64_t at;	/* deadline or backoff end */
+	uint32_t wl;	/* workload */
+	uint32_t epoch; /* the workload's epoch when pushed */
+} timer_t_;
+
+typedef struct {
+	timer_t_ *v; /* binary heap by (at, workload id) */
+	size_t n;    /* used */
+	size_t cap;  /* allocated */
+} timers_t;
+
+typedef struct {
+	uint8_t type;  /* queue_rec_type_t */
+	uint16_t len;  /* key bytes */
+	uint32_t hash; /* hash of type + key */
+	uint8_t *key;  /* owned copy */
+} dirty_t;
+
+typedef struct {
+	uint32_t slot; /* CQ slot */
+	int64_t val;   /* amount */
+	uint8_t mode;  /* M_* of this slot */
+} need_t;
+
+enum { M_FIT = 0, M_RECLAIM = 1, M_PREEMPT = 2, M_WAIT = 3, M_NEVER = 4 };
+
+/* One flavor assignment attempt. */
+typedef struct {
+	int mode;					     /* worst M_* over the assignment */
+	bool borrows;					     /* some slot would go above nominal */
+	size_t n_asg;					     /* entries in asg */
+	asg_t asg[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX]; /* per pod set and request */
+	size_t n_need;					     /* entries in need */
+	need_t need[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX]; /* per slot totals */
+	uint8_t why;					       /* WHY_* of the worst slot */
+	uint32_t why_res;				       /* its resource */
+	uint32_t why_flavor;				       /* its flavor */
+	int64_t why_need;				       /* needed */
+	int64_t why_free;				       /* free */
+} try_t;
+
+typedef struct {
+	uint32_t cq;   /* CQ */
+	uint32_t wl;   /* its current head */
+	int64_t share; /* weighted share with the head (fair sharing) */
+	uint64_t gen;  /* cohort gen when computed */
+	bool borrows;  /* head would borrow */
+	bool hopeless; /* head cannot be admitted now (processed first) */
+} cqhead_t;
+
+struct queue {
+	queue_config_t cfg;	 /* configuration */
+	names_t strs;		 /* interned label keys/values and pod set names */
+	names_t res_names;	 /* resources */
+	names_t flv_names;	 /* flavors */
+	names_t cq_names;	 /* ClusterQueues */
+	names_t lq_names;	 /* LocalQueues "ns/name" */
+	names_t cohort_names;	 /* cohorts, incl. hidden ones "\x01<cq>" */
+	flavor_t *flavors;	 /* by flavor id */
+	size_t cap_flavors;	 /* allocated */
+	uint64_t flv_epoch;	 /* bumps when a flavor gets defined */
+	cq_t *cqs;		 /* by CQ id */
+	size_t cap_cqs;		 /* allocated */
+	lq_t *lqs;		 /* by LQ id */
+	size_t cap_lqs;		 /* allocated */
+	cohort_t *cohorts;	 /* internal cohorts */
+	size_t cap_cohorts;	 /* allocated */
+	u32vec_t pub_cohorts;	 /* public id -> internal */
+	wl_t *wls;		 /* workloads by id */
+	size_t n_wls;		 /* slots used (live or free) */
+	size_t cap_wls;		 /* allocated */
+	u32vec_t free_wls;	 /* free ids */
+	size_t n_live;		 /* live workloads */
+	idmap_t uids;		 /* uid -> workload */
+	tmpl_t *tmpls;		 /* templates */
+	size_t n_tmpls;		 /* slots */
+	size_t cap_tmpls;	 /* allocated */
+	u32vec_t free_tmpls;	 /* free template ids */
+	idmap_t tmpl_map;	 /* content -> template */
+	u32vec_t dirty_cohorts;	 /* cohorts needing a cycle */
+	timers_t ready_timers;	 /* Ready deadlines */
+	timers_t backoff_timers; /* backoff ends */
+	dirty_t *dirty;		 /* changed records */
+	size_t n_dirty;		 /* entries */
+	size_t cap_dirty;	 /* allocated */
+	idmap_t dirty_map;	 /* (type, key) -> entry */
+	uint64_t cycles;	 /* cycles run */
+	int64_t last_now;	 /* last time seen */
+	int64_t last_sample;	 /* last tenant usage sample */
+	bool meta_dirty;	 /* meta record changed */
+	bool dirty_lost;	 /* a change could not be recorded (allocation) */
+	bool retry_preempt;	 /* a cohort cycle found no victims (scratch) */
+	/* results of the last cycle_run / tick */
+	queue_admission_t *res_adm;
+	size_t n_res_adm, cap_res_adm;
+	queue_assign_t *res_asg;
+	size_t n_res_asg, cap_res_asg;
+	queue_eviction_t *res_ev;
+	size_t n_res_ev, cap_res_ev;
+	queue_pending_change_t *res_ch;
+	size_t n_res_ch, cap_res_ch;
+	char *res_msg;
+	size_t n_res_msg, cap_res_msg;
+	/* cycle scratch */
+	u32vec_t keep;	   /* popped workloads that stay pending */
+	u32vec_t release;  /* victims to release at the end of the cycle */
+	need_t *held;	   /* usage held by preemptors this cycle */
+	uint32_t *held_cq; /* their CQs */
+	size_t n_held, cap_held, cap_held_cq;
+	cqhead_t *heads; /* CQ heads of the cohort in a cycle (heap) */
+	size_t n_heads, cap_heads;
+	u32vec_t cands;	    /* preemption candidates */
+	u32vec_t targets;   /* chosen victims */
+	try_t scratch_try;  /* one assignment */
+	try_t scratch_try2; /* another */
+};
+
+static inline wl_t *W(const queue_t *q, uint32_t id)
+{
+	return &q->wls[id];
+}
+
+static inline const char *wl_uid(const wl_t *w)
+{
+	return w->strs;
+}
+
+static inline const psref_t *wl_ps(const wl_t *w)
+{
+	return w->n_ps == 1 ? &w->ps1 : w->psx;
+}
+
+static inline cohort_t *cohort_of(const queue_t *q, const cq_t *c)
+{
+	return &q->cohorts[c->cohort];
+}
+
+static inline bool cq_has_cohort(const queue_t *q, const cq_t *c)
+{
+	return q->cohorts[c->cohort].pub != QUEUE_NONE;
+}
+
+/* ---- util.c ---- */
+
+/* Hot helpers of the cycle, inline for the same reason. */
+
+static inline int64_t queue_slot_guaranteed(const slot_t *s)
+{
+	return s->llimit >= 0 ? s->nominal - s->llimit : 0;
+}
+
+static inline int64_t queue_over(int64_t usage, int64_t g)
+{
+	return usage > g ? usage - g : 0;
+}
+
+/* A pending preemptor that keeps the assignment it preempted for: its
+ * victims are gone or going, and the quota they free is meant for it. */
+static inline bool queue_wl_planned(const wl_t *w)
+{
+	return w->state == QUEUE_WL_PENDING && w->wait == QUEUE_WAIT_PREEMPTING && w->n_asg;
+}
+
+/* Within a LocalQueue: under BestEffortFIFO a planned preemptor first (else
+ * its victims, requeued, take back the quota they just freed and it preempts
+ * them again: a ping-pong); then priority desc, creation asc, uid asc. A
+ * workload's key only changes while it is out of the heap. */
+static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
+{
+	const wl_t *x = W(q, a), *y = W(q, b);
+
+	if (q->cqs[x->cq].strategy == QUEUE_BEST_EFFORT_FIFO &&
+	    queue_wl_planned(x) != queue_wl_planned(y))
+		return queue_wl_planned(x) ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->created != y->created)
+		return x->created < y->created ? -1 : 1;
+	return strcmp(wl_uid(x), wl_uid(y));
+}
+
+/* What one more workload could take from slot now. */
+static inline int64_t queue_slot_available(const queue_t *q, const cq_t *c, const slot_t *s)
+{
+	const cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	int64_t g = queue_slot_guaranteed(s);
+	int64_t local = g > s->usage ? g - s->usage : 0;
+	int64_t avail = local + (cs->lendable - cs->borrowed);
+
+	if (cq_has_cohort(q, c) && s->blimit >= 0 && s->nominal + s->blimit - s->usage < avail)
+		avail = s->nominal + s->blimit - s->usage;
+	if (!cq_has_cohort(q, c) && s->nominal - s->usage < avail)
+		avail = s->nominal - s->usage;
+	return avail > 0 ? avail : 0;
+}
+
+/* The most this CQ could ever hold in slot, with the cohort empty. */
+static inline int64_t queue_slot_max_capacity(const queue_t *q, const cq_t *c, const slot_t *s)
+{
+	const cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	int64_t m = queue_slot_guaranteed(s) + cs->lendable;
+
+	if (!cq_has_cohort(q, c))
+		return s->nominal;
+	if (s->blimit >= 0 && s->nominal + s->blimit < m)
+		m = s->nominal + s->blimit;
+	return m;
+}
+
+static inline bool queue_cq_can_preempt(const queue_t *q, const cq_t *c)
+{
+	return c->within != QUEUE_WITHIN_NEVER ||
+	       (cq_has_cohort(q, c) && c->reclaim != QUEUE_RECLAIM_NEVER);
+}
+
+/* Small containers, inline: they are on every hot path (dirty marks, id
+ * lookups, heaps), and a call across files costs the drain 10% more
+ * instructions. */
+
+/* Grow *p (elements of `elem` bytes, capacity *cap) to hold `need`. */
+static inline int queue_grow(void *pp, size_t *cap, size_t need, size_t elem)
+{
+	void **p = pp;
+	size_t n;
+	void *np;
+
+	if (need <= *cap)
+		return GPUQ_OK;
+	n = *cap ? *cap * 2 : 8;
+	while (n < need)
+		n *= 2;
+	np = realloc(*p, n * elem);
+	if (!np)
+		return GPUQ_ENOMEM;
+	*p = np;
+	*cap = n;
+	return GPUQ_OK;
+}
+
+static inline int queue_vpush(u32vec_t *v, uint32_t x)
+{
+	if (queue_grow(&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
+		return GPUQ_ENOMEM;
+	v->v[v->n++] = x;
+	return GPUQ_OK;
+}
+
+static inline uint32_t queue_hash_bytes(const void *p, size_t len, uint32_t h)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static inline uint32_t queue_hash_str(const char *s)
+{
+	return queue_hash_bytes(s, strlen(s), 2166136261u);
+}
+
+static inline int queue_map_reserve(idmap_t *m)
+{
+	size_t ncap;
+	mapent_t *ne;
+
+	if ((m->n + 1) * 4 < m->cap * 3)
+		return GPUQ_OK;
+	ncap = m->cap ? m->cap * 2 : 64;
+	ne = calloc(ncap, sizeof(*ne));
+	if (!ne)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->e[i].id)
+			continue;
+		j = m->e[i].hash & (ncap - 1);
+		while (ne[j].id)
+			j = (j + 1) & (ncap - 1);
+		ne[j] = m->e[i];
+	}
+	free(m->e);
+	m->e = ne;
+	m->cap = ncap;
+	return GPUQ_OK;
+}
+
+static inline bool queue_map_find(const idmap_t *m, uint32_t h, map_eq_fn eq, const void *ctx,
+				  const void *key, uint32_t *id)
+{
+	if (!m->cap)
+		return false;
+	for (size_t j = h & (m->cap - 1);; j = (j + 1) & (m->cap - 1)) {
+		if (!m->e[j].id)
+			return false;
+		if (m->e[j].hash == h && eq(ctx, m->e[j].id - 1, key)) {
+			*id = m->e[j].id - 1;
+			return true;
+		}
+	}
+}
+
+/* Insert id (not present). queue_map_reserve must have succeeded. */
+static inline void queue_map_put(idmap_t *m, uint32_t h, uint32_t id)
+{
+	size_t j = h & (m->cap - 1);
+
+	while (m->e[j].id)
+		j = (j + 1) & (m->cap - 1);
+	m->e[j].id = id + 1;
+	m->e[j].hash = h;
+	m->n++;
+}
+
+static inline void queue_map_del(idmap_t *m, uint32_t h, uint32_t id)
+{
+	size_t j = h & (m->cap - 1), k;
+
+	while (m->e[j].id != id + 1) {
+		if (!m->e[j].id)
+			return;
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->e[j].id = 0;
+	m->n--;
+	/* Backward shift: move later entries of the run into the hole when
+	 * their home slot does not lie cyclically in (j, k]. */
+	for (k = (j + 1) & (m->cap - 1); m->e[k].id; k = (k + 1) & (m->cap - 1)) {
+		size_t home = m->e[k].hash & (m->cap - 1);
+		bool in_range = j <= k ? (home > j && home <= k) : (home > j || home <= k);
+
+		if (in_range)
+			continue;
+		m->e[j] = m->e[k];
+		m->e[k].id = 0;
+		j = k;
+	}
+}
+int queue_names_find(const names_t *t, const char *s, uint32_t *id);
+int queue_names_intern(names_t *t, const char *s, uint32_t *id);
+void queue_names_free(names_t *t);
+
+/* ---- record.c ---- */
+
+void queue_mark_wl(queue_t *q, const wl_t *w);
+void queue_mark_cq(queue_t *q, uint32_t cq);
+void queue_mark_lq(queue_t *q, uint32_t lq);
+void queue_mark_meta(queue_t *q);
+void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up);
+
+/* ---- queue.c ---- */
+
+int queue_check_name(const char *what, const char *s, bool allow_empty, gpuq_diag_t *diag);
+int queue_res_intern(queue_t *q, const char *name, uint32_t *id, gpuq_diag_t *diag);
+int queue_str_intern(queue_t *q, const char *what, const char *s, uint32_t *id, gpuq_diag_t *diag);
+int queue_tols_build(queue_t *q, const queue_toleration_t *in, size_t n, tol_t **out,
+		     gpuq_diag_t *diag);
+int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, kv_t **out,
+		       gpuq_diag_t *diag);
+
+/* ---- workload.c ---- */
+
+void queue_tmpl_release(queue_t *q, uint32_t id);
+bool queue_tmpl_flavor_ok(queue_t *q, uint32_t tid, uint32_t fid);
+void queue_heap_remove(queue_t *q, u32vec_t *h, size_t i);
+void queue_wl_detach(queue_t *q, uint32_t id);
+int queue_wl_attach(queue_t *q, uint32_t id, int where);
+int queue_timer_push(queue_t *q, timers_t *t, int64_t at, uint32_t wl);
+void queue_timer_pop(queue_t *q, timers_t *t);
+void queue_timer_clean(queue_t *q, timers_t *t);
+int queue_lq_lookup(const queue_t *q, const char *ns, const char *name, uint32_t *id);
+bool queue_ready_watched(const queue_t *q, const wl_t *w);
+bool queue_gang_waiting(const wl_t *w);
+int queue_wl_enqueue(queue_t *q, uint32_t id);
+void queue_wl_free(queue_t *q, uint32_t id);
+int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, gpuq_diag_t *diag);
+int queue_wl_release(queue_t *q, uint32_t id, int64_t now);
+int queue_wl_evict(queue_t *q, uint32_t id, uint32_t preemptor, int reason);
+
+/* ---- assign.c ---- */
+
+void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta);
+int64_t queue_cq_slot_find(const cq_t *c, uint32_t flavor, uint32_t res);
+void queue_wl_charge(queue_t *q, uint32_t id, int sign);
+void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
+double queue_lq_share_now(const queue_t *q, uint32_t lq);
+double queue_wl_share(const queue_t *q, const wl_t *w);
+int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
+		       uint32_t without);
+void queue_need_add(try_t *t, uint32_t slot, int64_t val);
+bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);
+bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
+bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
+void queue_try_assign(queue_t *q, uint32_t wid, try_t *t);
+
+/* ---- cycle.c ---- */
+
+extern const char *const queue_evict_names[];
+int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason);
+double queue_lq_key(const queue_t *q, uint32_t lq);
+int queue_keep(queue_t *q, uint32_t wid);
+int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
+
+/* ---- preempt.c ---- */
+
+bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow);
+bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t);
+void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t);
+bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t);
+void queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t);
+void queue_plan_drop(queue_t *q, uint32_t wid);
+
+/* ---- explain.c ---- */
+
+const char *queue_res_name(const queue_t *q, uint32_t r);
+const char *queue_flv_name(const queue_t *q, uint32_t f);
+
+#endif

@@ -1,0 +1,1027 @@
+/*
+ * queue/record.c: changed records (dirty tracking) and the records themselves: encoding for a
+ * store and applying them on restore.
+ * See queue.h for the contracts and docs/queueing.md for the rules.
+ */
+#include "queue/internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================== */
+/* Changed records                                                     */
+/* ================================================================== */
+
+typedef struct {
+	uint8_t type;	  /* record type */
+	const uint8_t *k; /* key bytes */
+	size_t len;	  /* key length */
+} dkey_t;
+
+static bool dirty_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const queue_t *q = ctx;
+	const dkey_t *k = key;
+	const dirty_t *d = &q->dirty[id];
+
+	return d->type == k->type && d->len == k->len && memcmp(d->key, k->k, k->len) == 0;
+}
+
+static uint32_t dirty_hash(uint8_t type, const uint8_t *k, size_t len)
+{
+	return queue_hash_bytes(k, len, 2166136261u ^ type);
+}
+
+/* Mark a record changed. Allocation failure is remembered as "everything
+ * changed" (the next queue_dirty_next sees a full set) rather than lost. */
+static void mark(queue_t *q, uint8_t type, const char *key)
+{
+	dkey_t k = {type, (const uint8_t *)key, strlen(key)};
+	uint32_t h = dirty_hash(type, k.k, k.len), id;
+	dirty_t *d;
+
+	if (k.len > QUEUE_KEY_MAX)
+		return;
+	if (queue_map_find(&q->dirty_map, h, dirty_eq, q, &k, &id))
+		return;
+	if (queue_grow(&q->dirty, &q->cap_dirty, q->n_dirty + 1, sizeof(*q->dirty)) ||
+	    queue_map_reserve(&q->dirty_map)) {
+		q->dirty_lost = true;
+		return;
+	}
+	d = &q->dirty[q->n_dirty];
+	d->key = malloc(k.len ? k.len : 1);
+	if (!d->key) {
+		q->dirty_lost = true;
+		return;
+	}
+	memcpy(d->key, key, k.len);
+	d->type = type;
+	d->len = (uint16_t)k.len;
+	d->hash = h;
+	queue_map_put(&q->dirty_map, h, (uint32_t)q->n_dirty);
+	q->n_dirty++;
+}
+
+void queue_mark_wl(queue_t *q, const wl_t *w)
+{
+	mark(q, QUEUE_REC_WORKLOAD, wl_uid(w));
+}
+
+void queue_mark_cq(queue_t *q, uint32_t cq)
+{
+	mark(q, QUEUE_REC_CQ, q->cqs[cq].name);
+}
+
+void queue_mark_lq(queue_t *q, uint32_t lq)
+{
+	mark(q, QUEUE_REC_TENANT, q->lqs[lq].name);
+}
+
+void queue_mark_meta(queue_t *q)
+{
+	mark(q, QUEUE_REC_META, "meta");
+}
+
+/* A cohort needs a cycle; capacity_up also retries its set-aside work. */
+void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up)
+{
+	cohort_t *h = &q->cohorts[co];
+
+	if (capacity_up && !h->capacity_up) {
+		h->capacity_up = true;
+		queue_mark_meta(q); /* the meta record lists cohorts with capacity to retry */
+	}
+	if (h->dirty)
+		return;
+	if (queue_vpush(&q->dirty_cohorts, co))
+		return; /* retried: the flag stays clear, the next touch adds it */
+	h->dirty = true;
+}
+
+/* ================================================================== */
+/* Records                                                             */
+/* ================================================================== */
+
+#define REC_VERSION 1
+
+typedef struct {
+	uint8_t *b; /* output (may be NULL when cap is 0) */
+	size_t cap; /* its size */
+	size_t len; /* bytes produced (may exceed cap) */
+} wr_t;
+
+static void put(wr_t *w, const void *p, size_t n)
+{
+	if (w->len + n <= w->cap)
+		memcpy(w->b + w->len, p, n);
+	w->len += n;
+}
+
+static void put_u8(wr_t *w, uint8_t v)
+{
+	put(w, &v, 1);
+}
+
+static void put_u64(wr_t *w, uint64_t v)
+{
+	uint8_t b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	put(w, b, 8);
+}
+
+static void put_u32(wr_t *w, uint32_t v)
+{
+	uint8_t b[4];
+
+	for (int i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	put(w, b, 4);
+}
+
+static void put_f64(wr_t *w, double d)
+{
+	uint64_t v;
+
+	memcpy(&v, &d, sizeof(v));
+	put_u64(w, v);
+}
+
+static void put_str(wr_t *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	put_u8(w, (uint8_t)(n & 0xff));
+	put_u8(w, (uint8_t)(n >> 8));
+	put(w, s, n);
+}
+
+typedef struct {
+	const uint8_t *p; /* input */
+	size_t n;	  /* its length */
+	size_t off;	  /* read so far */
+	bool bad;	  /* truncated or out of range */
+} rd_t;
+
+static bool get(rd_t *r, void *out, size_t n)
+{
+	if (r->bad || r->n - r->off < n) {
+		r->bad = true;
+		memset(out, 0, n);
+		return false;
+	}
+	memcpy(out, r->p + r->off, n);
+	r->off += n;
+	return true;
+}
+
+static uint8_t get_u8(rd_t *r)
+{
+	uint8_t v;
+
+	get(r, &v, 1);
+	return v;
+}
+
+static uint32_t get_u32(rd_t *r)
+{
+	uint8_t b[4];
+	uint32_t v = 0;
+
+	get(r, b, 4);
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)b[i] << (8 * i);
+	return v;
+}
+
+static uint64_t get_u64(rd_t *r)
+{
+	uint8_t b[8];
+	uint64_t v = 0;
+
+	get(r, b, 8);
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)b[i] << (8 * i);
+	return v;
+}
+
+static double get_f64(rd_t *r)
+{
+	uint64_t v = get_u64(r);
+	double d;
+
+	memcpy(&d, &v, sizeof(d));
+	if (!isfinite(d))
+		r->bad = true;
+	return d;
+}
+
+/* A string of at most QUEUE_NAME_MAX bytes without NULs into out. */
+static void get_str(rd_t *r, char out[QUEUE_NAME_MAX + 1])
+{
+	size_t n = get_u8(r);
+
+	n |= (size_t)get_u8(r) << 8;
+	out[0] = '\0';
+	if (r->bad)
+		return;
+	if (n > QUEUE_NAME_MAX || r->n - r->off < n || memchr(r->p + r->off, 0, n)) {
+		r->bad = true;
+		return;
+	}
+	memcpy(out, r->p + r->off, n);
+	out[n] = '\0';
+	r->off += n;
+}
+
+static void put_ctr(wr_t *w, const counters_t *c)
+{
+	put_u64(w, c->admissions);
+	put_u64(w, c->preemptions);
+	put_u64(w, c->evictions);
+	put_u64(w, c->finishes);
+}
+
+static void get_ctr(rd_t *r, counters_t *c)
+{
+	c->admissions = get_u64(r);
+	c->preemptions = get_u64(r);
+	c->evictions = get_u64(r);
+	c->finishes = get_u64(r);
+}
+
+static void enc_meta(const queue_t *q, wr_t *w)
+{
+	uint32_t n = 0;
+
+	put_u8(w, REC_VERSION);
+	put_u64(w, q->cycles);
+	put_u64(w, (uint64_t)q->last_now);
+	put_u64(w, (uint64_t)q->last_sample);
+	for (size_t i = 0; i < q->cohort_names.n; i++)
+		n += q->cohorts[i].capacity_up;
+	put_u32(w, n);
+	for (size_t i = 0; i < q->cohort_names.n; i++)
+		if (q->cohorts[i].capacity_up)
+			put_str(w, q->cohorts[i].name);
+}
+
+static void enc_cq(const queue_t *q, uint32_t cq, wr_t *w)
+{
+	const cq_t *c = &q->cqs[cq];
+
+	put_u8(w, REC_VERSION);
+	put_ctr(w, &c->ctr);
+	put_u32(w, c->n_slots);
+	for (uint32_t s = 0; s < c->n_slots; s++) {
+		put_str(w, queue_flv_name(q, c->slots[s].flavor));
+		put_str(w, queue_res_name(q, c->slots[s].res));
+		put_u64(w, (uint64_t)c->slots[s].usage);
+	}
+}
+
+static void enc_lq(const queue_t *q, uint32_t lq, wr_t *w)
+{
+	const lq_t *l = &q->lqs[lq];
+
+	put_u8(w, REC_VERSION);
+	put_f64(w, l->usage);
+	put_f64(w, l->used_ms);
+	put_ctr(w, &l->ctr);
+}
+
+static void enc_tmpl(const queue_t *q, const psref_t *p, wr_t *w)
+{
+	const tmpl_t *t = &q->tmpls[p->tmpl];
+
+	put_str(w, q->strs.s[t->name]);
+	put_u32(w, (uint32_t)p->count);
+	put_u8(w, t->n_req);
+	for (uint32_t i = 0; i < t->n_req; i++) {
+		put_str(w, queue_res_name(q, t->res[i]));
+		put_u64(w, (uint64_t)t->amt[i]);
+	}
+	put_u8(w, t->n_sel);
+	for (uint32_t i = 0; i < t->n_sel; i++) {
+		put_str(w, q->strs.s[t->sel[i].key]);
+		put_str(w, q->strs.s[t->sel[i].val]);
+	}
+	put_u8(w, t->n_aff);
+	for (uint32_t i = 0; i < t->n_aff; i++) {
+		put_str(w, q->strs.s[t->aff[i].key]);
+		put_u8(w, (uint8_t)t->aff[i].n);
+		for (uint32_t j = 0; j < t->aff[i].n; j++)
+			put_str(w, q->strs.s[t->affvals[t->aff[i].off + j]]);
+	}
+	put_u8(w, t->n_tol);
+	for (uint32_t i = 0; i < t->n_tol; i++) {
+		put_str(w, q->strs.s[t->tol[i].key]);
+		put_u8(w, t->tol[i].op);
+		put_str(w, q->strs.s[t->tol[i].val]);
+		put_u8(w, t->tol[i].effect);
+	}
+}
+
+static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
+{
+	const wl_t *x = W(q, id);
+
+	put_u8(w, REC_VERSION);
+	put_str(w, x->strs + x->ns_off);
+	put_str(w, x->strs + x->name_off);
+	put_str(w, strchr(q->lqs[x->lq].name, '/') + 1);
+	put_u32(w, (uint32_t)x->priority);
+	put_u64(w, (uint64_t)x->created);
+	put_u32(w, (uint32_t)x->gang_total);
+	put_u32(w, (uint32_t)x->pods_present);
+	put_u8(w, x->state);
+	put_u8(w, x->wait);
+	put_u8(w, x->where == W_FLIGHT ? W_HEAP : x->where);
+	put_u8(w, x->why);
+	put_u8(w, x->evict_reason);
+	put_u8(w, x->ready);
+	put_u64(w, (uint64_t)x->admitted_ms);
+	put_u64(w, (uint64_t)x->eligible_ms);
+	put_u64(w, (uint64_t)x->why_need);
+	put_u64(w, (uint64_t)x->why_free);
+	put_str(w, x->why_res != QUEUE_NONE ? queue_res_name(q, x->why_res) : "");
+	put_str(w, x->why_flavor != QUEUE_NONE ? queue_flv_name(q, x->why_flavor) : "");
+	put_u32(w, x->requeues);
+	put_u32(w, x->preemptions);
+	put_u64(w, x->admit_cycle);
+	put_u8(w, x->n_ps);
+	for (uint8_t i = 0; i < x->n_ps; i++)
+		enc_tmpl(q, &wl_ps(x)[i], w);
+	put_u32(w, x->n_asg);
+	for (uint32_t i = 0; i < x->n_asg; i++) {
+		put_u8(w, (uint8_t)x->asg[i].a.podset);
+		put_str(w, queue_res_name(q, x->asg[i].a.resource));
+		put_str(w, queue_flv_name(q, x->asg[i].a.flavor));
+		put_u64(w, (uint64_t)x->asg[i].a.amount);
+	}
+}
+
+/* Copy a record key into a NUL-terminated name. */
+static int key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1])
+{
+	if (len > QUEUE_KEY_MAX || (len && memchr(key, 0, len)))
+		return GPUQ_ENOTFOUND;
+	memcpy(out, key, len);
+	out[len] = '\0';
+	return GPUQ_OK;
+}
+
+int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
+			uint8_t *buf, size_t cap, size_t *len)
+{
+	char k[QUEUE_KEY_MAX + 1] = "";
+	wr_t w = {buf, cap, 0};
+	uint32_t id;
+
+	*len = 0;
+	if (key_str(key, key_len, k))
+		return GPUQ_ENOTFOUND;
+	switch (type) {
+	case QUEUE_REC_META:
+		if (strcmp(k, "meta") != 0)
+			return GPUQ_ENOTFOUND;
+		enc_meta(q, &w);
+		break;
+	case QUEUE_REC_CQ:
+		if (queue_names_find(&q->cq_names, k, &id))
+			return GPUQ_ENOTFOUND;
+		enc_cq(q, id, &w);
+		break;
+	case QUEUE_REC_TENANT:
+		if (queue_names_find(&q->lq_names, k, &id))
+			return GPUQ_ENOTFOUND;
+		enc_lq(q, id, &w);
+		break;
+	case QUEUE_REC_WORKLOAD:
+		if (queue_workload_find(q, k, &id))
+			return GPUQ_ENOTFOUND;
+		enc_wl(q, id, &w);
+		break;
+	default:
+		return GPUQ_ENOTFOUND;
+	}
+	*len = w.len;
+	return w.len <= cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
+/* ---- the changed set ---- */
+
+int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t *type,
+		     const uint8_t **key, size_t *key_len)
+{
+	if (q->dirty_lost && it->pos == 0)
+		return GPUQ_ENOMEM;
+	if (it->pos >= q->n_dirty)
+		return GPUQ_ENOTFOUND;
+	*type = (queue_rec_type_t)q->dirty[it->pos].type;
+	*key = q->dirty[it->pos].key;
+	*key_len = q->dirty[it->pos].len;
+	it->pos++;
+	return GPUQ_OK;
+}
+
+size_t queue_dirty_count(const queue_t *q)
+{
+	return q->n_dirty;
+}
+
+void queue_dirty_clear(queue_t *q)
+{
+	for (size_t i = 0; i < q->n_dirty; i++)
+		free(q->dirty[i].key);
+	q->n_dirty = 0;
+	if (q->dirty_map.cap)
+		memset(q->dirty_map.e, 0, q->dirty_map.cap * sizeof(mapent_t));
+	q->dirty_map.n = 0;
+	q->dirty_lost = false;
+}
+
+int queue_dirty_all(queue_t *q)
+{
+	q->dirty_lost = false;
+	queue_mark_meta(q);
+	for (size_t i = 0; i < q->cq_names.n; i++)
+		queue_mark_cq(q, (uint32_t)i);
+	for (size_t i = 0; i < q->lq_names.n; i++)
+		queue_mark_lq(q, (uint32_t)i);
+	for (size_t i = 0; i < q->n_wls; i++)
+		if (q->wls[i].live)
+			queue_mark_wl(q, &q->wls[i]);
+	return q->dirty_lost ? GPUQ_ENOMEM : GPUQ_OK;
+}
+
+/* ---- restore ---- */
+
+/* A time from a record: within +-QUEUE_TIME_MAX, or INT64_MIN ("never"). */
+static bool time_ok(int64_t t)
+{
+	return t == INT64_MIN || (t >= -QUEUE_TIME_MAX && t <= QUEUE_TIME_MAX);
+}
+
+static int apply_meta(queue_t *q, rd_t *r)
+{
+	uint64_t cycles = get_u64(r);
+	int64_t now = (int64_t)get_u64(r), sample = (int64_t)get_u64(r);
+	uint32_t n = get_u32(r);
+	char name[QUEUE_NAME_MAX + 1];
+
+	rd_t names;
+	uint32_t co;
+
+	if (r->bad || n > q->cohort_names.n || !time_ok(now) || !time_ok(sample) ||
+	    (sample != INT64_MIN && now != INT64_MIN && sample > now))
+		return GPUQ_ECORRUPT;
+	names = *r;
+	for (uint32_t i = 0; i < n; i++) {
+		get_str(r, name);
+		if (r->bad || queue_names_find(&q->cohort_names, name, &co))
+			return GPUQ_ECORRUPT;
+	}
+	if (r->off != r->n)
+		return GPUQ_ECORRUPT;
+	for (uint32_t i = 0; i < n; i++) {
+		get_str(&names, name);
+		if (!queue_names_find(&q->cohort_names, name, &co))
+			q->cohorts[co].rec_capacity_up = true;
+	}
+	q->cycles = cycles;
+	q->last_now = now;
+	q->last_sample = sample;
+	return GPUQ_OK;
+}
+
+static int apply_cq(queue_t *q, const char *k, rd_t *r, gpuq_diag_t *diag)
+{
+	char fn[QUEUE_NAME_MAX + 1], rn[QUEUE_NAME_MAX + 1];
+	uint32_t id, n, f, res;
+	counters_t ctr;
+	int64_t *usage;
+	cq_t *c;
+
+	if (queue_names_find(&q->cq_names, k, &id))
+		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "CQ record %s: no such ClusterQueue", k);
+	c = &q->cqs[id];
+	get_ctr(r, &ctr);
+	n = get_u32(r);
+	if (r->bad || n > c->n_slots)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "CQ record %s: bad header", k);
+	usage = calloc(c->n_slots ? c->n_slots : 1, sizeof(*usage));
+	if (!usage)
+		return GPUQ_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t s;
+
+		get_str(r, fn);
+		get_str(r, rn);
+		s = (int64_t)get_u64(r);
+		if (r->bad || s < 0) {
+			free(usage);
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "CQ record %s: bad slot %u", k,
+					     i);
+		}
+		if (queue_names_find(&q->flv_names, fn, &f) ||
+		    queue_names_find(&q->res_names, rn, &res) ||
+		    queue_cq_slot_find(c, f, res) < 0) {
+			free(usage);
+			return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
+					     "CQ record %s: no quota for %s "
+					     "on flavor %s",
+					     k, rn, fn);
+		}
+		usage[queue_cq_slot_find(c, f, res)] = s;
+	}
+	if (r->off != r->n) {
+		free(usage);
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "CQ record %s: trailing bytes", k);
+	}
+	for (uint32_t s = 0; s < c->n_slots; s++)
+		c->slots[s].rec_usage = usage[s];
+	free(usage);
+	c->ctr = ctr;
+	c->rec_seen = true;
+	return GPUQ_OK;
+}
+
+static int apply_lq(queue_t *q, const char *k, rd_t *r, gpuq_diag_t *diag)
+{
+	uint32_t id;
+	double u, used;
+	counters_t ctr;
+
+	if (queue_names_find(&q->lq_names, k, &id))
+		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "tenant record %s: no such LocalQueue",
+				     k);
+	u = get_f64(r);
+	used = get_f64(r);
+	get_ctr(r, &ctr);
+	if (r->bad || r->off != r->n || u < 0 || used < 0)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "tenant record %s: malformed", k);
+	q->lqs[id].usage = u;
+	q->lqs[id].used_ms = used;
+	q->lqs[id].ctr = ctr;
+	return GPUQ_OK;
+}
+
+/* Strings of one record, copied out NUL-terminated (the encoding spends at
+ * least two bytes of prefix per string, so val_len + 1 bytes always hold
+ * them, and val_len / 2 pointers every affinity value). */
+typedef struct {
+	char *buf;	   /* string bytes */
+	size_t cap;	   /* its size */
+	size_t len;	   /* used */
+	const char **ptrs; /* affinity value pointers */
+	size_t pcap;	   /* their room */
+	size_t plen;	   /* used */
+} arena_t;
+
+static const char *get_astr(rd_t *r, arena_t *a)
+{
+	size_t n = get_u8(r);
+	char *s;
+
+	n |= (size_t)get_u8(r) << 8;
+	if (r->bad || n > QUEUE_NAME_MAX || r->n - r->off < n || memchr(r->p + r->off, 0, n) ||
+	    a->cap - a->len < n + 1) {
+		r->bad = true;
+		return "";
+	}
+	s = a->buf + a->len;
+	memcpy(s, r->p + r->off, n);
+	s[n] = '\0';
+	a->len += n + 1;
+	r->off += n;
+	return s;
+}
+
+/* Decoded pod sets of a workload record (strings in the arena). */
+typedef struct {
+	queue_request_t req[QUEUE_PODSETS_MAX][QUEUE_PODSET_RES_MAX];	/* requests */
+	queue_label_t sel[QUEUE_PODSETS_MAX][QUEUE_SELECTORS_MAX];	/* nodeSelector */
+	queue_affinity_t aff[QUEUE_PODSETS_MAX][QUEUE_SELECTORS_MAX];	/* affinity */
+	queue_toleration_t tol[QUEUE_PODSETS_MAX][QUEUE_SELECTORS_MAX]; /* tolerations */
+	queue_podset_spec_t ps[QUEUE_PODSETS_MAX];			/* pod sets */
+} dec_ps_t;
+
+static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
+{
+	queue_podset_spec_t *ps = &d->ps[p];
+	uint32_t n;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->name = get_astr(r, ar);
+	ps->count = (int32_t)get_u32(r);
+	n = get_u8(r);
+	if (r->bad || n > QUEUE_PODSET_RES_MAX)
+		return GPUQ_ECORRUPT;
+	for (uint32_t i = 0; i < n; i++) {
+		d->req[p][i].resource = get_astr(r, ar);
+		d->req[p][i].amount = (int64_t)get_u64(r);
+	}
+	ps->requests = d->req[p];
+	ps->n_requests = n;
+	n = get_u8(r);
+	if (r->bad || n > QUEUE_SELECTORS_MAX)
+		return GPUQ_ECORRUPT;
+	for (uint32_t i = 0; i < n; i++) {
+		d->sel[p][i].key = get_astr(r, ar);
+		d->sel[p][i].value = get_astr(r, ar);
+	}
+	ps->node_selector = d->sel[p];
+	ps->n_node_selector = n;
+	n = get_u8(r);
+	if (r->bad || n > QUEUE_SELECTORS_MAX)
+		return GPUQ_ECORRUPT;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t nv;
+
+		d->aff[p][i].key = get_astr(r, ar);
+		nv = get_u8(r);
+		if (r->bad || nv > QUEUE_AFFINITY_VALUES_MAX || ar->pcap - ar->plen < nv)
+			return GPUQ_ECORRUPT;
+		d->aff[p][i].values = ar->ptrs + ar->plen;
+		d->aff[p][i].n_values = nv;
+		for (uint32_t j = 0; j < nv; j++)
+			ar->ptrs[ar->plen++] = get_astr(r, ar);
+	}
+	ps->affinity = d->aff[p];
+	ps->n_affinity = n;
+	n = get_u8(r);
+	if (r->bad || n > QUEUE_SELECTORS_MAX)
+		return GPUQ_ECORRUPT;
+	for (uint32_t i = 0; i < n; i++) {
+		d->tol[p][i].key = get_astr(r, ar);
+		d->tol[p][i].op = (queue_tolerate_op_t)get_u8(r);
+		d->tol[p][i].value = get_astr(r, ar);
+		d->tol[p][i].effect = (queue_effect_t)get_u8(r);
+	}
+	ps->tolerations = d->tol[p];
+	ps->n_tolerations = n;
+	return r->bad ? GPUQ_ECORRUPT : GPUQ_OK;
+}
+
+typedef struct {
+	uint8_t state, wait, where, why, evict_reason, ready; /* state fields */
+	int64_t admitted_ms, eligible_ms, why_need, why_free; /* times, explanation */
+	uint32_t why_res, why_flavor, requeues, preemptions;  /* explanation, counts */
+	uint64_t admit_cycle;				      /* cycle of admission */
+} dec_state_t;
+
+/* Resolve and validate the admission of a decoded workload against cq. */
+static int dec_assign(queue_t *q, rd_t *r, const cq_t *c, const queue_workload_spec_t *s,
+		      asg_t **out, uint32_t *n_out)
+{
+	char rn[QUEUE_NAME_MAX + 1], fn[QUEUE_NAME_MAX + 1];
+	uint32_t n = get_u32(r);
+	asg_t *a;
+
+	*out = NULL;
+	*n_out = 0;
+	if (r->bad || n > QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX)
+		return GPUQ_ECORRUPT;
+	if (!n)
+		return GPUQ_OK;
+	a = calloc(n, sizeof(*a));
+	if (!a)
+		return GPUQ_ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t f, res;
+		int64_t slot;
+
+		a[i].a.podset = get_u8(r);
+		get_str(r, rn);
+		get_str(r, fn);
+		a[i].a.amount = (int64_t)get_u64(r);
+		if (r->bad || a[i].a.podset >= s->n_podsets || a[i].a.amount < 0)
+			goto corrupt;
+		if (queue_names_find(&q->res_names, rn, &res) ||
+		    queue_names_find(&q->flv_names, fn, &f))
+			goto notfound;
+		slot = queue_cq_slot_find(c, f, res);
+		if (slot < 0)
+			goto notfound;
+		a[i].a.resource = (uint16_t)res;
+		a[i].a.flavor = f;
+		a[i].slot = (uint32_t)slot;
+	}
+	*out = a;
+	*n_out = n;
+	return GPUQ_OK;
+corrupt:
+	free(a);
+	return GPUQ_ECORRUPT;
+notfound:
+	free(a);
+	return GPUQ_ENOTFOUND;
+}
+
+static int dec_names(queue_t *q, rd_t *r, dec_state_t *st)
+{
+	char rn[QUEUE_NAME_MAX + 1], fn[QUEUE_NAME_MAX + 1];
+
+	get_str(r, rn);
+	get_str(r, fn);
+	st->why_res = st->why_flavor = QUEUE_NONE;
+	if (r->bad)
+		return GPUQ_ECORRUPT;
+	if (*rn && queue_names_find(&q->res_names, rn, &st->why_res))
+		st->why_res = QUEUE_NONE;
+	if (*fn && queue_names_find(&q->flv_names, fn, &st->why_flavor))
+		st->why_flavor = QUEUE_NONE;
+	return GPUQ_OK;
+}
+
+/* Put a restored workload where its state says. */
+/* Put a restored workload where its state says. On failure (allocation)
+ * nothing was placed, so wl_forget undoes the creation. */
+static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
+{
+	wl_t *w = W(q, id);
+	cq_t *c = &q->cqs[w->cq];
+	lq_t *l = &q->lqs[w->lq];
+
+	switch (w->state) {
+	case QUEUE_WL_PENDING:
+		if (st->where == W_BACKOFF) {
+			if (queue_timer_push(q, &q->backoff_timers, w->eligible_ms, id))
+				return GPUQ_ENOMEM;
+			w->where = W_BACKOFF;
+		} else if (st->where == W_ASIDE) {
+			if (queue_wl_attach(q, id, W_ASIDE))
+				return GPUQ_ENOMEM;
+		} else if (st->where == W_HEAP || !queue_gang_waiting(w)) {
+			if (queue_wl_attach(q, id, W_HEAP))
+				return GPUQ_ENOMEM;
+		}
+		l->n_pending++;
+		c->n_pending++;
+		return GPUQ_OK;
+	case QUEUE_WL_ADMITTED:
+	case QUEUE_WL_EVICTING:
+		if (queue_wl_attach(q, id, W_ADMITTED))
+			return GPUQ_ENOMEM;
+		queue_wl_charge(q, id, +1);
+		queue_lq_cur_add(q, w, +1);
+		l->n_admitted++;
+		if (w->state == QUEUE_WL_EVICTING) {
+			for (uint32_t i = 0; i < w->n_asg; i++)
+				c->slots[w->asg[i].slot].evicting += w->asg[i].a.amount;
+			cohort_of(q, c)->n_evicting++;
+		} else if (!w->ready && queue_ready_watched(q, w)) {
+			/* lost only to allocation failure: then it has no timeout */
+			(void)queue_timer_push(q, &q->ready_timers,
+					       w->admitted_ms + q->cfg.ready_timeout_ms, id);
+		}
+		return GPUQ_OK;
+	default:
+		return GPUQ_OK;
+	}
+}
+
+/* Undo queue_wl_create of a workload that was never placed. */
+static void wl_forget(queue_t *q, uint32_t id)
+{
+	queue_map_del(&q->uids, W(q, id)->uid_hash, id);
+	queue_wl_free(q, id);
+	q->n_live--;
+	(void)queue_vpush(&q->free_wls, id);
+}
+
+/* Whether a restored (state, container) pair is one the queue produces. */
+static bool state_where_ok(const dec_state_t *st)
+{
+	switch (st->state) {
+	case QUEUE_WL_PENDING:
+		return st->where != W_ADMITTED;
+	case QUEUE_WL_ADMITTED:
+	case QUEUE_WL_EVICTING:
+		return st->where == W_ADMITTED;
+	default:
+		return st->where == W_NONE;
+	}
+}
+
+/* The fixed part of a workload record, up to its pod sets. */
+static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_state_t *st,
+			 char ns[QUEUE_NAME_MAX + 1], char name[QUEUE_NAME_MAX + 1],
+			 char lqn[QUEUE_NAME_MAX + 1])
+{
+	get_str(r, ns);
+	get_str(r, name);
+	get_str(r, lqn);
+	s->priority = (int32_t)get_u32(r);
+	s->created_ms = (int64_t)get_u64(r);
+	s->gang_total = (int32_t)get_u32(r);
+	s->pods_present = (int32_t)get_u32(r);
+	st->state = get_u8(r);
+	st->wait = get_u8(r);
+	st->where = get_u8(r);
+	st->why = get_u8(r);
+	st->evict_reason = get_u8(r);
+	st->ready = get_u8(r);
+	st->admitted_ms = (int64_t)get_u64(r);
+	st->eligible_ms = (int64_t)get_u64(r);
+	st->why_need = (int64_t)get_u64(r);
+	st->why_free = (int64_t)get_u64(r);
+	if (!time_ok(s->created_ms) || !time_ok(st->admitted_ms) || !time_ok(st->eligible_ms))
+		return GPUQ_ECORRUPT;
+	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
+	    st->where > W_BACKOFF || st->why > WHY_GUARANTEED ||
+	    st->evict_reason > QUEUE_EVICT_STOPPED || st->ready > 1 || !state_where_ok(st))
+		return GPUQ_ECORRUPT;
+	if (dec_names(q, r, st))
+		return GPUQ_ECORRUPT;
+	st->requeues = get_u32(r);
+	st->preemptions = get_u32(r);
+	st->admit_cycle = get_u64(r);
+	s->n_podsets = get_u8(r);
+	if (r->bad || !s->n_podsets || s->n_podsets > QUEUE_PODSETS_MAX)
+		return GPUQ_ECORRUPT;
+	return GPUQ_OK;
+}
+
+/* Copy the decoded state into a freshly created workload. */
+static void wl_set_state(wl_t *w, const dec_state_t *st)
+{
+	w->state = st->state;
+	w->wait = st->wait;
+	w->why = st->why;
+	w->evict_reason = st->evict_reason;
+	w->ready = st->ready;
+	w->admitted_ms = st->admitted_ms;
+	w->eligible_ms = st->eligible_ms;
+	w->why_need = st->why_need;
+	w->why_free = st->why_free;
+	w->why_res = st->why_res;
+	w->why_flavor = st->why_flavor;
+	w->requeues = st->requeues;
+	w->preemptions = st->preemptions;
+	w->admit_cycle = st->admit_cycle;
+}
+
+/* A restored assignment names requested resources with their exact totals,
+ * and charging it keeps its CQ's usage within QUEUE_COHORT_AMOUNT_MAX. */
+static bool asg_consistent(const queue_t *q, uint32_t id)
+{
+	const wl_t *w = W(q, id);
+	const cq_t *c = &q->cqs[w->cq];
+
+	for (uint32_t i = 0; i < w->n_asg; i++) {
+		const queue_assign_t *a = &w->asg[i].a;
+		const psref_t *ps = &wl_ps(w)[a->podset];
+		const tmpl_t *t = &q->tmpls[ps->tmpl];
+		bool found = false;
+
+		for (uint32_t k = 0; k < t->n_req && !found; k++)
+			found =
+			    t->res[k] == a->resource && (int64_t)ps->count * t->amt[k] == a->amount;
+		if (!found || c->slots[w->asg[i].slot].usage > QUEUE_COHORT_AMOUNT_MAX - a->amount)
+			return false;
+	}
+	return true;
+}
+
+static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
+{
+	char ns[QUEUE_NAME_MAX + 1], name[QUEUE_NAME_MAX + 1], lqn[QUEUE_NAME_MAX + 1];
+	queue_workload_spec_t s = {0};
+	dec_state_t st = {0};
+	dec_ps_t *d;
+	arena_t ar = {0};
+	asg_t *asg = NULL;
+	uint32_t n_asg = 0, id = QUEUE_NONE, lq = QUEUE_NONE;
+	wl_t *w;
+	int rc;
+
+	if (dec_wl_header(q, r, &s, &st, ns, name, lqn))
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record %s: bad header", uid);
+	d = malloc(sizeof(*d));
+	ar.cap = r->n + 1;
+	ar.buf = malloc(ar.cap);
+	ar.pcap = r->n / 2 + 1;
+	ar.ptrs = malloc(ar.pcap * sizeof(*ar.ptrs));
+	if (!d || !ar.buf || !ar.ptrs) {
+		rc = GPUQ_ENOMEM;
+		goto out;
+	}
+	for (size_t p = 0; p < s.n_podsets; p++) {
+		rc = dec_podset(r, &ar, d, p);
+		if (rc) {
+			rc = gpuq_diag_set(diag, rc, "workload record %s: bad pod set %zu", uid, p);
+			goto out;
+		}
+	}
+	s.podsets = d->ps;
+	s.uid = uid;
+	s.namespace_ = ns;
+	s.name = name;
+	s.local_queue = lqn;
+	if (queue_lq_lookup(q, ns, lqn, &lq)) {
+		rc = gpuq_diag_set(diag, GPUQ_ENOTFOUND,
+				   "workload record %s: LocalQueue %s/%s "
+				   "not found",
+				   uid, ns, lqn);
+		goto out;
+	}
+	rc = dec_assign(q, r, &q->cqs[q->lqs[lq].cq], &s, &asg, &n_asg);
+	if (!rc && r->off != r->n)
+		rc = GPUQ_ECORRUPT;
+	if (rc) {
+		rc = gpuq_diag_set(diag, rc, "workload record %s: bad admission", uid);
+		goto out;
+	}
+	rc = queue_wl_create(q, &s, &id, diag);
+	if (rc) {
+		if (rc == GPUQ_EINVAL || rc == GPUQ_ERANGE)
+			rc = GPUQ_ECORRUPT;
+		goto out;
+	}
+	w = W(q, id);
+	wl_set_state(w, &st);
+	w->asg = asg;
+	w->n_asg = n_asg;
+	asg = NULL;
+	if (!asg_consistent(q, id)) {
+		wl_forget(q, id);
+		rc =
+		    gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				  "workload record %s: admission does not match its pod sets", uid);
+		goto out;
+	}
+	rc = wl_restore_place(q, id, &st);
+	if (rc)
+		wl_forget(q, id);
+out:
+	free(asg);
+	free(d);
+	free(ar.buf);
+	free(ar.ptrs);
+	return rc;
+}
+
+int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
+		       const uint8_t *val, size_t val_len, gpuq_diag_t *diag)
+{
+	char k[QUEUE_KEY_MAX + 1] = "";
+	rd_t r = {val, val_len, 0, false};
+
+	if (key_str(key, key_len, k))
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record key: bad bytes");
+	if (!val || get_u8(&r) != REC_VERSION)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
+	switch (type) {
+	case QUEUE_REC_META:
+		if (strcmp(k, "meta") != 0)
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "meta record: bad key");
+		if (apply_meta(q, &r))
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "meta record: malformed");
+		return GPUQ_OK;
+	case QUEUE_REC_CQ:
+		return apply_cq(q, k, &r, diag);
+	case QUEUE_REC_TENANT:
+		return apply_lq(q, k, &r, diag);
+	case QUEUE_REC_WORKLOAD:
+		if (queue_check_name("uid", k, false, NULL))
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record: bad key");
+		return apply_wl(q, k, &r, diag);
+	default:
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record type %d unknown", (int)type);
+	}
+}
+
+int queue_restore_done(queue_t *q, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < q->cq_names.n; i++) {
+		cq_t *c = &q->cqs[i];
+
+		if (!c->rec_seen)
+			continue;
+		for (uint32_t s = 0; s < c->n_slots; s++) {
+			if (c->slots[s].usage != c->slots[s].rec_usage)
+				return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+						     "ClusterQueue %s: recorded usage %" PRId64
+						     " of %s on flavor %s, but its workloads hold "
+						     "%" PRId64,
+						     c->name, c->slots[s].rec_usage,
+						     queue_res_name(q, c->slots[s].res),
+						     queue_flv_name(q, c->slots[s].flavor),
+						     c->slots[s].usage);
+		}
+	}
+	queue_dirty_clear(q);
+	for (size_t i = 0; i < q->cohort_names.n; i++) {
+		/* set-aside workloads stay aside unless capacity had grown */
+		q->cohorts[i].capacity_up = q->cohorts[i].rec_capacity_up;
+		q->cohorts[i].rec_capacity_up = false;
+		queue_cohort_touch(q, (uint32_t)i, false);
+	}
+	return GPUQ_OK;
+}
