@@ -183,6 +183,9 @@ double sim_stats_jain(const double *x, const double *w, size_t n);
 typedef struct {
 	const char *state_dir; /* persist every step here and resume from it; NULL: off */
 	bool no_sync;	       /* skip fsync on commit (faster, survives kill but not crash) */
+	uint64_t stop_after;   /* tests: with state_dir, stop right after this call's
+				  stop_after-th committed step, as a kill there would
+				  (GPUQ_EAGAIN, no report); 0: run to the end */
 } sim_run_options_t;
 
 /* Per-workload outcome, in arrival order. 56 bytes. */
@@ -243,7 +246,8 @@ typedef struct {
  * is stuck (nothing pending can ever be admitted). *out receives a report
  * the caller frees with sim_report_destroy. With opt->state_dir, resumes from
  * it when it holds a run of the same trace (GPUQ_ECORRUPT when it holds a
- * different trace). GPUQ_ESTORE / GPUQ_ENOMEM / core errors, diag explains. */
+ * different trace). GPUQ_EAGAIN when opt->stop_after stopped it (resume with
+ * another call). GPUQ_ESTORE / GPUQ_ENOMEM / core errors, diag explains. */
 int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t **out,
 	    gpuq_diag_t *diag);
 

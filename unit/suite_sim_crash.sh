@@ -13,13 +13,15 @@
 # fair sharing, tenant usage decay and a 1 s cycle interval switched on.
 # Every step is committed durably (fsync), as the daemon does.
 # Env: GPUQ_BIN (binary under test), GPUQ_SEED (reproduce the delays),
-# KILLS, KILLS_FAIR, PER_ROUND, DEADLINE, SIM_TRACE (default examples/traces/gpu-cluster.yaml).
+# KILLS, KILLS_FAIR, PER_ROUND, DEADLINE, RUN_TIMEOUT (s a completing run may take,
+# default 60), SIM_TRACE (default examples/traces/gpu-cluster.yaml).
 set -u
 GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
 KILLS=${KILLS:-25}
 KILLS_FAIR=${KILLS_FAIR:-12}
 PER_ROUND=${PER_ROUND:-8}
 DEADLINE=${DEADLINE:-100}
+RUN_TIMEOUT=${RUN_TIMEOUT:-60}
 TRACE=${SIM_TRACE:-examples/traces/gpu-cluster.yaml}
 SEED=${GPUQ_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 n=0
@@ -83,14 +85,18 @@ run_pass() {
 			delay=$(sed -n "${d}p" "$TMP/delays")
 			[ -n "$delay" ] || delay=50
 			rm -f "$TMP/out.json"
+			if [ "$round_kills" -ge "$PER_ROUND" ]; then
+				# Enough kills this round: let it finish, within RUN_TIMEOUT s (a
+				# resume that lost its finish events would run on for ever).
+				timeout -s KILL "$RUN_TIMEOUT" "$GPUQ_BIN" simulate "$trace" --quiet \
+					--state-dir "$dir" --out "$TMP/out.json" 2>"$TMP/err"
+				rc=$?
+				[ "$rc" -ne 137 ] || echo "killed: still running after ${RUN_TIMEOUT} s" >>"$TMP/err"
+				break
+			fi
 			"$GPUQ_BIN" simulate "$trace" --quiet --state-dir "$dir" --out "$TMP/out.json" \
 				2>"$TMP/err" &
 			pid=$!
-			if [ "$round_kills" -ge "$PER_ROUND" ]; then
-				wait "$pid" # enough kills this round: let it finish
-				rc=$?
-				break
-			fi
 			sleep "$(awk -v ms="$delay" 'BEGIN { printf "%.3f", ms / 1000 }')"
 			if kill -9 "$pid" 2>/dev/null; then
 				wait "$pid" 2>/dev/null
@@ -121,7 +127,7 @@ run_pass() {
 			notok "round $round: store check failed after $check_fail of $round_kills kills"
 		fi
 		if [ "$rc" -ne 0 ]; then
-			notok "round $round: the completing run exited $rc: $(head -c 300 "$TMP/err")"
+			notok "round $round: the completing run exited $rc: $(head -c 300 "$TMP/err" | tr "\n" " ")"
 			continue
 		fi
 		if strip "$TMP/out.json" | cmp -s - "$TMP/ref.txt"; then

@@ -729,6 +729,110 @@ static void state_dir_resume(void **state)
 	sim_trace_destroy(other);
 }
 
+/* Two ClusterQueues of a cohort (fair sharing, borrowing, reclaim), tenant
+ * usage decay, a 40 ms cycle interval, gangs that get Ready and one that
+ * times out until it is dropped: every kind of state a step can leave. */
+static const char cohort_mix[] =
+    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: rf}\n---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
+    "value: 1000\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: pool}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\n"
+    "spec:\n  cohortName: pool\n  namespaceSelector: {}\n  fairSharing: {weight: 2}\n"
+    "  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}\n"
+    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+    "    flavors: [{name: rf, resources: [{name: nvidia.com/gpu, nominalQuota: 4,"
+    " borrowingLimit: 4}]}]\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: b}\n"
+    "spec:\n  cohortName: pool\n  namespaceSelector: {}\n"
+    "  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}\n"
+    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+    "    flavors: [{name: rf, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: x, name: lq}\n"
+    "spec: {clusterQueue: a}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: y, name: lq}\n"
+    "spec: {clusterQueue: a}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: z, name: lq}\n"
+    "spec: {clusterQueue: b}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: mix}\nspec:\n"
+    "  options: {cycleInterval: 40ms, fairSharing: true, fairShareHalfLife: 300ms,\n"
+    "            gangReadyDelay: 30ms, gangReadyTimeout: 100ms}\n"
+    "  arrivals:\n"
+    "  - {at: 50ms, name: late, localQueue: z/lq, runtime: 100ms, gang: true,"
+    "     readyDelay: 1s, podSets: [{count: 2, requests: {nvidia.com/gpu: 1}}]}\n"
+    "  - {at: 200ms, name: vip, localQueue: z/lq, runtime: 300ms, priorityClass: high,"
+    "     podSets: [{count: 4, requests: {nvidia.com/gpu: 1}}]}\n"
+    "  generators:\n"
+    "  - {name: s, localQueuePattern: \"*/lq\", every: 25ms, count: 30, runtime: 90ms,"
+    "     template: {podSets: [{requests: {nvidia.com/gpu: 1}}]}}\n"
+    "  - {name: g, localQueues: [x/lq, z/lq], every: 70ms, count: 8, runtime: 120ms,"
+    "     template: {gang: true, podSets: [{count: 3, requests: {nvidia.com/gpu: 1}}]}}\n";
+
+/* Resume from EVERY committed step: each call restores the state dir, runs
+ * one step, commits and stops (as a kill right after that commit would),
+ * and the report at the end equals an uninterrupted run's. The random kills
+ * of unit/suite_sim_crash.sh rarely land right after the few steps that leave
+ * a preemptor waiting for its cycle; this visits them all. */
+static void resume_every_step_of(const char *text)
+{
+	char dir[] = "/tmp/gpuq-test-sim-XXXXXX", cmd[128];
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *plain = run_ok(t, NULL), *r = NULL;
+	sim_run_options_t opt = {.state_dir = dir, .no_sync = true, .stop_after = 1};
+	gpuq_diag_t d = {{0}};
+	char *j0, *j1;
+	uint64_t calls = 0;
+	int rc;
+
+	assert_non_null(mkdtemp(dir));
+	while ((rc = sim_run(t, &opt, &r, &d)) == GPUQ_EAGAIN) {
+		assert_null(r);
+		if (++calls > plain->steps + 2)
+			fail_msg("more calls (%llu) than the %llu steps of the run",
+				 (unsigned long long)calls, (unsigned long long)plain->steps);
+	}
+	if (rc)
+		fail_msg("resumed run failed: %s (%s)", d.msg, gpuq_strerror(rc));
+	/* one call per step; the last one resumed after the final step and
+	 * found the run over */
+	assert_int_equal(calls, plain->steps);
+	assert_int_equal(r->steps, plain->steps);
+	assert_int_equal(r->resumed_steps, r->steps);
+	j0 = report_text(plain);
+	j1 = report_text(r);
+	assert_string_equal(j0, j1);
+	free(j0);
+	free(j1);
+	sim_report_destroy(plain);
+	sim_report_destroy(r);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	sim_trace_destroy(t);
+}
+
+static void resume_every_step(void **state)
+{
+	sim_trace_t *t = parse_ok(cohort_mix);
+	sim_report_t *r = run_ok(t, NULL);
+	bool reasons[4] = {false};
+
+	(void)state;
+	/* the mix really holds what it promises */
+	for (size_t i = 0; i < r->n_preempt; i++) {
+		reasons[0] |= !strcmp(r->preempt[i].reason, "PodsReadyTimeout");
+		reasons[1] |= !strcmp(r->preempt[i].reason, "InClusterQueue");
+		reasons[2] |= strstr(r->preempt[i].reason, "InCohort") != NULL;
+	}
+	for (size_t i = 0; i < r->n_wl; i++)
+		reasons[3] |= r->wl[i].state == SIM_WL_DROPPED;
+	assert_true(reasons[0] && reasons[2] && reasons[3]);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+	resume_every_step_of(cohort_mix);
+	resume_every_step_of(busy);
+	resume_every_step_of(tiny);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +852,7 @@ int main(void)
 	    cmocka_unit_test(utilization_sample_cap),
 	    cmocka_unit_test(determinism),
 	    cmocka_unit_test(state_dir_resume),
+	    cmocka_unit_test(resume_every_step),
 	};
 	if (getenv("SIM_TEST_FILTER")) /* e.g. "parse*" while debugging */
 		cmocka_set_test_filter(getenv("SIM_TEST_FILTER"));
