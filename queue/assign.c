@@ -306,47 +306,89 @@ static int preempt_rank(queue_t *q, uint32_t wid, uint32_t slot)
 }
 
 /* Assign flavors to pod set p's resources of group g; returns the mode. */
+/* One pod set against one resource group: what assign_group works over. */
+typedef struct {
+	cq_t *c;			   /* the workload's CQ */
+	const group_t *gr;		   /* the group */
+	const psref_t *ps;		   /* the pod set */
+	const tmpl_t *tm;		   /* its template */
+	uint32_t ri[QUEUE_PODSET_RES_MAX]; /* its requests (template indexes) in the group */
+	uint32_t n_ri;			   /* how many */
+} grp_t;
+
+static uint32_t grp_slot(const grp_t *x, uint32_t f, uint32_t k)
+{
+	return x->gr->base + f * x->gr->n_cov + (uint32_t)x->c->res_cov[x->tm->res[x->ri[k]]];
+}
+
+/* The worst mode over the group's requests on flavor f (y: why). */
+static int flavor_mode(queue_t *q, uint32_t wid, const grp_t *x, uint32_t f, const try_t *t,
+		       why_t *fy)
+{
+	int fm = M_FIT;
+
+	*fy = (why_t){WHY_NONE, QUEUE_NONE, QUEUE_NONE, 0, 0};
+	for (uint32_t k = 0; k < x->n_ri; k++) {
+		uint32_t slot = grp_slot(x, f, k);
+		int64_t own = (int64_t)x->ps->count * x->tm->amt[x->ri[k]];
+		int64_t val = own + need_val(t, slot);
+		why_t y;
+		int m = slot_mode(q, x->c, slot, own, val, &y);
+
+		if (m == M_PREEMPT)
+			m = preempt_rank(q, wid, slot);
+		if (m == M_WAIT && y.why == WHY_NONE)
+			y.why = WHY_NO_CANDIDATES;
+		if (m > fm || (m != M_FIT && fy->why == WHY_NONE)) {
+			if (m > fm)
+				fm = m;
+			*fy = y;
+		}
+	}
+	return fm;
+}
+
+/* Assign pod set p's requests in the group to flavor f. */
+static void grp_assign(const grp_t *x, size_t p, uint32_t f, try_t *t)
+{
+	for (uint32_t k = 0; k < x->n_ri; k++) {
+		uint32_t r = x->ri[k];
+		asg_t *a = &t->asg[t->n_asg++];
+
+		a->a.podset = (uint16_t)p;
+		a->a.resource = x->tm->res[r];
+		a->a.flavor = x->gr->flv[f];
+		a->a.amount = (int64_t)x->ps->count * x->tm->amt[r];
+		a->slot = grp_slot(x, f, k);
+		queue_need_add(t, a->slot, a->a.amount);
+	}
+}
+
 static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t)
 {
 	const wl_t *w = W(q, wid);
-	cq_t *c = &q->cqs[w->cq];
-	const group_t *gr = &c->groups[g];
-	const psref_t *ps = &wl_ps(w)[p];
-	const tmpl_t *tm = &q->tmpls[ps->tmpl];
-	uint32_t ri[QUEUE_PODSET_RES_MAX], n_ri = 0;
+	grp_t x;
 	int best_m = M_NEVER + 1, best_f = -1;
 	why_t best_y = {WHY_NO_FLAVOR, QUEUE_NONE, QUEUE_NONE, 0, 0};
 
-	for (uint32_t i = 0; i < tm->n_req; i++)
-		if (tm->amt[i] > 0 && c->res_group[tm->res[i]] == (int8_t)g)
-			ri[n_ri++] = i;
-	if (!n_ri)
+	x.c = &q->cqs[w->cq];
+	x.gr = &x.c->groups[g];
+	x.ps = &wl_ps(w)[p];
+	x.tm = &q->tmpls[x.ps->tmpl];
+	x.n_ri = 0;
+	for (uint32_t i = 0; i < x.tm->n_req; i++)
+		if (x.tm->amt[i] > 0 && x.c->res_group[x.tm->res[i]] == (int8_t)g)
+			x.ri[x.n_ri++] = i;
+	if (!x.n_ri)
 		return M_FIT;
-	best_y.res = tm->res[ri[0]];
-	for (uint32_t f = 0; f < gr->n_flv; f++) {
-		int fm = M_FIT;
-		why_t fy = {WHY_NONE, QUEUE_NONE, QUEUE_NONE, 0, 0};
+	best_y.res = x.tm->res[x.ri[0]];
+	for (uint32_t f = 0; f < x.gr->n_flv; f++) {
+		why_t fy;
+		int fm;
 
-		if (!queue_tmpl_flavor_ok(q, ps->tmpl, gr->flv[f]))
+		if (!queue_tmpl_flavor_ok(q, x.ps->tmpl, x.gr->flv[f]))
 			continue;
-		for (uint32_t k = 0; k < n_ri; k++) {
-			uint32_t r = ri[k];
-			uint32_t slot = gr->base + f * gr->n_cov + (uint32_t)c->res_cov[tm->res[r]];
-			int64_t own = (int64_t)ps->count * tm->amt[r];
-			int64_t val = own + need_val(t, slot);
-			why_t y;
-			int m = slot_mode(q, c, slot, own, val, &y);
-
-			if (m == M_PREEMPT)
-				m = preempt_rank(q, wid, slot);
-			if (m == M_WAIT && y.why == WHY_NONE)
-				y.why = WHY_NO_CANDIDATES;
-			if (m > fm || (m != M_FIT && fy.why == WHY_NONE)) {
-				if (m > fm)
-					fm = m;
-				fy = y;
-			}
-		}
+		fm = flavor_mode(q, wid, &x, f, t, &fy);
 		if (fm < best_m) {
 			best_m = fm;
 			best_f = (int)f;
@@ -362,19 +404,7 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 		t->why_need = t->why_free = 0;
 		return M_NEVER;
 	}
-	for (uint32_t k = 0; k < n_ri; k++) {
-		uint32_t r = ri[k];
-		uint32_t slot =
-		    gr->base + (uint32_t)best_f * gr->n_cov + (uint32_t)c->res_cov[tm->res[r]];
-		asg_t *a = &t->asg[t->n_asg++];
-
-		a->a.podset = (uint16_t)p;
-		a->a.resource = tm->res[r];
-		a->a.flavor = gr->flv[best_f];
-		a->a.amount = (int64_t)ps->count * tm->amt[r];
-		a->slot = slot;
-		queue_need_add(t, slot, a->a.amount);
-	}
+	grp_assign(&x, p, (uint32_t)best_f, t);
 	if (best_m > t->mode || (best_m != M_FIT && t->why == WHY_NONE)) {
 		t->why = best_y.why;
 		t->why_res = best_y.res;

@@ -378,84 +378,122 @@ int queue_keep(queue_t *q, uint32_t wid)
 	return queue_vpush(&q->keep, wid);
 }
 
-/* Handle one head; returns GPUQ_ENOMEM only when it could not be kept. */
-static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
+static int admit_or_keep(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 {
-	uint32_t wid = e->wl;
+	if (admit(q, wid, t, now) == GPUQ_OK)
+		return GPUQ_OK;
+	return queue_keep(q, wid);
+}
+
+/* Hold a waiting preemptor's usage for the rest of the cycle and keep it
+ * pending; under StrictFIFO it blocks its CQ. */
+static int hold_and_keep(queue_t *q, const cqhead_t *e, const try_t *t)
+{
 	cq_t *c = &q->cqs[e->cq];
-	try_t *t = &q->scratch_try;
-	bool strict = c->strategy == QUEUE_STRICT_FIFO;
 
-	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && W(q, wid)->n_asg) {
-		/* a preemptor keeps the flavors it preempted for */
-		queue_try_from_plan(q, wid, t);
-		if (queue_need_fits(q, e->cq, t, true)) {
-			for (size_t i = 0; i < t->n_need; i++)
-				if (c->slots[t->need[i].slot].usage + t->need[i].val >
-				    c->slots[t->need[i].slot].nominal)
-					t->borrows = true;
-			if (admit(q, wid, t, now) == GPUQ_OK)
-				return GPUQ_OK;
-			return queue_keep(q, wid);
-		}
-		if (queue_plan_fits_after_evictions(q, wid, t)) {
-			(void)hold(q, e->cq, t);
-			c->blocked = strict;
-			return queue_keep(q, wid);
-		}
-		queue_plan_drop(q, wid);
-	}
-	queue_try_assign(q, wid, t);
-	if (t->mode == M_FIT) {
-		if (admit(q, wid, t, now) == GPUQ_OK)
-			return GPUQ_OK;
-		return queue_keep(q, wid);
-	}
-	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
-		if (cohort_of(q, c)->n_evicting && queue_plan_fits_after_evictions(q, wid, t)) {
-			/* quota already being freed covers it: wait, evict no more */
-			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
-			queue_plan_keep(q, wid, t);
-			(void)hold(q, e->cq, t);
-			c->blocked = strict;
-			return queue_keep(q, wid);
-		}
-		if (queue_preemption_targets(q, wid, t)) {
-			for (size_t i = 0; i < q->targets.n; i += 2) {
-				uint32_t v = q->targets.v[i];
+	(void)hold(q, e->cq, t);
+	c->blocked = c->strategy == QUEUE_STRICT_FIFO;
+	return queue_keep(q, e->wl);
+}
 
-				if (queue_wl_evict(q, v, wid, (int)q->targets.v[i + 1]) ==
-					GPUQ_OK &&
-				    q->cfg.release_on_evict)
-					(void)queue_vpush(&q->release, v);
-			}
-			cohort_of(q, c)->gen++;
-			set_wait(q, wid, QUEUE_WAIT_PREEMPTING, t);
-			queue_plan_keep(q, wid, t);
-			(void)hold(q, e->cq, t);
-			c->blocked = strict;
-			return queue_keep(q, wid);
-		}
-		if (t->why == WHY_NONE)
-			t->why = WHY_NO_CANDIDATES;
+/* A preemptor keeps the flavors it preempted for: admitted on them once they
+ * fit, held while its victims' quota is still being released. False when
+ * the plan no longer fits even then (dropped: it plans afresh); else *rc is
+ * the head's result. */
+static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *rc)
+{
+	const cq_t *c = &q->cqs[e->cq];
+
+	queue_try_from_plan(q, e->wl, t);
+	if (queue_need_fits(q, e->cq, t, true)) {
+		for (size_t i = 0; i < t->n_need; i++)
+			if (c->slots[t->need[i].slot].usage + t->need[i].val >
+			    c->slots[t->need[i].slot].nominal)
+				t->borrows = true;
+		*rc = admit_or_keep(q, e->wl, t, now);
+		return true;
 	}
+	if (queue_plan_fits_after_evictions(q, e->wl, t)) {
+		*rc = hold_and_keep(q, e, t);
+		return true;
+	}
+	queue_plan_drop(q, e->wl);
+	return false;
+}
+
+/* Evict the victim set in q->targets for preemptor wid. */
+static void evict_targets(queue_t *q, uint32_t wid)
+{
+	for (size_t i = 0; i < q->targets.n; i += 2) {
+		uint32_t v = q->targets.v[i];
+
+		if (queue_wl_evict(q, v, wid, (int)q->targets.v[i + 1]) == GPUQ_OK &&
+		    q->cfg.release_on_evict)
+			(void)queue_vpush(&q->release, v);
+	}
+}
+
+/* Wait as Preempting on the assignment in t, its usage held this cycle. */
+static int wait_preempting(queue_t *q, const cqhead_t *e, const try_t *t)
+{
+	set_wait(q, e->wl, QUEUE_WAIT_PREEMPTING, t);
+	queue_plan_keep(q, e->wl, t);
+	return hold_and_keep(q, e, t);
+}
+
+/* A head that cannot be admitted: set aside (never fits, or BestEffortFIFO),
+ * or kept blocking its CQ (StrictFIFO). */
+static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
+{
+	cq_t *c = &q->cqs[e->cq];
+
 	if (t->mode == M_NEVER) {
-		set_wait(q, wid, QUEUE_WAIT_NO_FIT, t);
-		if (queue_wl_attach(q, wid, W_ASIDE))
-			return queue_keep(q, wid);
+		set_wait(q, e->wl, QUEUE_WAIT_NO_FIT, t);
+		if (queue_wl_attach(q, e->wl, W_ASIDE))
+			return queue_keep(q, e->wl);
 		return GPUQ_OK;
 	}
 	/* this cycle's admissions were no preemption candidates: look again */
 	if (queue_cq_can_preempt(q, c))
 		q->retry_preempt = true;
-	set_wait(q, wid, QUEUE_WAIT_QUOTA, t);
-	if (strict) {
+	set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t);
+	if (c->strategy == QUEUE_STRICT_FIFO) {
 		c->blocked = true;
-		return queue_keep(q, wid);
+		return queue_keep(q, e->wl);
 	}
-	if (queue_wl_attach(q, wid, W_ASIDE))
-		return queue_keep(q, wid);
+	if (queue_wl_attach(q, e->wl, W_ASIDE))
+		return queue_keep(q, e->wl);
 	return GPUQ_OK;
+}
+
+/* Handle one head; returns GPUQ_ENOMEM only when it could not be kept. */
+static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
+{
+	uint32_t wid = e->wl;
+	try_t *t = &q->scratch_try;
+	int rc;
+
+	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && W(q, wid)->n_asg &&
+	    run_plan(q, e, now, t, &rc))
+		return rc;
+	queue_try_assign(q, wid, t);
+	if (t->mode == M_FIT)
+		return admit_or_keep(q, wid, t, now);
+	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
+		cohort_t *h = cohort_of(q, &q->cqs[e->cq]);
+
+		/* quota already being freed covers it: wait, evict no more */
+		if (h->n_evicting && queue_plan_fits_after_evictions(q, wid, t))
+			return wait_preempting(q, e, t);
+		if (queue_preemption_targets(q, wid, t)) {
+			evict_targets(q, wid);
+			h->gen++;
+			return wait_preempting(q, e, t);
+		}
+		if (t->why == WHY_NONE)
+			t->why = WHY_NO_CANDIDATES;
+	}
+	return set_aside(q, e, t);
 }
 
 /* A necessary condition for a set-aside workload to fit now: each resource

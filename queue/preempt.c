@@ -213,6 +213,65 @@ static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, bool only_own,
 	return true;
 }
 
+/* The CQ with the highest share among open candidates (state[i] == 0), the
+ * lower id on a tie; QUEUE_NONE when none is open. */
+static uint32_t fair_top_cq(queue_t *q, const uint8_t *state, size_t n)
+{
+	uint32_t best_cq = QUEUE_NONE;
+	int64_t best = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t vc = W(q, q->cands.v[2 * i])->cq;
+		int64_t s;
+
+		if (state[i] || vc == best_cq)
+			continue;
+		s = queue_cq_share(q, vc, NULL, 0, QUEUE_NONE);
+		if (s > best || (s == best && vc < best_cq)) {
+			best = s;
+			best_cq = vc;
+		}
+	}
+	return best_cq;
+}
+
+/* Take the first open candidate of CQ cq the rule allows (pre: the
+ * preemptor's CQ share with it); refused ones are closed (state 2). 1 when
+ * one was taken (charged out, pushed to q->targets), 0 when none, or
+ * GPUQ_ENOMEM. */
+static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, int64_t pre, const int32_t *thr,
+		     uint8_t *state, size_t n)
+{
+	const wl_t *w = W(q, wid);
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = q->cands.v[2 * i];
+		const wl_t *vw = W(q, v);
+		int reason = QUEUE_EVICT_IN_CQ;
+
+		if (state[i] || vw->cq != cq)
+			continue;
+		if (vw->cq != w->cq) {
+			bool below = thr && vw->priority < *thr;
+
+			if (!below && pre > queue_cq_share(q, vw->cq, NULL, 0, v)) {
+				state[i] = 2;
+				continue;
+			}
+			reason =
+			    below ? QUEUE_EVICT_RECLAIM_WHILE_BORROWING : QUEUE_EVICT_FAIR_SHARING;
+		}
+		state[i] = 1;
+		queue_wl_charge(q, v, -1);
+		if (target_push(q, v, reason)) {
+			queue_wl_charge(q, v, +1);
+			return GPUQ_ENOMEM;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 /* Fair-sharing preemption: take from the CQ with the highest share first;
  * from another CQ only if the preemptor's share with the workload stays <=
  * that CQ's share without the victim (or the victim is below the
@@ -224,69 +283,30 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 	int64_t pre = queue_cq_share(q, w->cq, t->need, t->n_need, QUEUE_NONE);
 	uint8_t *state = calloc(n ? n : 1, 1); /* 0 open, 1 taken, 2 refused */
 	bool fits = false;
+	int rc = 0;
 
 	q->targets.n = 0;
 	if (!state)
 		return false;
 	while (!fits) {
-		uint32_t best_cq = QUEUE_NONE;
-		int64_t best = -1;
-		bool took = false;
+		uint32_t top = fair_top_cq(q, state, n);
 
-		for (size_t i = 0; i < n; i++) {
-			uint32_t vc = W(q, q->cands.v[2 * i])->cq;
-			int64_t s;
-
-			if (state[i] || vc == best_cq)
-				continue;
-			s = queue_cq_share(q, vc, NULL, 0, QUEUE_NONE);
-			if (s > best || (s == best && vc < best_cq)) {
-				best = s;
-				best_cq = vc;
-			}
-		}
-		if (best_cq == QUEUE_NONE)
+		if (top == QUEUE_NONE)
 			break;
-		for (size_t i = 0; i < n && !took; i++) {
-			uint32_t v = q->cands.v[2 * i];
-			const wl_t *vw = W(q, v);
-			int reason = QUEUE_EVICT_IN_CQ;
-
-			if (state[i] || vw->cq != best_cq)
-				continue;
-			if (vw->cq != w->cq) {
-				bool below = thr && vw->priority < *thr;
-
-				if (!below && pre > queue_cq_share(q, vw->cq, NULL, 0, v)) {
-					state[i] = 2;
-					continue;
-				}
-				reason = below ? QUEUE_EVICT_RECLAIM_WHILE_BORROWING
-					       : QUEUE_EVICT_FAIR_SHARING;
-			}
-			state[i] = 1;
-			queue_wl_charge(q, v, -1);
-			if (target_push(q, v, reason)) {
-				queue_wl_charge(q, v, +1);
-				goto fail;
-			}
-			took = true;
+		rc = fair_take(q, wid, top, pre, thr, state, n);
+		if (rc < 0)
+			break;
+		if (rc)
 			fits = queue_need_fits(q, w->cq, t, true);
-		}
 	}
 	free(state);
-	if (!fits) {
+	if (!fits || rc < 0) {
 		targets_restore(q);
 		q->targets.n = 0;
 		return false;
 	}
 	targets_fill_back(q, w->cq, t, true);
 	return true;
-fail:
-	free(state);
-	targets_restore(q);
-	q->targets.n = 0;
-	return false;
 }
 
 /* Kueue's getTargets: fills q->targets, returns true when a victim set
