@@ -31,10 +31,15 @@
 
 /* ---- Bounds (every input a trace can grow) ---- */
 
-#define SIM_TRACE_BYTES_MAX (64u << 20) /* a trace file; kueue-large is ~5 KiB */
-#define SIM_WORKLOADS_MAX 1000000	/* workloads in one trace, all sources */
-#define SIM_ARRIVALS_MAX 100000		/* explicit spec.arrivals entries */
-#define SIM_GENERATORS_MAX 1000		/* spec.generators entries */
+/* A trace file: the policy module's cap on one manifest (POLICY_FILE_MAX,
+ * 4 MiB); kueue-large is ~5 KiB, generators and objectSets keep big traces
+ * small. */
+#define SIM_TRACE_BYTES_MAX (4u << 20)
+#define SIM_WORKLOADS_MAX 1000000 /* workloads in one trace, all sources */
+/* Explicit spec.arrivals entries; an entry takes ~100 bytes of YAML, so the
+ * file cap stops a trace near 40,000 of them first. */
+#define SIM_ARRIVALS_MAX 100000
+#define SIM_GENERATORS_MAX 1000 /* spec.generators entries */
 /* ClusterQueues, LocalQueues, cohorts, flavors: the policy module's caps
  * (POLICY_CQ_MAX 1,000 and so on), checked by policy_finish(). */
 #define SIM_CLASSES_MAX 64     /* distinct size classes */

@@ -9,8 +9,13 @@
 #include <jansson.h>
 
 #include "policy/policy.h"
+#include "queue/queue.h"
 #include "quota/quota.h"
 #include "sim/sim.h"
+
+/* The trace goes through the policy module's manifest parser, which refuses
+ * files over POLICY_FILE_MAX. */
+_Static_assert(SIM_TRACE_BYTES_MAX <= POLICY_FILE_MAX, "trace cap above the manifest cap");
 
 #define RES_MAX 64    /* distinct resource names in one trace */
 #define PATH_MAX_ 256 /* a field path in messages */
@@ -82,6 +87,27 @@ static int on_doc(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* A short description of a JSON value for messages: the scalar itself
+ * (strings quoted, cut at 60 bytes) or "a mapping" / "a list". */
+static const char *shown(const json_t *v, char *buf, size_t cap)
+{
+	if (json_is_string(v))
+		snprintf(buf, cap, "\"%.60s%s\"", json_string_value(v),
+			 json_string_length(v) > 60 ? "..." : "");
+	else if (json_is_integer(v))
+		snprintf(buf, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_real(v))
+		snprintf(buf, cap, "%g", json_real_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, cap, "%s", json_is_true(v) ? "true" : "false");
+	else if (json_is_null(v))
+		snprintf(buf, cap, "null");
+	else
+		snprintf(buf, cap, "%s", json_is_object(v) ? "a mapping" : "a list");
+	return buf;
+}
+#define SHOWN_MAX 72 /* 60 bytes of a string, quotes, "..." */
+
 /* Refuse any key of obj not in allowed (NULL-terminated). */
 static int check_keys(const json_t *obj, const char *const *allowed, const char *path,
 		      gpuq_diag_t *diag)
@@ -103,15 +129,19 @@ static int check_keys(const json_t *obj, const char *const *allowed, const char 
 
 static int want_object(const json_t *v, const char *path, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	if (!json_is_object(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a mapping", path);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a mapping, not %s", path,
+				     shown(v, sv, sizeof(sv)));
 	return GPUQ_OK;
 }
 
 static int want_array(const json_t *v, size_t max, const char *path, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	if (!json_is_array(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a list", path);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a list, not %s", path,
+				     shown(v, sv, sizeof(sv)));
 	if (json_array_size(v) > max)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: %zu entries, at most %zu allowed",
 				     path, json_array_size(v), max);
@@ -121,6 +151,7 @@ static int want_array(const json_t *v, size_t max, const char *path, gpuq_diag_t
 static int get_string(const json_t *obj, const char *key, const char *path, bool required,
 		      const char **out, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const json_t *v = json_object_get(obj, key);
 
 	*out = NULL;
@@ -130,7 +161,8 @@ static int get_string(const json_t *obj, const char *key, const char *path, bool
 		return GPUQ_OK;
 	}
 	if (!json_is_string(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a string", path, key);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a string, not %s", path,
+				     key, shown(v, sv, sizeof(sv)));
 	if (json_string_length(v) == 0 || json_string_length(v) >= SIM_NAME_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: length must be 1..%d, not %zu",
 				     path, key, SIM_NAME_MAX - 1, json_string_length(v));
@@ -142,6 +174,7 @@ static int get_string(const json_t *obj, const char *key, const char *path, bool
 static int get_int(const json_t *obj, const char *key, const char *path, bool required, int64_t lo,
 		   int64_t hi, int64_t *out, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const json_t *v = json_object_get(obj, key);
 
 	if (!v || json_is_null(v)) {
@@ -150,7 +183,8 @@ static int get_int(const json_t *obj, const char *key, const char *path, bool re
 		return GPUQ_OK;
 	}
 	if (!json_is_integer(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be an integer", path, key);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be an integer, not %s", path,
+				     key, shown(v, sv, sizeof(sv)));
 	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
 		return gpuq_diag_set(diag, GPUQ_ERANGE,
 				     "%s.%s: %" JSON_INTEGER_FORMAT " is out of range %" PRId64
@@ -163,12 +197,14 @@ static int get_int(const json_t *obj, const char *key, const char *path, bool re
 static int get_bool(const json_t *obj, const char *key, const char *path, bool *out,
 		    gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const json_t *v = json_object_get(obj, key);
 
 	if (!v || json_is_null(v))
 		return GPUQ_OK;
 	if (!json_is_boolean(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be true or false", path, key);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be true or false, not %s",
+				     path, key, shown(v, sv, sizeof(sv)));
 	*out = json_is_true(v);
 	return GPUQ_OK;
 }
@@ -227,6 +263,7 @@ int sim_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag)
 static int get_duration(const json_t *obj, const char *key, const char *path, bool required,
 			int64_t *out, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const json_t *v = json_object_get(obj, key);
 	int rc;
 
@@ -245,9 +282,10 @@ static int get_duration(const json_t *obj, const char *key, const char *path, bo
 		return GPUQ_OK;
 	}
 	if (!json_is_string(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s.%s: must be milliseconds or a string like \"1.5s\"", path,
-				     key);
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL,
+		    "%s.%s: must be milliseconds or a string like \"1.5s\", not %s", path, key,
+		    shown(v, sv, sizeof(sv)));
 	rc = sim_duration_parse(json_string_value(v), out, diag);
 	if (rc)
 		gpuq_diag_prefix(diag, "%s.%s: ", path, key);
@@ -456,6 +494,7 @@ static int intern(char ***names, size_t *n, size_t max, const char *name, uint16
 static int parse_requests(sim_trace_t *t, const json_t *reqs, sim_podset_t *ps, const char *path,
 			  gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const char *res;
 	json_t *v;
 	int rc = want_object(reqs, path, diag);
@@ -477,8 +516,10 @@ static int parse_requests(sim_trace_t *t, const json_t *reqs, sim_podset_t *ps, 
 		else if (json_is_string(v) && json_string_length(v) <= QUOTA_QTY_STR_MAX)
 			gpuq_strlcpy(text, json_string_value(v), sizeof(text));
 		else
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a quantity", path,
-					     res);
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "%s.%s: must be a quantity such as 1, \"2\" or "
+					     "\"500m\", not %s",
+					     path, res, shown(v, sv, sizeof(sv)));
 		rc = quota_qty_parse(text, strlen(text), &q, diag);
 		if (rc) {
 			gpuq_diag_prefix(diag, "%s.%s: ", path, res);
@@ -487,6 +528,11 @@ static int parse_requests(sim_trace_t *t, const json_t *reqs, sim_podset_t *ps, 
 		if (strlen(res) >= QUOTA_RES_NAME_MAX || !*res)
 			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: bad resource name \"%s\"",
 					     path, res);
+		if (strcmp(res, "cpu") != 0 && !quota_qty_is_integer(&q))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "%s.%s: \"%s\" is not a whole number (only cpu may "
+					     "ask for a fraction)",
+					     path, res, text);
 		r->amount = quota_qty_amount(res, &q);
 		if (r->amount < 0)
 			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: negative quantity \"%s\"",
@@ -504,6 +550,7 @@ static int parse_requests(sim_trace_t *t, const json_t *reqs, sim_podset_t *ps, 
 
 static int parse_selector(const json_t *sel, sim_podset_t *ps, const char *path, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const char *key;
 	json_t *v;
 	int rc = want_object(sel, path, diag);
@@ -519,8 +566,8 @@ static int parse_selector(const json_t *sel, sim_podset_t *ps, const char *path,
 	json_object_foreach((json_t *)sel, key, v)
 	{
 		if (!json_is_string(v))
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a string", path,
-					     key);
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a string, not %s",
+					     path, key, shown(v, sv, sizeof(sv)));
 		ps->sel[ps->n_sel].key = strdup(key);
 		ps->sel[ps->n_sel].value = strdup(json_string_value(v));
 		ps->n_sel++;
@@ -614,6 +661,13 @@ static int parse_podset(sim_trace_t *t, const json_t *obj, sim_podset_t *ps, con
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.requests: required", path);
 	pathf(p, sizeof(p), "%s.requests", path);
 	rc = parse_requests(t, json_object_get(obj, "requests"), ps, p, diag);
+	for (size_t i = 0; !rc && i < ps->n_req; i++)
+		if (ps->req[i].amount > QUEUE_AMOUNT_MAX / count)
+			rc = gpuq_diag_set(diag, GPUQ_ERANGE,
+					   "%s.%s: %" PRId64 " pods x %" PRId64
+					   " is more than the %" PRId64 " one pod set may ask for",
+					   p, t->res_names[ps->req[i].res], count,
+					   ps->req[i].amount, QUEUE_AMOUNT_MAX);
 	if (!rc && json_object_get(obj, "nodeSelector")) {
 		pathf(p, sizeof(p), "%s.nodeSelector", path);
 		rc = parse_selector(json_object_get(obj, "nodeSelector"), ps, p, diag);
@@ -817,6 +871,7 @@ static int parse_arrival(sim_trace_t *t, const json_t *obj, const char *path, si
 static int generator_lqs(sim_trace_t *t, const json_t *obj, const char *path, uint32_t **out,
 			 size_t *n, gpuq_diag_t *diag)
 {
+	char sv[SHOWN_MAX];
 	const json_t *list = json_object_get(obj, "localQueues");
 	const char *pattern = NULL;
 	char p[PATH_MAX_];
@@ -844,7 +899,9 @@ static int generator_lqs(sim_trace_t *t, const json_t *obj, const char *path, ui
 			char pi[PATH_MAX_];
 			pathf(pi, sizeof(pi), "%s[%zu]", p, i);
 			if (!json_is_string(v))
-				return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a string", pi);
+				return gpuq_diag_set(diag, GPUQ_EINVAL,
+						     "%s: must be a string, not %s", pi,
+						     shown(v, sv, sizeof(sv)));
 			rc = find_lq(t, json_string_value(v), pi, &(*out)[*n], diag);
 			if (rc)
 				return rc;
@@ -1127,8 +1184,10 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 
 	*out = NULL;
 	if (len > SIM_TRACE_BYTES_MAX)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "file %s: %zu bytes, at most %u", name, len,
-				     SIM_TRACE_BYTES_MAX);
+		return gpuq_diag_set(diag, GPUQ_ELIMIT,
+				     "%s: %zu bytes, more than the %u a trace file may have "
+				     "(use generators and objectSets for big traces)",
+				     name, len, SIM_TRACE_BYTES_MAX);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return GPUQ_ENOMEM;
@@ -1212,7 +1271,10 @@ int sim_trace_load(const char *path, sim_trace_t **out, gpuq_diag_t *diag)
 		if (len == cap) {
 			char *grown;
 			if (cap > SIM_TRACE_BYTES_MAX) {
-				rc = gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: larger than %u bytes",
+				rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
+						   "%s: more than the %u bytes a trace file may "
+						   "have (use generators and objectSets for big "
+						   "traces)",
 						   path, SIM_TRACE_BYTES_MAX);
 				break;
 			}

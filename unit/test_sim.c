@@ -383,6 +383,85 @@ static void parse_errors(void **state)
 		  "t.yaml: no Trace document (apiVersion: gpuq.dev/v1beta1, kind: Trace)");
 }
 
+/* Wrong types and out-of-range numbers: the message shows the value. */
+#define ARRIVAL_WITH(fields)                                                                       \
+	POLICY "spec:\n  arrivals:\n  - {name: a, localQueue: team-a/lq, " fields "}\n"
+
+static void parse_errors_show_values(void **state)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		const char *msg;
+	} cases[] = {
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{count: two, requests: {nvidia.com/gpu: "
+			  "1}}]"),
+	     GPUQ_EINVAL, "spec.arrivals[0].podSets[0].count: must be an integer, not \"two\""},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{count: 99999999999999999999999, "
+			  "requests: {nvidia.com/gpu: 1}}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets[0].count: must be an integer, not "
+	     "\"99999999999999999999999\""},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{count: -3, requests: {nvidia.com/gpu: "
+			  "1}}]"),
+	     GPUQ_ERANGE, "spec.arrivals[0].podSets[0].count: -3 is out of range 1..100000"},
+	    {ARRIVAL_WITH("at: true, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].at: must be milliseconds or a string like \"1.5s\", not true"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1.5e30}}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets[0].requests.nvidia.com/gpu: must be a quantity such as 1, "
+	     "\"2\" or \"500m\", not 1.5e+30"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 500m}}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets[0].requests.nvidia.com/gpu: \"500m\" is not a whole number "
+	     "(only cpu may ask for a fraction)"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: -1}}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets[0].requests.nvidia.com/gpu: negative quantity \"-1\""},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{count: 100000, requests: "
+			  "{nvidia.com/gpu: 9000000000000000000}}]"),
+	     GPUQ_ERANGE,
+	     "spec.arrivals[0].podSets[0].requests.nvidia.com/gpu: 100000 pods x "
+	     "9000000000000000000 is more than the 1125899906842624 one pod set may ask for"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: {count: 1}"), GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets: must be a list, not a mapping"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}, "
+			  "nodeSelector: {zone: 3}}]"),
+	     GPUQ_EINVAL, "spec.arrivals[0].podSets[0].nodeSelector.zone: must be a string, not 3"},
+	    {POLICY "spec: [1, 2]\n", GPUQ_EINVAL, "spec: must be a mapping, not a list"},
+	    {POLICY "spec:\n  options: {utilizationResource: 42}\n", GPUQ_EINVAL,
+	     "spec.options.utilizationResource: must be a string, not 42"},
+	    {POLICY "spec:\n  options: {fairSharing: \"yes\"}\n", GPUQ_EINVAL,
+	     "spec.options.fairSharing: must be true or false, not \"yes\""},
+	};
+	char want[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(want, sizeof(want), "t.yaml: document 6: Trace \"t\": %s", cases[i].msg);
+		parse_bad(cases[i].text, cases[i].rc, want);
+	}
+}
+
+/* A file over the cap is refused before parsing, naming file and size. */
+static void parse_too_big(void **state)
+{
+	size_t len = SIM_TRACE_BYTES_MAX + 1;
+	char *buf = malloc(len);
+	sim_trace_t *t = NULL;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, '#', len);
+	assert_int_equal(sim_trace_parse("big.yaml", buf, len, &t, &d), GPUQ_ELIMIT);
+	assert_null(t);
+	assert_string_equal(d.msg, "big.yaml: 4194305 bytes, more than the 4194304 a trace file "
+				   "may have (use generators and objectSets for big traces)");
+	free(buf);
+}
+
 /* Cross-object policy errors name the file and document (or the object sets). */
 static void parse_policy_errors(void **state)
 {
@@ -841,6 +920,8 @@ int main(void)
 	    cmocka_unit_test(parse_generators),
 	    cmocka_unit_test(parse_object_sets),
 	    cmocka_unit_test(parse_errors),
+	    cmocka_unit_test(parse_errors_show_values),
+	    cmocka_unit_test(parse_too_big),
 	    cmocka_unit_test(parse_error_in_object_set),
 	    cmocka_unit_test(parse_policy_errors),
 	    cmocka_unit_test(percentiles),
