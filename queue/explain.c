@@ -148,69 +148,76 @@ static size_t lq_position(const queue_t *q, uint32_t wid)
 	return pos;
 }
 
+/* An admitted, evicting or finished workload: where, and on what. */
+static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	sb_add(b, "%s in ClusterQueue %s",
+	       w->state == QUEUE_WL_ADMITTED   ? "admitted"
+	       : w->state == QUEUE_WL_EVICTING ? "evicting"
+					       : "finished",
+	       q->cqs[w->cq].name);
+	if (w->state == QUEUE_WL_EVICTING)
+		sb_add(b, " (%s)", queue_evict_names[w->evict_reason]);
+	for (uint32_t i = 0; i < w->n_asg; i++)
+		sb_add(b, "%s %" PRId64 " %s on flavor %s", i ? "," : ":", w->asg[i].a.amount,
+		       queue_res_name(q, w->asg[i].a.resource),
+		       queue_flv_name(q, w->asg[i].a.flavor));
+}
+
+/* A pending workload: its position and what it waits for. */
+static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
+{
+	const wl_t *w = W(q, wid);
+	const char *cq = q->cqs[w->cq].name;
+
+	sb_add(b, "position %zu of %u in %s: ", lq_position(q, wid), q->lqs[w->lq].n_pending,
+	       q->lqs[w->lq].name);
+	switch (wl_wait(q, w)) {
+	case QUEUE_WAIT_GANG:
+		sb_add(b, "waiting for its pod group: %d of %d pods present", w->pods_present,
+		       w->gang_total);
+		break;
+	case QUEUE_WAIT_BACKOFF:
+		sb_add(b,
+		       "requeued after %u PodsReady timeout(s); not eligible before "
+		       "%" PRId64 " ms",
+		       w->requeues, w->eligible_ms);
+		break;
+	case QUEUE_WAIT_STOPPED:
+		sb_add(b, "ClusterQueue %s is stopped", cq);
+		break;
+	case QUEUE_WAIT_BEHIND_HEAD:
+		sb_add(b, "StrictFIFO: behind the blocked head of ClusterQueue %s", cq);
+		break;
+	case QUEUE_WAIT_PREEMPTING:
+		sb_add(b, "preempting to make room, waiting for the victims' quota; ");
+		explain_why(q, w, b);
+		break;
+	case QUEUE_WAIT_QUOTA:
+	case QUEUE_WAIT_NO_FIT:
+		explain_why(q, w, b);
+		break;
+	default:
+		sb_add(b, "waiting for the next admission cycle");
+		break;
+	}
+}
+
 int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap)
 {
 	sbuf_t b = {buf, cap, 0};
 	uint32_t wid;
 	const wl_t *w;
-	const cq_t *c;
 
 	if (cap)
 		buf[0] = '\0';
 	if (queue_workload_find(q, uid, &wid))
 		return GPUQ_ENOTFOUND;
 	w = W(q, wid);
-	c = &q->cqs[w->cq];
-	switch (w->state) {
-	case QUEUE_WL_ADMITTED:
-	case QUEUE_WL_EVICTING:
-	case QUEUE_WL_FINISHED:
-		sb_add(&b, "%s in ClusterQueue %s",
-		       w->state == QUEUE_WL_ADMITTED   ? "admitted"
-		       : w->state == QUEUE_WL_EVICTING ? "evicting"
-						       : "finished",
-		       c->name);
-		if (w->state == QUEUE_WL_EVICTING)
-			sb_add(&b, " (%s)", queue_evict_names[w->evict_reason]);
-		for (uint32_t i = 0; i < w->n_asg; i++)
-			sb_add(&b, "%s %" PRId64 " %s on flavor %s", i ? "," : ":",
-			       w->asg[i].a.amount, queue_res_name(q, w->asg[i].a.resource),
-			       queue_flv_name(q, w->asg[i].a.flavor));
-		break;
-	default:
-		sb_add(&b, "position %zu of %u in %s: ", lq_position(q, wid),
-		       q->lqs[w->lq].n_pending, q->lqs[w->lq].name);
-		switch (wl_wait(q, w)) {
-		case QUEUE_WAIT_GANG:
-			sb_add(&b, "waiting for its pod group: %d of %d pods present",
-			       w->pods_present, w->gang_total);
-			break;
-		case QUEUE_WAIT_BACKOFF:
-			sb_add(&b,
-			       "requeued after %u PodsReady timeout(s); not eligible before "
-			       "%" PRId64 " ms",
-			       w->requeues, w->eligible_ms);
-			break;
-		case QUEUE_WAIT_STOPPED:
-			sb_add(&b, "ClusterQueue %s is stopped", c->name);
-			break;
-		case QUEUE_WAIT_BEHIND_HEAD:
-			sb_add(&b, "StrictFIFO: behind the blocked head of ClusterQueue %s",
-			       c->name);
-			break;
-		case QUEUE_WAIT_PREEMPTING:
-			sb_add(&b, "preempting to make room, waiting for the victims' quota; ");
-			explain_why(q, w, &b);
-			break;
-		case QUEUE_WAIT_QUOTA:
-		case QUEUE_WAIT_NO_FIT:
-			explain_why(q, w, &b);
-			break;
-		default:
-			sb_add(&b, "waiting for the next admission cycle");
-			break;
-		}
-	}
+	if (w->state == QUEUE_WL_PENDING)
+		explain_pending(q, wid, &b);
+	else
+		explain_running(q, w, &b);
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
