@@ -651,6 +651,7 @@ int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, si
 void queue_tmpl_release(queue_t *q, uint32_t id);
 bool queue_tmpl_flavor_ok(queue_t *q, uint32_t tid, uint32_t fid);
 void queue_heap_remove(queue_t *q, u32vec_t *h, size_t i);
+void queue_heap_rebuild(queue_t *q, u32vec_t *h);
 void queue_wl_detach(queue_t *q, uint32_t id);
 int queue_wl_attach(queue_t *q, uint32_t id, int where);
 int queue_timer_push(queue_t *q, timers_t *t, int64_t at, uint32_t wl);

@@ -647,6 +647,7 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 {
 	cq_t n;
 	uint32_t cid;
+	queue_strategy_t strategy;
 	cq_t *c;
 	cohort_t *h;
 	int rc;
@@ -704,7 +705,11 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 		o->llimit = n.slots[s].llimit;
 		cslot_quota(h, o, +1);
 	}
+	strategy = c->strategy;
 	cq_policy(c, spec);
+	if (c->strategy != strategy)
+		for (size_t i = 0; i < c->lqs.n; i++)
+			queue_heap_rebuild(q, &q->lqs[c->lqs.v[i]].heap);
 	queue_cohort_touch(q, c->cohort, true);
 	queue_mark_cq(q, cid);
 out:

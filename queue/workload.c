@@ -343,6 +343,14 @@ static void heap_down(queue_t *q, u32vec_t *h, size_t i)
 	heap_set(q, h, i, id);
 }
 
+/* Restore a LocalQueue heap's order after its comparison changed (its CQ's
+ * queueing strategy, which decides whether planned preemptors go first). */
+void queue_heap_rebuild(queue_t *q, u32vec_t *h)
+{
+	for (size_t i = h->n / 2; i-- > 0;)
+		heap_down(q, h, i);
+}
+
 void queue_heap_remove(queue_t *q, u32vec_t *h, size_t i)
 {
 	uint32_t last = h->v[--h->n];

@@ -48,7 +48,15 @@ static void add_flavor(queue_t *q, const char *name)
 	assert_int_equal(queue_flavor_add(q, &f, NULL, NULL), GPUQ_OK);
 }
 
+static int put_cq(queue_t *q, const char *name, const cqdef_t *d, bool update);
+
 static void add_cq(queue_t *q, const char *name, const cqdef_t *d)
+{
+	(void)put_cq(q, name, d, false);
+}
+
+/* queue_cq_add (update false) or queue_cq_update from a cqdef_t. */
+static int put_cq(queue_t *q, const char *name, const cqdef_t *d, bool update)
 {
 	static const char *const cov[] = {"gpu"};
 	queue_quota_spec_t quotas[4];
@@ -75,8 +83,11 @@ static void add_cq(queue_t *q, const char *name, const cqdef_t *d)
 	s.reclaim = d->reclaim;
 	s.borrow = d->borrow;
 	s.weight_milli = d->weight;
+	if (update)
+		return queue_cq_update(q, &s, &diag);
 	if (queue_cq_add(q, &s, NULL, &diag))
 		fail_msg("cq_add %s: %s", name, diag.msg);
+	return GPUQ_OK;
 }
 
 static void add_lq(queue_t *q, const char *ns, const char *name, const char *cq)
@@ -882,8 +893,8 @@ static void fair_sharing_no_ping_pong(void **st)
 	add_cq(q, "lender", &dl);
 	add_lq(q, "ns", "la", "cq-a");
 	add_lq(q, "ns", "lb", "cq-b");
-	admit_all(q, "la", a, 3, &now); /* cq-a uses 6 of its 2: borrows 4 */
-	admit_all(q, "lb", b, 2, &now); /* the cohort's 8 are all in use */
+	admit_all(q, "la", a, 3, &now);		  /* cq-a uses 6 of its 2: borrows 4 */
+	admit_all(q, "lb", b, 2, &now);		  /* the cohort's 8 are all in use */
 	add_wl(q, "big", "ns", "lb", 100, 50, 8); /* cq-b's head, never fits */
 	add_wl(q, "p", "ns", "lb", 0, 51, 1);
 	for (int i = 0; i < 40; i++) {
@@ -897,12 +908,47 @@ static void fair_sharing_no_ping_pong(void **st)
 		p_admitted += admitted_in(&r, "p");
 	}
 	if (evictions != 1 || a2_evicted != 1)
-		fail_msg("%zu evictions (a2 %zu times) in 40 cycles, want 1", evictions, a2_evicted);
+		fail_msg("%zu evictions (a2 %zu times) in 40 cycles, want 1", evictions,
+			 a2_evicted);
 	assert_int_equal(p_admitted, 1);
 	assert_int_equal(state_of(q, "p"), QUEUE_WL_ADMITTED);
 	assert_int_equal(state_of(q, "a2"), QUEUE_WL_PENDING);
 	assert_int_equal(state_of(q, "v"), QUEUE_WL_ADMITTED);
 	queue_destroy(q);
+}
+
+/* Under BestEffortFIFO a preemptor with a plan is first in its queue; when
+ * the CQ turns StrictFIFO its queue is reordered: the higher priority
+ * workload that arrived meanwhile is the head again. */
+static void planned_preemptor_order_follows_strategy(void **st)
+{
+	static const int strict[] = {0, 1};
+
+	(void)st;
+	for (size_t i = 0; i < 2; i++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.within = QUEUE_WITHIN_LOWER_PRIORITY, .flavors = {{"f", 4, U, U}}};
+		adm_t a[] = {{"low", 0, 1, 4}, {NULL, 0, 0, 0}};
+		queue_result_t r;
+		int64_t now = 1;
+
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		admit_all(q, "lq", a, 2, &now);
+		add_wl(q, "p", "ns", "lq", 5, 50, 4);
+		cycle(q, ++now, &r);
+		assert_int_equal(r.n_evictions, 1); /* p preempts low, keeps its plan */
+		add_wl(q, "hi", "ns", "lq", 10, 60, 4);
+		if (strict[i]) {
+			d.strategy = QUEUE_STRICT_FIFO;
+			assert_int_equal(put_cq(q, "cq", &d, true), GPUQ_OK);
+		}
+		cycle(q, ++now, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, strict[i] ? "hi" : "p");
+		queue_destroy(q);
+	}
 }
 
 /* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
@@ -1576,6 +1622,7 @@ int main(void)
 	    cmocka_unit_test(fair_sharing_order),
 	    cmocka_unit_test(fair_sharing_preemption),
 	    cmocka_unit_test(fair_sharing_no_ping_pong),
+	    cmocka_unit_test(planned_preemptor_order_follows_strategy),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
