@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "queue/queue.h"
+#include "sim/sim.h"
 #include "store/store.h"
 
 /* A dump line shows at most this many value bytes in hex (a record is at most
@@ -14,8 +16,8 @@
 
 static void usage_top(FILE *out)
 {
-	fprintf(out, "usage: gpuq store check --state-dir DIR\n"
-		     "       gpuq store dump --state-dir DIR [--type T]\n"
+	fprintf(out, "usage: gpuq store check --state-dir DIR [--trace FILE]\n"
+		     "       gpuq store dump --state-dir DIR [--type T | --trace FILE]\n"
 		     "\n"
 		     "Inspect a gpuq state store (an LMDB environment) without changing it; both\n"
 		     "are safe while gpuq is writing to it. Run `gpuq store SUBCOMMAND --help`.\n");
@@ -24,7 +26,7 @@ static void usage_top(FILE *out)
 static void usage_check(FILE *out)
 {
 	fprintf(out,
-		"usage: gpuq store check --state-dir DIR\n"
+		"usage: gpuq store check --state-dir DIR [--trace FILE]\n"
 		"\n"
 		"Open the store read-only, verify its schema version and record type table,\n"
 		"read every record (which walks every LMDB page) and check each queue-core\n"
@@ -33,30 +35,43 @@ static void usage_check(FILE *out)
 		"digest (equal digests = equal records). Exit 0 when sound, 1 otherwise, 2 on\n"
 		"usage errors.\n"
 		"\n"
+		"With --trace FILE (the trace `gpuq simulate --state-dir DIR` ran), also decode\n"
+		"every record: build a queue from the trace's policy, restore every core record\n"
+		"into it and every simulator record, as a resume would, and cross-check them\n"
+		"(each workload in the core is one the simulator holds pending or admitted, and\n"
+		"the other way round). Prints the counts per state.\n"
+		"\n"
 		"  --state-dir DIR   the store directory (holds data.mdb and lock.mdb)\n"
+		"  --trace FILE      decode and cross-check against this trace's policy\n"
 		"  --help            show this help\n");
 }
 
 static void usage_dump(FILE *out)
 {
-	fprintf(out, "usage: gpuq store dump --state-dir DIR [--type T]\n"
-		     "\n"
-		     "Print every record as one JSON object per line, in type then key order:\n"
-		     "  {\"type\":\"workloads\",\"id\":4,\"key\":\"...\",\"klen\":N,\"vlen\":N,\n"
-		     "   \"version\":1,\"value_hex\":\"...\"}\n"
-		     "A key that is not printable ASCII is shown as \"key_hex\". \"version\" (the\n"
-		     "encoding version byte) is given for the queue core's records.\n"
-		     "\n"
-		     "  --state-dir DIR   the store directory\n"
-		     "  --type T          only records of type T (name or number)\n"
-		     "  --help            show this help\n"
-		     "Exit 0 on success, 1 on failure, 2 on usage errors.\n");
+	fprintf(out,
+		"usage: gpuq store dump --state-dir DIR [--type T | --trace FILE]\n"
+		"\n"
+		"Print every record as one JSON object per line, in type then key order:\n"
+		"  {\"type\":\"workloads\",\"id\":4,\"key\":\"...\",\"klen\":N,\"vlen\":N,\n"
+		"   \"version\":1,\"value_hex\":\"...\"}\n"
+		"A key that is not printable ASCII is shown as \"key_hex\". \"version\" (the\n"
+		"encoding version byte) is given for the queue core's records.\n"
+		"\n"
+		"  --state-dir DIR   the store directory\n"
+		"  --type T          only records of type T (name or number)\n"
+		"  --trace FILE      instead, restore the store into a queue built from this\n"
+		"                    trace's policy (as `store check --trace` does) and print\n"
+		"                    it decoded: one line per ClusterQueue, then one per\n"
+		"                    workload (state, wait reason, flavors, the core's words)\n"
+		"  --help            show this help\n"
+		"Exit 0 on success, 1 on failure, 2 on usage errors.\n");
 }
 
 typedef struct {
-	const char *dir;  /* --state-dir */
-	const char *type; /* --type, or NULL */
-	bool help;	  /* --help */
+	const char *dir;   /* --state-dir */
+	const char *type;  /* --type, or NULL */
+	const char *trace; /* --trace, or NULL */
+	bool help;	   /* --help */
 } store_args_t;
 
 /* Parse the options of a subcommand (argv[0] is its name). 0 or 2. */
@@ -65,6 +80,7 @@ static int args_parse(int argc, char **argv, bool with_type, store_args_t *a)
 	static const struct option longopts[] = {
 	    {"state-dir", required_argument, NULL, 'd'},
 	    {"type", required_argument, NULL, 't'},
+	    {"trace", required_argument, NULL, 'r'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -78,6 +94,8 @@ static int args_parse(int argc, char **argv, bool with_type, store_args_t *a)
 			a->dir = optarg;
 		} else if (c == 't' && with_type) {
 			a->type = optarg;
+		} else if (c == 'r') {
+			a->trace = optarg;
 		} else if (c == 'h') {
 			a->help = true;
 		} else {
@@ -89,6 +107,10 @@ static int args_parse(int argc, char **argv, bool with_type, store_args_t *a)
 	if (optind < argc) {
 		fprintf(stderr, "gpuq store %s: unexpected argument \"%s\"\n", argv[0],
 			argv[optind]);
+		return 2;
+	}
+	if (a->type && a->trace) {
+		fprintf(stderr, "gpuq store %s: --type and --trace do not go together\n", argv[0]);
 		return 2;
 	}
 	if (!a->help && !a->dir) {
@@ -242,6 +264,60 @@ static int run_check(const char *dir)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* Load the trace and restore the store into a core built from it. 0 or 1
+ * (message printed). */
+static int restore_with_trace(const char *cmd, const char *dir, const char *trace_path,
+			      sim_trace_t **trace, sim_state_summary_t *sum, queue_t **core)
+{
+	gpuq_diag_t diag = {{0}};
+	int rc = sim_trace_load(trace_path, trace, &diag);
+
+	if (rc) {
+		fprintf(stderr, "gpuq store %s: --trace: %s\n", cmd,
+			diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		return 1;
+	}
+	rc = sim_state_check(*trace, dir, sum, core, &diag);
+	if (rc) {
+		fprintf(stderr, "gpuq store %s: %s: restoring into the policy of %s: %s\n", cmd,
+			dir, trace_path, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+/* check --trace: decode every record and cross-check core and simulator. */
+static int run_deep_check(const char *dir, const char *trace_path)
+{
+	static const char *const states[] = {"not arrived", "pending",	    "admitted",
+					     "finished",    "inadmissible", "dropped"};
+	sim_trace_t *trace = NULL;
+	sim_state_summary_t sum;
+	int status = restore_with_trace("check", dir, trace_path, &trace, &sum, NULL);
+
+	if (!status) {
+		printf("decoded against %s: every record restored", trace_path);
+		if (!sum.has_progress) {
+			printf(" (core records only, no simulator run)\n");
+		} else {
+			printf("; core and simulator records agree\n");
+			printf("simulator: step %llu at %lld ms%s, %zu of %zu arrivals delivered, "
+			       "%zu preemption(s) logged\n",
+			       (unsigned long long)sum.steps, (long long)sum.now_ms,
+			       sum.done ? " (run over)" : "", sum.next_arrival, trace->n_arrivals,
+			       sum.preemptions);
+			printf("workloads:");
+			for (size_t i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+				printf("%s %zu %s", i ? "," : "", sum.by_state[i], states[i]);
+			printf("\n");
+		}
+		printf("core: %zu pending, %zu admitted\n", sum.core_pending, sum.core_admitted);
+		status = fflush(stdout) ? 1 : 0;
+	}
+	sim_trace_destroy(trace);
+	return status;
+}
+
 /* ---- dump ---- */
 
 typedef struct {
@@ -287,6 +363,123 @@ static int dump_record(void *ctx, unsigned type, const void *key, size_t klen, c
 	hex_write(d->out, v, vlen < DUMP_VALUE_MAX ? vlen : DUMP_VALUE_MAX);
 	fprintf(d->out, "\"%s}\n", vlen > DUMP_VALUE_MAX ? ",\"value_cut\":true" : "");
 	return ferror(d->out) ? GPUQ_EIO : 0;
+}
+
+/* A JSON string (names and the core's sentences are plain text, but escape
+ * anyway). */
+static void json_str(FILE *out, const char *v)
+{
+	putc('"', out);
+	for (const unsigned char *c = (const unsigned char *)(v ? v : ""); *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c < 0x20)
+			fprintf(out, "\\u%04x", *c);
+		else
+			putc(*c, out);
+	}
+	putc('"', out);
+}
+
+static void dump_cq(const queue_t *q, uint32_t cq)
+{
+	queue_stats_t st;
+
+	if (queue_cq_stats(q, cq, &st))
+		return;
+	fputs("{\"kind\":\"ClusterQueue\",\"name\":", stdout);
+	json_str(stdout, queue_cq_name(q, cq));
+	printf(",\"pending\":%u,\"admitted\":%u,\"admissions\":%llu,\"preemptions\":%llu,"
+	       "\"evictions\":%llu,\"finishes\":%llu,\"usage\":[",
+	       st.pending, st.admitted, (unsigned long long)st.admissions,
+	       (unsigned long long)st.preemptions, (unsigned long long)st.evictions,
+	       (unsigned long long)st.finishes);
+	for (uint32_t f = 0, n = 0; f < queue_flavor_count(q); f++)
+		for (uint32_t r = 0; r < queue_resource_count(q); r++) {
+			queue_quota_view_t v;
+			if (queue_cq_quota(q, cq, f, r, &v))
+				continue;
+			printf("%s{\"flavor\":", n++ ? "," : "");
+			json_str(stdout, queue_flavor_name(q, f));
+			fputs(",\"resource\":", stdout);
+			json_str(stdout, queue_resource_name(q, r));
+			printf(",\"nominal\":%lld,\"usage\":%lld}", (long long)v.nominal,
+			       (long long)v.usage);
+		}
+	fputs("]}\n", stdout);
+}
+
+static void dump_workload(const queue_t *q, queue_wl_t id)
+{
+	queue_workload_view_t v;
+	char why[512];
+
+	if (queue_workload_view(q, id, &v))
+		return;
+	fputs("{\"kind\":\"Workload\",\"uid\":", stdout);
+	json_str(stdout, v.uid);
+	fputs(",\"namespace\":", stdout);
+	json_str(stdout, v.namespace_);
+	fputs(",\"name\":", stdout);
+	json_str(stdout, v.name);
+	fputs(",\"localQueue\":", stdout);
+	json_str(stdout, queue_lq_name(q, v.lq));
+	fputs(",\"clusterQueue\":", stdout);
+	json_str(stdout, queue_cq_name(q, v.cq));
+	printf(",\"state\":\"%s\"", queue_wl_state_name(v.state));
+	if (v.state == QUEUE_WL_PENDING)
+		printf(",\"wait\":\"%s\"", queue_wait_name(v.wait));
+	printf(",\"priority\":%d,\"pods\":%d,\"createdMs\":%lld,\"admittedMs\":%lld,"
+	       "\"preemptions\":%u,\"requeues\":%u",
+	       v.priority, v.pods, (long long)v.created_ms, (long long)v.admitted_ms, v.preemptions,
+	       v.requeues);
+	if (queue_workload_explain(q, v.uid, why, sizeof(why)) != GPUQ_ENOTFOUND) {
+		fputs(",\"explain\":", stdout);
+		json_str(stdout, why);
+	}
+	fputs("}\n", stdout);
+}
+
+/* dump --trace: the restored queue, decoded. Workloads per ClusterQueue:
+ * admitted by admission time, then pending in the order the next cycle
+ * would try them. */
+static int run_dump_decoded(const char *dir, const char *trace_path)
+{
+	static const queue_wl_state_t order[] = {QUEUE_WL_ADMITTED, QUEUE_WL_EVICTING,
+						 QUEUE_WL_PENDING};
+	sim_trace_t *trace = NULL;
+	sim_state_summary_t sum;
+	queue_t *q = NULL;
+	queue_wl_t *ids = NULL;
+	int status = restore_with_trace("dump", dir, trace_path, &trace, &sum, &q);
+
+	for (uint32_t cq = 0; !status && cq < queue_cq_count(q); cq++)
+		dump_cq(q, cq);
+	for (uint32_t cq = 0; !status && cq < queue_cq_count(q); cq++)
+		for (size_t k = 0; !status && k < sizeof(order) / sizeof(order[0]); k++) {
+			size_t n = queue_cq_workloads(q, cq, order[k], NULL, 0);
+			queue_wl_t *grown;
+			if (!n)
+				continue;
+			grown = realloc(ids, n * sizeof(*ids));
+			if (!grown) {
+				fprintf(stderr, "gpuq store dump: out of memory\n");
+				status = 1;
+				break;
+			}
+			ids = grown;
+			n = queue_cq_workloads(q, cq, order[k], ids, n);
+			for (size_t i = 0; i < n; i++)
+				dump_workload(q, ids[i]);
+		}
+	if (!status && fflush(stdout)) {
+		fprintf(stderr, "gpuq store dump: %s\n", gpuq_strerror(GPUQ_EIO));
+		status = 1;
+	}
+	free(ids);
+	queue_destroy(q);
+	sim_trace_destroy(trace);
+	return status;
 }
 
 /* Resolve --type as a name or a number. */
@@ -366,5 +559,9 @@ int cmd_store(int argc, char **argv)
 		(check ? usage_check : usage_dump)(stdout);
 		return 0;
 	}
-	return check ? run_check(a.dir) : run_dump(a.dir, a.type);
+	if (check) {
+		rc = run_check(a.dir);
+		return rc || !a.trace ? rc : run_deep_check(a.dir, a.trace);
+	}
+	return a.trace ? run_dump_decoded(a.dir, a.trace) : run_dump(a.dir, a.type);
 }

@@ -1109,6 +1109,155 @@ fail:
 	return rc;
 }
 
+int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag)
+{
+	struct sim s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.t = trace;
+	*out = NULL;
+	rc = build_core(&s, diag);
+	if (rc) {
+		queue_destroy(s.q);
+		return rc;
+	}
+	*out = s.q;
+	return GPUQ_OK;
+}
+
+/* Each core workload must be one the simulator has in the core, in the same
+ * state, admitted at the same time; returns how many there are. */
+static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *diag)
+{
+	for (queue_wl_t id = queue_workload_next(s->q, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(s->q, id)) {
+		queue_workload_view_t v;
+		uint32_t wid;
+		const sim_outcome_t *o;
+		bool admitted;
+		if (queue_workload_view(s->q, id, &v))
+			continue;
+		wid = wid_of(v.uid);
+		if (wid >= s->r->n_wl)
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+					     "core workload \"%s\": no such arrival", v.uid);
+		o = &s->r->wl[wid];
+		admitted = v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING;
+		if (admitted ? o->state != SIM_WL_ADMITTED || o->last_admit_ms != v.admitted_ms
+			     : o->state != SIM_WL_PENDING && o->state != SIM_WL_INADMISSIBLE)
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+					     "workload %s: %s in the core (admitted at %" PRId64
+					     "), state %u (admitted at %" PRId64
+					     ") in the simulator's record",
+					     v.uid, queue_wl_state_name(v.state), v.admitted_ms,
+					     o->state, o->last_admit_ms);
+		sum->core_admitted += admitted;
+		sum->core_pending += !admitted;
+	}
+	for (uint32_t wid = 0; wid < s->r->n_wl; wid++) {
+		const sim_outcome_t *o = &s->r->wl[wid];
+		char uid[UID_MAX];
+		queue_wl_t id;
+		if (o->state != SIM_WL_PENDING && o->state != SIM_WL_ADMITTED &&
+		    o->state != SIM_WL_INADMISSIBLE)
+			continue;
+		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
+		if (queue_workload_find(s->q, uid, &id) == GPUQ_OK)
+			continue;
+		if (o->state == SIM_WL_INADMISSIBLE) /* its CQ does not select its namespace */
+			continue;
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "workload %s: state %u in the simulator's record, not in the "
+				     "core",
+				     uid, o->state);
+	}
+	if (sum->core_pending != s->n_pending || sum->core_admitted != s->n_admitted)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "progress counts %" PRIu64 " pending, %" PRIu64
+				     " admitted; the core holds %zu and %zu",
+				     s->n_pending, s->n_admitted, sum->core_pending,
+				     sum->core_admitted);
+	return GPUQ_OK;
+}
+
+int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
+		    queue_t **core, gpuq_diag_t *diag)
+{
+	struct sim s;
+	store_opts_t so;
+	store_info_t info = {0};
+	bool resumed = false;
+	int rc;
+
+	memset(sum, 0, sizeof(*sum));
+	memset(&s, 0, sizeof(s));
+	if (core)
+		*core = NULL;
+	s.t = trace;
+	s.r = calloc(1, sizeof(*s.r));
+	if (!s.r)
+		return GPUQ_ENOMEM;
+	s.r->trace = trace;
+	s.r->n_wl = trace->n_arrivals;
+	s.r->wl = calloc(trace->n_arrivals + 1, sizeof(*s.r->wl));
+	s.shape_amount = calloc(trace->n_shapes + 1, sizeof(*s.shape_amount));
+	if (!s.r->wl || !s.shape_amount) {
+		rc = GPUQ_ENOMEM;
+		goto done;
+	}
+	init_outcomes(&s);
+	rc = build_core(&s, diag);
+	if (rc)
+		goto done;
+	store_opts_init(&so);
+	so.read_only = true;
+	rc = store_open(state_dir, &so, &s.store, diag);
+	if (!rc)
+		rc = store_info_get(s.store, &info);
+	/* A blank store (killed inside its first store_open) holds nothing. */
+	if (!rc && info.schema != 0)
+		rc = restore(&s, &resumed, diag);
+	if (!rc && info.schema != 0 && !resumed) /* only core records: a daemon's, or a
+						   run killed before its first step */
+		rc = store_queue_restore(s.store, s.q, diag);
+	if (rc)
+		goto done;
+	sum->has_progress = resumed;
+	if (resumed) {
+		rc = cross_check(&s, sum, diag);
+		if (rc)
+			goto done;
+	} else {
+		for (queue_wl_t id = queue_workload_next(s.q, QUEUE_NONE); id != QUEUE_NONE;
+		     id = queue_workload_next(s.q, id)) {
+			queue_workload_view_t v;
+			if (queue_workload_view(s.q, id, &v))
+				continue;
+			if (v.state == QUEUE_WL_PENDING)
+				sum->core_pending++;
+			else if (v.state != QUEUE_WL_FINISHED)
+				sum->core_admitted++;
+		}
+	}
+	sum->now_ms = s.now;
+	sum->steps = s.r->steps;
+	sum->done = s.done;
+	sum->next_arrival = s.next_arrival;
+	sum->preemptions = s.r->n_preempt;
+	for (size_t i = 0; i < s.r->n_wl; i++)
+		if (s.r->wl[i].state <= SIM_WL_DROPPED)
+			sum->by_state[s.r->wl[i].state]++;
+	if (core) {
+		*core = s.q;
+		s.q = NULL;
+	}
+done:
+	sim_free(&s);
+	sim_report_destroy(s.r);
+	return rc;
+}
+
 void sim_report_destroy(sim_report_t *r)
 {
 	if (!r)

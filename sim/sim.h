@@ -258,6 +258,45 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 
 void sim_report_destroy(sim_report_t *report);
 
+/* ---- The core and the state dir, for tools (`gpuq store check --trace`) ---- */
+
+typedef struct queue queue_t; /* queue/queue.h */
+
+/* Build a queue core from the trace's policy and options exactly as sim_run
+ * does (flavors, cohorts, ClusterQueues, LocalQueues; fair sharing, half-life,
+ * Ready timeout), holding no workloads: the queue a store of this trace's run
+ * restores into. *out is the caller's (queue_destroy). GPUQ_ENOMEM or the
+ * core's error, diag explains. */
+int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag);
+
+typedef struct {
+	bool has_progress;   /* the store holds a simulator run (else only core records) */
+	int64_t now_ms;	     /* virtual time of the last committed step */
+	uint64_t steps;	     /* steps committed */
+	bool done;	     /* the run had ended */
+	size_t next_arrival; /* arrivals delivered */
+	size_t by_state[SIM_WL_DROPPED + 1]; /* simulator outcomes per SIM_WL_* state */
+	size_t preemptions;		     /* eviction log entries */
+	size_t core_pending;		     /* workloads pending in the restored core */
+	size_t core_admitted;		     /* admitted (or evicting) in the restored core */
+} sim_state_summary_t;
+
+/* Verify a state dir written by sim_run for this trace, without changing it
+ * (read-only: safe next to a running simulator): restore every core record
+ * into a fresh core (sim_core_build, store_queue_restore) and every simulator
+ * record, as a resume would, then cross-check them: each workload the core
+ * holds is one the simulator has pending or admitted (with the same
+ * admission time), and the other way round, and the counts agree. A dir
+ * holding only core records (no simulator progress) gets the core restore;
+ * a blank store (its creation interrupted before the first commit) holds
+ * nothing and passes.
+ * On GPUQ_OK *sum is filled and, when core is not NULL, *core receives the
+ * restored queue (caller's, queue_destroy) for inspection. GPUQ_ENOTFOUND
+ * (no store), GPUQ_ECORRUPT (a record or a cross-check failed; diag names
+ * it), store and core errors. */
+int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
+		    queue_t **core, gpuq_diag_t *diag);
+
 /* Write the report as JSON (stable key order and number format, one
  * workload per line; the CPU figures sit on the single line containing
  * "cpu" so a byte comparison can drop them). GPUQ_EIO on a write error. */

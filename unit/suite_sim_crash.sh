@@ -3,8 +3,10 @@
 # from an uninterrupted run without a state dir. Then rounds: each round
 # starts a fresh state dir and runs the same trace with --state-dir,
 # killing it with kill -9 after a random delay and restarting it, until a run
-# completes on its own. After every kill, `gpuq store check` must accept the
-# dir. The completed run's report, without the CPU line, must equal the
+# completes on its own. After every kill, `gpuq store check --trace` must
+# accept the dir: every record sound, restorable into a queue built from the
+# trace, and the core's workloads agreeing with the simulator's own records.
+# The completed run's report, without the CPU line, must equal the
 # reference byte for byte, and some rounds must have resumed (their final
 # run reports resumedSteps > 0). A round stops killing after PER_ROUND kills
 # (default 8) and lets the run finish; rounds go on until KILLS kills
@@ -104,7 +106,8 @@ run_pass() {
 				round_kills=$((round_kills + 1))
 				if [ ! -e "$dir/data.mdb" ]; then
 					: # killed before the store existed: nothing to check
-				elif ! "$GPUQ_BIN" store check --state-dir "$dir" >"$TMP/check" 2>&1; then
+				elif ! "$GPUQ_BIN" store check --state-dir "$dir" --trace "$trace" \
+					>"$TMP/check" 2>&1; then
 					check_fail=$((check_fail + 1))
 					sed 's/^/# /' "$TMP/check" | head -5
 				fi
@@ -162,6 +165,14 @@ awk -v seed="$SEED" 'BEGIN { srand(seed); for (i = 0; i < 2000; i++) printf "%d\
 	>"$TMP/delays"
 
 run_pass "$TRACE" "$KILLS"
+# The last round's finished store, decoded against the trace's policy.
+if "$GPUQ_BIN" store dump --state-dir "$dir" --trace "$TRACE" >"$TMP/dump" 2>"$TMP/err" &&
+	grep -q '^{"kind":"ClusterQueue","name":' "$TMP/dump" &&
+	! grep -v '^{"kind":"\(ClusterQueue\|Workload\)",' "$TMP/dump" | grep -q .; then
+	ok "store dump --trace decodes the store ($(wc -l <"$TMP/dump") lines)"
+else
+	notok "store dump --trace: $(head -c 300 "$TMP/err" | tr "\n" " ")"
+fi
 # The same cluster with fair sharing, a decaying tenant usage and a 1 s cycle
 # interval: more preemptions, more timers, doubles in the core's records.
 sed -e 's/^    cycleInterval: 0$/    cycleInterval: 1s\n    fairSharing: true\n    fairShareHalfLife: 10m/' \

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "queue/queue.h"
 #include "sim/sim.h"
+#include "store/store.h"
 
 /* One flavor, one ClusterQueue of 4 GPUs, one LocalQueue team-a/lq. */
 #define POLICY                                                                                     \
@@ -912,6 +914,77 @@ static void resume_every_step(void **state)
 	resume_every_step_of(tiny);
 }
 
+/* sim_state_check decodes a stopped run's store, agrees with it, and
+ * catches a core record the simulator's records contradict. */
+static void state_check(void **state)
+{
+	char dir[] = "/tmp/gpuq-test-sim-XXXXXX", cmd[160];
+	sim_trace_t *t = parse_ok(cohort_mix), *other = parse_ok(tiny);
+	sim_run_options_t opt = {.state_dir = dir, .no_sync = true, .stop_after = 25};
+	sim_state_summary_t sum;
+	sim_report_t *r = NULL;
+	gpuq_diag_t d = {{0}};
+	queue_t *q = NULL;
+	store_opts_t so;
+	store_t *st;
+	store_txn_t *txn;
+	char uid[16] = "";
+	size_t in_core = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(sim_run(t, &opt, &r, &d), GPUQ_EAGAIN);
+	assert_int_equal(sim_state_check(t, dir, &sum, &q, &d), GPUQ_OK);
+	assert_true(sum.has_progress);
+	assert_int_equal(sum.steps, 25);
+	assert_false(sum.done);
+	assert_true(sum.core_pending + sum.core_admitted > 0);
+	assert_int_equal(sum.core_pending,
+			 sum.by_state[SIM_WL_PENDING] + sum.by_state[SIM_WL_INADMISSIBLE]);
+	assert_int_equal(sum.core_admitted, sum.by_state[SIM_WL_ADMITTED]);
+	for (queue_wl_t id = queue_workload_next(q, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(q, id)) {
+		queue_workload_view_t v;
+		assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+		if (!uid[0] && v.state == QUEUE_WL_PENDING) /* an admitted one would break
+							       the CQ's usage record */
+			snprintf(uid, sizeof(uid), "%s", v.uid);
+		in_core++;
+	}
+	assert_int_equal(in_core, sum.core_pending + sum.core_admitted);
+	assert_true(uid[0]);
+	queue_destroy(q);
+	/* a different trace is refused */
+	assert_int_equal(sim_state_check(other, dir, &sum, NULL, &d), GPUQ_ECORRUPT);
+	assert_string_equal(d.msg, "the state dir holds a run of a different trace");
+	/* drop one workload from the core's records: the simulator still holds it */
+	store_opts_init(&so);
+	store_opts_queue_types(&so);
+	assert_int_equal(store_open(dir, &so, &st, &d), GPUQ_OK);
+	assert_int_equal(store_txn_begin(st, &txn), GPUQ_OK);
+	assert_int_equal(store_del(txn, QUEUE_REC_WORKLOAD, uid, strlen(uid)), GPUQ_OK);
+	assert_int_equal(store_txn_commit(txn, NULL), GPUQ_OK);
+	store_close(st);
+	d.msg[0] = '\0';
+	assert_int_equal(sim_state_check(t, dir, &sum, NULL, &d), GPUQ_ECORRUPT);
+	if (!strstr(d.msg, uid))
+		fail_msg("message \"%s\" does not name %s", d.msg, uid);
+	/* a blank store (killed inside its first open) holds nothing, soundly */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir %s && : > %s/data.mdb", dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(sim_state_check(t, dir, &sum, &q, &d), GPUQ_OK);
+	assert_false(sum.has_progress);
+	assert_int_equal(sum.core_pending + sum.core_admitted, 0);
+	assert_int_equal(queue_cq_count(q), 2);
+	queue_destroy(q);
+	/* no store at all */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(sim_state_check(t, dir, &sum, NULL, &d), GPUQ_ENOTFOUND);
+	sim_trace_destroy(t);
+	sim_trace_destroy(other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -934,6 +1007,7 @@ int main(void)
 	    cmocka_unit_test(determinism),
 	    cmocka_unit_test(state_dir_resume),
 	    cmocka_unit_test(resume_every_step),
+	    cmocka_unit_test(state_check),
 	};
 	if (getenv("SIM_TEST_FILTER")) /* e.g. "parse*" while debugging */
 		cmocka_set_test_filter(getenv("SIM_TEST_FILTER"));
