@@ -67,6 +67,7 @@ report() { # NAME KUEUE_MAKESPAN_S KUEUE_UTIL KUEUE_SMALL KUEUE_MEDIUM KUEUE_LAR
 	printf '  %-24s %14s %14s\n' "mean wait medium s" "$(class_wait "$1" medium)" "$5"
 	printf '  %-24s %14s %14s\n' "mean wait large s" "$(class_wait "$1" large)" "$6"
 	printf '  %-24s %14s %14s\n' "preemptions" "$(field "$1" total)" "-"
+	printf '  %-24s %14s %14s\n' "livelocked instants" "$(field "$1" cycleCapHits)" "-"
 	printf '  %-24s %14s %14s\n' "peak RSS MiB" \
 		"$(awk -v k="$(rss_kb "$1")" 'BEGIN { printf "%.1f", k / 1024 }')" "-"
 }
@@ -101,6 +102,12 @@ if awk -v c="$cpu" -v m="$CPU_MAX_S" 'BEGIN { exit !(c < m) }'; then
 else
 	say "MISS kueue-large end to end in $cpu CPU s (target < $CPU_MAX_S s)"
 fi
+for name in large baseline; do
+	hits=$(field "$name" cycleCapHits)
+	if [ "${hits:-0}" -ne 0 ]; then
+		say "MISS kueue-$name: $hits instant(s) of preemption livelock (cycles kept preempting until the simulator's cap moved time on)"
+	fi
+done
 if [ "$bytes" != nan ] && [ "$bytes" -lt "$BYTES_MAX" ]; then
 	say "PASS $bytes bytes per queued workload (target < $BYTES_MAX)"
 else

@@ -495,11 +495,12 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 	fprintf(out,
 		",\n  \"counts\": {\"workloads\": %zu, \"finished\": %zu, \"admitted\": %zu, "
 		"\"pending\": %zu, \"inadmissible\": %zu, \"dropped\": %zu, \"neverArrived\": "
-		"%zu, \"preemptions\": %zu, \"cycles\": %" PRIu64 ", \"steps\": %" PRIu64 "},\n",
+		"%zu, \"preemptions\": %zu, \"cycles\": %" PRIu64 ", \"steps\": %" PRIu64
+		", \"cycleCapHits\": %" PRIu64 "},\n",
 		r->n_wl, st.counts[SIM_WL_FINISHED], st.counts[SIM_WL_ADMITTED],
 		st.counts[SIM_WL_PENDING], st.counts[SIM_WL_INADMISSIBLE],
 		st.counts[SIM_WL_DROPPED], st.counts[SIM_WL_FUTURE], r->n_preempt, r->cycles,
-		r->steps);
+		r->steps, r->cycle_cap_hits);
 	fprintf(out, "  \"makespanMs\": %" PRId64 ",\n  \"endMs\": %" PRId64 ",\n", st.makespan,
 		r->end_ms);
 	put_waits(out, r, &st);
@@ -552,5 +553,11 @@ void sim_report_write_summary(const sim_report_t *r, FILE *out)
 	}
 	fprintf(out, "  CPU: core %.3f s, persistence %.3f s, total %.3f s\n", r->core_cpu_s,
 		r->persist_cpu_s, r->total_cpu_s);
+	if (r->cycle_cap_hits)
+		fprintf(out,
+			"  WARNING: at %" PRIu64 " instant(s) admission cycles kept preempting "
+			"until the cap of 1000 in a row moved time on: a preemption livelock in "
+			"the queue core (the figures above are not trustworthy)\n",
+			r->cycle_cap_hits);
 	stats_free(&st);
 }

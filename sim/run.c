@@ -620,7 +620,7 @@ static uint64_t get_u64(const uint8_t **p)
 	return v;
 }
 
-#define PROGRESS_LEN (1 + 8 * 12)
+#define PROGRESS_LEN (1 + 8 * 13)
 #define OUTCOME_LEN (1 + 8 * 5 + 4 + 4 + 1 + 1)
 #define EVICTION_LEN (1 + 8 * 2 + 4 * 2 + 48)
 
@@ -641,6 +641,7 @@ static void encode_progress(const struct sim *s, uint8_t *buf)
 	put_u64(&p, s->n_pending);
 	put_u64(&p, s->n_admitted);
 	put_u64(&p, s->r->n_wl);
+	put_u64(&p, s->r->cycle_cap_hits);
 }
 
 static int decode_progress(struct sim *s, const uint8_t *buf, size_t len, gpuq_diag_t *diag)
@@ -666,6 +667,7 @@ static int decode_progress(struct sim *s, const uint8_t *buf, size_t len, gpuq_d
 	s->n_pending = get_u64(&p);
 	s->n_admitted = get_u64(&p);
 	n_wl = get_u64(&p);
+	s->r->cycle_cap_hits = get_u64(&p);
 	if (n_wl != s->r->n_wl || s->next_arrival > n_wl || n_preempt > UINT32_MAX)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "progress record: counts out of range");
 	s->r->resumed_steps = s->r->steps;
@@ -965,6 +967,8 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 					     s->now, gpuq_strerror(rc));
 		s->r->cycles++;
 		s->dirty = res.n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
+		if (res.n_evictions > 0 && !s->dirty)
+			s->r->cycle_cap_hits++; /* reported: the core is livelocked */
 		rc = on_result(s, &res, diag);
 	}
 	if (rc)

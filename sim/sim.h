@@ -235,6 +235,9 @@ typedef struct {
 	int64_t end_ms;		      /* virtual time when the run ended */
 	uint64_t cycles;	      /* admission cycles run */
 	uint64_t steps;		      /* event-loop steps */
+	uint64_t cycle_cap_hits;      /* instants at which cycles kept preempting until
+					 the cap (1,000 in a row) moved time on: a
+					 preemption livelock in the core */
 	double core_cpu_s;	      /* CPU seconds inside queue core calls */
 	double persist_cpu_s;	      /* CPU seconds encoding and committing records */
 	double total_cpu_s;	      /* CPU seconds of sim_run (this process only) */

@@ -758,6 +758,7 @@ static void determinism(void **state)
 	(void)state;
 	assert_int_equal(r1->n_wl, 90);
 	assert_true(r1->n_preempt > 0);
+	assert_int_equal(r1->cycle_cap_hits, 0); /* no preemption livelock */
 	assert_string_equal(j1, j2);
 	for (size_t i = 0; i < r1->n_wl; i++) {
 		assert_int_equal(r1->wl[i].state, SIM_WL_FINISHED);
@@ -907,6 +908,7 @@ static void resume_every_step(void **state)
 	for (size_t i = 0; i < r->n_wl; i++)
 		reasons[3] |= r->wl[i].state == SIM_WL_DROPPED;
 	assert_true(reasons[0] && reasons[2] && reasons[3]);
+	assert_int_equal(r->cycle_cap_hits, 0);
 	sim_report_destroy(r);
 	sim_trace_destroy(t);
 	resume_every_step_of(cohort_mix);
