@@ -1185,19 +1185,18 @@ static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *dia
 	return GPUQ_OK;
 }
 
-int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
-		    queue_t **core, gpuq_diag_t *diag)
+/* Restore st (open read-only) into a fresh core and cross-check, once. The
+ * reads are several snapshots: the caller retries when a writer committed
+ * in between. */
+static int check_once(const sim_trace_t *trace, store_t *st, const store_info_t *info,
+		      sim_state_summary_t *sum, queue_t **core, gpuq_diag_t *diag)
 {
 	struct sim s;
-	store_opts_t so;
-	store_info_t info = {0};
 	bool resumed = false;
 	int rc;
 
 	memset(sum, 0, sizeof(*sum));
 	memset(&s, 0, sizeof(s));
-	if (core)
-		*core = NULL;
 	s.t = trace;
 	s.r = calloc(1, sizeof(*s.r));
 	if (!s.r)
@@ -1214,16 +1213,12 @@ int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_s
 	rc = build_core(&s, diag);
 	if (rc)
 		goto done;
-	store_opts_init(&so);
-	so.read_only = true;
-	rc = store_open(state_dir, &so, &s.store, diag);
-	if (!rc)
-		rc = store_info_get(s.store, &info);
+	s.store = st;
 	/* A blank store (killed inside its first store_open) holds nothing. */
-	if (!rc && info.schema != 0)
+	if (info->schema != 0)
 		rc = restore(&s, &resumed, diag);
-	if (!rc && info.schema != 0 && !resumed) /* only core records: a daemon's, or a
-						   run killed before its first step */
+	if (!rc && info->schema != 0 && !resumed) /* only core records: a daemon's, or a
+						    run killed before its first step */
 		rc = store_queue_restore(s.store, s.q, diag);
 	if (rc)
 		goto done;
@@ -1257,8 +1252,58 @@ int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_s
 		s.q = NULL;
 	}
 done:
+	s.store = NULL; /* the caller's */
 	sim_free(&s);
 	sim_report_destroy(s.r);
+	return rc;
+}
+
+/* Attempts at a consistent read next to a writer that keeps committing. */
+#define CHECK_ATTEMPTS_MAX 50
+
+int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
+		    queue_t **core, gpuq_diag_t *diag)
+{
+	store_opts_t so;
+	store_t *st = NULL;
+	int rc;
+
+	memset(sum, 0, sizeof(*sum));
+	if (core)
+		*core = NULL;
+	store_opts_init(&so);
+	so.read_only = true;
+	rc = store_open(state_dir, &so, &st, diag);
+	for (int attempt = 0; !rc; attempt++) {
+		store_info_t before, after;
+		queue_t *q = NULL;
+		int got;
+		rc = store_info_get(st, &before);
+		if (rc)
+			break;
+		got = check_once(trace, st, &before, sum, core ? &q : NULL, diag);
+		rc = store_info_get(st, &after);
+		if (!rc && after.seq != before.seq) {
+			/* a commit landed between the reads (even a failed
+			 * cross-check may be a mix of two commits): again */
+			queue_destroy(q);
+			if (attempt + 1 < CHECK_ATTEMPTS_MAX)
+				continue;
+			rc =
+			    gpuq_diag_set(diag, GPUQ_EAGAIN,
+					  "the store changed during each of %d attempts to read it",
+					  CHECK_ATTEMPTS_MAX);
+			break;
+		}
+		if (!rc)
+			rc = got;
+		if (!rc && core)
+			*core = q;
+		else
+			queue_destroy(q);
+		break;
+	}
+	store_close(st);
 	return rc;
 }
 
