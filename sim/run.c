@@ -1085,7 +1085,7 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 		rc = step(&s, diag);
 		if (rc)
 			goto fail;
-		if (s.store && opt->stop_after && n >= opt->stop_after && !s.done) {
+		if (s.store && opt && opt->stop_after && n >= opt->stop_after && !s.done) {
 			rc = gpuq_diag_set(diag, GPUQ_EAGAIN, "stopped after %" PRIu64 " step(s)",
 					   n);
 			goto fail;
