@@ -197,6 +197,26 @@ static int digit_at(const lexed_t *lx, size_t k)
 	return lx->frac[k - lx->n_int] - '0';
 }
 
+/* qty_scale for the common case, exact in 128-bit arithmetic: at most 19
+ * significant digits (< 2^64) and no division (p >= 0). The caller has
+ * checked sig + p <= 29, so digits * 10^p < 10^29 < 2^97; the binary factor
+ * is applied only when the result stays within QTY_MAX_NANO. */
+static int qty_scale_fast(const lexed_t *lx, size_t first, long p, __int128 *nano)
+{
+	size_t n = lx->n_int + lx->n_frac;
+	unsigned __int128 v = 0;
+	unsigned shift = 10u * (unsigned)lx->bin_exp;
+
+	for (size_t k = first; k < n; k++)
+		v = v * 10 + (unsigned)digit_at(lx, k);
+	for (long k = 0; k < p; k++)
+		v *= 10;
+	if (v > ((unsigned __int128)QTY_MAX_NANO >> shift))
+		return GPUQ_ERANGE;
+	*nano = (__int128)(v << shift);
+	return GPUQ_OK;
+}
+
 /* Magnitude in nano-units, rounded up; GPUQ_ERANGE above QTY_MAX_NANO. */
 static int qty_scale(const lexed_t *lx, __int128 *nano)
 {
@@ -223,6 +243,8 @@ static int qty_scale(const lexed_t *lx, __int128 *nano)
 		*nano = 1;
 		return GPUQ_OK;
 	}
+	if (p >= 0 && sig <= 19)
+		return qty_scale_fast(lx, first, p, nano);
 	memset(&b, 0, sizeof(b));
 	for (size_t k = first; k < n; k++) {
 		big_mul_small(&b, 10);

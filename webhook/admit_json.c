@@ -26,6 +26,20 @@ typedef struct {
 } parser_t;
 
 /* Record what went wrong (the caller adds where). */
+/* 1 for the bytes a JSON string may hold as they are: printable ASCII other
+ * than '"' and '\\'. Control characters, escapes and UTF-8 take the slow
+ * path. A table because this test runs on every byte of every string. */
+static const unsigned char plain_byte[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
 static int perr(parser_t *ps, const char *what)
 {
 	gpuq_strlcpy(ps->err, what, ps->err_cap);
@@ -47,6 +61,9 @@ static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_valu
 				i++;
 			else if (c == '"')
 				in_str = false;
+			else /* skip the rest of a plain run at once */
+				while (i + 1 < len && plain_byte[(unsigned char)buf[i + 1]])
+					i++;
 			continue;
 		}
 		switch (c) {
@@ -183,7 +200,20 @@ static int parse_string(parser_t *ps, webhook_jv_t *v)
 
 	ps->p++; /* opening quote */
 	while (ps->p < ps->end && *ps->p != '"') {
-		unsigned char c = (unsigned char)*ps->p;
+		unsigned char c;
+		const char *p = ps->p, *end = ps->end, *run = p;
+
+		/* Fast path: a run of plain printable ASCII is copied in one
+		 * memcpy (locals, so the arena stores cannot force reloads). */
+		while (p < end && plain_byte[(unsigned char)*p])
+			p++;
+		if (p != run) {
+			memcpy(o, run, (size_t)(p - run));
+			o += p - run;
+			ps->p = p;
+			continue;
+		}
+		c = (unsigned char)*ps->p;
 
 		if (c < 0x20)
 			return perr(ps, "control character in string");
