@@ -413,7 +413,7 @@ static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *
 		*rc = admit_or_keep(q, e->wl, t, now);
 		return true;
 	}
-	if (queue_plan_fits_after_evictions(q, e->wl, t)) {
+	if (queue_plan_fits_after_evictions(q, e->wl, t, true)) {
 		*rc = hold_and_keep(q, e, t);
 		return true;
 	}
@@ -482,10 +482,16 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
 		cohort_t *h = cohort_of(q, &q->cqs[e->cq]);
 
-		/* quota already being freed covers it: wait, evict no more */
-		if (h->n_evicting && queue_plan_fits_after_evictions(q, wid, t))
-			return wait_preempting(q, e, t);
 		if (queue_preemption_targets(q, wid, t)) {
+			/* Quota already being freed covers it as its own victims
+			 * would (within nominal unless they let it borrow): wait,
+			 * evict no more. Only a workload with victims of its own
+			 * may wait: one without would go first next cycle (a
+			 * plan) to quota freed for others, borrowing, and be
+			 * reclaimed in turn (kueue-large livelocked so). */
+			if (h->n_evicting &&
+			    queue_plan_fits_after_evictions(q, wid, t, q->targets_borrow))
+				return wait_preempting(q, e, t);
 			evict_targets(q, wid);
 			h->gen++;
 			return wait_preempting(q, e, t);

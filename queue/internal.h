@@ -375,6 +375,7 @@ struct queue {
 	bool meta_dirty;	 /* meta record changed */
 	bool dirty_lost;	 /* a change could not be recorded (allocation) */
 	bool retry_preempt;	 /* a cohort cycle found no victims (scratch) */
+	bool targets_borrow;	 /* the victim set in targets lets its preemptor borrow */
 	/* results of the last cycle_run / tick */
 	queue_admission_t *res_adm;
 	size_t n_res_adm, cap_res_adm;
@@ -695,7 +696,7 @@ int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow);
 bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t);
 void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t);
-bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t);
+bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, bool allow_borrow);
 void queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t);
 void queue_plan_drop(queue_t *q, uint32_t wid);
 

@@ -210,6 +210,7 @@ static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, bool only_own,
 		return false;
 	}
 	targets_fill_back(q, w->cq, t, allow);
+	q->targets_borrow = allow;
 	return true;
 }
 
@@ -306,6 +307,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 		return false;
 	}
 	targets_fill_back(q, w->cq, t, true);
+	q->targets_borrow = true;
 	return true;
 }
 
@@ -368,14 +370,15 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 }
 
 /* Whether the plan in t fits once every EVICTING workload of the cohort is
- * gone (its victims are still releasing their quota). */
-bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t)
+ * gone (its victims are still releasing their quota); above nominal only
+ * when allow_borrow. */
+bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, bool allow_borrow)
 {
 	const cohort_t *h = cohort_of(q, &q->cqs[W(q, wid)->cq]);
 	bool fits;
 
 	cohort_evicting_charge(q, h, -1);
-	fits = queue_need_fits(q, W(q, wid)->cq, t, true);
+	fits = queue_need_fits(q, W(q, wid)->cq, t, allow_borrow);
 	cohort_evicting_charge(q, h, +1);
 	return fits;
 }
