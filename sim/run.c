@@ -1050,6 +1050,27 @@ static void sim_free(struct sim *s)
 	free(s->wl_marked);
 }
 
+/* Zero s and allocate what every run over trace needs (report, outcome
+ * table, shape amounts), then build the core. GPUQ_ENOMEM with s->r NULL
+ * means nothing was allocated; any other failure leaves s for the caller's
+ * usual cleanup. */
+static int sim_setup(struct sim *s, const sim_trace_t *trace, gpuq_diag_t *diag)
+{
+	memset(s, 0, sizeof(*s));
+	s->t = trace;
+	s->r = calloc(1, sizeof(*s->r));
+	if (!s->r)
+		return GPUQ_ENOMEM;
+	s->r->trace = trace;
+	s->r->n_wl = trace->n_arrivals;
+	s->r->wl = calloc(trace->n_arrivals + 1, sizeof(*s->r->wl));
+	s->shape_amount = calloc(trace->n_shapes + 1, sizeof(*s->shape_amount));
+	if (!s->r->wl || !s->shape_amount)
+		return GPUQ_ENOMEM;
+	init_outcomes(s);
+	return build_core(s, diag);
+}
+
 int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t **out,
 	    gpuq_diag_t *diag)
 {
@@ -1059,21 +1080,9 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	int rc;
 
 	*out = NULL;
-	memset(&s, 0, sizeof(s));
-	s.t = trace;
-	s.r = calloc(1, sizeof(*s.r));
-	if (!s.r)
-		return GPUQ_ENOMEM;
-	s.r->trace = trace;
-	s.r->n_wl = trace->n_arrivals;
-	s.r->wl = calloc(trace->n_arrivals + 1, sizeof(*s.r->wl));
-	s.shape_amount = calloc(trace->n_shapes + 1, sizeof(*s.shape_amount));
-	if (!s.r->wl || !s.shape_amount) {
-		rc = GPUQ_ENOMEM;
-		goto fail;
-	}
-	init_outcomes(&s);
-	rc = build_core(&s, diag);
+	rc = sim_setup(&s, trace, diag);
+	if (rc == GPUQ_ENOMEM && !s.r)
+		return rc;
 	if (!rc && opt && opt->state_dir) {
 		rc = open_store(&s, opt, diag);
 		if (!rc)
@@ -1196,21 +1205,9 @@ static int check_once(const sim_trace_t *trace, store_t *st, const store_info_t 
 	int rc;
 
 	memset(sum, 0, sizeof(*sum));
-	memset(&s, 0, sizeof(s));
-	s.t = trace;
-	s.r = calloc(1, sizeof(*s.r));
-	if (!s.r)
-		return GPUQ_ENOMEM;
-	s.r->trace = trace;
-	s.r->n_wl = trace->n_arrivals;
-	s.r->wl = calloc(trace->n_arrivals + 1, sizeof(*s.r->wl));
-	s.shape_amount = calloc(trace->n_shapes + 1, sizeof(*s.shape_amount));
-	if (!s.r->wl || !s.shape_amount) {
-		rc = GPUQ_ENOMEM;
-		goto done;
-	}
-	init_outcomes(&s);
-	rc = build_core(&s, diag);
+	rc = sim_setup(&s, trace, diag);
+	if (rc == GPUQ_ENOMEM && !s.r)
+		return rc;
 	if (rc)
 		goto done;
 	s.store = st;
