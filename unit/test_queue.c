@@ -951,6 +951,70 @@ static void planned_preemptor_order_follows_strategy(void **st)
 	}
 }
 
+/* No livelock at one instant without fair sharing (kueue-large's shape in
+ * miniature: a cohort of CQs with nominal 4, reclaimWithinCohort Any,
+ * withinClusterQueue LowerPriority, small and medium workloads). A head with
+ * no victims of its own (its CQ above nominal, nothing lower in it) used to
+ * wait for quota that other preemptors' evictions were freeing: it kept a
+ * plan, went first next cycle, borrowed that quota, and a requeued victim
+ * reclaimed it, again and again at the same instant (400 evictions in 200
+ * cycles). Now it is set aside: 5 evictions, then the cohort is quiet. */
+static void reclaim_no_livelock_at_one_instant(void **st)
+{
+	static const struct {
+		const char *uid;
+		int cq;
+		int32_t prio;
+		int64_t gpus;
+	} wl[] = {
+	    {"w0", 0, 100, 2}, {"w1", 1, 100, 2}, {"w2", 2, 50, 1},   {"w3", 1, 100, 2},
+	    {"w4", 2, 100, 2}, {"w5", 0, 100, 2}, {"w6", 3, 50, 1},   {"w7", 0, 100, 2},
+	    {"w8", 1, 50, 1},  {"w9", 3, 100, 2}, {"w10", 2, 100, 2}, {"w11", 3, 100, 2},
+	};
+	static const char *const cqs[] = {"cq0", "cq1", "cq2", "cq3"};
+	queue_t *q = mkq(false);
+	cqdef_t d = {.cohort = "co",
+		     .reclaim = QUEUE_RECLAIM_ANY,
+		     .within = QUEUE_WITHIN_LOWER_PRIORITY,
+		     .flavors = {{"f", 4, U, U}}};
+	queue_result_t r;
+	size_t evictions = 0, worst = 0, per[12] = {0};
+	int cycles = 0;
+	bool quiet = false;
+
+	(void)st;
+	add_flavor(q, "f");
+	for (int i = 0; i < 4; i++) {
+		add_cq(q, cqs[i], &d);
+		add_lq(q, "ns", cqs[i], cqs[i]);
+	}
+	for (size_t i = 0; i < 8; i++)
+		add_wl(q, wl[i].uid, "ns", cqs[wl[i].cq], wl[i].prio, 1, wl[i].gpus);
+	cycle(q, 2, &r); /* 14 of the cohort's 16 in use, cq0 borrows 2 */
+	assert_int_equal(r.n_admissions, 8);
+	assert_int_equal(r.n_evictions, 0);
+	for (size_t i = 8; i < 12; i++)
+		add_wl(q, wl[i].uid, "ns", cqs[wl[i].cq], wl[i].prio, 2, wl[i].gpus);
+	while (cycles < 200 && !quiet) {
+		cycle(q, 3, &r); /* one instant, as a simulator with cycleInterval 0 */
+		cycles++;
+		quiet = !r.n_evictions && !r.n_admissions;
+		evictions += r.n_evictions;
+		for (size_t k = 0; k < r.n_evictions; k++) {
+			size_t v = (size_t)strtoul(r.evictions[k].victim_uid + 1, NULL, 10);
+
+			assert_true(v < 12);
+			if (++per[v] > worst)
+				worst = per[v];
+		}
+	}
+	if (!quiet || evictions > 8 || worst > 2)
+		fail_msg("%zu evictions in %d cycles at one instant (a victim %zu times), "
+			 "quiet %d; want <= 8, each victim <= 2, quiet",
+			 evictions, cycles, worst, quiet);
+	queue_destroy(q);
+}
+
 /* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
  * weighted share and goes first. */
 static void fair_sharing_weights(void **st)
@@ -1623,6 +1687,7 @@ int main(void)
 	    cmocka_unit_test(fair_sharing_preemption),
 	    cmocka_unit_test(fair_sharing_no_ping_pong),
 	    cmocka_unit_test(planned_preemptor_order_follows_strategy),
+	    cmocka_unit_test(reclaim_no_livelock_at_one_instant),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
