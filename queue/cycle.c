@@ -142,8 +142,10 @@ double queue_lq_key(const queue_t *q, uint32_t lq)
 	return fairshare_tenant_key(q->lqs[lq].usage, q->lqs[lq].weight);
 }
 
-/* Which LocalQueue of CQ c has the next workload: priority desc, tenant key
- * asc, creation asc, uid asc. QUEUE_NONE when all are empty. */
+/* Which LocalQueue of CQ c has the next workload: a planned preemptor first
+ * under BestEffortFIFO; then priority desc, a planned preemptor first at equal
+ * priority (any strategy), tenant key asc, creation asc, uid asc.
+ * QUEUE_NONE when all are empty. */
 static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 {
 	uint32_t best = QUEUE_NONE;
@@ -174,6 +176,17 @@ static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 		}
 		if (a->priority != b->priority) {
 			if (a->priority > b->priority) {
+				best = l;
+				best_key = k;
+			}
+			continue;
+		}
+		/* at equal priority also under StrictFIFO: else an equal
+		 * priority workload of a LocalQueue with a lower tenant key
+		 * takes the quota back and is preempted again, at one instant
+		 * (LowerOrNewerEqualPriority) */
+		if (queue_wl_planned(a) != queue_wl_planned(b)) {
+			if (queue_wl_planned(a)) {
 				best = l;
 				best_key = k;
 			}

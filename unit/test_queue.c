@@ -1015,6 +1015,43 @@ static void reclaim_no_livelock_at_one_instant(void **st)
 	queue_destroy(q);
 }
 
+/* StrictFIFO with LowerOrNewerEqualPriority and two LocalQueues: a preemptor
+ * with a plan goes before an equal priority workload of a LocalQueue with a
+ * lower tenant key. Before, its victim (that workload) was picked first,
+ * took the quota back, and was preempted again, cycle after cycle at one
+ * instant (found by test_queue_props, seed 708). */
+static void strict_planned_before_equal_priority(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.strategy = QUEUE_STRICT_FIFO,
+		     .within = QUEUE_WITHIN_LOWER_OR_NEWER,
+		     .flavors = {{"f", 4, U, U}}};
+	queue_result_t r;
+	size_t evictions = 0, p_admitted = 0;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "la", "cq");
+	add_lq(q, "ns", "lb", "cq");
+	add_wl(q, "a0", "ns", "la", 5, 1, 3); /* la's tenant key is the higher */
+	add_wl(q, "v", "ns", "lb", 0, 20, 1);
+	cycle(q, 2, &r);
+	assert_int_equal(r.n_admissions, 2);
+	add_wl(q, "p", "ns", "la", 0, 10, 1); /* older than v: may preempt it */
+	for (int i = 0; i < 20; i++) {
+		cycle(q, 3, &r);
+		evictions += r.n_evictions;
+		p_admitted += admitted_in(&r, "p");
+	}
+	if (evictions != 1 || p_admitted != 1)
+		fail_msg("%zu evictions, p admitted %zu times in 20 cycles; want 1 and 1",
+			 evictions, p_admitted);
+	assert_int_equal(state_of(q, "p"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "v"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
 /* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
  * weighted share and goes first. */
 static void fair_sharing_weights(void **st)
@@ -1688,6 +1725,7 @@ int main(void)
 	    cmocka_unit_test(fair_sharing_no_ping_pong),
 	    cmocka_unit_test(planned_preemptor_order_follows_strategy),
 	    cmocka_unit_test(reclaim_no_livelock_at_one_instant),
+	    cmocka_unit_test(strict_planned_before_equal_priority),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
