@@ -222,7 +222,7 @@ double bench_drain(queue_t *q, int workloads, int64_t *makespan, uint64_t *cycle
 			queue_workload_view_t v;
 
 			queue_workload_view(q, id, &v);
-			running[n_run].at = now + (v.priority + 1) * 1000 +
+			running[n_run].at = now + ((int64_t)v.priority + 1) * 1000 +
 					    (int64_t)(r.admissions[i].assign[0].amount * 100);
 			snprintf(running[n_run].uid, sizeof(running[n_run].uid), "%s", v.uid);
 			n_run++;
