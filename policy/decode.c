@@ -151,6 +151,12 @@ int policy_dec_keys(policy_dec_t *d, const json_t *obj, const char *const *allow
 	const char *key;
 	const json_t *v;
 
+	if (!json_is_object(obj)) {
+		char val[128];
+
+		policy_dec_value(obj, val, sizeof(val));
+		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
+	}
 	json_object_foreach((json_t *)obj, key, v)
 	{
 		size_t old;

@@ -58,12 +58,6 @@ static int taint(policy_dec_t *d, const json_t *v, policy_taint_t *t)
 	static const char *const keys[] = {"key", "value", "effect", "timeAdded", NULL};
 	int effect = 0, rc;
 
-	if (!json_is_object(v)) {
-		char val[128];
-
-		policy_dec_value(v, val, sizeof(val));
-		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
-	}
 	t->value = "";
 	rc = policy_dec_keys(d, v, keys, NULL);
 	if (rc == GPUQ_OK)
@@ -91,12 +85,6 @@ static int toleration(policy_dec_t *d, const json_t *v, policy_toleration_t *t)
 	static const char *const ops[] = {"Equal", "Exists", NULL};
 	int op = 0, effect = 0, rc;
 
-	if (!json_is_object(v)) {
-		char val[128];
-
-		policy_dec_value(v, val, sizeof(val));
-		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
-	}
 	t->key = t->value = "";
 	rc = policy_dec_keys(d, v, keys, NULL);
 	if (rc == GPUQ_OK)
@@ -211,12 +199,6 @@ static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool
 	const char *name = NULL;
 	int rc;
 
-	if (!json_is_object(v)) {
-		char val[128];
-
-		policy_dec_value(v, val, sizeof(val));
-		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
-	}
 	rc = policy_dec_keys(d, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "name", true, QUOTA_RES_NAME_MAX, &name);
@@ -258,12 +240,6 @@ static int flavor_quota(policy_dec_t *d, const json_t *v, const policy_resource_
 	size_t old;
 	int rc;
 
-	if (!json_is_object(v)) {
-		char val[128];
-
-		policy_dec_value(v, val, sizeof(val));
-		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
-	}
 	rc = policy_dec_keys(d, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "name", true, 253, &fq->name);
@@ -341,12 +317,6 @@ static int resource_group(policy_dec_t *d, const json_t *v, bool cohort, policy_
 	size_t old;
 	int rc;
 
-	if (!json_is_object(v)) {
-		char val[128];
-
-		policy_dec_value(v, val, sizeof(val));
-		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
-	}
 	rc = policy_dec_keys(d, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = covered_resources(d, v, g);

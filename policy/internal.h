@@ -140,7 +140,8 @@ void policy_dec_pop(policy_dec_t *d, size_t len);
 /* A short rendering of a JSON value for messages: "1Gb" quoted, 8, true, a mapping. */
 void policy_dec_value(const json_t *v, char *buf, size_t cap);
 
-/* Refuse keys of obj outside allowed (NULL-terminated); keys in unsupported
+/* Refuse obj unless it is a mapping ("must be a mapping, not ..."), then
+ * refuse its keys outside allowed (NULL-terminated); keys in unsupported
  * (NULL-terminated, may be NULL) get "not supported by gpuq" unless null or
  * empty. */
 int policy_dec_keys(policy_dec_t *d, const json_t *obj, const char *const *allowed,
