@@ -24,6 +24,8 @@ static const struct {
     {GPUQ_ECORRUPT, "corrupt data"},
     {GPUQ_EDENIED, "denied"},
     {GPUQ_EAGAIN, "try again"},
+    {GPUQ_ECONFLICT, "conflict"},
+    {GPUQ_EGONE, "resource version gone"},
 };
 
 const char *gpuq_strerror(int rc)

@@ -32,6 +32,9 @@ typedef enum {
 	GPUQ_ECORRUPT = -11, /* stored or received data fails its own checks */
 	GPUQ_EDENIED = -12,  /* a policy refused the request */
 	GPUQ_EAGAIN = -13,   /* try again later (busy, not ready) */
+	GPUQ_ECONFLICT = -14, /* the object changed under us (HTTP 409, a failed
+				 resourceVersion precondition): read it again */
+	GPUQ_EGONE = -15,     /* the resourceVersion is too old (HTTP 410): relist */
 } gpuq_err_t;
 
 /* The name of an error code as a static string; never NULL. */
