@@ -1,0 +1,451 @@
+/* kube/client.c: connections, the rate limiter, requests and retries. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/internal.h"
+
+/* curl_global_init once per process (it is not thread-safe itself). */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int64_t kube_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t kube_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void kube_sleep_ms(int64_t ms, volatile int *stop)
+{
+	/* in slices of 50 ms so a stop request is seen quickly */
+	while (ms > 0 && !(stop && *stop)) {
+		int64_t slice = ms < 50 ? ms : 50;
+		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)slice * 1000000};
+		nanosleep(&ts, NULL);
+		ms -= slice;
+	}
+}
+
+int kube_status_error(long status)
+{
+	if (status >= 200 && status < 300)
+		return GPUQ_OK;
+	switch (status) {
+	case 400:
+	case 422:
+		return GPUQ_EINVAL;
+	case 401:
+	case 403:
+		return GPUQ_EDENIED;
+	case 404:
+		return GPUQ_ENOTFOUND;
+	case 409:
+		return GPUQ_ECONFLICT;
+	case 410:
+		return GPUQ_EGONE;
+	case 429:
+	case 503:
+		return GPUQ_EAGAIN;
+	default:
+		return GPUQ_EHTTP;
+	}
+}
+
+int64_t kube_limiter_take(double qps, double burst, double *tokens, int64_t *refill_ms,
+			  int64_t now_ms)
+{
+	if (qps <= 0)
+		return 0;
+	if (now_ms > *refill_ms) {
+		*tokens += (double)(now_ms - *refill_ms) * qps / 1000.0;
+		if (*tokens > burst)
+			*tokens = burst;
+		*refill_ms = now_ms;
+	}
+	if (*tokens >= 1.0) {
+		*tokens -= 1.0;
+		return 0;
+	}
+	/* wait until one whole token has accrued; the caller retries */
+	return (int64_t)((1.0 - *tokens) * 1000.0 / qps) + 1;
+}
+
+void kube_client_opts_default(kube_client_opts_t *o)
+{
+	o->qps = 50;
+	o->burst = 100;
+}
+
+int kube_client_create(const kube_config_t *cfg, const kube_client_opts_t *o, kube_client_t **out,
+		       gpuq_diag_t *diag)
+{
+	kube_client_opts_t def;
+	kube_client_t *c;
+
+	pthread_once(&curl_once, curl_init_once);
+	if (!o) {
+		kube_client_opts_default(&def);
+		o = &def;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return GPUQ_ENOMEM;
+	c->cfg = cfg;
+	c->curl = curl_easy_init();
+	if (!c->curl) {
+		free(c);
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "curl_easy_init failed");
+	}
+	c->qps = o->qps;
+	c->burst = o->burst > 0 ? (double)o->burst : 1.0;
+	c->tokens = c->burst;
+	c->refill_ms = kube_mono_ms();
+	*out = c;
+	return GPUQ_OK;
+}
+
+void kube_client_destroy(kube_client_t *c)
+{
+	if (!c)
+		return;
+	curl_slist_free_all(c->hdrs);
+	curl_easy_cleanup(c->curl);
+	free(c);
+}
+
+void kube_response_deinit(kube_response_t *r)
+{
+	free(r->body);
+	r->body = NULL;
+	r->len = 0;
+	r->status = 0;
+}
+
+typedef struct {
+	char *buf;  /* growing body */
+	size_t len; /* bytes in buf */
+	size_t cap; /* allocated */
+	bool over;  /* passed KUBE_RESPONSE_MAX */
+} body_t;
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+	body_t *b = ud;
+	size_t n = size * nmemb;
+
+	if (b->len + n > KUBE_RESPONSE_MAX) {
+		b->over = true;
+		return 0; /* aborts the transfer */
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 16384;
+		char *nb;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		nb = realloc(b->buf, cap);
+		if (!nb)
+			return 0;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, ptr, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+	return n;
+}
+
+/* Retry-After in seconds from the response headers, or -1. */
+static long retry_after(CURL *curl)
+{
+	struct curl_header *h = NULL;
+	long v;
+	char *end;
+
+	if (curl_easy_header(curl, "Retry-After", 0, CURLH_HEADER, -1, &h) != CURLHE_OK || !h)
+		return -1;
+	errno = 0;
+	v = strtol(h->value, &end, 10);
+	if (errno || end == h->value || v < 0)
+		return -1;
+	return v;
+}
+
+int kube_client_prepare(kube_client_t *c, const char *path, const char *content_type,
+			long timeout_ms, gpuq_diag_t *diag)
+{
+	char hdr[KUBE_TOKEN_MAX + 64];
+	char token[KUBE_TOKEN_MAX + 1];
+	kube_config_t *cfg = (kube_config_t *)c->cfg; /* the token cache has its own lock */
+	int n, rc;
+
+	n = snprintf(c->url, sizeof(c->url), "%s%s", cfg->server, path);
+	if (n < 0 || (size_t)n >= sizeof(c->url))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "URL longer than %d bytes: %.80s...",
+				     KUBE_URL_MAX, path);
+	curl_easy_reset(c->curl);
+	curl_slist_free_all(c->hdrs);
+	c->hdrs = NULL;
+	c->errbuf[0] = '\0';
+	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->errbuf);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, "");
+	if (timeout_ms > 0)
+		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+	if (cfg->ca) {
+		struct curl_blob ca = {.data = cfg->ca, .len = cfg->ca_len, .flags = CURL_BLOB_NOCOPY};
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO_BLOB, &ca);
+	}
+	if (cfg->insecure) {
+		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	if (cfg->cert) {
+		struct curl_blob cert = {
+		    .data = cfg->cert, .len = cfg->cert_len, .flags = CURL_BLOB_NOCOPY};
+		struct curl_blob key = {.data = cfg->key, .len = cfg->key_len, .flags = CURL_BLOB_NOCOPY};
+		curl_easy_setopt(c->curl, CURLOPT_SSLCERT_BLOB, &cert);
+		curl_easy_setopt(c->curl, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(c->curl, CURLOPT_SSLKEY_BLOB, &key);
+		curl_easy_setopt(c->curl, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	rc = kube_token_get(cfg, token, sizeof(token), diag);
+	if (rc)
+		return rc;
+	c->hdrs = curl_slist_append(c->hdrs, "Accept: application/json");
+	c->hdrs = curl_slist_append(c->hdrs, "User-Agent: gpuq");
+	if (token[0]) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", token);
+		c->hdrs = curl_slist_append(c->hdrs, hdr);
+		memset(hdr, 0, sizeof(hdr));
+		memset(token, 0, sizeof(token));
+	}
+	if (content_type) {
+		snprintf(hdr, sizeof(hdr), "Content-Type: %s", content_type);
+		c->hdrs = curl_slist_append(c->hdrs, hdr);
+	}
+	if (!c->hdrs)
+		return GPUQ_ENOMEM;
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->hdrs);
+	return GPUQ_OK;
+}
+
+/* The Status message of an error body, or the body's first bytes. */
+static void status_message(const char *body, size_t len, char *out, size_t cap)
+{
+	json_t *j = len ? json_loadb(body, len, 0, NULL) : NULL;
+	const char *m = j ? json_string_value(json_object_get(j, "message")) : NULL;
+
+	if (m)
+		snprintf(out, cap, "%s", m);
+	else
+		snprintf(out, cap, "%.200s", len ? body : "(no body)");
+	json_decref(j);
+}
+
+static void limiter_wait(kube_client_t *c)
+{
+	for (;;) {
+		int64_t wait =
+		    kube_limiter_take(c->qps, c->burst, &c->tokens, &c->refill_ms, kube_mono_ms());
+		if (wait <= 0)
+			return;
+		kube_sleep_ms(wait, NULL);
+	}
+}
+
+/* One attempt. Returns a transport error, or GPUQ_OK with resp->status set. */
+static int attempt(kube_client_t *c, const char *method, const char *path,
+		   const char *content_type, const char *body, size_t len, kube_response_t *resp,
+		   gpuq_diag_t *diag)
+{
+	body_t b = {0};
+	CURLcode cc;
+	int rc;
+
+	limiter_wait(c);
+	rc = kube_client_prepare(c, path, content_type, KUBE_REQUEST_TIMEOUT_MS, diag);
+	if (rc)
+		return rc;
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	} else if (strcmp(method, "GET") != 0 && strcmp(method, "DELETE") != 0) {
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+	}
+	if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
+	cc = curl_easy_perform(c->curl);
+	if (b.over) {
+		free(b.buf);
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s %s: response over %u bytes", method,
+				     path, KUBE_RESPONSE_MAX);
+	}
+	if (cc != CURLE_OK) {
+		free(b.buf);
+		return gpuq_diag_set(diag, GPUQ_EHTTP, "%s %s: %s", method, path,
+				     c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+	}
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &resp->status);
+	if (!b.buf) {
+		b.buf = calloc(1, 1);
+		if (!b.buf)
+			return GPUQ_ENOMEM;
+	}
+	resp->body = b.buf;
+	resp->len = b.len;
+	return GPUQ_OK;
+}
+
+int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type,
+		 const char *body, size_t len, kube_response_t *resp, gpuq_diag_t *diag)
+{
+	char msg[512];
+	int rc;
+
+	memset(resp, 0, sizeof(*resp));
+	for (int tries = 0;; tries++) {
+		long after;
+		rc = attempt(c, method, path, content_type, body, len, resp, diag);
+		if (rc)
+			return rc;
+		rc = kube_status_error(resp->status);
+		if (rc != GPUQ_EAGAIN || tries >= KUBE_RETRIES_MAX)
+			break;
+		/* throttled or briefly unavailable: wait as told, then again */
+		after = retry_after(c->curl);
+		if (after < 0)
+			after = 1;
+		if (after > KUBE_RETRY_AFTER_MAX_S)
+			after = KUBE_RETRY_AFTER_MAX_S;
+		gpuq_log(GPUQ_LOG_DEBUG, "kube", "%s %s: %ld, retrying in %ld s", method, path,
+			 resp->status, after);
+		kube_response_deinit(resp);
+		kube_sleep_ms(after * 1000, NULL);
+	}
+	if (rc) {
+		status_message(resp->body, resp->len, msg, sizeof(msg));
+		gpuq_diag_set(diag, rc, "%s %s: %ld: %s", method, path, resp->status, msg);
+	}
+	return rc;
+}
+
+int kube_request_json(kube_client_t *c, const char *method, const char *path,
+		      const char *content_type, const json_t *body, json_t **reply,
+		      gpuq_diag_t *diag)
+{
+	kube_response_t resp;
+	char *text = NULL;
+	json_error_t jerr;
+	int rc;
+
+	if (reply)
+		*reply = NULL;
+	if (body) {
+		text = json_dumps(body, JSON_COMPACT);
+		if (!text)
+			return GPUQ_ENOMEM;
+	}
+	rc = kube_request(c, method, path, content_type ? content_type : "application/json", text,
+			  text ? strlen(text) : 0, &resp, diag);
+	free(text);
+	if (!rc && reply) {
+		*reply = json_loadb(resp.body, resp.len, 0, &jerr);
+		if (!json_is_object(*reply)) {
+			json_decref(*reply);
+			*reply = NULL;
+			rc = gpuq_diag_set(diag, GPUQ_ECORRUPT, "%s %s: reply is not a JSON object",
+					   method, path);
+		}
+	}
+	kube_response_deinit(&resp);
+	return rc;
+}
+
+int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
+	       json_t **reply, gpuq_diag_t *diag)
+{
+	char full[KUBE_URL_MAX];
+	gpuq_diag_t local = {{0}};
+	const char *ct;
+	int rc;
+
+	if (!diag)
+		diag = &local;
+	switch (kind) {
+	case KUBE_PATCH_JSON:
+		ct = "application/json-patch+json";
+		break;
+	case KUBE_PATCH_MERGE:
+		ct = "application/merge-patch+json";
+		break;
+	default:
+		ct = "application/apply-patch+yaml"; /* JSON is YAML */
+		break;
+	}
+	if (kind == KUBE_PATCH_APPLY) {
+		int n = snprintf(full, sizeof(full), "%s%cfieldManager=%s&force=true", path,
+				 strchr(path, '?') ? '&' : '?', KUBE_FIELD_MANAGER);
+		if (n < 0 || (size_t)n >= sizeof(full))
+			return gpuq_diag_set(diag, GPUQ_ELIMIT, "patch path too long");
+		path = full;
+	}
+	rc = kube_request_json(c, "PATCH", path, ct, body, reply, diag);
+	/* a failed `test` op is the apiserver's 422 with "testing value": the
+	 * precondition failed, which is a conflict, not bad input */
+	if (rc == GPUQ_EINVAL && kind == KUBE_PATCH_JSON && strstr(diag->msg, "test"))
+		rc = GPUQ_ECONFLICT;
+	return rc;
+}
+
+int kube_escape(const char *s, char *out, size_t cap)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			     (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ||
+			     ch == '~';
+		if (o + (plain ? 1 : 3) >= cap) {
+			if (cap)
+				out[o] = '\0';
+			return GPUQ_ELIMIT;
+		}
+		if (plain) {
+			out[o++] = (char)ch;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		}
+	}
+	if (!cap)
+		return GPUQ_ELIMIT;
+	out[o] = '\0';
+	return GPUQ_OK;
+}

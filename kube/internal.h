@@ -1,0 +1,71 @@
+/*
+ * kube/internal.h: shared by the files of kube/ only; the module's interface is
+ * kube/kube.h.
+ */
+#ifndef GPUQ_KUBE_INTERNAL_H
+#define GPUQ_KUBE_INTERNAL_H
+
+#include <pthread.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "kube/kube.h"
+
+struct kube_config {
+	char *server;		      /* "https://host:port", no trailing slash */
+	char *ns;		      /* namespace of the context, or NULL */
+	char *ca;		      /* CA bundle PEM, or NULL: the system's */
+	size_t ca_len;		      /* bytes in ca */
+	bool insecure;		      /* insecure-skip-tls-verify */
+	char *cert;		      /* client certificate PEM, or NULL */
+	size_t cert_len;	      /* bytes in cert */
+	char *key;		      /* client key PEM, or NULL */
+	size_t key_len;		      /* bytes in key */
+	char *token_file;	      /* re-read when it changes, or NULL */
+	pthread_mutex_t lock;	      /* guards the token cache below */
+	char *token;		      /* bearer token, or NULL */
+	struct timespec token_mtime;  /* mtime of token_file when read */
+	long long token_size;	      /* its size then */
+};
+
+struct kube_client {
+	const kube_config_t *cfg; /* borrowed */
+	CURL *curl;		  /* one easy handle: keeps its connection alive */
+	struct curl_slist *hdrs;  /* scratch header list of the current request */
+	double qps;		  /* rate limit: tokens per second (0: none) */
+	double burst;		  /* bucket size */
+	double tokens;		  /* tokens in the bucket now */
+	int64_t refill_ms;	  /* monotonic ms of the last refill */
+	char url[KUBE_URL_MAX];	  /* scratch URL */
+	char errbuf[CURL_ERROR_SIZE]; /* curl's words for the last failure */
+};
+
+/* Read a whole file of at most cap bytes into a new NUL-terminated buffer
+ * (*len may be NULL). GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
+int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag);
+
+/* The bearer token, re-reading a rotated token file (config.c). */
+int kube_token_get(kube_config_t *cfg, char *out, size_t cap, gpuq_diag_t *diag);
+
+/* Set up c->curl for a request to path (URL, TLS material, token header,
+ * timeouts). The caller adds method and body. */
+int kube_client_prepare(kube_client_t *c, const char *path, const char *content_type,
+			long timeout_ms, gpuq_diag_t *diag);
+
+/* Monotonic clock, ms. */
+int64_t kube_mono_ms(void);
+
+/* Sleep ms, waking early when *stop becomes non-zero (stop may be NULL). */
+void kube_sleep_ms(int64_t ms, volatile int *stop);
+
+/* Translate an HTTP status to a gpuq error (2xx: GPUQ_OK). */
+int kube_status_error(long status);
+
+/* Tokens the limiter needs to wait for before the next request, as a pure
+ * function of the bucket (for tests): returns ms to wait (0: go now) and
+ * updates *tokens and *refill_ms as of now_ms. */
+int64_t kube_limiter_take(double qps, double burst, double *tokens, int64_t *refill_ms,
+			  int64_t now_ms);
+
+#endif

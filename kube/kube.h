@@ -1,0 +1,291 @@
+/*
+ * kube: gpuq's client of the Kubernetes apiserver, an adapter over libcurl
+ * (TLS, keep-alive), jansson (bodies) and the policy module's YAML reader
+ * (kubeconfig files).
+ *
+ * What it offers: a configuration from a kubeconfig file or from the Pod's
+ * service account; plain requests (GET, POST, PUT, PATCH in its three kinds:
+ * JSON patch, merge patch, server-side apply with field manager "gpuq");
+ * LIST-then-WATCH loops that resume from resourceVersion, follow bookmarks,
+ * relist on 410 Gone and reconnect with backoff and jitter; Events
+ * (events.k8s.io/v1); and leader election on a coordination.k8s.io Lease.
+ *
+ * The design decision that matters: every byte from the apiserver passes a
+ * bounded, pure decoder before anyone sees it. A watch stream is cut into
+ * events by kube_watch_decoder (no I/O, no clock: fuzzed, and its corpus runs
+ * in `make test`); an event larger than KUBE_EVENT_MAX or one that is not a
+ * well-formed watch event stops that stream, which then relists, so a
+ * misbehaving peer costs a relist, never memory or a crash. Status codes are
+ * translated once, here: 404 GPUQ_ENOTFOUND, 409 GPUQ_ECONFLICT, 410
+ * GPUQ_EGONE, 422/400 GPUQ_EINVAL, 401/403 GPUQ_EDENIED, other failures
+ * GPUQ_EHTTP; 429 and 503 with Retry-After are waited out and retried
+ * (KUBE_RETRIES_MAX times) inside kube_request, never dropped.
+ *
+ * Threads: a kube_config_t is immutable after creation (but for its token
+ * cache, which has its own lock) and may be shared by threads. A
+ * kube_client_t (one keep-alive connection, its own rate limiter) is used by
+ * one thread at a time; a daemon gives each thread its own. The clock is read
+ * here (rate limits, backoff, lease times): this is an adapter, not a core.
+ */
+#ifndef GPUQ_KUBE_H
+#define GPUQ_KUBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "base/base.h"
+
+/* ---- Caps ---- */
+
+#define KUBE_CONFIG_MAX (1u << 20)	/* bytes in a kubeconfig file */
+#define KUBE_PEM_MAX (256u << 10)	/* bytes of one certificate, key or CA bundle */
+#define KUBE_TOKEN_MAX (16u << 10)	/* bytes of a bearer token */
+#define KUBE_URL_MAX 4096		/* bytes in a request URL */
+#define KUBE_RESPONSE_MAX (64u << 20)	/* bytes in one response body (a LIST page) */
+#define KUBE_EVENT_MAX (4u << 20)	/* bytes in one watch event (one line): a Job
+					   with managedFields is ~10 KiB; etcd's own
+					   object cap is 1.5 MiB */
+#define KUBE_LIST_PAGE 500		/* items per LIST page (limit=) */
+#define KUBE_RETRIES_MAX 5		/* 429/503 retries of one request */
+#define KUBE_RETRY_AFTER_MAX_S 30	/* longest Retry-After honoured, seconds */
+#define KUBE_WATCH_TIMEOUT_S 300	/* timeoutSeconds of one watch request */
+#define KUBE_BACKOFF_BASE_MS 200	/* first reconnect delay of a watch */
+#define KUBE_BACKOFF_MAX_MS 30000	/* reconnect delay ceiling */
+#define KUBE_REQUEST_TIMEOUT_MS 30000	/* whole-request timeout (not watches) */
+#define KUBE_FIELD_MANAGER "gpuq"	/* server-side apply field manager */
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* ---- Configuration ---- */
+
+typedef struct kube_config kube_config_t; /* where and how to reach the apiserver */
+
+/* Read a kubeconfig file (YAML or JSON) and take its current context: the
+ * cluster's server and certificate-authority(-data) (or
+ * insecure-skip-tls-verify), the user's client-certificate(-data) and
+ * client-key(-data), token or tokenFile. Relative file paths resolve against
+ * the kubeconfig's directory. GPUQ_OK and *out (free with
+ * kube_config_destroy); GPUQ_EIO (unreadable file), GPUQ_EINVAL (diag names
+ * the field: no current-context, context "x" not found, no server, ...),
+ * GPUQ_ELIMIT (a cap above), GPUQ_ENOMEM. */
+int kube_config_load(const char *path, kube_config_t **out, gpuq_diag_t *diag);
+
+/* The in-cluster configuration: https://$KUBERNETES_SERVICE_HOST:
+ * $KUBERNETES_SERVICE_PORT, CA and token from KUBE_SA_DIR (sa_dir overrides
+ * it when not NULL, for tests). The token file is re-read when it changes
+ * (kubelet rotates it). GPUQ_EINVAL (variables unset), GPUQ_EIO. */
+int kube_config_in_cluster(const char *sa_dir, kube_config_t **out, gpuq_diag_t *diag);
+
+/* Free a configuration. NULL is fine. */
+void kube_config_destroy(kube_config_t *cfg);
+
+/* The server URL ("https://127.0.0.1:6443"), borrowed. */
+const char *kube_config_server(const kube_config_t *cfg);
+
+/* The namespace of the current context (kubeconfig) or of the service
+ * account (in cluster), or NULL. Borrowed. */
+const char *kube_config_namespace(const kube_config_t *cfg);
+
+/* ---- Clients and plain requests ---- */
+
+typedef struct kube_client kube_client_t; /* one connection, one thread */
+
+typedef struct {
+	double qps;	/* sustained requests per second (default 50; 0: no limit) */
+	unsigned burst; /* requests allowed at once above qps (default 100) */
+} kube_client_opts_t;
+
+/* Defaults: qps 50, burst 100. */
+void kube_client_opts_default(kube_client_opts_t *o);
+
+/* A client of cfg (borrowed: must outlive the client). o may be NULL.
+ * GPUQ_ENOMEM, GPUQ_ETLS (a PEM that curl cannot use). */
+int kube_client_create(const kube_config_t *cfg, const kube_client_opts_t *o, kube_client_t **out,
+		       gpuq_diag_t *diag);
+
+/* Free a client. NULL is fine. */
+void kube_client_destroy(kube_client_t *c);
+
+typedef struct {
+	long status; /* HTTP status (0 when no response arrived) */
+	char *body;  /* owned, NUL-terminated (empty when none) */
+	size_t len;  /* bytes in body, NUL not counted */
+} kube_response_t;
+
+/* Free the body; the response may be reused. */
+void kube_response_deinit(kube_response_t *r);
+
+/* One request: method "GET"/"POST"/"PUT"/"PATCH"/"DELETE", path starting
+ * with "/" (query string included), body of content_type (NULL/0 for
+ * none). Waits for the client's rate limiter first; retries 429 and 503
+ * after their Retry-After (at most KUBE_RETRY_AFTER_MAX_S, KUBE_RETRIES_MAX
+ * times). Returns GPUQ_OK for a 2xx with *resp filled (caller deinits), or
+ * the translated error (see the header) with *resp still filled when a
+ * response arrived, and diag holding "<METHOD> <path>: <status>: <the
+ * Status message>". GPUQ_EHTTP for a transport failure (diag has curl's
+ * words), GPUQ_ELIMIT for a body over KUBE_RESPONSE_MAX. */
+int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type,
+		 const char *body, size_t len, kube_response_t *resp, gpuq_diag_t *diag);
+
+/* kube_request with a JSON body and a parsed JSON reply: *reply (may be
+ * NULL when not wanted) is a new reference the caller decrefs. body may be
+ * NULL. GPUQ_ECORRUPT when a 2xx reply is not a JSON object. */
+int kube_request_json(kube_client_t *c, const char *method, const char *path,
+		      const char *content_type, const json_t *body, json_t **reply,
+		      gpuq_diag_t *diag);
+
+typedef enum {
+	KUBE_PATCH_JSON = 0,  /* application/json-patch+json (RFC 6902) */
+	KUBE_PATCH_MERGE = 1, /* application/merge-patch+json (RFC 7386) */
+	KUBE_PATCH_APPLY = 2, /* application/apply-patch+yaml: server-side apply as
+				 KUBE_FIELD_MANAGER, force=true */
+} kube_patch_t;
+
+/* PATCH path with body (a JSON array for KUBE_PATCH_JSON, an object for the
+ * others; a JSON patch may carry a `test` op on /metadata/resourceVersion
+ * as its precondition: the apiserver then answers 422, translated to
+ * GPUQ_ECONFLICT). *reply as for kube_request_json. */
+int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
+	       json_t **reply, gpuq_diag_t *diag);
+
+/* Percent-encode s for a path segment or query value into out (cap bytes,
+ * NUL-terminated). GPUQ_ELIMIT when it does not fit. Pure. */
+int kube_escape(const char *s, char *out, size_t cap);
+
+/* ---- The watch-stream decoder (pure; fuzzed) ---- */
+
+typedef enum {
+	KUBE_EV_ADDED = 0,    /* an object appeared (also every item of a LIST) */
+	KUBE_EV_MODIFIED = 1, /* an object changed */
+	KUBE_EV_DELETED = 2,  /* an object is gone (its last state) */
+	KUBE_EV_BOOKMARK = 3, /* only a resourceVersion to resume from */
+	KUBE_EV_ERROR = 4,    /* a Status object; code 410 means relist */
+	KUBE_EV_RESET = 5,    /* watch loop only: a full LIST begins; objects not
+				 re-announced before KUBE_EV_SYNCED are gone */
+	KUBE_EV_SYNCED = 6,   /* watch loop only: the LIST is complete */
+} kube_event_type_t;
+
+typedef struct {
+	kube_event_type_t type;	      /* what happened */
+	const json_t *object;	      /* the object (borrowed, valid during the
+					 callback; NULL for RESET/SYNCED) */
+	const char *resource_version; /* object's metadata.resourceVersion (for
+					 ERROR: ""), borrowed */
+	long code;		      /* ERROR only: the Status code (410 Gone) */
+} kube_event_t;
+
+/* Called once per event. Return 0 to go on; non-zero stops the stream and
+ * is handed back to the caller. */
+typedef int (*kube_event_cb)(void *ctx, const kube_event_t *ev);
+
+typedef struct kube_watch_decoder kube_watch_decoder_t;
+
+/* A decoder of newline-delimited watch events, each at most max_event bytes
+ * (0: KUBE_EVENT_MAX). GPUQ_ENOMEM. */
+int kube_watch_decoder_create(size_t max_event, kube_event_cb cb, void *ctx,
+			      kube_watch_decoder_t **out);
+void kube_watch_decoder_destroy(kube_watch_decoder_t *d); /* NULL is fine */
+
+/* Feed the next len bytes of the stream (any split). Calls cb for every
+ * complete event. Returns GPUQ_OK, the callback's non-zero value, or
+ * (sticky: every later call returns it too) GPUQ_ELIMIT for an event over
+ * the cap and GPUQ_ECORRUPT for a line that is not a watch event: not JSON,
+ * not an object, unknown or missing "type", "object" not an object, or a
+ * non-ERROR object without metadata.resourceVersion; diag says which. */
+int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len,
+			    gpuq_diag_t *diag);
+
+/* Events decoded so far. */
+uint64_t kube_watch_decoder_events(const kube_watch_decoder_t *d);
+
+/* ---- LIST then WATCH ---- */
+
+typedef struct {
+	const char *path;   /* collection path, e.g. "/apis/batch/v1/jobs" */
+	const char *label_selector; /* labelSelector query value, or NULL */
+	const char *name;   /* short name for logs ("jobs") */
+	volatile int *stop; /* the loop returns soon after *stop becomes non-zero */
+} kube_watch_opts_t;
+
+/* Run LIST then WATCH of opts->path until *opts->stop: announces
+ * KUBE_EV_RESET, every listed object as ADDED, KUBE_EV_SYNCED, then the
+ * watch's events. A watch that ends (timeoutSeconds, a dropped connection)
+ * resumes from the last resourceVersion seen (bookmarks included); a 410
+ * Gone, an ERROR event or a bad or oversized event relists (RESET ...
+ * SYNCED again). Failures are logged once per streak and retried after a
+ * backoff of KUBE_BACKOFF_BASE_MS doubling to KUBE_BACKOFF_MAX_MS, with
+ * jitter. The client c is used by this loop only while it runs. Returns
+ * GPUQ_OK when stopped, or the callback's non-zero value. */
+int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_cb cb, void *ctx);
+
+/* ---- Events (events.k8s.io/v1) ---- */
+
+typedef struct {
+	const char *api_version; /* regarding: "batch/v1" */
+	const char *kind;	 /* "Job" */
+	const char *namespace_;	 /* the object's namespace */
+	const char *name;	 /* its name */
+	const char *uid;	 /* its uid (may be NULL) */
+} kube_ref_t;
+
+/* Post an Event about `regarding` in its namespace: type "Normal" or
+ * "Warning", reason (CamelCase, e.g. "Admitted", "Preempted"), action
+ * ("Admit", "Preempt"), note (a sentence, cut at 1 KiB as the apiserver
+ * allows). reportingController "gpuq.dev/gpuq", reportingInstance instance.
+ * Errors as kube_request. */
+int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *type,
+		    const char *reason, const char *action, const char *note,
+		    const char *instance, gpuq_diag_t *diag);
+
+/* ---- Leader election (coordination.k8s.io/v1 Lease) ---- */
+
+typedef struct {
+	const char *namespace_; /* the Lease's namespace */
+	const char *name;	/* its name */
+	const char *identity;	/* this replica's holderIdentity */
+	int duration_s;		/* leaseDurationSeconds (default 15) */
+} kube_lease_opts_t;
+
+/* Kept by the caller between rounds (zero it before the first). */
+typedef struct {
+	bool leader;	      /* this replica holds the lease now */
+	char holder[256];     /* the current holder ("" when none) */
+	uint32_t transitions; /* leaseTransitions */
+	char observed[300];   /* the holder and renewTime last seen */
+	int64_t observed_ms;  /* monotonic ms when that record was first seen */
+} kube_lease_state_t;
+
+/* One round of leader election at wall time now_ms (written as renewTime):
+ * create the Lease when absent; renew it when held by identity; take it
+ * over when it is free, or when its record (holder, renewTime) has not
+ * changed for leaseDurationSeconds on this replica's own monotonic clock
+ * since this replica first saw it (client-go's rule: clock skew between
+ * replicas does not matter) (leaseTransitions + 1). Every
+ * write carries the read resourceVersion, so two replicas racing get one
+ * winner (the other sees GPUQ_ECONFLICT and reports not leader). *st says
+ * who holds it. Returns GPUQ_OK (leader or not) or a transport error (the
+ * caller must then assume it is NOT leader once its own lease would have
+ * run out). */
+int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
+		   kube_lease_state_t *st, gpuq_diag_t *diag);
+
+/* Give the lease up (holderIdentity cleared) if identity holds it, so a
+ * successor need not wait out the duration. Best effort. */
+int kube_lease_release(kube_client_t *c, const kube_lease_opts_t *o, gpuq_diag_t *diag);
+
+/* ---- Time formats ---- */
+
+/* RFC 3339 time ("2026-11-23T10:00:00Z", fractions allowed) to ms since
+ * the epoch. GPUQ_EINVAL. Pure. */
+int kube_time_parse(const char *s, int64_t *ms);
+
+/* ms since the epoch to "2026-11-23T10:00:00.000000Z" (MicroTime) in out
+ * (at least 32 bytes). Pure. */
+void kube_time_format_micro(int64_t ms, char *out, size_t cap);
+
+/* Wall clock in ms since the epoch (CLOCK_REALTIME). */
+int64_t kube_now_ms(void);
+
+#endif

@@ -1,0 +1,275 @@
+/* kube/lease.c: leader election on a Lease, Events, and time formats. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/internal.h"
+
+#define NOTE_MAX 1024 /* events.k8s.io/v1 refuses a longer note */
+
+/* ---- time ---- */
+
+static int digits(const char *s, int n, int *out)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+int kube_time_parse(const char *s, int64_t *ms)
+{
+	struct tm tm = {0};
+	int y, mo, d, h, mi, se, frac_ms = 0, off = 0;
+	const char *p;
+	time_t t;
+
+	if (!s || strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
+	    s[13] != ':' || s[16] != ':')
+		return GPUQ_EINVAL;
+	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
+	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se))
+		return GPUQ_EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+		return GPUQ_EINVAL;
+	p = s + 19;
+	if (*p == '.') {
+		int scale = 100, n = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
+			frac_ms += (*p - '0') * scale;
+			scale /= 10;
+		}
+		if (n == 0 || n > 9)
+			return GPUQ_EINVAL;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
+		int oh, om;
+		if (digits(p + 1, 2, &oh) || digits(p + 4, 2, &om) || oh > 23 || om > 59)
+			return GPUQ_EINVAL;
+		off = (oh * 60 + om) * (*p == '+' ? 1 : -1);
+		p += 6;
+	} else {
+		return GPUQ_EINVAL;
+	}
+	if (*p)
+		return GPUQ_EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = se;
+	t = timegm(&tm);
+	*ms = ((int64_t)t - (int64_t)off * 60) * 1000 + frac_ms;
+	return GPUQ_OK;
+}
+
+void kube_time_format_micro(int64_t ms, char *out, size_t cap)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&t, &tm);
+	n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (n)
+		snprintf(out + n, cap - n, ".%06dZ", (int)(ms % 1000) * 1000);
+}
+
+/* ---- events ---- */
+
+int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *type,
+		    const char *reason, const char *action, const char *note,
+		    const char *instance, gpuq_diag_t *diag)
+{
+	char path[KUBE_URL_MAX], ns[512], when[40], gen[300], cut[NOTE_MAX];
+	json_t *ev, *reg;
+	int rc;
+
+	if (kube_escape(regarding->namespace_, ns, sizeof(ns)))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "namespace too long");
+	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
+	kube_time_format_micro(kube_now_ms(), when, sizeof(when));
+	snprintf(gen, sizeof(gen), "%.200s.", regarding->name);
+	snprintf(cut, sizeof(cut), "%s", note ? note : "");
+	reg = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", regarding->api_version, "kind",
+			regarding->kind, "namespace", regarding->namespace_, "name",
+			regarding->name);
+	if (reg && regarding->uid)
+		json_object_set_new(reg, "uid", json_string(regarding->uid));
+	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "apiVersion",
+		       "events.k8s.io/v1", "kind", "Event", "metadata", "generateName", gen,
+		       "namespace", regarding->namespace_, "eventTime", when,
+		       "reportingController", "gpuq.dev/gpuq", "reportingInstance",
+		       instance ? instance : "gpuq", "action", action, "reason", reason, "type",
+		       type, "regarding", reg);
+	if (!ev) {
+		/* json_pack with "o" steals reg even on failure */
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "event for %s/%s: bad strings",
+				     regarding->namespace_, regarding->name);
+	}
+	json_object_set_new(ev, "note", json_string(cut));
+	rc = kube_request_json(c, "POST", path, NULL, ev, NULL, diag);
+	json_decref(ev);
+	return rc;
+}
+
+/* ---- leases ---- */
+
+static int lease_path(const kube_lease_opts_t *o, char *out, size_t cap, bool item)
+{
+	char ns[512], name[512];
+
+	if (kube_escape(o->namespace_, ns, sizeof(ns)) || kube_escape(o->name, name, sizeof(name)))
+		return GPUQ_ELIMIT;
+	if (item)
+		snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", ns, name);
+	else
+		snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", ns);
+	return GPUQ_OK;
+}
+
+static int duration_of(const kube_lease_opts_t *o)
+{
+	return o->duration_s > 0 ? o->duration_s : 15;
+}
+
+/* Write spec fields for holding the lease now. */
+static void hold(json_t *spec, const kube_lease_opts_t *o, int64_t now_ms, bool acquire)
+{
+	char when[40];
+
+	kube_time_format_micro(now_ms, when, sizeof(when));
+	json_object_set_new(spec, "holderIdentity", json_string(o->identity));
+	json_object_set_new(spec, "leaseDurationSeconds", json_integer(duration_of(o)));
+	json_object_set_new(spec, "renewTime", json_string(when));
+	if (acquire)
+		json_object_set_new(spec, "acquireTime", json_string(when));
+}
+
+static int lease_create(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
+			kube_lease_state_t *st, gpuq_diag_t *diag)
+{
+	char path[KUBE_URL_MAX];
+	json_t *lease, *spec = json_object();
+	int rc;
+
+	if (!spec)
+		return GPUQ_ENOMEM;
+	hold(spec, o, now_ms, true);
+	json_object_set_new(spec, "leaseTransitions", json_integer(0));
+	lease = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1",
+			  "kind", "Lease", "metadata", "name", o->name, "namespace", o->namespace_,
+			  "spec", spec);
+	if (!lease)
+		return GPUQ_ENOMEM;
+	if (lease_path(o, path, sizeof(path), false)) {
+		json_decref(lease);
+		return GPUQ_ELIMIT;
+	}
+	rc = kube_request_json(c, "POST", path, NULL, lease, NULL, diag);
+	json_decref(lease);
+	if (rc == GPUQ_EEXIST || rc == GPUQ_ECONFLICT)
+		return GPUQ_OK; /* someone else was faster: not leader this round */
+	if (!rc) {
+		st->leader = true;
+		gpuq_strlcpy(st->holder, o->identity, sizeof(st->holder));
+		st->transitions = 0;
+	}
+	return rc;
+}
+
+int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
+		   kube_lease_state_t *st, gpuq_diag_t *diag)
+{
+	char path[KUBE_URL_MAX], seen[300];
+	json_t *lease = NULL, *spec;
+	const char *holder, *renew;
+	int64_t dur_ms;
+	bool mine, expired, empty;
+	int rc;
+
+	st->leader = false;
+	if (lease_path(o, path, sizeof(path), true))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "lease name too long");
+	rc = kube_request_json(c, "GET", path, NULL, NULL, &lease, diag);
+	if (rc == GPUQ_ENOTFOUND)
+		return lease_create(c, o, now_ms, st, diag);
+	if (rc)
+		return rc;
+	spec = json_object_get(lease, "spec");
+	if (!json_is_object(spec)) {
+		spec = json_object();
+		json_object_set_new(lease, "spec", spec);
+	}
+	holder = json_string_value(json_object_get(spec, "holderIdentity"));
+	renew = json_string_value(json_object_get(spec, "renewTime"));
+	dur_ms = (int64_t)json_integer_value(json_object_get(spec, "leaseDurationSeconds")) * 1000;
+	if (dur_ms <= 0)
+		dur_ms = (int64_t)duration_of(o) * 1000;
+	st->transitions = (uint32_t)json_integer_value(json_object_get(spec, "leaseTransitions"));
+	gpuq_strlcpy(st->holder, holder ? holder : "", sizeof(st->holder));
+	/* Expiry is judged on this replica's own clock from when it first saw
+	 * the current record (as client-go does), so clock skew between
+	 * replicas cannot hand the lease to two of them. */
+	snprintf(seen, sizeof(seen), "%.200s|%.60s", holder ? holder : "", renew ? renew : "");
+	if (strcmp(seen, st->observed) != 0) {
+		gpuq_strlcpy(st->observed, seen, sizeof(st->observed));
+		st->observed_ms = kube_mono_ms();
+	}
+	mine = holder && strcmp(holder, o->identity) == 0;
+	empty = !holder || !holder[0];
+	expired = kube_mono_ms() >= st->observed_ms + dur_ms;
+	if (!mine && !empty && !expired) {
+		json_decref(lease);
+		return GPUQ_OK;
+	}
+	if (!mine)
+		json_object_set_new(spec, "leaseTransitions", json_integer(st->transitions + 1));
+	hold(spec, o, now_ms, !mine);
+	/* PUT carries metadata.resourceVersion: a racing writer gets a 409 */
+	rc = kube_request_json(c, "PUT", path, NULL, lease, NULL, diag);
+	json_decref(lease);
+	if (rc == GPUQ_ECONFLICT)
+		return GPUQ_OK;
+	if (rc)
+		return rc;
+	st->leader = true;
+	if (!mine)
+		st->transitions++;
+	gpuq_strlcpy(st->holder, o->identity, sizeof(st->holder));
+	return GPUQ_OK;
+}
+
+int kube_lease_release(kube_client_t *c, const kube_lease_opts_t *o, gpuq_diag_t *diag)
+{
+	char path[KUBE_URL_MAX];
+	json_t *lease = NULL, *spec;
+	const char *holder;
+	int rc;
+
+	if (lease_path(o, path, sizeof(path), true))
+		return GPUQ_ELIMIT;
+	rc = kube_request_json(c, "GET", path, NULL, NULL, &lease, diag);
+	if (rc)
+		return rc == GPUQ_ENOTFOUND ? GPUQ_OK : rc;
+	spec = json_object_get(lease, "spec");
+	holder = json_string_value(json_object_get(spec, "holderIdentity"));
+	if (!holder || strcmp(holder, o->identity) != 0) {
+		json_decref(lease);
+		return GPUQ_OK;
+	}
+	json_object_set_new(spec, "holderIdentity", json_null());
+	json_object_set_new(spec, "leaseDurationSeconds", json_integer(1));
+	rc = kube_request_json(c, "PUT", path, NULL, lease, NULL, diag);
+	json_decref(lease);
+	return rc == GPUQ_ECONFLICT ? GPUQ_OK : rc;
+}
