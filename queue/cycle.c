@@ -385,6 +385,71 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	return GPUQ_OK;
 }
 
+/* The assignment of one adopted request, or GPUQ_ENOTFOUND. */
+static int adopt_one(queue_t *q, const cq_t *c, uint16_t ps, uint32_t res, int64_t amount,
+		     const queue_adopt_t *a, size_t n, asg_t *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t rid, fid;
+		int64_t slot;
+		if (a[i].podset != ps || queue_names_find(&q->res_names, a[i].resource, &rid) ||
+		    rid != res)
+			continue;
+		if (queue_names_find(&q->flv_names, a[i].flavor, &fid))
+			return GPUQ_ENOTFOUND;
+		slot = queue_cq_slot_find(c, fid, res);
+		if (slot < 0)
+			return GPUQ_ENOTFOUND;
+		out->a.podset = ps;
+		out->a.resource = (uint16_t)res;
+		out->a.flavor = fid;
+		out->a.amount = amount;
+		out->slot = (uint32_t)slot;
+		return GPUQ_OK;
+	}
+	return GPUQ_ENOTFOUND;
+}
+
+int queue_workload_adopt(queue_t *q, const char *uid, const queue_adopt_t *a, size_t n,
+			 int64_t now)
+{
+	try_t t;
+	uint32_t wid;
+	wl_t *w;
+	const psref_t *ps;
+	size_t n_res;
+
+	if (queue_workload_find(q, uid, &wid))
+		return GPUQ_ENOTFOUND;
+	w = W(q, wid);
+	if (w->state != QUEUE_WL_PENDING)
+		return GPUQ_EINVAL;
+	memset(&t, 0, sizeof(t));
+	ps = wl_ps(w);
+	for (uint16_t p = 0; p < w->n_ps; p++) {
+		const tmpl_t *tm = &q->tmpls[ps[p].tmpl];
+		for (uint8_t r = 0; r < tm->n_req; r++) {
+			int64_t amount = tm->amt[r] * ps[p].count;
+			int rc;
+			if (amount == 0)
+				continue;
+			rc = adopt_one(q, &q->cqs[w->cq], p, tm->res[r], amount, a, n,
+				       &t.asg[t.n_asg]);
+			if (rc)
+				return rc;
+			t.n_asg++;
+		}
+	}
+	n_res = q->n_res_adm;
+	queue_wl_detach(q, wid);
+	if (admit(q, wid, &t, now)) {
+		(void)queue_wl_attach(q, wid, W_HEAP);
+		return GPUQ_ENOMEM;
+	}
+	q->n_res_adm = n_res; /* adopted outside a cycle: not reported as admitted */
+	return GPUQ_OK;
+}
+
 /* Keep a popped workload pending (re-queued at the end of the cycle). */
 int queue_keep(queue_t *q, uint32_t wid)
 {

@@ -331,6 +331,25 @@ int queue_workload_evicted(queue_t *q, const char *uid, int64_t now);
  * finish counted). Its id and uid pointer die. GPUQ_ENOTFOUND. */
 int queue_workload_delete(queue_t *q, const char *uid, int64_t now);
 
+/* One request of an adopted workload: pod set `podset`'s `resource` runs on
+ * `flavor`. */
+typedef struct {
+	uint16_t podset;      /* index in the workload's pod sets */
+	const char *resource; /* resource name */
+	const char *flavor;   /* flavor name */
+} queue_adopt_t;
+
+/* A pending workload turns out to be running already (a controller that
+ * lost its store, or a new leader, finds it released in the cluster): admit
+ * it on the flavors given, at once and outside a cycle, charging its quota
+ * even past nominal or limits (the cluster's truth wins; later cycles see
+ * the usage and admit less). Every non-zero request of every pod set must
+ * be named. GPUQ_ENOTFOUND (no such uid, resource or flavor, or the CQ has
+ * no quota slot for that flavor and resource), GPUQ_EINVAL (not pending),
+ * GPUQ_ENOMEM (the workload stays pending). Not reported by a cycle. */
+int queue_workload_adopt(queue_t *q, const char *uid, const queue_adopt_t *a, size_t n,
+			 int64_t now);
+
 /* The id of workload `uid`, or GPUQ_ENOTFOUND. */
 int queue_workload_find(const queue_t *q, const char *uid, queue_wl_t *id);
 

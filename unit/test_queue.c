@@ -276,6 +276,53 @@ static void cycle_admits_everything_that_fits(void **st)
 	queue_destroy(q);
 }
 
+/* A workload found running in the cluster is adopted on its flavor: it holds
+ * quota past nominal if need be, and the next cycle admits only what is left. */
+static void adopt_running_workload(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"a", 4, U, U}, {"b", 4, U, U}}};
+	queue_adopt_t on_b = {.podset = 0, .resource = "gpu", .flavor = "b"};
+	queue_adopt_t bad = {.podset = 0, .resource = "gpu", .flavor = "nope"};
+	queue_quota_view_t v;
+	queue_result_t r;
+	uint32_t cq, fb, res;
+
+	(void)st;
+	add_flavor(q, "a");
+	add_flavor(q, "b");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "run", "ns", "lq", 0, 1, 3);
+	add_wl(q, "big", "ns", "lq", 0, 2, 6);
+	add_wl(q, "next", "ns", "lq", 0, 3, 1);
+	assert_int_equal(queue_workload_adopt(q, "nobody", &on_b, 1, 5), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_adopt(q, "run", &bad, 1, 5), GPUQ_ENOTFOUND);
+	assert_int_equal(state_of(q, "run"), QUEUE_WL_PENDING);
+	assert_int_equal(queue_workload_adopt(q, "run", &on_b, 1, 5), GPUQ_OK);
+	assert_int_equal(state_of(q, "run"), QUEUE_WL_ADMITTED);
+	assert_string_equal(flavor_of(q, "run"), "b");
+	assert_int_equal(queue_workload_adopt(q, "run", &on_b, 1, 6), GPUQ_EINVAL);
+	assert_int_equal(queue_cq_find(q, "cq", &cq), GPUQ_OK);
+	assert_int_equal(queue_flavor_find(q, "b", &fb), GPUQ_OK);
+	assert_int_equal(queue_resource_find(q, "gpu", &res), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(q, cq, fb, res, &v), GPUQ_OK);
+	assert_int_equal(v.usage, 3);
+	/* "big" (6) no longer fits anywhere, "next" (1) fits on a */
+	cycle(q, 10, &r);
+	assert_false(admitted_in(&r, "run"));
+	assert_true(admitted_in(&r, "next"));
+	assert_int_equal(state_of(q, "big"), QUEUE_WL_PENDING);
+	/* adopting past nominal is allowed: the cluster's truth wins */
+	assert_int_equal(queue_workload_adopt(q, "big", &on_b, 1, 11), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(q, cq, fb, res, &v), GPUQ_OK);
+	assert_int_equal(v.usage, 9);
+	assert_int_equal(queue_workload_finish(q, "big", 20), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(q, cq, fb, res, &v), GPUQ_OK);
+	assert_int_equal(v.usage, 3);
+	queue_destroy(q);
+}
+
 /* ---- preemption ---- */
 
 /* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
@@ -939,6 +986,7 @@ int main(void)
 	    cmocka_unit_test(strict_vs_best_effort),
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
+	    cmocka_unit_test(adopt_running_workload),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
