@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "engine/engine.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
 #include "store/store.h"
@@ -160,7 +161,7 @@ static int check_record(void *ctx, unsigned type, const void *key, size_t klen, 
 	gpuq_diag_t d = {{0}};
 
 	c->records++;
-	if (!c->queue_type || !store_record_check(type, key, klen, val, vlen, &d))
+	if (!c->queue_type || !engine_record_check(type, key, klen, val, vlen, &d))
 		return 0;
 	if (c->bad++ == 0) {
 		if (key_printable(key, klen))
@@ -184,7 +185,7 @@ static int scan_types(store_t *s, check_ctx_t res[STORE_TYPE_MAX])
 	store_opts_t want;
 
 	store_opts_init(&want);
-	store_opts_queue_types(&want);
+	engine_store_types(&want);
 	for (unsigned i = 0; i < STORE_TYPE_MAX; i++) {
 		int rc;
 		memset(&res[i], 0, sizeof(res[i]));
@@ -208,7 +209,7 @@ static int print_types(store_t *s, const store_info_t *info, const check_ctx_t r
 	int problems = 0;
 
 	store_opts_init(&want);
-	store_opts_queue_types(&want);
+	engine_store_types(&want);
 	for (unsigned i = 0; i < STORE_TYPE_MAX; i++) {
 		const char *name = store_type_name(s, i);
 		const check_ctx_t *c = &res[i];
@@ -543,7 +544,7 @@ static int run_dump(const char *dir, const char *type_arg)
 		return 1;
 	}
 	store_opts_init(&want);
-	store_opts_queue_types(&want);
+	engine_store_types(&want);
 	for (unsigned i = 0; i < STORE_TYPE_MAX && !rc; i++) {
 		dump_ctx_t d = {store_type_name(s, i), false, stdout};
 		if (!d.name || (type_arg && i != only))

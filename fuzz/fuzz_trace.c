@@ -1,14 +1,17 @@
 /* Fuzz target for `gpuq simulate` traces: parse the input with
  * sim_trace_parse (YAML or JSON, policy objects plus one Trace document) and,
  * when it parses, check what the simulator relies on: arrivals sorted by
- * time, every index in range, every name printable. Also feeds the input to
- * sim_duration_parse. Any input must end in GPUQ_OK or a clean error with a
- * message, never a crash, leak, undefined behaviour or abort. */
+ * time, every index in range, every name printable; then build the queue
+ * core from the trace's policy (sim_core_build, i.e. engine_core_build), as
+ * every run does first. Also feeds the input to sim_duration_parse. Any
+ * input must end in GPUQ_OK or a clean error with a message, never a crash,
+ * leak, undefined behaviour or abort. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "queue/queue.h"
 #include "sim/sim.h"
 
 #define DURATION_INPUT_MAX 64 /* longer strings only test the digit cap */
@@ -67,10 +70,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	rc = sim_trace_parse("fuzz.yaml", (const char *)data, size, &t, &diag);
-	if (rc == GPUQ_OK)
+	if (rc == GPUQ_OK) {
+		queue_t *q = NULL;
 		check_trace(t);
-	else
+		diag.msg[0] = '\0';
+		rc = sim_core_build(t, &q, &diag);
+		check(rc == GPUQ_OK ? q != NULL : q == NULL, "core built or not, never half");
+		check(rc == GPUQ_OK || diag.msg[0] != '\0' || rc == GPUQ_ENOMEM,
+		      "a core refusal without a message");
+		check(rc != GPUQ_OK || queue_cq_count(q) == t->n_cqs,
+		      "every ClusterQueue in the core");
+		queue_destroy(q);
+	} else {
 		check(diag.msg[0] != '\0' || rc == GPUQ_ENOMEM, "an error without a message");
+	}
 	sim_trace_destroy(t);
 
 	if (size <= DURATION_INPUT_MAX && !memchr(data, 0, size)) {

@@ -5,9 +5,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "engine/engine.h"
 #include "policy/policy.h"
 #include "queue/queue.h"
-#include "quota/quota.h"
 #include "sim/sim.h"
 #include "store/store.h"
 
@@ -19,8 +19,8 @@
 #define IDLE_STEPS_MAX 100
 #define UID_MAX 24 /* "w" + a 32-bit index */
 
-/* Store record types: the queue's four keep their numbers (1..4); the
- * driver's own start at STORE_TYPE_DRIVER_FIRST. */
+/* Store record types: the core's four keep their numbers (1..4, named by
+ * engine_store_types); the driver's own start at STORE_TYPE_DRIVER_FIRST. */
 enum {
 	T_PROGRESS =
 	    STORE_TYPE_DRIVER_FIRST, /* key "progress": virtual time, next arrival, counters */
@@ -137,182 +137,26 @@ static event_t heap_pop(struct sim *s)
 
 /* ---- building the core from the policy snapshot ---- */
 
-static queue_effect_t effect_of(policy_effect_t e)
+/* The core's configuration for a trace's options. */
+static void core_config(const sim_trace_t *t, queue_config_t *cfg)
 {
-	switch (e) {
-	case POLICY_EFFECT_NO_SCHEDULE:
-		return QUEUE_EFFECT_NO_SCHEDULE;
-	case POLICY_EFFECT_PREFER_NO_SCHEDULE:
-		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
-	case POLICY_EFFECT_NO_EXECUTE:
-		return QUEUE_EFFECT_NO_EXECUTE;
-	default:
-		return QUEUE_EFFECT_ANY;
-	}
-}
-
-static int add_flavor(struct sim *s, const policy_flavor_t *f, gpuq_diag_t *diag)
-{
-	queue_label_t labels[POLICY_NODE_LABELS_MAX];
-	queue_taint_t taints[POLICY_TAINTS_MAX];
-	queue_toleration_t tols[POLICY_TAINTS_MAX];
-	queue_flavor_spec_t spec = {.name = f->name};
-	int rc;
-
-	for (size_t i = 0; i < f->node_labels.n && i < POLICY_NODE_LABELS_MAX; i++) {
-		labels[i].key = f->node_labels.items[i].key;
-		labels[i].value = f->node_labels.items[i].value;
-		spec.n_node_labels++;
-	}
-	for (size_t i = 0; i < f->n_taints && i < POLICY_TAINTS_MAX; i++) {
-		taints[i].key = f->taints[i].key;
-		taints[i].value = f->taints[i].value;
-		taints[i].effect = effect_of(f->taints[i].effect);
-		spec.n_node_taints++;
-	}
-	for (size_t i = 0; i < f->n_tolerations && i < POLICY_TAINTS_MAX; i++) {
-		tols[i].key = f->tolerations[i].key;
-		tols[i].op =
-		    f->tolerations[i].exists ? QUEUE_TOLERATE_EXISTS : QUEUE_TOLERATE_EQUAL;
-		tols[i].value = f->tolerations[i].value;
-		tols[i].effect = effect_of(f->tolerations[i].effect);
-		spec.n_tolerations++;
-	}
-	spec.node_labels = labels;
-	spec.node_taints = taints;
-	spec.tolerations = tols;
-	CORE(s, queue_flavor_add(s->q, &spec, NULL, diag));
-	return rc;
-}
-
-/* Preemption and stop policies of a ClusterQueue, policy enums to queue enums. */
-static void set_policies(const policy_cq_t *cq, queue_cq_spec_t *spec)
-{
-	switch (cq->preemption.within_cluster_queue) {
-	case POLICY_PREEMPT_LOWER_PRIORITY:
-		spec->within = QUEUE_WITHIN_LOWER_PRIORITY;
-		break;
-	case POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-		spec->within = QUEUE_WITHIN_LOWER_OR_NEWER;
-		break;
-	default:
-		spec->within = QUEUE_WITHIN_NEVER;
-	}
-	switch (cq->preemption.reclaim_within_cohort) {
-	case POLICY_PREEMPT_LOWER_PRIORITY:
-		spec->reclaim = QUEUE_RECLAIM_LOWER_PRIORITY;
-		break;
-	case POLICY_PREEMPT_ANY:
-		spec->reclaim = QUEUE_RECLAIM_ANY;
-		break;
-	default:
-		spec->reclaim = QUEUE_RECLAIM_NEVER;
-	}
-	spec->borrow = cq->preemption.borrow_within_cohort == POLICY_PREEMPT_LOWER_PRIORITY
-			   ? QUEUE_BORROW_LOWER_PRIORITY
-			   : QUEUE_BORROW_NEVER;
-	spec->stop = cq->stop == POLICY_STOP_HOLD	      ? QUEUE_STOP_HOLD
-		     : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
-							      : QUEUE_STOP_NONE;
-}
-
-static int add_cq(struct sim *s, const policy_cq_t *cq, gpuq_diag_t *diag)
-{
-	queue_group_spec_t groups[POLICY_GROUPS_MAX];
-	queue_flavor_quota_spec_t flavors[POLICY_GROUPS_MAX][POLICY_GROUP_FLAVORS_MAX];
-	queue_quota_spec_t *quotas;
-	queue_cq_spec_t spec = {
-	    .name = cq->name,
-	    .cohort = cq->cohort_name,
-	    .groups = groups,
-	    .n_groups = cq->n_groups,
-	    .strategy = cq->queueing == POLICY_QUEUEING_STRICT_FIFO ? QUEUE_STRICT_FIFO
-								    : QUEUE_BEST_EFFORT_FIFO,
-	    .weight_milli = cq->fair_weight_milli,
-	    .has_max_priority_threshold = cq->preemption.has_max_priority_threshold,
-	    .max_priority_threshold = cq->preemption.max_priority_threshold,
-	};
-	size_t nq = 0;
-	int rc;
-
-	set_policies(cq, &spec);
-	for (size_t g = 0; g < cq->n_groups; g++)
-		for (size_t f = 0; f < cq->groups[g].n_flavors; f++)
-			nq += cq->groups[g].flavors[f].n_resources;
-	quotas = calloc(nq + 1, sizeof(*quotas));
-	if (!quotas)
-		return GPUQ_ENOMEM;
-	nq = 0;
-	for (size_t g = 0; g < cq->n_groups && g < POLICY_GROUPS_MAX; g++) {
-		const policy_resource_group_t *pg = &cq->groups[g];
-		groups[g].covered = pg->covered;
-		groups[g].n_covered = pg->n_covered;
-		groups[g].flavors = flavors[g];
-		groups[g].n_flavors = pg->n_flavors;
-		for (size_t f = 0; f < pg->n_flavors && f < POLICY_GROUP_FLAVORS_MAX; f++) {
-			const policy_flavor_quota_t *pf = &pg->flavors[f];
-			flavors[g][f].flavor = pf->name;
-			flavors[g][f].quotas = &quotas[nq];
-			for (size_t r = 0; r < pf->n_resources; r++) {
-				const policy_res_quota_t *rq = &pf->resources[r];
-				queue_quota_spec_t *qs = &quotas[nq++];
-				qs->nominal = quota_qty_amount(rq->resource, &rq->nominal);
-				qs->borrowing_limit =
-				    rq->has_borrowing_limit
-					? quota_qty_amount(rq->resource, &rq->borrowing_limit)
-					: QUEUE_UNLIMITED;
-				qs->lending_limit =
-				    rq->has_lending_limit
-					? quota_qty_amount(rq->resource, &rq->lending_limit)
-					: QUEUE_UNLIMITED;
-			}
-		}
-	}
-	CORE(s, queue_cq_add(s->q, &spec, NULL, diag));
-	free(quotas);
-	return rc;
+	queue_config_default(cfg);
+	cfg->fair_sharing = t->opt.fair_sharing;
+	if (t->opt.half_life_ms > 0)
+		cfg->tenant_half_life_ms = t->opt.half_life_ms;
+	cfg->ready_timeout_ms = t->opt.gang_ready_timeout_ms;
+	cfg->ready_scope = QUEUE_READY_GANGS;
+	cfg->release_on_evict = true;
 }
 
 static int build_core(struct sim *s, gpuq_diag_t *diag)
 {
-	const policy_t *p = s->t->policy;
 	queue_config_t cfg;
 	int rc;
 
-	queue_config_default(&cfg);
-	cfg.fair_sharing = s->t->opt.fair_sharing;
-	if (s->t->opt.half_life_ms > 0)
-		cfg.tenant_half_life_ms = s->t->opt.half_life_ms;
-	cfg.ready_timeout_ms = s->t->opt.gang_ready_timeout_ms;
-	cfg.ready_scope = QUEUE_READY_GANGS;
-	cfg.release_on_evict = true;
-	CORE(s, queue_create(&cfg, &s->q));
-	if (rc)
-		return gpuq_diag_set(diag, rc, "queue_create: %s", gpuq_strerror(rc));
-	for (size_t i = 0; i < policy_flavor_count(p); i++) {
-		rc = add_flavor(s, policy_flavor_at(p, i), diag);
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < policy_cohort_count(p); i++) {
-		const policy_cohort_t *c = policy_cohort_at(p, i);
-		CORE(s, queue_cohort_add(s->q, c->name, c->fair_weight_milli, NULL, diag));
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < policy_cq_count(p); i++) {
-		rc = add_cq(s, policy_cq_at(p, i), diag);
-		if (rc)
-			return rc;
-	}
-	for (size_t i = 0; i < policy_lq_count(p); i++) {
-		const policy_lq_t *lq = policy_lq_at(p, i);
-		CORE(s, queue_lq_add(s->q, lq->namespace_, lq->name, lq->cq_name,
-				     lq->fair_weight_milli, NULL, diag));
-		if (rc)
-			return rc;
-	}
-	return GPUQ_OK;
+	core_config(s->t, &cfg);
+	CORE(s, engine_core_build(s->t->policy, &cfg, &s->q, diag));
+	return rc;
 }
 
 /* ---- outcomes ---- */
@@ -726,7 +570,7 @@ static int commit(struct sim *s, gpuq_diag_t *diag)
 		return GPUQ_OK;
 	rc = store_txn_begin(s->store, &txn);
 	if (!rc)
-		rc = store_queue_stage(txn, s->q);
+		rc = engine_stage(txn, s->q);
 	for (size_t i = 0; i < s->n_dirty_wl && !rc; i++) {
 		uint8_t key[4], val[OUTCOME_LEN];
 		key_be(key, s->dirty_wl[i], 4);
@@ -842,7 +686,7 @@ static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
 	free(val);
 	if (rc)
 		return rc;
-	CORE(s, store_queue_restore(s->store, s->q, diag));
+	CORE(s, engine_restore(s->store, s->q, diag));
 	if (rc)
 		return rc;
 	rc = store_scan(s->store, T_WORKLOAD, scan_outcome, &c);
@@ -888,7 +732,7 @@ static int open_store(struct sim *s, const sim_run_options_t *opt, gpuq_diag_t *
 	store_opts_t so;
 
 	store_opts_init(&so);
-	store_opts_queue_types(&so);
+	engine_store_types(&so);
 	so.types[T_PROGRESS] = "sim-progress";
 	so.types[T_WORKLOAD] = "sim-workload";
 	so.types[T_EVICTION] = "sim-eviction";
@@ -1124,19 +968,10 @@ fail:
 
 int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag)
 {
-	struct sim s;
-	int rc;
+	queue_config_t cfg;
 
-	memset(&s, 0, sizeof(s));
-	s.t = trace;
-	*out = NULL;
-	rc = build_core(&s, diag);
-	if (rc) {
-		queue_destroy(s.q);
-		return rc;
-	}
-	*out = s.q;
-	return GPUQ_OK;
+	core_config(trace, &cfg);
+	return engine_core_build(trace->policy, &cfg, out, diag);
 }
 
 /* Each core workload must be one the simulator has in the core, in the same
@@ -1216,7 +1051,7 @@ static int check_once(const sim_trace_t *trace, store_t *st, const store_info_t 
 		rc = restore(&s, &resumed, diag);
 	if (!rc && info->schema != 0 && !resumed) /* only core records: a daemon's, or a
 						    run killed before its first step */
-		rc = store_queue_restore(s.store, s.q, diag);
+		rc = engine_restore(s.store, s.q, diag);
 	if (rc)
 		goto done;
 	sum->has_progress = resumed;

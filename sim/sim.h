@@ -266,9 +266,9 @@ void sim_report_destroy(sim_report_t *report);
 typedef struct queue queue_t; /* queue/queue.h */
 
 /* Build a queue core from the trace's policy and options exactly as sim_run
- * does (flavors, cohorts, ClusterQueues, LocalQueues; fair sharing, half-life,
- * Ready timeout), holding no workloads: the queue a store of this trace's run
- * restores into. *out is the caller's (queue_destroy). GPUQ_ENOMEM or the
+ * does (engine_core_build: flavors, cohorts, ClusterQueues, LocalQueues;
+ * fair sharing, half-life, Ready timeout), holding no workloads: the queue a
+ * store of this trace's run restores into. *out is the caller's (queue_destroy). GPUQ_ENOMEM or the
  * core's error, diag explains. */
 int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag);
 
@@ -286,7 +286,7 @@ typedef struct {
 
 /* Verify a state dir written by sim_run for this trace, without changing it
  * (read-only: safe next to a running simulator): restore every core record
- * into a fresh core (sim_core_build, store_queue_restore) and every simulator
+ * into a fresh core (sim_core_build, engine_restore) and every simulator
  * record, as a resume would, then cross-check them: each workload the core
  * holds is one the simulator has pending or admitted (with the same
  * admission time), and the other way round, and the counts agree. A dir

@@ -192,44 +192,14 @@ int store_info_get(store_t *s, store_info_t *info);
  * differences; it is not a cryptographic hash. */
 int store_digest(store_t *s, uint64_t *digest);
 
-/* ---- The queue core's records (store/records.c, store/restore.c) ----
+/* ---- Record type ids of the queue core and of drivers ----
  *
- * Record type ids 1..4 are the queue core's queue_rec_type_t values, stored
- * in the sub-databases "queue_meta", "clusterqueues", "tenants" and
- * "workloads" (tools recognize core records by id, so a driver that named
- * them otherwise still works). Ids from STORE_TYPE_DRIVER_FIRST up are for a driver's own
- * records (the simulator's progress, the daemon's pending decisions); 0 and
- * 5..7 are reserved for the core. */
+ * The store does not know what a record holds. By convention ids below
+ * STORE_TYPE_DRIVER_FIRST belong to the queue core's records, which
+ * engine/ names, persists and restores (engine_store_types, engine_stage,
+ * engine_restore: ids 1..4 are queue_rec_type_t); ids from
+ * STORE_TYPE_DRIVER_FIRST up are for a driver's own records (the
+ * simulator's progress, the daemon's pending decisions). */
 #define STORE_TYPE_DRIVER_FIRST 8
-
-typedef struct queue queue_t; /* queue/queue.h */
-
-/* Name the queue core's record types in opts->types (other ids untouched). */
-void store_opts_queue_types(store_opts_t *opts);
-
-/* Structural check of a stored queue-core record without a policy: known
- * type, key of 1..QUEUE_KEY_MAX bytes ("meta" for the meta record), value of
- * 1..QUEUE_RECORD_MAX bytes starting with a known record version (1). Deep
- * decoding needs the policy (queue_record_apply). GPUQ_OK, or GPUQ_ECORRUPT
- * with diag naming the problem. */
-int store_record_check(unsigned type, const void *key, size_t klen, const void *val, size_t vlen,
-		       gpuq_diag_t *diag);
-
-/* Add every record q changed since queue_dirty_clear to the batch: a put of
- * its encoding, or a delete when the object is gone. Sticky like store_put
- * (an encode failure becomes the batch's error). Does not clear q's changed
- * set: do that after the commit succeeded. */
-int store_queue_stage(store_txn_t *txn, const queue_t *q);
-
-/* Stage q's changed records in a new batch, commit it, and on success clear
- * q's changed set; *seq (may be NULL) as store_txn_commit. On failure the
- * changed set is kept, so a later call retries it. */
-int store_queue_persist(store_t *s, queue_t *q, uint64_t *seq);
-
-/* Apply every stored queue-core record into q (built from the same policy,
- * holding no workloads), then queue_restore_done. Returns GPUQ_OK, the
- * store's error, or the core's (GPUQ_ECORRUPT / GPUQ_ENOTFOUND /
- * GPUQ_EEXIST) with diag naming the record type and key. */
-int store_queue_restore(store_t *s, queue_t *q, gpuq_diag_t *diag);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "policy/policy.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
@@ -961,7 +962,7 @@ static void state_check(void **state)
 	assert_string_equal(d.msg, "the state dir holds a run of a different trace");
 	/* drop one workload from the core's records: the simulator still holds it */
 	store_opts_init(&so);
-	store_opts_queue_types(&so);
+	engine_store_types(&so);
 	assert_int_equal(store_open(dir, &so, &st, &d), GPUQ_OK);
 	assert_int_equal(store_txn_begin(st, &txn), GPUQ_OK);
 	assert_int_equal(store_del(txn, QUEUE_REC_WORKLOAD, uid, strlen(uid)), GPUQ_OK);

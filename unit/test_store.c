@@ -1,6 +1,7 @@
 /* Unit tests for store: open/create, schema refusal, batches with sticky
  * errors, scans, map growth, persistence across reopen, the digest, bad and
- * absent directories, a reader in another process. */
+ * absent directories, a reader in another process. The queue core's records
+ * in a store (engine/) are tested in unit/test_engine.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "queue/queue.h"
 #include "store/store.h"
 
 enum { T_WORKLOAD = 0, T_USAGE = 1, T_HISTORY = 5 };
@@ -917,54 +917,6 @@ static void txn_fail_is_sticky(void **state)
 	store_close(s);
 }
 
-static void record_check_structure(void **state)
-{
-	const unsigned char v1[] = {1, 9, 9}, v0[] = {0, 1}, v2[] = {2};
-	char big[QUEUE_KEY_MAX + 1];
-	store_opts_t o;
-	gpuq_diag_t d = {{0}};
-	struct {
-		unsigned type;
-		const char *key;
-		size_t klen;
-		const unsigned char *val;
-		size_t vlen;
-		int want;
-	} cases[] = {
-	    {QUEUE_REC_META, "meta", 4, v1, 3, GPUQ_OK},
-	    {QUEUE_REC_WORKLOAD, "uid-1", 5, v1, 1, GPUQ_OK},
-	    {QUEUE_REC_TENANT, "ns/lq", 5, v1, 3, GPUQ_OK},
-	    {QUEUE_REC_META, "other", 5, v1, 3, GPUQ_ECORRUPT},		      /* meta key */
-	    {QUEUE_REC_CQ, "cq", 2, v0, 2, GPUQ_ECORRUPT},		      /* version 0 */
-	    {QUEUE_REC_CQ, "cq", 2, v2, 1, GPUQ_ECORRUPT},		      /* version 2 */
-	    {QUEUE_REC_CQ, "cq", 2, v1, 0, GPUQ_ECORRUPT},		      /* empty value */
-	    {QUEUE_REC_CQ, "cq", 2, v1, QUEUE_RECORD_MAX + 1, GPUQ_ECORRUPT}, /* too big */
-	    {QUEUE_REC_CQ, "", 0, v1, 3, GPUQ_ECORRUPT},		      /* empty key */
-	    {QUEUE_REC_CQ, big, sizeof(big), v1, 3, GPUQ_ECORRUPT},	      /* long key */
-	    {0, "x", 1, v1, 3, GPUQ_ECORRUPT},				      /* not a core type */
-	    {STORE_TYPE_DRIVER_FIRST, "x", 1, v1, 3, GPUQ_ECORRUPT},
-	};
-
-	(void)state;
-	memset(big, 'k', sizeof(big));
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		d.msg[0] = '\0';
-		assert_int_equal(store_record_check(cases[i].type, cases[i].key, cases[i].klen,
-						    cases[i].val, cases[i].vlen, &d),
-				 cases[i].want);
-		if (cases[i].want)
-			assert_true(d.msg[0] != '\0');
-	}
-	store_opts_init(&o);
-	store_opts_queue_types(&o);
-	assert_string_equal(o.types[QUEUE_REC_META], "queue_meta");
-	assert_string_equal(o.types[QUEUE_REC_CQ], "clusterqueues");
-	assert_string_equal(o.types[QUEUE_REC_TENANT], "tenants");
-	assert_string_equal(o.types[QUEUE_REC_WORKLOAD], "workloads");
-	assert_null(o.types[0]);
-	assert_null(o.types[STORE_TYPE_DRIVER_FIRST]);
-}
-
 static int commit_inside_scan(void *ctx, unsigned type, const void *key, size_t klen,
 			      const void *val, size_t vlen)
 {
@@ -1017,146 +969,6 @@ static void commit_in_scan_aborts(void **state)
 	store_close(s);
 }
 
-/* ---- The queue core's records: stage, persist, restore (needs queue/) ---- */
-
-/* The same small policy in every queue: one flavor, one CQ covering cpu and
- * GPUs, two tenants. */
-static queue_t *queue_small(void)
-{
-	static const char *const covered[] = {"cpu", "nvidia.com/gpu"};
-	static const queue_quota_spec_t quotas[] = {{8000, QUEUE_UNLIMITED, QUEUE_UNLIMITED},
-						    {4, QUEUE_UNLIMITED, QUEUE_UNLIMITED}};
-	const queue_flavor_quota_spec_t fq = {"a100", quotas};
-	const queue_group_spec_t group = {covered, 2, &fq, 1};
-	queue_flavor_spec_t flavor = {0};
-	queue_cq_spec_t cq = {0};
-	queue_t *q = NULL;
-	gpuq_diag_t d = {{0}};
-
-	assert_int_equal(queue_create(NULL, &q), GPUQ_OK);
-	flavor.name = "a100";
-	assert_int_equal(queue_flavor_add(q, &flavor, NULL, &d), GPUQ_OK);
-	cq.name = "gpu-cq";
-	cq.groups = &group;
-	cq.n_groups = 1;
-	assert_int_equal(queue_cq_add(q, &cq, NULL, &d), GPUQ_OK);
-	assert_int_equal(queue_lq_add(q, "team-a", "lq", "gpu-cq", 0, NULL, &d), GPUQ_OK);
-	assert_int_equal(queue_lq_add(q, "team-b", "lq", "gpu-cq", 0, NULL, &d), GPUQ_OK);
-	return q;
-}
-
-static void workload_add(queue_t *q, const char *ns, const char *uid, int gpus, int64_t now)
-{
-	const queue_request_t req[] = {{"cpu", 1000}, {"nvidia.com/gpu", gpus}};
-	queue_podset_spec_t ps = {0};
-	queue_workload_spec_t wl = {0};
-	gpuq_diag_t d = {{0}};
-
-	ps.name = "main";
-	ps.count = 1;
-	ps.requests = req;
-	ps.n_requests = 2;
-	wl.namespace_ = ns;
-	wl.name = uid;
-	wl.uid = uid;
-	wl.local_queue = "lq";
-	wl.created_ms = now;
-	wl.podsets = &ps;
-	wl.n_podsets = 1;
-	if (queue_workload_add(q, &wl, now, NULL, &d))
-		fail_msg("queue_workload_add: %s", d.msg);
-}
-
-static store_t *open_queue_store(const char *dir)
-{
-	store_opts_t o;
-	store_t *s = NULL;
-	gpuq_diag_t d = {{0}};
-
-	store_opts_init(&o);
-	store_opts_queue_types(&o);
-	o.types[STORE_TYPE_DRIVER_FIRST] = "progress";
-	o.nosync = true;
-	if (store_open(dir, &o, &s, &d))
-		fail_msg("store_open: %s", d.msg);
-	return s;
-}
-
-/* Snapshot every record of q into a new store at dir and return its digest. */
-static uint64_t snapshot_digest(queue_t *q, const char *dir)
-{
-	store_t *s = open_queue_store(dir);
-	uint64_t dig;
-
-	assert_int_equal(queue_dirty_all(q), GPUQ_OK);
-	assert_int_equal(store_queue_persist(s, q, NULL), GPUQ_OK);
-	assert_int_equal(store_digest(s, &dig), GPUQ_OK);
-	store_close(s);
-	return dig;
-}
-
-static void queue_persist_and_restore(void **state)
-{
-	fixture_t *f = *state;
-	char dir2[400], dir3[400];
-	store_info_t info;
-	store_txn_t *t;
-	store_t *s = open_queue_store(f->dir);
-	queue_t *q = queue_small(), *q2 = queue_small();
-	gpuq_diag_t d = {{0}};
-	uint64_t seq = 0, d_orig, d_rest;
-
-	/* step 1: arrivals and a cycle, persisted with a driver record */
-	workload_add(q, "team-a", "uid-a1", 2, 1000);
-	workload_add(q, "team-b", "uid-b1", 2, 1001);
-	workload_add(q, "team-a", "uid-a2", 2, 1002); /* does not fit: 4 GPUs */
-	assert_int_equal(queue_cycle_run(q, 2000, NULL), GPUQ_OK);
-	assert_true(queue_dirty_count(q) > 0);
-	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
-	assert_int_equal(store_queue_stage(t, q), GPUQ_OK);
-	assert_int_equal(store_put(t, STORE_TYPE_DRIVER_FIRST, "step", 4, "1", 1), GPUQ_OK);
-	assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
-	queue_dirty_clear(q);
-	assert_int_equal(seq, 1);
-	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
-	assert_int_equal(info.counts[QUEUE_REC_WORKLOAD], 3);
-
-	/* step 2: one finishes and is deleted: its record is deleted too */
-	assert_int_equal(queue_workload_finish(q, "uid-a1", 3000), GPUQ_OK);
-	assert_int_equal(queue_workload_delete(q, "uid-a1", 3000), GPUQ_OK);
-	assert_int_equal(queue_cycle_run(q, 3000, NULL), GPUQ_OK);
-	assert_int_equal(store_queue_persist(s, q, &seq), GPUQ_OK);
-	assert_int_equal(seq, 2);
-	assert_int_equal(queue_dirty_count(q), 0);
-	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
-	assert_int_equal(info.counts[QUEUE_REC_WORKLOAD], 2);
-	/* nothing changed: an empty batch, same seq */
-	assert_int_equal(store_queue_persist(s, q, &seq), GPUQ_OK);
-	assert_int_equal(seq, 2);
-
-	/* restore into a fresh queue of the same policy: a full snapshot of
-	 * each gives the same digest */
-	assert_int_equal(store_queue_restore(s, q2, &d), GPUQ_OK);
-	snprintf(dir2, sizeof(dir2), "%s/orig", f->root);
-	snprintf(dir3, sizeof(dir3), "%s/restored", f->root);
-	d_orig = snapshot_digest(q, dir2);
-	d_rest = snapshot_digest(q2, dir3);
-	assert_int_equal(d_orig, d_rest);
-	queue_destroy(q2);
-
-	/* a damaged record: restore fails naming it, and leaves no crash */
-	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
-	assert_int_equal(store_put(t, QUEUE_REC_WORKLOAD, "uid-b1", 6, "\x01\xff", 2), GPUQ_OK);
-	assert_int_equal(store_txn_commit(t, NULL), GPUQ_OK);
-	q2 = queue_small();
-	assert_int_not_equal(store_queue_restore(s, q2, &d), GPUQ_OK);
-	print_message("# restore of a damaged record: %s\n", d.msg);
-	assert_non_null(strstr(d.msg, "workloads record \"uid-b1\""));
-	queue_destroy(q2);
-	queue_destroy(q);
-	store_close(s);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1176,9 +988,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(txn_fail_is_sticky, setup, teardown),
-	    cmocka_unit_test(record_check_structure),
 	    cmocka_unit_test_setup_teardown(commit_in_scan_aborts, setup, teardown),
-	    cmocka_unit_test_setup_teardown(queue_persist_and_restore, setup, teardown),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR); /* growth is logged at info */

@@ -1,0 +1,205 @@
+/* engine/build.c: the policy snapshot -> queue core translation. */
+#include "engine/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quota/quota.h"
+
+static queue_effect_t effect_of(policy_effect_t e)
+{
+	switch (e) {
+	case POLICY_EFFECT_NO_SCHEDULE:
+		return QUEUE_EFFECT_NO_SCHEDULE;
+	case POLICY_EFFECT_PREFER_NO_SCHEDULE:
+		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
+	case POLICY_EFFECT_NO_EXECUTE:
+		return QUEUE_EFFECT_NO_EXECUTE;
+	default:
+		return QUEUE_EFFECT_ANY;
+	}
+}
+
+static int add_flavor(queue_t *q, const policy_flavor_t *f, gpuq_diag_t *diag)
+{
+	queue_label_t labels[POLICY_NODE_LABELS_MAX];
+	queue_taint_t taints[POLICY_TAINTS_MAX];
+	queue_toleration_t tols[POLICY_TAINTS_MAX];
+	queue_flavor_spec_t spec = {.name = f->name};
+
+	for (size_t i = 0; i < f->node_labels.n && i < POLICY_NODE_LABELS_MAX; i++) {
+		labels[i].key = f->node_labels.items[i].key;
+		labels[i].value = f->node_labels.items[i].value;
+		spec.n_node_labels++;
+	}
+	for (size_t i = 0; i < f->n_taints && i < POLICY_TAINTS_MAX; i++) {
+		taints[i].key = f->taints[i].key;
+		taints[i].value = f->taints[i].value;
+		taints[i].effect = effect_of(f->taints[i].effect);
+		spec.n_node_taints++;
+	}
+	for (size_t i = 0; i < f->n_tolerations && i < POLICY_TAINTS_MAX; i++) {
+		tols[i].key = f->tolerations[i].key;
+		tols[i].op =
+		    f->tolerations[i].exists ? QUEUE_TOLERATE_EXISTS : QUEUE_TOLERATE_EQUAL;
+		tols[i].value = f->tolerations[i].value;
+		tols[i].effect = effect_of(f->tolerations[i].effect);
+		spec.n_tolerations++;
+	}
+	spec.node_labels = labels;
+	spec.node_taints = taints;
+	spec.tolerations = tols;
+	return queue_flavor_add(q, &spec, NULL, diag);
+}
+
+/* Preemption and stop policies of a ClusterQueue, policy enums to queue enums. */
+static void set_policies(const policy_cq_t *cq, queue_cq_spec_t *spec)
+{
+	switch (cq->preemption.within_cluster_queue) {
+	case POLICY_PREEMPT_LOWER_PRIORITY:
+		spec->within = QUEUE_WITHIN_LOWER_PRIORITY;
+		break;
+	case POLICY_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
+		spec->within = QUEUE_WITHIN_LOWER_OR_NEWER;
+		break;
+	default:
+		spec->within = QUEUE_WITHIN_NEVER;
+	}
+	switch (cq->preemption.reclaim_within_cohort) {
+	case POLICY_PREEMPT_LOWER_PRIORITY:
+		spec->reclaim = QUEUE_RECLAIM_LOWER_PRIORITY;
+		break;
+	case POLICY_PREEMPT_ANY:
+		spec->reclaim = QUEUE_RECLAIM_ANY;
+		break;
+	default:
+		spec->reclaim = QUEUE_RECLAIM_NEVER;
+	}
+	spec->borrow = cq->preemption.borrow_within_cohort == POLICY_PREEMPT_LOWER_PRIORITY
+			   ? QUEUE_BORROW_LOWER_PRIORITY
+			   : QUEUE_BORROW_NEVER;
+	spec->stop = cq->stop == POLICY_STOP_HOLD	      ? QUEUE_STOP_HOLD
+		     : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
+							      : QUEUE_STOP_NONE;
+}
+
+/* The core's quota triple of one policy resource quota. */
+static queue_quota_spec_t quota_of(const policy_res_quota_t *rq)
+{
+	queue_quota_spec_t qs;
+
+	qs.nominal = quota_qty_amount(rq->resource, &rq->nominal);
+	qs.borrowing_limit = rq->has_borrowing_limit
+				 ? quota_qty_amount(rq->resource, &rq->borrowing_limit)
+				 : QUEUE_UNLIMITED;
+	qs.lending_limit = rq->has_lending_limit
+			       ? quota_qty_amount(rq->resource, &rq->lending_limit)
+			       : QUEUE_UNLIMITED;
+	return qs;
+}
+
+int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
+{
+	size_t nq = 0;
+
+	memset(&out->spec, 0, sizeof(out->spec));
+	out->spec.name = cq->name;
+	out->spec.cohort = cq->cohort_name;
+	out->spec.groups = out->groups;
+	out->spec.n_groups = cq->n_groups;
+	out->spec.strategy = cq->queueing == POLICY_QUEUEING_STRICT_FIFO ? QUEUE_STRICT_FIFO
+									 : QUEUE_BEST_EFFORT_FIFO;
+	out->spec.weight_milli = cq->fair_weight_milli;
+	out->spec.has_max_priority_threshold = cq->preemption.has_max_priority_threshold;
+	out->spec.max_priority_threshold = cq->preemption.max_priority_threshold;
+	set_policies(cq, &out->spec);
+	for (size_t g = 0; g < cq->n_groups; g++)
+		for (size_t f = 0; f < cq->groups[g].n_flavors; f++)
+			nq += cq->groups[g].flavors[f].n_resources;
+	out->quotas = calloc(nq + 1, sizeof(*out->quotas));
+	if (!out->quotas)
+		return GPUQ_ENOMEM;
+	nq = 0;
+	for (size_t g = 0; g < cq->n_groups && g < POLICY_GROUPS_MAX; g++) {
+		const policy_resource_group_t *pg = &cq->groups[g];
+		out->groups[g].covered = pg->covered;
+		out->groups[g].n_covered = pg->n_covered;
+		out->groups[g].flavors = out->flavors[g];
+		out->groups[g].n_flavors = pg->n_flavors;
+		for (size_t f = 0; f < pg->n_flavors && f < POLICY_GROUP_FLAVORS_MAX; f++) {
+			const policy_flavor_quota_t *pf = &pg->flavors[f];
+			out->flavors[g][f].flavor = pf->name;
+			out->flavors[g][f].quotas = &out->quotas[nq];
+			for (size_t r = 0; r < pf->n_resources; r++)
+				out->quotas[nq++] = quota_of(&pf->resources[r]);
+		}
+	}
+	return GPUQ_OK;
+}
+
+void engine_cq_spec_deinit(engine_cq_spec_t *spec)
+{
+	free(spec->quotas);
+	spec->quotas = NULL;
+}
+
+static int add_cq(queue_t *q, const policy_cq_t *cq, gpuq_diag_t *diag)
+{
+	engine_cq_spec_t s;
+	int rc = engine_cq_spec_init(&s, cq);
+
+	if (rc)
+		return rc;
+	rc = queue_cq_add(q, &s.spec, NULL, diag);
+	engine_cq_spec_deinit(&s);
+	return rc;
+}
+
+/* Add p's objects to q: flavors, cohorts, ClusterQueues, LocalQueues. */
+static int add_objects(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
+{
+	int rc;
+
+	for (size_t i = 0; i < policy_flavor_count(p); i++) {
+		rc = add_flavor(q, policy_flavor_at(p, i), diag);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < policy_cohort_count(p); i++) {
+		const policy_cohort_t *c = policy_cohort_at(p, i);
+		rc = queue_cohort_add(q, c->name, c->fair_weight_milli, NULL, diag);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < policy_cq_count(p); i++) {
+		rc = add_cq(q, policy_cq_at(p, i), diag);
+		if (rc)
+			return rc;
+	}
+	for (size_t i = 0; i < policy_lq_count(p); i++) {
+		const policy_lq_t *lq = policy_lq_at(p, i);
+		rc = queue_lq_add(q, lq->namespace_, lq->name, lq->cq_name, lq->fair_weight_milli,
+				  NULL, diag);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **out,
+		      gpuq_diag_t *diag)
+{
+	queue_t *q = NULL;
+	int rc = queue_create(cfg, &q);
+
+	*out = NULL;
+	if (rc)
+		return gpuq_diag_set(diag, rc, "queue_create: %s", gpuq_strerror(rc));
+	rc = add_objects(q, p, diag);
+	if (rc) {
+		queue_destroy(q);
+		return rc;
+	}
+	*out = q;
+	return GPUQ_OK;
+}

@@ -1,0 +1,29 @@
+/*
+ * engine internals, shared by the .c files of engine/ only (never included from outside
+ * engine/): the policy -> core translation of one ClusterQueue, used to add
+ * it (engine_core_build) and to re-apply it (engine_core_rebuild).
+ */
+#ifndef GPUQ_ENGINE_INTERNAL_H
+#define GPUQ_ENGINE_INTERNAL_H
+
+#include "engine/engine.h"
+
+/* The core's spec of one ClusterQueue, pointing into the policy (names) and
+ * into itself (groups, flavors, quotas). */
+typedef struct {
+	queue_cq_spec_t spec;				     /* what queue_cq_add takes */
+	queue_group_spec_t groups[POLICY_GROUPS_MAX];	     /* spec.groups */
+	queue_flavor_quota_spec_t flavors[POLICY_GROUPS_MAX] /* each group's flavors */
+					 [POLICY_GROUP_FLAVORS_MAX];
+	queue_quota_spec_t *quotas; /* every quota, group then flavor then resource
+				       order (malloc'd: engine_cq_spec_deinit) */
+} engine_cq_spec_t;
+
+/* Fill out from cq: policies, groups, quotas converted by quota_qty_amount.
+ * GPUQ_ENOMEM (nothing to free then). */
+int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq);
+
+/* Free what engine_cq_spec_init allocated. */
+void engine_cq_spec_deinit(engine_cq_spec_t *spec);
+
+#endif

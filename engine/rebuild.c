@@ -1,0 +1,487 @@
+/* engine/rebuild.c: a fresh core from a changed policy, carrying the old
+ * core's records over (see engine_core_rebuild in engine.h). */
+#include "engine/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* First size of the encoding buffer; it grows to the largest record (at
+ * most QUEUE_RECORD_MAX). */
+#define ENCODE_INITIAL 4096
+
+typedef struct {
+	const queue_t *old;	      /* the core records come from (read only) */
+	queue_t *q;		      /* the new core */
+	const policy_t *p;	      /* the policy q was built from */
+	engine_rebuild_report_t *rep; /* what was carried and what was not */
+	size_t cap_lost;	      /* allocated entries of rep->lost */
+	uint8_t *buf;		      /* encoding buffer */
+	size_t cap;		      /* its size */
+	gpuq_diag_t *diag;	      /* where a failure is named */
+	uint8_t *cq_keeps;	      /* per CQ of old: SLOTS_* */
+} rebuild_t;
+
+enum {
+	SLOTS_UNKNOWN = 0, /* not looked at yet */
+	SLOTS_KEPT = 1,	   /* the new CQ of that name lists every flavor/resource it had */
+	SLOTS_LOST = 2,	   /* ... misses some */
+};
+
+/* Encode old's record (type, key) and apply it to the new core. */
+static int carry(rebuild_t *r, queue_rec_type_t type, const char *key)
+{
+	const uint8_t *k = (const uint8_t *)key;
+	size_t klen = strlen(key), len = 0;
+	int rc = queue_record_encode(r->old, type, k, klen, r->buf, r->cap, &len);
+
+	if (rc == GPUQ_ELIMIT && len > r->cap) {
+		uint8_t *grown = realloc(r->buf, len);
+		if (!grown)
+			return GPUQ_ENOMEM;
+		r->buf = grown;
+		r->cap = len;
+		rc = queue_record_encode(r->old, type, k, klen, r->buf, r->cap, &len);
+	}
+	if (rc)
+		return gpuq_diag_set(r->diag, rc, "encoding the current core's record: %s",
+				     gpuq_strerror(rc));
+	return queue_record_apply(r->q, type, k, klen, r->buf, len, r->diag);
+}
+
+/* ---- meta ---- */
+
+/* Whether a cohort of old (a named one, or the private one of a
+ * ClusterQueue without a cohort) is not in the new core. */
+static bool cohort_vanished(const rebuild_t *r)
+{
+	uint32_t id;
+
+	for (uint32_t i = 0; i < queue_cohort_count(r->old); i++)
+		if (queue_cohort_find(r->q, queue_cohort_name(r->old, i), &id))
+			return true;
+	for (uint32_t i = 0; i < queue_cq_count(r->old); i++) {
+		if (queue_cq_cohort(r->old, i) != QUEUE_NONE)
+			continue;
+		if (queue_cq_find(r->q, queue_cq_name(r->old, i), &id) ||
+		    queue_cq_cohort(r->q, id) != QUEUE_NONE)
+			return true;
+	}
+	return false;
+}
+
+static int carry_meta(rebuild_t *r)
+{
+	int rc = carry(r, QUEUE_REC_META, "meta");
+
+	if (rc == GPUQ_ECORRUPT && cohort_vanished(r))
+		return gpuq_diag_set(r->diag, GPUQ_EAGAIN,
+				     "the current core has set-aside workloads due a retry in a "
+				     "cohort the new policy lacks: run a cycle and rebuild again");
+	if (rc)
+		gpuq_diag_prefix(r->diag, "meta record: ");
+	return rc;
+}
+
+/* ---- tenants ---- */
+
+/* The new core's LocalQueue named "namespace/name", or GPUQ_ENOTFOUND. */
+static int lq_find(const queue_t *q, const char *key, uint32_t *id)
+{
+	char ns[QUEUE_NAME_MAX + 1];
+	const char *slash = strchr(key, '/');
+	size_t n = slash ? (size_t)(slash - key) : 0;
+
+	if (!slash || n >= sizeof(ns))
+		return GPUQ_ENOTFOUND;
+	memcpy(ns, key, n);
+	ns[n] = '\0';
+	return queue_lq_find(q, ns, slash + 1, id);
+}
+
+static int carry_tenants(rebuild_t *r)
+{
+	for (uint32_t i = 0; i < queue_lq_count(r->old); i++) {
+		const char *key = queue_lq_name(r->old, i);
+		uint32_t id;
+		int rc;
+		if (lq_find(r->q, key, &id)) {
+			r->rep->tenants_dropped++;
+			continue;
+		}
+		rc = carry(r, QUEUE_REC_TENANT, key);
+		if (rc) {
+			gpuq_diag_prefix(r->diag, "tenant record \"%s\": ", key);
+			return rc;
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* ---- workloads ---- */
+
+typedef struct {
+	const char *uid; /* borrowed from old */
+	queue_wl_t id;	 /* its id in old */
+} wl_ref_t;
+
+static int uid_cmp(const void *a, const void *b)
+{
+	return strcmp(((const wl_ref_t *)a)->uid, ((const wl_ref_t *)b)->uid);
+}
+
+/* old's live workloads in uid order (the order a store restore applies
+ * them in, so the new core numbers them as a restarted one would). *out is
+ * the caller's (free). */
+static int workloads_sorted(const queue_t *old, wl_ref_t **out, size_t *n_out)
+{
+	size_t n = 0, i = 0;
+	wl_ref_t *refs;
+
+	for (queue_wl_t id = queue_workload_next(old, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(old, id))
+		n++;
+	refs = calloc(n + 1, sizeof(*refs));
+	if (!refs)
+		return GPUQ_ENOMEM;
+	for (queue_wl_t id = queue_workload_next(old, QUEUE_NONE); id != QUEUE_NONE && i < n;
+	     id = queue_workload_next(old, id)) {
+		queue_workload_view_t v;
+		if (queue_workload_view(old, id, &v))
+			continue;
+		refs[i].uid = v.uid;
+		refs[i++].id = id;
+	}
+	qsort(refs, i, sizeof(*refs), uid_cmp);
+	*out = refs;
+	*n_out = i;
+	return GPUQ_OK;
+}
+
+/* Whether the new CQ ncq has quota for resource `resource` on `flavor`. */
+static bool slot_in_new(const rebuild_t *r, uint32_t ncq, const char *flavor, const char *resource)
+{
+	queue_quota_view_t qv;
+	uint32_t f, res;
+
+	return !queue_flavor_find(r->q, flavor, &f) && !queue_resource_find(r->q, resource, &res) &&
+	       !queue_cq_quota(r->q, ncq, f, res, &qv);
+}
+
+/* Whether every flavor/resource old's CQ ocq has quota for is listed by the
+ * new CQ ncq of the same name; looked at once per CQ, so that when nothing
+ * left it (the common case) no workload's assignment needs a look. */
+static bool cq_keeps_slots(rebuild_t *r, uint32_t ocq, uint32_t ncq)
+{
+	bool kept = true;
+
+	if (r->cq_keeps[ocq] != SLOTS_UNKNOWN)
+		return r->cq_keeps[ocq] == SLOTS_KEPT;
+	for (uint32_t f = 0; f < queue_flavor_count(r->old) && kept; f++)
+		for (uint32_t res = 0; res < queue_resource_count(r->old) && kept; res++) {
+			queue_quota_view_t qv;
+			if (queue_cq_quota(r->old, ocq, f, res, &qv))
+				continue;
+			kept = slot_in_new(r, ncq, queue_flavor_name(r->old, f),
+					   queue_resource_name(r->old, res));
+		}
+	r->cq_keeps[ocq] = kept ? SLOTS_KEPT : SLOTS_LOST;
+	return kept;
+}
+
+/* Whether a workload holding quota (admitted, evicting) under new CQ ncq
+ * holds a flavor/resource ncq does not list: then *flavor and *resource name
+ * the first one. */
+static bool holds_lost_flavor(rebuild_t *r, queue_wl_t id, const queue_workload_view_t *v,
+			      uint32_t ncq, const char **flavor, const char **resource)
+{
+	if (cq_keeps_slots(r, v->cq, ncq))
+		return false;
+	for (size_t ps = 0; ps < v->n_podsets; ps++)
+		for (uint32_t res = 0; res < queue_resource_count(r->old); res++) {
+			uint32_t f;
+			if (queue_workload_flavor(r->old, id, ps, res, &f))
+				continue;
+			*flavor = queue_flavor_name(r->old, f);
+			*resource = queue_resource_name(r->old, res);
+			if (!slot_in_new(r, ncq, *flavor, *resource))
+				return true;
+		}
+	*flavor = *resource = NULL;
+	return false;
+}
+
+/* Whether workload id of old can be carried into the new core: 0, or the
+ * reason it cannot (and, for a flavor, which one). */
+static engine_lost_reason_t lost_reason(rebuild_t *r, queue_wl_t id, const queue_workload_view_t *v,
+					const char **flavor, const char **resource)
+{
+	const char *lq = strchr(queue_lq_name(r->old, v->lq), '/');
+	const char *cq = queue_cq_name(r->old, v->cq);
+	uint32_t nlq, ncq;
+
+	*flavor = *resource = NULL;
+	if (!lq || queue_lq_find(r->q, v->namespace_, lq + 1, &nlq))
+		return queue_cq_find(r->q, cq, &ncq) ? ENGINE_LOST_CLUSTERQUEUE
+						     : ENGINE_LOST_LOCALQUEUE;
+	if (v->state != QUEUE_WL_ADMITTED && v->state != QUEUE_WL_EVICTING)
+		return 0; /* holds no quota: it queues wherever its LocalQueue feeds */
+	ncq = queue_lq_cq(r->q, nlq);
+	if (strcmp(queue_cq_name(r->q, ncq), cq) != 0)
+		return ENGINE_LOST_CLUSTERQUEUE;
+	return holds_lost_flavor(r, id, v, ncq, flavor, resource) ? ENGINE_LOST_FLAVOR : 0;
+}
+
+/* Append a lost workload to the report; its strings in one block owned by
+ * the entry (freed through uid, the block's start). */
+static int report_lost(rebuild_t *r, const queue_workload_view_t *v, engine_lost_reason_t why,
+		       const char *flavor, const char *resource)
+{
+	const char *src[7] = {v->uid,
+			      v->namespace_,
+			      v->name,
+			      queue_lq_name(r->old, v->lq),
+			      queue_cq_name(r->old, v->cq),
+			      flavor,
+			      resource};
+	const char *dst[7] = {NULL};
+	engine_lost_t *e;
+	size_t len = 0, off = 0;
+	char *block;
+
+	if (r->rep->n_lost == r->cap_lost) {
+		size_t ncap = r->cap_lost ? 2 * r->cap_lost : 16;
+		engine_lost_t *grown = realloc(r->rep->lost, ncap * sizeof(*grown));
+		if (!grown)
+			return GPUQ_ENOMEM;
+		r->rep->lost = grown;
+		r->cap_lost = ncap;
+	}
+	for (size_t i = 0; i < 7; i++)
+		len += src[i] ? strlen(src[i]) + 1 : 0;
+	block = malloc(len);
+	if (!block)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < 7; i++) {
+		size_t n;
+		if (!src[i])
+			continue;
+		n = strlen(src[i]) + 1;
+		memcpy(block + off, src[i], n);
+		dst[i] = block + off;
+		off += n;
+	}
+	e = &r->rep->lost[r->rep->n_lost++];
+	e->uid = dst[0];
+	e->namespace_ = dst[1];
+	e->name = dst[2];
+	e->local_queue = dst[3];
+	e->cluster_queue = dst[4];
+	e->flavor = dst[5];
+	e->resource = dst[6];
+	e->state = v->state;
+	e->reason = why;
+	return GPUQ_OK;
+}
+
+static int carry_workloads(rebuild_t *r)
+{
+	wl_ref_t *refs = NULL;
+	size_t n = 0;
+	int rc = workloads_sorted(r->old, &refs, &n);
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		queue_workload_view_t v;
+		const char *flavor, *resource;
+		engine_lost_reason_t why;
+		rc = queue_workload_view(r->old, refs[i].id, &v);
+		if (rc)
+			break;
+		why = lost_reason(r, refs[i].id, &v, &flavor, &resource);
+		if (why) {
+			rc = report_lost(r, &v, why, flavor, resource);
+			continue;
+		}
+		rc = carry(r, QUEUE_REC_WORKLOAD, v.uid);
+		if (rc)
+			gpuq_diag_prefix(r->diag, "workload record \"%s\": ", v.uid);
+		else
+			r->rep->workloads++;
+	}
+	free(refs);
+	return rc;
+}
+
+/* ---- ClusterQueues ---- */
+
+/* old's usage of (flavor, resource) in CQ ocq, by name: 0 when it had none. */
+static int64_t old_usage(const queue_t *old, uint32_t ocq, const char *flavor, const char *resource)
+{
+	queue_quota_view_t qv;
+	uint32_t f, res;
+
+	if (queue_flavor_find(old, flavor, &f) || queue_resource_find(old, resource, &res) ||
+	    queue_cq_quota(old, ocq, f, res, &qv))
+		return 0;
+	return qv.usage;
+}
+
+/* Whether the carried workloads hold, in every flavor/resource of new CQ
+ * ncq (as policy cq lists them), exactly what old's CQ ocq held there: then
+ * its record's usage agrees with them and queue_restore_done accepts it. */
+static bool usage_same(const rebuild_t *r, uint32_t ocq, uint32_t ncq, const policy_cq_t *cq)
+{
+	for (size_t g = 0; g < cq->n_groups; g++) {
+		const policy_resource_group_t *pg = &cq->groups[g];
+		for (size_t f = 0; f < pg->n_flavors; f++)
+			for (size_t k = 0; k < pg->flavors[f].n_resources; k++) {
+				const char *fn = pg->flavors[f].name;
+				const char *rn = pg->flavors[f].resources[k].resource;
+				queue_quota_view_t qv;
+				uint32_t nf, nres;
+				if (queue_flavor_find(r->q, fn, &nf) ||
+				    queue_resource_find(r->q, rn, &nres) ||
+				    queue_cq_quota(r->q, ncq, nf, nres, &qv))
+					continue; /* not a slot of the core: nothing recorded */
+				if (qv.usage != old_usage(r->old, ocq, fn, rn))
+					return false;
+			}
+	}
+	return true;
+}
+
+static int carry_cqs(rebuild_t *r)
+{
+	for (uint32_t i = 0; i < queue_cq_count(r->old); i++) {
+		const char *name = queue_cq_name(r->old, i);
+		const policy_cq_t *cq = policy_cq_find(r->p, name);
+		uint32_t ncq;
+		int rc;
+		if (!cq || queue_cq_find(r->q, name, &ncq)) {
+			r->rep->cqs_dropped++;
+			continue;
+		}
+		if (!usage_same(r, i, ncq, cq)) {
+			r->rep->cqs_reset++;
+			continue;
+		}
+		/* refused when the old CQ had a flavor/resource the new one lacks
+		 * (a failed apply changes nothing) */
+		rc = carry(r, QUEUE_REC_CQ, name);
+		if (rc == GPUQ_ENOTFOUND || rc == GPUQ_ECORRUPT) {
+			r->rep->cqs_reset++;
+			continue;
+		}
+		if (rc) {
+			gpuq_diag_prefix(r->diag, "ClusterQueue record \"%s\": ", name);
+			return rc;
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* Mark every cohort changed with capacity up, by re-applying each
+ * ClusterQueue's unchanged spec: set-aside workloads are tried again. */
+static int touch_cohorts(rebuild_t *r)
+{
+	for (size_t i = 0; i < policy_cq_count(r->p); i++) {
+		engine_cq_spec_t s;
+		int rc = engine_cq_spec_init(&s, policy_cq_at(r->p, i));
+		if (rc)
+			return rc;
+		rc = queue_cq_update(r->q, &s.spec, r->diag);
+		engine_cq_spec_deinit(&s);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+void engine_rebuild_report_deinit(engine_rebuild_report_t *rep)
+{
+	if (!rep)
+		return;
+	for (size_t i = 0; i < rep->n_lost; i++)
+		free((void *)rep->lost[i].uid); /* the start of the entry's string block */
+	free(rep->lost);
+	memset(rep, 0, sizeof(*rep));
+}
+
+const char *engine_lost_reason_name(engine_lost_reason_t reason)
+{
+	switch (reason) {
+	case ENGINE_LOST_LOCALQUEUE:
+		return "LocalQueueGone";
+	case ENGINE_LOST_CLUSTERQUEUE:
+		return "ClusterQueueGone";
+	case ENGINE_LOST_FLAVOR:
+		return "FlavorGone";
+	default:
+		return "Unknown";
+	}
+}
+
+void engine_rebuild_report_log(const engine_rebuild_report_t *rep)
+{
+	gpuq_log(GPUQ_LOG_INFO, "engine",
+		 "core rebuilt: %zu workload(s) carried over, %zu not; %zu ClusterQueue and %zu "
+		 "tenant record(s) dropped, %zu ClusterQueue(s) with history restarted",
+		 rep->workloads, rep->n_lost, rep->cqs_dropped, rep->tenants_dropped,
+		 rep->cqs_reset);
+	for (size_t i = 0; i < rep->n_lost && i < ENGINE_LOG_LOST_MAX; i++) {
+		const engine_lost_t *e = &rep->lost[i];
+		gpuq_log(GPUQ_LOG_WARN, "engine",
+			 "workload %s (%s/%s) was %s in ClusterQueue %s; not in the new core: "
+			 "%s%s%s%s%s",
+			 e->uid, e->namespace_, e->name, queue_wl_state_name(e->state),
+			 e->cluster_queue, engine_lost_reason_name(e->reason),
+			 e->flavor ? " (flavor " : "", e->flavor ? e->flavor : "",
+			 e->resource ? ", resource " : "", e->resource ? e->resource : "");
+	}
+	if (rep->n_lost > ENGINE_LOG_LOST_MAX)
+		gpuq_log(GPUQ_LOG_WARN, "engine", "... and %zu more workload(s) not carried over",
+			 rep->n_lost - ENGINE_LOG_LOST_MAX);
+}
+
+int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+			queue_t **out, engine_rebuild_report_t *rep, gpuq_diag_t *diag)
+{
+	rebuild_t r = {old, NULL, newp, rep, 0, NULL, ENCODE_INITIAL, diag, NULL};
+	int rc;
+
+	*out = NULL;
+	memset(rep, 0, sizeof(*rep));
+	r.buf = malloc(r.cap);
+	r.cq_keeps = calloc(queue_cq_count(old) + 1, sizeof(*r.cq_keeps));
+	if (!r.buf || !r.cq_keeps) {
+		free(r.buf);
+		free(r.cq_keeps);
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "rebuilding the queue core: out of memory");
+	}
+	rc = engine_core_build(newp, cfg, &r.q, diag);
+	if (!rc)
+		rc = carry_meta(&r);
+	if (!rc)
+		rc = carry_tenants(&r);
+	if (!rc)
+		rc = carry_workloads(&r);
+	if (!rc)
+		rc = carry_cqs(&r);
+	if (!rc)
+		rc = queue_restore_done(r.q, diag);
+	if (!rc)
+		rc = touch_cohorts(&r);
+	if (!rc)
+		rc = queue_dirty_all(r.q);
+	free(r.buf);
+	free(r.cq_keeps);
+	if (rc) {
+		if (diag && !diag->msg[0])
+			gpuq_diag_set(diag, rc, "%s", gpuq_strerror(rc));
+		gpuq_diag_prefix(diag, "rebuilding the queue core: ");
+		queue_destroy(r.q);
+		engine_rebuild_report_deinit(rep);
+		return rc;
+	}
+	*out = r.q;
+	return GPUQ_OK;
+}
