@@ -69,8 +69,12 @@ int kube_status_error(long status)
 int64_t kube_limiter_take(double qps, double burst, double *tokens, int64_t *refill_ms,
 			  int64_t now_ms)
 {
-	if (qps <= 0)
+	double wait;
+
+	if (!(qps > 0)) /* 0, negative or NaN: no limit */
 		return 0;
+	if (!(burst >= 1.0))
+		burst = 1.0; /* a bucket that cannot hold one token would never let go */
 	if (now_ms > *refill_ms) {
 		*tokens += (double)(now_ms - *refill_ms) * qps / 1000.0;
 		if (*tokens > burst)
@@ -81,8 +85,10 @@ int64_t kube_limiter_take(double qps, double burst, double *tokens, int64_t *ref
 		*tokens -= 1.0;
 		return 0;
 	}
-	/* wait until one whole token has accrued; the caller retries */
-	return (int64_t)((1.0 - *tokens) * 1000.0 / qps) + 1;
+	/* wait until one whole token has accrued (at most a minute at a time:
+	 * a tiny qps must not overflow the cast); the caller retries */
+	wait = (1.0 - *tokens) * 1000.0 / qps;
+	return wait < 60000.0 ? (int64_t)wait + 1 : 60000;
 }
 
 void kube_client_opts_default(kube_client_opts_t *o)
@@ -141,6 +147,7 @@ typedef struct {
 	size_t len; /* bytes in buf */
 	size_t cap; /* allocated */
 	bool over;  /* passed KUBE_RESPONSE_MAX */
+	bool nomem; /* an allocation failed */
 } body_t;
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -158,8 +165,10 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
 		while (cap < b->len + n + 1)
 			cap *= 2;
 		nb = realloc(b->buf, cap);
-		if (!nb)
-			return 0;
+		if (!nb) {
+			b->nomem = true;
+			return 0; /* aborts the transfer */
+		}
 		b->buf = nb;
 		b->cap = cap;
 	}
@@ -183,6 +192,18 @@ static long retry_after(CURL *curl)
 	if (errno || end == h->value || v < 0)
 		return -1;
 	return v;
+}
+
+/* Append one header line to c->hdrs; on failure the list stays as it was
+ * (curl_slist_append returns NULL then, and assigning that would leak it). */
+static int add_header(kube_client_t *c, const char *line)
+{
+	struct curl_slist *l = curl_slist_append(c->hdrs, line);
+
+	if (!l)
+		return GPUQ_ENOMEM;
+	c->hdrs = l;
+	return GPUQ_OK;
 }
 
 int kube_client_prepare(kube_client_t *c, const char *path, const char *content_type,
@@ -212,7 +233,8 @@ int kube_client_prepare(kube_client_t *c, const char *path, const char *content_
 	if (timeout_ms > 0)
 		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
 	if (cfg->ca) {
-		struct curl_blob ca = {.data = cfg->ca, .len = cfg->ca_len, .flags = CURL_BLOB_NOCOPY};
+		struct curl_blob ca = {
+		    .data = cfg->ca, .len = cfg->ca_len, .flags = CURL_BLOB_NOCOPY};
 		curl_easy_setopt(c->curl, CURLOPT_CAINFO_BLOB, &ca);
 	}
 	if (cfg->insecure) {
@@ -222,29 +244,33 @@ int kube_client_prepare(kube_client_t *c, const char *path, const char *content_
 	if (cfg->cert) {
 		struct curl_blob cert = {
 		    .data = cfg->cert, .len = cfg->cert_len, .flags = CURL_BLOB_NOCOPY};
-		struct curl_blob key = {.data = cfg->key, .len = cfg->key_len, .flags = CURL_BLOB_NOCOPY};
+		struct curl_blob key = {
+		    .data = cfg->key, .len = cfg->key_len, .flags = CURL_BLOB_NOCOPY};
 		curl_easy_setopt(c->curl, CURLOPT_SSLCERT_BLOB, &cert);
 		curl_easy_setopt(c->curl, CURLOPT_SSLCERTTYPE, "PEM");
 		curl_easy_setopt(c->curl, CURLOPT_SSLKEY_BLOB, &key);
 		curl_easy_setopt(c->curl, CURLOPT_SSLKEYTYPE, "PEM");
 	}
 	rc = kube_token_get(cfg, token, sizeof(token), diag);
-	if (rc)
-		return rc;
-	c->hdrs = curl_slist_append(c->hdrs, "Accept: application/json");
-	c->hdrs = curl_slist_append(c->hdrs, "User-Agent: gpuq");
-	if (token[0]) {
-		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", token);
-		c->hdrs = curl_slist_append(c->hdrs, hdr);
-		memset(hdr, 0, sizeof(hdr));
+	if (rc) {
 		memset(token, 0, sizeof(token));
+		return rc;
 	}
-	if (content_type) {
+	rc = add_header(c, "Accept: application/json");
+	if (!rc)
+		rc = add_header(c, "User-Agent: gpuq");
+	if (!rc && token[0]) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", token);
+		rc = add_header(c, hdr);
+		memset(hdr, 0, sizeof(hdr));
+	}
+	memset(token, 0, sizeof(token));
+	if (!rc && content_type) {
 		snprintf(hdr, sizeof(hdr), "Content-Type: %s", content_type);
-		c->hdrs = curl_slist_append(c->hdrs, hdr);
+		rc = add_header(c, hdr);
 	}
-	if (!c->hdrs)
-		return GPUQ_ENOMEM;
+	if (rc)
+		return gpuq_diag_set(diag, rc, "out of memory for request headers");
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->hdrs);
 	return GPUQ_OK;
 }
@@ -274,9 +300,8 @@ static void limiter_wait(kube_client_t *c)
 }
 
 /* One attempt. Returns a transport error, or GPUQ_OK with resp->status set. */
-static int attempt(kube_client_t *c, const char *method, const char *path,
-		   const char *content_type, const char *body, size_t len, kube_response_t *resp,
-		   gpuq_diag_t *diag)
+static int attempt(kube_client_t *c, const char *method, const char *path, const char *content_type,
+		   const char *body, size_t len, kube_response_t *resp, gpuq_diag_t *diag)
 {
 	body_t b = {0};
 	CURLcode cc;
@@ -299,8 +324,11 @@ static int attempt(kube_client_t *c, const char *method, const char *path,
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
 	cc = curl_easy_perform(c->curl);
-	if (b.over) {
+	if (b.over || b.nomem) {
 		free(b.buf);
+		if (b.nomem)
+			return gpuq_diag_set(diag, GPUQ_ENOMEM,
+					     "%s %s: out of memory for the response", method, path);
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s %s: response over %u bytes", method,
 				     path, KUBE_RESPONSE_MAX);
 	}
@@ -353,9 +381,32 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
 	return rc;
 }
 
-int kube_request_json(kube_client_t *c, const char *method, const char *path,
-		      const char *content_type, const json_t *body, json_t **reply,
-		      gpuq_diag_t *diag)
+/* The apiserver's Status message for a JSON patch it could not apply:
+ * NewGenericServerResponse(422) without a resource, so no field names it. */
+#define PATCH_UNAPPLIED_MSG "the server rejected our request due to an error in our request"
+
+bool kube_patch_unapplied(long status, const char *body, size_t len)
+{
+	json_t *j;
+	const char *m;
+	bool yes;
+
+	if (status != 422 || !body || !len)
+		return false;
+	j = json_loadb(body, len, 0, NULL);
+	m = json_string_value(json_object_get(j, "message"));
+	/* "testing value /metadata/resourceVersion failed" is json-patch's own
+	 * word for a failed test op, should a server pass it on */
+	yes = m && (strcmp(m, PATCH_UNAPPLIED_MSG) == 0 || strstr(m, "testing value"));
+	json_decref(j);
+	return yes;
+}
+
+/* kube_request_json; json_patch: a 422 for a patch that did not apply (its
+ * `test` precondition failed) is GPUQ_ECONFLICT. */
+static int request_json(kube_client_t *c, const char *method, const char *path,
+			const char *content_type, const json_t *body, json_t **reply,
+			bool json_patch, gpuq_diag_t *diag)
 {
 	kube_response_t resp;
 	char *text = NULL;
@@ -367,11 +418,15 @@ int kube_request_json(kube_client_t *c, const char *method, const char *path,
 	if (body) {
 		text = json_dumps(body, JSON_COMPACT);
 		if (!text)
-			return GPUQ_ENOMEM;
+			return gpuq_diag_set(diag, GPUQ_ENOMEM, "%s %s: cannot serialize the body",
+					     method, path);
 	}
 	rc = kube_request(c, method, path, content_type ? content_type : "application/json", text,
 			  text ? strlen(text) : 0, &resp, diag);
 	free(text);
+	if (rc == GPUQ_EINVAL && json_patch &&
+	    kube_patch_unapplied(resp.status, resp.body, resp.len))
+		rc = GPUQ_ECONFLICT;
 	if (!rc && reply) {
 		*reply = json_loadb(resp.body, resp.len, 0, &jerr);
 		if (!json_is_object(*reply)) {
@@ -385,16 +440,19 @@ int kube_request_json(kube_client_t *c, const char *method, const char *path,
 	return rc;
 }
 
+int kube_request_json(kube_client_t *c, const char *method, const char *path,
+		      const char *content_type, const json_t *body, json_t **reply,
+		      gpuq_diag_t *diag)
+{
+	return request_json(c, method, path, content_type, body, reply, false, diag);
+}
+
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag)
 {
 	char full[KUBE_URL_MAX];
-	gpuq_diag_t local = {{0}};
 	const char *ct;
-	int rc;
 
-	if (!diag)
-		diag = &local;
 	switch (kind) {
 	case KUBE_PATCH_JSON:
 		ct = "application/json-patch+json";
@@ -413,12 +471,9 @@ int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json
 			return gpuq_diag_set(diag, GPUQ_ELIMIT, "patch path too long");
 		path = full;
 	}
-	rc = kube_request_json(c, "PATCH", path, ct, body, reply, diag);
-	/* a failed `test` op is the apiserver's 422 with "testing value": the
-	 * precondition failed, which is a conflict, not bad input */
-	if (rc == GPUQ_EINVAL && kind == KUBE_PATCH_JSON && strstr(diag->msg, "test"))
-		rc = GPUQ_ECONFLICT;
-	return rc;
+	/* a failed `test` op is a precondition that did not hold: a conflict,
+	 * not bad input (the path, which may well hold "test", plays no part) */
+	return request_json(c, "PATCH", path, ct, body, reply, kind == KUBE_PATCH_JSON, diag);
 }
 
 int kube_escape(const char *s, char *out, size_t cap)

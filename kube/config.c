@@ -5,8 +5,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <openssl/evp.h>
-
 #include "kube/internal.h"
 #include "policy/policy.h"
 
@@ -18,18 +16,25 @@ int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_d
 	size_t n = 0;
 	int rc = GPUQ_OK;
 
-	if (!f)
-		return gpuq_diag_set(diag, GPUQ_EIO, "%s: %s", path, strerror(errno));
+	/* constant codes below, not gpuq_diag_set's value: the analyzer cannot see
+	 * that it returns its rc, and would then think *out might be NULL on OK */
+	if (!f) {
+		gpuq_diag_set(diag, GPUQ_EIO, "%s: %s", path, strerror(errno));
+		return GPUQ_EIO;
+	}
 	buf = malloc(cap + 1);
 	if (!buf) {
 		fclose(f);
 		return GPUQ_ENOMEM;
 	}
 	n = fread(buf, 1, cap + 1, f);
-	if (ferror(f))
-		rc = gpuq_diag_set(diag, GPUQ_EIO, "%s: read failed", path);
-	else if (n > cap)
-		rc = gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: larger than %zu bytes", path, cap);
+	if (ferror(f)) {
+		rc = GPUQ_EIO;
+		gpuq_diag_set(diag, rc, "%s: read failed", path);
+	} else if (n > cap) {
+		rc = GPUQ_ELIMIT;
+		gpuq_diag_set(diag, rc, "%s: larger than %zu bytes", path, cap);
+	}
 	fclose(f);
 	if (rc) {
 		free(buf);
@@ -42,42 +47,75 @@ int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_d
 	return GPUQ_OK;
 }
 
-/* base64 (standard alphabet, padded, whitespace ignored) into a new buffer. */
-static int b64_decode(const char *field, const char *s, char **out, size_t *len,
-		      gpuq_diag_t *diag)
+static int b64_value(unsigned char ch)
 {
-	size_t n = strlen(s), m = 0, pad = 0;
-	char *clean, *dec;
-	int got;
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+')
+		return 62;
+	return ch == '/' ? 63 : -1;
+}
 
-	if (n > KUBE_PEM_MAX * 2)
+/* base64 as Go's StdEncoding writes it (standard alphabet, '=' padding only
+ * at the end; line breaks and blanks ignored) into a new NUL-terminated
+ * buffer of at most KUBE_PEM_MAX bytes. */
+static int b64_decode(const char *field, const char *s, char **out, size_t *len, gpuq_diag_t *diag)
+{
+	size_t n = strlen(s), o = 0, sextets = 0, pad = 0;
+	uint32_t acc = 0;
+	char *dec;
+
+	/* 4/3 of KUBE_PEM_MAX plus line breaks fits in twice it */
+	if (n > (size_t)KUBE_PEM_MAX * 2)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: longer than %u bytes", field,
 				     KUBE_PEM_MAX * 2);
-	clean = malloc(n + 1);
-	dec = malloc(n / 4 * 3 + 4);
-	if (!clean || !dec) {
-		free(clean);
-		free(dec);
+	dec = malloc(n / 4 * 3 + 3);
+	if (!dec)
 		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		int v;
+		if (ch == '\n' || ch == '\r' || ch == ' ' || ch == '\t')
+			continue;
+		if (ch == '=') {
+			pad++;
+			continue;
+		}
+		v = b64_value(ch);
+		if (v < 0 || pad)
+			goto bad; /* not base64, or data after the padding */
+		acc = acc << 6 | (uint32_t)v;
+		if (++sextets % 4 == 0) {
+			dec[o++] = (char)(acc >> 16 & 0xff);
+			dec[o++] = (char)(acc >> 8 & 0xff);
+			dec[o++] = (char)(acc & 0xff);
+		}
 	}
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != '\n' && s[i] != '\r' && s[i] != ' ' && s[i] != '\t')
-			clean[m++] = s[i];
-	clean[m] = '\0';
-	got = m % 4 == 0 ? EVP_DecodeBlock((unsigned char *)dec, (unsigned char *)clean, (int)m)
-			 : -1;
-	if (got < 0) {
-		free(clean);
+	/* the last quantum: 2 sextets and "==" give one byte, 3 and "=" two */
+	if (sextets % 4 == 2 && pad == 2) {
+		dec[o++] = (char)(acc >> 4 & 0xff);
+	} else if (sextets % 4 == 3 && pad == 1) {
+		dec[o++] = (char)(acc >> 10 & 0xff);
+		dec[o++] = (char)(acc >> 2 & 0xff);
+	} else if (sextets % 4 != 0 || pad != 0) {
+		goto bad;
+	}
+	if (o > KUBE_PEM_MAX) {
 		free(dec);
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: not valid base64", field);
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %u bytes decoded", field,
+				     KUBE_PEM_MAX);
 	}
-	while (pad < 2 && m > pad && clean[m - 1 - pad] == '=')
-		pad++;
-	free(clean);
-	*len = (size_t)got - pad;
-	dec[*len] = '\0';
+	dec[o] = '\0';
 	*out = dec;
+	*len = o;
 	return GPUQ_OK;
+bad:
+	free(dec);
+	return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: not valid base64", field);
 }
 
 void kube_config_destroy(kube_config_t *cfg)
@@ -142,15 +180,17 @@ static int resolve(const char *dir, const char *p, char *out, size_t cap, gpuq_d
 static int pem_of(const json_t *obj, const char *dir, const char *field, const char *ctx,
 		  char **out, size_t *len, gpuq_diag_t *diag)
 {
-	char key[64], path[4096], where[160];
+	char key[64], path[4096], where[360];
 	const json_t *v;
+	int rc;
 
 	*out = NULL;
 	*len = 0;
 	snprintf(key, sizeof(key), "%s-data", field);
 	snprintf(where, sizeof(where), "%s.%s", ctx, key);
 	v = json_object_get(obj, key);
-	if (v && !json_is_null(v)) {
+	/* an empty -data is unset, as client-go has it */
+	if (v && !json_is_null(v) && !(json_is_string(v) && !json_string_value(v)[0])) {
 		if (!json_is_string(v))
 			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: not a string", where);
 		return b64_decode(where, json_string_value(v), out, len, diag);
@@ -161,15 +201,17 @@ static int pem_of(const json_t *obj, const char *dir, const char *field, const c
 	snprintf(where, sizeof(where), "%s.%s", ctx, field);
 	if (!json_is_string(v) || !json_string_value(v)[0])
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: not a file name", where);
-	if (resolve(dir, json_string_value(v), path, sizeof(path), diag))
-		return GPUQ_ELIMIT;
-	return kube_file_read(path, KUBE_PEM_MAX, out, len, diag);
+	rc = resolve(dir, json_string_value(v), path, sizeof(path), diag);
+	if (!rc)
+		rc = kube_file_read(path, KUBE_PEM_MAX, out, len, diag);
+	if (rc)
+		gpuq_diag_prefix(diag, "%s: ", where);
+	return rc;
 }
 
 /* The entry named name in list key of doc ("clusters", "users", ...), its
  * inner object (entry[inner]) or NULL. */
-static const json_t *named(const json_t *doc, const char *key, const char *inner,
-			   const char *name)
+static const json_t *named(const json_t *doc, const char *key, const char *inner, const char *name)
 {
 	const json_t *list = json_object_get(doc, key), *e;
 	size_t i;
@@ -225,7 +267,13 @@ static int load_user(kube_config_t *cfg, const json_t *user, const char *dir, co
 	tfile = str_of(user, "tokenFile");
 	if (tok) {
 		if (strlen(tok) > KUBE_TOKEN_MAX)
-			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s.token: too long", ctx);
+			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s.token: longer than %u bytes",
+					     ctx, KUBE_TOKEN_MAX);
+		/* it goes into a header line: a CR or LF would start another */
+		for (const char *p = tok; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return gpuq_diag_set(diag, GPUQ_EINVAL,
+						     "%s.token: holds a control character", ctx);
 		return dup_str(tok, &cfg->token);
 	}
 	if (tfile) {
@@ -279,8 +327,9 @@ static int from_doc(kube_config_t *cfg, const json_t *doc, const char *dir, gpuq
 	ns = str_of(ctx, "namespace");
 	cl = cname ? named(doc, "clusters", "cluster", cname) : NULL;
 	if (!cl)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "contexts[%s].context.cluster: no cluster \"%s\"",
-				     cur, cname ? cname : "");
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "contexts[%s].context.cluster: no cluster \"%s\"", cur,
+				     cname ? cname : "");
 	rc = load_cluster(cfg, cl, dir, cname, diag);
 	if (rc)
 		return rc;
@@ -304,7 +353,10 @@ int kube_config_load(const char *path, kube_config_t **out, gpuq_diag_t *diag)
 	size_t len = 0;
 	int rc;
 
-	if (slash && (size_t)(slash - path) < sizeof(dir)) {
+	if (slash && (size_t)(slash - path) >= sizeof(dir))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "kubeconfig path longer than %zu bytes",
+				     sizeof(dir) - 1);
+	if (slash) {
 		memcpy(dir, path, (size_t)(slash - path));
 		dir[slash - path] = '\0';
 		if (!dir[0])
@@ -353,7 +405,8 @@ int kube_config_in_cluster(const char *sa_dir, kube_config_t **out, gpuq_diag_t 
 	if (strlen(host) + strlen(port) > 1000)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "KUBERNETES_SERVICE_HOST: too long");
 	/* an IPv6 service address needs brackets */
-	snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
+	snprintf(url, sizeof(url),
+		 strchr(host, ':') && host[0] != '[' ? "https://[%s]:%s" : "https://%s:%s", host,
 		 port);
 	rc = config_new(&cfg);
 	if (!rc)
@@ -369,7 +422,10 @@ int kube_config_in_cluster(const char *sa_dir, kube_config_t **out, gpuq_diag_t 
 	snprintf(path, sizeof(path), "%s/namespace", sa_dir);
 	if (!rc && kube_file_read(path, 256, &ns, NULL, NULL) == GPUQ_OK) {
 		ns[strcspn(ns, "\r\n ")] = '\0';
-		cfg->ns = ns;
+		if (ns[0])
+			cfg->ns = ns;
+		else
+			free(ns);
 	}
 	if (rc) {
 		kube_config_destroy(cfg);
@@ -399,6 +455,8 @@ int kube_token_get(kube_config_t *cfg, char *out, size_t cap, gpuq_diag_t *diag)
 			rc = kube_file_read(cfg->token_file, KUBE_TOKEN_MAX, &t, NULL, diag);
 			if (!rc) {
 				t[strcspn(t, "\r\n")] = '\0';
+				if (cfg->token)
+					memset(cfg->token, 0, strlen(cfg->token));
 				free(cfg->token);
 				cfg->token = t;
 				cfg->token_mtime = st.st_mtim;

@@ -53,53 +53,63 @@ static const struct {
 /* Decode one complete line (NUL-terminated, len bytes) and deliver it. */
 static int deliver(kube_watch_decoder_t *d, const char *line, size_t len, gpuq_diag_t *diag)
 {
+	unsigned long long nr = (unsigned long long)d->events + 1; /* for messages */
 	kube_event_t ev = {0};
 	json_error_t jerr;
-	json_t *j, *obj, *meta, *rv;
+	json_t *j, *obj, *rv;
 	const char *tname;
 	size_t i;
 	int rc;
 
 	j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!j)
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "watch event %llu: not JSON: %s",
-				     (unsigned long long)d->events + 1, jerr.text);
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "watch event %llu: not JSON: %s", nr,
+				     jerr.text);
 	rc = GPUQ_ECORRUPT;
+	if (!json_is_object(j)) {
+		gpuq_diag_set(diag, rc, "watch event %llu: not a JSON object", nr);
+		goto out;
+	}
 	tname = json_string_value(json_object_get(j, "type"));
-	obj = json_object_get(j, "object");
-	if (!json_is_object(j) || !tname) {
-		gpuq_diag_set(diag, rc, "watch event %llu: no \"type\" string",
-			      (unsigned long long)d->events + 1);
+	if (!tname) {
+		gpuq_diag_set(diag, rc, "watch event %llu: no \"type\" string", nr);
 		goto out;
 	}
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 		if (strcmp(types[i].name, tname) == 0)
 			break;
 	if (i == sizeof(types) / sizeof(types[0])) {
-		gpuq_diag_set(diag, rc, "watch event %llu: unknown type \"%.40s\"",
-			      (unsigned long long)d->events + 1, tname);
+		gpuq_diag_set(diag, rc, "watch event %llu: unknown type \"%.40s\"", nr, tname);
 		goto out;
 	}
 	ev.type = types[i].type;
+	obj = json_object_get(j, "object");
 	if (!json_is_object(obj)) {
-		gpuq_diag_set(diag, rc, "watch event %llu (%s): \"object\" is not an object",
-			      (unsigned long long)d->events + 1, tname);
+		gpuq_diag_set(diag, rc, "watch event %llu (%s): \"object\" is not an object", nr,
+			      tname);
 		goto out;
 	}
 	ev.object = obj;
 	ev.resource_version = "";
 	if (ev.type == KUBE_EV_ERROR) {
 		json_t *code = json_object_get(obj, "code");
-		ev.code = json_is_integer(code) ? (long)json_integer_value(code) : 0;
+		json_int_t c = json_is_integer(code) ? json_integer_value(code) : 0;
+		ev.code = c >= 0 && c <= 999 ? (long)c : 0; /* an HTTP status or nothing */
 	} else {
-		meta = json_object_get(obj, "metadata");
-		rv = json_object_get(meta, "resourceVersion");
-		if (!json_is_string(rv) || !json_string_value(rv)[0] ||
-		    json_string_length(rv) > 64) {
+		rv = json_object_get(json_object_get(obj, "metadata"), "resourceVersion");
+		if (!json_is_string(rv) || !json_string_value(rv)[0]) {
 			gpuq_diag_set(diag, rc,
 				      "watch event %llu (%s): metadata.resourceVersion missing or "
-				      "not a short string",
-				      (unsigned long long)d->events + 1, tname);
+				      "not a non-empty string",
+				      nr, tname);
+			goto out;
+		}
+		if (json_string_length(rv) > KUBE_RV_MAX) {
+			gpuq_diag_set(
+			    diag, rc,
+			    "watch event %llu (%s): metadata.resourceVersion longer than %d "
+			    "bytes",
+			    nr, tname, KUBE_RV_MAX);
 			goto out;
 		}
 		ev.resource_version = json_string_value(rv);
@@ -113,9 +123,11 @@ out:
 
 static int append(kube_watch_decoder_t *d, const char *p, size_t n, gpuq_diag_t *diag)
 {
-	if (d->len + n > d->max)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "watch event %llu: over %zu bytes",
-				     (unsigned long long)d->events + 1, d->max);
+	if (d->len + n > d->max) {
+		gpuq_diag_set(diag, GPUQ_ELIMIT, "watch event %llu: over %zu bytes",
+			      (unsigned long long)d->events + 1, d->max);
+		return GPUQ_ELIMIT; /* a constant: the analyzer cannot see through diag_set */
+	}
 	if (d->len + n + 1 > d->cap) {
 		size_t cap = d->cap ? d->cap : 4096;
 		char *nl;
@@ -144,8 +156,7 @@ static bool blank(const char *line, size_t n)
 	return true;
 }
 
-int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len,
-			    gpuq_diag_t *diag)
+int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len, gpuq_diag_t *diag)
 {
 	int rc;
 
@@ -165,10 +176,11 @@ int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len
 		if (!blank(d->line ? d->line : "", d->len)) {
 			rc = deliver(d, d->line, d->len, diag);
 			if (rc) {
+				/* a bad line: the stream cannot be trusted; a stop by the
+				 * callback: the bytes after it in buf were not decoded, so
+				 * going on later would start mid-line. Both stick. */
 				d->len = 0;
-				if (rc < 0 && rc != GPUQ_ENOMEM)
-					d->error = rc; /* the stream cannot be trusted */
-				return rc;
+				return d->error = rc;
 			}
 		}
 		d->len = 0;

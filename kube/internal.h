@@ -12,32 +12,37 @@
 
 #include "kube/kube.h"
 
+/* Bytes in a resourceVersion at most: etcd's are decimal uint64 (20 digits);
+ * the decoder refuses longer ones, so the watch loop can keep one in a fixed
+ * buffer and send it back in a URL. */
+#define KUBE_RV_MAX 64
+
 struct kube_config {
-	char *server;		      /* "https://host:port", no trailing slash */
-	char *ns;		      /* namespace of the context, or NULL */
-	char *ca;		      /* CA bundle PEM, or NULL: the system's */
-	size_t ca_len;		      /* bytes in ca */
-	bool insecure;		      /* insecure-skip-tls-verify */
-	char *cert;		      /* client certificate PEM, or NULL */
-	size_t cert_len;	      /* bytes in cert */
-	char *key;		      /* client key PEM, or NULL */
-	size_t key_len;		      /* bytes in key */
-	char *token_file;	      /* re-read when it changes, or NULL */
-	pthread_mutex_t lock;	      /* guards the token cache below */
-	char *token;		      /* bearer token, or NULL */
-	struct timespec token_mtime;  /* mtime of token_file when read */
-	long long token_size;	      /* its size then */
+	char *server;		     /* "https://host:port", no trailing slash */
+	char *ns;		     /* namespace of the context, or NULL */
+	char *ca;		     /* CA bundle PEM, or NULL: the system's */
+	size_t ca_len;		     /* bytes in ca */
+	bool insecure;		     /* insecure-skip-tls-verify */
+	char *cert;		     /* client certificate PEM, or NULL */
+	size_t cert_len;	     /* bytes in cert */
+	char *key;		     /* client key PEM, or NULL */
+	size_t key_len;		     /* bytes in key */
+	char *token_file;	     /* re-read when it changes, or NULL */
+	pthread_mutex_t lock;	     /* guards the token cache below */
+	char *token;		     /* bearer token, or NULL */
+	struct timespec token_mtime; /* mtime of token_file when read */
+	long long token_size;	     /* its size then */
 };
 
 struct kube_client {
-	const kube_config_t *cfg; /* borrowed */
-	CURL *curl;		  /* one easy handle: keeps its connection alive */
-	struct curl_slist *hdrs;  /* scratch header list of the current request */
-	double qps;		  /* rate limit: tokens per second (0: none) */
-	double burst;		  /* bucket size */
-	double tokens;		  /* tokens in the bucket now */
-	int64_t refill_ms;	  /* monotonic ms of the last refill */
-	char url[KUBE_URL_MAX];	  /* scratch URL */
+	const kube_config_t *cfg;     /* borrowed */
+	CURL *curl;		      /* one easy handle: keeps its connection alive */
+	struct curl_slist *hdrs;      /* scratch header list of the current request */
+	double qps;		      /* rate limit: tokens per second (0: none) */
+	double burst;		      /* bucket size */
+	double tokens;		      /* tokens in the bucket now */
+	int64_t refill_ms;	      /* monotonic ms of the last refill */
+	char url[KUBE_URL_MAX];	      /* scratch URL */
 	char errbuf[CURL_ERROR_SIZE]; /* curl's words for the last failure */
 };
 
@@ -67,5 +72,10 @@ int kube_status_error(long status);
  * updates *tokens and *refill_ms as of now_ms. */
 int64_t kube_limiter_take(double qps, double burst, double *tokens, int64_t *refill_ms,
 			  int64_t now_ms);
+
+/* Whether a PATCH answer (status, Status body) says a JSON patch could not
+ * be applied, which for gpuq's patches means their `test` precondition on
+ * metadata.resourceVersion failed. Pure. */
+bool kube_patch_unapplied(long status, const char *body, size_t len);
 
 #endif

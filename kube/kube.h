@@ -40,22 +40,22 @@
 
 /* ---- Caps ---- */
 
-#define KUBE_CONFIG_MAX (1u << 20)	/* bytes in a kubeconfig file */
-#define KUBE_PEM_MAX (256u << 10)	/* bytes of one certificate, key or CA bundle */
-#define KUBE_TOKEN_MAX (16u << 10)	/* bytes of a bearer token */
-#define KUBE_URL_MAX 4096		/* bytes in a request URL */
-#define KUBE_RESPONSE_MAX (64u << 20)	/* bytes in one response body (a LIST page) */
-#define KUBE_EVENT_MAX (4u << 20)	/* bytes in one watch event (one line): a Job
-					   with managedFields is ~10 KiB; etcd's own
-					   object cap is 1.5 MiB */
-#define KUBE_LIST_PAGE 500		/* items per LIST page (limit=) */
-#define KUBE_RETRIES_MAX 5		/* 429/503 retries of one request */
-#define KUBE_RETRY_AFTER_MAX_S 30	/* longest Retry-After honoured, seconds */
-#define KUBE_WATCH_TIMEOUT_S 300	/* timeoutSeconds of one watch request */
-#define KUBE_BACKOFF_BASE_MS 200	/* first reconnect delay of a watch */
-#define KUBE_BACKOFF_MAX_MS 30000	/* reconnect delay ceiling */
-#define KUBE_REQUEST_TIMEOUT_MS 30000	/* whole-request timeout (not watches) */
-#define KUBE_FIELD_MANAGER "gpuq"	/* server-side apply field manager */
+#define KUBE_CONFIG_MAX (1u << 20)    /* bytes in a kubeconfig file */
+#define KUBE_PEM_MAX (256u << 10)     /* bytes of one certificate, key or CA bundle */
+#define KUBE_TOKEN_MAX (16u << 10)    /* bytes of a bearer token */
+#define KUBE_URL_MAX 4096	      /* bytes in a request URL */
+#define KUBE_RESPONSE_MAX (64u << 20) /* bytes in one response body (a LIST page) */
+/* bytes in one watch event (one line): a Job with managedFields is ~10 KiB;
+ * etcd's own object cap is 1.5 MiB */
+#define KUBE_EVENT_MAX (4u << 20)
+#define KUBE_LIST_PAGE 500	      /* items per LIST page (limit=) */
+#define KUBE_RETRIES_MAX 5	      /* 429/503 retries of one request */
+#define KUBE_RETRY_AFTER_MAX_S 30     /* longest Retry-After honoured, seconds */
+#define KUBE_WATCH_TIMEOUT_S 300      /* timeoutSeconds of one watch request */
+#define KUBE_BACKOFF_BASE_MS 200      /* first reconnect delay of a watch */
+#define KUBE_BACKOFF_MAX_MS 30000     /* reconnect delay ceiling */
+#define KUBE_REQUEST_TIMEOUT_MS 30000 /* whole-request timeout (not watches) */
+#define KUBE_FIELD_MANAGER "gpuq"     /* server-side apply field manager */
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 /* ---- Configuration ---- */
@@ -145,8 +145,10 @@ typedef enum {
 
 /* PATCH path with body (a JSON array for KUBE_PATCH_JSON, an object for the
  * others; a JSON patch may carry a `test` op on /metadata/resourceVersion
- * as its precondition: the apiserver then answers 422, translated to
- * GPUQ_ECONFLICT). *reply as for kube_request_json. */
+ * as its precondition: when the patch does not apply, the apiserver answers
+ * 422 with a bare Status, translated to GPUQ_ECONFLICT; a 422 naming a
+ * field of the patched object stays GPUQ_EINVAL). *reply as for
+ * kube_request_json. */
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag);
 
@@ -189,11 +191,13 @@ int kube_watch_decoder_create(size_t max_event, kube_event_cb cb, void *ctx,
 void kube_watch_decoder_destroy(kube_watch_decoder_t *d); /* NULL is fine */
 
 /* Feed the next len bytes of the stream (any split). Calls cb for every
- * complete event. Returns GPUQ_OK, the callback's non-zero value, or
- * (sticky: every later call returns it too) GPUQ_ELIMIT for an event over
- * the cap and GPUQ_ECORRUPT for a line that is not a watch event: not JSON,
- * not an object, unknown or missing "type", "object" not an object, or a
- * non-ERROR object without metadata.resourceVersion; diag says which. */
+ * complete (newline-terminated) event; blank lines are keep-alives. Returns
+ * GPUQ_OK or, sticky (every later call returns it too, since the bytes after
+ * it were not decoded): the callback's non-zero value, GPUQ_ELIMIT for an
+ * event over the cap, GPUQ_ENOMEM, or GPUQ_ECORRUPT for a line that is not a
+ * watch event: not JSON, not an object, unknown or missing "type", "object"
+ * not an object, or a non-ERROR object whose metadata.resourceVersion is
+ * missing, empty or over 64 bytes; diag (may be NULL) says which. */
 int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len,
 			    gpuq_diag_t *diag);
 
@@ -203,10 +207,10 @@ uint64_t kube_watch_decoder_events(const kube_watch_decoder_t *d);
 /* ---- LIST then WATCH ---- */
 
 typedef struct {
-	const char *path;   /* collection path, e.g. "/apis/batch/v1/jobs" */
+	const char *path;	    /* collection path, e.g. "/apis/batch/v1/jobs" */
 	const char *label_selector; /* labelSelector query value, or NULL */
-	const char *name;   /* short name for logs ("jobs") */
-	volatile int *stop; /* the loop returns soon after *stop becomes non-zero */
+	const char *name;	    /* short name for logs ("jobs") */
+	volatile int *stop;	    /* the loop returns soon after *stop becomes non-zero */
 } kube_watch_opts_t;
 
 /* Run LIST then WATCH of opts->path until *opts->stop: announces
@@ -216,8 +220,11 @@ typedef struct {
  * Gone, an ERROR event or a bad or oversized event relists (RESET ...
  * SYNCED again). Failures are logged once per streak and retried after a
  * backoff of KUBE_BACKOFF_BASE_MS doubling to KUBE_BACKOFF_MAX_MS, with
- * jitter. The client c is used by this loop only while it runs. Returns
- * GPUQ_OK when stopped, or the callback's non-zero value. */
+ * jitter; a watch refused or ended at once without an event counts as one,
+ * and only a watch that ran ends a streak (a working LIST does not). A stop
+ * during a paged LIST returns without SYNCED. The client c is used by this
+ * loop only while it runs. Returns GPUQ_OK when stopped, or the callback's
+ * non-zero value. */
 int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_cb cb, void *ctx);
 
 /* ---- Events (events.k8s.io/v1) ---- */
@@ -236,8 +243,8 @@ typedef struct {
  * allows). reportingController "gpuq.dev/gpuq", reportingInstance instance.
  * Errors as kube_request. */
 int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *type,
-		    const char *reason, const char *action, const char *note,
-		    const char *instance, gpuq_diag_t *diag);
+		    const char *reason, const char *action, const char *note, const char *instance,
+		    gpuq_diag_t *diag);
 
 /* ---- Leader election (coordination.k8s.io/v1 Lease) ---- */
 

@@ -6,7 +6,8 @@
 
 #include "kube/internal.h"
 
-#define NOTE_MAX 1024 /* events.k8s.io/v1 refuses a longer note */
+#define NOTE_MAX 1024		   /* events.k8s.io/v1 refuses a longer note */
+#define LEASE_DURATION_MAX_S 86400 /* a longer leaseDurationSeconds read is taken as ours */
 
 /* ---- time ---- */
 
@@ -23,6 +24,14 @@ static int digits(const char *s, int n, int *out)
 	return 0;
 }
 
+static int days_in(int y, int mo)
+{
+	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return mo == 2 && leap ? 29 : days[mo - 1];
+}
+
 int kube_time_parse(const char *s, int64_t *ms)
 {
 	struct tm tm = {0};
@@ -36,7 +45,7 @@ int kube_time_parse(const char *s, int64_t *ms)
 	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
 	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se))
 		return GPUQ_EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in(y, mo) || h > 23 || mi > 59 || se > 60)
 		return GPUQ_EINVAL;
 	p = s + 19;
 	if (*p == '.') {
@@ -74,49 +83,74 @@ int kube_time_parse(const char *s, int64_t *ms)
 
 void kube_time_format_micro(int64_t ms, char *out, size_t cap)
 {
-	time_t t = (time_t)(ms / 1000);
+	/* floor division: -1 ms is 1969-12-31T23:59:59.999 */
+	int64_t sec = ms / 1000 - (ms % 1000 < 0 ? 1 : 0);
+	int milli = (int)(ms - sec * 1000);
+	time_t t = (time_t)sec;
 	struct tm tm;
-	size_t n;
+	size_t n = 0;
 
-	gmtime_r(&t, &tm);
-	n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!cap)
+		return;
+	out[0] = '\0';
+	if (gmtime_r(&t, &tm))
+		n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
 	if (n)
-		snprintf(out + n, cap - n, ".%06dZ", (int)(ms % 1000) * 1000);
+		snprintf(out + n, cap - n, ".%06dZ", milli * 1000);
+	else
+		out[0] = '\0'; /* strftime leaves out undefined when it does not fit */
 }
 
 /* ---- events ---- */
 
 int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *type,
-		    const char *reason, const char *action, const char *note,
-		    const char *instance, gpuq_diag_t *diag)
+		    const char *reason, const char *action, const char *note, const char *instance,
+		    gpuq_diag_t *diag)
 {
 	char path[KUBE_URL_MAX], ns[512], when[40], gen[300], cut[NOTE_MAX];
 	json_t *ev, *reg;
+	size_t n;
 	int rc;
 
+	if (!regarding || !regarding->api_version || !regarding->kind || !regarding->namespace_ ||
+	    !regarding->name || !type || !reason || !action)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "event: regarding (apiVersion, kind, namespace, name), type, "
+				     "reason and action are required");
 	if (kube_escape(regarding->namespace_, ns, sizeof(ns)))
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "namespace too long");
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
 	kube_time_format_micro(kube_now_ms(), when, sizeof(when));
-	snprintf(gen, sizeof(gen), "%.200s.", regarding->name);
+	snprintf(gen, sizeof(gen), "%.200s-", regarding->name);
 	snprintf(cut, sizeof(cut), "%s", note ? note : "");
-	reg = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", regarding->api_version, "kind",
-			regarding->kind, "namespace", regarding->namespace_, "name",
-			regarding->name);
+	/* a cut inside a UTF-8 sequence would make the note invalid and lost */
+	n = strlen(cut);
+	if (note && n < strlen(note)) {
+		while (n > 0 && ((unsigned char)note[n] & 0xc0) == 0x80)
+			n--; /* note[n] continues a sequence begun before it */
+		cut[n] = '\0';
+	}
+	reg =
+	    json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", regarding->api_version, "kind",
+		      regarding->kind, "namespace", regarding->namespace_, "name", regarding->name);
 	if (reg && regarding->uid)
 		json_object_set_new(reg, "uid", json_string(regarding->uid));
 	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "apiVersion",
 		       "events.k8s.io/v1", "kind", "Event", "metadata", "generateName", gen,
-		       "namespace", regarding->namespace_, "eventTime", when,
-		       "reportingController", "gpuq.dev/gpuq", "reportingInstance",
-		       instance ? instance : "gpuq", "action", action, "reason", reason, "type",
-		       type, "regarding", reg);
+		       "namespace", regarding->namespace_, "eventTime", when, "reportingController",
+		       "gpuq.dev/gpuq", "reportingInstance", instance ? instance : "gpuq", "action",
+		       action, "reason", reason, "type", type, "regarding", reg);
 	if (!ev) {
-		/* json_pack with "o" steals reg even on failure */
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "event for %s/%s: bad strings",
+		/* json_pack with "o" steals reg even on failure (jansson >= 2.11) */
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "event for %.200s/%.200s: bad strings",
 				     regarding->namespace_, regarding->name);
 	}
-	json_object_set_new(ev, "note", json_string(cut));
+	if (json_object_set_new(ev, "note", json_string(cut))) {
+		json_decref(ev);
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "event for %.200s/%.200s: note is not UTF-8",
+				     regarding->namespace_, regarding->name);
+	}
 	rc = kube_request_json(c, "POST", path, NULL, ev, NULL, diag);
 	json_decref(ev);
 	return rc;
@@ -124,14 +158,20 @@ int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *t
 
 /* ---- leases ---- */
 
-static int lease_path(const kube_lease_opts_t *o, char *out, size_t cap, bool item)
+/* The Lease's URL; diag says why not (NULL field, too long). */
+static int lease_path(const kube_lease_opts_t *o, char *out, size_t cap, bool item,
+		      gpuq_diag_t *diag)
 {
 	char ns[512], name[512];
 
+	if (!o->namespace_ || !o->name || !o->identity)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "lease: namespace, name and identity are required");
 	if (kube_escape(o->namespace_, ns, sizeof(ns)) || kube_escape(o->name, name, sizeof(name)))
-		return GPUQ_ELIMIT;
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "lease: namespace or name too long");
 	if (item)
-		snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", ns, name);
+		snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s", ns,
+			 name);
 	else
 		snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", ns);
 	return GPUQ_OK;
@@ -169,11 +209,13 @@ static int lease_create(kube_client_t *c, const kube_lease_opts_t *o, int64_t no
 	lease = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1",
 			  "kind", "Lease", "metadata", "name", o->name, "namespace", o->namespace_,
 			  "spec", spec);
-	if (!lease)
-		return GPUQ_ENOMEM;
-	if (lease_path(o, path, sizeof(path), false)) {
+	if (!lease) /* "o" stole spec */
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "lease %.200s/%.200s: bad strings",
+				     o->namespace_, o->name);
+	rc = lease_path(o, path, sizeof(path), false, diag);
+	if (rc) {
 		json_decref(lease);
-		return GPUQ_ELIMIT;
+		return rc;
 	}
 	rc = kube_request_json(c, "POST", path, NULL, lease, NULL, diag);
 	json_decref(lease);
@@ -193,13 +235,15 @@ int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
 	char path[KUBE_URL_MAX], seen[300];
 	json_t *lease = NULL, *spec;
 	const char *holder, *renew;
+	json_int_t dur_s;
 	int64_t dur_ms;
 	bool mine, expired, empty;
 	int rc;
 
 	st->leader = false;
-	if (lease_path(o, path, sizeof(path), true))
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "lease name too long");
+	rc = lease_path(o, path, sizeof(path), true, diag);
+	if (rc)
+		return rc;
 	rc = kube_request_json(c, "GET", path, NULL, NULL, &lease, diag);
 	if (rc == GPUQ_ENOTFOUND)
 		return lease_create(c, o, now_ms, st, diag);
@@ -212,9 +256,10 @@ int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
 	}
 	holder = json_string_value(json_object_get(spec, "holderIdentity"));
 	renew = json_string_value(json_object_get(spec, "renewTime"));
-	dur_ms = (int64_t)json_integer_value(json_object_get(spec, "leaseDurationSeconds")) * 1000;
-	if (dur_ms <= 0)
-		dur_ms = (int64_t)duration_of(o) * 1000;
+	dur_s = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
+	if (dur_s <= 0 || dur_s > LEASE_DURATION_MAX_S) /* the peer's number: no overflow */
+		dur_s = duration_of(o);
+	dur_ms = (int64_t)dur_s * 1000;
 	st->transitions = (uint32_t)json_integer_value(json_object_get(spec, "leaseTransitions"));
 	gpuq_strlcpy(st->holder, holder ? holder : "", sizeof(st->holder));
 	/* Expiry is judged on this replica's own clock from when it first saw
@@ -256,8 +301,9 @@ int kube_lease_release(kube_client_t *c, const kube_lease_opts_t *o, gpuq_diag_t
 	const char *holder;
 	int rc;
 
-	if (lease_path(o, path, sizeof(path), true))
-		return GPUQ_ELIMIT;
+	rc = lease_path(o, path, sizeof(path), true, diag);
+	if (rc)
+		return rc;
 	rc = kube_request_json(c, "GET", path, NULL, NULL, &lease, diag);
 	if (rc)
 		return rc == GPUQ_ENOTFOUND ? GPUQ_OK : rc;

@@ -5,7 +5,11 @@
 
 #include "kube/internal.h"
 
-#define RV_MAX 65 /* resourceVersion bytes kept (the decoder refuses longer) */
+#define RV_MAX (KUBE_RV_MAX + 1) /* resourceVersion bytes kept, NUL included */
+#define ERRBODY_MAX 512		 /* bytes of a refused watch's body kept for the log */
+/* A watch that ends cleanly sooner than this without a single event (not even
+ * a bookmark) is a misbehaving peer or proxy: back off instead of spinning. */
+#define WATCH_MIN_MS 1000
 /* A watch request lives timeoutSeconds; curl gives up a little later so a
  * silently dead connection cannot hold the loop forever. */
 #define WATCH_CURL_TIMEOUT_MS ((long)(KUBE_WATCH_TIMEOUT_S + 30) * 1000)
@@ -19,6 +23,10 @@ typedef struct {
 	int stopped_by_cb;	    /* the consumer's non-zero value, or 0 */
 	kube_watch_decoder_t *dec;  /* the current stream's decoder */
 	gpuq_diag_t diag;	    /* the stream's last problem */
+	CURL *curl;		    /* the current stream's handle */
+	uint64_t delivered;	    /* the current stream's objects and bookmarks */
+	char errbody[ERRBODY_MAX];  /* start of a non-2xx answer's body */
+	size_t errlen;		    /* bytes in errbody */
 } loop_t;
 
 static int on_event(void *ud, const kube_event_t *ev)
@@ -35,6 +43,7 @@ static int on_event(void *ud, const kube_event_t *ev)
 		return 1; /* ends this stream */
 	}
 	gpuq_strlcpy(l->rv, ev->resource_version, sizeof(l->rv));
+	l->delivered++;
 	if (ev->type == KUBE_EV_BOOKMARK)
 		return 0;
 	rc = l->cb(l->ctx, ev);
@@ -47,7 +56,19 @@ static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *ud)
 {
 	loop_t *l = ud;
 	size_t n = size * nmemb;
+	long status = 0;
 
+	/* a refusal (403, 410, 500...) carries a Status, not watch events: keep
+	 * its start for the message instead of decoding it */
+	curl_easy_getinfo(l->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status >= 300) {
+		size_t k =
+		    n < sizeof(l->errbody) - 1 - l->errlen ? n : sizeof(l->errbody) - 1 - l->errlen;
+		memcpy(l->errbody + l->errlen, ptr, k);
+		l->errlen += k;
+		l->errbody[l->errlen] = '\0';
+		return n;
+	}
 	if (kube_watch_decoder_feed(l->dec, ptr, n, &l->diag) != GPUQ_OK)
 		return 0; /* aborts the transfer */
 	return n;
@@ -106,7 +127,8 @@ static int list_page(loop_t *l, json_t *page, char *cont, size_t cap, gpuq_diag_
 	json_t *item;
 	size_t i;
 
-	if (!rv || strlen(rv) >= RV_MAX || (!json_is_array(items) && !json_is_null(items) && items))
+	if (!rv || !rv[0] || strlen(rv) >= RV_MAX ||
+	    (!json_is_array(items) && !json_is_null(items) && items))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "list %s: no resourceVersion or items",
 				     l->o->name);
 	if (c && strlen(c) >= cap)
@@ -157,22 +179,40 @@ static int relist(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 		if (rc)
 			return rc;
 	} while (cont[0] && !*l->o->stop);
+	if (cont[0])
+		return GPUQ_OK; /* stopped mid-list: a SYNCED now would declare the
+				   objects of the pages not read gone */
 	ev.type = KUBE_EV_SYNCED;
 	rc = l->cb(l->ctx, &ev);
 	return rc ? (l->stopped_by_cb = rc) : GPUQ_OK;
 }
 
+/* The Status message of a refused watch, or its body's first bytes. */
+static void refusal(const loop_t *l, char *out, size_t cap)
+{
+	json_t *j = l->errlen ? json_loadb(l->errbody, l->errlen, 0, NULL) : NULL;
+	const char *m = json_string_value(json_object_get(j, "message"));
+
+	snprintf(out, cap, "%.300s", m ? m : l->errlen ? l->errbody : "(no body)");
+	json_decref(j);
+}
+
 /* One watch request from l->rv until it ends. */
 static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 {
-	char path[KUBE_URL_MAX], query[256];
+	char path[KUBE_URL_MAX], query[512], erv[RV_MAX * 3], msg[320];
 	long status = 0;
+	int64_t start = kube_mono_ms();
+	bool productive; /* the stream brought something or lived a while */
 	CURLcode cc;
 	int rc;
 
+	if (kube_escape(l->rv, erv, sizeof(erv)))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "watch %s: resourceVersion too long",
+				     l->o->name);
 	snprintf(query, sizeof(query),
 		 "watch=1&allowWatchBookmarks=true&timeoutSeconds=%d&resourceVersion=%s",
-		 KUBE_WATCH_TIMEOUT_S, l->rv);
+		 KUBE_WATCH_TIMEOUT_S, erv);
 	rc = build_path(l->o, query, path, sizeof(path), diag);
 	if (!rc)
 		rc = kube_client_prepare(c, path, NULL, WATCH_CURL_TIMEOUT_MS, diag);
@@ -181,6 +221,10 @@ static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 	if (rc)
 		return rc;
 	l->diag.msg[0] = '\0';
+	l->errlen = 0;
+	l->errbody[0] = '\0';
+	l->curl = c->curl;
+	l->delivered = 0;
 	curl_easy_setopt(c->curl, CURLOPT_HTTPGET, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_stream);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, l);
@@ -191,22 +235,39 @@ static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
 	kube_watch_decoder_destroy(l->dec);
 	l->dec = NULL;
-	if (l->stopped_by_cb || *l->o->stop || l->relist)
+	l->curl = NULL;
+	productive = l->delivered > 0 || kube_mono_ms() - start >= WATCH_MIN_MS;
+	if (l->stopped_by_cb || *l->o->stop)
 		return GPUQ_OK;
-	if (status == 410) {
+	if (l->relist || status == 410) {
+		/* resourceVersion gone (410, an ERROR event): relist. At once after
+		 * a stream that ran; after one refused straight away (a lagging
+		 * apiserver, a proxy), as a failure, with backoff, so the loop
+		 * cannot turn into back-to-back LISTs. */
 		l->relist = true;
-		return GPUQ_OK;
+		if (productive)
+			return GPUQ_OK;
+		return gpuq_diag_set(diag, GPUQ_EGONE,
+				     "watch %s: relist asked for at once (resourceVersion %s)",
+				     l->o->name, l->rv);
+	}
+	if (status && (status < 200 || status >= 300)) {
+		refusal(l, msg, sizeof(msg));
+		return gpuq_diag_set(diag, kube_status_error(status), "watch %s: HTTP %ld: %s",
+				     l->o->name, status, msg);
 	}
 	if (l->diag.msg[0]) { /* the decoder refused the stream */
 		l->relist = true;
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "watch %s: %s", l->o->name, l->diag.msg);
 	}
-	if (cc != CURLE_OK && cc != CURLE_OPERATION_TIMEDOUT)
+	/* a timeout after the answer began is the watch's normal end; before
+	 * it (no status), the apiserver was not reached */
+	if (cc != CURLE_OK && !(cc == CURLE_OPERATION_TIMEDOUT && status))
 		return gpuq_diag_set(diag, GPUQ_EHTTP, "watch %s: %s", l->o->name,
 				     c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
-	if (status && (status < 200 || status >= 300))
-		return gpuq_diag_set(diag, kube_status_error(status), "watch %s: HTTP %ld",
-				     l->o->name, status);
+	if (!productive)
+		return gpuq_diag_set(diag, GPUQ_EHTTP, "watch %s: ended at once without an event",
+				     l->o->name);
 	return GPUQ_OK; /* ended normally: resume from l->rv */
 }
 
@@ -226,41 +287,46 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 {
 	loop_t l = {.o = opts, .cb = cb, .ctx = ctx, .relist = true};
 	int64_t backoff = KUBE_BACKOFF_BASE_MS;
-	uint64_t seed = (uint64_t)kube_mono_ms() * 2654435761u + (uintptr_t)&l;
+	/* xorshift must not start at 0 (it would stay there) */
+	uint64_t seed = ((uint64_t)kube_mono_ms() * 2654435761u + (uintptr_t)&l) | 1;
 	unsigned failures = 0;
 
 	while (!*opts->stop) {
 		gpuq_diag_t diag = {{0}};
+		bool listing = l.relist;
 		int rc;
 
-		if (l.relist) {
-			rc = relist(c, &l, &diag);
-			if (!rc)
-				l.relist = false;
-		} else {
-			rc = watch_once(c, &l, &diag);
-		}
+		rc = listing ? relist(c, &l, &diag) : watch_once(c, &l, &diag);
+		if (listing && !rc)
+			l.relist = false;
 		if (l.stopped_by_cb)
 			return l.stopped_by_cb;
 		if (*opts->stop)
 			break;
-		if (rc == GPUQ_EGONE) {
-			l.relist = true;
+		if (listing && rc == GPUQ_EGONE) {
+			l.relist = true; /* a continue token expired: list again */
 			continue;
 		}
 		if (!rc) {
-			if (failures)
-				gpuq_log(GPUQ_LOG_INFO, "kube", "watch %s: recovered after %u failures",
-					 opts->name, failures);
-			failures = 0;
-			backoff = KUBE_BACKOFF_BASE_MS;
+			/* only a watch that ran ends a failure streak: a LIST that
+			 * works before a WATCH that does not (RBAC granting list but
+			 * not watch) must not reset the backoff */
+			if (!listing) {
+				if (failures)
+					gpuq_log(GPUQ_LOG_INFO, "kube",
+						 "watch %s: recovered after %u failures",
+						 opts->name, failures);
+				failures = 0;
+				backoff = KUBE_BACKOFF_BASE_MS;
+			}
 			continue;
 		}
 		if (failures++ == 0)
 			gpuq_log(GPUQ_LOG_WARN, "kube", "watch %s: %s; retrying with backoff",
 				 opts->name, diag.msg);
-		if (rc != GPUQ_EHTTP)
-			l.relist = true; /* anything but a dropped connection: start over */
+		if (rc != GPUQ_EHTTP && rc != GPUQ_EAGAIN)
+			l.relist = true; /* anything but a dropped connection or a busy
+					    server: start over */
 		kube_sleep_ms(jittered(backoff, &seed), opts->stop);
 		backoff = backoff * 2 > KUBE_BACKOFF_MAX_MS ? KUBE_BACKOFF_MAX_MS : backoff * 2;
 	}

@@ -5,7 +5,7 @@ set -eu
 PKGS="gcc make pkg-config git curl ca-certificates openssl
 libmicrohttpd-dev libgnutls28-dev libssl-dev libjansson-dev libcurl4-openssl-dev
 liblmdb-dev lmdb-utils libyaml-dev libcmocka-dev
-clang clang-format clang-tidy cppcheck valgrind
+clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind
 wrk nginx-light prometheus jq time"
 
 missing=""
