@@ -1,9 +1,14 @@
 /* Fuzz target: webhook_review_handle on arbitrary bytes, as /mutate and as
  * /validate, against a small fixed policy (one managed namespace with a
- * LocalQueue, a LimitRange, a ResourceQuota and a GPU claim template). Checks
- * what must hold for every input: the call succeeds, the reply is 200 with a
- * well-formed AdmissionReview (and a decodable JSON Patch array when there is
- * one) or 400 with a sentence, and every warning is under 120 bytes. */
+ * LocalQueue, a LimitRange, a ResourceQuota, a PriorityClass and a GPU claim
+ * template), and once without a policy. Checks what must hold for every
+ * input: the call succeeds, the reply is 200 with a well-formed
+ * AdmissionReview (and a decodable JSON Patch array when there is one) or
+ * 400 with a sentence (or, without a policy, 503 with a sentence), and every
+ * warning is under 120 bytes. Also webhook_object_decode, on the bytes and on
+ * the review's object made into a LIST item: it succeeds with a complete
+ * object or refuses with a diagnostic. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +67,13 @@ static const char POLICY[] =
     "kind: ResourceClaimTemplate\n"
     "metadata: {namespace: team-a, name: two-gpus}\n"
     "spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, "
-    "count: 2}}]}}}\n";
+    "count: 2}}]}}}\n"
+    "---\n"
+    "apiVersion: scheduling.k8s.io/v1\n"
+    "kind: PriorityClass\n"
+    "metadata: {name: high}\n"
+    "value: 1000\n"
+    "globalDefault: true\n";
 
 static policy_t *policy_get(void)
 {
@@ -115,14 +126,17 @@ static void check_patch(const char *b64)
 	free(out);
 }
 
-static void check_reply(const webhook_reply_t *r)
+static void check_reply(const webhook_reply_t *r, bool have_policy)
 {
 	json_t *root, *resp, *warnings;
 	const char *patch;
 
 	if (!r->body || strlen(r->body) != r->len || !r->kind || !r->decision)
 		abort();
-	if (r->http_status == 400)
+	if (r->http_status == 503 &&
+	    (have_policy || strcmp(r->kind, "other") == 0 || !strstr(r->body, "no policy yet")))
+		abort(); /* only a Pod or Job without a policy */
+	if (r->http_status == 400 || r->http_status == 503)
 		return;
 	if (r->http_status != 200)
 		abort();
@@ -141,18 +155,69 @@ static void check_reply(const webhook_reply_t *r)
 	json_decref(root);
 }
 
+static void check_object(const policy_t *p, const char *json, size_t len)
+{
+	webhook_object_t o;
+	gpuq_diag_t diag = {""};
+	int rc = webhook_object_decode(p, NULL, json, len, &o, &diag);
+
+	if (rc == GPUQ_ENOMEM)
+		return;
+	if (rc) {
+		if (rc != GPUQ_EINVAL || !diag.msg[0] || o.mem || o.name)
+			abort();
+		return;
+	}
+	if (!o.mem || !o.name || !*o.name || !o.namespace_ || !o.uid || !o.resource_version ||
+	    (o.kind != WEBHOOK_KIND_POD && o.kind != WEBHOOK_KIND_JOB) || o.pods < 0 ||
+	    o.n_requests > QUOTA_RESLIST_MAX || o.n_node_selector > WEBHOOK_OBJECT_SELECTOR_MAX ||
+	    o.n_tolerations > WEBHOOK_OBJECT_TOLERATIONS_MAX ||
+	    strlen(o.name) > WEBHOOK_OBJECT_STR_MAX)
+		abort();
+	for (size_t i = 0; i < o.n_requests; i++)
+		if (o.requests[i].amount < 0)
+			abort();
+	webhook_object_deinit(&o);
+}
+
+/* The review's request.object as a LIST item: namespace, uid and creation
+ * time added, as the apiserver's would carry. */
+static void check_review_object(const policy_t *p, const uint8_t *data, size_t size)
+{
+	json_t *root = json_loadb((const char *)data, size, 0, NULL);
+	json_t *req = json_object_get(root, "request");
+	json_t *obj = json_object_get(req, "object"), *meta = json_object_get(obj, "metadata");
+	char *text;
+
+	if (json_is_object(meta)) {
+		json_t *ns = json_object_get(req, "namespace");
+
+		json_object_set_new(meta, "namespace",
+				    json_is_string(ns) ? json_incref(ns) : json_string("n"));
+		json_object_set_new(meta, "uid", json_string("fuzz-uid"));
+		json_object_set_new(meta, "creationTimestamp", json_string("2024-05-01T12:00:00Z"));
+		text = json_dumps(obj, JSON_COMPACT);
+		if (text)
+			check_object(p, text, strlen(text));
+		free(text);
+	}
+	json_decref(root);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	policy_t *p = policy_get();
 
-	for (int ep = 0; ep < 2; ep++) {
+	for (int ep = 0; ep < 3; ep++) {
 		webhook_reply_t r;
 
-		if (webhook_review_handle(ep ? WEBHOOK_VALIDATE : WEBHOOK_MUTATE, p, NULL,
-					  (const char *)data, size, &r))
+		if (webhook_review_handle(ep == 1 ? WEBHOOK_VALIDATE : WEBHOOK_MUTATE,
+					  ep < 2 ? p : NULL, NULL, (const char *)data, size, &r))
 			continue; /* out of memory: nothing to check */
-		check_reply(&r);
+		check_reply(&r, ep < 2);
 		webhook_reply_deinit(&r);
 	}
+	check_object(p, (const char *)data, size);
+	check_review_object(p, data, size);
 	return 0;
 }

@@ -150,7 +150,22 @@ REQ="--cert-dir $CERTS --policy-dir $POL --state-dir $STATE"
 	usage_error "missing policy dir: exit 2" "--policy-dir \"$T/none\"" --listen 127.0.0.1:1 \
 		--cert-dir "$CERTS" --policy-dir "$T/none" --state-dir "$STATE"
 	usage_error "bad --threads: exit 2" '--threads "0"' --listen 127.0.0.1:1 $REQ --threads 0
+	usage_error "two policy sources: exit 2" "give one policy source, not both" \
+		--listen 127.0.0.1:1 $REQ --kubeconfig "$T/kubeconfig"
+	usage_error "cluster flag with --policy-dir: exit 2" "--qps: a cluster flag" \
+		--listen 127.0.0.1:1 $REQ --qps 5
+	usage_error "missing kubeconfig: exit 2" "--kubeconfig \"$T/none\"" --listen 127.0.0.1:1 \
+		--cert-dir "$CERTS" --kubeconfig "$T/none" --state-dir "$STATE"
+	usage_error "bad --leader-elect: exit 2" '--leader-elect "maybe"' --listen 127.0.0.1:1 \
+		--cert-dir "$CERTS" --kubeconfig "$T/none" --state-dir "$STATE" --leader-elect maybe
 }
+# no policy source outside a Pod (the suite may itself run in one)
+out=$(env -u KUBERNETES_SERVICE_HOST "$GPUQ_BIN" serve --listen 127.0.0.1:1 --cert-dir "$CERTS" \
+	--state-dir "$STATE" 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && printf '%s' "$out" | grep -qF -- "no policy source: give --policy-dir DIR"; then
+	ok "no policy source: exit 2 naming both options"
+else not_ok "no policy source: exit 2 naming both options" "rc=$rc: $out"; fi
 
 # ---- start ----
 LOG=$T/serve.log

@@ -376,6 +376,9 @@ static void metrics_concurrent_counts_exact(void **state)
 
 /* ---- flags ---- */
 
+/* The environment parse() gives the flags (NULL: none, as outside a Pod). */
+static const webhook_serve_env_t *g_env;
+
 static int parse(webhook_serve_opts_t *opts, gpuq_diag_t *diag, ...)
 {
 	char *argv[64];
@@ -389,7 +392,7 @@ static int parse(webhook_serve_opts_t *opts, gpuq_diag_t *diag, ...)
 	va_end(ap);
 	argv[argc] = NULL;
 	memset(diag, 0, sizeof(*diag));
-	return webhook_serve_opts_parse(argc, argv, opts, diag);
+	return webhook_serve_opts_parse_env(argc, argv, g_env, opts, diag);
 }
 
 /* The end of parse()'s argument list. */
@@ -408,6 +411,8 @@ static void opts_parse_good(void **state)
 	assert_int_equal(o.port, 8443);
 	assert_string_equal(o.cert_dir, "/c");
 	assert_string_equal(o.policy_dir, "/p");
+	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
+	assert_null(o.kubeconfig);
 	assert_string_equal(o.state_dir, "/s");
 	assert_string_equal(o.controller_user, "system:serviceaccount:gpuq-system:gpuq");
 	assert_int_equal(o.n_gpu_resources, 0);
@@ -455,7 +460,7 @@ static void opts_parse_bad(void **state)
 	    {{"--listen", ":1", "--policy-dir", "/p", "--state-dir", "/s"},
 	     "--cert-dir is required"},
 	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s"},
-	     "--policy-dir is required"},
+	     "no policy source: give --policy-dir DIR (offline) or --kubeconfig PATH"},
 	    {{"--listen", ":1", "--cert-dir", "/c", "--policy-dir", "/p"},
 	     "--state-dir is required"},
 	    {{"--listen", "127.0.0.1:0", REQUIRED}, "--listen \"127.0.0.1:0\": port \"0\""},
@@ -498,11 +503,193 @@ static void opts_parse_bad(void **state)
 		for (size_t j = 0; j < 12 && cases[i].args[j]; j++)
 			argv[argc++] = (char *)cases[i].args[j];
 		memset(&d, 0, sizeof(d));
-		if (webhook_serve_opts_parse(argc, argv, &o, &d) != GPUQ_EINVAL)
+		if (webhook_serve_opts_parse_env(argc, argv, NULL, &o, &d) != GPUQ_EINVAL)
 			fail_msg("case %zu: accepted", i);
 		if (!strstr(d.msg, cases[i].msg))
 			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, d.msg, cases[i].msg);
 	}
+}
+
+#define CLUSTER "--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s"
+
+/* The policy source and the cluster flags, with their defaults from the
+ * environment given. */
+static void opts_parse_cluster(void **state)
+{
+	static const webhook_serve_env_t pod = {"gpuq-system-2", "gpuq-7d9f-abc", "node-1",
+						"10.96.0.1"};
+	static const webhook_serve_env_t host = {NULL, "", "build-box", NULL};
+	webhook_serve_opts_t o;
+	gpuq_diag_t d;
+
+	(void)state;
+	/* --kubeconfig: defaults, identity from the hostname */
+	g_env = &host;
+	assert_int_equal(parse(&o, &d, CLUSTER, "--kubeconfig", "/k/config", END), GPUQ_OK);
+	assert_int_equal(o.source, WEBHOOK_SOURCE_KUBECONFIG);
+	assert_string_equal(o.kubeconfig, "/k/config");
+	assert_null(o.policy_dir);
+	assert_true(o.leader_elect);
+	assert_string_equal(o.lease_namespace, "gpuq-system");
+	assert_string_equal(o.lease_name, "gpuq-controller");
+	assert_string_equal(o.identity, "build-box");
+	assert_true(o.qps == 50.0);
+	assert_int_equal(o.burst, 100);
+	/* in a Pod, neither flag: in-cluster, defaults from the downward API */
+	g_env = &pod;
+	assert_int_equal(parse(&o, &d, CLUSTER, END), GPUQ_OK);
+	assert_int_equal(o.source, WEBHOOK_SOURCE_IN_CLUSTER);
+	assert_null(o.kubeconfig);
+	assert_null(o.policy_dir);
+	assert_string_equal(o.lease_namespace, "gpuq-system-2");
+	assert_string_equal(o.identity, "gpuq-7d9f-abc");
+	/* every flag, over the environment */
+	assert_int_equal(parse(&o, &d, CLUSTER, "--leader-elect", "false", "--lease-namespace=ops",
+			       "--lease-name", "gpuq.leader", "--identity", "me@x", "--qps", "2.5",
+			       "--burst=7", END),
+			 GPUQ_OK);
+	assert_false(o.leader_elect);
+	assert_string_equal(o.lease_namespace, "ops");
+	assert_string_equal(o.lease_name, "gpuq.leader");
+	assert_string_equal(o.identity, "me@x");
+	assert_true(o.qps == 2.5);
+	assert_int_equal(o.burst, 7);
+	assert_int_equal(parse(&o, &d, CLUSTER, "--leader-elect=true", "--qps", "10000", "--burst",
+			       "100000", END),
+			 GPUQ_OK);
+	assert_true(o.leader_elect);
+	assert_true(o.qps == 10000.0);
+	assert_int_equal(o.burst, 100000);
+	/* --policy-dir wins over being in a Pod: offline, env unused */
+	assert_int_equal(parse(&o, &d, CLUSTER, "--policy-dir", "/p", END), GPUQ_OK);
+	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
+	assert_string_equal(o.identity, "");
+	/* the usage names them */
+	for (size_t i = 0; i < 7; i++) {
+		static const char *const flags[] = {"--kubeconfig PATH",
+						    "--leader-elect",
+						    "--lease-namespace",
+						    "--lease-name",
+						    "--identity",
+						    "--qps",
+						    "--burst"};
+		assert_non_null(strstr(webhook_serve_usage(), flags[i]));
+	}
+	g_env = NULL;
+}
+
+static void opts_parse_cluster_bad(void **state)
+{
+	static const webhook_serve_env_t host = {NULL, NULL, "h", NULL};
+	static const webhook_serve_env_t bad_ns = {"Team_A", NULL, "h", "10.0.0.1"};
+	static const webhook_serve_env_t bad_pod = {NULL, "a b", "h", "10.0.0.1"};
+	static const webhook_serve_env_t nameless = {NULL, NULL, NULL, "10.0.0.1"};
+	static const struct {
+		const webhook_serve_env_t *env;
+		const char *args[8];
+		const char *msg; /* substring the diagnostic must contain */
+	} cases[] = {
+	    {&host,
+	     {"--kubeconfig", "/k", "--leader-elect", "yes"},
+	     "--leader-elect \"yes\": expected true or false"},
+	    {&host, {"--kubeconfig", "/k", "--leader-elect", "1"}, "--leader-elect \"1\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--lease-namespace", "Team_A"},
+	     "--lease-namespace \"Team_A\": expected a namespace name"},
+	    {&host, {"--kubeconfig", "/k", "--lease-namespace", "-a"}, "--lease-namespace \"-a\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--lease-namespace",
+	      "a234567890123456789012345678901234567890123456789012345678901234"},
+	     "--lease-namespace \"a2345"},
+	    {&host, {"--kubeconfig", "/k", "--lease-name", "a..b"}, "--lease-name \"a..b\""},
+	    {&host, {"--kubeconfig", "/k", "--lease-name", "Gpuq"}, "--lease-name \"Gpuq\""},
+	    {&host, {"--kubeconfig", "/k", "--lease-name", ""}, "--lease-name \"\""},
+	    {&host, {"--kubeconfig", "/k", "--identity", "a b"}, "--identity \"a b\""},
+	    {&host, {"--kubeconfig", "/k", "--identity", ""}, "--identity \"\""},
+	    {&host, {"--kubeconfig", "/k", "--qps", "0"}, "--qps \"0\": expected a number"},
+	    {&host, {"--kubeconfig", "/k", "--qps", "-1"}, "--qps \"-1\""},
+	    {&host, {"--kubeconfig", "/k", "--qps", "1e3"}, "--qps \"1e3\""},
+	    {&host, {"--kubeconfig", "/k", "--qps", "inf"}, "--qps \"inf\""},
+	    {&host, {"--kubeconfig", "/k", "--qps", "10000.5"}, "--qps \"10000.5\""},
+	    {&host, {"--kubeconfig", "/k", "--qps", "."}, "--qps \".\""},
+	    {&host, {"--kubeconfig", "/k", "--qps", " 5"}, "--qps \" 5\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--burst", "0"},
+	     "--burst \"0\": expected a number in 1..100000"},
+	    {&host, {"--kubeconfig", "/k", "--burst", "100001"}, "--burst \"100001\""},
+	    {&host, {"--kubeconfig", "/k", "--burst", "x"}, "--burst \"x\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--qps", "5", "--qps", "6"},
+	     "--qps \"6\": given more than once"},
+	    {&host, {"--kubeconfig", ""}, "--kubeconfig \"\": expected a file"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--policy-dir", "/p"},
+	     "--policy-dir \"/p\" and --kubeconfig \"/k\": give one policy source, not both"},
+	    {&host,
+	     {"--policy-dir", "/p", "--qps", "5"},
+	     "--qps: a cluster flag, but --policy-dir runs offline"},
+	    {&host,
+	     {"--policy-dir", "/p", "--leader-elect", "false"},
+	     "--leader-elect: a cluster flag"},
+	    {&host, {NULL}, "no policy source"},
+	    {NULL, {NULL}, "(KUBERNETES_SERVICE_HOST is not set)"},
+	    {&bad_ns, {NULL}, "POD_NAMESPACE \"Team_A\": expected a namespace name"},
+	    {&bad_pod, {NULL}, "POD_NAME \"a b\": expected an identity"},
+	    {&nameless, {NULL}, "no identity for the Lease: give --identity"},
+	    {NULL, {"--kubeconfig", "/k"}, "no identity for the Lease"},
+	};
+	webhook_serve_opts_t o;
+	gpuq_diag_t d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[16] = {(char *)"serve",	(char *)"--listen", (char *)":1",
+				  (char *)"--cert-dir", (char *)"/c",	    (char *)"--state-dir",
+				  (char *)"/s"};
+		int argc = 7;
+
+		for (size_t j = 0; j < 8 && cases[i].args[j]; j++)
+			argv[argc++] = (char *)cases[i].args[j];
+		memset(&d, 0, sizeof(d));
+		if (webhook_serve_opts_parse_env(argc, argv, cases[i].env, &o, &d) != GPUQ_EINVAL)
+			fail_msg("case %zu: accepted", i);
+		if (!strstr(d.msg, cases[i].msg))
+			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, d.msg, cases[i].msg);
+	}
+	/* a nameless process still gets an identity from --identity */
+	{
+		char *argv[] = {(char *)"serve",      (char *)"--listen",   (char *)":1",
+				(char *)"--cert-dir", (char *)"/c",	    (char *)"--state-dir",
+				(char *)"/s",	      (char *)"--identity", (char *)"r1"};
+
+		assert_int_equal(webhook_serve_opts_parse_env(9, argv, &nameless, &o, &d), GPUQ_OK);
+		assert_string_equal(o.identity, "r1");
+	}
+}
+
+/* webhook_serve_opts_parse reads the process environment. */
+static void opts_parse_process_env(void **state)
+{
+	char *argv[] = {(char *)"serve", (char *)"--listen",	(char *)":1", (char *)"--cert-dir",
+			(char *)"/c",	 (char *)"--state-dir", (char *)"/s"};
+	webhook_serve_opts_t o;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("POD_NAMESPACE", "gpuq-test", 1);
+	setenv("POD_NAME", "gpuq-0", 1);
+	assert_int_equal(webhook_serve_opts_parse(7, argv, &o, &d), GPUQ_OK);
+	assert_int_equal(o.source, WEBHOOK_SOURCE_IN_CLUSTER);
+	assert_string_equal(o.lease_namespace, "gpuq-test");
+	assert_string_equal(o.identity, "gpuq-0");
+	unsetenv("POD_NAME");
+	assert_int_equal(webhook_serve_opts_parse(7, argv, &o, &d), GPUQ_OK);
+	assert_true(o.identity[0] != '\0'); /* the hostname */
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("POD_NAMESPACE");
+	assert_int_equal(webhook_serve_opts_parse(7, argv, &o, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "no policy source"));
 }
 
 static void opts_parse_gpu_resource_cap(void **state)
@@ -575,6 +762,20 @@ static void opts_check_file_system(void **state)
 	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "--state-dir \""));
 	assert_non_null(strstr(d.msg, "not a directory"));
+	/* a cluster source: no policy dir to check, the kubeconfig must be a file */
+	o.state_dir = st;
+	o.policy_dir = NULL;
+	o.kubeconfig = tmp_path("check-kubeconfig");
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "--kubeconfig \""));
+	assert_non_null(strstr(d.msg, "cannot read"));
+	o.kubeconfig = tmp_root; /* a directory */
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "not a regular file"));
+	write_file(tmp_root, "check-kubeconfig", "apiVersion: v1\n", 15);
+	o.kubeconfig = tmp_path("check-kubeconfig");
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	o.kubeconfig = NULL;
 	/* state dir whose parent is missing */
 	snprintf(missing, sizeof(missing), "%s/no/such", tmp_root);
 	o.state_dir = missing;
@@ -1014,6 +1215,20 @@ static void server_in_process(void **state)
 	assert_int_equal(webhook_server_policy_reload(srv), GPUQ_OK);
 	assert_true(wait_for(policy_generation_3, NULL, 1000));
 
+	/* One policy source: a dir server refuses a fed policy and ignores a clear. */
+	{
+		policy_t *p = NULL;
+
+		assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
+		assert_int_equal(policy_finish(p, &d), GPUQ_OK);
+		assert_int_equal(webhook_server_policy_set(srv, p), GPUQ_EINVAL);
+		policy_unref(p);
+		webhook_server_policy_clear(srv);
+		request(&c1, "GET", "/readyz", NULL, NULL);
+		assert_int_equal(c1.code, 200);
+		assert_int_equal(metric(srv, "gpuq_policy_generation "), 3);
+	}
+
 	/* Graceful stop: readyz would now say 503; the port is closed after. */
 	webhook_server_stop(srv, 1000);
 	webhook_server_stop(srv, 1000); /* idempotent */
@@ -1025,6 +1240,150 @@ static void server_in_process(void **state)
 	webhook_server_destroy(NULL);
 	pair_free_pem(&a);
 	pair_free_pem(&b);
+}
+
+/* A GPU Pod CREATE in team-a (which good_policy declares, unmanaged). */
+static const char feed_review[] =
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+    "\"uid\":\"feed-uid\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},"
+    "\"namespace\":\"team-a\",\"operation\":\"CREATE\",\"userInfo\":{\"username\":\"alice\"},"
+    "\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}";
+
+static policy_t *policy_from(const char *yaml)
+{
+	policy_t *p = NULL;
+	gpuq_diag_t d = {{0}};
+
+	assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
+	assert_int_equal(policy_add_manifest(p, "feed.yaml", yaml, strlen(yaml), &d), GPUQ_OK);
+	assert_int_equal(policy_finish(p, &d), GPUQ_OK);
+	return p;
+}
+
+typedef struct {
+	webhook_server_t *srv; /* the server fed */
+	policy_t *p;	       /* the policy set each round */
+	int rounds;	       /* set/clear rounds */
+} feeder_t;
+
+static void *feeder(void *arg)
+{
+	feeder_t *f = arg;
+
+	for (int i = 0; i < f->rounds; i++) {
+		assert_int_equal(webhook_server_policy_set(f->srv, f->p), GPUQ_OK);
+		webhook_server_policy_clear(f->srv);
+	}
+	return NULL;
+}
+
+/* Without --policy-dir the server starts with no policy and fails closed
+ * (/readyz 503, reviews 503) until webhook_server_policy_set feeds it one;
+ * policy_clear goes back; swaps under load never give another answer. */
+static void server_policy_feed(void **state)
+{
+	const char *certs = tmp_path("feed-certs"), *st = tmp_path("feed-state");
+	const char *kc = tmp_path("feed-kubeconfig");
+	static const webhook_serve_env_t env = {NULL, NULL, "test-host", NULL};
+	test_pair_t a;
+	webhook_serve_opts_t o;
+	webhook_server_t *srv = NULL;
+	gpuq_diag_t d = {{0}};
+	client_t c;
+	char listen[32];
+	policy_t *p1, *p2;
+
+	(void)state;
+	pair_make(0x71, &a);
+	pair_write(certs, &a, &a);
+	write_file(tmp_root, "feed-kubeconfig", "apiVersion: v1\n", 15);
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", (unsigned)free_port());
+	{
+		char *argv[] = {(char *)"serve", (char *)"--listen",
+				listen,		 (char *)"--cert-dir",
+				(char *)certs,	 (char *)"--kubeconfig",
+				(char *)kc,	 (char *)"--state-dir",
+				(char *)st,	 NULL};
+		assert_int_equal(webhook_serve_opts_parse_env(9, argv, &env, &o, &d), GPUQ_OK);
+	}
+	assert_null(o.policy_dir);
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	client_init(&c, o.port);
+
+	/* not synced: fail closed */
+	request(&c, "GET", "/healthz", NULL, NULL);
+	assert_int_equal(c.code, 200);
+	request(&c, "GET", "/readyz", NULL, NULL);
+	assert_int_equal(c.code, 503);
+	assert_string_equal(c.sink.body, "not ready: no policy: not synced with the apiserver\n");
+	request(&c, "POST", "/validate", "application/json", feed_review);
+	assert_int_equal(c.code, 503);
+	assert_non_null(strstr(c.sink.body, "no policy yet (not synced with the apiserver)"));
+	request(&c, "POST", "/mutate", "application/json", feed_review);
+	assert_int_equal(c.code, 503);
+	assert_int_equal(metric(srv, "gpuq_policy_generation "), 0);
+	assert_int_equal(metric(srv, "gpuq_admission_requests_total{endpoint=\"validate\","
+				     "kind=\"Pod\",decision=\"unavailable\"} "),
+			 1);
+	assert_int_equal(webhook_server_policy_reload(srv), GPUQ_EINVAL); /* nothing on disk */
+	assert_int_equal(webhook_server_policy_set(srv, NULL), GPUQ_EINVAL);
+
+	/* fed: decides; the server holds its own reference */
+	p1 = policy_from(good_policy);
+	assert_int_equal(webhook_server_policy_set(srv, p1), GPUQ_OK);
+	policy_unref(p1);
+	request(&c, "GET", "/readyz", NULL, NULL);
+	assert_int_equal(c.code, 200);
+	request(&c, "POST", "/validate", "application/json", feed_review);
+	assert_int_equal(c.code, 200);
+	assert_non_null(strstr(c.sink.body, "\"allowed\":true"));
+	assert_int_equal(metric(srv, "gpuq_policy_generation "), 1);
+	assert_int_equal(metric(srv, "gpuq_policy_reloads_total{result=\"success\"} "), 1);
+	p2 = policy_from(good_policy);
+	assert_int_equal(webhook_server_policy_set(srv, p2), GPUQ_OK);
+	assert_int_equal(metric(srv, "gpuq_policy_generation "), 2);
+
+	/* cleared (watches lost too long): back to failing closed */
+	webhook_server_policy_clear(srv);
+	request(&c, "GET", "/readyz", NULL, NULL);
+	assert_int_equal(c.code, 503);
+	request(&c, "POST", "/mutate", "application/json", feed_review);
+	assert_int_equal(c.code, 503);
+	assert_int_equal(metric(srv, "gpuq_policy_generation "), 2);
+	webhook_server_policy_clear(srv); /* twice is fine */
+
+	/* swaps while reviews are decided: every answer is 200 or 503 */
+	{
+		feeder_t f = {srv, p2, 300};
+		pthread_t t;
+		int ok = 0, unavailable = 0;
+
+		assert_int_equal(pthread_create(&t, NULL, feeder, &f), 0);
+		for (int i = 0; i < 60; i++) {
+			request(&c, "POST", i % 2 ? "/mutate" : "/validate", "application/json",
+				feed_review);
+			if (c.code == 200)
+				ok++;
+			else if (c.code == 503)
+				unavailable++;
+			else
+				fail_msg("answer %d: %ld %s", i, c.code, c.sink.body);
+		}
+		pthread_join(t, NULL);
+		assert_int_equal(ok + unavailable, 60);
+	}
+	assert_int_equal(webhook_server_policy_set(srv, p2), GPUQ_OK);
+	policy_unref(p2);
+	request(&c, "GET", "/readyz", NULL, NULL);
+	assert_int_equal(c.code, 200);
+	assert_int_equal(metric(srv, "gpuq_policy_generation "), 303);
+
+	curl_easy_cleanup(c.curl);
+	webhook_server_destroy(srv);
+	pair_free_pem(&a);
 }
 
 /* Body budget: with 1000 bytes for all bodies together, a 2000-byte review
@@ -1259,11 +1618,15 @@ int main(void)
 	    cmocka_unit_test(metrics_concurrent_counts_exact),
 	    cmocka_unit_test(opts_parse_good),
 	    cmocka_unit_test(opts_parse_bad),
+	    cmocka_unit_test(opts_parse_cluster),
+	    cmocka_unit_test(opts_parse_cluster_bad),
+	    cmocka_unit_test(opts_parse_process_env),
 	    cmocka_unit_test(opts_parse_gpu_resource_cap),
 	    cmocka_unit_test(opts_check_file_system),
 	    cmocka_unit_test(tls_pair_load_checks),
 	    cmocka_unit_test(tls_poll_swaps_pairs),
 	    cmocka_unit_test(server_in_process),
+	    cmocka_unit_test(server_policy_feed),
 	    cmocka_unit_test(server_body_budget),
 	    cmocka_unit_test(server_graceful_stop),
 	};

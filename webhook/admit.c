@@ -44,19 +44,16 @@ bool webhook_review_by_controller(const webhook_review_t *r)
 	return !strcmp(r->username, r->controller_user);
 }
 
-/* A 400 reply: a text/plain sentence (always NUL-terminated). Returns
- * GPUQ_EINVAL (the input was bad, the reply is written) or GPUQ_ENOMEM. */
-static int reply_text(webhook_reply_t *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int reply_text(webhook_reply_t *out, const char *fmt, ...)
+/* A text/plain reply of one sentence (always NUL-terminated). */
+static int reply_sentence(webhook_reply_t *out, int status, const char *decision, const char *fmt,
+			  va_list ap) __attribute__((format(printf, 4, 0)));
+static int reply_sentence(webhook_reply_t *out, int status, const char *decision, const char *fmt,
+			  va_list ap)
 {
 	char msg[GPUQ_DIAG_MAX];
-	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(msg, sizeof(msg) - 1, fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		n = 0;
 	if ((size_t)n > sizeof(msg) - 2)
@@ -68,10 +65,39 @@ static int reply_text(webhook_reply_t *out, const char *fmt, ...)
 	memcpy(out->body, msg, (size_t)n);
 	out->body[n] = '\0';
 	out->len = (size_t)n;
-	out->http_status = 400;
-	out->decision = "invalid";
+	out->http_status = status;
+	out->decision = decision;
 	out->content_type = CT_TEXT;
-	return GPUQ_EINVAL;
+	return GPUQ_OK;
+}
+
+/* A 400 reply: the body is not a usable review. Returns GPUQ_EINVAL (the
+ * input was bad, the reply is written) or GPUQ_ENOMEM. */
+static int reply_text(webhook_reply_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int reply_text(webhook_reply_t *out, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = reply_sentence(out, 400, "invalid", fmt, ap);
+	va_end(ap);
+	return rc ? rc : GPUQ_EINVAL;
+}
+
+/* The 503 of a review that needs a policy when there is none. */
+static int reply_no_policy(webhook_reply_t *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int reply_no_policy(webhook_reply_t *out, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = reply_sentence(out, 503, "unavailable", fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* Group/version/kind of request.kind (falls back to the object's own). */
@@ -158,6 +184,33 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 	r->old = webhook_jv_is(old, WEBHOOK_JV_OBJECT) ? old : NULL;
 	r->kind = decode_kind(req, r->obj ? r->obj : r->old);
 	return GPUQ_OK;
+}
+
+/* request.operation must be one the apiserver sends: a review without one
+ * cannot be judged (the rules would skip it), so it is refused rather than
+ * allowed unchanged. Returns true when refused. */
+static bool check_operation(webhook_review_t *r)
+{
+	static const char *const ops[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
+		if (!strcmp(r->op, ops[i]))
+			return false;
+	webhook_review_refuse(r, WEBHOOK_INVALID,
+			      "request.operation: %s%.64s%s: must be CREATE, UPDATE, DELETE or "
+			      "CONNECT",
+			      *r->op ? "invalid value \"" : "Required value", r->op,
+			      *r->op ? "\"" : "");
+	return true;
+}
+
+/* Whether the rules would read the policy for r: a Pod or Job CREATE or
+ * UPDATE of the object itself. Every other review is allowed unchanged
+ * whatever the policy says. */
+static bool needs_policy(const webhook_review_t *r)
+{
+	return r->kind != WEBHOOK_KIND_OTHER && !*r->sub_resource &&
+	       (!strcmp(r->op, "CREATE") || !strcmp(r->op, "UPDATE"));
 }
 
 /* A Pod or Job CREATE/UPDATE must carry its object (and an UPDATE the old
@@ -264,8 +317,18 @@ int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
 		goto done;
 	}
 	out->kind = kind_label(r->kind);
-	if (r->kind != WEBHOOK_KIND_OTHER && !check_objects(r) && policy)
+	if (check_operation(r)) {
+		/* refused: a review of nothing */
+	} else if (!policy && needs_policy(r)) {
+		/* Fail closed: without a policy gpuq cannot tell a managed
+		 * namespace or a queue from another, so it decides nothing and
+		 * lets the apiserver's failurePolicy act. */
+		rc = reply_no_policy(out, "gpuq cannot decide: it has no policy yet (not synced "
+					  "with the apiserver); retry");
+		goto done;
+	} else if (r->kind != WEBHOOK_KIND_OTHER && !check_objects(r)) {
 		rc = ep == WEBHOOK_MUTATE ? webhook_mutate_run(r) : webhook_validate_run(r);
+	}
 	if (!rc && ep == WEBHOOK_MUTATE)
 		rc = webhook_patch_finish(&r->patch);
 	if (rc == GPUQ_ELIMIT) {

@@ -1,7 +1,8 @@
 /*
  * webhook/admit_internal.h: shared by the admission decision files only
- * (admit.c, workload.c, patch.c, mutate.c, validate.c); not part of the
- * module's public interface (that is webhook.h, Section A).
+ * (admit.c, workload.c, patch.c, mutate.c, validate.c, and object.c, which
+ * decodes a Pod or Job for the controller with the same code); not part of
+ * the module's public interface (that is webhook.h, Section A).
  *
  * A review is decoded once into a webhook_review_t (the request envelope,
  * borrowed from one jansson tree) and each object into a webhook_workload_t
@@ -106,7 +107,7 @@ static inline size_t webhook_jv_count(const webhook_jv_t *v)
 /* The first element of an array (follow ->next), or NULL. */
 static inline const webhook_jv_t *webhook_jv_first(const webhook_jv_t *v)
 {
-	return webhook_jv_is(v, WEBHOOK_JV_ARRAY) ? v->first : NULL;
+	return v && v->type == WEBHOOK_JV_ARRAY ? v->first : NULL;
 }
 
 /* The text of a string value, or NULL. */
@@ -163,12 +164,6 @@ void webhook_patch_add(webhook_patch_t *p, const char *prefix, const char *token
 int webhook_patch_finish(webhook_patch_t *p);
 
 /* ---- The review (admit.c) ---- */
-
-typedef enum {
-	WEBHOOK_KIND_OTHER = 0, /* neither of the below: allowed unchanged */
-	WEBHOOK_KIND_POD = 1,	/* core/v1 Pod */
-	WEBHOOK_KIND_JOB = 2,	/* batch/v1 Job */
-} webhook_kind_t;
 
 typedef enum {
 	WEBHOOK_ALLOW = 0,   /* allowed (with a patch when one was built) */
@@ -242,14 +237,29 @@ typedef struct {
 	bool tmpl_admitted;		       /* Job: the same on its pod template */
 } webhook_workload_t;
 
-/* Decode obj (a Pod or a Job, per kind) for review r. Quantities are parsed;
- * GPU use is detected (resources named in cfg or NVIDIA's, or DRA claims
- * through a ResourceClaimTemplate of class gpu.nvidia.com / mig.nvidia.com).
- * GPUQ_EINVAL with diag naming the field and value (bad quantity, too many
- * containers, wrong type); GPUQ_ENOMEM. Free with webhook_workload_deinit,
- * also after an error. */
-int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
+/* Decode obj (a Pod or a Job, per kind) in namespace ns against policy
+ * (NULL: no DRA claims seen) and cfg (NULL: no extra GPU names). Quantities
+ * are parsed; GPU use is detected (resources named in cfg or NVIDIA's, or DRA
+ * claims through a ResourceClaimTemplate of class gpu.nvidia.com /
+ * mig.nvidia.com). GPUQ_EINVAL with diag naming the field and value (bad
+ * quantity, too many containers, a field of the wrong type: metadata,
+ * labels, annotations, spec, template, pod spec, containers and each
+ * container, resources, requests, limits, overhead, resourceClaims,
+ * schedulingGates); GPUQ_ENOMEM. Free with webhook_workload_deinit, also
+ * after an error. Used by the rules and by webhook_object_decode alike. */
+int webhook_workload_decode(webhook_workload_t *w, const policy_t *policy,
+			    const webhook_config_t *cfg, const char *ns, webhook_kind_t kind,
 			    const webhook_jv_t *obj, gpuq_diag_t *diag);
+/* Give every container what defaulting and LimitRanger would
+ * (quota_limitrange_default with ns's LimitRanges, none without a policy:
+ * a limit alone still becomes the request), in place. GPUQ_OK or
+ * GPUQ_ELIMIT (a list would pass QUOTA_RESLIST_MAX). */
+int webhook_workload_default(webhook_workload_t *w, const policy_t *policy, const char *ns);
+/* One pod's effective requests: requests as ResourceQuota counts them
+ * (quota_pod_requests), one the same plus the DRA GPUs as nvidia.com/gpu (what
+ * a ClusterQueue is charged). GPUQ_OK, GPUQ_ELIMIT, GPUQ_ERANGE. */
+int webhook_workload_pod_request(const webhook_workload_t *w, quota_reslist_t *requests,
+				 quota_reslist_t *one);
 void webhook_workload_deinit(webhook_workload_t *w);
 
 /* Whether name is a GPU resource: nvidia.com/gpu, nvidia.com/gpu.shared,

@@ -244,7 +244,7 @@ int webhook_mutate_run(webhook_review_t *r)
 		return GPUQ_OK;
 	if (!policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
-	rc = webhook_workload_decode(&w, r, r->kind, r->obj, &diag);
+	rc = webhook_workload_decode(&w, r->policy, r->cfg, r->ns, r->kind, r->obj, &diag);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;

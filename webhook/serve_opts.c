@@ -1,5 +1,6 @@
 /* webhook serve options: parsing and checking the flags of `gpuq serve`
- * (no I/O in parsing; the check looks at the file system). */
+ * (no I/O in parsing: the environment comes in as a parameter; the check
+ * looks at the file system). */
 #include "webhook/webhook.h"
 
 #include <errno.h>
@@ -27,7 +28,8 @@
 /* ==== Flags ==== */
 
 static const char usage_text[] =
-    "usage: gpuq serve --listen HOST:PORT --cert-dir DIR --policy-dir DIR --state-dir DIR\n"
+    "usage: gpuq serve --listen HOST:PORT --cert-dir DIR --state-dir DIR\n"
+    "                  (--policy-dir DIR | [--kubeconfig PATH] [cluster flags])\n"
     "                  [--gpu-resource NAME]... [--controller-user NAME] [--threads N]\n"
     "                  [--log-level LEVEL]\n"
     "\n"
@@ -35,12 +37,20 @@ static const char usage_text[] =
     "  POST /mutate, POST /validate   AdmissionReview (admission.k8s.io/v1), JSON, <= 3 MiB\n"
     "  GET /healthz, /readyz, /metrics\n"
     "\n"
+    "Exactly one policy source:\n"
+    "  --policy-dir DIR        offline: policy manifests (*.yaml, *.yml, *.json); reloaded\n"
+    "                          on SIGHUP and when a file changes; a bad policy is refused\n"
+    "  --kubeconfig PATH       the cluster a kubeconfig file names: gpuq's controller\n"
+    "                          watches it and feeds the webhook its policy\n"
+    "  (neither)               in a Pod (KUBERNETES_SERVICE_HOST set): the cluster gpuq\n"
+    "                          runs in, through its service account\n"
+    "Until the controller has synced with the apiserver, /readyz answers 503 and Pod\n"
+    "and Job reviews are answered 503 (fail closed: the failurePolicy applies).\n"
+    "\n"
     "  --listen HOST:PORT      address to listen on: an IPv4 address, [IPv6], a name, or\n"
     "                          an empty HOST for every IPv4 address (\":8443\")\n"
     "  --cert-dir DIR          holds tls.crt (chain, leaf first) and tls.key, PEM;\n"
     "                          reloaded within a second when they change\n"
-    "  --policy-dir DIR        policy manifests (*.yaml, *.yml, *.json); reloaded on\n"
-    "                          SIGHUP and when a file changes; a bad policy is refused\n"
     "  --state-dir DIR         state store directory, created (mode 0700) if missing\n"
     "  --gpu-resource NAME     an extra resource name to count as a GPU (repeatable,\n"
     "                          at most 32), e.g. nvidia.com/gpu.shared\n"
@@ -50,7 +60,20 @@ static const char usage_text[] =
     "  --log-level LEVEL       debug, info, warn or error (default info)\n"
     "  -h, --help              print this text\n"
     "\n"
-    "Signals: SIGHUP reloads the policy; SIGTERM or SIGINT stop gracefully (requests\n"
+    "Cluster flags (not with --policy-dir):\n"
+    "  --leader-elect BOOL     true or false (default true): one replica acts at a time,\n"
+    "                          holding a Lease\n"
+    "  --lease-namespace NS    the Lease's namespace (default $POD_NAMESPACE, else\n"
+    "                          " WEBHOOK_LEASE_NAMESPACE_DEFAULT ")\n"
+    "  --lease-name NAME       the Lease's name (default " WEBHOOK_LEASE_NAME_DEFAULT ")\n"
+    "  --identity ID           this replica's name in the Lease (default $POD_NAME, else\n"
+    "                          the hostname)\n"
+    "  --qps N                 apiserver requests per second, sustained, at most 10000\n"
+    "                          (default 50)\n"
+    "  --burst N               apiserver requests at once above --qps, 1..100000\n"
+    "                          (default 100)\n"
+    "\n"
+    "Signals: SIGHUP reloads the policy dir; SIGTERM or SIGINT stop gracefully (requests\n"
     "in flight finish, then exit 0).\n"
     "Exit status: 0 after a graceful stop; 1 when the certificates, the policy or the\n"
     "address cannot be used; 2 on a usage error (bad or missing flag, missing or\n"
@@ -168,21 +191,127 @@ static int parse_log_level(const char *value, gpuq_log_level_t *out, gpuq_diag_t
 			     "--log-level \"%s\": expected debug, info, warn or error", value);
 }
 
+/* A DNS-1123 label (a namespace): 1..63 of [a-z0-9-], alphanumeric at both
+ * ends. */
+static bool dns_label_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > 63 || s[0] == '-' || s[len - 1] == '-')
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-'))
+			return false;
+	return true;
+}
+
+/* A DNS-1123 subdomain (an object name): dot-separated labels, 1..253. */
+static bool dns_subdomain_ok(const char *s)
+{
+	size_t len = strlen(s);
+	char label[64];
+
+	if (len == 0 || len > WEBHOOK_NAME_MAX)
+		return false;
+	for (const char *p = s;;) {
+		const char *dot = strchr(p, '.');
+		size_t n = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (n == 0 || n >= sizeof(label))
+			return false;
+		memcpy(label, p, n);
+		label[n] = '\0';
+		if (!dns_label_ok(label))
+			return false;
+		if (!dot)
+			return true;
+		p = dot + 1;
+	}
+}
+
+static int parse_bool(const char *flag, const char *value, bool *out, gpuq_diag_t *diag)
+{
+	if (!strcmp(value, "true") || !strcmp(value, "false")) {
+		*out = value[0] == 't';
+		return GPUQ_OK;
+	}
+	return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected true or false", flag, value);
+}
+
+/* --qps: a plain decimal (digits, an optional fraction) in (0, WEBHOOK_QPS_MAX]. */
+static int parse_qps(const char *value, double *out, gpuq_diag_t *diag)
+{
+	size_t int_digits = strspn(value, "0123456789"), frac_digits = 0;
+	char *end;
+	double q = -1;
+
+	if (value[int_digits] == '.')
+		frac_digits = strspn(value + int_digits + 1, "0123456789");
+	errno = 0;
+	/* strtod alone would take "1e3", "inf", "0x10" and blanks */
+	if (int_digits + frac_digits > 0 && int_digits + frac_digits <= 16 &&
+	    value[int_digits + (value[int_digits] == '.') + frac_digits] == '\0')
+		q = strtod(value, &end);
+	if (q <= 0 || q > WEBHOOK_QPS_MAX || errno)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--qps \"%s\": expected a number of requests per second above "
+				     "0, at most %.0f",
+				     value, WEBHOOK_QPS_MAX);
+	*out = q;
+	return GPUQ_OK;
+}
+
+static int parse_burst(const char *value, unsigned *out, gpuq_diag_t *diag)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(value, &end, 10);
+	if (value[0] < '0' || value[0] > '9' || *end || errno || n < 1 || n > WEBHOOK_BURST_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--burst \"%s\": expected a number in 1..%u", value,
+				     WEBHOOK_BURST_MAX);
+	*out = (unsigned)n;
+	return GPUQ_OK;
+}
+
 typedef enum {
 	FLAG_LISTEN,
 	FLAG_CERT_DIR,
-	FLAG_POLICY_DIR,
 	FLAG_STATE_DIR,
+	FLAG_POLICY_DIR,
+	FLAG_KUBECONFIG,
 	FLAG_GPU_RESOURCE,
 	FLAG_CONTROLLER_USER,
 	FLAG_THREADS,
 	FLAG_LOG_LEVEL,
+	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_BURST */
+	FLAG_LEASE_NAMESPACE,
+	FLAG_LEASE_NAME,
+	FLAG_IDENTITY,
+	FLAG_QPS,
+	FLAG_BURST,
 	FLAG_COUNT,
 } flag_t;
 
 static const char *const flag_names[FLAG_COUNT] = {
-    "--listen",	      "--cert-dir",	   "--policy-dir", "--state-dir",
-    "--gpu-resource", "--controller-user", "--threads",	   "--log-level"};
+    "--listen",		 "--cert-dir",	      "--state-dir", "--policy-dir", "--kubeconfig",
+    "--gpu-resource",	 "--controller-user", "--threads",   "--log-level",  "--leader-elect",
+    "--lease-namespace", "--lease-name",      "--identity",  "--qps",	     "--burst"};
+
+/* The Lease holder's name: what the Lease stores, printable, no spaces. */
+static int set_identity(webhook_serve_opts_t *opts, const char *from, const char *value,
+			gpuq_diag_t *diag)
+{
+	if (!user_name_ok(value))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "%s \"%s\": expected an identity of 1..%d printable "
+				     "characters without spaces",
+				     from, value, WEBHOOK_NAME_MAX);
+	gpuq_strlcpy(opts->identity, value, sizeof(opts->identity));
+	return GPUQ_OK;
+}
 
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
@@ -192,13 +321,17 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 	case FLAG_CERT_DIR:
 	case FLAG_POLICY_DIR:
 	case FLAG_STATE_DIR:
+	case FLAG_KUBECONFIG:
 		if (!value[0] || strlen(value) >= PATH_MAX - 16)
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected a directory",
-					     flag_names[f], value);
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected a %s",
+					     flag_names[f], value,
+					     f == FLAG_KUBECONFIG ? "file" : "directory");
 		if (f == FLAG_CERT_DIR)
 			opts->cert_dir = value;
 		else if (f == FLAG_POLICY_DIR)
 			opts->policy_dir = value;
+		else if (f == FLAG_KUBECONFIG)
+			opts->kubeconfig = value;
 		else
 			opts->state_dir = value;
 		return GPUQ_OK;
@@ -227,6 +360,30 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 		return parse_threads(value, &opts->threads, diag);
 	case FLAG_LOG_LEVEL:
 		return parse_log_level(value, &opts->log_level, diag);
+	case FLAG_LEADER_ELECT:
+		return parse_bool("--leader-elect", value, &opts->leader_elect, diag);
+	case FLAG_LEASE_NAMESPACE:
+		if (!dns_label_ok(value))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--lease-namespace \"%s\": expected a namespace name "
+					     "(1..63 of a-z, 0-9, '-')",
+					     value);
+		opts->lease_namespace = value;
+		return GPUQ_OK;
+	case FLAG_LEASE_NAME:
+		if (!dns_subdomain_ok(value))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--lease-name \"%s\": expected an object name (1..%d "
+					     "of a-z, 0-9, '-', '.')",
+					     value, WEBHOOK_NAME_MAX);
+		opts->lease_name = value;
+		return GPUQ_OK;
+	case FLAG_IDENTITY:
+		return set_identity(opts, "--identity", value, diag);
+	case FLAG_QPS:
+		return parse_qps(value, &opts->qps, diag);
+	case FLAG_BURST:
+		return parse_burst(value, &opts->burst, diag);
 	case FLAG_COUNT:
 		break;
 	}
@@ -242,7 +399,66 @@ static unsigned default_threads(void)
 	return n > WEBHOOK_THREADS_MAX ? WEBHOOK_THREADS_MAX : (unsigned)n;
 }
 
-int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static const char *env_value(const char *v)
+{
+	return v && *v ? v : NULL;
+}
+
+/* Decide the policy source (exactly one) and fill the cluster defaults the
+ * flags left open from env. */
+static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
+			  webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	const char *ns, *id;
+
+	if (seen[FLAG_POLICY_DIR] && seen[FLAG_KUBECONFIG])
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--policy-dir \"%s\" and --kubeconfig \"%s\": give one "
+				     "policy source, not both",
+				     opts->policy_dir, opts->kubeconfig);
+	if (seen[FLAG_POLICY_DIR]) {
+		for (flag_t f = FLAG_LEADER_ELECT; f <= FLAG_BURST; f++)
+			if (seen[f])
+				return gpuq_diag_set(diag, GPUQ_EINVAL,
+						     "%s: a cluster flag, but --policy-dir runs "
+						     "offline (drop one of them)",
+						     flag_names[f]);
+		opts->source = WEBHOOK_SOURCE_DIR;
+		return GPUQ_OK;
+	}
+	if (seen[FLAG_KUBECONFIG])
+		opts->source = WEBHOOK_SOURCE_KUBECONFIG;
+	else if (env && env_value(env->service_host))
+		opts->source = WEBHOOK_SOURCE_IN_CLUSTER;
+	else
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "no policy source: give --policy-dir DIR (offline) or "
+				     "--kubeconfig PATH (a cluster), or run in a Pod "
+				     "(KUBERNETES_SERVICE_HOST is not set)");
+	ns = env ? env_value(env->pod_namespace) : NULL;
+	if (!seen[FLAG_LEASE_NAMESPACE] && ns) {
+		if (!dns_label_ok(ns))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "POD_NAMESPACE \"%s\": expected a namespace name; "
+					     "give --lease-namespace",
+					     ns);
+		opts->lease_namespace = ns;
+	}
+	if (seen[FLAG_IDENTITY])
+		return GPUQ_OK;
+	id = env ? env_value(env->pod_name) : NULL;
+	if (id)
+		return set_identity(opts, "POD_NAME", id, diag);
+	id = env ? env_value(env->hostname) : NULL;
+	if (!id)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "no identity for the Lease: give --identity (neither POD_NAME "
+				     "nor the hostname is known)");
+	return set_identity(opts, "the hostname", id, diag);
+}
+
+int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_t *env,
+				 webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	bool seen[FLAG_COUNT] = {false};
 	int rc;
@@ -253,6 +469,11 @@ int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, 
 	opts->log_level = GPUQ_LOG_INFO;
 	opts->poll_ms = WEBHOOK_POLL_MS_DEFAULT;
 	opts->body_budget = WEBHOOK_BODY_BUDGET_DEFAULT;
+	opts->leader_elect = true;
+	opts->lease_namespace = WEBHOOK_LEASE_NAMESPACE_DEFAULT;
+	opts->lease_name = WEBHOOK_LEASE_NAME_DEFAULT;
+	opts->qps = WEBHOOK_QPS_DEFAULT;
+	opts->burst = WEBHOOK_BURST_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;
 		size_t name_len;
@@ -292,7 +513,24 @@ int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, 
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "%s is required (see gpuq serve --help)",
 					     flag_names[f]);
-	return GPUQ_OK;
+	return resolve_source(seen, env, opts, diag);
+}
+
+int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	char host[WEBHOOK_NAME_MAX + 1];
+	webhook_serve_env_t env = {
+	    .pod_namespace = getenv("POD_NAMESPACE"),
+	    .pod_name = getenv("POD_NAME"),
+	    .service_host = getenv("KUBERNETES_SERVICE_HOST"),
+	};
+
+	/* set_identity copies the name, so the buffer may go with this frame */
+	if (!gethostname(host, sizeof(host))) {
+		host[sizeof(host) - 1] = '\0';
+		env.hostname = host;
+	}
+	return webhook_serve_opts_parse_env(argc, argv, &env, opts, diag);
 }
 
 static int check_dir(const char *flag, const char *dir, gpuq_diag_t *diag)
@@ -327,6 +565,24 @@ static int check_readable(const char *dir, const char *name, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* A file given by a flag must be a readable regular file. */
+static int check_file(const char *flag, const char *path, gpuq_diag_t *diag)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": cannot read: %s", flag, path,
+				     strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": not a regular file", flag,
+				     path);
+	}
+	close(fd);
+	return GPUQ_OK;
+}
+
 int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	int rc;
@@ -336,8 +592,10 @@ int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag
 		rc = check_readable(opts->cert_dir, "tls.crt", diag);
 	if (!rc)
 		rc = check_readable(opts->cert_dir, "tls.key", diag);
-	if (!rc)
+	if (!rc && opts->policy_dir)
 		rc = check_dir("--policy-dir", opts->policy_dir, diag);
+	if (!rc && opts->kubeconfig)
+		rc = check_file("--kubeconfig", opts->kubeconfig, diag);
 	if (rc)
 		return rc;
 	if (mkdir(opts->state_dir, 0700) && errno != EEXIST)

@@ -56,7 +56,8 @@ struct webhook_server {
 	webhook_config_t review_cfg;	  /* what webhook_review_handle gets */
 
 	pthread_mutex_t policy_lock; /* guards policy */
-	policy_t *policy;	     /* the snapshot requests start on (one reference) */
+	policy_t *policy;	     /* the snapshot requests start on (one reference);
+					NULL: none yet, reviews fail closed */
 	pthread_mutex_t reload_lock; /* one policy reload at a time; guards the next four */
 	uint64_t policy_generation;  /* successful loads so far */
 	uint64_t policy_seen_fp;     /* fingerprint of the dir as last acted on */
@@ -97,7 +98,9 @@ static policy_t *policy_current(webhook_server_t *srv)
 	return p;
 }
 
-static void policy_swap(webhook_server_t *srv, policy_t *p)
+/* Serve p (its reference moves to the server; NULL: none). Returns whether
+ * a policy was serving before. */
+static bool policy_swap(webhook_server_t *srv, policy_t *p)
 {
 	policy_t *old;
 
@@ -106,6 +109,7 @@ static void policy_swap(webhook_server_t *srv, policy_t *p)
 	srv->policy = p;
 	pthread_mutex_unlock(&srv->policy_lock);
 	policy_unref(old);
+	return old != NULL;
 }
 
 /* Load the policy dir; on success swap it in. Caller holds reload_lock.
@@ -150,10 +154,50 @@ int webhook_server_policy_reload(webhook_server_t *srv)
 {
 	int rc;
 
+	if (!srv->opts->policy_dir) {
+		gpuq_log(GPUQ_LOG_INFO, MODULE,
+			 "no --policy-dir: the policy comes from the cluster, nothing to reload");
+		return GPUQ_EINVAL;
+	}
 	pthread_mutex_lock(&srv->reload_lock);
 	rc = policy_reload_locked(srv, true);
 	pthread_mutex_unlock(&srv->reload_lock);
 	return rc;
+}
+
+int webhook_server_policy_set(webhook_server_t *srv, policy_t *p)
+{
+	if (!p || srv->opts->policy_dir) {
+		gpuq_log(GPUQ_LOG_ERROR, MODULE, "policy feed refused: %s",
+			 p ? "this server reads --policy-dir (one policy source only)"
+			   : "no policy given");
+		return GPUQ_EINVAL;
+	}
+	pthread_mutex_lock(&srv->reload_lock);
+	srv->policy_generation++;
+	policy_swap(srv, policy_ref(p));
+	webhook_metrics_policy_reload_count(srv->metrics, true);
+	webhook_metrics_policy_generation_set(srv->metrics, srv->policy_generation);
+	gpuq_log(GPUQ_LOG_INFO, MODULE, "policy set from the cluster (generation %" PRIu64 ")",
+		 srv->policy_generation);
+	pthread_mutex_unlock(&srv->reload_lock);
+	return GPUQ_OK;
+}
+
+void webhook_server_policy_clear(webhook_server_t *srv)
+{
+	if (srv->opts->policy_dir) {
+		gpuq_log(GPUQ_LOG_ERROR, MODULE,
+			 "policy clear ignored: this server reads --policy-dir");
+		return;
+	}
+	pthread_mutex_lock(&srv->reload_lock);
+	if (policy_swap(srv, NULL))
+		gpuq_log(GPUQ_LOG_WARN, MODULE,
+			 "policy dropped (generation %" PRIu64 " was serving): Pod and Job "
+			 "reviews are answered 503 until the controller syncs again",
+			 srv->policy_generation);
+	pthread_mutex_unlock(&srv->reload_lock);
 }
 
 static void poll_policy(webhook_server_t *srv)
@@ -161,6 +205,8 @@ static void poll_policy(webhook_server_t *srv)
 	gpuq_diag_t diag = {{0}};
 	uint64_t fp;
 
+	if (!srv->opts->policy_dir)
+		return; /* fed from outside: nothing on disk to watch */
 	pthread_mutex_lock(&srv->reload_lock);
 	if (policy_dir_fingerprint(srv->opts->policy_dir, &fp, &diag)) {
 		if (!srv->policy_fp_failed)
@@ -238,6 +284,7 @@ static void *watcher_main(void *arg)
 
 /* ---- libmicrohttpd callbacks ---- */
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	webhook_server_t *srv = cls;
@@ -561,9 +608,12 @@ static enum MHD_Result serve_readyz(webhook_server_t *srv, struct MHD_Connection
 	ready = pair && policy;
 	webhook_tls_pair_unref(pair);
 	policy_unref(policy);
+	if (!pair)
+		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "not ready: no serving certificate loaded\n");
 	if (!ready)
 		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
-				  "not ready: certificates or policy not loaded\n");
+				  "not ready: no policy: not synced with the apiserver\n");
 	return reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
 }
 
@@ -751,16 +801,17 @@ int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **o
 			gpuq_log(GPUQ_LOG_WARN, MODULE, "the serving certificate has expired");
 		webhook_tls_pair_unref(pair);
 	}
-	if (policy_dir_fingerprint(opts->policy_dir, &srv->policy_seen_fp, NULL))
-		srv->policy_seen_fp = 0;
-	rc = policy_load_dir(opts->policy_dir, NULL, &srv->policy, diag);
-	if (rc) {
-		gpuq_diag_prefix(diag, "--policy-dir \"%s\": ", opts->policy_dir);
-		goto fail;
+	if (opts->policy_dir) {
+		rc = policy_load_dir(opts->policy_dir, NULL, &srv->policy, diag);
+		if (rc) {
+			gpuq_diag_prefix(diag, "--policy-dir \"%s\": ", opts->policy_dir);
+			goto fail;
+		}
+		srv->policy_seen_fp = policy_fingerprint(srv->policy);
+		srv->policy_generation = 1;
 	}
-	srv->policy_seen_fp = policy_fingerprint(srv->policy);
-	srv->policy_generation = 1;
-	webhook_metrics_policy_generation_set(srv->metrics, 1);
+	/* else no policy: fail closed until webhook_server_policy_set */
+	webhook_metrics_policy_generation_set(srv->metrics, srv->policy_generation);
 	*out = srv;
 	return GPUQ_OK;
 fail:
@@ -832,10 +883,11 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	}
 	srv->watcher_running = true;
 	gpuq_log(
-	    GPUQ_LOG_INFO, MODULE,
-	    "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads), policy generation 1",
+	    GPUQ_LOG_INFO, MODULE, "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads), %s",
 	    addr.ss_family == AF_INET6 ? "[" : "", srv->opts->host[0] ? srv->opts->host : "0.0.0.0",
-	    addr.ss_family == AF_INET6 ? "]" : "", (unsigned)srv->opts->port, srv->opts->threads);
+	    addr.ss_family == AF_INET6 ? "]" : "", (unsigned)srv->opts->port, srv->opts->threads,
+	    srv->opts->policy_dir ? "policy from --policy-dir"
+				  : "no policy until the controller syncs (failing closed)");
 	return GPUQ_OK;
 }
 

@@ -120,20 +120,9 @@ static bool check_limits(webhook_review_t *r, webhook_workload_t *w)
 	const quota_limitrange_t *const *lrs = ns ? ns->limitranges : NULL;
 	size_t n_lrs = ns ? ns->n_limitranges : 0;
 	gpuq_diag_t diag = {""};
-	int rc = GPUQ_OK;
+	int rc;
 
-	for (size_t i = 0; !rc && i < w->pod.n_containers; i++) {
-		quota_container_t *c = &w->pod.containers[i];
-		quota_reslist_t add_req, add_lim;
-
-		rc = quota_limitrange_default(lrs, n_lrs, c, &add_req, &add_lim);
-		for (size_t k = 0; !rc && k < add_req.n; k++)
-			rc = quota_reslist_set(&c->requests, add_req.items[k].name,
-					       &add_req.items[k].qty);
-		for (size_t k = 0; !rc && k < add_lim.n; k++)
-			rc = quota_reslist_set(&c->limits, add_lim.items[k].name,
-					       &add_lim.items[k].qty);
-	}
+	rc = webhook_workload_default(w, r->policy, r->ns);
 	if (!rc)
 		rc = quota_limitrange_validate(lrs, n_lrs, &w->pod, &diag);
 	if (rc == GPUQ_OK)
@@ -176,16 +165,13 @@ typedef struct {
 
 static bool workload_totals(webhook_review_t *r, const webhook_workload_t *w, totals_t *t)
 {
-	quota_qty_t dra = quota_qty_from_units(w->dra_gpus, QUOTA_QTY_DECIMAL_SI);
 	int rc;
 
-	rc = quota_pod_requests(&w->pod, &t->requests);
+	rc = webhook_workload_pod_request(w, &t->requests, &t->one);
 	if (!rc)
 		rc = quota_pod_limits(&w->pod, &t->limits);
-	t->one = t->requests;
-	if (!rc && w->dra_gpus)
-		rc = quota_reslist_add(&t->one, "nvidia.com/gpu", &dra);
-	t->fit = t->one;
+	if (!rc)
+		t->fit = t->one;
 	if (!rc)
 		rc = quota_reslist_scale(&t->requests, w->pods);
 	if (!rc)
@@ -520,9 +506,10 @@ int webhook_validate_run(webhook_review_t *r)
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
 	memset(&old, 0, sizeof(old));
-	rc = webhook_workload_decode(&w, r, r->kind, r->obj, &diag);
+	rc = webhook_workload_decode(&w, r->policy, r->cfg, r->ns, r->kind, r->obj, &diag);
 	if (!rc && update && r->old)
-		rc = webhook_workload_decode(&old, r, r->kind, r->old, &diag);
+		rc =
+		    webhook_workload_decode(&old, r->policy, r->cfg, r->ns, r->kind, r->old, &diag);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;

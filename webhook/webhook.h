@@ -7,7 +7,10 @@
  * The design decision that matters: a review is decided purely from an
  * immutable policy snapshot in memory (never a call to the apiserver while it
  * waits on us), so the decision functions are deterministic, testable
- * without a server, and answer in microseconds.
+ * without a server, and answer in microseconds. Without a snapshot nothing
+ * is decided: Pod and Job reviews fail closed (503). The same decoding of a
+ * Pod or Job is offered to the controller (webhook_object_decode), so the
+ * two never disagree about what a workload asks for.
  */
 #ifndef GPUQ_WEBHOOK_H
 #define GPUQ_WEBHOOK_H
@@ -56,26 +59,36 @@ typedef struct {
 } webhook_config_t;
 
 typedef struct {
-	int http_status;	  /* 200 (a review), 400 (bad input) */
+	int http_status;	  /* 200 (a review), 400 (bad input), 503 (no policy) */
 	char *body;		  /* owned: AdmissionReview JSON or a text/plain sentence */
 	size_t len;		  /* bytes in body (no NUL counted; body is NUL-terminated) */
 	const char *kind;	  /* static: "Pod", "Job" or "other" (a metrics label) */
-	const char *decision;	  /* static: "allowed", "patched", "denied" or "invalid" */
+	const char *decision;	  /* static: "allowed", "patched", "denied", "invalid" or
+				     "unavailable" (no policy) */
 	const char *content_type; /* static: "application/json" or "text/plain; charset=utf-8" */
 } webhook_reply_t;
 
 /* Decide one AdmissionReview. body[0..len) is the request body (need not be
  * NUL-terminated); policy is the snapshot to decide against (read only, may
- * be shared by threads); cfg may be NULL (no extra GPU names, default
- * controller user). Pure: no I/O, no clock, no globals; thread-safe.
+ * be shared by threads), NULL when there is none yet; cfg may be NULL (no
+ * extra GPU names, default controller user). Pure: no I/O, no clock, no
+ * globals; thread-safe.
  *
  * Returns GPUQ_OK with *out filled for every input, good or bad:
  * - 200 with a v1 AdmissionReview echoing request.uid: allowed, patched
  *   (mutate only), or denied (status code 403 Forbidden for a policy refusal,
- *   400 BadRequest for a malformed object, e.g. an unparsable quantity);
+ *   400 BadRequest for a malformed object, e.g. an unparsable quantity, a
+ *   `spec` that is not an object, or a missing or unknown
+ *   request.operation);
  * - 400 with a text/plain sentence when the body is not a usable review (not
  *   JSON, nested deeper than WEBHOOK_JSON_DEPTH_MAX, larger than
- *   WEBHOOK_REVIEW_MAX, wrong apiVersion/kind, no request.uid).
+ *   WEBHOOK_REVIEW_MAX, wrong apiVersion/kind, no request.uid);
+ * - 503 with a text/plain sentence when policy is NULL and the review is a
+ *   Pod or Job CREATE or UPDATE (fail closed: a webhook that cannot decide
+ *   never waves GPU work through; the apiserver's failurePolicy applies).
+ *   Only reviews whose answer never depends on a policy are answered without
+ *   one: other kinds, DELETE and CONNECT, subresources (all allowed), and
+ *   the 400s above.
  * Returns GPUQ_ENOMEM (out zeroed, nothing to free) when memory ran out; the
  * caller answers 500. The caller frees out with webhook_reply_deinit. */
 int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
@@ -84,6 +97,130 @@ int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
 
 /* Free out->body and zero *out. Accepts a zeroed or already freed reply. */
 void webhook_reply_deinit(webhook_reply_t *out);
+
+/* ---- Objects as the admission rules see them, for the controller ---- */
+
+/*
+ * One Pod or batch/v1 Job as the apiserver returns it in a LIST or a WATCH
+ * event (the object itself, not a review), decoded by the very code the
+ * admission rules use (the same fast reader, the same GPU detection, pod
+ * count, queue label, LimitRange defaulting and effective pod request), so
+ * the controller and the webhook can never disagree about what a workload
+ * asks for.
+ */
+
+typedef enum {
+	WEBHOOK_KIND_OTHER = 0, /* neither of the below */
+	WEBHOOK_KIND_POD = 1,	/* core/v1 Pod */
+	WEBHOOK_KIND_JOB = 2,	/* batch/v1 Job */
+} webhook_kind_t;
+
+/* Caps of webhook_object_decode; anything past one is refused (GPUQ_EINVAL,
+ * naming the field), never truncated. */
+/* JSON bytes of one object (the apiserver stores at most 1.5 MiB). */
+#define WEBHOOK_OBJECT_MAX WEBHOOK_REVIEW_MAX
+/* Bytes of any string kept (the longest valid one is a label key or
+ * toleration key: a 253-byte prefix, '/', a 63-byte name). */
+#define WEBHOOK_OBJECT_STR_MAX 317
+/* nodeSelector entries and tolerations of the pod spec (the queue core keeps
+ * at most 32 per pod set, QUEUE_SELECTORS_MAX; real pods have a handful). */
+#define WEBHOOK_OBJECT_SELECTOR_MAX 32
+#define WEBHOOK_OBJECT_TOLERATIONS_MAX 32
+
+/* One resource of the effective per-pod request. */
+typedef struct {
+	char name[QUOTA_RES_NAME_MAX]; /* resource, e.g. "nvidia.com/gpu", "cpu" */
+	quota_qty_t qty;	       /* its quantity, per pod */
+	int64_t amount;		       /* quota_qty_amount(name, qty): millicores for cpu,
+					  whole units (rounded up) for the rest */
+} webhook_request_t;
+
+/* One nodeSelector entry. */
+typedef struct {
+	const char *key;   /* label key */
+	const char *value; /* label value ("" allowed) */
+} webhook_node_label_t;
+
+/* One toleration; members NULL when absent (tolerationSeconds is not kept). */
+typedef struct {
+	const char *key;    /* key (NULL: every key, with operator Exists) */
+	const char *op;	    /* operator: "Equal" (default) or "Exists" */
+	const char *value;  /* value */
+	const char *effect; /* NoSchedule, PreferNoSchedule, NoExecute; NULL: all */
+} webhook_toleration_t;
+
+/* Every string is owned by the object (one allocation, freed by
+ * webhook_object_deinit) and NUL-terminated; NULL where noted. About 7 KiB
+ * (the arrays are inline): fine on a stack. */
+typedef struct {
+	webhook_kind_t kind;	      /* WEBHOOK_KIND_POD or WEBHOOK_KIND_JOB */
+	const char *namespace_;	      /* metadata.namespace (required) */
+	const char *name;	      /* metadata.name (required) */
+	const char *uid;	      /* metadata.uid (required) */
+	const char *resource_version; /* metadata.resourceVersion ("" when absent) */
+	int64_t created_ms;	      /* metadata.creationTimestamp (required), ms since
+					 the epoch */
+	const char *queue;	      /* label gpuq.dev/queue-name, else
+					 kueue.x-k8s.io/queue-name; NULL when neither */
+	bool gpu;		      /* asks for a GPU (resources or DRA claims) */
+	int64_t pods;		      /* pods admitted at once: a Job's parallelism
+					 (default 1), or min(parallelism, completions) when
+					 completions is set; a Pod: 1 */
+	const char *pod_group;	      /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
+	int64_t pod_group_total;      /* Pod in a group: annotation
+					 kueue.x-k8s.io/pod-group-total-count (1..100000);
+					 else 0 */
+	bool suspend;		      /* Job: spec.suspend */
+	bool gated;		      /* Pod: carries the gpuq.dev/admission gate */
+	bool admitted;		      /* annotation gpuq.dev/admitted is "true" on the object */
+	int32_t priority;	      /* the pod spec's priority if set; else its
+					 priorityClassName's value; else the global default
+					 PriorityClass's; else 0 */
+	const char *priority_class;   /* the class the priority came from (the global
+					 default's name when none is named); NULL when none */
+	bool priority_class_unknown;  /* priorityClassName names no PriorityClass of the
+					 policy: priority is 0 (the apiserver will refuse
+					 the Job's Pods) */
+	/* The effective request of one pod: quota_pod_requests (sidecar-aware,
+	 * overhead included) of a Job's template with the namespace's
+	 * LimitRange defaults its Pods will get, or of a Pod as it is; plus the
+	 * GPUs of DRA claims as nvidia.com/gpu. */
+	webhook_request_t requests[QUOTA_RESLIST_MAX];
+	size_t n_requests;						  /* entries in requests */
+	webhook_node_label_t node_selector[WEBHOOK_OBJECT_SELECTOR_MAX];  /* the pod spec's */
+	size_t n_node_selector;						  /* entries used */
+	webhook_toleration_t tolerations[WEBHOOK_OBJECT_TOLERATIONS_MAX]; /* the pod spec's */
+	size_t n_tolerations;						  /* entries used */
+	int64_t active;		       /* Job: status.active (0 when absent) */
+	int64_t succeeded;	       /* Job: status.succeeded */
+	int64_t failed;		       /* Job: status.failed */
+	int64_t ready_pods;	       /* Job: status.ready; Pod: 1 when ready, else 0 */
+	bool finished;		       /* Job: a Complete or Failed condition with status
+					  "True"; Pod: phase Succeeded or Failed */
+	bool ready;		       /* Pod: condition Ready is "True" */
+	const char *phase;	       /* Pod: status.phase; NULL when absent, and for Jobs */
+	const char *node_name;	       /* Pod: spec.nodeName; NULL when absent */
+	const char *owner_api_version; /* the ownerReference with controller: true
+					  (a Job's Pod: "batch/v1"); NULL when none */
+	const char *owner_kind;	       /* its kind ("Job"); NULL when none */
+	const char *owner_name;	       /* its name; NULL when none */
+	const char *owner_uid;	       /* its uid; NULL when none */
+	char *mem;		       /* owned: every string above */
+} webhook_object_t;
+
+/* Decode json[0..len) (need not be NUL-terminated), one v1 Pod or batch/v1
+ * Job, into *out, against policy (read only; may be NULL: then no LimitRange
+ * defaults, no DRA claims, no PriorityClasses) and cfg (may be NULL: no extra
+ * GPU names). Pure and thread-safe. GPUQ_OK; GPUQ_EINVAL for any input it
+ * refuses (not JSON, another kind, a missing required field, a field of the
+ * wrong type, a bad quantity or timestamp, a cap above), with diag naming the
+ * field and the value; GPUQ_ENOMEM. On error *out is zeroed (deinit is still
+ * safe). Free with webhook_object_deinit. */
+int webhook_object_decode(const policy_t *policy, const webhook_config_t *cfg, const char *json,
+			  size_t len, webhook_object_t *out, gpuq_diag_t *diag);
+
+/* Free o's strings and zero *o. Accepts a zeroed or already freed object. */
+void webhook_object_deinit(webhook_object_t *o);
 
 /* ==== Section B: the HTTPS server and metrics (server.c, metrics.c) ==== */
 
@@ -95,7 +232,9 @@ void webhook_reply_deinit(webhook_reply_t *out);
  * by reference count and swapped under a short lock: a watcher thread polls
  * the files every poll interval and loads a changed pair or policy beside the
  * old one; only one that loads completely (the key matching the certificate,
- * the policy passing policy_load_dir) replaces it. A TLS connection keeps a
+ * the policy passing policy_load_dir) replaces it. Without a policy dir the
+ * snapshot comes from outside (webhook_server_policy_set, the controller) and
+ * until it does the server fails closed. A TLS connection keeps a
  * reference to the pair it was handshaken with until it closes, and a decision
  * holds a reference to the snapshot it started on, so a swap never drops or
  * changes a request in flight.
@@ -121,15 +260,45 @@ void webhook_reply_deinit(webhook_reply_t *out);
 /* TLS 1.2 and 1.3 only, GnuTLS's NORMAL cipher suites otherwise, in our order. */
 #define WEBHOOK_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
 
-/* What `gpuq serve` was asked to do. Strings point into argv (or are static):
- * valid as long as argv. */
+/* Where the policy comes from: exactly one source. */
+typedef enum {
+	WEBHOOK_SOURCE_DIR = 0,	       /* --policy-dir: manifests on disk (offline mode) */
+	WEBHOOK_SOURCE_KUBECONFIG = 1, /* --kubeconfig: the cluster a kubeconfig names */
+	WEBHOOK_SOURCE_IN_CLUSTER = 2, /* neither flag, KUBERNETES_SERVICE_HOST set: the
+					  cluster gpuq runs in (its service account) */
+} webhook_policy_source_t;
+
+/* Defaults of the cluster flags. */
+#define WEBHOOK_LEASE_NAMESPACE_DEFAULT "gpuq-system" /* without $POD_NAMESPACE */
+#define WEBHOOK_LEASE_NAME_DEFAULT "gpuq-controller"
+#define WEBHOOK_QPS_DEFAULT 50.0 /* apiserver requests per second, sustained */
+#define WEBHOOK_QPS_MAX 10000.0	 /* --qps above this is refused (a typo, not a plan) */
+#define WEBHOOK_BURST_DEFAULT 100u
+#define WEBHOOK_BURST_MAX 100000u
+
+/* What the cluster flags default from, as the process environment has it.
+ * Each member NULL (or "") when unset. */
+typedef struct {
+	const char *pod_namespace; /* $POD_NAMESPACE (the downward API): --lease-namespace */
+	const char *pod_name;	   /* $POD_NAME: --identity */
+	const char *hostname;	   /* gethostname(): --identity without $POD_NAME */
+	const char *service_host;  /* $KUBERNETES_SERVICE_HOST: set in every Pod; with
+				      neither --policy-dir nor --kubeconfig, in-cluster */
+} webhook_serve_env_t;
+
+/* What `gpuq serve` was asked to do. Strings point into argv, into the
+ * environment's strings, or are static: valid as long as those. */
 typedef struct {
 	const char *listen;		 /* --listen HOST:PORT as given */
 	char host[WEBHOOK_NAME_MAX + 1]; /* HOST part ("" = every address); [v6] brackets
 					    stripped */
 	uint16_t port;			 /* PORT part, 1..65535 */
 	const char *cert_dir;		 /* --cert-dir: holds tls.crt and tls.key (PEM) */
-	const char *policy_dir;		 /* --policy-dir: manifests for policy_load_dir() */
+	webhook_policy_source_t source;	 /* where the policy comes from */
+	const char *policy_dir;		 /* --policy-dir: manifests for policy_load_dir()
+					    (WEBHOOK_SOURCE_DIR only; else NULL) */
+	const char *kubeconfig;		 /* --kubeconfig (WEBHOOK_SOURCE_KUBECONFIG only;
+					    else NULL) */
 	const char *state_dir;		 /* --state-dir: created 0700 when missing */
 	const char *gpu_resources[WEBHOOK_GPU_RESOURCES_MAX]; /* --gpu-resource, in order */
 	size_t n_gpu_resources;				      /* entries in gpu_resources */
@@ -139,23 +308,45 @@ typedef struct {
 				       at least 2) */
 	gpuq_log_level_t log_level; /* --log-level debug|info|warn|error (default info) */
 	bool help;		    /* --help or -h was given: print usage, do nothing else */
-	unsigned poll_ms;	    /* change polling interval (not a flag;
-				       WEBHOOK_POLL_MS_DEFAULT) */
-	size_t body_budget;	    /* body bytes buffered at once (not a flag;
-				       WEBHOOK_BODY_BUDGET_DEFAULT) */
+	/* The cluster flags (a cluster source only; --policy-dir refuses them). */
+	bool leader_elect;		     /* --leader-elect true|false (default true) */
+	const char *lease_namespace;	     /* --lease-namespace, a DNS label (default
+						$POD_NAMESPACE, else "gpuq-system") */
+	const char *lease_name;		     /* --lease-name, a DNS subdomain (default
+						"gpuq-controller") */
+	char identity[WEBHOOK_NAME_MAX + 1]; /* --identity, the Lease holder (default
+						$POD_NAME, else the hostname) */
+	double qps;			     /* --qps: apiserver requests per second,
+						(0, WEBHOOK_QPS_MAX] (default 50) */
+	unsigned burst;			     /* --burst: requests at once above qps,
+						1..WEBHOOK_BURST_MAX (default 100) */
+	unsigned poll_ms;		     /* change polling interval (not a flag;
+						WEBHOOK_POLL_MS_DEFAULT) */
+	size_t body_budget;		     /* body bytes buffered at once (not a flag;
+						WEBHOOK_BODY_BUDGET_DEFAULT) */
 } webhook_serve_opts_t;
 
 /* Parse `serve` flags: argv[0] is the subcommand's name; every flag takes its
- * value as the next argument or after '='. Pure (no I/O). GPUQ_OK, or
- * GPUQ_EINVAL with diag naming the flag and the value (unknown flag, missing
- * value, missing required flag, bad port, bad number, bad name, too many
- * --gpu-resource). With --help the other flags are not required. */
+ * value as the next argument or after '='. Pure (no I/O, no environment:
+ * env gives what the defaults come from; env may be NULL, as if empty).
+ * GPUQ_OK, or GPUQ_EINVAL with diag naming the flag (or the environment
+ * variable) and the value: unknown flag, missing value, missing required
+ * flag, bad port, bad number, bad name, too many --gpu-resource, both
+ * --policy-dir and --kubeconfig, neither of them outside a Pod, a cluster
+ * flag with --policy-dir. With --help the other flags are not required. */
+int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_t *env,
+				 webhook_serve_opts_t *opts, gpuq_diag_t *diag);
+
+/* webhook_serve_opts_parse_env with the process's own environment
+ * (POD_NAMESPACE, POD_NAME, KUBERNETES_SERVICE_HOST, the hostname). */
 int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag);
 
-/* Check the opts against the file system: cert and policy dirs exist and are
- * directories, tls.crt and tls.key are readable files, the state dir exists
- * or is created (mode 0700) and is a writable directory. GPUQ_OK or
- * GPUQ_EINVAL / GPUQ_EIO with diag naming the flag and the path. */
+/* Check the opts against the file system: cert dir exists and is a
+ * directory, tls.crt and tls.key are readable files, the policy dir (when
+ * the source) is a directory, the kubeconfig (when the source) a readable
+ * file, the state dir exists or is created (mode 0700) and is a writable
+ * directory. GPUQ_OK or GPUQ_EINVAL / GPUQ_EIO with diag naming the flag and
+ * the path. */
 int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag);
 
 /* The usage text of `gpuq serve` (static). */
@@ -236,8 +427,9 @@ int webhook_metrics_create(webhook_metrics_t **out);
 void webhook_metrics_destroy(webhook_metrics_t *m); /* NULL is a no-op */
 
 /* One decided review: kind is "Pod", "Job" or "other", decision "allowed",
- * "patched", "denied", "invalid" or "error" (anything else counts as "other"
- * kind / "error" decision). elapsed_ns from the request's headers to its reply. */
+ * "patched", "denied", "invalid", "unavailable" (503: no policy) or "error"
+ * (anything else counts as "other" kind / "error" decision). elapsed_ns from the request's headers
+ * to its reply. */
 void webhook_metrics_admission_observe(webhook_metrics_t *m, webhook_endpoint_t ep,
 				       const char *kind, const char *decision, uint64_t elapsed_ns);
 
@@ -264,8 +456,11 @@ int webhook_metrics_label_escape(const char *value, char *out, size_t cap);
 
 typedef struct webhook_server webhook_server_t;
 
-/* Load the serving pair and the policy (refusing a bad policy: diag holds
- * policy_load_dir's message) and prepare, without listening yet. opts must
+/* Load the serving pair and, when opts->policy_dir is set, the policy
+ * (refusing a bad policy: diag holds policy_load_dir's message), and prepare,
+ * without listening yet. Without a policy dir the server starts with no
+ * policy and fails closed (reviews of Pods and Jobs answered 503, /readyz
+ * 503 "no policy") until webhook_server_policy_set gives it one. opts must
  * outlive the server. GPUQ_OK, GPUQ_ETLS/GPUQ_EIO (certs), the policy's
  * codes, GPUQ_ENOMEM. */
 int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **out,
@@ -277,8 +472,26 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag);
 
 /* Reload the policy dir now (SIGHUP). A policy that fails to load is logged
  * with its diagnostic and counted; the old one keeps serving. Returns the
- * load's code. Thread-safe (serialised with the watcher). */
+ * load's code; GPUQ_EINVAL (nothing done) for a server without a policy dir.
+ * Thread-safe (serialised with the watcher and webhook_server_policy_set). */
 int webhook_server_policy_reload(webhook_server_t *srv);
+
+/* Serve policy p from now on: an external feed (the controller builds
+ * snapshots from the cluster). p must be finished (policy_finish); the
+ * server takes its own reference (the caller keeps its own). Swapped in
+ * exactly as a dir reload is: reviews already deciding finish on the old
+ * snapshot, gpuq_policy_generation goes up by one and a successful reload is
+ * counted. GPUQ_OK; GPUQ_EINVAL (nothing done, logged) when p is NULL or the
+ * server reads a policy dir (one policy source only). Thread-safe. */
+int webhook_server_policy_set(webhook_server_t *srv, policy_t *p);
+
+/* Drop the policy: back to failing closed (Pod and Job reviews 503, /readyz
+ * 503) until the next webhook_server_policy_set. For the controller when it
+ * can no longer vouch for its snapshot, e.g. its watches have been down
+ * longer than it allows: deciding from a stale policy could admit work the
+ * cluster's quotas no longer allow. gpuq_policy_generation is left as is. A
+ * no-op (logged) for a server that reads a policy dir. Thread-safe. */
+void webhook_server_policy_clear(webhook_server_t *srv);
 
 /* Graceful stop: stop accepting, /readyz answers 503, wait up to drain_ms
  * for requests in flight to finish, then close every connection and join

@@ -31,6 +31,38 @@ static const webhook_jv_t *jobj(const webhook_jv_t *obj, const char *key)
 	return webhook_jv_is(v, WEBHOOK_JV_OBJECT) ? v : NULL;
 }
 
+static const char *type_name(const webhook_jv_t *v)
+{
+	static const char *const names[] = {"null",	"false",    "true",	"a number",
+					    "a string", "an array", "an object"};
+
+	return names[v->type];
+}
+
+/* Member key of parent when present and of the given type; NULL (and
+ * GPUQ_OK) when absent or null; GPUQ_EINVAL naming the field (path) and
+ * what it is when of another type. A wrong type is never read as absent:
+ * that would let a malformed object pass unchecked. */
+static int typed(const webhook_workload_t *w, const webhook_jv_t *parent, const char *key,
+		 webhook_jv_type_t type, const char *path, const webhook_jv_t **out,
+		 gpuq_diag_t *diag)
+{
+	const webhook_jv_t *v =
+	    webhook_jv_is(parent, WEBHOOK_JV_OBJECT) ? webhook_jv_get(parent, key) : NULL;
+
+	*out = NULL;
+	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL))
+		return GPUQ_OK;
+	if (v->type == type) {
+		*out = v;
+		return GPUQ_OK;
+	}
+	return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": %s: must be %s, not %s%s%.64s%s",
+			     w->kind_name, w->name, path,
+			     type == WEBHOOK_JV_OBJECT ? "an object" : "an array", type_name(v),
+			     v->s ? " \"" : "", v->s ? v->s : "", v->s ? "\"" : "");
+}
+
 const char *webhook_labels_queue(const webhook_jv_t *labels)
 {
 	const char *q = webhook_json_str(labels, WEBHOOK_LABEL_QUEUE);
@@ -69,21 +101,21 @@ static void cfield(const webhook_workload_t *w, size_t i, char *buf, size_t cap)
 static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota_reslist_t *list,
 		       gpuq_diag_t *diag)
 {
-	const webhook_jv_t *res = jobj(w->refs[i].json, "resources");
-	const webhook_jv_t *m = res ? webhook_jv_get(res, which) : NULL;
-	const webhook_jv_t *v;
-	char where[160];
+	const webhook_jv_t *res, *m, *v;
+	char where[160], path[192];
 	gpuq_diag_t inner;
 	int rc;
 
 	list->n = 0;
-	if (!m || webhook_jv_is(m, WEBHOOK_JV_NULL))
-		return GPUQ_OK;
 	cfield(w, i, where, sizeof(where));
-	if (!webhook_jv_is(m, WEBHOOK_JV_OBJECT))
-		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s \"%s\": %s.resources.%s: must be an object", w->kind_name,
-				     w->name, where, which);
+	snprintf(path, sizeof(path), "%s.resources", where);
+	rc = typed(w, w->refs[i].json, "resources", WEBHOOK_JV_OBJECT, path, &res, diag);
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s.resources.%s", where, which);
+	rc = typed(w, res, which, WEBHOOK_JV_OBJECT, path, &m, diag);
+	if (rc || !m)
+		return rc;
 	for (const webhook_jv_t *k = m->first; k; k = v->next) {
 		const char *key = k->s;
 		quota_qty_t q;
@@ -121,11 +153,14 @@ static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota
 /* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
 static int decode_overhead(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	const webhook_jv_t *m = webhook_jv_get(w->pod_spec, "overhead");
-	const webhook_jv_t *v;
+	const webhook_jv_t *m, *v;
+	char path[64];
+	int rc;
 
-	if (!webhook_jv_is(m, WEBHOOK_JV_OBJECT))
-		return GPUQ_OK;
+	snprintf(path, sizeof(path), "%s.overhead", w->spec_field);
+	rc = typed(w, w->pod_spec, "overhead", WEBHOOK_JV_OBJECT, path, &m, diag);
+	if (rc || !m)
+		return rc;
 	for (const webhook_jv_t *k = m->first; k; k = v->next) {
 		const char *key = k->s;
 		quota_qty_t q;
@@ -143,20 +178,46 @@ static int decode_overhead(webhook_workload_t *w, gpuq_diag_t *diag)
 }
 
 /* Collect refs to init containers then app containers; count them first. */
+/* Every element of arr (at field path) must be an object. */
+static int objects_only(const webhook_workload_t *w, const webhook_jv_t *arr, const char *path,
+			gpuq_diag_t *diag)
+{
+	size_t i = 0;
+
+	for (const webhook_jv_t *e = webhook_jv_first(arr); e; e = e->next, i++)
+		if (!webhook_jv_is(e, WEBHOOK_JV_OBJECT))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "%s \"%s\": %s[%zu]: must be an object, not %s",
+					     w->kind_name, w->name, path, i, type_name(e));
+	return GPUQ_OK;
+}
+
 static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	const webhook_jv_t *init = webhook_jv_get(w->pod_spec, "initContainers");
-	const webhook_jv_t *app = webhook_jv_get(w->pod_spec, "containers");
-	size_t n_init = webhook_jv_is(init, WEBHOOK_JV_ARRAY) ? webhook_jv_count(init) : 0;
-	size_t n_app = webhook_jv_is(app, WEBHOOK_JV_ARRAY) ? webhook_jv_count(app) : 0;
-	size_t n = n_init + n_app, k = 0;
+	const webhook_jv_t *init, *app;
+	size_t n_init, n_app, n, k = 0;
+	char pi[64], pa[64];
+	int rc;
 
+	snprintf(pi, sizeof(pi), "%s.initContainers", w->spec_field);
+	snprintf(pa, sizeof(pa), "%s.containers", w->spec_field);
+	rc = typed(w, w->pod_spec, "initContainers", WEBHOOK_JV_ARRAY, pi, &init, diag);
+	if (!rc)
+		rc = typed(w, w->pod_spec, "containers", WEBHOOK_JV_ARRAY, pa, &app, diag);
+	if (rc)
+		return rc;
+	n_init = webhook_jv_count(init);
+	n_app = webhook_jv_count(app);
+	n = n_init + n_app;
 	if (n > WEBHOOK_CONTAINERS_MAX)
 		return gpuq_diag_set(
 		    diag, GPUQ_EINVAL, "%s \"%s\": %s: %zu containers; gpuq reviews at most %d",
 		    w->kind_name, w->name, w->spec_field, n, WEBHOOK_CONTAINERS_MAX);
-	if (!n)
-		return GPUQ_OK;
+	rc = objects_only(w, init, pi, diag);
+	if (!rc)
+		rc = objects_only(w, app, pa, diag);
+	if (rc || !n)
+		return rc;
 	w->pod.containers = malloc(n * (sizeof(quota_container_t) + sizeof(webhook_cref_t)));
 	if (!w->pod.containers)
 		return GPUQ_ENOMEM;
@@ -220,17 +281,24 @@ static int64_t template_gpus(const policy_claimtemplate_t *t)
 	return n;
 }
 
-static void decode_claims(webhook_workload_t *w, const webhook_review_t *r)
+static int decode_claims(webhook_workload_t *w, const policy_t *policy, const char *ns,
+			 gpuq_diag_t *diag)
 {
-	const webhook_jv_t *claims = webhook_jv_get(w->pod_spec, "resourceClaims");
-	const webhook_jv_t *c = webhook_jv_first(claims);
+	const webhook_jv_t *claims, *c;
+	char path[64];
+	int rc;
 
-	if (!r->policy)
-		return;
+	snprintf(path, sizeof(path), "%s.resourceClaims", w->spec_field);
+	rc = typed(w, w->pod_spec, "resourceClaims", WEBHOOK_JV_ARRAY, path, &claims, diag);
+	if (!rc)
+		rc = objects_only(w, claims, path, diag);
+	if (rc || !policy)
+		return rc;
+	c = webhook_jv_first(claims);
 	for (size_t i = 0; c && i < WEBHOOK_CLAIMS_MAX; i++, c = c->next) {
 		const char *tname = claim_template(c);
 		const policy_claimtemplate_t *t =
-		    tname ? policy_claimtemplate_find(r->policy, r->ns, tname) : NULL;
+		    tname ? policy_claimtemplate_find(policy, ns, tname) : NULL;
 		int64_t g = t ? template_gpus(t) : 0;
 
 		if (g > 0) {
@@ -241,6 +309,7 @@ static void decode_claims(webhook_workload_t *w, const webhook_review_t *r)
 			w->gpu = true;
 		}
 	}
+	return GPUQ_OK;
 }
 
 /* Non-negative integer member of obj, or def when absent/null. */
@@ -254,44 +323,68 @@ static int int_field(const webhook_workload_t *w, const webhook_jv_t *spec, cons
 		return GPUQ_OK;
 	if (!webhook_jv_int(v, out) || *out < 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s \"%s\": spec.%s: must be a non-negative integer",
-				     w->kind_name, w->name, key);
+				     "%s \"%s\": spec.%s: invalid value %s%s%.64s%s: must be a "
+				     "non-negative integer",
+				     w->kind_name, w->name, key, v->s ? "" : type_name(v),
+				     v->s ? "\"" : "", v->s ? v->s : "", v->s ? "\"" : "");
 	return GPUQ_OK;
 }
 
-/* Locate metadata, labels and the pod spec for a Pod or a Job. */
+/* Locate metadata, labels and the pod spec for a Pod or a Job; every part
+ * the rules read must have its type (a `spec` string is refused, not read
+ * as "no spec"). */
 static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	const webhook_jv_t *meta = jobj(w->obj, "metadata");
-	const webhook_jv_t *spec = jobj(w->obj, "spec");
-	const char *name = webhook_json_str(meta, "name");
-	const webhook_jv_t *tmpl, *tmeta;
+	const webhook_jv_t *meta, *spec, *tmpl = NULL, *tmeta = NULL, *gates;
+	const char *name;
+	int rc;
 
+	w->kind_name = w->kind == WEBHOOK_KIND_POD ? "Pod" : "Job";
+	w->spec_field = w->kind == WEBHOOK_KIND_POD ? "spec" : "spec.template.spec";
+	w->spec_ptr = w->kind == WEBHOOK_KIND_POD ? "/spec" : "/spec/template/spec";
+	w->name = "";
+	if (!webhook_jv_is(w->obj, WEBHOOK_JV_OBJECT))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "request.object: must be an object");
+	rc = typed(w, w->obj, "metadata", WEBHOOK_JV_OBJECT, "metadata", &meta, diag);
+	if (rc)
+		return rc;
+	name = webhook_json_str(meta, "name");
 	if (!name || !*name)
 		name = webhook_json_str(meta, "generateName");
 	w->name = name ? name : "";
-	w->labels = jobj(meta, "labels");
-	w->annotations = jobj(meta, "annotations");
+	rc = typed(w, meta, "labels", WEBHOOK_JV_OBJECT, "metadata.labels", &w->labels, diag);
+	if (!rc)
+		rc = typed(w, meta, "annotations", WEBHOOK_JV_OBJECT, "metadata.annotations",
+			   &w->annotations, diag);
+	if (!rc)
+		rc = typed(w, w->obj, "spec", WEBHOOK_JV_OBJECT, "spec", &spec, diag);
+	if (rc)
+		return rc;
 	if (w->kind == WEBHOOK_KIND_POD) {
-		w->kind_name = "Pod";
-		w->spec_field = "spec";
-		w->spec_ptr = "/spec";
 		w->pod_labels = w->labels;
 		w->pod_annotations = w->annotations;
 		w->pod_spec = spec;
 	} else {
-		w->kind_name = "Job";
-		w->spec_field = "spec.template.spec";
-		w->spec_ptr = "/spec/template/spec";
-		tmpl = jobj(spec, "template");
-		tmeta = jobj(tmpl, "metadata");
-		w->pod_labels = jobj(tmeta, "labels");
-		w->pod_annotations = jobj(tmeta, "annotations");
-		w->pod_spec = jobj(tmpl, "spec");
+		rc = typed(w, spec, "template", WEBHOOK_JV_OBJECT, "spec.template", &tmpl, diag);
+		if (!rc)
+			rc = typed(w, tmpl, "metadata", WEBHOOK_JV_OBJECT, "spec.template.metadata",
+				   &tmeta, diag);
+		if (!rc)
+			rc = typed(w, tmeta, "labels", WEBHOOK_JV_OBJECT,
+				   "spec.template.metadata.labels", &w->pod_labels, diag);
+		if (!rc)
+			rc = typed(w, tmeta, "annotations", WEBHOOK_JV_OBJECT,
+				   "spec.template.metadata.annotations", &w->pod_annotations, diag);
+		if (!rc)
+			rc = typed(w, tmpl, "spec", WEBHOOK_JV_OBJECT, "spec.template.spec",
+				   &w->pod_spec, diag);
+		if (rc)
+			return rc;
 	}
-	if (!webhook_jv_is(w->obj, WEBHOOK_JV_OBJECT))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "request.object: must be an object");
-	return GPUQ_OK;
+	return typed(w, w->pod_spec, "schedulingGates", WEBHOOK_JV_ARRAY,
+		     w->kind == WEBHOOK_KIND_POD ? "spec.schedulingGates"
+						 : "spec.template.spec.schedulingGates",
+		     &gates, diag);
 }
 
 static int decode_job_counts(webhook_workload_t *w, gpuq_diag_t *diag)
@@ -339,7 +432,8 @@ static int decode_pod_group(webhook_workload_t *w, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, webhook_kind_t kind,
+int webhook_workload_decode(webhook_workload_t *w, const policy_t *policy,
+			    const webhook_config_t *cfg, const char *ns, webhook_kind_t kind,
 			    const webhook_jv_t *obj, gpuq_diag_t *diag)
 {
 	const char *adm;
@@ -386,15 +480,49 @@ int webhook_workload_decode(webhook_workload_t *w, const webhook_review_t *r, we
 						   ? &c->requests.items[k]
 						   : &c->limits.items[k - c->requests.n];
 
-			if (webhook_is_gpu_resource(r->cfg, e->name) &&
-			    !quota_qty_is_zero(&e->qty)) {
+			if (webhook_is_gpu_resource(cfg, e->name) && !quota_qty_is_zero(&e->qty)) {
 				w->gpu = true;
 				gpuq_strlcpy(w->gpu_resource, e->name, sizeof(w->gpu_resource));
 			}
 		}
 	}
-	decode_claims(w, r);
-	return GPUQ_OK;
+	return decode_claims(w, policy, ns, diag);
+}
+
+int webhook_workload_default(webhook_workload_t *w, const policy_t *policy, const char *ns)
+{
+	const policy_namespace_t *pns = policy ? policy_namespace_find(policy, ns) : NULL;
+	const quota_limitrange_t *const *lrs = pns ? pns->limitranges : NULL;
+	size_t n_lrs = pns ? pns->n_limitranges : 0;
+	int rc = GPUQ_OK;
+
+	for (size_t i = 0; !rc && i < w->pod.n_containers; i++) {
+		quota_container_t *c = &w->pod.containers[i];
+		quota_reslist_t add_req, add_lim;
+
+		/* Also without ranges: a limit alone becomes the request. */
+		rc = quota_limitrange_default(lrs, n_lrs, c, &add_req, &add_lim);
+		for (size_t k = 0; !rc && k < add_req.n; k++)
+			rc = quota_reslist_set(&c->requests, add_req.items[k].name,
+					       &add_req.items[k].qty);
+		for (size_t k = 0; !rc && k < add_lim.n; k++)
+			rc = quota_reslist_set(&c->limits, add_lim.items[k].name,
+					       &add_lim.items[k].qty);
+	}
+	return rc;
+}
+
+int webhook_workload_pod_request(const webhook_workload_t *w, quota_reslist_t *requests,
+				 quota_reslist_t *one)
+{
+	quota_qty_t dra = quota_qty_from_units(w->dra_gpus, QUOTA_QTY_DECIMAL_SI);
+	int rc;
+
+	rc = quota_pod_requests(&w->pod, requests);
+	if (rc)
+		return rc;
+	*one = *requests;
+	return w->dra_gpus ? quota_reslist_add(one, "nvidia.com/gpu", &dra) : GPUQ_OK;
 }
 
 void webhook_workload_deinit(webhook_workload_t *w)
