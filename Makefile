@@ -49,9 +49,11 @@ LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 .PHONY: all test valgrind lint bench fuzz clean format
 all: bin/gpuq
 
+# Replaced by rename, so a running gpuq (the demo, an e2e run) does not
+# block the build with "Text file busy".
 bin/gpuq: $(BIN)
 	@mkdir -p bin
-	cp $(BIN) bin/gpuq
+	cp $(BIN) bin/gpuq.tmp && mv -f bin/gpuq.tmp bin/gpuq
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -7,5 +7,6 @@ int cmd_serve(int argc, char **argv);
 int cmd_certs(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 #endif

@@ -8,12 +8,47 @@
 #include <stdio.h>
 
 #include "cmd/cmd.h"
+#include "controller/controller.h"
+#include "kube/kube.h"
 #include "webhook/webhook.h"
+
+/* The controller beside the server, when the policy comes from a cluster. */
+static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv,
+			    kube_config_t **cfg, controller_t **ctl, gpuq_diag_t *diag)
+{
+	controller_opts_t co;
+	int rc;
+
+	rc = opts->source == WEBHOOK_SOURCE_KUBECONFIG
+		 ? kube_config_load(opts->kubeconfig, cfg, diag)
+		 : kube_config_in_cluster(NULL, cfg, diag);
+	if (rc)
+		return rc;
+	controller_opts_default(&co);
+	co.kube = *cfg;
+	co.client.qps = opts->qps;
+	co.client.burst = opts->burst;
+	co.state_dir = opts->state_dir;
+	co.server = srv;
+	co.review_cfg.gpu_resources = opts->gpu_resources;
+	co.review_cfg.n_gpu_resources = opts->n_gpu_resources;
+	co.review_cfg.controller_user = opts->controller_user;
+	co.leader_elect = opts->leader_elect;
+	co.lease_namespace = opts->lease_namespace;
+	co.lease_name = opts->lease_name;
+	co.identity = opts->identity;
+	rc = controller_create(&co, ctl, diag);
+	if (!rc)
+		rc = controller_start(*ctl, diag);
+	return rc;
+}
 
 int cmd_serve(int argc, char **argv)
 {
 	webhook_serve_opts_t opts;
 	webhook_server_t *srv = NULL;
+	controller_t *ctl = NULL;
+	kube_config_t *kcfg = NULL;
 	gpuq_diag_t diag = {{0}};
 	sigset_t sigs;
 	int rc, sig;
@@ -47,9 +82,13 @@ int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	rc = webhook_server_start(srv, &diag);
+	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
+		rc = start_controller(&opts, srv, &kcfg, &ctl, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
+		controller_destroy(ctl);
 		webhook_server_destroy(srv);
+		kube_config_destroy(kcfg);
 		return 1;
 	}
 	for (;;) {
@@ -64,8 +103,10 @@ int cmd_serve(int argc, char **argv)
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
 		break;
 	}
+	controller_destroy(ctl); /* gives the Lease up first */
 	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
 	webhook_server_destroy(srv);
+	kube_config_destroy(kcfg);
 	gpuq_log(GPUQ_LOG_INFO, "serve", "stopped");
 	return 0;
 }

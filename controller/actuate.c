@@ -1,0 +1,440 @@
+/* controller/actuate.c: bring a Job in line with its workload's state in
+ * the core (released, suspended, template restored), and post Events. Every
+ * patch is a merge patch carrying the resourceVersion the decision was made
+ * on, so a Job that changed meanwhile is left alone (409) until the watch
+ * shows it again. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+#include "quota/quota.h"
+
+static const char *effect_name(policy_effect_t e)
+{
+	switch (e) {
+	case POLICY_EFFECT_NO_SCHEDULE:
+		return "NoSchedule";
+	case POLICY_EFFECT_PREFER_NO_SCHEDULE:
+		return "PreferNoSchedule";
+	case POLICY_EFFECT_NO_EXECUTE:
+		return "NoExecute";
+	default:
+		return NULL;
+	}
+}
+
+static json_t *toleration_json(const policy_toleration_t *t)
+{
+	json_t *o = json_object();
+	const char *eff = effect_name(t->effect);
+
+	if (!o)
+		return NULL;
+	if (t->key[0])
+		json_object_set_new(o, "key", json_string(t->key));
+	json_object_set_new(o, "operator", json_string(t->exists ? "Exists" : "Equal"));
+	if (!t->exists)
+		json_object_set_new(o, "value", json_string(t->value));
+	if (eff)
+		json_object_set_new(o, "effect", json_string(eff));
+	if (t->has_seconds)
+		json_object_set_new(o, "tolerationSeconds", json_integer(t->seconds));
+	return o;
+}
+
+static json_t *path_get(const json_t *obj, const char *const *keys)
+{
+	for (; *keys && obj; keys++)
+		obj = json_object_get(obj, *keys);
+	return (json_t *)obj;
+}
+
+static const char *annotation(const json_t *obj, const char *key)
+{
+	static const char *const p[] = {"metadata", "annotations", NULL};
+
+	return json_string_value(json_object_get(path_get(obj, p), key));
+}
+
+static json_t *tmpl_spec(const json_t *job)
+{
+	static const char *const p[] = {"spec", "template", "spec", NULL};
+
+	return path_get(job, p);
+}
+
+static const char *rv_of(const json_t *obj)
+{
+	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+/* The distinct flavors assigned to an admitted workload, into names[], and
+ * (when ann is not NULL) the CONTROLLER_ANNOT_FLAVORS value: resource=flavor
+ * pairs, comma-separated, that a successor adopts the Job by. */
+static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names, size_t cap,
+			 char *ann, size_t ann_cap)
+{
+	size_t n = 0, len = 0;
+
+	if (ann && ann_cap)
+		ann[0] = '\0';
+	for (uint32_t r = 0; r < queue_resource_count(c->q); r++) {
+		uint32_t f;
+		const char *name;
+		bool seen = false;
+		if (queue_workload_flavor(c->q, id, 0, r, &f))
+			continue;
+		name = queue_flavor_name(c->q, f);
+		if (ann && len < ann_cap) {
+			int w = snprintf(ann + len, ann_cap - len, "%s%s=%s", len ? "," : "",
+					 queue_resource_name(c->q, r), name);
+			len += w > 0 ? (size_t)w : 0;
+		}
+		for (size_t i = 0; i < n; i++)
+			seen = seen || strcmp(names[i], name) == 0;
+		if (!seen && n < cap)
+			names[n++] = name;
+	}
+	return n;
+}
+
+/* PATCH the Job; on success the reply becomes the cached object. */
+static int patch_job(struct controller *c, job_t *j, json_t *body, const char *what)
+{
+	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
+	static const char *const meta_name[] = {"metadata", "name", NULL};
+	const char *ns = json_string_value(path_get(j->obj, meta_ns));
+	const char *name = json_string_value(path_get(j->obj, meta_name));
+	char path[KUBE_URL_MAX], ens[300], ename[300];
+	gpuq_diag_t diag = {{0}};
+	json_t *reply = NULL;
+	int rc;
+
+	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
+	    kube_escape(name, ename, sizeof(ename))) {
+		json_decref(body);
+		return GPUQ_EINVAL;
+	}
+	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, ename);
+	rc = kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag);
+	json_decref(body);
+	if (rc == GPUQ_OK) {
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
+		json_decref(j->obj);
+		j->obj = reply;
+	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
+		gpuq_log(GPUQ_LOG_DEBUG, "controller", "%s Job %s/%s: %s (the watch will show the "
+			 "new state)", what, ns, name, diag.msg);
+	} else {
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s Job %s/%s: %s", what, ns, name, diag.msg);
+	}
+	return rc;
+}
+
+/* The nodeSelector and tolerations a workload runs with on its flavors:
+ * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
+ * nodeLabels and tolerations. *sel and *tols are new references; flavors
+ * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
+int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
+		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
+		      size_t cap)
+{
+	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX];
+	size_t nf = flavors_of(c, id, names, sizeof(names) / sizeof(names[0]), flavors, cap);
+
+	*sel = json_is_object(base_sel) ? json_deep_copy(base_sel) : json_object();
+	*tols = json_is_array(base_tols) ? json_deep_copy(base_tols) : json_array();
+	if (!*sel || !*tols) {
+		json_decref(*sel);
+		json_decref(*tols);
+		return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		const policy_flavor_t *f = policy_flavor_find(c->policy, names[i]);
+		if (!f)
+			continue;
+		for (size_t k = 0; k < f->node_labels.n; k++)
+			json_object_set_new(*sel, f->node_labels.items[k].key,
+					    json_string(f->node_labels.items[k].value));
+		for (size_t k = 0; k < f->n_tolerations; k++)
+			json_array_append_new(*tols, toleration_json(&f->tolerations[k]));
+	}
+	return GPUQ_OK;
+}
+
+/* Release: unsuspend with the flavors' nodeLabels and tolerations in the
+ * template, the originals kept in an annotation for a later restore. */
+static void release(struct controller *c, job_t *j, queue_wl_t id)
+{
+	const json_t *spec = tmpl_spec(j->obj);
+	const char *orig_text = annotation(j->obj, CONTROLLER_ANNOT_ORIGINAL);
+	json_t *orig = NULL, *sel, *tols, *body;
+	char flavors[1024];
+	char *orig_dump;
+
+	/* the template as it was before any release (a retry after a crash
+	 * must not stack the flavor's settings twice) */
+	if (orig_text)
+		orig = json_loads(orig_text, 0, NULL);
+	if (!json_is_object(orig)) {
+		json_decref(orig);
+		orig = json_pack("{s:O?, s:O?}", "nodeSelector", json_object_get(spec, "nodeSelector"),
+				 "tolerations", json_object_get(spec, "tolerations"));
+	}
+	if (!orig)
+		return;
+	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
+			      json_object_get(orig, "tolerations"), &sel, &tols, flavors,
+			      sizeof(flavors))) {
+		json_decref(orig);
+		return;
+	}
+	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(orig);
+	body = json_pack("{s:{s:s, s:{s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}",
+			 "metadata", "resourceVersion", rv_of(j->obj), "annotations",
+			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
+			 CONTROLLER_ANNOT_ORIGINAL, orig_dump ? orig_dump : "{}", "spec", "suspend",
+			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
+			 "spec", "nodeSelector", sel, "tolerations", tols);
+	free(orig_dump);
+	if (body)
+		patch_job(c, j, body, "released");
+}
+
+/* Preempt: suspend (the Job controller deletes its pods). */
+static void suspend(struct controller *c, job_t *j)
+{
+	json_t *body = json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
+				 rv_of(j->obj), "annotations", WEBHOOK_ANNOT_ADMITTED,
+				 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
+
+	if (body)
+		patch_job(c, j, body, "suspended");
+}
+
+/* The pods of a suspended Job are gone: restore the template and requeue. */
+static void restore(struct controller *c, job_t *j)
+{
+	const char *orig_text = annotation(j->obj, CONTROLLER_ANNOT_ORIGINAL);
+	const json_t *spec = tmpl_spec(j->obj);
+	json_t *orig, *sel, *cur, *tols, *body;
+	const char *k;
+	json_t *v;
+
+	if (orig_text) {
+		orig = json_loads(orig_text, 0, NULL);
+		if (!json_is_object(orig)) {
+			json_decref(orig);
+			orig = json_object();
+		}
+		/* merge patch merges maps: null out the keys the release added */
+		sel = json_object();
+		cur = json_object_get(spec, "nodeSelector");
+		json_object_foreach(cur, k, v)
+		json_object_set_new(sel, k, json_null());
+		json_object_foreach(json_object_get(orig, "nodeSelector"), k, v)
+		json_object_set(sel, k, v);
+		tols = json_object_get(orig, "tolerations");
+		tols = json_is_array(tols) ? json_incref(tols) : json_null();
+		json_decref(orig);
+		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}", "metadata",
+				 "resourceVersion", rv_of(j->obj), "annotations",
+				 CONTROLLER_ANNOT_ORIGINAL, "spec", "template", "metadata",
+				 "annotations", WEBHOOK_ANNOT_ADMITTED, "spec", "nodeSelector", sel,
+				 "tolerations", tols);
+		if (!body || patch_job(c, j, body, "restored the template of"))
+			return;
+	}
+	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK)
+		c->core_dirty = true;
+}
+
+static bool job_suspended(const json_t *job)
+{
+	return json_is_true(json_object_get(json_object_get(job, "spec"), "suspend"));
+}
+
+/* Pods of a suspended Job are gone once the Job controller reports none
+ * active and none terminating (a deleted pod holds its GPU until it is
+ * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
+ * (which also makes the template mutable again). */
+static bool job_quiet(const json_t *job)
+{
+	const json_t *st = json_object_get(job, "status");
+
+	return json_integer_value(json_object_get(st, "active")) == 0 &&
+	       json_integer_value(json_object_get(st, "terminating")) == 0 &&
+	       !json_object_get(st, "startTime");
+}
+
+/* Add the per-pod requests of Job obj, times its pods not yet created
+ * (all of them when `all`), to *req and *pods. */
+static int add_pending_pods(struct controller *c, const json_t *obj, bool all, quota_reslist_t *req,
+			    int64_t *pods)
+{
+	const json_t *st = json_object_get(obj, "status");
+	webhook_object_t o;
+	quota_reslist_t one = {0};
+	char *text = json_dumps(obj, JSON_COMPACT);
+	int64_t missing;
+	int rc;
+
+	if (!text)
+		return GPUQ_ENOMEM;
+	memset(&o, 0, sizeof(o));
+	rc = webhook_object_decode(c->policy, &c->o.review_cfg, text, strlen(text), &o, NULL);
+	free(text);
+	if (rc)
+		return rc;
+	missing = o.pods;
+	if (!all)
+		missing -= json_integer_value(json_object_get(st, "active")) +
+			   json_integer_value(json_object_get(st, "succeeded")) +
+			   json_integer_value(json_object_get(st, "failed"));
+	for (size_t i = 0; !rc && i < o.n_requests; i++)
+		rc = quota_reslist_add(&one, o.requests[i].name, &o.requests[i].qty);
+	webhook_object_deinit(&o);
+	if (rc || missing <= 0 || o.finished)
+		return rc;
+	rc = quota_reslist_scale(&one, missing);
+	for (size_t i = 0; !rc && i < one.n; i++)
+		rc = quota_reslist_add(req, one.items[i].name, &one.items[i].qty);
+	*pods += missing;
+	return rc;
+}
+
+/* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
+ * status.used as the apiserver last reported it, plus the pods of Jobs gpuq
+ * released in the namespace that do not exist yet (the apiserver charges a
+ * pod when it is created, so those are not in used). A Job the quota would
+ * refuse stays suspended, holding its admission, instead of running with
+ * part of its pods (no gang). Limits are taken equal to requests (the
+ * decoder keeps requests only): a limits.* quota can refuse a pod later. */
+static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
+{
+	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
+	const char *ns = json_string_value(path_get(j->obj, meta_ns));
+	const policy_namespace_t *pn = ns ? policy_namespace_find(c->policy, ns) : NULL;
+	quota_resourcequota_t live[8];
+	const quota_resourcequota_t *rqs[8];
+	quota_reslist_t req = {0};
+	gpuq_diag_t diag = {{0}};
+	int64_t pods = 0;
+	size_t n = 0, pos = 0;
+	map_slot_t *s;
+
+	if (!pn || !pn->n_quotas)
+		return true;
+	for (size_t i = 0; i < pn->n_quotas && n < 8; i++) {
+		char key[600];
+		const pobj_t *po;
+		const json_t *used;
+		const char *k;
+		json_t *v;
+		live[n] = *pn->quotas[i];
+		memset(&live[n].used, 0, sizeof(live[n].used));
+		snprintf(key, sizeof(key), "%s/%s", pn->quotas[i]->namespace_, pn->quotas[i]->name);
+		po = map_get(&c->objs[RES_RESOURCEQUOTAS], key);
+		used = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
+		json_object_foreach((json_t *)used, k, v)
+		{
+			quota_qty_t q;
+			const char *t = json_string_value(v);
+			if (t && quota_qty_parse(t, strlen(t), &q, NULL) == GPUQ_OK)
+				(void)quota_reslist_set(&live[n].used, k, &q);
+		}
+		rqs[n] = &live[n];
+		n++;
+	}
+	if (add_pending_pods(c, j->obj, true, &req, &pods))
+		return true; /* cannot tell: the apiserver will judge the pods */
+	while ((s = map_next(&c->jobs, &pos))) {
+		job_t *o = s->value;
+		const char *ons = json_string_value(path_get(o->obj, meta_ns));
+		if (o == j || !ons || strcmp(ons, ns) != 0 || !o->obj ||
+		    json_is_true(json_object_get(json_object_get(o->obj, "spec"), "suspend")))
+			continue;
+		if (!annotation(o->obj, WEBHOOK_ANNOT_ADMITTED))
+			continue;
+		(void)add_pending_pods(c, o->obj, false, &req, &pods);
+	}
+	if (quota_resourcequota_check(rqs, n, &req, &req, pods, 0, &diag) == GPUQ_OK)
+		return true;
+	snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s", diag.msg);
+	return false;
+}
+
+void actuate_job(struct controller *c, job_t *j)
+{
+	queue_workload_view_t v;
+	queue_wl_t id;
+
+	if (!c->q || !atomic_load(&c->leader) || !j->obj)
+		return;
+	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
+		return;
+	switch (v.state) {
+	case QUEUE_WL_ADMITTED:
+		if (job_suspended(j->obj)) {
+			char why[GPUQ_DIAG_MAX + 80];
+			if (rq_allows(c, j, why, sizeof(why))) {
+				release(c, j, id);
+			} else if (strcmp(j->rq_wait, why) != 0) {
+				gpuq_log(GPUQ_LOG_INFO, "controller", "Job uid %s %s", j->uid, why);
+				gpuq_strlcpy(j->rq_wait, why, sizeof(j->rq_wait));
+			}
+		}
+		break;
+	case QUEUE_WL_EVICTING:
+		if (!job_suspended(j->obj))
+			suspend(c, j);
+		else if (job_quiet(j->obj))
+			restore(c, j);
+		break;
+	default:
+		break;
+	}
+}
+
+static void post(struct controller *c, const char *uid, const char *type, const char *reason,
+		 const char *action, const char *note)
+{
+	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
+	static const char *const meta_name[] = {"metadata", "name", NULL};
+	job_t *j = controller_job(c, uid);
+	kube_ref_t ref = {.api_version = "batch/v1", .kind = "Job", .uid = uid};
+	gpuq_diag_t diag = {{0}};
+
+	if (!j || !j->obj)
+		return;
+	ref.namespace_ = json_string_value(path_get(j->obj, meta_ns));
+	ref.name = json_string_value(path_get(j->obj, meta_name));
+	if (!ref.namespace_ || !ref.name)
+		return;
+	if (kube_event_post(c->client, &ref, type, reason, action, note, c->o.identity, &diag))
+		gpuq_log(GPUQ_LOG_WARN, "controller", "event %s for %s/%s: %s", reason,
+			 ref.namespace_, ref.name, diag.msg);
+}
+
+void actuate_result(struct controller *c, const queue_result_t *res)
+{
+	char note[1024];
+
+	for (size_t i = 0; i < res->n_admissions; i++) {
+		const queue_admission_t *a = &res->admissions[i];
+		const char *names[16];
+		size_t nf = flavors_of(c, a->wl, names, 16, NULL, 0);
+		snprintf(note, sizeof(note), "Admitted by ClusterQueue %s on flavor %s%s",
+			 queue_cq_name(c->q, a->cq), nf ? names[0] : "-",
+			 a->borrows ? ", borrowing from its cohort" : "");
+		post(c, a->uid, "Normal", "Admitted", "Admit", note);
+	}
+	for (size_t i = 0; i < res->n_evictions; i++) {
+		const queue_eviction_t *e = &res->evictions[i];
+		post(c, e->victim_uid, "Warning",
+		     e->reason == QUEUE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout" : "Preempted",
+		     "Preempt", e->message);
+	}
+}

@@ -1,0 +1,91 @@
+/*
+ * controller: the part of `gpuq serve` that acts on the cluster. It watches
+ * the apiserver (policy objects, Jobs), builds the policy snapshot the
+ * webhook decides from, feeds the queueing core, runs admission cycles, and
+ * carries their decisions out: a Job is released (unsuspended, its flavor's
+ * nodeSelector and tolerations put into its pod template, the originals kept
+ * in an annotation) or preempted (suspended, its template restored once its
+ * pods are gone), with an Event each time.
+ *
+ * The design decision that matters: the controller is level-triggered and
+ * writes its intent before it acts. The core's decisions are committed to
+ * the LMDB store (engine_persist) before any patch goes out; every patch is
+ * derived by comparing the core's state of a workload with the Job the
+ * watch last showed (released? suspended? template restored?), never from
+ * a remembered "to do" list. So a kill -9 at any point, a restart, or a
+ * lost patch is repaired by the same code that acts in the first place:
+ * after restoring the store and relisting the cluster, each workload is
+ * compared and brought in line, nothing is released twice, nothing lost.
+ *
+ * Threads: one watch thread per watched collection (each with its own
+ * apiserver connection) pushes events into a bounded queue; one controller
+ * thread owns the caches, the core, the store and every write to the
+ * apiserver (the single writer of queue state). The webhook reads only the
+ * immutable policy snapshots the controller publishes. Fail closed: until
+ * every watch has completed its first LIST no snapshot is published, so the
+ * webhook answers with an error and the apiserver's failurePolicy applies.
+ */
+#ifndef GPUQ_CONTROLLER_H
+#define GPUQ_CONTROLLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "kube/kube.h"
+#include "webhook/webhook.h"
+
+/* Events waiting for the controller thread at most; watch threads wait
+ * when it is full (backpressure, nothing dropped). */
+#define CONTROLLER_EVENTS_MAX 200000
+/* Objects of one kind the controller caches at most (Jobs: Kueue's largest
+ * benchmark has 50,000 workloads; the core's own cap is 1,000,000). */
+#define CONTROLLER_OBJECTS_MAX 1000000
+/* Annotations gpuq writes on a Job. */
+#define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors"	     /* "main=h100-80gb" per pod set */
+#define CONTROLLER_ANNOT_ORIGINAL "gpuq.dev/original-scheduling" /* template's nodeSelector and
+								    tolerations before release */
+#define CONTROLLER_ANNOT_STATUS "gpuq.dev/status" /* the core's explanation */
+
+typedef struct controller controller_t;
+
+typedef struct {
+	const kube_config_t *kube;	  /* where the apiserver is (borrowed) */
+	kube_client_opts_t client;	  /* rate limits of every connection */
+	const char *state_dir;		  /* LMDB store directory */
+	webhook_server_t *server;	  /* where policy snapshots go (borrowed; may be NULL) */
+	webhook_config_t review_cfg;	  /* GPU resource names, controller user */
+	bool leader_elect;		  /* false: act as leader at once (one replica) */
+	const char *lease_namespace;	  /* Lease for leader election */
+	const char *lease_name;		  /* its name */
+	const char *identity;		  /* this replica's holder identity */
+	int lease_duration_s;		  /* leaseDurationSeconds (default 15) */
+	int64_t cycle_interval_ms;	  /* a cycle at least this often (default 1000) */
+	bool store_nosync;		  /* no fsync per commit (tests only) */
+} controller_opts_t;
+
+/* Defaults: qps 50 burst 100, leader election on, lease gpuq-system/
+ * gpuq-controller, duration 15 s, cycle every 1 s, durable store. */
+void controller_opts_default(controller_opts_t *o);
+
+/* Open the store and prepare the watches. GPUQ_OK and *out, or a store or
+ * memory error with diag naming it. */
+int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_t *diag);
+
+/* Start the watch threads and the controller thread. */
+int controller_start(controller_t *c, gpuq_diag_t *diag);
+
+/* Stop every thread (a held Lease is released), close the store. Idempotent. */
+void controller_stop(controller_t *c);
+
+/* Stop and free. NULL is fine. */
+void controller_destroy(controller_t *c);
+
+/* Whether every watch has listed once and a policy snapshot is published. */
+bool controller_synced(const controller_t *c);
+
+/* Whether this replica holds the Lease (always true without election). */
+bool controller_leader(const controller_t *c);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * controller/internal.h: shared by the files of controller/ only; the
+ * module's interface is controller/controller.h.
+ *
+ * Files, bottom up: map.c (a string-keyed hash map), informer.c (watch
+ * threads and the event queue), snapshot.c (cached policy objects into a
+ * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
+ * (patches and Events that bring a Job in line with the core), loop.c (the
+ * controller thread: events, cycles, persistence, leader election).
+ */
+#ifndef GPUQ_CONTROLLER_INTERNAL_H
+#define GPUQ_CONTROLLER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include <jansson.h>
+
+#include "controller/controller.h"
+#include "policy/policy.h"
+#include "queue/queue.h"
+#include "store/store.h"
+
+/* ---- map.c: string keys to pointers, open addressing ---- */
+
+typedef struct {
+	char *key;   /* owned; NULL: empty slot */
+	void *value; /* caller's */
+	bool dead;   /* a deleted slot (tombstone) */
+} map_slot_t;
+
+typedef struct {
+	map_slot_t *slots; /* power-of-two table */
+	size_t cap;	   /* slots */
+	size_t n;	   /* live keys */
+	size_t used;	   /* live + tombstones */
+} map_t;
+
+void map_init(map_t *m);
+/* Free the table and keys (values are the caller's: free them first). */
+void map_deinit(map_t *m);
+void *map_get(const map_t *m, const char *key);
+/* Insert or replace; *old (may be NULL) gets the replaced value or NULL.
+ * GPUQ_ENOMEM, GPUQ_ELIMIT past CONTROLLER_OBJECTS_MAX. */
+int map_put(map_t *m, const char *key, void *value, void **old);
+/* Remove key; returns its value or NULL. */
+void *map_del(map_t *m, const char *key);
+/* Iterate: start at *pos = 0; returns the next live slot or NULL. */
+map_slot_t *map_next(const map_t *m, size_t *pos);
+
+/* ---- informer.c: the watched collections and the event queue ---- */
+
+typedef enum {
+	RES_NAMESPACES = 0,
+	RES_LIMITRANGES,
+	RES_RESOURCEQUOTAS,
+	RES_PRIORITYCLASSES,
+	RES_CLAIMTEMPLATES,
+	RES_FLAVORS,
+	RES_CLUSTERQUEUES,
+	RES_LOCALQUEUES,
+	RES_COHORTS,
+	RES_KUEUE_FLAVORS,
+	RES_KUEUE_CLUSTERQUEUES,
+	RES_KUEUE_LOCALQUEUES,
+	RES_KUEUE_COHORTS,
+	RES_JOBS,
+	RES_PODS,
+	RES_COUNT
+} res_t;
+
+typedef struct {
+	const char *name;     /* for logs: "jobs" */
+	const char *group;    /* API group path for discovery: "/apis/gpuq.dev/v1beta1" */
+	const char *resource; /* plural, as discovery lists it */
+	const char *path;     /* collection path */
+	bool optional;	      /* watched only when discovery lists it */
+	bool policy;	      /* feeds the policy snapshot */
+} res_info_t;
+
+extern const res_info_t controller_res[RES_COUNT];
+
+typedef struct {
+	res_t res;		/* which collection */
+	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
+	json_t *object;		/* owned reference (NULL for RESET/SYNCED) */
+} cevent_t;
+
+typedef struct {
+	pthread_mutex_t lock;
+	pthread_cond_t nonempty; /* the controller thread waits on it */
+	pthread_cond_t nonfull;	 /* watch threads wait on it */
+	cevent_t *ring;		 /* CONTROLLER_EVENTS_MAX slots */
+	size_t head, n;		 /* ring position and count */
+	bool kick;		 /* wake the controller without an event */
+} equeue_t;
+
+int equeue_init(equeue_t *q);
+void equeue_deinit(equeue_t *q);
+/* Push (waits while full, unless *stop). Steals ev->object. */
+void equeue_push(equeue_t *q, const cevent_t *ev, volatile int *stop);
+/* Pop up to cap events into out, waiting until one arrives, a kick, or
+ * deadline_ms (monotonic) passes. Returns how many. */
+size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms);
+/* Wake the controller thread. */
+void equeue_kick(equeue_t *q);
+
+typedef struct {
+	struct controller *ctl; /* owner */
+	res_t res;		/* what this thread watches */
+	kube_client_t *client;	/* its own connection */
+	pthread_t thread;	/* running while started */
+	bool started;		/* thread was created */
+} watcher_t;
+
+/* Discover optional groups, then start one thread per watched collection. */
+int informer_start(struct controller *c, gpuq_diag_t *diag);
+void informer_stop(struct controller *c);
+
+/* ---- the controller ---- */
+
+typedef enum {
+	JOB_UNMANAGED = 0, /* not gpuq's (no GPU, no queue label, not suspended) */
+	JOB_MANAGED = 1,   /* a workload of the core */
+} job_kind_t;
+
+typedef struct {
+	json_t *obj;		/* the latest object the watch showed (owned) */
+	char *uid;		/* metadata.uid (owned) */
+	bool in_core;		/* added to the core */
+	bool finished_seen;	/* Complete or Failed seen and reported to the core */
+	bool ready_seen;	/* all pods Ready reported since the last admission */
+	bool bad;		/* decode failed: logged once, kept out of the core */
+	char status[256];	/* the last gpuq.dev/status written */
+	char rq_wait[128];	/* why a ResourceQuota holds its release (logged once) */
+	uint64_t gen;		/* LIST generation it was last seen in */
+	bool touched;		/* in the controller's touched list */
+	bool explain_queued;	/* in the controller's explain list */
+} job_t;
+
+typedef struct {
+	json_t *obj;  /* the object (owned reference) */
+	uint64_t gen;	 /* LIST generation it was last seen in */
+	uint64_t digest; /* of what the policy reads: status and bookkeeping left out */
+	bool refused;	 /* the policy decoder refused it (logged once) */
+} pobj_t;
+
+/* A workload made of Pods: one plain GPU Pod (key = its uid) or a pod group
+ * (key "group:<namespace>/<group name>"). */
+typedef struct {
+	char *key;	     /* the workload's uid in the core (owned) */
+	bool group;	     /* a pod group (else one plain Pod) */
+	int32_t total;	     /* pods the workload needs (pod-group-total-count; 1) */
+	int32_t reported;    /* group members the core has been told of */
+	map_t members;	     /* Pod uid -> member (pods.c) */
+	bool bad;	     /* could not enter the core: logged once */
+	bool touched;	     /* in the controller's touched list */
+	bool explain_queued; /* in the controller's explain list */
+} pgroup_t;
+
+struct controller {
+	controller_opts_t o;	      /* options (strings borrowed) */
+	store_t *store;		      /* the LMDB store */
+	kube_client_t *client;	      /* the controller thread's connection */
+	watcher_t watchers[RES_COUNT];
+	bool watched[RES_COUNT];      /* discovery found the collection */
+	bool listed[RES_COUNT];	      /* first LIST complete */
+	equeue_t events;	      /* watch threads -> controller thread */
+	volatile int stop;	      /* every thread stops when set */
+	pthread_t thread;	      /* the controller thread */
+	bool running;		      /* thread started */
+
+	map_t objs[RES_COUNT];	      /* policy objects by ns/name -> pobj_t * */
+	uint64_t gen[RES_COUNT];      /* LIST generation: bumped by each RESET */
+	map_t jobs;		      /* uid -> job_t * */
+	map_t groups;		      /* workload key -> pgroup_t * (pods.c) */
+	map_t pod_group;	      /* Pod uid -> its workload key (char *, owned) */
+	bool policy_dirty;	      /* a policy object changed */
+	policy_t *policy;	      /* the snapshot in force (one reference) */
+	uint64_t policy_generation;   /* snapshots built */
+	queue_t *q;		      /* the core (NULL until the first snapshot) */
+	queue_config_t qcfg;	      /* its configuration */
+	bool persist_full;	      /* rewrite every record at the next commit */
+	bool check_term;	      /* just took the Lease: is the store stale? */
+	bool core_dirty;	      /* run a cycle soon */
+	int64_t last_cycle_ms;	      /* monotonic */
+	int64_t epoch_mono_ms;	      /* monotonic at start */
+	int64_t epoch_wall_ms;	      /* wall clock at start: core time = wall */
+
+	char **touched;		      /* uids to compare and act on after the next persist */
+	size_t n_touched, cap_touched;
+	int64_t next_sweep_ms;	      /* next compare of every Job (monotonic) */
+	char **explain;		      /* uids whose gpuq.dev/status to refresh */
+	size_t n_explain, cap_explain;
+	map_t last_status;	      /* queue key -> last status JSON written (char *) */
+	int64_t status_next_ms;	      /* next queue status pass (monotonic) */
+
+	atomic_bool synced;	      /* every watch listed and a snapshot published */
+	atomic_bool leader;	      /* holds the Lease */
+	kube_lease_state_t lease;     /* election state */
+	int64_t lease_next_ms;	      /* next election round (monotonic) */
+	int64_t lease_valid_until_ms; /* leadership lapses then without renewal */
+};
+
+/* The core's clock: wall milliseconds, never decreasing. */
+int64_t controller_now(struct controller *c);
+/* Monotonic milliseconds, for the controller's own timers. */
+int64_t controller_mono_ms(void);
+/* "namespace/name" or "name" of an object ("" without a name). */
+void controller_obj_key(const json_t *obj, char *out, size_t cap);
+/* The cached Job of a workload uid, or NULL. */
+job_t *controller_job(struct controller *c, const char *uid);
+
+/* snapshot.c: apply a policy-object event to the cache. */
+void snapshot_apply(struct controller *c, const cevent_t *ev);
+/* Build a snapshot from the cache; on success replace c->policy (and the
+ * webhook's), rebuild or create the core. Errors are logged; the previous
+ * snapshot stays. */
+int snapshot_rebuild(struct controller *c);
+
+/* jobs.c */
+void jobs_apply(struct controller *c, const cevent_t *ev);
+/* Bring every Job's workload into the core (after a snapshot change). */
+void jobs_resync(struct controller *c);
+void jobs_free_all(struct controller *c);
+
+/* loop.c: act on job j (or on the workload with key) after the next persist. */
+void controller_touch(struct controller *c, job_t *j);
+void controller_touch_key(struct controller *c, const char *key);
+
+/* pods.c */
+void pods_apply(struct controller *c, const cevent_t *ev);
+void pods_resync(struct controller *c);
+void pods_free_all(struct controller *c);
+pgroup_t *controller_group(struct controller *c, const char *key);
+void actuate_group(struct controller *c, pgroup_t *g);
+/* actuate.c: a workload's placement on its flavors (see actuate.c). */
+int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
+		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
+		      size_t cap);
+
+/* status.c: queue status subresources; Job status annotations. */
+void status_queues(struct controller *c);
+void status_note(struct controller *c, const char *uid);
+void status_jobs(struct controller *c);
+
+/* actuate.c: compare the core's state of job j with the Job and patch. */
+void actuate_job(struct controller *c, job_t *j);
+/* The results of a cycle or tick: Events for admissions and evictions
+ * (patches follow from actuate_job). */
+void actuate_result(struct controller *c, const queue_result_t *res);
+
+#endif

@@ -1,0 +1,479 @@
+/* controller/loop.c: the controller thread. It drains watch events into the
+ * caches, publishes policy snapshots, runs the core's cycles, commits their
+ * records, then acts; and it holds (or waits for) the Lease. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/internal.h"
+#include "engine/engine.h"
+
+#define BATCH_MAX 4096		/* events taken from the queue at once */
+#define LEASE_RETRY_MS 2000	/* election round spacing (client-go's retry period) */
+#define SWEEP_MS 30000		/* compare every Job with the core this often */
+#define STORE_MAP_MAX ((size_t)8 << 30) /* state store cap: 8 GiB */
+/* The controller's own store record: key "term", the Lease's transitions
+ * when this replica last took it (decimal). */
+#define T_TERM STORE_TYPE_DRIVER_FIRST
+
+void controller_opts_default(controller_opts_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	kube_client_opts_default(&o->client);
+	o->leader_elect = true;
+	o->lease_namespace = "gpuq-system";
+	o->lease_name = "gpuq-controller";
+	o->identity = "gpuq";
+	o->lease_duration_s = 15;
+	o->cycle_interval_ms = 1000;
+}
+
+int64_t controller_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t controller_now(struct controller *c)
+{
+	int64_t now = kube_now_ms();
+	int64_t last = c->q ? queue_last_now(c->q) : 0;
+
+	return now > last ? now : last; /* the core's clock never goes back */
+}
+
+/* Append key to the touched list (the caller checked its flag). */
+static bool touch_append(struct controller *c, const char *key)
+{
+	if (c->n_touched == c->cap_touched) {
+		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
+		char **t = realloc(c->touched, cap * sizeof(*t));
+		if (!t)
+			return false; /* the periodic sweep catches it */
+		c->touched = t;
+		c->cap_touched = cap;
+	}
+	c->touched[c->n_touched] = strdup(key);
+	if (!c->touched[c->n_touched])
+		return false;
+	c->n_touched++;
+	return true;
+}
+
+void controller_touch_key(struct controller *c, const char *key)
+{
+	job_t *j = controller_job(c, key);
+	pgroup_t *g;
+
+	if (j) {
+		controller_touch(c, j);
+		return;
+	}
+	g = controller_group(c, key);
+	if (g && !g->touched && touch_append(c, key))
+		g->touched = true;
+}
+
+void controller_touch(struct controller *c, job_t *j)
+{
+	if (j->touched)
+		return;
+	if (touch_append(c, j->uid))
+		j->touched = true;
+}
+
+static void touch_uid(struct controller *c, const char *uid)
+{
+	controller_touch_key(c, uid);
+}
+
+/* Compare and act on every touched Job. */
+static void act_touched(struct controller *c)
+{
+	for (size_t i = 0; i < c->n_touched; i++) {
+		job_t *j = controller_job(c, c->touched[i]);
+		pgroup_t *g = j ? NULL : controller_group(c, c->touched[i]);
+		if (j) {
+			j->touched = false;
+			actuate_job(c, j);
+		} else if (g) {
+			g->touched = false;
+			actuate_group(c, g);
+		}
+		free(c->touched[i]);
+	}
+	c->n_touched = 0;
+}
+
+static void sweep(struct controller *c)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	while ((s = map_next(&c->jobs, &pos)))
+		controller_touch(c, s->value);
+	pos = 0;
+	while ((s = map_next(&c->groups, &pos)))
+		controller_touch_key(c, s->key);
+}
+
+/* Commit the core's changed records; nothing is acted on before this. */
+static int persist(struct controller *c)
+{
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	if (!c->q || (queue_dirty_count(c->q) == 0 && !c->persist_full))
+		return GPUQ_OK;
+	if (c->persist_full) {
+		rc = engine_persist_full(c->store, c->q, NULL, &diag);
+		if (!rc)
+			c->persist_full = false;
+	} else {
+		rc = engine_persist(c->store, c->q, NULL, &diag);
+	}
+	if (rc)
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "store commit failed, acting on nothing "
+			 "until it succeeds: %s", diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+	return rc;
+}
+
+static void cycle(struct controller *c)
+{
+	queue_result_t res;
+	int64_t now = controller_now(c);
+	int rc;
+
+	c->core_dirty = false;
+	c->last_cycle_ms = controller_mono_ms();
+	rc = queue_tick(c->q, now, &res);
+	if (!rc) {
+		for (size_t i = 0; i < res.n_evictions; i++)
+			touch_uid(c, res.evictions[i].victim_uid);
+		if (persist(c) == GPUQ_OK)
+			actuate_result(c, &res);
+	}
+	rc = queue_cycle_run(c->q, now, &res);
+	if (rc) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "cycle: %s", gpuq_strerror(rc));
+		return;
+	}
+	for (size_t i = 0; i < res.n_admissions; i++) {
+		touch_uid(c, res.admissions[i].uid);
+		status_note(c, res.admissions[i].uid);
+	}
+	for (size_t i = 0; i < res.n_evictions; i++) {
+		touch_uid(c, res.evictions[i].victim_uid);
+		status_note(c, res.evictions[i].victim_uid);
+	}
+	for (size_t i = 0; i < res.n_changes; i++)
+		status_note(c, res.changes[i].uid);
+	if (persist(c) == GPUQ_OK)
+		actuate_result(c, &res); /* Events; the patches follow in act_touched */
+}
+
+static void elect(struct controller *c)
+{
+	kube_lease_opts_t lo = {.namespace_ = c->o.lease_namespace,
+				.name = c->o.lease_name,
+				.identity = c->o.identity,
+				.duration_s = c->o.lease_duration_s};
+	gpuq_diag_t diag = {{0}};
+	int64_t now = controller_mono_ms();
+	bool was = atomic_load(&c->leader), is;
+
+	if (!c->o.leader_elect) {
+		atomic_store(&c->leader, true);
+		is = true;
+	} else {
+		if (now < c->lease_next_ms)
+			return;
+		c->lease_next_ms = now + LEASE_RETRY_MS;
+		if (kube_lease_try(c->client, &lo, kube_now_ms(), &c->lease, &diag)) {
+			gpuq_log(GPUQ_LOG_WARN, "controller", "leader election: %s", diag.msg);
+			is = was && now < c->lease_valid_until_ms;
+		} else {
+			is = c->lease.leader;
+			if (is)
+				c->lease_valid_until_ms = now + (int64_t)c->o.lease_duration_s * 1000;
+		}
+		atomic_store(&c->leader, is);
+	}
+	if (is && !was) {
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
+		c->core_dirty = true;
+		c->check_term = c->o.leader_elect;
+		sweep(c);
+	} else if (!is && was) {
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s lost the lease to \"%s\": standing by",
+			 c->o.identity, c->lease.holder);
+	}
+}
+
+/* On taking the lease: the store is this replica's own, written while it
+ * led. If another replica led since (the Lease's transitions moved on from
+ * the count recorded with the store), what the store says may be stale: a
+ * Job it shows admitted may have been preempted meanwhile. Then the core is
+ * rebuilt from the cluster alone (running Jobs adopted from their
+ * annotations, waiting ones queued) and the store rewritten. */
+static void term_check(struct controller *c)
+{
+	char want[32];
+	void *val = NULL;
+	size_t len = 0;
+	bool stale;
+	store_txn_t *t;
+	gpuq_diag_t diag = {{0}};
+	queue_t *q = NULL;
+
+	snprintf(want, sizeof(want), "%u", c->lease.transitions);
+	stale = store_get(c->store, T_TERM, "term", 4, &val, &len) != GPUQ_OK ||
+		len != strlen(want) || memcmp(val, want, len) != 0;
+	free(val);
+	if (stale) {
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "another replica led since this store was written: rebuilding the queues "
+			 "from the cluster");
+		if (engine_core_build(c->policy, &c->qcfg, &q, &diag) == GPUQ_OK) {
+			queue_destroy(c->q);
+			c->q = q;
+			jobs_resync(c);
+			pods_resync(c);
+			c->persist_full = true;
+		} else {
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
+			return;
+		}
+	}
+	if (store_txn_begin(c->store, &t) == GPUQ_OK) {
+		store_put(t, T_TERM, "term", 4, want, strlen(want));
+		if (store_txn_commit(t, NULL) != GPUQ_OK)
+			return;
+	}
+	c->check_term = false;
+}
+
+static bool all_listed(const struct controller *c)
+{
+	for (int r = 0; r < RES_COUNT; r++)
+		if (c->watched[r] && !c->listed[r])
+			return false;
+	return true;
+}
+
+static void handle(struct controller *c, cevent_t *ev)
+{
+	if (controller_res[ev->res].policy)
+		snapshot_apply(c, ev);
+	else if (ev->res == RES_PODS)
+		pods_apply(c, ev);
+	else
+		jobs_apply(c, ev);
+	json_decref(ev->object);
+	ev->object = NULL;
+}
+
+static int64_t next_deadline(struct controller *c)
+{
+	int64_t now = controller_mono_ms(), d = now + 1000;
+
+	if (c->q && atomic_load(&c->leader)) {
+		int64_t cyc = c->last_cycle_ms + c->o.cycle_interval_ms;
+		int64_t ev = queue_next_event(c->q, controller_now(c));
+		if (c->core_dirty)
+			cyc = now; /* coalesce what arrives meanwhile: no wait beyond this batch */
+		if (cyc < d)
+			d = cyc;
+		if (ev != INT64_MAX && now + (ev - controller_now(c)) < d)
+			d = now + (ev - controller_now(c));
+	}
+	if (c->o.leader_elect && c->lease_next_ms < d)
+		d = c->lease_next_ms;
+	return d > now ? d : now;
+}
+
+static void *loop_main(void *arg)
+{
+	struct controller *c = arg;
+	cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
+
+	if (!batch) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "out of memory");
+		return NULL;
+	}
+	while (!c->stop) {
+		size_t n = equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
+		int64_t now;
+
+		elect(c); /* before the events: a restarted leader must know it leads
+			     before it reads the cluster (jobs.c treats Jobs differently) */
+		for (size_t i = 0; i < n; i++)
+			handle(c, &batch[i]);
+		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
+		    !atomic_load(&c->synced)) {
+			atomic_store(&c->synced, true);
+			gpuq_log(GPUQ_LOG_INFO, "controller",
+				 "synced: %zu Jobs, policy generation %llu; the webhook decides now",
+				 c->jobs.n, (unsigned long long)c->policy_generation);
+		}
+		if (!c->q || !atomic_load(&c->leader)) {
+			for (size_t i = 0; i < c->n_touched; i++) {
+				job_t *j = controller_job(c, c->touched[i]);
+				pgroup_t *g = controller_group(c, c->touched[i]);
+				if (j)
+					j->touched = false;
+				if (g)
+					g->touched = false;
+				free(c->touched[i]);
+			}
+			c->n_touched = 0;
+			continue;
+		}
+		if (c->check_term && c->policy)
+			term_check(c);
+		if (c->check_term)
+			continue;
+		now = controller_mono_ms();
+		if (now >= c->next_sweep_ms) {
+			c->next_sweep_ms = now + SWEEP_MS;
+			sweep(c);
+		}
+		if (c->core_dirty || now >= c->last_cycle_ms + c->o.cycle_interval_ms ||
+		    queue_next_event(c->q, controller_now(c)) <= controller_now(c))
+			cycle(c);
+		if (persist(c) == GPUQ_OK)
+			act_touched(c);
+		status_jobs(c);
+		status_queues(c);
+	}
+	free(batch);
+	return NULL;
+}
+
+int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_t *diag)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	store_opts_t so;
+	int rc;
+
+	if (!c)
+		return GPUQ_ENOMEM;
+	c->o = *o;
+	queue_config_default(&c->qcfg);
+	c->qcfg.release_on_evict = false; /* pods take time to go */
+	c->qcfg.ready_scope = QUEUE_READY_GANGS;
+	map_init(&c->jobs);
+	map_init(&c->groups);
+	map_init(&c->pod_group);
+	map_init(&c->last_status);
+	for (int r = 0; r < RES_COUNT; r++)
+		map_init(&c->objs[r]);
+	rc = equeue_init(&c->events);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	store_opts_init(&so);
+	engine_store_types(&so);
+	so.types[T_TERM] = "controller";
+	so.nosync = o->store_nosync;
+	so.map_max = STORE_MAP_MAX;
+	rc = store_open(o->state_dir, &so, &c->store, diag);
+	if (!rc)
+		rc = kube_client_create(o->kube, &o->client, &c->client, diag);
+	if (rc) {
+		controller_destroy(c);
+		return rc;
+	}
+	c->epoch_mono_ms = controller_mono_ms();
+	c->epoch_wall_ms = kube_now_ms();
+	*out = c;
+	return GPUQ_OK;
+}
+
+int controller_start(controller_t *c, gpuq_diag_t *diag)
+{
+	int rc = informer_start(c, diag);
+
+	if (rc) {
+		informer_stop(c);
+		return rc;
+	}
+	if (pthread_create(&c->thread, NULL, loop_main, c) != 0) {
+		informer_stop(c);
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
+	}
+	c->running = true;
+	return GPUQ_OK;
+}
+
+void controller_stop(controller_t *c)
+{
+	if (!c)
+		return;
+	c->stop = 1;
+	equeue_kick(&c->events);
+	informer_stop(c);
+	if (c->running) {
+		pthread_join(c->thread, NULL);
+		c->running = false;
+	}
+	if (c->o.leader_elect && atomic_load(&c->leader) && c->client) {
+		kube_lease_opts_t lo = {.namespace_ = c->o.lease_namespace,
+					.name = c->o.lease_name,
+					.identity = c->o.identity};
+		kube_lease_release(c->client, &lo, NULL);
+		atomic_store(&c->leader, false);
+	}
+}
+
+void controller_destroy(controller_t *c)
+{
+	if (!c)
+		return;
+	controller_stop(c);
+	jobs_free_all(c);
+	pods_free_all(c);
+	for (int r = 0; r < RES_COUNT; r++) {
+		size_t pos = 0;
+		map_slot_t *s;
+		while ((s = map_next(&c->objs[r], &pos))) {
+			pobj_t *o = s->value;
+			json_decref(o->obj);
+			free(o);
+		}
+		map_deinit(&c->objs[r]);
+	}
+	for (size_t i = 0; i < c->n_touched; i++)
+		free(c->touched[i]);
+	free(c->touched);
+	for (size_t i = 0; i < c->n_explain; i++)
+		free(c->explain[i]);
+	free(c->explain);
+	{
+		size_t pos = 0;
+		map_slot_t *s;
+		while ((s = map_next(&c->last_status, &pos)))
+			free(s->value);
+		map_deinit(&c->last_status);
+	}
+	equeue_deinit(&c->events);
+	queue_destroy(c->q);
+	policy_unref(c->policy);
+	kube_client_destroy(c->client);
+	store_close(c->store);
+	free(c);
+}
+
+bool controller_synced(const controller_t *c)
+{
+	return atomic_load(&c->synced);
+}
+
+bool controller_leader(const controller_t *c)
+{
+	return atomic_load(&c->leader);
+}

@@ -1,0 +1,135 @@
+/* controller/map.c: a string-keyed hash map (open addressing, linear probing). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+
+#define MAP_CAP_MIN 64 /* first table size */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+void map_init(map_t *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void map_deinit(map_t *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+static map_slot_t *find(const map_t *m, const char *key)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		map_slot_t *s = &m->slots[i];
+		if (!s->key && !s->dead)
+			return NULL;
+		if (s->key && strcmp(s->key, key) == 0)
+			return s;
+	}
+}
+
+void *map_get(const map_t *m, const char *key)
+{
+	map_slot_t *s = find(m, key);
+
+	return s ? s->value : NULL;
+}
+
+static int grow(map_t *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : MAP_CAP_MIN;
+	map_slot_t *slots;
+
+	/* a table full of tombstones is rebuilt at the same size */
+	if (m->cap && m->n * 2 < m->cap)
+		cap = m->cap;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < m->cap; i++) {
+		map_slot_t *s = &m->slots[i];
+		size_t j;
+		if (!s->key)
+			continue;
+		for (j = hash(s->key) & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = *s;
+		slots[j].dead = false;
+	}
+	free(m->slots);
+	m->slots = slots;
+	m->cap = cap;
+	m->used = m->n;
+	return GPUQ_OK;
+}
+
+int map_put(map_t *m, const char *key, void *value, void **old)
+{
+	map_slot_t *s = find(m, key);
+	size_t i;
+
+	if (old)
+		*old = NULL;
+	if (s) {
+		if (old)
+			*old = s->value;
+		s->value = value;
+		return GPUQ_OK;
+	}
+	if (m->n >= CONTROLLER_OBJECTS_MAX)
+		return GPUQ_ELIMIT;
+	if ((m->used + 1) * 4 > m->cap * 3 && grow(m))
+		return GPUQ_ENOMEM;
+	for (i = hash(key) & (m->cap - 1); m->slots[i].key; i = (i + 1) & (m->cap - 1))
+		;
+	m->slots[i].key = strdup(key);
+	if (!m->slots[i].key)
+		return GPUQ_ENOMEM;
+	if (!m->slots[i].dead)
+		m->used++;
+	m->slots[i].dead = false;
+	m->slots[i].value = value;
+	m->n++;
+	return GPUQ_OK;
+}
+
+void *map_del(map_t *m, const char *key)
+{
+	map_slot_t *s = find(m, key);
+	void *v;
+
+	if (!s)
+		return NULL;
+	v = s->value;
+	free(s->key);
+	s->key = NULL;
+	s->value = NULL;
+	s->dead = true;
+	m->n--;
+	return v;
+}
+
+map_slot_t *map_next(const map_t *m, size_t *pos)
+{
+	while (*pos < m->cap) {
+		map_slot_t *s = &m->slots[(*pos)++];
+		if (s->key)
+			return s;
+	}
+	return NULL;
+}

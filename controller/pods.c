@@ -1,0 +1,437 @@
+/* controller/pods.c: GPU Pods gpuq gates (a plain Pod, or a pod group
+ * formed by kueue.x-k8s.io/pod-group-name with pod-group-total-count) into
+ * workloads of the core. A group is one gang workload of its total count: it
+ * becomes admissible only when every member exists, and is released in one
+ * pass (the gate removed from every member, its flavor's nodeSelector and
+ * tolerations added, which a gated Pod allows). Preemption deletes the
+ * members; a workload whose members are all gone leaves the core. Pods of
+ * Jobs are the Job's business (jobs.c) and are ignored here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+
+#define GROUP_KEY_MAX 600 /* "group:" + namespace + "/" + group name */
+
+typedef struct {
+	json_t *obj;  /* the Pod as last seen (owned) */
+	uint64_t gen; /* LIST generation it was last seen in */
+} member_t;
+
+static void member_free(member_t *m)
+{
+	if (!m)
+		return;
+	json_decref(m->obj);
+	free(m);
+}
+
+static void pgroup_free(pgroup_t *g)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!g)
+		return;
+	while ((s = map_next(&g->members, &pos)))
+		member_free(s->value);
+	map_deinit(&g->members);
+	free(g->key);
+	free(g);
+}
+
+void pods_free_all(struct controller *c)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	while ((s = map_next(&c->groups, &pos)))
+		pgroup_free(s->value);
+	map_deinit(&c->groups);
+	map_deinit(&c->pod_group);
+}
+
+pgroup_t *controller_group(struct controller *c, const char *key)
+{
+	return map_get(&c->groups, key);
+}
+
+static const char *str_at(const json_t *o, const char *a, const char *b)
+{
+	return json_string_value(json_object_get(json_object_get(o, a), b));
+}
+
+/* The workload key of a decoded Pod: its uid, or its group's key. */
+static void key_of(const webhook_object_t *o, char *out, size_t cap)
+{
+	if (o->pod_group)
+		snprintf(out, cap, "group:%s/%s", o->namespace_, o->pod_group);
+	else
+		snprintf(out, cap, "%s", o->uid);
+}
+
+static int decode(struct controller *c, const json_t *obj, webhook_object_t *o, gpuq_diag_t *diag)
+{
+	char *text = json_dumps(obj, JSON_COMPACT);
+	int rc;
+
+	if (!text)
+		return GPUQ_ENOMEM;
+	rc = webhook_object_decode(c->policy, &c->o.review_cfg, text, strlen(text), o, diag);
+	free(text);
+	return rc;
+}
+
+static queue_effect_t effect_named(const char *e)
+{
+	if (!e || !e[0])
+		return QUEUE_EFFECT_ANY;
+	if (strcmp(e, "NoSchedule") == 0)
+		return QUEUE_EFFECT_NO_SCHEDULE;
+	if (strcmp(e, "PreferNoSchedule") == 0)
+		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
+	return QUEUE_EFFECT_NO_EXECUTE;
+}
+
+/* The group (or Pod) as one pod set of `total` pods shaped like member o. */
+static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t *o)
+{
+	queue_request_t req[QUEUE_PODSET_RES_MAX];
+	queue_label_t sel[QUEUE_SELECTORS_MAX];
+	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
+	queue_podset_spec_t ps = {.name = "main", .requests = req, .node_selector = sel,
+				  .tolerations = tol, .count = g->total};
+	queue_workload_spec_t ws = {
+	    .namespace_ = o->namespace_,
+	    .name = g->group ? o->pod_group : o->name,
+	    .uid = g->key,
+	    .local_queue = o->queue,
+	    .priority = o->priority,
+	    .created_ms = o->created_ms,
+	    .podsets = &ps,
+	    .n_podsets = 1,
+	    .gang_total = g->group ? g->total : 0,
+	    .pods_present = g->group ? (int32_t)g->members.n : 0,
+	};
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	for (size_t i = 0; i < o->n_requests && ps.n_requests < QUEUE_PODSET_RES_MAX; i++) {
+		if (o->requests[i].amount == 0)
+			continue;
+		req[ps.n_requests].resource = o->requests[i].name;
+		req[ps.n_requests++].amount = o->requests[i].amount;
+	}
+	for (size_t i = 0; i < o->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
+		sel[i].key = o->node_selector[i].key;
+		sel[i].value = o->node_selector[i].value;
+		ps.n_node_selector++;
+	}
+	for (size_t i = 0; i < o->n_tolerations && i < QUEUE_SELECTORS_MAX; i++) {
+		const webhook_toleration_t *t = &o->tolerations[i];
+		tol[i].key = t->key ? t->key : "";
+		tol[i].op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
+								  : QUEUE_TOLERATE_EQUAL;
+		tol[i].value = t->value ? t->value : "";
+		tol[i].effect = effect_named(t->effect);
+		ps.n_tolerations++;
+	}
+	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
+	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
+		g->reported = g->group ? (int32_t)g->members.n : 0;
+		c->core_dirty = true;
+		status_note(c, g->key);
+		return GPUQ_OK;
+	}
+	if (!g->bad)
+		gpuq_log(GPUQ_LOG_WARN, "controller", "Pod %s/%s waits outside the queue: %s",
+			 o->namespace_, ws.name, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+	g->bad = true;
+	return rc;
+}
+
+/* Members finished / Ready, as the core needs to hear it. */
+static void observe(struct controller *c, pgroup_t *g)
+{
+	queue_workload_view_t v;
+	queue_wl_t id;
+	size_t pos = 0, done = 0, ready = 0;
+	map_slot_t *s;
+
+	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
+		return;
+	if (g->group && g->reported < (int32_t)g->members.n && v.state == QUEUE_WL_PENDING) {
+		if (queue_workload_pods_add(c->q, g->key, (int32_t)g->members.n - g->reported,
+					    controller_now(c)) == GPUQ_OK) {
+			g->reported = (int32_t)g->members.n;
+			c->core_dirty = true;
+		}
+	}
+	while ((s = map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+		const json_t *st = json_object_get(m->obj, "status");
+		const char *phase = json_string_value(json_object_get(st, "phase"));
+		const json_t *cond;
+		size_t i;
+		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+			done++;
+		json_array_foreach(json_object_get(st, "conditions"), i, cond)
+		{
+			const char *t = json_string_value(json_object_get(cond, "type"));
+			const char *cs = json_string_value(json_object_get(cond, "status"));
+			if (t && cs && !strcmp(t, "Ready") && !strcmp(cs, "True"))
+				ready++;
+		}
+	}
+	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) &&
+	    done >= (size_t)g->total) {
+		if (queue_workload_finish(c->q, g->key, controller_now(c)) == GPUQ_OK)
+			c->core_dirty = true;
+	} else if (v.state == QUEUE_WL_ADMITTED && !v.ready && ready + done >= (size_t)g->total) {
+		if (queue_workload_pods_ready(c->q, g->key, controller_now(c)) == GPUQ_OK)
+			c->core_dirty = true;
+	}
+}
+
+static void forget_member(struct controller *c, const char *pod_uid)
+{
+	char *key = map_del(&c->pod_group, pod_uid);
+	pgroup_t *g = key ? map_get(&c->groups, key) : NULL;
+
+	free(key);
+	if (!g)
+		return;
+	member_free(map_del(&g->members, pod_uid));
+	if (g->members.n == 0) {
+		/* every member gone: the workload leaves the core (a preempted
+		 * Pod does not come back by itself; whoever makes new ones makes
+		 * a new workload) */
+		if (c->q && queue_workload_delete(c->q, g->key, controller_now(c)) == GPUQ_OK)
+			c->core_dirty = true;
+		pgroup_free(map_del(&c->groups, g->key));
+		return;
+	}
+	controller_touch_key(c, g->key);
+}
+
+/* A Pod event: is it ours, and which workload is it a member of? */
+static void pod_seen(struct controller *c, const json_t *obj)
+{
+	const char *uid = str_at(obj, "metadata", "uid");
+	webhook_object_t o;
+	gpuq_diag_t diag = {{0}};
+	char key[GROUP_KEY_MAX];
+	pgroup_t *g;
+	member_t *m, *old = NULL;
+
+	if (!uid || strlen(uid) > 128 || !c->policy)
+		return;
+	memset(&o, 0, sizeof(o));
+	if (decode(c, obj, &o, &diag)) {
+		webhook_object_deinit(&o);
+		return;
+	}
+	/* a Job's Pods are the Job's; a GPU Pod neither gated nor released by
+	 * gpuq is not gpuq's */
+	if ((o.owner_kind && !strcmp(o.owner_kind, "Job")) || !o.gpu || !o.queue ||
+	    (!o.gated && !o.admitted)) {
+		webhook_object_deinit(&o);
+		if (map_get(&c->pod_group, uid))
+			forget_member(c, uid);
+		return;
+	}
+	key_of(&o, key, sizeof(key));
+	g = map_get(&c->groups, key);
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g || !(g->key = strdup(key)) || map_put(&c->groups, key, g, NULL)) {
+			pgroup_free(g);
+			webhook_object_deinit(&o);
+			return;
+		}
+		map_init(&g->members);
+		g->group = o.pod_group != NULL;
+		g->total = g->group ? (int32_t)o.pod_group_total : 1;
+	}
+	if (!map_get(&c->pod_group, uid)) {
+		char *k = strdup(key);
+		if (!k || map_put(&c->pod_group, uid, k, NULL)) {
+			free(k);
+			webhook_object_deinit(&o);
+			return;
+		}
+	}
+	m = calloc(1, sizeof(*m));
+	if (m) {
+		m->obj = json_incref((json_t *)obj);
+		m->gen = c->gen[RES_PODS];
+		if (map_put(&g->members, uid, m, (void **)&old) == GPUQ_OK)
+			member_free(old);
+		else
+			member_free(m);
+	}
+	if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK && !o.finished)
+		(void)add_to_core(c, g, &o);
+	webhook_object_deinit(&o);
+	if (c->q) {
+		observe(c, g);
+		controller_touch_key(c, g->key);
+	}
+}
+
+void pods_apply(struct controller *c, const cevent_t *ev)
+{
+	if (ev->type == KUBE_EV_RESET) {
+		c->gen[RES_PODS]++;
+		return;
+	}
+	if (ev->type == KUBE_EV_SYNCED) {
+		size_t pos = 0;
+		map_slot_t *s;
+		/* members the relist did not show again are gone */
+		while ((s = map_next(&c->pod_group, &pos))) {
+			pgroup_t *g = map_get(&c->groups, s->value);
+			member_t *m = g ? map_get(&g->members, s->key) : NULL;
+			if (!m || m->gen != c->gen[RES_PODS])
+				forget_member(c, s->key);
+		}
+		c->listed[RES_PODS] = true;
+		return;
+	}
+	if (ev->type == KUBE_EV_DELETED) {
+		const char *uid = str_at(ev->object, "metadata", "uid");
+		if (uid)
+			forget_member(c, uid);
+		return;
+	}
+	pod_seen(c, ev->object);
+}
+
+void pods_resync(struct controller *c)
+{
+	size_t pos = 0, n = 0;
+	map_slot_t *s;
+	json_t **objs;
+
+	if (!c->groups.n)
+		return;
+	objs = calloc(c->pod_group.n + 1, sizeof(*objs));
+	if (!objs)
+		return;
+	/* re-decode every member against the new policy */
+	while ((s = map_next(&c->pod_group, &pos))) {
+		pgroup_t *g = map_get(&c->groups, s->value);
+		member_t *m = g ? map_get(&g->members, s->key) : NULL;
+		if (m)
+			objs[n++] = json_incref(m->obj);
+	}
+	for (size_t i = 0; i < n; i++) {
+		pod_seen(c, objs[i]);
+		json_decref(objs[i]);
+	}
+	free(objs);
+}
+
+/* ---- acting ---- */
+
+static int pod_path(const json_t *pod, char *out, size_t cap)
+{
+	const char *ns = str_at(pod, "metadata", "namespace");
+	const char *name = str_at(pod, "metadata", "name");
+	char ens[300], en[300];
+
+	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+		return GPUQ_EINVAL;
+	snprintf(out, cap, "/api/v1/namespaces/%s/pods/%s", ens, en);
+	return GPUQ_OK;
+}
+
+static bool gated(const json_t *pod)
+{
+	const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates"), *g;
+	size_t i;
+
+	json_array_foreach(gates, i, g)
+	{
+		const char *n = json_string_value(json_object_get(g, "name"));
+		if (n && !strcmp(n, WEBHOOK_GATE))
+			return true;
+	}
+	return false;
+}
+
+/* Remove gpuq's gate from one member, adding the flavor's placement. */
+static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL, *g;
+	char path[KUBE_URL_MAX], flavors[1024];
+	gpuq_diag_t diag = {{0}};
+	size_t i;
+
+	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
+	{
+		const char *n = json_string_value(json_object_get(g, "name"));
+		if (!n || strcmp(n, WEBHOOK_GATE))
+			json_array_append(gates, g);
+	}
+	if (!gates || pod_path(pod, path, sizeof(path)) ||
+	    actuate_placement(c, id, json_object_get(spec, "nodeSelector"),
+			      json_object_get(spec, "tolerations"), &sel, &tols, flavors,
+			      sizeof(flavors))) {
+		json_decref(gates);
+		return;
+	}
+	body = json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata", "resourceVersion",
+			 str_at(pod, "metadata", "resourceVersion"), "annotations",
+			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec",
+			 "schedulingGates", json_array_size(gates) ? gates : json_null(),
+			 "nodeSelector", sel, "tolerations", tols);
+	if (json_array_size(gates) == 0)
+		json_decref(gates);
+	if (!body)
+		return;
+	if (kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag) == GPUQ_OK)
+		gpuq_log(GPUQ_LOG_INFO, "controller", "released Pod %s", path);
+	else
+		gpuq_log(GPUQ_LOG_WARN, "controller", "releasing Pod %s: %s", path, diag.msg);
+	json_decref(body);
+	json_decref(reply);
+}
+
+static void delete_member(struct controller *c, const json_t *pod)
+{
+	char path[KUBE_URL_MAX];
+	kube_response_t resp;
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") ||
+	    pod_path(pod, path, sizeof(path)))
+		return;
+	rc = kube_request(c->client, "DELETE", path, NULL, NULL, 0, &resp, &diag);
+	kube_response_deinit(&resp);
+	if (rc == GPUQ_OK)
+		gpuq_log(GPUQ_LOG_INFO, "controller", "preempted Pod %s (deleted)", path);
+	else if (rc != GPUQ_ENOTFOUND)
+		gpuq_log(GPUQ_LOG_WARN, "controller", "deleting Pod %s: %s", path, diag.msg);
+}
+
+void actuate_group(struct controller *c, pgroup_t *g)
+{
+	queue_workload_view_t v;
+	queue_wl_t id;
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!c->q || queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
+		return;
+	while ((s = map_next(&g->members, &pos))) {
+		member_t *m = s->value;
+		if (v.state == QUEUE_WL_ADMITTED && gated(m->obj))
+			release_member(c, id, m->obj);
+		else if (v.state == QUEUE_WL_EVICTING)
+			delete_member(c, m->obj);
+	}
+}

@@ -1,0 +1,250 @@
+/* controller/snapshot.c: watched policy objects into one immutable policy
+ * snapshot, published to the webhook and fed to the core. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+#include "engine/engine.h"
+
+/* "namespace/name" or "name" of an object; "" when it has no name. */
+void controller_obj_key(const json_t *obj, char *out, size_t cap)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+
+	if (!name)
+		name = "";
+	if (ns && ns[0])
+		snprintf(out, cap, "%s/%s", ns, name);
+	else
+		snprintf(out, cap, "%s", name);
+}
+
+/* FNV-1a of the object without status, resourceVersion, generation and
+ * managedFields: the status gpuq itself writes, and the bookkeeping every
+ * write bumps, do not make a new policy. */
+static uint64_t policy_digest(const json_t *obj)
+{
+	json_t *copy = json_deep_copy(obj), *meta;
+	uint64_t h = 1469598103934665603ull;
+	char *text;
+
+	if (!copy)
+		return 0;
+	json_object_del(copy, "status");
+	meta = json_object_get(copy, "metadata");
+	json_object_del(meta, "resourceVersion");
+	json_object_del(meta, "generation");
+	json_object_del(meta, "managedFields");
+	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(copy);
+	for (const char *p = text; p && *p; p++) {
+		h ^= (unsigned char)*p;
+		h *= 1099511628211ull;
+	}
+	free(text);
+	return h;
+}
+
+static void pobj_free(pobj_t *o)
+{
+	if (!o)
+		return;
+	json_decref(o->obj);
+	free(o);
+}
+
+void snapshot_apply(struct controller *c, const cevent_t *ev)
+{
+	map_t *m = &c->objs[ev->res];
+	char key[600];
+	pobj_t *o, *old = NULL;
+
+	switch (ev->type) {
+	case KUBE_EV_RESET:
+		c->gen[ev->res]++;
+		return;
+	case KUBE_EV_SYNCED: {
+		/* objects the relist did not show again are gone */
+		size_t pos = 0;
+		map_slot_t *s;
+		while ((s = map_next(m, &pos))) {
+			o = s->value;
+			if (o->gen != c->gen[ev->res]) {
+				pobj_free(map_del(m, s->key));
+				c->policy_dirty = true;
+			}
+		}
+		if (!c->listed[ev->res])
+			c->policy_dirty = true;
+		c->listed[ev->res] = true;
+		return;
+	}
+	case KUBE_EV_DELETED:
+		controller_obj_key(ev->object, key, sizeof(key));
+		pobj_free(map_del(m, key));
+		c->policy_dirty = true;
+		return;
+	default:
+		break;
+	}
+	controller_obj_key(ev->object, key, sizeof(key));
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return;
+	o->obj = json_incref(ev->object);
+	o->gen = c->gen[ev->res];
+	o->digest = policy_digest(o->obj);
+	if (map_put(m, key, o, (void **)&old)) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "%s %s: cannot cache (cap or memory)",
+			 controller_res[ev->res].name, key);
+		pobj_free(o);
+		return;
+	}
+	/* a ResourceQuota's used changed: Jobs it held may go now */
+	if (ev->res == RES_RESOURCEQUOTAS)
+		c->next_sweep_ms = 0;
+	/* a relist repeats unchanged objects, and status writes change nothing
+	 * the policy reads: only a new digest counts */
+	if (old) {
+		if (old->digest != o->digest)
+			c->policy_dirty = true;
+		o->refused = old->refused && old->digest == o->digest;
+		pobj_free(old);
+	} else {
+		c->policy_dirty = true;
+	}
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Add every cached object of one collection, in key order (deterministic
+ * snapshots); an object the decoder refuses is left out and logged once. */
+static int add_res(struct controller *c, policy_t *p, res_t r)
+{
+	map_t *m = &c->objs[r];
+	const char **keys;
+	size_t pos = 0, n = 0;
+	map_slot_t *s;
+
+	if (!m->n)
+		return GPUQ_OK;
+	keys = malloc(m->n * sizeof(*keys));
+	if (!keys)
+		return GPUQ_ENOMEM;
+	while ((s = map_next(m, &pos)))
+		keys[n++] = s->key;
+	qsort(keys, n, sizeof(*keys), key_cmp);
+	for (size_t i = 0; i < n; i++) {
+		pobj_t *o = map_get(m, keys[i]);
+		gpuq_diag_t diag = {{0}};
+		int rc = policy_add_json(p, o->obj, &diag);
+		if (rc == GPUQ_ENOMEM) {
+			free(keys);
+			return rc;
+		}
+		if (rc && !o->refused)
+			gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s left out of the policy: %s",
+				 controller_res[r].name, keys[i], diag.msg);
+		o->refused = rc != GPUQ_OK;
+	}
+	free(keys);
+	return GPUQ_OK;
+}
+
+/* A new core for p: fresh (restored from the store the first time) or
+ * rebuilt from the current one's records. */
+static int core_update(struct controller *c, policy_t *p)
+{
+	engine_rebuild_report_t rep;
+	gpuq_diag_t diag = {{0}};
+	queue_t *q = NULL;
+	int rc;
+
+	if (c->q) {
+		rc = engine_core_rebuild(c->q, p, &c->qcfg, &q, &rep, &diag);
+		if (rc == GPUQ_EAGAIN) {
+			/* a cycle on the old core settles what the rebuild cannot
+			 * carry; its decisions are acted on by the next sweep */
+			(void)queue_cycle_run(c->q, controller_now(c), NULL);
+			c->next_sweep_ms = 0;
+			rc = engine_core_rebuild(c->q, p, &c->qcfg, &q, &rep, &diag);
+		}
+		if (rc) {
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "core rebuild: %s", diag.msg);
+			return rc;
+		}
+		engine_rebuild_report_log(&rep);
+		engine_rebuild_report_deinit(&rep);
+		queue_destroy(c->q);
+		c->q = q;
+		c->persist_full = true; /* drops the records of what the rebuild dropped */
+		return GPUQ_OK;
+	}
+	rc = engine_core_build(p, &c->qcfg, &q, &diag);
+	if (rc) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
+		return rc;
+	}
+	rc = engine_restore(c->store, q, &diag);
+	if (rc) {
+		/* The store does not fit the cluster's policy (a queue deleted while
+		 * gpuq was down) or is damaged: start from the cluster alone. Running
+		 * Jobs are adopted from their annotations, waiting ones queue again;
+		 * only usage history is lost. The next commit rewrites the store. */
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "state in %s not restored (%s); rebuilding from the cluster",
+			 c->o.state_dir, diag.msg);
+		queue_destroy(q);
+		q = NULL;
+		rc = engine_core_build(p, &c->qcfg, &q, &diag);
+		if (rc)
+			return rc;
+		c->persist_full = true;
+	}
+	c->q = q;
+	return GPUQ_OK;
+}
+
+int snapshot_rebuild(struct controller *c)
+{
+	policy_opts_t po = {.skip_unknown_kinds = true, .skip_scoped_quotas = true};
+	gpuq_diag_t diag = {{0}};
+	policy_t *p = NULL;
+	int rc;
+
+	c->policy_dirty = false;
+	rc = policy_create(&po, &p);
+	for (int r = 0; !rc && r < RES_COUNT; r++)
+		if (controller_res[r].policy)
+			rc = add_res(c, p, (res_t)r);
+	if (!rc)
+		rc = policy_finish(p, &diag);
+	if (rc) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller",
+			 "the cluster's policy objects do not form a policy (%s); the last good "
+			 "one stays in force",
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		policy_unref(p);
+		return rc;
+	}
+	rc = core_update(c, p);
+	if (rc) {
+		policy_unref(p);
+		return rc;
+	}
+	policy_unref(c->policy);
+	c->policy = p;
+	c->policy_generation++;
+	if (c->o.server)
+		webhook_server_policy_set(c->o.server, p);
+	c->core_dirty = true;
+	jobs_resync(c);
+	pods_resync(c);
+	return GPUQ_OK;
+}

@@ -1,0 +1,221 @@
+/* controller/status.c: where people look. ClusterQueue and LocalQueue
+ * status (counts, usage per flavor and resource, a condition), and on each
+ * Job the annotation gpuq.dev/status with the core's explanation. Writes
+ * only what changed, and a bounded number per pass, so a deep queue costs
+ * the apiserver little. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+#include "quota/quota.h"
+
+#define EXPLAIN_PER_PASS 64 /* Job annotations written per pass (explain is O(workloads)) */
+#define STATUS_MIN_MS 1000  /* a queue's status is written at most this often */
+
+/* A quantity string for an amount of resource res in the core's units. */
+static void amount_text(const char *res, int64_t amount, char *out, size_t cap)
+{
+	if (strcmp(res, "cpu") == 0 && amount % 1000 != 0)
+		snprintf(out, cap, "%lldm", (long long)amount);
+	else if (strcmp(res, "cpu") == 0)
+		snprintf(out, cap, "%lld", (long long)(amount / 1000));
+	else
+		snprintf(out, cap, "%lld", (long long)amount);
+}
+
+static json_t *cq_status(struct controller *c, uint32_t cq)
+{
+	json_t *st, *flavors = json_array();
+	queue_stats_t s;
+	size_t nf = queue_flavor_count(c->q), nr = queue_resource_count(c->q);
+	int64_t gpus = 0;
+
+	if (!flavors || queue_cq_stats(c->q, cq, &s)) {
+		json_decref(flavors);
+		return NULL;
+	}
+	for (uint32_t f = 0; f < nf; f++) {
+		json_t *res = json_array();
+		for (uint32_t r = 0; r < nr; r++) {
+			queue_quota_view_t v;
+			char total[40], borrowed[40];
+			const char *rn = queue_resource_name(c->q, r);
+			if (queue_cq_quota(c->q, cq, f, r, &v))
+				continue;
+			amount_text(rn, v.usage, total, sizeof(total));
+			amount_text(rn, v.usage > v.nominal ? v.usage - v.nominal : 0, borrowed,
+				    sizeof(borrowed));
+			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "name", rn, "total",
+							     total, "borrowed", borrowed));
+			if (strstr(rn, "gpu") || strncmp(rn, "nvidia.com/mig-", 15) == 0)
+				gpus += v.usage;
+		}
+		if (json_array_size(res))
+			json_array_append_new(flavors, json_pack("{s:s, s:o}", "name",
+								 queue_flavor_name(c->q, f),
+								 "resources", res));
+		else
+			json_decref(res);
+	}
+	st = json_pack("{s:i, s:i, s:i, s:I, s:o}", "pendingWorkloads", (int)s.pending,
+		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
+		       "gpusInUse", (json_int_t)gpus, "flavorsUsage", flavors);
+	return st;
+}
+
+static json_t *lq_status(struct controller *c, uint32_t lq)
+{
+	queue_stats_t s;
+
+	if (queue_lq_stats(c->q, lq, &s))
+		return NULL;
+	return json_pack("{s:i, s:i, s:i, s:f}", "pendingWorkloads", (int)s.pending,
+			 "admittedWorkloads", (int)s.admitted, "reservingWorkloads",
+			 (int)s.admitted, "decayedUsage", s.decayed_usage);
+}
+
+/* The group path a queue object was watched under ("" when not cached). */
+static const char *group_of(struct controller *c, res_t ours, res_t kueues, const char *key)
+{
+	if (map_get(&c->objs[ours], key))
+		return "/apis/gpuq.dev/v1beta1";
+	if (map_get(&c->objs[kueues], key))
+		return "/apis/kueue.x-k8s.io/v1beta2";
+	return NULL;
+}
+
+/* Write one queue's status when it changed and STATUS_MIN_MS passed. */
+static void write_status(struct controller *c, map_t *last, const char *key, const char *path,
+			 json_t *st)
+{
+	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS), *old;
+	json_t *cond, *body;
+	gpuq_diag_t diag = {{0}};
+
+	if (!text) {
+		json_decref(st);
+		return;
+	}
+	old = map_get(last, key);
+	if (old && strcmp(old, text) == 0) {
+		free(text);
+		json_decref(st);
+		return;
+	}
+	cond = json_pack("[{s:s, s:s, s:s, s:s}]", "type", "Active", "status", "True", "reason",
+			 "Ready", "message", "Can admit new workloads");
+	json_object_set_new(st, "conditions", cond);
+	body = json_pack("{s:o}", "status", st);
+	if (body && kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK) {
+		if (map_put(last, key, text, (void **)&old) == GPUQ_OK)
+			text = old;
+	} else {
+		gpuq_log(GPUQ_LOG_DEBUG, "controller", "status %s: %s", path, diag.msg);
+	}
+	json_decref(body);
+	free(text);
+}
+
+void status_queues(struct controller *c)
+{
+	char path[KUBE_URL_MAX], en[300], ens[300];
+	int64_t now = controller_mono_ms();
+
+	if (now < c->status_next_ms)
+		return;
+	c->status_next_ms = now + STATUS_MIN_MS;
+	for (uint32_t cq = 0; cq < queue_cq_count(c->q); cq++) {
+		const char *name = queue_cq_name(c->q, cq);
+		const char *g = group_of(c, RES_CLUSTERQUEUES, RES_KUEUE_CLUSTERQUEUES, name);
+		json_t *st;
+		if (!g || kube_escape(name, en, sizeof(en)))
+			continue;
+		st = cq_status(c, cq);
+		if (!st)
+			continue;
+		snprintf(path, sizeof(path), "%s/clusterqueues/%s/status", g, en);
+		write_status(c, &c->last_status, name, path, st);
+	}
+	for (uint32_t lq = 0; lq < queue_lq_count(c->q); lq++) {
+		const char *key = queue_lq_name(c->q, lq); /* ns/name */
+		const char *g = group_of(c, RES_LOCALQUEUES, RES_KUEUE_LOCALQUEUES, key);
+		const char *slash = strchr(key, '/');
+		char ns[300];
+		json_t *st;
+		if (!g || !slash || (size_t)(slash - key) >= sizeof(ns))
+			continue;
+		memcpy(ns, key, (size_t)(slash - key));
+		ns[slash - key] = '\0';
+		if (kube_escape(ns, ens, sizeof(ens)) || kube_escape(slash + 1, en, sizeof(en)))
+			continue;
+		st = lq_status(c, lq);
+		if (!st)
+			continue;
+		snprintf(path, sizeof(path), "%s/namespaces/%s/localqueues/%s/status", g, ens, en);
+		write_status(c, &c->last_status, key, path, st);
+	}
+}
+
+void status_note(struct controller *c, const char *uid)
+{
+	job_t *j = controller_job(c, uid);
+
+	if (!j || j->explain_queued)
+		return;
+	if (c->n_explain == c->cap_explain) {
+		size_t cap = c->cap_explain ? c->cap_explain * 2 : 256;
+		char **e = realloc(c->explain, cap * sizeof(*e));
+		if (!e)
+			return;
+		c->explain = e;
+		c->cap_explain = cap;
+	}
+	c->explain[c->n_explain] = strdup(uid);
+	if (c->explain[c->n_explain]) {
+		c->n_explain++;
+		j->explain_queued = true;
+	}
+}
+
+void status_jobs(struct controller *c)
+{
+	static const char *const keys_ns[] = {"metadata", "namespace"};
+	size_t done = 0, i;
+
+	for (i = 0; i < c->n_explain && done < EXPLAIN_PER_PASS; i++) {
+		job_t *j = controller_job(c, c->explain[i]);
+		char text[512], path[KUBE_URL_MAX], ens[300], en[300];
+		const json_t *meta;
+		const char *ns, *name;
+		json_t *body;
+		gpuq_diag_t diag = {{0}};
+
+		free(c->explain[i]);
+		c->explain[i] = NULL;
+		if (!j || !j->obj)
+			continue;
+		j->explain_queued = false;
+		if (queue_workload_explain(c->q, j->uid, text, sizeof(text)) == GPUQ_ENOTFOUND)
+			continue;
+		if (strcmp(text, j->status) == 0)
+			continue;
+		meta = json_object_get(j->obj, keys_ns[0]);
+		ns = json_string_value(json_object_get(meta, keys_ns[1]));
+		name = json_string_value(json_object_get(meta, "name"));
+		if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
+		    kube_escape(name, en, sizeof(en)))
+			continue;
+		snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
+		body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS,
+				 text);
+		done++;
+		if (body && kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) ==
+				GPUQ_OK)
+			gpuq_strlcpy(j->status, text, sizeof(j->status));
+		json_decref(body);
+	}
+	/* keep the rest for the next pass */
+	memmove(c->explain, c->explain + i, (c->n_explain - i) * sizeof(*c->explain));
+	c->n_explain -= i;
+}
