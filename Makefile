@@ -46,7 +46,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test valgrind lint bench fuzz clean format
+.PHONY: all test e2e valgrind lint bench fuzz clean format
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -89,6 +89,11 @@ fuzz: $(LIBFUZZ_BIN)
 
 test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 	@GPUQ_BIN=$(BIN) BUILD=$(BUILD) SANITIZE=$(SANITIZE) unit/run_tests.sh
+
+# Only the end-to-end scenarios (e2e/run.sh; `make e2e E2E_ARGS=test_restart.sh`
+# for one).
+e2e: bin/gpuq
+	@GPUQ_BIN=$(BIN) bash e2e/run.sh $(E2E_ARGS)
 
 # Unit tests and corpus replays under valgrind memcheck (shell suites are
 # left out: they time real servers).

@@ -1,61 +1,89 @@
-#!/bin/sh
-# gpuq demo: builds gpuq, makes certificates, starts the admission webhook on
-# 127.0.0.1 with the example policy, sends it the sample AdmissionReviews in
-# examples/reviews/ the way the kube-apiserver would, and prints what gpuq
-# decided. Then replays a small GPU cluster trace through the queueing core.
-# Everything stays on 127.0.0.1 and stops by itself.
+#!/usr/bin/env bash
+# scripts/demo.sh: gpuq running a real, local Kubernetes control plane.
+#
+# Builds gpuq and (once, cached by version: the first run takes 15-20
+# minutes) the upstream kube-apiserver, controller-manager, scheduler, etcd
+# and kwok; starts them on 127.0.0.1 with fake GPU nodes
+# (examples/cluster/nodes.yaml); installs gpuq from deploy/ and runs it;
+# applies the example queues (examples/policy/); then submits GPU Jobs from
+# two tenants, more than the quota holds, and shows gpuq holding them,
+# explaining why, and releasing them as capacity frees. The cluster is left
+# running, with the kubeconfig path printed.
+#
+#   scripts/demo.sh          run the demo (stops an earlier demo cluster first)
+#   scripts/demo.sh stop     stop the demo cluster and gpuq
+#
+# Environment: GPUQ_DEMO_DIR (default /tmp/gpuq-demo).
 set -eu
 cd "$(dirname "$0")/.."
-PORT=${GPUQ_DEMO_PORT:-18443}
-[ -n "${GPUQ_DEMO_NOBUILD:-}" ] || make -s bin/gpuq
-TMP=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-	[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
+ROOT=$(pwd)
+DIR=${GPUQ_DEMO_DIR:-/tmp/gpuq-demo}
 
-echo "== gpuq certs: a CA and a serving certificate for 127.0.0.1"
-bin/gpuq certs --out "$TMP/certs" --dns localhost --ip 127.0.0.1 --days 1
-
-echo "== gpuq serve on https://127.0.0.1:$PORT with examples/policy"
-bin/gpuq serve --listen "127.0.0.1:$PORT" --cert-dir "$TMP/certs" \
-	--policy-dir examples/policy --state-dir "$TMP/state" 2>"$TMP/serve.log" &
-SERVER_PID=$!
-i=0
-until curl -fsS --cacert "$TMP/certs/ca.crt" "https://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 50 ] || ! kill -0 "$SERVER_PID" 2>/dev/null; then
-		echo "gpuq serve did not become ready:"; cat "$TMP/serve.log"; exit 1
-	fi
-	sleep 0.1
-done
-
-for f in examples/reviews/*.json; do
-	case "$f" in *-validate-*) ep=validate ;; *) ep=mutate ;; esac
-	what=$(jq -r '.request | "\(.operation) \(.kind.kind) \(.namespace)/\(.name) by \(.userInfo.username)"' "$f")
-	echo
-	echo "-- POST /$ep: $what"
-	curl -fsS --cacert "$TMP/certs/ca.crt" -H 'Content-Type: application/json' \
-		--data-binary "@$f" "https://127.0.0.1:$PORT/$ep?timeout=10s" >"$TMP/resp.json"
-	jq -r '.response | if .allowed then "   allowed" else "   DENIED (\(.status.code)): \(.status.message)" end' "$TMP/resp.json"
-	jq -r '.response.warnings[]? | "   warning: \(.)"' "$TMP/resp.json"
-	if jq -e '.response.patch' "$TMP/resp.json" >/dev/null; then
-		jq -r '.response.patch' "$TMP/resp.json" | base64 -d |
-			jq -r '.[] | "   patch: \(.op) \(.path) \(.value | tojson)"'
-	fi
-done
-
-echo
-echo "== /metrics (admission counters that moved)"
-curl -fsS --cacert "$TMP/certs/ca.crt" "https://127.0.0.1:$PORT/metrics" |
-	grep '^gpuq_admission_requests_total' | grep -v ' 0$' || true
-
-if [ -f examples/traces/gpu-cluster.yaml ]; then
-	echo
-	echo "== gpuq simulate examples/traces/gpu-cluster.yaml (virtual time)"
-	bin/gpuq simulate examples/traces/gpu-cluster.yaml --out "$TMP/report.json"
+if [ "${1:-}" = stop ]; then
+	e2e/up.sh down "$DIR"
+	echo "demo stopped (logs stay in $DIR)"
+	exit 0
 fi
+[ -d "$DIR/cluster" ] && e2e/up.sh down "$DIR" >/dev/null 2>&1 || true
+rm -rf "$DIR"
+
+echo "== building gpuq"
+make -s bin/gpuq
+echo "== the control plane: kube-apiserver, etcd, controller-manager, scheduler, kwok GPU nodes"
+echo "   (built from upstream Go modules on first use; cached in ~/.cache/gpuq-e2e)"
+GPUQ_E2E_NODES=$ROOT/examples/cluster/nodes.yaml e2e/up.sh "$DIR"
+set -a; . "$DIR/gpuq.env"; set +a
+. e2e/lib.sh
+SCENARIO=demo
+
+echo "== the example queues (examples/policy): flavors, a cohort, two ClusterQueues, LocalQueues"
+k apply -f examples/policy/ | sed 's/^/   /'
+poll "team-a's LocalQueue known to gpuq" k -n team-a create --dry-run=server -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+
 echo
-echo "demo done: gpuq admitted, mutated and refused GPU work as shown above."
+echo "== two tenants submit six 8-GPU training Jobs: 48 GPUs against a 32-GPU quota"
+for i in 1 2 3; do
+	gpu_job team-a "llama-ft-$i" 8 "" 25s
+	gpu_job team-b "vision-$i" 8 "" 25s
+done
+k get jobs -A -l gpuq.dev/queue-name=default
+poll "four released" sh -c "[ \$($(declare -f k); k get jobs -A -o 'jsonpath={.items[*].spec.suspend}' | tr ' ' '\n' | grep -c false) -ge 4 ]"
+poll "the waiting ones explained" sh -c "$(declare -f k); k get jobs -A -o 'jsonpath={.items[*].metadata.annotations.gpuq\.dev/status}' | grep -q position"
+
+echo
+echo "== kubectl get clusterqueues"
+k get clusterqueues
+echo
+echo "== gpuq status -A: every Job, and why the waiting ones wait"
+"$GPUQ" status --kubeconfig "$KUBECONFIG" -A
+echo
+echo "== the released Jobs run on the H100 nodes their flavor selects"
+k get pods -A -o wide --field-selector=status.phase=Running | awk '{print "   " $1, $2, $4, $8}'
+
+echo
+echo "== 25 s later the first Jobs finish and gpuq releases the waiting ones"
+poll "all six released" sh -c "[ \$($(declare -f k); k get jobs -A -o 'jsonpath={.items[*].spec.suspend}' | tr ' ' '\n' | grep -c false) -ge 6 ]"
+"$GPUQ" status --kubeconfig "$KUBECONFIG" -A
+echo
+echo "== Events gpuq posted"
+k get events.events.k8s.io -A --field-selector reportingController=gpuq.dev/gpuq 2>/dev/null |
+	head -12 || k get events -A | grep -i gpuq | head -12
+
+cat <<TXT
+
+The demo cluster is still running. Try:
+  export KUBECONFIG=$KUBECONFIG
+  $KUBECTL get clusterqueues,localqueues -A
+  $GPUQ status -A
+gpuq's log: $DIR/gpuq-main.log
+Stop it:   scripts/demo.sh stop
+TXT

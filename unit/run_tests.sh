@@ -57,6 +57,15 @@ for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
 	run_one "$(basename "$s" .sh)" sh "$s"
 done
+# End to end on a real control plane (e2e/run.sh; the first run builds the
+# pinned upstream binaries into ~/.cache/gpuq-e2e, 15-20 minutes on 2 cores).
+# Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
+# (e.g. with an ASan build).
+E2E=${GPUQ_E2E:-}
+[ -n "$E2E" ] || { [ -z "${SANITIZE:-}" ] && E2E=1 || E2E=0; }
+if [ "$E2E" = 1 ]; then
+	run_one e2e bash e2e/run.sh
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

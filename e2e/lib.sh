@@ -1,0 +1,114 @@
+# e2e/lib.sh: helpers for the scenario scripts e2e/test_*.sh, sourced by each.
+# e2e/run.sh exports the environment they rely on: KUBECONFIG (admin),
+# KUBECTL, GPUQ (the binary under test), E2E_RUN (the run's directory),
+# GPUQ_KUBECONFIG (gpuq's own ServiceAccount credentials).
+#
+# Every wait is a poll on a condition with a deadline (GPUQ_E2E_WAIT seconds,
+# default 60), never a sleep standing in for one.
+
+WAIT=${GPUQ_E2E_WAIT:-60}
+SCENARIO=${SCENARIO:-$(basename "$0" .sh)}
+
+k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
+ok() { echo "ok - $SCENARIO: $*"; }
+notok() { echo "not ok - $SCENARIO: $*"; }
+# check DESC CMD...: ok when CMD succeeds, not ok otherwise.
+check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; fi; }
+
+# poll DESC CMD...: run CMD every 0.2 s until it succeeds or WAIT s pass.
+poll() {
+	local desc=$1 deadline; shift
+	deadline=$(( $(date +%s) + WAIT ))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo "# $SCENARIO: timed out after ${WAIT}s waiting for $desc" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# jq-free JSON field of one object: jpath KIND/NAME -n NS '{.spec.suspend}'
+jpath() { k get "$@" 2>/dev/null; }
+job_field() { k -n "$1" get job "$2" -o "jsonpath=$3" 2>/dev/null; }
+job_suspended() { [ "$(job_field "$1" "$2" '{.spec.suspend}')" = true ]; }
+job_running() { [ "$(job_field "$1" "$2" '{.spec.suspend}')" = false ]; }
+job_complete() {
+	[ "$(job_field "$1" "$2" '{.status.conditions[?(@.type=="Complete")].status}')" = True ]
+}
+job_status() { job_field "$1" "$2" '{.metadata.annotations.gpuq\.dev/status}'; }
+job_status_has() { job_status "$1" "$2" | grep -q -- "$3"; }
+
+# A namespace gpuq manages (label gpuq.dev/tenant=NAME), its default
+# ServiceAccount present (the apiserver refuses Pods before it exists).
+make_ns() {
+	k create namespace "$1" >/dev/null
+	k label namespace "$1" "gpuq.dev/tenant=$1" >/dev/null
+	poll "ServiceAccount $1/default" k -n "$1" get serviceaccount default
+}
+
+# gpu_job NS NAME GPUS [PRIORITYCLASS] [RUNTIME] [PARALLELISM] [QUEUE]:
+# a Job whose pods ask for GPUS nvidia.com/gpu each and complete after RUNTIME
+# (kwok's pod-complete delay and jitter-delay, both: kwok waits a random
+# time between them; default 3s). Pods are created and Ready at once.
+gpu_job() {
+	ns=$1 name=$2 gpus=$3 pc=${4:-} rt=${5:-3s} par=${6:-1} queue=${7:-default}
+	{
+		cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $name
+  namespace: $ns
+  labels: {gpuq.dev/queue-name: $queue}
+spec:
+  parallelism: $par
+  completions: $par
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        pod-create.stage.kwok.x-k8s.io/delay: "0s"
+        pod-create.stage.kwok.x-k8s.io/jitter-delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+        pod-complete.stage.kwok.x-k8s.io/delay: "$rt"
+        pod-complete.stage.kwok.x-k8s.io/jitter-delay: "$rt"
+    spec:
+      restartPolicy: Never
+YAML
+		[ -n "$pc" ] && echo "      priorityClassName: $pc"
+		cat <<YAML
+      containers:
+      - name: main
+        image: busybox
+        resources:
+          limits: {nvidia.com/gpu: "$gpus"}
+YAML
+	} | k apply -f - >/dev/null
+}
+
+# The node a Job's (first) pod is bound to.
+job_node() { k -n "$1" get pods -l "job-name=$2" -o 'jsonpath={.items[0].spec.nodeName}' 2>/dev/null; }
+job_on_node_prefix() { job_node "$1" "$2" | grep -q "^$3"; }
+
+# Events of a Job with a given reason exist.
+job_event() {
+	k -n "$1" get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.name} {.reason}{"\n"}{end}' 2>/dev/null |
+		grep -q "^$2 $3\$"
+}
+
+# start_gpuq NAME [ARGS...]: `gpuq serve` as replica NAME in the background on
+# $GPUQ_PORT with gpuq's own credentials and state dir $E2E_RUN/state-NAME;
+# log $E2E_RUN/gpuq-NAME.log (appended), pid $E2E_RUN/gpuq-NAME.pid. Waits
+# until /readyz answers 200 (synced with the apiserver).
+start_gpuq() {
+	local name=$1; shift
+	mkdir -p "$E2E_RUN/state-$name"
+	"$GPUQ" serve --listen "127.0.0.1:$GPUQ_PORT" --cert-dir "$E2E_RUN/certs" \
+		--state-dir "$E2E_RUN/state-$name" --kubeconfig "$GPUQ_KUBECONFIG" \
+		--lease-namespace gpuq-system --identity "$name" "$@" \
+		>>"$E2E_RUN/gpuq-$name.log" 2>&1 &
+	echo $! >"$E2E_RUN/gpuq-$name.pid"
+	poll "gpuq $name ready" curl -fsko /dev/null "https://127.0.0.1:$GPUQ_PORT/readyz"
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# e2e/run.sh: gpuq end to end on a real control plane.
+#
+#   1. e2e/up.sh: the pinned control plane (built once into a cache, by
+#      version), deploy/'s namespace, CRDs and RBAC applied as they ship,
+#      gpuq running as replica "main" with its ServiceAccount's token only
+#      (every scenario proves deploy/'s RBAC is enough), deploy/'s webhook
+#      configurations pointed at it
+#   2. the scenarios e2e/test_*.sh (or the ones named as arguments), in the
+#      order below, each printing `ok - ...` / `not ok - ...`
+#   3. teardown; the run's directory (the logs of every component and every
+#      gpuq replica) is kept when something failed, or with GPUQ_E2E_KEEP=1
+# Ends with `N passed, N failed`; exit 1 when anything failed.
+#
+# Environment: GPUQ_BIN (default bin/gpuq), GPUQ_E2E_WAIT (seconds a check
+# waits for its condition, default 60), GPUQ_E2E_DEPLOY, and build.sh's and
+# cluster.sh's.
+set -eu
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+PASSED=0 FAILED=0
+
+E2E_RUN=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-e2e.XXXXXX")
+cleanup() {
+	"$HERE/up.sh" down "$E2E_RUN" >/dev/null 2>&1 || true
+	pkill -9 -f "cert-dir $E2E_RUN/" 2>/dev/null || true
+	if [ "$FAILED" -gt 0 ] || [ "${GPUQ_E2E_KEEP:-}" = 1 ]; then
+		echo "# e2e: logs kept in $E2E_RUN" >&2
+	else
+		rm -rf "$E2E_RUN"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if "$HERE/up.sh" "$E2E_RUN" >&2; then
+	echo "ok - setup: control plane up, deploy/ applied, gpuq synced and ready"
+	PASSED=1
+else
+	echo "not ok - setup: control plane or gpuq did not come up"
+	tail -20 "$E2E_RUN"/gpuq-main.log >&2 2>/dev/null || true
+	FAILED=1
+	echo "$PASSED passed, $FAILED failed"
+	exit 1
+fi
+
+# Scenarios in this order (each leaves gpuq running on $GPUQ_PORT as
+# replica "main"); any other e2e/test_*.sh runs after them.
+ORDER="queueing preemption restart failover"
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+	for n in $ORDER; do tests+=("$HERE/test_$n.sh"); done
+	for t in "$HERE"/test_*.sh; do
+		case " $ORDER " in *" $(basename "$t" .sh | sed 's/^test_//') "*) ;; *) tests+=("$t") ;; esac
+	done
+fi
+for t in "${tests[@]}"; do
+	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
+	name=$(basename "$t" .sh)
+	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name bash "$t" 2>"$E2E_RUN/$name.err") || true
+	echo "$out"
+	p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
+	f=$(printf '%s\n' "$out" | grep -c '^not ok ' || true)
+	PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+	[ "$f" -eq 0 ] || grep -v '^Warning: ' "$E2E_RUN/$name.err" | sed 's/^/# /' >&2
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Pods: a plain GPU Pod is gated at creation and released (gate removed,
+# flavor placement added); a pod group (kueue.x-k8s.io/pod-group-name with
+# pod-group-total-count) is released only when every member exists, then all
+# members at once; a group that does not fit waits whole.
+. "$(dirname "$0")/lib.sh"
+NS=e2e-pg
+
+k apply -f - >/dev/null <<'YAML'
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100-pg}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: e2e-pg}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-pg}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100-pg
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+YAML
+make_ns $NS
+k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: $NS}
+spec: {clusterQueue: e2e-pg}
+YAML
+poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+
+# gpu_pod NAME GPUS [GROUP TOTAL]
+gpu_pod() {
+	{
+		cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: $NS
+  labels:
+    gpuq.dev/queue-name: default
+YAML
+		[ -n "${3:-}" ] && cat <<YAML
+    kueue.x-k8s.io/pod-group-name: $3
+  annotations:
+    kueue.x-k8s.io/pod-group-total-count: "$4"
+YAML
+		cat <<YAML
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    resources: {limits: {nvidia.com/gpu: "$2"}}
+YAML
+	} | k apply -f - >/dev/null
+}
+gates() { k -n $NS get pod "$1" -o 'jsonpath={.spec.schedulingGates[*].name}' 2>/dev/null; }
+gated() { [ "$(gates "$1")" = gpuq.dev/admission ]; }
+released() { [ -z "$(gates "$1")" ] && [ -n "$(k -n $NS get pod "$1" -o name 2>/dev/null)" ]; }
+bound() { [ -n "$(k -n $NS get pod "$1" -o 'jsonpath={.spec.nodeName}' 2>/dev/null)" ]; }
+export -f gates gated released bound k
+export NS
+
+gpu_pod solo 2
+check "a plain GPU Pod is released (gate removed)" poll "solo released" bash -c "released solo"
+check "and scheduled onto an H100 node by its flavor's placement" poll "solo bound" bash -c "bound solo"
+
+gpu_pod g1-0 2 g1 3
+gpu_pod g1-1 2 g1 3
+poll "members seen" bash -c "gated g1-1"
+check "two of three group members stay gated" bash -c "gated g1-0 && gated g1-1"
+gpu_pod g1-2 2 g1 3
+check "the complete group is released" poll "g1 released" bash -c "released g1-0 && released g1-1 && released g1-2"
+check "every member is scheduled" poll "g1 bound" bash -c "bound g1-0 && bound g1-1 && bound g1-2"
+
+# 2 (solo) + 6 (g1) = 8 used: a second group of 2 x 2 waits whole
+gpu_pod g2-0 2 g2 2
+gpu_pod g2-1 2 g2 2
+poll "g2 seen" bash -c "gated g2-1"
+check "a group beyond quota stays gated, all of it" bash -c "gated g2-0 && gated g2-1"
+k -n $NS delete pod solo g1-0 g1-1 g1-2 --wait=false >/dev/null
+check "when the running group goes, the waiting group is released whole" \
+	poll "g2 released" bash -c "released g2-0 && released g2-1"
+k -n $NS delete pod g2-0 g2-1 --wait=false >/dev/null 2>&1 || true

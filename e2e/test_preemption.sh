@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Priority preemption: a low-priority Job holding the whole quota is suspended
+# (its pods go, its template is restored) so a high-priority Job starts; the
+# low one requeues and runs after. Tenants cannot bypass the queue.
+. "$(dirname "$0")/lib.sh"
+NS=e2e-p
+
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-p-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-p-high}
+value: 10000
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100-p}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: e2e-p}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-p}}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100-p
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+YAML
+make_ns $NS
+k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: $NS}
+spec: {clusterQueue: e2e-p}
+YAML
+poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+
+# a tenant cannot let its own Job out of the queue
+out=$(k -n $NS create -f - 2>&1 <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: lost, labels: {gpuq.dev/queue-name: nope}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+)
+check "a Job naming a missing LocalQueue is refused, saying which exist" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'has no LocalQueue \"nope\"'" _ "$out"
+
+gpu_job $NS low 8 e2e-p-low 600s
+check "the low-priority Job takes the whole quota" poll "low running" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS low"
+poll "low's pod bound" sh -c "$(declare -f k job_node); [ -n \"\$(job_node $NS low)\" ]"
+out=$(k -n $NS patch job low --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
+gpu_job $NS high 8 e2e-p-high 10s
+out=$(k -n $NS patch job high --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
+echo "# unsuspend by the tenant: $out" >&2
+check "a tenant cannot unsuspend a queued Job" sh -c "printf '%s' \"\$1\" | grep -qi 'denied'" _ "$out"
+check "the low-priority Job is preempted (suspended)" poll "low suspended" \
+	sh -c "$(declare -f k job_field job_suspended); job_suspended $NS low"
+check "the preemption is a Warning Event" poll "Preempted event" \
+	sh -c "$(declare -f k job_event); job_event $NS low Preempted"
+check "the high-priority Job starts" poll "high running" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS high"
+check "it starts only once the preempted Job's pods are gone" \
+	sh -c "[ -z \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get pods -l job-name=low -o name 2>/dev/null)\" ]"
+check "the preempted Job's template is restored (no flavor nodeSelector)" \
+	sh -c "[ -z \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get job low -o 'jsonpath={.spec.template.spec.nodeSelector}')\" ]"
+check "the preempted Job waits, saying why" job_suspended $NS low
+check "the high-priority Job completes" poll "high complete" \
+	sh -c "$(declare -f k job_field job_complete); job_complete $NS high"
+check "the preempted Job is released again afterwards" poll "low running again" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS low"
+k -n $NS delete job low --wait=false >/dev/null 2>&1 || true

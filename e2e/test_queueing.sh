@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Jobs beyond quota stay suspended and start in priority, then FIFO, order as
+# others finish; a released Job carries its flavor's nodeSelector and
+# tolerations and its pods land on the flavor's nodes; every waiting Job says
+# why; `gpuq status` explains a workload.
+. "$(dirname "$0")/lib.sh"
+NS=e2e-q
+
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-low}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-high}
+value: 1000
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: e2e-q}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-q}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
+YAML
+make_ns $NS
+k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: $NS}
+spec: {clusterQueue: e2e-q}
+YAML
+# the webhook learns the LocalQueue from its watch: wait until it admits there
+poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+
+# two 4-GPU Jobs fill the quota; three more wait
+gpu_job $NS run-a 4 e2e-low 6s
+gpu_job $NS run-b 4 e2e-low 6s
+check "Jobs within quota are released" poll "run-a and run-b running" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS run-a && job_running $NS run-b"
+gpu_job $NS wait-low1 4 e2e-low 2s
+gpu_job $NS wait-low2 4 e2e-low 2s
+gpu_job $NS wait-high 4 e2e-high 2s
+check "the webhook created them suspended" job_suspended $NS wait-high
+check "a Job beyond quota waits and says why" poll "wait-low2 explained" \
+	sh -c "$(declare -f k job_field job_status job_status_has); job_status_has $NS wait-low2 'position'"
+check "still suspended while the quota is used" job_suspended $NS wait-low1
+
+# released flavor placement
+check "release injects the flavor's nodeSelector" \
+	sh -c "[ \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get job run-a -o 'jsonpath={.spec.template.spec.nodeSelector.nvidia\.com/gpu\.product}')\" = NVIDIA-H100-SXM5-80GB ]"
+check "release adds the flavor's toleration" \
+	sh -c "$KUBECTL --kubeconfig $KUBECONFIG -n $NS get job run-a -o 'jsonpath={.spec.template.spec.tolerations[*].key}' | grep -q nvidia.com/gpu"
+check "the released Job's pod runs on an H100 node" poll "run-a pod on h100" \
+	sh -c "$(declare -f k job_node job_on_node_prefix); job_on_node_prefix $NS run-a h100-"
+check "the release is an Event" poll "Admitted event" \
+	sh -c "$(declare -f k job_event); job_event $NS run-a Admitted"
+
+# as run-a/run-b finish, the high-priority Job goes first, then FIFO
+check "the high-priority Job is released first" poll "wait-high running" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS wait-high"
+first=$(k -n $NS get job wait-low1 -o 'jsonpath={.spec.suspend}')
+second=$(k -n $NS get job wait-low2 -o 'jsonpath={.spec.suspend}')
+check "then FIFO: wait-low1 before wait-low2" sh -c "[ '$first' = false ] || [ '$second' = true ]"
+check "every Job completes" poll "all complete" sh -c "$(declare -f k job_field job_complete);
+	for j in run-a run-b wait-low1 wait-low2 wait-high; do job_complete $NS \$j || exit 1; done"
+
+# status
+out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 2>&1)
+check "gpuq status lists the ClusterQueue" sh -c "printf '%s' '$out' | grep -q '^e2e-q '"
+check "gpuq status explains a Job" sh -c "printf '%s' \"\$1\" | grep -q 'e2e-q/wait-low2'" _ "$out"
+check "ClusterQueue status counts admitted workloads" poll "cq status" \
+	sh -c "[ -n \"\$($KUBECTL --kubeconfig $KUBECONFIG get clusterqueue e2e-q -o 'jsonpath={.status.admittedWorkloads}')\" ]"
