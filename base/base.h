@@ -19,19 +19,19 @@
 
 typedef enum {
 	GPUQ_OK = 0,
-	GPUQ_ENOMEM = -1,    /* allocation failed */
-	GPUQ_EINVAL = -2,    /* bad input: see the diagnostic for field and value */
-	GPUQ_ERANGE = -3,    /* a number is out of its allowed range */
-	GPUQ_ENOTFOUND = -4, /* a named object does not exist */
-	GPUQ_EEXIST = -5,    /* an object with that name already exists */
-	GPUQ_ELIMIT = -6,    /* a stated cap (size, depth, count) was hit */
-	GPUQ_EIO = -7,	     /* a file or socket operation failed */
-	GPUQ_ETLS = -8,	     /* TLS / certificate failure */
-	GPUQ_ESTORE = -9,    /* the state store failed */
-	GPUQ_EHTTP = -10,    /* an HTTP exchange failed */
-	GPUQ_ECORRUPT = -11, /* stored or received data fails its own checks */
-	GPUQ_EDENIED = -12,  /* a policy refused the request */
-	GPUQ_EAGAIN = -13,   /* try again later (busy, not ready) */
+	GPUQ_ENOMEM = -1,     /* allocation failed */
+	GPUQ_EINVAL = -2,     /* bad input: see the diagnostic for field and value */
+	GPUQ_ERANGE = -3,     /* a number is out of its allowed range */
+	GPUQ_ENOTFOUND = -4,  /* a named object does not exist */
+	GPUQ_EEXIST = -5,     /* an object with that name already exists */
+	GPUQ_ELIMIT = -6,     /* a stated cap (size, depth, count) was hit */
+	GPUQ_EIO = -7,	      /* a file or socket operation failed */
+	GPUQ_ETLS = -8,	      /* TLS / certificate failure */
+	GPUQ_ESTORE = -9,     /* the state store failed */
+	GPUQ_EHTTP = -10,     /* an HTTP exchange failed */
+	GPUQ_ECORRUPT = -11,  /* stored or received data fails its own checks */
+	GPUQ_EDENIED = -12,   /* a policy refused the request */
+	GPUQ_EAGAIN = -13,    /* try again later (busy, not ready) */
 	GPUQ_ECONFLICT = -14, /* the object changed under us (HTTP 409, a failed
 				 resourceVersion precondition): read it again */
 	GPUQ_EGONE = -15,     /* the resourceVersion is too old (HTTP 410): relist */

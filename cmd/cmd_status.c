@@ -116,7 +116,8 @@ static const char *job_state(const json_t *job)
 	{
 		const char *t = json_string_value(json_object_get(c, "type"));
 		const char *s = json_string_value(json_object_get(c, "status"));
-		if (t && s && !strcmp(s, "True") && (!strcmp(t, "Complete") || !strcmp(t, "Failed")))
+		if (t && s && !strcmp(s, "True") &&
+		    (!strcmp(t, "Complete") || !strcmp(t, "Failed")))
 			return t;
 	}
 	if (json_is_true(json_object_get(json_object_get(job, "spec"), "suspend")))
@@ -158,14 +159,16 @@ static int print_jobs(kube_client_t *cl, const status_opts_t *o)
 	printf("\n%-40s %-9s %s\n", "JOB", "STATE", "WHERE IT STANDS");
 	json_array_foreach(json_object_get(list, "items"), i, job)
 	{
-		const json_t *ann = json_object_get(json_object_get(job, "metadata"), "annotations");
+		const json_t *ann =
+		    json_object_get(json_object_get(job, "metadata"), "annotations");
 		const char *why = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_STATUS));
 		char name[600];
 		if (!why && !o->job)
 			continue; /* not a gpuq workload */
 		snprintf(name, sizeof(name), "%s/%s", str_at(job, "metadata", "namespace"),
 			 str_at(job, "metadata", "name"));
-		printf("%-40s %-9s %s\n", name, job_state(job), why ? why : "(not managed by gpuq)");
+		printf("%-40s %-9s %s\n", name, job_state(job),
+		       why ? why : "(not managed by gpuq)");
 	}
 	json_decref(list);
 	return 0;

@@ -66,7 +66,8 @@ static json_t *tmpl_spec(const json_t *job)
 
 static const char *rv_of(const json_t *obj)
 {
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+	return json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
 /* The distinct flavors assigned to an admitted workload, into names[], and
@@ -124,8 +125,10 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
 		json_decref(j->obj);
 		j->obj = reply;
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
-		gpuq_log(GPUQ_LOG_DEBUG, "controller", "%s Job %s/%s: %s (the watch will show the "
-			 "new state)", what, ns, name, diag.msg);
+		gpuq_log(GPUQ_LOG_DEBUG, "controller",
+			 "%s Job %s/%s: %s (the watch will show the "
+			 "new state)",
+			 what, ns, name, diag.msg);
 	} else {
 		gpuq_log(GPUQ_LOG_WARN, "controller", "%s Job %s/%s: %s", what, ns, name, diag.msg);
 	}
@@ -179,8 +182,9 @@ static void release(struct controller *c, job_t *j, queue_wl_t id)
 		orig = json_loads(orig_text, 0, NULL);
 	if (!json_is_object(orig)) {
 		json_decref(orig);
-		orig = json_pack("{s:O?, s:O?}", "nodeSelector", json_object_get(spec, "nodeSelector"),
-				 "tolerations", json_object_get(spec, "tolerations"));
+		orig =
+		    json_pack("{s:O?, s:O?}", "nodeSelector", json_object_get(spec, "nodeSelector"),
+			      "tolerations", json_object_get(spec, "tolerations"));
 	}
 	if (!orig)
 		return;
@@ -220,8 +224,6 @@ static void restore(struct controller *c, job_t *j)
 	const char *orig_text = annotation(j->obj, CONTROLLER_ANNOT_ORIGINAL);
 	const json_t *spec = tmpl_spec(j->obj);
 	json_t *orig, *sel, *cur, *tols, *body;
-	const char *k;
-	json_t *v;
 
 	if (orig_text) {
 		orig = json_loads(orig_text, 0, NULL);
@@ -232,15 +234,16 @@ static void restore(struct controller *c, job_t *j)
 		/* merge patch merges maps: null out the keys the release added */
 		sel = json_object();
 		cur = json_object_get(spec, "nodeSelector");
-		json_object_foreach(cur, k, v)
-		json_object_set_new(sel, k, json_null());
-		json_object_foreach(json_object_get(orig, "nodeSelector"), k, v)
-		json_object_set(sel, k, v);
+		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
+			json_object_set_new(sel, json_object_iter_key(it), json_null());
+		cur = json_object_get(orig, "nodeSelector");
+		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
+			json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
 		tols = json_object_get(orig, "tolerations");
 		tols = json_is_array(tols) ? json_incref(tols) : json_null();
 		json_decref(orig);
-		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}", "metadata",
-				 "resourceVersion", rv_of(j->obj), "annotations",
+		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}",
+				 "metadata", "resourceVersion", rv_of(j->obj), "annotations",
 				 CONTROLLER_ANNOT_ORIGINAL, "spec", "template", "metadata",
 				 "annotations", WEBHOOK_ANNOT_ADMITTED, "spec", "nodeSelector", sel,
 				 "tolerations", tols);

@@ -43,26 +43,27 @@
  * benchmark has 50,000 workloads; the core's own cap is 1,000,000). */
 #define CONTROLLER_OBJECTS_MAX 1000000
 /* Annotations gpuq writes on a Job. */
-#define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors"	     /* "main=h100-80gb" per pod set */
-#define CONTROLLER_ANNOT_ORIGINAL "gpuq.dev/original-scheduling" /* template's nodeSelector and
-								    tolerations before release */
+#define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
+#define CONTROLLER_ANNOT_ORIGINAL                                                                  \
+	"gpuq.dev/original-scheduling"		  /* template's nodeSelector and                   \
+						     tolerations before release */
 #define CONTROLLER_ANNOT_STATUS "gpuq.dev/status" /* the core's explanation */
 
 typedef struct controller controller_t;
 
 typedef struct {
-	const kube_config_t *kube;	  /* where the apiserver is (borrowed) */
-	kube_client_opts_t client;	  /* rate limits of every connection */
-	const char *state_dir;		  /* LMDB store directory */
-	webhook_server_t *server;	  /* where policy snapshots go (borrowed; may be NULL) */
-	webhook_config_t review_cfg;	  /* GPU resource names, controller user */
-	bool leader_elect;		  /* false: act as leader at once (one replica) */
-	const char *lease_namespace;	  /* Lease for leader election */
-	const char *lease_name;		  /* its name */
-	const char *identity;		  /* this replica's holder identity */
-	int lease_duration_s;		  /* leaseDurationSeconds (default 15) */
-	int64_t cycle_interval_ms;	  /* a cycle at least this often (default 1000) */
-	bool store_nosync;		  /* no fsync per commit (tests only) */
+	const kube_config_t *kube;   /* where the apiserver is (borrowed) */
+	kube_client_opts_t client;   /* rate limits of every connection */
+	const char *state_dir;	     /* LMDB store directory */
+	webhook_server_t *server;    /* where policy snapshots go (borrowed; may be NULL) */
+	webhook_config_t review_cfg; /* GPU resource names, controller user */
+	bool leader_elect;	     /* false: act as leader at once (one replica) */
+	const char *lease_namespace; /* Lease for leader election */
+	const char *lease_name;	     /* its name */
+	const char *identity;	     /* this replica's holder identity */
+	int lease_duration_s;	     /* leaseDurationSeconds (default 15) */
+	int64_t cycle_interval_ms;   /* a cycle at least this often (default 1000) */
+	bool store_nosync;	     /* no fsync per commit (tests only) */
 } controller_opts_t;
 
 /* Defaults: qps 50 burst 100, leader election on, lease gpuq-system/

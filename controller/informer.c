@@ -10,8 +10,8 @@ const res_info_t controller_res[RES_COUNT] = {
     [RES_NAMESPACES] = {"namespaces", "/api/v1", "namespaces", "/api/v1/namespaces", false, true},
     [RES_LIMITRANGES] = {"limitranges", "/api/v1", "limitranges", "/api/v1/limitranges", false,
 			 true},
-    [RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1", "resourcequotas",
-			    "/api/v1/resourcequotas", false, true},
+    [RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1", "resourcequotas", "/api/v1/resourcequotas",
+			    false, true},
     [RES_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1", "priorityclasses",
 			     "/apis/scheduling.k8s.io/v1/priorityclasses", false, true},
     [RES_CLAIMTEMPLATES] = {"resourceclaimtemplates", "/apis/resource.k8s.io/v1",
@@ -26,14 +26,13 @@ const res_info_t controller_res[RES_COUNT] = {
     [RES_COHORTS] = {"cohorts", "/apis/gpuq.dev/v1beta1", "cohorts",
 		     "/apis/gpuq.dev/v1beta1/cohorts", true, true},
     [RES_KUEUE_FLAVORS] = {"kueue resourceflavors", "/apis/kueue.x-k8s.io/v1beta2",
-			   "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors",
-			   true, true},
+			   "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", true,
+			   true},
     [RES_KUEUE_CLUSTERQUEUES] = {"kueue clusterqueues", "/apis/kueue.x-k8s.io/v1beta2",
 				 "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
 				 true, true},
-    [RES_KUEUE_LOCALQUEUES] = {"kueue localqueues", "/apis/kueue.x-k8s.io/v1beta2",
-			       "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues", true,
-			       true},
+    [RES_KUEUE_LOCALQUEUES] = {"kueue localqueues", "/apis/kueue.x-k8s.io/v1beta2", "localqueues",
+			       "/apis/kueue.x-k8s.io/v1beta2/localqueues", true, true},
     [RES_KUEUE_COHORTS] = {"kueue cohorts", "/apis/kueue.x-k8s.io/v1beta2", "cohorts",
 			   "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
     [RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
@@ -198,8 +197,10 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 		c->watched[r] = found;
 		c->listed[r] = !found;
 		if (!found)
-			gpuq_log(GPUQ_LOG_INFO, "controller", "%s: not served by the apiserver, "
-				 "not watched", ri->name);
+			gpuq_log(GPUQ_LOG_INFO, "controller",
+				 "%s: not served by the apiserver, "
+				 "not watched",
+				 ri->name);
 	}
 	for (int r = 0; r < RES_COUNT; r++) {
 		watcher_t *w = &c->watchers[r];

@@ -125,21 +125,21 @@ typedef enum {
 } job_kind_t;
 
 typedef struct {
-	json_t *obj;		/* the latest object the watch showed (owned) */
-	char *uid;		/* metadata.uid (owned) */
-	bool in_core;		/* added to the core */
-	bool finished_seen;	/* Complete or Failed seen and reported to the core */
-	bool ready_seen;	/* all pods Ready reported since the last admission */
-	bool bad;		/* decode failed: logged once, kept out of the core */
-	char status[256];	/* the last gpuq.dev/status written */
-	char rq_wait[128];	/* why a ResourceQuota holds its release (logged once) */
-	uint64_t gen;		/* LIST generation it was last seen in */
-	bool touched;		/* in the controller's touched list */
-	bool explain_queued;	/* in the controller's explain list */
+	json_t *obj;	     /* the latest object the watch showed (owned) */
+	char *uid;	     /* metadata.uid (owned) */
+	bool in_core;	     /* added to the core */
+	bool finished_seen;  /* Complete or Failed seen and reported to the core */
+	bool ready_seen;     /* all pods Ready reported since the last admission */
+	bool bad;	     /* decode failed: logged once, kept out of the core */
+	char status[256];    /* the last gpuq.dev/status written */
+	char rq_wait[128];   /* why a ResourceQuota holds its release (logged once) */
+	uint64_t gen;	     /* LIST generation it was last seen in */
+	bool touched;	     /* in the controller's touched list */
+	bool explain_queued; /* in the controller's explain list */
 } job_t;
 
 typedef struct {
-	json_t *obj;  /* the object (owned reference) */
+	json_t *obj;	 /* the object (owned reference) */
 	uint64_t gen;	 /* LIST generation it was last seen in */
 	uint64_t digest; /* of what the policy reads: status and bookkeeping left out */
 	bool refused;	 /* the policy decoder refused it (logged once) */
@@ -159,41 +159,41 @@ typedef struct {
 } pgroup_t;
 
 struct controller {
-	controller_opts_t o;	      /* options (strings borrowed) */
-	store_t *store;		      /* the LMDB store */
-	kube_client_t *client;	      /* the controller thread's connection */
+	controller_opts_t o;   /* options (strings borrowed) */
+	store_t *store;	       /* the LMDB store */
+	kube_client_t *client; /* the controller thread's connection */
 	watcher_t watchers[RES_COUNT];
-	bool watched[RES_COUNT];      /* discovery found the collection */
-	bool listed[RES_COUNT];	      /* first LIST complete */
-	equeue_t events;	      /* watch threads -> controller thread */
-	volatile int stop;	      /* every thread stops when set */
-	pthread_t thread;	      /* the controller thread */
-	bool running;		      /* thread started */
+	bool watched[RES_COUNT]; /* discovery found the collection */
+	bool listed[RES_COUNT];	 /* first LIST complete */
+	equeue_t events;	 /* watch threads -> controller thread */
+	volatile int stop;	 /* every thread stops when set */
+	pthread_t thread;	 /* the controller thread */
+	bool running;		 /* thread started */
 
-	map_t objs[RES_COUNT];	      /* policy objects by ns/name -> pobj_t * */
-	uint64_t gen[RES_COUNT];      /* LIST generation: bumped by each RESET */
-	map_t jobs;		      /* uid -> job_t * */
-	map_t groups;		      /* workload key -> pgroup_t * (pods.c) */
-	map_t pod_group;	      /* Pod uid -> its workload key (char *, owned) */
-	bool policy_dirty;	      /* a policy object changed */
-	policy_t *policy;	      /* the snapshot in force (one reference) */
-	uint64_t policy_generation;   /* snapshots built */
-	queue_t *q;		      /* the core (NULL until the first snapshot) */
-	queue_config_t qcfg;	      /* its configuration */
-	bool persist_full;	      /* rewrite every record at the next commit */
-	bool check_term;	      /* just took the Lease: is the store stale? */
-	bool core_dirty;	      /* run a cycle soon */
-	int64_t last_cycle_ms;	      /* monotonic */
-	int64_t epoch_mono_ms;	      /* monotonic at start */
-	int64_t epoch_wall_ms;	      /* wall clock at start: core time = wall */
+	map_t objs[RES_COUNT];	    /* policy objects by ns/name -> pobj_t * */
+	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
+	map_t jobs;		    /* uid -> job_t * */
+	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
+	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	bool policy_dirty;	    /* a policy object changed */
+	policy_t *policy;	    /* the snapshot in force (one reference) */
+	uint64_t policy_generation; /* snapshots built */
+	queue_t *q;		    /* the core (NULL until the first snapshot) */
+	queue_config_t qcfg;	    /* its configuration */
+	bool persist_full;	    /* rewrite every record at the next commit */
+	bool check_term;	    /* just took the Lease: is the store stale? */
+	bool core_dirty;	    /* run a cycle soon */
+	int64_t last_cycle_ms;	    /* monotonic */
+	int64_t epoch_mono_ms;	    /* monotonic at start */
+	int64_t epoch_wall_ms;	    /* wall clock at start: core time = wall */
 
-	char **touched;		      /* uids to compare and act on after the next persist */
+	char **touched; /* uids to compare and act on after the next persist */
 	size_t n_touched, cap_touched;
-	int64_t next_sweep_ms;	      /* next compare of every Job (monotonic) */
-	char **explain;		      /* uids whose gpuq.dev/status to refresh */
+	int64_t next_sweep_ms; /* next compare of every Job (monotonic) */
+	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
-	map_t last_status;	      /* queue key -> last status JSON written (char *) */
-	int64_t status_next_ms;	      /* next queue status pass (monotonic) */
+	map_t last_status;	/* queue key -> last status JSON written (char *) */
+	int64_t status_next_ms; /* next queue status pass (monotonic) */
 
 	atomic_bool synced;	      /* every watch listed and a snapshot published */
 	atomic_bool leader;	      /* holds the Lease */

@@ -71,8 +71,8 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
 	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
-	queue_podset_spec_t ps = {.name = "main", .requests = req, .node_selector = sel,
-				  .tolerations = tol};
+	queue_podset_spec_t ps = {
+	    .name = "main", .requests = req, .node_selector = sel, .tolerations = tol};
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = o->name,
@@ -134,8 +134,10 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 	int rc;
 
 	if (!pairs || strlen(pairs) >= sizeof(buf)) {
-		gpuq_log(GPUQ_LOG_WARN, "controller", "Job %s/%s runs but carries no %s: its quota "
-			 "is not counted", o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "Job %s/%s runs but carries no %s: its quota "
+			 "is not counted",
+			 o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
@@ -151,8 +153,10 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 	}
 	rc = queue_workload_adopt(c->q, j->uid, a, n, controller_now(c));
 	if (rc)
-		gpuq_log(GPUQ_LOG_WARN, "controller", "Job %s/%s runs on \"%s\" but cannot be "
-			 "adopted: %s", o->namespace_, o->name, pairs, gpuq_strerror(rc));
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "Job %s/%s runs on \"%s\" but cannot be "
+			 "adopted: %s",
+			 o->namespace_, o->name, pairs, gpuq_strerror(rc));
 	else
 		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running Job %s/%s on %s",
 			 o->namespace_, o->name, pairs);

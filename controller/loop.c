@@ -9,9 +9,9 @@
 #include "controller/internal.h"
 #include "engine/engine.h"
 
-#define BATCH_MAX 4096		/* events taken from the queue at once */
-#define LEASE_RETRY_MS 2000	/* election round spacing (client-go's retry period) */
-#define SWEEP_MS 30000		/* compare every Job with the core this often */
+#define BATCH_MAX 4096			/* events taken from the queue at once */
+#define LEASE_RETRY_MS 2000		/* election round spacing (client-go's retry period) */
+#define SWEEP_MS 30000			/* compare every Job with the core this often */
 #define STORE_MAP_MAX ((size_t)8 << 30) /* state store cap: 8 GiB */
 /* The controller's own store record: key "term", the Lease's transitions
  * when this replica last took it (decimal). */
@@ -136,8 +136,10 @@ static int persist(struct controller *c)
 		rc = engine_persist(c->store, c->q, NULL, &diag);
 	}
 	if (rc)
-		gpuq_log(GPUQ_LOG_ERROR, "controller", "store commit failed, acting on nothing "
-			 "until it succeeds: %s", diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		gpuq_log(GPUQ_LOG_ERROR, "controller",
+			 "store commit failed, acting on nothing "
+			 "until it succeeds: %s",
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 	return rc;
 }
 
@@ -198,7 +200,8 @@ static void elect(struct controller *c)
 		} else {
 			is = c->lease.leader;
 			if (is)
-				c->lease_valid_until_ms = now + (int64_t)c->o.lease_duration_s * 1000;
+				c->lease_valid_until_ms =
+				    now + (int64_t)c->o.lease_duration_s * 1000;
 		}
 		atomic_store(&c->leader, is);
 	}
@@ -315,9 +318,10 @@ static void *loop_main(void *arg)
 		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
 			atomic_store(&c->synced, true);
-			gpuq_log(GPUQ_LOG_INFO, "controller",
-				 "synced: %zu Jobs, policy generation %llu; the webhook decides now",
-				 c->jobs.n, (unsigned long long)c->policy_generation);
+			gpuq_log(
+			    GPUQ_LOG_INFO, "controller",
+			    "synced: %zu Jobs, policy generation %llu; the webhook decides now",
+			    c->jobs.n, (unsigned long long)c->policy_generation);
 		}
 		if (!c->q || !atomic_load(&c->leader)) {
 			for (size_t i = 0; i < c->n_touched; i++) {

@@ -100,8 +100,11 @@ static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
 	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
-	queue_podset_spec_t ps = {.name = "main", .requests = req, .node_selector = sel,
-				  .tolerations = tol, .count = g->total};
+	queue_podset_spec_t ps = {.name = "main",
+				  .requests = req,
+				  .node_selector = sel,
+				  .tolerations = tol,
+				  .count = g->total};
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = g->group ? o->pod_group : o->name,
@@ -316,7 +319,7 @@ void pods_resync(struct controller *c)
 
 	if (!c->groups.n)
 		return;
-	objs = calloc(c->pod_group.n + 1, sizeof(*objs));
+	objs = calloc(c->pod_group.n + 1, sizeof(json_t *));
 	if (!objs)
 		return;
 	/* re-decode every member against the new policy */
@@ -355,7 +358,7 @@ static bool gated(const json_t *pod)
 	json_array_foreach(gates, i, g)
 	{
 		const char *n = json_string_value(json_object_get(g, "name"));
-		if (n && !strcmp(n, WEBHOOK_GATE))
+		if (n && strcmp(n, WEBHOOK_GATE) == 0)
 			return true;
 	}
 	return false;
@@ -373,7 +376,7 @@ static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
 	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
 	{
 		const char *n = json_string_value(json_object_get(g, "name"));
-		if (!n || strcmp(n, WEBHOOK_GATE))
+		if (!n || strcmp(n, WEBHOOK_GATE) != 0)
 			json_array_append(gates, g);
 	}
 	if (!gates || pod_path(pod, path, sizeof(path)) ||
@@ -383,11 +386,11 @@ static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
 		json_decref(gates);
 		return;
 	}
-	body = json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata", "resourceVersion",
-			 str_at(pod, "metadata", "resourceVersion"), "annotations",
-			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec",
-			 "schedulingGates", json_array_size(gates) ? gates : json_null(),
-			 "nodeSelector", sel, "tolerations", tols);
+	body = json_pack(
+	    "{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata", "resourceVersion",
+	    str_at(pod, "metadata", "resourceVersion"), "annotations", WEBHOOK_ANNOT_ADMITTED,
+	    "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec", "schedulingGates",
+	    json_array_size(gates) ? gates : json_null(), "nodeSelector", sel, "tolerations", tols);
 	if (json_array_size(gates) == 0)
 		json_decref(gates);
 	if (!body)

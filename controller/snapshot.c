@@ -161,7 +161,7 @@ static int add_res(struct controller *c, policy_t *p, res_t r)
  * rebuilt from the current one's records. */
 static int core_update(struct controller *c, policy_t *p)
 {
-	engine_rebuild_report_t rep;
+	engine_rebuild_report_t rep = {0};
 	gpuq_diag_t diag = {{0}};
 	queue_t *q = NULL;
 	int rc;

@@ -207,11 +207,11 @@ void status_jobs(struct controller *c)
 		    kube_escape(name, en, sizeof(en)))
 			continue;
 		snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
-		body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS,
-				 text);
+		body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
+				 CONTROLLER_ANNOT_STATUS, text);
 		done++;
-		if (body && kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) ==
-				GPUQ_OK)
+		if (body &&
+		    kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK)
 			gpuq_strlcpy(j->status, text, sizeof(j->status));
 		json_decref(body);
 	}

@@ -410,8 +410,7 @@ static int adopt_one(queue_t *q, const cq_t *c, uint16_t ps, uint32_t res, int64
 	return GPUQ_ENOTFOUND;
 }
 
-int queue_workload_adopt(queue_t *q, const char *uid, const queue_adopt_t *a, size_t n,
-			 int64_t now)
+int queue_workload_adopt(queue_t *q, const char *uid, const queue_adopt_t *a, size_t n, int64_t now)
 {
 	try_t t;
 	uint32_t wid;
