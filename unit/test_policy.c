@@ -782,8 +782,9 @@ static void examples_lookups(void **state)
 			    "team-c");
 	assert_int_equal(ns->n_limitranges, 1);
 	assert_int_equal(ns->limitranges[0]->items[0].type, QUOTA_LR_CONTAINER);
+	assert_int_equal(ns->limitranges[0]->items[1].type, QUOTA_LR_POD);
 	assert_int_equal(
-	    units(quota_reslist_get(&ns->limitranges[0]->items[0].max, "nvidia.com/mig-1g.10gb")),
+	    units(quota_reslist_get(&ns->limitranges[0]->items[1].max, "nvidia.com/mig-1g.10gb")),
 	    7);
 	assert_int_equal(
 	    quota_qty_milli(quota_reslist_get(&ns->limitranges[0]->items[0].def_request, "cpu")),
