@@ -13,17 +13,6 @@
 #define EXPLAIN_PER_PASS 64 /* Job annotations written per pass (explain is O(workloads)) */
 #define STATUS_MIN_MS 1000  /* a queue's status is written at most this often */
 
-/* A quantity string for an amount of resource res in the core's units. */
-static void amount_text(const char *res, int64_t amount, char *out, size_t cap)
-{
-	if (strcmp(res, "cpu") == 0 && amount % 1000 != 0)
-		snprintf(out, cap, "%lldm", (long long)amount);
-	else if (strcmp(res, "cpu") == 0)
-		snprintf(out, cap, "%lld", (long long)(amount / 1000));
-	else
-		snprintf(out, cap, "%lld", (long long)amount);
-}
-
 static json_t *cq_status(struct controller *c, uint32_t cq)
 {
 	json_t *st, *flavors = json_array();
@@ -43,9 +32,9 @@ static json_t *cq_status(struct controller *c, uint32_t cq)
 			const char *rn = queue_resource_name(c->q, r);
 			if (queue_cq_quota(c->q, cq, f, r, &v))
 				continue;
-			amount_text(rn, v.usage, total, sizeof(total));
-			amount_text(rn, v.usage > v.nominal ? v.usage - v.nominal : 0, borrowed,
-				    sizeof(borrowed));
+			queue_amount_format(rn, v.usage, total, sizeof(total));
+			queue_amount_format(rn, v.usage > v.nominal ? v.usage - v.nominal : 0,
+					    borrowed, sizeof(borrowed));
 			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "name", rn, "total",
 							     total, "borrowed", borrowed));
 			if (strstr(rn, "gpu") || strncmp(rn, "nvidia.com/mig-", 15) == 0)

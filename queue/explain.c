@@ -87,9 +87,35 @@ static int64_t live_free(const queue_t *q, const wl_t *w)
 	return s < 0 ? w->why_free : queue_slot_available(q, c, &c->slots[s]);
 }
 
+const char *queue_amount_format(const char *res, int64_t v, char *buf, size_t cap)
+{
+	static const char *const sfx[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+
+	if (strcmp(res, "cpu") == 0) {
+		if (v % 1000 == 0)
+			snprintf(buf, cap, "%" PRId64, v / 1000);
+		else
+			snprintf(buf, cap, "%" PRId64 "m", v);
+		return buf;
+	}
+	if (v > 0 && (strcmp(res, "memory") == 0 || strcmp(res, "ephemeral-storage") == 0 ||
+		      strncmp(res, "hugepages-", 10) == 0)) {
+		for (int i = 0; i < 6; i++) {
+			int64_t unit = (int64_t)1 << (10 * (6 - i));
+			if (v % unit == 0) {
+				snprintf(buf, cap, "%" PRId64 "%s", v / unit, sfx[i]);
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, cap, "%" PRId64, v);
+	return buf;
+}
+
 static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 {
 	const char *cqn = q->cqs[w->cq].name;
+	char n1[32], n2[32];
 
 	switch (w->why) {
 	case WHY_NOT_COVERED:
@@ -103,17 +129,20 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 		       cqn, queue_res_name(q, w->why_res));
 		return;
 	case WHY_ABOVE_MAX:
-		sb_add(b,
-		       "needs %" PRId64 " %s on flavor %s, more than ClusterQueue %s could "
-		       "ever hold (%" PRId64 ")",
-		       w->why_need, queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor),
-		       cqn, w->why_free);
+		sb_add(
+		    b, "needs %s %s on flavor %s, more than ClusterQueue %s could ever hold (%s)",
+		    queue_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
+		    queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor), cqn,
+		    queue_amount_format(queue_res_name(q, w->why_res), w->why_free, n2,
+					sizeof(n2)));
 		return;
 	default:
 		break;
 	}
-	sb_add(b, "needs %" PRId64 " %s on flavor %s, %" PRId64 " free", w->why_need,
-	       queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor), live_free(q, w));
+	sb_add(b, "needs %s %s on flavor %s, %s free",
+	       queue_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
+	       queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor),
+	       queue_amount_format(queue_res_name(q, w->why_res), live_free(q, w), n2, sizeof(n2)));
 	switch (w->why) {
 	case WHY_QUOTA_NOMINAL:
 		sb_add(b, "; nominal quota of ClusterQueue %s reached", cqn);
@@ -158,10 +187,13 @@ static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
 	       q->cqs[w->cq].name);
 	if (w->state == QUEUE_WL_EVICTING)
 		sb_add(b, " (%s)", queue_evict_names[w->evict_reason]);
-	for (uint32_t i = 0; i < w->n_asg; i++)
-		sb_add(b, "%s %" PRId64 " %s on flavor %s", i ? "," : ":", w->asg[i].a.amount,
-		       queue_res_name(q, w->asg[i].a.resource),
+	for (uint32_t i = 0; i < w->n_asg; i++) {
+		char n1[32];
+		const char *rn = queue_res_name(q, w->asg[i].a.resource);
+		sb_add(b, "%s %s %s on flavor %s", i ? "," : ":",
+		       queue_amount_format(rn, w->asg[i].a.amount, n1, sizeof(n1)), rn,
 		       queue_flv_name(q, w->asg[i].a.flavor));
+	}
 }
 
 /* A pending workload: its position and what it waits for. */
