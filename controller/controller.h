@@ -42,6 +42,9 @@
 /* Objects of one kind the controller caches at most (Jobs: Kueue's largest
  * benchmark has 50,000 workloads; the core's own cap is 1,000,000). */
 #define CONTROLLER_OBJECTS_MAX 1000000
+/* Pods in one workload at most (a Job's parallelism, a pod group's total
+ * count): the webhook's own cap on a pod group (WEBHOOK_POD_GROUP_MAX). */
+#define CONTROLLER_PODS_MAX 100000
 /* Annotations gpuq writes on a Job. */
 #define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
 #define CONTROLLER_ANNOT_ORIGINAL                                                                  \

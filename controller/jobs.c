@@ -86,6 +86,15 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
+	if (o->pods > CONTROLLER_PODS_MAX) {
+		if (!j->bad)
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "Job %s/%s waits outside the queue: %lld pods is more than the %d "
+				 "one workload may have",
+				 o->namespace_, o->name, (long long)o->pods, CONTROLLER_PODS_MAX);
+		j->bad = true;
+		return GPUQ_ELIMIT;
+	}
 	ps.count = (int32_t)o->pods;
 	for (size_t i = 0; i < o->n_requests && ps.n_requests < QUEUE_PODSET_RES_MAX; i++) {
 		if (o->requests[i].amount == 0)

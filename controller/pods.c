@@ -255,7 +255,10 @@ static void pod_seen(struct controller *c, const json_t *obj)
 		}
 		map_init(&g->members);
 		g->group = o.pod_group != NULL;
-		g->total = g->group ? (int32_t)o.pod_group_total : 1;
+		g->total = g->group ? (int32_t)(o.pod_group_total < CONTROLLER_PODS_MAX
+						    ? o.pod_group_total
+						    : CONTROLLER_PODS_MAX)
+				    : 1;
 	}
 	if (!map_get(&c->pod_group, uid)) {
 		char *k = strdup(key);
