@@ -436,8 +436,18 @@ void actuate_result(struct controller *c, const queue_result_t *res)
 	}
 	for (size_t i = 0; i < res->n_evictions; i++) {
 		const queue_eviction_t *e = &res->evictions[i];
+		queue_workload_view_t pv;
+		queue_wl_t pid;
+		/* name the preemptor as people know it, then the core's sentence */
+		if (e->preemptor_uid &&
+		    queue_workload_find(c->q, e->preemptor_uid, &pid) == GPUQ_OK &&
+		    queue_workload_view(c->q, pid, &pv) == GPUQ_OK)
+			snprintf(note, sizeof(note), "Preempted by %s/%s (%s): %s", pv.namespace_,
+				 pv.name, e->reason_name, e->message);
+		else
+			snprintf(note, sizeof(note), "%s (%s)", e->message, e->reason_name);
 		post(c, e->victim_uid, "Warning",
 		     e->reason == QUEUE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout" : "Preempted",
-		     "Preempt", e->message);
+		     "Preempt", note);
 	}
 }

@@ -205,6 +205,8 @@ void status_jobs(struct controller *c)
 		json_decref(body);
 	}
 	/* keep the rest for the next pass */
-	memmove(c->explain, c->explain + i, (c->n_explain - i) * sizeof(*c->explain));
-	c->n_explain -= i;
+	if (i > 0) {
+		memmove(c->explain, c->explain + i, (c->n_explain - i) * sizeof(*c->explain));
+		c->n_explain -= i;
+	}
 }

@@ -81,6 +81,7 @@ check "the low-priority Job is preempted (suspended)" poll "low suspended" \
 	sh -c "$(declare -f k job_field job_suspended); job_suspended $NS low"
 check "the preemption is a Warning Event" poll "Preempted event" \
 	sh -c "$(declare -f k job_event); job_event $NS low Preempted"
+check "the Event names the preemptor" sh -c "$KUBECTL --kubeconfig $KUBECONFIG -n $NS get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{end}' | grep -q 'Preempted by $NS/high'"
 check "the high-priority Job starts" poll "high running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS high"
 check "it starts only once the preempted Job's pods are gone" \
