@@ -49,6 +49,9 @@ void pods_free_all(struct controller *c)
 	while ((s = map_next(&c->groups, &pos)))
 		pgroup_free(s->value);
 	map_deinit(&c->groups);
+	pos = 0;
+	while ((s = map_next(&c->pod_group, &pos)))
+		free(s->value);
 	map_deinit(&c->pod_group);
 }
 

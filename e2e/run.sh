@@ -64,5 +64,29 @@ for t in "${tests[@]}"; do
 	PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
 	[ "$f" -eq 0 ] || grep -v '^Warning: ' "$E2E_RUN/$name.err" | sed 's/^/# /' >&2
 done
+# every replica still running stops gracefully (SIGTERM: the Lease is given
+# up, the server drains); a sanitizer build reports errors and leaks then
+SCENARIO=teardown
+stopped=1
+for f in "$E2E_RUN"/gpuq-*.pid; do
+	pid=$(cat "$f")
+	kill -0 "$pid" 2>/dev/null || continue
+	kill -TERM "$pid"
+	deadline=$(( $(date +%s) + 30 ))
+	while kill -0 "$pid" 2>/dev/null && [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ]; do
+		[ "$(date +%s)" -lt "$deadline" ] || { stopped=0; break; }
+		sleep 0.2
+	done
+done
+if [ "$stopped" = 1 ]; then echo "ok - teardown: gpuq stops gracefully on SIGTERM"; PASSED=$((PASSED + 1))
+else echo "not ok - teardown: gpuq did not stop within 30 s of SIGTERM"; FAILED=$((FAILED + 1)); fi
+if grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$E2E_RUN"/gpuq-*.log >/dev/null 2>&1; then
+	echo "not ok - teardown: a sanitizer reported errors in gpuq (see $E2E_RUN/gpuq-*.log)"
+	grep -hE -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$E2E_RUN"/gpuq-*.log | head -40 >&2
+	FAILED=$((FAILED + 1))
+else
+	echo "ok - teardown: no sanitizer report in gpuq's logs"
+	PASSED=$((PASSED + 1))
+fi
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
