@@ -280,26 +280,25 @@ static int add_pending_pods(struct controller *c, const json_t *obj, bool all, q
 	const json_t *st = json_object_get(obj, "status");
 	webhook_object_t o;
 	quota_reslist_t one = {0};
-	char *text = json_dumps(obj, JSON_COMPACT);
 	int64_t missing;
 	int rc;
 
-	if (!text)
-		return GPUQ_ENOMEM;
-	memset(&o, 0, sizeof(o));
-	rc = webhook_object_decode(c->policy, &c->o.review_cfg, text, strlen(text), &o, NULL);
-	free(text);
-	if (rc)
+	rc = controller_decode(c, obj, &o, NULL);
+	if (rc) {
+		webhook_object_deinit(&o);
 		return rc;
+	}
 	missing = o.pods;
 	if (!all)
 		missing -= json_integer_value(json_object_get(st, "active")) +
 			   json_integer_value(json_object_get(st, "succeeded")) +
 			   json_integer_value(json_object_get(st, "failed"));
+	if (o.finished)
+		missing = 0; /* a finished Job's pods hold no quota */
 	for (size_t i = 0; !rc && i < o.n_requests; i++)
 		rc = quota_reslist_add(&one, o.requests[i].name, &o.requests[i].qty);
 	webhook_object_deinit(&o);
-	if (rc || missing <= 0 || o.finished)
+	if (rc || missing <= 0)
 		return rc;
 	rc = quota_reslist_scale(&one, missing);
 	for (size_t i = 0; !rc && i < one.n; i++)

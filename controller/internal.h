@@ -228,6 +228,19 @@ void jobs_free_all(struct controller *c);
 void controller_touch(struct controller *c, job_t *j);
 void controller_touch_key(struct controller *c, const char *key);
 
+/* workload.c: a watched object decoded by the admission rules' decoder
+ * (*o zeroed first; deinit it in every case), and its pod spec as one pod
+ * set of `count` pods (b holds the arrays ps points into). */
+int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
+		      gpuq_diag_t *diag);
+typedef struct {
+	queue_request_t req[QUEUE_PODSET_RES_MAX];
+	queue_label_t sel[QUEUE_SELECTORS_MAX];
+	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
+} podset_buf_t;
+void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
+			    queue_podset_spec_t *ps);
+
 /* pods.c */
 void pods_apply(struct controller *c, const cevent_t *ev);
 void pods_resync(struct controller *c);

@@ -31,19 +31,6 @@ static const char *job_uid(const json_t *obj)
 	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
 }
 
-/* Decode j's object against the current policy. */
-static int decode(struct controller *c, const job_t *j, webhook_object_t *o, gpuq_diag_t *diag)
-{
-	char *text = json_dumps(j->obj, JSON_COMPACT);
-	int rc;
-
-	if (!text)
-		return GPUQ_ENOMEM;
-	rc = webhook_object_decode(c->policy, &c->o.review_cfg, text, strlen(text), o, diag);
-	free(text);
-	return rc;
-}
-
 /* Whether the Job is gpuq's: it asks for a GPU in a namespace some
  * ClusterQueue selects, and the webhook held it (created suspended with a
  * queue label) or gpuq released it. A Job of no pods (parallelism 0) waits
@@ -54,25 +41,11 @@ static bool managed(const struct controller *c, const webhook_object_t *o)
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
-static queue_effect_t effect_named(const char *e)
-{
-	if (!e || !e[0])
-		return QUEUE_EFFECT_ANY;
-	if (strcmp(e, "NoSchedule") == 0)
-		return QUEUE_EFFECT_NO_SCHEDULE;
-	if (strcmp(e, "PreferNoSchedule") == 0)
-		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
-	return QUEUE_EFFECT_NO_EXECUTE;
-}
-
 /* The whole Job as one pod set of its parallelism, admitted at once. */
 static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o)
 {
-	queue_request_t req[QUEUE_PODSET_RES_MAX];
-	queue_label_t sel[QUEUE_SELECTORS_MAX];
-	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
-	queue_podset_spec_t ps = {
-	    .name = "main", .requests = req, .node_selector = sel, .tolerations = tol};
+	podset_buf_t buf;
+	queue_podset_spec_t ps;
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = o->name,
@@ -95,27 +68,7 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 		j->bad = true;
 		return GPUQ_ELIMIT;
 	}
-	ps.count = (int32_t)o->pods;
-	for (size_t i = 0; i < o->n_requests && ps.n_requests < QUEUE_PODSET_RES_MAX; i++) {
-		if (o->requests[i].amount == 0)
-			continue;
-		req[ps.n_requests].resource = o->requests[i].name;
-		req[ps.n_requests++].amount = o->requests[i].amount;
-	}
-	for (size_t i = 0; i < o->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
-		sel[i].key = o->node_selector[i].key;
-		sel[i].value = o->node_selector[i].value;
-		ps.n_node_selector++;
-	}
-	for (size_t i = 0; i < o->n_tolerations && i < QUEUE_SELECTORS_MAX; i++) {
-		const webhook_toleration_t *t = &o->tolerations[i];
-		tol[i].key = t->key ? t->key : "";
-		tol[i].op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
-								  : QUEUE_TOLERATE_EQUAL;
-		tol[i].value = t->value ? t->value : "";
-		tol[i].effect = effect_named(t->effect);
-		ps.n_tolerations++;
-	}
+	controller_podset_from(o, (int32_t)o->pods, &buf, &ps);
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
@@ -221,7 +174,7 @@ static void sync_job(struct controller *c, job_t *j)
 	if (!c->policy || !c->q)
 		return;
 	memset(&o, 0, sizeof(o));
-	if (decode(c, j, &o, &diag)) {
+	if (controller_decode(c, j->obj, &o, &diag)) {
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", j->uid, diag.msg);
 		j->bad = true;

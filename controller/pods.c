@@ -74,40 +74,11 @@ static void key_of(const webhook_object_t *o, char *out, size_t cap)
 		snprintf(out, cap, "%s", o->uid);
 }
 
-static int decode(struct controller *c, const json_t *obj, webhook_object_t *o, gpuq_diag_t *diag)
-{
-	char *text = json_dumps(obj, JSON_COMPACT);
-	int rc;
-
-	if (!text)
-		return GPUQ_ENOMEM;
-	rc = webhook_object_decode(c->policy, &c->o.review_cfg, text, strlen(text), o, diag);
-	free(text);
-	return rc;
-}
-
-static queue_effect_t effect_named(const char *e)
-{
-	if (!e || !e[0])
-		return QUEUE_EFFECT_ANY;
-	if (strcmp(e, "NoSchedule") == 0)
-		return QUEUE_EFFECT_NO_SCHEDULE;
-	if (strcmp(e, "PreferNoSchedule") == 0)
-		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
-	return QUEUE_EFFECT_NO_EXECUTE;
-}
-
 /* The group (or Pod) as one pod set of `total` pods shaped like member o. */
 static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t *o)
 {
-	queue_request_t req[QUEUE_PODSET_RES_MAX];
-	queue_label_t sel[QUEUE_SELECTORS_MAX];
-	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
-	queue_podset_spec_t ps = {.name = "main",
-				  .requests = req,
-				  .node_selector = sel,
-				  .tolerations = tol,
-				  .count = g->total};
+	podset_buf_t buf;
+	queue_podset_spec_t ps;
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = g->group ? o->pod_group : o->name,
@@ -123,26 +94,7 @@ static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	for (size_t i = 0; i < o->n_requests && ps.n_requests < QUEUE_PODSET_RES_MAX; i++) {
-		if (o->requests[i].amount == 0)
-			continue;
-		req[ps.n_requests].resource = o->requests[i].name;
-		req[ps.n_requests++].amount = o->requests[i].amount;
-	}
-	for (size_t i = 0; i < o->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
-		sel[i].key = o->node_selector[i].key;
-		sel[i].value = o->node_selector[i].value;
-		ps.n_node_selector++;
-	}
-	for (size_t i = 0; i < o->n_tolerations && i < QUEUE_SELECTORS_MAX; i++) {
-		const webhook_toleration_t *t = &o->tolerations[i];
-		tol[i].key = t->key ? t->key : "";
-		tol[i].op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
-								  : QUEUE_TOLERATE_EQUAL;
-		tol[i].value = t->value ? t->value : "";
-		tol[i].effect = effect_named(t->effect);
-		ps.n_tolerations++;
-	}
+	controller_podset_from(o, g->total, &buf, &ps);
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->reported = g->group ? (int32_t)g->members.n : 0;
@@ -234,7 +186,7 @@ static void pod_seen(struct controller *c, const json_t *obj)
 	if (!uid || strlen(uid) > 128 || !c->policy)
 		return;
 	memset(&o, 0, sizeof(o));
-	if (decode(c, obj, &o, &diag)) {
+	if (controller_decode(c, obj, &o, &diag)) {
 		webhook_object_deinit(&o);
 		return;
 	}

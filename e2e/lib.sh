@@ -47,6 +47,82 @@ make_ns() {
 	poll "ServiceAccount $1/default" k -n "$1" get serviceaccount default
 }
 
+# gpu_queue NAME GPUS [PREEMPTION-YAML]: a namespace NAME managed by gpuq, a
+# ResourceFlavor NAME-h100 (the H100 nodes: their label, their taint
+# tolerated), a ClusterQueue NAME selecting that namespace with GPUS
+# nvidia.com/gpu of nominal quota (and `preemption: PREEMPTION-YAML` when
+# given), the LocalQueue "default" feeding it; returns once the webhook
+# accepts a GPU Job there (gpuq has seen the LocalQueue through its watch).
+gpu_queue() {
+	local name=$1 gpus=$2 pre=${3:-}
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: $name-h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: $name}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $name}}
+${pre:+  preemption: $pre}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: $name-h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: $gpus}]
+YAML
+	make_ns "$name"
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: $name}
+spec: {clusterQueue: $name}
+YAML
+	queue_known "$name"
+}
+
+# queue_known NS [QUEUE]: wait until gpuq's webhook accepts a GPU Job for
+# LocalQueue NS/QUEUE (default "default"), i.e. its watch has seen the queue.
+queue_known() {
+	poll "LocalQueue $1/${2:-default} known to gpuq" k -n "$1" create --dry-run=server -f - <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, labels: {gpuq.dev/queue-name: ${2:-default}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+}
+
+# held NS: GPUs held by the released, unfinished Jobs of NS.
+held() {
+	k -n "$1" get jobs -o 'jsonpath={range .items[*]}{.spec.suspend}|{.status.conditions[?(@.type=="Complete")].status}|{.spec.template.spec.containers[0].resources.limits.nvidia\.com/gpu}{"\n"}{end}' |
+		awk -F'|' '$1 == "false" && $2 != "True" { n += $3 } END { print n + 0 }'
+}
+
+# drain NS N: wait (up to 2 x WAIT s) until N Jobs of NS are Complete,
+# sampling the GPUs held all along; sets DONE (Jobs complete) and MAX_HELD
+# (the most GPUs held at once by released, unfinished Jobs).
+drain() {
+	local deadline=$(( $(date +%s) + WAIT * 2 )) h
+	MAX_HELD=0
+	DONE=0
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		h=$(held "$1")
+		[ "$h" -gt "$MAX_HELD" ] && MAX_HELD=$h
+		DONE=$(k -n "$1" get jobs -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Complete")].status}{"\n"}{end}' | grep -c True)
+		[ "$DONE" -ge "$2" ] && return 0
+		sleep 0.3
+	done
+	return 1
+}
+
 # gpu_job NS NAME GPUS [PRIORITYCLASS] [RUNTIME] [PARALLELISM] [QUEUE]:
 # a Job whose pods ask for GPUS nvidia.com/gpu each and complete after RUNTIME
 # (kwok's pod-complete delay and jitter-delay, both: kwok waits a random

@@ -7,47 +7,8 @@
 NS=e2e-f
 QUOTA=4
 
-k apply -f - >/dev/null <<'YAML'
-apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100-f}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
----
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: e2e-f}
-spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-f}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100-f
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
-YAML
-make_ns $NS
-k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $NS}
-spec: {clusterQueue: e2e-f}
-YAML
-poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
+gpu_queue e2e-f 4
 
-held() {
-	k -n $NS get jobs -o 'jsonpath={range .items[*]}{.spec.suspend}|{.status.conditions[?(@.type=="Complete")].status}|{.spec.template.spec.containers[0].resources.limits.nvidia\.com/gpu}{"\n"}{end}' |
-		awk -F'|' '$1 == "false" && $2 != "True" { n += $3 } END { print n + 0 }'
-}
 holder() { k -n gpuq-system get lease gpuq-controller -o 'jsonpath={.spec.holderIdentity}'; }
 point_webhooks_at() {
 	sed "s|https://127.0.0.1:$GPUQ_PORT/|https://127.0.0.1:$1/|" "$E2E_RUN/webhook.yaml" | k apply -f - >/dev/null
@@ -60,7 +21,7 @@ check "a second replica syncs and serves while the first leads" \
 check "the Lease is held by the first replica" sh -c "[ \"\$($(declare -f k holder); holder)\" = main ]"
 
 for i in 1 2 3 4 5 6; do gpu_job $NS f$i 1 "" 6s; done
-poll "4 Jobs running" sh -c "[ \$($(declare -f k held); NS=$NS; held) -ge 4 ]"
+poll "4 Jobs running" sh -c "[ \$($(declare -f k held); held $NS) -ge 4 ]"
 MAIN=$(cat "$E2E_RUN/gpuq-main.pid")
 kill -9 "$MAIN"
 t0=$(date +%s)
@@ -71,16 +32,9 @@ took=$(( $(date +%s) - t0 ))
 echo "# failover took ${took}s" >&2
 check "failover within 20 s (lease 15 s + retry 2 s; took ${took}s)" [ "$took" -le 20 ]
 for i in 7 8; do gpu_job $NS f$i 1 "" 2s; done
-max=0
-deadline=$(( $(date +%s) + WAIT * 2 ))
-while [ "$(date +%s)" -lt "$deadline" ]; do
-	h=$(held); [ "$h" -gt "$max" ] && max=$h
-	done_n=$(k -n $NS get jobs -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Complete")].status}{"\n"}{end}' | grep -c True)
-	[ "$done_n" -ge 8 ] && break
-	sleep 0.3
-done
-check "every Job completes across the failover (8 of 8, saw $done_n)" [ "$done_n" -ge 8 ]
-check "the quota held across the failover (at most $QUOTA GPUs, saw $max)" [ "$max" -le "$QUOTA" ]
+drain $NS 8
+check "every Job completes across the failover (8 of 8, saw $DONE)" [ "$DONE" -ge 8 ]
+check "the quota held across the failover (at most $QUOTA GPUs, saw $MAX_HELD)" [ "$MAX_HELD" -le "$QUOTA" ]
 twice=$(cat "$E2E_RUN"/gpuq-*.log | grep -o "released Job $NS/[a-z0-9-]*" | sort | uniq -d)
 check "no Job released by both replicas${twice:+ ($twice)}" [ -z "$twice" ]
 check "the new leader adopted what the old one released" grep -q "adopted running Job $NS/" "$E2E_RUN/gpuq-standby.log"

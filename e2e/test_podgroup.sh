@@ -6,42 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 NS=e2e-pg
 
-k apply -f - >/dev/null <<'YAML'
-apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100-pg}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
----
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: e2e-pg}
-spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-pg}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100-pg
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
-YAML
-make_ns $NS
-k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $NS}
-spec: {clusterQueue: e2e-pg}
-YAML
-poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
+gpu_queue e2e-pg 8
 
 # gpu_pod NAME GPUS [GROUP TOTAL]
 gpu_pod() {

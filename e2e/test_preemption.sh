@@ -15,43 +15,8 @@ apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: e2e-p-high}
 value: 10000
----
-apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100-p}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
----
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: e2e-p}
-spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-p}}
-  preemption: {withinClusterQueue: LowerPriority}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100-p
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
 YAML
-make_ns $NS
-k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $NS}
-spec: {clusterQueue: e2e-p}
-YAML
-poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
+gpu_queue e2e-p 8 "{withinClusterQueue: LowerPriority}"
 
 # a tenant cannot let its own Job out of the queue
 out=$(k -n $NS create -f - 2>&1 <<YAML

@@ -16,43 +16,8 @@ apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: e2e-high}
 value: 1000
----
-apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
----
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: e2e-q}
-spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-q}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]
 YAML
-make_ns $NS
-k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $NS}
-spec: {clusterQueue: e2e-q}
-YAML
-# the webhook learns the LocalQueue from its watch: wait until it admits there
-poll "LocalQueue known to gpuq" k -n $NS create --dry-run=server -f - <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
+gpu_queue e2e-q 8
 
 # two 4-GPU Jobs fill the quota; three more wait
 gpu_job $NS run-a 4 e2e-low 6s

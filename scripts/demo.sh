@@ -38,16 +38,8 @@ SCENARIO=demo
 
 echo "== the example queues (examples/policy): flavors, a cohort, two ClusterQueues, LocalQueues"
 k apply -f examples/policy/ | sed 's/^/   /'
-poll "team-a's LocalQueue known to gpuq" k -n team-a create --dry-run=server -f - <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
+queue_known team-a
+queue_known team-b
 
 echo
 echo "== two tenants submit six 8-GPU training Jobs: 48 GPUs against a 32-GPU quota"
