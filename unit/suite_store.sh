@@ -596,6 +596,17 @@ case "$grow_small" in
 *) notok "growth from 1 MiB: '$grow_small'" ;;
 esac
 
+# first_line FILE REGEX PID: wait until FILE has a line matching REGEX (the
+# writer's first commit returned), or PID exits, or 60 s pass.
+first_line() {
+	fl_deadline=$(($(date +%s) + 60))
+	while ! grep -qE "$2" "$1" 2>/dev/null; do
+		kill -0 "$3" 2>/dev/null || return 0
+		[ "$(date +%s)" -lt "$fl_deadline" ] || return 0
+		sleep 0.01
+	done
+}
+
 # kill -9 loop
 DIR=$TMP/state
 delays=$(awk -v seed="$SEED" -v n="$KILLS" 'BEGIN { srand(seed);
@@ -612,6 +623,10 @@ for d in $delays; do
 	fi
 	"$W" run "$DIR" >"$TMP/out" 2>"$TMP/err" &
 	pid=$!
+	# the random delay counts from the writer's first committed batch (a
+	# condition, not a time: a slow ASan start must not move the kill
+	# before the store exists)
+	first_line "$TMP/out" '^seq [0-9]+$' "$pid"
 	sleep "$d"
 	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
@@ -712,6 +727,7 @@ if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" $QSRC 2>"$TMP/qcc.log"; then
 		[ $((k % 5)) -eq 1 ] && rm -rf "$QDIR"
 		"$QW" run "$QDIR" "$((SEED + k))" >"$TMP/qout" 2>"$TMP/qerr" &
 		pid=$!
+		first_line "$TMP/qout" '^seq [0-9]+ fp [0-9a-f]+$' "$pid"
 		sleep "$d"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
