@@ -25,6 +25,10 @@ gpu_job $NS run-b 4 e2e-low 6s
 check "Jobs within quota are released" poll "run-a and run-b running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS run-a && job_running $NS run-b"
 gpu_job $NS wait-low1 4 e2e-low 2s
+# FIFO is by creationTimestamp, which has whole seconds: wait-low2 must be
+# created in a later second to be "later" at all
+c1=$(date -d "$(job_field $NS wait-low1 '{.metadata.creationTimestamp}')" +%s)
+poll "the next second" sh -c "[ \$(date +%s) -gt $c1 ]"
 gpu_job $NS wait-low2 4 e2e-low 2s
 gpu_job $NS wait-high 4 e2e-high 2s
 check "the webhook created them suspended" job_suspended $NS wait-high
@@ -47,9 +51,12 @@ check "the high-priority Job is released first" poll "wait-high running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS wait-high"
 first=$(k -n $NS get job wait-low1 -o 'jsonpath={.spec.suspend}')
 second=$(k -n $NS get job wait-low2 -o 'jsonpath={.spec.suspend}')
-check "then FIFO: wait-low1 before wait-low2" sh -c "[ '$first' = false ] || [ '$second' = true ]"
+check "then FIFO: wait-low2 is not released before wait-low1" sh -c "[ '$first' = false ] || [ '$second' = true ]"
 check "every Job completes" poll "all complete" sh -c "$(declare -f k job_field job_complete);
 	for j in run-a run-b wait-low1 wait-low2 wait-high; do job_complete $NS \$j || exit 1; done"
+started() { date -d "$(job_field $NS "$1" '{.status.startTime}')" +%s; }
+in_order() { [ "$(started wait-high)" -le "$(started wait-low1)" ] && [ "$(started wait-low1)" -le "$(started wait-low2)" ]; }
+check "release order by start time: wait-high, then wait-low1, then wait-low2" in_order
 
 # status
 out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 2>&1)

@@ -704,6 +704,18 @@ static bool has_body(struct MHD_Connection *conn)
  * first call makes it close the connection after the reply (it has not read
  * the body), so replies that should keep the connection open are queued in
  * the last call; early replies are for refusals only. */
+/* Every new connection while draining is closed at once. (Draining by
+ * MHD_quiesce_daemon instead raced libmicrohttpd's own epoll threads now and
+ * then: "Failed to remove listen FD from epoll set", an abort.) */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	webhook_server_t *srv = cls;
+
+	(void)addr;
+	(void)addrlen;
+	return atomic_load(&srv->draining) ? MHD_NO : MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -860,7 +872,7 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	srv->start_msg[0] = '\0';
 	pthread_mutex_unlock(&srv->log_lock);
 	srv->daemon = MHD_start_daemon(
-	    flags, srv->opts->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+	    flags, srv->opts->port, on_accept, srv, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
 	    mhd_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 	    MHD_OPTION_HTTPS_CERT_CALLBACK, on_certificate, MHD_OPTION_HTTPS_PRIORITIES,
 	    WEBHOOK_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE,
@@ -901,7 +913,6 @@ void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms)
 	srv->stopped = true;
 	atomic_store(&srv->draining, true);
 	if (srv->daemon) {
-		srv->listen_fd = MHD_quiesce_daemon(srv->daemon);
 		/* Two idle readings 20 ms apart: a request whose headers were
 		 * just read gets to its first callback in between. */
 		while (zero_reads < 2 && now_ns() < deadline) {
