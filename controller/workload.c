@@ -34,6 +34,7 @@ static queue_effect_t effect_named(const char *e)
 void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps)
 {
+	memset(b, 0, sizeof(*b));
 	memset(ps, 0, sizeof(*ps));
 	ps->name = "main";
 	ps->count = count;
