@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # bench_cluster: gpuq on a real local control plane (e2e/up.sh; the first run
 # builds the pinned upstream binaries, 15-20 min, cached). Ten tenants on one
 # ClusterQueue with room to spare: Job creation to release latency (gpuq
@@ -9,6 +9,7 @@
 # Targets (issue 8): p50 < 10 ms at 10/s, p99 < 100 ms at 20/s, drain >= 5/s.
 # Env: BENCH_CLUSTER=0 skips it; BENCH_LAT_N (Jobs per rate, default 200).
 set -u
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@" # bench/run.sh starts it with sh
 [ "${BENCH_CLUSTER:-1}" = 1 ] || { echo "bench_cluster: skipped (BENCH_CLUSTER=0)"; exit 0; }
 command -v python3 >/dev/null || { echo "bench_cluster: needs python3"; exit 1; }
 N=${BENCH_LAT_N:-200}
@@ -17,9 +18,9 @@ trap 'e2e/up.sh down "$DIR" >/dev/null 2>&1; rm -rf "$DIR"' EXIT
 GPUQ_E2E_NODES=$(pwd)/bench/fixtures/cluster-nodes.yaml e2e/up.sh "$DIR" >"$DIR/up.log" 2>&1 ||
 	{ tail -20 "$DIR/up.log"; exit 1; }
 set -a; . "$DIR/gpuq.env"; set +a
-k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
+. e2e/lib.sh
 
-# the queues: one ClusterQueue of 1,000 GPUs for ten tenants; one of 8 for the drain
+# ten tenants on one ClusterQueue of 1,000 GPUs
 {
 	cat <<YAML
 apiVersion: gpuq.dev/v1beta1
@@ -37,18 +38,9 @@ spec:
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors: [{name: bench-h100, resources: [{name: nvidia.com/gpu, nominalQuota: 1000}]}]
----
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: drain}
-spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: drain}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: bench-h100, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
 YAML
-	for i in 0 1 2 3 4 5 6 7 8 9 drain; do
-		case $i in drain) ns=drain-0 t=drain ;; *) ns=bench-$i t=bench ;; esac
+	for i in 0 1 2 3 4 5 6 7 8 9; do
+		ns=bench-$i t=bench
 		cat <<YAML
 ---
 apiVersion: v1
@@ -62,24 +54,8 @@ spec: {clusterQueue: $t}
 YAML
 	done
 } | k apply -f - >/dev/null
-for ns in bench-9 drain-0; do
-	i=0
-	until k -n $ns get serviceaccount default >/dev/null 2>&1 &&
-		k -n $ns create --dry-run=server -f - >/dev/null 2>&1 <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
-	do
-		i=$((i + 1)); [ $i -lt 300 ] || { echo "bench_cluster: queues never ready"; exit 1; }
-		sleep 0.2
-	done
-done
+queue_known bench-9
+gpu_queue drain-0 8 # the drain's own queue: 8 GPUs
 
 verdict() { # VALUE TARGET-OP TARGET LABEL
 	if awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { exit !((op == "<" && v < t) || (op == ">=" && v >= t)) }'; then

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "engine/engine.h"
+#include "unit/store_fixture.h"
 
 /* ---- policies ---- */
 
@@ -290,43 +291,14 @@ static const engine_lost_t *lost_find(const engine_rebuild_report_t *rep, const 
 
 /* ---- stores ---- */
 
-typedef struct {
-	char root[256]; /* mkdtemp directory, removed after the test */
-	char dir[320];	/* a store directory inside root */
-} fixture_t;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
-	fixture_t *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-
-	if (!f)
-		return -1;
-	snprintf(f->root, sizeof(f->root), "%s/gpuq-engine-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->root)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->dir, sizeof(f->dir), "%s/state", f->root);
-	*state = f;
-	return 0;
+	return fixture_setup(state, "gpuq-engine", "state");
 }
 
 static int teardown(void **state)
 {
-	fixture_t *f = *state;
-
-	nftw(f->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
+	return fixture_teardown(state);
 }
 
 static store_t *open_core_store(const char *dir)

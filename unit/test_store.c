@@ -19,46 +19,18 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "unit/store_fixture.h"
 
 enum { T_WORKLOAD = 0, T_USAGE = 1, T_HISTORY = 5 };
 
-typedef struct {
-	char root[256]; /* mkdtemp directory, removed after the test */
-	char dir[320];	/* the store directory inside root */
-} fixture_t;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
-	fixture_t *f = calloc(1, sizeof(*f));
-	const char *tmp = getenv("TMPDIR");
-
-	if (!f)
-		return -1;
-	snprintf(f->root, sizeof(f->root), "%s/gpuq-store-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(f->root)) {
-		free(f);
-		return -1;
-	}
-	snprintf(f->dir, sizeof(f->dir), "%s/state/a", f->root);
-	*state = f;
-	return 0;
+	return fixture_setup(state, "gpuq-store", "state/a");
 }
 
 static int teardown(void **state)
 {
-	fixture_t *f = *state;
-
-	nftw(f->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(f);
-	return 0;
+	return fixture_teardown(state);
 }
 
 static void opts_std(store_opts_t *o)

@@ -1,0 +1,570 @@
+/* Unit tests of webhook_object_decode (webhook/object.c): a watched Pod or
+ * Job as the controller sees it, decoded by the admission rules' own code:
+ * LimitRange defaults in a Job's template, priorities, pod groups, status,
+ * timestamps, bad input and caps. That it agrees with the rules on every
+ * golden case is in test_webhook.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "webhook/admit_internal.h"
+#include "webhook/webhook.h"
+
+/* ---- webhook_object_decode ---- */
+
+/* The policy of the object tests: team-a managed, with LimitRange Container
+ * defaults, two PriorityClasses (low is the global default) and a claim
+ * template of two GPUs. */
+static const char OBJ_POLICY[] =
+    "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {t: a}}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+    "spec:\n  namespaceSelector: {matchLabels: {t: a}}\n  resourceGroups:\n"
+    "  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n    - name: h100\n"
+    "      resources: [{name: cpu, nominalQuota: 64}, {name: memory, nominalQuota: 1Ti},\n"
+    "                  {name: nvidia.com/gpu, nominalQuota: 16}]\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {namespace: team-a, name: default}\nspec: {clusterQueue: cq}\n---\n"
+    "apiVersion: v1\nkind: LimitRange\nmetadata: {namespace: team-a, name: lr}\n"
+    "spec:\n  limits:\n  - type: Container\n    default: {cpu: '1', memory: 2Gi}\n"
+    "    defaultRequest: {cpu: 500m, memory: 1Gi}\n---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
+    "value: 1000\n---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\n"
+    "value: 10\nglobalDefault: true\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+    "metadata: {namespace: team-a, name: two-gpus}\n"
+    "spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, "
+    "count: 2}}]}}}\n";
+
+static policy_t *obj_policy(void)
+{
+	policy_t *p = NULL;
+	gpuq_diag_t d = {""};
+
+	assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
+	if (policy_add_manifest(p, "obj.yaml", OBJ_POLICY, sizeof(OBJ_POLICY) - 1, &d) ||
+	    policy_finish(p, &d))
+		fail_msg("object test policy: %s", d.msg);
+	return p;
+}
+
+/* JSON written with ' for " (the tests' objects are easier to read). */
+static char *squote(const char *in)
+{
+	char *out = strdup(in);
+
+	assert_non_null(out);
+	for (char *c = out; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	return out;
+}
+
+/* Decode the single-quoted object text; returns the code. */
+static int obj_decode(const policy_t *p, const char *text, webhook_object_t *o, gpuq_diag_t *d)
+{
+	char *json = squote(text);
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = webhook_object_decode(p, NULL, json, strlen(json), o, d);
+	free(json);
+	return rc;
+}
+
+static const webhook_request_t *obj_request(const webhook_object_t *o, const char *name)
+{
+	for (size_t i = 0; i < o->n_requests; i++)
+		if (!strcmp(o->requests[i].name, name))
+			return &o->requests[i];
+	return NULL;
+}
+
+/* Per-pod amount of a resource, -1 when not requested. */
+static int64_t obj_amount(const webhook_object_t *o, const char *name)
+{
+	const webhook_request_t *r = obj_request(o, name);
+
+	return r ? r->amount : -1;
+}
+
+#define OBJ_META(kind_api, name, extra)                                                            \
+	"{" kind_api ",'metadata':{'name':'" name "','namespace':'team-a','uid':'uid-" name        \
+	"','resourceVersion':'42','creationTimestamp':'2024-05-01T12:00:00Z'" extra "}"
+#define JOB_API "'apiVersion':'batch/v1','kind':'Job'"
+#define POD_API "'apiVersion':'v1','kind':'Pod'"
+/* 2024-05-01T12:00:00Z in ms since the epoch */
+#define MAY_1_NOON 1714564800000LL
+
+/* A GPU Job whose template names GPUs only: the LimitRange gives cpu and
+ * memory, as the Job's Pods will get them. */
+static void test_object_job_limitrange_defaults(void **state)
+{
+	policy_t *p = obj_policy();
+	webhook_object_t o;
+	gpuq_diag_t d;
+	(void)state;
+
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(
+		    JOB_API, "train",
+		    ",'labels':{'gpuq.dev/queue-name':'default'}") ",'spec':{'suspend':true,'"
+								   "template':{'spec':{'containers'"
+								   ":[{'name':'c',"
+								   "'resources':{'limits':{'nvidia."
+								   "com/gpu':'2'}}}]}}}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o.kind, WEBHOOK_KIND_JOB);
+	assert_string_equal(o.namespace_, "team-a");
+	assert_string_equal(o.name, "train");
+	assert_string_equal(o.uid, "uid-train");
+	assert_string_equal(o.resource_version, "42");
+	assert_int_equal(o.created_ms, MAY_1_NOON);
+	assert_string_equal(o.queue, "default");
+	assert_true(o.gpu);
+	assert_true(o.suspend);
+	assert_false(o.admitted);
+	assert_false(o.finished);
+	assert_int_equal(o.pods, 1);
+	assert_int_equal(obj_amount(&o, "nvidia.com/gpu"), 2);
+	assert_int_equal(obj_amount(&o, "cpu"), 500); /* millicores, from defaultRequest */
+	assert_int_equal(obj_amount(&o, "memory"), 1073741824);
+	assert_int_equal(o.n_requests, 3);
+	{
+		char q[QUOTA_QTY_FMT_MAX];
+
+		assert_int_equal(quota_qty_format(&obj_request(&o, "memory")->qty, q, sizeof(q)),
+				 GPUQ_OK);
+		assert_string_equal(q, "1Gi");
+	}
+	/* no class named: the global default */
+	assert_string_equal(o.priority_class, "low");
+	assert_int_equal(o.priority, 10);
+	assert_false(o.priority_class_unknown);
+	assert_null(o.owner_kind);
+	assert_null(o.phase);
+	webhook_object_deinit(&o);
+	webhook_object_deinit(&o); /* twice is fine */
+	policy_unref(p);
+}
+
+/* Table: the fields the controller reads, for Jobs and Pods. */
+static void test_object_table(void **state)
+{
+	static const struct {
+		const char *name;   /* case */
+		const char *json;   /* the object, ' for " */
+		bool gpu;	    /* asks for a GPU */
+		int64_t pods;	    /* pods admitted at once */
+		int32_t priority;   /* resolved priority */
+		const char *pclass; /* priority class, NULL for none */
+		int64_t gpus;	    /* per-pod nvidia.com/gpu amount (-1: none) */
+		int64_t cpu_milli;  /* per-pod cpu amount (-1: none) */
+		bool finished;	    /* Job finished / Pod done */
+		const char *queue;  /* queue label, NULL for none */
+	} t[] = {
+	    {"job parallelism 4, completions 2",
+	     OBJ_META(
+		 JOB_API, "pc",
+		 ",'labels':{'kueue.x-k8s.io/queue-name':'research'}") ",'spec':{'parallelism':4,'"
+								       "completions':2,'suspend':"
+								       "true,'template':{'spec':{"
+								       "'priorityClassName':'high',"
+								       "'containers':[{'name':'c','"
+								       "resources':{'limits':{"
+								       "'nvidia.com/"
+								       "gpu':1,'cpu':'2'}}}]}}}}",
+	     true, 2, 1000, "high", 1, 2000, false, "research"},
+	    {"job parallelism 4, no completions",
+	     OBJ_META(JOB_API, "p4", "") ",'spec':{'parallelism':4,'template':{'spec':{"
+					 "'containers':[{'name':'c','resources':{'requests':{"
+					 "'nvidia.com/gpu':'1','cpu':'100m'}}}]}}}}",
+	     true, 4, 10, "low", 1, 100, false, NULL},
+	    {"job with no GPU",
+	     OBJ_META(JOB_API, "cpu", "") ",'spec':{'template':{'spec':{'containers':[{"
+					  "'name':'c','resources':{'requests':{'cpu':'3'}}}]}}}}",
+	     false, 1, 10, "low", -1, 3000, false, NULL},
+	    {"finished job",
+	     OBJ_META(
+		 JOB_API, "done",
+		 ",'annotations':{'gpuq.dev/admitted':'true'}") ",'spec':{'suspend':false,'"
+								"template':{'spec':{'containers':[{"
+								"'name':'c',"
+								"'resources':{'limits':{'nvidia."
+								"com/"
+								"gpu':'8'}}}]}}},'status':{'"
+								"succeeded':3,"
+								"'failed':1,'conditions':[{'type':'"
+								"Suspended','status':'False'},"
+								"{'type':'Complete','status':'True'"
+								"}]}}",
+	     true, 1, 10, "low", 8, 500, true, NULL},
+	    {"failed job",
+	     OBJ_META(JOB_API, "f",
+		      "") ",'spec':{'template':{'spec':{'containers':[]}}},"
+			  "'status':{'conditions':[{'type':'Failed','status':'True'}]}}",
+	     false, 1, 10, "low", -1, -1, true, NULL},
+	    {"job whose Complete condition is not true",
+	     OBJ_META(JOB_API, "nf", "") ",'spec':{},'status':{'conditions':[{'type':'Complete',"
+					 "'status':'False'}]}}",
+	     false, 1, 10, "low", -1, -1, false, NULL},
+	    {"pod with priorityClassName",
+	     OBJ_META(POD_API, "pp",
+		      "") ",'spec':{'priorityClassName':'high','containers':[{"
+			  "'name':'c','resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}",
+	     true, 1, 1000, "high", 1, -1, false, NULL},
+	    {"pod with spec.priority (the apiserver resolved it)",
+	     OBJ_META(POD_API, "ps", "") ",'spec':{'priority':7,'priorityClassName':'high',"
+					 "'containers':[]}}",
+	     false, 1, 7, "high", -1, -1, false, NULL},
+	    {"pod with an unknown class",
+	     OBJ_META(POD_API, "pu", "") ",'spec':{'priorityClassName':'nope'}}", false, 1, 0,
+	     "nope", -1, -1, false, NULL},
+	    {"pod asking for GPUs through a claim template",
+	     OBJ_META(POD_API, "dra", "") ",'spec':{'resourceClaims':[{'name':'g',"
+					  "'resourceClaimTemplateName':'two-gpus'}],'containers':[{"
+					  "'name':'c','resources':{'requests':{'cpu':'1'}}}]}}",
+	     true, 1, 10, "low", 2, 1000, false, NULL},
+	    {"succeeded pod",
+	     OBJ_META(POD_API, "sp", "") ",'spec':{},'status':{'phase':'Succeeded'}}", false, 1, 10,
+	     "low", -1, -1, true, NULL},
+	    {"running pod", OBJ_META(POD_API, "rp", "") ",'spec':{},'status':{'phase':'Running'}}",
+	     false, 1, 10, "low", -1, -1, false, NULL},
+	};
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		webhook_object_t o;
+		gpuq_diag_t d;
+
+		if (obj_decode(p, t[i].json, &o, &d))
+			fail_msg("%s: refused: %s", t[i].name, d.msg);
+		if (o.gpu != t[i].gpu || o.pods != t[i].pods || o.priority != t[i].priority ||
+		    obj_amount(&o, "nvidia.com/gpu") != t[i].gpus ||
+		    obj_amount(&o, "cpu") != t[i].cpu_milli || o.finished != t[i].finished)
+			fail_msg("%s: gpu %d pods %lld priority %d gpus %lld cpu %lld finished %d",
+				 t[i].name, o.gpu, (long long)o.pods, o.priority,
+				 (long long)obj_amount(&o, "nvidia.com/gpu"),
+				 (long long)obj_amount(&o, "cpu"), o.finished);
+		if (t[i].pclass ? !o.priority_class || strcmp(o.priority_class, t[i].pclass)
+				: o.priority_class != NULL)
+			fail_msg("%s: priority class %s", t[i].name,
+				 o.priority_class ? o.priority_class : "(none)");
+		if (t[i].queue ? !o.queue || strcmp(o.queue, t[i].queue) : o.queue != NULL)
+			fail_msg("%s: queue %s", t[i].name, o.queue ? o.queue : "(none)");
+		assert_int_equal(o.priority_class_unknown, !strcmp(t[i].name, "pod with an unknown "
+									      "class"));
+		webhook_object_deinit(&o);
+	}
+	policy_unref(p);
+}
+
+/* A Kueue pod-group member, gated, owned by a Job, with its scheduling
+ * constraints and status. */
+static void test_object_pod_group_member(void **state)
+{
+	policy_t *p = obj_policy();
+	webhook_object_t o;
+	gpuq_diag_t d;
+	(void)state;
+
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(
+		    POD_API, "g-0",
+		    ",'labels':{'kueue.x-k8s.io/pod-group-name':'g','gpuq.dev/queue-name':"
+		    "'default'},'annotations':{'kueue.x-k8s.io/pod-group-total-count':'3'},"
+		    "'ownerReferences':[{'apiVersion':'v1','kind':'ConfigMap','name':'x',"
+		    "'uid':'u0'},{'apiVersion':'batch/v1','kind':'Job','name':'train',"
+		    "'uid':'uid-train','controller':true}]") ",'spec':{'nodeName':'n1','"
+							     "schedulingGates':[{'name':'other'},{'"
+							     "name':"
+							     "'gpuq.dev/"
+							     "admission'}],'nodeSelector':{'gpu':'"
+							     "h100','zone':''},"
+							     "'tolerations':[{'key':'nvidia.com/"
+							     "gpu','operator':'Exists','effect':"
+							     "'NoSchedule'},{'key':'k','value':'v'}"
+							     ",{'operator':'Exists'}],"
+							     "'containers':[{'name':'c','resources'"
+							     ":{'limits':{'nvidia.com/gpu':'1',"
+							     "'memory':'4Gi'}}}],'overhead':{'"
+							     "memory':'1Gi'}},'status':{'phase':'"
+							     "Running',"
+							     "'conditions':[{'type':'PodScheduled',"
+							     "'status':'True'},{'type':'Ready',"
+							     "'status':'True'}]}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o.kind, WEBHOOK_KIND_POD);
+	assert_true(o.gpu);
+	assert_int_equal(o.pods, 1);
+	assert_string_equal(o.pod_group, "g");
+	assert_int_equal(o.pod_group_total, 3);
+	assert_true(o.gated);
+	assert_false(o.suspend);
+	assert_string_equal(o.queue, "default");
+	assert_string_equal(o.owner_api_version, "batch/v1");
+	assert_string_equal(o.owner_kind, "Job");
+	assert_string_equal(o.owner_name, "train");
+	assert_string_equal(o.owner_uid, "uid-train");
+	assert_string_equal(o.phase, "Running");
+	assert_true(o.ready);
+	assert_int_equal(o.ready_pods, 1);
+	assert_false(o.finished);
+	assert_string_equal(o.node_name, "n1");
+	/* a Pod as it is: no LimitRange defaults (LimitRanger ran at its
+	 * creation), its overhead counted */
+	assert_int_equal(obj_amount(&o, "cpu"), -1);
+	assert_int_equal(obj_amount(&o, "memory"), 5LL << 30);
+	assert_int_equal(o.n_node_selector, 2);
+	assert_string_equal(o.node_selector[0].key, "gpu");
+	assert_string_equal(o.node_selector[0].value, "h100");
+	assert_string_equal(o.node_selector[1].key, "zone");
+	assert_string_equal(o.node_selector[1].value, "");
+	assert_int_equal(o.n_tolerations, 3);
+	assert_string_equal(o.tolerations[0].key, "nvidia.com/gpu");
+	assert_string_equal(o.tolerations[0].op, "Exists");
+	assert_null(o.tolerations[0].value);
+	assert_string_equal(o.tolerations[0].effect, "NoSchedule");
+	assert_string_equal(o.tolerations[1].value, "v");
+	assert_null(o.tolerations[1].op);
+	assert_null(o.tolerations[2].key);
+	webhook_object_deinit(&o);
+	policy_unref(p);
+}
+
+/* Job status counts, the admitted mark, and decoding without a policy. */
+static void test_object_job_status(void **state)
+{
+	webhook_object_t o;
+	gpuq_diag_t d;
+	(void)state;
+
+	assert_int_equal(
+	    obj_decode(
+		NULL,
+		OBJ_META(
+		    JOB_API, "run",
+		    ",'annotations':{'gpuq.dev/admitted':'true'}") ",'spec':{'suspend':false,'"
+								   "parallelism':3,'template':{'"
+								   "spec':{"
+								   "'priorityClassName':'high','"
+								   "nodeSelector':{'a':'b'},"
+								   "'containers':[{'name':'c','"
+								   "resources':{'limits':{'nvidia."
+								   "com/gpu':'1'}}}]}}},"
+								   "'status':{'active':3,'ready':2,"
+								   "'succeeded':0,'failed':1}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_true(o.admitted);
+	assert_false(o.suspend);
+	assert_int_equal(o.pods, 3);
+	assert_int_equal(o.active, 3);
+	assert_int_equal(o.ready_pods, 2);
+	assert_int_equal(o.succeeded, 0);
+	assert_int_equal(o.failed, 1);
+	assert_false(o.finished);
+	/* without a policy no class resolves and no LimitRange applies */
+	assert_true(o.priority_class_unknown);
+	assert_int_equal(o.priority, 0);
+	assert_int_equal(o.n_requests, 1);
+	assert_int_equal(o.n_node_selector, 1);
+	webhook_object_deinit(&o);
+}
+
+static void test_object_timestamps(void **state)
+{
+	static const struct {
+		const char *ts;
+		int64_t ms; /* -1: refused */
+	} t[] = {
+	    {"1970-01-01T00:00:00Z", 0},
+	    {"2024-05-01T12:00:00Z", MAY_1_NOON},
+	    {"2024-05-01T12:00:00.5Z", MAY_1_NOON + 500},
+	    {"2024-05-01T12:00:00.123456789Z", MAY_1_NOON + 123},
+	    {"2024-05-01T14:00:00+02:00", MAY_1_NOON},
+	    {"2024-05-01T11:30:00-00:30", MAY_1_NOON},
+	    {"2024-02-29T00:00:00Z", 1709164800000LL},
+	    {"2000-03-01T00:00:00Z", 951868800000LL},
+	    {"2024-05-01 12:00:00Z", -1},
+	    {"2024-05-01T12:00:00", -1},
+	    {"2024-13-01T12:00:00Z", -1},
+	    {"2024-05-01T12:00:00.Z", -1},
+	    {"2024-05-01T12:00:00Zx", -1},
+	    {"yesterday", -1},
+	    {"", -1},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char json[512];
+		webhook_object_t o;
+		gpuq_diag_t d = {""};
+		int rc;
+
+		snprintf(json, sizeof(json),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+			 "\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":\"%s\"}}",
+			 t[i].ts);
+		rc = webhook_object_decode(NULL, NULL, json, strlen(json), &o, &d);
+		if (t[i].ms < 0 ? rc != GPUQ_EINVAL : rc != GPUQ_OK || o.created_ms != t[i].ms)
+			fail_msg("\"%s\": rc %d, %lld ms (%s)", t[i].ts, rc,
+				 (long long)o.created_ms, d.msg);
+		if (rc && !strstr(d.msg, "metadata.creationTimestamp"))
+			fail_msg("\"%s\": %s", t[i].ts, d.msg);
+		webhook_object_deinit(&o);
+	}
+}
+
+/* Refusals name the field and the value. */
+static void test_object_bad_input(void **state)
+{
+	static const struct {
+		const char *json; /* ' for " */
+		const char *want; /* in diag */
+	} t[] = {
+	    {"{'apiVersion':", "object: not JSON"},
+	    {"[1]", "gpuq decodes v1 Pod and batch/v1 Job only"},
+	    {"{'apiVersion':'v1','kind':'ConfigMap'}", "apiVersion \"v1\", kind \"ConfigMap\""},
+	    {"{'apiVersion':'batch/v1','kind':'Pod'}", "kind \"Pod\""},
+	    {"{'apiVersion':'v1','kind':'Pod'}", "Pod \"\": metadata.name: Required value"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':[]}", "metadata: must be an object"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n'}}",
+	     "Pod \"p\": metadata.uid: Required value"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n','uid':''}}",
+	     "metadata.uid: Required value"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n','uid':7}}",
+	     "metadata.uid: must be a string, not a number 7"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n','uid':'u'}}",
+	     "metadata.creationTimestamp: Required value"},
+	    {OBJ_META(POD_API, "p", ",'ownerReferences':{}") "}",
+	     "metadata.ownerReferences: must be an array"},
+	    {OBJ_META(POD_API, "p", ",'ownerReferences':[{'controller':true,'kind':'Job'}]") "}",
+	     "metadata.ownerReferences[0].apiVersion: Required value"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':'x'}", "Pod \"p\": spec: must be an object"},
+	    {OBJ_META(JOB_API, "j", "") ",'spec':{'template':{'spec':{'containers':{}}}}}",
+	     "Job \"j\": spec.template.spec.containers: must be an array"},
+	    {OBJ_META(JOB_API, "j", "") ",'spec':{'parallelism':-1}}",
+	     "spec.parallelism: invalid value \"-1\""},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'containers':[{'resources':{'limits':{"
+					"'nvidia.com/gpu':'1.2.3'}}}]}}",
+	     "spec.containers[0].resources.limits[nvidia.com/gpu]: invalid quantity \"1.2.3\""},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priority':'high'}}",
+	     "spec.priority: invalid value \"high\": must be a 32-bit integer"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priority':2147483648}}",
+	     "spec.priority: invalid value \"2147483648\""},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priority':[]}}",
+	     "spec.priority: invalid value an array"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priorityClassName':1}}",
+	     "spec.priorityClassName: must be a string"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'nodeSelector':[]}}",
+	     "spec.nodeSelector: must be an object"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'nodeSelector':{'gpu':1}}}",
+	     "spec.nodeSelector[gpu]: must be a string, not a number"},
+	    {OBJ_META(JOB_API, "j", "") ",'spec':{'template':{'spec':{'tolerations':[1]}}}}",
+	     "spec.template.spec.tolerations[0]: must be an object"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'tolerations':[{'key':['k']}]}}",
+	     "spec.tolerations[0]: must be a string, not an array"},
+	    {OBJ_META(POD_API, "p", "") ",'status':[]}", "status: must be an object"},
+	    {OBJ_META(POD_API, "p", "") ",'status':{'phase':1}}", "status.phase: must be a string"},
+	    {OBJ_META(JOB_API, "j", "") ",'status':{'active':'2'}}",
+	     "Job \"j\": status.active: invalid value \"2\""},
+	    {OBJ_META(JOB_API, "j", "") ",'status':{'conditions':{}}}",
+	     "status.conditions: must be an array"},
+	    {OBJ_META(POD_API, "p", ",'labels':{'kueue.x-k8s.io/pod-group-name':'g'}") "}",
+	     "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		webhook_object_t o;
+		gpuq_diag_t d;
+
+		if (obj_decode(NULL, t[i].json, &o, &d) != GPUQ_EINVAL)
+			fail_msg("case %zu: accepted", i);
+		if (!strstr(d.msg, t[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, d.msg, t[i].want);
+		assert_null(o.mem); /* zeroed on error */
+		assert_null(o.name);
+		webhook_object_deinit(&o);
+	}
+}
+
+/* Strings and arrays past their caps are refused, never truncated. */
+static void test_object_caps(void **state)
+{
+	char *json = malloc(64 * 1024), big[WEBHOOK_OBJECT_STR_MAX + 2];
+	webhook_object_t o;
+	gpuq_diag_t d = {""};
+	size_t n;
+	(void)state;
+
+	assert_non_null(json);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	/* a string one byte past the cap (318 bytes), then one at it (317) */
+	for (int at = 0; at < 2; at++) {
+		big[WEBHOOK_OBJECT_STR_MAX + 1 - at] = '\0';
+		snprintf(json, 64 * 1024,
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+			 "\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":"
+			 "\"2024-05-01T12:00:00Z\"},\"spec\":{\"nodeSelector\":{\"k\":\"%s\"}}}",
+			 big);
+		memset(&d, 0, sizeof(d));
+		n = strlen(json);
+		if (!at) {
+			assert_int_equal(webhook_object_decode(NULL, NULL, json, n, &o, &d),
+					 GPUQ_EINVAL);
+			assert_non_null(strstr(d.msg, "spec.nodeSelector[k]: 318 bytes"));
+		} else {
+			assert_int_equal(webhook_object_decode(NULL, NULL, json, n, &o, &d),
+					 GPUQ_OK);
+			assert_int_equal(strlen(o.node_selector[0].value), WEBHOOK_OBJECT_STR_MAX);
+		}
+		webhook_object_deinit(&o);
+	}
+	/* one toleration too many */
+	n = (size_t)snprintf(json, 64 * 1024,
+			     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			     "\"p\",\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":"
+			     "\"2024-05-01T12:00:00Z\"},\"spec\":{\"tolerations\":[");
+	for (int i = 0; i <= WEBHOOK_OBJECT_TOLERATIONS_MAX; i++)
+		n += (size_t)snprintf(json + n, 64 * 1024 - n, "%s{\"key\":\"k%d\"}", i ? "," : "",
+				      i);
+	snprintf(json + n, 64 * 1024 - n, "]}}");
+	assert_int_equal(webhook_object_decode(NULL, NULL, json, strlen(json), &o, &d),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "spec.tolerations: 33 entries, at most 32"));
+	/* a body over the cap is refused before parsing */
+	assert_int_equal(webhook_object_decode(NULL, NULL, json, WEBHOOK_OBJECT_MAX + 1, &o, &d),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "at most"));
+	free(json);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_object_job_limitrange_defaults),
+	    cmocka_unit_test(test_object_table),
+	    cmocka_unit_test(test_object_pod_group_member),
+	    cmocka_unit_test(test_object_job_status),
+	    cmocka_unit_test(test_object_timestamps),
+	    cmocka_unit_test(test_object_bad_input),
+	    cmocka_unit_test(test_object_caps),
+	};
+
+	return cmocka_run_group_tests_name("webhook_object", tests, NULL, NULL);
+}
