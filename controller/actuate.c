@@ -382,10 +382,15 @@ void actuate_job(struct controller *c, job_t *j)
 		if (job_suspended(j->obj)) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
+				free(j->rq_wait);
+				j->rq_wait = NULL;
 				release(c, j, id);
-			} else if (strcmp(j->rq_wait, why) != 0) {
-				gpuq_log(GPUQ_LOG_INFO, "controller", "Job uid %s %s", j->uid, why);
-				gpuq_strlcpy(j->rq_wait, why, sizeof(j->rq_wait));
+			} else if (!j->rq_wait || strcmp(j->rq_wait, why) != 0) {
+				gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v.namespace_,
+					 v.name, why);
+				free(j->rq_wait);
+				j->rq_wait = strdup(why); /* NULL: logged again next time */
+				status_note(c, j->uid);	  /* its status says so */
 			}
 		}
 		break;
@@ -406,18 +411,14 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
 	static const char *const meta_name[] = {"metadata", "name", NULL};
 	job_t *j = controller_job(c, uid);
-	kube_ref_t ref = {.api_version = "batch/v1", .kind = "Job", .uid = uid};
-	gpuq_diag_t diag = {{0}};
+	const char *ns, *name;
 
 	if (!j || !j->obj)
 		return;
-	ref.namespace_ = json_string_value(path_get(j->obj, meta_ns));
-	ref.name = json_string_value(path_get(j->obj, meta_name));
-	if (!ref.namespace_ || !ref.name)
-		return;
-	if (kube_event_post(c->client, &ref, type, reason, action, note, c->o.identity, &diag))
-		gpuq_log(GPUQ_LOG_WARN, "controller", "event %s for %s/%s: %s", reason,
-			 ref.namespace_, ref.name, diag.msg);
+	ns = json_string_value(path_get(j->obj, meta_ns));
+	name = json_string_value(path_get(j->obj, meta_name));
+	if (ns && name) /* posted by the status writer, after this pass's patches */
+		(void)swriter_event(c->swriter, ns, name, uid, type, reason, action, note);
 }
 
 void actuate_result(struct controller *c, const queue_result_t *res)

@@ -34,6 +34,7 @@
 
 #include "base/base.h"
 #include "kube/kube.h"
+#include "queue/queue.h"
 #include "webhook/webhook.h"
 
 /* Events waiting for the controller thread at most; watch threads wait
@@ -67,10 +68,18 @@ typedef struct {
 	int lease_duration_s;	     /* leaseDurationSeconds (default 15) */
 	int64_t cycle_interval_ms;   /* a cycle at least this often (default 1000) */
 	bool store_nosync;	     /* no fsync per commit (tests only) */
+	queue_config_t core;	     /* the core's settings: fair_sharing,
+					ready_timeout_ms, backoff_base_ms and
+					backoff_max_ms are taken from here; the
+					rest is the controller's own (quota held
+					until an evicted workload's pods are gone,
+					the Ready timeout on gangs only) */
 } controller_opts_t;
 
 /* Defaults: qps 50 burst 100, leader election on, lease gpuq-system/
- * gpuq-controller, duration 15 s, cycle every 1 s, durable store. */
+ * gpuq-controller, duration 15 s, cycle every 1 s, durable store, the
+ * core's defaults (queue_config_default: no fair sharing, Ready timeout
+ * 30 min, backoff 60 s doubling to 1 h). */
 void controller_opts_default(controller_opts_t *o);
 
 /* Open the store and prepare the watches. GPUQ_OK and *out, or a store or

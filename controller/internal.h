@@ -23,6 +23,8 @@
 
 /* ---- map.c: string keys to pointers, open addressing ---- */
 
+typedef struct swriter swriter_t;
+
 typedef struct {
 	char *key;   /* owned; NULL: empty slot */
 	void *value; /* caller's */
@@ -36,6 +38,8 @@ typedef struct {
 	size_t used;	   /* live + tombstones */
 } map_t;
 
+/* FNV-1a of a string (the map's hash, also used to remember texts written). */
+uint64_t map_hash(const char *s);
 void map_init(map_t *m);
 /* Free the table and keys (values are the caller's: free them first). */
 void map_deinit(map_t *m);
@@ -125,17 +129,18 @@ typedef enum {
 } job_kind_t;
 
 typedef struct {
-	json_t *obj;	     /* the latest object the watch showed (owned) */
-	char *uid;	     /* metadata.uid (owned) */
-	bool in_core;	     /* added to the core */
-	bool finished_seen;  /* Complete or Failed seen and reported to the core */
-	bool ready_seen;     /* all pods Ready reported since the last admission */
-	bool bad;	     /* decode failed: logged once, kept out of the core */
-	char status[256];    /* the last gpuq.dev/status written */
-	char rq_wait[128];   /* why a ResourceQuota holds its release (logged once) */
-	uint64_t gen;	     /* LIST generation it was last seen in */
-	bool touched;	     /* in the controller's touched list */
-	bool explain_queued; /* in the controller's explain list */
+	json_t *obj;	      /* the latest object the watch showed (owned) */
+	char *uid;	      /* metadata.uid (owned) */
+	bool in_core;	      /* added to the core */
+	bool finished_seen;   /* Complete or Failed seen and reported to the core */
+	bool ready_seen;      /* all pods Ready reported since the last admission */
+	bool bad;	      /* decode failed: logged once, kept out of the core */
+	uint64_t status_hash; /* FNV-1a of the last gpuq.dev/status written (0: none) */
+	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
+				 none): logged once, shown as its status */
+	uint64_t gen;	      /* LIST generation it was last seen in */
+	bool touched;	      /* in the controller's touched list */
+	bool explain_queued;  /* in the controller's explain list */
 } job_t;
 
 typedef struct {
@@ -192,7 +197,7 @@ struct controller {
 	int64_t next_sweep_ms; /* next compare of every Job (monotonic) */
 	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
-	map_t last_status;	/* queue key -> last status JSON written (char *) */
+	swriter_t *swriter;	/* queue status patches, off this thread */
 	int64_t status_next_ms; /* next queue status pass (monotonic) */
 
 	atomic_bool synced;	      /* every watch listed and a snapshot published */
@@ -251,6 +256,18 @@ void actuate_group(struct controller *c, pgroup_t *g);
 int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
 		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
 		      size_t cap);
+
+/* swriter.c: the status writer thread (its own connection). submit keeps
+ * the latest body per key (body is copied); the writer skips a body it has
+ * already written. event queues an Event about a Job (strings copied;
+ * GPUQ_ELIMIT when SWRITER_EVENTS_MAX wait: dropped and counted). stop
+ * joins the thread and frees everything, unsent work included. */
+int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
+		  swriter_t **out, gpuq_diag_t *diag);
+int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
+int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
+		  const char *reason, const char *action, const char *note);
+void swriter_stop(swriter_t *w);
 
 /* status.c: queue status subresources; Job status annotations. */
 void status_queues(struct controller *c);

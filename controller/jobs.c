@@ -13,6 +13,7 @@ static void job_free(job_t *j)
 		return;
 	json_decref(j->obj);
 	free(j->uid);
+	free(j->rq_wait);
 	free(j);
 }
 
@@ -41,7 +42,9 @@ static bool managed(const struct controller *c, const webhook_object_t *o)
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
-/* The whole Job as one pod set of its parallelism, admitted at once. */
+/* The whole Job as one pod set of its parallelism, admitted at once. A Job
+ * of more than one pod is a gang (its pods all present: the job controller
+ * makes them after the release), so the Ready timeout watches it. */
 static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o)
 {
 	podset_buf_t buf;
@@ -69,6 +72,8 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 		return GPUQ_ELIMIT;
 	}
 	controller_podset_from(o, (int32_t)o->pods, &buf, &ps);
+	if (o->pods > 1)
+		ws.gang_total = ws.pods_present = (int32_t)o->pods;
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;

@@ -27,6 +27,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->identity = "gpuq";
 	o->lease_duration_s = 15;
 	o->cycle_interval_ms = 1000;
+	queue_config_default(&o->core);
 }
 
 int64_t controller_mono_ms(void)
@@ -155,7 +156,9 @@ static void cycle(struct controller *c)
 	if (!rc) {
 		for (size_t i = 0; i < res.n_evictions; i++)
 			touch_uid(c, res.evictions[i].victim_uid);
-		if (persist(c) == GPUQ_OK)
+		/* intent before acting; with no eviction the commit after the
+		   admission pass below carries whatever the tick changed */
+		if (res.n_evictions && persist(c) == GPUQ_OK)
 			actuate_result(c, &res);
 	}
 	rc = queue_cycle_run(c->q, now, &res);
@@ -174,7 +177,7 @@ static void cycle(struct controller *c)
 	for (size_t i = 0; i < res.n_changes; i++)
 		status_note(c, res.changes[i].uid);
 	if (persist(c) == GPUQ_OK)
-		actuate_result(c, &res); /* Events; the patches follow in act_touched */
+		actuate_result(c, &res); /* Events (queued); the patches follow in act_touched */
 }
 
 static void elect(struct controller *c)
@@ -367,12 +370,15 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 		return GPUQ_ENOMEM;
 	c->o = *o;
 	queue_config_default(&c->qcfg);
+	c->qcfg.fair_sharing = o->core.fair_sharing;
+	c->qcfg.ready_timeout_ms = o->core.ready_timeout_ms;
+	c->qcfg.backoff_base_ms = o->core.backoff_base_ms;
+	c->qcfg.backoff_max_ms = o->core.backoff_max_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	map_init(&c->jobs);
 	map_init(&c->groups);
 	map_init(&c->pod_group);
-	map_init(&c->last_status);
 	for (int r = 0; r < RES_COUNT; r++)
 		map_init(&c->objs[r]);
 	rc = equeue_init(&c->events);
@@ -388,6 +394,8 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	rc = store_open(o->state_dir, &so, &c->store, diag);
 	if (!rc)
 		rc = kube_client_create(o->kube, &o->client, &c->client, diag);
+	if (!rc)
+		rc = swriter_start(o->kube, &o->client, o->identity, &c->swriter, diag);
 	if (rc) {
 		controller_destroy(c);
 		return rc;
@@ -457,13 +465,7 @@ void controller_destroy(controller_t *c)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	{
-		size_t pos = 0;
-		map_slot_t *s;
-		while ((s = map_next(&c->last_status, &pos)))
-			free(s->value);
-		map_deinit(&c->last_status);
-	}
+	swriter_stop(c->swriter);
 	equeue_deinit(&c->events);
 	queue_destroy(c->q);
 	policy_unref(c->policy);

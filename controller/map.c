@@ -6,7 +6,7 @@
 
 #define MAP_CAP_MIN 64 /* first table size */
 
-static uint64_t hash(const char *s)
+uint64_t map_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull; /* FNV-1a */
 
@@ -34,7 +34,7 @@ static map_slot_t *find(const map_t *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	for (size_t i = hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	for (size_t i = map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		map_slot_t *s = &m->slots[i];
 		if (!s->key && !s->dead)
 			return NULL;
@@ -66,7 +66,7 @@ static int grow(map_t *m)
 		size_t j;
 		if (!s->key)
 			continue;
-		for (j = hash(s->key) & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+		for (j = map_hash(s->key) & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
 			;
 		slots[j] = *s;
 		slots[j].dead = false;
@@ -95,7 +95,7 @@ int map_put(map_t *m, const char *key, void *value, void **old)
 		return GPUQ_ELIMIT;
 	if ((m->used + 1) * 4 > m->cap * 3 && grow(m))
 		return GPUQ_ENOMEM;
-	for (i = hash(key) & (m->cap - 1); m->slots[i].key; i = (i + 1) & (m->cap - 1))
+	for (i = map_hash(key) & (m->cap - 1); m->slots[i].key; i = (i + 1) & (m->cap - 1))
 		;
 	m->slots[i].key = strdup(key);
 	if (!m->slots[i].key)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "controller/internal.h"
 #include "quota/quota.h"
@@ -74,36 +75,26 @@ static const char *group_of(struct controller *c, res_t ours, res_t kueues, cons
 	return NULL;
 }
 
-/* Write one queue's status when it changed and STATUS_MIN_MS passed. */
-static void write_status(struct controller *c, map_t *last, const char *key, const char *path,
-			 json_t *st)
+/* Hand one queue's status to the writer (it skips what it already wrote).
+ * The Active condition holds from the controller's start: metav1.Condition
+ * (Kueue's schema requires it) wants a lastTransitionTime. */
+static void write_status(struct controller *c, const char *key, const char *path, json_t *st)
 {
-	char *text = json_dumps(st, JSON_COMPACT | JSON_SORT_KEYS), *old;
-	json_t *cond, *body;
-	gpuq_diag_t diag = {{0}};
+	char since[32];
+	time_t t = (time_t)(c->epoch_wall_ms / 1000);
+	struct tm tm;
+	json_t *body;
 
-	if (!text) {
-		json_decref(st);
-		return;
-	}
-	old = map_get(last, key);
-	if (old && strcmp(old, text) == 0) {
-		free(text);
-		json_decref(st);
-		return;
-	}
-	cond = json_pack("[{s:s, s:s, s:s, s:s}]", "type", "Active", "status", "True", "reason",
-			 "Ready", "message", "Can admit new workloads");
-	json_object_set_new(st, "conditions", cond);
+	if (!gmtime_r(&t, &tm) || !strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		gpuq_strlcpy(since, "1970-01-01T00:00:00Z", sizeof(since));
+	json_object_set_new(st, "conditions",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "Active", "status",
+				      "True", "reason", "Ready", "message",
+				      "Can admit new workloads", "lastTransitionTime", since));
 	body = json_pack("{s:o}", "status", st);
-	if (body && kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK) {
-		if (map_put(last, key, text, (void **)&old) == GPUQ_OK)
-			text = old;
-	} else {
-		gpuq_log(GPUQ_LOG_DEBUG, "controller", "status %s: %s", path, diag.msg);
-	}
+	if (body)
+		(void)swriter_submit(c->swriter, key, path, body);
 	json_decref(body);
-	free(text);
 }
 
 void status_queues(struct controller *c)
@@ -124,7 +115,7 @@ void status_queues(struct controller *c)
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/clusterqueues/%s/status", g, en);
-		write_status(c, &c->last_status, name, path, st);
+		write_status(c, name, path, st);
 	}
 	for (uint32_t lq = 0; lq < queue_lq_count(c->q); lq++) {
 		const char *key = queue_lq_name(c->q, lq); /* ns/name */
@@ -142,7 +133,7 @@ void status_queues(struct controller *c)
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/namespaces/%s/localqueues/%s/status", g, ens, en);
-		write_status(c, &c->last_status, key, path, st);
+		write_status(c, key, path, st);
 	}
 }
 
@@ -174,11 +165,12 @@ void status_jobs(struct controller *c)
 
 	for (i = 0; i < c->n_explain && done < EXPLAIN_PER_PASS; i++) {
 		job_t *j = controller_job(c, c->explain[i]);
-		char text[512], path[KUBE_URL_MAX], ens[300], en[300];
+		char text[1024], path[KUBE_URL_MAX], ens[300], en[300];
 		const json_t *meta;
 		const char *ns, *name;
 		json_t *body;
 		gpuq_diag_t diag = {{0}};
+		uint64_t h;
 
 		free(c->explain[i]);
 		c->explain[i] = NULL;
@@ -187,7 +179,10 @@ void status_jobs(struct controller *c)
 		j->explain_queued = false;
 		if (queue_workload_explain(c->q, j->uid, text, sizeof(text)) == GPUQ_ENOTFOUND)
 			continue;
-		if (strcmp(text, j->status) == 0)
+		if (j->rq_wait) /* admitted, its release held by a ResourceQuota */
+			gpuq_strlcpy(text, j->rq_wait, sizeof(text));
+		h = map_hash(text) | 1; /* never 0: "nothing written yet" */
+		if (h == j->status_hash)
 			continue;
 		meta = json_object_get(j->obj, keys_ns[0]);
 		ns = json_string_value(json_object_get(meta, keys_ns[1]));
@@ -201,7 +196,7 @@ void status_jobs(struct controller *c)
 		done++;
 		if (body &&
 		    kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK)
-			gpuq_strlcpy(j->status, text, sizeof(j->status));
+			j->status_hash = h;
 		json_decref(body);
 	}
 	/* keep the rest for the next pass */

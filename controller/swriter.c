@@ -1,0 +1,270 @@
+/* controller/swriter.c: the status writer. ClusterQueue and LocalQueue
+ * status patches and Events go out on their own thread and connection, so
+ * they never hold up a release: a round trip to the apiserver costs
+ * milliseconds, and an Event per admission plus a dozen queue status patches
+ * once a second sat between a Job's creation and its release on the
+ * controller thread. The controller thread hands over and goes on. For
+ * status the writer keeps only the latest body per key and skips one it has
+ * already written; Events keep their order, at most SWRITER_EVENTS_MAX wait
+ * (beyond that they are dropped and counted: an Event is a courtesy, the
+ * Job's gpuq.dev/status annotation and the queue status carry the truth). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+
+#define SWRITER_EVENTS_MAX 4096 /* Events waiting to be posted */
+
+typedef struct sevent {
+	struct sevent *next;
+	char *ns, *name, *uid, *type, *reason, *action, *note;
+} sevent_t;
+
+typedef struct {
+	char *path; /* the status subresource */
+	char *body; /* the merge patch, compact JSON */
+} sitem_t;
+
+struct swriter {
+	kube_client_t *client; /* the writer's own connection */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	map_t pending;		     /* key -> sitem_t *, latest wins (under mu) */
+	map_t written;		     /* key -> char * body last written (writer thread only) */
+	sevent_t *ev_head, *ev_tail; /* Events in order (under mu) */
+	size_t n_events;	     /* queued (under mu) */
+	uint64_t dropped;	     /* Events dropped when full (under mu) */
+	char *instance;		     /* reportingInstance of the Events */
+	bool stop;		     /* under mu */
+	bool running;
+};
+
+static void sitem_free(sitem_t *it)
+{
+	if (!it)
+		return;
+	free(it->path);
+	free(it->body);
+	free(it);
+}
+
+static void sevent_free(sevent_t *e)
+{
+	if (!e)
+		return;
+	free(e->ns);
+	free(e->name);
+	free(e->uid);
+	free(e->type);
+	free(e->reason);
+	free(e->action);
+	free(e->note);
+	free(e);
+}
+
+static void post_one(struct swriter *w, const sevent_t *e)
+{
+	kube_ref_t ref = {.api_version = "batch/v1",
+			  .kind = "Job",
+			  .namespace_ = e->ns,
+			  .name = e->name,
+			  .uid = e->uid};
+	gpuq_diag_t diag = {{0}};
+
+	if (kube_event_post(w->client, &ref, e->type, e->reason, e->action, e->note, w->instance,
+			    &diag))
+		gpuq_log(GPUQ_LOG_WARN, "controller", "event %s for %s/%s: %s", e->reason, e->ns,
+			 e->name, diag.msg);
+}
+
+static void drain_map(map_t *m, bool items)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	while ((s = map_next(m, &pos))) {
+		if (items)
+			sitem_free(s->value);
+		else
+			free(s->value);
+	}
+	map_deinit(m);
+}
+
+static void write_one(struct swriter *w, const char *key, sitem_t *it)
+{
+	const char *old = map_get(&w->written, key);
+	gpuq_diag_t diag = {{0}};
+	json_t *body;
+	void *prev = NULL;
+
+	if (old && strcmp(old, it->body) == 0)
+		return;
+	body = json_loads(it->body, 0, NULL);
+	if (!body)
+		return;
+	if (kube_patch(w->client, it->path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK) {
+		if (map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
+			it->body = NULL; /* now the written map's */
+			free(prev);
+		}
+	} else {
+		gpuq_log(GPUQ_LOG_DEBUG, "controller", "status %s: %s", it->path, diag.msg);
+	}
+	json_decref(body);
+}
+
+static void *writer_main(void *arg)
+{
+	struct swriter *w = arg;
+
+	for (;;) {
+		map_t batch;
+		size_t pos = 0;
+		map_slot_t *s;
+		sevent_t *ev;
+		uint64_t dropped;
+
+		pthread_mutex_lock(&w->mu);
+		while (!w->stop && w->pending.n == 0 && !w->ev_head)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->stop) {
+			pthread_mutex_unlock(&w->mu);
+			return NULL;
+		}
+		batch = w->pending;
+		map_init(&w->pending);
+		ev = w->ev_head;
+		w->ev_head = w->ev_tail = NULL;
+		w->n_events = 0;
+		dropped = w->dropped;
+		w->dropped = 0;
+		pthread_mutex_unlock(&w->mu);
+		if (dropped)
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%llu Events dropped: more than %d waited to be posted",
+				 (unsigned long long)dropped, SWRITER_EVENTS_MAX);
+		while (ev) {
+			sevent_t *next = ev->next;
+			post_one(w, ev);
+			sevent_free(ev);
+			ev = next;
+		}
+		while ((s = map_next(&batch, &pos)))
+			write_one(w, s->key, s->value);
+		drain_map(&batch, true);
+	}
+}
+
+int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
+		  swriter_t **out, gpuq_diag_t *diag)
+{
+	struct swriter *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w)
+		return GPUQ_ENOMEM;
+	map_init(&w->pending);
+	map_init(&w->written);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->instance = strdup(instance ? instance : "");
+	rc = w->instance ? kube_client_create(cfg, o, &w->client, diag) : GPUQ_ENOMEM;
+	if (!rc && pthread_create(&w->thread, NULL, writer_main, w) != 0)
+		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the status writer thread");
+	if (rc) {
+		swriter_stop(w);
+		return rc;
+	}
+	w->running = true;
+	*out = w;
+	return GPUQ_OK;
+}
+
+int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body)
+{
+	sitem_t *it = calloc(1, sizeof(*it));
+	void *old = NULL;
+	int rc = GPUQ_ENOMEM;
+
+	if (!it)
+		return GPUQ_ENOMEM;
+	it->path = strdup(path);
+	it->body = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
+	if (it->path && it->body) {
+		pthread_mutex_lock(&w->mu);
+		rc = map_put(&w->pending, key, it, &old);
+		if (rc == GPUQ_OK)
+			pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	if (rc) {
+		sitem_free(it);
+		return rc;
+	}
+	sitem_free(old);
+	return GPUQ_OK;
+}
+
+int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
+		  const char *reason, const char *action, const char *note)
+{
+	sevent_t *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return GPUQ_ENOMEM;
+	e->ns = strdup(ns);
+	e->name = strdup(name);
+	e->uid = strdup(uid);
+	e->type = strdup(type);
+	e->reason = strdup(reason);
+	e->action = strdup(action);
+	e->note = strdup(note);
+	if (!e->ns || !e->name || !e->uid || !e->type || !e->reason || !e->action || !e->note) {
+		sevent_free(e);
+		return GPUQ_ENOMEM;
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->n_events >= SWRITER_EVENTS_MAX) {
+		w->dropped++;
+		pthread_mutex_unlock(&w->mu);
+		sevent_free(e);
+		return GPUQ_ELIMIT;
+	}
+	if (w->ev_tail)
+		w->ev_tail->next = e;
+	else
+		w->ev_head = e;
+	w->ev_tail = e;
+	w->n_events++;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return GPUQ_OK;
+}
+
+void swriter_stop(swriter_t *w)
+{
+	if (!w)
+		return;
+	if (w->running) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = true;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+	}
+	drain_map(&w->pending, true);
+	drain_map(&w->written, false);
+	while (w->ev_head) {
+		sevent_t *next = w->ev_head->next;
+		sevent_free(w->ev_head);
+		w->ev_head = next;
+	}
+	free(w->instance);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	kube_client_destroy(w->client);
+	free(w);
+}
