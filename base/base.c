@@ -114,3 +114,53 @@ void gpuq_abort(const char *file, int line, const char *what)
 	fprintf(stderr, "gpuq: invariant broken at %s:%d: %s\n", file, line, what);
 	abort();
 }
+
+int gpuq_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag)
+{
+	const char *p = s;
+	int64_t whole = 0, frac = 0, frac_div = 1, unit = 1;
+	int digits = 0;
+
+	while (*p >= '0' && *p <= '9') {
+		if (++digits > 15)
+			return gpuq_diag_set(diag, GPUQ_ERANGE, "duration \"%s\" is too long", s);
+		whole = whole * 10 + (*p++ - '0');
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (frac_div >= 1000000000)
+				return gpuq_diag_set(diag, GPUQ_EINVAL,
+						     "duration \"%s\": too many decimals", s);
+			frac = frac * 10 + (*p++ - '0');
+			frac_div *= 10;
+			digits++;
+		}
+	}
+	if (digits == 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "bad duration \"%s\" (want e.g. 250, \"250ms\", \"1.5s\", "
+				     "\"2m\", \"1h\")",
+				     s);
+	if (!strcmp(p, "") || !strcmp(p, "ms"))
+		unit = 1;
+	else if (!strcmp(p, "s"))
+		unit = 1000;
+	else if (!strcmp(p, "m"))
+		unit = 60000;
+	else if (!strcmp(p, "h"))
+		unit = 3600000;
+	else
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "bad duration \"%s\" (want e.g. 250, \"250ms\", \"1.5s\", "
+				     "\"2m\", \"1h\")",
+				     s);
+	if (whole > GPUQ_DURATION_MAX_MS / unit)
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "duration \"%s\" is over 10 years", s);
+	if ((frac * unit) % frac_div)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "duration \"%s\" is finer than 1ms", s);
+	*out_ms = whole * unit + frac * unit / frac_div;
+	if (*out_ms > GPUQ_DURATION_MAX_MS)
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "duration \"%s\" is over 10 years", s);
+	return GPUQ_OK;
+}

@@ -78,6 +78,12 @@ void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
  * Returns GPUQ_ELIMIT when src did not fit (dst then holds the prefix). */
 int gpuq_strlcpy(char *dst, const char *src, size_t cap);
 
+/* Parse a duration: "250" or "250ms" (milliseconds), "1.5s", "2m", "1h"
+ * (fractions down to 1 ms). GPUQ_EINVAL (bad form, finer than 1 ms) or
+ * GPUQ_ERANGE (over GPUQ_DURATION_MAX_MS) with the value in diag. */
+#define GPUQ_DURATION_MAX_MS (1000LL * 86400 * 365 * 10) /* 10 years */
+int gpuq_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag);
+
 /* Loud abort for a broken invariant, with file:line. Never for bad input. */
 #define GPUQ_ASSERT(cond)                                                                          \
 	do {                                                                                       \

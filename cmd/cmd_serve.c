@@ -37,6 +37,11 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.lease_namespace = opts->lease_namespace;
 	co.lease_name = opts->lease_name;
 	co.identity = opts->identity;
+	co.core.fair_sharing = opts->fair_sharing;
+	co.core.ready_timeout_ms = opts->ready_timeout_ms;
+	co.core.backoff_base_ms = opts->requeue_backoff_ms;
+	if (co.core.backoff_max_ms < co.core.backoff_base_ms)
+		co.core.backoff_max_ms = co.core.backoff_base_ms;
 	rc = controller_create(&co, ctl, diag);
 	if (!rc)
 		rc = controller_start(*ctl, diag);

@@ -3,7 +3,7 @@
  * when it parses, check what the simulator relies on: arrivals sorted by
  * time, every index in range, every name printable; then build the queue
  * core from the trace's policy (sim_core_build, i.e. engine_core_build), as
- * every run does first. Also feeds the input to sim_duration_parse. Any
+ * every run does first. Also feeds the input to gpuq_duration_parse. Any
  * input must end in GPUQ_OK or a clean error with a message, never a crash,
  * leak, undefined behaviour or abort. */
 #include <stdint.h>
@@ -89,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size <= DURATION_INPUT_MAX && !memchr(data, 0, size)) {
 		memcpy(dur, data, size);
 		dur[size] = '\0';
-		if (sim_duration_parse(dur, &ms, &diag) == GPUQ_OK)
+		if (gpuq_duration_parse(dur, &ms, &diag) == GPUQ_OK)
 			check(ms >= 0 && ms <= SIM_TIME_MAX_MS, "duration range");
 	}
 	return 0;

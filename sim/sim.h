@@ -50,9 +50,9 @@
 #define SIM_PODS_MAX 100000    /* pods in one pod set */
 #define SIM_OBJECTSET_DEPTH 4  /* nesting of spec.objectSets */
 #define SIM_OBJECTS_MAX 50000  /* objects stamped out by object sets (POLICY_OBJECTS_MAX) */
-#define SIM_TIME_MAX_MS (1000LL * 86400 * 365 * 10) /* 10 years of virtual time */
-#define SIM_SAMPLES_MAX 100000			    /* utilization samples in a report */
-#define SIM_NAME_MAX 254			    /* object and workload names (DNS subdomain) */
+#define SIM_TIME_MAX_MS GPUQ_DURATION_MAX_MS /* 10 years of virtual time */
+#define SIM_SAMPLES_MAX 100000		     /* utilization samples in a report */
+#define SIM_NAME_MAX 254		     /* object and workload names (DNS subdomain) */
 #define SIM_EXPLAIN_MAX 1000 /* workloads left waiting whose reason the report gives */
 #define SIM_EXPLAIN_LEN 256  /* bytes of one such reason */
 
@@ -168,11 +168,6 @@ void sim_trace_destroy(sim_trace_t *trace);
 /* Write workload i's name ("explicit-name" or "<generator>-<lq name>-<n>") into
  * buf. GPUQ_ELIMIT when cap is too small. */
 int sim_trace_workload_name(const sim_trace_t *trace, size_t i, char *buf, size_t cap);
-
-/* Parse a duration: a JSON integer of milliseconds, or a string "250", "250ms",
- * "1.5s", "2m", "1h" (fractions down to 1 ms). GPUQ_EINVAL / GPUQ_ERANGE
- * (over SIM_TIME_MAX_MS or negative) with the value in diag. */
-int sim_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag);
 
 /* ---- Statistics ---- */
 

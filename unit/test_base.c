@@ -58,6 +58,33 @@ static void strlcpy_bounds(void **state)
 	assert_int_equal(gpuq_strlcpy(buf, "x", 0), GPUQ_ELIMIT);
 }
 
+static void duration_forms(void **state)
+{
+	int64_t ms = -1;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(gpuq_duration_parse("250", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 250);
+	assert_int_equal(gpuq_duration_parse("250ms", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 250);
+	assert_int_equal(gpuq_duration_parse("1.5s", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 1500);
+	assert_int_equal(gpuq_duration_parse("2m", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 120000);
+	assert_int_equal(gpuq_duration_parse("1h", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 3600000);
+	assert_int_equal(gpuq_duration_parse(".5s", &ms, &d), GPUQ_OK);
+	assert_int_equal(ms, 500);
+	assert_int_equal(gpuq_duration_parse("1.0005s", &ms, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "duration \"1.0005s\" is finer than 1ms");
+	assert_int_equal(gpuq_duration_parse("1x", &ms, &d), GPUQ_EINVAL);
+	assert_int_equal(gpuq_duration_parse("", &ms, &d), GPUQ_EINVAL);
+	assert_int_equal(gpuq_duration_parse("-1s", &ms, &d), GPUQ_EINVAL);
+	assert_int_equal(gpuq_duration_parse("100000h", &ms, &d), GPUQ_ERANGE);
+	assert_string_equal(d.msg, "duration \"100000h\" is over 10 years");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -65,6 +92,7 @@ int main(void)
 	    cmocka_unit_test(diag_set_and_prefix),
 	    cmocka_unit_test(diag_truncates),
 	    cmocka_unit_test(strlcpy_bounds),
+	    cmocka_unit_test(duration_forms),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

@@ -176,6 +176,9 @@ static void opts_parse_cluster(void **state)
 	assert_string_equal(o.identity, "build-box");
 	assert_true(o.qps == 50.0);
 	assert_int_equal(o.burst, 100);
+	assert_false(o.fair_sharing);
+	assert_int_equal(o.ready_timeout_ms, 30 * 60 * 1000);
+	assert_int_equal(o.requeue_backoff_ms, 60 * 1000);
 	/* in a Pod, neither flag: in-cluster, defaults from the downward API */
 	g_env = &pod;
 	assert_int_equal(parse(&o, &d, CLUSTER, END), GPUQ_OK);
@@ -201,13 +204,25 @@ static void opts_parse_cluster(void **state)
 	assert_true(o.leader_elect);
 	assert_true(o.qps == 10000.0);
 	assert_int_equal(o.burst, 100000);
+	/* the core's settings */
+	assert_int_equal(parse(&o, &d, CLUSTER, "--fair-sharing", "true", "--pods-ready-timeout",
+			       "1.5s", "--requeue-backoff=2m", END),
+			 GPUQ_OK);
+	assert_true(o.fair_sharing);
+	assert_int_equal(o.ready_timeout_ms, 1500);
+	assert_int_equal(o.requeue_backoff_ms, 120000);
+	assert_int_equal(parse(&o, &d, CLUSTER, "--pods-ready-timeout", "0", END), GPUQ_OK);
+	assert_int_equal(o.ready_timeout_ms, 0);
 	/* --policy-dir wins over being in a Pod: offline, env unused */
 	assert_int_equal(parse(&o, &d, CLUSTER, "--policy-dir", "/p", END), GPUQ_OK);
 	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
 	assert_string_equal(o.identity, "");
 	/* the usage names them */
-	for (size_t i = 0; i < 7; i++) {
+	for (size_t i = 0; i < 10; i++) {
 		static const char *const flags[] = {"--kubeconfig PATH",
+						    "--fair-sharing",
+						    "--pods-ready-timeout",
+						    "--requeue-backoff",
 						    "--leader-elect",
 						    "--lease-namespace",
 						    "--lease-name",
@@ -259,6 +274,22 @@ static void opts_parse_cluster_bad(void **state)
 	     "--burst \"0\": expected a number in 1..100000"},
 	    {&host, {"--kubeconfig", "/k", "--burst", "100001"}, "--burst \"100001\""},
 	    {&host, {"--kubeconfig", "/k", "--burst", "x"}, "--burst \"x\""},
+	    {&host, {"--kubeconfig", "/k", "--fair-sharing", "on"}, "--fair-sharing \"on\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--pods-ready-timeout", "5x"},
+	     "--pods-ready-timeout \"5x\": expected a duration such as 90s, 5m or 1.5h, 0..7 days"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--pods-ready-timeout", "8d"},
+	     "--pods-ready-timeout \"8d\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--pods-ready-timeout", "169h"},
+	     "--pods-ready-timeout \"169h\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--requeue-backoff", "0"},
+	     "--requeue-backoff \"0\": expected a duration such as 90s, 5m or 1.5h, 1ms..7 days"},
+	    {&host,
+	     {"--policy-dir", "/p", "--fair-sharing", "true"},
+	     "--fair-sharing: a cluster flag"},
 	    {&host,
 	     {"--kubeconfig", "/k", "--qps", "5", "--qps", "6"},
 	     "--qps \"6\": given more than once"},

@@ -152,33 +152,6 @@ static size_t find_wl(const sim_trace_t *t, const char *name)
 
 /* ---- parsing ---- */
 
-static void duration_forms(void **state)
-{
-	int64_t ms = -1;
-	gpuq_diag_t d = {{0}};
-
-	(void)state;
-	assert_int_equal(sim_duration_parse("250", &ms, &d), GPUQ_OK);
-	assert_int_equal(ms, 250);
-	assert_int_equal(sim_duration_parse("250ms", &ms, &d), GPUQ_OK);
-	assert_int_equal(ms, 250);
-	assert_int_equal(sim_duration_parse("1.5s", &ms, &d), GPUQ_OK);
-	assert_int_equal(ms, 1500);
-	assert_int_equal(sim_duration_parse("2m", &ms, &d), GPUQ_OK);
-	assert_int_equal(ms, 120000);
-	assert_int_equal(sim_duration_parse("1h", &ms, &d), GPUQ_OK);
-	assert_int_equal(ms, 3600000);
-	assert_int_equal(sim_duration_parse(".5s", &ms, &d), GPUQ_OK);
-	assert_int_equal(ms, 500);
-	assert_int_equal(sim_duration_parse("1.0005s", &ms, &d), GPUQ_EINVAL);
-	assert_string_equal(d.msg, "duration \"1.0005s\" is finer than 1ms");
-	assert_int_equal(sim_duration_parse("1x", &ms, &d), GPUQ_EINVAL);
-	assert_int_equal(sim_duration_parse("", &ms, &d), GPUQ_EINVAL);
-	assert_int_equal(sim_duration_parse("-1s", &ms, &d), GPUQ_EINVAL);
-	assert_int_equal(sim_duration_parse("100000h", &ms, &d), GPUQ_ERANGE);
-	assert_string_equal(d.msg, "duration \"100000h\" is over 10 years");
-}
-
 static void parse_tiny(void **state)
 {
 	sim_trace_t *t = parse_ok(tiny);
@@ -991,7 +964,6 @@ static void state_check(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(duration_forms),
 	    cmocka_unit_test(parse_tiny),
 	    cmocka_unit_test(parse_generators),
 	    cmocka_unit_test(parse_object_sets),

@@ -72,6 +72,15 @@ static const char usage_text[] =
     "                          (default 50)\n"
     "  --burst N               apiserver requests at once above --qps, 1..100000\n"
     "                          (default 100)\n"
+    "  --fair-sharing BOOL     true or false (default false): order the ClusterQueues of a\n"
+    "                          cohort by weighted dominant resource share and preempt\n"
+    "                          to fair share (Kueue's fairSharing.enable)\n"
+    "  --pods-ready-timeout D  a gang (pod group, or a Job of parallelism > 1) whose pods\n"
+    "                          are not all Ready D after its release is suspended and\n"
+    "                          requeued (Kueue's waitForPodsReady); 0 turns it off\n"
+    "                          (default 30m; D as 90s, 5m, 1.5h)\n"
+    "  --requeue-backoff D     the first requeue after a Ready timeout waits D, doubling\n"
+    "                          each time up to 1h (default 60s)\n"
     "\n"
     "Signals: SIGHUP reloads the policy dir; SIGTERM or SIGINT stop gracefully (requests\n"
     "in flight finish, then exit 0).\n"
@@ -276,6 +285,23 @@ static int parse_burst(const char *value, unsigned *out, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* A duration flag (gpuq_duration_parse's forms) of at least min_ms and at
+ * most WEBHOOK_DURATION_FLAG_MAX_MS. */
+static int parse_duration(const char *flag, const char *value, int64_t min_ms, int64_t *out,
+			  gpuq_diag_t *diag)
+{
+	int64_t ms = -1;
+
+	if (gpuq_duration_parse(value, &ms, NULL) || ms < min_ms ||
+	    ms > WEBHOOK_DURATION_FLAG_MAX_MS)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "%s \"%s\": expected a duration such as 90s, 5m or 1.5h, "
+				     "%s..7 days",
+				     flag, value, min_ms ? "1ms" : "0");
+	*out = ms;
+	return GPUQ_OK;
+}
+
 typedef enum {
 	FLAG_LISTEN,
 	FLAG_CERT_DIR,
@@ -286,19 +312,36 @@ typedef enum {
 	FLAG_CONTROLLER_USER,
 	FLAG_THREADS,
 	FLAG_LOG_LEVEL,
-	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_BURST */
+	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_REQUEUE_BACKOFF */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
 	FLAG_IDENTITY,
 	FLAG_QPS,
 	FLAG_BURST,
+	FLAG_FAIR_SHARING,
+	FLAG_READY_TIMEOUT,
+	FLAG_REQUEUE_BACKOFF,
 	FLAG_COUNT,
 } flag_t;
 
-static const char *const flag_names[FLAG_COUNT] = {
-    "--listen",		 "--cert-dir",	      "--state-dir", "--policy-dir", "--kubeconfig",
-    "--gpu-resource",	 "--controller-user", "--threads",   "--log-level",  "--leader-elect",
-    "--lease-namespace", "--lease-name",      "--identity",  "--qps",	     "--burst"};
+static const char *const flag_names[FLAG_COUNT] = {"--listen",
+						   "--cert-dir",
+						   "--state-dir",
+						   "--policy-dir",
+						   "--kubeconfig",
+						   "--gpu-resource",
+						   "--controller-user",
+						   "--threads",
+						   "--log-level",
+						   "--leader-elect",
+						   "--lease-namespace",
+						   "--lease-name",
+						   "--identity",
+						   "--qps",
+						   "--burst",
+						   "--fair-sharing",
+						   "--pods-ready-timeout",
+						   "--requeue-backoff"};
 
 /* The Lease holder's name: what the Lease stores, printable, no spaces. */
 static int set_identity(webhook_serve_opts_t *opts, const char *from, const char *value,
@@ -384,6 +427,12 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 		return parse_qps(value, &opts->qps, diag);
 	case FLAG_BURST:
 		return parse_burst(value, &opts->burst, diag);
+	case FLAG_FAIR_SHARING:
+		return parse_bool("--fair-sharing", value, &opts->fair_sharing, diag);
+	case FLAG_READY_TIMEOUT:
+		return parse_duration(flag_names[f], value, 0, &opts->ready_timeout_ms, diag);
+	case FLAG_REQUEUE_BACKOFF:
+		return parse_duration(flag_names[f], value, 1, &opts->requeue_backoff_ms, diag);
 	case FLAG_COUNT:
 		break;
 	}
@@ -417,7 +466,7 @@ static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
 				     "policy source, not both",
 				     opts->policy_dir, opts->kubeconfig);
 	if (seen[FLAG_POLICY_DIR]) {
-		for (flag_t f = FLAG_LEADER_ELECT; f <= FLAG_BURST; f++)
+		for (flag_t f = FLAG_LEADER_ELECT; f <= FLAG_REQUEUE_BACKOFF; f++)
 			if (seen[f])
 				return gpuq_diag_set(diag, GPUQ_EINVAL,
 						     "%s: a cluster flag, but --policy-dir runs "
@@ -474,6 +523,8 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	opts->lease_name = WEBHOOK_LEASE_NAME_DEFAULT;
 	opts->qps = WEBHOOK_QPS_DEFAULT;
 	opts->burst = WEBHOOK_BURST_DEFAULT;
+	opts->ready_timeout_ms = WEBHOOK_READY_TIMEOUT_MS_DEFAULT;
+	opts->requeue_backoff_ms = WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;
 		size_t name_len;

@@ -272,7 +272,10 @@ typedef enum {
 #define WEBHOOK_LEASE_NAMESPACE_DEFAULT "gpuq-system" /* without $POD_NAMESPACE */
 #define WEBHOOK_LEASE_NAME_DEFAULT "gpuq-controller"
 #define WEBHOOK_QPS_DEFAULT 50.0 /* apiserver requests per second, sustained */
-#define WEBHOOK_QPS_MAX 10000.0	 /* --qps above this is refused (a typo, not a plan) */
+#define WEBHOOK_READY_TIMEOUT_MS_DEFAULT (30LL * 60 * 1000) /* Kueue's waitForPodsReady */
+#define WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT (60LL * 1000)
+#define WEBHOOK_DURATION_FLAG_MAX_MS (7LL * 86400 * 1000) /* duration flags: at most 7 days */
+#define WEBHOOK_QPS_MAX 10000.0 /* --qps above this is refused (a typo, not a plan) */
 #define WEBHOOK_BURST_DEFAULT 100u
 #define WEBHOOK_BURST_MAX 100000u
 
@@ -320,6 +323,11 @@ typedef struct {
 						(0, WEBHOOK_QPS_MAX] (default 50) */
 	unsigned burst;			     /* --burst: requests at once above qps,
 						1..WEBHOOK_BURST_MAX (default 100) */
+	bool fair_sharing;		     /* --fair-sharing true|false (default false) */
+	int64_t ready_timeout_ms;	     /* --pods-ready-timeout, 0 = off (default
+						WEBHOOK_READY_TIMEOUT_MS_DEFAULT) */
+	int64_t requeue_backoff_ms;	     /* --requeue-backoff, >= 1 ms (default
+						WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT) */
 	unsigned poll_ms;		     /* change polling interval (not a flag;
 						WEBHOOK_POLL_MS_DEFAULT) */
 	size_t body_budget;		     /* body bytes buffered at once (not a flag;
