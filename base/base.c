@@ -164,3 +164,96 @@ int gpuq_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_ERANGE, "duration \"%s\" is over 10 years", s);
 	return GPUQ_OK;
 }
+
+size_t gpuq_base64_encode(const void *src, size_t n, char *dst)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *s = src;
+	char *d = dst;
+
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16;
+		size_t left = n - i;
+
+		if (left > 1)
+			v |= (uint32_t)s[i + 1] << 8;
+		if (left > 2)
+			v |= s[i + 2];
+		*d++ = tab[(v >> 18) & 63];
+		*d++ = tab[(v >> 12) & 63];
+		d[0] = '=';
+		d[1] = '=';
+		if (left > 1)
+			d[0] = tab[(v >> 6) & 63];
+		if (left > 2)
+			d[1] = tab[v & 63];
+		d += 2;
+	}
+	return (size_t)(d - dst);
+}
+
+static int b64_value(unsigned char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+')
+		return 62;
+	return ch == '/' ? 63 : -1;
+}
+
+int gpuq_base64_decode(const char *s, size_t max_out, char **out, size_t *len)
+{
+	size_t n = strlen(s), o = 0, sextets = 0, pad = 0;
+	uint32_t acc = 0;
+	char *dec;
+
+	if (n / 2 > max_out)
+		return GPUQ_ELIMIT;
+	dec = malloc(n / 4 * 3 + 3);
+	if (!dec)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		int v;
+		if (ch == '\n' || ch == '\r' || ch == ' ' || ch == '\t')
+			continue;
+		if (ch == '=') {
+			pad++;
+			continue;
+		}
+		v = b64_value(ch);
+		if (v < 0 || pad)
+			goto bad; /* not base64, or data after the padding */
+		acc = acc << 6 | (uint32_t)v;
+		if (++sextets % 4 == 0) {
+			dec[o++] = (char)(acc >> 16 & 0xff);
+			dec[o++] = (char)(acc >> 8 & 0xff);
+			dec[o++] = (char)(acc & 0xff);
+		}
+	}
+	/* the last quantum: 2 sextets and "==" give one byte, 3 and "=" two */
+	if (sextets % 4 == 2 && pad == 2) {
+		dec[o++] = (char)(acc >> 4 & 0xff);
+	} else if (sextets % 4 == 3 && pad == 1) {
+		dec[o++] = (char)(acc >> 10 & 0xff);
+		dec[o++] = (char)(acc >> 2 & 0xff);
+	} else if (sextets % 4 != 0 || pad != 0) {
+		goto bad;
+	}
+	if (o > max_out) {
+		free(dec);
+		return GPUQ_ELIMIT;
+	}
+	dec[o] = '\0';
+	*out = dec;
+	*len = o;
+	return GPUQ_OK;
+bad:
+	free(dec);
+	return GPUQ_EINVAL;
+}

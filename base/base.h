@@ -84,6 +84,19 @@ int gpuq_strlcpy(char *dst, const char *src, size_t cap);
 #define GPUQ_DURATION_MAX_MS (1000LL * 86400 * 365 * 10) /* 10 years */
 int gpuq_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag);
 
+/* base64, standard alphabet, '=' padded (RFC 4648). Encode src[0..n) into
+ * dst, which holds at least GPUQ_BASE64_LEN(n) bytes; returns the length
+ * written (no NUL). */
+#define GPUQ_BASE64_LEN(n) (((n) + 2) / 3 * 4)
+size_t gpuq_base64_encode(const void *src, size_t n, char *dst);
+
+/* Decode s (as Go's StdEncoding writes it: '=' padding only at the end;
+ * line breaks and blanks ignored) into a new NUL-terminated buffer *out of
+ * *len bytes (caller frees). GPUQ_EINVAL when s is not base64, GPUQ_ELIMIT
+ * when s is longer than 2 * max_out or decodes to more than max_out bytes,
+ * GPUQ_ENOMEM. */
+int gpuq_base64_decode(const char *s, size_t max_out, char **out, size_t *len);
+
 /* Loud abort for a broken invariant, with file:line. Never for bad input. */
 #define GPUQ_ASSERT(cond)                                                                          \
 	do {                                                                                       \

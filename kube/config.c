@@ -47,75 +47,17 @@ int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_d
 	return GPUQ_OK;
 }
 
-static int b64_value(unsigned char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	return ch == '/' ? 63 : -1;
-}
-
-/* base64 as Go's StdEncoding writes it (standard alphabet, '=' padding only
- * at the end; line breaks and blanks ignored) into a new NUL-terminated
- * buffer of at most KUBE_PEM_MAX bytes. */
+/* base64 (gpuq_base64_decode) into a new NUL-terminated buffer of at most
+ * KUBE_PEM_MAX bytes; diag names the field. */
 static int b64_decode(const char *field, const char *s, char **out, size_t *len, gpuq_diag_t *diag)
 {
-	size_t n = strlen(s), o = 0, sextets = 0, pad = 0;
-	uint32_t acc = 0;
-	char *dec;
+	int rc = gpuq_base64_decode(s, KUBE_PEM_MAX, out, len);
 
-	/* 4/3 of KUBE_PEM_MAX plus line breaks fits in twice it */
-	if (n > (size_t)KUBE_PEM_MAX * 2)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: longer than %u bytes", field,
-				     KUBE_PEM_MAX * 2);
-	dec = malloc(n / 4 * 3 + 3);
-	if (!dec)
-		return GPUQ_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		int v;
-		if (ch == '\n' || ch == '\r' || ch == ' ' || ch == '\t')
-			continue;
-		if (ch == '=') {
-			pad++;
-			continue;
-		}
-		v = b64_value(ch);
-		if (v < 0 || pad)
-			goto bad; /* not base64, or data after the padding */
-		acc = acc << 6 | (uint32_t)v;
-		if (++sextets % 4 == 0) {
-			dec[o++] = (char)(acc >> 16 & 0xff);
-			dec[o++] = (char)(acc >> 8 & 0xff);
-			dec[o++] = (char)(acc & 0xff);
-		}
-	}
-	/* the last quantum: 2 sextets and "==" give one byte, 3 and "=" two */
-	if (sextets % 4 == 2 && pad == 2) {
-		dec[o++] = (char)(acc >> 4 & 0xff);
-	} else if (sextets % 4 == 3 && pad == 1) {
-		dec[o++] = (char)(acc >> 10 & 0xff);
-		dec[o++] = (char)(acc >> 2 & 0xff);
-	} else if (sextets % 4 != 0 || pad != 0) {
-		goto bad;
-	}
-	if (o > KUBE_PEM_MAX) {
-		free(dec);
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %u bytes decoded", field,
-				     KUBE_PEM_MAX);
-	}
-	dec[o] = '\0';
-	*out = dec;
-	*len = o;
-	return GPUQ_OK;
-bad:
-	free(dec);
-	return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: not valid base64", field);
+	if (rc == GPUQ_ELIMIT)
+		return gpuq_diag_set(diag, rc, "%s: more than %u bytes", field, KUBE_PEM_MAX);
+	if (rc == GPUQ_EINVAL)
+		return gpuq_diag_set(diag, rc, "%s: not valid base64", field);
+	return rc;
 }
 
 void kube_config_destroy(kube_config_t *cfg)

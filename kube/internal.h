@@ -46,10 +46,6 @@ struct kube_client {
 	char errbuf[CURL_ERROR_SIZE]; /* curl's words for the last failure */
 };
 
-/* Read a whole file of at most cap bytes into a new NUL-terminated buffer
- * (*len may be NULL). GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
-int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag);
-
 /* The bearer token, re-reading a rotated token file (config.c). */
 int kube_token_get(kube_config_t *cfg, char *out, size_t cap, gpuq_diag_t *diag);
 

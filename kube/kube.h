@@ -48,12 +48,15 @@
 /* bytes in one watch event (one line): a Job with managedFields is ~10 KiB;
  * etcd's own object cap is 1.5 MiB */
 #define KUBE_EVENT_MAX (4u << 20)
-#define KUBE_LIST_PAGE 500	      /* items per LIST page (limit=) */
-#define KUBE_RETRIES_MAX 5	      /* 429/503 retries of one request */
-#define KUBE_RETRY_AFTER_MAX_S 30     /* longest Retry-After honoured, seconds */
-#define KUBE_WATCH_TIMEOUT_S 300      /* timeoutSeconds of one watch request */
-#define KUBE_BACKOFF_BASE_MS 200      /* first reconnect delay of a watch */
-#define KUBE_BACKOFF_MAX_MS 30000     /* reconnect delay ceiling */
+#define KUBE_LIST_PAGE 500	  /* items per LIST page (limit=) */
+#define KUBE_RETRIES_MAX 5	  /* 429/503 retries of one request */
+#define KUBE_RETRY_AFTER_MAX_S 30 /* longest Retry-After honoured, seconds */
+#define KUBE_WATCH_TIMEOUT_S 300  /* timeoutSeconds of one watch request */
+#define KUBE_BACKOFF_BASE_MS 200  /* first reconnect delay of a watch */
+#define KUBE_BACKOFF_MAX_MS                                                                        \
+	8000			      /* reconnect delay ceiling: a watch is back within           \
+				       ~8 s of the apiserver (one try per watch per                \
+				       8 s while it is down is light) */
 #define KUBE_REQUEST_TIMEOUT_MS 30000 /* whole-request timeout (not watches) */
 #define KUBE_FIELD_MANAGER "gpuq"     /* server-side apply field manager */
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -151,6 +154,10 @@ typedef enum {
  * kube_request_json. */
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag);
+
+/* Read a whole file of at most cap bytes into a new NUL-terminated buffer
+ * (*len may be NULL). GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
+int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag);
 
 /* Percent-encode s for a path segment or query value into out (cap bytes,
  * NUL-terminated). GPUQ_ELIMIT when it does not fit. Pure. */

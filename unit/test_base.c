@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -85,6 +86,38 @@ static void duration_forms(void **state)
 	assert_string_equal(d.msg, "duration \"100000h\" is over 10 years");
 }
 
+static void base64_round_trip(void **state)
+{
+	unsigned char all[256];
+	char enc[GPUQ_BASE64_LEN(256) + 1], *dec = NULL;
+	size_t n;
+
+	(void)state;
+	for (int i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	/* RFC 4648 test vectors */
+	enc[gpuq_base64_encode("foob", 4, enc)] = '\0';
+	assert_string_equal(enc, "Zm9vYg==");
+	enc[gpuq_base64_encode("fooba", 5, enc)] = '\0';
+	assert_string_equal(enc, "Zm9vYmE=");
+	enc[gpuq_base64_encode("foobar", 6, enc)] = '\0';
+	assert_string_equal(enc, "Zm9vYmFy");
+	for (size_t len = 0; len <= 256; len += 17) {
+		enc[gpuq_base64_encode(all, len, enc)] = '\0';
+		assert_int_equal(strlen(enc), GPUQ_BASE64_LEN(len));
+		assert_int_equal(gpuq_base64_decode(enc, 256, &dec, &n), GPUQ_OK);
+		assert_int_equal(n, len);
+		assert_memory_equal(dec, all, len);
+		free(dec);
+	}
+	assert_int_equal(gpuq_base64_decode("Zm9v\nYmFy", 16, &dec, &n), GPUQ_OK);
+	assert_string_equal(dec, "foobar");
+	free(dec);
+	assert_int_equal(gpuq_base64_decode("Zm9v!", 16, &dec, &n), GPUQ_EINVAL);
+	assert_int_equal(gpuq_base64_decode("Zg=x", 16, &dec, &n), GPUQ_EINVAL);
+	assert_int_equal(gpuq_base64_decode("Zm9vYmFy", 5, &dec, &n), GPUQ_ELIMIT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -93,6 +126,7 @@ int main(void)
 	    cmocka_unit_test(diag_truncates),
 	    cmocka_unit_test(strlcpy_bounds),
 	    cmocka_unit_test(duration_forms),
+	    cmocka_unit_test(base64_round_trip),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

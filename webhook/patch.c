@@ -176,34 +176,9 @@ void webhook_buf_put_ptr_token(webhook_buf_t *b, const char *token)
 
 void webhook_buf_put_base64(webhook_buf_t *b, const char *src, size_t n)
 {
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *s = (const unsigned char *)src;
-	size_t out = (n + 2) / 3 * 4;
-	char *d;
-
-	if (reserve(b, out))
+	if (reserve(b, GPUQ_BASE64_LEN(n)))
 		return;
-	d = b->p + b->len;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16;
-		size_t left = n - i;
-
-		if (left > 1)
-			v |= (uint32_t)s[i + 1] << 8;
-		if (left > 2)
-			v |= s[i + 2];
-		*d++ = tab[(v >> 18) & 63];
-		*d++ = tab[(v >> 12) & 63];
-		d[0] = '=';
-		d[1] = '=';
-		if (left > 1)
-			d[0] = tab[(v >> 6) & 63];
-		if (left > 2)
-			d[1] = tab[v & 63];
-		d += 2;
-	}
-	b->len += out;
+	b->len += gpuq_base64_encode(src, n, b->p + b->len);
 	b->p[b->len] = '\0';
 }
 
