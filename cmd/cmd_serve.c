@@ -6,26 +6,99 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "certs/certs.h"
 #include "cmd/cmd.h"
 #include "controller/controller.h"
 #include "kube/kube.h"
 #include "webhook/webhook.h"
 
+/* The cluster a cluster source names. */
+static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
+{
+	return opts->source == WEBHOOK_SOURCE_KUBECONFIG
+		   ? kube_config_load(opts->kubeconfig, cfg, diag)
+		   : kube_config_in_cluster(NULL, cfg, diag);
+}
+
+/* Split a comma-separated list into names[] (pointers into buf). */
+static int split_list(const char *flag, const char *list, char *buf, size_t cap, const char **names,
+		      size_t *n, gpuq_diag_t *diag)
+{
+	*n = 0;
+	if (!list)
+		return GPUQ_OK;
+	if (gpuq_strlcpy(buf, list, cap))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: list too long", flag);
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (*n == CERTS_SAN_MAX)
+			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: at most %d names", flag,
+					     CERTS_SAN_MAX);
+		names[(*n)++] = t;
+	}
+	return GPUQ_OK;
+}
+
+/* What the cert keeper borrows while it runs (lives in cmd_serve's frame). */
+typedef struct {
+	char dns_buf[4096], ip_buf[4096], def_dns[128];
+	const char *dns[CERTS_SAN_MAX], *ips[CERTS_SAN_MAX];
+	certkeeper_opts_t ko;
+} keeper_args_t;
+
+/* The serving certificate kept in a Secret (--cert-secret), before the
+ * server reads --cert-dir. */
+static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_t *cfg,
+			    keeper_args_t *a, certkeeper_t **out, gpuq_diag_t *diag)
+{
+	certkeeper_opts_t ko;
+	const char **dns = a->dns, **ips = a->ips;
+	certs_serving_spec_t spec;
+	kube_client_opts_t co;
+	int rc;
+
+	certkeeper_opts_default(&ko);
+	ko.namespace_ = opts->cert_secret_ns;
+	ko.name = opts->cert_secret_name;
+	ko.cert_dir = opts->cert_dir;
+	ko.webhook_config = opts->webhook_config;
+	rc = split_list("--cert-dns", opts->cert_dns, a->dns_buf, sizeof(a->dns_buf), dns,
+			&ko.n_dns, diag);
+	if (!rc)
+		rc = split_list("--cert-ip", opts->cert_ip, a->ip_buf, sizeof(a->ip_buf), ips,
+				&ko.n_ips, diag);
+	if (rc)
+		return rc;
+	if (!opts->cert_dns && !opts->cert_ip) {
+		snprintf(a->def_dns, sizeof(a->def_dns), "gpuq-webhook.%s.svc",
+			 opts->cert_secret_ns);
+		dns[0] = a->def_dns;
+		ko.n_dns = 1;
+	}
+	ko.dns = dns;
+	ko.ips = ips;
+	spec = (certs_serving_spec_t){dns, ko.n_dns, ips, ko.n_ips, ko.days};
+	rc = certs_serving_spec_check(&spec, diag);
+	if (rc) {
+		gpuq_diag_prefix(diag, "--cert-dns/--cert-ip: ");
+		return rc;
+	}
+	kube_client_opts_default(&co);
+	a->ko = ko;
+	return certkeeper_start(cfg, &co, &a->ko, out, diag);
+}
+
 /* The controller beside the server, when the policy comes from a cluster. */
 static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv,
-			    kube_config_t **cfg, controller_t **ctl, gpuq_diag_t *diag)
+			    const kube_config_t *cfg, controller_t **ctl, gpuq_diag_t *diag)
 {
 	controller_opts_t co;
 	int rc;
 
-	rc = opts->source == WEBHOOK_SOURCE_KUBECONFIG
-		 ? kube_config_load(opts->kubeconfig, cfg, diag)
-		 : kube_config_in_cluster(NULL, cfg, diag);
-	if (rc)
-		return rc;
 	controller_opts_default(&co);
-	co.kube = *cfg;
+	co.kube = cfg;
 	co.client.qps = opts->qps;
 	co.client.burst = opts->burst;
 	co.state_dir = opts->state_dir;
@@ -53,6 +126,8 @@ int cmd_serve(int argc, char **argv)
 	webhook_serve_opts_t opts;
 	webhook_server_t *srv = NULL;
 	controller_t *ctl = NULL;
+	certkeeper_t *keeper = NULL;
+	keeper_args_t kargs;
 	kube_config_t *kcfg = NULL;
 	gpuq_diag_t diag = {{0}};
 	sigset_t sigs;
@@ -81,18 +156,21 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuq serve: cannot block signals\n");
 		return 1;
 	}
-	rc = webhook_server_create(&opts, &srv, &diag);
-	if (rc) {
-		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
-		return 1;
-	}
-	rc = webhook_server_start(srv, &diag);
+	if (opts.source != WEBHOOK_SOURCE_DIR)
+		rc = load_kube(&opts, &kcfg, &diag);
+	if (!rc && opts.cert_secret_name)
+		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
+	if (!rc)
+		rc = webhook_server_create(&opts, &srv, &diag);
+	if (!rc)
+		rc = webhook_server_start(srv, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, &kcfg, &ctl, &diag);
+		rc = start_controller(&opts, srv, kcfg, &ctl, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);
 		webhook_server_destroy(srv);
+		certkeeper_stop(keeper);
 		kube_config_destroy(kcfg);
 		return 1;
 	}
@@ -111,6 +189,7 @@ int cmd_serve(int argc, char **argv)
 	controller_destroy(ctl); /* gives the Lease up first */
 	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
 	webhook_server_destroy(srv);
+	certkeeper_stop(keeper);
 	kube_config_destroy(kcfg);
 	gpuq_log(GPUQ_LOG_INFO, "serve", "stopped");
 	return 0;

@@ -235,6 +235,10 @@ create kueue.x-k8s.io clusterqueues - -
 list kueue.x-k8s.io workloads - -
 get - secrets - -
 list - secrets - gpuq-system
+delete - secrets - gpuq-system
+create - secrets - team-a
+update - secrets - team-a
+patch admissionregistration.k8s.io validatingwebhookconfigurations - -
 get - nodes - -
 create - pods - team-a
 update - pods - team-a

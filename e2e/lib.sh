@@ -175,16 +175,28 @@ job_event() {
 }
 
 # start_gpuq NAME [ARGS...]: `gpuq serve` as replica NAME in the background on
-# $GPUQ_PORT with gpuq's own credentials and state dir $E2E_RUN/state-NAME;
+# $GPUQ_PORT with gpuq's own credentials, certificates from $GPUQ_CERT_DIR
+# (default $E2E_RUN/certs) and state dir $E2E_RUN/state-NAME;
 # log $E2E_RUN/gpuq-NAME.log (appended), pid $E2E_RUN/gpuq-NAME.pid. Waits
 # until /readyz answers 200 (synced with the apiserver).
 start_gpuq() {
 	local name=$1; shift
 	mkdir -p "$E2E_RUN/state-$name"
-	"$GPUQ" serve --listen "127.0.0.1:$GPUQ_PORT" --cert-dir "$E2E_RUN/certs" \
+	"$GPUQ" serve --listen "127.0.0.1:$GPUQ_PORT" --cert-dir "${GPUQ_CERT_DIR:-$E2E_RUN/certs}" \
 		--state-dir "$E2E_RUN/state-$name" --kubeconfig "$GPUQ_KUBECONFIG" \
 		--lease-namespace gpuq-system --identity "$name" "$@" \
 		>>"$E2E_RUN/gpuq-$name.log" 2>&1 &
 	echo $! >"$E2E_RUN/gpuq-$name.pid"
 	poll "gpuq $name ready" curl -fsko /dev/null "https://127.0.0.1:$GPUQ_PORT/readyz"
+}
+
+# restart_main [ARGS...]: stop replica "main" gracefully (SIGTERM) and start
+# it again with ARGS (a scenario that needs other flags; call it again with
+# none afterwards to leave the defaults for the next scenario).
+restart_main() {
+	local pid
+	pid=$(cat "$E2E_RUN/gpuq-main.pid")
+	kill -TERM "$pid" 2>/dev/null || true
+	poll "gpuq main stopped" sh -c "! kill -0 $pid 2>/dev/null || [ \"\$(cut -d' ' -f3 /proc/$pid/stat 2>/dev/null)\" = Z ]"
+	start_gpuq main "$@"
 }

@@ -213,6 +213,19 @@ static void opts_parse_cluster(void **state)
 	assert_int_equal(o.requeue_backoff_ms, 120000);
 	assert_int_equal(parse(&o, &d, CLUSTER, "--pods-ready-timeout", "0", END), GPUQ_OK);
 	assert_int_equal(o.ready_timeout_ms, 0);
+	/* the certificate kept in a Secret */
+	assert_int_equal(parse(&o, &d, CLUSTER, "--cert-secret", "gpuq-system/gpuq-certs",
+			       "--cert-dns=a.b.svc,c", "--cert-ip", "127.0.0.1", "--webhook-config",
+			       "gpuq", END),
+			 GPUQ_OK);
+	assert_string_equal(o.cert_secret_ns, "gpuq-system");
+	assert_string_equal(o.cert_secret_name, "gpuq-certs");
+	assert_string_equal(o.cert_dns, "a.b.svc,c");
+	assert_string_equal(o.cert_ip, "127.0.0.1");
+	assert_string_equal(o.webhook_config, "gpuq");
+	assert_int_equal(parse(&o, &d, CLUSTER, END), GPUQ_OK);
+	assert_null(o.cert_secret_name);
+	assert_null(o.webhook_config);
 	/* --policy-dir wins over being in a Pod: offline, env unused */
 	assert_int_equal(parse(&o, &d, CLUSTER, "--policy-dir", "/p", END), GPUQ_OK);
 	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
@@ -290,6 +303,23 @@ static void opts_parse_cluster_bad(void **state)
 	    {&host,
 	     {"--policy-dir", "/p", "--fair-sharing", "true"},
 	     "--fair-sharing: a cluster flag"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--cert-secret", "certs"},
+	     "--cert-secret \"certs\": expected NAMESPACE/NAME"},
+	    {&host, {"--kubeconfig", "/k", "--cert-secret", "Ns/x"}, "--cert-secret \"Ns/x\""},
+	    {&host, {"--kubeconfig", "/k", "--cert-secret", "ns/"}, "--cert-secret \"ns/\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--cert-dns", "a"},
+	     "--cert-dns: only with --cert-secret"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--webhook-config", "gpuq"},
+	     "--webhook-config: only with --cert-secret"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--cert-secret", "a/b", "--webhook-config", "G"},
+	     "--webhook-config \"G\""},
+	    {&host,
+	     {"--policy-dir", "/p", "--cert-secret", "a/b"},
+	     "--cert-secret: a cluster flag"},
 	    {&host,
 	     {"--kubeconfig", "/k", "--qps", "5", "--qps", "6"},
 	     "--qps \"6\": given more than once"},

@@ -81,6 +81,14 @@ static const char usage_text[] =
     "                          (default 30m; D as 90s, 5m, 1.5h)\n"
     "  --requeue-backoff D     the first requeue after a Ready timeout waits D, doubling\n"
     "                          each time up to 1h (default 60s)\n"
+    "  --cert-secret NS/NAME   keep the serving certificate in this Secret: made (with\n"
+    "                          its CA) when missing, renewed with a third of its\n"
+    "                          validity left, written into --cert-dir on every replica\n"
+    "  --cert-dns NAME,...     its DNS names (default gpuq-webhook.NS.svc)\n"
+    "  --cert-ip ADDR,...      its IP addresses\n"
+    "  --webhook-config NAME   with --cert-secret: write the CA into the caBundle of the\n"
+    "                          Mutating- and ValidatingWebhookConfiguration NAME\n"
+    "                          (leave it out when cert-manager injects it)\n"
     "\n"
     "Signals: SIGHUP reloads the policy dir; SIGTERM or SIGINT stop gracefully (requests\n"
     "in flight finish, then exit 0).\n"
@@ -312,7 +320,7 @@ typedef enum {
 	FLAG_CONTROLLER_USER,
 	FLAG_THREADS,
 	FLAG_LOG_LEVEL,
-	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_REQUEUE_BACKOFF */
+	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_WEBHOOK_CONFIG */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
 	FLAG_IDENTITY,
@@ -321,27 +329,37 @@ typedef enum {
 	FLAG_FAIR_SHARING,
 	FLAG_READY_TIMEOUT,
 	FLAG_REQUEUE_BACKOFF,
+	FLAG_CERT_SECRET,
+	FLAG_CERT_DNS,
+	FLAG_CERT_IP,
+	FLAG_WEBHOOK_CONFIG,
 	FLAG_COUNT,
 } flag_t;
 
-static const char *const flag_names[FLAG_COUNT] = {"--listen",
-						   "--cert-dir",
-						   "--state-dir",
-						   "--policy-dir",
-						   "--kubeconfig",
-						   "--gpu-resource",
-						   "--controller-user",
-						   "--threads",
-						   "--log-level",
-						   "--leader-elect",
-						   "--lease-namespace",
-						   "--lease-name",
-						   "--identity",
-						   "--qps",
-						   "--burst",
-						   "--fair-sharing",
-						   "--pods-ready-timeout",
-						   "--requeue-backoff"};
+static const char *const flag_names[] = {"--listen",
+					 "--cert-dir",
+					 "--state-dir",
+					 "--policy-dir",
+					 "--kubeconfig",
+					 "--gpu-resource",
+					 "--controller-user",
+					 "--threads",
+					 "--log-level",
+					 "--leader-elect",
+					 "--lease-namespace",
+					 "--lease-name",
+					 "--identity",
+					 "--qps",
+					 "--burst",
+					 "--fair-sharing",
+					 "--pods-ready-timeout",
+					 "--requeue-backoff",
+					 "--cert-secret",
+					 "--cert-dns",
+					 "--cert-ip",
+					 "--webhook-config"};
+_Static_assert(sizeof(flag_names) / sizeof(flag_names[0]) == FLAG_COUNT,
+	       "one name per flag, in flag_t's order");
 
 /* The Lease holder's name: what the Lease stores, printable, no spaces. */
 static int set_identity(webhook_serve_opts_t *opts, const char *from, const char *value,
@@ -433,6 +451,39 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 		return parse_duration(flag_names[f], value, 0, &opts->ready_timeout_ms, diag);
 	case FLAG_REQUEUE_BACKOFF:
 		return parse_duration(flag_names[f], value, 1, &opts->requeue_backoff_ms, diag);
+	case FLAG_CERT_SECRET: {
+		const char *slash = strchr(value, '/');
+		size_t nl = slash ? (size_t)(slash - value) : 0;
+
+		if (!slash || nl >= sizeof(opts->cert_secret_ns))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--cert-secret \"%s\": expected NAMESPACE/NAME",
+					     value);
+		memcpy(opts->cert_secret_ns, value, nl);
+		opts->cert_secret_ns[nl] = '\0';
+		if (!dns_label_ok(opts->cert_secret_ns) || !dns_subdomain_ok(slash + 1))
+			return gpuq_diag_set(
+			    diag, GPUQ_EINVAL,
+			    "--cert-secret \"%s\": expected NAMESPACE/NAME (a namespace "
+			    "name, then an object name)",
+			    value);
+		opts->cert_secret_name = slash + 1;
+		return GPUQ_OK;
+	}
+	case FLAG_CERT_DNS:
+	case FLAG_CERT_IP:
+		if (!value[0])
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"\": expected a list",
+					     flag_names[f]);
+		*(f == FLAG_CERT_DNS ? &opts->cert_dns : &opts->cert_ip) = value;
+		return GPUQ_OK; /* checked name by name when the certificate is issued */
+	case FLAG_WEBHOOK_CONFIG:
+		if (!dns_subdomain_ok(value))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--webhook-config \"%s\": expected an object name",
+					     value);
+		opts->webhook_config = value;
+		return GPUQ_OK;
 	case FLAG_COUNT:
 		break;
 	}
@@ -466,7 +517,7 @@ static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
 				     "policy source, not both",
 				     opts->policy_dir, opts->kubeconfig);
 	if (seen[FLAG_POLICY_DIR]) {
-		for (flag_t f = FLAG_LEADER_ELECT; f <= FLAG_REQUEUE_BACKOFF; f++)
+		for (flag_t f = FLAG_LEADER_ELECT; f <= FLAG_WEBHOOK_CONFIG; f++)
 			if (seen[f])
 				return gpuq_diag_set(diag, GPUQ_EINVAL,
 						     "%s: a cluster flag, but --policy-dir runs "
@@ -475,6 +526,10 @@ static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
 		opts->source = WEBHOOK_SOURCE_DIR;
 		return GPUQ_OK;
 	}
+	for (flag_t f = FLAG_CERT_DNS; f <= FLAG_WEBHOOK_CONFIG; f++)
+		if (seen[f] && !seen[FLAG_CERT_SECRET])
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: only with --cert-secret",
+					     flag_names[f]);
 	if (seen[FLAG_KUBECONFIG])
 		opts->source = WEBHOOK_SOURCE_KUBECONFIG;
 	else if (env && env_value(env->service_host))
@@ -639,9 +694,15 @@ int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag
 	int rc;
 
 	rc = check_dir("--cert-dir", opts->cert_dir, diag);
-	if (!rc)
+	if (!rc && opts->cert_secret_name && access(opts->cert_dir, W_OK | X_OK))
+		rc = gpuq_diag_set(diag, GPUQ_EINVAL,
+				   "--cert-dir \"%s\": not writable (--cert-secret writes the "
+				   "certificate there): %s",
+				   opts->cert_dir, strerror(errno));
+	/* with --cert-secret the files come from the Secret, at start */
+	if (!rc && !opts->cert_secret_name)
 		rc = check_readable(opts->cert_dir, "tls.crt", diag);
-	if (!rc)
+	if (!rc && !opts->cert_secret_name)
 		rc = check_readable(opts->cert_dir, "tls.key", diag);
 	if (!rc && opts->policy_dir)
 		rc = check_dir("--policy-dir", opts->policy_dir, diag);

@@ -328,6 +328,11 @@ typedef struct {
 						WEBHOOK_READY_TIMEOUT_MS_DEFAULT) */
 	int64_t requeue_backoff_ms;	     /* --requeue-backoff, >= 1 ms (default
 						WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT) */
+	char cert_secret_ns[64];	     /* --cert-secret NS/NAME: NS ("" = not given) */
+	const char *cert_secret_name;	     /* ... and NAME (NULL = not given) */
+	const char *cert_dns;		     /* --cert-dns, comma-separated (NULL: default) */
+	const char *cert_ip;		     /* --cert-ip, comma-separated (NULL: none) */
+	const char *webhook_config;	     /* --webhook-config (NULL: caBundle left alone) */
 	unsigned poll_ms;		     /* change polling interval (not a flag;
 						WEBHOOK_POLL_MS_DEFAULT) */
 	size_t body_budget;		     /* body bytes buffered at once (not a flag;
