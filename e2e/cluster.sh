@@ -17,6 +17,12 @@
 #   e2e/cluster.sh status DIR   one line per component (pid, running|dead) and
 #                               the apiserver's /readyz; exit 1 if anything is down.
 #   e2e/cluster.sh env DIR      print DIR/env.
+#   e2e/cluster.sh restart-apiserver DIR
+#                               stop kube-apiserver (SIGTERM, wait until gone)
+#                               and start it again on the same port against
+#                               the same etcd; returns once /readyz is ok. The
+#                               other components and every client reconnect
+#                               by themselves (their watches must resume).
 #
 # DIR layout:
 #   env          KEY=value lines, no quoting (DIR must not contain whitespace);
@@ -146,10 +152,13 @@ wait_ready() {
 	done
 }
 
-# Stop every component of dir $1, newest first; wait for each to exit.
+# Stop every component of dir $1 (or the ones named after it), newest
+# first; wait for each to exit.
 stop_all() {
 	dir=$1
-	for c in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+	shift
+	[ $# -gt 0 ] || set -- kwok kube-scheduler kube-controller-manager kube-apiserver etcd
+	for c in "$@"; do
 		p=$(pid_of "$c" "$dir")
 		[ -n "$p" ] || continue
 		if ours_alive "$p" "$dir"; then
@@ -273,7 +282,7 @@ start_etcd() {
 etcd_healthy() { curl -sf "http://127.0.0.1:$ETCD_PORT/health" | grep -q '"health":"true"'; }
 
 start_apiserver() {
-	free_port API_PORT
+	[ -n "${1:-}" ] || free_port API_PORT
 	start kube-apiserver "$K8S_DIR/kube-apiserver" \
 		--etcd-servers "http://127.0.0.1:$ETCD_PORT" \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
@@ -405,6 +414,17 @@ cmd_up() {
 	say "up: APISERVER=https://127.0.0.1:$API_PORT KUBECONFIG=$D/kubeconfig"
 }
 
+cmd_restart_apiserver() {
+	[ -f "$D/env" ] || die "no $D/env: is the cluster up?"
+	API_PORT=$(sed -n 's/^APISERVER_PORT=//p' "$D/env")
+	ETCD_PORT=$(sed -n 's/^ETCD_PORT=//p' "$D/env")
+	stop_all "$D" kube-apiserver
+	mv "$D/logs/kube-apiserver.log" "$D/logs/kube-apiserver.before-restart.log"
+	start_apiserver same-port
+	wait_until "kube-apiserver /readyz after its restart" apiserver_ready
+	say "kube-apiserver restarted on 127.0.0.1:$API_PORT"
+}
+
 cmd_status() {
 	rc=0
 	for c in $COMPONENTS; do
@@ -424,7 +444,7 @@ cmd_status() {
 	return $rc
 }
 
-[ $# -eq 2 ] || die "usage: $0 up|down|status|env DIR"
+[ $# -eq 2 ] || die "usage: $0 up|down|status|env|restart-apiserver DIR"
 case $2 in *[[:space:]]*) die "DIR must not contain whitespace: '$2'" ;; esac
 mkdir -p "$2" 2>/dev/null || die "cannot create $2"
 D=$(cd "$2" && pwd)
@@ -434,5 +454,6 @@ up) cmd_up ;;
 down) stop_all "$D" ;;
 status) cmd_status ;;
 env) cat "$D/env" 2>/dev/null || die "no $D/env: is the cluster up?" ;;
-*) die "usage: $0 up|down|status|env DIR" ;;
+restart-apiserver) cmd_restart_apiserver ;;
+*) die "usage: $0 up|down|status|env|restart-apiserver DIR" ;;
 esac

@@ -77,7 +77,7 @@ umask 022
 
 free_port() {
 	for _ in $(seq 1 50); do
-		p=$(( 32100 + RANDOM % 8000 ))
+		p=$(( 20000 + RANDOM % 12000 )) # below the ephemeral range (32768-): no outgoing connection holds it
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
 			! (exec 3<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null; then
 			echo "$p"; return 0

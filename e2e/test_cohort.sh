@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Borrowing and reclaim in a cohort: two ClusterQueues of 4 GPUs each share a
+# cohort and a flavor. Tenant A fills its own 4 GPUs and borrows B's idle 4;
+# when B submits, gpuq reclaims B's nominal quota by preempting A's borrowing
+# Job (reclaimWithinCohort: Any), B's Job starts, and A's victim waits until
+# the quota frees again.
+. "$(dirname "$0")/lib.sh"
+
+k apply -f - >/dev/null <<'YAML'
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: e2e-co-h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+YAML
+for t in a b; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: e2e-co-$t}
+spec:
+  cohortName: e2e-co
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-co-$t}}
+  preemption: {reclaimWithinCohort: Any}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: e2e-co-h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
+YAML
+	make_ns e2e-co-$t
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata: {name: default, namespace: e2e-co-$t}
+spec: {clusterQueue: e2e-co-$t}
+YAML
+	queue_known e2e-co-$t
+done
+A=e2e-co-a B=e2e-co-b
+export -f k job_field job_running job_suspended job_event held
+
+gpu_job $A a1 4 "" 600s
+check "A's first Job runs in A's own quota" poll "a1 running" bash -c "job_running $A a1"
+gpu_job $A a2 4 "" 600s
+check "A's second Job borrows B's idle quota and runs" poll "a2 running" bash -c "job_running $A a2"
+poll "a2's Admitted event" bash -c "job_event $A a2 Admitted"
+note=$(k -n $A get events.events.k8s.io -o 'jsonpath={range .items[?(@.regarding.name=="a2")]}{.note}{"\n"}{end}' 2>/dev/null)
+check "its Admitted Event says it borrows from the cohort" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'borrowing from its cohort'" _ "$note"
+check "ClusterQueue e2e-co-a reports 8 GPUs in use" poll "e2e-co-a usage 8" sh -c \
+	"$(declare -f k); k get clusterqueue $A -o 'jsonpath={.status.flavorsUsage[0].resources[0].total}' | grep -qx 8"
+
+gpu_job $B b1 4 "" 5s
+check "B's Job reclaims B's nominal quota: one of A's Jobs is preempted" poll "an A Job suspended" \
+	bash -c "job_suspended $A a1 || job_suspended $A a2"
+victim=a2
+job_suspended $A a1 && victim=a1
+check "the Preempted Event names B's Job as the preemptor" poll "Preempted event naming b1" sh -c \
+	"$(declare -f k); k -n $A get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q 'Preempted by $B/b1'"
+check "B's Job starts" poll "b1 running" bash -c "job_running $B b1"
+check "A keeps its own nominal 4 GPUs running" bash -c "[ \$(held $A) -eq 4 ]"
+check "A's preempted Job waits while B uses its quota" job_suspended $A $victim
+check "A's preempted Job runs again when B's Job is done" poll "$victim running again" \
+	bash -c "job_running $A $victim"
+k -n $A delete job a1 a2 --wait=false >/dev/null 2>&1 || true

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# What a tenant meets at submission and afterwards:
+#  - a Job breaking the namespace's LimitRange, or asking more than its
+#    ResourceQuota could ever allow, is refused at once with the very sentence
+#    the apiserver gives a Pod that breaks them (checked against the
+#    apiserver's own answer in a namespace gpuq does not manage);
+#  - ResourceQuota interplay: a Job that fits the queue but not what is left
+#    of the namespace's ResourceQuota is not released (its pods would be
+#    refused) until the quota frees, and says why;
+#  - bypass attempts are refused: removing a Pod's scheduling gate, moving a
+#    released Job to another queue or removing its queue label, marking a Job
+#    admitted, binding a GPU Pod to a node; a Job sent without a queue label
+#    still waits in the namespace's default queue.
+. "$(dirname "$0")/lib.sh"
+NS=e2e-t
+PLAIN=e2e-t-plain # not a tenant: the apiserver alone judges it
+
+gpu_queue $NS 8
+k create namespace $PLAIN >/dev/null
+poll "ServiceAccount $PLAIN/default" k -n $PLAIN get serviceaccount default
+for ns in $NS $PLAIN; do
+	k -n $ns apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: LimitRange
+metadata: {name: gpu-max}
+spec:
+  limits:
+  - type: Container
+    max: {nvidia.com/gpu: "2"}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: gpu-quota}
+spec:
+  hard: {requests.nvidia.com/gpu: "3"}
+YAML
+done
+# gpuq has seen both when its dry runs are refused for them
+dry_job() { # GPUS PODS: what a dry run of such a Job answers
+	k -n $NS create --dry-run=server -f - 2>&1 <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
+spec:
+  parallelism: $2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "$1"}}}]
+YAML
+}
+export -f k dry_job
+export NS
+poll "the LimitRange known to gpuq" bash -c "dry_job 3 1 | grep -q 'maximum nvidia.com/gpu'"
+poll "the ResourceQuota known to gpuq" bash -c "dry_job 2 2 | grep -q 'exceeded quota'"
+
+# pod NS NAME GPUS: a bare GPU Pod (created for real)
+pod() {
+	k -n "$1" create -f - 2>&1 <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $2}
+spec:
+  restartPolicy: Never
+  tolerations: [{key: nvidia.com/gpu, operator: Exists}]
+  containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "$3"}}}]
+YAML
+}
+reason() { sed -n 's/.* is forbidden: //p' | head -1; } # the apiserver's sentence
+
+apiserver=$(pod $PLAIN too-big 3 | reason)
+echo "# apiserver: $apiserver" >&2
+gpuq=$(gpu_job $NS too-big 3 2>&1)
+echo "# gpuq: $gpuq" >&2
+check "a Job over the LimitRange is refused at submission" sh -c "[ -n \"\$1\" ] && ! k -n $NS get job too-big >/dev/null 2>&1" _ "$gpuq"
+check "in the apiserver's own words (\"$apiserver\")" \
+	sh -c "[ -n \"\$2\" ] && printf '%s' \"\$1\" | grep -qF -- \"\$2\"" _ "$gpuq" "$apiserver"
+
+# 2 pods of 2 GPUs = 4 > the ResourceQuota's 3
+apiserver=$(pod $PLAIN two 2 >/dev/null; pod $PLAIN three 2 | reason)
+k -n $PLAIN delete pod two --wait=false >/dev/null 2>&1
+echo "# apiserver: $apiserver" >&2
+gpuq=$(gpu_job $NS over-quota 2 "" 3s 2 2>&1)
+echo "# gpuq: $gpuq" >&2
+check "a Job whose pods together exceed the ResourceQuota's hard limit is refused" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'could never run'" _ "$gpuq"
+check "with the apiserver's quota wording" \
+	sh -c "printf '%s' \"\$1\" | grep -qF -- \"exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=4\" &&
+		printf '%s' \"\$2\" | grep -qF -- \"exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=2\"" _ "$gpuq" "$apiserver"
+
+# ResourceQuota interplay: 2 + 2 GPUs fit the queue (8) but not the quota (3)
+export -f k job_field job_running job_suspended job_status job_status_has
+gpu_job $NS rq-1 2 "" 20s
+check "a Job within the ResourceQuota is released" poll "rq-1 running" bash -c "job_running $NS rq-1"
+gpu_job $NS rq-2 2 "" 2s
+check "the next one, over what is left of the ResourceQuota, waits and says so" \
+	poll "rq-2 explained" bash -c "job_status_has $NS rq-2 ResourceQuota"
+check "it is still suspended (its pods would be refused)" job_suspended $NS rq-2
+check "it is released once the first one's pods are done" poll "rq-2 running" bash -c "job_running $NS rq-2"
+check "its pods were admitted by the apiserver (no quota refusal)" poll "rq-2 complete" \
+	sh -c "$(declare -f k job_field job_complete); job_complete $NS rq-2"
+
+# bypass attempts, with the LimitRange and ResourceQuota gone: the queue's
+# own 8 GPUs are the limit now
+k -n $NS delete limitrange gpu-max >/dev/null
+k -n $NS delete resourcequota gpu-quota >/dev/null
+poll "gpuq has seen them go" bash -c "dry_job 3 1 >/dev/null"
+k -n $NS create -f - >/dev/null <<'YAML'
+apiVersion: batch/v1
+kind: Job
+metadata: {name: unlabeled}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+check "a GPU Job sent without a queue label is put in the default queue" \
+	sh -c "[ \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get job unlabeled -o 'jsonpath={.metadata.labels.gpuq\.dev/queue-name}')\" = default ]"
+check "... and released from it" poll "unlabeled running" bash -c "job_running $NS unlabeled"
+poll "unlabeled complete" sh -c "$(declare -f k job_field job_complete); job_complete $NS unlabeled"
+
+gpu_job $NS hold 8 "" 600s # the whole queue: what follows waits
+poll "hold running" bash -c "job_running $NS hold"
+k -n $NS create -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: gated, labels: {gpuq.dev/queue-name: default}}
+spec:
+  restartPolicy: Never
+  containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+out=$(k -n $NS patch pod gated --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' 2>&1)
+check "a tenant cannot remove a Pod's scheduling gate" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'scheduling gate gpuq.dev/admission may be removed only by gpuq'" _ "$out"
+out=$(k -n $NS label job hold gpuq.dev/queue-name=other --overwrite 2>&1)
+check "a released Job cannot move to another queue" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
+out=$(k -n $NS label job hold gpuq.dev/queue-name- 2>&1)
+check "nor lose its queue label" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
+gpu_job $NS waiting 1 "" 2s
+out=$(k -n $NS annotate job waiting gpuq.dev/admitted=true 2>&1)
+check "a tenant cannot mark its Job admitted" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'may be set only by gpuq'" _ "$out"
+out=$(k -n $NS create -f - 2>&1 <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: pinned, labels: {gpuq.dev/queue-name: default}}
+spec:
+  nodeName: h100-0
+  restartPolicy: Never
+  containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+YAML
+)
+check "a GPU Pod bound to a node by its author is refused" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'spec.nodeName'" _ "$out"
+check "the Jobs refused a change are untouched: still held or running as before" \
+	bash -c "job_running $NS hold && job_suspended $NS waiting && [ \"\$(k -n $NS get pod gated -o 'jsonpath={.spec.schedulingGates[*].name}')\" = gpuq.dev/admission ]"
+k -n $NS delete job hold --wait=false >/dev/null 2>&1 || true
+k -n $NS delete pod gated --wait=false >/dev/null 2>&1 || true
