@@ -218,6 +218,10 @@ job_t *controller_job(struct controller *c, const char *uid);
 
 /* snapshot.c: apply a policy-object event to the cache. */
 void snapshot_apply(struct controller *c, const cevent_t *ev);
+/* Give a fresh core's tenants that have no history the decayed usage their
+ * LocalQueue's status shows (a former leader wrote it). */
+void snapshot_seed_usage(struct controller *c, queue_t *q);
+
 /* Build a snapshot from the cache; on success replace c->policy (and the
  * webhook's), rebuild or create the core. Errors are logged; the previous
  * snapshot stays. */

@@ -244,6 +244,7 @@ static void term_check(struct controller *c)
 			 "another replica led since this store was written: rebuilding the queues "
 			 "from the cluster");
 		if (engine_core_build(c->policy, &c->qcfg, &q, &diag) == GPUQ_OK) {
+			snapshot_seed_usage(c, q); /* the history the other replica wrote */
 			queue_destroy(c->q);
 			c->q = q;
 			jobs_resync(c);

@@ -157,6 +157,42 @@ static int add_res(struct controller *c, policy_t *p, res_t r)
 	return GPUQ_OK;
 }
 
+/* A fresh core's tenants with no history of their own take the decayed
+ * usage their LocalQueue's status shows (written by a former leader: a new
+ * Pod's store starts empty), so fair sharing goes on where it was. */
+void snapshot_seed_usage(struct controller *c, queue_t *q)
+{
+	static const res_t lqs[] = {RES_LOCALQUEUES, RES_KUEUE_LOCALQUEUES};
+	size_t seeded = 0;
+
+	for (size_t r = 0; r < sizeof(lqs) / sizeof(lqs[0]); r++) {
+		size_t pos = 0;
+		map_slot_t *s;
+
+		while ((s = map_next(&c->objs[lqs[r]], &pos))) {
+			const pobj_t *po = s->value;
+			const json_t *u =
+			    json_object_get(json_object_get(po->obj, "status"), "decayedUsage");
+			const char *slash = strchr(s->key, '/');
+			char ns[256];
+			uint32_t id;
+
+			if (!json_is_number(u) || json_number_value(u) <= 0 || !slash ||
+			    (size_t)(slash - s->key) >= sizeof(ns))
+				continue;
+			memcpy(ns, s->key, (size_t)(slash - s->key));
+			ns[slash - s->key] = '\0';
+			if (queue_lq_find(q, ns, slash + 1, &id) == GPUQ_OK &&
+			    queue_lq_usage_seed(q, id, json_number_value(u)) == GPUQ_OK)
+				seeded++;
+		}
+	}
+	if (seeded)
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "fair-share usage of %zu LocalQueue(s) carried over from their status",
+			 seeded);
+}
+
 /* A new core for p: fresh (restored from the store the first time) or
  * rebuilt from the current one's records. */
 static int core_update(struct controller *c, policy_t *p)
@@ -207,6 +243,7 @@ static int core_update(struct controller *c, policy_t *p)
 			return rc;
 		c->persist_full = true;
 	}
+	snapshot_seed_usage(c, q);
 	c->q = q;
 	return GPUQ_OK;
 }

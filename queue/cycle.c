@@ -929,3 +929,20 @@ int64_t queue_next_event(const queue_t *q, int64_t now)
 	}
 	return t;
 }
+
+int queue_lq_usage_seed(queue_t *q, uint32_t lq, double usage)
+{
+	lq_t *l;
+
+	if (lq >= q->lq_names.n)
+		return GPUQ_ENOTFOUND;
+	if (!(usage >= 0 && usage <= 1e9)) /* NaN fails both */
+		return GPUQ_EINVAL;
+	l = &q->lqs[lq];
+	if (l->usage != 0 || l->used_ms != 0)
+		return GPUQ_EEXIST;
+	l->usage = usage;
+	queue_mark_lq(q, lq);
+	queue_cohort_touch(q, q->cqs[l->cq].cohort, false);
+	return GPUQ_OK;
+}

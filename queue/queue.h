@@ -544,6 +544,14 @@ const char *queue_lq_name(const queue_t *q, uint32_t id);
 int queue_lq_find(const queue_t *q, const char *namespace_, const char *name, uint32_t *id);
 uint32_t queue_lq_cq(const queue_t *q, uint32_t lq);
 
+/* Carry a tenant's decayed usage over from elsewhere (a LocalQueue status a
+ * former leader wrote) into a tenant with no history here: its usage and
+ * ledger are both 0. Sets it (the tenant record is dirty, its cohort is
+ * touched) and returns GPUQ_OK; GPUQ_EEXIST when the tenant has history of
+ * its own (kept); GPUQ_EINVAL for a usage that is not finite or is outside
+ * [0, 1e9]; GPUQ_ENOTFOUND for a bad id. */
+int queue_lq_usage_seed(queue_t *q, uint32_t lq, double usage);
+
 typedef struct {
 	int64_t nominal;	 /* nominalQuota */
 	int64_t borrowing_limit; /* borrowingLimit or QUEUE_UNLIMITED */

@@ -2,6 +2,8 @@
  * (flavors, borrowing and lending, queueing strategies, order, fair-sharing
  * order, tenant decay, gangs, Ready timeouts, explanations, records).
  * Preemption is in test_queue_preempt.c; builders in unit/queue_fixtures.h. */
+#include <math.h>
+
 #include "unit/queue_fixtures.h"
 
 static void flavor_first_fit_in_order(void **st)
@@ -495,6 +497,44 @@ static void tenant_decay_order_and_no_starvation(void **st)
 	cycle(q, now += 1, &r);
 	assert_int_equal(r.n_admissions, 4);
 	assert_int_equal(r.admissions[0].uid[0], 'a');
+	queue_destroy(q);
+}
+
+/* A new leader's fresh core takes the usage a former leader reported: a
+ * tenant seeded with usage goes after one with none, as it would have on the
+ * old core; a tenant with history of its own keeps it. */
+static void tenant_usage_seeded(void **st)
+{
+	queue_config_t cfg;
+	queue_t *q = NULL;
+	cqdef_t d = {.flavors = {{"f", 2, U, U}}};
+	queue_result_t r;
+	queue_stats_t sa;
+	uint32_t la, lb;
+
+	(void)st;
+	queue_config_default(&cfg);
+	assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "a", "lq", "cq");
+	add_lq(q, "b", "lq", "cq");
+	assert_int_equal(queue_lq_find(q, "a", "lq", &la), GPUQ_OK);
+	assert_int_equal(queue_lq_find(q, "b", "lq", &lb), GPUQ_OK);
+	assert_int_equal(queue_lq_usage_seed(q, la, 0.75), GPUQ_OK);
+	assert_int_equal(queue_lq_stats(q, la, &sa), GPUQ_OK);
+	assert_true(sa.decayed_usage == 0.75);
+	assert_int_equal(queue_lq_usage_seed(q, la, 0.1), GPUQ_EEXIST); /* kept */
+	assert_int_equal(queue_lq_usage_seed(q, lb, -1), GPUQ_EINVAL);
+	assert_int_equal(queue_lq_usage_seed(q, lb, NAN), GPUQ_EINVAL);
+	assert_int_equal(queue_lq_usage_seed(q, 99, 1), GPUQ_ENOTFOUND);
+	/* a's workloads are older, b has no usage: b first */
+	add_wl(q, "a0", "a", "lq", 0, 0, 1);
+	add_wl(q, "a1", "a", "lq", 0, 1, 1);
+	add_wl(q, "b0", "b", "lq", 0, 10, 1);
+	cycle(q, 20, &r);
+	assert_int_equal(r.n_admissions, 2);
+	assert_string_equal(r.admissions[0].uid, "b0");
 	queue_destroy(q);
 }
 
@@ -1018,6 +1058,7 @@ int main(void)
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
+	    cmocka_unit_test(tenant_usage_seeded),
 	    cmocka_unit_test(gang_all_or_nothing),
 	    cmocka_unit_test(gang_ready_timeout_backoff),
 	    cmocka_unit_test(explain_strings),
