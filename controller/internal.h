@@ -153,14 +153,15 @@ typedef struct {
 /* A workload made of Pods: one plain GPU Pod (key = its uid) or a pod group
  * (key "group:<namespace>/<group name>"). */
 typedef struct {
-	char *key;	     /* the workload's uid in the core (owned) */
-	bool group;	     /* a pod group (else one plain Pod) */
-	int32_t total;	     /* pods the workload needs (pod-group-total-count; 1) */
-	int32_t reported;    /* group members the core has been told of */
-	map_t members;	     /* Pod uid -> member (pods.c) */
-	bool bad;	     /* could not enter the core: logged once */
-	bool touched;	     /* in the controller's touched list */
-	bool explain_queued; /* in the controller's explain list */
+	char *key;	      /* the workload's uid in the core (owned) */
+	bool group;	      /* a pod group (else one plain Pod) */
+	int32_t total;	      /* pods the workload needs (pod-group-total-count; 1) */
+	int32_t reported;     /* group members the core has been told of */
+	map_t members;	      /* Pod uid -> member (pods.c) */
+	bool bad;	      /* could not enter the core: logged once */
+	bool touched;	      /* in the controller's touched list */
+	bool explain_queued;  /* in the controller's explain list */
+	uint64_t status_hash; /* map_hash | 1 of the last gpuq.dev/status written */
 } pgroup_t;
 
 struct controller {
@@ -256,6 +257,8 @@ void pods_resync(struct controller *c);
 void pods_free_all(struct controller *c);
 pgroup_t *controller_group(struct controller *c, const char *key);
 void actuate_group(struct controller *c, pgroup_t *g);
+/* Hand text as every member's gpuq.dev/status to the status writer. */
+void pods_annotate(struct controller *c, pgroup_t *g, const char *text);
 /* actuate.c: a workload's placement on its flavors (see actuate.c). */
 int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
 		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
@@ -263,12 +266,15 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
- * already written. event queues an Event about a Job (strings copied;
+ * already written (for the few queue keys). submit_once is the same but
+ * remembers nothing once written (per-workload keys: the caller dedupes,
+ * and keys of deleted objects must not pile up). event queues an Event about a Job (strings copied;
  * GPUQ_ELIMIT when SWRITER_EVENTS_MAX wait: dropped and counted). stop
  * joins the thread and frees everything, unsent work included. */
 int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
 		  swriter_t **out, gpuq_diag_t *diag);
 int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
+int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
 void swriter_stop(swriter_t *w);

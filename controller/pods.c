@@ -308,6 +308,25 @@ static int pod_path(const json_t *pod, char *out, size_t cap)
 	return GPUQ_OK;
 }
 
+void pods_annotate(struct controller *c, pgroup_t *g, const char *text)
+{
+	json_t *body =
+	    json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!body)
+		return;
+	while ((s = map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+		char path[KUBE_URL_MAX];
+
+		if (pod_path(m->obj, path, sizeof(path)) == GPUQ_OK)
+			(void)swriter_submit_once(c->swriter, s->key, path, body);
+	}
+	json_decref(body);
+}
+
 static bool gated(const json_t *pod)
 {
 	const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates"), *g;

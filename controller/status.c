@@ -140,8 +140,10 @@ void status_queues(struct controller *c)
 void status_note(struct controller *c, const char *uid)
 {
 	job_t *j = controller_job(c, uid);
+	pgroup_t *g = j ? NULL : controller_group(c, uid);
+	bool *queued = j ? &j->explain_queued : g ? &g->explain_queued : NULL;
 
-	if (!j || j->explain_queued)
+	if (!queued || *queued)
 		return;
 	if (c->n_explain == c->cap_explain) {
 		size_t cap = c->cap_explain ? c->cap_explain * 2 : 256;
@@ -154,50 +156,64 @@ void status_note(struct controller *c, const char *uid)
 	c->explain[c->n_explain] = strdup(uid);
 	if (c->explain[c->n_explain]) {
 		c->n_explain++;
-		j->explain_queued = true;
+		*queued = true;
 	}
+}
+
+/* A Job's gpuq.dev/status, handed to the status writer. */
+static void annotate_job(struct controller *c, job_t *j, const char *text)
+{
+	static const char *const keys_ns[] = {"metadata", "namespace"};
+	const json_t *meta = json_object_get(j->obj, keys_ns[0]);
+	const char *ns = json_string_value(json_object_get(meta, keys_ns[1]));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	char path[KUBE_URL_MAX], ens[300], en[300];
+	json_t *body;
+
+	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+		return;
+	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
+	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
+	if (body)
+		(void)swriter_submit_once(c->swriter, j->uid, path, body);
+	json_decref(body);
 }
 
 void status_jobs(struct controller *c)
 {
-	static const char *const keys_ns[] = {"metadata", "namespace"};
 	size_t done = 0, i;
 
 	for (i = 0; i < c->n_explain && done < EXPLAIN_PER_PASS; i++) {
-		job_t *j = controller_job(c, c->explain[i]);
-		char text[1024], path[KUBE_URL_MAX], ens[300], en[300];
-		const json_t *meta;
-		const char *ns, *name;
-		json_t *body;
-		gpuq_diag_t diag = {{0}};
+		const char *uid = c->explain[i];
+		job_t *j = controller_job(c, uid);
+		pgroup_t *g = j ? NULL : controller_group(c, uid);
+		uint64_t *last = j ? &j->status_hash : g ? &g->status_hash : NULL;
+		char text[1024];
 		uint64_t h;
 
+		if (j)
+			j->explain_queued = false;
+		if (g)
+			g->explain_queued = false;
+		if (!last || (j && !j->obj) ||
+		    queue_workload_explain(c->q, uid, text, sizeof(text)) == GPUQ_ENOTFOUND) {
+			free(c->explain[i]);
+			c->explain[i] = NULL;
+			continue;
+		}
+		if (j && j->rq_wait) /* admitted, its release held by a ResourceQuota */
+			gpuq_strlcpy(text, j->rq_wait, sizeof(text));
 		free(c->explain[i]);
 		c->explain[i] = NULL;
-		if (!j || !j->obj)
-			continue;
-		j->explain_queued = false;
-		if (queue_workload_explain(c->q, j->uid, text, sizeof(text)) == GPUQ_ENOTFOUND)
-			continue;
-		if (j->rq_wait) /* admitted, its release held by a ResourceQuota */
-			gpuq_strlcpy(text, j->rq_wait, sizeof(text));
 		h = map_hash(text) | 1; /* never 0: "nothing written yet" */
-		if (h == j->status_hash)
+		if (h == *last)
 			continue;
-		meta = json_object_get(j->obj, keys_ns[0]);
-		ns = json_string_value(json_object_get(meta, keys_ns[1]));
-		name = json_string_value(json_object_get(meta, "name"));
-		if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
-		    kube_escape(name, en, sizeof(en)))
-			continue;
-		snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
-		body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations",
-				 CONTROLLER_ANNOT_STATUS, text);
 		done++;
-		if (body &&
-		    kube_patch(c->client, path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK)
-			j->status_hash = h;
-		json_decref(body);
+		if (j)
+			annotate_job(c, j, text);
+		else
+			pods_annotate(c, g, text);
+		*last = h;
 	}
 	/* keep the rest for the next pass */
 	if (i > 0) {

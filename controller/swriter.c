@@ -22,8 +22,9 @@ typedef struct sevent {
 } sevent_t;
 
 typedef struct {
-	char *path; /* the status subresource */
-	char *body; /* the merge patch, compact JSON */
+	char *path;    /* the object or status subresource */
+	char *body;    /* the merge patch, compact JSON */
+	bool remember; /* kept in `written` to skip an unchanged body later */
 } sitem_t;
 
 struct swriter {
@@ -95,7 +96,7 @@ static void drain_map(map_t *m, bool items)
 
 static void write_one(struct swriter *w, const char *key, sitem_t *it)
 {
-	const char *old = map_get(&w->written, key);
+	const char *old = it->remember ? map_get(&w->written, key) : NULL;
 	gpuq_diag_t diag = {{0}};
 	json_t *body;
 	void *prev = NULL;
@@ -106,7 +107,7 @@ static void write_one(struct swriter *w, const char *key, sitem_t *it)
 	if (!body)
 		return;
 	if (kube_patch(w->client, it->path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK) {
-		if (map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
+		if (it->remember && map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
 			it->body = NULL; /* now the written map's */
 			free(prev);
 		}
@@ -183,7 +184,8 @@ int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const c
 	return GPUQ_OK;
 }
 
-int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body)
+static int submit(swriter_t *w, const char *key, const char *path, const json_t *body,
+		  bool remember)
 {
 	sitem_t *it = calloc(1, sizeof(*it));
 	void *old = NULL;
@@ -191,6 +193,7 @@ int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t
 
 	if (!it)
 		return GPUQ_ENOMEM;
+	it->remember = remember;
 	it->path = strdup(path);
 	it->body = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
 	if (it->path && it->body) {
@@ -206,6 +209,16 @@ int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t
 	}
 	sitem_free(old);
 	return GPUQ_OK;
+}
+
+int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body)
+{
+	return submit(w, key, path, body, true);
+}
+
+int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body)
+{
+	return submit(w, key, path, body, false);
 }
 
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,

@@ -54,49 +54,80 @@ make_ns() {
 # given), the LocalQueue "default" feeding it; returns once the webhook
 # accepts a GPU Job there (gpuq has seen the LocalQueue through its watch).
 gpu_queue() {
-	local name=$1 gpus=$2 pre=${3:-}
+	h100_flavor "$1-h100"
+	cluster_queue "$1" "$2" "$1-h100" "${3:-}"
+	make_ns "$1"
+	local_queue "$1" default "$1"
+	queue_known "$1"
+}
+
+# cluster_queue NAME GPUS FLAVOR [PREEMPTION-YAML] [COHORT] [WEIGHT]:
+# ClusterQueue NAME selecting the namespaces labelled gpuq.dev/tenant=NAME,
+# GPUS nvidia.com/gpu of nominal quota on FLAVOR, in COHORT when given, with
+# fairSharing weight WEIGHT when given.
+cluster_queue() {
+	local pre="" co="" fs=""
+	[ -z "${4:-}" ] || pre="  preemption: $4"
+	[ -z "${5:-}" ] || co="  cohortName: $5"
+	[ -z "${6:-}" ] || fs="  fairSharing: {weight: \"$6\"}"
 	k apply -f - >/dev/null <<YAML
 apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: $name-h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
----
-apiVersion: gpuq.dev/v1beta1
 kind: ClusterQueue
-metadata: {name: $name}
+metadata: {name: $1}
 spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $name}}
-${pre:+  preemption: $pre}
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $1}}
+$pre
+$co
+$fs
   resourceGroups:
   - coveredResources: [nvidia.com/gpu]
     flavors:
-    - name: $name-h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: $gpus}]
+    - name: $3
+      resources: [{name: nvidia.com/gpu, nominalQuota: $2}]
 YAML
-	make_ns "$name"
-	k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $name}
-spec: {clusterQueue: $name}
-YAML
-	queue_known "$name"
 }
 
-# queue_known NS [QUEUE]: wait until gpuq's webhook accepts a GPU Job for
-# LocalQueue NS/QUEUE (default "default"), i.e. its watch has seen the queue.
-queue_known() {
-	poll "LocalQueue $1/${2:-default} known to gpuq" k -n "$1" create --dry-run=server -f - <<YAML
+# dry_job NS [QUEUE] [GPUS] [PODS]: a server-side dry run of a GPU Job (PODS
+# pods of GPUS nvidia.com/gpu, queue QUEUE, default "default", 1 and 1)
+# through both webhooks; prints what the apiserver answered, fails as it did.
+dry_job() {
+	k -n "$1" create --dry-run=server -f - 2>&1 <<YAML
 apiVersion: batch/v1
 kind: Job
 metadata: {name: probe, labels: {gpuq.dev/queue-name: ${2:-default}}}
 spec:
+  parallelism: ${4:-1}
   template:
     spec:
       restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "${3:-1}"}}}]
+YAML
+}
+
+# queue_known NS [QUEUE]: wait until gpuq's webhook accepts a GPU Job for
+# LocalQueue NS/QUEUE (default "default"), i.e. its watch has seen the queue.
+queue_known() { poll "LocalQueue $1/${2:-default} known to gpuq" dry_job "$1" "${2:-default}"; }
+
+# local_queue NS NAME CQ: LocalQueue NS/NAME feeding ClusterQueue CQ.
+local_queue() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: LocalQueue
+metadata: {name: $2, namespace: $1}
+spec: {clusterQueue: $3}
+YAML
+}
+
+# h100_flavor NAME: ResourceFlavor NAME for the H100 nodes (their label,
+# their taint tolerated).
+h100_flavor() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: $1}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
 YAML
 }
 
@@ -123,12 +154,13 @@ drain() {
 	return 1
 }
 
-# gpu_job NS NAME GPUS [PRIORITYCLASS] [RUNTIME] [PARALLELISM] [QUEUE]:
+# gpu_job NS NAME GPUS [PRIORITYCLASS] [RUNTIME] [PARALLELISM] [QUEUE] [READY]:
 # a Job whose pods ask for GPUS nvidia.com/gpu each and complete after RUNTIME
 # (kwok's pod-complete delay and jitter-delay, both: kwok waits a random
-# time between them; default 3s). Pods are created and Ready at once.
+# time between them; default 3s). Pods are created at once and Ready after
+# READY (default 0s).
 gpu_job() {
-	ns=$1 name=$2 gpus=$3 pc=${4:-} rt=${5:-3s} par=${6:-1} queue=${7:-default}
+	ns=$1 name=$2 gpus=$3 pc=${4:-} rt=${5:-3s} par=${6:-1} queue=${7:-default} ready=${8:-0s}
 	{
 		cat <<YAML
 apiVersion: batch/v1
@@ -146,8 +178,8 @@ spec:
       annotations:
         pod-create.stage.kwok.x-k8s.io/delay: "0s"
         pod-create.stage.kwok.x-k8s.io/jitter-delay: "0s"
-        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
-        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/delay: "$ready"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "$ready"
         pod-complete.stage.kwok.x-k8s.io/delay: "$rt"
         pod-complete.stage.kwok.x-k8s.io/jitter-delay: "$rt"
     spec:

@@ -19,12 +19,7 @@ check "gpuq is ready after the apiserver restart" poll "gpuq readyz" \
 	curl -fsko /dev/null "https://127.0.0.1:$GPUQ_PORT/readyz"
 
 # a queue made after the restart: only a resumed policy watch shows it
-k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: after, namespace: $NS}
-spec: {clusterQueue: $NS}
-YAML
+local_queue $NS after $NS
 check "a LocalQueue made after the restart is known to gpuq (policy watch resumed)" \
 	queue_known $NS after
 for i in 1 2 3; do gpu_job $NS after-$i 1 "" 2s 1 after; done

@@ -12,18 +12,7 @@ served() { # the serving certificate's fingerprint gpuq presents
 		openssl x509 -noout -fingerprint -sha256 2>/dev/null
 }
 file_fp() { openssl x509 -in "$E2E_RUN/certs/tls.crt" -noout -fingerprint -sha256; }
-review() { # one GPU Job through both webhooks (a server-side dry run)
-	k -n $NS create --dry-run=server -f - >/dev/null <<'YAML'
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
-}
+review() { dry_job $NS >/dev/null; } # one GPU Job through both webhooks
 old=$(served)
 check "gpuq serves the certificate in its cert dir" [ "$old" = "$(file_fp)" ]
 

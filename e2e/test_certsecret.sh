@@ -18,18 +18,7 @@ mkdir -p "$CD"
 secret() { k -n gpuq-system get secret gpuq-certs -o "jsonpath=$1" 2>/dev/null; }
 bundle() { k get "$1" gpuq -o 'jsonpath={.webhooks[0].clientConfig.caBundle}'; }
 fp() { openssl x509 -noout -fingerprint -sha256 -in "$1"; }
-review() {
-	k -n $NS create --dry-run=server -f - >/dev/null <<'YAML'
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
-}
+review() { dry_job $NS >/dev/null; } # one GPU Job through both webhooks
 keeper() {
 	GPUQ_PORT=$P2 GPUQ_CERT_DIR=$CD start_gpuq keeper \
 		--cert-secret gpuq-system/gpuq-certs --webhook-config gpuq "$@"

@@ -6,36 +6,11 @@
 # the quota frees again.
 . "$(dirname "$0")/lib.sh"
 
-k apply -f - >/dev/null <<'YAML'
-apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: e2e-co-h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-YAML
+h100_flavor e2e-co-h100
 for t in a b; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: e2e-co-$t}
-spec:
-  cohortName: e2e-co
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-co-$t}}
-  preemption: {reclaimWithinCohort: Any}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: e2e-co-h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: 4}]
-YAML
+	cluster_queue e2e-co-$t 4 e2e-co-h100 "{reclaimWithinCohort: Any}" e2e-co
 	make_ns e2e-co-$t
-	k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: e2e-co-$t}
-spec: {clusterQueue: e2e-co-$t}
-YAML
+	local_queue e2e-co-$t default e2e-co-$t
 	queue_known e2e-co-$t
 done
 A=e2e-co-a B=e2e-co-b

@@ -9,39 +9,12 @@
 . "$(dirname "$0")/lib.sh"
 
 restart_main --fair-sharing true
-k apply -f - >/dev/null <<'YAML'
-apiVersion: gpuq.dev/v1beta1
-kind: ResourceFlavor
-metadata: {name: e2e-fs-h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-SXM5-80GB}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-YAML
-# cq NAME GPUS WEIGHT
+h100_flavor e2e-fs-h100
+# cq NAME GPUS WEIGHT: a ClusterQueue of the cohort, its namespace, its queue
 cq() {
-	k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: $1}
-spec:
-  cohortName: e2e-fs
-  fairSharing: {weight: "$3"}
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $1}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: e2e-fs-h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: $2}]
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: $1, labels: {gpuq.dev/tenant: $1}}
----
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $1}
-spec: {clusterQueue: $1}
-YAML
+	cluster_queue "$1" "$2" e2e-fs-h100 "" e2e-fs "$3"
+	make_ns "$1"
+	local_queue "$1" default "$1"
 	queue_known "$1"
 }
 cq e2e-fs-pool 8 1

@@ -12,29 +12,7 @@ restart_main --pods-ready-timeout 10s --requeue-backoff 2s
 gpu_queue $NS 8
 
 # gang NAME READY-DELAY: a Job of 2 one-GPU pods, Ready after READY-DELAY
-gang() {
-	k apply -f - >/dev/null <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: $1, namespace: $NS, labels: {gpuq.dev/queue-name: default}}
-spec:
-  parallelism: 2
-  completions: 2
-  backoffLimit: 0
-  template:
-    metadata:
-      annotations:
-        pod-create.stage.kwok.x-k8s.io/delay: "0s"
-        pod-create.stage.kwok.x-k8s.io/jitter-delay: "0s"
-        pod-ready.stage.kwok.x-k8s.io/delay: "$2"
-        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "$2"
-        pod-complete.stage.kwok.x-k8s.io/delay: "600s"
-        pod-complete.stage.kwok.x-k8s.io/jitter-delay: "600s"
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]
-YAML
-}
+gang() { gpu_job $NS "$1" 1 "" 600s 2 default "$2"; }
 export -f k job_field job_running job_suspended job_event
 gang healthy 0s
 gang stuck 3600s

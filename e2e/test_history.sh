@@ -12,12 +12,7 @@ gpu_queue $CQ 1 # tenant A: namespace e2e-h, LocalQueue default
 for t in b c; do
 	make_ns $CQ-$t
 	k label namespace $CQ-$t gpuq.dev/tenant=$CQ --overwrite >/dev/null
-	k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: LocalQueue
-metadata: {name: default, namespace: $CQ-$t}
-spec: {clusterQueue: $CQ}
-YAML
+	local_queue $CQ-$t default $CQ
 	queue_known $CQ-$t
 done
 export -f k job_field job_running job_complete

@@ -59,6 +59,11 @@ gpu_pod g2-0 2 g2 2
 gpu_pod g2-1 2 g2 2
 poll "g2 seen" bash -c "gated g2-1"
 check "a group beyond quota stays gated, all of it" bash -c "gated g2-0 && gated g2-1"
+status() { k -n $NS get pod "$1" -o 'jsonpath={.metadata.annotations.gpuq\.dev/status}' 2>/dev/null; }
+export -f status
+check "each of its Pods says where the group stands (gpuq.dev/status)" poll "g2 status" \
+	bash -c "status g2-0 | grep -q position && status g2-1 | grep -q position"
+echo "# g2-0: $(status g2-0)" >&2
 k -n $NS delete pod solo g1-0 g1-1 g1-2 --wait=false >/dev/null
 check "when the running group goes, the waiting group is released whole" \
 	poll "g2 released" bash -c "released g2-0 && released g2-1"

@@ -36,23 +36,10 @@ spec:
 YAML
 done
 # gpuq has seen both when its dry runs are refused for them
-dry_job() { # GPUS PODS: what a dry run of such a Job answers
-	k -n $NS create --dry-run=server -f - 2>&1 <<YAML
-apiVersion: batch/v1
-kind: Job
-metadata: {name: probe, labels: {gpuq.dev/queue-name: default}}
-spec:
-  parallelism: $2
-  template:
-    spec:
-      restartPolicy: Never
-      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "$1"}}}]
-YAML
-}
-export -f k dry_job
-export NS
-poll "the LimitRange known to gpuq" bash -c "dry_job 3 1 | grep -q 'maximum nvidia.com/gpu'"
-poll "the ResourceQuota known to gpuq" bash -c "dry_job 2 2 | grep -q 'exceeded quota'"
+lr_known() { dry_job $NS default 3 1 | grep -q 'maximum nvidia.com/gpu'; }
+rq_known() { dry_job $NS default 2 2 | grep -q 'exceeded quota'; }
+poll "the LimitRange known to gpuq" lr_known
+poll "the ResourceQuota known to gpuq" rq_known
 
 # pod NS NAME GPUS: a bare GPU Pod (created for real)
 pod() {
@@ -104,7 +91,7 @@ check "its pods were admitted by the apiserver (no quota refusal)" poll "rq-2 co
 # own 8 GPUs are the limit now
 k -n $NS delete limitrange gpu-max >/dev/null
 k -n $NS delete resourcequota gpu-quota >/dev/null
-poll "gpuq has seen them go" bash -c "dry_job 3 1 >/dev/null"
+poll "gpuq has seen them go" dry_job $NS default 3 1
 k -n $NS create -f - >/dev/null <<'YAML'
 apiVersion: batch/v1
 kind: Job
