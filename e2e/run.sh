@@ -57,8 +57,10 @@ fi
 for t in "${tests[@]}"; do
 	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
 	name=$(basename "$t" .sh)
+	t0=$(date +%s)
 	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name bash "$t" 2>"$E2E_RUN/$name.err") || true
 	echo "$out"
+	echo "# $name: $(( $(date +%s) - t0 )) s" >&2
 	p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
 	f=$(printf '%s\n' "$out" | grep -c '^not ok ' || true)
 	PASSED=$((PASSED + p)); FAILED=$((FAILED + f))

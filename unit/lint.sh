@@ -17,9 +17,11 @@ cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr -I. \
 echo "lint: clang-tidy"
 CFLAGS="-std=c11 -D_GNU_SOURCE -I. $(pkg-config --cflags libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)"
 TIDY_CHECKS='-*,bugprone-*,clang-analyzer-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-assignment-in-if-condition'
-for f in $(echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/'); do
-	out=$(clang-tidy --quiet --warnings-as-errors='*' --checks="$TIDY_CHECKS" \
-		"$f" -- $CFLAGS 2>&1) || { fail=1; echo "$out" | grep -v 'warnings generated'; }
-done
+export CFLAGS TIDY_CHECKS
+# one clang-tidy per file, as many at once as there are CPUs
+echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/' |
+	xargs -P "$(nproc)" -n 1 sh -c 'out=$(clang-tidy --quiet --warnings-as-errors="*" \
+		--checks="$TIDY_CHECKS" "$0" -- $CFLAGS 2>&1) ||
+		{ echo "$out" | grep -v "warnings generated"; exit 1; }' || fail=1
 if [ "$fail" -eq 0 ]; then echo "lint: clean"; else echo "lint: FAILED"; fi
 exit $fail
