@@ -123,7 +123,7 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
 		json_decref(j->obj);
-		j->obj = reply;
+		j->obj = controller_slim(reply);
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller",
 			 "%s Job %s/%s: %s (the watch will show the "

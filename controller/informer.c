@@ -133,13 +133,19 @@ void equeue_kick(equeue_t *q)
 
 /* ---- watch threads ---- */
 
+json_t *controller_slim(json_t *obj)
+{
+	(void)json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	return obj;
+}
+
 static int on_event(void *ctx, const kube_event_t *ev)
 {
 	watcher_t *w = ctx;
 	cevent_t ce = {.res = w->res, .type = ev->type};
 
 	if (ev->object)
-		ce.object = json_incref((json_t *)ev->object);
+		ce.object = controller_slim(json_incref((json_t *)ev->object));
 	equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }

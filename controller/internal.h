@@ -264,6 +264,11 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
 		      size_t cap);
 
+/* Drop what gpuq never reads and every cached object would carry:
+ * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
+ * KB for a bench Job). Returns obj. */
+json_t *controller_slim(json_t *obj);
+
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
  * already written (for the few queue keys). submit_once is the same but
@@ -275,6 +280,9 @@ int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const c
 		  swriter_t **out, gpuq_diag_t *diag);
 int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
 int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
+#define SWRITER_WORKLOADS_PER_PASS                                                                 \
+	64 /* workload annotations written between two                                             \
+	      passes over the queues' status */
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
 void swriter_stop(swriter_t *w);

@@ -123,7 +123,7 @@ static void *writer_main(void *arg)
 
 	for (;;) {
 		map_t batch;
-		size_t pos = 0;
+		size_t pos = 0, n_w = 0;
 		map_slot_t *s;
 		sevent_t *ev;
 		uint64_t dropped;
@@ -153,8 +153,33 @@ static void *writer_main(void *arg)
 			sevent_free(ev);
 			ev = next;
 		}
+		/* the queues' status first: per-workload annotations (thousands
+		 * when a burst of Jobs arrives, at --qps) must not hold them back */
 		while ((s = map_next(&batch, &pos)))
-			write_one(w, s->key, s->value);
+			if (((sitem_t *)s->value)->remember)
+				write_one(w, s->key, s->value);
+		pos = 0;
+		while ((s = map_next(&batch, &pos))) {
+			sitem_t *it = s->value;
+			if (it->remember || n_w == SWRITER_WORKLOADS_PER_PASS)
+				continue;
+			write_one(w, s->key, it);
+			sitem_free(it);
+			s->value = NULL;
+			n_w++;
+		}
+		/* the workloads not written yet wait for the next pass, unless a
+		 * newer body for the same one arrived meanwhile */
+		pthread_mutex_lock(&w->mu);
+		pos = 0;
+		while ((s = map_next(&batch, &pos))) {
+			sitem_t *it = s->value;
+			if (!it || it->remember || map_get(&w->pending, s->key))
+				continue;
+			if (map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
+				s->value = NULL;
+		}
+		pthread_mutex_unlock(&w->mu);
 		drain_map(&batch, true);
 	}
 }
