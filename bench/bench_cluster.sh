@@ -26,6 +26,9 @@ ND=${BENCH_DRAIN_N:-300}
 NF=${BENCH_FILL_N:-20000}
 PARTS=" ${BENCH_PARTS:-latency drain memory} "
 part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
+# kube-controller-manager's client at 200 QPS (upstream default 20): at 20
+# its job controller alone holds a drain to 1-3 Jobs/s, gpuq or not
+export GPUQ_E2E_KCM_QPS=${GPUQ_E2E_KCM_QPS:-200} GPUQ_E2E_KCM_BURST=${GPUQ_E2E_KCM_BURST:-400}
 DIR=$(mktemp -d /tmp/gpuq-bench-cluster.XXXXXX)
 trap 'e2e/up.sh down "$DIR" >/dev/null 2>&1; rm -rf "$DIR"' EXIT
 GPUQ_E2E_NODES=$(pwd)/bench/fixtures/cluster-nodes.yaml e2e/up.sh "$DIR" >"$DIR/up.log" 2>&1 ||
@@ -123,7 +126,8 @@ echo "gpuq  $g"
 fr=$(echo "$f" | sed -n 's/.* \([0-9.]*\) Jobs\/s.*/\1/p')
 gr=$(echo "$g" | sed -n 's/.* \([0-9.]*\) Jobs\/s.*/\1/p')
 echo "  gpuq/floor drain rate: x$(ratio "$gr" "$fr")"
-verdict "$(field "$g" p50)" "<" 50 "drain, Complete to next release p50 (gpuq's share), ms"
+verdict "$gr" ">=" 5 "drain, Jobs completed per second"
+	verdict "$(field "$g" p50)" "<" 50 "drain, Complete to next release p50 (gpuq's share), ms"
 fi
 part memory || exit 0
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status"; }

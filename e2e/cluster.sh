@@ -71,7 +71,9 @@
 #
 # Environment: GPUQ_E2E_CACHE, K8S_VERSION, ETCD_VERSION, KWOK_VERSION (as
 # build.sh), GPUQ_E2E_NODES (node manifests, default e2e/nodes.yaml; empty
-# string for none), GPUQ_E2E_UP_TIMEOUT (seconds per wait, default 60).
+# string for none), GPUQ_E2E_UP_TIMEOUT (seconds per wait, default 60),
+# GPUQ_E2E_KCM_QPS / GPUQ_E2E_KCM_BURST (kube-controller-manager's client
+# rate, default 20 / 30 as upstream: the job controller's pace in a drain).
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -313,6 +315,7 @@ start_controllers() {
 		--use-service-account-credentials=true \
 		--cluster-signing-cert-file "$D/pki/ca.crt" --cluster-signing-key-file "$D/pki/ca.key" \
 		--leader-elect=false --secure-port 0 \
+		--kube-api-qps "${GPUQ_E2E_KCM_QPS:-20}" --kube-api-burst "${GPUQ_E2E_KCM_BURST:-30}" \
 		--controllers '*,-nodeipam,-nodelifecycle'
 	start kube-scheduler "$K8S_DIR/kube-scheduler" \
 		--kubeconfig "$D/kubeconfigs/scheduler.kubeconfig" \
