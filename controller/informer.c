@@ -135,7 +135,11 @@ void equeue_kick(equeue_t *q)
 
 json_t *controller_slim(json_t *obj)
 {
-	(void)json_object_del(json_object_get(obj, "metadata"), "managedFields");
+	json_t *meta = json_object_get(obj, "metadata");
+
+	(void)json_object_del(meta, "managedFields");
+	(void)json_object_del(json_object_get(meta, "annotations"),
+			      "kubectl.kubernetes.io/last-applied-configuration");
 	return obj;
 }
 

@@ -264,9 +264,12 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
 		      size_t cap);
 
-/* Drop what gpuq never reads and every cached object would carry:
+/* Drop what gpuq never reads and cached objects would carry:
  * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
- * KB for a bench Job). Returns obj. */
+ * KB for a bench Job) and kubectl's last-applied-configuration annotation (a
+ * second copy of the object for everything made with `kubectl apply`). Only
+ * the cache loses them: gpuq writes Jobs with merge patches, never whole.
+ * Returns obj. */
 json_t *controller_slim(json_t *obj);
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
