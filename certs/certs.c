@@ -645,10 +645,8 @@ int certs_ca_load_or_create(const char *dir, int ca_days, time_t now, certs_ca_t
 	return rc;
 }
 
-/* Write data to dir/name atomically: a temporary file in dir (so rename
- * stays on one filesystem), fsync, chmod, rename over the old file. */
-static int file_write_atomic(const char *dir, const char *name, const char *data, size_t len,
-			     mode_t mode, gpuq_diag_t *diag)
+int certs_file_write(const char *dir, const char *name, const char *data, size_t len, int mode,
+		     gpuq_diag_t *diag)
 {
 	char path[PATH_MAX];
 	char tmp[PATH_MAX];
@@ -674,7 +672,7 @@ static int file_write_atomic(const char *dir, const char *name, const char *data
 			goto fail;
 		off += (size_t)n;
 	}
-	if (fchmod(fd, mode) || fsync(fd))
+	if (fchmod(fd, (mode_t)mode) || fsync(fd))
 		goto fail;
 	if (close(fd)) {
 		fd = -1;
@@ -713,7 +711,7 @@ static int pem_write(const char *dir, const char *name, X509 *cert, EVP_PKEY *ke
 		goto done;
 	}
 	len = BIO_get_mem_data(bio, &data);
-	rc = file_write_atomic(dir, name, data, (size_t)len, key ? 0600 : 0644, diag);
+	rc = certs_file_write(dir, name, data, (size_t)len, key ? 0600 : 0644, diag);
 done:
 	BIO_free(bio);
 	return rc;
@@ -853,4 +851,27 @@ int certs_serving_inspect(const certs_serving_t *serving, certs_cert_summary_t *
 int certs_ca_inspect(const certs_ca_t *ca, certs_cert_summary_t *out, gpuq_diag_t *diag)
 {
 	return cert_summarize(ca->cert, out, diag);
+}
+
+int certs_names_split(const char *flag, char *list, const char **names, size_t *n,
+		      gpuq_diag_t *diag)
+{
+	size_t len = strlen(list);
+
+	if (!len || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: \"%s\": empty name in the list", flag,
+				     list);
+	for (char *p = list;;) {
+		char *comma = strchr(p, ',');
+
+		if (comma)
+			*comma = '\0';
+		if (*n == CERTS_SAN_MAX)
+			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %d values", flag,
+					     CERTS_SAN_MAX);
+		names[(*n)++] = p;
+		if (!comma)
+			return GPUQ_OK;
+		p = comma + 1;
+	}
 }

@@ -165,4 +165,21 @@ int certs_serving_inspect(const certs_serving_t *serving, certs_cert_summary_t *
 			  gpuq_diag_t *diag);
 int certs_ca_inspect(const certs_ca_t *ca, certs_cert_summary_t *out, gpuq_diag_t *diag);
 
+/*
+ * Write data to dir/name atomically: a temporary file in dir (so the rename
+ * stays on one filesystem), fsync, chmod to mode, rename over the old file.
+ * GPUQ_EIO (diag names the file and the system error) or GPUQ_ELIMIT.
+ */
+int certs_file_write(const char *dir, const char *name, const char *data, size_t len, int mode,
+		     gpuq_diag_t *diag);
+
+/*
+ * Split a comma-separated list of names (as --dns and --ip take them) in
+ * place, appending a pointer to each into names[*n..]. GPUQ_EINVAL for an
+ * empty name (diag names the flag and the list), GPUQ_ELIMIT past
+ * CERTS_SAN_MAX in all.
+ */
+int certs_names_split(const char *flag, char *list, const char **names, size_t *n,
+		      gpuq_diag_t *diag);
+
 #endif

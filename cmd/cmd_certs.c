@@ -59,7 +59,6 @@ static int list_add(certs_opts_t *o, const char *flag, const char *value, const 
 		    size_t *n, gpuq_diag_t *diag)
 {
 	char *copy;
-	char *p;
 
 	if (o->n_owned == OWNED_MAX)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: given too many times", flag);
@@ -67,22 +66,7 @@ static int list_add(certs_opts_t *o, const char *flag, const char *value, const 
 	if (!copy)
 		return gpuq_diag_set(diag, GPUQ_ENOMEM, "%s: out of memory", flag);
 	o->owned[o->n_owned++] = copy;
-	for (p = copy;;) {
-		char *comma = strchr(p, ',');
-
-		if (comma)
-			*comma = '\0';
-		if (!*p)
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s: \"%s\": empty name in the list", flag, value);
-		if (*n == CERTS_SAN_MAX)
-			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %d values", flag,
-					     CERTS_SAN_MAX);
-		list[(*n)++] = p;
-		if (!comma)
-			return GPUQ_OK;
-		p = comma + 1;
-	}
+	return certs_names_split(flag, copy, list, n, diag);
 }
 
 static int days_parse(const char *flag, const char *value, int *out, gpuq_diag_t *diag)

@@ -23,7 +23,7 @@ static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq
 		   : kube_config_in_cluster(NULL, cfg, diag);
 }
 
-/* Split a comma-separated list into names[] (pointers into buf). */
+/* A comma-separated --cert-dns/--cert-ip list into names[] (split in buf). */
 static int split_list(const char *flag, const char *list, char *buf, size_t cap, const char **names,
 		      size_t *n, gpuq_diag_t *diag)
 {
@@ -32,13 +32,7 @@ static int split_list(const char *flag, const char *list, char *buf, size_t cap,
 		return GPUQ_OK;
 	if (gpuq_strlcpy(buf, list, cap))
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: list too long", flag);
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (*n == CERTS_SAN_MAX)
-			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: at most %d names", flag,
-					     CERTS_SAN_MAX);
-		names[(*n)++] = t;
-	}
-	return GPUQ_OK;
+	return certs_names_split(flag, buf, names, n, diag);
 }
 
 /* What the cert keeper borrows while it runs (lives in cmd_serve's frame). */

@@ -10,7 +10,6 @@
  * The CA key lives in the Secret only (and for a moment in a private scratch
  * directory). */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,26 +65,6 @@ static int scratch_make(const certkeeper_opts_t *o, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-static int file_write(const char *path, const char *data, size_t len, mode_t mode,
-		      gpuq_diag_t *diag)
-{
-	FILE *f;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-	if (fd < 0)
-		return gpuq_diag_set(diag, GPUQ_EIO, "%s: %s", path, strerror(errno));
-	f = fdopen(fd, "w");
-	if (!f) {
-		close(fd);
-		return gpuq_diag_set(diag, GPUQ_EIO, "%s: %s", path, strerror(errno));
-	}
-	if (fwrite(data, 1, len, f) != len || fflush(f) || fsync(fileno(f))) {
-		fclose(f);
-		return gpuq_diag_set(diag, GPUQ_EIO, "%s: write failed", path);
-	}
-	return fclose(f) ? gpuq_diag_set(diag, GPUQ_EIO, "%s: close failed", path) : GPUQ_OK;
-}
-
 /* The Secret's four PEM blobs, decoded. */
 typedef struct {
 	char *pem[K_COUNT];
@@ -132,17 +111,13 @@ static int material_from_secret(const json_t *secret, material_t *m, const certk
 
 static int material_write(const certkeeper_opts_t *o, const material_t *m, gpuq_diag_t *diag)
 {
-	char p[4096];
-	int rc = GPUQ_OK;
+	char dir[4096];
+	int rc = scratch_path(o, NULL, dir, sizeof(dir));
 
-	for (int k = 0; k < K_COUNT && !rc; k++) {
-		if (!m->pem[k])
-			continue;
-		rc = scratch_path(o, pem_keys[k], p, sizeof(p));
-		if (!rc)
-			rc = file_write(p, m->pem[k], m->len[k],
-					k == K_CA_KEY || k == K_TLS_KEY ? 0600 : 0644, diag);
-	}
+	for (int k = 0; k < K_COUNT && !rc; k++)
+		if (m->pem[k])
+			rc = certs_file_write(dir, pem_keys[k], m->pem[k], m->len[k],
+					      k == K_CA_KEY || k == K_TLS_KEY ? 0600 : 0644, diag);
 	return rc;
 }
 

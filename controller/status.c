@@ -191,20 +191,20 @@ void status_jobs(struct controller *c)
 		char text[1024];
 		uint64_t h;
 
+		bool found;
+
 		if (j)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		if (!last || (j && !j->obj) ||
-		    queue_workload_explain(c->q, uid, text, sizeof(text)) == GPUQ_ENOTFOUND) {
-			free(c->explain[i]);
-			c->explain[i] = NULL;
-			continue;
-		}
-		if (j && j->rq_wait) /* admitted, its release held by a ResourceQuota */
-			gpuq_strlcpy(text, j->rq_wait, sizeof(text));
+		found = last && (!j || j->obj) &&
+			queue_workload_explain(c->q, uid, text, sizeof(text)) != GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;
+		if (!found)
+			continue;
+		if (j && j->rq_wait) /* admitted, its release held by a ResourceQuota */
+			gpuq_strlcpy(text, j->rq_wait, sizeof(text));
 		h = map_hash(text) | 1; /* never 0: "nothing written yet" */
 		if (h == *last)
 			continue;

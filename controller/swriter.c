@@ -98,15 +98,14 @@ static void write_one(struct swriter *w, const char *key, sitem_t *it)
 {
 	const char *old = it->remember ? map_get(&w->written, key) : NULL;
 	gpuq_diag_t diag = {{0}};
-	json_t *body;
+	kube_response_t resp = {0};
 	void *prev = NULL;
 
 	if (old && strcmp(old, it->body) == 0)
 		return;
-	body = json_loads(it->body, 0, NULL);
-	if (!body)
-		return;
-	if (kube_patch(w->client, it->path, KUBE_PATCH_MERGE, body, NULL, &diag) == GPUQ_OK) {
+	/* the body as submitted (compact JSON): no parse and dump again */
+	if (kube_request(w->client, "PATCH", it->path, "application/merge-patch+json", it->body,
+			 strlen(it->body), &resp, &diag) == GPUQ_OK) {
 		if (it->remember && map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
 			it->body = NULL; /* now the written map's */
 			free(prev);
@@ -114,7 +113,7 @@ static void write_one(struct swriter *w, const char *key, sitem_t *it)
 	} else {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller", "status %s: %s", it->path, diag.msg);
 	}
-	json_decref(body);
+	kube_response_deinit(&resp);
 }
 
 static void *writer_main(void *arg)
