@@ -103,10 +103,8 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names
 /* PATCH the Job; on success the reply becomes the cached object. */
 static int patch_job(struct controller *c, job_t *j, json_t *body, const char *what)
 {
-	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
-	static const char *const meta_name[] = {"metadata", "name", NULL};
-	const char *ns = json_string_value(path_get(j->obj, meta_ns));
-	const char *name = json_string_value(path_get(j->obj, meta_name));
+	const char *ns = j->ns;
+	const char *name = j->name;
 	char path[KUBE_URL_MAX], ens[300], ename[300];
 	gpuq_diag_t diag = {{0}};
 	json_t *reply = NULL;
@@ -122,8 +120,10 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
 	json_decref(body);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
-		json_decref(j->obj);
-		j->obj = controller_slim(reply);
+		if (job_set(j, controller_prune(reply))) /* keeps the former object */
+			gpuq_log(GPUQ_LOG_WARN, "controller", "%s Job %s/%s: cannot cache the reply",
+				 what, ns, name);
+		json_decref(reply);
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller",
 			 "%s Job %s/%s: %s (the watch will show the "
@@ -168,10 +168,10 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 
 /* Release: unsuspend with the flavors' nodeLabels and tolerations in the
  * template, the originals kept in an annotation for a later restore. */
-static void release(struct controller *c, job_t *j, queue_wl_t id)
+static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
 {
-	const json_t *spec = tmpl_spec(j->obj);
-	const char *orig_text = annotation(j->obj, CONTROLLER_ANNOT_ORIGINAL);
+	const json_t *spec = tmpl_spec(tree);
+	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
 	json_t *orig = NULL, *sel, *tols, *body;
 	char flavors[1024];
 	char *orig_dump;
@@ -197,7 +197,7 @@ static void release(struct controller *c, job_t *j, queue_wl_t id)
 	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(orig);
 	body = json_pack("{s:{s:s, s:{s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}",
-			 "metadata", "resourceVersion", rv_of(j->obj), "annotations",
+			 "metadata", "resourceVersion", rv_of(tree), "annotations",
 			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
 			 CONTROLLER_ANNOT_ORIGINAL, orig_dump ? orig_dump : "{}", "spec", "suspend",
 			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
@@ -208,10 +208,10 @@ static void release(struct controller *c, job_t *j, queue_wl_t id)
 }
 
 /* Preempt: suspend (the Job controller deletes its pods). */
-static void suspend(struct controller *c, job_t *j)
+static void suspend(struct controller *c, job_t *j, const json_t *tree)
 {
 	json_t *body = json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
-				 rv_of(j->obj), "annotations", WEBHOOK_ANNOT_ADMITTED,
+				 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
 				 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
 
 	if (body)
@@ -219,10 +219,10 @@ static void suspend(struct controller *c, job_t *j)
 }
 
 /* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, job_t *j)
+static void restore(struct controller *c, job_t *j, const json_t *tree)
 {
-	const char *orig_text = annotation(j->obj, CONTROLLER_ANNOT_ORIGINAL);
-	const json_t *spec = tmpl_spec(j->obj);
+	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
+	const json_t *spec = tmpl_spec(tree);
 	json_t *orig, *sel, *cur, *tols, *body;
 
 	if (orig_text) {
@@ -243,7 +243,7 @@ static void restore(struct controller *c, job_t *j)
 		tols = json_is_array(tols) ? json_incref(tols) : json_null();
 		json_decref(orig);
 		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}",
-				 "metadata", "resourceVersion", rv_of(j->obj), "annotations",
+				 "metadata", "resourceVersion", rv_of(tree), "annotations",
 				 CONTROLLER_ANNOT_ORIGINAL, "spec", "template", "metadata",
 				 "annotations", WEBHOOK_ANNOT_ADMITTED, "spec", "nodeSelector", sel,
 				 "tolerations", tols);
@@ -252,11 +252,6 @@ static void restore(struct controller *c, job_t *j)
 	}
 	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
-}
-
-static bool job_suspended(const json_t *job)
-{
-	return json_is_true(json_object_get(json_object_get(job, "spec"), "suspend"));
 }
 
 /* Pods of a suspended Job are gone once the Job controller reports none
@@ -272,27 +267,24 @@ static bool job_quiet(const json_t *job)
 	       !json_object_get(st, "startTime");
 }
 
-/* Add the per-pod requests of Job obj, times its pods not yet created
+/* Add the per-pod requests of Job j, times its pods not yet created
  * (all of them when `all`), to *req and *pods. */
-static int add_pending_pods(struct controller *c, const json_t *obj, bool all, quota_reslist_t *req,
+static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
 			    int64_t *pods)
 {
-	const json_t *st = json_object_get(obj, "status");
 	webhook_object_t o;
 	quota_reslist_t one = {0};
 	int64_t missing;
 	int rc;
 
-	rc = controller_decode(c, obj, &o, NULL);
+	rc = controller_decode_text(c, j->text, j->text_len, &o, NULL);
 	if (rc) {
 		webhook_object_deinit(&o);
 		return rc;
 	}
 	missing = o.pods;
 	if (!all)
-		missing -= json_integer_value(json_object_get(st, "active")) +
-			   json_integer_value(json_object_get(st, "succeeded")) +
-			   json_integer_value(json_object_get(st, "failed"));
+		missing -= o.active + o.succeeded + o.failed;
 	if (o.finished)
 		missing = 0; /* a finished Job's pods hold no quota */
 	for (size_t i = 0; !rc && i < o.n_requests; i++)
@@ -316,9 +308,8 @@ static int add_pending_pods(struct controller *c, const json_t *obj, bool all, q
  * decoder keeps requests only): a limits.* quota can refuse a pod later. */
 static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 {
-	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
-	const char *ns = json_string_value(path_get(j->obj, meta_ns));
-	const policy_namespace_t *pn = ns ? policy_namespace_find(c->policy, ns) : NULL;
+	const char *ns = j->ns;
+	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
 	quota_resourcequota_t live[8];
 	const quota_resourcequota_t *rqs[8];
 	quota_reslist_t req = {0};
@@ -350,17 +341,13 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 		rqs[n] = &live[n];
 		n++;
 	}
-	if (add_pending_pods(c, j->obj, true, &req, &pods))
+	if (add_pending_pods(c, j, true, &req, &pods))
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = map_next(&c->jobs, &pos))) {
-		job_t *o = s->value;
-		const char *ons = json_string_value(path_get(o->obj, meta_ns));
-		if (o == j || !ons || strcmp(ons, ns) != 0 || !o->obj ||
-		    json_is_true(json_object_get(json_object_get(o->obj, "spec"), "suspend")))
+		const job_t *o = s->value;
+		if (o == j || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
 			continue;
-		if (!annotation(o->obj, WEBHOOK_ANNOT_ADMITTED))
-			continue;
-		(void)add_pending_pods(c, o->obj, false, &req, &pods);
+		(void)add_pending_pods(c, o, false, &req, &pods);
 	}
 	if (quota_resourcequota_check(rqs, n, &req, &req, pods, 0, &diag) == GPUQ_OK)
 		return true;
@@ -372,19 +359,21 @@ void actuate_job(struct controller *c, job_t *j)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
+	json_t *tree = NULL;
 
-	if (!c->q || !atomic_load(&c->leader) || !j->obj)
+	if (!c->q || !atomic_load(&c->leader) || !j->text)
 		return;
 	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
 		return;
 	switch (v.state) {
 	case QUEUE_WL_ADMITTED:
-		if (job_suspended(j->obj)) {
+		if (j->suspended) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
 				free(j->rq_wait);
 				j->rq_wait = NULL;
-				release(c, j, id);
+				if ((tree = job_tree(j)))
+					release(c, j, tree, id);
 			} else if (!j->rq_wait || strcmp(j->rq_wait, why) != 0) {
 				gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v.namespace_,
 					 v.name, why);
@@ -395,30 +384,26 @@ void actuate_job(struct controller *c, job_t *j)
 		}
 		break;
 	case QUEUE_WL_EVICTING:
-		if (!job_suspended(j->obj))
-			suspend(c, j);
-		else if (job_quiet(j->obj))
-			restore(c, j);
+		if (!(tree = job_tree(j)))
+			break;
+		if (!j->suspended)
+			suspend(c, j, tree);
+		else if (job_quiet(tree))
+			restore(c, j, tree);
 		break;
 	default:
 		break;
 	}
+	json_decref(tree);
 }
 
 static void post(struct controller *c, const char *uid, const char *type, const char *reason,
 		 const char *action, const char *note)
 {
-	static const char *const meta_ns[] = {"metadata", "namespace", NULL};
-	static const char *const meta_name[] = {"metadata", "name", NULL};
-	job_t *j = controller_job(c, uid);
-	const char *ns, *name;
+	const job_t *j = controller_job(c, uid);
 
-	if (!j || !j->obj)
-		return;
-	ns = json_string_value(path_get(j->obj, meta_ns));
-	name = json_string_value(path_get(j->obj, meta_name));
-	if (ns && name) /* posted by the status writer, after this pass's patches */
-		(void)swriter_event(c->swriter, ns, name, uid, type, reason, action, note);
+	if (j && j->text) /* posted by the status writer, after this pass's patches */
+		(void)swriter_event(c->swriter, j->ns, j->name, uid, type, reason, action, note);
 }
 
 void actuate_result(struct controller *c, const queue_result_t *res)

@@ -143,12 +143,90 @@ json_t *controller_slim(json_t *obj)
 	return obj;
 }
 
+/* Keep only the members of object obj named in keep (NULL-terminated). */
+static void keep_only(json_t *obj, const char *const *keep)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(obj, tmp, k, v)
+	{
+		const char *const *p = keep;
+		while (*p && strcmp(*p, k) != 0)
+			p++;
+		if (!*p)
+			(void)json_object_del(obj, k);
+	}
+}
+
+static void keep_only_each(json_t *arr, const char *const *keep)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v) keep_only(v, keep);
+}
+
+/* What the admission decoder (webhook_object_decode), actuation and status
+ * read of a Job or Pod; test_controller checks that a pruned object decodes
+ * as the whole one does. */
+static const char *const KEEP_META[] = {
+    "name",	       "namespace",	  "uid",	     "resourceVersion", "creationTimestamp",
+    "labels",	       "annotations",	  "ownerReferences", "deletionTimestamp", "generateName",
+    NULL};
+static const char *const KEEP_POD_SPEC[] = {
+    "containers",	 "initContainers", "overhead",	  "resources",	    "priority",
+    "priorityClassName", "nodeSelector",   "tolerations", "nodeName",	    "resourceClaims",
+    "schedulingGates",	 NULL};
+static const char *const KEEP_CONTAINER[] = {"name", "resources", "restartPolicy", NULL};
+static const char *const KEEP_CONDITION[] = {"type", "status", NULL};
+static const char *const KEEP_JOB_SPEC[] = {"suspend", "parallelism", "completions", "template",
+					    NULL};
+static const char *const KEEP_TEMPLATE[] = {"metadata", "spec", NULL};
+static const char *const KEEP_TEMPLATE_META[] = {"annotations", NULL};
+static const char *const KEEP_JOB_STATUS[] = {"conditions", "active",	   "succeeded", "failed",
+					      "ready",	    "terminating", "startTime", NULL};
+static const char *const KEEP_POD_STATUS[] = {"phase", "conditions", NULL};
+static const char *const KEEP_TOP[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+
+static void prune_pod_spec(json_t *spec)
+{
+	keep_only(spec, KEEP_POD_SPEC);
+	keep_only_each(json_object_get(spec, "containers"), KEEP_CONTAINER);
+	keep_only_each(json_object_get(spec, "initContainers"), KEEP_CONTAINER);
+}
+
+json_t *controller_prune(json_t *obj)
+{
+	json_t *spec = json_object_get(controller_slim(obj), "spec");
+	json_t *status = json_object_get(obj, "status");
+	json_t *tmpl = json_object_get(spec, "template");
+	bool job = json_is_object(tmpl);
+
+	keep_only(obj, KEEP_TOP);
+	keep_only(json_object_get(obj, "metadata"), KEEP_META);
+	if (job) {
+		keep_only(spec, KEEP_JOB_SPEC);
+		keep_only(tmpl, KEEP_TEMPLATE);
+		keep_only(json_object_get(tmpl, "metadata"), KEEP_TEMPLATE_META);
+		prune_pod_spec(json_object_get(tmpl, "spec"));
+	} else {
+		prune_pod_spec(spec);
+	}
+	keep_only(status, job ? KEEP_JOB_STATUS : KEEP_POD_STATUS);
+	keep_only_each(json_object_get(status, "conditions"), KEEP_CONDITION);
+	return obj;
+}
+
 static int on_event(void *ctx, const kube_event_t *ev)
 {
 	watcher_t *w = ctx;
 	cevent_t ce = {.res = w->res, .type = ev->type};
 
-	if (ev->object)
+	if (ev->object && (w->res == RES_JOBS || w->res == RES_PODS))
+		ce.object = controller_prune(json_incref((json_t *)ev->object));
+	else if (ev->object)
 		ce.object = controller_slim(json_incref((json_t *)ev->object));
 	equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;

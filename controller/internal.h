@@ -128,8 +128,18 @@ typedef enum {
 	JOB_MANAGED = 1,   /* a workload of the core */
 } job_kind_t;
 
+/* One cached Job: the latest object the watch showed, pruned
+ * (controller_prune) and kept as compact JSON text, the form the decoder
+ * reads (a parsed tree is about ten times larger); job_tree parses it where
+ * a tree is needed (actuation). */
 typedef struct {
-	json_t *obj;	      /* the latest object the watch showed (owned) */
+	char *text;	      /* the pruned Job, compact JSON (owned) */
+	size_t text_len;      /* strlen(text) */
+	char *ns;	      /* metadata.namespace; name follows it in the same
+				 allocation (owned) */
+	const char *name;     /* metadata.name (inside ns's allocation) */
+	bool suspended;	      /* spec.suspend */
+	bool admitted;	      /* carries WEBHOOK_ANNOT_ADMITTED */
 	char *uid;	      /* metadata.uid (owned) */
 	bool in_core;	      /* added to the core */
 	bool finished_seen;   /* Complete or Failed seen and reported to the core */
@@ -216,6 +226,11 @@ int64_t controller_mono_ms(void);
 void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
 job_t *controller_job(struct controller *c, const char *uid);
+/* Cache obj (pruned; borrowed) as j's object. GPUQ_EINVAL without a
+ * namespace and name, GPUQ_ENOMEM; j is unchanged on error. */
+int job_set(job_t *j, json_t *obj);
+/* j's object parsed: a new reference, or NULL (no memory). */
+json_t *job_tree(const job_t *j);
 
 /* snapshot.c: apply a policy-object event to the cache. */
 void snapshot_apply(struct controller *c, const cevent_t *ev);
@@ -243,6 +258,9 @@ void controller_touch_key(struct controller *c, const char *key);
  * set of `count` pods (b holds the arrays ps points into). */
 int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
 		      gpuq_diag_t *diag);
+/* The same from compact JSON text[0..len). */
+int controller_decode_text(struct controller *c, const char *text, size_t len,
+			   webhook_object_t *o, gpuq_diag_t *diag);
 typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
@@ -271,6 +289,15 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
  * the cache loses them: gpuq writes Jobs with merge patches, never whole.
  * Returns obj. */
 json_t *controller_slim(json_t *obj);
+/* controller_slim, and of a Job or Pod only what gpuq reads: metadata's
+ * name, namespace, uid, resourceVersion, creationTimestamp, labels,
+ * annotations, ownerReferences, deletionTimestamp; the pod spec's requests,
+ * priority, placement, claims and gates (containers reduced to name,
+ * resources, restartPolicy); a Job's suspend, parallelism, completions and
+ * template annotations; the status counts and conditions (type and status).
+ * A pruned object decodes (controller_decode) exactly as the whole one
+ * (test_controller checks it). Returns obj. */
+json_t *controller_prune(json_t *obj);
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has

@@ -11,10 +11,49 @@ static void job_free(job_t *j)
 {
 	if (!j)
 		return;
-	json_decref(j->obj);
+	free(j->text);
+	free(j->ns);
 	free(j->uid);
 	free(j->rq_wait);
 	free(j);
+}
+
+int job_set(job_t *j, json_t *obj)
+{
+	const json_t *meta = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(meta, "namespace"));
+	const char *name = json_string_value(json_object_get(meta, "name"));
+	const json_t *ann = json_object_get(meta, "annotations");
+	size_t nl, ml;
+	char *text, *both;
+
+	if (!ns || !name)
+		return GPUQ_EINVAL;
+	nl = strlen(ns);
+	ml = strlen(name);
+	text = json_dumps(obj, JSON_COMPACT);
+	both = malloc(nl + ml + 2);
+	if (!text || !both) {
+		free(text);
+		free(both);
+		return GPUQ_ENOMEM;
+	}
+	memcpy(both, ns, nl + 1);
+	memcpy(both + nl + 1, name, ml + 1);
+	free(j->text);
+	free(j->ns);
+	j->text = text;
+	j->text_len = strlen(text);
+	j->ns = both;
+	j->name = both + nl + 1;
+	j->suspended = json_is_true(json_object_get(json_object_get(obj, "spec"), "suspend"));
+	j->admitted = json_object_get(ann, WEBHOOK_ANNOT_ADMITTED) != NULL;
+	return GPUQ_OK;
+}
+
+json_t *job_tree(const job_t *j)
+{
+	return j->text ? json_loadb(j->text, j->text_len, 0, NULL) : NULL;
 }
 
 void jobs_free_all(struct controller *c)
@@ -93,7 +132,8 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
  * resource=flavor pairs it was released with. */
 static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 {
-	const json_t *ann = json_object_get(json_object_get(j->obj, "metadata"), "annotations");
+	json_t *tree = job_tree(j);
+	const json_t *ann = json_object_get(json_object_get(tree, "metadata"), "annotations");
 	const char *pairs = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_FLAVORS));
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
 	char buf[1024], *save = NULL, *tok;
@@ -105,6 +145,7 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 			 "Job %s/%s runs but carries no %s: its quota "
 			 "is not counted",
 			 o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
+		json_decref(tree);
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
@@ -127,6 +168,7 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 	else
 		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running Job %s/%s on %s",
 			 o->namespace_, o->name, pairs);
+	json_decref(tree);
 	c->core_dirty = true;
 }
 
@@ -179,7 +221,7 @@ static void sync_job(struct controller *c, job_t *j)
 	if (!c->policy || !c->q)
 		return;
 	memset(&o, 0, sizeof(o));
-	if (controller_decode(c, j->obj, &o, &diag)) {
+	if (controller_decode_text(c, j->text, j->text_len, &o, &diag)) {
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", j->uid, diag.msg);
 		j->bad = true;
@@ -248,8 +290,12 @@ void jobs_apply(struct controller *c, const cevent_t *ev)
 			return;
 		}
 	}
-	json_decref(j->obj);
-	j->obj = json_incref(ev->object);
+	if (job_set(j, ev->object)) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
+		if (!j->text)
+			forget(c, uid);
+		return;
+	}
 	j->gen = c->gen[RES_JOBS];
 	sync_job(c, j);
 }

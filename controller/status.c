@@ -163,14 +163,11 @@ void status_note(struct controller *c, const char *uid)
 /* A Job's gpuq.dev/status, handed to the status writer. */
 static void annotate_job(struct controller *c, job_t *j, const char *text)
 {
-	static const char *const keys_ns[] = {"metadata", "namespace"};
-	const json_t *meta = json_object_get(j->obj, keys_ns[0]);
-	const char *ns = json_string_value(json_object_get(meta, keys_ns[1]));
-	const char *name = json_string_value(json_object_get(meta, "name"));
+	const char *ns = j->ns, *name = j->name;
 	char path[KUBE_URL_MAX], ens[300], en[300];
 	json_t *body;
 
-	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+	if (!ns || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
 		return;
 	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
 	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
@@ -197,7 +194,7 @@ void status_jobs(struct controller *c)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		found = last && (!j || j->obj) &&
+		found = last && (!j || j->text) &&
 			queue_workload_explain(c->q, uid, text, sizeof(text)) != GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;

@@ -15,9 +15,16 @@ int controller_decode(struct controller *c, const json_t *obj, webhook_object_t 
 	memset(o, 0, sizeof(*o));
 	if (!text)
 		return GPUQ_ENOMEM;
-	rc = webhook_object_decode(c->policy, &c->o.review_cfg, text, strlen(text), o, diag);
+	rc = controller_decode_text(c, text, strlen(text), o, diag);
 	free(text);
 	return rc;
+}
+
+int controller_decode_text(struct controller *c, const char *text, size_t len,
+			   webhook_object_t *o, gpuq_diag_t *diag)
+{
+	memset(o, 0, sizeof(*o));
+	return webhook_object_decode(c->policy, &c->o.review_cfg, text, len, o, diag);
 }
 
 static queue_effect_t effect_named(const char *e)
