@@ -3,11 +3,13 @@
  * Signals are blocked in every thread before any starts, and this thread
  * takes them synchronously with sigwait(): SIGHUP reloads the policy, SIGTERM
  * and SIGINT stop gracefully. No code runs in a signal handler. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "certs/certs.h"
 #include "cmd/cmd.h"
@@ -115,6 +117,51 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	return rc;
 }
 
+/* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
+ * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
+ * a second SIGTERM or a SIGINT ends it at once. */
+static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
+{
+	struct timespec end, now;
+
+	if (grace_ms <= 0)
+		return;
+	webhook_server_unready(srv);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)(grace_ms / 1000);
+	end.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		struct timespec left;
+		int sig;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left.tv_sec = end.tv_sec - now.tv_sec;
+		left.tv_nsec = end.tv_nsec - now.tv_nsec;
+		if (left.tv_nsec < 0) {
+			left.tv_sec--;
+			left.tv_nsec += 1000000000L;
+		}
+		if (left.tv_sec < 0)
+			return;
+		sig = sigtimedwait(sigs, NULL, &left);
+		if (sig == SIGHUP) {
+			webhook_server_policy_reload(srv);
+			continue;
+		}
+		if (sig == SIGTERM || sig == SIGINT) {
+			gpuq_log(GPUQ_LOG_INFO, "serve", "%s: grace cut short",
+				 sig == SIGINT ? "SIGINT" : "SIGTERM");
+			return;
+		}
+		if (sig < 0 && errno == EAGAIN)
+			return;
+	}
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	webhook_serve_opts_t opts;
@@ -178,6 +225,8 @@ int cmd_serve(int argc, char **argv)
 		}
 		gpuq_log(GPUQ_LOG_INFO, "serve", "%s: stopping",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
+		if (sig == SIGTERM)
+			grace(srv, &sigs, opts.shutdown_grace_ms);
 		break;
 	}
 	controller_destroy(ctl); /* gives the Lease up first */

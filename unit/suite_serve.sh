@@ -206,7 +206,7 @@ if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "zz-bad.yaml"; then
 	ok "bad policy at start: exit 1 naming the file"
 else not_ok "bad policy at start: exit 1 naming the file" "rc=$rc: $out"; fi
 
-if start_server --log-level debug; then ok "server starts and answers /healthz"; else
+if start_server --log-level debug --shutdown-grace 10m; then ok "server starts and answers /healthz"; else
 	not_ok "server starts and answers /healthz" "$(cat "$LOG")"
 	echo "1..$n"
 	exit 1
@@ -255,6 +255,38 @@ else ok "chunked body of 20 MiB: connection closed mid-body"; fi
 rm -f "$T/huge.json"
 check "server still healthy after refusals" healthy
 
+# ---- HTTP strictness: refused with 400 before routing ----
+# raw REQUEST: send it as is over TLS, print the reply (5 s at most)
+raw() {
+	printf "$1" | timeout 5 openssl s_client -quiet -ign_eof -connect "127.0.0.1:$PORT" \
+		-CAfile "$CERTS/ca.crt" 2>/dev/null
+}
+# status_once WANT REQUEST: one status line, WANT's
+status_once() {
+	out=$(raw "$2")
+	[ "$(printf '%s\n' "$out" | grep -c '^HTTP/1')" -eq 1 ] &&
+		printf '%s\n' "$out" | head -1 | grep -q "^HTTP/1.1 $1 "
+}
+J='Content-Type: application/json'
+check "two different Content-Length headers: 400" status_once 400 \
+	"POST /mutate HTTP/1.1\r\nHost: x\r\n$J\r\nContent-Length: ${#REVIEW}\r\nContent-Length: $((${#REVIEW} + 5))\r\nConnection: close\r\n\r\n$REVIEW     "
+check "Transfer-Encoding: gzip, chunked: 400 at once" status_once 400 \
+	"POST /mutate HTTP/1.1\r\nHost: x\r\n$J\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+check "Content-Length and Transfer-Encoding both: 400" status_once 400 \
+	"POST /mutate HTTP/1.1\r\nHost: x\r\n$J\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+check "/mutate%00x: 400, not /mutate" status_once 400 \
+	"POST /mutate%%00x HTTP/1.1\r\nHost: x\r\n$J\r\nContent-Length: 2\r\n\r\n{}"
+check "/healthz%00x: 400, not /healthz" status_once 400 'GET /healthz%%00x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+check "/healthz%2F: 400" status_once 400 'GET /healthz%%2F HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+# libmicrohttpd 0.9.75 (strict mode) answers these itself, with its header
+# block twice: the status is what can be checked
+status_first() { raw "$2" | head -1 | grep -q "^HTTP/1.1 $1 "; }
+check "HTTP/1.1 without Host: 400" status_first 400 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n'
+check "Content-Length: -1: 400" status_first 400 \
+	"POST /mutate HTTP/1.1\r\nHost: x\r\n$J\r\nContent-Length: -1\r\n\r\n"
+check "a plain request still 200" status_once 200 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+check "HTTP/1.0 without Host: 200" status_once 200 'GET /healthz HTTP/1.0\r\n\r\n'
+
 # ---- TLS versions and keep-alive ----
 check "TLS 1.3 accepted" C -o /dev/null --tlsv1.3 "$(U /healthz)"
 check "TLS 1.2 accepted" C -o /dev/null --tlsv1.2 --tls-max 1.2 "$(U /healthz)"
@@ -271,6 +303,15 @@ out=$(openssl s_client -connect "127.0.0.1:$PORT" -tls1_1 -cipher 'DEFAULT:@SECL
 if printf '%s' "$out" | grep -q 'Cipher is (NONE)\|Cipher    : 0000\|alert\|unexpected eof'; then
 	ok "openssl s_client -tls1_1: no session"
 else not_ok "openssl s_client -tls1_1: no session" "$out"; fi
+# only AEAD ciphers with forward secrecy (the certificate is ECDSA)
+for c in ECDHE-ECDSA-AES128-SHA ECDHE-ECDSA-AES256-SHA384 ECDHE-ECDSA-AES128-SHA256; do
+	if C -o /dev/null --tls-max 1.2 --ciphers "$c" "$(U /healthz)" 2>/dev/null; then
+		not_ok "TLS 1.2 CBC suite $c refused"
+	else ok "TLS 1.2 CBC suite $c refused"; fi
+done
+for c in ECDHE-ECDSA-AES128-GCM-SHA256 ECDHE-ECDSA-AES256-GCM-SHA384 ECDHE-ECDSA-CHACHA20-POLY1305; do
+	check "TLS 1.2 AEAD suite $c accepted" C -o /dev/null --tls-max 1.2 --ciphers "$c" "$(U /healthz)"
+done
 out=$(C -v -o /dev/null -o /dev/null -o /dev/null "$(U /healthz)" "$(U /readyz)" "$(U /metrics)" 2>&1)
 reuse=$(printf '%s\n' "$out" | grep -c 'Re-using existing connection')
 conns=$(printf '%s\n' "$out" | grep -c '^\* Connected to')
@@ -385,6 +426,15 @@ SLOW=$!
 sleep 0.7
 check "SIGTERM: a slow request is in flight when it is sent" kill -0 "$SLOW"
 kill -TERM "$PID"
+# the grace (--shutdown-grace 10m): /readyz 503, reviews still answered
+readyz_503() { [ "$(code "$(U /readyz)")" = 503 ]; }
+check "SIGTERM grace: /readyz answers 503" wait_until 10 readyz_503
+check "SIGTERM grace: a review on a new connection still answered 200" \
+	[ "$(code -X POST -H 'Content-Type: application/json' --data-binary @"$T/review.json" \
+		"$(U /mutate)")" = 200 ]
+check "SIGTERM grace: logged" grep -q "shutting down: /readyz answers 503" "$LOG"
+# a second SIGTERM cuts the grace short: drain and stop
+kill -TERM "$PID"
 gone() { ! kill -0 "$PID" 2>/dev/null; }
 if wait_until 15 gone; then
 	wait "$PID"
@@ -397,7 +447,8 @@ fi
 wait "$SLOW"
 check "SIGTERM: request in flight finished with 200" [ "$(cat "$T/slow.code")" = 200 ]
 check "SIGTERM: port closed" sh -c "! curl -s -k --max-time 3 -o /dev/null $(U /healthz)"
-check "SIGTERM: logged" grep -q "stopped" "$LOG"
+check "SIGTERM: logged" grep -q "grace cut short" "$LOG"
+check "SIGTERM: stopped" grep -q "stopped" "$LOG"
 
 # ---- every optional flag, then SIGINT ----
 if start_server --gpu-resource nvidia.com/gpu.shared --gpu-resource=nvidia.com/mig-1g.5gb \

@@ -213,6 +213,23 @@ static bool needs_policy(const webhook_review_t *r)
 	       (!strcmp(r->op, "CREATE") || !strcmp(r->op, "UPDATE"));
 }
 
+/* A stored Pod or Job always has metadata and spec objects: one that does
+ * not is not a Pod or Job gpuq can read, in a namespace it does not manage
+ * either. Returns true when refused. */
+static bool shape_refused(webhook_review_t *r, const webhook_jv_t *obj, const char *where)
+{
+	static const char *const members[] = {"metadata", "spec"};
+
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		if (webhook_jv_is(webhook_jv_get(obj, members[i]), WEBHOOK_JV_OBJECT))
+			continue;
+		webhook_review_refuse(r, WEBHOOK_INVALID, "%s.%s: missing or not an object", where,
+				      members[i]);
+		return true;
+	}
+	return false;
+}
+
 /* A Pod or Job CREATE/UPDATE must carry its object (and an UPDATE the old
  * one): the apiserver always sends them, so their absence is a broken
  * review, refused rather than waved through. Returns true when refused. */
@@ -233,6 +250,10 @@ static bool check_objects(webhook_review_t *r)
 		    r->kind == WEBHOOK_KIND_POD ? "Pod" : "Job");
 		return true;
 	}
+	/* (a managed namespace's decoder names the field and its type itself) */
+	if ((create || update) && !*r->sub_resource && !policy_namespace_managed(r->policy, r->ns))
+		return shape_refused(r, r->obj, "request.object") ||
+		       (update && shape_refused(r, r->old, "request.oldObject"));
 	return false;
 }
 

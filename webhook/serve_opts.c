@@ -58,6 +58,9 @@ static const char usage_text[] =
     "                          (default " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
     "  --threads N             worker threads, 1..256 (default: online CPUs, at least 2)\n"
     "  --log-level LEVEL       debug, info, warn or error (default info)\n"
+    "  --shutdown-grace D      after SIGTERM keep serving D with /readyz answering 503,\n"
+    "                          so the apiserver moves to other replicas first; a second\n"
+    "                          SIGTERM or SIGINT cuts it short (default 5s; 0: none)\n"
     "  -h, --help              print this text\n"
     "\n"
     "Cluster flags (not with --policy-dir):\n"
@@ -90,8 +93,8 @@ static const char usage_text[] =
     "                          Mutating- and ValidatingWebhookConfiguration NAME\n"
     "                          (leave it out when cert-manager injects it)\n"
     "\n"
-    "Signals: SIGHUP reloads the policy dir; SIGTERM or SIGINT stop gracefully (requests\n"
-    "in flight finish, then exit 0).\n"
+    "Signals: SIGHUP reloads the policy dir; SIGTERM stops gracefully (the grace, then\n"
+    "requests in flight finish, then exit 0); SIGINT the same without the grace.\n"
     "Exit status: 0 after a graceful stop; 1 when the certificates, the policy or the\n"
     "address cannot be used; 2 on a usage error (bad or missing flag, missing or\n"
     "unreadable directory or file).\n";
@@ -320,6 +323,7 @@ typedef enum {
 	FLAG_CONTROLLER_USER,
 	FLAG_THREADS,
 	FLAG_LOG_LEVEL,
+	FLAG_SHUTDOWN_GRACE,
 	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_WEBHOOK_CONFIG */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
@@ -345,6 +349,7 @@ static const char *const flag_names[] = {"--listen",
 					 "--controller-user",
 					 "--threads",
 					 "--log-level",
+					 "--shutdown-grace",
 					 "--leader-elect",
 					 "--lease-namespace",
 					 "--lease-name",
@@ -449,6 +454,8 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 		return parse_bool("--fair-sharing", value, &opts->fair_sharing, diag);
 	case FLAG_READY_TIMEOUT:
 		return parse_duration(flag_names[f], value, 0, &opts->ready_timeout_ms, diag);
+	case FLAG_SHUTDOWN_GRACE:
+		return parse_duration(flag_names[f], value, 0, &opts->shutdown_grace_ms, diag);
 	case FLAG_REQUEUE_BACKOFF:
 		return parse_duration(flag_names[f], value, 1, &opts->requeue_backoff_ms, diag);
 	case FLAG_CERT_SECRET: {
@@ -580,6 +587,7 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	opts->burst = WEBHOOK_BURST_DEFAULT;
 	opts->ready_timeout_ms = WEBHOOK_READY_TIMEOUT_MS_DEFAULT;
 	opts->requeue_backoff_ms = WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT;
+	opts->shutdown_grace_ms = WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;
 		size_t name_len;

@@ -71,6 +71,7 @@ struct webhook_server {
 	atomic_int inflight;	   /* requests between their first callback and completion */
 	atomic_size_t body_bytes;  /* bytes of body buffers allocated, <= opts->body_budget */
 	atomic_bool draining;	   /* stop requested: /readyz 503, Connection: close */
+	atomic_bool unready;	   /* SIGTERM's grace: /readyz 503, Connection: close */
 	bool policy_pending;	   /* the dir at policy_seen_fp failed to load once */
 	bool policy_fp_failed;	   /* the last fingerprint failed (logged once) */
 	bool watcher_running;	   /* watcher was started and not yet joined */
@@ -412,7 +413,7 @@ static enum MHD_Result reply(webhook_server_t *srv, struct MHD_Connection *conn,
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
 					rq->route <= WEBHOOK_ROUTE_VALIDATE ? "POST" : "GET, HEAD");
-	if (atomic_load(&srv->draining))
+	if (atomic_load(&srv->draining) || atomic_load(&srv->unready))
 		/* Send the peer to another replica for its next request. */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	ret = MHD_queue_response(conn, code, resp);
@@ -601,7 +602,7 @@ static enum MHD_Result serve_readyz(webhook_server_t *srv, struct MHD_Connection
 	policy_t *policy;
 	bool ready;
 
-	if (atomic_load(&srv->draining))
+	if (atomic_load(&srv->draining) || atomic_load(&srv->unready))
 		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down\n");
 	pair = webhook_tls_current(srv->tls);
 	policy = policy_current(srv);
@@ -716,6 +717,73 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	return atomic_load(&srv->draining) ? MHD_NO : MHD_YES;
 }
 
+/* The characters a served path may hold (no escapes, no spaces, no NUL). */
+#define PATH_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~"
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+				    const char *value)
+{
+	struct {
+		const char *name;
+		int n;
+	} *c = cls;
+
+	(void)kind;
+	(void)value;
+	if (!strcasecmp(key, c->name))
+		c->n++;
+	return MHD_YES;
+}
+
+/* How many times header `name` came. */
+static int header_count(struct MHD_Connection *conn, const char *name)
+{
+	struct {
+		const char *name;
+		int n;
+	} c = {name, 0};
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &c);
+	return c.n;
+}
+
+/* libmicrohttpd unescapes the path in place (so "/mutate%00x" reads as
+ * "/mutate"): keep it as sent, and request_refusal refuses escapes. */
+static size_t no_unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	return strlen(s);
+}
+
+/* Why a request whose headers are in is refused before routing (NULL: it is
+ * not), into buf: what HTTP/1.1 (RFC 9112) requires and request smuggling
+ * exploits. url is as sent (no unescaping: see no_unescape). */
+static const char *request_refusal(struct MHD_Connection *conn, const char *url,
+				   const char *version, char *buf, size_t cap)
+{
+	const char *clen, *te;
+	if (!strcmp(version, MHD_HTTP_VERSION_1_1) &&
+	    !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
+		return "bad request: HTTP/1.1 without a Host header\n";
+	if (header_count(conn, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1 ||
+	    header_count(conn, MHD_HTTP_HEADER_HOST) > 1)
+		return "bad request: more than one Content-Length or Host header\n";
+	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (clen && (!clen[0] || strspn(clen, "0123456789") != strlen(clen)))
+		return "bad request: Content-Length is not a number of bytes\n";
+	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+	if (te && strcasecmp(te, "chunked") != 0)
+		return "bad request: the only Transfer-Encoding served is chunked\n";
+	if (te && clen)
+		return "bad request: both Content-Length and Transfer-Encoding\n";
+	if (url[0] != '/' || strpbrk(url, "%\\") || strspn(url, PATH_CHARS) != strlen(url)) {
+		snprintf(buf, cap, "bad request: path \"%.64s\": not a plain path\n", url);
+		return buf;
+	}
+	return NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
@@ -724,8 +792,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	request_t *rq = *con_cls;
 	int rc;
 
-	(void)version;
 	if (!rq) {
+		char why_buf[128];
+		const char *why;
+
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
@@ -733,6 +803,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->route = route_of(url); /* the query string (?timeout=10s) is not in url */
 		*con_cls = rq;
 		atomic_fetch_add_explicit(&srv->inflight, 1, memory_order_acq_rel);
+		why = request_refusal(conn, url, version, why_buf, sizeof(why_buf));
+		if (why) {
+			rq->route = WEBHOOK_ROUTE_OTHER; /* counted as path="other" */
+			return reply_text(srv, conn, rq, MHD_HTTP_BAD_REQUEST, why);
+		}
 		if (rq->route <= WEBHOOK_ROUTE_VALIDATE)
 			return admission_begin(srv, conn, rq, method);
 		if (has_body(conn)) /* nothing here takes a body: refuse, do not read it */
@@ -783,6 +858,7 @@ int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **o
 	atomic_init(&srv->inflight, 0);
 	atomic_init(&srv->body_bytes, 0);
 	atomic_init(&srv->draining, false);
+	atomic_init(&srv->unready, false);
 	pthread_mutex_init(&srv->policy_lock, NULL);
 	pthread_mutex_init(&srv->reload_lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
@@ -879,7 +955,8 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	    srv->opts->threads > 1 ? srv->opts->threads : 0, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned)WEBHOOK_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)WEBHOOK_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv, MHD_OPTION_END);
 	pthread_mutex_lock(&srv->log_lock);
 	srv->starting = false;
 	pthread_mutex_unlock(&srv->log_lock);
@@ -901,6 +978,12 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	    srv->opts->policy_dir ? "policy from --policy-dir"
 				  : "no policy until the controller syncs (failing closed)");
 	return GPUQ_OK;
+}
+
+void webhook_server_unready(webhook_server_t *srv)
+{
+	if (!atomic_exchange(&srv->unready, true))
+		gpuq_log(GPUQ_LOG_INFO, MODULE, "shutting down: /readyz answers 503, still serving");
 }
 
 void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms)

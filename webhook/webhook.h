@@ -257,8 +257,17 @@ void webhook_object_deinit(webhook_object_t *o);
  * apiserver's default webhook timeout is 10 s). */
 #define WEBHOOK_DRAIN_MS_DEFAULT 10000
 
-/* TLS 1.2 and 1.3 only, GnuTLS's NORMAL cipher suites otherwise, in our order. */
-#define WEBHOOK_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:%SERVER_PRECEDENCE"
+/* After SIGTERM, how long the server keeps answering with /readyz at 503
+ * (--shutdown-grace), so load balancers and the apiserver stop sending
+ * first: shorter than the Pod's terminationGracePeriodSeconds (deploy/). */
+#define WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT 5000
+
+/* TLS 1.2 and 1.3 only, AEAD ciphers with forward secrecy only (Mozilla's
+ * "intermediate" set: ECDHE with AES-GCM or ChaCha20-Poly1305; no CBC, no
+ * SHA-1 MAC, no static RSA key exchange), in our order. */
+#define WEBHOOK_TLS_PRIORITIES                                                                     \
+	"NONE:+VERS-TLS1.3:+VERS-TLS1.2:+AES-128-GCM:+AES-256-GCM:+CHACHA20-POLY1305:+AEAD:"       \
+	"+ECDHE-ECDSA:+ECDHE-RSA:+SIGN-ALL:+GROUP-ALL:+COMP-NULL:+CTYPE-X509:%SERVER_PRECEDENCE"
 
 /* Where the policy comes from: exactly one source. */
 typedef enum {
@@ -310,6 +319,8 @@ typedef struct {
 	unsigned threads;	    /* --threads 1..WEBHOOK_THREADS_MAX (default: online CPUs,
 				       at least 2) */
 	gpuq_log_level_t log_level; /* --log-level debug|info|warn|error (default info) */
+	int64_t shutdown_grace_ms;  /* --shutdown-grace, 0 = none (default
+				       WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT) */
 	bool help;		    /* --help or -h was given: print usage, do nothing else */
 	/* The cluster flags (a cluster source only; --policy-dir refuses them). */
 	bool leader_elect;		     /* --leader-elect true|false (default true) */
@@ -505,6 +516,10 @@ int webhook_server_policy_set(webhook_server_t *srv, policy_t *p);
  * cluster's quotas no longer allow. gpuq_policy_generation is left as is. A
  * no-op (logged) for a server that reads a policy dir. Thread-safe. */
 void webhook_server_policy_clear(webhook_server_t *srv);
+
+/* The first step of a graceful stop: /readyz answers 503 ("shutting
+ * down") while everything else is served as before. Idempotent. */
+void webhook_server_unready(webhook_server_t *srv);
 
 /* Graceful stop: stop accepting, /readyz answers 503, wait up to drain_ms
  * for requests in flight to finish, then close every connection and join
