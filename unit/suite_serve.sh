@@ -338,6 +338,33 @@ adm=$(awk '/^gpuq_admission_requests_total/ { s += $NF } END { print s + 0 }' "$
 check "metrics: 3 admission requests counted (got $adm)" [ "$adm" -eq 3 ]
 check "metrics: policy generation 1" [ "$(metric gpuq_policy_generation)" = 1 ]
 
+# ---- one client cannot take every connection ----
+# 300 idle connections from 127.0.0.2 (no TLS handshake, no byte): past 256
+# refused at accept (per-address limit), the rest closed at the header
+# deadline (5 s after accept, not an idle timer); reviews from 127.0.0.1 are
+# answered meanwhile.
+python3 unit/abuse_conns.py "$PORT" 300 20 "$T/abuse.open" >"$T/abuse.out" 2>&1 &
+ABUSE=$!
+abuse_open() { [ -e "$T/abuse.open" ] || ! kill -0 "$ABUSE" 2>/dev/null; }
+wait_until 10 abuse_open
+fast=0
+for i in 1 2 3 4 5; do
+	[ "$(code --max-time 2 -X POST -H 'Content-Type: application/json' \
+		--data-binary @"$T/review.json" "$(U /mutate)")" = 200 ] && fast=$((fast + 1))
+done
+check "abusive client holding 256 slots: 5 of 5 reviews answered within 2 s (got $fast)" [ "$fast" -eq 5 ]
+wait "$ABUSE"
+abuse=$(cat "$T/abuse.out")
+case $abuse in
+"connections 300 closed 300 early 44 "*) ok "abusive client: 44 refused at accept, 256 closed later ($abuse)" ;;
+*) not_ok "abusive client: 44 refused at accept, 256 closed later" "$abuse" ;;
+esac
+last=$(printf '%s' "$abuse" | sed -n 's/.* last \([0-9]*\).*/\1/p')
+check "abusive client: closed at the 5 s header deadline, not the 90 s idle timeout (last ${last:-?} s)" \
+	[ "${last:-99}" -lt 15 ]
+check "metrics: 256 connections closed at the header deadline" \
+	[ "$(metric gpuq_http_header_deadline_closed_total)" = 256 ]
+
 # ---- certificate rotation under load ----
 old=$(serial)
 rm -f "$T/loop.stop" "$T/loop.ok" "$T/loop.fail"

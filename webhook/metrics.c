@@ -57,6 +57,7 @@ struct webhook_metrics {
 	atomic_uint_fast64_t cert_reloads[N_RESULTS];		  /* by result */
 	atomic_uint_fast64_t policy_generation; /* successful policy loads so far */
 	atomic_int_fast64_t cert_not_after;	/* serving cert notAfter, Unix s; 0 unknown */
+	atomic_uint_fast64_t deadline_cuts;	/* connections closed at the header deadline */
 };
 
 int webhook_metrics_create(webhook_metrics_t **out)
@@ -122,6 +123,11 @@ void webhook_metrics_policy_reload_count(webhook_metrics_t *m, bool ok)
 void webhook_metrics_cert_reload_count(webhook_metrics_t *m, bool ok)
 {
 	atomic_fetch_add_explicit(&m->cert_reloads[ok ? 0 : 1], 1, memory_order_relaxed);
+}
+
+void webhook_metrics_deadline_count(webhook_metrics_t *m, unsigned n)
+{
+	atomic_fetch_add_explicit(&m->deadline_cuts, n, memory_order_relaxed);
 }
 
 void webhook_metrics_policy_generation_set(webhook_metrics_t *m, uint64_t generation)
@@ -340,6 +346,12 @@ int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
 	render_reloads(&t, "gpuq_cert_reloads_total",
 		       "Serving certificate reloads after tls.crt/tls.key changed, by result.",
 		       m->cert_reloads);
+	put(&t,
+	    "# HELP gpuq_http_header_deadline_closed_total Connections closed because they sent "
+	    "no request headers within %d s of their accept.\n"
+	    "# TYPE gpuq_http_header_deadline_closed_total counter\n"
+	    "gpuq_http_header_deadline_closed_total %" PRIu64 "\n",
+	    WEBHOOK_HEADER_DEADLINE_S, load(&m->deadline_cuts));
 	put(&t,
 	    "# HELP gpuq_policy_generation Policy snapshots loaded successfully since start.\n"
 	    "# TYPE gpuq_policy_generation gauge\n"

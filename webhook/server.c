@@ -28,10 +28,16 @@
 
 /* ==== The server ==== */
 
-/* Per TLS connection: the pair its handshake used, held until it closes. */
-typedef struct {
-	webhook_server_t *srv;	  /* owner */
-	webhook_tls_pair_t *pair; /* one reference, or NULL before the handshake */
+/* Per TLS connection: the pair its handshake used, held until it closes;
+ * and its place in the server's list of open connections, which the
+ * watcher sweeps for those past the header deadline. */
+typedef struct conn_slot {
+	webhook_server_t *srv;	    /* owner */
+	webhook_tls_pair_t *pair;   /* one reference, or NULL before the handshake */
+	int fd;			    /* its socket (open while listed) */
+	uint64_t start_ns;	    /* CLOCK_MONOTONIC at accept */
+	atomic_bool headers;	    /* a request's headers came in (or it was cut) */
+	struct conn_slot *prev, *next; /* in srv->slots, under srv->slots_lock */
 } conn_slot_t;
 
 /* Per request, freed by on_completed. */
@@ -72,6 +78,8 @@ struct webhook_server {
 	atomic_size_t body_bytes;  /* bytes of body buffers allocated, <= opts->body_budget */
 	atomic_bool draining;	   /* stop requested: /readyz 503, Connection: close */
 	atomic_bool unready;	   /* SIGTERM's grace: /readyz 503, Connection: close */
+	pthread_mutex_t slots_lock; /* guards slots */
+	conn_slot_t *slots;	    /* open connections (on_connection) */
 	bool policy_pending;	   /* the dir at policy_seen_fp failed to load once */
 	bool policy_fp_failed;	   /* the last fingerprint failed (logged once) */
 	bool watcher_running;	   /* watcher was started and not yet joined */
@@ -255,6 +263,34 @@ static void poll_certs(webhook_server_t *srv)
 	}
 }
 
+/* Close every connection that has not sent a request's headers within
+ * WEBHOOK_HEADER_DEADLINE_S of its accept (TLS handshake included): a
+ * deadline, where libmicrohttpd's timeout is an idle timer that every byte
+ * restarts. shutdown() wakes libmicrohttpd, which closes it; the slot leaves
+ * the list (under the lock) before the socket is closed, so fd is still
+ * this connection's. */
+static void cut_slow_connections(webhook_server_t *srv)
+{
+	uint64_t now = now_ns(), limit = (uint64_t)WEBHOOK_HEADER_DEADLINE_S * 1000000000u;
+	unsigned cut = 0;
+
+	pthread_mutex_lock(&srv->slots_lock);
+	for (conn_slot_t *s = srv->slots; s; s = s->next) {
+		if (atomic_load(&s->headers) || now - s->start_ns < limit)
+			continue;
+		atomic_store(&s->headers, true);
+		(void)shutdown(s->fd, SHUT_RDWR);
+		cut++;
+	}
+	pthread_mutex_unlock(&srv->slots_lock);
+	if (cut) {
+		webhook_metrics_deadline_count(srv->metrics, cut);
+		gpuq_log(GPUQ_LOG_WARN, MODULE,
+			 "closed %u connections that sent no request headers within %d s", cut,
+			 WEBHOOK_HEADER_DEADLINE_S);
+	}
+}
+
 static void *watcher_main(void *arg)
 {
 	webhook_server_t *srv = arg;
@@ -277,6 +313,7 @@ static void *watcher_main(void *arg)
 		pthread_mutex_unlock(&srv->stop_lock);
 		poll_certs(srv);
 		poll_policy(srv);
+		cut_slow_connections(srv);
 		pthread_mutex_lock(&srv->stop_lock);
 	}
 	pthread_mutex_unlock(&srv->stop_lock);
@@ -341,19 +378,42 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 {
 	conn_slot_t *slot;
 
-	(void)conn;
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		/* On allocation failure the handshake fails (no slot): the
 		 * connection is refused, the server goes on. */
-		slot = calloc(1, sizeof(*slot));
-		if (slot)
-			slot->srv = cls;
+		const union MHD_ConnectionInfo *info =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		webhook_server_t *srv = cls;
+
+		slot = info ? calloc(1, sizeof(*slot)) : NULL;
+		if (slot) {
+			slot->srv = srv;
+			slot->fd = info->connect_fd;
+			slot->start_ns = now_ns();
+			atomic_init(&slot->headers, false);
+			pthread_mutex_lock(&srv->slots_lock);
+			slot->next = srv->slots;
+			if (srv->slots)
+				srv->slots->prev = slot;
+			srv->slots = slot;
+			pthread_mutex_unlock(&srv->slots_lock);
+		}
 		*socket_context = slot;
 		return;
 	}
 	slot = *socket_context;
 	*socket_context = NULL;
 	if (slot) {
+		webhook_server_t *srv = slot->srv;
+
+		pthread_mutex_lock(&srv->slots_lock);
+		if (slot->prev)
+			slot->prev->next = slot->next;
+		else
+			srv->slots = slot->next;
+		if (slot->next)
+			slot->next->prev = slot->prev;
+		pthread_mutex_unlock(&srv->slots_lock);
 		/* GnuTLS is done with the session (gnutls_deinit ran before this
 		 * notification), so the pair may go. */
 		webhook_tls_pair_unref(slot->pair);
@@ -794,6 +854,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	if (!rq) {
 		char why_buf[128];
+		const union MHD_ConnectionInfo *info;
 		const char *why;
 
 		rq = calloc(1, sizeof(*rq));
@@ -803,6 +864,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq->route = route_of(url); /* the query string (?timeout=10s) is not in url */
 		*con_cls = rq;
 		atomic_fetch_add_explicit(&srv->inflight, 1, memory_order_acq_rel);
+		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		if (info && info->socket_context)
+			atomic_store(&((conn_slot_t *)info->socket_context)->headers, true);
 		why = request_refusal(conn, url, version, why_buf, sizeof(why_buf));
 		if (why) {
 			rq->route = WEBHOOK_ROUTE_OTHER; /* counted as path="other" */
@@ -863,6 +927,7 @@ int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **o
 	pthread_mutex_init(&srv->reload_lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	pthread_mutex_init(&srv->log_lock, NULL);
+	pthread_mutex_init(&srv->slots_lock, NULL);
 	{
 		pthread_condattr_t ca;
 
@@ -953,7 +1018,8 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	    MHD_OPTION_HTTPS_CERT_CALLBACK, on_certificate, MHD_OPTION_HTTPS_PRIORITIES,
 	    WEBHOOK_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE,
 	    srv->opts->threads > 1 ? srv->opts->threads : 0, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)WEBHOOK_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)WEBHOOK_CONNECTIONS_MAX, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    (unsigned)WEBHOOK_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned)WEBHOOK_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_STRICT_FOR_CLIENT, 1,
 	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv, MHD_OPTION_END);
@@ -1042,6 +1108,7 @@ void webhook_server_destroy(webhook_server_t *srv)
 	pthread_mutex_destroy(&srv->reload_lock);
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_mutex_destroy(&srv->log_lock);
+	pthread_mutex_destroy(&srv->slots_lock);
 	free(srv);
 }
 

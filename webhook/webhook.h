@@ -245,6 +245,14 @@ void webhook_object_deinit(webhook_object_t *o);
 #define WEBHOOK_NAME_MAX 253	     /* a resource or user name (a DNS subdomain's length) */
 #define WEBHOOK_THREADS_MAX 256	     /* --threads */
 #define WEBHOOK_CONNECTIONS_MAX 1024 /* open connections; the rest are refused at accept */
+/* Open connections from one client address: one client cannot take every
+ * slot (the apiserver's own pool stays far below it; three quarters are
+ * left to the others). */
+#define WEBHOOK_CONNECTIONS_PER_IP (WEBHOOK_CONNECTIONS_MAX / 4)
+/* A connection that has not sent a request's headers this long after its
+ * accept (TLS handshake included) is closed: a deadline, not an idle timer.
+ * (The apiserver sends its request at once on a new connection.) */
+#define WEBHOOK_HEADER_DEADLINE_S 5
 /* Request body bytes buffered at once over all connections (each body is
  * capped at WEBHOOK_REVIEW_MAX; 1024 connections could otherwise hold 3 GiB).
  * Past it a review is answered 503 and the apiserver retries. */
@@ -461,6 +469,8 @@ void webhook_metrics_admission_observe(webhook_metrics_t *m, webhook_endpoint_t 
  * admission routes). Codes outside a fixed set count as code "other". */
 void webhook_metrics_http_count(webhook_metrics_t *m, webhook_route_t route, unsigned code);
 
+/* n connections closed at the header deadline (WEBHOOK_HEADER_DEADLINE_S). */
+void webhook_metrics_deadline_count(webhook_metrics_t *m, unsigned n);
 void webhook_metrics_policy_reload_count(webhook_metrics_t *m, bool ok);
 void webhook_metrics_cert_reload_count(webhook_metrics_t *m, bool ok);
 void webhook_metrics_policy_generation_set(webhook_metrics_t *m, uint64_t generation);
