@@ -144,6 +144,7 @@ until [ "$(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}')" 
 done
 r1=$(rss)
 echo "memory: $(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}') Jobs queued; gpuq RSS ${r0} kB before, ${r1} kB after"
+echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages)"
 per=$(awk -v a="$r0" -v b="$r1" -v n="$NF" 'BEGIN { printf "%.2f", (b - a) / n }')
 at100k=$(awk -v a="$r1" -v p="$per" -v n="$NF" 'BEGIN { printf "%.0f", (a + p * (100000 - n)) / 1024 }')
 echo "  per queued Job: $per kB; at 100,000 queued (extrapolated): $at100k MB"

@@ -121,8 +121,8 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
 		if (job_set(j, controller_prune(reply))) /* keeps the former object */
-			gpuq_log(GPUQ_LOG_WARN, "controller", "%s Job %s/%s: cannot cache the reply",
-				 what, ns, name);
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s Job %s/%s: cannot cache the reply", what, ns, name);
 		json_decref(reply);
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller",

@@ -39,8 +39,10 @@
 #include "webhook/webhook.h"
 
 /* Events waiting for the controller thread at most; watch threads wait
- * when it is full (backpressure, nothing dropped). */
-#define CONTROLLER_EVENTS_MAX 200000
+ * when it is full (backpressure, nothing dropped). Each holds a parsed
+ * object (a pruned Job about 3 KB): a LIST of 100,000 Jobs waits in the
+ * watch stream, not in gpuq's memory. Twice the controller's batch. */
+#define CONTROLLER_EVENTS_MAX 8192
 /* Objects of one kind the controller caches at most (Jobs: Kueue's largest
  * benchmark has 50,000 workloads; the core's own cap is 1,000,000). */
 #define CONTROLLER_OBJECTS_MAX 1000000

@@ -171,14 +171,21 @@ static void keep_only_each(json_t *arr, const char *const *keep)
 /* What the admission decoder (webhook_object_decode), actuation and status
  * read of a Job or Pod; test_controller checks that a pruned object decodes
  * as the whole one does. */
-static const char *const KEEP_META[] = {
-    "name",	       "namespace",	  "uid",	     "resourceVersion", "creationTimestamp",
-    "labels",	       "annotations",	  "ownerReferences", "deletionTimestamp", "generateName",
-    NULL};
+static const char *const KEEP_META[] = {"name",
+					"namespace",
+					"uid",
+					"resourceVersion",
+					"creationTimestamp",
+					"labels",
+					"annotations",
+					"ownerReferences",
+					"deletionTimestamp",
+					"generateName",
+					NULL};
 static const char *const KEEP_POD_SPEC[] = {
-    "containers",	 "initContainers", "overhead",	  "resources",	    "priority",
-    "priorityClassName", "nodeSelector",   "tolerations", "nodeName",	    "resourceClaims",
-    "schedulingGates",	 NULL};
+    "containers", "initContainers",    "overhead",	  "resources",
+    "priority",	  "priorityClassName", "nodeSelector",	  "tolerations",
+    "nodeName",	  "resourceClaims",    "schedulingGates", NULL};
 static const char *const KEEP_CONTAINER[] = {"name", "resources", "restartPolicy", NULL};
 static const char *const KEEP_CONDITION[] = {"type", "status", NULL};
 static const char *const KEEP_JOB_SPEC[] = {"suspend", "parallelism", "completions", "template",
@@ -189,6 +196,21 @@ static const char *const KEEP_JOB_STATUS[] = {"conditions", "active",	   "succee
 					      "ready",	    "terminating", "startTime", NULL};
 static const char *const KEEP_POD_STATUS[] = {"phase", "conditions", NULL};
 static const char *const KEEP_TOP[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
+
+/* Of a labels or annotations map, only gpuq's and Kueue's keys (all the
+ * rules read: the queue name, pod group, admitted, flavors, original). */
+static void keep_our_keys(json_t *map)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(map, tmp, k, v)
+	{
+		if (strncmp(k, "gpuq.dev/", 9) != 0 && strncmp(k, "kueue.x-k8s.io/", 15) != 0)
+			(void)json_object_del(map, k);
+	}
+}
 
 static void prune_pod_spec(json_t *spec)
 {
@@ -202,14 +224,20 @@ json_t *controller_prune(json_t *obj)
 	json_t *spec = json_object_get(controller_slim(obj), "spec");
 	json_t *status = json_object_get(obj, "status");
 	json_t *tmpl = json_object_get(spec, "template");
+	json_t *meta = json_object_get(obj, "metadata");
 	bool job = json_is_object(tmpl);
 
 	keep_only(obj, KEEP_TOP);
-	keep_only(json_object_get(obj, "metadata"), KEEP_META);
+	keep_only(meta, KEEP_META);
+	keep_our_keys(json_object_get(meta, "labels"));
+	keep_our_keys(json_object_get(meta, "annotations"));
+	/* gpuq's own explanation: written, never read back (status_hash) */
+	(void)json_object_del(json_object_get(meta, "annotations"), CONTROLLER_ANNOT_STATUS);
 	if (job) {
 		keep_only(spec, KEEP_JOB_SPEC);
 		keep_only(tmpl, KEEP_TEMPLATE);
 		keep_only(json_object_get(tmpl, "metadata"), KEEP_TEMPLATE_META);
+		keep_our_keys(json_object_get(json_object_get(tmpl, "metadata"), "annotations"));
 		prune_pod_spec(json_object_get(tmpl, "spec"));
 	} else {
 		prune_pod_spec(spec);

@@ -206,6 +206,7 @@ struct controller {
 	char **touched; /* uids to compare and act on after the next persist */
 	size_t n_touched, cap_touched;
 	int64_t next_sweep_ms; /* next compare of every Job (monotonic) */
+	int64_t next_trim_ms;  /* next malloc_trim (monotonic) */
 	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
 	swriter_t *swriter;	/* queue status patches, off this thread */
@@ -259,8 +260,8 @@ void controller_touch_key(struct controller *c, const char *key);
 int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
 		      gpuq_diag_t *diag);
 /* The same from compact JSON text[0..len). */
-int controller_decode_text(struct controller *c, const char *text, size_t len,
-			   webhook_object_t *o, gpuq_diag_t *diag);
+int controller_decode_text(struct controller *c, const char *text, size_t len, webhook_object_t *o,
+			   gpuq_diag_t *diag);
 typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
@@ -290,11 +291,13 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
  * Returns obj. */
 json_t *controller_slim(json_t *obj);
 /* controller_slim, and of a Job or Pod only what gpuq reads: metadata's
- * name, namespace, uid, resourceVersion, creationTimestamp, labels,
- * annotations, ownerReferences, deletionTimestamp; the pod spec's requests,
+ * name, namespace, uid, resourceVersion, creationTimestamp, labels and
+ * annotations (gpuq.dev/ and kueue.x-k8s.io/ keys only), ownerReferences,
+ * deletionTimestamp; the pod spec's requests,
  * priority, placement, claims and gates (containers reduced to name,
  * resources, restartPolicy); a Job's suspend, parallelism, completions and
  * template annotations; the status counts and conditions (type and status).
+ * gpuq's own gpuq.dev/status annotation goes too (written, never read).
  * A pruned object decodes (controller_decode) exactly as the whole one
  * (test_controller checks it). Returns obj. */
 json_t *controller_prune(json_t *obj);
@@ -310,6 +313,11 @@ int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const c
 		  swriter_t **out, gpuq_diag_t *diag);
 int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
 int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
+/* Patches waiting to be written (submit and submit_once). */
+size_t swriter_backlog(swriter_t *w);
+/* The status writer's backlog past which status_jobs hands over no more
+ * (what waits stays a uid in the controller's explain list, not a body). */
+#define SWRITER_BACKLOG_MAX (4 * SWRITER_WORKLOADS_PER_PASS)
 #define SWRITER_WORKLOADS_PER_PASS                                                                 \
 	64 /* workload annotations written between two                                             \
 	      passes over the queues' status */

@@ -2,6 +2,9 @@
  * caches, publishes policy snapshots, runs the core's cycles, commits their
  * records, then acts; and it holds (or waits for) the Lease. */
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -9,9 +12,12 @@
 #include "controller/internal.h"
 #include "engine/engine.h"
 
-#define BATCH_MAX 4096			/* events taken from the queue at once */
-#define LEASE_RETRY_MS 2000		/* election round spacing (client-go's retry period) */
-#define SWEEP_MS 30000			/* compare every Job with the core this often */
+#define BATCH_MAX 4096	    /* events taken from the queue at once */
+#define LEASE_RETRY_MS 2000 /* election round spacing (client-go's retry period) */
+#define SWEEP_MS 30000	    /* compare every Job with the core this often */
+#define TRIM_MS                                                                                    \
+	30000 /* give freed heap back to the system this often (a burst of                         \
+		 watch events parses far more than the cache keeps) */
 #define STORE_MAP_MAX ((size_t)8 << 30) /* state store cap: 8 GiB */
 /* The controller's own store record: key "term", the Lease's transitions
  * when this replica last took it (decimal). */
@@ -302,6 +308,24 @@ static int64_t next_deadline(struct controller *c)
 	return d > now ? d : now;
 }
 
+/* Return the heap's free pages to the system, at most every TRIM_MS and
+ * only between bursts (n events just handled): the watch threads' arenas
+ * keep what a burst of parsed events freed (glibc; a no-op elsewhere). */
+static void trim(struct controller *c, size_t n)
+{
+#ifdef __GLIBC__
+	int64_t now = controller_mono_ms();
+
+	if (n >= BATCH_MAX / 2 || now < c->next_trim_ms)
+		return;
+	c->next_trim_ms = now + TRIM_MS;
+	(void)malloc_trim(0);
+#else
+	(void)c;
+	(void)n;
+#endif
+}
+
 static void *loop_main(void *arg)
 {
 	struct controller *c = arg;
@@ -319,6 +343,7 @@ static void *loop_main(void *arg)
 			     before it reads the cluster (jobs.c treats Jobs differently) */
 		for (size_t i = 0; i < n; i++)
 			handle(c, &batch[i]);
+		trim(c, n);
 		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
 			atomic_store(&c->synced, true);

@@ -178,9 +178,14 @@ static void annotate_job(struct controller *c, job_t *j, const char *text)
 
 void status_jobs(struct controller *c)
 {
-	size_t done = 0, i;
+	size_t done = 0, i, backlog = swriter_backlog(c->swriter), limit = EXPLAIN_PER_PASS;
 
-	for (i = 0; i < c->n_explain && done < EXPLAIN_PER_PASS; i++) {
+	/* backpressure: the writer sends a few per second (--qps) */
+	if (backlog >= SWRITER_BACKLOG_MAX)
+		return;
+	if (limit > SWRITER_BACKLOG_MAX - backlog)
+		limit = SWRITER_BACKLOG_MAX - backlog;
+	for (i = 0; i < c->n_explain && done < limit; i++) {
 		const char *uid = c->explain[i];
 		job_t *j = controller_job(c, uid);
 		pgroup_t *g = j ? NULL : controller_group(c, uid);

@@ -245,6 +245,16 @@ int swriter_submit_once(swriter_t *w, const char *key, const char *path, const j
 	return submit(w, key, path, body, false);
 }
 
+size_t swriter_backlog(swriter_t *w)
+{
+	size_t n;
+
+	pthread_mutex_lock(&w->mu);
+	n = w->pending.n;
+	pthread_mutex_unlock(&w->mu);
+	return n;
+}
+
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note)
 {

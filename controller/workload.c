@@ -20,8 +20,8 @@ int controller_decode(struct controller *c, const json_t *obj, webhook_object_t 
 	return rc;
 }
 
-int controller_decode_text(struct controller *c, const char *text, size_t len,
-			   webhook_object_t *o, gpuq_diag_t *diag)
+int controller_decode_text(struct controller *c, const char *text, size_t len, webhook_object_t *o,
+			   gpuq_diag_t *diag)
 {
 	memset(o, 0, sizeof(*o));
 	return webhook_object_decode(c->policy, &c->o.review_cfg, text, len, o, diag);

@@ -93,9 +93,9 @@ static void same_object(const webhook_object_t *a, const webhook_object_t *b)
 }
 
 typedef struct {
-	size_t jobs, pods;	  /* objects compared */
-	size_t whole, pruned;	  /* their compact sizes, bytes */
-	bool dropped_image;	  /* some object had a container image; none kept it */
+	size_t jobs, pods;    /* objects compared */
+	size_t whole, pruned; /* their compact sizes, bytes */
+	bool dropped_image;   /* some object had a container image; none kept it */
 } tally_t;
 
 /* Decode obj whole and pruned; when the whole one decodes, the pruned one
@@ -232,11 +232,14 @@ static void test_prune_keeps_what_actuation_reads(void **state)
 	    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
 	    "\"namespace\":\"team-a\",\"uid\":\"u1\",\"resourceVersion\":\"42\",\"generation\":3,"
 	    "\"creationTimestamp\":\"2026-11-25T00:00:00Z\",\"labels\":{\"gpuq.dev/queue-name\":"
-	    "\"default\"},\"annotations\":{\"gpuq.dev/original\":\"{}\",\"kubectl.kubernetes.io/"
+	    "\"default\",\"app\":\"x\"},\"annotations\":{\"gpuq.dev/original\":\"{}\",\"a.io/"
+	    "b\":\"c\","
+	    "\"gpuq.dev/status\":\"pending\",\"kubectl.kubernetes.io/"
 	    "last-applied-configuration\":\"{...}\"},\"managedFields\":[{\"manager\":\"k\"}]},"
 	    "\"spec\":{\"suspend\":true,\"parallelism\":2,\"completions\":4,\"backoffLimit\":6,"
 	    "\"selector\":{\"matchLabels\":{\"a\":\"b\"}},\"template\":{\"metadata\":{\"labels\":"
-	    "{\"a\":\"b\"},\"annotations\":{\"gpuq.dev/admitted\":\"true\"}},\"spec\":{"
+	    "{\"a\":\"b\"},\"annotations\":{\"gpuq.dev/admitted\":\"true\",\"kwok.x-k8s.io/"
+	    "d\":\"0s\"}},\"spec\":{"
 	    "\"nodeSelector\":{\"n\":\"1\"},\"tolerations\":[{\"key\":\"t\",\"operator\":"
 	    "\"Exists\",\"tolerationSeconds\":5}],\"volumes\":[{\"name\":\"v\"}],\"dnsPolicy\":"
 	    "\"ClusterFirst\",\"containers\":[{\"name\":\"m\",\"image\":\"x\",\"env\":[{\"name\":"
