@@ -210,13 +210,16 @@ job_event() {
 # $GPUQ_PORT with gpuq's own credentials, certificates from $GPUQ_CERT_DIR
 # (default $E2E_RUN/certs) and state dir $E2E_RUN/state-NAME;
 # log $E2E_RUN/gpuq-NAME.log (appended), pid $E2E_RUN/gpuq-NAME.pid. Waits
-# until /readyz answers 200 (synced with the apiserver).
+# until /readyz answers 200 (synced with the apiserver). No SIGTERM grace
+# unless GPUQ_SHUTDOWN_GRACE says so (suite_serve tests the grace; here it
+# would only slow every restart).
 start_gpuq() {
 	local name=$1; shift
 	mkdir -p "$E2E_RUN/state-$name"
 	"$GPUQ" serve --listen "127.0.0.1:$GPUQ_PORT" --cert-dir "${GPUQ_CERT_DIR:-$E2E_RUN/certs}" \
 		--state-dir "$E2E_RUN/state-$name" --kubeconfig "$GPUQ_KUBECONFIG" \
-		--lease-namespace gpuq-system --identity "$name" "$@" \
+		--lease-namespace gpuq-system --identity "$name" \
+		--shutdown-grace "${GPUQ_SHUTDOWN_GRACE:-0s}" "$@" \
 		>>"$E2E_RUN/gpuq-$name.log" 2>&1 &
 	echo $! >"$E2E_RUN/gpuq-$name.pid"
 	poll "gpuq $name ready" curl -fsko /dev/null "https://127.0.0.1:$GPUQ_PORT/readyz"
