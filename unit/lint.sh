@@ -11,6 +11,13 @@ echo "lint: banned calls"
 if grep -nE '\b(strcpy|strcat|sprintf|strtok|atoi|gets)\s*\(' $SRC; then
 	fail=1
 fi
+echo "lint: function size (gpuq's own code: over 80 lines named, over 120 refused)"
+PROD=$(echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/\|^bench/')
+awk -v limit=80 -f unit/fsize.awk $PROD | sed 's/$/ lines (over 80)/'
+if [ -n "$(awk -v limit=120 -f unit/fsize.awk $PROD)" ]; then
+	awk -v limit=120 -f unit/fsize.awk $PROD | sed 's/$/ lines: over 120, split it/'
+	fail=1
+fi
 echo "lint: cppcheck"
 cppcheck --quiet --error-exitcode=1 --std=c11 --inline-suppr -I. \
 	--enable=warning,portability --suppress=missingIncludeSystem $SRC || fail=1

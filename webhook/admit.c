@@ -1,5 +1,5 @@
-/* webhook/admit.c: the AdmissionReview codec. Checks the body (size, JSON
- * depth by a scan before the recursive parser sees it), decodes the request
+/* webhook/admit.c: the AdmissionReview codec. Checks the body (size, and
+ * JSON depth by admit_json.c's first scan), decodes the request
  * envelope, runs the mutate or validate rules, and writes the reply text:
  * a v1 AdmissionReview echoing the uid, or a 400 sentence for a body that is
  * not a usable review. */

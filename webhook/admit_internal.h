@@ -5,9 +5,9 @@
  * the module's public interface (that is webhook.h, Section A).
  *
  * A review is decoded once into a webhook_review_t (the request envelope,
- * borrowed from one jansson tree) and each object into a webhook_workload_t
- * (its pod spec's containers as quota sees them). Mutations are appended as
- * JSON Patch text; a decision is one verdict plus one message.
+ * borrowed from one webhook_jdoc_t, admit_json.c's value tree) and each object into a
+ * webhook_workload_t (its pod spec's containers as quota sees them). Mutations are appended as JSON
+ * Patch text; a decision is one verdict plus one message.
  */
 #ifndef GPUQ_WEBHOOK_ADMIT_INTERNAL_H
 #define GPUQ_WEBHOOK_ADMIT_INTERNAL_H

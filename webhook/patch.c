@@ -10,6 +10,10 @@
 
 #include "webhook/admit_internal.h"
 
+/* The first heap buffer of a patch that outgrew the caller's stack buffer
+ * (or had none); it doubles up to the patch's cap. */
+#define PATCH_FIRST_CAP 256u
+
 void webhook_buf_init(webhook_buf_t *b, char *stack, size_t stack_cap, size_t max)
 {
 	b->p = stack;
@@ -46,7 +50,7 @@ static int reserve(webhook_buf_t *b, size_t n)
 	want = b->len + n + 1;
 	if (want <= b->cap)
 		return GPUQ_OK;
-	cap = b->cap ? b->cap : 256;
+	cap = b->cap ? b->cap : PATCH_FIRST_CAP;
 	while (cap < want)
 		cap *= 2;
 	if (cap > b->max)

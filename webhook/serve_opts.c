@@ -340,29 +340,15 @@ typedef enum {
 	FLAG_COUNT,
 } flag_t;
 
-static const char *const flag_names[] = {"--listen",
-					 "--cert-dir",
-					 "--state-dir",
-					 "--policy-dir",
-					 "--kubeconfig",
-					 "--gpu-resource",
-					 "--controller-user",
-					 "--threads",
-					 "--log-level",
-					 "--shutdown-grace",
-					 "--leader-elect",
-					 "--lease-namespace",
-					 "--lease-name",
-					 "--identity",
-					 "--qps",
-					 "--burst",
-					 "--fair-sharing",
-					 "--pods-ready-timeout",
-					 "--requeue-backoff",
-					 "--cert-secret",
-					 "--cert-dns",
-					 "--cert-ip",
-					 "--webhook-config"};
+static const char *const flag_names[] = {
+    "--listen",		 "--cert-dir",	    "--state-dir",
+    "--policy-dir",	 "--kubeconfig",    "--gpu-resource",
+    "--controller-user", "--threads",	    "--log-level",
+    "--shutdown-grace",	 "--leader-elect",  "--lease-namespace",
+    "--lease-name",	 "--identity",	    "--qps",
+    "--burst",		 "--fair-sharing",  "--pods-ready-timeout",
+    "--requeue-backoff", "--cert-secret",   "--cert-dns",
+    "--cert-ip",	 "--webhook-config"};
 _Static_assert(sizeof(flag_names) / sizeof(flag_names[0]) == FLAG_COUNT,
 	       "one name per flag, in flag_t's order");
 

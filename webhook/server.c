@@ -32,11 +32,11 @@
  * and its place in the server's list of open connections, which the
  * watcher sweeps for those past the header deadline. */
 typedef struct conn_slot {
-	webhook_server_t *srv;	    /* owner */
-	webhook_tls_pair_t *pair;   /* one reference, or NULL before the handshake */
-	int fd;			    /* its socket (open while listed) */
-	uint64_t start_ns;	    /* CLOCK_MONOTONIC at accept */
-	atomic_bool headers;	    /* a request's headers came in (or it was cut) */
+	webhook_server_t *srv;	       /* owner */
+	webhook_tls_pair_t *pair;      /* one reference, or NULL before the handshake */
+	int fd;			       /* its socket (open while listed) */
+	uint64_t start_ns;	       /* CLOCK_MONOTONIC at accept */
+	atomic_bool headers;	       /* a request's headers came in (or it was cut) */
 	struct conn_slot *prev, *next; /* in srv->slots, under srv->slots_lock */
 } conn_slot_t;
 
@@ -67,26 +67,26 @@ struct webhook_server {
 	pthread_mutex_t reload_lock; /* one policy reload at a time; guards the next four */
 	uint64_t policy_generation;  /* successful loads so far */
 	uint64_t policy_seen_fp;     /* fingerprint of the dir as last acted on */
+	bool policy_pending;	     /* the dir at policy_seen_fp failed to load once */
+	bool policy_fp_failed;	     /* the last fingerprint failed (logged once) */
 
-	struct MHD_Daemon *daemon; /* NULL until started */
-	pthread_t watcher;	   /* polls certs and policy */
-	pthread_mutex_t stop_lock; /* guards stop_flag */
-	pthread_cond_t stop_cond;  /* wakes the watcher */
-	pthread_mutex_t log_lock;  /* guards start_msg while starting */
-	MHD_socket listen_fd;	   /* after quiesce: ours to close */
-	atomic_int inflight;	   /* requests between their first callback and completion */
-	atomic_size_t body_bytes;  /* bytes of body buffers allocated, <= opts->body_budget */
-	atomic_bool draining;	   /* stop requested: /readyz 503, Connection: close */
-	atomic_bool unready;	   /* SIGTERM's grace: /readyz 503, Connection: close */
+	struct MHD_Daemon *daemon;  /* NULL until started */
+	pthread_t watcher;	    /* polls certs and policy */
+	pthread_mutex_t stop_lock;  /* guards stop_flag */
+	pthread_cond_t stop_cond;   /* wakes the watcher */
+	pthread_mutex_t log_lock;   /* guards start_msg while starting */
+	MHD_socket listen_fd;	    /* after quiesce: ours to close */
+	atomic_int inflight;	    /* requests between their first callback and completion */
+	atomic_size_t body_bytes;   /* bytes of body buffers allocated, <= opts->body_budget */
+	atomic_bool draining;	    /* stop requested: /readyz 503, Connection: close */
+	atomic_bool unready;	    /* SIGTERM's grace: /readyz 503, Connection: close */
 	pthread_mutex_t slots_lock; /* guards slots */
 	conn_slot_t *slots;	    /* open connections (on_connection) */
-	bool policy_pending;	   /* the dir at policy_seen_fp failed to load once */
-	bool policy_fp_failed;	   /* the last fingerprint failed (logged once) */
-	bool watcher_running;	   /* watcher was started and not yet joined */
-	bool stop_flag;		   /* watcher must exit */
-	bool stopped;		   /* webhook_server_stop completed */
-	bool starting;		   /* MHD_start_daemon is running */
-	char start_msg[256];	   /* last libmicrohttpd message during start */
+	bool watcher_running;	    /* watcher was started and not yet joined */
+	bool stop_flag;		    /* watcher must exit */
+	bool stopped;		    /* webhook_server_stop completed */
+	bool starting;		    /* MHD_start_daemon is running */
+	char start_msg[256];	    /* last libmicrohttpd message during start */
 };
 
 static uint64_t now_ns(void)
@@ -457,6 +457,9 @@ static webhook_route_t route_of(const char *url)
  * connection is closed unanswered. 16 MiB is read in tens of milliseconds
  * and held nowhere. */
 #define BODY_DROP_MAX (16u << 20)
+/* The first buffer of a review body without a Content-Length (chunked): a
+ * typical review fits; it doubles from there up to WEBHOOK_REVIEW_MAX. */
+#define BODY_FIRST_CAP 65536u
 
 /* Queue one reply. body is copied. count: add it to gpuq_http_requests_total. */
 static enum MHD_Result reply(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
@@ -536,7 +539,7 @@ static int body_append(webhook_server_t *srv, request_t *rq, const char *data, s
 	if (n > WEBHOOK_REVIEW_MAX - rq->len)
 		return GPUQ_ELIMIT;
 	if (rq->len + n > rq->cap) {
-		size_t want = rq->cap ? rq->cap : 65536;
+		size_t want = rq->cap ? rq->cap : BODY_FIRST_CAP;
 
 		while (want < rq->len + n)
 			want *= 2;
@@ -1049,7 +1052,8 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 void webhook_server_unready(webhook_server_t *srv)
 {
 	if (!atomic_exchange(&srv->unready, true))
-		gpuq_log(GPUQ_LOG_INFO, MODULE, "shutting down: /readyz answers 503, still serving");
+		gpuq_log(GPUQ_LOG_INFO, MODULE,
+			 "shutting down: /readyz answers 503, still serving");
 }
 
 void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms)

@@ -40,8 +40,8 @@
 #define WEBHOOK_CONTROLLER_USER_DEFAULT "system:serviceaccount:gpuq-system:gpuq"
 
 /* Deepest JSON nesting accepted in a review body (a Pod with managedFields
- * nests about 20 deep inside the envelope); checked by a scan before parsing
- * so the recursive parser never sees a hostile depth. */
+ * nests about 20 deep inside the envelope); checked by a first scan, so the
+ * parser's stack of open containers (admit_json.c) is sized before it runs. */
 #define WEBHOOK_JSON_DEPTH_MAX 64
 /* Largest review body accepted (the apiserver's own request cap is 3 MiB). */
 #define WEBHOOK_REVIEW_MAX (3u << 20)
