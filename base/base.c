@@ -257,3 +257,20 @@ bad:
 	free(dec);
 	return GPUQ_EINVAL;
 }
+
+uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n)
+{
+	/* the reflected polynomial 0x82F63B78, four bits at a time */
+	static const uint32_t nib[16] = {0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
+					 0x417b1dbc, 0x5125dad3, 0x61c69362, 0x7198540d,
+					 0x82f63b78, 0x92a8fc17, 0xa24bb5a6, 0xb21572c9,
+					 0xc38d26c4, 0xd3d3e1ab, 0xe330a81a, 0xf36e6f75};
+	const unsigned char *b = p;
+
+	crc = ~crc;
+	for (size_t i = 0; i < n; i++) {
+		crc = (crc >> 4) ^ nib[(crc ^ b[i]) & 0xf];
+		crc = (crc >> 4) ^ nib[(crc ^ (b[i] >> 4)) & 0xf];
+	}
+	return ~crc;
+}

@@ -97,6 +97,10 @@ size_t gpuq_base64_encode(const void *src, size_t n, char *dst);
  * GPUQ_ENOMEM. */
 int gpuq_base64_decode(const char *s, size_t max_out, char **out, size_t *len);
 
+/* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of p[0..n), continuing
+ * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */
+uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n);
+
 /* Loud abort for a broken invariant, with file:line. Never for bad input. */
 #define GPUQ_ASSERT(cond)                                                                          \
 	do {                                                                                       \

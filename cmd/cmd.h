@@ -9,4 +9,11 @@ int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 
+/* For the tools that read a state store (`gpuq store`, `gpuq simulate
+ * --state-dir`): a SIGBUS or SIGSEGV (a damaged data.mdb the store's checks
+ * did not catch: LMDB follows its page pointers into the map) ends the
+ * process with "store corrupt: ..." naming dir on stderr and exit 1, not a
+ * crash. dir is copied; call once, before opening the store. */
+void cmd_store_fault_guard(const char *dir);
+
 #endif

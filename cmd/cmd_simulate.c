@@ -68,6 +68,8 @@ int cmd_simulate(int argc, char **argv)
 		fprintf(stderr, "gpuq simulate: %s\n", diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		return 1;
 	}
+	if (opt.state_dir)
+		cmd_store_fault_guard(opt.state_dir);
 	rc = sim_run(trace, &opt, &report, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq simulate: %s: %s\n", trace_path,

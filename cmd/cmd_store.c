@@ -1,9 +1,11 @@
 /* gpuq store: check or dump a state store (see store/store.h, docs/store.md).
  * Both open the store read-only, so they are safe next to a running writer. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "engine/engine.h"
@@ -121,6 +123,32 @@ static int args_parse(int argc, char **argv, bool with_type, store_args_t *a)
 	return 0;
 }
 
+static char fault_msg[STORE_PATH_MAX + 200];
+static size_t fault_len;
+
+static void on_fault(int sig)
+{
+	(void)sig;
+	(void)!write(2, fault_msg, fault_len); /* async-signal-safe */
+	_exit(1);
+}
+
+void cmd_store_fault_guard(const char *dir)
+{
+	struct sigaction sa;
+	int n = snprintf(fault_msg, sizeof(fault_msg),
+			 "gpuq: state store %s: store corrupt: a fault reading data.mdb (a damaged "
+			 "page); restore the store or remove it to start empty\n",
+			 dir);
+
+	fault_len = n > 0 && (size_t)n < sizeof(fault_msg) ? (size_t)n : 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGBUS, &sa, NULL);
+	(void)sigaction(SIGSEGV, &sa, NULL);
+}
+
 static int open_ro(const char *cmd, const char *dir, store_t **s)
 {
 	store_opts_t opts;
@@ -129,6 +157,7 @@ static int open_ro(const char *cmd, const char *dir, store_t **s)
 
 	store_opts_init(&opts);
 	opts.read_only = true;
+	cmd_store_fault_guard(dir);
 	rc = store_open(dir, &opts, s, &diag);
 	if (rc)
 		fprintf(stderr, "gpuq store %s: %s\n", cmd,

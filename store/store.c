@@ -3,6 +3,7 @@
 #include "store/store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <lmdb.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +57,8 @@ struct store {
 	unsigned grows;	   /* growths since open */
 	unsigned reading;  /* read snapshots open (scans in progress) */
 	uint64_t seq;	   /* last sequence number this process saw */
+	size_t file_size;  /* data.mdb's bytes, at the last read_begin */
+	bool crc;	   /* records carry their CRC-32C (schema >= 2) */
 	store_txn_t batch; /* the store's one write batch */
 	char dir[STORE_PATH_MAX + 1]; /* directory, for messages */
 };
@@ -257,13 +260,162 @@ static int dir_make(const char *dir, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* The first buffer of a write batch; it doubles up to STORE_BATCH_BYTES_MAX. */
+#define BATCH_FIRST_CAP 4096u
+/* The page size when sysconf cannot tell (LMDB's pages are the OS page). */
+#define PAGE_FALLBACK 4096
+
 /* data.mdb shorter than LMDB's two meta pages (one OS page each) holds no
  * committed transaction. */
 static bool data_short(const struct stat *st)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
-	return st->st_size < 2 * (off_t)(page > 0 ? page : 4096);
+	return st->st_size < 2 * (off_t)(page > 0 ? page : PAGE_FALLBACK);
+}
+
+/* Beside data.mdb once the store held a commit: from then on a missing,
+ * emptied or short data.mdb is damage, never a store to create afresh. */
+#define MARKER_NAME "committed"
+#define MARKER_TEXT                                                                                \
+	"gpuq state store: data.mdb here has held commits; if it is missing or short, the "        \
+	"store is damaged (restore it, or remove this directory to start empty)\n"
+
+static bool marker_present(const char *dir)
+{
+	char path[STORE_PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/" MARKER_NAME, dir);
+	return access(path, F_OK) == 0;
+}
+
+/* Write the marker (file and directory entry durable). */
+static int marker_write(const char *dir, gpuq_diag_t *diag)
+{
+	char path[STORE_PATH_MAX + 16];
+	size_t len = strlen(MARKER_TEXT);
+	int fd, dfd, ok;
+
+	snprintf(path, sizeof(path), "%s/" MARKER_NAME, dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: writing %s: %s", dir,
+				     MARKER_NAME, strerror(errno));
+	ok = write(fd, MARKER_TEXT, len) == (ssize_t)len && fsync(fd) == 0;
+	close(fd);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		ok = ok && fsync(dfd) == 0;
+		close(dfd);
+	}
+	return ok ? GPUQ_OK
+		  : gpuq_diag_set(diag, GPUQ_EIO, "state store %s: writing %s: %s", dir,
+				  MARKER_NAME, strerror(errno));
+}
+
+/* LMDB's header, as its meta pages hold it (lmdb's MDB_meta after the
+ * 16-byte page header; the page size is in the free database's md_pad). */
+#define META_OFF 16			 /* page header */
+#define META_MAGIC 0xBEEFC0DEu		 /* mm_magic */
+#define META_PSIZE_OFF (META_OFF + 24)	 /* mm_dbs[0].md_pad */
+#define META_LASTPG_OFF (META_OFF + 120) /* mm_last_pg */
+#define META_TXNID_OFF (META_OFF + 128)	 /* mm_txnid */
+#define META_BYTES (META_TXNID_OFF + 8)
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The file size data.mdb's newest valid meta page needs ((last page + 1) x
+ * page size) into *need; GPUQ_ECORRUPT when neither meta page is LMDB's. */
+static int data_need(int fd, off_t size, off_t *need)
+{
+	unsigned char m[2][META_BYTES];
+	uint32_t psize;
+	uint64_t best = 0;
+	bool any = false;
+
+	if (pread(fd, m[0], META_BYTES, 0) != (ssize_t)META_BYTES ||
+	    get32(m[0] + META_OFF) != META_MAGIC)
+		return GPUQ_ECORRUPT;
+	psize = get32(m[0] + META_PSIZE_OFF);
+	if (psize < 512 || psize > (1u << 20) || (psize & (psize - 1)) || size < 2 * (off_t)psize)
+		return GPUQ_ECORRUPT;
+	if (pread(fd, m[1], META_BYTES, psize) != (ssize_t)META_BYTES)
+		return GPUQ_ECORRUPT;
+	for (int i = 0; i < 2; i++) {
+		uint64_t txnid = get64(m[i] + META_TXNID_OFF), last = get64(m[i] + META_LASTPG_OFF);
+		if (get32(m[i] + META_OFF) != META_MAGIC || (any && txnid < best))
+			continue;
+		if (last >= (uint64_t)INT64_MAX / psize)
+			return GPUQ_ECORRUPT;
+		best = txnid;
+		any = true;
+		*need = (off_t)((last + 1) * psize);
+	}
+	return any ? GPUQ_OK : GPUQ_ECORRUPT;
+}
+
+/* Refuse a damaged data.mdb before LMDB maps it (a page past the end of the
+ * file is a SIGBUS inside LMDB): not a regular file; missing, empty or
+ * shorter than its header in a store that held commits (the marker);
+ * shorter than its newest meta page says. */
+static int data_check(const char *dir, gpuq_diag_t *diag)
+{
+	char data[STORE_PATH_MAX + 16];
+	bool held = marker_present(dir);
+	struct stat st;
+	off_t need = 0;
+	int fd, rc;
+
+	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	if (lstat(data, &st)) {
+		if (errno == ENOENT && !held)
+			return GPUQ_OK;
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state store %s: store corrupt: data.mdb: %s, but the store "
+				     "has held commits (%s)",
+				     dir, strerror(errno), MARKER_NAME);
+	}
+	if (!S_ISREG(st.st_mode))
+		return gpuq_diag_set(
+		    diag, GPUQ_ECORRUPT,
+		    "state store %s: store corrupt: data.mdb is not a regular file", dir);
+	if (data_short(&st))
+		return held ? gpuq_diag_set(
+				  diag, GPUQ_ECORRUPT,
+				  "state store %s: store corrupt: data.mdb has %lld bytes, "
+				  "less than its header, but the store has held commits (%s)",
+				  dir, (long long)st.st_size, MARKER_NAME)
+			    : GPUQ_OK; /* creation interrupted: see data_reset_short */
+	fd = open(data, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: data.mdb: %s", dir,
+				     strerror(errno));
+	rc = data_need(fd, st.st_size, &need);
+	close(fd);
+	if (rc)
+		return gpuq_diag_set(
+		    diag, GPUQ_ECORRUPT,
+		    "state store %s: store corrupt: data.mdb has no valid LMDB header", dir);
+	if (st.st_size < need)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state store %s: store corrupt: data.mdb has %lld bytes, its "
+				     "header says %lld (truncated)",
+				     dir, (long long)st.st_size, (long long)need);
+	return GPUQ_OK;
 }
 
 /* A read-only open needs an existing store: say clearly when there is none.
@@ -279,6 +431,8 @@ static int dir_probe(const char *dir, bool *blank, gpuq_diag_t *diag)
 	if (!S_ISDIR(st.st_mode))
 		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: not a directory", dir);
 	snprintf(data, sizeof(data), "%s/data.mdb", dir);
+	if (marker_present(dir) && data_check(dir, diag)) /* held commits: not "no store" */
+		return GPUQ_ECORRUPT;
 	if (stat(data, &st))
 		return gpuq_diag_set(diag, errno == ENOENT ? GPUQ_ENOTFOUND : GPUQ_EIO,
 				     "state store %s: no store here (data.mdb: %s)", dir,
@@ -297,8 +451,8 @@ static int data_reset_short(const char *dir, gpuq_diag_t *diag)
 	struct stat st;
 
 	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	if (stat(data, &st) || st.st_size == 0 || !data_short(&st))
-		return GPUQ_OK;
+	if (stat(data, &st) || st.st_size == 0 || !data_short(&st) || marker_present(dir))
+		return GPUQ_OK; /* (with the marker, data_check has refused it) */
 	gpuq_log(GPUQ_LOG_WARN, "store",
 		 "%s: data.mdb has %lld bytes, less than its header: creation was interrupted; "
 		 "initializing",
@@ -333,7 +487,7 @@ static int main_db_foreign(MDB_txn *txn, bool *foreign)
 }
 
 /* Check the schema key; initialize a new store. */
-static int schema_check(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
+static int schema_check(store_t *s, MDB_txn *txn, uint64_t *out, gpuq_diag_t *diag)
 {
 	uint64_t schema;
 	bool foreign;
@@ -351,6 +505,7 @@ static int schema_check(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 		mrc = meta_uint_put(txn, s->meta, META_SCHEMA, 4, STORE_SCHEMA_VERSION);
 		if (!mrc)
 			mrc = meta_uint_put(txn, s->meta, META_SEQ, 8, 0);
+		*out = STORE_SCHEMA_VERSION;
 		return mrc ? fail_diag(s, diag, mrc, "initializing meta") : GPUQ_OK;
 	}
 	if (mrc == MDB_NOTFOUND)
@@ -368,6 +523,103 @@ static int schema_check(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 		    "state store %s: schema version %llu is newer than the %d this "
 		    "gpuq understands; use a newer gpuq",
 		    s->dir, (unsigned long long)schema, STORE_SCHEMA_VERSION);
+	*out = schema;
+	return GPUQ_OK;
+}
+
+/* A record's checksum: CRC-32C of its type id, key length, key and value. */
+static uint32_t rec_crc(unsigned type, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	unsigned char hdr[5] = {(unsigned char)type, (unsigned char)klen,
+				(unsigned char)(klen >> 8), (unsigned char)(klen >> 16),
+				(unsigned char)(klen >> 24)};
+	uint32_t c = gpuq_crc32c(0, hdr, sizeof(hdr));
+
+	c = gpuq_crc32c(c, key, klen);
+	return gpuq_crc32c(c, val, vlen);
+}
+
+static void crc_put(unsigned char *at, uint32_t c)
+{
+	for (int i = 0; i < 4; i++)
+		at[i] = (unsigned char)(c >> (8 * i));
+}
+
+static uint32_t crc_get(const unsigned char *at)
+{
+	return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 |
+	       (uint32_t)at[3] << 24;
+}
+
+/* Put value v of key k into type's database with its checksum after it. */
+static int rec_put(store_t *s, MDB_txn *txn, unsigned type, MDB_val *k, const MDB_val *v)
+{
+	MDB_val r = {.mv_size = v->mv_size + 4, .mv_data = NULL};
+	int mrc = mdb_put(txn, s->dbi[type], k, &r, MDB_RESERVE);
+
+	if (mrc)
+		return mrc;
+	if (v->mv_size)
+		memcpy(r.mv_data, v->mv_data, v->mv_size);
+	crc_put((unsigned char *)r.mv_data + v->mv_size,
+		rec_crc(type, k->mv_data, k->mv_size, v->mv_data, v->mv_size));
+	return MDB_SUCCESS;
+}
+
+/* Schema 1 -> 2 inside the open transaction: every record rewritten with
+ * its checksum (read whole first: LMDB's cursors do not survive a put that
+ * changes a value's size). */
+static int migrate_crc(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
+{
+	unsigned long long n = 0;
+
+	for (unsigned i = 0; i < STORE_TYPE_MAX; i++) {
+		MDB_cursor *cur;
+		MDB_val k, v, *recs = NULL;
+		size_t nrec = 0, cap = 0;
+		int mrc;
+		if (!s->names[i][0])
+			continue;
+		mrc = mdb_cursor_open(txn, s->dbi[i], &cur);
+		for (mrc = mrc ? mrc : mdb_cursor_get(cur, &k, &v, MDB_FIRST); !mrc;
+		     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+			unsigned char *copy;
+			if (nrec + 2 > cap) {
+				MDB_val *nr =
+				    realloc(recs, (cap = cap ? 2 * cap : 64) * sizeof(*nr));
+				if (!nr)
+					break;
+				recs = nr;
+			}
+			copy = malloc(k.mv_size + v.mv_size + 1);
+			if (!copy)
+				break;
+			memcpy(copy, k.mv_data, k.mv_size);
+			memcpy(copy + k.mv_size, v.mv_data, v.mv_size);
+			recs[nrec++] = (MDB_val){k.mv_size, copy};
+			recs[nrec++] = (MDB_val){v.mv_size, copy + k.mv_size};
+		}
+		mdb_cursor_close(cur);
+		if (mrc == MDB_NOTFOUND)
+			mrc = MDB_SUCCESS;
+		else if (!mrc)
+			mrc = ENOMEM;
+		for (size_t r = 0; r < nrec; r += 2) {
+			if (!mrc)
+				mrc = rec_put(s, txn, i, &recs[r], &recs[r + 1]);
+			free(recs[r].mv_data);
+		}
+		free(recs);
+		n += nrec / 2;
+		if (mrc) {
+			char what[STORE_TYPE_NAME_MAX + 48];
+			snprintf(what, sizeof(what), "adding checksums to the %s records",
+				 s->names[i]);
+			return fail_diag(s, diag, mrc, what);
+		}
+	}
+	gpuq_log(GPUQ_LOG_INFO, "store", "%s: schema 1 -> 2: checksums added to %llu records",
+		 s->dir, n);
 	return GPUQ_OK;
 }
 
@@ -423,6 +675,7 @@ static int types_merge(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 static int layout_open(store_t *s, gpuq_diag_t *diag)
 {
 	unsigned create = s->read_only ? 0 : MDB_CREATE;
+	uint64_t schema = 0;
 	MDB_txn *txn;
 	int rc, mrc = mdb_txn_begin(s->env, NULL, s->read_only ? MDB_RDONLY : 0, &txn);
 
@@ -445,7 +698,7 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 					 s->dir);
 		goto fail;
 	}
-	rc = mrc ? fail_diag(s, diag, mrc, "opening meta") : schema_check(s, txn, diag);
+	rc = mrc ? fail_diag(s, diag, mrc, "opening meta") : schema_check(s, txn, &schema, diag);
 	if (rc)
 		goto fail;
 	rc = types_merge(s, txn, diag);
@@ -462,6 +715,14 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 		else if (mrc)
 			rc = fail_diag(s, diag, mrc, "opening a type database");
 	}
+	if (!rc && schema < 2 && !s->read_only) {
+		rc = migrate_crc(s, txn, diag);
+		if (!rc &&
+		    (mrc = meta_uint_put(txn, s->meta, META_SCHEMA, 4, STORE_SCHEMA_VERSION)))
+			rc = fail_diag(s, diag, mrc, "writing the schema version");
+		schema = STORE_SCHEMA_VERSION;
+	}
+	s->crc = schema >= 2;
 	if (!rc && (mrc = meta_uint_get(txn, s->meta, META_SEQ, 8, &s->seq)))
 		rc = mrc == MDB_NOTFOUND
 			 ? gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: no sequence number",
@@ -497,7 +758,10 @@ static int map_adopt(store_t *s, size_t initial, gpuq_diag_t *diag)
 
 static int env_open(store_t *s, const store_opts_t *opts, size_t initial, gpuq_diag_t *diag)
 {
-	unsigned flags = MDB_NOTLS;
+	/* MDB_NORDAHEAD: no readahead and no fault-around on the map, so the
+	 * pages resident in gpuq's memory are the ones LMDB read, not their
+	 * neighbours (the store is small and read at random) */
+	unsigned flags = MDB_NOTLS | MDB_NORDAHEAD;
 	int dead = 0, mrc = mdb_env_create(&s->env);
 
 	if (mrc)
@@ -554,12 +818,20 @@ int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_di
 	rc = opts->read_only ? dir_probe(dir, &s->blank, diag) : types_copy(s, opts, diag);
 	if (!rc && !opts->read_only)
 		rc = dir_make(dir, diag);
+	if (!rc)
+		rc = data_check(dir, diag);
 	if (!rc && !opts->read_only)
 		rc = data_reset_short(dir, diag);
 	if (!rc && !s->blank) /* a blank read-only store has no environment */
 		rc = env_open(s, opts, initial, diag);
 	if (!rc && !s->blank)
 		rc = layout_open(s, diag);
+	/* the layout is committed now: from here on, a short data.mdb is damage */
+	if (!rc && !opts->read_only && !marker_present(dir)) {
+		int mrc = s->nosync ? mdb_env_sync(s->env, 1) : MDB_SUCCESS;
+		rc = mrc ? fail_diag(s, diag, mrc, "flushing the new store")
+			 : marker_write(dir, diag);
+	}
 	if (rc) {
 		store_close(s);
 		return rc;
@@ -652,7 +924,7 @@ static int batch_add(store_txn_t *t, uint8_t kind, unsigned type, const void *ke
 	if (need > STORE_BATCH_BYTES_MAX - t->len)
 		return t->rc = GPUQ_ELIMIT;
 	if (t->len + need > t->cap) {
-		size_t cap = t->cap ? t->cap : 4096;
+		size_t cap = t->cap ? t->cap : BATCH_FIRST_CAP;
 		unsigned char *buf;
 		while (cap < t->len + need)
 			cap *= 2;
@@ -721,7 +993,7 @@ static int batch_apply(store_t *s, const store_txn_t *t, uint64_t *seq, const ch
 		v.mv_data = t->buf + off + sizeof(hdr) + hdr.klen;
 		off += sizeof(hdr) + hdr.klen + hdr.vlen;
 		if (hdr.kind == OP_PUT)
-			mrc = mdb_put(txn, s->dbi[hdr.type], &k, &v, 0);
+			mrc = rec_put(s, txn, hdr.type, &k, &v);
 		else if ((mrc = mdb_del(txn, s->dbi[hdr.type], &k, NULL)) == MDB_NOTFOUND)
 			mrc = MDB_SUCCESS;
 	}
@@ -796,8 +1068,61 @@ void store_txn_abort(store_txn_t *txn)
 static int read_begin(store_t *s, MDB_txn **txn)
 {
 	int mrc = txn_begin(s, MDB_RDONLY, txn);
+	struct stat st;
+	mdb_filehandle_t fd;
 
-	return mrc ? fail(s, mrc, "beginning a read transaction") : GPUQ_OK;
+	if (mrc)
+		return fail(s, mrc, "beginning a read transaction");
+	/* data.mdb's size, to bound what a read returns */
+	if (mdb_env_get_fd(s->env, &fd) || fstat(fd, &st)) {
+		mdb_txn_abort(*txn);
+		return fail(s, MDB_PANIC, "reading the store's size");
+	}
+	s->file_size = (size_t)st.st_size;
+	return GPUQ_OK;
+}
+
+/* A record as LMDB gave it has lengths within the store's bounds and the
+ * file's size (a damaged page can give any length; LMDB does not say where
+ * its map is, so an address past the file is left to the tools' fault
+ * guard, cmd_store_fault_guard). */
+static bool record_sane(const store_t *s, const MDB_val *k, const MDB_val *v)
+{
+	return k->mv_size >= 1 && k->mv_size <= STORE_KEY_MAX &&
+	       v->mv_size <= STORE_VALUE_MAX + (s->crc ? 4 : 0) && v->mv_size <= s->file_size;
+}
+
+/* A record as read: sane, its checksum verified and stripped from *v.
+ * GPUQ_ECORRUPT (logged, naming the record) otherwise. */
+static int rec_open(store_t *s, unsigned type, const MDB_val *k, MDB_val *v)
+{
+	char shown[64];
+	size_t n;
+	bool sane = record_sane(s, k, v);
+
+	if (sane && s->crc && v->mv_size >= 4) {
+		size_t len = v->mv_size - 4;
+		if (crc_get((const unsigned char *)v->mv_data + len) ==
+		    rec_crc(type, k->mv_data, k->mv_size, v->mv_data, len)) {
+			v->mv_size = len;
+			return GPUQ_OK;
+		}
+	} else if (sane && !s->crc) {
+		return GPUQ_OK;
+	}
+	/* the key as far as it is printable */
+	n = sane ? k->mv_size : 0;
+	if (n > sizeof(shown) - 1)
+		n = sizeof(shown) - 1;
+	for (size_t i = 0; i < n; i++) {
+		char ch = ((const char *)k->mv_data)[i];
+		shown[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
+	}
+	shown[n] = '\0';
+	gpuq_log(GPUQ_LOG_ERROR, "store", "%s: store corrupt: %s record \"%s\": %s", s->dir,
+		 s->names[type], shown,
+		 sane ? "fails its checksum" : "its key or value length is out of bounds");
+	return GPUQ_ECORRUPT;
 }
 
 /* Walk one type's records inside an open read transaction. */
@@ -812,6 +1137,9 @@ static int scan_txn(store_t *s, MDB_txn *txn, unsigned type, store_scan_cb cb, v
 	s->reading++;
 	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !mrc;
 	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		rc = rec_open(s, type, &k, &v);
+		if (rc)
+			break;
 		rc = cb(ctx, type, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
 		if (rc)
 			break;
@@ -856,6 +1184,8 @@ int store_get(store_t *s, unsigned type, const void *key, size_t klen, void **va
 		rc = GPUQ_ENOTFOUND;
 	else if (mrc)
 		rc = fail(s, mrc, "reading a %s record", s->names[type]);
+	else if ((rc = rec_open(s, type, &k, &v)))
+		; /* logged */
 	else if (!(*val = malloc(v.mv_size ? v.mv_size : 1)))
 		rc = GPUQ_ENOMEM;
 	else {

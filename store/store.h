@@ -52,8 +52,11 @@
  * transaction that dirties more than ~512 MiB of pages (MDB_TXN_FULL). */
 #define STORE_BATCH_BYTES_MAX (256u << 20)
 /* Schema version this build writes and reads. Stores with a newer version
- * are refused. */
-#define STORE_SCHEMA_VERSION 1
+ * are refused. 2: every record's value is stored with a CRC-32C of its
+ * type, key and value after it, checked on every read (a mismatch is
+ * GPUQ_ECORRUPT naming the record); a writable open of a version 1 store
+ * adds them (read-only opens read version 1 unchecked). */
+#define STORE_SCHEMA_VERSION 2
 /* Map size of a new store (64 MiB) and the cap growth stops at (64 GiB). */
 #define STORE_MAP_INITIAL_DEFAULT ((size_t)64 << 20)
 #define STORE_MAP_MAX_DEFAULT ((size_t)64 << 30)

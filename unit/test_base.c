@@ -118,6 +118,15 @@ static void base64_round_trip(void **state)
 	assert_int_equal(gpuq_base64_decode("Zm9vYmFy", 5, &dec, &n), GPUQ_ELIMIT);
 }
 
+/* CRC-32C's check value (RFC 3720's), in one piece and in two. */
+static void crc32c_check_value(void **state)
+{
+	(void)state;
+	assert_int_equal(gpuq_crc32c(0, "123456789", 9), 0xE3069283u);
+	assert_int_equal(gpuq_crc32c(gpuq_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+	assert_int_equal(gpuq_crc32c(0, "", 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +136,7 @@ int main(void)
 	    cmocka_unit_test(strlcpy_bounds),
 	    cmocka_unit_test(duration_forms),
 	    cmocka_unit_test(base64_round_trip),
+	    cmocka_unit_test(crc32c_check_value),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

@@ -576,7 +576,7 @@ static void raw_meta_set(const char *dir, const char *key, const void *val, size
 static void schema_version_checked(void **state)
 {
 	fixture_t *f = *state;
-	const unsigned char v2[4] = {2, 0, 0, 0}, v0[4] = {0}, bad[3] = {1, 0, 0};
+	const unsigned char v3[4] = {3, 0, 0, 0}, v0[4] = {0}, bad[3] = {1, 0, 0};
 	const unsigned char v1[4] = {1, 0, 0, 0};
 	store_opts_t o;
 	store_t *s = open_std(f);
@@ -584,10 +584,10 @@ static void schema_version_checked(void **state)
 
 	store_close(s);
 	opts_std(&o);
-	raw_meta_set(f->dir, "schema", v2, 4);
+	raw_meta_set(f->dir, "schema", v3, 4);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ESTORE);
 	assert_null(s);
-	assert_non_null(strstr(d.msg, "schema version 2 is newer than the 1"));
+	assert_non_null(strstr(d.msg, "schema version 3 is newer than the 2"));
 	o.read_only = true;
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ESTORE);
 	o.read_only = false;
@@ -606,6 +606,24 @@ static void schema_version_checked(void **state)
 	raw_meta_set(f->dir, "seq", "12345678", 8);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
 	store_close(s);
+}
+
+/* The marker a store writes beside data.mdb after its first commit, and
+ * LMDB's lock file. */
+static const char *marker_path(const fixture_t *f)
+{
+	static char path[400];
+
+	snprintf(path, sizeof(path), "%s/committed", f->dir);
+	return path;
+}
+
+static const char *lock_path(const fixture_t *f)
+{
+	static char path[400];
+
+	snprintf(path, sizeof(path), "%s/lock.mdb", f->dir);
+	return path;
 }
 
 static void write_file(const char *path, const char *text, size_t len)
@@ -665,6 +683,7 @@ static void short_data_file(void **state)
 	fixture_t *f = *state;
 	static const size_t sizes[] = {0, 100, 4096, 5000};
 	char parent[400], data[400], junk[5000];
+	const char *marker = marker_path(f);
 	store_opts_t o;
 	store_info_t info;
 	store_t *s;
@@ -699,7 +718,193 @@ static void short_data_file(void **state)
 		assert_int_equal(seq, 1);
 		store_close(s);
 		assert_int_equal(remove(data), 0);
+		/* the next round is another first open killed early: no commit
+		 * ever landed, so no marker either */
+		assert_int_equal(remove(marker), 0);
 	}
+}
+
+/* A store that held commits is never taken for a blank one, and a
+ * data.mdb shorter than its header says is refused before LMDB maps it
+ * (reading a page past the end of the file is a SIGBUS). */
+static void damaged_data_file_refused(void **state)
+{
+	fixture_t *f = *state;
+	char data[400];
+	store_opts_t o;
+	store_t *s;
+	store_txn_t *t;
+	gpuq_diag_t d = {{0}};
+	uint64_t seq;
+	long page = sysconf(_SC_PAGESIZE);
+	static const struct {
+		const char *what; /* how data.mdb is damaged */
+		const char *says; /* in the refusal */
+	} cases[] = {
+	    {"truncated to 3 pages", "truncated"},
+	    {"emptied", "held commits"},
+	    {"removed", "held commits"},
+	    {"a directory", "not a regular file"},
+	};
+
+	snprintf(data, sizeof(data), "%s/data.mdb", f->dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char big[4000];
+		s = open_std(f);
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		for (int n = 0; n < 200; n++) {
+			char key[32];
+			snprintf(key, sizeof(key), "k%d-%zu", n, i);
+			assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
+			put_str(t, T_USAGE, key, big);
+			assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
+		}
+		store_close(s);
+		if (i == 0)
+			assert_int_equal(truncate(data, 3 * page), 0);
+		else if (i == 1)
+			assert_int_equal(truncate(data, 0), 0);
+		else
+			assert_int_equal(remove(data), 0);
+		if (i == 3)
+			assert_int_equal(mkdir(data, 0700), 0);
+		for (int ro = 0; ro < 2; ro++) {
+			store_opts_init(&o);
+			o.read_only = ro;
+			s = NULL;
+			memset(&d, 0, sizeof(d));
+			assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
+			assert_null(s);
+			if (!strstr(d.msg, "store corrupt") || !strstr(d.msg, cases[i].says))
+				fail_msg("data.mdb %s: \"%s\"", cases[i].what, d.msg);
+		}
+		/* start over for the next case */
+		if (i == 3)
+			assert_int_equal(rmdir(data), 0);
+		else
+			(void)remove(data);
+		(void)remove(marker_path(f));
+		(void)remove(lock_path(f));
+	}
+}
+
+/* Open the store's LMDB environment directly (as damage or an older gpuq
+ * would touch it): txn on the "usage" database and on "meta". */
+typedef struct {
+	MDB_env *env;
+	MDB_txn *txn;
+	MDB_dbi usage, meta;
+} raw_t;
+
+static void raw_open(const fixture_t *f, raw_t *r)
+{
+	assert_int_equal(mdb_env_create(&r->env), 0);
+	assert_int_equal(mdb_env_set_maxdbs(r->env, 64), 0);
+	assert_int_equal(mdb_env_set_mapsize(r->env, (size_t)64 << 20), 0);
+	assert_int_equal(mdb_env_open(r->env, f->dir, MDB_NOTLS, 0600), 0);
+	assert_int_equal(mdb_txn_begin(r->env, NULL, 0, &r->txn), 0);
+	assert_int_equal(mdb_dbi_open(r->txn, "usage", 0, &r->usage), 0);
+	assert_int_equal(mdb_dbi_open(r->txn, "meta", 0, &r->meta), 0);
+}
+
+static void raw_close(raw_t *r)
+{
+	assert_int_equal(mdb_txn_commit(r->txn), 0);
+	mdb_env_close(r->env);
+}
+
+/* Replace usage[key] by its stored bytes transformed: cut `cut` bytes off
+ * the end, then flip bit 0 of byte `flip` (-1: none). */
+static void raw_edit(raw_t *r, const char *key, size_t cut, int flip)
+{
+	MDB_val k = {strlen(key), (void *)key}, v;
+	char buf[256];
+
+	assert_int_equal(mdb_get(r->txn, r->usage, &k, &v), 0);
+	assert_true(v.mv_size >= cut && v.mv_size - cut <= sizeof(buf));
+	memcpy(buf, v.mv_data, v.mv_size - cut);
+	v.mv_size -= cut;
+	if (flip >= 0)
+		buf[flip] ^= 1;
+	v.mv_data = buf;
+	assert_int_equal(mdb_put(r->txn, r->usage, &k, &v, 0), 0);
+}
+
+/* Every record carries a CRC-32C: a flipped bit in a value is caught on
+ * read (get and scan), naming nothing else as damaged. */
+static void checksum_catches_a_flipped_bit(void **state)
+{
+	fixture_t *f = *state;
+	store_t *s = open_std(f);
+	store_txn_t *t;
+	raw_t r;
+	uint64_t seq;
+	void *v = NULL;
+	size_t n = 0;
+
+	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
+	put_str(t, T_USAGE, "a", "alpha");
+	put_str(t, T_USAGE, "b", "bravo");
+	assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
+	store_close(s);
+	raw_open(f, &r);
+	raw_edit(&r, "b", 0, 2); /* "brbvo" with b's old checksum */
+	raw_close(&r);
+
+	s = open_std(f);
+	expect_stored(s, T_USAGE, "a", "alpha");
+	assert_int_equal(store_get(s, T_USAGE, "b", 1, &v, &n), GPUQ_ECORRUPT);
+	assert_null(v);
+	assert_int_equal(store_digest(s, &seq), GPUQ_ECORRUPT);
+	store_close(s);
+}
+
+/* A schema 1 store (values without checksums, as gpuq wrote them before)
+ * reads as it is read-only and gains checksums at a writable open. */
+static void schema1_store_gains_checksums(void **state)
+{
+	fixture_t *f = *state;
+	store_t *s = open_std(f);
+	store_txn_t *t;
+	store_info_t info;
+	store_opts_t o;
+	gpuq_diag_t d = {{0}};
+	raw_t r;
+	uint64_t seq, dig_before, dig;
+	MDB_val k = {6, (void *)"schema"}, v;
+	unsigned char one[4] = {1, 0, 0, 0};
+
+	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
+	put_str(t, T_USAGE, "a", "alpha");
+	put_str(t, T_USAGE, "b", "bravo");
+	assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
+	assert_int_equal(store_digest(s, &dig_before), GPUQ_OK);
+	store_close(s);
+	raw_open(f, &r);
+	raw_edit(&r, "a", 4, -1);
+	raw_edit(&r, "b", 4, -1);
+	v.mv_size = 4;
+	v.mv_data = one;
+	assert_int_equal(mdb_put(r.txn, r.meta, &k, &v, 0), 0);
+	raw_close(&r);
+
+	store_opts_init(&o);
+	o.read_only = true;
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.schema, 1);
+	expect_stored(s, T_USAGE, "b", "bravo");
+	store_close(s);
+
+	s = open_std(f);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.schema, STORE_SCHEMA_VERSION);
+	expect_stored(s, T_USAGE, "a", "alpha");
+	expect_stored(s, T_USAGE, "b", "bravo");
+	assert_int_equal(store_digest(s, &dig), GPUQ_OK);
+	assert_int_equal(dig, dig_before);
+	store_close(s);
 }
 
 static void bad_and_absent_directories(void **state)
@@ -957,6 +1162,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(blank_environment, setup, teardown),
 	    cmocka_unit_test_setup_teardown(short_data_file, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_and_absent_directories, setup, teardown),
+	    cmocka_unit_test_setup_teardown(damaged_data_file_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(checksum_catches_a_flipped_bit, setup, teardown),
+	    cmocka_unit_test_setup_teardown(schema1_store_gains_checksums, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(txn_fail_is_sticky, setup, teardown),
