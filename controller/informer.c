@@ -162,10 +162,8 @@ static void keep_only(json_t *obj, const char *const *keep)
 
 static void keep_only_each(json_t *arr, const char *const *keep)
 {
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(arr, i, v) keep_only(v, keep);
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		keep_only(json_array_get(arr, i), keep);
 }
 
 /* What the admission decoder (webhook_object_decode), actuation and status

@@ -317,7 +317,7 @@ int swriter_submit_once(swriter_t *w, const char *key, const char *path, const j
 size_t swriter_backlog(swriter_t *w);
 /* The status writer's backlog past which status_jobs hands over no more
  * (what waits stays a uid in the controller's explain list, not a body). */
-#define SWRITER_BACKLOG_MAX (4 * SWRITER_WORKLOADS_PER_PASS)
+#define SWRITER_BACKLOG_MAX ((size_t)4 * SWRITER_WORKLOADS_PER_PASS)
 #define SWRITER_WORKLOADS_PER_PASS                                                                 \
 	64 /* workload annotations written between two                                             \
 	      passes over the queues' status */

@@ -1115,8 +1115,8 @@ static int rec_open(store_t *s, unsigned type, const MDB_val *k, MDB_val *v)
 	if (n > sizeof(shown) - 1)
 		n = sizeof(shown) - 1;
 	for (size_t i = 0; i < n; i++) {
-		char ch = ((const char *)k->mv_data)[i];
-		shown[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
+		unsigned char ch = ((const unsigned char *)k->mv_data)[i];
+		shown[i] = (char)(ch >= 0x20 && ch < 0x7f ? ch : '?');
 	}
 	shown[n] = '\0';
 	gpuq_log(GPUQ_LOG_ERROR, "store", "%s: store corrupt: %s record \"%s\": %s", s->dir,
