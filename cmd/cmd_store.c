@@ -228,11 +228,11 @@ static int scan_types(store_t *s, check_ctx_t res[STORE_TYPE_MAX])
 	return GPUQ_OK;
 }
 
-/* Print one line per type and the problems found; returns how many. Counts
- * are compared with LMDB's only when the scans saw the snapshot info came
- * from (counts_valid: no commit landed in between). */
+/* Print one line per type and the problems found; returns how many. The
+ * scans and info come from one read snapshot, so the counts must agree
+ * with LMDB's. */
 static int print_types(store_t *s, const store_info_t *info, const check_ctx_t res[STORE_TYPE_MAX],
-		       bool counts_valid, uint64_t *total)
+		       uint64_t *total)
 {
 	store_opts_t want;
 	int problems = 0;
@@ -253,7 +253,7 @@ static int print_types(store_t *s, const store_info_t *info, const check_ctx_t r
 			printf(" (queue core's \"%s\")\n", want.types[i]);
 		else
 			printf("\n");
-		if (counts_valid && c->records != info->counts[i]) {
+		if (c->records != info->counts[i]) {
 			fprintf(stderr,
 				"gpuq store check: %s: scanned %llu records, LMDB counts %llu\n",
 				name, (unsigned long long)c->records,
@@ -269,31 +269,25 @@ static int print_types(store_t *s, const store_info_t *info, const check_ctx_t r
 	return problems;
 }
 
-/* Reads next to a running writer: each scan is its own snapshot, so a
- * commit between them makes counts disagree; read again, this many times. */
-#define CHECK_ATTEMPTS_MAX 50
-
 static int run_check(const char *dir)
 {
 	static check_ctx_t res[STORE_TYPE_MAX];
-	store_info_t info, after;
+	store_info_t info;
 	store_t *s = NULL;
 	uint64_t digest = 0, total = 0;
-	bool stable = false;
-	int rc = GPUQ_OK, problems;
+	int rc, problems;
 
 	if (open_ro("check", dir, &s))
 		return 1;
-	for (int attempt = 0; !rc && !stable && attempt < CHECK_ATTEMPTS_MAX; attempt++) {
+	/* one read snapshot for everything: a writer next to us may commit */
+	rc = store_snapshot_begin(s);
+	if (!rc)
 		rc = store_info_get(s, &info);
-		if (!rc)
-			rc = store_digest(s, &digest);
-		if (!rc)
-			rc = scan_types(s, res);
-		if (!rc)
-			rc = store_info_get(s, &after);
-		stable = !rc && after.seq == info.seq;
-	}
+	if (!rc)
+		rc = store_digest(s, &digest);
+	if (!rc)
+		rc = scan_types(s, res);
+	store_snapshot_end(s);
 	if (rc) {
 		fprintf(stderr, "gpuq store check: %s: reading the store failed: %s\n", dir,
 			gpuq_strerror(rc));
@@ -310,11 +304,7 @@ static int run_check(const char *dir)
 	if (info.schema == 0)
 		printf("blank: the store's creation was interrupted before its first commit; "
 		       "nothing is stored (the next writer initializes it)\n");
-	if (!stable)
-		printf("note: a writer committed during each of %d reads; record counts and "
-		       "digest are not from one snapshot (every record was still checked)\n",
-		       CHECK_ATTEMPTS_MAX);
-	problems = print_types(s, &info, res, stable, &total);
+	problems = print_types(s, &info, res, &total);
 	store_close(s);
 	if (problems > 0) {
 		printf("NOT SOUND: %d problem(s), see above\n", problems);

@@ -1090,14 +1090,13 @@ done:
 	return rc;
 }
 
-/* Attempts at a consistent read next to a writer that keeps committing. */
-#define CHECK_ATTEMPTS_MAX 50
-
 int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
 		    queue_t **core, gpuq_diag_t *diag)
 {
 	store_opts_t so;
 	store_t *st = NULL;
+	store_info_t info;
+	queue_t *q = NULL;
 	int rc;
 
 	memset(sum, 0, sizeof(*sum));
@@ -1106,35 +1105,17 @@ int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_s
 	store_opts_init(&so);
 	so.read_only = true;
 	rc = store_open(state_dir, &so, &st, diag);
-	for (int attempt = 0; !rc; attempt++) {
-		store_info_t before, after;
-		queue_t *q = NULL;
-		int got;
-		rc = store_info_get(st, &before);
-		if (rc)
-			break;
-		got = check_once(trace, st, &before, sum, core ? &q : NULL, diag);
-		rc = store_info_get(st, &after);
-		if (!rc && after.seq != before.seq) {
-			/* a commit landed between the reads (even a failed
-			 * cross-check may be a mix of two commits): again */
-			queue_destroy(q);
-			if (attempt + 1 < CHECK_ATTEMPTS_MAX)
-				continue;
-			rc =
-			    gpuq_diag_set(diag, GPUQ_EAGAIN,
-					  "the store changed during each of %d attempts to read it",
-					  CHECK_ATTEMPTS_MAX);
-			break;
-		}
-		if (!rc)
-			rc = got;
-		if (!rc && core)
-			*core = q;
-		else
-			queue_destroy(q);
-		break;
-	}
+	/* one read snapshot for every record: a writer may keep committing */
+	if (!rc && (rc = store_snapshot_begin(st)))
+		gpuq_diag_set(diag, rc, "state store %s: cannot hold a read snapshot", state_dir);
+	if (!rc)
+		rc = store_info_get(st, &info);
+	if (!rc)
+		rc = check_once(trace, st, &info, sum, core ? &q : NULL, diag);
+	if (!rc && core)
+		*core = q;
+	else
+		queue_destroy(q);
 	store_close(st);
 	return rc;
 }

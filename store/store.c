@@ -59,6 +59,7 @@ struct store {
 	uint64_t seq;	   /* last sequence number this process saw */
 	size_t file_size;  /* data.mdb's bytes, at the last read_begin */
 	bool crc;	   /* records carry their CRC-32C (schema >= 2) */
+	MDB_txn *snap;	   /* store_snapshot_begin's read transaction (NULL: none) */
 	store_txn_t batch; /* the store's one write batch */
 	char dir[STORE_PATH_MAX + 1]; /* directory, for messages */
 };
@@ -844,6 +845,7 @@ void store_close(store_t *s)
 {
 	if (!s)
 		return;
+	store_snapshot_end(s);
 	GPUQ_ASSERT(s->reading == 0);
 	if (s->env && s->nosync && !s->read_only) {
 		int mrc = mdb_env_sync(s->env, 1); /* a clean close is durable in every mode */
@@ -1067,7 +1069,13 @@ void store_txn_abort(store_txn_t *txn)
 
 static int read_begin(store_t *s, MDB_txn **txn)
 {
-	int mrc = txn_begin(s, MDB_RDONLY, txn);
+	int mrc;
+
+	if (s->snap) { /* every read inside a snapshot shares its transaction */
+		*txn = s->snap;
+		return GPUQ_OK;
+	}
+	mrc = txn_begin(s, MDB_RDONLY, txn);
 	struct stat st;
 	mdb_filehandle_t fd;
 
@@ -1080,6 +1088,38 @@ static int read_begin(store_t *s, MDB_txn **txn)
 	}
 	s->file_size = (size_t)st.st_size;
 	return GPUQ_OK;
+}
+
+static void read_end(store_t *s, MDB_txn *txn)
+{
+	if (txn != s->snap)
+		mdb_txn_abort(txn);
+}
+
+int store_snapshot_begin(store_t *s)
+{
+	MDB_txn *txn;
+	int rc;
+
+	if (s->snap)
+		return GPUQ_EINVAL;
+	if (!s->env)
+		return GPUQ_OK; /* blank: nothing to hold */
+	rc = read_begin(s, &txn);
+	if (rc)
+		return rc;
+	s->snap = txn;
+	s->reading++; /* no map growth (and no commit) under it */
+	return GPUQ_OK;
+}
+
+void store_snapshot_end(store_t *s)
+{
+	if (!s || !s->snap)
+		return;
+	mdb_txn_abort(s->snap);
+	s->snap = NULL;
+	s->reading--;
 }
 
 /* A record as LMDB gave it has lengths within the store's bounds and the
@@ -1162,7 +1202,7 @@ int store_scan(store_t *s, unsigned type, store_scan_cb cb, void *ctx)
 	if (rc)
 		return rc;
 	rc = scan_txn(s, txn, type, cb, ctx);
-	mdb_txn_abort(txn);
+	read_end(s, txn);
 	return rc;
 }
 
@@ -1192,7 +1232,7 @@ int store_get(store_t *s, unsigned type, const void *key, size_t klen, void **va
 		memcpy(*val, v.mv_data, v.mv_size);
 		*vlen = v.mv_size;
 	}
-	mdb_txn_abort(txn);
+	read_end(s, txn);
 	return rc;
 }
 
@@ -1216,7 +1256,7 @@ int store_seq_get(store_t *s, uint64_t *seq)
 	if (rc)
 		return rc;
 	rc = seq_txn(s, txn, seq);
-	mdb_txn_abort(txn);
+	read_end(s, txn);
 	return rc;
 }
 
@@ -1249,7 +1289,7 @@ int store_info_get(store_t *s, store_info_t *info)
 	}
 	if (!rc && ((mrc = mdb_env_info(s->env, &ei)) || (mrc = mdb_env_stat(s->env, &st))))
 		rc = fail(s, mrc, "reading environment info");
-	mdb_txn_abort(txn);
+	read_end(s, txn);
 	if (rc)
 		return rc;
 	info->schema = (uint32_t)schema;
@@ -1319,7 +1359,7 @@ int store_digest(store_t *s, uint64_t *digest)
 		fnv(&h, s->names[i], strlen(s->names[i]));
 		rc = scan_txn(s, txn, i, digest_record, &h);
 	}
-	mdb_txn_abort(txn);
+	read_end(s, txn);
 	if (!rc)
 		*digest = h;
 	return rc;

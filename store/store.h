@@ -182,6 +182,16 @@ int store_scan(store_t *s, unsigned type, store_scan_cb cb, void *ctx);
  * GPUQ_OK, GPUQ_ENOTFOUND, GPUQ_EINVAL, GPUQ_ENOMEM, GPUQ_ESTORE. */
 int store_get(store_t *s, unsigned type, const void *key, size_t klen, void **val, size_t *vlen);
 
+/* Hold one read snapshot: until store_snapshot_end, every read
+ * (store_scan, store_get, store_seq_get, store_info_get, store_digest) sees
+ * the same commit, whatever a writer in another process commits meanwhile.
+ * For readers next to a live writer (`gpuq store check`, a simulator's
+ * resume check). No write commit in this process may happen under it (the
+ * map must not move: an assertion). GPUQ_OK; GPUQ_EINVAL when one is held
+ * already; GPUQ_ESTORE. A blank store has nothing to hold: GPUQ_OK. */
+int store_snapshot_begin(store_t *s);
+void store_snapshot_end(store_t *s);
+
 /* Read the committed sequence number from the store. */
 int store_seq_get(store_t *s, uint64_t *seq);
 

@@ -1024,6 +1024,64 @@ static int reader_child(const char *dir, int created, int ready, int go, int n, 
 
 /* A reader in another process sees committed batches, including after the
  * writer grew the map past the reader's mapping (MDB_MAP_RESIZED). */
+/* A read snapshot keeps one commit in view while a writer in another
+ * process commits: every read under it agrees; after it, the new commit. */
+static void snapshot_holds_one_commit(void **state)
+{
+	fixture_t *f = *state;
+	int go[2], status;
+	store_opts_t o;
+	store_txn_t *t;
+	store_t *s = open_std(f);
+	store_info_t info;
+	uint64_t seq, seq2;
+	pid_t pid;
+	char c = 0;
+
+	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
+	put_str(t, T_USAGE, "a", "one");
+	assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
+	store_close(s);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) { /* the writer: commits a second time when told */
+		store_t *w;
+		int ok = read(go[0], &c, 1) == 1;
+		opts_std(&o);
+		ok = ok && store_open(f->dir, &o, &w, NULL) == GPUQ_OK &&
+		     store_txn_begin(w, &t) == GPUQ_OK &&
+		     store_put(t, T_USAGE, "a", 1, "two", 3) == GPUQ_OK &&
+		     store_put(t, T_USAGE, "b", 1, "new", 3) == GPUQ_OK &&
+		     store_txn_commit(t, NULL) == GPUQ_OK;
+		if (ok)
+			store_close(w);
+		_exit(ok ? 0 : 1);
+	}
+	store_opts_init(&o);
+	o.read_only = true;
+	assert_int_equal(store_open(f->dir, &o, &s, NULL), GPUQ_OK);
+	assert_int_equal(store_snapshot_begin(s), GPUQ_OK);
+	assert_int_equal(store_snapshot_begin(s), GPUQ_EINVAL);
+	expect_stored(s, T_USAGE, "a", "one");
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the writer has committed: the snapshot still shows the first commit */
+	expect_stored(s, T_USAGE, "a", "one");
+	assert_int_equal(store_seq_get(s, &seq2), GPUQ_OK);
+	assert_int_equal(seq2, seq);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.counts[T_USAGE], 1);
+	store_snapshot_end(s);
+	expect_stored(s, T_USAGE, "a", "two");
+	expect_stored(s, T_USAGE, "b", "new");
+	store_close(s);
+	close(go[0]);
+	close(go[1]);
+}
+
 static void reader_in_other_process(void **state)
 {
 	fixture_t *f = *state;
@@ -1167,6 +1225,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(schema1_store_gains_checksums, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
+	    cmocka_unit_test_setup_teardown(snapshot_holds_one_commit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(txn_fail_is_sticky, setup, teardown),
 	    cmocka_unit_test_setup_teardown(commit_in_scan_aborts, setup, teardown),
 	};
