@@ -9,7 +9,8 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: gpuq simulate TRACE [--out FILE] [--state-dir DIR] [--no-sync] [--quiet]\n"
+		"usage: gpuq simulate TRACE [--out FILE] [--state-dir DIR] [--no-sync] [--check]\n"
+		"                     [--quiet]\n"
 		"\n"
 		"Replay TRACE (YAML or JSON: ResourceFlavor, Cohort, ClusterQueue, LocalQueue and\n"
 		"PriorityClass objects plus one `kind: Trace` document, see docs/simulate.md)\n"
@@ -22,6 +23,9 @@ static void usage(FILE *out)
 		"  --state-dir DIR  persist every step in DIR (LMDB) and resume from it\n"
 		"  --no-sync        with --state-dir: no fsync per step (survives kill -9,\n"
 		"                   not power loss)\n"
+		"  --check          check the core's quota invariants after every step (usage\n"
+		"                   = admitted workloads, within quota, cohorts within their\n"
+		"                   capacity); the first broken one ends the run, exit 1\n"
 		"  --quiet          no summary on stderr\n"
 		"  --help           this text\n"
 		"\n"
@@ -49,6 +53,8 @@ int cmd_simulate(int argc, char **argv)
 			opt.state_dir = argv[++i];
 		} else if (!strcmp(argv[i], "--no-sync")) {
 			opt.no_sync = true;
+		} else if (!strcmp(argv[i], "--check")) {
+			opt.check = true;
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = true;
 		} else if (argv[i][0] == '-' || trace_path) {

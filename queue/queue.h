@@ -472,6 +472,20 @@ const char *queue_amount_format(const char *res, int64_t v, char *buf, size_t ca
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
 const char *queue_wait_name(queue_wait_t w);
 
+/* ---- Invariants ----
+ *
+ * queue_check: the quota invariants after any call, from the introspection
+ * below: every CQ's usage per flavor and resource equals the sum of its
+ * admitted (and evicting) workloads and stays within nominal (no cohort) or
+ * nominal + borrowingLimit; every cohort lends at most what its CQs may lend
+ * and uses at most their nominal; every admitted workload has a flavor for
+ * each resource it requests and a gang has all its pods. GPUQ_OK, or
+ * GPUQ_ECORRUPT with why (cap bytes) naming the CQ or workload and the
+ * numbers; GPUQ_ENOMEM. Reads only; O(workloads + CQs x flavors x
+ * resources). The property tests run it after every call; `gpuq simulate
+ * --check` after every step. */
+int queue_check(const queue_t *q, char *why, size_t cap);
+
 /* ---- Introspection (for invariant checks, reports and the controller) ---- */
 
 typedef enum {

@@ -938,6 +938,15 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 		rc = step(&s, diag);
 		if (rc)
 			goto fail;
+		if (opt && opt->check) {
+			char why[GPUQ_DIAG_MAX - 80];
+			rc = queue_check(s.q, why, sizeof(why));
+			if (rc) {
+				gpuq_diag_set(diag, rc, "invariant broken at %" PRId64 " ms: %s",
+					      s.now, rc == GPUQ_ENOMEM ? "out of memory" : why);
+				goto fail;
+			}
+		}
 		if (s.store && opt && opt->stop_after && n >= opt->stop_after && !s.done) {
 			rc = gpuq_diag_set(diag, GPUQ_EAGAIN, "stopped after %" PRIu64 " step(s)",
 					   n);

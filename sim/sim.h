@@ -183,6 +183,8 @@ double sim_stats_jain(const double *x, const double *w, size_t n);
 typedef struct {
 	const char *state_dir; /* persist every step here and resume from it; NULL: off */
 	bool no_sync;	       /* skip fsync on commit (faster, survives kill but not crash) */
+	bool check;	       /* queue_check after every step: the first broken
+				  invariant ends the run (GPUQ_ECORRUPT, naming it) */
 	uint64_t stop_after;   /* tests: with state_dir, stop right after this call's
 				  stop_after-th committed step, as a kill there would
 				  (GPUQ_EAGAIN, no report); 0: run to the end */

@@ -672,6 +672,12 @@ static void after_step(trace_t *t, const queue_result_t *r)
 	for (size_t i = 0; r && i < r->n_evictions; i++)
 		seen_total.evictions[r->evictions[i].reason]++;
 	check_quota(t);
+	{ /* the core's own statement of the same invariants agrees */
+		char why[512];
+		if (queue_check(t->q, why, sizeof(why)) != GPUQ_OK)
+			fail_msg("seed %llu at t=%lld: queue_check: %s",
+				 (unsigned long long)t->seed, (long long)t->now, why);
+	}
 	check_accounting(t);
 	if (r) {
 		check_strict_order(t, r);

@@ -100,9 +100,10 @@ static void parse_bad_prefix(const char *text, int want_rc, const char *want_pre
 	assert_int_equal(rc, want_rc);
 }
 
+/* Every run of these tests checks the core's invariants after every step. */
 static sim_report_t *run_ok(const sim_trace_t *t, const char *state_dir)
 {
-	sim_run_options_t opt = {.state_dir = state_dir, .no_sync = true};
+	sim_run_options_t opt = {.state_dir = state_dir, .no_sync = true, .check = true};
 	sim_report_t *r = NULL;
 	gpuq_diag_t d = {{0}};
 	int rc = sim_run(t, &opt, &r, &d);

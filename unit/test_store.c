@@ -831,22 +831,30 @@ static void raw_edit(raw_t *r, const char *key, size_t cut, int flip)
 	assert_int_equal(mdb_put(r->txn, r->usage, &k, &v, 0), 0);
 }
 
+/* A new store holding usage a = "alpha" and b = "bravo", committed. */
+static store_t *open_with_ab(const fixture_t *f)
+{
+	store_t *s = open_std(f);
+	store_txn_t *t;
+
+	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
+	put_str(t, T_USAGE, "a", "alpha");
+	put_str(t, T_USAGE, "b", "bravo");
+	assert_int_equal(store_txn_commit(t, NULL), GPUQ_OK);
+	return s;
+}
+
 /* Every record carries a CRC-32C: a flipped bit in a value is caught on
  * read (get and scan), naming nothing else as damaged. */
 static void checksum_catches_a_flipped_bit(void **state)
 {
 	fixture_t *f = *state;
-	store_t *s = open_std(f);
-	store_txn_t *t;
+	store_t *s = open_with_ab(f);
 	raw_t r;
 	uint64_t seq;
 	void *v = NULL;
 	size_t n = 0;
 
-	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
-	put_str(t, T_USAGE, "a", "alpha");
-	put_str(t, T_USAGE, "b", "bravo");
-	assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
 	store_close(s);
 	raw_open(f, &r);
 	raw_edit(&r, "b", 0, 2); /* "brbvo" with b's old checksum */
@@ -865,20 +873,15 @@ static void checksum_catches_a_flipped_bit(void **state)
 static void schema1_store_gains_checksums(void **state)
 {
 	fixture_t *f = *state;
-	store_t *s = open_std(f);
-	store_txn_t *t;
+	store_t *s = open_with_ab(f);
 	store_info_t info;
 	store_opts_t o;
 	gpuq_diag_t d = {{0}};
 	raw_t r;
-	uint64_t seq, dig_before, dig;
+	uint64_t dig_before, dig;
 	MDB_val k = {6, (void *)"schema"}, v;
 	unsigned char one[4] = {1, 0, 0, 0};
 
-	assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
-	put_str(t, T_USAGE, "a", "alpha");
-	put_str(t, T_USAGE, "b", "bravo");
-	assert_int_equal(store_txn_commit(t, &seq), GPUQ_OK);
 	assert_int_equal(store_digest(s, &dig_before), GPUQ_OK);
 	store_close(s);
 	raw_open(f, &r);
