@@ -93,13 +93,13 @@ int main(int argc, char **argv)
 		return 2;
 	{
 		double best_h = 1e30, best_j = 1e30;
-		const long per = 2000;
+		const double per = 2000;
 		for (long r = 0; r < n; r++) { /* alternate; the best round counts */
 			double t0 = now_ns(), t1, t2;
-			if (bench_hand(buf, len, per))
+			if (bench_hand(buf, len, (long)per))
 				return 1;
 			t1 = now_ns();
-			if (bench_jansson(buf, len, per))
+			if (bench_jansson(buf, len, (long)per))
 				return 1;
 			t2 = now_ns();
 			if ((t1 - t0) / per < best_h)
