@@ -29,7 +29,7 @@ void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta)
 /* Why available is what it is (for explanations). */
 static uint8_t slot_limit_kind(const queue_t *q, const cq_t *c, const slot_t *s)
 {
-	const cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
 	int64_t g = queue_slot_guaranteed(s);
 	int64_t local = g > s->usage ? g - s->usage : 0;
 
@@ -133,7 +133,7 @@ int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_
 		       uint32_t without)
 {
 	const cq_t *c = &q->cqs[cq];
-	const cohort_t *h = cohort_of(q, c);
+	const cohort_t *h = cohort_of_c(q, c);
 	fairshare_res_t r[QUEUE_RESOURCES_MAX];
 	size_t n = q->res_names.n;
 
@@ -147,7 +147,7 @@ int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_
 	for (size_t i = 0; i < n_extra; i++)
 		r[c->slots[extra[i].slot].res].usage += extra[i].val;
 	if (without != QUEUE_NONE) {
-		const wl_t *w = W(q, without);
+		const wl_t *w = Wc(q, without);
 
 		for (uint32_t i = 0; i < w->n_asg; i++)
 			r[w->asg[i].a.resource].usage -= w->asg[i].a.amount;

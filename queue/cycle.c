@@ -164,8 +164,8 @@ static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 			best_key = k;
 			continue;
 		}
-		a = W(q, q->lqs[l].heap.v[0]);
-		b = W(q, q->lqs[best].heap.v[0]);
+		a = Wc(q, q->lqs[l].heap.v[0]);
+		b = Wc(q, q->lqs[best].heap.v[0]);
 		if (c->strategy == QUEUE_BEST_EFFORT_FIFO &&
 		    queue_wl_planned(a) != queue_wl_planned(b)) {
 			if (queue_wl_planned(a)) {
@@ -209,7 +209,7 @@ static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 
 static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
 {
-	const wl_t *x = W(q, a->wl), *y = W(q, b->wl);
+	const wl_t *x = Wc(q, a->wl), *y = Wc(q, b->wl);
 	int c;
 
 	if (a->hopeless != b->hopeless)
@@ -806,7 +806,7 @@ int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out)
 int queue_adm_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const queue_t *q = ctx;
-	const wl_t *a = W(q, *(const uint32_t *)pa), *b = W(q, *(const uint32_t *)pb);
+	const wl_t *a = Wc(q, *(const uint32_t *)pa), *b = Wc(q, *(const uint32_t *)pb);
 
 	if (a->admitted_ms != b->admitted_ms)
 		return a->admitted_ms < b->admitted_ms ? -1 : 1;
@@ -900,7 +900,7 @@ static int64_t timers_min(const queue_t *q, const timers_t *t)
 
 	for (size_t i = 0; i < t->n; i++) {
 		const timer_t_ *e = &t->v[i];
-		const wl_t *w = W(q, e->wl);
+		const wl_t *w = Wc(q, e->wl);
 
 		if (w->live && w->epoch == e->epoch && e->at < m) {
 			m = e->at;

@@ -164,7 +164,7 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 /* 1-based position among the pending workloads of its LocalQueue. */
 static size_t lq_position(const queue_t *q, uint32_t wid)
 {
-	const wl_t *w = W(q, wid);
+	const wl_t *w = Wc(q, wid);
 	size_t pos = 1;
 
 	for (size_t i = 0; i < q->n_wls; i++) {
@@ -199,7 +199,7 @@ static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
 /* A pending workload: its position and what it waits for. */
 static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
 {
-	const wl_t *w = W(q, wid);
+	const wl_t *w = Wc(q, wid);
 	const char *cq = q->cqs[w->cq].name;
 
 	sb_add(b, "position %zu of %u in %s: ", lq_position(q, wid), q->lqs[w->lq].n_pending,
@@ -245,7 +245,7 @@ int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t 
 		buf[0] = '\0';
 	if (queue_workload_find(q, uid, &wid))
 		return GPUQ_ENOTFOUND;
-	w = W(q, wid);
+	w = Wc(q, wid);
 	if (w->state == QUEUE_WL_PENDING)
 		explain_pending(q, wid, &b);
 	else
@@ -259,7 +259,7 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 
 	if (id >= q->n_wls || !q->wls[id].live)
 		return GPUQ_ENOTFOUND;
-	w = W(q, id);
+	w = Wc(q, id);
 	memset(out, 0, sizeof(*out));
 	out->uid = wl_uid(w);
 	out->namespace_ = w->strs + w->ns_off;
@@ -291,7 +291,7 @@ int queue_workload_request(const queue_t *q, queue_wl_t id, size_t podset, uint3
 
 	if (id >= q->n_wls || !q->wls[id].live || podset >= q->wls[id].n_ps)
 		return GPUQ_ENOTFOUND;
-	w = W(q, id);
+	w = Wc(q, id);
 	t = &q->tmpls[wl_ps(w)[podset].tmpl];
 	*per_pod = 0;
 	*count = wl_ps(w)[podset].count;
@@ -308,7 +308,7 @@ int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32
 
 	if (id >= q->n_wls || !q->wls[id].live)
 		return GPUQ_ENOTFOUND;
-	w = W(q, id);
+	w = Wc(q, id);
 	if (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING)
 		return GPUQ_ENOTFOUND;
 	for (uint32_t i = 0; i < w->n_asg; i++) {
@@ -513,7 +513,7 @@ static int pending_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const queue_t *q = ctx;
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const wl_t *x = W(q, a), *y = W(q, b);
+	const wl_t *x = Wc(q, a), *y = Wc(q, b);
 	double kx, ky;
 
 	if (x->priority != y->priority)

@@ -5,11 +5,13 @@
  * the functions one file of the core calls in another, named queue_<name>.
  * Each function keeps its contract comment where it is defined.
  *
- * Files, bottom up: util.c (containers), record.c (changed records, encoding,
- * restore), queue.c (creation, policy objects), workload.c (templates, order,
- * lifecycle), assign.c (quota arithmetic, flavor assignment), preempt.c
- * (preemption), cycle.c (results, the admission cycle, the clock), explain.c
- * (explanations, introspection).
+ * Files, bottom up: util.c (containers), mark.c (the changed set), queue.c
+ * (creation, policy objects), workload.c (templates, order, lifecycle),
+ * assign.c (quota arithmetic, flavor assignment), preempt.c (preemption),
+ * cycle.c (results, the admission cycle, the clock), explain.c
+ * (explanations, introspection), encode.c (records for a store), restore.c
+ * (records applied on restore: calls into queue.c, workload.c, assign.c),
+ * check.c (invariants, from queue.h's introspection only).
  */
 #ifndef GPUQ_QUEUE_INTERNAL_H
 #define GPUQ_QUEUE_INTERNAL_H
@@ -401,7 +403,13 @@ struct queue {
 	try_t scratch_try2; /* another */
 };
 
-static inline wl_t *W(const queue_t *q, uint32_t id)
+/* Workload id: mutable through a mutable queue only (Wc for reading). */
+static inline wl_t *W(queue_t *q, uint32_t id)
+{
+	return &q->wls[id];
+}
+
+static inline const wl_t *Wc(const queue_t *q, uint32_t id)
 {
 	return &q->wls[id];
 }
@@ -416,7 +424,14 @@ static inline const psref_t *wl_ps(const wl_t *w)
 	return w->n_ps == 1 ? &w->ps1 : w->psx;
 }
 
-static inline cohort_t *cohort_of(const queue_t *q, const cq_t *c)
+/* A CQ's cohort: mutable through a mutable queue only (cohort_of_c for
+ * reading). */
+static inline cohort_t *cohort_of(queue_t *q, const cq_t *c)
+{
+	return &q->cohorts[c->cohort];
+}
+
+static inline const cohort_t *cohort_of_c(const queue_t *q, const cq_t *c)
 {
 	return &q->cohorts[c->cohort];
 }
@@ -453,7 +468,7 @@ static inline bool queue_wl_planned(const wl_t *w)
  * workload's key only changes while it is out of the heap. */
 static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 {
-	const wl_t *x = W(q, a), *y = W(q, b);
+	const wl_t *x = Wc(q, a), *y = Wc(q, b);
 
 	if (q->cqs[x->cq].strategy == QUEUE_BEST_EFFORT_FIFO &&
 	    queue_wl_planned(x) != queue_wl_planned(y))
@@ -468,7 +483,7 @@ static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 /* What one more workload could take from slot now. */
 static inline int64_t queue_slot_available(const queue_t *q, const cq_t *c, const slot_t *s)
 {
-	const cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
 	int64_t g = queue_slot_guaranteed(s);
 	int64_t local = g > s->usage ? g - s->usage : 0;
 	int64_t avail = local + (cs->lendable - cs->borrowed);
@@ -483,7 +498,7 @@ static inline int64_t queue_slot_available(const queue_t *q, const cq_t *c, cons
 /* The most this CQ could ever hold in slot, with the cohort empty. */
 static inline int64_t queue_slot_max_capacity(const queue_t *q, const cq_t *c, const slot_t *s)
 {
-	const cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
+	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
 	int64_t m = queue_slot_guaranteed(s) + cs->lendable;
 
 	if (!cq_has_cohort(q, c))
@@ -629,13 +644,21 @@ int queue_names_find(const names_t *t, const char *s, uint32_t *id);
 int queue_names_intern(names_t *t, const char *s, uint32_t *id);
 void queue_names_free(names_t *t);
 
-/* ---- record.c ---- */
+/* ---- mark.c ---- */
 
 void queue_mark_wl(queue_t *q, const wl_t *w);
 void queue_mark_cq(queue_t *q, uint32_t cq);
 void queue_mark_lq(queue_t *q, uint32_t lq);
 void queue_mark_meta(queue_t *q);
 void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up);
+
+/* ---- encode.c (and restore.c) ---- */
+
+/* The version byte every record starts with. */
+#define REC_VERSION 1
+/* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
+ * longer than QUEUE_KEY_MAX or holds a NUL. */
+int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);
 
 /* ---- queue.c ---- */
 

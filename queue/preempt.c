@@ -76,7 +76,7 @@ static int cand_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const queue_t *q = ctx;
 	const uint32_t *ids = pa, *idb = pb;
-	const wl_t *a = W(q, ids[0]), *b = W(q, idb[0]);
+	const wl_t *a = Wc(q, ids[0]), *b = Wc(q, idb[0]);
 	uint32_t own = ids[1];
 	bool ao = a->cq == own, bo = b->cq == own;
 
@@ -354,7 +354,7 @@ static void cohort_evicting_charge(queue_t *q, const cohort_t *h, int sign)
  * asg while it waits), as a try. */
 void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 {
-	const wl_t *w = W(q, wid);
+	const wl_t *w = Wc(q, wid);
 
 	(void)q;
 	t->mode = M_FIT;

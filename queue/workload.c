@@ -499,7 +499,7 @@ static bool uid_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const queue_t *q = ctx;
 
-	return strcmp(wl_uid(W(q, id)), key) == 0;
+	return strcmp(wl_uid(Wc(q, id)), key) == 0;
 }
 
 int queue_workload_find(const queue_t *q, const char *uid, queue_wl_t *id)

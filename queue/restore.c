@@ -1,7 +1,7 @@
 /*
- * queue/record.c: changed records (dirty tracking) and the records themselves: encoding for a
- * store and applying them on restore.
- * See queue.h for the contracts and docs/queueing.md for the rules.
+ * queue/restore.c: records applied to a fresh core on restore, each checked
+ * (versions, bounds, references), then the restored core cross-checked.
+ * Sits above queue.c, workload.c and assign.c, whose functions it calls.
  */
 #include "queue/internal.h"
 
@@ -9,156 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ================================================================== */
-/* Changed records                                                     */
-/* ================================================================== */
-
-typedef struct {
-	uint8_t type;	  /* record type */
-	const uint8_t *k; /* key bytes */
-	size_t len;	  /* key length */
-} dkey_t;
-
-static bool dirty_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const queue_t *q = ctx;
-	const dkey_t *k = key;
-	const dirty_t *d = &q->dirty[id];
-
-	return d->type == k->type && d->len == k->len && memcmp(d->key, k->k, k->len) == 0;
-}
-
-static uint32_t dirty_hash(uint8_t type, const uint8_t *k, size_t len)
-{
-	return queue_hash_bytes(k, len, 2166136261u ^ type);
-}
-
-/* Mark a record changed. Allocation failure is remembered as "everything
- * changed" (the next queue_dirty_next sees a full set) rather than lost. */
-static void mark(queue_t *q, uint8_t type, const char *key)
-{
-	dkey_t k = {type, (const uint8_t *)key, strlen(key)};
-	uint32_t h = dirty_hash(type, k.k, k.len), id;
-	dirty_t *d;
-
-	if (k.len > QUEUE_KEY_MAX)
-		return;
-	if (queue_map_find(&q->dirty_map, h, dirty_eq, q, &k, &id))
-		return;
-	if (queue_grow(&q->dirty, &q->cap_dirty, q->n_dirty + 1, sizeof(*q->dirty)) ||
-	    queue_map_reserve(&q->dirty_map)) {
-		q->dirty_lost = true;
-		return;
-	}
-	d = &q->dirty[q->n_dirty];
-	d->key = malloc(k.len ? k.len : 1);
-	if (!d->key) {
-		q->dirty_lost = true;
-		return;
-	}
-	memcpy(d->key, key, k.len);
-	d->type = type;
-	d->len = (uint16_t)k.len;
-	d->hash = h;
-	queue_map_put(&q->dirty_map, h, (uint32_t)q->n_dirty);
-	q->n_dirty++;
-}
-
-void queue_mark_wl(queue_t *q, const wl_t *w)
-{
-	mark(q, QUEUE_REC_WORKLOAD, wl_uid(w));
-}
-
-void queue_mark_cq(queue_t *q, uint32_t cq)
-{
-	mark(q, QUEUE_REC_CQ, q->cqs[cq].name);
-}
-
-void queue_mark_lq(queue_t *q, uint32_t lq)
-{
-	mark(q, QUEUE_REC_TENANT, q->lqs[lq].name);
-}
-
-void queue_mark_meta(queue_t *q)
-{
-	mark(q, QUEUE_REC_META, "meta");
-}
-
-/* A cohort needs a cycle; capacity_up also retries its set-aside work. */
-void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up)
-{
-	cohort_t *h = &q->cohorts[co];
-
-	if (capacity_up && !h->capacity_up) {
-		h->capacity_up = true;
-		queue_mark_meta(q); /* the meta record lists cohorts with capacity to retry */
-	}
-	if (h->dirty)
-		return;
-	if (queue_vpush(&q->dirty_cohorts, co))
-		return; /* retried: the flag stays clear, the next touch adds it */
-	h->dirty = true;
-}
-
-/* ================================================================== */
-/* Records                                                             */
-/* ================================================================== */
-
-#define REC_VERSION 1
-
-typedef struct {
-	uint8_t *b; /* output (may be NULL when cap is 0) */
-	size_t cap; /* its size */
-	size_t len; /* bytes produced (may exceed cap) */
-} wr_t;
-
-static void put(wr_t *w, const void *p, size_t n)
-{
-	if (w->len + n <= w->cap)
-		memcpy(w->b + w->len, p, n);
-	w->len += n;
-}
-
-static void put_u8(wr_t *w, uint8_t v)
-{
-	put(w, &v, 1);
-}
-
-static void put_u64(wr_t *w, uint64_t v)
-{
-	uint8_t b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put(w, b, 8);
-}
-
-static void put_u32(wr_t *w, uint32_t v)
-{
-	uint8_t b[4];
-
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put(w, b, 4);
-}
-
-static void put_f64(wr_t *w, double d)
-{
-	uint64_t v;
-
-	memcpy(&v, &d, sizeof(v));
-	put_u64(w, v);
-}
-
-static void put_str(wr_t *w, const char *s)
-{
-	size_t n = strlen(s);
-
-	put_u8(w, (uint8_t)(n & 0xff));
-	put_u8(w, (uint8_t)(n >> 8));
-	put(w, s, n);
-}
 
 typedef struct {
 	const uint8_t *p; /* input */
@@ -238,14 +88,6 @@ static void get_str(rd_t *r, char out[QUEUE_NAME_MAX + 1])
 	r->off += n;
 }
 
-static void put_ctr(wr_t *w, const counters_t *c)
-{
-	put_u64(w, c->admissions);
-	put_u64(w, c->preemptions);
-	put_u64(w, c->evictions);
-	put_u64(w, c->finishes);
-}
-
 static void get_ctr(rd_t *r, counters_t *c)
 {
 	c->admissions = get_u64(r);
@@ -253,213 +95,6 @@ static void get_ctr(rd_t *r, counters_t *c)
 	c->evictions = get_u64(r);
 	c->finishes = get_u64(r);
 }
-
-static void enc_meta(const queue_t *q, wr_t *w)
-{
-	uint32_t n = 0;
-
-	put_u8(w, REC_VERSION);
-	put_u64(w, q->cycles);
-	put_u64(w, (uint64_t)q->last_now);
-	put_u64(w, (uint64_t)q->last_sample);
-	for (size_t i = 0; i < q->cohort_names.n; i++)
-		n += q->cohorts[i].capacity_up;
-	put_u32(w, n);
-	for (size_t i = 0; i < q->cohort_names.n; i++)
-		if (q->cohorts[i].capacity_up)
-			put_str(w, q->cohorts[i].name);
-}
-
-static void enc_cq(const queue_t *q, uint32_t cq, wr_t *w)
-{
-	const cq_t *c = &q->cqs[cq];
-
-	put_u8(w, REC_VERSION);
-	put_ctr(w, &c->ctr);
-	put_u32(w, c->n_slots);
-	for (uint32_t s = 0; s < c->n_slots; s++) {
-		put_str(w, queue_flv_name(q, c->slots[s].flavor));
-		put_str(w, queue_res_name(q, c->slots[s].res));
-		put_u64(w, (uint64_t)c->slots[s].usage);
-	}
-}
-
-static void enc_lq(const queue_t *q, uint32_t lq, wr_t *w)
-{
-	const lq_t *l = &q->lqs[lq];
-
-	put_u8(w, REC_VERSION);
-	put_f64(w, l->usage);
-	put_f64(w, l->used_ms);
-	put_ctr(w, &l->ctr);
-}
-
-static void enc_tmpl(const queue_t *q, const psref_t *p, wr_t *w)
-{
-	const tmpl_t *t = &q->tmpls[p->tmpl];
-
-	put_str(w, q->strs.s[t->name]);
-	put_u32(w, (uint32_t)p->count);
-	put_u8(w, t->n_req);
-	for (uint32_t i = 0; i < t->n_req; i++) {
-		put_str(w, queue_res_name(q, t->res[i]));
-		put_u64(w, (uint64_t)t->amt[i]);
-	}
-	put_u8(w, t->n_sel);
-	for (uint32_t i = 0; i < t->n_sel; i++) {
-		put_str(w, q->strs.s[t->sel[i].key]);
-		put_str(w, q->strs.s[t->sel[i].val]);
-	}
-	put_u8(w, t->n_aff);
-	for (uint32_t i = 0; i < t->n_aff; i++) {
-		put_str(w, q->strs.s[t->aff[i].key]);
-		put_u8(w, (uint8_t)t->aff[i].n);
-		for (uint32_t j = 0; j < t->aff[i].n; j++)
-			put_str(w, q->strs.s[t->affvals[t->aff[i].off + j]]);
-	}
-	put_u8(w, t->n_tol);
-	for (uint32_t i = 0; i < t->n_tol; i++) {
-		put_str(w, q->strs.s[t->tol[i].key]);
-		put_u8(w, t->tol[i].op);
-		put_str(w, q->strs.s[t->tol[i].val]);
-		put_u8(w, t->tol[i].effect);
-	}
-}
-
-static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
-{
-	const wl_t *x = W(q, id);
-
-	put_u8(w, REC_VERSION);
-	put_str(w, x->strs + x->ns_off);
-	put_str(w, x->strs + x->name_off);
-	put_str(w, strchr(q->lqs[x->lq].name, '/') + 1);
-	put_u32(w, (uint32_t)x->priority);
-	put_u64(w, (uint64_t)x->created);
-	put_u32(w, (uint32_t)x->gang_total);
-	put_u32(w, (uint32_t)x->pods_present);
-	put_u8(w, x->state);
-	put_u8(w, x->wait);
-	put_u8(w, x->where == W_FLIGHT ? W_HEAP : x->where);
-	put_u8(w, x->why);
-	put_u8(w, x->evict_reason);
-	put_u8(w, x->ready);
-	put_u64(w, (uint64_t)x->admitted_ms);
-	put_u64(w, (uint64_t)x->eligible_ms);
-	put_u64(w, (uint64_t)x->why_need);
-	put_u64(w, (uint64_t)x->why_free);
-	put_str(w, x->why_res != QUEUE_NONE ? queue_res_name(q, x->why_res) : "");
-	put_str(w, x->why_flavor != QUEUE_NONE ? queue_flv_name(q, x->why_flavor) : "");
-	put_u32(w, x->requeues);
-	put_u32(w, x->preemptions);
-	put_u64(w, x->admit_cycle);
-	put_u8(w, x->n_ps);
-	for (uint8_t i = 0; i < x->n_ps; i++)
-		enc_tmpl(q, &wl_ps(x)[i], w);
-	put_u32(w, x->n_asg);
-	for (uint32_t i = 0; i < x->n_asg; i++) {
-		put_u8(w, (uint8_t)x->asg[i].a.podset);
-		put_str(w, queue_res_name(q, x->asg[i].a.resource));
-		put_str(w, queue_flv_name(q, x->asg[i].a.flavor));
-		put_u64(w, (uint64_t)x->asg[i].a.amount);
-	}
-}
-
-/* Copy a record key into a NUL-terminated name. */
-static int key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1])
-{
-	if (len > QUEUE_KEY_MAX || (len && memchr(key, 0, len)))
-		return GPUQ_ENOTFOUND;
-	memcpy(out, key, len);
-	out[len] = '\0';
-	return GPUQ_OK;
-}
-
-int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *key, size_t key_len,
-			uint8_t *buf, size_t cap, size_t *len)
-{
-	char k[QUEUE_KEY_MAX + 1] = "";
-	wr_t w = {buf, cap, 0};
-	uint32_t id;
-
-	*len = 0;
-	if (key_str(key, key_len, k))
-		return GPUQ_ENOTFOUND;
-	switch (type) {
-	case QUEUE_REC_META:
-		if (strcmp(k, "meta") != 0)
-			return GPUQ_ENOTFOUND;
-		enc_meta(q, &w);
-		break;
-	case QUEUE_REC_CQ:
-		if (queue_names_find(&q->cq_names, k, &id))
-			return GPUQ_ENOTFOUND;
-		enc_cq(q, id, &w);
-		break;
-	case QUEUE_REC_TENANT:
-		if (queue_names_find(&q->lq_names, k, &id))
-			return GPUQ_ENOTFOUND;
-		enc_lq(q, id, &w);
-		break;
-	case QUEUE_REC_WORKLOAD:
-		if (queue_workload_find(q, k, &id))
-			return GPUQ_ENOTFOUND;
-		enc_wl(q, id, &w);
-		break;
-	default:
-		return GPUQ_ENOTFOUND;
-	}
-	*len = w.len;
-	return w.len <= cap ? GPUQ_OK : GPUQ_ELIMIT;
-}
-
-/* ---- the changed set ---- */
-
-int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t *type,
-		     const uint8_t **key, size_t *key_len)
-{
-	if (q->dirty_lost && it->pos == 0)
-		return GPUQ_ENOMEM;
-	if (it->pos >= q->n_dirty)
-		return GPUQ_ENOTFOUND;
-	*type = (queue_rec_type_t)q->dirty[it->pos].type;
-	*key = q->dirty[it->pos].key;
-	*key_len = q->dirty[it->pos].len;
-	it->pos++;
-	return GPUQ_OK;
-}
-
-size_t queue_dirty_count(const queue_t *q)
-{
-	return q->n_dirty;
-}
-
-void queue_dirty_clear(queue_t *q)
-{
-	for (size_t i = 0; i < q->n_dirty; i++)
-		free(q->dirty[i].key);
-	q->n_dirty = 0;
-	if (q->dirty_map.cap)
-		memset(q->dirty_map.e, 0, q->dirty_map.cap * sizeof(mapent_t));
-	q->dirty_map.n = 0;
-	q->dirty_lost = false;
-}
-
-int queue_dirty_all(queue_t *q)
-{
-	q->dirty_lost = false;
-	queue_mark_meta(q);
-	for (size_t i = 0; i < q->cq_names.n; i++)
-		queue_mark_cq(q, (uint32_t)i);
-	for (size_t i = 0; i < q->lq_names.n; i++)
-		queue_mark_lq(q, (uint32_t)i);
-	for (size_t i = 0; i < q->n_wls; i++)
-		if (q->wls[i].live)
-			queue_mark_wl(q, &q->wls[i]);
-	return q->dirty_lost ? GPUQ_ENOMEM : GPUQ_OK;
-}
-
-/* ---- restore ---- */
 
 /* A time from a record: within +-QUEUE_TIME_MAX, or INT64_MIN ("never"). */
 static bool time_ok(int64_t t)
@@ -871,7 +506,7 @@ static void wl_set_state(wl_t *w, const dec_state_t *st)
  * and charging it keeps its CQ's usage within QUEUE_COHORT_AMOUNT_MAX. */
 static bool asg_consistent(const queue_t *q, uint32_t id)
 {
-	const wl_t *w = W(q, id);
+	const wl_t *w = Wc(q, id);
 	const cq_t *c = &q->cqs[w->cq];
 
 	for (uint32_t i = 0; i < w->n_asg; i++) {
@@ -973,7 +608,7 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 	char k[QUEUE_KEY_MAX + 1] = "";
 	rd_t r = {val, val_len, 0, false};
 
-	if (key_str(key, key_len, k))
+	if (queue_key_str(key, key_len, k))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record key: bad bytes");
 	if (!val || get_u8(&r) != REC_VERSION)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
