@@ -274,3 +274,25 @@ uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n)
 	}
 	return ~crc;
 }
+
+struct timespec gpuq_clock_after_ms(clockid_t clk, int64_t ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+int64_t gpuq_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef enum {
 	GPUQ_OK = 0,
@@ -96,6 +97,12 @@ size_t gpuq_base64_encode(const void *src, size_t n, char *dst);
  * when s is longer than 2 * max_out or decodes to more than max_out bytes,
  * GPUQ_ENOMEM. */
 int gpuq_base64_decode(const char *s, size_t max_out, char **out, size_t *len);
+
+/* Clock clk's time ms milliseconds from now (ms >= 0): a deadline for
+ * pthread_cond_timedwait and the like. */
+struct timespec gpuq_clock_after_ms(clockid_t clk, int64_t ms);
+/* Milliseconds of CLOCK_MONOTONIC (for durations, never for dates). */
+int64_t gpuq_mono_ms(void);
 
 /* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of p[0..n), continuing
  * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */

@@ -122,30 +122,17 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
  * a second SIGTERM or a SIGINT ends it at once. */
 static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
 {
-	struct timespec end, now;
+	int64_t end = gpuq_mono_ms() + grace_ms;
 
 	if (grace_ms <= 0)
 		return;
 	webhook_server_unready(srv);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(grace_ms / 1000);
-	end.tv_nsec += (long)(grace_ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	for (;;) {
-		struct timespec left;
+		int64_t ms = end - gpuq_mono_ms();
+		struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
 		int sig;
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left.tv_sec = end.tv_sec - now.tv_sec;
-		left.tv_nsec = end.tv_nsec - now.tv_nsec;
-		if (left.tv_nsec < 0) {
-			left.tv_sec--;
-			left.tv_nsec += 1000000000L;
-		}
-		if (left.tv_sec < 0)
+		if (ms <= 0)
 			return;
 		sig = sigtimedwait(sigs, NULL, &left);
 		if (sig == SIGHUP) {

@@ -398,13 +398,7 @@ static void *keeper_main(void *arg)
 		gpuq_diag_t diag = {{0}};
 		bool changed;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += k->o.interval_ms / 1000;
-		ts.tv_nsec += (k->o.interval_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		ts = gpuq_clock_after_ms(CLOCK_REALTIME, k->o.interval_ms);
 		(void)pthread_cond_timedwait(&k->cv, &k->mu, &ts);
 		if (k->stop)
 			break;

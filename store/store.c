@@ -432,8 +432,8 @@ static int dir_probe(const char *dir, bool *blank, gpuq_diag_t *diag)
 	if (!S_ISDIR(st.st_mode))
 		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: not a directory", dir);
 	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	if (marker_present(dir) && data_check(dir, diag)) /* held commits: not "no store" */
-		return GPUQ_ECORRUPT;
+	if (stat(data, &st) && errno == ENOENT && marker_present(dir))
+		return data_check(dir, diag); /* held commits: damaged, not "no store" */
 	if (stat(data, &st))
 		return gpuq_diag_set(diag, errno == ENOENT ? GPUQ_ENOTFOUND : GPUQ_EIO,
 				     "state store %s: no store here (data.mdb: %s)", dir,

@@ -298,13 +298,7 @@ static void *watcher_main(void *arg)
 
 	pthread_mutex_lock(&srv->stop_lock);
 	while (!srv->stop_flag) {
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += srv->opts->poll_ms / 1000;
-		deadline.tv_nsec += (long)(srv->opts->poll_ms % 1000) * 1000000L;
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
+		deadline = gpuq_clock_after_ms(CLOCK_MONOTONIC, srv->opts->poll_ms);
 		while (!srv->stop_flag &&
 		       pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &deadline) == 0)
 			;
