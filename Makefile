@@ -71,6 +71,11 @@ $(BUILD)/unit/%: unit/%.c $(LIBA) $(UNIT_HELPER_OBJ)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -MMD -MP $(LDFLAGS) -o $@ $< \
 		$(UNIT_HELPER_OBJ) $(LIBA) $(LIBS) -lcmocka
 
+# The allocation-failure test sees every allocation of gpuq's own code:
+# malloc and friends are wrapped at link time (unit/test_failalloc.c).
+FAILALLOC_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
+$(BUILD)/unit/test_failalloc: LDFLAGS += $(FAILALLOC_WRAP)
+
 # Corpus replay: the fuzz target built by gcc with a small main that feeds
 # it every checked-in corpus file (fuzz/replay.c).
 $(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(LIBA)

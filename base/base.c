@@ -296,3 +296,17 @@ int64_t gpuq_mono_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+bool gpuq_utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + n;
+
+	while (p < end) {
+		size_t k = gpuq_utf8_len(p, end);
+
+		if (!k)
+			return false;
+		p += k;
+	}
+	return true;
+}

@@ -14,6 +14,7 @@
 #define GPUQ_BASE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -107,6 +108,41 @@ int64_t gpuq_mono_ms(void);
 /* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of p[0..n), continuing
  * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */
 uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* Length of the valid UTF-8 sequence at p (1..4, p < end), or 0 when
+ * invalid (overlong forms, surrogates, above U+10FFFF, truncated). Inline:
+ * the review reader's string loop calls it per byte. */
+static inline size_t gpuq_utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0];
+	size_t n;
+	unsigned long cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Whether s[0..n) is valid UTF-8 (gpuq_utf8_len over every sequence). */
+bool gpuq_utf8_valid(const char *s, size_t n);
 
 /* Loud abort for a broken invariant, with file:line. Never for bad input. */
 #define GPUQ_ASSERT(cond)                                                                          \

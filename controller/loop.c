@@ -158,19 +158,21 @@ static void cycle(struct controller *c)
 
 	c->core_dirty = false;
 	c->last_cycle_ms = controller_mono_ms();
+	/* On GPUQ_ENOMEM the core stopped early but res still holds what it
+	   did: act on that; the rest goes again in the next cycle. */
 	rc = queue_tick(c->q, now, &res);
-	if (!rc) {
-		for (size_t i = 0; i < res.n_evictions; i++)
-			touch_uid(c, res.evictions[i].victim_uid);
-		/* intent before acting; with no eviction the commit after the
-		   admission pass below carries whatever the tick changed */
-		if (res.n_evictions && persist(c) == GPUQ_OK)
-			actuate_result(c, &res);
-	}
+	if (rc)
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "tick: %s", gpuq_strerror(rc));
+	for (size_t i = 0; i < res.n_evictions; i++)
+		touch_uid(c, res.evictions[i].victim_uid);
+	/* intent before acting; with no eviction the commit after the
+	   admission pass below carries whatever the tick changed */
+	if (res.n_evictions && persist(c) == GPUQ_OK)
+		actuate_result(c, &res);
 	rc = queue_cycle_run(c->q, now, &res);
 	if (rc) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "cycle: %s", gpuq_strerror(rc));
-		return;
+		c->core_dirty = true; /* go again soon */
 	}
 	for (size_t i = 0; i < res.n_admissions; i++) {
 		touch_uid(c, res.admissions[i].uid);

@@ -126,8 +126,9 @@ static bool all_in(const char *s, const char *set)
 	return true;
 }
 
-/* An integer in base, or NULL when it overflows int64 (kept as a string). */
-static json_t *int_or_null(const char *digits, int base, bool neg)
+/* Whether digits (in base, negated when neg) fit int64; *out gets them.
+ * One that does not fit stays a string. */
+static bool int_value(const char *digits, int base, bool neg, json_int_t *out)
 {
 	unsigned long long u;
 	char *end;
@@ -135,16 +136,17 @@ static json_t *int_or_null(const char *digits, int base, bool neg)
 	errno = 0;
 	u = strtoull(digits, &end, base);
 	if (errno || *end)
-		return NULL;
+		return false;
 	if (neg) {
 		if (u > (unsigned long long)INT64_MAX + 1)
-			return NULL;
-		return json_integer(u == (unsigned long long)INT64_MAX + 1 ? INT64_MIN
-									   : -(json_int_t)u);
+			return false;
+		*out = u == (unsigned long long)INT64_MAX + 1 ? INT64_MIN : -(json_int_t)u;
+		return true;
 	}
 	if (u > (unsigned long long)INT64_MAX)
-		return NULL;
-	return json_integer((json_int_t)u);
+		return false;
+	*out = (json_int_t)u;
+	return true;
 }
 
 static bool is_float(const char *s)
@@ -175,11 +177,12 @@ static bool is_float(const char *s)
 	return *p == '\0';
 }
 
-/* The typed value of a plain scalar (never NULL unless out of memory). */
+/* The typed value of a plain scalar (NULL only when out of memory or, as a
+ * string, not UTF-8). */
 static json_t *plain_value(const char *s, size_t len)
 {
-	json_t *v = NULL;
-	bool neg = s[0] == '-';
+	json_int_t i = 0;
+	bool fits = false, neg = s[0] == '-';
 	const char *body = (s[0] == '-' || s[0] == '+') ? s + 1 : s;
 
 	if (len == 0 || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
@@ -190,18 +193,18 @@ static json_t *plain_value(const char *s, size_t len)
 	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))
 		return json_false();
 	if (all_in(body, "0123456789"))
-		v = int_or_null(body, 10, neg);
+		fits = int_value(body, 10, neg, &i);
 	else if (!strncmp(s, "0o", 2) && all_in(s + 2, "01234567"))
-		v = int_or_null(s + 2, 8, false);
+		fits = int_value(s + 2, 8, false, &i);
 	else if (!strncmp(s, "0x", 2) && all_in(s + 2, "0123456789abcdefABCDEF"))
-		v = int_or_null(s + 2, 16, false);
+		fits = int_value(s + 2, 16, false, &i);
 	else if (is_float(s)) {
 		double d = strtod(s, NULL);
 
 		if (isfinite(d))
-			v = json_real(d);
+			return json_real(d);
 	}
-	return v ? v : json_stringn(s, len);
+	return fits ? json_integer(i) : json_stringn(s, len);
 }
 
 /* The value of a scalar event, or NULL with diag set. */
@@ -236,9 +239,14 @@ static json_t *scalar_value(run_t *r, const yaml_event_t *ev, int *rc)
 	else
 		v = json_stringn(s, len);
 	if (!v) {
-		/* jansson refuses only invalid UTF-8 here (libyaml checked the
-		 * input, but escapes can still form surrogates). */
-		fail_here(r, GPUQ_EINVAL, "a scalar is not valid UTF-8");
+		/* jansson refuses invalid UTF-8 (libyaml checked the input, but
+		 * escapes can still form surrogates) or ran out of memory */
+		if (gpuq_utf8_valid(s, len)) {
+			*rc = GPUQ_ENOMEM;
+			fail_here(r, GPUQ_ENOMEM, "out of memory");
+		} else {
+			fail_here(r, GPUQ_EINVAL, "a scalar is not valid UTF-8");
+		}
 		return NULL;
 	}
 	*rc = GPUQ_OK;

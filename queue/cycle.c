@@ -23,11 +23,13 @@ static void res_reset(queue_t *q)
 }
 
 /* Append a message; returns its offset, or SIZE_MAX on allocation failure. */
+#define EVICT_MSG_MAX 512 /* res_msgf's longest message, NUL included */
+
 static size_t res_msgf(queue_t *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static size_t res_msgf(queue_t *q, const char *fmt, ...)
 {
-	char tmp[512];
+	char tmp[EVICT_MSG_MAX];
 	va_list ap;
 	size_t off = q->n_res_msg, len;
 
@@ -54,6 +56,14 @@ static const char *const evict_why[] = {
     "Fair Sharing within the cohort",
     "reclamation within the cohort while borrowing",
 };
+
+int queue_emit_reserve(queue_t *q, size_t n)
+{
+	if (queue_grow(&q->res_ev, &q->cap_res_ev, q->n_res_ev + n, sizeof(*q->res_ev)) ||
+	    queue_grow(&q->res_msg, &q->cap_res_msg, q->n_res_msg + n * EVICT_MSG_MAX, 1))
+		return GPUQ_ENOMEM;
+	return GPUQ_OK;
+}
 
 int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason)
 {
@@ -459,6 +469,7 @@ static int admit_or_keep(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 {
 	if (admit(q, wid, t, now) == GPUQ_OK)
 		return GPUQ_OK;
+	q->cycle_short = true; /* out of memory: its cohort goes again next cycle */
 	return queue_keep(q, wid);
 }
 
@@ -468,7 +479,8 @@ static int hold_and_keep(queue_t *q, const cqhead_t *e, const try_t *t)
 {
 	cq_t *c = &q->cqs[e->cq];
 
-	(void)hold(q, e->cq, t);
+	if (hold(q, e->cq, t))
+		q->cycle_short = true; /* unheld, its quota could go to others: stop */
 	c->blocked = c->strategy == QUEUE_STRICT_FIFO;
 	return queue_keep(q, e->wl);
 }
@@ -498,23 +510,35 @@ static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *
 	return false;
 }
 
-/* Evict the victim set in q->targets for preemptor wid. */
-static void evict_targets(queue_t *q, uint32_t wid)
+/* Evict the victim set in q->targets for preemptor wid: all of it, or
+ * (GPUQ_ENOMEM) none, room for every report made first. */
+static int evict_targets(queue_t *q, uint32_t wid)
 {
+	size_t n = q->targets.n / 2;
+
+	if (queue_emit_reserve(q, n) ||
+	    queue_grow(&q->release.v, &q->release.cap, q->release.n + n, sizeof(uint32_t)))
+		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < q->targets.n; i += 2) {
 		uint32_t v = q->targets.v[i];
+		int rc = queue_wl_evict(q, v, wid, (int)q->targets.v[i + 1]);
 
-		if (queue_wl_evict(q, v, wid, (int)q->targets.v[i + 1]) == GPUQ_OK &&
-		    q->cfg.release_on_evict)
-			(void)queue_vpush(&q->release, v);
+		GPUQ_ASSERT(rc == GPUQ_OK); /* its report has room */
+		if (q->cfg.release_on_evict)
+			q->release.v[q->release.n++] = v;
 	}
+	return GPUQ_OK;
 }
 
-/* Wait as Preempting on the assignment in t, its usage held this cycle. */
-static int wait_preempting(queue_t *q, const cqhead_t *e, const try_t *t)
+/* Wait as Preempting on the assignment in t (planned already when
+ * `planned`), its usage held this cycle. */
+static int wait_preempting(queue_t *q, const cqhead_t *e, const try_t *t, bool planned)
 {
+	if (!planned && queue_plan_keep(q, e->wl, t)) {
+		q->cycle_short = true; /* the next cycle tries it again */
+		return queue_keep(q, e->wl);
+	}
 	set_wait(q, e->wl, QUEUE_WAIT_PREEMPTING, t);
-	queue_plan_keep(q, e->wl, t);
 	return hold_and_keep(q, e, t);
 }
 
@@ -543,6 +567,13 @@ static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 	return GPUQ_OK;
 }
 
+/* A head in flight goes straight back to its queue, untried. */
+static void put_back(queue_t *q, uint32_t wid)
+{
+	if (queue_wl_attach(q, wid, W_HEAP) == GPUQ_OK)
+		W(q, wid)->where = W_HEAP;
+}
+
 /* Handle one head; returns GPUQ_ENOMEM only when it could not be kept. */
 static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 {
@@ -568,11 +599,18 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 			 * reclaimed in turn (kueue-large livelocked so). */
 			if (h->n_evicting &&
 			    queue_plan_fits_after_evictions(q, wid, t, q->targets_borrow))
-				return wait_preempting(q, e, t);
-			evict_targets(q, wid);
+				return wait_preempting(q, e, t, false);
+			/* the plan first: victims are evicted only for a kept plan */
+			if (queue_plan_keep(q, wid, t) || evict_targets(q, wid)) {
+				queue_plan_drop(q, wid);
+				q->cycle_short = true; /* the next cycle tries it again */
+				return queue_keep(q, wid);
+			}
 			h->gen++;
-			return wait_preempting(q, e, t);
+			return wait_preempting(q, e, t, true);
 		}
+		if (q->cycle_short) /* out of memory: the next cycle tries it again */
+			return queue_keep(q, wid);
 		if (t->why == WHY_NONE)
 			t->why = WHY_NO_CANDIDATES;
 	}
@@ -652,6 +690,7 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 		return GPUQ_ENOMEM;
 	q->n_heads = 0;
 	q->retry_preempt = false;
+	q->cycle_short = false;
 	adm0 = q->n_res_adm;
 	q->keep.n = 0;
 	q->release.n = 0;
@@ -667,13 +706,19 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 	while (q->n_heads) {
 		cqhead_t e = heads_pop(q);
 
-		if (process_head(q, &e, now)) {
-			/* could not even queue_keep it: put it straight back */
-			if (queue_wl_attach(q, e.wl, W_HEAP) == GPUQ_OK)
-				W(q, e.wl)->where = W_HEAP;
-			rc = GPUQ_ENOMEM;
+		/* Out of memory: the cycle stops there (the heads left go back
+		 * untried, the cohort goes again next cycle), so a retry
+		 * decides what this cycle would have. */
+		if (q->cycle_short) {
+			put_back(q, e.wl);
+			continue;
 		}
-		if (!q->cqs[e.cq].blocked)
+		if (process_head(q, &e, now)) {
+			put_back(q, e.wl); /* could not even queue_keep it */
+			q->cycle_short = true;
+			continue;
+		}
+		if (!q->cqs[e.cq].blocked && !q->cycle_short)
 			fetch_head(q, e.cq);
 	}
 	for (size_t i = 0; i < q->keep.n; i++)
@@ -683,12 +728,13 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 		queue_usage_add(q, q->held_cq[i], q->held[i].slot, -q->held[i].val);
 	q->n_held = 0;
 	for (size_t i = 0; i < q->release.n; i++)
-		if (W(q, q->release.v[i])->state == QUEUE_WL_EVICTING)
-			(void)queue_wl_release(q, q->release.v[i], now);
+		if (W(q, q->release.v[i])->state == QUEUE_WL_EVICTING &&
+		    queue_wl_release(q, q->release.v[i], now))
+			q->release_lost = true;
 	q->release.n = 0;
 	if (q->retry_preempt && q->n_res_adm > adm0)
 		queue_cohort_touch(q, co, true);
-	return rc;
+	return q->cycle_short ? GPUQ_ENOMEM : rc;
 }
 
 /* Sample tenant usage into the decay when tenant_sample_ms has passed. */
@@ -744,6 +790,20 @@ static void expire_backoffs(queue_t *q, int64_t now)
 	}
 }
 
+/* With release_on_evict, release what a failed allocation left EVICTING
+ * (nobody reports these gone): every EVICTING workload. */
+static int release_lost(queue_t *q, int64_t now)
+{
+	if (!q->release_lost)
+		return GPUQ_OK;
+	for (size_t i = 0; i < q->n_wls; i++)
+		if (q->wls[i].live && q->wls[i].state == QUEUE_WL_EVICTING &&
+		    queue_wl_release(q, (uint32_t)i, now))
+			return GPUQ_ENOMEM;
+	q->release_lost = false;
+	return GPUQ_OK;
+}
+
 static int clock_advance(queue_t *q, int64_t now)
 {
 	if (now < -QUEUE_TIME_MAX || now > QUEUE_TIME_MAX)
@@ -756,7 +816,7 @@ static int clock_advance(queue_t *q, int64_t now)
 	}
 	maybe_sample(q, now);
 	expire_backoffs(q, now);
-	return GPUQ_OK;
+	return release_lost(q, now);
 }
 
 static int u32_cmp(const void *a, const void *b)
@@ -766,13 +826,59 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* After a lost touch (queue_cohort_touch could not grow dirty_cohorts),
+ * put every cohort on the list: GPUQ_ENOMEM when even that fails. */
+static int touch_all(queue_t *q)
+{
+	if (!q->touch_lost)
+		return GPUQ_OK;
+	for (size_t co = 0; co < q->cohort_names.n; co++) {
+		if (q->cohorts[co].dirty)
+			continue;
+		if (queue_vpush(&q->dirty_cohorts, (uint32_t)co))
+			return GPUQ_ENOMEM;
+		q->cohorts[co].dirty = true;
+	}
+	q->touch_lost = false;
+	return GPUQ_OK;
+}
+
+/* The cohorts of todo[0..n) whose cycle stopped early go back on the list
+ * (with their set-aside workloads up for a retry), so the next cycle takes
+ * them again even if nothing else changes. todo's memory is reused for the
+ * list when it is empty, freed otherwise. */
+static void requeue_failed(queue_t *q, u32vec_t todo, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		cohort_t *h = &q->cohorts[todo.v[i]];
+
+		if (!h->capacity_up) {
+			h->capacity_up = true;
+			queue_mark_meta(q); /* the meta record lists them */
+		}
+	}
+	if (!q->dirty_cohorts.n && !q->dirty_cohorts.v) {
+		q->dirty_cohorts = todo;
+		q->dirty_cohorts.n = n;
+		for (size_t i = 0; i < n; i++)
+			q->cohorts[todo.v[i]].dirty = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		queue_cohort_touch(q, todo.v[i], false);
+	free(todo.v);
+}
+
 int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out)
 {
 	u32vec_t todo;
+	size_t failed = 0;
 	int rc, ret = GPUQ_OK;
 
 	res_reset(q);
 	rc = clock_advance(q, now);
+	if (!rc)
+		rc = touch_all(q);
 	if (rc) {
 		res_finish(q, out);
 		return rc;
@@ -788,16 +894,12 @@ int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out)
 	}
 	for (size_t i = 0; i < todo.n; i++) {
 		rc = cohort_cycle(q, todo.v[i], now);
-		if (rc)
+		if (rc) {
 			ret = rc;
+			todo.v[failed++] = todo.v[i]; /* i >= failed: nothing is overwritten */
+		}
 	}
-	/* reuse the drained vector's memory for the next cycle */
-	if (!q->dirty_cohorts.n && !q->dirty_cohorts.v) {
-		q->dirty_cohorts = todo;
-		q->dirty_cohorts.n = 0;
-	} else {
-		free(todo.v);
-	}
+	requeue_failed(q, todo, failed);
 	res_finish(q, out);
 	return ret;
 }
@@ -826,8 +928,10 @@ static int drain(queue_t *q, uint32_t cq, int64_t now)
 		qsort_r(v.v, v.n, sizeof(uint32_t), queue_adm_cmp, q);
 	for (size_t i = 0; i < v.n && !rc; i++) {
 		rc = queue_wl_evict(q, v.v[i], QUEUE_NONE, QUEUE_EVICT_STOPPED);
-		if (!rc && q->cfg.release_on_evict)
-			rc = queue_wl_release(q, v.v[i], now);
+		if (!rc && q->cfg.release_on_evict && queue_wl_release(q, v.v[i], now)) {
+			q->release_lost = true; /* still EVICTING: see release_lost() */
+			rc = GPUQ_ENOMEM;
+		}
 	}
 	free(v.v);
 	return rc;
@@ -847,21 +951,26 @@ static int ready_timeouts(queue_t *q, int64_t now)
 		if (!q->ready_timers.n || q->ready_timers.v[0].at > now)
 			break;
 		wid = q->ready_timers.v[0].wl;
-		queue_timer_pop(q, &q->ready_timers);
 		w = W(q, wid);
-		if (w->state != QUEUE_WL_ADMITTED || w->ready)
-			continue;
-		if (queue_vpush(&due, wid)) {
+		/* a due timer leaves the heap only once its eviction has room
+		 * (a failure here leaves it for the next tick) */
+		if (w->state == QUEUE_WL_ADMITTED && !w->ready &&
+		    (queue_emit_reserve(q, due.n + 1) || queue_vpush(&due, wid))) {
 			rc = GPUQ_ENOMEM;
 			break;
 		}
+		queue_timer_pop(q, &q->ready_timers);
 	}
 	if (due.n > 1)
 		qsort_r(due.v, due.n, sizeof(uint32_t), queue_adm_cmp, q);
-	for (size_t i = 0; i < due.n && !rc; i++) {
-		rc = queue_wl_evict(q, due.v[i], QUEUE_NONE, QUEUE_EVICT_READY_TIMEOUT);
-		if (!rc && q->cfg.release_on_evict)
-			rc = queue_wl_release(q, due.v[i], now);
+	for (size_t i = 0; i < due.n; i++) {
+		int erc = queue_wl_evict(q, due.v[i], QUEUE_NONE, QUEUE_EVICT_READY_TIMEOUT);
+
+		GPUQ_ASSERT(erc == GPUQ_OK); /* its report has room */
+		if (q->cfg.release_on_evict && queue_wl_release(q, due.v[i], now)) {
+			q->release_lost = true; /* still EVICTING: see release_lost() */
+			rc = GPUQ_ENOMEM;
+		}
 	}
 	free(due.v);
 	return rc;

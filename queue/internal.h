@@ -376,6 +376,11 @@ struct queue {
 	int64_t last_sample;	 /* last tenant usage sample */
 	bool meta_dirty;	 /* meta record changed */
 	bool dirty_lost;	 /* a change could not be recorded (allocation) */
+	bool release_lost;	 /* release_on_evict: a release failed (allocation);
+				    the next tick or cycle releases every EVICTING one */
+	bool cycle_short;	 /* this cohort's cycle ran out of memory somewhere */
+	bool touch_lost;	 /* a cohort could not join dirty_cohorts (allocation):
+				    the next cycle considers every cohort */
 	bool retry_preempt;	 /* a cohort cycle found no victims (scratch) */
 	bool targets_borrow;	 /* the victim set in targets lets its preemptor borrow */
 	/* results of the last cycle_run / tick */
@@ -709,6 +714,9 @@ void queue_try_assign(queue_t *q, uint32_t wid, try_t *t);
 /* ---- cycle.c ---- */
 
 extern const char *const queue_evict_names[];
+/* Room for n more evictions in this call's result: after it the next n
+ * queue_emit_eviction calls cannot fail. GPUQ_ENOMEM. */
+int queue_emit_reserve(queue_t *q, size_t n);
 int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason);
 double queue_lq_key(const queue_t *q, uint32_t lq);
 int queue_keep(queue_t *q, uint32_t wid);
@@ -717,10 +725,11 @@ int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 /* ---- preempt.c ---- */
 
 bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow);
+/* Sets q->cycle_short (and answers false) when an allocation failed. */
 bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t);
 void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t);
 bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, bool allow_borrow);
-void queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t);
+int queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t); /* GPUQ_ENOMEM */
 void queue_plan_drop(queue_t *q, uint32_t wid);
 
 /* ---- explain.c ---- */

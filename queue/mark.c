@@ -92,8 +92,10 @@ void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up)
 	}
 	if (h->dirty)
 		return;
-	if (queue_vpush(&q->dirty_cohorts, co))
-		return; /* retried: the flag stays clear, the next touch adds it */
+	if (queue_vpush(&q->dirty_cohorts, co)) {
+		q->touch_lost = true; /* the next cycle takes every cohort */
+		return;
+	}
 	h->dirty = true;
 }
 

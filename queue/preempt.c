@@ -128,6 +128,14 @@ static int find_candidates(queue_t *q, uint32_t wid, const try_t *t)
 	return GPUQ_OK;
 }
 
+/* An allocation failed while looking for victims: say "none" for now and
+ * stop the cycle, which keeps the preemptor pending and goes again. */
+static bool out_of_memory(queue_t *q)
+{
+	q->cycle_short = true;
+	return false;
+}
+
 /* q->targets holds pairs (victim, reason). */
 static int target_push(queue_t *q, uint32_t v, int reason)
 {
@@ -197,7 +205,7 @@ static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, bool only_own,
 			queue_wl_charge(q, v, +1);
 			targets_restore(q);
 			q->targets.n = 0;
-			return false;
+			return out_of_memory(q);
 		}
 		if (queue_need_fits(q, w->cq, t, allow)) {
 			fits = true;
@@ -288,7 +296,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 
 	q->targets.n = 0;
 	if (!state)
-		return false;
+		return out_of_memory(q);
 	while (!fits) {
 		uint32_t top = fair_top_cq(q, state, n);
 
@@ -304,7 +312,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 	if (!fits || rc < 0) {
 		targets_restore(q);
 		q->targets.n = 0;
-		return false;
+		return rc < 0 ? out_of_memory(q) : false;
 	}
 	targets_fill_back(q, w->cq, t, true);
 	q->targets_borrow = true;
@@ -321,7 +329,9 @@ bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t)
 	bool borrow_within = c->borrow == QUEUE_BORROW_LOWER_PRIORITY;
 	int32_t thr = w->priority;
 
-	if (find_candidates(q, wid, t) || !q->cands.n)
+	if (find_candidates(q, wid, t))
+		return out_of_memory(q);
+	if (!q->cands.n)
 		return false;
 	for (size_t i = 0; i < q->cands.n; i += 2)
 		n_own += W(q, q->cands.v[i])->cq == w->cq;
@@ -383,20 +393,21 @@ bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, b
 	return fits;
 }
 
-/* Remember the assignment a preemptor preempts for. */
-void queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t)
+/* Remember the assignment a preemptor preempts for. GPUQ_ENOMEM (the old
+ * plan, if any, kept). */
+int queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t)
 {
 	wl_t *w = W(q, wid);
 	asg_t *a = t->n_asg ? malloc(t->n_asg * sizeof(*a)) : NULL;
 
+	if (t->n_asg && !a)
+		return GPUQ_ENOMEM;
 	free(w->asg);
-	w->asg = NULL;
-	w->n_asg = 0;
-	if (!a)
-		return; /* without a plan it simply re-plans next cycle */
-	memcpy(a, t->asg, t->n_asg * sizeof(*a));
+	if (a)
+		memcpy(a, t->asg, t->n_asg * sizeof(*a));
 	w->asg = a;
 	w->n_asg = (uint32_t)t->n_asg;
+	return GPUQ_OK;
 }
 
 void queue_plan_drop(queue_t *q, uint32_t wid)

@@ -436,15 +436,19 @@ typedef struct {
  * non-borrowing first, priority, creation (Kueue head order); assigns
  * flavors, borrows, preempts, and admits every workload that fits. `out`
  * (may be NULL) points into arrays owned by q, valid until the next
- * queue_cycle_run or queue_tick. GPUQ_ENOMEM leaves the queue consistent
- * (the cycle stops early; nothing half-admitted). */
+ * queue_cycle_run or queue_tick. GPUQ_ENOMEM leaves the queue consistent:
+ * the cycle stops early (nothing half-admitted, a victim set evicted whole
+ * or not at all) and the cohorts it did not finish go again in the next
+ * cycle, so calling again at the same `now` decides what one whole cycle
+ * would have. `out` is filled on GPUQ_ENOMEM too: what the call did before
+ * it stopped (admissions, evictions) happened, and the caller acts on it. */
 int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out);
 
 /* Advance the clock without admitting: evict admitted workloads whose Ready
  * timeout expired (requeued with backoff base * 2^(n-1), capped at max),
  * drain CQs under HoldAndDrain, and sample tenant usage into the decay when
  * tenant_sample_ms has passed. `out` as for queue_cycle_run (evictions
- * only). The earliest time queue_tick has work is queue_next_event. */
+ * only; filled on GPUQ_ENOMEM too). The earliest time queue_tick has work is queue_next_event. */
 int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
 
 /* The earliest future time (> now) at which queue_tick or queue_cycle_run

@@ -853,7 +853,14 @@ static int64_t backoff_ms(const queue_t *q, uint32_t requeues)
 int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 {
 	wl_t *w = W(q, id);
+	timers_t *bt = &q->backoff_timers;
+	u32vec_t *heap = &q->lqs[w->lq].heap;
 
+	/* room first: once the state below changes, nothing may fail */
+	if (w->evict_reason == QUEUE_EVICT_READY_TIMEOUT
+		? queue_grow(&bt->v, &bt->cap, bt->n + 1, sizeof(*bt->v))
+		: queue_grow(&heap->v, &heap->cap, heap->n + 1, sizeof(*heap->v)))
+		return GPUQ_ENOMEM;
 	wl_unadmit(q, id);
 	free(w->asg);
 	w->asg = NULL;

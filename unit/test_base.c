@@ -119,6 +119,20 @@ static void base64_round_trip(void **state)
 }
 
 /* CRC-32C's check value (RFC 3720's), in one piece and in two. */
+/* The UTF-8 rule the review reader and the manifest reader share. */
+static void utf8_validity(void **state)
+{
+	(void)state;
+	assert_true(gpuq_utf8_valid("", 0));
+	assert_true(gpuq_utf8_valid("plain ascii", 11));
+	assert_true(gpuq_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80", 14));
+	assert_false(gpuq_utf8_valid("\xc0\xaf", 2));	  /* overlong '/' */
+	assert_false(gpuq_utf8_valid("\xed\xa0\x80", 3)); /* a surrogate */
+	assert_false(gpuq_utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
+	assert_false(gpuq_utf8_valid("\xe2\x82", 2));	  /* cut short */
+	assert_false(gpuq_utf8_valid("\xff", 1));
+}
+
 static void crc32c_check_value(void **state)
 {
 	(void)state;
@@ -136,6 +150,7 @@ int main(void)
 	    cmocka_unit_test(strlcpy_bounds),
 	    cmocka_unit_test(duration_forms),
 	    cmocka_unit_test(base64_round_trip),
+	    cmocka_unit_test(utf8_validity),
 	    cmocka_unit_test(crc32c_check_value),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);

@@ -160,37 +160,6 @@ static char *put_utf8(char *o, unsigned long cp)
 	return o;
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid
- * (overlong forms, surrogates, above U+10FFFF, truncated). */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0];
-	size_t n;
-	unsigned long cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	if ((size_t)(end - p) < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A string starting at the opening quote: decoded into the arena. Longer
  * than most functions on purpose: the whole string grammar (escapes,
  * surrogate pairs, UTF-8) in one loop is the parser's hot path. */
@@ -276,7 +245,7 @@ static int parse_string(parser_t *ps, webhook_jv_t *v)
 			ps->p++;
 		} else {
 			size_t n =
-			    utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+			    gpuq_utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
 
 			if (!n)
 				return perr(ps, "invalid UTF-8");
