@@ -33,8 +33,8 @@ static json_t *cq_status(struct controller *c, uint32_t cq)
 			const char *rn = queue_resource_name(c->q, r);
 			if (queue_cq_quota(c->q, cq, f, r, &v))
 				continue;
-			queue_amount_format(rn, v.usage, total, sizeof(total));
-			queue_amount_format(rn, v.usage > v.nominal ? v.usage - v.nominal : 0,
+			quota_amount_format(rn, v.usage, total, sizeof(total));
+			quota_amount_format(rn, v.usage > v.nominal ? v.usage - v.nominal : 0,
 					    borrowed, sizeof(borrowed));
 			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "name", rn, "total",
 							     total, "borrowed", borrowed));

@@ -20,7 +20,7 @@ static void exercise(const policy_t *p)
 		for (size_t g = 0; g < cq->n_groups; g++)
 			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
 				const policy_flavor_quota_t *fq = &cq->groups[g].flavors[f];
-				quota_qty_t fit;
+				int64_t fit;
 
 				for (size_t r = 0; r < fq->n_resources; r++)
 					(void)policy_cq_max_fit(cq, fq->name,

@@ -484,26 +484,21 @@ static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-/* 2^63-1 whole units: the largest quantity there is. */
-static quota_qty_t qty_max(void)
+/* What a quota lends its cohort (lendingLimit, or all of nominal), in the
+ * core's units. */
+static int64_t lendable_amount(const policy_res_quota_t *q)
 {
-	quota_qty_t q = {(__int128)INT64_MAX * 1000000000, QUOTA_QTY_DECIMAL_SI};
-
-	return q;
+	return quota_qty_amount(q->resource, q->has_lending_limit ? &q->lending_limit : &q->nominal);
 }
 
-static quota_qty_t qty_add_sat(const quota_qty_t *a, const quota_qty_t *b)
+/* quota_max_fit of one quota; others_lend is what the rest of its cohort
+ * lends. */
+static int64_t max_fit_of(const policy_res_quota_t *q, int64_t others_lend, bool in_cohort)
 {
-	quota_qty_t out;
-
-	if (quota_qty_add(a, b, &out))
-		return qty_max();
-	return out;
-}
-
-static const quota_qty_t *lendable(const policy_res_quota_t *q)
-{
-	return q->has_lending_limit ? &q->lending_limit : &q->nominal;
+	return quota_max_fit(quota_qty_amount(q->resource, &q->nominal),
+			     q->has_borrowing_limit ? quota_qty_amount(q->resource, &q->borrowing_limit)
+						    : -1,
+			     others_lend, in_cohort);
 }
 
 /* Walks every (flavor, resource) quota of a ClusterQueue. */
@@ -533,7 +528,7 @@ static policy_res_quota_t *quota_next(quota_iter_t *it, const char **flavor)
 }
 
 /* Sum, per (flavor, resource), what the members of c lend, in a scratch
- * index (values in the scratch arena). */
+ * index (values in the scratch arena; sums saturate). */
 static int cohort_totals(const policy_cohort_t *c, policy_index_t *ix, policy_arena_t *scratch)
 {
 	for (size_t m = 0; m < c->n_members; m++) {
@@ -542,22 +537,23 @@ static int cohort_totals(const policy_cohort_t *c, policy_index_t *ix, policy_ar
 		policy_res_quota_t *q;
 
 		while ((q = quota_next(&it, &flavor))) {
-			quota_qty_t *total =
-			    policy_index_get(ix, POLICY_K_TOTAL, flavor, q->resource);
+			int64_t *total = policy_index_get(ix, POLICY_K_TOTAL, flavor, q->resource);
+			int64_t l = lendable_amount(q);
 
 			if (!total) {
 				total = policy_arena_alloc(scratch, sizeof(*total));
 				if (!total || policy_index_put(ix, POLICY_K_TOTAL, flavor,
 							       q->resource, total))
 					return GPUQ_ENOMEM;
+				*total = 0;
 			}
-			*total = qty_add_sat(total, lendable(q));
+			*total = l > INT64_MAX - *total ? INT64_MAX : *total + l;
 		}
 	}
 	return GPUQ_OK;
 }
 
-/* max_fit = nominal + min(borrowingLimit, what the other members lend). */
+/* max_fit of every member of c, from what the others lend. */
 static int cohort_max_fit(const policy_cohort_t *c, gpuq_diag_t *diag)
 {
 	policy_index_t ix = {0};
@@ -570,20 +566,12 @@ static int cohort_max_fit(const policy_cohort_t *c, gpuq_diag_t *diag)
 		policy_res_quota_t *q;
 
 		while ((q = quota_next(&it, &flavor))) {
-			const quota_qty_t *total =
+			const int64_t *total =
 			    policy_index_get(&ix, POLICY_K_TOTAL, flavor, q->resource);
-			quota_qty_t others, can;
 
-			if (quota_qty_sub(total, lendable(q), &others))
-				others = *total;
-			can = others;
-			if (q->has_borrowing_limit &&
-			    quota_qty_cmp(&q->borrowing_limit, &others) < 0)
-				can = q->borrowing_limit;
-			/* keep the suffix family of the larger term: 0 + 1Ti is 1Ti */
-			q->max_fit = quota_qty_is_zero(&q->nominal)
-					 ? qty_add_sat(&can, &q->nominal)
-					 : qty_add_sat(&q->nominal, &can);
+			/* a saturated total stays saturated */
+			q->max_fit = max_fit_of(
+			    q, *total == INT64_MAX ? INT64_MAX : *total - lendable_amount(q), true);
 		}
 	}
 	policy_index_free(&ix);
@@ -601,7 +589,7 @@ static int build_max_fit(policy_t *p, gpuq_diag_t *diag)
 		policy_res_quota_t *q;
 
 		while ((q = quota_next(&it, &flavor)))
-			q->max_fit = q->nominal;
+			q->max_fit = max_fit_of(q, 0, false);
 	}
 	for (size_t i = 0; i < p->cohorts.n; i++) {
 		rc = cohort_max_fit(p->cohorts.items[i], diag);
@@ -747,7 +735,7 @@ const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *fla
 }
 
 int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,
-		      quota_qty_t *out)
+		      int64_t *out)
 {
 	const policy_res_quota_t *q = policy_cq_quota(cq, flavor, resource);
 

@@ -186,9 +186,9 @@ typedef struct {
 	quota_qty_t borrowing_limit; /* borrowingLimit (>= 0) */
 	bool has_lending_limit;	     /* lendingLimit set (false: lends all of nominal) */
 	quota_qty_t lending_limit;   /* lendingLimit (0 <= lendingLimit <= nominal) */
-	quota_qty_t max_fit;	     /* the most one workload could ever get here:
-					nominal + min(borrowingLimit, what the other CQs
-					of the cohort can lend); see policy_cq_max_fit() */
+	int64_t max_fit;	     /* the most one workload could ever get here, in
+					quota_qty_amount units: quota_max_fit(); see
+					policy_cq_max_fit() */
 } policy_res_quota_t;
 
 typedef struct {
@@ -463,14 +463,15 @@ const policy_resource_group_t *policy_cq_group(const policy_cq_t *cq, const char
 const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *flavor,
 					  const char *resource);
 
-/* The most a single workload in cq could ever get of resource in flavor:
- * nominal + min(borrowingLimit, sum over the other CQs of its cohort of what
- * they lend), where borrowingLimit absent = unlimited and a CQ lends
- * lendingLimit if set, else its nominal (0 if it lacks the flavor/resource).
- * Without a cohort: nominal. A request above this can never be admitted.
- * GPUQ_OK with *out set, or GPUQ_ENOTFOUND (cq has no such flavor/resource). */
+/* The most a single workload in cq could ever get of resource in flavor, in
+ * the queueing core's units (quota_qty_amount: millicores for cpu, whole
+ * units rounded up for the rest): quota_max_fit() over cq's quota and what
+ * the other CQs of its cohort lend (their lendingLimit, else their nominal;
+ * 0 if they lack the flavor or resource). A request above this can never be
+ * admitted; the core decides the same from the same rule. GPUQ_OK with *out
+ * set, or GPUQ_ENOTFOUND (cq has no such flavor/resource). */
 int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,
-		      quota_qty_t *out);
+		      int64_t *out);
 
 /* ---- Iteration in declaration order (file order, then document order) ---- */
 

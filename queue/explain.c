@@ -87,31 +87,6 @@ static int64_t live_free(const queue_t *q, const wl_t *w)
 	return s < 0 ? w->why_free : queue_slot_available(q, c, &c->slots[s]);
 }
 
-const char *queue_amount_format(const char *res, int64_t v, char *buf, size_t cap)
-{
-	static const char *const sfx[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
-
-	if (strcmp(res, "cpu") == 0) {
-		if (v % 1000 == 0)
-			snprintf(buf, cap, "%" PRId64, v / 1000);
-		else
-			snprintf(buf, cap, "%" PRId64 "m", v);
-		return buf;
-	}
-	if (v > 0 && (strcmp(res, "memory") == 0 || strcmp(res, "ephemeral-storage") == 0 ||
-		      strncmp(res, "hugepages-", 10) == 0)) {
-		for (int i = 0; i < 6; i++) {
-			int64_t unit = (int64_t)1 << (10 * (6 - i));
-			if (v % unit == 0) {
-				snprintf(buf, cap, "%" PRId64 "%s", v / unit, sfx[i]);
-				return buf;
-			}
-		}
-	}
-	snprintf(buf, cap, "%" PRId64, v);
-	return buf;
-}
-
 static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 {
 	const char *cqn = q->cqs[w->cq].name;
@@ -131,18 +106,18 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 	case WHY_ABOVE_MAX:
 		sb_add(
 		    b, "needs %s %s on flavor %s, more than ClusterQueue %s could ever hold (%s)",
-		    queue_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
+		    quota_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
 		    queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor), cqn,
-		    queue_amount_format(queue_res_name(q, w->why_res), w->why_free, n2,
+		    quota_amount_format(queue_res_name(q, w->why_res), w->why_free, n2,
 					sizeof(n2)));
 		return;
 	default:
 		break;
 	}
 	sb_add(b, "needs %s %s on flavor %s, %s free",
-	       queue_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
+	       quota_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
 	       queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor),
-	       queue_amount_format(queue_res_name(q, w->why_res), live_free(q, w), n2, sizeof(n2)));
+	       quota_amount_format(queue_res_name(q, w->why_res), live_free(q, w), n2, sizeof(n2)));
 	switch (w->why) {
 	case WHY_QUOTA_NOMINAL:
 		sb_add(b, "; nominal quota of ClusterQueue %s reached", cqn);
@@ -191,7 +166,7 @@ static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
 		char n1[32];
 		const char *rn = queue_res_name(q, w->asg[i].a.resource);
 		sb_add(b, "%s %s %s on flavor %s", i ? "," : ":",
-		       queue_amount_format(rn, w->asg[i].a.amount, n1, sizeof(n1)), rn,
+		       quota_amount_format(rn, w->asg[i].a.amount, n1, sizeof(n1)), rn,
 		       queue_flv_name(q, w->asg[i].a.flavor));
 	}
 }

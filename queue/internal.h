@@ -17,6 +17,7 @@
 #define GPUQ_QUEUE_INTERNAL_H
 
 #include "queue/queue.h"
+#include "quota/quota.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -500,17 +501,20 @@ static inline int64_t queue_slot_available(const queue_t *q, const cq_t *c, cons
 	return avail > 0 ? avail : 0;
 }
 
-/* The most this CQ could ever hold in slot, with the cohort empty. */
+/* What slot s lends its cohort: lendingLimit, or all of nominal. */
+static inline int64_t queue_slot_lendable(const slot_t *s)
+{
+	return s->llimit >= 0 ? s->llimit : s->nominal;
+}
+
+/* The most this CQ could ever hold in slot, with the cohort empty
+ * (quota_max_fit: the webhook's rule too). */
 static inline int64_t queue_slot_max_capacity(const queue_t *q, const cq_t *c, const slot_t *s)
 {
 	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
-	int64_t m = queue_slot_guaranteed(s) + cs->lendable;
 
-	if (!cq_has_cohort(q, c))
-		return s->nominal;
-	if (s->blimit >= 0 && s->nominal + s->blimit < m)
-		m = s->nominal + s->blimit;
-	return m;
+	return quota_max_fit(s->nominal, s->blimit, cs->lendable - queue_slot_lendable(s),
+			     cq_has_cohort(q, c));
 }
 
 static inline bool queue_cq_can_preempt(const queue_t *q, const cq_t *c)

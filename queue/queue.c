@@ -406,18 +406,13 @@ static int cslot_get(cohort_t *h, uint32_t flavor, uint32_t res, uint32_t *out)
 	return GPUQ_OK;
 }
 
-static int64_t slot_lendable(const slot_t *s)
-{
-	return s->llimit >= 0 ? s->llimit : s->nominal;
-}
-
 /* Add (sign +1) or remove (-1) a slot's quota from its cohort totals. */
 static void cslot_quota(cohort_t *h, const slot_t *s, int sign)
 {
 	cslot_t *cs = &h->slots[s->cslot];
 
 	cs->nominal += sign * s->nominal;
-	cs->lendable += sign * slot_lendable(s);
+	cs->lendable += sign * queue_slot_lendable(s);
 	cs->usage += sign * s->usage;
 	cs->borrowed += sign * queue_over(s->usage, queue_slot_guaranteed(s));
 }

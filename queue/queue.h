@@ -466,13 +466,6 @@ int64_t queue_next_event(const queue_t *q, int64_t now);
  * GPUQ_ENOTFOUND, GPUQ_ELIMIT (truncated). Costs O(live workloads). */
 int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap);
 
-/* An amount of resource `res` in the core's units as a person reads it, in
- * buf (cap bytes; 32 always fit), returned: cpu in cores or millicores ("2",
- * "500m"), memory, ephemeral-storage and hugepages-* with the largest exact
- * binary suffix ("2Gi"), anything else as a plain count. Explanations and the
- * controller's status use it. */
-const char *queue_amount_format(const char *res, int64_t v, char *buf, size_t cap);
-
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
 const char *queue_wait_name(queue_wait_t w);
 

@@ -8,6 +8,7 @@
  */
 #include "quota/quota.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -459,4 +460,44 @@ int64_t quota_qty_amount(const char *name, const quota_qty_t *q)
 	if (strcmp(name, "cpu") == 0)
 		return quota_qty_milli(q);
 	return quota_qty_units(q);
+}
+
+const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t cap)
+{
+	static const char *const sfx[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
+
+	if (strcmp(name, "cpu") == 0) {
+		if (v % 1000 == 0)
+			snprintf(buf, cap, "%" PRId64, v / 1000);
+		else
+			snprintf(buf, cap, "%" PRId64 "m", v);
+		return buf;
+	}
+	if (v > 0 && (strcmp(name, "memory") == 0 || strcmp(name, "ephemeral-storage") == 0 ||
+		      strncmp(name, "hugepages-", 10) == 0)) {
+		for (int i = 0; i < 6; i++) {
+			int64_t unit = (int64_t)1 << (10 * (6 - i));
+
+			if (v % unit == 0) {
+				snprintf(buf, cap, "%" PRId64 "%s", v / unit, sfx[i]);
+				return buf;
+			}
+		}
+	}
+	snprintf(buf, cap, "%" PRId64, v);
+	return buf;
+}
+
+int64_t quota_max_fit(int64_t nominal, int64_t borrowing_limit, int64_t others_lend,
+		      bool in_cohort)
+{
+	int64_t m;
+
+	if (!in_cohort)
+		return nominal;
+	m = others_lend > INT64_MAX - nominal ? INT64_MAX : nominal + others_lend;
+	if (borrowing_limit >= 0 && borrowing_limit <= INT64_MAX - nominal &&
+	    nominal + borrowing_limit < m)
+		m = nominal + borrowing_limit;
+	return m;
 }

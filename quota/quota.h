@@ -89,6 +89,26 @@ bool quota_qty_is_zero(const quota_qty_t *q);
  * millicores for "cpu", whole units (rounded up) for everything else. */
 int64_t quota_qty_amount(const char *name, const quota_qty_t *q);
 
+/* An amount of resource `name` (quota_qty_amount's units) as a person reads
+ * it, in buf (cap bytes; 32 always fit), returned: cpu in cores or
+ * millicores ("2", "500m"), memory, ephemeral-storage and hugepages-* with
+ * the largest exact binary suffix ("2Gi"), anything else as a plain count.
+ * Explanations, refusals and the controller's status use it. */
+const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t cap);
+
+/* "Can this ever fit", the one answer: the most one ClusterQueue could ever
+ * hold of one flavor and resource with the rest of its cohort empty. Alone
+ * (in_cohort false): its nominal quota. In a cohort: nominal plus all that
+ * the cohort's other members lend (others_lend: the sum over them of their
+ * lendingLimit, or their whole nominal quota without one), capped at nominal
+ * + borrowing_limit (< 0: no borrowingLimit). Amounts in quota_qty_amount's
+ * units, all >= 0 but borrowing_limit; the sum saturates at INT64_MAX. A
+ * workload asking for more of it in total can never be admitted: the
+ * webhook refuses it at submission (policy_cq_max_fit) and the queue core
+ * sets it aside as NoFit (queue_slot_max_capacity), both from here. */
+int64_t quota_max_fit(int64_t nominal, int64_t borrowing_limit, int64_t others_lend,
+		      bool in_cohort);
+
 /* ---- Resource lists ---- */
 
 /* Resource names longer than this are refused with a clear error

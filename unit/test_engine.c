@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,91 @@ static uint64_t snapshot_digest(queue_t *q, const char *dir)
 }
 
 /* ==== building ==== */
+
+/* "Can this ever fit" has one answer: what the webhook refuses at
+ * submission (policy_cq_max_fit) is what the core sets aside as NoFit
+ * (queue_cq_quota's max_capacity), for every CQ, flavor and resource of a
+ * cohort with lendingLimits, borrowingLimits, fractions of cpu and a CQ
+ * alone. */
+static void max_fit_one_rule(void **state)
+{
+	static const char text[] =
+	    FLAVOR("a100") FLAVOR("h100") COHORT("pool")
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\n"
+	    "spec:\n  cohortName: pool\n"
+	    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+	    "    flavors:\n    - name: a100\n      resources:\n"
+	    "      - {name: cpu, nominalQuota: 1500m, lendingLimit: 500m}\n"
+	    "      - {name: memory, nominalQuota: 2Gi, lendingLimit: 1Gi}\n"
+	    "      - {name: nvidia.com/gpu, nominalQuota: 8, borrowingLimit: 2}\n"
+	    "    - name: h100\n      resources:\n"
+	    "      - {name: cpu, nominalQuota: 3}\n"
+	    "      - {name: memory, nominalQuota: 1536Mi}\n"
+	    "      - {name: nvidia.com/gpu, nominalQuota: 0}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: b}\n"
+	    "spec:\n  cohortName: pool\n"
+	    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+	    "    flavors:\n    - name: h100\n      resources:\n"
+	    "      - {name: cpu, nominalQuota: 250m, borrowingLimit: 1}\n"
+	    "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 0}\n"
+	    "      - {name: nvidia.com/gpu, nominalQuota: 4, lendingLimit: 3}\n"
+	    "    - name: a100\n      resources:\n"
+	    "      - {name: cpu, nominalQuota: 1}\n"
+	    "      - {name: memory, nominalQuota: 1Gi}\n"
+	    "      - {name: nvidia.com/gpu, nominalQuota: 6, borrowingLimit: 0}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: alone}\n"
+	    "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors:\n    - name: h100\n      resources:\n"
+	    "      - {name: nvidia.com/gpu, nominalQuota: 5}\n";
+	policy_t *p = policy_of(text);
+	queue_t *q = core_of(p, NULL);
+	size_t checked = 0;
+	int64_t spot;
+
+	(void)state;
+	for (size_t i = 0; i < policy_cq_count(p); i++) {
+		const policy_cq_t *cq = policy_cq_at(p, i);
+		uint32_t c;
+
+		assert_int_equal(queue_cq_find(q, cq->name, &c), GPUQ_OK);
+		for (size_t g = 0; g < cq->n_groups; g++)
+			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
+				const policy_flavor_quota_t *fq = &cq->groups[g].flavors[f];
+				uint32_t fid, rid;
+
+				assert_int_equal(queue_flavor_find(q, fq->name, &fid), GPUQ_OK);
+				for (size_t r = 0; r < fq->n_resources; r++) {
+					const char *res = fq->resources[r].resource;
+					queue_quota_view_t v;
+					int64_t fit;
+
+					assert_int_equal(queue_resource_find(q, res, &rid), GPUQ_OK);
+					assert_int_equal(queue_cq_quota(q, c, fid, rid, &v), GPUQ_OK);
+					assert_int_equal(policy_cq_max_fit(cq, fq->name, res, &fit),
+							 GPUQ_OK);
+					if (fit != v.max_capacity)
+						fail_msg("%s %s %s: webhook %" PRId64 ", core %" PRId64,
+							 cq->name, fq->name, res, fit,
+							 v.max_capacity);
+					checked++;
+				}
+			}
+	}
+	assert_int_equal(checked, 13);
+	/* spot checks: a's a100 GPUs: 8 + min(2, 6 lent by b); b's h100 cpu:
+	 * 250m + min(1, 3 lent by a); alone: its nominal */
+	assert_int_equal(
+	    policy_cq_max_fit(policy_cq_find(p, "a"), "a100", "nvidia.com/gpu", &spot), GPUQ_OK);
+	assert_int_equal(spot, 10);
+	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "b"), "h100", "cpu", &spot), GPUQ_OK);
+	assert_int_equal(spot, 1250);
+	assert_int_equal(
+	    policy_cq_max_fit(policy_cq_find(p, "alone"), "h100", "nvidia.com/gpu", &spot),
+	    GPUQ_OK);
+	assert_int_equal(spot, 5);
+	queue_destroy(q);
+	policy_unref(p);
+}
 
 static void build_translates_policy(void **state)
 {
@@ -1050,6 +1136,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(build_translates_policy),
+	    cmocka_unit_test(max_fit_one_rule),
 	    cmocka_unit_test(record_check_structure),
 	    cmocka_unit_test_setup_teardown(persist_and_restore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(persist_full_deletes_stale, setup, teardown),

@@ -838,7 +838,7 @@ static void examples_queues(void **state)
 			  *inf = policy_cq_find(p, "inference");
 	const policy_cohort_t *co = policy_cohort_find(p, "gpu-pool");
 	const policy_res_quota_t *q;
-	quota_qty_t fit;
+	int64_t fit;
 
 	assert_non_null(tr);
 	assert_non_null(inf);
@@ -881,13 +881,13 @@ static void examples_queues(void **state)
 
 	/* the most one workload can ever get */
 	assert_int_equal(policy_cq_max_fit(inf, "h100-80gb", "nvidia.com/gpu", &fit), GPUQ_OK);
-	assert_int_equal(units(&fit), 8); /* 0 nominal + min(8, 16 lent by training) */
+	assert_int_equal(fit, 8); /* 0 nominal + min(8, 16 lent by training) */
 	assert_int_equal(policy_cq_max_fit(inf, "h100-80gb", "memory", &fit), GPUQ_OK);
-	assert_int_equal(units(&fit), 1LL << 40); /* min(1Ti, 4Ti) */
+	assert_int_equal(fit, 1LL << 40); /* min(1Ti, 4Ti) */
 	assert_int_equal(policy_cq_max_fit(tr, "h100-80gb", "nvidia.com/gpu", &fit), GPUQ_OK);
-	assert_int_equal(units(&fit), 32); /* inference lends no H100 */
+	assert_int_equal(fit, 32); /* inference lends no H100 */
 	assert_int_equal(policy_cq_max_fit(inf, "l4", "nvidia.com/gpu", &fit), GPUQ_OK);
-	assert_int_equal(units(&fit), 16);
+	assert_int_equal(fit, 16);
 	assert_int_equal(policy_cq_max_fit(tr, "l4", "nvidia.com/gpu", &fit), GPUQ_ENOTFOUND);
 }
 
@@ -912,22 +912,22 @@ static void max_fit_cohort(void **state)
 	    "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 7}]}]\n";
 	policy_t *p;
 	gpuq_diag_t d;
-	quota_qty_t fit;
+	int64_t fit;
 
 	(void)state;
 	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_OK);
 	/* a: 4 + (3 lent by b + 5 lent by c), no borrowing limit */
 	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "a"), "f", "nvidia.com/gpu", &fit), 0);
-	assert_int_equal(units(&fit), 12);
+	assert_int_equal(fit, 12);
 	/* b: 10 + min(2, 4 + 5) */
 	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "b"), "f", "nvidia.com/gpu", &fit), 0);
-	assert_int_equal(units(&fit), 12);
+	assert_int_equal(fit, 12);
 	/* c: 5 + 4 + 3 */
 	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "c"), "f", "nvidia.com/gpu", &fit), 0);
-	assert_int_equal(units(&fit), 12);
+	assert_int_equal(fit, 12);
 	/* d: alone */
 	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "d"), "f", "nvidia.com/gpu", &fit), 0);
-	assert_int_equal(units(&fit), 7);
+	assert_int_equal(fit, 7);
 	/* the implied cohort */
 	assert_int_equal(policy_cohort_count(p), 1);
 	assert_false(policy_cohort_at(p, 0)->declared);

@@ -325,33 +325,6 @@ static void adopt_running_workload(void **st)
 	queue_destroy(q);
 }
 
-/* Amounts in explanations and status read as quantities. */
-static void amounts_read_as_quantities(void **st)
-{
-	static const struct {
-		const char *res;
-		int64_t v;
-		const char *want;
-	} cases[] = {
-	    {"cpu", 500, "500m"},
-	    {"cpu", 2000, "2"},
-	    {"cpu", 0, "0"},
-	    {"memory", (int64_t)2 << 30, "2Gi"},
-	    {"memory", (int64_t)1536 << 20, "1536Mi"},
-	    {"memory", 1000, "1000"},
-	    {"memory", 0, "0"},
-	    {"hugepages-2Mi", (int64_t)4 << 20, "4Mi"},
-	    {"nvidia.com/gpu", 8, "8"},
-	    {"nvidia.com/gpu", (int64_t)1 << 40, "1099511627776"},
-	};
-	char buf[32];
-
-	(void)st;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_string_equal(queue_amount_format(cases[i].res, cases[i].v, buf, sizeof(buf)),
-				    cases[i].want);
-}
-
 /* ---- preemption ---- */
 
 /* Fair-sharing weights: at equal borrowing, the heavier CQ has the lower
@@ -1054,7 +1027,6 @@ int main(void)
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
 	    cmocka_unit_test(adopt_running_workload),
-	    cmocka_unit_test(amounts_read_as_quantities),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),

@@ -1293,6 +1293,46 @@ static void resourcequota_constraints(void **state)
 	}
 }
 
+/* Amounts in explanations and status read as quantities. */
+static void amounts_read_as_quantities(void **st)
+{
+	static const struct {
+		const char *res;
+		int64_t v;
+		const char *want;
+	} cases[] = {
+	    {"cpu", 500, "500m"},
+	    {"cpu", 2000, "2"},
+	    {"cpu", 0, "0"},
+	    {"memory", (int64_t)2 << 30, "2Gi"},
+	    {"memory", (int64_t)1536 << 20, "1536Mi"},
+	    {"memory", 1000, "1000"},
+	    {"memory", 0, "0"},
+	    {"hugepages-2Mi", (int64_t)4 << 20, "4Mi"},
+	    {"nvidia.com/gpu", 8, "8"},
+	    {"nvidia.com/gpu", (int64_t)1 << 40, "1099511627776"},
+	};
+	char buf[32];
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(quota_amount_format(cases[i].res, cases[i].v, buf, sizeof(buf)),
+				    cases[i].want);
+}
+
+/* The one "can this ever fit" rule (the webhook's and the core's). */
+static void max_fit_rule(void **st)
+{
+	(void)st;
+	assert_int_equal(quota_max_fit(8, -1, 100, false), 8);	 /* alone: nominal */
+	assert_int_equal(quota_max_fit(8, -1, 100, true), 108);	 /* all the others lend */
+	assert_int_equal(quota_max_fit(8, 10, 100, true), 18);	 /* borrowingLimit caps */
+	assert_int_equal(quota_max_fit(8, 200, 100, true), 108); /* lent caps */
+	assert_int_equal(quota_max_fit(0, 0, 100, true), 0);	 /* may not borrow */
+	assert_int_equal(quota_max_fit(INT64_MAX - 1, -1, 5, true), INT64_MAX);
+	assert_int_equal(quota_max_fit(4, INT64_MAX, 3, true), 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1319,6 +1359,8 @@ int main(void)
 	    cmocka_unit_test(resourcequota_check),
 	    cmocka_unit_test(resourcequota_job_total),
 	    cmocka_unit_test(resourcequota_constraints),
+	    cmocka_unit_test(amounts_read_as_quantities),
+	    cmocka_unit_test(max_fit_rule),
 	};
 
 	return cmocka_run_group_tests_name("quota", tests, NULL, NULL);

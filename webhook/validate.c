@@ -214,12 +214,13 @@ static bool flavor_fits(const policy_cq_t *cq, const policy_resource_group_t *g,
 {
 	for (size_t i = 0; i < g->n_covered; i++) {
 		const quota_qty_t *want = quota_reslist_get(total, g->covered[i]);
-		quota_qty_t max;
+		int64_t max;
 
 		if (!want || quota_qty_is_zero(want))
 			continue;
+		/* in the core's units, as the core compares (quota_max_fit) */
 		if (policy_cq_max_fit(cq, f->name, g->covered[i], &max) ||
-		    quota_qty_cmp(want, &max) > 0) {
+		    quota_qty_amount(g->covered[i], want) > max) {
 			*short_res = g->covered[i];
 			return false;
 		}
@@ -235,13 +236,13 @@ static void flavor_maxes(const policy_cq_t *cq, const policy_resource_group_t *g
 
 	buf[0] = '\0';
 	for (size_t f = 0; f < g->n_flavors; f++) {
-		quota_qty_t max;
-		char v[QUOTA_QTY_FMT_MAX];
+		int64_t max;
+		char v[32];
 		int k;
 
-		if (policy_cq_max_fit(cq, g->flavors[f].name, res, &max) ||
-		    quota_qty_format(&max, v, sizeof(v)))
-			gpuq_strlcpy(v, "0", sizeof(v));
+		if (policy_cq_max_fit(cq, g->flavors[f].name, res, &max))
+			max = 0;
+		quota_amount_format(res, max, v, sizeof(v));
 		k = snprintf(buf + len, cap - len, "%s%s: %s", f ? ", " : "", g->flavors[f].name,
 			     v);
 		if (k < 0 || (size_t)k >= cap - len)
