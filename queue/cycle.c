@@ -548,16 +548,13 @@ static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 {
 	cq_t *c = &q->cqs[e->cq];
 
-	if (t->mode == M_NEVER) {
-		set_wait(q, e->wl, QUEUE_WAIT_NO_FIT, t);
-		if (queue_wl_attach(q, e->wl, W_ASIDE))
-			return queue_keep(q, e->wl);
-		return GPUQ_OK;
-	}
-	/* this cycle's admissions were no preemption candidates: look again */
-	if (queue_cq_can_preempt(q, c))
-		q->retry_preempt = true;
-	set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t);
+	if (t->mode != M_NEVER && queue_cq_can_preempt(q, c))
+		q->retry_preempt = true; /* this cycle's admissions were no
+					    preemption candidates: look again */
+	set_wait(q, e->wl, t->mode == M_NEVER ? QUEUE_WAIT_NO_FIT : QUEUE_WAIT_QUOTA, t);
+	/* StrictFIFO: the head stays at the head and blocks, whatever the
+	 * reason, NoFit included (as Kueue requeues it "immediately" for every
+	 * reason but a namespace mismatch, which the core never sees) */
 	if (c->strategy == QUEUE_STRICT_FIFO) {
 		c->blocked = true;
 		return queue_keep(q, e->wl);

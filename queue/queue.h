@@ -404,7 +404,9 @@ typedef enum {
 				       BestEffortFIFO; the blocking head under StrictFIFO) */
 	QUEUE_WAIT_NO_FIT = 2,	    /* can never fit with the CQ's current quota
 				       (uncovered resource, above maximum
-				       capacity, no flavor matches): set aside */
+				       capacity, no flavor matches): set aside
+				       under BestEffortFIFO; under StrictFIFO the
+				       blocking head, as Kueue keeps it */
 	QUEUE_WAIT_BEHIND_HEAD = 3, /* StrictFIFO: behind a blocked head */
 	QUEUE_WAIT_PREEMPTING = 4,  /* victims chosen, waiting for their quota */
 	QUEUE_WAIT_GANG = 5,	    /* gang pods not all present */

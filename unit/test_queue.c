@@ -231,6 +231,42 @@ static void strict_vs_best_effort(void **st)
 	}
 }
 
+/* A head that can never fit: set aside under BestEffortFIFO; under
+ * StrictFIFO it stays the head and blocks (Kueue requeues a StrictFIFO
+ * head at once for every reason but a namespace mismatch) until the quota
+ * changes. */
+static void strict_fifo_nofit_head_blocks(void **st)
+{
+	for (int strict = 0; strict < 2; strict++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.strategy = strict ? QUEUE_STRICT_FIFO : QUEUE_BEST_EFFORT_FIFO,
+			     .flavors = {{"f", 4, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		add_wl(q, "huge", "ns", "lq", 0, 1, 5);	 /* above the CQ's 4: never fits */
+		add_wl(q, "small", "ns", "lq", 0, 2, 1); /* newer, fits */
+		cycle(q, 3, &r);
+		assert_int_equal(wait_of(q, "huge"), QUEUE_WAIT_NO_FIT);
+		if (strict) {
+			assert_int_equal(r.n_admissions, 0);
+			assert_int_equal(wait_of(q, "small"), QUEUE_WAIT_BEHIND_HEAD);
+		} else {
+			assert_true(admitted_in(&r, "small"));
+		}
+		/* the quota grows: the head fits and goes first */
+		d.flavors[0].nominal = 6;
+		assert_int_equal(put_cq(q, "cq", &d, true), GPUQ_OK);
+		cycle(q, 4, &r);
+		assert_true(admitted_in(&r, "huge"));
+		assert_int_equal(state_of(q, "small"), QUEUE_WL_ADMITTED); /* 5 + 1 of 6 */
+		queue_destroy(q);
+	}
+}
+
 static void priority_then_creation_then_uid(void **st)
 {
 	queue_t *q = mkq(false);
@@ -1024,6 +1060,7 @@ int main(void)
 	    cmocka_unit_test(flavor_missing_and_uncovered),
 	    cmocka_unit_test(borrowing_and_lending_limits),
 	    cmocka_unit_test(strict_vs_best_effort),
+	    cmocka_unit_test(strict_fifo_nofit_head_blocks),
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
 	    cmocka_unit_test(adopt_running_workload),

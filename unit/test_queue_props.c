@@ -333,10 +333,11 @@ static void check_accounting(const trace_t *t)
 		check(seen[i] == (t->wl[i].ex != X_DELETED), t, "no duplicate");
 }
 
+/* Pending and in the StrictFIFO order: a NoFit head blocks too. */
 static bool eligible_pending(queue_wait_t w)
 {
-	return w == QUEUE_WAIT_NONE || w == QUEUE_WAIT_QUOTA || w == QUEUE_WAIT_BEHIND_HEAD ||
-	       w == QUEUE_WAIT_PREEMPTING;
+	return w == QUEUE_WAIT_NONE || w == QUEUE_WAIT_QUOTA || w == QUEUE_WAIT_NO_FIT ||
+	       w == QUEUE_WAIT_BEHIND_HEAD || w == QUEUE_WAIT_PREEMPTING;
 }
 
 static void check_strict_order(const trace_t *t, const queue_result_t *r)
