@@ -245,22 +245,33 @@ static int32_t cq_min_prio(queue_t *q, cq_t *c)
 	return c->min_prio;
 }
 
-/* A candidate victim by the CQ's policies (cycle admissions excluded). */
-bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+/* Whether c's withinClusterQueue policy lets w preempt v of its own CQ
+ * (priorities only). */
+bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v)
 {
-	if (v->state != QUEUE_WL_ADMITTED || v->admit_cycle == q->cycles)
-		return false;
 	if (v->priority < w->priority)
 		return true;
 	return c->within == QUEUE_WITHIN_LOWER_OR_NEWER && v->priority == w->priority &&
 	       v->created > w->created;
 }
 
+/* Whether c's reclaimWithinCohort policy lets w reclaim v (priorities only). */
+bool queue_cohort_rule(const cq_t *c, const wl_t *w, const wl_t *v)
+{
+	return c->reclaim == QUEUE_RECLAIM_ANY || v->priority < w->priority;
+}
+
+/* A candidate victim by the CQ's policies (cycle admissions excluded). */
+bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+{
+	return v->state == QUEUE_WL_ADMITTED && v->admit_cycle != q->cycles &&
+	       queue_own_rule(c, w, v);
+}
+
 bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
 {
-	if (v->state != QUEUE_WL_ADMITTED || v->admit_cycle == q->cycles)
-		return false;
-	return c->reclaim == QUEUE_RECLAIM_ANY || v->priority < w->priority;
+	return v->state == QUEUE_WL_ADMITTED && v->admit_cycle != q->cycles &&
+	       queue_cohort_rule(c, w, v);
 }
 
 /* Rank a flavor whose slot needs preemption: M_RECLAIM when a borrowing CQ

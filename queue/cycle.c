@@ -517,7 +517,8 @@ static int evict_targets(queue_t *q, uint32_t wid)
 	size_t n = q->targets.n / 2;
 
 	if (queue_emit_reserve(q, n) ||
-	    queue_grow(&q->release.v, &q->release.cap, q->release.n + n, sizeof(uint32_t)))
+	    queue_grow(&q->release.v, &q->release.cap, q->release.n + n, sizeof(uint32_t)) ||
+	    queue_grow(&q->gone.v, &q->gone.cap, q->gone.n + n, sizeof(uint32_t)))
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < q->targets.n; i += 2) {
 		uint32_t v = q->targets.v[i];
@@ -526,6 +527,8 @@ static int evict_targets(queue_t *q, uint32_t wid)
 		GPUQ_ASSERT(rc == GPUQ_OK); /* its report has room */
 		if (q->cfg.release_on_evict)
 			q->release.v[q->release.n++] = v;
+		W(q, v)->gone = true; /* see queue_preemption_targets */
+		q->gone.v[q->gone.n++] = v;
 	}
 	return GPUQ_OK;
 }
@@ -551,6 +554,14 @@ static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 	if (t->mode != M_NEVER && queue_cq_can_preempt(q, c))
 		q->retry_preempt = true; /* this cycle's admissions were no
 					    preemption candidates: look again */
+	if (t->mode != M_NEVER && q->gone.n && queue_gone_overlap(q, e->wl, t)) {
+		/* skipped: another preemptor took its victims this cycle; it
+		 * stays in the active queue for the next one (Kueue) */
+		set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t);
+		W(q, e->wl)->why = WHY_TAKEN; /* its explanation says so */
+		c->blocked = c->strategy == QUEUE_STRICT_FIFO;
+		return queue_keep(q, e->wl);
+	}
 	set_wait(q, e->wl, t->mode == M_NEVER ? QUEUE_WAIT_NO_FIT : QUEUE_WAIT_QUOTA, t);
 	/* StrictFIFO: the head stays at the head and blocks, whatever the
 	 * reason, NoFit included (as Kueue requeues it "immediately" for every
@@ -724,6 +735,9 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 	for (size_t i = 0; i < q->n_held; i++)
 		queue_usage_add(q, q->held_cq[i], q->held[i].slot, -q->held[i].val);
 	q->n_held = 0;
+	for (size_t i = 0; i < q->gone.n; i++)
+		W(q, q->gone.v[i])->gone = false;
+	q->gone.n = 0;
 	for (size_t i = 0; i < q->release.n; i++)
 		if (W(q, q->release.v[i])->state == QUEUE_WL_EVICTING &&
 		    queue_wl_release(q, q->release.v[i], now))

@@ -131,6 +131,10 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 	case WHY_NO_CANDIDATES:
 		sb_add(b, "; nothing it may preempt");
 		break;
+	case WHY_TAKEN:
+		sb_add(b, "; another workload's preemption took the victims it needed this "
+			  "cycle: it tries again next cycle");
+		break;
 	default:
 		break;
 	}

@@ -137,6 +137,8 @@ enum {
 	WHY_NO_FLAVOR = 6,     /* no flavor passes taints/selectors */
 	WHY_NO_CANDIDATES = 7, /* needs preemption, nothing to preempt */
 	WHY_GUARANTEED = 8,    /* the CQ's own unlendable quota is used */
+	WHY_TAKEN = 9,	       /* another preemptor took its victims this cycle */
+	WHY_LAST = WHY_TAKEN,
 };
 
 typedef struct {
@@ -173,6 +175,7 @@ typedef struct {
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
 	bool live;	      /* slot in use */
 	bool ready;	      /* PodsReady since admission */
+	bool gone;	      /* a victim of this cycle, uncharged (q->gone) */
 } wl_t;
 
 typedef struct {
@@ -398,6 +401,8 @@ struct queue {
 	/* cycle scratch */
 	u32vec_t keep;	   /* popped workloads that stay pending */
 	u32vec_t release;  /* victims to release at the end of the cycle */
+	u32vec_t gone;	   /* this cycle's victims: uncharged until its end, as
+			      gone for the later heads (their preemptor holds) */
 	need_t *held;	   /* usage held by preemptors this cycle */
 	uint32_t *held_cq; /* their CQs */
 	size_t n_held, cap_held, cap_held_cq;
@@ -711,6 +716,8 @@ int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_
 		       uint32_t without);
 void queue_need_add(try_t *t, uint32_t slot, int64_t val);
 bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);
+bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v);
+bool queue_cohort_rule(const cq_t *c, const wl_t *w, const wl_t *v);
 bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
 bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
 void queue_try_assign(queue_t *q, uint32_t wid, try_t *t);
@@ -731,6 +738,9 @@ int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow);
 /* Sets q->cycle_short (and answers false) when an allocation failed. */
 bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t);
+/* Whether a victim chosen earlier in this cycle (q->gone) would have been
+ * one of wid's: then wid lost to another preemptor on the same victims. */
+bool queue_gone_overlap(const queue_t *q, uint32_t wid, const try_t *t);
 void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t);
 bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, bool allow_borrow);
 int queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t); /* GPUQ_ENOMEM */

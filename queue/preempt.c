@@ -321,7 +321,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 
 /* Kueue's getTargets: fills q->targets, returns true when a victim set
  * exists that makes wid fit. */
-bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t)
+static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
@@ -346,6 +346,56 @@ bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t)
 	if (under_nominal(q, c, t) && minimal_set(q, wid, t, false, false, NULL, false))
 		return true;
 	return minimal_set(q, wid, t, true, true, NULL, false);
+}
+
+bool queue_gone_overlap(const queue_t *q, uint32_t wid, const try_t *t)
+{
+	const wl_t *w = Wc(q, wid);
+	const cq_t *c = &q->cqs[w->cq];
+
+	for (size_t i = 0; i < q->gone.n; i++) {
+		const wl_t *v = Wc(q, q->gone.v[i]);
+		bool rule = v->cq == w->cq ? c->within != QUEUE_WITHIN_NEVER && queue_own_rule(c, w, v)
+					   : c->reclaim != QUEUE_RECLAIM_NEVER &&
+						 queue_cohort_rule(c, w, v);
+
+		if (rule && uses_needed(q, v, c, t))
+			return true;
+	}
+	return false;
+}
+
+/* Charge (+1) or release (-1) this cycle's victims (q->gone). */
+static void gone_charge(queue_t *q, int sign)
+{
+	for (size_t i = 0; i < q->gone.n; i++)
+		queue_wl_charge(q, q->gone.v[i], sign);
+}
+
+/* The victims chosen earlier in this cycle count as gone while wid looks
+ * for its own, as Kueue's fits() removes the cycle's preempted workloads:
+ * their preemptor holds the quota they free, so counting them would count
+ * it twice, and two CQs that each reclaim their own nominal quota could not
+ * both preempt in one cycle. A head that fits once they are gone needs no
+ * victim of its own: true with none (it waits for theirs, as Kueue's
+ * DeferredFit). Victims still count for admission: nobody is admitted into
+ * quota that is not free yet. */
+bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t)
+{
+	bool found;
+
+	if (!q->gone.n)
+		return targets(q, wid, t);
+	gone_charge(q, -1);
+	if (queue_need_fits(q, W(q, wid)->cq, t, true)) {
+		q->targets.n = 0;
+		q->targets_borrow = true;
+		found = true;
+	} else {
+		found = targets(q, wid, t);
+	}
+	gone_charge(q, +1);
+	return found;
 }
 
 /* Charge (+1) or release (-1) every EVICTING workload of a cohort. */

@@ -121,6 +121,7 @@ void queue_destroy(queue_t *q)
 	free(q->res_msg);
 	free(q->keep.v);
 	free(q->release.v);
+	free(q->gone.v);
 	free(q->held);
 	free(q->held_cq);
 	free(q->heads);

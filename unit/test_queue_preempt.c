@@ -259,6 +259,100 @@ static void overlapping_preemptors(void **st)
 	queue_destroy(q);
 }
 
+/* Several preemptions in one cycle: two ClusterQueues each reclaim their
+ * own nominal quota from a third that borrows it; the victim the first
+ * picks counts as gone when the second checks its fit, so both preempt in
+ * the same cycle, neither double counts a victim, and neither is parked. */
+static void two_reclaimers_one_cycle(void **st)
+{
+	for (int release = 0; release < 2; release++) {
+		queue_config_t cfg;
+		queue_t *q = NULL;
+		cqdef_t own = {.cohort = "co",
+			       .reclaim = QUEUE_RECLAIM_ANY,
+			       .flavors = {{"f", 4, U, U}}};
+		cqdef_t lender = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		queue_config_default(&cfg);
+		cfg.release_on_evict = release;
+		assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+		add_flavor(q, "f");
+		add_cq(q, "a", &own);
+		add_cq(q, "b", &own);
+		add_cq(q, "c", &lender);
+		add_lq(q, "ns", "a", "a");
+		add_lq(q, "ns", "b", "b");
+		add_lq(q, "ns", "c", "c");
+		add_wl(q, "c1", "ns", "c", 0, 1, 4);
+		add_wl(q, "c2", "ns", "c", 0, 2, 4);
+		cycle(q, 3, &r);
+		assert_int_equal(r.n_admissions, 2); /* c borrows all 8 */
+		add_wl(q, "pa", "ns", "a", 0, 10, 4);
+		add_wl(q, "pb", "ns", "b", 0, 11, 4);
+		cycle(q, 12, &r);
+		assert_int_equal(r.n_evictions, 2);
+		assert_string_not_equal(r.evictions[0].victim_uid, r.evictions[1].victim_uid);
+		assert_string_not_equal(r.evictions[0].preemptor_uid, r.evictions[1].preemptor_uid);
+		if (release) {
+			/* victims gone at the end of the cycle: both admitted next */
+			cycle(q, 13, &r);
+			assert_true(admitted_in(&r, "pa"));
+			assert_true(admitted_in(&r, "pb"));
+		} else {
+			assert_int_equal(wait_of(q, "pa"), QUEUE_WAIT_PREEMPTING);
+			assert_int_equal(wait_of(q, "pb"), QUEUE_WAIT_PREEMPTING);
+			assert_int_equal(queue_workload_evicted(q, "c1", 13), GPUQ_OK);
+			assert_int_equal(queue_workload_evicted(q, "c2", 13), GPUQ_OK);
+			cycle(q, 14, &r);
+			assert_true(admitted_in(&r, "pa"));
+			assert_true(admitted_in(&r, "pb"));
+		}
+		queue_destroy(q);
+	}
+}
+
+/* A head whose victims another preemptor took earlier in the cycle is
+ * skipped, not set aside: it stays in the active queue for the next cycle
+ * (Kueue: "overlapping preemption targets"), and its explanation says
+ * why. */
+static void overlapping_head_stays_active(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t a = {.cohort = "co", .reclaim = QUEUE_RECLAIM_ANY, .flavors = {{"f", 4, U, U}}};
+	cqdef_t b = {.cohort = "co",
+		     .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY,
+		     .flavors = {{"f", 4, U, U}}};
+	cqdef_t c = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
+	queue_result_t r;
+	char why[256];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "a", &a);
+	add_cq(q, "b", &b);
+	add_cq(q, "c", &c);
+	add_lq(q, "ns", "a", "a");
+	add_lq(q, "ns", "b", "b");
+	add_lq(q, "ns", "c", "c");
+	add_wl(q, "c1", "ns", "c", 0, 1, 6);  /* c borrows the whole cohort, */
+	add_wl(q, "c2", "ns", "c", 10, 2, 2); /* above pb's priority */
+	cycle(q, 3, &r);
+	assert_int_equal(r.n_admissions, 2);
+	add_wl(q, "pa", "ns", "a", 5, 10, 4); /* higher: goes first */
+	add_wl(q, "pb", "ns", "b", 3, 11, 4);
+	cycle(q, 12, &r);
+	/* pa takes c1; pb could only have had c1 too (c2 is above it) */
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].victim_uid, "c1");
+	assert_int_equal(wait_of(q, "pb"), QUEUE_WAIT_QUOTA);
+	assert_int_equal(queue_workload_explain(q, "pb", why, sizeof(why)), GPUQ_OK);
+	if (!strstr(why, "preemption took the victims it needed"))
+		fail_msg("pb was set aside, not skipped: %s", why);
+	queue_destroy(q);
+}
+
 /* release_on_evict false: quota stays held until queue_workload_evicted,
  * and the preemptor does not pick more victims meanwhile. */
 static void eviction_confirmation(void **st)
@@ -580,6 +674,8 @@ int main(void)
 	    cmocka_unit_test(reclaim_spares_cq_within_nominal),
 	    cmocka_unit_test(borrow_within_cohort),
 	    cmocka_unit_test(overlapping_preemptors),
+	    cmocka_unit_test(two_reclaimers_one_cycle),
+	    cmocka_unit_test(overlapping_head_stays_active),
 	    cmocka_unit_test(head_order_non_borrowing_first),
 	    cmocka_unit_test(eviction_confirmation),
 	    cmocka_unit_test(fair_sharing_order),
