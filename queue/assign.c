@@ -230,21 +230,6 @@ bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res)
 	return false;
 }
 
-static int32_t cq_min_prio(queue_t *q, cq_t *c)
-{
-	if (!c->min_prio_ok) {
-		c->min_prio = INT32_MAX;
-		for (size_t i = 0; i < c->adm.n; i++) {
-			const wl_t *v = W(q, c->adm.v[i]);
-
-			if (v->state == QUEUE_WL_ADMITTED && v->priority < c->min_prio)
-				c->min_prio = v->priority;
-		}
-		c->min_prio_ok = true;
-	}
-	return c->min_prio;
-}
-
 /* Whether c's withinClusterQueue policy lets w preempt v of its own CQ
  * (priorities only). */
 bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v)
@@ -274,46 +259,75 @@ bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, cons
 	       queue_cohort_rule(c, w, v);
 }
 
-/* Rank a flavor whose slot needs preemption: M_RECLAIM when a borrowing CQ
- * of the cohort has a candidate, M_PREEMPT when only its own CQ has, else
- * M_WAIT (a flavor that needs preemption but has no candidates is passed
- * queue_over). */
-static int preempt_rank(queue_t *q, uint32_t wid, uint32_t slot)
+/* Whether some workload of a CQ of c's cohort other than c, borrowing in
+ * slot's flavor and resource, is a reclaim candidate for w there. */
+static bool cohort_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s)
+{
+	const cohort_t *h = cohort_of(q, c);
+
+	if (!cq_has_cohort(q, c) || c->reclaim == QUEUE_RECLAIM_NEVER)
+		return false;
+	for (size_t k = 0; k < h->cqs.n; k++) {
+		const cq_t *o = &q->cqs[h->cqs.v[k]];
+		int64_t os;
+
+		if (o == c)
+			continue;
+		os = queue_cq_slot_find(o, s->flavor, s->res);
+		if (os < 0 || o->slots[os].usage <= o->slots[os].nominal)
+			continue;
+		for (size_t i = 0; i < o->adm.n; i++) {
+			const wl_t *v = W(q, o->adm.v[i]);
+
+			if (queue_cohort_candidate(q, c, w, v) &&
+			    queue_wl_uses(v, o, s->flavor, s->res))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Whether some workload of c itself is a candidate for w in slot s. */
+static bool own_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s)
+{
+	if (c->within == QUEUE_WITHIN_NEVER)
+		return false;
+	for (size_t i = 0; i < c->adm.n; i++) {
+		const wl_t *v = W(q, c->adm.v[i]);
+
+		if (queue_own_candidate(q, c, w, v) && queue_wl_uses(v, c, s->flavor, s->res))
+			return true;
+	}
+	return false;
+}
+
+/* Rank a flavor whose slot needs preemption for val, as Kueue's oracle
+ * (SimulatePreemption): M_RECLAIM when none of the victims it would take
+ * is in the preemptor's own CQ, M_PREEMPT when some is, M_WAIT when it has
+ * no candidates (a flavor that needs preemption but has no victims is
+ * passed over). Only when both the cohort and its own CQ have candidates is
+ * the victim set searched (queue_preemption_targets on that slot alone):
+ * otherwise which kind the victims are is known without it. */
+static int preempt_rank(queue_t *q, uint32_t wid, uint32_t slot, int64_t val)
 {
 	const wl_t *w = W(q, wid);
-	cq_t *c = &q->cqs[w->cq];
+	const cq_t *c = &q->cqs[w->cq];
 	const slot_t *s = &c->slots[slot];
-	const cohort_t *h = cohort_of(q, c);
-	bool own = false;
+	bool cohort = cohort_has_candidate(q, c, w, s), own = own_has_candidate(q, c, w, s);
+	try_t *t = &q->scratch_rank;
 
-	if (cq_has_cohort(q, c) && c->reclaim != QUEUE_RECLAIM_NEVER) {
-		for (size_t k = 0; k < h->cqs.n; k++) {
-			const cq_t *o = &q->cqs[h->cqs.v[k]];
-			int64_t os;
-
-			if (o == c)
-				continue;
-			os = queue_cq_slot_find(o, s->flavor, s->res);
-			if (os < 0 || o->slots[os].usage <= o->slots[os].nominal)
-				continue;
-			for (size_t i = 0; i < o->adm.n; i++) {
-				const wl_t *v = W(q, o->adm.v[i]);
-
-				if (queue_cohort_candidate(q, c, w, v) &&
-				    queue_wl_uses(v, o, s->flavor, s->res))
-					return M_RECLAIM;
-			}
-		}
-	}
-	if (c->within != QUEUE_WITHIN_NEVER && w->priority >= cq_min_prio(q, c)) {
-		for (size_t i = 0; i < c->adm.n && !own; i++) {
-			const wl_t *v = W(q, c->adm.v[i]);
-
-			own = queue_own_candidate(q, c, w, v) &&
-			      queue_wl_uses(v, c, s->flavor, s->res);
-		}
-	}
-	return own ? M_PREEMPT : M_WAIT;
+	if (!cohort || !own)
+		return cohort ? M_RECLAIM : own ? M_PREEMPT : M_WAIT;
+	t->mode = M_PREEMPT;
+	t->n_asg = 0;
+	t->n_need = 1;
+	t->need[0] = (need_t){slot, val, M_PREEMPT};
+	if (!queue_preemption_targets(q, wid, t))
+		return M_WAIT;
+	for (size_t i = 0; i < q->targets.n; i += 2)
+		if (W(q, q->targets.v[i])->cq == w->cq)
+			return M_PREEMPT;
+	return M_RECLAIM;
 }
 
 /* Assign flavors to pod set p's resources of group g; returns the mode. */
@@ -347,7 +361,7 @@ static int flavor_mode(queue_t *q, uint32_t wid, const grp_t *x, uint32_t f, con
 		int m = slot_mode(q, x->c, slot, own, val, &y);
 
 		if (m == M_PREEMPT)
-			m = preempt_rank(q, wid, slot);
+			m = preempt_rank(q, wid, slot, val);
 		if (m == M_WAIT && y.why == WHY_NONE)
 			y.why = WHY_NO_CANDIDATES;
 		if (m > fm || (m != M_FIT && fy->why == WHY_NONE)) {

@@ -244,8 +244,6 @@ typedef struct {
 	counters_t ctr;			       /* history */
 	uint32_t n_pending;		       /* pending workloads (all reasons) */
 	bool blocked;			       /* StrictFIFO head blocked in the last cycle */
-	int32_t min_prio;		       /* lowest priority among adm (if valid) */
-	bool min_prio_ok;		       /* min_prio is current */
 	bool rec_seen;			       /* a CQ record was restored into it */
 	nofit_t nofit[NOFIT_CACHE];	       /* shapes that did not fit this cycle */
 	uint32_t n_nofit;		       /* entries used (a ring) */
@@ -411,7 +409,7 @@ struct queue {
 	u32vec_t cands;	    /* preemption candidates */
 	u32vec_t targets;   /* chosen victims */
 	try_t scratch_try;  /* one assignment */
-	try_t scratch_try2; /* another */
+	try_t scratch_rank; /* a flavor's victim search while ranking flavors */
 };
 
 /* Workload id: mutable through a mutable queue only (Wc for reading). */

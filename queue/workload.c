@@ -377,7 +377,6 @@ void queue_wl_detach(queue_t *q, uint32_t id)
 		break;
 	case W_ADMITTED:
 		v = &q->cqs[w->cq].adm;
-		q->cqs[w->cq].min_prio_ok = false;
 		break;
 	default:
 		break;
@@ -412,7 +411,6 @@ int queue_wl_attach(queue_t *q, uint32_t id, int where)
 		break;
 	case W_ADMITTED:
 		v = &q->cqs[w->cq].adm;
-		q->cqs[w->cq].min_prio_ok = false;
 		break;
 	default:
 		w->where = (uint8_t)where;
@@ -949,7 +947,6 @@ int queue_wl_evict(queue_t *q, uint32_t id, uint32_t preemptor, int reason)
 		c->ctr.preemptions++;
 		l->ctr.preemptions++;
 	}
-	c->min_prio_ok = false;
 	queue_mark_wl(q, w);
 	queue_mark_cq(q, w->cq);
 	queue_mark_lq(q, w->lq);

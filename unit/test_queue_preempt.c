@@ -353,6 +353,51 @@ static void overlapping_head_stays_active(void **st)
 	queue_destroy(q);
 }
 
+/* Flavor ranking when preempting, as Kueue's oracle: a flavor is "reclaim"
+ * only if none of the victims it would take are in the preemptor's own
+ * ClusterQueue. On f1 the borrower's candidate is not enough and a's own
+ * workload would go too (preempt); on f2 the borrower's alone frees it
+ * (reclaim): f2 wins although f1 comes first. (Before, f1 ranked as reclaim
+ * because a borrowing CQ had a candidate there, and won the tie.) On equal
+ * rank the earlier flavor wins. */
+static void preempting_flavor_rank_by_victims(void **st)
+{
+	for (int equal = 0; equal < 2; equal++) {
+		queue_t *q = mkq(false);
+		cqdef_t a = {.cohort = "co",
+			     .within = QUEUE_WITHIN_LOWER_PRIORITY,
+			     .reclaim = QUEUE_RECLAIM_ANY,
+			     .flavors = {{"f1", 4, U, U}, {"f2", 4, U, U}}};
+		cqdef_t b = {.cohort = "co", .flavors = {{"f1", 0, U, U}, {"f2", 0, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		add_flavor(q, "f1");
+		add_flavor(q, "f2");
+		add_cq(q, "a", &a);
+		add_cq(q, "b", &b);
+		add_lq(q, "ns", "a", "a");
+		add_lq(q, "ns", "b", "b");
+		if (!equal) {
+			add_wl(q, "a_low", "ns", "a", 0, 1, 3); /* on f1 */
+			cycle(q, 2, &r);
+			assert_string_equal(flavor_of(q, "a_low"), "f1");
+		}
+		add_wl(q, "b1", "ns", "b", 0, 3, equal ? 4 : 1); /* borrows f1's rest */
+		cycle(q, 4, &r);
+		add_wl(q, "b2", "ns", "b", 0, 5, 4); /* f1 full: borrows all of f2 */
+		cycle(q, 6, &r);
+		assert_string_equal(flavor_of(q, "b1"), "f1");
+		assert_string_equal(flavor_of(q, "b2"), "f2");
+		add_wl(q, "p", "ns", "a", 5, 10, 4);
+		cycle(q, 11, &r);
+		assert_int_equal(r.n_evictions, 1);
+		/* equal (no a_low): b1 alone frees f1, both rank reclaim: f1 */
+		assert_string_equal(r.evictions[0].victim_uid, equal ? "b1" : "b2");
+		queue_destroy(q);
+	}
+}
+
 /* release_on_evict false: quota stays held until queue_workload_evicted,
  * and the preemptor does not pick more victims meanwhile. */
 static void eviction_confirmation(void **st)
@@ -676,6 +721,7 @@ int main(void)
 	    cmocka_unit_test(overlapping_preemptors),
 	    cmocka_unit_test(two_reclaimers_one_cycle),
 	    cmocka_unit_test(overlapping_head_stays_active),
+	    cmocka_unit_test(preempting_flavor_rank_by_victims),
 	    cmocka_unit_test(head_order_non_borrowing_first),
 	    cmocka_unit_test(eviction_confirmation),
 	    cmocka_unit_test(fair_sharing_order),
