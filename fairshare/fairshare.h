@@ -52,18 +52,35 @@ typedef struct {
 			     CQs of lendingLimit, or nominal when unset) */
 } fairshare_res_t;
 
-/* Dominant resource share of a ClusterQueue in parts per million:
- * max over resources of max(0, usage - nominal) * 10^6 / lendable.
- * A resource borrowed (usage > nominal) with lendable 0 gives FAIRSHARE_INF.
- * 0 when nothing is borrowed or n == 0. When dominant is not NULL it receives
- * the index of the resource that set the maximum (the first one on a tie; 0
- * when the share is 0). Never fails. */
-int64_t fairshare_drs(const fairshare_res_t *res, size_t n, size_t *dominant);
+/* A ClusterQueue's weighted dominant resource share, kept as Kueue keeps
+ * it (pkg/cache/scheduler/fair_sharing.go, DRS) and compared as Kueue
+ * compares it (CompareDRS): in floating point, never rounded to an integer,
+ * so two different shares never tie for want of digits, and any weight from
+ * 0 to very large values and fractions orders queues correctly. */
+typedef struct {
+	double ratio;	      /* unweighted: max over resources of borrowed *
+				 1000 / lendable (0: borrows nothing) */
+	int64_t weight_milli; /* fairSharing weight in thousandths (<= 0: 0) */
+} fairshare_share_t;
 
-/* Weighted share = share * 1000 / weight_milli (share in ppm, weight in
- * thousandths). weight_milli <= 0: 0 when share is 0, else FAIRSHARE_INF.
- * FAIRSHARE_INF stays FAIRSHARE_INF; saturates at FAIRSHARE_INF - 1. */
-int64_t fairshare_weighted(int64_t share, int64_t weight_milli);
+/* The share of a ClusterQueue over res[0..n): per resource borrowed =
+ * usage - nominal; a borrowed resource the cohort lends nothing of
+ * (lendable 0) adds nothing, as in Kueue. When dominant is not NULL it
+ * receives the index that set the maximum (the first one on a tie; 0 when
+ * the ratio is 0). Never fails. */
+fairshare_share_t fairshare_drs(const fairshare_res_t *res, size_t n, int64_t weight_milli,
+				size_t *dominant);
+
+/* Order of two shares: < 0 when a goes first (lower share), 0 when equal,
+ * > 0 when b does. A queue of weight 0 that borrows goes after every other
+ * (two such: the lower unweighted ratio first); otherwise ratio / weight is
+ * compared. */
+int fairshare_share_cmp(const fairshare_share_t *a, const fairshare_share_t *b);
+
+/* The weighted share in parts per million (ratio / weight * 1000) for
+ * reports and metrics, rounded to nearest; FAIRSHARE_INF for a weight of 0
+ * that borrows, saturating at FAIRSHARE_INF - 1. */
+int64_t fairshare_share_ppm(const fairshare_share_t *s);
 
 /* The ordering key of a tenant: decayed usage / weight (weight in
  * thousandths; weight <= 0 behaves as an infinitesimal weight, returning

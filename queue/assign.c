@@ -127,9 +127,9 @@ double queue_wl_share(const queue_t *q, const wl_t *w)
 	return best;
 }
 
-/* Weighted DRS of CQ c (ppm / weight), with `extra` needs added (may be NULL)
- * and workload `without` removed (QUEUE_NONE for none). */
-int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
+/* Weighted DRS of CQ c, with `extra` needs added (may be NULL) and workload
+ * `without` removed (QUEUE_NONE for none); compare with fairshare_share_cmp. */
+fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
 		       uint32_t without)
 {
 	const cq_t *c = &q->cqs[cq];
@@ -152,7 +152,7 @@ int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_
 		for (uint32_t i = 0; i < w->n_asg; i++)
 			r[w->asg[i].a.resource].usage -= w->asg[i].a.amount;
 	}
-	return fairshare_weighted(fairshare_drs(r, n, NULL), c->weight);
+	return fairshare_drs(r, n, c->weight, NULL);
 }
 
 /* ================================================================== */

@@ -227,8 +227,10 @@ static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
 	if (queue_wl_planned(x) != queue_wl_planned(y))
 		return queue_wl_planned(x); /* the quota its victims free is for it */
 	if (q->cfg.fair_sharing) {
-		if (a->share != b->share)
-			return a->share < b->share;
+		int s = fairshare_share_cmp(&a->share, &b->share);
+
+		if (s)
+			return s < 0;
 	} else if (a->borrows != b->borrows) {
 		return !a->borrows;
 	}
@@ -299,7 +301,8 @@ static void fetch_head(queue_t *q, uint32_t cq)
 	e.gen = cohort_of(q, c)->gen;
 	e.borrows = t->borrows;
 	e.hopeless = t->mode >= M_WAIT;
-	e.share = q->cfg.fair_sharing ? queue_cq_share(q, cq, t->need, t->n_need, QUEUE_NONE) : 0;
+	e.share = q->cfg.fair_sharing ? queue_cq_share(q, cq, t->need, t->n_need, QUEUE_NONE)
+				      : (fairshare_share_t){0.0, 0};
 	heads_push(q, &e);
 }
 

@@ -458,6 +458,7 @@ static void ctr_copy(queue_stats_t *out, const counters_t *c)
 int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out)
 {
 	const cq_t *c;
+	fairshare_share_t sh;
 
 	if (cq >= q->cq_names.n)
 		return GPUQ_ENOTFOUND;
@@ -466,7 +467,8 @@ int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out)
 	out->pending = c->n_pending;
 	out->admitted = (uint32_t)c->adm.n;
 	ctr_copy(out, &c->ctr);
-	out->weighted_share = queue_cq_share(q, cq, NULL, 0, QUEUE_NONE);
+	sh = queue_cq_share(q, cq, NULL, 0, QUEUE_NONE);
+	out->weighted_share = fairshare_share_ppm(&sh);
 	return GPUQ_OK;
 }
 

@@ -16,6 +16,7 @@
 #ifndef GPUQ_QUEUE_INTERNAL_H
 #define GPUQ_QUEUE_INTERNAL_H
 
+#include "fairshare/fairshare.h"
 #include "queue/queue.h"
 #include "quota/quota.h"
 
@@ -331,7 +332,7 @@ typedef struct {
 typedef struct {
 	uint32_t cq;   /* CQ */
 	uint32_t wl;   /* its current head */
-	int64_t share; /* weighted share with the head (fair sharing) */
+	fairshare_share_t share; /* weighted share with the head (fair sharing) */
 	uint64_t gen;  /* cohort gen when computed */
 	bool borrows;  /* head would borrow */
 	bool hopeless; /* head cannot be admitted now (processed first) */
@@ -710,7 +711,7 @@ void queue_wl_charge(queue_t *q, uint32_t id, int sign);
 void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 double queue_lq_share_now(const queue_t *q, uint32_t lq);
 double queue_wl_share(const queue_t *q, const wl_t *w);
-int64_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
+fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
 		       uint32_t without);
 void queue_need_add(try_t *t, uint32_t slot, int64_t val);
 bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);

@@ -227,16 +227,18 @@ static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, bool only_own,
 static uint32_t fair_top_cq(queue_t *q, const uint8_t *state, size_t n)
 {
 	uint32_t best_cq = QUEUE_NONE;
-	int64_t best = -1;
+	fairshare_share_t best = {0.0, 0};
 
 	for (size_t i = 0; i < n; i++) {
 		uint32_t vc = W(q, q->cands.v[2 * i])->cq;
-		int64_t s;
+		fairshare_share_t s;
+		int c;
 
 		if (state[i] || vc == best_cq)
 			continue;
 		s = queue_cq_share(q, vc, NULL, 0, QUEUE_NONE);
-		if (s > best || (s == best && vc < best_cq)) {
+		c = best_cq == QUEUE_NONE ? 1 : fairshare_share_cmp(&s, &best);
+		if (c > 0 || (c == 0 && vc < best_cq)) {
 			best = s;
 			best_cq = vc;
 		}
@@ -248,8 +250,8 @@ static uint32_t fair_top_cq(queue_t *q, const uint8_t *state, size_t n)
  * preemptor's CQ share with it); refused ones are closed (state 2). 1 when
  * one was taken (charged out, pushed to q->targets), 0 when none, or
  * GPUQ_ENOMEM. */
-static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, int64_t pre, const int32_t *thr,
-		     uint8_t *state, size_t n)
+static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_share_t *pre,
+		     const int32_t *thr, uint8_t *state, size_t n)
 {
 	const wl_t *w = W(q, wid);
 
@@ -263,7 +265,9 @@ static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, int64_t pre, const i
 		if (vw->cq != w->cq) {
 			bool below = thr && vw->priority < *thr;
 
-			if (!below && pre > queue_cq_share(q, vw->cq, NULL, 0, v)) {
+			fairshare_share_t after = queue_cq_share(q, vw->cq, NULL, 0, v);
+
+			if (!below && fairshare_share_cmp(pre, &after) > 0) {
 				state[i] = 2;
 				continue;
 			}
@@ -289,7 +293,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 {
 	const wl_t *w = W(q, wid);
 	size_t n = q->cands.n / 2;
-	int64_t pre = queue_cq_share(q, w->cq, t->need, t->n_need, QUEUE_NONE);
+	fairshare_share_t pre = queue_cq_share(q, w->cq, t->need, t->n_need, QUEUE_NONE);
 	uint8_t *state = calloc(n ? n : 1, 1); /* 0 open, 1 taken, 2 refused */
 	bool fits = false;
 	int rc = 0;
@@ -302,7 +306,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 
 		if (top == QUEUE_NONE)
 			break;
-		rc = fair_take(q, wid, top, pre, thr, state, n);
+		rc = fair_take(q, wid, top, &pre, thr, state, n);
 		if (rc < 0)
 			break;
 		if (rc)

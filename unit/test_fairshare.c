@@ -56,36 +56,83 @@ static void drs_table(void **st)
 	static const struct {
 		fairshare_res_t r[3];
 		size_t n;
-		int64_t want;
+		int64_t want_ppm; /* weight 1 */
 		size_t dom;
 	} cases[] = {
-	    {{{4, 4, 10}}, 1, 0, 0},			    /* at nominal: 0 */
-	    {{{6, 4, 10}}, 1, 200000, 0},		    /* borrows 2 of 10 */
-	    {{{6, 4, 10}, {9, 1, 16}}, 2, 500000, 1},	    /* dominant is the second */
-	    {{{1, 4, 10}, {3, 1, 0}}, 2, FAIRSHARE_INF, 1}, /* borrowed from nothing */
+	    {{{4, 4, 10}}, 1, 0, 0},			 /* at nominal: 0 */
+	    {{{6, 4, 10}}, 1, 200000, 0},		 /* borrows 2 of 10 */
+	    {{{6, 4, 10}, {9, 1, 16}}, 2, 500000, 1},	 /* dominant is the second */
+	    {{{1, 4, 10}, {3, 1, 0}}, 2, 0, 0},		 /* lent nothing: adds nothing */
+	    {{{7, 4, 10}, {3, 1, 0}}, 2, 300000, 0},	 /* ... as in Kueue */
 	    {{{0, 0, 0}}, 0, 0, 0},
 	};
 
 	(void)st;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t dom = 99;
+		fairshare_share_t sh = fairshare_drs(cases[i].r, cases[i].n, 1000, &dom);
 
-		assert_int_equal(fairshare_drs(cases[i].r, cases[i].n, &dom), cases[i].want);
+		assert_int_equal(fairshare_share_ppm(&sh), cases[i].want_ppm);
 		assert_int_equal(dom, cases[i].dom);
 	}
-	assert_int_equal(fairshare_drs(cases[1].r, 1, NULL), 200000);
+}
+
+/* Shares compare as Kueue compares them: never rounded, any weight. */
+static void shares_compare_exactly(void **st)
+{
+	/* one borrowed unit out of 3,000,001 and 3,000,002 lendable: the old
+	 * ppm arithmetic gave both 0.333 ppm -> 0 and called them equal */
+	fairshare_res_t a[] = {{2, 1, 3000001}}, b[] = {{2, 1, 3000002}};
+	fairshare_res_t two[] = {{6, 4, 10}}; /* ratio 200 */
+	fairshare_res_t four[] = {{8, 4, 10}}; /* ratio 400 */
+	fairshare_res_t none[] = {{4, 4, 10}};
+	fairshare_share_t x, y;
+
+	(void)st;
+	x = fairshare_drs(a, 1, 1000, NULL);
+	y = fairshare_drs(b, 1, 1000, NULL);
+	assert_true(fairshare_share_cmp(&y, &x) < 0); /* b borrows a smaller share */
+	assert_true(fairshare_share_cmp(&x, &y) > 0);
+	assert_int_equal(fairshare_share_cmp(&x, &x), 0);
+	/* weight 2 halves, 0.5 doubles: 400/2 == 200/1, 200/0.5 == 400/1, and
+	 * 200/0.4 > 400/1 */
+	x = fairshare_drs(four, 1, 2000, NULL);
+	y = fairshare_drs(two, 1, 1000, NULL);
+	assert_int_equal(fairshare_share_cmp(&x, &y), 0);
+	x = fairshare_drs(two, 1, 500, NULL);
+	y = fairshare_drs(four, 1, 1000, NULL);
+	assert_int_equal(fairshare_share_cmp(&x, &y), 0);
+	x = fairshare_drs(two, 1, 400, NULL);
+	assert_true(fairshare_share_cmp(&y, &x) < 0);
+	/* a very large weight: a tiny share, still above not borrowing */
+	x = fairshare_drs(four, 1, INT64_C(1000000000000000), NULL);
+	y = fairshare_drs(none, 1, 1000, NULL);
+	assert_true(fairshare_share_cmp(&y, &x) < 0);
+	assert_true(fairshare_share_cmp(&x, &y) > 0);
+	/* weight 0: never ahead while it borrows; equal to others at 0 */
+	x = fairshare_drs(two, 1, 0, NULL);
+	y = fairshare_drs(four, 1, 1, NULL); /* weight 0.001: ratio 400,000 */
+	assert_true(fairshare_share_cmp(&y, &x) < 0);
+	assert_int_equal(fairshare_share_ppm(&x), FAIRSHARE_INF);
+	x = fairshare_drs(none, 1, 0, NULL);
+	y = fairshare_drs(none, 1, 1000, NULL);
+	assert_int_equal(fairshare_share_cmp(&x, &y), 0);
+	/* two of weight 0 that borrow: the smaller ratio first */
+	x = fairshare_drs(two, 1, 0, NULL);
+	y = fairshare_drs(four, 1, 0, NULL);
+	assert_true(fairshare_share_cmp(&x, &y) < 0);
 }
 
 static void weighted_and_keys(void **st)
 {
+	fairshare_res_t two[] = {{6, 4, 10}};
+	fairshare_share_t sh;
+
 	(void)st;
-	assert_int_equal(fairshare_weighted(200000, 1000), 200000);
-	assert_int_equal(fairshare_weighted(200000, 2000), 100000);
-	assert_int_equal(fairshare_weighted(200000, 500), 400000);
-	assert_int_equal(fairshare_weighted(0, 0), 0);
-	assert_int_equal(fairshare_weighted(1, 0), FAIRSHARE_INF);
-	assert_int_equal(fairshare_weighted(FAIRSHARE_INF, 1000), FAIRSHARE_INF);
-	assert_int_equal(fairshare_weighted(FAIRSHARE_INF - 1, 1), FAIRSHARE_INF - 1);
+	sh = fairshare_drs(two, 1, 2000, NULL);
+	assert_int_equal(fairshare_share_ppm(&sh), 100000);
+	sh = fairshare_drs(two, 1, 500, NULL);
+	assert_int_equal(fairshare_share_ppm(&sh), 400000);
 	assert_true(fairshare_tenant_key(2.0, 2000) == 1.0);
 	assert_true(fairshare_tenant_key(0.0, 0) == 0.0);
 	assert_true(isinf(fairshare_tenant_key(1.0, 0)));
@@ -113,7 +160,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(decay_table),    cmocka_unit_test(decay_no_starvation),
-	    cmocka_unit_test(drs_table),      cmocka_unit_test(weighted_and_keys),
+	    cmocka_unit_test(drs_table),      cmocka_unit_test(shares_compare_exactly),
+	    cmocka_unit_test(weighted_and_keys),
 	    cmocka_unit_test(jain_and_slurm),
 	};
 
