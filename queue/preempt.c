@@ -251,7 +251,7 @@ static uint32_t fair_top_cq(queue_t *q, const uint8_t *state, size_t n)
  * one was taken (charged out, pushed to q->targets), 0 when none, or
  * GPUQ_ENOMEM. */
 static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_share_t *pre,
-		     const int32_t *thr, uint8_t *state, size_t n)
+		     bool within_nominal, uint8_t *state, size_t n)
 {
 	const wl_t *w = W(q, wid);
 
@@ -262,17 +262,16 @@ static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_shar
 
 		if (state[i] || vw->cq != cq)
 			continue;
-		if (vw->cq != w->cq) {
-			bool below = thr && vw->priority < *thr;
-
+		if (vw->cq != w->cq && within_nominal) {
+			reason = QUEUE_EVICT_RECLAIM;
+		} else if (vw->cq != w->cq) {
 			fairshare_share_t after = queue_cq_share(q, vw->cq, NULL, 0, v);
 
-			if (!below && fairshare_share_cmp(pre, &after) > 0) {
+			if (fairshare_share_cmp(pre, &after) > 0) {
 				state[i] = 2;
 				continue;
 			}
-			reason =
-			    below ? QUEUE_EVICT_RECLAIM_WHILE_BORROWING : QUEUE_EVICT_FAIR_SHARING;
+			reason = QUEUE_EVICT_FAIR_SHARING;
 		}
 		state[i] = 1;
 		queue_wl_charge(q, v, -1);
@@ -285,15 +284,34 @@ static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_shar
 	return 0;
 }
 
-/* Fair-sharing preemption: take from the CQ with the highest share first;
- * from another CQ only if the preemptor's share with the workload stays <=
- * that CQ's share without the victim (or the victim is below the
- * borrowWithinCohort threshold). */
-static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *thr)
+/* Whether CQ c stays within its nominal quota, the workload's need
+ * included, in every slot that needs preemption. */
+static bool within_nominal_with_need(const cq_t *c, const try_t *t)
+{
+	for (size_t i = 0; i < t->n_need; i++) {
+		const slot_t *s = &c->slots[t->need[i].slot];
+
+		if (t->need[i].mode != M_FIT && s->usage + t->need[i].val > s->nominal)
+			return false;
+	}
+	return true;
+}
+
+/* Fair-sharing preemption (Kueue's fairPreemptions with its default
+ * strategy): take from the CQ with the highest share first; from another CQ
+ * only if the preemptor's share with the workload stays <= that CQ's share
+ * without the victim, or, when the preemptor stays within its nominal quota
+ * in what it needs preempted, unconditionally (a reclaim: Kueue's
+ * FairSharingPreemptWithinNominal, on by default). borrowWithinCohort plays
+ * no part under fair sharing, as in Kueue: its priority threshold let a
+ * borrower reclaim what the victim's CQ then took back by share, again and
+ * again at one instant. */
+static bool fair_set(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	size_t n = q->cands.n / 2;
 	fairshare_share_t pre = queue_cq_share(q, w->cq, t->need, t->n_need, QUEUE_NONE);
+	bool within = within_nominal_with_need(&q->cqs[w->cq], t);
 	uint8_t *state = calloc(n ? n : 1, 1); /* 0 open, 1 taken, 2 refused */
 	bool fits = false;
 	int rc = 0;
@@ -306,7 +324,7 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const int32_t *th
 
 		if (top == QUEUE_NONE)
 			break;
-		rc = fair_take(q, wid, top, &pre, thr, state, n);
+		rc = fair_take(q, wid, top, &pre, within, state, n);
 		if (rc < 0)
 			break;
 		if (rc)
@@ -344,7 +362,7 @@ static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 	if (borrow_within && c->has_thr && c->thr < thr)
 		thr = c->thr + 1;
 	if (q->cfg.fair_sharing)
-		return fair_set(q, wid, t, borrow_within ? &thr : NULL);
+		return fair_set(q, wid, t);
 	if (borrow_within)
 		return minimal_set(q, wid, t, false, true, &thr, !under_nominal(q, c, t));
 	if (under_nominal(q, c, t) && minimal_set(q, wid, t, false, false, NULL, false))

@@ -524,6 +524,47 @@ static void fair_sharing_preemption(void **st)
 	}
 }
 
+/* Fair sharing as Kueue's: a preemptor within its nominal quota reclaims
+ * from a borrower whatever the shares (FairSharingPreemptWithinNominal,
+ * reason InCohortReclamation); borrowWithinCohort plays no part, so a
+ * high-priority head that would borrow does not take a low-priority
+ * borrower's workload by priority (it used to, as
+ * InCohortReclaimWhileBorrowing, and the victim's CQ took it back by share
+ * at once: test_queue_props seed 888). */
+static void fair_sharing_within_nominal_and_no_borrow_within(void **st)
+{
+	for (int want = 4; want <= 7; want += 3) {
+		queue_t *q = mkq(true);
+		cqdef_t dx = {.cohort = "co",
+			      .reclaim = QUEUE_RECLAIM_ANY,
+			      .borrow = QUEUE_BORROW_LOWER_PRIORITY,
+			      .flavors = {{"f", 6, U, U}}};
+		cqdef_t dy = {.cohort = "co", .flavors = {{"f", 2, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cq(q, "x", &dx);
+		add_cq(q, "y", &dy);
+		add_lq(q, "ns", "x", "x");
+		add_lq(q, "ns", "y", "y");
+		add_wl(q, "yv", "ns", "y", 0, 1, 5); /* y borrows 3 of x's */
+		add_wl(q, "xs", "ns", "x", 0, 2, 3);
+		cycle(q, 3, &r);
+		assert_int_equal(r.n_admissions, 2);
+		add_wl(q, "xh", "ns", "x", 10, 4, want - 3);
+		cycle(q, 5, &r);
+		if (want == 4) { /* 3 + 1 within x's nominal 6: a reclaim */
+			assert_int_equal(r.n_evictions, 1);
+			assert_string_equal(r.evictions[0].victim_uid, "yv");
+			assert_string_equal(r.evictions[0].reason_name, "InCohortReclamation");
+		} else { /* 3 + 4 = 7 borrows: the shares decide, and say no */
+			assert_int_equal(r.n_evictions, 0);
+		}
+		queue_destroy(q);
+	}
+}
+
 /* Fair-share preemption must not ping-pong. cq-b's small preemptor p sits
  * behind a big head that cannot be admitted; it reclaims a2 from cq-a. Once
  * a2's quota is released, a2 (requeued, its CQ's share low again) used to be
@@ -726,6 +767,7 @@ int main(void)
 	    cmocka_unit_test(eviction_confirmation),
 	    cmocka_unit_test(fair_sharing_order),
 	    cmocka_unit_test(fair_sharing_preemption),
+	    cmocka_unit_test(fair_sharing_within_nominal_and_no_borrow_within),
 	    cmocka_unit_test(fair_sharing_no_ping_pong),
 	    cmocka_unit_test(planned_preemptor_order_follows_strategy),
 	    cmocka_unit_test(reclaim_no_livelock_at_one_instant),
