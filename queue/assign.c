@@ -346,13 +346,16 @@ static uint32_t grp_slot(const grp_t *x, uint32_t f, uint32_t k)
 	return x->gr->base + f * x->gr->n_cov + (uint32_t)x->c->res_cov[x->tm->res[x->ri[k]]];
 }
 
-/* The worst mode over the group's requests on flavor f (y: why). */
+/* The worst mode over the group's requests on flavor f (fy: why; *fb:
+ * whether the flavor would borrow: above the CQ's nominal quota in some
+ * resource, after its victims are gone when preempting). */
 static int flavor_mode(queue_t *q, uint32_t wid, const grp_t *x, uint32_t f, const try_t *t,
-		       why_t *fy)
+		       why_t *fy, bool *fb)
 {
 	int fm = M_FIT;
 
 	*fy = (why_t){WHY_NONE, QUEUE_NONE, QUEUE_NONE, 0, 0};
+	*fb = false;
 	for (uint32_t k = 0; k < x->n_ri; k++) {
 		uint32_t slot = grp_slot(x, f, k);
 		int64_t own = (int64_t)x->ps->count * x->tm->amt[x->ri[k]];
@@ -362,6 +365,10 @@ static int flavor_mode(queue_t *q, uint32_t wid, const grp_t *x, uint32_t f, con
 
 		if (m == M_PREEMPT)
 			m = preempt_rank(q, wid, slot, val);
+		/* preempting its own workloads frees its own usage: then only
+		 * a request above nominal borrows */
+		*fb |= m == M_PREEMPT ? val > x->c->slots[slot].nominal
+				      : x->c->slots[slot].usage + val > x->c->slots[slot].nominal;
 		if (m == M_WAIT && y.why == WHY_NONE)
 			y.why = WHY_NO_CANDIDATES;
 		if (m > fm || (m != M_FIT && fy->why == WHY_NONE)) {
@@ -389,11 +396,44 @@ static void grp_assign(const grp_t *x, size_t p, uint32_t f, try_t *t)
 	}
 }
 
+/* Whether flavor mode (m, borrows) is better than (bm, bb), as Kueue's
+ * isPreferred: a flavor that never fits is no choice; by default the
+ * better mode (fit, reclaim, preempt, no candidates) first, then not
+ * borrowing; with PreemptionOverBorrowing the other way round. Equal: the
+ * earlier flavor stays. */
+static bool flavor_better(const cq_t *c, int m, bool borrows, int bm, bool bb)
+{
+	if (m == M_NEVER)
+		return bm > M_NEVER;
+	if (bm >= M_NEVER)
+		return true;
+	if (c->prefer_preempt && borrows != bb)
+		return !borrows;
+	if (m != bm)
+		return m < bm;
+	return !borrows && bb;
+}
+
+/* Kueue's flavor search stops at a flavor unless flavorFungibility says to
+ * look further (shouldTryNextFlavor): never at one that does not fit or has
+ * no victims; at one that fits, unless it borrows and whenCanBorrow is
+ * TryNextFlavor; at one that needs preemption only when whenCanPreempt is
+ * MayStopSearch (and it does not borrow with whenCanBorrow TryNextFlavor). */
+static bool flavor_stops(const cq_t *c, int m, bool borrows)
+{
+	if (m >= M_WAIT)
+		return false;
+	if (m != M_FIT && c->preempt_next)
+		return false;
+	return !(borrows && c->borrow_next);
+}
+
 static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	grp_t x;
 	int best_m = M_NEVER + 1, best_f = -1;
+	bool best_b = true;
 	why_t best_y = {WHY_NO_FLAVOR, QUEUE_NONE, QUEUE_NONE, 0, 0};
 
 	x.c = &q->cqs[w->cq];
@@ -409,18 +449,22 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 	best_y.res = x.tm->res[x.ri[0]];
 	for (uint32_t f = 0; f < x.gr->n_flv; f++) {
 		why_t fy;
+		bool fb;
 		int fm;
 
 		if (!queue_tmpl_flavor_ok(q, x.ps->tmpl, x.gr->flv[f]))
 			continue;
-		fm = flavor_mode(q, wid, &x, f, t, &fy);
-		if (fm < best_m) {
+		fm = flavor_mode(q, wid, &x, f, t, &fy, &fb);
+		if (flavor_better(x.c, fm, fb, best_m, best_b)) {
 			best_m = fm;
+			best_b = fb;
 			best_f = (int)f;
 			best_y = fy;
 		}
-		if (fm == M_FIT)
+		if (flavor_stops(x.c, fm, fb)) {
+			best_m = fm, best_b = fb, best_f = (int)f, best_y = fy;
 			break;
+		}
 	}
 	if (best_f < 0) {
 		t->why = WHY_NO_FLAVOR;

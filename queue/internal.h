@@ -236,6 +236,9 @@ typedef struct {
 	queue_reclaim_t reclaim;	       /* preemption policy */
 	queue_borrow_t borrow;		       /* preemption policy */
 	bool has_thr;			       /* maxPriorityThreshold set */
+	bool borrow_next;		       /* whenCanBorrow: TryNextFlavor */
+	bool preempt_next;		       /* whenCanPreempt: TryNextFlavor */
+	bool prefer_preempt;		       /* preference: PreemptionOverBorrowing */
 	int32_t thr;			       /* its value */
 	int64_t weight;			       /* fair-sharing weight, milli */
 	queue_stop_t stop;		       /* stopPolicy */

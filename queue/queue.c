@@ -546,6 +546,9 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->thr = spec->max_priority_threshold;
 	c->weight = spec->weight_milli > 0 ? spec->weight_milli : FAIRSHARE_WEIGHT_ONE;
 	c->stop = spec->stop;
+	c->borrow_next = spec->when_can_borrow == QUEUE_FUNGIBLE_TRY_NEXT;
+	c->preempt_next = spec->when_can_preempt != QUEUE_FUNGIBLE_MAY_STOP;
+	c->prefer_preempt = spec->preference == QUEUE_PREFER_PREEMPTION;
 }
 
 static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
@@ -554,7 +557,10 @@ static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	    (unsigned)spec->within > QUEUE_WITHIN_LOWER_OR_NEWER ||
 	    (unsigned)spec->reclaim > QUEUE_RECLAIM_ANY ||
 	    (unsigned)spec->borrow > QUEUE_BORROW_LOWER_PRIORITY ||
-	    (unsigned)spec->stop > QUEUE_STOP_HOLD_AND_DRAIN)
+	    (unsigned)spec->stop > QUEUE_STOP_HOLD_AND_DRAIN ||
+	    (unsigned)spec->when_can_borrow > QUEUE_FUNGIBLE_TRY_NEXT ||
+	    (unsigned)spec->when_can_preempt > QUEUE_FUNGIBLE_TRY_NEXT ||
+	    (unsigned)spec->preference > QUEUE_PREFER_PREEMPTION)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "ClusterQueue \"%s\": bad policy enum",
 				     spec->name);
 	return GPUQ_OK;

@@ -196,6 +196,24 @@ typedef enum {
 	QUEUE_STOP_HOLD_AND_DRAIN = 2, /* HoldAndDrain: also evict the admitted */
 } queue_stop_t;
 
+/* flavorFungibility.whenCanBorrow / whenCanPreempt. 0 is the field's
+ * Kueue default: MayStopSearch for whenCanBorrow, TryNextFlavor for
+ * whenCanPreempt. */
+typedef enum {
+	QUEUE_FUNGIBLE_DEFAULT = 0,
+	QUEUE_FUNGIBLE_MAY_STOP = 1, /* MayStopSearch: take this flavor */
+	QUEUE_FUNGIBLE_TRY_NEXT = 2, /* TryNextFlavor: look at the next one first */
+} queue_fungible_t;
+
+/* flavorFungibility.preference: which is worse when no flavor is ideal. */
+typedef enum {
+	QUEUE_PREFER_BORROWING = 0,  /* BorrowingOverPreemption (default): the
+					better preemption mode first, then less
+					borrowing */
+	QUEUE_PREFER_PREEMPTION = 1, /* PreemptionOverBorrowing: less borrowing
+					first, then the better mode */
+} queue_preference_t;
+
 typedef struct {
 	int64_t nominal;	 /* nominalQuota (>= 0) */
 	int64_t borrowing_limit; /* borrowingLimit, or QUEUE_UNLIMITED */
@@ -230,6 +248,9 @@ typedef struct {
 	int64_t weight_milli;		  /* fairSharing.weight in thousandths;
 					     <= 0 means the default 1000 */
 	queue_stop_t stop;		  /* stopPolicy */
+	queue_fungible_t when_can_borrow; /* flavorFungibility.whenCanBorrow */
+	queue_fungible_t when_can_preempt; /* flavorFungibility.whenCanPreempt */
+	queue_preference_t preference;	  /* flavorFungibility.preference */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate

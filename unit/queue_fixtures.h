@@ -32,6 +32,8 @@ typedef struct {
 	queue_borrow_t borrow;
 	int64_t weight;
 	fq_t flavors[4]; /* up to 4 flavors, ends at name NULL */
+	queue_fungible_t when_can_borrow, when_can_preempt;
+	queue_preference_t preference;
 } cqdef_t;
 
 static inline queue_t *mkq(bool fair)
@@ -87,6 +89,9 @@ static inline int put_cq(queue_t *q, const char *name, const cqdef_t *d, bool up
 	s.reclaim = d->reclaim;
 	s.borrow = d->borrow;
 	s.weight_milli = d->weight;
+	s.when_can_borrow = d->when_can_borrow;
+	s.when_can_preempt = d->when_can_preempt;
+	s.preference = d->preference;
 	if (update)
 		return queue_cq_update(q, &s, &diag);
 	if (queue_cq_add(q, &s, NULL, &diag))

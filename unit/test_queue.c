@@ -267,6 +267,71 @@ static void strict_fifo_nofit_head_blocks(void **st)
 	}
 }
 
+/* flavorFungibility, as Kueue's flavor search: whenCanBorrow,
+ * whenCanPreempt and preference decide between a first flavor that is not
+ * ideal and a later one. */
+static void flavor_fungibility(void **st)
+{
+	static const struct {
+		const char *what;
+		queue_fungible_t borrow, preempt;
+		queue_preference_t pref;
+		int64_t f1, f2; /* a's nominal quota on each flavor */
+		bool low_on_f2; /* a low-priority workload of a's own fills f2 */
+		const char *want;
+	} cases[] = {
+	    /* w (3) fits f1 only by borrowing, f2 (4) without */
+	    {"borrow: may stop (default)", 0, 0, 0, 2, 4, false, "f1"},
+	    {"borrow: try next", QUEUE_FUNGIBLE_TRY_NEXT, 0, 0, 2, 4, false, "f2"},
+	    /* w fits f1 only by borrowing; on f2 it must preempt a's own */
+	    {"borrowing over preemption (default)", QUEUE_FUNGIBLE_TRY_NEXT,
+	     QUEUE_FUNGIBLE_TRY_NEXT, QUEUE_PREFER_BORROWING, 2, 4, true, "f1"},
+	    {"preemption over borrowing", QUEUE_FUNGIBLE_TRY_NEXT, QUEUE_FUNGIBLE_TRY_NEXT,
+	     QUEUE_PREFER_PREEMPTION, 2, 4, true, "f2"},
+	};
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		queue_t *q = mkq(false);
+		cqdef_t a = {.cohort = "co",
+			     .within = QUEUE_WITHIN_LOWER_PRIORITY,
+			     .when_can_borrow = cases[i].borrow,
+			     .when_can_preempt = cases[i].preempt,
+			     .preference = cases[i].pref,
+			     .flavors = {{"f1", cases[i].f1, U, U}, {"f2", cases[i].f2, U, U}}};
+		cqdef_t lender = {.cohort = "co", .flavors = {{"f1", 4, U, U}}};
+		queue_result_t r;
+
+		add_flavor(q, "f1");
+		add_flavor(q, "f2");
+		add_cq(q, "a", &a);
+		add_cq(q, "lender", &lender);
+		add_lq(q, "ns", "a", "a");
+		if (cases[i].low_on_f2) {
+			/* f1 full with a's own 2, so the low one lands on f2 */
+			add_wl(q, "own", "ns", "a", 5, 1, 2);
+			add_wl(q, "low", "ns", "a", 0, 2, 4);
+			cycle(q, 3, &r);
+			assert_string_equal(flavor_of(q, "low"), "f2");
+			assert_int_equal(queue_workload_finish(q, "own", 4), GPUQ_OK);
+		}
+		add_wl(q, "w", "ns", "a", 9, 10, 3);
+		cycle(q, 11, &r);
+		if (admitted_in(&r, "w")) {
+			if (strcmp(flavor_of(q, "w"), cases[i].want) != 0)
+				fail_msg("%s: admitted on %s, want %s", cases[i].what,
+					 flavor_of(q, "w"), cases[i].want);
+		} else {
+			/* preempting: its victim says which flavor it chose */
+			assert_int_equal(r.n_evictions, 1);
+			if (strcmp(cases[i].want, "f2") != 0)
+				fail_msg("%s: preempted on f2, want %s", cases[i].what,
+					 cases[i].want);
+		}
+		queue_destroy(q);
+	}
+}
+
 static void priority_then_creation_then_uid(void **st)
 {
 	queue_t *q = mkq(false);
@@ -1061,6 +1126,7 @@ int main(void)
 	    cmocka_unit_test(borrowing_and_lending_limits),
 	    cmocka_unit_test(strict_vs_best_effort),
 	    cmocka_unit_test(strict_fifo_nofit_head_blocks),
+	    cmocka_unit_test(flavor_fungibility),
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
 	    cmocka_unit_test(adopt_running_workload),
