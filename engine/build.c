@@ -78,6 +78,12 @@ static void set_policies(const policy_cq_t *cq, queue_cq_spec_t *spec)
 	spec->borrow = cq->preemption.borrow_within_cohort == POLICY_PREEMPT_LOWER_PRIORITY
 			   ? QUEUE_BORROW_LOWER_PRIORITY
 			   : QUEUE_BORROW_NEVER;
+	spec->when_can_borrow = cq->fungibility.when_can_borrow == POLICY_FUNGIBLE_TRY_NEXT_FLAVOR
+				    ? QUEUE_FUNGIBLE_TRY_NEXT
+				    : QUEUE_FUNGIBLE_MAY_STOP;
+	spec->when_can_preempt = cq->fungibility.when_can_preempt == POLICY_FUNGIBLE_TRY_NEXT_FLAVOR
+				     ? QUEUE_FUNGIBLE_TRY_NEXT
+				     : QUEUE_FUNGIBLE_MAY_STOP;
 	spec->stop = cq->stop == POLICY_STOP_HOLD	      ? QUEUE_STOP_HOLD
 		     : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
 							      : QUEUE_STOP_NONE;

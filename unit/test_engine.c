@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "engine/engine.h"
+#include "engine/internal.h" /* engine_cq_spec_init: what a CQ becomes */
 #include "unit/store_fixture.h"
 
 /* ---- policies ---- */
@@ -414,6 +415,38 @@ static void max_fit_one_rule(void **state)
 	    GPUQ_OK);
 	assert_int_equal(spot, 5);
 	queue_destroy(q);
+	policy_unref(p);
+}
+
+/* flavorFungibility reaches the core's spec: the defaults, and both
+ * fields set the other way (the core's search is tested in test_queue). */
+static void build_translates_fungibility(void **state)
+{
+	static const char text[] =
+	    FLAVOR("a100") "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+			   "metadata: {name: plain}\nspec:\n"
+			   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+			   "    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, "
+			   "nominalQuota: 8}]}]\n"
+			   "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+			   "metadata: {name: turned}\nspec:\n"
+			   "  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
+			   "whenCanPreempt: MayStopSearch}\n"
+			   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+			   "    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, "
+			   "nominalQuota: 8}]}]\n";
+	policy_t *p = policy_of(text);
+	engine_cq_spec_t sp;
+
+	(void)state;
+	assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "plain")), GPUQ_OK);
+	assert_int_equal(sp.spec.when_can_borrow, QUEUE_FUNGIBLE_MAY_STOP);
+	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_TRY_NEXT);
+	engine_cq_spec_deinit(&sp);
+	assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "turned")), GPUQ_OK);
+	assert_int_equal(sp.spec.when_can_borrow, QUEUE_FUNGIBLE_TRY_NEXT);
+	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_MAY_STOP);
+	engine_cq_spec_deinit(&sp);
 	policy_unref(p);
 }
 
@@ -1137,6 +1170,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(build_translates_policy),
 	    cmocka_unit_test(max_fit_one_rule),
+	    cmocka_unit_test(build_translates_fungibility),
 	    cmocka_unit_test(record_check_structure),
 	    cmocka_unit_test_setup_teardown(persist_and_restore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(persist_full_deletes_stale, setup, teardown),
