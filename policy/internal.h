@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 
 /* ---- Arena: every string and object of a snapshot; freed as a whole ---- */
 

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 #include "queue/queue.h"
 #include "quota/quota.h"
 #include "sim/sim.h"

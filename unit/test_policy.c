@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 
 /* ---- helpers ---- */
 
