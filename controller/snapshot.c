@@ -6,6 +6,7 @@
 
 #include "controller/internal.h"
 #include "engine/engine.h"
+#include "policy/policy_json.h"
 
 /* "namespace/name" or "name" of an object; "" when it has no name. */
 void controller_obj_key(const json_t *obj, char *out, size_t cap)

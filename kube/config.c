@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "kube/internal.h"
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 
 /* Read a whole file of at most cap bytes into a new NUL-terminated buffer. */
 int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag)

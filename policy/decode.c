@@ -1,12 +1,12 @@
 /*
- * Decoding objects from jansson values: field getters that name the path and
- * the value on every refusal, Kubernetes name rules, the kind dispatch, and
- * the core kinds (Namespace, LimitRange, ResourceQuota, PriorityClass,
- * ResourceClaimTemplate). The queueing kinds are in decode_queue.c.
+ * Decoding objects from jansson values with the shared field decoder
+ * (jdec.c): the policy's own field types (arena strings, quantities,
+ * resource lists, labels, selectors), Kubernetes name rules, the kind
+ * dispatch, and the core kinds (Namespace, LimitRange, ResourceQuota,
+ * PriorityClass, ResourceClaimTemplate). The queueing kinds are in
+ * decode_queue.c.
  */
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,331 +21,38 @@ static int oom(gpuq_diag_t *diag)
 	return GPUQ_ENOMEM;
 }
 
-/* ---- Messages and paths ---- */
+/* ---- Policy field types over the shared decoder (policy_json.h) ---- */
 
-int policy_dec_fail(policy_dec_t *d, int rc, const char *fmt, ...)
-{
-	char msg[GPUQ_DIAG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (d->plen)
-		gpuq_diag_set(d->diag, rc, "%s: %s: %s", d->what, d->path, msg);
-	else
-		gpuq_diag_set(d->diag, rc, "%s: %s", d->what, msg);
-	return rc;
-}
-
-/* Append pre, s (at most 200 bytes) and post to the path (truncating). */
-static size_t path_add(policy_dec_t *d, const char *pre, const char *s, const char *post)
-{
-	size_t old = d->plen;
-	int n = snprintf(d->path + old, sizeof(d->path) - old, "%s%.200s%s", pre, s, post);
-
-	if (n > 0)
-		d->plen = old + (size_t)n < sizeof(d->path) ? old + (size_t)n : sizeof(d->path) - 1;
-	return old;
-}
-
-size_t policy_dec_key(policy_dec_t *d, const char *key)
-{
-	return path_add(d, d->plen ? "." : "", key, "");
-}
-
-size_t policy_dec_idx(policy_dec_t *d, size_t i)
-{
-	char num[24];
-
-	snprintf(num, sizeof(num), "%zu", i);
-	return path_add(d, "[", num, "]");
-}
-
-size_t policy_dec_mapkey(policy_dec_t *d, const char *key)
-{
-	return path_add(d, "[", key, "]");
-}
-
-void policy_dec_pop(policy_dec_t *d, size_t len)
-{
-	d->plen = len;
-	d->path[len] = '\0';
-}
-
-/* Shortest %g form that reads back as the same double ("0.1", not
- * "0.10000000000000001"): what a person wrote in a manifest. */
-static void real_text(double v, char *buf, size_t cap)
-{
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, cap, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			return;
-	}
-}
-
-void policy_dec_value(const json_t *v, char *buf, size_t cap)
-{
-	switch (json_typeof(v)) {
-	case JSON_STRING: {
-		const char *s = json_string_value(v);
-		size_t n = strlen(s);
-
-		if (n > 100)
-			snprintf(buf, cap, "\"%.100s...\"", s);
-		else
-			snprintf(buf, cap, "\"%s\"", s);
-		break;
-	}
-	case JSON_INTEGER:
-		snprintf(buf, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		break;
-	case JSON_REAL:
-		real_text(json_real_value(v), buf, cap);
-		break;
-	case JSON_TRUE:
-		snprintf(buf, cap, "true");
-		break;
-	case JSON_FALSE:
-		snprintf(buf, cap, "false");
-		break;
-	case JSON_NULL:
-		snprintf(buf, cap, "null");
-		break;
-	case JSON_OBJECT:
-		snprintf(buf, cap, "a mapping");
-		break;
-	default:
-		snprintf(buf, cap, "a list");
-		break;
-	}
-}
-
-static int type_fail(policy_dec_t *d, const json_t *v, const char *want)
-{
-	char val[128];
-
-	policy_dec_value(v, val, sizeof(val));
-	return policy_dec_fail(d, GPUQ_EINVAL, "must be %s, not %s", want, val);
-}
-
-/* ---- Field getters ---- */
-
-static bool in_list(const char *key, const char *const *list)
+static bool in_list(const char *s, const char *const *list)
 {
 	for (; list && *list; list++)
-		if (!strcmp(key, *list))
+		if (!strcmp(s, *list))
 			return true;
 	return false;
 }
 
-static bool is_empty(const json_t *v)
-{
-	return json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0) ||
-	       (json_is_object(v) && json_object_size(v) == 0);
-}
-
-int policy_dec_keys(policy_dec_t *d, const json_t *obj, const char *const *allowed,
-		    const char *const *unsupported)
-{
-	const char *key;
-	const json_t *v;
-
-	if (!json_is_object(obj)) {
-		char val[128];
-
-		policy_dec_value(obj, val, sizeof(val));
-		return policy_dec_fail(d, GPUQ_EINVAL, "must be a mapping, not %s", val);
-	}
-	json_object_foreach((json_t *)obj, key, v)
-	{
-		size_t old;
-		int rc;
-
-		if (in_list(key, allowed))
-			continue;
-		if (in_list(key, unsupported) && is_empty(v))
-			continue;
-		old = policy_dec_key(d, key);
-		if (in_list(key, unsupported))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "not supported by gpuq");
-		else
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "unknown field");
-		policy_dec_pop(d, old);
-		return rc;
-	}
-	return GPUQ_OK;
-}
-
-/* The value of key, or NULL when absent or null; required-ness checked. */
-static int field(policy_dec_t *d, const json_t *obj, const char *key, bool required,
-		 const json_t **out)
-{
-	const json_t *v = json_object_get(obj, key);
-
-	*out = NULL;
-	if (!v || json_is_null(v)) {
-		size_t old;
-		int rc;
-
-		if (!required)
-			return GPUQ_OK;
-		old = policy_dec_key(d, key);
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "required");
-		policy_dec_pop(d, old);
-		return rc;
-	}
-	*out = v;
-	return GPUQ_OK;
-}
-
-/* Check v's type at path key; on error the path names key. */
-static int typed(policy_dec_t *d, const char *key, const json_t *v, bool ok, const char *want)
-{
-	size_t old;
-	int rc;
-
-	if (ok)
-		return GPUQ_OK;
-	old = policy_dec_key(d, key);
-	rc = type_fail(d, v, want);
-	policy_dec_pop(d, old);
-	return rc;
-}
-
-int policy_dec_obj(policy_dec_t *d, const json_t *obj, const char *key, bool required,
-		   const json_t **out)
-{
-	const json_t *v;
-	int rc = field(d, obj, key, required, &v);
-
-	if (rc || !v)
-		return rc;
-	rc = typed(d, key, v, json_is_object(v), "a mapping");
-	if (rc == GPUQ_OK)
-		*out = v;
-	return rc;
-}
-
-int policy_dec_arr(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
-		   const json_t **out)
-{
-	const json_t *v;
-	int rc = field(d, obj, key, required, &v);
-
-	if (rc || !v)
-		return rc;
-	rc = typed(d, key, v, json_is_array(v), "a list");
-	if (rc)
-		return rc;
-	if (json_array_size(v) > max) {
-		size_t old = policy_dec_key(d, key);
-
-		rc = policy_dec_fail(d, GPUQ_ELIMIT, "%zu entries, more than the %zu allowed",
-				     json_array_size(v), max);
-		policy_dec_pop(d, old);
-		return rc;
-	}
-	*out = v;
-	return GPUQ_OK;
-}
-
-/* v as a string of at most max bytes, copied into the arena (path set). */
+/* v (at the path) as a string of at most max bytes, copied into the arena. */
 static int str_value(policy_dec_t *d, const json_t *v, size_t max, const char **out)
 {
 	const char *s;
+	int rc = policy_jdec_str_value(&d->j, v, max, &s);
 
-	if (!json_is_string(v))
-		return type_fail(d, v, "a string");
-	s = json_string_value(v);
-	if (strlen(s) > max)
-		return policy_dec_fail(d, GPUQ_EINVAL, "%zu bytes long, more than %zu", strlen(s),
-				       max);
+	if (rc)
+		return rc;
 	*out = policy_arena_strdup(&d->p->arena, s);
-	if (!*out)
-		return oom(d->diag);
-	return GPUQ_OK;
+	return *out ? GPUQ_OK : oom(d->j.diag);
 }
 
 int policy_dec_str(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
 		   const char **out)
 {
-	const json_t *v;
-	size_t old;
-	int rc = field(d, obj, key, required, &v);
+	const char *s = NULL;
+	int rc = policy_jdec_str(&d->j, obj, key, required, max, &s);
 
-	if (rc || !v)
+	if (rc || !s)
 		return rc;
-	old = policy_dec_key(d, key);
-	rc = str_value(d, v, max, out);
-	policy_dec_pop(d, old);
-	return rc;
-}
-
-int policy_dec_int(policy_dec_t *d, const json_t *obj, const char *key, bool required, int64_t min,
-		   int64_t max, int64_t *out)
-{
-	const json_t *v;
-	size_t old;
-	int rc = field(d, obj, key, required, &v);
-
-	if (rc || !v)
-		return rc;
-	old = policy_dec_key(d, key);
-	if (!json_is_integer(v))
-		rc = type_fail(d, v, "an integer");
-	else if (json_integer_value(v) < min || json_integer_value(v) > max)
-		rc = policy_dec_fail(d, GPUQ_ERANGE,
-				     "%" JSON_INTEGER_FORMAT " is out of range [%" PRId64
-				     ", %" PRId64 "]",
-				     json_integer_value(v), min, max);
-	else
-		*out = json_integer_value(v);
-	policy_dec_pop(d, old);
-	return rc;
-}
-
-int policy_dec_bool(policy_dec_t *d, const json_t *obj, const char *key, bool *out)
-{
-	const json_t *v;
-	int rc = field(d, obj, key, false, &v);
-
-	if (rc || !v)
-		return rc;
-	rc = typed(d, key, v, json_is_boolean(v), "true or false");
-	if (rc == GPUQ_OK)
-		*out = json_is_true(v);
-	return rc;
-}
-
-int policy_dec_enum(policy_dec_t *d, const json_t *obj, const char *key, const char *const *names,
-		    int *out)
-{
-	const json_t *v;
-	char want[256] = "";
-	size_t old, used = 0;
-	int rc = field(d, obj, key, false, &v);
-
-	if (rc || !v)
-		return rc;
-	rc = typed(d, key, v, json_is_string(v), "a string");
-	if (rc)
-		return rc;
-	for (int i = 0; names[i]; i++) {
-		if (!strcmp(json_string_value(v), names[i])) {
-			*out = i;
-			return GPUQ_OK;
-		}
-		used += (size_t)snprintf(want + used, sizeof(want) - used, "%s%s",
-					 i ? (names[i + 1] ? ", " : " or ") : "", names[i]);
-		if (used >= sizeof(want))
-			used = sizeof(want) - 1;
-	}
-	old = policy_dec_key(d, key);
-	rc = policy_dec_fail(d, GPUQ_EINVAL, "unknown value \"%.100s\" (want %s)",
-			     json_string_value(v), want);
-	policy_dec_pop(d, old);
-	return rc;
+	*out = policy_arena_strdup(&d->p->arena, s);
+	return *out ? GPUQ_OK : oom(d->j.diag);
 }
 
 int policy_dec_qty_value(policy_dec_t *d, const json_t *v, quota_qty_t *out)
@@ -357,17 +64,15 @@ int policy_dec_qty_value(policy_dec_t *d, const json_t *v, quota_qty_t *out)
 
 	if (json_is_string(v))
 		s = json_string_value(v);
-	else if (json_is_integer(v))
-		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	else if (json_is_real(v))
-		real_text(json_real_value(v), text, sizeof(text));
+	else if (json_is_number(v))
+		policy_jdec_value(v, text, sizeof(text)); /* 8, or 0.1 as written */
 	else
-		return type_fail(d, v, "a quantity");
-	policy_dec_value(v, val, sizeof(val));
+		return policy_jdec_want(&d->j, v, "a quantity");
+	policy_jdec_value(v, val, sizeof(val));
 	if (quota_qty_parse(s, strlen(s), &q, &ignored))
-		return policy_dec_fail(d, GPUQ_EINVAL, "invalid quantity %s", val);
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid quantity %s", val);
 	if (q.nano < 0)
-		return policy_dec_fail(d, GPUQ_EINVAL, "must not be negative, not %s", val);
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL, "must not be negative, not %s", val);
 	*out = q;
 	return GPUQ_OK;
 }
@@ -377,15 +82,15 @@ int policy_dec_qty(policy_dec_t *d, const json_t *obj, const char *key, bool req
 {
 	const json_t *v;
 	size_t old;
-	int rc = field(d, obj, key, required, &v);
+	int rc = policy_jdec_member(&d->j, obj, key, required, &v);
 
 	if (present)
 		*present = false;
 	if (rc || !v)
 		return rc;
-	old = policy_dec_key(d, key);
+	old = policy_jdec_key(&d->j, key);
 	rc = policy_dec_qty_value(d, v, out);
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc == GPUQ_OK && present)
 		*present = true;
 	return rc;
@@ -408,28 +113,28 @@ int policy_dec_reslist(policy_dec_t *d, const json_t *obj, const char *key, quot
 	const json_t *map = NULL, *v;
 	const char *name;
 	size_t old, old2;
-	int rc = policy_dec_obj(d, obj, key, false, &map);
+	int rc = policy_jdec_obj(&d->j, obj, key, false, &map);
 
 	if (rc || !map)
 		return rc;
-	old = policy_dec_key(d, key);
+	old = policy_jdec_key(&d->j, key);
 	json_object_foreach((json_t *)map, name, v)
 	{
 		quota_qty_t q;
 
-		old2 = policy_dec_mapkey(d, name);
+		old2 = policy_jdec_mapkey(&d->j, name);
 		if (!policy_name_is_resource(name))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid resource name");
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid resource name");
 		else
 			rc = policy_dec_qty_value(d, v, &q);
 		if (rc == GPUQ_OK && quota_reslist_set(list, name, &q))
-			rc = policy_dec_fail(d, GPUQ_ELIMIT, "more than %d resources",
-					     QUOTA_RESLIST_MAX);
-		policy_dec_pop(d, old2);
+			rc = policy_jdec_fail(&d->j, GPUQ_ELIMIT, "more than %d resources",
+					      QUOTA_RESLIST_MAX);
+		policy_jdec_pop(&d->j, old2);
 		if (rc)
 			break;
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	return rc;
 }
 
@@ -445,40 +150,40 @@ int policy_dec_labels(policy_dec_t *d, const json_t *obj, const char *key, size_
 	const char *name;
 	policy_label_t *items;
 	size_t old, old2, n = 0;
-	int rc = policy_dec_obj(d, obj, key, false, &map);
+	int rc = policy_jdec_obj(&d->j, obj, key, false, &map);
 
 	out->items = NULL;
 	out->n = 0;
 	if (rc || !map)
 		return rc;
-	old = policy_dec_key(d, key);
+	old = policy_jdec_key(&d->j, key);
 	if (json_object_size(map) > max) {
-		rc = policy_dec_fail(d, GPUQ_ELIMIT, "%zu labels, more than the %zu allowed",
-				     json_object_size(map), max);
-		policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_ELIMIT, "%zu labels, more than the %zu allowed",
+				      json_object_size(map), max);
+		policy_jdec_pop(&d->j, old);
 		return rc;
 	}
 	items = policy_arena_alloc(&d->p->arena, (json_object_size(map) + 1) * sizeof(*items));
 	if (!items)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	json_object_foreach((json_t *)map, name, v)
 	{
-		old2 = policy_dec_mapkey(d, name);
+		old2 = policy_jdec_mapkey(&d->j, name);
 		if (!policy_name_is_label_key(name))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid label key");
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid label key");
 		else
 			rc = str_value(d, v, POLICY_STRING_MAX, &items[n].value);
 		if (rc == GPUQ_OK && !policy_name_is_label_value(items[n].value))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid label value \"%s\"",
-					     items[n].value);
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid label value \"%s\"",
+					      items[n].value);
 		if (rc == GPUQ_OK && !(items[n].key = policy_arena_strdup(&d->p->arena, name)))
-			rc = oom(d->diag);
-		policy_dec_pop(d, old2);
+			rc = oom(d->j.diag);
+		policy_jdec_pop(&d->j, old2);
 		if (rc)
 			break;
 		n++;
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc)
 		return rc;
 	qsort(items, n, sizeof(*items), label_cmp);
@@ -496,34 +201,35 @@ static int sel_values(policy_dec_t *d, const json_t *expr, policy_sel_req_t *req
 	const json_t *vals = NULL;
 	const char **out;
 	size_t old;
-	int rc = policy_dec_arr(d, expr, "values", false, POLICY_SELECTOR_VALUES_MAX, &vals);
+	int rc = policy_jdec_arr(&d->j, expr, "values", false, POLICY_SELECTOR_VALUES_MAX, &vals);
 	bool want = req->op == POLICY_SEL_IN || req->op == POLICY_SEL_NOT_IN;
 
 	if (rc)
 		return rc;
 	if (want != (vals && json_array_size(vals) > 0)) {
-		old = policy_dec_key(d, "values");
-		rc =
-		    policy_dec_fail(d, GPUQ_EINVAL, "%s for operator %s",
-				    want ? "must not be empty" : "must be empty", SEL_OPS[req->op]);
-		policy_dec_pop(d, old);
+		old = policy_jdec_key(&d->j, "values");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s for operator %s",
+				      want ? "must not be empty" : "must be empty",
+				      SEL_OPS[req->op]);
+		policy_jdec_pop(&d->j, old);
 		return rc;
 	}
 	if (!want)
 		return GPUQ_OK;
 	out = policy_arena_alloc(&d->p->arena, json_array_size(vals) * sizeof(*out));
 	if (!out)
-		return oom(d->diag);
-	old = policy_dec_key(d, "values");
+		return oom(d->j.diag);
+	old = policy_jdec_key(&d->j, "values");
 	for (size_t i = 0; i < json_array_size(vals) && rc == GPUQ_OK; i++) {
-		size_t old2 = policy_dec_idx(d, i);
+		size_t old2 = policy_jdec_idx(&d->j, i);
 
 		rc = str_value(d, json_array_get(vals, i), POLICY_STRING_MAX, &out[i]);
 		if (rc == GPUQ_OK && !policy_name_is_label_value(out[i]))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid label value \"%s\"", out[i]);
-		policy_dec_pop(d, old2);
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid label value \"%s\"",
+					      out[i]);
+		policy_jdec_pop(&d->j, old2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	req->values = out;
 	req->n_values = json_array_size(vals);
 	return rc;
@@ -535,24 +241,24 @@ static int sel_expr(policy_dec_t *d, const json_t *expr, policy_sel_req_t *req)
 	int op = -1, rc;
 
 	if (!json_is_object(expr))
-		return type_fail(d, expr, "a mapping");
-	rc = policy_dec_keys(d, expr, keys, NULL);
+		return policy_jdec_want(&d->j, expr, "a mapping");
+	rc = policy_jdec_keys(&d->j, expr, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, expr, "key", true, POLICY_STRING_MAX, &req->key);
 	if (rc == GPUQ_OK && !policy_name_is_label_key(req->key)) {
-		size_t old = policy_dec_key(d, "key");
+		size_t old = policy_jdec_key(&d->j, "key");
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid label key \"%s\"", req->key);
-		policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid label key \"%s\"", req->key);
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK && !json_object_get(expr, "operator")) {
-		size_t old = policy_dec_key(d, "operator");
+		size_t old = policy_jdec_key(&d->j, "operator");
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "required");
-		policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "required");
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, expr, "operator", SEL_OPS, &op);
+		rc = policy_jdec_enum(&d->j, expr, "operator", SEL_OPS, &op);
 	if (rc == GPUQ_OK) {
 		req->op = (policy_sel_op_t)op;
 		rc = sel_values(d, expr, req);
@@ -567,25 +273,26 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key, pol
 	policy_labels_t ml = {0};
 	policy_sel_req_t *reqs;
 	size_t old, n;
-	int rc = policy_dec_obj(d, obj, key, false, &sel);
+	int rc = policy_jdec_obj(&d->j, obj, key, false, &sel);
 
 	memset(out, 0, sizeof(*out));
 	if (rc || !sel)
 		return rc;
-	old = policy_dec_key(d, key);
-	rc = policy_dec_keys(d, sel, keys, NULL);
+	old = policy_jdec_key(&d->j, key);
+	rc = policy_jdec_keys(&d->j, sel, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_labels(d, sel, "matchLabels", POLICY_SELECTOR_REQS_MAX, &ml);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_arr(d, sel, "matchExpressions", false, POLICY_SELECTOR_REQS_MAX,
-				    &exprs);
+		rc = policy_jdec_arr(&d->j, sel, "matchExpressions", false,
+				     POLICY_SELECTOR_REQS_MAX, &exprs);
 	n = ml.n + (exprs ? json_array_size(exprs) : 0);
 	if (rc == GPUQ_OK && n > POLICY_SELECTOR_REQS_MAX)
-		rc = policy_dec_fail(d, GPUQ_ELIMIT, "%zu requirements, more than the %d allowed",
-				     n, POLICY_SELECTOR_REQS_MAX);
+		rc = policy_jdec_fail(&d->j, GPUQ_ELIMIT,
+				      "%zu requirements, more than the %d allowed", n,
+				      POLICY_SELECTOR_REQS_MAX);
 	reqs = rc ? NULL : policy_arena_alloc(&d->p->arena, (n ? n : 1) * sizeof(*reqs));
 	if (rc == GPUQ_OK && !reqs)
-		rc = oom(d->diag);
+		rc = oom(d->j.diag);
 	for (size_t i = 0; rc == GPUQ_OK && i < ml.n; i++) {
 		reqs[i].key = ml.items[i].key;
 		reqs[i].op = POLICY_SEL_IN;
@@ -593,13 +300,14 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key, pol
 		reqs[i].n_values = 1;
 	}
 	for (size_t i = 0; rc == GPUQ_OK && exprs && i < json_array_size(exprs); i++) {
-		size_t o1 = policy_dec_key(d, "matchExpressions"), o2 = policy_dec_idx(d, i);
+		size_t o1 = policy_jdec_key(&d->j, "matchExpressions"),
+		       o2 = policy_jdec_idx(&d->j, i);
 
 		rc = sel_expr(d, json_array_get(exprs, i), &reqs[ml.n + i]);
-		policy_dec_pop(d, o2);
-		policy_dec_pop(d, o1);
+		policy_jdec_pop(&d->j, o2);
+		policy_jdec_pop(&d->j, o1);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc)
 		return rc;
 	out->present = true;
@@ -701,10 +409,10 @@ static int name_rule(policy_dec_t *d, const char *key, const char *v, bool label
 
 	if (label ? policy_name_is_label(v) : policy_name_is_subdomain(v))
 		return GPUQ_OK;
-	old = policy_dec_key(d, key);
-	rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid name \"%s\" (want a DNS-1123 %s)", v,
-			     label ? "label" : "subdomain");
-	policy_dec_pop(d, old);
+	old = policy_jdec_key(&d->j, key);
+	rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid name \"%s\" (want a DNS-1123 %s)", v,
+			      label ? "label" : "subdomain");
+	policy_jdec_pop(&d->j, old);
 	return rc;
 }
 
@@ -716,11 +424,11 @@ int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool n
 	size_t old;
 	int rc;
 
-	snprintf(d->what, sizeof(d->what), "%s", kind);
-	rc = policy_dec_obj(d, obj, "metadata", true, &meta);
+	snprintf(d->j.what, sizeof(d->j.what), "%s", kind);
+	rc = policy_jdec_obj(&d->j, obj, "metadata", true, &meta);
 	if (rc)
 		return rc;
-	old = policy_dec_key(d, "metadata");
+	old = policy_jdec_key(&d->j, "metadata");
 	rc = policy_dec_str(d, meta, "name", true, 253, &n);
 	if (rc == GPUQ_OK)
 		rc = name_rule(d, "name", n, name_is_label);
@@ -730,18 +438,19 @@ int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool n
 		if (rc == GPUQ_OK)
 			rc = name_rule(d, "namespace", s, true);
 	} else if (rc == GPUQ_OK && nsv && !json_is_null(nsv)) {
-		size_t o2 = policy_dec_key(d, "namespace");
+		size_t o2 = policy_jdec_key(&d->j, "namespace");
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "must not be set: %s is cluster-scoped", kind);
-		policy_dec_pop(d, o2);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "must not be set: %s is cluster-scoped",
+				      kind);
+		policy_jdec_pop(&d->j, o2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc)
 		return rc;
 	if (namespaced)
-		snprintf(d->what, sizeof(d->what), "%s \"%s/%s\"", kind, s, n);
+		snprintf(d->j.what, sizeof(d->j.what), "%s \"%s/%s\"", kind, s, n);
 	else
-		snprintf(d->what, sizeof(d->what), "%s \"%s\"", kind, n);
+		snprintf(d->j.what, sizeof(d->j.what), "%s \"%s\"", kind, n);
 	*name = n;
 	if (ns)
 		*ns = s;
@@ -818,19 +527,20 @@ int policy_dec_register(policy_dec_t *d, int kind, const char *ns, const char *n
 		policy_origin_t o = origin_of(kind, first);
 
 		if (o.file)
-			return policy_dec_fail(d, GPUQ_EEXIST,
-					       "duplicate name (first declared in %s document %zu)",
-					       o.file, o.doc);
-		return policy_dec_fail(d, GPUQ_EEXIST, "duplicate name");
+			return policy_jdec_fail(
+			    &d->j, GPUQ_EEXIST,
+			    "duplicate name (first declared in %s document %zu)", o.file, o.doc);
+		return policy_jdec_fail(&d->j, GPUQ_EEXIST, "duplicate name");
 	}
 	if (v->n >= cap)
-		return policy_dec_fail(d, GPUQ_ELIMIT, "more than %zu %s", cap, plural);
+		return policy_jdec_fail(&d->j, GPUQ_ELIMIT, "more than %zu %s", cap, plural);
 	if (p->n_objects >= POLICY_OBJECTS_MAX)
-		return policy_dec_fail(d, GPUQ_ELIMIT, "more than %d objects", POLICY_OBJECTS_MAX);
+		return policy_jdec_fail(&d->j, GPUQ_ELIMIT, "more than %d objects",
+					POLICY_OBJECTS_MAX);
 	if (v->n == v->cap && policy_vec_push(v, NULL) == GPUQ_OK)
 		v->n--; /* reserve room so the push below cannot fail */
 	if (v->n == v->cap || policy_index_put(&p->index, kind, ns, name, obj))
-		return oom(d->diag);
+		return oom(d->j.diag);
 	v->items[v->n++] = obj;
 	p->n_objects++;
 	return GPUQ_OK;
@@ -850,21 +560,21 @@ static int decode_namespace(policy_dec_t *d, const json_t *obj)
 
 	if (rc)
 		return rc;
-	old = policy_dec_key(d, "metadata");
+	old = policy_jdec_key(&d->j, "metadata");
 	rc = policy_dec_labels(d, meta, "labels", POLICY_LABELS_MAX, &labels);
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc)
 		return rc;
 	own = policy_labels_get(&labels, "kubernetes.io/metadata.name");
 	if (own && strcmp(own, name) != 0)
-		return policy_dec_fail(
-		    d, GPUQ_EINVAL,
+		return policy_jdec_fail(
+		    &d->j, GPUQ_EINVAL,
 		    "metadata.labels[kubernetes.io/metadata.name]: \"%s\" is not "
 		    "the namespace's name",
 		    own);
 	all = policy_arena_alloc(&d->p->arena, (labels.n + 1) * sizeof(*all));
 	if (!all)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	if (labels.n)
 		memcpy(all, labels.items, labels.n * sizeof(*all));
 	if (!own) {
@@ -877,12 +587,14 @@ static int decode_namespace(policy_dec_t *d, const json_t *obj)
 	if (e && e->pub.declared)
 		return policy_dec_register(d, POLICY_K_NAMESPACE, "", name, NULL);
 	if (!e && d->p->n_objects >= POLICY_OBJECTS_MAX)
-		return policy_dec_fail(d, GPUQ_ELIMIT, "more than %d objects", POLICY_OBJECTS_MAX);
+		return policy_jdec_fail(&d->j, GPUQ_ELIMIT, "more than %d objects",
+					POLICY_OBJECTS_MAX);
 	rc = policy_ns_ensure(d->p, name, &e);
 	if (rc == GPUQ_ELIMIT)
-		return policy_dec_fail(d, rc, "more than %d Namespaces", POLICY_NAMESPACES_MAX);
+		return policy_jdec_fail(&d->j, rc, "more than %d Namespaces",
+					POLICY_NAMESPACES_MAX);
 	if (rc)
-		return gpuq_diag_set(d->diag, rc, "out of memory");
+		return gpuq_diag_set(d->j.diag, rc, "out of memory");
 	e->pub.declared = true;
 	e->pub.labels.items = all;
 	e->pub.labels.n = labels.n;
@@ -898,9 +610,10 @@ static int need_namespace(policy_dec_t *d, const char *ns)
 	int rc = policy_ns_ensure(d->p, ns, &e);
 
 	if (rc == GPUQ_ELIMIT)
-		return policy_dec_fail(d, rc, "more than %d Namespaces", POLICY_NAMESPACES_MAX);
+		return policy_jdec_fail(&d->j, rc, "more than %d Namespaces",
+					POLICY_NAMESPACES_MAX);
 	if (rc)
-		return gpuq_diag_set(d->diag, rc, "out of memory");
+		return gpuq_diag_set(d->j.diag, rc, "out of memory");
 	return GPUQ_OK;
 }
 
@@ -915,16 +628,16 @@ static int lr_item(policy_dec_t *d, const json_t *it, quota_lr_item_t *out)
 	int rc;
 
 	if (!json_is_object(it))
-		return type_fail(d, it, "a mapping");
-	rc = policy_dec_keys(d, it, keys, NULL);
+		return policy_jdec_want(&d->j, it, "a mapping");
+	rc = policy_jdec_keys(&d->j, it, keys, NULL);
 	if (rc == GPUQ_OK && !json_is_string(json_object_get(it, "type"))) {
-		size_t old = policy_dec_key(d, "type");
+		size_t old = policy_jdec_key(&d->j, "type");
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "required");
-		policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "required");
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, it, "type", types, &type);
+		rc = policy_jdec_enum(&d->j, it, "type", types, &type);
 	out->type = (quota_lr_type_t)type;
 	if (rc == GPUQ_OK)
 		rc = policy_dec_reslist(d, it, "min", &out->min);
@@ -937,8 +650,8 @@ static int lr_item(policy_dec_t *d, const json_t *it, quota_lr_item_t *out)
 	if (rc == GPUQ_OK)
 		rc = policy_dec_reslist(d, it, "maxLimitRequestRatio", &out->max_ratio);
 	if (rc == GPUQ_OK && out->type == QUOTA_LR_POD && (out->def.n || out->def_request.n))
-		rc = policy_dec_fail(d, GPUQ_EINVAL,
-				     "default and defaultRequest are not allowed for type Pod");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "default and defaultRequest are not allowed for type Pod");
 	return rc;
 }
 
@@ -959,9 +672,9 @@ static int lr_item_order(policy_dec_t *d, const quota_lr_item_t *it)
 					continue;
 				quota_qty_format(&lo->qty, x, sizeof(x));
 				quota_qty_format(hi, y, sizeof(y));
-				return policy_dec_fail(d, GPUQ_EINVAL,
-						       "%s[%s] %s is more than %s[%s] %s", names[a],
-						       lo->name, x, names[b], lo->name, y);
+				return policy_jdec_fail(
+				    &d->j, GPUQ_EINVAL, "%s[%s] %s is more than %s[%s] %s",
+				    names[a], lo->name, x, names[b], lo->name, y);
 			}
 	return GPUQ_OK;
 }
@@ -975,33 +688,33 @@ static int decode_limitrange(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "LimitRange", true, false, &ns, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", true, &spec);
+		rc = policy_jdec_obj(&d->j, obj, "spec", true, &spec);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_arr(d, spec, "limits", false, POLICY_LR_ITEMS_MAX, &limits);
+		rc = policy_jdec_arr(&d->j, spec, "limits", false, POLICY_LR_ITEMS_MAX, &limits);
 	if (rc)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	e->pub.n_items = limits ? json_array_size(limits) : 0;
 	e->pub.items =
 	    policy_arena_alloc(&d->p->arena, (e->pub.n_items + 1) * sizeof(*e->pub.items));
 	if (!e->pub.items)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
-	old = policy_dec_key(d, "spec");
+	old = policy_jdec_key(&d->j, "spec");
 	for (size_t i = 0; i < e->pub.n_items && rc == GPUQ_OK; i++) {
-		size_t o1 = policy_dec_key(d, "limits"), o2 = policy_dec_idx(d, i);
+		size_t o1 = policy_jdec_key(&d->j, "limits"), o2 = policy_jdec_idx(&d->j, i);
 
 		rc = lr_item(d, json_array_get(limits, i), &e->pub.items[i]);
 		if (rc == GPUQ_OK)
 			rc = lr_item_order(d, &e->pub.items[i]);
-		policy_dec_pop(d, o2);
-		policy_dec_pop(d, o1);
+		policy_jdec_pop(&d->j, o2);
+		policy_jdec_pop(&d->j, o1);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc == GPUQ_OK)
 		rc = need_namespace(d, ns);
 	if (rc == GPUQ_OK)
@@ -1021,9 +734,9 @@ static int rq_scoped(policy_dec_t *d, const json_t *spec, bool *skip)
 	int rc;
 
 	*skip = false;
-	if (scopes && !is_empty(scopes))
+	if (scopes && !policy_jdec_empty(scopes))
 		field = "scopes";
-	else if (sel && !is_empty(sel))
+	else if (sel && !policy_jdec_empty(sel))
 		field = "scopeSelector";
 	if (!field)
 		return GPUQ_OK;
@@ -1031,12 +744,12 @@ static int rq_scoped(policy_dec_t *d, const json_t *spec, bool *skip)
 		*skip = true;
 		return GPUQ_OK;
 	}
-	old = policy_dec_key(d, "spec");
-	policy_dec_key(d, field);
-	rc = policy_dec_fail(d, GPUQ_EINVAL,
-			     "scoped quotas are not supported (gpuq would count every pod of the "
-			     "namespace against it); remove it or load with skip_scoped_quotas");
-	policy_dec_pop(d, old);
+	old = policy_jdec_key(&d->j, "spec");
+	policy_jdec_key(&d->j, field);
+	rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+			      "scoped quotas are not supported (gpuq would count every pod of the "
+			      "namespace against it); remove it or load with skip_scoped_quotas");
+	policy_jdec_pop(&d->j, old);
 	return rc;
 }
 
@@ -1051,13 +764,13 @@ static int decode_quota(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "ResourceQuota", true, false, &ns, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", true, &spec);
+		rc = policy_jdec_obj(&d->j, obj, "spec", true, &spec);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "status", false, &status);
+		rc = policy_jdec_obj(&d->j, obj, "status", false, &status);
 	if (rc == GPUQ_OK) {
-		old = policy_dec_key(d, "spec");
-		rc = policy_dec_keys(d, spec, keys, NULL);
-		policy_dec_pop(d, old);
+		old = policy_jdec_key(&d->j, "spec");
+		rc = policy_jdec_keys(&d->j, spec, keys, NULL);
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
 		rc = rq_scoped(d, spec, &skip);
@@ -1065,17 +778,17 @@ static int decode_quota(policy_dec_t *d, const json_t *obj)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
-	old = policy_dec_key(d, "spec");
+	old = policy_jdec_key(&d->j, "spec");
 	rc = policy_dec_reslist(d, spec, "hard", &e->pub.hard);
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc == GPUQ_OK && status) {
-		old = policy_dec_key(d, "status");
+		old = policy_jdec_key(&d->j, "status");
 		rc = policy_dec_reslist(d, status, "used", &e->pub.used);
-		policy_dec_pop(d, old);
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
 		rc = need_namespace(d, ns);
@@ -1100,20 +813,21 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "PriorityClass", false, false, NULL, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_int(d, obj, "value", true, INT32_MIN, INT32_MAX, &value);
+		rc = policy_jdec_int(&d->j, obj, "value", true, INT32_MIN, INT32_MAX, &value);
 	if (rc == GPUQ_OK && value > USER_PRIORITY_MAX && strncmp(name, "system-", 7) != 0)
-		rc = policy_dec_fail(d, GPUQ_ERANGE,
+		rc =
+		    policy_jdec_fail(&d->j, GPUQ_ERANGE,
 				     "value: %" PRId64 " is above %d, reserved for system- classes",
 				     value, USER_PRIORITY_MAX);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_bool(d, obj, "globalDefault", &def);
+		rc = policy_jdec_bool(&d->j, obj, "globalDefault", &def);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, obj, "preemptionPolicy", modes, &mode);
+		rc = policy_jdec_enum(&d->j, obj, "preemptionPolicy", modes, &mode);
 	if (rc)
 		return rc;
 	pc = policy_arena_alloc(&d->p->arena, sizeof(*pc));
 	if (!pc || !(pc->name = policy_arena_strdup(&d->p->arena, name)))
-		return oom(d->diag);
+		return oom(d->j.diag);
 	pc->value = (int32_t)value;
 	pc->global_default = def;
 	pc->preempt_never = mode == 1;
@@ -1133,22 +847,23 @@ static int device_choice(policy_dec_t *d, const json_t *obj, policy_device_choic
 	int rc = policy_dec_str(d, obj, "deviceClassName", true, 253, &c->device_class);
 
 	if (rc == GPUQ_OK && !policy_name_is_subdomain(c->device_class)) {
-		size_t old = policy_dec_key(d, "deviceClassName");
+		size_t old = policy_jdec_key(&d->j, "deviceClassName");
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid device class name \"%s\"",
-				     c->device_class);
-		policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid device class name \"%s\"",
+				      c->device_class);
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, obj, "allocationMode", ALLOC_MODES, &mode);
+		rc = policy_jdec_enum(&d->j, obj, "allocationMode", ALLOC_MODES, &mode);
 	if (rc == GPUQ_OK && mode == POLICY_ALLOC_ALL && json_object_get(obj, "count")) {
-		size_t old = policy_dec_key(d, "count");
+		size_t old = policy_jdec_key(&d->j, "count");
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "must not be set with allocationMode All");
-		policy_dec_pop(d, old);
+		rc =
+		    policy_jdec_fail(&d->j, GPUQ_EINVAL, "must not be set with allocationMode All");
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK && mode != POLICY_ALLOC_ALL)
-		rc = policy_dec_int(d, obj, "count", false, 1, INT32_MAX, &count);
+		rc = policy_jdec_int(&d->j, obj, "count", false, 1, INT32_MAX, &count);
 	c->mode = (policy_alloc_mode_t)mode;
 	c->count = mode == POLICY_ALLOC_ALL ? 0 : count;
 	return rc;
@@ -1159,11 +874,11 @@ static int dns_label_field(policy_dec_t *d, const json_t *obj, const char *key, 
 	int rc = policy_dec_str(d, obj, key, true, 63, out);
 
 	if (rc == GPUQ_OK && !policy_name_is_label(*out)) {
-		size_t old = policy_dec_key(d, key);
+		size_t old = policy_jdec_key(&d->j, key);
 
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid name \"%s\" (want a DNS-1123 label)",
-				     *out);
-		policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "invalid name \"%s\" (want a DNS-1123 label)", *out);
+		policy_jdec_pop(&d->j, old);
 	}
 	return rc;
 }
@@ -1175,26 +890,27 @@ static int first_available(policy_dec_t *d, const json_t *list, policy_device_re
 	int rc = GPUQ_OK;
 
 	if (n == 0)
-		return policy_dec_fail(d, GPUQ_EINVAL, "firstAvailable: must not be empty");
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL, "firstAvailable: must not be empty");
 	c = policy_arena_alloc(&d->p->arena, n * sizeof(*c));
 	if (!c)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	for (size_t i = 0; i < n && rc == GPUQ_OK; i++) {
 		const json_t *sub = json_array_get(list, i);
-		size_t o1 = policy_dec_key(d, "firstAvailable"), o2 = policy_dec_idx(d, i);
+		size_t o1 = policy_jdec_key(&d->j, "firstAvailable"),
+		       o2 = policy_jdec_idx(&d->j, i);
 
 		if (!json_is_object(sub))
-			rc = type_fail(d, sub, "a mapping");
+			rc = policy_jdec_want(&d->j, sub, "a mapping");
 		if (rc == GPUQ_OK)
 			rc = dns_label_field(d, sub, "name", &c[i].name);
 		for (size_t j = 0; rc == GPUQ_OK && j < i; j++)
 			if (!strcmp(c[j].name, c[i].name))
-				rc = policy_dec_fail(d, GPUQ_EINVAL, "name: duplicate \"%s\"",
-						     c[i].name);
+				rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "name: duplicate \"%s\"",
+						      c[i].name);
 		if (rc == GPUQ_OK)
 			rc = device_choice(d, sub, &c[i]);
-		policy_dec_pop(d, o2);
-		policy_dec_pop(d, o1);
+		policy_jdec_pop(&d->j, o2);
+		policy_jdec_pop(&d->j, o1);
 	}
 	r->first_available = true;
 	r->choices = c;
@@ -1212,34 +928,37 @@ static int device_request(policy_dec_t *d, const json_t *req, bool flat, policy_
 	int rc;
 
 	if (!json_is_object(req))
-		return type_fail(d, req, "a mapping");
+		return policy_jdec_want(&d->j, req, "a mapping");
 	rc = dns_label_field(d, req, "name", &r->name);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_arr(d, req, "firstAvailable", false, POLICY_SUBREQUESTS_MAX, &fa);
+		rc = policy_jdec_arr(&d->j, req, "firstAvailable", false, POLICY_SUBREQUESTS_MAX,
+				     &fa);
 	if (rc == GPUQ_OK && !flat)
-		rc = policy_dec_obj(d, req, "exactly", false, &exactly);
+		rc = policy_jdec_obj(&d->j, req, "exactly", false, &exactly);
 	if (rc)
 		return rc;
 	if (fa && (exactly || (flat && json_object_get(req, "deviceClassName"))))
-		return policy_dec_fail(d, GPUQ_EINVAL, "set exactly one of %s and firstAvailable",
-				       flat ? "deviceClassName" : "exactly");
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL,
+					"set exactly one of %s and firstAvailable",
+					flat ? "deviceClassName" : "exactly");
 	if (fa)
 		return first_available(d, fa, r);
 	if (!flat && !exactly)
-		return policy_dec_fail(d, GPUQ_EINVAL, "set one of exactly and firstAvailable");
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL,
+					"set one of exactly and firstAvailable");
 	c = policy_arena_alloc(&d->p->arena, sizeof(*c));
 	if (!c)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	c->name = "";
 	r->choices = c;
 	r->n_choices = 1;
 	if (flat)
 		return device_choice(d, req, c);
 	{
-		size_t old = policy_dec_key(d, "exactly");
+		size_t old = policy_jdec_key(&d->j, "exactly");
 
 		rc = device_choice(d, exactly, c);
-		policy_dec_pop(d, old);
+		policy_jdec_pop(&d->j, old);
 	}
 	return rc;
 }
@@ -1254,17 +973,17 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "ResourceClaimTemplate", true, false, &ns, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", true, &spec);
-	old = policy_dec_key(d, "spec");
+		rc = policy_jdec_obj(&d->j, obj, "spec", true, &spec);
+	old = policy_jdec_key(&d->j, "spec");
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, spec, "spec", true, &inner);
-	policy_dec_key(d, "spec");
+		rc = policy_jdec_obj(&d->j, spec, "spec", true, &inner);
+	policy_jdec_key(&d->j, "spec");
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, inner, "devices", false, &devices);
-	policy_dec_key(d, "devices");
+		rc = policy_jdec_obj(&d->j, inner, "devices", false, &devices);
+	policy_jdec_key(&d->j, "devices");
 	if (rc == GPUQ_OK && devices)
-		rc = policy_dec_arr(d, devices, "requests", false, POLICY_DEVICE_REQUESTS_MAX,
-				    &reqs);
+		rc = policy_jdec_arr(&d->j, devices, "requests", false, POLICY_DEVICE_REQUESTS_MAX,
+				     &reqs);
 	t = rc ? NULL : policy_arena_alloc(&d->p->arena, sizeof(*t));
 	if (rc == GPUQ_OK && t) {
 		t->n_requests = reqs ? json_array_size(reqs) : 0;
@@ -1272,26 +991,26 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 		    policy_arena_alloc(&d->p->arena, (t->n_requests + 1) * sizeof(*t->requests));
 	}
 	if (rc == GPUQ_OK && (!t || !t->requests))
-		rc = oom(d->diag);
+		rc = oom(d->j.diag);
 	for (size_t i = 0; rc == GPUQ_OK && i < t->n_requests; i++) {
 		policy_device_request_t *r = (policy_device_request_t *)&t->requests[i];
-		size_t o1 = policy_dec_key(d, "requests"), o2 = policy_dec_idx(d, i);
+		size_t o1 = policy_jdec_key(&d->j, "requests"), o2 = policy_jdec_idx(&d->j, i);
 
 		rc = device_request(d, json_array_get(reqs, i), flat, r);
 		for (size_t j = 0; rc == GPUQ_OK && j < i; j++)
 			if (!strcmp(t->requests[j].name, r->name))
-				rc = policy_dec_fail(d, GPUQ_EINVAL, "name: duplicate \"%s\"",
-						     r->name);
-		policy_dec_pop(d, o2);
-		policy_dec_pop(d, o1);
+				rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "name: duplicate \"%s\"",
+						      r->name);
+		policy_jdec_pop(&d->j, o2);
+		policy_jdec_pop(&d->j, o1);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	if (rc)
 		return rc;
 	t->namespace_ = policy_arena_strdup(&d->p->arena, ns);
 	t->name = policy_arena_strdup(&d->p->arena, name);
 	if (!t->namespace_ || !t->name)
-		return oom(d->diag);
+		return oom(d->j.diag);
 	t->origin = policy_dec_origin(d);
 	rc = need_namespace(d, ns);
 	if (rc == GPUQ_OK)
@@ -1334,7 +1053,7 @@ static int wrong_api(policy_dec_t *d, const kind_t *k, const char *api)
 	for (size_t i = 0; k->apis[i] && used < sizeof(want); i++)
 		used += (size_t)snprintf(want + used, sizeof(want) - used, "%s%s",
 					 i ? (k->apis[i + 1] ? ", " : " or ") : "", k->apis[i]);
-	return gpuq_diag_set(d->diag, GPUQ_EINVAL,
+	return gpuq_diag_set(d->j.diag, GPUQ_EINVAL,
 			     "%s: apiVersion \"%.100s\" is not one gpuq reads (want %s)", k->kind,
 			     api, want);
 }
@@ -1361,8 +1080,8 @@ int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 		d = calloc(1, sizeof(*d)); /* 1.5 KiB: kept off the stack */
 		if (!d)
 			return oom(diag);
+		policy_jdec_init(&d->j, diag, NULL);
 		d->p = p;
-		d->diag = diag;
 		d->api = json_string_value(api);
 		if (!in_list(d->api, k->apis))
 			rc = wrong_api(d, k, d->api);

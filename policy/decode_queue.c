@@ -13,7 +13,7 @@ static const char *const STOP_POLICIES[] = {"None", "Hold", "HoldAndDrain", NULL
 
 static int enomem(policy_dec_t *d)
 {
-	gpuq_diag_set(d->diag, GPUQ_ENOMEM, "out of memory");
+	gpuq_diag_set(d->j.diag, GPUQ_ENOMEM, "out of memory");
 	return GPUQ_ENOMEM; /* a constant the static analyzer can follow */
 }
 
@@ -21,15 +21,15 @@ static int enomem(policy_dec_t *d)
 static int enter(policy_dec_t *d, const json_t *obj, const char *key, const char *const *keys,
 		 const json_t **out, size_t *old)
 {
-	int rc = policy_dec_obj(d, obj, key, false, out);
+	int rc = policy_jdec_obj(&d->j, obj, key, false, out);
 
-	*old = d->plen;
+	*old = d->j.plen;
 	if (rc || !*out)
 		return rc;
-	*old = policy_dec_key(d, key);
-	rc = policy_dec_keys(d, *out, keys, NULL);
+	*old = policy_jdec_key(&d->j, key);
+	rc = policy_jdec_keys(&d->j, *out, keys, NULL);
 	if (rc)
-		policy_dec_pop(d, *old);
+		policy_jdec_pop(&d->j, *old);
 	return rc;
 }
 
@@ -45,7 +45,7 @@ static int fair_sharing(policy_dec_t *d, const json_t *spec, int64_t *milli)
 	if (rc || !fs)
 		return rc;
 	rc = policy_dec_weight(d, fs, "weight", milli);
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	return rc;
 }
 
@@ -59,21 +59,22 @@ static int taint(policy_dec_t *d, const json_t *v, policy_taint_t *t)
 	int effect = 0, rc;
 
 	t->value = "";
-	rc = policy_dec_keys(d, v, keys, NULL);
+	rc = policy_jdec_keys(&d->j, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "key", true, POLICY_STRING_MAX, &t->key);
 	if (rc == GPUQ_OK && !policy_name_is_label_key(t->key))
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "key: invalid taint key \"%s\"", t->key);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "key: invalid taint key \"%s\"", t->key);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "value", false, POLICY_STRING_MAX, &t->value);
 	if (rc == GPUQ_OK && !policy_name_is_label_value(t->value))
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "value: invalid taint value \"%s\"", t->value);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "value: invalid taint value \"%s\"",
+				      t->value);
 	if (rc == GPUQ_OK && !json_is_string(json_object_get(v, "effect")))
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "effect: required");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "effect: required");
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, v, "effect", EFFECTS, &effect);
+		rc = policy_jdec_enum(&d->j, v, "effect", EFFECTS, &effect);
 	if (rc == GPUQ_OK && effect == 0)
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "effect: required");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "effect: required");
 	t->effect = (policy_effect_t)effect;
 	return rc;
 }
@@ -86,33 +87,36 @@ static int toleration(policy_dec_t *d, const json_t *v, policy_toleration_t *t)
 	int op = 0, effect = 0, rc;
 
 	t->key = t->value = "";
-	rc = policy_dec_keys(d, v, keys, NULL);
+	rc = policy_jdec_keys(&d->j, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "key", false, POLICY_STRING_MAX, &t->key);
 	if (rc == GPUQ_OK && *t->key && !policy_name_is_label_key(t->key))
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "key: invalid toleration key \"%s\"", t->key);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "key: invalid toleration key \"%s\"",
+				      t->key);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, v, "operator", ops, &op);
+		rc = policy_jdec_enum(&d->j, v, "operator", ops, &op);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "value", false, POLICY_STRING_MAX, &t->value);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, v, "effect", EFFECTS, &effect);
+		rc = policy_jdec_enum(&d->j, v, "effect", EFFECTS, &effect);
 	if (rc == GPUQ_OK && json_object_get(v, "tolerationSeconds") &&
 	    !json_is_null(json_object_get(v, "tolerationSeconds"))) {
 		t->has_seconds = true;
-		rc = policy_dec_int(d, v, "tolerationSeconds", false, INT64_MIN, INT64_MAX,
-				    &t->seconds);
+		rc = policy_jdec_int(&d->j, v, "tolerationSeconds", false, INT64_MIN, INT64_MAX,
+				     &t->seconds);
 		if (rc == GPUQ_OK && effect != POLICY_EFFECT_NO_EXECUTE)
-			rc = policy_dec_fail(
-			    d, GPUQ_EINVAL,
+			rc = policy_jdec_fail(
+			    &d->j, GPUQ_EINVAL,
 			    "tolerationSeconds: only allowed with effect NoExecute");
 	}
 	t->exists = op == 1;
 	t->effect = (policy_effect_t)effect;
 	if (rc == GPUQ_OK && t->exists && *t->value)
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "value: must be empty with operator Exists");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "value: must be empty with operator Exists");
 	if (rc == GPUQ_OK && !*t->key && !t->exists)
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "operator: must be Exists when key is empty");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "operator: must be Exists when key is empty");
 	return rc;
 }
 
@@ -124,7 +128,7 @@ static int flavor_list(policy_dec_t *d, const json_t *spec, const char *key, boo
 	size_t size = taints ? sizeof(policy_taint_t) : sizeof(policy_toleration_t);
 	unsigned char *items;
 	size_t old;
-	int rc = policy_dec_arr(d, spec, key, false, POLICY_TAINTS_MAX, &list);
+	int rc = policy_jdec_arr(&d->j, spec, key, false, POLICY_TAINTS_MAX, &list);
 
 	*n = 0;
 	if (rc || !list || !json_array_size(list))
@@ -132,9 +136,9 @@ static int flavor_list(policy_dec_t *d, const json_t *spec, const char *key, boo
 	items = policy_arena_alloc(&d->p->arena, json_array_size(list) * size);
 	if (!items)
 		return enomem(d);
-	old = policy_dec_key(d, key);
+	old = policy_jdec_key(&d->j, key);
 	for (size_t i = 0; i < json_array_size(list) && rc == GPUQ_OK; i++) {
-		size_t o2 = policy_dec_idx(d, i);
+		size_t o2 = policy_jdec_idx(&d->j, i);
 
 		if (taints)
 			rc =
@@ -142,9 +146,9 @@ static int flavor_list(policy_dec_t *d, const json_t *spec, const char *key, boo
 		else
 			rc = toleration(d, json_array_get(list, i),
 					(policy_toleration_t *)(items + i * size));
-		policy_dec_pop(d, o2);
+		policy_jdec_pop(&d->j, o2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	*out = items;
 	*n = json_array_size(list);
 	return rc;
@@ -162,7 +166,7 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "ResourceFlavor", false, false, NULL, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", false, &spec);
+		rc = policy_jdec_obj(&d->j, obj, "spec", false, &spec);
 	if (rc)
 		return rc;
 	f = policy_arena_alloc(&d->p->arena, sizeof(*f));
@@ -170,8 +174,8 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 		return enomem(d);
 	f->origin = policy_dec_origin(d);
 	if (spec) {
-		old = policy_dec_key(d, "spec");
-		rc = policy_dec_keys(d, spec, keys, unsupported);
+		old = policy_jdec_key(&d->j, "spec");
+		rc = policy_jdec_keys(&d->j, spec, keys, unsupported);
 		if (rc == GPUQ_OK)
 			rc = policy_dec_labels(d, spec, "nodeLabels", POLICY_NODE_LABELS_MAX,
 					       &f->node_labels);
@@ -181,7 +185,7 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 		if (rc == GPUQ_OK)
 			rc = flavor_list(d, spec, "tolerations", false, &list, &f->n_tolerations);
 		f->tolerations = list;
-		policy_dec_pop(d, old);
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
 		rc = policy_dec_register(d, POLICY_K_FLAVOR, "", f->name, f);
@@ -199,14 +203,14 @@ static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool
 	const char *name = NULL;
 	int rc;
 
-	rc = policy_dec_keys(d, v, keys, NULL);
+	rc = policy_jdec_keys(&d->j, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "name", true, QUOTA_RES_NAME_MAX, &name);
 	if (rc == GPUQ_OK && strcmp(name, covered) != 0)
-		rc = policy_dec_fail(d, GPUQ_EINVAL,
-				     "name: \"%s\" is not \"%s\", the coveredResources entry in "
-				     "the same position",
-				     name, covered);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "name: \"%s\" is not \"%s\", the coveredResources entry in "
+				      "the same position",
+				      name, covered);
 	q->resource = covered;
 	if (rc == GPUQ_OK)
 		rc = policy_dec_qty(d, v, "nominalQuota", true, &q->nominal, NULL);
@@ -217,7 +221,8 @@ static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool
 		rc = policy_dec_qty(d, v, "lendingLimit", false, &q->lending_limit,
 				    &q->has_lending_limit);
 	if (rc == GPUQ_OK && !cohort && (q->has_borrowing_limit || q->has_lending_limit))
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "%s: must not be set without a cohortName",
+		rc =
+		    policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s: must not be set without a cohortName",
 				     q->has_borrowing_limit ? "borrowingLimit" : "lendingLimit");
 	if (rc == GPUQ_OK && q->has_lending_limit &&
 	    quota_qty_cmp(&q->lending_limit, &q->nominal) > 0) {
@@ -225,8 +230,8 @@ static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool
 
 		quota_qty_format(&q->lending_limit, a, sizeof(a));
 		quota_qty_format(&q->nominal, b, sizeof(b));
-		rc = policy_dec_fail(d, GPUQ_EINVAL,
-				     "lendingLimit: %s is more than nominalQuota %s", a, b);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "lendingLimit: %s is more than nominalQuota %s", a, b);
 	}
 	return rc;
 }
@@ -240,32 +245,32 @@ static int flavor_quota(policy_dec_t *d, const json_t *v, const policy_resource_
 	size_t old;
 	int rc;
 
-	rc = policy_dec_keys(d, v, keys, NULL);
+	rc = policy_jdec_keys(&d->j, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "name", true, 253, &fq->name);
 	if (rc == GPUQ_OK && !policy_name_is_subdomain(fq->name))
-		rc = policy_dec_fail(d, GPUQ_EINVAL,
-				     "name: invalid name \"%s\" (want a DNS-1123 subdomain)",
-				     fq->name);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "name: invalid name \"%s\" (want a DNS-1123 subdomain)",
+				      fq->name);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_arr(d, v, "resources", true, POLICY_COVERED_MAX, &res);
+		rc = policy_jdec_arr(&d->j, v, "resources", true, POLICY_COVERED_MAX, &res);
 	if (rc == GPUQ_OK && json_array_size(res) != g->n_covered)
-		rc = policy_dec_fail(d, GPUQ_EINVAL,
-				     "resources: %zu entries, but coveredResources has %zu",
-				     json_array_size(res), g->n_covered);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "resources: %zu entries, but coveredResources has %zu",
+				      json_array_size(res), g->n_covered);
 	if (rc)
 		return rc;
 	qs = policy_arena_alloc(&d->p->arena, g->n_covered * sizeof(*qs));
 	if (!qs)
 		return enomem(d);
-	old = policy_dec_key(d, "resources");
+	old = policy_jdec_key(&d->j, "resources");
 	for (size_t r = 0; r < g->n_covered && rc == GPUQ_OK; r++) {
-		size_t o2 = policy_dec_idx(d, r);
+		size_t o2 = policy_jdec_idx(&d->j, r);
 
 		rc = res_quota(d, json_array_get(res, r), g->covered[r], cohort, &qs[r]);
-		policy_dec_pop(d, o2);
+		policy_jdec_pop(&d->j, o2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	fq->resources = qs;
 	fq->n_resources = g->n_covered;
 	return rc;
@@ -276,34 +281,35 @@ static int covered_resources(policy_dec_t *d, const json_t *v, policy_resource_g
 	const json_t *list = NULL;
 	const char **names;
 	size_t old;
-	int rc = policy_dec_arr(d, v, "coveredResources", true, POLICY_COVERED_MAX, &list);
+	int rc = policy_jdec_arr(&d->j, v, "coveredResources", true, POLICY_COVERED_MAX, &list);
 
 	if (rc)
 		return rc;
 	if (json_array_size(list) == 0)
-		return policy_dec_fail(d, GPUQ_EINVAL, "coveredResources: must not be empty");
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL, "coveredResources: must not be empty");
 	names = policy_arena_alloc(&d->p->arena, json_array_size(list) * sizeof(*names));
 	if (!names)
 		return enomem(d);
-	old = policy_dec_key(d, "coveredResources");
+	old = policy_jdec_key(&d->j, "coveredResources");
 	for (size_t i = 0; i < json_array_size(list) && rc == GPUQ_OK; i++) {
 		const json_t *e = json_array_get(list, i);
-		size_t o2 = policy_dec_idx(d, i);
+		size_t o2 = policy_jdec_idx(&d->j, i);
 		char val[128];
 
-		policy_dec_value(e, val, sizeof(val));
+		policy_jdec_value(e, val, sizeof(val));
 		if (!json_is_string(e))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "must be a string, not %s", val);
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "must be a string, not %s", val);
 		else if (!policy_name_is_resource(json_string_value(e)))
-			rc = policy_dec_fail(d, GPUQ_EINVAL, "invalid resource name %s", val);
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid resource name %s", val);
 		else if (!(names[i] = policy_arena_strdup(&d->p->arena, json_string_value(e))))
 			rc = enomem(d);
 		for (size_t j = 0; rc == GPUQ_OK && j < i; j++)
 			if (!strcmp(names[j], names[i]))
-				rc = policy_dec_fail(d, GPUQ_EINVAL, "%s is listed twice", val);
-		policy_dec_pop(d, o2);
+				rc =
+				    policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s is listed twice", val);
+		policy_jdec_pop(&d->j, o2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	g->covered = names;
 	g->n_covered = json_array_size(list);
 	return rc;
@@ -317,26 +323,26 @@ static int resource_group(policy_dec_t *d, const json_t *v, bool cohort, policy_
 	size_t old;
 	int rc;
 
-	rc = policy_dec_keys(d, v, keys, NULL);
+	rc = policy_jdec_keys(&d->j, v, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = covered_resources(d, v, g);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_arr(d, v, "flavors", true, POLICY_GROUP_FLAVORS_MAX, &flavors);
+		rc = policy_jdec_arr(&d->j, v, "flavors", true, POLICY_GROUP_FLAVORS_MAX, &flavors);
 	if (rc == GPUQ_OK && json_array_size(flavors) == 0)
-		rc = policy_dec_fail(d, GPUQ_EINVAL, "flavors: must not be empty");
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "flavors: must not be empty");
 	if (rc)
 		return rc;
 	fqs = policy_arena_alloc(&d->p->arena, json_array_size(flavors) * sizeof(*fqs));
 	if (!fqs)
 		return enomem(d);
-	old = policy_dec_key(d, "flavors");
+	old = policy_jdec_key(&d->j, "flavors");
 	for (size_t f = 0; f < json_array_size(flavors) && rc == GPUQ_OK; f++) {
-		size_t o2 = policy_dec_idx(d, f);
+		size_t o2 = policy_jdec_idx(&d->j, f);
 
 		rc = flavor_quota(d, json_array_get(flavors, f), g, cohort, &fqs[f]);
-		policy_dec_pop(d, o2);
+		policy_jdec_pop(&d->j, o2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	g->flavors = fqs;
 	g->n_flavors = json_array_size(flavors);
 	return rc;
@@ -354,8 +360,8 @@ static int groups_disjoint(policy_dec_t *d, const policy_cq_t *cq)
 			for (size_t i = 0; h < g && i < a->n_covered; i++)
 				for (size_t j = 0; j < b->n_covered; j++)
 					if (!strcmp(a->covered[i], b->covered[j]))
-						return policy_dec_fail(
-						    d, GPUQ_EINVAL,
+						return policy_jdec_fail(
+						    &d->j, GPUQ_EINVAL,
 						    "resourceGroups[%zu].coveredResources[%zu]: "
 						    "\"%s\" is already covered by "
 						    "resourceGroups[%zu]",
@@ -363,8 +369,8 @@ static int groups_disjoint(policy_dec_t *d, const policy_cq_t *cq)
 			for (size_t i = 0; i < a->n_flavors; i++)
 				for (size_t j = 0; j < (h < g ? b->n_flavors : i); j++)
 					if (!strcmp(a->flavors[i].name, b->flavors[j].name))
-						return policy_dec_fail(
-						    d, GPUQ_EINVAL,
+						return policy_jdec_fail(
+						    &d->j, GPUQ_EINVAL,
 						    "resourceGroups[%zu].flavors[%zu].name: "
 						    "flavor \"%s\" already appears in "
 						    "resourceGroups[%zu]",
@@ -391,30 +397,30 @@ static int preemption(policy_dec_t *d, const json_t *spec, policy_preemption_t *
 
 	if (rc || !p)
 		return rc;
-	rc = policy_dec_enum(d, p, "withinClusterQueue", within, &w);
+	rc = policy_jdec_enum(&d->j, p, "withinClusterQueue", within, &w);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, p, "reclaimWithinCohort", reclaim, &r);
+		rc = policy_jdec_enum(&d->j, p, "reclaimWithinCohort", reclaim, &r);
 	if (rc == GPUQ_OK)
 		rc = enter(d, p, "borrowWithinCohort", bkeys, &b, &old2);
 	if (rc == GPUQ_OK && b) {
-		rc = policy_dec_enum(d, b, "policy", borrow, &bp);
+		rc = policy_jdec_enum(&d->j, b, "policy", borrow, &bp);
 		if (rc == GPUQ_OK && json_object_get(b, "maxPriorityThreshold") &&
 		    !json_is_null(json_object_get(b, "maxPriorityThreshold"))) {
 			pr->has_max_priority_threshold = true;
-			rc = policy_dec_int(d, b, "maxPriorityThreshold", true, INT32_MIN,
-					    INT32_MAX, &thr);
+			rc = policy_jdec_int(&d->j, b, "maxPriorityThreshold", true, INT32_MIN,
+					     INT32_MAX, &thr);
 		}
-		policy_dec_pop(d, old2);
+		policy_jdec_pop(&d->j, old2);
 	}
 	pr->within_cluster_queue = (policy_preempt_t)w;
 	pr->reclaim_within_cohort = r == 2 ? POLICY_PREEMPT_ANY : (policy_preempt_t)r;
 	pr->borrow_within_cohort = (policy_preempt_t)bp;
 	pr->max_priority_threshold = (int32_t)thr;
 	if (rc == GPUQ_OK && bp && !r)
-		rc = policy_dec_fail(d, GPUQ_EINVAL,
-				     "borrowWithinCohort.policy: LowerPriority needs "
-				     "reclaimWithinCohort other than Never");
-	policy_dec_pop(d, old);
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "borrowWithinCohort.policy: LowerPriority needs "
+				      "reclaimWithinCohort other than Never");
+	policy_jdec_pop(&d->j, old);
 	return rc;
 }
 
@@ -432,12 +438,12 @@ static int fungibility(policy_dec_t *d, const json_t *spec, policy_fungibility_t
 	fu->when_can_preempt = POLICY_FUNGIBLE_TRY_NEXT_FLAVOR;
 	if (rc || !f)
 		return rc;
-	rc = policy_dec_enum(d, f, "whenCanBorrow", borrow, &b);
+	rc = policy_jdec_enum(&d->j, f, "whenCanBorrow", borrow, &b);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, f, "whenCanPreempt", preempt, &p);
+		rc = policy_jdec_enum(&d->j, f, "whenCanPreempt", preempt, &p);
 	fu->when_can_borrow = b == 2 ? POLICY_FUNGIBLE_TRY_NEXT_FLAVOR : POLICY_FUNGIBLE_STOP;
 	fu->when_can_preempt = p == 2 ? POLICY_FUNGIBLE_TRY_NEXT_FLAVOR : POLICY_FUNGIBLE_STOP;
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	return rc;
 }
 
@@ -452,15 +458,15 @@ static int cohort_name(policy_dec_t *d, const json_t *spec, const char **out)
 	if (rc)
 		return rc;
 	if (a && b && strcmp(a, b) != 0)
-		return policy_dec_fail(d, GPUQ_EINVAL, "cohortName \"%s\" and cohort \"%s\" differ",
-				       a, b);
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL,
+					"cohortName \"%s\" and cohort \"%s\" differ", a, b);
 	*out = a ? a : b;
 	if (*out && !**out)
 		*out = NULL; /* "" means no cohort */
 	if (*out && !policy_name_is_subdomain(*out))
-		return policy_dec_fail(d, GPUQ_EINVAL,
-				       "%s: invalid name \"%s\" (want a DNS-1123 subdomain)",
-				       a ? "cohortName" : "cohort", *out);
+		return policy_jdec_fail(&d->j, GPUQ_EINVAL,
+					"%s: invalid name \"%s\" (want a DNS-1123 subdomain)",
+					a ? "cohortName" : "cohort", *out);
 	return GPUQ_OK;
 }
 
@@ -469,21 +475,21 @@ static int cq_groups(policy_dec_t *d, const json_t *spec, policy_cq_t *cq)
 	const json_t *groups = NULL;
 	policy_resource_group_t *gs;
 	size_t old;
-	int rc = policy_dec_arr(d, spec, "resourceGroups", false, POLICY_GROUPS_MAX, &groups);
+	int rc = policy_jdec_arr(&d->j, spec, "resourceGroups", false, POLICY_GROUPS_MAX, &groups);
 
 	if (rc || !groups || !json_array_size(groups))
 		return rc;
 	gs = policy_arena_alloc(&d->p->arena, json_array_size(groups) * sizeof(*gs));
 	if (!gs)
 		return enomem(d);
-	old = policy_dec_key(d, "resourceGroups");
+	old = policy_jdec_key(&d->j, "resourceGroups");
 	for (size_t g = 0; g < json_array_size(groups) && rc == GPUQ_OK; g++) {
-		size_t o2 = policy_dec_idx(d, g);
+		size_t o2 = policy_jdec_idx(&d->j, g);
 
 		rc = resource_group(d, json_array_get(groups, g), cq->cohort_name != NULL, &gs[g]);
-		policy_dec_pop(d, o2);
+		policy_jdec_pop(&d->j, o2);
 	}
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	cq->groups = gs;
 	cq->n_groups = json_array_size(groups);
 	return rc;
@@ -506,15 +512,15 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "ClusterQueue", false, false, NULL, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", true, &spec);
+		rc = policy_jdec_obj(&d->j, obj, "spec", true, &spec);
 	if (rc)
 		return rc;
 	cq = policy_arena_alloc(&d->p->arena, sizeof(*cq));
 	if (!cq || !(cq->name = policy_arena_strdup(&d->p->arena, name)))
 		return enomem(d);
 	cq->origin = policy_dec_origin(d);
-	old = policy_dec_key(d, "spec");
-	rc = policy_dec_keys(d, spec, keys, unsupported);
+	old = policy_jdec_key(&d->j, "spec");
+	rc = policy_jdec_keys(&d->j, spec, keys, unsupported);
 	if (rc == GPUQ_OK)
 		rc = cohort_name(d, spec, &cq->cohort_name);
 	if (rc == GPUQ_OK)
@@ -522,7 +528,7 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 	if (rc == GPUQ_OK)
 		rc = groups_disjoint(d, cq);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, spec, "queueingStrategy", strategies, &strategy);
+		rc = policy_jdec_enum(&d->j, spec, "queueingStrategy", strategies, &strategy);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_selector(d, spec, "namespaceSelector", &cq->namespace_selector);
 	if (rc == GPUQ_OK)
@@ -532,8 +538,8 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 	if (rc == GPUQ_OK)
 		rc = fair_sharing(d, spec, &cq->fair_weight_milli);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, spec, "stopPolicy", STOP_POLICIES, &stop);
-	policy_dec_pop(d, old);
+		rc = policy_jdec_enum(&d->j, spec, "stopPolicy", STOP_POLICIES, &stop);
+	policy_jdec_pop(&d->j, old);
 	cq->queueing = (policy_queueing_t)strategy;
 	cq->stop = (policy_stop_t)stop;
 	cq->index = d->p->cqs.n;
@@ -555,7 +561,7 @@ int policy_decode_lq(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "LocalQueue", true, true, &ns, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", true, &spec);
+		rc = policy_jdec_obj(&d->j, obj, "spec", true, &spec);
 	if (rc)
 		return rc;
 	lq = policy_arena_alloc(&d->p->arena, sizeof(*lq));
@@ -563,19 +569,19 @@ int policy_decode_lq(policy_dec_t *d, const json_t *obj)
 	    !(lq->namespace_ = policy_arena_strdup(&d->p->arena, ns)))
 		return enomem(d);
 	lq->origin = policy_dec_origin(d);
-	old = policy_dec_key(d, "spec");
-	rc = policy_dec_keys(d, spec, keys, NULL);
+	old = policy_jdec_key(&d->j, "spec");
+	rc = policy_jdec_keys(&d->j, spec, keys, NULL);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, spec, "clusterQueue", true, 253, &lq->cq_name);
 	if (rc == GPUQ_OK && !policy_name_is_subdomain(lq->cq_name))
-		rc = policy_dec_fail(
-		    d, GPUQ_EINVAL, "clusterQueue: invalid name \"%s\" (want a DNS-1123 subdomain)",
-		    lq->cq_name);
+		rc = policy_jdec_fail(
+		    &d->j, GPUQ_EINVAL,
+		    "clusterQueue: invalid name \"%s\" (want a DNS-1123 subdomain)", lq->cq_name);
 	if (rc == GPUQ_OK)
-		rc = policy_dec_enum(d, spec, "stopPolicy", STOP_POLICIES, &stop);
+		rc = policy_jdec_enum(&d->j, spec, "stopPolicy", STOP_POLICIES, &stop);
 	if (rc == GPUQ_OK)
 		rc = fair_sharing(d, spec, &lq->fair_weight_milli);
-	policy_dec_pop(d, old);
+	policy_jdec_pop(&d->j, old);
 	lq->stop = (policy_stop_t)stop;
 	if (rc)
 		return rc;
@@ -584,8 +590,8 @@ int policy_decode_lq(policy_dec_t *d, const json_t *obj)
 
 		rc = policy_ns_ensure(d->p, ns, &e);
 		if (rc == GPUQ_ELIMIT)
-			return policy_dec_fail(d, rc, "more than %d Namespaces",
-					       POLICY_NAMESPACES_MAX);
+			return policy_jdec_fail(&d->j, rc, "more than %d Namespaces",
+						POLICY_NAMESPACES_MAX);
 		if (rc)
 			return enomem(d);
 	}
@@ -605,7 +611,7 @@ int policy_decode_cohort(policy_dec_t *d, const json_t *obj)
 	int rc = policy_dec_meta(d, obj, "Cohort", false, false, NULL, &name);
 
 	if (rc == GPUQ_OK)
-		rc = policy_dec_obj(d, obj, "spec", false, &spec);
+		rc = policy_jdec_obj(&d->j, obj, "spec", false, &spec);
 	if (rc)
 		return rc;
 	c = policy_arena_alloc(&d->p->arena, sizeof(*c));
@@ -615,11 +621,11 @@ int policy_decode_cohort(policy_dec_t *d, const json_t *obj)
 	c->fair_weight_milli = 1000;
 	c->origin = policy_dec_origin(d);
 	if (spec) {
-		old = policy_dec_key(d, "spec");
-		rc = policy_dec_keys(d, spec, keys, unsupported);
+		old = policy_jdec_key(&d->j, "spec");
+		rc = policy_jdec_keys(&d->j, spec, keys, unsupported);
 		if (rc == GPUQ_OK)
 			rc = fair_sharing(d, spec, &c->fair_weight_milli);
-		policy_dec_pop(d, old);
+		policy_jdec_pop(&d->j, old);
 	}
 	if (rc == GPUQ_OK)
 		rc = policy_dec_register(d, POLICY_K_COHORT, "", c->name, c);

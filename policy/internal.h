@@ -9,7 +9,7 @@
 
 #include <stdatomic.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 
 /* ---- Arena: every string and object of a snapshot; freed as a whole ---- */
 
@@ -116,52 +116,17 @@ int policy_ns_ensure(policy_t *p, const char *name, policy_ns_entry_t **out);
 /* Decode obj by its apiVersion and kind and add it (policy_add_json). */
 int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag);
 
-/* Path into the object being decoded, for messages. */
-#define POLICY_PATH_MAX 512
-
+/* One object being decoded: the shared field decoder (policy_json.h) plus
+ * the policy it goes into. */
 typedef struct {
-	policy_t *p;		      /* the policy being built */
-	gpuq_diag_t *diag;	      /* where errors go */
-	const char *api;	      /* apiVersion of the object */
-	char what[POLICY_STRING_MAX]; /* `ClusterQueue "a"` */
-	char path[POLICY_PATH_MAX];   /* `spec.resourceGroups[0]` */
-	size_t plen;		      /* strlen(path) */
+	policy_jdec_t j; /* paths, messages, typed getters; j.what is `ClusterQueue "a"` */
+	policy_t *p;	 /* the policy being built */
+	const char *api; /* apiVersion of the object */
 } policy_dec_t;
 
-/* Write "<what>: <path>: <fmt...>" into the diagnostic; returns rc. */
-int policy_dec_fail(policy_dec_t *d, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Append ".key" (or "key" at the root) / "[i]" to the path; return the old
- * length for policy_dec_pop. */
-size_t policy_dec_key(policy_dec_t *d, const char *key);
-size_t policy_dec_idx(policy_dec_t *d, size_t i);
-size_t policy_dec_mapkey(policy_dec_t *d, const char *key); /* "[key]" */
-void policy_dec_pop(policy_dec_t *d, size_t len);
-/* A short rendering of a JSON value for messages: "1Gb" quoted, 8, true, a mapping. */
-void policy_dec_value(const json_t *v, char *buf, size_t cap);
-
-/* Refuse obj unless it is a mapping ("must be a mapping, not ..."), then
- * refuse its keys outside allowed (NULL-terminated); keys in unsupported
- * (NULL-terminated, may be NULL) get "not supported by gpuq" unless null or
- * empty. */
-int policy_dec_keys(policy_dec_t *d, const json_t *obj, const char *const *allowed,
-		    const char *const *unsupported);
-
-/* Field getters: look key up in obj (absent or null = absent), check the
- * type, and on error name the path. *out untouched when absent. */
-int policy_dec_obj(policy_dec_t *d, const json_t *obj, const char *key, bool required,
-		   const json_t **out);
-int policy_dec_arr(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
-		   const json_t **out);
-/* String copied into the arena; max is the longest allowed length. */
+/* policy_jdec_str, the string copied into the arena. */
 int policy_dec_str(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
 		   const char **out);
-int policy_dec_int(policy_dec_t *d, const json_t *obj, const char *key, bool required, int64_t min,
-		   int64_t max, int64_t *out);
-int policy_dec_bool(policy_dec_t *d, const json_t *obj, const char *key, bool *out);
-/* One of names[] (NULL-terminated); *out = its index. */
-int policy_dec_enum(policy_dec_t *d, const json_t *obj, const char *key, const char *const *names,
-		    int *out);
 /* A non-negative quantity from a string or number; *present set. */
 int policy_dec_qty(policy_dec_t *d, const json_t *obj, const char *key, bool required,
 		   quota_qty_t *out, bool *present);
@@ -188,7 +153,7 @@ bool policy_name_is_label_value(const char *s);
 bool policy_name_is_resource(const char *s);
 
 /* Kind decoders: obj's apiVersion and kind are checked; metadata and spec
- * are theirs. d->what is set from kind and name by policy_dec_meta. */
+ * are theirs. d->j.what is set from kind and name by policy_dec_meta. */
 int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool namespaced,
 		    bool name_is_label, const char **ns, const char **name);
 int policy_decode_flavor(policy_dec_t *d, const json_t *obj);

@@ -14,7 +14,7 @@
 
 #include <yaml.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 
 /* Report an allocation failure; always GPUQ_ENOMEM (a constant the
  * static analyzer can follow). */

@@ -4,10 +4,13 @@
  * ClusterQueues, LocalQueues, Cohorts, ResourceClaimTemplates), loaded from
  * Kubernetes manifests (YAML, multi-document, or JSON).
  *
- * An adapter over libyaml and jansson; reads files, never the clock. The
- * design decision that matters: a policy_t is built once, checked as a whole
- * (every cross reference resolved, every cap enforced), then frozen and shared
- * by reference count. A reload builds a new snapshot beside the old one and
+ * An adapter over libyaml and jansson; reads files, never the clock. No
+ * jansson type crosses this header: what takes or hands out a json_t (the
+ * manifest parser's callback, policy_add_json) is in policy/policy_json.h,
+ * for the few modules that hold jansson values themselves. The design
+ * decision that matters: a policy_t is built once, checked as a whole (every
+ * cross reference resolved, every cap enforced), then frozen and shared by
+ * reference count. A reload builds a new snapshot beside the old one and
  * the server swaps the pointer; requests in flight finish on the old snapshot
  * and drop it with policy_unref(). A directory loads all or nothing, and every
  * refusal names the file, the document (1-based), the object, the field path
@@ -28,8 +31,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <jansson.h>
 
 #include "base/base.h"
 #include "quota/quota.h"
@@ -335,49 +336,14 @@ typedef struct {
 				    (default: refuse them; gpuq does not evaluate scopes) */
 } policy_opts_t;
 
-/* Called once per object, in file order: doc is the 1-based document number
- * (the items of a `kind: List` document share its number). obj is borrowed for
- * the call only. Return GPUQ_OK to go on; any other code stops the parse and
- * is returned by policy_manifest_parse(), which then prefixes diag with
- * "<name>: document <doc>: " (and "items[i]: " for List items). */
-typedef int (*policy_doc_cb)(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag);
-
-/* Parse buf[0..len) as a manifest: JSON (first non-blank byte `{` or `[`: one
- * object, or an array of objects) or YAML (any number of `---` documents;
- * scalars typed as the YAML 1.2 core schema does: quoted stay strings; plain
- * null/~/true/false/integers/floats are typed; integers beyond int64 stay
- * strings). Empty documents are skipped. A top-level `kind: List` (or JSON
- * array) is unwrapped into its items. Every document must be a mapping.
- * Refused, with name and document number in diag: more than POLICY_FILE_MAX
- * bytes (GPUQ_ELIMIT), nesting past POLICY_DEPTH_MAX (GPUQ_ELIMIT), more than
- * POLICY_DOCS_MAX documents (GPUQ_ELIMIT), anchors and aliases, duplicate
- * mapping keys, non-scalar keys, syntax errors (GPUQ_EINVAL). Returns
- * GPUQ_OK, the first error, or the callback's code. No I/O; name is only used
- * in messages. */
-int policy_manifest_parse(const char *name, const char *buf, size_t len, policy_doc_cb cb,
-			  void *ctx, gpuq_diag_t *diag);
-
 /* An empty policy under construction; opts may be NULL (defaults). On
  * success *out holds one reference. GPUQ_ENOMEM. */
 int policy_create(const policy_opts_t *opts, policy_t **out);
 
-/* Decode one object (apiVersion, kind, metadata, spec...) and add it. Kinds:
- *   v1 Namespace, LimitRange, ResourceQuota; scheduling.k8s.io/v1 PriorityClass;
- *   gpuq.dev/v1beta1, kueue.x-k8s.io/v1beta1 and kueue.x-k8s.io/v1beta2
- *   ResourceFlavor, ClusterQueue, LocalQueue, Cohort;
- *   resource.k8s.io/v1, v1beta2, v1beta1 ResourceClaimTemplate.
- * Field checks happen here (types, enums, quantities, names, per-object
- * caps); checks across objects happen in policy_finish(). Errors (diag names
- * kind, object, field path and value: `ClusterQueue "a": spec.x: ...`):
- * GPUQ_EINVAL bad field, GPUQ_EEXIST duplicate name, GPUQ_ELIMIT a cap,
- * GPUQ_ENOMEM. On error the object is not added, but an implied namespace it
- * named may remain: a loader drops the policy after any error. Only before
- * policy_finish. */
-int policy_add_json(policy_t *p, const json_t *obj, gpuq_diag_t *diag);
-
-/* policy_manifest_parse() + policy_add_json() for every object; objects
- * remember name and document for later messages. Not atomic: on error some
- * objects of buf may have been added (a loader then drops the whole policy). */
+/* policy_manifest_parse() + policy_add_json() (policy_json.h) for every
+ * object; objects remember name and document for later messages. Not atomic:
+ * on error some objects of buf may have been added (a loader then drops the
+ * whole policy). */
 int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t len,
 			gpuq_diag_t *diag);
 

@@ -7,8 +7,10 @@
  * emit Kueue-style arrival patterns in a few lines, object sets that stamp out
  * many cohorts and queues from one template, and options. sim_trace_* parses
  * and validates it (every count capped; errors name file, document, field and
- * value) into a compact arrival table; sim_run replays it through queue/ and
- * returns a report (waits, makespan, utilization, preemptions, fairness).
+ * value, read with the policy module's field decoder, so in the words the
+ * policy objects' errors use) into a compact arrival table; sim_run replays
+ * it through queue/ and returns a report (waits, makespan, utilization,
+ * preemptions, fairness).
  *
  * The design decision that matters: time is virtual and the loop is
  * event-driven (arrivals, completions, gang readiness, cycles only when
@@ -153,8 +155,8 @@ typedef struct {
 /* Parse the trace in buf[0..len) (`name` labels messages). On success *out is
  * a new trace the caller frees with sim_trace_destroy. GPUQ_EINVAL /
  * GPUQ_ERANGE / GPUQ_ELIMIT with diag naming file, document, field and value
- * ("file t.yaml: document 3 (Trace): spec.arrivals[2].at: bad duration \"1x\"");
- * GPUQ_ENOMEM. */
+ * ("t.yaml: document 3: Trace \"t\": spec.arrivals[2].at: bad duration \"1x\"
+ * ..."); GPUQ_ENOMEM. */
 int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t **out,
 		    gpuq_diag_t *diag);
 

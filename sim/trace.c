@@ -2,13 +2,12 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 #include "queue/queue.h"
 #include "quota/quota.h"
 #include "sim/sim.h"
@@ -17,8 +16,7 @@
  * files over POLICY_FILE_MAX. */
 _Static_assert(SIM_TRACE_BYTES_MAX <= POLICY_FILE_MAX, "trace cap above the manifest cap");
 
-#define RES_MAX 64    /* distinct resource names in one trace */
-#define PATH_MAX_ 256 /* a field path in messages */
+#define RES_MAX 64 /* distinct resource names in one trace */
 #define VARS_MAX SIM_OBJECTSET_DEPTH
 
 struct loader {
@@ -30,16 +28,23 @@ struct loader {
 
 /* ---- small helpers ---- */
 
-/* Format a field path for messages; a path that does not fit is cut short. */
-static void pathf(char *buf, size_t cap, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void pathf(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
+/* Fields are read with the policy module's field decoder (policy_json.h):
+ * each parse function below takes it with its path at the object it reads,
+ * and leaves the path there. */
 
-	va_start(ap, fmt);
-	vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
+/* A name field (the Trace's names, classes, LocalQueue references): a
+ * non-empty string of at most SIM_NAME_MAX - 1 bytes, borrowed from the
+ * document; *out NULL when absent. */
+static int name_field(policy_jdec_t *d, const json_t *obj, const char *key, bool required,
+		      const char **out)
+{
+	int rc;
+
+	*out = NULL;
+	rc = policy_jdec_str(d, obj, key, required, SIM_NAME_MAX - 1, out);
+	if (!rc && *out && !**out)
+		rc = policy_jdec_fail_at(d, key, GPUQ_EINVAL, "must not be empty");
+	return rc;
 }
 
 /* First pass over the documents: keep the Trace, refuse kinds that are
@@ -85,161 +90,6 @@ static int on_doc(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
 		return GPUQ_ENOMEM;
 	l->trace_doc = doc;
 	return GPUQ_OK;
-}
-
-/* A short description of a JSON value for messages: the scalar itself
- * (strings quoted, cut at 60 bytes) or "a mapping" / "a list". */
-static const char *shown(const json_t *v, char *buf, size_t cap)
-{
-	if (json_is_string(v))
-		snprintf(buf, cap, "\"%.60s%s\"", json_string_value(v),
-			 json_string_length(v) > 60 ? "..." : "");
-	else if (json_is_integer(v))
-		snprintf(buf, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-	else if (json_is_real(v))
-		snprintf(buf, cap, "%g", json_real_value(v));
-	else if (json_is_boolean(v))
-		snprintf(buf, cap, "%s", json_is_true(v) ? "true" : "false");
-	else if (json_is_null(v))
-		snprintf(buf, cap, "null");
-	else
-		snprintf(buf, cap, "%s", json_is_object(v) ? "a mapping" : "a list");
-	return buf;
-}
-#define SHOWN_MAX 72 /* 60 bytes of a string, quotes, "..." */
-
-/* Refuse any key of obj not in allowed (NULL-terminated). */
-static int check_keys(const json_t *obj, const char *const *allowed, const char *path,
-		      gpuq_diag_t *diag)
-{
-	const char *key;
-	json_t *v;
-
-	json_object_foreach((json_t *)obj, key, v)
-	{
-		size_t i = 0;
-		while (allowed[i] && strcmp(allowed[i], key) != 0)
-			i++;
-		if (!allowed[i])
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s%s%s: unknown field", path,
-					     *path ? "." : "", key);
-	}
-	return GPUQ_OK;
-}
-
-static int want_object(const json_t *v, const char *path, gpuq_diag_t *diag)
-{
-	char sv[SHOWN_MAX];
-	if (!json_is_object(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a mapping, not %s", path,
-				     shown(v, sv, sizeof(sv)));
-	return GPUQ_OK;
-}
-
-static int want_array(const json_t *v, size_t max, const char *path, gpuq_diag_t *diag)
-{
-	char sv[SHOWN_MAX];
-	if (!json_is_array(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: must be a list, not %s", path,
-				     shown(v, sv, sizeof(sv)));
-	if (json_array_size(v) > max)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: %zu entries, at most %zu allowed",
-				     path, json_array_size(v), max);
-	return GPUQ_OK;
-}
-
-static int get_string(const json_t *obj, const char *key, const char *path, bool required,
-		      const char **out, gpuq_diag_t *diag)
-{
-	char sv[SHOWN_MAX];
-	const json_t *v = json_object_get(obj, key);
-
-	*out = NULL;
-	if (!v || json_is_null(v)) {
-		if (required)
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: required", path, key);
-		return GPUQ_OK;
-	}
-	if (!json_is_string(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a string, not %s", path,
-				     key, shown(v, sv, sizeof(sv)));
-	if (json_string_length(v) == 0 || json_string_length(v) >= SIM_NAME_MAX)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: length must be 1..%d, not %zu",
-				     path, key, SIM_NAME_MAX - 1, json_string_length(v));
-	*out = json_string_value(v);
-	return GPUQ_OK;
-}
-
-/* An integer field in [lo, hi]; absent leaves *out unchanged unless required. */
-static int get_int(const json_t *obj, const char *key, const char *path, bool required, int64_t lo,
-		   int64_t hi, int64_t *out, gpuq_diag_t *diag)
-{
-	char sv[SHOWN_MAX];
-	const json_t *v = json_object_get(obj, key);
-
-	if (!v || json_is_null(v)) {
-		if (required)
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: required", path, key);
-		return GPUQ_OK;
-	}
-	if (!json_is_integer(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be an integer, not %s", path,
-				     key, shown(v, sv, sizeof(sv)));
-	if (json_integer_value(v) < lo || json_integer_value(v) > hi)
-		return gpuq_diag_set(diag, GPUQ_ERANGE,
-				     "%s.%s: %" JSON_INTEGER_FORMAT " is out of range %" PRId64
-				     "..%" PRId64,
-				     path, key, json_integer_value(v), lo, hi);
-	*out = json_integer_value(v);
-	return GPUQ_OK;
-}
-
-static int get_bool(const json_t *obj, const char *key, const char *path, bool *out,
-		    gpuq_diag_t *diag)
-{
-	char sv[SHOWN_MAX];
-	const json_t *v = json_object_get(obj, key);
-
-	if (!v || json_is_null(v))
-		return GPUQ_OK;
-	if (!json_is_boolean(v))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be true or false, not %s",
-				     path, key, shown(v, sv, sizeof(sv)));
-	*out = json_is_true(v);
-	return GPUQ_OK;
-}
-
-/* A duration field: an integer (milliseconds) or a string. */
-static int get_duration(const json_t *obj, const char *key, const char *path, bool required,
-			int64_t *out, gpuq_diag_t *diag)
-{
-	char sv[SHOWN_MAX];
-	const json_t *v = json_object_get(obj, key);
-	int rc;
-
-	if (!v || json_is_null(v)) {
-		if (required)
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: required", path, key);
-		return GPUQ_OK;
-	}
-	if (json_is_integer(v)) {
-		if (json_integer_value(v) < 0 || json_integer_value(v) > SIM_TIME_MAX_MS)
-			return gpuq_diag_set(diag, GPUQ_ERANGE,
-					     "%s.%s: %" JSON_INTEGER_FORMAT
-					     " ms is outside 0..10 years",
-					     path, key, json_integer_value(v));
-		*out = json_integer_value(v);
-		return GPUQ_OK;
-	}
-	if (!json_is_string(v))
-		return gpuq_diag_set(
-		    diag, GPUQ_EINVAL,
-		    "%s.%s: must be milliseconds or a string like \"1.5s\", not %s", path, key,
-		    shown(v, sv, sizeof(sv)));
-	rc = gpuq_duration_parse(json_string_value(v), out, diag);
-	if (rc)
-		gpuq_diag_prefix(diag, "%s.%s: ", path, key);
-	return rc;
 }
 
 /* ---- object sets: stamping out policy objects from templates ---- */
@@ -311,106 +161,111 @@ static int substitute_all(json_t *v, const struct vars *vars)
 	return GPUQ_OK;
 }
 
-static int expand_sets(struct loader *l, const json_t *sets, const char *path, struct vars *vars,
-		       size_t *made, gpuq_diag_t *diag);
+static int expand_sets(struct loader *l, policy_jdec_t *d, const json_t *parent, struct vars *vars,
+		       size_t *made);
 
-static int expand_one(struct loader *l, const json_t *set, const char *path, struct vars *vars,
-		      size_t *made, gpuq_diag_t *diag)
+/* One template, copied with its placeholders filled in, into the policy
+ * (d's path at its objects[i], for messages). */
+static int stamp(struct loader *l, policy_jdec_t *d, const json_t *tmpl, const struct vars *vars)
+{
+	json_t *obj = json_deep_copy(tmpl);
+	int rc;
+
+	if (!obj)
+		return GPUQ_ENOMEM;
+	rc = substitute_all(obj, vars);
+	if (rc == GPUQ_ELIMIT)
+		policy_jdec_fail(d, rc, "a string grows past %d bytes", POLICY_STRING_MAX);
+	if (!rc) {
+		rc = policy_add_json(l->policy, obj, d->diag);
+		if (rc)
+			gpuq_diag_prefix(d->diag, "%s (%s=%" PRId64 "): ", d->path,
+					 vars->name[vars->n - 1], vars->value[vars->n - 1]);
+	}
+	json_decref(obj);
+	return rc;
+}
+
+static int expand_one(struct loader *l, policy_jdec_t *d, const json_t *set, struct vars *vars,
+		      size_t *made)
 {
 	static const char *const keys[] = {"count",   "index",	    "start",
 					   "objects", "objectSets", NULL};
-	const char *index = "i";
-	const json_t *objects = json_object_get(set, "objects");
-	const json_t *inner = json_object_get(set, "objectSets");
+	const char *index = NULL;
+	const json_t *objects = NULL;
 	int64_t count = 0, start = 0;
-	char p[PATH_MAX_];
-	int rc;
+	int rc = policy_jdec_keys(d, set, keys, NULL);
 
-	rc = want_object(set, path, diag);
 	if (!rc)
-		rc = check_keys(set, keys, path, diag);
+		rc = policy_jdec_int(d, set, "count", true, 1, SIM_OBJECTS_MAX, &count);
 	if (!rc)
-		rc = get_int(set, "count", path, true, 1, SIM_OBJECTS_MAX, &count, diag);
+		rc = policy_jdec_int(d, set, "start", false, 0, 1000000000, &start);
 	if (!rc)
-		rc = get_int(set, "start", path, false, 0, 1000000000, &start, diag);
-	if (!rc)
-		rc = get_string(set, "index", path, false, &index, diag);
+		rc = name_field(d, set, "index", false, &index);
 	if (rc)
 		return rc;
-	if (!index)
-		index = "i";
 	if (vars->n >= VARS_MAX)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: object sets nest deeper than %d", path,
-				     VARS_MAX);
-	if (objects) {
-		pathf(p, sizeof(p), "%s.objects", path);
-		rc = want_array(objects, 1000, p, diag);
-		if (rc)
-			return rc;
-	}
-	vars->name[vars->n] = index;
+		return policy_jdec_fail(d, GPUQ_ELIMIT, "object sets nest deeper than %d",
+					VARS_MAX);
+	rc = policy_jdec_arr(d, set, "objects", false, 1000, &objects);
+	if (rc)
+		return rc;
+	vars->name[vars->n] = index ? index : "i";
 	vars->n++;
 	for (int64_t k = 0; k < count && !rc; k++) {
-		size_t i;
-		const json_t *tmpl;
 		vars->value[vars->n - 1] = start + k;
-		json_array_foreach(objects, i, tmpl)
-		{
-			json_t *obj;
+		for (size_t i = 0; i < json_array_size(objects) && !rc; i++) {
+			size_t o1, o2;
+
 			if (++*made > SIM_OBJECTS_MAX) {
-				rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
-						   "%s: object sets make more than %d objects",
-						   path, SIM_OBJECTS_MAX);
+				rc = policy_jdec_fail(d, GPUQ_ELIMIT,
+						      "object sets make more than %d objects",
+						      SIM_OBJECTS_MAX);
 				break;
 			}
-			obj = json_deep_copy(tmpl);
-			if (!obj) {
-				rc = GPUQ_ENOMEM;
-				break;
-			}
-			rc = substitute_all(obj, vars);
-			if (rc == GPUQ_ELIMIT)
-				gpuq_diag_set(diag, rc,
-					      "%s.objects[%zu]: a string grows past %d bytes", path,
-					      i, POLICY_STRING_MAX);
-			if (!rc) {
-				rc = policy_add_json(l->policy, obj, diag);
-				if (rc)
-					gpuq_diag_prefix(diag,
-							 "%s.objects[%zu] (%s=%" PRId64 "): ", path,
-							 i, index, start + k);
-			}
-			json_decref(obj);
-			if (rc)
-				break;
+			o1 = policy_jdec_key(d, "objects");
+			o2 = policy_jdec_idx(d, i);
+			rc = stamp(l, d, json_array_get(objects, i), vars);
+			policy_jdec_pop(d, o2);
+			policy_jdec_pop(d, o1);
 		}
-		if (!rc && inner) {
-			pathf(p, sizeof(p), "%s.objectSets", path);
-			rc = expand_sets(l, inner, p, vars, made, diag);
-		}
+		if (!rc)
+			rc = expand_sets(l, d, set, vars, made);
 	}
 	vars->n--;
 	return rc;
 }
 
-static int expand_sets(struct loader *l, const json_t *sets, const char *path, struct vars *vars,
-		       size_t *made, gpuq_diag_t *diag)
+/* parent's objectSets (none when absent). */
+static int expand_sets(struct loader *l, policy_jdec_t *d, const json_t *parent, struct vars *vars,
+		       size_t *made)
 {
-	const json_t *set;
-	size_t i;
-	int rc = want_array(sets, 100, path, diag);
+	const json_t *sets = NULL;
+	size_t old;
+	int rc = policy_jdec_arr(d, parent, "objectSets", false, 100, &sets);
 
-	if (rc)
+	if (rc || !sets)
 		return rc;
-	json_array_foreach(sets, i, set)
-	{
-		char p[PATH_MAX_];
-		pathf(p, sizeof(p), "%s[%zu]", path, i);
-		rc = expand_one(l, set, p, vars, made, diag);
-		if (rc)
-			return rc;
+	old = policy_jdec_key(d, "objectSets");
+	for (size_t i = 0; i < json_array_size(sets) && !rc; i++) {
+		size_t o = policy_jdec_idx(d, i);
+
+		rc = expand_one(l, d, json_array_get(sets, i), vars, made);
+		policy_jdec_pop(d, o);
 	}
-	return GPUQ_OK;
+	policy_jdec_pop(d, old);
+	return rc;
+}
+
+/* spec.objectSets of the Trace, into the policy. */
+static int expand_spec_sets(struct loader *l, policy_jdec_t *d)
+{
+	struct vars vars = {.n = 0};
+	size_t made = 0, old = policy_jdec_key(d, "spec");
+	int rc = expand_sets(l, d, json_object_get(l->trace, "spec"), &vars, &made);
+
+	policy_jdec_pop(d, old);
+	return rc;
 }
 
 /* ---- interning ---- */
@@ -441,56 +296,57 @@ static int intern(char ***names, size_t *n, size_t max, const char *name, uint16
 
 /* ---- pod sets ---- */
 
-static int parse_requests(sim_trace_t *t, const json_t *reqs, sim_podset_t *ps, const char *path,
-			  gpuq_diag_t *diag)
+/* One requests entry, value v of resource res (d's path at it). */
+static int parse_request(sim_trace_t *t, policy_jdec_t *d, const char *res, const json_t *v,
+			 sim_req_t *r)
 {
-	char sv[SHOWN_MAX];
+	char text[QUOTA_QTY_STR_MAX + 1];
+	gpuq_diag_t why = {""};
+	quota_qty_t q;
+	int rc;
+
+	if (json_is_integer(v))
+		snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	else if (json_is_string(v) && json_string_length(v) <= QUOTA_QTY_STR_MAX)
+		gpuq_strlcpy(text, json_string_value(v), sizeof(text));
+	else
+		return policy_jdec_want(d, v, "a quantity such as 1, \"2\" or \"500m\"");
+	rc = quota_qty_parse(text, strlen(text), &q, &why);
+	if (rc)
+		return policy_jdec_fail(d, rc, "%s", why.msg);
+	if (strcmp(res, "cpu") != 0 && !quota_qty_is_integer(&q))
+		return policy_jdec_fail(d, GPUQ_EINVAL,
+					"\"%s\" is not a whole number (only cpu may ask for a "
+					"fraction)",
+					text);
+	r->amount = quota_qty_amount(res, &q);
+	if (r->amount < 0)
+		return policy_jdec_fail(d, GPUQ_EINVAL, "negative quantity \"%s\"", text);
+	rc = intern(&t->res_names, &t->n_res, RES_MAX, res, &r->res);
+	if (rc == GPUQ_ELIMIT)
+		return policy_jdec_fail(d, rc, "more than %d distinct resources", RES_MAX);
+	return rc;
+}
+
+/* obj's requests (d's path at requests). */
+static int parse_requests(sim_trace_t *t, policy_jdec_t *d, const json_t *reqs, sim_podset_t *ps)
+{
 	const char *res;
 	json_t *v;
-	int rc = want_object(reqs, path, diag);
 
-	if (rc)
-		return rc;
 	if (json_object_size(reqs) > SIM_POD_RES_MAX)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: %zu resources, at most %d", path,
-				     json_object_size(reqs), SIM_POD_RES_MAX);
+		return policy_jdec_fail(d, GPUQ_ELIMIT, "%zu resources, more than the %d allowed",
+					json_object_size(reqs), SIM_POD_RES_MAX);
 	json_object_foreach((json_t *)reqs, res, v)
 	{
-		char text[QUOTA_QTY_STR_MAX + 1];
-		quota_qty_t q;
-		sim_req_t *r = &ps->req[ps->n_req];
+		size_t old;
+		int rc;
 
-		if (json_is_integer(v))
-			snprintf(text, sizeof(text), "%" JSON_INTEGER_FORMAT,
-				 json_integer_value(v));
-		else if (json_is_string(v) && json_string_length(v) <= QUOTA_QTY_STR_MAX)
-			gpuq_strlcpy(text, json_string_value(v), sizeof(text));
-		else
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s.%s: must be a quantity such as 1, \"2\" or "
-					     "\"500m\", not %s",
-					     path, res, shown(v, sv, sizeof(sv)));
-		rc = quota_qty_parse(text, strlen(text), &q, diag);
-		if (rc) {
-			gpuq_diag_prefix(diag, "%s.%s: ", path, res);
-			return rc;
-		}
 		if (strlen(res) >= QUOTA_RES_NAME_MAX || !*res)
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: bad resource name \"%s\"",
-					     path, res);
-		if (strcmp(res, "cpu") != 0 && !quota_qty_is_integer(&q))
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s.%s: \"%s\" is not a whole number (only cpu may "
-					     "ask for a fraction)",
-					     path, res, text);
-		r->amount = quota_qty_amount(res, &q);
-		if (r->amount < 0)
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: negative quantity \"%s\"",
-					     path, res, text);
-		rc = intern(&t->res_names, &t->n_res, RES_MAX, res, &r->res);
-		if (rc == GPUQ_ELIMIT)
-			return gpuq_diag_set(diag, rc, "%s.%s: more than %d distinct resources",
-					     path, res, RES_MAX);
+			return policy_jdec_fail(d, GPUQ_EINVAL, "bad resource name \"%s\"", res);
+		old = policy_jdec_key(d, res);
+		rc = parse_request(t, d, res, v, &ps->req[ps->n_req]);
+		policy_jdec_pop(d, old);
 		if (rc)
 			return rc;
 		ps->n_req++;
@@ -498,156 +354,149 @@ static int parse_requests(sim_trace_t *t, const json_t *reqs, sim_podset_t *ps, 
 	return GPUQ_OK;
 }
 
-static int parse_selector(const json_t *sel, sim_podset_t *ps, const char *path, gpuq_diag_t *diag)
+/* obj's nodeSelector (none when absent). */
+static int parse_selector(policy_jdec_t *d, const json_t *obj, sim_podset_t *ps)
 {
-	char sv[SHOWN_MAX];
+	const json_t *sel = NULL;
 	const char *key;
 	json_t *v;
-	int rc = want_object(sel, path, diag);
+	size_t old;
+	int rc = policy_jdec_obj(d, obj, "nodeSelector", false, &sel);
 
-	if (rc)
+	if (rc || !sel)
 		return rc;
 	if (json_object_size(sel) > SIM_SELECTOR_MAX)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: %zu entries, at most %d", path,
-				     json_object_size(sel), SIM_SELECTOR_MAX);
+		return policy_jdec_fail_at(d, "nodeSelector", GPUQ_ELIMIT,
+					   "%zu entries, more than the %d allowed",
+					   json_object_size(sel), SIM_SELECTOR_MAX);
 	ps->sel = calloc(json_object_size(sel) + 1, sizeof(*ps->sel));
 	if (!ps->sel)
 		return GPUQ_ENOMEM;
+	old = policy_jdec_key(d, "nodeSelector");
 	json_object_foreach((json_t *)sel, key, v)
 	{
-		if (!json_is_string(v))
-			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.%s: must be a string, not %s",
-					     path, key, shown(v, sv, sizeof(sv)));
+		size_t o = policy_jdec_key(d, key);
+
+		rc = json_is_string(v) ? GPUQ_OK : policy_jdec_want(d, v, "a string");
+		policy_jdec_pop(d, o);
+		if (rc)
+			break;
 		ps->sel[ps->n_sel].key = strdup(key);
 		ps->sel[ps->n_sel].value = strdup(json_string_value(v));
 		ps->n_sel++;
-		if (!ps->sel[ps->n_sel - 1].key || !ps->sel[ps->n_sel - 1].value)
-			return GPUQ_ENOMEM;
+		if (!ps->sel[ps->n_sel - 1].key || !ps->sel[ps->n_sel - 1].value) {
+			rc = GPUQ_ENOMEM;
+			break;
+		}
 	}
-	return GPUQ_OK;
+	policy_jdec_pop(d, old);
+	return rc;
 }
 
-static int parse_tolerations(const json_t *tols, sim_podset_t *ps, const char *path,
-			     gpuq_diag_t *diag)
+static const char *const TOL_OPS[] = {"Equal", "Exists", NULL};
+static const char *const TOL_EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
+
+/* One tolerations entry (d's path at it). */
+static int parse_toleration(policy_jdec_t *d, const json_t *tol, sim_toleration_t *out)
 {
 	static const char *const keys[] = {"key",    "operator",	  "value",
 					   "effect", "tolerationSeconds", NULL};
-	const json_t *tol;
-	size_t i;
-	int rc = want_array(tols, SIM_TOLERATIONS_MAX, path, diag);
+	const char *key = "", *value = "";
+	int op = 0, effect = 0;
+	int rc = policy_jdec_keys(d, tol, keys, NULL);
 
+	if (!rc)
+		rc = policy_jdec_str(d, tol, "key", false, SIM_NAME_MAX - 1, &key);
+	if (!rc)
+		rc = policy_jdec_enum(d, tol, "operator", TOL_OPS, &op);
+	if (!rc)
+		rc = policy_jdec_str(d, tol, "value", false, SIM_NAME_MAX - 1, &value);
+	if (!rc)
+		rc = policy_jdec_enum(d, tol, "effect", TOL_EFFECTS, &effect);
 	if (rc)
+		return rc;
+	out->key = strdup(key);
+	out->op = strdup(TOL_OPS[op]);
+	out->value = strdup(value);
+	out->effect = strdup(TOL_EFFECTS[effect]);
+	return out->key && out->op && out->value && out->effect ? GPUQ_OK : GPUQ_ENOMEM;
+}
+
+/* obj's tolerations (none when absent). */
+static int parse_tolerations(policy_jdec_t *d, const json_t *obj, sim_podset_t *ps)
+{
+	const json_t *tols = NULL;
+	size_t old;
+	int rc = policy_jdec_arr(d, obj, "tolerations", false, SIM_TOLERATIONS_MAX, &tols);
+
+	if (rc || !tols)
 		return rc;
 	ps->tol = calloc(json_array_size(tols) + 1, sizeof(*ps->tol));
 	if (!ps->tol)
 		return GPUQ_ENOMEM;
-	json_array_foreach(tols, i, tol)
-	{
-		char p[PATH_MAX_];
-		const char *key = NULL, *op = NULL, *value = NULL, *effect = NULL;
-		sim_toleration_t *out = &ps->tol[ps->n_tol];
+	old = policy_jdec_key(d, "tolerations");
+	for (size_t i = 0; i < json_array_size(tols) && !rc; i++) {
+		size_t o = policy_jdec_idx(d, i);
 
-		pathf(p, sizeof(p), "%s[%zu]", path, i);
-		rc = want_object(tol, p, diag);
-		if (!rc)
-			rc = check_keys(tol, keys, p, diag);
-		if (!rc && json_object_get(tol, "key") &&
-		    json_string_length(json_object_get(tol, "key")))
-			rc = get_string(tol, "key", p, false, &key, diag);
-		if (!rc)
-			rc = get_string(tol, "operator", p, false, &op, diag);
-		if (!rc && json_object_get(tol, "value") &&
-		    json_string_length(json_object_get(tol, "value")))
-			rc = get_string(tol, "value", p, false, &value, diag);
-		if (!rc && json_object_get(tol, "effect") &&
-		    json_string_length(json_object_get(tol, "effect")))
-			rc = get_string(tol, "effect", p, false, &effect, diag);
-		if (rc)
-			return rc;
-		if (op && strcmp(op, "Equal") != 0 && strcmp(op, "Exists") != 0)
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s.operator: must be Equal or Exists, not \"%s\"", p,
-					     op);
-		if (effect && strcmp(effect, "NoSchedule") != 0 &&
-		    strcmp(effect, "PreferNoSchedule") != 0 && strcmp(effect, "NoExecute") != 0)
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s.effect: must be NoSchedule, PreferNoSchedule or "
-					     "NoExecute, not \"%s\"",
-					     p, effect);
-		out->key = strdup(key ? key : "");
-		out->op = strdup(op ? op : "Equal");
-		out->value = strdup(value ? value : "");
-		out->effect = strdup(effect ? effect : "");
-		ps->n_tol++;
-		if (!out->key || !out->op || !out->value || !out->effect)
-			return GPUQ_ENOMEM;
+		rc = parse_toleration(d, json_array_get(tols, i), &ps->tol[ps->n_tol]);
+		ps->n_tol++; /* freed by shape_free, also when half made */
+		policy_jdec_pop(d, o);
 	}
-	return GPUQ_OK;
+	policy_jdec_pop(d, old);
+	return rc;
 }
 
-static int parse_podset(sim_trace_t *t, const json_t *obj, sim_podset_t *ps, const char *path,
-			gpuq_diag_t *diag)
+static int parse_podset(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, sim_podset_t *ps)
 {
 	static const char *const keys[] = {"name",	   "count",	  "requests",
 					   "nodeSelector", "tolerations", NULL};
+	const json_t *reqs = NULL;
 	const char *name = NULL;
 	int64_t count = 1;
-	char p[PATH_MAX_];
-	int rc = want_object(obj, path, diag);
+	size_t old;
+	int rc = policy_jdec_keys(d, obj, keys, NULL);
 
 	if (!rc)
-		rc = check_keys(obj, keys, path, diag);
+		rc = name_field(d, obj, "name", false, &name);
 	if (!rc)
-		rc = get_string(obj, "name", path, false, &name, diag);
+		rc = policy_jdec_int(d, obj, "count", false, 1, SIM_PODS_MAX, &count);
 	if (!rc)
-		rc = get_int(obj, "count", path, false, 1, SIM_PODS_MAX, &count, diag);
+		rc = policy_jdec_obj(d, obj, "requests", true, &reqs);
 	if (rc)
 		return rc;
 	ps->name = strdup(name ? name : "main");
 	if (!ps->name)
 		return GPUQ_ENOMEM;
 	ps->count = (uint32_t)count;
-	if (!json_object_get(obj, "requests"))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.requests: required", path);
-	pathf(p, sizeof(p), "%s.requests", path);
-	rc = parse_requests(t, json_object_get(obj, "requests"), ps, p, diag);
+	old = policy_jdec_key(d, "requests");
+	rc = parse_requests(t, d, reqs, ps);
 	for (size_t i = 0; !rc && i < ps->n_req; i++)
 		if (ps->req[i].amount > QUEUE_AMOUNT_MAX / count)
-			rc = gpuq_diag_set(diag, GPUQ_ERANGE,
-					   "%s.%s: %" PRId64 " pods x %" PRId64
-					   " is more than the %" PRId64 " one pod set may ask for",
-					   p, t->res_names[ps->req[i].res], count,
-					   ps->req[i].amount, QUEUE_AMOUNT_MAX);
-	if (!rc && json_object_get(obj, "nodeSelector")) {
-		pathf(p, sizeof(p), "%s.nodeSelector", path);
-		rc = parse_selector(json_object_get(obj, "nodeSelector"), ps, p, diag);
-	}
-	if (!rc && json_object_get(obj, "tolerations")) {
-		pathf(p, sizeof(p), "%s.tolerations", path);
-		rc = parse_tolerations(json_object_get(obj, "tolerations"), ps, p, diag);
-	}
+			rc = policy_jdec_fail_at(d, t->res_names[ps->req[i].res], GPUQ_ERANGE,
+						 "%" PRId64 " pods x %" PRId64
+						 " is more than the %" PRId64
+						 " one pod set may ask for",
+						 count, ps->req[i].amount, QUEUE_AMOUNT_MAX);
+	policy_jdec_pop(d, old);
+	if (!rc)
+		rc = parse_selector(d, obj, ps);
+	if (!rc)
+		rc = parse_tolerations(d, obj, ps);
 	return rc;
 }
 
 /* Parse podSets, gang and readyDelay of obj into a new shape; *out its index. */
-static int parse_shape(sim_trace_t *t, const json_t *obj, const char *path, uint32_t *out,
-		       gpuq_diag_t *diag)
+static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t *out)
 {
-	const json_t *sets = json_object_get(obj, "podSets");
-	const json_t *ps;
+	const json_t *sets = NULL;
 	sim_shape_t *sh, *grown;
-	char p[PATH_MAX_];
-	size_t i;
-	int rc;
+	size_t old;
+	int rc = policy_jdec_arr(d, obj, "podSets", true, SIM_PODSETS_MAX, &sets);
 
-	if (!sets)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.podSets: required", path);
-	pathf(p, sizeof(p), "%s.podSets", path);
-	rc = want_array(sets, SIM_PODSETS_MAX, p, diag);
 	if (rc)
 		return rc;
 	if (json_array_size(sets) == 0)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: needs at least one pod set", p);
+		return policy_jdec_fail_at(d, "podSets", GPUQ_EINVAL, "needs at least one pod set");
 	grown = realloc(t->shapes, (t->n_shapes + 1) * sizeof(*t->shapes));
 	if (!grown)
 		return GPUQ_ENOMEM;
@@ -659,51 +508,54 @@ static int parse_shape(sim_trace_t *t, const json_t *obj, const char *path, uint
 	sh->podsets = calloc(json_array_size(sets), sizeof(*sh->podsets));
 	if (!sh->podsets)
 		return GPUQ_ENOMEM;
-	json_array_foreach(sets, i, ps)
-	{
-		pathf(p, sizeof(p), "%s.podSets[%zu]", path, i);
+	old = policy_jdec_key(d, "podSets");
+	for (size_t i = 0; i < json_array_size(sets) && !rc; i++) {
+		size_t o = policy_jdec_idx(d, i);
+
 		sh->n_podsets++;
-		rc = parse_podset(t, ps, &sh->podsets[i], p, diag);
-		if (rc)
-			return rc;
-		for (size_t j = 0; j < i; j++)
+		rc = parse_podset(t, d, json_array_get(sets, i), &sh->podsets[i]);
+		for (size_t j = 0; j < i && !rc; j++)
 			if (!strcmp(sh->podsets[j].name, sh->podsets[i].name))
-				return gpuq_diag_set(diag, GPUQ_EINVAL,
-						     "%s.name: duplicate pod set name \"%s\"", p,
-						     sh->podsets[i].name);
+				rc = policy_jdec_fail_at(d, "name", GPUQ_EINVAL,
+							 "duplicate pod set name \"%s\"",
+							 sh->podsets[i].name);
+		policy_jdec_pop(d, o);
 	}
-	rc = get_bool(obj, "gang", path, &sh->gang, diag);
+	policy_jdec_pop(d, old);
 	if (!rc)
-		rc = get_duration(obj, "readyDelay", path, false, &sh->ready_delay_ms, diag);
+		rc = policy_jdec_bool(d, obj, "gang", &sh->gang);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "readyDelay", false, &sh->ready_delay_ms);
 	*out = (uint32_t)(t->n_shapes - 1);
 	return rc;
 }
 
 /* ---- priorities, classes, queues ---- */
 
-static int resolve_priority(const sim_trace_t *t, const json_t *obj, const char *path, int32_t *out,
-			    gpuq_diag_t *diag)
+static int resolve_priority(const sim_trace_t *t, policy_jdec_t *d, const json_t *obj, int32_t *out)
 {
 	const char *pc = NULL;
+	const json_t *given = NULL;
 	int64_t value = 0;
 	const policy_priorityclass_t *def = policy_priorityclass_default(t->policy);
-	int rc = get_string(obj, "priorityClass", path, false, &pc, diag);
+	int rc = name_field(d, obj, "priorityClass", false, &pc);
 
 	if (!rc)
-		rc = get_int(obj, "priority", path, false, -2147483647 - 1, 1000000000, &value,
-			     diag);
+		rc = policy_jdec_member(d, obj, "priority", false, &given);
+	if (!rc)
+		rc =
+		    policy_jdec_int(d, obj, "priority", false, -2147483647 - 1, 1000000000, &value);
 	if (rc)
 		return rc;
-	if (pc && json_object_get(obj, "priority"))
-		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s: give priorityClass or priority, not both", path);
+	if (pc && given)
+		return policy_jdec_fail(d, GPUQ_EINVAL, "give priorityClass or priority, not both");
 	if (pc) {
 		const policy_priorityclass_t *c = policy_priorityclass_find(t->policy, pc);
 		if (!c)
-			return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
-					     "%s.priorityClass: no PriorityClass \"%s\"", path, pc);
+			return policy_jdec_fail_at(d, "priorityClass", GPUQ_ENOTFOUND,
+						   "no PriorityClass \"%s\"", pc);
 		*out = c->value;
-	} else if (json_object_get(obj, "priority")) {
+	} else if (given) {
 		*out = (int32_t)value;
 	} else {
 		*out = def ? def->value : 0;
@@ -711,36 +563,35 @@ static int resolve_priority(const sim_trace_t *t, const json_t *obj, const char 
 	return GPUQ_OK;
 }
 
-static int resolve_class(sim_trace_t *t, const json_t *obj, const char *path, uint16_t *out,
-			 gpuq_diag_t *diag)
+static int resolve_class(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint16_t *out)
 {
 	const char *name = NULL;
-	int rc = get_string(obj, "class", path, false, &name, diag);
+	int rc = name_field(d, obj, "class", false, &name);
 
 	if (rc)
 		return rc;
 	rc = intern(&t->classes, &t->n_classes, SIM_CLASSES_MAX, name ? name : "", out);
 	if (rc == GPUQ_ELIMIT)
-		return gpuq_diag_set(diag, rc, "%s.class: more than %d classes", path,
-				     SIM_CLASSES_MAX - 1);
+		return policy_jdec_fail_at(d, "class", rc, "more than %d classes",
+					   SIM_CLASSES_MAX - 1);
 	return rc;
 }
 
-static int find_lq(const sim_trace_t *t, const char *ref, const char *path, uint32_t *out,
-		   gpuq_diag_t *diag)
+/* The LocalQueue "namespace/name" ref names (d's path at the field). */
+static int find_lq(const sim_trace_t *t, policy_jdec_t *d, const char *ref, uint32_t *out)
 {
 	char ns[SIM_NAME_MAX];
 	const char *slash = ref ? strchr(ref, '/') : NULL;
 	const policy_lq_t *lq;
 
 	if (!ref || !slash || slash == ref || !slash[1] || (size_t)(slash - ref) >= sizeof(ns))
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: \"%s\" is not \"namespace/name\"",
-				     path, ref ? ref : "");
+		return policy_jdec_fail(d, GPUQ_EINVAL, "\"%s\" is not \"namespace/name\"",
+					ref ? ref : "");
 	memcpy(ns, ref, (size_t)(slash - ref));
 	ns[slash - ref] = '\0';
 	lq = policy_lq_find(t->policy, ns, slash + 1);
 	if (!lq)
-		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "%s: no LocalQueue \"%s\"", path, ref);
+		return policy_jdec_fail(d, GPUQ_ENOTFOUND, "no LocalQueue \"%s\"", ref);
 	for (size_t i = 0; i < t->n_lqs; i++) {
 		if (policy_lq_at(t->policy, i) == lq) {
 			*out = (uint32_t)i;
@@ -768,39 +619,37 @@ static const char *const workload_keys[] = {"at",	"name",	      "localQueue", "p
 					    "priority", "class",      "podSets",    "runtime",
 					    "gang",	"readyDelay", NULL};
 
-static int parse_arrival(sim_trace_t *t, const json_t *obj, const char *path, size_t *cap,
-			 gpuq_diag_t *diag)
+static int parse_arrival(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, size_t *cap)
 {
 	sim_arrival_t a;
 	const char *name = NULL, *lq = NULL;
-	char p[PATH_MAX_];
 	char **grown;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
-	rc = want_object(obj, path, diag);
+	rc = policy_jdec_keys(d, obj, workload_keys, NULL);
 	if (!rc)
-		rc = check_keys(obj, workload_keys, path, diag);
+		rc = policy_jdec_duration(d, obj, "at", true, &a.at_ms);
 	if (!rc)
-		rc = get_duration(obj, "at", path, true, &a.at_ms, diag);
+		rc = name_field(d, obj, "name", true, &name);
 	if (!rc)
-		rc = get_string(obj, "name", path, true, &name, diag);
-	if (!rc)
-		rc = get_string(obj, "localQueue", path, true, &lq, diag);
+		rc = name_field(d, obj, "localQueue", true, &lq);
 	if (!rc) {
-		pathf(p, sizeof(p), "%s.localQueue", path);
-		rc = find_lq(t, lq, p, &a.lq, diag);
+		size_t old = policy_jdec_key(d, "localQueue");
+
+		rc = find_lq(t, d, lq, &a.lq);
+		policy_jdec_pop(d, old);
 	}
 	if (!rc)
-		rc = get_duration(obj, "runtime", path, true, &a.runtime_ms, diag);
+		rc = policy_jdec_duration(d, obj, "runtime", true, &a.runtime_ms);
 	if (!rc && a.runtime_ms < 1)
-		rc = gpuq_diag_set(diag, GPUQ_EINVAL, "%s.runtime: must be at least 1ms", path);
+		rc = policy_jdec_fail_at(d, "runtime", GPUQ_EINVAL, "must be at least 1ms");
 	if (!rc)
-		rc = resolve_priority(t, obj, path, &a.priority, diag);
+		rc = resolve_priority(t, d, obj, &a.priority);
 	if (!rc)
-		rc = resolve_class(t, obj, path, &a.class_id, diag);
+		rc = resolve_class(t, d, obj, &a.class_id);
 	if (!rc)
-		rc = parse_shape(t, obj, path, &a.shape, diag);
+		rc = parse_shape(t, d, obj, &a.shape);
 	if (rc)
 		return rc;
 	a.source = SIM_SOURCE_EXPLICIT;
@@ -816,49 +665,49 @@ static int parse_arrival(sim_trace_t *t, const json_t *obj, const char *path, si
 	return push_arrival(t, cap, &a);
 }
 
+/* localQueues: every entry a LocalQueue reference, into out[*n]. */
+static int listed_lqs(const sim_trace_t *t, policy_jdec_t *d, const json_t *list, uint32_t *out,
+		      size_t *n)
+{
+	size_t old = policy_jdec_key(d, "localQueues");
+	int rc = GPUQ_OK;
+
+	for (size_t i = 0; i < json_array_size(list) && !rc; i++) {
+		const json_t *v = json_array_get(list, i);
+		size_t o = policy_jdec_idx(d, i);
+
+		rc = json_is_string(v) ? find_lq(t, d, json_string_value(v), &out[*n])
+				       : policy_jdec_want(d, v, "a string");
+		if (!rc)
+			(*n)++;
+		policy_jdec_pop(d, o);
+	}
+	policy_jdec_pop(d, old);
+	return rc;
+}
+
 /* The LocalQueues a generator feeds: localQueues (a list) or localQueuePattern (a
  * glob over "namespace/name"). */
-static int generator_lqs(sim_trace_t *t, const json_t *obj, const char *path, uint32_t **out,
-			 size_t *n, gpuq_diag_t *diag)
+static int generator_lqs(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t **out,
+			 size_t *n)
 {
-	char sv[SHOWN_MAX];
-	const json_t *list = json_object_get(obj, "localQueues");
+	const json_t *list = NULL;
 	const char *pattern = NULL;
-	char p[PATH_MAX_];
-	int rc = get_string(obj, "localQueuePattern", path, false, &pattern, diag);
+	int rc = name_field(d, obj, "localQueuePattern", false, &pattern);
 
+	if (!rc)
+		rc = policy_jdec_arr(d, obj, "localQueues", false, t->n_lqs, &list);
 	if (rc)
 		return rc;
 	if (!!list == !!pattern)
-		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s: give exactly one of localQueues and localQueuePattern",
-				     path);
+		return policy_jdec_fail(d, GPUQ_EINVAL,
+					"give exactly one of localQueues and localQueuePattern");
 	*out = calloc(t->n_lqs + 1, sizeof(**out));
 	if (!*out)
 		return GPUQ_ENOMEM;
 	*n = 0;
-	if (list) {
-		const json_t *v;
-		size_t i;
-		pathf(p, sizeof(p), "%s.localQueues", path);
-		rc = want_array(list, t->n_lqs, p, diag);
-		if (rc)
-			return rc;
-		json_array_foreach(list, i, v)
-		{
-			char pi[PATH_MAX_];
-			pathf(pi, sizeof(pi), "%s[%zu]", p, i);
-			if (!json_is_string(v))
-				return gpuq_diag_set(diag, GPUQ_EINVAL,
-						     "%s: must be a string, not %s", pi,
-						     shown(v, sv, sizeof(sv)));
-			rc = find_lq(t, json_string_value(v), pi, &(*out)[*n], diag);
-			if (rc)
-				return rc;
-			(*n)++;
-		}
-		return GPUQ_OK;
-	}
+	if (list)
+		return listed_lqs(t, d, list, *out, n);
 	for (size_t i = 0; i < t->n_lqs; i++) {
 		const policy_lq_t *lq = policy_lq_at(t->policy, i);
 		char ref[2 * SIM_NAME_MAX + 2];
@@ -867,86 +716,106 @@ static int generator_lqs(sim_trace_t *t, const json_t *obj, const char *path, ui
 			(*out)[(*n)++] = (uint32_t)i;
 	}
 	if (*n == 0)
-		return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
-				     "%s.localQueuePattern: \"%s\" matches no LocalQueue", path,
-				     pattern);
+		return policy_jdec_fail_at(d, "localQueuePattern", GPUQ_ENOTFOUND,
+					   "\"%s\" matches no LocalQueue", pattern);
 	return GPUQ_OK;
 }
 
-static int parse_generator(sim_trace_t *t, const json_t *obj, const char *path, size_t *cap,
-			   gpuq_diag_t *diag)
+/* A generator's template: podSets, gang and readyDelay into a shape. */
+static int parse_template(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t *shape)
+{
+	static const char *const keys[] = {"podSets", "gang", "readyDelay", NULL};
+	const json_t *tmpl = NULL;
+	size_t old;
+	int rc = policy_jdec_obj(d, obj, "template", true, &tmpl);
+
+	if (rc)
+		return rc;
+	old = policy_jdec_key(d, "template");
+	rc = policy_jdec_keys(d, tmpl, keys, NULL);
+	if (!rc)
+		rc = parse_shape(t, d, tmpl, shape);
+	policy_jdec_pop(d, old);
+	return rc;
+}
+
+/* When a generator's workloads arrive. */
+struct gen_times {
+	int64_t count; /* workloads per LocalQueue */
+	int64_t every; /* ms between two of them */
+	int64_t start; /* ms of the first; -1: one interval in */
+};
+
+/* A generator's name (unique), count, every, start and runtime. */
+static int generator_timing(const sim_trace_t *t, policy_jdec_t *d, const json_t *obj,
+			    const char **name, struct gen_times *tm, int64_t *runtime)
+{
+	int rc = name_field(d, obj, "name", true, name);
+
+	for (size_t i = 0; !rc && *name && i + 1 < t->n_gens; i++)
+		if (!strcmp(t->gens[i].name, *name))
+			rc = policy_jdec_fail_at(d, "name", GPUQ_EEXIST,
+						 "duplicate generator name \"%s\"", *name);
+	if (!rc)
+		rc = policy_jdec_int(d, obj, "count", true, 1, SIM_WORKLOADS_MAX, &tm->count);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "every", tm->count > 1, &tm->every);
+	if (!rc && tm->count > 1 && tm->every == 0)
+		rc = policy_jdec_fail_at(d, "every", GPUQ_EINVAL, "must be above 0");
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "start", false, &tm->start);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "runtime", true, runtime);
+	if (!rc && *runtime < 1)
+		rc = policy_jdec_fail_at(d, "runtime", GPUQ_EINVAL, "must be at least 1ms");
+	return rc;
+}
+
+static int parse_generator(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, size_t *cap)
 {
 	static const char *const keys[] = {
 	    "name",  "localQueues",   "localQueuePattern", "start",   "every",	  "count",
 	    "class", "priorityClass", "priority",	   "runtime", "template", NULL};
-	static const char *const tmpl_keys[] = {"podSets", "gang", "readyDelay", NULL};
 	sim_arrival_t a;
 	const char *name = NULL;
-	const json_t *tmpl = json_object_get(obj, "template");
-	int64_t every = 0, count = 0, start = -1;
+	struct gen_times tm = {.count = 0, .every = 0, .start = -1};
 	uint32_t *lqs = NULL;
 	size_t n_lqs = 0;
-	char p[PATH_MAX_];
 	sim_generator_t *g;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
-	rc = want_object(obj, path, diag);
+	t->gens[t->n_gens++].name = NULL; /* its slot, for the duplicate check */
+	rc = policy_jdec_keys(d, obj, keys, NULL);
 	if (!rc)
-		rc = check_keys(obj, keys, path, diag);
+		rc = generator_timing(t, d, obj, &name, &tm, &a.runtime_ms);
 	if (!rc)
-		rc = get_string(obj, "name", path, true, &name, diag);
-	for (size_t i = 0; !rc && i + 1 < t->n_gens; i++)
-		if (!strcmp(t->gens[i].name, name))
-			rc = gpuq_diag_set(diag, GPUQ_EEXIST,
-					   "%s.name: duplicate generator name \"%s\"", path, name);
+		rc = resolve_priority(t, d, obj, &a.priority);
 	if (!rc)
-		rc = get_int(obj, "count", path, true, 1, SIM_WORKLOADS_MAX, &count, diag);
+		rc = resolve_class(t, d, obj, &a.class_id);
 	if (!rc)
-		rc = get_duration(obj, "every", path, count > 1, &every, diag);
-	if (!rc && count > 1 && every == 0)
-		rc = gpuq_diag_set(diag, GPUQ_EINVAL, "%s.every: must be above 0", path);
+		rc = parse_template(t, d, obj, &a.shape);
 	if (!rc)
-		rc = get_duration(obj, "start", path, false, &start, diag);
-	if (!rc)
-		rc = get_duration(obj, "runtime", path, true, &a.runtime_ms, diag);
-	if (!rc && a.runtime_ms < 1)
-		rc = gpuq_diag_set(diag, GPUQ_EINVAL, "%s.runtime: must be at least 1ms", path);
-	if (!rc)
-		rc = resolve_priority(t, obj, path, &a.priority, diag);
-	if (!rc)
-		rc = resolve_class(t, obj, path, &a.class_id, diag);
-	if (!rc && !tmpl)
-		rc = gpuq_diag_set(diag, GPUQ_EINVAL, "%s.template: required", path);
-	pathf(p, sizeof(p), "%s.template", path);
-	if (!rc)
-		rc = want_object(tmpl, p, diag);
-	if (!rc)
-		rc = check_keys(tmpl, tmpl_keys, p, diag);
-	if (!rc)
-		rc = parse_shape(t, tmpl, p, &a.shape, diag);
-	if (!rc)
-		rc = generator_lqs(t, obj, path, &lqs, &n_lqs, diag);
-	if (!rc && (uint64_t)count * n_lqs + t->n_arrivals > SIM_WORKLOADS_MAX)
-		rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
-				   "%s: the trace would hold more than %d workloads", path,
-				   SIM_WORKLOADS_MAX);
-	if (!rc && start + (every * (count - 1)) > SIM_TIME_MAX_MS)
-		rc = gpuq_diag_set(diag, GPUQ_ERANGE, "%s: arrivals run past 10 years", path);
+		rc = generator_lqs(t, d, obj, &lqs, &n_lqs);
+	if (!rc && (uint64_t)tm.count * n_lqs + t->n_arrivals > SIM_WORKLOADS_MAX)
+		rc = policy_jdec_fail(d, GPUQ_ELIMIT, "the trace would hold more than %d workloads",
+				      SIM_WORKLOADS_MAX);
+	if (!rc && tm.start + (tm.every * (tm.count - 1)) > SIM_TIME_MAX_MS)
+		rc = policy_jdec_fail(d, GPUQ_ERANGE, "arrivals run past 10 years");
 	if (rc) {
 		free(lqs);
 		return rc;
 	}
-	if (start < 0)
-		start = every; /* Kueue's generator waits one interval before each creation */
+	if (tm.start < 0)
+		tm.start = tm.every; /* Kueue's generator waits one interval before each creation */
 	g = &t->gens[t->n_gens - 1];
 	g->name = strdup(name ? name : "");
 	g->n_lqs = (uint32_t)n_lqs;
 	a.source = (uint32_t)(t->n_gens - 1);
 	for (size_t q = 0; q < n_lqs && !rc; q++) {
 		a.lq = lqs[q];
-		for (int64_t k = 0; k < count && !rc; k++) {
-			a.at_ms = start + k * every;
+		for (int64_t k = 0; k < tm.count && !rc; k++) {
+			a.at_ms = tm.start + k * tm.every;
 			a.seq = (uint32_t)k;
 			rc = push_arrival(t, cap, &a);
 		}
@@ -955,43 +824,47 @@ static int parse_generator(sim_trace_t *t, const json_t *obj, const char *path, 
 	return g->name ? rc : GPUQ_ENOMEM;
 }
 
-static int parse_options(sim_trace_t *t, const json_t *obj, gpuq_diag_t *diag)
+/* spec.options (d's path at spec); defaults when absent. */
+static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 {
 	static const char *const keys[] = {
 	    "cycleInterval",  "fairShareHalfLife",   "gangReadyDelay", "gangReadyTimeout",
 	    "sampleInterval", "utilizationResource", "fairSharing",    NULL};
-	const char *path = "spec.options";
+	const json_t *obj = NULL;
 	const char *res = NULL;
 	sim_options_t *o = &t->opt;
-	int rc;
+	int rc = policy_jdec_obj(d, spec, "options", false, &obj);
 
-	if (!obj)
-		goto resource;
-	rc = want_object(obj, path, diag);
-	if (!rc)
-		rc = check_keys(obj, keys, path, diag);
-	if (!rc)
-		rc = get_duration(obj, "cycleInterval", path, false, &o->cycle_interval_ms, diag);
-	if (!rc)
-		rc = get_duration(obj, "fairShareHalfLife", path, false, &o->half_life_ms, diag);
-	if (!rc)
-		rc =
-		    get_duration(obj, "gangReadyDelay", path, false, &o->gang_ready_delay_ms, diag);
-	if (!rc)
-		rc = get_duration(obj, "gangReadyTimeout", path, false, &o->gang_ready_timeout_ms,
-				  diag);
-	if (!rc)
-		rc = get_duration(obj, "sampleInterval", path, false, &o->sample_interval_ms, diag);
-	if (!rc)
-		rc = get_string(obj, "utilizationResource", path, false, &res, diag);
-	if (!rc)
-		rc = get_bool(obj, "fairSharing", path, &o->fair_sharing, diag);
+	if (!rc && obj) {
+		size_t old = policy_jdec_key(d, "options");
+
+		rc = policy_jdec_keys(d, obj, keys, NULL);
+		if (!rc)
+			rc = policy_jdec_duration(d, obj, "cycleInterval", false,
+						  &o->cycle_interval_ms);
+		if (!rc)
+			rc = policy_jdec_duration(d, obj, "fairShareHalfLife", false,
+						  &o->half_life_ms);
+		if (!rc)
+			rc = policy_jdec_duration(d, obj, "gangReadyDelay", false,
+						  &o->gang_ready_delay_ms);
+		if (!rc)
+			rc = policy_jdec_duration(d, obj, "gangReadyTimeout", false,
+						  &o->gang_ready_timeout_ms);
+		if (!rc)
+			rc = policy_jdec_duration(d, obj, "sampleInterval", false,
+						  &o->sample_interval_ms);
+		if (!rc)
+			rc = name_field(d, obj, "utilizationResource", false, &res);
+		if (!rc)
+			rc = policy_jdec_bool(d, obj, "fairSharing", &o->fair_sharing);
+		if (!rc && o->sample_interval_ms < 1)
+			rc = policy_jdec_fail_at(d, "sampleInterval", GPUQ_EINVAL,
+						 "must be at least 1ms");
+		policy_jdec_pop(d, old);
+	}
 	if (rc)
 		return rc;
-	if (o->sample_interval_ms < 1)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s.sampleInterval: must be at least 1ms",
-				     path);
-resource:
 	o->util_resource = strdup(res ? res : "nvidia.com/gpu");
 	return o->util_resource ? GPUQ_OK : GPUQ_ENOMEM;
 }
@@ -1048,55 +921,55 @@ static int check_names(const sim_trace_t *t, gpuq_diag_t *diag)
 	return rc;
 }
 
-static int parse_spec(sim_trace_t *t, const json_t *doc, gpuq_diag_t *diag)
+/* spec's list at key (none when absent): each entry through parse. */
+static int parse_list(sim_trace_t *t, policy_jdec_t *d, const json_t *spec, const char *key,
+		      size_t max, size_t *cap,
+		      int (*parse)(sim_trace_t *t, policy_jdec_t *d, const json_t *obj,
+				   size_t *cap))
+{
+	const json_t *list = NULL;
+	size_t old;
+	int rc = policy_jdec_arr(d, spec, key, false, max, &list);
+
+	if (rc || !list)
+		return rc;
+	old = policy_jdec_key(d, key);
+	for (size_t i = 0; i < json_array_size(list) && !rc; i++) {
+		size_t o = policy_jdec_idx(d, i);
+
+		rc = parse(t, d, json_array_get(list, i), cap);
+		policy_jdec_pop(d, o);
+	}
+	policy_jdec_pop(d, old);
+	return rc;
+}
+
+static int parse_spec(sim_trace_t *t, policy_jdec_t *d, const json_t *doc)
 {
 	static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
 	static const char *const spec_keys[] = {"options", "objectSets", "arrivals", "generators",
 						NULL};
-	const json_t *spec = json_object_get(doc, "spec");
-	const json_t *list, *v;
-	size_t cap = 0, i;
+	const json_t *spec = NULL;
+	size_t cap = 0, old;
 	int rc;
 
-	rc = check_keys(doc, top_keys, "", diag);
-	if (!rc && !spec)
-		rc = gpuq_diag_set(diag, GPUQ_EINVAL, "spec: required");
+	rc = policy_jdec_keys(d, doc, top_keys, NULL);
 	if (!rc)
-		rc = want_object(spec, "spec", diag);
-	if (!rc)
-		rc = check_keys(spec, spec_keys, "spec", diag);
+		rc = policy_jdec_obj(d, doc, "spec", true, &spec);
 	if (rc)
 		return rc;
-	list = json_object_get(spec, "arrivals");
-	if (list) {
-		rc = want_array(list, SIM_ARRIVALS_MAX, "spec.arrivals", diag);
-		json_array_foreach(list, i, v)
-		{
-			char p[PATH_MAX_];
-			if (rc)
-				break;
-			pathf(p, sizeof(p), "spec.arrivals[%zu]", i);
-			rc = parse_arrival(t, v, p, &cap, diag);
-		}
-	}
-	list = json_object_get(spec, "generators");
-	if (!rc && list) {
-		rc = want_array(list, SIM_GENERATORS_MAX, "spec.generators", diag);
-		json_array_foreach(list, i, v)
-		{
-			char p[PATH_MAX_];
-			if (rc)
-				break;
-			pathf(p, sizeof(p), "spec.generators[%zu]", i);
-			t->gens[t->n_gens++].name = NULL;
-			rc = parse_generator(t, v, p, &cap, diag);
-		}
-	}
-	if (!rc && t->n_arrivals == 0)
-		rc = gpuq_diag_set(diag, GPUQ_EINVAL,
-				   "spec: no workloads (give arrivals or generators)");
+	old = policy_jdec_key(d, "spec");
+	rc = policy_jdec_keys(d, spec, spec_keys, NULL);
 	if (!rc)
-		rc = check_names(t, diag);
+		rc = parse_list(t, d, spec, "arrivals", SIM_ARRIVALS_MAX, &cap, parse_arrival);
+	if (!rc)
+		rc =
+		    parse_list(t, d, spec, "generators", SIM_GENERATORS_MAX, &cap, parse_generator);
+	if (!rc && t->n_arrivals == 0)
+		rc = policy_jdec_fail(d, GPUQ_EINVAL, "no workloads (give arrivals or generators)");
+	policy_jdec_pop(d, old);
+	if (!rc)
+		rc = check_names(t, d->diag);
 	if (rc)
 		return rc;
 	if (t->arrivals)
@@ -1127,8 +1000,8 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 {
 	struct loader l = {.name = name};
 	policy_opts_t popts = {.skip_unknown_kinds = true}; /* the Trace; on_doc checks kinds */
-	struct vars vars = {.n = 0};
-	size_t made = 0;
+	policy_jdec_t d; /* the Trace's fields; messages start at the path */
+	size_t old;
 	sim_trace_t *t;
 	int rc;
 
@@ -1169,13 +1042,10 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 		rc = GPUQ_ENOMEM;
 		goto fail;
 	}
-	if (json_object_get(json_object_get(l.trace, "spec"), "objectSets")) {
-		rc =
-		    expand_sets(&l, json_object_get(json_object_get(l.trace, "spec"), "objectSets"),
-				"spec.objectSets", &vars, &made, diag);
-		if (rc)
-			goto fail_trace;
-	}
+	policy_jdec_init(&d, diag, NULL);
+	rc = expand_spec_sets(&l, &d);
+	if (rc)
+		goto fail_trace;
 	rc = policy_finish(t->policy, diag);
 	if (rc) {
 		/* objects from object sets have no file: say where they came from */
@@ -1187,9 +1057,11 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 	}
 	t->n_lqs = policy_lq_count(t->policy);
 	t->n_cqs = policy_cq_count(t->policy);
-	rc = parse_options(t, json_object_get(json_object_get(l.trace, "spec"), "options"), diag);
+	old = policy_jdec_key(&d, "spec");
+	rc = parse_options(t, &d, json_object_get(l.trace, "spec"));
+	policy_jdec_pop(&d, old);
 	if (!rc)
-		rc = parse_spec(t, l.trace, diag);
+		rc = parse_spec(t, &d, l.trace);
 	if (rc)
 		goto fail_trace;
 	json_decref(l.trace);

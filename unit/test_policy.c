@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/policy.h"
+#include "policy/policy_json.h"
 
 /* ---- helpers ---- */
 
@@ -411,7 +411,7 @@ static const bad_t BAD[] = {
      "  nodeTaints: [{key: nvidia.com/gpu, effect: NoSchedul}]\n",
      GPUQ_EINVAL,
      "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeTaints[0].effect: unknown value "
-     "\"NoSchedul\" (want , NoSchedule, PreferNoSchedule or NoExecute)"},
+     "\"NoSchedul\" (want \"\", NoSchedule, PreferNoSchedule or NoExecute)"},
     {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
      "  nodeTaints: [{key: nvidia.com/gpu}]\n",
      GPUQ_EINVAL, "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeTaints[0]: effect: required"},
@@ -1117,6 +1117,88 @@ static void add_json_direct(void **state)
 	policy_unref(p);
 }
 
+/* ---- the shared field decoder (policy_json.h; also the Trace's) ---- */
+
+/* call refuses with want_rc and exactly want_msg in diag. */
+#define ASSERT_REFUSED(call, want_rc, want_msg)                                                    \
+	do {                                                                                       \
+		assert_int_equal((call), (want_rc));                                               \
+		assert_string_equal(diag.msg, (want_msg));                                         \
+	} while (0)
+
+static void field_decoder(void **state)
+{
+	static const char *const allowed[] = {"n", "s", "b", "e", "t", "l", NULL};
+	static const char *const names[] = {"", "Equal", "Exists", NULL};
+	json_t *doc = json_loads("{\"n\": 5, \"s\": \"abcd\", \"b\": \"yes\", \"e\": \"x\", "
+				 "\"t\": \"1.5s\", \"l\": [1, 2, 3], \"z\": null}",
+				 0, NULL);
+	gpuq_diag_t diag = {{0}};
+	policy_jdec_t d;
+	const json_t *v = NULL;
+	const char *str = NULL;
+	int64_t n = 0;
+	bool b = false;
+	int e = -1;
+	size_t old;
+
+	(void)state;
+	assert_non_null(doc);
+	/* no object named: messages start with the path, or the sentence at the root */
+	policy_jdec_init(&d, &diag, NULL);
+	ASSERT_REFUSED(policy_jdec_fail(&d, GPUQ_EINVAL, "at the root"), GPUQ_EINVAL,
+		       "at the root");
+	ASSERT_REFUSED(policy_jdec_member(&d, doc, "z", true, &v), GPUQ_EINVAL, "z: required");
+	old = policy_jdec_key(&d, "spec");
+	ASSERT_REFUSED(policy_jdec_keys(&d, doc, allowed, NULL), GPUQ_EINVAL,
+		       "spec.z: unknown field");
+	ASSERT_REFUSED(policy_jdec_keys(&d, json_object_get(doc, "l"), allowed, NULL), GPUQ_EINVAL,
+		       "spec: must be a mapping, not a list");
+	ASSERT_REFUSED(policy_jdec_int(&d, doc, "n", true, 1, 3, &n), GPUQ_ERANGE,
+		       "spec.n: 5 is out of range [1, 3]");
+	ASSERT_REFUSED(policy_jdec_int(&d, doc, "s", true, 1, 3, &n), GPUQ_EINVAL,
+		       "spec.s: must be an integer, not \"abcd\"");
+	ASSERT_REFUSED(policy_jdec_str(&d, doc, "s", true, 3, &str), GPUQ_EINVAL,
+		       "spec.s: 4 bytes long, more than 3");
+	assert_int_equal(policy_jdec_str(&d, doc, "s", true, 4, &str), GPUQ_OK);
+	assert_string_equal(str, "abcd");
+	ASSERT_REFUSED(policy_jdec_bool(&d, doc, "b", &b), GPUQ_EINVAL,
+		       "spec.b: must be true or false, not \"yes\"");
+	ASSERT_REFUSED(policy_jdec_enum(&d, doc, "e", names, &e), GPUQ_EINVAL,
+		       "spec.e: unknown value \"x\" (want \"\", Equal or Exists)");
+	ASSERT_REFUSED(policy_jdec_arr(&d, doc, "l", false, 2, &v), GPUQ_ELIMIT,
+		       "spec.l: 3 entries, more than the 2 allowed");
+	ASSERT_REFUSED(policy_jdec_obj(&d, doc, "l", false, &v), GPUQ_EINVAL,
+		       "spec.l: must be a mapping, not a list");
+	/* absent or null: GPUQ_OK, out untouched */
+	n = 42;
+	assert_int_equal(policy_jdec_int(&d, doc, "z", false, 1, 3, &n), GPUQ_OK);
+	assert_int_equal(n, 42);
+	assert_int_equal(policy_jdec_duration(&d, doc, "t", true, &n), GPUQ_OK);
+	assert_int_equal(n, 1500);
+	ASSERT_REFUSED(policy_jdec_duration(&d, doc, "b", true, &n), GPUQ_EINVAL,
+		       "spec.b: bad duration \"yes\" (want e.g. 250, \"250ms\", \"1.5s\", \"2m\", "
+		       "\"1h\")");
+	ASSERT_REFUSED(policy_jdec_duration(&d, doc, "l", true, &n), GPUQ_EINVAL,
+		       "spec.l: must be milliseconds or a string like \"1.5s\", not a list");
+	json_object_set_new(doc, "t", json_integer(-1));
+	ASSERT_REFUSED(policy_jdec_duration(&d, doc, "t", true, &n), GPUQ_ERANGE,
+		       "spec.t: -1 ms is outside 0..10 years");
+	json_object_set_new(doc, "t", json_integer(GPUQ_DURATION_MAX_MS));
+	assert_int_equal(policy_jdec_duration(&d, doc, "t", true, &n), GPUQ_OK);
+	assert_int_equal(n, GPUQ_DURATION_MAX_MS);
+	/* an object named comes first; the path pops back */
+	policy_jdec_init(&d, &diag, "Trace \"t\"");
+	old = policy_jdec_idx(&d, 3);
+	ASSERT_REFUSED(policy_jdec_fail_at(&d, "x", GPUQ_EINVAL, "bad"), GPUQ_EINVAL,
+		       "Trace \"t\": [3].x: bad");
+	policy_jdec_pop(&d, old);
+	assert_int_equal(d.plen, 0);
+	ASSERT_REFUSED(policy_jdec_fail(&d, GPUQ_EINVAL, "whole"), GPUQ_EINVAL,
+		       "Trace \"t\": whole");
+	json_decref(doc);
+}
+
 /* ---- directories ---- */
 
 static void write_file(const char *dir, const char *name, const char *text)
@@ -1212,6 +1294,7 @@ int main(void)
 	    cmocka_unit_test(refcounts_threads),
 	    cmocka_unit_test(frozen_after_finish),
 	    cmocka_unit_test(add_json_direct),
+	    cmocka_unit_test(field_decoder),
 	    cmocka_unit_test(load_dir_all_or_nothing),
 	};
 

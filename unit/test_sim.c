@@ -381,7 +381,7 @@ static void parse_errors_show_values(void **state)
 	     "\"99999999999999999999999\""},
 	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{count: -3, requests: {nvidia.com/gpu: "
 			  "1}}]"),
-	     GPUQ_ERANGE, "spec.arrivals[0].podSets[0].count: -3 is out of range 1..100000"},
+	     GPUQ_ERANGE, "spec.arrivals[0].podSets[0].count: -3 is out of range [1, 100000]"},
 	    {ARRIVAL_WITH("at: true, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}}]"),
 	     GPUQ_EINVAL,
 	     "spec.arrivals[0].at: must be milliseconds or a string like \"1.5s\", not true"},
@@ -411,6 +411,32 @@ static void parse_errors_show_values(void **state)
 	     "spec.options.utilizationResource: must be a string, not 42"},
 	    {POLICY "spec:\n  options: {fairSharing: \"yes\"}\n", GPUQ_EINVAL,
 	     "spec.options.fairSharing: must be true or false, not \"yes\""},
+	    /* the field decoder's other refusals, as the policy objects have them */
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}, "
+			  "tolerations: [{key: gpu, operator: Is}]}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets[0].tolerations[0].operator: unknown value \"Is\" (want "
+	     "Equal or Exists)"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}, "
+			  "tolerations: [{key: 5}]}]"),
+	     GPUQ_EINVAL,
+	     "spec.arrivals[0].podSets[0].tolerations[0].key: must be a string, not 5"},
+	    {ARRIVAL_WITH("at: -5, runtime: 1s, podSets: [{requests: {nvidia.com/gpu: 1}}]"),
+	     GPUQ_ERANGE, "spec.arrivals[0].at: -5 ms is outside 0..10 years"},
+	    {ARRIVAL_WITH("at: 0, runtime: 1s, podSets: [{requests: {a: 1}}, {requests: {a: 1}}, "
+			  "{requests: {a: 1}}, {requests: {a: 1}}, {requests: {a: 1}}, {requests: "
+			  "{a: 1}}, {requests: {a: 1}}, {requests: {a: 1}}, {requests: {a: 1}}]"),
+	     GPUQ_ELIMIT, "spec.arrivals[0].podSets: 9 entries, more than the 8 allowed"},
+	    {POLICY
+	     "spec:\n  arrivals:\n  - {at: 0, name: \"\", localQueue: team-a/lq, runtime: 1s,"
+	     " podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+	     GPUQ_EINVAL, "spec.arrivals[0].name: must not be empty"},
+	    {POLICY "spec:\n  objectSets: [{count: 0, objects: []}]\n", GPUQ_ERANGE,
+	     "spec.objectSets[0].count: 0 is out of range [1, 50000]"},
+	    {POLICY "spec:\n  generators:\n  - {name: g, localQueues: [team-a/lq], count: 1,"
+		    " runtime: 1s, template: {podSets: [{requests: {nvidia.com/gpu: 1}}], colour: "
+		    "red}}\n",
+	     GPUQ_EINVAL, "spec.generators[0].template.colour: unknown field"},
 	};
 	char want[512];
 

@@ -1,13 +1,17 @@
 /*
  * webhook/admit_internal.h: shared by the admission decision files only
- * (admit.c, workload.c, patch.c, mutate.c, validate.c, and object.c, which
- * decodes a Pod or Job for the controller with the same code); not part of
- * the module's public interface (that is webhook.h, Section A).
+ * (admit.c, workload.c, patch.c, mutate.c, validate.c, fields.c, and
+ * object.c, which decodes a Pod or Job for the controller with the same
+ * code); not part of the module's public interface (that is webhook.h,
+ * Section A).
  *
  * A review is decoded once into a webhook_review_t (the request envelope,
- * borrowed from one webhook_jdoc_t, admit_json.c's value tree) and each object into a
- * webhook_workload_t (its pod spec's containers as quota sees them). Mutations are appended as JSON
- * Patch text; a decision is one verdict plus one message.
+ * borrowed from one webhook_jdoc_t, admit_json.c's value tree: a reader of
+ * its own, not jansson, because jansson needs about 7x the instructions per
+ * review, bench/bench_parse) and each object into a webhook_workload_t (its
+ * pod spec's containers as quota sees them), read through one set of typed
+ * getters (fields.c). Mutations are appended as JSON Patch text; a decision
+ * is one verdict plus one message.
  */
 #ifndef GPUQ_WEBHOOK_ADMIT_INTERNAL_H
 #define GPUQ_WEBHOOK_ADMIT_INTERNAL_H
@@ -115,6 +119,53 @@ static inline const char *webhook_jv_str(const webhook_jv_t *v)
 {
 	return webhook_jv_is(v, WEBHOOK_JV_STRING) ? v->s : NULL;
 }
+
+/* ---- Typed members of a document (fields.c) ----
+ *
+ * The one getter set over the reader's tree, for the rules' decoding
+ * (workload.c) and the controller's (object.c). Lenient reads return NULL for
+ * anything not of the asked type; checked reads refuse a member of another
+ * type with GPUQ_EINVAL and one sentence naming the object, the field and
+ * the value, and read an absent or null member as absent. */
+
+/* The object whose members are read, named in every refusal:
+ * `<kind> "<name>": <path>: <what>`. */
+typedef struct {
+	const char *kind_name; /* "Pod", "Job" ("object" until the kind is known) */
+	const char *name;      /* its name ("" until known; at most 253 bytes shown) */
+	gpuq_diag_t *diag;     /* where refusals go */
+} webhook_fields_t;
+
+/* What v is, for messages: "null", "false", "true", "a number", "a string",
+ * "an array" or "an object". */
+const char *webhook_jv_type_name(const webhook_jv_t *v);
+/* Member key of obj as a string, or NULL (absent, null, or not a string). */
+const char *webhook_json_str(const webhook_jv_t *obj, const char *key);
+/* Member key of obj as an object, or NULL (absent, null, or not an object). */
+const webhook_jv_t *webhook_json_obj(const webhook_jv_t *obj, const char *key);
+
+/* Refuse: GPUQ_EINVAL with `<kind> "<name>": <path>: <fmt...>`. */
+int webhook_fields_refuse(const webhook_fields_t *f, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Refuse v at path for not being of type (an object, an array or a string):
+ * "must be an object, not a string \"x\"" (a string's or number's text
+ * shown, cut at 64 bytes). */
+int webhook_fields_want(const webhook_fields_t *f, const char *path, const webhook_jv_t *v,
+			webhook_jv_type_t type);
+/* Member key of obj of type (object, array or string) into *out; NULL when
+ * absent or null; refused (webhook_fields_want) when of another type. */
+int webhook_fields_typed(const webhook_fields_t *f, const webhook_jv_t *obj, const char *key,
+			 webhook_jv_type_t type, const char *path, const webhook_jv_t **out);
+/* A string member, borrowed from the document: NULL when absent or null;
+ * when required, absent, null and "" are refused ("Required value"). */
+int webhook_fields_str(const webhook_fields_t *f, const webhook_jv_t *obj, const char *key,
+		       const char *path, bool required, const char **out);
+/* An integral number member within [min, max] (no fraction, no exponent);
+ * def when absent or null. Refused: "invalid value \"2.5\": must be a
+ * non-negative integer" (or a 32-bit integer, or a whole number from min to
+ * max). */
+int webhook_fields_int(const webhook_fields_t *f, const webhook_jv_t *obj, const char *key,
+		       const char *path, int64_t def, int64_t min, int64_t max, int64_t *out);
 
 /* ---- Text buffer (patch.c) ---- */
 
@@ -265,8 +316,6 @@ void webhook_workload_deinit(webhook_workload_t *w);
 /* Whether name is a GPU resource: nvidia.com/gpu, nvidia.com/gpu.shared,
  * nvidia.com/mig-*, or one of cfg's extra names. */
 bool webhook_is_gpu_resource(const webhook_config_t *cfg, const char *name);
-/* Member key of obj as a string, or NULL (absent, null, or not a string). */
-const char *webhook_json_str(const webhook_jv_t *obj, const char *key);
 /* The workload's queue from labels: gpuq.dev/queue-name, else
  * kueue.x-k8s.io/queue-name, else NULL. */
 const char *webhook_labels_queue(const webhook_jv_t *labels);

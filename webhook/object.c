@@ -7,7 +7,6 @@
  * creation time, priority, scheduling constraints, status, owner) is read
  * here. The strings kept are copied into one allocation; the parsed document
  * and the container array go before returning. */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,36 +20,11 @@
 
 typedef struct {
 	webhook_object_t *o;	       /* being filled */
-	const char *kind_name;	       /* "Pod" / "Job" (messages) */
-	const char *name;	       /* metadata.name (messages; "" until known) */
+	webhook_fields_t f;	       /* refusals: kind, metadata.name ("" until known) */
 	const char **slots[SLOTS_MAX]; /* members of o pointing into the document */
 	size_t n_slots;		       /* entries in slots */
 	size_t bytes;		       /* their lengths, NULs included */
-	gpuq_diag_t *diag;	       /* where refusals go */
 } decoder_t;
-
-static const char *type_of(const webhook_jv_t *v)
-{
-	static const char *const names[] = {"null",	"false",    "true",	"a number",
-					    "a string", "an array", "an object"};
-
-	return names[v->type];
-}
-
-/* Refuse with "<Kind> "<name>": <path>: <what>". */
-static int refuse(decoder_t *d, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int refuse(decoder_t *d, const char *path, const char *fmt, ...)
-{
-	char what[GPUQ_DIAG_MAX / 2];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	return gpuq_diag_set(d->diag, GPUQ_EINVAL, "%s \"%.253s\": %s: %s", d->kind_name, d->name,
-			     path, what);
-}
 
 /* Keep s (borrowed from the document until copied) in *slot. */
 static int keep(decoder_t *d, const char **slot, const char *s, const char *path)
@@ -58,8 +32,8 @@ static int keep(decoder_t *d, const char **slot, const char *s, const char *path
 	size_t len = strlen(s);
 
 	if (len > WEBHOOK_OBJECT_STR_MAX)
-		return refuse(d, path, "%zu bytes (\"%.40s...\"), at most %d", len, s,
-			      WEBHOOK_OBJECT_STR_MAX);
+		return webhook_fields_refuse(&d->f, path, "%zu bytes (\"%.40s...\"), at most %d",
+					     len, s, WEBHOOK_OBJECT_STR_MAX);
 	GPUQ_ASSERT(d->n_slots < SLOTS_MAX);
 	*slot = s;
 	d->slots[d->n_slots++] = slot;
@@ -67,71 +41,15 @@ static int keep(decoder_t *d, const char **slot, const char *s, const char *path
 	return GPUQ_OK;
 }
 
-/* A string member into *out: NULL when absent or null (refused when
- * required, as is ""), refused when of another type. Borrowed from the
- * document. */
-static int str_get(decoder_t *d, const webhook_jv_t *obj, const char *key, const char *path,
-		   bool required, const char **out)
-{
-	const webhook_jv_t *v =
-	    webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? webhook_jv_get(obj, key) : NULL;
-
-	*out = NULL;
-	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL) ||
-	    (required && webhook_jv_is(v, WEBHOOK_JV_STRING) && !*v->s))
-		return required ? refuse(d, path, "Required value") : GPUQ_OK;
-	if (!webhook_jv_is(v, WEBHOOK_JV_STRING))
-		return refuse(d, path, "must be a string, not %s%s%.64s", type_of(v),
-			      v->s ? " " : "", v->s ? v->s : "");
-	*out = v->s;
-	return GPUQ_OK;
-}
-
-/* str_get, and the string kept in *slot. */
+/* A string member (webhook_fields_str) kept in *slot. */
 static int str_member(decoder_t *d, const webhook_jv_t *obj, const char *key, const char *path,
 		      bool required, const char **slot)
 {
 	const char *s;
-	int rc = str_get(d, obj, key, path, required, &s);
+	int rc = webhook_fields_str(&d->f, obj, key, path, required, &s);
 
 	*slot = NULL;
 	return rc || !s ? rc : keep(d, slot, s, path);
-}
-
-/* A member that must be an object or an array when present; NULL when
- * absent or null. */
-static int typed_member(decoder_t *d, const webhook_jv_t *obj, const char *key,
-			webhook_jv_type_t type, const char *path, const webhook_jv_t **out)
-{
-	const webhook_jv_t *v =
-	    webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? webhook_jv_get(obj, key) : NULL;
-
-	*out = NULL;
-	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL))
-		return GPUQ_OK;
-	if (v->type != type)
-		return refuse(d, path, "must be %s, not %s",
-			      type == WEBHOOK_JV_OBJECT ? "an object" : "an array", type_of(v));
-	*out = v;
-	return GPUQ_OK;
-}
-
-/* A whole number member within [0, max]; def when absent or null. */
-static int int_member(decoder_t *d, const webhook_jv_t *obj, const char *key, const char *path,
-		      int64_t def, int64_t max, int64_t *out)
-{
-	const webhook_jv_t *v =
-	    webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? webhook_jv_get(obj, key) : NULL;
-
-	*out = def;
-	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL))
-		return GPUQ_OK;
-	if (!webhook_jv_int(v, out) || *out < 0 || *out > max)
-		return refuse(d, path,
-			      "invalid value %s%s%.64s%s: must be a whole number from 0 to %lld",
-			      v->s ? "" : type_of(v), v->s ? "\"" : "", v->s ? v->s : "",
-			      v->s ? "\"" : "", (long long)max);
-	return GPUQ_OK;
 }
 
 /* ---- Timestamps ---- */
@@ -209,12 +127,12 @@ static int decode_owner(decoder_t *d, const webhook_jv_t *meta)
 	size_t i = 0;
 	int rc;
 
-	rc = typed_member(d, meta, "ownerReferences", WEBHOOK_JV_ARRAY, "metadata.ownerReferences",
-			  &owners);
+	rc = webhook_fields_typed(&d->f, meta, "ownerReferences", WEBHOOK_JV_ARRAY,
+				  "metadata.ownerReferences", &owners);
 	for (const webhook_jv_t *r = owners ? owners->first : NULL; !rc && r; r = r->next, i++) {
 		snprintf(path[0], sizeof(path[0]), "metadata.ownerReferences[%zu]", i);
 		if (!webhook_jv_is(r, WEBHOOK_JV_OBJECT))
-			return refuse(d, path[0], "must be an object, not %s", type_of(r));
+			return webhook_fields_want(&d->f, path[0], r, WEBHOOK_JV_OBJECT);
 		if (!webhook_jv_is(webhook_jv_get(r, "controller"), WEBHOOK_JV_TRUE) ||
 		    o->owner_kind)
 			continue;
@@ -240,12 +158,12 @@ static int decode_meta(decoder_t *d, const webhook_jv_t *root)
 	const char *created;
 	int rc;
 
-	rc = typed_member(d, root, "metadata", WEBHOOK_JV_OBJECT, "metadata", &meta);
+	rc = webhook_fields_typed(&d->f, root, "metadata", WEBHOOK_JV_OBJECT, "metadata", &meta);
 	if (!rc)
 		rc = str_member(d, meta, "name", "metadata.name", true, &o->name);
 	if (rc)
 		return rc;
-	d->name = o->name;
+	d->f.name = o->name;
 	rc = str_member(d, meta, "namespace", "metadata.namespace", true, &o->namespace_);
 	if (!rc)
 		rc = str_member(d, meta, "uid", "metadata.uid", true, &o->uid);
@@ -255,14 +173,14 @@ static int decode_meta(decoder_t *d, const webhook_jv_t *root)
 	if (!rc && !o->resource_version)
 		rc = keep(d, &o->resource_version, "", "metadata.resourceVersion");
 	if (!rc)
-		rc = str_get(d, meta, "creationTimestamp", "metadata.creationTimestamp", true,
-			     &created);
+		rc = webhook_fields_str(&d->f, meta, "creationTimestamp",
+					"metadata.creationTimestamp", true, &created);
 	if (rc)
 		return rc;
 	if (!created || !parse_time(created, &o->created_ms))
-		return refuse(d, "metadata.creationTimestamp",
-			      "invalid value \"%.64s\": want RFC 3339 (2024-05-01T12:00:00Z)",
-			      created);
+		return webhook_fields_refuse(
+		    &d->f, "metadata.creationTimestamp",
+		    "invalid value \"%.64s\": want RFC 3339 (2024-05-01T12:00:00Z)", created);
 	return decode_owner(d, meta);
 }
 
@@ -282,13 +200,10 @@ static int decode_priority(decoder_t *d, const policy_t *policy, const webhook_w
 		return rc;
 	if (v && !webhook_jv_is(v, WEBHOOK_JV_NULL)) {
 		snprintf(path, sizeof(path), "%s.priority", w->spec_field);
-		if (!webhook_jv_int(v, &n) || n < INT32_MIN || n > INT32_MAX)
-			return refuse(d, path,
-				      "invalid value %s%s%.64s%s: must be a 32-bit integer",
-				      v->s ? "" : type_of(v), v->s ? "\"" : "", v->s ? v->s : "",
-				      v->s ? "\"" : "");
+		rc = webhook_fields_int(&d->f, w->pod_spec, "priority", path, 0, INT32_MIN,
+					INT32_MAX, &n);
 		o->priority = (int32_t)n;
-		return GPUQ_OK;
+		return rc;
 	}
 	if (o->priority_class && policy) {
 		pc = policy_priorityclass_find(policy, o->priority_class);
@@ -310,19 +225,20 @@ static int decode_selector(decoder_t *d, const webhook_workload_t *w)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s.nodeSelector", w->spec_field);
-	rc = typed_member(d, w->pod_spec, "nodeSelector", WEBHOOK_JV_OBJECT, path, &sel);
+	rc =
+	    webhook_fields_typed(&d->f, w->pod_spec, "nodeSelector", WEBHOOK_JV_OBJECT, path, &sel);
 	if (rc || !sel)
 		return rc;
 	if (sel->n > WEBHOOK_OBJECT_SELECTOR_MAX)
-		return refuse(d, path, "%u entries, at most %d", sel->n,
-			      WEBHOOK_OBJECT_SELECTOR_MAX);
+		return webhook_fields_refuse(&d->f, path, "%u entries, at most %d", sel->n,
+					     WEBHOOK_OBJECT_SELECTOR_MAX);
 	for (const webhook_jv_t *k = sel->first; k; k = v->next) {
 		webhook_node_label_t *e = &o->node_selector[o->n_node_selector++];
 
 		v = k->next;
 		snprintf(path, sizeof(path), "%s.nodeSelector[%.40s]", w->spec_field, k->s);
 		if (!webhook_jv_is(v, WEBHOOK_JV_STRING))
-			return refuse(d, path, "must be a string, not %s", type_of(v));
+			return webhook_fields_want(&d->f, path, v, WEBHOOK_JV_STRING);
 		rc = keep(d, &e->key, k->s, path);
 		if (!rc)
 			rc = keep(d, &e->value, v->s, path);
@@ -341,25 +257,25 @@ static int decode_tolerations(decoder_t *d, const webhook_workload_t *w)
 	int rc;
 
 	snprintf(path, sizeof(path), "%s.tolerations", w->spec_field);
-	rc = typed_member(d, w->pod_spec, "tolerations", WEBHOOK_JV_ARRAY, path, &tols);
+	rc = webhook_fields_typed(&d->f, w->pod_spec, "tolerations", WEBHOOK_JV_ARRAY, path, &tols);
 	if (rc || !tols)
 		return rc;
 	if (tols->n > WEBHOOK_OBJECT_TOLERATIONS_MAX)
-		return refuse(d, path, "%u entries, at most %d", tols->n,
-			      WEBHOOK_OBJECT_TOLERATIONS_MAX);
+		return webhook_fields_refuse(&d->f, path, "%u entries, at most %d", tols->n,
+					     WEBHOOK_OBJECT_TOLERATIONS_MAX);
 	for (const webhook_jv_t *t = tols->first; t; t = t->next, i++) {
 		webhook_toleration_t *e = &o->tolerations[o->n_tolerations++];
+		static const char *const members[] = {"key", "operator", "value", "effect"};
+		const char **slots[] = {&e->key, &e->op, &e->value, &e->effect};
 
 		snprintf(path, sizeof(path), "%s.tolerations[%zu]", w->spec_field, i);
 		if (!webhook_jv_is(t, WEBHOOK_JV_OBJECT))
-			return refuse(d, path, "must be an object, not %s", type_of(t));
-		rc = str_member(d, t, "key", path, false, &e->key);
-		if (!rc)
-			rc = str_member(d, t, "operator", path, false, &e->op);
-		if (!rc)
-			rc = str_member(d, t, "value", path, false, &e->value);
-		if (!rc)
-			rc = str_member(d, t, "effect", path, false, &e->effect);
+			return webhook_fields_want(&d->f, path, t, WEBHOOK_JV_OBJECT);
+		for (size_t m = 0; m < sizeof(members) / sizeof(*members) && !rc; m++) {
+			snprintf(path, sizeof(path), "%s.tolerations[%zu].%s", w->spec_field, i,
+				 members[m]);
+			rc = str_member(d, t, members[m], path, false, slots[m]);
+		}
 		if (rc)
 			return rc;
 	}
@@ -389,23 +305,24 @@ static int decode_status(decoder_t *d, const webhook_jv_t *root, const webhook_w
 	const webhook_jv_t *status, *conds;
 	int rc;
 
-	rc = typed_member(d, root, "status", WEBHOOK_JV_OBJECT, "status", &status);
+	rc = webhook_fields_typed(&d->f, root, "status", WEBHOOK_JV_OBJECT, "status", &status);
 	if (!rc)
-		rc = typed_member(d, status, "conditions", WEBHOOK_JV_ARRAY, "status.conditions",
-				  &conds);
+		rc = webhook_fields_typed(&d->f, status, "conditions", WEBHOOK_JV_ARRAY,
+					  "status.conditions", &conds);
 	if (rc)
 		return rc;
 	if (o->kind == WEBHOOK_KIND_JOB) {
-		rc = int_member(d, status, "active", "status.active", 0, COUNT_MAX, &o->active);
+		rc = webhook_fields_int(&d->f, status, "active", "status.active", 0, 0, COUNT_MAX,
+					&o->active);
 		if (!rc)
-			rc = int_member(d, status, "succeeded", "status.succeeded", 0, COUNT_MAX,
-					&o->succeeded);
+			rc = webhook_fields_int(&d->f, status, "succeeded", "status.succeeded", 0,
+						0, COUNT_MAX, &o->succeeded);
 		if (!rc)
-			rc = int_member(d, status, "failed", "status.failed", 0, COUNT_MAX,
-					&o->failed);
+			rc = webhook_fields_int(&d->f, status, "failed", "status.failed", 0, 0,
+						COUNT_MAX, &o->failed);
 		if (!rc)
-			rc = int_member(d, status, "ready", "status.ready", 0, COUNT_MAX,
-					&o->ready_pods);
+			rc = webhook_fields_int(&d->f, status, "ready", "status.ready", 0, 0,
+						COUNT_MAX, &o->ready_pods);
 		o->finished = condition_true(conds, "Complete") || condition_true(conds, "Failed");
 		return rc;
 	}
@@ -432,10 +349,11 @@ static int decode_requests(decoder_t *d, const policy_t *policy, webhook_workloa
 	if (!rc)
 		rc = webhook_workload_pod_request(w, &requests, &one);
 	if (rc)
-		return refuse(d, w->spec_field,
-			      "too many resources (at most %d) or a request above 2^63-1 once "
-			      "containers and LimitRange defaults are added",
-			      QUOTA_RESLIST_MAX);
+		return webhook_fields_refuse(
+		    &d->f, w->spec_field,
+		    "too many resources (at most %d) or a request above 2^63-1 once "
+		    "containers and LimitRange defaults are added",
+		    QUOTA_RESLIST_MAX);
 	for (size_t i = 0; i < one.n; i++) {
 		webhook_request_t *r = &o->requests[o->n_requests++];
 
@@ -487,7 +405,7 @@ static int decode_parts(decoder_t *d, const policy_t *policy, const webhook_conf
 	rc = decode_meta(d, root);
 	if (rc)
 		return rc;
-	rc = webhook_workload_decode(&w, policy, cfg, o->namespace_, o->kind, root, d->diag);
+	rc = webhook_workload_decode(&w, policy, cfg, o->namespace_, o->kind, root, d->f.diag);
 	if (!rc) {
 		o->gpu = w.gpu;
 		o->suspend = w.suspend;
@@ -516,7 +434,7 @@ static int decode_parts(decoder_t *d, const policy_t *policy, const webhook_conf
 int webhook_object_decode(const policy_t *policy, const webhook_config_t *cfg, const char *json,
 			  size_t len, webhook_object_t *out, gpuq_diag_t *diag)
 {
-	decoder_t d = {.o = out, .kind_name = "object", .name = "", .diag = diag};
+	decoder_t d = {.o = out, .f = {.kind_name = "object", .name = "", .diag = diag}};
 	webhook_jdoc_t doc = {NULL, NULL};
 	char err[GPUQ_DIAG_MAX / 2];
 	int rc;
@@ -543,7 +461,7 @@ int webhook_object_decode(const policy_t *policy, const webhook_config_t *cfg, c
 				   "Pod and batch/v1 Job only",
 				   api ? api : "", kind ? kind : "");
 	} else {
-		d.kind_name = out->kind == WEBHOOK_KIND_POD ? "Pod" : "Job";
+		d.f.kind_name = out->kind == WEBHOOK_KIND_POD ? "Pod" : "Job";
 		rc = decode_parts(&d, policy, cfg, doc.root);
 	}
 	if (!rc)

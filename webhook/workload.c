@@ -12,55 +12,10 @@
 /* DRA device classes that hand out NVIDIA GPUs or MIG slices. */
 static const char *const gpu_device_classes[] = {"gpu.nvidia.com", "mig.nvidia.com"};
 
-const char *webhook_json_str(const webhook_jv_t *obj, const char *key)
+/* The refusal context of w (its name as far as known). */
+static webhook_fields_t fields_of(const webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	const webhook_jv_t *v;
-
-	if (!webhook_jv_is(obj, WEBHOOK_JV_OBJECT))
-		return NULL;
-	v = webhook_jv_get(obj, key);
-	return webhook_jv_is(v, WEBHOOK_JV_STRING) ? webhook_jv_str(v) : NULL;
-}
-
-/* Member key of obj when it is an object, else NULL. */
-static const webhook_jv_t *jobj(const webhook_jv_t *obj, const char *key)
-{
-	const webhook_jv_t *v =
-	    webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? webhook_jv_get(obj, key) : NULL;
-
-	return webhook_jv_is(v, WEBHOOK_JV_OBJECT) ? v : NULL;
-}
-
-static const char *type_name(const webhook_jv_t *v)
-{
-	static const char *const names[] = {"null",	"false",    "true",	"a number",
-					    "a string", "an array", "an object"};
-
-	return names[v->type];
-}
-
-/* Member key of parent when present and of the given type; NULL (and
- * GPUQ_OK) when absent or null; GPUQ_EINVAL naming the field (path) and
- * what it is when of another type. A wrong type is never read as absent:
- * that would let a malformed object pass unchecked. */
-static int typed(const webhook_workload_t *w, const webhook_jv_t *parent, const char *key,
-		 webhook_jv_type_t type, const char *path, const webhook_jv_t **out,
-		 gpuq_diag_t *diag)
-{
-	const webhook_jv_t *v =
-	    webhook_jv_is(parent, WEBHOOK_JV_OBJECT) ? webhook_jv_get(parent, key) : NULL;
-
-	*out = NULL;
-	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL))
-		return GPUQ_OK;
-	if (v->type == type) {
-		*out = v;
-		return GPUQ_OK;
-	}
-	return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": %s: must be %s, not %s%s%.64s%s",
-			     w->kind_name, w->name, path,
-			     type == WEBHOOK_JV_OBJECT ? "an object" : "an array", type_name(v),
-			     v->s ? " \"" : "", v->s ? v->s : "", v->s ? "\"" : "");
+	return (webhook_fields_t){.kind_name = w->kind_name, .name = w->name, .diag = diag};
 }
 
 const char *webhook_labels_queue(const webhook_jv_t *labels)
@@ -101,19 +56,20 @@ static void cfield(const webhook_workload_t *w, size_t i, char *buf, size_t cap)
 static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota_reslist_t *list,
 		       gpuq_diag_t *diag)
 {
+	const webhook_fields_t f = fields_of(w, diag);
 	const webhook_jv_t *res, *m, *v;
-	char where[160], path[192];
+	char where[160], path[192], at[512];
 	gpuq_diag_t inner;
 	int rc;
 
 	list->n = 0;
 	cfield(w, i, where, sizeof(where));
 	snprintf(path, sizeof(path), "%s.resources", where);
-	rc = typed(w, w->refs[i].json, "resources", WEBHOOK_JV_OBJECT, path, &res, diag);
+	rc = webhook_fields_typed(&f, w->refs[i].json, "resources", WEBHOOK_JV_OBJECT, path, &res);
 	if (rc)
 		return rc;
 	snprintf(path, sizeof(path), "%s.resources.%s", where, which);
-	rc = typed(w, res, which, WEBHOOK_JV_OBJECT, path, &m, diag);
+	rc = webhook_fields_typed(&f, res, which, WEBHOOK_JV_OBJECT, path, &m);
 	if (rc || !m)
 		return rc;
 	for (const webhook_jv_t *k = m->first; k; k = v->next) {
@@ -122,26 +78,21 @@ static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota
 
 		v = k->next;
 		inner.msg[0] = '\0';
+		snprintf(at, sizeof(at), "%s[%s]", path, key);
 		rc = qty_from_json(v, &q, &inner);
 		if (rc)
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s \"%s\": %s.resources.%s[%s]: %s", w->kind_name,
-					     w->name, where, which, key, inner.msg);
+			return webhook_fields_refuse(&f, at, "%s", inner.msg);
 		if (quota_qty_cmp(&q, &(quota_qty_t){0}) < 0)
-			return gpuq_diag_set(
-			    diag, GPUQ_EINVAL,
-			    "%s \"%s\": %s.resources.%s[%s]: invalid value \"%s\": "
-			    "must be greater than or equal to 0",
-			    w->kind_name, w->name, where, which, key,
+			return webhook_fields_refuse(
+			    &f, at, "invalid value \"%s\": must be greater than or equal to 0",
 			    webhook_jv_is(v, WEBHOOK_JV_STRING) ? webhook_jv_str(v) : "");
 		rc = quota_reslist_set(list, key, &q);
 		if (rc)
-			return gpuq_diag_set(
-			    diag, GPUQ_EINVAL,
-			    "%s \"%s\": %s.resources.%s: too many resources or name "
-			    "too long (%s; caps %d entries, %d bytes)",
-			    w->kind_name, w->name, where, which, key, QUOTA_RESLIST_MAX,
-			    QUOTA_RES_NAME_MAX - 1);
+			return webhook_fields_refuse(
+			    &f, path,
+			    "too many resources or name too long (%s; caps "
+			    "%d entries, %d bytes)",
+			    key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
 		if (!w->gpu && webhook_is_gpu_resource(NULL, key) && !quota_qty_is_zero(&q)) {
 			w->gpu = true;
 			gpuq_strlcpy(w->gpu_resource, key, sizeof(w->gpu_resource));
@@ -153,47 +104,52 @@ static int decode_list(webhook_workload_t *w, size_t i, const char *which, quota
 /* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
 static int decode_overhead(webhook_workload_t *w, gpuq_diag_t *diag)
 {
+	const webhook_fields_t f = fields_of(w, diag);
 	const webhook_jv_t *m, *v;
-	char path[64];
+	char path[64], at[384];
 	int rc;
 
 	snprintf(path, sizeof(path), "%s.overhead", w->spec_field);
-	rc = typed(w, w->pod_spec, "overhead", WEBHOOK_JV_OBJECT, path, &m, diag);
+	rc = webhook_fields_typed(&f, w->pod_spec, "overhead", WEBHOOK_JV_OBJECT, path, &m);
 	if (rc || !m)
 		return rc;
 	for (const webhook_jv_t *k = m->first; k; k = v->next) {
 		const char *key = k->s;
 		quota_qty_t q;
-
-		v = k->next;
 		gpuq_diag_t inner = {""};
 
-		if (qty_from_json(v, &q, &inner) || quota_reslist_set(&w->pod.overhead, key, &q))
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s \"%s\": %s.overhead[%s]: invalid quantity: %s",
-					     w->kind_name, w->name, w->spec_field, key,
-					     inner.msg[0] ? inner.msg : "too many resources");
+		v = k->next;
+		if (qty_from_json(v, &q, &inner) || quota_reslist_set(&w->pod.overhead, key, &q)) {
+			snprintf(at, sizeof(at), "%s[%s]", path, key);
+			return webhook_fields_refuse(&f, at, "invalid quantity: %s",
+						     inner.msg[0] ? inner.msg
+								  : "too many resources");
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* Every element of arr (at field path) must be an object. */
+static int objects_only(const webhook_workload_t *w, const webhook_jv_t *arr, const char *path,
+			gpuq_diag_t *diag)
+{
+	const webhook_fields_t f = fields_of(w, diag);
+	char at[96];
+	size_t i = 0;
+
+	for (const webhook_jv_t *e = webhook_jv_first(arr); e; e = e->next, i++) {
+		if (webhook_jv_is(e, WEBHOOK_JV_OBJECT))
+			continue;
+		snprintf(at, sizeof(at), "%s[%zu]", path, i);
+		return webhook_fields_want(&f, at, e, WEBHOOK_JV_OBJECT);
 	}
 	return GPUQ_OK;
 }
 
 /* Collect refs to init containers then app containers; count them first. */
-/* Every element of arr (at field path) must be an object. */
-static int objects_only(const webhook_workload_t *w, const webhook_jv_t *arr, const char *path,
-			gpuq_diag_t *diag)
-{
-	size_t i = 0;
-
-	for (const webhook_jv_t *e = webhook_jv_first(arr); e; e = e->next, i++)
-		if (!webhook_jv_is(e, WEBHOOK_JV_OBJECT))
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "%s \"%s\": %s[%zu]: must be an object, not %s",
-					     w->kind_name, w->name, path, i, type_name(e));
-	return GPUQ_OK;
-}
-
 static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 {
+	const webhook_fields_t f = fields_of(w, diag);
 	const webhook_jv_t *init, *app;
 	size_t n_init, n_app, n, k = 0;
 	char pi[64], pa[64];
@@ -201,18 +157,19 @@ static int collect_containers(webhook_workload_t *w, gpuq_diag_t *diag)
 
 	snprintf(pi, sizeof(pi), "%s.initContainers", w->spec_field);
 	snprintf(pa, sizeof(pa), "%s.containers", w->spec_field);
-	rc = typed(w, w->pod_spec, "initContainers", WEBHOOK_JV_ARRAY, pi, &init, diag);
+	rc = webhook_fields_typed(&f, w->pod_spec, "initContainers", WEBHOOK_JV_ARRAY, pi, &init);
 	if (!rc)
-		rc = typed(w, w->pod_spec, "containers", WEBHOOK_JV_ARRAY, pa, &app, diag);
+		rc =
+		    webhook_fields_typed(&f, w->pod_spec, "containers", WEBHOOK_JV_ARRAY, pa, &app);
 	if (rc)
 		return rc;
 	n_init = webhook_jv_count(init);
 	n_app = webhook_jv_count(app);
 	n = n_init + n_app;
 	if (n > WEBHOOK_CONTAINERS_MAX)
-		return gpuq_diag_set(
-		    diag, GPUQ_EINVAL, "%s \"%s\": %s: %zu containers; gpuq reviews at most %d",
-		    w->kind_name, w->name, w->spec_field, n, WEBHOOK_CONTAINERS_MAX);
+		return webhook_fields_refuse(&f, w->spec_field,
+					     "%zu containers; gpuq reviews at most %d", n,
+					     WEBHOOK_CONTAINERS_MAX);
 	rc = objects_only(w, init, pi, diag);
 	if (!rc)
 		rc = objects_only(w, app, pa, diag);
@@ -252,7 +209,8 @@ static const char *claim_template(const webhook_jv_t *claim)
 {
 	const char *t = webhook_json_str(claim, "resourceClaimTemplateName");
 
-	return t ? t : webhook_json_str(jobj(claim, "source"), "resourceClaimTemplateName");
+	return t ? t
+		 : webhook_json_str(webhook_json_obj(claim, "source"), "resourceClaimTemplateName");
 }
 
 /* GPU devices a claim template asks for: the first choice of each request
@@ -284,12 +242,14 @@ static int64_t template_gpus(const policy_claimtemplate_t *t)
 static int decode_claims(webhook_workload_t *w, const policy_t *policy, const char *ns,
 			 gpuq_diag_t *diag)
 {
+	const webhook_fields_t f = fields_of(w, diag);
 	const webhook_jv_t *claims, *c;
 	char path[64];
 	int rc;
 
 	snprintf(path, sizeof(path), "%s.resourceClaims", w->spec_field);
-	rc = typed(w, w->pod_spec, "resourceClaims", WEBHOOK_JV_ARRAY, path, &claims, diag);
+	rc = webhook_fields_typed(&f, w->pod_spec, "resourceClaims", WEBHOOK_JV_ARRAY, path,
+				  &claims);
 	if (!rc)
 		rc = objects_only(w, claims, path, diag);
 	if (rc || !policy)
@@ -312,30 +272,13 @@ static int decode_claims(webhook_workload_t *w, const policy_t *policy, const ch
 	return GPUQ_OK;
 }
 
-/* Non-negative integer member of obj, or def when absent/null. */
-static int int_field(const webhook_workload_t *w, const webhook_jv_t *spec, const char *key,
-		     int64_t def, int64_t *out, gpuq_diag_t *diag)
-{
-	const webhook_jv_t *v = webhook_jv_get(spec, key);
-
-	*out = def;
-	if (!v || webhook_jv_is(v, WEBHOOK_JV_NULL))
-		return GPUQ_OK;
-	if (!webhook_jv_int(v, out) || *out < 0)
-		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s \"%s\": spec.%s: invalid value %s%s%.64s%s: must be a "
-				     "non-negative integer",
-				     w->kind_name, w->name, key, v->s ? "" : type_name(v),
-				     v->s ? "\"" : "", v->s ? v->s : "", v->s ? "\"" : "");
-	return GPUQ_OK;
-}
-
 /* Locate metadata, labels and the pod spec for a Pod or a Job; every part
  * the rules read must have its type (a `spec` string is refused, not read
  * as "no spec"). */
 static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
 {
 	const webhook_jv_t *meta, *spec, *tmpl = NULL, *tmeta = NULL, *gates;
+	webhook_fields_t f;
 	const char *name;
 	int rc;
 
@@ -343,21 +286,24 @@ static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
 	w->spec_field = w->kind == WEBHOOK_KIND_POD ? "spec" : "spec.template.spec";
 	w->spec_ptr = w->kind == WEBHOOK_KIND_POD ? "/spec" : "/spec/template/spec";
 	w->name = "";
+	f = fields_of(w, diag);
 	if (!webhook_jv_is(w->obj, WEBHOOK_JV_OBJECT))
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "request.object: must be an object");
-	rc = typed(w, w->obj, "metadata", WEBHOOK_JV_OBJECT, "metadata", &meta, diag);
+	rc = webhook_fields_typed(&f, w->obj, "metadata", WEBHOOK_JV_OBJECT, "metadata", &meta);
 	if (rc)
 		return rc;
 	name = webhook_json_str(meta, "name");
 	if (!name || !*name)
 		name = webhook_json_str(meta, "generateName");
 	w->name = name ? name : "";
-	rc = typed(w, meta, "labels", WEBHOOK_JV_OBJECT, "metadata.labels", &w->labels, diag);
+	f.name = w->name;
+	rc = webhook_fields_typed(&f, meta, "labels", WEBHOOK_JV_OBJECT, "metadata.labels",
+				  &w->labels);
 	if (!rc)
-		rc = typed(w, meta, "annotations", WEBHOOK_JV_OBJECT, "metadata.annotations",
-			   &w->annotations, diag);
+		rc = webhook_fields_typed(&f, meta, "annotations", WEBHOOK_JV_OBJECT,
+					  "metadata.annotations", &w->annotations);
 	if (!rc)
-		rc = typed(w, w->obj, "spec", WEBHOOK_JV_OBJECT, "spec", &spec, diag);
+		rc = webhook_fields_typed(&f, w->obj, "spec", WEBHOOK_JV_OBJECT, "spec", &spec);
 	if (rc)
 		return rc;
 	if (w->kind == WEBHOOK_KIND_POD) {
@@ -365,40 +311,45 @@ static int locate(webhook_workload_t *w, gpuq_diag_t *diag)
 		w->pod_annotations = w->annotations;
 		w->pod_spec = spec;
 	} else {
-		rc = typed(w, spec, "template", WEBHOOK_JV_OBJECT, "spec.template", &tmpl, diag);
+		rc = webhook_fields_typed(&f, spec, "template", WEBHOOK_JV_OBJECT, "spec.template",
+					  &tmpl);
 		if (!rc)
-			rc = typed(w, tmpl, "metadata", WEBHOOK_JV_OBJECT, "spec.template.metadata",
-				   &tmeta, diag);
+			rc = webhook_fields_typed(&f, tmpl, "metadata", WEBHOOK_JV_OBJECT,
+						  "spec.template.metadata", &tmeta);
 		if (!rc)
-			rc = typed(w, tmeta, "labels", WEBHOOK_JV_OBJECT,
-				   "spec.template.metadata.labels", &w->pod_labels, diag);
+			rc = webhook_fields_typed(&f, tmeta, "labels", WEBHOOK_JV_OBJECT,
+						  "spec.template.metadata.labels", &w->pod_labels);
 		if (!rc)
-			rc = typed(w, tmeta, "annotations", WEBHOOK_JV_OBJECT,
-				   "spec.template.metadata.annotations", &w->pod_annotations, diag);
+			rc = webhook_fields_typed(&f, tmeta, "annotations", WEBHOOK_JV_OBJECT,
+						  "spec.template.metadata.annotations",
+						  &w->pod_annotations);
 		if (!rc)
-			rc = typed(w, tmpl, "spec", WEBHOOK_JV_OBJECT, "spec.template.spec",
-				   &w->pod_spec, diag);
+			rc = webhook_fields_typed(&f, tmpl, "spec", WEBHOOK_JV_OBJECT,
+						  "spec.template.spec", &w->pod_spec);
 		if (rc)
 			return rc;
 	}
-	return typed(w, w->pod_spec, "schedulingGates", WEBHOOK_JV_ARRAY,
-		     w->kind == WEBHOOK_KIND_POD ? "spec.schedulingGates"
-						 : "spec.template.spec.schedulingGates",
-		     &gates, diag);
+	return webhook_fields_typed(&f, w->pod_spec, "schedulingGates", WEBHOOK_JV_ARRAY,
+				    w->kind == WEBHOOK_KIND_POD
+					? "spec.schedulingGates"
+					: "spec.template.spec.schedulingGates",
+				    &gates);
 }
 
 static int decode_job_counts(webhook_workload_t *w, gpuq_diag_t *diag)
 {
-	const webhook_jv_t *spec = jobj(w->obj, "spec");
+	const webhook_fields_t f = fields_of(w, diag);
+	const webhook_jv_t *spec = webhook_json_obj(w->obj, "spec");
 	const webhook_jv_t *susp = webhook_jv_get(spec, "suspend");
 	int64_t completions;
 	int rc;
 
 	w->suspend = webhook_jv_is(susp, WEBHOOK_JV_TRUE);
-	rc = int_field(w, spec, "parallelism", 1, &w->parallelism, diag);
-	if (rc)
-		return rc;
-	rc = int_field(w, spec, "completions", -1, &completions, diag);
+	rc = webhook_fields_int(&f, spec, "parallelism", "spec.parallelism", 1, 0, INT64_MAX,
+				&w->parallelism);
+	if (!rc)
+		rc = webhook_fields_int(&f, spec, "completions", "spec.completions", -1, 0,
+					INT64_MAX, &completions);
 	if (rc)
 		return rc;
 	w->pods = w->parallelism;
@@ -420,14 +371,16 @@ static int decode_pod_group(webhook_workload_t *w, gpuq_diag_t *diag)
 		return GPUQ_OK;
 	if (count && *count >= '1' && *count <= '9')
 		n = strtoll(count, &end, 10);
-	if (!count || !end || *end || n < 1 || n > WEBHOOK_POD_GROUP_MAX)
-		return gpuq_diag_set(
-		    diag, GPUQ_EINVAL,
-		    "Pod \"%s\": metadata.annotations[%s]: %s%s%s: a Pod in group "
-		    "\"%s\" must give the group's size as a whole number from 1 to %d",
-		    w->name, WEBHOOK_ANNOT_POD_GROUP_COUNT,
+	if (!count || !end || *end || n < 1 || n > WEBHOOK_POD_GROUP_MAX) {
+		const webhook_fields_t f = fields_of(w, diag);
+
+		return webhook_fields_refuse(
+		    &f, "metadata.annotations[" WEBHOOK_ANNOT_POD_GROUP_COUNT "]",
+		    "%s%s%s: a Pod in group \"%s\" must give the group's size as a whole number "
+		    "from 1 to %d",
 		    count ? "Invalid value: \"" : "Required value", count ? count : "",
 		    count ? "\"" : "", w->pod_group, WEBHOOK_POD_GROUP_MAX);
+	}
 	w->pods = n;
 	return GPUQ_OK;
 }
