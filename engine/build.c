@@ -84,6 +84,9 @@ static void set_policies(const policy_cq_t *cq, queue_cq_spec_t *spec)
 	spec->when_can_preempt = cq->fungibility.when_can_preempt == POLICY_FUNGIBLE_TRY_NEXT_FLAVOR
 				     ? QUEUE_FUNGIBLE_TRY_NEXT
 				     : QUEUE_FUNGIBLE_MAY_STOP;
+	spec->preference = cq->fungibility.preference == POLICY_PREFER_PREEMPTION
+			       ? QUEUE_PREFER_PREEMPTION
+			       : QUEUE_PREFER_BORROWING;
 	spec->stop = cq->stop == POLICY_STOP_HOLD	      ? QUEUE_STOP_HOLD
 		     : cq->stop == POLICY_STOP_HOLD_AND_DRAIN ? QUEUE_STOP_HOLD_AND_DRAIN
 							      : QUEUE_STOP_NONE;

@@ -426,23 +426,35 @@ static int preemption(policy_dec_t *d, const json_t *spec, policy_preemption_t *
 
 static int fungibility(policy_dec_t *d, const json_t *spec, policy_fungibility_t *fu)
 {
-	static const char *const keys[] = {"whenCanBorrow", "whenCanPreempt", NULL};
+	static const char *const keys[] = {"whenCanBorrow", "whenCanPreempt", "preference", NULL};
 	static const char *const borrow[] = {"Borrow", "MayStopSearch", "TryNextFlavor", NULL};
 	static const char *const preempt[] = {"Preempt", "MayStopSearch", "TryNextFlavor", NULL};
+	static const char *const prefer[] = {"BorrowingOverPreemption", "PreemptionOverBorrowing",
+					     NULL};
 	const json_t *f = NULL;
-	int b = 0, p = 2;
+	int b = 0, p = 2, pr = -1;
 	size_t old;
 	int rc = enter(d, spec, "flavorFungibility", keys, &f, &old);
 
 	fu->when_can_borrow = POLICY_FUNGIBLE_STOP;
 	fu->when_can_preempt = POLICY_FUNGIBLE_TRY_NEXT_FLAVOR;
+	fu->preference = POLICY_PREFER_BORROWING;
 	if (rc || !f)
 		return rc;
 	rc = policy_jdec_enum(&d->j, f, "whenCanBorrow", borrow, &b);
 	if (rc == GPUQ_OK)
 		rc = policy_jdec_enum(&d->j, f, "whenCanPreempt", preempt, &p);
+	if (rc == GPUQ_OK)
+		rc = policy_jdec_enum(&d->j, f, "preference", prefer, &pr);
+	/* Kueue's validation: a preference needs both searches to go on */
+	if (rc == GPUQ_OK && pr >= 0 && (b != 2 || p != 2))
+		rc = policy_jdec_fail_at(&d->j, "preference", GPUQ_EINVAL,
+					 "\"%s\" can only be set when both whenCanBorrow and "
+					 "whenCanPreempt are TryNextFlavor",
+					 prefer[pr]);
 	fu->when_can_borrow = b == 2 ? POLICY_FUNGIBLE_TRY_NEXT_FLAVOR : POLICY_FUNGIBLE_STOP;
 	fu->when_can_preempt = p == 2 ? POLICY_FUNGIBLE_TRY_NEXT_FLAVOR : POLICY_FUNGIBLE_STOP;
+	fu->preference = pr == 1 ? POLICY_PREFER_PREEMPTION : POLICY_PREFER_BORROWING;
 	policy_jdec_pop(&d->j, old);
 	return rc;
 }

@@ -244,9 +244,17 @@ typedef enum {
 	POLICY_FUNGIBLE_TRY_NEXT_FLAVOR = 1, /* TryNextFlavor: look further first */
 } policy_fungible_t;
 
+/* spec.flavorFungibility.preference. */
+typedef enum {
+	POLICY_PREFER_BORROWING = 0,  /* BorrowingOverPreemption (default) */
+	POLICY_PREFER_PREEMPTION = 1, /* PreemptionOverBorrowing */
+} policy_preference_t;
+
 typedef struct {
 	policy_fungible_t when_can_borrow;  /* default STOP (Borrow) */
 	policy_fungible_t when_can_preempt; /* default TRY_NEXT_FLAVOR (Kueue's default) */
+	policy_preference_t preference;	    /* only with both TRY_NEXT_FLAVOR (Kueue's
+					       validation); default BORROWING */
 } policy_fungibility_t;
 
 struct policy_cohort;

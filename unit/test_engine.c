@@ -431,7 +431,7 @@ static void build_translates_fungibility(void **state)
 			   "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
 			   "metadata: {name: turned}\nspec:\n"
 			   "  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
-			   "whenCanPreempt: MayStopSearch}\n"
+			   "whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n"
 			   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
 			   "    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, "
 			   "nominalQuota: 8}]}]\n";
@@ -442,10 +442,12 @@ static void build_translates_fungibility(void **state)
 	assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "plain")), GPUQ_OK);
 	assert_int_equal(sp.spec.when_can_borrow, QUEUE_FUNGIBLE_MAY_STOP);
 	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_TRY_NEXT);
+	assert_int_equal(sp.spec.preference, QUEUE_PREFER_BORROWING);
 	engine_cq_spec_deinit(&sp);
 	assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "turned")), GPUQ_OK);
 	assert_int_equal(sp.spec.when_can_borrow, QUEUE_FUNGIBLE_TRY_NEXT);
-	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_MAY_STOP);
+	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_TRY_NEXT);
+	assert_int_equal(sp.spec.preference, QUEUE_PREFER_PREEMPTION);
 	engine_cq_spec_deinit(&sp);
 	policy_unref(p);
 }

@@ -939,6 +939,40 @@ static void max_fit_cohort(void **state)
 	policy_unref(p);
 }
 
+/* flavorFungibility.preference, with Kueue's rule that it needs both
+ * searches set to TryNextFlavor. */
+static void fungibility_preference(void **state)
+{
+	static const char *const head =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+	    "spec:\n  flavorFungibility: {%s}\n  resourceGroups:\n"
+	    "  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: f, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n";
+	char text[1024];
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	snprintf(text, sizeof(text), head,
+		 "whenCanBorrow: TryNextFlavor, whenCanPreempt: TryNextFlavor, "
+		 "preference: PreemptionOverBorrowing");
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_cq_find(p, "cq")->fungibility.preference, POLICY_PREFER_PREEMPTION);
+	policy_unref(p);
+	snprintf(text, sizeof(text), head, "whenCanBorrow: TryNextFlavor");
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_cq_find(p, "cq")->fungibility.preference, POLICY_PREFER_BORROWING);
+	policy_unref(p);
+	snprintf(text, sizeof(text), head, "preference: BorrowingOverPreemption");
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "spec.flavorFungibility.preference: "
+				      "\"BorrowingOverPreemption\" can only be set when both"));
+	snprintf(text, sizeof(text), head, "preference: Sometimes");
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "preference"));
+}
+
 /* Fields the examples do not use: v1beta1 claims, firstAvailable, fungibility,
  * stop policies, cohort weights, tolerationSeconds, system priorities. */
 static void decode_details(void **state)
@@ -1289,6 +1323,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(examples_queues, examples_setup, examples_teardown),
 	    cmocka_unit_test(max_fit_cohort),
 	    cmocka_unit_test(decode_details),
+	    cmocka_unit_test(fungibility_preference),
 	    cmocka_unit_test(implied_namespaces),
 	    cmocka_unit_test(refcounts),
 	    cmocka_unit_test(refcounts_threads),
