@@ -394,6 +394,25 @@ static void render_source(text_t *t, webhook_metrics_t *m)
 			 WEBHOOK_METRICS_TEXT_MAX >> 20);
 }
 
+int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char **text, size_t *len)
+{
+	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
+
+	*text = NULL;
+	*len = 0;
+	if (!t.buf)
+		return GPUQ_ENOMEM;
+	t.buf[0] = '\0';
+	fn(ctx, &t);
+	if (t.rc) {
+		free(t.buf);
+		return t.rc;
+	}
+	*text = t.buf;
+	*len = t.len;
+	return GPUQ_OK;
+}
+
 int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
 {
 	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};

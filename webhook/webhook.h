@@ -517,6 +517,13 @@ typedef void (*webhook_metrics_source_fn)(void *ctx, webhook_metrics_text_t *t);
  * running the previous source, so its ctx may be freed then. Thread-safe. */
 void webhook_metrics_source_set(webhook_metrics_t *m, webhook_metrics_source_fn fn, void *ctx);
 
+/* Render fn(ctx)'s families alone, without the webhook's, for a tool that
+ * writes them to a file (gpuq simulate --metrics). *text is malloc'd,
+ * NUL-terminated, the caller's. GPUQ_OK, GPUQ_ENOMEM, or GPUQ_ELIMIT past
+ * WEBHOOK_METRICS_TEXT_MAX (*text NULL then). */
+int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char **text,
+				  size_t *len);
+
 /* Escape a label value for the text format (\ -> \\, " -> \", newline ->
  * \n) into out[0..cap). GPUQ_OK, or GPUQ_ELIMIT when it does not fit (out
  * then holds "" ). */
