@@ -48,6 +48,7 @@ static int write_metrics(qmetrics_t *m, const char *path)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
+	bool written;
 	int rc = webhook_metrics_source_render(metrics_source, m, &text, &len);
 
 	if (rc) {
@@ -55,11 +56,30 @@ static int write_metrics(qmetrics_t *m, const char *path)
 		return rc;
 	}
 	f = fopen(path, "w");
-	if (!f || fwrite(text, 1, len, f) != len || fclose(f)) {
+	written = f && fwrite(text, 1, len, f) == len;
+	if ((f && fclose(f)) || !written) {
 		perror(path);
 		rc = GPUQ_EIO;
 	}
 	free(text);
+	return rc;
+}
+
+/* The JSON report to out_path (NULL: stdout). */
+static int write_report(const sim_report_t *report, const char *out_path)
+{
+	FILE *out = out_path ? fopen(out_path, "w") : stdout;
+	int rc;
+
+	if (!out) {
+		perror(out_path);
+		return GPUQ_EIO;
+	}
+	rc = sim_report_write_json(report, out);
+	if (out != stdout && fclose(out) && !rc)
+		rc = GPUQ_EIO;
+	if (rc)
+		fprintf(stderr, "gpuq simulate: writing the report: %s\n", gpuq_strerror(rc));
 	return rc;
 }
 
@@ -72,7 +92,6 @@ int cmd_simulate(int argc, char **argv)
 	sim_report_t *report = NULL;
 	qmetrics_t *metrics = NULL;
 	gpuq_diag_t diag = {{0}};
-	FILE *out = stdout;
 	int rc, status = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -124,21 +143,8 @@ int cmd_simulate(int argc, char **argv)
 			diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		goto done;
 	}
-	if (out_path) {
-		out = fopen(out_path, "w");
-		if (!out) {
-			perror(out_path);
-			goto done;
-		}
-	}
-	rc = sim_report_write_json(report, out);
-	if (out != stdout && fclose(out) && !rc)
-		rc = GPUQ_EIO;
-	if (rc) {
-		fprintf(stderr, "gpuq simulate: writing the report: %s\n", gpuq_strerror(rc));
-		goto done;
-	}
-	if (metrics_path && write_metrics(metrics, metrics_path))
+	if (write_report(report, out_path) ||
+	    (metrics_path && write_metrics(metrics, metrics_path)))
 		goto done;
 	if (!quiet)
 		sim_report_write_summary(report, stderr);

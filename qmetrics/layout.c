@@ -241,9 +241,9 @@ static int id_names(const queue_t *q, arena_t *a, const char ***flv, const char 
 	size_t nf = queue_flavor_count(q), nr = queue_resource_count(q);
 	size_t nc = queue_cohort_count(q);
 
-	*flv = malloc((nf ? nf : 1) * sizeof(**flv));
-	*res = malloc((nr ? nr : 1) * sizeof(**res));
-	*coh = malloc((nc ? nc : 1) * sizeof(**coh));
+	*flv = calloc(nf ? nf : 1, sizeof(**flv));
+	*res = calloc(nr ? nr : 1, sizeof(**res));
+	*coh = calloc(nc ? nc : 1, sizeof(**coh));
 	if (!*flv || !*res || !*coh)
 		return GPUQ_ENOMEM;
 	for (uint32_t i = 0; i < nf; i++)

@@ -325,10 +325,12 @@ static int64_t idle(const queue_quota_view_t *v)
 static int fill_quota(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 {
 	int64_t *sums = calloc(2 * (l->n_groups ? l->n_groups : 1), sizeof(*sums));
-	int64_t *borrowed = sums, *lendable = sums + l->n_groups;
+	int64_t *borrowed, *lendable;
 
 	if (!sums)
 		return GPUQ_ENOMEM;
+	borrowed = sums;
+	lendable = sums + l->n_groups;
 	for (uint32_t c = 0; c < l->n_cqs; c++)
 		for (uint32_t i = l->cqs[c].slot0; i < l->cqs[c].slot0 + l->cqs[c].n_slots; i++) {
 			const qm_slot_t *sl = &l->slots[i];
