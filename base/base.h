@@ -104,6 +104,8 @@ int gpuq_base64_decode(const char *s, size_t max_out, char **out, size_t *len);
 struct timespec gpuq_clock_after_ms(clockid_t clk, int64_t ms);
 /* Milliseconds of CLOCK_MONOTONIC (for durations, never for dates). */
 int64_t gpuq_mono_ms(void);
+/* The same in nanoseconds, for short durations (metrics). */
+uint64_t gpuq_mono_ns(void);
 
 /* CRC-32C (Castagnoli, as iSCSI and ext4 use it) of p[0..n), continuing
  * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */

@@ -1,16 +1,19 @@
 /* gpuq simulate: replay a workload trace through the queueing core in virtual time. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
 #include "cmd/cmd.h"
+#include "qmetrics/qmetrics.h"
 #include "sim/sim.h"
+#include "webhook/webhook.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpuq simulate TRACE [--out FILE] [--state-dir DIR] [--no-sync] [--check]\n"
-		"                     [--quiet]\n"
+		"                     [--metrics FILE] [--quiet]\n"
 		"\n"
 		"Replay TRACE (YAML or JSON: ResourceFlavor, Cohort, ClusterQueue, LocalQueue and\n"
 		"PriorityClass objects plus one `kind: Trace` document, see docs/simulate.md)\n"
@@ -26,21 +29,69 @@ static void usage(FILE *out)
 		"  --check          check the core's quota invariants after every step (usage\n"
 		"                   = admitted workloads, within quota, cohorts within their\n"
 		"                   capacity); the first broken one ends the run, exit 1\n"
+		"  --metrics FILE   write the queue metrics gpuq serve's /metrics would show at\n"
+		"                   the end of the run (Prometheus text; docs/metrics.md)\n"
 		"  --quiet          no summary on stderr\n"
 		"  --help           this text\n"
 		"\n"
 		"Exit status: 0 done, 1 the trace or the run failed, 2 usage error.\n");
 }
 
+static void metrics_source(void *ctx, webhook_metrics_text_t *t)
+{
+	qmetrics_render(ctx, t);
+}
+
+/* The run's queue metrics, as its leader's /metrics would show them. */
+static int write_metrics(qmetrics_t *m, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	bool written;
+	int rc = webhook_metrics_source_render(metrics_source, m, &text, &len);
+
+	if (rc) {
+		fprintf(stderr, "gpuq simulate: rendering the metrics: %s\n", gpuq_strerror(rc));
+		return rc;
+	}
+	f = fopen(path, "w");
+	written = f && fwrite(text, 1, len, f) == len;
+	if ((f && fclose(f)) || !written) {
+		perror(path);
+		rc = GPUQ_EIO;
+	}
+	free(text);
+	return rc;
+}
+
+/* The JSON report to out_path (NULL: stdout). */
+static int write_report(const sim_report_t *report, const char *out_path)
+{
+	FILE *out = out_path ? fopen(out_path, "w") : stdout;
+	int rc;
+
+	if (!out) {
+		perror(out_path);
+		return GPUQ_EIO;
+	}
+	rc = sim_report_write_json(report, out);
+	if (out != stdout && fclose(out) && !rc)
+		rc = GPUQ_EIO;
+	if (rc)
+		fprintf(stderr, "gpuq simulate: writing the report: %s\n", gpuq_strerror(rc));
+	return rc;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
-	const char *trace_path = NULL, *out_path = NULL;
+	const char *trace_path = NULL, *out_path = NULL, *metrics_path = NULL;
 	sim_run_options_t opt = {0};
 	bool quiet = false;
 	sim_trace_t *trace = NULL;
 	sim_report_t *report = NULL;
+	qmetrics_t *metrics = NULL;
 	gpuq_diag_t diag = {{0}};
-	FILE *out = stdout;
 	int rc, status = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -55,6 +106,8 @@ int cmd_simulate(int argc, char **argv)
 			opt.no_sync = true;
 		} else if (!strcmp(argv[i], "--check")) {
 			opt.check = true;
+		} else if (!strcmp(argv[i], "--metrics") && i + 1 < argc) {
+			metrics_path = argv[++i];
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = true;
 		} else if (argv[i][0] == '-' || trace_path) {
@@ -76,30 +129,28 @@ int cmd_simulate(int argc, char **argv)
 	}
 	if (opt.state_dir)
 		cmd_store_fault_guard(opt.state_dir);
+	if (metrics_path) {
+		if (qmetrics_create(&metrics)) {
+			fprintf(stderr, "gpuq simulate: out of memory\n");
+			goto done;
+		}
+		qmetrics_leader_set(metrics, true); /* the run is the one replica acting */
+		opt.metrics = metrics;
+	}
 	rc = sim_run(trace, &opt, &report, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq simulate: %s: %s\n", trace_path,
 			diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		goto done;
 	}
-	if (out_path) {
-		out = fopen(out_path, "w");
-		if (!out) {
-			perror(out_path);
-			goto done;
-		}
-	}
-	rc = sim_report_write_json(report, out);
-	if (out != stdout && fclose(out) && !rc)
-		rc = GPUQ_EIO;
-	if (rc) {
-		fprintf(stderr, "gpuq simulate: writing the report: %s\n", gpuq_strerror(rc));
+	if (write_report(report, out_path) ||
+	    (metrics_path && write_metrics(metrics, metrics_path)))
 		goto done;
-	}
 	if (!quiet)
 		sim_report_write_summary(report, stderr);
 	status = 0;
 done:
+	qmetrics_destroy(metrics);
 	sim_report_destroy(report);
 	sim_trace_destroy(trace);
 	return status;

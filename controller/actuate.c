@@ -250,8 +250,10 @@ static void restore(struct controller *c, job_t *j, const json_t *tree)
 		if (!body || patch_job(c, j, body, "restored the template of"))
 			return;
 	}
-	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK)
+	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
+		j->requeued_ms = controller_now(c);
 		c->core_dirty = true;
+	}
 }
 
 /* Pods of a suspended Job are gone once the Job controller reports none

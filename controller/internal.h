@@ -18,6 +18,7 @@
 
 #include "controller/controller.h"
 #include "policy/policy.h"
+#include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "store/store.h"
 
@@ -151,6 +152,9 @@ typedef struct {
 	uint64_t gen;	      /* LIST generation it was last seen in */
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
+	int64_t requeued_ms;  /* core time it last went back to the queue after an
+				 eviction (0: never seen here): where its next
+				 wait for admission starts */
 } job_t;
 
 typedef struct {
@@ -211,6 +215,9 @@ struct controller {
 	size_t n_explain, cap_explain;
 	swriter_t *swriter;	/* queue status patches, off this thread */
 	int64_t status_next_ms; /* next queue status pass (monotonic) */
+
+	qmetrics_t *metrics;	 /* queue metrics for /metrics (owned) */
+	int64_t metrics_next_ms; /* next publish (monotonic) */
 
 	atomic_bool synced;	      /* every watch listed and a snapshot published */
 	atomic_bool leader;	      /* holds the Lease */

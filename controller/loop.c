@@ -19,6 +19,9 @@
 	30000 /* give freed heap back to the system this often (a burst of                         \
 		 watch events parses far more than the cache keeps) */
 #define STORE_MAP_MAX ((size_t)8 << 30) /* state store cap: 8 GiB */
+/* Queue metrics are published this often while leading (O(live workloads)
+ * each time; Prometheus scrapes every 15-60 s). */
+#define METRICS_MS 1000
 /* The controller's own store record: key "term", the Lease's transitions
  * when this replica last took it (decimal). */
 #define T_TERM STORE_TYPE_DRIVER_FIRST
@@ -131,10 +134,12 @@ static void sweep(struct controller *c)
 static int persist(struct controller *c)
 {
 	gpuq_diag_t diag = {{0}};
+	uint64_t t0;
 	int rc;
 
 	if (!c->q || (queue_dirty_count(c->q) == 0 && !c->persist_full))
 		return GPUQ_OK;
+	t0 = gpuq_mono_ns();
 	if (c->persist_full) {
 		rc = engine_persist_full(c->store, c->q, NULL, &diag);
 		if (!rc)
@@ -142,6 +147,7 @@ static int persist(struct controller *c)
 	} else {
 		rc = engine_persist(c->store, c->q, NULL, &diag);
 	}
+	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, gpuq_mono_ns() - t0);
 	if (rc)
 		gpuq_log(GPUQ_LOG_ERROR, "controller",
 			 "store commit failed, acting on nothing "
@@ -150,10 +156,23 @@ static int persist(struct controller *c)
 	return rc;
 }
 
+/* A cycle's (or tick's) admissions and evictions into the queue metrics. */
+static void count(struct controller *c, const queue_result_t *res, int64_t now)
+{
+	for (size_t i = 0; i < res->n_evictions; i++)
+		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
+	for (size_t i = 0; i < res->n_admissions; i++) {
+		const job_t *j = controller_job(c, res->admissions[i].uid);
+		qmetrics_admission_count(c->metrics, c->q, &res->admissions[i],
+					 j ? j->requeued_ms : 0, now);
+	}
+}
+
 static void cycle(struct controller *c)
 {
 	queue_result_t res;
 	int64_t now = controller_now(c);
+	uint64_t t0 = gpuq_mono_ns(), core_ns;
 	int rc;
 
 	c->core_dirty = false;
@@ -161,19 +180,25 @@ static void cycle(struct controller *c)
 	/* On GPUQ_ENOMEM the core stopped early but res still holds what it
 	   did: act on that; the rest goes again in the next cycle. */
 	rc = queue_tick(c->q, now, &res);
+	core_ns = gpuq_mono_ns() - t0;
 	if (rc)
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "tick: %s", gpuq_strerror(rc));
+	count(c, &res, now);
 	for (size_t i = 0; i < res.n_evictions; i++)
 		touch_uid(c, res.evictions[i].victim_uid);
 	/* intent before acting; with no eviction the commit after the
 	   admission pass below carries whatever the tick changed */
 	if (res.n_evictions && persist(c) == GPUQ_OK)
 		actuate_result(c, &res);
+	t0 = gpuq_mono_ns();
 	rc = queue_cycle_run(c->q, now, &res);
+	core_ns += gpuq_mono_ns() - t0;
 	if (rc) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "cycle: %s", gpuq_strerror(rc));
 		c->core_dirty = true; /* go again soon */
 	}
+	qmetrics_cycle_observe(c->metrics, res.n_admissions > 0, core_ns);
+	count(c, &res, now);
 	for (size_t i = 0; i < res.n_admissions; i++) {
 		touch_uid(c, res.admissions[i].uid);
 		status_note(c, res.admissions[i].uid);
@@ -216,6 +241,7 @@ static void elect(struct controller *c)
 		}
 		atomic_store(&c->leader, is);
 	}
+	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
 	if (is && !was) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->core_dirty = true;
@@ -255,6 +281,7 @@ static void term_check(struct controller *c)
 			snapshot_seed_usage(c, q); /* the history the other replica wrote */
 			queue_destroy(c->q);
 			c->q = q;
+			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
 			jobs_resync(c);
 			pods_resync(c);
 			c->persist_full = true;
@@ -383,6 +410,10 @@ static void *loop_main(void *arg)
 			act_touched(c);
 		status_jobs(c);
 		status_queues(c);
+		if (now >= c->metrics_next_ms) {
+			c->metrics_next_ms = now + METRICS_MS;
+			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
+		}
 	}
 	free(batch);
 	return NULL;
@@ -409,8 +440,11 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	map_init(&c->pod_group);
 	for (int r = 0; r < RES_COUNT; r++)
 		map_init(&c->objs[r]);
-	rc = equeue_init(&c->events);
+	rc = qmetrics_create(&c->metrics);
+	if (!rc)
+		rc = equeue_init(&c->events);
 	if (rc) {
+		qmetrics_destroy(c->metrics);
 		free(c);
 		return rc;
 	}
@@ -434,6 +468,13 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	return GPUQ_OK;
 }
 
+/* The webhook's /metrics source: the queue metrics, rendered on the
+ * scrape's thread from the last published snapshot. */
+static void metrics_source(void *ctx, webhook_metrics_text_t *t)
+{
+	qmetrics_render(ctx, t);
+}
+
 int controller_start(controller_t *c, gpuq_diag_t *diag)
 {
 	int rc = informer_start(c, diag);
@@ -447,6 +488,9 @@ int controller_start(controller_t *c, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	}
 	c->running = true;
+	if (c->o.server)
+		webhook_metrics_source_set(webhook_server_metrics(c->o.server), metrics_source,
+					   c->metrics);
 	return GPUQ_OK;
 }
 
@@ -454,6 +498,8 @@ void controller_stop(controller_t *c)
 {
 	if (!c)
 		return;
+	if (c->o.server)
+		webhook_metrics_source_set(webhook_server_metrics(c->o.server), NULL, NULL);
 	c->stop = 1;
 	equeue_kick(&c->events);
 	informer_stop(c);
@@ -496,6 +542,7 @@ void controller_destroy(controller_t *c)
 	swriter_stop(c->swriter);
 	equeue_deinit(&c->events);
 	queue_destroy(c->q);
+	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);
 	kube_client_destroy(c->client);
 	store_close(c->store);

@@ -220,6 +220,7 @@ static int core_update(struct controller *c, policy_t *p)
 		engine_rebuild_report_deinit(&rep);
 		queue_destroy(c->q);
 		c->q = q;
+		(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
 		c->persist_full = true; /* drops the records of what the rebuild dropped */
 		return GPUQ_OK;
 	}
@@ -246,6 +247,7 @@ static int core_update(struct controller *c, policy_t *p)
 	}
 	snapshot_seed_usage(c, q);
 	c->q = q;
+	(void)qmetrics_core_set(c->metrics, q);
 	return GPUQ_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "policy/policy.h"
+#include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
 #include "store/store.h"
@@ -64,6 +65,9 @@ struct sim {
 	size_t n_dirty_wl, cap_dirty_wl;
 	uint8_t *wl_marked;	  /* 1 when in dirty_wl */
 	size_t persisted_preempt; /* r->preempt entries already in the store */
+	/* queue metrics (opt->metrics only) */
+	qmetrics_t *metrics; /* fed as the controller feeds it (borrowed), or NULL */
+	int64_t *requeued;   /* per workload: its last eviction (it requeues at once) */
 };
 
 static double cpu_now(void)
@@ -318,6 +322,10 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "eviction of unknown uid \"%s\"",
 				     ev->victim_uid ? ev->victim_uid : "");
 	o = &s->r->wl[wid];
+	if (s->metrics) { /* before a Ready timeout's last one deletes it */
+		qmetrics_eviction_count(s->metrics, s->q, ev);
+		s->requeued[wid] = s->now;
+	}
 	rc = log_eviction(s, wid, ev->preemptor_uid ? wid_of(ev->preemptor_uid) : UINT32_MAX,
 			  ev->reason_name);
 	if (rc)
@@ -353,6 +361,8 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "admission of unknown uid \"%s\"",
 				     adm->uid ? adm->uid : "");
 	o = &s->r->wl[wid];
+	if (s->metrics)
+		qmetrics_admission_count(s->metrics, s->q, adm, s->requeued[wid], s->now);
 	delay = ready_delay(s, wid);
 	if (o->first_admit_ms < 0)
 		o->first_admit_ms = s->now;
@@ -564,6 +574,7 @@ static int commit(struct sim *s, gpuq_diag_t *diag)
 	store_txn_t *txn = NULL;
 	uint8_t buf[PROGRESS_LEN > EVICTION_LEN ? PROGRESS_LEN : EVICTION_LEN];
 	double t0 = cpu_now();
+	uint64_t wall0 = gpuq_mono_ns();
 	int rc;
 
 	if (!s->store)
@@ -593,6 +604,8 @@ static int commit(struct sim *s, gpuq_diag_t *diag)
 				     gpuq_strerror(rc));
 	}
 	rc = store_txn_commit(txn, NULL);
+	if (s->metrics)
+		qmetrics_commit_observe(s->metrics, rc == GPUQ_OK, gpuq_mono_ns() - wall0);
 	if (rc)
 		return gpuq_diag_set(diag, rc, "state dir: commit failed: %s", gpuq_strerror(rc));
 	queue_dirty_clear(s->q);
@@ -769,6 +782,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 	const sim_trace_t *t = s->t;
 	int64_t iv = t->opt.cycle_interval_ms, qnext, next;
 	queue_result_t res;
+	double cpu0 = 0; /* the core's CPU time before the tick: the cycle's metric */
 	int rc = GPUQ_OK;
 
 	/* Drop events of runs that were evicted, so they cost no step: a resumed
@@ -797,6 +811,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 		rc = add_workload(s, (uint32_t)s->next_arrival++, diag);
 		s->dirty = true;
 	}
+	cpu0 = s->core_cpu;
 	if (!rc)
 		CORE(s, queue_tick(s->q, s->now, &res));
 	if (!rc) {
@@ -810,6 +825,9 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 			return gpuq_diag_set(diag, rc, "queue_cycle_run at %" PRId64 " ms: %s",
 					     s->now, gpuq_strerror(rc));
 		s->r->cycles++;
+		if (s->metrics)
+			qmetrics_cycle_observe(s->metrics, res.n_admissions > 0,
+					       (uint64_t)((s->core_cpu - cpu0) * 1e9));
 		s->dirty = res.n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
 		if (res.n_evictions > 0 && !s->dirty)
 			s->r->cycle_cap_hits++; /* reported: the core is livelocked */
@@ -892,6 +910,7 @@ static void sim_free(struct sim *s)
 	free(s->shape_amount);
 	free(s->dirty_wl);
 	free(s->wl_marked);
+	free(s->requeued);
 }
 
 /* Zero s and allocate what every run over trace needs (report, outcome
@@ -915,6 +934,17 @@ static int sim_setup(struct sim *s, const sim_trace_t *trace, gpuq_diag_t *diag)
 	return build_core(s, diag);
 }
 
+/* Feed m from now on: the core (built or restored), and a requeue time per
+ * workload (0 after a resume: the wait then runs from creation). */
+static int metrics_setup(struct sim *s, qmetrics_t *m)
+{
+	s->requeued = calloc(s->r->n_wl + 1, sizeof(*s->requeued));
+	if (!s->requeued)
+		return GPUQ_ENOMEM;
+	s->metrics = m;
+	return qmetrics_core_set(m, s->q);
+}
+
 int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t **out,
 	    gpuq_diag_t *diag)
 {
@@ -932,6 +962,8 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 		if (!rc)
 			rc = restore(&s, &resumed, diag);
 	}
+	if (!rc && opt && opt->metrics)
+		rc = metrics_setup(&s, opt->metrics);
 	if (rc)
 		goto fail;
 	for (uint64_t n = 1; !s.done; n++) {
@@ -954,6 +986,8 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 		}
 	}
 	rc = explain_waiting(&s);
+	if (!rc && s.metrics)
+		rc = qmetrics_publish(s.metrics, s.q); /* the state at the end */
 	if (rc)
 		goto fail;
 	s.r->end_ms = s.now;

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "qmetrics/qmetrics.h"
 
 /* ---- Bounds (every input a trace can grow) ---- */
 
@@ -190,6 +191,9 @@ typedef struct {
 	uint64_t stop_after;   /* tests: with state_dir, stop right after this call's
 				  stop_after-th committed step, as a kill there would
 				  (GPUQ_EAGAIN, no report); 0: run to the end */
+	qmetrics_t *metrics;   /* the queue metrics, fed as the controller feeds them
+				  and published at the end of the run (borrowed);
+				  NULL: none */
 } sim_run_options_t;
 
 /* Per-workload outcome, in arrival order. 56 bytes. */

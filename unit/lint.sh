@@ -30,5 +30,7 @@ echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/' |
 	xargs -P "$(nproc)" -n 1 sh -c 'out=$(clang-tidy --quiet --warnings-as-errors="*" \
 		--checks="$TIDY_CHECKS" "$0" -- $CFLAGS 2>&1) ||
 		{ echo "$out" | grep -v "warnings generated"; exit 1; }' || fail=1
+echo "lint: monitoring (alert rules, Grafana dashboard, docs/metrics.md)"
+out=$(deploy/monitoring/check.sh 2>&1) || { printf '%s\n' "$out" | grep -v '^ok '; fail=1; }
 if [ "$fail" -eq 0 ]; then echo "lint: clean"; else echo "lint: FAILED"; fi
 exit $fail

@@ -12,9 +12,11 @@
 
 #include "engine/engine.h"
 #include "policy/policy.h"
+#include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
 #include "store/store.h"
+#include "webhook/webhook.h"
 
 /* One flavor, one ClusterQueue of 4 GPUs, one LocalQueue team-a/lq. */
 #define POLICY                                                                                     \
@@ -629,6 +631,90 @@ static void scenario_preemption(void **state)
 	sim_trace_destroy(t);
 }
 
+static void metrics_source(void *m, webhook_metrics_text_t *t)
+{
+	qmetrics_render(m, t);
+}
+
+/* The value of the sample that is exactly `series` in text. */
+static double metric(const char *text, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = text; (p = strstr(p, series)); p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	fail_msg("no sample %s", series);
+	return -1;
+}
+
+/* The simulator feeds the queue metrics as the controller does: the
+ * preemption scenario's admissions, waits (low's second one from its
+ * requeue at 1 s to 6 s), eviction and preemption, and its store commits. */
+static void scenario_metrics(void **state)
+{
+	static const char text[] =
+	    POLICY "spec:\n  arrivals:\n"
+		   "  - {at: 0, name: low, localQueue: team-a/lq, runtime: 10s,"
+		   "     podSets: [{requests: {nvidia.com/gpu: 4}}]}\n"
+		   "  - {at: 1s, name: urgent, localQueue: team-b/lq, runtime: 5s,"
+		   "     priorityClass: high, podSets: [{requests: {nvidia.com/gpu: 4}}]}\n";
+	char dir[] = "/tmp/gpuq-test-sim-metrics.XXXXXX", cmd[64], *out = NULL;
+	sim_trace_t *t = parse_ok(text);
+	sim_run_options_t opt = {.no_sync = true, .check = true};
+	sim_report_t *r = NULL;
+	qmetrics_t *m = NULL;
+	gpuq_diag_t d = {{0}};
+	size_t len;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	opt.state_dir = dir;
+	assert_int_equal(qmetrics_create(&m), GPUQ_OK);
+	qmetrics_leader_set(m, true);
+	opt.metrics = m;
+	if (sim_run(t, &opt, &r, &d))
+		fail_msg("run: %s", d.msg);
+	assert_int_equal(webhook_metrics_source_render(metrics_source, m, &out, &len), GPUQ_OK);
+	assert_int_equal(metric(out, "gpuq_cluster_queue_admissions_total{cluster_queue=\"cq-a\"}"),
+			 3);
+	assert_int_equal(metric(out, "gpuq_local_queue_admissions_total{namespace=\"team-a\","
+				     "local_queue=\"lq\",cluster_queue=\"cq-a\"}"),
+			 2);
+	assert_int_equal(metric(out, "gpuq_cluster_queue_evictions_total{cluster_queue=\"cq-a\","
+				     "reason=\"Preempted\"}"),
+			 1);
+	assert_int_equal(metric(out, "gpuq_cluster_queue_preemptions_total{preempting_cluster_"
+				     "queue=\"cq-a\",reason=\"InClusterQueue\"}"),
+			 1);
+	/* waits: low 0 s, urgent 0 s, low again 5 s (requeued at 1 s) */
+	assert_int_equal(metric(out, "gpuq_cluster_queue_admission_wait_seconds_bucket{cluster_"
+				     "queue=\"cq-a\",le=\"0.1\"}"),
+			 2);
+	assert_int_equal(metric(out, "gpuq_cluster_queue_admission_wait_seconds_bucket{cluster_"
+				     "queue=\"cq-a\",le=\"2.5\"}"),
+			 2);
+	assert_int_equal(metric(out, "gpuq_cluster_queue_admission_wait_seconds_bucket{cluster_"
+				     "queue=\"cq-a\",le=\"5\"}"),
+			 3);
+	assert_int_equal(metric(out, "gpuq_cluster_queue_admission_wait_seconds_sum{cluster_"
+				     "queue=\"cq-a\"}"),
+			 5);
+	/* the end state: all done; one commit per step */
+	assert_int_equal(
+	    metric(out, "gpuq_cluster_queue_admitted_workloads{cluster_queue=\"cq-a\"}"), 0);
+	assert_int_equal(metric(out, "gpuq_store_commit_duration_seconds_count"), r->steps + 1);
+	assert_int_equal(metric(out, "gpuq_controller_cycle_duration_seconds_count{result="
+				     "\"success\"}"),
+			 3);
+	free(out);
+	sim_report_destroy(r);
+	qmetrics_destroy(m);
+	sim_trace_destroy(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void scenario_gangs_and_nofit(void **state)
 {
 	static const char text[] =
@@ -1003,6 +1089,7 @@ int main(void)
 	    cmocka_unit_test(jain),
 	    cmocka_unit_test(scenario_tiny),
 	    cmocka_unit_test(scenario_preemption),
+	    cmocka_unit_test(scenario_metrics),
 	    cmocka_unit_test(scenario_gangs_and_nofit),
 	    cmocka_unit_test(scenario_namespace_selector),
 	    cmocka_unit_test(utilization_sample_cap),

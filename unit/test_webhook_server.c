@@ -260,6 +260,65 @@ static void metrics_concurrent_counts_exact(void **state)
 	webhook_metrics_destroy(m);
 }
 
+/* A source of outside metrics: one gauge, or (big) more than the cap. */
+typedef struct {
+	int calls;   /* times rendered */
+	bool big;    /* append past WEBHOOK_METRICS_TEXT_MAX */
+	double jobs; /* the gauge's value */
+} source_t;
+
+static void source_render(void *ctx, webhook_metrics_text_t *t)
+{
+	source_t *s = ctx;
+
+	s->calls++;
+	webhook_metrics_printf(t,
+			       "# HELP test_queue_jobs Jobs.\n# TYPE test_queue_jobs gauge\n"
+			       "test_queue_jobs{cluster_queue=\"a\"} %g\n",
+			       s->jobs);
+	for (unsigned i = 0; s->big && i <= WEBHOOK_METRICS_TEXT_MAX >> 20; i++)
+		webhook_metrics_printf(t, "# %*s\n", 1 << 20, "");
+}
+
+static void metrics_source_appends(void **state)
+{
+	webhook_metrics_t *m;
+	source_t src = {.jobs = 12};
+	char *text;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(webhook_metrics_create(&m), GPUQ_OK);
+	webhook_metrics_policy_generation_set(m, 3);
+	webhook_metrics_source_set(m, source_render, &src);
+	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(src.calls, 1);
+	/* after the webhook's own families, whole */
+	assert_true(strstr(text, "# TYPE test_queue_jobs gauge\n") >
+		    strstr(text, "process_resident_memory_bytes "));
+	assert_int_equal(line_value(text, "test_queue_jobs{cluster_queue=\"a\"} "), 12);
+	assert_int_equal(line_value(text, "gpuq_policy_generation "), 3);
+	free(text);
+
+	/* A part past the cap is left out; the webhook's metrics are served. */
+	src.big = true;
+	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(src.calls, 2);
+	assert_null(strstr(text, "test_queue_jobs"));
+	assert_int_equal(line_value(text, "gpuq_policy_generation "), 3);
+	assert_true(len < (1u << 20));
+	assert_int_equal(text[len - 1], '\n');
+	free(text);
+
+	/* Taken away: not called again. */
+	webhook_metrics_source_set(m, NULL, NULL);
+	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(src.calls, 2);
+	assert_null(strstr(text, "test_queue_jobs"));
+	free(text);
+	webhook_metrics_destroy(m);
+}
+
 /* ---- the serving pair ---- */
 
 static void tls_pair_load_checks(void **state)
@@ -1092,6 +1151,7 @@ int main(void)
 	    cmocka_unit_test(metrics_label_escape_table),
 	    cmocka_unit_test(metrics_render_format),
 	    cmocka_unit_test(metrics_concurrent_counts_exact),
+	    cmocka_unit_test(metrics_source_appends),
 	    cmocka_unit_test(tls_pair_load_checks),
 	    cmocka_unit_test(tls_poll_swaps_pairs),
 	    cmocka_unit_test(server_in_process),

@@ -3,10 +3,13 @@
  * Every label set is fixed at compile time (endpoint x kind x decision, route x
  * code class), so a peer can never add a time series; each series is one C11
  * atomic bumped with relaxed ordering. A histogram keeps per-bucket counts and
- * renders them cumulatively, as the format requires. */
+ * renders them cumulatively, as the format requires. One source from outside
+ * (the controller's queue metrics) appends its families after ours, under a
+ * read lock that lets its owner take it away safely. */
 #include "webhook/webhook.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -58,6 +61,10 @@ struct webhook_metrics {
 	atomic_uint_fast64_t policy_generation; /* successful policy loads so far */
 	atomic_int_fast64_t cert_not_after;	/* serving cert notAfter, Unix s; 0 unknown */
 	atomic_uint_fast64_t deadline_cuts;	/* connections closed at the header deadline */
+	pthread_rwlock_t source_lock;		/* scrapes read-lock it around source() */
+	webhook_metrics_source_fn source;	/* appends outside families; NULL: none */
+	void *source_ctx;			/* its argument */
+	atomic_bool source_cut_logged;		/* a source over the cap was logged */
 };
 
 int webhook_metrics_create(webhook_metrics_t **out)
@@ -69,13 +76,28 @@ int webhook_metrics_create(webhook_metrics_t **out)
 		return GPUQ_ENOMEM;
 	/* calloc's zero bytes are a valid zero for lock-free atomics on every
 	 * platform gpuq builds on (checked: C11 atomics here are plain words). */
+	if (pthread_rwlock_init(&m->source_lock, NULL)) {
+		free(m);
+		return GPUQ_ENOMEM;
+	}
 	*out = m;
 	return GPUQ_OK;
 }
 
 void webhook_metrics_destroy(webhook_metrics_t *m)
 {
+	if (!m)
+		return;
+	pthread_rwlock_destroy(&m->source_lock);
 	free(m);
+}
+
+void webhook_metrics_source_set(webhook_metrics_t *m, webhook_metrics_source_fn fn, void *ctx)
+{
+	pthread_rwlock_wrlock(&m->source_lock);
+	m->source = fn;
+	m->source_ctx = ctx;
+	pthread_rwlock_unlock(&m->source_lock);
 }
 
 static size_t name_index(const char *const *names, size_t n, const char *name, size_t fallback)
@@ -173,28 +195,29 @@ int webhook_metrics_label_escape(const char *value, char *out, size_t cap)
 
 /* ---- Rendering ---- */
 
-/* The rendered text: about 50 KiB today (36 admission histograms of 17
- * lines); 1 MiB leaves room and still bounds a runaway. */
-#define RENDER_MAX (1u << 20)
-
-typedef struct {
+/* The rendered text: the webhook's own part is about 50 KiB (36 admission
+ * histograms of 17 lines); the cap, WEBHOOK_METRICS_TEXT_MAX, leaves room
+ * for a source's series and still bounds a runaway. */
+struct webhook_metrics_text {
 	char *buf;  /* NUL-terminated text so far */
 	size_t len; /* bytes used, without the NUL */
 	size_t cap; /* bytes allocated */
 	int rc;	    /* first error (sticky): GPUQ_ENOMEM or GPUQ_ELIMIT */
-} text_t;
+};
+typedef struct webhook_metrics_text text_t;
 
-__attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt, ...)
+__attribute__((format(printf, 2, 0))) static void vput(text_t *t, const char *fmt, va_list ap)
 {
-	va_list ap;
 	int n;
 
 	if (t->rc)
 		return;
 	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
-		va_end(ap);
+		va_list aq;
+
+		va_copy(aq, ap);
+		n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, aq);
+		va_end(aq);
 		if (n < 0) {
 			t->rc = GPUQ_EINVAL;
 			return;
@@ -202,7 +225,7 @@ __attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt
 		if ((size_t)n < t->cap - t->len)
 			break;
 		size_t want = t->cap * 2;
-		if (want > RENDER_MAX) {
+		if (want > WEBHOOK_METRICS_TEXT_MAX) {
 			t->rc = GPUQ_ELIMIT;
 			return;
 		}
@@ -215,6 +238,24 @@ __attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt
 		t->cap = want;
 	}
 	t->len += (size_t)n;
+}
+
+__attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vput(t, fmt, ap);
+	va_end(ap);
+}
+
+void webhook_metrics_printf(webhook_metrics_text_t *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vput(t, fmt, ap);
+	va_end(ap);
 }
 
 /* A label value, escaped; values here are all ours, short and plain, but
@@ -328,6 +369,50 @@ static uint64_t resident_bytes(void)
 	return (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
 }
 
+/* The source's families after ours. A part that passes the cap is cut
+ * back out whole (a cut inside a family could leave a histogram without
+ * its +Inf bucket): that scrape serves the webhook's metrics alone. */
+static void render_source(text_t *t, webhook_metrics_t *m)
+{
+	size_t mark = t->len;
+
+	if (t->rc)
+		return;
+	pthread_rwlock_rdlock(&m->source_lock);
+	if (m->source)
+		m->source(m->source_ctx, t);
+	pthread_rwlock_unlock(&m->source_lock);
+	if (t->rc != GPUQ_ELIMIT)
+		return;
+	t->len = mark;
+	t->buf[mark] = '\0';
+	t->rc = GPUQ_OK;
+	if (!atomic_exchange(&m->source_cut_logged, true))
+		gpuq_log(GPUQ_LOG_WARN, "webhook",
+			 "/metrics: the queue metrics would pass %u MiB and are left out "
+			 "(logged once)",
+			 WEBHOOK_METRICS_TEXT_MAX >> 20);
+}
+
+int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char **text, size_t *len)
+{
+	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
+
+	*text = NULL;
+	*len = 0;
+	if (!t.buf)
+		return GPUQ_ENOMEM;
+	t.buf[0] = '\0';
+	fn(ctx, &t);
+	if (t.rc) {
+		free(t.buf);
+		return t.rc;
+	}
+	*text = t.buf;
+	*len = t.len;
+	return GPUQ_OK;
+}
+
 int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
 {
 	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
@@ -370,6 +455,7 @@ int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
 	    "# TYPE process_resident_memory_bytes gauge\n"
 	    "process_resident_memory_bytes %" PRIu64 "\n",
 	    resident_bytes());
+	render_source(&t, m);
 	if (t.rc) {
 		free(t.buf);
 		return t.rc;

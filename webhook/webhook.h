@@ -451,7 +451,8 @@ typedef enum {
 } webhook_route_t;
 
 /* Counters and gauges, all lock-free (C11 atomics, relaxed), with fixed label
- * sets: a value a peer could choose never becomes a label. */
+ * sets: a value a peer could choose never becomes a label. (The one lock
+ * guards the source below, taken once per scrape.) */
 typedef struct webhook_metrics webhook_metrics_t;
 
 /* GPUQ_OK or GPUQ_ENOMEM. */
@@ -477,9 +478,51 @@ void webhook_metrics_policy_generation_set(webhook_metrics_t *m, uint64_t genera
 void webhook_metrics_cert_not_after_set(webhook_metrics_t *m, int64_t unix_seconds);
 
 /* Render every metric (plus process_resident_memory_bytes, read from
- * /proc/self/statm) as text. *text is malloc'd, NUL-terminated, owned by the
- * caller. GPUQ_OK or GPUQ_ENOMEM. Thread-safe. */
+ * /proc/self/statm), then what the source appends (below), as text. *text
+ * is malloc'd, NUL-terminated, owned by the caller. GPUQ_OK or GPUQ_ENOMEM.
+ * Thread-safe. The whole text is capped at WEBHOOK_METRICS_TEXT_MAX: a
+ * source whose part would pass it is left out of that scrape (logged once),
+ * the webhook's own metrics are still served. */
 int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len);
+
+/* The most text one scrape renders. The webhook's own part is about 50 KiB;
+ * the rest is room for a source's series (the controller's queue metrics at
+ * their stated caps: qmetrics/qmetrics.h). */
+#define WEBHOOK_METRICS_TEXT_MAX (64u << 20)
+
+/* ---- Metrics from outside the webhook ----
+ *
+ * One source (the controller's queue metrics) appends its own metric
+ * families to every scrape, so /metrics stays one endpoint. The webhook
+ * knows nothing of what it renders: it hands the source the text being
+ * built. */
+
+/* The text of one scrape being rendered (opaque). */
+typedef struct webhook_metrics_text webhook_metrics_text_t;
+
+/* Append printf-style text to t. The first failure (no memory, the cap
+ * above) is kept and ends the source's part; later calls do nothing. */
+void webhook_metrics_printf(webhook_metrics_text_t *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A source: appends whole metric families (# HELP, # TYPE, then every
+ * sample of each), named apart from the webhook's own, with label values
+ * escaped (webhook_metrics_label_escape). It runs on a server thread during
+ * a scrape, so it must be quick, must not call the apiserver, and must not
+ * wait on the thread it reports about for long (the controller hands over a
+ * snapshot). It must not call webhook_metrics_source_set. */
+typedef void (*webhook_metrics_source_fn)(void *ctx, webhook_metrics_text_t *t);
+
+/* Make fn(ctx) the source (NULL: none). Returns once no scrape is still
+ * running the previous source, so its ctx may be freed then. Thread-safe. */
+void webhook_metrics_source_set(webhook_metrics_t *m, webhook_metrics_source_fn fn, void *ctx);
+
+/* Render fn(ctx)'s families alone, without the webhook's, for a tool that
+ * writes them to a file (gpuq simulate --metrics). *text is malloc'd,
+ * NUL-terminated, the caller's. GPUQ_OK, GPUQ_ENOMEM, or GPUQ_ELIMIT past
+ * WEBHOOK_METRICS_TEXT_MAX (*text NULL then). */
+int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char **text,
+				  size_t *len);
 
 /* Escape a label value for the text format (\ -> \\, " -> \", newline ->
  * \n) into out[0..cap). GPUQ_OK, or GPUQ_ELIMIT when it does not fit (out
