@@ -262,16 +262,14 @@ static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_shar
 
 		if (state[i] || vw->cq != cq)
 			continue;
-		if (vw->cq != w->cq && within_nominal) {
-			reason = QUEUE_EVICT_RECLAIM;
-		} else if (vw->cq != w->cq) {
+		if (vw->cq != w->cq) {
 			fairshare_share_t after = queue_cq_share(q, vw->cq, NULL, 0, v);
 
 			if (fairshare_share_cmp(pre, &after) > 0) {
 				state[i] = 2;
 				continue;
 			}
-			reason = QUEUE_EVICT_FAIR_SHARING;
+			reason = within_nominal ? QUEUE_EVICT_RECLAIM : QUEUE_EVICT_FAIR_SHARING;
 		}
 		state[i] = 1;
 		queue_wl_charge(q, v, -1);
@@ -300,12 +298,16 @@ static bool within_nominal_with_need(const cq_t *c, const try_t *t)
 /* Fair-sharing preemption (Kueue's fairPreemptions with its default
  * strategy): take from the CQ with the highest share first; from another CQ
  * only if the preemptor's share with the workload stays <= that CQ's share
- * without the victim, or, when the preemptor stays within its nominal quota
- * in what it needs preempted, unconditionally (a reclaim: Kueue's
- * FairSharingPreemptWithinNominal, on by default). borrowWithinCohort plays
- * no part under fair sharing, as in Kueue: its priority threshold let a
- * borrower reclaim what the victim's CQ then took back by share, again and
- * again at one instant. */
+ * without the victim. A preemptor within its nominal quota in what it needs
+ * preempted reclaims (its reason, as Kueue's); unlike Kueue's
+ * FairSharingPreemptWithinNominal it still passes the share rule (which it
+ * does whenever it borrows nothing): taking such victims whatever the shares
+ * made a loop of three rules (test_queue_props seed 188: taken by share,
+ * reclaimed within nominal, a higher priority workload of the reclaiming CQ
+ * preempting its way back above nominal, taken by share again).
+ * borrowWithinCohort plays no part under fair sharing, as in Kueue: its
+ * priority threshold let a borrower reclaim what the victim's CQ then took
+ * back by share, again and again at one instant. */
 static bool fair_set(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const wl_t *w = W(q, wid);

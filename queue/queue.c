@@ -544,7 +544,9 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->borrow = spec->borrow;
 	c->has_thr = spec->has_max_priority_threshold;
 	c->thr = spec->max_priority_threshold;
-	c->weight = spec->weight_milli > 0 ? spec->weight_milli : FAIRSHARE_WEIGHT_ONE;
+	c->weight = spec->weight_zero ? 0
+		    : spec->weight_milli > 0 ? spec->weight_milli
+					     : FAIRSHARE_WEIGHT_ONE;
 	c->stop = spec->stop;
 	c->borrow_next = spec->when_can_borrow == QUEUE_FUNGIBLE_TRY_NEXT;
 	c->preempt_next = spec->when_can_preempt != QUEUE_FUNGIBLE_MAY_STOP;

@@ -247,6 +247,9 @@ typedef struct {
 	int32_t max_priority_threshold;	  /* ... its value */
 	int64_t weight_milli;		  /* fairSharing.weight in thousandths;
 					     <= 0 means the default 1000 */
+	bool weight_zero;		  /* fairSharing.weight is 0 (weight_milli
+					     ignored): never ahead of others while
+					     it borrows, as in Kueue */
 	queue_stop_t stop;		  /* stopPolicy */
 	queue_fungible_t when_can_borrow; /* flavorFungibility.whenCanBorrow */
 	queue_fungible_t when_can_preempt; /* flavorFungibility.whenCanPreempt */

@@ -525,8 +525,8 @@ static void fair_sharing_preemption(void **st)
 }
 
 /* Fair sharing as Kueue's: a preemptor within its nominal quota reclaims
- * from a borrower whatever the shares (FairSharingPreemptWithinNominal,
- * reason InCohortReclamation); borrowWithinCohort plays no part, so a
+ * from a borrower (reason InCohortReclamation; its share, 0, passes the
+ * share rule); borrowWithinCohort plays no part, so a
  * high-priority head that would borrow does not take a low-priority
  * borrower's workload by priority (it used to, as
  * InCohortReclaimWhileBorrowing, and the victim's CQ took it back by share

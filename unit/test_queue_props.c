@@ -15,6 +15,10 @@
  *     never twice by fair sharing for the same preemptor, in every trace;
  *   - encode-all + apply into a fresh queue gives identical state and the
  *     same next cycle.
+ * Policies are random too: cohorts, limits, strategies, the three
+ * preemption policies, fair sharing with weights of 0, fractions and very
+ * large ones, and flavorFungibility (whenCanBorrow, whenCanPreempt,
+ * preference).
  * One cmocka test per 100 traces, so the TAP output stays at ten lines. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,6 +70,9 @@ typedef struct {
 	queue_reclaim_t reclaim[6];
 	queue_borrow_t borrow[6];
 	int64_t weight[6];
+	bool weight_zero[6];
+	queue_fungible_t when_borrow[6], when_preempt[6];
+	queue_preference_t preference[6];
 	int n_lq[6];	      /* LocalQueues per CQ */
 	queue_stop_t stop[6]; /* stopPolicy (changed by the trace) */
 	queue_config_t cfg;
@@ -106,7 +113,17 @@ static void policy_random(uint64_t *s, policy_t *p)
 		p->within[c] = (queue_within_t)rnd(s, 0, 2);
 		p->reclaim[c] = (queue_reclaim_t)rnd(s, 0, 2);
 		p->borrow[c] = (queue_borrow_t)rnd(s, 0, 1);
-		p->weight[c] = rnd(s, 1, 3) * 500;
+		/* weights as Kueue takes them: 0, fractions, very large */
+		p->weight[c] = (int64_t[]){500, 1000, 1500, 333, INT64_C(1000000000000)}[rnd(s, 0, 4)];
+		p->weight_zero[c] = rnd(s, 0, 5) == 0;
+		/* flavorFungibility at random; a preference only with both
+		 * TryNextFlavor, as Kueue's validation says */
+		p->when_borrow[c] = (queue_fungible_t)rnd(s, 0, 2);
+		p->when_preempt[c] = (queue_fungible_t)rnd(s, 0, 2);
+		p->preference[c] = p->when_borrow[c] == QUEUE_FUNGIBLE_TRY_NEXT &&
+					   p->when_preempt[c] == QUEUE_FUNGIBLE_TRY_NEXT
+				       ? (queue_preference_t)rnd(s, 0, 1)
+				       : QUEUE_PREFER_BORROWING;
 		p->n_lq[c] = (int)rnd(s, 1, 3);
 	}
 }
@@ -143,6 +160,10 @@ static void cq_put(queue_t *q, const policy_t *p, int c, bool update)
 	cs.reclaim = p->reclaim[c];
 	cs.borrow = p->borrow[c];
 	cs.weight_milli = p->weight[c];
+	cs.weight_zero = p->weight_zero[c];
+	cs.when_can_borrow = p->when_borrow[c];
+	cs.when_can_preempt = p->when_preempt[c];
+	cs.preference = p->preference[c];
 	cs.stop = p->stop[c];
 	if ((update ? queue_cq_update(q, &cs, &diag) : queue_cq_add(q, &cs, NULL, &diag)) != 0)
 		fail_msg("cq %s: %s", update ? "update" : "add", diag.msg);
