@@ -418,8 +418,9 @@ static void max_fit_one_rule(void **state)
 	policy_unref(p);
 }
 
-/* flavorFungibility reaches the core's spec: the defaults, and both
- * fields set the other way (the core's search is tested in test_queue). */
+/* flavorFungibility and a fairSharing weight of 0 reach the core's spec:
+ * the defaults, and the fields set the other way (the core's search is
+ * tested in test_queue, weights in test_fairshare and test_queue_props). */
 static void build_translates_fungibility(void **state)
 {
 	static const char text[] =
@@ -429,7 +430,7 @@ static void build_translates_fungibility(void **state)
 			   "    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, "
 			   "nominalQuota: 8}]}]\n"
 			   "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
-			   "metadata: {name: turned}\nspec:\n"
+			   "metadata: {name: turned}\nspec:\n  fairSharing: {weight: 0}\n"
 			   "  flavorFungibility: {whenCanBorrow: TryNextFlavor, "
 			   "whenCanPreempt: TryNextFlavor, preference: PreemptionOverBorrowing}\n"
 			   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
@@ -443,11 +444,13 @@ static void build_translates_fungibility(void **state)
 	assert_int_equal(sp.spec.when_can_borrow, QUEUE_FUNGIBLE_MAY_STOP);
 	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_TRY_NEXT);
 	assert_int_equal(sp.spec.preference, QUEUE_PREFER_BORROWING);
+	assert_false(sp.spec.weight_zero);
 	engine_cq_spec_deinit(&sp);
 	assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "turned")), GPUQ_OK);
 	assert_int_equal(sp.spec.when_can_borrow, QUEUE_FUNGIBLE_TRY_NEXT);
 	assert_int_equal(sp.spec.when_can_preempt, QUEUE_FUNGIBLE_TRY_NEXT);
 	assert_int_equal(sp.spec.preference, QUEUE_PREFER_PREEMPTION);
+	assert_true(sp.spec.weight_zero); /* Kueue's weight 0, not the default */
 	engine_cq_spec_deinit(&sp);
 	policy_unref(p);
 }
