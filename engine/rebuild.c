@@ -466,6 +466,8 @@ int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_co
 		rc = carry_workloads(&r);
 	if (!rc)
 		rc = carry_cqs(&r);
+	if (!rc && queue_ledger_copy(r.q, old))
+		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "copying the usage ledger: out of memory");
 	if (!rc)
 		rc = queue_restore_done(r.q, diag);
 	if (!rc)

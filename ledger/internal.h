@@ -8,7 +8,7 @@
 #include "ledger/ledger.h"
 
 typedef struct {
-	char *lq;	/* "namespace/name" */
+	char *lq;	/* "namespace/name"; NULL: an id not restored (yet) */
 	char *cq;	/* ClusterQueue */
 	char *flavor;	/* ResourceFlavor */
 	char *res;	/* resource */
@@ -76,6 +76,8 @@ int ledger_series_find(const ledger_t *l, const char *lq, const char *cq, const 
 		       const char *res, uint32_t *id);
 int ledger_series_add(ledger_t *l, const char *lq, const char *cq, const char *flavor,
 		      const char *res, uint32_t *id);
+int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq,
+		      const char *flavor, const char *res);
 int ledger_open_find(const ledger_t *l, const char *uid, uint32_t *idx);
 int ledger_open_insert(ledger_t *l, open_t *o);
 int ledger_hour_find(const ledger_t *l, int64_t h, uint32_t *idx);

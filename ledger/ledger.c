@@ -79,7 +79,8 @@ static int smap_reserve(ledger_t *l)
 	if (!map)
 		return GPUQ_ENOMEM;
 	for (uint32_t i = 0; i < l->n_series; i++)
-		smap_put(map, cap, l->series[i].hash, i);
+		if (l->series[i].lq)
+			smap_put(map, cap, l->series[i].hash, i);
 	free(l->smap);
 	l->smap = map;
 	l->smap_cap = cap;
@@ -89,11 +90,23 @@ static int smap_reserve(ledger_t *l)
 int ledger_series_add(ledger_t *l, const char *lq, const char *cq, const char *flavor,
 		      const char *res, uint32_t *id)
 {
-	series_t s = {0};
+	int rc;
 
 	if (l->n_series >= LEDGER_SERIES_MAX)
 		return GPUQ_ELIMIT;
-	if (smap_reserve(l) || ledger_grow(&l->series, &l->cap_series, l->n_series + 1, sizeof(s)))
+	rc = ledger_series_put(l, l->n_series, lq, cq, flavor, res);
+	if (!rc)
+		*id = l->n_series - 1;
+	return rc;
+}
+
+/* Series `id` (>= n_series, or an absent slot below it) gets the names. */
+int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq,
+		      const char *flavor, const char *res)
+{
+	series_t s = {0};
+
+	if (smap_reserve(l) || ledger_grow(&l->series, &l->cap_series, id + 1, sizeof(s)))
 		return GPUQ_ENOMEM;
 	s.lq = strdup(lq);
 	s.cq = strdup(cq);
@@ -104,9 +117,10 @@ int ledger_series_add(ledger_t *l, const char *lq, const char *cq, const char *f
 		return GPUQ_ENOMEM;
 	}
 	s.hash = series_hash(lq, cq, flavor, res);
-	*id = l->n_series;
-	l->series[l->n_series++] = s;
-	smap_put(l->smap, l->smap_cap, s.hash, *id);
+	for (; l->n_series <= id; l->n_series++)
+		memset(&l->series[l->n_series], 0, sizeof(s)); /* absent until restored */
+	l->series[id] = s;
+	smap_put(l->smap, l->smap_cap, s.hash, id);
 	return GPUQ_OK;
 }
 
@@ -479,6 +493,11 @@ int ledger_close(ledger_t *l, const char *uid, int64_t now)
 	open_remove(l, idx);
 	set_clock(l, now);
 	return GPUQ_OK;
+}
+
+size_t ledger_open_count(const ledger_t *l)
+{
+	return l->n_open;
 }
 
 static int uid_cmp(const void *a, const void *b)

@@ -97,6 +97,9 @@ int ledger_close(ledger_t *l, const char *uid, int64_t now);
 /* Whether uid has an open interval. */
 bool ledger_is_open(const ledger_t *l, const char *uid);
 
+/* Open intervals held. */
+size_t ledger_open_count(const ledger_t *l);
+
 /* Call fn for each open interval's uid, in uid order; fn may not change l.
  * Returns the first non-zero fn return, else GPUQ_OK. */
 int ledger_open_each(const ledger_t *l, int (*fn)(void *ctx, const char *uid), void *ctx);
@@ -192,12 +195,17 @@ int ledger_dirty_all(ledger_t *l);
 int ledger_record_encode(const ledger_t *l, const uint8_t *key, size_t klen, uint8_t *buf,
 			 size_t cap, size_t *len);
 
-/* Apply one record (in key order: series before the hours and intervals
- * that name them). GPUQ_ECORRUPT (bad version, key, length, a series id
- * not restored, a value out of range) or GPUQ_ENOMEM, with diag; a failed
+/* Apply one record into a ledger being restored (records in any order;
+ * then ledger_restore_done). GPUQ_ECORRUPT (bad version, key, length, a
+ * record twice, a value out of range) or GPUQ_ENOMEM, with diag; a failed
  * apply leaves the ledger as it was. Does not mark anything changed. */
 int ledger_record_apply(ledger_t *l, const uint8_t *key, size_t klen, const uint8_t *val,
 			size_t vlen, gpuq_diag_t *diag);
+
+/* After the last record: every series id named has its series record.
+ * GPUQ_ECORRUPT with diag naming the missing one; the ledger is then not
+ * to be used. */
+int ledger_restore_done(const ledger_t *l, gpuq_diag_t *diag);
 
 /* Bytes held on the heap. */
 size_t ledger_memory_bytes(const ledger_t *l);

@@ -38,12 +38,18 @@ int ledger_key(char kind, const ledger_t *l, const void *obj, char *out, size_t 
 
 static void push(ledger_t *l, char *key)
 {
-	if (!key || l->n_dirty >= SIZE_MAX / 2 ||
-	    (l->n_dirty == l->cap_dirty &&
-	     !(l->dirty = realloc(l->dirty, (l->cap_dirty = l->cap_dirty ? l->cap_dirty * 2 : 16) *
-						sizeof(*l->dirty))))) {
+	if (key && l->n_dirty == l->cap_dirty) {
+		size_t cap = l->cap_dirty ? l->cap_dirty * 2 : 16;
+		char **v = realloc(l->dirty, cap * sizeof(*v));
+
+		if (v) {
+			l->dirty = v;
+			l->cap_dirty = cap;
+		}
+	}
+	if (!key || l->n_dirty == l->cap_dirty) {
 		free(key);
-		l->dirty_lost = true;
+		l->dirty_lost = true; /* the next iteration says GPUQ_ENOMEM */
 		return;
 	}
 	l->dirty[l->n_dirty++] = key;
@@ -384,11 +390,13 @@ static int apply_series(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag
 		get_str(r, n[i]);
 	if (r->bad || r->left || *end || strlen(key) != 16)
 		return corrupt(diag, "series: bad key, length or name");
-	if (id != l->n_series)
-		return corrupt(diag, "series ids not dense (a series record missing)");
-	rc = ledger_series_add(l, n[0], n[1], n[2], n[3], &got);
-	if (rc == GPUQ_ELIMIT)
-		return corrupt(diag, "more series than LEDGER_SERIES_MAX");
+	if (id >= LEDGER_SERIES_MAX)
+		return corrupt(diag, "series id past LEDGER_SERIES_MAX");
+	if (id < l->n_series && l->series[id].lq)
+		return corrupt(diag, "series: twice");
+	if (ledger_series_find(l, n[0], n[1], n[2], n[3], &got) == GPUQ_OK)
+		return corrupt(diag, "series: the same names under two ids");
+	rc = ledger_series_put(l, (uint32_t)id, n[0], n[1], n[2], n[3]);
 	return rc ? gpuq_diag_set(diag, rc, "usage record: out of memory") : GPUQ_OK;
 }
 
@@ -410,7 +418,7 @@ static int apply_hour(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 		c[i].s = get_u32(r);
 		c[i].nom = get_f64(r);
 		c[i].bor = get_f64(r);
-		if (c[i].s >= l->n_series || (i && c[i].s <= c[i - 1].s) || !amount_ok(c[i].nom) ||
+		if (c[i].s >= LEDGER_SERIES_MAX || (i && c[i].s <= c[i - 1].s) || !amount_ok(c[i].nom) ||
 		    !amount_ok(c[i].bor)) {
 			free(c);
 			return corrupt(diag, "hour: a cell's series or amount out of range");
@@ -444,7 +452,7 @@ static int apply_open(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 		o.p[i].s = get_u32(r);
 		o.p[i].nom = (int64_t)get_u64(r);
 		o.p[i].bor = (int64_t)get_u64(r);
-		if (o.p[i].s >= l->n_series || o.p[i].nom < 0 || o.p[i].bor < 0)
+		if (o.p[i].s >= LEDGER_SERIES_MAX || o.p[i].nom < 0 || o.p[i].bor < 0)
 			rc = GPUQ_ECORRUPT;
 	}
 	if (!rc)
@@ -521,10 +529,35 @@ int ledger_clone(const ledger_t *src, ledger_t **out)
 		rc = copy_one(src, *out, LEDGER_K_HOUR, &src->hours[i]);
 	for (uint32_t i = 0; !rc && i < src->n_open; i++)
 		rc = copy_one(src, *out, LEDGER_K_OPEN, &src->opens[i]);
+	if (!rc)
+		rc = ledger_restore_done(*out, NULL);
 	if (rc) {
 		ledger_destroy(*out);
 		*out = NULL;
 		return rc == GPUQ_ECORRUPT ? GPUQ_ENOMEM : rc;
 	}
+	return GPUQ_OK;
+}
+
+int ledger_restore_done(const ledger_t *l, gpuq_diag_t *diag)
+{
+	for (uint32_t i = 0; i < l->n_series; i++)
+		if (!l->series[i].lq)
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+					     "usage records: series %" PRIu32 " missing", i);
+	for (uint32_t i = 0; i < l->n_hours; i++)
+		for (uint32_t j = 0; j < l->hours[i].n; j++)
+			if (l->hours[i].c[j].s >= l->n_series)
+				return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+						     "usage records: an hour names series %" PRIu32
+						     ", which has no record",
+						     l->hours[i].c[j].s);
+	for (uint32_t i = 0; i < l->n_open; i++)
+		for (uint32_t j = 0; j < l->opens[i].n; j++)
+			if (l->opens[i].p[j].s >= l->n_series)
+				return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+						     "usage records: workload %s names series %" PRIu32
+						     ", which has no record",
+						     l->opens[i].uid, l->opens[i].p[j].s);
 	return GPUQ_OK;
 }

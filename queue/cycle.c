@@ -374,6 +374,7 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 		return GPUQ_ENOMEM;
 	}
 	queue_wl_charge(q, wid, +1);
+	queue_usage_open(q, wid, now);
 	w->state = QUEUE_WL_ADMITTED;
 	w->wait = QUEUE_WAIT_NONE;
 	w->why = WHY_NONE;

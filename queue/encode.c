@@ -222,6 +222,8 @@ int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *
 			return GPUQ_ENOTFOUND;
 		enc_wl(q, id, &w);
 		break;
+	case QUEUE_REC_USAGE:
+		return ledger_record_encode(q->ledger, key, key_len, buf, cap, len);
 	default:
 		return GPUQ_ENOTFOUND;
 	}

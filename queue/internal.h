@@ -17,6 +17,7 @@
 #define GPUQ_QUEUE_INTERNAL_H
 
 #include "fairshare/fairshare.h"
+#include "ledger/ledger.h"
 #include "queue/queue.h"
 #include "quota/quota.h"
 
@@ -343,6 +344,7 @@ typedef struct {
 
 struct queue {
 	queue_config_t cfg;	 /* configuration */
+	ledger_t *ledger;	 /* usage ledger (chargeback), owned */
 	names_t strs;		 /* interned label keys/values and pod set names */
 	names_t res_names;	 /* resources */
 	names_t flv_names;	 /* flavors */
@@ -752,5 +754,12 @@ void queue_plan_drop(queue_t *q, uint32_t wid);
 
 const char *queue_res_name(const queue_t *q, uint32_t r);
 const char *queue_flv_name(const queue_t *q, uint32_t f);
+
+/* Usage ledger (usage.c): open an admitted workload's interval; close it
+ * when its quota is freed; close intervals of workloads not holding quota
+ * after a restore. */
+void queue_usage_open(queue_t *q, uint32_t wid, int64_t now);
+void queue_usage_close(queue_t *q, const wl_t *w, int64_t now);
+void queue_usage_reconcile(queue_t *q);
 
 #endif

@@ -102,10 +102,22 @@ void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up)
 int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t *type,
 		     const uint8_t **key, size_t *key_len)
 {
-	if (q->dirty_lost && it->pos == 0)
+	ledger_dirty_iter_t li = {0};
+
+	if (it->pos == 0 && (q->dirty_lost || ledger_dirty_next(q->ledger, &li, key, key_len) ==
+						      GPUQ_ENOMEM))
 		return GPUQ_ENOMEM;
-	if (it->pos >= q->n_dirty)
-		return GPUQ_ENOTFOUND;
+	if (it->pos >= q->n_dirty) { /* then the ledger's records */
+		int rc;
+
+		li.pos = it->pos - q->n_dirty;
+		rc = ledger_dirty_next(q->ledger, &li, key, key_len);
+		if (rc)
+			return rc;
+		*type = QUEUE_REC_USAGE;
+		it->pos = q->n_dirty + li.pos;
+		return GPUQ_OK;
+	}
 	*type = (queue_rec_type_t)q->dirty[it->pos].type;
 	*key = q->dirty[it->pos].key;
 	*key_len = q->dirty[it->pos].len;
@@ -115,7 +127,7 @@ int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t 
 
 size_t queue_dirty_count(const queue_t *q)
 {
-	return q->n_dirty;
+	return q->n_dirty + ledger_dirty_count(q->ledger);
 }
 
 void queue_dirty_clear(queue_t *q)
@@ -127,6 +139,7 @@ void queue_dirty_clear(queue_t *q)
 		memset(q->dirty_map.e, 0, q->dirty_map.cap * sizeof(mapent_t));
 	q->dirty_map.n = 0;
 	q->dirty_lost = false;
+	ledger_dirty_clear(q->ledger);
 }
 
 int queue_dirty_all(queue_t *q)
@@ -140,5 +153,7 @@ int queue_dirty_all(queue_t *q)
 	for (size_t i = 0; i < q->n_wls; i++)
 		if (q->wls[i].live)
 			queue_mark_wl(q, &q->wls[i]);
+	if (ledger_dirty_all(q->ledger))
+		return GPUQ_ENOMEM;
 	return q->dirty_lost ? GPUQ_ENOMEM : GPUQ_OK;
 }

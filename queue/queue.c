@@ -50,6 +50,10 @@ int queue_create(const queue_config_t *cfg, queue_t **out)
 	}
 	if (q->cfg.workloads_max == 0)
 		q->cfg.workloads_max = 1000000;
+	if (ledger_create(&q->ledger)) {
+		free(q);
+		return GPUQ_ENOMEM;
+	}
 	q->last_now = INT64_MIN;
 	q->last_sample = INT64_MIN;
 	*out = q;
@@ -60,6 +64,7 @@ void queue_destroy(queue_t *q)
 {
 	if (!q)
 		return;
+	ledger_destroy(q->ledger);
 	for (size_t i = 0; i < q->n_wls; i++) {
 		free(q->wls[i].strs);
 		free(q->wls[i].psx);

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "ledger/ledger.h"
 
 /* ---- Caps (each refused with GPUQ_ELIMIT and a diagnostic) ---- */
 
@@ -660,6 +661,8 @@ typedef enum {
 	QUEUE_REC_CQ = 2,	/* one ClusterQueue's usage and history */
 	QUEUE_REC_TENANT = 3,	/* one LocalQueue's ledger */
 	QUEUE_REC_WORKLOAD = 4, /* one workload */
+	QUEUE_REC_USAGE = 5,	/* the usage ledger's records (ledger.h: keys
+				   "0meta", "1series/..", "2hour/..", "3open/<uid>") */
 } queue_rec_type_t;
 
 typedef struct {
@@ -704,6 +707,31 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
  * (GPUQ_ECORRUPT with a diagnostic if not). Clears the changed set and marks
  * every cohort changed, so the next cycle re-examines everything. */
 int queue_restore_done(queue_t *q, gpuq_diag_t *diag);
+
+/* ---- Usage ledger (chargeback) ----
+ *
+ * The core feeds its ledger (ledger/ledger.h) itself: an admission (in a
+ * cycle or by queue_workload_adopt) opens an interval for the workload at
+ * `now` with, per assigned flavor and resource, the part within its CQ's
+ * nominal quota and the part above it (the CQ's usage after the admission
+ * minus nominal, at most the workload's amount): the borrowed part is
+ * decided then and kept until the interval closes. The interval closes when
+ * the quota is freed: finish, delete, or (release_on_evict false) the
+ * evicted workload's pods gone; with release_on_evict the eviction itself.
+ * Its records are QUEUE_REC_USAGE, in the changed set like the others. A
+ * ledger failure (out of memory) never fails the queue call: that work is
+ * not recorded. queue_restore_done closes, at the core's last `now`, every
+ * interval whose workload is not admitted or evicting (a store from before
+ * a rebuild that lost it); those changes stay in the changed set. */
+
+/* The core's ledger (borrowed: valid until queue_destroy); read it with
+ * ledger_window. */
+const ledger_t *queue_ledger(const queue_t *q);
+
+/* Replace dst's ledger with a copy of src's (engine_core_rebuild carries
+ * usage history over this way; the copy is in dst's changed set only after
+ * queue_dirty_all). GPUQ_ENOMEM (dst keeps its own). */
+int queue_ledger_copy(queue_t *dst, const queue_t *src);
 
 /* Bytes the queue holds on the heap now (for the 1 KiB per workload budget). */
 size_t queue_memory_bytes(const queue_t *q);

@@ -627,6 +627,8 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 		if (queue_check_name("uid", k, false, NULL))
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record: bad key");
 		return apply_wl(q, k, &r, diag);
+	case QUEUE_REC_USAGE:
+		return ledger_record_apply(q->ledger, key, key_len, val, val_len, diag);
 	default:
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record type %d unknown", (int)type);
 	}
@@ -634,6 +636,8 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 
 int queue_restore_done(queue_t *q, gpuq_diag_t *diag)
 {
+	if (ledger_restore_done(q->ledger, diag))
+		return GPUQ_ECORRUPT;
 	for (size_t i = 0; i < q->cq_names.n; i++) {
 		cq_t *c = &q->cqs[i];
 
@@ -652,6 +656,7 @@ int queue_restore_done(queue_t *q, gpuq_diag_t *diag)
 		}
 	}
 	queue_dirty_clear(q);
+	queue_usage_reconcile(q);
 	for (size_t i = 0; i < q->cohort_names.n; i++) {
 		/* set-aside workloads stay aside unless capacity had grown */
 		q->cohorts[i].capacity_up = q->cohorts[i].rec_capacity_up;

@@ -794,7 +794,7 @@ int queue_workload_pods_ready(queue_t *q, const char *uid, int64_t now)
 }
 
 /* Undo what admission did to usage and containers (ADMITTED or EVICTING). */
-static void wl_unadmit(queue_t *q, uint32_t id)
+static void wl_unadmit(queue_t *q, uint32_t id, int64_t now)
 {
 	wl_t *w = W(q, id);
 	cq_t *c = &q->cqs[w->cq];
@@ -805,6 +805,7 @@ static void wl_unadmit(queue_t *q, uint32_t id)
 		cohort_of(q, c)->n_evicting--;
 	}
 	queue_wl_charge(q, id, -1);
+	queue_usage_close(q, w, now);
 	queue_lq_cur_add(q, w, -1);
 	queue_wl_detach(q, id);
 	q->lqs[w->lq].n_admitted--;
@@ -824,7 +825,7 @@ int queue_workload_finish(queue_t *q, const char *uid, int64_t now)
 	w = W(q, id);
 	if (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING)
 		return GPUQ_EINVAL;
-	wl_unadmit(q, id);
+	wl_unadmit(q, id, now);
 	l = &q->lqs[w->lq];
 	for (uint32_t i = 0; i < w->n_asg; i++)
 		l->used_ms += (double)w->asg[i].a.amount *
@@ -859,7 +860,7 @@ int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 		? queue_grow(&bt->v, &bt->cap, bt->n + 1, sizeof(*bt->v))
 		: queue_grow(&heap->v, &heap->cap, heap->n + 1, sizeof(*heap->v)))
 		return GPUQ_ENOMEM;
-	wl_unadmit(q, id);
+	wl_unadmit(q, id, now);
 	free(w->asg);
 	w->asg = NULL;
 	w->n_asg = 0;
@@ -895,7 +896,6 @@ int queue_workload_delete(queue_t *q, const char *uid, int64_t now)
 	uint32_t id;
 	wl_t *w;
 
-	(void)now;
 	if (find_live(q, uid, &id))
 		return GPUQ_ENOTFOUND;
 	w = W(q, id);
@@ -910,7 +910,7 @@ int queue_workload_delete(queue_t *q, const char *uid, int64_t now)
 		break;
 	case QUEUE_WL_ADMITTED:
 	case QUEUE_WL_EVICTING:
-		wl_unadmit(q, id);
+		wl_unadmit(q, id, now);
 		queue_mark_lq(q, w->lq);
 		break;
 	default:

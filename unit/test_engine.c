@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <math.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -712,6 +713,84 @@ static queue_t *busy_core(const policy_t *p)
 	return q;
 }
 
+/* GPU-hours per flavor of the core's ledger over [0, until], open work to now. */
+static double gpu_hours(const queue_t *q, const char *flavor, int64_t now, bool borrowed)
+{
+	ledger_query_t qry = {0, now, now, LEDGER_BY_FLAVOR, NULL, 0};
+	ledger_report_t r;
+	double h = 0;
+
+	assert_int_equal(ledger_window(queue_ledger(q), &qry, &r), GPUQ_OK);
+	for (size_t i = 0; i < r.n_rows; i++)
+		if (!strcmp(r.rows[i].group, flavor) && !strcmp(r.rows[i].resource, "nvidia.com/gpu"))
+			h = borrowed ? r.rows[i].borrowed_hours : r.rows[i].nominal_hours;
+	ledger_report_deinit(&r);
+	return h;
+}
+
+#define HOUR LEDGER_HOUR_MS
+
+/* The usage ledger goes through the store and a restart, and through a
+ * rebuild: a1 (4 GPUs, a100 within cq-a's nominal 4), a2 (4, h100) and b1
+ * (2, a100 borrowed from cq-b) admitted at 0; b1 finishes at 1 h; the store
+ * is reopened at 2 h with a1 and a2 still open; a1 finishes at 3 h in the
+ * restored core: a100 12 nominal + 2 borrowed GPU-hours, h100 12 (open). */
+static void usage_survives_restart(void **state)
+{
+	fixture_t *f = *state;
+	policy_t *p = policy_of(BASE);
+	policy_t *p2 = policy_of(BASE_OBJECTS BASE_CQA LQ("team-a", "cq-a") LQ("team-b", "cq-a"));
+	queue_t *q = core_of(p, NULL), *r, *rb;
+	store_t *s = open_core_store(f->dir);
+	engine_rebuild_report_t rep = {0};
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	add_wl(q, "team-a", "a1", 4, 0, 0, 0);
+	add_wl(q, "team-a", "a2", 4, 0, 0, 0);
+	add_wl(q, "team-b", "b1", 2, 0, 0, 0);
+	cycle(q, 0);
+	assert_int_equal(gpu_usage(q, "cq-a", "a100"), 6);
+	assert_int_equal(queue_workload_finish(q, "b1", HOUR), GPUQ_OK);
+	assert_int_equal(engine_persist(s, q, NULL, &d), GPUQ_OK);
+	store_close(s);
+	s = open_core_store(f->dir);
+	r = core_of(p, NULL);
+	assert_int_equal(engine_restore(s, r, &d), GPUQ_OK);
+	assert_int_equal(queue_dirty_count(r), 0); /* nothing to reconcile */
+	assert_true(ledger_is_open(queue_ledger(r), "a1"));
+	assert_false(ledger_is_open(queue_ledger(r), "b1"));
+	assert_int_equal(queue_workload_finish(r, "a1", 3 * HOUR), GPUQ_OK);
+	assert_true(fabs(gpu_hours(r, "a100", 3 * HOUR, false) - 12.0) < 1e-9);
+	assert_true(fabs(gpu_hours(r, "a100", 3 * HOUR, true) - 2.0) < 1e-9);
+	assert_true(fabs(gpu_hours(r, "h100", 3 * HOUR, false) - 12.0) < 1e-9);
+	assert_int_equal(engine_persist(s, r, NULL, &d), GPUQ_OK);
+	/* a rebuild carries the same ledger */
+	rb = rebuild(r, p, NULL, &rep);
+	assert_true(fabs(gpu_hours(rb, "a100", 3 * HOUR, false) - 12.0) < 1e-9);
+	assert_true(fabs(gpu_hours(rb, "h100", 4 * HOUR, false) - 16.0) < 1e-9);
+	engine_rebuild_report_deinit(&rep);
+	queue_destroy(rb);
+	/* a rebuild that loses an admitted workload (c1, 2 GPUs in cq-b from
+	 * 3 h) closes its interval at the core's last now (5 h): 4 more a100
+	 * GPU-hours, kept under cq-b's name */
+	add_wl(r, "team-c", "c1", 2, 0, 0, 3 * HOUR);
+	cycle(r, 3 * HOUR);
+	assert_int_equal(state_of(r, "c1"), QUEUE_WL_ADMITTED);
+	cycle(r, 5 * HOUR);
+	rb = rebuild(r, p2, NULL, &rep);
+	assert_int_equal(rep.n_lost, 1);
+	assert_false(ledger_is_open(queue_ledger(rb), "c1"));
+	assert_true(fabs(gpu_hours(rb, "a100", 9 * HOUR, false) - 16.0) < 1e-9);
+	engine_rebuild_report_deinit(&rep);
+	queue_destroy(rb);
+	policy_unref(p2);
+	queue_destroy(r);
+	queue_destroy(q);
+	store_close(s);
+	policy_unref(p);
+}
+
 static void rebuild_same_policy_round_trip(void **state)
 {
 	policy_t *p = policy_of(BASE);
@@ -735,7 +814,9 @@ static void rebuild_same_policy_round_trip(void **state)
 	same_records(old, q, false);
 	same_views(old, q);
 	/* the changed set holds everything */
-	assert_int_equal(queue_dirty_count(q), 1 + 2 + 3 + live);
+	/* ... and the usage ledger's records (meta, series, hours, open) */
+	assert_true(ledger_dirty_count(queue_ledger(q)) > 3);
+	assert_int_equal(queue_dirty_count(q), 1 + 2 + 3 + live + ledger_dirty_count(queue_ledger(q)));
 	/* and the future is the same: the next events decide alike */
 	assert_int_equal(queue_workload_finish(old, "hi", 5000), GPUQ_OK);
 	assert_int_equal(queue_workload_finish(q, "hi", 5000), GPUQ_OK);
@@ -1179,6 +1260,7 @@ int main(void)
 	    cmocka_unit_test(record_check_structure),
 	    cmocka_unit_test_setup_teardown(persist_and_restore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(persist_full_deletes_stale, setup, teardown),
+	    cmocka_unit_test_setup_teardown(usage_survives_restart, setup, teardown),
 	    cmocka_unit_test(rebuild_same_policy_round_trip),
 	    cmocka_unit_test(rebuild_round_trip_evicting_and_backoff),
 	    cmocka_unit_test(rebuild_quota_raised),

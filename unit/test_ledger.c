@@ -158,6 +158,7 @@ static ledger_t *round_trip(ledger_t *a)
 							     strlen(keys[i]), buf, len - 1, &d),
 					 GPUQ_ECORRUPT);
 	}
+	assert_int_equal(ledger_restore_done(b, NULL), GPUQ_OK);
 	ledger_dirty_clear(a);
 	return b;
 }
