@@ -13,6 +13,7 @@ static const struct {
     {"certs", cmd_certs, "make a CA and a serving certificate"},
     {"simulate", cmd_simulate, "replay a workload trace through the queueing core"},
     {"store", cmd_store, "check or dump a state store"},
+    {"report", cmd_report, "GPU-hours and cost from a state store (report usage)"},
     {"status", cmd_status, "show the queues and why each workload waits (from the apiserver)"},
 };
 

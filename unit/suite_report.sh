@@ -1,0 +1,100 @@
+#!/bin/sh
+# suite_report: `gpuq report usage` on the store of a simulated run of the
+# example trace (TAP): every format, groupings, a window, prices, and the
+# GPU-hours against the simulator's own utilization figure (resource-ms
+# held by admitted workloads, computed apart from the ledger). Bad flags
+# are refused naming the value. Env: GPUQ_BIN. Needs python3.
+set -u
+GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
+case $GPUQ_BIN in /*) ;; *) GPUQ_BIN=$(pwd)/$GPUQ_BIN ;; esac
+TRACE=examples/traces/gpu-cluster.yaml
+T=$(mktemp -d /tmp/gpuq-suite-report.XXXXXX)
+n=0
+failed=0
+trap 'rm -rf "$T"' EXIT
+
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $1"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20
+	return 0
+}
+check() { # what command...
+	what=$1
+	shift
+	if out=$("$@" 2>&1); then ok "$what"; else not_ok "$what" "$out"; fi
+}
+
+"$GPUQ_BIN" simulate "$TRACE" --state-dir "$T/st" --no-sync --quiet --out "$T/sim.json" ||
+	not_ok "simulate" "exit $?"
+R="$GPUQ_BIN report usage --state-dir $T/st"
+$R --by queue --price h100-80gb=2.50 --format json >"$T/q.json" 2>"$T/err" || not_ok "json" "$(cat "$T/err")"
+$R --by queue --price h100-80gb=2.50 --format csv >"$T/q.csv" 2>"$T/err" || not_ok "csv" "$(cat "$T/err")"
+$R --by queue --price h100-80gb=2.50 >"$T/q.txt" 2>"$T/err" || not_ok "table" "$(cat "$T/err")"
+$R --by flavor --format json >"$T/f.json" 2>"$T/err" || not_ok "by flavor" "$(cat "$T/err")"
+$R --since 1h --format json >"$T/s.json" 2>"$T/err" || not_ok "since" "$(cat "$T/err")"
+
+check "the three formats agree, row for row" python3 - "$T" <<'PY'
+import csv, json, sys
+t = sys.argv[1]
+j = json.load(open(t + "/q.json"))["rows"]
+c = list(csv.DictReader(open(t + "/q.csv")))
+tab = [l.split() for l in open(t + "/q.txt").read().splitlines()[1:-1]]
+assert len(j) == len(c) == len(tab) == 4, (len(j), len(c), len(tab))
+for a, b, x in zip(j, c, tab):
+    assert a["localQueue"] == b["localQueue"] == x[0]
+    assert a["resource"] == b["resource"] == x[1]
+    assert abs(a["nominalHours"] - float(b["nominal_hours"])) < 1e-6
+    assert abs(a["borrowedHours"] - float(x[3])) < 1e-3
+PY
+check "GPU-hours equal the simulator's held resource-ms (utilization x capacity x makespan)" python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+sim = json.load(open(t + "/sim.json"))
+u = sim["utilization"]
+assert u["resource"] == "nvidia.com/gpu"
+want = u["average"] * u["capacity"] * sim["makespanMs"] / 3.6e6
+rows = json.load(open(t + "/f.json"))["rows"]
+got = sum(r["nominalHours"] + r["borrowedHours"] for r in rows if r["resource"] == "nvidia.com/gpu")
+# the report's average has 4 digits: 0.5e-4 of capacity x makespan
+assert abs(got - want) <= 0.5e-4 * u["capacity"] * sim["makespanMs"] / 3.6e6, (got, want)
+PY
+check "cost is the priced flavor's hours x price; unpriced flavors cost 0" python3 - "$T" <<'PY'
+import json, sys
+rows = {r["localQueue"]: r for r in json.load(open(sys.argv[1] + "/q.json"))["rows"] if r["resource"] == "nvidia.com/gpu"}
+tr = rows["research/train"]
+assert abs(tr["cost"] - 2.5 * (tr["nominalHours"] + tr["borrowedHours"])) < 1e-3, tr
+assert rows["product/serve"]["borrowedHours"] > 0
+PY
+check "--since 1h: the window is the last hour (hour-aligned), smaller than the whole" python3 - "$T" <<'PY'
+import json, sys
+t = sys.argv[1]
+s = json.load(open(t + "/s.json"))
+w = json.load(open(t + "/f.json"))
+assert s["toMs"] == w["toMs"] and s["fromMs"] % 3600000 == 0
+assert s["toMs"] - s["fromMs"] <= 2 * 3600000, s
+tot = lambda d: sum(r["nominalHours"] + r["borrowedHours"] for r in d["rows"])
+assert 0 < tot(s) < tot(w)
+PY
+refused() { # what want-exit want-text args...
+	what=$1 code=$2 text=$3
+	shift 3
+	out=$("$GPUQ_BIN" report usage "$@" 2>&1)
+	rc=$?
+	if [ $rc -eq "$code" ] && printf '%s' "$out" | grep -qF -- "$text"; then ok "$what"; else
+		not_ok "$what" "exit $rc: $out"; fi
+}
+refused "--by refused naming the value" 2 'not pods' --state-dir "$T/st" --by pods
+refused "--price refused naming the value" 2 'price "abc"' --state-dir "$T/st" --price a=abc
+refused "--since refused naming the value" 2 '--since' --state-dir "$T/st" --since 7x
+refused "--format refused naming the value" 2 'not yaml' --state-dir "$T/st" --format yaml
+refused "no store: exit 1" 1 'gpuq report usage' --state-dir "$T/none"
+
+echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
+[ "$failed" -eq 0 ]
