@@ -14,12 +14,12 @@
 #define PRICES_MAX 64 /* --price flags */
 
 typedef struct {
-	const char *dir;		  /* --state-dir */
-	int64_t since_ms;		  /* --since, or -1: everything */
-	ledger_by_t by;			  /* --by */
-	const char *format;		  /* table, csv, json */
+	const char *dir;		   /* --state-dir */
+	int64_t since_ms;		   /* --since, or -1: everything */
+	ledger_by_t by;			   /* --by */
+	const char *format;		   /* table, csv, json */
 	ledger_price_t prices[PRICES_MAX]; /* --price FLAVOR=PRICE */
-	size_t n_prices;		  /* entries */
+	size_t n_prices;		   /* entries */
 } report_opts_t;
 
 static int usage_error(const char *msg, const char *val)
@@ -89,7 +89,8 @@ static int parse_opts(int argc, char **argv, report_opts_t *o)
 						   "flavor, not",
 						   v);
 		} else if (!strcmp(a, "--format")) {
-			if (strcmp(v, "table") && strcmp(v, "csv") && strcmp(v, "json"))
+			if (strcmp(v, "table") != 0 && strcmp(v, "csv") != 0 &&
+			    strcmp(v, "json") != 0)
 				return usage_error("--format: want table, csv or json, not", v);
 			o->format = v;
 		} else if (!strcmp(a, "--price"))
@@ -194,7 +195,7 @@ int cmd_report(int argc, char **argv)
 	ledger_query_t q;
 	int rc;
 
-	if (argc < 2 || strcmp(argv[1], "usage"))
+	if (argc < 2 || strcmp(argv[1], "usage") != 0)
 		return usage_error("want the report \"usage\"", argc > 1 ? argv[1] : NULL);
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
@@ -204,7 +205,11 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	q = (ledger_query_t){o.since_ms < 0 ? 0 : ledger_clock(l) - o.since_ms,
-			     ledger_clock(l), ledger_clock(l), o.by, o.prices, o.n_prices};
+			     ledger_clock(l),
+			     ledger_clock(l),
+			     o.by,
+			     o.prices,
+			     o.n_prices};
 	rc = ledger_window(l, &q, &r);
 	if (!rc) {
 		if (!strcmp(o.format, "csv"))

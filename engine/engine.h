@@ -56,8 +56,8 @@ int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **ou
  *
  * Record type ids 1..5 are the core's queue_rec_type_t values, kept in the
  * sub-databases "queue_meta", "clusterqueues", "tenants", "workloads" and
- * "usage" (the usage ledger; tools recognize core records by id). A driver's own records use ids from
- * STORE_TYPE_DRIVER_FIRST up, in the same batches. */
+ * "usage" (the usage ledger; tools recognize core records by id). A driver's own records use ids
+ * from STORE_TYPE_DRIVER_FIRST up, in the same batches. */
 
 /* Name the core's record types in opts->types (other ids untouched). */
 void engine_store_types(store_opts_t *opts);

@@ -11,10 +11,8 @@ static const struct {
 	queue_rec_type_t type; /* record type id */
 	const char *name;      /* its sub-database */
 } core_types[] = {
-    {QUEUE_REC_META, "queue_meta"},
-    {QUEUE_REC_CQ, "clusterqueues"},
-    {QUEUE_REC_TENANT, "tenants"},
-    {QUEUE_REC_WORKLOAD, "workloads"},
+    {QUEUE_REC_META, "queue_meta"}, {QUEUE_REC_CQ, "clusterqueues"},
+    {QUEUE_REC_TENANT, "tenants"},  {QUEUE_REC_WORKLOAD, "workloads"},
     {QUEUE_REC_USAGE, "usage"},
 };
 #define N_CORE_TYPES (sizeof(core_types) / sizeof(core_types[0]))

@@ -8,12 +8,12 @@
 #include "ledger/ledger.h"
 
 typedef struct {
-	char *lq;	/* "namespace/name"; NULL: an id not restored (yet) */
-	char *cq;	/* ClusterQueue */
-	char *flavor;	/* ResourceFlavor */
-	char *res;	/* resource */
-	uint32_t hash;	/* of the four names */
-	bool dirty;	/* in the changed set */
+	char *lq;      /* "namespace/name"; NULL: an id not restored (yet) */
+	char *cq;      /* ClusterQueue */
+	char *flavor;  /* ResourceFlavor */
+	char *res;     /* resource */
+	uint32_t hash; /* of the four names */
+	bool dirty;    /* in the changed set */
 } series_t;
 
 typedef struct {
@@ -23,11 +23,11 @@ typedef struct {
 } cell_t;
 
 typedef struct {
-	int64_t h;     /* hour number: start / LEDGER_HOUR_MS */
-	cell_t *c;     /* cells sorted by series id (owned) */
-	uint32_t n;    /* cells */
-	uint32_t cap;  /* allocated */
-	bool dirty;    /* in the changed set */
+	int64_t h;    /* hour number: start / LEDGER_HOUR_MS */
+	cell_t *c;    /* cells sorted by series id (owned) */
+	uint32_t n;   /* cells */
+	uint32_t cap; /* allocated */
+	bool dirty;   /* in the changed set */
 } hour_t;
 
 typedef struct {
@@ -46,28 +46,28 @@ typedef struct {
 } open_t;
 
 struct ledger {
-	series_t *series;     /* by id (dense, never removed) */
-	uint32_t n_series;    /* entries */
-	uint32_t cap_series;  /* allocated */
-	uint32_t *smap;	      /* open addressing: series id + 1, 0 empty */
-	uint32_t smap_cap;    /* slots (a power of two) */
-	hour_t *hours;	      /* sorted by hour */
-	uint32_t n_hours;     /* entries, <= LEDGER_HOURS_MAX */
-	uint32_t cap_hours;   /* allocated */
-	open_t *opens;	      /* open intervals, unordered */
-	uint32_t n_open;      /* entries */
-	uint32_t cap_open;    /* allocated */
-	uint32_t *omap;	      /* open addressing: open index + 1, 0 empty */
-	uint32_t omap_cap;    /* slots (a power of two) */
-	int64_t clock;	      /* latest now seen */
-	double dropped_acc;   /* accelerator amount x ms in dropped hours */
-	int64_t kept_from;    /* oldest kept hour after a drop, INT64_MIN if none */
-	uint64_t unrecorded;  /* parts not recorded (series cap) */
-	bool meta_dirty;      /* meta in the changed set */
-	char **dirty;	      /* changed keys (owned) */
-	size_t n_dirty;	      /* entries */
-	size_t cap_dirty;     /* allocated */
-	bool dirty_lost;      /* a change could not be recorded */
+	series_t *series;    /* by id (dense, never removed) */
+	uint32_t n_series;   /* entries */
+	uint32_t cap_series; /* allocated */
+	uint32_t *smap;	     /* open addressing: series id + 1, 0 empty */
+	uint32_t smap_cap;   /* slots (a power of two) */
+	hour_t *hours;	     /* sorted by hour */
+	uint32_t n_hours;    /* entries, <= LEDGER_HOURS_MAX */
+	uint32_t cap_hours;  /* allocated */
+	open_t *opens;	     /* open intervals, unordered */
+	uint32_t n_open;     /* entries */
+	uint32_t cap_open;   /* allocated */
+	uint32_t *omap;	     /* open addressing: open index + 1, 0 empty */
+	uint32_t omap_cap;   /* slots (a power of two) */
+	int64_t clock;	     /* latest now seen */
+	double dropped_acc;  /* accelerator amount x ms in dropped hours */
+	int64_t kept_from;   /* oldest kept hour after a drop, INT64_MIN if none */
+	uint64_t unrecorded; /* parts not recorded (series cap) */
+	bool meta_dirty;     /* meta in the changed set */
+	char **dirty;	     /* changed keys (owned) */
+	size_t n_dirty;	     /* entries */
+	size_t cap_dirty;    /* allocated */
+	bool dirty_lost;     /* a change could not be recorded */
 };
 
 uint32_t ledger_hash(const char *s, uint32_t h);
@@ -76,8 +76,8 @@ int ledger_series_find(const ledger_t *l, const char *lq, const char *cq, const 
 		       const char *res, uint32_t *id);
 int ledger_series_add(ledger_t *l, const char *lq, const char *cq, const char *flavor,
 		      const char *res, uint32_t *id);
-int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq,
-		      const char *flavor, const char *res);
+int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq, const char *flavor,
+		      const char *res);
 int ledger_open_find(const ledger_t *l, const char *uid, uint32_t *idx);
 int ledger_open_insert(ledger_t *l, open_t *o);
 int ledger_hour_find(const ledger_t *l, int64_t h, uint32_t *idx);

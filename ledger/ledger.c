@@ -101,8 +101,8 @@ int ledger_series_add(ledger_t *l, const char *lq, const char *cq, const char *f
 }
 
 /* Series `id` (>= n_series, or an absent slot below it) gets the names. */
-int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq,
-		      const char *flavor, const char *res)
+int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq, const char *flavor,
+		      const char *res)
 {
 	series_t s = {0};
 
@@ -266,8 +266,9 @@ void ledger_destroy(ledger_t *l)
 
 bool ledger_resource_accelerator(const char *r)
 {
-	return strcmp(r, "cpu") && strcmp(r, "memory") && strcmp(r, "ephemeral-storage") &&
-	       strcmp(r, "pods") && strncmp(r, "hugepages-", 10);
+	return strcmp(r, "cpu") != 0 && strcmp(r, "memory") != 0 &&
+	       strcmp(r, "ephemeral-storage") != 0 && strcmp(r, "pods") != 0 &&
+	       strncmp(r, "hugepages-", 10) != 0;
 }
 
 int64_t ledger_clock(const ledger_t *l)
@@ -308,8 +309,8 @@ static int open_parts(ledger_t *l, open_t *o, const ledger_part_t *parts, size_t
 
 		if (!p->nominal && !p->borrowed)
 			continue;
-		rc = ledger_series_find(l, p->local_queue, p->cluster_queue, p->flavor,
-					p->resource, &s);
+		rc = ledger_series_find(l, p->local_queue, p->cluster_queue, p->flavor, p->resource,
+					&s);
 		if (rc) {
 			rc = ledger_series_add(l, p->local_queue, p->cluster_queue, p->flavor,
 					       p->resource, &s);
@@ -464,7 +465,7 @@ int ledger_close(ledger_t *l, const char *uid, int64_t now)
 	t = o->start;
 	/* hours wholly before the kept range go to the tally at once */
 	if (now - t > (int64_t)LEDGER_HOURS_MAX * LEDGER_HOUR_MS) {
-		int64_t skip = hour_of(now) - LEDGER_HOURS_MAX;
+		int64_t skip = hour_of(now) - (int64_t)LEDGER_HOURS_MAX;
 		int64_t cut = skip * LEDGER_HOUR_MS;
 		if (cut > t) {
 			drop_amount(l, o, cut - t);

@@ -134,24 +134,24 @@ typedef struct {
  * display units: cores for cpu (the core's millicores / 1000), GiB for
  * memory (bytes / 2^30), units otherwise (GPUs, MIG slices). */
 typedef struct {
-	char *group;	      /* the group's name (owned by the rows) */
-	char *resource;	      /* resource name (owned by the rows) */
-	bool accelerator;     /* priced: not cpu, memory, ephemeral-storage,
-				 pods, hugepages-* */
-	double nominal_hours; /* held within nominal quota */
+	char *group;	       /* the group's name (owned by the rows) */
+	char *resource;	       /* resource name (owned by the rows) */
+	bool accelerator;      /* priced: not cpu, memory, ephemeral-storage,
+				  pods, hugepages-* */
+	double nominal_hours;  /* held within nominal quota */
 	double borrowed_hours; /* held borrowed from the cohort */
 	double cost;	       /* accelerator hours x their flavor's price */
 } ledger_row_t;
 
 typedef struct {
-	ledger_row_t *rows;	 /* sorted by group, then resource (owned) */
-	size_t n_rows;		 /* entries */
-	int64_t from_ms;	 /* the window as counted: hour-aligned start */
-	int64_t to_ms;		 /* ... and end (min(until rounded up, now) for open work) */
-	double dropped_hours;	 /* accelerator hours in hours dropped past
-				    LEDGER_HOURS_MAX (all groups), or 0 */
-	int64_t kept_from_ms;	 /* the oldest hour still kept, or INT64_MIN if none dropped */
-	uint64_t unrecorded;	 /* parts never recorded (series cap) */
+	ledger_row_t *rows;   /* sorted by group, then resource (owned) */
+	size_t n_rows;	      /* entries */
+	int64_t from_ms;      /* the window as counted: hour-aligned start */
+	int64_t to_ms;	      /* ... and end (min(until rounded up, now) for open work) */
+	double dropped_hours; /* accelerator hours in hours dropped past
+				 LEDGER_HOURS_MAX (all groups), or 0 */
+	int64_t kept_from_ms; /* the oldest hour still kept, or INT64_MIN if none dropped */
+	uint64_t unrecorded;  /* parts never recorded (series cap) */
 } ledger_report_t;
 
 /* Usage over a window, grouped: the one rule for "usage over a window".

@@ -88,8 +88,7 @@ void ledger_mark(ledger_t *l, char kind, const void *obj)
 	push(l, strdup(key));
 }
 
-int ledger_dirty_next(const ledger_t *l, ledger_dirty_iter_t *it, const uint8_t **key,
-		      size_t *klen)
+int ledger_dirty_next(const ledger_t *l, ledger_dirty_iter_t *it, const uint8_t **key, size_t *klen)
 {
 	if (l->dirty_lost && it->pos == 0)
 		return GPUQ_ENOMEM;
@@ -418,8 +417,8 @@ static int apply_hour(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 		c[i].s = get_u32(r);
 		c[i].nom = get_f64(r);
 		c[i].bor = get_f64(r);
-		if (c[i].s >= LEDGER_SERIES_MAX || (i && c[i].s <= c[i - 1].s) || !amount_ok(c[i].nom) ||
-		    !amount_ok(c[i].bor)) {
+		if (c[i].s >= LEDGER_SERIES_MAX || (i && c[i].s <= c[i - 1].s) ||
+		    !amount_ok(c[i].nom) || !amount_ok(c[i].bor)) {
 			free(c);
 			return corrupt(diag, "hour: a cell's series or amount out of range");
 		}
@@ -461,7 +460,8 @@ static int apply_open(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 		free(o.p);
 		free(o.uid);
 		if (rc == GPUQ_ECORRUPT)
-			return corrupt(diag, "open interval: a part's series or amount out of range");
+			return corrupt(diag,
+				       "open interval: a part's series or amount out of range");
 		return gpuq_diag_set(diag, rc, "usage record: %s", gpuq_strerror(rc));
 	}
 	return GPUQ_OK;
@@ -555,9 +555,10 @@ int ledger_restore_done(const ledger_t *l, gpuq_diag_t *diag)
 	for (uint32_t i = 0; i < l->n_open; i++)
 		for (uint32_t j = 0; j < l->opens[i].n; j++)
 			if (l->opens[i].p[j].s >= l->n_series)
-				return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-						     "usage records: workload %s names series %" PRIu32
-						     ", which has no record",
-						     l->opens[i].uid, l->opens[i].p[j].s);
+				return gpuq_diag_set(
+				    diag, GPUQ_ECORRUPT,
+				    "usage records: workload %s names series %" PRIu32
+				    ", which has no record",
+				    l->opens[i].uid, l->opens[i].p[j].s);
 	return GPUQ_OK;
 }

@@ -31,7 +31,8 @@ static void group_of(const series_t *s, ledger_by_t by, char *out, size_t cap)
 	switch (by) {
 	case LEDGER_BY_NAMESPACE:
 		slash = strchr(s->lq, '/');
-		snprintf(out, cap, "%.*s", slash ? (int)(slash - s->lq) : (int)strlen(s->lq), s->lq);
+		snprintf(out, cap, "%.*s", slash ? (int)(slash - s->lq) : (int)strlen(s->lq),
+			 s->lq);
 		break;
 	case LEDGER_BY_LOCALQUEUE:
 		snprintf(out, cap, "%s", s->lq);
@@ -73,18 +74,20 @@ static void accumulate(const ledger_t *l, int64_t from_h, int64_t to_h, int64_t 
 	for (; i < l->n_hours && l->hours[i].h <= to_h; i++)
 		for (uint32_t j = 0; j < l->hours[i].n; j++) {
 			const cell_t *c = &l->hours[i].c[j];
-			acc[2 * c->s] += c->nom;
-			acc[2 * c->s + 1] += c->bor;
+			acc[2 * (size_t)c->s] += c->nom;
+			acc[2 * (size_t)c->s + 1] += c->bor;
 		}
 	for (i = 0; i < l->n_open; i++) {
 		const open_t *o = &l->opens[i];
-		int64_t lo = o->start > from_h * LEDGER_HOUR_MS ? o->start : from_h * LEDGER_HOUR_MS;
+		int64_t lo =
+		    o->start > from_h * LEDGER_HOUR_MS ? o->start : from_h * LEDGER_HOUR_MS;
 
 		if (open_to <= lo)
 			continue;
 		for (uint32_t j = 0; j < o->n; j++) {
-			acc[2 * o->p[j].s] += (double)o->p[j].nom * (double)(open_to - lo);
-			acc[2 * o->p[j].s + 1] += (double)o->p[j].bor * (double)(open_to - lo);
+			acc[2 * (size_t)o->p[j].s] += (double)o->p[j].nom * (double)(open_to - lo);
+			acc[2 * (size_t)o->p[j].s + 1] +=
+			    (double)o->p[j].bor * (double)(open_to - lo);
 		}
 	}
 }
@@ -108,8 +111,8 @@ static int resource_then(const ledger_t *l, const sorted_t *x, const ledger_row_
 }
 
 /* Merge the used series, sorted by group, into rows by (group, resource). */
-static int build_rows(const ledger_t *l, const ledger_query_t *q, const double *acc,
-		      sorted_t *srt, uint32_t n, ledger_report_t *out)
+static int build_rows(const ledger_t *l, const ledger_query_t *q, const double *acc, sorted_t *srt,
+		      uint32_t n, ledger_report_t *out)
 {
 	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows)
@@ -117,12 +120,15 @@ static int build_rows(const ledger_t *l, const ledger_query_t *q, const double *
 	for (uint32_t i = 0; i < n; i++) {
 		const series_t *s = &l->series[srt[i].s];
 		double u = unit_of(s->res) * (double)LEDGER_HOUR_MS;
-		double nom = acc[2 * srt[i].s] / u, bor = acc[2 * srt[i].s + 1] / u;
+		double nom = acc[2 * (size_t)srt[i].s] / u, bor = acc[2 * (size_t)srt[i].s + 1] / u;
 		ledger_row_t *row = NULL;
 
-		for (size_t k = out->n_rows; k-- > 0 && !strcmp(out->rows[k].group, srt[i].group);)
+		for (size_t k = out->n_rows; k-- > 0;) {
+			if (!out->rows[k].group || strcmp(out->rows[k].group, srt[i].group) != 0)
+				break; /* rows of one group are adjacent: sorted */
 			if (resource_then(l, &srt[i], &out->rows[k]))
 				row = &out->rows[k];
+		}
 		if (!row) {
 			row = &out->rows[out->n_rows];
 			row->group = strdup(srt[i].group);
@@ -173,7 +179,7 @@ int ledger_window(const ledger_t *l, const ledger_query_t *q, ledger_report_t *o
 	}
 	accumulate(l, from_h, to_h, open_to, acc);
 	for (uint32_t s = 0; s < l->n_series; s++)
-		if (acc[2 * s] != 0.0 || acc[2 * s + 1] != 0.0) {
+		if (acc[2 * (size_t)s] != 0.0 || acc[2 * (size_t)s + 1] != 0.0) {
 			group_of(&l->series[s], q->by, srt[n].group, sizeof(srt[n].group));
 			srt[n++].s = s;
 		}

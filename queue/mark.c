@@ -104,8 +104,8 @@ int queue_dirty_next(const queue_t *q, queue_dirty_iter_t *it, queue_rec_type_t 
 {
 	ledger_dirty_iter_t li = {0};
 
-	if (it->pos == 0 && (q->dirty_lost || ledger_dirty_next(q->ledger, &li, key, key_len) ==
-						      GPUQ_ENOMEM))
+	if (it->pos == 0 &&
+	    (q->dirty_lost || ledger_dirty_next(q->ledger, &li, key, key_len) == GPUQ_ENOMEM))
 		return GPUQ_ENOMEM;
 	if (it->pos >= q->n_dirty) { /* then the ledger's records */
 		int rc;

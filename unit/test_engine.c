@@ -9,9 +9,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
-#include <math.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -722,7 +722,8 @@ static double gpu_hours(const queue_t *q, const char *flavor, int64_t now, bool 
 
 	assert_int_equal(ledger_window(queue_ledger(q), &qry, &r), GPUQ_OK);
 	for (size_t i = 0; i < r.n_rows; i++)
-		if (!strcmp(r.rows[i].group, flavor) && !strcmp(r.rows[i].resource, "nvidia.com/gpu"))
+		if (!strcmp(r.rows[i].group, flavor) &&
+		    !strcmp(r.rows[i].resource, "nvidia.com/gpu"))
 			h = borrowed ? r.rows[i].borrowed_hours : r.rows[i].nominal_hours;
 	ledger_report_deinit(&r);
 	return h;
@@ -816,7 +817,8 @@ static void rebuild_same_policy_round_trip(void **state)
 	/* the changed set holds everything */
 	/* ... and the usage ledger's records (meta, series, hours, open) */
 	assert_true(ledger_dirty_count(queue_ledger(q)) > 3);
-	assert_int_equal(queue_dirty_count(q), 1 + 2 + 3 + live + ledger_dirty_count(queue_ledger(q)));
+	assert_int_equal(queue_dirty_count(q),
+			 1 + 2 + 3 + live + ledger_dirty_count(queue_ledger(q)));
 	/* and the future is the same: the next events decide alike */
 	assert_int_equal(queue_workload_finish(old, "hi", 5000), GPUQ_OK);
 	assert_int_equal(queue_workload_finish(q, "hi", 5000), GPUQ_OK);

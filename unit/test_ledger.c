@@ -150,9 +150,9 @@ static ledger_t *round_trip(ledger_t *a)
 		assert_int_equal(ledger_record_encode(a, (const uint8_t *)keys[i], strlen(keys[i]),
 						      buf, sizeof(buf), &len),
 				 GPUQ_OK);
-		assert_int_equal(ledger_record_apply(b, (const uint8_t *)keys[i], strlen(keys[i]),
-						     buf, len, &d),
-				 GPUQ_OK);
+		assert_int_equal(
+		    ledger_record_apply(b, (const uint8_t *)keys[i], strlen(keys[i]), buf, len, &d),
+		    GPUQ_OK);
 		if (len > 1) /* a cut value is refused, never read past */
 			assert_int_equal(ledger_record_apply(b, (const uint8_t *)keys[i],
 							     strlen(keys[i]), buf, len - 1, &d),
@@ -208,8 +208,9 @@ static void changed_set(void **st)
 	while (ledger_dirty_next(l, &it, &key, &klen) == GPUQ_OK) {
 		n++;
 		if (klen > 6 && !memcmp(key, "3open/", 6)) /* closed: a delete */
-			assert_int_equal(ledger_record_encode(l, key, klen, buf, sizeof(buf), &klen),
-					 GPUQ_ENOTFOUND);
+			assert_int_equal(
+			    ledger_record_encode(l, key, klen, buf, sizeof(buf), &klen),
+			    GPUQ_ENOTFOUND);
 	}
 	assert_int_equal(n, 3); /* the hour, the open interval gone, meta */
 	ledger_dirty_clear(l);
@@ -282,12 +283,12 @@ static void bad_input(void **st)
 	assert_int_equal(ledger_open(l, "u", 0, &neg, 1), GPUQ_EINVAL);
 	assert_int_equal(ledger_open(l, "u", 0, &empty, 1), GPUQ_EINVAL);
 	assert_int_equal(ledger_open(l, "u", 0, WITHIN, LEDGER_PARTS_MAX + 1), GPUQ_ELIMIT);
-	assert_int_equal(ledger_record_apply(l, (const uint8_t *)"2hour/x", 7,
-					     (const uint8_t *)"\x01", 1, NULL),
-			 GPUQ_ECORRUPT);
-	assert_int_equal(ledger_record_apply(l, (const uint8_t *)"9x", 2,
-					     (const uint8_t *)"\x01", 1, NULL),
-			 GPUQ_ECORRUPT);
+	assert_int_equal(
+	    ledger_record_apply(l, (const uint8_t *)"2hour/x", 7, (const uint8_t *)"\x01", 1, NULL),
+	    GPUQ_ECORRUPT);
+	assert_int_equal(
+	    ledger_record_apply(l, (const uint8_t *)"9x", 2, (const uint8_t *)"\x01", 1, NULL),
+	    GPUQ_ECORRUPT);
 	ledger_destroy(l);
 }
 
@@ -298,9 +299,9 @@ static void price_parse(void **st)
 		int rc;
 		double want;
 	} cases[] = {
-	    {"2.50", GPUQ_OK, 2.5}, {"0", GPUQ_OK, 0.0},     {"12", GPUQ_OK, 12.0},
-	    {".5", GPUQ_OK, 0.5},   {"abc", GPUQ_EINVAL, 0}, {"-1", GPUQ_EINVAL, 0},
-	    {"1e3", GPUQ_EINVAL, 0}, {"", GPUQ_EINVAL, 0},   {"1.2.3", GPUQ_EINVAL, 0},
+	    {"2.50", GPUQ_OK, 2.5},	 {"0", GPUQ_OK, 0.0},	  {"12", GPUQ_OK, 12.0},
+	    {".5", GPUQ_OK, 0.5},	 {"abc", GPUQ_EINVAL, 0}, {"-1", GPUQ_EINVAL, 0},
+	    {"1e3", GPUQ_EINVAL, 0},	 {"", GPUQ_EINVAL, 0},	  {"1.2.3", GPUQ_EINVAL, 0},
 	    {"2000000", GPUQ_EINVAL, 0}, {".", GPUQ_EINVAL, 0},
 	};
 
@@ -320,10 +321,10 @@ static void price_parse(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(borrowed_apart), cmocka_unit_test(windows_cut),
+	    cmocka_unit_test(borrowed_apart),	  cmocka_unit_test(windows_cut),
 	    cmocka_unit_test(records_round_trip), cmocka_unit_test(changed_set),
-	    cmocka_unit_test(hour_bound),     cmocka_unit_test(series_bound),
-	    cmocka_unit_test(bad_input),      cmocka_unit_test(price_parse),
+	    cmocka_unit_test(hour_bound),	  cmocka_unit_test(series_bound),
+	    cmocka_unit_test(bad_input),	  cmocka_unit_test(price_parse),
 	};
 
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
