@@ -488,17 +488,18 @@ static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
  * core's units. */
 static int64_t lendable_amount(const policy_res_quota_t *q)
 {
-	return quota_qty_amount(q->resource, q->has_lending_limit ? &q->lending_limit : &q->nominal);
+	return quota_qty_amount(q->resource,
+				q->has_lending_limit ? &q->lending_limit : &q->nominal);
 }
 
 /* quota_max_fit of one quota; others_lend is what the rest of its cohort
  * lends. */
 static int64_t max_fit_of(const policy_res_quota_t *q, int64_t others_lend, bool in_cohort)
 {
-	return quota_max_fit(quota_qty_amount(q->resource, &q->nominal),
-			     q->has_borrowing_limit ? quota_qty_amount(q->resource, &q->borrowing_limit)
-						    : -1,
-			     others_lend, in_cohort);
+	return quota_max_fit(
+	    quota_qty_amount(q->resource, &q->nominal),
+	    q->has_borrowing_limit ? quota_qty_amount(q->resource, &q->borrowing_limit) : -1,
+	    others_lend, in_cohort);
 }
 
 /* Walks every (flavor, resource) quota of a ClusterQueue. */
@@ -734,8 +735,7 @@ const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *fla
 	return NULL;
 }
 
-int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,
-		      int64_t *out)
+int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource, int64_t *out)
 {
 	const policy_res_quota_t *q = policy_cq_quota(cq, flavor, resource);
 

@@ -333,12 +333,12 @@ typedef struct {
 } try_t;
 
 typedef struct {
-	uint32_t cq;   /* CQ */
-	uint32_t wl;   /* its current head */
+	uint32_t cq;		 /* CQ */
+	uint32_t wl;		 /* its current head */
 	fairshare_share_t share; /* weighted share with the head (fair sharing) */
-	uint64_t gen;  /* cohort gen when computed */
-	bool borrows;  /* head would borrow */
-	bool hopeless; /* head cannot be admitted now (processed first) */
+	uint64_t gen;		 /* cohort gen when computed */
+	bool borrows;		 /* head would borrow */
+	bool hopeless;		 /* head cannot be admitted now (processed first) */
 } cqhead_t;
 
 struct queue {
@@ -715,7 +715,7 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 double queue_lq_share_now(const queue_t *q, uint32_t lq);
 double queue_wl_share(const queue_t *q, const wl_t *w);
 fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
-		       uint32_t without);
+				 uint32_t without);
 void queue_need_add(try_t *t, uint32_t slot, int64_t val);
 bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);
 bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v);

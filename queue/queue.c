@@ -544,7 +544,7 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->borrow = spec->borrow;
 	c->has_thr = spec->has_max_priority_threshold;
 	c->thr = spec->max_priority_threshold;
-	c->weight = spec->weight_zero ? 0
+	c->weight = spec->weight_zero	     ? 0
 		    : spec->weight_milli > 0 ? spec->weight_milli
 					     : FAIRSHARE_WEIGHT_ONE;
 	c->stop = spec->stop;

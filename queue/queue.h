@@ -234,26 +234,26 @@ typedef struct {
 } queue_group_spec_t;
 
 typedef struct {
-	const char *name;		  /* ClusterQueue name */
-	const char *cohort;		  /* cohort name, or NULL / "" for none */
-	const queue_group_spec_t *groups; /* resourceGroups; a resource in two
-					     groups is GPUQ_EINVAL */
-	size_t n_groups;		  /* 0..QUEUE_GROUPS_MAX */
-	queue_strategy_t strategy;	  /* queueingStrategy */
-	queue_within_t within;		  /* preemption.withinClusterQueue */
-	queue_reclaim_t reclaim;	  /* preemption.reclaimWithinCohort */
-	queue_borrow_t borrow;		  /* preemption.borrowWithinCohort.policy */
-	bool has_max_priority_threshold;  /* borrowWithinCohort.maxPriorityThreshold set */
-	int32_t max_priority_threshold;	  /* ... its value */
-	int64_t weight_milli;		  /* fairSharing.weight in thousandths;
-					     <= 0 means the default 1000 */
-	bool weight_zero;		  /* fairSharing.weight is 0 (weight_milli
-					     ignored): never ahead of others while
-					     it borrows, as in Kueue */
-	queue_stop_t stop;		  /* stopPolicy */
-	queue_fungible_t when_can_borrow; /* flavorFungibility.whenCanBorrow */
+	const char *name;		   /* ClusterQueue name */
+	const char *cohort;		   /* cohort name, or NULL / "" for none */
+	const queue_group_spec_t *groups;  /* resourceGroups; a resource in two
+					      groups is GPUQ_EINVAL */
+	size_t n_groups;		   /* 0..QUEUE_GROUPS_MAX */
+	queue_strategy_t strategy;	   /* queueingStrategy */
+	queue_within_t within;		   /* preemption.withinClusterQueue */
+	queue_reclaim_t reclaim;	   /* preemption.reclaimWithinCohort */
+	queue_borrow_t borrow;		   /* preemption.borrowWithinCohort.policy */
+	bool has_max_priority_threshold;   /* borrowWithinCohort.maxPriorityThreshold set */
+	int32_t max_priority_threshold;	   /* ... its value */
+	int64_t weight_milli;		   /* fairSharing.weight in thousandths;
+					      <= 0 means the default 1000 */
+	bool weight_zero;		   /* fairSharing.weight is 0 (weight_milli
+					      ignored): never ahead of others while
+					      it borrows, as in Kueue */
+	queue_stop_t stop;		   /* stopPolicy */
+	queue_fungible_t when_can_borrow;  /* flavorFungibility.whenCanBorrow */
 	queue_fungible_t when_can_preempt; /* flavorFungibility.whenCanPreempt */
-	queue_preference_t preference;	  /* flavorFungibility.preference */
+	queue_preference_t preference;	   /* flavorFungibility.preference */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate

@@ -469,8 +469,8 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 	if (!time_ok(s->created_ms) || !time_ok(st->admitted_ms) || !time_ok(st->eligible_ms))
 		return GPUQ_ECORRUPT;
 	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
-	    st->where > W_BACKOFF || st->why > WHY_LAST ||
-	    st->evict_reason > QUEUE_EVICT_STOPPED || st->ready > 1 || !state_where_ok(st))
+	    st->where > W_BACKOFF || st->why > WHY_LAST || st->evict_reason > QUEUE_EVICT_STOPPED ||
+	    st->ready > 1 || !state_where_ok(st))
 		return GPUQ_ECORRUPT;
 	if (dec_names(q, r, st))
 		return GPUQ_ECORRUPT;

@@ -114,7 +114,8 @@ static void policy_random(uint64_t *s, policy_t *p)
 		p->reclaim[c] = (queue_reclaim_t)rnd(s, 0, 2);
 		p->borrow[c] = (queue_borrow_t)rnd(s, 0, 1);
 		/* weights as Kueue takes them: 0, fractions, very large */
-		p->weight[c] = (int64_t[]){500, 1000, 1500, 333, INT64_C(1000000000000)}[rnd(s, 0, 4)];
+		p->weight[c] =
+		    (int64_t[]){500, 1000, 1500, 333, INT64_C(1000000000000)}[rnd(s, 0, 4)];
 		p->weight_zero[c] = rnd(s, 0, 5) == 0;
 		/* flavorFungibility at random; a preference only with both
 		 * TryNextFlavor, as Kueue's validation says */
