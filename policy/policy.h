@@ -275,6 +275,10 @@ typedef struct policy_cq {
 	int64_t fair_weight_milli;	       /* spec.fairSharing.weight x 1000
 						  (default 1000; 0 allowed) */
 	policy_stop_t stop;		       /* spec.stopPolicy */
+	bool admission_fair_sharing;	       /* spec.admissionScope.admissionMode is
+						  UsageBasedAdmissionFairSharing
+						  (NoAdmissionFairSharing or absent:
+						  false) */
 	policy_origin_t origin;		       /* where declared */
 } policy_cq_t;
 

@@ -369,6 +369,24 @@ static const bad_t BAD[] = {
      "t.yaml: document 1: ClusterQueue \"team-a\": spec.nominalquota: unknown field"},
     {CQ_HEAD "spec:\n  admissionChecks: [prov]\n", GPUQ_EINVAL,
      "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionChecks: not supported by gpuq"},
+    {CQ_HEAD "spec:\n  concurrentAdmissionPolicy: {migration: {mode: TryPreferredFlavors}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.concurrentAdmissionPolicy: not "
+     "supported by gpuq"},
+    {CQ_HEAD "spec:\n  admissionScope: {admissionMode: UsageBased}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope.admissionMode: unknown "
+     "value \"UsageBased\" (want NoAdmissionFairSharing or UsageBasedAdmissionFairSharing)"},
+    {CQ_HEAD "spec:\n  admissionScope: {}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope.admissionMode: "
+     "required"},
+    {CQ_HEAD "spec:\n  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing, "
+	     "usageHalfLifeTime: 1h}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope.usageHalfLifeTime: "
+     "unknown field"},
+    {CQ_HEAD "spec:\n  admissionScope: UsageBasedAdmissionFairSharing\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope: must be a mapping, "
+     "not \"UsageBasedAdmissionFairSharing\""},
     {CQ_HEAD "spec:\n  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: "
 	     "Is, values: [a]}\n",
      GPUQ_EINVAL,
@@ -973,6 +991,46 @@ static void fungibility_preference(void **state)
 	assert_non_null(strstr(d.msg, "preference"));
 }
 
+/* spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing turns
+ * admission fair sharing on; NoAdmissionFairSharing, null or no field leave
+ * it off; in Kueue's v1beta1 and v1beta2 and gpuq's group alike. The
+ * LocalQueue's fairSharing.weight is its weight in it. */
+static void admission_scope(void **state)
+{
+	static const char *const head =
+	    "apiVersion: %s\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+	    "spec:\n  namespaceSelector: {}\n%s"
+	    "---\napiVersion: %s\nkind: LocalQueue\nmetadata: {namespace: a, name: lq}\n"
+	    "spec: {clusterQueue: cq, fairSharing: {weight: \"2.5\"}}\n";
+	static const struct {
+		const char *field; /* the spec line, "" for none */
+		bool afs;	   /* expected */
+	} cases[] = {
+	    {"  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}\n", true},
+	    {"  admissionScope: {admissionMode: NoAdmissionFairSharing}\n", false},
+	    {"  admissionScope: null\n", false},
+	    {"", false},
+	};
+	static const char *const apis[] = {"gpuq.dev/v1beta1", "kueue.x-k8s.io/v1beta1",
+					   "kueue.x-k8s.io/v1beta2"};
+	char text[1024];
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	for (size_t a = 0; a < sizeof(apis) / sizeof(apis[0]); a++) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			snprintf(text, sizeof(text), head, apis[a], cases[i].field, apis[a]);
+			if (load_str(text, NULL, &p, &d) != GPUQ_OK)
+				fail_msg("%s %s: %s", apis[a], cases[i].field, d.msg);
+			assert_int_equal(policy_cq_find(p, "cq")->admission_fair_sharing,
+					 cases[i].afs);
+			assert_int_equal(policy_lq_find(p, "a", "lq")->fair_weight_milli, 2500);
+			policy_unref(p);
+		}
+	}
+}
+
 /* Fields the examples do not use: v1beta1 claims, firstAvailable, fungibility,
  * stop policies, cohort weights, tolerationSeconds, system priorities. */
 static void decode_details(void **state)
@@ -1324,6 +1382,7 @@ int main(void)
 	    cmocka_unit_test(max_fit_cohort),
 	    cmocka_unit_test(decode_details),
 	    cmocka_unit_test(fungibility_preference),
+	    cmocka_unit_test(admission_scope),
 	    cmocka_unit_test(implied_namespaces),
 	    cmocka_unit_test(refcounts),
 	    cmocka_unit_test(refcounts_threads),
