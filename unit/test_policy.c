@@ -1363,6 +1363,74 @@ static void load_dir_all_or_nothing(void **state)
 	assert_int_equal(policy_dir_fingerprint("/nonexistent/gpuq", &f1, &d), GPUQ_EIO);
 }
 
+/* policy_load_files: files in the order given, all or nothing, one policy;
+ * skip_workloads lists Jobs and Pods instead of refusing them, and only
+ * those. */
+static void load_files_and_workloads(void **state)
+{
+	static const char job[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: j-}\n";
+	char dir[] = "/tmp/gpuq-policy-XXXXXX";
+	char a[512], b[512], msg[1024];
+	const char *paths[2] = {a, b};
+	policy_opts_t skip = {.skip_workloads = true};
+	const policy_skipped_t *sk;
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/queues.yaml", dir);
+	snprintf(b, sizeof(b), "%s/flavor.txt", dir); /* any name */
+	write_file(dir, "queues.yaml",
+		   "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+		   "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+		   "    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]\n"
+		   "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n");
+	write_file(dir, "flavor.txt",
+		   "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+		   "metadata: {name: f}\n---\n");
+	/* the flavor is in the second file: checked across both */
+	assert_int_equal(policy_load_files(paths, 2, &skip, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_cq_count(p), 1);
+	assert_int_equal(policy_flavor_count(p), 1);
+	assert_int_equal(policy_skipped_count(p), 1);
+	sk = policy_skipped_at(p, 0);
+	assert_string_equal(sk->kind, "Pod");
+	assert_string_equal(sk->api_version, "v1");
+	assert_string_equal(sk->origin.file, a);
+	assert_int_equal(sk->origin.doc, 2);
+	assert_null(policy_skipped_at(p, 1));
+	policy_unref(p);
+	/* without the option the Pod is refused, as --policy-dir refuses it */
+	assert_int_equal(policy_load_files(paths, 2, NULL, &p, &d), GPUQ_EINVAL);
+	assert_null(p);
+	snprintf(msg, sizeof(msg),
+		 "%s: document 2: kind \"Pod\" (apiVersion \"v1\") is not a policy object; gpuq "
+		 "reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
+		 "ClusterQueue, LocalQueue, Cohort and ResourceClaimTemplate",
+		 a);
+	assert_string_equal(d.msg, msg);
+	/* the first file alone lacks its flavor */
+	assert_int_equal(policy_load_files(paths, 1, &skip, &p, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "ResourceFlavor \"f\" not found"));
+	/* only batch/v1 Jobs and v1 Pods are workloads */
+	write_file(dir, "flavor.txt", job);
+	assert_int_equal(policy_load_files(paths + 1, 1, &skip, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_skipped_count(p), 1);
+	assert_string_equal(policy_skipped_at(p, 0)->kind, "Job");
+	policy_unref(p);
+	write_file(dir, "flavor.txt", "apiVersion: batch/v2\nkind: Job\nmetadata: {name: j}\n");
+	assert_int_equal(policy_load_files(paths + 1, 1, &skip, &p, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "kind \"Job\" (apiVersion \"batch/v2\") is not a policy"));
+	assert_int_equal(policy_load_files(paths, 0, NULL, &p, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "0 manifest files (want 1..1000)");
+	unlink(a);
+	assert_int_equal(policy_load_files(paths, 1, NULL, &p, &d), GPUQ_EIO);
+	assert_non_null(strstr(d.msg, "cannot open"));
+	unlink(b);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1390,6 +1458,7 @@ int main(void)
 	    cmocka_unit_test(add_json_direct),
 	    cmocka_unit_test(field_decoder),
 	    cmocka_unit_test(load_dir_all_or_nothing),
+	    cmocka_unit_test(load_files_and_workloads),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
