@@ -1,7 +1,9 @@
 #!/bin/sh
 # suite_policy_check: `gpuq policy check` (flags, exit codes, what it prints
 # for a directory, for files, for workloads with and without
-# --skip-workloads, for a refused field). Prints TAP.
+# --skip-workloads, for a refused field) and scripts/kueue_examples.sh over a
+# tree shaped like Kueue's site/static/examples (gpuq's own small manifests,
+# not Kueue's). Prints TAP.
 # Env: GPUQ_BIN (binary under test, default build/release/gpuq).
 set -u
 GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
@@ -118,6 +120,48 @@ expect "an unsupported field: refused naming file, document, object and field" 1
 expect "admissionScope UsageBasedAdmissionFairSharing loads" 0 \
 	"loaded: 3 policy objects: ResourceFlavor 1, ClusterQueue 1, LocalQueue 1" "" -- \
 	policy check "$T/afs.yaml"
+
+# --- scripts/kueue_examples.sh over a tree shaped like Kueue's examples --------
+K=$T/examples
+mkdir -p "$K/admin" "$K/admission-fs" "$K/getting-started" "$K/dra" "$K/jobs"
+cp "$T/setup.yaml" "$K/getting-started/setup.yaml"
+cp "$T/job.yaml" "$K/getting-started/job.yaml"
+cp "$T/checks.yaml" "$K/admin/checks.yaml"
+cp "$T/afs.yaml" "$K/admission-fs/afs.yaml"
+printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {namespace: team, name: gpu}\nspec:\n  spec:\n    devices:\n      requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]\n---\n%s\n' \
+	"$JOB" >"$K/dra/claim-job.yaml"
+cp "$T/checks.yaml" "$K/jobs/not-read.yaml" # a folder the script does not read
+cat >"$T/want" <<EOF
+admin/checks.yaml: refused: document 1: ClusterQueue "q": spec.admissionChecks: not supported by gpuq
+admission-fs/afs.yaml: loaded: 3 policy objects: ResourceFlavor 1, ClusterQueue 1, LocalQueue 1
+getting-started/job.yaml: not a policy object (Job)
+getting-started/setup.yaml: loaded: 3 policy objects: ResourceFlavor 1, ClusterQueue 1, LocalQueue 1; skipped: Job (not a policy object)
+dra/claim-job.yaml: loaded: 1 policy object: ResourceClaimTemplate 1; skipped: Job (not a policy object)
+EOF
+SCRIPT=$(cd "$(dirname "$0")/.." && pwd)/scripts/kueue_examples.sh
+GPUQ_BIN=$GPUQ_BIN sh "$SCRIPT" "$K" >"$T/got" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && cmp -s "$T/want" "$T/got"; then
+	ok "kueue_examples.sh: one line per file of the four folders, exit 0"
+else
+	not_ok "kueue_examples.sh: one line per file of the four folders, exit 0" \
+		"exit $rc; $(diff "$T/want" "$T/got")"
+fi
+rm -r "$K/dra"
+GPUQ_BIN=$GPUQ_BIN sh "$SCRIPT" "$K" >"$T/got" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -qxF "dra/: missing (is DIR Kueue's site/static/examples?)" "$T/got"; then
+	ok "kueue_examples.sh: a missing folder is said and exits 1"
+else
+	not_ok "kueue_examples.sh: a missing folder is said and exits 1" "exit $rc; $(cat "$T/got")"
+fi
+GPUQ_BIN=$GPUQ_BIN sh "$SCRIPT" >"$T/got" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "^usage: scripts/kueue_examples.sh DIR" "$T/got"; then
+	ok "kueue_examples.sh without DIR: usage, exit 2"
+else
+	not_ok "kueue_examples.sh without DIR: usage, exit 2" "exit $rc; $(cat "$T/got")"
+fi
 
 echo "$((n - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]
