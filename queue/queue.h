@@ -239,30 +239,30 @@ typedef struct {
 } queue_group_spec_t;
 
 typedef struct {
-	const char *name;		  /* ClusterQueue name */
-	const char *cohort;		  /* cohort name, or NULL / "" for none */
-	const queue_group_spec_t *groups; /* resourceGroups; a resource in two
-					     groups is GPUQ_EINVAL */
-	size_t n_groups;		  /* 0..QUEUE_GROUPS_MAX */
-	queue_strategy_t strategy;	  /* queueingStrategy */
-	queue_within_t within;		  /* preemption.withinClusterQueue */
-	queue_reclaim_t reclaim;	  /* preemption.reclaimWithinCohort */
-	queue_borrow_t borrow;		  /* preemption.borrowWithinCohort.policy */
-	bool has_max_priority_threshold;  /* borrowWithinCohort.maxPriorityThreshold set */
-	int32_t max_priority_threshold;	  /* ... its value */
-	int64_t weight_milli;		  /* fairSharing.weight in thousandths;
-					     <= 0 means the default 1000 */
-	queue_stop_t stop;		  /* stopPolicy */
-	queue_fungible_t when_can_borrow; /* flavorFungibility.whenCanBorrow */
+	const char *name;		   /* ClusterQueue name */
+	const char *cohort;		   /* cohort name, or NULL / "" for none */
+	const queue_group_spec_t *groups;  /* resourceGroups; a resource in two
+					      groups is GPUQ_EINVAL */
+	size_t n_groups;		   /* 0..QUEUE_GROUPS_MAX */
+	queue_strategy_t strategy;	   /* queueingStrategy */
+	queue_within_t within;		   /* preemption.withinClusterQueue */
+	queue_reclaim_t reclaim;	   /* preemption.reclaimWithinCohort */
+	queue_borrow_t borrow;		   /* preemption.borrowWithinCohort.policy */
+	bool has_max_priority_threshold;   /* borrowWithinCohort.maxPriorityThreshold set */
+	int32_t max_priority_threshold;	   /* ... its value */
+	int64_t weight_milli;		   /* fairSharing.weight in thousandths;
+					      <= 0 means the default 1000 */
+	queue_stop_t stop;		   /* stopPolicy */
+	queue_fungible_t when_can_borrow;  /* flavorFungibility.whenCanBorrow */
 	queue_fungible_t when_can_preempt; /* flavorFungibility.whenCanPreempt */
-	queue_preference_t preference;	  /* flavorFungibility.preference */
-	bool admission_fair_sharing;	  /* admissionScope.admissionMode
-					     UsageBasedAdmissionFairSharing: its
-					     LocalQueues' workloads are taken by
-					     tenant key (decayed usage / weight)
-					     before priority; false (Kueue's default):
-					     priority, then creation, whatever the
-					     LocalQueue */
+	queue_preference_t preference;	   /* flavorFungibility.preference */
+	bool admission_fair_sharing;	   /* admissionScope.admissionMode
+					      UsageBasedAdmissionFairSharing: its
+					      LocalQueues' workloads are taken by
+					      tenant key (decayed usage / weight)
+					      before priority; false (Kueue's default):
+					      priority, then creation, whatever the
+					      LocalQueue */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate

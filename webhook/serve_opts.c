@@ -316,7 +316,7 @@ static int parse_duration(const char *flag, const char *value, int64_t min_ms, i
 				     "%s \"%s\": expected a duration such as 90s, 5m or 1.5h, "
 				     "%s..%lld days",
 				     flag, value, min_ms ? "1ms" : "0",
-				     (long long)(max_ms / (86400 * 1000)));
+				     (long long)(max_ms / (86400LL * 1000)));
 	*out = ms;
 	return GPUQ_OK;
 }
@@ -407,6 +407,31 @@ static int set_identity(webhook_serve_opts_t *opts, const char *from, const char
 	return GPUQ_OK;
 }
 
+/* The duration flags: their ranges and where each goes. */
+static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opts,
+			  gpuq_diag_t *diag)
+{
+	switch (f) {
+	case FLAG_READY_TIMEOUT:
+		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->ready_timeout_ms, diag);
+	case FLAG_SHUTDOWN_GRACE:
+		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->shutdown_grace_ms, diag);
+	case FLAG_REQUEUE_BACKOFF:
+		return parse_duration(flag_names[f], value, 1, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->requeue_backoff_ms, diag);
+	case FLAG_USAGE_HALF_LIFE:
+		return parse_half_life(value, &opts->usage_half_life_ms, diag);
+	case FLAG_USAGE_SAMPLING:
+		return parse_duration(flag_names[f], value, 1, WEBHOOK_USAGE_FLAG_MAX_MS,
+				      &opts->usage_sampling_ms, diag);
+	default:
+		break;
+	}
+	GPUQ_ASSERT(0);
+}
+
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
@@ -481,19 +506,11 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 	case FLAG_FAIR_SHARING:
 		return parse_bool("--fair-sharing", value, &opts->fair_sharing, diag);
 	case FLAG_READY_TIMEOUT:
-		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
-				      &opts->ready_timeout_ms, diag);
 	case FLAG_SHUTDOWN_GRACE:
-		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
-				      &opts->shutdown_grace_ms, diag);
 	case FLAG_REQUEUE_BACKOFF:
-		return parse_duration(flag_names[f], value, 1, WEBHOOK_DURATION_FLAG_MAX_MS,
-				      &opts->requeue_backoff_ms, diag);
 	case FLAG_USAGE_HALF_LIFE:
-		return parse_half_life(value, &opts->usage_half_life_ms, diag);
 	case FLAG_USAGE_SAMPLING:
-		return parse_duration(flag_names[f], value, 1, WEBHOOK_USAGE_FLAG_MAX_MS,
-				      &opts->usage_sampling_ms, diag);
+		return apply_duration(f, value, opts, diag);
 	case FLAG_CERT_SECRET: {
 		const char *slash = strchr(value, '/');
 		size_t nl = slash ? (size_t)(slash - value) : 0;
