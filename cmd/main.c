@@ -14,6 +14,7 @@ static const struct {
     {"simulate", cmd_simulate, "replay a workload trace through the queueing core"},
     {"store", cmd_store, "check or dump a state store"},
     {"status", cmd_status, "show the queues and why each workload waits (from the apiserver)"},
+    {"policy", cmd_policy, "check policy manifests without serving (gpuq policy check)"},
 };
 
 static void usage(FILE *out)

@@ -210,14 +210,14 @@ policy_t *policy_ref(policy_t *p)
 
 void policy_unref(policy_t *p)
 {
-	policy_vec_t *vecs[9];
+	policy_vec_t *vecs[10];
 
 	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	vecs[0] = &p->namespaces, vecs[1] = &p->pcs, vecs[2] = &p->flavors;
 	vecs[3] = &p->cqs, vecs[4] = &p->cohorts, vecs[5] = &p->lqs;
-	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts;
-	for (size_t i = 0; i < 9; i++)
+	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts, vecs[9] = &p->skipped;
+	for (size_t i = 0; i < 10; i++)
 		free(vecs[i]->items);
 	policy_index_free(&p->index);
 	policy_arena_free(&p->arena);
@@ -772,3 +772,4 @@ ITERATE(lq, policy_lq_t, lqs, item)
 ITERATE(limitrange, quota_limitrange_t, lrs, &((const policy_lr_entry_t *)item)->pub)
 ITERATE(quota, quota_resourcequota_t, rqs, &((const policy_rq_entry_t *)item)->pub)
 ITERATE(claimtemplate, policy_claimtemplate_t, rcts, item)
+ITERATE(skipped, policy_skipped_t, skipped, item)

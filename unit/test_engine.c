@@ -457,6 +457,44 @@ static void build_translates_fungibility(void **state)
 	policy_unref(p);
 }
 
+/* spec.admissionScope reaches the core's spec: admission fair sharing on for
+ * UsageBasedAdmissionFairSharing, off for NoAdmissionFairSharing and for a
+ * CQ without the field (Kueue's default). */
+static void build_translates_admission_scope(void **state)
+{
+	static const char *const modes[] = {"", "NoAdmissionFairSharing",
+					    "UsageBasedAdmissionFairSharing"};
+	char text[1024];
+	engine_cq_spec_t sp;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		policy_t *p;
+		queue_t *q;
+		char scope[128] = "";
+
+		if (*modes[i])
+			snprintf(scope, sizeof(scope), "  admissionScope: {admissionMode: %s}\n",
+				 modes[i]);
+		snprintf(
+		    text, sizeof(text),
+		    FLAVOR("a100") "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: "
+				   "ClusterQueue\nmetadata: {name: cq}\nspec:\n%s"
+				   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+				   "    flavors: [{name: a100, resources: [{name: "
+				   "nvidia.com/gpu, nominalQuota: 8}]}]\n" LQ("team", "cq"),
+		    scope);
+		p = policy_of(text);
+		assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "cq")), GPUQ_OK);
+		assert_int_equal(sp.spec.admission_fair_sharing, i == 2);
+		engine_cq_spec_deinit(&sp);
+		q = core_of(p, NULL); /* the core takes the spec */
+		assert_int_equal(queue_cq_count(q), 1);
+		queue_destroy(q);
+		policy_unref(p);
+	}
+}
+
 static void build_translates_policy(void **state)
 {
 	static const char text[] = FLAVOR("a100") COHORT(
@@ -1178,6 +1216,7 @@ int main(void)
 	    cmocka_unit_test(build_translates_policy),
 	    cmocka_unit_test(max_fit_one_rule),
 	    cmocka_unit_test(build_translates_fungibility),
+	    cmocka_unit_test(build_translates_admission_scope),
 	    cmocka_unit_test(record_check_structure),
 	    cmocka_unit_test_setup_teardown(persist_and_restore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(persist_full_deletes_stale, setup, teardown),
