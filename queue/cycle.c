@@ -509,7 +509,8 @@ static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 		/* skipped: another preemptor took its victims this cycle; it
 		 * stays in the active queue for the next one (Kueue) */
 		set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t);
-		W(q, e->wl)->why = WHY_TAKEN; /* its explanation says so */
+		W(q, e->wl)->why = WHY_TAKEN;  /* its explanation says so */
+		queue_mark_wl(q, W(q, e->wl)); /* set_wait may have seen no change */
 		c->blocked = c->strategy == QUEUE_STRICT_FIFO;
 		return queue_keep(q, e->wl);
 	}
@@ -523,6 +524,7 @@ static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 	}
 	if (queue_wl_attach(q, e->wl, W_ASIDE))
 		return queue_keep(q, e->wl);
+	queue_mark_wl(q, W(q, e->wl)); /* its record said queued */
 	return GPUQ_OK;
 }
 
@@ -630,6 +632,7 @@ static void cohort_retry_aside(queue_t *q, cohort_t *h)
 				h->capacity_up = true; /* try again next cycle */
 				return;
 			}
+			queue_mark_wl(q, W(q, wid)); /* its record said set aside */
 		}
 	}
 	h->capacity_up = false;
