@@ -8,6 +8,7 @@ int cmd_certs(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
 /* For the tools that read a state store (`gpuq store`, `gpuq simulate

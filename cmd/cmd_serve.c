@@ -109,6 +109,10 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.core.fair_sharing = opts->fair_sharing;
 	co.core.ready_timeout_ms = opts->ready_timeout_ms;
 	co.core.backoff_base_ms = opts->requeue_backoff_ms;
+	if (opts->usage_half_life_ms > 0)
+		co.core.tenant_half_life_ms = opts->usage_half_life_ms;
+	if (opts->usage_sampling_ms > 0)
+		co.core.tenant_sample_ms = opts->usage_sampling_ms;
 	if (co.core.backoff_max_ms < co.core.backoff_base_ms)
 		co.core.backoff_max_ms = co.core.backoff_base_ms;
 	rc = controller_create(&co, ctl, diag);

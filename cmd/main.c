@@ -15,6 +15,7 @@ static const struct {
     {"store", cmd_store, "check or dump a state store"},
     {"report", cmd_report, "GPU-hours and cost from a state store (report usage)"},
     {"status", cmd_status, "show the queues and why each workload waits (from the apiserver)"},
+    {"policy", cmd_policy, "check policy manifests without serving (gpuq policy check)"},
 };
 
 static void usage(FILE *out)

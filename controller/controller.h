@@ -72,8 +72,9 @@ typedef struct {
 	int64_t cycle_interval_ms;   /* a cycle at least this often (default 1000) */
 	bool store_nosync;	     /* no fsync per commit (tests only) */
 	queue_config_t core;	     /* the core's settings: fair_sharing,
-					ready_timeout_ms, backoff_base_ms and
-					backoff_max_ms are taken from here; the
+					ready_timeout_ms, backoff_base_ms,
+					backoff_max_ms, tenant_half_life_ms and
+					tenant_sample_ms are taken from here; the
 					rest is the controller's own (quota held
 					until an evicted workload's pods are gone,
 					the Ready timeout on gangs only) */

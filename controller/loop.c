@@ -433,6 +433,8 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.ready_timeout_ms = o->core.ready_timeout_ms;
 	c->qcfg.backoff_base_ms = o->core.backoff_base_ms;
 	c->qcfg.backoff_max_ms = o->core.backoff_max_ms;
+	c->qcfg.tenant_half_life_ms = o->core.tenant_half_life_ms;
+	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	map_init(&c->jobs);

@@ -5,10 +5,14 @@
 # wiped state dir; it takes A's usage back from that status, so when A's
 # older Job and tenant B's newer one wait for the same GPU, B (no usage) goes
 # first. (Without the carried usage both tenants would be at 0 and A's older
-# Job would go first.)
+# Job would go first.) Usage orders tenants only in a ClusterQueue with
+# admission fair sharing (admissionScope UsageBasedAdmissionFairSharing), as
+# in Kueue.
 . "$(dirname "$0")/lib.sh"
 CQ=e2e-h
 gpu_queue $CQ 1 # tenant A: namespace e2e-h, LocalQueue default
+k patch clusterqueue $CQ --type merge \
+	-p '{"spec":{"admissionScope":{"admissionMode":"UsageBasedAdmissionFairSharing"}}}' >/dev/null
 for t in b c; do
 	make_ns $CQ-$t
 	k label namespace $CQ-$t gpuq.dev/tenant=$CQ --overwrite >/dev/null

@@ -120,6 +120,7 @@ int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
 									 : QUEUE_BEST_EFFORT_FIFO;
 	out->spec.weight_milli = cq->fair_weight_milli;
 	out->spec.weight_zero = cq->fair_weight_milli == 0; /* a weight of 0 (Kueue) */
+	out->spec.admission_fair_sharing = cq->admission_fair_sharing;
 	out->spec.has_max_priority_threshold = cq->preemption.has_max_priority_threshold;
 	out->spec.max_priority_threshold = cq->preemption.max_priority_threshold;
 	set_policies(cq, &out->spec);

@@ -1058,6 +1058,36 @@ static int wrong_api(policy_dec_t *d, const kind_t *k, const char *api)
 			     api, want);
 }
 
+/* The workloads gpuq admits, which opts.skip_workloads leaves out. */
+static const struct {
+	const char *kind, *api;
+} WORKLOADS[] = {{"Job", "batch/v1"}, {"Pod", "v1"}};
+
+/* List a workload object as skipped, when opts.skip_workloads asks for it;
+ * GPUQ_ENOTFOUND when obj is not one. */
+static int skip_workload(policy_t *p, const char *kind, const char *api, gpuq_diag_t *diag)
+{
+	policy_skipped_t *s;
+
+	for (size_t i = 0; p->opts.skip_workloads && i < sizeof(WORKLOADS) / sizeof(WORKLOADS[0]);
+	     i++) {
+		if (strcmp(kind, WORKLOADS[i].kind) != 0 || strcmp(api, WORKLOADS[i].api) != 0)
+			continue;
+		if (p->n_objects >= POLICY_OBJECTS_MAX)
+			return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %d objects", kind,
+					     POLICY_OBJECTS_MAX);
+		s = policy_arena_alloc(&p->arena, sizeof(*s));
+		if (!s || policy_vec_push(&p->skipped, s))
+			return oom(diag);
+		s->kind = WORKLOADS[i].kind;
+		s->api_version = WORKLOADS[i].api;
+		s->origin = p->origin;
+		p->n_objects++;
+		return GPUQ_OK;
+	}
+	return GPUQ_ENOTFOUND;
+}
+
 int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 {
 	const json_t *kind = json_object_get(obj, "kind"),
@@ -1090,6 +1120,9 @@ int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 		free(d);
 		return rc;
 	}
+	rc = skip_workload(p, json_string_value(kind), json_string_value(api), diag);
+	if (rc != GPUQ_ENOTFOUND)
+		return rc;
 	if (p->opts.skip_unknown_kinds)
 		return GPUQ_OK;
 	return gpuq_diag_set(diag, GPUQ_EINVAL,

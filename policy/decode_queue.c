@@ -459,6 +459,29 @@ static int fungibility(policy_dec_t *d, const json_t *spec, policy_fungibility_t
 	return rc;
 }
 
+/* spec.admissionScope: {admissionMode} (Kueue's AdmissionScope; admissionMode
+ * is required there). *afs: UsageBasedAdmissionFairSharing. */
+static int admission_scope(policy_dec_t *d, const json_t *spec, bool *afs)
+{
+	static const char *const keys[] = {"admissionMode", NULL};
+	static const char *const modes[] = {"NoAdmissionFairSharing",
+					    "UsageBasedAdmissionFairSharing", NULL};
+	const json_t *scope = NULL, *mode = NULL;
+	int m = 0;
+	size_t old;
+	int rc = enter(d, spec, "admissionScope", keys, &scope, &old);
+
+	*afs = false;
+	if (rc || !scope)
+		return rc;
+	rc = policy_jdec_member(&d->j, scope, "admissionMode", true, &mode);
+	if (rc == GPUQ_OK)
+		rc = policy_jdec_enum(&d->j, scope, "admissionMode", modes, &m);
+	*afs = rc == GPUQ_OK && m == 1;
+	policy_jdec_pop(&d->j, old);
+	return rc;
+}
+
 /* spec.cohortName (v1beta1: spec.cohort); NULL when alone. */
 static int cohort_name(policy_dec_t *d, const json_t *spec, const char **out)
 {
@@ -509,12 +532,19 @@ static int cq_groups(policy_dec_t *d, const json_t *spec, policy_cq_t *cq)
 
 int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 {
-	static const char *const keys[] = {
-	    "cohortName",	 "cohort",     "resourceGroups",    "queueingStrategy",
-	    "namespaceSelector", "preemption", "flavorFungibility", "fairSharing",
-	    "stopPolicy",	 NULL};
+	static const char *const keys[] = {"cohortName",
+					   "cohort",
+					   "resourceGroups",
+					   "queueingStrategy",
+					   "namespaceSelector",
+					   "preemption",
+					   "flavorFungibility",
+					   "fairSharing",
+					   "stopPolicy",
+					   "admissionScope",
+					   NULL};
 	static const char *const unsupported[] = {"admissionChecks", "admissionChecksStrategy",
-						  "admissionScope", NULL};
+						  "concurrentAdmissionPolicy", NULL};
 	static const char *const strategies[] = {"BestEffortFIFO", "StrictFIFO", NULL};
 	const json_t *spec = NULL;
 	policy_cq_t *cq;
@@ -551,6 +581,8 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 		rc = fair_sharing(d, spec, &cq->fair_weight_milli);
 	if (rc == GPUQ_OK)
 		rc = policy_jdec_enum(&d->j, spec, "stopPolicy", STOP_POLICIES, &stop);
+	if (rc == GPUQ_OK)
+		rc = admission_scope(d, spec, &cq->admission_fair_sharing);
 	policy_jdec_pop(&d->j, old);
 	cq->queueing = (policy_queueing_t)strategy;
 	cq->stop = (policy_stop_t)stop;

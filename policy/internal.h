@@ -104,6 +104,7 @@ struct policy {
 	policy_vec_t lrs;	 /* policy_lr_entry_t * */
 	policy_vec_t rqs;	 /* policy_rq_entry_t * */
 	policy_vec_t rcts;	 /* policy_claimtemplate_t * */
+	policy_vec_t skipped;	 /* policy_skipped_t * (opts.skip_workloads) */
 	const policy_priorityclass_t *default_pc; /* the globalDefault class or NULL */
 };
 

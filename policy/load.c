@@ -1,6 +1,7 @@
 /*
- * Loading a policy directory (all or nothing) and fingerprinting it from
- * stat(2) alone, so the server can poll for changes cheaply.
+ * Loading a policy directory, or a list of files, (all or nothing) and
+ * fingerprinting a directory from stat(2) alone, so the server can poll for
+ * changes cheaply.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -210,29 +211,38 @@ static int read_file(const char *path, char **buf, size_t *len, gpuq_diag_t *dia
 	return GPUQ_OK;
 }
 
+/* Read the manifest at path into p; *total counts the bytes read so far
+ * against POLICY_DIR_BYTES_MAX (where names the set in that message). */
+static int load_file(policy_t *p, const char *path, const char *where, size_t *total,
+		     gpuq_diag_t *diag)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = read_file(path, &buf, &len, diag);
+
+	if (rc)
+		return rc;
+	*total += len;
+	if (*total > POLICY_DIR_BYTES_MAX) {
+		free(buf);
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: manifests larger than %u bytes in all",
+				     where, POLICY_DIR_BYTES_MAX);
+	}
+	rc = policy_add_manifest(p, path, buf, len, diag);
+	free(buf);
+	return rc;
+}
+
 static int load_files(policy_t *p, const char *dir, const listing_t *l, gpuq_diag_t *diag)
 {
 	size_t total = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
 		char path[4096];
-		char *buf = NULL;
-		size_t len = 0;
 		int rc;
 
 		join(path, sizeof(path), dir, l->items[i].name);
-		rc = read_file(path, &buf, &len, diag);
-		if (rc)
-			return rc;
-		total += len;
-		if (total > POLICY_DIR_BYTES_MAX) {
-			free(buf);
-			return gpuq_diag_set(diag, GPUQ_ELIMIT,
-					     "%s: manifests larger than %u bytes in all", dir,
-					     POLICY_DIR_BYTES_MAX);
-		}
-		rc = policy_add_manifest(p, path, buf, len, diag);
-		free(buf);
+		rc = load_file(p, path, dir, &total, diag);
 		if (rc)
 			return rc;
 	}
@@ -259,6 +269,32 @@ int policy_load_dir(const char *dir, const policy_opts_t *opts, policy_t **out, 
 	if (rc == GPUQ_OK)
 		rc = policy_finish(p, diag);
 	listing_free(&l);
+	if (rc) {
+		policy_unref(p);
+		return rc;
+	}
+	*out = p;
+	return GPUQ_OK;
+}
+
+int policy_load_files(const char *const *paths, size_t n, const policy_opts_t *opts, policy_t **out,
+		      gpuq_diag_t *diag)
+{
+	policy_t *p = NULL;
+	size_t total = 0;
+	int rc;
+
+	*out = NULL;
+	if (n == 0 || n > POLICY_DIR_FILES_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%zu manifest files (want 1..%d)", n,
+				     POLICY_DIR_FILES_MAX);
+	rc = policy_create(opts, &p);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "out of memory");
+	for (size_t i = 0; i < n && rc == GPUQ_OK; i++)
+		rc = load_file(p, paths[i], "the files given", &total, diag);
+	if (rc == GPUQ_OK)
+		rc = policy_finish(p, diag);
 	if (rc) {
 		policy_unref(p);
 		return rc;

@@ -210,14 +210,14 @@ policy_t *policy_ref(policy_t *p)
 
 void policy_unref(policy_t *p)
 {
-	policy_vec_t *vecs[9];
+	policy_vec_t *vecs[10];
 
 	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	vecs[0] = &p->namespaces, vecs[1] = &p->pcs, vecs[2] = &p->flavors;
 	vecs[3] = &p->cqs, vecs[4] = &p->cohorts, vecs[5] = &p->lqs;
-	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts;
-	for (size_t i = 0; i < 9; i++)
+	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts, vecs[9] = &p->skipped;
+	for (size_t i = 0; i < 10; i++)
 		free(vecs[i]->items);
 	policy_index_free(&p->index);
 	policy_arena_free(&p->arena);
@@ -488,17 +488,18 @@ static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
  * core's units. */
 static int64_t lendable_amount(const policy_res_quota_t *q)
 {
-	return quota_qty_amount(q->resource, q->has_lending_limit ? &q->lending_limit : &q->nominal);
+	return quota_qty_amount(q->resource,
+				q->has_lending_limit ? &q->lending_limit : &q->nominal);
 }
 
 /* quota_max_fit of one quota; others_lend is what the rest of its cohort
  * lends. */
 static int64_t max_fit_of(const policy_res_quota_t *q, int64_t others_lend, bool in_cohort)
 {
-	return quota_max_fit(quota_qty_amount(q->resource, &q->nominal),
-			     q->has_borrowing_limit ? quota_qty_amount(q->resource, &q->borrowing_limit)
-						    : -1,
-			     others_lend, in_cohort);
+	return quota_max_fit(
+	    quota_qty_amount(q->resource, &q->nominal),
+	    q->has_borrowing_limit ? quota_qty_amount(q->resource, &q->borrowing_limit) : -1,
+	    others_lend, in_cohort);
 }
 
 /* Walks every (flavor, resource) quota of a ClusterQueue. */
@@ -734,8 +735,7 @@ const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *fla
 	return NULL;
 }
 
-int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,
-		      int64_t *out)
+int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource, int64_t *out)
 {
 	const policy_res_quota_t *q = policy_cq_quota(cq, flavor, resource);
 
@@ -772,3 +772,4 @@ ITERATE(lq, policy_lq_t, lqs, item)
 ITERATE(limitrange, quota_limitrange_t, lrs, &((const policy_lr_entry_t *)item)->pub)
 ITERATE(quota, quota_resourcequota_t, rqs, &((const policy_rq_entry_t *)item)->pub)
 ITERATE(claimtemplate, policy_claimtemplate_t, rcts, item)
+ITERATE(skipped, policy_skipped_t, skipped, item)

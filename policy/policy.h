@@ -275,6 +275,10 @@ typedef struct policy_cq {
 	int64_t fair_weight_milli;	       /* spec.fairSharing.weight x 1000
 						  (default 1000; 0 allowed) */
 	policy_stop_t stop;		       /* spec.stopPolicy */
+	bool admission_fair_sharing;	       /* spec.admissionScope.admissionMode is
+						  UsageBasedAdmissionFairSharing
+						  (NoAdmissionFairSharing or absent:
+						  false) */
 	policy_origin_t origin;		       /* where declared */
 } policy_cq_t;
 
@@ -342,7 +346,21 @@ typedef struct {
 				    naming the kind) */
 	bool skip_scoped_quotas; /* skip ResourceQuotas with scopes/scopeSelector
 				    (default: refuse them; gpuq does not evaluate scopes) */
+	bool skip_workloads;	 /* skip batch/v1 Job and v1 Pod objects, the
+				    workloads gpuq admits (a setup file may carry
+				    its sample Jobs), each listed by
+				    policy_skipped_at; they count against
+				    POLICY_OBJECTS_MAX (default: refused as any
+				    kind that is not policy) */
 } policy_opts_t;
+
+/* An object left out because it is a workload, not policy
+ * (policy_opts_t.skip_workloads). */
+typedef struct {
+	const char *kind;	 /* "Job" or "Pod" */
+	const char *api_version; /* "batch/v1" or "v1" */
+	policy_origin_t origin;	 /* where it was */
+} policy_skipped_t;
 
 /* An empty policy under construction; opts may be NULL (defaults). On
  * success *out holds one reference. GPUQ_ENOMEM. */
@@ -371,6 +389,14 @@ int policy_finish(policy_t *p, gpuq_diag_t *diag);
  * GPUQ_ELIMIT (POLICY_DIR_FILES_MAX, POLICY_DIR_BYTES_MAX, POLICY_FILE_MAX),
  * and everything policy_add_manifest/policy_finish return. opts may be NULL. */
 int policy_load_dir(const char *dir, const policy_opts_t *opts, policy_t **out, gpuq_diag_t *diag);
+
+/* Load the files paths[0..n) (any names; n 1..POLICY_DIR_FILES_MAX) in that
+ * order into a finished policy, as policy_load_dir loads a directory's: the
+ * same reads, caps and checks, all or nothing. Messages name each file as
+ * given. GPUQ_EINVAL for n out of range; otherwise policy_load_dir's codes.
+ * The fingerprint is 0 (not a directory). */
+int policy_load_files(const char *const *paths, size_t n, const policy_opts_t *opts, policy_t **out,
+		      gpuq_diag_t *diag);
 
 /* ---- Reference counting ---- */
 
@@ -467,5 +493,7 @@ size_t policy_quota_count(const policy_t *p);
 const quota_resourcequota_t *policy_quota_at(const policy_t *p, size_t i);
 size_t policy_claimtemplate_count(const policy_t *p);
 const policy_claimtemplate_t *policy_claimtemplate_at(const policy_t *p, size_t i);
+size_t policy_skipped_count(const policy_t *p); /* 0 unless opts.skip_workloads */
+const policy_skipped_t *policy_skipped_at(const policy_t *p, size_t i);
 
 #endif

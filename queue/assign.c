@@ -130,7 +130,7 @@ double queue_wl_share(const queue_t *q, const wl_t *w)
 /* Weighted DRS of CQ c, with `extra` needs added (may be NULL) and workload
  * `without` removed (QUEUE_NONE for none); compare with fairshare_share_cmp. */
 fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
-		       uint32_t without)
+				 uint32_t without)
 {
 	const cq_t *c = &q->cqs[cq];
 	const cohort_t *h = cohort_of_c(q, c);
@@ -462,7 +462,9 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 			best_y = fy;
 		}
 		if (flavor_stops(x.c, fm, fb)) {
-			best_m = fm, best_b = fb, best_f = (int)f, best_y = fy;
+			best_m = fm;
+			best_f = (int)f;
+			best_y = fy;
 			break;
 		}
 	}

@@ -147,72 +147,20 @@ static void res_finish(queue_t *q, queue_result_t *out)
 /* The admission cycle                                                 */
 /* ================================================================== */
 
-double queue_lq_key(const queue_t *q, uint32_t lq)
-{
-	return fairshare_tenant_key(q->lqs[lq].usage, q->lqs[lq].weight);
-}
-
-/* Which LocalQueue of CQ c has the next workload: a planned preemptor first
- * under BestEffortFIFO; then priority desc, a planned preemptor first at equal
- * priority (any strategy), tenant key asc, creation asc, uid asc.
- * QUEUE_NONE when all are empty. */
+/* Which LocalQueue of CQ c has the next workload: the one whose head comes
+ * first by queue_wl_cmp. QUEUE_NONE when all are empty. */
 static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 {
 	uint32_t best = QUEUE_NONE;
-	double best_key = 0.0;
 
 	for (size_t i = 0; i < c->lqs.n; i++) {
 		uint32_t l = c->lqs.v[i];
-		double k;
-		const wl_t *a, *b;
 
 		if (!q->lqs[l].heap.n)
 			continue;
-		k = queue_lq_key(q, l);
-		if (best == QUEUE_NONE) {
+		if (best == QUEUE_NONE ||
+		    queue_wl_cmp(q, q->lqs[l].heap.v[0], q->lqs[best].heap.v[0]) < 0)
 			best = l;
-			best_key = k;
-			continue;
-		}
-		a = Wc(q, q->lqs[l].heap.v[0]);
-		b = Wc(q, q->lqs[best].heap.v[0]);
-		if (c->strategy == QUEUE_BEST_EFFORT_FIFO &&
-		    queue_wl_planned(a) != queue_wl_planned(b)) {
-			if (queue_wl_planned(a)) {
-				best = l;
-				best_key = k;
-			}
-			continue;
-		}
-		if (a->priority != b->priority) {
-			if (a->priority > b->priority) {
-				best = l;
-				best_key = k;
-			}
-			continue;
-		}
-		/* at equal priority also under StrictFIFO: else an equal
-		 * priority workload of a LocalQueue with a lower tenant key
-		 * takes the quota back and is preempted again, at one instant
-		 * (LowerOrNewerEqualPriority) */
-		if (queue_wl_planned(a) != queue_wl_planned(b)) {
-			if (queue_wl_planned(a)) {
-				best = l;
-				best_key = k;
-			}
-			continue;
-		}
-		if (k != best_key) {
-			if (k < best_key) {
-				best = l;
-				best_key = k;
-			}
-			continue;
-		}
-		if (queue_wl_cmp(q, q->lqs[l].heap.v[0], q->lqs[best].heap.v[0]) < 0) {
-			best = l;
-			best_key = k;
-		}
 	}
 	return best;
 }

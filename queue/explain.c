@@ -488,22 +488,10 @@ int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out)
 	return GPUQ_OK;
 }
 
-/* Pending order across a CQ's LocalQueues for listing: priority desc,
- * tenant key asc, creation, uid. */
+/* Pending order across a CQ's LocalQueues for listing: the cycle's order. */
 static int pending_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const queue_t *q = ctx;
-	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-	const wl_t *x = Wc(q, a), *y = Wc(q, b);
-	double kx, ky;
-
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	kx = queue_lq_key(q, x->lq);
-	ky = queue_lq_key(q, y->lq);
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	return queue_wl_cmp(q, a, b);
+	return queue_wl_cmp(ctx, *(const uint32_t *)pa, *(const uint32_t *)pb);
 }
 
 size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state, queue_wl_t *ids,

@@ -240,6 +240,8 @@ typedef struct {
 	bool borrow_next;		       /* whenCanBorrow: TryNextFlavor */
 	bool preempt_next;		       /* whenCanPreempt: TryNextFlavor */
 	bool prefer_preempt;		       /* preference: PreemptionOverBorrowing */
+	bool afs;			       /* admission fair sharing: tenant key
+						  before priority (queue_wl_cmp) */
 	int32_t thr;			       /* its value */
 	int64_t weight;			       /* fair-sharing weight, milli */
 	queue_stop_t stop;		       /* stopPolicy */
@@ -477,17 +479,43 @@ static inline bool queue_wl_planned(const wl_t *w)
 	return w->state == QUEUE_WL_PENDING && w->wait == QUEUE_WAIT_PREEMPTING && w->n_asg;
 }
 
-/* Within a LocalQueue: under BestEffortFIFO a planned preemptor first (else
- * its victims, requeued, take back the quota they just freed and it preempts
- * them again: a ping-pong); then priority desc, creation asc, uid asc. A
- * workload's key only changes while it is out of the heap. */
+/* A LocalQueue's tenant key: decayed usage / weight (lower goes first). */
+static inline double queue_lq_key(const queue_t *q, uint32_t lq)
+{
+	return fairshare_tenant_key(q->lqs[lq].usage, q->lqs[lq].weight);
+}
+
+/* The order of two pending workloads of one ClusterQueue (< 0: a first), the
+ * one rule for it (docs/queueing.md, the cycle's step 4): each LocalQueue's
+ * heap keeps it, the cycle takes the CQ's next workload from the LocalQueue
+ * whose head is least by it, listings and positions sort by it.
+ *  1. a planned preemptor first under BestEffortFIFO, and under admission
+ *     fair sharing with either strategy: the quota its victims free is for
+ *     it (else a victim, requeued, takes it back, ahead by its place or by
+ *     its tenant key, and is preempted again: a ping-pong);
+ *  2. with admission fair sharing, the tenant key asc (Kueue compares the
+ *     LocalQueues' usage before priority);
+ *  3. priority desc;
+ *  4. creation asc, uid asc.
+ * Under StrictFIFO without admission fair sharing a planned preemptor needs
+ * no step 1: its victims in its own CQ have a lower priority, or an equal
+ * one and a later creation (LowerOrNewerEqualPriority). Lexicographic, so a
+ * total order; within one LocalQueue step 2 ties. A workload's place in its
+ * heap only changes while it is out of the heap. */
 static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 {
 	const wl_t *x = Wc(q, a), *y = Wc(q, b);
+	const cq_t *c = &q->cqs[x->cq];
+	bool px = queue_wl_planned(x), py = queue_wl_planned(y);
 
-	if (q->cqs[x->cq].strategy == QUEUE_BEST_EFFORT_FIFO &&
-	    queue_wl_planned(x) != queue_wl_planned(y))
-		return queue_wl_planned(x) ? -1 : 1;
+	if ((c->strategy == QUEUE_BEST_EFFORT_FIFO || c->afs) && px != py)
+		return px ? -1 : 1;
+	if (c->afs && x->lq != y->lq) {
+		double kx = queue_lq_key(q, x->lq), ky = queue_lq_key(q, y->lq);
+
+		if (kx != ky)
+			return kx < ky ? -1 : 1;
+	}
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
 	if (x->created != y->created)
@@ -733,7 +761,6 @@ extern const char *const queue_evict_names[];
  * queue_emit_eviction calls cannot fail. GPUQ_ENOMEM. */
 int queue_emit_reserve(queue_t *q, size_t n);
 int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason);
-double queue_lq_key(const queue_t *q, uint32_t lq);
 int queue_keep(queue_t *q, uint32_t wid);
 int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 

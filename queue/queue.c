@@ -556,6 +556,7 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->borrow_next = spec->when_can_borrow == QUEUE_FUNGIBLE_TRY_NEXT;
 	c->preempt_next = spec->when_can_preempt != QUEUE_FUNGIBLE_MAY_STOP;
 	c->prefer_preempt = spec->preference == QUEUE_PREFER_PREEMPTION;
+	c->afs = spec->admission_fair_sharing;
 }
 
 static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
@@ -657,6 +658,7 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	cq_t n;
 	uint32_t cid;
 	queue_strategy_t strategy;
+	bool afs;
 	cq_t *c;
 	cohort_t *h;
 	int rc;
@@ -715,8 +717,9 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 		cslot_quota(h, o, +1);
 	}
 	strategy = c->strategy;
+	afs = c->afs;
 	cq_policy(c, spec);
-	if (c->strategy != strategy)
+	if (c->strategy != strategy || c->afs != afs) /* queue_wl_cmp reads both */
 		for (size_t i = 0; i < c->lqs.n; i++)
 			queue_heap_rebuild(q, &q->lqs[c->lqs.v[i]].heap);
 	queue_cohort_touch(q, c->cohort, true);

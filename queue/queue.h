@@ -86,9 +86,14 @@ typedef enum {
 typedef struct {
 	bool fair_sharing;		 /* order CQs of a cohort by weighted DRS and
 					    use fair-share preemption (Kueue fairSharing) */
-	int64_t tenant_half_life_ms;	 /* half-life of decayed tenant usage (default 1 h) */
+	int64_t tenant_half_life_ms;	 /* half-life of decayed tenant usage (default 1 h;
+					    Kueue's admissionFairSharing.usageHalfLifeTime).
+					    Every tenant's usage is kept; it orders
+					    workloads only in CQs with
+					    admission_fair_sharing */
 	int64_t tenant_sample_ms;	 /* how often tenant usage is sampled into the
-					    decay (default 5 min, Kueue AFS's default) */
+					    decay (default 5 min, Kueue's
+					    usageSamplingInterval and its default) */
 	int64_t ready_timeout_ms;	 /* evict admitted workloads not Ready by then;
 					    0 disables (default 30 min, Kueue's) */
 	queue_ready_scope_t ready_scope; /* which workloads the timeout watches */
@@ -255,6 +260,13 @@ typedef struct {
 	queue_fungible_t when_can_borrow;  /* flavorFungibility.whenCanBorrow */
 	queue_fungible_t when_can_preempt; /* flavorFungibility.whenCanPreempt */
 	queue_preference_t preference;	   /* flavorFungibility.preference */
+	bool admission_fair_sharing;	   /* admissionScope.admissionMode
+					      UsageBasedAdmissionFairSharing: its
+					      LocalQueues' workloads are taken by
+					      tenant key (decayed usage / weight)
+					      before priority; false (Kueue's default):
+					      priority, then creation, whatever the
+					      LocalQueue */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate
@@ -263,7 +275,7 @@ typedef struct {
 int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
 
 /* Change an existing CQ (found by spec->name): quotas, limits, strategy,
- * preemption, weight, stop policy. The resource groups must keep the same
+ * preemption, weight, stop policy, admission fair sharing. The resource groups must keep the same
  * shape (same covered resources and flavors in the same order) and the same
  * cohort, else GPUQ_EINVAL ("structural change"): such a change needs a
  * fresh queue rebuilt from records. Lowering quota below usage evicts nothing

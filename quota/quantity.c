@@ -488,8 +488,7 @@ const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t c
 	return buf;
 }
 
-int64_t quota_max_fit(int64_t nominal, int64_t borrowing_limit, int64_t others_lend,
-		      bool in_cohort)
+int64_t quota_max_fit(int64_t nominal, int64_t borrowing_limit, int64_t others_lend, bool in_cohort)
 {
 	int64_t m;
 

@@ -148,6 +148,8 @@ static void core_config(const sim_trace_t *t, queue_config_t *cfg)
 	cfg->fair_sharing = t->opt.fair_sharing;
 	if (t->opt.half_life_ms > 0)
 		cfg->tenant_half_life_ms = t->opt.half_life_ms;
+	if (t->opt.usage_sample_ms > 0)
+		cfg->tenant_sample_ms = t->opt.usage_sample_ms;
 	cfg->ready_timeout_ms = t->opt.gang_ready_timeout_ms;
 	cfg->ready_scope = QUEUE_READY_GANGS;
 	cfg->release_on_evict = true;

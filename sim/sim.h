@@ -118,7 +118,10 @@ typedef struct {
 
 typedef struct {
 	int64_t cycle_interval_ms;     /* 0: a cycle right after every change */
-	int64_t half_life_ms;	       /* fair-share usage half-life (0: off) */
+	int64_t half_life_ms;	       /* tenant usage half-life, fairShareHalfLife
+					  (0: not given, the core's default 1 h) */
+	int64_t usage_sample_ms;       /* tenant usage sampling, fairShareSamplingInterval
+					  (0: not given, the core's default 5 min) */
 	int64_t gang_ready_delay_ms;   /* pods Ready this long after admission */
 	int64_t gang_ready_timeout_ms; /* evict a gang not Ready by then (Kueue: 30 min) */
 	int64_t sample_interval_ms;    /* utilization sample spacing */

@@ -824,12 +824,25 @@ static int parse_generator(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, 
 	return g->name ? rc : GPUQ_ENOMEM;
 }
 
+/* fairShareHalfLife or fairShareSamplingInterval: absent leaves *ms 0 (the
+ * core's default); given, at least 1ms (Kueue's half-life 0, no usage
+ * history, is not supported). */
+static int usage_duration(policy_jdec_t *d, const json_t *obj, const char *key, int64_t *ms)
+{
+	int rc = policy_jdec_duration(d, obj, key, false, ms);
+
+	if (rc == GPUQ_OK && json_object_get(obj, key) && *ms < 1)
+		rc = policy_jdec_fail_at(d, key, GPUQ_EINVAL, "must be at least 1ms");
+	return rc;
+}
+
 /* spec.options (d's path at spec); defaults when absent. */
 static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 {
 	static const char *const keys[] = {
-	    "cycleInterval",  "fairShareHalfLife",   "gangReadyDelay", "gangReadyTimeout",
-	    "sampleInterval", "utilizationResource", "fairSharing",    NULL};
+	    "cycleInterval",	   "fairShareHalfLife", "fairShareSamplingInterval",
+	    "gangReadyDelay",	   "gangReadyTimeout",	"sampleInterval",
+	    "utilizationResource", "fairSharing",	NULL};
 	const json_t *obj = NULL;
 	const char *res = NULL;
 	sim_options_t *o = &t->opt;
@@ -843,8 +856,10 @@ static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 			rc = policy_jdec_duration(d, obj, "cycleInterval", false,
 						  &o->cycle_interval_ms);
 		if (!rc)
-			rc = policy_jdec_duration(d, obj, "fairShareHalfLife", false,
-						  &o->half_life_ms);
+			rc = usage_duration(d, obj, "fairShareHalfLife", &o->half_life_ms);
+		if (!rc)
+			rc = usage_duration(d, obj, "fairShareSamplingInterval",
+					    &o->usage_sample_ms);
 		if (!rc)
 			rc = policy_jdec_duration(d, obj, "gangReadyDelay", false,
 						  &o->gang_ready_delay_ms);

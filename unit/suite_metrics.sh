@@ -16,8 +16,7 @@ case $GPUQ_BIN in /*) ;; *) GPUQ_BIN=$(pwd)/$GPUQ_BIN ;; esac
 TRACE=examples/traces/gpu-cluster.yaml
 T=$(mktemp -d /tmp/gpuq-suite-metrics.XXXXXX)
 PID=
-n=0
-failed=0
+. "$(dirname "$0")/tap.sh"
 
 cleanup() {
 	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
@@ -26,21 +25,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20
-	return 0
-}
-# same "what" GOT WANT
-same() {
-	if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1" "got $2, want $3"; fi
-}
 
 for tool in promtool jq curl openssl; do
 	if ! command -v $tool >/dev/null 2>&1; then
@@ -148,5 +132,4 @@ n=$((n + c_ok + c_bad))
 failed=$((failed + c_bad))
 [ $rc -eq 0 ] || [ "$c_bad" -gt 0 ] || not_ok "deploy/monitoring/check.sh exited $rc" "$out"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

@@ -12,8 +12,7 @@ case $GPUQ_BIN in /*) ;; *) GPUQ_BIN=$(pwd)/$GPUQ_BIN ;; esac
 T=$(mktemp -d /tmp/gpuq-suite-serve.XXXXXX)
 PID=
 LOOP_PID=
-n=0
-failed=0
+. "$(dirname "$0")/tap.sh"
 
 cleanup() {
 	[ -n "$LOOP_PID" ] && kill "$LOOP_PID" 2>/dev/null
@@ -25,27 +24,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20
-	return 0
-}
-# check "what" command...: ok when the command succeeds.
-check() {
-	what=$1
-	shift
-	if "$@"; then ok "$what"; else not_ok "$what"; fi
-}
-skip() {
-	n=$((n + 1))
-	echo "ok $n - $1 # SKIP $2"
-}
 
 # wait_until SECONDS command...: poll every 0.1 s until the command succeeds.
 wait_until() {
@@ -495,5 +473,4 @@ if [ -n "$PID" ]; then
 else not_ok "SIGINT: exit 0" "no server"; fi
 check "--log-level warn: no info lines" sh -c "! grep -q '^info ' '$LOG'"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

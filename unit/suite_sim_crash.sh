@@ -26,10 +26,7 @@ DEADLINE=${DEADLINE:-100}
 RUN_TIMEOUT=${RUN_TIMEOUT:-60}
 TRACE=${SIM_TRACE:-examples/traces/gpu-cluster.yaml}
 SEED=${GPUQ_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/tap.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-suite-sim.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
@@ -180,5 +177,4 @@ sed -e 's/^    cycleInterval: 0$/    cycleInterval: 1s\n    fairSharing: true\n 
 if grep -q 'fairSharing: true' "$TMP/fair.yaml"; then
 	run_pass "$TMP/fair.yaml" "$KILLS_FAIR"
 fi
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

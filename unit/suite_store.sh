@@ -23,10 +23,7 @@ KILLS=${KILLS:-25}
 QKILLS=${QKILLS:-15}
 # mawk's srand() misbehaves with seeds above 2^31: keep seeds to 16 bits
 SEED=${GPUQ_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+. "$(dirname "$0")/tap.sh"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-suite-store.XXXXXX") || exit 1
 pid=
@@ -803,5 +800,4 @@ else
 	sed 's/^/# /' "$TMP/qcc.log" | head -20
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

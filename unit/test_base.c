@@ -126,10 +126,10 @@ static void utf8_validity(void **state)
 	assert_true(gpuq_utf8_valid("", 0));
 	assert_true(gpuq_utf8_valid("plain ascii", 11));
 	assert_true(gpuq_utf8_valid("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80", 14));
-	assert_false(gpuq_utf8_valid("\xc0\xaf", 2));	  /* overlong '/' */
-	assert_false(gpuq_utf8_valid("\xed\xa0\x80", 3)); /* a surrogate */
+	assert_false(gpuq_utf8_valid("\xc0\xaf", 2));	      /* overlong '/' */
+	assert_false(gpuq_utf8_valid("\xed\xa0\x80", 3));     /* a surrogate */
 	assert_false(gpuq_utf8_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
-	assert_false(gpuq_utf8_valid("\xe2\x82", 2));	  /* cut short */
+	assert_false(gpuq_utf8_valid("\xe2\x82", 2));	      /* cut short */
 	assert_false(gpuq_utf8_valid("\xff", 1));
 }
 

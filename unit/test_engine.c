@@ -341,34 +341,34 @@ static uint64_t snapshot_digest(queue_t *q, const char *dir)
  * alone. */
 static void max_fit_one_rule(void **state)
 {
-	static const char text[] =
-	    FLAVOR("a100") FLAVOR("h100") COHORT("pool")
-	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\n"
-	    "spec:\n  cohortName: pool\n"
-	    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
-	    "    flavors:\n    - name: a100\n      resources:\n"
-	    "      - {name: cpu, nominalQuota: 1500m, lendingLimit: 500m}\n"
-	    "      - {name: memory, nominalQuota: 2Gi, lendingLimit: 1Gi}\n"
-	    "      - {name: nvidia.com/gpu, nominalQuota: 8, borrowingLimit: 2}\n"
-	    "    - name: h100\n      resources:\n"
-	    "      - {name: cpu, nominalQuota: 3}\n"
-	    "      - {name: memory, nominalQuota: 1536Mi}\n"
-	    "      - {name: nvidia.com/gpu, nominalQuota: 0}\n"
-	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: b}\n"
-	    "spec:\n  cohortName: pool\n"
-	    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
-	    "    flavors:\n    - name: h100\n      resources:\n"
-	    "      - {name: cpu, nominalQuota: 250m, borrowingLimit: 1}\n"
-	    "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 0}\n"
-	    "      - {name: nvidia.com/gpu, nominalQuota: 4, lendingLimit: 3}\n"
-	    "    - name: a100\n      resources:\n"
-	    "      - {name: cpu, nominalQuota: 1}\n"
-	    "      - {name: memory, nominalQuota: 1Gi}\n"
-	    "      - {name: nvidia.com/gpu, nominalQuota: 6, borrowingLimit: 0}\n"
-	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: alone}\n"
-	    "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
-	    "    flavors:\n    - name: h100\n      resources:\n"
-	    "      - {name: nvidia.com/gpu, nominalQuota: 5}\n";
+	static const char text[] = FLAVOR("a100") FLAVOR("h100") COHORT(
+	    "pool") "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\n"
+		    "spec:\n  cohortName: pool\n"
+		    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 1500m, lendingLimit: 500m}\n"
+		    "      - {name: memory, nominalQuota: 2Gi, lendingLimit: 1Gi}\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 8, borrowingLimit: 2}\n"
+		    "    - name: h100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 3}\n"
+		    "      - {name: memory, nominalQuota: 1536Mi}\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 0}\n"
+		    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: b}\n"
+		    "spec:\n  cohortName: pool\n"
+		    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+		    "    flavors:\n    - name: h100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 250m, borrowingLimit: 1}\n"
+		    "      - {name: memory, nominalQuota: 1Gi, lendingLimit: 0}\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 4, lendingLimit: 3}\n"
+		    "    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 1}\n"
+		    "      - {name: memory, nominalQuota: 1Gi}\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 6, borrowingLimit: 0}\n"
+		    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: "
+		    "alone}\n"
+		    "spec:\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+		    "    flavors:\n    - name: h100\n      resources:\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 5}\n";
 	policy_t *p = policy_of(text);
 	queue_t *q = core_of(p, NULL);
 	size_t checked = 0;
@@ -391,14 +391,16 @@ static void max_fit_one_rule(void **state)
 					queue_quota_view_t v;
 					int64_t fit;
 
-					assert_int_equal(queue_resource_find(q, res, &rid), GPUQ_OK);
-					assert_int_equal(queue_cq_quota(q, c, fid, rid, &v), GPUQ_OK);
+					assert_int_equal(queue_resource_find(q, res, &rid),
+							 GPUQ_OK);
+					assert_int_equal(queue_cq_quota(q, c, fid, rid, &v),
+							 GPUQ_OK);
 					assert_int_equal(policy_cq_max_fit(cq, fq->name, res, &fit),
 							 GPUQ_OK);
 					if (fit != v.max_capacity)
-						fail_msg("%s %s %s: webhook %" PRId64 ", core %" PRId64,
-							 cq->name, fq->name, res, fit,
-							 v.max_capacity);
+						fail_msg(
+						    "%s %s %s: webhook %" PRId64 ", core %" PRId64,
+						    cq->name, fq->name, res, fit, v.max_capacity);
 					checked++;
 				}
 			}
@@ -406,8 +408,8 @@ static void max_fit_one_rule(void **state)
 	assert_int_equal(checked, 13);
 	/* spot checks: a's a100 GPUs: 8 + min(2, 6 lent by b); b's h100 cpu:
 	 * 250m + min(1, 3 lent by a); alone: its nominal */
-	assert_int_equal(
-	    policy_cq_max_fit(policy_cq_find(p, "a"), "a100", "nvidia.com/gpu", &spot), GPUQ_OK);
+	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "a"), "a100", "nvidia.com/gpu", &spot),
+			 GPUQ_OK);
 	assert_int_equal(spot, 10);
 	assert_int_equal(policy_cq_max_fit(policy_cq_find(p, "b"), "h100", "cpu", &spot), GPUQ_OK);
 	assert_int_equal(spot, 1250);
@@ -454,6 +456,44 @@ static void build_translates_fungibility(void **state)
 	assert_true(sp.spec.weight_zero); /* Kueue's weight 0, not the default */
 	engine_cq_spec_deinit(&sp);
 	policy_unref(p);
+}
+
+/* spec.admissionScope reaches the core's spec: admission fair sharing on for
+ * UsageBasedAdmissionFairSharing, off for NoAdmissionFairSharing and for a
+ * CQ without the field (Kueue's default). */
+static void build_translates_admission_scope(void **state)
+{
+	static const char *const modes[] = {"", "NoAdmissionFairSharing",
+					    "UsageBasedAdmissionFairSharing"};
+	char text[1024];
+	engine_cq_spec_t sp;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		policy_t *p;
+		queue_t *q;
+		char scope[128] = "";
+
+		if (*modes[i])
+			snprintf(scope, sizeof(scope), "  admissionScope: {admissionMode: %s}\n",
+				 modes[i]);
+		snprintf(
+		    text, sizeof(text),
+		    FLAVOR("a100") "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: "
+				   "ClusterQueue\nmetadata: {name: cq}\nspec:\n%s"
+				   "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+				   "    flavors: [{name: a100, resources: [{name: "
+				   "nvidia.com/gpu, nominalQuota: 8}]}]\n" LQ("team", "cq"),
+		    scope);
+		p = policy_of(text);
+		assert_int_equal(engine_cq_spec_init(&sp, policy_cq_find(p, "cq")), GPUQ_OK);
+		assert_int_equal(sp.spec.admission_fair_sharing, i == 2);
+		engine_cq_spec_deinit(&sp);
+		q = core_of(p, NULL); /* the core takes the spec */
+		assert_int_equal(queue_cq_count(q), 1);
+		queue_destroy(q);
+		policy_unref(p);
+	}
 }
 
 static void build_translates_policy(void **state)
@@ -1379,6 +1419,7 @@ int main(void)
 	    cmocka_unit_test(build_translates_policy),
 	    cmocka_unit_test(max_fit_one_rule),
 	    cmocka_unit_test(build_translates_fungibility),
+	    cmocka_unit_test(build_translates_admission_scope),
 	    cmocka_unit_test(record_check_structure),
 	    cmocka_unit_test_setup_teardown(persist_and_restore, setup, teardown),
 	    cmocka_unit_test_setup_teardown(persist_full_deletes_stale, setup, teardown),

@@ -417,12 +417,12 @@ static void digest(const queue_t *q, char *buf, size_t cap)
 			continue;
 		}
 		queue_workload_explain(q, *u, e, sizeof(e));
-		len += (size_t)snprintf(buf + len, cap - len,
-					"%s: %s wait %d adm %" PRId64 " elig %" PRId64
-					" pre %u req %u ready %d\n  %s\n",
-					*u, queue_wl_state_name(v.state), (int)v.wait,
-					v.admitted_ms, v.eligible_ms, v.preemptions, v.requeues,
-					(int)v.ready, e);
+		len +=
+		    (size_t)snprintf(buf + len, cap - len,
+				     "%s: %s wait %d adm %" PRId64 " elig %" PRId64
+				     " pre %u req %u ready %d\n  %s\n",
+				     *u, queue_wl_state_name(v.state), (int)v.wait, v.admitted_ms,
+				     v.eligible_ms, v.preemptions, v.requeues, (int)v.ready, e);
 	}
 	for (uint32_t c = 0; c < queue_cq_count(q) && len < cap; c++) {
 		queue_stats_t s;
@@ -523,12 +523,13 @@ static void queue_fails_every_allocation(void **st)
 		retried += run.retries;
 		digest(run.q, got, sizeof(got));
 		if (strcmp(want, got) != 0)
-			fail_msg("allocation %ld of %ld failed: end state differs\nwant:\n%s\ngot:\n%s",
-				 n, total, want, got);
+			fail_msg(
+			    "allocation %ld of %ld failed: end state differs\nwant:\n%s\ngot:\n%s",
+			    n, total, want, got);
 		qrun_free(&run);
 	}
-	print_message("# queue: %ld allocations, each failed once; %ld steps reported it\n",
-		      total, retried);
+	print_message("# queue: %ld allocations, each failed once; %ld steps reported it\n", total,
+		      retried);
 	assert_true(n > total);
 	qrun_free(&ref);
 }
@@ -604,12 +605,14 @@ static uint64_t store_scenario(const char *dir, long n, int *reported)
 				assert_int_equal(store_txn_begin(s, &t), GPUQ_OK);
 				for (int k = 0; k < STORE_KEYS; k++) {
 					char key[32], val[96];
-					int v = snprintf(val, sizeof(val), "value %d of batch %d.%d",
-							 k, round, batch);
+					int v =
+					    snprintf(val, sizeof(val), "value %d of batch %d.%d", k,
+						     round, batch);
 
 					snprintf(key, sizeof(key), "ns/wl-%03d", k + 7 * batch);
-					(void)store_put(t, k % 2 ? QUEUE_REC_WORKLOAD : QUEUE_REC_CQ, key, strlen(key), val,
-							(size_t)v);
+					(void)store_put(t,
+							k % 2 ? QUEUE_REC_WORKLOAD : QUEUE_REC_CQ,
+							key, strlen(key), val, (size_t)v);
 				}
 				(void)store_del(t, QUEUE_REC_CQ, "ns/wl-002", 9);
 				rc = store_txn_commit(t, NULL);
@@ -660,8 +663,8 @@ static void store_fails_every_allocation(void **state)
 			fail_msg("allocation %ld of %ld failed: the store holds other records", n,
 				 total);
 	}
-	print_message("# store: %ld allocations, each failed once; %d calls reported it\n",
-		      total, reported);
+	print_message("# store: %ld allocations, each failed once; %d calls reported it\n", total,
+		      reported);
 	assert_true(n > total);
 }
 
@@ -779,8 +782,8 @@ static void policy_fails_every_allocation(void **st)
 		replies_match(p, what);
 		policy_unref(p);
 	}
-	print_message("# policy: %ld allocations, each failed once; %d loads reported it\n",
-		      total, reported);
+	print_message("# policy: %ld allocations, each failed once; %d loads reported it\n", total,
+		      reported);
 	assert_true(n > total);
 }
 

@@ -59,11 +59,11 @@ static void drs_table(void **st)
 		int64_t want_ppm; /* weight 1 */
 		size_t dom;
 	} cases[] = {
-	    {{{4, 4, 10}}, 1, 0, 0},			 /* at nominal: 0 */
-	    {{{6, 4, 10}}, 1, 200000, 0},		 /* borrows 2 of 10 */
-	    {{{6, 4, 10}, {9, 1, 16}}, 2, 500000, 1},	 /* dominant is the second */
-	    {{{1, 4, 10}, {3, 1, 0}}, 2, 0, 0},		 /* lent nothing: adds nothing */
-	    {{{7, 4, 10}, {3, 1, 0}}, 2, 300000, 0},	 /* ... as in Kueue */
+	    {{{4, 4, 10}}, 1, 0, 0},		      /* at nominal: 0 */
+	    {{{6, 4, 10}}, 1, 200000, 0},	      /* borrows 2 of 10 */
+	    {{{6, 4, 10}, {9, 1, 16}}, 2, 500000, 1}, /* dominant is the second */
+	    {{{1, 4, 10}, {3, 1, 0}}, 2, 0, 0},	      /* lent nothing: adds nothing */
+	    {{{7, 4, 10}, {3, 1, 0}}, 2, 300000, 0},  /* ... as in Kueue */
 	    {{{0, 0, 0}}, 0, 0, 0},
 	};
 
@@ -83,7 +83,7 @@ static void shares_compare_exactly(void **st)
 	/* one borrowed unit out of 3,000,001 and 3,000,002 lendable: the old
 	 * ppm arithmetic gave both 0.333 ppm -> 0 and called them equal */
 	fairshare_res_t a[] = {{2, 1, 3000001}}, b[] = {{2, 1, 3000002}};
-	fairshare_res_t two[] = {{6, 4, 10}}; /* ratio 200 */
+	fairshare_res_t two[] = {{6, 4, 10}};  /* ratio 200 */
 	fairshare_res_t four[] = {{8, 4, 10}}; /* ratio 400 */
 	fairshare_res_t none[] = {{4, 4, 10}};
 	fairshare_share_t x, y;
@@ -159,10 +159,9 @@ static void jain_and_slurm(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(decay_table),    cmocka_unit_test(decay_no_starvation),
-	    cmocka_unit_test(drs_table),      cmocka_unit_test(shares_compare_exactly),
-	    cmocka_unit_test(weighted_and_keys),
-	    cmocka_unit_test(jain_and_slurm),
+	    cmocka_unit_test(decay_table),	 cmocka_unit_test(decay_no_starvation),
+	    cmocka_unit_test(drs_table),	 cmocka_unit_test(shares_compare_exactly),
+	    cmocka_unit_test(weighted_and_keys), cmocka_unit_test(jain_and_slurm),
 	};
 
 	return cmocka_run_group_tests_name("fairshare", tests, NULL, NULL);

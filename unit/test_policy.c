@@ -369,6 +369,24 @@ static const bad_t BAD[] = {
      "t.yaml: document 1: ClusterQueue \"team-a\": spec.nominalquota: unknown field"},
     {CQ_HEAD "spec:\n  admissionChecks: [prov]\n", GPUQ_EINVAL,
      "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionChecks: not supported by gpuq"},
+    {CQ_HEAD "spec:\n  concurrentAdmissionPolicy: {migration: {mode: TryPreferredFlavors}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.concurrentAdmissionPolicy: not "
+     "supported by gpuq"},
+    {CQ_HEAD "spec:\n  admissionScope: {admissionMode: UsageBased}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope.admissionMode: unknown "
+     "value \"UsageBased\" (want NoAdmissionFairSharing or UsageBasedAdmissionFairSharing)"},
+    {CQ_HEAD "spec:\n  admissionScope: {}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope.admissionMode: "
+     "required"},
+    {CQ_HEAD "spec:\n  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing, "
+	     "usageHalfLifeTime: 1h}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope.usageHalfLifeTime: "
+     "unknown field"},
+    {CQ_HEAD "spec:\n  admissionScope: UsageBasedAdmissionFairSharing\n", GPUQ_EINVAL,
+     "t.yaml: document 1: ClusterQueue \"team-a\": spec.admissionScope: must be a mapping, "
+     "not \"UsageBasedAdmissionFairSharing\""},
     {CQ_HEAD "spec:\n  namespaceSelector:\n    matchExpressions:\n    - {key: team, operator: "
 	     "Is, values: [a]}\n",
      GPUQ_EINVAL,
@@ -973,6 +991,46 @@ static void fungibility_preference(void **state)
 	assert_non_null(strstr(d.msg, "preference"));
 }
 
+/* spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing turns
+ * admission fair sharing on; NoAdmissionFairSharing, null or no field leave
+ * it off; in Kueue's v1beta1 and v1beta2 and gpuq's group alike. The
+ * LocalQueue's fairSharing.weight is its weight in it. */
+static void admission_scope(void **state)
+{
+	static const char *const head =
+	    "apiVersion: %s\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+	    "spec:\n  namespaceSelector: {}\n%s"
+	    "---\napiVersion: %s\nkind: LocalQueue\nmetadata: {namespace: a, name: lq}\n"
+	    "spec: {clusterQueue: cq, fairSharing: {weight: \"2.5\"}}\n";
+	static const struct {
+		const char *field; /* the spec line, "" for none */
+		bool afs;	   /* expected */
+	} cases[] = {
+	    {"  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}\n", true},
+	    {"  admissionScope: {admissionMode: NoAdmissionFairSharing}\n", false},
+	    {"  admissionScope: null\n", false},
+	    {"", false},
+	};
+	static const char *const apis[] = {"gpuq.dev/v1beta1", "kueue.x-k8s.io/v1beta1",
+					   "kueue.x-k8s.io/v1beta2"};
+	char text[1024];
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	for (size_t a = 0; a < sizeof(apis) / sizeof(apis[0]); a++) {
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			snprintf(text, sizeof(text), head, apis[a], cases[i].field, apis[a]);
+			if (load_str(text, NULL, &p, &d) != GPUQ_OK)
+				fail_msg("%s %s: %s", apis[a], cases[i].field, d.msg);
+			assert_int_equal(policy_cq_find(p, "cq")->admission_fair_sharing,
+					 cases[i].afs);
+			assert_int_equal(policy_lq_find(p, "a", "lq")->fair_weight_milli, 2500);
+			policy_unref(p);
+		}
+	}
+}
+
 /* Fields the examples do not use: v1beta1 claims, firstAvailable, fungibility,
  * stop policies, cohort weights, tolerationSeconds, system priorities. */
 static void decode_details(void **state)
@@ -1305,6 +1363,74 @@ static void load_dir_all_or_nothing(void **state)
 	assert_int_equal(policy_dir_fingerprint("/nonexistent/gpuq", &f1, &d), GPUQ_EIO);
 }
 
+/* policy_load_files: files in the order given, all or nothing, one policy;
+ * skip_workloads lists Jobs and Pods instead of refusing them, and only
+ * those. */
+static void load_files_and_workloads(void **state)
+{
+	static const char job[] = "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: j-}\n";
+	char dir[] = "/tmp/gpuq-policy-XXXXXX";
+	char a[512], b[512], msg[1024];
+	const char *paths[2] = {a, b};
+	policy_opts_t skip = {.skip_workloads = true};
+	const policy_skipped_t *sk;
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/queues.yaml", dir);
+	snprintf(b, sizeof(b), "%s/flavor.txt", dir); /* any name */
+	write_file(dir, "queues.yaml",
+		   "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+		   "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+		   "    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1}]}]\n"
+		   "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: a}\n");
+	write_file(dir, "flavor.txt",
+		   "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\n"
+		   "metadata: {name: f}\n---\n");
+	/* the flavor is in the second file: checked across both */
+	assert_int_equal(policy_load_files(paths, 2, &skip, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_cq_count(p), 1);
+	assert_int_equal(policy_flavor_count(p), 1);
+	assert_int_equal(policy_skipped_count(p), 1);
+	sk = policy_skipped_at(p, 0);
+	assert_string_equal(sk->kind, "Pod");
+	assert_string_equal(sk->api_version, "v1");
+	assert_string_equal(sk->origin.file, a);
+	assert_int_equal(sk->origin.doc, 2);
+	assert_null(policy_skipped_at(p, 1));
+	policy_unref(p);
+	/* without the option the Pod is refused, as --policy-dir refuses it */
+	assert_int_equal(policy_load_files(paths, 2, NULL, &p, &d), GPUQ_EINVAL);
+	assert_null(p);
+	snprintf(msg, sizeof(msg),
+		 "%s: document 2: kind \"Pod\" (apiVersion \"v1\") is not a policy object; gpuq "
+		 "reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
+		 "ClusterQueue, LocalQueue, Cohort and ResourceClaimTemplate",
+		 a);
+	assert_string_equal(d.msg, msg);
+	/* the first file alone lacks its flavor */
+	assert_int_equal(policy_load_files(paths, 1, &skip, &p, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "ResourceFlavor \"f\" not found"));
+	/* only batch/v1 Jobs and v1 Pods are workloads */
+	write_file(dir, "flavor.txt", job);
+	assert_int_equal(policy_load_files(paths + 1, 1, &skip, &p, &d), GPUQ_OK);
+	assert_int_equal(policy_skipped_count(p), 1);
+	assert_string_equal(policy_skipped_at(p, 0)->kind, "Job");
+	policy_unref(p);
+	write_file(dir, "flavor.txt", "apiVersion: batch/v2\nkind: Job\nmetadata: {name: j}\n");
+	assert_int_equal(policy_load_files(paths + 1, 1, &skip, &p, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "kind \"Job\" (apiVersion \"batch/v2\") is not a policy"));
+	assert_int_equal(policy_load_files(paths, 0, NULL, &p, &d), GPUQ_EINVAL);
+	assert_string_equal(d.msg, "0 manifest files (want 1..1000)");
+	unlink(a);
+	assert_int_equal(policy_load_files(paths, 1, NULL, &p, &d), GPUQ_EIO);
+	assert_non_null(strstr(d.msg, "cannot open"));
+	unlink(b);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1324,6 +1450,7 @@ int main(void)
 	    cmocka_unit_test(max_fit_cohort),
 	    cmocka_unit_test(decode_details),
 	    cmocka_unit_test(fungibility_preference),
+	    cmocka_unit_test(admission_scope),
 	    cmocka_unit_test(implied_namespaces),
 	    cmocka_unit_test(refcounts),
 	    cmocka_unit_test(refcounts_threads),
@@ -1331,6 +1458,7 @@ int main(void)
 	    cmocka_unit_test(add_json_direct),
 	    cmocka_unit_test(field_decoder),
 	    cmocka_unit_test(load_dir_all_or_nothing),
+	    cmocka_unit_test(load_files_and_workloads),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

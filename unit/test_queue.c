@@ -508,13 +508,13 @@ static void listing_and_counters(void **st)
 
 /* ---- tenants ---- */
 
-/* Equal priority: the tenant with less decayed usage goes first; a heavy
- * user is not starved once its usage decays. */
+/* Admission fair sharing: the tenant with less decayed usage goes first; a
+ * heavy user is not starved once its usage decays. */
 static void tenant_decay_order_and_no_starvation(void **st)
 {
 	queue_config_t cfg;
 	queue_t *q = NULL;
-	cqdef_t d = {.flavors = {{"f", 4, U, U}}};
+	cqdef_t d = {.flavors = {{"f", 4, U, U}}, .afs = true};
 	queue_result_t r;
 	uint32_t la, lb;
 	queue_stats_t sa, sb;
@@ -581,7 +581,7 @@ static void tenant_usage_seeded(void **st)
 {
 	queue_config_t cfg;
 	queue_t *q = NULL;
-	cqdef_t d = {.flavors = {{"f", 2, U, U}}};
+	cqdef_t d = {.flavors = {{"f", 2, U, U}}, .afs = true};
 	queue_result_t r;
 	queue_stats_t sa;
 	uint32_t la, lb;
@@ -609,6 +609,157 @@ static void tenant_usage_seeded(void **st)
 	cycle(q, 20, &r);
 	assert_int_equal(r.n_admissions, 2);
 	assert_string_equal(r.admissions[0].uid, "b0");
+	queue_destroy(q);
+}
+
+/* The pending workloads of CQ "cq" in listing order, as "uid uid ...". */
+static void pending_order(queue_t *q, char *buf, size_t cap)
+{
+	queue_wl_t ids[16];
+	uint32_t cq;
+	size_t n, used = 0;
+
+	assert_int_equal(queue_cq_find(q, "cq", &cq), GPUQ_OK);
+	n = queue_cq_workloads(q, cq, QUEUE_WL_PENDING, ids, 16);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < 16 && used < cap; i++) {
+		queue_workload_view_t v;
+
+		assert_int_equal(queue_workload_view(q, ids[i], &v), GPUQ_OK);
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s", i ? " " : "", v.uid);
+	}
+}
+
+/* Admission fair sharing is a switch of each ClusterQueue (Kueue's
+ * admissionScope UsageBasedAdmissionFairSharing). Without it the CQ takes
+ * priority, then creation, whatever its LocalQueues used (Kueue's default
+ * order); with it the tenant key (decayed usage / weight) comes first, before
+ * priority. The listing follows the cycle's order. */
+static void admission_fair_sharing_switch(void **st)
+{
+	static const char *const order[2] = {"a-high a-old b-new", "b-new a-high a-old"};
+	static const char *const first[2] = {"a-high", "b-new"};
+
+	(void)st;
+	for (int afs = 0; afs < 2; afs++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.flavors = {{"f", 1, U, U}}, .afs = afs};
+		queue_result_t r;
+		uint32_t la;
+		char buf[128];
+
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		add_lq(q, "a", "lq", "cq");
+		add_lq(q, "b", "lq", "cq");
+		assert_int_equal(queue_lq_find(q, "a", "lq", &la), GPUQ_OK);
+		assert_int_equal(queue_lq_usage_seed(q, la, 0.5), GPUQ_OK);
+		/* a used half the CQ recently; its workloads are older, one of
+		 * them of a higher priority; b used nothing */
+		add_wl(q, "a-old", "a", "lq", 0, 0, 1);
+		add_wl(q, "a-high", "a", "lq", 5, 1, 1);
+		add_wl(q, "b-new", "b", "lq", 0, 2, 1);
+		pending_order(q, buf, sizeof(buf));
+		assert_string_equal(buf, order[afs]);
+		cycle(q, 10, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, first[afs]);
+		queue_destroy(q);
+	}
+}
+
+/* The LocalQueue's weight divides its usage: a tenant of weight 4 that used
+ * 0.5 (key 0.125) goes before one of weight 1 that used 0.2. */
+static void admission_fair_sharing_weight(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 1, U, U}}, .afs = true};
+	queue_result_t r;
+	uint32_t la, lb;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	assert_int_equal(queue_lq_add(q, "a", "lq", "cq", 4000, &la, NULL), GPUQ_OK);
+	assert_int_equal(queue_lq_add(q, "b", "lq", "cq", 1000, &lb, NULL), GPUQ_OK);
+	assert_int_equal(queue_lq_usage_seed(q, la, 0.5), GPUQ_OK);
+	assert_int_equal(queue_lq_usage_seed(q, lb, 0.2), GPUQ_OK);
+	add_wl(q, "b0", "b", "lq", 0, 0, 1);
+	add_wl(q, "a0", "a", "lq", 0, 1, 1);
+	cycle(q, 10, &r);
+	assert_int_equal(r.n_admissions, 1);
+	assert_string_equal(r.admissions[0].uid, "a0");
+	queue_destroy(q);
+}
+
+/* queue_cq_update turns the switch on and off in place: the pending order
+ * follows at once. */
+static void admission_fair_sharing_update(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 0, U, U}}};
+	uint32_t la;
+	char buf[128];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "a", "lq", "cq");
+	add_lq(q, "b", "lq", "cq");
+	assert_int_equal(queue_lq_find(q, "a", "lq", &la), GPUQ_OK);
+	assert_int_equal(queue_lq_usage_seed(q, la, 0.5), GPUQ_OK);
+	add_wl(q, "a0", "a", "lq", 0, 0, 1);
+	add_wl(q, "a1", "a", "lq", 0, 1, 1);
+	add_wl(q, "b0", "b", "lq", 0, 2, 1);
+	pending_order(q, buf, sizeof(buf));
+	assert_string_equal(buf, "a0 a1 b0");
+	d.afs = true;
+	assert_int_equal(put_cq(q, "cq", &d, true), GPUQ_OK);
+	pending_order(q, buf, sizeof(buf));
+	assert_string_equal(buf, "b0 a0 a1");
+	d.afs = false;
+	assert_int_equal(put_cq(q, "cq", &d, true), GPUQ_OK);
+	pending_order(q, buf, sizeof(buf));
+	assert_string_equal(buf, "a0 a1 b0");
+	queue_destroy(q);
+}
+
+/* StrictFIFO with admission fair sharing: a planned preemptor goes first.
+ * Its victim, of a LocalQueue with less usage, would otherwise come back
+ * ahead of it by its tenant key, take the quota it freed, and be preempted
+ * again, at one instant. */
+static void admission_fair_sharing_strict_preemptor_first(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 1, U, U}},
+		     .strategy = QUEUE_STRICT_FIFO,
+		     .within = QUEUE_WITHIN_LOWER_PRIORITY,
+		     .afs = true};
+	queue_result_t r;
+	uint32_t la;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "a", "lq", "cq");
+	add_lq(q, "b", "lq", "cq");
+	assert_int_equal(queue_lq_find(q, "a", "lq", &la), GPUQ_OK);
+	assert_int_equal(queue_lq_usage_seed(q, la, 0.9), GPUQ_OK);
+	add_wl(q, "low", "b", "lq", 0, 0, 1);
+	cycle(q, 1, &r);
+	assert_true(admitted_in(&r, "low"));
+	add_wl(q, "high", "a", "lq", 5, 2, 1);
+	cycle(q, 3, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].victim_uid, "low");
+	for (int i = 0; i < 3; i++) {
+		cycle(q, 3, &r);
+		assert_int_equal(r.n_evictions, 0);
+		if (r.n_admissions)
+			break;
+	}
+	assert_int_equal(state_of(q, "high"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "low"), QUEUE_WL_PENDING);
 	queue_destroy(q);
 }
 
@@ -1134,6 +1285,10 @@ int main(void)
 	    cmocka_unit_test(listing_and_counters),
 	    cmocka_unit_test(tenant_decay_order_and_no_starvation),
 	    cmocka_unit_test(tenant_usage_seeded),
+	    cmocka_unit_test(admission_fair_sharing_switch),
+	    cmocka_unit_test(admission_fair_sharing_weight),
+	    cmocka_unit_test(admission_fair_sharing_update),
+	    cmocka_unit_test(admission_fair_sharing_strict_preemptor_first),
 	    cmocka_unit_test(gang_all_or_nothing),
 	    cmocka_unit_test(gang_ready_timeout_backoff),
 	    cmocka_unit_test(explain_strings),

@@ -268,9 +268,8 @@ static void two_reclaimers_one_cycle(void **st)
 	for (int release = 0; release < 2; release++) {
 		queue_config_t cfg;
 		queue_t *q = NULL;
-		cqdef_t own = {.cohort = "co",
-			       .reclaim = QUEUE_RECLAIM_ANY,
-			       .flavors = {{"f", 4, U, U}}};
+		cqdef_t own = {
+		    .cohort = "co", .reclaim = QUEUE_RECLAIM_ANY, .flavors = {{"f", 4, U, U}}};
 		cqdef_t lender = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
 		queue_result_t r;
 
@@ -321,9 +320,8 @@ static void overlapping_head_stays_active(void **st)
 {
 	queue_t *q = mkq(false);
 	cqdef_t a = {.cohort = "co", .reclaim = QUEUE_RECLAIM_ANY, .flavors = {{"f", 4, U, U}}};
-	cqdef_t b = {.cohort = "co",
-		     .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY,
-		     .flavors = {{"f", 4, U, U}}};
+	cqdef_t b = {
+	    .cohort = "co", .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY, .flavors = {{"f", 4, U, U}}};
 	cqdef_t c = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
 	queue_result_t r;
 	char why[256];

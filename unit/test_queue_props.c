@@ -73,6 +73,7 @@ typedef struct {
 	bool weight_zero[6];
 	queue_fungible_t when_borrow[6], when_preempt[6];
 	queue_preference_t preference[6];
+	bool afs[6];	      /* admission fair sharing (changed by the trace) */
 	int n_lq[6];	      /* LocalQueues per CQ */
 	queue_stop_t stop[6]; /* stopPolicy (changed by the trace) */
 	queue_config_t cfg;
@@ -114,7 +115,8 @@ static void policy_random(uint64_t *s, policy_t *p)
 		p->reclaim[c] = (queue_reclaim_t)rnd(s, 0, 2);
 		p->borrow[c] = (queue_borrow_t)rnd(s, 0, 1);
 		/* weights as Kueue takes them: 0, fractions, very large */
-		p->weight[c] = (int64_t[]){500, 1000, 1500, 333, INT64_C(1000000000000)}[rnd(s, 0, 4)];
+		p->weight[c] =
+		    (int64_t[]){500, 1000, 1500, 333, INT64_C(1000000000000)}[rnd(s, 0, 4)];
 		p->weight_zero[c] = rnd(s, 0, 5) == 0;
 		/* flavorFungibility at random; a preference only with both
 		 * TryNextFlavor, as Kueue's validation says */
@@ -125,6 +127,12 @@ static void policy_random(uint64_t *s, policy_t *p)
 				       ? (queue_preference_t)rnd(s, 0, 1)
 				       : QUEUE_PREFER_BORROWING;
 		p->n_lq[c] = (int)rnd(s, 1, 3);
+	}
+	{ /* from a stream of its own, so the traces of a seed stay as they were */
+		uint64_t a = *s ^ 0x5bd1e9955bd1e995ull;
+
+		for (int c = 0; c < p->n_cqs; c++)
+			p->afs[c] = rnd(&a, 0, 1);
 	}
 }
 
@@ -165,6 +173,7 @@ static void cq_put(queue_t *q, const policy_t *p, int c, bool update)
 	cs.when_can_preempt = p->when_preempt[c];
 	cs.preference = p->preference[c];
 	cs.stop = p->stop[c];
+	cs.admission_fair_sharing = p->afs[c];
 	if ((update ? queue_cq_update(q, &cs, &diag) : queue_cq_add(q, &cs, NULL, &diag)) != 0)
 		fail_msg("cq %s: %s", update ? "update" : "add", diag.msg);
 }
@@ -225,6 +234,7 @@ typedef struct {
 	uint64_t seed;
 	uint8_t fair_pair[MAX_WL * MAX_WL / 8]; /* bit (preemptor, victim): evicted
 						   by fair sharing already */
+	bool planned[MAX_WL];			/* waited as Preempting at the last step */
 	int64_t pre_at[MAX_WL];			/* instant of a workload's last preemption */
 	int pre_n[MAX_WL];			/* its preemptions at that instant */
 } trace_t;
@@ -361,6 +371,9 @@ static bool eligible_pending(queue_wait_t w)
 	       w == QUEUE_WAIT_BEHIND_HEAD || w == QUEUE_WAIT_PREEMPTING;
 }
 
+/* With admission fair sharing the order across LocalQueues is by tenant key
+ * (which the cycle's own admissions move), and a planned preemptor goes
+ * first: only the order within a LocalQueue of others is checked. */
 static void check_strict_order(const trace_t *t, const queue_result_t *r)
 {
 	queue_t *q = t->q;
@@ -368,9 +381,13 @@ static void check_strict_order(const trace_t *t, const queue_result_t *r)
 	for (size_t i = 0; i < r->n_admissions; i++) {
 		queue_workload_view_t a;
 		queue_wl_t id = QUEUE_NONE;
+		bool afs;
 
 		assert_int_equal(queue_workload_view(q, r->admissions[i].wl, &a), GPUQ_OK);
 		if (t->pol.strategy[a.cq] != QUEUE_STRICT_FIFO)
+			continue;
+		afs = t->pol.afs[a.cq];
+		if (afs && t->planned[strtol(a.uid + 1, NULL, 10)])
 			continue;
 		while ((id = queue_workload_next(q, id)) != QUEUE_NONE) {
 			queue_workload_view_t p;
@@ -379,7 +396,7 @@ static void check_strict_order(const trace_t *t, const queue_result_t *r)
 			bool victim = false;
 
 			if (p.cq != a.cq || p.state != QUEUE_WL_PENDING ||
-			    !eligible_pending(p.wait))
+			    !eligible_pending(p.wait) || (afs && p.lq != a.lq))
 				continue;
 			/* a victim of this cycle was running, not waiting, when a was admitted */
 			for (size_t k = 0; k < r->n_evictions; k++)
@@ -678,8 +695,23 @@ static int pick(trace_t *t, uint64_t *s, int state)
 /* What the traces exercised (a property test that never preempts proves
  * little): totals over all traces, checked by the last block. */
 static struct {
-	uint64_t cycles, admissions, evictions[6], changes, restores, strict_admissions;
+	uint64_t cycles, admissions, evictions[6], changes, restores, strict_admissions,
+	    afs_admissions;
 } seen_total;
+
+/* Which workloads wait as preemptors now, for the next cycle's order check. */
+static void note_planned(trace_t *t)
+{
+	for (int i = 0; i < t->n_wl; i++) {
+		queue_wl_t id;
+		queue_workload_view_t v;
+
+		t->planned[i] = t->wl[i].ex != X_DELETED &&
+				queue_workload_find(t->q, t->wl[i].uid, &id) == GPUQ_OK &&
+				queue_workload_view(t->q, id, &v) == GPUQ_OK &&
+				v.state == QUEUE_WL_PENDING && v.wait == QUEUE_WAIT_PREEMPTING;
+	}
+}
 
 static void after_step(trace_t *t, const queue_result_t *r)
 {
@@ -687,9 +719,11 @@ static void after_step(trace_t *t, const queue_result_t *r)
 		seen_total.cycles++;
 		seen_total.admissions += r->n_admissions;
 		seen_total.changes += r->n_changes;
-		for (size_t i = 0; i < r->n_admissions; i++)
+		for (size_t i = 0; i < r->n_admissions; i++) {
 			seen_total.strict_admissions +=
 			    t->pol.strategy[r->admissions[i].cq] == QUEUE_STRICT_FIFO;
+			seen_total.afs_admissions += t->pol.afs[r->admissions[i].cq];
+		}
 	}
 	for (size_t i = 0; r && i < r->n_evictions; i++)
 		seen_total.evictions[r->evictions[i].reason]++;
@@ -706,6 +740,7 @@ static void after_step(trace_t *t, const queue_result_t *r)
 		check_fair_once(t, r);
 		check_preempt_bound(t, r);
 	}
+	note_planned(t);
 }
 
 static void run_trace(uint64_t seed)
@@ -753,15 +788,18 @@ static void run_trace(uint64_t seed)
 				seen_total.evictions[r.evictions[k].reason]++;
 			after_step(t, NULL);
 		} else if (a < 89 && rnd(&s, 0, 2) == 0) {
-			/* quota grows, or the stop policy changes */
+			/* quota grows, the stop policy changes, or admission fair sharing
+			 * turns on or off */
 			int c = (int)rnd(&s, 0, t->pol.n_cqs - 1);
 
 			if (rnd(&s, 0, 1))
 				t->pol.nominal[c][rnd(&s, 0, t->pol.n_flv[c] - 1)][rnd(&s, 0, 1)] +=
 				    rnd(&s, 1, 3);
-			else
+			else if (rnd(&s, 0, 3))
 				t->pol.stop[c] =
 				    rnd(&s, 0, 3) ? QUEUE_STOP_NONE : (queue_stop_t)rnd(&s, 1, 2);
+			else
+				t->pol.afs[c] = !t->pol.afs[c];
 			cq_put(t->q, &t->pol, c, true);
 		} else if (a < 90) {
 			queue_t *p = restore_copy(t);
@@ -809,13 +847,15 @@ static void traces(void **state)
 	for (int i = 0; i < TRACES_PER_TEST; i++)
 		run_trace((uint64_t)(block * TRACES_PER_TEST + i + 1));
 	if (block == N_TESTS - 1) {
-		print_message("# %llu traces, %llu cycles, %llu admissions (%llu StrictFIFO), "
+		print_message("# %llu traces, %llu cycles, %llu admissions (%llu StrictFIFO, "
+			      "%llu with admission fair sharing), "
 			      "%llu set aside, evictions: %llu in-CQ, %llu reclaim, %llu fair, "
 			      "%llu reclaim-while-borrowing, %llu ready-timeout, %llu drained\n",
 			      (unsigned long long)seen_total.restores,
 			      (unsigned long long)seen_total.cycles,
 			      (unsigned long long)seen_total.admissions,
 			      (unsigned long long)seen_total.strict_admissions,
+			      (unsigned long long)seen_total.afs_admissions,
 			      (unsigned long long)seen_total.changes,
 			      (unsigned long long)seen_total.evictions[0],
 			      (unsigned long long)seen_total.evictions[1],
@@ -827,7 +867,8 @@ static void traces(void **state)
 		assert_true(seen_total.evictions[0] > 0 && seen_total.evictions[1] > 0 &&
 			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0 &&
 			    seen_total.evictions[5] > 0);
-		assert_true(seen_total.strict_admissions > 0 && seen_total.changes > 0);
+		assert_true(seen_total.strict_admissions > 0 && seen_total.changes > 0 &&
+			    seen_total.afs_admissions > 0);
 	}
 }
 

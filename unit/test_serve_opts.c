@@ -179,6 +179,8 @@ static void opts_parse_cluster(void **state)
 	assert_false(o.fair_sharing);
 	assert_int_equal(o.ready_timeout_ms, 30 * 60 * 1000);
 	assert_int_equal(o.requeue_backoff_ms, 60 * 1000);
+	assert_int_equal(o.usage_half_life_ms, 0); /* the core's defaults */
+	assert_int_equal(o.usage_sampling_ms, 0);
 	/* in a Pod, neither flag: in-cluster, defaults from the downward API */
 	g_env = &pod;
 	assert_int_equal(parse(&o, &d, CLUSTER, END), GPUQ_OK);
@@ -213,6 +215,17 @@ static void opts_parse_cluster(void **state)
 	assert_int_equal(o.requeue_backoff_ms, 120000);
 	assert_int_equal(parse(&o, &d, CLUSTER, "--pods-ready-timeout", "0", END), GPUQ_OK);
 	assert_int_equal(o.ready_timeout_ms, 0);
+	/* Kueue's admissionFairSharing settings, up to a year */
+	assert_int_equal(parse(&o, &d, CLUSTER, "--usage-half-life-time", "168h",
+			       "--usage-sampling-interval=5m", END),
+			 GPUQ_OK);
+	assert_int_equal(o.usage_half_life_ms, 168LL * 3600 * 1000);
+	assert_int_equal(o.usage_sampling_ms, 5 * 60 * 1000);
+	assert_int_equal(parse(&o, &d, CLUSTER, "--usage-half-life-time", "8760h",
+			       "--usage-sampling-interval", "1ms", END),
+			 GPUQ_OK);
+	assert_int_equal(o.usage_half_life_ms, 8760LL * 3600 * 1000);
+	assert_int_equal(o.usage_sampling_ms, 1);
 	/* the certificate kept in a Secret */
 	assert_int_equal(parse(&o, &d, CLUSTER, "--cert-secret", "gpuq-system/gpuq-certs",
 			       "--cert-dns=a.b.svc,c", "--cert-ip", "127.0.0.1", "--webhook-config",
@@ -231,11 +244,13 @@ static void opts_parse_cluster(void **state)
 	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
 	assert_string_equal(o.identity, "");
 	/* the usage names them */
-	for (size_t i = 0; i < 10; i++) {
+	for (size_t i = 0; i < 12; i++) {
 		static const char *const flags[] = {"--kubeconfig PATH",
 						    "--fair-sharing",
 						    "--pods-ready-timeout",
 						    "--requeue-backoff",
+						    "--usage-half-life-time",
+						    "--usage-sampling-interval",
 						    "--leader-elect",
 						    "--lease-namespace",
 						    "--lease-name",
@@ -289,6 +304,25 @@ static void opts_parse_cluster_bad(void **state)
 	    {&host, {"--kubeconfig", "/k", "--burst", "x"}, "--burst \"x\""},
 	    {&host, {"--kubeconfig", "/k", "--fair-sharing", "on"}, "--fair-sharing \"on\""},
 	    {&host,
+	     {"--kubeconfig", "/k", "--usage-half-life-time", "0"},
+	     "--usage-half-life-time \"0\": 0 (Kueue: no usage history, so admission fair "
+	     "sharing orders nothing) is not supported; leave admissionScope out of the "
+	     "ClusterQueues instead"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--usage-half-life-time", "8761h"},
+	     "--usage-half-life-time \"8761h\": expected a duration such as 90s, 5m or 1.5h, "
+	     "1ms..365 days"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--usage-half-life-time", "-1h"},
+	     "--usage-half-life-time \"-1h\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--usage-sampling-interval", "0"},
+	     "--usage-sampling-interval \"0\": expected a duration such as 90s, 5m or 1.5h, "
+	     "1ms..365 days"},
+	    {&host,
+	     {"--kubeconfig", "/k", "--usage-sampling-interval", "5 m"},
+	     "--usage-sampling-interval \"5 m\""},
+	    {&host,
 	     {"--kubeconfig", "/k", "--pods-ready-timeout", "5x"},
 	     "--pods-ready-timeout \"5x\": expected a duration such as 90s, 5m or 1.5h, 0..7 days"},
 	    {&host,
@@ -333,6 +367,9 @@ static void opts_parse_cluster_bad(void **state)
 	    {&host,
 	     {"--policy-dir", "/p", "--leader-elect", "false"},
 	     "--leader-elect: a cluster flag"},
+	    {&host,
+	     {"--policy-dir", "/p", "--usage-half-life-time", "1h"},
+	     "--usage-half-life-time: a cluster flag"},
 	    {&host, {NULL}, "no policy source"},
 	    {NULL, {NULL}, "(KUBERNETES_SERVICE_HOST is not set)"},
 	    {&bad_ns, {NULL}, "POD_NAMESPACE \"Team_A\": expected a namespace name"},

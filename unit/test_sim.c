@@ -355,6 +355,13 @@ static void parse_errors(void **state)
 	parse_bad(POLICY "spec:\n  options: {sampleInterval: 0}\n", GPUQ_EINVAL,
 		  "t.yaml: document 6: Trace \"t\": spec.options.sampleInterval: must be at least "
 		  "1ms");
+	parse_bad(POLICY "spec:\n  options: {fairShareHalfLife: 0}\n", GPUQ_EINVAL,
+		  "t.yaml: document 6: Trace \"t\": spec.options.fairShareHalfLife: must be at "
+		  "least 1ms");
+	parse_bad(
+	    POLICY "spec:\n  options: {fairShareSamplingInterval: \"0s\"}\n", GPUQ_EINVAL,
+	    "t.yaml: document 6: Trace \"t\": spec.options.fairShareSamplingInterval: must be "
+	    "at least 1ms");
 	parse_bad(POLICY "spec: {}\n---\napiVersion: gpuq.dev/v1beta1\nkind: Trace\n", GPUQ_EINVAL,
 		  "t.yaml: document 7: Trace: a second Trace document (the first is document 6)");
 	parse_bad("apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: x}\n",
@@ -588,6 +595,54 @@ static void scenario_tiny(void **state)
 	free(json);
 	sim_report_destroy(r);
 	sim_trace_destroy(t);
+}
+
+/* Admission fair sharing in a trace: team-a used the 4 GPUs for 10 s; when
+ * they free, its older workload goes first without admissionScope (Kueue's
+ * order: priority, creation) and team-b's with it (team-b used nothing).
+ * The Trace's options set the decay. */
+static void scenario_admission_fair_sharing(void **state)
+{
+	static const char head[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+	    "spec:\n  namespaceSelector: {}\n%s"
+	    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+	    "    flavors: [{name: default, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+	    "metadata: {namespace: team-a, name: lq}\nspec: {clusterQueue: cq}\n"
+	    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+	    "metadata: {namespace: team-b, name: lq}\nspec: {clusterQueue: cq}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: t}\nspec:\n"
+	    "  options: {fairShareHalfLife: 10s, fairShareSamplingInterval: 1s}\n"
+	    "  arrivals:\n"
+	    "  - {at: 0, name: a0, localQueue: team-a/lq, runtime: 10s,"
+	    "     podSets: [{requests: {nvidia.com/gpu: 4}}]}\n"
+	    "  - {at: 1s, name: a1, localQueue: team-a/lq, runtime: 1s,"
+	    "     podSets: [{requests: {nvidia.com/gpu: 4}}]}\n"
+	    "  - {at: 2s, name: b1, localQueue: team-b/lq, runtime: 1s,"
+	    "     podSets: [{requests: {nvidia.com/gpu: 4}}]}\n";
+	char text[2048];
+
+	(void)state;
+	for (int afs = 0; afs < 2; afs++) {
+		sim_trace_t *t;
+		sim_report_t *r;
+
+		snprintf(text, sizeof(text), head,
+			 afs ? "  admissionScope: {admissionMode: UsageBasedAdmissionFairSharing}\n"
+			     : "");
+		t = parse_ok(text);
+		assert_int_equal(t->opt.half_life_ms, 10000);
+		assert_int_equal(t->opt.usage_sample_ms, 1000);
+		r = run_ok(t, NULL);
+		assert_int_equal(r->n_wl, 3);
+		assert_int_equal(r->wl[0].first_admit_ms, 0);
+		assert_int_equal(r->wl[1].first_admit_ms, afs ? 11000 : 10000); /* a1 */
+		assert_int_equal(r->wl[2].first_admit_ms, afs ? 10000 : 11000); /* b1 */
+		sim_report_destroy(r);
+		sim_trace_destroy(t);
+	}
 }
 
 static void scenario_preemption(void **state)
@@ -1088,6 +1143,7 @@ int main(void)
 	    cmocka_unit_test(percentiles),
 	    cmocka_unit_test(jain),
 	    cmocka_unit_test(scenario_tiny),
+	    cmocka_unit_test(scenario_admission_fair_sharing),
 	    cmocka_unit_test(scenario_preemption),
 	    cmocka_unit_test(scenario_metrics),
 	    cmocka_unit_test(scenario_gangs_and_nofit),

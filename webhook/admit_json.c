@@ -244,8 +244,8 @@ static int parse_string(parser_t *ps, webhook_jv_t *v)
 			*o++ = (char)c;
 			ps->p++;
 		} else {
-			size_t n =
-			    gpuq_utf8_len((const unsigned char *)ps->p, (const unsigned char *)ps->end);
+			size_t n = gpuq_utf8_len((const unsigned char *)ps->p,
+						 (const unsigned char *)ps->end);
 
 			if (!n)
 				return perr(ps, "invalid UTF-8");

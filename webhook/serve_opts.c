@@ -84,6 +84,14 @@ static const char usage_text[] =
     "                          (default 30m; D as 90s, 5m, 1.5h)\n"
     "  --requeue-backoff D     the first requeue after a Ready timeout waits D, doubling\n"
     "                          each time up to 1h (default 60s)\n"
+    "  --usage-half-life-time D\n"
+    "                          admission fair sharing (ClusterQueues with an\n"
+    "                          admissionScope): a LocalQueue's recent usage halves\n"
+    "                          every D; Kueue's admissionFairSharing.usageHalfLifeTime\n"
+    "                          (default 1h, 1ms..8760h)\n"
+    "  --usage-sampling-interval D\n"
+    "                          ... and is sampled every D; Kueue's\n"
+    "                          usageSamplingInterval (default 5m, 1ms..8760h)\n"
     "  --cert-secret NS/NAME   keep the serving certificate in this Secret: made (with\n"
     "                          its CA) when missing, renewed with a third of its\n"
     "                          validity left, written into --cert-dir on every replica\n"
@@ -296,21 +304,37 @@ static int parse_burst(const char *value, unsigned *out, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-/* A duration flag (gpuq_duration_parse's forms) of at least min_ms and at
- * most WEBHOOK_DURATION_FLAG_MAX_MS. */
-static int parse_duration(const char *flag, const char *value, int64_t min_ms, int64_t *out,
-			  gpuq_diag_t *diag)
+/* A duration flag (gpuq_duration_parse's forms) of at least min_ms (0 or 1)
+ * and at most max_ms (whole days). */
+static int parse_duration(const char *flag, const char *value, int64_t min_ms, int64_t max_ms,
+			  int64_t *out, gpuq_diag_t *diag)
 {
 	int64_t ms = -1;
 
-	if (gpuq_duration_parse(value, &ms, NULL) || ms < min_ms ||
-	    ms > WEBHOOK_DURATION_FLAG_MAX_MS)
+	if (gpuq_duration_parse(value, &ms, NULL) || ms < min_ms || ms > max_ms)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "%s \"%s\": expected a duration such as 90s, 5m or 1.5h, "
-				     "%s..7 days",
-				     flag, value, min_ms ? "1ms" : "0");
+				     "%s..%lld days",
+				     flag, value, min_ms ? "1ms" : "0",
+				     (long long)(max_ms / (86400LL * 1000)));
 	*out = ms;
 	return GPUQ_OK;
+}
+
+/* --usage-half-life-time: Kueue's usageHalfLifeTime. Its 0 (usage reset to 0,
+ * so admission fair sharing orders nothing) gets a sentence of its own. */
+static int parse_half_life(const char *value, int64_t *out, gpuq_diag_t *diag)
+{
+	int64_t ms = -1;
+
+	if (gpuq_duration_parse(value, &ms, NULL) == GPUQ_OK && ms == 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--usage-half-life-time \"%s\": 0 (Kueue: no usage history, "
+				     "so admission fair sharing orders nothing) is not supported; "
+				     "leave admissionScope out of the ClusterQueues instead",
+				     value);
+	return parse_duration("--usage-half-life-time", value, 1, WEBHOOK_USAGE_FLAG_MAX_MS, out,
+			      diag);
 }
 
 typedef enum {
@@ -333,6 +357,8 @@ typedef enum {
 	FLAG_FAIR_SHARING,
 	FLAG_READY_TIMEOUT,
 	FLAG_REQUEUE_BACKOFF,
+	FLAG_USAGE_HALF_LIFE,
+	FLAG_USAGE_SAMPLING,
 	FLAG_CERT_SECRET,
 	FLAG_CERT_DNS,
 	FLAG_CERT_IP,
@@ -340,15 +366,31 @@ typedef enum {
 	FLAG_COUNT,
 } flag_t;
 
-static const char *const flag_names[] = {
-    "--listen",		 "--cert-dir",	    "--state-dir",
-    "--policy-dir",	 "--kubeconfig",    "--gpu-resource",
-    "--controller-user", "--threads",	    "--log-level",
-    "--shutdown-grace",	 "--leader-elect",  "--lease-namespace",
-    "--lease-name",	 "--identity",	    "--qps",
-    "--burst",		 "--fair-sharing",  "--pods-ready-timeout",
-    "--requeue-backoff", "--cert-secret",   "--cert-dns",
-    "--cert-ip",	 "--webhook-config"};
+static const char *const flag_names[] = {"--listen",
+					 "--cert-dir",
+					 "--state-dir",
+					 "--policy-dir",
+					 "--kubeconfig",
+					 "--gpu-resource",
+					 "--controller-user",
+					 "--threads",
+					 "--log-level",
+					 "--shutdown-grace",
+					 "--leader-elect",
+					 "--lease-namespace",
+					 "--lease-name",
+					 "--identity",
+					 "--qps",
+					 "--burst",
+					 "--fair-sharing",
+					 "--pods-ready-timeout",
+					 "--requeue-backoff",
+					 "--usage-half-life-time",
+					 "--usage-sampling-interval",
+					 "--cert-secret",
+					 "--cert-dns",
+					 "--cert-ip",
+					 "--webhook-config"};
 _Static_assert(sizeof(flag_names) / sizeof(flag_names[0]) == FLAG_COUNT,
 	       "one name per flag, in flag_t's order");
 
@@ -363,6 +405,31 @@ static int set_identity(webhook_serve_opts_t *opts, const char *from, const char
 				     from, value, WEBHOOK_NAME_MAX);
 	gpuq_strlcpy(opts->identity, value, sizeof(opts->identity));
 	return GPUQ_OK;
+}
+
+/* The duration flags: their ranges and where each goes. */
+static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opts,
+			  gpuq_diag_t *diag)
+{
+	switch (f) {
+	case FLAG_READY_TIMEOUT:
+		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->ready_timeout_ms, diag);
+	case FLAG_SHUTDOWN_GRACE:
+		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->shutdown_grace_ms, diag);
+	case FLAG_REQUEUE_BACKOFF:
+		return parse_duration(flag_names[f], value, 1, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->requeue_backoff_ms, diag);
+	case FLAG_USAGE_HALF_LIFE:
+		return parse_half_life(value, &opts->usage_half_life_ms, diag);
+	case FLAG_USAGE_SAMPLING:
+		return parse_duration(flag_names[f], value, 1, WEBHOOK_USAGE_FLAG_MAX_MS,
+				      &opts->usage_sampling_ms, diag);
+	default:
+		break;
+	}
+	GPUQ_ASSERT(0);
 }
 
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
@@ -439,11 +506,11 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 	case FLAG_FAIR_SHARING:
 		return parse_bool("--fair-sharing", value, &opts->fair_sharing, diag);
 	case FLAG_READY_TIMEOUT:
-		return parse_duration(flag_names[f], value, 0, &opts->ready_timeout_ms, diag);
 	case FLAG_SHUTDOWN_GRACE:
-		return parse_duration(flag_names[f], value, 0, &opts->shutdown_grace_ms, diag);
 	case FLAG_REQUEUE_BACKOFF:
-		return parse_duration(flag_names[f], value, 1, &opts->requeue_backoff_ms, diag);
+	case FLAG_USAGE_HALF_LIFE:
+	case FLAG_USAGE_SAMPLING:
+		return apply_duration(f, value, opts, diag);
 	case FLAG_CERT_SECRET: {
 		const char *slash = strchr(value, '/');
 		size_t nl = slash ? (size_t)(slash - value) : 0;

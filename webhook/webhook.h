@@ -292,6 +292,9 @@ typedef enum {
 #define WEBHOOK_READY_TIMEOUT_MS_DEFAULT (30LL * 60 * 1000) /* Kueue's waitForPodsReady */
 #define WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT (60LL * 1000)
 #define WEBHOOK_DURATION_FLAG_MAX_MS (7LL * 86400 * 1000) /* duration flags: at most 7 days */
+/* --usage-half-life-time and --usage-sampling-interval: at most a year
+ * (Kueue's examples use a week; months of memory are plausible, years not) */
+#define WEBHOOK_USAGE_FLAG_MAX_MS (365LL * 86400 * 1000)
 #define WEBHOOK_QPS_MAX 10000.0 /* --qps above this is refused (a typo, not a plan) */
 #define WEBHOOK_BURST_DEFAULT 100u
 #define WEBHOOK_BURST_MAX 100000u
@@ -347,6 +350,12 @@ typedef struct {
 						WEBHOOK_READY_TIMEOUT_MS_DEFAULT) */
 	int64_t requeue_backoff_ms;	     /* --requeue-backoff, >= 1 ms (default
 						WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT) */
+	int64_t usage_half_life_ms;	     /* --usage-half-life-time, 1 ms to
+						WEBHOOK_USAGE_FLAG_MAX_MS; 0 = not given
+						(the core's default, 1 h) */
+	int64_t usage_sampling_ms;	     /* --usage-sampling-interval, the same
+						range; 0 = not given (the core's
+						default, 5 min) */
 	char cert_secret_ns[64];	     /* --cert-secret NS/NAME: NS ("" = not given) */
 	const char *cert_secret_name;	     /* ... and NAME (NULL = not given) */
 	const char *cert_dns;		     /* --cert-dns, comma-separated (NULL: default) */
