@@ -907,9 +907,11 @@ static void usage_survives_restart(void **state)
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
-	add_wl(q, "team-a", "a1", 4, 0, 0, 0);
+	/* in this order (priorities): a1 within a100's nominal, b1 borrowing
+	 * 2 of it from cq-b, a2 on h100 */
+	add_wl(q, "team-a", "a1", 4, 2, 0, 0);
 	add_wl(q, "team-a", "a2", 4, 0, 0, 0);
-	add_wl(q, "team-b", "b1", 2, 0, 0, 0);
+	add_wl(q, "team-b", "b1", 2, 1, 0, 0);
 	cycle(q, 0);
 	assert_int_equal(gpu_usage(q, "cq-a", "a100"), 6);
 	assert_int_equal(queue_workload_finish(q, "b1", HOUR), GPUQ_OK);
