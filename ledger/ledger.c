@@ -250,6 +250,7 @@ void ledger_destroy(ledger_t *l)
 {
 	if (!l)
 		return;
+	ledger_dirty_clear(l); /* first: it looks the dirty keys up */
 	for (uint32_t i = 0; i < l->n_series; i++) {
 		free(l->series[i].lq), free(l->series[i].cq);
 		free(l->series[i].flavor), free(l->series[i].res);
@@ -258,7 +259,6 @@ void ledger_destroy(ledger_t *l)
 		free(l->hours[i].c);
 	for (uint32_t i = 0; i < l->n_open; i++)
 		free(l->opens[i].uid), free(l->opens[i].p);
-	ledger_dirty_clear(l);
 	free(l->dirty);
 	free(l->series), free(l->smap), free(l->hours), free(l->opens), free(l->omap);
 	free(l);
