@@ -10,20 +10,8 @@ GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
 case $GPUQ_BIN in /*) ;; *) GPUQ_BIN=$(pwd)/$GPUQ_BIN ;; esac
 T=$(mktemp -d /tmp/gpuq-suite-policy.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
+. "$(dirname "$0")/tap.sh"
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20
-	return 0
-}
 # expect WHAT RC OUT ERR -- ARGS...: gpuq ARGS exits RC, its stdout holds the
 # line OUT and its stderr the text ERR ("" = not checked).
 expect() {

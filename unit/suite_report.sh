@@ -9,21 +9,9 @@ GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
 case $GPUQ_BIN in /*) ;; *) GPUQ_BIN=$(pwd)/$GPUQ_BIN ;; esac
 TRACE=examples/traces/gpu-cluster.yaml
 T=$(mktemp -d /tmp/gpuq-suite-report.XXXXXX)
-n=0
-failed=0
+. "$(dirname "$0")/tap.sh"
 trap 'rm -rf "$T"' EXIT
 
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/# /' | head -20
-	return 0
-}
 check() { # what command...
 	what=$1
 	shift
