@@ -4,6 +4,8 @@
  */
 #include "ledger/internal.h"
 
+#include "base/bytes.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -159,53 +161,7 @@ int ledger_dirty_all(ledger_t *l)
 
 /* ---- encoding ---- */
 
-typedef struct {
-	uint8_t *b; /* buffer */
-	size_t cap; /* its size */
-	size_t len; /* bytes written (or needed) */
-} wr_t;
-
-static void put(wr_t *w, const void *p, size_t n)
-{
-	if (w->len + n <= w->cap)
-		memcpy(w->b + w->len, p, n);
-	w->len += n;
-}
-
-static void put_u64(wr_t *w, uint64_t v)
-{
-	uint8_t b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put(w, b, 8);
-}
-
-static void put_u32(wr_t *w, uint32_t v)
-{
-	uint8_t b[4];
-
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put(w, b, 4);
-}
-
-static void put_f64(wr_t *w, double d)
-{
-	uint64_t v;
-
-	memcpy(&v, &d, sizeof(v));
-	put_u64(w, v);
-}
-
-static void put_str(wr_t *w, const char *s)
-{
-	size_t n = strlen(s);
-	uint8_t b[2] = {(uint8_t)(n & 0xff), (uint8_t)(n >> 8)};
-
-	put(w, b, 2);
-	put(w, s, n);
-}
+typedef gpuq_wr_t wr_t;
 
 /* Find the object a key names: *kind and *idx. GPUQ_ENOTFOUND. */
 static int key_find(const ledger_t *l, const char *key, char *kind, uint32_t *idx)
@@ -238,33 +194,32 @@ static int key_find(const ledger_t *l, const char *key, char *kind, uint32_t *id
 
 static void encode_obj(const ledger_t *l, char kind, uint32_t i, wr_t *w)
 {
-	uint8_t v = REC_VERSION;
-
-	put(w, &v, 1);
+	gpuq_put_u8(w, REC_VERSION);
 	if (kind == LEDGER_K_META) {
-		put_u64(w, (uint64_t)l->clock);
-		put_f64(w, l->dropped_acc);
-		put_u64(w, (uint64_t)l->kept_from);
-		put_u64(w, l->unrecorded);
+		gpuq_put_u64(w, (uint64_t)l->clock);
+		gpuq_put_f64(w, l->dropped_acc);
+		gpuq_put_u64(w, (uint64_t)l->kept_from);
+		gpuq_put_u64(w, l->unrecorded);
 	} else if (kind == LEDGER_K_SERIES) {
 		const series_t *s = &l->series[i];
-		put_str(w, s->lq), put_str(w, s->cq), put_str(w, s->flavor), put_str(w, s->res);
+		gpuq_put_str(w, s->lq), gpuq_put_str(w, s->cq), gpuq_put_str(w, s->flavor),
+		    gpuq_put_str(w, s->res);
 	} else if (kind == LEDGER_K_HOUR) {
 		const hour_t *h = &l->hours[i];
-		put_u32(w, h->n);
+		gpuq_put_u32(w, h->n);
 		for (uint32_t j = 0; j < h->n; j++) {
-			put_u32(w, h->c[j].s);
-			put_f64(w, h->c[j].nom);
-			put_f64(w, h->c[j].bor);
+			gpuq_put_u32(w, h->c[j].s);
+			gpuq_put_f64(w, h->c[j].nom);
+			gpuq_put_f64(w, h->c[j].bor);
 		}
 	} else {
 		const open_t *o = &l->opens[i];
-		put_u64(w, (uint64_t)o->start);
-		put_u32(w, o->n);
+		gpuq_put_u64(w, (uint64_t)o->start);
+		gpuq_put_u32(w, o->n);
 		for (uint32_t j = 0; j < o->n; j++) {
-			put_u32(w, o->p[j].s);
-			put_u64(w, (uint64_t)o->p[j].nom);
-			put_u64(w, (uint64_t)o->p[j].bor);
+			gpuq_put_u32(w, o->p[j].s);
+			gpuq_put_u64(w, (uint64_t)o->p[j].nom);
+			gpuq_put_u64(w, (uint64_t)o->p[j].bor);
 		}
 	}
 }
@@ -289,65 +244,18 @@ int ledger_record_encode(const ledger_t *l, const uint8_t *key, size_t klen, uin
 
 /* ---- applying ---- */
 
-typedef struct {
-	const uint8_t *p; /* next byte */
-	size_t left;	  /* bytes left */
-	bool bad;	  /* read past the end */
-} rd_t;
-
-static void get(rd_t *r, void *out, size_t n)
-{
-	if (r->bad || n > r->left) {
-		r->bad = true;
-		memset(out, 0, n);
-		return;
-	}
-	memcpy(out, r->p, n);
-	r->p += n;
-	r->left -= n;
-}
-
-static uint64_t get_u64(rd_t *r)
-{
-	uint8_t b[8];
-	uint64_t v = 0;
-
-	get(r, b, 8);
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | b[i];
-	return v;
-}
-
-static uint32_t get_u32(rd_t *r)
-{
-	uint8_t b[4];
-
-	get(r, b, 4);
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-}
-
-static double get_f64(rd_t *r)
-{
-	uint64_t v = get_u64(r);
-	double d;
-
-	memcpy(&d, &v, sizeof(d));
-	return d;
-}
+typedef gpuq_rd_t rd_t;
 
 static void get_str(rd_t *r, char out[LEDGER_NAME_MAX + 1])
 {
-	uint8_t b[2];
-	size_t n;
+	size_t n = gpuq_get_len16(r);
 
-	get(r, b, 2);
-	n = (size_t)b[0] | (size_t)b[1] << 8;
 	if (n == 0 || n > LEDGER_NAME_MAX) {
 		r->bad = true;
 		out[0] = '\0';
 		return;
 	}
-	get(r, out, n);
+	gpuq_get(r, out, n);
 	out[n] = '\0';
 	if (!r->bad && memchr(out, 0, n))
 		r->bad = true;
@@ -365,12 +273,12 @@ static bool amount_ok(double d)
 
 static int apply_meta(ledger_t *l, rd_t *r, gpuq_diag_t *diag)
 {
-	int64_t clock = (int64_t)get_u64(r), kept;
-	double dropped = get_f64(r);
+	int64_t clock = (int64_t)gpuq_get_u64(r), kept;
+	double dropped = gpuq_get_f64(r);
 
-	kept = (int64_t)get_u64(r);
-	l->unrecorded = get_u64(r);
-	if (r->bad || r->left || !amount_ok(dropped))
+	kept = (int64_t)gpuq_get_u64(r);
+	l->unrecorded = gpuq_get_u64(r);
+	if (r->bad || r->off != r->n || !amount_ok(dropped))
 		return corrupt(diag, "meta: bad length or tally");
 	l->clock = clock;
 	l->dropped_acc = dropped;
@@ -387,7 +295,7 @@ static int apply_series(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag
 
 	for (int i = 0; i < 4; i++)
 		get_str(r, n[i]);
-	if (r->bad || r->left || *end || strlen(key) != 16)
+	if (r->bad || r->off != r->n || *end || strlen(key) != 16)
 		return corrupt(diag, "series: bad key, length or name");
 	if (id >= LEDGER_SERIES_MAX)
 		return corrupt(diag, "series id past LEDGER_SERIES_MAX");
@@ -403,10 +311,10 @@ static int apply_hour(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 {
 	char *end;
 	int64_t h = (int64_t)(strtoull(key + 6, &end, 16) ^ OFFSET_BINARY);
-	uint32_t n = get_u32(r), idx;
+	uint32_t n = gpuq_get_u32(r), idx;
 	cell_t *c;
 
-	if (r->bad || *end || strlen(key) != 22 || (uint64_t)n * 20 != r->left)
+	if (r->bad || *end || strlen(key) != 22 || (uint64_t)n * 20 != r->n - r->off)
 		return corrupt(diag, "hour: bad key or length");
 	if (ledger_hour_find(l, h, &idx) == GPUQ_OK || l->n_hours >= LEDGER_HOURS_MAX)
 		return corrupt(diag, "hour: twice, or more hours than LEDGER_HOURS_MAX");
@@ -414,9 +322,9 @@ static int apply_hour(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 	if (!c)
 		return gpuq_diag_set(diag, GPUQ_ENOMEM, "usage record: out of memory");
 	for (uint32_t i = 0; i < n; i++) {
-		c[i].s = get_u32(r);
-		c[i].nom = get_f64(r);
-		c[i].bor = get_f64(r);
+		c[i].s = gpuq_get_u32(r);
+		c[i].nom = gpuq_get_f64(r);
+		c[i].bor = gpuq_get_f64(r);
 		if (c[i].s >= LEDGER_SERIES_MAX || (i && c[i].s <= c[i - 1].s) ||
 		    !amount_ok(c[i].nom) || !amount_ok(c[i].bor)) {
 			free(c);
@@ -438,9 +346,9 @@ static int apply_open(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 	uint32_t idx;
 	int rc;
 
-	o.start = (int64_t)get_u64(r);
-	o.n = get_u32(r);
-	if (r->bad || o.n > LEDGER_PARTS_MAX || (uint64_t)o.n * 20 != r->left)
+	o.start = (int64_t)gpuq_get_u64(r);
+	o.n = gpuq_get_u32(r);
+	if (r->bad || o.n > LEDGER_PARTS_MAX || (uint64_t)o.n * 20 != r->n - r->off)
 		return corrupt(diag, "open interval: bad length or part count");
 	if (ledger_open_find(l, key + 6, &idx) == GPUQ_OK)
 		return corrupt(diag, "open interval: twice");
@@ -448,9 +356,9 @@ static int apply_open(ledger_t *l, const char *key, rd_t *r, gpuq_diag_t *diag)
 	o.uid = strdup(key + 6);
 	rc = o.p && o.uid ? GPUQ_OK : GPUQ_ENOMEM;
 	for (uint32_t i = 0; !rc && i < o.n; i++) {
-		o.p[i].s = get_u32(r);
-		o.p[i].nom = (int64_t)get_u64(r);
-		o.p[i].bor = (int64_t)get_u64(r);
+		o.p[i].s = gpuq_get_u32(r);
+		o.p[i].nom = (int64_t)gpuq_get_u64(r);
+		o.p[i].bor = (int64_t)gpuq_get_u64(r);
 		if (o.p[i].s >= LEDGER_SERIES_MAX || o.p[i].nom < 0 || o.p[i].bor < 0)
 			rc = GPUQ_ECORRUPT;
 	}
@@ -471,14 +379,14 @@ int ledger_record_apply(ledger_t *l, const uint8_t *key, size_t klen, const uint
 			size_t vlen, gpuq_diag_t *diag)
 {
 	char k[LEDGER_KEY_MAX + 1];
-	rd_t r = {val, vlen, false};
+	rd_t r = {val, vlen, 0, false};
 	uint8_t ver = 0;
 
 	if (klen == 0 || klen > LEDGER_KEY_MAX || memchr(key, 0, klen))
 		return corrupt(diag, "bad key");
 	memcpy(k, key, klen);
 	k[klen] = '\0';
-	get(&r, &ver, 1);
+	gpuq_get(&r, &ver, 1);
 	if (ver != REC_VERSION)
 		return corrupt(diag, "unknown encoding version");
 	if (!strcmp(k, "0meta"))

@@ -4,99 +4,50 @@
  */
 #include "queue/internal.h"
 
+#include "base/bytes.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	uint8_t *b; /* output (may be NULL when cap is 0) */
-	size_t cap; /* its size */
-	size_t len; /* bytes produced (may exceed cap) */
-} wr_t;
-
-static void put(wr_t *w, const void *p, size_t n)
-{
-	if (w->len + n <= w->cap)
-		memcpy(w->b + w->len, p, n);
-	w->len += n;
-}
-
-static void put_u8(wr_t *w, uint8_t v)
-{
-	put(w, &v, 1);
-}
-
-static void put_u64(wr_t *w, uint64_t v)
-{
-	uint8_t b[8];
-
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put(w, b, 8);
-}
-
-static void put_u32(wr_t *w, uint32_t v)
-{
-	uint8_t b[4];
-
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
-	put(w, b, 4);
-}
-
-static void put_f64(wr_t *w, double d)
-{
-	uint64_t v;
-
-	memcpy(&v, &d, sizeof(v));
-	put_u64(w, v);
-}
-
-static void put_str(wr_t *w, const char *s)
-{
-	size_t n = strlen(s);
-
-	put_u8(w, (uint8_t)(n & 0xff));
-	put_u8(w, (uint8_t)(n >> 8));
-	put(w, s, n);
-}
+typedef gpuq_wr_t wr_t;
 
 static void put_ctr(wr_t *w, const counters_t *c)
 {
-	put_u64(w, c->admissions);
-	put_u64(w, c->preemptions);
-	put_u64(w, c->evictions);
-	put_u64(w, c->finishes);
+	gpuq_put_u64(w, c->admissions);
+	gpuq_put_u64(w, c->preemptions);
+	gpuq_put_u64(w, c->evictions);
+	gpuq_put_u64(w, c->finishes);
 }
 
 static void enc_meta(const queue_t *q, wr_t *w)
 {
 	uint32_t n = 0;
 
-	put_u8(w, REC_VERSION);
-	put_u64(w, q->cycles);
-	put_u64(w, (uint64_t)q->last_now);
-	put_u64(w, (uint64_t)q->last_sample);
+	gpuq_put_u8(w, REC_VERSION);
+	gpuq_put_u64(w, q->cycles);
+	gpuq_put_u64(w, (uint64_t)q->last_now);
+	gpuq_put_u64(w, (uint64_t)q->last_sample);
 	for (size_t i = 0; i < q->cohort_names.n; i++)
 		n += q->cohorts[i].capacity_up;
-	put_u32(w, n);
+	gpuq_put_u32(w, n);
 	for (size_t i = 0; i < q->cohort_names.n; i++)
 		if (q->cohorts[i].capacity_up)
-			put_str(w, q->cohorts[i].name);
+			gpuq_put_str(w, q->cohorts[i].name);
 }
 
 static void enc_cq(const queue_t *q, uint32_t cq, wr_t *w)
 {
 	const cq_t *c = &q->cqs[cq];
 
-	put_u8(w, REC_VERSION);
+	gpuq_put_u8(w, REC_VERSION);
 	put_ctr(w, &c->ctr);
-	put_u32(w, c->n_slots);
+	gpuq_put_u32(w, c->n_slots);
 	for (uint32_t s = 0; s < c->n_slots; s++) {
-		put_str(w, queue_flv_name(q, c->slots[s].flavor));
-		put_str(w, queue_res_name(q, c->slots[s].res));
-		put_u64(w, (uint64_t)c->slots[s].usage);
+		gpuq_put_str(w, queue_flv_name(q, c->slots[s].flavor));
+		gpuq_put_str(w, queue_res_name(q, c->slots[s].res));
+		gpuq_put_u64(w, (uint64_t)c->slots[s].usage);
 	}
 }
 
@@ -104,9 +55,9 @@ static void enc_lq(const queue_t *q, uint32_t lq, wr_t *w)
 {
 	const lq_t *l = &q->lqs[lq];
 
-	put_u8(w, REC_VERSION);
-	put_f64(w, l->usage);
-	put_f64(w, l->used_ms);
+	gpuq_put_u8(w, REC_VERSION);
+	gpuq_put_f64(w, l->usage);
+	gpuq_put_f64(w, l->used_ms);
 	put_ctr(w, &l->ctr);
 }
 
@@ -114,31 +65,31 @@ static void enc_tmpl(const queue_t *q, const psref_t *p, wr_t *w)
 {
 	const tmpl_t *t = &q->tmpls[p->tmpl];
 
-	put_str(w, q->strs.s[t->name]);
-	put_u32(w, (uint32_t)p->count);
-	put_u8(w, t->n_req);
+	gpuq_put_str(w, q->strs.s[t->name]);
+	gpuq_put_u32(w, (uint32_t)p->count);
+	gpuq_put_u8(w, t->n_req);
 	for (uint32_t i = 0; i < t->n_req; i++) {
-		put_str(w, queue_res_name(q, t->res[i]));
-		put_u64(w, (uint64_t)t->amt[i]);
+		gpuq_put_str(w, queue_res_name(q, t->res[i]));
+		gpuq_put_u64(w, (uint64_t)t->amt[i]);
 	}
-	put_u8(w, t->n_sel);
+	gpuq_put_u8(w, t->n_sel);
 	for (uint32_t i = 0; i < t->n_sel; i++) {
-		put_str(w, q->strs.s[t->sel[i].key]);
-		put_str(w, q->strs.s[t->sel[i].val]);
+		gpuq_put_str(w, q->strs.s[t->sel[i].key]);
+		gpuq_put_str(w, q->strs.s[t->sel[i].val]);
 	}
-	put_u8(w, t->n_aff);
+	gpuq_put_u8(w, t->n_aff);
 	for (uint32_t i = 0; i < t->n_aff; i++) {
-		put_str(w, q->strs.s[t->aff[i].key]);
-		put_u8(w, (uint8_t)t->aff[i].n);
+		gpuq_put_str(w, q->strs.s[t->aff[i].key]);
+		gpuq_put_u8(w, (uint8_t)t->aff[i].n);
 		for (uint32_t j = 0; j < t->aff[i].n; j++)
-			put_str(w, q->strs.s[t->affvals[t->aff[i].off + j]]);
+			gpuq_put_str(w, q->strs.s[t->affvals[t->aff[i].off + j]]);
 	}
-	put_u8(w, t->n_tol);
+	gpuq_put_u8(w, t->n_tol);
 	for (uint32_t i = 0; i < t->n_tol; i++) {
-		put_str(w, q->strs.s[t->tol[i].key]);
-		put_u8(w, t->tol[i].op);
-		put_str(w, q->strs.s[t->tol[i].val]);
-		put_u8(w, t->tol[i].effect);
+		gpuq_put_str(w, q->strs.s[t->tol[i].key]);
+		gpuq_put_u8(w, t->tol[i].op);
+		gpuq_put_str(w, q->strs.s[t->tol[i].val]);
+		gpuq_put_u8(w, t->tol[i].effect);
 	}
 }
 
@@ -146,38 +97,38 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 {
 	const wl_t *x = Wc(q, id);
 
-	put_u8(w, REC_VERSION);
-	put_str(w, x->strs + x->ns_off);
-	put_str(w, x->strs + x->name_off);
-	put_str(w, strchr(q->lqs[x->lq].name, '/') + 1);
-	put_u32(w, (uint32_t)x->priority);
-	put_u64(w, (uint64_t)x->created);
-	put_u32(w, (uint32_t)x->gang_total);
-	put_u32(w, (uint32_t)x->pods_present);
-	put_u8(w, x->state);
-	put_u8(w, x->wait);
-	put_u8(w, x->where == W_FLIGHT ? W_HEAP : x->where);
-	put_u8(w, x->why);
-	put_u8(w, x->evict_reason);
-	put_u8(w, x->ready);
-	put_u64(w, (uint64_t)x->admitted_ms);
-	put_u64(w, (uint64_t)x->eligible_ms);
-	put_u64(w, (uint64_t)x->why_need);
-	put_u64(w, (uint64_t)x->why_free);
-	put_str(w, x->why_res != QUEUE_NONE ? queue_res_name(q, x->why_res) : "");
-	put_str(w, x->why_flavor != QUEUE_NONE ? queue_flv_name(q, x->why_flavor) : "");
-	put_u32(w, x->requeues);
-	put_u32(w, x->preemptions);
-	put_u64(w, x->admit_cycle);
-	put_u8(w, x->n_ps);
+	gpuq_put_u8(w, REC_VERSION);
+	gpuq_put_str(w, x->strs + x->ns_off);
+	gpuq_put_str(w, x->strs + x->name_off);
+	gpuq_put_str(w, strchr(q->lqs[x->lq].name, '/') + 1);
+	gpuq_put_u32(w, (uint32_t)x->priority);
+	gpuq_put_u64(w, (uint64_t)x->created);
+	gpuq_put_u32(w, (uint32_t)x->gang_total);
+	gpuq_put_u32(w, (uint32_t)x->pods_present);
+	gpuq_put_u8(w, x->state);
+	gpuq_put_u8(w, x->wait);
+	gpuq_put_u8(w, x->where == W_FLIGHT ? W_HEAP : x->where);
+	gpuq_put_u8(w, x->why);
+	gpuq_put_u8(w, x->evict_reason);
+	gpuq_put_u8(w, x->ready);
+	gpuq_put_u64(w, (uint64_t)x->admitted_ms);
+	gpuq_put_u64(w, (uint64_t)x->eligible_ms);
+	gpuq_put_u64(w, (uint64_t)x->why_need);
+	gpuq_put_u64(w, (uint64_t)x->why_free);
+	gpuq_put_str(w, x->why_res != QUEUE_NONE ? queue_res_name(q, x->why_res) : "");
+	gpuq_put_str(w, x->why_flavor != QUEUE_NONE ? queue_flv_name(q, x->why_flavor) : "");
+	gpuq_put_u32(w, x->requeues);
+	gpuq_put_u32(w, x->preemptions);
+	gpuq_put_u64(w, x->admit_cycle);
+	gpuq_put_u8(w, x->n_ps);
 	for (uint8_t i = 0; i < x->n_ps; i++)
 		enc_tmpl(q, &wl_ps(x)[i], w);
-	put_u32(w, x->n_asg);
+	gpuq_put_u32(w, x->n_asg);
 	for (uint32_t i = 0; i < x->n_asg; i++) {
-		put_u8(w, (uint8_t)x->asg[i].a.podset);
-		put_str(w, queue_res_name(q, x->asg[i].a.resource));
-		put_str(w, queue_flv_name(q, x->asg[i].a.flavor));
-		put_u64(w, (uint64_t)x->asg[i].a.amount);
+		gpuq_put_u8(w, (uint8_t)x->asg[i].a.podset);
+		gpuq_put_str(w, queue_res_name(q, x->asg[i].a.resource));
+		gpuq_put_str(w, queue_flv_name(q, x->asg[i].a.flavor));
+		gpuq_put_u64(w, (uint64_t)x->asg[i].a.amount);
 	}
 }
 

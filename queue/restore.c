@@ -5,66 +5,20 @@
  */
 #include "queue/internal.h"
 
+#include "base/bytes.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	const uint8_t *p; /* input */
-	size_t n;	  /* its length */
-	size_t off;	  /* read so far */
-	bool bad;	  /* truncated or out of range */
-} rd_t;
+typedef gpuq_rd_t rd_t;
 
-static bool get(rd_t *r, void *out, size_t n)
-{
-	if (r->bad || r->n - r->off < n) {
-		r->bad = true;
-		memset(out, 0, n);
-		return false;
-	}
-	memcpy(out, r->p + r->off, n);
-	r->off += n;
-	return true;
-}
-
-static uint8_t get_u8(rd_t *r)
-{
-	uint8_t v;
-
-	get(r, &v, 1);
-	return v;
-}
-
-static uint32_t get_u32(rd_t *r)
-{
-	uint8_t b[4];
-	uint32_t v = 0;
-
-	get(r, b, 4);
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)b[i] << (8 * i);
-	return v;
-}
-
-static uint64_t get_u64(rd_t *r)
-{
-	uint8_t b[8];
-	uint64_t v = 0;
-
-	get(r, b, 8);
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)b[i] << (8 * i);
-	return v;
-}
-
+/* A double; one that is not finite makes the record bad. */
 static double get_f64(rd_t *r)
 {
-	uint64_t v = get_u64(r);
-	double d;
+	double d = gpuq_get_f64(r);
 
-	memcpy(&d, &v, sizeof(d));
 	if (!isfinite(d))
 		r->bad = true;
 	return d;
@@ -73,9 +27,8 @@ static double get_f64(rd_t *r)
 /* A string of at most QUEUE_NAME_MAX bytes without NULs into out. */
 static void get_str(rd_t *r, char out[QUEUE_NAME_MAX + 1])
 {
-	size_t n = get_u8(r);
+	size_t n = gpuq_get_len16(r);
 
-	n |= (size_t)get_u8(r) << 8;
 	out[0] = '\0';
 	if (r->bad)
 		return;
@@ -90,10 +43,10 @@ static void get_str(rd_t *r, char out[QUEUE_NAME_MAX + 1])
 
 static void get_ctr(rd_t *r, counters_t *c)
 {
-	c->admissions = get_u64(r);
-	c->preemptions = get_u64(r);
-	c->evictions = get_u64(r);
-	c->finishes = get_u64(r);
+	c->admissions = gpuq_get_u64(r);
+	c->preemptions = gpuq_get_u64(r);
+	c->evictions = gpuq_get_u64(r);
+	c->finishes = gpuq_get_u64(r);
 }
 
 /* A time from a record: within +-QUEUE_TIME_MAX, or INT64_MIN ("never"). */
@@ -104,9 +57,9 @@ static bool time_ok(int64_t t)
 
 static int apply_meta(queue_t *q, rd_t *r)
 {
-	uint64_t cycles = get_u64(r);
-	int64_t now = (int64_t)get_u64(r), sample = (int64_t)get_u64(r);
-	uint32_t n = get_u32(r);
+	uint64_t cycles = gpuq_get_u64(r);
+	int64_t now = (int64_t)gpuq_get_u64(r), sample = (int64_t)gpuq_get_u64(r);
+	uint32_t n = gpuq_get_u32(r);
 	char name[QUEUE_NAME_MAX + 1];
 
 	rd_t names;
@@ -146,7 +99,7 @@ static int apply_cq(queue_t *q, const char *k, rd_t *r, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "CQ record %s: no such ClusterQueue", k);
 	c = &q->cqs[id];
 	get_ctr(r, &ctr);
-	n = get_u32(r);
+	n = gpuq_get_u32(r);
 	if (r->bad || n > c->n_slots)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "CQ record %s: bad header", k);
 	usage = calloc(c->n_slots ? c->n_slots : 1, sizeof(*usage));
@@ -157,7 +110,7 @@ static int apply_cq(queue_t *q, const char *k, rd_t *r, gpuq_diag_t *diag)
 
 		get_str(r, fn);
 		get_str(r, rn);
-		s = (int64_t)get_u64(r);
+		s = (int64_t)gpuq_get_u64(r);
 		if (r->bad || s < 0) {
 			free(usage);
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "CQ record %s: bad slot %u", k,
@@ -220,10 +173,10 @@ typedef struct {
 
 static const char *get_astr(rd_t *r, arena_t *a)
 {
-	size_t n = get_u8(r);
+	size_t n = gpuq_get_u8(r);
 	char *s;
 
-	n |= (size_t)get_u8(r) << 8;
+	n |= (size_t)gpuq_get_u8(r) << 8;
 	if (r->bad || n > QUEUE_NAME_MAX || r->n - r->off < n || memchr(r->p + r->off, 0, n) ||
 	    a->cap - a->len < n + 1) {
 		r->bad = true;
@@ -253,17 +206,17 @@ static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
 
 	memset(ps, 0, sizeof(*ps));
 	ps->name = get_astr(r, ar);
-	ps->count = (int32_t)get_u32(r);
-	n = get_u8(r);
+	ps->count = (int32_t)gpuq_get_u32(r);
+	n = gpuq_get_u8(r);
 	if (r->bad || n > QUEUE_PODSET_RES_MAX)
 		return GPUQ_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
 		d->req[p][i].resource = get_astr(r, ar);
-		d->req[p][i].amount = (int64_t)get_u64(r);
+		d->req[p][i].amount = (int64_t)gpuq_get_u64(r);
 	}
 	ps->requests = d->req[p];
 	ps->n_requests = n;
-	n = get_u8(r);
+	n = gpuq_get_u8(r);
 	if (r->bad || n > QUEUE_SELECTORS_MAX)
 		return GPUQ_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
@@ -272,14 +225,14 @@ static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
 	}
 	ps->node_selector = d->sel[p];
 	ps->n_node_selector = n;
-	n = get_u8(r);
+	n = gpuq_get_u8(r);
 	if (r->bad || n > QUEUE_SELECTORS_MAX)
 		return GPUQ_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t nv;
 
 		d->aff[p][i].key = get_astr(r, ar);
-		nv = get_u8(r);
+		nv = gpuq_get_u8(r);
 		if (r->bad || nv > QUEUE_AFFINITY_VALUES_MAX || ar->pcap - ar->plen < nv)
 			return GPUQ_ECORRUPT;
 		d->aff[p][i].values = ar->ptrs + ar->plen;
@@ -289,14 +242,14 @@ static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
 	}
 	ps->affinity = d->aff[p];
 	ps->n_affinity = n;
-	n = get_u8(r);
+	n = gpuq_get_u8(r);
 	if (r->bad || n > QUEUE_SELECTORS_MAX)
 		return GPUQ_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
 		d->tol[p][i].key = get_astr(r, ar);
-		d->tol[p][i].op = (queue_tolerate_op_t)get_u8(r);
+		d->tol[p][i].op = (queue_tolerate_op_t)gpuq_get_u8(r);
 		d->tol[p][i].value = get_astr(r, ar);
-		d->tol[p][i].effect = (queue_effect_t)get_u8(r);
+		d->tol[p][i].effect = (queue_effect_t)gpuq_get_u8(r);
 	}
 	ps->tolerations = d->tol[p];
 	ps->n_tolerations = n;
@@ -315,7 +268,7 @@ static int dec_assign(queue_t *q, rd_t *r, const cq_t *c, const queue_workload_s
 		      asg_t **out, uint32_t *n_out)
 {
 	char rn[QUEUE_NAME_MAX + 1], fn[QUEUE_NAME_MAX + 1];
-	uint32_t n = get_u32(r);
+	uint32_t n = gpuq_get_u32(r);
 	asg_t *a;
 
 	*out = NULL;
@@ -331,10 +284,10 @@ static int dec_assign(queue_t *q, rd_t *r, const cq_t *c, const queue_workload_s
 		uint32_t f, res;
 		int64_t slot;
 
-		a[i].a.podset = get_u8(r);
+		a[i].a.podset = gpuq_get_u8(r);
 		get_str(r, rn);
 		get_str(r, fn);
-		a[i].a.amount = (int64_t)get_u64(r);
+		a[i].a.amount = (int64_t)gpuq_get_u64(r);
 		if (r->bad || a[i].a.podset >= s->n_podsets || a[i].a.amount < 0)
 			goto corrupt;
 		if (queue_names_find(&q->res_names, rn, &res) ||
@@ -452,20 +405,20 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 	get_str(r, ns);
 	get_str(r, name);
 	get_str(r, lqn);
-	s->priority = (int32_t)get_u32(r);
-	s->created_ms = (int64_t)get_u64(r);
-	s->gang_total = (int32_t)get_u32(r);
-	s->pods_present = (int32_t)get_u32(r);
-	st->state = get_u8(r);
-	st->wait = get_u8(r);
-	st->where = get_u8(r);
-	st->why = get_u8(r);
-	st->evict_reason = get_u8(r);
-	st->ready = get_u8(r);
-	st->admitted_ms = (int64_t)get_u64(r);
-	st->eligible_ms = (int64_t)get_u64(r);
-	st->why_need = (int64_t)get_u64(r);
-	st->why_free = (int64_t)get_u64(r);
+	s->priority = (int32_t)gpuq_get_u32(r);
+	s->created_ms = (int64_t)gpuq_get_u64(r);
+	s->gang_total = (int32_t)gpuq_get_u32(r);
+	s->pods_present = (int32_t)gpuq_get_u32(r);
+	st->state = gpuq_get_u8(r);
+	st->wait = gpuq_get_u8(r);
+	st->where = gpuq_get_u8(r);
+	st->why = gpuq_get_u8(r);
+	st->evict_reason = gpuq_get_u8(r);
+	st->ready = gpuq_get_u8(r);
+	st->admitted_ms = (int64_t)gpuq_get_u64(r);
+	st->eligible_ms = (int64_t)gpuq_get_u64(r);
+	st->why_need = (int64_t)gpuq_get_u64(r);
+	st->why_free = (int64_t)gpuq_get_u64(r);
 	if (!time_ok(s->created_ms) || !time_ok(st->admitted_ms) || !time_ok(st->eligible_ms))
 		return GPUQ_ECORRUPT;
 	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
@@ -474,10 +427,10 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 		return GPUQ_ECORRUPT;
 	if (dec_names(q, r, st))
 		return GPUQ_ECORRUPT;
-	st->requeues = get_u32(r);
-	st->preemptions = get_u32(r);
-	st->admit_cycle = get_u64(r);
-	s->n_podsets = get_u8(r);
+	st->requeues = gpuq_get_u32(r);
+	st->preemptions = gpuq_get_u32(r);
+	st->admit_cycle = gpuq_get_u64(r);
+	s->n_podsets = gpuq_get_u8(r);
 	if (r->bad || !s->n_podsets || s->n_podsets > QUEUE_PODSETS_MAX)
 		return GPUQ_ECORRUPT;
 	return GPUQ_OK;
@@ -610,7 +563,7 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 
 	if (queue_key_str(key, key_len, k))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record key: bad bytes");
-	if (!val || get_u8(&r) != REC_VERSION)
+	if (!val || gpuq_get_u8(&r) != REC_VERSION)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
 	switch (type) {
 	case QUEUE_REC_META:
