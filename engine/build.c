@@ -107,32 +107,21 @@ static queue_quota_spec_t quota_of(const policy_res_quota_t *rq)
 	return qs;
 }
 
-int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
+/* The core's groups of a policy's resource groups (CQ or Cohort) in out's
+ * arrays. GPUQ_ENOMEM. */
+static int groups_of(engine_cq_spec_t *out, const policy_resource_group_t *groups, size_t n)
 {
 	size_t nq = 0;
 
-	memset(&out->spec, 0, sizeof(out->spec));
-	out->spec.name = cq->name;
-	out->spec.cohort = cq->cohort_name;
-	out->spec.groups = out->groups;
-	out->spec.n_groups = cq->n_groups;
-	out->spec.strategy = cq->queueing == POLICY_QUEUEING_STRICT_FIFO ? QUEUE_STRICT_FIFO
-									 : QUEUE_BEST_EFFORT_FIFO;
-	out->spec.weight_milli = cq->fair_weight_milli;
-	out->spec.weight_zero = cq->fair_weight_milli == 0; /* a weight of 0 (Kueue) */
-	out->spec.admission_fair_sharing = cq->admission_fair_sharing;
-	out->spec.has_max_priority_threshold = cq->preemption.has_max_priority_threshold;
-	out->spec.max_priority_threshold = cq->preemption.max_priority_threshold;
-	set_policies(cq, &out->spec);
-	for (size_t g = 0; g < cq->n_groups; g++)
-		for (size_t f = 0; f < cq->groups[g].n_flavors; f++)
-			nq += cq->groups[g].flavors[f].n_resources;
+	for (size_t g = 0; g < n; g++)
+		for (size_t f = 0; f < groups[g].n_flavors; f++)
+			nq += groups[g].flavors[f].n_resources;
 	out->quotas = calloc(nq + 1, sizeof(*out->quotas));
 	if (!out->quotas)
 		return GPUQ_ENOMEM;
 	nq = 0;
-	for (size_t g = 0; g < cq->n_groups && g < POLICY_GROUPS_MAX; g++) {
-		const policy_resource_group_t *pg = &cq->groups[g];
+	for (size_t g = 0; g < n && g < POLICY_GROUPS_MAX; g++) {
+		const policy_resource_group_t *pg = &groups[g];
 		out->groups[g].covered = pg->covered;
 		out->groups[g].n_covered = pg->n_covered;
 		out->groups[g].flavors = out->flavors[g];
@@ -146,6 +135,24 @@ int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
 		}
 	}
 	return GPUQ_OK;
+}
+
+int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
+{
+	memset(&out->spec, 0, sizeof(out->spec));
+	out->spec.name = cq->name;
+	out->spec.cohort = cq->cohort_name;
+	out->spec.groups = out->groups;
+	out->spec.n_groups = cq->n_groups;
+	out->spec.strategy = cq->queueing == POLICY_QUEUEING_STRICT_FIFO ? QUEUE_STRICT_FIFO
+									 : QUEUE_BEST_EFFORT_FIFO;
+	out->spec.weight_milli = cq->fair_weight_milli;
+	out->spec.weight_zero = cq->fair_weight_milli == 0; /* a weight of 0 (Kueue) */
+	out->spec.admission_fair_sharing = cq->admission_fair_sharing;
+	out->spec.has_max_priority_threshold = cq->preemption.has_max_priority_threshold;
+	out->spec.max_priority_threshold = cq->preemption.max_priority_threshold;
+	set_policies(cq, &out->spec);
+	return groups_of(out, cq->groups, cq->n_groups);
 }
 
 void engine_cq_spec_deinit(engine_cq_spec_t *spec)
@@ -166,6 +173,21 @@ static int add_cq(queue_t *q, const policy_cq_t *cq, gpuq_diag_t *diag)
 	return rc;
 }
 
+static int add_cohort(queue_t *q, const policy_cohort_t *c, gpuq_diag_t *diag)
+{
+	engine_cq_spec_t s; /* its groups and quotas */
+	queue_cohort_spec_t spec = {
+	    c->name,  c->parent_name, c->fair_weight_milli, c->fair_weight_milli == 0,
+	    s.groups, c->n_groups};
+	int rc = groups_of(&s, c->groups, c->n_groups);
+
+	if (rc)
+		return gpuq_diag_set(diag, rc, "out of memory");
+	rc = queue_cohort_add(q, &spec, NULL, diag);
+	engine_cq_spec_deinit(&s);
+	return rc;
+}
+
 /* Add p's objects to q: flavors, cohorts, ClusterQueues, LocalQueues. */
 static int add_objects(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
 {
@@ -177,8 +199,7 @@ static int add_objects(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
 			return rc;
 	}
 	for (size_t i = 0; i < policy_cohort_count(p); i++) {
-		const policy_cohort_t *c = policy_cohort_at(p, i);
-		rc = queue_cohort_add(q, c->name, c->fair_weight_milli, NULL, diag);
+		rc = add_cohort(q, policy_cohort_at(p, i), diag);
 		if (rc)
 			return rc;
 	}

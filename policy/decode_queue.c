@@ -195,8 +195,8 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 /* ---- ClusterQueue ---- */
 
 /* One resources[] entry of a flavor: name must be covered[r]. */
-static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool cohort,
-		     policy_res_quota_t *q)
+static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, const char *orphan,
+		     bool is_cohort, policy_res_quota_t *q)
 {
 	static const char *const keys[] = {"name", "nominalQuota", "borrowingLimit", "lendingLimit",
 					   NULL};
@@ -220,11 +220,12 @@ static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool
 	if (rc == GPUQ_OK)
 		rc = policy_dec_qty(d, v, "lendingLimit", false, &q->lending_limit,
 				    &q->has_lending_limit);
-	if (rc == GPUQ_OK && !cohort && (q->has_borrowing_limit || q->has_lending_limit))
-		rc =
-		    policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s: must not be set without a cohortName",
-				     q->has_borrowing_limit ? "borrowingLimit" : "lendingLimit");
-	if (rc == GPUQ_OK && q->has_lending_limit &&
+	if (rc == GPUQ_OK && orphan && (q->has_borrowing_limit || q->has_lending_limit))
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s: must not be set without a %s",
+				      q->has_borrowing_limit ? "borrowingLimit" : "lendingLimit",
+				      orphan);
+	/* a Cohort's lendingLimit bounds its subtree quota, not its own nominal */
+	if (rc == GPUQ_OK && !is_cohort && q->has_lending_limit &&
 	    quota_qty_cmp(&q->lending_limit, &q->nominal) > 0) {
 		char a[QUOTA_QTY_FMT_MAX], b[QUOTA_QTY_FMT_MAX];
 
@@ -237,7 +238,7 @@ static int res_quota(policy_dec_t *d, const json_t *v, const char *covered, bool
 }
 
 static int flavor_quota(policy_dec_t *d, const json_t *v, const policy_resource_group_t *g,
-			bool cohort, policy_flavor_quota_t *fq)
+			const char *orphan, bool is_cohort, policy_flavor_quota_t *fq)
 {
 	static const char *const keys[] = {"name", "resources", NULL};
 	const json_t *res = NULL;
@@ -267,7 +268,7 @@ static int flavor_quota(policy_dec_t *d, const json_t *v, const policy_resource_
 	for (size_t r = 0; r < g->n_covered && rc == GPUQ_OK; r++) {
 		size_t o2 = policy_jdec_idx(&d->j, r);
 
-		rc = res_quota(d, json_array_get(res, r), g->covered[r], cohort, &qs[r]);
+		rc = res_quota(d, json_array_get(res, r), g->covered[r], orphan, is_cohort, &qs[r]);
 		policy_jdec_pop(&d->j, o2);
 	}
 	policy_jdec_pop(&d->j, old);
@@ -315,7 +316,11 @@ static int covered_resources(policy_dec_t *d, const json_t *v, policy_resource_g
 	return rc;
 }
 
-static int resource_group(policy_dec_t *d, const json_t *v, bool cohort, policy_resource_group_t *g)
+/* One resourceGroups entry. orphan: NULL when the object has a parent
+ * (borrowingLimit and lendingLimit allowed), else the field that would give
+ * it one ("cohortName", "parentName"). */
+static int resource_group(policy_dec_t *d, const json_t *v, const char *orphan, bool is_cohort,
+			  policy_resource_group_t *g)
 {
 	static const char *const keys[] = {"coveredResources", "flavors", NULL};
 	const json_t *flavors = NULL;
@@ -339,7 +344,7 @@ static int resource_group(policy_dec_t *d, const json_t *v, bool cohort, policy_
 	for (size_t f = 0; f < json_array_size(flavors) && rc == GPUQ_OK; f++) {
 		size_t o2 = policy_jdec_idx(&d->j, f);
 
-		rc = flavor_quota(d, json_array_get(flavors, f), g, cohort, &fqs[f]);
+		rc = flavor_quota(d, json_array_get(flavors, f), g, orphan, is_cohort, &fqs[f]);
 		policy_jdec_pop(&d->j, o2);
 	}
 	policy_jdec_pop(&d->j, old);
@@ -348,14 +353,14 @@ static int resource_group(policy_dec_t *d, const json_t *v, bool cohort, policy_
 	return rc;
 }
 
-/* A resource in two groups, or a flavor in two places, of one CQ. */
-static int groups_disjoint(policy_dec_t *d, const policy_cq_t *cq)
+/* A resource in two groups, or a flavor in two places, of one CQ or Cohort. */
+static int groups_disjoint(policy_dec_t *d, const policy_resource_group_t *groups, size_t n)
 {
-	for (size_t g = 0; g < cq->n_groups; g++) {
-		const policy_resource_group_t *a = &cq->groups[g];
+	for (size_t g = 0; g < n; g++) {
+		const policy_resource_group_t *a = &groups[g];
 
 		for (size_t h = 0; h <= g; h++) {
-			const policy_resource_group_t *b = &cq->groups[h];
+			const policy_resource_group_t *b = &groups[h];
 
 			for (size_t i = 0; h < g && i < a->n_covered; i++)
 				for (size_t j = 0; j < b->n_covered; j++)
@@ -505,7 +510,9 @@ static int cohort_name(policy_dec_t *d, const json_t *spec, const char **out)
 	return GPUQ_OK;
 }
 
-static int cq_groups(policy_dec_t *d, const json_t *spec, policy_cq_t *cq)
+/* spec.resourceGroups of a CQ or Cohort (orphan: see resource_group). */
+static int spec_groups(policy_dec_t *d, const json_t *spec, const char *orphan, bool is_cohort,
+		       const policy_resource_group_t **out, size_t *n_out)
 {
 	const json_t *groups = NULL;
 	policy_resource_group_t *gs;
@@ -521,13 +528,13 @@ static int cq_groups(policy_dec_t *d, const json_t *spec, policy_cq_t *cq)
 	for (size_t g = 0; g < json_array_size(groups) && rc == GPUQ_OK; g++) {
 		size_t o2 = policy_jdec_idx(&d->j, g);
 
-		rc = resource_group(d, json_array_get(groups, g), cq->cohort_name != NULL, &gs[g]);
+		rc = resource_group(d, json_array_get(groups, g), orphan, is_cohort, &gs[g]);
 		policy_jdec_pop(&d->j, o2);
 	}
 	policy_jdec_pop(&d->j, old);
-	cq->groups = gs;
-	cq->n_groups = json_array_size(groups);
-	return rc;
+	*out = gs;
+	*n_out = json_array_size(groups);
+	return rc == GPUQ_OK ? groups_disjoint(d, gs, *n_out) : rc;
 }
 
 int policy_decode_cq(policy_dec_t *d, const json_t *obj)
@@ -566,9 +573,8 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 	if (rc == GPUQ_OK)
 		rc = cohort_name(d, spec, &cq->cohort_name);
 	if (rc == GPUQ_OK)
-		rc = cq_groups(d, spec, cq);
-	if (rc == GPUQ_OK)
-		rc = groups_disjoint(d, cq);
+		rc = spec_groups(d, spec, cq->cohort_name ? NULL : "cohortName", false, &cq->groups,
+				 &cq->n_groups);
 	if (rc == GPUQ_OK)
 		rc = policy_jdec_enum(&d->j, spec, "queueingStrategy", strategies, &strategy);
 	if (rc == GPUQ_OK)
@@ -644,10 +650,26 @@ int policy_decode_lq(policy_dec_t *d, const json_t *obj)
 
 /* ---- Cohort ---- */
 
+/* spec.parentName: a DNS-1123 subdomain other than the Cohort's own name. */
+static int parent_name(policy_dec_t *d, const policy_cohort_t *c)
+{
+	size_t old = policy_jdec_key(&d->j, "parentName");
+	int rc = GPUQ_OK;
+
+	if (!policy_name_is_subdomain(c->parent_name))
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+				      "invalid name \"%s\" (want a DNS-1123 subdomain)",
+				      c->parent_name);
+	else if (!strcmp(c->parent_name, c->name))
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "\"%s\" is the Cohort itself", c->name);
+	policy_jdec_pop(&d->j, old);
+	return rc;
+}
+
 int policy_decode_cohort(policy_dec_t *d, const json_t *obj)
 {
-	static const char *const keys[] = {"fairSharing", NULL};
-	static const char *const unsupported[] = {"parentName", "parent", "resourceGroups", NULL};
+	static const char *const keys[] = {"parentName", "resourceGroups", "fairSharing", NULL};
+	static const char *const unsupported[] = {"parent", NULL};
 	const json_t *spec = NULL;
 	policy_cohort_t *c;
 	const char *name;
@@ -667,6 +689,15 @@ int policy_decode_cohort(policy_dec_t *d, const json_t *obj)
 	if (spec) {
 		old = policy_jdec_key(&d->j, "spec");
 		rc = policy_jdec_keys(&d->j, spec, keys, unsupported);
+		if (rc == GPUQ_OK)
+			rc = policy_dec_str(d, spec, "parentName", false, 253, &c->parent_name);
+		if (rc == GPUQ_OK && c->parent_name && !*c->parent_name)
+			c->parent_name = NULL; /* "" means a root */
+		if (rc == GPUQ_OK && c->parent_name)
+			rc = parent_name(d, c);
+		if (rc == GPUQ_OK)
+			rc = spec_groups(d, spec, c->parent_name ? NULL : "parentName", true,
+					 &c->groups, &c->n_groups);
 		if (rc == GPUQ_OK)
 			rc = fair_sharing(d, spec, &c->fair_weight_milli);
 		policy_jdec_pop(&d->j, old);

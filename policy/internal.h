@@ -169,4 +169,22 @@ int policy_dec_register(policy_dec_t *d, int kind, const char *ns, const char *n
 /* The policy's current origin, copied into an object. */
 policy_origin_t policy_dec_origin(const policy_dec_t *d);
 
+/* ---- Finishing (policy.c, tree.c) ---- */
+
+/* Write "<file>: document <n>: <msg>" for an object at origin o; returns rc. */
+int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The cohort called name, made (undeclared, weight 1) when no Cohort
+ * declares it; who names the referring field for the cap's error. */
+int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy_origin_t origin,
+			  policy_cohort_t **out, gpuq_diag_t *diag);
+
+/* Cohorts' parents (implied ones made), their quota's flavors resolved,
+ * the tree checked: no cycle, at most POLICY_COHORT_DEPTH_MAX deep. */
+int policy_cohort_tree(policy_t *p, gpuq_diag_t *diag);
+
+/* max_fit of every ClusterQueue quota, over its cohort tree. */
+int policy_max_fit_build(policy_t *p, gpuq_diag_t *diag);
+
 #endif

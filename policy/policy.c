@@ -315,11 +315,9 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 
 /* ---- Finishing: checks across objects ---- */
 
-/* Write "<file>: document <n>: <what>: <msg>" for an object at origin o. */
-static int fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+#define fail_at policy_fail_at
 
-static int fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
+int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
 {
 	char msg[GPUQ_DIAG_MAX];
 	va_list ap;
@@ -375,31 +373,43 @@ static int resolve_flavors(policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy_origin_t origin,
+			  policy_cohort_t **out, gpuq_diag_t *diag)
+{
+	policy_cohort_t *c = policy_index_get(&p->index, POLICY_K_COHORT, "", name);
+
+	if (!c) {
+		if (p->cohorts.n >= POLICY_COHORTS_MAX)
+			return fail_at(diag, GPUQ_ELIMIT, origin, "%s: more than %d cohorts", who,
+				       POLICY_COHORTS_MAX);
+		c = policy_arena_alloc(&p->arena, sizeof(*c));
+		if (!c || vec_reserve(&p->cohorts, p->cohorts.n + 1) ||
+		    policy_index_put(&p->index, POLICY_K_COHORT, "", name, c))
+			return oom(diag);
+		c->name = name;
+		c->fair_weight_milli = 1000;
+		c->origin = origin;
+		p->cohorts.items[p->cohorts.n++] = c;
+	}
+	*out = c;
+	return GPUQ_OK;
+}
+
 /* Implied cohorts for names no Cohort object declares; members lists. */
 static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->cqs.n; i++) {
 		policy_cq_t *cq = p->cqs.items[i];
 		policy_cohort_t *c;
+		char who[300];
+		int rc;
 
 		if (!cq->cohort_name)
 			continue;
-		c = policy_index_get(&p->index, POLICY_K_COHORT, "", cq->cohort_name);
-		if (!c) {
-			if (p->cohorts.n >= POLICY_COHORTS_MAX)
-				return fail_at(diag, GPUQ_ELIMIT, cq->origin,
-					       "ClusterQueue \"%s\": spec.cohortName: more than %d "
-					       "cohorts",
-					       cq->name, POLICY_COHORTS_MAX);
-			c = policy_arena_alloc(&p->arena, sizeof(*c));
-			if (!c || vec_reserve(&p->cohorts, p->cohorts.n + 1) ||
-			    policy_index_put(&p->index, POLICY_K_COHORT, "", cq->cohort_name, c))
-				return oom(diag);
-			c->name = cq->cohort_name;
-			c->fair_weight_milli = 1000;
-			c->origin = cq->origin;
-			p->cohorts.items[p->cohorts.n++] = c;
-		}
+		snprintf(who, sizeof(who), "ClusterQueue \"%s\": spec.cohortName", cq->name);
+		rc = policy_cohort_implied(p, cq->cohort_name, who, cq->origin, &c, diag);
+		if (rc)
+			return rc;
 		c->n_members++; /* counted now, filled below */
 		cq->cohort = c;
 	}
@@ -484,122 +494,6 @@ static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-/* What a quota lends its cohort (lendingLimit, or all of nominal), in the
- * core's units. */
-static int64_t lendable_amount(const policy_res_quota_t *q)
-{
-	return quota_qty_amount(q->resource,
-				q->has_lending_limit ? &q->lending_limit : &q->nominal);
-}
-
-/* quota_max_fit of one quota; others_lend is what the rest of its cohort
- * lends. */
-static int64_t max_fit_of(const policy_res_quota_t *q, int64_t others_lend, bool in_cohort)
-{
-	return quota_max_fit(
-	    quota_qty_amount(q->resource, &q->nominal),
-	    q->has_borrowing_limit ? quota_qty_amount(q->resource, &q->borrowing_limit) : -1,
-	    others_lend, in_cohort);
-}
-
-/* Walks every (flavor, resource) quota of a ClusterQueue. */
-typedef struct {
-	const policy_cq_t *cq; /* the queue walked */
-	size_t g, f, r;	       /* next group, flavor, resource */
-} quota_iter_t;
-
-static policy_res_quota_t *quota_next(quota_iter_t *it, const char **flavor)
-{
-	while (it->g < it->cq->n_groups) {
-		const policy_resource_group_t *grp = &it->cq->groups[it->g];
-
-		if (it->f < grp->n_flavors) {
-			const policy_flavor_quota_t *fq = &grp->flavors[it->f];
-
-			if (it->r < fq->n_resources) {
-				*flavor = fq->name;
-				return (policy_res_quota_t *)&fq->resources[it->r++];
-			}
-			it->f++, it->r = 0;
-			continue;
-		}
-		it->g++, it->f = 0, it->r = 0;
-	}
-	return NULL;
-}
-
-/* Sum, per (flavor, resource), what the members of c lend, in a scratch
- * index (values in the scratch arena; sums saturate). */
-static int cohort_totals(const policy_cohort_t *c, policy_index_t *ix, policy_arena_t *scratch)
-{
-	for (size_t m = 0; m < c->n_members; m++) {
-		quota_iter_t it = {c->members[m], 0, 0, 0};
-		const char *flavor;
-		policy_res_quota_t *q;
-
-		while ((q = quota_next(&it, &flavor))) {
-			int64_t *total = policy_index_get(ix, POLICY_K_TOTAL, flavor, q->resource);
-			int64_t l = lendable_amount(q);
-
-			if (!total) {
-				total = policy_arena_alloc(scratch, sizeof(*total));
-				if (!total || policy_index_put(ix, POLICY_K_TOTAL, flavor,
-							       q->resource, total))
-					return GPUQ_ENOMEM;
-				*total = 0;
-			}
-			*total = l > INT64_MAX - *total ? INT64_MAX : *total + l;
-		}
-	}
-	return GPUQ_OK;
-}
-
-/* max_fit of every member of c, from what the others lend. */
-static int cohort_max_fit(const policy_cohort_t *c, gpuq_diag_t *diag)
-{
-	policy_index_t ix = {0};
-	policy_arena_t scratch = {0};
-	int rc = cohort_totals(c, &ix, &scratch);
-
-	for (size_t m = 0; m < c->n_members && rc == GPUQ_OK; m++) {
-		quota_iter_t it = {c->members[m], 0, 0, 0};
-		const char *flavor;
-		policy_res_quota_t *q;
-
-		while ((q = quota_next(&it, &flavor))) {
-			const int64_t *total =
-			    policy_index_get(&ix, POLICY_K_TOTAL, flavor, q->resource);
-
-			/* a saturated total stays saturated */
-			q->max_fit = max_fit_of(
-			    q, *total == INT64_MAX ? INT64_MAX : *total - lendable_amount(q), true);
-		}
-	}
-	policy_index_free(&ix);
-	policy_arena_free(&scratch);
-	return rc ? gpuq_diag_set(diag, rc, "out of memory") : GPUQ_OK;
-}
-
-static int build_max_fit(policy_t *p, gpuq_diag_t *diag)
-{
-	int rc;
-
-	for (size_t i = 0; i < p->cqs.n; i++) {
-		quota_iter_t it = {p->cqs.items[i], 0, 0, 0};
-		const char *flavor;
-		policy_res_quota_t *q;
-
-		while ((q = quota_next(&it, &flavor)))
-			q->max_fit = max_fit_of(q, 0, false);
-	}
-	for (size_t i = 0; i < p->cohorts.n; i++) {
-		rc = cohort_max_fit(p->cohorts.items[i], diag);
-		if (rc)
-			return rc;
-	}
-	return GPUQ_OK;
-}
-
 static void build_managed(policy_t *p)
 {
 	for (size_t i = 0; i < p->namespaces.n; i++) {
@@ -630,12 +524,14 @@ int policy_finish(policy_t *p, gpuq_diag_t *diag)
 	if (rc)
 		return rc;
 	rc = build_cohorts(p, diag);
+	if (rc == GPUQ_OK)
+		rc = policy_cohort_tree(p, diag);
 	if (rc)
 		return rc;
 	rc = build_namespaces(p, diag);
 	if (rc)
 		return rc;
-	rc = build_max_fit(p, diag);
+	rc = policy_max_fit_build(p, diag);
 	if (rc)
 		return rc;
 	build_managed(p);

@@ -50,6 +50,7 @@
 #define POLICY_LQ_MAX 10000		 /* LocalQueues */
 #define POLICY_FLAVORS_MAX 256		 /* ResourceFlavors */
 #define POLICY_COHORTS_MAX 1000		 /* Cohorts, declared or named by a CQ */
+#define POLICY_COHORT_DEPTH_MAX 16	 /* cohorts on a path from a ClusterQueue to its root */
 #define POLICY_PRIORITYCLASSES_MAX 1000	 /* PriorityClasses */
 #define POLICY_LIMITRANGES_MAX 10000	 /* LimitRanges */
 #define POLICY_QUOTAS_MAX 10000		 /* ResourceQuotas */
@@ -188,7 +189,7 @@ typedef struct {
 	bool has_lending_limit;	     /* lendingLimit set (false: lends all of nominal) */
 	quota_qty_t lending_limit;   /* lendingLimit (0 <= lendingLimit <= nominal) */
 	int64_t max_fit;	     /* the most one workload could ever get here, in
-					quota_qty_amount units: quota_max_fit(); see
+					quota_qty_amount units: quota_tree_potential(); see
 					policy_cq_max_fit() */
 } policy_res_quota_t;
 
@@ -282,16 +283,23 @@ typedef struct policy_cq {
 	policy_origin_t origin;		       /* where declared */
 } policy_cq_t;
 
-/* Cohort. A cohort exists when a Cohort object declares it or when any
- * ClusterQueue names it. Hierarchies (spec.parentName) and cohort-level
- * resourceGroups are refused as unsupported. */
+/* Cohort. A cohort exists when a Cohort object declares it, when any
+ * ClusterQueue names it (spec.cohortName) or when a Cohort names it as its
+ * parent (spec.parentName); the undeclared ones have no quota of their own
+ * and weight 1. Cohorts form trees (Kueue's hierarchical cohorts) at most
+ * POLICY_COHORT_DEPTH_MAX deep; a cycle is refused at policy_finish. */
 typedef struct policy_cohort {
-	const char *name;		   /* metadata.name / spec.cohortName */
-	bool declared;			   /* a Cohort object exists */
-	int64_t fair_weight_milli;	   /* spec.fairSharing.weight x 1000 (default 1000) */
-	const policy_cq_t *const *members; /* its ClusterQueues, in declaration order */
-	size_t n_members;		   /* entries in members */
-	policy_origin_t origin;		   /* where declared (or first named) */
+	const char *name;		       /* metadata.name / spec.cohortName */
+	bool declared;			       /* a Cohort object exists */
+	int64_t fair_weight_milli;	       /* spec.fairSharing.weight x 1000 (default 1000) */
+	const char *parent_name;	       /* spec.parentName, NULL for a root */
+	const struct policy_cohort *parent;    /* it (never NULL after policy_finish
+						  when parent_name is set) */
+	const policy_resource_group_t *groups; /* spec.resourceGroups: its own quota */
+	size_t n_groups;		       /* entries in groups */
+	const policy_cq_t *const *members;     /* its ClusterQueues, in declaration order */
+	size_t n_members;		       /* entries in members */
+	policy_origin_t origin;		       /* where declared (or first named) */
 } policy_cohort_t;
 
 /* LocalQueue. */
@@ -465,9 +473,10 @@ const policy_res_quota_t *policy_cq_quota(const policy_cq_t *cq, const char *fla
 
 /* The most a single workload in cq could ever get of resource in flavor, in
  * the queueing core's units (quota_qty_amount: millicores for cpu, whole
- * units rounded up for the rest): quota_max_fit() over cq's quota and what
- * the other CQs of its cohort lend (their lendingLimit, else their nominal;
- * 0 if they lack the flavor or resource). A request above this can never be
+ * units rounded up for the rest): quota_tree_potential() over the path from
+ * cq to its root cohort (each cohort's own quota plus what its ClusterQueues
+ * and child cohorts lend it, within every lendingLimit and borrowingLimit on
+ * the way). A request above this can never be
  * admitted; the core decides the same from the same rule. GPUQ_OK with *out
  * set, or GPUQ_ENOTFOUND (cq has no such flavor/resource). */
 int policy_cq_max_fit(const policy_cq_t *cq, const char *flavor, const char *resource,

@@ -17,26 +17,26 @@ void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta)
 {
 	cq_t *c = &q->cqs[cq];
 	slot_t *s = &c->slots[slot];
-	cslot_t *cs = &cohort_of(q, c)->slots[s->cslot];
-	int64_t g = queue_slot_guaranteed(s);
+	int64_t up0 = quota_node_use_up(s->usage, s->nominal, s->llimit), d;
 
-	cs->borrowed -= queue_over(s->usage, g);
 	s->usage += delta;
-	cs->usage += delta;
-	cs->borrowed += queue_over(s->usage, g);
+	q->cohorts[c->cohort].slots[s->cslot].usage += delta;
+	d = quota_node_use_up(s->usage, s->nominal, s->llimit) - up0;
+	if (d)
+		queue_node_update(q, c->cohort, s->cslot, 0, d);
 }
 
-/* Why available is what it is (for explanations). */
+/* Why available is what it is (for explanations): the CQ alone at its
+ * nominal quota, its own borrowingLimit, or the cohort tree lending no more. */
 static uint8_t slot_limit_kind(const queue_t *q, const cq_t *c, const slot_t *s)
 {
-	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
-	int64_t g = queue_slot_guaranteed(s);
-	int64_t local = g > s->usage ? g - s->usage : 0;
+	quota_node_t n = queue_slot_node(s);
+	int64_t from_parent = queue_node_available(q, c->cohort, s->cslot);
 
 	if (!cq_has_cohort(q, c))
 		return WHY_QUOTA_NOMINAL;
-	if (s->blimit >= 0 &&
-	    s->nominal + s->blimit - s->usage < local + cs->lendable - cs->borrowed)
+	n.borrowing_limit = -1;
+	if (s->blimit >= 0 && queue_slot_available(q, c, s) < quota_node_available(from_parent, &n))
 		return WHY_QUOTA_BLIMIT;
 	return WHY_QUOTA_COHORT;
 }
@@ -83,7 +83,7 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign)
 		l->cur[w->asg[i].a.resource] += sign * w->asg[i].a.amount;
 }
 
-/* A tenant's share now: max queue_over resources of admitted / CQ nominal. */
+/* A tenant's share now: max over resources of admitted / CQ nominal. */
 double queue_lq_share_now(const queue_t *q, uint32_t lq)
 {
 	const lq_t *l = &q->lqs[lq];
@@ -127,32 +127,60 @@ double queue_wl_share(const queue_t *q, const wl_t *w)
 	return best;
 }
 
+/* What each resource of the tree rooted at `root` lends in all (Kueue's
+ * calculateLendable: the root's subtree quota, summed over flavors). */
+static void tree_lendable(const queue_t *q, uint32_t root, fairshare_res_t *r)
+{
+	const cohort_t *h = &q->cohorts[root];
+
+	for (size_t s = 0; s < h->n_slots; s++)
+		r[h->slots[s].res].lendable += h->slots[s].sub;
+}
+
 /* Weighted DRS of CQ c, with `extra` needs added (may be NULL) and workload
- * `without` removed (QUEUE_NONE for none); compare with fairshare_share_cmp. */
+ * `without` removed (QUEUE_NONE for none), as Kueue's dominantResourceShare:
+ * per resource, what it uses beyond nominal summed over its flavors, over
+ * what the tree lends of it; compare with fairshare_share_cmp. */
 fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
 				 uint32_t without)
 {
 	const cq_t *c = &q->cqs[cq];
-	const cohort_t *h = cohort_of_c(q, c);
+	const wl_t *w = without != QUEUE_NONE ? Wc(q, without) : NULL;
 	fairshare_res_t r[QUEUE_RESOURCES_MAX];
-	size_t n = q->res_names.n;
 
 	memset(r, 0, sizeof(r));
 	for (uint32_t s = 0; s < c->n_slots; s++) {
-		r[c->slots[s].res].usage += c->slots[s].usage;
-		r[c->slots[s].res].nominal += c->slots[s].nominal;
-	}
-	for (size_t s = 0; s < h->n_slots; s++)
-		r[h->slots[s].res].lendable += h->slots[s].lendable;
-	for (size_t i = 0; i < n_extra; i++)
-		r[c->slots[extra[i].slot].res].usage += extra[i].val;
-	if (without != QUEUE_NONE) {
-		const wl_t *w = Wc(q, without);
+		int64_t u = c->slots[s].usage;
 
-		for (uint32_t i = 0; i < w->n_asg; i++)
-			r[w->asg[i].a.resource].usage -= w->asg[i].a.amount;
+		for (size_t i = 0; i < n_extra; i++)
+			u += extra[i].slot == s ? extra[i].val : 0;
+		for (uint32_t i = 0; w && i < w->n_asg; i++)
+			u -= w->asg[i].slot == s ? w->asg[i].a.amount : 0;
+		if (u > c->slots[s].nominal)
+			r[c->slots[s].res].usage += u - c->slots[s].nominal;
 	}
-	return fairshare_drs(r, n, c->weight, NULL);
+	tree_lendable(q, c->unit, r);
+	return fairshare_drs(r, q->res_names.n, c->weight, NULL);
+}
+
+/* Weighted DRS of cohort co (a node of its tree) as Kueue's: what it uses
+ * beyond its subtree quota over what the tree lends; 0 at a root. */
+fairshare_share_t queue_cohort_share(const queue_t *q, uint32_t co)
+{
+	const cohort_t *h = &q->cohorts[co];
+	fairshare_res_t r[QUEUE_RESOURCES_MAX];
+	uint32_t root = co;
+
+	if (h->parent == QUEUE_NONE)
+		return (fairshare_share_t){0.0, h->weight};
+	memset(r, 0, sizeof(r));
+	for (size_t s = 0; s < h->n_slots; s++)
+		if (h->slots[s].use > h->slots[s].sub)
+			r[h->slots[s].res].usage += h->slots[s].use - h->slots[s].sub;
+	while (q->cohorts[root].parent != QUEUE_NONE)
+		root = q->cohorts[root].parent;
+	tree_lendable(q, root, r);
+	return fairshare_drs(r, q->res_names.n, h->weight, NULL);
 }
 
 /* ================================================================== */
@@ -259,34 +287,6 @@ bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, cons
 	       queue_cohort_rule(c, w, v);
 }
 
-/* Whether some workload of a CQ of c's cohort other than c, borrowing in
- * slot's flavor and resource, is a reclaim candidate for w there. */
-static bool cohort_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s)
-{
-	const cohort_t *h = cohort_of(q, c);
-
-	if (!cq_has_cohort(q, c) || c->reclaim == QUEUE_RECLAIM_NEVER)
-		return false;
-	for (size_t k = 0; k < h->cqs.n; k++) {
-		const cq_t *o = &q->cqs[h->cqs.v[k]];
-		int64_t os;
-
-		if (o == c)
-			continue;
-		os = queue_cq_slot_find(o, s->flavor, s->res);
-		if (os < 0 || o->slots[os].usage <= o->slots[os].nominal)
-			continue;
-		for (size_t i = 0; i < o->adm.n; i++) {
-			const wl_t *v = W(q, o->adm.v[i]);
-
-			if (queue_cohort_candidate(q, c, w, v) &&
-			    queue_wl_uses(v, o, s->flavor, s->res))
-				return true;
-		}
-	}
-	return false;
-}
-
 /* Whether some workload of c itself is a candidate for w in slot s. */
 static bool own_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s)
 {
@@ -313,7 +313,7 @@ static int preempt_rank(queue_t *q, uint32_t wid, uint32_t slot, int64_t val)
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
 	const slot_t *s = &c->slots[slot];
-	bool cohort = cohort_has_candidate(q, c, w, s), own = own_has_candidate(q, c, w, s);
+	bool cohort = queue_cohort_has_candidate(q, c, w, s), own = own_has_candidate(q, c, w, s);
 	try_t *t = &q->scratch_rank;
 
 	if (!cohort || !own)

@@ -90,14 +90,19 @@ static int check_cohorts(const queue_t *q, size_t nf, size_t nr, char *why, size
 				queue_cohort_view_t v;
 				if (queue_cohort_quota(q, co, f, r, &v))
 					continue;
-				if (v.borrowed <= v.lendable && v.usage <= v.nominal)
+				/* a root holds its tree within its subtree quota; a
+				 * cohort below takes at most its borrowingLimit more */
+				if (queue_cohort_parent(q, co) == QUEUE_NONE
+					? v.borrowed <= v.lendable
+					: v.borrowing_limit < 0 ||
+					      v.borrowed <= v.lendable + v.borrowing_limit)
 					continue;
 				snprintf(why, cap,
 					 "cohort %u, flavor %s, %s: usage %" PRId64
-					 " of nominal %" PRId64 ", borrowed %" PRId64
-					 " of lendable %" PRId64,
+					 " of its subtree quota %" PRId64
+					 " (borrowingLimit %" PRId64 ")",
 					 co, queue_flavor_name(q, f), queue_resource_name(q, r),
-					 v.usage, v.nominal, v.borrowed, v.lendable);
+					 v.borrowed, v.lendable, v.borrowing_limit);
 				return GPUQ_ECORRUPT;
 			}
 		}

@@ -299,6 +299,11 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	lq_t *l = &q->lqs[w->lq];
 	asg_t *a = NULL;
 
+	/* room for its Ready timer first: a deadline lost would never evict */
+	if (queue_ready_watched(q, w) &&
+	    queue_grow(&q->ready_timers.v, &q->ready_timers.cap, q->ready_timers.n + 1,
+		       sizeof(*q->ready_timers.v)))
+		return GPUQ_ENOMEM;
 	if (t->n_asg) {
 		a = malloc(t->n_asg * sizeof(*a));
 		if (!a)

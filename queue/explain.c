@@ -362,6 +362,16 @@ int queue_cohort_find(const queue_t *q, const char *name, uint32_t *id)
 	return GPUQ_OK;
 }
 
+uint32_t queue_cohort_parent(const queue_t *q, uint32_t id)
+{
+	uint32_t p;
+
+	if (id >= q->pub_cohorts.n)
+		return QUEUE_NONE;
+	p = q->cohorts[q->pub_cohorts.v[id]].parent;
+	return p == QUEUE_NONE ? QUEUE_NONE : q->cohorts[p].pub;
+}
+
 size_t queue_cq_count(const queue_t *q)
 {
 	return q->cq_names.n;
@@ -433,15 +443,19 @@ int queue_cohort_quota(const queue_t *q, uint32_t cohort, uint32_t flavor, uint3
 	const cohort_t *h;
 
 	memset(out, 0, sizeof(*out));
+	out->borrowing_limit = out->lending_limit = QUEUE_UNLIMITED;
 	if (cohort >= q->pub_cohorts.n)
 		return GPUQ_ENOTFOUND;
 	h = &q->cohorts[q->pub_cohorts.v[cohort]];
 	for (size_t i = 0; i < h->n_slots; i++) {
 		if (h->slots[i].flavor == flavor && h->slots[i].res == resource) {
 			out->nominal = h->slots[i].nominal;
-			out->lendable = h->slots[i].lendable;
+			out->own = h->slots[i].own;
+			out->borrowing_limit = h->slots[i].blimit;
+			out->lending_limit = h->slots[i].llimit;
+			out->lendable = h->slots[i].sub;
 			out->usage = h->slots[i].usage;
-			out->borrowed = h->slots[i].borrowed;
+			out->borrowed = h->slots[i].use;
 		}
 	}
 	return GPUQ_OK;

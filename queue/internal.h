@@ -225,7 +225,8 @@ typedef struct {
 
 typedef struct {
 	char *name;			       /* CQ name (interned, borrowed) */
-	uint32_t cohort;		       /* internal cohort index */
+	uint32_t cohort;		       /* its cohort (internal index; hidden when alone) */
+	uint32_t unit;			       /* the root of its cohort tree: the cycle's unit */
 	group_t *groups;		       /* resource groups, owned */
 	uint32_t n_groups;		       /* entries */
 	int8_t res_group[QUEUE_RESOURCES_MAX]; /* group covering a resource, -1 */
@@ -269,23 +270,34 @@ typedef struct {
 	uint32_t n_admitted; /* admitted + evicting */
 } lq_t;
 
+/* One (flavor, resource) of a cohort: a node of Kueue's quota tree. */
 typedef struct {
-	uint32_t flavor;  /* flavor id */
-	uint32_t res;	  /* resource id */
-	int64_t nominal;  /* sum of nominal */
-	int64_t lendable; /* sum of lendable */
-	int64_t usage;	  /* sum of usage */
-	int64_t borrowed; /* sum of usage above guaranteed */
+	uint32_t flavor; /* flavor id */
+	uint32_t res;	 /* resource id */
+	uint32_t pslot;	 /* the parent's slot for (flavor, res), QUEUE_NONE at a root */
+	int64_t own;	 /* the cohort's own nominalQuota (Cohort resourceGroups) */
+	int64_t blimit;	 /* its own borrowingLimit or -1 */
+	int64_t llimit;	 /* its own lendingLimit or -1 */
+	int64_t sub;	 /* subtree quota: own + what its CQs and child cohorts lend */
+	int64_t use;	 /* usage counted against sub: what its CQs and child
+			    cohorts use beyond what they keep */
+	int64_t nominal; /* sum of its member CQs' nominal (views) */
+	int64_t usage;	 /* sum of its member CQs' usage (views) */
 } cslot_t;
 
 typedef struct {
-	char *name;	      /* name ("" for the hidden cohort of a lone CQ) */
-	uint32_t pub;	      /* public id, QUEUE_NONE when hidden */
-	int64_t weight;	      /* fairSharing weight, milli */
-	u32vec_t cqs;	      /* member CQs */
-	cslot_t *slots;	      /* (flavor, resource) totals */
-	size_t n_slots;	      /* entries */
-	size_t cap_slots;     /* allocated */
+	char *name;	  /* name ("" for the hidden cohort of a lone CQ) */
+	uint32_t pub;	  /* public id, QUEUE_NONE when hidden */
+	uint32_t parent;  /* parent cohort (internal), QUEUE_NONE for a root */
+	int64_t weight;	  /* fairSharing weight, milli (0: weight 0) */
+	bool declared;	  /* queue_cohort_add declared it (not only named) */
+	u32vec_t mem;	  /* its member CQs (direct children) */
+	u32vec_t kids;	  /* its child cohorts */
+	u32vec_t cqs;	  /* a root: every CQ of its tree (the cycle's unit) */
+	cslot_t *slots;	  /* (flavor, resource) nodes */
+	size_t n_slots;	  /* entries */
+	size_t cap_slots; /* allocated */
+	/* a root only: the tree's cycle state */
 	bool dirty;	      /* needs a cycle */
 	bool capacity_up;     /* capacity grew: retry set-aside workloads */
 	bool rec_capacity_up; /* restored from the meta record */
@@ -420,6 +432,20 @@ struct queue {
 	try_t scratch_rank; /* a flavor's victim search while ranking flavors */
 };
 
+/* (flavor, resource) pairs a preemptor needs preemption in. */
+typedef struct {
+	size_t n;						/* pairs */
+	uint32_t flv[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX]; /* flavor ids */
+	uint32_t res[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX]; /* resource ids */
+} queue_frs_t;
+
+/* The cohorts above a CQ, its own first, the root last. */
+typedef struct {
+	uint32_t n;			       /* cohorts */
+	uint32_t co[QUEUE_TREE_DEPTH_MAX + 1]; /* internal cohort ids */
+	uint32_t adv;			       /* bit k: hierarchical advantage at co[k] */
+} queue_path_t;
+
 /* Workload id: mutable through a mutable queue only (Wc for reading). */
 static inline wl_t *W(queue_t *q, uint32_t id)
 {
@@ -441,21 +467,81 @@ static inline const psref_t *wl_ps(const wl_t *w)
 	return w->n_ps == 1 ? &w->ps1 : w->psx;
 }
 
-/* A CQ's cohort: mutable through a mutable queue only (cohort_of_c for
- * reading). */
+/* A CQ's cycle unit, the root of its cohort tree: mutable through a
+ * mutable queue only (cohort_of_c for reading). */
 static inline cohort_t *cohort_of(queue_t *q, const cq_t *c)
 {
-	return &q->cohorts[c->cohort];
+	return &q->cohorts[c->unit];
 }
 
 static inline const cohort_t *cohort_of_c(const queue_t *q, const cq_t *c)
 {
-	return &q->cohorts[c->cohort];
+	return &q->cohorts[c->unit];
 }
 
 static inline bool cq_has_cohort(const queue_t *q, const cq_t *c)
 {
 	return q->cohorts[c->cohort].pub != QUEUE_NONE;
+}
+
+/* The quota node of CQ slot s for quota/'s tree arithmetic. */
+static inline quota_node_t queue_slot_node(const slot_t *s)
+{
+	return (quota_node_t){s->nominal, s->usage, s->blimit, s->llimit};
+}
+
+static inline quota_node_t queue_cslot_node(const cslot_t *x)
+{
+	return (quota_node_t){x->sub, x->use, x->blimit, x->llimit};
+}
+
+/* What cohort co's node cs offers its subtree now (Kueue's available()). */
+static inline int64_t queue_node_available(const queue_t *q, uint32_t co, uint32_t cs)
+{
+	const cohort_t *h = &q->cohorts[co];
+	const cslot_t *x = &h->slots[cs];
+	quota_node_t n;
+
+	if (h->parent == QUEUE_NONE)
+		return x->sub - x->use;
+	n = queue_cslot_node(x);
+	return quota_node_available(queue_node_available(q, h->parent, x->pslot), &n);
+}
+
+/* The most cohort co's node cs could ever offer (potentialAvailable()). */
+static inline int64_t queue_node_potential(const queue_t *q, uint32_t co, uint32_t cs)
+{
+	const cohort_t *h = &q->cohorts[co];
+	const cslot_t *x = &h->slots[cs];
+	quota_node_t n;
+
+	if (h->parent == QUEUE_NONE)
+		return x->sub;
+	n = queue_cslot_node(x);
+	return quota_node_potential(queue_node_potential(q, h->parent, x->pslot), &n);
+}
+
+/* Apply a change of node (co, cs)'s subtree quota (dsub) and usage (duse)
+ * and carry what changes of its lending and its usage beyond what it keeps
+ * up to its ancestors (Kueue's addUsage/removeUsage and tree sums). */
+static inline void queue_node_update(queue_t *q, uint32_t co, uint32_t cs, int64_t dsub,
+				     int64_t duse)
+{
+	while (co != QUEUE_NONE && (dsub || duse)) {
+		cohort_t *h = &q->cohorts[co];
+		cslot_t *x = &h->slots[cs];
+		int64_t lent0 = quota_node_lent(x->sub, x->llimit);
+		int64_t up0 = quota_node_use_up(x->use, x->sub, x->llimit);
+
+		x->sub += dsub;
+		x->use += duse;
+		if (h->parent == QUEUE_NONE)
+			return;
+		dsub = quota_node_lent(x->sub, x->llimit) - lent0;
+		duse = quota_node_use_up(x->use, x->sub, x->llimit) - up0;
+		cs = x->pslot;
+		co = h->parent;
+	}
 }
 
 /* ---- util.c ---- */
@@ -526,32 +612,25 @@ static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 /* What one more workload could take from slot now. */
 static inline int64_t queue_slot_available(const queue_t *q, const cq_t *c, const slot_t *s)
 {
-	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
-	int64_t g = queue_slot_guaranteed(s);
-	int64_t local = g > s->usage ? g - s->usage : 0;
-	int64_t avail = local + (cs->lendable - cs->borrowed);
+	quota_node_t n = queue_slot_node(s);
+	int64_t avail = quota_node_available(queue_node_available(q, c->cohort, s->cslot), &n);
 
-	if (cq_has_cohort(q, c) && s->blimit >= 0 && s->nominal + s->blimit - s->usage < avail)
-		avail = s->nominal + s->blimit - s->usage;
-	if (!cq_has_cohort(q, c) && s->nominal - s->usage < avail)
-		avail = s->nominal - s->usage;
 	return avail > 0 ? avail : 0;
 }
 
 /* What slot s lends its cohort: lendingLimit, or all of nominal. */
 static inline int64_t queue_slot_lendable(const slot_t *s)
 {
-	return s->llimit >= 0 ? s->llimit : s->nominal;
+	return quota_node_lent(s->nominal, s->llimit);
 }
 
-/* The most this CQ could ever hold in slot, with the cohort empty
- * (quota_max_fit: the webhook's rule too). */
+/* The most this CQ could ever hold in slot, with the tree empty
+ * (quota_tree_potential's rule: the webhook's too). */
 static inline int64_t queue_slot_max_capacity(const queue_t *q, const cq_t *c, const slot_t *s)
 {
-	const cslot_t *cs = &cohort_of_c(q, c)->slots[s->cslot];
+	quota_node_t n = queue_slot_node(s);
 
-	return quota_max_fit(s->nominal, s->blimit, cs->lendable - queue_slot_lendable(s),
-			     cq_has_cohort(q, c));
+	return quota_node_potential(queue_node_potential(q, c->cohort, s->cslot), &n);
 }
 
 static inline bool queue_cq_can_preempt(const queue_t *q, const cq_t *c)
@@ -746,6 +825,19 @@ double queue_lq_share_now(const queue_t *q, uint32_t lq);
 double queue_wl_share(const queue_t *q, const wl_t *w);
 fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
 				 uint32_t without);
+/* ---- preempt.c: where candidates come from ---- */
+void queue_frs_of(const cq_t *c, const try_t *t, queue_frs_t *f);
+void queue_path_of(const queue_t *q, const cq_t *c, queue_path_t *p);
+/* Index in p of the lowest common ancestor of CQ o and p's CQ when o may
+ * lose workloads to it: o above nominal in f and (classical: fair false)
+ * every cohort from o up to that ancestor above its subtree quota in f;
+ * -1 otherwise. */
+int queue_victim_lca(const queue_t *q, const queue_path_t *p, const cq_t *o, const queue_frs_t *f,
+		     bool fair);
+/* Whether a workload of another CQ of c's tree may be reclaimed by w in
+ * slot s's flavor and resource. */
+bool queue_cohort_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s);
+fairshare_share_t queue_cohort_share(const queue_t *q, uint32_t co);
 void queue_need_add(try_t *t, uint32_t slot, int64_t val);
 bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);
 bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v);

@@ -84,7 +84,11 @@ void queue_mark_meta(queue_t *q)
 /* A cohort needs a cycle; capacity_up also retries its set-aside work. */
 void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up)
 {
-	cohort_t *h = &q->cohorts[co];
+	cohort_t *h;
+
+	while (q->cohorts[co].parent != QUEUE_NONE) /* the tree's root is the unit */
+		co = q->cohorts[co].parent;
+	h = &q->cohorts[co];
 
 	if (capacity_up && !h->capacity_up) {
 		h->capacity_up = true;

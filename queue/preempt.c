@@ -27,22 +27,113 @@ bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_b
 	return true;
 }
 
-/* Whether CQ o is above nominal in a (flavor, resource) the preemptor
- * needs preemption for. */
-static bool cq_borrowing_in(const queue_t *q, const cq_t *o, const cq_t *c, const try_t *t)
-{
-	(void)q;
-	for (size_t i = 0; i < t->n_need; i++) {
-		const slot_t *s = &c->slots[t->need[i].slot];
-		int64_t os;
+/* ---- Where candidates may come from (Kueue's hierarchical preemption) ---- */
 
-		if (t->need[i].mode == M_FIT)
-			continue;
-		os = queue_cq_slot_find(o, s->flavor, s->res);
+/* Whether CQ o is above nominal in one of the (flavor, resource) pairs f. */
+static bool cq_over_in(const cq_t *o, const queue_frs_t *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		int64_t os = queue_cq_slot_find(o, f->flv[i], f->res[i]);
+
 		if (os >= 0 && o->slots[os].usage > o->slots[os].nominal)
 			return true;
 	}
 	return false;
+}
+
+/* Whether cohort node h uses more than its subtree quota in one of f. */
+static bool node_over_in(const cohort_t *h, const queue_frs_t *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		for (size_t k = 0; k < h->n_slots; k++)
+			if (h->slots[k].flavor == f->flv[i] && h->slots[k].res == f->res[i] &&
+			    h->slots[k].use > h->slots[k].sub)
+				return true;
+	return false;
+}
+
+void queue_frs_of(const cq_t *c, const try_t *t, queue_frs_t *f)
+{
+	f->n = 0;
+	for (size_t i = 0; i < t->n_need; i++) {
+		if (t->need[i].mode == M_FIT)
+			continue;
+		f->flv[f->n] = c->slots[t->need[i].slot].flavor;
+		f->res[f->n++] = c->slots[t->need[i].slot].res;
+	}
+}
+
+void queue_path_of(const queue_t *q, const cq_t *c, queue_path_t *p)
+{
+	p->n = 0;
+	for (uint32_t x = c->cohort; x != QUEUE_NONE && p->n <= QUEUE_TREE_DEPTH_MAX;
+	     x = q->cohorts[x].parent)
+		p->co[p->n++] = x;
+}
+
+static int path_index(const queue_path_t *p, uint32_t co)
+{
+	for (uint32_t k = 0; k < p->n; k++)
+		if (p->co[k] == co)
+			return (int)k;
+	return -1;
+}
+
+int queue_victim_lca(const queue_t *q, const queue_path_t *p, const cq_t *o, const queue_frs_t *f,
+		     bool fair)
+{
+	if (!cq_over_in(o, f))
+		return -1;
+	for (uint32_t x = o->cohort; x != QUEUE_NONE; x = q->cohorts[x].parent) {
+		int k = path_index(p, x);
+
+		if (k >= 0)
+			return k;
+		if (!fair && !node_over_in(&q->cohorts[x], f))
+			return -1;
+	}
+	return -1;
+}
+
+/* Kueue's hierarchical advantage: bit k says whether the preemptor's
+ * whole request fits within the quota of the subtree below p->co[k] on its
+ * own path (its CQ's nominal, or a cohort's subtree quota there), so it may
+ * take back what a candidate whose lowest common ancestor is p->co[k]
+ * uses whatever the priorities and borrowing rules. */
+static uint32_t path_advantage(const queue_t *q, const cq_t *c, const try_t *t,
+			       const queue_path_t *p)
+{
+	int64_t rem[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX];
+	uint32_t cs[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX];
+	uint32_t mask = 0;
+	bool adv = true;
+
+	for (size_t i = 0; i < t->n_need; i++) {
+		const slot_t *s = &c->slots[t->need[i].slot];
+		int64_t keep = quota_node_local(s->nominal, s->llimit) - s->usage;
+
+		adv = adv && s->usage + t->need[i].val <= s->nominal;
+		rem[i] = t->need[i].val - (keep > 0 ? keep : 0);
+		rem[i] = rem[i] > 0 ? rem[i] : 0;
+		cs[i] = s->cslot;
+	}
+	for (uint32_t k = 0; k < p->n; k++) {
+		const cohort_t *h = &q->cohorts[p->co[k]];
+		bool fits = true;
+
+		mask |= (uint32_t)adv << k;
+		for (size_t i = 0; i < t->n_need; i++) {
+			const cslot_t *x = &h->slots[cs[i]];
+			int64_t keep = quota_node_local(x->sub, x->llimit) - x->use;
+
+			fits = fits && x->sub >= x->use + rem[i];
+			rem[i] -= keep > 0 ? keep : 0;
+			rem[i] = rem[i] > 0 ? rem[i] : 0;
+			cs[i] = x->pslot;
+		}
+		adv = adv || fits;
+	}
+	return mask;
 }
 
 static bool uses_needed(const queue_t *q, const wl_t *v, const cq_t *c, const try_t *t)
@@ -71,17 +162,38 @@ static bool under_nominal(const queue_t *q, const cq_t *c, const try_t *t)
 	return true;
 }
 
-/* Victim order: other CQs first, lower priority, most recently admitted, uid. */
+/* Candidate kinds (Kueue's preemptionVariant), kept with each candidate as
+ * kind | lca << 4 (lca: index in the preemptor's path). */
+enum { V_OWN = 0, V_HIER = 1, V_WITHOUT = 2, V_WHILE = 3 };
+
+static int variant(const cq_t *c, const wl_t *w, const wl_t *v, const queue_path_t *p, int k)
+{
+	if (p->adv >> k & 1)
+		return V_HIER;
+	if (c->borrow == QUEUE_BORROW_NEVER || v->priority >= w->priority ||
+	    (c->has_thr && v->priority > c->thr))
+		return V_WITHOUT;
+	return V_WHILE;
+}
+
+static int group_of(uint32_t meta)
+{
+	int v = (int)(meta & 15);
+
+	return v == V_HIER ? 0 : v == V_OWN ? 2 : 1;
+}
+
+/* Victim order: hierarchical reclaim, then other CQs' by priority, then its
+ * own CQ's; in each lower priority, most recently admitted, uid. */
 static int cand_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const queue_t *q = ctx;
 	const uint32_t *ids = pa, *idb = pb;
 	const wl_t *a = Wc(q, ids[0]), *b = Wc(q, idb[0]);
-	uint32_t own = ids[1];
-	bool ao = a->cq == own, bo = b->cq == own;
+	int ga = group_of(ids[1]), gb = group_of(idb[1]);
 
-	if (ao != bo)
-		return ao ? 1 : -1;
+	if (ga != gb)
+		return ga < gb ? -1 : 1;
 	if (a->priority != b->priority)
 		return a->priority < b->priority ? -1 : 1;
 	if (a->admitted_ms != b->admitted_ms)
@@ -89,36 +201,43 @@ static int cand_cmp(const void *pa, const void *pb, void *ctx)
 	return strcmp(wl_uid(a), wl_uid(b));
 }
 
-/* Collect candidates into q->cands as pairs (wl, preemptor CQ), sorted. */
-static int find_candidates(queue_t *q, uint32_t wid, const try_t *t)
+/* Collect candidates into q->cands as pairs (wl, kind | lca << 4), sorted:
+ * its own CQ's by withinClusterQueue, and those of every other CQ of its
+ * tree that borrows where it needs preemption, by reclaimWithinCohort;
+ * classically only through cohorts that are above their own quota down
+ * from the lowest common ancestor (fair sharing takes any borrowing CQ). */
+static int find_candidates(queue_t *q, uint32_t wid, const try_t *t, const queue_path_t *p)
 {
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
 	const cohort_t *h = cohort_of(q, c);
+	queue_frs_t f;
 
 	q->cands.n = 0;
+	queue_frs_of(c, t, &f);
 	if (c->within != QUEUE_WITHIN_NEVER) {
 		for (size_t i = 0; i < c->adm.n; i++) {
 			const wl_t *v = W(q, c->adm.v[i]);
 
 			if (queue_own_candidate(q, c, w, v) && uses_needed(q, v, c, t))
 				if (queue_vpush(&q->cands, c->adm.v[i]) ||
-				    queue_vpush(&q->cands, w->cq))
+				    queue_vpush(&q->cands, V_OWN))
 					return GPUQ_ENOMEM;
 		}
 	}
 	if (cq_has_cohort(q, c) && c->reclaim != QUEUE_RECLAIM_NEVER) {
 		for (size_t k = 0; k < h->cqs.n; k++) {
 			const cq_t *o = &q->cqs[h->cqs.v[k]];
+			int lca = o == c ? -1 : queue_victim_lca(q, p, o, &f, q->cfg.fair_sharing);
 
-			if (o == c || !cq_borrowing_in(q, o, c, t))
-				continue;
-			for (size_t i = 0; i < o->adm.n; i++) {
+			for (size_t i = 0; lca >= 0 && i < o->adm.n; i++) {
 				const wl_t *v = W(q, o->adm.v[i]);
 
 				if (queue_cohort_candidate(q, c, w, v) && uses_needed(q, v, c, t))
 					if (queue_vpush(&q->cands, o->adm.v[i]) ||
-					    queue_vpush(&q->cands, w->cq))
+					    queue_vpush(&q->cands,
+							(uint32_t)variant(c, w, v, p, lca) |
+							    (uint32_t)lca << 4))
 						return GPUQ_ENOMEM;
 			}
 		}
@@ -171,43 +290,65 @@ static void targets_fill_back(queue_t *q, uint32_t cq, const try_t *t, bool allo
 	targets_restore(q);
 }
 
-/* Kueue's minimalPreemptions queue_over candidate pairs cands[0..n) (filtered by
- * skip_other: drop other-CQ candidates at or above *thr). Fills q->targets;
- * returns true when the preemptor then fits. Usage is left unchanged. */
-static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, bool only_own, bool allow,
-			const int32_t *thr, bool filter_thr)
+/* Whether a candidate may still go in a run (Kueue's candidateIsValid):
+ * its own CQ's always; another CQ's only while that CQ, and every cohort
+ * from it up to the lowest common ancestor, still borrows where the
+ * preemptor needs preemption; one that may only go when the preemptor
+ * borrows nothing is not taken in a run that lets it borrow. */
+static bool cand_valid(const queue_t *q, const queue_path_t *p, const queue_frs_t *f, uint32_t v,
+		       uint32_t meta, bool borrow)
+{
+	const cq_t *o = &q->cqs[Wc(q, v)->cq];
+	uint32_t lca = p->co[meta >> 4];
+
+	if ((meta & 15) == V_OWN)
+		return true;
+	if ((borrow && (meta & 15) == V_WITHOUT) || !cq_over_in(o, f))
+		return false;
+	for (uint32_t x = o->cohort; x != lca && x != QUEUE_NONE; x = q->cohorts[x].parent)
+		if (!node_over_in(&q->cohorts[x], f))
+			return false;
+	return true;
+}
+
+static int reason_of(uint32_t meta)
+{
+	switch (meta & 15) {
+	case V_OWN:
+		return QUEUE_EVICT_IN_CQ;
+	case V_WHILE:
+		return QUEUE_EVICT_RECLAIM_WHILE_BORROWING;
+	default:
+		return QUEUE_EVICT_RECLAIM;
+	}
+}
+
+/* One run of Kueue's classical preemption over the sorted candidates:
+ * take valid candidates in order until the preemptor fits (above nominal
+ * only when borrow), then give back what it does not need. Fills
+ * q->targets; true when it fits. Usage is left unchanged. */
+static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, const queue_path_t *p,
+			bool borrow)
 {
 	const wl_t *w = W(q, wid);
-	const cq_t *c = &q->cqs[w->cq];
+	queue_frs_t f;
 	bool fits = false;
 
+	queue_frs_of(&q->cqs[w->cq], t, &f);
 	q->targets.n = 0;
 	for (size_t i = 0; i < q->cands.n; i += 2) {
 		uint32_t v = q->cands.v[i];
-		const wl_t *vw = W(q, v);
-		int reason = QUEUE_EVICT_IN_CQ;
 
-		if (vw->cq != w->cq) {
-			if (only_own)
-				continue;
-			if (filter_thr && thr && vw->priority >= *thr)
-				continue;
-			if (!cq_borrowing_in(q, &q->cqs[vw->cq], c, t))
-				continue;
-			reason = QUEUE_EVICT_RECLAIM;
-			if (thr && vw->priority >= *thr)
-				allow = false;
-			else if (thr)
-				reason = QUEUE_EVICT_RECLAIM_WHILE_BORROWING;
-		}
+		if (!cand_valid(q, p, &f, v, q->cands.v[i + 1], borrow))
+			continue;
 		queue_wl_charge(q, v, -1);
-		if (target_push(q, v, reason)) {
+		if (target_push(q, v, reason_of(q->cands.v[i + 1]))) {
 			queue_wl_charge(q, v, +1);
 			targets_restore(q);
 			q->targets.n = 0;
 			return out_of_memory(q);
 		}
-		if (queue_need_fits(q, w->cq, t, allow)) {
+		if (queue_need_fits(q, w->cq, t, borrow)) {
 			fits = true;
 			break;
 		}
@@ -217,40 +358,117 @@ static bool minimal_set(queue_t *q, uint32_t wid, const try_t *t, bool only_own,
 		q->targets.n = 0;
 		return false;
 	}
-	targets_fill_back(q, w->cq, t, allow);
-	q->targets_borrow = allow;
+	targets_fill_back(q, w->cq, t, borrow);
+	q->targets_borrow = borrow;
 	return true;
 }
 
-/* The CQ with the highest share among open candidates (state[i] == 0), the
- * lower id on a tie; QUEUE_NONE when none is open. */
-static uint32_t fair_top_cq(queue_t *q, const uint8_t *state, size_t n)
+/* ---- Fair sharing (Kueue's fairPreemptions) ---- */
+
+/* Whether CQ cq has an open candidate (state[i] == 0). */
+static bool has_open(const queue_t *q, uint32_t cq, const uint8_t *state, size_t n)
 {
-	uint32_t best_cq = QUEUE_NONE;
-	fairshare_share_t best = {0.0, 0};
+	for (size_t i = 0; i < n; i++)
+		if (!state[i] && Wc(q, q->cands.v[2 * i])->cq == cq)
+			return true;
+	return false;
+}
 
-	for (size_t i = 0; i < n; i++) {
-		uint32_t vc = W(q, q->cands.v[2 * i])->cq;
-		fairshare_share_t s;
-		int c;
+static bool cq_borrows(const cq_t *c)
+{
+	for (uint32_t s = 0; s < c->n_slots; s++)
+		if (c->slots[s].usage > c->slots[s].nominal)
+			return true;
+	return false;
+}
 
-		if (state[i] || vc == best_cq)
+static bool node_borrows(const cohort_t *h)
+{
+	for (size_t s = 0; s < h->n_slots; s++)
+		if (h->slots[s].use > h->slots[s].sub)
+			return true;
+	return false;
+}
+
+/* Kueue's TargetClusterQueueOrdering from cohort co down: the member CQ
+ * with the highest share (the preemptor's own, or one that borrows; with
+ * an open candidate) or the child cohort with the highest share (one that
+ * borrows, or on the preemptor's path) that holds such a CQ, the cohort on
+ * a tie. QUEUE_NONE when there is none. */
+static uint32_t fair_pick(queue_t *q, uint32_t co, uint32_t own, const queue_path_t *p,
+			  const uint8_t *state, size_t n)
+{
+	const cohort_t *h = &q->cohorts[co];
+	uint32_t best_cq = QUEUE_NONE, best_kid = QUEUE_NONE, kid_cq = QUEUE_NONE;
+	fairshare_share_t bc = {0.0, 0}, bk = {0.0, 0};
+
+	for (size_t i = 0; i < h->mem.n; i++) {
+		uint32_t m = h->mem.v[i];
+		fairshare_share_t sh;
+
+		if ((m != own && !cq_borrows(&q->cqs[m])) || !has_open(q, m, state, n))
 			continue;
-		s = queue_cq_share(q, vc, NULL, 0, QUEUE_NONE);
-		c = best_cq == QUEUE_NONE ? 1 : fairshare_share_cmp(&s, &best);
-		if (c > 0 || (c == 0 && vc < best_cq)) {
-			best = s;
-			best_cq = vc;
+		sh = queue_cq_share(q, m, NULL, 0, QUEUE_NONE);
+		if (best_cq == QUEUE_NONE || fairshare_share_cmp(&sh, &bc) > 0) {
+			best_cq = m;
+			bc = sh;
 		}
 	}
+	for (size_t i = 0; i < h->kids.n; i++) {
+		uint32_t k = h->kids.v[i], pick;
+		fairshare_share_t sh;
+
+		if (!node_borrows(&q->cohorts[k]) && path_index(p, k) < 0)
+			continue;
+		pick = fair_pick(q, k, own, p, state, n);
+		if (pick == QUEUE_NONE)
+			continue;
+		sh = queue_cohort_share(q, k);
+		if (best_kid == QUEUE_NONE || fairshare_share_cmp(&sh, &bk) >= 0) {
+			best_kid = k;
+			bk = sh;
+			kid_cq = pick;
+		}
+	}
+	if (best_kid != QUEUE_NONE && (best_cq == QUEUE_NONE || fairshare_share_cmp(&bk, &bc) >= 0))
+		return kid_cq;
 	return best_cq;
 }
 
-/* Take the first open candidate of CQ cq the rule allows (pre: the
- * preemptor's CQ share with it); refused ones are closed (state 2). 1 when
- * one was taken (charged out, pushed to q->targets), 0 when none, or
- * GPUQ_ENOMEM. */
-static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_share_t *pre,
+/* The share of the node just below the lowest common ancestor of CQ cq and
+ * the preemptor, on cq's side (Kueue's almost-LCA): cq itself when its
+ * cohort is on the preemptor's path. */
+static fairshare_share_t almost_lca_share(queue_t *q, uint32_t cq, const queue_path_t *p)
+{
+	uint32_t below = QUEUE_NONE;
+
+	for (uint32_t x = q->cqs[cq].cohort; x != QUEUE_NONE; x = q->cohorts[x].parent) {
+		if (path_index(p, x) >= 0)
+			break;
+		below = x;
+	}
+	return below == QUEUE_NONE ? queue_cq_share(q, cq, NULL, 0, QUEUE_NONE)
+				   : queue_cohort_share(q, below);
+}
+
+/* The preemptor's side at the lowest common ancestor with CQ cq. */
+static fairshare_share_t preemptor_share(queue_t *q, uint32_t own, uint32_t cq,
+					 const queue_path_t *p)
+{
+	int k = -1;
+
+	for (uint32_t x = q->cqs[cq].cohort; x != QUEUE_NONE && k < 0; x = q->cohorts[x].parent)
+		k = path_index(p, x);
+	return k <= 0 ? queue_cq_share(q, own, NULL, 0, QUEUE_NONE)
+		      : queue_cohort_share(q, p->co[k - 1]);
+}
+
+/* Take the first open candidate of CQ cq the rule allows: from another CQ
+ * only if the preemptor's side then has no higher share than the victim's
+ * side without it (Kueue's LessThanOrEqualToFinalShare, at the lowest common
+ * ancestor); refused ones are closed (state 2). 1 when one was taken
+ * (charged out, pushed to q->targets), 0 when none, or GPUQ_ENOMEM. */
+static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const queue_path_t *p,
 		     bool within_nominal, uint8_t *state, size_t n)
 {
 	const wl_t *w = W(q, wid);
@@ -262,17 +480,19 @@ static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const fairshare_shar
 
 		if (state[i] || vw->cq != cq)
 			continue;
+		queue_wl_charge(q, v, -1);
 		if (vw->cq != w->cq) {
-			fairshare_share_t after = queue_cq_share(q, vw->cq, NULL, 0, v);
+			fairshare_share_t pre = preemptor_share(q, w->cq, cq, p);
+			fairshare_share_t after = almost_lca_share(q, cq, p);
 
-			if (fairshare_share_cmp(pre, &after) > 0) {
+			if (fairshare_share_cmp(&pre, &after) > 0) {
+				queue_wl_charge(q, v, +1);
 				state[i] = 2;
 				continue;
 			}
 			reason = within_nominal ? QUEUE_EVICT_RECLAIM : QUEUE_EVICT_FAIR_SHARING;
 		}
 		state[i] = 1;
-		queue_wl_charge(q, v, -1);
 		if (target_push(q, v, reason)) {
 			queue_wl_charge(q, v, +1);
 			return GPUQ_ENOMEM;
@@ -295,24 +515,28 @@ static bool within_nominal_with_need(const cq_t *c, const try_t *t)
 	return true;
 }
 
+/* Charge (+1) or release (-1) the preemptor's need to its CQ, as Kueue's
+ * fair preemption simulates its usage while it compares shares. */
+static void need_charge(queue_t *q, uint32_t cq, const try_t *t, int sign)
+{
+	for (size_t i = 0; i < t->n_need; i++)
+		queue_usage_add(q, cq, t->need[i].slot, sign * t->need[i].val);
+}
+
 /* Fair-sharing preemption (Kueue's fairPreemptions with its default
- * strategy): take from the CQ with the highest share first; from another CQ
- * only if the preemptor's share with the workload stays <= that CQ's share
- * without the victim. A preemptor within its nominal quota in what it needs
- * preempted reclaims (its reason, as Kueue's); unlike Kueue's
- * FairSharingPreemptWithinNominal it still passes the share rule (which it
- * does whenever it borrows nothing): taking such victims whatever the shares
- * made a loop of three rules (test_queue_props seed 188: taken by share,
- * reclaimed within nominal, a higher priority workload of the reclaiming CQ
- * preempting its way back above nominal, taken by share again).
- * borrowWithinCohort plays no part under fair sharing, as in Kueue: its
- * priority threshold let a borrower reclaim what the victim's CQ then took
- * back by share, again and again at one instant. */
-static bool fair_set(queue_t *q, uint32_t wid, const try_t *t)
+ * strategy): take from the CQ the tree's share ordering names first; from
+ * another CQ only if the preemptor's side stays at or below the victim's
+ * side without it, compared just below their lowest common ancestor. A
+ * preemptor within its nominal quota in what it needs preempted reclaims
+ * (its reason, as Kueue's); unlike Kueue's FairSharingPreemptWithinNominal
+ * it still passes the share rule (which it does whenever it borrows
+ * nothing): taking such victims whatever the shares made a loop of three
+ * rules (test_queue_props seed 188). borrowWithinCohort plays no part under
+ * fair sharing, as in Kueue. */
+static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const queue_path_t *p)
 {
 	const wl_t *w = W(q, wid);
 	size_t n = q->cands.n / 2;
-	fairshare_share_t pre = queue_cq_share(q, w->cq, t->need, t->n_need, QUEUE_NONE);
 	bool within = within_nominal_with_need(&q->cqs[w->cq], t);
 	uint8_t *state = calloc(n ? n : 1, 1); /* 0 open, 1 taken, 2 refused */
 	bool fits = false;
@@ -321,17 +545,22 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t)
 	q->targets.n = 0;
 	if (!state)
 		return out_of_memory(q);
+	need_charge(q, w->cq, t, +1);
 	while (!fits) {
-		uint32_t top = fair_top_cq(q, state, n);
+		uint32_t top = fair_pick(q, p->co[p->n - 1], w->cq, p, state, n);
 
 		if (top == QUEUE_NONE)
 			break;
-		rc = fair_take(q, wid, top, &pre, within, state, n);
+		rc = fair_take(q, wid, top, p, within, state, n);
 		if (rc < 0)
 			break;
-		if (rc)
+		if (rc) {
+			need_charge(q, w->cq, t, -1);
 			fits = queue_need_fits(q, w->cq, t, true);
+			need_charge(q, w->cq, t, +1);
+		}
 	}
+	need_charge(q, w->cq, t, -1);
 	free(state);
 	if (!fits || rc < 0) {
 		targets_restore(q);
@@ -344,32 +573,58 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t)
 }
 
 /* Kueue's getTargets: fills q->targets, returns true when a victim set
- * exists that makes wid fit. */
+ * exists that makes wid fit. The order of runs (borrowing allowed or not)
+ * is Kueue's classicalPreemptions'. */
 static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
-	size_t n_own = 0;
-	bool borrow_within = c->borrow == QUEUE_BORROW_LOWER_PRIORITY;
-	int32_t thr = w->priority;
+	queue_path_t p;
+	size_t n_own = 0, n_hier = 0;
+	bool forbid = c->borrow == QUEUE_BORROW_NEVER;
 
-	if (find_candidates(q, wid, t))
+	queue_path_of(q, c, &p);
+	p.adv = path_advantage(q, c, t, &p);
+	if (find_candidates(q, wid, t, &p))
 		return out_of_memory(q);
 	if (!q->cands.n)
 		return false;
-	for (size_t i = 0; i < q->cands.n; i += 2)
-		n_own += W(q, q->cands.v[i])->cq == w->cq;
-	if (n_own == q->cands.n / 2)
-		return minimal_set(q, wid, t, true, true, NULL, false);
-	if (borrow_within && c->has_thr && c->thr < thr)
-		thr = c->thr + 1;
-	if (q->cfg.fair_sharing)
-		return fair_set(q, wid, t);
-	if (borrow_within)
-		return minimal_set(q, wid, t, false, true, &thr, !under_nominal(q, c, t));
-	if (under_nominal(q, c, t) && minimal_set(q, wid, t, false, false, NULL, false))
-		return true;
-	return minimal_set(q, wid, t, true, true, NULL, false);
+	for (size_t i = 0; i < q->cands.n; i += 2) {
+		n_own += (q->cands.v[i + 1] & 15) == V_OWN;
+		n_hier += (q->cands.v[i + 1] & 15) == V_HIER;
+	}
+	if (n_own < q->cands.n / 2 && q->cfg.fair_sharing)
+		return fair_set(q, wid, t, &p);
+	if (n_own == q->cands.n / 2 || (forbid && !under_nominal(q, c, t)))
+		return minimal_set(q, wid, t, &p, true);
+	if (forbid && !n_hier)
+		return minimal_set(q, wid, t, &p, false) || minimal_set(q, wid, t, &p, true);
+	return minimal_set(q, wid, t, &p, true) || minimal_set(q, wid, t, &p, false);
+}
+
+bool queue_cohort_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s)
+{
+	const cohort_t *h = cohort_of(q, c);
+	queue_frs_t f = {1, {s->flavor}, {s->res}};
+	queue_path_t p;
+
+	if (!cq_has_cohort(q, c) || c->reclaim == QUEUE_RECLAIM_NEVER)
+		return false;
+	queue_path_of(q, c, &p);
+	for (size_t k = 0; k < h->cqs.n; k++) {
+		const cq_t *o = &q->cqs[h->cqs.v[k]];
+
+		if (o == c || queue_victim_lca(q, &p, o, &f, q->cfg.fair_sharing) < 0)
+			continue;
+		for (size_t i = 0; i < o->adm.n; i++) {
+			const wl_t *v = W(q, o->adm.v[i]);
+
+			if (queue_cohort_candidate(q, c, w, v) &&
+			    queue_wl_uses(v, o, s->flavor, s->res))
+				return true;
+		}
+	}
+	return false;
 }
 
 bool queue_gone_overlap(const queue_t *q, uint32_t wid, const try_t *t)

@@ -108,6 +108,8 @@ void queue_destroy(queue_t *q)
 	free(q->lqs);
 	for (size_t i = 0; i < q->cohort_names.n; i++) {
 		free(q->cohorts[i].cqs.v);
+		free(q->cohorts[i].mem.v);
+		free(q->cohorts[i].kids.v);
 		free(q->cohorts[i].slots);
 	}
 	free(q->cohorts);
@@ -349,7 +351,7 @@ fail:
 	return rc;
 }
 
-static int cohort_new(queue_t *q, const char *key, bool hidden, int64_t weight, uint32_t *id)
+static int cohort_new(queue_t *q, const char *key, bool hidden, uint32_t *id)
 {
 	cohort_t *h;
 	uint32_t cid;
@@ -369,71 +371,276 @@ static int cohort_new(queue_t *q, const char *key, bool hidden, int64_t weight, 
 	memset(h, 0, sizeof(*h));
 	h->name = q->cohort_names.s[cid];
 	h->pub = hidden ? QUEUE_NONE : (uint32_t)q->pub_cohorts.n - 1;
-	h->weight = weight > 0 ? weight : FAIRSHARE_WEIGHT_ONE;
+	h->parent = QUEUE_NONE;
+	h->weight = FAIRSHARE_WEIGHT_ONE;
 	*id = cid;
 	return GPUQ_OK;
 }
 
-int queue_cohort_add(queue_t *q, const char *name, int64_t weight_milli, uint32_t *id,
-		     gpuq_diag_t *diag)
+/* The named cohort, made (undeclared, weight 1000) when never seen. */
+static int cohort_named(queue_t *q, const char *name, uint32_t *co, gpuq_diag_t *diag)
 {
-	uint32_t cid;
 	int rc = queue_check_name("cohort name", name, false, diag);
 
 	if (rc)
 		return rc;
 	if (name[0] == '\x01')
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "cohort name: bad first byte");
-	if (queue_names_find(&q->cohort_names, name, &cid) == GPUQ_OK)
-		return gpuq_diag_set(diag, GPUQ_EEXIST, "cohort \"%s\" already exists", name);
-	rc = cohort_new(q, name, false, weight_milli, &cid);
-	if (rc)
-		return gpuq_diag_set(diag, rc, "cohort \"%s\": %s", name, gpuq_strerror(rc));
-	if (id)
-		*id = q->cohorts[cid].pub;
-	return GPUQ_OK;
+	if (queue_names_find(&q->cohort_names, name, co) == GPUQ_OK)
+		return GPUQ_OK;
+	rc = cohort_new(q, name, false, co);
+	return rc ? gpuq_diag_set(diag, rc, "cohort \"%s\": %s", name, gpuq_strerror(rc)) : rc;
 }
 
-/* The cohort slot for (flavor, res), created on demand. */
-static int cslot_get(cohort_t *h, uint32_t flavor, uint32_t res, uint32_t *out)
+static uint32_t cohort_root(const queue_t *q, uint32_t co)
 {
+	while (q->cohorts[co].parent != QUEUE_NONE)
+		co = q->cohorts[co].parent;
+	return co;
+}
+
+/* Cohort co's slot for (flavor, res), created on demand with its ancestors'
+ * (a new node holds nothing, so no sum changes). */
+static int cslot_get(queue_t *q, uint32_t co, uint32_t flavor, uint32_t res, uint32_t *out)
+{
+	cohort_t *h = &q->cohorts[co];
+	uint32_t pslot = QUEUE_NONE;
+
 	for (size_t i = 0; i < h->n_slots; i++) {
 		if (h->slots[i].flavor == flavor && h->slots[i].res == res) {
 			*out = (uint32_t)i;
 			return GPUQ_OK;
 		}
 	}
+	if (h->parent != QUEUE_NONE && cslot_get(q, h->parent, flavor, res, &pslot))
+		return GPUQ_ENOMEM;
+	h = &q->cohorts[co];
 	if (queue_grow(&h->slots, &h->cap_slots, h->n_slots + 1, sizeof(*h->slots)))
 		return GPUQ_ENOMEM;
-	memset(&h->slots[h->n_slots], 0, sizeof(cslot_t));
-	h->slots[h->n_slots].flavor = flavor;
-	h->slots[h->n_slots].res = res;
+	h->slots[h->n_slots] = (cslot_t){flavor, res, pslot, 0, -1, -1, 0, 0, 0, 0};
 	*out = (uint32_t)h->n_slots++;
 	return GPUQ_OK;
 }
 
-/* Add (sign +1) or remove (-1) a slot's quota from its cohort totals. */
-static void cslot_quota(cohort_t *h, const slot_t *s, int sign)
+/* Add (sign +1) or remove (-1) a CQ slot's quota and usage from its
+ * cohort's node and the tree above it. */
+static void cslot_quota(queue_t *q, uint32_t co, const slot_t *s, int sign)
 {
-	cslot_t *cs = &h->slots[s->cslot];
+	cslot_t *cs = &q->cohorts[co].slots[s->cslot];
 
 	cs->nominal += sign * s->nominal;
-	cs->lendable += sign * queue_slot_lendable(s);
 	cs->usage += sign * s->usage;
-	cs->borrowed += sign * queue_over(s->usage, queue_slot_guaranteed(s));
+	queue_node_update(q, co, s->cslot, sign * queue_slot_lendable(s),
+			  sign * quota_node_use_up(s->usage, s->nominal, s->llimit));
 }
 
-/* Whether the cohort can take these slots' nominal quota (replacing `old`
- * ones, same order, when not NULL) within QUEUE_COHORT_AMOUNT_MAX. */
-static bool cohort_room(const cohort_t *h, const slot_t *slots, const slot_t *old, uint32_t n)
+/* Whether adding up to `add` to node (co, cs) keeps every subtree quota on
+ * its way to the root within QUEUE_COHORT_AMOUNT_MAX. */
+static bool tree_room(const queue_t *q, uint32_t co, uint32_t cs, int64_t add)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		int64_t sum = h->slots[slots[i].cslot].nominal - (old ? old[i].nominal : 0);
+	while (co != QUEUE_NONE) {
+		const cslot_t *x = &q->cohorts[co].slots[cs];
 
-		if (sum + slots[i].nominal > QUEUE_COHORT_AMOUNT_MAX)
+		if (x->sub + add > QUEUE_COHORT_AMOUNT_MAX)
 			return false;
+		cs = x->pslot;
+		co = q->cohorts[co].parent;
 	}
 	return true;
+}
+
+/* Whether the cohort tree can take these slots' nominal quota (replacing
+ * `old` ones, same order, when not NULL). */
+static bool cohort_room(const queue_t *q, uint32_t co, const slot_t *slots, const slot_t *old,
+			uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!tree_room(q, co, slots[i].cslot,
+			       slots[i].nominal - (old ? old[i].nominal : 0)))
+			return false;
+	return true;
+}
+
+/* A cohort's quota: its lendingLimit bounds its subtree quota, so it may
+ * exceed its own nominal (Kueue checks that only for ClusterQueues). */
+static bool quota_spec_bad(const queue_quota_spec_t *qs)
+{
+	return qs->nominal < 0 || qs->borrowing_limit < QUEUE_UNLIMITED ||
+	       qs->lending_limit < QUEUE_UNLIMITED || qs->nominal > QUEUE_AMOUNT_MAX ||
+	       qs->borrowing_limit > QUEUE_AMOUNT_MAX ||
+	       qs->lending_limit > QUEUE_COHORT_AMOUNT_MAX;
+}
+
+/* Check a cohort's own quota (pass 0), then set it on co, a root then
+ * (pass 1: nothing above it to carry to). */
+static int cohort_own_quota(queue_t *q, uint32_t co, const queue_cohort_spec_t *spec, int pass,
+			    gpuq_diag_t *diag)
+{
+	bool parent = spec->parent && *spec->parent;
+
+	if (spec->n_groups > QUEUE_GROUPS_MAX)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT,
+				     "cohort \"%s\": more than %d resourceGroups", spec->name,
+				     QUEUE_GROUPS_MAX);
+	for (size_t g = 0; g < spec->n_groups; g++) {
+		const queue_group_spec_t *gs = &spec->groups[g];
+
+		for (size_t f = 0; f < gs->n_flavors; f++) {
+			for (size_t r = 0; r < gs->n_covered; r++) {
+				const queue_quota_spec_t *qs = &gs->flavors[f].quotas[r];
+				uint32_t fid, rid, cs;
+				cslot_t *x;
+				int rc;
+
+				if (quota_spec_bad(qs) || (!parent && (qs->borrowing_limit >= 0 ||
+								       qs->lending_limit >= 0)))
+					return gpuq_diag_set(
+					    diag, GPUQ_EINVAL,
+					    "cohort \"%s\": flavor \"%s\" resource \"%s\": bad "
+					    "quota "
+					    "(nominal %" PRId64 ", borrowingLimit %" PRId64
+					    ", lendingLimit %" PRId64 "%s)",
+					    spec->name, gs->flavors[f].flavor, gs->covered[r],
+					    qs->nominal, qs->borrowing_limit, qs->lending_limit,
+					    parent ? "" : "; limits need a parent");
+				rc = flv_intern(q, gs->flavors[f].flavor, &fid, diag);
+				if (!rc)
+					rc = queue_res_intern(q, gs->covered[r], &rid, diag);
+				if (!rc)
+					rc = cslot_get(q, co, fid, rid, &cs);
+				if (rc)
+					return rc;
+				x = &q->cohorts[co].slots[cs];
+				if (pass == 0 && (x->own || x->blimit >= 0 || x->llimit >= 0 ||
+						  !tree_room(q, co, cs, qs->nominal)))
+					return gpuq_diag_set(
+					    diag, GPUQ_EINVAL,
+					    "cohort \"%s\": flavor \"%s\" resource \"%s\": listed "
+					    "twice "
+					    "or its tree's quota would exceed 2^61",
+					    spec->name, gs->flavors[f].flavor, gs->covered[r]);
+				if (pass == 0)
+					continue;
+				x->own = qs->nominal;
+				x->blimit = qs->borrowing_limit;
+				x->llimit = qs->lending_limit;
+				queue_node_update(q, co, cs, qs->nominal, 0);
+			}
+		}
+	}
+	return GPUQ_OK;
+}
+
+static uint32_t tree_height(const queue_t *q, uint32_t co)
+{
+	uint32_t h = 0;
+
+	for (size_t i = 0; i < q->cohorts[co].kids.n; i++) {
+		uint32_t k = tree_height(q, q->cohorts[co].kids.v[i]) + 1;
+
+		if (k > h)
+			h = k;
+	}
+	return h;
+}
+
+/* Checks before co goes under par: no cycle, the depth cap, room for what
+ * co lends; makes par's slots for co's. */
+static int link_check(queue_t *q, uint32_t co, uint32_t par, gpuq_diag_t *diag)
+{
+	const cohort_t *h = &q->cohorts[co];
+	uint32_t depth = 1;
+
+	for (uint32_t x = par; x != QUEUE_NONE; x = q->cohorts[x].parent, depth++)
+		if (x == co)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "cohort \"%s\": parent \"%s\" makes a cycle", h->name,
+					     q->cohorts[par].name);
+	if (depth + tree_height(q, co) > QUEUE_TREE_DEPTH_MAX)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT,
+				     "cohort \"%s\": parent \"%s\": more than %d cohorts on a "
+				     "path to the root",
+				     h->name, q->cohorts[par].name, QUEUE_TREE_DEPTH_MAX);
+	for (size_t i = 0; i < q->cohorts[co].n_slots; i++) {
+		cslot_t *x = &q->cohorts[co].slots[i];
+		uint32_t ps;
+
+		if (cslot_get(q, par, x->flavor, x->res, &ps))
+			return GPUQ_ENOMEM;
+		x = &q->cohorts[co].slots[i];
+		if (!tree_room(q, par, ps, quota_node_lent(x->sub, x->llimit)))
+			return gpuq_diag_set(diag, GPUQ_ELIMIT,
+					     "cohort \"%s\": its tree's quota would exceed 2^61",
+					     h->name);
+	}
+	return queue_grow(&q->cohorts[par].kids.v, &q->cohorts[par].kids.cap,
+			  q->cohorts[par].kids.n + 1, sizeof(uint32_t)) ||
+		       queue_grow(&q->cohorts[cohort_root(q, par)].cqs.v,
+				  &q->cohorts[cohort_root(q, par)].cqs.cap,
+				  q->cohorts[cohort_root(q, par)].cqs.n + q->cohorts[co].cqs.n,
+				  sizeof(uint32_t))
+		   ? GPUQ_ENOMEM
+		   : GPUQ_OK;
+}
+
+/* Put root co under par (link_check passed): carry its sums up and merge
+ * its cycle unit into par's root's. */
+static void link_apply(queue_t *q, uint32_t co, uint32_t par)
+{
+	cohort_t *h = &q->cohorts[co];
+	uint32_t root = cohort_root(q, par);
+	cohort_t *r = &q->cohorts[root];
+
+	q->cohorts[par].kids.v[q->cohorts[par].kids.n++] = co;
+	h->parent = par;
+	for (size_t i = 0; i < h->n_slots; i++) {
+		cslot_t *x = &h->slots[i];
+		uint32_t ps = QUEUE_NONE;
+
+		(void)cslot_get(q, par, x->flavor, x->res, &ps); /* made by link_check */
+		x->pslot = ps;
+		queue_node_update(q, par, ps, quota_node_lent(x->sub, x->llimit),
+				  quota_node_use_up(x->use, x->sub, x->llimit));
+	}
+	for (size_t i = 0; i < h->cqs.n; i++) {
+		q->cqs[h->cqs.v[i]].unit = root;
+		r->cqs.v[r->cqs.n++] = h->cqs.v[i];
+	}
+	h->cqs.n = 0;
+	r->n_evicting += h->n_evicting;
+	h->n_evicting = 0;
+	queue_cohort_touch(q, root, true);
+}
+
+int queue_cohort_add(queue_t *q, const queue_cohort_spec_t *spec, uint32_t *id, gpuq_diag_t *diag)
+{
+	uint32_t co, par = QUEUE_NONE;
+	int rc = cohort_named(q, spec->name, &co, diag);
+
+	if (rc)
+		return rc;
+	if (q->cohorts[co].declared)
+		return gpuq_diag_set(diag, GPUQ_EEXIST, "cohort \"%s\" already exists", spec->name);
+	rc = cohort_own_quota(q, co, spec, 0, diag); /* makes co's slots */
+	if (!rc && spec->parent && *spec->parent) {
+		rc = cohort_named(q, spec->parent, &par, diag);
+		if (!rc)
+			rc = link_check(q, co, par, diag); /* makes par's */
+	}
+	if (!rc)
+		rc = cohort_own_quota(q, co, spec, 1, diag);
+	if (rc)
+		return rc;
+	q->cohorts[co].declared = true;
+	q->cohorts[co].weight = spec->weight_zero	 ? 0
+				: spec->weight_milli > 0 ? spec->weight_milli
+							 : FAIRSHARE_WEIGHT_ONE;
+	if (par != QUEUE_NONE)
+		link_apply(q, co, par);
+	queue_cohort_touch(q, co, true);
+	if (id)
+		*id = q->cohorts[co].pub;
+	return GPUQ_OK;
 }
 
 /* Allocate and fill the quota slots of a CQ whose groups cq_build made. */
@@ -579,7 +786,7 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 	cq_t c;
 	uint32_t cid, co;
 	char hidden[QUEUE_NAME_MAX + 2];
-	cohort_t *h;
+	cohort_t *h, *r;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
@@ -599,36 +806,33 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 	if (rc)
 		goto fail;
 	if (spec->cohort && *spec->cohort) {
-		rc = queue_check_name("cohort name", spec->cohort, false, diag);
+		rc = cohort_named(q, spec->cohort, &co, diag);
 		if (rc)
 			goto fail;
-		if (queue_names_find(&q->cohort_names, spec->cohort, &co) != GPUQ_OK) {
-			rc = cohort_new(q, spec->cohort, false, 0, &co);
-			if (rc)
-				goto fail;
-		}
 	} else {
 		hidden[0] = '\x01';
 		gpuq_strlcpy(hidden + 1, spec->name, sizeof(hidden) - 1);
-		rc = cohort_new(q, hidden, true, 0, &co);
+		rc = cohort_new(q, hidden, true, &co);
 		if (rc)
 			goto fail;
 	}
-	h = &q->cohorts[co];
 	for (uint32_t s = 0; s < c.n_slots; s++) {
-		rc = cslot_get(h, c.slots[s].flavor, c.slots[s].res, &c.slots[s].cslot);
+		rc = cslot_get(q, co, c.slots[s].flavor, c.slots[s].res, &c.slots[s].cslot);
 		if (rc)
 			goto fail;
 	}
-	if (!cohort_room(h, c.slots, NULL, c.n_slots)) {
+	if (!cohort_room(q, co, c.slots, NULL, c.n_slots)) {
 		rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
 				   "ClusterQueue \"%s\": its cohort's total "
 				   "quota would exceed 2^61",
 				   spec->name);
 		goto fail;
 	}
+	h = &q->cohorts[co];
+	r = &q->cohorts[cohort_root(q, co)];
 	if (queue_grow(&q->cqs, &q->cap_cqs, q->cq_names.n + 1, sizeof(*q->cqs)) ||
-	    queue_grow(&h->cqs.v, &h->cqs.cap, h->cqs.n + 1, sizeof(uint32_t))) {
+	    queue_grow(&h->mem.v, &h->mem.cap, h->mem.n + 1, sizeof(uint32_t)) ||
+	    queue_grow(&r->cqs.v, &r->cqs.cap, r->cqs.n + 1, sizeof(uint32_t))) {
 		rc = GPUQ_ENOMEM;
 		goto fail;
 	}
@@ -637,11 +841,13 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 		goto fail;
 	cq_policy(&c, spec);
 	c.cohort = co;
+	c.unit = cohort_root(q, co);
 	c.name = q->cq_names.s[cid];
 	q->cqs[cid] = c;
-	h->cqs.v[h->cqs.n++] = cid;
+	h->mem.v[h->mem.n++] = cid;
+	r->cqs.v[r->cqs.n++] = cid;
 	for (uint32_t s = 0; s < c.n_slots; s++)
-		cslot_quota(h, &c.slots[s], +1);
+		cslot_quota(q, co, &c.slots[s], +1);
 	queue_cohort_touch(q, co, true);
 	queue_mark_cq(q, cid);
 	if (id)
@@ -668,7 +874,7 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "ClusterQueue \"%s\" not found",
 				     spec->name ? spec->name : "");
 	c = &q->cqs[cid];
-	h = cohort_of(q, c);
+	h = &q->cohorts[c->cohort];
 	rc = cq_policy_check(spec, diag);
 	if (rc)
 		return rc;
@@ -700,7 +906,7 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	}
 	for (uint32_t s = 0; s < n.n_slots; s++)
 		n.slots[s].cslot = c->slots[s].cslot;
-	if (!cohort_room(h, n.slots, c->slots, n.n_slots)) {
+	if (!cohort_room(q, c->cohort, n.slots, c->slots, n.n_slots)) {
 		rc = gpuq_diag_set(diag, GPUQ_ELIMIT,
 				   "ClusterQueue \"%s\": its cohort's total "
 				   "quota would exceed 2^61",
@@ -710,11 +916,11 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	for (uint32_t s = 0; s < c->n_slots; s++) {
 		slot_t *o = &c->slots[s];
 
-		cslot_quota(h, o, -1);
+		cslot_quota(q, c->cohort, o, -1);
 		o->nominal = n.slots[s].nominal;
 		o->blimit = n.slots[s].blimit;
 		o->llimit = n.slots[s].llimit;
-		cslot_quota(h, o, +1);
+		cslot_quota(q, c->cohort, o, +1);
 	}
 	strategy = c->strategy;
 	afs = c->afs;

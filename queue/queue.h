@@ -64,6 +64,7 @@
  * every sum the core forms inside int64. */
 #define QUEUE_AMOUNT_MAX ((int64_t)1 << 50)
 #define QUEUE_COHORT_AMOUNT_MAX ((int64_t)1 << 61)
+#define QUEUE_TREE_DEPTH_MAX 16 /* cohorts on a path from a CQ to its root */
 /* Times (`now`, creation times) lie within +-2^62 ms (146 million years
  * either side of the epoch), so time arithmetic cannot overflow; a `now`
  * outside is GPUQ_ERANGE. */
@@ -168,12 +169,6 @@ typedef struct {
  * flavor is then passed over, as Kueue does. */
 int queue_flavor_add(queue_t *q, const queue_flavor_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
 
-/* Add a cohort with a fair-sharing weight in thousandths (<= 0: default 1000).
- * Cohorts are flat (no parent). A CQ naming a cohort that was never added
- * creates it with weight 1000. GPUQ_EEXIST, GPUQ_EINVAL, GPUQ_ELIMIT. */
-int queue_cohort_add(queue_t *q, const char *name, int64_t weight_milli, uint32_t *id,
-		     gpuq_diag_t *diag);
-
 typedef enum {
 	QUEUE_BEST_EFFORT_FIFO = 0, /* set aside what does not fit; the rest go on */
 	QUEUE_STRICT_FIFO = 1,	    /* the head blocks everything behind it */
@@ -238,6 +233,30 @@ typedef struct {
 	const queue_flavor_quota_spec_t *flavors; /* flavors in preference order */
 	size_t n_flavors;			  /* 1..QUEUE_GROUP_FLAVORS_MAX */
 } queue_group_spec_t;
+
+/* A cohort (Kueue's Cohort, hierarchical): a node of a tree of cohorts
+ * whose leaves are ClusterQueues. Its own quota (spec.resourceGroups) adds
+ * to what its ClusterQueues and child cohorts lend it; it lends its subtree
+ * quota to its parent up to its lendingLimit and takes from its parent up
+ * to its borrowingLimit (both only with a parent). */
+typedef struct {
+	const char *name;		  /* metadata.name */
+	const char *parent;		  /* spec.parentName; NULL or "" for a root */
+	int64_t weight_milli;		  /* fairSharing weight, thousandths (<= 0: 1000) */
+	bool weight_zero;		  /* a weight of 0 (weight_milli ignored) */
+	const queue_group_spec_t *groups; /* its own quota; a flavor and resource
+					     at most once */
+	size_t n_groups;		  /* entries (<= QUEUE_GROUPS_MAX) */
+} queue_cohort_spec_t;
+
+/* Add (declare) a cohort. A name a ClusterQueue or another cohort named
+ * before is declared now (its members kept); a parent never added is made
+ * (no quota, weight 1000) and may be declared later. GPUQ_EEXIST (declared
+ * twice), GPUQ_EINVAL (bad name or quota; limits without a parent; a parent
+ * that makes a cycle), GPUQ_ELIMIT (a cap: more than QUEUE_TREE_DEPTH_MAX
+ * cohorts on a path, sums above QUEUE_COHORT_AMOUNT_MAX); diag says which
+ * field. Marks the tree changed. */
+int queue_cohort_add(queue_t *q, const queue_cohort_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
 
 typedef struct {
 	const char *name;		   /* ClusterQueue name */
@@ -583,6 +602,8 @@ int queue_flavor_find(const queue_t *q, const char *name, uint32_t *id);
 size_t queue_cohort_count(const queue_t *q);
 const char *queue_cohort_name(const queue_t *q, uint32_t id);
 int queue_cohort_find(const queue_t *q, const char *name, uint32_t *id);
+/* The parent cohort id of a cohort, or QUEUE_NONE for a root. */
+uint32_t queue_cohort_parent(const queue_t *q, uint32_t id);
 size_t queue_cq_count(const queue_t *q);
 const char *queue_cq_name(const queue_t *q, uint32_t id);
 int queue_cq_find(const queue_t *q, const char *name, uint32_t *id);
@@ -619,11 +640,16 @@ int queue_cq_quota(const queue_t *q, uint32_t cq, uint32_t flavor, uint32_t reso
 		   queue_quota_view_t *out);
 
 typedef struct {
-	int64_t nominal;  /* sum of its CQs' nominal */
-	int64_t lendable; /* sum of what they lend (lendingLimit or nominal) */
-	int64_t usage;	  /* sum of their usage */
-	int64_t borrowed; /* sum over CQs of usage above their guaranteed part
-			     (nominal - lendingLimit): must stay <= lendable */
+	int64_t nominal;	 /* sum of its member CQs' nominal */
+	int64_t own;		 /* its own nominalQuota (Cohort resourceGroups) */
+	int64_t borrowing_limit; /* its own borrowingLimit or QUEUE_UNLIMITED */
+	int64_t lending_limit;	 /* its own lendingLimit or QUEUE_UNLIMITED */
+	int64_t lendable;	 /* its subtree quota: own + what its CQs and child
+				    cohorts lend it (Kueue's SubtreeQuota) */
+	int64_t usage;		 /* sum of its member CQs' usage */
+	int64_t borrowed;	 /* usage counted against lendable: what its CQs and
+				    child cohorts use beyond what they keep (at a
+				    root it stays <= lendable) */
 } queue_cohort_view_t;
 
 /* Totals of a cohort for (flavor, resource); zeros when no CQ lists it.

@@ -598,7 +598,7 @@ static int wl_spec_check(const queue_workload_spec_t *s, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-/* Allocate a workload slot (epochs queue_keep counting queue_over reuse). */
+/* Allocate a workload slot (epochs keep counting over reuse). */
 static int wl_slot(queue_t *q, uint32_t *id)
 {
 	if (q->free_wls.n) {

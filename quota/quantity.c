@@ -488,15 +488,20 @@ const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t c
 	return buf;
 }
 
-int64_t quota_max_fit(int64_t nominal, int64_t borrowing_limit, int64_t others_lend, bool in_cohort)
+int64_t quota_tree_available(const quota_node_t *path, size_t n)
 {
-	int64_t m;
+	int64_t avail = n ? path[n - 1].sub - path[n - 1].use : 0;
 
-	if (!in_cohort)
-		return nominal;
-	m = others_lend > INT64_MAX - nominal ? INT64_MAX : nominal + others_lend;
-	if (borrowing_limit >= 0 && borrowing_limit <= INT64_MAX - nominal &&
-	    nominal + borrowing_limit < m)
-		m = nominal + borrowing_limit;
-	return m;
+	for (size_t i = n > 1 ? n - 1 : 0; i-- > 0;)
+		avail = quota_node_available(avail, &path[i]);
+	return avail;
+}
+
+int64_t quota_tree_potential(const quota_node_t *path, size_t n)
+{
+	int64_t pot = n ? path[n - 1].sub : 0;
+
+	for (size_t i = n > 1 ? n - 1 : 0; i-- > 0;)
+		pot = quota_node_potential(pot, &path[i]);
+	return pot;
 }

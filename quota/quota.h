@@ -96,18 +96,98 @@ int64_t quota_qty_amount(const char *name, const quota_qty_t *q);
  * Explanations, refusals and the controller's status use it. */
 const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t cap);
 
-/* "Can this ever fit", the one answer: the most one ClusterQueue could ever
- * hold of one flavor and resource with the rest of its cohort empty. Alone
- * (in_cohort false): its nominal quota. In a cohort: nominal plus all that
- * the cohort's other members lend (others_lend: the sum over them of their
- * lendingLimit, or their whole nominal quota without one), capped at nominal
- * + borrowing_limit (< 0: no borrowingLimit). Amounts in quota_qty_amount's
- * units, all >= 0 but borrowing_limit; the sum saturates at INT64_MAX. A
- * workload asking for more of it in total can never be admitted: the
- * webhook refuses it at submission (policy_cq_max_fit) and the queue core
- * sets it aside as NoFit (queue_slot_max_capacity), both from here. */
-int64_t quota_max_fit(int64_t nominal, int64_t borrowing_limit, int64_t others_lend,
-		      bool in_cohort);
+/* ---- Quota trees (Kueue's resource nodes) ----
+ *
+ * A ClusterQueue and the cohorts above it form a path in a tree; for one
+ * flavor and resource each node has a subtree quota (`sub`: its own nominal
+ * quota plus what its children lend it), a usage counted against it (`use`:
+ * a ClusterQueue's usage; for a cohort, what its children use beyond what
+ * they keep for themselves), and optional borrowingLimit and lendingLimit
+ * (< 0: none). These are the one place the arithmetic lives: the queue core
+ * walks its live tree with them, the policy its declared one, so "how much
+ * is free" and "can this ever fit" have one answer. Amounts are in
+ * quota_qty_amount's units and >= 0 (but limits < 0 for none); sums
+ * saturate at INT64_MAX. */
+
+/* What a node keeps for its own subtree: its subtree quota above its
+ * lendingLimit (0 without one: it lends all). */
+static inline int64_t quota_node_local(int64_t sub, int64_t lending_limit)
+{
+	return lending_limit >= 0 && sub > lending_limit ? sub - lending_limit : 0;
+}
+
+/* What a node adds to its parent's subtree quota. */
+static inline int64_t quota_node_lent(int64_t sub, int64_t lending_limit)
+{
+	return sub - quota_node_local(sub, lending_limit);
+}
+
+/* What a node's usage counts in its parent: the part beyond what it keeps. */
+static inline int64_t quota_node_use_up(int64_t use, int64_t sub, int64_t lending_limit)
+{
+	int64_t l = quota_node_local(sub, lending_limit);
+
+	return use > l ? use - l : 0;
+}
+
+typedef struct {
+	int64_t sub;		 /* subtree quota */
+	int64_t use;		 /* usage counted against it */
+	int64_t borrowing_limit; /* < 0: none */
+	int64_t lending_limit;	 /* < 0: none */
+} quota_node_t;
+
+static inline int64_t quota_sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+/* What one more workload could take at node x, given what its parent
+ * offers (from_parent; a root offers sub - use): what x keeps unused plus
+ * what the parent offers, capped by x's borrowingLimit (Kueue's
+ * available()). */
+static inline int64_t quota_node_available(int64_t from_parent, const quota_node_t *x)
+{
+	int64_t l = quota_node_local(x->sub, x->lending_limit);
+
+	if (x->borrowing_limit >= 0) {
+		int64_t used_up = x->use > l ? x->use - l : 0;
+		int64_t cap = quota_sat_add(x->sub - l - used_up, x->borrowing_limit);
+
+		if (cap < from_parent)
+			from_parent = cap;
+	}
+	return quota_sat_add(l > x->use ? l - x->use : 0, from_parent);
+}
+
+/* The most node x could ever hold, given the most its parent could ever
+ * offer (a root: its sub): Kueue's potentialAvailable(). */
+static inline int64_t quota_node_potential(int64_t from_parent, const quota_node_t *x)
+{
+	int64_t pot = quota_sat_add(quota_node_local(x->sub, x->lending_limit), from_parent);
+	int64_t cap = quota_sat_add(x->sub, x->borrowing_limit);
+
+	return x->borrowing_limit >= 0 && cap < pot ? cap : pot;
+}
+
+/* What one more workload could take at path[0] now: path[0] a ClusterQueue,
+ * path[n - 1] the root (n >= 1). The root offers sub - use; each node below
+ * adds what it keeps unused to what its parent offers, capped by its
+ * borrowingLimit. May be negative after quota shrank below usage. */
+int64_t quota_tree_available(const quota_node_t *path, size_t n);
+
+/* "Can this ever fit", the one answer: the most path[0] could ever hold
+ * with the whole tree empty (use ignored): the root's subtree quota, what
+ * each node keeps for itself on the way down, each level capped at its
+ * subtree quota plus its borrowingLimit. A ClusterQueue alone (n == 1) can
+ * hold its nominal quota. A workload asking for more can never be admitted:
+ * the webhook refuses it at submission (policy_cq_max_fit) and the queue
+ * core sets it aside as NoFit (queue_slot_max_capacity), both from here. */
+int64_t quota_tree_potential(const quota_node_t *path, size_t n);
 
 /* ---- Resource lists ---- */
 

@@ -457,8 +457,14 @@ static const bad_t BAD[] = {
      "t.yaml: document 1: LocalQueue: metadata.name: invalid name \"q.x\" (want a DNS-1123 "
      "label)"},
     {"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c}\nspec: "
-     "{parentName: root}\n",
-     GPUQ_EINVAL, "t.yaml: document 1: Cohort \"c\": spec.parentName: not supported by gpuq"},
+     "{parentName: c}\n",
+     GPUQ_EINVAL, "t.yaml: document 1: Cohort \"c\": spec.parentName: \"c\" is the Cohort itself"},
+    {"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c}\nspec:\n"
+     "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+     "      resources: [{name: cpu, nominalQuota: 4, lendingLimit: 2}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Cohort \"c\": spec.resourceGroups[0].flavors[0].resources[0]: "
+     "lendingLimit: must not be set without a parentName"},
     /* PriorityClass */
     {"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p}\n", GPUQ_EINVAL,
      "t.yaml: document 1: PriorityClass \"p\": value: required"},
@@ -602,6 +608,18 @@ static const bad_t BAD[] = {
      GPUQ_EINVAL,
      "t.yaml: document 1: LocalQueue \"a/q\": spec.clusterQueue: ClusterQueue \"nope\" not "
      "found"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: a}\nspec: {parentName: b}\n"
+     "---\napiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: b}\nspec: {parentName: "
+     "c}\n---\napiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: c}\nspec: "
+     "{parentName: a}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Cohort \"a\": spec.parentName: \"b\" makes a cycle (a -> b -> c -> a)"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: a}\nspec:\n"
+     "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+     "    - name: missing\n      resources: [{name: cpu, nominalQuota: 1}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Cohort \"a\": spec.resourceGroups[0].flavors[0].name: "
+     "ResourceFlavor \"missing\" not found"},
     {CQ_HEAD "spec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
 	     "    - name: missing\n      resources: [{name: cpu, nominalQuota: 1}]\n",
      GPUQ_EINVAL,

@@ -1324,13 +1324,49 @@ static void amounts_read_as_quantities(void **st)
 static void max_fit_rule(void **st)
 {
 	(void)st;
-	assert_int_equal(quota_max_fit(8, -1, 100, false), 8);	 /* alone: nominal */
-	assert_int_equal(quota_max_fit(8, -1, 100, true), 108);	 /* all the others lend */
-	assert_int_equal(quota_max_fit(8, 10, 100, true), 18);	 /* borrowingLimit caps */
-	assert_int_equal(quota_max_fit(8, 200, 100, true), 108); /* lent caps */
-	assert_int_equal(quota_max_fit(0, 0, 100, true), 0);	 /* may not borrow */
-	assert_int_equal(quota_max_fit(INT64_MAX - 1, -1, 5, true), INT64_MAX);
-	assert_int_equal(quota_max_fit(4, INT64_MAX, 3, true), 7);
+	/* a ClusterQueue alone: its nominal quota */
+	quota_node_t alone[] = {{8, 0, -1, -1}};
+	/* in a flat cohort whose other members lend 100 */
+	quota_node_t flat[] = {{8, 0, -1, -1}, {108, 0, -1, -1}};
+	/* team (nominal 4) <- dept (own 10, lendingLimit 5) <- org (another
+	 * dept lends 20) */
+	quota_node_t tree[] = {{4, 0, -1, -1}, {14, 0, -1, 5}, {25, 0, -1, -1}};
+
+	(void)st;
+	assert_int_equal(quota_tree_potential(alone, 1), 8);
+	assert_int_equal(quota_tree_potential(flat, 2), 108); /* all the others lend */
+	flat[0].borrowing_limit = 10;
+	assert_int_equal(quota_tree_potential(flat, 2), 18); /* borrowingLimit caps */
+	flat[0].borrowing_limit = 200;
+	assert_int_equal(quota_tree_potential(flat, 2), 108); /* lent caps */
+	flat[0] = (quota_node_t){0, 0, 0, -1};
+	flat[1].sub = 100;
+	assert_int_equal(quota_tree_potential(flat, 2), 0); /* may not borrow */
+	flat[0] = (quota_node_t){8, 0, -1, 2};		    /* lends 2, keeps 6 */
+	flat[1].sub = 102;
+	assert_int_equal(quota_tree_potential(flat, 2), 108);
+	/* the dept keeps 9 for its subtree and the org offers 25 */
+	assert_int_equal(quota_tree_potential(tree, 3), 34);
+	tree[1].borrowing_limit = 3; /* the dept may take 3 beyond its 14 */
+	assert_int_equal(quota_tree_potential(tree, 3), 17);
+	tree[1].borrowing_limit = -1;
+	/* usage: the team uses 4 (its own), the dept 9 more than it keeps... */
+	tree[0].use = 4;
+	tree[1].use = 12;     /* the team's 4 and a sibling's 8: 3 above its 9 */
+	tree[2].use = 3 + 15; /* the other dept uses 15 of the org */
+	assert_int_equal(quota_tree_available(tree, 3), 0 + 0 + 7);
+	tree[1].borrowing_limit = 2; /* stored 5, used 3 there: 4 more at most */
+	assert_int_equal(quota_tree_available(tree, 3), 4);
+	flat[0] = (quota_node_t){8, 5, -1, -1};
+	flat[1] = (quota_node_t){108, 50, -1, -1};
+	assert_int_equal(quota_tree_available(flat, 2), 58);
+	assert_int_equal(quota_tree_available(alone, 1), 8);
+	flat[0] = (quota_node_t){INT64_MAX - 1, 0, -1, INT64_MAX - 10};
+	flat[1] = (quota_node_t){INT64_MAX, 0, -1, -1};
+	assert_int_equal(quota_tree_potential(flat, 2), INT64_MAX); /* saturates */
+	flat[0] = (quota_node_t){4, 0, INT64_MAX, -1};
+	flat[1] = (quota_node_t){7, 0, -1, -1};
+	assert_int_equal(quota_tree_potential(flat, 2), 7);
 }
 
 int main(void)

@@ -1,0 +1,217 @@
+/*
+ * unit/test_queue_tree.c: hierarchical cohorts in the queueing core (Kueue's
+ * Cohort with spec.parentName and its own resourceGroups): borrowing and
+ * lending limits at every level, what may be reclaimed through the tree,
+ * and the tree's shape checks.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "queue/queue.h"
+#include "unit/queue_fixtures.h"
+
+/* Add cohort name under parent (NULL: a root) with its own gpu quota on
+ * flavor "f" (nominal < 0: none); returns queue_cohort_add's code. */
+static int put_cohort(queue_t *q, const char *name, const char *parent, int64_t nominal,
+		      int64_t blimit, int64_t llimit, gpuq_diag_t *diag)
+{
+	static const char *const cov[] = {"gpu"};
+	queue_quota_spec_t qs = {nominal, blimit, llimit};
+	queue_flavor_quota_spec_t fl = {"f", &qs};
+	queue_group_spec_t g = {cov, 1, &fl, 1};
+	queue_cohort_spec_t s = {name, parent, 0, false, &g, nominal < 0 ? 0 : 1};
+
+	return queue_cohort_add(q, &s, NULL, diag);
+}
+
+static void add_cohort(queue_t *q, const char *name, const char *parent, int64_t nominal,
+		       int64_t blimit, int64_t llimit)
+{
+	gpuq_diag_t diag = {{0}};
+
+	if (put_cohort(q, name, parent, nominal, blimit, llimit, &diag))
+		fail_msg("cohort %s: %s", name, diag.msg);
+}
+
+static queue_quota_view_t view(queue_t *q, const char *cq)
+{
+	uint32_t c, f, r;
+	queue_quota_view_t v;
+
+	assert_int_equal(queue_cq_find(q, cq, &c), GPUQ_OK);
+	assert_int_equal(queue_flavor_find(q, "f", &f), GPUQ_OK);
+	assert_int_equal(queue_resource_find(q, "gpu", &r), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(q, c, f, r, &v), GPUQ_OK);
+	return v;
+}
+
+/* org (own 4) <- dept (borrowingLimit 2) <- a (4); b (0) directly in org.
+ * a may hold its 4 and 2 more from above; b the org's 4 and all dept lends. */
+static void borrowing_limits_at_every_level(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t da = {.cohort = "dept", .flavors = {{"f", 4, U, U}}};
+	cqdef_t db = {.cohort = "org", .flavors = {{"f", 0, U, U}}};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cohort(q, "org", NULL, 4, U, U);
+	add_cohort(q, "dept", "org", 0, 2, U);
+	add_cq(q, "a", &da);
+	add_cq(q, "b", &db);
+	assert_int_equal(view(q, "a").max_capacity, 6);
+	assert_int_equal(view(q, "a").available, 6);
+	assert_int_equal(view(q, "b").max_capacity, 8);
+	add_lq(q, "ns", "la", "a");
+	add_lq(q, "ns", "lb", "b");
+	add_wl(q, "w1", "ns", "la", 0, 1, 6); /* all a may ever hold */
+	add_wl(q, "w2", "ns", "la", 0, 2, 1); /* one more is past dept's limit */
+	cycle(q, 10, &r);
+	assert_true(admitted_in(&r, "w1"));
+	assert_false(admitted_in(&r, "w2"));
+	assert_int_equal(view(q, "b").available, 2); /* 8 minus the 6 a holds */
+	add_wl(q, "w3", "ns", "lb", 0, 3, 2);
+	cycle(q, 11, &r);
+	assert_true(admitted_in(&r, "w3"));
+	assert_int_equal(view(q, "b").available, 0);
+	add_wl(q, "w4", "ns", "la", 0, 4, 7); /* more than a could ever hold */
+	cycle(q, 12, &r);
+	assert_int_equal(wait_of(q, "w4"), QUEUE_WAIT_NO_FIT);
+	queue_destroy(q);
+}
+
+/* A lendingLimit keeps quota inside a subtree: dept lends the org only 1
+ * of a's 4, so b outside gets 1, while a sibling c inside gets all 4. */
+static void lending_limit_keeps_quota_in_subtree(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t da = {.cohort = "dept", .flavors = {{"f", 4, U, U}}};
+	cqdef_t dc = {.cohort = "dept", .flavors = {{"f", 0, U, U}}};
+	cqdef_t db = {.cohort = "org", .flavors = {{"f", 0, U, U}}};
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cohort(q, "org", NULL, -1, U, U);
+	add_cohort(q, "dept", "org", 0, U, 1);
+	add_cq(q, "a", &da);
+	add_cq(q, "c", &dc);
+	add_cq(q, "b", &db);
+	assert_int_equal(view(q, "b").max_capacity, 1);
+	assert_int_equal(view(q, "c").max_capacity, 4);
+	assert_int_equal(view(q, "a").max_capacity, 4);
+	queue_destroy(q);
+}
+
+/* Cycles and depth are refused naming the cohort; limits need a parent. */
+static void tree_shape_refused(void **st)
+{
+	queue_t *q = mkq(false);
+	gpuq_diag_t diag = {{0}};
+	char name[8], parent[8];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cohort(q, "a", "b", -1, U, U); /* b made, undeclared */
+	add_cohort(q, "b", "c", -1, U, U);
+	assert_int_equal(put_cohort(q, "c", "a", -1, U, U, &diag), GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "cohort \"c\": parent \"a\" makes a cycle"));
+	assert_int_equal(put_cohort(q, "a", NULL, -1, U, U, &diag), GPUQ_EEXIST);
+	assert_int_equal(put_cohort(q, "r", NULL, 4, 2, U, &diag), GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "limits need a parent"));
+	for (int i = 0; i < QUEUE_TREE_DEPTH_MAX + 2; i++) {
+		snprintf(name, sizeof(name), "d%d", i + 1);
+		snprintf(parent, sizeof(parent), "d%d", i);
+		if (put_cohort(q, name, i ? parent : NULL, -1, U, U, &diag)) {
+			assert_int_equal(i, QUEUE_TREE_DEPTH_MAX);
+			assert_non_null(strstr(diag.msg, "more than 16 cohorts"));
+			break;
+		}
+	}
+	queue_destroy(q);
+}
+
+/* Kueue's hierarchical reclaim: x (dept1) borrows dept2's idle quota; z in
+ * dept2 asking within its own nominal quota takes it back through the org,
+ * even from a workload of higher priority (reclaimWithinCohort: Any). */
+static void reclaim_through_the_tree(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t dx = {.cohort = "dept1", .reclaim = QUEUE_RECLAIM_ANY, .flavors = {{"f", 4, U, U}}};
+	cqdef_t dz = {.cohort = "dept2", .reclaim = QUEUE_RECLAIM_ANY, .flavors = {{"f", 4, U, U}}};
+	adm_t ax[] = {{"x1", 9, 1, 4}, {"x2", 9, 2, 4}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cohort(q, "org", NULL, -1, U, U);
+	add_cohort(q, "dept1", "org", -1, U, U);
+	add_cohort(q, "dept2", "org", -1, U, U);
+	add_cq(q, "x", &dx);
+	add_cq(q, "z", &dz);
+	add_lq(q, "ns", "lx", "x");
+	add_lq(q, "ns", "lz", "z");
+	admit_all(q, "lx", ax, 2, &now); /* x2 borrows z's 4 through the org */
+	add_wl(q, "z1", "ns", "lz", 1, 50, 4);
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].victim_uid, "x2");
+	assert_string_equal(r.evictions[0].reason_name, "InCohortReclamation");
+	queue_destroy(q);
+}
+
+/* Classical reclaim follows the tree: x borrows y's quota inside dept1,
+ * which as a whole stays within its own subtree quota, so a preemptor in
+ * dept2 may not take from x (only from w, which borrows from the org),
+ * though x's workload has the lower priority. */
+static void reclaim_only_from_borrowing_subtrees(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t dx = {.cohort = "dept1", .flavors = {{"f", 4, U, U}}};
+	cqdef_t dy = {.cohort = "dept1", .flavors = {{"f", 4, U, U}}};
+	cqdef_t dz = {.cohort = "dept2",
+		      .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY,
+		      .flavors = {{"f", 4, U, U}}};
+	cqdef_t dw = {.cohort = "dept2", .flavors = {{"f", 0, U, U}}};
+	adm_t ax[] = {{"x1", 1, 1, 8}, {NULL, 0, 0, 0}};
+	adm_t aw[] = {{"w1", 5, 2, 4}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cohort(q, "org", NULL, -1, U, U);
+	add_cohort(q, "dept1", "org", -1, U, U);
+	add_cohort(q, "dept2", "org", -1, U, U);
+	add_cq(q, "x", &dx);
+	add_cq(q, "y", &dy);
+	add_cq(q, "z", &dz);
+	add_cq(q, "w", &dw);
+	add_lq(q, "ns", "lx", "x");
+	add_lq(q, "ns", "lw", "w");
+	add_lq(q, "ns", "lz", "z");
+	admit_all(q, "lx", ax, 2, &now);
+	admit_all(q, "lw", aw, 2, &now);
+	add_wl(q, "z1", "ns", "lz", 9, 50, 4);
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_string_equal(r.evictions[0].victim_uid, "w1");
+	queue_destroy(q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(borrowing_limits_at_every_level),
+	    cmocka_unit_test(lending_limit_keeps_quota_in_subtree),
+	    cmocka_unit_test(tree_shape_refused),
+	    cmocka_unit_test(reclaim_through_the_tree),
+	    cmocka_unit_test(reclaim_only_from_borrowing_subtrees),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
