@@ -210,7 +210,9 @@ static int add_objects(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
 	}
 	for (size_t i = 0; i < policy_lq_count(p); i++) {
 		const policy_lq_t *lq = policy_lq_at(p, i);
-		rc = queue_lq_add(q, lq->namespace_, lq->name, lq->cq_name, lq->fair_weight_milli,
+		/* a weight of 0 (Kueue) is one, not the default */
+		rc = queue_lq_add(q, lq->namespace_, lq->name, lq->cq_name,
+				  lq->fair_weight_milli ? lq->fair_weight_milli : QUEUE_WEIGHT_ZERO,
 				  NULL, diag);
 		if (rc)
 			return rc;

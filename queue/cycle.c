@@ -230,6 +230,122 @@ static cqhead_t heads_pop(queue_t *q)
 	return top;
 }
 
+#define TS_STRIDE (QUEUE_TREE_DEPTH_MAX + 1)
+
+/* Under fair sharing in a tree: keep the head's need (q->tneeds[*ts ...]) so
+ * its shares can be computed afresh before every pick. */
+static int tree_need_keep(queue_t *q, const try_t *t, uint32_t *ts, uint32_t *tn)
+{
+	if (queue_grow(&q->tneeds, &q->cap_tneeds, q->n_tneeds + t->n_need, sizeof(*q->tneeds)))
+		return GPUQ_ENOMEM;
+	*ts = (uint32_t)q->n_tneeds;
+	*tn = (uint32_t)t->n_need;
+	memcpy(&q->tneeds[q->n_tneeds], t->need, t->n_need * sizeof(*t->need));
+	q->n_tneeds += t->n_need;
+	return GPUQ_OK;
+}
+
+/* Kueue's computeDRS before each tournament: for every head, the shares of
+ * its CQ and of each cohort above it, its need added, at
+ * q->tshares[i * TS_STRIDE ...] (i: its index in q->heads). */
+static int tree_shares(queue_t *q)
+{
+	if (queue_grow(&q->tshares, &q->cap_tshares, q->n_heads * TS_STRIDE, sizeof(*q->tshares)))
+		return GPUQ_ENOMEM;
+	for (size_t h = 0; h < q->n_heads; h++) {
+		const cqhead_t *e = &q->heads[h];
+		const need_t *nd = &q->tneeds[e->ts];
+		fairshare_share_t *v = &q->tshares[h * TS_STRIDE];
+		uint32_t k = 1;
+
+		for (uint32_t i = 0; i < e->tn; i++)
+			queue_usage_add(q, e->cq, nd[i].slot, nd[i].val);
+		v[0] = queue_cq_share(q, e->cq, NULL, 0, QUEUE_NONE);
+		for (uint32_t x = q->cqs[e->cq].cohort; x != QUEUE_NONE && k < TS_STRIDE;
+		     x = q->cohorts[x].parent)
+			v[k++] = queue_cohort_share(q, x);
+		for (uint32_t i = 0; i < e->tn; i++)
+			queue_usage_add(q, e->cq, nd[i].slot, -nd[i].val);
+	}
+	return GPUQ_OK;
+}
+
+/* Head h's share at the level of child (QUEUE_NONE: its CQ's own). */
+static fairshare_share_t share_at(const queue_t *q, size_t h, uint32_t child)
+{
+	uint32_t k = 0;
+
+	if (child != QUEUE_NONE)
+		for (uint32_t x = q->cqs[q->heads[h].cq].cohort; x != child;
+		     x = q->cohorts[x].parent)
+			k++;
+	return q->tshares[h * TS_STRIDE + (child == QUEUE_NONE ? 0 : k + 1)];
+}
+
+/* Whether head a goes before head b in a tournament, a and b coming from
+ * children na and nb of the cohort (QUEUE_NONE: a member CQ; else the
+ * child cohort): hopeless and planned heads first as always, then their
+ * shares at that level (Kueue's entryComparer), then head_less's order. */
+static bool tour_less(const queue_t *q, size_t a, uint32_t na, size_t b, uint32_t nb)
+{
+	const cqhead_t *x = &q->heads[a], *y = &q->heads[b];
+	fairshare_share_t sx = share_at(q, a, na), sy = share_at(q, b, nb);
+	int c;
+
+	if (x->hopeless != y->hopeless ||
+	    queue_wl_planned(Wc(q, x->wl)) != queue_wl_planned(Wc(q, y->wl)))
+		return head_less(q, x, y);
+	c = fairshare_share_cmp(&sx, &sy);
+	return c ? c < 0 : head_less(q, x, y);
+}
+
+/* Kueue's runTournament at cohort co: the index in q->heads of the winning
+ * head of its subtree, or SIZE_MAX when it has none. */
+static size_t tournament(const queue_t *q, uint32_t co)
+{
+	const cohort_t *h = &q->cohorts[co];
+	size_t best = SIZE_MAX;
+	uint32_t bn = QUEUE_NONE;
+
+	for (size_t i = 0; i < h->kids.n; i++) {
+		size_t w = tournament(q, h->kids.v[i]);
+
+		if (w != SIZE_MAX &&
+		    (best == SIZE_MAX || tour_less(q, w, h->kids.v[i], best, bn))) {
+			best = w;
+			bn = h->kids.v[i];
+		}
+	}
+	for (size_t i = 0; i < q->n_heads; i++) {
+		if (q->cqs[q->heads[i].cq].cohort != co)
+			continue;
+		if (best == SIZE_MAX || tour_less(q, i, QUEUE_NONE, best, bn)) {
+			best = i;
+			bn = QUEUE_NONE;
+		}
+	}
+	return best;
+}
+
+/* The next head: the heap's top, or under fair sharing in a tree the
+ * tournament's winner from the root down. */
+static cqhead_t heads_next(queue_t *q, uint32_t root)
+{
+	size_t w;
+	cqhead_t e;
+
+	if (!q->tournament)
+		return heads_pop(q);
+	if (tree_shares(q)) {
+		q->cycle_short = true; /* out of memory: the rest goes back */
+		return heads_pop(q);
+	}
+	w = tournament(q, root);
+	e = q->heads[w];
+	q->heads[w] = q->heads[--q->n_heads];
+	return e;
+}
+
 /* Take CQ cq's next workload out of its LocalQueue and rank it. */
 static void fetch_head(queue_t *q, uint32_t cq)
 {
@@ -251,6 +367,9 @@ static void fetch_head(queue_t *q, uint32_t cq)
 	e.hopeless = t->mode >= M_WAIT;
 	e.share = q->cfg.fair_sharing ? queue_cq_share(q, cq, t->need, t->n_need, QUEUE_NONE)
 				      : (fairshare_share_t){0.0, 0};
+	e.ts = e.tn = 0;
+	if (q->tournament && tree_need_keep(q, t, &e.ts, &e.tn))
+		q->cycle_short = true; /* out of memory: the cycle stops, goes again */
 	heads_push(q, &e);
 }
 
@@ -657,6 +776,8 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 	if (queue_grow(&q->heads, &q->cap_heads, h->cqs.n, sizeof(*q->heads)))
 		return GPUQ_ENOMEM;
 	q->n_heads = 0;
+	q->n_tneeds = 0;
+	q->tournament = q->cfg.fair_sharing && h->kids.n > 0;
 	q->retry_preempt = false;
 	q->cycle_short = false;
 	adm0 = q->n_res_adm;
@@ -672,7 +793,7 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 			fetch_head(q, h->cqs.v[k]);
 	}
 	while (q->n_heads) {
-		cqhead_t e = heads_pop(q);
+		cqhead_t e = heads_next(q, co);
 
 		/* Out of memory: the cycle stops there (the heads left go back
 		 * untried, the cohort goes again next cycle), so a retry

@@ -354,6 +354,8 @@ typedef struct {
 	uint64_t gen;		 /* cohort gen when computed */
 	bool borrows;		 /* head would borrow */
 	bool hopeless;		 /* head cannot be admitted now (processed first) */
+	uint32_t ts;		 /* a tree under fair sharing: its need is */
+	uint32_t tn;		 /* q->tneeds[ts .. ts + tn) */
 } cqhead_t;
 
 struct queue {
@@ -426,6 +428,11 @@ struct queue {
 	size_t n_held, cap_held, cap_held_cq;
 	cqhead_t *heads; /* CQ heads of the cohort in a cycle (heap) */
 	size_t n_heads, cap_heads;
+	bool tournament;	    /* this cycle's tree orders heads level by level */
+	fairshare_share_t *tshares; /* heads' shares per level (tournament) */
+	size_t cap_tshares;
+	need_t *tneeds; /* heads' needs (tournament) */
+	size_t n_tneeds, cap_tneeds;
 	u32vec_t cands;	    /* preemption candidates */
 	u32vec_t targets;   /* chosen victims */
 	try_t scratch_try;  /* one assignment */

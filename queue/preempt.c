@@ -451,25 +451,24 @@ static fairshare_share_t almost_lca_share(queue_t *q, uint32_t cq, const queue_p
 				   : queue_cohort_share(q, below);
 }
 
-/* The preemptor's side at the lowest common ancestor with CQ cq. */
-static fairshare_share_t preemptor_share(queue_t *q, uint32_t own, uint32_t cq,
-					 const queue_path_t *p)
+/* The index in p of the lowest common ancestor of CQ cq and the preemptor. */
+static int lca_index(const queue_t *q, uint32_t cq, const queue_path_t *p)
 {
 	int k = -1;
 
 	for (uint32_t x = q->cqs[cq].cohort; x != QUEUE_NONE && k < 0; x = q->cohorts[x].parent)
 		k = path_index(p, x);
-	return k <= 0 ? queue_cq_share(q, own, NULL, 0, QUEUE_NONE)
-		      : queue_cohort_share(q, p->co[k - 1]);
+	return k < 0 ? 0 : k;
 }
 
 /* Take the first open candidate of CQ cq the rule allows: from another CQ
- * only if the preemptor's side then has no higher share than the victim's
- * side without it (Kueue's LessThanOrEqualToFinalShare, at the lowest common
- * ancestor); refused ones are closed (state 2). 1 when one was taken
- * (charged out, pushed to q->targets), 0 when none, or GPUQ_ENOMEM. */
+ * only if the preemptor's side (pre[k] for the lowest common ancestor
+ * p->co[k]) has no higher share than the victim's side without it (Kueue's
+ * LessThanOrEqualToFinalShare, just below that ancestor); refused ones are
+ * closed (state 2). 1 when one was taken (charged out, pushed to
+ * q->targets), 0 when none, or GPUQ_ENOMEM. */
 static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const queue_path_t *p,
-		     bool within_nominal, uint8_t *state, size_t n)
+		     const fairshare_share_t *pre, bool within_nominal, uint8_t *state, size_t n)
 {
 	const wl_t *w = W(q, wid);
 
@@ -482,10 +481,9 @@ static int fair_take(queue_t *q, uint32_t wid, uint32_t cq, const queue_path_t *
 			continue;
 		queue_wl_charge(q, v, -1);
 		if (vw->cq != w->cq) {
-			fairshare_share_t pre = preemptor_share(q, w->cq, cq, p);
 			fairshare_share_t after = almost_lca_share(q, cq, p);
 
-			if (fairshare_share_cmp(&pre, &after) > 0) {
+			if (fairshare_share_cmp(&pre[lca_index(q, cq, p)], &after) > 0) {
 				queue_wl_charge(q, v, +1);
 				state[i] = 2;
 				continue;
@@ -525,20 +523,24 @@ static void need_charge(queue_t *q, uint32_t cq, const try_t *t, int sign)
 
 /* Fair-sharing preemption (Kueue's fairPreemptions with its default
  * strategy): take from the CQ the tree's share ordering names first; from
- * another CQ only if the preemptor's side stays at or below the victim's
- * side without it, compared just below their lowest common ancestor. A
- * preemptor within its nominal quota in what it needs preempted reclaims
- * (its reason, as Kueue's); unlike Kueue's FairSharingPreemptWithinNominal
- * it still passes the share rule (which it does whenever it borrows
- * nothing): taking such victims whatever the shares made a loop of three
- * rules (test_queue_props seed 188). borrowWithinCohort plays no part under
- * fair sharing, as in Kueue. */
+ * another CQ only if the preemptor's side, its need included, has no higher
+ * share than the victim's side without it, compared just below their
+ * lowest common ancestor. Two differences from Kueue, each closing a loop
+ * the property tests found: the preemptor's shares are taken once, before
+ * any victim goes (Kueue recomputes them after its own CQ's victims, which
+ * then let it take another CQ's by share: test_queue_props seed 1408), and
+ * its own CQ is ordered without the need; and a preemptor within its
+ * nominal quota in what it needs preempted reclaims (its reason, as
+ * Kueue's) but still passes the share rule, unlike Kueue's
+ * FairSharingPreemptWithinNominal (seed 188). borrowWithinCohort plays no
+ * part under fair sharing, as in Kueue. */
 static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const queue_path_t *p)
 {
 	const wl_t *w = W(q, wid);
 	size_t n = q->cands.n / 2;
 	bool within = within_nominal_with_need(&q->cqs[w->cq], t);
 	uint8_t *state = calloc(n ? n : 1, 1); /* 0 open, 1 taken, 2 refused */
+	fairshare_share_t pre[QUEUE_TREE_DEPTH_MAX + 1];
 	bool fits = false;
 	int rc = 0;
 
@@ -546,21 +548,21 @@ static bool fair_set(queue_t *q, uint32_t wid, const try_t *t, const queue_path_
 	if (!state)
 		return out_of_memory(q);
 	need_charge(q, w->cq, t, +1);
+	for (uint32_t k = 0; k < p->n; k++)
+		pre[k] = k ? queue_cohort_share(q, p->co[k - 1])
+			   : queue_cq_share(q, w->cq, NULL, 0, QUEUE_NONE);
+	need_charge(q, w->cq, t, -1);
 	while (!fits) {
 		uint32_t top = fair_pick(q, p->co[p->n - 1], w->cq, p, state, n);
 
 		if (top == QUEUE_NONE)
 			break;
-		rc = fair_take(q, wid, top, p, within, state, n);
+		rc = fair_take(q, wid, top, p, pre, within, state, n);
 		if (rc < 0)
 			break;
-		if (rc) {
-			need_charge(q, w->cq, t, -1);
+		if (rc)
 			fits = queue_need_fits(q, w->cq, t, true);
-			need_charge(q, w->cq, t, +1);
-		}
 	}
-	need_charge(q, w->cq, t, -1);
 	free(state);
 	if (!fits || rc < 0) {
 		targets_restore(q);

@@ -133,6 +133,8 @@ void queue_destroy(queue_t *q)
 	free(q->held_cq);
 	free(q->heads);
 	free(q->cands.v);
+	free(q->tshares);
+	free(q->tneeds);
 	free(q->targets.v);
 	queue_names_free(&q->strs);
 	queue_names_free(&q->res_names);
@@ -973,7 +975,9 @@ int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const cha
 	memset(l, 0, sizeof(*l));
 	l->name = q->lq_names.s[lid];
 	l->cq = cid;
-	l->weight = weight_milli > 0 ? weight_milli : FAIRSHARE_WEIGHT_ONE;
+	l->weight = weight_milli == QUEUE_WEIGHT_ZERO ? 0
+		    : weight_milli > 0		      ? weight_milli
+						      : FAIRSHARE_WEIGHT_ONE;
 	queue_mark_lq(q, lid);
 	if (id)
 		*id = lid;

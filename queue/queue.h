@@ -302,9 +302,13 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
  * GPUQ_ENOTFOUND when no such CQ. */
 int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag);
 
+/* A LocalQueue's fair-share weight of 0 (Kueue's fairSharing.weight: 0):
+ * any usage at all puts its workloads after every other tenant's. */
+#define QUEUE_WEIGHT_ZERO INT64_MIN
+
 /* Add a LocalQueue (a tenant) namespace/name feeding ClusterQueue `cq`, with
- * a fair-share weight in thousandths (<= 0: 1000). GPUQ_ENOTFOUND (no such
- * CQ), GPUQ_EEXIST, GPUQ_EINVAL, GPUQ_ELIMIT. */
+ * a fair-share weight in thousandths (QUEUE_WEIGHT_ZERO: 0; otherwise <= 0:
+ * 1000). GPUQ_ENOTFOUND (no such CQ), GPUQ_EEXIST, GPUQ_EINVAL, GPUQ_ELIMIT. */
 int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const char *cq,
 		 int64_t weight_milli, uint32_t *id, gpuq_diag_t *diag);
 

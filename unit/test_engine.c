@@ -339,6 +339,45 @@ static uint64_t snapshot_digest(queue_t *q, const char *dir)
  * (queue_cq_quota's max_capacity), for every CQ, flavor and resource of a
  * cohort with lendingLimits, borrowingLimits, fractions of cpu and a CQ
  * alone. */
+/* Every (CQ, flavor, resource) of p: the webhook's max fit (the policy's)
+ * equals the core's maximum capacity; returns how many were compared. */
+static size_t max_fit_agrees(const policy_t *p, const queue_t *q)
+{
+	size_t checked = 0;
+
+	for (size_t i = 0; i < policy_cq_count(p); i++) {
+		const policy_cq_t *cq = policy_cq_at(p, i);
+		uint32_t c;
+
+		assert_int_equal(queue_cq_find(q, cq->name, &c), GPUQ_OK);
+		for (size_t g = 0; g < cq->n_groups; g++)
+			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
+				const policy_flavor_quota_t *fq = &cq->groups[g].flavors[f];
+				uint32_t fid, rid;
+
+				assert_int_equal(queue_flavor_find(q, fq->name, &fid), GPUQ_OK);
+				for (size_t r = 0; r < fq->n_resources; r++) {
+					const char *res = fq->resources[r].resource;
+					queue_quota_view_t v;
+					int64_t fit;
+
+					assert_int_equal(queue_resource_find(q, res, &rid),
+							 GPUQ_OK);
+					assert_int_equal(queue_cq_quota(q, c, fid, rid, &v),
+							 GPUQ_OK);
+					assert_int_equal(policy_cq_max_fit(cq, fq->name, res, &fit),
+							 GPUQ_OK);
+					if (fit != v.max_capacity)
+						fail_msg(
+						    "%s %s %s: webhook %" PRId64 ", core %" PRId64,
+						    cq->name, fq->name, res, fit, v.max_capacity);
+					checked++;
+				}
+			}
+	}
+	return checked;
+}
+
 static void max_fit_one_rule(void **state)
 {
 	static const char text[] = FLAVOR("a100") FLAVOR("h100") COHORT(
@@ -371,40 +410,10 @@ static void max_fit_one_rule(void **state)
 		    "      - {name: nvidia.com/gpu, nominalQuota: 5}\n";
 	policy_t *p = policy_of(text);
 	queue_t *q = core_of(p, NULL);
-	size_t checked = 0;
+	size_t checked = max_fit_agrees(p, q);
 	int64_t spot;
 
 	(void)state;
-	for (size_t i = 0; i < policy_cq_count(p); i++) {
-		const policy_cq_t *cq = policy_cq_at(p, i);
-		uint32_t c;
-
-		assert_int_equal(queue_cq_find(q, cq->name, &c), GPUQ_OK);
-		for (size_t g = 0; g < cq->n_groups; g++)
-			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
-				const policy_flavor_quota_t *fq = &cq->groups[g].flavors[f];
-				uint32_t fid, rid;
-
-				assert_int_equal(queue_flavor_find(q, fq->name, &fid), GPUQ_OK);
-				for (size_t r = 0; r < fq->n_resources; r++) {
-					const char *res = fq->resources[r].resource;
-					queue_quota_view_t v;
-					int64_t fit;
-
-					assert_int_equal(queue_resource_find(q, res, &rid),
-							 GPUQ_OK);
-					assert_int_equal(queue_cq_quota(q, c, fid, rid, &v),
-							 GPUQ_OK);
-					assert_int_equal(policy_cq_max_fit(cq, fq->name, res, &fit),
-							 GPUQ_OK);
-					if (fit != v.max_capacity)
-						fail_msg(
-						    "%s %s %s: webhook %" PRId64 ", core %" PRId64,
-						    cq->name, fq->name, res, fit, v.max_capacity);
-					checked++;
-				}
-			}
-	}
 	assert_int_equal(checked, 13);
 	/* spot checks: a's a100 GPUs: 8 + min(2, 6 lent by b); b's h100 cpu:
 	 * 250m + min(1, 3 lent by a); alone: its nominal */
@@ -417,6 +426,71 @@ static void max_fit_one_rule(void **state)
 	    policy_cq_max_fit(policy_cq_find(p, "alone"), "h100", "nvidia.com/gpu", &spot),
 	    GPUQ_OK);
 	assert_int_equal(spot, 5);
+	queue_destroy(q);
+	policy_unref(p);
+}
+
+/* The same over a cohort tree (Kueue's hierarchical cohorts): org owns 12
+ * cpu; dept, under org, owns 2 GPUs, lends org at most 1 GPU of its subtree
+ * and may take 3 more; x sits in dept, y in org; a second tree's root owns
+ * 12 cpu for a CQ of nominal 0 (Kueue's cohort concept page shapes). */
+static void max_fit_one_rule_tree(void **state)
+{
+	static const char text[] = FLAVOR(
+	    "a100") "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: "
+		    "org}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 12}\n"
+		    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: "
+		    "dept}\nspec:\n  parentName: org\n  fairSharing: {weight: \"0.75\"}\n"
+		    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 2, lendingLimit: 1, "
+		    "borrowingLimit: 3}\n"
+		    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: x}\n"
+		    "spec:\n  cohortName: dept\n"
+		    "  resourceGroups:\n  - coveredResources: [cpu, nvidia.com/gpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 2}\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 4}\n"
+		    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: y}\n"
+		    "spec:\n  cohortName: org\n"
+		    "  resourceGroups:\n  - coveredResources: [cpu, nvidia.com/gpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 0}\n"
+		    "      - {name: nvidia.com/gpu, nominalQuota: 0}\n"
+		    "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: "
+		    "shared}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 12}\n"
+		    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: z}\n"
+		    "spec:\n  cohortName: shared\n"
+		    "  resourceGroups:\n  - coveredResources: [cpu]\n"
+		    "    flavors:\n    - name: a100\n      resources:\n"
+		    "      - {name: cpu, nominalQuota: 0}\n";
+	static const struct {
+		const char *cq, *res;
+		int64_t want;
+	} spots[] = {
+	    /* dept keeps 5 of its 6 GPUs for x, and offers 1 more from org */
+	    {"x", "nvidia.com/gpu", 6}, {"y", "nvidia.com/gpu", 1}, /* only the 1 dept lends */
+	    {"x", "cpu", 14000},				    /* org's 12 and x's own 2 */
+	    {"y", "cpu", 14000},	{"z", "cpu", 12000},
+	};
+	policy_t *p = policy_of(text);
+	queue_t *q = core_of(p, NULL);
+	int64_t spot;
+
+	(void)state;
+	assert_int_equal(max_fit_agrees(p, q), 5);
+	for (size_t i = 0; i < sizeof(spots) / sizeof(spots[0]); i++) {
+		assert_int_equal(
+		    policy_cq_max_fit(policy_cq_find(p, spots[i].cq), "a100", spots[i].res, &spot),
+		    GPUQ_OK);
+		if (spot != spots[i].want)
+			fail_msg("%s %s: %" PRId64 ", want %" PRId64, spots[i].cq, spots[i].res,
+				 spot, spots[i].want);
+	}
 	queue_destroy(q);
 	policy_unref(p);
 }
@@ -1420,6 +1494,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(build_translates_policy),
 	    cmocka_unit_test(max_fit_one_rule),
+	    cmocka_unit_test(max_fit_one_rule_tree),
 	    cmocka_unit_test(build_translates_fungibility),
 	    cmocka_unit_test(build_translates_admission_scope),
 	    cmocka_unit_test(record_check_structure),

@@ -692,6 +692,35 @@ static void admission_fair_sharing_weight(void **st)
 	queue_destroy(q);
 }
 
+/* A LocalQueue weight of 0 (Kueue's fairSharing.weight: 0) is kept, not
+ * taken for the default: with any usage its workloads go after every other
+ * tenant's, even one that used far more; with none it is not held back. */
+static void admission_fair_sharing_weight_zero(void **st)
+{
+	for (int used = 0; used < 2; used++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.flavors = {{"f", 1, U, U}}, .afs = true};
+		queue_result_t r;
+		uint32_t la, lb;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		assert_int_equal(queue_lq_add(q, "a", "lq", "cq", QUEUE_WEIGHT_ZERO, &la, NULL),
+				 GPUQ_OK);
+		assert_int_equal(queue_lq_add(q, "b", "lq", "cq", 1000, &lb, NULL), GPUQ_OK);
+		if (used)
+			assert_int_equal(queue_lq_usage_seed(q, la, 0.001), GPUQ_OK);
+		assert_int_equal(queue_lq_usage_seed(q, lb, 50.0), GPUQ_OK);
+		add_wl(q, "a0", "a", "lq", 0, 0, 1);
+		add_wl(q, "b0", "b", "lq", 0, 1, 1);
+		cycle(q, 10, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, used ? "b0" : "a0");
+		queue_destroy(q);
+	}
+}
+
 /* queue_cq_update turns the switch on and off in place: the pending order
  * follows at once. */
 static void admission_fair_sharing_update(void **st)
@@ -1287,6 +1316,7 @@ int main(void)
 	    cmocka_unit_test(tenant_usage_seeded),
 	    cmocka_unit_test(admission_fair_sharing_switch),
 	    cmocka_unit_test(admission_fair_sharing_weight),
+	    cmocka_unit_test(admission_fair_sharing_weight_zero),
 	    cmocka_unit_test(admission_fair_sharing_update),
 	    cmocka_unit_test(admission_fair_sharing_strict_preemptor_first),
 	    cmocka_unit_test(gang_all_or_nothing),

@@ -77,7 +77,12 @@ typedef struct {
 	int n_lq[6];	      /* LocalQueues per CQ */
 	queue_stop_t stop[6]; /* stopPolicy (changed by the trace) */
 	queue_config_t cfg;
-	bool zone_labels; /* f1 carries zone=b */
+	bool zone_labels;	     /* f1 carries zone=b */
+	bool tree;		     /* co0 and co1 under a root cohort "org", each cohort
+					with quota and limits of its own (hierarchical) */
+	int64_t co_nominal[3][3][2]; /* co0, co1, org: per flavor, resource */
+	int64_t co_blimit[3][3][2];
+	int64_t co_llimit[3][3][2];
 } policy_t;
 
 static void policy_random(uint64_t *s, policy_t *p)
@@ -133,6 +138,51 @@ static void policy_random(uint64_t *s, policy_t *p)
 
 		for (int c = 0; c < p->n_cqs; c++)
 			p->afs[c] = rnd(&a, 0, 1);
+	}
+	{ /* hierarchical cohorts, from a stream of their own too */
+		uint64_t h = *s ^ 0x9e3779b97f4a7c15ull;
+
+		p->tree = rnd(&h, 0, 2) == 0;
+		for (int co = 0; co < 3; co++) {
+			for (int f = 0; f < 3; f++) {
+				for (int r = 0; r < 2; r++) {
+					int64_t u = r ? 1000 : 1;
+
+					p->co_nominal[co][f][r] = rnd(&h, 0, 4) * u;
+					p->co_blimit[co][f][r] = co == 2 || rnd(&h, 0, 1)
+								     ? QUEUE_UNLIMITED
+								     : rnd(&h, 0, 4) * u;
+					p->co_llimit[co][f][r] = co == 2 || rnd(&h, 0, 1)
+								     ? QUEUE_UNLIMITED
+								     : rnd(&h, 0, 6) * u;
+				}
+			}
+		}
+	}
+}
+
+/* Declare the tree's cohorts: org (the root), co0 and co1 under it. */
+static void cohorts_put(queue_t *q, const policy_t *p)
+{
+	static const char *const names[] = {"co0", "co1", "org"};
+
+	for (int co = 2; p->tree && co >= 0; co--) {
+		queue_quota_spec_t qs[3][2];
+		queue_flavor_quota_spec_t fl[3];
+		queue_group_spec_t g = {res_names, 2, fl, (size_t)p->n_flavors};
+		queue_cohort_spec_t cs = {names[co], co == 2 ? NULL : "org", 1000, false, &g, 1};
+		gpuq_diag_t diag = {{0}};
+
+		for (int f = 0; f < p->n_flavors; f++) {
+			for (int r = 0; r < 2; r++)
+				qs[f][r] = (queue_quota_spec_t){p->co_nominal[co][f][r],
+								p->co_blimit[co][f][r],
+								p->co_llimit[co][f][r]};
+			fl[f].flavor = flavor_names[f];
+			fl[f].quotas = qs[f];
+		}
+		if (queue_cohort_add(q, &cs, NULL, &diag))
+			fail_msg("cohort %s: %s", names[co], diag.msg);
 	}
 }
 
@@ -198,6 +248,7 @@ static queue_t *policy_build(const policy_t *p)
 		}
 		assert_int_equal(queue_flavor_add(q, &fs, NULL, NULL), GPUQ_OK);
 	}
+	cohorts_put(q, p);
 	for (int c = 0; c < p->n_cqs; c++) {
 		char name[16];
 
@@ -247,6 +298,15 @@ static void check(bool ok, const trace_t *t, const char *what)
 }
 
 /* ---- invariants ---- */
+
+/* Whether cohort co is the parent of another. */
+static bool tree_has_kids(const queue_t *q, uint32_t co)
+{
+	for (uint32_t k = 0; k < queue_cohort_count(q); k++)
+		if (queue_cohort_parent(q, k) == co)
+			return true;
+	return false;
+}
 
 static void check_quota(const trace_t *t)
 {
@@ -307,9 +367,16 @@ static void check_quota(const trace_t *t)
 				queue_cohort_view_t v;
 
 				assert_int_equal(queue_cohort_quota(q, co, f, r, &v), GPUQ_OK);
-				check(v.borrowed <= v.lendable, t,
-				      "cohort lends at most its lendable");
-				check(v.usage <= v.nominal, t, "cohort within its capacity");
+				if (queue_cohort_parent(q, co) == QUEUE_NONE)
+					check(v.borrowed <= v.lendable, t,
+					      "a root lends at most its subtree quota");
+				else if (v.borrowing_limit >= 0)
+					check(v.borrowed <= v.lendable + v.borrowing_limit, t,
+					      "a cohort within its subtree quota + borrowingLimit");
+				if (v.own == 0 && queue_cohort_parent(q, co) == QUEUE_NONE &&
+				    !tree_has_kids(q, co))
+					check(v.usage <= v.nominal, t,
+					      "cohort within its capacity");
 			}
 		}
 	}
@@ -427,6 +494,7 @@ static void check_strict_order(const trace_t *t, const queue_result_t *r)
  * victim cannot take it back and be preempted by it again). */
 static void check_fair_once(trace_t *t, const queue_result_t *r)
 {
+
 	for (size_t i = 0; i < r->n_evictions; i++) {
 		const queue_eviction_t *e = &r->evictions[i];
 		long v, p;

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "queue/queue.h"
@@ -203,6 +204,45 @@ static void reclaim_only_from_borrowing_subtrees(void **st)
 	queue_destroy(q);
 }
 
+/* Hierarchical fair sharing (Kueue's tournament): under the org's 8 GPUs,
+ * department A (one CQ) and department B (two CQs) borrow alike, so each
+ * department gets half, B's half split between its CQs, not a third each. */
+static void fair_sharing_by_level(void **st)
+{
+	queue_t *q = mkq(true);
+	cqdef_t d = {.flavors = {{"f", 0, U, U}}};
+	const char *cqs[] = {"a", "b1", "b2"};
+	int n[3] = {0, 0, 0};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cohort(q, "org", NULL, 8, U, U);
+	add_cohort(q, "dept-a", "org", -1, U, U);
+	add_cohort(q, "dept-b", "org", -1, U, U);
+	for (int i = 0; i < 3; i++) {
+		char uid[16];
+
+		d.cohort = i ? "dept-b" : "dept-a";
+		add_cq(q, cqs[i], &d);
+		add_lq(q, "ns", cqs[i], cqs[i]);
+		for (int k = 0; k < 8; k++) {
+			snprintf(uid, sizeof(uid), "%s-%d", cqs[i], k);
+			add_wl(q, uid, "ns", cqs[i], 0, 3 * k + i, 1);
+		}
+	}
+	cycle(q, 100, &r);
+	assert_int_equal(r.n_admissions, 8);
+	for (size_t i = 0; i < r.n_admissions; i++)
+		for (int c = 0; c < 3; c++)
+			n[c] += !strncmp(r.admissions[i].uid, cqs[c], strlen(cqs[c])) &&
+				r.admissions[i].uid[strlen(cqs[c])] == '-';
+	assert_int_equal(n[0], 4);
+	assert_int_equal(n[1], 2);
+	assert_int_equal(n[2], 2);
+	queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +251,7 @@ int main(void)
 	    cmocka_unit_test(tree_shape_refused),
 	    cmocka_unit_test(reclaim_through_the_tree),
 	    cmocka_unit_test(reclaim_only_from_borrowing_subtrees),
+	    cmocka_unit_test(fair_sharing_by_level),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
