@@ -41,25 +41,6 @@ static uint8_t slot_limit_kind(const queue_t *q, const cq_t *c, const slot_t *s)
 	return WHY_QUOTA_COHORT;
 }
 
-/* The slot of CQ c for (flavor, resource), or -1. */
-int64_t queue_cq_slot_find(const cq_t *c, uint32_t flavor, uint32_t res)
-{
-	int g, r;
-	const group_t *gr;
-
-	if (res >= QUEUE_RESOURCES_MAX)
-		return -1;
-	g = (int)c->res_group[res];
-	r = (int)c->res_cov[res];
-	if (g < 0)
-		return -1;
-	gr = &c->groups[g];
-	for (uint32_t f = 0; f < gr->n_flv; f++)
-		if (gr->flv[f] == flavor)
-			return gr->base + f * gr->n_cov + (uint32_t)r;
-	return -1;
-}
-
 /* Charge (+1) or release (-1) a workload's assignment to its CQ usage. */
 void queue_wl_charge(queue_t *q, uint32_t id, int sign)
 {

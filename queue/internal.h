@@ -616,6 +616,25 @@ static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 	return strcmp(wl_uid(x), wl_uid(y));
 }
 
+/* The slot of CQ c for (flavor, resource), or -1. */
+static inline int64_t queue_cq_slot_find(const cq_t *c, uint32_t flavor, uint32_t res)
+{
+	int g, r;
+	const group_t *gr;
+
+	if (res >= QUEUE_RESOURCES_MAX)
+		return -1;
+	g = (int)c->res_group[res];
+	r = (int)c->res_cov[res];
+	if (g < 0)
+		return -1;
+	gr = &c->groups[g];
+	for (uint32_t f = 0; f < gr->n_flv; f++)
+		if (gr->flv[f] == flavor)
+			return gr->base + f * gr->n_cov + (uint32_t)r;
+	return -1;
+}
+
 /* What one more workload could take from slot now. */
 static inline int64_t queue_slot_available(const queue_t *q, const cq_t *c, const slot_t *s)
 {
@@ -825,7 +844,6 @@ int queue_wl_evict(queue_t *q, uint32_t id, uint32_t preemptor, int reason);
 /* ---- assign.c ---- */
 
 void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta);
-int64_t queue_cq_slot_find(const cq_t *c, uint32_t flavor, uint32_t res);
 void queue_wl_charge(queue_t *q, uint32_t id, int sign);
 void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 double queue_lq_share_now(const queue_t *q, uint32_t lq);

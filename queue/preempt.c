@@ -607,16 +607,22 @@ static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 bool queue_cohort_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const slot_t *s)
 {
 	const cohort_t *h = cohort_of(q, c);
-	queue_frs_t f = {1, {s->flavor}, {s->res}};
+	queue_frs_t f; /* one pair: not zero-filled (2 KiB) on this hot path */
 	queue_path_t p;
 
 	if (!cq_has_cohort(q, c) || c->reclaim == QUEUE_RECLAIM_NEVER)
 		return false;
+	f.n = 1;
+	f.flv[0] = s->flavor;
+	f.res[0] = s->res;
 	queue_path_of(q, c, &p);
 	for (size_t k = 0; k < h->cqs.n; k++) {
 		const cq_t *o = &q->cqs[h->cqs.v[k]];
+		int64_t os = queue_cq_slot_find(o, s->flavor, s->res);
 
-		if (o == c || queue_victim_lca(q, &p, o, &f, q->cfg.fair_sharing) < 0)
+		/* the common case first, inline: o not above nominal there */
+		if (o == c || os < 0 || o->slots[os].usage <= o->slots[os].nominal ||
+		    (p.n > 1 && queue_victim_lca(q, &p, o, &f, q->cfg.fair_sharing) < 0))
 			continue;
 		for (size_t i = 0; i < o->adm.n; i++) {
 			const wl_t *v = W(q, o->adm.v[i]);
