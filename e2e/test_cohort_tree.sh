@@ -33,8 +33,10 @@ spec:
 YAML
 check "the CRD takes a Cohort with parentName and its own quota" \
 	k get cohort e2e-ct-dept -o name
-check "the CRD refuses a lendingLimit on a root Cohort" sh -c "$(declare -f k)
-	! k apply -f - 2>&1 >/dev/null <<YAML | grep -q 'need a parentName'
+# bad_root: a root Cohort with a lendingLimit is refused, with the CRD's message
+bad_root() {
+	local out
+	if out=$(k apply -f - 2>&1 <<YAML
 apiVersion: gpuq.dev/v1beta1
 kind: Cohort
 metadata: {name: e2e-ct-bad}
@@ -44,7 +46,13 @@ spec:
     flavors:
     - name: e2e-ct-h100
       resources: [{name: nvidia.com/gpu, nominalQuota: 1, lendingLimit: 1}]
-YAML"
+YAML
+	); then
+		return 1
+	fi
+	printf '%s\n' "$out" | grep -q 'need a parentName'
+}
+check "the CRD refuses a lendingLimit on a root Cohort" bad_root
 cluster_queue e2e-ct-x 4 e2e-ct-h100 "{reclaimWithinCohort: Any}" e2e-ct-dept
 cluster_queue e2e-ct-z 4 e2e-ct-h100 "{reclaimWithinCohort: Any}" e2e-ct-org
 for t in x z; do
