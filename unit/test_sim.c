@@ -686,6 +686,43 @@ static void scenario_preemption(void **state)
 	sim_trace_destroy(t);
 }
 
+/* examples/traces/org-tree.yaml (hierarchical cohorts), invariants checked
+ * after every step: nlp borrows through its department and the org's own
+ * pool; vision reclaims inside the department (at 1 h), serving from the
+ * other department through the org (after 2 h); nothing is lost. */
+static void scenario_org_tree(void **state)
+{
+	sim_trace_t *t = NULL;
+	gpuq_diag_t d = {{0}};
+	sim_report_t *r;
+	char *json;
+	size_t vision = 0, serving = 0;
+
+	(void)state;
+	if (sim_trace_load("examples/traces/org-tree.yaml", &t, &d))
+		fail_msg("org-tree: %s", d.msg);
+	r = run_ok(t, NULL);
+	json = report_text(r);
+	assert_non_null(strstr(json, "\"workloads\": 90, \"finished\": 90"));
+	for (size_t i = 0; i < r->n_preempt; i++) {
+		char v[64], b[64];
+
+		assert_int_equal(sim_trace_workload_name(t, r->preempt[i].victim, v, sizeof(v)),
+				 GPUQ_OK);
+		assert_int_equal(sim_trace_workload_name(t, r->preempt[i].by, b, sizeof(b)),
+				 GPUQ_OK);
+		assert_non_null(strstr(v, "nlp-train")); /* only the borrower loses */
+		assert_string_equal(r->preempt[i].reason, "InCohortReclamation");
+		vision += strstr(b, "vision-train") != NULL;
+		serving += strstr(b, "serve") != NULL;
+	}
+	assert_true(vision >= 1);  /* inside research */
+	assert_true(serving >= 1); /* from product, through the org */
+	free(json);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+}
+
 static void metrics_source(void *m, webhook_metrics_text_t *t)
 {
 	qmetrics_render(m, t);
@@ -1145,6 +1182,7 @@ int main(void)
 	    cmocka_unit_test(scenario_tiny),
 	    cmocka_unit_test(scenario_admission_fair_sharing),
 	    cmocka_unit_test(scenario_preemption),
+	    cmocka_unit_test(scenario_org_tree),
 	    cmocka_unit_test(scenario_metrics),
 	    cmocka_unit_test(scenario_gangs_and_nofit),
 	    cmocka_unit_test(scenario_namespace_selector),
