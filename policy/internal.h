@@ -180,6 +180,11 @@ int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt
 int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy_origin_t origin,
 			  policy_cohort_t **out, gpuq_diag_t *diag);
 
+/* Point each flavor quota of groups[0..n) of object kind/name at its
+ * ResourceFlavor; a missing one is refused naming the field. */
+int policy_flavors_resolve(policy_t *p, const char *kind, const char *name, policy_origin_t origin,
+			   const policy_resource_group_t *groups, size_t n, gpuq_diag_t *diag);
+
 /* Cohorts' parents (implied ones made), their quota's flavors resolved,
  * the tree checked: no cycle, at most POLICY_COHORT_DEPTH_MAX deep. */
 int policy_cohort_tree(policy_t *p, gpuq_diag_t *diag);

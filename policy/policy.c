@@ -352,23 +352,11 @@ static int resolve_flavors(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->cqs.n; i++) {
 		policy_cq_t *cq = p->cqs.items[i];
+		int rc = policy_flavors_resolve(p, "ClusterQueue", cq->name, cq->origin, cq->groups,
+						cq->n_groups, diag);
 
-		for (size_t g = 0; g < cq->n_groups; g++) {
-			for (size_t f = 0; f < cq->groups[g].n_flavors; f++) {
-				policy_flavor_quota_t *fq =
-				    (policy_flavor_quota_t *)&cq->groups[g].flavors[f];
-
-				fq->flavor =
-				    policy_index_get(&p->index, POLICY_K_FLAVOR, "", fq->name);
-				if (!fq->flavor)
-					return fail_at(
-					    diag, GPUQ_EINVAL, cq->origin,
-					    "ClusterQueue \"%s\": spec.resourceGroups[%zu]."
-					    "flavors[%zu].name: ResourceFlavor \"%s\" not "
-					    "found",
-					    cq->name, g, f, fq->name);
-			}
-		}
+		if (rc)
+			return rc;
 	}
 	return GPUQ_OK;
 }

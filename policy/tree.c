@@ -8,22 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Resolve the flavors a cohort's own quota names. */
-static int cohort_flavors(policy_t *p, policy_cohort_t *c, gpuq_diag_t *diag)
+int policy_flavors_resolve(policy_t *p, const char *kind, const char *name, policy_origin_t origin,
+			   const policy_resource_group_t *groups, size_t n, gpuq_diag_t *diag)
 {
-	for (size_t g = 0; g < c->n_groups; g++) {
-		for (size_t f = 0; f < c->groups[g].n_flavors; f++) {
-			policy_flavor_quota_t *fq =
-			    (policy_flavor_quota_t *)&c->groups[g].flavors[f];
+	for (size_t g = 0; g < n; g++) {
+		for (size_t f = 0; f < groups[g].n_flavors; f++) {
+			policy_flavor_quota_t *fq = (policy_flavor_quota_t *)&groups[g].flavors[f];
 
 			fq->flavor = policy_index_get(&p->index, POLICY_K_FLAVOR, "", fq->name);
 			if (!fq->flavor)
 				return policy_fail_at(
-				    diag, GPUQ_EINVAL, c->origin,
-				    "Cohort \"%s\": spec.resourceGroups[%zu]."
+				    diag, GPUQ_EINVAL, origin,
+				    "%s \"%s\": spec.resourceGroups[%zu]."
 				    "flavors[%zu].name: ResourceFlavor \"%s\" not "
 				    "found",
-				    c->name, g, f, fq->name);
+				    kind, name, g, f, fq->name);
 		}
 	}
 	return GPUQ_OK;
@@ -67,7 +66,8 @@ int policy_cohort_tree(policy_t *p, gpuq_diag_t *diag)
 		policy_cohort_t *c = p->cohorts.items[i], *par;
 		char who[300];
 
-		rc = cohort_flavors(p, c, diag);
+		rc = policy_flavors_resolve(p, "Cohort", c->name, c->origin, c->groups, c->n_groups,
+					    diag);
 		if (rc)
 			return rc;
 		if (!c->parent_name)
