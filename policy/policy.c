@@ -367,9 +367,11 @@ int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy
 	policy_cohort_t *c = policy_index_get(&p->index, POLICY_K_COHORT, "", name);
 
 	if (!c) {
-		if (p->cohorts.n >= POLICY_COHORTS_MAX)
-			return fail_at(diag, GPUQ_ELIMIT, origin, "%s: more than %d cohorts", who,
-				       POLICY_COHORTS_MAX);
+		if (p->cohorts.n >= POLICY_COHORTS_MAX) {
+			fail_at(diag, GPUQ_ELIMIT, origin, "%s: more than %d cohorts", who,
+				POLICY_COHORTS_MAX);
+			return GPUQ_ELIMIT; /* a constant the analyzer can follow */
+		}
 		c = policy_arena_alloc(&p->arena, sizeof(*c));
 		if (!c || vec_reserve(&p->cohorts, p->cohorts.n + 1) ||
 		    policy_index_put(&p->index, POLICY_K_COHORT, "", name, c))

@@ -299,10 +299,11 @@ static bool cand_valid(const queue_t *q, const queue_path_t *p, const queue_frs_
 		       uint32_t meta, bool borrow)
 {
 	const cq_t *o = &q->cqs[Wc(q, v)->cq];
-	uint32_t lca = p->co[meta >> 4];
+	uint32_t lca;
 
-	if ((meta & 15) == V_OWN)
-		return true;
+	if ((meta & 15) == V_OWN || (meta >> 4) >= p->n)
+		return (meta & 15) == V_OWN;
+	lca = p->co[meta >> 4];
 	if ((borrow && (meta & 15) == V_WITHOUT) || !cq_over_in(o, f))
 		return false;
 	for (uint32_t x = o->cohort; x != lca && x != QUEUE_NONE; x = q->cohorts[x].parent)

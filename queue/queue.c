@@ -490,7 +490,7 @@ static int cohort_own_quota(queue_t *q, uint32_t co, const queue_cohort_spec_t *
 		for (size_t f = 0; f < gs->n_flavors; f++) {
 			for (size_t r = 0; r < gs->n_covered; r++) {
 				const queue_quota_spec_t *qs = &gs->flavors[f].quotas[r];
-				uint32_t fid, rid, cs;
+				uint32_t fid = 0, rid = 0, cs = 0;
 				cslot_t *x;
 				int rc;
 
@@ -565,7 +565,7 @@ static int link_check(queue_t *q, uint32_t co, uint32_t par, gpuq_diag_t *diag)
 				     h->name, q->cohorts[par].name, QUEUE_TREE_DEPTH_MAX);
 	for (size_t i = 0; i < q->cohorts[co].n_slots; i++) {
 		cslot_t *x = &q->cohorts[co].slots[i];
-		uint32_t ps;
+		uint32_t ps = 0;
 
 		if (cslot_get(q, par, x->flavor, x->res, &ps))
 			return GPUQ_ENOMEM;
@@ -616,7 +616,7 @@ static void link_apply(queue_t *q, uint32_t co, uint32_t par)
 
 int queue_cohort_add(queue_t *q, const queue_cohort_spec_t *spec, uint32_t *id, gpuq_diag_t *diag)
 {
-	uint32_t co, par = QUEUE_NONE;
+	uint32_t co = 0, par = QUEUE_NONE;
 	int rc = cohort_named(q, spec->name, &co, diag);
 
 	if (rc)
@@ -786,7 +786,7 @@ static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_diag_t *diag)
 {
 	cq_t c;
-	uint32_t cid, co;
+	uint32_t cid = 0, co = 0;
 	char hidden[QUEUE_NAME_MAX + 2];
 	cohort_t *h, *r;
 	int rc;
