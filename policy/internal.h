@@ -157,6 +157,10 @@ bool policy_name_is_resource(const char *s);
  * are theirs. d->j.what is set from kind and name by policy_dec_meta. */
 int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool namespaced,
 		    bool name_is_label, const char **ns, const char **name);
+/* metadata.annotations["gpuq.dev/price-per-hour"] of obj: *has false when
+ * absent; GPUQ_EINVAL naming the annotation and value when it is not a
+ * string ledger_price_parse takes (a decimal 0..LEDGER_PRICE_MAX). */
+int policy_dec_price(policy_dec_t *d, const json_t *obj, bool *has, double *price);
 int policy_decode_flavor(policy_dec_t *d, const json_t *obj);
 int policy_decode_cq(policy_dec_t *d, const json_t *obj);
 int policy_decode_lq(policy_dec_t *d, const json_t *obj);

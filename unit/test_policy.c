@@ -443,6 +443,26 @@ static const bad_t BAD[] = {
      GPUQ_ELIMIT,
      "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeLabels: 9 labels, more than the 8 "
      "allowed"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: \"2,50\"}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "price \"2,50\": not a decimal number (want e.g. \"2.50\")"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: \"-0.5\"}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "price \"-0.5\": negative"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: \"1000000.01\"}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "price \"1000000.01\": more than 1000000 an hour"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: 2.5}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "must be a string such as \"2.50\", not 2.5"},
     {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
      "  topologyName: rack\n",
      GPUQ_EINVAL,
@@ -834,6 +854,9 @@ static void examples_lookups(void **state)
 	assert_int_equal(f->n_taints, 1);
 	assert_int_equal(f->n_tolerations, 1);
 	assert_true(policy_toleration_tolerates(&f->tolerations[0], &f->taints[0]));
+	assert_true(f->has_price); /* gpuq.dev/price-per-hour: "2.50" */
+	assert_true(f->price_per_hour == 2.5);
+	assert_false(policy_flavor_find(p, "a100-mig")->has_price);
 	assert_null(policy_flavor_find(p, "v100"));
 
 	t = policy_claimtemplate_find(p, "team-c", "small-gpu");
