@@ -161,37 +161,32 @@ static int load(const char *dir, ledger_t **l)
 }
 
 /* The prices in force: the --price flags, then the price annotation of
- * each ResourceFlavor of --policy-dir that no flag names. */
-static int prices(const report_opts_t *o, ledger_price_t *out, size_t *n)
+ * each ResourceFlavor of --policy-dir that no flag names. *p (the loaded
+ * policy, or NULL) is the caller's to unref after the last use of out:
+ * the flavor names are its. */
+static int prices(const report_opts_t *o, ledger_price_t *out, size_t *n, policy_t **p)
 {
 	ledger_price_t declared[POLICY_FLAVORS_MAX];
 	size_t n_declared = 0;
-	policy_t *p = NULL;
 	gpuq_diag_t d = {{0}};
 	int rc;
 
 	if (o->policy_dir) {
-		rc = policy_load_dir(o->policy_dir, NULL, &p, &d);
+		rc = policy_load_dir(o->policy_dir, NULL, p, &d);
 		if (rc) {
 			fprintf(stderr, "gpuq report usage: --policy-dir: %s\n",
 				d.msg[0] ? d.msg : gpuq_strerror(rc));
 			return rc;
 		}
-		for (size_t i = 0; i < policy_flavor_count(p); i++) {
-			const policy_flavor_t *f = policy_flavor_at(p, i);
+		for (size_t i = 0; i < policy_flavor_count(*p); i++) {
+			const policy_flavor_t *f = policy_flavor_at(*p, i);
 			if (f->has_price && n_declared < POLICY_FLAVORS_MAX)
 				declared[n_declared++] =
 				    (ledger_price_t){f->name, f->price_per_hour};
 		}
 	}
-	rc = ledger_prices_merge(o->prices, o->n_prices, declared, n_declared, out, PRICES_ALL_MAX,
-				 n);
-	if (rc == GPUQ_OK && p) /* the names outlive the policy: copy them */
-		for (size_t i = 0; i < *n && rc == GPUQ_OK; i++)
-			if (i >= o->n_prices && !(out[i].flavor = strdup(out[i].flavor)))
-				rc = GPUQ_ENOMEM;
-	policy_unref(p);
-	return rc;
+	return ledger_prices_merge(o->prices, o->n_prices, declared, n_declared, out,
+				   PRICES_ALL_MAX, n);
 }
 
 static const char *by_name(ledger_by_t by)
@@ -246,6 +241,7 @@ int cmd_report(int argc, char **argv)
 	ledger_query_t q;
 	ledger_price_t all[PRICES_ALL_MAX];
 	size_t n_all = 0;
+	policy_t *pol = NULL;
 	int rc;
 
 	if (argc < 2 || strcmp(argv[1], "usage") != 0)
@@ -253,7 +249,7 @@ int cmd_report(int argc, char **argv)
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (prices(&o, all, &n_all) || load(o.dir, &l)) {
+	if (prices(&o, all, &n_all, &pol) || load(o.dir, &l)) {
 		rc = 1;
 		goto done;
 	}
@@ -273,8 +269,7 @@ int cmd_report(int argc, char **argv)
 			print_table(&o, &r);
 	}
 done:
-	for (size_t i = o.n_prices; i < n_all; i++)
-		free((char *)(uintptr_t)all[i].flavor);
+	policy_unref(pol);
 	ledger_report_deinit(&r);
 	ledger_destroy(l);
 	return rc ? 1 : 0;

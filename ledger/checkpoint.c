@@ -167,7 +167,7 @@ static int folded(const ledger_t *l, int64_t at, ledger_t **out)
 
 	while (!rc && (*out)->n_open) {
 		open_t *o = &(*out)->opens[(*out)->n_open - 1];
-		int64_t floor_ms = (hour_of(at) - LEDGER_HOURS_MAX + 1) * LEDGER_HOUR_MS;
+		int64_t floor_ms = (hour_of(at) - (int64_t)LEDGER_HOURS_MAX + 1) * LEDGER_HOUR_MS;
 
 		if (o->start < floor_ms && floor_ms < at)
 			o->start = floor_ms; /* older work is not carried */
@@ -495,7 +495,7 @@ static int cells_merge(ledger_t *l, const uint8_t *buf, size_t len, const part_t
 		       ledger_merge_info_t *info)
 {
 	rd_t r = {buf, len, p->hours_off, false};
-	int64_t floor_h = hour_of(p->at) - LEDGER_HOURS_MAX + 1;
+	int64_t floor_h = hour_of(p->at) - (int64_t)LEDGER_HOURS_MAX + 1;
 	opens_t o = {0};
 	int rc = opens_index(l, &o);
 
