@@ -6,7 +6,8 @@
  * threads and the event queue), snapshot.c (cached policy objects into a
  * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
  * (patches and Events that bring a Job in line with the core), loop.c (the
- * controller thread: events, cycles, persistence, leader election).
+ * controller thread: events, cycles, persistence, leader election), usage.c
+ * (the usage ledger's checkpoint ConfigMaps).
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
