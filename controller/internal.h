@@ -231,6 +231,7 @@ struct controller {
 	uint64_t usage_written[LEDGER_CKPT_PARTS_MAX]; /* hash | 2 of each part last
 							  written; 1 emptied; 0 unknown */
 	bool usage_present[LEDGER_CKPT_PARTS_MAX];     /* the ConfigMap exists */
+	uint32_t usage_failures;		       /* merges or writes failed in a row */
 	int64_t lease_next_ms;			       /* next election round (monotonic) */
 	int64_t lease_valid_until_ms;		       /* leadership lapses then without renewal */
 };

@@ -16,8 +16,31 @@
 #include "controller/internal.h"
 
 #define MODULE "controller"
-#define RETRY_MS 2000 /* a failed merge or write is tried again after this */
+/* A failed merge or write is tried again after RETRY_MS, doubling up to the
+ * checkpoint interval; a streak of failures is logged at its 1st, 2nd, 4th,
+ * 8th... try, so a missing RBAC rule does not flood the log. */
+#define RETRY_MS 2000
 #define PATH_MAX_LEN 600
+
+static void failed(struct controller *c, const char *what, const gpuq_diag_t *diag, int rc)
+{
+	uint32_t n = ++c->usage_failures;
+
+	if ((n & (n - 1)) == 0)
+		gpuq_log(GPUQ_LOG_WARN, MODULE, "usage checkpoint: %s: %s (failure %u in a row)",
+			 what, diag->msg[0] ? diag->msg : gpuq_strerror(rc), n);
+}
+
+/* When to try again after a failure streak of c->usage_failures. */
+static int64_t retry_at(const struct controller *c, int64_t now)
+{
+	int64_t d = RETRY_MS,
+		cap = c->o.usage_checkpoint_ms > RETRY_MS ? c->o.usage_checkpoint_ms : RETRY_MS;
+
+	for (uint32_t i = 1; i < c->usage_failures && d < cap; i++)
+		d *= 2;
+	return now + (d < cap ? d : cap);
+}
 
 static void cm_name(int i, char *out, size_t cap)
 {
@@ -57,7 +80,7 @@ static int merge_one(struct controller *c, int i)
 	if (rc == GPUQ_ENOTFOUND)
 		return GPUQ_OK;
 	if (rc) {
-		gpuq_log(GPUQ_LOG_WARN, MODULE, "usage checkpoint %s: %s", name, diag.msg);
+		failed(c, name, &diag, rc);
 		return rc;
 	}
 	b64 = json_string_value(json_object_get(json_object_get(cm, "binaryData"), "ledger"));
@@ -129,8 +152,7 @@ static int write_one(struct controller *c, int i, const uint8_t *part, size_t le
 		rc = kube_request_json(c->client, "POST", coll, NULL, body, NULL, &diag);
 	json_decref(body);
 	if (rc)
-		gpuq_log(GPUQ_LOG_WARN, MODULE, "writing usage checkpoint %s-%d: %s",
-			 CONTROLLER_USAGE_CONFIGMAP, i, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		failed(c, "writing", &diag, rc);
 	else
 		c->usage_present[i] = true;
 	return rc;
@@ -189,20 +211,27 @@ void usage_step(struct controller *c)
 		return;
 	if (!c->usage_merged) {
 		if (merge_all(c)) {
-			c->usage_next_ms = now + RETRY_MS;
+			c->usage_next_ms = retry_at(c, now);
 			return;
 		}
 		c->usage_merged = true; /* committed by the next persist */
+		c->usage_failures = 0;
 		c->usage_next_ms = now + c->o.usage_checkpoint_ms;
 		return;
 	}
-	c->usage_next_ms = now + (write_all(c) ? RETRY_MS : c->o.usage_checkpoint_ms);
+	if (write_all(c)) {
+		c->usage_next_ms = retry_at(c, now);
+		return;
+	}
+	c->usage_failures = 0;
+	c->usage_next_ms = now + c->o.usage_checkpoint_ms;
 }
 
 void usage_lost(struct controller *c)
 {
 	c->usage_merged = false;
 	c->usage_next_ms = 0;
+	c->usage_failures = 0;
 	memset(c->usage_written, 0, sizeof(c->usage_written));
 }
 
