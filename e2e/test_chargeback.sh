@@ -54,9 +54,10 @@ for cm in json.load(sys.stdin)["items"]:
                 tot += (nom + bor) / 3.6e6
 print("%.9f" % tot)' "$NS"
 }
-# at_least A B: A >= B > 0; near A B: equal within 1e-6 (floats)
-at_least() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b > 0 and a >= b - 1e-9))' "$1" "$2"; }
-near() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not abs(a - b) <= 1e-6)' "$1" "$2"; }
+# at_least A B: A >= B > 0; near A B: equal. Within 2e-6: the report's
+# JSON has hours to 6 decimals, nominal and borrowed each rounded.
+at_least() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (b > 0 and a >= b - 2e-6))' "$1" "$2"; }
+near() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not abs(a - b) <= 2e-6)' "$1" "$2"; }
 more() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not a > b)' "$1" "$2"; }
 
 gpu_queue $NS 4
@@ -64,6 +65,13 @@ restart_main $CKPT
 P2=$(( GPUQ_PORT + 1 ))
 GPUQ_PORT=$P2 start_gpuq cb-standby $CKPT
 check "the first replica leads" poll "main leads" sh -c "[ \"\$($(declare -f k holder); holder)\" = main ]"
+
+# a typo in a flavor's price annotation is logged, and the flavor (and the
+# ClusterQueue naming it) stays in admission, unpriced
+k annotate resourceflavor $NS-h100 gpuq.dev/price-per-hour=2,50 >/dev/null
+check "a bad price annotation is logged naming the field and value" poll "price warning" \
+	grep -q 'metadata.annotations\["gpuq.dev/price-per-hour"\]: price "2,50": not a decimal number.*(the flavor is kept, unpriced)' \
+	"$E2E_RUN/gpuq-main.log"
 
 # the leader admits two 2-GPU Jobs that run a few seconds and finish
 gpu_job $NS cb1 2 "" 4s

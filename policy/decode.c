@@ -482,6 +482,27 @@ int policy_dec_price(policy_dec_t *d, const json_t *obj, bool *has, double *pric
 	return rc;
 }
 
+int policy_dec_price_lenient(policy_dec_t *d, const json_t *obj, bool *has, double *price,
+			     const char **error)
+{
+	gpuq_diag_t *outer = d->j.diag, why = {{0}};
+	int rc;
+
+	*error = NULL;
+	if (!d->p->opts.price_lenient)
+		return policy_dec_price(d, obj, has, price);
+	d->j.diag = &why;
+	rc = policy_dec_price(d, obj, has, price);
+	d->j.diag = outer;
+	if (rc == GPUQ_EINVAL) { /* kept, unpriced: the caller says why */
+		*error = policy_arena_strdup(&d->p->arena, why.msg);
+		if (!*error)
+			return gpuq_diag_set(outer, GPUQ_ENOMEM, "out of memory");
+		rc = GPUQ_OK;
+	}
+	return rc;
+}
+
 static policy_vec_t *kind_vec(policy_t *p, int kind, size_t *cap, const char **plural)
 {
 	switch (kind) {

@@ -161,6 +161,10 @@ int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool n
  * absent; GPUQ_EINVAL naming the annotation and value when it is not a
  * string ledger_price_parse takes (a decimal 0..LEDGER_PRICE_MAX). */
 int policy_dec_price(policy_dec_t *d, const json_t *obj, bool *has, double *price);
+/* policy_dec_price, but with opts.price_lenient a bad value is GPUQ_OK,
+ * unpriced, and *error (arena) holds the refusal; else *error is NULL. */
+int policy_dec_price_lenient(policy_dec_t *d, const json_t *obj, bool *has, double *price,
+			     const char **error);
 int policy_decode_flavor(policy_dec_t *d, const json_t *obj);
 int policy_decode_cq(policy_dec_t *d, const json_t *obj);
 int policy_decode_lq(policy_dec_t *d, const json_t *obj);

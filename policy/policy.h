@@ -182,7 +182,10 @@ typedef struct {
 	size_t n_taints;			/* entries in taints */
 	const policy_toleration_t *tolerations; /* spec.tolerations (added on release) */
 	size_t n_tolerations;			/* entries in tolerations */
-	bool has_price;				/* the price annotation is set */
+	bool has_price;				/* the price annotation is set (and good) */
+	const char *price_error;		/* with price_lenient: why the annotation
+						   was ignored, naming field and value;
+						   NULL when it was not */
 	double price_per_hour;			/* POLICY_ANNOT_PRICE: the price of one
 						   unit of each accelerator resource of
 						   this flavor for an hour (chargeback) */
@@ -362,6 +365,12 @@ typedef struct {
 				    policy_skipped_at; they count against
 				    POLICY_OBJECTS_MAX (default: refused as any
 				    kind that is not policy) */
+	bool price_lenient;	 /* a bad POLICY_ANNOT_PRICE leaves its flavor
+				    unpriced, the refusal in the flavor's
+				    price_error (default: the flavor is refused).
+				    The controller: a typo in a chargeback price
+				    must not take a flavor, and the queues naming
+				    it, out of admission */
 } policy_opts_t;
 
 /* An object left out because it is a workload, not policy

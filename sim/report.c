@@ -456,7 +456,7 @@ static int put_chargeback(FILE *out, const sim_report_t *r)
 	}
 	if (!rc)
 		fprintf(out,
-			"    \"total\": {\"nominalHours\": %.6f, \"borrowedHours\": %.6f, "
+			"    \"all\": {\"nominalHours\": %.6f, \"borrowedHours\": %.6f, "
 			"\"cost\": %.4f}},\n",
 			nom, bor, cost);
 	return rc;

@@ -99,7 +99,7 @@ for a, b in zip(store, mine):
     assert a["localQueue"] == b["localQueue"] and a["resource"] == b["resource"], (a, b)
     assert abs(a["nominalHours"] - b["nominalHours"]) < 1e-6 and abs(a["borrowedHours"] - b["borrowedHours"]) < 1e-6, (a, b)
 assert any(r["borrowedHours"] > 0 for r in cb["byClusterQueue"])
-tot = cb["total"]
+tot = cb["all"]
 assert abs(tot["nominalHours"] + tot["borrowedHours"] - sum(r["nominalHours"] + r["borrowedHours"] for r in mine)) < 1e-6
 PY
 check "simulate: cost from the trace's price annotations; --price wins over an annotation" python3 - "$T" <<'PY'
@@ -115,7 +115,7 @@ nb = {r["localQueue"]: r for r in a["byTenant"] if r["resource"] == "nvidia.com/
 assert nb["cost"] == 0, nb
 sa = {r["localQueue"]: r for r in a["byTenant"]}["product/serve"]
 sb = {r["localQueue"]: r for r in b["byTenant"]}["product/serve"]
-assert sb["cost"] > sa["cost"] and abs(a["total"]["nominalHours"] - b["total"]["nominalHours"]) < 1e-9
+assert sb["cost"] > sa["cost"] and abs(a["all"]["nominalHours"] - b["all"]["nominalHours"]) < 1e-9
 PY
 check "simulate: the summary shows GPU-hours and cost per tenant and per ClusterQueue" sh -c "
 	grep -q '^  tenant  *research/train  *nvidia.com/gpu  *245.233 GPU-h nominal  *0.000 borrowed cost 613.08\$' '$T/sum.txt' &&
