@@ -3,6 +3,9 @@
 #ifndef GPUQ_CMD_H
 #define GPUQ_CMD_H
 
+#include "base/base.h"
+#include "ledger/ledger.h"
+
 int cmd_serve(int argc, char **argv);
 int cmd_certs(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
@@ -17,5 +20,9 @@ int cmd_report(int argc, char **argv);
  * process with "store corrupt: ..." naming dir on stderr and exit 1, not a
  * crash. dir is copied; call once, before opening the store. */
 void cmd_store_fault_guard(const char *dir);
+
+/* One `--price FLAVOR=PRICE` flag (v is split in place: out->flavor points
+ * into it). GPUQ_EINVAL with diag naming the value. */
+int cmd_price_flag(char *v, ledger_price_t *out, gpuq_diag_t *diag);
 
 #endif

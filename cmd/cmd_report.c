@@ -8,13 +8,17 @@
 
 #include "cmd/cmd.h"
 #include "ledger/ledger.h"
+#include "policy/policy.h"
 #include "queue/queue.h"
 #include "store/store.h"
 
 #define PRICES_MAX 64 /* --price flags */
+/* Prices in force: the flags and one per ResourceFlavor (POLICY_FLAVORS_MAX). */
+#define PRICES_ALL_MAX (PRICES_MAX + POLICY_FLAVORS_MAX)
 
 typedef struct {
 	const char *dir;		   /* --state-dir */
+	const char *policy_dir;		   /* --policy-dir: flavors' price annotations */
 	int64_t since_ms;		   /* --since, or -1: everything */
 	ledger_by_t by;			   /* --by */
 	const char *format;		   /* table, csv, json */
@@ -27,7 +31,7 @@ static int usage_error(const char *msg, const char *val)
 	fprintf(stderr, "gpuq report usage: %s%s%s\n", msg, val ? " " : "", val ? val : "");
 	fprintf(stderr, "usage: gpuq report usage --state-dir DIR [--since 7d] "
 			"[--by namespace|queue|clusterqueue|flavor] [--format table|csv|json] "
-			"[--price FLAVOR=PRICE]...\n");
+			"[--price FLAVOR=PRICE]... [--policy-dir DIR]\n");
 	return 2;
 }
 
@@ -50,19 +54,30 @@ static int parse_by(const char *v, ledger_by_t *by)
 	return GPUQ_EINVAL;
 }
 
-static int parse_price(report_opts_t *o, char *v)
+int cmd_price_flag(char *v, ledger_price_t *out, gpuq_diag_t *diag)
 {
 	char *eq = strchr(v, '=');
-	gpuq_diag_t d = {{0}};
 
 	if (!eq || eq == v)
-		return usage_error("--price: want FLAVOR=PRICE, not", v);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "want FLAVOR=PRICE, not %.200s", v);
+	*eq = '\0';
+	if (ledger_price_parse(eq + 1, &out->per_hour, diag)) {
+		*eq = '=';
+		return GPUQ_EINVAL;
+	}
+	out->flavor = v;
+	return GPUQ_OK;
+}
+
+static int parse_price(report_opts_t *o, char *v)
+{
+	gpuq_diag_t d = {{0}};
+
 	if (o->n_prices == PRICES_MAX)
 		return usage_error("--price: more than 64 flavors priced", NULL);
-	*eq = '\0';
-	if (ledger_price_parse(eq + 1, &o->prices[o->n_prices].per_hour, &d))
+	if (cmd_price_flag(v, &o->prices[o->n_prices], &d))
 		return usage_error("--price:", d.msg);
-	o->prices[o->n_prices++].flavor = v;
+	o->n_prices++;
 	return 0;
 }
 
@@ -95,6 +110,8 @@ static int parse_opts(int argc, char **argv, report_opts_t *o)
 			o->format = v;
 		} else if (!strcmp(a, "--price"))
 			rc = parse_price(o, v);
+		else if (!strcmp(a, "--policy-dir"))
+			o->policy_dir = v;
 		else
 			return usage_error("unknown option", a);
 		if (rc)
@@ -143,6 +160,35 @@ static int load(const char *dir, ledger_t **l)
 	return rc;
 }
 
+/* The prices in force: the --price flags, then the price annotation of
+ * each ResourceFlavor of --policy-dir that no flag names. *p (the loaded
+ * policy, or NULL) is the caller's to unref after the last use of out:
+ * the flavor names are its. */
+static int prices(const report_opts_t *o, ledger_price_t *out, size_t *n, policy_t **p)
+{
+	ledger_price_t declared[POLICY_FLAVORS_MAX];
+	size_t n_declared = 0;
+	gpuq_diag_t d = {{0}};
+	int rc;
+
+	if (o->policy_dir) {
+		rc = policy_load_dir(o->policy_dir, NULL, p, &d);
+		if (rc) {
+			fprintf(stderr, "gpuq report usage: --policy-dir: %s\n",
+				d.msg[0] ? d.msg : gpuq_strerror(rc));
+			return rc;
+		}
+		for (size_t i = 0; i < policy_flavor_count(*p); i++) {
+			const policy_flavor_t *f = policy_flavor_at(*p, i);
+			if (f->has_price && n_declared < POLICY_FLAVORS_MAX)
+				declared[n_declared++] =
+				    (ledger_price_t){f->name, f->price_per_hour};
+		}
+	}
+	return ledger_prices_merge(o->prices, o->n_prices, declared, n_declared, out,
+				   PRICES_ALL_MAX, n);
+}
+
 static const char *by_name(ledger_by_t by)
 {
 	static const char *const names[] = {"namespace", "localQueue", "clusterQueue", "flavor"};
@@ -189,10 +235,13 @@ static void print_json(const report_opts_t *o, const ledger_report_t *r)
 
 int cmd_report(int argc, char **argv)
 {
-	report_opts_t o = {NULL, -1, LEDGER_BY_NAMESPACE, "table", {{0}}, 0};
+	report_opts_t o = {.since_ms = -1, .by = LEDGER_BY_NAMESPACE, .format = "table"};
 	ledger_t *l = NULL;
-	ledger_report_t r;
+	ledger_report_t r = {0};
 	ledger_query_t q;
+	ledger_price_t all[PRICES_ALL_MAX];
+	size_t n_all = 0;
+	policy_t *pol = NULL;
 	int rc;
 
 	if (argc < 2 || strcmp(argv[1], "usage") != 0)
@@ -200,16 +249,16 @@ int cmd_report(int argc, char **argv)
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (load(o.dir, &l)) {
-		ledger_destroy(l);
-		return 1;
+	if (prices(&o, all, &n_all, &pol) || load(o.dir, &l)) {
+		rc = 1;
+		goto done;
 	}
 	q = (ledger_query_t){o.since_ms < 0 ? 0 : ledger_clock(l) - o.since_ms,
 			     ledger_clock(l),
 			     ledger_clock(l),
 			     o.by,
-			     o.prices,
-			     o.n_prices};
+			     all,
+			     n_all};
 	rc = ledger_window(l, &q, &r);
 	if (!rc) {
 		if (!strcmp(o.format, "csv"))
@@ -219,6 +268,8 @@ int cmd_report(int argc, char **argv)
 		else
 			print_table(&o, &r);
 	}
+done:
+	policy_unref(pol);
 	ledger_report_deinit(&r);
 	ledger_destroy(l);
 	return rc ? 1 : 0;

@@ -113,6 +113,7 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 		co.core.tenant_half_life_ms = opts->usage_half_life_ms;
 	if (opts->usage_sampling_ms > 0)
 		co.core.tenant_sample_ms = opts->usage_sampling_ms;
+	co.usage_checkpoint_ms = opts->usage_checkpoint_ms;
 	if (co.core.backoff_max_ms < co.core.backoff_base_ms)
 		co.core.backoff_max_ms = co.core.backoff_base_ms;
 	rc = controller_create(&co, ctl, diag);

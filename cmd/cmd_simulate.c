@@ -13,14 +13,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gpuq simulate TRACE [--out FILE] [--state-dir DIR] [--no-sync] [--check]\n"
-		"                     [--metrics FILE] [--quiet]\n"
+		"                     [--metrics FILE] [--price FLAVOR=PRICE]... [--quiet]\n"
 		"\n"
 		"Replay TRACE (YAML or JSON: ResourceFlavor, Cohort, ClusterQueue, LocalQueue and\n"
 		"PriorityClass objects plus one `kind: Trace` document, see docs/simulate.md)\n"
 		"through gpuq's queueing core in virtual time, and write a JSON report: waits\n"
 		"per workload, tenant, ClusterQueue and class (p50, p99, mean), makespan,\n"
-		"utilization over time, preemptions, Jain's fairness index and the CPU time\n"
-		"the core spent.\n"
+		"utilization over time, preemptions, Jain's fairness index, GPU-hours and\n"
+		"their cost per tenant and ClusterQueue (borrowed apart from nominal) and the\n"
+		"CPU time the core spent.\n"
 		"\n"
 		"  --out FILE       write the report to FILE instead of stdout\n"
 		"  --state-dir DIR  persist every step in DIR (LMDB) and resume from it\n"
@@ -31,10 +32,32 @@ static void usage(FILE *out)
 		"                   capacity); the first broken one ends the run, exit 1\n"
 		"  --metrics FILE   write the queue metrics gpuq serve's /metrics would show at\n"
 		"                   the end of the run (Prometheus text; docs/metrics.md)\n"
+		"  --price F=P      price of one accelerator unit of flavor F for an hour\n"
+		"                   (repeatable; wins over the flavor's gpuq.dev/price-per-hour\n"
+		"                   annotation in the trace)\n"
 		"  --quiet          no summary on stderr\n"
 		"  --help           this text\n"
 		"\n"
 		"Exit status: 0 done, 1 the trace or the run failed, 2 usage error.\n");
+}
+
+#define PRICES_MAX 64 /* --price flags */
+
+static int price_flag(char *v, ledger_price_t *prices, size_t *n)
+{
+	gpuq_diag_t d = {{0}};
+
+	if (*n == PRICES_MAX) {
+		fprintf(stderr, "gpuq simulate: --price: more than %d flavors priced\n",
+			PRICES_MAX);
+		return GPUQ_ELIMIT;
+	}
+	if (cmd_price_flag(v, &prices[*n], &d)) {
+		fprintf(stderr, "gpuq simulate: --price: %s\n", d.msg);
+		return GPUQ_EINVAL;
+	}
+	(*n)++;
+	return GPUQ_OK;
 }
 
 static void metrics_source(void *ctx, webhook_metrics_text_t *t)
@@ -87,6 +110,7 @@ int cmd_simulate(int argc, char **argv)
 {
 	const char *trace_path = NULL, *out_path = NULL, *metrics_path = NULL;
 	sim_run_options_t opt = {0};
+	ledger_price_t prices[PRICES_MAX];
 	bool quiet = false;
 	sim_trace_t *trace = NULL;
 	sim_report_t *report = NULL;
@@ -108,6 +132,9 @@ int cmd_simulate(int argc, char **argv)
 			opt.check = true;
 		} else if (!strcmp(argv[i], "--metrics") && i + 1 < argc) {
 			metrics_path = argv[++i];
+		} else if (!strcmp(argv[i], "--price") && i + 1 < argc) {
+			if (price_flag(argv[++i], prices, &opt.n_prices))
+				return 2;
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = true;
 		} else if (argv[i][0] == '-' || trace_path) {
@@ -122,6 +149,7 @@ int cmd_simulate(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	opt.prices = prices;
 	rc = sim_trace_load(trace_path, &trace, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq simulate: %s\n", diag.msg[0] ? diag.msg : gpuq_strerror(rc));

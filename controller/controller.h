@@ -55,6 +55,10 @@
 	"gpuq.dev/original-scheduling"		  /* template's nodeSelector and                   \
 						     tolerations before release */
 #define CONTROLLER_ANNOT_STATUS "gpuq.dev/status" /* the core's explanation */
+/* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
+ * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
+ * binaryData["ledger"], a summary for people in data["summary"]. */
+#define CONTROLLER_USAGE_CONFIGMAP "gpuq-usage"
 
 typedef struct controller controller_t;
 
@@ -71,6 +75,10 @@ typedef struct {
 	int lease_duration_s;	     /* leaseDurationSeconds (default 15) */
 	int64_t cycle_interval_ms;   /* a cycle at least this often (default 1000) */
 	bool store_nosync;	     /* no fsync per commit (tests only) */
+	int64_t usage_checkpoint_ms; /* the leader writes its usage ledger to the
+					ConfigMaps CONTROLLER_USAGE_CONFIGMAP-0..7
+					in lease_namespace this often and when it
+					stops; 0: never (nor merges them) */
 	queue_config_t core;	     /* the core's settings: fair_sharing,
 					ready_timeout_ms, backoff_base_ms,
 					backoff_max_ms, tenant_half_life_ms and

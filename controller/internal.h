@@ -6,7 +6,8 @@
  * threads and the event queue), snapshot.c (cached policy objects into a
  * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
  * (patches and Events that bring a Job in line with the core), loop.c (the
- * controller thread: events, cycles, persistence, leader election).
+ * controller thread: events, cycles, persistence, leader election), usage.c
+ * (the usage ledger's checkpoint ConfigMaps).
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -41,6 +42,8 @@ typedef struct {
 
 /* FNV-1a of a string (the map's hash, also used to remember texts written). */
 uint64_t map_hash(const char *s);
+/* FNV-1a of n bytes (usage.c: a checkpoint part already written). */
+uint64_t map_hash_bytes(const void *p, size_t n);
 void map_init(map_t *m);
 /* Free the table and keys (values are the caller's: free them first). */
 void map_deinit(map_t *m);
@@ -219,11 +222,18 @@ struct controller {
 	qmetrics_t *metrics;	 /* queue metrics for /metrics (owned) */
 	int64_t metrics_next_ms; /* next publish (monotonic) */
 
-	atomic_bool synced;	      /* every watch listed and a snapshot published */
-	atomic_bool leader;	      /* holds the Lease */
-	kube_lease_state_t lease;     /* election state */
-	int64_t lease_next_ms;	      /* next election round (monotonic) */
-	int64_t lease_valid_until_ms; /* leadership lapses then without renewal */
+	atomic_bool synced;	  /* every watch listed and a snapshot published */
+	atomic_bool leader;	  /* holds the Lease */
+	kube_lease_state_t lease; /* election state */
+
+	bool usage_merged;     /* leading, and the usage checkpoints are merged */
+	int64_t usage_next_ms; /* next merge try or checkpoint write (monotonic) */
+	uint64_t usage_written[LEDGER_CKPT_PARTS_MAX]; /* hash | 2 of each part last
+							  written; 1 emptied; 0 unknown */
+	bool usage_present[LEDGER_CKPT_PARTS_MAX];     /* the ConfigMap exists */
+	uint32_t usage_failures;		       /* merges or writes failed in a row */
+	int64_t lease_next_ms;			       /* next election round (monotonic) */
+	int64_t lease_valid_until_ms;		       /* leadership lapses then without renewal */
 };
 
 /* The core's clock: wall milliseconds, never decreasing. */
@@ -308,6 +318,15 @@ json_t *controller_slim(json_t *obj);
  * A pruned object decodes (controller_decode) exactly as the whole one
  * (test_controller checks it). Returns obj. */
 json_t *controller_prune(json_t *obj);
+
+/* usage.c: the usage ledger's checkpoints (controller_opts_t
+ * usage_checkpoint_ms). step, while leading (after the term check): merge
+ * every checkpoint once, then write this leader's every interval; lost, on
+ * taking or losing the Lease: merge again before writing; final, when the
+ * leader stops: write once more. */
+void usage_step(struct controller *c);
+void usage_lost(struct controller *c);
+void usage_final(struct controller *c);
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has

@@ -36,6 +36,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->identity = "gpuq";
 	o->lease_duration_s = 15;
 	o->cycle_interval_ms = 1000;
+	o->usage_checkpoint_ms = 60000;
 	queue_config_default(&o->core);
 }
 
@@ -242,6 +243,8 @@ static void elect(struct controller *c)
 		atomic_store(&c->leader, is);
 	}
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
+	if (is != was)
+		usage_lost(c); /* a new term merges the checkpoints before writing */
 	if (is && !was) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->core_dirty = true;
@@ -398,6 +401,7 @@ static void *loop_main(void *arg)
 			term_check(c);
 		if (c->check_term)
 			continue;
+		usage_step(c);
 		now = controller_mono_ms();
 		if (now >= c->next_sweep_ms) {
 			c->next_sweep_ms = now + SWEEP_MS;
@@ -508,6 +512,8 @@ void controller_stop(controller_t *c)
 	if (c->running) {
 		pthread_join(c->thread, NULL);
 		c->running = false;
+		if (atomic_load(&c->leader))
+			usage_final(c); /* the thread is gone: its core and client are ours */
 	}
 	if (c->o.leader_elect && atomic_load(&c->leader) && c->client) {
 		kube_lease_opts_t lo = {.namespace_ = c->o.lease_namespace,

@@ -17,6 +17,18 @@ uint64_t map_hash(const char *s)
 	return h;
 }
 
+uint64_t map_hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
 void map_init(map_t *m)
 {
 	memset(m, 0, sizeof(*m));

@@ -253,7 +253,8 @@ static int core_update(struct controller *c, policy_t *p)
 
 int snapshot_rebuild(struct controller *c)
 {
-	policy_opts_t po = {.skip_unknown_kinds = true, .skip_scoped_quotas = true};
+	policy_opts_t po = {
+	    .skip_unknown_kinds = true, .skip_scoped_quotas = true, .price_lenient = true};
 	gpuq_diag_t diag = {{0}};
 	policy_t *p = NULL;
 	int rc;
@@ -278,6 +279,10 @@ int snapshot_rebuild(struct controller *c)
 		policy_unref(p);
 		return rc;
 	}
+	for (size_t i = 0; i < policy_flavor_count(p); i++)
+		if (policy_flavor_at(p, i)->price_error)
+			gpuq_log(GPUQ_LOG_WARN, "controller", "%s (the flavor is kept, unpriced)",
+				 policy_flavor_at(p, i)->price_error);
 	policy_unref(c->policy);
 	c->policy = p;
 	c->policy_generation++;

@@ -84,6 +84,12 @@ int ledger_hour_find(const ledger_t *l, int64_t h, uint32_t *idx);
 int ledger_hour_insert(ledger_t *l, int64_t h, uint32_t *idx);
 void ledger_mark(ledger_t *l, char kind, const void *obj);
 void ledger_mark_deleted(ledger_t *l, char *key);
+/* Add nom and bor (amount x ms) to series s in hour h, the hour bound
+ * kept (the oldest hour dropped past LEDGER_HOURS_MAX). GPUQ_ERANGE: h is
+ * older than the ledger keeps (nothing added); GPUQ_ENOMEM. */
+int ledger_hour_credit(ledger_t *l, int64_t h, uint32_t s, double nom, double bor);
+/* The clock moves to now if later (meta marked changed). */
+void ledger_clock_advance(ledger_t *l, int64_t now);
 int ledger_key(char kind, const ledger_t *l, const void *obj, char *out, size_t cap);
 
 #define LEDGER_K_META 'm'

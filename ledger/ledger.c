@@ -448,6 +448,26 @@ static int hour_add(ledger_t *l, int64_t h, const open_t *o, int64_t ms)
 	return GPUQ_OK;
 }
 
+int ledger_hour_credit(ledger_t *l, int64_t h, uint32_t s, double nom, double bor)
+{
+	uint32_t idx;
+
+	if ((l->kept_from != INT64_MIN && h < l->kept_from) ||
+	    (l->n_hours >= LEDGER_HOURS_MAX && h < l->hours[0].h))
+		return GPUQ_ERANGE;
+	if (ledger_hour_insert(l, h, &idx) || cell_add(&l->hours[idx], s, nom, bor))
+		return GPUQ_ENOMEM;
+	ledger_mark(l, LEDGER_K_HOUR, &l->hours[idx]);
+	if (l->n_hours > LEDGER_HOURS_MAX)
+		drop_oldest(l);
+	return GPUQ_OK;
+}
+
+void ledger_clock_advance(ledger_t *l, int64_t now)
+{
+	set_clock(l, now);
+}
+
 static int64_t hour_of(int64_t t)
 {
 	return t >= 0 ? t / LEDGER_HOUR_MS : -((-t + LEDGER_HOUR_MS - 1) / LEDGER_HOUR_MS);

@@ -172,6 +172,84 @@ bool ledger_resource_accelerator(const char *resource);
  * value ("price \"abc\": not a decimal number"). */
 int ledger_price_parse(const char *s, double *out, gpuq_diag_t *diag);
 
+/* The prices in force into out[0..cap) (*n entries): every flag (e.g.
+ * `--price FLAVOR=PRICE`), then each declared price (a ResourceFlavor's
+ * annotation) whose flavor no flag names: a flag wins. Strings stay the
+ * callers'. GPUQ_ELIMIT when more than cap would be needed. */
+int ledger_prices_merge(const ledger_price_t *flags, size_t n_flags, const ledger_price_t *declared,
+			size_t n_declared, ledger_price_t *out, size_t cap, size_t *n);
+
+/* ---- Checkpoints: the ledger carried across a failover ----
+ *
+ * A checkpoint is the ledger's usage up to a time `at` as hour cells
+ * (closed work, plus open work clipped to `at` folded into its hours),
+ * split into self-contained parts of at most a given size (each names its
+ * own series), newest hours first; what does not fit in
+ * LEDGER_CKPT_PARTS_MAX parts (the oldest hours) is left out. A part:
+ *
+ *   "GQLC", u8 version (1), i64 at (ms), u32 series, then per series four
+ *   u16-length-prefixed names (LocalQueue, ClusterQueue, flavor,
+ *   resource), u32 hours, then per hour (ascending, distinct) i64 hour
+ *   number, u32 cells, per cell LEB128 varints: series index (ascending,
+ *   < series), nominal and borrowed amount x ms (rounded to integers,
+ *   saturating at 2^64-1). Little-endian; nothing after the last hour.
+ *
+ * Merging adds, per (hour, series) cell and nominal and borrowed apart,
+ * only what the part holds beyond what the ledger itself counts for that
+ * cell up to `at` (its closed work there plus its open intervals clipped
+ * to `at`), never less than nothing. So a part merged twice, or one whose
+ * hours the ledger counted itself (the same replica's own checkpoint), adds
+ * nothing; a new leader whose core started after `at` takes the part whole. */
+
+#define LEDGER_CKPT_VERSION 1
+/* Bytes in one part at most: a ConfigMap holds at most 1 MiB of data and
+ * travels as base64 (4/3) in JSON; 512 KiB is 683 KiB on the wire, under
+ * etcd's 1.5 MiB request cap with room for the object around it. */
+#define LEDGER_CKPT_PART_MAX (512u << 10)
+/* Parts at most (one ConfigMap each): 4 MiB, about 500,000 cells of ~8
+ * bytes, so 400 days of hours (9,600) for ~50 busy series. */
+#define LEDGER_CKPT_PARTS_MAX 8
+
+typedef struct {
+	size_t parts;		 /* parts made */
+	size_t bytes;		 /* their total size */
+	uint32_t hours;		 /* hours carried */
+	uint32_t cells;		 /* cells carried */
+	uint32_t hours_left_out; /* the ledger's oldest hours not carried (no room) */
+	int64_t oldest_ms;	 /* start of the oldest hour carried, or INT64_MIN */
+} ledger_ckpt_info_t;
+
+/* Encode l's usage up to `at` into at most LEDGER_CKPT_PARTS_MAX parts of
+ * at most part_max bytes (0: LEDGER_CKPT_PART_MAX; at least 64), newest
+ * hours in parts[0]. parts[i] (malloc'd) and lens[i] for i < info->parts,
+ * the caller frees each; an empty ledger gives one part with no hours.
+ * Open work before `at` minus LEDGER_HOURS_MAX hours is not carried.
+ * GPUQ_ENOMEM (nothing returned). */
+int ledger_checkpoint_encode(const ledger_t *l, int64_t at, size_t part_max,
+			     uint8_t *parts[LEDGER_CKPT_PARTS_MAX],
+			     size_t lens[LEDGER_CKPT_PARTS_MAX], ledger_ckpt_info_t *info);
+
+typedef struct {
+	int64_t at;		/* the part's time */
+	uint32_t series;	/* series it names */
+	uint32_t hours;		/* hours it holds */
+	uint32_t cells_added;	/* cells that added usage to the ledger */
+	uint32_t cells_skipped; /* cells not merged: older than the ledger keeps
+				   (LEDGER_HOURS_MAX before `at`, or dropped), or
+				   of a series past LEDGER_SERIES_MAX */
+	double added_acc_hours; /* accelerator amount-hours added (GPU-hours) */
+} ledger_merge_info_t;
+
+/* Check part buf[0..len) whole, then merge it into l (rule above); the
+ * records it changes join l's changed set, and l's clock moves to at least
+ * the part's `at`. GPUQ_ECORRUPT with diag naming what is wrong (bad magic,
+ * unknown version, truncated, trailing bytes, a count past its cap, a name
+ * empty or too long, hours not ascending, a series index out of range or
+ * repeated) and l unchanged; GPUQ_ENOMEM (l may hold part of the merge:
+ * merging the same part again completes it). info may be NULL. */
+int ledger_checkpoint_merge(ledger_t *l, const uint8_t *buf, size_t len, ledger_merge_info_t *info,
+			    gpuq_diag_t *diag);
+
 /* ---- Records ---- */
 
 typedef struct {

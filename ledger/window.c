@@ -215,6 +215,8 @@ int ledger_price_parse(const char *s, double *out, gpuq_diag_t *diag)
 	char *end;
 	double v;
 
+	if (n > 0 && n <= PRICE_TEXT_MAX && s[0] == '-')
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "price \"%s\": negative", s);
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '.')
 			dots++;
@@ -232,5 +234,28 @@ int ledger_price_parse(const char *s, double *out, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "price \"%s\": more than %.0f an hour", s,
 				     LEDGER_PRICE_MAX);
 	*out = v;
+	return GPUQ_OK;
+}
+
+int ledger_prices_merge(const ledger_price_t *flags, size_t n_flags, const ledger_price_t *declared,
+			size_t n_declared, ledger_price_t *out, size_t cap, size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < n_flags; i++) {
+		if (*n == cap)
+			return GPUQ_ELIMIT;
+		out[(*n)++] = flags[i];
+	}
+	for (size_t i = 0; i < n_declared; i++) {
+		bool flagged = false;
+
+		for (size_t k = 0; k < n_flags && !flagged; k++)
+			flagged = strcmp(flags[k].flavor, declared[i].flavor) == 0;
+		if (flagged)
+			continue;
+		if (*n == cap)
+			return GPUQ_ELIMIT;
+		out[(*n)++] = declared[i];
+	}
 	return GPUQ_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger/ledger.h"
 #include "policy/internal.h"
 
 /* Report an allocation failure; always GPUQ_ENOMEM (a constant the
@@ -455,6 +456,51 @@ int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool n
 	if (ns)
 		*ns = s;
 	return GPUQ_OK;
+}
+
+int policy_dec_price(policy_dec_t *d, const json_t *obj, bool *has, double *price)
+{
+	const json_t *meta = json_object_get(obj, "metadata"), *ann, *v;
+	gpuq_diag_t why = {{0}};
+	size_t old;
+	int rc;
+
+	*has = false;
+	ann = json_is_object(meta) ? json_object_get(meta, "annotations") : NULL;
+	v = json_is_object(ann) ? json_object_get(ann, POLICY_ANNOT_PRICE) : NULL;
+	if (!v || json_is_null(v))
+		return GPUQ_OK;
+	old = policy_jdec_key(&d->j, "metadata.annotations[\"" POLICY_ANNOT_PRICE "\"]");
+	if (!json_is_string(v))
+		rc = policy_jdec_want(&d->j, v, "a string such as \"2.50\"");
+	else if (ledger_price_parse(json_string_value(v), price, &why))
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s", why.msg);
+	else
+		rc = GPUQ_OK;
+	policy_jdec_pop(&d->j, old);
+	*has = rc == GPUQ_OK;
+	return rc;
+}
+
+int policy_dec_price_lenient(policy_dec_t *d, const json_t *obj, bool *has, double *price,
+			     const char **error)
+{
+	gpuq_diag_t *outer = d->j.diag, why = {{0}};
+	int rc;
+
+	*error = NULL;
+	if (!d->p->opts.price_lenient)
+		return policy_dec_price(d, obj, has, price);
+	d->j.diag = &why;
+	rc = policy_dec_price(d, obj, has, price);
+	d->j.diag = outer;
+	if (rc == GPUQ_EINVAL) { /* kept, unpriced: the caller says why */
+		*error = policy_arena_strdup(&d->p->arena, why.msg);
+		if (!*error)
+			return gpuq_diag_set(outer, GPUQ_ENOMEM, "out of memory");
+		rc = GPUQ_OK;
+	}
+	return rc;
 }
 
 static policy_vec_t *kind_vec(policy_t *p, int kind, size_t *cap, const char **plural)

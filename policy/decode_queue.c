@@ -173,7 +173,8 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 	if (!f || !(f->name = policy_arena_strdup(&d->p->arena, name)))
 		return enomem(d);
 	f->origin = policy_dec_origin(d);
-	if (spec) {
+	rc = policy_dec_price_lenient(d, obj, &f->has_price, &f->price_per_hour, &f->price_error);
+	if (rc == GPUQ_OK && spec) {
 		old = policy_jdec_key(&d->j, "spec");
 		rc = policy_jdec_keys(&d->j, spec, keys, unsupported);
 		if (rc == GPUQ_OK)

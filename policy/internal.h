@@ -157,6 +157,14 @@ bool policy_name_is_resource(const char *s);
  * are theirs. d->j.what is set from kind and name by policy_dec_meta. */
 int policy_dec_meta(policy_dec_t *d, const json_t *obj, const char *kind, bool namespaced,
 		    bool name_is_label, const char **ns, const char **name);
+/* metadata.annotations["gpuq.dev/price-per-hour"] of obj: *has false when
+ * absent; GPUQ_EINVAL naming the annotation and value when it is not a
+ * string ledger_price_parse takes (a decimal 0..LEDGER_PRICE_MAX). */
+int policy_dec_price(policy_dec_t *d, const json_t *obj, bool *has, double *price);
+/* policy_dec_price, but with opts.price_lenient a bad value is GPUQ_OK,
+ * unpriced, and *error (arena) holds the refusal; else *error is NULL. */
+int policy_dec_price_lenient(policy_dec_t *d, const json_t *obj, bool *has, double *price,
+			     const char **error);
 int policy_decode_flavor(policy_dec_t *d, const json_t *obj);
 int policy_decode_cq(policy_dec_t *d, const json_t *obj);
 int policy_decode_lq(policy_dec_t *d, const json_t *obj);

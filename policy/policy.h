@@ -169,6 +169,12 @@ typedef struct {
 /* Whether toleration tol tolerates taint (Kubernetes' ToleratesTaint rule). */
 bool policy_toleration_tolerates(const policy_toleration_t *tol, const policy_taint_t *taint);
 
+/* The ResourceFlavor annotation giving its price per accelerator unit-hour
+ * ("2.50": one GPU, or one MIG slice, of this flavor held for an hour), a
+ * decimal 0..1,000,000 (ledger_price_parse). Chargeback reports use it;
+ * `--price FLAVOR=PRICE` flags win over it (ledger_prices_merge). */
+#define POLICY_ANNOT_PRICE "gpuq.dev/price-per-hour"
+
 /* ResourceFlavor (Kueue). */
 typedef struct {
 	const char *name;			/* metadata.name */
@@ -177,6 +183,13 @@ typedef struct {
 	size_t n_taints;			/* entries in taints */
 	const policy_toleration_t *tolerations; /* spec.tolerations (added on release) */
 	size_t n_tolerations;			/* entries in tolerations */
+	bool has_price;				/* the price annotation is set (and good) */
+	const char *price_error;		/* with price_lenient: why the annotation
+						   was ignored, naming field and value;
+						   NULL when it was not */
+	double price_per_hour;			/* POLICY_ANNOT_PRICE: the price of one
+						   unit of each accelerator resource of
+						   this flavor for an hour (chargeback) */
 	policy_origin_t origin;			/* where declared */
 } policy_flavor_t;
 
@@ -360,6 +373,12 @@ typedef struct {
 				    policy_skipped_at; they count against
 				    POLICY_OBJECTS_MAX (default: refused as any
 				    kind that is not policy) */
+	bool price_lenient;	 /* a bad POLICY_ANNOT_PRICE leaves its flavor
+				    unpriced, the refusal in the flavor's
+				    price_error (default: the flavor is refused).
+				    The controller: a typo in a chargeback price
+				    must not take a flavor, and the queues naming
+				    it, out of admission */
 } policy_opts_t;
 
 /* An object left out because it is a workload, not policy

@@ -775,6 +775,12 @@ const ledger_t *queue_ledger(const queue_t *q);
  * queue_dirty_all). GPUQ_ENOMEM (dst keeps its own). */
 int queue_ledger_copy(queue_t *dst, const queue_t *src);
 
+/* Merge a usage checkpoint part (ledger_checkpoint_merge: nothing counted
+ * twice) into the core's ledger; what it changes joins the changed set, to
+ * be committed with the core's records. Its codes. */
+int queue_ledger_merge(queue_t *q, const uint8_t *part, size_t len, ledger_merge_info_t *info,
+		       gpuq_diag_t *diag);
+
 /* Bytes the queue holds on the heap now (for the 1 KiB per workload budget). */
 size_t queue_memory_bytes(const queue_t *q);
 

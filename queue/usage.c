@@ -105,3 +105,9 @@ int queue_ledger_copy(queue_t *dst, const queue_t *src)
 	dst->ledger = l;
 	return GPUQ_OK;
 }
+
+int queue_ledger_merge(queue_t *q, const uint8_t *part, size_t len, ledger_merge_info_t *info,
+		       gpuq_diag_t *diag)
+{
+	return ledger_checkpoint_merge(q->ledger, part, len, info, diag);
+}

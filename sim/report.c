@@ -388,6 +388,80 @@ static int put_fairness(FILE *out, const sim_report_t *r, const struct stats *st
 	return GPUQ_OK;
 }
 
+/* ---- chargeback: the core's ledger over the whole run ---- */
+
+/* Usage over the run grouped by `by` (ledger_window: the rule
+ * `gpuq report usage` follows), priced. */
+static int charge_window(const sim_report_t *r, ledger_by_t by, ledger_report_t *out)
+{
+	ledger_query_t q = {0, r->end_ms, r->end_ms, by, r->prices, r->n_prices};
+
+	return ledger_window(r->ledger, &q, out);
+}
+
+static void put_charge_rows(FILE *out, const char *key, const char *group, const ledger_report_t *w)
+{
+	bool first = true;
+
+	fprintf(out, "    \"%s\": [", key);
+	for (size_t i = 0; i < w->n_rows; i++) {
+		const ledger_row_t *row = &w->rows[i];
+		if (!row->accelerator)
+			continue;
+		fprintf(out, "%s\n      {\"%s\": ", first ? "" : ",", group);
+		put_str(out, row->group);
+		fprintf(out, ", \"resource\": ");
+		put_str(out, row->resource);
+		fprintf(out, ", \"nominalHours\": %.6f, \"borrowedHours\": %.6f, \"cost\": %.4f}",
+			row->nominal_hours, row->borrowed_hours, row->cost);
+		first = false;
+	}
+	fprintf(out, "%s]", first ? "" : "\n    ");
+}
+
+/* GPU-hours (every accelerator resource) and their cost per tenant
+ * (LocalQueue), namespace and ClusterQueue, borrowed apart from nominal. */
+static int put_chargeback(FILE *out, const sim_report_t *r)
+{
+	static const struct {
+		ledger_by_t by;
+		const char *key, *group;
+	} views[] = {{LEDGER_BY_LOCALQUEUE, "byTenant", "localQueue"},
+		     {LEDGER_BY_NAMESPACE, "byNamespace", "namespace"},
+		     {LEDGER_BY_CLUSTERQUEUE, "byClusterQueue", "clusterQueue"}};
+	ledger_report_t w;
+	double nom = 0, bor = 0, cost = 0;
+	int rc = GPUQ_OK;
+
+	fprintf(out, "  \"chargeback\": {\"prices\": {");
+	for (size_t i = 0; i < r->n_prices; i++) {
+		fprintf(out, "%s", i ? ", " : "");
+		put_str(out, r->prices[i].flavor);
+		fprintf(out, ": %.4f", r->prices[i].per_hour);
+	}
+	fprintf(out, "},\n");
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]) && !rc; v++) {
+		rc = charge_window(r, views[v].by, &w);
+		if (rc)
+			break;
+		put_charge_rows(out, views[v].key, views[v].group, &w);
+		fprintf(out, ",\n");
+		for (size_t i = 0; v == 0 && i < w.n_rows; i++)
+			if (w.rows[i].accelerator) {
+				nom += w.rows[i].nominal_hours;
+				bor += w.rows[i].borrowed_hours;
+				cost += w.rows[i].cost;
+			}
+		ledger_report_deinit(&w);
+	}
+	if (!rc)
+		fprintf(out,
+			"    \"all\": {\"nominalHours\": %.6f, \"borrowedHours\": %.6f, "
+			"\"cost\": %.4f}},\n",
+			nom, bor, cost);
+	return rc;
+}
+
 static void put_workload_ref(FILE *out, const sim_report_t *r, uint32_t wid)
 {
 	const sim_trace_t *t = r->trace;
@@ -507,6 +581,8 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 	rc = put_utilization(out, r, &st);
 	if (!rc)
 		rc = put_fairness(out, r, &st);
+	if (!rc)
+		rc = put_chargeback(out, r);
 	if (rc)
 		goto done;
 	put_preemptions(out, r);
@@ -521,6 +597,32 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 done:
 	stats_free(&st);
 	return rc;
+}
+
+/* GPU-hours and cost per tenant and per ClusterQueue, one line each. */
+static void summary_charges(FILE *out, const sim_report_t *r)
+{
+	static const struct {
+		ledger_by_t by;
+		const char *what;
+	} views[] = {{LEDGER_BY_LOCALQUEUE, "tenant"}, {LEDGER_BY_CLUSTERQUEUE, "ClusterQueue"}};
+	ledger_report_t w;
+
+	for (size_t v = 0; v < 2; v++) {
+		if (charge_window(r, views[v].by, &w))
+			return;
+		for (size_t i = 0; i < w.n_rows; i++) {
+			const ledger_row_t *row = &w.rows[i];
+			if (!row->accelerator)
+				continue;
+			fprintf(out,
+				"  %-12s %-24s %-24s %10.3f GPU-h nominal %10.3f borrowed "
+				"cost %.2f\n",
+				views[v].what, row->group, row->resource, row->nominal_hours,
+				row->borrowed_hours, row->cost);
+		}
+		ledger_report_deinit(&w);
+	}
 }
 
 void sim_report_write_summary(const sim_report_t *r, FILE *out)
@@ -551,6 +653,7 @@ void sim_report_write_summary(const sim_report_t *r, FILE *out)
 		fprintf(out, "  class %-12s mean wait %.3f s over %zu admitted\n", t->classes[c],
 			sum / (double)st.cls[c].n / 1000.0, st.cls[c].n);
 	}
+	summary_charges(out, r);
 	fprintf(out, "  CPU: core %.3f s, persistence %.3f s, total %.3f s\n", r->core_cpu_s,
 		r->persist_cpu_s, r->total_cpu_s);
 	if (r->cycle_cap_hits)

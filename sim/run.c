@@ -947,6 +947,33 @@ static int metrics_setup(struct sim *s, qmetrics_t *m)
 	return qmetrics_core_set(m, s->q);
 }
 
+/* The report's chargeback inputs: a copy of the core's ledger, and the
+ * prices in force (ledger_prices_merge: a flag wins over an annotation). */
+static int chargeback_setup(struct sim *s, const sim_run_options_t *opt)
+{
+	size_t n_flavors = policy_flavor_count(s->t->policy), n_flags = opt ? opt->n_prices : 0;
+	ledger_price_t *declared = calloc(n_flavors + 1, sizeof(*declared));
+	size_t n_declared = 0;
+	int rc;
+
+	s->r->prices = calloc(n_flavors + n_flags + 1, sizeof(*s->r->prices));
+	if (!declared || !s->r->prices) {
+		free(declared);
+		return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < n_flavors; i++) {
+		const policy_flavor_t *f = policy_flavor_at(s->t->policy, i);
+		if (f->has_price)
+			declared[n_declared++] = (ledger_price_t){f->name, f->price_per_hour};
+	}
+	rc = ledger_prices_merge(opt ? opt->prices : NULL, n_flags, declared, n_declared,
+				 s->r->prices, n_flavors + n_flags, &s->r->n_prices);
+	free(declared);
+	if (!rc)
+		rc = ledger_clone(queue_ledger(s->q), &s->r->ledger);
+	return rc;
+}
+
 int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t **out,
 	    gpuq_diag_t *diag)
 {
@@ -990,6 +1017,9 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	rc = explain_waiting(&s);
 	if (!rc && s.metrics)
 		rc = qmetrics_publish(s.metrics, s.q); /* the state at the end */
+	if (rc)
+		goto fail;
+	rc = chargeback_setup(&s, opt);
 	if (rc)
 		goto fail;
 	s.r->end_ms = s.now;
@@ -1173,5 +1203,7 @@ void sim_report_destroy(sim_report_t *r)
 	free(r->preempt);
 	free(r->why_wl);
 	free(r->why);
+	ledger_destroy(r->ledger);
+	free(r->prices);
 	free(r);
 }

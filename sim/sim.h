@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "ledger/ledger.h"
 #include "qmetrics/qmetrics.h"
 
 /* ---- Bounds (every input a trace can grow) ---- */
@@ -197,6 +198,10 @@ typedef struct {
 	qmetrics_t *metrics;   /* the queue metrics, fed as the controller feeds them
 				  and published at the end of the run (borrowed);
 				  NULL: none */
+	const ledger_price_t *prices; /* `--price FLAVOR=PRICE` flags: win over the
+					 trace's ResourceFlavor annotations
+					 (borrowed: must outlive the report) */
+	size_t n_prices;	      /* entries in prices */
 } sim_run_options_t;
 
 /* Per-workload outcome, in arrival order. 56 bytes. */
@@ -254,6 +259,12 @@ typedef struct {
 					 SIM_EXPLAIN_MAX), in arrival order (owned) */
 	char (*why)[SIM_EXPLAIN_LEN]; /* the core's explanation for each (owned) */
 	size_t n_why;		      /* entries in why_wl and why */
+	ledger_t *ledger;	      /* the core's usage ledger at the end: the
+					 chargeback figures (owned) */
+	ledger_price_t *prices;	      /* prices in force: the options' flags, then
+					 the flavors' annotations (owned array;
+					 names borrowed from them) */
+	size_t n_prices;	      /* entries in prices */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or

@@ -443,6 +443,26 @@ static const bad_t BAD[] = {
      GPUQ_ELIMIT,
      "t.yaml: document 1: ResourceFlavor \"f\": spec.nodeLabels: 9 labels, more than the 8 "
      "allowed"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: \"2,50\"}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "price \"2,50\": not a decimal number (want e.g. \"2.50\")"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: \"-0.5\"}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "price \"-0.5\": negative"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: \"1000000.01\"}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "price \"1000000.01\": more than 1000000 an hour"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f, annotations: "
+     "{gpuq.dev/price-per-hour: 2.5}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+     "must be a string such as \"2.50\", not 2.5"},
     {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
      "  topologyName: rack\n",
      GPUQ_EINVAL,
@@ -852,6 +872,9 @@ static void examples_lookups(void **state)
 	assert_int_equal(f->n_taints, 1);
 	assert_int_equal(f->n_tolerations, 1);
 	assert_true(policy_toleration_tolerates(&f->tolerations[0], &f->taints[0]));
+	assert_true(f->has_price); /* gpuq.dev/price-per-hour: "2.50" */
+	assert_true(f->price_per_hour == 2.5);
+	assert_false(policy_flavor_find(p, "a100-mig")->has_price);
 	assert_null(policy_flavor_find(p, "v100"));
 
 	t = policy_claimtemplate_find(p, "team-c", "small-gpu");
@@ -1449,6 +1472,38 @@ static void load_files_and_workloads(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* price_lenient (the controller's snapshot): a bad price annotation keeps
+ * the flavor, unpriced, with the refusal to log; a good one prices it. */
+static void price_lenient(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: bad, "
+	    "annotations: "
+	    "{gpuq.dev/price-per-hour: \"two\"}}\n---\napiVersion: gpuq.dev/v1beta1\nkind: "
+	    "ResourceFlavor\nmetadata: {name: good, annotations: {gpuq.dev/price-per-hour: "
+	    "\"0.75\"}}\n";
+	policy_opts_t lenient = {.price_lenient = true};
+	const policy_flavor_t *f;
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(load_str(text, NULL, &p, &d), GPUQ_EINVAL); /* refused by default */
+	assert_non_null(strstr(d.msg, "price \"two\": not a decimal number"));
+	assert_int_equal(load_str(text, &lenient, &p, &d), GPUQ_OK);
+	f = policy_flavor_find(p, "bad");
+	assert_non_null(f);
+	assert_false(f->has_price);
+	assert_string_equal(
+	    f->price_error,
+	    "ResourceFlavor \"bad\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
+	    "price \"two\": not a decimal number (want e.g. \"2.50\")");
+	f = policy_flavor_find(p, "good");
+	assert_true(f->has_price && f->price_per_hour == 0.75);
+	assert_null(f->price_error);
+	policy_unref(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1477,6 +1532,7 @@ int main(void)
 	    cmocka_unit_test(field_decoder),
 	    cmocka_unit_test(load_dir_all_or_nothing),
 	    cmocka_unit_test(load_files_and_workloads),
+	    cmocka_unit_test(price_lenient),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

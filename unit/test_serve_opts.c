@@ -181,6 +181,7 @@ static void opts_parse_cluster(void **state)
 	assert_int_equal(o.requeue_backoff_ms, 60 * 1000);
 	assert_int_equal(o.usage_half_life_ms, 0); /* the core's defaults */
 	assert_int_equal(o.usage_sampling_ms, 0);
+	assert_int_equal(o.usage_checkpoint_ms, 60 * 1000);
 	/* in a Pod, neither flag: in-cluster, defaults from the downward API */
 	g_env = &pod;
 	assert_int_equal(parse(&o, &d, CLUSTER, END), GPUQ_OK);
@@ -226,6 +227,11 @@ static void opts_parse_cluster(void **state)
 			 GPUQ_OK);
 	assert_int_equal(o.usage_half_life_ms, 8760LL * 3600 * 1000);
 	assert_int_equal(o.usage_sampling_ms, 1);
+	/* the usage ledger's checkpoint: 0 turns it off */
+	assert_int_equal(parse(&o, &d, CLUSTER, "--usage-checkpoint-interval", "0", END), GPUQ_OK);
+	assert_int_equal(o.usage_checkpoint_ms, 0);
+	assert_int_equal(parse(&o, &d, CLUSTER, "--usage-checkpoint-interval=10s", END), GPUQ_OK);
+	assert_int_equal(o.usage_checkpoint_ms, 10000);
 	/* the certificate kept in a Secret */
 	assert_int_equal(parse(&o, &d, CLUSTER, "--cert-secret", "gpuq-system/gpuq-certs",
 			       "--cert-dns=a.b.svc,c", "--cert-ip", "127.0.0.1", "--webhook-config",
@@ -322,6 +328,10 @@ static void opts_parse_cluster_bad(void **state)
 	    {&host,
 	     {"--kubeconfig", "/k", "--usage-sampling-interval", "5 m"},
 	     "--usage-sampling-interval \"5 m\""},
+	    {&host,
+	     {"--kubeconfig", "/k", "--usage-checkpoint-interval", "8d"},
+	     "--usage-checkpoint-interval \"8d\": expected a duration such as 90s, 5m or 1.5h, "
+	     "0..7 days"},
 	    {&host,
 	     {"--kubeconfig", "/k", "--pods-ready-timeout", "5x"},
 	     "--pods-ready-timeout \"5x\": expected a duration such as 90s, 5m or 1.5h, 0..7 days"},

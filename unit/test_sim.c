@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -681,6 +682,27 @@ static void scenario_preemption(void **state)
 	/* busy all the time: 1 + 5 + 10 s of 4 GPUs over a 16 s makespan, of
 	 * which the 1 s low ran before its eviction was lost */
 	assert_non_null(strstr(json, "\"average\": 1.0000, \"useful\": 0.9375"));
+	/* chargeback, from the core's ledger: the same 16 s of 4 GPUs (the lost
+	 * 1 s included), all within nominal, exactly the held resource-ms */
+	assert_non_null(strstr(json, "{\"localQueue\": \"team-a/lq\", \"resource\": "
+				     "\"nvidia.com/gpu\", \"nominalHours\": 0.017778, "
+				     "\"borrowedHours\": 0.000000, \"cost\": 0.0000}"));
+	{
+		ledger_query_t q = {0, r->end_ms, r->end_ms, LEDGER_BY_CLUSTERQUEUE, NULL, 0};
+		ledger_report_t w;
+		double held = 0;
+
+		for (size_t i = 0; i < r->n_wl; i++)
+			held +=
+			    (double)r->wl[i].amount *
+			    (double)(r->wl[i].run_ms + r->wl[i].finish_ms - r->wl[i].last_admit_ms);
+		assert_int_equal(ledger_window(r->ledger, &q, &w), GPUQ_OK);
+		assert_int_equal(w.n_rows, 1);
+		assert_true(fabs((w.rows[0].nominal_hours + w.rows[0].borrowed_hours) * 3600000.0 -
+				 held) < 1e-6);
+		assert_true(held == 4.0 * 16000);
+		ledger_report_deinit(&w);
+	}
 	free(json);
 	sim_report_destroy(r);
 	sim_trace_destroy(t);

@@ -92,6 +92,11 @@ static const char usage_text[] =
     "  --usage-sampling-interval D\n"
     "                          ... and is sampled every D; Kueue's\n"
     "                          usageSamplingInterval (default 5m, 1ms..8760h)\n"
+    "  --usage-checkpoint-interval D\n"
+    "                          the leader writes its usage ledger (chargeback hours)\n"
+    "                          to ConfigMaps gpuq-usage-0..7 in the Lease's namespace\n"
+    "                          every D and when it stops; a new leader merges them\n"
+    "                          (default 1m; 0 turns it off)\n"
     "  --cert-secret NS/NAME   keep the serving certificate in this Secret: made (with\n"
     "                          its CA) when missing, renewed with a third of its\n"
     "                          validity left, written into --cert-dir on every replica\n"
@@ -359,6 +364,7 @@ typedef enum {
 	FLAG_REQUEUE_BACKOFF,
 	FLAG_USAGE_HALF_LIFE,
 	FLAG_USAGE_SAMPLING,
+	FLAG_USAGE_CHECKPOINT,
 	FLAG_CERT_SECRET,
 	FLAG_CERT_DNS,
 	FLAG_CERT_IP,
@@ -387,6 +393,7 @@ static const char *const flag_names[] = {"--listen",
 					 "--requeue-backoff",
 					 "--usage-half-life-time",
 					 "--usage-sampling-interval",
+					 "--usage-checkpoint-interval",
 					 "--cert-secret",
 					 "--cert-dns",
 					 "--cert-ip",
@@ -426,6 +433,9 @@ static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opt
 	case FLAG_USAGE_SAMPLING:
 		return parse_duration(flag_names[f], value, 1, WEBHOOK_USAGE_FLAG_MAX_MS,
 				      &opts->usage_sampling_ms, diag);
+	case FLAG_USAGE_CHECKPOINT:
+		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+				      &opts->usage_checkpoint_ms, diag);
 	default:
 		break;
 	}
@@ -510,6 +520,7 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 	case FLAG_REQUEUE_BACKOFF:
 	case FLAG_USAGE_HALF_LIFE:
 	case FLAG_USAGE_SAMPLING:
+	case FLAG_USAGE_CHECKPOINT:
 		return apply_duration(f, value, opts, diag);
 	case FLAG_CERT_SECRET: {
 		const char *slash = strchr(value, '/');
@@ -640,6 +651,7 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	opts->burst = WEBHOOK_BURST_DEFAULT;
 	opts->ready_timeout_ms = WEBHOOK_READY_TIMEOUT_MS_DEFAULT;
 	opts->requeue_backoff_ms = WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT;
+	opts->usage_checkpoint_ms = WEBHOOK_USAGE_CHECKPOINT_MS_DEFAULT;
 	opts->shutdown_grace_ms = WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;

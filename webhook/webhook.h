@@ -295,6 +295,9 @@ typedef enum {
 /* --usage-half-life-time and --usage-sampling-interval: at most a year
  * (Kueue's examples use a week; months of memory are plausible, years not) */
 #define WEBHOOK_USAGE_FLAG_MAX_MS (365LL * 86400 * 1000)
+/* --usage-checkpoint-interval: how often the leader checkpoints its usage
+ * ledger to ConfigMaps (a failover loses at most about this much) */
+#define WEBHOOK_USAGE_CHECKPOINT_MS_DEFAULT (60LL * 1000)
 #define WEBHOOK_QPS_MAX 10000.0 /* --qps above this is refused (a typo, not a plan) */
 #define WEBHOOK_BURST_DEFAULT 100u
 #define WEBHOOK_BURST_MAX 100000u
@@ -356,6 +359,9 @@ typedef struct {
 	int64_t usage_sampling_ms;	     /* --usage-sampling-interval, the same
 						range; 0 = not given (the core's
 						default, 5 min) */
+	int64_t usage_checkpoint_ms;	     /* --usage-checkpoint-interval, 0 (off)
+						to 7 days (default
+						WEBHOOK_USAGE_CHECKPOINT_MS_DEFAULT) */
 	char cert_secret_ns[64];	     /* --cert-secret NS/NAME: NS ("" = not given) */
 	const char *cert_secret_name;	     /* ... and NAME (NULL = not given) */
 	const char *cert_dns;		     /* --cert-dns, comma-separated (NULL: default) */
