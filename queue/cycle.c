@@ -240,7 +240,8 @@ static int tree_need_keep(queue_t *q, const try_t *t, uint32_t *ts, uint32_t *tn
 		return GPUQ_ENOMEM;
 	*ts = (uint32_t)q->n_tneeds;
 	*tn = (uint32_t)t->n_need;
-	memcpy(&q->tneeds[q->n_tneeds], t->need, t->n_need * sizeof(*t->need));
+	if (t->n_need)
+		memcpy(&q->tneeds[q->n_tneeds], t->need, t->n_need * sizeof(*t->need));
 	q->n_tneeds += t->n_need;
 	return GPUQ_OK;
 }

@@ -112,7 +112,7 @@ static void tree_shape_refused(void **st)
 {
 	queue_t *q = mkq(false);
 	gpuq_diag_t diag = {{0}};
-	char name[8], parent[8];
+	char name[16], parent[16];
 
 	(void)st;
 	add_flavor(q, "f");
