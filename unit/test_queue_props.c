@@ -489,9 +489,26 @@ static void check_strict_order(const trace_t *t, const queue_result_t *r)
 	}
 }
 
+/* A workload evicted for any reason (preempted, a Ready timeout, a drain)
+ * starts afresh: the victims it took by fair sharing before may be its
+ * victims again (it lost the quota it had freed; seeds 13756 and 23536:
+ * a preemptor timed out, or was preempted in its own CQ, and met its old
+ * victim again later). */
+static void fair_forget(trace_t *t, const char *uid)
+{
+	long p = strtol(uid + 1, NULL, 10); /* test uids are "w<n>" */
+
+	for (long v = 0; p >= 0 && p < MAX_WL && v < MAX_WL; v++) {
+		size_t bit = (size_t)p * MAX_WL + (size_t)v;
+
+		t->fair_pair[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
+	}
+}
+
 /* No fair-sharing ping-pong: a preemptor evicts the same victim by fair
  * sharing at most once (it then goes first to the quota it freed, so the
- * victim cannot take it back and be preempted by it again). */
+ * victim cannot take it back and be preempted by it again) until the
+ * preemptor itself is evicted. */
 static void check_fair_once(trace_t *t, const queue_result_t *r)
 {
 
@@ -500,6 +517,7 @@ static void check_fair_once(trace_t *t, const queue_result_t *r)
 		long v, p;
 		size_t bit;
 
+		fair_forget(t, e->victim_uid); /* evicted: it starts afresh */
 		if (e->reason != QUEUE_EVICT_FAIR_SHARING || !e->preemptor_uid)
 			continue;
 		v = strtol(e->victim_uid + 1, NULL, 10); /* test uids are "w<n>" */
@@ -854,6 +872,8 @@ static void run_trace(uint64_t seed)
 			assert_int_equal(queue_tick(t->q, t->now, &r), GPUQ_OK);
 			for (size_t k = 0; k < r.n_evictions; k++)
 				seen_total.evictions[r.evictions[k].reason]++;
+			for (size_t k = 0; k < r.n_evictions; k++)
+				fair_forget(t, r.evictions[k].victim_uid);
 			after_step(t, NULL);
 		} else if (a < 89 && rnd(&s, 0, 2) == 0) {
 			/* quota grows, the stop policy changes, or admission fair sharing
