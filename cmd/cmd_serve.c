@@ -14,6 +14,7 @@
 #include "certs/certs.h"
 #include "cmd/cmd.h"
 #include "controller/controller.h"
+#include "dcgm/dcgm.h"
 #include "kube/kube.h"
 #include "webhook/webhook.h"
 
@@ -121,6 +122,21 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	return rc;
 }
 
+/* Idle GPU time (--dcgm-url): its own scraping thread, its families on
+ * the server's /metrics. */
+static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, dcgm_scraper_t **out,
+		      gpuq_diag_t *diag)
+{
+	dcgm_opts_t o;
+
+	dcgm_opts_default(&o);
+	o.url = opts->dcgm_url;
+	o.interval_ms = opts->dcgm_interval_ms;
+	o.threshold_pct = opts->idle_threshold_pct;
+	o.metrics = webhook_server_metrics(srv);
+	return dcgm_scraper_start(&o, out, diag);
+}
+
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
  * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
  * a second SIGTERM or a SIGINT ends it at once. */
@@ -158,6 +174,7 @@ int cmd_serve(int argc, char **argv)
 	webhook_serve_opts_t opts;
 	webhook_server_t *srv = NULL;
 	controller_t *ctl = NULL;
+	dcgm_scraper_t *dcgm = NULL;
 	certkeeper_t *keeper = NULL;
 	keeper_args_t kargs;
 	kube_config_t *kcfg = NULL;
@@ -196,11 +213,14 @@ int cmd_serve(int argc, char **argv)
 		rc = webhook_server_create(&opts, &srv, &diag);
 	if (!rc)
 		rc = webhook_server_start(srv, &diag);
+	if (!rc && opts.dcgm_url)
+		rc = start_dcgm(&opts, srv, &dcgm, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
 		rc = start_controller(&opts, srv, kcfg, &ctl, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);
+		dcgm_scraper_stop(dcgm);
 		webhook_server_destroy(srv);
 		certkeeper_stop(keeper);
 		kube_config_destroy(kcfg);
@@ -221,6 +241,7 @@ int cmd_serve(int argc, char **argv)
 		break;
 	}
 	controller_destroy(ctl); /* gives the Lease up first */
+	dcgm_scraper_stop(dcgm);
 	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
 	webhook_server_destroy(srv);
 	certkeeper_stop(keeper);
