@@ -151,4 +151,49 @@ typedef struct {
 
 void idle_acct_totals(const idle_acct_t *a, idle_totals_t *t);
 
+/* ---- Which LocalQueue a pod's GPU time goes to ----
+ *
+ * dcgm-exporter names the pod, not its queue. gpuq's controller knows the
+ * workloads holding quota and their LocalQueues: it hands over a map of
+ * them (every few seconds while it leads), and the samples whose pod label
+ * did not name a queue are looked up in it: first the pod itself (a plain
+ * Pod or a pod group's member), then the Job its name comes from (the Job
+ * controller names pods "<job>-<5 characters>", or "<job>-<index>-<5
+ * characters>" for an Indexed Job). A Job name of 58 characters or more is
+ * cut in its pods' names and not found: such pods count for their
+ * namespace with local_queue "". */
+
+/* Entries a map holds at most: the core's workloads holding quota, and a
+ * pod group's pods each (a cluster holds far fewer GPUs than this). */
+#define IDLE_PODMAP_MAX 200000
+
+typedef enum {
+	IDLE_OWNER_POD = 0, /* name is a pod's */
+	IDLE_OWNER_JOB = 1, /* name is a Job's: its pods are looked up by name */
+} idle_owner_t;
+
+typedef struct idle_podmap idle_podmap_t;
+
+/* An empty map. GPUQ_OK or GPUQ_ENOMEM. */
+int idle_podmap_create(idle_podmap_t **out);
+void idle_podmap_destroy(idle_podmap_t *m); /* NULL is a no-op */
+
+/* Add (kind, namespace, name) -> local_queue (strings copied; each shorter
+ * than IDLE_NAME_MAX). GPUQ_OK, GPUQ_EINVAL (empty or too long),
+ * GPUQ_ELIMIT past IDLE_PODMAP_MAX, GPUQ_ENOMEM. A key added twice keeps
+ * its first LocalQueue. */
+int idle_podmap_add(idle_podmap_t *m, idle_owner_t kind, const char *namespace_, const char *name,
+		    const char *local_queue);
+
+/* The LocalQueue of pod (namespace_, pod) as above, or NULL. The map is
+ * sorted on the first lookup after an add (not thread-safe then; a map
+ * handed to another thread is finished: idle_podmap_finish). */
+const char *idle_podmap_lookup(idle_podmap_t *m, const char *namespace_, const char *pod);
+
+/* Sort now, so that later lookups only read. */
+void idle_podmap_finish(idle_podmap_t *m);
+
+/* Fill the empty local_queue of every allocated sample found in m. */
+void idle_podmap_apply(idle_podmap_t *m, idle_sample_t *samples, size_t n);
+
 #endif

@@ -474,6 +474,58 @@ static void parse_then_account(void **st)
 	idle_acct_destroy(a);
 }
 
+/* The controller's map: pods, Jobs' pods by name, Indexed Jobs. */
+static void podmap_lookup(void **st)
+{
+	static const struct {
+		const char *ns, *pod, *want; /* want NULL: not found */
+	} cases[] = {
+	    {"team-a", "nb-0", "notebooks"},	     /* a plain pod */
+	    {"team-a", "train-x7k2p", "research"},   /* a Job's pod */
+	    {"team-a", "train-3-q9zzb", "research"}, /* an Indexed Job's pod: train-3 first */
+	    {"team-a", "sweep-12-abcde", "sweeps"},  /* Indexed Job "sweep" */
+	    {"team-a", "sweep-12-abcd", NULL},	     /* suffix not 5 characters */
+	    {"team-a", "train", NULL},		     /* the Job's own name is no pod */
+	    {"team-b", "train-x7k2p", NULL},	     /* another namespace */
+	    {"team-a", "trai-x7k2p", NULL},	     /* a prefix of a Job name */
+	    {"team-a", "trainer-x7k2p", NULL},	     /* a longer name */
+	    {"team-a", "-abcde", NULL},		     /* nothing before the suffix */
+	    {"team-a", "dup-abcde", "first"},	     /* the first of a key added twice */
+	    {"team-a", "train-3-extra-q9zzb", NULL}, /* not the Job controller's form */
+	};
+	idle_podmap_t *m;
+	idle_sample_t s[3];
+
+	(void)st;
+	assert_int_equal(idle_podmap_create(&m), 0);
+	assert_null(idle_podmap_lookup(m, "team-a", "train-x7k2p")); /* empty */
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_POD, "team-a", "nb-0", "notebooks"), 0);
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_JOB, "team-a", "train", "research"), 0);
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_JOB, "team-a", "sweep", "sweeps"), 0);
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_JOB, "team-a", "dup", "first"), 0);
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_JOB, "team-a", "dup", "second"), 0);
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_JOB, "", "x", "q"), GPUQ_EINVAL);
+	assert_int_equal(idle_podmap_add(m, IDLE_OWNER_JOB, "ns", "", "q"), GPUQ_EINVAL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = idle_podmap_lookup(m, cases[i].ns, cases[i].pod);
+
+		if (cases[i].want ? !got || strcmp(got, cases[i].want) : got != NULL)
+			fail_msg("case %zu (%s/%s): got %s", i, cases[i].ns, cases[i].pod,
+				 got ? got : "NULL");
+	}
+	/* apply: only allocated samples without a queue label */
+	s[0] = smp("d0", "team-a", "train-x7k2p", "", 0);
+	s[1] = smp("d1", "team-a", "nb-0", "from-label", 0);
+	s[2] = smp("d2", "", "", "", 0);
+	idle_podmap_finish(m);
+	idle_podmap_apply(m, s, 3);
+	assert_string_equal(s[0].local_queue, "research");
+	assert_string_equal(s[1].local_queue, "from-label");
+	assert_string_equal(s[2].local_queue, "");
+	idle_podmap_destroy(m);
+	idle_podmap_destroy(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +542,7 @@ int main(void)
 	    cmocka_unit_test(acct_order_independent),
 	    cmocka_unit_test(acct_caps),
 	    cmocka_unit_test(parse_then_account),
+	    cmocka_unit_test(podmap_lookup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
