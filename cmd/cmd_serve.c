@@ -89,7 +89,8 @@ static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_
 
 /* The controller beside the server, when the policy comes from a cluster. */
 static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv,
-			    const kube_config_t *cfg, controller_t **ctl, gpuq_diag_t *diag)
+			    const kube_config_t *cfg, dcgm_scraper_t *dcgm, controller_t **ctl,
+			    gpuq_diag_t *diag)
 {
 	controller_opts_t co;
 	int rc;
@@ -107,6 +108,10 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.lease_namespace = opts->lease_namespace;
 	co.lease_name = opts->lease_name;
 	co.identity = opts->identity;
+	if (dcgm) { /* idle GPU time per LocalQueue too */
+		co.pod_queues = dcgm_pod_queues_set;
+		co.pod_queues_ctx = dcgm;
+	}
 	co.core.fair_sharing = opts->fair_sharing;
 	co.core.ready_timeout_ms = opts->ready_timeout_ms;
 	co.core.backoff_base_ms = opts->requeue_backoff_ms;
@@ -216,7 +221,7 @@ int cmd_serve(int argc, char **argv)
 	if (!rc && opts.dcgm_url)
 		rc = start_dcgm(&opts, srv, &dcgm, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, kcfg, &ctl, &diag);
+		rc = start_controller(&opts, srv, kcfg, dcgm, &ctl, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);

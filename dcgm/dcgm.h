@@ -49,6 +49,12 @@ int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *
  * aborted), free. NULL is fine. */
 void dcgm_scraper_stop(dcgm_scraper_t *s);
 
+/* Take map (a finished idle_podmap_t; NULL: none) as the LocalQueues of
+ * pods whose samples name none, from the next scrape on; the previous map
+ * is freed. ctx is the scraper: the signature of controller_opts_t's
+ * pod_queues. Thread-safe. */
+void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map);
+
 /* The metric families (a webhook_metrics_source_fn; ctx is the scraper). */
 void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t);
 

@@ -12,18 +12,19 @@
 #include "dcgm/dcgm.h"
 
 struct dcgm_scraper {
-	dcgm_opts_t o;		 /* options (url borrowed) */
-	CURL *curl;		 /* the thread's connection, kept alive */
-	pthread_t thread;	 /* the scraping thread */
-	bool running;		 /* thread started */
-	pthread_mutex_t mu;	 /* guards everything below, and stop */
-	pthread_cond_t cv;	 /* signalled by stop */
-	atomic_bool stop;	 /* the thread ends when set (read by the transfer) */
-	idle_acct_t *acct;	 /* the accumulator */
-	uint64_t scrapes_ok;	 /* scrapes read and observed */
-	uint64_t scrapes_failed; /* transfers, HTTP statuses or bodies refused */
-	bool failing;		 /* the last scrape failed (failures are logged on
-				    the change, not each time) */
+	dcgm_opts_t o;		   /* options (url borrowed) */
+	CURL *curl;		   /* the thread's connection, kept alive */
+	pthread_t thread;	   /* the scraping thread */
+	bool running;		   /* thread started */
+	pthread_mutex_t mu;	   /* guards everything below, and stop */
+	pthread_cond_t cv;	   /* signalled by stop */
+	atomic_bool stop;	   /* the thread ends when set (read by the transfer) */
+	idle_acct_t *acct;	   /* the accumulator */
+	idle_podmap_t *pod_queues; /* pods' and Jobs' LocalQueues (NULL: none) */
+	uint64_t scrapes_ok;	   /* scrapes read and observed */
+	uint64_t scrapes_failed;   /* transfers, HTTP statuses or bodies refused */
+	bool failing;		   /* the last scrape failed (failures are logged on
+				      the change, not each time) */
 };
 
 typedef struct {
@@ -137,6 +138,8 @@ static void scrape_once(dcgm_scraper_t *s)
 				     IDLE_SAMPLES_MAX, &samples, &n, &diag);
 	free(b.buf);
 	pthread_mutex_lock(&s->mu);
+	if (!rc && s->pod_queues)
+		idle_podmap_apply(s->pod_queues, samples, n);
 	if (!rc)
 		rc = idle_acct_observe(s->acct, samples, n, gpuq_mono_ms(), &st);
 	if (rc)
@@ -203,6 +206,7 @@ static void release(dcgm_scraper_t *s)
 	if (s->curl)
 		curl_easy_cleanup(s->curl);
 	idle_acct_destroy(s->acct);
+	idle_podmap_destroy(s->pod_queues);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -268,6 +272,20 @@ void dcgm_scraper_stop(dcgm_scraper_t *s)
 	if (s->running)
 		pthread_join(s->thread, NULL);
 	release(s);
+}
+
+void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map)
+{
+	dcgm_scraper_t *s = ctx;
+	idle_podmap_t *old;
+
+	if (map)
+		idle_podmap_finish(map);
+	pthread_mutex_lock(&s->mu);
+	old = s->pod_queues;
+	s->pod_queues = map;
+	pthread_mutex_unlock(&s->mu);
+	idle_podmap_destroy(old);
 }
 
 /* GPU-ms as seconds with three decimals. */
