@@ -83,13 +83,13 @@ static int series_cmp(const idle_sample_t *x, const idle_sample_t *y)
 	return c;
 }
 
-/* qsort over pointers into one array: equal series keep their order in
- * it, so the first of duplicates is the one kept. */
-static int ptr_cmp(const void *pa, const void *pb)
+/* qsort_r over indices into the samples (ctx): equal series keep their
+ * order, so the first of duplicates is the one kept. */
+static int idx_cmp(const void *pa, const void *pb, void *ctx)
 {
-	const idle_sample_t *x = *(const idle_sample_t *const *)pa;
-	const idle_sample_t *y = *(const idle_sample_t *const *)pb;
-	int c = series_cmp(x, y);
+	const idle_sample_t *base = ctx;
+	size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+	int c = series_cmp(&base[x], &base[y]);
 
 	if (c)
 		return c;
@@ -174,38 +174,38 @@ static void charge(idle_acct_t *a, const idle_sample_t *s, int64_t dt, idle_obse
 static int collect(const idle_acct_t *a, const idle_sample_t *samples, size_t n,
 		   idle_sample_t **out, size_t *kept, idle_observe_stats_t *st)
 {
-	const idle_sample_t **ptr = NULL;
+	size_t *idx = NULL;
 	idle_sample_t *arr = NULL;
 	size_t m = 0, k = 0;
 
 	*out = NULL;
 	*kept = 0;
 	if (n) {
-		ptr = malloc(n * sizeof(*ptr));
-		if (!ptr)
+		idx = malloc(n * sizeof(*idx));
+		if (!idx)
 			return GPUQ_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (!samples[i].namespace_[0] || !samples[i].pod[0])
 			st->unallocated++;
 		else
-			ptr[m++] = &samples[i];
+			idx[m++] = i;
 	}
 	if (m)
-		qsort(ptr, m, sizeof(*ptr), ptr_cmp);
+		qsort_r(idx, m, sizeof(*idx), idx_cmp, (void *)samples);
 	if (m && !(arr = malloc((m < a->cfg.series_max ? m : a->cfg.series_max) * sizeof(*arr)))) {
-		free(ptr);
+		free(idx);
 		return GPUQ_ENOMEM;
 	}
 	for (size_t i = 0; i < m; i++) {
-		if (k && !series_cmp(&arr[k - 1], ptr[i]))
+		if (k && !series_cmp(&arr[k - 1], &samples[idx[i]]))
 			st->duplicates++;
 		else if (k == a->cfg.series_max)
 			st->over_cap++;
 		else
-			arr[k++] = *ptr[i];
+			arr[k++] = samples[idx[i]];
 	}
-	free(ptr);
+	free(idx);
 	*out = arr;
 	*kept = k;
 	return GPUQ_OK;

@@ -53,7 +53,8 @@ typedef struct {
 
 static int fail(cursor_t *c, int rc, const char *what)
 {
-	return gpuq_diag_set(c->diag, rc, "line %u: %s", c->line, what);
+	gpuq_diag_set(c->diag, rc, "line %u: %s", c->line, what);
+	return rc;
 }
 
 static void blanks(cursor_t *c)
@@ -338,9 +339,11 @@ static int grow(idle_sample_t **arr, size_t n, size_t *cap, size_t max, const cu
 	idle_sample_t *p;
 	size_t want;
 
-	if (n >= max)
-		return gpuq_diag_set(c->diag, GPUQ_ELIMIT,
-				     "line %u: more than %zu samples of the metric", c->line, max);
+	if (n >= max) {
+		gpuq_diag_set(c->diag, GPUQ_ELIMIT, "line %u: more than %zu samples of the metric",
+			      c->line, max);
+		return GPUQ_ELIMIT;
+	}
 	if (n < *cap)
 		return GPUQ_OK;
 	want = *cap ? *cap * 2 : 64;

@@ -501,6 +501,26 @@ static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opt
 	GPUQ_ASSERT(0);
 }
 
+/* --cert-secret NAMESPACE/NAME. */
+static int parse_cert_secret(const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	const char *slash = strchr(value, '/');
+	size_t nl = slash ? (size_t)(slash - value) : 0;
+
+	if (!slash || nl >= sizeof(opts->cert_secret_ns))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--cert-secret \"%s\": expected NAMESPACE/NAME", value);
+	memcpy(opts->cert_secret_ns, value, nl);
+	opts->cert_secret_ns[nl] = '\0';
+	if (!dns_label_ok(opts->cert_secret_ns) || !dns_subdomain_ok(slash + 1))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--cert-secret \"%s\": expected NAMESPACE/NAME (a namespace "
+				     "name, then an object name)",
+				     value);
+	opts->cert_secret_name = slash + 1;
+	return GPUQ_OK;
+}
+
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
@@ -585,25 +605,8 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 		return parse_dcgm_url(value, &opts->dcgm_url, diag);
 	case FLAG_IDLE_THRESHOLD:
 		return parse_threshold(value, &opts->idle_threshold_pct, diag);
-	case FLAG_CERT_SECRET: {
-		const char *slash = strchr(value, '/');
-		size_t nl = slash ? (size_t)(slash - value) : 0;
-
-		if (!slash || nl >= sizeof(opts->cert_secret_ns))
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--cert-secret \"%s\": expected NAMESPACE/NAME",
-					     value);
-		memcpy(opts->cert_secret_ns, value, nl);
-		opts->cert_secret_ns[nl] = '\0';
-		if (!dns_label_ok(opts->cert_secret_ns) || !dns_subdomain_ok(slash + 1))
-			return gpuq_diag_set(
-			    diag, GPUQ_EINVAL,
-			    "--cert-secret \"%s\": expected NAMESPACE/NAME (a namespace "
-			    "name, then an object name)",
-			    value);
-		opts->cert_secret_name = slash + 1;
-		return GPUQ_OK;
-	}
+	case FLAG_CERT_SECRET:
+		return parse_cert_secret(value, opts, diag);
 	case FLAG_CERT_DNS:
 	case FLAG_CERT_IP:
 		if (!value[0])
