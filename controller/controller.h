@@ -81,7 +81,8 @@ typedef struct {
 							      CONTROLLER_PODMAP_MS: the
 							      LocalQueue of each pod and
 							      Job holding quota (the map
-							      is the callee's); NULL:
+							      is the callee's; NULL once
+							      leadership is lost); NULL:
 							      not built */
 	void *pod_queues_ctx;				   /* its argument */
 	queue_config_t core;				   /* the core's settings: fair_sharing,

@@ -220,6 +220,7 @@ struct controller {
 	int64_t metrics_next_ms; /* next publish (monotonic) */
 	int64_t podmap_next_ms;	 /* next hand-over of the pods' LocalQueues (monotonic) */
 	bool podmap_logged;	 /* a failed hand-over was logged */
+	bool podmap_sent;	 /* a map was handed over while leading */
 
 	atomic_bool synced;	      /* every watch listed and a snapshot published */
 	atomic_bool leader;	      /* holds the Lease */

@@ -52,8 +52,12 @@ void podmap_publish(struct controller *c)
 	build_t b = {0};
 	queue_wl_t id = QUEUE_NONE;
 
-	if (!c->q || !atomic_load(&c->leader))
+	if (!c->q || !atomic_load(&c->leader)) {
+		if (c->podmap_sent) /* a follower's map would go stale: none */
+			c->o.pod_queues(c->o.pod_queues_ctx, NULL);
+		c->podmap_sent = false;
 		return;
+	}
 	b.rc = idle_podmap_create(&b.map);
 	while (!b.rc && (id = queue_workload_next(c->q, id)) != QUEUE_NONE) {
 		queue_workload_view_t v;
@@ -75,4 +79,5 @@ void podmap_publish(struct controller *c)
 	}
 	idle_podmap_finish(b.map);
 	c->o.pod_queues(c->o.pod_queues_ctx, b.map);
+	c->podmap_sent = true;
 }
