@@ -22,8 +22,11 @@
 #include "webhook/webhook.h"
 
 /* One scrape's transfer at most (connect included): the interval, but no
- * more than 10 s, so a hung endpoint costs one late scrape, not many. */
+ * more than 10 s, so a hung endpoint costs one late scrape, not many, and
+ * no less than 2 s, time for a body at its cap on a local network (the
+ * next scrape starts an interval after one ends). */
 #define DCGM_TIMEOUT_MS_MAX 10000
+#define DCGM_TIMEOUT_MS_MIN 2000
 typedef struct {
 	const char *url;	    /* http:// or https:// (system CAs; checked by
 				       webhook_serve_opts_parse); borrowed until

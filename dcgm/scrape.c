@@ -31,6 +31,7 @@ typedef struct {
 	char *buf;  /* the body so far (owned) */
 	size_t len; /* its length */
 	size_t cap; /* its room */
+	bool over;  /* refused for passing IDLE_PROM_BODY_MAX */
 } body_t;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -53,8 +54,10 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
 	body_t *b = ud;
 	size_t n = size * nmemb;
 
-	if (n > IDLE_PROM_BODY_MAX - b->len)
+	if (n > IDLE_PROM_BODY_MAX - b->len) {
+		b->over = true;
 		return 0;
+	}
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 65536;
 		char *q;
@@ -84,6 +87,8 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 
 static int64_t timeout_ms(const dcgm_scraper_t *s)
 {
+	if (s->o.interval_ms < DCGM_TIMEOUT_MS_MIN)
+		return DCGM_TIMEOUT_MS_MIN;
 	return s->o.interval_ms < DCGM_TIMEOUT_MS_MAX ? s->o.interval_ms : DCGM_TIMEOUT_MS_MAX;
 }
 
@@ -113,7 +118,7 @@ static int fetch(dcgm_scraper_t *s, body_t *b, gpuq_diag_t *diag)
 	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
 	curl_slist_free_all(hdr);
-	if (cc == CURLE_WRITE_ERROR && b->len + 1 >= IDLE_PROM_BODY_MAX)
+	if (b->over)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "body over %zu bytes", IDLE_PROM_BODY_MAX);
 	if (cc != CURLE_OK)
 		return gpuq_diag_set(diag, GPUQ_EHTTP, "%s", curl_easy_strerror(cc));
