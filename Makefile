@@ -29,7 +29,7 @@ CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDSAN)
 
 # Library modules, bottom up (see docs/architecture.md).
-MODULES := base quota fairshare ledger queue policy store certs kube webhook engine qmetrics controller sim
+MODULES := base quota fairshare idle ledger queue policy store certs kube webhook engine qmetrics dcgm controller sim
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 CMD_SRC := $(wildcard cmd/*.c)

@@ -14,6 +14,7 @@
 #include "certs/certs.h"
 #include "cmd/cmd.h"
 #include "controller/controller.h"
+#include "dcgm/dcgm.h"
 #include "kube/kube.h"
 #include "webhook/webhook.h"
 
@@ -88,7 +89,8 @@ static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_
 
 /* The controller beside the server, when the policy comes from a cluster. */
 static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv,
-			    const kube_config_t *cfg, controller_t **ctl, gpuq_diag_t *diag)
+			    const kube_config_t *cfg, dcgm_scraper_t *dcgm, controller_t **ctl,
+			    gpuq_diag_t *diag)
 {
 	controller_opts_t co;
 	int rc;
@@ -106,6 +108,10 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.lease_namespace = opts->lease_namespace;
 	co.lease_name = opts->lease_name;
 	co.identity = opts->identity;
+	if (dcgm) { /* idle GPU time per LocalQueue too */
+		co.pod_queues = dcgm_pod_queues_set;
+		co.pod_queues_ctx = dcgm;
+	}
 	co.core.fair_sharing = opts->fair_sharing;
 	co.core.ready_timeout_ms = opts->ready_timeout_ms;
 	co.core.backoff_base_ms = opts->requeue_backoff_ms;
@@ -120,6 +126,21 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	if (!rc)
 		rc = controller_start(*ctl, diag);
 	return rc;
+}
+
+/* Idle GPU time (--dcgm-url): its own scraping thread, its families on
+ * the server's /metrics. */
+static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, dcgm_scraper_t **out,
+		      gpuq_diag_t *diag)
+{
+	dcgm_opts_t o;
+
+	dcgm_opts_default(&o);
+	o.url = opts->dcgm_url;
+	o.interval_ms = opts->dcgm_interval_ms;
+	o.threshold_pct = opts->idle_threshold_pct;
+	o.metrics = webhook_server_metrics(srv);
+	return dcgm_scraper_start(&o, out, diag);
 }
 
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
@@ -159,6 +180,7 @@ int cmd_serve(int argc, char **argv)
 	webhook_serve_opts_t opts;
 	webhook_server_t *srv = NULL;
 	controller_t *ctl = NULL;
+	dcgm_scraper_t *dcgm = NULL;
 	certkeeper_t *keeper = NULL;
 	keeper_args_t kargs;
 	kube_config_t *kcfg = NULL;
@@ -197,11 +219,14 @@ int cmd_serve(int argc, char **argv)
 		rc = webhook_server_create(&opts, &srv, &diag);
 	if (!rc)
 		rc = webhook_server_start(srv, &diag);
+	if (!rc && opts.dcgm_url)
+		rc = start_dcgm(&opts, srv, &dcgm, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, kcfg, &ctl, &diag);
+		rc = start_controller(&opts, srv, kcfg, dcgm, &ctl, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);
+		dcgm_scraper_stop(dcgm);
 		webhook_server_destroy(srv);
 		certkeeper_stop(keeper);
 		kube_config_destroy(kcfg);
@@ -222,6 +247,7 @@ int cmd_serve(int argc, char **argv)
 		break;
 	}
 	controller_destroy(ctl); /* gives the Lease up first */
+	dcgm_scraper_stop(dcgm);
 	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
 	webhook_server_destroy(srv);
 	certkeeper_stop(keeper);

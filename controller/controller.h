@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "idle/idle.h"
 #include "kube/kube.h"
 #include "queue/queue.h"
 #include "webhook/webhook.h"
@@ -62,6 +63,11 @@
 
 typedef struct controller controller_t;
 
+/* How often a leader hands over the pods' LocalQueues (opts.pod_queues):
+ * idle GPU time is scraped every 30 s by default, and a pod admitted
+ * between two hand-overs counts for its namespace alone until the next. */
+#define CONTROLLER_PODMAP_MS 5000
+
 typedef struct {
 	const kube_config_t *kube;   /* where the apiserver is (borrowed) */
 	kube_client_opts_t client;   /* rate limits of every connection */
@@ -79,13 +85,21 @@ typedef struct {
 					ConfigMaps CONTROLLER_USAGE_CONFIGMAP-0..7
 					in lease_namespace this often and when it
 					stops; 0: never (nor merges them) */
-	queue_config_t core;	     /* the core's settings: fair_sharing,
-					ready_timeout_ms, backoff_base_ms,
-					backoff_max_ms, tenant_half_life_ms and
-					tenant_sample_ms are taken from here; the
-					rest is the controller's own (quota held
-					until an evicted workload's pods are gone,
-					the Ready timeout on gangs only) */
+	void (*pod_queues)(void *ctx, idle_podmap_t *map); /* while leading, every
+							      CONTROLLER_PODMAP_MS: the
+							      LocalQueue of each pod and
+							      Job holding quota (the map
+							      is the callee's; NULL once
+							      leadership is lost); NULL:
+							      not built */
+	void *pod_queues_ctx;				   /* its argument */
+	queue_config_t core;				   /* the core's settings: fair_sharing,
+							      ready_timeout_ms, backoff_base_ms,
+							      backoff_max_ms, tenant_half_life_ms and
+							      tenant_sample_ms are taken from here; the
+							      rest is the controller's own (quota held
+							      until an evicted workload's pods are gone,
+							      the Ready timeout on gangs only) */
 } controller_opts_t;
 
 /* Defaults: qps 50 burst 100, leader election on, lease gpuq-system/

@@ -221,6 +221,9 @@ struct controller {
 
 	qmetrics_t *metrics;	 /* queue metrics for /metrics (owned) */
 	int64_t metrics_next_ms; /* next publish (monotonic) */
+	int64_t podmap_next_ms;	 /* next hand-over of the pods' LocalQueues (monotonic) */
+	bool podmap_logged;	 /* a failed hand-over was logged */
+	bool podmap_sent;	 /* a map was handed over while leading */
 
 	atomic_bool synced;	  /* every watch listed and a snapshot published */
 	atomic_bool leader;	  /* holds the Lease */
@@ -288,6 +291,12 @@ void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf
 			    queue_podset_spec_t *ps);
 
 /* pods.c */
+/* Call fn with the namespace and name of each of g's Pods. */
+void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
+		      void *ctx);
+/* podmap.c: hand the LocalQueue of every workload holding quota to
+ * c->o.pod_queues (leader only; a failure to build is logged, once). */
+void podmap_publish(struct controller *c);
 void pods_apply(struct controller *c, const cevent_t *ev);
 void pods_resync(struct controller *c);
 void pods_free_all(struct controller *c);

@@ -418,6 +418,10 @@ static void *loop_main(void *arg)
 			c->metrics_next_ms = now + METRICS_MS;
 			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
 		}
+		if (c->o.pod_queues && now >= c->podmap_next_ms) {
+			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
+			podmap_publish(c);
+		}
 	}
 	free(batch);
 	return NULL;

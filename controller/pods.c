@@ -55,6 +55,23 @@ void pods_free_all(struct controller *c)
 	map_deinit(&c->pod_group);
 }
 
+void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
+		      void *ctx)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	while ((s = map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+		const json_t *meta = json_object_get(m->obj, "metadata");
+		const char *ns = json_string_value(json_object_get(meta, "namespace"));
+		const char *name = json_string_value(json_object_get(meta, "name"));
+
+		if (ns && name)
+			fn(ctx, ns, name);
+	}
+}
+
 pgroup_t *controller_group(struct controller *c, const char *key)
 {
 	return map_get(&c->groups, key);

@@ -4,7 +4,9 @@
 # promtool check metrics, and the counters against the simulator's own
 # report (admissions per ClusterQueue, evictions and preemptions by reason,
 # cycles). The webhook's from a scrape of `gpuq serve --policy-dir` (which
-# runs no controller, so no queue series): promtool check metrics. Then
+# runs no controller, so no queue series; its --dcgm-url refuses
+# connections, so the idle GPU families are there, without tenants):
+# promtool check metrics. Then
 # deploy/monitoring/check.sh on both: the rule files (promtool check rules,
 # promtool test rules), the dashboard, every metric they query present in
 # the rendered text, and docs/metrics.md listing exactly those families.
@@ -87,7 +89,8 @@ while [ $tries -lt 5 ] && [ -z "$PID" ]; do
 	tries=$((tries + 1))
 	PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
 	"$GPUQ_BIN" serve --listen "127.0.0.1:$PORT" --cert-dir "$CERTS" --policy-dir examples/policy \
-		--state-dir "$T/state" --threads 2 >"$T/serve.log" 2>&1 &
+		--state-dir "$T/state" --threads 2 --dcgm-url http://127.0.0.1:1/metrics \
+		>"$T/serve.log" 2>&1 &
 	PID=$!
 	i=0
 	until curl -sf --max-time 2 --cacert "$CERTS/ca.crt" -o /dev/null \

@@ -151,6 +151,64 @@ static void opts_parse_bad(void **state)
 	}
 }
 
+/* --dcgm-url, --dcgm-interval, --idle-threshold: offline and in a
+ * cluster alike; the defaults; every refusal names the flag and value. */
+static void opts_parse_dcgm(void **state)
+{
+	static const struct {
+		const char *flag, *value, *flag2, *value2;
+		const char *msg;
+	} bad[] = {
+	    {"--dcgm-url", "ftp://h/metrics", NULL, NULL,
+	     "--dcgm-url \"ftp://h/metrics\": expected an http:// or https:// URL"},
+	    {"--dcgm-url", "http://", NULL, NULL, "with a host"},
+	    {"--dcgm-url", "http:///metrics", NULL, NULL, "with a host"},
+	    {"--dcgm-url", "http://h/a b", NULL, NULL, "must be percent-encoded"},
+	    {"--dcgm-interval", "30s", NULL, NULL, "--dcgm-interval: only with --dcgm-url"},
+	    {"--idle-threshold", "5", NULL, NULL, "--idle-threshold: only with --dcgm-url"},
+	    {"--dcgm-url", "http://h", "--dcgm-interval", "50ms", "--dcgm-interval \"50ms\""},
+	    {"--dcgm-url", "http://h", "--dcgm-interval", "2h", "expected a duration 100ms..1h"},
+	    {"--dcgm-url", "http://h", "--idle-threshold", "101", "--idle-threshold \"101\""},
+	    {"--dcgm-url", "http://h", "--idle-threshold", "-1", "expected a percentage 0..100"},
+	    {"--dcgm-url", "http://h", "--idle-threshold", "1e1", "--idle-threshold \"1e1\""},
+	    {"--dcgm-url", "http://h", "--idle-threshold", "nan", "--idle-threshold \"nan\""},
+	};
+	webhook_serve_opts_t o;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(parse(&o, &d, "--listen", ":1", REQUIRED, END), GPUQ_OK);
+	assert_null(o.dcgm_url);
+	assert_int_equal(parse(&o, &d, "--listen", ":1", REQUIRED, "--dcgm-url",
+			       "http://dcgm.gpu-operator:9400/metrics", END),
+			 GPUQ_OK);
+	assert_string_equal(o.dcgm_url, "http://dcgm.gpu-operator:9400/metrics");
+	assert_int_equal(o.dcgm_interval_ms, 30000);
+	assert_true(o.idle_threshold_pct == 10);
+	assert_int_equal(parse(&o, &d, "--listen", ":1", REQUIRED,
+			       "--dcgm-url=https://prom:9090/federate?match[]=DCGM_FI_DEV_GPU_UTIL",
+			       "--dcgm-interval", "250ms", "--idle-threshold", "2.5", END),
+			 GPUQ_OK);
+	assert_int_equal(o.dcgm_interval_ms, 250);
+	assert_true(o.idle_threshold_pct == 2.5);
+	assert_int_equal(parse(&o, &d, "--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s",
+			       "--kubeconfig", "/k", "--identity", "me", "--dcgm-url", "http://h",
+			       "--idle-threshold", "0", END),
+			 GPUQ_OK);
+	assert_true(o.idle_threshold_pct == 0);
+	assert_non_null(strstr(webhook_serve_usage(), "--dcgm-url URL"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = bad[i].flag2 ? parse(&o, &d, "--listen", ":1", REQUIRED, bad[i].flag,
+					      bad[i].value, bad[i].flag2, bad[i].value2, END)
+				      : parse(&o, &d, "--listen", ":1", REQUIRED, bad[i].flag,
+					      bad[i].value, END);
+
+		if (rc != GPUQ_EINVAL || !strstr(d.msg, bad[i].msg))
+			fail_msg("case %zu: rc %d diag \"%s\" lacks \"%s\"", i, rc, d.msg,
+				 bad[i].msg);
+	}
+}
+
 #define CLUSTER "--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s"
 
 /* The policy source and the cluster flags, with their defaults from the
@@ -547,7 +605,7 @@ int main(void)
 	    cmocka_unit_test(opts_parse_good),	      cmocka_unit_test(opts_parse_bad),
 	    cmocka_unit_test(opts_parse_cluster),     cmocka_unit_test(opts_parse_cluster_bad),
 	    cmocka_unit_test(opts_parse_process_env), cmocka_unit_test(opts_parse_gpu_resource_cap),
-	    cmocka_unit_test(opts_check_file_system),
+	    cmocka_unit_test(opts_check_file_system), cmocka_unit_test(opts_parse_dcgm),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR);

@@ -319,6 +319,49 @@ static void metrics_source_appends(void **state)
 	webhook_metrics_destroy(m);
 }
 
+static void idle_source_render(void *ctx, webhook_metrics_text_t *t)
+{
+	source_t *s = ctx;
+
+	s->calls++;
+	webhook_metrics_printf(t,
+			       "# HELP test_idle_seconds Idle.\n# TYPE test_idle_seconds counter\n"
+			       "test_idle_seconds_total %g\n",
+			       s->jobs);
+}
+
+/* Two slots: both rendered, queue first; one cut at the cap leaves the
+ * other; each taken away on its own. */
+static void metrics_source_slots(void **state)
+{
+	webhook_metrics_t *m;
+	source_t q = {.jobs = 1}, idle = {.jobs = 7};
+	char *text;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(webhook_metrics_create(&m), GPUQ_OK);
+	webhook_metrics_source_slot_set(m, WEBHOOK_METRICS_SOURCE_IDLE, idle_source_render, &idle);
+	webhook_metrics_source_set(m, source_render, &q);
+	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_non_null(strstr(text, "test_queue_jobs"));
+	assert_true(strstr(text, "test_idle_seconds_total 7\n") > strstr(text, "test_queue_jobs"));
+	free(text);
+	q.big = true; /* the queue part passes the cap: the idle part stays */
+	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_null(strstr(text, "test_queue_jobs"));
+	assert_int_equal(line_value(text, "test_idle_seconds_total "), 7);
+	free(text);
+	webhook_metrics_source_slot_set(m, WEBHOOK_METRICS_SOURCE_IDLE, NULL, NULL);
+	q.big = false;
+	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_non_null(strstr(text, "test_queue_jobs"));
+	assert_null(strstr(text, "test_idle_seconds"));
+	assert_int_equal(idle.calls, 2);
+	free(text);
+	webhook_metrics_destroy(m);
+}
+
 /* ---- the serving pair ---- */
 
 static void tls_pair_load_checks(void **state)
@@ -1152,6 +1195,7 @@ int main(void)
 	    cmocka_unit_test(metrics_render_format),
 	    cmocka_unit_test(metrics_concurrent_counts_exact),
 	    cmocka_unit_test(metrics_source_appends),
+	    cmocka_unit_test(metrics_source_slots),
 	    cmocka_unit_test(tls_pair_load_checks),
 	    cmocka_unit_test(tls_poll_swaps_pairs),
 	    cmocka_unit_test(server_in_process),

@@ -3,9 +3,10 @@
  * Every label set is fixed at compile time (endpoint x kind x decision, route x
  * code class), so a peer can never add a time series; each series is one C11
  * atomic bumped with relaxed ordering. A histogram keeps per-bucket counts and
- * renders them cumulatively, as the format requires. One source from outside
- * (the controller's queue metrics) appends its families after ours, under a
- * read lock that lets its owner take it away safely. */
+ * renders them cumulatively, as the format requires. Sources from outside
+ * (the controller's queue metrics, the idle GPU metrics) append their
+ * families after ours, under a read lock that lets their owners take them
+ * away safely. */
 #include "webhook/webhook.h"
 
 #include <inttypes.h>
@@ -62,9 +63,11 @@ struct webhook_metrics {
 	atomic_int_fast64_t cert_not_after;	/* serving cert notAfter, Unix s; 0 unknown */
 	atomic_uint_fast64_t deadline_cuts;	/* connections closed at the header deadline */
 	pthread_rwlock_t source_lock;		/* scrapes read-lock it around source() */
-	webhook_metrics_source_fn source;	/* appends outside families; NULL: none */
-	void *source_ctx;			/* its argument */
-	atomic_bool source_cut_logged;		/* a source over the cap was logged */
+	webhook_metrics_source_fn source[WEBHOOK_METRICS_SOURCES]; /* append outside families,
+								      by slot; NULL: none */
+	void *source_ctx[WEBHOOK_METRICS_SOURCES];		   /* their arguments */
+	atomic_bool source_cut_logged[WEBHOOK_METRICS_SOURCES];	   /* a source over the cap
+								      was logged */
 };
 
 int webhook_metrics_create(webhook_metrics_t **out)
@@ -92,12 +95,19 @@ void webhook_metrics_destroy(webhook_metrics_t *m)
 	free(m);
 }
 
+void webhook_metrics_source_slot_set(webhook_metrics_t *m, webhook_metrics_slot_t slot,
+				     webhook_metrics_source_fn fn, void *ctx)
+{
+	GPUQ_ASSERT((unsigned)slot < WEBHOOK_METRICS_SOURCES);
+	pthread_rwlock_wrlock(&m->source_lock);
+	m->source[slot] = fn;
+	m->source_ctx[slot] = ctx;
+	pthread_rwlock_unlock(&m->source_lock);
+}
+
 void webhook_metrics_source_set(webhook_metrics_t *m, webhook_metrics_source_fn fn, void *ctx)
 {
-	pthread_rwlock_wrlock(&m->source_lock);
-	m->source = fn;
-	m->source_ctx = ctx;
-	pthread_rwlock_unlock(&m->source_lock);
+	webhook_metrics_source_slot_set(m, WEBHOOK_METRICS_SOURCE_QUEUE, fn, ctx);
 }
 
 static size_t name_index(const char *const *names, size_t n, const char *name, size_t fallback)
@@ -369,29 +379,32 @@ static uint64_t resident_bytes(void)
 	return (uint64_t)resident * (uint64_t)(page > 0 ? page : 4096);
 }
 
-/* The source's families after ours. A part that passes the cap is cut
- * back out whole (a cut inside a family could leave a histogram without
- * its +Inf bucket): that scrape serves the webhook's metrics alone. */
+/* The sources' families after ours, slot by slot. A part that passes the
+ * cap is cut back out whole (a cut inside a family could leave a histogram
+ * without its +Inf bucket): that scrape serves the others without it. */
 static void render_source(text_t *t, webhook_metrics_t *m)
 {
-	size_t mark = t->len;
+	static const char *const what[WEBHOOK_METRICS_SOURCES] = {"queue", "idle GPU"};
 
-	if (t->rc)
-		return;
 	pthread_rwlock_rdlock(&m->source_lock);
-	if (m->source)
-		m->source(m->source_ctx, t);
+	for (int i = 0; i < WEBHOOK_METRICS_SOURCES && !t->rc; i++) {
+		size_t mark = t->len;
+
+		if (!m->source[i])
+			continue;
+		m->source[i](m->source_ctx[i], t);
+		if (t->rc != GPUQ_ELIMIT)
+			continue;
+		t->len = mark;
+		t->buf[mark] = '\0';
+		t->rc = GPUQ_OK;
+		if (!atomic_exchange(&m->source_cut_logged[i], true))
+			gpuq_log(GPUQ_LOG_WARN, "webhook",
+				 "/metrics: the %s metrics would pass %u MiB and are left out "
+				 "(logged once)",
+				 what[i], WEBHOOK_METRICS_TEXT_MAX >> 20);
+	}
 	pthread_rwlock_unlock(&m->source_lock);
-	if (t->rc != GPUQ_ELIMIT)
-		return;
-	t->len = mark;
-	t->buf[mark] = '\0';
-	t->rc = GPUQ_OK;
-	if (!atomic_exchange(&m->source_cut_logged, true))
-		gpuq_log(GPUQ_LOG_WARN, "webhook",
-			 "/metrics: the queue metrics would pass %u MiB and are left out "
-			 "(logged once)",
-			 WEBHOOK_METRICS_TEXT_MAX >> 20);
 }
 
 int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char **text, size_t *len)

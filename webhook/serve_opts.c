@@ -61,6 +61,14 @@ static const char usage_text[] =
     "  --shutdown-grace D      after SIGTERM keep serving D with /readyz answering 503,\n"
     "                          so the apiserver moves to other replicas first; a second\n"
     "                          SIGTERM or SIGINT cuts it short (default 5s; 0: none)\n"
+    "  --dcgm-url URL          scrape GPU utilization (DCGM_FI_DEV_GPU_UTIL) from this\n"
+    "                          Prometheus endpoint: a dcgm-exporter, or Prometheus's\n"
+    "                          /federate?match[]=DCGM_FI_DEV_GPU_UTIL for a cluster;\n"
+    "                          /metrics then counts each tenant's allocated and idle\n"
+    "                          GPU-seconds (docs/chargeback.md)\n"
+    "  --dcgm-interval D       between scrapes, 100ms..1h (default 30s); at most twice\n"
+    "                          it is counted between two scrapes\n"
+    "  --idle-threshold PCT    utilization below PCT percent is idle (default 10)\n"
     "  -h, --help              print this text\n"
     "\n"
     "Cluster flags (not with --policy-dir):\n"
@@ -353,6 +361,9 @@ typedef enum {
 	FLAG_THREADS,
 	FLAG_LOG_LEVEL,
 	FLAG_SHUTDOWN_GRACE,
+	FLAG_DCGM_URL,
+	FLAG_DCGM_INTERVAL,
+	FLAG_IDLE_THRESHOLD,
 	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_WEBHOOK_CONFIG */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
@@ -382,6 +393,9 @@ static const char *const flag_names[] = {"--listen",
 					 "--threads",
 					 "--log-level",
 					 "--shutdown-grace",
+					 "--dcgm-url",
+					 "--dcgm-interval",
+					 "--idle-threshold",
 					 "--leader-elect",
 					 "--lease-namespace",
 					 "--lease-name",
@@ -414,6 +428,52 @@ static int set_identity(webhook_serve_opts_t *opts, const char *from, const char
 	return GPUQ_OK;
 }
 
+/* --dcgm-url: http:// or https:// and a host, no blanks or control
+ * characters (libcurl would take them, a log line would not show them). */
+static int parse_dcgm_url(const char *value, const char **out, gpuq_diag_t *diag)
+{
+	size_t len = strlen(value), skip = 0;
+
+	if (!strncmp(value, "http://", 7))
+		skip = 7;
+	else if (!strncmp(value, "https://", 8))
+		skip = 8;
+	if (!skip || len == skip || value[skip] == '/' || len > WEBHOOK_DCGM_URL_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--dcgm-url \"%.200s\": expected an http:// or https:// URL "
+				     "with a host, at most %d bytes",
+				     value, WEBHOOK_DCGM_URL_MAX);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)value[i] <= ' ' || value[i] == 0x7f)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--dcgm-url \"%.200s\": blanks and control characters "
+					     "must be percent-encoded",
+					     value);
+	*out = value;
+	return GPUQ_OK;
+}
+
+/* --idle-threshold: a percentage, a plain decimal 0..100. */
+static int parse_threshold(const char *value, double *out, gpuq_diag_t *diag)
+{
+	size_t int_digits = strspn(value, "0123456789"), frac_digits = 0;
+	double v = -1;
+
+	if (value[int_digits] == '.')
+		frac_digits = strspn(value + int_digits + 1, "0123456789");
+	/* strtod alone would take "1e3", "nan" and blanks */
+	if (int_digits + frac_digits > 0 && int_digits + frac_digits <= 16 &&
+	    value[int_digits + (value[int_digits] == '.') + frac_digits] == '\0')
+		v = strtod(value, NULL);
+	if (v < 0 || v > 100)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--idle-threshold \"%s\": expected a percentage 0..100 (GPU "
+				     "utilization below it is idle)",
+				     value);
+	*out = v;
+	return GPUQ_OK;
+}
+
 /* The duration flags: their ranges and where each goes. */
 static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opts,
 			  gpuq_diag_t *diag)
@@ -436,10 +496,39 @@ static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opt
 	case FLAG_USAGE_CHECKPOINT:
 		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
 				      &opts->usage_checkpoint_ms, diag);
+	case FLAG_DCGM_INTERVAL:
+		if (gpuq_duration_parse(value, &opts->dcgm_interval_ms, NULL) ||
+		    opts->dcgm_interval_ms < WEBHOOK_DCGM_INTERVAL_MS_MIN ||
+		    opts->dcgm_interval_ms > WEBHOOK_DCGM_INTERVAL_MS_MAX)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--dcgm-interval \"%s\": expected a duration "
+					     "100ms..1h such as 30s",
+					     value);
+		return GPUQ_OK;
 	default:
 		break;
 	}
 	GPUQ_ASSERT(0);
+}
+
+/* --cert-secret NAMESPACE/NAME. */
+static int parse_cert_secret(const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	const char *slash = strchr(value, '/');
+	size_t nl = slash ? (size_t)(slash - value) : 0;
+
+	if (!slash || nl >= sizeof(opts->cert_secret_ns))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--cert-secret \"%s\": expected NAMESPACE/NAME", value);
+	memcpy(opts->cert_secret_ns, value, nl);
+	opts->cert_secret_ns[nl] = '\0';
+	if (!dns_label_ok(opts->cert_secret_ns) || !dns_subdomain_ok(slash + 1))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--cert-secret \"%s\": expected NAMESPACE/NAME (a namespace "
+				     "name, then an object name)",
+				     value);
+	opts->cert_secret_name = slash + 1;
+	return GPUQ_OK;
 }
 
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
@@ -521,26 +610,14 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 	case FLAG_USAGE_HALF_LIFE:
 	case FLAG_USAGE_SAMPLING:
 	case FLAG_USAGE_CHECKPOINT:
+	case FLAG_DCGM_INTERVAL:
 		return apply_duration(f, value, opts, diag);
-	case FLAG_CERT_SECRET: {
-		const char *slash = strchr(value, '/');
-		size_t nl = slash ? (size_t)(slash - value) : 0;
-
-		if (!slash || nl >= sizeof(opts->cert_secret_ns))
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--cert-secret \"%s\": expected NAMESPACE/NAME",
-					     value);
-		memcpy(opts->cert_secret_ns, value, nl);
-		opts->cert_secret_ns[nl] = '\0';
-		if (!dns_label_ok(opts->cert_secret_ns) || !dns_subdomain_ok(slash + 1))
-			return gpuq_diag_set(
-			    diag, GPUQ_EINVAL,
-			    "--cert-secret \"%s\": expected NAMESPACE/NAME (a namespace "
-			    "name, then an object name)",
-			    value);
-		opts->cert_secret_name = slash + 1;
-		return GPUQ_OK;
-	}
+	case FLAG_DCGM_URL:
+		return parse_dcgm_url(value, &opts->dcgm_url, diag);
+	case FLAG_IDLE_THRESHOLD:
+		return parse_threshold(value, &opts->idle_threshold_pct, diag);
+	case FLAG_CERT_SECRET:
+		return parse_cert_secret(value, opts, diag);
 	case FLAG_CERT_DNS:
 	case FLAG_CERT_IP:
 		if (!value[0])
@@ -653,6 +730,8 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	opts->requeue_backoff_ms = WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT;
 	opts->usage_checkpoint_ms = WEBHOOK_USAGE_CHECKPOINT_MS_DEFAULT;
 	opts->shutdown_grace_ms = WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT;
+	opts->dcgm_interval_ms = WEBHOOK_DCGM_INTERVAL_MS_DEFAULT;
+	opts->idle_threshold_pct = WEBHOOK_IDLE_THRESHOLD_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;
 		size_t name_len;
@@ -687,6 +766,10 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	}
 	if (opts->help)
 		return GPUQ_OK;
+	for (flag_t f = FLAG_DCGM_INTERVAL; f <= FLAG_IDLE_THRESHOLD; f++)
+		if (seen[f] && !seen[FLAG_DCGM_URL])
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: only with --dcgm-url",
+					     flag_names[f]);
 	for (flag_t f = FLAG_LISTEN; f <= FLAG_STATE_DIR; f++)
 		if (!seen[f])
 			return gpuq_diag_set(diag, GPUQ_EINVAL,

@@ -301,6 +301,13 @@ typedef enum {
 #define WEBHOOK_QPS_MAX 10000.0 /* --qps above this is refused (a typo, not a plan) */
 #define WEBHOOK_BURST_DEFAULT 100u
 #define WEBHOOK_BURST_MAX 100000u
+/* Idle GPU time (--dcgm-url, dcgm/): the scrape interval's range and
+ * default, the URL's length at most, the idle threshold's default. */
+#define WEBHOOK_DCGM_INTERVAL_MS_MIN 100LL
+#define WEBHOOK_DCGM_INTERVAL_MS_MAX (3600LL * 1000)
+#define WEBHOOK_DCGM_INTERVAL_MS_DEFAULT (30LL * 1000)
+#define WEBHOOK_DCGM_URL_MAX 2048
+#define WEBHOOK_IDLE_THRESHOLD_DEFAULT 10.0
 
 /* What the cluster flags default from, as the process environment has it.
  * Each member NULL (or "") when unset. */
@@ -336,6 +343,10 @@ typedef struct {
 	int64_t shutdown_grace_ms;  /* --shutdown-grace, 0 = none (default
 				       WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT) */
 	bool help;		    /* --help or -h was given: print usage, do nothing else */
+	const char *dcgm_url;	    /* --dcgm-url: where GPU utilization is scraped
+				       (NULL: no idle GPU accounting) */
+	int64_t dcgm_interval_ms;   /* --dcgm-interval (default 30 s, 100 ms..1 h) */
+	double idle_threshold_pct;  /* --idle-threshold, percent 0..100 (default 10) */
 	/* The cluster flags (a cluster source only; --policy-dir refuses them). */
 	bool leader_elect;		     /* --leader-elect true|false (default true) */
 	const char *lease_namespace;	     /* --lease-namespace, a DNS label (default
@@ -507,8 +518,8 @@ int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len);
 
 /* ---- Metrics from outside the webhook ----
  *
- * One source (the controller's queue metrics) appends its own metric
- * families to every scrape, so /metrics stays one endpoint. The webhook
+ * Sources (the controller's queue metrics, idle GPU time) append their own
+ * metric families to every scrape, so /metrics stays one endpoint. The webhook
  * knows nothing of what it renders: it hands the source the text being
  * built. */
 
@@ -531,6 +542,19 @@ typedef void (*webhook_metrics_source_fn)(void *ctx, webhook_metrics_text_t *t);
 /* Make fn(ctx) the source (NULL: none). Returns once no scrape is still
  * running the previous source, so its ctx may be freed then. Thread-safe. */
 void webhook_metrics_source_set(webhook_metrics_t *m, webhook_metrics_source_fn fn, void *ctx);
+
+/* Sources by slot, rendered in this order, each cut out whole on its own
+ * when it would pass WEBHOOK_METRICS_TEXT_MAX. webhook_metrics_source_set
+ * sets the queue slot. */
+typedef enum {
+	WEBHOOK_METRICS_SOURCE_QUEUE = 0, /* the controller's queue metrics */
+	WEBHOOK_METRICS_SOURCE_IDLE = 1,  /* idle GPU time (gpuq serve --dcgm-url) */
+} webhook_metrics_slot_t;
+#define WEBHOOK_METRICS_SOURCES 2
+
+/* webhook_metrics_source_set for one slot. */
+void webhook_metrics_source_slot_set(webhook_metrics_t *m, webhook_metrics_slot_t slot,
+				     webhook_metrics_source_fn fn, void *ctx);
 
 /* Render fn(ctx)'s families alone, without the webhook's, for a tool that
  * writes them to a file (gpuq simulate --metrics). *text is malloc'd,

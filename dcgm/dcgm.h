@@ -1,0 +1,64 @@
+/*
+ * dcgm: idle GPU time for `gpuq serve --dcgm-url URL`. A thread of its own
+ * scrapes a Prometheus text endpoint (one dcgm-exporter, or Prometheus's
+ * /federate for a whole cluster) with libcurl every interval, hands the
+ * DCGM_FI_DEV_GPU_UTIL samples to idle/'s accumulator, and renders the
+ * per-tenant counters as a /metrics source (webhook/).
+ *
+ * The design decision that matters: nothing else waits on it. The scrape
+ * runs on its own thread with its own connection and bounded timeouts; the
+ * admission path never touches it, and a /metrics scrape only takes its
+ * lock for the time the accumulator needs to render (never across a
+ * transfer). The counters live in memory: they start from zero when the
+ * process starts (Prometheus's rate()/increase() handle the reset).
+ */
+#ifndef GPUQ_DCGM_H
+#define GPUQ_DCGM_H
+
+#include <stdint.h>
+
+#include "base/base.h"
+#include "idle/idle.h"
+#include "webhook/webhook.h"
+
+/* One scrape's transfer at most (connect included): the interval, but no
+ * more than 10 s, so a hung endpoint costs one late scrape, not many, and
+ * no less than 2 s, time for a body at its cap on a local network (the
+ * next scrape starts an interval after one ends). */
+#define DCGM_TIMEOUT_MS_MAX 10000
+#define DCGM_TIMEOUT_MS_MIN 2000
+typedef struct {
+	const char *url;	    /* http:// or https:// (system CAs; checked by
+				       webhook_serve_opts_parse); borrowed until
+				       dcgm_scraper_stop */
+	int64_t interval_ms;	    /* between scrapes (WEBHOOK_DCGM_INTERVAL_MS_*) */
+	double threshold_pct;	    /* idle below this utilization (default 10) */
+	webhook_metrics_t *metrics; /* where the families are rendered (its
+				       WEBHOOK_METRICS_SOURCE_IDLE slot; borrowed;
+				       NULL: nowhere) */
+} dcgm_opts_t;
+
+void dcgm_opts_default(dcgm_opts_t *o);
+
+typedef struct dcgm_scraper dcgm_scraper_t;
+
+/* Start the scraping thread (the first scrape at once, then every
+ * interval_ms; the gap counted between two scrapes is capped at twice the
+ * interval) and register the metrics source. GPUQ_OK, GPUQ_EINVAL (bad
+ * options, diag says which), GPUQ_ENOMEM or GPUQ_EIO (no thread). */
+int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *diag);
+
+/* Unregister the source, stop the thread (a transfer in flight is
+ * aborted), free. NULL is fine. */
+void dcgm_scraper_stop(dcgm_scraper_t *s);
+
+/* Take map (a finished idle_podmap_t; NULL: none) as the LocalQueues of
+ * pods whose samples name none, from the next scrape on; the previous map
+ * is freed. ctx is the scraper: the signature of controller_opts_t's
+ * pod_queues. Thread-safe. */
+void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map);
+
+/* The metric families (a webhook_metrics_source_fn; ctx is the scraper). */
+void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t);
+
+#endif

@@ -1,0 +1,357 @@
+/* dcgm/scrape.c: the scraping thread, its libcurl transfer and the metric
+ * families it renders. One mutex guards the accumulator and the counters:
+ * the thread takes it to observe a parsed scrape, a /metrics scrape to
+ * render; the transfer and the parse happen outside it. */
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dcgm/dcgm.h"
+
+struct dcgm_scraper {
+	dcgm_opts_t o;		   /* options (url borrowed) */
+	CURL *curl;		   /* the thread's connection, kept alive */
+	pthread_t thread;	   /* the scraping thread */
+	bool running;		   /* thread started */
+	pthread_mutex_t mu;	   /* guards everything below, and stop */
+	pthread_cond_t cv;	   /* signalled by stop */
+	atomic_bool stop;	   /* the thread ends when set (read by the transfer) */
+	idle_acct_t *acct;	   /* the accumulator */
+	idle_podmap_t *pod_queues; /* pods' and Jobs' LocalQueues (NULL: none) */
+	uint64_t scrapes_ok;	   /* scrapes read and observed */
+	uint64_t scrapes_failed;   /* transfers, HTTP statuses or bodies refused */
+	bool failing;		   /* the last scrape failed (failures are logged on
+				      the change, not each time) */
+};
+
+typedef struct {
+	char *buf;  /* the body so far (owned) */
+	size_t len; /* its length */
+	size_t cap; /* its room */
+	bool over;  /* refused for passing IDLE_PROM_BODY_MAX */
+} body_t;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+void dcgm_opts_default(dcgm_opts_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->interval_ms = WEBHOOK_DCGM_INTERVAL_MS_DEFAULT;
+	o->threshold_pct = WEBHOOK_IDLE_THRESHOLD_DEFAULT;
+}
+
+/* libcurl's write callback: append, refusing past the body cap (the
+ * transfer then ends with CURLE_WRITE_ERROR). */
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+	body_t *b = ud;
+	size_t n = size * nmemb;
+
+	if (n > IDLE_PROM_BODY_MAX - b->len) {
+		b->over = true;
+		return 0;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		char *q;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		q = realloc(b->buf, cap);
+		if (!q)
+			return 0;
+		b->buf = q;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, p, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+	return n;
+}
+
+/* Abort a transfer in flight when the scraper stops. */
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	const dcgm_scraper_t *s = ud;
+
+	(void)dt, (void)dn, (void)ut, (void)un;
+	return atomic_load(&s->stop) ? 1 : 0;
+}
+
+static int64_t timeout_ms(const dcgm_scraper_t *s)
+{
+	if (s->o.interval_ms < DCGM_TIMEOUT_MS_MIN)
+		return DCGM_TIMEOUT_MS_MIN;
+	return s->o.interval_ms < DCGM_TIMEOUT_MS_MAX ? s->o.interval_ms : DCGM_TIMEOUT_MS_MAX;
+}
+
+/* GET the URL into b. GPUQ_OK on HTTP 200, else GPUQ_EHTTP with diag. */
+static int fetch(dcgm_scraper_t *s, body_t *b, gpuq_diag_t *diag)
+{
+	struct curl_slist *hdr = curl_slist_append(
+	    NULL, "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1"); /* not protobuf */
+	long status = 0;
+	CURLcode cc;
+
+	if (!hdr)
+		return GPUQ_ENOMEM;
+	curl_easy_setopt(s->curl, CURLOPT_URL, s->o.url);
+	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms(s));
+	curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms(s));
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(s->curl, CURLOPT_ACCEPT_ENCODING, ""); /* gzip: capped unpacked */
+	curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
+	cc = curl_easy_perform(s->curl);
+	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdr);
+	if (b->over)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "body over %zu bytes", IDLE_PROM_BODY_MAX);
+	if (cc != CURLE_OK)
+		return gpuq_diag_set(diag, GPUQ_EHTTP, "%s", curl_easy_strerror(cc));
+	if (status != 200)
+		return gpuq_diag_set(diag, GPUQ_EHTTP, "HTTP %ld", status);
+	return GPUQ_OK;
+}
+
+/* One scrape: fetch, parse, observe; counted and logged. */
+static void scrape_once(dcgm_scraper_t *s)
+{
+	body_t b = {0};
+	idle_sample_t *samples = NULL;
+	idle_observe_stats_t st = {0};
+	size_t n = 0;
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	rc = fetch(s, &b, &diag);
+	if (!rc)
+		rc = idle_prom_parse(b.buf ? b.buf : "", b.len, IDLE_METRIC_DEFAULT,
+				     IDLE_SAMPLES_MAX, &samples, &n, &diag);
+	free(b.buf);
+	pthread_mutex_lock(&s->mu);
+	if (!rc && s->pod_queues)
+		idle_podmap_apply(s->pod_queues, samples, n);
+	if (!rc)
+		rc = idle_acct_observe(s->acct, samples, n, gpuq_mono_ms(), &st);
+	if (rc)
+		s->scrapes_failed++;
+	else
+		s->scrapes_ok++;
+	pthread_mutex_unlock(&s->mu);
+	free(samples);
+	if (rc && !s->failing)
+		gpuq_log(GPUQ_LOG_WARN, "dcgm",
+			 "scrape of %s failed: %s (logged again when it "
+			 "recovers and fails anew)",
+			 s->o.url, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+	else if (!rc && s->failing)
+		gpuq_log(GPUQ_LOG_INFO, "dcgm", "scrape of %s works again", s->o.url);
+	else if (!rc)
+		gpuq_log(GPUQ_LOG_DEBUG, "dcgm",
+			 "%zu samples: %zu unallocated, %zu duplicates, %zu over the cap, %zu "
+			 "intervals counted (%zu capped, %zu without a valid value)",
+			 st.samples, st.unallocated, st.duplicates, st.over_cap, st.counted,
+			 st.capped, st.invalid);
+	s->failing = rc != 0;
+}
+
+static void *run(void *arg)
+{
+	dcgm_scraper_t *s = arg;
+
+	while (!atomic_load(&s->stop)) {
+		struct timespec until;
+
+		scrape_once(s);
+		until = gpuq_clock_after_ms(CLOCK_MONOTONIC, s->o.interval_ms);
+		pthread_mutex_lock(&s->mu);
+		while (!atomic_load(&s->stop) &&
+		       pthread_cond_timedwait(&s->cv, &s->mu, &until) == 0)
+			;
+		pthread_mutex_unlock(&s->mu);
+	}
+	return NULL;
+}
+
+/* The mutex, and a condition variable that waits on CLOCK_MONOTONIC. */
+static int init_sync(dcgm_scraper_t *s)
+{
+	pthread_condattr_t attr;
+	int bad;
+
+	if (pthread_mutex_init(&s->mu, NULL))
+		return GPUQ_ENOMEM;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	bad = pthread_cond_init(&s->cv, &attr);
+	pthread_condattr_destroy(&attr);
+	if (bad) {
+		pthread_mutex_destroy(&s->mu);
+		return GPUQ_ENOMEM;
+	}
+	return GPUQ_OK;
+}
+
+static void release(dcgm_scraper_t *s)
+{
+	if (s->curl)
+		curl_easy_cleanup(s->curl);
+	idle_acct_destroy(s->acct);
+	idle_podmap_destroy(s->pod_queues);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *diag)
+{
+	dcgm_scraper_t *s;
+	idle_config_t cfg;
+	int rc;
+
+	*out = NULL;
+	if (!o->url || !o->url[0])
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--dcgm-url: no URL");
+	if (o->interval_ms < WEBHOOK_DCGM_INTERVAL_MS_MIN ||
+	    o->interval_ms > WEBHOOK_DCGM_INTERVAL_MS_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--dcgm-interval: %" PRId64 " ms is outside 100ms..1h",
+				     o->interval_ms);
+	idle_config_default(&cfg);
+	cfg.threshold_pct = o->threshold_pct;
+	cfg.gap_max_ms = 2 * o->interval_ms;
+	pthread_once(&curl_once, curl_init_once);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return GPUQ_ENOMEM;
+	if (init_sync(s)) {
+		free(s);
+		return GPUQ_ENOMEM;
+	}
+	s->o = *o;
+	rc = idle_acct_create(&cfg, &s->acct);
+	if (rc == GPUQ_EINVAL)
+		rc = gpuq_diag_set(diag, rc, "--idle-threshold %g: expected 0..100",
+				   o->threshold_pct);
+	if (!rc && !(s->curl = curl_easy_init()))
+		rc = GPUQ_ENOMEM;
+	if (!rc && pthread_create(&s->thread, NULL, run, s))
+		rc = gpuq_diag_set(diag, GPUQ_EIO, "dcgm: cannot start the scraping thread");
+	if (rc) {
+		release(s);
+		return rc;
+	}
+	s->running = true;
+	if (o->metrics)
+		webhook_metrics_source_slot_set(o->metrics, WEBHOOK_METRICS_SOURCE_IDLE,
+						dcgm_metrics_render, s);
+	*out = s;
+	return GPUQ_OK;
+}
+
+void dcgm_scraper_stop(dcgm_scraper_t *s)
+{
+	if (!s)
+		return;
+	if (s->o.metrics)
+		webhook_metrics_source_slot_set(s->o.metrics, WEBHOOK_METRICS_SOURCE_IDLE, NULL,
+						NULL);
+	pthread_mutex_lock(&s->mu);
+	atomic_store(&s->stop, true);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	if (s->running)
+		pthread_join(s->thread, NULL);
+	release(s);
+}
+
+void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map)
+{
+	dcgm_scraper_t *s = ctx;
+	idle_podmap_t *old;
+
+	if (map)
+		idle_podmap_finish(map);
+	pthread_mutex_lock(&s->mu);
+	old = s->pod_queues;
+	s->pod_queues = map;
+	pthread_mutex_unlock(&s->mu);
+	idle_podmap_destroy(old);
+}
+
+/* GPU-ms as seconds with three decimals. */
+static void put_seconds(webhook_metrics_text_t *t, int64_t ms)
+{
+	webhook_metrics_printf(t, "%" PRId64 ".%03d\n", ms / 1000, (int)(ms % 1000));
+}
+
+static void render_tenants(webhook_metrics_text_t *t, const idle_acct_t *a, bool idle)
+{
+	const char *name =
+	    idle ? "gpuq_tenant_gpu_idle_seconds_total" : "gpuq_tenant_gpu_allocated_seconds_total";
+	idle_tenant_view_t v;
+
+	webhook_metrics_printf(
+	    t, "# HELP %s %s\n# TYPE %s counter\n", name,
+	    idle ? "GPU-seconds allocated to the tenant's pods while their GPU utilization "
+		   "(DCGM_FI_DEV_GPU_UTIL) was below the idle threshold."
+		 : "GPU-seconds allocated to the tenant's pods, counted between two scrapes "
+		   "of --dcgm-url that both saw the GPU and the pod.",
+	    name);
+	for (size_t i = 0; idle_acct_tenant(a, i, &v) == GPUQ_OK; i++) {
+		char ns[3 * IDLE_NAME_MAX], lq[3 * IDLE_NAME_MAX];
+
+		if (webhook_metrics_label_escape(v.namespace_, ns, sizeof(ns)) ||
+		    webhook_metrics_label_escape(v.local_queue, lq, sizeof(lq)))
+			continue; /* cannot happen: escaping at most doubles */
+		webhook_metrics_printf(t, "%s{namespace=\"%s\",local_queue=\"%s\"} ", name, ns, lq);
+		put_seconds(t, idle ? v.idle_gpu_ms : v.allocated_gpu_ms);
+	}
+}
+
+void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t)
+{
+	dcgm_scraper_t *s = ctx;
+	idle_totals_t tot;
+
+	pthread_mutex_lock(&s->mu);
+	idle_acct_totals(s->acct, &tot);
+	render_tenants(t, s->acct, false);
+	render_tenants(t, s->acct, true);
+	webhook_metrics_printf(
+	    t,
+	    "# HELP gpuq_dcgm_scrapes_total Scrapes of --dcgm-url, by result (failure: the "
+	    "transfer, its HTTP status or its body was refused).\n"
+	    "# TYPE gpuq_dcgm_scrapes_total counter\n"
+	    "gpuq_dcgm_scrapes_total{result=\"success\"} %" PRIu64 "\n"
+	    "gpuq_dcgm_scrapes_total{result=\"failure\"} %" PRIu64 "\n"
+	    "# HELP gpuq_dcgm_series GPU utilization series allocated to a pod in the last "
+	    "successful scrape.\n"
+	    "# TYPE gpuq_dcgm_series gauge\n"
+	    "gpuq_dcgm_series %zu\n"
+	    "# HELP gpuq_dcgm_idle_threshold_percent Utilization below which allocated GPU time "
+	    "counts as idle (--idle-threshold).\n"
+	    "# TYPE gpuq_dcgm_idle_threshold_percent gauge\n"
+	    "gpuq_dcgm_idle_threshold_percent %g\n"
+	    "# HELP gpuq_dcgm_unrecorded_gpu_seconds_total Allocated GPU-seconds of tenants past "
+	    "the tenant cap, not attributed.\n"
+	    "# TYPE gpuq_dcgm_unrecorded_gpu_seconds_total counter\n"
+	    "gpuq_dcgm_unrecorded_gpu_seconds_total ",
+	    s->scrapes_ok, s->scrapes_failed, tot.series, s->o.threshold_pct);
+	put_seconds(t, tot.unrecorded_gpu_ms);
+	pthread_mutex_unlock(&s->mu);
+}
