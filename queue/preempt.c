@@ -290,6 +290,24 @@ static void targets_fill_back(queue_t *q, uint32_t cq, const try_t *t, bool allo
 	targets_restore(q);
 }
 
+/* Whether CQ o stays at or above nominal without workload v in every pair
+ * of f that v uses. A preemptor that borrows takes only what o borrows:
+ * taking more would let v, back within its CQ's nominal quota, reclaim it
+ * from the borrowing preemptor at once, and the two would take turns
+ * (test_queue_props seed 27877). Kueue takes such a victim. */
+static bool stays_borrowing(const cq_t *o, const wl_t *v, const queue_frs_t *f)
+{
+	for (uint32_t i = 0; i < v->n_asg; i++) {
+		const slot_t *s = &o->slots[v->asg[i].slot];
+
+		for (size_t k = 0; k < f->n; k++)
+			if (s->flavor == f->flv[k] && s->res == f->res[k] &&
+			    s->usage - v->asg[i].a.amount < s->nominal)
+				return false;
+	}
+	return true;
+}
+
 /* Whether a candidate may still go in a run (Kueue's candidateIsValid):
  * its own CQ's always; another CQ's only while that CQ, and every cohort
  * from it up to the lowest common ancestor, still borrows where the
@@ -304,7 +322,8 @@ static bool cand_valid(const queue_t *q, const queue_path_t *p, const queue_frs_
 	if ((meta & 15) == V_OWN || (meta >> 4) >= p->n)
 		return (meta & 15) == V_OWN;
 	lca = p->co[meta >> 4];
-	if ((borrow && (meta & 15) == V_WITHOUT) || !cq_over_in(o, f))
+	if ((borrow && (meta & 15) == V_WITHOUT) || !cq_over_in(o, f) ||
+	    ((meta & 15) == V_WHILE && !stays_borrowing(o, Wc(q, v), f)))
 		return false;
 	for (uint32_t x = o->cohort; x != lca && x != QUEUE_NONE; x = q->cohorts[x].parent)
 		if (!node_over_in(&q->cohorts[x], f))

@@ -166,6 +166,38 @@ static void reclaim_spares_cq_within_nominal(void **st)
 	queue_destroy(q);
 }
 
+/* A preemptor that borrows (borrowWithinCohort) takes only what the
+ * victim's CQ borrows: cq2 holds 5 on a nominal 4 (workloads of 3 and 2);
+ * taking either would leave cq2 below its nominal quota, and a workload
+ * back within its CQ's nominal would reclaim it from the borrowing
+ * preemptor at once (a loop the property tests found in a cohort tree).
+ * Kueue would take the 2. So p waits. */
+static void borrowing_preemptor_takes_only_borrowed(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d1 = {.cohort = "co",
+		      .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY,
+		      .borrow = QUEUE_BORROW_LOWER_PRIORITY,
+		      .flavors = {{"f", 2, U, U}}};
+	cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+	adm_t a2[] = {{"b1", 1, 1, 3}, {"b2", 1, 2, 2}, {NULL, 0, 0, 0}};
+	queue_result_t r;
+	int64_t now = 1;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq1", &d1);
+	add_cq(q, "cq2", &d2);
+	add_lq(q, "ns", "l1", "cq1");
+	add_lq(q, "ns", "l2", "cq2");
+	admit_all(q, "l2", a2, 2, &now);
+	add_wl(q, "p", "ns", "l1", 5, 50, 3); /* 1 above cq1's nominal */
+	cycle(q, ++now, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(wait_of(q, "p"), QUEUE_WAIT_QUOTA);
+	queue_destroy(q);
+}
+
 /* borrowWithinCohort lets a preemptor borrow while reclaiming from CQs
  * with strictly lower priority workloads (up to maxPriorityThreshold). */
 static void borrow_within_cohort(void **st)
@@ -757,6 +789,7 @@ int main(void)
 	    cmocka_unit_test(preemption_reclaim_within_cohort),
 	    cmocka_unit_test(reclaim_spares_cq_within_nominal),
 	    cmocka_unit_test(borrow_within_cohort),
+	    cmocka_unit_test(borrowing_preemptor_takes_only_borrowed),
 	    cmocka_unit_test(overlapping_preemptors),
 	    cmocka_unit_test(two_reclaimers_one_cycle),
 	    cmocka_unit_test(overlapping_head_stays_active),
