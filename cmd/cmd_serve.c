@@ -16,6 +16,7 @@
 #include "controller/controller.h"
 #include "kube/kube.h"
 #include "webhook/webhook.h"
+#include "webui/webui.h"
 
 /* The cluster a cluster source names. */
 static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
@@ -87,7 +88,7 @@ static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_
 }
 
 /* The controller beside the server, when the policy comes from a cluster. */
-static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv,
+static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv, webui_t *ui,
 			    const kube_config_t *cfg, controller_t **ctl, gpuq_diag_t *diag)
 {
 	controller_opts_t co;
@@ -99,6 +100,7 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.client.burst = opts->burst;
 	co.state_dir = opts->state_dir;
 	co.server = srv;
+	co.ui = ui;
 	co.review_cfg.gpu_resources = opts->gpu_resources;
 	co.review_cfg.n_gpu_resources = opts->n_gpu_resources;
 	co.review_cfg.controller_user = opts->controller_user;
@@ -158,6 +160,7 @@ int cmd_serve(int argc, char **argv)
 	webhook_serve_opts_t opts;
 	webhook_server_t *srv = NULL;
 	controller_t *ctl = NULL;
+	webui_t *ui = NULL;
 	certkeeper_t *keeper = NULL;
 	keeper_args_t kargs;
 	kube_config_t *kcfg = NULL;
@@ -194,14 +197,20 @@ int cmd_serve(int argc, char **argv)
 		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
 	if (!rc)
 		rc = webhook_server_create(&opts, &srv, &diag);
+	if (!rc && opts.ui)
+		rc = webui_create(opts.ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg,
+				  &ui, &diag);
+	if (!rc && ui)
+		webui_attach(ui, srv);
 	if (!rc)
 		rc = webhook_server_start(srv, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, kcfg, &ctl, &diag);
+		rc = start_controller(&opts, srv, ui, kcfg, &ctl, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);
 		webhook_server_destroy(srv);
+		webui_destroy(ui);
 		certkeeper_stop(keeper);
 		kube_config_destroy(kcfg);
 		return 1;
@@ -223,6 +232,7 @@ int cmd_serve(int argc, char **argv)
 	controller_destroy(ctl); /* gives the Lease up first */
 	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
 	webhook_server_destroy(srv);
+	webui_destroy(ui); /* after the server: no request reads it any more */
 	certkeeper_stop(keeper);
 	kube_config_destroy(kcfg);
 	gpuq_log(GPUQ_LOG_INFO, "serve", "stopped");

@@ -159,6 +159,8 @@ static int persist(struct controller *c)
 /* A cycle's (or tick's) admissions and evictions into the queue metrics. */
 static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
+	if (c->o.ui)
+		webui_events_note(c->o.ui, c->q, res, now);
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
@@ -242,6 +244,8 @@ static void elect(struct controller *c)
 		atomic_store(&c->leader, is);
 	}
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
+	if (c->o.ui)
+		webui_leader_set(c->o.ui, is); /* a follower's web API answers 503 */
 	if (is && !was) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->core_dirty = true;
@@ -413,6 +417,8 @@ static void *loop_main(void *arg)
 		if (now >= c->metrics_next_ms) {
 			c->metrics_next_ms = now + METRICS_MS;
 			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
+			if (c->o.ui)
+				(void)webui_publish(c->o.ui, c->q, controller_now(c));
 		}
 	}
 	free(batch);

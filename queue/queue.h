@@ -505,6 +505,14 @@ int64_t queue_next_event(const queue_t *q, int64_t now);
  * GPUQ_ENOTFOUND, GPUQ_ELIMIT (truncated). Costs O(live workloads). */
 int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap);
 
+/* queue_workload_explain without the position, by id, in O(1) (plus the
+ * workload's flavor assignments): for a pending workload what it waits for
+ * ("needs 8 nvidia.com/gpu on flavor h100-80gb, 4 free; cohort borrowing
+ * limit reached"), for the others where and on what they run. For a caller
+ * that lists many workloads and knows their positions itself (the web UI).
+ * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
+int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
+
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
 const char *queue_wait_name(queue_wait_t w);
 
@@ -642,6 +650,7 @@ typedef struct {
 	double decayed_usage;	/* LQ only: decayed usage (fairshare_decay) */
 	double used_ms;		/* LQ only: sum of amount * runtime ms of finished
 				   workloads, all resources, in caller units */
+	int64_t weight_milli;	/* its fair-sharing weight, thousandths */
 } queue_stats_t;
 
 int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out);
