@@ -14,6 +14,7 @@
 #include "certs/certs.h"
 #include "cmd/cmd.h"
 #include "controller/controller.h"
+#include "engine/engine.h"
 #include "kube/kube.h"
 #include "webhook/webhook.h"
 #include "webui/webui.h"
@@ -123,6 +124,26 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	return rc;
 }
 
+/* Offline (--policy-dir) there is no controller: the web view shows the
+ * policy's queues and quotas (no workloads) as the policy was at start. */
+static void ui_offline(webui_t *ui, const char *dir)
+{
+	policy_t *p = NULL;
+	queue_t *q = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	if (policy_load_dir(dir, NULL, &p, &diag) == GPUQ_OK &&
+	    engine_core_build(p, NULL, &q, &diag) == GPUQ_OK) {
+		webui_leader_set(ui, true);
+		if (webui_publish(ui, q, kube_now_ms()))
+			gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: out of memory");
+	} else {
+		gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: no queues to show: %s", diag.msg);
+	}
+	queue_destroy(q);
+	policy_unref(p);
+}
+
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
  * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
  * a second SIGTERM or a SIGINT ends it at once. */
@@ -206,6 +227,8 @@ int cmd_serve(int argc, char **argv)
 		rc = webhook_server_start(srv, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
 		rc = start_controller(&opts, srv, ui, kcfg, &ctl, &diag);
+	else if (!rc && ui)
+		ui_offline(ui, opts.policy_dir);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);

@@ -4,7 +4,6 @@
 'use strict';
 (function () {
   var POLL_MS = 1000;
-  var t0 = performance.now();
   var firstRender = 0;
   var timer = 0;
   var seq = 0;
@@ -194,7 +193,7 @@
     main.replaceChildren.apply(main, kids);
     document.body.setAttribute('data-now-ms', String(d.nowMs));
     if (!firstRender) {
-      firstRender = performance.now() - t0;
+      firstRender = performance.now(); // since the navigation started
       document.body.setAttribute('data-first-render-ms', firstRender.toFixed(0));
     }
   }
