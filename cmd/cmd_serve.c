@@ -144,6 +144,18 @@ static void ui_offline(webui_t *ui, const char *dir)
 	policy_unref(p);
 }
 
+/* The web view (--ui true) on srv's routes, before the server starts. */
+static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
+		    const kube_config_t *kcfg, webui_t **ui, gpuq_diag_t *diag)
+{
+	int rc =
+	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
+
+	if (!rc)
+		webui_attach(*ui, srv);
+	return rc;
+}
+
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
  * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
  * a second SIGTERM or a SIGINT ends it at once. */
@@ -219,10 +231,7 @@ int cmd_serve(int argc, char **argv)
 	if (!rc)
 		rc = webhook_server_create(&opts, &srv, &diag);
 	if (!rc && opts.ui)
-		rc = webui_create(opts.ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg,
-				  &ui, &diag);
-	if (!rc && ui)
-		webui_attach(ui, srv);
+		rc = start_ui(&opts, srv, kcfg, &ui, &diag);
 	if (!rc)
 		rc = webhook_server_start(srv, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)

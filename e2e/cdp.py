@@ -7,6 +7,9 @@ goes on polling by itself while the test waits on the apiserver.
     cdp.py PORT nav URL          load URL in the first page (a tab)
     cdp.py PORT eval EXPR        print the value of a JavaScript expression
     cdp.py PORT shot FILE        save a PNG screenshot of the page
+    cdp.py PORT repl             the same actions, one per line on stdin
+                                 ("eval EXPR"), one answer per line on
+                                 stdout ("ok VALUE" or "err WHY")
 
 Python's standard library only (a minimal WebSocket client: no extensions,
 text frames). Exit status 1 on a protocol error or an exception in EXPR.
@@ -102,24 +105,45 @@ class WS:
                 return m.get("result", {})
 
 
-def main():
-    port, action, arg = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    ws = WS(page_ws(port))
+def act(ws, action, arg):
+    """One action; its printable result (one line)."""
     if action == "nav":
         ws.call("Page.navigate", url=arg)
-    elif action == "eval":
+        return ""
+    if action == "eval":
         r = ws.call("Runtime.evaluate", expression=arg, returnByValue=True)
         if "exceptionDetails" in r:
-            print(r["exceptionDetails"].get("text", "exception"), file=sys.stderr)
-            sys.exit(1)
+            raise ValueError(r["exceptionDetails"].get("text", "exception"))
         v = r.get("result", {}).get("value")
-        print("" if v is None else v)
-    elif action == "shot":
+        return "" if v is None else str(v).replace("\n", " ")
+    if action == "shot":
         r = ws.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
         with open(arg, "wb") as f:
             f.write(base64.b64decode(r["data"]))
-    else:
-        raise SystemExit("cdp: unknown action %s" % action)
+        return arg
+    raise ValueError("unknown action %s" % action)
+
+
+def main():
+    port, action = int(sys.argv[1]), sys.argv[2]
+    ws = WS(page_ws(port))
+    if action != "repl":
+        try:
+            print(act(ws, action, sys.argv[3]))
+        except ValueError as e:
+            print(e, file=sys.stderr)
+            sys.exit(1)
+        return
+    # repl: "ACTION ARG" per line in, "ok RESULT" or "err WHY" per line out
+    # (a long-lived helper: Python's start-up costs seconds on a loaded host)
+    for line in sys.stdin:
+        a, _, arg = line.rstrip("\n").partition(" ")
+        try:
+            out = "ok " + act(ws, a, arg)
+        except ValueError as e:
+            out = "err " + str(e).replace("\n", " ")
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

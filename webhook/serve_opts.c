@@ -443,6 +443,18 @@ static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opt
 	GPUQ_ASSERT(0);
 }
 
+/* --ui BOOL and --ui-auth review|none. */
+static int apply_ui(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	if (f == FLAG_UI)
+		return parse_bool("--ui", value, &opts->ui, diag);
+	if (strcmp(value, "review") != 0 && strcmp(value, "none") != 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-auth \"%s\": expected review or none",
+				     value);
+	opts->ui_auth_none = !strcmp(value, "none");
+	return GPUQ_OK;
+}
+
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
@@ -491,13 +503,8 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 	case FLAG_LOG_LEVEL:
 		return parse_log_level(value, &opts->log_level, diag);
 	case FLAG_UI:
-		return parse_bool("--ui", value, &opts->ui, diag);
 	case FLAG_UI_AUTH:
-		if (strcmp(value, "review") && strcmp(value, "none"))
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--ui-auth \"%s\": expected review or none", value);
-		opts->ui_auth_none = !strcmp(value, "none");
-		return GPUQ_OK;
+		return apply_ui(f, value, opts, diag);
 	case FLAG_LEADER_ELECT:
 		return parse_bool("--leader-elect", value, &opts->leader_elect, diag);
 	case FLAG_LEASE_NAMESPACE:

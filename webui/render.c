@@ -196,7 +196,7 @@ static json_t *ns_page(const webui_snap_t *s, const char *ns, const webui_access
 		if (!strcmp(s->lqs[i].namespace_, ns))
 			json_array_append_new(lqs, lq_json(s, &s->lqs[i]));
 	for (size_t i = 0; items && i < s->n_wls; i++) {
-		if (strcmp(s->wls[i].namespace_, ns))
+		if (strcmp(s->wls[i].namespace_, ns) != 0)
 			continue;
 		if (++total <= WEBUI_LIST_MAX)
 			json_array_append_new(items, wl_json(s, &s->wls[i]));
@@ -269,7 +269,7 @@ int webui_render(const webui_snap_t *s, const char *path, const webui_access_t *
 			return error_json(404, "no such API path", status, body, len);
 		memcpy(name, ns, ns_len);
 		name[ns_len] = '\0';
-		if (!acc->cluster && (!acc->namespace_ || strcmp(acc->namespace_, name)))
+		if (!acc->cluster && (!acc->namespace_ || strcmp(acc->namespace_, name) != 0))
 			return error_json(403, "forbidden: may not list jobs in that namespace",
 					  status, body, len);
 		return finish(ns_page(s, name, acc), 200, status, body, len);
@@ -301,7 +301,7 @@ void webui_path_scope(const char *path, const char **ns, size_t *ns_len)
 
 	*ns = NULL;
 	*ns_len = 0;
-	if (strncmp(path, prefix, sizeof(prefix) - 1))
+	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
 		return;
 	*ns = path + sizeof(prefix) - 1;
 	*ns_len = strcspn(*ns, "/");

@@ -104,7 +104,7 @@ static int serve_asset(const char *path, webhook_app_reply_t *out)
 /* The bearer token of an Authorization header, or NULL. */
 static const char *bearer(const char *authorization)
 {
-	if (!authorization || strncasecmp(authorization, BEARER, strlen(BEARER)))
+	if (!authorization || strncasecmp(authorization, BEARER, strlen(BEARER)) != 0)
 		return NULL;
 	authorization += strlen(BEARER);
 	while (*authorization == ' ')
@@ -158,7 +158,7 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 	size_t len;
 	int rc;
 
-	if (strncmp(rq->path, "/api/", 5))
+	if (strncmp(rq->path, "/api/", 5) != 0)
 		return serve_asset(rq->path, out);
 	scope_of(rq->path, scope, sizeof(scope));
 	if (ui->mode == WEBUI_AUTH_REVIEW) {
