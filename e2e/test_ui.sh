@@ -105,12 +105,14 @@ trap 'kill $CHROME 2>/dev/null || true' EXIT
 poll "chromium's DevTools endpoint" curl -fs "http://127.0.0.1:$CDP_PORT/json/list" ||
 	notok "chromium started"
 coproc CDPP { exec python3 "$HERE/cdp.py" "$CDP_PORT" repl 2>>"$ART/cdp.err"; }
+# plain descriptors: a coprocess's own are not passed to subshells ($(...))
+exec 7>&"${CDPP[1]}" 8<&"${CDPP[0]}"
 # cdp ACTION ARG: one DevTools action (nav URL, eval EXPR, shot FILE); prints
 # its result, fails on an error
 cdp() {
 	local line
-	printf '%s %s\n' "$1" "$2" >&"${CDPP[1]}"
-	IFS= read -r line <&"${CDPP[0]}" || return 1
+	printf '%s %s\n' "$1" "$2" >&7
+	IFS= read -r line <&8 || return 1
 	case "$line" in
 	"ok "*) printf '%s\n' "${line#ok }" ;;
 	*) echo "# cdp $1: $line" >&2; return 1 ;;
