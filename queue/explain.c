@@ -550,6 +550,36 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
 	return n;
 }
 
+/* CQ first, then as queue_cq_workloads orders that state. */
+static int by_cq_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const queue_t *q = ctx;
+	const wl_t *a = Wc(q, *(const uint32_t *)pa), *b = Wc(q, *(const uint32_t *)pb);
+
+	if (a->cq != b->cq)
+		return a->cq < b->cq ? -1 : 1;
+	return a->state == QUEUE_WL_PENDING ? pending_cmp(pa, pb, ctx) : queue_adm_cmp(pa, pb, ctx);
+}
+
+size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = &q->wls[i];
+
+		if (!w->live || !(w->state == state ||
+				  (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING)))
+			continue;
+		if (n < cap)
+			ids[n] = (uint32_t)i;
+		n++;
+	}
+	if (n <= cap && n > 1)
+		qsort_r(ids, n, sizeof(*ids), by_cq_cmp, (void *)q);
+	return n;
+}
+
 uint64_t queue_cycle_count(const queue_t *q)
 {
 	return q->cycles;

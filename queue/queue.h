@@ -663,6 +663,14 @@ int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out);
 size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state, queue_wl_t *ids,
 			  size_t cap);
 
+/* Every CQ's lists at once, in one pass (queue_cq_workloads for each CQ
+ * costs a pass each): the live workloads in state (ADMITTED includes
+ * EVICTING) into ids[0..cap), grouped by CQ id ascending, each CQ's in
+ * queue_cq_workloads' order. Returns how many there are; when that exceeds
+ * cap, ids holds an unordered prefix: call again with room for all.
+ * O(workloads log workloads). */
+size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap);
+
 /* Cycles run so far and the last `now` seen. */
 uint64_t queue_cycle_count(const queue_t *q);
 int64_t queue_last_now(const queue_t *q);

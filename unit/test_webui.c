@@ -309,6 +309,29 @@ static void tenant_sees_its_namespace_only(void **state)
 	webui_destroy(ui);
 }
 
+/* queue_workloads_by_cq gives every CQ's list as queue_cq_workloads does,
+ * CQ by CQ. */
+static void by_cq_agrees(const queue_t *q)
+{
+	static const queue_wl_state_t states[] = {QUEUE_WL_PENDING, QUEUE_WL_ADMITTED};
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = queue_workloads_by_cq(q, states[k], NULL, 0), at = 0;
+		queue_wl_t *all = calloc(n + 1, sizeof(*all)), *one = calloc(n + 1, sizeof(*one));
+
+		assert_int_equal(queue_workloads_by_cq(q, states[k], all, n), n);
+		for (uint32_t c = 0; c < queue_cq_count(q); c++) {
+			size_t m = queue_cq_workloads(q, c, states[k], one, n);
+			assert_true(at + m <= n);
+			assert_memory_equal(all + at, one, m * sizeof(*one));
+			at += m;
+		}
+		assert_int_equal(at, n);
+		free(all);
+		free(one);
+	}
+}
+
 /* 600 waiting workloads: the first 500 listed in admission order, the
  * total says 600. */
 static void lists_capped(void **state)
@@ -326,6 +349,7 @@ static void lists_capped(void **state)
 		add_wl(q, uid, "team-b", 0, 1000 + i, 1);
 	}
 	cycle(ui, q, 5000);
+	by_cq_agrees(q);
 	o = render(ui, q, "/api/v1/clusterqueues/train", &ADMIN, &status);
 	p = json_object_get(o, "pendingWorkloads");
 	items = json_object_get(p, "items");
@@ -493,6 +517,41 @@ static void app_access(void **state)
 	webui_destroy(ui);
 }
 
+/* The nowMs of the published snapshot, as the API gives it. */
+static long long published_now(webui_t *ui)
+{
+	webhook_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	webhook_app_reply_t out = {0};
+	json_t *o;
+	long long now;
+
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	o = json_loadb(out.body, out.len, 0, NULL);
+	now = json_integer_value(json_object_get(o, "nowMs"));
+	json_decref(o);
+	free((void *)out.body);
+	return now;
+}
+
+/* Nobody reading the API for WEBUI_IDLE_MS: no new snapshot is built (the
+ * last is kept); the next request brings them back. */
+static void idle_builds_nothing(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+
+	(void)state;
+	webui_leader_set(ui, true);
+	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK); /* the first: always */
+	atomic_store(&ui->last_api_ms, gpuq_mono_ms() - WEBUI_IDLE_MS - 1);
+	assert_int_equal(webui_publish(ui, q, 6000), GPUQ_OK);
+	assert_int_equal(published_now(ui), 5000); /* kept; this request wants more */
+	assert_int_equal(webui_publish(ui, q, 7000), GPUQ_OK);
+	assert_int_equal(published_now(ui), 7000);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
 static void embedded_files(void **state)
 {
 	webui_t *ui = ui_none();
@@ -520,11 +579,11 @@ static void embedded_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(cluster_numbers),	 cmocka_unit_test(cluster_queue_page),
-	    cmocka_unit_test(preemption_events), cmocka_unit_test(tenant_sees_its_namespace_only),
-	    cmocka_unit_test(lists_capped),	 cmocka_unit_test(review_bodies_and_replies),
-	    cmocka_unit_test(decision_cache),	 cmocka_unit_test(app_access),
-	    cmocka_unit_test(embedded_files),
+	    cmocka_unit_test(cluster_numbers),	   cmocka_unit_test(cluster_queue_page),
+	    cmocka_unit_test(preemption_events),   cmocka_unit_test(tenant_sees_its_namespace_only),
+	    cmocka_unit_test(lists_capped),	   cmocka_unit_test(review_bodies_and_replies),
+	    cmocka_unit_test(decision_cache),	   cmocka_unit_test(app_access),
+	    cmocka_unit_test(idle_builds_nothing), cmocka_unit_test(embedded_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

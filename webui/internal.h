@@ -153,6 +153,7 @@ struct webui {
 	pthread_mutex_t snap_lock; /* guards snap (held for a pointer copy) */
 	webui_snap_t *snap;	   /* published (one reference), or NULL */
 	atomic_bool leader;	   /* this replica leads */
+	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
 	/* the controller's thread only */
 	ws_event_t ring[WEBUI_EVENTS_MAX]; /* recent events (circular) */
 	size_t ring_start, ring_n;	   /* oldest entry, entries */

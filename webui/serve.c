@@ -27,6 +27,7 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	pthread_mutex_init(&ui->auth_lock, NULL);
 	pthread_mutex_init(&ui->snap_lock, NULL);
 	atomic_init(&ui->leader, false);
+	atomic_init(&ui->last_api_ms, 0);
 	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
 	if (!ui->cache)
 		rc = GPUQ_ENOMEM;
@@ -160,6 +161,7 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 
 	if (strncmp(rq->path, "/api/", 5) != 0)
 		return serve_asset(rq->path, out);
+	atomic_store(&ui->last_api_ms, gpuq_mono_ms()); /* snapshots are wanted */
 	scope_of(rq->path, scope, sizeof(scope));
 	if (ui->mode == WEBUI_AUTH_REVIEW) {
 		int d;

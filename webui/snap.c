@@ -310,11 +310,12 @@ static int wl_add(const queue_t *q, webui_snap_t *s, queue_wl_t id, uint32_t pos
 	return GPUQ_OK;
 }
 
-/* The ids of cq in state st (growing *ids as needed); how many. */
-static size_t cq_ids(const queue_t *q, uint32_t cq, queue_wl_state_t st, queue_wl_t **ids,
-		     size_t *cap, bool *failed)
+/* Every live workload in state st, grouped by CQ, each CQ's in its
+ * order (growing *ids as needed); how many. */
+static size_t all_ids(const queue_t *q, queue_wl_state_t st, queue_wl_t **ids, size_t *cap,
+		      bool *failed)
 {
-	size_t n = queue_cq_workloads(q, cq, st, *ids, *cap);
+	size_t n = queue_workloads_by_cq(q, st, *ids, *cap);
 
 	if (n > *cap) {
 		queue_wl_t *m = realloc(*ids, n * sizeof(*m));
@@ -324,68 +325,65 @@ static size_t cq_ids(const queue_t *q, uint32_t cq, queue_wl_state_t st, queue_w
 		}
 		*ids = m;
 		*cap = n;
-		n = queue_cq_workloads(q, cq, st, *ids, *cap);
+		n = queue_workloads_by_cq(q, st, *ids, *cap);
 	}
 	return n;
 }
 
-/* One CQ's workloads: a workload is copied when it is among the first
- * WEBUI_LIST_MAX of its CQ's list (pending in admission order; admitted
- * and evicting by admission time) or of its LocalQueue's; the CQ's own list
- * holds the first WEBUI_LIST_MAX. */
-static int cq_workloads(const queue_t *q, webui_snap_t *s, uint32_t c, uint32_t *lq_seen,
-			queue_wl_t **ids, size_t *ids_cap, size_t *wl_cap, size_t *list_cap)
+/* Append wls index w to the CQ lists. */
+static int list_push(webui_snap_t *s, uint32_t w, size_t *list_cap)
 {
-	static const queue_wl_state_t states[] = {QUEUE_WL_PENDING, QUEUE_WL_ADMITTED,
-						  QUEUE_WL_EVICTING};
-	ws_cq_t *cq = &s->cqs[c];
-	bool failed = false;
-
-	for (size_t k = 0; k < 3; k++) {
-		size_t n = cq_ids(q, c, states[k], ids, ids_cap, &failed);
-
-		if (failed)
+	if (s->n_cq_wl == *list_cap) {
+		size_t ncap = *list_cap ? *list_cap * 2 : 256;
+		uint32_t *m = realloc(s->cq_wl, ncap * sizeof(*m));
+		if (!m)
 			return GPUQ_ENOMEM;
-		if (k == 0) {
-			cq->pending_total = (uint32_t)n;
-			cq->pend0 = s->n_cq_wl;
-		} else {
-			cq->admitted_total += (uint32_t)n;
-			if (k == 1)
-				cq->adm0 = s->n_cq_wl;
-		}
-		if (k < 2)
-			memset(lq_seen, 0, s->n_lqs * sizeof(*lq_seen));
-		for (size_t i = 0; i < n; i++) {
-			queue_workload_view_t v;
-			bool in_cq = (k == 0 ? cq->n_pend : cq->n_adm) < WEBUI_LIST_MAX;
+		s->cq_wl = m;
+		*list_cap = ncap;
+	}
+	s->cq_wl[s->n_cq_wl++] = w;
+	return GPUQ_OK;
+}
 
-			if (queue_workload_view(q, (*ids)[i], &v) || v.lq >= s->n_lqs ||
-			    v.cq >= s->n_cqs)
-				continue;
-			if (k > 0)
-				lq_usage_add(q, s, (*ids)[i], &v);
-			if (!in_cq && lq_seen[v.lq] >= WEBUI_LIST_MAX)
-				continue;
-			lq_seen[v.lq]++;
-			if (wl_add(q, s, (*ids)[i], k == 0 ? (uint32_t)(i + 1) : 0, wl_cap))
-				return GPUQ_ENOMEM;
-			if (!in_cq)
-				continue;
-			if (s->n_cq_wl == *list_cap) {
-				size_t ncap = *list_cap ? *list_cap * 2 : 256;
-				uint32_t *m = realloc(s->cq_wl, ncap * sizeof(*m));
-				if (!m)
-					return GPUQ_ENOMEM;
-				s->cq_wl = m;
-				*list_cap = ncap;
-			}
-			s->cq_wl[s->n_cq_wl++] = (uint32_t)(s->n_wls - 1);
-			if (k == 0)
-				cq->n_pend++;
-			else
-				cq->n_adm++;
+/* The workloads of one state (pending, or admitted and evicting), every CQ
+ * at once: a workload is copied when it is among the first WEBUI_LIST_MAX
+ * of its CQ's list (pending in admission order; admitted by admission
+ * time) or of its LocalQueue's; the CQ's own list holds the first
+ * WEBUI_LIST_MAX. */
+static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, const queue_wl_t *ids,
+			   size_t n, uint32_t *lq_seen, size_t *wl_cap, size_t *list_cap)
+{
+	uint32_t cur = UINT32_MAX, pos = 0;
+
+	memset(lq_seen, 0, (s->n_lqs ? s->n_lqs : 1) * sizeof(*lq_seen));
+	for (size_t i = 0; i < n; i++) {
+		queue_workload_view_t v;
+		ws_cq_t *cq;
+		bool in_cq;
+
+		if (queue_workload_view(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
+			continue;
+		cq = &s->cqs[v.cq];
+		if (v.cq != cur) { /* the next CQ's list starts */
+			cur = v.cq;
+			pos = 0;
+			*(pending ? &cq->pend0 : &cq->adm0) = s->n_cq_wl;
 		}
+		pos++;
+		*(pending ? &cq->pending_total : &cq->admitted_total) += 1;
+		if (!pending)
+			lq_usage_add(q, s, ids[i], &v);
+		in_cq = pos <= WEBUI_LIST_MAX;
+		if (!in_cq && lq_seen[v.lq] >= WEBUI_LIST_MAX)
+			continue;
+		lq_seen[v.lq]++;
+		if (wl_add(q, s, ids[i], pending ? pos : 0, wl_cap))
+			return GPUQ_ENOMEM;
+		if (!in_cq)
+			continue;
+		if (list_push(s, (uint32_t)(s->n_wls - 1), list_cap))
+			return GPUQ_ENOMEM;
+		*(pending ? &cq->n_pend : &cq->n_adm) += 1;
 	}
 	return GPUQ_OK;
 }
@@ -394,11 +392,16 @@ static int fill_workloads(const queue_t *q, webui_snap_t *s)
 {
 	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
 	queue_wl_t *ids = NULL;
-	size_t ids_cap = 0, wl_cap = 0, list_cap = 0;
+	size_t ids_cap = 0, wl_cap = 0, list_cap = 0, n;
+	bool failed = false;
 	int rc = lq_seen ? GPUQ_OK : GPUQ_ENOMEM;
 
-	for (uint32_t c = 0; !rc && c < s->n_cqs; c++)
-		rc = cq_workloads(q, s, c, lq_seen, &ids, &ids_cap, &wl_cap, &list_cap);
+	for (int k = 0; !rc && k < 2; k++) {
+		n = all_ids(q, k == 0 ? QUEUE_WL_PENDING : QUEUE_WL_ADMITTED, &ids, &ids_cap,
+			    &failed);
+		rc = failed ? GPUQ_ENOMEM
+			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
+	}
 	free(ids);
 	free(lq_seen);
 	return rc;
@@ -566,6 +569,7 @@ static void snap_swap(webui_t *ui, webui_snap_t *s)
 int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
 {
 	webui_snap_t *s = NULL;
+	bool idle;
 	int rc;
 
 	if (!atomic_load(&ui->leader))
@@ -574,6 +578,11 @@ int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
 		snap_swap(ui, NULL);
 		return GPUQ_OK;
 	}
+	pthread_mutex_lock(&ui->snap_lock);
+	idle = ui->snap && gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= WEBUI_IDLE_MS;
+	pthread_mutex_unlock(&ui->snap_lock);
+	if (idle)
+		return GPUQ_OK; /* nobody looks: keep the last one */
 	rc = webui_snap_build(ui, q, now_ms, &s);
 	if (rc)
 		return rc;

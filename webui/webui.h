@@ -48,6 +48,12 @@
 #define WEBUI_AUTH_CACHE_MAX 1024  /* cached review decisions (token, scope) */
 #define WEBUI_AUTH_TTL_MS 10000	   /* how long a decision is trusted */
 #define WEBUI_JSON_MAX (64u << 20) /* bytes of one API reply */
+/* Snapshots are built only while someone reads the API: after this long
+ * without a request the last one is kept but no new one is built (a build
+ * costs the controller O(workloads): 172 ms of CPU at 100,000), and the
+ * next request finds a snapshot at most this old, fresh ones within a
+ * second after it. */
+#define WEBUI_IDLE_MS 60000
 
 typedef struct webui webui_t;
 
@@ -86,8 +92,10 @@ void webui_events_note(webui_t *ui, const queue_t *q, const queue_result_t *res,
 /* Copy q's state (cohorts, ClusterQueues, LocalQueues, quota, workloads up
  * to the caps, the events) into a new snapshot at wall time now_ms and make
  * it the one requests read. q NULL: no core (the API answers 503). The old
- * snapshot is freed by its last reader. O(live workloads + quota slots).
- * GPUQ_OK; GPUQ_ENOMEM keeps the previous one. */
+ * snapshot is freed by its last reader. O(live workloads log workloads +
+ * quota slots). Does nothing while no API request came in the last
+ * WEBUI_IDLE_MS and a snapshot exists. GPUQ_OK; GPUQ_ENOMEM keeps the
+ * previous one. */
 int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms);
 
 /* Whether this replica leads; a follower's API answers 503 (only the
