@@ -67,15 +67,6 @@ void webui_snap_unref(webui_snap_t *s)
 
 /* ---- quota: nominal, usage, borrowed, lent ---- */
 
-/* What a slot could lend now: its unused quota, up to its lending limit. */
-static int64_t idle(const queue_quota_view_t *v)
-{
-	int64_t free_ = v->nominal > v->usage ? v->nominal - v->usage : 0;
-	int64_t lendable = v->lending_limit >= 0 ? v->lending_limit : v->nominal;
-
-	return free_ < lendable ? free_ : lendable;
-}
-
 typedef struct {
 	uint64_t key; /* (cohort, flavor, resource) */
 	size_t slot;  /* index in snap->quota */
@@ -89,25 +80,21 @@ static int lend_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* lent, as /metrics defines it (docs/metrics.md,
- * gpuq_cluster_queue_resource_lent): in each (cohort, flavor, resource)
- * group what the group's CQs borrow is shared among the lenders in
- * proportion to what each could lend. */
+/* lent, as /metrics has it (quota_lent): per (cohort, flavor, resource)
+ * group, the group's borrowing shared among its lenders. */
 static int fill_lent(webui_snap_t *s, lend_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), lend_cmp);
 	for (size_t i = 0, j; i < n; i = j) {
 		int64_t borrowed = 0, lendable = 0;
-		double share = 0;
 
 		for (j = i; j < n && v[j].key == v[i].key; j++) {
 			borrowed += s->quota[v[j].slot].borrowed;
 			lendable += v[j].idle;
 		}
-		if (lendable > 0)
-			share = borrowed >= lendable ? 1.0 : (double)borrowed / (double)lendable;
 		for (size_t k = i; k < j; k++)
-			s->quota[v[k].slot].lent = (int64_t)((double)v[k].idle * share + 0.5);
+			s->quota[v[k].slot].lent =
+			    (int64_t)(quota_lent(v[k].idle, borrowed, lendable) + 0.5);
 	}
 	return GPUQ_OK;
 }
@@ -168,9 +155,10 @@ static int fill_cqs(const queue_t *q, webui_snap_t *s)
 						  f,
 						  r};
 				if (coh != QUEUE_NONE)
-					lend[n_lend++] = (lend_t){((uint64_t)coh << 32) |
-								      ((uint64_t)f << 16) | r,
-								  s->n_quota, idle(&v)};
+					lend[n_lend++] = (lend_t){
+					    ((uint64_t)coh << 32) | ((uint64_t)f << 16) | r,
+					    s->n_quota,
+					    quota_lend_idle(v.nominal, v.usage, v.lending_limit)};
 				s->n_quota++;
 			}
 		cq->n_quota = s->n_quota - cq->quota0;
