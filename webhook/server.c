@@ -705,8 +705,9 @@ static enum MHD_Result app_reply(webhook_server_t *srv, struct MHD_Connection *c
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	resp = MHD_create_response_from_buffer(rq->app_head ? 0 : a->len, (void *)a->body,
-					       MHD_RESPMEM_MUST_COPY);
+	resp = MHD_create_response_from_buffer(
+	    a->len, (void *)a->body, /* HEAD: libmicrohttpd sends no body */
+	    MHD_RESPMEM_MUST_COPY);
 	if (a->body_owned)
 		free((void *)a->body);
 	if (!resp)
