@@ -29,9 +29,13 @@ CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDSAN)
 
 # Library modules, bottom up (see docs/architecture.md).
-MODULES := base quota fairshare idle ledger queue policy store certs kube webhook engine qmetrics dcgm controller sim
+MODULES := base quota fairshare idle ledger queue policy store certs kube webhook engine qmetrics webui dcgm controller sim
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
-LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+# The web UI's files (ui/), embedded as byte arrays by webui/embed.sh into a
+# generated source that lives in the build dir only.
+UI_FILES := $(sort $(wildcard ui/*.html ui/*.css ui/*.js ui/*.svg))
+UI_GEN  := $(BUILD)/gen/webui_assets.c
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/gen/webui_assets.o
 CMD_SRC := $(wildcard cmd/*.c)
 CMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRC))
 LIBA    := $(BUILD)/libgpuq.a
@@ -59,6 +63,14 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(UI_GEN): $(UI_FILES) webui/embed.sh
+	@mkdir -p $(dir $@)
+	sh webui/embed.sh $@ $(UI_FILES)
+
+$(BUILD)/obj/gen/webui_assets.o: $(UI_GEN) webui/internal.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -85,10 +97,10 @@ $(BUILD)/fuzz/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(LIBA)
 
 # Real libFuzzer binaries (clang): `make fuzz`, then run e.g.
 # build/libfuzzer/fuzz_quantity fuzz/corpus/quantity -max_total_time=60
-build/libfuzzer/fuzz_%: fuzz/fuzz_%.c $(LIB_SRC)
+build/libfuzzer/fuzz_%: fuzz/fuzz_%.c $(LIB_SRC) $(UI_GEN)
 	@mkdir -p $(dir $@)
 	clang $(CFLAGS_BASE) -O1 -fsanitize=fuzzer,address,undefined \
-		-Wno-missing-prototypes -o $@ $< $(LIB_SRC) $(LIBS)
+		-Wno-missing-prototypes -o $@ $< $(LIB_SRC) $(UI_GEN) $(LIBS)
 
 fuzz: $(LIBFUZZ_BIN)
 

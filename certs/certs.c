@@ -875,3 +875,12 @@ int certs_names_split(const char *flag, char *list, const char **names, size_t *
 		p = comma + 1;
 	}
 }
+
+int certs_sha256(const void *data, size_t len, unsigned char out[32])
+{
+	unsigned int n = 0;
+
+	if (EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) != 1 || n != 32)
+		return GPUQ_ETLS;
+	return GPUQ_OK;
+}

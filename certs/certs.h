@@ -182,4 +182,9 @@ int certs_file_write(const char *dir, const char *name, const char *data, size_t
 int certs_names_split(const char *flag, char *list, const char **names, size_t *n,
 		      gpuq_diag_t *diag);
 
+/* SHA-256 of data[0..len) into out (32 bytes). GPUQ_OK, or GPUQ_ETLS when
+ * OpenSSL fails. Thread-safe. (The web UI keys its cache of review
+ * decisions by the token's digest, never the token.) */
+int certs_sha256(const void *data, size_t len, unsigned char out[32]);
+
 #endif

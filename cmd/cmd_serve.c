@@ -15,8 +15,10 @@
 #include "cmd/cmd.h"
 #include "controller/controller.h"
 #include "dcgm/dcgm.h"
+#include "engine/engine.h"
 #include "kube/kube.h"
 #include "webhook/webhook.h"
+#include "webui/webui.h"
 
 /* The cluster a cluster source names. */
 static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
@@ -88,7 +90,7 @@ static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_
 }
 
 /* The controller beside the server, when the policy comes from a cluster. */
-static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv,
+static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv, webui_t *ui,
 			    const kube_config_t *cfg, dcgm_scraper_t *dcgm, controller_t **ctl,
 			    gpuq_diag_t *diag)
 {
@@ -101,6 +103,7 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.client.burst = opts->burst;
 	co.state_dir = opts->state_dir;
 	co.server = srv;
+	co.ui = ui;
 	co.review_cfg.gpu_resources = opts->gpu_resources;
 	co.review_cfg.n_gpu_resources = opts->n_gpu_resources;
 	co.review_cfg.controller_user = opts->controller_user;
@@ -143,6 +146,38 @@ static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, d
 	return dcgm_scraper_start(&o, out, diag);
 }
 
+/* Offline (--policy-dir) there is no controller: the web view shows the
+ * policy's queues and quotas (no workloads) as the policy was at start. */
+static void ui_offline(webui_t *ui, const char *dir)
+{
+	policy_t *p = NULL;
+	queue_t *q = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	if (policy_load_dir(dir, NULL, &p, &diag) == GPUQ_OK &&
+	    engine_core_build(p, NULL, &q, &diag) == GPUQ_OK) {
+		webui_leader_set(ui, true);
+		if (webui_publish(ui, q, kube_now_ms()))
+			gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: out of memory");
+	} else {
+		gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: no queues to show: %s", diag.msg);
+	}
+	queue_destroy(q);
+	policy_unref(p);
+}
+
+/* The web view (--ui true) on srv's routes, before the server starts. */
+static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
+		    const kube_config_t *kcfg, webui_t **ui, gpuq_diag_t *diag)
+{
+	int rc =
+	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
+
+	if (!rc)
+		webui_attach(*ui, srv);
+	return rc;
+}
+
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
  * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
  * a second SIGTERM or a SIGINT ends it at once. */
@@ -181,6 +216,7 @@ int cmd_serve(int argc, char **argv)
 	webhook_server_t *srv = NULL;
 	controller_t *ctl = NULL;
 	dcgm_scraper_t *dcgm = NULL;
+	webui_t *ui = NULL;
 	certkeeper_t *keeper = NULL;
 	keeper_args_t kargs;
 	kube_config_t *kcfg = NULL;
@@ -217,17 +253,22 @@ int cmd_serve(int argc, char **argv)
 		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
 	if (!rc)
 		rc = webhook_server_create(&opts, &srv, &diag);
+	if (!rc && opts.ui)
+		rc = start_ui(&opts, srv, kcfg, &ui, &diag);
 	if (!rc)
 		rc = webhook_server_start(srv, &diag);
 	if (!rc && opts.dcgm_url)
 		rc = start_dcgm(&opts, srv, &dcgm, &diag);
 	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, kcfg, dcgm, &ctl, &diag);
+		rc = start_controller(&opts, srv, ui, kcfg, dcgm, &ctl, &diag);
+	else if (!rc && ui)
+		ui_offline(ui, opts.policy_dir);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);
 		dcgm_scraper_stop(dcgm);
 		webhook_server_destroy(srv);
+		webui_destroy(ui);
 		certkeeper_stop(keeper);
 		kube_config_destroy(kcfg);
 		return 1;
@@ -250,6 +291,7 @@ int cmd_serve(int argc, char **argv)
 	dcgm_scraper_stop(dcgm);
 	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
 	webhook_server_destroy(srv);
+	webui_destroy(ui); /* after the server: no request reads it any more */
 	certkeeper_stop(keeper);
 	kube_config_destroy(kcfg);
 	gpuq_log(GPUQ_LOG_INFO, "serve", "stopped");

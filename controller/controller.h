@@ -38,6 +38,7 @@
 #include "kube/kube.h"
 #include "queue/queue.h"
 #include "webhook/webhook.h"
+#include "webui/webui.h"
 
 /* Events waiting for the controller thread at most; watch threads wait
  * when it is full (backpressure, nothing dropped). Each holds a parsed
@@ -73,6 +74,8 @@ typedef struct {
 	kube_client_opts_t client;   /* rate limits of every connection */
 	const char *state_dir;	     /* LMDB store directory */
 	webhook_server_t *server;    /* where policy snapshots go (borrowed; may be NULL) */
+	webui_t *ui;		     /* the web view's snapshots and events go here
+					(borrowed; NULL: no --ui) */
 	webhook_config_t review_cfg; /* GPU resource names, controller user */
 	bool leader_elect;	     /* false: act as leader at once (one replica) */
 	const char *lease_namespace; /* Lease for leader election */

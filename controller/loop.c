@@ -160,6 +160,8 @@ static int persist(struct controller *c)
 /* A cycle's (or tick's) admissions and evictions into the queue metrics. */
 static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
+	if (c->o.ui)
+		webui_events_note(c->o.ui, c->q, res, now);
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
@@ -245,6 +247,8 @@ static void elect(struct controller *c)
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
 	if (is != was)
 		usage_lost(c); /* a new term merges the checkpoints before writing */
+	if (c->o.ui)
+		webui_leader_set(c->o.ui, is); /* a follower's web API answers 503 */
 	if (is && !was) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->core_dirty = true;
@@ -417,6 +421,8 @@ static void *loop_main(void *arg)
 		if (now >= c->metrics_next_ms) {
 			c->metrics_next_ms = now + METRICS_MS;
 			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
+			if (c->o.ui)
+				(void)webui_publish(c->o.ui, c->q, controller_now(c));
 		}
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;

@@ -217,6 +217,8 @@ patch events.k8s.io events - team-a
 get coordination.k8s.io leases - gpuq-system
 create coordination.k8s.io leases - gpuq-system
 update coordination.k8s.io leases - gpuq-system
+create authentication.k8s.io tokenreviews - -
+create authorization.k8s.io subjectaccessreviews - -
 EOF
 check "RBAC: the ServiceAccount may make each of the controller's $yes calls${bad:+ (missing:$bad)}" [ -z "$bad" ]
 bad=""

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "qmetrics/internal.h"
+#include "quota/quota.h"
 
 /* Upper bounds. Time to admission, ms: gpuq releases a Job that fits within
  * milliseconds, a queue under pressure holds work for hours; a day is the
@@ -309,13 +310,10 @@ static void fill_workloads(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 	}
 }
 
-/* What a slot could lend now: its unused quota, up to its lending limit. */
+/* What a slot could lend now (quota_lend_idle). */
 static int64_t idle(const queue_quota_view_t *v)
 {
-	int64_t free_ = v->nominal > v->usage ? v->nominal - v->usage : 0;
-	int64_t lendable = v->lending_limit >= 0 ? v->lending_limit : v->nominal;
-
-	return free_ < lendable ? free_ : lendable;
+	return quota_lend_idle(v->nominal, v->usage, v->lending_limit);
 }
 
 /* Nominal quota and usage per slot, and what each lends: in each (cohort,
@@ -349,13 +347,10 @@ static int fill_quota(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 		}
 	for (size_t i = 0; i < l->n_slots; i++) {
 		uint32_t g = l->slots[i].group;
-		double share = 0;
 
-		if (g != UINT32_MAX && lendable[g] > 0)
-			share = borrowed[g] >= lendable[g]
-				    ? 1.0
-				    : (double)borrowed[g] / (double)lendable[g];
-		s->quota[i].lent *= share;
+		s->quota[i].lent = g == UINT32_MAX ? 0
+						   : quota_lent((int64_t)s->quota[i].lent,
+								borrowed[g], lendable[g]);
 	}
 	free(sums);
 	return GPUQ_OK;

@@ -175,14 +175,11 @@ static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
 	}
 }
 
-/* A pending workload: its position and what it waits for. */
-static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
+/* What a pending workload waits for (no position: O(1)). */
+static void explain_wait(const queue_t *q, const wl_t *w, sbuf_t *b)
 {
-	const wl_t *w = Wc(q, wid);
 	const char *cq = q->cqs[w->cq].name;
 
-	sb_add(b, "position %zu of %u in %s: ", lq_position(q, wid), q->lqs[w->lq].n_pending,
-	       q->lqs[w->lq].name);
 	switch (wl_wait(q, w)) {
 	case QUEUE_WAIT_GANG:
 		sb_add(b, "waiting for its pod group: %d of %d pods present", w->pods_present,
@@ -214,6 +211,16 @@ static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
 	}
 }
 
+/* A pending workload: its position and what it waits for. */
+static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
+{
+	const wl_t *w = Wc(q, wid);
+
+	sb_add(b, "position %zu of %u in %s: ", lq_position(q, wid), q->lqs[w->lq].n_pending,
+	       q->lqs[w->lq].name);
+	explain_wait(q, w, b);
+}
+
 int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap)
 {
 	sbuf_t b = {buf, cap, 0};
@@ -227,6 +234,23 @@ int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t 
 	w = Wc(q, wid);
 	if (w->state == QUEUE_WL_PENDING)
 		explain_pending(q, wid, &b);
+	else
+		explain_running(q, w, &b);
+	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
+int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap)
+{
+	sbuf_t b = {buf, cap, 0};
+	const wl_t *w;
+
+	if (cap)
+		buf[0] = '\0';
+	if (id >= q->n_wls || !q->wls[id].live)
+		return GPUQ_ENOTFOUND;
+	w = Wc(q, id);
+	if (w->state == QUEUE_WL_PENDING)
+		explain_wait(q, w, &b);
 	else
 		explain_running(q, w, &b);
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
@@ -480,6 +504,7 @@ int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out)
 	memset(out, 0, sizeof(*out));
 	out->pending = c->n_pending;
 	out->admitted = (uint32_t)c->adm.n;
+	out->weight_milli = c->weight;
 	ctr_copy(out, &c->ctr);
 	sh = queue_cq_share(q, cq, NULL, 0, QUEUE_NONE);
 	out->weighted_share = fairshare_share_ppm(&sh);
@@ -496,6 +521,7 @@ int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out)
 	memset(out, 0, sizeof(*out));
 	out->pending = l->n_pending;
 	out->admitted = l->n_admitted;
+	out->weight_milli = l->weight;
 	ctr_copy(out, &l->ctr);
 	out->decayed_usage = l->usage;
 	out->used_ms = l->used_ms;
@@ -535,6 +561,36 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
 	for (size_t i = 0; i < v.n && i < cap; i++)
 		ids[i] = v.v[i];
 	free(v.v);
+	return n;
+}
+
+/* CQ first, then as queue_cq_workloads orders that state. */
+static int by_cq_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const queue_t *q = ctx;
+	const wl_t *a = Wc(q, *(const uint32_t *)pa), *b = Wc(q, *(const uint32_t *)pb);
+
+	if (a->cq != b->cq)
+		return a->cq < b->cq ? -1 : 1;
+	return a->state == QUEUE_WL_PENDING ? pending_cmp(pa, pb, ctx) : queue_adm_cmp(pa, pb, ctx);
+}
+
+size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = &q->wls[i];
+
+		if (!w->live || !(w->state == state ||
+				  (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING)))
+			continue;
+		if (n < cap)
+			ids[n] = (uint32_t)i;
+		n++;
+	}
+	if (n <= cap && n > 1)
+		qsort_r(ids, n, sizeof(*ids), by_cq_cmp, (void *)q);
 	return n;
 }
 

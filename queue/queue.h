@@ -528,6 +528,14 @@ int64_t queue_next_event(const queue_t *q, int64_t now);
  * GPUQ_ENOTFOUND, GPUQ_ELIMIT (truncated). Costs O(live workloads). */
 int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t cap);
 
+/* queue_workload_explain without the position, by id, in O(1) (plus the
+ * workload's flavor assignments): for a pending workload what it waits for
+ * ("needs 8 nvidia.com/gpu on flavor h100-80gb, 4 free; cohort borrowing
+ * limit reached"), for the others where and on what they run. For a caller
+ * that lists many workloads and knows their positions itself (the web UI).
+ * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
+int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
+
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
 const char *queue_wait_name(queue_wait_t w);
 
@@ -672,6 +680,7 @@ typedef struct {
 	double decayed_usage;	/* LQ only: decayed usage (fairshare_decay) */
 	double used_ms;		/* LQ only: sum of amount * runtime ms of finished
 				   workloads, all resources, in caller units */
+	int64_t weight_milli;	/* its fair-sharing weight, thousandths */
 } queue_stats_t;
 
 int queue_cq_stats(const queue_t *q, uint32_t cq, queue_stats_t *out);
@@ -683,6 +692,14 @@ int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out);
  * admission time then uid. */
 size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state, queue_wl_t *ids,
 			  size_t cap);
+
+/* Every CQ's lists at once, in one pass (queue_cq_workloads for each CQ
+ * costs a pass each): the live workloads in state (ADMITTED includes
+ * EVICTING) into ids[0..cap), grouped by CQ id ascending, each CQ's in
+ * queue_cq_workloads' order. Returns how many there are; when that exceeds
+ * cap, ids holds an unordered prefix: call again with room for all.
+ * O(workloads log workloads). */
+size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap);
 
 /* Cycles run so far and the last `now` seen. */
 uint64_t queue_cycle_count(const queue_t *q);

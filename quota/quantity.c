@@ -505,3 +505,19 @@ int64_t quota_tree_potential(const quota_node_t *path, size_t n)
 		pot = quota_node_potential(pot, &path[i]);
 	return pot;
 }
+
+int64_t quota_lend_idle(int64_t nominal, int64_t usage, int64_t lending_limit)
+{
+	int64_t unused = nominal > usage ? nominal - usage : 0;
+	int64_t lendable = lending_limit >= 0 ? lending_limit : nominal;
+
+	return unused < lendable ? unused : lendable;
+}
+
+double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total)
+{
+	if (idle_total <= 0)
+		return 0;
+	return (double)idle *
+	       (borrowed >= idle_total ? 1.0 : (double)borrowed / (double)idle_total);
+}

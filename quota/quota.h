@@ -189,6 +189,19 @@ int64_t quota_tree_available(const quota_node_t *path, size_t n);
  * core sets it aside as NoFit (queue_slot_max_capacity), both from here. */
 int64_t quota_tree_potential(const quota_node_t *path, size_t n);
 
+/* Who lends what, the one answer for /metrics
+ * (gpuq_cluster_queue_resource_lent) and the web view: the queue core does
+ * not record which ClusterQueue lends to which, so each (cohort, flavor,
+ * resource)'s borrowing (the sum over its ClusterQueues of usage above
+ * nominal) is shared among the ClusterQueues that could lend, in
+ * proportion to what each could lend now. quota_lend_idle: what one
+ * ClusterQueue could lend now, its unused nominal quota up to its
+ * lendingLimit (lending_limit < 0: none). quota_lent: its part, idle *
+ * min(1, borrowed / idle_total) (0 when idle_total is 0), so a cohort's
+ * lent adds up to its borrowed while the lenders can cover it. */
+int64_t quota_lend_idle(int64_t nominal, int64_t usage, int64_t lending_limit);
+double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total);
+
 /* ---- Resource lists ---- */
 
 /* Resource names longer than this are refused with a clear error

@@ -6,7 +6,7 @@ PKGS="gcc make pkg-config git curl ca-certificates openssl
 libmicrohttpd-dev libgnutls28-dev libssl-dev libjansson-dev libcurl4-openssl-dev
 liblmdb-dev lmdb-utils libyaml-dev libcmocka-dev
 clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind
-wrk nginx-light prometheus jq time python3"
+wrk nginx-light prometheus jq time python3 chromium"
 
 missing=""
 for p in $PKGS; do

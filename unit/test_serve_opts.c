@@ -527,6 +527,99 @@ static void opts_parse_gpu_resource_cap(void **state)
 	assert_non_null(strstr(d.msg, "--gpu-resource \"example.com/one-more\": at most 32"));
 }
 
+/* --ui and --ui-auth: off by default; no auth only on a loopback address;
+ * the review mode needs an apiserver. */
+static void opts_parse_ui(void **state)
+{
+	static const webhook_serve_env_t host = {NULL, NULL, "h", NULL};
+	static const struct {
+		const char *args[12];
+		int rc;		 /* GPUQ_OK or GPUQ_EINVAL */
+		bool ui, none;	 /* when accepted */
+		const char *msg; /* when refused: substring of the diagnostic */
+	} cases[] = {
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k"},
+	     GPUQ_OK,
+	     false,
+	     false,
+	     NULL},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "true"},
+	     GPUQ_OK,
+	     true,
+	     false,
+	     NULL},
+	    {{"--listen", "127.0.0.1:1", "--cert-dir", "/c", "--state-dir", "/s", "--policy-dir",
+	      "/p", "--ui", "true", "--ui-auth", "none"},
+	     GPUQ_OK,
+	     true,
+	     true,
+	     NULL},
+	    {{"--listen", "[::1]:1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "true", "--ui-auth", "none"},
+	     GPUQ_OK,
+	     true,
+	     true,
+	     NULL},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "true", "--ui-auth", "none"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "--ui-auth none: only with a loopback --listen"},
+	    {{"--listen", "10.0.0.1:1", "--cert-dir", "/c", "--state-dir", "/s", "--policy-dir",
+	      "/p", "--ui", "true", "--ui-auth", "none"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "not \"10.0.0.1:1\""},
+	    {{"--listen", "127.0.0.1:1", "--cert-dir", "/c", "--state-dir", "/s", "--policy-dir",
+	      "/p", "--ui", "true"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "no apiserver to review tokens"},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui-auth", "none"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "--ui-auth: only with --ui true"},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "yes"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "--ui \"yes\""},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "true", "--ui-auth", "basic"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "--ui-auth \"basic\": expected review or none"},
+	};
+	webhook_serve_opts_t o;
+	gpuq_diag_t d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[16];
+		int argc = 0, rc;
+
+		argv[argc++] = (char *)"serve";
+		for (size_t j = 0; j < 12 && cases[i].args[j]; j++)
+			argv[argc++] = (char *)cases[i].args[j];
+		memset(&d, 0, sizeof(d));
+		rc = webhook_serve_opts_parse_env(argc, argv, &host, &o, &d);
+		if (rc != cases[i].rc)
+			fail_msg("case %zu: rc %d, want %d (%s)", i, rc, cases[i].rc, d.msg);
+		if (rc && !strstr(d.msg, cases[i].msg))
+			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, d.msg, cases[i].msg);
+		if (!rc && (o.ui != cases[i].ui || o.ui_auth_none != cases[i].none))
+			fail_msg("case %zu: ui %d none %d", i, o.ui, o.ui_auth_none);
+	}
+}
+
 static void opts_check_file_system(void **state)
 {
 	test_pair_t a;
@@ -606,6 +699,7 @@ int main(void)
 	    cmocka_unit_test(opts_parse_cluster),     cmocka_unit_test(opts_parse_cluster_bad),
 	    cmocka_unit_test(opts_parse_process_env), cmocka_unit_test(opts_parse_gpu_resource_cap),
 	    cmocka_unit_test(opts_check_file_system), cmocka_unit_test(opts_parse_dcgm),
+	    cmocka_unit_test(opts_parse_ui),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR);

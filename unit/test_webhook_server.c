@@ -1099,6 +1099,124 @@ static const char review_json[] =
     "\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
     "\"default\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}";
 
+/* ---- app routes (the web UI's): slow work never holds a server thread ---- */
+
+static pthread_mutex_t app_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t app_cv = PTHREAD_COND_INITIALIZER;
+static bool app_in_slow, app_release;
+
+static int app_fn(void *ctx, const webhook_app_request_t *rq, bool retry, webhook_app_reply_t *out)
+{
+	(void)ctx;
+	if (!strcmp(rq->path, "/api/slow") && !retry)
+		return WEBHOOK_APP_SLOW;
+	*out = (webhook_app_reply_t){.status = 200,
+				     .content_type = "text/plain",
+				     .body = retry ? "after slow" : "fast",
+				     .len = retry ? 10 : 4};
+	return GPUQ_OK;
+}
+
+/* Blocks until the test releases it (at most 10 s). */
+static void app_slow(void *ctx, const webhook_app_request_t *rq)
+{
+	struct timespec until;
+
+	(void)ctx;
+	assert_string_equal(rq->authorization, "Bearer t0k");
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&app_mu);
+	app_in_slow = true;
+	pthread_cond_broadcast(&app_cv);
+	while (!app_release && pthread_cond_timedwait(&app_cv, &app_mu, &until) == 0)
+		;
+	pthread_mutex_unlock(&app_mu);
+}
+
+static void *slow_client(void *arg)
+{
+	client_t *c = arg;
+	struct curl_slist *h = curl_slist_append(NULL, "Authorization: Bearer t0k");
+	char url[128];
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/api/slow", (unsigned)c->port);
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, sink_write);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &c->sink);
+	if (curl_easy_perform(c->curl) == CURLE_OK)
+		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &c->code);
+	curl_slist_free_all(h);
+	return NULL;
+}
+
+/* One server thread: while an app request waits for its slow part, that
+ * thread still answers /healthz and reviews; the app request is answered
+ * once the slow part is done. App replies carry the CSP. */
+static void server_app_slow_path(void **state)
+{
+	const char *certs = tmp_path("app-certs"), *pol = tmp_path("app-policy");
+	const char *st = tmp_path("app-state");
+	test_pair_t a;
+	webhook_serve_opts_t o;
+	webhook_server_t *srv = NULL;
+	gpuq_diag_t d = {{0}};
+	client_t c1, c2;
+	pthread_t t;
+	char listen[32];
+
+	(void)state;
+	pair_make(0x51, &a);
+	pair_write(certs, &a, &a);
+	mkdir(pol, 0700);
+	write_file(pol, "ns.yaml", good_policy, strlen(good_policy));
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", (unsigned)free_port());
+	{
+		char *argv[] = {(char *)"serve",      (char *)"--listen",    listen,
+				(char *)"--cert-dir", (char *)certs,	     (char *)"--policy-dir",
+				(char *)pol,	      (char *)"--state-dir", (char *)st,
+				(char *)"--threads",  (char *)"1",	     NULL};
+		assert_int_equal(webhook_serve_opts_parse(11, argv, &o, &d), GPUQ_OK);
+	}
+	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
+	webhook_server_app_set(srv, app_fn, app_slow, NULL);
+	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	client_init(&c1, o.port);
+	client_init(&c2, o.port);
+	request(&c2, "GET", "/ui/x", NULL, NULL);
+	assert_int_equal(c2.code, 200);
+	assert_string_equal(c2.sink.body, "fast");
+	request(&c2, "GET", "/metrics/x", NULL, NULL);
+	assert_int_equal(c2.code, 404); /* not an app path */
+	assert_int_equal(pthread_create(&t, NULL, slow_client, &c1), 0);
+	pthread_mutex_lock(&app_mu);
+	while (!app_in_slow)
+		pthread_cond_wait(&app_cv, &app_mu);
+	pthread_mutex_unlock(&app_mu);
+	/* the slow part is running: the one server thread still serves */
+	request(&c2, "GET", "/healthz", NULL, NULL);
+	assert_int_equal(c2.code, 200);
+	request(&c2, "POST", "/validate", "application/json", "{}");
+	assert_int_equal(c2.code, 400); /* decided (not a usable review), not kept waiting */
+	assert_int_equal(c1.code, 0);	/* still waiting */
+	pthread_mutex_lock(&app_mu);
+	app_release = true;
+	pthread_cond_broadcast(&app_cv);
+	pthread_mutex_unlock(&app_mu);
+	pthread_join(t, NULL);
+	assert_int_equal(c1.code, 200);
+	assert_string_equal(c1.sink.body, "after slow");
+	curl_easy_cleanup(c1.curl);
+	curl_easy_cleanup(c2.curl);
+	webhook_server_destroy(srv);
+	pair_free_pem(&a);
+}
+
 /* Graceful stop: a review in flight finishes with 200, an idle keep-alive
  * connection gets 503 from /readyz (with Connection: close), new
  * connections are refused. */
@@ -1202,6 +1320,7 @@ int main(void)
 	    cmocka_unit_test(server_policy_feed),
 	    cmocka_unit_test(server_body_budget),
 	    cmocka_unit_test(server_graceful_stop),
+	    cmocka_unit_test(server_app_slow_path),
 	};
 
 	return cmocka_run_group_tests_name("webhook_server", tests, setup_all, teardown_all);

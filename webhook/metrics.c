@@ -30,8 +30,8 @@ static const char *const kind_names[N_KINDS] = {"Pod", "Job", "other"};
 static const char *const decision_names[N_DECISIONS] = {"allowed", "patched",	  "denied",
 							"invalid", "unavailable", "error"};
 static const char *const result_names[N_RESULTS] = {"success", "failure"};
-static const char *const route_names[WEBHOOK_ROUTE_COUNT] = {"/mutate", "/validate", "/healthz",
-							     "/readyz", "/metrics",  "other"};
+static const char *const route_names[WEBHOOK_ROUTE_COUNT] = {
+    "/mutate", "/validate", "/healthz", "/readyz", "/metrics", "/ui", "other"};
 
 /* HTTP codes the server can send; anything else is counted as "other". */
 static const unsigned http_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};

@@ -69,6 +69,13 @@ static const char usage_text[] =
     "  --dcgm-interval D       between scrapes, 100ms..1h (default 30s); at most twice\n"
     "                          it is counted between two scrapes\n"
     "  --idle-threshold PCT    utilization below PCT percent is idle (default 10)\n"
+    "  --ui BOOL               true or false (default false): serve the read-only web\n"
+    "                          view on /ui/ and its JSON API on /api/v1/ (docs/ui.md)\n"
+    "  --ui-auth MODE          review (default): a bearer token the apiserver accepts\n"
+    "                          (TokenReview) and may get clusterqueues.gpuq.dev, or\n"
+    "                          list jobs in the namespace asked for\n"
+    "                          (SubjectAccessReview); none: no auth, only with a\n"
+    "                          loopback --listen\n"
     "  -h, --help              print this text\n"
     "\n"
     "Cluster flags (not with --policy-dir):\n"
@@ -364,6 +371,8 @@ typedef enum {
 	FLAG_DCGM_URL,
 	FLAG_DCGM_INTERVAL,
 	FLAG_IDLE_THRESHOLD,
+	FLAG_UI,
+	FLAG_UI_AUTH,
 	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_WEBHOOK_CONFIG */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
@@ -396,6 +405,8 @@ static const char *const flag_names[] = {"--listen",
 					 "--dcgm-url",
 					 "--dcgm-interval",
 					 "--idle-threshold",
+					 "--ui",
+					 "--ui-auth",
 					 "--leader-elect",
 					 "--lease-namespace",
 					 "--lease-name",
@@ -531,6 +542,18 @@ static int parse_cert_secret(const char *value, webhook_serve_opts_t *opts, gpuq
 	return GPUQ_OK;
 }
 
+/* --ui BOOL and --ui-auth review|none. */
+static int apply_ui(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	if (f == FLAG_UI)
+		return parse_bool("--ui", value, &opts->ui, diag);
+	if (strcmp(value, "review") != 0 && strcmp(value, "none") != 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-auth \"%s\": expected review or none",
+				     value);
+	opts->ui_auth_none = !strcmp(value, "none");
+	return GPUQ_OK;
+}
+
 static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
@@ -578,6 +601,9 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 		return parse_threads(value, &opts->threads, diag);
 	case FLAG_LOG_LEVEL:
 		return parse_log_level(value, &opts->log_level, diag);
+	case FLAG_UI:
+	case FLAG_UI_AUTH:
+		return apply_ui(f, value, opts, diag);
 	case FLAG_LEADER_ELECT:
 		return parse_bool("--leader-elect", value, &opts->leader_elect, diag);
 	case FLAG_LEASE_NAMESPACE:
@@ -709,6 +735,33 @@ static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
 	return set_identity(opts, "the hostname", id, diag);
 }
 
+/* Whether HOST is a loopback address or name (the web UI without auth). */
+static bool loopback(const char *host)
+{
+	return !strncmp(host, "127.", 4) || !strcmp(host, "::1") || !strcmp(host, "localhost");
+}
+
+/* --ui and --ui-auth: no auth only on a loopback address; the review mode
+ * needs an apiserver. */
+static int check_ui(const bool *seen, const webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	if (seen[FLAG_UI_AUTH] && !opts->ui)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-auth: only with --ui true");
+	if (!opts->ui)
+		return GPUQ_OK;
+	if (opts->ui_auth_none && !loopback(opts->host))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--ui-auth none: only with a loopback --listen (127.0.0.1, "
+				     "[::1], localhost), not \"%s\": anyone who reaches the port "
+				     "would read every queue",
+				     opts->listen);
+	if (!opts->ui_auth_none && opts->source == WEBHOOK_SOURCE_DIR)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--ui true with --policy-dir: no apiserver to review tokens; "
+				     "add --ui-auth none (with a loopback --listen)");
+	return GPUQ_OK;
+}
+
 int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_t *env,
 				 webhook_serve_opts_t *opts, gpuq_diag_t *diag)
 {
@@ -775,7 +828,8 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "%s is required (see gpuq serve --help)",
 					     flag_names[f]);
-	return resolve_source(seen, env, opts, diag);
+	rc = resolve_source(seen, env, opts, diag);
+	return rc ? rc : check_ui(seen, opts, diag);
 }
 
 int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag)

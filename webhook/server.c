@@ -41,7 +41,7 @@ typedef struct conn_slot {
 } conn_slot_t;
 
 /* Per request, freed by on_completed. */
-typedef struct {
+typedef struct request {
 	webhook_route_t route; /* which route the path named */
 	uint64_t start_ns;     /* CLOCK_MONOTONIC when the headers were in */
 	bool collecting;       /* an admission body is being read */
@@ -53,6 +53,13 @@ typedef struct {
 	size_t len;	       /* bytes in body */
 	size_t cap;	       /* bytes allocated (and taken from the body budget); never
 				  above WEBHOOK_REVIEW_MAX */
+	/* app routes (WEBHOOK_ROUTE_UI) whose answer needed the slow worker */
+	struct MHD_Connection *conn; /* the suspended connection */
+	char *app_path;		     /* copy of the path (owned) */
+	char *app_auth;		     /* copy of the Authorization header (owned), or NULL */
+	bool app_head;		     /* HEAD */
+	bool slow_done;		     /* the worker ran (or skipped) the slow part */
+	struct request *slow_next;   /* in the worker's queue */
 } request_t;
 
 struct webhook_server {
@@ -87,6 +94,17 @@ struct webhook_server {
 	bool stopped;		    /* webhook_server_stop completed */
 	bool starting;		    /* MHD_start_daemon is running */
 	char start_msg[256];	    /* last libmicrohttpd message during start */
+
+	webhook_app_fn app_fn;		  /* the app of WEBHOOK_ROUTE_UI (NULL: none) */
+	webhook_app_slow_fn app_slow_fn;  /* its slow part */
+	void *app_ctx;			  /* their context (borrowed) */
+	pthread_t slow_thread;		  /* runs app_slow_fn */
+	bool slow_running;		  /* slow_thread started and not joined */
+	pthread_mutex_t slow_lock;	  /* guards the four below */
+	pthread_cond_t slow_cond;	  /* wakes the worker */
+	request_t *slow_head, *slow_tail; /* suspended requests waiting, in order */
+	size_t slow_n;			  /* entries waiting (<= WEBHOOK_APP_SLOW_MAX) */
+	bool slow_stop;			  /* the worker must resume everything and exit */
 };
 
 static uint64_t now_ns(void)
@@ -427,6 +445,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
 	free(rq->body);
+	free(rq->app_path);
+	free(rq->app_auth);
 	free(rq);
 	*con_cls = NULL;
 	atomic_fetch_sub_explicit(&srv->inflight, 1, memory_order_acq_rel);
@@ -440,6 +460,8 @@ static webhook_route_t route_of(const char *url)
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (!strcmp(url, paths[i]))
 			return (webhook_route_t)i;
+	if (!strcmp(url, "/ui") || !strncmp(url, "/ui/", 4) || !strncmp(url, "/api/", 5))
+		return WEBHOOK_ROUTE_UI;
 	return WEBHOOK_ROUTE_OTHER;
 }
 
@@ -675,6 +697,160 @@ static enum MHD_Result serve_readyz(webhook_server_t *srv, struct MHD_Connection
 	return reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
 }
 
+/* ---- App routes (the web UI) ---- */
+
+static enum MHD_Result app_reply(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+				 webhook_app_reply_t *a)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(
+	    a->len, (void *)a->body, /* HEAD: libmicrohttpd sends no body */
+	    MHD_RESPMEM_MUST_COPY);
+	if (a->body_owned)
+		free((void *)a->body);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				a->cache_control ? a->cache_control : "no-store");
+	MHD_add_response_header(resp, "Content-Security-Policy", WEBHOOK_APP_CSP);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	if (a->www_authenticate)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					a->www_authenticate);
+	if (a->location)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, a->location);
+	if (atomic_load(&srv->draining) || atomic_load(&srv->unready))
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = MHD_queue_response(conn, a->status, resp);
+	MHD_destroy_response(resp);
+	rq->replied = true;
+	webhook_metrics_http_count(srv->metrics, rq->route, a->status);
+	return ret;
+}
+
+/* Hand rq to the slow worker and suspend its connection; false when the
+ * worker's queue is full or stopping (answer 503). */
+static bool slow_enqueue(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq)
+{
+	bool ok;
+
+	pthread_mutex_lock(&srv->slow_lock);
+	ok = srv->slow_running && !srv->slow_stop && srv->slow_n < WEBHOOK_APP_SLOW_MAX;
+	if (ok) {
+		rq->conn = conn;
+		rq->slow_next = NULL;
+		if (srv->slow_tail)
+			srv->slow_tail->slow_next = rq;
+		else
+			srv->slow_head = rq;
+		srv->slow_tail = rq;
+		srv->slow_n++;
+		/* suspended under the lock: the worker resumes only after this */
+		MHD_suspend_connection(conn);
+		pthread_cond_signal(&srv->slow_cond);
+	}
+	pthread_mutex_unlock(&srv->slow_lock);
+	return ok;
+}
+
+static void *slow_main(void *arg)
+{
+	webhook_server_t *srv = arg;
+
+	pthread_mutex_lock(&srv->slow_lock);
+	for (;;) {
+		request_t *rq = srv->slow_head;
+		webhook_app_request_t a;
+
+		if (!rq && srv->slow_stop)
+			break;
+		if (!rq) {
+			pthread_cond_wait(&srv->slow_cond, &srv->slow_lock);
+			continue;
+		}
+		srv->slow_head = rq->slow_next;
+		if (!srv->slow_head)
+			srv->slow_tail = NULL;
+		srv->slow_n--;
+		if (!srv->slow_stop) {
+			pthread_mutex_unlock(&srv->slow_lock);
+			a = (webhook_app_request_t){rq->app_path, rq->app_auth, rq->app_head};
+			srv->app_slow_fn(srv->app_ctx, &a);
+			pthread_mutex_lock(&srv->slow_lock);
+		}
+		rq->slow_done = true;
+		MHD_resume_connection(rq->conn); /* rq is the server thread's again */
+	}
+	pthread_mutex_unlock(&srv->slow_lock);
+	return NULL;
+}
+
+/* Resume every waiting request (answered 503 by the app on retry... or
+ * after its slow part) and join the worker. */
+static void slow_stop(webhook_server_t *srv)
+{
+	if (!srv->slow_running)
+		return;
+	pthread_mutex_lock(&srv->slow_lock);
+	srv->slow_stop = true;
+	pthread_cond_signal(&srv->slow_cond);
+	pthread_mutex_unlock(&srv->slow_lock);
+	pthread_join(srv->slow_thread, NULL);
+	srv->slow_running = false;
+}
+
+static enum MHD_Result serve_app(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+				 const char *method)
+{
+	webhook_app_reply_t out = {0};
+	webhook_app_request_t a;
+	int rc;
+
+	if (!srv->app_fn || !rq->app_path)
+		return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND,
+				  "not found: the web UI is off (gpuq serve --ui)\n");
+	a = (webhook_app_request_t){rq->app_path, rq->app_auth,
+				    !strcmp(method, MHD_HTTP_METHOD_HEAD)};
+	rq->app_head = a.head;
+	rc = srv->app_fn(srv->app_ctx, &a, rq->slow_done, &out);
+	if (rc == WEBHOOK_APP_SLOW && !rq->slow_done) {
+		if (slow_enqueue(srv, conn, rq))
+			return MHD_YES;
+		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "busy: too many web UI requests waiting for the apiserver, "
+				  "retry\n");
+	}
+	if (rc)
+		return reply_text(srv, conn, rq, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot answer\n");
+	return app_reply(srv, conn, rq, &out);
+}
+
+/* Copy what an app route needs from the request headers (the path as
+ * sent, the Authorization header). false: out of memory. */
+static bool app_capture(struct MHD_Connection *conn, request_t *rq, const char *url)
+{
+	const char *auth =
+	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+
+	rq->app_path = strndup(url, WEBHOOK_APP_PATH_MAX);
+	if (auth && strlen(auth) <= WEBHOOK_APP_AUTH_MAX)
+		rq->app_auth = strdup(auth);
+	return rq->app_path && (!auth || strlen(auth) > WEBHOOK_APP_AUTH_MAX || rq->app_auth);
+}
+
+void webhook_server_app_set(webhook_server_t *srv, webhook_app_fn fn, webhook_app_slow_fn slow_fn,
+			    void *ctx)
+{
+	srv->app_fn = fn;
+	srv->app_slow_fn = slow_fn;
+	srv->app_ctx = ctx;
+}
+
 /* Answer a request outside the admission routes. */
 static enum MHD_Result route_serve(webhook_server_t *srv, struct MHD_Connection *conn,
 				   request_t *rq, const char *method)
@@ -690,6 +866,8 @@ static enum MHD_Result route_serve(webhook_server_t *srv, struct MHD_Connection 
 		return reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
 	if (rq->route == WEBHOOK_ROUTE_READYZ)
 		return serve_readyz(srv, conn, rq);
+	if (rq->route == WEBHOOK_ROUTE_UI)
+		return serve_app(srv, conn, rq, method);
 	return serve_metrics(srv, conn, rq);
 }
 
@@ -871,6 +1049,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		}
 		if (rq->route <= WEBHOOK_ROUTE_VALIDATE)
 			return admission_begin(srv, conn, rq, method);
+		if (rq->route == WEBHOOK_ROUTE_UI && strlen(url) > WEBHOOK_APP_PATH_MAX)
+			return reply_text(srv, conn, rq, MHD_HTTP_URI_TOO_LONG, "path too long\n");
+		if (rq->route == WEBHOOK_ROUTE_UI && !app_capture(conn, rq, url))
+			return MHD_NO;
 		if (has_body(conn)) /* nothing here takes a body: refuse, do not read it */
 			return route_serve(srv, conn, rq, method);
 		return MHD_YES;
@@ -925,6 +1107,8 @@ int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **o
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	pthread_mutex_init(&srv->log_lock, NULL);
 	pthread_mutex_init(&srv->slots_lock, NULL);
+	pthread_mutex_init(&srv->slow_lock, NULL);
+	pthread_cond_init(&srv->slow_cond, NULL);
 	{
 		pthread_condattr_t ca;
 
@@ -997,7 +1181,7 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 {
 	struct sockaddr_storage addr;
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-			 MHD_USE_ITC | MHD_USE_ERROR_LOG;
+			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	int rc;
 
 	rc = resolve(srv->opts, &addr, diag);
@@ -1034,6 +1218,16 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_EIO, "cannot start the watcher thread");
 	}
 	srv->watcher_running = true;
+	if (srv->app_fn && srv->app_slow_fn) {
+		pthread_mutex_lock(&srv->slow_lock);
+		srv->slow_stop = false;
+		srv->slow_running = !pthread_create(&srv->slow_thread, NULL, slow_main, srv);
+		pthread_mutex_unlock(&srv->slow_lock);
+		if (!srv->slow_running)
+			gpuq_log(GPUQ_LOG_ERROR, MODULE,
+				 "cannot start the web UI's worker thread: requests that need "
+				 "the apiserver are answered 503");
+	}
 	gpuq_log(
 	    GPUQ_LOG_INFO, MODULE, "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads), %s",
 	    addr.ss_family == AF_INET6 ? "[" : "", srv->opts->host[0] ? srv->opts->host : "0.0.0.0",
@@ -1075,6 +1269,7 @@ void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms)
 				 "stopping with %d requests still in flight after %u ms",
 				 atomic_load(&srv->inflight), drain_ms);
 	}
+	slow_stop(srv); /* resumes what still waits: before the daemon stops */
 	if (srv->watcher_running) {
 		pthread_mutex_lock(&srv->stop_lock);
 		srv->stop_flag = true;
@@ -1107,6 +1302,8 @@ void webhook_server_destroy(webhook_server_t *srv)
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_mutex_destroy(&srv->log_lock);
 	pthread_mutex_destroy(&srv->slots_lock);
+	pthread_mutex_destroy(&srv->slow_lock);
+	pthread_cond_destroy(&srv->slow_cond);
 	free(srv);
 }
 

@@ -347,6 +347,8 @@ typedef struct {
 				       (NULL: no idle GPU accounting) */
 	int64_t dcgm_interval_ms;   /* --dcgm-interval (default 30 s, 100 ms..1 h) */
 	double idle_threshold_pct;  /* --idle-threshold, percent 0..100 (default 10) */
+	bool ui;		    /* --ui true: the web view on /ui/ and /api/v1/ */
+	bool ui_auth_none;	    /* --ui-auth none: no auth (a loopback --listen only) */
 	/* The cluster flags (a cluster source only; --policy-dir refuses them). */
 	bool leader_elect;		     /* --leader-elect true|false (default true) */
 	const char *lease_namespace;	     /* --lease-namespace, a DNS label (default
@@ -472,8 +474,9 @@ typedef enum {
 	WEBHOOK_ROUTE_HEALTHZ = 2,
 	WEBHOOK_ROUTE_READYZ = 3,
 	WEBHOOK_ROUTE_METRICS = 4,
-	WEBHOOK_ROUTE_OTHER = 5, /* any other path: label "other", never the peer's path */
-	WEBHOOK_ROUTE_COUNT = 6,
+	WEBHOOK_ROUTE_UI = 5,	 /* /ui, /ui/..., /api/...: the routes of the app below */
+	WEBHOOK_ROUTE_OTHER = 6, /* any other path: label "other", never the peer's path */
+	WEBHOOK_ROUTE_COUNT = 7,
 } webhook_route_t;
 
 /* Counters and gauges, all lock-free (C11 atomics, relaxed), with fixed label
@@ -568,9 +571,69 @@ int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char 
  * then holds "" ). */
 int webhook_metrics_label_escape(const char *value, char *out, size_t cap);
 
-/* ---- The server ---- */
-
 typedef struct webhook_server webhook_server_t;
+
+/* ---- Routes from outside the webhook (the web UI) ----
+ *
+ * One app (webui/) may answer GET and HEAD on /ui, /ui/... and /api/...
+ * (a path the server accepts: plain characters, no escapes, at most
+ * WEBHOOK_APP_PATH_MAX bytes). The webhook knows nothing of what it serves.
+ * An app answer that needs slow work (the apiserver's TokenReview and
+ * SubjectAccessReview) never runs on a server thread: the app says
+ * WEBHOOK_APP_SLOW, the server suspends the connection (its thread goes on
+ * serving admission reviews), one worker thread of the server runs the
+ * app's slow function, then resumes the connection and asks the app again.
+ * At most WEBHOOK_APP_SLOW_MAX requests wait for the worker; past that the
+ * answer is 503. Every app reply carries Content-Security-Policy
+ * WEBHOOK_APP_CSP, X-Content-Type-Options nosniff, Referrer-Policy
+ * no-referrer and X-Frame-Options DENY. */
+
+#define WEBHOOK_APP_PATH_MAX 512 /* bytes of an app path */
+#define WEBHOOK_APP_AUTH_MAX                                                                       \
+	16448			/* bytes of an Authorization header kept                           \
+				   ("Bearer " and a KUBE_TOKEN_MAX token) */
+#define WEBHOOK_APP_SLOW_MAX 64 /* requests waiting for the slow worker */
+#define WEBHOOK_APP_CSP                                                                            \
+	"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "                \
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+/* A request for the app: strings valid for the call only. */
+typedef struct {
+	const char *path;	   /* e.g. "/api/v1/cluster" (no query string) */
+	const char *authorization; /* the Authorization header, NULL when absent
+				      (or longer than WEBHOOK_APP_AUTH_MAX) */
+	bool head;		   /* HEAD (the body is not sent) */
+} webhook_app_request_t;
+
+/* The app's answer. */
+typedef struct {
+	unsigned status;	      /* HTTP status */
+	const char *content_type;     /* static */
+	const char *cache_control;    /* static, or NULL for "no-store" */
+	const char *www_authenticate; /* static WWW-Authenticate value, or NULL */
+	const char *location;	      /* static Location (a redirect), or NULL */
+	const void *body;	      /* body_owned ? malloc'd : static */
+	size_t len;		      /* bytes in body */
+	bool body_owned;	      /* the server frees body */
+} webhook_app_reply_t;
+
+#define WEBHOOK_APP_SLOW 1 /* app_fn's "run slow_fn first, then ask again" */
+
+/* Answer rq into *out and return GPUQ_OK; or return WEBHOOK_APP_SLOW (only
+ * when retry is false) to have slow_fn(ctx, rq) run on the worker first and
+ * then be called again with retry true (it must answer then). Runs on a
+ * server thread: quick, no apiserver calls. Any other code: a 500. */
+typedef int (*webhook_app_fn)(void *ctx, const webhook_app_request_t *rq, bool retry,
+			      webhook_app_reply_t *out);
+/* The slow part (the worker thread only; may call the apiserver). */
+typedef void (*webhook_app_slow_fn)(void *ctx, const webhook_app_request_t *rq);
+
+/* Serve the app fn/slow_fn with ctx (fn NULL: none, its paths 404). Call
+ * before webhook_server_start; ctx must outlive the server. */
+void webhook_server_app_set(webhook_server_t *srv, webhook_app_fn fn, webhook_app_slow_fn slow_fn,
+			    void *ctx);
+
+/* ---- The server ---- */
 
 /* Load the serving pair and, when opts->policy_dir is set, the policy
  * (refusing a bad policy: diag holds policy_load_dir's message), and prepare,

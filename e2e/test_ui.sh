@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# The web view (gpuq serve --ui true) on the real control plane, in headless
+# Chromium driven through the DevTools protocol (e2e/cdp.py): the API's
+# access rule with real tokens (TokenReview, SubjectAccessReview), then the
+# pages as a person sees them: the numbers shown are those of the
+# apiserver's objects (the ClusterQueue's nominal quota; the Jobs released,
+# waiting and finished), they change by themselves as Jobs are released and
+# finish (no reload: the page's timeOrigin stays), within 2 s of the
+# apiserver showing the change; a preemption is on the events page with its
+# preemptor; a tenant's token reads its namespace and not the cluster.
+# Screenshots of each page are kept in $E2E_RUN/ui (and copied to
+# build/e2e-artifacts/ui); page weight and time to first render are printed.
+. "$(dirname "$0")/lib.sh"
+NS=e2e-ui
+CQ=e2e-ui
+FLAVOR=e2e-ui-h100
+HERE=$(cd "$(dirname "$0")" && pwd)
+ART=$E2E_RUN/ui
+mkdir -p "$ART"
+BASE="https://127.0.0.1:$GPUQ_PORT"
+
+if ! command -v chromium >/dev/null 2>&1; then
+	notok "chromium is installed (scripts/setup.sh installs it)"
+	exit 0
+fi
+
+restart_main --ui true
+
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-ui-high}
+value: 1000
+YAML
+gpu_queue $NS 2 "{withinClusterQueue: LowerPriority}"
+
+# two identities: an operator who may get ClusterQueues, a tenant who may
+# only list the Jobs of its namespace
+k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ui-operator, namespace: $NS}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ui-tenant, namespace: $NS}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: e2e-ui-operator}
+rules: [{apiGroups: [gpuq.dev], resources: [clusterqueues], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: e2e-ui-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-ui-operator}
+subjects: [{kind: ServiceAccount, name: ui-operator, namespace: $NS}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: e2e-ui-tenant, namespace: $NS}
+rules: [{apiGroups: [batch], resources: [jobs], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: e2e-ui-tenant, namespace: $NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: e2e-ui-tenant}
+subjects: [{kind: ServiceAccount, name: ui-tenant, namespace: $NS}]
+YAML
+OP=$(k -n $NS create token ui-operator --duration=1h)
+TEN=$(k -n $NS create token ui-tenant --duration=1h)
+
+# code PATH [TOKEN]: the HTTP status of GET PATH
+code() {
+	curl -sk -o /dev/null -w '%{http_code}' --max-time 20 ${2:+-H "Authorization: Bearer $2"} "$BASE$1"
+}
+check "API without a token: 401" [ "$(code /api/v1/cluster)" = 401 ]
+check "API with a token the apiserver refuses: 401" [ "$(code /api/v1/cluster not-a-token)" = 401 ]
+check "operator token (may get clusterqueues): the cluster, 200" [ "$(code /api/v1/cluster "$OP")" = 200 ]
+check "tenant token: the cluster is 403" [ "$(code /api/v1/cluster "$TEN")" = 403 ]
+check "tenant token: a ClusterQueue is 403" [ "$(code /api/v1/clusterqueues/$CQ "$TEN")" = 403 ]
+check "tenant token: its namespace (may list jobs there), 200" [ "$(code /api/v1/namespaces/$NS "$TEN")" = 200 ]
+check "tenant token: another namespace is 403" [ "$(code /api/v1/namespaces/default "$TEN")" = 403 ]
+hdr=$(curl -sk -D - -o /dev/null "$BASE/ui/")
+check "the page is served with Content-Security-Policy default-src 'self'" \
+	sh -c "printf '%s' \"\$1\" | grep -qi \"^content-security-policy: default-src 'self'\"" _ "$hdr"
+
+# three 1-GPU Jobs for 2 GPUs: j1, j2 run (30 s: the first pages are checked meanwhile), j3 waits
+gpu_job $NS j1 1 "" 30s
+gpu_job $NS j2 1 "" 30s
+gpu_job $NS j3 1 "" 2s
+poll "j1 and j2 released, j3 waiting" sh -c "$(declare -f k job_field job_running job_suspended); \
+	job_running $NS j1 && job_running $NS j2 && job_suspended $NS j3" || notok "j1, j2 released and j3 held"
+
+# the browser: one page for the whole scenario, driven by one long-lived
+# DevTools helper (a coprocess: Python's start-up alone takes seconds on a
+# loaded host)
+CDP_PORT=$(( GPUQ_PORT + 7 ))
+chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
+	--remote-debugging-port=$CDP_PORT --remote-allow-origins='*' \
+	--user-data-dir="$ART/profile" --window-size=1280,1000 about:blank \
+	>"$ART/chromium.log" 2>&1 &
+CHROME=$!
+trap 'kill $CHROME 2>/dev/null || true' EXIT
+poll "chromium's DevTools endpoint" curl -fs "http://127.0.0.1:$CDP_PORT/json/list" ||
+	notok "chromium started"
+coproc CDPP { exec python3 "$HERE/cdp.py" "$CDP_PORT" repl 2>>"$ART/cdp.err"; }
+# plain descriptors: a coprocess's own are not passed to subshells ($(...))
+exec 7>&"${CDPP[1]}" 8<&"${CDPP[0]}"
+# cdp ACTION ARG: one DevTools action (nav URL, eval EXPR, shot FILE); prints
+# its result, fails on an error
+cdp() {
+	local line
+	printf '%s %s\n' "$1" "$2" >&7
+	IFS= read -r line <&8 || return 1
+	case "$line" in
+	"ok "*) printf '%s\n' "${line#ok }" ;;
+	*) echo "# cdp $1: $line" >&2; return 1 ;;
+	esac
+}
+# val KEY: the text of the element data-k=KEY ("" when not shown)
+val() { cdp eval "(document.querySelector('[data-k=\"$1\"]')||{}).textContent||''"; }
+# is KEY WANT: the page shows WANT at KEY
+is() { [ "$(val "$1")" = "$2" ]; }
+has() { [ -n "$(val "$1")" ]; }
+origin() { cdp eval "String(performance.timeOrigin)"; }
+first_render() { cdp eval "document.body.getAttribute('data-first-render-ms')||''"; }
+status_has() { cdp eval "document.getElementById('status').textContent" | grep -q "$1"; }
+
+# what the apiserver says
+nominal() { k get clusterqueue $CQ -o 'jsonpath={.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota}'; }
+jobs_where() { # released|waiting: Jobs of NS not finished, released or still suspended
+	k -n $NS get jobs -o 'jsonpath={range .items[*]}{.spec.suspend}|{.status.conditions[?(@.type=="Complete")].status}{"\n"}{end}' |
+		awk -F'|' -v want="$1" '$2 != "True" && (($1 == "false") == (want == "released")) { n++ } END { print n + 0 }'
+}
+# matches: the cluster page shows what the apiserver shows now
+matches() {
+	is cq/$CQ/admitted "$(jobs_where released)" &&
+		is cq/$CQ/pending "$(jobs_where waiting)" &&
+		is q/$CQ/$FLAVOR/nvidia.com/gpu/nominal "$(nominal)" &&
+		is q/$CQ/$FLAVOR/nvidia.com/gpu/used "$(held $NS)"
+}
+
+has_first_render() { [ -n "$(first_render)" ]; }
+cdp nav "$BASE/ui/#token=$OP&/" >/dev/null
+poll "the cluster page's first render" has_first_render || notok "the cluster page rendered"
+FIRST=$(first_render)
+ORIGIN=$(origin)
+poll "the cluster page matches the apiserver" matches
+check "cluster page: admitted $(val cq/$CQ/admitted), pending $(val cq/$CQ/pending), GPUs used $(val q/$CQ/$FLAVOR/nvidia.com/gpu/used) of nominal $(val q/$CQ/$FLAVOR/nvidia.com/gpu/nominal): what the apiserver's Jobs and ClusterQueue say" matches
+no_token_in_url() { ! cdp eval location.href | grep -q token=; }
+check "the token left the URL (kept in the tab's sessionStorage)" no_token_in_url
+cdp shot "$ART/cluster.png" >/dev/null
+
+cdp nav "$BASE/ui/#/cq/$CQ" >/dev/null
+j3_first() { is pos/$NS/j3 1; }
+poll "the ClusterQueue page" j3_first
+j3_quota() { is pos/$NS/j3 1 && is reason/$NS/j3 Quota; }
+check "ClusterQueue page: j3 pending at position 1, reason Quota" j3_quota
+on_flavor() { is flavor/$NS/j1 $FLAVOR && is flavor/$NS/j2 $FLAVOR; }
+check "ClusterQueue page: j1 and j2 admitted on flavor $FLAVOR" on_flavor
+why=$(cdp eval "(document.querySelector('[data-k=\"pending/$NS/j3\"]')||{}).textContent||''")
+check "ClusterQueue page: the core's reason for j3 (\"${why:0:120}\")" \
+	grep -q "needs 1 nvidia.com/gpu on flavor $FLAVOR, 0 free" <<<"$why"
+cdp shot "$ART/clusterqueue.png" >/dev/null
+
+# live: j1 and j2 finish, j3 is released; the page shows it by itself
+poll "j3 released after j1 and j2 finished" sh -c "$(declare -f k job_field job_running); job_running $NS j3" ||
+	notok "j3 released"
+t0=$(date +%s%N)
+j3_shown() { has flavor/$NS/j3; }
+poll "the ClusterQueue page shows j3 admitted" j3_shown
+lag=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "the page showed j3's release ${lag} ms after the apiserver did (at most 2000)" [ "$lag" -le 2000 ]
+check "... without a reload (the same document: timeOrigin $ORIGIN)" [ "$(origin)" = "$ORIGIN" ]
+cdp shot "$ART/clusterqueue-after.png" >/dev/null
+
+# a preemption: two low Jobs hold both GPUs, a high one of 2 GPUs preempts them
+poll "j3 finished" sh -c "$(declare -f k job_field job_complete); job_complete $NS j3" || true
+gpu_job $NS low1 1 "" 60s
+gpu_job $NS low2 1 "" 60s
+poll "low1 and low2 released" sh -c "$(declare -f k job_field job_running); job_running $NS low1 && job_running $NS low2"
+gpu_job $NS hi 2 e2e-ui-high 2s
+poll "hi released (low1 and low2 preempted)" sh -c "$(declare -f k job_field job_running); job_running $NS hi" ||
+	notok "hi released"
+cdp nav "$BASE/ui/#/events" >/dev/null
+ev() { cdp eval "(document.querySelector('[data-k=\"event/Preempted/$NS/low1\"]')||{}).textContent||''"; }
+ev_shown() { ev | grep -q InClusterQueue; }
+poll "the events page shows low1's preemption" ev_shown
+e=$(ev)
+check "events page: low1 preempted by $NS/hi, InClusterQueue (\"$e\")" \
+	sh -c 'printf "%s" "$1" | grep -q InClusterQueue && printf "%s" "$1" | grep -q "$2/hi"' _ "$e" "$NS"
+check "... and the apiserver has low1's Preempted Event" poll "low1 Preempted Event" job_event $NS low1 Preempted
+cdp shot "$ART/events.png" >/dev/null
+
+# the tenant's view: its namespace; the cluster refused
+cdp nav "$BASE/ui/#token=$TEN&/ns/$NS" >/dev/null
+hi_shown() { has state/$NS/hi; }
+poll "the tenant's namespace page" hi_shown
+st=$(val state/$NS/hi)
+check "namespace page (tenant token): hi is $st (the apiserver: suspend=$(job_field $NS hi '{.spec.suspend}'))" \
+	sh -c '[ "$1" = Admitted ] || [ "$1" = Evicting ]' _ "$st"
+lq_matches() { is lq/$NS/default/admitted "$(jobs_where released)"; }
+check "namespace page: LocalQueue default's admitted count is the apiserver's released Jobs" \
+	poll "LocalQueue count" lq_matches
+cdp shot "$ART/namespace.png" >/dev/null
+cdp nav "$BASE/ui/#/" >/dev/null
+refused() { status_has forbidden; }
+check "cluster page with the tenant token: refused (403 shown)" poll "the cluster refused" refused
+cdp shot "$ART/cluster-tenant.png" >/dev/null
+
+# page weight: the page, its script and style, and one API reply
+w() { curl -sk -o /dev/null -w '%{size_download}' ${2:+-H "Authorization: Bearer $2"} "$BASE$1"; }
+html=$(w /ui/) js=$(w /ui/app.js) css=$(w /ui/app.css) api=$(w /api/v1/cluster "$OP")
+echo "# $SCENARIO: page weight $((html + js + css)) bytes (index.html $html, app.js $js, app.css $css; uncompressed) + /api/v1/cluster $api bytes per poll"
+echo "# $SCENARIO: time to first render ${FIRST} ms (navigation start to the cluster page drawn from the API)"
+check "page weight under 64 KiB ($((html + js + css)) bytes)" [ $((html + js + css)) -lt 65536 ]
+n=$(ls "$ART"/*.png 2>/dev/null | wc -l)
+mkdir -p "$(dirname "$0")/../build/e2e-artifacts/ui" && cp "$ART"/*.png "$(dirname "$0")/../build/e2e-artifacts/ui/" 2>/dev/null || true
+check "a screenshot of each page: $n in $ART (copies in build/e2e-artifacts/ui)" [ "$n" -ge 6 ]
+echo "# $SCENARIO: screenshots in $ART and $(cd "$(dirname "$0")/.." && pwd)/build/e2e-artifacts/ui"
+
+kill "$CDPP_PID" $CHROME 2>/dev/null || true
+restart_main

@@ -1,0 +1,242 @@
+// gpuq's web view: polls /api/v1/... once a second and redraws. No
+// framework, no inline script or style (Content-Security-Policy
+// default-src 'self'). Every number a test reads carries data-k="...".
+'use strict';
+(function () {
+  var POLL_MS = 1000;
+  var firstRender = 0;
+  var timer = 0;
+  var seq = 0;
+
+  function token() { return sessionStorage.getItem('gpuq-token') || ''; }
+
+  // "#token=T&/cq/x": keep T in this tab only, then drop it from the URL.
+  function takeToken() {
+    var h = location.hash;
+    if (h.indexOf('#token=') !== 0) return;
+    var rest = h.slice(7), amp = rest.indexOf('&');
+    var tok = amp < 0 ? rest : rest.slice(0, amp);
+    sessionStorage.setItem('gpuq-token', decodeURIComponent(tok));
+    history.replaceState(null, '', '#' + (amp < 0 ? '/' : rest.slice(amp + 1)));
+  }
+
+  function el(tag, attrs, kids) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) {
+      if (k === 'text') e.textContent = attrs[k];
+      else if (k === 'cls') e.className = attrs[k];
+      else e.setAttribute(k, attrs[k]);
+    }
+    (kids || []).forEach(function (c) { if (c) e.appendChild(c); });
+    return e;
+  }
+  function td(v, key, cls) {
+    var a = {text: v === null || v === undefined ? '-' : String(v)};
+    if (key) a['data-k'] = key;
+    if (cls) a.cls = cls;
+    return el('td', a);
+  }
+  function link(text, href) { return el('a', {href: href, text: text}); }
+  function table(head, rows) {
+    return el('table', {}, [el('thead', {}, [el('tr', {}, head.map(function (h) {
+      return el('th', {text: h});
+    }))]), el('tbody', {}, rows)]);
+  }
+  function age(nowMs, ms) {
+    if (ms === undefined || ms < 0) return '-';
+    var s = Math.max(0, Math.round((nowMs - ms) / 1000));
+    if (s < 120) return s + 's';
+    if (s < 7200) return Math.round(s / 60) + 'm';
+    return Math.round(s / 3600) + 'h';
+  }
+  function status(text, err) {
+    var s = document.getElementById('status');
+    s.textContent = text;
+    s.className = err ? 'status err' : 'status';
+  }
+
+  function quotaRows(cq, prefix) {
+    return cq.quota.map(function (q) {
+      var k = prefix + cq.name + '/' + q.flavor + '/' + q.resource + '/';
+      return el('tr', {}, [
+        td(cq.name === undefined ? '' : cq.name), td(q.flavor), td(q.resource),
+        td(q.nominal, k + 'nominal', 'n'), td(q.borrowingLimit, null, 'n'),
+        td(q.used, k + 'used', 'n'), td(q.borrowed, k + 'borrowed', q.borrowed !== '0' ? 'n over' : 'n'),
+        td(q.lent, k + 'lent', 'n')]);
+    });
+  }
+
+  function clusterView(d) {
+    var main = [el('h1', {text: 'Cluster'})];
+    var cohortOf = {};
+    d.cohorts.forEach(function (c) {
+      c.clusterQueues.forEach(function (n) { cohortOf[n] = c.name; });
+    });
+    main.push(el('h2', {text: 'ClusterQueues'}));
+    main.push(table(['ClusterQueue', 'cohort', 'pending', 'admitted', 'admissions',
+      'preemptions', 'evictions', 'weighted share'], d.clusterQueues.map(function (cq) {
+      var k = 'cq/' + cq.name + '/';
+      return el('tr', {}, [el('td', {}, [link(cq.name, '#/cq/' + cq.name)]),
+        td(cq.cohort || '-'), td(cq.pending, k + 'pending', 'n'),
+        td(cq.admitted, k + 'admitted', 'n'), td(cq.admissions, k + 'admissions', 'n'),
+        td(cq.preemptions, k + 'preemptions', 'n'), td(cq.evictions, k + 'evictions', 'n'),
+        td(cq.weightedShare.toFixed(3), null, 'n')]);
+    })));
+    main.push(el('h2', {text: 'Quota per flavor and resource'}));
+    var rows = [];
+    d.clusterQueues.forEach(function (cq) { rows = rows.concat(quotaRows(cq, 'q/')); });
+    main.push(table(['ClusterQueue', 'flavor', 'resource', 'nominal', 'borrowing limit',
+      'used', 'borrowed', 'lent'], rows));
+    if (d.cohorts.length) {
+      main.push(el('h2', {text: 'Cohorts'}));
+      main.push(table(['cohort', 'ClusterQueues'], d.cohorts.map(function (c) {
+        return el('tr', {}, [td(c.name), td(c.clusterQueues.join(', '))]);
+      })));
+    }
+    return main;
+  }
+
+  function wlName(w) { return w.namespace + '/' + w.name; }
+
+  function cqView(d) {
+    var main = [el('h1', {text: 'ClusterQueue ' + d.name}),
+      el('p', {}, [el('span', {text: 'cohort ' + (d.cohort || '-') + ' \u00b7 pending '}),
+        el('b', {'data-k': 'cq/' + d.name + '/pending', text: String(d.pending)}),
+        el('span', {text: ' \u00b7 admitted '}),
+        el('b', {'data-k': 'cq/' + d.name + '/admitted', text: String(d.admitted)}),
+        el('span', {text: ' \u00b7 weight ' + d.weight + ' \u00b7 weighted share ' +
+          d.weightedShare.toFixed(3)})])];
+    main.push(table(['ClusterQueue', 'flavor', 'resource', 'nominal', 'borrowing limit',
+      'used', 'borrowed', 'lent'], quotaRows(d, 'q/')));
+    main.push(el('h2', {text: 'LocalQueues'}));
+    main.push(table(['LocalQueue', 'pending', 'admitted', 'weight', 'decayed usage', 'usage'],
+      d.localQueues.map(function (l) {
+        var k = 'lq/' + l.namespace + '/' + l.name + '/';
+        return el('tr', {}, [el('td', {}, [link(l.namespace + '/' + l.name, '#/ns/' + l.namespace)]),
+          td(l.pending, k + 'pending', 'n'), td(l.admitted, k + 'admitted', 'n'),
+          td(l.weight, null, 'n'), td(l.decayedUsage.toFixed(2), null, 'n'),
+          td(l.usage.filter(function (u) { return u.used !== '0'; }).map(function (u) {
+            return u.used + ' ' + u.resource + ' on ' + u.flavor;
+          }).join(', ') || '-')]);
+      })));
+    var p = d.pendingWorkloads, a = d.admittedWorkloads;
+    main.push(el('h2', {text: 'Pending, in admission order (' + p.items.length + ' of ' + p.total + ')'}));
+    main.push(table(['#', 'workload', 'priority', 'requests', 'reason', 'why'],
+      p.items.map(function (w) {
+        return el('tr', {'data-k': 'pending/' + wlName(w)}, [td(w.position, 'pos/' + wlName(w), 'n'),
+          td(wlName(w)), td(w.priority, null, 'n'), td(w.requests),
+          td(w.reason, 'reason/' + wlName(w)), td(w.message, null, 'msg')]);
+      })));
+    main.push(el('h2', {text: 'Admitted (' + a.items.length + ' of ' + a.total + ')'}));
+    main.push(table(['workload', 'priority', 'requests', 'flavors', 'age', 'state'],
+      a.items.map(function (w) {
+        return el('tr', {'data-k': 'admitted/' + wlName(w)}, [td(wlName(w)),
+          td(w.priority, null, 'n'), td(w.requests), td(w.flavors, 'flavor/' + wlName(w)),
+          td(age(d.nowMs, w.admittedMs), null, 'n'), td(w.state)]);
+      })));
+    return main;
+  }
+
+  function eventRows(evs) {
+    return evs.map(function (e) {
+      var by = e.preemptor ? (e.preemptor.name ? e.preemptor.namespace + '/' + e.preemptor.name :
+        'a workload') + ' of ' + e.preemptor.clusterQueue : '';
+      return el('tr', {'data-k': 'event/' + e.kind + '/' + e.namespace + '/' + e.name}, [
+        td(new Date(e.timeMs).toISOString().slice(11, 19)), td(e.kind),
+        td(e.namespace + '/' + e.name), td(e.clusterQueue),
+        td(e.kind === 'Admitted' ? 'on ' + e.flavors : e.reason), td(by)]);
+    });
+  }
+  var EVENT_HEAD = ['time (UTC)', 'what', 'workload', 'ClusterQueue', 'detail', 'preempted by'];
+
+  function nsView(d) {
+    var main = [el('h1', {text: 'Namespace ' + d.namespace})];
+    main.push(table(['LocalQueue', 'ClusterQueue', 'pending', 'admitted', 'usage'],
+      d.localQueues.map(function (l) {
+        var k = 'lq/' + l.namespace + '/' + l.name + '/';
+        return el('tr', {}, [td(l.name), td(l.clusterQueue), td(l.pending, k + 'pending', 'n'),
+          td(l.admitted, k + 'admitted', 'n'),
+          td(l.usage.map(function (u) { return u.used + ' ' + u.resource + ' on ' + u.flavor; }).join(', '),
+            k + 'usage')]);
+      })));
+    var w = d.workloads;
+    main.push(el('h2', {text: 'Workloads (' + w.items.length + ' of ' + w.total + ')'}));
+    main.push(table(['workload', 'state', 'position', 'priority', 'requests', 'flavors / why', 'age'],
+      w.items.map(function (x) {
+        return el('tr', {'data-k': 'wl/' + wlName(x)}, [td(x.name), td(x.state, 'state/' + wlName(x)),
+          td(x.position, null, 'n'), td(x.priority, null, 'n'), td(x.requests),
+          td(x.state === 'Pending' ? x.reason + ': ' + x.message : x.flavors, null, 'msg'),
+          td(age(d.nowMs, x.state === 'Pending' ? x.createdMs : x.admittedMs), null, 'n')]);
+      })));
+    main.push(el('h2', {text: 'Recent events'}));
+    main.push(table(EVENT_HEAD, eventRows(d.events)));
+    return main;
+  }
+
+  function eventsView(d) {
+    return [el('h1', {text: 'Recent admissions, preemptions and evictions'}),
+      table(EVENT_HEAD, eventRows(d.events))];
+  }
+
+  function route() {
+    var h = location.hash.replace(/^#/, '') || '/';
+    var m;
+    if ((m = h.match(/^\/cq\/([a-z0-9.-]+)$/))) return {api: 'clusterqueues/' + m[1], view: cqView};
+    if ((m = h.match(/^\/ns\/([a-z0-9-]+)$/))) return {api: 'namespaces/' + m[1], view: nsView};
+    if (h === '/events') return {api: 'events', view: eventsView};
+    return {api: 'cluster', view: clusterView};
+  }
+
+  function render(view, d) {
+    var main = document.getElementById('main');
+    var kids = view(d);
+    main.replaceChildren.apply(main, kids);
+    document.body.setAttribute('data-now-ms', String(d.nowMs));
+    if (!firstRender) {
+      firstRender = performance.now(); // since the navigation started
+      document.body.setAttribute('data-first-render-ms', firstRender.toFixed(0));
+    }
+  }
+
+  function poll() {
+    var r = route(), my = ++seq;
+    var headers = {};
+    clearTimeout(timer);
+    if (token()) headers.Authorization = 'Bearer ' + token();
+    fetch('/api/v1/' + r.api, {headers: headers, cache: 'no-store'}).then(function (resp) {
+      return resp.json().then(function (d) { return {code: resp.status, d: d}; });
+    }).then(function (x) {
+      if (my !== seq) return;
+      document.getElementById('login').hidden = x.code !== 401;
+      if (x.code === 200) {
+        render(r.view, x.d);
+        status('updated ' + new Date(x.d.nowMs).toISOString().slice(11, 19) + ' UTC');
+      } else {
+        status(x.d.message || ('HTTP ' + x.code), true);
+        if (x.code === 403 && r.api === 'cluster')
+          document.getElementById('main').replaceChildren(el('p', {text:
+            'This token may not read the whole cluster: open a namespace where it may list Jobs.'}));
+      }
+    }).catch(function (e) {
+      if (my === seq) status('cannot reach gpuq: ' + e, true);
+    }).then(function () {
+      if (my === seq) timer = setTimeout(poll, POLL_MS);
+    });
+  }
+
+  document.addEventListener('DOMContentLoaded', function () {
+    takeToken();
+    document.getElementById('tokenform').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      sessionStorage.setItem('gpuq-token', document.getElementById('token').value.trim());
+      poll();
+    });
+    document.getElementById('nsform').addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      var ns = document.getElementById('nsinput').value.trim();
+      if (ns) location.hash = '#/ns/' + ns;
+    });
+    window.addEventListener('hashchange', function () { takeToken(); poll(); });
+    poll();
+  });
+})();

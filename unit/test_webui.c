@@ -1,0 +1,590 @@
+/* The web UI (webui/): a core built with the queue's own API runs cycles
+ * the way the controller runs them, a snapshot is built and rendered as the
+ * API's JSON, and every number is checked against the hand-worked cluster:
+ * nominal, used, borrowed and lent per flavor, pending and admitted counts,
+ * pending workloads in admission order with their position and the core's
+ * reason, admitted ones with their flavor, a tenant's namespace, recent
+ * admissions and preemptions (the preemptor hidden from another tenant),
+ * the list cap with its total. Then the access decision: TokenReview and
+ * SubjectAccessReview bodies and replies, the decision cache (TTL, bound),
+ * and the app's answers by access (401, the slow path, 403, 200), and the
+ * embedded files. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webui/internal.h"
+
+/* ---- a small cluster: one cohort, two ClusterQueues, three tenants ---- */
+
+static void add_cq(queue_t *q, const char *name, const char *cohort, int64_t gpus)
+{
+	static const char *const cov[] = {"nvidia.com/gpu"};
+	queue_quota_spec_t quota = {gpus, QUEUE_UNLIMITED, QUEUE_UNLIMITED};
+	queue_flavor_quota_spec_t fl = {"h100", &quota};
+	queue_group_spec_t g = {.covered = cov, .n_covered = 1, .flavors = &fl, .n_flavors = 1};
+	queue_cq_spec_t s = {.name = name,
+			     .cohort = cohort,
+			     .groups = &g,
+			     .n_groups = 1,
+			     .within = QUEUE_WITHIN_LOWER_PRIORITY,
+			     .reclaim = QUEUE_RECLAIM_ANY};
+	gpuq_diag_t d = {{0}};
+
+	if (queue_cq_add(q, &s, NULL, &d))
+		fail_msg("cq %s: %s", name, d.msg);
+}
+
+static queue_t *cluster(void)
+{
+	queue_flavor_spec_t f = {.name = "h100"};
+	queue_t *q = NULL;
+
+	assert_int_equal(queue_create(NULL, &q), GPUQ_OK);
+	assert_int_equal(queue_flavor_add(q, &f, NULL, NULL), GPUQ_OK);
+	add_cq(q, "train", "pool", 4);
+	add_cq(q, "infer", "pool", 4);
+	assert_int_equal(queue_lq_add(q, "team-a", "default", "train", 2000, NULL, NULL), GPUQ_OK);
+	assert_int_equal(queue_lq_add(q, "team-b", "default", "train", 0, NULL, NULL), GPUQ_OK);
+	assert_int_equal(queue_lq_add(q, "team-c", "default", "infer", 0, NULL, NULL), GPUQ_OK);
+	return q;
+}
+
+/* A one-pod workload uid (also its name) in ns's LocalQueue default. */
+static void add_wl(queue_t *q, const char *uid, const char *ns, int32_t prio, int64_t created,
+		   int64_t gpus)
+{
+	queue_request_t r = {"nvidia.com/gpu", gpus};
+	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &r, .n_requests = 1};
+	queue_workload_spec_t s = {.namespace_ = ns,
+				   .name = uid,
+				   .uid = uid,
+				   .local_queue = "default",
+				   .priority = prio,
+				   .created_ms = created,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+
+	assert_int_equal(queue_workload_add(q, &s, created, NULL, NULL), GPUQ_OK);
+}
+
+/* One cycle as the controller runs it, its result noted as events. */
+static void cycle(webui_t *ui, queue_t *q, int64_t now)
+{
+	queue_result_t res;
+
+	assert_int_equal(queue_cycle_run(q, now, &res), GPUQ_OK);
+	webui_events_note(ui, q, &res, now);
+}
+
+/* a1 and a2 (3 GPUs each) admitted in train, borrowing 2 from infer; b1
+ * (3) waits: 2 GPUs free in the cohort. */
+static queue_t *scenario(webui_t *ui)
+{
+	queue_t *q = cluster();
+
+	add_wl(q, "a1", "team-a", 0, 1000, 3);
+	add_wl(q, "a2", "team-a", 0, 1001, 3);
+	add_wl(q, "b1", "team-b", 0, 1002, 3);
+	cycle(ui, q, 2000);
+	return q;
+}
+
+static webui_t *ui_none(void)
+{
+	webui_t *ui = NULL;
+
+	assert_int_equal(webui_create(WEBUI_AUTH_NONE, NULL, &ui, NULL), GPUQ_OK);
+	return ui;
+}
+
+/* Render path from a snapshot of q for acc; the parsed JSON, *status. */
+static json_t *render(const webui_t *ui, const queue_t *q, const char *path,
+		      const webui_access_t *acc, unsigned *status)
+{
+	webui_snap_t *s;
+	char *body;
+	size_t len;
+	json_t *o;
+
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s), GPUQ_OK);
+	assert_int_equal(webui_render(s, path, acc, status, &body, &len), GPUQ_OK);
+	webui_snap_unref(s);
+	o = json_loadb(body, len, 0, NULL);
+	if (!o)
+		fail_msg("not JSON: %s", body);
+	free(body);
+	return o;
+}
+
+static const webui_access_t ADMIN = {true, NULL};
+
+/* The element of array a whose member key is value. */
+static json_t *find(json_t *a, const char *key, const char *value)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(a, i, e)
+	{
+		const char *v = json_string_value(json_object_get(e, key));
+		if (v && !strcmp(v, value))
+			return e;
+	}
+	fail_msg("no %s=%s", key, value);
+	return NULL;
+}
+
+static const char *str(json_t *o, const char *key)
+{
+	const char *v = json_string_value(json_object_get(o, key));
+
+	if (!v)
+		fail_msg("no string %s", key);
+	return v;
+}
+
+static long long num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		fail_msg("no integer %s", key);
+	return json_integer_value(v);
+}
+
+static void cluster_numbers(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+	unsigned status;
+	json_t *o = render(ui, q, "/api/v1/cluster", &ADMIN, &status), *cqs, *train, *infer, *g;
+
+	(void)state;
+	assert_int_equal(status, 200);
+	assert_string_equal(str(o, "apiVersion"), "gpuq.dev/ui/v1");
+	assert_int_equal(num(o, "nowMs"), 5000);
+	cqs = json_object_get(o, "clusterQueues");
+	train = find(cqs, "name", "train");
+	infer = find(cqs, "name", "infer");
+	assert_string_equal(str(train, "cohort"), "pool");
+	assert_int_equal(num(train, "pending"), 1);
+	assert_int_equal(num(train, "admitted"), 2);
+	assert_int_equal(num(train, "admissions"), 2);
+	g = find(json_object_get(train, "quota"), "resource", "nvidia.com/gpu");
+	assert_string_equal(str(g, "flavor"), "h100");
+	assert_string_equal(str(g, "nominal"), "4");
+	assert_string_equal(str(g, "used"), "6");
+	assert_string_equal(str(g, "borrowed"), "2");
+	assert_string_equal(str(g, "lent"), "0");
+	assert_true(json_is_null(json_object_get(g, "borrowingLimit")));
+	g = find(json_object_get(infer, "quota"), "resource", "nvidia.com/gpu");
+	assert_string_equal(str(g, "used"), "0");
+	assert_string_equal(str(g, "lent"), "2"); /* the cohort's borrowed, all from infer */
+	assert_int_equal(num(infer, "pending"), 0);
+	g = find(json_object_get(o, "cohorts"), "name", "pool");
+	assert_int_equal(json_array_size(json_object_get(g, "clusterQueues")), 2);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+static void cluster_queue_page(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+	unsigned status;
+	json_t *o = render(ui, q, "/api/v1/clusterqueues/train", &ADMIN, &status), *p, *a, *w, *lq;
+
+	(void)state;
+	assert_int_equal(status, 200);
+	p = json_object_get(o, "pendingWorkloads");
+	a = json_object_get(o, "admittedWorkloads");
+	assert_int_equal(num(p, "total"), 1);
+	w = json_array_get(json_object_get(p, "items"), 0);
+	assert_string_equal(str(w, "name"), "b1");
+	assert_int_equal(num(w, "position"), 1);
+	assert_string_equal(str(w, "reason"), "Quota");
+	/* the core's own sentence, without the position */
+	assert_non_null(strstr(str(w, "message"), "needs 3 nvidia.com/gpu on flavor h100, 2 free"));
+	assert_string_equal(str(w, "requests"), "3 nvidia.com/gpu");
+	assert_int_equal(num(a, "total"), 2);
+	w = find(json_object_get(a, "items"), "name", "a1");
+	assert_string_equal(str(w, "flavors"), "h100");
+	assert_int_equal(num(w, "admittedMs"), 2000);
+	lq = find(json_object_get(o, "localQueues"), "namespace", "team-a");
+	assert_int_equal(num(lq, "admitted"), 2);
+	assert_true(json_real_value(json_object_get(lq, "weight")) == 2.0);
+	assert_string_equal(str(json_array_get(json_object_get(lq, "usage"), 0), "used"), "6");
+	json_decref(o);
+	o = render(ui, q, "/api/v1/clusterqueues/nope", &ADMIN, &status);
+	assert_int_equal(status, 404);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* c1 (4 GPUs, infer's nominal) reclaims what train borrows. */
+static void preemption_events(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+	webui_access_t tenant_a = {false, "team-a"};
+	unsigned status;
+	json_t *o, *evs, *e;
+	size_t i, preempted = 0;
+
+	(void)state;
+	add_wl(q, "c1", "team-c", 0, 3000, 4);
+	cycle(ui, q, 3000);
+	o = render(ui, q, "/api/v1/events", &ADMIN, &status);
+	assert_int_equal(status, 200);
+	evs = json_object_get(o, "events");
+	json_array_foreach(evs, i, e)
+	{
+		if (strcmp(str(e, "kind"), "Preempted"))
+			continue;
+		preempted++;
+		assert_string_equal(str(e, "namespace"), "team-a");
+		assert_string_equal(str(e, "reason"), "InCohortReclamation");
+		assert_string_equal(str(json_object_get(e, "preemptor"), "name"), "c1");
+		assert_string_equal(str(json_object_get(e, "preemptor"), "namespace"), "team-c");
+	}
+	assert_int_equal(preempted, 1);
+	e = json_array_get(evs, json_array_size(evs) - 1); /* newest first: the oldest last */
+	assert_string_equal(str(e, "kind"), "Admitted");
+	assert_string_equal(str(e, "flavors"), "h100");
+	json_decref(o);
+	/* team-a's page: its events, the preemptor of another tenant not named */
+	o = render(ui, q, "/api/v1/namespaces/team-a", &tenant_a, &status);
+	assert_int_equal(status, 200);
+	json_array_foreach(json_object_get(o, "events"), i, e)
+	{
+		assert_string_equal(str(e, "namespace"), "team-a");
+		if (!strcmp(str(e, "kind"), "Preempted")) {
+			assert_null(json_object_get(json_object_get(e, "preemptor"), "name"));
+			assert_string_equal(str(json_object_get(e, "preemptor"), "clusterQueue"),
+					    "infer");
+		}
+	}
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+static void tenant_sees_its_namespace_only(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+	webui_access_t tenant_b = {false, "team-b"};
+	static const char *const closed[] = {"/api/v1/cluster", "/api/v1/events",
+					     "/api/v1/clusterqueues/train",
+					     "/api/v1/namespaces/team-a"};
+	unsigned status;
+	json_t *o, *w;
+
+	(void)state;
+	o = render(ui, q, "/api/v1/namespaces/team-b", &tenant_b, &status);
+	assert_int_equal(status, 200);
+	w = json_object_get(o, "workloads");
+	assert_int_equal(num(w, "total"), 1);
+	assert_int_equal(json_array_size(json_object_get(w, "items")), 1);
+	assert_string_equal(str(json_array_get(json_object_get(w, "items"), 0), "name"), "b1");
+	json_decref(o);
+	for (size_t i = 0; i < sizeof(closed) / sizeof(closed[0]); i++) {
+		o = render(ui, q, closed[i], &tenant_b, &status);
+		assert_int_equal(status, 403);
+		json_decref(o);
+	}
+	o = render(ui, q, "/api/v1/namespaces/team-b/extra", &ADMIN, &status);
+	assert_int_equal(status, 404);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* queue_workloads_by_cq gives every CQ's list as queue_cq_workloads does,
+ * CQ by CQ. */
+static void by_cq_agrees(const queue_t *q)
+{
+	static const queue_wl_state_t states[] = {QUEUE_WL_PENDING, QUEUE_WL_ADMITTED};
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = queue_workloads_by_cq(q, states[k], NULL, 0), at = 0;
+		queue_wl_t *all = calloc(n + 1, sizeof(*all)), *one = calloc(n + 1, sizeof(*one));
+
+		assert_int_equal(queue_workloads_by_cq(q, states[k], all, n), n);
+		for (uint32_t c = 0; c < queue_cq_count(q); c++) {
+			size_t m = queue_cq_workloads(q, c, states[k], one, n);
+			assert_true(at + m <= n);
+			assert_memory_equal(all + at, one, m * sizeof(*one));
+			at += m;
+		}
+		assert_int_equal(at, n);
+		free(all);
+		free(one);
+	}
+}
+
+/* 600 waiting workloads: the first 500 listed in admission order, the
+ * total says 600. */
+static void lists_capped(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = cluster();
+	unsigned status;
+	json_t *o, *p, *items;
+	char uid[32];
+
+	(void)state;
+	add_wl(q, "big", "team-a", 10, 1, 8); /* fills the cohort */
+	for (int i = 0; i < 600; i++) {
+		snprintf(uid, sizeof(uid), "w%03d", i);
+		add_wl(q, uid, "team-b", 0, 1000 + i, 1);
+	}
+	cycle(ui, q, 5000);
+	by_cq_agrees(q);
+	o = render(ui, q, "/api/v1/clusterqueues/train", &ADMIN, &status);
+	p = json_object_get(o, "pendingWorkloads");
+	items = json_object_get(p, "items");
+	assert_int_equal(num(p, "total"), 600);
+	assert_int_equal(json_array_size(items), WEBUI_LIST_MAX);
+	assert_string_equal(str(json_array_get(items, 0), "name"), "w000");
+	assert_int_equal(num(json_array_get(items, 499), "position"), 500);
+	assert_string_equal(str(json_array_get(items, 499), "name"), "w499");
+	json_decref(o);
+	o = render(ui, q, "/api/v1/namespaces/team-b", &ADMIN, &status);
+	assert_int_equal(num(json_object_get(o, "workloads"), "total"), 600);
+	assert_int_equal(json_array_size(json_object_get(json_object_get(o, "workloads"), "items")),
+			 WEBUI_LIST_MAX);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* ---- access ---- */
+
+static int sar_parse(const char *reply, bool *allowed)
+{
+	return webui_sar_parse(reply, strlen(reply), allowed);
+}
+
+static void review_bodies_and_replies(void **state)
+{
+	char user[256], uid[256], groups[256];
+	char *body;
+	bool allowed;
+	json_t *o, *doc;
+	static const char ok[] =
+	    "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":true,\"user\":{\"username\":"
+	    "\"system:serviceaccount:team-a:viewer\",\"uid\":\"u-1\",\"groups\":["
+	    "\"system:serviceaccounts\",\"system:authenticated\"]}}}";
+	static const char no[] = "{\"kind\":\"TokenReview\",\"status\":{\"authenticated\":false,"
+				 "\"error\":\"token expired\"}}";
+
+	(void)state;
+	body = webui_token_review_body("tok\"en");
+	o = json_loads(body, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(o, "spec"), "token")),
+			    "tok\"en");
+	assert_string_equal(json_string_value(json_object_get(o, "kind")), "TokenReview");
+	json_decref(o);
+	free(body);
+	assert_int_equal(webui_token_review_parse(ok, strlen(ok), user, uid, groups, 256), GPUQ_OK);
+	assert_string_equal(user, "system:serviceaccount:team-a:viewer");
+	assert_string_equal(uid, "u-1");
+	assert_string_equal(groups, "[\"system:serviceaccounts\",\"system:authenticated\"]");
+	assert_int_equal(webui_token_review_parse(no, strlen(no), user, uid, groups, 256),
+			 GPUQ_EDENIED);
+	assert_int_equal(webui_token_review_parse("nope", 4, user, uid, groups, 256),
+			 GPUQ_ECORRUPT);
+	/* cluster scope: get clusterqueues.gpuq.dev */
+	body = webui_sar_body("alice", "u-1", "[\"g1\"]", NULL);
+	doc = json_loads(body, 0, NULL);
+	o = json_object_get(doc, "spec");
+	assert_string_equal(json_string_value(json_object_get(o, "user")), "alice");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(o, "groups"), 0)),
+			    "g1");
+	o = json_object_get(o, "resourceAttributes");
+	assert_string_equal(json_string_value(json_object_get(o, "group")), "gpuq.dev");
+	assert_string_equal(json_string_value(json_object_get(o, "resource")), "clusterqueues");
+	assert_string_equal(json_string_value(json_object_get(o, "verb")), "get");
+	assert_null(json_object_get(o, "namespace"));
+	json_decref(doc);
+	free(body);
+	/* a namespace: list jobs.batch there */
+	body = webui_sar_body("alice", "", "[]", "team-a");
+	doc = json_loads(body, 0, NULL);
+	o = json_object_get(json_object_get(doc, "spec"), "resourceAttributes");
+	assert_string_equal(json_string_value(json_object_get(o, "group")), "batch");
+	assert_string_equal(json_string_value(json_object_get(o, "resource")), "jobs");
+	assert_string_equal(json_string_value(json_object_get(o, "verb")), "list");
+	assert_string_equal(json_string_value(json_object_get(o, "namespace")), "team-a");
+	json_decref(doc);
+	free(body);
+	assert_int_equal(sar_parse("{\"status\":{\"allowed\":true}}", &allowed), GPUQ_OK);
+	assert_true(allowed);
+	assert_int_equal(sar_parse("{\"status\":{\"allowed\":false,\"reason\":\"x\"}}", &allowed),
+			 GPUQ_OK);
+	assert_false(allowed);
+	assert_int_equal(sar_parse("{\"status\":{}}", &allowed), GPUQ_ECORRUPT);
+}
+
+static void decision_cache(void **state)
+{
+	webui_t *ui = NULL;
+	char tok[32];
+
+	(void)state;
+	assert_int_equal(webui_create(WEBUI_AUTH_REVIEW, NULL, &ui, NULL), GPUQ_OK);
+	assert_int_equal(wa_cache_get(ui, "t1", "", 0), WA_UNKNOWN);
+	wa_cache_put(ui, "t1", "", WA_ALLOWED, "alice", 0);
+	wa_cache_put(ui, "t1", "team-a", WA_FORBIDDEN, "alice", 0);
+	assert_int_equal(wa_cache_get(ui, "t1", "", 1), WA_ALLOWED);
+	assert_int_equal(wa_cache_get(ui, "t1", "team-a", 1), WA_FORBIDDEN);
+	assert_int_equal(wa_cache_get(ui, "t2", "", 1), WA_UNKNOWN);
+	/* "t1" + "team-a" is not "t1team-a" + "" */
+	assert_int_equal(wa_cache_get(ui, "t1team-a", "", 1), WA_UNKNOWN);
+	/* expiry */
+	assert_int_equal(wa_cache_get(ui, "t1", "", WEBUI_AUTH_TTL_MS - 1), WA_ALLOWED);
+	assert_int_equal(wa_cache_get(ui, "t1", "", WEBUI_AUTH_TTL_MS), WA_UNKNOWN);
+	/* bounded: twice the cap of distinct tokens; the newest are kept */
+	for (int i = 0; i < 2 * WEBUI_AUTH_CACHE_MAX; i++) {
+		snprintf(tok, sizeof(tok), "tok-%d", i);
+		wa_cache_put(ui, tok, "", WA_ALLOWED, "", 100 + i);
+	}
+	snprintf(tok, sizeof(tok), "tok-%d", 2 * WEBUI_AUTH_CACHE_MAX - 1);
+	assert_int_equal(wa_cache_get(ui, tok, "", 200), WA_ALLOWED);
+	assert_int_equal(wa_cache_get(ui, "tok-0", "", 200), WA_UNKNOWN);
+	webui_destroy(ui);
+}
+
+/* One app request; the reply's status (its body freed). */
+static unsigned ask(webui_t *ui, const char *path, const char *auth, bool retry, int *rc)
+{
+	webhook_app_request_t rq = {path, auth, false};
+	webhook_app_reply_t out = {0};
+
+	*rc = webui_app_handle(ui, &rq, retry, &out);
+	if (out.body_owned)
+		free((void *)out.body);
+	return out.status;
+}
+
+static void app_access(void **state)
+{
+	webui_t *ui = NULL;
+	queue_t *q;
+	int rc;
+
+	(void)state;
+	assert_int_equal(webui_create(WEBUI_AUTH_REVIEW, NULL, &ui, NULL), GPUQ_OK);
+	q = scenario(ui);
+	webui_leader_set(ui, true);
+	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK);
+	assert_int_equal(ask(ui, "/api/v1/cluster", NULL, false, &rc), 401);
+	assert_int_equal(ask(ui, "/api/v1/cluster", "Basic eDp5", false, &rc), 401);
+	/* not cached: the slow worker first; still unknown after it: 503 */
+	ask(ui, "/api/v1/cluster", "Bearer admin", false, &rc);
+	assert_int_equal(rc, WEBHOOK_APP_SLOW);
+	assert_int_equal(ask(ui, "/api/v1/cluster", "Bearer admin", true, &rc), 503);
+	assert_int_equal(rc, GPUQ_OK);
+	wa_cache_put(ui, "admin", "", WA_ALLOWED, "admin", gpuq_mono_ms());
+	assert_int_equal(ask(ui, "/api/v1/cluster", "Bearer admin", false, &rc), 200);
+	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer admin", false, &rc), 200);
+	/* a tenant: may list jobs in team-b only */
+	wa_cache_put(ui, "tenant", "", WA_FORBIDDEN, "bob", gpuq_mono_ms());
+	wa_cache_put(ui, "tenant", "team-b", WA_ALLOWED, "bob", gpuq_mono_ms());
+	wa_cache_put(ui, "tenant", "team-a", WA_FORBIDDEN, "bob", gpuq_mono_ms());
+	assert_int_equal(ask(ui, "/api/v1/cluster", "Bearer tenant", false, &rc), 403);
+	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer tenant", false, &rc), 200);
+	assert_int_equal(ask(ui, "/api/v1/namespaces/team-a", "Bearer tenant", false, &rc), 403);
+	ask(ui, "/api/v1/namespaces/team-c", "Bearer tenant", false, &rc);
+	assert_int_equal(rc, WEBHOOK_APP_SLOW);
+	/* a token the apiserver refused */
+	wa_cache_put(ui, "bad", "", WA_UNAUTHENTICATED, "", gpuq_mono_ms());
+	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer bad", false, &rc), 401);
+	/* a follower: 503 */
+	webui_leader_set(ui, false);
+	assert_int_equal(ask(ui, "/api/v1/cluster", "Bearer admin", false, &rc), 503);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* The nowMs of the published snapshot, as the API gives it. */
+static long long published_now(webui_t *ui)
+{
+	webhook_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	webhook_app_reply_t out = {0};
+	json_t *o;
+	long long now;
+
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	o = json_loadb(out.body, out.len, 0, NULL);
+	now = json_integer_value(json_object_get(o, "nowMs"));
+	json_decref(o);
+	free((void *)out.body);
+	return now;
+}
+
+/* Nobody reading the API for WEBUI_IDLE_MS: no new snapshot is built (the
+ * last is kept); the next request brings them back. */
+static void idle_builds_nothing(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+
+	(void)state;
+	webui_leader_set(ui, true);
+	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK); /* the first: always */
+	atomic_store(&ui->last_api_ms, gpuq_mono_ms() - WEBUI_IDLE_MS - 1);
+	assert_int_equal(webui_publish(ui, q, 6000), GPUQ_OK);
+	assert_int_equal(published_now(ui), 5000); /* kept; this request wants more */
+	assert_int_equal(webui_publish(ui, q, 7000), GPUQ_OK);
+	assert_int_equal(published_now(ui), 7000);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+static void embedded_files(void **state)
+{
+	webui_t *ui = ui_none();
+	webhook_app_request_t rq = {"/ui/", NULL, false};
+	webhook_app_reply_t out = {0};
+	int rc;
+
+	(void)state;
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	assert_int_equal(out.status, 200);
+	assert_string_equal(out.content_type, "text/html; charset=utf-8");
+	assert_non_null(memmem(out.body, out.len, "/ui/app.js", 10));
+	/* no inline script or style: the CSP allows none */
+	assert_null(memmem(out.body, out.len, "<script>", 8));
+	assert_null(memmem(out.body, out.len, "style=", 6));
+	assert_int_equal(ask(ui, "/ui/app.js", NULL, false, &rc), 200);
+	assert_int_equal(ask(ui, "/ui/app.css", NULL, false, &rc), 200);
+	assert_int_equal(ask(ui, "/ui", NULL, false, &rc), 301);
+	assert_int_equal(ask(ui, "/ui/nope.js", NULL, false, &rc), 404);
+	/* no auth, no snapshot yet */
+	assert_int_equal(ask(ui, "/api/v1/cluster", NULL, false, &rc), 503);
+	webui_destroy(ui);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(cluster_numbers),	   cmocka_unit_test(cluster_queue_page),
+	    cmocka_unit_test(preemption_events),   cmocka_unit_test(tenant_sees_its_namespace_only),
+	    cmocka_unit_test(lists_capped),	   cmocka_unit_test(review_bodies_and_replies),
+	    cmocka_unit_test(decision_cache),	   cmocka_unit_test(app_access),
+	    cmocka_unit_test(idle_builds_nothing), cmocka_unit_test(embedded_files),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

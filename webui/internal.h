@@ -1,0 +1,181 @@
+/*
+ * webui/internal.h: shared by the files of webui/ only; the module's
+ * interface is webui/webui.h.
+ *
+ * Files: snap.c (the snapshot: built from the core on the controller's
+ * thread, published, taken by requests; the events ring), render.c (a
+ * snapshot as the API's JSON), auth.c (review bodies and replies, the
+ * decision cache), serve.c (routes: the embedded files, the API, access),
+ * and the build's generated webui_assets.c (ui/'s files as byte arrays).
+ */
+#ifndef GPUQ_WEBUI_INTERNAL_H
+#define GPUQ_WEBUI_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "webui/webui.h"
+
+/* ---- the embedded files (generated from ui/ by webui/embed.sh) ---- */
+
+typedef struct {
+	const char *path;	   /* "/ui/app.js" ("/ui/" for index.html) */
+	const char *content_type;  /* by extension */
+	const unsigned char *data; /* the file's bytes */
+	size_t len;		   /* bytes */
+} webui_asset_t;
+
+extern const webui_asset_t webui_assets[];
+extern const size_t webui_n_assets;
+
+/* ---- the snapshot ---- */
+
+typedef struct {
+	const char *flavor;	 /* flavor name */
+	const char *resource;	 /* resource name */
+	int64_t nominal;	 /* nominalQuota, core units */
+	int64_t borrowing_limit; /* or QUEUE_UNLIMITED */
+	int64_t lending_limit;	 /* or QUEUE_UNLIMITED */
+	int64_t usage;		 /* admitted and evicting workloads */
+	int64_t borrowed;	 /* usage above nominal */
+	int64_t lent;		 /* this CQ's share of what its cohort borrows */
+	uint32_t fid, rid;	 /* core flavor and resource ids */
+} ws_quota_t;
+
+typedef struct {
+	const char *name;	 /* ClusterQueue */
+	const char *cohort;	 /* cohort name, "" without one */
+	size_t quota0, n_quota;	 /* its slots in snap->quota */
+	queue_stats_t stats;	 /* counts, history, weighted share */
+	uint32_t pending_total;	 /* pending workloads (all) */
+	uint32_t admitted_total; /* admitted and evicting (all) */
+	size_t pend0, n_pend;	 /* listed pending, in admission order (snap->cq_wl) */
+	size_t adm0, n_adm;	 /* listed admitted, by admission time */
+} ws_cq_t;
+
+typedef struct {
+	const char *namespace_; /* LocalQueue namespace */
+	const char *name;	/* its name */
+	uint32_t cq;		/* its ClusterQueue (index) */
+	queue_stats_t stats;	/* counts, decayed usage */
+	size_t usage0;		/* its usage in snap->lq_usage: one per slot of its CQ */
+} ws_lq_t;
+
+typedef struct {
+	const char *uid;	/* metadata.uid */
+	const char *namespace_; /* its namespace */
+	const char *name;	/* its name */
+	uint32_t lq;		/* LocalQueue index */
+	uint32_t cq;		/* ClusterQueue index */
+	int32_t priority;	/* priority */
+	int64_t created_ms;	/* creation */
+	queue_wl_state_t state; /* Pending, Admitted, Evicting */
+	queue_wait_t wait;	/* why pending */
+	uint32_t position;	/* 1-based place in its CQ's admission order
+				   (pending), else 0 */
+	int64_t admitted_ms;	/* last admission (-1 never) */
+	int32_t pods;		/* pods */
+	const char *reason;	/* the core's sentence (queue_workload_reason) */
+	const char *flavors;	/* "flavor" list of an admitted one, "" else */
+	const char *requests;	/* "8 nvidia.com/gpu, 16 cpu" (the whole workload) */
+} ws_wl_t;
+
+typedef enum { WS_EV_ADMITTED = 0, WS_EV_PREEMPTED = 1, WS_EV_EVICTED = 2 } ws_ev_kind_t;
+
+/* One recent event (strings owned by the ring entry / the snapshot arena). */
+typedef struct {
+	int64_t at_ms;	    /* wall time */
+	ws_ev_kind_t kind;  /* what happened */
+	char *namespace_;   /* the workload's (the victim's) namespace */
+	char *name;	    /* its name */
+	char *cq;	    /* its ClusterQueue */
+	char *detail;	    /* admitted: flavors; evicted/preempted: the reason word */
+	char *preemptor_ns; /* preemptions: the preemptor's namespace ("" else) */
+	char *preemptor;    /* ... and name */
+	char *preemptor_cq; /* ... and ClusterQueue */
+} ws_event_t;
+
+struct webui_snap {
+	atomic_uint refs;     /* references */
+	int64_t now_ms;	      /* wall time of the snapshot */
+	bool fair_sharing;    /* unused in rendering: reserved */
+	const char **cohorts; /* cohort names */
+	size_t n_cohorts;
+	ws_cq_t *cqs; /* ClusterQueues in the core's order */
+	size_t n_cqs;
+	ws_quota_t *quota; /* every CQ's slots */
+	size_t n_quota;
+	ws_lq_t *lqs; /* LocalQueues */
+	size_t n_lqs;
+	int64_t *lq_usage; /* per LocalQueue and slot of its CQ: admitted amounts */
+	ws_wl_t *wls;	   /* listed workloads */
+	size_t n_wls;
+	uint32_t *cq_wl; /* per CQ lists: indexes into wls */
+	size_t n_cq_wl;
+	ws_event_t *events; /* oldest first */
+	size_t n_events;
+	void *blocks;	   /* every string above: a list of blocks that never move */
+	size_t block_used; /* bytes used in the newest block */
+	size_t block_cap;  /* its size */
+	bool arena_failed; /* an arena copy failed: the build fails */
+};
+
+/* Copy s into snap's arena (NULL when out of memory: arena_failed). */
+const char *ws_strdup(webui_snap_t *snap, const char *s);
+
+/* Free the ring's entries (webui_destroy). */
+void ws_events_free(webui_t *ui);
+
+/* ---- the UI ---- */
+
+/* Decisions about a (token, scope). */
+enum {
+	WA_UNKNOWN = -1,	/* not cached (or expired): ask the apiserver */
+	WA_FORBIDDEN = 0,	/* a valid token without the right */
+	WA_ALLOWED = 1,		/* may read */
+	WA_UNAUTHENTICATED = 2, /* the apiserver does not accept the token */
+};
+
+/* One cached decision of a (token, scope). */
+typedef struct {
+	uint8_t key[32];  /* SHA-256 of token NUL scope */
+	int64_t until_ms; /* monotonic expiry; 0: free */
+	int decision;	  /* WA_FORBIDDEN, WA_ALLOWED, WA_UNAUTHENTICATED */
+	char user[128];	  /* who (for logs), truncated */
+} wa_entry_t;
+
+struct webui {
+	webui_auth_mode_t mode;	   /* auth or none */
+	const kube_config_t *kube; /* the apiserver (borrowed) */
+	kube_client_t *client;	   /* used by the server's slow worker only */
+	pthread_mutex_t auth_lock; /* guards cache */
+	wa_entry_t *cache;	   /* WEBUI_AUTH_CACHE_MAX entries */
+	pthread_mutex_t snap_lock; /* guards snap (held for a pointer copy) */
+	webui_snap_t *snap;	   /* published (one reference), or NULL */
+	atomic_bool leader;	   /* this replica leads */
+	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
+	/* the controller's thread only */
+	ws_event_t ring[WEBUI_EVENTS_MAX]; /* recent events (circular) */
+	size_t ring_start, ring_n;	   /* oldest entry, entries */
+};
+
+/* ---- auth.c ---- */
+
+/* The cached decision for (token, scope) at monotonic now_ms (WA_*;
+ * WA_UNKNOWN when not cached or expired). scope: "" (cluster) or a
+ * namespace. */
+int wa_cache_get(webui_t *ui, const char *token, const char *scope, int64_t now_ms);
+/* Remember a decision until now_ms + WEBUI_AUTH_TTL_MS (when the cache is
+ * full, an expired entry or else the one expiring first goes). */
+void wa_cache_put(webui_t *ui, const char *token, const char *scope, int decision, const char *user,
+		  int64_t now_ms);
+/* Ask the apiserver about (token, scope) and cache the answer (the slow
+ * worker). A failed call caches nothing (the request gets 503). */
+void wa_review(webui_t *ui, const char *token, const char *scope, int64_t now_ms);
+
+/* ---- snap.c ---- */
+
+/* The published snapshot with a new reference, or NULL. Any thread. */
+webui_snap_t *ws_current(webui_t *ui);
+
+#endif

@@ -1,0 +1,223 @@
+/* webui/serve.c: the UI's routes on the webhook server: the embedded
+ * files under /ui/, the JSON API under /api/v1/ behind the access check,
+ * and the UI's lifecycle. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "webui/internal.h"
+
+#define MODULE "webui"
+#define JSON_TYPE "application/json"
+#define BEARER "Bearer "
+
+int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **out,
+		 gpuq_diag_t *diag)
+{
+	webui_t *ui;
+	int rc = GPUQ_OK;
+
+	*out = NULL;
+	ui = calloc(1, sizeof(*ui));
+	if (!ui)
+		return GPUQ_ENOMEM;
+	ui->mode = mode;
+	ui->kube = kube;
+	pthread_mutex_init(&ui->auth_lock, NULL);
+	pthread_mutex_init(&ui->snap_lock, NULL);
+	atomic_init(&ui->leader, false);
+	atomic_init(&ui->last_api_ms, 0);
+	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
+	if (!ui->cache)
+		rc = GPUQ_ENOMEM;
+	if (!rc && mode == WEBUI_AUTH_REVIEW && kube) {
+		kube_client_opts_t co;
+
+		kube_client_opts_default(&co);
+		co.qps = 20; /* reviews: 20/s sustained at most, a burst of 40 */
+		co.burst = 40;
+		rc = kube_client_create(kube, &co, &ui->client, diag);
+	}
+	if (rc) {
+		webui_destroy(ui);
+		return rc;
+	}
+	*out = ui;
+	return GPUQ_OK;
+}
+
+void webui_destroy(webui_t *ui)
+{
+	webui_snap_t *s;
+
+	if (!ui)
+		return;
+	s = ui->snap;
+	ui->snap = NULL;
+	webui_snap_unref(s);
+	ws_events_free(ui);
+	kube_client_destroy(ui->client);
+	free(ui->cache);
+	pthread_mutex_destroy(&ui->auth_lock);
+	pthread_mutex_destroy(&ui->snap_lock);
+	free(ui);
+}
+
+/* ---- replies ---- */
+
+static void reply_static(webhook_app_reply_t *out, unsigned status, const char *type,
+			 const char *text)
+{
+	*out = (webhook_app_reply_t){
+	    .status = status, .content_type = type, .body = text, .len = strlen(text)};
+}
+
+static void reply_error(webhook_app_reply_t *out, unsigned status, const char *json_text)
+{
+	reply_static(out, status, JSON_TYPE, json_text);
+	if (status == 401)
+		out->www_authenticate = "Bearer realm=\"gpuq\"";
+}
+
+static int serve_asset(const char *path, webhook_app_reply_t *out)
+{
+	if (!strcmp(path, "/ui")) {
+		reply_static(out, 301, "text/plain; charset=utf-8", "see /ui/\n");
+		out->location = "/ui/";
+		return GPUQ_OK;
+	}
+	for (size_t i = 0; i < webui_n_assets; i++)
+		if (!strcmp(path, webui_assets[i].path)) {
+			*out = (webhook_app_reply_t){.status = 200,
+						     .content_type = webui_assets[i].content_type,
+						     .cache_control = "no-cache",
+						     .body = webui_assets[i].data,
+						     .len = webui_assets[i].len};
+			return GPUQ_OK;
+		}
+	reply_static(out, 404, "text/plain; charset=utf-8", "not found\n");
+	return GPUQ_OK;
+}
+
+/* ---- access ---- */
+
+/* The bearer token of an Authorization header, or NULL. */
+static const char *bearer(const char *authorization)
+{
+	if (!authorization || strncasecmp(authorization, BEARER, strlen(BEARER)) != 0)
+		return NULL;
+	authorization += strlen(BEARER);
+	while (*authorization == ' ')
+		authorization++;
+	return *authorization && strlen(authorization) <= KUBE_TOKEN_MAX ? authorization : NULL;
+}
+
+/* The scope path needs, into scope (cap bytes): "" or the namespace. */
+static void scope_of(const char *path, char *scope, size_t cap)
+{
+	const char *ns;
+	size_t n;
+
+	webui_path_scope(path, &ns, &n);
+	if (!ns || n >= cap)
+		n = 0;
+	memcpy(scope, ns ? ns : "", n);
+	scope[n] = '\0';
+}
+
+/* The caller's access to path (acc->namespace_ points into scope). Returns
+ * WA_ALLOWED (acc filled), WA_FORBIDDEN, WA_UNAUTHENTICATED or
+ * WA_UNKNOWN. */
+static int access_of(webui_t *ui, const char *token, const char *scope, webui_access_t *acc)
+{
+	int64_t now = gpuq_mono_ms();
+	int cluster = wa_cache_get(ui, token, "", now), d;
+
+	*acc = (webui_access_t){false, NULL};
+	if (cluster == WA_ALLOWED || cluster == WA_UNAUTHENTICATED) {
+		acc->cluster = cluster == WA_ALLOWED;
+		return cluster;
+	}
+	if (!scope[0])
+		return cluster;
+	d = wa_cache_get(ui, token, scope, now);
+	if (d == WA_ALLOWED)
+		acc->namespace_ = scope;
+	return d;
+}
+
+int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
+		     webhook_app_reply_t *out)
+{
+	webui_t *ui = ctx;
+	webui_access_t acc = {true, NULL};
+	char scope[QUEUE_NAME_MAX + 1];
+	const char *token;
+	webui_snap_t *s;
+	char *body;
+	size_t len;
+	int rc;
+
+	if (strncmp(rq->path, "/api/", 5) != 0)
+		return serve_asset(rq->path, out);
+	atomic_store(&ui->last_api_ms, gpuq_mono_ms()); /* snapshots are wanted */
+	scope_of(rq->path, scope, sizeof(scope));
+	if (ui->mode == WEBUI_AUTH_REVIEW) {
+		int d;
+
+		token = bearer(rq->authorization);
+		if (!token) {
+			reply_error(out, 401,
+				    "{\"kind\":\"Error\",\"code\":401,\"message\":\"unauthorized: "
+				    "send Authorization: Bearer <a Kubernetes token>\"}");
+			return GPUQ_OK;
+		}
+		d = access_of(ui, token, scope, &acc);
+		if (d == WA_UNKNOWN && !retry)
+			return WEBHOOK_APP_SLOW;
+		if (d == WA_UNKNOWN) {
+			reply_error(out, 503,
+				    "{\"kind\":\"Error\",\"code\":503,\"message\":\"cannot review "
+				    "the token with the apiserver now: retry\"}");
+			return GPUQ_OK;
+		}
+		if (d == WA_UNAUTHENTICATED) {
+			reply_error(out, 401,
+				    "{\"kind\":\"Error\",\"code\":401,\"message\":\"unauthorized: "
+				    "the apiserver does not accept this token\"}");
+			return GPUQ_OK;
+		}
+	}
+	s = ws_current(ui);
+	rc = webui_render(s, rq->path, &acc, &out->status, &body, &len);
+	webui_snap_unref(s);
+	if (rc)
+		return rc;
+	out->content_type = JSON_TYPE;
+	out->body = body;
+	out->len = len;
+	out->body_owned = true;
+	return GPUQ_OK;
+}
+
+/* The slow part: ask the apiserver about the request's token and scope. */
+static void app_slow(void *ctx, const webhook_app_request_t *rq)
+{
+	webui_t *ui = ctx;
+	const char *token = bearer(rq->authorization);
+	char scope[QUEUE_NAME_MAX + 1];
+
+	if (!token)
+		return;
+	scope_of(rq->path, scope, sizeof(scope));
+	wa_review(ui, token, scope, gpuq_mono_ms());
+}
+
+void webui_attach(webui_t *ui, webhook_server_t *srv)
+{
+	webhook_server_app_set(srv, webui_app_handle, app_slow, ui);
+	gpuq_log(GPUQ_LOG_INFO, MODULE, "web UI on /ui/ and /api/v1/ (%s)",
+		 ui->mode == WEBUI_AUTH_NONE ? "no auth: loopback only"
+					     : "bearer tokens reviewed by the apiserver");
+}

@@ -1,0 +1,606 @@
+/* webui/snap.c: the snapshot the API renders, copied out of the queue core
+ * on the controller's thread through the core's introspection API, its
+ * publication (a reference taken under a lock held for a pointer copy), and
+ * the ring of recent admissions, preemptions and evictions. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quota/quota.h"
+#include "webui/internal.h"
+
+/* ---- the arena: blocks that never move ---- */
+
+#define BLOCK_MIN (64u << 10) /* bytes of a new block (a longer string gets its own) */
+
+typedef struct block {
+	struct block *prev; /* the block before */
+	char data[];	    /* the strings */
+} block_t;
+
+const char *ws_strdup(webui_snap_t *snap, const char *s)
+{
+	size_t n = strlen(s ? s : "") + 1;
+	block_t *b = snap->blocks;
+	char *out;
+
+	if (!b || snap->block_cap - snap->block_used < n) {
+		size_t cap = n > BLOCK_MIN ? n : BLOCK_MIN;
+		block_t *nb = malloc(sizeof(*nb) + cap);
+
+		if (!nb) {
+			snap->arena_failed = true;
+			return NULL;
+		}
+		nb->prev = b;
+		snap->blocks = b = nb;
+		snap->block_used = 0;
+		snap->block_cap = cap;
+	}
+	out = b->data + snap->block_used;
+	memcpy(out, s ? s : "", n);
+	snap->block_used += n;
+	return out;
+}
+
+void webui_snap_unref(webui_snap_t *s)
+{
+	block_t *b;
+
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	for (b = s->blocks; b;) {
+		block_t *prev = b->prev;
+		free(b);
+		b = prev;
+	}
+	free(s->cohorts);
+	free(s->cqs);
+	free(s->quota);
+	free(s->lqs);
+	free(s->lq_usage);
+	free(s->wls);
+	free(s->cq_wl);
+	free(s->events);
+	free(s);
+}
+
+/* ---- quota: nominal, usage, borrowed, lent ---- */
+
+typedef struct {
+	uint64_t key; /* (cohort, flavor, resource) */
+	size_t slot;  /* index in snap->quota */
+	int64_t idle; /* what it could lend */
+} lend_t;
+
+static int lend_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const lend_t *)a)->key, y = ((const lend_t *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+/* lent, as /metrics has it (quota_lent): per (cohort, flavor, resource)
+ * group, the group's borrowing shared among its lenders. */
+static int fill_lent(webui_snap_t *s, lend_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), lend_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t borrowed = 0, lendable = 0;
+
+		for (j = i; j < n && v[j].key == v[i].key; j++) {
+			borrowed += s->quota[v[j].slot].borrowed;
+			lendable += v[j].idle;
+		}
+		for (size_t k = i; k < j; k++)
+			s->quota[v[k].slot].lent =
+			    (int64_t)(quota_lent(v[k].idle, borrowed, lendable) + 0.5);
+	}
+	return GPUQ_OK;
+}
+
+/* Every CQ's (flavor, resource) slots, in flavor then resource order. */
+static int fill_cqs(const queue_t *q, webui_snap_t *s)
+{
+	size_t nf = queue_flavor_count(q), nr = queue_resource_count(q), cap = 16, n_lend = 0;
+	lend_t *lend;
+	int rc;
+
+	s->n_cqs = queue_cq_count(q);
+	s->cqs = calloc(s->n_cqs ? s->n_cqs : 1, sizeof(*s->cqs));
+	s->quota = malloc(cap * sizeof(*s->quota));
+	lend = malloc(cap * sizeof(*lend));
+	if (!s->cqs || !s->quota || !lend) {
+		free(lend);
+		return GPUQ_ENOMEM;
+	}
+	for (uint32_t c = 0; c < s->n_cqs; c++) {
+		ws_cq_t *cq = &s->cqs[c];
+		uint32_t coh = queue_cq_cohort(q, c);
+
+		cq->name = ws_strdup(s, queue_cq_name(q, c));
+		cq->cohort = ws_strdup(s, coh == QUEUE_NONE ? "" : queue_cohort_name(q, coh));
+		(void)queue_cq_stats(q, c, &cq->stats);
+		cq->quota0 = s->n_quota;
+		for (uint32_t f = 0; f < nf; f++)
+			for (uint32_t r = 0; r < nr; r++) {
+				queue_quota_view_t v;
+				ws_quota_t *w;
+
+				if (queue_cq_quota(q, c, f, r, &v))
+					continue;
+				if (s->n_quota == cap) {
+					ws_quota_t *nq = realloc(s->quota, 2 * cap * sizeof(*nq));
+					lend_t *nl =
+					    nq ? realloc(lend, 2 * cap * sizeof(*nl)) : NULL;
+
+					if (nq)
+						s->quota = nq;
+					if (!nl) {
+						free(lend);
+						return GPUQ_ENOMEM;
+					}
+					lend = nl;
+					cap *= 2;
+				}
+				w = &s->quota[s->n_quota];
+				*w = (ws_quota_t){ws_strdup(s, queue_flavor_name(q, f)),
+						  ws_strdup(s, queue_resource_name(q, r)),
+						  v.nominal,
+						  v.borrowing_limit,
+						  v.lending_limit,
+						  v.usage,
+						  v.usage > v.nominal ? v.usage - v.nominal : 0,
+						  0,
+						  f,
+						  r};
+				if (coh != QUEUE_NONE)
+					lend[n_lend++] = (lend_t){
+					    ((uint64_t)coh << 32) | ((uint64_t)f << 16) | r,
+					    s->n_quota,
+					    quota_lend_idle(v.nominal, v.usage, v.lending_limit)};
+				s->n_quota++;
+			}
+		cq->n_quota = s->n_quota - cq->quota0;
+	}
+	rc = fill_lent(s, lend, n_lend);
+	free(lend);
+	return rc;
+}
+
+static int fill_lqs(const queue_t *q, webui_snap_t *s)
+{
+	size_t n_usage = 0;
+
+	s->n_lqs = queue_lq_count(q);
+	s->lqs = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*s->lqs));
+	if (!s->lqs)
+		return GPUQ_ENOMEM;
+	for (uint32_t i = 0; i < s->n_lqs; i++) {
+		uint32_t cq = queue_lq_cq(q, i);
+		s->lqs[i].usage0 = n_usage;
+		n_usage += cq < s->n_cqs ? s->cqs[cq].n_quota : 0;
+	}
+	s->lq_usage = calloc(n_usage ? n_usage : 1, sizeof(*s->lq_usage));
+	if (!s->lq_usage)
+		return GPUQ_ENOMEM;
+	for (uint32_t i = 0; i < s->n_lqs; i++) {
+		const char *full = queue_lq_name(q, i), *slash = full ? strchr(full, '/') : NULL;
+		char ns[QUEUE_NAME_MAX + 1];
+		size_t n = slash ? (size_t)(slash - full) : 0;
+
+		if (n > QUEUE_NAME_MAX)
+			n = QUEUE_NAME_MAX;
+		memcpy(ns, full ? full : "", n);
+		ns[n] = '\0';
+		s->lqs[i].namespace_ = ws_strdup(s, ns);
+		s->lqs[i].name = ws_strdup(s, slash ? slash + 1 : full);
+		s->lqs[i].cq = queue_lq_cq(q, i);
+		(void)queue_lq_stats(q, i, &s->lqs[i].stats);
+	}
+	return GPUQ_OK;
+}
+
+/* ---- workloads ---- */
+
+/* "8 nvidia.com/gpu, 16 cpu" (the whole workload's requests) into buf, and
+ * the distinct flavors an admitted one runs on into fl. */
+static void wl_amounts(const queue_t *q, queue_wl_t id, size_t n_podsets, char *buf, size_t cap,
+		       char *fl, size_t fl_cap)
+{
+	size_t nr = queue_resource_count(q), len = 0, fl_len = 0;
+
+	buf[0] = fl[0] = '\0';
+	for (uint32_t r = 0; r < nr; r++) {
+		int64_t total = 0, per_pod;
+		int32_t count;
+		char amount[32];
+
+		for (size_t p = 0; p < n_podsets; p++) {
+			uint32_t f;
+			const char *fn;
+
+			if (queue_workload_request(q, id, p, r, &per_pod, &count) || !per_pod)
+				continue;
+			total += per_pod * count;
+			if (queue_workload_flavor(q, id, p, r, &f))
+				continue;
+			fn = queue_flavor_name(q, f);
+			if (fn && !strstr(fl, fn) && fl_len + strlen(fn) + 3 < fl_cap)
+				fl_len += (size_t)snprintf(fl + fl_len, fl_cap - fl_len, "%s%s",
+							   fl_len ? ", " : "", fn);
+		}
+		if (!total || len + 48 + strlen(queue_resource_name(q, r)) >= cap)
+			continue;
+		len += (size_t)snprintf(
+		    buf + len, cap - len, "%s%s %s", len ? ", " : "",
+		    quota_amount_format(queue_resource_name(q, r), total, amount, sizeof(amount)),
+		    queue_resource_name(q, r));
+	}
+}
+
+/* Add admitted workload id's amounts (view v) to its LocalQueue's usage,
+ * per slot of its CQ (flavor, resource). */
+static void lq_usage_add(const queue_t *q, webui_snap_t *s, queue_wl_t id,
+			 const queue_workload_view_t *v)
+{
+	const ws_cq_t *cq = &s->cqs[v->cq];
+	int64_t *use = &s->lq_usage[s->lqs[v->lq].usage0];
+
+	for (size_t p = 0; p < v->n_podsets; p++)
+		for (size_t i = 0; i < cq->n_quota; i++) {
+			const ws_quota_t *sl = &s->quota[cq->quota0 + i];
+			int64_t per_pod;
+			int32_t count;
+			uint32_t f;
+
+			if (!queue_workload_flavor(q, id, p, sl->rid, &f) && f == sl->fid &&
+			    !queue_workload_request(q, id, p, sl->rid, &per_pod, &count))
+				use[i] += per_pod * count;
+		}
+}
+
+/* Append workload id (at CQ position pos, 0 when not pending) to s->wls. */
+static int wl_add(const queue_t *q, webui_snap_t *s, queue_wl_t id, uint32_t pos, size_t *cap)
+{
+	queue_workload_view_t v;
+	char reason[WEBUI_REASON_MAX], req[512], fl[256];
+	ws_wl_t *w;
+
+	if (queue_workload_view(q, id, &v))
+		return GPUQ_OK;
+	if (s->n_wls == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		ws_wl_t *n = realloc(s->wls, ncap * sizeof(*n));
+		if (!n)
+			return GPUQ_ENOMEM;
+		s->wls = n;
+		*cap = ncap;
+	}
+	(void)queue_workload_reason(q, id, reason, sizeof(reason)); /* truncated is fine */
+	wl_amounts(q, id, v.n_podsets, req, sizeof(req), fl, sizeof(fl));
+	w = &s->wls[s->n_wls++];
+	*w = (ws_wl_t){ws_strdup(s, v.uid),
+		       ws_strdup(s, v.namespace_),
+		       ws_strdup(s, v.name),
+		       v.lq,
+		       v.cq,
+		       v.priority,
+		       v.created_ms,
+		       v.state,
+		       v.wait,
+		       pos,
+		       v.admitted_ms,
+		       v.pods,
+		       ws_strdup(s, reason),
+		       ws_strdup(s, v.state == QUEUE_WL_PENDING ? "" : fl),
+		       ws_strdup(s, req)};
+	return GPUQ_OK;
+}
+
+/* Every live workload in state st, grouped by CQ, each CQ's in its
+ * order (growing *ids as needed); how many. */
+static size_t all_ids(const queue_t *q, queue_wl_state_t st, queue_wl_t **ids, size_t *cap,
+		      bool *failed)
+{
+	size_t n = queue_workloads_by_cq(q, st, *ids, *cap);
+
+	if (n > *cap) {
+		queue_wl_t *m = realloc(*ids, n * sizeof(*m));
+		if (!m) {
+			*failed = true;
+			return 0;
+		}
+		*ids = m;
+		*cap = n;
+		n = queue_workloads_by_cq(q, st, *ids, *cap);
+	}
+	return n;
+}
+
+/* Append wls index w to the CQ lists. */
+static int list_push(webui_snap_t *s, uint32_t w, size_t *list_cap)
+{
+	if (s->n_cq_wl == *list_cap) {
+		size_t ncap = *list_cap ? *list_cap * 2 : 256;
+		uint32_t *m = realloc(s->cq_wl, ncap * sizeof(*m));
+		if (!m)
+			return GPUQ_ENOMEM;
+		s->cq_wl = m;
+		*list_cap = ncap;
+	}
+	s->cq_wl[s->n_cq_wl++] = w;
+	return GPUQ_OK;
+}
+
+/* The workloads of one state (pending, or admitted and evicting), every CQ
+ * at once: a workload is copied when it is among the first WEBUI_LIST_MAX
+ * of its CQ's list (pending in admission order; admitted by admission
+ * time) or of its LocalQueue's; the CQ's own list holds the first
+ * WEBUI_LIST_MAX. */
+static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, const queue_wl_t *ids,
+			   size_t n, uint32_t *lq_seen, size_t *wl_cap, size_t *list_cap)
+{
+	uint32_t cur = UINT32_MAX, pos = 0;
+
+	memset(lq_seen, 0, (s->n_lqs ? s->n_lqs : 1) * sizeof(*lq_seen));
+	for (size_t i = 0; i < n; i++) {
+		queue_workload_view_t v;
+		ws_cq_t *cq;
+		bool in_cq;
+
+		if (queue_workload_view(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
+			continue;
+		cq = &s->cqs[v.cq];
+		if (v.cq != cur) { /* the next CQ's list starts */
+			cur = v.cq;
+			pos = 0;
+			*(pending ? &cq->pend0 : &cq->adm0) = s->n_cq_wl;
+		}
+		pos++;
+		*(pending ? &cq->pending_total : &cq->admitted_total) += 1;
+		if (!pending)
+			lq_usage_add(q, s, ids[i], &v);
+		in_cq = pos <= WEBUI_LIST_MAX;
+		if (!in_cq && lq_seen[v.lq] >= WEBUI_LIST_MAX)
+			continue;
+		lq_seen[v.lq]++;
+		if (wl_add(q, s, ids[i], pending ? pos : 0, wl_cap))
+			return GPUQ_ENOMEM;
+		if (!in_cq)
+			continue;
+		if (list_push(s, (uint32_t)(s->n_wls - 1), list_cap))
+			return GPUQ_ENOMEM;
+		*(pending ? &cq->n_pend : &cq->n_adm) += 1;
+	}
+	return GPUQ_OK;
+}
+
+static int fill_workloads(const queue_t *q, webui_snap_t *s)
+{
+	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
+	queue_wl_t *ids = NULL;
+	size_t ids_cap = 0, wl_cap = 0, list_cap = 0, n;
+	bool failed = false;
+	int rc = lq_seen ? GPUQ_OK : GPUQ_ENOMEM;
+
+	for (int k = 0; !rc && k < 2; k++) {
+		n = all_ids(q, k == 0 ? QUEUE_WL_PENDING : QUEUE_WL_ADMITTED, &ids, &ids_cap,
+			    &failed);
+		rc = failed ? GPUQ_ENOMEM
+			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
+	}
+	free(ids);
+	free(lq_seen);
+	return rc;
+}
+
+/* ---- events ---- */
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static void ev_free(ws_event_t *e)
+{
+	free(e->namespace_);
+	free(e->name);
+	free(e->cq);
+	free(e->detail);
+	free(e->preemptor_ns);
+	free(e->preemptor);
+	free(e->preemptor_cq);
+	memset(e, 0, sizeof(*e));
+}
+
+/* A new entry at the ring's end (the oldest goes when it is full). */
+static ws_event_t *ev_push(webui_t *ui)
+{
+	ws_event_t *e;
+
+	if (ui->ring_n == WEBUI_EVENTS_MAX) {
+		ev_free(&ui->ring[ui->ring_start]);
+		ui->ring_start = (ui->ring_start + 1) % WEBUI_EVENTS_MAX;
+		ui->ring_n--;
+	}
+	e = &ui->ring[(ui->ring_start + ui->ring_n) % WEBUI_EVENTS_MAX];
+	ui->ring_n++;
+	return e;
+}
+
+/* Fill e's workload fields from workload id; false when it is gone. */
+static bool ev_workload(const queue_t *q, queue_wl_t id, char **ns, char **name, char **cq)
+{
+	queue_workload_view_t v;
+
+	if (id == QUEUE_NONE || queue_workload_view(q, id, &v)) {
+		*ns = strdup("");
+		*name = strdup("");
+		*cq = strdup("");
+		return false;
+	}
+	*ns = dup_or_empty(v.namespace_);
+	*name = dup_or_empty(v.name);
+	*cq = dup_or_empty(queue_cq_name(q, v.cq));
+	return true;
+}
+
+void webui_events_note(webui_t *ui, const queue_t *q, const queue_result_t *res, int64_t now_ms)
+{
+	for (size_t i = 0; i < res->n_evictions; i++) {
+		const queue_eviction_t *ev = &res->evictions[i];
+		ws_event_t *e = ev_push(ui);
+		bool preempted = ev->preemptor != QUEUE_NONE;
+
+		e->at_ms = now_ms;
+		e->kind = preempted ? WS_EV_PREEMPTED : WS_EV_EVICTED;
+		ev_workload(q, ev->victim, &e->namespace_, &e->name, &e->cq);
+		e->detail = dup_or_empty(ev->reason_name);
+		ev_workload(q, preempted ? ev->preemptor : QUEUE_NONE, &e->preemptor_ns,
+			    &e->preemptor, &e->preemptor_cq);
+	}
+	for (size_t i = 0; i < res->n_admissions; i++) {
+		const queue_admission_t *a = &res->admissions[i];
+		ws_event_t *e = ev_push(ui);
+		char fl[256] = "";
+		size_t len = 0;
+
+		e->at_ms = now_ms;
+		e->kind = WS_EV_ADMITTED;
+		ev_workload(q, a->wl, &e->namespace_, &e->name, &e->cq);
+		for (size_t k = 0; k < a->n_assign; k++) {
+			const char *fn = queue_flavor_name(q, a->assign[k].flavor);
+			if (fn && !strstr(fl, fn) && len + strlen(fn) + 3 < sizeof(fl))
+				len += (size_t)snprintf(fl + len, sizeof(fl) - len, "%s%s",
+							len ? ", " : "", fn);
+		}
+		e->detail = strdup(fl);
+		e->preemptor_ns = strdup("");
+		e->preemptor = strdup("");
+		e->preemptor_cq = strdup("");
+	}
+}
+
+/* Copy the ring, oldest first, into s (strings into its arena). */
+static int fill_events(const webui_t *ui, webui_snap_t *s)
+{
+	s->events = calloc(ui && ui->ring_n ? ui->ring_n : 1, sizeof(*s->events));
+	if (!s->events)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; ui && i < ui->ring_n; i++) {
+		const ws_event_t *e = &ui->ring[(ui->ring_start + i) % WEBUI_EVENTS_MAX];
+		ws_event_t *o = &s->events[s->n_events++];
+
+		/* the arena's strings are const; ws_event_t's are char * for the
+		 * ring that owns them: the snapshot never writes through them */
+		*o = (ws_event_t){e->at_ms,
+				  e->kind,
+				  (char *)ws_strdup(s, e->namespace_),
+				  (char *)ws_strdup(s, e->name),
+				  (char *)ws_strdup(s, e->cq),
+				  (char *)ws_strdup(s, e->detail),
+				  (char *)ws_strdup(s, e->preemptor_ns),
+				  (char *)ws_strdup(s, e->preemptor),
+				  (char *)ws_strdup(s, e->preemptor_cq)};
+	}
+	return GPUQ_OK;
+}
+
+/* ---- build and publish ---- */
+
+int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out)
+{
+	webui_snap_t *s = calloc(1, sizeof(*s));
+	int rc;
+
+	*out = NULL;
+	if (!s)
+		return GPUQ_ENOMEM;
+	atomic_init(&s->refs, 1);
+	s->now_ms = now_ms;
+	s->n_cohorts = queue_cohort_count(q);
+	s->cohorts = calloc(s->n_cohorts ? s->n_cohorts : 1, sizeof(*s->cohorts));
+	rc = s->cohorts ? GPUQ_OK : GPUQ_ENOMEM;
+	for (uint32_t i = 0; !rc && i < s->n_cohorts; i++)
+		s->cohorts[i] = ws_strdup(s, queue_cohort_name(q, i));
+	if (!rc)
+		rc = fill_cqs(q, s);
+	if (!rc)
+		rc = fill_lqs(q, s);
+	if (!rc)
+		rc = fill_workloads(q, s);
+	if (!rc)
+		rc = fill_events(ui, s);
+	if (!rc && s->arena_failed)
+		rc = GPUQ_ENOMEM;
+	if (rc) {
+		webui_snap_unref(s);
+		return rc;
+	}
+	*out = s;
+	return GPUQ_OK;
+}
+
+/* Make s the published snapshot (its reference moves in; NULL: none). */
+static void snap_swap(webui_t *ui, webui_snap_t *s)
+{
+	webui_snap_t *old;
+
+	pthread_mutex_lock(&ui->snap_lock);
+	old = ui->snap;
+	ui->snap = s;
+	pthread_mutex_unlock(&ui->snap_lock);
+	webui_snap_unref(old); /* outside the lock: a request may hold the last reference */
+}
+
+int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
+{
+	webui_snap_t *s = NULL;
+	bool idle;
+	int rc;
+
+	if (!atomic_load(&ui->leader))
+		return GPUQ_OK;
+	if (!q) {
+		snap_swap(ui, NULL);
+		return GPUQ_OK;
+	}
+	pthread_mutex_lock(&ui->snap_lock);
+	idle = ui->snap && gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= WEBUI_IDLE_MS;
+	pthread_mutex_unlock(&ui->snap_lock);
+	if (idle)
+		return GPUQ_OK; /* nobody looks: keep the last one */
+	rc = webui_snap_build(ui, q, now_ms, &s);
+	if (rc)
+		return rc;
+	snap_swap(ui, s);
+	return GPUQ_OK;
+}
+
+void webui_leader_set(webui_t *ui, bool leader)
+{
+	bool was = atomic_exchange(&ui->leader, leader);
+
+	if (was && !leader)
+		snap_swap(ui, NULL);
+}
+
+webui_snap_t *ws_current(webui_t *ui)
+{
+	webui_snap_t *s;
+
+	pthread_mutex_lock(&ui->snap_lock);
+	s = ui->snap;
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&ui->snap_lock);
+	return s;
+}
+
+void ws_events_free(webui_t *ui)
+{
+	for (size_t i = 0; i < ui->ring_n; i++)
+		ev_free(&ui->ring[(ui->ring_start + i) % WEBUI_EVENTS_MAX]);
+	ui->ring_n = 0;
+}

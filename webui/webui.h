@@ -1,0 +1,155 @@
+/*
+ * webui: gpuq's live web view and its JSON API (/ui/ and /api/v1/... on
+ * gpuq serve's own HTTPS server, docs/ui.md): the cluster (cohorts and
+ * ClusterQueues, quota per flavor and resource: nominal, borrowed, lent,
+ * used), one ClusterQueue (LocalQueues, fair shares, pending workloads in
+ * admission order with the core's reason, admitted ones with flavor and
+ * age), one tenant namespace, and recent admissions, preemptions and
+ * evictions. The page (ui/: HTML, CSS, JS, embedded at build time) polls
+ * the API once a second.
+ *
+ * The design decision that matters: a request never reads the queue core
+ * and never waits on the controller. The controller thread publishes an
+ * immutable, reference-counted snapshot (webui_publish, once a second, the
+ * names and numbers copied out of the core through its introspection API);
+ * a request takes a reference under a lock held for a pointer copy and
+ * renders JSON from it on the server thread. Who may read what is decided
+ * by the apiserver (TokenReview, then SubjectAccessReview), on the server's
+ * slow worker thread, never on a server thread, and cached for
+ * WEBUI_AUTH_TTL_MS in a bounded cache: the admission path never waits on
+ * it.
+ *
+ * Access rule: a token that may `get` gpuq.dev clusterqueues (cluster
+ * scope) reads everything; any other authenticated token reads
+ * /api/v1/namespaces/NS (its workloads, usage and events) for each NS where
+ * it may `list` batch jobs, and nothing else. Without auth (--ui-auth none,
+ * a loopback --listen only) everything is readable.
+ */
+#ifndef GPUQ_WEBUI_H
+#define GPUQ_WEBUI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "kube/kube.h"
+#include "queue/queue.h"
+#include "webhook/webhook.h"
+
+/* ---- Caps (each stated where a peer or the cluster could grow it) ---- */
+
+#define WEBUI_LIST_MAX                                                                             \
+	500			   /* workloads listed per page and list (a                        \
+				      ClusterQueue's pending, its admitted; a                      \
+				      namespace's); the totals are given too */
+#define WEBUI_EVENTS_MAX 256	   /* recent admissions, preemptions, evictions kept */
+#define WEBUI_REASON_MAX 384	   /* bytes of one workload's reason sentence */
+#define WEBUI_AUTH_CACHE_MAX 1024  /* cached review decisions (token, scope) */
+#define WEBUI_AUTH_TTL_MS 10000	   /* how long a decision is trusted */
+#define WEBUI_JSON_MAX (64u << 20) /* bytes of one API reply */
+/* Snapshots are built only while someone reads the API: after this long
+ * without a request the last one is kept but no new one is built (a build
+ * costs the controller O(workloads): 172 ms of CPU at 100,000), and the
+ * next request finds a snapshot at most this old, fresh ones within a
+ * second after it. */
+#define WEBUI_IDLE_MS 60000
+
+typedef struct webui webui_t;
+
+typedef enum {
+	WEBUI_AUTH_REVIEW = 0, /* bearer tokens, TokenReview + SubjectAccessReview */
+	WEBUI_AUTH_NONE = 1,   /* no auth: everything readable (loopback only) */
+} webui_auth_mode_t;
+
+/* Create the UI. kube: where TokenReviews and SubjectAccessReviews go
+ * (borrowed, must outlive ui; NULL with WEBUI_AUTH_NONE). GPUQ_OK,
+ * GPUQ_EINVAL (review mode without kube), GPUQ_ENOMEM, kube's errors. */
+int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **out,
+		 gpuq_diag_t *diag);
+
+/* Free ui. No request may be running (stop the server first). NULL ok. */
+void webui_destroy(webui_t *ui);
+
+/* Serve ui on srv (webhook_server_app_set); before webhook_server_start. */
+void webui_attach(webui_t *ui, webhook_server_t *srv);
+
+/* The app function webui_attach installs (webhook_app_fn with ctx = ui):
+ * /ui -> /ui/, /ui/... the embedded files, /api/v1/... the JSON after the
+ * access check (401 without a bearer token or with one the apiserver
+ * refuses, 403 without the right, WEBHOOK_APP_SLOW when the decision is not
+ * cached yet, 503 when the review failed). Public for tests. */
+int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
+		     webhook_app_reply_t *out);
+
+/* ---- The controller's thread (one thread; not thread-safe among these) ---- */
+
+/* Note what a cycle's or tick's result did (admissions, preemptions,
+ * evictions), at wall time now_ms, into the recent-events ring. q is the
+ * core that made res. */
+void webui_events_note(webui_t *ui, const queue_t *q, const queue_result_t *res, int64_t now_ms);
+
+/* Copy q's state (cohorts, ClusterQueues, LocalQueues, quota, workloads up
+ * to the caps, the events) into a new snapshot at wall time now_ms and make
+ * it the one requests read. q NULL: no core (the API answers 503). The old
+ * snapshot is freed by its last reader. O(live workloads log workloads +
+ * quota slots). Does nothing while no API request came in the last
+ * WEBUI_IDLE_MS and a snapshot exists. GPUQ_OK; GPUQ_ENOMEM keeps the
+ * previous one. */
+int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms);
+
+/* Whether this replica leads; a follower's API answers 503 (only the
+ * leader's core decides). Withdraws the snapshot when it stops leading. */
+void webui_leader_set(webui_t *ui, bool leader);
+
+/* ---- Rendering (pure; any thread; for tests and the server) ---- */
+
+typedef struct webui_snap webui_snap_t;
+
+/* Build a snapshot of q (as webui_publish does) without publishing it;
+ * events are the ones ui noted (ui may be NULL: none). One reference.
+ * GPUQ_OK, GPUQ_ENOMEM. */
+int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out);
+void webui_snap_unref(webui_snap_t *s); /* NULL ok */
+
+/* What a caller may read. */
+typedef struct {
+	bool cluster;		/* everything */
+	const char *namespace_; /* else: this namespace only (NULL: nothing) */
+} webui_access_t;
+
+/* The JSON of API path (e.g. "/api/v1/cluster") from snapshot s for a
+ * caller with access acc: *status (200, 403, 404, 503) and *body (malloc'd,
+ * NUL-terminated, the caller's) with *len. Paths: /api/v1/cluster,
+ * /api/v1/clusterqueues/NAME, /api/v1/namespaces/NS, /api/v1/events
+ * (docs/ui.md). s NULL: 503. GPUQ_OK, GPUQ_ENOMEM, GPUQ_ELIMIT (past
+ * WEBUI_JSON_MAX). */
+int webui_render(const webui_snap_t *s, const char *path, const webui_access_t *acc,
+		 unsigned *status, char **body, size_t *len);
+
+/* ---- The access decision (pure; for tests and the worker) ---- */
+
+/* The scope a path needs: "" for cluster scope, else the namespace of
+ * /api/v1/namespaces/NS (pointing into path, up to the next '/': *ns_len
+ * bytes). */
+void webui_path_scope(const char *path, const char **ns, size_t *ns_len);
+
+/* The body of a TokenReview for token (malloc'd JSON). NULL: no memory. */
+char *webui_token_review_body(const char *token);
+
+/* Read a TokenReview reply: GPUQ_OK with user (cap bytes), its uid and its
+ * groups as a JSON array text (groups_json, cap bytes, "[]" when none) when
+ * status.authenticated is true; GPUQ_EDENIED when false (a bad or expired
+ * token); GPUQ_ECORRUPT when the reply is not a TokenReview. */
+int webui_token_review_parse(const char *reply, size_t len, char *user, char *uid,
+			     char *groups_json, size_t cap);
+
+/* The body of a SubjectAccessReview: user (uid, groups_json from above)
+ * may get gpuq.dev clusterqueues (ns NULL), or may list batch jobs in ns. */
+char *webui_sar_body(const char *user, const char *uid, const char *groups_json, const char *ns);
+
+/* Read a SubjectAccessReview reply: GPUQ_OK and *allowed (status.allowed),
+ * or GPUQ_ECORRUPT. */
+int webui_sar_parse(const char *reply, size_t len, bool *allowed);
+
+#endif
