@@ -59,7 +59,7 @@
 /* The chargeback window the API and the page show: GPU-hours and cost per
  * namespace over the last 7 days (ledger_window, as `gpuq report usage
  * --since 7d`). */
-#define WEBUI_USAGE_WINDOW_MS (7 * 24 * 3600000LL)
+#define WEBUI_USAGE_WINDOW_MS (7LL * 24 * 3600000)
 /* Prices the web view holds: one per ResourceFlavor at most. */
 #define WEBUI_PRICES_MAX POLICY_FLAVORS_MAX
 
