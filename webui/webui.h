@@ -4,8 +4,10 @@
  * ClusterQueues, quota per flavor and resource: nominal, borrowed, lent,
  * used), one ClusterQueue (LocalQueues, fair shares, pending workloads in
  * admission order with the core's reason, admitted ones with flavor and
- * age), one tenant namespace, and recent admissions, preemptions and
- * evictions. The page (ui/: HTML, CSS, JS, embedded at build time) polls
+ * age), one tenant namespace, recent admissions, preemptions and
+ * evictions, and GPU-hours and cost per namespace over the last 7 days
+ * (the core's usage ledger read through ledger_window, the rule `gpuq
+ * report usage` uses, at the flavors' price annotations). The page (ui/: HTML, CSS, JS, embedded at build time) polls
  * the API once a second.
  *
  * The design decision that matters: a request never reads the queue core
