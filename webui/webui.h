@@ -7,8 +7,8 @@
  * age), one tenant namespace, recent admissions, preemptions and
  * evictions, and GPU-hours and cost per namespace over the last 7 days
  * (the core's usage ledger read through ledger_window, the rule `gpuq
- * report usage` uses, at the flavors' price annotations). The page (ui/: HTML, CSS, JS, embedded at build time) polls
- * the API once a second.
+ * report usage` uses, at the flavors' price annotations). The page (ui/:
+ * HTML, CSS, JS, embedded at build time) polls the API once a second.
  *
  * The design decision that matters: a request never reads the queue core
  * and never waits on the controller. The controller thread publishes an
