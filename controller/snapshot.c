@@ -288,6 +288,10 @@ int snapshot_rebuild(struct controller *c)
 	c->policy_generation++;
 	if (c->o.server)
 		webhook_server_policy_set(c->o.server, p);
+	/* the web view's GPU-hours cost at the flavors' price annotations */
+	if (c->o.ui && webui_prices_from_policy(c->o.ui, p))
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "web UI: prices not updated (out of memory); the last ones stay");
 	c->core_dirty = true;
 	jobs_resync(c);
 	pods_resync(c);

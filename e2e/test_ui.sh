@@ -150,6 +150,9 @@ poll "the cluster page matches the apiserver" matches
 check "cluster page: admitted $(val cq/$CQ/admitted), pending $(val cq/$CQ/pending), GPUs used $(val q/$CQ/$FLAVOR/nvidia.com/gpu/used) of nominal $(val q/$CQ/$FLAVOR/nvidia.com/gpu/nominal): what the apiserver's Jobs and ClusterQueue say" matches
 no_token_in_url() { ! cdp eval location.href | grep -q token=; }
 check "the token left the URL (kept in the tab's sessionStorage)" no_token_in_url
+usage_row() { has usage/$NS/nvidia.com/gpu/nominal; }
+poll "the cluster page's GPU-hours row" usage_row
+check "cluster page: a GPU-hours (7 days) row for $NS ($(val usage/$NS/nvidia.com/gpu/nominal) nominal so far)" usage_row
 cdp shot "$ART/cluster.png" >/dev/null
 
 cdp nav "$BASE/ui/#/cq/$CQ" >/dev/null
@@ -177,6 +180,19 @@ cdp shot "$ART/clusterqueue-after.png" >/dev/null
 
 # a preemption: two low Jobs hold both GPUs, a high one of 2 GPUs preempts them
 poll "j3 finished" sh -c "$(declare -f k job_field job_complete); job_complete $NS j3" || true
+# chargeback in the API: j1 and j2 held 1 GPU each for at least their 30 s
+# (the ledger's rows, by namespace, over the last 7 days)
+usage_gpu() {
+	curl -sk --max-time 20 -H "Authorization: Bearer $OP" "$BASE/api/v1/cluster" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = [x for x in d["usage"]["rows"] if x["namespace"] == sys.argv[1] and x["resource"] == "nvidia.com/gpu"]
+h = r[0]["nominalHours"] + r[0]["borrowedHours"] if r else 0
+print("%.6f" % h)
+sys.exit(0 if h >= 60 / 3600 else 1)' "$NS"
+}
+poll "$NS's GPU-hours in /api/v1/cluster" usage_gpu
+check "/api/v1/cluster usage: $NS held $(usage_gpu) GPU-hours (j1, j2: at least 2 x 30 s x 1 GPU = 0.016667)" usage_gpu
 gpu_job $NS low1 1 "" 60s
 gpu_job $NS low2 1 "" 60s
 poll "low1 and low2 released" sh -c "$(declare -f k job_field job_running); job_running $NS low1 && job_running $NS low2"
@@ -203,6 +219,7 @@ check "namespace page (tenant token): hi is $st (the apiserver: suspend=$(job_fi
 lq_matches() { is lq/$NS/default/admitted "$(jobs_where released)"; }
 check "namespace page: LocalQueue default's admitted count is the apiserver's released Jobs" \
 	poll "LocalQueue count" lq_matches
+check "namespace page (tenant token): its GPU-hours (7 days) row" poll "the namespace's GPU-hours row" usage_row
 cdp shot "$ART/namespace.png" >/dev/null
 cdp nav "$BASE/ui/#/" >/dev/null
 refused() { status_has forbidden; }

@@ -66,6 +66,28 @@
     });
   }
 
+  // GPU-hours and cost per namespace over the API's usage window (the
+  // ledger's rows, as `gpuq report usage`): accelerator rows only.
+  function usageSection(u, withNs) {
+    var days = Math.round(u.windowMs / 86400000);
+    var rows = u.rows.filter(function (r) { return r.accelerator; });
+    var head = ['resource', 'nominal GPU-hours', 'borrowed GPU-hours', 'cost'];
+    var out = [el('h2', {text: 'GPU-hours (' + days + ' days)'}),
+      el('p', {cls: 'muted', text: 'from ' + new Date(u.fromMs).toISOString().slice(0, 16).replace('T', ' ') +
+        ' to ' + new Date(u.toMs).toISOString().slice(0, 16).replace('T', ' ') +
+        ' UTC; cost at the ResourceFlavors\' gpuq.dev/price-per-hour'})];
+    if (withNs) head.unshift('namespace');
+    out.push(table(head, rows.map(function (r) {
+      var k = 'usage/' + r.namespace + '/' + r.resource + '/';
+      var tds = [td(r.resource), td(r.nominalHours.toFixed(3), k + 'nominal', 'n'),
+        td(r.borrowedHours.toFixed(3), k + 'borrowed', 'n'), td(r.cost.toFixed(2), k + 'cost', 'n')];
+      if (withNs) tds.unshift(el('td', {}, [link(r.namespace, '#/ns/' + r.namespace)]));
+      return el('tr', {'data-k': 'usage/' + r.namespace + '/' + r.resource}, tds);
+    })));
+    if (!rows.length) out.push(el('p', {cls: 'muted', text: 'no GPU held in this window'}));
+    return out;
+  }
+
   function clusterView(d) {
     var main = [el('h1', {text: 'Cluster'})];
     var cohortOf = {};
@@ -93,6 +115,7 @@
         return el('tr', {}, [td(c.name), td(c.clusterQueues.join(', '))]);
       })));
     }
+    if (d.usage) main = main.concat(usageSection(d.usage, true));
     return main;
   }
 
@@ -168,6 +191,7 @@
           td(x.state === 'Pending' ? x.reason + ': ' + x.message : x.flavors, null, 'msg'),
           td(age(d.nowMs, x.state === 'Pending' ? x.createdMs : x.admittedMs), null, 'n')]);
       })));
+    if (d.usage) main = main.concat(usageSection(d.usage, false));
     main.push(el('h2', {text: 'Recent events'}));
     main.push(table(EVENT_HEAD, eventRows(d.events)));
     return main;

@@ -104,16 +104,17 @@ static webui_t *ui_none(void)
 	return ui;
 }
 
-/* Render path from a snapshot of q for acc; the parsed JSON, *status. */
-static json_t *render(const webui_t *ui, const queue_t *q, const char *path,
-		      const webui_access_t *acc, unsigned *status)
+/* Render path from a snapshot of q at now for acc; the parsed JSON,
+ * *status. */
+static json_t *render_at(const webui_t *ui, const queue_t *q, int64_t now, const char *path,
+			 const webui_access_t *acc, unsigned *status)
 {
 	webui_snap_t *s;
 	char *body;
 	size_t len;
 	json_t *o;
 
-	assert_int_equal(webui_snap_build(ui, q, 5000, &s), GPUQ_OK);
+	assert_int_equal(webui_snap_build(ui, q, now, &s), GPUQ_OK);
 	assert_int_equal(webui_render(s, path, acc, status, &body, &len), GPUQ_OK);
 	webui_snap_unref(s);
 	o = json_loadb(body, len, 0, NULL);
@@ -121,6 +122,12 @@ static json_t *render(const webui_t *ui, const queue_t *q, const char *path,
 		fail_msg("not JSON: %s", body);
 	free(body);
 	return o;
+}
+
+static json_t *render(const webui_t *ui, const queue_t *q, const char *path,
+		      const webui_access_t *acc, unsigned *status)
+{
+	return render_at(ui, q, 5000, path, acc, status);
 }
 
 static const webui_access_t ADMIN = {true, NULL};
@@ -552,6 +559,149 @@ static void idle_builds_nothing(void **state)
 	webui_destroy(ui);
 }
 
+/* ---- chargeback: GPU-hours and cost per namespace (ledger_window's rows) ---- */
+
+#define HOUR 3600000LL
+#define T0 (500000 * HOUR) /* an hour boundary (2027) */
+
+static double real(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_number(v))
+		fail_msg("no number %s", key);
+	return json_number_value(v);
+}
+
+/* a1 (team-a, 4 GPUs, train's nominal) and b1 (team-b, 2 GPUs, borrowed
+ * from infer) admitted at T0 and finished at T0 + 2 h; c1 (team-c, 1 GPU)
+ * admitted at T0 + 1 h, still running. h100 costs 2.50 an hour. */
+static queue_t *usage_scenario(webui_t *ui)
+{
+	static const ledger_price_t price = {"h100", 2.5};
+	queue_t *q = cluster();
+
+	assert_int_equal(webui_prices_set(ui, &price, 1), GPUQ_OK);
+	add_wl(q, "a1", "team-a", 0, T0 - 2, 4);
+	add_wl(q, "b1", "team-b", 0, T0 - 1, 2);
+	cycle(ui, q, T0);
+	add_wl(q, "c1", "team-c", 0, T0 + HOUR, 1);
+	cycle(ui, q, T0 + HOUR);
+	assert_int_equal(queue_workload_finish(q, "a1", T0 + 2 * HOUR), GPUQ_OK);
+	assert_int_equal(queue_workload_finish(q, "b1", T0 + 2 * HOUR), GPUQ_OK);
+	return q;
+}
+
+/* Each row of rows equals ledger_window's (same query, same prices):
+ * the same numbers as `gpuq report usage`, every namespace or only ns. */
+static void rows_match_ledger(const queue_t *q, int64_t now, json_t *rows, const char *ns)
+{
+	static const ledger_price_t price = {"h100", 2.5};
+	ledger_query_t query = {now - WEBUI_USAGE_WINDOW_MS, now,    now,
+				LEDGER_BY_NAMESPACE,	     &price, 1};
+	ledger_report_t rep = {0};
+	size_t at = 0;
+
+	assert_int_equal(ledger_window(queue_ledger(q), &query, &rep), GPUQ_OK);
+	for (size_t i = 0; i < rep.n_rows; i++) {
+		const ledger_row_t *r = &rep.rows[i];
+		json_t *j = json_array_get(rows, at);
+
+		if (ns && strcmp(r->group, ns) != 0)
+			continue;
+		assert_non_null(j);
+		at++;
+		assert_string_equal(str(j, "namespace"), r->group);
+		assert_string_equal(str(j, "resource"), r->resource);
+		assert_true(real(j, "nominalHours") == r->nominal_hours);
+		assert_true(real(j, "borrowedHours") == r->borrowed_hours);
+		assert_true(real(j, "cost") == r->cost);
+	}
+	assert_int_equal(json_array_size(rows), at);
+	ledger_report_deinit(&rep);
+}
+
+/* The hand-worked figures of one namespace's GPU row. */
+static void gpu_row(json_t *rows, const char *ns, double nominal, double borrowed, double cost)
+{
+	json_t *r = find(rows, "namespace", ns);
+
+	assert_string_equal(str(r, "resource"), "nvidia.com/gpu");
+	assert_true(json_is_true(json_object_get(r, "accelerator")));
+	assert_true(real(r, "nominalHours") == nominal);
+	assert_true(real(r, "borrowedHours") == borrowed);
+	assert_true(real(r, "cost") == cost);
+}
+
+static void usage_rows(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = usage_scenario(ui);
+	int64_t now = T0 + 3 * HOUR;
+	unsigned status;
+	json_t *o = render_at(ui, q, now, "/api/v1/cluster", &ADMIN, &status), *u, *rows;
+
+	(void)state;
+	assert_int_equal(status, 200);
+	u = json_object_get(o, "usage");
+	rows = json_object_get(u, "rows");
+	assert_int_equal(num(u, "windowMs"), 7 * 24 * HOUR);
+	assert_int_equal(num(u, "fromMs"), now - 7 * 24 * HOUR); /* now is on the hour */
+	assert_int_equal(num(u, "toMs"), now);
+	assert_true(real(json_object_get(u, "prices"), "h100") == 2.5);
+	rows_match_ledger(q, now, rows, NULL);
+	assert_int_equal(json_array_size(rows), 3);
+	gpu_row(rows, "team-a", 8.0, 0.0, 20.0); /* 4 GPUs x 2 h, x 2.50 */
+	gpu_row(rows, "team-b", 0.0, 4.0, 10.0); /* 2 borrowed GPUs x 2 h */
+	gpu_row(rows, "team-c", 2.0, 0.0, 5.0);	 /* 1 GPU x 2 h so far, running */
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* A namespace's page has its own rows only; a tenant reads its own, no
+ * other namespace's, and no prices or cluster page. */
+static void usage_per_namespace(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = usage_scenario(ui);
+	webui_access_t tenant_b = {false, "team-b"};
+	int64_t now = T0 + 3 * HOUR;
+	unsigned status;
+	json_t *o, *u, *rows;
+
+	(void)state;
+	o = render_at(ui, q, now, "/api/v1/namespaces/team-b", &tenant_b, &status);
+	assert_int_equal(status, 200);
+	u = json_object_get(o, "usage");
+	rows = json_object_get(u, "rows");
+	assert_int_equal(json_array_size(rows), 1);
+	gpu_row(rows, "team-b", 0.0, 4.0, 10.0);
+	rows_match_ledger(q, now, rows, "team-b");
+	assert_null(json_object_get(u, "prices"));
+	json_decref(o);
+	o = render_at(ui, q, now, "/api/v1/namespaces/team-a", &ADMIN, &status);
+	rows = json_object_get(json_object_get(o, "usage"), "rows");
+	rows_match_ledger(q, now, rows, "team-a");
+	gpu_row(rows, "team-a", 8.0, 0.0, 20.0);
+	json_decref(o);
+	o = render_at(ui, q, now, "/api/v1/namespaces/team-a", &tenant_b, &status);
+	assert_int_equal(status, 403);
+	assert_null(json_object_get(o, "usage"));
+	json_decref(o);
+	o = render_at(ui, q, now, "/api/v1/cluster", &tenant_b, &status);
+	assert_int_equal(status, 403);
+	assert_null(json_object_get(o, "usage"));
+	json_decref(o);
+	/* no price set: the same hours, cost 0 */
+	assert_int_equal(webui_prices_set(ui, NULL, 0), GPUQ_OK);
+	o = render_at(ui, q, now, "/api/v1/namespaces/team-a", &ADMIN, &status);
+	gpu_row(json_object_get(json_object_get(o, "usage"), "rows"), "team-a", 8.0, 0.0, 0.0);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
 static void embedded_files(void **state)
 {
 	webui_t *ui = ui_none();
@@ -583,7 +733,8 @@ int main(void)
 	    cmocka_unit_test(preemption_events),   cmocka_unit_test(tenant_sees_its_namespace_only),
 	    cmocka_unit_test(lists_capped),	   cmocka_unit_test(review_bodies_and_replies),
 	    cmocka_unit_test(decision_cache),	   cmocka_unit_test(app_access),
-	    cmocka_unit_test(idle_builds_nothing), cmocka_unit_test(embedded_files),
+	    cmocka_unit_test(idle_builds_nothing), cmocka_unit_test(usage_rows),
+	    cmocka_unit_test(usage_per_namespace), cmocka_unit_test(embedded_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,6 +95,17 @@ typedef struct {
 	char *preemptor_cq; /* ... and ClusterQueue */
 } ws_event_t;
 
+/* One chargeback row: a namespace's hours of one resource over the
+ * snapshot's usage window (a ledger_row_t, its strings in the arena). */
+typedef struct {
+	const char *namespace_; /* the LocalQueue's namespace */
+	const char *resource;	/* resource name */
+	bool accelerator;	/* priced (GPUs, MIG slices): ledger_row_t's */
+	double nominal_hours;	/* held within nominal quota */
+	double borrowed_hours;	/* held borrowed from the cohort */
+	double cost;		/* accelerator hours x their flavor's price */
+} ws_usage_t;
+
 struct webui_snap {
 	atomic_uint refs;     /* references */
 	int64_t now_ms;	      /* wall time of the snapshot */
@@ -114,6 +125,12 @@ struct webui_snap {
 	size_t n_cq_wl;
 	ws_event_t *events; /* oldest first */
 	size_t n_events;
+	ws_usage_t *usage; /* by namespace, then resource (ledger_window's order) */
+	size_t n_usage;
+	int64_t usage_from_ms;	/* the window as counted: hour-aligned start */
+	int64_t usage_to_ms;	/* ... and end */
+	ledger_price_t *prices; /* the prices charged (flavors in the arena) */
+	size_t n_prices;
 	void *blocks;	   /* every string above: a list of blocks that never move */
 	size_t block_used; /* bytes used in the newest block */
 	size_t block_cap;  /* its size */
@@ -157,6 +174,8 @@ struct webui {
 	/* the controller's thread only */
 	ws_event_t ring[WEBUI_EVENTS_MAX]; /* recent events (circular) */
 	size_t ring_start, ring_n;	   /* oldest entry, entries */
+	ledger_price_t *prices;		   /* webui_prices_set's (flavors malloc'd) */
+	size_t n_prices;		   /* entries */
 };
 
 /* ---- auth.c ---- */

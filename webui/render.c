@@ -94,6 +94,43 @@ static json_t *envelope(const webui_snap_t *s, const char *kind)
 			 (json_int_t)s->now_ms);
 }
 
+/* The chargeback rows of namespace ns (NULL: every namespace). */
+static json_t *usage_rows(const webui_snap_t *s, const char *ns)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < s->n_usage; i++) {
+		const ws_usage_t *u = &s->usage[i];
+
+		if (ns && strcmp(u->namespace_, ns) != 0)
+			continue;
+		json_array_append_new(a, json_pack("{s:s, s:s, s:b, s:f, s:f, s:f}", "namespace",
+						   u->namespace_, "resource", u->resource,
+						   "accelerator", u->accelerator, "nominalHours",
+						   u->nominal_hours, "borrowedHours",
+						   u->borrowed_hours, "cost", u->cost));
+	}
+	return a;
+}
+
+/* {"windowMs", "fromMs", "toMs", "rows"} (docs/ui.md); with the prices
+ * charged when all is set (the cluster page). */
+static json_t *usage_json(const webui_snap_t *s, const char *ns, bool all)
+{
+	json_t *o = json_pack("{s:I, s:I, s:I, s:o}", "windowMs", (json_int_t)WEBUI_USAGE_WINDOW_MS,
+			      "fromMs", (json_int_t)s->usage_from_ms, "toMs",
+			      (json_int_t)s->usage_to_ms, "rows", usage_rows(s, ns));
+	json_t *prices;
+
+	if (!o || !all)
+		return o;
+	prices = json_object();
+	for (size_t i = 0; prices && i < s->n_prices; i++)
+		json_object_set_new(prices, s->prices[i].flavor, json_real(s->prices[i].per_hour));
+	json_object_set_new(o, "prices", prices);
+	return o;
+}
+
 static json_t *cluster_json(const webui_snap_t *s)
 {
 	json_t *o = envelope(s, "Cluster"), *cohorts = json_array(), *cqs = json_array();
@@ -110,6 +147,8 @@ static json_t *cluster_json(const webui_snap_t *s)
 		json_array_append_new(cqs, cq_json(s, &s->cqs[i]));
 	json_object_set_new(o, "cohorts", cohorts);
 	json_object_set_new(o, "clusterQueues", cqs);
+	/* every namespace's rows: cluster_json is rendered for cluster access only */
+	json_object_set_new(o, "usage", usage_json(s, NULL, true));
 	return o;
 }
 
@@ -210,6 +249,7 @@ static json_t *ns_page(const webui_snap_t *s, const char *ns, const webui_access
 	json_object_set_new(o, "workloads",
 			    json_pack("{s:i, s:o}", "total", (int)total, "items", items));
 	json_object_set_new(o, "events", events_json(s, ns, acc));
+	json_object_set_new(o, "usage", usage_json(s, ns, false));
 	return o;
 }
 

@@ -57,6 +57,7 @@ void webui_destroy(webui_t *ui)
 	ui->snap = NULL;
 	webui_snap_unref(s);
 	ws_events_free(ui);
+	(void)webui_prices_set(ui, NULL, 0); /* frees the prices held */
 	kube_client_destroy(ui->client);
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);

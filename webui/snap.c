@@ -2,6 +2,7 @@
  * on the controller's thread through the core's introspection API, its
  * publication (a reference taken under a lock held for a pointer copy), and
  * the ring of recent admissions, preemptions and evictions. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ void webui_snap_unref(webui_snap_t *s)
 	free(s->wls);
 	free(s->cq_wl);
 	free(s->events);
+	free(s->usage);
+	free(s->prices);
 	free(s);
 }
 
@@ -507,6 +510,106 @@ static int fill_events(const webui_t *ui, webui_snap_t *s)
 	return GPUQ_OK;
 }
 
+/* ---- usage: the chargeback rows (ledger_window, the one rule) ---- */
+
+static void prices_free(ledger_price_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)v[i].flavor); /* malloc'd by webui_prices_set */
+	free(v);
+}
+
+int webui_prices_set(webui_t *ui, const ledger_price_t *prices, size_t n)
+{
+	ledger_price_t *v = NULL;
+
+	if (n > WEBUI_PRICES_MAX)
+		return GPUQ_EINVAL;
+	for (size_t i = 0; i < n; i++) /* ledger_window would refuse it */
+		if (!isfinite(prices[i].per_hour) || prices[i].per_hour < 0 ||
+		    prices[i].per_hour > LEDGER_PRICE_MAX)
+			return GPUQ_EINVAL;
+	if (n && !(v = calloc(n, sizeof(*v))))
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		v[i].per_hour = prices[i].per_hour;
+		v[i].flavor = strdup(prices[i].flavor ? prices[i].flavor : "");
+		if (!v[i].flavor) {
+			prices_free(v, i);
+			return GPUQ_ENOMEM;
+		}
+	}
+	prices_free(ui->prices, ui->n_prices);
+	ui->prices = v;
+	ui->n_prices = n;
+	return GPUQ_OK;
+}
+
+int webui_prices_from_policy(webui_t *ui, const policy_t *p)
+{
+	ledger_price_t v[WEBUI_PRICES_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < policy_flavor_count(p) && n < WEBUI_PRICES_MAX; i++) {
+		const policy_flavor_t *f = policy_flavor_at(p, i);
+		if (f->has_price)
+			v[n++] = (ledger_price_t){f->name, f->price_per_hour};
+	}
+	return webui_prices_set(ui, v, n);
+}
+
+/* The prices ui holds, copied into s (flavors into its arena). */
+static int fill_prices(const webui_t *ui, webui_snap_t *s)
+{
+	size_t n = ui ? ui->n_prices : 0;
+
+	s->prices = calloc(n ? n : 1, sizeof(*s->prices));
+	if (!s->prices)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		s->prices[i] =
+		    (ledger_price_t){ws_strdup(s, ui->prices[i].flavor), ui->prices[i].per_hour};
+	s->n_prices = n;
+	return GPUQ_OK;
+}
+
+/* Usage per namespace over [now - WEBUI_USAGE_WINDOW_MS, now] from q's
+ * ledger at s's prices: ledger_window's rows, as `gpuq report usage`. */
+static int fill_usage(const queue_t *q, webui_snap_t *s)
+{
+	const ledger_t *l = queue_ledger(q);
+	ledger_query_t query = {s->now_ms - WEBUI_USAGE_WINDOW_MS,
+				s->now_ms,
+				s->now_ms,
+				LEDGER_BY_NAMESPACE,
+				s->prices,
+				s->n_prices};
+	ledger_report_t rep = {0};
+	int rc;
+
+	if (!l)
+		return GPUQ_OK;
+	rc = ledger_window(l, &query, &rep);
+	if (rc)
+		return rc;
+	s->usage_from_ms = rep.from_ms;
+	s->usage_to_ms = rep.to_ms;
+	s->usage = calloc(rep.n_rows ? rep.n_rows : 1, sizeof(*s->usage));
+	if (!s->usage) {
+		ledger_report_deinit(&rep);
+		return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < rep.n_rows; i++) {
+		const ledger_row_t *r = &rep.rows[i];
+		s->usage[i] =
+		    (ws_usage_t){ws_strdup(s, r->group), ws_strdup(s, r->resource), r->accelerator,
+				 r->nominal_hours,	 r->borrowed_hours,	    r->cost};
+	}
+	s->n_usage = rep.n_rows;
+	ledger_report_deinit(&rep);
+	return GPUQ_OK;
+}
+
 /* ---- build and publish ---- */
 
 int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out)
@@ -532,6 +635,10 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 		rc = fill_workloads(q, s);
 	if (!rc)
 		rc = fill_events(ui, s);
+	if (!rc)
+		rc = fill_prices(ui, s);
+	if (!rc)
+		rc = fill_usage(q, s);
 	if (!rc && s->arena_failed)
 		rc = GPUQ_ENOMEM;
 	if (rc) {

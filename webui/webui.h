@@ -4,9 +4,11 @@
  * ClusterQueues, quota per flavor and resource: nominal, borrowed, lent,
  * used), one ClusterQueue (LocalQueues, fair shares, pending workloads in
  * admission order with the core's reason, admitted ones with flavor and
- * age), one tenant namespace, and recent admissions, preemptions and
- * evictions. The page (ui/: HTML, CSS, JS, embedded at build time) polls
- * the API once a second.
+ * age), one tenant namespace, recent admissions, preemptions and
+ * evictions, and GPU-hours and cost per namespace over the last 7 days
+ * (the core's usage ledger read through ledger_window, the rule `gpuq
+ * report usage` uses, at the flavors' price annotations). The page (ui/:
+ * HTML, CSS, JS, embedded at build time) polls the API once a second.
  *
  * The design decision that matters: a request never reads the queue core
  * and never waits on the controller. The controller thread publishes an
@@ -34,6 +36,8 @@
 
 #include "base/base.h"
 #include "kube/kube.h"
+#include "ledger/ledger.h"
+#include "policy/policy.h"
 #include "queue/queue.h"
 #include "webhook/webhook.h"
 
@@ -54,6 +58,12 @@
  * next request finds a snapshot at most this old, fresh ones within a
  * second after it. */
 #define WEBUI_IDLE_MS 60000
+/* The chargeback window the API and the page show: GPU-hours and cost per
+ * namespace over the last 7 days (ledger_window, as `gpuq report usage
+ * --since 7d`). */
+#define WEBUI_USAGE_WINDOW_MS (7LL * 24 * 3600000)
+/* Prices the web view holds: one per ResourceFlavor at most. */
+#define WEBUI_PRICES_MAX POLICY_FLAVORS_MAX
 
 typedef struct webui webui_t;
 
@@ -90,13 +100,23 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 void webui_events_note(webui_t *ui, const queue_t *q, const queue_result_t *res, int64_t now_ms);
 
 /* Copy q's state (cohorts, ClusterQueues, LocalQueues, quota, workloads up
- * to the caps, the events) into a new snapshot at wall time now_ms and make
- * it the one requests read. q NULL: no core (the API answers 503). The old
- * snapshot is freed by its last reader. O(live workloads log workloads +
- * quota slots). Does nothing while no API request came in the last
- * WEBUI_IDLE_MS and a snapshot exists. GPUQ_OK; GPUQ_ENOMEM keeps the
+ * to the caps, the events, and the usage per namespace over the last
+ * WEBUI_USAGE_WINDOW_MS from q's ledger at the prices set) into a new snapshot at wall time now_ms
+ * and make it the one requests read. q NULL: no core (the API answers 503). The old snapshot is
+ * freed by its last reader. O(live workloads log workloads + quota slots). Does nothing while no
+ * API request came in the last WEBUI_IDLE_MS and a snapshot exists. GPUQ_OK; GPUQ_ENOMEM keeps the
  * previous one. */
 int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms);
+
+/* The prices (per flavor, per accelerator unit-hour) the next snapshots
+ * charge usage at: copied (the strings too); replaces the ones before.
+ * The controller calls it when it loads a policy. GPUQ_OK, GPUQ_EINVAL
+ * (n > WEBUI_PRICES_MAX, a price not in 0..LEDGER_PRICE_MAX), GPUQ_ENOMEM (the old prices stay). */
+int webui_prices_set(webui_t *ui, const ledger_price_t *prices, size_t n);
+
+/* webui_prices_set with p's ResourceFlavor price annotations
+ * (POLICY_ANNOT_PRICE; flavors without one cost 0). Its codes. */
+int webui_prices_from_policy(webui_t *ui, const policy_t *p);
 
 /* Whether this replica leads; a follower's API answers 503 (only the
  * leader's core decides). Withdraws the snapshot when it stops leading. */
@@ -107,7 +127,9 @@ void webui_leader_set(webui_t *ui, bool leader);
 typedef struct webui_snap webui_snap_t;
 
 /* Build a snapshot of q (as webui_publish does) without publishing it;
- * events are the ones ui noted (ui may be NULL: none). One reference.
+ * events are the ones ui noted and prices the ones set (ui may be NULL:
+ * none). Usage rows: ledger_window over queue_ledger(q), by namespace,
+ * since now_ms - WEBUI_USAGE_WINDOW_MS, until and now now_ms. One reference.
  * GPUQ_OK, GPUQ_ENOMEM. */
 int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out);
 void webui_snap_unref(webui_snap_t *s); /* NULL ok */
