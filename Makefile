@@ -8,7 +8,9 @@ PKGS    := libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wwrite-strings -Wformat=2 -Wvla -Wundef \
            -fno-common -Werror
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(WARN) -I. \
+# -ffile-prefix-map: no checkout path in the binary (debug info, __FILE__),
+# so the image is the same from any directory (scripts/image.sh).
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g $(WARN) -I. -ffile-prefix-map=$(CURDIR)=. \
            $(shell pkg-config --cflags $(PKGS))
 LIBS    := $(shell pkg-config --libs $(PKGS)) -lpthread -lm
 
@@ -50,7 +52,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e valgrind lint bench fuzz clean format
+.PHONY: all test e2e valgrind lint bench fuzz clean format image image-check
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -119,6 +121,18 @@ valgrind: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 
 lint:
 	@unit/lint.sh
+
+# gpuq's OCI image, build/image/gpuq.oci.tar (scripts/image.sh: buildah, no
+# registry); image-check builds it twice and compares the digests.
+image: bin/gpuq
+	@sh scripts/image.sh bin/gpuq
+
+image-check: bin/gpuq
+	@sh scripts/image.sh bin/gpuq && cp build/image/digest build/image/digest.first && \
+	sh scripts/image.sh bin/gpuq && \
+	if cmp -s build/image/digest build/image/digest.first; then \
+		echo "image-check: the same digest twice: $$(cat build/image/digest)"; \
+	else echo "image-check: digests differ: $$(cat build/image/digest.first) $$(cat build/image/digest)"; exit 1; fi
 
 bench: bin/gpuq
 	@bench/run.sh
