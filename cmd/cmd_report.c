@@ -32,13 +32,28 @@ typedef struct {
 	size_t n_prices;		   /* entries */
 } report_opts_t;
 
+static const char usage_text[] =
+    "usage: gpuq report usage (--state-dir DIR [--policy-dir DIR] | [--kubeconfig F]\n"
+    "                         [--lease-namespace NS]) [--since 7d]\n"
+    "                         [--by namespace|queue|clusterqueue|flavor]\n"
+    "                         [--format table|csv|json] [--price FLAVOR=PRICE]...\n"
+    "                         [-n NAMESPACE | -A]\n"
+    "\n"
+    "GPU-hours (and cpu, memory) held within nominal quota and borrowed, and their\n"
+    "cost, per group over a window (docs/chargeback.md). From a state store\n"
+    "(--state-dir, read-only; prices from --policy-dir's ResourceFlavors), or from a\n"
+    "running cluster: the leader's checkpoint ConfigMaps gpuq-usage-0..7 in\n"
+    "--lease-namespace (default gpuq-system) and the ResourceFlavors' annotation\n"
+    "gpuq.dev/price-per-hour, through --kubeconfig F, in cluster, or $KUBECONFIG.\n"
+    "--price flags win over annotations; an accelerator of a flavor with no price\n"
+    "shows \"no price\", never a cost of 0. -n keeps one namespace's rows (--by\n"
+    "namespace or queue). Exit 0; 1 (no store or checkpoint, apiserver errors);\n"
+    "2 (bad flag).\n";
+
 static int usage_error(const char *msg, const char *val)
 {
-	fprintf(stderr, "gpuq report usage: %s%s%s\n", msg, val ? " " : "", val ? val : "");
-	fprintf(stderr, "usage: gpuq report usage (--state-dir DIR [--policy-dir DIR] | "
-			"[--kubeconfig F] [--lease-namespace NS]) [--since 7d] "
-			"[--by namespace|queue|clusterqueue|flavor] [--format table|csv|json] "
-			"[--price FLAVOR=PRICE]... [-n NAMESPACE | -A]\n");
+	fprintf(stderr, "gpuq report usage: %s%s%s\n%s", msg, val ? " " : "", val ? val : "",
+		usage_text);
 	return 2;
 }
 
@@ -429,6 +444,11 @@ int cmd_report(int argc, char **argv)
 	policy_t *pol = NULL;
 	int rc;
 
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
 	if (argc < 2 || strcmp(argv[1], "usage") != 0)
 		return usage_error("want the report \"usage\"", argc > 1 ? argv[1] : NULL);
 	rc = parse_opts(argc, argv, &o);

@@ -3,8 +3,8 @@
  * them every --usage-checkpoint-interval and when it stops), with prices
  * from the cluster's ResourceFlavors' annotations, decoded by the policy
  * decoder the controller itself uses (a bad price leaves its flavor
- * unpriced, as in the controller). Read-only: two GETs of ConfigMaps per
- * part and one LIST of ResourceFlavors. */
+ * unpriced, as in the controller). Read-only: one GET per checkpoint
+ * ConfigMap and one LIST of ResourceFlavors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
