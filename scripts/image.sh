@@ -47,12 +47,19 @@ for t in buildah skopeo ldd strip sha256sum; do
 done
 [ -x "$BIN" ] || die "no $BIN: run make first"
 
-REV=$(git rev-parse --short=12 HEAD 2>/dev/null) || die "not a git checkout"
+# The commit: from git, or GPUQ_IMAGE_REV and SOURCE_DATE_EPOCH for a tree
+# that is not a checkout (a copy of one).
+if [ -n "${GPUQ_IMAGE_REV:-}" ]; then
+	REV=$GPUQ_IMAGE_REV
+	[ -n "${SOURCE_DATE_EPOCH:-}" ] || die "GPUQ_IMAGE_REV needs SOURCE_DATE_EPOCH"
+else
+	REV=$(git rev-parse --short=12 HEAD 2>/dev/null) || die "not a git checkout (or set GPUQ_IMAGE_REV and SOURCE_DATE_EPOCH)"
+fi
 TAG=$REV
-[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || {
+if [ -z "${GPUQ_IMAGE_REV:-}" ] && [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
 	TAG=$REV-dirty
 	echo "image.sh: the tree has uncommitted changes: this image is the tree's, not commit $REV's" >&2
-}
+fi
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}
 export SOURCE_DATE_EPOCH
 CREATED=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
