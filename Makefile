@@ -52,7 +52,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e valgrind lint bench fuzz clean format image image-check
+.PHONY: all test e2e valgrind lint bench fuzz clean format image image-check install
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -133,6 +133,14 @@ image-check: bin/gpuq
 	if cmp -s build/image/digest build/image/digest.first; then \
 		echo "image-check: the same digest twice: $$(cat build/image/digest)"; \
 	else echo "image-check: digests differ: $$(cat build/image/digest.first) $$(cat build/image/digest)"; exit 1; fi
+
+# bin/gpuq and the kubectl plugin kubectl-gpuq (`kubectl gpuq status|explain|
+# report usage`) into $(PREFIX)/bin: `make install PREFIX=$$HOME/.local`.
+PREFIX ?= /usr/local
+install: bin/gpuq
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 bin/gpuq $(DESTDIR)$(PREFIX)/bin/gpuq
+	install -m 0755 scripts/kubectl-gpuq $(DESTDIR)$(PREFIX)/bin/kubectl-gpuq
 
 bench: bin/gpuq
 	@bench/run.sh

@@ -14,7 +14,9 @@ dropped capabilities, and every volume mount: an emptyDir becomes a fresh
 directory VOLDIR/<volume> (mode 0777, group fsGroup, as the kubelet makes
 it), mounted read-write; the service account's token, ca.crt and namespace
 (SADIR) go to /var/run/secrets/kubernetes.io/serviceaccount read-only, as
-automountServiceAccountToken does.
+automountServiceAccountToken does; KUBERNETES_SERVICE_HOST/PORT name the
+apiserver (127.0.0.1 and $APISERVER_PORT), as the kubelet's service
+environment does.
 
 What a kubelet does and podman cannot do here, each changed in one place:
 the pods share the host's network (--network host), so `--listen` gets

@@ -39,7 +39,7 @@ image_ensure() { image_fresh || image_build >&2; }
 image_load() {
 	local loaded r
 	mkdir -p "$PODMAN_DIR"
-	loaded=$(podman_ load -q -i "$IMAGE_DIR/gpuq.oci.tar" 2>&1 | sed -n 's/^Loaded image(s*)*: *//p' | tail -1)
+	loaded=$(podman_ load -q -i "$IMAGE_DIR/gpuq.oci.tar" 2>&1 | sed -n 's/^Loaded image[^:]*: *//p' | tail -1)
 	[ -n "$loaded" ] || return 1
 	for r in "$@"; do podman_ tag "$loaded" "$r" || return 1; done
 	echo "$loaded"
@@ -49,12 +49,15 @@ image_load() {
 # client-side dry run: kubectl's own parsing), as JSON into OUT.
 deployment_json() {
 	k create --dry-run=client -o json -f "$1" |
-		python3 -c 'import json,sys
-d=json.load(sys.stdin)
-items=d.get("items",[d])
-dep=[i for i in items if i.get("kind")=="Deployment"]
-assert len(dep)==1, "want one Deployment"
-json.dump(dep[0],sys.stdout)' >"$2"
+		python3 -c 'import json, sys
+text, dec, pos, items = sys.stdin.read(), json.JSONDecoder(), 0, []
+while text[pos:].strip():  # one JSON document per object, or a List
+    obj, end = dec.raw_decode(text[pos:].lstrip())
+    pos = len(text) - len(text[pos:].lstrip()) + end
+    items += obj.get("items", [obj])
+dep = [i for i in items if i.get("kind") == "Deployment"]
+assert len(dep) == 1, "want one Deployment"
+json.dump(dep[0], sys.stdout)' >"$2"
 }
 
 # pod_start DEPLOYMENT_JSON POD NAMESPACE PORT: run Pod POD of that
