@@ -146,6 +146,26 @@ print(json.dumps(ops))' "$1") || return 1
 	done
 }
 
+# webhooks_to_service NS: back from webhooks_to_url to the Service
+# gpuq-webhook.NS:443 (before a `helm upgrade`, whose three-way merge would
+# otherwise set the chart's Service beside the URL, which the apiserver
+# refuses).
+webhooks_to_service() {
+	local kind patch
+	for kind in mutatingwebhookconfiguration validatingwebhookconfiguration; do
+		patch=$(k get "$kind" gpuq -o json | python3 -c 'import json, sys
+ops = []
+for i, w in enumerate(json.load(sys.stdin)["webhooks"]):
+    url = w["clientConfig"].get("url")
+    if url:
+        ops.append({"op": "remove", "path": "/webhooks/%d/clientConfig/url" % i})
+        ops.append({"op": "add", "path": "/webhooks/%d/clientConfig/service" % i, "value": {
+            "name": "gpuq-webhook", "namespace": sys.argv[1], "path": "/" + url.split("/", 3)[3], "port": 443}})
+print(json.dumps(ops))' "$1") || return 1
+		k patch "$kind" gpuq --type=json -p "$patch" >/dev/null || return 1
+	done
+}
+
 # ca_bundle_is CA_B64: both webhook configurations "gpuq" carry it in
 # every webhook.
 ca_bundle_is() {

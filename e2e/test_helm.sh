@@ -74,8 +74,6 @@ helm_ template gpuq "$CH" -n gpuq-system --set monitoring.podMonitor.enabled=tru
 check "monitoring: the PodMonitor is deploy/monitoring/podmonitor.yaml" sh -c \
 	'python3 "$1" get "$2" PodMonitor gpuq "" >"$3/pm.json" && python3 -c "import json, sys, yaml
 a = json.load(open(sys.argv[1])); b = yaml.safe_load(open(sys.argv[2]))
-for k in [\"instance\", \"managed-by\", \"version\"]: a[\"metadata\"][\"labels\"].pop(\"app.kubernetes.io/\" + k)
-a[\"metadata\"][\"labels\"].pop(\"helm.sh/chart\")
 assert a == b, (a, b)" "$3/pm.json" "$4"' _ "$ROOT/e2e/chart_objects.py" "$T/mon.yaml" "$T" "$ROOT/deploy/monitoring/podmonitor.yaml"
 check "monitoring: PrometheusRules hold deploy/monitoring's rule groups, the dashboard its JSON" python3 -c 'import json, sys, yaml
 docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
@@ -140,7 +138,9 @@ gpu_queue $NS 4
 gpu_job $NS h1 4 "" 3s
 check "a tenant's Job is released" poll "h1 released" job_running $NS h1
 
-# upgrade: three replicas, the web view on
+# upgrade: three replicas, the web view on (the webhooks back on their
+# Service first: Helm's three-way merge would add it beside our URL)
+webhooks_to_service gpuq-system || notok "webhooks back on the Service"
 out=$(helm_ upgrade gpuq "$CH" -n gpuq-system --reuse-values --set replicas=3 --set serve.ui=true --wait --timeout 3m 2>&1)
 rc=$?
 printf '%s\n' "$out" | head -3 | sed 's/^/# /' >&2
@@ -160,7 +160,12 @@ mapfile -t started < <(start_pods "$T/dep2.json")
 check "3 new Pods run from the new template" [ ${#started[@]} = 3 ]
 webhooks_to_url "${started[0]#* }"
 for s in "${started[@]}"; do poll "${s% *} ready" pod_ready "${s% *}"; done
-check "a new Pod leads" poll "new leader" sh -c "$(declare -f k lease_holder); l=\$(lease_holder); printf '%s\n' $(for s in "${started[@]}"; do printf '%s ' "${s% *}"; done) | grep -qx \"\$l\""
+new_leader() {
+	local l
+	l=$(lease_holder)
+	[ -n "$l" ] && printf '%s\n' "${started[@]% *}" | grep -qx "$l"
+}
+check "a new Pod leads" poll "a new leader" new_leader
 code=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${started[0]#* }/ui/")
 check "the new Pods serve the web view (/ui/ asks for a token: $code)" [ "$code" = 401 ]
 poll "h1 complete" job_complete $NS h1
