@@ -176,6 +176,16 @@ ca_bundle_is() {
 	done
 }
 
+# plain_nodes N: N fake Nodes without taints (system-0..N-1), kwok's, for
+# gpuq's own Pods: the e2e GPU nodes are tainted, and a Pod topology spread
+# counts tainted nodes as domains, so each plain node takes one replica.
+plain_nodes() {
+	local i
+	for i in $(seq 0 $(($1 - 1))); do
+		printf -- '---\napiVersion: v1\nkind: Node\nmetadata:\n  name: system-%s\n  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}\n  labels: {kubernetes.io/hostname: system-%s, kubernetes.io/os: linux, kubernetes.io/arch: amd64, type: kwok}\nstatus:\n  capacity: {cpu: "8", memory: 32Gi, pods: "110"}\n  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}\n' "$i" "$i"
+	done
+}
+
 # deployment_pods NS: names of the Deployment gpuq's running Pods (kwok's).
 deployment_pods() {
 	k -n "$1" get pods -l app.kubernetes.io/name=gpuq -o json | python3 -c 'import json, sys

@@ -89,7 +89,8 @@ check "a bad certificates.mode is refused naming it" sh -c 'printf %s "$1" | gre
 # --- live: install, upgrade, uninstall on a control plane of its own ------------
 C=$E2E_RUN/helm-cluster
 PODMAN_DIR=$E2E_RUN/podman-helm
-"$ROOT/e2e/cluster.sh" up "$C" >"$T/cluster-up.log" 2>&1 || { notok "a control plane for the chart"; tail "$T/cluster-up.log" >&2; exit 0; }
+{ cat "$ROOT/e2e/nodes.yaml"; plain_nodes 4; } >"$T/nodes.yaml" # 3 replicas + a surge
+GPUQ_E2E_NODES=$T/nodes.yaml "$ROOT/e2e/cluster.sh" up "$C" >"$T/cluster-up.log" 2>&1 || { notok "a control plane for the chart"; tail "$T/cluster-up.log" >&2; exit 0; }
 trap 'pods_down; "$ROOT/e2e/cluster.sh" down "$C" >/dev/null 2>&1' EXIT
 set -a; . "$C/env"; set +a # k, podlib: this cluster from here on
 image_ensure
