@@ -168,7 +168,9 @@ new_leader() {
 }
 check "a new Pod leads" poll "a new leader" new_leader
 code=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${started[0]#* }/ui/")
-check "the new Pods serve the web view (/ui/ asks for a token: $code)" [ "$code" = 401 ]
+api=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${started[0]#* }/api/v1/cluster")
+check "the new Pods serve the web view (--ui=true: /ui/ $code, its API without a token $api)" \
+	test "$code" = 200 -a "$api" = 401
 poll "h1 complete" job_complete $NS h1
 gpu_job $NS h2 4 "" 3s
 check "and release the next Job" poll "h2 released" job_running $NS h2
