@@ -121,8 +121,8 @@ check "the registry holds gpuq:$TAG" sh -c 'curl -fs "http://127.0.0.1:$1/v2/pla
 
 # --- kustomize -----------------------------------------------------------------
 SUBST='s|--dns gpuq-webhook.gpuq-system.svc|& --ip 127.0.0.1|' check "step kustomize: certs, overlay, kubectl apply -k, rollout" step kustomize
-check "kustomize: the Deployment names the pushed image" \
-	sh -c '[ "$(k -n gpuq-system get deploy gpuq -o "jsonpath={.spec.template.spec.containers[0].image}")" = "$1" ]' _ "$REGISTRY/gpuq:$TAG"
+deployment_image_is() { [ "$(k -n gpuq-system get deploy gpuq -o 'jsonpath={.spec.template.spec.containers[0].image}')" = "$1" ]; }
+check "kustomize: the Deployment names the pushed image" deployment_image_is "$REGISTRY/gpuq:$TAG"
 check "kustomize: the Deployment's Pods run from the registry's image, one leads" play_gpuq "$REGISTRY/gpuq:$TAG"
 check "step plugin: make install, kubectl finds kubectl-gpuq" step plugin
 check "step queues: the examples applied, gpuq has seen team-a's LocalQueue" step queues
