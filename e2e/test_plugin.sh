@@ -10,7 +10,10 @@ mkdir -p "$BIN"
 install -m 0755 "$(dirname "$0")/../scripts/kubectl-gpuq" "$BIN/kubectl-gpuq"
 ln -sf "$KUBECTL" "$BIN/kubectl"
 export PATH="$BIN:$PATH" GPUQ # the plugin runs the gpuq under test
-kc() { kubectl "$@"; } # the built kubectl, by its name on the PATH
+# the built kubectl, by its name on the PATH, with no KUBECONFIG and no
+# ~/.kube/config: only the flags given say which cluster
+kc() { env -u KUBECONFIG HOME="$E2E_RUN/plugin-home" kubectl "$@"; }
+mkdir -p "$E2E_RUN/plugin-home"
 
 gpu_queue $A 4
 gpu_queue $B 4
@@ -60,7 +63,7 @@ ctx = {"apiVersion": "v1", "kind": "Config", "contexts": [x for x in c["contexts
        "current-context": "admin-a", "clusters": [], "users": []}
 c["contexts"] = []; c.pop("current-context", None)
 json.dump(c, open(sys.argv[1], "w")); json.dump(ctx, open(sys.argv[2], "w"))' "$E2E_RUN/kc-creds.json" "$E2E_RUN/kc-ctx.json"
-out=$(KUBECONFIG="$E2E_RUN/kc-ctx.json:$E2E_RUN/kc-creds.json" kc gpuq status 2>&1)
+out=$(HOME="$E2E_RUN/plugin-home" KUBECONFIG="$E2E_RUN/kc-ctx.json:$E2E_RUN/kc-creds.json" kubectl gpuq status 2>&1)
 check "KUBECONFIG of two files (context in one, credentials in the other)" \
 	sh -c 'printf %s "$1" | grep -q "^$2/wait1"' _ "$out" "$A"
 
