@@ -17,12 +17,16 @@ ifeq ($(SANITIZE),address)
   OPT    := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
             -fno-sanitize-recover=undefined
   LDSAN  := -fsanitize=address,undefined
+else ifeq ($(SANITIZE),thread)
+  BUILD  := build/tsan
+  OPT    := -O1 -fno-omit-frame-pointer -fsanitize=thread
+  LDSAN  := -fsanitize=thread
 else ifeq ($(SANITIZE),)
   BUILD  := build/release
   OPT    := -O2
   LDSAN  :=
 else
-  $(error SANITIZE must be empty or 'address', not '$(SANITIZE)')
+  $(error SANITIZE must be empty, 'address' or 'thread', not '$(SANITIZE)')
 endif
 
 CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)

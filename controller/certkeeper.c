@@ -379,13 +379,19 @@ int certkeeper_sync(kube_client_t *c, const certkeeper_opts_t *o, time_t now, bo
 	return rc;
 }
 
+/* Every replica keeps the Secret (each serves the webhook with it), leader
+ * or not, so its writes are not fenced by the Lease; its client has a fence
+ * of its own for the stop flag only, so a stop ends its waits (429s) and a
+ * request in flight at once. */
 struct certkeeper {
-	certkeeper_opts_t o;
-	kube_client_t *client;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool stop, started;
+	certkeeper_opts_t o;   /* options (strings borrowed) */
+	kube_client_t *client; /* the keeper's connection */
+	kube_fence_t *stopper; /* stop only (KUBE_FENCE_STOP) */
+	pthread_t thread;      /* the keeper */
+	pthread_mutex_t mu;    /* guards stop */
+	pthread_cond_t cv;     /* signalled by stop */
+	bool stop;	       /* under mu */
+	bool started;	       /* thread created (owner's thread only) */
 };
 
 static void *keeper_main(void *arg)
@@ -424,9 +430,13 @@ int certkeeper_start(const kube_config_t *cfg, const kube_client_opts_t *co,
 	k->o = *o;
 	pthread_mutex_init(&k->mu, NULL);
 	pthread_cond_init(&k->cv, NULL);
-	rc = kube_client_create(cfg, co, &k->client, diag);
+	rc = kube_fence_create(&k->stopper);
 	if (!rc)
+		rc = kube_client_create(cfg, co, &k->client, diag);
+	if (!rc) {
+		kube_client_fence(k->client, k->stopper, KUBE_FENCE_STOP);
 		rc = certkeeper_sync(k->client, o, time(NULL), &changed, diag);
+	}
 	if (!rc) {
 		rc = pthread_create(&k->thread, NULL, keeper_main, k) ? GPUQ_ENOMEM : GPUQ_OK;
 		k->started = !rc;
@@ -444,6 +454,7 @@ void certkeeper_stop(certkeeper_t *k)
 	if (!k)
 		return;
 	if (k->started) {
+		kube_fence_stop(k->stopper);
 		pthread_mutex_lock(&k->mu);
 		k->stop = true;
 		pthread_cond_signal(&k->cv);
@@ -451,6 +462,7 @@ void certkeeper_stop(certkeeper_t *k)
 		pthread_join(k->thread, NULL);
 	}
 	kube_client_destroy(k->client);
+	kube_fence_destroy(k->stopper);
 	pthread_cond_destroy(&k->cv);
 	pthread_mutex_destroy(&k->mu);
 	free(k);

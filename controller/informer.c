@@ -77,10 +77,10 @@ static void deadline_ts(int64_t mono_ms, struct timespec *ts)
 	ts->tv_nsec = (long)(mono_ms % 1000) * 1000000;
 }
 
-void equeue_push(equeue_t *q, const cevent_t *ev, volatile int *stop)
+void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop)
 {
 	pthread_mutex_lock(&q->lock);
-	while (q->n == CONTROLLER_EVENTS_MAX && !*stop) {
+	while (q->n == CONTROLLER_EVENTS_MAX && !atomic_load(stop)) {
 		struct timespec ts;
 		int64_t now;
 		struct timespec mono;
@@ -325,6 +325,8 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 		rc = kube_client_create(c->o.kube, &c->o.client, &w->client, diag);
 		if (rc)
 			return rc;
+		/* a LIST's waits (429s) end on stop too */
+		kube_client_fence(w->client, c->fence, KUBE_FENCE_STOP);
 		if (pthread_create(&w->thread, NULL, watch_main, w) != 0)
 			return gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start a watch thread");
 		w->started = true;
@@ -334,7 +336,7 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 
 void informer_stop(struct controller *c)
 {
-	c->stop = 1;
+	atomic_store(&c->stop, true);
 	pthread_mutex_lock(&c->events.lock);
 	pthread_cond_broadcast(&c->events.nonfull);
 	pthread_mutex_unlock(&c->events.lock);
