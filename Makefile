@@ -54,7 +54,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e valgrind lint bench fuzz clean format
+.PHONY: all test e2e soak valgrind lint bench fuzz clean format
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -115,6 +115,12 @@ test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 # for one).
 e2e: bin/gpuq
 	@GPUQ_BIN=$(BIN) bash e2e/run.sh $(E2E_ARGS)
+
+# Opt-in soak of the fenced leader (not in `make test`): e2e/test_fence.sh's
+# seeded random faults, GPUQ_FENCE_TRIALS phases (default 20) from
+# GPUQ_FENCE_SEED; prints trials, writes after expiry, over-quota samples.
+soak: bin/gpuq
+	@GPUQ_BIN=$(BIN) GPUQ_FENCE_TRIALS=$${GPUQ_FENCE_TRIALS:-20} bash e2e/run.sh test_fence.sh
 
 # Unit tests and corpus replays under valgrind memcheck (shell suites are
 # left out: they time real servers).
