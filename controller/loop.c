@@ -262,10 +262,19 @@ static void follow(struct controller *c)
 
 	elect_follow(c);
 	if (was && (!is || term != c->lease_term)) {
-		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 is ? "%s: the Lease lapsed and was taken again: starting over"
-			    : "%s lost the lease (holder \"%s\"): standing by",
-			 c->o.identity, c->lease.holder);
+		if (is)
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s: the Lease lapsed and was taken again: starting over",
+				 c->o.identity);
+		else if (strcmp(c->lease.holder, c->o.identity) == 0)
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s lost the lease: it ran out before a renewal succeeded; "
+				 "standing by",
+				 c->o.identity);
+		else
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s lost the lease to \"%s\": standing by", c->o.identity,
+				 c->lease.holder);
 		lead_set(c, false);
 		untouch_all(c);
 		was = false;

@@ -99,7 +99,7 @@ struct webhook_server {
 	webhook_app_slow_fn app_slow_fn;  /* its slow part */
 	void *app_ctx;			  /* their context (borrowed) */
 	pthread_t slow_thread;		  /* runs app_slow_fn */
-	bool slow_running;		  /* slow_thread started and not joined */
+	bool slow_running;		  /* slow_thread started and not joined (under slow_lock) */
 	pthread_mutex_t slow_lock;	  /* guards the four below */
 	pthread_cond_t slow_cond;	  /* wakes the worker */
 	request_t *slow_head, *slow_tail; /* suspended requests waiting, in order */
@@ -801,7 +801,9 @@ static void slow_stop(webhook_server_t *srv)
 	pthread_cond_signal(&srv->slow_cond);
 	pthread_mutex_unlock(&srv->slow_lock);
 	pthread_join(srv->slow_thread, NULL);
+	pthread_mutex_lock(&srv->slow_lock); /* slow_enqueue reads it on the server's threads */
 	srv->slow_running = false;
+	pthread_mutex_unlock(&srv->slow_lock);
 }
 
 static enum MHD_Result serve_app(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
