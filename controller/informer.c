@@ -245,15 +245,34 @@ json_t *controller_prune(json_t *obj)
 	return obj;
 }
 
+/* The controller thread gets an object of its own: a copy, never a second
+ * reference to the decoder's tree. The watch thread frees that tree (the
+ * event, the LIST page it came in) as soon as it goes on, and jansson's
+ * reference counts are decremented with release order only (jansson.h:
+ * JSON_INTERNAL_DECREF), so a tree whose last reference was dropped on the
+ * watch thread would be freed there without being ordered after the
+ * controller thread's reads of it (ThreadSanitizer saw exactly that). The
+ * copy is of the pruned object, a fraction of the parsed event. Without
+ * memory for it the shared reference goes, as before. */
+static json_t *hand_over(json_t *shared)
+{
+	json_t *own = json_deep_copy(shared);
+
+	if (!own)
+		return shared;
+	json_decref(shared);
+	return own;
+}
+
 static int on_event(void *ctx, const kube_event_t *ev)
 {
 	watcher_t *w = ctx;
 	cevent_t ce = {.res = w->res, .type = ev->type};
 
 	if (ev->object && (w->res == RES_JOBS || w->res == RES_PODS))
-		ce.object = controller_prune(json_incref((json_t *)ev->object));
+		ce.object = hand_over(controller_prune(json_incref((json_t *)ev->object)));
 	else if (ev->object)
-		ce.object = controller_slim(json_incref((json_t *)ev->object));
+		ce.object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
 	equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }

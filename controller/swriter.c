@@ -151,97 +151,118 @@ static bool await_lease(struct swriter *w)
 	}
 }
 
-static void *writer_main(void *arg)
+/* Post the Events (ev, freed) and write the batch's status bodies (those
+ * written are freed from it). Returns whether the fence refused one: the
+ * rest of the pass is not tried then. */
+static bool write_pass(struct swriter *w, sevent_t *ev, map_t *batch)
 {
-	struct swriter *w = arg;
+	size_t pos = 0, n_w = 0;
+	map_slot_t *s;
+	bool fenced = false;
 
-	for (;;) {
-		map_t batch;
-		size_t pos = 0, n_w = 0;
-		map_slot_t *s;
-		sevent_t *ev;
-		uint64_t dropped;
-		bool fenced = false;
-
-		pthread_mutex_lock(&w->mu);
-		while (!w->stop && w->pending.n == 0 && !w->ev_head)
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (w->stop) {
-			pthread_mutex_unlock(&w->mu);
-			return NULL;
+	while (ev) {
+		sevent_t *next = ev->next;
+		if (!fenced) /* an Event of a term that ended is not posted */
+			fenced = post_one(w, ev) != GPUQ_OK;
+		sevent_free(ev);
+		ev = next;
+	}
+	/* the queues' status first: per-workload annotations (thousands when a
+	 * burst of Jobs arrives, at --qps) must not hold them back */
+	while (!fenced && (s = map_next(batch, &pos))) {
+		sitem_t *it = s->value;
+		if (!it->remember)
+			continue;
+		fenced = write_one(w, s->key, it) != GPUQ_OK;
+		if (!fenced) {
+			sitem_free(it);
+			s->value = NULL;
 		}
-		pthread_mutex_unlock(&w->mu);
-		if (!await_lease(w))
-			return NULL;
-		pthread_mutex_lock(&w->mu);
-		if (w->forget) {
-			drain_map(&w->written, false);
-			map_init(&w->written);
-			w->forget = false;
-		}
-		batch = w->pending;
-		map_init(&w->pending);
-		ev = w->ev_head;
-		w->ev_head = w->ev_tail = NULL;
-		w->n_events = 0;
-		dropped = w->dropped;
-		w->dropped = 0;
-		pthread_mutex_unlock(&w->mu);
-		if (dropped)
-			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "%llu Events dropped: more than %d waited to be posted",
-				 (unsigned long long)dropped, SWRITER_EVENTS_MAX);
-		while (ev) {
-			sevent_t *next = ev->next;
-			if (!fenced) /* an Event of a term that ended is not posted */
-				fenced = post_one(w, ev) != GPUQ_OK;
-			sevent_free(ev);
-			ev = next;
-		}
-		/* the queues' status first: per-workload annotations (thousands
-		 * when a burst of Jobs arrives, at --qps) must not hold them back */
-		while (!fenced && (s = map_next(&batch, &pos))) {
-			sitem_t *it = s->value;
-			if (it->remember && write_one(w, s->key, it) == GPUQ_OK) {
-				sitem_free(it);
-				s->value = NULL;
-			} else if (it->remember) {
-				fenced = true;
-			}
-		}
-		pos = 0;
-		while (!fenced && (s = map_next(&batch, &pos))) {
-			sitem_t *it = s->value;
-			if (!it || it->remember || n_w == SWRITER_WORKLOADS_PER_PASS)
-				continue;
-			if (write_one(w, s->key, it) != GPUQ_OK) {
-				fenced = true;
-				break;
-			}
+	}
+	pos = 0;
+	while (!fenced && n_w < SWRITER_WORKLOADS_PER_PASS && (s = map_next(batch, &pos))) {
+		sitem_t *it = s->value;
+		if (!it || it->remember)
+			continue;
+		fenced = write_one(w, s->key, it) != GPUQ_OK;
+		if (!fenced) {
 			sitem_free(it);
 			s->value = NULL;
 			n_w++;
 		}
-		/* what was not written waits for the next pass (the workloads
-		 * beyond this pass's share; everything the fence refused), unless
-		 * a newer body for the same key arrived meanwhile */
-		pthread_mutex_lock(&w->mu);
-		pos = 0;
-		while ((s = map_next(&batch, &pos))) {
-			sitem_t *it = s->value;
-			if (!it || map_get(&w->pending, s->key))
-				continue;
-			if (map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
-				s->value = NULL;
-		}
-		pthread_mutex_unlock(&w->mu);
-		drain_map(&batch, true);
+	}
+	return fenced;
+}
+
+/* What was not written waits for the next pass (the workloads beyond this
+ * pass's share; everything the fence refused), unless a newer body for the
+ * same key arrived meanwhile. The batch is freed. */
+static void requeue(struct swriter *w, map_t *batch)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	pthread_mutex_lock(&w->mu);
+	while ((s = map_next(batch, &pos))) {
+		sitem_t *it = s->value;
+		if (!it || map_get(&w->pending, s->key))
+			continue;
+		if (map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
+			s->value = NULL;
+	}
+	pthread_mutex_unlock(&w->mu);
+	drain_map(batch, true);
+}
+
+/* Wait for work and the Lease; take the pending bodies and Events.
+ * false: stop. */
+static bool take(struct swriter *w, map_t *batch, sevent_t **ev)
+{
+	uint64_t dropped;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop && w->pending.n == 0 && !w->ev_head)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	if (!await_lease(w))
+		return false;
+	pthread_mutex_lock(&w->mu);
+	if (w->forget) {
+		drain_map(&w->written, false);
+		map_init(&w->written);
+		w->forget = false;
+	}
+	*batch = w->pending;
+	map_init(&w->pending);
+	*ev = w->ev_head;
+	w->ev_head = w->ev_tail = NULL;
+	w->n_events = 0;
+	dropped = w->dropped;
+	w->dropped = 0;
+	pthread_mutex_unlock(&w->mu);
+	if (dropped)
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "%llu Events dropped: more than %d waited to be posted",
+			 (unsigned long long)dropped, SWRITER_EVENTS_MAX);
+	return true;
+}
+
+static void *writer_main(void *arg)
+{
+	struct swriter *w = arg;
+	map_t batch;
+	sevent_t *ev;
+
+	while (take(w, &batch, &ev)) {
+		bool fenced = write_pass(w, ev, &batch);
+		requeue(w, &batch);
 		/* refused while the Lease may still hold (a Retry-After longer
 		 * than the lease left): not straight back at the apiserver */
 		if (fenced)
 			(void)kube_fence_sleep(w->fence, controller_mono_ms() + LEASE_WAIT_MS,
 					       false);
 	}
+	return NULL;
 }
 
 int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
