@@ -388,9 +388,9 @@ struct certkeeper {
 	kube_client_t *client; /* the keeper's connection */
 	kube_fence_t *stopper; /* stop only (KUBE_FENCE_STOP) */
 	pthread_t thread;      /* the keeper */
-	pthread_mutex_t mu;    /* guards stop */
+	pthread_mutex_t mu;    /* pairs with cv (stop set under it) */
 	pthread_cond_t cv;     /* signalled by stop */
-	bool stop;	       /* under mu */
+	atomic_bool stop;      /* the keeper ends (set under mu: cv) */
 	bool started;	       /* thread created (owner's thread only) */
 };
 
@@ -399,14 +399,14 @@ static void *keeper_main(void *arg)
 	certkeeper_t *k = arg;
 
 	pthread_mutex_lock(&k->mu);
-	while (!k->stop) {
+	while (!atomic_load(&k->stop)) {
 		struct timespec ts;
 		gpuq_diag_t diag = {{0}};
 		bool changed;
 
 		ts = gpuq_clock_after_ms(CLOCK_REALTIME, k->o.interval_ms);
 		(void)pthread_cond_timedwait(&k->cv, &k->mu, &ts);
-		if (k->stop)
+		if (atomic_load(&k->stop))
 			break;
 		pthread_mutex_unlock(&k->mu);
 		if (certkeeper_sync(k->client, &k->o, time(NULL), &changed, &diag))
@@ -456,7 +456,7 @@ void certkeeper_stop(certkeeper_t *k)
 	if (k->started) {
 		kube_fence_stop(k->stopper);
 		pthread_mutex_lock(&k->mu);
-		k->stop = true;
+		atomic_store(&k->stop, true);
 		pthread_cond_signal(&k->cv);
 		pthread_mutex_unlock(&k->mu);
 		pthread_join(k->thread, NULL);

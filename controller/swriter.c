@@ -48,7 +48,7 @@ struct swriter {
 	size_t n_events;	     /* queued (under mu) */
 	uint64_t dropped;	     /* Events dropped when full (under mu) */
 	char *instance;		     /* reportingInstance of the Events */
-	bool stop;		     /* under mu */
+	atomic_bool stop;	     /* the writer ends (set under mu: cv) */
 	bool forget;		     /* clear `written` before the next pass (under mu) */
 	bool running;		     /* the thread was started (owner's thread only) */
 };
@@ -140,11 +140,7 @@ static int write_one(struct swriter *w, const char *key, sitem_t *it)
 static bool await_lease(struct swriter *w)
 {
 	for (;;) {
-		bool stop;
-		pthread_mutex_lock(&w->mu);
-		stop = w->stop;
-		pthread_mutex_unlock(&w->mu);
-		if (stop || kube_fence_stopping(w->fence))
+		if (atomic_load(&w->stop) || kube_fence_stopping(w->fence))
 			return false;
 		if (kube_fence_await(w->fence, controller_mono_ms() + LEASE_WAIT_MS))
 			return true;
@@ -221,7 +217,7 @@ static bool take(struct swriter *w, map_t *batch, sevent_t **ev)
 	uint64_t dropped;
 
 	pthread_mutex_lock(&w->mu);
-	while (!w->stop && w->pending.n == 0 && !w->ev_head)
+	while (!atomic_load(&w->stop) && w->pending.n == 0 && !w->ev_head)
 		pthread_cond_wait(&w->cv, &w->mu);
 	pthread_mutex_unlock(&w->mu);
 	if (!await_lease(w))
@@ -389,7 +385,7 @@ void swriter_stop(swriter_t *w)
 		return;
 	if (w->running) {
 		pthread_mutex_lock(&w->mu);
-		w->stop = true;
+		atomic_store(&w->stop, true);
 		pthread_cond_signal(&w->cv);
 		pthread_mutex_unlock(&w->mu);
 		pthread_join(w->thread, NULL);
