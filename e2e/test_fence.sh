@@ -150,11 +150,13 @@ kill "$SAMPLER" 2>/dev/null
 wait "$SAMPLER" 2>/dev/null
 FIG=$(python3 "$HERE/fence_check.py" check "$SAMPLES" "$PLOG" slow $QUOTA 2>&1)
 printf '%s\n' "$FIG" | sed 's/^/# /' >&2
-FIGS=$(printf '%s\n' "$FIG" | tail -n 1)
-echo "# fence: trials=$TRIALS $FIGS refused=$(grep -c 'the Lease is not held' "$E2E_RUN/gpuq-slow.log")" >&2
+# the figures, on the check's line (make soak prints them): phases run
+# (trials; 0: the fixed pair), then fence_check.py's
+FIGS="trials=$TRIALS $(printf '%s\n' "$FIG" | tail -n 1)"
+echo "# fence: $FIGS refused=$(grep -c 'the Lease is not held' "$E2E_RUN/gpuq-slow.log")" >&2
 val() { printf '%s\n' "$FIGS" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 check "the samples and the proxy's log were read ($FIGS)" \
-	sh -c "printf '%s' '$FIGS' | grep -q '^writes_after_expiry=[0-9]* .*pod_samples=[1-9]'"
+	sh -c "printf '%s' '$FIGS' | grep -q ' writes_after_expiry=[0-9]* .*pod_samples=[1-9]'"
 check "no write of slow passed the proxy after its Lease ran out ($(val writes_after_expiry))" \
 	[ "$(val writes_after_expiry)" = 0 ]
 check "GPUs held by unfinished Pods never exceeded the quota ($(val over_quota_samples) samples over)" \
