@@ -19,12 +19,16 @@ ifeq ($(SANITIZE),address)
   OPT    := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
             -fno-sanitize-recover=undefined
   LDSAN  := -fsanitize=address,undefined
+else ifeq ($(SANITIZE),thread)
+  BUILD  := build/tsan
+  OPT    := -O1 -fno-omit-frame-pointer -fsanitize=thread
+  LDSAN  := -fsanitize=thread
 else ifeq ($(SANITIZE),)
   BUILD  := build/release
   OPT    := -O2
   LDSAN  :=
 else
-  $(error SANITIZE must be empty or 'address', not '$(SANITIZE)')
+  $(error SANITIZE must be empty, 'address' or 'thread', not '$(SANITIZE)')
 endif
 
 CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
@@ -52,7 +56,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e valgrind lint bench fuzz clean format image image-check install
+.PHONY: all test e2e soak valgrind lint bench fuzz clean format image image-check install
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -113,6 +117,12 @@ test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 # for one).
 e2e: bin/gpuq
 	@GPUQ_BIN=$(BIN) bash e2e/run.sh $(E2E_ARGS)
+
+# Opt-in soak of the fenced leader (not in `make test`): e2e/test_fence.sh's
+# seeded random faults, GPUQ_FENCE_TRIALS phases (default 20) from
+# GPUQ_FENCE_SEED; prints trials, writes after expiry, over-quota samples.
+soak: bin/gpuq
+	@GPUQ_BIN=$(BIN) GPUQ_FENCE_TRIALS=$${GPUQ_FENCE_TRIALS:-20} bash e2e/run.sh test_fence.sh
 
 # Unit tests and corpus replays under valgrind memcheck (shell suites are
 # left out: they time real servers).

@@ -26,6 +26,8 @@ static const struct {
     {GPUQ_EAGAIN, "try again"},
     {GPUQ_ECONFLICT, "conflict"},
     {GPUQ_EGONE, "resource version gone"},
+    {GPUQ_EFENCED, "fenced: the Lease is not held"},
+    {GPUQ_ESTOPPED, "stopping"},
 };
 
 const char *gpuq_strerror(int rc)

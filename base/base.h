@@ -37,6 +37,8 @@ typedef enum {
 	GPUQ_ECONFLICT = -14, /* the object changed under us (HTTP 409, a failed
 				 resourceVersion precondition): read it again */
 	GPUQ_EGONE = -15,     /* the resourceVersion is too old (HTTP 410): relist */
+	GPUQ_EFENCED = -16,   /* not sent: the Lease is not held (kube.h, "Fencing") */
+	GPUQ_ESTOPPED = -17,  /* not sent, or cut off: the daemon is stopping */
 } gpuq_err_t;
 
 /* The name of an error code as a static string; never NULL. */

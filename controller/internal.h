@@ -5,9 +5,10 @@
  * Files, bottom up: map.c (a string-keyed hash map), informer.c (watch
  * threads and the event queue), snapshot.c (cached policy objects into a
  * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
- * (patches and Events that bring a Job in line with the core), loop.c (the
- * controller thread: events, cycles, persistence, leader election), usage.c
- * (the usage ledger's checkpoint ConfigMaps).
+ * (patches and Events that bring a Job in line with the core), elect.c (the
+ * Lease thread: renewals and the fence), loop.c (the controller thread:
+ * events, cycles, persistence, following the Lease), usage.c (the usage
+ * ledger's checkpoint ConfigMaps).
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -106,7 +107,7 @@ typedef struct {
 int equeue_init(equeue_t *q);
 void equeue_deinit(equeue_t *q);
 /* Push (waits while full, unless *stop). Steals ev->object. */
-void equeue_push(equeue_t *q, const cevent_t *ev, volatile int *stop);
+void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop);
 /* Pop up to cap events into out, waiting until one arrives, a kick, or
  * deadline_ms (monotonic) passes. Returns how many. */
 size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms);
@@ -189,9 +190,22 @@ struct controller {
 	bool watched[RES_COUNT]; /* discovery found the collection */
 	bool listed[RES_COUNT];	 /* first LIST complete */
 	equeue_t events;	 /* watch threads -> controller thread */
-	volatile int stop;	 /* every thread stops when set */
+	atomic_bool stop;	 /* every thread stops when set */
 	pthread_t thread;	 /* the controller thread */
 	bool running;		 /* thread started */
+	bool stopped;		 /* controller_stop done (the owner's thread only) */
+
+	/* The Lease (elect.c). The fence is read by every thread; the rest is
+	 * the Lease thread's but for what lease_mu guards. */
+	kube_fence_t *fence;	       /* held while the Lease is (with the margin);
+					  stopped by controller_stop (owned) */
+	kube_client_t *lease_client;   /* the Lease thread's connection */
+	pthread_t lease_thread;	       /* renews every LEASE_RETRY_MS */
+	bool lease_running;	       /* lease_thread started */
+	pthread_mutex_t lease_mu;      /* guards lease_seen and lease_rounds */
+	pthread_cond_t lease_cv;       /* signalled after every round */
+	kube_lease_state_t lease_seen; /* the last round's answer (holder, transitions) */
+	uint64_t lease_rounds;	       /* rounds done (successful or not) */
 
 	map_t objs[RES_COUNT];	    /* policy objects by ns/name -> pobj_t * */
 	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
@@ -226,8 +240,10 @@ struct controller {
 	bool podmap_sent;	 /* a map was handed over while leading */
 
 	atomic_bool synced;	  /* every watch listed and a snapshot published */
-	atomic_bool leader;	  /* holds the Lease */
-	kube_lease_state_t lease; /* election state */
+	atomic_bool leader;	  /* the controller thread acts as leader (written by it
+				     from the fence at the start of each pass) */
+	kube_lease_state_t lease; /* the controller thread's copy of lease_seen */
+	uint64_t lease_term;	  /* the fence's term this thread leads in */
 
 	bool usage_merged;     /* leading, and the usage checkpoints are merged */
 	int64_t usage_next_ms; /* next merge try or checkpoint write (monotonic) */
@@ -235,8 +251,6 @@ struct controller {
 							  written; 1 emptied; 0 unknown */
 	bool usage_present[LEDGER_CKPT_PARTS_MAX];     /* the ConfigMap exists */
 	uint32_t usage_failures;		       /* merges or writes failed in a row */
-	int64_t lease_next_ms;			       /* next election round (monotonic) */
-	int64_t lease_valid_until_ms;		       /* leadership lapses then without renewal */
 };
 
 /* The core's clock: wall milliseconds, never decreasing. */
@@ -337,6 +351,23 @@ void usage_step(struct controller *c);
 void usage_lost(struct controller *c);
 void usage_final(struct controller *c);
 
+/* elect.c: the Lease thread (leader election on; without it the fence is
+ * held for good and there is no thread): one round (kube_lease_try on its
+ * own connection) every LEASE_RETRY_MS; after a round that holds the Lease
+ * the fence holds until kube_lease_deadline of the round's start, after one
+ * that sees another holder it is dropped, after a failed one it runs out by
+ * itself. wait_first blocks until the first round is done, or stop and wake
+ * (controller thread, before it reads the cluster); follow copies the last
+ * round into c->lease (controller thread); stop joins the thread (c->stop
+ * set and the fence stopped first); release gives the Lease up when the
+ * last round saw this replica hold it (after every writer has stopped). */
+int elect_start(struct controller *c, gpuq_diag_t *diag);
+void elect_wait_first(struct controller *c);
+void elect_wake(struct controller *c);
+void elect_follow(struct controller *c);
+void elect_stop(struct controller *c);
+void elect_release(struct controller *c);
+
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
  * already written (for the few queue keys). submit_once is the same but
@@ -345,7 +376,10 @@ void usage_final(struct controller *c);
  * GPUQ_ELIMIT when SWRITER_EVENTS_MAX wait: dropped and counted). stop
  * joins the thread and frees everything, unsent work included. */
 int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
-		  swriter_t **out, gpuq_diag_t *diag);
+		  kube_fence_t *fence, swriter_t **out, gpuq_diag_t *diag);
+/* Forget the bodies written (a new term: another leader may have written
+ * its own since), so the next ones go out even when unchanged. */
+void swriter_forget(swriter_t *w);
 int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
 int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
 /* Patches waiting to be written (submit and submit_once). */
@@ -358,6 +392,8 @@ size_t swriter_backlog(swriter_t *w);
 	      passes over the queues' status */
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
+/* Stop (the fence it was given must be stopped first, or it may finish a
+ * request already waiting on the limiter). NULL is fine. */
 void swriter_stop(swriter_t *w);
 
 /* status.c: queue status subresources; Job status annotations. */

@@ -21,6 +21,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PASSED=0 FAILED=0
 
 E2E_RUN=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-e2e.XXXXXX")
+# a ThreadSanitizer build of gpuq: its suppressions (no effect on others)
+export TSAN_OPTIONS="suppressions=$HERE/../unit/tsan.supp ${TSAN_OPTIONS:-}"
 cleanup() {
 	"$HERE/up.sh" down "$E2E_RUN" >/dev/null 2>&1 || true
 	pkill -9 -f "cert-dir $E2E_RUN/" 2>/dev/null || true
@@ -82,9 +84,10 @@ for f in "$E2E_RUN"/gpuq-*.pid; do
 done
 if [ "$stopped" = 1 ]; then echo "ok - teardown: gpuq stops gracefully on SIGTERM"; PASSED=$((PASSED + 1))
 else echo "not ok - teardown: gpuq did not stop within 30 s of SIGTERM"; FAILED=$((FAILED + 1)); fi
-if grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$E2E_RUN"/gpuq-*.log >/dev/null 2>&1; then
+SAN_RE='ERROR: (Address|Leak)Sanitizer|runtime error:|WARNING: ThreadSanitizer'
+if grep -lE "$SAN_RE" "$E2E_RUN"/gpuq-*.log >/dev/null 2>&1; then
 	echo "not ok - teardown: a sanitizer reported errors in gpuq (see $E2E_RUN/gpuq-*.log)"
-	grep -hE -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$E2E_RUN"/gpuq-*.log | head -40 >&2
+	grep -hE -A12 "$SAN_RE" "$E2E_RUN"/gpuq-*.log | head -40 >&2
 	FAILED=$((FAILED + 1))
 else
 	echo "ok - teardown: no sanitizer report in gpuq's logs"

@@ -36,35 +36,70 @@ run_one() {
 	fi
 }
 
+# SANITIZE=thread (make SANITIZE=thread test): every process started from
+# here, gpuq servers of the shell suites and of e2e included, writes its
+# ThreadSanitizer reports to $LOGDIR/tsan.<pid> (suppressions: unit/tsan.supp,
+# each with its reason); each such file fails the run below, whatever the
+# process's exit status.
+# Only what starts threads runs under it (the rest is single-threaded: a
+# race detector has nothing to find there): the unit tests below, the
+# suites that run `gpuq serve`, and e2e when GPUQ_E2E=1 (.ci/run names the
+# scenarios).
+THREADED_UNITS="test_webhook_server test_kube_fence test_policy"
+THREADED_SUITES="suite_serve suite_metrics suite_idle suite_report"
+TSAN_LOG=""
+if [ "${SANITIZE:-}" = thread ]; then
+	TSAN_LOG=$(cd "$LOGDIR" && pwd)/tsan
+	rm -f "$TSAN_LOG".*
+	TSAN_OPTIONS="suppressions=$(pwd)/unit/tsan.supp log_path=$TSAN_LOG ${TSAN_OPTIONS:-}"
+	export TSAN_OPTIONS
+fi
+
 # VALGRIND=1 (make valgrind) runs the unit tests and corpus replays under
 # memcheck: any error or definite leak fails the program.
 VG=""
 if [ "${VALGRIND:-}" = 1 ]; then
 	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
 fi
+# threaded NAME LIST: whether NAME runs in this build (under TSan only the
+# LIST's)
+threaded() { [ -z "$TSAN_LOG" ] || case " $2 " in *" $1 "*) true ;; *) false ;; esac; }
 for t in "$BUILD"/unit/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	case "$t" in *.d) continue ;; esac
+	threaded "$(basename "$t")" "$THREADED_UNITS" || continue
 	run_one "$(basename "$t")" $VG "$t"
 done
 for r in "$BUILD"/fuzz/replay_*; do
-	[ -x "$r" ] || continue
+	[ -x "$r" ] && [ -z "$TSAN_LOG" ] || continue
 	target=${r##*/replay_}
 	run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"
 done
 [ -n "$VG" ] && { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
+	threaded "$(basename "$s" .sh)" "$THREADED_SUITES" || continue
 	run_one "$(basename "$s" .sh)" sh "$s"
 done
 # End to end on a real control plane (e2e/run.sh; the first run builds the
 # pinned upstream binaries into ~/.cache/gpuq-e2e, 15-20 minutes on 2 cores).
 # Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
-# (e.g. with an ASan build).
+# (e.g. with a sanitizer build); GPUQ_E2E_SCENARIOS names a subset
+# ("test_failover.sh test_fence.sh"; default all).
 E2E=${GPUQ_E2E:-}
 [ -n "$E2E" ] || { [ -z "${SANITIZE:-}" ] && E2E=1 || E2E=0; }
 if [ "$E2E" = 1 ]; then
-	run_one e2e bash e2e/run.sh
+	# shellcheck disable=SC2086 # a list of scenario names
+	run_one e2e bash e2e/run.sh ${GPUQ_E2E_SCENARIOS:-}
+fi
+if [ -n "$TSAN_LOG" ]; then
+	for r in "$TSAN_LOG".*; do
+		[ -f "$r" ] || continue
+		failed=$((failed + 1))
+		echo "FAIL ThreadSanitizer: $(grep -c '^WARNING: ThreadSanitizer' "$r") reports in $r"
+		grep -E -A12 '^WARNING: ThreadSanitizer' "$r" | head -30
+	done
+	[ -n "$(ls "$TSAN_LOG".* 2>/dev/null)" ] || echo "ok   ThreadSanitizer: no report from any process"
 fi
 
 echo "$passed passed, $failed failed"

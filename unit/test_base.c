@@ -11,7 +11,7 @@
 static void strerror_names_every_code(void **state)
 {
 	(void)state;
-	for (int rc = 0; rc >= GPUQ_EGONE; rc--)
+	for (int rc = 0; rc >= GPUQ_ESTOPPED; rc--)
 		assert_string_not_equal(gpuq_strerror(rc), "unknown error");
 	assert_string_equal(gpuq_strerror(1), "unknown error");
 	assert_string_equal(gpuq_strerror(GPUQ_EINVAL), "invalid input");
