@@ -50,7 +50,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e valgrind lint bench fuzz clean format
+.PHONY: all test e2e valgrind lint bench fuzz clean format sweep
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -111,6 +111,12 @@ test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 # for one).
 e2e: bin/gpuq
 	@GPUQ_BIN=$(BIN) bash e2e/run.sh $(E2E_ARGS)
+
+# The queue core's property traces over seeds 1-30,000 (make test runs the
+# first 1,000): ends `N of N pass (seeds A-B, commit C)`; SWEEP="FIRST LAST"
+# for another range (unit/sweep.sh).
+sweep: $(BUILD)/unit/test_queue_props
+	@BUILD=$(BUILD) sh unit/sweep.sh $(SWEEP)
 
 # Unit tests and corpus replays under valgrind memcheck (shell suites are
 # left out: they time real servers).
