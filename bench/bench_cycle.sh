@@ -55,12 +55,14 @@ if [ "$bytes" -lt "$BYTES_MAX" ]; then
 else
 	say "MISS < 1 KiB per queued workload ($bytes)"
 fi
+instr="- (no valgrind)"
 if command -v valgrind >/dev/null 2>&1; then
 	valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" \
 		--toggle-collect=bench_nochange_cycles "$BIN" nochange "$PENDING" \
 		>"$TMP/cg.stdout" 2>"$TMP/cg.stderr" || exit 1
 	ir=$(awk '/Collected :/ { print $NF }' "$TMP/cg.stderr")
 	say "callgrind: $((ir / 1000)) instructions per no-change cycle (1,000 cycles: $ir)"
+	instr="$((ir / 1000)) instructions (callgrind)"
 	if [ "${BENCH_CALLGRIND_DRAIN:-0}" = 1 ]; then
 		valgrind --tool=callgrind --callgrind-out-file="$TMP/cgd.out" \
 			--toggle-collect=queue_cycle_run "$BIN" drain 50000 1000 \
@@ -72,4 +74,7 @@ if command -v valgrind >/dev/null 2>&1; then
 else
 	say "callgrind: skipped (no valgrind)"
 fi
+# the README's rows (bench/run.sh prints them as its table)
+echo "README 08 | admission cycle over $PENDING pending workloads, nothing changed | $instr, $us us | < 5 ms |"
+echo "README 09 | cycle right after one finish, its cohort's set-aside work retried | $(val onefinish_cycle_ms) ms | - |"
 exit 0
