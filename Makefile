@@ -1,5 +1,5 @@
 # gpuq build. `make` builds bin/gpuq; `make test` runs every test and ends
-# with `N passed, N failed`; `make SANITIZE=address test` does the same with
+# with `N passed, N failed, N skipped`; `make SANITIZE=address test` does the same with
 # AddressSanitizer + UBSan; `make valgrind`, `make lint`, `make bench`,
 # `make fuzz`.
 
