@@ -42,7 +42,7 @@ YAML
 out=$(cpu_only)
 echo "# CPU-only Pod and Job while gpuq is down: $out" >&2
 check "CPU-only Pods and Jobs are not blocked while gpuq is down" \
-	sh -c "$(declare -f k); k -n $NS get pod cpu-pod -o name && k -n $NS get job cpu-job -o name" >/dev/null
+	sh -c "$(declare -f k); k -n $NS get pod cpu-pod -o name >/dev/null && k -n $NS get job cpu-job -o name >/dev/null"
 k -n $NS delete pod cpu-pod --wait=false >/dev/null 2>&1 || true
 k -n $NS delete job cpu-job --wait=false >/dev/null 2>&1 || true
 
