@@ -74,8 +74,7 @@ static inline void ctl_free(struct controller *c)
 		}
 		map_deinit(&c->objs[r]);
 	}
-	map_deinit(&c->groups);
-	map_deinit(&c->pod_group);
+	pods_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
@@ -113,6 +112,28 @@ static inline json_t *ctl_job(const char *ns, const char *name, int gpus, int po
 			"resources", "limits", limits, "status");
 	assert_non_null(job);
 	return job;
+}
+
+/* A member of pod group `group` (of `total` pods) as the watch shows it:
+ * namespace team-a, uid and name `name`, 1 GPU, gated by the webhook. A
+ * new reference. */
+static inline json_t *ctl_member(const char *name, const char *group, int total)
+{
+	char n[16];
+	json_t *pod;
+
+	snprintf(n, sizeof(n), "%d", total);
+	pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s}}, "
+			"s:{s:[{s:s}], s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+			"team-a", "uid", name, "resourceVersion", "3", "creationTimestamp",
+			"2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default",
+			"kueue.x-k8s.io/pod-group-name", group, "annotations",
+			"kueue.x-k8s.io/pod-group-total-count", n, "spec", "schedulingGates",
+			"name", "gpuq.dev/admission", "containers", "name", "main", "image", "x",
+			"resources", "limits", "nvidia.com/gpu", "1", "status", "phase", "Pending");
+	assert_non_null(pod);
+	return pod;
 }
 
 /* One watch event of `type` about obj (borrowed) into the controller. */

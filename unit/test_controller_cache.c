@@ -594,6 +594,51 @@ static void jobs_relist_forgets_what_went(void **state)
 	ctl_free(c);
 }
 
+/* ---- pods.c: a pod group ---- */
+
+/* A pod group waits whole until every member exists; each member's arrival
+ * is told to the core and noted for a fresh gpuq.dev/status (the count of
+ * members present moves), and the group is admitted only complete. */
+static void pod_group_waits_whole_and_its_status_follows(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *m[3] = {ctl_member("g-0", "g", 3), ctl_member("g-1", "g", 3),
+			ctl_member("g-2", "g", 3)};
+	queue_result_t r;
+	char text[256];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		cevent_t ev = {.res = RES_PODS, .type = KUBE_EV_ADDED, .object = m[i]};
+		/* what status_jobs does with the note: written, so no longer noted */
+		for (size_t k = 0; k < c->n_explain; k++)
+			free(c->explain[k]);
+		c->n_explain = 0;
+		if (controller_group(c, "group:team-a/g"))
+			controller_group(c, "group:team-a/g")->explain_queued = false;
+		pods_apply(c, &ev);
+		assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_PENDING);
+		assert_int_equal(c->n_explain, 1);
+		assert_string_equal(c->explain[0], "group:team-a/g");
+		assert_int_equal(queue_workload_explain(c->q, "group:team-a/g", text, sizeof(text)),
+				 GPUQ_OK);
+		if (i < 2) {
+			char want[64];
+			snprintf(want, sizeof(want), "%d of 3 pods present", i + 1);
+			if (!strstr(text, want))
+				fail_msg("after %d members: \"%s\"", i + 1, text);
+			assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+			assert_int_equal(r.n_admissions, 0);
+		}
+	}
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(r.n_admissions, 1);
+	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
+	for (int i = 0; i < 3; i++)
+		json_decref(m[i]);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +657,7 @@ int main(void)
 	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),
 	    cmocka_unit_test(jobs_enter_the_core_when_gpuq_manages_them),
 	    cmocka_unit_test(jobs_relist_forgets_what_went),
+	    cmocka_unit_test(pod_group_waits_whole_and_its_status_follows),
 	};
 
 	return cmocka_run_group_tests_name("controller_cache", tests, NULL, NULL);
