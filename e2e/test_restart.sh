@@ -13,7 +13,8 @@ for i in 1 2 3 4 5 6 7 8; do gpu_job $NS j$i 1 "" 3s; done
 PID=$(cat "$E2E_RUN/gpuq-main.pid")
 poll "a first release" sh -c "[ \$($(declare -f k); k -n $NS get jobs -o 'jsonpath={.items[*].spec.suspend}' | tr ' ' '\n' | grep -c false) -ge 1 ]"
 kill -9 "$PID"
-check "gpuq killed with -9" sh -c "! kill -0 $PID 2>/dev/null || grep -q zombie /proc/$PID/status 2>/dev/null || [ \"\$(cat /proc/$PID/stat 2>/dev/null | cut -d' ' -f3)\" = Z ]"
+# (the signal is delivered asynchronously: wait for the process to go)
+check "gpuq killed with -9" poll "gpuq main gone" sh -c "! kill -0 $PID 2>/dev/null || grep -q zombie /proc/$PID/status 2>/dev/null || [ \"\$(cat /proc/$PID/stat 2>/dev/null | cut -d' ' -f3)\" = Z ]"
 out=$(gpu_job $NS while-down 1 2>&1 || true)
 check "while gpuq is down a GPU Job is refused (fail closed)" sh -c "printf '%s' \"\$1\" | grep -qi 'webhook'" _ "$out"
 # CPU-only Pods and Jobs in the same tenant namespace: the objects the
