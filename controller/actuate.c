@@ -168,7 +168,7 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 
 /* Release: unsuspend with the flavors' nodeLabels and tolerations in the
  * template, the originals kept in an annotation for a later restore. */
-static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
+json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id)
 {
 	const json_t *spec = tmpl_spec(tree);
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
@@ -187,12 +187,12 @@ static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl
 			      "tolerations", json_object_get(spec, "tolerations"));
 	}
 	if (!orig)
-		return;
+		return NULL;
 	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
 			      json_object_get(orig, "tolerations"), &sel, &tols, flavors,
 			      sizeof(flavors))) {
 		json_decref(orig);
-		return;
+		return NULL;
 	}
 	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(orig);
@@ -203,50 +203,68 @@ static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl
 			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
 			 "spec", "nodeSelector", sel, "tolerations", tols);
 	free(orig_dump);
+	return body;
+}
+
+static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
+{
+	json_t *body = actuate_release_body(c, tree, id);
+
 	if (body)
 		patch_job(c, j, body, "released");
 }
 
 /* Preempt: suspend (the Job controller deletes its pods). */
+json_t *actuate_suspend_body(const json_t *tree)
+{
+	return json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
+			 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
+			 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
+}
+
 static void suspend(struct controller *c, job_t *j, const json_t *tree)
 {
-	json_t *body = json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
-				 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
-				 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
+	json_t *body = actuate_suspend_body(tree);
 
 	if (body)
 		patch_job(c, j, body, "suspended");
 }
 
-/* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, job_t *j, const json_t *tree)
+/* The template as it was before the release, from the annotation the
+ * release left (a merge patch merges maps: the keys the release added to
+ * nodeSelector are nulled out). */
+json_t *actuate_restore_body(const json_t *tree)
 {
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
 	const json_t *spec = tmpl_spec(tree);
-	json_t *orig, *sel, *cur, *tols, *body;
+	json_t *orig, *sel, *cur, *tols;
 
-	if (orig_text) {
-		orig = json_loads(orig_text, 0, NULL);
-		if (!json_is_object(orig)) {
-			json_decref(orig);
-			orig = json_object();
-		}
-		/* merge patch merges maps: null out the keys the release added */
-		sel = json_object();
-		cur = json_object_get(spec, "nodeSelector");
-		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-			json_object_set_new(sel, json_object_iter_key(it), json_null());
-		cur = json_object_get(orig, "nodeSelector");
-		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-			json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
-		tols = json_object_get(orig, "tolerations");
-		tols = json_is_array(tols) ? json_incref(tols) : json_null();
+	orig = orig_text ? json_loads(orig_text, 0, NULL) : NULL;
+	if (!json_is_object(orig)) {
 		json_decref(orig);
-		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}",
-				 "metadata", "resourceVersion", rv_of(tree), "annotations",
-				 CONTROLLER_ANNOT_ORIGINAL, "spec", "template", "metadata",
-				 "annotations", WEBHOOK_ANNOT_ADMITTED, "spec", "nodeSelector", sel,
-				 "tolerations", tols);
+		orig = json_object();
+	}
+	sel = json_object();
+	cur = json_object_get(spec, "nodeSelector");
+	for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
+		json_object_set_new(sel, json_object_iter_key(it), json_null());
+	cur = json_object_get(orig, "nodeSelector");
+	for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
+		json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
+	tols = json_object_get(orig, "tolerations");
+	tols = json_is_array(tols) ? json_incref(tols) : json_null();
+	json_decref(orig);
+	return json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}", "metadata",
+			 "resourceVersion", rv_of(tree), "annotations", CONTROLLER_ANNOT_ORIGINAL,
+			 "spec", "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED,
+			 "spec", "nodeSelector", sel, "tolerations", tols);
+}
+
+/* The pods of a suspended Job are gone: restore the template and requeue. */
+static void restore(struct controller *c, job_t *j, const json_t *tree)
+{
+	if (annotation(tree, CONTROLLER_ANNOT_ORIGINAL)) {
+		json_t *body = actuate_restore_body(tree);
 		if (!body || patch_job(c, j, body, "restored the template of"))
 			return;
 	}
@@ -260,7 +278,7 @@ static void restore(struct controller *c, job_t *j, const json_t *tree)
  * active and none terminating (a deleted pod holds its GPU until it is
  * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
  * (which also makes the template mutable again). */
-static bool job_quiet(const json_t *job)
+bool actuate_job_quiet(const json_t *job)
 {
 	const json_t *st = json_object_get(job, "status");
 
@@ -390,7 +408,7 @@ void actuate_job(struct controller *c, job_t *j)
 			break;
 		if (!j->suspended)
 			suspend(c, j, tree);
-		else if (job_quiet(tree))
+		else if (actuate_job_quiet(tree))
 			restore(c, j, tree);
 		break;
 	default:

@@ -350,6 +350,14 @@ json_t *controller_prune(json_t *obj);
 void usage_step(struct controller *c);
 void usage_lost(struct controller *c);
 void usage_final(struct controller *c);
+/* (for test_controller) The ConfigMap holding part i (len bytes, copied as
+ * base64 into binaryData.ledger; summary into data.summary): a new
+ * reference, NULL without memory. When to try again after
+ * c->usage_failures failures in a row: 2 s, doubling, at most the checkpoint
+ * interval. */
+json_t *usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+		      const char *summary);
+int64_t usage_retry_at(const struct controller *c, int64_t now);
 
 /* elect.c: the Lease thread (leader election on; without it the fence is
  * held for good and there is no thread): one round (kube_lease_try on its
@@ -400,9 +408,26 @@ void swriter_stop(swriter_t *w);
 void status_queues(struct controller *c);
 void status_note(struct controller *c, const char *uid);
 void status_jobs(struct controller *c);
+/* (for test_controller) The status of ClusterQueue cq / LocalQueue lq as
+ * status_queues writes it (conditions aside): a new reference, NULL when
+ * the core has no such queue. */
+json_t *status_cq_body(struct controller *c, uint32_t cq);
+json_t *status_lq_body(struct controller *c, uint32_t lq);
 
 /* actuate.c: compare the core's state of job j with the Job and patch. */
 void actuate_job(struct controller *c, job_t *j);
+/* The merge patches actuate_job sends for a Job (tree: the cached Job):
+ * release workload id (unsuspend, placement on its flavors from the
+ * template as it was before any release, kept in CONTROLLER_ANNOT_ORIGINAL),
+ * suspend it (preempted), restore its template once its pods are gone.
+ * Each carries the Job's resourceVersion. New references; NULL without
+ * memory. */
+json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id);
+json_t *actuate_suspend_body(const json_t *tree);
+json_t *actuate_restore_body(const json_t *tree);
+/* Whether a suspended Job's pods are gone (none active or terminating, no
+ * startTime): its quota is free, its template mutable. */
+bool actuate_job_quiet(const json_t *job);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from actuate_job). */
 void actuate_result(struct controller *c, const queue_result_t *res);

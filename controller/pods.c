@@ -141,6 +141,7 @@ static void observe(struct controller *c, pgroup_t *g)
 					    controller_now(c)) == GPUQ_OK) {
 			g->reported = (int32_t)g->members.n;
 			c->core_dirty = true;
+			status_note(c, g->key); /* "n of total pods present" moved */
 		}
 	}
 	while ((s = map_next(&g->members, &pos))) {

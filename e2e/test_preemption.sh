@@ -3,6 +3,7 @@
 # (its pods go, its template is restored) so a high-priority Job starts; the
 # low one requeues and runs after. Tenants cannot bypass the queue.
 . "$(dirname "$0")/lib.sh"
+plan 13
 NS=e2e-p
 
 k apply -f - >/dev/null <<'YAML'
@@ -45,7 +46,7 @@ echo "# unsuspend by the tenant: $out" >&2
 check "a tenant cannot unsuspend a queued Job" sh -c "printf '%s' \"\$1\" | grep -qi 'denied'" _ "$out"
 check "it stays queued" job_suspended $NS same
 k -n $NS delete job same --wait=false >/dev/null
-gpu_job $NS high 8 e2e-p-high 10s
+gpu_job $NS high 8 e2e-p-high 20s
 check "the low-priority Job is preempted (suspended)" poll "low suspended" \
 	sh -c "$(declare -f k job_field job_suspended); job_suspended $NS low"
 check "the preemption is a Warning Event" poll "Preempted event" \
@@ -59,7 +60,10 @@ check "it starts only once the preempted Job's pods are gone" \
 	sh -c "! $KUBECTL --kubeconfig $KUBECONFIG -n $NS get pods -l job-name=low -o 'jsonpath={range .items[*]}{.status.phase}{\"\\n\"}{end}' | grep -qE '^(Pending|Running)\$'"
 check "the preempted Job's template is restored (no flavor nodeSelector)" \
 	sh -c "[ -z \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get job low -o 'jsonpath={.spec.template.spec.nodeSelector}')\" ]"
-check "the preempted Job waits, saying why" job_suspended $NS low
+# pending again: gpuq's explanation says where it stands in the queue
+low_explained() { job_suspended $NS low && job_status_has $NS low 'position 1 of 1'; }
+check "the preempted Job waits, saying why" poll "low explained" low_explained
+echo "# low: $(job_status $NS low)" >&2
 check "the high-priority Job completes" poll "high complete" \
 	sh -c "$(declare -f k job_field job_complete); job_complete $NS high"
 check "the preempted Job is released again afterwards" poll "low running again" \

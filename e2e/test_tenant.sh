@@ -12,6 +12,7 @@
 #    admitted, binding a GPU Pod to a node; a Job sent without a queue label
 #    still waits in the namespace's default queue.
 . "$(dirname "$0")/lib.sh"
+plan 17
 NS=e2e-t
 PLAIN=e2e-t-plain # not a tenant: the apiserver alone judges it
 
@@ -59,7 +60,10 @@ apiserver=$(pod $PLAIN too-big 3 | reason)
 echo "# apiserver: $apiserver" >&2
 gpuq=$(gpu_job $NS too-big 3 2>&1)
 echo "# gpuq: $gpuq" >&2
-check "a Job over the LimitRange is refused at submission" sh -c "[ -n \"\$1\" ] && ! k -n $NS get job too-big >/dev/null 2>&1" _ "$gpuq"
+# (bash with k exported: under sh `k` would not exist, and `! k ...` pass)
+export -f k
+check "a Job over the LimitRange is refused at submission" \
+	bash -c "[ -n \"\$1\" ] && k -n $NS get serviceaccount default >/dev/null && ! k -n $NS get job too-big >/dev/null 2>&1" _ "$gpuq"
 check "in the apiserver's own words (\"$apiserver\")" \
 	sh -c "[ -n \"\$2\" ] && printf '%s' \"\$1\" | grep -qF -- \"\$2\"" _ "$gpuq" "$apiserver"
 

@@ -11,6 +11,7 @@
 # Screenshots of each page are kept in $E2E_RUN/ui (and copied to
 # build/e2e-artifacts/ui); page weight and time to first render are printed.
 . "$(dirname "$0")/lib.sh"
+plan 30
 NS=e2e-ui
 CQ=e2e-ui
 FLAVOR=e2e-ui-h100
@@ -21,7 +22,7 @@ BASE="https://127.0.0.1:$GPUQ_PORT"
 
 if ! command -v chromium >/dev/null 2>&1; then
 	notok "chromium is installed (scripts/setup.sh installs it)"
-	exit 0
+	exit 1
 fi
 
 restart_main --ui true
@@ -89,8 +90,9 @@ check "the page is served with Content-Security-Policy default-src 'self'" \
 gpu_job $NS j1 1 "" 30s
 gpu_job $NS j2 1 "" 30s
 gpu_job $NS j3 1 "" 2s
-poll "j1 and j2 released, j3 waiting" sh -c "$(declare -f k job_field job_running job_suspended); \
-	job_running $NS j1 && job_running $NS j2 && job_suspended $NS j3" || notok "j1, j2 released and j3 held"
+check "j1, j2 released and j3 held" poll "j1 and j2 released, j3 waiting" \
+	sh -c "$(declare -f k job_field job_running job_suspended); \
+	job_running $NS j1 && job_running $NS j2 && job_suspended $NS j3"
 
 # the browser: one page for the whole scenario, driven by one long-lived
 # DevTools helper (a coprocess: Python's start-up alone takes seconds on a
@@ -102,8 +104,7 @@ chromium --headless=new --no-sandbox --disable-gpu --ignore-certificate-errors \
 	>"$ART/chromium.log" 2>&1 &
 CHROME=$!
 trap 'kill $CHROME 2>/dev/null || true' EXIT
-poll "chromium's DevTools endpoint" curl -fs "http://127.0.0.1:$CDP_PORT/json/list" ||
-	notok "chromium started"
+check "chromium started" poll "chromium's DevTools endpoint" curl -fs "http://127.0.0.1:$CDP_PORT/json/list"
 coproc CDPP { exec python3 "$HERE/cdp.py" "$CDP_PORT" repl 2>>"$ART/cdp.err"; }
 # plain descriptors: a coprocess's own are not passed to subshells ($(...))
 exec 7>&"${CDPP[1]}" 8<&"${CDPP[0]}"
@@ -143,7 +144,7 @@ matches() {
 
 has_first_render() { [ -n "$(first_render)" ]; }
 cdp nav "$BASE/ui/#token=$OP&/" >/dev/null
-poll "the cluster page's first render" has_first_render || notok "the cluster page rendered"
+check "the cluster page rendered" poll "the cluster page's first render" has_first_render
 FIRST=$(first_render)
 ORIGIN=$(origin)
 poll "the cluster page matches the apiserver" matches
@@ -168,8 +169,8 @@ check "ClusterQueue page: the core's reason for j3 (\"${why:0:120}\")" \
 cdp shot "$ART/clusterqueue.png" >/dev/null
 
 # live: j1 and j2 finish, j3 is released; the page shows it by itself
-poll "j3 released after j1 and j2 finished" sh -c "$(declare -f k job_field job_running); job_running $NS j3" ||
-	notok "j3 released"
+check "j3 released" poll "j3 released after j1 and j2 finished" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS j3"
 t0=$(date +%s%N)
 j3_shown() { has flavor/$NS/j3; }
 poll "the ClusterQueue page shows j3 admitted" j3_shown
@@ -197,8 +198,8 @@ gpu_job $NS low1 1 "" 60s
 gpu_job $NS low2 1 "" 60s
 poll "low1 and low2 released" sh -c "$(declare -f k job_field job_running); job_running $NS low1 && job_running $NS low2"
 gpu_job $NS hi 2 e2e-ui-high 2s
-poll "hi released (low1 and low2 preempted)" sh -c "$(declare -f k job_field job_running); job_running $NS hi" ||
-	notok "hi released"
+check "hi released" poll "hi released (low1 and low2 preempted)" \
+	sh -c "$(declare -f k job_field job_running); job_running $NS hi"
 cdp nav "$BASE/ui/#/events" >/dev/null
 ev() { cdp eval "(document.querySelector('[data-k=\"event/Preempted/$NS/low1\"]')||{}).textContent||''"; }
 ev_shown() { ev | grep -q InClusterQueue; }

@@ -1,8 +1,13 @@
 #!/bin/sh
-# Runs every test of gpuq and prints one closing line: `N passed, N failed`.
+# Runs every test of gpuq and prints one closing line:
+# `N passed, N failed, N skipped`.
 # Each test program speaks TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP, the
 # corpus replays and the shell suites print `ok`/`not ok` lines). A program
-# that dies without reporting a failure counts as one failed test.
+# that dies without reporting a failure counts as one failed test; so does
+# one whose results do not add up to the plan it printed (`1..N`: it stopped
+# early, or ran checks it did not plan). A skip is not a pass: a `# SKIP`
+# line (`ok` or cmocka's `not ok`) and a program that skips whole
+# (`1..0 # SKIP`) are counted as skipped, apart.
 # Env: BUILD (build dir), GPUQ_BIN (binary under test).
 set -u
 BUILD=${BUILD:-build/release}
@@ -13,6 +18,7 @@ LOGDIR=$BUILD/test-logs
 mkdir -p "$LOGDIR"
 passed=0
 failed=0
+skipped=0
 
 run_one() {
 	name=$1
@@ -22,15 +28,29 @@ run_one() {
 	rc=$?
 	p=$(grep -c '^ok ' "$log")
 	f=$(grep -c '^not ok ' "$log")
+	s=$(grep -ciE '^(not )?ok .*#[[:space:]]*skip' "$log")
+	p=$((p - $(grep -ciE '^ok .*#[[:space:]]*skip' "$log")))
+	f=$((f - $(grep -ciE '^not ok .*#[[:space:]]*skip' "$log")))
+	whole=$(grep -ciE '^1\.\.0[[:space:]]*#[[:space:]]*skip' "$log")
+	planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$log" | awk '{ n += $1 } END { print NR ? n : "" }')
+	if [ -n "$planned" ] && [ "$planned" -ne $((p + f + s)) ]; then
+		echo "not ok - $name planned $planned tests and reported $((p + f + s))" >>"$log"
+		f=$((f + 1))
+	fi
+	s=$((s + whole))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name exited $rc without reporting a failure" >>"$log"
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	if [ "$f" -gt 0 ]; then
-		echo "FAIL $name: $p passed, $f failed (log: $log)"
+		echo "FAIL $name: $p passed, $f failed, $s skipped (log: $log)"
 		grep -E '^not ok|ERROR|error:|Assertion|Sanitizer' "$log" | head -20
+	elif [ "$s" -gt 0 ]; then
+		echo "SKIP $name: $p passed, $s skipped (log: $log)"
+		grep -iE '^(not )?ok .*#[[:space:]]*skip|^1\.\.0' "$log" | head -20
 	else
 		echo "ok   $name: $p passed"
 	fi
@@ -59,7 +79,7 @@ fi
 # memcheck: any error or definite leak fails the program.
 VG=""
 if [ "${VALGRIND:-}" = 1 ]; then
-	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
+	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes"
 fi
 # threaded NAME LIST: whether NAME runs in this build (under TSan only the
 # LIST's)
@@ -75,7 +95,7 @@ for r in "$BUILD"/fuzz/replay_*; do
 	target=${r##*/replay_}
 	run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"
 done
-[ -n "$VG" ] && { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
+[ -n "$VG" ] && { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
 	threaded "$(basename "$s" .sh)" "$THREADED_SUITES" || continue
@@ -91,6 +111,9 @@ E2E=${GPUQ_E2E:-}
 if [ "$E2E" = 1 ]; then
 	# shellcheck disable=SC2086 # a list of scenario names
 	run_one e2e bash e2e/run.sh ${GPUQ_E2E_SCENARIOS:-}
+elif [ -n "${GPUQ_E2E:-}" ]; then # turned off by hand: counted as skipped
+	echo "SKIP e2e: GPUQ_E2E=$GPUQ_E2E"
+	skipped=$((skipped + 1))
 fi
 if [ -n "$TSAN_LOG" ]; then
 	for r in "$TSAN_LOG".*; do
@@ -102,5 +125,5 @@ if [ -n "$TSAN_LOG" ]; then
 	[ -n "$(ls "$TSAN_LOG".* 2>/dev/null)" ] || echo "ok   ThreadSanitizer: no report from any process"
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
