@@ -179,8 +179,8 @@ static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
 
 		if (s)
 			return s < 0;
-	} else if (a->borrows != b->borrows) {
-		return !a->borrows;
+	} else if (a->level != b->level) {
+		return a->level < b->level; /* quota nearer in the tree first */
 	}
 	if (x->priority != y->priority)
 		return x->priority > y->priority;
@@ -364,7 +364,7 @@ static void fetch_head(queue_t *q, uint32_t cq)
 	e.cq = cq;
 	e.wl = wid;
 	e.gen = cohort_of(q, c)->gen;
-	e.borrows = t->borrows;
+	e.level = t->level;
 	e.hopeless = t->mode >= M_WAIT;
 	e.share = q->cfg.fair_sharing ? queue_cq_share(q, cq, t->need, t->n_need, QUEUE_NONE)
 				      : (fairshare_share_t){0.0, 0};

@@ -726,6 +726,7 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 	(void)q;
 	t->mode = M_FIT;
 	t->borrows = false;
+	t->level = 0;
 	t->n_asg = t->n_need = 0;
 	t->why = WHY_NONE;
 	t->why_res = t->why_flavor = QUEUE_NONE;

@@ -15,17 +15,24 @@
 #include "unit/queue_fixtures.h"
 
 /* Add cohort name under parent (NULL: a root) with its own gpu quota on
- * flavor "f" (nominal < 0: none); returns queue_cohort_add's code. */
-static int put_cohort(queue_t *q, const char *name, const char *parent, int64_t nominal,
-		      int64_t blimit, int64_t llimit, gpuq_diag_t *diag)
+ * `flavor` (nominal < 0: none); returns queue_cohort_add's code. */
+static int put_cohort_on(queue_t *q, const char *name, const char *parent, const char *flavor,
+			 int64_t nominal, int64_t blimit, int64_t llimit, gpuq_diag_t *diag)
 {
 	static const char *const cov[] = {"gpu"};
 	queue_quota_spec_t qs = {nominal, blimit, llimit};
-	queue_flavor_quota_spec_t fl = {"f", &qs};
+	queue_flavor_quota_spec_t fl = {flavor, &qs};
 	queue_group_spec_t g = {cov, 1, &fl, 1};
 	queue_cohort_spec_t s = {name, parent, 0, false, &g, nominal < 0 ? 0 : 1};
 
 	return queue_cohort_add(q, &s, NULL, diag);
+}
+
+/* put_cohort_on flavor "f". */
+static int put_cohort(queue_t *q, const char *name, const char *parent, int64_t nominal,
+		      int64_t blimit, int64_t llimit, gpuq_diag_t *diag)
+{
+	return put_cohort_on(q, name, parent, "f", nominal, blimit, llimit, diag);
 }
 
 static void add_cohort(queue_t *q, const char *name, const char *parent, int64_t nominal,
@@ -243,6 +250,66 @@ static void fair_sharing_by_level(void **st)
 	queue_destroy(q);
 }
 
+/* Kueue's head order in a tree (its classical iterator over the borrowing
+ * level, FindHeightOfLowestSubtreeThatFits): of two heads that borrow, the
+ * one that finds the quota nearer, in its own department, goes first,
+ * whatever the priorities. a (in dept, which owns 4) and b (directly in
+ * the org) both want dept's 4 GPUs: a borrows at dept's height 1, b at the
+ * org's 2, so a is admitted though b's priority is higher. At equal
+ * levels (a second CQ c in dept) priority decides again. */
+static void borrowers_by_tree_level(void **st)
+{
+	for (int same_level = 0; same_level < 2; same_level++) {
+		queue_t *q = mkq(false);
+		cqdef_t da = {.cohort = "dept", .flavors = {{"f", 0, U, U}}};
+		cqdef_t db = {.cohort = same_level ? "dept" : "org", .flavors = {{"f", 0, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cohort(q, "org", NULL, -1, U, U);
+		add_cohort(q, "dept", "org", 4, U, U);
+		add_cq(q, "a", &da);
+		add_cq(q, "b", &db);
+		add_lq(q, "ns", "la", "a");
+		add_lq(q, "ns", "lb", "b");
+		add_wl(q, "a1", "ns", "la", 0, 1, 4);
+		add_wl(q, "b1", "ns", "lb", 10, 2, 4);
+		cycle(q, 10, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, same_level ? "b1" : "a1");
+		assert_true(r.admissions[0].borrows);
+		queue_destroy(q);
+	}
+}
+
+/* The same rule picks among a CQ's flavors (Kueue's isPreferred compares
+ * borrowing levels): with whenCanBorrow TryNextFlavor the search goes past
+ * f1, whose quota only the org owns (level 2), to f2, which dept owns
+ * (level 1), though f1 comes first. */
+static void flavor_by_tree_level(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t da = {.cohort = "dept",
+		      .when_can_borrow = QUEUE_FUNGIBLE_TRY_NEXT,
+		      .flavors = {{"f1", 0, U, U}, {"f2", 0, U, U}}};
+	gpuq_diag_t diag = {{0}};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f1");
+	add_flavor(q, "f2");
+	assert_int_equal(put_cohort_on(q, "org", NULL, "f1", 4, U, U, &diag), GPUQ_OK);
+	assert_int_equal(put_cohort_on(q, "dept", "org", "f2", 4, U, U, &diag), GPUQ_OK);
+	add_cq(q, "a", &da);
+	add_lq(q, "ns", "la", "a");
+	add_wl(q, "a1", "ns", "la", 0, 1, 4);
+	cycle(q, 10, &r);
+	assert_true(admitted_in(&r, "a1"));
+	assert_string_equal(flavor_of(q, "a1"), "f2");
+	queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +319,8 @@ int main(void)
 	    cmocka_unit_test(reclaim_through_the_tree),
 	    cmocka_unit_test(reclaim_only_from_borrowing_subtrees),
 	    cmocka_unit_test(fair_sharing_by_level),
+	    cmocka_unit_test(borrowers_by_tree_level),
+	    cmocka_unit_test(flavor_by_tree_level),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
