@@ -242,6 +242,7 @@ static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own
 {
 	const slot_t *s = &c->slots[slot];
 	int64_t maxc = queue_slot_max_capacity(q, c, s), avail;
+	bool hier;
 
 	y->res = s->res;
 	y->flavor = s->flavor;
@@ -255,14 +256,17 @@ static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own
 	}
 	avail = queue_slot_available(q, c, s);
 	y->free = avail;
-	*lv = queue_slot_level(q, c, s, s->usage, val, NULL);
+	*lv = queue_slot_level(q, c, s, s->usage, val, &hier);
 	if (val <= avail) {
 		y->why = WHY_NONE;
 		return M_FIT;
 	}
 	y->why = slot_limit_kind(q, c, s);
+	/* Kueue's fitsResourceQuota: preemption is tried within nominal, or
+	 * within the subtree quota of a cohort below the root (hierarchical
+	 * reclaim), or while borrowing when the policy allows it */
 	if (queue_cq_can_preempt(q, c) &&
-	    (val <= s->nominal || c->borrow != QUEUE_BORROW_NEVER || q->cfg.fair_sharing))
+	    (val <= s->nominal || hier || c->borrow != QUEUE_BORROW_NEVER || q->cfg.fair_sharing))
 		return M_PREEMPT;
 	return M_WAIT;
 }

@@ -310,6 +310,54 @@ static void flavor_by_tree_level(void **st)
 	queue_destroy(q);
 }
 
+/* Kueue's hierarchical reclaim of quota a cohort owns (its test "preempt
+ * with hierarchical advantage"): q has no nominal quota of its own, but
+ * its department owns 4 GPUs, which x, directly in the org, borrows. q's
+ * 4 fit within the department's subtree quota, so q reclaims them from x
+ * (lower priority, reclaimWithinCohort LowerPriority) and runs once x is
+ * gone. Quota the root owns is nobody's guarantee: with the 4 GPUs owned
+ * by the org itself, q (in the org) has nothing to reclaim and waits, as
+ * in Kueue (preemption needs the request within nominal quota, or within
+ * a cohort below the root). */
+static void reclaim_cohort_quota_from_nominal_zero(void **st)
+{
+	for (int root_owns = 0; root_owns < 2; root_owns++) {
+		queue_t *q = mkq(false);
+		cqdef_t dq = {.cohort = root_owns ? "org" : "dept",
+			      .reclaim = QUEUE_RECLAIM_LOWER_PRIORITY,
+			      .within = QUEUE_WITHIN_LOWER_PRIORITY,
+			      .flavors = {{"f", 0, U, U}}};
+		cqdef_t dx = {.cohort = "org", .flavors = {{"f", 0, U, U}}};
+		adm_t ax[] = {{"x1", 0, 1, 4}, {NULL, 0, 0, 0}};
+		queue_result_t r;
+		int64_t now = 1;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cohort(q, "org", NULL, root_owns ? 4 : -1, U, U);
+		add_cohort(q, "dept", "org", root_owns ? -1 : 4, U, U);
+		add_cq(q, "q", &dq);
+		add_cq(q, "x", &dx);
+		add_lq(q, "ns", "lq", "q");
+		add_lq(q, "ns", "lx", "x");
+		admit_all(q, "lx", ax, 1, &now); /* x borrows all 4 */
+		add_wl(q, "q1", "ns", "lq", 5, 50, 4);
+		cycle(q, ++now, &r);
+		if (root_owns) {
+			assert_int_equal(r.n_evictions, 0);
+			assert_int_equal(state_of(q, "q1"), QUEUE_WL_PENDING);
+			queue_destroy(q);
+			continue;
+		}
+		assert_int_equal(r.n_evictions, 1);
+		assert_string_equal(r.evictions[0].victim_uid, "x1");
+		assert_string_equal(r.evictions[0].reason_name, "InCohortReclamation");
+		cycle(q, ++now, &r); /* x1's quota was released at the cycle's end */
+		assert_true(admitted_in(&r, "q1"));
+		queue_destroy(q);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +369,7 @@ int main(void)
 	    cmocka_unit_test(fair_sharing_by_level),
 	    cmocka_unit_test(borrowers_by_tree_level),
 	    cmocka_unit_test(flavor_by_tree_level),
+	    cmocka_unit_test(reclaim_cohort_quota_from_nominal_zero),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
