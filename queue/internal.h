@@ -140,7 +140,9 @@ enum {
 	WHY_NO_CANDIDATES = 7, /* needs preemption, nothing to preempt */
 	WHY_GUARANTEED = 8,    /* the CQ's own unlendable quota is used */
 	WHY_TAKEN = 9,	       /* another preemptor took its victims this cycle */
-	WHY_LAST = WHY_TAKEN,
+	WHY_SKIPPED = 10,      /* it fitted when it became head; another head
+				  took the quota since, this cycle */
+	WHY_LAST = WHY_SKIPPED,
 };
 
 typedef struct {
@@ -357,6 +359,7 @@ typedef struct {
 	fairshare_share_t share; /* weighted share with the head (fair sharing) */
 	uint64_t gen;		 /* cohort gen when computed */
 	uint8_t level;		 /* head's borrowing level (try_t.level) */
+	uint8_t mode;		 /* its M_* when fetched (skipped: fit then, not now) */
 	bool hopeless;		 /* head cannot be admitted now (processed first) */
 	uint32_t ts;		 /* a tree under fair sharing: its need is */
 	uint32_t tn;		 /* q->tneeds[ts .. ts + tn) */
