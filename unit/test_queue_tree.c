@@ -358,6 +358,88 @@ static void reclaim_cohort_quota_from_nominal_zero(void **st)
 	}
 }
 
+/* A CQ covering gpu and cpu on flavor "f", nominal 0 for both, in cohort;
+ * reclaimWithinCohort and borrowWithinCohort LowerPriority when `borrow`. */
+static void add_cq_gpu_cpu(queue_t *q, const char *name, const char *cohort, bool borrow)
+{
+	static const char *const cov[] = {"gpu", "cpu"};
+	queue_quota_spec_t qs[2] = {{0, U, U}, {0, U, U}};
+	queue_flavor_quota_spec_t fl = {"f", qs};
+	queue_group_spec_t g = {cov, 2, &fl, 1};
+	queue_cq_spec_t s = {.name = name, .cohort = cohort, .groups = &g, .n_groups = 1};
+	gpuq_diag_t diag = {{0}};
+
+	if (borrow) {
+		s.reclaim = QUEUE_RECLAIM_LOWER_PRIORITY;
+		s.borrow = QUEUE_BORROW_LOWER_PRIORITY;
+	}
+	if (queue_cq_add(q, &s, NULL, &diag))
+		fail_msg("cq %s: %s", name, diag.msg);
+}
+
+/* A workload of `gpus` gpu and `cpus` cpu in ns/lq. */
+static void add_wl_gpu_cpu(queue_t *q, const char *uid, const char *lq, int32_t prio,
+			   int64_t created, int64_t gpus, int64_t cpus)
+{
+	queue_request_t req[2] = {{"gpu", gpus}, {"cpu", cpus}};
+	queue_podset_spec_t ps = {.name = "main",
+				  .count = 1,
+				  .requests = gpus ? req : req + 1,
+				  .n_requests = gpus && cpus ? 2 : 1};
+	queue_workload_spec_t w = {.namespace_ = "ns",
+				   .name = uid,
+				   .uid = uid,
+				   .local_queue = lq,
+				   .priority = prio,
+				   .created_ms = created,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+
+	assert_int_equal(queue_workload_add(q, &w, created, NULL, NULL), GPUQ_OK);
+}
+
+/* A preemptor that borrows (borrowWithinCohort) takes from another
+ * department only what that department borrows. dept owns 4 gpu and no
+ * cpu; a in it (nominal 0) runs v1 (4 gpu, dept's) and c1, c2 (2 cpu each,
+ * the org's), so dept borrows cpu. p1 (in the org, nominal 0) asks 4 gpu
+ * and 2 cpu: taking c1 and v1 would fit it, but without v1 dept would use
+ * none of its own gpu, and v1 would take them back at once by hierarchical
+ * advantage, and p1 them again (the loop test_queue_props seed 10101
+ * found: Kueue's candidate check asks only that dept still borrow in some
+ * contested resource, cpu here). So p1 takes nothing and waits. */
+static void borrowing_preemptor_spares_department_quota(void **st)
+{
+	queue_t *q = mkq(false);
+	gpuq_diag_t diag = {{0}};
+	static const char *const cov[] = {"gpu", "cpu"};
+	queue_quota_spec_t own[2][2] = {{{0, U, U}, {4, U, U}}, {{4, U, U}, {0, U, U}}};
+	queue_flavor_quota_spec_t fl[2] = {{"f", own[0]}, {"f", own[1]}};
+	queue_group_spec_t g[2] = {{cov, 2, &fl[0], 1}, {cov, 2, &fl[1], 1}};
+	queue_cohort_spec_t org = {"org", NULL, 0, false, &g[0], 1};
+	queue_cohort_spec_t dept = {"dept", "org", 0, false, &g[1], 1};
+	queue_result_t r;
+
+	(void)st;
+	add_flavor(q, "f");
+	assert_int_equal(queue_cohort_add(q, &org, NULL, &diag), GPUQ_OK);
+	assert_int_equal(queue_cohort_add(q, &dept, NULL, &diag), GPUQ_OK);
+	add_cq_gpu_cpu(q, "a", "dept", false);
+	add_cq_gpu_cpu(q, "p", "org", true);
+	add_lq(q, "ns", "la", "a");
+	add_lq(q, "ns", "lp", "p");
+	add_wl_gpu_cpu(q, "v1", "la", 0, 1, 4, 0);
+	add_wl_gpu_cpu(q, "c2", "la", 9, 2, 0, 2); /* above p1: no candidate */
+	add_wl_gpu_cpu(q, "c1", "la", 0, 3, 0, 2);
+	cycle(q, 10, &r);
+	assert_int_equal(r.n_admissions, 3);
+	add_wl_gpu_cpu(q, "p1", "lp", 5, 50, 4, 2);
+	cycle(q, 11, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(state_of(q, "p1"), QUEUE_WL_PENDING);
+	assert_int_equal(state_of(q, "v1"), QUEUE_WL_ADMITTED);
+	queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +452,7 @@ int main(void)
 	    cmocka_unit_test(borrowers_by_tree_level),
 	    cmocka_unit_test(flavor_by_tree_level),
 	    cmocka_unit_test(reclaim_cohort_quota_from_nominal_zero),
+	    cmocka_unit_test(borrowing_preemptor_spares_department_quota),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
