@@ -56,7 +56,7 @@ uint8_t queue_slot_level(const queue_t *q, const cq_t *c, const slot_t *s, int64
 {
 	uint32_t co = c->cohort, cs = s->cslot;
 	int64_t rem, keep = quota_node_local(s->nominal, s->llimit) - usage;
-	bool dummy;
+	bool dummy = false;
 
 	reclaim = reclaim ? reclaim : &dummy;
 	*reclaim = cq_has_cohort(q, c);
