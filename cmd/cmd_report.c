@@ -2,6 +2,7 @@
  * LocalQueue, ClusterQueue or flavor from a state store's usage ledger,
  * read-only (docs/chargeback.md). */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +27,50 @@ typedef struct {
 	size_t n_prices;		   /* entries */
 } report_opts_t;
 
+#define USAGE_LINE                                                                                 \
+	"usage: gpuq report usage --state-dir DIR [--since 7d]\n"                                  \
+	"                         [--by namespace|queue|clusterqueue|flavor]\n"                    \
+	"                         [--format table|csv|json] [--price FLAVOR=PRICE]...\n"           \
+	"                         [--policy-dir DIR]\n"
+
+static void usage(FILE *out)
+{
+	fprintf(out, USAGE_LINE
+		"\n"
+		"GPU-hours (nominal and borrowed) and their cost per namespace, LocalQueue,\n"
+		"ClusterQueue or flavor, from a state store's usage ledger (gpuq serve's or\n"
+		"gpuq simulate's). Read-only: safe next to a running leader\n"
+		"(docs/chargeback.md).\n"
+		"\n"
+		"  --state-dir DIR   the store to read (required)\n"
+		"  --since D         the last D (e.g. 7d, 12h) before the ledger's clock (its\n"
+		"                    latest admission or release), from the start of that\n"
+		"                    hour; default: everything the ledger holds\n"
+		"  --by B            rows per namespace (default), queue, clusterqueue or flavor\n"
+		"  --format F        table (default), csv or json\n"
+		"  --price F=P       price of one unit of flavor F's accelerator for an hour\n"
+		"                    (repeatable; wins over the flavor's gpuq.dev/price-per-hour)\n"
+		"  --policy-dir DIR  read the flavors' price annotations from these manifests\n"
+		"  --help            this text\n"
+		"\n"
+		"Exit status: 0 done, 1 the store or the policy could not be read, 2 usage\n"
+		"error.\n");
+}
+
 static int usage_error(const char *msg, const char *val)
 {
 	fprintf(stderr, "gpuq report usage: %s%s%s\n", msg, val ? " " : "", val ? val : "");
-	fprintf(stderr, "usage: gpuq report usage --state-dir DIR [--since 7d] "
-			"[--by namespace|queue|clusterqueue|flavor] [--format table|csv|json] "
-			"[--price FLAVOR=PRICE]... [--policy-dir DIR]\n");
+	fprintf(stderr, USAGE_LINE);
 	return 2;
+}
+
+/* --help or -h anywhere among args. */
+static bool help_asked(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
 }
 
 static int parse_by(const char *v, ledger_by_t *by)
@@ -90,6 +128,10 @@ static int parse_opts(int argc, char **argv, report_opts_t *o)
 		char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		int rc = 0;
 
+		if (!v && strcmp(a, "--state-dir") != 0 && strcmp(a, "--since") != 0 &&
+		    strcmp(a, "--by") != 0 && strcmp(a, "--format") != 0 &&
+		    strcmp(a, "--price") != 0 && strcmp(a, "--policy-dir") != 0)
+			return usage_error("unknown option", a);
 		if (!v)
 			return usage_error("missing value for", a);
 		i++;
@@ -244,6 +286,10 @@ int cmd_report(int argc, char **argv)
 	policy_t *pol = NULL;
 	int rc;
 
+	if (help_asked(argc, argv)) {
+		usage(stdout);
+		return fflush(stdout) ? 1 : 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "usage") != 0)
 		return usage_error("want the report \"usage\"", argc > 1 ? argv[1] : NULL);
 	rc = parse_opts(argc, argv, &o);
