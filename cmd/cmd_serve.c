@@ -157,7 +157,7 @@ static void ui_offline(webui_t *ui, const char *dir)
 	if (policy_load_dir(dir, NULL, &p, &diag) == GPUQ_OK &&
 	    engine_core_build(p, NULL, &q, &diag) == GPUQ_OK) {
 		webui_leader_set(ui, true);
-		if (webui_prices_from_policy(ui, p) || webui_publish(ui, q, kube_now_ms()))
+		if (webui_prices_from_policy(ui, p) || webui_publish_fixed(ui, q, kube_now_ms()))
 			gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: out of memory");
 	} else {
 		gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: no queues to show: %s", diag.msg);
@@ -173,8 +173,10 @@ static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
 	int rc =
 	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
 
-	if (!rc)
+	if (!rc) {
+		webui_idle_set(*ui, opts->ui_idle_ms);
 		webui_attach(*ui, srv);
+	}
 	return rc;
 }
 
