@@ -7,6 +7,8 @@
 #  - ResourceQuota interplay: a Job that fits the queue but not what is left
 #    of the namespace's ResourceQuota is not released (its pods would be
 #    refused) until the quota frees, and says why;
+#  - every shape of GPU request (containers, init containers, sidecars, DRA
+#    claims) is suspended or gated by /mutate and accepted by /validate;
 #  - bypass attempts are refused: removing a Pod's scheduling gate, moving a
 #    released Job to another queue or removing its queue label, marking a Job
 #    admitted, binding a GPU Pod to a node; a Job sent without a queue label
@@ -40,6 +42,63 @@ lr_known() { dry_job $NS default 3 1 | grep -q 'maximum nvidia.com/gpu'; }
 rq_known() { dry_job $NS default 2 2 | grep -q 'exceeded quota'; }
 poll "the LimitRange known to gpuq" lr_known
 poll "the ResourceQuota known to gpuq" rq_known
+
+# deploy/30-webhook.yaml's matchConditions: /mutate and /validate see the
+# same objects whatever the shape of the GPU request (server-side dry runs
+# through both webhooks): every GPU Job comes back suspended and every GPU
+# Pod gated, none refused; a CPU-only Job is left alone. (A Job whose only
+# GPU was in an init container was not suspended by /mutate, whose condition
+# left init containers out, and /validate refused it.)
+# dry JSONPATH: a dry run of the YAML on stdin; prints JSONPATH of the
+# object as the webhooks made it, or the refusal
+dry() { k -n $NS create --dry-run=server -o "jsonpath=$1" -f - 2>&1; }
+# job_yaml NAME / pod_yaml NAME: a Job (a Pod) of the pod spec on stdin
+job_yaml() {
+	printf 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: %s}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n' "$1"
+	sed 's/^/      /'
+}
+pod_yaml() {
+	printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s, labels: {gpuq.dev/queue-name: default}}\nspec:\n  restartPolicy: Never\n' "$1"
+	sed 's/^/  /'
+}
+# shape NAME: a pod spec asking for a GPU that way (cpu: none)
+shape() {
+	local app='containers: [{name: m, image: x}]'
+	case $1 in
+	init-limits) echo 'initContainers: [{name: i, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]' ;;
+	init-both) echo 'initContainers: [{name: i, image: x, resources: {requests: {nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}}}]' ;;
+	sidecar) echo 'initContainers: [{name: s, image: x, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: "1"}}}]' ;;
+	main) app='containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "1"}}}]' ;;
+	claim)
+		echo 'resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]'
+		app='containers: [{name: m, image: x, resources: {claims: [{name: gpu}]}}]' ;;
+	cpu) app='containers: [{name: m, image: x, resources: {limits: {cpu: "1"}}}]' ;;
+	esac
+	echo "$app"
+}
+for sp in init-limits init-both sidecar main; do
+	out=$(shape $sp | job_yaml "shape-$sp" | dry '{.spec.suspend}')
+	check "a Job with its GPU in shape $sp is suspended by /mutate and accepted by /validate ($out)" \
+		[ "$out" = true ]
+	out=$(shape $sp | pod_yaml "shape-$sp" | dry '{.spec.schedulingGates[*].name}')
+	check "a Pod with its GPU in shape $sp is gated by /mutate and accepted by /validate ($out)" \
+		[ "$out" = gpuq.dev/admission ]
+done
+k -n $NS apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 1}}]
+YAML
+claim_job_suspended() { [ "$(shape claim | job_yaml shape-claim | dry '{.spec.suspend}')" = true ]; }
+check "a Job whose GPU is a DRA claim is suspended by /mutate and accepted by /validate" \
+	poll "the claim template known to gpuq" claim_job_suspended
+out=$(shape cpu | job_yaml shape-cpu | dry '{.spec.suspend}|{.metadata.labels}')
+check "a CPU-only Job is left alone (not suspended, no queue label: \"$out\")" \
+	sh -c "! printf '%s' \"\$1\" | grep -q -e '^true' -e gpuq.dev/queue-name" _ "$out"
 
 # pod NS NAME GPUS: a bare GPU Pod (created for real)
 pod() {
