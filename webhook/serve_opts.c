@@ -54,8 +54,9 @@ static const char usage_text[] =
     "  --state-dir DIR         state store directory, created (mode 0700) if missing\n"
     "  --gpu-resource NAME     an extra resource name to count as a GPU (repeatable,\n"
     "                          at most 32), e.g. nvidia.com/gpu.shared\n"
-    "  --controller-user NAME  username of gpuq's controller\n"
-    "                          (default " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
+    "  --controller-user NAME  username of gpuq's controller (default: from a cluster,\n"
+    "                          the user the apiserver says gpuq is, a SelfSubjectReview;\n"
+    "                          with --policy-dir " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
     "  --threads N             worker threads, 1..256 (default: online CPUs, at least 2)\n"
     "  --log-level LEVEL       debug, info, warn or error (default info)\n"
     "  --shutdown-grace D      after SIGTERM keep serving D with /readyz answering 503,\n"
@@ -611,6 +612,7 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 			    "printable characters without spaces",
 			    value, WEBHOOK_NAME_MAX);
 		opts->controller_user = value;
+		opts->controller_user_set = true;
 		return GPUQ_OK;
 	case FLAG_THREADS:
 		return parse_threads(value, &opts->threads, diag);

@@ -337,7 +337,10 @@ typedef struct {
 	const char *gpu_resources[WEBHOOK_GPU_RESOURCES_MAX]; /* --gpu-resource, in order */
 	size_t n_gpu_resources;				      /* entries in gpu_resources */
 	const char *controller_user;			      /* --controller-user (default
-								 WEBHOOK_CONTROLLER_USER_DEFAULT) */
+								 WEBHOOK_CONTROLLER_USER_DEFAULT; gpuq serve replaces
+								 it, from a cluster, with what a SelfSubjectReview
+								 says unless controller_user_set) */
+	bool controller_user_set;			      /* --controller-user was given */
 	unsigned threads;	    /* --threads 1..WEBHOOK_THREADS_MAX (default: online CPUs,
 				       at least 2) */
 	gpuq_log_level_t log_level; /* --log-level debug|info|warn|error (default info) */
