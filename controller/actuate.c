@@ -270,7 +270,13 @@ static bool job_quiet(const json_t *job)
 }
 
 /* Add the per-pod requests of Job j, times its pods not yet created
- * (all of them when `all`), to *req and *pods. */
+ * (all of them when `all`), to *req and *pods. A pod is charged in the
+ * namespace's ResourceQuota (status.used) when it is created, and the Job's
+ * status.active counts it only at the Job controller's next status write:
+ * the created pods are the more of status.active and the unfinished pods
+ * the Pods watch shows (pods_of_job), plus the finished ones (succeeded,
+ * failed). Counting a created pod as still to come held the next Job back
+ * with its quota free ("requested 16, used 8, limited 16" for 8 + 8 of 16). */
 static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
 			    int64_t *pods)
 {
@@ -285,8 +291,10 @@ static int add_pending_pods(struct controller *c, const job_t *j, bool all, quot
 		return rc;
 	}
 	missing = o.pods;
-	if (!all)
-		missing -= o.active + o.succeeded + o.failed;
+	if (!all) {
+		int64_t live = pods_of_job(c, j->uid);
+		missing -= (live > o.active ? live : o.active) + o.succeeded + o.failed;
+	}
 	if (o.finished)
 		missing = 0; /* a finished Job's pods hold no quota */
 	for (size_t i = 0; !rc && i < o.n_requests; i++)
@@ -357,6 +365,48 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 	return false;
 }
 
+void actuate_rq_clear(struct controller *c, job_t *j)
+{
+	if (!j->rq_wait)
+		return;
+	free(j->rq_wait);
+	j->rq_wait = NULL;
+	c->rq_held--;
+	status_note(c, j->uid); /* the core's word again: released, evicted, ... */
+}
+
+/* Hold j's release: the namespace's ResourceQuota would refuse its pods. */
+static void rq_hold(struct controller *c, job_t *j, const queue_workload_view_t *v, const char *why)
+{
+	char *text;
+
+	if (j->rq_wait && strcmp(j->rq_wait, why) == 0)
+		return;
+	gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v->namespace_, v->name, why);
+	text = strdup(why);
+	if (!text)
+		return; /* logged again next time */
+	if (!j->rq_wait)
+		c->rq_held++;
+	free(j->rq_wait);
+	j->rq_wait = text;
+	status_note(c, j->uid); /* its status says so */
+}
+
+void actuate_rq_recheck(struct controller *c, const char *ns)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!c->rq_held || !ns)
+		return;
+	while ((s = map_next(&c->jobs, &pos))) {
+		job_t *j = s->value;
+		if (j->rq_wait && strcmp(j->ns, ns) == 0)
+			controller_touch(c, j);
+	}
+}
+
 void actuate_job(struct controller *c, job_t *j)
 {
 	queue_workload_view_t v;
@@ -367,21 +417,22 @@ void actuate_job(struct controller *c, job_t *j)
 		return;
 	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
 		return;
+	/* a hold ends when the Job no longer waits for its release (released
+	 * meanwhile by an earlier leader, evicted, finished): its status then
+	 * says where it stands now */
+	if (j->rq_wait && (v.state != QUEUE_WL_ADMITTED || !j->suspended))
+		actuate_rq_clear(c, j);
 	switch (v.state) {
 	case QUEUE_WL_ADMITTED:
 		if (j->suspended) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
-				free(j->rq_wait);
-				j->rq_wait = NULL;
+				actuate_rq_clear(c, j);
 				if ((tree = job_tree(j)))
 					release(c, j, tree, id);
-			} else if (!j->rq_wait || strcmp(j->rq_wait, why) != 0) {
-				gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v.namespace_,
-					 v.name, why);
-				free(j->rq_wait);
-				j->rq_wait = strdup(why); /* NULL: logged again next time */
-				status_note(c, j->uid);	  /* its status says so */
+				status_note(c, j->uid); /* released: where it runs */
+			} else {
+				rq_hold(c, j, &v, why);
 			}
 		}
 		break;

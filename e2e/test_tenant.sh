@@ -6,7 +6,9 @@
 #    apiserver's own answer in a namespace gpuq does not manage);
 #  - ResourceQuota interplay: a Job that fits the queue but not what is left
 #    of the namespace's ResourceQuota is not released (its pods would be
-#    refused) until the quota frees, and says why;
+#    refused) until the quota frees, and says why; once released and once
+#    finished its status says so; a released Job's pod is counted once
+#    (charged in used, its Job's status not yet counting it);
 #  - every shape of GPU request (containers, init containers, sidecars, DRA
 #    claims) is suspended or gated by /mutate and accepted by /validate;
 #  - bypass attempts are refused: removing a Pod's scheduling gate, moving a
@@ -39,6 +41,7 @@ YAML
 done
 # gpuq has seen both when its dry runs are refused for them
 lr_known() { dry_job $NS default 3 1 | grep -q 'maximum nvidia.com/gpu'; }
+rq_used() { k -n "$1" get resourcequota gpu-quota -o 'jsonpath={.status.used.requests\.nvidia\.com/gpu}'; }
 rq_known() { dry_job $NS default 2 2 | grep -q 'exceeded quota'; }
 poll "the LimitRange known to gpuq" lr_known
 poll "the ResourceQuota known to gpuq" rq_known
@@ -150,8 +153,52 @@ check "the next one, over what is left of the ResourceQuota, waits and says so" 
 	poll "rq-2 explained" bash -c "job_status_has $NS rq-2 ResourceQuota"
 check "it is still suspended (its pods would be refused)" job_suspended $NS rq-2
 check "it is released once the first one's pods are done" poll "rq-2 running" bash -c "job_running $NS rq-2"
+# its gpuq.dev/status says where it stands now: no longer the quota's wait
+check "once released, its status no longer says it waits for the ResourceQuota" \
+	poll "rq-2's status" bash -c "job_status_has $NS rq-2 '^admitted in ClusterQueue'"
 check "its pods were admitted by the apiserver (no quota refusal)" poll "rq-2 complete" \
 	sh -c "$(declare -f k job_field job_complete); job_complete $NS rq-2"
+check "once complete, its status says it finished" \
+	poll "rq-2's status" bash -c "job_status_has $NS rq-2 '^finished in ClusterQueue'"
+out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS rq-2 2>&1)
+check "gpuq status says so too" sh -c "printf '%s' \"\$1\" | grep -q 'rq-2.* finished in ClusterQueue'" _ "$out"
+
+# A released Job's pods are counted once: in the ResourceQuota's used from
+# their creation, as still to come only before it. The Job's status.active
+# counts a pod only at the Job controller's next status write, so gpuq
+# counts the pods it sees. To hold that moment still, the controller-manager
+# is stopped: dc-a is released and a pod of it made by hand (what the Job
+# controller would have made; gated, so it never runs): used has its 2 GPUs,
+# dc-a's status none. dc-b's 1 GPU fits what is left of the 3; counted twice
+# (2 used + 2 to come + 1) it waited ("requested 3, used 2, limited 3").
+export -f rq_used
+poll "the ResourceQuota's used back at 0" bash -c "[ \"\$(rq_used $NS)\" = 0 ]"
+KCM_PID=$(cat "$E2E_RUN/cluster/pids/kube-controller-manager.pid")
+kill -STOP "$KCM_PID"
+trap 'kill -CONT "$KCM_PID" 2>/dev/null' EXIT
+gpu_job $NS dc-a 2 "" 600s
+poll "dc-a released" bash -c "job_running $NS dc-a"
+k -n $NS create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: dc-a-pod
+  labels: {gpuq.dev/queue-name: default}
+  ownerReferences:
+  - {apiVersion: batch/v1, kind: Job, name: dc-a, uid: "$(job_field $NS dc-a '{.metadata.uid}')", controller: true}
+spec:
+  restartPolicy: Never
+  containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+check "dc-a's pod is charged to the ResourceQuota while dc-a's status counts none" \
+	poll "used 2" bash -c "[ \"\$(rq_used $NS)\" = 2 ] && [ -z \"\$(job_field $NS dc-a '{.status.active}')\" ]"
+gpu_job $NS dc-b 1 "" 2s
+check "a Job that fits what is left of the ResourceQuota is released (dc-a's pod counted once)" \
+	poll "dc-b released" bash -c "job_running $NS dc-b"
+k -n $NS delete pod dc-a-pod --wait=false >/dev/null 2>&1
+k -n $NS delete job dc-a dc-b --wait=false >/dev/null 2>&1
+kill -CONT "$KCM_PID"
+trap - EXIT
 
 # bypass attempts, with the LimitRange and ResourceQuota gone: the queue's
 # own 8 GPUs are the limit now
