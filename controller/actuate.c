@@ -309,48 +309,54 @@ static int add_pending_pods(struct controller *c, const job_t *j, bool all, quot
 	return rc;
 }
 
-/* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
- * status.used as the apiserver last reported it, plus the pods of Jobs gpuq
- * released in the namespace that do not exist yet (the apiserver charges a
- * pod when it is created, so those are not in used). A Job the quota would
- * refuse stays suspended, holding its admission, instead of running with
- * part of its pods (no gang). Limits are taken equal to requests (the
- * decoder keeps requests only): a limits.* quota can refuse a pod later. */
-static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
+/* The namespace's ResourceQuotas' status.used as the watch last showed them
+ * (the policy's copy is of when the policy was built: gpuq's snapshot
+ * ignores status changes), into used[i] for pn->quotas[i]. */
+static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quota_reslist_t *used)
 {
-	const char *ns = j->ns;
-	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
-	quota_resourcequota_t live[8];
-	const quota_resourcequota_t *rqs[8];
-	quota_reslist_t req = {0};
-	gpuq_diag_t diag = {{0}};
-	int64_t pods = 0;
-	size_t n = 0, pos = 0;
-	map_slot_t *s;
-
-	if (!pn || !pn->n_quotas)
-		return true;
-	for (size_t i = 0; i < pn->n_quotas && n < 8; i++) {
-		char key[600];
+	for (size_t i = 0; i < pn->n_quotas; i++) {
+		char key[2 * QUOTA_OBJ_NAME_MAX + 2];
 		const pobj_t *po;
-		const json_t *used;
+		const json_t *st;
 		const char *k;
 		json_t *v;
-		live[n] = *pn->quotas[i];
-		memset(&live[n].used, 0, sizeof(live[n].used));
+
 		snprintf(key, sizeof(key), "%s/%s", pn->quotas[i]->namespace_, pn->quotas[i]->name);
 		po = map_get(&c->objs[RES_RESOURCEQUOTAS], key);
-		used = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
-		json_object_foreach((json_t *)used, k, v)
+		st = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
+		json_object_foreach((json_t *)st, k, v)
 		{
 			quota_qty_t q;
 			const char *t = json_string_value(v);
 			if (t && quota_qty_parse(t, strlen(t), &q, NULL) == GPUQ_OK)
-				(void)quota_reslist_set(&live[n].used, k, &q);
+				(void)quota_reslist_set(&used[i], k, &q);
 		}
-		rqs[n] = &live[n];
-		n++;
 	}
+}
+
+/* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
+ * every one of them, as the webhook checks them (quota_resourcequota_check
+ * over policy_namespace_t's whole list, here with the watch's status.used),
+ * against status.used plus the pods of Jobs gpuq released in the namespace
+ * that do not exist yet (the apiserver charges a pod when it is created, so
+ * those are not in used). A Job the quota would refuse stays suspended,
+ * holding its admission, instead of running with part of its pods (no
+ * gang). Limits are taken equal to requests (the decoder keeps requests
+ * only): a limits.* quota can refuse a pod later. */
+static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
+{
+	const char *ns = j->ns;
+	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
+	quota_reslist_t *used, req = {0};
+	const quota_reslist_t **used_now;
+	gpuq_diag_t diag = {{0}};
+	int64_t pods = 0;
+	size_t pos = 0;
+	map_slot_t *s;
+	bool fits;
+
+	if (!pn || !pn->n_quotas)
+		return true;
 	if (add_pending_pods(c, j, true, &req, &pods))
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = map_next(&c->jobs, &pos))) {
@@ -359,10 +365,24 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
 	}
-	if (quota_resourcequota_check(rqs, n, &req, &req, pods, 0, &diag) == GPUQ_OK)
-		return true;
-	snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s", diag.msg);
-	return false;
+	used = calloc(pn->n_quotas, sizeof(*used));
+	used_now = calloc(pn->n_quotas, sizeof(const quota_reslist_t *));
+	if (!used || !used_now) {
+		free(used);
+		free(used_now);
+		return true; /* no memory: the apiserver will judge the pods */
+	}
+	rq_used_now(c, pn, used);
+	for (size_t i = 0; i < pn->n_quotas; i++)
+		used_now[i] = &used[i];
+	fits = quota_resourcequota_check_used(pn->quotas, used_now, pn->n_quotas, &req, &req, pods,
+					      0, &diag) == GPUQ_OK;
+	free(used);
+	free(used_now);
+	if (!fits)
+		snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s",
+			 diag.msg);
+	return fits;
 }
 
 void actuate_rq_clear(struct controller *c, job_t *j)

@@ -144,7 +144,25 @@ check "with the apiserver's quota wording" \
 	sh -c "printf '%s' \"\$1\" | grep -qF -- \"exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=4\" &&
 		printf '%s' \"\$2\" | grep -qF -- \"exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=2\"" _ "$gpuq" "$apiserver"
 
-# ResourceQuota interplay: 2 + 2 GPUs fit the queue (8) but not the quota (3)
+# ResourceQuota interplay: 2 + 2 GPUs fit the queue (8) but not the quota (3).
+# Eight more quotas come first in the namespace's list (aa-0..aa-7, loose):
+# the controller judges by all nine as the webhook does (it used to look at
+# the first 8 only, and released rq-2 past gpu-quota; the apiserver then
+# refused its pod). aa-7 caps pods at 50, so a dry run of 60 pods shows when
+# gpuq knows them all.
+for i in 0 1 2 3 4 5 6 7; do
+	pods=""
+	[ $i = 7 ] && pods=', pods: "50"'
+	k -n $NS apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: aa-$i}
+spec:
+  hard: {requests.nvidia.com/gpu: "100"$pods}
+YAML
+done
+aa_known() { dry_job $NS default 1 60 | grep -q 'exceeded quota: aa-7'; }
+poll "the eight more ResourceQuotas known to gpuq" aa_known
 export -f k job_field job_running job_suspended job_status job_status_has
 gpu_job $NS rq-1 2 "" 20s
 check "a Job within the ResourceQuota is released" poll "rq-1 running" bash -c "job_running $NS rq-1"
@@ -203,7 +221,7 @@ trap - EXIT
 # bypass attempts, with the LimitRange and ResourceQuota gone: the queue's
 # own 8 GPUs are the limit now
 k -n $NS delete limitrange gpu-max >/dev/null
-k -n $NS delete resourcequota gpu-quota >/dev/null
+k -n $NS delete resourcequota gpu-quota aa-0 aa-1 aa-2 aa-3 aa-4 aa-5 aa-6 aa-7 >/dev/null
 poll "gpuq has seen them go" dry_job $NS default 3 1
 k -n $NS create -f - >/dev/null <<'YAML'
 apiVersion: batch/v1
