@@ -459,9 +459,11 @@ void actuate_job(struct controller *c, job_t *j)
 	case QUEUE_WL_EVICTING:
 		if (!(tree = job_tree(j)))
 			break;
+		/* its quota is free only once its pods are gone: by the Job's
+		 * status and by the Pods watch alike */
 		if (!j->suspended)
 			suspend(c, j, tree);
-		else if (job_quiet(tree))
+		else if (job_quiet(tree) && pods_of_job(c, j->uid) == 0)
 			restore(c, j, tree);
 		break;
 	default:

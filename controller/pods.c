@@ -87,14 +87,19 @@ static void jobpod_free(jobpod_t *p)
 	free(p);
 }
 
-/* Pod pod_uid is no longer an unfinished pod of its Job. */
+/* Pod pod_uid is no longer an unfinished pod of its Job: the Job is
+ * compared again (an evicted Job's quota waits for its last pod). */
 static void jobpod_forget(struct controller *c, const char *pod_uid)
 {
 	jobpod_t *p = map_del(&c->job_pods, pod_uid);
+	job_t *j;
 
 	if (!p)
 		return;
 	job_count(c, p->job, -1);
+	j = controller_job(c, p->job);
+	if (j)
+		controller_touch(c, j);
 	actuate_rq_recheck(c, p->ns);
 	jobpod_free(p);
 }
