@@ -199,7 +199,7 @@ check "/api/v1/cluster usage: $NS held $(usage_gpu) GPU-hours (j1, j2: at least 
 gpu_job $NS low1 1 "" 60s
 gpu_job $NS low2 1 "" 60s
 poll "low1 and low2 released" sh -c "$(declare -f k job_field job_running); job_running $NS low1 && job_running $NS low2"
-gpu_job $NS hi 2 e2e-ui-high 2s
+gpu_job $NS hi 2 e2e-ui-high 120s # still running when the tenant page is read
 poll "hi released (low1 and low2 preempted)" sh -c "$(declare -f k job_field job_running); job_running $NS hi" ||
 	notok "hi released"
 cdp nav "$BASE/ui/#/events" >/dev/null
