@@ -833,12 +833,19 @@ if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" $QSRC 2>"$TMP/qcc.log"; then
 	qdelays=$(awk -v seed="$SEED" -v n="$QKILLS" 'BEGIN { srand(seed + 1);
 		for (i = 0; i < n; i++) { r = rand(); printf "%.3f\n", 0.02 + r * 0.4 } }')
 	k=0
+	last_q=0  # the seq stored after the previous kill (the store carries over)
+	last_fp=  # ... and the state it hashed to
 	for d in $qdelays; do
 		k=$((k + 1))
-		[ $((k % 5)) -eq 1 ] && rm -rf "$QDIR"
+		if [ $((k % 5)) -eq 1 ]; then
+			rm -rf "$QDIR"
+			last_q=0
+			last_fp=
+		fi
 		"$QW" run "$QDIR" "$((SEED + k))" >"$TMP/qout" 2>"$TMP/qerr" &
 		pid=$!
 		first_line "$TMP/qout" '^seq [0-9]+ fp [0-9a-f]+$' "$pid"
+		kill -0 "$pid" 2>/dev/null && alive=yes || alive="no (exited before its first seq line)"
 		sleep "$d"
 		kill -9 "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
@@ -853,21 +860,23 @@ if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" $QSRC 2>"$TMP/qcc.log"; then
 		stored=$2
 		fp=$4
 		want=$(grep -E "^(seq|pending) $stored fp [0-9a-f]+$" "$TMP/qout" | tail -n 1 | cut -d' ' -f4)
-		if [ -z "$printed" ]; then
-			# killed before its first commit returned: nothing or one step stored
-			lo=0
-		else
-			lo=$printed
-		fi
+		# nothing of this run stored: the state the previous run left
+		[ -z "$want" ] && [ "$stored" -eq "$last_q" ] && want=$last_fp
+		# killed before its first commit returned: what was stored before, or
+		# one step more (it was stored as the line before it, "pending")
+		lo=${printed:-$last_q}
 		if [ -n "$want" ] && [ "$fp" = "$want" ] && [ "$stored" -ge "$lo" ] &&
 			[ "$stored" -le $((lo + 1)) ]; then
-			ok "queue kill $k after ${d}s: restored seq $stored (printed ${printed:-none}) hashes $fp as committed"
+			ok "queue kill $k after ${d}s: restored seq $stored (printed ${printed:-none}, before $last_q) hashes $fp as committed"
 		elif [ -z "$want" ] && [ "$stored" -eq 0 ]; then
 			ok "queue kill $k after ${d}s: killed before the first commit, store empty"
 		else
-			notok "queue kill $k after ${d}s: restored seq $stored fp $fp, writer printed ${printed:-none}, wanted '${want}'"
+			notok "queue kill $k after ${d}s: restored seq $stored fp $fp, writer printed ${printed:-none}, stored before $last_q, wanted '${want}', writer alive after the wait: $alive"
 			tail -n 3 "$TMP/qout" | sed 's/^/# /'
+			sed 's/^/# stderr: /' "$TMP/qerr"
 		fi
+		last_q=$stored
+		last_fp=$fp
 	done
 else
 	notok "queue-level writer compiles (queue/ or fairshare/ missing?)"
