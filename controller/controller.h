@@ -82,7 +82,7 @@
 #define CONTROLLER_ANNOT_ORIGINAL                                                                  \
 	"gpuq.dev/original-scheduling"		  /* template's nodeSelector and                   \
 						     tolerations before release */
-#define CONTROLLER_ANNOT_STATUS "gpuq.dev/status" /* the core's explanation */
+#define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS /* the coarse status (queue_workload_status) */
 /* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
  * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
  * binaryData["ledger"], a summary for people in data["summary"]. */

@@ -35,6 +35,9 @@
 #define WEBHOOK_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name" /* accepted as the same */
 #define WEBHOOK_LABEL_MANAGED "gpuq.dev/managed"	      /* "true" on a gpuq Job's template */
 #define WEBHOOK_ANNOT_ADMITTED "gpuq.dev/admitted" /* "true": set by the controller only */
+/* where the workload stands, coarse (queue_workload_status): first written
+ * by /mutate, then by the controller when its state changes */
+#define WEBHOOK_ANNOT_STATUS "gpuq.dev/status"
 #define WEBHOOK_GATE "gpuq.dev/admission"	   /* Pod scheduling gate */
 #define WEBHOOK_DEFAULT_QUEUE "default"		   /* queue when none is named */
 #define WEBHOOK_CONTROLLER_USER_DEFAULT "system:serviceaccount:gpuq-system:gpuq"
