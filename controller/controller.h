@@ -80,9 +80,10 @@
 /* Annotations gpuq writes on a Job. */
 #define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
 #define CONTROLLER_ANNOT_ORIGINAL                                                                  \
-	"gpuq.dev/original-scheduling"		  /* template's nodeSelector and                   \
-						     tolerations before release */
-#define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS /* the coarse status (queue_workload_status) */
+	"gpuq.dev/original-scheduling"		     /* template's nodeSelector and                \
+							tolerations before release */
+#define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS /* the coarse status (queue_workload_status)  \
+						      */
 /* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
  * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
  * binaryData["ledger"], a summary for people in data["summary"]. */

@@ -445,7 +445,7 @@ static void status_written_only_when_it_changes(void **state)
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	status_jobs(c);
 	assert_int_equal(swriter_backlog(c->swriter), 0); /* both carry it already */
-	ctl_job_event(c, KUBE_EV_ADDED, d);		 /* created without it */
+	ctl_job_event(c, KUBE_EV_ADDED, d);		  /* created without it */
 	status_jobs(c);
 	assert_int_equal(swriter_backlog(c->swriter), 1);
 	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */

@@ -166,8 +166,7 @@ static const char *queue_of(const webhook_workload_t *w)
  * nothing to write until its state changes: a burst of Jobs costs no
  * status writes. Left out when the LocalQueue is unknown (/validate
  * refuses the object then) or the object already says so. */
-static void patch_status(webhook_review_t *r, const webhook_workload_t *w,
-			 const webhook_jv_t *meta)
+static void patch_status(webhook_review_t *r, const webhook_workload_t *w, const webhook_jv_t *meta)
 {
 	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, queue_of(w));
 	const webhook_jv_t *ann =
