@@ -16,7 +16,7 @@
 #    admitted, binding a GPU Pod to a node; a Job sent without a queue label
 #    still waits in the namespace's default queue.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 32
 NS=e2e-t
 PLAIN=e2e-t-plain # not a tenant: the apiserver alone judges it
 

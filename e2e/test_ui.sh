@@ -11,7 +11,7 @@
 # Screenshots of each page are kept in $E2E_RUN/ui (and copied to
 # build/e2e-artifacts/ui); page weight and time to first render are printed.
 . "$(dirname "$0")/lib.sh"
-plan 30
+plan 31
 NS=e2e-ui
 CQ=e2e-ui
 FLAVOR=e2e-ui-h100
