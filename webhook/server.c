@@ -57,7 +57,7 @@ typedef struct request {
 	struct MHD_Connection *conn; /* the suspended connection */
 	char *app_path;		     /* copy of the path (owned) */
 	char *app_auth;		     /* copy of the Authorization header (owned), or NULL */
-	char *app_query;	     /* the query's arguments, "k=v&k=v" decoded (owned), or
+	char *app_query;	     /* the query's arguments, "k=v&k=v" as sent (owned), or
 					NULL */
 	bool app_head;		     /* HEAD */
 	bool slow_done;		     /* the worker ran (or skipped) the slow part */

@@ -587,7 +587,7 @@ typedef struct webhook_server webhook_server_t;
  *
  * One app (webui/) may answer GET and HEAD on /ui, /ui/..., /api/... and
  * /apis/... (a path the server accepts: plain characters, no escapes, at
- * most WEBHOOK_APP_PATH_MAX bytes; its query's arguments decoded, at most
+ * most WEBHOOK_APP_PATH_MAX bytes; its query's arguments as sent (no percent-decoding), at most
  * WEBHOOK_APP_QUERY_MAX bytes, else 414). The webhook knows nothing of what it serves.
  * An app answer that needs slow work (the apiserver's TokenReview and
  * SubjectAccessReview) never runs on a server thread: the app says
@@ -615,7 +615,7 @@ typedef struct {
 	const char *authorization; /* the Authorization header, NULL when absent
 				      (or longer than WEBHOOK_APP_AUTH_MAX) */
 	bool head;		   /* HEAD (the body is not sent) */
-	const char *query;	   /* the query's arguments decoded, joined as
+	const char *query;	   /* the query's arguments as sent (not percent-decoded), joined as
 				      "k=v&k=v" in the order sent, or NULL when
 				      none (a value holding '&' or '=' is not told
 				      apart) */
