@@ -57,6 +57,7 @@ int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t
 	const char *prev_ns = NULL, *prev_msg = NULL;
 	char msg[WEBUI_REASON_MAX];
 
+	s->n_vis = 0;
 	s->vis = malloc((n ? n : 1) * sizeof(*s->vis));
 	if (!lq_seen || !s->vis) {
 		free(lq_seen);
