@@ -88,7 +88,10 @@ static int parse(int argc, char **argv, status_opts_t *o)
 	o->ca = getenv("GPUQ_CA");
 	if (o->ca && !o->ca[0])
 		o->ca = NULL;
-	o->insecure = getenv("GPUQ_INSECURE") && !strcmp(getenv("GPUQ_INSECURE"), "1");
+	{
+		const char *ins = getenv("GPUQ_INSECURE");
+		o->insecure = ins && !strcmp(ins, "1");
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], **dst = value_opt(o, a);
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -436,8 +436,9 @@ int kube_config_at(const kube_config_t *base, const char *server, const char *ca
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "server \"%.80s\": expected https://HOST:PORT", server);
 	rc = config_new(&cfg);
-	if (!rc)
-		rc = dup_str(server, &cfg->server);
+	if (rc)
+		return rc;
+	rc = dup_str(server, &cfg->server);
 	if (!rc && cfg->server[n - 1] == '/')
 		cfg->server[n - 1] = '\0';
 	if (!rc && base->ns)
