@@ -165,7 +165,7 @@ pw=$((p1 - p0))
 ws=$(awk -v p="$pw" 'BEGIN { printf "%.1f", p / 50 }')
 echo "status writes: $pw PATCHes of Jobs for a burst of $NF Jobs ($annotated carry gpuq.dev/status); $(awk -v p="$pw" -v n="$NF" 'BEGIN { printf "%.4f", p / n }') per Job; $ws s at --qps 50 (a per-Job status with the position: at least $NF writes, $((NF / 50)) s)"
 verdict "$ws" "<" 10 "status write time for a burst of $NF Jobs at --qps 50, s"
-echo "README 13 | on the local control plane: a burst of $NF GPU Jobs queued | $pw status PATCHes, $ws s of writes at --qps 50 (was $((NF / 50)) s) | < 10 s |"
+echo "README 14 | on the local control plane: a burst of $NF GPU Jobs queued | $pw status PATCHes, $ws s of writes at --qps 50 (was $((NF / 50)) s) | < 10 s |"
 echo "memory: $(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}') Jobs queued; gpuq RSS ${r0} kB before, ${r1} kB after"
 echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages)"
 per=$(awk -v a="$r0" -v b="$r1" -v n="$NF" 'BEGIN { printf "%.2f", (b - a) / n }')
