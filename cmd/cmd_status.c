@@ -23,7 +23,7 @@ static const char usage_text[] =
     "only that Job of NAMESPACE. Without --kubeconfig the in-cluster service\n"
     "account is used, then $KUBECONFIG.\n"
     "\n"
-    "With --gpuq-server (gpuq's own port, e.g. https://gpuq.gpuq-system.svc:443;\n"
+    "With --gpuq-server (gpuq's own port, e.g. https://gpuq-webhook.gpuq-system.svc;\n"
     "default $GPUQ_SERVER; $GPUQ_CA, $GPUQ_INSECURE=1 likewise), the pending work as gpuq sees it "
     "now, from its\n"
     "visibility API: each pending workload's place in its ClusterQueue and in its\n"
