@@ -24,13 +24,13 @@ static const char usage_text[] =
     "account is used, then $KUBECONFIG.\n"
     "\n"
     "With --gpuq-server (gpuq's own port, e.g. https://gpuq-webhook.gpuq-system.svc;\n"
-    "default $GPUQ_SERVER; $GPUQ_CA, $GPUQ_INSECURE=1 likewise), the pending work as gpuq sees it "
-    "now, from its\n"
-    "visibility API: each pending workload's place in its ClusterQueue and in its\n"
-    "LocalQueue, priority and reason; per ClusterQueue with -A (cluster access),\n"
-    "else per LocalQueue of NAMESPACE (a tenant's token suffices). gpuq reviews\n"
-    "the kubeconfig user's bearer token (or --token's) with the apiserver; its\n"
-    "serving certificate is checked against --gpuq-ca (default: the system's CAs).\n"
+    "default $GPUQ_SERVER; $GPUQ_CA and $GPUQ_INSECURE=1 likewise), the pending\n"
+    "work as gpuq sees it now, from its visibility API: each pending workload's\n"
+    "place in its ClusterQueue and in its LocalQueue, priority and reason; per\n"
+    "ClusterQueue with -A (cluster access), else per LocalQueue of NAMESPACE (a\n"
+    "tenant's token suffices). gpuq reviews the kubeconfig user's bearer token (or\n"
+    "--token's) with the apiserver; its serving certificate is checked against\n"
+    "--gpuq-ca (default: the system's CAs).\n"
     "--limit N (default 50, at most 10000) rows per queue.\n";
 
 typedef struct {
