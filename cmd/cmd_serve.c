@@ -204,14 +204,17 @@ static void ui_offline(webui_t *ui, const char *dir)
 	policy_unref(p);
 }
 
-/* The web view (--ui true) on srv's routes, before the server starts. */
+/* The web view (--ui true) and the visibility API (--visibility, a
+ * cluster source) on srv's routes, before the server starts. */
 static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
 		    const kube_config_t *kcfg, webui_t **ui, gpuq_diag_t *diag)
 {
+	bool vis = opts->visibility && opts->source != WEBHOOK_SOURCE_DIR;
 	int rc =
 	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
 
 	if (!rc) {
+		webui_routes_set(*ui, opts->ui, vis);
 		webui_idle_set(*ui, opts->ui_idle_ms);
 		webui_attach(*ui, srv);
 	}
@@ -296,7 +299,7 @@ int cmd_serve(int argc, char **argv)
 		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
 	if (!rc)
 		rc = webhook_server_create(&opts, &srv, &diag);
-	if (!rc && opts.ui)
+	if (!rc && (opts.ui || (opts.visibility && opts.source != WEBHOOK_SOURCE_DIR)))
 		rc = start_ui(&opts, srv, kcfg, &ui, &diag);
 	if (!rc)
 		rc = webhook_server_start(srv, &diag);

@@ -1,6 +1,8 @@
 /* gpuq status: the queues and why each workload waits, read from the
- * apiserver (ClusterQueue status and the Jobs' gpuq.dev/status annotations
- * the controller writes). */
+ * apiserver (ClusterQueue status and the Jobs' coarse gpuq.dev/status
+ * annotations the controller writes) and, with --gpuq-server, every
+ * pending workload's positions and reason from gpuq's visibility API
+ * (webui/visibility.c, docs/visibility.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,41 +10,104 @@
 #include "cmd/cmd.h"
 #include "controller/controller.h"
 #include "kube/kube.h"
+#include "webui/webui.h"
 
 static const char usage_text[] =
     "usage: gpuq status [--kubeconfig FILE] [-n NAMESPACE | -A] [JOB]\n"
+    "                   [--gpuq-server https://HOST:PORT [--gpuq-ca FILE |\n"
+    "                    --gpuq-insecure] [--token TOKEN] [--limit N]]\n"
     "\n"
     "Prints every ClusterQueue (pending, admitted, GPUs in use, per flavor usage),\n"
     "then the GPU Jobs gpuq manages in NAMESPACE (every namespace with -A), each\n"
-    "with its state and the queueing core's explanation of where it stands and\n"
-    "why it waits. With JOB, only that Job of NAMESPACE. Without --kubeconfig the\n"
-    "in-cluster service account is used, then $KUBECONFIG.\n";
+    "with its state and its coarse status (waiting or admitted, and why). With JOB,\n"
+    "only that Job of NAMESPACE. Without --kubeconfig the in-cluster service\n"
+    "account is used, then $KUBECONFIG.\n"
+    "\n"
+    "With --gpuq-server (gpuq's own port, e.g. https://gpuq-webhook.gpuq-system.svc;\n"
+    "default $GPUQ_SERVER; $GPUQ_CA and $GPUQ_INSECURE=1 likewise), the pending\n"
+    "work as gpuq sees it now, from its visibility API: each pending workload's\n"
+    "place in its ClusterQueue and in its LocalQueue, priority and reason; per\n"
+    "ClusterQueue with -A (cluster access), else per LocalQueue of NAMESPACE (a\n"
+    "tenant's token suffices). gpuq reviews the kubeconfig user's bearer token (or\n"
+    "--token's) with the apiserver; its serving certificate is checked against\n"
+    "--gpuq-ca (default: the system's CAs).\n"
+    "--limit N (default 50, at most 10000) rows per queue.\n";
 
 typedef struct {
 	const char *kubeconfig; /* --kubeconfig */
 	const char *ns;		/* -n */
 	bool all;		/* -A */
 	const char *job;	/* JOB */
+	const char *server;	/* --gpuq-server (gpuq's own port), or NULL */
+	const char *ca;		/* --gpuq-ca */
+	bool insecure;		/* --gpuq-insecure */
+	const char *token;	/* --token */
+	long limit;		/* --limit */
 } status_opts_t;
+
+/* The options that take a value: where each goes. */
+static const char **value_opt(status_opts_t *o, const char *a)
+{
+	static const char *limit_text;
+
+	if (!strcmp(a, "--kubeconfig"))
+		return &o->kubeconfig;
+	if (!strcmp(a, "-n") || !strcmp(a, "--namespace"))
+		return &o->ns;
+	if (!strcmp(a, "--gpuq-server"))
+		return &o->server;
+	if (!strcmp(a, "--gpuq-ca"))
+		return &o->ca;
+	if (!strcmp(a, "--token"))
+		return &o->token;
+	if (!strcmp(a, "--limit"))
+		return &limit_text;
+	return NULL;
+}
+
+static int parse_limit(const char *v, long *out)
+{
+	char *end;
+	long x = strtol(v, &end, 10);
+
+	if (!*v || *end || x < 1 || x > WEBUI_VIS_LIMIT_MAX) {
+		fprintf(stderr, "gpuq status: --limit \"%s\": expected a whole number 1..%d\n", v,
+			WEBUI_VIS_LIMIT_MAX);
+		return 2;
+	}
+	*out = x;
+	return 0;
+}
 
 static int parse(int argc, char **argv, status_opts_t *o)
 {
+	o->limit = 50;
+	o->server = getenv("GPUQ_SERVER");
+	if (o->server && !o->server[0])
+		o->server = NULL;
+	o->ca = getenv("GPUQ_CA");
+	if (o->ca && !o->ca[0])
+		o->ca = NULL;
+	{
+		const char *ins = getenv("GPUQ_INSECURE");
+		o->insecure = ins && !strcmp(ins, "1");
+	}
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], **dst = value_opt(o, a);
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_text, stdout);
 			return 1;
 		}
-		if ((!strcmp(a, "--kubeconfig") || !strcmp(a, "-n") || !strcmp(a, "--namespace")) &&
-		    i + 1 < argc) {
-			if (!strcmp(a, "--kubeconfig"))
-				o->kubeconfig = argv[++i];
-			else
-				o->ns = argv[++i];
+		if (dst && i + 1 < argc) {
+			*dst = argv[++i];
+			if (!strcmp(a, "--limit") && parse_limit(*dst, &o->limit))
+				return 2;
 		} else if (!strncmp(a, "--kubeconfig=", 13)) {
 			o->kubeconfig = a + 13;
 		} else if (!strcmp(a, "-A") || !strcmp(a, "--all-namespaces")) {
 			o->all = true;
+		} else if (!strcmp(a, "--gpuq-insecure")) {
+			o->insecure = true;
 		} else if (a[0] != '-' && !o->job) {
 			o->job = a;
 		} else {
@@ -65,7 +130,8 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
 	return s ? s : "";
 }
 
-static void print_queues(kube_client_t *cl)
+/* The ClusterQueues' table; their list returned (NULL when unreadable). */
+static json_t *print_queues(kube_client_t *cl)
 {
 	json_t *list = NULL, *cq;
 	gpuq_diag_t diag = {{0}};
@@ -74,7 +140,7 @@ static void print_queues(kube_client_t *cl)
 	if (kube_request_json(cl, "GET", "/apis/gpuq.dev/v1beta1/clusterqueues", NULL, NULL, &list,
 			      &diag)) {
 		fprintf(stderr, "gpuq status: cannot list ClusterQueues: %s\n", diag.msg);
-		return;
+		return NULL;
 	}
 	printf("%-24s %-16s %8s %8s %6s  %s\n", "CLUSTERQUEUE", "COHORT", "PENDING", "ADMITTED",
 	       "GPUS", "USAGE");
@@ -104,7 +170,7 @@ static void print_queues(kube_client_t *cl)
 		       (long long)json_integer_value(json_object_get(st, "admittedWorkloads")),
 		       (long long)json_integer_value(json_object_get(st, "gpusInUse")), usage);
 	}
-	json_decref(list);
+	return list;
 }
 
 static const char *job_state(const json_t *job)
@@ -174,11 +240,132 @@ static int print_jobs(kube_client_t *cl, const status_opts_t *o)
 	return 0;
 }
 
+/* ---- the pending work, from gpuq's visibility API ---- */
+
+/* One queue's PendingWorkloadsSummary from gpuq (path under
+ * WEBUI_VIS_PREFIX), its rows printed (only job's when job is set).
+ * 0, or 1 when gpuq refused or could not be reached (said on stderr). */
+static int print_pending(kube_client_t *g, const char *path, const char *queue,
+			 const status_opts_t *o)
+{
+	char full[KUBE_URL_MAX];
+	json_t *sum = NULL, *it;
+	gpuq_diag_t diag = {{0}};
+	long long total;
+	size_t i;
+
+	snprintf(full, sizeof(full), "%s%s?limit=%ld", WEBUI_VIS_PREFIX, path, o->limit);
+	if (kube_request_json(g, "GET", full, NULL, NULL, &sum, &diag)) {
+		fprintf(stderr, "gpuq status: pending work of %s from %s: %s\n", queue, o->server,
+			diag.msg);
+		return 1;
+	}
+	json_array_foreach(json_object_get(sum, "items"), i, it)
+	{
+		char name[600];
+		const char *ns = str_at(it, "metadata", "namespace");
+		const char *n = str_at(it, "metadata", "name");
+		if (o->job && strcmp(n, o->job) != 0)
+			continue;
+		snprintf(name, sizeof(name), "%s/%s", ns, n);
+		printf("%-24s %6lld %6lld  %-40s %5lld  %-10s %s\n", queue,
+		       (long long)json_integer_value(json_object_get(it, "positionInClusterQueue")),
+		       (long long)json_integer_value(json_object_get(it, "positionInLocalQueue")),
+		       name, (long long)json_integer_value(json_object_get(it, "priority")),
+		       json_string_value(json_object_get(it, "reason")),
+		       json_string_value(json_object_get(it, "message")));
+	}
+	total = json_integer_value(json_object_get(sum, "total"));
+	if (!o->job && total > (long long)json_array_size(json_object_get(sum, "items")))
+		printf("%-24s ... %lld more pending (--limit)\n", queue,
+		       total - (long long)json_array_size(json_object_get(sum, "items")));
+	json_decref(sum);
+	return 0;
+}
+
+/* The LocalQueues of ns, each one's pending work printed. */
+static int pending_of_namespace(kube_client_t *cl, kube_client_t *g, const status_opts_t *o)
+{
+	char path[KUBE_URL_MAX], ens[300], queue[600];
+	json_t *list = NULL, *lq;
+	gpuq_diag_t diag = {{0}};
+	size_t i;
+	int rc = 0;
+
+	if (kube_escape(o->ns, ens, sizeof(ens)))
+		return 2;
+	snprintf(path, sizeof(path), "/apis/gpuq.dev/v1beta1/namespaces/%s/localqueues", ens);
+	if (kube_request_json(cl, "GET", path, NULL, NULL, &list, &diag)) {
+		fprintf(stderr, "gpuq status: cannot list the LocalQueues of %s: %s\n", o->ns,
+			diag.msg);
+		return 1;
+	}
+	json_array_foreach(json_object_get(list, "items"), i, lq)
+	{
+		const char *name = str_at(lq, "metadata", "name");
+		char en[300];
+		if (kube_escape(name, en, sizeof(en)))
+			continue;
+		snprintf(path, sizeof(path), "/namespaces/%s/localqueues/%s/pendingworkloads", ens,
+			 en);
+		snprintf(queue, sizeof(queue), "%s/%s", o->ns, name);
+		rc |= print_pending(g, path, queue, o);
+	}
+	json_decref(list);
+	return rc;
+}
+
+/* Every ClusterQueue's pending work (cqs: their list). */
+static int pending_of_cluster(kube_client_t *g, const json_t *cqs, const status_opts_t *o)
+{
+	char path[KUBE_URL_MAX];
+	json_t *cq;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(json_object_get(cqs, "items"), i, cq)
+	{
+		const char *name = str_at(cq, "metadata", "name");
+		char en[300];
+		if (kube_escape(name, en, sizeof(en)))
+			continue;
+		snprintf(path, sizeof(path), "/clusterqueues/%s/pendingworkloads", en);
+		rc |= print_pending(g, path, name, o);
+	}
+	return rc;
+}
+
+/* The pending work from gpuq at o->server: per ClusterQueue (-A, or no
+ * namespace), else per LocalQueue of the namespace. */
+static int print_pending_work(const kube_config_t *cfg, kube_client_t *cl, const json_t *cqs,
+			      const status_opts_t *o)
+{
+	kube_config_t *gcfg = NULL;
+	kube_client_t *g = NULL;
+	gpuq_diag_t diag = {{0}};
+	int rc = kube_config_at(cfg, o->server, o->ca, o->insecure, o->token, &gcfg, &diag);
+
+	if (!rc)
+		rc = kube_client_create(gcfg, NULL, &g, &diag);
+	if (rc) {
+		fprintf(stderr, "gpuq status: --gpuq-server: %s\n", diag.msg);
+		kube_config_destroy(gcfg);
+		return 1;
+	}
+	printf("\n%-24s %6s %6s  %-40s %5s  %-10s %s\n", "PENDING IN", "CQPOS", "LQPOS", "WORKLOAD",
+	       "PRIO", "REASON", "MESSAGE (gpuq, now)");
+	rc = (o->all || !o->ns) ? pending_of_cluster(g, cqs, o) : pending_of_namespace(cl, g, o);
+	kube_client_destroy(g);
+	kube_config_destroy(gcfg);
+	return rc;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	status_opts_t o = {0};
 	kube_config_t *cfg = NULL;
 	kube_client_t *cl = NULL;
+	json_t *cqs;
 	gpuq_diag_t diag = {{0}};
 	int rc = parse(argc, argv, &o);
 
@@ -195,8 +382,13 @@ int cmd_status(int argc, char **argv)
 		kube_config_destroy(cfg);
 		return 1;
 	}
-	print_queues(cl);
+	cqs = print_queues(cl);
 	rc = print_jobs(cl, &o);
+	if (o.server && (!o.all && !o.ns ? !cqs : false))
+		fprintf(stderr, "gpuq status: no ClusterQueues to ask gpuq about (use -n NS)\n");
+	if (o.server && print_pending_work(cfg, cl, cqs, &o))
+		rc = rc ? rc : 1;
+	json_decref(cqs);
 	kube_client_destroy(cl);
 	kube_config_destroy(cfg);
 	return rc;

@@ -173,7 +173,7 @@ json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_
 	const json_t *spec = tmpl_spec(tree);
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
 	json_t *orig = NULL, *sel, *tols, *body;
-	char flavors[1024];
+	char flavors[1024], status[1024];
 	char *orig_dump;
 
 	/* the template as it was before any release (a retry after a crash
@@ -196,12 +196,15 @@ json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_
 	}
 	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(orig);
-	body = json_pack("{s:{s:s, s:{s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}",
-			 "metadata", "resourceVersion", rv_of(tree), "annotations",
-			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
-			 CONTROLLER_ANNOT_ORIGINAL, orig_dump ? orig_dump : "{}", "spec", "suspend",
-			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
-			 "spec", "nodeSelector", sel, "tolerations", tols);
+	/* where it runs now, in the same write (status.c does not write it again) */
+	(void)queue_workload_status(c->q, id, status, sizeof(status)); /* truncated is fine */
+	body = json_pack(
+	    "{s:{s:s, s:{s:s, s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}", "metadata",
+	    "resourceVersion", rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
+	    CONTROLLER_ANNOT_FLAVORS, flavors, CONTROLLER_ANNOT_ORIGINAL,
+	    orig_dump ? orig_dump : "{}", CONTROLLER_ANNOT_STATUS, status, "spec", "suspend", 0,
+	    "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true", "spec",
+	    "nodeSelector", sel, "tolerations", tols);
 	free(orig_dump);
 	return body;
 }
@@ -209,9 +212,11 @@ json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_
 static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
 {
 	json_t *body = actuate_release_body(c, tree, id);
+	const char *status = body ? annotation(body, CONTROLLER_ANNOT_STATUS) : NULL;
+	uint64_t h = status ? map_hash(status) | 1 : 0;
 
-	if (body)
-		patch_job(c, j, body, "released");
+	if (body && patch_job(c, j, body, "released") == GPUQ_OK && h)
+		j->status_hash = h; /* the release carried it */
 }
 
 /* Preempt: suspend (the Job controller deletes its pods). */

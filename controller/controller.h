@@ -79,10 +79,10 @@
 #define CONTROLLER_PODS_MAX 100000
 /* Annotations gpuq writes on a Job. */
 #define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
-#define CONTROLLER_ANNOT_ORIGINAL                                                                  \
-	"gpuq.dev/original-scheduling"		  /* template's nodeSelector and                   \
-						     tolerations before release */
-#define CONTROLLER_ANNOT_STATUS "gpuq.dev/status" /* the core's explanation */
+/* the template's nodeSelector and tolerations before release */
+#define CONTROLLER_ANNOT_ORIGINAL "gpuq.dev/original-scheduling"
+/* the coarse status (queue_workload_status) */
+#define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS
 /* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
  * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
  * binaryData["ledger"], a summary for people in data["summary"]. */

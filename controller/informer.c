@@ -229,8 +229,6 @@ json_t *controller_prune(json_t *obj)
 	keep_only(meta, KEEP_META);
 	keep_our_keys(json_object_get(meta, "labels"));
 	keep_our_keys(json_object_get(meta, "annotations"));
-	/* gpuq's own explanation: written, never read back (status_hash) */
-	(void)json_object_del(json_object_get(meta, "annotations"), CONTROLLER_ANNOT_STATUS);
 	if (job) {
 		keep_only(spec, KEEP_JOB_SPEC);
 		keep_only(tmpl, KEEP_TEMPLATE);

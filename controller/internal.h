@@ -150,7 +150,8 @@ typedef struct {
 	bool finished_seen;   /* Complete or Failed seen and reported to the core */
 	bool ready_seen;      /* all pods Ready reported since the last admission */
 	bool bad;	      /* decode failed: logged once, kept out of the core */
-	uint64_t status_hash; /* FNV-1a of the last gpuq.dev/status written (0: none) */
+	uint64_t status_hash; /* map_hash | 1 of the gpuq.dev/status written last, or
+				 seen on the Job when first cached (0: none) */
 	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
 				 none): logged once, shown as its status */
 	uint64_t gen;	      /* LIST generation it was last seen in */
@@ -271,6 +272,9 @@ job_t *controller_job(struct controller *c, const char *uid);
 int job_set(job_t *j, json_t *obj);
 /* j's object parsed: a new reference, or NULL (no memory). */
 json_t *job_tree(const job_t *j);
+/* The status_hash of the gpuq.dev/status an object carries (map_hash | 1),
+ * 0 without one. */
+uint64_t controller_status_seen(const json_t *obj);
 
 /* snapshot.c: apply a policy-object event to the cache. */
 void snapshot_apply(struct controller *c, const cevent_t *ev);
@@ -346,7 +350,9 @@ json_t *controller_slim(json_t *obj);
  * priority, placement, claims and gates (containers reduced to name,
  * resources, restartPolicy); a Job's suspend, parallelism, completions and
  * template annotations; the status counts and conditions (type and status).
- * gpuq's own gpuq.dev/status annotation goes too (written, never read).
+ * gpuq's own gpuq.dev/status annotation stays: a Job first seen carries
+ * the one the webhook or an earlier leader wrote, and what is there already
+ * is not written again (job_set).
  * A pruned object decodes (controller_decode) exactly as the whole one
  * (test_controller checks it). Returns obj. */
 json_t *controller_prune(json_t *obj);

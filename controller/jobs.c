@@ -48,7 +48,19 @@ int job_set(job_t *j, json_t *obj)
 	j->name = both + nl + 1;
 	j->suspended = json_is_true(json_object_get(json_object_get(obj, "spec"), "suspend"));
 	j->admitted = json_object_get(ann, WEBHOOK_ANNOT_ADMITTED) != NULL;
+	/* what the webhook (at creation) or an earlier leader wrote: not
+	 * written again while it still says where the Job stands */
+	if (!j->status_hash)
+		j->status_hash = controller_status_seen(obj);
 	return GPUQ_OK;
+}
+
+uint64_t controller_status_seen(const json_t *obj)
+{
+	const json_t *ann = json_object_get(json_object_get(obj, "metadata"), "annotations");
+	const char *text = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_STATUS));
+
+	return text ? map_hash(text) | 1 : 0;
 }
 
 json_t *job_tree(const job_t *j)

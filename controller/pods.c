@@ -330,6 +330,11 @@ static void pod_seen(struct controller *c, const json_t *obj)
 						    ? o.pod_group_total
 						    : CONTROLLER_PODS_MAX)
 				    : 1;
+		/* a plain Pod's status as the webhook (or an earlier leader)
+		 * left it is not written again (a group's members are written
+		 * together: each one's own text may differ) */
+		if (!g->group)
+			g->status_hash = controller_status_seen(obj);
 	}
 	if (!map_get(&c->pod_group, uid)) {
 		char *k = strdup(key);

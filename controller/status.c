@@ -1,8 +1,13 @@
 /* controller/status.c: where people look. ClusterQueue and LocalQueue
  * status (counts, usage per flavor and resource, a condition), and on each
- * Job the annotation gpuq.dev/status with the core's explanation. Writes
- * only what changed, and a bounded number per pass, so a deep queue costs
- * the apiserver little. */
+ * Job the annotation gpuq.dev/status with the core's coarse status
+ * (queue_workload_status: its state and a reason its position never
+ * changes; positions are served on demand by the visibility API, webui/).
+ * Writes only what changed, and a bounded number per pass, so a deep queue
+ * costs the apiserver little: a Job created suspended already carries the
+ * waiting text (the webhook wrote it) and a release carries the admitted
+ * one (actuate.c), so a burst of Jobs costs no status write until they
+ * finish. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +16,7 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-#define EXPLAIN_PER_PASS 64 /* Job annotations written per pass (explain is O(workloads)) */
+#define EXPLAIN_PER_PASS 64 /* Job annotations handed to the writer per pass */
 #define STATUS_MIN_MS 1000  /* a queue's status is written at most this often */
 
 json_t *status_cq_body(struct controller *c, uint32_t cq)
@@ -192,15 +197,15 @@ void status_jobs(struct controller *c)
 		uint64_t *last = j ? &j->status_hash : g ? &g->status_hash : NULL;
 		char text[1024];
 		uint64_t h;
-
+		queue_wl_t id;
 		bool found;
 
 		if (j)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		found = last && (!j || j->text) &&
-			queue_workload_explain(c->q, uid, text, sizeof(text)) != GPUQ_ENOTFOUND;
+		found = last && (!j || j->text) && queue_workload_find(c->q, uid, &id) == GPUQ_OK &&
+			queue_workload_status(c->q, id, text, sizeof(text)) != GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;
 		if (!found)

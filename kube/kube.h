@@ -84,6 +84,16 @@ int kube_config_load(const char *path, kube_config_t **out, gpuq_diag_t *diag);
  * (kubelet rotates it). GPUQ_EINVAL (variables unset), GPUQ_EIO. */
 int kube_config_in_cluster(const char *sa_dir, kube_config_t **out, gpuq_diag_t *diag);
 
+/* A configuration for another HTTPS server that takes the same bearer
+ * token (gpuq's own port: its visibility API and web view, which review the
+ * token with the apiserver): server ("https://host:port"), its CA bundle
+ * from ca_file (NULL: the system's), or no verification (insecure); the
+ * token given (NULL: base's token, its token file re-read as base's is).
+ * No client certificate is sent. GPUQ_OK and *out, GPUQ_EINVAL (server not
+ * https://, no token anywhere), GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
+int kube_config_at(const kube_config_t *base, const char *server, const char *ca_file,
+		   bool insecure, const char *token, kube_config_t **out, gpuq_diag_t *diag);
+
 /* Free a configuration. NULL is fine. */
 void kube_config_destroy(kube_config_t *cfg);
 

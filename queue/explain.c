@@ -260,6 +260,61 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
+#define WAITING_FMT "pending in ClusterQueue %s: waiting for quota"
+
+int queue_status_waiting(const char *cq, char *buf, size_t cap)
+{
+	sbuf_t b = {buf, cap, 0};
+
+	if (cap)
+		buf[0] = '\0';
+	sb_add(&b, WAITING_FMT, cq);
+	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
+/* What holds a pending workload, in words its position and the live quota
+ * figures never change. */
+static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	const char *cq = q->cqs[w->cq].name;
+
+	switch (wl_wait(q, w)) {
+	case QUEUE_WAIT_NO_FIT:
+		sb_add(b, "pending in ClusterQueue %s: ", cq);
+		if (w->why == WHY_NOT_COVERED || w->why == WHY_NO_FLAVOR || w->why == WHY_ABOVE_MAX)
+			explain_why(q, w, b); /* the policy's figures only */
+		else
+			sb_add(b, "it cannot fit in ClusterQueue %s as its quota stands", cq);
+		return;
+	case QUEUE_WAIT_GANG:
+	case QUEUE_WAIT_BACKOFF:
+	case QUEUE_WAIT_STOPPED:
+		sb_add(b, "pending in ClusterQueue %s: ", cq);
+		explain_wait(q, w, b); /* the workload's own counts and timers */
+		return;
+	default: /* eligible, quota, behind the head, preempting */
+		sb_add(b, WAITING_FMT, cq);
+		return;
+	}
+}
+
+int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap)
+{
+	sbuf_t b = {buf, cap, 0};
+	const wl_t *w;
+
+	if (cap)
+		buf[0] = '\0';
+	if (id >= q->n_wls || !q->wls[id].live)
+		return GPUQ_ENOTFOUND;
+	w = Wc(q, id);
+	if (w->state == QUEUE_WL_PENDING)
+		status_pending(q, w, &b);
+	else
+		explain_running(q, w, &b);
+	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)
 {
 	const wl_t *w;

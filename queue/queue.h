@@ -541,6 +541,28 @@ int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t 
  * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
 int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
 
+/* The workload's coarse status: where it stands in words that change
+ * rarely, never with its position (which moves at every admission ahead of
+ * it), for a per-object annotation (gpuq.dev/status) whose every change is
+ * an apiserver write. A pending workload: "pending in ClusterQueue CQ: "
+ * and what holds it as a kind, not a figure: "waiting for quota" (eligible,
+ * no quota free now, StrictFIFO behind its head, preempting), or the reason
+ * that only the policy or the workload itself changes (it can never fit:
+ * queue_workload_reason's sentence; its pod group's pods; a backoff; a
+ * stopped ClusterQueue). Admitted, evicting and finished ones: as
+ * queue_workload_reason ("admitted in ClusterQueue CQ: 8 nvidia.com/gpu on
+ * flavor h100"). Positions and live figures are for the visibility API.
+ * O(1) plus the flavor assignments. GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT
+ * (truncated). */
+int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
+
+/* The coarse status of a workload that waits for quota in ClusterQueue cq:
+ * the text queue_workload_status gives then, for a caller without a core
+ * (the admission webhook writes it on a Job it creates suspended, so the
+ * controller has nothing to write until the workload's state changes).
+ * GPUQ_OK, GPUQ_ELIMIT (truncated). */
+int queue_status_waiting(const char *cq, char *buf, size_t cap);
+
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
 const char *queue_wait_name(queue_wait_t w);
 

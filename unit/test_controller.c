@@ -249,7 +249,8 @@ static void test_prune_keeps_what_actuation_reads(void **state)
 	    "\"True\",\"message\":\"m\",\"lastTransitionTime\":\"2026-11-25T00:00:00Z\"}]}}";
 	static const char want[] =
 	    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"annotations\":{"
-	    "\"gpuq.dev/original\":\"{}\"},\"creationTimestamp\":\"2026-11-25T00:00:00Z\","
+	    "\"gpuq.dev/original\":\"{}\",\"gpuq.dev/"
+	    "status\":\"pending\"},\"creationTimestamp\":\"2026-11-25T00:00:00Z\","
 	    "\"labels\":{\"gpuq.dev/queue-name\":\"default\"},\"name\":\"j\",\"namespace\":"
 	    "\"team-a\",\"resourceVersion\":\"42\",\"uid\":\"u1\"},\"spec\":{\"completions\":4,"
 	    "\"parallelism\":2,\"suspend\":true,\"template\":{\"metadata\":{\"annotations\":{"

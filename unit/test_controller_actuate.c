@@ -4,6 +4,8 @@
  * ClusterQueue and LocalQueue status, the usage checkpoint's ConfigMap (its
  * part merges back whole into a fresh core) and its retry spacing, and a
  * decoded object as the core's pod set. */
+#include <unistd.h>
+
 #include "unit/controller_fixtures.h"
 
 /* Put Job `name` (2 GPUs, suspended, queue default) into the controller
@@ -59,8 +61,8 @@ static void placement_adds_the_flavors_labels_and_tolerations(void **state)
 /* The release patch: unsuspended, marked admitted on the Job and its pod
  * template, the flavors named, the template's own placement kept in
  * CONTROLLER_ANNOT_ORIGINAL (no tolerations: null, so a restore removes
- * the flavor's), the flavor's added, on the resourceVersion the decision
- * was made on. */
+ * the flavor's), the flavor's added, its coarse status in the same write,
+ * on the resourceVersion the decision was made on. */
 static void release_body_unsuspends_with_the_placement(void **state)
 {
 	struct controller *c = ctl_new();
@@ -81,7 +83,9 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	assert_string_equal(
 	    got, "{\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\","
 		 "\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\",\"gpuq.dev/original-scheduling\":"
-		 "\"{\\\"nodeSelector\\\":{\\\"disk\\\":\\\"ssd\\\"},\\\"tolerations\\\":null}\"},"
+		 "\"{\\\"nodeSelector\\\":{\\\"disk\\\":\\\"ssd\\\"},\\\"tolerations\\\":null}\","
+		 "\"gpuq.dev/status\":\"admitted in ClusterQueue cq: 2 nvidia.com/gpu on flavor "
+		 "h100\"},"
 		 "\"resourceVersion\":\"7\"},"
 		 "\"spec\":{\"suspend\":false,\"template\":{\"metadata\":{\"annotations\":{"
 		 "\"gpuq.dev/admitted\":\"true\"}},\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\","
@@ -390,6 +394,84 @@ static void podset_from_a_decoded_object(void **state)
 	free(o);
 }
 
+/* A status writer that never writes: its fence is never held, so what
+ * status_jobs hands it waits, counted by swriter_backlog. */
+static swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
+{
+	char path[] = "/tmp/gpuq-ctl-kubeconfig-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	kube_client_opts_t o;
+	gpuq_diag_t diag = {{0}};
+	swriter_t *w = NULL;
+
+	assert_non_null(f);
+	fputs("current-context: c\nclusters:\n- name: k\n  cluster:\n"
+	      "    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n"
+	      "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+	      "users:\n- name: u\n  user: {token: t}\n",
+	      f);
+	fclose(f);
+	assert_int_equal(kube_config_load(path, cfg, &diag), GPUQ_OK);
+	unlink(path);
+	assert_int_equal(kube_fence_create(fence), GPUQ_OK);
+	kube_client_opts_default(&o);
+	assert_int_equal(swriter_start(*cfg, &o, "t", *fence, &w, &diag), GPUQ_OK);
+	return w;
+}
+
+/* gpuq.dev/status is written only when it differs from what the Job
+ * carries: a Job the webhook created with the waiting text costs no write,
+ * one without it costs one, and a position moving never does (the text
+ * has none). */
+static void status_written_only_when_it_changes(void **state)
+{
+	struct controller *c = ctl_new();
+	kube_config_t *cfg = NULL;
+	kube_fence_t *fence = NULL;
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	json_t *d = ctl_job("team-a", "d", 8, 1, true, "default");
+	char waiting[256];
+
+	(void)state;
+	c->swriter = idle_writer(&cfg, &fence);
+	assert_int_equal(queue_status_waiting("cq", waiting, sizeof(waiting)), GPUQ_OK);
+	json_object_set_new(json_object_get(a, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_STATUS, waiting));
+	json_object_set_new(json_object_get(b, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_STATUS, waiting));
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	status_jobs(c);
+	assert_int_equal(swriter_backlog(c->swriter), 0); /* both carry it already */
+	ctl_job_event(c, KUBE_EV_ADDED, d);		  /* created without it */
+	status_jobs(c);
+	assert_int_equal(swriter_backlog(c->swriter), 1);
+	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */
+	{
+		queue_result_t r;
+		assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, "a");
+		for (size_t i = 0; i < r.n_changes; i++)
+			status_note(c, r.changes[i].uid);
+	}
+	status_note(c, "b");
+	status_note(c, "d");
+	status_jobs(c);
+	assert_int_equal(swriter_backlog(c->swriter), 1);
+	kube_fence_stop(fence); /* first: the writer may wait on it */
+	swriter_stop(c->swriter);
+	c->swriter = NULL;
+	kube_fence_destroy(fence);
+	kube_config_destroy(cfg);
+	json_decref(a);
+	json_decref(b);
+	json_decref(d);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(usage_checkpoint_configmap_carries_the_ledger),
 	    cmocka_unit_test(usage_retry_doubles_up_to_the_interval),
 	    cmocka_unit_test(podset_from_a_decoded_object),
+	    cmocka_unit_test(status_written_only_when_it_changes),
 	};
 
 	return cmocka_run_group_tests_name("controller_actuate", tests, NULL, NULL);

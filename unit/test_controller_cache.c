@@ -346,8 +346,9 @@ static void slim_drops_only_managed_fields_and_last_applied(void **state)
 }
 
 /* A Pod as the watch shows it: what the decoder, pods.c and status read
- * stays (gates, node, priority, requests, phase and conditions), the rest
- * goes, gpuq's own status annotation included. */
+ * stays (gates, node, priority, requests, phase and conditions) with gpuq's
+ * own status annotation (what is there is not written again), the rest
+ * goes. */
 static void prune_keeps_what_a_pod_is_read_by(void **state)
 {
 	static const char pod[] =
@@ -365,7 +366,8 @@ static void prune_keeps_what_a_pod_is_read_by(void **state)
 	    "\"Ready\",\"status\":\"True\",\"lastProbeTime\":null}]}}";
 	static const char want[] =
 	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"annotations\":{"
-	    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"},\"creationTimestamp\":"
+	    "\"gpuq.dev/status\":\"position "
+	    "1\",\"kueue.x-k8s.io/pod-group-total-count\":\"2\"},\"creationTimestamp\":"
 	    "\"2026-11-25T00:00:00Z\",\"labels\":{\"gpuq.dev/queue-name\":\"default\","
 	    "\"kueue.x-k8s.io/pod-group-name\":\"g\"},\"name\":\"p\",\"namespace\":\"team-a\","
 	    "\"resourceVersion\":\"3\",\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"m\","

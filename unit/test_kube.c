@@ -679,6 +679,66 @@ static void config_tokens_and_flags(void **state)
 	kube_config_destroy(cfg);
 }
 
+/* kube_config_at: the same bearer token for another HTTPS server (gpuq's
+ * own port): the server as given (no trailing slash), the token from the
+ * base (its file) or given, the CA file or none, no client certificate;
+ * refused without https:// or without any token. */
+static void config_at_other_server(void **state)
+{
+	char dir[300], tok[64], ca[400];
+	kube_config_t *base, *cfg = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	(void)state;
+	make_dir("at", dir, sizeof(dir));
+	write_file(dir, "sa-token", "file-token-2\n");
+	write_file(dir, "gpuq-ca.crt", ca_pem);
+	snprintf(ca, sizeof(ca), "%s/gpuq-ca.crt", dir);
+	assert_int_equal(
+	    load_text(dir,
+		      "current-context: c\nclusters:\n- name: k\n  cluster:\n"
+		      "    server: https://h\n"
+		      "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: ml}\n"
+		      "users:\n- name: u\n  user:\n    tokenFile: sa-token\n",
+		      &base, &diag),
+	    GPUQ_OK);
+	assert_int_equal(kube_config_at(base, "https://gpuq:8443/", ca, false, NULL, &cfg, &diag),
+			 GPUQ_OK);
+	assert_string_equal(kube_config_server(cfg), "https://gpuq:8443");
+	assert_string_equal(kube_config_namespace(cfg), "ml");
+	assert_int_equal(kube_token_get(cfg, tok, sizeof(tok), &diag), GPUQ_OK);
+	assert_string_equal(tok, "file-token-2");
+	assert_non_null(cfg->ca);
+	assert_false(cfg->insecure);
+	assert_null(cfg->cert);
+	kube_config_destroy(cfg);
+	cfg = NULL;
+	assert_int_equal(
+	    kube_config_at(base, "https://gpuq:8443", NULL, true, "given", &cfg, &diag), GPUQ_OK);
+	assert_int_equal(kube_token_get(cfg, tok, sizeof(tok), &diag), GPUQ_OK);
+	assert_string_equal(tok, "given");
+	assert_true(cfg->insecure);
+	assert_null(cfg->ca);
+	kube_config_destroy(cfg);
+	cfg = NULL;
+	assert_int_equal(kube_config_at(base, "http://gpuq:8443", NULL, true, "t", &cfg, &diag),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "expected https://HOST:PORT"));
+	assert_null(cfg);
+	kube_config_destroy(base);
+	/* a user with a client certificate only: no token to send */
+	assert_int_equal(load_text(dir,
+				   "current-context: c\nclusters:\n- name: k\n  cluster:\n"
+				   "    server: https://h\n"
+				   "contexts:\n- name: c\n  context: {cluster: k}\n",
+				   &base, &diag),
+			 GPUQ_OK);
+	assert_int_equal(kube_config_at(base, "https://gpuq:8443", NULL, true, NULL, &cfg, &diag),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "takes a bearer token"));
+	kube_config_destroy(base);
+}
+
 /* base64 of every length 0..40 and of all 256 byte values, with and
  * without line breaks, decodes to the bytes. */
 static void config_base64_roundtrip(void **state)
@@ -1421,6 +1481,7 @@ int main(void)
 	    cmocka_unit_test(config_data_fields),
 	    cmocka_unit_test(config_file_fields),
 	    cmocka_unit_test(config_tokens_and_flags),
+	    cmocka_unit_test(config_at_other_server),
 	    cmocka_unit_test(config_base64_roundtrip),
 	    cmocka_unit_test(config_refusals),
 	    cmocka_unit_test(config_file_errors),

@@ -1,13 +1,16 @@
 /* webhook/mutate.c: the /mutate rules. A GPU Job created in a managed
  * namespace is suspended, gets the namespace's LimitRange Container defaults
  * written into its pod template (LimitRanger never looks at templates), the
- * template label gpuq.dev/managed=true, and the queue label when it names no
- * queue. A GPU Pod that is not an admitted Job's pod gets the scheduling gate
- * gpuq.dev/admission and the same queue label. Every patch only adds what is
- * missing, so applying it and mutating again adds nothing. */
+ * template label gpuq.dev/managed=true, the queue label when it names no
+ * queue, and its first gpuq.dev/status (waiting for quota in its
+ * ClusterQueue). A GPU Pod that is not an admitted Job's pod gets the
+ * scheduling gate gpuq.dev/admission, the same queue label and, outside a
+ * pod group, the same status. Every patch only adds what is missing, so
+ * applying it and mutating again adds nothing. */
 #include <stdio.h>
 #include <string.h>
 
+#include "queue/queue.h"
 #include "webhook/admit_internal.h"
 
 /* JSON Pointer prefixes are built from fixed words and indexes only. */
@@ -108,19 +111,19 @@ static void patch_container_defaults(webhook_review_t *r, const webhook_workload
 	webhook_buf_deinit(&v);
 }
 
-/* Set key=value in the labels map at meta_ptr (a metadata object pointer),
- * creating metadata and labels when absent. */
-static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook_jv_t *meta,
-			const char *key, const char *value)
+/* Set key=value in the map `which` ("labels" or "annotations") at meta_ptr
+ * (a metadata object pointer), creating metadata and the map when absent. */
+static void patch_meta(webhook_review_t *r, const char *meta_ptr, const webhook_jv_t *meta,
+		       const char *which, const char *key, const char *value)
 {
 	char ptr[PTR_MAX], vbuf[256];
 	webhook_buf_t v;
-	const webhook_jv_t *labels =
-	    webhook_jv_is(meta, WEBHOOK_JV_OBJECT) ? webhook_jv_get(meta, "labels") : NULL;
+	const webhook_jv_t *map =
+	    webhook_jv_is(meta, WEBHOOK_JV_OBJECT) ? webhook_jv_get(meta, which) : NULL;
 
 	webhook_buf_init(&v, vbuf, sizeof(vbuf), WEBHOOK_PATCH_MAX);
-	if (webhook_jv_is(labels, WEBHOOK_JV_OBJECT)) {
-		snprintf(ptr, sizeof(ptr), "%s/labels", meta_ptr);
+	if (webhook_jv_is(map, WEBHOOK_JV_OBJECT)) {
+		snprintf(ptr, sizeof(ptr), "%s/%s", meta_ptr, which);
 		webhook_buf_put_jstr(&v, value);
 		webhook_patch_add(&r->patch, ptr, key, v.p);
 	} else if (webhook_jv_is(meta, WEBHOOK_JV_OBJECT)) {
@@ -129,9 +132,11 @@ static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook
 		webhook_buf_putn(&v, ":", 1);
 		webhook_buf_put_jstr(&v, value);
 		webhook_buf_putn(&v, "}", 1);
-		webhook_patch_add(&r->patch, meta_ptr, "labels", v.p);
+		webhook_patch_add(&r->patch, meta_ptr, which, v.p);
 	} else {
-		webhook_buf_puts(&v, "{\"labels\":{");
+		webhook_buf_putn(&v, "{", 1);
+		webhook_buf_put_jstr(&v, which);
+		webhook_buf_puts(&v, ":{");
 		webhook_buf_put_jstr(&v, key);
 		webhook_buf_putn(&v, ":", 1);
 		webhook_buf_put_jstr(&v, value);
@@ -143,10 +148,37 @@ static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook
 	webhook_buf_deinit(&v);
 }
 
+static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook_jv_t *meta,
+			const char *key, const char *value)
+{
+	patch_meta(r, meta_ptr, meta, "labels", key, value);
+}
+
 /* The queue the workload goes to (named, or the default). */
 static const char *queue_of(const webhook_workload_t *w)
 {
 	return w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
+}
+
+/* The workload's first gpuq.dev/status, the coarse status the controller
+ * gives a workload waiting for quota in its ClusterQueue
+ * (queue_status_waiting), written with the object so the controller has
+ * nothing to write until its state changes: a burst of Jobs costs no
+ * status writes. Left out when the LocalQueue is unknown (/validate
+ * refuses the object then) or the object already says so. */
+static void patch_status(webhook_review_t *r, const webhook_workload_t *w, const webhook_jv_t *meta)
+{
+	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, queue_of(w));
+	const webhook_jv_t *ann =
+	    webhook_jv_is(meta, WEBHOOK_JV_OBJECT) ? webhook_jv_get(meta, "annotations") : NULL;
+	const char *now = webhook_json_str(ann, WEBHOOK_ANNOT_STATUS);
+	char text[QUEUE_NAME_MAX + 64];
+
+	if (!lq || queue_status_waiting(lq->cq_name, text, sizeof(text)))
+		return;
+	if (now && !strcmp(now, text))
+		return;
+	patch_meta(r, "/metadata", meta, "annotations", WEBHOOK_ANNOT_STATUS, text);
 }
 
 static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
@@ -166,6 +198,7 @@ static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
 		patch_label(r, "/spec/template/metadata", tmeta, WEBHOOK_LABEL_MANAGED, "true");
 	for (size_t i = 0; ns && i < w->pod.n_containers; i++)
 		patch_container_defaults(r, w, i, ns);
+	patch_status(r, w, meta);
 	webhook_review_warn(r, "queued in %.40s/%.40s: Job created suspended until gpuq admits it",
 			    r->ns, queue_of(w));
 }
@@ -230,6 +263,8 @@ static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 	if (!w->queue)
 		patch_label(r, "/metadata", webhook_jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE,
 			    WEBHOOK_DEFAULT_QUEUE);
+	if (!w->pod_group) /* a group's status counts its members: the controller's */
+		patch_status(r, w, webhook_jv_get(w->obj, "metadata"));
 	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits it", r->ns,
 			    queue_of(w));
 }

@@ -35,8 +35,11 @@
 #define WEBHOOK_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name" /* accepted as the same */
 #define WEBHOOK_LABEL_MANAGED "gpuq.dev/managed"	      /* "true" on a gpuq Job's template */
 #define WEBHOOK_ANNOT_ADMITTED "gpuq.dev/admitted" /* "true": set by the controller only */
-#define WEBHOOK_GATE "gpuq.dev/admission"	   /* Pod scheduling gate */
-#define WEBHOOK_DEFAULT_QUEUE "default"		   /* queue when none is named */
+/* where the workload stands, coarse (queue_workload_status): first written
+ * by /mutate, then by the controller when its state changes */
+#define WEBHOOK_ANNOT_STATUS "gpuq.dev/status"
+#define WEBHOOK_GATE "gpuq.dev/admission" /* Pod scheduling gate */
+#define WEBHOOK_DEFAULT_QUEUE "default"	  /* queue when none is named */
 #define WEBHOOK_CONTROLLER_USER_DEFAULT "system:serviceaccount:gpuq-system:gpuq"
 
 /* Deepest JSON nesting accepted in a review body (a Pod with managedFields
@@ -380,6 +383,8 @@ typedef struct {
 	int64_t usage_checkpoint_ms;	     /* --usage-checkpoint-interval, 0 (off)
 						to 7 days (default
 						WEBHOOK_USAGE_CHECKPOINT_MS_DEFAULT) */
+	bool visibility;		     /* --visibility true|false (default true):
+						the visibility API (webui/) */
 	char cert_secret_ns[64];	     /* --cert-secret NS/NAME: NS ("" = not given) */
 	const char *cert_secret_name;	     /* ... and NAME (NULL = not given) */
 	const char *cert_dns;		     /* --cert-dns, comma-separated (NULL: default) */
@@ -479,7 +484,7 @@ typedef enum {
 	WEBHOOK_ROUTE_HEALTHZ = 2,
 	WEBHOOK_ROUTE_READYZ = 3,
 	WEBHOOK_ROUTE_METRICS = 4,
-	WEBHOOK_ROUTE_UI = 5,	 /* /ui, /ui/..., /api/...: the routes of the app below */
+	WEBHOOK_ROUTE_UI = 5,	 /* /ui, /ui/..., /api/..., /apis/...: the app's routes below */
 	WEBHOOK_ROUTE_OTHER = 6, /* any other path: label "other", never the peer's path */
 	WEBHOOK_ROUTE_COUNT = 7,
 } webhook_route_t;
@@ -580,9 +585,10 @@ typedef struct webhook_server webhook_server_t;
 
 /* ---- Routes from outside the webhook (the web UI) ----
  *
- * One app (webui/) may answer GET and HEAD on /ui, /ui/... and /api/...
- * (a path the server accepts: plain characters, no escapes, at most
- * WEBHOOK_APP_PATH_MAX bytes). The webhook knows nothing of what it serves.
+ * One app (webui/) may answer GET and HEAD on /ui, /ui/..., /api/... and
+ * /apis/... (a path the server accepts: plain characters, no escapes, at
+ * most WEBHOOK_APP_PATH_MAX bytes; its query's arguments as sent (no percent-decoding), at most
+ * WEBHOOK_APP_QUERY_MAX bytes, else 414). The webhook knows nothing of what it serves.
  * An app answer that needs slow work (the apiserver's TokenReview and
  * SubjectAccessReview) never runs on a server thread: the app says
  * WEBHOOK_APP_SLOW, the server suspends the connection (its thread goes on
@@ -593,7 +599,8 @@ typedef struct webhook_server webhook_server_t;
  * WEBHOOK_APP_CSP, X-Content-Type-Options nosniff, Referrer-Policy
  * no-referrer and X-Frame-Options DENY. */
 
-#define WEBHOOK_APP_PATH_MAX 512 /* bytes of an app path */
+#define WEBHOOK_APP_PATH_MAX 512  /* bytes of an app path */
+#define WEBHOOK_APP_QUERY_MAX 512 /* bytes of an app request's query arguments, joined */
 #define WEBHOOK_APP_AUTH_MAX                                                                       \
 	16448			/* bytes of an Authorization header kept                           \
 				   ("Bearer " and a KUBE_TOKEN_MAX token) */
@@ -608,6 +615,10 @@ typedef struct {
 	const char *authorization; /* the Authorization header, NULL when absent
 				      (or longer than WEBHOOK_APP_AUTH_MAX) */
 	bool head;		   /* HEAD (the body is not sent) */
+	const char *query;	   /* the query's arguments as sent (not percent-decoded), joined as
+				      "k=v&k=v" in the order sent, or NULL when
+				      none (a value holding '&' or '=' is not told
+				      apart) */
 } webhook_app_request_t;
 
 /* The app's answer. */

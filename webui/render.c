@@ -337,12 +337,14 @@ int webui_render(const webui_snap_t *s, const char *path, const webui_access_t *
 
 void webui_path_scope(const char *path, const char **ns, size_t *ns_len)
 {
-	static const char prefix[] = API "namespaces/";
+	static const char *const prefixes[] = {API "namespaces/", WEBUI_VIS_PREFIX "/namespaces/"};
 
 	*ns = NULL;
 	*ns_len = 0;
-	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
-		return;
-	*ns = path + sizeof(prefix) - 1;
-	*ns_len = strcspn(*ns, "/");
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i]))) {
+			*ns = path + strlen(prefixes[i]);
+			*ns_len = strcspn(*ns, "/");
+			return;
+		}
 }

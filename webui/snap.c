@@ -62,6 +62,8 @@ void webui_snap_unref(webui_snap_t *s)
 	free(s->lq_usage);
 	free(s->wls);
 	free(s->cq_wl);
+	free(s->vis);
+	free(s->lq_vis);
 	free(s->events);
 	free(s->usage);
 	free(s->prices);
@@ -392,6 +394,8 @@ static int fill_workloads(const queue_t *q, webui_snap_t *s)
 			    &failed);
 		rc = failed ? GPUQ_ENOMEM
 			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
+		if (!rc && k == 0) /* every pending one, for the visibility API */
+			rc = ws_vis_fill(q, s, ids, n);
 	}
 	free(ids);
 	free(lq_seen);
