@@ -77,6 +77,21 @@ static void window_of(int32_t window_days, int64_t now, int64_t *start, int64_t 
 	*end = days_from_civil(m == 12 ? y + 1 : y, m == 12 ? 1 : m + 1, 1) * DAY_MS;
 }
 
+/* The first end of the windows the budgets were evaluated in. */
+static void turn_update(queue_t *q)
+{
+	q->budget_turn = INT64_MAX;
+	for (size_t i = 0; i < q->n_budgets; i++) {
+		int64_t start, end;
+
+		if (q->budgets[i].window_start == INT64_MIN)
+			continue;
+		window_of(q->budgets[i].spec.window_days, q->budgets[i].window_start, &start, &end);
+		if (end < q->budget_turn)
+			q->budget_turn = end;
+	}
+}
+
 /* "2025-08-01 00:00 UTC" */
 static void date_text(int64_t ms, char *buf, size_t cap)
 {
@@ -317,6 +332,7 @@ int queue_budgets_set(queue_t *q, const queue_budget_spec_t *b, size_t n,
 	q->prices = pv;
 	q->n_prices = n_prices;
 	q->budget_at = INT64_MIN; /* evaluate at the next tick or cycle */
+	turn_update(q);
 	rc = link_targets(q);
 	if (rc)
 		return gpuq_diag_set(diag, rc, "budgets: out of memory");
@@ -422,7 +438,10 @@ int64_t queue_budgets_next(const queue_t *q)
 		return INT64_MAX;
 	if (q->budget_at == INT64_MIN || any_stale(q))
 		return INT64_MIN;
-	return q->budget_at + q->cfg.budget_interval_ms;
+	/* every interval, and when a window turns (a hold lifts then) */
+	return q->budget_at + q->cfg.budget_interval_ms < q->budget_turn
+		   ? q->budget_at + q->cfg.budget_interval_ms
+		   : q->budget_turn;
 }
 
 void queue_budgets_tick(queue_t *q, int64_t now)
@@ -454,6 +473,7 @@ void queue_budgets_tick(queue_t *q, int64_t now)
 	if (rc)
 		return; /* out of memory: the next call tries again */
 	q->budget_at = now;
+	turn_update(q);
 	standings(q);
 }
 
@@ -526,6 +546,7 @@ int queue_budget_apply(queue_t *q, const char *key, gpuq_rd_t *r, gpuq_diag_t *d
 
 void queue_budgets_restored(queue_t *q)
 {
+	turn_update(q);
 	standings(q);
 }
 

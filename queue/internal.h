@@ -479,6 +479,8 @@ struct queue {
 	ledger_price_t *prices;	       /* cost budgets' prices (flavors owned) */
 	size_t n_prices;	       /* entries */
 	int64_t budget_at;	       /* last evaluation of the budgets, or INT64_MIN */
+	int64_t budget_turn;	       /* the first end of a window evaluated: the budgets are
+					  evaluated again then */
 	queue_prio_runtime_t *prio_rt; /* minimum runtimes by priority, sorted */
 	size_t n_prio_rt;	       /* entries */
 	timers_t prot_timers;	       /* ends of minimum runtimes (wl: the protected one) */
