@@ -229,8 +229,9 @@ static void budget_hold_until_the_month_turns(void **state)
 	assert_int_equal(r.n_admissions, 0);
 	assert_int_equal(wait_of(q, "b"), QUEUE_WAIT_BUDGET);
 	explain(q, "b", why, sizeof(why));
-	assert_non_null(strstr(why, "held: LocalQueue ns/lq is over its budget (1.00 of 1.00 "
-				    "GPU-hours this month; action Hold) until 2025-02-01 00:00 UTC"));
+	assert_non_null(strstr(why,
+			       "held: LocalQueue ns/lq is over its budget (1.00 of 1.00 "
+			       "GPU-hours this month; action Hold) until 2025-02-01 00:00 UTC"));
 	/* the running one runs on; at the turn of the month the hold lifts */
 	assert_int_equal(queue_next_event(q, JAN31 + 30 * MIN), JAN31 + 31 * MIN);
 	assert_int_equal(queue_workload_finish(q, "a", JAN31 + HOUR), GPUQ_OK);
@@ -357,19 +358,20 @@ static void budget_record_round_trip(void **state)
 	cycle(q, 0, &r);
 	assert_int_equal(queue_tick(q, HOUR, &r), GPUQ_OK);
 	assert_int_equal(queue_lq_standing(q, 0), QUEUE_LQ_HELD);
-	assert_int_equal(queue_record_encode(q, QUEUE_REC_BUDGET, (const uint8_t *)"l/ns/lq", 7, val,
-					     sizeof(val), &len),
+	assert_int_equal(queue_record_encode(q, QUEUE_REC_BUDGET, (const uint8_t *)"l/ns/lq", 7,
+					     val, sizeof(val), &len),
 			 GPUQ_OK);
 	assert_int_equal(queue_record_encode(q, QUEUE_REC_BUDGET, (const uint8_t *)"l/ns/x", 6, val,
 					     sizeof(val), &len),
 			 GPUQ_ENOTFOUND);
-	assert_int_equal(queue_record_encode(q, QUEUE_REC_BUDGET, (const uint8_t *)"l/ns/lq", 7, val,
-					     sizeof(val), &len),
+	assert_int_equal(queue_record_encode(q, QUEUE_REC_BUDGET, (const uint8_t *)"l/ns/lq", 7,
+					     val, sizeof(val), &len),
 			 GPUQ_OK);
 	for (size_t n = 0; n < len; n++) { /* every truncation refused */
 		memcpy(trunc, val, n);
 		assert_int_not_equal(queue_record_apply(p, QUEUE_REC_BUDGET,
-							(const uint8_t *)"l/ns/lq", 7, trunc, n, NULL),
+							(const uint8_t *)"l/ns/lq", 7, trunc, n,
+							NULL),
 				     GPUQ_OK);
 	}
 	assert_int_equal(
@@ -399,8 +401,11 @@ static void budget_record_round_trip(void **state)
 
 static void idle_reported_then_reclaimed(void **state)
 {
-	econ_cq_t e = {.gpus = 4, .idle = QUEUE_IDLE_PREEMPT, .idle_pct = 10,
-		       .idle_after_ms = 30 * MIN, .min_runtime_ms = 40 * MIN};
+	econ_cq_t e = {.gpus = 4,
+		       .idle = QUEUE_IDLE_PREEMPT,
+		       .idle_pct = 10,
+		       .idle_after_ms = 30 * MIN,
+		       .min_runtime_ms = 40 * MIN};
 	queue_t *q = econ_queue(&e);
 	queue_result_t r;
 	queue_wl_t id;
@@ -412,7 +417,8 @@ static void idle_reported_then_reclaimed(void **state)
 	cycle(q, 0, &r);
 	assert_int_equal(queue_workload_utilization(q, "idle", 50, MIN), GPUQ_OK);
 	assert_int_equal(queue_workload_utilization(q, "idle", 3, 2 * MIN), GPUQ_OK);
-	assert_int_equal(queue_workload_utilization(q, "idle", 2, 5 * MIN), GPUQ_OK); /* spell kept */
+	assert_int_equal(queue_workload_utilization(q, "idle", 2, 5 * MIN),
+			 GPUQ_OK); /* spell kept */
 	assert_int_equal(queue_workload_utilization(q, "idle", NAN, 6 * MIN), GPUQ_OK);
 	assert_int_equal(queue_workload_find(q, "idle", &id), GPUQ_OK);
 	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
@@ -450,8 +456,8 @@ static void idle_reported_then_reclaimed(void **state)
 
 static void idle_report_only_and_busy_again(void **state)
 {
-	econ_cq_t e = {.gpus = 4, .idle = QUEUE_IDLE_REPORT, .idle_pct = 10,
-		       .idle_after_ms = 10 * MIN};
+	econ_cq_t e = {
+	    .gpus = 4, .idle = QUEUE_IDLE_REPORT, .idle_pct = 10, .idle_after_ms = 10 * MIN};
 	queue_t *q = econ_queue(&e);
 	queue_result_t r;
 
@@ -489,7 +495,8 @@ static void predicted_start_in_the_explanation(void **state)
 	assert_int_equal(queue_workload_predict_set(q, "a", 0), GPUQ_EINVAL); /* running */
 	assert_int_equal(queue_workload_predict_set(q, "b", 1 + 25 * MIN), GPUQ_OK);
 	explain(q, "b", why, sizeof(why));
-	assert_non_null(strstr(why, "position 1 of 1 in ns/lq; expected to start in about 25 min: "));
+	assert_non_null(
+	    strstr(why, "position 1 of 1 in ns/lq; expected to start in about 25 min: "));
 	assert_int_equal(queue_workload_predict_set(q, "b", -5), GPUQ_OK);
 	explain(q, "b", why, sizeof(why));
 	assert_null(strstr(why, "expected"));
