@@ -1,0 +1,198 @@
+/* sim/report_econ.c: the report's "economics" section (a trace that uses
+ * budgets, minimum runtimes, idle reclaim, idleAfter or predictions; the
+ * others' reports are as they were) and its summary line. Every figure is
+ * computed from the outcomes, the eviction log and the core's budgets at
+ * the end, so a resumed run reports the same. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/internal.h"
+
+#define HOUR_MS 3600000.0
+
+/* GPU time of the runs of the trace (utilization resource x ms). */
+typedef struct {
+	double idle;	 /* held while idle (idleAfter), every run */
+	double returned; /* what idle reclaim freed: the rest of the runs it ended */
+	size_t reclaims; /* IdleReclaim evictions */
+	size_t preempts; /* preemptions (minimum runtime applies to them) */
+	int64_t min_ran; /* the shortest run a preemption ended, or -1 */
+} idle_fig_t;
+
+static bool preempting_reason(const char *reason)
+{
+	static const char *const r[] = {"InClusterQueue", "InCohortReclamation",
+					"InCohortFairSharing", "InCohortReclaimWhileBorrowing",
+					"IdleReclaim"};
+
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		if (!strcmp(reason, r[i]))
+			return true;
+	return false;
+}
+
+/* Idle ms of workload wid's run [start, end). */
+static int64_t idle_ms(const sim_report_t *r, uint32_t wid, int64_t start, int64_t end)
+{
+	const sim_trace_t *t = r->trace;
+	const sim_arrival_t *a = &t->arrivals[wid];
+	int64_t after = t->shapes[a->shape].idle_after_ms, from;
+
+	if (after < 0 || after >= a->runtime_ms)
+		return 0;
+	from = start + sim_trace_ready_delay(t, wid) + after;
+	return end > from ? end - from : 0;
+}
+
+static void idle_figures(const sim_report_t *r, idle_fig_t *f)
+{
+	const sim_trace_t *t = r->trace;
+
+	memset(f, 0, sizeof(*f));
+	f->min_ran = -1;
+	for (size_t i = 0; i < r->n_preempt; i++) { /* the runs that evictions ended */
+		const sim_preemption_t *p = &r->preempt[i];
+		const sim_arrival_t *a = &t->arrivals[p->victim];
+		double amount = (double)r->wl[p->victim].amount;
+		int64_t ran = p->at_ms - p->admitted_ms;
+
+		f->idle += amount * (double)idle_ms(r, p->victim, p->admitted_ms, p->at_ms);
+		if (!preempting_reason(p->reason))
+			continue;
+		f->preempts++;
+		if (f->min_ran < 0 || ran < f->min_ran)
+			f->min_ran = ran;
+		if (strcmp(p->reason, "IdleReclaim") != 0)
+			continue;
+		f->reclaims++;
+		f->returned +=
+		    amount * (double)(p->admitted_ms + sim_trace_ready_delay(t, p->victim) +
+				      a->runtime_ms - p->at_ms);
+	}
+	for (uint32_t w = 0; w < r->n_wl; w++) { /* the last runs */
+		const sim_outcome_t *o = &r->wl[w];
+
+		if (o->state == SIM_WL_FINISHED || o->state == SIM_WL_ADMITTED)
+			f->idle +=
+			    (double)o->amount *
+			    (double)idle_ms(r, w, o->last_admit_ms,
+					    o->state == SIM_WL_FINISHED ? o->finish_ms : r->end_ms);
+	}
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The first predictions against the starts that happened. */
+static int put_prediction(const sim_report_t *r, FILE *out)
+{
+	int64_t *err = calloc(r->n_wl + 1, sizeof(*err));
+	size_t n = 0, seen = 0, beyond = 0;
+	double sum = 0;
+
+	if (!err)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < r->n_wl; i++) {
+		int64_t p = r->predicted[i], s = r->wl[i].first_admit_ms;
+
+		if (p == INT64_MIN)
+			continue; /* never pending at a pass */
+		seen++;
+		if (p < 0) {
+			beyond++;
+			continue;
+		}
+		if (s < 0)
+			continue; /* never started */
+		err[n] = p > s ? p - s : s - p;
+		sum += (double)err[n++];
+	}
+	qsort(err, n, sizeof(*err), cmp_i64);
+	fprintf(out,
+		"    \"prediction\": {\"intervalMs\": %" PRId64
+		", \"runtimes\": \"%s\", \"passes\": "
+		"%" PRIu64 ", \"predicted\": %zu, \"beyondCaps\": %zu, \"started\": %zu, "
+		"\"medianAbsErrorMs\": %" PRId64 ", \"p90AbsErrorMs\": %" PRId64
+		", \"meanAbsErrorMs\": %.0f}\n",
+		r->predict_interval_ms, r->predict_history ? "History" : "Declared",
+		r->predict_passes, seen, beyond, n, sim_stats_percentile(err, n, 50),
+		sim_stats_percentile(err, n, 90), n ? sum / (double)n : 0.0);
+	free(err);
+	return GPUQ_OK;
+}
+
+static void put_budgets(const sim_report_t *r, FILE *out)
+{
+	static const char *const scope[] = {"LocalQueue", "Namespace", "ClusterQueue"};
+	static const char *const state[] = {"OK", "Warning", "Over"};
+	static const char *const action[] = {"Warn", "Lower", "Hold"};
+
+	fprintf(out, "    \"budgets\": [");
+	for (size_t i = 0; i < r->n_budgets; i++) {
+		const queue_budget_view_t *b = &r->budgets[i];
+
+		fprintf(out,
+			"%s\n      {\"scope\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", "
+			"\"limit\": %.6f, \"used\": %.6f, \"state\": \"%s\", \"action\": \"%s\", "
+			"\"windowStartMs\": %" PRId64 ", \"windowEndMs\": %" PRId64 "}",
+			i ? "," : "", scope[b->scope], b->name, b->cost ? "cost" : "GPU-hours",
+			b->limit, b->used, state[b->state], action[b->action], b->window_start_ms,
+			b->window_end_ms);
+	}
+	fprintf(out, "%s],\n", r->n_budgets ? "\n    " : "");
+}
+
+int sim_report_econ_json(const sim_report_t *r, FILE *out)
+{
+	idle_fig_t f;
+
+	if (!r->econ)
+		return GPUQ_OK;
+	idle_figures(r, &f);
+	fprintf(out, "  \"economics\": {\n");
+	put_budgets(r, out);
+	fprintf(out,
+		"    \"idle\": {\"resource\": \"%s\", \"idleHours\": %.6f, \"reclaims\": %zu, "
+		"\"returnedHours\": %.6f},\n",
+		r->trace->opt.util_resource, f.idle / HOUR_MS, f.reclaims, f.returned / HOUR_MS);
+	fprintf(out,
+		"    \"minRuntime\": {\"preemptions\": %zu, \"shortestVictimRunMs\": %" PRId64
+		"}%s\n",
+		f.preempts, f.min_ran, r->predicted ? "," : "");
+	if (r->predicted && put_prediction(r, out))
+		return GPUQ_ENOMEM;
+	fprintf(out, "  },\n");
+	return GPUQ_OK;
+}
+
+void sim_report_econ_summary(const sim_report_t *r, FILE *out)
+{
+	idle_fig_t f;
+
+	if (!r->econ)
+		return;
+	idle_figures(r, &f);
+	fprintf(out,
+		"  economics: %.3f %s-hours held idle, %zu idle reclaim(s) returning %.3f; %zu "
+		"preemption(s), the shortest victim run %" PRId64 " ms\n",
+		f.idle / HOUR_MS, r->trace->opt.util_resource, f.reclaims, f.returned / HOUR_MS,
+		f.preempts, f.min_ran);
+	for (size_t i = 0; i < r->n_budgets; i++) {
+		const queue_budget_view_t *b = &r->budgets[i];
+
+		fprintf(out, "  budget %-28s %10.3f of %10.3f %s (%s)\n", b->name, b->used,
+			b->limit, b->cost ? "cost" : "GPU-hours",
+			b->state == QUEUE_BUDGET_OVER	   ? "over"
+			: b->state == QUEUE_BUDGET_WARNING ? "warning"
+							   : "ok");
+	}
+	if (r->predicted)
+		fprintf(out, "  predictions: %" PRIu64 " passes, %.3f s CPU (the longest %.3f s)\n",
+			r->predict_passes, r->predict_cpu_s, r->predict_cpu_max_s);
+}
