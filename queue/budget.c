@@ -432,12 +432,31 @@ static bool any_stale(const queue_t *q)
 	return false;
 }
 
+/* Whether any workload holds quota (usage grows only then). */
+static bool anything_runs(const queue_t *q)
+{
+	for (size_t i = 0; i < q->cq_names.n; i++)
+		if (q->cqs[i].adm.n)
+			return true;
+	return false;
+}
+
+static bool any_not_ok(const queue_t *q)
+{
+	for (size_t i = 0; i < q->n_budgets; i++)
+		if (q->budgets[i].state != QUEUE_BUDGET_OK)
+			return true;
+	return false;
+}
+
 int64_t queue_budgets_next(const queue_t *q)
 {
 	if (!q->n_budgets)
 		return INT64_MAX;
 	if (q->budget_at == INT64_MIN || any_stale(q))
 		return INT64_MIN;
+	if (!anything_runs(q)) /* usage stands still: only a window's turn changes a state */
+		return any_not_ok(q) ? q->budget_turn : INT64_MAX;
 	/* every interval, and when a window turns (a hold lifts then) */
 	return q->budget_at + q->cfg.budget_interval_ms < q->budget_turn
 		   ? q->budget_at + q->cfg.budget_interval_ms

@@ -159,6 +159,18 @@ int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int
 	if (at < -QUEUE_TIME_MAX || at > QUEUE_TIME_MAX)
 		return GPUQ_ERANGE;
 	w->idle_since = at;
+	if (q->last_now != INT64_MIN && at + c->idle_after <= q->last_now) {
+		/* due already: a driver telling a restored core what it knew; the
+		 * core it came from reported it at its tick then */
+		if (queue_grow(&q->idle.v, &q->idle.cap, q->idle.n + 2, sizeof(uint32_t))) {
+			w->idle_since = -1;
+			return GPUQ_ENOMEM;
+		}
+		w->idle_said = true;
+		q->idle.v[q->idle.n++] = wid;
+		q->idle.v[q->idle.n++] = w->epoch;
+		return GPUQ_OK;
+	}
 	/* the spell's deadline; an entry whose spell ended is dropped when seen */
 	if (queue_timer_push(q, &q->idle_timers, at + c->idle_after, wid)) {
 		w->idle_since = -1; /* not watched: not idle (the next reading tries again) */
@@ -174,38 +186,119 @@ static bool spell_current(const queue_t *q, const wl_t *w, int64_t at)
 	       w->idle_since + q->cqs[w->cq].idle_after == at;
 }
 
-/* Whether a pending workload of v's cohort tree waits, set aside or
- * blocked for quota, for a flavor and resource v holds. */
-static bool someone_waits(const queue_t *q, const wl_t *v)
+/* Whether w's minimum runtime is not served at the core's `now`. */
+static bool protected_now(const queue_t *q, const wl_t *w)
+{
+	int64_t m = queue_wl_min_runtime(q, w);
+
+	return m > 0 && w->admitted_ms >= 0 && q->last_now - w->admitted_ms < m;
+}
+
+/* An idle workload its CQ may reclaim now: watched (entry i of q->idle),
+ * still admitted and idle, Preempt, its minimum runtime served. */
+static bool reclaimable(const queue_t *q, size_t i)
+{
+	const wl_t *w = Wc(q, q->idle.v[i]);
+
+	return w->live && w->epoch == q->idle.v[i + 1] && w->state == QUEUE_WL_ADMITTED &&
+	       w->idle_since >= 0 && w->idle_said &&
+	       q->cqs[w->cq].idle_action == QUEUE_IDLE_PREEMPT && !protected_now(q, w);
+}
+
+/* What the reclaimable idle workloads of cohort tree `unit` hold of
+ * (flavor, res). */
+static int64_t reclaimable_amount(const queue_t *q, uint32_t unit, uint32_t flavor, uint32_t res)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i + 1 < q->idle.n; i += 2) {
+		const wl_t *w = Wc(q, q->idle.v[i]);
+
+		if (!reclaimable(q, i) || q->cqs[w->cq].unit != unit)
+			continue;
+		for (uint32_t k = 0; k < w->n_asg; k++)
+			if (w->asg[k].a.flavor == flavor && w->asg[k].a.resource == res)
+				sum += w->asg[k].a.amount;
+	}
+	return sum;
+}
+
+/* What pending workload w asks of resource res, over its pod sets. */
+static int64_t asks(const queue_t *q, const wl_t *w, uint32_t res)
+{
+	int64_t sum = 0;
+
+	for (uint8_t p = 0; p < w->n_ps; p++) {
+		const tmpl_t *t = &q->tmpls[wl_ps(w)[p].tmpl];
+
+		for (uint32_t k = 0; k < t->n_req; k++)
+			if (t->res[k] == res)
+				sum += (int64_t)wl_ps(w)[p].count * t->amt[k];
+	}
+	return sum;
+}
+
+/* Whether waiting workload w (of CQ c) asks for something of what v holds
+ * and would fit there, in v's flavors, once every reclaimable idle
+ * workload of the tree is gone. */
+static bool fits_once_reclaimed(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+{
+	bool touches = false;
+
+	/* one reclaimed for idling waits its turn: were it to reclaim in turn,
+	 * idle workloads would take each other's place without end */
+	if (w->evict_reason == QUEUE_EVICT_IDLE_RECLAIM && w->preemptions)
+		return false;
+
+	for (uint32_t i = 0; i < v->n_asg; i++) {
+		int64_t s = queue_cq_slot_find(c, v->asg[i].a.flavor, v->asg[i].a.resource);
+		int64_t need = asks(q, w, v->asg[i].a.resource);
+
+		if (s < 0 || need <= 0)
+			continue;
+		touches = true;
+		if (need >
+		    queue_slot_available(q, c, &c->slots[s]) +
+			reclaimable_amount(q, c->unit, v->asg[i].a.flavor, v->asg[i].a.resource))
+			return false;
+	}
+	return touches;
+}
+
+/* Waiting workloads looked at per ClusterQueue, at most (the first set
+ * aside, then the heads of its LocalQueues): a tick stays cheap. */
+#define WAITERS_MAX 64
+
+/* Whether reclaiming idle workload v helps: a pending workload of its
+ * cohort tree, set aside or blocked for quota (not held by a budget),
+ * would fit in the flavors v holds once the tree's reclaimable idle
+ * workloads are gone. Reclaiming for one that would not fit even then
+ * only churns: the idle workload would come back into the room. */
+static bool worth_reclaiming(const queue_t *q, const wl_t *v)
 {
 	const cohort_t *h = cohort_of_c(q, &q->cqs[v->cq]);
 
 	for (size_t k = 0; k < h->cqs.n; k++) {
 		const cq_t *c = &q->cqs[h->cqs.v[k]];
-		bool shares = false;
+		size_t seen = 0;
 
 		if (!c->n_pending || c->stop != QUEUE_STOP_NONE)
 			continue;
-		for (uint32_t i = 0; i < v->n_asg && !shares; i++)
-			shares =
-			    queue_cq_slot_find(c, v->asg[i].a.flavor, v->asg[i].a.resource) >= 0;
-		for (size_t i = 0; shares && i < c->aside.n; i++) {
+		for (size_t i = 0; i < c->aside.n && seen < WAITERS_MAX; i++, seen++) {
 			const wl_t *w = Wc(q, c->aside.v[i]);
 
-			if (w->wait == QUEUE_WAIT_QUOTA && !queue_lq_held(q, w->lq))
+			if (w->wait == QUEUE_WAIT_QUOTA && !queue_lq_held(q, w->lq) &&
+			    fits_once_reclaimed(q, c, w, v))
 				return true;
 		}
-		for (size_t l = 0; shares && l < c->lqs.n; l++) {
+		for (size_t l = 0; l < c->lqs.n && seen < WAITERS_MAX; l++, seen++) {
 			const lq_t *lq = &q->lqs[c->lqs.v[l]];
+			const wl_t *w = lq->heap.n ? Wc(q, lq->heap.v[0]) : NULL;
 
-			if (lq->standing == QUEUE_LQ_HELD)
-				continue;
-			for (size_t i = 0; i < lq->heap.n; i++) {
-				const wl_t *w = Wc(q, lq->heap.v[i]);
-
-				if (w->wait == QUEUE_WAIT_QUOTA || w->wait == QUEUE_WAIT_PREEMPTING)
-					return true;
-			}
+			if (w && lq->standing != QUEUE_LQ_HELD &&
+			    (w->wait == QUEUE_WAIT_QUOTA || w->wait == QUEUE_WAIT_PREEMPTING) &&
+			    fits_once_reclaimed(q, c, w, v))
+				return true;
 		}
 	}
 	return false;
@@ -268,8 +361,7 @@ int queue_idle_tick(queue_t *q, int64_t now)
 		bool keep = w->live && w->epoch == q->idle.v[i + 1] && w->idle_since >= 0 &&
 			    w->idle_said && w->state == QUEUE_WL_ADMITTED;
 
-		if (keep && !rc && q->cqs[w->cq].idle_action == QUEUE_IDLE_PREEMPT &&
-		    !queue_wl_protected(q, w) && someone_waits(q, w)) {
+		if (keep && !rc && reclaimable(q, i) && worth_reclaiming(q, w)) {
 			rc = reclaim(q, wid, now);
 			keep = rc != GPUQ_OK; /* out of memory: it stays watched */
 		}
@@ -308,7 +400,7 @@ int64_t queue_econ_next(const queue_t *q)
 		int64_t end;
 
 		if (!w->live || w->epoch != q->idle.v[i + 1] || w->state != QUEUE_WL_ADMITTED ||
-		    q->cqs[w->cq].idle_action != QUEUE_IDLE_PREEMPT || !someone_waits(q, w))
+		    q->cqs[w->cq].idle_action != QUEUE_IDLE_PREEMPT || !worth_reclaiming(q, w))
 			continue;
 		end = w->admitted_ms + queue_wl_min_runtime(q, w);
 		if (end <= q->last_now)

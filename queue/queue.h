@@ -706,7 +706,10 @@ queue_lq_standing_t queue_lq_standing(const queue_t *q, uint32_t lq);
  * a reading taken at `at` (ms; any time after its admission: a reading from
  * before is taken as from its admission). Below its CQ's idle threshold it
  * is idle from `at` unless idle already; at or above it, it is not idle.
- * NaN says nothing (ignored). GPUQ_ENOTFOUND, GPUQ_EINVAL (not admitted). */
+ * NaN says nothing (ignored). A spell that reached idleReclaim.for by the
+ * core's last `now` counts as reported already (a driver telling a restored
+ * core what the core it came from knew: its tick reported it then).
+ * GPUQ_ENOTFOUND, GPUQ_EINVAL (not admitted). */
 int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int64_t at);
 
 /* Set pending workload uid's predicted start (ms; -1: none), for

@@ -8,17 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/policy.h"
 #include "sim/internal.h"
 
 #define HOUR_MS 3600000.0
 
 /* GPU time of the runs of the trace (utilization resource x ms). */
+#define IDLE_CQS_MAX 64 /* ClusterQueues the idle hours are listed for (the first ones) */
+
 typedef struct {
-	double idle;	 /* held while idle (idleAfter), every run */
-	double returned; /* what idle reclaim freed: the rest of the runs it ended */
-	size_t reclaims; /* IdleReclaim evictions */
-	size_t preempts; /* preemptions (minimum runtime applies to them) */
-	int64_t min_ran; /* the shortest run a preemption ended, or -1 */
+	double idle;		      /* held while idle (idleAfter), every run */
+	double idle_cq[IDLE_CQS_MAX]; /* ... per ClusterQueue (policy order) */
+	double returned;	      /* what idle reclaim freed: the rest of the runs it ended */
+	size_t reclaims;	      /* IdleReclaim evictions */
+	size_t preempts;	      /* preemptions (minimum runtime applies to them) */
+	int64_t min_ran;	      /* the shortest run a preemption ended, or -1 */
+	int64_t min_ran_cq[IDLE_CQS_MAX]; /* ... per victim's ClusterQueue */
 } idle_fig_t;
 
 static bool preempting_reason(const char *reason)
@@ -46,39 +51,75 @@ static int64_t idle_ms(const sim_report_t *r, uint32_t wid, int64_t start, int64
 	return end > from ? end - from : 0;
 }
 
+/* What reclaim i freed: from the reclaim until the victim held quota again
+ * (its next run), or until its run would have ended, whichever came
+ * first. */
+static int64_t freed_ms(const sim_report_t *r, size_t i, int64_t would_end)
+{
+	const sim_preemption_t *p = &r->preempt[i];
+	const sim_outcome_t *o = &r->wl[p->victim];
+	int64_t back = -1;
+
+	for (size_t k = i + 1; k < r->n_preempt && back < 0; k++)
+		if (r->preempt[k].victim == p->victim)
+			back = r->preempt[k].admitted_ms; /* its next run, evicted too */
+	if (back < 0 && (o->state == SIM_WL_FINISHED || o->state == SIM_WL_ADMITTED) &&
+	    o->last_admit_ms >= p->at_ms)
+		back = o->last_admit_ms;
+	if (back < 0 || back > would_end)
+		back = would_end;
+	return back > p->at_ms ? back - p->at_ms : 0;
+}
+
+static void idle_add(const sim_report_t *r, idle_fig_t *f, uint32_t wid, double gpu_ms)
+{
+	f->idle += gpu_ms;
+	if (r->wl[wid].cq < IDLE_CQS_MAX)
+		f->idle_cq[r->wl[wid].cq] += gpu_ms;
+}
+
 static void idle_figures(const sim_report_t *r, idle_fig_t *f)
 {
 	const sim_trace_t *t = r->trace;
 
 	memset(f, 0, sizeof(*f));
 	f->min_ran = -1;
+	for (size_t c = 0; c < IDLE_CQS_MAX; c++)
+		f->min_ran_cq[c] = -1;
 	for (size_t i = 0; i < r->n_preempt; i++) { /* the runs that evictions ended */
 		const sim_preemption_t *p = &r->preempt[i];
 		const sim_arrival_t *a = &t->arrivals[p->victim];
 		double amount = (double)r->wl[p->victim].amount;
 		int64_t ran = p->at_ms - p->admitted_ms;
 
-		f->idle += amount * (double)idle_ms(r, p->victim, p->admitted_ms, p->at_ms);
+		idle_add(r, f, p->victim,
+			 amount * (double)idle_ms(r, p->victim, p->admitted_ms, p->at_ms));
 		if (!preempting_reason(p->reason))
 			continue;
 		f->preempts++;
 		if (f->min_ran < 0 || ran < f->min_ran)
 			f->min_ran = ran;
+		if (r->wl[p->victim].cq < IDLE_CQS_MAX &&
+		    (f->min_ran_cq[r->wl[p->victim].cq] < 0 ||
+		     ran < f->min_ran_cq[r->wl[p->victim].cq]))
+			f->min_ran_cq[r->wl[p->victim].cq] = ran;
 		if (strcmp(p->reason, "IdleReclaim") != 0)
 			continue;
 		f->reclaims++;
 		f->returned +=
-		    amount * (double)(p->admitted_ms + sim_trace_ready_delay(t, p->victim) +
-				      a->runtime_ms - p->at_ms);
+		    amount *
+		    (double)freed_ms(
+			r, i, p->admitted_ms + sim_trace_ready_delay(t, p->victim) + a->runtime_ms);
 	}
 	for (uint32_t w = 0; w < r->n_wl; w++) { /* the last runs */
 		const sim_outcome_t *o = &r->wl[w];
 
 		if (o->state == SIM_WL_FINISHED || o->state == SIM_WL_ADMITTED)
-			f->idle +=
-			    (double)o->amount *
-			    (double)idle_ms(r, w, o->last_admit_ms,
-					    o->state == SIM_WL_FINISHED ? o->finish_ms : r->end_ms);
+			idle_add(r, f, w,
+				 (double)o->amount * (double)idle_ms(r, w, o->last_admit_ms,
+								     o->state == SIM_WL_FINISHED
+									 ? o->finish_ms
+									 : r->end_ms));
 	}
 }
 
@@ -159,12 +200,20 @@ int sim_report_econ_json(const sim_report_t *r, FILE *out)
 	put_budgets(r, out);
 	fprintf(out,
 		"    \"idle\": {\"resource\": \"%s\", \"idleHours\": %.6f, \"reclaims\": %zu, "
-		"\"returnedHours\": %.6f},\n",
+		"\"returnedHours\": %.6f, \"idleHoursByClusterQueue\": {",
 		r->trace->opt.util_resource, f.idle / HOUR_MS, f.reclaims, f.returned / HOUR_MS);
+	for (size_t c = 0; c < r->trace->n_cqs && c < IDLE_CQS_MAX; c++)
+		fprintf(out, "%s\"%s\": %.6f", c ? ", " : "",
+			policy_cq_at(r->trace->policy, c)->name, f.idle_cq[c] / HOUR_MS);
+	fprintf(out, "}},\n");
 	fprintf(out,
 		"    \"minRuntime\": {\"preemptions\": %zu, \"shortestVictimRunMs\": %" PRId64
-		"}%s\n",
-		f.preempts, f.min_ran, r->predicted ? "," : "");
+		", \"shortestVictimRunMsByClusterQueue\": {",
+		f.preempts, f.min_ran);
+	for (size_t c = 0; c < r->trace->n_cqs && c < IDLE_CQS_MAX; c++)
+		fprintf(out, "%s\"%s\": %" PRId64, c ? ", " : "",
+			policy_cq_at(r->trace->policy, c)->name, f.min_ran_cq[c]);
+	fprintf(out, "}}%s\n", r->predicted ? "," : "");
 	if (r->predicted && put_prediction(r, out))
 		return GPUQ_ENOMEM;
 	fprintf(out, "  },\n");

@@ -749,6 +749,19 @@ static int64_t next_time(const struct sim *s, int64_t qnext)
 	return next;
 }
 
+/* Whether a budget over its limit with Hold keeps workloads waiting. */
+static bool budget_holds(const struct sim *s)
+{
+	for (uint32_t i = 0; i < queue_budget_count(s->q); i++) {
+		queue_budget_view_t v;
+
+		if (!queue_budget_view(s->q, i, &v) && v.state == QUEUE_BUDGET_OVER &&
+		    v.action == QUEUE_BUDGET_HOLD)
+			return true;
+	}
+	return false;
+}
+
 static int step(struct sim *s, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
@@ -809,7 +822,9 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 		rc = sim_econ_step(s, diag);
 	if (rc)
 		return rc;
-	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0)
+	/* nothing runs, nothing arrives: stuck, unless a budget holds work
+	 * until its window turns */
+	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0 && !budget_holds(s))
 		s->idle++;
 	s->r->steps++;
 	return commit(s, diag);
