@@ -73,8 +73,11 @@ typedef enum {
  * thread starts; the default is INFO). */
 void gpuq_log_set_level(gpuq_log_level_t level);
 
-/* Write one line to stderr: `<level> <module>: <message>`. Thread-safe (one
- * write(2) per line). Cores (quota, queue, fairshare) never log. */
+/* Write one line to stderr: `<time> <level> <module>: <message>`, the time
+ * in RFC 3339, UTC, to the millisecond (`2026-11-26T16:08:33.123Z info
+ * controller: released Job team-a/j1 ...`; the wall clock, read here: the
+ * only clock base/ reads). Thread-safe (one write(2) per line). Cores
+ * (quota, queue, fairshare) never log. */
 void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -212,6 +212,11 @@ struct controller {
 	map_t jobs;		    /* uid -> job_t * */
 	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
 	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	map_t job_pods;		    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
+				       of Jobs */
+	map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
+				       each Job has */
+	size_t rq_held;		    /* Jobs whose release a ResourceQuota holds (rq_wait) */
 	bool policy_dirty;	    /* a policy object changed */
 	policy_t *policy;	    /* the snapshot in force (one reference) */
 	uint64_t policy_generation; /* snapshots built */
@@ -319,6 +324,10 @@ void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, c
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
 void podmap_publish(struct controller *c);
 void pods_apply(struct controller *c, const cevent_t *ev);
+/* The unfinished Pods the watch shows of the Job with uid job_uid (its
+ * status.active counts them only at the Job controller's next status
+ * write, about a second after the ResourceQuota charged them). */
+int32_t pods_of_job(const struct controller *c, const char *job_uid);
 void pods_resync(struct controller *c);
 void pods_free_all(struct controller *c);
 pgroup_t *controller_group(struct controller *c, const char *key);
@@ -450,6 +459,13 @@ json_t *actuate_restore_body(const json_t *tree);
 /* Whether a suspended Job's pods are gone (none active or terminating, no
  * startTime): its quota is free, its template mutable. */
 bool actuate_job_quiet(const json_t *job);
+/* Something that counts against namespace ns's ResourceQuotas changed (a
+ * released Job's pods or status): touch the Jobs there whose release a
+ * ResourceQuota holds, to be judged again (nothing to do while none is). */
+void actuate_rq_recheck(struct controller *c, const char *ns);
+/* j's release is no longer held by a ResourceQuota (it went, or no longer
+ * waits for release): forget why, and refresh its status. */
+void actuate_rq_clear(struct controller *c, job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from actuate_job). */
 void actuate_result(struct controller *c, const queue_result_t *res);

@@ -239,6 +239,7 @@ get coordination.k8s.io leases - gpuq-system
 create coordination.k8s.io leases - gpuq-system
 update coordination.k8s.io leases - gpuq-system
 create authentication.k8s.io tokenreviews - -
+create authentication.k8s.io selfsubjectreviews - -
 create authorization.k8s.io subjectaccessreviews - -
 EOF
 check "RBAC: the ServiceAccount may make each of the controller's $yes calls${bad:+ (missing:$bad)}" [ -z "$bad" ]

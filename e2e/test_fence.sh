@@ -28,6 +28,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 NS=e2e-fence
 QUOTA=4
 TRIALS=${GPUQ_FENCE_TRIALS:-0}
+# 9 checks, and the fixed pair's "kept the Lease" when TRIALS is 0
+plan $((TRIALS == 0 ? 10 : 9))
 SEED=${GPUQ_FENCE_SEED:-1}
 PHASE_S=${GPUQ_FENCE_PHASE_S:-22} # a fault's length: past the lease (15 s) and a round (2 s)
 UNFINISHED_MAX=8                  # the feeder keeps at most this many Jobs unfinished

@@ -167,6 +167,18 @@ typedef enum {
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag);
 
+/* Who this client is to the apiserver: a SelfSubjectReview
+ * (authentication.k8s.io/v1, any authenticated user may create one) gives
+ * its userInfo.username (a ServiceAccount's "system:serviceaccount:NS:NAME",
+ * a kubeconfig user's name) into user[0..cap). kube_request_json's codes;
+ * GPUQ_ECORRUPT for a reply without a username, GPUQ_ELIMIT when it does
+ * not fit. */
+int kube_self_user(kube_client_t *c, char *user, size_t cap, gpuq_diag_t *diag);
+
+/* Whether namespace ns exists: GPUQ_OK; GPUQ_ENOTFOUND with "namespace \"NS\"
+ * does not exist" in diag; kube_request_json's other codes. */
+int kube_namespace_check(kube_client_t *c, const char *ns, gpuq_diag_t *diag);
+
 /* Read a whole file of at most cap bytes into a new NUL-terminated buffer
  * (*len may be NULL). GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
 int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag);
