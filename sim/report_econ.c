@@ -131,12 +131,20 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* The first predictions against the starts that happened. */
-static int put_prediction(const sim_report_t *r, FILE *out)
+typedef struct {
+	size_t seen, beyond, n;
+	int64_t median, p90;
+	double mean;
+} pred_fig_t;
+
+/* Each workload's first predicted start against its first admission: the
+ * absolute errors' median, p90 and mean over those that started. */
+static int prediction_figures(const sim_report_t *r, pred_fig_t *f)
 {
 	int64_t *err = calloc(r->n_wl + 1, sizeof(*err));
-	size_t n = 0, seen = 0, beyond = 0;
 	double sum = 0;
 
+	memset(f, 0, sizeof(*f));
 	if (!err)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < r->n_wl; i++) {
@@ -144,17 +152,30 @@ static int put_prediction(const sim_report_t *r, FILE *out)
 
 		if (p == INT64_MIN)
 			continue; /* never pending at a pass */
-		seen++;
+		f->seen++;
 		if (p < 0) {
-			beyond++;
+			f->beyond++;
 			continue;
 		}
 		if (s < 0)
 			continue; /* never started */
-		err[n] = p > s ? p - s : s - p;
-		sum += (double)err[n++];
+		err[f->n] = p > s ? p - s : s - p;
+		sum += (double)err[f->n++];
 	}
-	qsort(err, n, sizeof(*err), cmp_i64);
+	qsort(err, f->n, sizeof(*err), cmp_i64);
+	f->median = sim_stats_percentile(err, f->n, 50);
+	f->p90 = sim_stats_percentile(err, f->n, 90);
+	f->mean = f->n ? sum / (double)f->n : 0.0;
+	free(err);
+	return GPUQ_OK;
+}
+
+static int put_prediction(const sim_report_t *r, FILE *out)
+{
+	pred_fig_t f;
+
+	if (prediction_figures(r, &f))
+		return GPUQ_ENOMEM;
 	fprintf(out,
 		"    \"prediction\": {\"intervalMs\": %" PRId64
 		", \"runtimes\": \"%s\", \"passes\": "
@@ -162,9 +183,7 @@ static int put_prediction(const sim_report_t *r, FILE *out)
 		"\"medianAbsErrorMs\": %" PRId64 ", \"p90AbsErrorMs\": %" PRId64
 		", \"meanAbsErrorMs\": %.0f}\n",
 		r->predict_interval_ms, r->predict_history ? "History" : "Declared",
-		r->predict_passes, seen, beyond, n, sim_stats_percentile(err, n, 50),
-		sim_stats_percentile(err, n, 90), n ? sum / (double)n : 0.0);
-	free(err);
+		r->predict_passes, f.seen, f.beyond, f.n, f.median, f.p90, f.mean);
 	return GPUQ_OK;
 }
 
@@ -223,6 +242,7 @@ int sim_report_econ_json(const sim_report_t *r, FILE *out)
 void sim_report_econ_summary(const sim_report_t *r, FILE *out)
 {
 	idle_fig_t f;
+	pred_fig_t p;
 
 	if (!r->econ)
 		return;
@@ -241,7 +261,14 @@ void sim_report_econ_summary(const sim_report_t *r, FILE *out)
 			: b->state == QUEUE_BUDGET_WARNING ? "warning"
 							   : "ok");
 	}
-	if (r->predicted)
-		fprintf(out, "  predictions: %" PRIu64 " passes, %.3f s CPU (the longest %.3f s)\n",
-			r->predict_passes, r->predict_cpu_s, r->predict_cpu_max_s);
+	if (!r->predicted)
+		return;
+	fprintf(out, "  predictions: %" PRIu64 " passes, %.3f s CPU (the longest %.3f s)\n",
+		r->predict_passes, r->predict_cpu_s, r->predict_cpu_max_s);
+	if (prediction_figures(r, &p) == GPUQ_OK)
+		fprintf(out,
+			"  predicted start (%s runtimes): %zu of %zu predicted workloads started; "
+			"absolute error median %.1f min, p90 %.1f min, mean %.1f min\n",
+			r->predict_history ? "history" : "declared", p.n, p.seen,
+			(double)p.median / 60000.0, (double)p.p90 / 60000.0, p.mean / 60000.0);
 }
