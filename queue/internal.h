@@ -1023,6 +1023,9 @@ int queue_idle_tick(queue_t *q, int64_t now);
 int64_t queue_econ_next(const queue_t *q);
 /* After a restore: the minimum-runtime timers of the admitted workloads. */
 void queue_prot_restored(queue_t *q);
+/* Admitted workload wid's epoch moved (its pods became Ready): its minimum
+ * runtime's end, its idle spell's deadline and its idle watch follow it. */
+void queue_econ_rearm(queue_t *q, uint32_t wid);
 /* The result arrays of this call (reset by res_reset, fixed up in res_finish). */
 int queue_emit_idle(queue_t *q, uint32_t wid);
 int queue_emit_budget_change(queue_t *q, uint32_t b, uint8_t from, uint8_t to);

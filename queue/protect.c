@@ -131,6 +131,22 @@ void queue_prot_restored(queue_t *q)
 	}
 }
 
+void queue_econ_rearm(queue_t *q, uint32_t wid)
+{
+	const wl_t *w = W(q, wid);
+	int64_t m = queue_wl_min_runtime(q, w);
+
+	/* a push lost without memory costs a wake-up, as in queue_prot_admitted */
+	if (m > 0 && w->admitted_ms + m > q->last_now)
+		(void)queue_timer_push(q, &q->prot_timers, w->admitted_ms + m, wid);
+	if (w->idle_since >= 0 && !w->idle_said)
+		(void)queue_timer_push(q, &q->idle_timers,
+				       w->idle_since + q->cqs[w->cq].idle_after, wid);
+	for (size_t i = 0; i + 1 < q->idle.n; i += 2)
+		if (q->idle.v[i] == wid)
+			q->idle.v[i + 1] = w->epoch;
+}
+
 /* ---- idle GPUs ---- */
 
 int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int64_t at)

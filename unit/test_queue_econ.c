@@ -505,12 +505,45 @@ static void predicted_start_in_the_explanation(void **state)
 	queue_destroy(q);
 }
 
+/* Pods becoming Ready void the workload's Ready timer (its epoch moves), not
+ * the end of its minimum runtime nor its idle spell's deadline: both still
+ * wake the core (the controller feeds Ready pods; the simulator did not). */
+static void pods_ready_keeps_min_runtime_and_idle_spell(void **state)
+{
+	econ_cq_t e = {.gpus = 4,
+		       .min_runtime_ms = 10 * MIN,
+		       .idle = QUEUE_IDLE_REPORT,
+		       .idle_pct = 10,
+		       .idle_after_ms = 5 * MIN};
+	queue_t *q = econ_queue(&e);
+	queue_result_t r;
+
+	(void)state;
+	add_wl(q, "low", "ns", "lq", 0, 0, 4);
+	cycle(q, 0, &r);
+	assert_true(admitted_in(&r, "low"));
+	assert_int_equal(queue_workload_utilization(q, "low", 2, MIN), GPUQ_OK);
+	assert_int_equal(queue_workload_pods_ready(q, "low", 2 * MIN), GPUQ_OK);
+	add_wl(q, "high", "ns", "lq", 100, 3 * MIN, 4);
+	cycle(q, 3 * MIN, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(queue_next_event(q, 3 * MIN), 6 * MIN);
+	assert_int_equal(queue_tick(q, 6 * MIN, &r), GPUQ_OK);
+	assert_int_equal(r.n_idles, 1);
+	assert_int_equal(queue_next_event(q, 6 * MIN), 10 * MIN);
+	assert_int_equal(queue_tick(q, 10 * MIN, &r), GPUQ_OK);
+	cycle(q, 10 * MIN, &r);
+	assert_true(evicted_in(&r, "low", QUEUE_EVICT_IN_CQ));
+	queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(min_runtime_delays_preemption),
 	    cmocka_unit_test(min_runtime_by_priority),
 	    cmocka_unit_test(min_runtime_survives_restore),
+	    cmocka_unit_test(pods_ready_keeps_min_runtime_and_idle_spell),
 	    cmocka_unit_test(budget_hold_until_the_month_turns),
 	    cmocka_unit_test(budget_lower_orders_and_forbids_borrowing),
 	    cmocka_unit_test(budget_cost_and_clusterqueue),
