@@ -267,8 +267,9 @@ void sim_report_econ_summary(const sim_report_t *r, FILE *out)
 		r->predict_passes, r->predict_cpu_s, r->predict_cpu_max_s);
 	if (prediction_figures(r, &p) == GPUQ_OK)
 		fprintf(out,
-			"  predicted start (%s runtimes): %zu of %zu predicted workloads started; "
-			"absolute error median %.1f min, p90 %.1f min, mean %.1f min\n",
-			r->predict_history ? "history" : "declared", p.n, p.seen,
+			"  predicted start (%s runtimes): %zu workloads pending at a pass, %zu "
+			"beyond the caps; over the %zu predicted that started, absolute error "
+			"median %.1f min, p90 %.1f min, mean %.1f min\n",
+			r->predict_history ? "history" : "declared", p.seen, p.beyond, p.n,
 			(double)p.median / 60000.0, (double)p.p90 / 60000.0, p.mean / 60000.0);
 }
