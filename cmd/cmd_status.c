@@ -128,7 +128,7 @@ static void print_budget(const json_t *q, const char *name, bool *header)
 		printf("\n%-32s %-12s %12s %12s %-9s %-7s %-6s %s\n", "BUDGET", "SCOPE", "USED",
 		       "LIMIT", "UNIT", "STATE", "ACTION", "WINDOW ENDS");
 	*header = true;
-	printf("%-32s %-12s %12.2f %12.2f %-9s %-7s %-6s %s\n", name, sv(b, "scope"),
+	printf("%-32s %-12s %12.6g %12.6g %-9s %-7s %-6s %s\n", name, sv(b, "scope"),
 	       json_number_value(json_object_get(b, "used")),
 	       json_number_value(json_object_get(b, "limit")), sv(b, "unit"), sv(b, "state"),
 	       sv(b, "action"), sv(b, "windowEnd"));

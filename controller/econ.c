@@ -126,18 +126,18 @@ static void budget_changed(struct controller *c, const queue_budget_change_t *ch
 		return;
 	kube_time_format_micro(v.window_end_ms, end, sizeof(end));
 	if (ch->to == QUEUE_BUDGET_OK) {
-		snprintf(note, sizeof(note), "%s %s is within its budget again: %.2f of %.2f %s",
+		snprintf(note, sizeof(note), "%s %s is within its budget again: %.6g of %.6g %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost]);
 		budget_event(c, &v, "Normal", "BudgetReset", note);
 	} else if (ch->to == QUEUE_BUDGET_WARNING) {
 		snprintf(note, sizeof(note),
-			 "%s %s has used %.2f of its %.2f %s (warnAt %d%%); the window ends %s",
+			 "%s %s has used %.6g of its %.6g %s (warnAt %d%%); the window ends %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost], v.warn_pct,
 			 end);
 		budget_event(c, &v, "Warning", "BudgetWarning", note);
 	} else {
 		snprintf(note, sizeof(note),
-			 "%s %s is over its budget: %.2f of %.2f %s; action %s until the window "
+			 "%s %s is over its budget: %.6g of %.6g %s; action %s until the window "
 			 "ends %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost],
 			 action[v.action], end);

@@ -625,7 +625,7 @@ void queue_budget_explain(const queue_t *q, uint32_t lq, char *buf, size_t cap)
 		window_of(b->spec.window_days, b->window_start, &start, &end);
 		date_text(end, when, sizeof(when));
 		snprintf(buf, cap,
-			 "%s %s is over its budget (%.2f of %.2f %s %s; action %s) until %s",
+			 "%s %s is over its budget (%.6g of %.6g %s %s; action %s) until %s",
 			 scope_words[b->spec.scope], b->name, b->used, b->spec.limit,
 			 b->spec.cost ? "in cost" : "GPU-hours",
 			 b->spec.window_days ? "in its window" : "this month",

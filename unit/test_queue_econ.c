@@ -230,7 +230,7 @@ static void budget_hold_until_the_month_turns(void **state)
 	assert_int_equal(wait_of(q, "b"), QUEUE_WAIT_BUDGET);
 	explain(q, "b", why, sizeof(why));
 	assert_non_null(strstr(why,
-			       "held: LocalQueue ns/lq is over its budget (1.00 of 1.00 "
+			       "held: LocalQueue ns/lq is over its budget (1 of 1 "
 			       "GPU-hours this month; action Hold) until 2025-02-01 00:00 UTC"));
 	/* the running one runs on; at the turn of the month the hold lifts */
 	assert_int_equal(queue_next_event(q, JAN31 + 30 * MIN), JAN31 + 31 * MIN);
