@@ -140,8 +140,8 @@ void queue_econ_rearm(queue_t *q, uint32_t wid)
 	if (m > 0 && w->admitted_ms + m > q->last_now)
 		(void)queue_timer_push(q, &q->prot_timers, w->admitted_ms + m, wid);
 	if (w->idle_since >= 0 && !w->idle_said)
-		(void)queue_timer_push(q, &q->idle_timers,
-				       w->idle_since + q->cqs[w->cq].idle_after, wid);
+		(void)queue_timer_push(q, &q->idle_timers, w->idle_since + q->cqs[w->cq].idle_after,
+				       wid);
 	for (size_t i = 0; i + 1 < q->idle.n; i += 2)
 		if (q->idle.v[i] == wid)
 			q->idle.v[i + 1] = w->epoch;

@@ -789,7 +789,7 @@ int queue_workload_pods_ready(queue_t *q, const char *uid, int64_t now)
 		return GPUQ_EINVAL;
 	w->ready = true;
 	w->requeues = 0;
-	w->epoch++; /* its Ready timer is void */
+	w->epoch++;		 /* its Ready timer is void */
 	queue_econ_rearm(q, id); /* ... not its minimum runtime nor its idle spell */
 	queue_mark_wl(q, w);
 	return GPUQ_OK;
