@@ -147,7 +147,9 @@ static void print_budgets(kube_client_t *cl, const status_opts_t *o)
 	if (!kube_request_json(cl, "GET", "/apis/gpuq.dev/v1beta1/clusterqueues", NULL, NULL, &list,
 			       &diag)) {
 		json_array_foreach(json_object_get(list, "items"), i, q)
-		    print_budget(q, str_at(q, "metadata", "name"), &header);
+		{
+			print_budget(q, str_at(q, "metadata", "name"), &header);
+		}
 		json_decref(list);
 		list = NULL;
 	}
