@@ -291,7 +291,8 @@ static void predict_pass(struct controller *c)
 	predict_opts_t o;
 	predict_result_t r;
 	gpuq_diag_t diag = {{0}};
-	int64_t deadline = controller_mono_ms() + PREDICT_WALL_MS, t0 = gpuq_mono_ns(), now;
+	int64_t deadline = controller_mono_ms() + PREDICT_WALL_MS, now;
+	uint64_t t0 = gpuq_mono_ns();
 	int rc;
 
 	predict_opts_default(&o);
@@ -303,7 +304,7 @@ static void predict_pass(struct controller *c)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", diag.msg);
 		return;
 	}
-	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - (uint64_t)t0, r.simulated, r.started,
+	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, r.simulated, r.started,
 				 r.stopped || r.capped);
 	for (size_t i = 0; i < r.n; i++) {
 		queue_wl_t id;

@@ -46,7 +46,7 @@ check "ClusterQueue status counts 2 admitted and 3 pending workloads" poll "cq s
 # gpuq status, while wait-low2 waits: its line carries gpuq's explanation
 status_explains() {
 	out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 2>&1)
-	printf '%s\n' "$out" | grep -qE '^e2e-q/wait-low2 +Pending +position [0-9]+ of [0-9]+ in e2e-q/default: .*free'
+	printf '%s\n' "$out" | grep -qE '^e2e-q/wait-low2 +Pending +position [0-9]+ of [0-9]+ in e2e-q/default(; expected to start in about [^:]*)?: .*free'
 }
 check "gpuq status explains a waiting Job (Pending, its position and what it waits for)" \
 	poll "gpuq status explains wait-low2" status_explains

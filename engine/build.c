@@ -234,9 +234,9 @@ static queue_budget_spec_t budget_of(const policy_budget_t *b, const policy_cq_t
 {
 	queue_budget_spec_t s = {0};
 
-	if (cq) {
+	if (cq || !lq) {
 		s.scope = QUEUE_BUDGET_CLUSTERQUEUE;
-		snprintf(name, cap, "%s", cq->name);
+		snprintf(name, cap, "%s", cq ? cq->name : "");
 	} else if (b->namespace_scope) {
 		s.scope = QUEUE_BUDGET_NAMESPACE;
 		snprintf(name, cap, "%s", lq->namespace_);
@@ -265,8 +265,10 @@ static int set_budgets(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
 	ledger_price_t *prices = calloc(policy_flavor_count(p) + 1, sizeof(*prices));
 	int rc = GPUQ_OK;
 
-	if (!b || !names || !prices)
-		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "budgets: out of memory");
+	if (!b || !names || !prices) {
+		(void)gpuq_diag_set(diag, GPUQ_ENOMEM, "budgets: out of memory");
+		rc = GPUQ_ENOMEM;
+	}
 	for (size_t i = 0; !rc && i < n_cq; i++)
 		if (policy_cq_at(p, i)->budget.present)
 			b[n] = budget_of(&policy_cq_at(p, i)->budget, policy_cq_at(p, i), NULL,
