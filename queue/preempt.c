@@ -625,7 +625,7 @@ static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
-	queue_path_t p;
+	queue_path_t p = {0};
 	size_t n_own = 0, n_hier = 0;
 	bool forbid = c->borrow == QUEUE_BORROW_NEVER;
 
