@@ -152,6 +152,8 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	if (dcgm) { /* idle GPU time per LocalQueue too */
 		co.pod_queues = dcgm_pod_queues_set;
 		co.pod_queues_ctx = dcgm;
+		co.workload_utils = dcgm_workload_utils; /* idle reclaim */
+		co.workload_utils_ctx = dcgm;
 	}
 	co.core.fair_sharing = opts->fair_sharing;
 	co.core.ready_timeout_ms = opts->ready_timeout_ms;

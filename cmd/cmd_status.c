@@ -18,10 +18,12 @@ static const char usage_text[] =
     "                    --gpuq-insecure] [--token TOKEN] [--limit N]]\n"
     "\n"
     "Prints every ClusterQueue (pending, admitted, GPUs in use, per flavor usage),\n"
-    "then the GPU Jobs gpuq manages in NAMESPACE (every namespace with -A), each\n"
-    "with its state and its coarse status (waiting or admitted, and why). With JOB,\n"
-    "only that Job of NAMESPACE. Without --kubeconfig the in-cluster service\n"
-    "account is used, then $KUBECONFIG.\n"
+    "the budgets of the ClusterQueues and LocalQueues (GPU-hours or cost used in\n"
+    "their window, limit, state, action; docs/economics.md), then the GPU Jobs\n"
+    "gpuq manages in NAMESPACE (every namespace with -A), each with its state and\n"
+    "its coarse status (waiting or admitted, and why). With JOB, only that Job of\n"
+    "NAMESPACE. Without --kubeconfig the in-cluster service account is used, then\n"
+    "$KUBECONFIG.\n"
     "\n"
     "With --gpuq-server (gpuq's own port, e.g. https://gpuq-webhook.gpuq-system.svc;\n"
     "default $GPUQ_SERVER; $GPUQ_CA and $GPUQ_INSECURE=1 likewise), the pending\n"
@@ -171,6 +173,68 @@ static json_t *print_queues(kube_client_t *cl)
 		       (long long)json_integer_value(json_object_get(st, "gpusInUse")), usage);
 	}
 	return list;
+}
+
+/* b[key] as a string, "" when absent. */
+static const char *sv(const json_t *b, const char *key)
+{
+	const char *s = json_string_value(json_object_get(b, key));
+
+	return s ? s : "";
+}
+
+/* One queue's budget line, when its status has one. */
+static void print_budget(const json_t *q, const char *name, bool *header)
+{
+	const json_t *b = json_object_get(json_object_get(q, "status"), "budget");
+
+	if (!json_is_object(b))
+		return;
+	if (!*header)
+		printf("\n%-32s %-12s %12s %12s %-9s %-7s %-6s %s\n", "BUDGET", "SCOPE", "USED",
+		       "LIMIT", "UNIT", "STATE", "ACTION", "WINDOW ENDS");
+	*header = true;
+	printf("%-32s %-12s %12.6g %12.6g %-9s %-7s %-6s %s\n", name, sv(b, "scope"),
+	       json_number_value(json_object_get(b, "used")),
+	       json_number_value(json_object_get(b, "limit")), sv(b, "unit"), sv(b, "state"),
+	       sv(b, "action"), sv(b, "windowEnd"));
+}
+
+/* The budgets in the ClusterQueues' and LocalQueues' status (of NAMESPACE
+ * with -n, all with -A or no -n). */
+static void print_budgets(kube_client_t *cl, const status_opts_t *o)
+{
+	char path[KUBE_URL_MAX], ens[300];
+	json_t *list = NULL, *q;
+	gpuq_diag_t diag = {{0}};
+	bool header = false;
+	size_t i;
+
+	if (!kube_request_json(cl, "GET", "/apis/gpuq.dev/v1beta1/clusterqueues", NULL, NULL, &list,
+			       &diag)) {
+		json_array_foreach(json_object_get(list, "items"), i, q)
+		{
+			print_budget(q, str_at(q, "metadata", "name"), &header);
+		}
+		json_decref(list);
+		list = NULL;
+	}
+	if (o->ns && !o->all && !kube_escape(o->ns, ens, sizeof(ens)))
+		snprintf(path, sizeof(path), "/apis/gpuq.dev/v1beta1/namespaces/%s/localqueues",
+			 ens);
+	else
+		snprintf(path, sizeof(path), "/apis/gpuq.dev/v1beta1/localqueues");
+	if (kube_request_json(cl, "GET", path, NULL, NULL, &list, &diag))
+		return;
+	json_array_foreach(json_object_get(list, "items"), i, q)
+	{
+		char name[600];
+
+		snprintf(name, sizeof(name), "%s/%s", str_at(q, "metadata", "namespace"),
+			 str_at(q, "metadata", "name"));
+		print_budget(q, name, &header);
+	}
+	json_decref(list);
 }
 
 static const char *job_state(const json_t *job)
@@ -383,6 +447,7 @@ int cmd_status(int argc, char **argv)
 		return 1;
 	}
 	cqs = print_queues(cl);
+	print_budgets(cl, &o);
 	rc = print_jobs(cl, &o);
 	if (o.server && (!o.all && !o.ns ? !cqs : false))
 		fprintf(stderr, "gpuq status: no ClusterQueues to ask gpuq about (use -n NS)\n");

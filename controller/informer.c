@@ -186,8 +186,8 @@ static const char *const KEEP_POD_SPEC[] = {
     "nodeName",	  "resourceClaims",    "schedulingGates", NULL};
 static const char *const KEEP_CONTAINER[] = {"name", "resources", "restartPolicy", NULL};
 static const char *const KEEP_CONDITION[] = {"type", "status", NULL};
-static const char *const KEEP_JOB_SPEC[] = {"suspend", "parallelism", "completions", "template",
-					    NULL};
+static const char *const KEEP_JOB_SPEC[] = {"suspend",	"parallelism",		 "completions",
+					    "template", "activeDeadlineSeconds", NULL};
 static const char *const KEEP_TEMPLATE[] = {"metadata", "spec", NULL};
 static const char *const KEEP_TEMPLATE_META[] = {"annotations", NULL};
 static const char *const KEEP_JOB_STATUS[] = {"conditions", "active",	   "succeeded", "failed",

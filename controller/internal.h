@@ -257,6 +257,13 @@ struct controller {
 							  written; 1 emptied; 0 unknown */
 	bool usage_present[LEDGER_CKPT_PARTS_MAX];     /* the ConfigMap exists */
 	uint32_t usage_failures;		       /* merges or writes failed in a row */
+
+	/* GPU economics (econ.c) */
+	struct predict_history *econ_hist; /* the LocalQueues' finished runtimes */
+	map_t econ_runs;		   /* uid -> run_t: admitted workloads seen */
+	int64_t econ_scan_ms;		   /* next history scan (monotonic) */
+	int64_t econ_predict_ms;	   /* next prediction pass (monotonic) */
+	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 };
 
 /* The core's clock: wall milliseconds, never decreasing. */
@@ -415,9 +422,24 @@ size_t swriter_backlog(swriter_t *w);
 	      passes over the queues' status */
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
+/* swriter_event about another kind of object (api_version, kind; ns "" for
+ * a cluster-scoped one: its Event goes to "default"; uid may be NULL). */
+int swriter_event_ref(swriter_t *w, const char *api_version, const char *kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note);
 /* Stop (the fence it was given must be stopped first, or it may finish a
  * request already waiting on the limiter). NULL is fine. */
 void swriter_stop(swriter_t *w);
+
+/* econ.c (docs/economics.md): step, while leading, after the cycle:
+ * utilization readings into the core, the runtime history, a prediction
+ * pass every o.predict_interval_ms; result: a tick's or cycle's budget
+ * changes and idle reports as Events; status: the budget of ClusterQueue
+ * (cq) or LocalQueue id into its status body st; free: at destroy. */
+void econ_step(struct controller *c);
+void econ_result(struct controller *c, const queue_result_t *res);
+void econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
+void econ_free(struct controller *c);
 
 /* status.c: queue status subresources; Job status annotations. */
 void status_queues(struct controller *c);

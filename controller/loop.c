@@ -36,6 +36,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->lease_duration_s = 15;
 	o->cycle_interval_ms = 1000;
 	o->usage_checkpoint_ms = 60000;
+	o->predict_interval_ms = CONTROLLER_PREDICT_MS;
 	queue_config_default(&o->core);
 }
 
@@ -170,6 +171,7 @@ static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
 	if (c->o.ui)
 		webui_events_note(c->o.ui, c->q, res, now);
+	econ_result(c, res); /* budgets' and idle GPUs' Events */
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
@@ -448,6 +450,7 @@ static void *loop_main(void *arg)
 			if (c->o.ui)
 				(void)webui_publish(c->o.ui, c->q, controller_now(c));
 		}
+		econ_step(c);
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
 			podmap_publish(c);
@@ -474,6 +477,8 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.tenant_half_life_ms = o->core.tenant_half_life_ms;
 	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
+	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
+	map_init(&c->econ_runs);
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	map_init(&c->jobs);
 	map_init(&c->groups);
@@ -604,6 +609,7 @@ void controller_destroy(controller_t *c)
 		free(c->explain[i]);
 	free(c->explain);
 	equeue_deinit(&c->events);
+	econ_free(c);
 	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);

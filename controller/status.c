@@ -56,6 +56,8 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 	st = json_pack("{s:i, s:i, s:i, s:I, s:o}", "pendingWorkloads", (int)s.pending,
 		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
 		       "gpusInUse", (json_int_t)gpus, "flavorsUsage", flavors);
+	if (st)
+		econ_status(c, st, true, cq); /* its budget (econ.c) */
 	return st;
 }
 
@@ -63,11 +65,16 @@ json_t *status_lq_body(struct controller *c, uint32_t lq)
 {
 	queue_stats_t s;
 
+	json_t *st;
+
 	if (queue_lq_stats(c->q, lq, &s))
 		return NULL;
-	return json_pack("{s:i, s:i, s:i, s:f}", "pendingWorkloads", (int)s.pending,
-			 "admittedWorkloads", (int)s.admitted, "reservingWorkloads",
-			 (int)s.admitted, "decayedUsage", s.decayed_usage);
+	st = json_pack("{s:i, s:i, s:i, s:f}", "pendingWorkloads", (int)s.pending,
+		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
+		       "decayedUsage", s.decayed_usage);
+	if (st)
+		econ_status(c, st, false, lq); /* its (or its namespace's) budget */
+	return st;
 }
 
 /* The group path a queue object was watched under ("" when not cached). */

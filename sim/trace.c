@@ -504,6 +504,7 @@ static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint
 	sh = &t->shapes[t->n_shapes];
 	memset(sh, 0, sizeof(*sh));
 	sh->ready_delay_ms = -1;
+	sh->idle_after_ms = sh->expected_ms = -1;
 	t->n_shapes++;
 	sh->podsets = calloc(json_array_size(sets), sizeof(*sh->podsets));
 	if (!sh->podsets)
@@ -526,6 +527,12 @@ static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint
 		rc = policy_jdec_bool(d, obj, "gang", &sh->gang);
 	if (!rc)
 		rc = policy_jdec_duration(d, obj, "readyDelay", false, &sh->ready_delay_ms);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "idleAfter", false, &sh->idle_after_ms);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "expectedRuntime", false, &sh->expected_ms);
+	if (!rc && json_object_get(obj, "expectedRuntime") && sh->expected_ms < 1)
+		rc = policy_jdec_fail_at(d, "expectedRuntime", GPUQ_EINVAL, "must be at least 1ms");
 	*out = (uint32_t)(t->n_shapes - 1);
 	return rc;
 }
@@ -615,9 +622,9 @@ static int push_arrival(sim_trace_t *t, size_t *cap, const sim_arrival_t *a)
 	return GPUQ_OK;
 }
 
-static const char *const workload_keys[] = {"at",	"name",	      "localQueue", "priorityClass",
-					    "priority", "class",      "podSets",    "runtime",
-					    "gang",	"readyDelay", NULL};
+static const char *const workload_keys[] = {
+    "at",      "name", "localQueue", "priorityClass", "priority",	 "class", "podSets",
+    "runtime", "gang", "readyDelay", "idleAfter",     "expectedRuntime", NULL};
 
 static int parse_arrival(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, size_t *cap)
 {
@@ -724,7 +731,8 @@ static int generator_lqs(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, ui
 /* A generator's template: podSets, gang and readyDelay into a shape. */
 static int parse_template(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t *shape)
 {
-	static const char *const keys[] = {"podSets", "gang", "readyDelay", NULL};
+	static const char *const keys[] = {"podSets",	      "gang", "readyDelay", "idleAfter",
+					   "expectedRuntime", NULL};
 	const json_t *tmpl = NULL;
 	size_t old;
 	int rc = policy_jdec_obj(d, obj, "template", true, &tmpl);
@@ -836,13 +844,45 @@ static int usage_duration(policy_jdec_t *d, const json_t *obj, const char *key, 
 	return rc;
 }
 
+/* options.prediction: {interval, runtimes: Declared | History}. */
+static int parse_prediction(policy_jdec_t *d, const json_t *opts, sim_options_t *o)
+{
+	static const char *const keys[] = {"interval", "runtimes", NULL};
+	static const char *const sources[] = {"Declared", "History", NULL};
+	const json_t *obj = NULL;
+	int src = 0;
+	size_t old;
+	int rc = policy_jdec_obj(d, opts, "prediction", false, &obj);
+
+	if (rc || !obj)
+		return rc;
+	old = policy_jdec_key(d, "prediction");
+	rc = policy_jdec_keys(d, obj, keys, NULL);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "interval", true, &o->predict_interval_ms);
+	if (!rc && o->predict_interval_ms < 1)
+		rc = policy_jdec_fail_at(d, "interval", GPUQ_EINVAL, "must be at least 1ms");
+	if (!rc)
+		rc = policy_jdec_enum(d, obj, "runtimes", sources, &src);
+	o->predict_history = src == 1;
+	policy_jdec_pop(d, old);
+	return rc;
+}
+
 /* spec.options (d's path at spec); defaults when absent. */
 static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 {
-	static const char *const keys[] = {
-	    "cycleInterval",	   "fairShareHalfLife", "fairShareSamplingInterval",
-	    "gangReadyDelay",	   "gangReadyTimeout",	"sampleInterval",
-	    "utilizationResource", "fairSharing",	NULL};
+	static const char *const keys[] = {"cycleInterval",
+					   "fairShareHalfLife",
+					   "fairShareSamplingInterval",
+					   "gangReadyDelay",
+					   "gangReadyTimeout",
+					   "sampleInterval",
+					   "utilizationResource",
+					   "fairSharing",
+					   "budgetInterval",
+					   "prediction",
+					   NULL};
 	const json_t *obj = NULL;
 	const char *res = NULL;
 	sim_options_t *o = &t->opt;
@@ -876,6 +916,10 @@ static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 		if (!rc && o->sample_interval_ms < 1)
 			rc = policy_jdec_fail_at(d, "sampleInterval", GPUQ_EINVAL,
 						 "must be at least 1ms");
+		if (!rc)
+			rc = usage_duration(d, obj, "budgetInterval", &o->budget_interval_ms);
+		if (!rc)
+			rc = parse_prediction(d, obj, o);
 		policy_jdec_pop(d, old);
 	}
 	if (rc)

@@ -89,6 +89,26 @@
     return out;
   }
 
+  // Budgets (docs/economics.md): GPU-hours or cost used in the window against
+  // the limit, the state of the last evaluation, and the action over it.
+  function budgetSection(bs) {
+    if (!bs || !bs.length) return [];
+    return [el('h2', {text: 'Budgets'}), table(['scope', 'name', 'used', 'limit', 'state',
+      'action', 'window ends (UTC)'], bs.map(function (b) {
+      var k = 'budget/' + b.scope + '/' + b.name + '/';
+      return el('tr', {'data-k': 'budget/' + b.scope + '/' + b.name}, [td(b.scope), td(b.name),
+        td(b.used.toFixed(2) + ' ' + b.unit, k + 'used', 'n'), td(b.limit.toFixed(2), null, 'n'),
+        td(b.state, k + 'state', b.state === 'Over' ? 'over' : ''), td(b.action),
+        td(b.windowEndMs ? new Date(b.windowEndMs).toISOString().slice(0, 16).replace('T', ' ') : '-')]);
+    }))];
+  }
+
+  // When a pending workload is expected to start (predict/), or '-'.
+  function expected(nowMs, w) {
+    if (w.expectedStartMs === undefined) return '-';
+    return w.expectedStartMs <= nowMs ? 'next cycle' : 'in ' + age(w.expectedStartMs, nowMs);
+  }
+
   function clusterView(d) {
     var main = [el('h1', {text: 'Cluster'})];
     var cohortOf = {};
@@ -117,6 +137,7 @@
       })));
     }
     if (d.usage) main = main.concat(usageSection(d.usage, true));
+    main = main.concat(budgetSection(d.budgets));
     return main;
   }
 
@@ -146,10 +167,11 @@
     var p = d.pendingWorkloads, a = d.admittedWorkloads;
     main.push(el('h2', {}, [el('span', {text: 'Pending, in admission order (' + p.items.length +
       ' of ' + p.total + ') \u00b7 '}), link('all of them', '#/pending/' + d.name)]));
-    main.push(table(['#', 'workload', 'priority', 'requests', 'reason', 'why'],
+    main.push(table(['#', 'workload', 'priority', 'requests', 'expected start', 'reason', 'why'],
       p.items.map(function (w) {
         return el('tr', {'data-k': 'pending/' + wlName(w)}, [td(w.position, 'pos/' + wlName(w), 'n'),
           td(wlName(w)), td(w.priority, null, 'n'), td(w.requests),
+          td(expected(d.nowMs, w), 'expected/' + wlName(w)),
           td(w.reason, 'reason/' + wlName(w)), td(w.message, null, 'msg')]);
       })));
     main.push(el('h2', {text: 'Admitted (' + a.items.length + ' of ' + a.total + ')'}));
@@ -157,7 +179,9 @@
       a.items.map(function (w) {
         return el('tr', {'data-k': 'admitted/' + wlName(w)}, [td(wlName(w)),
           td(w.priority, null, 'n'), td(w.requests), td(w.flavors, 'flavor/' + wlName(w)),
-          td(age(d.nowMs, w.admittedMs), null, 'n'), td(w.state)]);
+          td(age(d.nowMs, w.admittedMs), null, 'n'),
+          td(w.state + (w.idleSinceMs !== undefined ? ', GPUs idle ' + age(d.nowMs, w.idleSinceMs) : ''),
+            'idle/' + wlName(w))]);
       })));
     return main;
   }
@@ -191,10 +215,12 @@
       w.items.map(function (x) {
         return el('tr', {'data-k': 'wl/' + wlName(x)}, [td(x.name), td(x.state, 'state/' + wlName(x)),
           td(x.position, null, 'n'), td(x.priority, null, 'n'), td(x.requests),
-          td(x.state === 'Pending' ? x.reason + ': ' + x.message : x.flavors, null, 'msg'),
+          td(x.state === 'Pending' ? x.reason + (x.expectedStartMs !== undefined ? ' (expected to start ' +
+            expected(d.nowMs, x) + ')' : '') + ': ' + x.message : x.flavors, null, 'msg'),
           td(age(d.nowMs, x.state === 'Pending' ? x.createdMs : x.admittedMs), null, 'n')]);
       })));
     if (d.usage) main = main.concat(usageSection(d.usage, false));
+    main = main.concat(budgetSection(d.budgets));
     main.push(el('h2', {text: 'Recent events'}));
     main.push(table(EVENT_HEAD, eventRows(d.events)));
     return main;

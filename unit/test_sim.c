@@ -1122,6 +1122,57 @@ static void resume_every_step(void **state)
 	resume_every_step_of(tiny);
 }
 
+/* GPU economics across resumes: a daily Hold budget that turns mid-run, a
+ * minimum runtime delaying a preemptor, and idle reclaim of workloads whose
+ * GPUs go idle (their idleness told to the core again after a resume). */
+static const char econ_mix[] =
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: hi}\nvalue: 100\n"
+    "---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+    "  namespaceSelector: {}\n  minRuntime: 20m\n"
+    "  preemption: {withinClusterQueue: LowerPriority}\n"
+    "  idleReclaim: {utilizationBelow: 10, for: 10m, action: Preempt}\n"
+    "  resourceGroups:\n  - coveredResources: [gpu]\n"
+    "    flavors: [{name: f, resources: [{name: gpu, nominalQuota: 4}]}]\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: a}\n"
+    "spec:\n  clusterQueue: cq\n  budget: {gpuHours: 6, window: 1d, action: Hold}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: b}\n"
+    "spec: {clusterQueue: cq}\n---\n"
+    "apiVersion: gpuq.dev/v1beta1\nkind: Trace\nmetadata: {name: econ}\nspec:\n"
+    "  options: {budgetInterval: 5m}\n"
+    "  generators:\n"
+    "  - {name: work, localQueues: [a/lq], start: 20h, every: 30m, count: 12, runtime: 1h,"
+    "     template: {podSets: [{requests: {gpu: 2}}]}}\n"
+    "  - {name: idle, localQueues: [b/lq], start: 20h, every: 2h, count: 3, runtime: 3h,"
+    "     template: {idleAfter: 15m, podSets: [{requests: {gpu: 2}}]}}\n"
+    "  - {name: vip, localQueues: [b/lq], start: 21h, every: 90m, count: 3, runtime: 20m,"
+    "     priorityClass: hi, template: {podSets: [{requests: {gpu: 4}}]}}\n";
+
+static void econ_resume_every_step(void **state)
+{
+	sim_trace_t *t = parse_ok(econ_mix);
+	sim_report_t *r = run_ok(t, NULL);
+	bool idle = false, held = false;
+	int64_t turn = 24 * 3600000LL, shortest = INT64_MAX;
+
+	(void)state;
+	/* the mix really holds what it promises: a reclaim, a workload of a/lq
+	 * started only when the day turned, no preemption before 20 min */
+	for (size_t i = 0; i < r->n_preempt; i++) {
+		idle |= !strcmp(r->preempt[i].reason, "IdleReclaim");
+		if (r->preempt[i].at_ms - r->preempt[i].admitted_ms < shortest)
+			shortest = r->preempt[i].at_ms - r->preempt[i].admitted_ms;
+	}
+	for (size_t i = 0; i < r->n_wl; i++) /* a/lq's: arrived before, started at a turn */
+		held |= r->wl[i].first_admit_ms > r->trace->arrivals[i].at_ms &&
+			r->wl[i].first_admit_ms % turn == 0;
+	assert_true(idle && held && r->econ);
+	assert_true(shortest >= 20 * 60000);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+	resume_every_step_of(econ_mix);
+}
+
 /* sim_state_check decodes a stopped run's store, agrees with it, and
  * catches a core record the simulator's records contradict. */
 static void state_check(void **state)
@@ -1217,6 +1268,7 @@ int main(void)
 	    cmocka_unit_test(determinism),
 	    cmocka_unit_test(state_dir_resume),
 	    cmocka_unit_test(resume_every_step),
+	    cmocka_unit_test(econ_resume_every_step),
 	    cmocka_unit_test(state_check),
 	};
 	if (getenv("SIM_TEST_FILTER")) /* e.g. "parse*" while debugging */

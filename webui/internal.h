@@ -82,6 +82,9 @@ typedef struct {
 	const char *reason;	/* the core's sentence (queue_workload_reason) */
 	const char *flavors;	/* "flavor" list of an admitted one, "" else */
 	const char *requests;	/* "8 nvidia.com/gpu, 16 cpu" (the whole workload) */
+	int64_t predicted_ms;	/* pending: its predicted start, -1 none */
+	int64_t idle_since_ms;	/* admitted: its GPUs idle since, -1 not idle */
+	int64_t protected_ms;	/* admitted: not preempted before this, 0 none */
 } ws_wl_t;
 
 /* One pending workload as the visibility API lists it (visibility.c,
@@ -108,6 +111,11 @@ typedef struct {
 				       start-time estimate: rendered as
 				       predictedStartTime when set) */
 } ws_vis_t;
+
+/* One budget (econ.c; strings in the snapshot's arena). */
+typedef struct {
+	queue_budget_view_t v; /* as the core viewed it (v.name in the arena) */
+} ws_budget_t;
 
 typedef enum { WS_EV_ADMITTED = 0, WS_EV_PREEMPTED = 1, WS_EV_EVICTED = 2 } ws_ev_kind_t;
 
@@ -166,6 +174,8 @@ struct webui_snap {
 	int64_t usage_to_ms;	/* ... and end */
 	ledger_price_t *prices; /* the prices charged (flavors in the arena) */
 	size_t n_prices;
+	ws_budget_t *budgets; /* the core's budgets (econ.c) */
+	size_t n_budgets;
 	void *blocks;	   /* every string above: a list of blocks that never move */
 	size_t block_used; /* bytes used in the newest block */
 	size_t block_cap;  /* its size */
@@ -235,6 +245,14 @@ void wa_cache_put(webui_t *ui, const char *token, const char *scope, int decisio
 /* Ask the apiserver about (token, scope) and cache the answer (the slow
  * worker). A failed call caches nothing (the request gets 503). */
 void wa_review(webui_t *ui, const char *token, const char *scope, int64_t now_ms);
+
+/* ---- econ.c: budgets in the snapshot and the API ---- */
+
+/* Copy q's budgets into s. GPUQ_ENOMEM. */
+int ws_econ_fill(const queue_t *q, webui_snap_t *s);
+/* The budgets as JSON: all (ns NULL), or those of namespace ns (its
+ * LocalQueues' and its own). A new reference. */
+json_t *ws_budgets_json(const webui_snap_t *s, const char *ns);
 
 /* ---- snap.c ---- */
 

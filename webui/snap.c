@@ -67,6 +67,7 @@ void webui_snap_unref(webui_snap_t *s)
 	free(s->events);
 	free(s->usage);
 	free(s->prices);
+	free(s->budgets);
 	free(s);
 }
 
@@ -299,7 +300,10 @@ static int wl_add(const queue_t *q, webui_snap_t *s, queue_wl_t id, uint32_t pos
 		       v.pods,
 		       ws_strdup(s, reason),
 		       ws_strdup(s, v.state == QUEUE_WL_PENDING ? "" : fl),
-		       ws_strdup(s, req)};
+		       ws_strdup(s, req),
+		       v.predicted_ms,
+		       v.idle_since_ms,
+		       v.protected_ms};
 	return GPUQ_OK;
 }
 
@@ -643,6 +647,8 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 		rc = fill_prices(ui, s);
 	if (!rc)
 		rc = fill_usage(q, s);
+	if (!rc)
+		rc = ws_econ_fill(q, s);
 	if (!rc && s->arena_failed)
 		rc = GPUQ_ENOMEM;
 	if (rc) {

@@ -90,7 +90,7 @@ int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t
 				.pos_cq = pos,
 				.pos_lq = lq_seen[v.lq],
 				.message = prev_msg,
-				.predicted_start_ms = -1};
+				.predicted_start_ms = v.predicted_ms};
 		pos++;
 		lq_seen[v.lq]++;
 		s->cqs[cur].n_vis++;
