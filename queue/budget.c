@@ -625,12 +625,13 @@ void queue_budget_explain(const queue_t *q, uint32_t lq, bool figures, char *buf
 		window_of(b->spec.window_days, b->window_start, &start, &end);
 		date_text(end, when, sizeof(when));
 		if (figures)
-			snprintf(buf, cap,
-				 "%s %s is over its budget (%.6g of %.6g %s %s; action %s) until %s",
-				 scope_words[b->spec.scope], b->name, b->used, b->spec.limit,
-				 b->spec.cost ? "in cost" : "GPU-hours",
-				 b->spec.window_days ? "in its window" : "this month",
-				 action_words[b->spec.action], when);
+			snprintf(
+			    buf, cap,
+			    "%s %s is over its budget (%.6g of %.6g %s %s; action %s) until %s",
+			    scope_words[b->spec.scope], b->name, b->used, b->spec.limit,
+			    b->spec.cost ? "in cost" : "GPU-hours",
+			    b->spec.window_days ? "in its window" : "this month",
+			    action_words[b->spec.action], when);
 		else /* nothing that changes while it is over (the coarse status) */
 			snprintf(buf, cap, "%s %s is over its budget (action %s) until %s",
 				 scope_words[b->spec.scope], b->name, action_words[b->spec.action],
