@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/cmd.h"
 #include "controller/controller.h"
@@ -306,6 +307,26 @@ static int print_jobs(kube_client_t *cl, const status_opts_t *o)
 
 /* ---- the pending work, from gpuq's visibility API ---- */
 
+/* "; expected to start in about 25 min (2026-11-26T21:10:43Z)" for a
+ * predictedStartTime (gpuq's prediction, docs/economics.md), "" without. */
+static void expected_text(const char *ts, char *buf, size_t cap)
+{
+	int64_t at, s;
+
+	buf[0] = '\0';
+	if (!ts || kube_time_parse(ts, &at))
+		return;
+	s = at / 1000 - (int64_t)time(NULL);
+	if (s <= 0)
+		snprintf(buf, cap, "; expected to start at the next admission cycle (%s)", ts);
+	else if (s < 3600)
+		snprintf(buf, cap, "; expected to start in about %lld min (%s)",
+			 (long long)((s + 59) / 60), ts);
+	else
+		snprintf(buf, cap, "; expected to start in about %lld h %lld min (%s)",
+			 (long long)(s / 3600), (long long)((s % 3600 + 59) / 60), ts);
+}
+
 /* One queue's PendingWorkloadsSummary from gpuq (path under
  * WEBUI_VIS_PREFIX), its rows printed (only job's when job is set).
  * 0, or 1 when gpuq refused or could not be reached (said on stderr). */
@@ -326,18 +347,20 @@ static int print_pending(kube_client_t *g, const char *path, const char *queue,
 	}
 	json_array_foreach(json_object_get(sum, "items"), i, it)
 	{
-		char name[600];
+		char name[600], when[96];
 		const char *ns = str_at(it, "metadata", "namespace");
 		const char *n = str_at(it, "metadata", "name");
 		if (o->job && strcmp(n, o->job) != 0)
 			continue;
 		snprintf(name, sizeof(name), "%s/%s", ns, n);
-		printf("%-24s %6lld %6lld  %-40s %5lld  %-10s %s\n", queue,
+		expected_text(json_string_value(json_object_get(it, "predictedStartTime")), when,
+			      sizeof(when));
+		printf("%-24s %6lld %6lld  %-40s %5lld  %-10s %s%s\n", queue,
 		       (long long)json_integer_value(json_object_get(it, "positionInClusterQueue")),
 		       (long long)json_integer_value(json_object_get(it, "positionInLocalQueue")),
 		       name, (long long)json_integer_value(json_object_get(it, "priority")),
 		       json_string_value(json_object_get(it, "reason")),
-		       json_string_value(json_object_get(it, "message")));
+		       json_string_value(json_object_get(it, "message")), when);
 	}
 	total = json_integer_value(json_object_get(sum, "total"));
 	if (!o->job && total > (long long)json_array_size(json_object_get(sum, "items")))

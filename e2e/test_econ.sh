@@ -187,7 +187,7 @@ status_vis() {
 	status_of -n $NSP --gpuq-server "https://127.0.0.1:$GPUQ_PORT" \
 		--gpuq-ca "${GPUQ_CERT_DIR:-$E2E_RUN/certs}/ca.crt" --token "$(vis_token)"
 }
-predicted() { status_vis | grep -q "$NSP/p-wait .*expected to start in about 1[0-9] min"; }
+predicted() { status_vis | grep -q "$NSP/p-wait .*; expected to start in about [0-9][0-9]* min ("; }
 check "gpuq status says when the pending Job is expected to start" poll "p-wait's prediction" predicted
 echo "# $(status_vis | grep p-wait)" >&2
 predicted_time() {
