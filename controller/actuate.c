@@ -274,24 +274,23 @@ static bool job_quiet(const json_t *job)
 static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
 			    int64_t *pods)
 {
-	webhook_object_t o;
+	workload_t *o = NULL;
 	quota_reslist_t one = {0};
 	int64_t missing;
 	int rc;
 
 	rc = controller_decode_text(c, j->text, j->text_len, &o, NULL);
-	if (rc) {
-		webhook_object_deinit(&o);
+	if (rc)
 		return rc;
-	}
-	missing = o.pods;
+	missing = o->pods;
 	if (!all)
-		missing -= o.active + o.succeeded + o.failed;
-	if (o.finished)
+		missing -= o->active + o->succeeded + o->failed;
+	if (o->finished)
 		missing = 0; /* a finished Job's pods hold no quota */
-	for (size_t i = 0; !rc && i < o.n_requests; i++)
-		rc = quota_reslist_add(&one, o.requests[i].name, &o.requests[i].qty);
-	webhook_object_deinit(&o);
+	for (size_t i = 0; !rc && i < o->podsets[0].n_requests; i++)
+		rc = quota_reslist_add(&one, o->podsets[0].requests[i].name,
+				       &o->podsets[0].requests[i].qty);
+	workload_destroy(o);
 	if (rc || missing <= 0)
 		return rc;
 	rc = quota_reslist_scale(&one, missing);

@@ -22,6 +22,7 @@
 #include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "store/store.h"
+#include "workload/workload.h"
 
 /* ---- map.c: string keys to pointers, open addressing ---- */
 
@@ -274,20 +275,20 @@ void jobs_free_all(struct controller *c);
 void controller_touch(struct controller *c, job_t *j);
 void controller_touch_key(struct controller *c, const char *key);
 
-/* workload.c: a watched object decoded by the admission rules' decoder
- * (*o zeroed first; deinit it in every case), and its pod spec as one pod
- * set of `count` pods (b holds the arrays ps points into). */
-int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
-		      gpuq_diag_t *diag);
+/* workload.c: a watched object decoded by the workload layer (decoded and
+ * resolved against the policy in force; *w NULL on error, else the caller's
+ * to workload_destroy), and a decoded pod set as one pod set of the core
+ * with `count` pods (b holds the arrays ps points into). */
+int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag);
 /* The same from compact JSON text[0..len). */
-int controller_decode_text(struct controller *c, const char *text, size_t len, webhook_object_t *o,
+int controller_decode_text(struct controller *c, const char *text, size_t len, workload_t **w,
 			   gpuq_diag_t *diag);
 typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
 	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
 } podset_buf_t;
-void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
+void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps);
 
 /* pods.c */

@@ -75,7 +75,7 @@ static const char *job_uid(const json_t *obj)
  * ClusterQueue selects, and the webhook held it (created suspended with a
  * queue label) or gpuq released it. A Job of no pods (parallelism 0) waits
  * outside the queue until it has some. */
-static bool managed(const struct controller *c, const webhook_object_t *o)
+static bool managed(const struct controller *c, const workload_t *o)
 {
 	return o->gpu && o->queue && (o->suspend || o->admitted) && o->pods > 0 &&
 	       policy_namespace_managed(c->policy, o->namespace_);
@@ -84,7 +84,7 @@ static bool managed(const struct controller *c, const webhook_object_t *o)
 /* The whole Job as one pod set of its parallelism, admitted at once. A Job
  * of more than one pod is a gang (its pods all present: the job controller
  * makes them after the release), so the Ready timeout watches it. */
-static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o)
+static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 {
 	podset_buf_t buf;
 	queue_podset_spec_t ps;
@@ -110,7 +110,7 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 		j->bad = true;
 		return GPUQ_ELIMIT;
 	}
-	controller_podset_from(o, (int32_t)o->pods, &buf, &ps);
+	controller_podset_from(&o->podsets[0], (int32_t)o->pods, &buf, &ps);
 	if (o->pods > 1)
 		ws.gang_total = ws.pods_present = (int32_t)o->pods;
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
@@ -130,7 +130,7 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 /* A Job released by an earlier leader (or before the store was lost) runs
  * while the core holds it pending: admit it where it runs, from the
  * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
+static void adopt(struct controller *c, job_t *j, const workload_t *o)
 {
 	json_t *tree = job_tree(j);
 	const json_t *ann = json_object_get(json_object_get(tree, "metadata"), "annotations");
@@ -173,7 +173,7 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 }
 
 /* Tell the core what the Job shows: finished, all pods Ready. */
-static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
+static void observe(struct controller *c, job_t *j, const workload_t *o)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -214,34 +214,32 @@ static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
 /* Bring one Job's workload in line with what the watch shows, then act. */
 static void sync_job(struct controller *c, job_t *j)
 {
-	webhook_object_t o;
+	workload_t *o = NULL;
 	gpuq_diag_t diag = {{0}};
 	queue_wl_t id;
 
 	if (!c->policy || !c->q)
 		return;
-	memset(&o, 0, sizeof(o));
 	if (controller_decode_text(c, j->text, j->text_len, &o, &diag)) {
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", j->uid, diag.msg);
 		j->bad = true;
-		webhook_object_deinit(&o);
 		return;
 	}
 	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
 	if (!j->in_core) {
-		if (!managed(c, &o) || o.finished) {
-			webhook_object_deinit(&o);
+		if (!managed(c, o) || o->finished) {
+			workload_destroy(o);
 			return;
 		}
-		if (add_to_core(c, j, &o)) {
-			webhook_object_deinit(&o);
+		if (add_to_core(c, j, o)) {
+			workload_destroy(o);
 			return;
 		}
 	}
 	j->bad = false;
-	observe(c, j, &o);
-	webhook_object_deinit(&o);
+	observe(c, j, o);
+	workload_destroy(o);
 	controller_touch(c, j); /* acted on after the next persist */
 }
 

@@ -83,7 +83,7 @@ static const char *str_at(const json_t *o, const char *a, const char *b)
 }
 
 /* The workload key of a decoded Pod: its uid, or its group's key. */
-static void key_of(const webhook_object_t *o, char *out, size_t cap)
+static void key_of(const workload_t *o, char *out, size_t cap)
 {
 	if (o->pod_group)
 		snprintf(out, cap, "group:%s/%s", o->namespace_, o->pod_group);
@@ -92,7 +92,7 @@ static void key_of(const webhook_object_t *o, char *out, size_t cap)
 }
 
 /* The group (or Pod) as one pod set of `total` pods shaped like member o. */
-static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t *o)
+static int add_to_core(struct controller *c, pgroup_t *g, const workload_t *o)
 {
 	podset_buf_t buf;
 	queue_podset_spec_t ps;
@@ -111,7 +111,7 @@ static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	controller_podset_from(o, g->total, &buf, &ps);
+	controller_podset_from(&o->podsets[0], g->total, &buf, &ps);
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->reported = g->group ? (int32_t)g->members.n : 0;
@@ -194,7 +194,7 @@ static void forget_member(struct controller *c, const char *pod_uid)
 static void pod_seen(struct controller *c, const json_t *obj)
 {
 	const char *uid = str_at(obj, "metadata", "uid");
-	webhook_object_t o;
+	workload_t *o = NULL;
 	gpuq_diag_t diag = {{0}};
 	char key[GROUP_KEY_MAX];
 	pgroup_t *g;
@@ -202,33 +202,30 @@ static void pod_seen(struct controller *c, const json_t *obj)
 
 	if (!uid || strlen(uid) > 128 || !c->policy)
 		return;
-	memset(&o, 0, sizeof(o));
-	if (controller_decode(c, obj, &o, &diag)) {
-		webhook_object_deinit(&o);
+	if (controller_decode(c, obj, &o, &diag))
 		return;
-	}
 	/* a Job's Pods are the Job's; a GPU Pod neither gated nor released by
 	 * gpuq is not gpuq's */
-	if ((o.owner_kind && !strcmp(o.owner_kind, "Job")) || !o.gpu || !o.queue ||
-	    (!o.gated && !o.admitted)) {
-		webhook_object_deinit(&o);
+	if ((o->owner_kind && !strcmp(o->owner_kind, "Job")) || !o->gpu || !o->queue ||
+	    (!o->gated && !o->admitted)) {
+		workload_destroy(o);
 		if (map_get(&c->pod_group, uid))
 			forget_member(c, uid);
 		return;
 	}
-	key_of(&o, key, sizeof(key));
+	key_of(o, key, sizeof(key));
 	g = map_get(&c->groups, key);
 	if (!g) {
 		g = calloc(1, sizeof(*g));
 		if (!g || !(g->key = strdup(key)) || map_put(&c->groups, key, g, NULL)) {
 			pgroup_free(g);
-			webhook_object_deinit(&o);
+			workload_destroy(o);
 			return;
 		}
 		map_init(&g->members);
-		g->group = o.pod_group != NULL;
-		g->total = g->group ? (int32_t)(o.pod_group_total < CONTROLLER_PODS_MAX
-						    ? o.pod_group_total
+		g->group = o->pod_group != NULL;
+		g->total = g->group ? (int32_t)(o->pod_group_total < CONTROLLER_PODS_MAX
+						    ? o->pod_group_total
 						    : CONTROLLER_PODS_MAX)
 				    : 1;
 	}
@@ -236,7 +233,7 @@ static void pod_seen(struct controller *c, const json_t *obj)
 		char *k = strdup(key);
 		if (!k || map_put(&c->pod_group, uid, k, NULL)) {
 			free(k);
-			webhook_object_deinit(&o);
+			workload_destroy(o);
 			return;
 		}
 	}
@@ -249,9 +246,9 @@ static void pod_seen(struct controller *c, const json_t *obj)
 		else
 			member_free(m);
 	}
-	if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK && !o.finished)
-		(void)add_to_core(c, g, &o);
-	webhook_object_deinit(&o);
+	if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK && !o->finished)
+		(void)add_to_core(c, g, o);
+	workload_destroy(o);
 	if (c->q) {
 		observe(c, g);
 		controller_touch_key(c, g->key);

@@ -19,6 +19,8 @@ static json_t *cq_status(struct controller *c, uint32_t cq)
 	json_t *st, *flavors = json_array();
 	queue_stats_t s;
 	size_t nf = queue_flavor_count(c->q), nr = queue_resource_count(c->q);
+	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
+					c->o.review_cfg.n_gpu_resources};
 	int64_t gpus = 0;
 
 	if (!flavors || queue_cq_stats(c->q, cq, &s)) {
@@ -38,7 +40,7 @@ static json_t *cq_status(struct controller *c, uint32_t cq)
 					    borrowed, sizeof(borrowed));
 			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "name", rn, "total",
 							     total, "borrowed", borrowed));
-			if (strstr(rn, "gpu") || strncmp(rn, "nvidia.com/mig-", 15) == 0)
+			if (workload_gpu_resource(&gcfg, rn))
 				gpus += v.usage;
 		}
 		if (json_array_size(res))

@@ -1,7 +1,7 @@
 /* The controller's cache of Jobs and Pods: controller_prune keeps of an
  * object all that gpuq reads. Every Job and Pod of the golden admission
  * cases (unit/golden/cases) decodes, against the golden policy, to the same
- * webhook_object_t whole and pruned, and pruning drops what no rule reads. */
+ * workload_t whole and pruned, and pruning drops what no rule reads. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,26 +39,13 @@ static void same_str(const char *a, const char *b, const char *what)
 		fail_msg("%s: \"%s\" whole, \"%s\" pruned", what, a, b);
 }
 
-/* Every member of two decoded objects equal. */
-static void same_object(const webhook_object_t *a, const webhook_object_t *b)
+/* Every member of two decoded pod sets equal. */
+static void same_podset(const workload_podset_t *a, const workload_podset_t *b)
 {
-	assert_int_equal(a->kind, b->kind);
-	same_str(a->namespace_, b->namespace_, "namespace");
-	same_str(a->name, b->name, "name");
-	same_str(a->uid, b->uid, "uid");
-	same_str(a->resource_version, b->resource_version, "resourceVersion");
-	assert_int_equal(a->created_ms, b->created_ms);
-	same_str(a->queue, b->queue, "queue");
+	same_str(a->name, b->name, "pod set");
+	assert_int_equal(a->count, b->count);
+	same_str(a->priority_class, b->priority_class, "pod set priority class");
 	assert_int_equal(a->gpu, b->gpu);
-	assert_int_equal(a->pods, b->pods);
-	same_str(a->pod_group, b->pod_group, "pod group");
-	assert_int_equal(a->pod_group_total, b->pod_group_total);
-	assert_int_equal(a->suspend, b->suspend);
-	assert_int_equal(a->gated, b->gated);
-	assert_int_equal(a->admitted, b->admitted);
-	assert_int_equal(a->priority, b->priority);
-	same_str(a->priority_class, b->priority_class, "priority class");
-	assert_int_equal(a->priority_class_unknown, b->priority_class_unknown);
 	assert_int_equal(a->n_requests, b->n_requests);
 	for (size_t i = 0; i < a->n_requests; i++) {
 		same_str(a->requests[i].name, b->requests[i].name, "request");
@@ -78,6 +65,32 @@ static void same_object(const webhook_object_t *a, const webhook_object_t *b)
 		same_str(a->tolerations[i].value, b->tolerations[i].value, "toleration value");
 		same_str(a->tolerations[i].effect, b->tolerations[i].effect, "toleration effect");
 	}
+	assert_int_equal(a->tmpl_admitted, b->tmpl_admitted);
+}
+
+/* Every member of two decoded objects equal. */
+static void same_object(const workload_t *a, const workload_t *b)
+{
+	assert_int_equal(a->kind, b->kind);
+	same_str(a->namespace_, b->namespace_, "namespace");
+	same_str(a->name, b->name, "name");
+	same_str(a->uid, b->uid, "uid");
+	same_str(a->resource_version, b->resource_version, "resourceVersion");
+	assert_int_equal(a->created_ms, b->created_ms);
+	same_str(a->queue, b->queue, "queue");
+	assert_int_equal(a->gpu, b->gpu);
+	assert_int_equal(a->pods, b->pods);
+	same_str(a->pod_group, b->pod_group, "pod group");
+	assert_int_equal(a->pod_group_total, b->pod_group_total);
+	assert_int_equal(a->suspend, b->suspend);
+	assert_int_equal(a->gated, b->gated);
+	assert_int_equal(a->admitted, b->admitted);
+	assert_int_equal(a->priority, b->priority);
+	same_str(a->priority_class, b->priority_class, "priority class");
+	assert_int_equal(a->priority_class_unknown, b->priority_class_unknown);
+	assert_int_equal(a->n_podsets, b->n_podsets);
+	for (size_t i = 0; i < a->n_podsets; i++)
+		same_podset(&a->podsets[i], &b->podsets[i]);
 	assert_int_equal(a->active, b->active);
 	assert_int_equal(a->succeeded, b->succeeded);
 	assert_int_equal(a->failed, b->failed);
@@ -92,6 +105,18 @@ static void same_object(const webhook_object_t *a, const webhook_object_t *b)
 	same_str(a->owner_uid, b->owner_uid, "owner uid");
 }
 
+/* Decode and resolve json against p (*o NULL on error). */
+static int decode(const policy_t *p, const char *json, workload_t **o)
+{
+	int rc = workload_decode_json(json, strlen(json), NULL, o, NULL);
+
+	if (!rc && (rc = workload_resolve(*o, p, NULL))) {
+		workload_destroy(*o);
+		*o = NULL;
+	}
+	return rc;
+}
+
 typedef struct {
 	size_t jobs, pods;    /* objects compared */
 	size_t whole, pruned; /* their compact sizes, bytes */
@@ -104,7 +129,7 @@ static void check_one(const policy_t *p, const json_t *review_obj, const char *f
 {
 	json_t *obj = json_deep_copy(review_obj), *meta, *copy;
 	char *whole, *pruned;
-	webhook_object_t a, b;
+	workload_t *a = NULL, *b = NULL;
 	int ra, rb;
 
 	/* as the watch shows it: stored, so it has a uid, a creation time and a
@@ -125,15 +150,13 @@ static void check_one(const policy_t *p, const json_t *review_obj, const char *f
 	assert_non_null(whole);
 	pruned = json_dumps(controller_prune(copy), JSON_COMPACT);
 	assert_non_null(pruned);
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	ra = webhook_object_decode(p, NULL, whole, strlen(whole), &a, NULL);
-	rb = webhook_object_decode(p, NULL, pruned, strlen(pruned), &b, NULL);
+	ra = decode(p, whole, &a);
+	rb = decode(p, pruned, &b);
 	if (ra == GPUQ_OK) {
 		if (rb != GPUQ_OK)
 			fail_msg("%s: decodes whole, not pruned (%s)", file, gpuq_strerror(rb));
-		same_object(&a, &b);
-		if (a.kind == WEBHOOK_KIND_JOB)
+		same_object(a, b);
+		if (a->kind == WORKLOAD_KIND_JOB)
 			t->jobs++;
 		else
 			t->pods++;
@@ -142,8 +165,8 @@ static void check_one(const policy_t *p, const json_t *review_obj, const char *f
 		if (strstr(whole, "\"image\":"))
 			t->dropped_image = !strstr(pruned, "\"image\":");
 	}
-	webhook_object_deinit(&a);
-	webhook_object_deinit(&b);
+	workload_destroy(a);
+	workload_destroy(b);
 	free(whole);
 	free(pruned);
 	json_decref(copy);

@@ -31,8 +31,8 @@ static void json_map(webhook_buf_t *b, const quota_reslist_t *list)
 
 /* Add the entries of add under res_ptr/<which>: one op per entry when the
  * map exists, else one op creating the map. */
-static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv_t *res,
-		      const char *which, const quota_reslist_t *add)
+static void patch_map(webhook_review_t *r, const char *res_ptr, const jv_t *res, const char *which,
+		      const quota_reslist_t *add)
 {
 	char ptr[PTR_MAX + 16], vb[512];
 	webhook_buf_t v;
@@ -40,7 +40,7 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv
 	if (!add->n)
 		return;
 	webhook_buf_init(&v, vb, sizeof(vb), WEBHOOK_PATCH_MAX);
-	if (webhook_jv_is(webhook_jv_get(res, which), WEBHOOK_JV_OBJECT)) {
+	if (jv_is(jv_get(res, which), JV_OBJECT)) {
 		snprintf(ptr, sizeof(ptr), "%s/%s", res_ptr, which);
 		for (size_t i = 0; i < add->n; i++) {
 			char q[QUOTA_QTY_FMT_MAX];
@@ -63,28 +63,29 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv
 /* LimitRange defaults for container i of a Job's template: what the Job's
  * Pods would get from their own defaulting and LimitRanger (the apiserver
  * never applies either to a template). */
-static void patch_container_defaults(webhook_review_t *r, const webhook_workload_t *w, size_t i,
+static void patch_container_defaults(webhook_review_t *r, const workload_view_t *w,
+				     const workload_view_podset_t *ps, size_t i,
 				     const policy_namespace_t *ns)
 {
-	const webhook_cref_t *ref = &w->refs[i];
-	const webhook_jv_t *res = webhook_jv_get(ref->json, "resources");
+	const workload_cref_t *ref = &ps->refs[i];
+	const jv_t *res = jv_get(ref->json, "resources");
 	quota_reslist_t add_req, add_lim;
-	char cptr[PTR_MAX], rptr[PTR_MAX + 16], vb[1024];
+	char cptr[PTR_MAX + WORKLOAD_FIELD_MAX], rptr[PTR_MAX + WORKLOAD_FIELD_MAX + 16], vb[1024];
 	webhook_buf_t v;
 
-	if (quota_limitrange_default(ns->limitranges, ns->n_limitranges, &w->pod.containers[i],
+	if (quota_limitrange_default(ns->limitranges, ns->n_limitranges, &ps->pod.containers[i],
 				     &add_req, &add_lim)) {
 		webhook_review_refuse(r, WEBHOOK_INVALID,
-				      "Job \"%s\": %s: too many resources once LimitRange defaults "
+				      "%s \"%s\": %s: too many resources once LimitRange defaults "
 				      "are added (at most %d per container)",
-				      w->name, w->spec_field, QUOTA_RESLIST_MAX);
+				      w->kind_name, w->name, ps->spec_field, QUOTA_RESLIST_MAX);
 		return;
 	}
 	if (!add_req.n && !add_lim.n)
 		return;
-	snprintf(cptr, sizeof(cptr), "%s/%s/%zu", w->spec_ptr,
+	snprintf(cptr, sizeof(cptr), "%s/spec/%s/%zu", ps->tmpl_ptr,
 		 ref->init ? "initContainers" : "containers", ref->index);
-	if (webhook_jv_is(res, WEBHOOK_JV_OBJECT)) {
+	if (jv_is(res, JV_OBJECT)) {
 		snprintf(rptr, sizeof(rptr), "%s/resources", cptr);
 		patch_map(r, rptr, res, "limits", &add_lim);
 		patch_map(r, rptr, res, "requests", &add_req);
@@ -110,20 +111,19 @@ static void patch_container_defaults(webhook_review_t *r, const webhook_workload
 
 /* Set key=value in the labels map at meta_ptr (a metadata object pointer),
  * creating metadata and labels when absent. */
-static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook_jv_t *meta,
+static void patch_label(webhook_review_t *r, const char *meta_ptr, const jv_t *meta,
 			const char *key, const char *value)
 {
 	char ptr[PTR_MAX], vbuf[256];
 	webhook_buf_t v;
-	const webhook_jv_t *labels =
-	    webhook_jv_is(meta, WEBHOOK_JV_OBJECT) ? webhook_jv_get(meta, "labels") : NULL;
+	const jv_t *labels = jv_is(meta, JV_OBJECT) ? jv_get(meta, "labels") : NULL;
 
 	webhook_buf_init(&v, vbuf, sizeof(vbuf), WEBHOOK_PATCH_MAX);
-	if (webhook_jv_is(labels, WEBHOOK_JV_OBJECT)) {
+	if (jv_is(labels, JV_OBJECT)) {
 		snprintf(ptr, sizeof(ptr), "%s/labels", meta_ptr);
 		webhook_buf_put_jstr(&v, value);
 		webhook_patch_add(&r->patch, ptr, key, v.p);
-	} else if (webhook_jv_is(meta, WEBHOOK_JV_OBJECT)) {
+	} else if (jv_is(meta, JV_OBJECT)) {
 		webhook_buf_putn(&v, "{", 1);
 		webhook_buf_put_jstr(&v, key);
 		webhook_buf_putn(&v, ":", 1);
@@ -144,83 +144,71 @@ static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook
 }
 
 /* The queue the workload goes to (named, or the default). */
-static const char *queue_of(const webhook_workload_t *w)
+static const char *queue_of(const workload_view_t *w)
 {
 	return w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 }
 
-static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
+static void mutate_job(webhook_review_t *r, workload_view_t *w)
 {
-	const webhook_jv_t *meta = webhook_jv_get(w->obj, "metadata");
-	const webhook_jv_t *tmpl = webhook_jv_get(webhook_jv_get(w->obj, "spec"), "template");
-	const webhook_jv_t *tmeta =
-	    webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) ? webhook_jv_get(tmpl, "metadata") : NULL;
-	const char *managed = webhook_json_str(w->pod_labels, WEBHOOK_LABEL_MANAGED);
+	const workload_view_podset_t *ps = &w->podsets[0];
+	const jv_t *meta = jv_get(w->obj, "metadata");
+	const jv_t *tmpl = ps->tmpl;
+	const jv_t *tmeta = jv_is(tmpl, JV_OBJECT) ? jv_get(tmpl, "metadata") : NULL;
+	const char *managed = jv_member_str(ps->pod_labels, WEBHOOK_LABEL_MANAGED);
 	const policy_namespace_t *ns = policy_namespace_find(r->policy, r->ns);
 
 	if (!w->suspend)
 		webhook_patch_add(&r->patch, "/spec", "suspend", "true");
 	if (!w->queue)
 		patch_label(r, "/metadata", meta, WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
-	if (webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
+	if (jv_is(tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
 		patch_label(r, "/spec/template/metadata", tmeta, WEBHOOK_LABEL_MANAGED, "true");
-	for (size_t i = 0; ns && i < w->pod.n_containers; i++)
-		patch_container_defaults(r, w, i, ns);
+	for (size_t i = 0; ns && i < ps->pod.n_containers; i++)
+		patch_container_defaults(r, w, ps, i, ns);
 	webhook_review_warn(r, "queued in %.40s/%.40s: Job created suspended until gpuq admits it",
 			    r->ns, queue_of(w));
 }
 
-/* Whether the Pod belongs to an admitted Job that gpuq manages: a batch/v1
- * Job controller ownerReference, the template label gpuq.dev/managed=true and
- * annotation gpuq.dev/admitted=true (both copied from the admitted Job's
- * template), created by the Job controller itself. */
-bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_t *w)
+/* Whether username is one of a kind's creators (its controller's). */
+static bool created_by(const workload_integration_t *integ, const char *username)
 {
-	const webhook_jv_t *owners =
-	    webhook_jv_get(webhook_jv_get(w->obj, "metadata"), "ownerReferences");
-	const char *managed = webhook_json_str(w->labels, WEBHOOK_LABEL_MANAGED);
-	bool owned = false;
-
-	for (const webhook_jv_t *o = webhook_jv_first(owners); o; o = o->next) {
-		const char *api = webhook_json_str(o, "apiVersion");
-		const char *kind = webhook_json_str(o, "kind");
-
-		if (webhook_jv_is(webhook_jv_get(o, "controller"), WEBHOOK_JV_TRUE) && api &&
-		    kind && !strcmp(api, "batch/v1") && !strcmp(kind, "Job"))
-			owned = true;
-	}
-	return owned && managed && !strcmp(managed, "true") && w->admitted &&
-	       (!strcmp(r->username, WEBHOOK_JOB_CONTROLLER_SA) ||
-		!strcmp(r->username, WEBHOOK_KCM_USER));
-}
-
-/* Whether the pod spec carries gpuq's scheduling gate. */
-bool webhook_pod_gated(const webhook_jv_t *pod_spec)
-{
-	const webhook_jv_t *gates = webhook_jv_is(pod_spec, WEBHOOK_JV_OBJECT)
-					? webhook_jv_get(pod_spec, "schedulingGates")
-					: NULL;
-
-	for (const webhook_jv_t *g = webhook_jv_first(gates); g; g = g->next) {
-		const char *n = webhook_json_str(g, "name");
-
-		if (n && !strcmp(n, WEBHOOK_GATE))
+	for (const char *const *u = integ->creators; u && *u; u++)
+		if (!strcmp(username, *u))
 			return true;
-	}
 	return false;
 }
 
-static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
+bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
 {
-	const webhook_jv_t *gates = webhook_jv_get(w->pod_spec, "schedulingGates");
-	const char *node = webhook_json_str(w->pod_spec, "nodeName");
+	const jv_t *owners = jv_get(jv_get(w->obj, "metadata"), "ownerReferences");
+	const char *managed = jv_member_str(w->labels, WEBHOOK_LABEL_MANAGED);
+	bool owned = false;
+
+	for (const jv_t *o = jv_first(owners); o; o = o->next) {
+		const char *api = jv_member_str(o, "apiVersion");
+		const char *kind = jv_member_str(o, "kind");
+
+		if (jv_is(jv_get(o, "controller"), JV_TRUE) && api && kind &&
+		    !strcmp(api, "batch/v1") && !strcmp(kind, "Job"))
+			owned = true;
+	}
+	return owned && managed && !strcmp(managed, "true") && w->admitted &&
+	       created_by(workload_integration(WORKLOAD_KIND_JOB), r->username);
+}
+
+static void mutate_pod(webhook_review_t *r, workload_view_t *w)
+{
+	const jv_t *pod_spec = w->podsets[0].pod_spec;
+	const jv_t *gates = jv_get(pod_spec, "schedulingGates");
+	const char *node = jv_member_str(pod_spec, "nodeName");
 
 	if (webhook_pod_job_admitted(r, w))
 		return;
 	if (node && *node)
 		return; /* a gate is invalid with nodeName; /validate refuses the Pod */
-	if (!webhook_pod_gated(w->pod_spec)) {
-		if (webhook_jv_is(gates, WEBHOOK_JV_ARRAY))
+	if (!workload_pod_gated(pod_spec)) {
+		if (jv_is(gates, JV_ARRAY))
 			webhook_patch_add(&r->patch, "/spec/schedulingGates/-", NULL,
 					  "{\"name\":\"" WEBHOOK_GATE "\"}");
 		else
@@ -228,7 +216,7 @@ static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 					  "[{\"name\":\"" WEBHOOK_GATE "\"}]");
 	}
 	if (!w->queue)
-		patch_label(r, "/metadata", webhook_jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE,
+		patch_label(r, "/metadata", jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE,
 			    WEBHOOK_DEFAULT_QUEUE);
 	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits it", r->ns,
 			    queue_of(w));
@@ -236,7 +224,8 @@ static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 
 int webhook_mutate_run(webhook_review_t *r)
 {
-	webhook_workload_t w;
+	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
+	workload_view_t w;
 	gpuq_diag_t diag = {""};
 	int rc;
 
@@ -244,15 +233,15 @@ int webhook_mutate_run(webhook_review_t *r)
 		return GPUQ_OK;
 	if (!policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
-	rc = webhook_workload_decode(&w, r->policy, r->cfg, r->ns, r->kind, r->obj, &diag);
+	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && w.gpu && w.kind == WEBHOOK_KIND_JOB) {
+	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_JOB) {
 		mutate_job(r, &w);
-	} else if (!rc && w.gpu) {
+	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_POD) {
 		mutate_pod(r, &w);
 	}
-	webhook_workload_deinit(&w);
+	workload_view_deinit(&w);
 	return rc;
 }

@@ -20,9 +20,9 @@ static bool streq(const char *a, const char *b)
 }
 
 /* The label key that named the queue (for messages). */
-static const char *queue_key(const webhook_workload_t *w)
+static const char *queue_key(const workload_view_t *w)
 {
-	return webhook_json_str(w->labels, WEBHOOK_LABEL_QUEUE) || !w->queue
+	return jv_member_str(w->labels, WEBHOOK_LABEL_QUEUE) || !w->queue
 		   ? WEBHOOK_LABEL_QUEUE
 		   : WEBHOOK_LABEL_KUEUE_QUEUE;
 }
@@ -55,7 +55,7 @@ static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap
 
 /* The workload's LocalQueue must exist and its ClusterQueue must select the
  * namespace. Sets *cq on success. */
-static bool check_queue(webhook_review_t *r, const webhook_workload_t *w, const policy_cq_t **cq)
+static bool check_queue(webhook_review_t *r, const workload_view_t *w, const policy_cq_t **cq)
 {
 	const char *q = w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, q);
@@ -102,54 +102,62 @@ static const policy_namespace_t *ns_of(const webhook_review_t *r)
 /* Extended resources (nvidia.com/gpu and the like): whole numbers, request
  * equal to limit, a limit whenever there is a request. Checked on the
  * containers as declared. */
-static bool check_extended(webhook_review_t *r, const webhook_workload_t *w)
+static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 {
 	gpuq_diag_t diag = {""};
 
-	if (quota_extended_validate(&w->pod, w->spec_field, &diag) == GPUQ_OK)
-		return true;
-	webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name, diag.msg);
-	return false;
+	for (size_t i = 0; i < w->n_podsets; i++) {
+		const workload_view_podset_t *ps = &w->podsets[i];
+
+		if (quota_extended_validate(&ps->pod, ps->spec_field, &diag) == GPUQ_OK)
+			continue;
+		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
+				      diag.msg);
+		return false;
+	}
+	return true;
 }
 
 /* Fill in defaults as the Pods will get them (requests from limits, then
  * the namespace's LimitRange defaults) and check the LimitRanges. */
-static bool check_limits(webhook_review_t *r, webhook_workload_t *w)
+static bool check_limits(webhook_review_t *r, workload_view_t *w)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	const quota_limitrange_t *const *lrs = ns ? ns->limitranges : NULL;
 	size_t n_lrs = ns ? ns->n_limitranges : 0;
 	gpuq_diag_t diag = {""};
+	size_t i = 0;
 	int rc;
 
-	rc = webhook_workload_default(w, r->policy, r->ns);
-	if (!rc)
-		rc = quota_limitrange_validate(lrs, n_lrs, &w->pod, &diag);
+	rc = workload_view_default(w, r->policy, r->ns);
+	for (; !rc && i < w->n_podsets; i++)
+		rc = quota_limitrange_validate(lrs, n_lrs, &w->podsets[i].pod, &diag);
 	if (rc == GPUQ_OK)
 		return true;
+	i = i ? i - 1 : 0; /* the pod set refused (the first when defaulting failed) */
 	if (rc == GPUQ_EDENIED)
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": %s: %s; change the %s's resources to fit the "
 				      "LimitRanges of namespace %s",
-				      w->kind_name, w->name, w->spec_field, diag.msg,
-				      w->kind == WEBHOOK_KIND_JOB ? "pod template" : "Pod", r->ns);
+				      w->kind_name, w->name, w->podsets[i].spec_field, diag.msg,
+				      w->kind == WORKLOAD_KIND_POD ? "Pod" : "pod template", r->ns);
 	else
 		webhook_review_refuse(r, WEBHOOK_INVALID,
 				      "%s \"%s\": %s: too many resources or a sum above 2^63-1 "
 				      "once LimitRange defaults are applied",
-				      w->kind_name, w->name, w->spec_field);
+				      w->kind_name, w->name, w->podsets[i].spec_field);
 	return false;
 }
 
 /* "(2 per pod x 8 pods)" for a Job or Pod group of several pods, else "". */
-static void per_pod(const webhook_workload_t *w, const quota_reslist_t *one, const char *res,
+static void per_pod(const workload_view_t *w, const quota_reslist_t *one, const char *res,
 		    char *buf, size_t cap)
 {
 	const quota_qty_t *q = quota_reslist_get(one, res);
 	char v[QUOTA_QTY_FMT_MAX];
 
 	buf[0] = '\0';
-	if (w->pods == 1 || !q || quota_qty_format(q, v, sizeof(v)))
+	if (w->pods == 1 || w->n_podsets != 1 || !q || quota_qty_format(q, v, sizeof(v)))
 		return;
 	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
 }
@@ -163,21 +171,43 @@ typedef struct {
 	quota_reslist_t fit;	  /* all pods' requests, DRA GPUs included */
 } totals_t;
 
-static bool workload_totals(webhook_review_t *r, const webhook_workload_t *w, totals_t *t)
+/* One pod set's share of the totals: its pods times one pod's requests. A
+ * single pod set counts the workload's pods (a Pod in a group stands for
+ * the whole group). */
+static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 {
+	const workload_view_podset_t *ps = &w->podsets[i];
+	int64_t pods = w->n_podsets == 1 ? w->pods : ps->count;
+	quota_reslist_t req, one, lim;
 	int rc;
 
-	rc = webhook_workload_pod_request(w, &t->requests, &t->one);
+	rc = workload_view_pod_request(ps, &req, &one);
 	if (!rc)
-		rc = quota_pod_limits(&w->pod, &t->limits);
+		rc = quota_pod_limits(&ps->pod, &lim);
+	if (!rc && i == 0)
+		t->one = one;
 	if (!rc)
-		t->fit = t->one;
+		rc = quota_reslist_scale(&req, pods);
 	if (!rc)
-		rc = quota_reslist_scale(&t->requests, w->pods);
+		rc = quota_reslist_scale(&lim, pods);
 	if (!rc)
-		rc = quota_reslist_scale(&t->limits, w->pods);
-	if (!rc)
-		rc = quota_reslist_scale(&t->fit, w->pods);
+		rc = quota_reslist_scale(&one, pods);
+	for (size_t k = 0; !rc && k < req.n; k++)
+		rc = quota_reslist_add(&t->requests, req.items[k].name, &req.items[k].qty);
+	for (size_t k = 0; !rc && k < lim.n; k++)
+		rc = quota_reslist_add(&t->limits, lim.items[k].name, &lim.items[k].qty);
+	for (size_t k = 0; !rc && k < one.n; k++)
+		rc = quota_reslist_add(&t->fit, one.items[k].name, &one.items[k].qty);
+	return rc;
+}
+
+static bool workload_totals(webhook_review_t *r, const workload_view_t *w, totals_t *t)
+{
+	int rc = GPUQ_OK;
+
+	t->requests.n = t->limits.n = t->fit.n = t->one.n = 0;
+	for (size_t i = 0; !rc && i < w->n_podsets; i++)
+		rc = podset_totals(w, i, t);
 	if (!rc)
 		return true;
 	webhook_review_refuse(r, WEBHOOK_INVALID,
@@ -188,7 +218,7 @@ static bool workload_totals(webhook_review_t *r, const webhook_workload_t *w, to
 }
 
 /* The request alone must fit under every ResourceQuota hard limit. */
-static bool check_quota(webhook_review_t *r, const webhook_workload_t *w, const totals_t *t)
+static bool check_quota(webhook_review_t *r, const workload_view_t *w, const totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	gpuq_diag_t diag = {""};
@@ -201,9 +231,9 @@ static bool check_quota(webhook_review_t *r, const webhook_workload_t *w, const 
 	    "%s \"%s\": %s; its request alone is over the namespace's hard "
 	    "limit, so it could never run: ask for less%s or have the quota raised",
 	    w->kind_name, w->name, diag.msg,
-	    w->kind == WEBHOOK_KIND_JOB ? " (per pod, or fewer pods)"
-	    : w->pod_group		? " (per pod, or a smaller group)"
-					: "");
+	    w->kind == WORKLOAD_KIND_JOB ? " (per pod, or fewer pods)"
+	    : w->pod_group		 ? " (per pod, or a smaller group)"
+					 : "");
 	return false;
 }
 
@@ -254,7 +284,7 @@ static void flavor_maxes(const policy_cq_t *cq, const policy_resource_group_t *g
 /* The workload must fit its ClusterQueue in some flavor of every resource
  * group it uses, counting all it could borrow; a requested resource no group
  * covers never fits. */
-static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const policy_cq_t *cq,
+static bool check_fit(webhook_review_t *r, const workload_view_t *w, const policy_cq_t *cq,
 		      const quota_reslist_t *one, const quota_reslist_t *total)
 {
 	char v[QUOTA_QTY_FMT_MAX], pp[96], maxes[256];
@@ -303,9 +333,9 @@ static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const po
 		    "more than ClusterQueue \"%s\" could give in any flavor even "
 		    "borrowing all it may (%s); ask for less%s",
 		    w->kind_name, w->name, first, v, pp, cq->name, maxes,
-		    w->kind == WEBHOOK_KIND_JOB ? " per pod or run fewer pods"
-		    : w->pod_group		? " per pod or make the group smaller"
-						: "");
+		    w->kind == WORKLOAD_KIND_JOB ? " per pod or run fewer pods"
+		    : w->pod_group		 ? " per pod or make the group smaller"
+						 : "");
 		return false;
 	}
 	return true;
@@ -313,7 +343,7 @@ static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const po
 
 /* The checks every new GPU workload goes through. exempt: an admitted
  * Job's Pod (its Job went through the queue checks already). */
-static void check_workload(webhook_review_t *r, webhook_workload_t *w, bool exempt)
+static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 {
 	const policy_cq_t *cq = NULL;
 	totals_t t;
@@ -328,12 +358,12 @@ static void check_workload(webhook_review_t *r, webhook_workload_t *w, bool exem
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 
-static void validate_create(webhook_review_t *r, webhook_workload_t *w)
+static void validate_create(webhook_review_t *r, workload_view_t *w)
 {
 	bool exempt = false;
 	const char *node;
 
-	if (w->kind == WEBHOOK_KIND_JOB) {
+	if (w->kind == WORKLOAD_KIND_JOB) {
 		if (w->admitted || w->tmpl_admitted) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
@@ -356,7 +386,7 @@ static void validate_create(webhook_review_t *r, webhook_workload_t *w)
 		}
 	} else {
 		exempt = webhook_pod_job_admitted(r, w);
-		node = webhook_json_str(w->pod_spec, "nodeName");
+		node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
 		if (!exempt && w->admitted) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
@@ -376,7 +406,7 @@ static void validate_create(webhook_review_t *r, webhook_workload_t *w)
 			    w->name, node);
 			return;
 		}
-		if (!exempt && !webhook_pod_gated(w->pod_spec)) {
+		if (!exempt && !workload_pod_gated(w->podsets[0].pod_spec)) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
 			    "Pod \"%s\": spec.schedulingGates lacks %s; a GPU Pod in a "
@@ -406,24 +436,30 @@ static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
  * pod count, containers, requests, limits, overhead and DRA devices. Only
  * then may an UPDATE of a queued Job skip the CREATE checks (controllers
  * that touch metadata, such as the garbage collector, never change these). */
-static bool same_request(const webhook_workload_t *a, const webhook_workload_t *b)
+static bool same_request(const workload_view_t *a, const workload_view_t *b)
 {
-	if (a->pods != b->pods || a->dra_gpus != b->dra_gpus ||
-	    a->pod.n_containers != b->pod.n_containers ||
-	    !same_list(&a->pod.overhead, &b->pod.overhead))
+	if (a->pods != b->pods || a->n_podsets != b->n_podsets)
 		return false;
-	for (size_t i = 0; i < a->pod.n_containers; i++) {
-		const quota_container_t *x = &a->pod.containers[i], *y = &b->pod.containers[i];
+	for (size_t p = 0; p < a->n_podsets; p++) {
+		const workload_view_podset_t *pa = &a->podsets[p], *pb = &b->podsets[p];
 
-		if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
-		    !same_list(&x->limits, &y->limits))
+		if (pa->count != pb->count || pa->dra_gpus != pb->dra_gpus ||
+		    pa->pod.n_containers != pb->pod.n_containers ||
+		    !same_list(&pa->pod.overhead, &pb->pod.overhead))
 			return false;
+		for (size_t i = 0; i < pa->pod.n_containers; i++) {
+			const quota_container_t *x = &pa->pod.containers[i];
+			const quota_container_t *y = &pb->pod.containers[i];
+
+			if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
+			    !same_list(&x->limits, &y->limits))
+				return false;
+		}
 	}
 	return true;
 }
 
-static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
-				const webhook_workload_t *old)
+static void validate_update_job(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
 {
 	if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted)) {
 		webhook_review_refuse(
@@ -448,13 +484,14 @@ static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
 				      "\"%s\", now \"%s\"); delete and recreate the Job to move it",
 				      w->name, queue_key(w), old->queue ? old->queue : "",
 				      w->queue ? w->queue : "");
-	} else if (old->admitted && w->parallelism > old->parallelism) {
+	} else if (old->admitted && w->podsets[0].parallelism > old->podsets[0].parallelism) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Job \"%s\": spec.parallelism cannot grow after admission "
 				      "(was %lld, now %lld): gpuq reserved quota for %lld pods; "
 				      "lower it or recreate the Job",
-				      w->name, (long long)old->parallelism,
-				      (long long)w->parallelism, (long long)old->parallelism);
+				      w->name, (long long)old->podsets[0].parallelism,
+				      (long long)w->podsets[0].parallelism,
+				      (long long)old->podsets[0].parallelism);
 	} else if (!old->admitted && !same_request(old, w)) {
 		check_workload(r, w, false); /* edited while queued: judge it anew */
 	} else if (!old->admitted && !streq(old->queue, w->queue)) {
@@ -464,12 +501,11 @@ static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
 	}
 }
 
-static void validate_update_pod(webhook_review_t *r, webhook_workload_t *w,
-				const webhook_workload_t *old)
+static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
 {
-	bool old_gated = webhook_pod_gated(old->pod_spec);
+	bool old_gated = workload_pod_gated(old->podsets[0].pod_spec);
 
-	if (old_gated && !webhook_pod_gated(w->pod_spec)) {
+	if (old_gated && !workload_pod_gated(w->podsets[0].pod_spec)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Pod \"%s\": scheduling gate %s may be removed only by gpuq "
 				      "(%s), when queue %s/%s admits the Pod; keep the gate",
@@ -497,7 +533,8 @@ static void validate_update_pod(webhook_review_t *r, webhook_workload_t *w,
 
 int webhook_validate_run(webhook_review_t *r)
 {
-	webhook_workload_t w, old;
+	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
+	workload_view_t w, old;
 	gpuq_diag_t diag = {""};
 	bool update = !strcmp(r->op, "UPDATE");
 	int rc;
@@ -507,10 +544,10 @@ int webhook_validate_run(webhook_review_t *r)
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
 	memset(&old, 0, sizeof(old));
-	rc = webhook_workload_decode(&w, r->policy, r->cfg, r->ns, r->kind, r->obj, &diag);
+	old.podsets = &old.one;
+	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (!rc && update && r->old)
-		rc =
-		    webhook_workload_decode(&old, r->policy, r->cfg, r->ns, r->kind, r->old, &diag);
+		rc = workload_view_decode(&old, r->policy, &wcfg, r->ns, r->kind, r->old, &diag);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
@@ -521,12 +558,12 @@ int webhook_validate_run(webhook_review_t *r)
 		 * gpuq.dev/admitted could gain GPUs and skip the queue. */
 		validate_create(r, &w);
 	} else if (!rc && update && r->old && (w.gpu || old.gpu)) {
-		if (w.kind == WEBHOOK_KIND_JOB)
+		if (w.kind == WORKLOAD_KIND_JOB)
 			validate_update_job(r, &w, &old);
 		else
 			validate_update_pod(r, &w, &old);
 	}
-	webhook_workload_deinit(&w);
-	webhook_workload_deinit(&old);
+	workload_view_deinit(&w);
+	workload_view_deinit(&old);
 	return rc;
 }

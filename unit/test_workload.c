@@ -1,8 +1,8 @@
-/* Unit tests of webhook_object_decode (webhook/object.c): a watched Pod or
- * Job as the controller sees it, decoded by the admission rules' own code:
- * LimitRange defaults in a Job's template, priorities, pod groups, status,
- * timestamps, bad input and caps. That it agrees with the rules on every
- * golden case is in test_webhook.c. */
+/* Unit tests of workload/: a watched object as the controller sees it
+ * (workload_decode, then workload_resolve against a policy), decoded by the
+ * admission rules' own code: LimitRange defaults in a Job's template,
+ * priorities, pod groups, status, timestamps, bad input and caps. That it
+ * agrees with the rules on every golden case is in test_webhook.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,10 +13,9 @@
 
 #include <cmocka.h>
 
-#include "webhook/admit_internal.h"
-#include "webhook/webhook.h"
+#include "workload/workload.h"
 
-/* ---- webhook_object_decode ---- */
+/* ---- workload_decode and workload_resolve ---- */
 
 /* The policy of the object tests: team-a managed, with LimitRange Container
  * defaults, two PriorityClasses (low is the global default) and a claim
@@ -67,30 +66,45 @@ static char *squote(const char *in)
 	return out;
 }
 
+/* Decode json[0..len) and resolve it against p; returns the code (*o NULL
+ * on error). */
+static int dec(const policy_t *p, const char *json, size_t len, workload_t **o, gpuq_diag_t *d)
+{
+	int rc = workload_decode_json(json, len, NULL, o, d);
+
+	if (!rc && (rc = workload_resolve(*o, p, d))) {
+		workload_destroy(*o);
+		*o = NULL;
+	}
+	return rc;
+}
+
 /* Decode the single-quoted object text; returns the code. */
-static int obj_decode(const policy_t *p, const char *text, webhook_object_t *o, gpuq_diag_t *d)
+static int obj_decode(const policy_t *p, const char *text, workload_t **o, gpuq_diag_t *d)
 {
 	char *json = squote(text);
 	int rc;
 
 	memset(d, 0, sizeof(*d));
-	rc = webhook_object_decode(p, NULL, json, strlen(json), o, d);
+	rc = dec(p, json, strlen(json), o, d);
 	free(json);
 	return rc;
 }
 
-static const webhook_request_t *obj_request(const webhook_object_t *o, const char *name)
+static const workload_request_t *obj_request(const workload_t *o, const char *name)
 {
-	for (size_t i = 0; i < o->n_requests; i++)
-		if (!strcmp(o->requests[i].name, name))
-			return &o->requests[i];
+	const workload_podset_t *ps = &o->podsets[0];
+
+	for (size_t i = 0; i < ps->n_requests; i++)
+		if (!strcmp(ps->requests[i].name, name))
+			return &ps->requests[i];
 	return NULL;
 }
 
 /* Per-pod amount of a resource, -1 when not requested. */
-static int64_t obj_amount(const webhook_object_t *o, const char *name)
+static int64_t obj_amount(const workload_t *o, const char *name)
 {
-	const webhook_request_t *r = obj_request(o, name);
+	const workload_request_t *r = obj_request(o, name);
 
 	return r ? r->amount : -1;
 }
@@ -108,7 +122,7 @@ static int64_t obj_amount(const webhook_object_t *o, const char *name)
 static void test_object_job_limitrange_defaults(void **state)
 {
 	policy_t *p = obj_policy();
-	webhook_object_t o;
+	workload_t *o = NULL;
 	gpuq_diag_t d;
 	(void)state;
 
@@ -124,37 +138,37 @@ static void test_object_job_limitrange_defaults(void **state)
 								   "com/gpu':'2'}}}]}}}}",
 		&o, &d),
 	    GPUQ_OK);
-	assert_int_equal(o.kind, WEBHOOK_KIND_JOB);
-	assert_string_equal(o.namespace_, "team-a");
-	assert_string_equal(o.name, "train");
-	assert_string_equal(o.uid, "uid-train");
-	assert_string_equal(o.resource_version, "42");
-	assert_int_equal(o.created_ms, MAY_1_NOON);
-	assert_string_equal(o.queue, "default");
-	assert_true(o.gpu);
-	assert_true(o.suspend);
-	assert_false(o.admitted);
-	assert_false(o.finished);
-	assert_int_equal(o.pods, 1);
-	assert_int_equal(obj_amount(&o, "nvidia.com/gpu"), 2);
-	assert_int_equal(obj_amount(&o, "cpu"), 500); /* millicores, from defaultRequest */
-	assert_int_equal(obj_amount(&o, "memory"), 1073741824);
-	assert_int_equal(o.n_requests, 3);
+	assert_int_equal(o->kind, WORKLOAD_KIND_JOB);
+	assert_string_equal(o->namespace_, "team-a");
+	assert_string_equal(o->name, "train");
+	assert_string_equal(o->uid, "uid-train");
+	assert_string_equal(o->resource_version, "42");
+	assert_int_equal(o->created_ms, MAY_1_NOON);
+	assert_string_equal(o->queue, "default");
+	assert_true(o->gpu);
+	assert_true(o->suspend);
+	assert_false(o->admitted);
+	assert_false(o->finished);
+	assert_int_equal(o->pods, 1);
+	assert_int_equal(obj_amount(o, "nvidia.com/gpu"), 2);
+	assert_int_equal(obj_amount(o, "cpu"), 500); /* millicores, from defaultRequest */
+	assert_int_equal(obj_amount(o, "memory"), 1073741824);
+	assert_int_equal(o->podsets[0].n_requests, 3);
 	{
 		char q[QUOTA_QTY_FMT_MAX];
 
-		assert_int_equal(quota_qty_format(&obj_request(&o, "memory")->qty, q, sizeof(q)),
+		assert_int_equal(quota_qty_format(&obj_request(o, "memory")->qty, q, sizeof(q)),
 				 GPUQ_OK);
 		assert_string_equal(q, "1Gi");
 	}
 	/* no class named: the global default */
-	assert_string_equal(o.priority_class, "low");
-	assert_int_equal(o.priority, 10);
-	assert_false(o.priority_class_unknown);
-	assert_null(o.owner_kind);
-	assert_null(o.phase);
-	webhook_object_deinit(&o);
-	webhook_object_deinit(&o); /* twice is fine */
+	assert_string_equal(o->priority_class, "low");
+	assert_int_equal(o->priority, 10);
+	assert_false(o->priority_class_unknown);
+	assert_null(o->owner_kind);
+	assert_null(o->phase);
+	workload_destroy(o);
+	workload_destroy(NULL); /* NULL is fine */
 	policy_unref(p);
 }
 
@@ -245,27 +259,29 @@ static void test_object_table(void **state)
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
-		webhook_object_t o;
+		workload_t *o = NULL;
 		gpuq_diag_t d;
 
 		if (obj_decode(p, t[i].json, &o, &d))
 			fail_msg("%s: refused: %s", t[i].name, d.msg);
-		if (o.gpu != t[i].gpu || o.pods != t[i].pods || o.priority != t[i].priority ||
-		    obj_amount(&o, "nvidia.com/gpu") != t[i].gpus ||
-		    obj_amount(&o, "cpu") != t[i].cpu_milli || o.finished != t[i].finished)
+		if (o->gpu != t[i].gpu || o->pods != t[i].pods || o->priority != t[i].priority ||
+		    obj_amount(o, "nvidia.com/gpu") != t[i].gpus ||
+		    obj_amount(o, "cpu") != t[i].cpu_milli || o->finished != t[i].finished)
 			fail_msg("%s: gpu %d pods %lld priority %d gpus %lld cpu %lld finished %d",
-				 t[i].name, o.gpu, (long long)o.pods, o.priority,
-				 (long long)obj_amount(&o, "nvidia.com/gpu"),
-				 (long long)obj_amount(&o, "cpu"), o.finished);
-		if (t[i].pclass ? !o.priority_class || strcmp(o.priority_class, t[i].pclass)
-				: o.priority_class != NULL)
+				 t[i].name, o->gpu, (long long)o->pods, o->priority,
+				 (long long)obj_amount(o, "nvidia.com/gpu"),
+				 (long long)obj_amount(o, "cpu"), o->finished);
+		if (t[i].pclass ? !o->priority_class || strcmp(o->priority_class, t[i].pclass)
+				: o->priority_class != NULL)
 			fail_msg("%s: priority class %s", t[i].name,
-				 o.priority_class ? o.priority_class : "(none)");
-		if (t[i].queue ? !o.queue || strcmp(o.queue, t[i].queue) : o.queue != NULL)
-			fail_msg("%s: queue %s", t[i].name, o.queue ? o.queue : "(none)");
-		assert_int_equal(o.priority_class_unknown, !strcmp(t[i].name, "pod with an unknown "
-									      "class"));
-		webhook_object_deinit(&o);
+				 o->priority_class ? o->priority_class : "(none)");
+		if (t[i].queue ? !o->queue || strcmp(o->queue, t[i].queue) : o->queue != NULL)
+			fail_msg("%s: queue %s", t[i].name, o->queue ? o->queue : "(none)");
+		assert_int_equal(o->priority_class_unknown,
+				 !strcmp(t[i].name, "pod with an unknown "
+						    "class"));
+		workload_destroy(o);
+		o = NULL;
 	}
 	policy_unref(p);
 }
@@ -275,7 +291,7 @@ static void test_object_table(void **state)
 static void test_object_pod_group_member(void **state)
 {
 	policy_t *p = obj_policy();
-	webhook_object_t o;
+	workload_t *o = NULL;
 	gpuq_diag_t d;
 	(void)state;
 
@@ -308,48 +324,49 @@ static void test_object_pod_group_member(void **state)
 							     "'status':'True'}]}}",
 		&o, &d),
 	    GPUQ_OK);
-	assert_int_equal(o.kind, WEBHOOK_KIND_POD);
-	assert_true(o.gpu);
-	assert_int_equal(o.pods, 1);
-	assert_string_equal(o.pod_group, "g");
-	assert_int_equal(o.pod_group_total, 3);
-	assert_true(o.gated);
-	assert_false(o.suspend);
-	assert_string_equal(o.queue, "default");
-	assert_string_equal(o.owner_api_version, "batch/v1");
-	assert_string_equal(o.owner_kind, "Job");
-	assert_string_equal(o.owner_name, "train");
-	assert_string_equal(o.owner_uid, "uid-train");
-	assert_string_equal(o.phase, "Running");
-	assert_true(o.ready);
-	assert_int_equal(o.ready_pods, 1);
-	assert_false(o.finished);
-	assert_string_equal(o.node_name, "n1");
+	assert_int_equal(o->kind, WORKLOAD_KIND_POD);
+	assert_true(o->gpu);
+	assert_int_equal(o->pods, 1);
+	assert_string_equal(o->pod_group, "g");
+	assert_int_equal(o->pod_group_total, 3);
+	assert_true(o->gated);
+	assert_false(o->suspend);
+	assert_string_equal(o->queue, "default");
+	assert_string_equal(o->owner_api_version, "batch/v1");
+	assert_string_equal(o->owner_kind, "Job");
+	assert_string_equal(o->owner_name, "train");
+	assert_string_equal(o->owner_uid, "uid-train");
+	assert_string_equal(o->phase, "Running");
+	assert_true(o->ready);
+	assert_int_equal(o->ready_pods, 1);
+	assert_false(o->finished);
+	assert_string_equal(o->node_name, "n1");
 	/* a Pod as it is: no LimitRange defaults (LimitRanger ran at its
 	 * creation), its overhead counted */
-	assert_int_equal(obj_amount(&o, "cpu"), -1);
-	assert_int_equal(obj_amount(&o, "memory"), 5LL << 30);
-	assert_int_equal(o.n_node_selector, 2);
-	assert_string_equal(o.node_selector[0].key, "gpu");
-	assert_string_equal(o.node_selector[0].value, "h100");
-	assert_string_equal(o.node_selector[1].key, "zone");
-	assert_string_equal(o.node_selector[1].value, "");
-	assert_int_equal(o.n_tolerations, 3);
-	assert_string_equal(o.tolerations[0].key, "nvidia.com/gpu");
-	assert_string_equal(o.tolerations[0].op, "Exists");
-	assert_null(o.tolerations[0].value);
-	assert_string_equal(o.tolerations[0].effect, "NoSchedule");
-	assert_string_equal(o.tolerations[1].value, "v");
-	assert_null(o.tolerations[1].op);
-	assert_null(o.tolerations[2].key);
-	webhook_object_deinit(&o);
+	assert_int_equal(obj_amount(o, "cpu"), -1);
+	assert_int_equal(obj_amount(o, "memory"), 5LL << 30);
+	assert_int_equal(o->podsets[0].n_node_selector, 2);
+	assert_string_equal(o->podsets[0].node_selector[0].key, "gpu");
+	assert_string_equal(o->podsets[0].node_selector[0].value, "h100");
+	assert_string_equal(o->podsets[0].node_selector[1].key, "zone");
+	assert_string_equal(o->podsets[0].node_selector[1].value, "");
+	assert_int_equal(o->podsets[0].n_tolerations, 3);
+	assert_string_equal(o->podsets[0].tolerations[0].key, "nvidia.com/gpu");
+	assert_string_equal(o->podsets[0].tolerations[0].op, "Exists");
+	assert_null(o->podsets[0].tolerations[0].value);
+	assert_string_equal(o->podsets[0].tolerations[0].effect, "NoSchedule");
+	assert_string_equal(o->podsets[0].tolerations[1].value, "v");
+	assert_null(o->podsets[0].tolerations[1].op);
+	assert_null(o->podsets[0].tolerations[2].key);
+	workload_destroy(o);
+	o = NULL;
 	policy_unref(p);
 }
 
 /* Job status counts, the admitted mark, and decoding without a policy. */
 static void test_object_job_status(void **state)
 {
-	webhook_object_t o;
+	workload_t *o = NULL;
 	gpuq_diag_t d;
 	(void)state;
 
@@ -370,20 +387,21 @@ static void test_object_job_status(void **state)
 								   "'succeeded':0,'failed':1}}",
 		&o, &d),
 	    GPUQ_OK);
-	assert_true(o.admitted);
-	assert_false(o.suspend);
-	assert_int_equal(o.pods, 3);
-	assert_int_equal(o.active, 3);
-	assert_int_equal(o.ready_pods, 2);
-	assert_int_equal(o.succeeded, 0);
-	assert_int_equal(o.failed, 1);
-	assert_false(o.finished);
+	assert_true(o->admitted);
+	assert_false(o->suspend);
+	assert_int_equal(o->pods, 3);
+	assert_int_equal(o->active, 3);
+	assert_int_equal(o->ready_pods, 2);
+	assert_int_equal(o->succeeded, 0);
+	assert_int_equal(o->failed, 1);
+	assert_false(o->finished);
 	/* without a policy no class resolves and no LimitRange applies */
-	assert_true(o.priority_class_unknown);
-	assert_int_equal(o.priority, 0);
-	assert_int_equal(o.n_requests, 1);
-	assert_int_equal(o.n_node_selector, 1);
-	webhook_object_deinit(&o);
+	assert_true(o->priority_class_unknown);
+	assert_int_equal(o->priority, 0);
+	assert_int_equal(o->podsets[0].n_requests, 1);
+	assert_int_equal(o->podsets[0].n_node_selector, 1);
+	workload_destroy(o);
+	o = NULL;
 }
 
 static void test_object_timestamps(void **state)
@@ -411,7 +429,7 @@ static void test_object_timestamps(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		char json[512];
-		webhook_object_t o;
+		workload_t *o = NULL;
 		gpuq_diag_t d = {""};
 		int rc;
 
@@ -419,13 +437,14 @@ static void test_object_timestamps(void **state)
 			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
 			 "\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":\"%s\"}}",
 			 t[i].ts);
-		rc = webhook_object_decode(NULL, NULL, json, strlen(json), &o, &d);
-		if (t[i].ms < 0 ? rc != GPUQ_EINVAL : rc != GPUQ_OK || o.created_ms != t[i].ms)
+		rc = dec(NULL, json, strlen(json), &o, &d);
+		if (t[i].ms < 0 ? rc != GPUQ_EINVAL : rc != GPUQ_OK || o->created_ms != t[i].ms)
 			fail_msg("\"%s\": rc %d, %lld ms (%s)", t[i].ts, rc,
-				 (long long)o.created_ms, d.msg);
+				 (long long)o->created_ms, d.msg);
 		if (rc && !strstr(d.msg, "metadata.creationTimestamp"))
 			fail_msg("\"%s\": %s", t[i].ts, d.msg);
-		webhook_object_deinit(&o);
+		workload_destroy(o);
+		o = NULL;
 	}
 }
 
@@ -437,7 +456,7 @@ static void test_object_bad_input(void **state)
 		const char *want; /* in diag */
 	} t[] = {
 	    {"{'apiVersion':", "object: not JSON"},
-	    {"[1]", "gpuq decodes v1 Pod and batch/v1 Job only"},
+	    {"[1]", "gpuq decodes no such kind"},
 	    {"{'apiVersion':'v1','kind':'ConfigMap'}", "apiVersion \"v1\", kind \"ConfigMap\""},
 	    {"{'apiVersion':'batch/v1','kind':'Pod'}", "kind \"Pod\""},
 	    {"{'apiVersion':'v1','kind':'Pod'}", "Pod \"\": metadata.name: Required value"},
@@ -495,24 +514,24 @@ static void test_object_bad_input(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
-		webhook_object_t o;
+		workload_t *o = NULL;
 		gpuq_diag_t d;
 
 		if (obj_decode(NULL, t[i].json, &o, &d) != GPUQ_EINVAL)
 			fail_msg("case %zu: accepted", i);
 		if (!strstr(d.msg, t[i].want))
 			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, d.msg, t[i].want);
-		assert_null(o.mem); /* zeroed on error */
-		assert_null(o.name);
-		webhook_object_deinit(&o);
+		assert_null(o); /* nothing on error */
+		workload_destroy(o);
+		o = NULL;
 	}
 }
 
 /* Strings and arrays past their caps are refused, never truncated. */
 static void test_object_caps(void **state)
 {
-	char *json = malloc(64 * 1024), big[WEBHOOK_OBJECT_STR_MAX + 2];
-	webhook_object_t o;
+	char *json = malloc(64 * 1024), big[WORKLOAD_STR_MAX + 2];
+	workload_t *o = NULL;
 	gpuq_diag_t d = {""};
 	size_t n;
 	(void)state;
@@ -522,7 +541,7 @@ static void test_object_caps(void **state)
 	big[sizeof(big) - 1] = '\0';
 	/* a string one byte past the cap (318 bytes), then one at it (317) */
 	for (int at = 0; at < 2; at++) {
-		big[WEBHOOK_OBJECT_STR_MAX + 1 - at] = '\0';
+		big[WORKLOAD_STR_MAX + 1 - at] = '\0';
 		snprintf(json, 64 * 1024,
 			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
 			 "\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":"
@@ -531,31 +550,29 @@ static void test_object_caps(void **state)
 		memset(&d, 0, sizeof(d));
 		n = strlen(json);
 		if (!at) {
-			assert_int_equal(webhook_object_decode(NULL, NULL, json, n, &o, &d),
-					 GPUQ_EINVAL);
+			assert_int_equal(dec(NULL, json, n, &o, &d), GPUQ_EINVAL);
 			assert_non_null(strstr(d.msg, "spec.nodeSelector[k]: 318 bytes"));
 		} else {
-			assert_int_equal(webhook_object_decode(NULL, NULL, json, n, &o, &d),
-					 GPUQ_OK);
-			assert_int_equal(strlen(o.node_selector[0].value), WEBHOOK_OBJECT_STR_MAX);
+			assert_int_equal(dec(NULL, json, n, &o, &d), GPUQ_OK);
+			assert_int_equal(strlen(o->podsets[0].node_selector[0].value),
+					 WORKLOAD_STR_MAX);
 		}
-		webhook_object_deinit(&o);
+		workload_destroy(o);
+		o = NULL;
 	}
 	/* one toleration too many */
 	n = (size_t)snprintf(json, 64 * 1024,
 			     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
 			     "\"p\",\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":"
 			     "\"2024-05-01T12:00:00Z\"},\"spec\":{\"tolerations\":[");
-	for (int i = 0; i <= WEBHOOK_OBJECT_TOLERATIONS_MAX; i++)
+	for (int i = 0; i <= WORKLOAD_TOLERATIONS_MAX; i++)
 		n += (size_t)snprintf(json + n, 64 * 1024 - n, "%s{\"key\":\"k%d\"}", i ? "," : "",
 				      i);
 	snprintf(json + n, 64 * 1024 - n, "]}}");
-	assert_int_equal(webhook_object_decode(NULL, NULL, json, strlen(json), &o, &d),
-			 GPUQ_EINVAL);
+	assert_int_equal(dec(NULL, json, strlen(json), &o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "spec.tolerations: 33 entries, at most 32"));
 	/* a body over the cap is refused before parsing */
-	assert_int_equal(webhook_object_decode(NULL, NULL, json, WEBHOOK_OBJECT_MAX + 1, &o, &d),
-			 GPUQ_EINVAL);
+	assert_int_equal(dec(NULL, json, JV_BYTES_MAX + 1, &o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "at most"));
 	free(json);
 }
@@ -572,5 +589,5 @@ int main(void)
 	    cmocka_unit_test(test_object_caps),
 	};
 
-	return cmocka_run_group_tests_name("webhook_object", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
 }

@@ -1,0 +1,198 @@
+/* workload/kinds.c: the integration table. Each supported kind is one row:
+ * its API identity, how it is held, what its controller creates, and two
+ * readers: where its pod sets are (podsets, into a view) and what its status
+ * says (status, into a workload being decoded). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/internal.h"
+
+/* ---- Pod ---- */
+
+/* A Pod in a Kueue pod group counts for the whole group: the group is
+ * admitted at once, so its Pods must fit together. */
+static int decode_pod_group(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const char *count = jv_member_str(w->annotations, WORKLOAD_ANNOT_POD_GROUP_COUNT);
+	long long n = 0;
+	char *end = NULL;
+
+	w->pod_group = jv_member_str(w->labels, WORKLOAD_LABEL_POD_GROUP);
+	if (!w->pod_group)
+		return GPUQ_OK;
+	if (count && *count >= '1' && *count <= '9')
+		n = strtoll(count, &end, 10);
+	if (!count || !end || *end || n < 1 || n > WORKLOAD_POD_GROUP_MAX) {
+		const jv_fields_t f = workload_fields_of(w, diag);
+
+		return jv_fields_refuse(
+		    &f, "metadata.annotations[" WORKLOAD_ANNOT_POD_GROUP_COUNT "]",
+		    "%s%s%s: a Pod in group \"%s\" must give the group's size as a whole number "
+		    "from 1 to %d",
+		    count ? "Invalid value: \"" : "Required value", count ? count : "",
+		    count ? "\"" : "", w->pod_group, WORKLOAD_POD_GROUP_MAX);
+	}
+	w->pods = n;
+	return GPUQ_OK;
+}
+
+/* One pod set: the Pod itself. */
+static int pod_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	workload_view_podset_t *ps = &w->one;
+	const jv_t *gates;
+	int rc;
+
+	w->n_podsets = 1;
+	gpuq_strlcpy(ps->name, "main", sizeof(ps->name));
+	ps->count = 1;
+	ps->parallelism = 1;
+	ps->tmpl = w->obj;
+	ps->pod_labels = w->labels;
+	ps->pod_annotations = w->annotations;
+	ps->pod_spec = jv_member_obj(w->obj, "spec");
+	gpuq_strlcpy(ps->spec_field, "spec", sizeof(ps->spec_field));
+	ps->tmpl_ptr[0] = '\0';
+	rc = jv_fields_typed(&f, ps->pod_spec, "schedulingGates", JV_ARRAY, "spec.schedulingGates",
+			     &gates);
+	return rc ? rc : decode_pod_group(w, diag);
+}
+
+/* Pod status: phase, node, Ready; finished = Succeeded or Failed. */
+static int pod_status(workload_decoder_t *d, const jv_t *obj)
+{
+	workload_t *w = d->w;
+	const jv_t *status, *conds;
+	int rc = workload_dec_status_parts(d, obj, &status, &conds);
+
+	if (!rc)
+		rc = workload_dec_str(d, status, "phase", "status.phase", false, &w->phase);
+	if (!rc)
+		rc = workload_dec_str(d, jv_member_obj(obj, "spec"), "nodeName", "spec.nodeName",
+				      false, &w->node_name);
+	w->finished = w->phase && (!strcmp(w->phase, "Succeeded") || !strcmp(w->phase, "Failed"));
+	w->ready = workload_condition_true(conds, "Ready");
+	w->ready_pods = w->ready;
+	return rc;
+}
+
+/* ---- batch/v1 Job ---- */
+
+/* One pod set: spec.template, min(parallelism, completions) pods. */
+static int job_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *spec = jv_member_obj(w->obj, "spec"), *tmpl;
+	workload_view_podset_t *ps = &w->one;
+	int rc;
+
+	w->n_podsets = 1;
+	gpuq_strlcpy(ps->name, "main", sizeof(ps->name));
+	w->suspend = jv_is(jv_get(spec, "suspend"), JV_TRUE);
+	rc = jv_fields_typed(&f, spec, "template", JV_OBJECT, "spec.template", &tmpl);
+	if (!rc)
+		rc = workload_view_template(w, ps, tmpl, "spec.template", "/spec/template", diag);
+	if (!rc)
+		rc = workload_view_job_counts(w, spec, "spec", &ps->parallelism, &ps->count, diag);
+	w->pods = ps->count;
+	return rc;
+}
+
+/* Largest pod count taken from a status (Kubernetes caps counts far below;
+ * a count above is a broken object). */
+#define COUNT_MAX ((int64_t)1 << 40)
+
+/* Job status: the counts, startTime, Complete or Failed. */
+static int job_status(workload_decoder_t *d, const jv_t *obj)
+{
+	static const char *const counts[] = {"active", "succeeded", "failed", "ready",
+					     "terminating"};
+	static const char *const paths[] = {"status.active", "status.succeeded", "status.failed",
+					    "status.ready", "status.terminating"};
+	workload_t *w = d->w;
+	int64_t *out[] = {&w->active, &w->succeeded, &w->failed, &w->ready_pods, &w->terminating};
+	const jv_t *status, *conds, *start;
+	int rc = workload_dec_status_parts(d, obj, &status, &conds);
+
+	for (size_t i = 0; !rc && i < sizeof(counts) / sizeof(*counts); i++)
+		rc = jv_fields_int(&d->f, status, counts[i], paths[i], 0, 0, COUNT_MAX, out[i]);
+	start = jv_get(status, "startTime");
+	w->started = start && !jv_is(start, JV_NULL);
+	w->finished =
+	    workload_condition_true(conds, "Complete") || workload_condition_true(conds, "Failed");
+	return rc;
+}
+
+/* ---- The table ---- */
+
+/* The Job controller in kube-controller-manager (with and without
+ * --use-service-account-credentials). */
+static const char *const job_creators[] = {"system:serviceaccount:kube-system:job-controller",
+					   "system:kube-controller-manager", NULL};
+
+static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
+    [WORKLOAD_KIND_OTHER] = {.kind = WORKLOAD_KIND_OTHER,
+			     .kind_name = "object",
+			     .short_name = "object"},
+    [WORKLOAD_KIND_POD] = {.kind = WORKLOAD_KIND_POD,
+			   .api_version = "v1",
+			   .group = "",
+			   .version = "v1",
+			   .kind_name = "Pod",
+			   .resource = "pods",
+			   .short_name = "pod",
+			   .hold = WORKLOAD_HOLD_GATES,
+			   .child_kind = WORKLOAD_KIND_OTHER,
+			   .podsets = pod_podsets,
+			   .status = pod_status},
+    [WORKLOAD_KIND_JOB] = {.kind = WORKLOAD_KIND_JOB,
+			   .api_version = "batch/v1",
+			   .group = "batch",
+			   .version = "v1",
+			   .kind_name = "Job",
+			   .resource = "jobs",
+			   .short_name = "job",
+			   .hold = WORKLOAD_HOLD_SUSPEND,
+			   .suspend_ptr = "/spec/suspend",
+			   .child_kind = WORKLOAD_KIND_POD,
+			   .creators = job_creators,
+			   .podsets = job_podsets,
+			   .status = job_status},
+};
+
+const workload_integration_t *workload_integration(workload_kind_t k)
+{
+	if ((unsigned)k >= WORKLOAD_KIND_COUNT || !rows[k].kind_name)
+		return &rows[WORKLOAD_KIND_OTHER];
+	return &rows[k];
+}
+
+workload_kind_t workload_kind_of(const char *api_version, const char *kind)
+{
+	if (!api_version || !kind)
+		return WORKLOAD_KIND_OTHER;
+	for (int k = 1; k < WORKLOAD_KIND_COUNT; k++)
+		if (rows[k].podsets && !strcmp(rows[k].api_version, api_version) &&
+		    !strcmp(rows[k].kind_name, kind))
+			return (workload_kind_t)k;
+	return WORKLOAD_KIND_OTHER;
+}
+
+workload_kind_t workload_kind_gvk(const char *group, const char *version, const char *kind)
+{
+	if (!version || !kind)
+		return WORKLOAD_KIND_OTHER;
+	for (int k = 1; k < WORKLOAD_KIND_COUNT; k++)
+		if (rows[k].podsets && !strcmp(rows[k].group, group ? group : "") &&
+		    !strcmp(rows[k].version, version) && !strcmp(rows[k].kind_name, kind))
+			return (workload_kind_t)k;
+	return WORKLOAD_KIND_OTHER;
+}
+
+const char *workload_display_name(workload_kind_t kind, const char *name, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/%s", workload_integration(kind)->short_name, name ? name : "");
+	return buf;
+}
