@@ -43,33 +43,6 @@ static json_t *toleration_json(const policy_toleration_t *t)
 	return o;
 }
 
-static json_t *path_get(const json_t *obj, const char *const *keys)
-{
-	for (; *keys && obj; keys++)
-		obj = json_object_get(obj, *keys);
-	return (json_t *)obj;
-}
-
-static const char *annotation(const json_t *obj, const char *key)
-{
-	static const char *const p[] = {"metadata", "annotations", NULL};
-
-	return json_string_value(json_object_get(path_get(obj, p), key));
-}
-
-static json_t *tmpl_spec(const json_t *job)
-{
-	static const char *const p[] = {"spec", "template", "spec", NULL};
-
-	return path_get(job, p);
-}
-
-static const char *rv_of(const json_t *obj)
-{
-	return json_string_value(
-	    json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-}
-
 /* The distinct flavors assigned to an admitted workload, into names[], and
  * (when ann is not NULL) the CONTROLLER_ANNOT_FLAVORS value: resource=flavor
  * pairs, comma-separated, that a successor adopts the Job by. */
@@ -119,10 +92,15 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
 	rc = kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag);
 	json_decref(body);
 	if (rc == GPUQ_OK) {
+		workload_t *wl = NULL;
+
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
-		if (job_set(j, controller_prune(reply))) /* keeps the former object */
+		if (controller_decode(c, reply, &wl, &diag) == GPUQ_OK)
+			job_set(j, wl); /* the watch shows the same soon */
+		else			/* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "%s Job %s/%s: cannot cache the reply", what, ns, name);
+				 "%s Job %s/%s: cannot cache the reply: %s", what, ns, name,
+				 diag.msg);
 		json_decref(reply);
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller",
@@ -166,26 +144,30 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 	return GPUQ_OK;
 }
 
+/* The template's placement before any release: the annotation a release
+ * wrote (a retry after a crash must not stack the flavor's settings twice),
+ * else the template as it is. A new reference, or NULL (no memory). */
+static json_t *original_of(const workload_t *wl)
+{
+	const workload_podset_t *ps = &wl->podsets[0];
+	json_t *orig = wl->original ? json_loads(wl->original, 0, NULL) : NULL;
+
+	if (json_is_object(orig))
+		return orig;
+	json_decref(orig);
+	return json_pack("{s:o?, s:o?}", "nodeSelector",
+			 ps->n_node_selector ? controller_selector_json(ps) : NULL, "tolerations",
+			 ps->n_tolerations ? controller_tolerations_json(ps) : NULL);
+}
+
 /* Release: unsuspend with the flavors' nodeLabels and tolerations in the
  * template, the originals kept in an annotation for a later restore. */
-static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
+static void release(struct controller *c, job_t *j, queue_wl_t id)
 {
-	const json_t *spec = tmpl_spec(tree);
-	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
-	json_t *orig = NULL, *sel, *tols, *body;
+	json_t *orig = original_of(j->wl), *sel, *tols, *body;
 	char flavors[1024];
 	char *orig_dump;
 
-	/* the template as it was before any release (a retry after a crash
-	 * must not stack the flavor's settings twice) */
-	if (orig_text)
-		orig = json_loads(orig_text, 0, NULL);
-	if (!json_is_object(orig)) {
-		json_decref(orig);
-		orig =
-		    json_pack("{s:O?, s:O?}", "nodeSelector", json_object_get(spec, "nodeSelector"),
-			      "tolerations", json_object_get(spec, "tolerations"));
-	}
 	if (!orig)
 		return;
 	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
@@ -197,7 +179,7 @@ static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl
 	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(orig);
 	body = json_pack("{s:{s:s, s:{s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}",
-			 "metadata", "resourceVersion", rv_of(tree), "annotations",
+			 "metadata", "resourceVersion", j->wl->resource_version, "annotations",
 			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
 			 CONTROLLER_ANNOT_ORIGINAL, orig_dump ? orig_dump : "{}", "spec", "suspend",
 			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
@@ -208,10 +190,10 @@ static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl
 }
 
 /* Preempt: suspend (the Job controller deletes its pods). */
-static void suspend(struct controller *c, job_t *j, const json_t *tree)
+static void suspend(struct controller *c, job_t *j)
 {
 	json_t *body = json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
-				 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
+				 j->wl->resource_version, "annotations", WEBHOOK_ANNOT_ADMITTED,
 				 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
 
 	if (body)
@@ -219,23 +201,21 @@ static void suspend(struct controller *c, job_t *j, const json_t *tree)
 }
 
 /* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, job_t *j, const json_t *tree)
+static void restore(struct controller *c, job_t *j)
 {
-	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
-	const json_t *spec = tmpl_spec(tree);
+	const workload_podset_t *ps = &j->wl->podsets[0];
 	json_t *orig, *sel, *cur, *tols, *body;
 
-	if (orig_text) {
-		orig = json_loads(orig_text, 0, NULL);
+	if (j->wl->original) {
+		orig = json_loads(j->wl->original, 0, NULL);
 		if (!json_is_object(orig)) {
 			json_decref(orig);
 			orig = json_object();
 		}
 		/* merge patch merges maps: null out the keys the release added */
 		sel = json_object();
-		cur = json_object_get(spec, "nodeSelector");
-		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-			json_object_set_new(sel, json_object_iter_key(it), json_null());
+		for (size_t i = 0; i < ps->n_node_selector; i++)
+			json_object_set_new(sel, ps->node_selector[i].key, json_null());
 		cur = json_object_get(orig, "nodeSelector");
 		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
 			json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
@@ -243,10 +223,10 @@ static void restore(struct controller *c, job_t *j, const json_t *tree)
 		tols = json_is_array(tols) ? json_incref(tols) : json_null();
 		json_decref(orig);
 		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}",
-				 "metadata", "resourceVersion", rv_of(tree), "annotations",
-				 CONTROLLER_ANNOT_ORIGINAL, "spec", "template", "metadata",
-				 "annotations", WEBHOOK_ANNOT_ADMITTED, "spec", "nodeSelector", sel,
-				 "tolerations", tols);
+				 "metadata", "resourceVersion", j->wl->resource_version,
+				 "annotations", CONTROLLER_ANNOT_ORIGINAL, "spec", "template",
+				 "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "spec",
+				 "nodeSelector", sel, "tolerations", tols);
 		if (!body || patch_job(c, j, body, "restored the template of"))
 			return;
 	}
@@ -260,28 +240,22 @@ static void restore(struct controller *c, job_t *j, const json_t *tree)
  * active and none terminating (a deleted pod holds its GPU until it is
  * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
  * (which also makes the template mutable again). */
-static bool job_quiet(const json_t *job)
+static bool job_quiet(const workload_t *wl)
 {
-	const json_t *st = json_object_get(job, "status");
-
-	return json_integer_value(json_object_get(st, "active")) == 0 &&
-	       json_integer_value(json_object_get(st, "terminating")) == 0 &&
-	       !json_object_get(st, "startTime");
+	return wl->active == 0 && wl->terminating == 0 && !wl->started;
 }
 
 /* Add the per-pod requests of Job j, times its pods not yet created
  * (all of them when `all`), to *req and *pods. */
-static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
-			    int64_t *pods)
+static int add_pending_pods(const job_t *j, bool all, quota_reslist_t *req, int64_t *pods)
 {
-	workload_t *o = NULL;
+	const workload_t *o = j->wl;
 	quota_reslist_t one = {0};
 	int64_t missing;
-	int rc;
+	int rc = GPUQ_OK;
 
-	rc = controller_decode_text(c, j->text, j->text_len, &o, NULL);
-	if (rc)
-		return rc;
+	if (!o || !o->podsets[0].requests)
+		return GPUQ_EINVAL;
 	missing = o->pods;
 	if (!all)
 		missing -= o->active + o->succeeded + o->failed;
@@ -290,7 +264,6 @@ static int add_pending_pods(struct controller *c, const job_t *j, bool all, quot
 	for (size_t i = 0; !rc && i < o->podsets[0].n_requests; i++)
 		rc = quota_reslist_add(&one, o->podsets[0].requests[i].name,
 				       &o->podsets[0].requests[i].qty);
-	workload_destroy(o);
 	if (rc || missing <= 0)
 		return rc;
 	rc = quota_reslist_scale(&one, missing);
@@ -342,13 +315,13 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 		rqs[n] = &live[n];
 		n++;
 	}
-	if (add_pending_pods(c, j, true, &req, &pods))
+	if (add_pending_pods(j, true, &req, &pods))
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = map_next(&c->jobs, &pos))) {
 		const job_t *o = s->value;
-		if (o == j || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
+		if (o == j || !o->wl || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
 			continue;
-		(void)add_pending_pods(c, o, false, &req, &pods);
+		(void)add_pending_pods(o, false, &req, &pods);
 	}
 	if (quota_resourcequota_check(rqs, n, &req, &req, pods, 0, &diag) == GPUQ_OK)
 		return true;
@@ -360,9 +333,8 @@ void actuate_job(struct controller *c, job_t *j)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
-	json_t *tree = NULL;
 
-	if (!c->q || !atomic_load(&c->leader) || !j->text)
+	if (!c->q || !atomic_load(&c->leader) || !j->wl)
 		return;
 	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
 		return;
@@ -373,8 +345,7 @@ void actuate_job(struct controller *c, job_t *j)
 			if (rq_allows(c, j, why, sizeof(why))) {
 				free(j->rq_wait);
 				j->rq_wait = NULL;
-				if ((tree = job_tree(j)))
-					release(c, j, tree, id);
+				release(c, j, id);
 			} else if (!j->rq_wait || strcmp(j->rq_wait, why) != 0) {
 				gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v.namespace_,
 					 v.name, why);
@@ -385,17 +356,14 @@ void actuate_job(struct controller *c, job_t *j)
 		}
 		break;
 	case QUEUE_WL_EVICTING:
-		if (!(tree = job_tree(j)))
-			break;
 		if (!j->suspended)
-			suspend(c, j, tree);
-		else if (job_quiet(tree))
-			restore(c, j, tree);
+			suspend(c, j);
+		else if (job_quiet(j->wl))
+			restore(c, j);
 		break;
 	default:
 		break;
 	}
-	json_decref(tree);
 }
 
 static void post(struct controller *c, const char *uid, const char *type, const char *reason,
@@ -403,7 +371,7 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 {
 	const job_t *j = controller_job(c, uid);
 
-	if (j && j->text) /* posted by the status writer, after this pass's patches */
+	if (j && j->wl) /* posted by the status writer, after this pass's patches */
 		(void)swriter_event(c->swriter, j->ns, j->name, uid, type, reason, action, note);
 }
 

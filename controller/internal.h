@@ -89,11 +89,22 @@ typedef struct {
 
 extern const res_info_t controller_res[RES_COUNT];
 
+/* One watch event on its way to the controller thread. A policy object
+ * comes as jansson's tree; an object of a workload collection (Jobs, Pods)
+ * comes decoded, once, on the watch thread (informer_event). */
 typedef struct {
 	res_t res;		/* which collection */
 	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
-	json_t *object;		/* owned reference (NULL for RESET/SYNCED) */
+	json_t *object;		/* a policy object: owned reference (NULL otherwise) */
+	workload_t *wl;		/* a workload object, decoded without a policy (owned;
+				   NULL for RESET/SYNCED and when it did not decode) */
+	char *uid;		/* a workload object that did not decode: its
+				   metadata.uid (owned; NULL when it has none) */
+	char *bad;		/* ... and why (owned), logged once by the controller */
 } cevent_t;
+
+/* Free what ev owns and clear it. */
+void cevent_deinit(cevent_t *ev);
 
 typedef struct {
 	pthread_mutex_t lock;
@@ -122,6 +133,12 @@ typedef struct {
 	bool started;		/* thread was created */
 } watcher_t;
 
+/* The event the controller takes for kube event ev of collection res:
+ * policy objects slimmed (controller_slim), workload objects decoded with
+ * cfg's GPU names (workload_decode; a refusal gives uid and bad). Runs on
+ * the watch thread. */
+void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out);
+
 /* Discover optional groups, then start one thread per watched collection. */
 int informer_start(struct controller *c, gpuq_diag_t *diag);
 void informer_stop(struct controller *c);
@@ -133,16 +150,14 @@ typedef enum {
 	JOB_MANAGED = 1,   /* a workload of the core */
 } job_kind_t;
 
-/* One cached Job: the latest object the watch showed, pruned
- * (controller_prune) and kept as compact JSON text, the form the decoder
- * reads (a parsed tree is about ten times larger); job_tree parses it where
- * a tree is needed (actuation). */
+/* One cached Job: the latest object the watch showed, decoded once (on the
+ * watch thread) and resolved against the policy in force: everything the
+ * core, actuation and status read (workload_t), no JSON kept. */
 typedef struct {
-	char *text;	      /* the pruned Job, compact JSON (owned) */
-	size_t text_len;      /* strlen(text) */
-	char *ns;	      /* metadata.namespace; name follows it in the same
-				 allocation (owned) */
-	const char *name;     /* metadata.name (inside ns's allocation) */
+	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
+				 one decodes) */
+	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
+	const char *name;     /* metadata.name (wl's) */
 	bool suspended;	      /* spec.suspend */
 	bool admitted;	      /* carries WEBHOOK_ANNOT_ADMITTED */
 	char *uid;	      /* metadata.uid (owned) */
@@ -248,11 +263,8 @@ int64_t controller_mono_ms(void);
 void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
 job_t *controller_job(struct controller *c, const char *uid);
-/* Cache obj (pruned; borrowed) as j's object. GPUQ_EINVAL without a
- * namespace and name, GPUQ_ENOMEM; j is unchanged on error. */
-int job_set(job_t *j, json_t *obj);
-/* j's object parsed: a new reference, or NULL (no memory). */
-json_t *job_tree(const job_t *j);
+/* Make wl (decoded and resolved; taken) j's object, the former one freed. */
+void job_set(job_t *j, workload_t *wl);
 
 /* snapshot.c: apply a policy-object event to the cache. */
 void snapshot_apply(struct controller *c, const cevent_t *ev);
@@ -265,24 +277,30 @@ void snapshot_seed_usage(struct controller *c, queue_t *q);
  * snapshot stays. */
 int snapshot_rebuild(struct controller *c);
 
-/* jobs.c */
-void jobs_apply(struct controller *c, const cevent_t *ev);
+/* jobs.c: a Jobs event into the cache and the core (takes ev->wl). */
+void jobs_apply(struct controller *c, cevent_t *ev);
 /* Bring every Job's workload into the core (after a snapshot change). */
 void jobs_resync(struct controller *c);
 void jobs_free_all(struct controller *c);
 
+/* loop.c: one event from the queue into the caches (frees what it owns). */
+void controller_handle(struct controller *c, cevent_t *ev);
 /* loop.c: act on job j (or on the workload with key) after the next persist. */
 void controller_touch(struct controller *c, job_t *j);
 void controller_touch_key(struct controller *c, const char *key);
 
-/* workload.c: a watched object decoded by the workload layer (decoded and
- * resolved against the policy in force; *w NULL on error, else the caller's
- * to workload_destroy), and a decoded pod set as one pod set of the core
- * with `count` pods (b holds the arrays ps points into). */
+/* workload.c: resolve a decoded workload against the policy in force
+ * (workload_resolve). */
+int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag);
+/* An object the apiserver answered a patch with (jansson's tree), decoded
+ * and resolved: *w NULL on error, else the caller's (workload_destroy). */
 int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag);
-/* The same from compact JSON text[0..len). */
-int controller_decode_text(struct controller *c, const char *text, size_t len, workload_t **w,
-			   gpuq_diag_t *diag);
+/* A pod set's nodeSelector and tolerations as the JSON an object carries
+ * them in (new references; NULL: no memory). */
+json_t *controller_selector_json(const workload_podset_t *ps);
+json_t *controller_tolerations_json(const workload_podset_t *ps);
+/* A decoded pod set as one pod set of the core with `count` pods (b holds
+ * the arrays ps points into). */
 typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
@@ -298,7 +316,7 @@ void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, c
 /* podmap.c: hand the LocalQueue of every workload holding quota to
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
 void podmap_publish(struct controller *c);
-void pods_apply(struct controller *c, const cevent_t *ev);
+void pods_apply(struct controller *c, cevent_t *ev);
 void pods_resync(struct controller *c);
 void pods_free_all(struct controller *c);
 pgroup_t *controller_group(struct controller *c, const char *key);
@@ -310,24 +328,11 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
 		      size_t cap);
 
-/* Drop what gpuq never reads and cached objects would carry:
- * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
- * KB for a bench Job) and kubectl's last-applied-configuration annotation (a
- * second copy of the object for everything made with `kubectl apply`). Only
- * the cache loses them: gpuq writes Jobs with merge patches, never whole.
- * Returns obj. */
+/* Drop what gpuq never reads and cached policy objects would carry:
+ * metadata.managedFields (about 60% of an object's parsed size) and
+ * kubectl's last-applied-configuration annotation (a second copy of the
+ * object for everything made with `kubectl apply`). Returns obj. */
 json_t *controller_slim(json_t *obj);
-/* controller_slim, and of a Job or Pod only what gpuq reads: metadata's
- * name, namespace, uid, resourceVersion, creationTimestamp, labels and
- * annotations (gpuq.dev/ and kueue.x-k8s.io/ keys only), ownerReferences,
- * deletionTimestamp; the pod spec's requests,
- * priority, placement, claims and gates (containers reduced to name,
- * resources, restartPolicy); a Job's suspend, parallelism, completions and
- * template annotations; the status counts and conditions (type and status).
- * gpuq's own gpuq.dev/status annotation goes too (written, never read).
- * A pruned object decodes (controller_decode) exactly as the whole one
- * (test_controller checks it). Returns obj. */
-json_t *controller_prune(json_t *obj);
 
 /* usage.c: the usage ledger's checkpoints (controller_opts_t
  * usage_checkpoint_ms). step, while leading (after the term check): merge

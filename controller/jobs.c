@@ -11,49 +11,20 @@ static void job_free(job_t *j)
 {
 	if (!j)
 		return;
-	free(j->text);
-	free(j->ns);
+	workload_destroy(j->wl);
 	free(j->uid);
 	free(j->rq_wait);
 	free(j);
 }
 
-int job_set(job_t *j, json_t *obj)
+void job_set(job_t *j, workload_t *wl)
 {
-	const json_t *meta = json_object_get(obj, "metadata");
-	const char *ns = json_string_value(json_object_get(meta, "namespace"));
-	const char *name = json_string_value(json_object_get(meta, "name"));
-	const json_t *ann = json_object_get(meta, "annotations");
-	size_t nl, ml;
-	char *text, *both;
-
-	if (!ns || !name)
-		return GPUQ_EINVAL;
-	nl = strlen(ns);
-	ml = strlen(name);
-	text = json_dumps(obj, JSON_COMPACT);
-	both = malloc(nl + ml + 2);
-	if (!text || !both) {
-		free(text);
-		free(both);
-		return GPUQ_ENOMEM;
-	}
-	memcpy(both, ns, nl + 1);
-	memcpy(both + nl + 1, name, ml + 1);
-	free(j->text);
-	free(j->ns);
-	j->text = text;
-	j->text_len = strlen(text);
-	j->ns = both;
-	j->name = both + nl + 1;
-	j->suspended = json_is_true(json_object_get(json_object_get(obj, "spec"), "suspend"));
-	j->admitted = json_object_get(ann, WEBHOOK_ANNOT_ADMITTED) != NULL;
-	return GPUQ_OK;
-}
-
-json_t *job_tree(const job_t *j)
-{
-	return j->text ? json_loadb(j->text, j->text_len, 0, NULL) : NULL;
+	workload_destroy(j->wl);
+	j->wl = wl;
+	j->ns = wl->namespace_;
+	j->name = wl->name;
+	j->suspended = wl->suspend;
+	j->admitted = wl->admitted;
 }
 
 void jobs_free_all(struct controller *c)
@@ -64,11 +35,6 @@ void jobs_free_all(struct controller *c)
 	while ((s = map_next(&c->jobs, &pos)))
 		job_free(s->value);
 	map_deinit(&c->jobs);
-}
-
-static const char *job_uid(const json_t *obj)
-{
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
 }
 
 /* Whether the Job is gpuq's: it asks for a GPU in a namespace some
@@ -132,9 +98,7 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
  * resource=flavor pairs it was released with. */
 static void adopt(struct controller *c, job_t *j, const workload_t *o)
 {
-	json_t *tree = job_tree(j);
-	const json_t *ann = json_object_get(json_object_get(tree, "metadata"), "annotations");
-	const char *pairs = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_FLAVORS));
+	const char *pairs = o->flavors;
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
 	char buf[1024], *save = NULL, *tok;
 	size_t n = 0;
@@ -145,7 +109,6 @@ static void adopt(struct controller *c, job_t *j, const workload_t *o)
 			 "Job %s/%s runs but carries no %s: its quota "
 			 "is not counted",
 			 o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
-		json_decref(tree);
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
@@ -168,7 +131,6 @@ static void adopt(struct controller *c, job_t *j, const workload_t *o)
 	else
 		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running Job %s/%s on %s",
 			 o->namespace_, o->name, pairs);
-	json_decref(tree);
 	c->core_dirty = true;
 }
 
@@ -214,33 +176,35 @@ static void observe(struct controller *c, job_t *j, const workload_t *o)
 /* Bring one Job's workload in line with what the watch shows, then act. */
 static void sync_job(struct controller *c, job_t *j)
 {
-	workload_t *o = NULL;
-	gpuq_diag_t diag = {{0}};
+	const workload_t *o = j->wl;
 	queue_wl_t id;
 
-	if (!c->policy || !c->q)
+	if (!c->policy || !c->q || !o)
 		return;
-	if (controller_decode_text(c, j->text, j->text_len, &o, &diag)) {
-		if (!j->bad)
-			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", j->uid, diag.msg);
-		j->bad = true;
-		return;
-	}
 	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
-	if (!j->in_core) {
-		if (!managed(c, o) || o->finished) {
-			workload_destroy(o);
-			return;
-		}
-		if (add_to_core(c, j, o)) {
-			workload_destroy(o);
-			return;
-		}
-	}
+	if (!j->in_core && (!managed(c, o) || o->finished))
+		return;
+	if (!j->in_core && add_to_core(c, j, o))
+		return;
 	j->bad = false;
 	observe(c, j, o);
-	workload_destroy(o);
 	controller_touch(c, j); /* acted on after the next persist */
+}
+
+/* Resolve j's workload against the policy in force; a refusal is logged
+ * once and keeps the Job out of the core. */
+static int resolve(struct controller *c, job_t *j)
+{
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	if (!j->wl || !c->policy)
+		return GPUQ_EINVAL;
+	rc = controller_resolve(c, j->wl, &diag);
+	if (rc && !j->bad)
+		gpuq_log(GPUQ_LOG_WARN, "controller", "Job %s/%s: %s", j->ns, j->name, diag.msg);
+	j->bad = j->bad || rc;
+	return rc;
 }
 
 static void forget(struct controller *c, const char *uid)
@@ -252,7 +216,7 @@ static void forget(struct controller *c, const char *uid)
 	job_free(j);
 }
 
-void jobs_apply(struct controller *c, const cevent_t *ev)
+void jobs_apply(struct controller *c, cevent_t *ev)
 {
 	const char *uid;
 	job_t *j;
@@ -272,7 +236,7 @@ void jobs_apply(struct controller *c, const cevent_t *ev)
 		c->listed[RES_JOBS] = true;
 		return;
 	}
-	uid = job_uid(ev->object);
+	uid = ev->wl ? ev->wl->uid : ev->uid;
 	if (!uid || !uid[0] || strlen(uid) > 128)
 		return;
 	if (ev->type == KUBE_EV_DELETED) {
@@ -288,14 +252,18 @@ void jobs_apply(struct controller *c, const cevent_t *ev)
 			return;
 		}
 	}
-	if (job_set(j, ev->object)) {
-		gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
-		if (!j->text)
-			forget(c, uid);
+	j->gen = c->gen[RES_JOBS];
+	if (!ev->wl) { /* it did not decode: the former object stays, out of the core */
+		if (!j->bad)
+			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", uid,
+				 ev->bad ? ev->bad : "cannot decode");
+		j->bad = true;
 		return;
 	}
-	j->gen = c->gen[RES_JOBS];
-	sync_job(c, j);
+	job_set(j, ev->wl);
+	ev->wl = NULL; /* the cache's now */
+	if (resolve(c, j) == GPUQ_OK)
+		sync_job(c, j);
 }
 
 void jobs_resync(struct controller *c)
@@ -303,8 +271,14 @@ void jobs_resync(struct controller *c)
 	size_t pos = 0;
 	map_slot_t *s;
 
-	while ((s = map_next(&c->jobs, &pos)))
-		sync_job(c, s->value);
+	/* the policy changed: what each Job asks for is resolved anew, from its
+	 * decoded form (no JSON read again) */
+	while ((s = map_next(&c->jobs, &pos))) {
+		job_t *j = s->value;
+
+		if (resolve(c, j) == GPUQ_OK)
+			sync_job(c, j);
+	}
 }
 
 /* The cached Job of a workload uid, or NULL. */

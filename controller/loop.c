@@ -313,7 +313,7 @@ static bool all_listed(const struct controller *c)
 	return true;
 }
 
-static void handle(struct controller *c, cevent_t *ev)
+void controller_handle(struct controller *c, cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
 		snapshot_apply(c, ev);
@@ -321,8 +321,7 @@ static void handle(struct controller *c, cevent_t *ev)
 		pods_apply(c, ev);
 	else
 		jobs_apply(c, ev);
-	json_decref(ev->object);
-	ev->object = NULL;
+	cevent_deinit(ev);
 }
 
 static int64_t next_deadline(struct controller *c)
@@ -378,7 +377,7 @@ static void *loop_main(void *arg)
 		elect(c); /* before the events: a restarted leader must know it leads
 			     before it reads the cluster (jobs.c treats Jobs differently) */
 		for (size_t i = 0; i < n; i++)
-			handle(c, &batch[i]);
+			controller_handle(c, &batch[i]);
 		trim(c, n);
 		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {

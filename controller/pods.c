@@ -15,15 +15,15 @@
 #define GROUP_KEY_MAX 600 /* "group:" + namespace + "/" + group name */
 
 typedef struct {
-	json_t *obj;  /* the Pod as last seen (owned) */
-	uint64_t gen; /* LIST generation it was last seen in */
+	workload_t *wl; /* the Pod as last seen, decoded and resolved (owned) */
+	uint64_t gen;	/* LIST generation it was last seen in */
 } member_t;
 
 static void member_free(member_t *m)
 {
 	if (!m)
 		return;
-	json_decref(m->obj);
+	workload_destroy(m->wl);
 	free(m);
 }
 
@@ -63,23 +63,14 @@ void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, c
 
 	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
-		const json_t *meta = json_object_get(m->obj, "metadata");
-		const char *ns = json_string_value(json_object_get(meta, "namespace"));
-		const char *name = json_string_value(json_object_get(meta, "name"));
 
-		if (ns && name)
-			fn(ctx, ns, name);
+		fn(ctx, m->wl->namespace_, m->wl->name);
 	}
 }
 
 pgroup_t *controller_group(struct controller *c, const char *key)
 {
 	return map_get(&c->groups, key);
-}
-
-static const char *str_at(const json_t *o, const char *a, const char *b)
-{
-	return json_string_value(json_object_get(json_object_get(o, a), b));
 }
 
 /* The workload key of a decoded Pod: its uid, or its group's key. */
@@ -145,19 +136,9 @@ static void observe(struct controller *c, pgroup_t *g)
 	}
 	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
-		const json_t *st = json_object_get(m->obj, "status");
-		const char *phase = json_string_value(json_object_get(st, "phase"));
-		const json_t *cond;
-		size_t i;
-		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-			done++;
-		json_array_foreach(json_object_get(st, "conditions"), i, cond)
-		{
-			const char *t = json_string_value(json_object_get(cond, "type"));
-			const char *cs = json_string_value(json_object_get(cond, "status"));
-			if (t && cs && !strcmp(t, "Ready") && !strcmp(cs, "True"))
-				ready++;
-		}
+
+		done += m->wl->finished;
+		ready += m->wl->ready;
 	}
 	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) &&
 	    done >= (size_t)g->total) {
@@ -190,26 +171,24 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	controller_touch_key(c, g->key);
 }
 
-/* A Pod event: is it ours, and which workload is it a member of? */
-static void pod_seen(struct controller *c, const json_t *obj)
+/* A Pod seen (decoded and resolved; o is taken, or is already its member's
+ * own): is it ours, and which workload is it a member of? */
+static void pod_seen(struct controller *c, workload_t *o)
 {
-	const char *uid = str_at(obj, "metadata", "uid");
-	workload_t *o = NULL;
-	gpuq_diag_t diag = {{0}};
-	char key[GROUP_KEY_MAX];
+	char key[GROUP_KEY_MAX], uid[160];
 	pgroup_t *g;
-	member_t *m, *old = NULL;
+	member_t *m;
 
-	if (!uid || strlen(uid) > 128 || !c->policy)
-		return;
-	if (controller_decode(c, obj, &o, &diag))
-		return;
+	gpuq_strlcpy(uid, o->uid, sizeof(uid));
+	g = map_get(&c->pod_group, uid) ? map_get(&c->groups, map_get(&c->pod_group, uid)) : NULL;
+	m = g ? map_get(&g->members, uid) : NULL;
 	/* a Job's Pods are the Job's; a GPU Pod neither gated nor released by
 	 * gpuq is not gpuq's */
 	if ((o->owner_kind && !strcmp(o->owner_kind, "Job")) || !o->gpu || !o->queue ||
 	    (!o->gated && !o->admitted)) {
-		workload_destroy(o);
-		if (map_get(&c->pod_group, uid))
+		if (!m || m->wl != o)
+			workload_destroy(o); /* else freed with its member */
+		if (g)
 			forget_member(c, uid);
 		return;
 	}
@@ -237,26 +216,32 @@ static void pod_seen(struct controller *c, const json_t *obj)
 			return;
 		}
 	}
-	m = calloc(1, sizeof(*m));
-	if (m) {
-		m->obj = json_incref((json_t *)obj);
-		m->gen = c->gen[RES_PODS];
-		if (map_put(&g->members, uid, m, (void **)&old) == GPUQ_OK)
-			member_free(old);
-		else
-			member_free(m);
+	m = map_get(&g->members, uid);
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m || map_put(&g->members, uid, m, NULL)) {
+			free(m);
+			workload_destroy(o);
+			return;
+		}
 	}
+	if (m->wl != o)
+		workload_destroy(m->wl);
+	m->wl = o;
+	m->gen = c->gen[RES_PODS];
 	if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK && !o->finished)
 		(void)add_to_core(c, g, o);
-	workload_destroy(o);
 	if (c->q) {
 		observe(c, g);
 		controller_touch_key(c, g->key);
 	}
 }
 
-void pods_apply(struct controller *c, const cevent_t *ev)
+void pods_apply(struct controller *c, cevent_t *ev)
 {
+	gpuq_diag_t diag = {{0}};
+	workload_t *o = ev->wl;
+
 	if (ev->type == KUBE_EV_RESET) {
 		c->gen[RES_PODS]++;
 		return;
@@ -275,48 +260,58 @@ void pods_apply(struct controller *c, const cevent_t *ev)
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {
-		const char *uid = str_at(ev->object, "metadata", "uid");
+		const char *uid = o ? o->uid : ev->uid;
 		if (uid)
 			forget_member(c, uid);
 		return;
 	}
-	pod_seen(c, ev->object);
+	if (!o || !c->policy)
+		return; /* a Pod that does not decode is nobody's workload */
+	ev->wl = NULL;	/* pod_seen's now */
+	/* most Pods are plainly not gpuq's (a Job's, or neither gated nor
+	 * released): pod_seen drops them unresolved */
+	if (!(o->owner_kind && !strcmp(o->owner_kind, "Job")) && o->queue &&
+	    (o->gated || o->admitted) && controller_resolve(c, o, &diag)) {
+		workload_destroy(o);
+		return;
+	}
+	pod_seen(c, o);
 }
 
 void pods_resync(struct controller *c)
 {
 	size_t pos = 0, n = 0;
 	map_slot_t *s;
-	json_t **objs;
+	workload_t **objs;
 
 	if (!c->groups.n)
 		return;
-	objs = calloc(c->pod_group.n + 1, sizeof(json_t *));
+	objs = calloc(c->pod_group.n + 1, sizeof(workload_t *));
 	if (!objs)
 		return;
-	/* re-decode every member against the new policy */
+	/* resolve every member against the new policy and see it again (each
+	 * call can only drop its own member) */
 	while ((s = map_next(&c->pod_group, &pos))) {
 		pgroup_t *g = map_get(&c->groups, s->value);
 		member_t *m = g ? map_get(&g->members, s->key) : NULL;
-		if (m)
-			objs[n++] = json_incref(m->obj);
+		if (m && m->wl)
+			objs[n++] = m->wl;
 	}
 	for (size_t i = 0; i < n; i++) {
-		pod_seen(c, objs[i]);
-		json_decref(objs[i]);
+		if (controller_resolve(c, objs[i], NULL) == GPUQ_OK)
+			pod_seen(c, objs[i]);
 	}
 	free(objs);
 }
 
 /* ---- acting ---- */
 
-static int pod_path(const json_t *pod, char *out, size_t cap)
+static int pod_path(const workload_t *pod, char *out, size_t cap)
 {
-	const char *ns = str_at(pod, "metadata", "namespace");
-	const char *name = str_at(pod, "metadata", "name");
 	char ens[300], en[300];
 
-	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+	if (kube_escape(pod->namespace_, ens, sizeof(ens)) ||
+	    kube_escape(pod->name, en, sizeof(en)))
 		return GPUQ_EINVAL;
 	snprintf(out, cap, "/api/v1/namespaces/%s/pods/%s", ens, en);
 	return GPUQ_OK;
@@ -335,53 +330,42 @@ void pods_annotate(struct controller *c, pgroup_t *g, const char *text)
 		const member_t *m = s->value;
 		char path[KUBE_URL_MAX];
 
-		if (pod_path(m->obj, path, sizeof(path)) == GPUQ_OK)
+		if (pod_path(m->wl, path, sizeof(path)) == GPUQ_OK)
 			(void)swriter_submit_once(c->swriter, s->key, path, body);
 	}
 	json_decref(body);
 }
 
-static bool gated(const json_t *pod)
-{
-	const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates"), *g;
-	size_t i;
-
-	json_array_foreach(gates, i, g)
-	{
-		const char *n = json_string_value(json_object_get(g, "name"));
-		if (n && strcmp(n, WEBHOOK_GATE) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* Remove gpuq's gate from one member, adding the flavor's placement. */
-static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
+static void release_member(struct controller *c, queue_wl_t id, const workload_t *pod)
 {
-	const json_t *spec = json_object_get(pod, "spec");
-	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL, *g;
+	const workload_podset_t *ps = &pod->podsets[0];
+	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
+	json_t *base_sel = controller_selector_json(ps),
+	       *base_tols = controller_tolerations_json(ps);
 	char path[KUBE_URL_MAX], flavors[1024];
 	gpuq_diag_t diag = {{0}};
-	size_t i;
+	int rc = gates && base_sel && base_tols ? GPUQ_OK : GPUQ_ENOMEM;
 
-	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
-	{
-		const char *n = json_string_value(json_object_get(g, "name"));
-		if (!n || strcmp(n, WEBHOOK_GATE) != 0)
-			json_array_append(gates, g);
-	}
-	if (!gates || pod_path(pod, path, sizeof(path)) ||
-	    actuate_placement(c, id, json_object_get(spec, "nodeSelector"),
-			      json_object_get(spec, "tolerations"), &sel, &tols, flavors,
-			      sizeof(flavors))) {
+	for (size_t i = 0; !rc && i < pod->n_other_gates; i++)
+		json_array_append_new(gates, json_pack("{s:s}", "name", pod->other_gates[i]));
+	if (!rc)
+		rc = pod_path(pod, path, sizeof(path));
+	if (!rc)
+		rc = actuate_placement(c, id, ps->n_node_selector ? base_sel : NULL,
+				       ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors,
+				       sizeof(flavors));
+	json_decref(base_sel);
+	json_decref(base_tols);
+	if (rc) {
 		json_decref(gates);
 		return;
 	}
-	body = json_pack(
-	    "{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata", "resourceVersion",
-	    str_at(pod, "metadata", "resourceVersion"), "annotations", WEBHOOK_ANNOT_ADMITTED,
-	    "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec", "schedulingGates",
-	    json_array_size(gates) ? gates : json_null(), "nodeSelector", sel, "tolerations", tols);
+	body = json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata",
+			 "resourceVersion", pod->resource_version, "annotations",
+			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec",
+			 "schedulingGates", json_array_size(gates) ? gates : json_null(),
+			 "nodeSelector", sel, "tolerations", tols);
 	if (json_array_size(gates) == 0)
 		json_decref(gates);
 	if (!body)
@@ -394,15 +378,14 @@ static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
 	json_decref(reply);
 }
 
-static void delete_member(struct controller *c, const json_t *pod)
+static void delete_member(struct controller *c, const workload_t *pod)
 {
 	char path[KUBE_URL_MAX];
 	kube_response_t resp;
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") ||
-	    pod_path(pod, path, sizeof(path)))
+	if (pod->deleting || pod_path(pod, path, sizeof(path)))
 		return;
 	rc = kube_request(c->client, "DELETE", path, NULL, NULL, 0, &resp, &diag);
 	kube_response_deinit(&resp);
@@ -423,9 +406,9 @@ void actuate_group(struct controller *c, pgroup_t *g)
 		return;
 	while ((s = map_next(&g->members, &pos))) {
 		member_t *m = s->value;
-		if (v.state == QUEUE_WL_ADMITTED && gated(m->obj))
-			release_member(c, id, m->obj);
+		if (v.state == QUEUE_WL_ADMITTED && m->wl->gated)
+			release_member(c, id, m->wl);
 		else if (v.state == QUEUE_WL_EVICTING)
-			delete_member(c, m->obj);
+			delete_member(c, m->wl);
 	}
 }

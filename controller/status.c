@@ -201,7 +201,7 @@ void status_jobs(struct controller *c)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		found = last && (!j || j->text) &&
+		found = last && (!j || j->wl) &&
 			queue_workload_explain(c->q, uid, text, sizeof(text)) != GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;

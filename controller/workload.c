@@ -1,39 +1,72 @@
 /* controller/workload.c: what every watched workload object goes through on
- * its way into the core: one decode by the workload layer (the admission
- * rules' own decoding), resolved against the policy in force, and a decoded
- * pod set as a pod set of the core. */
+ * its way into the core: decoded once by the workload layer (the admission
+ * rules' own decoding; informer.c, on the watch thread), resolved against
+ * the policy in force, and its pod sets as pod sets of the core; and the
+ * placement a decoded pod set carries, as JSON for a patch. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "controller/internal.h"
 
+int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag)
+{
+	return workload_resolve(w, c->policy, diag);
+}
+
 int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag)
 {
+	const workload_config_t cfg = {c->o.review_cfg.gpu_resources,
+				       c->o.review_cfg.n_gpu_resources};
 	char *text = json_dumps(obj, JSON_COMPACT);
 	int rc;
 
 	*w = NULL;
 	if (!text)
 		return GPUQ_ENOMEM;
-	rc = controller_decode_text(c, text, strlen(text), w, diag);
+	rc = workload_decode_json(text, strlen(text), &cfg, w, diag);
 	free(text);
-	return rc;
-}
-
-int controller_decode_text(struct controller *c, const char *text, size_t len, workload_t **w,
-			   gpuq_diag_t *diag)
-{
-	const workload_config_t cfg = {c->o.review_cfg.gpu_resources,
-				       c->o.review_cfg.n_gpu_resources};
-	int rc = workload_decode_json(text, len, &cfg, w, diag);
-
 	if (!rc)
-		rc = workload_resolve(*w, c->policy, diag);
+		rc = controller_resolve(c, *w, diag);
 	if (rc) {
 		workload_destroy(*w);
 		*w = NULL;
 	}
 	return rc;
+}
+
+json_t *controller_selector_json(const workload_podset_t *ps)
+{
+	json_t *sel = json_object();
+
+	for (size_t i = 0; sel && i < ps->n_node_selector; i++)
+		json_object_set_new(sel, ps->node_selector[i].key,
+				    json_string(ps->node_selector[i].value));
+	return sel;
+}
+
+json_t *controller_tolerations_json(const workload_podset_t *ps)
+{
+	json_t *tols = json_array();
+
+	for (size_t i = 0; tols && i < ps->n_tolerations; i++) {
+		const workload_toleration_t *t = &ps->tolerations[i];
+		json_t *o = json_object();
+
+		if (!o)
+			break;
+		if (t->key)
+			json_object_set_new(o, "key", json_string(t->key));
+		if (t->op)
+			json_object_set_new(o, "operator", json_string(t->op));
+		if (t->value)
+			json_object_set_new(o, "value", json_string(t->value));
+		if (t->effect)
+			json_object_set_new(o, "effect", json_string(t->effect));
+		if (t->has_seconds)
+			json_object_set_new(o, "tolerationSeconds", json_integer(t->seconds));
+		json_array_append_new(tols, o);
+	}
+	return tols;
 }
 
 static queue_effect_t effect_named(const char *e)

@@ -64,6 +64,9 @@ int workload_dec_status_parts(workload_decoder_t *d, const jv_t *obj, const jv_t
 			      const jv_t **conds);
 /* Whether conditions (an array) has one of type with status "True". */
 bool workload_condition_true(const jv_t *conditions, const char *type);
+/* n bytes (16-aligned) from the room left in w's last block, once (the
+ * first resolve's requests); NULL when it does not fit or was used. */
+void *workload_tail_alloc(workload_t *w, size_t n);
 /* RFC 3339 as metav1.Time writes it into ms since the epoch. */
 bool workload_time_parse(const char *s, int64_t *ms);
 

@@ -5,6 +5,7 @@
  * file copies what the controller keeps into a chain of blocks that the
  * workload owns, so the document can go. workload_resolve (resolve.c) adds
  * what the policy makes of it. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,10 @@
 
 #include "workload/internal.h"
 
-/* Bytes of the first block: a one-container Job fits (about 900 bytes). */
-#define BLOCK_FIRST 1024
+/* Bytes of the first block (a one-container Job fits) and of each next one
+ * (a larger object's members take a few; strings pack unaligned). */
+#define BLOCK_FIRST 768
+#define BLOCK_NEXT 512
 /* The annotations gpuq writes whole (the templates' placement before a
  * release, the flavors): longer than any label, under the apiserver's
  * 256 KiB for all annotations. */
@@ -26,9 +29,8 @@ typedef struct block {
 	size_t pad;	    /* keeps data 16-aligned */
 } block_t;
 
-static block_t *block_new(size_t need)
+static block_t *block_new(size_t cap)
 {
-	size_t cap = need > BLOCK_FIRST ? need : BLOCK_FIRST;
 	block_t *b = malloc(sizeof(block_t) + cap);
 
 	if (!b)
@@ -39,14 +41,15 @@ static block_t *block_new(size_t need)
 	return b;
 }
 
-void *workload_dec_alloc(workload_decoder_t *d, size_t n)
+/* n bytes at alignment align (1, 8 or 16) in d's blocks. */
+static void *alloc_aligned(workload_decoder_t *d, size_t n, size_t align)
 {
 	block_t *b = d->cur;
-	size_t at = (b->used + 15) & ~(size_t)15;
+	size_t at = (b->used + align - 1) & ~(align - 1);
 	void *p;
 
 	if (at + n > b->cap) {
-		block_t *nb = block_new(n > 2 * b->cap ? n : 2 * b->cap);
+		block_t *nb = block_new(n > BLOCK_NEXT ? n : BLOCK_NEXT);
 
 		if (!nb)
 			return NULL;
@@ -60,6 +63,11 @@ void *workload_dec_alloc(workload_decoder_t *d, size_t n)
 	b->used = at + n;
 	memset(p, 0, n);
 	return p;
+}
+
+void *workload_dec_alloc(workload_decoder_t *d, size_t n)
+{
+	return alloc_aligned(d, n, _Alignof(max_align_t));
 }
 
 static void blocks_free(void *mem)
@@ -84,7 +92,7 @@ static int keep(workload_decoder_t *d, const char **slot, const char *s, const c
 	if (len > max)
 		return jv_fields_refuse(&d->f, path, "%zu bytes (\"%.40s...\"), at most %zu", len,
 					s, max);
-	p = workload_dec_alloc(d, len + 1);
+	p = alloc_aligned(d, len + 1, 1);
 	if (!p)
 		return GPUQ_ENOMEM;
 	memcpy(p, s, len + 1);
@@ -316,7 +324,7 @@ static int decode_selector(workload_decoder_t *d, workload_podset_t *out,
 	if (sel->n > WORKLOAD_SELECTOR_MAX)
 		return jv_fields_refuse(&d->f, path, "%u entries, at most %d", sel->n,
 					WORKLOAD_SELECTOR_MAX);
-	e = workload_dec_alloc(d, sel->n * sizeof(*e) + 1);
+	e = alloc_aligned(d, sel->n * sizeof(*e), 8);
 	if (!e)
 		return GPUQ_ENOMEM;
 	out->node_selector = e;
@@ -353,7 +361,7 @@ static int decode_tolerations(workload_decoder_t *d, workload_podset_t *out,
 	if (tols->n > WORKLOAD_TOLERATIONS_MAX)
 		return jv_fields_refuse(&d->f, path, "%u entries, at most %d", tols->n,
 					WORKLOAD_TOLERATIONS_MAX);
-	e = workload_dec_alloc(d, tols->n * sizeof(*e) + 1);
+	e = alloc_aligned(d, tols->n * sizeof(*e), 8);
 	if (!e)
 		return GPUQ_ENOMEM;
 	out->tolerations = e;
@@ -376,18 +384,40 @@ static int decode_tolerations(workload_decoder_t *d, workload_podset_t *out,
 	return GPUQ_OK;
 }
 
-/* A resource list copied (names into the blocks). */
+quota_qty_t workload_qty(const workload_qty_t *e)
+{
+	quota_qty_t q;
+
+	q.nano = (__int128)(((unsigned __int128)(uint64_t)e->nano_hi << 64) | e->nano_lo);
+	q.format = (quota_qty_format_t)e->format;
+	return q;
+}
+
+/* Resource names most objects ask for: kept as static strings, not copied. */
+static const char *const known_resources[] = {
+    "cpu", "memory", "nvidia.com/gpu", "ephemeral-storage", "nvidia.com/gpu.shared", "pods"};
+
+/* A resource list copied (names into the blocks, or static). */
 static int copy_list(workload_decoder_t *d, const quota_reslist_t *l, const workload_qty_t **out,
 		     uint16_t *n)
 {
-	workload_qty_t *e = workload_dec_alloc(d, l->n * sizeof(*e) + 1);
-	int rc = e ? GPUQ_OK : GPUQ_ENOMEM;
+	workload_qty_t *e = l->n ? alloc_aligned(d, l->n * sizeof(*e), 8) : NULL;
+	int rc = e || !l->n ? GPUQ_OK : GPUQ_ENOMEM;
 
 	*out = e;
 	*n = 0;
 	for (size_t i = 0; !rc && i < l->n; i++) {
-		rc = keep(d, &e[i].name, l->items[i].name, "resources", QUOTA_RES_NAME_MAX);
-		e[i].qty = l->items[i].qty;
+		const quota_qty_t *q = &l->items[i].qty;
+
+		e[i].name = NULL;
+		for (size_t k = 0; k < sizeof(known_resources) / sizeof(*known_resources); k++)
+			if (!strcmp(l->items[i].name, known_resources[k]))
+				e[i].name = known_resources[k];
+		if (!e[i].name)
+			rc = keep(d, &e[i].name, l->items[i].name, "resources", QUOTA_RES_NAME_MAX);
+		e[i].nano_lo = (uint64_t)(unsigned __int128)q->nano;
+		e[i].nano_hi = (int64_t)(q->nano >> 64);
+		e[i].format = (int32_t)q->format;
 		*n = (uint16_t)(i + 1);
 	}
 	return rc;
@@ -398,11 +428,13 @@ static int decode_containers(workload_decoder_t *d, workload_podset_t *out,
 			     const workload_view_podset_t *ps)
 {
 	const quota_pod_t *pod = &ps->pod;
-	workload_container_t *c = workload_dec_alloc(d, pod->n_containers * sizeof(*c) + 1);
+	workload_container_t *c =
+	    pod->n_containers ? alloc_aligned(d, pod->n_containers * sizeof(*c), 8) : NULL;
 	const jv_t *claims = jv_get(ps->pod_spec, "resourceClaims"), *cl;
 	const char **names;
+	size_t n_claims;
 	uint16_t n_over = 0;
-	int rc = c ? GPUQ_OK : GPUQ_ENOMEM;
+	int rc = c || !pod->n_containers ? GPUQ_OK : GPUQ_ENOMEM;
 
 	out->containers = c;
 	for (size_t i = 0; !rc && i < pod->n_containers; i++) {
@@ -419,12 +451,13 @@ static int decode_containers(workload_decoder_t *d, workload_podset_t *out,
 	if (!rc)
 		rc = copy_list(d, &pod->overhead, &out->overhead, &n_over);
 	out->n_overhead = n_over;
-	names = rc ? NULL : workload_dec_alloc(d, WORKLOAD_CLAIMS_MAX * sizeof(*names));
-	if (!rc && !names)
+	n_claims = jv_count(claims) < WORKLOAD_CLAIMS_MAX ? jv_count(claims) : WORKLOAD_CLAIMS_MAX;
+	names = rc || !n_claims ? NULL : alloc_aligned(d, n_claims * sizeof(*names), 8);
+	if (!rc && n_claims && !names)
 		rc = GPUQ_ENOMEM;
 	out->claim_templates = names;
 	cl = jv_first(claims);
-	for (size_t i = 0; !rc && cl && i < WORKLOAD_CLAIMS_MAX; i++, cl = cl->next) {
+	for (size_t i = 0; !rc && cl && i < n_claims; i++, cl = cl->next) {
 		const char *t = workload_claim_template(cl);
 
 		if (t)
@@ -434,24 +467,35 @@ static int decode_containers(workload_decoder_t *d, workload_podset_t *out,
 	return rc;
 }
 
+/* The pod-set strings of a Pod and a Job (static), else a copy. */
+static int keep_static(workload_decoder_t *d, const char **slot, const char *s)
+{
+	static const char *const common[] = {"main", "", "spec", "/spec/template",
+					     "spec.template.spec"};
+
+	for (size_t i = 0; i < sizeof(common) / sizeof(*common); i++)
+		if (!strcmp(s, common[i])) {
+			*slot = common[i];
+			return GPUQ_OK;
+		}
+	return keep(d, slot, s, "pod set", WORKLOAD_FIELD_MAX);
+}
+
 static int decode_template_flags(workload_decoder_t *d, workload_podset_t *out,
 				 const workload_view_podset_t *ps, workload_kind_t kind)
 {
 	const jv_t *meta = kind == WORKLOAD_KIND_POD ? NULL : jv_member_obj(ps->tmpl, "metadata");
 	const char *managed = jv_member_str(ps->pod_labels, WORKLOAD_LABEL_MANAGED);
-	int rc;
 
 	out->has_meta = meta != NULL;
 	out->has_labels = ps->pod_labels != NULL;
 	out->has_annotations = ps->pod_annotations != NULL;
 	out->tmpl_admitted = ps->tmpl_admitted;
 	out->managed = managed && !strcmp(managed, "true");
-	rc = keep(d, &out->name, ps->name, "pod set", sizeof(ps->name));
-	if (!rc)
-		rc = keep(d, &out->tmpl_ptr, ps->tmpl_ptr, "pod set", WORKLOAD_FIELD_MAX);
-	if (!rc)
-		rc = keep(d, &out->spec_field, ps->spec_field, "pod set", WORKLOAD_FIELD_MAX);
-	return rc;
+	if (keep_static(d, &out->name, ps->name) || keep_static(d, &out->tmpl_ptr, ps->tmpl_ptr) ||
+	    keep_static(d, &out->spec_field, ps->spec_field))
+		return GPUQ_ENOMEM;
+	return GPUQ_OK;
 }
 
 static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
@@ -459,7 +503,7 @@ static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
 	workload_t *w = d->w;
 	int rc = GPUQ_OK;
 
-	w->podsets = workload_dec_alloc(d, v->n_podsets * sizeof(*w->podsets));
+	w->podsets = alloc_aligned(d, v->n_podsets * sizeof(*w->podsets), 8);
 	if (!w->podsets)
 		return GPUQ_ENOMEM;
 	w->n_podsets = v->n_podsets;
@@ -497,7 +541,7 @@ static int decode_gates(workload_decoder_t *d, const jv_t *pod_spec)
 	if (n > WORKLOAD_GATES_MAX)
 		return jv_fields_refuse(&d->f, "spec.schedulingGates", "%zu entries, at most %d", n,
 					WORKLOAD_GATES_MAX);
-	names = workload_dec_alloc(d, n * sizeof(*names));
+	names = alloc_aligned(d, n * sizeof(*names), 8);
 	if (!names)
 		return GPUQ_ENOMEM;
 	w->other_gates = names;
@@ -541,12 +585,12 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 	return rc;
 }
 
-int workload_decode(const jv_t *obj, const workload_config_t *cfg, workload_t **out,
-		    gpuq_diag_t *diag)
+int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config_t *cfg,
+		    workload_t **out, gpuq_diag_t *diag)
 {
 	workload_decoder_t d = {.f = {.kind_name = "object", .name = "", .diag = diag}};
 	block_t *first = block_new(BLOCK_FIRST);
-	const char *api = jv_member_str(obj, "apiVersion"), *kind = jv_member_str(obj, "kind");
+	const char *api = jv_member_str(obj, "apiVersion"), *k = jv_member_str(obj, "kind");
 	workload_t *w;
 	int rc;
 
@@ -556,13 +600,15 @@ int workload_decode(const jv_t *obj, const workload_config_t *cfg, workload_t **
 	d.cur = first;
 	w = d.w = workload_dec_alloc(&d, sizeof(*w));
 	w->mem = first;
-	w->kind = jv_is(obj, JV_OBJECT) ? workload_kind_of(api, kind) : WORKLOAD_KIND_OTHER;
+	w->kind = !jv_is(obj, JV_OBJECT)	? WORKLOAD_KIND_OTHER
+		  : kind != WORKLOAD_KIND_OTHER ? kind
+						: workload_kind_of(api, k);
 	w->integ = workload_integration(w->kind);
 	if (w->kind == WORKLOAD_KIND_OTHER) {
 		rc = gpuq_diag_set(diag, GPUQ_EINVAL,
 				   "object: apiVersion \"%.64s\", kind \"%.64s\": gpuq decodes no "
 				   "such kind",
-				   api ? api : "", kind ? kind : "");
+				   api ? api : "", k ? k : "");
 	} else {
 		d.f.kind_name = w->integ->kind_name;
 		rc = decode_meta(&d, obj);
@@ -573,6 +619,7 @@ int workload_decode(const jv_t *obj, const workload_config_t *cfg, workload_t **
 		blocks_free(first);
 		return rc;
 	}
+	w->mem_tail = d.cur;
 	*out = w;
 	return GPUQ_OK;
 }
@@ -595,9 +642,23 @@ int workload_decode_json(const char *json, size_t len, const workload_config_t *
 			   ? rc
 			   : gpuq_diag_set(diag, GPUQ_EINVAL, "object: not JSON: %s", err);
 	}
-	rc = workload_decode(doc.root, cfg, out, diag);
+	rc = workload_decode(doc.root, WORKLOAD_KIND_OTHER, cfg, out, diag);
 	jv_doc_free(&doc);
 	return rc;
+}
+
+void *workload_tail_alloc(workload_t *w, size_t n)
+{
+	block_t *b = w->mem_tail;
+	size_t at = b ? (b->used + 15) & ~(size_t)15 : 0;
+	void *p;
+
+	if (!b || at + n > b->cap)
+		return NULL;
+	p = (char *)(b + 1) + at;
+	b->used = at + n;
+	w->mem_tail = NULL; /* once: a later resolve allocates (it would pile up) */
+	return p;
 }
 
 void workload_destroy(workload_t *w)

@@ -29,14 +29,22 @@ static int pod_of(const workload_podset_t *ps, quota_pod_t *pod)
 
 		gpuq_strlcpy(qc->name, c->name, sizeof(qc->name));
 		qc->kind = c->kind;
-		for (size_t k = 0; !rc && k < c->n_requests; k++)
-			rc = quota_reslist_set(&qc->requests, c->requests[k].name,
-					       &c->requests[k].qty);
-		for (size_t k = 0; !rc && k < c->n_limits; k++)
-			rc = quota_reslist_set(&qc->limits, c->limits[k].name, &c->limits[k].qty);
+		for (size_t k = 0; !rc && k < c->n_requests; k++) {
+			const quota_qty_t q = workload_qty(&c->requests[k]);
+
+			rc = quota_reslist_set(&qc->requests, c->requests[k].name, &q);
+		}
+		for (size_t k = 0; !rc && k < c->n_limits; k++) {
+			const quota_qty_t q = workload_qty(&c->limits[k]);
+
+			rc = quota_reslist_set(&qc->limits, c->limits[k].name, &q);
+		}
 	}
-	for (size_t k = 0; !rc && k < ps->n_overhead; k++)
-		rc = quota_reslist_set(&pod->overhead, ps->overhead[k].name, &ps->overhead[k].qty);
+	for (size_t k = 0; !rc && k < ps->n_overhead; k++) {
+		const quota_qty_t q = workload_qty(&ps->overhead[k]);
+
+		rc = quota_reslist_set(&pod->overhead, ps->overhead[k].name, &q);
+	}
 	return rc;
 }
 
@@ -131,13 +139,15 @@ static void priority(workload_t *w, const policy_t *policy, const char **cls)
 
 int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 {
-	quota_reslist_t *one = calloc(w->n_podsets, sizeof(*one));
+	quota_reslist_t *one = calloc(w->n_podsets + 1, sizeof(*one));
 	int64_t dra[WORKLOAD_PODSETS_MAX] = {0};
 	size_t bytes = 0, n = 0;
 	const char *cls;
 	char *blk, *names;
-	int rc = one ? GPUQ_OK : GPUQ_ENOMEM;
+	int rc = GPUQ_OK;
 
+	if (!one)
+		return GPUQ_ENOMEM;
 	for (size_t i = 0; !rc && i < w->n_podsets; i++) {
 		rc = podset_request(w, i, policy, &one[i], &dra[i]);
 		if (rc) {
@@ -159,13 +169,18 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 	}
 	priority(w, policy, &cls);
 	bytes += cls ? strlen(cls) + 1 : 0;
-	blk = rc ? NULL : malloc(n * sizeof(workload_request_t) + bytes + 1);
+	/* the first resolve uses the room left in the workload's block; a
+	 * later one (a policy change) allocates its own */
+	blk = workload_tail_alloc(w, n * sizeof(workload_request_t) + bytes + 1);
 	if (!blk) {
-		free(one);
-		return GPUQ_ENOMEM;
+		blk = malloc(n * sizeof(workload_request_t) + bytes + 1);
+		if (!blk) {
+			free(one);
+			return GPUQ_ENOMEM;
+		}
+		free(w->resolved);
+		w->resolved = blk;
 	}
-	free(w->resolved);
-	w->resolved = blk;
 	names = blk + n * sizeof(workload_request_t);
 	w->gpu = false;
 	for (size_t i = 0, at = 0; i < w->n_podsets; i++) {

@@ -244,11 +244,18 @@ const jv_t *workload_controller_owner(const jv_t *obj);
 
 /* ---- The workload: one watched object, owned and compact ---- */
 
-/* One resource quantity (a container's request or limit, an overhead). */
+/* One resource quantity (a container's request or limit, an overhead),
+ * packed (32 bytes, not quota_qty_t's 48 with its name): read it with
+ * workload_qty. */
 typedef struct {
 	const char *name; /* resource name */
-	quota_qty_t qty;  /* its quantity */
+	uint64_t nano_lo; /* the quantity's nano-units, low 64 bits */
+	int64_t nano_hi;  /* ... high 64 bits */
+	int32_t format;	  /* its quota_qty_format_t */
 } workload_qty_t;
+
+/* The quantity of e. */
+quota_qty_t workload_qty(const workload_qty_t *e);
 
 /* A container as declared (what re-resolving after a policy change needs). */
 typedef struct {
@@ -373,21 +380,25 @@ typedef struct workload {
 					name when none is named); NULL when none */
 	bool priority_class_unknown; /* a named class the policy lacks: priority 0 */
 	void *mem;		     /* owned: the blocks every member lives in */
-	void *resolved;		     /* owned: resolve's requests */
+	void *mem_tail;		     /* the block with room left (resolve uses it once) */
+	void *resolved;		     /* owned: a later resolve's requests (NULL: in mem) */
 } workload_t;
 
 /* Decode obj (a watched object of a supported kind, as a LIST or WATCH
- * returns it: apiVersion and kind set) without a policy: everything the
- * object itself says. cfg may be NULL (no extra GPU names). On GPUQ_OK *out
- * is the caller's (workload_destroy); it still needs workload_resolve before
- * its requests, gpu and priority are read. GPUQ_EINVAL for anything it
- * refuses (another kind, a missing required field, a field of the wrong
- * type, a bad quantity or timestamp, a cap above), with diag naming the field
- * and the value; GPUQ_ENOMEM. */
-int workload_decode(const jv_t *obj, const workload_config_t *cfg, workload_t **out,
-		    gpuq_diag_t *diag);
-/* workload_decode of json[0..len) (need not be NUL-terminated), parsed with
- * jv/ (GPUQ_EINVAL naming the parse error when it is not JSON). */
+ * returns it) without a policy: everything the object itself says. kind is
+ * the collection's (a LIST item carries no apiVersion and kind), or
+ * WORKLOAD_KIND_OTHER to take it from the object's apiVersion and kind. cfg
+ * may be NULL (no extra GPU names). On GPUQ_OK *out is the caller's
+ * (workload_destroy); it still needs workload_resolve before its requests,
+ * gpu and priority are read. GPUQ_EINVAL for anything it refuses (another
+ * kind, a missing required field, a field of the wrong type, a bad quantity
+ * or timestamp, a cap above), with diag naming the field and the value;
+ * GPUQ_ENOMEM. Thread-safe (the watch threads decode their own events). */
+int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config_t *cfg,
+		    workload_t **out, gpuq_diag_t *diag);
+/* workload_decode of json[0..len) (need not be NUL-terminated; its kind from
+ * its apiVersion and kind), parsed with jv/ (GPUQ_EINVAL naming the parse
+ * error when it is not JSON). */
 int workload_decode_json(const char *json, size_t len, const workload_config_t *cfg,
 			 workload_t **out, gpuq_diag_t *diag);
 /* Resolve w against policy (may be NULL: no LimitRange defaults, no DRA
