@@ -1,8 +1,9 @@
-/* controller/actuate.c: bring a Job in line with its workload's state in
- * the core (released, suspended, template restored), and post Events. Every
- * patch is a merge patch carrying the resourceVersion the decision was made
- * on, so a Job that changed meanwhile is left alone (409) until the watch
- * shows it again. */
+/* controller/actuate.c: bring a held parent (a Job, a JobSet) in line with
+ * its workload's state in the core (released, suspended, templates
+ * restored: the patches are release.c's), hold a release a ResourceQuota
+ * would refuse, and post Events. Every patch carries the resourceVersion the
+ * decision was made on, so an object that changed meanwhile is left alone
+ * until the watch shows it again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,8 @@ static json_t *toleration_json(const policy_toleration_t *t)
 /* The distinct flavors assigned to an admitted workload, into names[], and
  * (when ann is not NULL) the CONTROLLER_ANNOT_FLAVORS value: resource=flavor
  * pairs, comma-separated, that a successor adopts the Job by. */
-static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names, size_t cap,
-			 char *ann, size_t ann_cap)
+static size_t flavors_of(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+			 const char **names, size_t cap, char *ann, size_t ann_cap)
 {
 	size_t n = 0, len = 0;
 
@@ -57,12 +58,16 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names
 		uint32_t f;
 		const char *name;
 		bool seen = false;
-		if (queue_workload_flavor(c->q, id, 0, r, &f))
+		if (queue_workload_flavor(c->q, id, podset, r, &f))
 			continue;
 		name = queue_flavor_name(c->q, f);
 		if (ann && len < ann_cap) {
-			int w = snprintf(ann + len, ann_cap - len, "%s%s=%s", len ? "," : "",
-					 queue_resource_name(c->q, r), name);
+			char pre[24] = "";
+			int w;
+			if (prefixed)
+				snprintf(pre, sizeof(pre), "%zu:", podset);
+			w = snprintf(ann + len, ann_cap - len, "%s%s%s=%s", len ? "," : "", pre,
+				     queue_resource_name(c->q, r), name);
 			len += w > 0 ? (size_t)w : 0;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -73,42 +78,57 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names
 	return n;
 }
 
-/* PATCH the Job; on success the reply becomes the cached object. */
-static int patch_job(struct controller *c, job_t *j, json_t *body, const char *what)
+int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
+			   size_t cap)
 {
-	const char *ns = j->ns;
-	const char *name = j->name;
-	char path[KUBE_URL_MAX], ens[300], ename[300];
+	const workload_integration_t *in = workload_integration(k);
+	char ens[300], ename[300];
+	int n;
+
+	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
+	    kube_escape(name, ename, sizeof(ename)))
+		return GPUQ_EINVAL;
+	n = in->group[0] ? snprintf(out, cap, "/apis/%s/%s/namespaces/%s/%s/%s", in->group,
+				    in->version, ens, in->resource, ename)
+			 : snprintf(out, cap, "/api/%s/namespaces/%s/%s/%s", in->version, ens,
+				    in->resource, ename);
+	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
+}
+
+int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, json_t *body,
+			    const char *what)
+{
+	const char *ns = j->ns, *name = j->name, *kn = j->wl->integ->kind_name;
+	char path[KUBE_URL_MAX];
 	gpuq_diag_t diag = {{0}};
 	json_t *reply = NULL;
 	int rc;
 
-	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
-	    kube_escape(name, ename, sizeof(ename))) {
+	if (controller_object_path(j->wl->kind, ns, name, path, sizeof(path))) {
 		json_decref(body);
 		return GPUQ_EINVAL;
 	}
-	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, ename);
-	rc = kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag);
+	rc = kube_patch(c->client, path, kind, body, &reply, &diag);
 	json_decref(body);
 	if (rc == GPUQ_OK) {
 		workload_t *wl = NULL;
 
-		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
 		if (controller_decode(c, reply, &wl, &diag) == GPUQ_OK)
 			job_set(j, wl); /* the watch shows the same soon */
 		else			/* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "%s Job %s/%s: cannot cache the reply: %s", what, ns, name,
+				 "%s %s %s/%s: cannot cache the reply: %s", what, kn, ns, name,
 				 diag.msg);
 		json_decref(reply);
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller",
-			 "%s Job %s/%s: %s (the watch will show the "
+			 "%s %s %s/%s: %s (the watch will show the "
 			 "new state)",
-			 what, ns, name, diag.msg);
+			 what, kn, ns, name, diag.msg);
 	} else {
-		gpuq_log(GPUQ_LOG_WARN, "controller", "%s Job %s/%s: %s", what, ns, name, diag.msg);
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s %s/%s: %s", what, kn, ns, name,
+			 diag.msg);
 	}
 	return rc;
 }
@@ -117,12 +137,13 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
  * nodeLabels and tolerations. *sel and *tols are new references; flavors
  * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
-int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
-		      size_t cap)
+int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+		      const json_t *base_sel, const json_t *base_tols, json_t **sel, json_t **tols,
+		      char *flavors, size_t cap)
 {
 	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX];
-	size_t nf = flavors_of(c, id, names, sizeof(names) / sizeof(names[0]), flavors, cap);
+	size_t nf = flavors_of(c, id, podset, prefixed, names, sizeof(names) / sizeof(names[0]),
+			       flavors, cap);
 
 	*sel = json_is_object(base_sel) ? json_deep_copy(base_sel) : json_object();
 	*tols = json_is_array(base_tols) ? json_deep_copy(base_tols) : json_array();
@@ -144,132 +165,39 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 	return GPUQ_OK;
 }
 
-/* The template's placement before any release: the annotation a release
- * wrote (a retry after a crash must not stack the flavor's settings twice),
- * else the template as it is. A new reference, or NULL (no memory). */
-static json_t *original_of(const workload_t *wl)
-{
-	const workload_podset_t *ps = &wl->podsets[0];
-	json_t *orig = wl->original ? json_loads(wl->original, 0, NULL) : NULL;
-
-	if (json_is_object(orig))
-		return orig;
-	json_decref(orig);
-	return json_pack("{s:o?, s:o?}", "nodeSelector",
-			 ps->n_node_selector ? controller_selector_json(ps) : NULL, "tolerations",
-			 ps->n_tolerations ? controller_tolerations_json(ps) : NULL);
-}
-
-/* Release: unsuspend with the flavors' nodeLabels and tolerations in the
- * template, the originals kept in an annotation for a later restore. */
-static void release(struct controller *c, job_t *j, queue_wl_t id)
-{
-	json_t *orig = original_of(j->wl), *sel, *tols, *body;
-	char flavors[1024];
-	char *orig_dump;
-
-	if (!orig)
-		return;
-	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
-			      json_object_get(orig, "tolerations"), &sel, &tols, flavors,
-			      sizeof(flavors))) {
-		json_decref(orig);
-		return;
-	}
-	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(orig);
-	body = json_pack("{s:{s:s, s:{s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}",
-			 "metadata", "resourceVersion", j->wl->resource_version, "annotations",
-			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
-			 CONTROLLER_ANNOT_ORIGINAL, orig_dump ? orig_dump : "{}", "spec", "suspend",
-			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
-			 "spec", "nodeSelector", sel, "tolerations", tols);
-	free(orig_dump);
-	if (body)
-		patch_job(c, j, body, "released");
-}
-
-/* Preempt: suspend (the Job controller deletes its pods). */
-static void suspend(struct controller *c, job_t *j)
-{
-	json_t *body = json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
-				 j->wl->resource_version, "annotations", WEBHOOK_ANNOT_ADMITTED,
-				 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
-
-	if (body)
-		patch_job(c, j, body, "suspended");
-}
-
-/* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, job_t *j)
-{
-	const workload_podset_t *ps = &j->wl->podsets[0];
-	json_t *orig, *sel, *cur, *tols, *body;
-
-	if (j->wl->original) {
-		orig = json_loads(j->wl->original, 0, NULL);
-		if (!json_is_object(orig)) {
-			json_decref(orig);
-			orig = json_object();
-		}
-		/* merge patch merges maps: null out the keys the release added */
-		sel = json_object();
-		for (size_t i = 0; i < ps->n_node_selector; i++)
-			json_object_set_new(sel, ps->node_selector[i].key, json_null());
-		cur = json_object_get(orig, "nodeSelector");
-		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-			json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
-		tols = json_object_get(orig, "tolerations");
-		tols = json_is_array(tols) ? json_incref(tols) : json_null();
-		json_decref(orig);
-		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}",
-				 "metadata", "resourceVersion", j->wl->resource_version,
-				 "annotations", CONTROLLER_ANNOT_ORIGINAL, "spec", "template",
-				 "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "spec",
-				 "nodeSelector", sel, "tolerations", tols);
-		if (!body || patch_job(c, j, body, "restored the template of"))
-			return;
-	}
-	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
-		j->requeued_ms = controller_now(c);
-		c->core_dirty = true;
-	}
-}
-
-/* Pods of a suspended Job are gone once the Job controller reports none
- * active and none terminating (a deleted pod holds its GPU until it is
- * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
- * (which also makes the template mutable again). */
-static bool job_quiet(const workload_t *wl)
-{
-	return wl->active == 0 && wl->terminating == 0 && !wl->started;
-}
-
 /* Add the per-pod requests of Job j, times its pods not yet created
  * (all of them when `all`), to *req and *pods. */
 static int add_pending_pods(const job_t *j, bool all, quota_reslist_t *req, int64_t *pods)
 {
 	const workload_t *o = j->wl;
-	quota_reslist_t one = {0};
-	int64_t missing;
 	int rc = GPUQ_OK;
 
-	if (!o || !o->podsets[0].requests)
+	if (!o)
 		return GPUQ_EINVAL;
-	missing = o->pods;
-	if (!all)
-		missing -= o->active + o->succeeded + o->failed;
-	if (o->finished)
-		missing = 0; /* a finished Job's pods hold no quota */
-	for (size_t i = 0; !rc && i < o->podsets[0].n_requests; i++)
-		rc = quota_reslist_add(&one, o->podsets[0].requests[i].name,
-				       &o->podsets[0].requests[i].qty);
-	if (rc || missing <= 0)
-		return rc;
-	rc = quota_reslist_scale(&one, missing);
-	for (size_t i = 0; !rc && i < one.n; i++)
-		rc = quota_reslist_add(req, one.items[i].name, &one.items[i].qty);
-	*pods += missing;
+	for (size_t p = 0; !rc && p < o->n_podsets; p++) {
+		const workload_podset_t *ps = &o->podsets[p];
+		quota_reslist_t one = {0};
+		int64_t missing = o->n_podsets == 1 ? o->pods : ps->count;
+
+		if (!ps->requests)
+			return GPUQ_EINVAL;
+		/* a Job's status counts its pods; another kind's pods are counted
+		 * as its child Jobs' (they are Jobs of their own here) */
+		if (!all)
+			missing = o->kind == WORKLOAD_KIND_JOB
+				      ? missing - (o->active + o->succeeded + o->failed)
+				      : 0;
+		if (o->finished)
+			missing = 0; /* a finished Job's pods hold no quota */
+		for (size_t i = 0; !rc && i < ps->n_requests; i++)
+			rc = quota_reslist_add(&one, ps->requests[i].name, &ps->requests[i].qty);
+		if (rc || missing <= 0)
+			continue;
+		rc = quota_reslist_scale(&one, missing);
+		for (size_t i = 0; !rc && i < one.n; i++)
+			rc = quota_reslist_add(req, one.items[i].name, &one.items[i].qty);
+		*pods += missing;
+	}
 	return rc;
 }
 
@@ -345,7 +273,7 @@ void actuate_job(struct controller *c, job_t *j)
 			if (rq_allows(c, j, why, sizeof(why))) {
 				free(j->rq_wait);
 				j->rq_wait = NULL;
-				release(c, j, id);
+				(void)release_parent(c, j, id);
 			} else if (!j->rq_wait || strcmp(j->rq_wait, why) != 0) {
 				gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v.namespace_,
 					 v.name, why);
@@ -357,9 +285,9 @@ void actuate_job(struct controller *c, job_t *j)
 		break;
 	case QUEUE_WL_EVICTING:
 		if (!j->suspended)
-			suspend(c, j);
-		else if (job_quiet(j->wl))
-			restore(c, j);
+			(void)release_suspend(c, j);
+		else if (release_quiet(c, j))
+			(void)release_restore(c, j);
 		break;
 	default:
 		break;
@@ -372,7 +300,9 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 	const job_t *j = controller_job(c, uid);
 
 	if (j && j->wl) /* posted by the status writer, after this pass's patches */
-		(void)swriter_event(c->swriter, j->ns, j->name, uid, type, reason, action, note);
+		(void)swriter_event_about(c->swriter, j->wl->integ->api_version,
+					  j->wl->integ->kind_name, j->ns, j->name, uid, type,
+					  reason, action, note);
 }
 
 void actuate_result(struct controller *c, const queue_result_t *res)
@@ -382,7 +312,7 @@ void actuate_result(struct controller *c, const queue_result_t *res)
 	for (size_t i = 0; i < res->n_admissions; i++) {
 		const queue_admission_t *a = &res->admissions[i];
 		const char *names[16];
-		size_t nf = flavors_of(c, a->wl, names, 16, NULL, 0);
+		size_t nf = flavors_of(c, a->wl, 0, false, names, 16, NULL, 0);
 		snprintf(note, sizeof(note), "Admitted by ClusterQueue %s on flavor %s%s",
 			 queue_cq_name(c->q, a->cq), nf ? names[0] : "-",
 			 a->borrows ? ", borrowing from its cohort" : "");

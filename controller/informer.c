@@ -37,6 +37,8 @@ const res_info_t controller_res[RES_COUNT] = {
 			   "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
     [RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
     [RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
+    [RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
+		     "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
 };
 
 /* ---- the event queue ---- */
@@ -159,12 +161,14 @@ void cevent_deinit(cevent_t *ev)
 /* Whether collection r holds workload objects (decoded on the watch thread). */
 static bool workload_collection(res_t r)
 {
-	return r == RES_JOBS || r == RES_PODS;
+	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS;
 }
 
 static workload_kind_t collection_kind(res_t r)
 {
-	return r == RES_JOBS ? WORKLOAD_KIND_JOB : WORKLOAD_KIND_POD;
+	return r == RES_JOBS	  ? WORKLOAD_KIND_JOB
+	       : r == RES_JOBSETS ? WORKLOAD_KIND_JOBSET
+				  : WORKLOAD_KIND_POD;
 }
 
 void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out)

@@ -75,6 +75,7 @@ typedef enum {
 	RES_KUEUE_COHORTS,
 	RES_JOBS,
 	RES_PODS,
+	RES_JOBSETS, /* optional: jobset.x-k8s.io, when the apiserver serves it */
 	RES_COUNT
 } res_t;
 
@@ -150,10 +151,13 @@ typedef enum {
 	JOB_MANAGED = 1,   /* a workload of the core */
 } job_kind_t;
 
-/* One cached Job: the latest object the watch showed, decoded once (on the
- * watch thread) and resolved against the policy in force: everything the
- * core, actuation and status read (workload_t), no JSON kept. */
+/* One cached parent object of a kind held by its suspend field (a Job, a
+ * JobSet): the latest object the watch showed, decoded once (on the watch
+ * thread) and resolved against the policy in force: everything the core,
+ * actuation and status read (workload_t), no JSON kept. (Named job_t for
+ * its first kind.) */
 typedef struct {
+	res_t res;	      /* its collection (RES_JOBS, RES_JOBSETS) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
 				 one decodes) */
 	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
@@ -277,7 +281,8 @@ void snapshot_seed_usage(struct controller *c, queue_t *q);
  * snapshot stays. */
 int snapshot_rebuild(struct controller *c);
 
-/* jobs.c: a Jobs event into the cache and the core (takes ev->wl). */
+/* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes
+ * ev->wl). */
 void jobs_apply(struct controller *c, cevent_t *ev);
 /* Bring every Job's workload into the core (after a snapshot change). */
 void jobs_resync(struct controller *c);
@@ -323,10 +328,15 @@ pgroup_t *controller_group(struct controller *c, const char *key);
 void actuate_group(struct controller *c, pgroup_t *g);
 /* Hand text as every member's gpuq.dev/status to the status writer. */
 void pods_annotate(struct controller *c, pgroup_t *g, const char *text);
-/* actuate.c: a workload's placement on its flavors (see actuate.c). */
-int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
-		      size_t cap);
+/* actuate.c: pod set `podset` of a workload placed on its flavors: base_sel
+ * and base_tols (borrowed; may be NULL) plus every flavor assigned to the pod
+ * set's nodeLabels and tolerations (*sel, *tols new references); flavors
+ * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
+ * "<podset>:" when `prefixed`, for a workload of several pod sets).
+ * GPUQ_ENOMEM. */
+int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+		      const json_t *base_sel, const json_t *base_tols, json_t **sel, json_t **tols,
+		      char *flavors, size_t cap);
 
 /* Drop what gpuq never reads and cached policy objects would carry:
  * metadata.managedFields (about 60% of an object's parsed size) and
@@ -364,6 +374,10 @@ size_t swriter_backlog(swriter_t *w);
 	      passes over the queues' status */
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
+/* swriter_event about an object of another kind (api_version, kind). */
+int swriter_event_about(swriter_t *w, const char *api_version, const char *kind, const char *ns,
+			const char *name, const char *uid, const char *type, const char *reason,
+			const char *action, const char *note);
 void swriter_stop(swriter_t *w);
 
 /* status.c: queue status subresources; Job status annotations. */
@@ -371,8 +385,34 @@ void status_queues(struct controller *c);
 void status_note(struct controller *c, const char *uid);
 void status_jobs(struct controller *c);
 
-/* actuate.c: compare the core's state of job j with the Job and patch. */
+/* actuate.c: compare the core's state of parent j with the object and patch
+ * (release.c writes the patches). */
 void actuate_job(struct controller *c, job_t *j);
+/* The API path of an object of kind k ("/apis/batch/v1/namespaces/ns/jobs/n")
+ * into out. GPUQ_EINVAL when a name does not escape into cap. */
+int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
+			   size_t cap);
+
+/* release.c: a held parent's patches, for every kind the integration table
+ * holds by its suspend field, as JSON Patches (RFC 6902: each pod set's
+ * template addressed by its own path), each guarded by a test of the
+ * resourceVersion decided on (a changed object answers 409/422 and is
+ * compared again when the watch shows it). release: unsuspended, admitted,
+ * each pod set's template given its flavors' nodeLabels and tolerations, the
+ * templates' placement before kept in gpuq.dev/original-scheduling. suspend:
+ * suspended, the admitted marks taken away. restore: the templates'
+ * placement put back from that annotation. GPUQ_OK or the patch's error. */
+int release_parent(struct controller *c, job_t *j, queue_wl_t id);
+int release_suspend(struct controller *c, job_t *j);
+int release_restore(struct controller *c, job_t *j);
+/* Whether a suspended parent's pods are gone: a Job's status says none
+ * active or terminating and its start time reset; a JobSet's child Jobs
+ * (cached) say so each. */
+bool release_quiet(struct controller *c, const job_t *j);
+/* PATCH parent j (JSON or merge patch, body taken); the reply becomes the
+ * cached object. */
+int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, json_t *body,
+			    const char *what);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from actuate_job). */
 void actuate_result(struct controller *c, const queue_result_t *res);

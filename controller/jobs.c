@@ -1,5 +1,8 @@
-/* controller/jobs.c: batch/v1 Jobs into workloads of the core, and the
- * core told what the watch shows (finished, Ready, deleted). */
+/* controller/jobs.c: parents held by their suspend field (batch/v1 Jobs,
+ * JobSets: the integration table's rows) into workloads of the core, one
+ * pod set per template, and the core told what the watch shows (finished,
+ * Ready, deleted). A held parent's children (a JobSet's Jobs) are cached
+ * but are not workloads of their own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,7 @@ void jobs_free_all(struct controller *c)
 static bool managed(const struct controller *c, const workload_t *o)
 {
 	return o->gpu && o->queue && (o->suspend || o->admitted) && o->pods > 0 &&
+	       !workload_parent_of(o->kind, o->owner_api_version, o->owner_kind) &&
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
@@ -52,8 +56,8 @@ static bool managed(const struct controller *c, const workload_t *o)
  * makes them after the release), so the Ready timeout watches it. */
 static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 {
-	podset_buf_t buf;
-	queue_podset_spec_t ps;
+	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
+	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = o->name,
@@ -61,8 +65,8 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 	    .local_queue = o->queue,
 	    .priority = o->priority,
 	    .created_ms = o->created_ms,
-	    .podsets = &ps,
-	    .n_podsets = 1,
+	    .podsets = ps,
+	    .n_podsets = o->n_podsets,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;
@@ -70,13 +74,17 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 	if (o->pods > CONTROLLER_PODS_MAX) {
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "Job %s/%s waits outside the queue: %lld pods is more than the %d "
+				 "%s %s/%s waits outside the queue: %lld pods is more than the %d "
 				 "one workload may have",
-				 o->namespace_, o->name, (long long)o->pods, CONTROLLER_PODS_MAX);
+				 o->integ->kind_name, o->namespace_, o->name, (long long)o->pods,
+				 CONTROLLER_PODS_MAX);
 		j->bad = true;
 		return GPUQ_ELIMIT;
 	}
-	controller_podset_from(&o->podsets[0], (int32_t)o->pods, &buf, &ps);
+	for (size_t i = 0; i < o->n_podsets; i++)
+		controller_podset_from(&o->podsets[i],
+				       (int32_t)(o->n_podsets == 1 ? o->pods : o->podsets[i].count),
+				       &buf[i], &ps[i]);
 	if (o->pods > 1)
 		ws.gang_total = ws.pods_present = (int32_t)o->pods;
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
@@ -87,8 +95,9 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 		return GPUQ_OK;
 	}
 	if (!j->bad)
-		gpuq_log(GPUQ_LOG_WARN, "controller", "Job %s/%s waits outside the queue: %s",
-			 o->namespace_, o->name, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s waits outside the queue: %s",
+			 o->integ->kind_name, o->namespace_, o->name,
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 	j->bad = true;
 	return rc;
 }
@@ -106,19 +115,27 @@ static void adopt(struct controller *c, job_t *j, const workload_t *o)
 
 	if (!pairs || strlen(pairs) >= sizeof(buf)) {
 		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 "Job %s/%s runs but carries no %s: its quota "
+			 "%s %s/%s runs but carries no %s: its quota "
 			 "is not counted",
-			 o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
+			 o->integ->kind_name, o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
 	for (tok = strtok_r(buf, ",", &save); tok && n < QUEUE_PODSET_RES_MAX;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
+		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
+		long ps = 0;
 		if (!eq)
 			continue;
 		*eq = '\0';
-		a[n].podset = 0;
+		/* "<pod set>:resource=flavor" for a parent of several pod sets */
+		if (colon && colon < eq && colon > tok) {
+			ps = strtol(tok, &end, 10);
+			if (end != colon || ps < 0 || (size_t)ps >= o->n_podsets)
+				continue;
+			tok = colon + 1;
+		}
+		a[n].podset = (uint16_t)ps;
 		a[n].resource = tok;
 		a[n++].flavor = eq + 1;
 	}
@@ -202,7 +219,8 @@ static int resolve(struct controller *c, job_t *j)
 		return GPUQ_EINVAL;
 	rc = controller_resolve(c, j->wl, &diag);
 	if (rc && !j->bad)
-		gpuq_log(GPUQ_LOG_WARN, "controller", "Job %s/%s: %s", j->ns, j->name, diag.msg);
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s: %s", j->wl->integ->kind_name,
+			 j->ns, j->name, diag.msg);
 	j->bad = j->bad || rc;
 	return rc;
 }
@@ -222,7 +240,7 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 	job_t *j;
 
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[RES_JOBS]++;
+		c->gen[ev->res]++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
@@ -230,10 +248,10 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 		map_slot_t *s;
 		while ((s = map_next(&c->jobs, &pos))) {
 			j = s->value;
-			if (j->gen != c->gen[RES_JOBS])
+			if (j->res == ev->res && j->gen != c->gen[ev->res])
 				forget(c, j->uid);
 		}
-		c->listed[RES_JOBS] = true;
+		c->listed[ev->res] = true;
 		return;
 	}
 	uid = ev->wl ? ev->wl->uid : ev->uid;
@@ -247,15 +265,18 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 	if (!j) {
 		j = calloc(1, sizeof(*j));
 		if (!j || !(j->uid = strdup(uid)) || map_put(&c->jobs, uid, j, NULL)) {
-			gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
+				 controller_res[ev->res].name, uid);
 			job_free(j);
 			return;
 		}
+		j->res = ev->res;
 	}
-	j->gen = c->gen[RES_JOBS];
+	j->gen = c->gen[ev->res];
 	if (!ev->wl) { /* it did not decode: the former object stays, out of the core */
 		if (!j->bad)
-			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", uid,
+			gpuq_log(GPUQ_LOG_WARN, "controller", "%s uid %s: %s",
+				 controller_res[ev->res].name, uid,
 				 ev->bad ? ev->bad : "cannot decode");
 		j->bad = true;
 		return;

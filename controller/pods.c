@@ -352,7 +352,7 @@ static void release_member(struct controller *c, queue_wl_t id, const workload_t
 	if (!rc)
 		rc = pod_path(pod, path, sizeof(path));
 	if (!rc)
-		rc = actuate_placement(c, id, ps->n_node_selector ? base_sel : NULL,
+		rc = actuate_placement(c, id, 0, false, ps->n_node_selector ? base_sel : NULL,
 				       ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors,
 				       sizeof(flavors));
 	json_decref(base_sel);

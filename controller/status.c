@@ -162,16 +162,15 @@ void status_note(struct controller *c, const char *uid)
 	}
 }
 
-/* A Job's gpuq.dev/status, handed to the status writer. */
+/* A held parent's (a Job's, a JobSet's) gpuq.dev/status, handed to the
+ * status writer. */
 static void annotate_job(struct controller *c, job_t *j, const char *text)
 {
-	const char *ns = j->ns, *name = j->name;
-	char path[KUBE_URL_MAX], ens[300], en[300];
+	char path[KUBE_URL_MAX];
 	json_t *body;
 
-	if (!ns || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+	if (!j->wl || controller_object_path(j->wl->kind, j->ns, j->name, path, sizeof(path)))
 		return;
-	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
 	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	if (body)
 		(void)swriter_submit_once(c->swriter, j->uid, path, body);

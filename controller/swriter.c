@@ -19,6 +19,7 @@
 typedef struct sevent {
 	struct sevent *next;
 	char *ns, *name, *uid, *type, *reason, *action, *note;
+	const char *api_version, *kind; /* static: what it is about */
 } sevent_t;
 
 typedef struct {
@@ -67,8 +68,8 @@ static void sevent_free(sevent_t *e)
 
 static void post_one(struct swriter *w, const sevent_t *e)
 {
-	kube_ref_t ref = {.api_version = "batch/v1",
-			  .kind = "Job",
+	kube_ref_t ref = {.api_version = e->api_version,
+			  .kind = e->kind,
 			  .namespace_ = e->ns,
 			  .name = e->name,
 			  .uid = e->uid};
@@ -258,10 +259,19 @@ size_t swriter_backlog(swriter_t *w)
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note)
 {
+	return swriter_event_about(w, "batch/v1", "Job", ns, name, uid, type, reason, action, note);
+}
+
+int swriter_event_about(swriter_t *w, const char *api_version, const char *kind, const char *ns,
+			const char *name, const char *uid, const char *type, const char *reason,
+			const char *action, const char *note)
+{
 	sevent_t *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return GPUQ_ENOMEM;
+	e->api_version = api_version;
+	e->kind = kind;
 	e->ns = strdup(ns);
 	e->name = strdup(name);
 	e->uid = strdup(uid);

@@ -94,6 +94,151 @@ build_one() {
 	echo "upstream.sh: $name $ver: built in $(( $(date +%s) - t0 )) s ($dir)"
 }
 
+
+# ---- start / stop (from a scenario: gpuq.env loaded) ----
+
+kc() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
+
+# A port nothing listens on, below the ephemeral range.
+free_port() {
+	for _ in $(seq 1 50); do
+		p=$((20000 + RANDOM % 12000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	return 1
+}
+
+# poll_until DESC SECONDS CMD...: CMD every 0.2 s until it succeeds.
+poll_until() {
+	local desc=$1 deadline=$(($(date +%s) + $2))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || { echo "upstream.sh: timed out waiting for $desc" >&2; return 1; }
+		sleep 0.2
+	done
+}
+
+# The identity the project's own install gives its controller: a
+# ServiceAccount (bound to cluster-admin here: the upstream RBAC is not what
+# these tests check) and a kubeconfig with its token.
+identity() {
+	local name=$1 ns sa run=$E2E_RUN/upstream-$1
+	ns=$(field "$name" 5) sa=$(field "$name" 6)
+	kc create namespace "$ns" >/dev/null 2>&1 || true
+	kc -n "$ns" create serviceaccount "$sa" >/dev/null 2>&1 || true
+	kc create clusterrolebinding "gpuq-e2e-$name" --clusterrole cluster-admin \
+		--serviceaccount "$ns:$sa" >/dev/null 2>&1 || true
+	poll_until "ServiceAccount $ns/$sa" 30 kc -n "$ns" get serviceaccount "$sa"
+	umask 077
+	cat >"$run/kubeconfig" <<YAML
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "$APISERVER", certificate-authority: "$CA_CERT"}
+users:
+- name: $sa
+  user: {token: "$(kc -n "$ns" create token "$sa" --duration=12h)"}
+contexts:
+- name: c
+  context: {cluster: local, user: $sa}
+current-context: c
+YAML
+	umask 022
+}
+
+# JobSet's four webhooks (defaulting and validating JobSets, its Pod
+# webhooks for exclusive placement), as its module's config/components/
+# webhook/manifests.yaml registers them, by URL, scoped to the namespaces
+# labelled gpuq.dev/upstream-jobset=true (a stopped controller must not
+# block the other scenarios' Pods).
+jobset_webhooks() {
+	local url=$1 ca=$2
+	local sel="namespaceSelector: {matchLabels: {gpuq.dev/upstream-jobset: \"true\"}}"
+	cat <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: e2e-jobset}
+webhooks:
+- {name: mjobset.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/mutate-jobset-x-k8s-io-v1alpha2-jobset", caBundle: "$ca"},
+   rules: [{apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE], resources: [jobsets]}]}
+- {name: mpod.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/mutate--v1-pod", caBundle: "$ca"},
+   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: e2e-jobset}
+webhooks:
+- {name: vjobset.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/validate-jobset-x-k8s-io-v1alpha2-jobset", caBundle: "$ca"},
+   rules: [{apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE, UPDATE], resources: [jobsets]}]}
+- {name: vpod.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/validate--v1-pod", caBundle: "$ca"},
+   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}
+YAML
+}
+
+start_jobset() {
+	local run=$E2E_RUN/upstream-jobset dir port health
+	dir=$(dir_of jobset)
+	port=$(free_port) health=$(free_port)
+	"$GPUQ" certs --out "$run/certs" --ip 127.0.0.1 >/dev/null
+	cat >"$run/config.yaml" <<YAML
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+webhook: {port: $port, host: 127.0.0.1, certDir: "$run/certs"}
+health: {healthProbeBindAddress: "127.0.0.1:$health"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+YAML
+	KUBECONFIG=$run/kubeconfig "$dir/manager" --config "$run/config.yaml" \
+		--metrics-bind-address 0 >>"$run/log" 2>&1 &
+	echo $! >"$run/pid"
+	poll_until "JobSet controller ready" 60 curl -fs "http://127.0.0.1:$health/readyz" || {
+		tail -20 "$run/log" >&2
+		return 1
+	}
+	jobset_webhooks "https://127.0.0.1:$port" "$(base64 -w0 "$run/certs/ca.crt")" |
+		kc apply -f - >/dev/null
+}
+
+established() {
+	[ "$(kc get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}')" = True ]
+}
+
+start_one() {
+	local name=$1 dir run=$E2E_RUN/upstream-$1
+	upstream_row "$name" >/dev/null || die "unknown upstream \"$name\""
+	: "${E2E_RUN:?start needs the scenario environment (gpuq.env)}"
+	done_of "$name" || "$HERE/upstream.sh" build "$name" >&2 || die "build $name"
+	dir=$(dir_of "$name")
+	mkdir -p "$run"
+	# its CRDs as they ship in its module (server-side: some are too big for
+	# the last-applied annotation)
+	kc apply --server-side --force-conflicts -f "$dir/crds/" >/dev/null || die "CRDs of $name"
+	for f in "$dir"/crds/*.yaml; do
+		crd=$(sed -n 's/^  name: \([a-z0-9.-]*\)$/\1/p' "$f" | head -1)
+		[ -n "$crd" ] && poll_until "CRD $crd established" 60 established "$crd"
+	done
+	identity "$name"
+	"start_$name" || die "start $name (log: $run/log)"
+	echo "upstream.sh: $name $(field "$name" 2) running (pid $(cat "$run/pid"), log $run/log)"
+}
+
+stop_one() {
+	local name=$1 run=$E2E_RUN/upstream-$1 pid
+	kc delete mutatingwebhookconfiguration "e2e-$name" --ignore-not-found >/dev/null 2>&1 || true
+	kc delete validatingwebhookconfiguration "e2e-$name" --ignore-not-found >/dev/null 2>&1 || true
+	[ -f "$run/pid" ] || return 0
+	pid=$(cat "$run/pid")
+	kill "$pid" 2>/dev/null || true
+	for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$pid" 2>/dev/null || true
+	rm -f "$run/pid"
+}
+
 cmd=${1:-}
 shift || true
 case $cmd in
@@ -115,6 +260,8 @@ build)
 	fi
 	for n in "$@"; do build_one "$n"; done
 	;;
+start) start_one "${1:?start NAME}" ;;
+stop) stop_one "${1:?stop NAME}" ;;
 *)
 	echo "usage: e2e/upstream.sh build NAME... | start NAME | stop NAME | --print" >&2
 	exit 2

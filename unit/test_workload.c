@@ -577,6 +577,173 @@ static void test_object_caps(void **state)
 	free(json);
 }
 
+/* ---- JobSet (the jobset.x-k8s.io PyTorch example's shape, with GPUs) ---- */
+
+#define JOBSET_API "'apiVersion':'jobset.x-k8s.io/v1alpha2','kind':'JobSet'"
+/* a driver Job of one pod and two worker Jobs of four pods each, 8 GPUs a
+ * worker, with a LimitRange default for the driver's cpu */
+#define JOBSET_SPEC(suspend, status)                                                               \
+	",'spec':{'suspend':" suspend ",'replicatedJobs':["                                        \
+	"{'name':'driver','template':{'spec':{'parallelism':1,'completions':1,'template':{"        \
+	"'spec':{'containers':[{'name':'d','resources':{'limits':{'memory':'4Gi'}}}]}}}}},"        \
+	"{'name':'workers','replicas':2,'template':{'spec':{'parallelism':4,'completions':4,"      \
+	"'template':{'metadata':{'annotations':{'gpuq.dev/admitted':'true'}},'spec':{"             \
+	"'priorityClassName':'high','nodeSelector':{'zone':'a'},'containers':[{'name':'w',"        \
+	"'resources':{'limits':{'nvidia.com/gpu':'8'}}}]}}}}}]}" status "}"
+
+static void test_jobset_podsets(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	const workload_podset_t *drv, *wrk;
+	(void)state;
+
+	if (obj_decode(p,
+		       OBJ_META(JOBSET_API, "llama", ",'labels':{'gpuq.dev/queue-name':'default'}")
+			   JOBSET_SPEC("true", ""),
+		       &o, &d))
+		fail_msg("refused: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_JOBSET);
+	assert_string_equal(o->integ->kind_name, "JobSet");
+	assert_true(o->suspend);
+	assert_true(o->gpu);
+	assert_int_equal(o->n_podsets, 2);
+	assert_int_equal(o->pods, 9);
+	drv = &o->podsets[0];
+	wrk = &o->podsets[1];
+	assert_string_equal(drv->name, "driver");
+	assert_int_equal(drv->count, 1);
+	assert_string_equal(drv->tmpl_ptr, "/spec/replicatedJobs/0/template/spec/template");
+	assert_string_equal(drv->spec_field, "spec.replicatedJobs[0].template.spec.template.spec");
+	assert_false(drv->gpu);
+	assert_false(drv->has_meta);
+	/* the LimitRange defaults a template's Pods will get */
+	assert_int_equal(drv->n_requests, 2);
+	assert_string_equal(wrk->name, "workers");
+	assert_int_equal(wrk->count, 8); /* 2 Jobs x min(parallelism 4, completions 4) */
+	assert_string_equal(wrk->tmpl_ptr, "/spec/replicatedJobs/1/template/spec/template");
+	assert_true(wrk->gpu);
+	assert_true(wrk->has_meta);
+	assert_true(wrk->has_annotations);
+	assert_true(wrk->tmpl_admitted);
+	assert_int_equal(wrk->n_node_selector, 1);
+	{
+		const workload_request_t *g = NULL;
+		for (size_t i = 0; i < wrk->n_requests; i++)
+			if (!strcmp(wrk->requests[i].name, "nvidia.com/gpu"))
+				g = &wrk->requests[i];
+		assert_non_null(g);
+		assert_int_equal(g->amount, 8);
+	}
+	/* the first pod set naming a class gives the priority */
+	assert_string_equal(o->priority_class, "high");
+	assert_int_equal(o->priority, 1000);
+	assert_false(o->finished);
+	workload_destroy(o);
+	/* finished when Completed; Ready when every child Job is */
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(JOBSET_API, "done", "") JOBSET_SPEC(
+		    "false", ",'status':{'conditions':[{'type':'Completed','status':'True'}]}"),
+		&o, &d),
+	    GPUQ_OK);
+	assert_true(o->finished);
+	workload_destroy(o);
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(JOBSET_API, "up", "") JOBSET_SPEC(
+			   "false", ",'status':{'replicatedJobsStatus':[{'name':'driver','ready':1,"
+				    "'active':1},{'name':'workers','ready':2,'active':2}]}"),
+		       &o, &d),
+	    GPUQ_OK);
+	assert_false(o->finished);
+	assert_int_equal(o->ready_pods, 9);
+	assert_int_equal(o->active, 3);
+	workload_destroy(o);
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(JOBSET_API, "half", "") JOBSET_SPEC(
+			   "false",
+			   ",'status':{'replicatedJobsStatus':[{'name':'driver','ready':1},"
+			   "{'name':'workers','ready':1}]}"),
+		       &o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->ready_pods, 0);
+	workload_destroy(o);
+	policy_unref(p);
+}
+
+static void test_jobset_refusals(void **state)
+{
+	static const struct {
+		const char *json; /* ' for " */
+		const char *want; /* in diag */
+	} t[] = {
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':{}}}",
+	     "JobSet \"j\": spec.replicatedJobs: must be an array"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[]}}",
+	     "spec.replicatedJobs: Required value"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[1]}}",
+	     "spec.replicatedJobs[0]: must be an object"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[{'template':{}}]}}",
+	     "spec.replicatedJobs[0].name: Required value"},
+	    {OBJ_META(JOBSET_API, "j",
+		      "") ",'spec':{'replicatedJobs':[{'name':'a','replicas':-1}]}}",
+	     "spec.replicatedJobs[0].replicas: invalid value \"-1\""},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[{'name':'a','template':{"
+					   "'spec':{'template':[]}}}]}}",
+	     "spec.replicatedJobs[0].template.spec.template: must be an object"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[{'name':'a','template':{"
+					   "'spec':{'parallelism':'x','template':{}}}}]}}",
+	     "spec.replicatedJobs[0].template.spec.parallelism: invalid value \"x\""},
+	    {OBJ_META(JOBSET_API, "j",
+		      "") ",'spec':{'replicatedJobs':[{'name':'a','template':{"
+			  "'spec':{'template':{'spec':{'containers':[{'resources':{"
+			  "'limits':{'nvidia.com/gpu':'x'}}}]}}}}}]}}",
+	     "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits["
+	     "nvidia.com/gpu]: invalid quantity \"x\""},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':["
+					   "{'name':'a'},{'name':'b'},{'name':'c'},{'name':'d'},"
+					   "{'name':'e'},{'name':'f'},{'name':'g'},{'name':'h'},"
+					   "{'name':'i'}]}}",
+	     "spec.replicatedJobs: more than 8 pod sets"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d;
+
+		if (obj_decode(NULL, t[i].json, &o, &d) != GPUQ_EINVAL)
+			fail_msg("case %zu: accepted", i);
+		if (!strstr(d.msg, t[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, d.msg, t[i].want);
+		assert_null(o);
+	}
+}
+
+/* Which children pass through: a JobSet's Jobs; not a Job's Pods (the Job
+ * rules' own), nor a Job owned by anything else. */
+static void test_parent_of(void **state)
+{
+	(void)state;
+	assert_ptr_equal(
+	    workload_parent_of(WORKLOAD_KIND_JOB, "jobset.x-k8s.io/v1alpha2", "JobSet"),
+	    workload_integration(WORKLOAD_KIND_JOBSET));
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "jobset.x-k8s.io/v1alpha2", "JobSet"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "batch/v1", "Job"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_JOB, "apps/v1", "Deployment"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_JOB, NULL, NULL));
+	assert_true(
+	    workload_creator(workload_integration(WORKLOAD_KIND_JOBSET),
+			     "system:serviceaccount:jobset-system:jobset-controller-manager"));
+	assert_false(workload_creator(workload_integration(WORKLOAD_KIND_JOBSET), "alice"));
+	assert_int_equal(workload_kind_gvk("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+			 WORKLOAD_KIND_JOBSET);
+	assert_int_equal(workload_kind_gvk("jobset.x-k8s.io", "v1", "JobSet"), WORKLOAD_KIND_OTHER);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -587,6 +754,9 @@ int main(void)
 	    cmocka_unit_test(test_object_timestamps),
 	    cmocka_unit_test(test_object_bad_input),
 	    cmocka_unit_test(test_object_caps),
+	    cmocka_unit_test(test_jobset_podsets),
+	    cmocka_unit_test(test_jobset_refusals),
+	    cmocka_unit_test(test_parent_of),
 	};
 
 	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);

@@ -130,6 +130,9 @@ static inline workload_config_t webhook_workload_cfg(const webhook_config_t *cfg
  * label gpuq.dev/managed=true and annotation gpuq.dev/admitted=true (copied
  * from the admitted Job's template), created by the Job controller. */
 bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w);
+/* The row of the held parent w is a child of (a JobSet for its Jobs: the
+ * controller ownerReference's kind), or NULL. */
+const workload_integration_t *webhook_child_parent(const workload_view_t *w);
 
 /* ---- The rules ---- */
 

@@ -149,34 +149,33 @@ static const char *queue_of(const workload_view_t *w)
 	return w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 }
 
-static void mutate_job(webhook_review_t *r, workload_view_t *w)
+/* A parent held by its suspend field (a Job, a JobSet): suspended, the queue
+ * label, and each pod template marked managed with the LimitRange defaults
+ * its Pods will get. */
+static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 {
-	const workload_view_podset_t *ps = &w->podsets[0];
 	const jv_t *meta = jv_get(w->obj, "metadata");
-	const jv_t *tmpl = ps->tmpl;
-	const jv_t *tmeta = jv_is(tmpl, JV_OBJECT) ? jv_get(tmpl, "metadata") : NULL;
-	const char *managed = jv_member_str(ps->pod_labels, WEBHOOK_LABEL_MANAGED);
 	const policy_namespace_t *ns = policy_namespace_find(r->policy, r->ns);
 
 	if (!w->suspend)
 		webhook_patch_add(&r->patch, "/spec", "suspend", "true");
 	if (!w->queue)
 		patch_label(r, "/metadata", meta, WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
-	if (jv_is(tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
-		patch_label(r, "/spec/template/metadata", tmeta, WEBHOOK_LABEL_MANAGED, "true");
-	for (size_t i = 0; ns && i < ps->pod.n_containers; i++)
-		patch_container_defaults(r, w, ps, i, ns);
-	webhook_review_warn(r, "queued in %.40s/%.40s: Job created suspended until gpuq admits it",
-			    r->ns, queue_of(w));
-}
+	for (size_t p = 0; p < w->n_podsets; p++) {
+		const workload_view_podset_t *ps = &w->podsets[p];
+		const jv_t *tmeta =
+		    jv_is(ps->tmpl, JV_OBJECT) ? jv_get(ps->tmpl, "metadata") : NULL;
+		const char *managed = jv_member_str(ps->pod_labels, WEBHOOK_LABEL_MANAGED);
+		char mptr[WORKLOAD_FIELD_MAX + 16];
 
-/* Whether username is one of a kind's creators (its controller's). */
-static bool created_by(const workload_integration_t *integ, const char *username)
-{
-	for (const char *const *u = integ->creators; u && *u; u++)
-		if (!strcmp(username, *u))
-			return true;
-	return false;
+		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
+		if (jv_is(ps->tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
+			patch_label(r, mptr, tmeta, WEBHOOK_LABEL_MANAGED, "true");
+		for (size_t i = 0; ns && i < ps->pod.n_containers; i++)
+			patch_container_defaults(r, w, ps, i, ns);
+	}
+	webhook_review_warn(r, "queued in %.40s/%.40s: %s created suspended until gpuq admits it",
+			    r->ns, queue_of(w), w->kind_name);
 }
 
 bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
@@ -194,7 +193,7 @@ bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *
 			owned = true;
 	}
 	return owned && managed && !strcmp(managed, "true") && w->admitted &&
-	       created_by(workload_integration(WORKLOAD_KIND_JOB), r->username);
+	       workload_creator(workload_integration(WORKLOAD_KIND_JOB), r->username);
 }
 
 static void mutate_pod(webhook_review_t *r, workload_view_t *w)
@@ -222,6 +221,15 @@ static void mutate_pod(webhook_review_t *r, workload_view_t *w)
 			    queue_of(w));
 }
 
+const workload_integration_t *webhook_child_parent(const workload_view_t *w)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+
+	return owner ? workload_parent_of(w->kind, jv_member_str(owner, "apiVersion"),
+					  jv_member_str(owner, "kind"))
+		     : NULL;
+}
+
 int webhook_mutate_run(webhook_review_t *r)
 {
 	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
@@ -237,8 +245,11 @@ int webhook_mutate_run(webhook_review_t *r)
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_JOB) {
-		mutate_job(r, &w);
+	} else if (!rc && w.gpu && webhook_child_parent(&w)) {
+		/* a held parent's child (a JobSet's Job): its parent was held and
+		 * admitted; /validate checks who made it */
+	} else if (!rc && w.gpu && w.integ->hold == WORKLOAD_HOLD_SUSPEND) {
+		mutate_parent(r, &w);
 	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_POD) {
 		mutate_pod(r, &w);
 	}

@@ -231,9 +231,9 @@ static bool check_quota(webhook_review_t *r, const workload_view_t *w, const tot
 	    "%s \"%s\": %s; its request alone is over the namespace's hard "
 	    "limit, so it could never run: ask for less%s or have the quota raised",
 	    w->kind_name, w->name, diag.msg,
-	    w->kind == WORKLOAD_KIND_JOB ? " (per pod, or fewer pods)"
-	    : w->pod_group		 ? " (per pod, or a smaller group)"
-					 : "");
+	    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " (per pod, or fewer pods)"
+	    : w->pod_group			    ? " (per pod, or a smaller group)"
+						    : "");
 	return false;
 }
 
@@ -333,9 +333,9 @@ static bool check_fit(webhook_review_t *r, const workload_view_t *w, const polic
 		    "more than ClusterQueue \"%s\" could give in any flavor even "
 		    "borrowing all it may (%s); ask for less%s",
 		    w->kind_name, w->name, first, v, pp, cq->name, maxes,
-		    w->kind == WORKLOAD_KIND_JOB ? " per pod or run fewer pods"
-		    : w->pod_group		 ? " per pod or make the group smaller"
-						 : "");
+		    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " per pod or run fewer pods"
+		    : w->pod_group			    ? " per pod or make the group smaller"
+							    : "");
 		return false;
 	}
 	return true;
@@ -358,30 +358,74 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 
+/* The field of the first pod template of w carrying gpuq.dev/admitted
+ * ("spec.template.metadata.annotations"), into buf. */
+static const char *tmpl_admitted_field(const workload_view_t *w, char *buf, size_t cap)
+{
+	for (size_t i = 0; i < w->n_podsets; i++) {
+		const workload_view_podset_t *ps = &w->podsets[i];
+		size_t n = strlen(ps->spec_field);
+
+		if (!ps->tmpl_admitted)
+			continue;
+		/* the template's field is its spec's without ".spec" */
+		snprintf(buf, cap, "%.*s.metadata.annotations", (int)(n > 5 ? n - 5 : n),
+			 ps->spec_field);
+		return buf;
+	}
+	gpuq_strlcpy(buf, "metadata.annotations", cap);
+	return buf;
+}
+
+/* A held parent's child (a JobSet's Job) on CREATE: only the parent's
+ * controller makes them, and only an admitted parent's run. */
+static void validate_child(webhook_review_t *r, const workload_view_t *w,
+			   const workload_integration_t *parent)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+
+	if (!workload_creator(parent, r->username))
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\": metadata.ownerReferences names %s \"%s\" as its controller, but "
+		    "a %s's %ss are made by its controller only (%s), not by %s; create the %s "
+		    "instead and let gpuq admit it",
+		    w->kind_name, w->name, parent->kind_name, jv_member_str(owner, "name"),
+		    parent->kind_name, w->kind_name, parent->creators[0], r->username,
+		    parent->kind_name);
+	else if (!w->suspend && !w->tmpl_admitted)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": a %s's %s runs only once gpuq admitted the %s; "
+				      "its pod template lacks %s",
+				      w->kind_name, w->name, parent->kind_name, w->kind_name,
+				      parent->kind_name, WEBHOOK_ANNOT_ADMITTED);
+}
+
 static void validate_create(webhook_review_t *r, workload_view_t *w)
 {
 	bool exempt = false;
 	const char *node;
+	char field[WORKLOAD_FIELD_MAX + 32];
 
-	if (w->kind == WORKLOAD_KIND_JOB) {
+	if (w->integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		if (w->admitted || w->tmpl_admitted) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Job \"%s\": %s[%s] may be set only by gpuq's "
-			    "controller (%s); remove it and let the queue admit the Job",
-			    w->name,
+			    "%s \"%s\": %s[%s] may be set only by gpuq's "
+			    "controller (%s); remove it and let the queue admit the %s",
+			    w->kind_name, w->name,
 			    w->admitted ? "metadata.annotations"
-					: "spec.template.metadata.annotations",
-			    WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+					: tmpl_admitted_field(w, field, sizeof(field)),
+			    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
 			return;
 		}
 		if (!w->suspend) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Job \"%s\": spec.suspend is false; a GPU Job in a "
+			    "%s \"%s\": spec.suspend is false; a GPU %s in a "
 			    "managed namespace must be created suspended (gpuq's "
 			    "mutating webhook sets it: check that it is installed)",
-			    w->name);
+			    w->kind_name, w->name, w->kind_name);
 			return;
 		}
 	} else {
@@ -459,32 +503,36 @@ static bool same_request(const workload_view_t *a, const workload_view_t *b)
 	return true;
 }
 
-static void validate_update_job(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
+static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
+				   const workload_view_t *old)
 {
+	char field[WORKLOAD_FIELD_MAX + 32];
+
 	if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted)) {
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,
-		    "Job \"%s\": %s[%s] may be set only by gpuq's controller (%s); gpuq sets it "
-		    "when the queue admits the Job",
-		    w->name,
+		    "%s \"%s\": %s[%s] may be set only by gpuq's controller (%s); gpuq sets it "
+		    "when the queue admits the %s",
+		    w->kind_name, w->name,
 		    w->admitted && !old->admitted ? "metadata.annotations"
-						  : "spec.template.metadata.annotations",
-		    WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+						  : tmpl_admitted_field(w, field, sizeof(field)),
+		    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
 	} else if (old->suspend && !w->suspend && !old->admitted) {
-		webhook_review_refuse(
-		    r, WEBHOOK_DENY,
-		    "Job \"%s\": spec.suspend may change from true to false only "
-		    "by gpuq (%s): the Job waits in queue %s/%s until gpuq admits "
-		    "it; leave spec.suspend true",
-		    w->name, r->controller_user, r->ns,
-		    old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": spec.suspend may change from true to false only "
+				      "by gpuq (%s): the %s waits in queue %s/%s until gpuq admits "
+				      "it; leave spec.suspend true",
+				      w->kind_name, w->name, r->controller_user, w->kind_name,
+				      r->ns, old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
 	} else if (old->admitted && !streq(old->queue, w->queue)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
-				      "Job \"%s\": label %s cannot change after admission (was "
-				      "\"%s\", now \"%s\"); delete and recreate the Job to move it",
-				      w->name, queue_key(w), old->queue ? old->queue : "",
-				      w->queue ? w->queue : "");
-	} else if (old->admitted && w->podsets[0].parallelism > old->podsets[0].parallelism) {
+				      "%s \"%s\": label %s cannot change after admission (was "
+				      "\"%s\", now \"%s\"); delete and recreate the %s to move it",
+				      w->kind_name, w->name, queue_key(w),
+				      old->queue ? old->queue : "", w->queue ? w->queue : "",
+				      w->kind_name);
+	} else if (old->admitted && w->kind == WORKLOAD_KIND_JOB &&
+		   w->podsets[0].parallelism > old->podsets[0].parallelism) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Job \"%s\": spec.parallelism cannot grow after admission "
 				      "(was %lld, now %lld): gpuq reserved quota for %lld pods; "
@@ -531,9 +579,30 @@ static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const w
 	}
 }
 
+/* A held parent's child changed by someone other than its parent's
+ * controller: it may not start running nor claim an admission. */
+static void validate_update_child(webhook_review_t *r, const workload_view_t *w,
+				  const workload_view_t *old, const workload_integration_t *parent)
+{
+	if (old->suspend && !w->suspend)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": spec.suspend may change from true to false only "
+				      "by the %s controller (%s) once gpuq admitted the %s; leave "
+				      "spec.suspend true",
+				      w->kind_name, w->name, parent->kind_name, parent->creators[0],
+				      parent->kind_name);
+	else if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted))
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s may be set only by gpuq's controller (%s) and "
+				      "copied by the %s controller",
+				      w->kind_name, w->name, WEBHOOK_ANNOT_ADMITTED,
+				      r->controller_user, parent->kind_name);
+}
+
 int webhook_validate_run(webhook_review_t *r)
 {
 	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
+	const workload_integration_t *parent;
 	workload_view_t w, old;
 	gpuq_diag_t diag = {""};
 	bool update = !strcmp(r->op, "UPDATE");
@@ -551,6 +620,12 @@ int webhook_validate_run(webhook_review_t *r)
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
+	} else if (!rc && (w.gpu || old.gpu) && (parent = webhook_child_parent(&w))) {
+		/* a held parent's child (a JobSet's Job): its parent was judged */
+		if (!update)
+			validate_child(r, &w, parent);
+		else if (!workload_creator(parent, r->username))
+			validate_update_child(r, &w, &old, parent);
 	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu))) {
 		/* A workload that asks for a GPU only from this UPDATE on (a
 		 * suspended Job's resources, or a claim, edited) is judged as if
@@ -558,8 +633,8 @@ int webhook_validate_run(webhook_review_t *r)
 		 * gpuq.dev/admitted could gain GPUs and skip the queue. */
 		validate_create(r, &w);
 	} else if (!rc && update && r->old && (w.gpu || old.gpu)) {
-		if (w.kind == WORKLOAD_KIND_JOB)
-			validate_update_job(r, &w, &old);
+		if (w.integ->hold == WORKLOAD_HOLD_SUSPEND)
+			validate_update_parent(r, &w, &old);
 		else
 			validate_update_pod(r, &w, &old);
 	}

@@ -125,12 +125,110 @@ static int job_status(workload_decoder_t *d, const jv_t *obj)
 	return rc;
 }
 
+/* ---- jobset.x-k8s.io/v1alpha2 JobSet ---- */
+
+/* One pod set per replicatedJob: its replicas times its Job template's
+ * min(parallelism, completions) pods, at .template.spec.template. */
+static int jobset_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *spec = jv_member_obj(w->obj, "spec"), *rjobs, *rj;
+	size_t i = 0;
+	int rc;
+
+	w->suspend = jv_is(jv_get(spec, "suspend"), JV_TRUE);
+	w->pods = 0;
+	w->n_podsets = 0;
+	rc = jv_fields_typed(&f, spec, "replicatedJobs", JV_ARRAY, "spec.replicatedJobs", &rjobs);
+	for (rj = jv_first(rjobs); !rc && rj; rj = rj->next, i++) {
+		char field[WORKLOAD_FIELD_MAX], at[WORKLOAD_FIELD_MAX + 32],
+		    ptr[WORKLOAD_FIELD_MAX];
+		const jv_t *jt = NULL, *jspec = NULL, *pt = NULL;
+		workload_view_podset_t *ps;
+		const char *name;
+		int64_t replicas, par, pods;
+
+		snprintf(field, sizeof(field), "spec.replicatedJobs[%zu]", i);
+		if (!jv_is(rj, JV_OBJECT))
+			return jv_fields_want(&f, field, rj, JV_OBJECT);
+		snprintf(at, sizeof(at), "%s.name", field);
+		rc = jv_fields_str(&f, rj, "name", at, true, &name);
+		snprintf(at, sizeof(at), "%s.replicas", field);
+		if (!rc)
+			rc = jv_fields_int(&f, rj, "replicas", at, 1, 0, INT32_MAX, &replicas);
+		snprintf(at, sizeof(at), "%s.template", field);
+		if (!rc)
+			rc = jv_fields_typed(&f, rj, "template", JV_OBJECT, at, &jt);
+		snprintf(at, sizeof(at), "%s.template.spec", field);
+		if (!rc)
+			rc = jv_fields_typed(&f, jt, "spec", JV_OBJECT, at, &jspec);
+		snprintf(at, sizeof(at), "%s.template.spec.template", field);
+		if (!rc)
+			rc = jv_fields_typed(&f, jspec, "template", JV_OBJECT, at, &pt);
+		if (!rc)
+			rc = workload_view_podset_new(w, name, "spec.replicatedJobs", &ps, diag);
+		snprintf(ptr, sizeof(ptr), "/spec/replicatedJobs/%zu/template/spec/template", i);
+		if (!rc)
+			rc = workload_view_template(w, ps, pt, at, ptr, diag);
+		snprintf(at, sizeof(at), "%s.template.spec", field);
+		if (!rc)
+			rc = workload_view_job_counts(w, jspec, at, &par, &pods, diag);
+		if (rc)
+			return rc;
+		ps->parallelism = par;
+		ps->count = replicas * pods; /* both capped far below 2^31 */
+		w->pods += ps->count;
+	}
+	if (!rc && !w->n_podsets)
+		return jv_fields_refuse(&f, "spec.replicatedJobs",
+					"Required value: a JobSet of no "
+					"replicatedJob runs nothing");
+	return rc;
+}
+
+/* JobSet status: Completed or Failed; every child Job Ready (its status
+ * counts Jobs: all of them ready or succeeded means all pods Ready); the
+ * child Jobs active. */
+static int jobset_status(workload_decoder_t *d, const jv_t *obj)
+{
+	workload_t *w = d->w;
+	const jv_t *status, *conds, *rjs;
+	int64_t jobs = 0, ready = 0;
+	int rc = workload_dec_status_parts(d, obj, &status, &conds);
+
+	w->finished =
+	    workload_condition_true(conds, "Completed") || workload_condition_true(conds, "Failed");
+	for (const jv_t *rj = jv_first(jv_get(jv_member_obj(obj, "spec"), "replicatedJobs")); rj;
+	     rj = rj->next) {
+		int64_t n = 1;
+
+		(void)jv_int(jv_get(rj, "replicas"), &n);
+		jobs += n;
+	}
+	rjs = jv_get(status, "replicatedJobsStatus");
+	for (const jv_t *st = jv_first(rjs); st; st = st->next) {
+		int64_t r = 0, s = 0, a = 0;
+
+		(void)jv_int(jv_get(st, "ready"), &r);
+		(void)jv_int(jv_get(st, "succeeded"), &s);
+		(void)jv_int(jv_get(st, "active"), &a);
+		ready += r + s;
+		w->active += a;
+	}
+	w->ready_pods = jobs > 0 && ready >= jobs ? w->pods : 0;
+	return rc;
+}
+
 /* ---- The table ---- */
 
 /* The Job controller in kube-controller-manager (with and without
  * --use-service-account-credentials). */
 static const char *const job_creators[] = {"system:serviceaccount:kube-system:job-controller",
 					   "system:kube-controller-manager", NULL};
+/* The JobSet controller as its own install runs it (namespace jobset-system,
+ * ServiceAccount jobset-controller-manager). */
+static const char *const jobset_creators[] = {
+    "system:serviceaccount:jobset-system:jobset-controller-manager", NULL};
 
 static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
     [WORKLOAD_KIND_OTHER] = {.kind = WORKLOAD_KIND_OTHER,
@@ -160,6 +258,19 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			   .creators = job_creators,
 			   .podsets = job_podsets,
 			   .status = job_status},
+    [WORKLOAD_KIND_JOBSET] = {.kind = WORKLOAD_KIND_JOBSET,
+			      .api_version = "jobset.x-k8s.io/v1alpha2",
+			      .group = "jobset.x-k8s.io",
+			      .version = "v1alpha2",
+			      .kind_name = "JobSet",
+			      .resource = "jobsets",
+			      .short_name = "jobset",
+			      .hold = WORKLOAD_HOLD_SUSPEND,
+			      .suspend_ptr = "/spec/suspend",
+			      .child_kind = WORKLOAD_KIND_JOB,
+			      .creators = jobset_creators,
+			      .podsets = jobset_podsets,
+			      .status = jobset_status},
 };
 
 const workload_integration_t *workload_integration(workload_kind_t k)
@@ -189,6 +300,24 @@ workload_kind_t workload_kind_gvk(const char *group, const char *version, const 
 		    !strcmp(rows[k].version, version) && !strcmp(rows[k].kind_name, kind))
 			return (workload_kind_t)k;
 	return WORKLOAD_KIND_OTHER;
+}
+
+const workload_integration_t *workload_parent_of(workload_kind_t kind, const char *api_version,
+						 const char *owner_kind)
+{
+	workload_kind_t k = workload_kind_of(api_version, owner_kind);
+
+	return k != WORKLOAD_KIND_OTHER && k != WORKLOAD_KIND_JOB && rows[k].child_kind == kind
+		   ? &rows[k]
+		   : NULL;
+}
+
+bool workload_creator(const workload_integration_t *integ, const char *username)
+{
+	for (const char *const *u = integ->creators; u && *u; u++)
+		if (username && !strcmp(username, *u))
+			return true;
+	return false;
 }
 
 const char *workload_display_name(workload_kind_t kind, const char *name, char *buf, size_t cap)

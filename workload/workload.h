@@ -158,6 +158,16 @@ workload_kind_t workload_kind_of(const char *api_version, const char *kind);
 /* The kind of a review's request.kind (group, version, kind), or OTHER. */
 workload_kind_t workload_kind_gvk(const char *group, const char *version, const char *kind);
 
+/* The row of the parent a `kind` object belongs to when its controller
+ * ownerReference (api_version, owner_kind) names a held parent whose own
+ * controller makes objects of this kind (a JobSet's Jobs): such a child is
+ * not a workload of its own; its parent's admission governs it. NULL for
+ * anything else (a Job's Pods stay the Job rules' business). */
+const workload_integration_t *workload_parent_of(workload_kind_t kind, const char *api_version,
+						 const char *owner_kind);
+/* Whether username is one of integ's creators (its controller's identity). */
+bool workload_creator(const workload_integration_t *integ, const char *username);
+
 /* ---- The view: an object as the admission rules read it ---- */
 
 typedef struct {

@@ -1,0 +1,286 @@
+/* Unit tests of the admission rules for the kinds beyond Pods and Jobs
+ * (webhook/mutate.c, validate.c over workload/'s integration table), against
+ * the golden policy (unit/golden/policy): a JobSet is held whole like a Job
+ * (created suspended, its templates marked and defaulted, its totals judged
+ * over every replicatedJob), tenants cannot let it out, and its Jobs pass
+ * only when the JobSet controller made them for an admitted JobSet. Every
+ * patch is applied and mutated again: no further patch. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "webhook/admit_internal.h"
+#include "webhook/webhook.h"
+
+#include "unit/golden/golden_check.h"
+
+#define JOBSET_SA "system:serviceaccount:jobset-system:jobset-controller-manager"
+
+static policy_t *g_policy;
+
+static int setup(void **state)
+{
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	if (policy_load_dir("unit/golden/policy", NULL, &g_policy, &d)) {
+		fprintf(stderr, "golden policy: %s\n", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	policy_unref(g_policy);
+	return 0;
+}
+
+/* A review of group/version/kind in team-a by user. */
+static char *review(const char *group, const char *version, const char *kind, const char *op,
+		    const char *user, const char *obj, const char *old)
+{
+	size_t cap = strlen(obj) + strlen(old) + 1024;
+	char *s = malloc(cap);
+
+	assert_non_null(s);
+	snprintf(s, cap,
+		 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		 "\"request\":{\"uid\":\"u-1\",\"kind\":{\"group\":\"%s\",\"version\":\"%s\","
+		 "\"kind\":\"%s\"},\"namespace\":\"team-a\",\"operation\":\"%s\","
+		 "\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}",
+		 group, version, kind, op, user, obj, old);
+	return s;
+}
+
+/* Run one review; *resp (the reply's response, in *root) for checks. */
+static void run(webhook_endpoint_t ep, const char *body, webhook_reply_t *out, json_t **root)
+{
+	assert_int_equal(webhook_review_handle(ep, g_policy, NULL, body, strlen(body), out),
+			 GPUQ_OK);
+	assert_int_equal(out->http_status, 200);
+	*root = json_loadb(out->body, out->len, 0, NULL);
+	assert_non_null(*root);
+}
+
+static const char *message(json_t *root)
+{
+	return golden_str(json_object_get(
+	    json_object_get(json_object_get(root, "response"), "status"), "message"));
+}
+
+/* Validate obj (old: "null" for a CREATE) as user; the reply's message ("" when
+ * allowed). */
+static char *validate(const char *group, const char *version, const char *kind, const char *op,
+		      const char *user, const char *obj, const char *old)
+{
+	char *body = review(group, version, kind, op, user, obj, old), *msg;
+	webhook_reply_t r;
+	json_t *root;
+
+	run(WEBHOOK_VALIDATE, body, &r, &root);
+	msg = strdup(json_is_true(json_object_get(json_object_get(root, "response"), "allowed"))
+			 ? ""
+			 : message(root));
+	assert_non_null(msg);
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	free(body);
+	return msg;
+}
+
+/* The JobSet of the jobset.x-k8s.io PyTorch example's shape: a driver and 2
+ * worker Jobs of one 8-GPU pod each (16 GPUs: cq-a holds 24 with
+ * borrowing). */
+#define JOBSET(suspend, meta_extra, tmpl_meta)                                                     \
+	"{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"          \
+	"\"name\":\"llama\"" meta_extra "},\"spec\":{" suspend "\"replicatedJobs\":["              \
+	"{\"name\":\"driver\",\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":"     \
+	"[{\"name\":\"d\",\"image\":\"x\"}]}}}}},"                                                 \
+	"{\"name\":\"workers\",\"replicas\":2,\"template\":{\"spec\":{\"parallelism\":1,"          \
+	"\"template\":{" tmpl_meta "\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"x\","    \
+	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]}}}}}]}}"
+
+#define JS_GVK "jobset.x-k8s.io", "v1alpha2", "JobSet"
+
+static void test_jobset_mutate(void **state)
+{
+	char *body = review(JS_GVK, "CREATE", "alice", JOBSET("", "", ""), "null");
+	webhook_reply_t r;
+	json_t *root, *patch, *doc, *again;
+	const char *want[] = {
+	    "/spec/suspend", "/metadata/labels",
+	    "/spec/replicatedJobs/0/template/spec/template/metadata",
+	    "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources",
+	    "/spec/replicatedJobs/1/template/spec/template/metadata"};
+	char *body2, *text;
+	(void)state;
+
+	run(WEBHOOK_MUTATE, body, &r, &root);
+	assert_string_equal(r.decision, "patched");
+	assert_string_equal(r.kind, "JobSet");
+	patch = golden_reply_patch(json_object_get(root, "response"));
+	assert_non_null(patch);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		bool found = false;
+		for (size_t k = 0; k < json_array_size(patch); k++)
+			found =
+			    found ||
+			    !strcmp(golden_str(json_object_get(json_array_get(patch, k), "path")),
+				    want[i]);
+		if (!found)
+			fail_msg("no op at %s in %s", want[i], golden_dump(patch));
+	}
+	assert_non_null(strstr(r.body, "JobSet created suspended until gpuq admits it"));
+	/* applied, the JobSet needs no further patch */
+	doc = json_loads(JOBSET("", "", ""), 0, NULL);
+	assert_int_equal(golden_apply_patch(doc, patch), 0);
+	assert_true(json_is_true(json_object_get(json_object_get(doc, "spec"), "suspend")));
+	text = json_dumps(doc, JSON_COMPACT);
+	body2 = review(JS_GVK, "CREATE", "alice", text, "null");
+	webhook_reply_deinit(&r);
+	json_decref(root);
+	run(WEBHOOK_MUTATE, body2, &r, &again);
+	assert_string_equal(r.decision, "allowed");
+	/* and it passes /validate as it is */
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	{
+		char *msg = validate(JS_GVK, "CREATE", "alice", text, "null");
+		assert_string_equal(msg, "");
+		free(msg);
+	}
+	json_decref(patch);
+	json_decref(doc);
+	free(text);
+	free(body);
+	free(body2);
+}
+
+static void test_jobset_validate(void **state)
+{
+	static const struct {
+		const char *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    /* created as the mutating webhook leaves it */
+	    {"CREATE", "alice", JOBSET("\"suspend\":true,", "", ""), "null", ""},
+	    {"CREATE", "alice", JOBSET("\"suspend\":false,", "", ""), "null",
+	     "JobSet \"llama\": spec.suspend is false; a GPU JobSet in a managed namespace must "
+	     "be created suspended"},
+	    {"CREATE", "alice",
+	     JOBSET("\"suspend\":true,", "",
+		    "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\"}},"),
+	     "null",
+	     "JobSet \"llama\": spec.replicatedJobs[1].template.spec.template.metadata."
+	     "annotations[gpuq.dev/admitted] may be set only by gpuq's controller"},
+	    /* more than it could ever get: 2 x 16 GPUs */
+	    {"CREATE", "alice",
+	     "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
+	     "\"name\":\"big\"},\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"w\","
+	     "\"replicas\":4,\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{"
+	     "\"name\":\"w\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]}}}}}]}}",
+	     "null",
+	     "JobSet \"big\" can never be admitted: it requests nvidia.com/gpu=32 in total"},
+	    /* a tenant cannot let it out */
+	    {"UPDATE", "alice", JOBSET("\"suspend\":false,", "", ""),
+	     JOBSET("\"suspend\":true,", "", ""),
+	     "JobSet \"llama\": spec.suspend may change from true to false only by gpuq"},
+	    {"UPDATE", "alice",
+	     JOBSET("\"suspend\":true,", "",
+		    "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":"
+		    "\"true\"}},"),
+	     JOBSET("\"suspend\":true,", "", ""), "may be set only by gpuq's controller"},
+	    /* gpuq's own release is allowed */
+	    {"UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT,
+	     JOBSET("\"suspend\":false,", ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}", ""),
+	     JOBSET("\"suspend\":true,", "", ""), ""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(JS_GVK, t[i].op, t[i].user, t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
+/* A Job the JobSet controller made for its JobSet. */
+#define CHILD_JOB(suspend, tmpl_ann)                                                               \
+	"{\"apiVersion\":\"batch/"                                                                 \
+	"v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"llama-workers-0\","                        \
+	"\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","   \
+	"\"name\":\"llama\",\"uid\":\"js-uid\",\"controller\":true}]},\"spec\":{"                  \
+	"\"suspend\":" suspend                                                                     \
+	",\"template\":{\"metadata\":{\"labels\":{\"gpuq.dev/managed\":\"true\"}" tmpl_ann         \
+	"},\"spec\":{\"containers\":[{\"name\":\"w\",\"resources\":{\"limits\":{"                  \
+	"\"nvidia.com/gpu\":\"8\"}}}]}}}}"
+#define ADMITTED ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"
+#define JOB_GVK "batch", "v1", "Job"
+
+static void test_jobset_children(void **state)
+{
+	static const struct {
+		const char *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    /* the JobSet controller's Jobs of a suspended JobSet, and of an
+	       admitted one */
+	    {"CREATE", JOBSET_SA, CHILD_JOB("true", ""), "null", ""},
+	    {"CREATE", JOBSET_SA, CHILD_JOB("false", ADMITTED), "null", ""},
+	    /* never one running for a JobSet gpuq did not admit */
+	    {"CREATE", JOBSET_SA, CHILD_JOB("false", ""), "null",
+	     "Job \"llama-workers-0\": a JobSet's Job runs only once gpuq admitted the JobSet"},
+	    /* a forged owner */
+	    {"CREATE", "alice", CHILD_JOB("true", ""), "null",
+	     "Job \"llama-workers-0\": metadata.ownerReferences names JobSet \"llama\" as its "
+	     "controller, but a JobSet's Jobs are made by its controller only"},
+	    {"CREATE", "alice", CHILD_JOB("false", ADMITTED), "null",
+	     "a JobSet's Jobs are made by its controller only"},
+	    /* the JobSet controller resumes them; a tenant cannot */
+	    {"UPDATE", JOBSET_SA, CHILD_JOB("false", ADMITTED), CHILD_JOB("true", ""), ""},
+	    {"UPDATE", "alice", CHILD_JOB("false", ""), CHILD_JOB("true", ""),
+	     "spec.suspend may change from true to false only by the JobSet controller"},
+	    {"UPDATE", "alice", CHILD_JOB("true", ADMITTED), CHILD_JOB("true", ""),
+	     "gpuq.dev/admitted may be set only by gpuq's controller"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(JOB_GVK, t[i].op, t[i].user, t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+	/* /mutate leaves a JobSet's Job alone (its JobSet was held) */
+	{
+		char *body = review(JOB_GVK, "CREATE", JOBSET_SA, CHILD_JOB("true", ""), "null");
+		webhook_reply_t r;
+		json_t *root;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "allowed");
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_jobset_mutate),
+	    cmocka_unit_test(test_jobset_validate),
+	    cmocka_unit_test(test_jobset_children),
+	};
+
+	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);
+}
