@@ -39,6 +39,10 @@ const res_info_t controller_res[RES_COUNT] = {
     [RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
     [RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
 		     "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
+    [RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
+			  "/apis/apps/v1/statefulsets", false, false},
+    [RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1", "leaderworkersets",
+		 "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
 };
 
 /* ---- the event queue ---- */
@@ -161,14 +165,24 @@ void cevent_deinit(cevent_t *ev)
 /* Whether collection r holds workload objects (decoded on the watch thread). */
 static bool workload_collection(res_t r)
 {
-	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS;
+	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS || r == RES_STATEFULSETS ||
+	       r == RES_LWS;
 }
 
 static workload_kind_t collection_kind(res_t r)
 {
-	return r == RES_JOBS	  ? WORKLOAD_KIND_JOB
-	       : r == RES_JOBSETS ? WORKLOAD_KIND_JOBSET
-				  : WORKLOAD_KIND_POD;
+	switch (r) {
+	case RES_JOBS:
+		return WORKLOAD_KIND_JOB;
+	case RES_JOBSETS:
+		return WORKLOAD_KIND_JOBSET;
+	case RES_STATEFULSETS:
+		return WORKLOAD_KIND_STATEFULSET;
+	case RES_LWS:
+		return WORKLOAD_KIND_LWS;
+	default:
+		return WORKLOAD_KIND_POD;
+	}
 }
 
 void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out)

@@ -75,7 +75,9 @@ typedef enum {
 	RES_KUEUE_COHORTS,
 	RES_JOBS,
 	RES_PODS,
-	RES_JOBSETS, /* optional: jobset.x-k8s.io, when the apiserver serves it */
+	RES_JOBSETS,	  /* optional: jobset.x-k8s.io, when the apiserver serves it */
+	RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods */
+	RES_LWS,	  /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
 	RES_COUNT
 } res_t;
 
@@ -199,6 +201,12 @@ typedef struct {
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
 	uint64_t status_hash; /* map_hash | 1 of the last gpuq.dev/status written */
+	char *set;	      /* a set's group (sets.c): the set's key ("sts:ns/name",
+				 "lws:ns/name"; owned); NULL for a plain Pod or pod group.
+				 Its total and pod sets are the set's; it stays when its
+				 Pods go (they come back gated) */
+	int64_t first;	      /* a set's group: a StatefulSet slice's first ordinal, an
+				 LWS group's index */
 } pgroup_t;
 
 struct controller {
@@ -217,7 +225,10 @@ struct controller {
 	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
 	map_t jobs;		    /* uid -> job_t * */
 	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
+	map_t sets;		    /* set key -> set_t * (sets.c) */
 	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	map_t pods_early;	    /* Pod uid -> workload_t * (owned): a Pod seen before
+				       the first policy, kept for pods_resync */
 	bool policy_dirty;	    /* a policy object changed */
 	policy_t *policy;	    /* the snapshot in force (one reference) */
 	uint64_t policy_generation; /* snapshots built */
@@ -313,6 +324,23 @@ typedef struct {
 } podset_buf_t;
 void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps);
+
+/* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
+ * Pods (the integration table's gate-family rows with a parent spec). A
+ * StatefulSet is one workload of its replicas (a scale-up queues the new
+ * replicas as a slice of their own, a scale-down frees quota); an LWS is a
+ * workload per group (leader and workers: two pod sets). Each is admitted
+ * as soon as it is known, before its Pods exist (they appear one after
+ * another: OrderedReady, LeaderReady), its quota read from the parent's
+ * spec, and each Pod is let through as it appears. */
+void sets_apply(struct controller *c, cevent_t *ev);
+void sets_resync(struct controller *c);
+void sets_free_all(struct controller *c);
+/* The workload key of a set's Pod o into out: false when o is no set's
+ * member (or its set's group cannot be told yet). */
+bool sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
+/* Put set group g in the core when its set is known and managed. */
+void sets_group_add(struct controller *c, pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */

@@ -290,6 +290,7 @@ static void term_check(struct controller *c)
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
 			jobs_resync(c);
+			sets_resync(c);
 			pods_resync(c);
 			c->persist_full = true;
 		} else {
@@ -319,6 +320,8 @@ void controller_handle(struct controller *c, cevent_t *ev)
 		snapshot_apply(c, ev);
 	else if (ev->res == RES_PODS)
 		pods_apply(c, ev);
+	else if (ev->res == RES_STATEFULSETS || ev->res == RES_LWS)
+		sets_apply(c, ev);
 	else
 		jobs_apply(c, ev);
 	cevent_deinit(ev);
@@ -452,7 +455,9 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	map_init(&c->jobs);
 	map_init(&c->groups);
+	map_init(&c->sets);
 	map_init(&c->pod_group);
+	map_init(&c->pods_early);
 	for (int r = 0; r < RES_COUNT; r++)
 		map_init(&c->objs[r]);
 	rc = qmetrics_create(&c->metrics);
@@ -540,6 +545,7 @@ void controller_destroy(controller_t *c)
 	controller_stop(c);
 	jobs_free_all(c);
 	pods_free_all(c);
+	sets_free_all(c);
 	for (int r = 0; r < RES_COUNT; r++) {
 		size_t pos = 0;
 		map_slot_t *s;

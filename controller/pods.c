@@ -1,6 +1,7 @@
-/* controller/pods.c: GPU Pods gpuq gates (a plain Pod, or a pod group
- * formed by kueue.x-k8s.io/pod-group-name with pod-group-total-count) into
- * workloads of the core. A group is one gang workload of its total count: it
+/* controller/pods.c: GPU Pods gpuq gates (a plain Pod, a pod group formed
+ * by kueue.x-k8s.io/pod-group-name with pod-group-total-count, or a member
+ * of a set's group: a StatefulSet's or a LeaderWorkerSet's, whose workload
+ * sets.c keeps) into workloads of the core. A group is one gang workload of its total count: it
  * becomes admissible only when every member exists, and is released in one
  * pass (the gate removed from every member, its flavor's nodeSelector and
  * tolerations added, which a gated Pod allows). Preemption deletes the
@@ -38,6 +39,7 @@ static void pgroup_free(pgroup_t *g)
 		member_free(s->value);
 	map_deinit(&g->members);
 	free(g->key);
+	free(g->set);
 	free(g);
 }
 
@@ -53,6 +55,10 @@ void pods_free_all(struct controller *c)
 	while ((s = map_next(&c->pod_group, &pos)))
 		free(s->value);
 	map_deinit(&c->pod_group);
+	pos = 0;
+	while ((s = map_next(&c->pods_early, &pos)))
+		workload_destroy(s->value);
+	map_deinit(&c->pods_early);
 }
 
 void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
@@ -73,9 +79,12 @@ pgroup_t *controller_group(struct controller *c, const char *key)
 	return map_get(&c->groups, key);
 }
 
-/* The workload key of a decoded Pod: its uid, or its group's key. */
-static void key_of(const workload_t *o, char *out, size_t cap)
+/* The workload key of a decoded Pod: its set's group's, its pod group's, or
+ * its uid. */
+static void key_of(struct controller *c, const workload_t *o, char *out, size_t cap)
 {
+	if (sets_member_key(c, o, out, cap))
+		return;
 	if (o->pod_group)
 		snprintf(out, cap, "group:%s/%s", o->namespace_, o->pod_group);
 	else
@@ -127,6 +136,8 @@ static void observe(struct controller *c, pgroup_t *g)
 
 	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
+	if (g->set)
+		return; /* a set's group: admitted before its Pods exist, never finished */
 	if (g->group && g->reported < (int32_t)g->members.n && v.state == QUEUE_WL_PENDING) {
 		if (queue_workload_pods_add(c->q, g->key, (int32_t)g->members.n - g->reported,
 					    controller_now(c)) == GPUQ_OK) {
@@ -159,7 +170,7 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	if (!g)
 		return;
 	member_free(map_del(&g->members, pod_uid));
-	if (g->members.n == 0) {
+	if (g->members.n == 0 && !g->set) {
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
 		 * a new workload) */
@@ -192,7 +203,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 			forget_member(c, uid);
 		return;
 	}
-	key_of(o, key, sizeof(key));
+	key_of(c, o, key, sizeof(key));
 	g = map_get(&c->groups, key);
 	if (!g) {
 		g = calloc(1, sizeof(*g));
@@ -202,6 +213,11 @@ static void pod_seen(struct controller *c, workload_t *o)
 			return;
 		}
 		map_init(&g->members);
+		if (o->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+			/* a set's group seen first through a Pod ("lws:ns/x/0") */
+			g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
+			g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
+		}
 		g->group = o->pod_group != NULL;
 		g->total = g->group ? (int32_t)(o->pod_group_total < CONTROLLER_PODS_MAX
 						    ? o->pod_group_total
@@ -229,7 +245,10 @@ static void pod_seen(struct controller *c, workload_t *o)
 		workload_destroy(m->wl);
 	m->wl = o;
 	m->gen = c->gen[RES_PODS];
-	if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK && !o->finished)
+	if (g->set && c->q)
+		sets_group_add(c, g); /* its set's counts, not its Pods' */
+	else if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK &&
+		 !o->finished)
 		(void)add_to_core(c, g, o);
 	if (c->q) {
 		observe(c, g);
@@ -237,9 +256,23 @@ static void pod_seen(struct controller *c, workload_t *o)
 	}
 }
 
-void pods_apply(struct controller *c, cevent_t *ev)
+/* A Pod decoded: resolved when it may be gpuq's, then seen. */
+static void pod_take(struct controller *c, workload_t *o)
 {
 	gpuq_diag_t diag = {{0}};
+
+	/* most Pods are plainly not gpuq's (a Job's, or neither gated nor
+	 * released): pod_seen drops them unresolved */
+	if (!(o->owner_kind && !strcmp(o->owner_kind, "Job")) && o->queue &&
+	    (o->gated || o->admitted) && controller_resolve(c, o, &diag)) {
+		workload_destroy(o);
+		return;
+	}
+	pod_seen(c, o);
+}
+
+void pods_apply(struct controller *c, cevent_t *ev)
+{
 	workload_t *o = ev->wl;
 
 	if (ev->type == KUBE_EV_RESET) {
@@ -261,21 +294,25 @@ void pods_apply(struct controller *c, cevent_t *ev)
 	}
 	if (ev->type == KUBE_EV_DELETED) {
 		const char *uid = o ? o->uid : ev->uid;
-		if (uid)
+		if (uid) {
 			forget_member(c, uid);
+			workload_destroy(map_del(&c->pods_early, uid));
+		}
 		return;
 	}
-	if (!o || !c->policy)
+	if (!o)
 		return; /* a Pod that does not decode is nobody's workload */
-	ev->wl = NULL;	/* pod_seen's now */
-	/* most Pods are plainly not gpuq's (a Job's, or neither gated nor
-	 * released): pod_seen drops them unresolved */
-	if (!(o->owner_kind && !strcmp(o->owner_kind, "Job")) && o->queue &&
-	    (o->gated || o->admitted) && controller_resolve(c, o, &diag)) {
-		workload_destroy(o);
+	ev->wl = NULL;	/* ours now */
+	if (!c->policy) {
+		/* no policy yet (the first LIST of every watch is not done): kept
+		   for pods_resync, which the first snapshot runs */
+		void *old = NULL;
+		if (map_put(&c->pods_early, o->uid, o, &old))
+			workload_destroy(o);
+		workload_destroy(old);
 		return;
 	}
-	pod_seen(c, o);
+	pod_take(c, o);
 }
 
 void pods_resync(struct controller *c)
@@ -284,6 +321,13 @@ void pods_resync(struct controller *c)
 	map_slot_t *s;
 	workload_t **objs;
 
+	/* the Pods seen before the first policy */
+	while (c->policy && c->pods_early.n) {
+		pos = 0;
+		s = map_next(&c->pods_early, &pos);
+		pod_take(c, map_del(&c->pods_early, s->key));
+	}
+	pos = 0;
 	if (!c->groups.n)
 		return;
 	objs = calloc(c->pod_group.n + 1, sizeof(workload_t *));
@@ -336,10 +380,12 @@ void pods_annotate(struct controller *c, pgroup_t *g, const char *text)
 	json_decref(body);
 }
 
-/* Remove gpuq's gate from one member, adding the flavor's placement. */
+/* Remove gpuq's gate from one member, adding the flavor's placement (of its
+ * own pod set: an LWS's leader or workers). */
 static void release_member(struct controller *c, queue_wl_t id, const workload_t *pod)
 {
 	const workload_podset_t *ps = &pod->podsets[0];
+	size_t podset = pod->set_kind == WORKLOAD_KIND_LWS ? pod->set_podset : 0;
 	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
 	json_t *base_sel = controller_selector_json(ps),
 	       *base_tols = controller_tolerations_json(ps);
@@ -352,7 +398,7 @@ static void release_member(struct controller *c, queue_wl_t id, const workload_t
 	if (!rc)
 		rc = pod_path(pod, path, sizeof(path));
 	if (!rc)
-		rc = actuate_placement(c, id, 0, false, ps->n_node_selector ? base_sel : NULL,
+		rc = actuate_placement(c, id, podset, false, ps->n_node_selector ? base_sel : NULL,
 				       ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors,
 				       sizeof(flavors));
 	json_decref(base_sel);
@@ -402,13 +448,22 @@ void actuate_group(struct controller *c, pgroup_t *g)
 	size_t pos = 0;
 	map_slot_t *s;
 
+	size_t running = 0;
+
 	if (!c->q || queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
 	while ((s = map_next(&g->members, &pos))) {
 		member_t *m = s->value;
 		if (v.state == QUEUE_WL_ADMITTED && m->wl->gated)
 			release_member(c, id, m->wl);
-		else if (v.state == QUEUE_WL_EVICTING)
+		else if (v.state == QUEUE_WL_EVICTING && !(g->set && m->wl->gated)) {
 			delete_member(c, m->wl);
+			running++;
+		}
 	}
+	/* a set's evicted group: its controller makes its Pods again, gated;
+	   once none runs, the quota is free and the group queues again */
+	if (g->set && v.state == QUEUE_WL_EVICTING && !running &&
+	    queue_workload_evicted(c->q, g->key, controller_now(c)) == GPUQ_OK)
+		c->core_dirty = true;
 }

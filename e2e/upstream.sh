@@ -200,12 +200,70 @@ YAML
 		tail -20 "$run/log" >&2
 		return 1
 	}
+	poll_until "JobSet webhook server on $port" 60 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
 	jobset_webhooks "https://127.0.0.1:$port" "$(base64 -w0 "$run/certs/ca.crt")" |
 		kc apply -f - >/dev/null
 }
 
 established() {
 	[ "$(kc get crd "$1" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}')" = True ]
+}
+
+# LeaderWorkerSet's webhooks (defaulting and validating LWSs, its Pod
+# webhook that labels a group's Pods), as config/webhook/manifests.yaml has
+# them, by URL, scoped like JobSet's.
+lws_webhooks() {
+	local url=$1 ca=$2
+	local sel="namespaceSelector: {matchLabels: {gpuq.dev/upstream-lws: \"true\"}}"
+	cat <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: e2e-lws}
+webhooks:
+- {name: mleaderworkerset.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", caBundle: "$ca"},
+   rules: [{apiGroups: [leaderworkerset.x-k8s.io], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [leaderworkersets]}]}
+- {name: mpod.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/mutate--v1-pod", caBundle: "$ca"},
+   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: e2e-lws}
+webhooks:
+- {name: vleaderworkerset.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", caBundle: "$ca"},
+   rules: [{apiGroups: [leaderworkerset.x-k8s.io], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [leaderworkersets]}]}
+- {name: vpod.kb.io, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/validate--v1-pod", caBundle: "$ca"},
+   rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}
+YAML
+}
+
+start_lws() {
+	local run=$E2E_RUN/upstream-lws dir port health
+	dir=$(dir_of lws)
+	port=$(free_port) health=$(free_port)
+	"$GPUQ" certs --out "$run/certs" --ip 127.0.0.1 >/dev/null
+	cat >"$run/config.yaml" <<YAML
+apiVersion: config.lws.x-k8s.io/v1alpha1
+kind: Configuration
+webhook: {port: $port, host: 127.0.0.1, certDir: "$run/certs"}
+health: {healthProbeBindAddress: "127.0.0.1:$health"}
+metrics: {bindAddress: "0"}
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+YAML
+	KUBECONFIG=$run/kubeconfig POD_NAMESPACE=lws-system "$dir/manager" --config "$run/config.yaml" \
+		>>"$run/log" 2>&1 &
+	echo $! >"$run/pid"
+	poll_until "LWS controller ready" 60 curl -fs "http://127.0.0.1:$health/readyz" || {
+		tail -20 "$run/log" >&2
+		return 1
+	}
+	poll_until "LWS webhook server on $port" 60 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+	lws_webhooks "https://127.0.0.1:$port" "$(base64 -w0 "$run/certs/ca.crt")" |
+		kc apply -f - >/dev/null
 }
 
 start_one() {

@@ -125,7 +125,7 @@ static void test_jobset_mutate(void **state)
 
 	run(WEBHOOK_MUTATE, body, &r, &root);
 	assert_string_equal(r.decision, "patched");
-	assert_string_equal(r.kind, "JobSet");
+	assert_string_equal(r.kind, "other"); /* the metrics label: Pod, Job or other */
 	patch = golden_reply_patch(json_object_get(root, "response"));
 	assert_non_null(patch);
 	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
@@ -274,12 +274,159 @@ static void test_jobset_children(void **state)
 	}
 }
 
+/* ---- sets: StatefulSet, LeaderWorkerSet, Deployment ---- */
+
+#define STS(replicas, tmpl_labels)                                                                 \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"metadata\":{\"labels\":{" tmpl_labels \
+	"}},\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"                 \
+	"\"nvidia.com/gpu\":\"4\"}}}]}}}}"
+#define LWS(size)                                                                                  \
+	"{\"apiVersion\":\"leaderworkerset.x-k8s.io/"                                              \
+	"v1\",\"kind\":\"LeaderWorkerSet\",\"metadata\":"                                          \
+	"{\"name\":\"vllm\",\"labels\":{\"gpuq.dev/queue-name\":\"research\"}},\"spec\":{"         \
+	"\"replicas\":3,\"leaderWorkerTemplate\":{\"size\":" size ",\"workerTemplate\":{\"spec\":" \
+	"{\"containers\":[{\"name\":\"w\",\"resources\":{\"limits\":{\"nvidia.com/"                \
+	"gpu\":\"4\"}}}]}}}}}"
+
+/* Every op of reply's patch at path, or NULL. */
+static const json_t *op_at(const json_t *patch, const char *path)
+{
+	for (size_t k = 0; k < json_array_size(patch); k++)
+		if (!strcmp(golden_str(json_object_get(json_array_get(patch, k), "path")), path))
+			return json_array_get(patch, k);
+	return NULL;
+}
+
+static void test_sets_mutate(void **state)
+{
+	static const struct {
+		const char *group, *kind, *obj;
+		const char *path, *value; /* an op the patch must hold */
+	} t[] = {
+	    /* the queue label on the set, and on its Pods' template */
+	    {"apps", "StatefulSet", STS("4", ""), "/metadata/labels", NULL},
+	    {"apps", "StatefulSet", STS("4", ""),
+	     "/spec/template/metadata/labels/gpuq.dev~1queue-name", "default"},
+	    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", LWS("4"),
+	     "/spec/leaderWorkerTemplate/workerTemplate/metadata", NULL},
+	    {"apps", "Deployment",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
+	     "\"labels\":{\"gpuq.dev/queue-name\":\"research\"}},\"spec\":{\"replicas\":9,"
+	     "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{"
+	     "\"name\":\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "/spec/template/metadata/labels/gpuq.dev~1queue-name", "research"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		const char *version = strcmp(t[i].kind, "LeaderWorkerSet") ? "v1" : "v1";
+		char *body =
+		    review(t[i].group, version, t[i].kind, "CREATE", "alice", t[i].obj, "null");
+		webhook_reply_t r;
+		json_t *root, *patch;
+		const json_t *op;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		if (strcmp(r.decision, "patched"))
+			fail_msg("case %zu: %s (%s)", i, r.decision, r.body);
+		patch = golden_reply_patch(json_object_get(root, "response"));
+		op = op_at(patch, t[i].path);
+		if (!op ||
+		    (t[i].value && strcmp(golden_str(json_object_get(op, "value")), t[i].value)))
+			fail_msg("case %zu: no op %s=%s in %s", i, t[i].path,
+				 t[i].value ? t[i].value : "", golden_dump(patch));
+		json_decref(patch);
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
+static void test_sets_validate(void **state)
+{
+	static const struct {
+		const char *group, *kind, *op, *obj, *old;
+		const char *want;
+	} t[] = {
+	    /* 4 replicas of 4 GPUs fit cq-a (24 at most); 8 never do */
+	    {"apps", "StatefulSet", "CREATE", STS("4", ""), "null", ""},
+	    {"apps", "StatefulSet", "CREATE", STS("8", ""), "null",
+	     "StatefulSet \"web\" can never be admitted: it requests nvidia.com/gpu=32 in total"},
+	    /* a scale-up is judged too */
+	    {"apps", "StatefulSet", "UPDATE", STS("8", ""), STS("4", ""),
+	     "StatefulSet \"web\" can never be admitted"},
+	    /* an LWS group is a workload: 4 pods of 4 GPUs (its 3 groups are 3) */
+	    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", "CREATE", LWS("4"), "null", ""},
+	    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", "CREATE", LWS("7"), "null",
+	     "LeaderWorkerSet \"vllm\" can never be admitted: it requests nvidia.com/gpu=28"},
+	    /* a Deployment's Pods are each a workload: 40 replicas of 1 GPU pass */
+	    {"apps", "Deployment", "CREATE",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	     "\"spec\":{\"replicas\":40,\"template\":{\"spec\":{\"containers\":[{\"name\":\"s\","
+	     "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null", ""},
+	    /* a queue that does not exist */
+	    {"apps", "StatefulSet", "CREATE",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"q\","
+	     "\"labels\":{\"gpuq.dev/queue-name\":\"nope\"}},\"spec\":{\"template\":{\"spec\":{"
+	     "\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{\"nvidia.com/"
+	     "gpu\":\"1\"}}}]}}}}",
+	     "null", "has no LocalQueue \"nope\""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg =
+		    validate(t[i].group, "v1", t[i].kind, t[i].op, "alice", t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
+/* An LWS's Pod is gated like any GPU Pod, and its gate stays gpuq's. */
+static void test_set_pods(void **state)
+{
+	static const char pod[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"vllm-0-1\","
+	    "\"labels\":"
+	    "{\"gpuq.dev/queue-name\":\"default\",\"leaderworkerset.sigs.k8s.io/name\":\"vllm\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":"
+	    "\"vllm-0\",\"uid\":\"s\",\"controller\":true}]},\"spec\":{%s\"containers\":[{\"name\":"
+	    "\"w\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}}";
+	char gated[1024], ungated[1024], *body, *msg;
+	webhook_reply_t r;
+	json_t *root;
+	(void)state;
+
+	snprintf(gated, sizeof(gated), pod,
+		 "\"schedulingGates\":[{\"name\":\"gpuq.dev/admission\"}],");
+	snprintf(ungated, sizeof(ungated), pod, "");
+	body = review("", "v1", "Pod", "CREATE",
+		      "system:serviceaccount:kube-system:statefulset-controller", ungated, "null");
+	run(WEBHOOK_MUTATE, body, &r, &root);
+	assert_string_equal(r.decision, "patched");
+	{
+		json_t *patch = golden_reply_patch(json_object_get(root, "response"));
+
+		assert_non_null(op_at(patch, "/spec/schedulingGates"));
+		json_decref(patch);
+	}
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	free(body);
+	msg = validate("", "v1", "Pod", "UPDATE", "alice", ungated, gated);
+	assert_non_null(
+	    strstr(msg, "scheduling gate gpuq.dev/admission may be removed only by gpuq"));
+	free(msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_jobset_mutate),
-	    cmocka_unit_test(test_jobset_validate),
-	    cmocka_unit_test(test_jobset_children),
+	    cmocka_unit_test(test_jobset_mutate),   cmocka_unit_test(test_jobset_validate),
+	    cmocka_unit_test(test_jobset_children), cmocka_unit_test(test_sets_mutate),
+	    cmocka_unit_test(test_sets_validate),   cmocka_unit_test(test_set_pods),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

@@ -744,6 +744,118 @@ static void test_parent_of(void **state)
 	assert_int_equal(workload_kind_gvk("jobset.x-k8s.io", "v1", "JobSet"), WORKLOAD_KIND_OTHER);
 }
 
+/* ---- sets: StatefulSet, LeaderWorkerSet, Deployment; a set's Pods ---- */
+
+#define STS_API "'apiVersion':'apps/v1','kind':'StatefulSet'"
+#define LWS_API "'apiVersion':'leaderworkerset.x-k8s.io/v1','kind':'LeaderWorkerSet'"
+
+static void test_sets(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	/* the Kubernetes StatefulSet example's shape, 4 GPU replicas */
+	if (obj_decode(
+		p,
+		OBJ_META(STS_API, "web", "") ",'spec':{'replicas':4,'serviceName':'web',"
+					     "'template':{'spec':{'containers':[{'name':'s',"
+					     "'resources':{'limits':{'nvidia.com/gpu':'8'}}}]}}}}",
+		&o, &d))
+		fail_msg("statefulset: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_STATEFULSET);
+	assert_int_equal(o->integ->hold, WORKLOAD_HOLD_GATES);
+	assert_int_equal(o->pods, 4);
+	assert_int_equal(o->replicas, 4);
+	assert_true(o->fast_admission); /* OrderedReady by default */
+	assert_int_equal(o->podsets[0].count, 4);
+	assert_true(o->gpu);
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(STS_API, "par", "") ",'spec':{'podManagementPolicy':"
+								 "'Parallel','template':{}}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_false(o->fast_admission);
+	assert_int_equal(o->pods, 1);
+	workload_destroy(o);
+	/* the LeaderWorkerSet quickstart's shape: 2 groups of a leader and 3
+	   workers, the leader on its own template */
+	if (obj_decode(
+		p,
+		OBJ_META(LWS_API, "vllm", "") ",'spec':{'replicas':2,'startupPolicy':"
+					      "'LeaderReady','leaderWorkerTemplate':{'size':4,"
+					      "'leaderTemplate':{'spec':{'containers':[{'name':"
+					      "'l','resources':{'limits':{'nvidia.com/gpu':'8',"
+					      "'cpu':'4'}}}]}},'workerTemplate':{'spec':{"
+					      "'containers':[{'name':'w','resources':{'limits':{"
+					      "'nvidia.com/gpu':'8'}}}]}}}}}",
+		&o, &d))
+		fail_msg("lws: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_LWS);
+	assert_int_equal(o->replicas, 2);
+	assert_int_equal(o->pods, 4); /* one group */
+	assert_int_equal(o->n_podsets, 2);
+	assert_string_equal(o->podsets[0].name, "leader");
+	assert_int_equal(o->podsets[0].count, 1);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/leaderWorkerTemplate/leaderTemplate");
+	assert_string_equal(o->podsets[1].name, "workers");
+	assert_int_equal(o->podsets[1].count, 3);
+	assert_string_equal(o->podsets[1].tmpl_ptr, "/spec/leaderWorkerTemplate/workerTemplate");
+	assert_true(o->fast_admission);
+	workload_destroy(o);
+	/* size 1: the leader only, from the worker template */
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(LWS_API, "solo", "") ",'spec':{'leaderWorkerTemplate':"
+						     "{'workerTemplate':{'spec':{}}}}}",
+		       &o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->n_podsets, 1);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/leaderWorkerTemplate/workerTemplate");
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(LWS_API, "bad", "") ",'spec':{'leaderWorkerTemplate':"
+								 "{'size':0,'workerTemplate':{}}}}",
+				    &o, &d),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "spec.leaderWorkerTemplate.size: invalid value \"0\""));
+	/* an LWS worker Pod: its set, group and pod set from its labels */
+	if (obj_decode(
+		p,
+		OBJ_META(POD_API, "vllm-1-2",
+			 ",'labels':{'leaderworkerset.sigs.k8s.io/name':'vllm',"
+			 "'leaderworkerset.sigs.k8s.io/group-index':'1',"
+			 "'leaderworkerset.sigs.k8s.io/worker-index':'2'},'ownerReferences':[{"
+			 "'apiVersion':'apps/v1','kind':'StatefulSet','name':'vllm-1','uid':'s1',"
+			 "'controller':true}]") ",'spec':{}}",
+		&o, &d))
+		fail_msg("lws pod: %s", d.msg);
+	assert_int_equal(o->set_kind, WORKLOAD_KIND_LWS);
+	assert_string_equal(o->set_name, "vllm");
+	assert_int_equal(o->set_group, 1);
+	assert_int_equal(o->set_podset, 1);
+	workload_destroy(o);
+	/* a StatefulSet's Pod: its controller owner */
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(POD_API, "web-3",
+					     ",'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+					     "'StatefulSet','name':'web','uid':'s2','controller':"
+					     "true}]") ",'spec':{}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_int_equal(o->set_kind, WORKLOAD_KIND_STATEFULSET);
+	assert_string_equal(o->set_name, "web");
+	workload_destroy(o);
+	/* a Deployment: each of its Pods a workload */
+	assert_int_equal(workload_integration(workload_kind_of("apps/v1", "Deployment"))->hold,
+			 WORKLOAD_HOLD_NONE);
+	/* gate-family parents' children are gated, not passed through */
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "apps/v1", "StatefulSet"));
+	policy_unref(p);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -757,6 +869,7 @@ int main(void)
 	    cmocka_unit_test(test_jobset_podsets),
 	    cmocka_unit_test(test_jobset_refusals),
 	    cmocka_unit_test(test_parent_of),
+	    cmocka_unit_test(test_sets),
 	};
 
 	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);

@@ -241,10 +241,12 @@ static bool check_objects(webhook_review_t *r)
 	return false;
 }
 
-/* The metrics label of a kind ("other" for none gpuq reads). */
+/* The metrics label of a kind: "Pod", "Job", else "other" (the label set is
+ * fixed: docs/metrics.md). */
 static const char *kind_label(workload_kind_t k)
 {
-	return k == WORKLOAD_KIND_OTHER ? "other" : workload_integration(k)->kind_name;
+	return k == WORKLOAD_KIND_POD || k == WORKLOAD_KIND_JOB ? workload_integration(k)->kind_name
+								: "other";
 }
 
 /* Write the AdmissionReview reply for r into out. */

@@ -230,6 +230,32 @@ const workload_integration_t *webhook_child_parent(const workload_view_t *w)
 		     : NULL;
 }
 
+/* A set whose Pods gpuq gates (a StatefulSet, a LeaderWorkerSet) or whose
+ * Pods are each a workload (a Deployment): the queue label on it, and on
+ * every pod template, so its Pods queue where it does (a Pod's own label
+ * is what the Pod rules read). */
+static void mutate_set(webhook_review_t *r, workload_view_t *w)
+{
+	const char *q = queue_of(w);
+
+	if (!w->queue)
+		patch_label(r, "/metadata", jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE, q);
+	for (size_t p = 0; p < w->n_podsets; p++) {
+		const workload_view_podset_t *ps = &w->podsets[p];
+		const char *tq = workload_labels_queue(ps->pod_labels);
+		char mptr[WORKLOAD_FIELD_MAX + 16];
+
+		if (!jv_is(ps->tmpl, JV_OBJECT) ||
+		    (tq && !strcmp(tq, q) && jv_member_str(ps->pod_labels, WEBHOOK_LABEL_QUEUE)))
+			continue;
+		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
+		patch_label(r, mptr, jv_get(ps->tmpl, "metadata"), WEBHOOK_LABEL_QUEUE, q);
+	}
+	webhook_review_warn(r, "queued in %.40s/%.40s: %s's Pods gated until gpuq admits %s", r->ns,
+			    q, w->kind_name,
+			    w->integ->hold == WORKLOAD_HOLD_NONE ? "each of them" : "them");
+}
+
 int webhook_mutate_run(webhook_review_t *r)
 {
 	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
@@ -252,6 +278,8 @@ int webhook_mutate_run(webhook_review_t *r)
 		mutate_parent(r, &w);
 	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_POD) {
 		mutate_pod(r, &w);
+	} else if (!rc && w.gpu) {
+		mutate_set(r, &w);
 	}
 	workload_view_deinit(&w);
 	return rc;

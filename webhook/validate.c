@@ -626,6 +626,15 @@ int webhook_validate_run(webhook_review_t *r)
 			validate_child(r, &w, parent);
 		else if (!workload_creator(parent, r->username))
 			validate_update_child(r, &w, &old, parent);
+	} else if (!rc && w.gpu && w.kind != WORKLOAD_KIND_POD &&
+		   w.integ->hold != WORKLOAD_HOLD_SUSPEND) {
+		/* a set whose Pods are gated (or are each a workload): judged
+		   whole when made and when what it asks for changes (a
+		   scale-up); its Pods carry the marks */
+		if (w.integ->hold == WORKLOAD_HOLD_NONE)
+			w.pods = 1;
+		if (!update || !r->old || !old.gpu || !same_request(&old, &w))
+			check_workload(r, &w, false);
 	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu))) {
 		/* A workload that asks for a GPU only from this UPDATE on (a
 		 * suspended Job's resources, or a claim, edited) is judged as if

@@ -219,6 +219,105 @@ static int jobset_status(workload_decoder_t *d, const jv_t *obj)
 	return rc;
 }
 
+/* ---- apps/v1 StatefulSet and Deployment: one pod set of replicas ---- */
+
+/* spec.template times spec.replicas (default 1). */
+static int replicas_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *spec = jv_member_obj(w->obj, "spec"), *tmpl;
+	workload_view_podset_t *ps = &w->one;
+	int64_t replicas;
+	int rc;
+
+	w->n_podsets = 1;
+	gpuq_strlcpy(ps->name, "main", sizeof(ps->name));
+	rc = jv_fields_int(&f, spec, "replicas", "spec.replicas", 1, 0, INT32_MAX, &replicas);
+	if (!rc)
+		rc = jv_fields_typed(&f, spec, "template", JV_OBJECT, "spec.template", &tmpl);
+	if (!rc)
+		rc = workload_view_template(w, ps, tmpl, "spec.template", "/spec/template", diag);
+	ps->count = replicas;
+	ps->parallelism = 1;
+	w->pods = replicas;
+	return rc;
+}
+
+static int statefulset_status(workload_decoder_t *d, const jv_t *obj)
+{
+	const char *policy = jv_member_str(jv_member_obj(obj, "spec"), "podManagementPolicy");
+	workload_t *w = d->w;
+
+	w->replicas = w->pods;
+	/* OrderedReady (the default) makes each Pod once the one before is Ready:
+	 * a gated Pod never is, so the set is admitted before its Pods exist */
+	w->fast_admission = !policy || strcmp(policy, "Parallel") != 0;
+	(void)jv_int(jv_get(jv_member_obj(obj, "status"), "readyReplicas"), &w->ready_pods);
+	return GPUQ_OK;
+}
+
+/* ---- leaderworkerset.x-k8s.io/v1 LeaderWorkerSet ---- */
+
+/* One group: the leader (leaderTemplate, else workerTemplate) and size - 1
+ * workers (workerTemplate). spec.replicas groups are workloads of their own. */
+static int lws_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *spec = jv_member_obj(w->obj, "spec"), *lwt = NULL, *lt = NULL, *wt = NULL;
+	workload_view_podset_t *ps;
+	int64_t size = 1, replicas = 1;
+	int rc;
+
+	w->n_podsets = 0;
+	rc = jv_fields_int(&f, spec, "replicas", "spec.replicas", 1, 0, INT32_MAX, &replicas);
+	if (!rc)
+		rc = jv_fields_typed(&f, spec, "leaderWorkerTemplate", JV_OBJECT,
+				     "spec.leaderWorkerTemplate", &lwt);
+	if (!rc)
+		rc = jv_fields_int(&f, lwt, "size", "spec.leaderWorkerTemplate.size", 1, 1,
+				   WORKLOAD_POD_GROUP_MAX, &size);
+	if (!rc)
+		rc = jv_fields_typed(&f, lwt, "leaderTemplate", JV_OBJECT,
+				     "spec.leaderWorkerTemplate.leaderTemplate", &lt);
+	if (!rc)
+		rc = jv_fields_typed(&f, lwt, "workerTemplate", JV_OBJECT,
+				     "spec.leaderWorkerTemplate.workerTemplate", &wt);
+	if (!rc)
+		rc = workload_view_podset_new(w, "leader", "spec.leaderWorkerTemplate", &ps, diag);
+	if (!rc)
+		rc = lt ? workload_view_template(w, ps, lt,
+						 "spec.leaderWorkerTemplate.leaderTemplate",
+						 "/spec/leaderWorkerTemplate/leaderTemplate", diag)
+			: workload_view_template(w, ps, wt,
+						 "spec.leaderWorkerTemplate.workerTemplate",
+						 "/spec/leaderWorkerTemplate/workerTemplate", diag);
+	if (!rc && size > 1) {
+		rc = workload_view_podset_new(w, "workers", "spec.leaderWorkerTemplate", &ps, diag);
+		if (!rc)
+			rc = workload_view_template(
+			    w, ps, wt, "spec.leaderWorkerTemplate.workerTemplate",
+			    "/spec/leaderWorkerTemplate/workerTemplate", diag);
+		if (!rc)
+			ps->count = size - 1;
+	}
+	w->pods = size;
+	return rc;
+}
+
+static int lws_status(workload_decoder_t *d, const jv_t *obj)
+{
+	workload_t *w = d->w;
+
+	w->replicas = 1;
+	(void)jv_int(jv_get(jv_member_obj(obj, "spec"), "replicas"), &w->replicas);
+	/* LeaderReady (startupPolicy) makes the workers once the leader is
+	 * Ready: a group is admitted before its Pods exist (gpuq does so for
+	 * LeaderCreated too, the same way) */
+	w->fast_admission = true;
+	(void)jv_int(jv_get(jv_member_obj(obj, "status"), "readyReplicas"), &w->ready_pods);
+	return GPUQ_OK;
+}
+
 /* ---- The table ---- */
 
 /* The Job controller in kube-controller-manager (with and without
@@ -229,6 +328,10 @@ static const char *const job_creators[] = {"system:serviceaccount:kube-system:jo
  * ServiceAccount jobset-controller-manager). */
 static const char *const jobset_creators[] = {
     "system:serviceaccount:jobset-system:jobset-controller-manager", NULL};
+/* A StatefulSet's Pods (also an LWS's: its leader and worker StatefulSets). */
+static const char *const statefulset_creators[] = {
+    "system:serviceaccount:kube-system:statefulset-controller", "system:kube-controller-manager",
+    NULL};
 
 static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
     [WORKLOAD_KIND_OTHER] = {.kind = WORKLOAD_KIND_OTHER,
@@ -271,6 +374,42 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			      .creators = jobset_creators,
 			      .podsets = jobset_podsets,
 			      .status = jobset_status},
+    [WORKLOAD_KIND_STATEFULSET] = {.kind = WORKLOAD_KIND_STATEFULSET,
+				   .api_version = "apps/v1",
+				   .group = "apps",
+				   .version = "v1",
+				   .kind_name = "StatefulSet",
+				   .resource = "statefulsets",
+				   .short_name = "statefulset",
+				   .hold = WORKLOAD_HOLD_GATES,
+				   .child_kind = WORKLOAD_KIND_POD,
+				   .creators = statefulset_creators,
+				   .sequential = true,
+				   .podsets = replicas_podsets,
+				   .status = statefulset_status},
+    [WORKLOAD_KIND_LWS] = {.kind = WORKLOAD_KIND_LWS,
+			   .api_version = "leaderworkerset.x-k8s.io/v1",
+			   .group = "leaderworkerset.x-k8s.io",
+			   .version = "v1",
+			   .kind_name = "LeaderWorkerSet",
+			   .resource = "leaderworkersets",
+			   .short_name = "lws",
+			   .hold = WORKLOAD_HOLD_GATES,
+			   .child_kind = WORKLOAD_KIND_POD,
+			   .creators = statefulset_creators,
+			   .sequential = true,
+			   .podsets = lws_podsets,
+			   .status = lws_status},
+    [WORKLOAD_KIND_DEPLOYMENT] = {.kind = WORKLOAD_KIND_DEPLOYMENT,
+				  .api_version = "apps/v1",
+				  .group = "apps",
+				  .version = "v1",
+				  .kind_name = "Deployment",
+				  .resource = "deployments",
+				  .short_name = "deployment",
+				  .hold = WORKLOAD_HOLD_NONE,
+				  .child_kind = WORKLOAD_KIND_POD,
+				  .podsets = replicas_podsets},
 };
 
 const workload_integration_t *workload_integration(workload_kind_t k)
@@ -307,7 +446,8 @@ const workload_integration_t *workload_parent_of(workload_kind_t kind, const cha
 {
 	workload_kind_t k = workload_kind_of(api_version, owner_kind);
 
-	return k != WORKLOAD_KIND_OTHER && k != WORKLOAD_KIND_JOB && rows[k].child_kind == kind
+	return k != WORKLOAD_KIND_OTHER && k != WORKLOAD_KIND_JOB &&
+		       rows[k].hold == WORKLOAD_HOLD_SUSPEND && rows[k].child_kind == kind
 		   ? &rows[k]
 		   : NULL;
 }

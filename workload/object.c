@@ -557,6 +557,46 @@ static int decode_gates(workload_decoder_t *d, const jv_t *pod_spec)
 	return rc;
 }
 
+/* The labels an LWS puts on its Pods. */
+#define LWS_NAME "leaderworkerset.sigs.k8s.io/name"
+#define LWS_GROUP "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_WORKER "leaderworkerset.sigs.k8s.io/worker-index"
+
+/* Which set a Pod is a member of: an LWS (its labels), else a StatefulSet
+ * (its controller owner). */
+static int decode_set(workload_decoder_t *d, const workload_view_t *v)
+{
+	workload_t *w = d->w;
+	const char *lws = jv_member_str(v->labels, LWS_NAME);
+	const char *g = jv_member_str(v->labels, LWS_GROUP);
+	const char *wi = jv_member_str(v->labels, LWS_WORKER);
+	char *end = NULL;
+	long long n;
+
+	w->set_group = -1;
+	if (lws && w->kind == WORKLOAD_KIND_STATEFULSET) {
+		/* one of an LWS's own StatefulSets (its leaders', a group's
+		   workers'): the LWS's groups hold its Pods */
+		w->set_kind = WORKLOAD_KIND_LWS;
+		return keep(d, &w->set_name, lws, "metadata.labels[" LWS_NAME "]",
+			    WORKLOAD_STR_MAX);
+	}
+	if (lws) {
+		w->set_kind = WORKLOAD_KIND_LWS;
+		if (g && *g >= '0' && *g <= '9' && (n = strtoll(g, &end, 10)) >= 0 && !*end)
+			w->set_group = n;
+		w->set_podset = wi && strcmp(wi, "0") != 0 ? 1 : 0;
+		return keep(d, &w->set_name, lws, "metadata.labels[" LWS_NAME "]",
+			    WORKLOAD_STR_MAX);
+	}
+	if (w->owner_kind && w->owner_api_version && !strcmp(w->owner_kind, "StatefulSet") &&
+	    !strcmp(w->owner_api_version, "apps/v1")) {
+		w->set_kind = WORKLOAD_KIND_STATEFULSET;
+		w->set_name = w->owner_name;
+	}
+	return GPUQ_OK;
+}
+
 /* Everything after the metadata: the view's pod sets, then the kind's
  * status. */
 static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, const jv_t *root)
@@ -577,6 +617,8 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		rc = keep(d, &w->pod_group, v.pod_group, "metadata.labels", WORKLOAD_STR_MAX);
 	if (!rc && w->kind == WORKLOAD_KIND_POD)
 		rc = decode_gates(d, v.podsets[0].pod_spec);
+	if (!rc && (w->kind == WORKLOAD_KIND_POD || w->kind == WORKLOAD_KIND_STATEFULSET))
+		rc = decode_set(d, &v);
 	if (!rc)
 		rc = decode_podsets(d, &v);
 	if (!rc && w->integ->status)

@@ -363,9 +363,23 @@ typedef struct workload {
 	const char *owner_kind;		     /* its kind ("Job"); NULL when none */
 	const char *owner_name;		     /* its name; NULL when none */
 	const char *owner_uid;		     /* its uid; NULL when none */
-	int64_t pods;			     /* the pod sets' counts summed (a Pod: 1) */
-	workload_podset_t *podsets;	     /* 1..WORKLOAD_PODSETS_MAX pod sets */
-	size_t n_podsets;		     /* entries */
+	int64_t pods;			     /* the pod sets' counts summed (a Pod: 1); a
+						LeaderWorkerSet: one group's */
+	int64_t replicas;		     /* a LeaderWorkerSet's groups (spec.replicas);
+						a StatefulSet's spec.replicas; else 0 */
+	bool fast_admission;		     /* its Pods appear one after another
+						(StatefulSet OrderedReady, LWS LeaderReady):
+						admitted before they all exist */
+	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
+	 * StatefulSet an LWS made: */
+	workload_kind_t set_kind;   /* WORKLOAD_KIND_LWS (its labels name one),
+				       WORKLOAD_KIND_STATEFULSET (a Pod's controller
+				       owner), else OTHER */
+	const char *set_name;	    /* that LeaderWorkerSet's or StatefulSet's name */
+	int64_t set_group;	    /* an LWS Pod's group index (-1 unknown) */
+	size_t set_podset;	    /* an LWS Pod's pod set: 0 leader, 1 worker */
+	workload_podset_t *podsets; /* 1..WORKLOAD_PODSETS_MAX pod sets */
+	size_t n_podsets;	    /* entries */
 	/* status */
 	int64_t active;	       /* Job: status.active (0 when absent); others: pods running */
 	int64_t succeeded;     /* Job: status.succeeded */
