@@ -43,6 +43,10 @@ const res_info_t controller_res[RES_COUNT] = {
 			  "/apis/apps/v1/statefulsets", false, false},
     [RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1", "leaderworkersets",
 		 "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
+    [RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs", true,
+		     false},
+    [RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
+			 "/apis/ray.io/v1/rayclusters", true, false},
 };
 
 /* ---- the event queue ---- */
@@ -166,7 +170,7 @@ void cevent_deinit(cevent_t *ev)
 static bool workload_collection(res_t r)
 {
 	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS || r == RES_STATEFULSETS ||
-	       r == RES_LWS;
+	       r == RES_LWS || r == RES_RAYJOBS || r == RES_RAYCLUSTERS;
 }
 
 static workload_kind_t collection_kind(res_t r)
@@ -180,6 +184,10 @@ static workload_kind_t collection_kind(res_t r)
 		return WORKLOAD_KIND_STATEFULSET;
 	case RES_LWS:
 		return WORKLOAD_KIND_LWS;
+	case RES_RAYJOBS:
+		return WORKLOAD_KIND_RAYJOB;
+	case RES_RAYCLUSTERS:
+		return WORKLOAD_KIND_RAYCLUSTER;
 	default:
 		return WORKLOAD_KIND_POD;
 	}

@@ -78,6 +78,8 @@ typedef enum {
 	RES_JOBSETS,	  /* optional: jobset.x-k8s.io, when the apiserver serves it */
 	RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods */
 	RES_LWS,	  /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
+	RES_RAYJOBS,	  /* optional: ray.io RayJobs */
+	RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
 	RES_COUNT
 } res_t;
 

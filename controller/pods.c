@@ -182,6 +182,16 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	controller_touch_key(c, g->key);
 }
 
+/* Whether Pod o's controller owner is a held parent that makes Pods (a Job,
+ * a RayCluster): the parent is the workload. */
+static bool parents_pod(const workload_t *o)
+{
+	const workload_integration_t *p =
+	    workload_integration(workload_kind_of(o->owner_api_version, o->owner_kind));
+
+	return p->hold == WORKLOAD_HOLD_SUSPEND && p->child_kind == WORKLOAD_KIND_POD;
+}
+
 /* A Pod seen (decoded and resolved; o is taken, or is already its member's
  * own): is it ours, and which workload is it a member of? */
 static void pod_seen(struct controller *c, workload_t *o)
@@ -193,10 +203,9 @@ static void pod_seen(struct controller *c, workload_t *o)
 	gpuq_strlcpy(uid, o->uid, sizeof(uid));
 	g = map_get(&c->pod_group, uid) ? map_get(&c->groups, map_get(&c->pod_group, uid)) : NULL;
 	m = g ? map_get(&g->members, uid) : NULL;
-	/* a Job's Pods are the Job's; a GPU Pod neither gated nor released by
-	 * gpuq is not gpuq's */
-	if ((o->owner_kind && !strcmp(o->owner_kind, "Job")) || !o->gpu || !o->queue ||
-	    (!o->gated && !o->admitted)) {
+	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a GPU
+	 * Pod neither gated nor released by gpuq is not gpuq's */
+	if (parents_pod(o) || !o->gpu || !o->queue || (!o->gated && !o->admitted)) {
 		if (!m || m->wl != o)
 			workload_destroy(o); /* else freed with its member */
 		if (g)
@@ -263,8 +272,8 @@ static void pod_take(struct controller *c, workload_t *o)
 
 	/* most Pods are plainly not gpuq's (a Job's, or neither gated nor
 	 * released): pod_seen drops them unresolved */
-	if (!(o->owner_kind && !strcmp(o->owner_kind, "Job")) && o->queue &&
-	    (o->gated || o->admitted) && controller_resolve(c, o, &diag)) {
+	if (!parents_pod(o) && o->queue && (o->gated || o->admitted) &&
+	    controller_resolve(c, o, &diag)) {
 		workload_destroy(o);
 		return;
 	}

@@ -271,8 +271,13 @@ bool release_quiet(struct controller *c, const job_t *j)
 
 	if (j->wl->kind == WORKLOAD_KIND_JOB)
 		return job_quiet(j->wl);
+	/* a RayCluster: KubeRay says it is suspended (its Pods deleted) */
+	if (j->wl->kind == WORKLOAD_KIND_RAYCLUSTER)
+		return j->wl->active == 0;
 	/* a JobSet: every child Job it owns (cached by the Jobs watch) has no
-	 * pod left; the JobSet controller suspends them all */
+	 * pod left (the JobSet controller suspends them all), and it counts no
+	 * active Job; a RayJob: its RayCluster (cached by the RayClusters
+	 * watch) is gone or suspended, and KubeRay reports it Suspended */
 	while ((s = map_next(&c->jobs, &pos))) {
 		const job_t *k = s->value;
 

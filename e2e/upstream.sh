@@ -266,6 +266,22 @@ YAML
 		kc apply -f - >/dev/null
 }
 
+# KubeRay's operator: its webhooks are off unless ENABLE_WEBHOOKS=true (its
+# install's default too), so none is registered.
+start_kuberay() {
+	local run=$E2E_RUN/upstream-kuberay dir health
+	dir=$(dir_of kuberay)
+	health=$(free_port)
+	KUBECONFIG=$run/kubeconfig "$dir/manager" --metrics-addr 0 \
+		--health-probe-bind-address "127.0.0.1:$health" --enable-leader-election=false \
+		>>"$run/log" 2>&1 &
+	echo $! >"$run/pid"
+	poll_until "KubeRay operator ready" 60 curl -fs "http://127.0.0.1:$health/readyz" || {
+		tail -20 "$run/log" >&2
+		return 1
+	}
+}
+
 start_one() {
 	local name=$1 dir run=$E2E_RUN/upstream-$1
 	upstream_row "$name" >/dev/null || die "unknown upstream \"$name\""

@@ -421,12 +421,147 @@ static void test_set_pods(void **state)
 	free(msg);
 }
 
+/* ---- KubeRay: RayJob, its RayCluster, their Pods ---- */
+
+#define KUBERAY_SA "system:serviceaccount:ray-system:kuberay-operator"
+/* The RayJob sample's shape: a CPU head and 2 workers of 4 GPUs (8 GPUs). */
+#define RAY_CLUSTER(tmpl_meta, extra)                                                              \
+	"{" extra "\"headGroupSpec\":{\"rayStartParams\":{},\"template\":{\"spec\":{"              \
+	"\"containers\":[{\"name\":\"ray-head\",\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]}}},"  \
+	"\"workerGroupSpecs\":[{\"groupName\":\"gpu\",\"replicas\":2,\"minReplicas\":1,"           \
+	"\"maxReplicas\":2,\"rayStartParams\":{},\"template\":{" tmpl_meta "\"spec\":{"            \
+	"\"containers\":[{\"name\":\"ray-worker\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"  \
+	"\"4\"}}}]}}}]}"
+#define RAYJOB(spec_extra, tmpl_meta)                                                              \
+	"{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":\"rayjob-"       \
+	"sample\"},\"spec\":{\"entrypoint\":\"python "                                             \
+	"/home/ray/samples/sample_code.py\"," spec_extra                                           \
+	"\"rayClusterSpec\":" RAY_CLUSTER(tmpl_meta, "") "}}"
+#define RJ_GVK "ray.io", "v1", "RayJob"
+#define RC_GVK "ray.io", "v1", "RayCluster"
+#define SHUT "\"shutdownAfterJobFinishes\":true,"
+/* The RayCluster KubeRay makes for the RayJob. */
+#define CHILD_RC(tmpl_meta, extra)                                                                 \
+	"{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":"            \
+	"\"rayjob-sample-raycluster-x\",\"ownerReferences\":[{\"apiVersion\":\"ray.io/v1\","       \
+	"\"kind\":\"RayJob\",\"name\":\"rayjob-sample\",\"uid\":\"rj\",\"controller\":true}]},"    \
+	"\"spec\":" RAY_CLUSTER(tmpl_meta, extra) "}"
+#define ADMITTED_TMPL "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\"}},"
+/* A worker Pod KubeRay makes for a RayCluster. */
+#define RAY_POD(ann)                                                                               \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"rc-gpu-worker-1\","      \
+	"\"labels\":{\"gpuq.dev/managed\":\"true\",\"ray.io/node-type\":\"worker\"}" ann           \
+	",\"ownerReferences\":[{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"name\":"    \
+	"\"rc\",\"uid\":\"rc\",\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":"        \
+	"\"ray-worker\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}}"
+
+static void test_ray_mutate(void **state)
+{
+	char *body = review(RJ_GVK, "CREATE", "alice", RAYJOB(SHUT, ""), "null"), *text, *body2;
+	webhook_reply_t r;
+	json_t *root, *patch, *doc, *again;
+	(void)state;
+
+	run(WEBHOOK_MUTATE, body, &r, &root);
+	assert_string_equal(r.decision, "patched");
+	patch = golden_reply_patch(json_object_get(root, "response"));
+	assert_non_null(op_at(patch, "/spec/suspend"));
+	assert_non_null(op_at(patch, "/metadata/labels"));
+	assert_non_null(op_at(patch, "/spec/rayClusterSpec/workerGroupSpecs/0/template/metadata"));
+	assert_non_null(strstr(r.body, "RayJob created suspended until gpuq admits it"));
+	doc = json_loads(RAYJOB(SHUT, ""), 0, NULL);
+	assert_int_equal(golden_apply_patch(doc, patch), 0);
+	text = json_dumps(doc, JSON_COMPACT);
+	body2 = review(RJ_GVK, "CREATE", "alice", text, "null");
+	webhook_reply_deinit(&r);
+	json_decref(root);
+	run(WEBHOOK_MUTATE, body2, &r, &again);
+	assert_string_equal(r.decision, "allowed");
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	{
+		char *msg = validate(RJ_GVK, "CREATE", "alice", text, "null");
+		assert_string_equal(msg, "");
+		free(msg);
+	}
+	/* KubeRay's Pods of an admitted cluster pass ungated; anyone else's
+	   are gated */
+	free(body);
+	body = review("", "v1", "Pod", "CREATE", KUBERAY_SA,
+		      RAY_POD(",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"), "null");
+	run(WEBHOOK_MUTATE, body, &r, &again);
+	assert_string_equal(r.decision, "allowed");
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	free(body);
+	body = review("", "v1", "Pod", "CREATE", "alice", RAY_POD(""), "null");
+	run(WEBHOOK_MUTATE, body, &r, &again);
+	assert_string_equal(r.decision, "patched");
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	json_decref(patch);
+	json_decref(doc);
+	free(text);
+	free(body);
+	free(body2);
+}
+
+static void test_ray_validate(void **state)
+{
+	static const struct {
+		const char *group, *version, *kind, *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    {RJ_GVK, "CREATE", "alice", RAYJOB("\"suspend\":true," SHUT, ""), "null", ""},
+	    {RJ_GVK, "CREATE", "alice", RAYJOB(SHUT, ""), "null",
+	     "RayJob \"rayjob-sample\": spec.suspend is false"},
+	    /* what KubeRay cannot hold, or the autoscaler would outgrow */
+	    {RJ_GVK, "CREATE", "alice", RAYJOB("\"suspend\":true,", ""), "null",
+	     "RayJob \"rayjob-sample\": spec.shutdownAfterJobFinishes is not true"},
+	    {RC_GVK, "CREATE", "alice",
+	     "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"rc\"},"
+	     "\"spec\":" RAY_CLUSTER("", "\"suspend\":true,\"enableInTreeAutoscaling\":true,") "}",
+	     "null", "RayCluster \"rc\": enableInTreeAutoscaling is true"},
+	    /* a tenant cannot let it out; gpuq can */
+	    {RJ_GVK, "UPDATE", "alice", RAYJOB(SHUT, ""), RAYJOB("\"suspend\":true," SHUT, ""),
+	     "RayJob \"rayjob-sample\": spec.suspend may change from true to false only by gpuq"},
+	    {RJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT, RAYJOB(SHUT, ADMITTED_TMPL),
+	     RAYJOB("\"suspend\":true," SHUT, ""), ""},
+	    /* the RayCluster KubeRay makes for an admitted RayJob passes; a
+	       forged one, or one of a RayJob gpuq did not admit, does not */
+	    {RC_GVK, "CREATE", KUBERAY_SA, CHILD_RC(ADMITTED_TMPL, ""), "null", ""},
+	    {RC_GVK, "CREATE", "alice", CHILD_RC(ADMITTED_TMPL, ""), "null",
+	     "metadata.ownerReferences names RayJob \"rayjob-sample\" as its controller, but a "
+	     "RayJob's RayClusters are made by its controller only"},
+	    {RC_GVK, "CREATE", KUBERAY_SA, CHILD_RC("", ""), "null",
+	     "a RayJob's RayCluster runs only once gpuq admitted the RayJob"},
+	    /* Pods: KubeRay's of an admitted cluster; no one else's */
+	    {"", "v1", "Pod", "CREATE", KUBERAY_SA,
+	     RAY_POD(",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"), "null", ""},
+	    {"", "v1", "Pod", "CREATE", "alice",
+	     RAY_POD(",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"), "null",
+	     "annotation gpuq.dev/admitted is honoured only on Pods the RayCluster controller "
+	     "creates for a RayCluster gpuq admitted (label gpuq.dev/managed=true and a ray.io/v1 "
+	     "RayCluster owner)"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(t[i].group, t[i].version, t[i].kind, t[i].op, t[i].user,
+				     t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_jobset_mutate),   cmocka_unit_test(test_jobset_validate),
 	    cmocka_unit_test(test_jobset_children), cmocka_unit_test(test_sets_mutate),
 	    cmocka_unit_test(test_sets_validate),   cmocka_unit_test(test_set_pods),
+	    cmocka_unit_test(test_ray_mutate),	    cmocka_unit_test(test_ray_validate),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

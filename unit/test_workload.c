@@ -856,6 +856,143 @@ static void test_sets(void **state)
 	policy_unref(p);
 }
 
+/* ---- KubeRay: RayCluster and RayJob ---- */
+
+#define RAYCLUSTER_API "'apiVersion':'ray.io/v1','kind':'RayCluster'"
+#define RAYJOB_API "'apiVersion':'ray.io/v1','kind':'RayJob'"
+/* The shape of KubeRay's ray-cluster.sample.yaml with GPU workers: a CPU
+ * head and worker groups (2 replicas of 2 hosts of 1 GPU each; one
+ * suspended; one of no replica; one whose minReplicas is over its
+ * maxReplicas). */
+#define RAY_CLUSTER_SPEC                                                                           \
+	"'headGroupSpec':{'rayStartParams':{},'template':{'spec':{'containers':[{'name':"          \
+	"'ray-head','image':'rayproject/ray:2.46.0','resources':{'limits':{'cpu':'1'}}}]}}},"      \
+	"'workerGroupSpecs':[{'groupName':'gpu-group','replicas':2,'minReplicas':1,"               \
+	"'maxReplicas':5,'numOfHosts':2,'rayStartParams':{},'template':{'spec':{'containers':"     \
+	"[{'name':'ray-worker','resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}},"                \
+	"{'groupName':'off','replicas':3,'suspend':true,'template':{'spec':{}}},"                  \
+	"{'groupName':'none','replicas':0,'template':{'spec':{}}},"                                \
+	"{'groupName':'capped','replicas':1,'minReplicas':4,'maxReplicas':3,'template':{"          \
+	"'spec':{'containers':[{'name':'c','resources':{'limits':{'cpu':'2'}}}]}}}]"
+
+static void test_ray(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	if (obj_decode(p,
+		       OBJ_META(RAYCLUSTER_API, "raycluster-kuberay",
+				"") ",'spec':{'suspend':true," RAY_CLUSTER_SPEC "}}",
+		       &o, &d))
+		fail_msg("raycluster: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_RAYCLUSTER);
+	assert_int_equal(o->integ->hold, WORKLOAD_HOLD_SUSPEND);
+	assert_true(o->suspend);
+	assert_true(o->gpu);
+	/* the head, gpu-group (2 x 2 hosts) and capped (3); off and none hold
+	   no pod */
+	assert_int_equal(o->n_podsets, 3);
+	assert_int_equal(o->pods, 8);
+	assert_string_equal(o->podsets[0].name, "head");
+	assert_int_equal(o->podsets[0].count, 1);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/headGroupSpec/template");
+	assert_false(o->podsets[0].gpu);
+	assert_string_equal(o->podsets[1].name, "gpu-group");
+	assert_int_equal(o->podsets[1].count, 4);
+	assert_string_equal(o->podsets[1].tmpl_ptr, "/spec/workerGroupSpecs/0/template");
+	assert_true(o->podsets[1].gpu);
+	assert_string_equal(o->podsets[2].name, "capped");
+	assert_int_equal(o->podsets[2].count, 3);
+	assert_string_equal(o->podsets[2].tmpl_ptr, "/spec/workerGroupSpecs/3/template");
+	assert_int_equal(o->active, 1);
+	workload_destroy(o);
+	/* suspended: KubeRay deleted its Pods */
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(RAYCLUSTER_API, "rc", "") ",'spec':{" RAY_CLUSTER_SPEC
+							  "},'status':{'conditions':[{"
+							  "'type':'RayClusterSuspended',"
+							  "'status':'True'}]}}",
+		       &o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->active, 0);
+	workload_destroy(o);
+	/* the RayJob sample's shape: the cluster it makes is its pod sets */
+	if (obj_decode(
+		p,
+		OBJ_META(
+		    RAYJOB_API, "rayjob-sample",
+		    ",'labels':{'kueue.x-k8s.io/queue-name':'default'}") ",'spec':{"
+									 "'entrypoint':'python "
+									 "/home/ray/samples/"
+									 "sample_code.py',"
+									 "'shutdownAfterJobFinishes"
+									 "':true,'suspend':true,'"
+									 "rayClusterSpec':"
+									 "{" RAY_CLUSTER_SPEC "}}}",
+		&o, &d))
+		fail_msg("rayjob: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_RAYJOB);
+	assert_string_equal(o->queue, "default");
+	assert_true(o->suspend);
+	assert_int_equal(o->n_podsets, 3);
+	assert_int_equal(o->pods, 8);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/rayClusterSpec/headGroupSpec/template");
+	assert_string_equal(o->podsets[1].tmpl_ptr,
+			    "/spec/rayClusterSpec/workerGroupSpecs/0/template");
+	assert_string_equal(o->podsets[1].spec_field,
+			    "spec.rayClusterSpec.workerGroupSpecs[0].template.spec");
+	assert_false(o->finished);
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "done",
+					     "") ",'spec':{'rayClusterSpec':{" RAY_CLUSTER_SPEC
+						 "}},'status':{'jobDeploymentStatus':"
+						 "'Complete'}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_true(o->finished);
+	assert_int_equal(o->active, 0);
+	workload_destroy(o);
+	/* running, its cluster ready: all its pods Ready */
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "up",
+					     "") ",'spec':{'rayClusterSpec':{" RAY_CLUSTER_SPEC
+						 "}},'status':{'jobDeploymentStatus':"
+						 "'Running','rayClusterStatus':{'state':'ready'}}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_int_equal(o->active, 1);
+	assert_int_equal(o->ready_pods, 8);
+	workload_destroy(o);
+	/* on an existing cluster: no pod of its own, nothing to hold */
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "sel", "") ",'spec':{'clusterSelector':{"
+								    "'ray.io/cluster':'rc'}}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_false(o->gpu);
+	assert_int_equal(o->n_podsets, 0);
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "bad", "") ",'spec':{'rayClusterSpec':{"
+								    "'headGroupSpec':{}}}}",
+				    &o, &d),
+			 GPUQ_EINVAL);
+	assert_non_null(
+	    strstr(d.msg, "spec.rayClusterSpec.headGroupSpec.template: Required value"));
+	/* a RayJob's RayCluster is its child; a RayCluster's Pods are its own */
+	assert_ptr_equal(workload_parent_of(WORKLOAD_KIND_RAYCLUSTER, "ray.io/v1", "RayJob"),
+			 workload_integration(WORKLOAD_KIND_RAYJOB));
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "ray.io/v1", "RayCluster"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_JOB, "ray.io/v1", "RayJob"));
+	assert_true(workload_creator(workload_integration(WORKLOAD_KIND_RAYCLUSTER),
+				     "system:serviceaccount:ray-system:kuberay-operator"));
+	policy_unref(p);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -870,6 +1007,7 @@ int main(void)
 	    cmocka_unit_test(test_jobset_refusals),
 	    cmocka_unit_test(test_parent_of),
 	    cmocka_unit_test(test_sets),
+	    cmocka_unit_test(test_ray),
 	};
 
 	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);

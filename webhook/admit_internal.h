@@ -126,9 +126,11 @@ static inline workload_config_t webhook_workload_cfg(const webhook_config_t *cfg
 	return (workload_config_t){cfg ? cfg->gpu_resources : NULL, cfg ? cfg->n_gpu_resources : 0};
 }
 /* Whether the Pod is a child of an admitted parent whose own controller
- * made it: a Job's Pod with a controller ownerReference to a batch/v1 Job,
- * label gpuq.dev/managed=true and annotation gpuq.dev/admitted=true (copied
- * from the admitted Job's template), created by the Job controller. */
+ * made it: a Pod with a controller ownerReference to a held parent that
+ * makes Pods (a batch/v1 Job, a RayCluster), label gpuq.dev/managed=true
+ * and annotation gpuq.dev/admitted=true (copied from the admitted parent's
+ * template), created by that parent's controller (the Job controller,
+ * KubeRay's operator). */
 bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w);
 /* The row of the held parent w is a child of (a JobSet for its Jobs: the
  * controller ownerReference's kind), or NULL. */

@@ -180,20 +180,16 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 
 bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
 {
-	const jv_t *owners = jv_get(jv_get(w->obj, "metadata"), "ownerReferences");
+	const jv_t *owner = workload_controller_owner(w->obj);
 	const char *managed = jv_member_str(w->labels, WEBHOOK_LABEL_MANAGED);
-	bool owned = false;
+	const workload_integration_t *parent = workload_integration(
+	    workload_kind_of(jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
 
-	for (const jv_t *o = jv_first(owners); o; o = o->next) {
-		const char *api = jv_member_str(o, "apiVersion");
-		const char *kind = jv_member_str(o, "kind");
-
-		if (jv_is(jv_get(o, "controller"), JV_TRUE) && api && kind &&
-		    !strcmp(api, "batch/v1") && !strcmp(kind, "Job"))
-			owned = true;
-	}
-	return owned && managed && !strcmp(managed, "true") && w->admitted &&
-	       workload_creator(workload_integration(WORKLOAD_KIND_JOB), r->username);
+	/* a Pod of a held parent that makes Pods itself (a Job, a RayCluster),
+	   made by that parent's controller from the template gpuq released */
+	return parent->hold == WORKLOAD_HOLD_SUSPEND && parent->child_kind == WORKLOAD_KIND_POD &&
+	       managed && !strcmp(managed, "true") && w->admitted &&
+	       workload_creator(parent, r->username);
 }
 
 static void mutate_pod(webhook_review_t *r, workload_view_t *w)

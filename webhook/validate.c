@@ -407,6 +407,11 @@ static void validate_create(webhook_review_t *r, workload_view_t *w)
 	const char *node;
 	char field[WORKLOAD_FIELD_MAX + 32];
 
+	if (w->unsupported) {
+		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
+				      w->unsupported);
+		return;
+	}
 	if (w->integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		if (w->admitted || w->tmpl_admitted) {
 			webhook_review_refuse(
@@ -432,13 +437,21 @@ static void validate_create(webhook_review_t *r, workload_view_t *w)
 		exempt = webhook_pod_job_admitted(r, w);
 		node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
 		if (!exempt && w->admitted) {
+			const jv_t *owner = workload_controller_owner(w->obj);
+			const workload_integration_t *p = workload_integration(workload_kind_of(
+			    jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
+
+			/* the parent named (a RayCluster), else a Job's words */
+			if (p->hold != WORKLOAD_HOLD_SUSPEND || p->child_kind != WORKLOAD_KIND_POD)
+				p = workload_integration(WORKLOAD_KIND_JOB);
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
 			    "Pod \"%s\": annotation %s is honoured only on Pods the "
-			    "Job controller creates for a Job gpuq admitted (label %s="
-			    "true and a batch/v1 Job owner); remove it and let the "
+			    "%s controller creates for a %s gpuq admitted (label %s="
+			    "true and a %s %s owner); remove it and let the "
 			    "queue admit the Pod",
-			    w->name, WEBHOOK_ANNOT_ADMITTED, WEBHOOK_LABEL_MANAGED);
+			    w->name, WEBHOOK_ANNOT_ADMITTED, p->kind_name, p->kind_name,
+			    WEBHOOK_LABEL_MANAGED, p->api_version, p->kind_name);
 			return;
 		}
 		if (!exempt && node && *node) {
@@ -517,6 +530,9 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 		    w->admitted && !old->admitted ? "metadata.annotations"
 						  : tmpl_admitted_field(w, field, sizeof(field)),
 		    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
+	} else if (w->unsupported && !old->admitted) {
+		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
+				      w->unsupported);
 	} else if (old->suspend && !w->suspend && !old->admitted) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": spec.suspend may change from true to false only "

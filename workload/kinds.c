@@ -318,6 +318,169 @@ static int lws_status(workload_decoder_t *d, const jv_t *obj)
 	return GPUQ_OK;
 }
 
+/* ---- ray.io/v1 RayCluster and RayJob (KubeRay) ---- */
+
+/* A worker group's pods as KubeRay's GetWorkerGroupDesiredReplicas counts
+ * them: none when suspended; replicas clamped to [minReplicas, maxReplicas]
+ * (maxReplicas when the two cross; minReplicas when replicas is absent);
+ * times numOfHosts. */
+static int64_t ray_group_pods(bool suspended, int64_t replicas, int64_t min, int64_t max,
+			      int64_t hosts)
+{
+	int64_t n;
+
+	if (suspended)
+		return 0;
+	if (min > max)
+		n = max;
+	else if (replicas < 0 || replicas < min)
+		n = min;
+	else
+		n = replicas > max ? max : replicas;
+	return n * hosts;
+}
+
+/* A Ray cluster spec at field/ptr: the head (1 pod) and each worker group
+ * that has pods (ray_group_pods; a group of none is no pod set: the core
+ * counts pods of one or more). */
+static int ray_cluster_podsets(workload_view_t *w, const jv_t *rc, const char *field,
+			       const char *ptr, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *head = NULL, *ht = NULL, *groups = NULL;
+	char at[WORKLOAD_FIELD_MAX + 96], p2[WORKLOAD_FIELD_MAX + 48];
+	workload_view_podset_t *ps;
+	size_t i = 0;
+	int rc_ = GPUQ_OK;
+
+	snprintf(at, sizeof(at), "%s.headGroupSpec", field);
+	rc_ = jv_fields_typed(&f, rc, "headGroupSpec", JV_OBJECT, at, &head);
+	snprintf(at, sizeof(at), "%s.headGroupSpec.template", field);
+	if (!rc_)
+		rc_ = jv_fields_typed(&f, head, "template", JV_OBJECT, at, &ht);
+	if (!rc_ && !ht) /* the CRD requires both */
+		return jv_fields_refuse(&f, at, "Required value: a Ray cluster's head");
+	if (!rc_)
+		rc_ = workload_view_podset_new(w, "head", at, &ps, diag);
+	snprintf(p2, sizeof(p2), "%s/headGroupSpec/template", ptr);
+	if (!rc_)
+		rc_ = workload_view_template(w, ps, ht, at, p2, diag);
+	snprintf(at, sizeof(at), "%s.workerGroupSpecs", field);
+	if (!rc_)
+		rc_ = jv_fields_typed(&f, rc, "workerGroupSpecs", JV_ARRAY, at, &groups);
+	for (const jv_t *g = jv_first(groups); !rc_ && g; g = g->next, i++) {
+		char gf[WORKLOAD_FIELD_MAX + 48], gp[WORKLOAD_FIELD_MAX + 48];
+		const char *name = NULL;
+		const jv_t *t = NULL;
+		int64_t replicas = -1, min = 0, max = INT32_MAX, hosts = 1, n;
+
+		snprintf(gf, sizeof(gf), "%s.workerGroupSpecs[%zu]", field, i);
+		if (!jv_is(g, JV_OBJECT))
+			return jv_fields_want(&f, gf, g, JV_OBJECT);
+		snprintf(at, sizeof(at), "%s.groupName", gf);
+		rc_ = jv_fields_str(&f, g, "groupName", at, true, &name);
+		snprintf(at, sizeof(at), "%s.replicas", gf);
+		if (!rc_)
+			rc_ = jv_fields_int(&f, g, "replicas", at, -1, 0, INT32_MAX, &replicas);
+		snprintf(at, sizeof(at), "%s.minReplicas", gf);
+		if (!rc_)
+			rc_ = jv_fields_int(&f, g, "minReplicas", at, 0, 0, INT32_MAX, &min);
+		snprintf(at, sizeof(at), "%s.maxReplicas", gf);
+		if (!rc_)
+			rc_ =
+			    jv_fields_int(&f, g, "maxReplicas", at, INT32_MAX, 0, INT32_MAX, &max);
+		snprintf(at, sizeof(at), "%s.numOfHosts", gf);
+		if (!rc_)
+			rc_ = jv_fields_int(&f, g, "numOfHosts", at, 1, 1, INT32_MAX, &hosts);
+		snprintf(at, sizeof(at), "%s.template", gf);
+		if (!rc_)
+			rc_ = jv_fields_typed(&f, g, "template", JV_OBJECT, at, &t);
+		n = ray_group_pods(jv_is(jv_get(g, "suspend"), JV_TRUE), replicas, min, max, hosts);
+		if (rc_ || n == 0)
+			continue;
+		rc_ = workload_view_podset_new(w, name, at, &ps, diag);
+		snprintf(gp, sizeof(gp), "%s/workerGroupSpecs/%zu/template", ptr, i);
+		if (!rc_)
+			rc_ = workload_view_template(w, ps, t, at, gp, diag);
+		if (!rc_)
+			ps->count = n;
+	}
+	/* the autoscaler would add pods no admission counted (Kueue refuses it too) */
+	if (!rc_ && jv_is(jv_get(rc, "enableInTreeAutoscaling"), JV_TRUE))
+		w->unsupported = "enableInTreeAutoscaling is true: gpuq admits a Ray cluster of "
+				 "the pods its spec names, and the autoscaler would add more";
+	w->pods = 0;
+	for (size_t k = 0; k < w->n_podsets; k++)
+		w->pods += w->podsets[k].count;
+	return rc_;
+}
+
+static int raycluster_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_t *spec = jv_member_obj(w->obj, "spec");
+
+	w->n_podsets = 0;
+	w->suspend = jv_is(jv_get(spec, "suspend"), JV_TRUE);
+	return ray_cluster_podsets(w, spec, "spec", "/spec", diag);
+}
+
+static int rayjob_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *spec = jv_member_obj(w->obj, "spec"), *rc;
+	int r;
+
+	w->n_podsets = 0;
+	w->suspend = jv_is(jv_get(spec, "suspend"), JV_TRUE);
+	r = jv_fields_typed(&f, spec, "rayClusterSpec", JV_OBJECT, "spec.rayClusterSpec", &rc);
+	/* a RayJob on an existing cluster (clusterSelector) makes no pod of
+	   its own (its submitter asks for no GPU): nothing to hold */
+	if (r || !rc)
+		return r;
+	r = ray_cluster_podsets(w, rc, "spec.rayClusterSpec", "/spec/rayClusterSpec", diag);
+	/* KubeRay suspends (and so admits) only a RayJob that deletes its
+	   cluster when done */
+	if (!r && !w->unsupported && !jv_is(jv_get(spec, "shutdownAfterJobFinishes"), JV_TRUE))
+		w->unsupported = "spec.shutdownAfterJobFinishes is not true: KubeRay holds "
+				 "(suspends) only a RayJob that deletes its cluster when it "
+				 "finishes; set it true";
+	return r;
+}
+
+/* RayCluster: quiet once suspended (RayClusterSuspended, or its state). */
+static int raycluster_status(workload_decoder_t *d, const jv_t *obj)
+{
+	const jv_t *status = jv_member_obj(obj, "status");
+	const char *state = jv_member_str(status, "state");
+	workload_t *w = d->w;
+
+	w->active =
+	    !(workload_condition_true(jv_get(status, "conditions"), "RayClusterSuspended") ||
+	      (state && !strcmp(state, "suspended")));
+	w->ready_pods = state && !strcmp(state, "ready") ? w->pods : 0;
+	return GPUQ_OK;
+}
+
+/* RayJob: finished on a terminal deployment status; active (its cluster
+ * may hold pods) from Initializing until KubeRay reports it Suspended (its
+ * RayCluster deleted) or done; Ready when its cluster is (as Kueue reads
+ * it). */
+static int rayjob_status(workload_decoder_t *d, const jv_t *obj)
+{
+	const jv_t *status = jv_member_obj(obj, "status");
+	const char *st = jv_member_str(status, "jobDeploymentStatus");
+	const char *cs = jv_member_str(jv_member_obj(status, "rayClusterStatus"), "state");
+	workload_t *w = d->w;
+
+	w->ready_pods = cs && !strcmp(cs, "ready") ? w->pods : 0;
+
+	w->finished = st && (!strcmp(st, "Complete") || !strcmp(st, "Failed") ||
+			     !strcmp(st, "ValidationFailed"));
+	w->active =
+	    st && *st && !w->finished && strcmp(st, "New") != 0 && strcmp(st, "Suspended") != 0;
+	return GPUQ_OK;
+}
+
 /* ---- The table ---- */
 
 /* The Job controller in kube-controller-manager (with and without
@@ -328,6 +491,9 @@ static const char *const job_creators[] = {"system:serviceaccount:kube-system:jo
  * ServiceAccount jobset-controller-manager). */
 static const char *const jobset_creators[] = {
     "system:serviceaccount:jobset-system:jobset-controller-manager", NULL};
+/* KubeRay's operator as its own install runs it. */
+static const char *const kuberay_creators[] = {"system:serviceaccount:ray-system:kuberay-operator",
+					       NULL};
 /* A StatefulSet's Pods (also an LWS's: its leader and worker StatefulSets). */
 static const char *const statefulset_creators[] = {
     "system:serviceaccount:kube-system:statefulset-controller", "system:kube-controller-manager",
@@ -400,6 +566,32 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			   .sequential = true,
 			   .podsets = lws_podsets,
 			   .status = lws_status},
+    [WORKLOAD_KIND_RAYCLUSTER] = {.kind = WORKLOAD_KIND_RAYCLUSTER,
+				  .api_version = "ray.io/v1",
+				  .group = "ray.io",
+				  .version = "v1",
+				  .kind_name = "RayCluster",
+				  .resource = "rayclusters",
+				  .short_name = "raycluster",
+				  .hold = WORKLOAD_HOLD_SUSPEND,
+				  .suspend_ptr = "/spec/suspend",
+				  .child_kind = WORKLOAD_KIND_POD,
+				  .creators = kuberay_creators,
+				  .podsets = raycluster_podsets,
+				  .status = raycluster_status},
+    [WORKLOAD_KIND_RAYJOB] = {.kind = WORKLOAD_KIND_RAYJOB,
+			      .api_version = "ray.io/v1",
+			      .group = "ray.io",
+			      .version = "v1",
+			      .kind_name = "RayJob",
+			      .resource = "rayjobs",
+			      .short_name = "rayjob",
+			      .hold = WORKLOAD_HOLD_SUSPEND,
+			      .suspend_ptr = "/spec/suspend",
+			      .child_kind = WORKLOAD_KIND_RAYCLUSTER,
+			      .creators = kuberay_creators,
+			      .podsets = rayjob_podsets,
+			      .status = rayjob_status},
     [WORKLOAD_KIND_DEPLOYMENT] = {.kind = WORKLOAD_KIND_DEPLOYMENT,
 				  .api_version = "apps/v1",
 				  .group = "apps",
@@ -446,7 +638,7 @@ const workload_integration_t *workload_parent_of(workload_kind_t kind, const cha
 {
 	workload_kind_t k = workload_kind_of(api_version, owner_kind);
 
-	return k != WORKLOAD_KIND_OTHER && k != WORKLOAD_KIND_JOB &&
+	return k != WORKLOAD_KIND_OTHER && kind != WORKLOAD_KIND_POD &&
 		       rows[k].hold == WORKLOAD_HOLD_SUSPEND && rows[k].child_kind == kind
 		   ? &rows[k]
 		   : NULL;

@@ -219,6 +219,9 @@ typedef struct workload_view {
 	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */
 	bool admitted;			       /* gpuq.dev/admitted = "true" on the object */
 	bool tmpl_admitted;		       /* ... on some pod set's template */
+	const char *unsupported;	       /* why gpuq cannot hold this kind of workload
+						  as it is written, when it asks for a GPU
+						  (a static sentence), or NULL */
 } workload_view_t;
 
 /* Decode obj, of kind `kind`, in namespace ns against policy (NULL: no DRA
