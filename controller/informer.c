@@ -47,6 +47,8 @@ const res_info_t controller_res[RES_COUNT] = {
 		     false},
     [RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
 			 "/apis/ray.io/v1/rayclusters", true, false},
+    [RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
+		       "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
 };
 
 /* ---- the event queue ---- */
@@ -170,7 +172,7 @@ void cevent_deinit(cevent_t *ev)
 static bool workload_collection(res_t r)
 {
 	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS || r == RES_STATEFULSETS ||
-	       r == RES_LWS || r == RES_RAYJOBS || r == RES_RAYCLUSTERS;
+	       r == RES_LWS || r == RES_RAYJOBS || r == RES_RAYCLUSTERS || r == RES_TRAINJOBS;
 }
 
 static workload_kind_t collection_kind(res_t r)
@@ -188,6 +190,8 @@ static workload_kind_t collection_kind(res_t r)
 		return WORKLOAD_KIND_RAYJOB;
 	case RES_RAYCLUSTERS:
 		return WORKLOAD_KIND_RAYCLUSTER;
+	case RES_TRAINJOBS:
+		return WORKLOAD_KIND_TRAINJOB;
 	default:
 		return WORKLOAD_KIND_POD;
 	}

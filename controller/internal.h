@@ -80,6 +80,7 @@ typedef enum {
 	RES_LWS,	  /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
 	RES_RAYJOBS,	  /* optional: ray.io RayJobs */
 	RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
+	RES_TRAINJOBS,	  /* optional: trainer.kubeflow.org TrainJobs */
 	RES_COUNT
 } res_t;
 
@@ -297,6 +298,10 @@ int snapshot_rebuild(struct controller *c);
 /* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes
  * ev->wl). */
 void jobs_apply(struct controller *c, cevent_t *ev);
+/* Where j's pod sets are: j's own workload, or, for a kind whose pod sets
+ * are its child's (a TrainJob), the cached child's (its JobSet); NULL
+ * while that child is not seen. */
+const workload_t *jobs_podsets(struct controller *c, const job_t *j);
 /* Bring every Job's workload into the core (after a snapshot change). */
 void jobs_resync(struct controller *c);
 void jobs_free_all(struct controller *c);

@@ -40,21 +40,42 @@ void jobs_free_all(struct controller *c)
 	map_deinit(&c->jobs);
 }
 
+const workload_t *jobs_podsets(struct controller *c, const job_t *j)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!j->wl || !j->wl->integ->podsets_of_child)
+		return j->wl;
+	/* a TrainJob: the JobSet the Trainer made for it (cached by the JobSets
+	   watch) */
+	while ((s = map_next(&c->jobs, &pos))) {
+		const job_t *k = s->value;
+
+		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->owner_uid &&
+		    !strcmp(k->wl->owner_uid, j->uid))
+			return k->wl;
+	}
+	return NULL;
+}
+
 /* Whether the Job is gpuq's: it asks for a GPU in a namespace some
  * ClusterQueue selects, and the webhook held it (created suspended with a
  * queue label) or gpuq released it. A Job of no pods (parallelism 0) waits
- * outside the queue until it has some. */
-static bool managed(const struct controller *c, const workload_t *o)
+ * outside the queue until it has some; a TrainJob, until its JobSet is
+ * made (its pod sets, p). */
+static bool managed(const struct controller *c, const workload_t *o, const workload_t *p)
 {
-	return o->gpu && o->queue && (o->suspend || o->admitted) && o->pods > 0 &&
+	return o->gpu && o->queue && (o->suspend || o->admitted) && p && p->pods > 0 &&
 	       !workload_parent_of(o->kind, o->owner_api_version, o->owner_kind) &&
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
 /* The whole Job as one pod set of its parallelism, admitted at once. A Job
  * of more than one pod is a gang (its pods all present: the job controller
- * makes them after the release), so the Ready timeout watches it. */
-static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
+ * makes them after the release), so the Ready timeout watches it. p holds
+ * the pod sets (o itself, or a TrainJob's JobSet). */
+static int add_to_core(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
 {
 	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
 	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
@@ -63,30 +84,30 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 	    .name = o->name,
 	    .uid = o->uid,
 	    .local_queue = o->queue,
-	    .priority = o->priority,
+	    .priority = p->priority_class ? p->priority : o->priority,
 	    .created_ms = o->created_ms,
 	    .podsets = ps,
-	    .n_podsets = o->n_podsets,
+	    .n_podsets = p->n_podsets,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	if (o->pods > CONTROLLER_PODS_MAX) {
+	if (p->pods > CONTROLLER_PODS_MAX) {
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
 				 "%s %s/%s waits outside the queue: %lld pods is more than the %d "
 				 "one workload may have",
-				 o->integ->kind_name, o->namespace_, o->name, (long long)o->pods,
+				 o->integ->kind_name, o->namespace_, o->name, (long long)p->pods,
 				 CONTROLLER_PODS_MAX);
 		j->bad = true;
 		return GPUQ_ELIMIT;
 	}
-	for (size_t i = 0; i < o->n_podsets; i++)
-		controller_podset_from(&o->podsets[i],
-				       (int32_t)(o->n_podsets == 1 ? o->pods : o->podsets[i].count),
+	for (size_t i = 0; i < p->n_podsets; i++)
+		controller_podset_from(&p->podsets[i],
+				       (int32_t)(p->n_podsets == 1 ? p->pods : p->podsets[i].count),
 				       &buf[i], &ps[i]);
-	if (o->pods > 1)
-		ws.gang_total = ws.pods_present = (int32_t)o->pods;
+	if (p->pods > 1)
+		ws.gang_total = ws.pods_present = (int32_t)p->pods;
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
@@ -105,7 +126,7 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o)
 /* A Job released by an earlier leader (or before the store was lost) runs
  * while the core holds it pending: admit it where it runs, from the
  * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, job_t *j, const workload_t *o)
+static void adopt(struct controller *c, job_t *j, const workload_t *o, size_t n_podsets)
 {
 	const char *pairs = o->flavors;
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
@@ -131,7 +152,7 @@ static void adopt(struct controller *c, job_t *j, const workload_t *o)
 		/* "<pod set>:resource=flavor" for a parent of several pod sets */
 		if (colon && colon < eq && colon > tok) {
 			ps = strtol(tok, &end, 10);
-			if (end != colon || ps < 0 || (size_t)ps >= o->n_podsets)
+			if (end != colon || ps < 0 || (size_t)ps >= n_podsets)
 				continue;
 			tok = colon + 1;
 		}
@@ -151,8 +172,9 @@ static void adopt(struct controller *c, job_t *j, const workload_t *o)
 	c->core_dirty = true;
 }
 
-/* Tell the core what the Job shows: finished, all pods Ready. */
-static void observe(struct controller *c, job_t *j, const workload_t *o)
+/* Tell the core what the Job shows: finished, all pods Ready (p: where its
+ * pod sets and their readiness are, o itself or a TrainJob's JobSet). */
+static void observe(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -168,12 +190,12 @@ static void observe(struct controller *c, job_t *j, const workload_t *o)
 	    !o->admitted) {
 		if (queue_workload_delete(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->in_core = false;
-			(void)add_to_core(c, j, o);
+			(void)add_to_core(c, j, o, p);
 		}
 		return;
 	}
 	if (v.state == QUEUE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
-		adopt(c, j, o);
+		adopt(c, j, o, p->n_podsets);
 		if (queue_workload_view(c->q, id, &v))
 			return;
 	}
@@ -184,7 +206,7 @@ static void observe(struct controller *c, job_t *j, const workload_t *o)
 		}
 		return;
 	}
-	if (v.state == QUEUE_WL_ADMITTED && !v.ready && o->ready_pods >= o->pods && o->pods > 0) {
+	if (v.state == QUEUE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
 		if (queue_workload_pods_ready(c->q, j->uid, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
@@ -193,18 +215,20 @@ static void observe(struct controller *c, job_t *j, const workload_t *o)
 /* Bring one Job's workload in line with what the watch shows, then act. */
 static void sync_job(struct controller *c, job_t *j)
 {
-	const workload_t *o = j->wl;
+	const workload_t *o = j->wl, *p;
 	queue_wl_t id;
 
 	if (!c->policy || !c->q || !o)
 		return;
+	p = jobs_podsets(c, j);
 	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
-	if (!j->in_core && (!managed(c, o) || o->finished))
+	if (!j->in_core && (!managed(c, o, p) || o->finished))
 		return;
-	if (!j->in_core && add_to_core(c, j, o))
+	if (!j->in_core && add_to_core(c, j, o, p))
 		return;
 	j->bad = false;
-	observe(c, j, o);
+	if (p)
+		observe(c, j, o, p);
 	controller_touch(c, j); /* acted on after the next persist */
 }
 
@@ -223,6 +247,19 @@ static int resolve(struct controller *c, job_t *j)
 			 j->ns, j->name, diag.msg);
 	j->bad = j->bad || rc;
 	return rc;
+}
+
+/* A child whose parent's pod sets are its own (a TrainJob's JobSet)
+ * changed: the parent is judged again. */
+static void child_seen(struct controller *c, job_t *k)
+{
+	const workload_integration_t *p =
+	    k->wl ? workload_parent_of(k->wl->kind, k->wl->owner_api_version, k->wl->owner_kind)
+		  : NULL;
+	job_t *parent = p && p->podsets_of_child ? map_get(&c->jobs, k->wl->owner_uid) : NULL;
+
+	if (parent && parent->wl && !parent->bad)
+		sync_job(c, parent);
 }
 
 static void forget(struct controller *c, const char *uid)
@@ -285,6 +322,7 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 	ev->wl = NULL; /* the cache's now */
 	if (resolve(c, j) == GPUQ_OK)
 		sync_job(c, j);
+	child_seen(c, j);
 }
 
 void jobs_resync(struct controller *c)

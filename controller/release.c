@@ -105,11 +105,11 @@ static json_t *placement_now(const workload_podset_t *ps)
  * placement itself ({nodeSelector, tolerations}, the form Jobs have always
  * carried); several pod sets' is {"podsets": [placement, ...]}. A new
  * reference, or NULL (no memory). */
-static json_t *original_of(const workload_t *wl, size_t i)
+static json_t *original_of(const workload_t *wl, const workload_t *p, size_t i)
 {
 	json_t *orig = wl->original ? json_loads(wl->original, 0, NULL) : NULL, *one;
 
-	if (json_is_object(orig) && wl->n_podsets > 1) {
+	if (json_is_object(orig) && p->n_podsets > 1) {
 		one = json_array_get(json_object_get(orig, "podsets"), i);
 		one = json_is_object(one) ? json_incref(one) : NULL;
 		json_decref(orig);
@@ -118,25 +118,72 @@ static json_t *original_of(const workload_t *wl, size_t i)
 	if (json_is_object(orig))
 		return orig;
 	json_decref(orig);
-	return placement_now(&wl->podsets[i]);
+	return placement_now(&p->podsets[i]);
+}
+
+/* ---- a kind released through its child (a TrainJob: runtimePatches) ---- */
+
+/* gpuq's runtime patch: each pod set's (each replicatedJob's) pod
+ * template marked managed and admitted, placed on its flavor. */
+static json_t *runtime_patch_new(void)
+{
+	return json_pack("{s:s, s:{s:{s:{s:[]}}}}", "manager", WORKLOAD_PATCH_MANAGER,
+			 "trainingRuntimeSpec", "template", "spec", "replicatedJobs");
+}
+
+static void runtime_patch_add(json_t *entry, const workload_podset_t *ps, json_t *sel, json_t *tols)
+{
+	json_t *rjs = json_object_get(
+	    json_object_get(
+		json_object_get(json_object_get(entry, "trainingRuntimeSpec"), "template"), "spec"),
+	    "replicatedJobs");
+
+	json_array_append_new(
+	    rjs, json_pack("{s:s, s:{s:{s:{s:{s:{s:s}, s:{s:s}}, s:{s:o?, s:o?}}}}}", "name",
+			   ps->name, "template", "spec", "template", "metadata", "labels",
+			   WEBHOOK_LABEL_MANAGED, "true", "annotations", WEBHOOK_ANNOT_ADMITTED,
+			   "true", "spec", "nodeSelector", sel, "tolerations", tols));
+}
+
+/* Put gpuq's runtime patch in wl's list (replacing one already there). */
+static void runtime_patch_put(json_t *patch, const workload_t *wl, json_t *entry)
+{
+	char path[WORKLOAD_FIELD_MAX + 32];
+
+	if (wl->runtime_patch_at >= 0) {
+		snprintf(path, sizeof(path), "%s/%d", wl->integ->runtime_patch,
+			 (int)wl->runtime_patch_at);
+		op(patch, "replace", path, entry);
+	} else if (wl->has_runtime_patches) {
+		snprintf(path, sizeof(path), "%s/-", wl->integ->runtime_patch);
+		op(patch, "add", path, entry);
+	} else {
+		op(patch, "add", wl->integ->runtime_patch, json_pack("[o]", entry));
+	}
 }
 
 /* ---- release ---- */
 
 int release_parent(struct controller *c, job_t *j, queue_wl_t id)
 {
-	const workload_t *wl = j->wl;
-	json_t *patch = patch_new(wl), *all = wl->n_podsets > 1 ? json_array() : NULL, *one = NULL;
+	const workload_t *wl = j->wl, *p = jobs_podsets(c, j);
+	json_t *patch, *all, *one = NULL, *entry = NULL;
 	char flavors[1024], path[WORKLOAD_FIELD_MAX + 32], meta[WORKLOAD_FIELD_MAX + 16];
 	static const char *const tkeys[] = {WEBHOOK_ANNOT_ADMITTED};
 	static const char *const tvals[] = {"true"};
 	char *orig_dump;
 	int rc = GPUQ_OK;
 
+	if (!p)
+		return GPUQ_EAGAIN; /* a TrainJob whose JobSet is not seen yet */
+	patch = patch_new(wl);
+	all = p->n_podsets > 1 ? json_array() : NULL;
+	if (wl->integ->podsets_of_child && !(entry = runtime_patch_new()))
+		rc = GPUQ_ENOMEM;
 	flavors[0] = '\0';
-	for (size_t i = 0; patch && !rc && i < wl->n_podsets; i++) {
-		const workload_podset_t *ps = &wl->podsets[i];
-		json_t *orig = original_of(wl, i), *sel = NULL, *tols = NULL;
+	for (size_t i = 0; patch && !rc && i < p->n_podsets; i++) {
+		const workload_podset_t *ps = &p->podsets[i];
+		json_t *orig = original_of(wl, p, i), *sel = NULL, *tols = NULL;
 		char pairs[512];
 
 		if (!orig) {
@@ -144,9 +191,13 @@ int release_parent(struct controller *c, job_t *j, queue_wl_t id)
 			break;
 		}
 		rc = actuate_placement(
-		    c, id, i, wl->n_podsets > 1, json_object_get(orig, "nodeSelector"),
+		    c, id, i, p->n_podsets > 1, json_object_get(orig, "nodeSelector"),
 		    json_object_get(orig, "tolerations"), &sel, &tols, pairs, sizeof(pairs));
-		if (!rc) {
+		if (!rc && entry) {
+			size_t n = strlen(flavors);
+			snprintf(flavors + n, sizeof(flavors) - n, "%s%s", n ? "," : "", pairs);
+			runtime_patch_add(entry, ps, sel, tols);
+		} else if (!rc) {
 			size_t n = strlen(flavors);
 			snprintf(flavors + n, sizeof(flavors) - n, "%s%s", n ? "," : "", pairs);
 			snprintf(meta, sizeof(meta), "%s/metadata", ps->tmpl_ptr);
@@ -173,11 +224,14 @@ int release_parent(struct controller *c, job_t *j, queue_wl_t id)
 		const char *vals[] = {"true", flavors, orig_dump};
 
 		put_annotations(patch, "/metadata", true, wl->has_annotations, keys, vals, 3);
+		if (entry)
+			runtime_patch_put(patch, wl, json_incref(entry));
 		op(patch, "add", wl->integ->suspend_ptr, json_false());
 		rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, json_incref(patch), "released");
 	}
 	json_decref(all);
 	json_decref(one);
+	json_decref(entry);
 	free(orig_dump);
 	json_decref(patch);
 	return rc ? rc : GPUQ_OK;
@@ -236,8 +290,20 @@ int release_restore(struct controller *c, job_t *j)
 	patch = patch_new(wl);
 	if (!patch)
 		return GPUQ_ENOMEM;
-	for (size_t i = 0; i < wl->n_podsets; i++) {
-		json_t *orig = original_of(wl, i);
+	if (wl->integ->podsets_of_child && wl->runtime_patch_at >= 0) {
+		/* a TrainJob: gpuq's runtime patch out (the Trainer allows it once
+		   its JobSet is inactive) */
+		char path[WORKLOAD_FIELD_MAX + 48];
+
+		snprintf(path, sizeof(path), "%s/%d/manager", wl->integ->runtime_patch,
+			 (int)wl->runtime_patch_at);
+		op(patch, "test", path, json_string(WORKLOAD_PATCH_MANAGER));
+		snprintf(path, sizeof(path), "%s/%d", wl->integ->runtime_patch,
+			 (int)wl->runtime_patch_at);
+		op(patch, "remove", path, NULL);
+	}
+	for (size_t i = 0; !wl->integ->podsets_of_child && i < wl->n_podsets; i++) {
+		json_t *orig = original_of(wl, wl, i);
 
 		restore_podset(patch, &wl->podsets[i], orig);
 		json_decref(orig);

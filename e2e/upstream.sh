@@ -282,6 +282,65 @@ start_kuberay() {
 	}
 }
 
+# Kubeflow Trainer's TrainJob webhooks (defaulting and validating), as its
+# manifests/base/webhook registers them, by URL, scoped like JobSet's; its
+# runtime validators (cluster-scoped objects, which a namespace selector
+# cannot scope) are left out: the scenarios write their runtimes as the
+# project ships them.
+trainer_webhooks() {
+	local url=$1 ca=$2
+	local sel="namespaceSelector: {matchLabels: {gpuq.dev/upstream-trainer: \"true\"}}"
+	cat <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: e2e-trainer}
+webhooks:
+- {name: defaulter.trainjob.trainer.kubeflow.org, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/mutate-trainer-kubeflow-org-v1alpha1-trainjob", caBundle: "$ca"},
+   rules: [{apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainjobs]}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: e2e-trainer}
+webhooks:
+- {name: validator.trainjob.trainer.kubeflow.org, admissionReviewVersions: [v1], sideEffects: None, failurePolicy: Fail, $sel,
+   clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-trainjob", caBundle: "$ca"},
+   rules: [{apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainjobs]}]}
+YAML
+}
+
+# The Trainer's controller manager: its own certificate management off
+# (it would write a Secret and the webhook configurations of its install);
+# controller-runtime reads the serving certificate from
+# $TMPDIR/k8s-webhook-server/serving-certs. Needs the JobSet CRDs (start
+# jobset first).
+start_trainer() {
+	local run=$E2E_RUN/upstream-trainer dir port health
+	dir=$(dir_of trainer)
+	port=$(free_port) health=$(free_port)
+	mkdir -p "$run/k8s-webhook-server"
+	"$GPUQ" certs --out "$run/k8s-webhook-server/serving-certs" --ip 127.0.0.1 >/dev/null
+	cat >"$run/config.yaml" <<YAML
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+webhook: {port: $port, host: 127.0.0.1}
+health: {healthProbeBindAddress: "127.0.0.1:$health", readinessEndpointName: readyz, livenessEndpointName: healthz}
+metrics: {bindAddress: "0"}
+leaderElection: {leaderElect: false}
+certManagement: {enable: false}
+YAML
+	KUBECONFIG=$run/kubeconfig TMPDIR=$run "$dir/manager" --config "$run/config.yaml" \
+		>>"$run/log" 2>&1 &
+	echo $! >"$run/pid"
+	poll_until "Trainer controller ready" 60 curl -fs "http://127.0.0.1:$health/readyz" || {
+		tail -20 "$run/log" >&2
+		return 1
+	}
+	poll_until "Trainer webhook server on $port" 60 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+	trainer_webhooks "https://127.0.0.1:$port" \
+		"$(base64 -w0 "$run/k8s-webhook-server/serving-certs/ca.crt")" | kc apply -f - >/dev/null
+}
+
 start_one() {
 	local name=$1 dir run=$E2E_RUN/upstream-$1
 	upstream_row "$name" >/dev/null || die "unknown upstream \"$name\""

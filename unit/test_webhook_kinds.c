@@ -555,13 +555,93 @@ static void test_ray_validate(void **state)
 	}
 }
 
+/* ---- Kubeflow Trainer: a TrainJob, its JobSet ---- */
+
+#define TRAINER_SA "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
+#define TRAINJOB(spec_extra)                                                                       \
+	"{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":{"   \
+	"\"name\":\"llama\"},\"spec\":{" spec_extra "\"runtimeRef\":{\"name\":\"torch-"            \
+	"distributed\"},\"trainer\":{\"numNodes\":2,\"resourcesPerNode\":{\"limits\":{"            \
+	"\"nvidia.com/gpu\":\"8\"}}}}}"
+#define TJ_GVK "trainer.kubeflow.org", "v1alpha1", "TrainJob"
+/* The JobSet the Trainer builds for it. */
+#define TJ_JOBSET(suspend, tmpl_meta)                                                              \
+	"{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":" \
+	"\"llama\",\"ownerReferences\":[{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\","        \
+	"\"kind\":\"TrainJob\",\"name\":\"llama\",\"uid\":\"tj\",\"controller\":true}]},"          \
+	"\"spec\":{\"suspend\":" suspend ",\"replicatedJobs\":[{\"name\":\"node\",\"template\":{"  \
+	"\"spec\":{\"parallelism\":2,\"completions\":2,\"template\":{" tmpl_meta "\"spec\":{"      \
+	"\"containers\":[{\"name\":\"node\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"        \
+	"\"8\"}}}]}}}}}]}}"
+
+static void test_trainjob_admission(void **state)
+{
+	static const struct {
+		const char *group, *version, *kind, *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    {TJ_GVK, "CREATE", "alice", TRAINJOB("\"suspend\":true,"), "null", ""},
+	    {TJ_GVK, "CREATE", "alice", TRAINJOB(""), "null",
+	     "TrainJob \"llama\": spec.suspend is false"},
+	    {TJ_GVK, "UPDATE", "alice", TRAINJOB("\"suspend\":false,"),
+	     TRAINJOB("\"suspend\":true,"),
+	     "TrainJob \"llama\": spec.suspend may change from true to false only by gpuq"},
+	    {TJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT, TRAINJOB("\"suspend\":false,"),
+	     TRAINJOB("\"suspend\":true,"), ""},
+	    /* its JobSet: the Trainer's, held while the TrainJob is, or run
+	       with the templates gpuq's runtime patch marked */
+	    {JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("true", ""), "null", ""},
+	    {JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("false", ""), "null",
+	     "a TrainJob's JobSet runs only once gpuq admitted the TrainJob"},
+	    {JS_GVK, "UPDATE", TRAINER_SA, TJ_JOBSET("false", ADMITTED_TMPL), TJ_JOBSET("true", ""),
+	     ""},
+	    {JS_GVK, "CREATE", "alice", TJ_JOBSET("true", ""), "null",
+	     "metadata.ownerReferences names TrainJob \"llama\" as its controller, but a "
+	     "TrainJob's JobSets are made by its controller only"},
+	    {JS_GVK, "UPDATE", "alice", TJ_JOBSET("false", ""), TJ_JOBSET("true", ""),
+	     "spec.suspend may change from true to false only by the TrainJob controller"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(t[i].group, t[i].version, t[i].kind, t[i].op, t[i].user,
+				     t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+	/* /mutate suspends it and names the default queue; leaves its JobSet */
+	{
+		char *body = review(TJ_GVK, "CREATE", "alice", TRAINJOB(""), "null");
+		webhook_reply_t r;
+		json_t *root, *patch;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "patched");
+		patch = golden_reply_patch(json_object_get(root, "response"));
+		assert_non_null(op_at(patch, "/spec/suspend"));
+		assert_non_null(op_at(patch, "/metadata/labels"));
+		json_decref(patch);
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+		body = review(JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("true", ""), "null");
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "allowed");
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_jobset_mutate),   cmocka_unit_test(test_jobset_validate),
-	    cmocka_unit_test(test_jobset_children), cmocka_unit_test(test_sets_mutate),
-	    cmocka_unit_test(test_sets_validate),   cmocka_unit_test(test_set_pods),
-	    cmocka_unit_test(test_ray_mutate),	    cmocka_unit_test(test_ray_validate),
+	    cmocka_unit_test(test_jobset_mutate),      cmocka_unit_test(test_jobset_validate),
+	    cmocka_unit_test(test_jobset_children),    cmocka_unit_test(test_sets_mutate),
+	    cmocka_unit_test(test_sets_validate),      cmocka_unit_test(test_set_pods),
+	    cmocka_unit_test(test_ray_mutate),	       cmocka_unit_test(test_ray_validate),
+	    cmocka_unit_test(test_trainjob_admission),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

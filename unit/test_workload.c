@@ -993,6 +993,77 @@ static void test_ray(void **state)
 	policy_unref(p);
 }
 
+/* ---- Kubeflow Trainer: TrainJob ---- */
+
+#define TRAINJOB_API "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob'"
+
+/* The Trainer's PyTorch example: its pod sets are its JobSet's, none of its
+ * own; gpuq's when it names a queue or a GPU per node. */
+static void test_trainjob(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	if (obj_decode(
+		p,
+		OBJ_META(TRAINJOB_API, "pytorch-distributed",
+			 "") ",'spec':{'suspend':true,"
+			     "'runtimeRef':{'name':'torch-distributed'},'trainer':{'numNodes':2,"
+			     "'resourcesPerNode':{'limits':{'nvidia.com/gpu':'4'}}},"
+			     "'runtimePatches':[{'manager':'example.com/x'},{'manager':"
+			     "'gpuq.dev/manager'}]},'status':{'jobsStatus':[{'name':'node',"
+			     "'active':2,'ready':2}]}}",
+		&o, &d))
+		fail_msg("trainjob: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_TRAINJOB);
+	assert_true(o->integ->podsets_of_child);
+	assert_int_equal(o->integ->child_kind, WORKLOAD_KIND_JOBSET);
+	assert_int_equal(o->n_podsets, 0);
+	assert_true(o->suspend);
+	assert_true(o->gpu); /* a GPU per node */
+	assert_true(o->has_runtime_patches);
+	assert_int_equal(o->runtime_patch_at, 1);
+	assert_int_equal(o->active, 2);
+	assert_false(o->finished);
+	workload_destroy(o);
+	/* a queue label alone makes it gpuq's; neither, not */
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(
+		    TRAINJOB_API, "q",
+		    ",'labels':{'kueue.x-k8s.io/queue-name':'default'}") ",'spec':{'runtimeRef':{'"
+									 "name':'torch-distributed'"
+									 "}},'status':{"
+									 "'conditions':[{'type':'"
+									 "Complete','status':'True'"
+									 "}]}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_true(o->gpu);
+	assert_true(o->finished);
+	assert_false(o->has_runtime_patches);
+	assert_int_equal(o->runtime_patch_at, -1);
+	workload_destroy(o);
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(TRAINJOB_API, "cpu", "") ",'spec':{'runtimeRef':{'name':"
+							 "'torch-distributed'},'trainer':{"
+							 "'resourcesPerNode':{'requests':{"
+							 "'cpu':'4'}}}}}",
+		       &o, &d),
+	    GPUQ_OK);
+	assert_false(o->gpu);
+	workload_destroy(o);
+	/* its JobSet is its child */
+	assert_ptr_equal(
+	    workload_parent_of(WORKLOAD_KIND_JOBSET, "trainer.kubeflow.org/v1alpha1", "TrainJob"),
+	    workload_integration(WORKLOAD_KIND_TRAINJOB));
+	policy_unref(p);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -1008,6 +1079,7 @@ int main(void)
 	    cmocka_unit_test(test_parent_of),
 	    cmocka_unit_test(test_sets),
 	    cmocka_unit_test(test_ray),
+	    cmocka_unit_test(test_trainjob),
 	};
 
 	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);

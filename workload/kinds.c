@@ -481,6 +481,48 @@ static int rayjob_status(workload_decoder_t *d, const jv_t *obj)
 	return GPUQ_OK;
 }
 
+/* ---- trainer.kubeflow.org/v1alpha1 TrainJob (Kubeflow Trainer) ---- */
+
+/* A TrainJob names a TrainingRuntime; the Trainer builds its JobSet from
+ * both (held suspended while the TrainJob is), and that JobSet's pod sets
+ * are the TrainJob's (podsets_of_child): none of its own. */
+static int trainjob_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	(void)diag;
+	w->n_podsets = 0;
+	w->pods = 0;
+	w->suspend = jv_is(jv_get(jv_member_obj(w->obj, "spec"), "suspend"), JV_TRUE);
+	return GPUQ_OK;
+}
+
+/* TrainJob: finished on Complete or Failed; active: its Jobs' active
+ * pods (status.jobsStatus); where gpuq's runtime patch is. */
+static int trainjob_status(workload_decoder_t *d, const jv_t *obj)
+{
+	const jv_t *status = jv_member_obj(obj, "status"), *conds = jv_get(status, "conditions");
+	const jv_t *patches = jv_get(jv_member_obj(obj, "spec"), "runtimePatches");
+	workload_t *w = d->w;
+	int32_t i = 0;
+
+	w->finished =
+	    workload_condition_true(conds, "Complete") || workload_condition_true(conds, "Failed");
+	w->active = 0;
+	for (const jv_t *js = jv_first(jv_get(status, "jobsStatus")); js; js = js->next) {
+		int64_t a = 0;
+
+		(void)jv_int(jv_get(js, "active"), &a);
+		w->active += a > 0 ? a : 0;
+	}
+	w->has_runtime_patches = jv_is(patches, JV_ARRAY);
+	for (const jv_t *p = jv_first(patches); p; p = p->next, i++) {
+		const char *m = jv_member_str(p, "manager");
+
+		if (m && !strcmp(m, WORKLOAD_PATCH_MANAGER))
+			w->runtime_patch_at = i;
+	}
+	return GPUQ_OK;
+}
+
 /* ---- The table ---- */
 
 /* The Job controller in kube-controller-manager (with and without
@@ -494,6 +536,9 @@ static const char *const jobset_creators[] = {
 /* KubeRay's operator as its own install runs it. */
 static const char *const kuberay_creators[] = {"system:serviceaccount:ray-system:kuberay-operator",
 					       NULL};
+/* The Trainer's controller manager as its own install runs it. */
+static const char *const trainer_creators[] = {
+    "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager", NULL};
 /* A StatefulSet's Pods (also an LWS's: its leader and worker StatefulSets). */
 static const char *const statefulset_creators[] = {
     "system:serviceaccount:kube-system:statefulset-controller", "system:kube-controller-manager",
@@ -592,6 +637,22 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			      .creators = kuberay_creators,
 			      .podsets = rayjob_podsets,
 			      .status = rayjob_status},
+    [WORKLOAD_KIND_TRAINJOB] = {.kind = WORKLOAD_KIND_TRAINJOB,
+				.api_version = "trainer.kubeflow.org/v1alpha1",
+				.group = "trainer.kubeflow.org",
+				.version = "v1alpha1",
+				.kind_name = "TrainJob",
+				.resource = "trainjobs",
+				.short_name = "trainjob",
+				.hold = WORKLOAD_HOLD_SUSPEND,
+				.suspend_ptr = "/spec/suspend",
+				.child_kind = WORKLOAD_KIND_JOBSET,
+				.creators = trainer_creators,
+				.podsets_of_child = true,
+				.runtime_patch = "/spec/runtimePatches",
+				.gpu_field = "spec.trainer.resourcesPerNode",
+				.podsets = trainjob_podsets,
+				.status = trainjob_status},
     [WORKLOAD_KIND_DEPLOYMENT] = {.kind = WORKLOAD_KIND_DEPLOYMENT,
 				  .api_version = "apps/v1",
 				  .group = "apps",

@@ -610,6 +610,8 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		w->suspend = v.suspend;
 		w->pods = w->kind == WORKLOAD_KIND_POD ? 1 : v.pods;
 		w->pod_group_total = v.pod_group ? v.pods : 0;
+		w->gpu_said = w->integ->podsets_of_child && v.gpu;
+		w->runtime_patch_at = -1;
 		rc = v.queue ? keep(d, &w->queue, v.queue, "metadata.labels", WORKLOAD_STR_MAX)
 			     : GPUQ_OK;
 	}

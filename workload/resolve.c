@@ -182,7 +182,7 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 		w->resolved = blk;
 	}
 	names = blk + n * sizeof(workload_request_t);
-	w->gpu = false;
+	w->gpu = w->gpu_said; /* a TrainJob's pod sets are its JobSet's */
 	for (size_t i = 0, at = 0; i < w->n_podsets; i++) {
 		workload_podset_t *ps = &w->podsets[i];
 

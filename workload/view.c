@@ -394,6 +394,36 @@ static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const p
 	return rc;
 }
 
+/* A kind whose pod sets are its child's (a TrainJob): gpuq's when it
+ * carries a queue label or names a GPU among the resources at its row's
+ * gpu_field ({limits, requests}, as a container's). */
+static void said_gpu(workload_view_t *w, const workload_config_t *cfg)
+{
+	static const char *const lists[] = {"limits", "requests"};
+	const char *field = w->integ->gpu_field;
+	const jv_t *at = w->obj;
+	char key[64];
+
+	while (field && *field && at) {
+		size_t n = strcspn(field, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, field);
+		at = jv_get(at, key);
+		field += n + (field[n] == '.');
+	}
+	for (size_t l = 0; field && l < 2; l++) {
+		const jv_t *m = jv_get(at, lists[l]);
+
+		for (const jv_t *k = jv_is(m, JV_OBJECT) ? m->first : NULL; k && k->next;
+		     k = k->next->next)
+			if (!w->gpu && workload_gpu_resource(cfg, jv_str(k))) {
+				w->gpu = true;
+				gpuq_strlcpy(w->gpu_resource, jv_str(k), sizeof(w->gpu_resource));
+			}
+	}
+	w->gpu = w->gpu || w->queue != NULL;
+}
+
 int workload_view_decode(workload_view_t *w, const policy_t *policy, const workload_config_t *cfg,
 			 const char *ns, workload_kind_t kind, const jv_t *obj, gpuq_diag_t *diag)
 {
@@ -417,6 +447,8 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 	adm = jv_member_str(w->annotations, WORKLOAD_ANNOT_ADMITTED);
 	w->admitted = adm && !strcmp(adm, "true");
 	rc = w->integ->podsets(w, diag);
+	if (!rc && w->integ->podsets_of_child)
+		said_gpu(w, cfg);
 	for (size_t i = 0; !rc && i < w->n_podsets; i++) {
 		workload_view_podset_t *ps = &w->podsets[i];
 

@@ -49,7 +49,10 @@
 #define WORKLOAD_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name" /* accepted as the same */
 #define WORKLOAD_LABEL_MANAGED "gpuq.dev/managed"   /* "true" on a held parent's templates */
 #define WORKLOAD_ANNOT_ADMITTED "gpuq.dev/admitted" /* "true": set by the controller only */
-#define WORKLOAD_ANNOT_FLAVORS "gpuq.dev/flavors"   /* "resource=flavor" pairs of a release */
+#define WORKLOAD_PATCH_MANAGER                                                                     \
+	"gpuq.dev/manager"			  /* gpuq's entry in a TrainJob's runtimePatches   \
+						   */
+#define WORKLOAD_ANNOT_FLAVORS "gpuq.dev/flavors" /* "resource=flavor" pairs of a release */
 #define WORKLOAD_ANNOT_ORIGINAL                                                                    \
 	"gpuq.dev/original-scheduling"	   /* templates' placement before release */
 #define WORKLOAD_GATE "gpuq.dev/admission" /* Pod scheduling gate */
@@ -105,13 +108,16 @@ typedef enum {
 	WORKLOAD_KIND_RAYJOB = 6,      /* ray.io/v1 RayJob */
 	WORKLOAD_KIND_RAYCLUSTER = 7,  /* ray.io/v1 RayCluster */
 	WORKLOAD_KIND_DEPLOYMENT = 8,  /* apps/v1 Deployment (each of its Pods a workload) */
-	WORKLOAD_KIND_COUNT = 9,
+	WORKLOAD_KIND_TRAINJOB = 9,    /* trainer.kubeflow.org/v1alpha1 TrainJob (Kubeflow
+					  Trainer), through the JobSet it makes */
+	WORKLOAD_KIND_COUNT = 10,
 } workload_kind_t;
 
 /* How a kind is held until admitted. */
 typedef enum {
 	WORKLOAD_HOLD_NONE = 0,	   /* not itself: its Pods are workloads (Deployment) */
-	WORKLOAD_HOLD_SUSPEND = 1, /* its suspend field (Job, JobSet, RayJob, RayCluster) */
+	WORKLOAD_HOLD_SUSPEND = 1, /* its suspend field (Job, JobSet, RayJob, RayCluster,
+				      TrainJob) */
 	WORKLOAD_HOLD_GATES = 2,   /* the scheduling gate on each of its Pods (Pod, pod
 				      groups, StatefulSet, LeaderWorkerSet) */
 } workload_hold_t;
@@ -142,6 +148,17 @@ typedef struct {
 					OrderedReady, an LWS's LeaderReady): the whole
 					group's quota is reserved when admitted and
 					each Pod let through as it appears */
+	bool podsets_of_child;	     /* its pod sets are its child's, read once its
+					controller made it (held) from what the object
+					names elsewhere: a TrainJob's are its JobSet's,
+					built by the Trainer from the TrainingRuntime.
+					Released through runtime_patch: the flavors go
+					into a patch its controller applies to the
+					child. gpuq's when it carries a queue label or
+					names a GPU in gpu_field */
+	const char *runtime_patch;   /* the list of such patches ("/spec/runtimePatches") */
+	const char *gpu_field;	     /* the resources its pods are said to get
+					("spec.trainer.resourcesPerNode"), or NULL */
 	/* Read the pod sets of obj into the view (w->obj, w->kind, names set):
 	 * their names, counts and templates, checked with w's refusals. */
 	int (*podsets)(struct workload_view *w, gpuq_diag_t *diag);
@@ -397,6 +414,11 @@ typedef struct workload {
 	bool ready;	       /* Pod: condition Ready is "True" */
 	const char *phase;     /* Pod: status.phase; NULL when absent */
 	const char *node_name; /* Pod: spec.nodeName; NULL when absent */
+	/* a kind whose pod sets are its child's (podsets_of_child): */
+	bool gpu_said;		  /* it carries a queue label or names a GPU (the view's gpu) */
+	bool has_runtime_patches; /* its runtime_patch list exists */
+	int32_t runtime_patch_at; /* the index of gpuq's entry in it (manager
+				     WORKLOAD_PATCH_MANAGER), -1 when none */
 	/* resolved (workload_resolve): */
 	bool gpu;		     /* some pod set asks for a GPU */
 	int32_t priority;	     /* the pod spec's priority if set; else its
