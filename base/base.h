@@ -37,6 +37,8 @@ typedef enum {
 	GPUQ_ECONFLICT = -14, /* the object changed under us (HTTP 409, a failed
 				 resourceVersion precondition): read it again */
 	GPUQ_EGONE = -15,     /* the resourceVersion is too old (HTTP 410): relist */
+	GPUQ_EFENCED = -16,   /* not sent: the Lease is not held (kube.h, "Fencing") */
+	GPUQ_ESTOPPED = -17,  /* not sent, or cut off: the daemon is stopping */
 } gpuq_err_t;
 
 /* The name of an error code as a static string; never NULL. */
@@ -71,8 +73,11 @@ typedef enum {
  * thread starts; the default is INFO). */
 void gpuq_log_set_level(gpuq_log_level_t level);
 
-/* Write one line to stderr: `<level> <module>: <message>`. Thread-safe (one
- * write(2) per line). Cores (quota, queue, fairshare) never log. */
+/* Write one line to stderr: `<time> <level> <module>: <message>`, the time
+ * in RFC 3339, UTC, to the millisecond (`2026-11-26T16:08:33.123Z info
+ * controller: released Job team-a/j1 ...`; the wall clock, read here: the
+ * only clock base/ reads). Thread-safe (one write(2) per line). Cores
+ * (quota, queue, fairshare) never log. */
 void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

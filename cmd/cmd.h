@@ -25,4 +25,26 @@ void cmd_store_fault_guard(const char *dir);
  * into it). GPUQ_EINVAL with diag naming the value. */
 int cmd_price_flag(char *v, ledger_price_t *out, gpuq_diag_t *diag);
 
+/* Prices gpuq report usage takes from a live cluster's ResourceFlavors. */
+#define CMD_LIVE_PRICES_MAX 256 /* POLICY_FLAVORS_MAX: one per flavor */
+
+/* What cmd_report_live_load found (cmd_live_usage_deinit frees it). */
+typedef struct {
+	ledger_price_t prices[CMD_LIVE_PRICES_MAX]; /* the flavors' price annotations */
+	char *names[CMD_LIVE_PRICES_MAX];	    /* owned: prices[i].flavor */
+	size_t n_prices;			    /* entries */
+	size_t parts;				    /* checkpoint ConfigMaps merged */
+	int64_t newest_at_ms;			    /* the newest part's time (ms) */
+} cmd_live_usage_t;
+
+/* `gpuq report usage --kubeconfig F` (kubeconfig NULL: in cluster): merge
+ * the leader's checkpoint ConfigMaps gpuq-usage-0..7 of lease_ns into l (an
+ * empty ledger, the caller's) and read every ResourceFlavor's price
+ * annotation into *u. GPUQ_ENOTFOUND when no part exists, GPUQ_ECORRUPT
+ * naming a part that fails its checks, the apiserver's errors; diag says
+ * which. */
+int cmd_report_live_load(const char *kubeconfig, const char *lease_ns, ledger_t *l,
+			 cmd_live_usage_t *u, gpuq_diag_t *diag);
+void cmd_live_usage_deinit(cmd_live_usage_t *u);
+
 #endif

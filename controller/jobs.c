@@ -203,6 +203,7 @@ static void observe(struct controller *c, job_t *j, const workload_t *o, const w
 		if (queue_workload_finish(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->finished_seen = true;
 			c->core_dirty = true;
+			status_note(c, j->uid); /* its status says it finished */
 		}
 		return;
 	}
@@ -268,6 +269,10 @@ static void forget(struct controller *c, const char *uid)
 
 	if (c->q && queue_workload_delete(c->q, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
+	if (j && j->rq_wait)
+		c->rq_held--;
+	if (j && !j->suspended) /* its pods still to come no longer are */
+		actuate_rq_recheck(c, j->ns);
 	job_free(j);
 }
 
@@ -323,6 +328,10 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 	if (resolve(c, j) == GPUQ_OK)
 		sync_job(c, j);
 	child_seen(c, j);
+	/* a released Job's status counts its pods: Jobs a ResourceQuota holds
+	 * in its namespace may go now */
+	if (!j->suspended)
+		actuate_rq_recheck(c, j->ns);
 }
 
 void jobs_resync(struct controller *c)

@@ -8,7 +8,7 @@
 
 uint64_t map_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint64_t h = 14695981039346656037ull; /* FNV-1a: its 64-bit offset basis */
 
 	for (; *s; s++) {
 		h ^= (unsigned char)*s;
@@ -20,7 +20,7 @@ uint64_t map_hash(const char *s)
 uint64_t map_hash_bytes(const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	uint64_t h = 14695981039346656037ull; /* FNV-1a: its 64-bit offset basis */
 
 	for (size_t i = 0; i < n; i++) {
 		h ^= b[i];

@@ -164,7 +164,7 @@ static void runtime_patch_put(json_t *patch, const workload_t *wl, json_t *entry
 
 /* ---- release ---- */
 
-int release_parent(struct controller *c, job_t *j, queue_wl_t id)
+int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, json_t **out)
 {
 	const workload_t *wl = j->wl, *p = jobs_podsets(c, j);
 	json_t *patch, *all, *one = NULL, *entry = NULL;
@@ -227,29 +227,46 @@ int release_parent(struct controller *c, job_t *j, queue_wl_t id)
 		if (entry)
 			runtime_patch_put(patch, wl, json_incref(entry));
 		op(patch, "add", wl->integ->suspend_ptr, json_false());
-		rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, json_incref(patch), "released");
+		*out = json_incref(patch);
+	} else if (!rc) {
+		rc = GPUQ_ENOMEM;
 	}
 	json_decref(all);
 	json_decref(one);
 	json_decref(entry);
 	free(orig_dump);
 	json_decref(patch);
-	return rc ? rc : GPUQ_OK;
+	return rc;
 }
 
-int release_suspend(struct controller *c, job_t *j)
+int release_parent(struct controller *c, job_t *j, queue_wl_t id)
 {
-	const workload_t *wl = j->wl;
+	json_t *patch = NULL;
+	int rc = release_parent_patch(c, j, id, &patch);
+
+	return rc ? rc : controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "released");
+}
+
+json_t *release_suspend_patch(const workload_t *wl)
+{
 	json_t *patch = patch_new(wl);
 
 	if (!patch)
-		return GPUQ_ENOMEM;
+		return NULL;
 	op(patch, "add", wl->integ->suspend_ptr, json_true());
 	if (wl->admitted)
 		drop_annotation(patch, "/metadata", WEBHOOK_ANNOT_ADMITTED);
 	if (wl->flavors)
 		drop_annotation(patch, "/metadata", CONTROLLER_ANNOT_FLAVORS);
-	return controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "suspended");
+	return patch;
+}
+
+int release_suspend(struct controller *c, job_t *j)
+{
+	json_t *patch = release_suspend_patch(j->wl);
+
+	return patch ? controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "suspended")
+		     : GPUQ_ENOMEM;
 }
 
 /* Put pod set i's placement back from orig. */
@@ -274,22 +291,12 @@ static void restore_podset(json_t *patch, const workload_podset_t *ps, const jso
 		op(patch, "remove", path, NULL);
 }
 
-int release_restore(struct controller *c, job_t *j)
+json_t *release_restore_patch(const workload_t *wl)
 {
-	const workload_t *wl = j->wl;
-	json_t *patch;
-	int rc;
+	json_t *patch = wl->original ? patch_new(wl) : NULL;
 
-	if (!wl->original) {
-		if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
-			j->requeued_ms = controller_now(c);
-			c->core_dirty = true;
-		}
-		return GPUQ_OK;
-	}
-	patch = patch_new(wl);
 	if (!patch)
-		return GPUQ_ENOMEM;
+		return NULL;
 	if (wl->integ->podsets_of_child && wl->runtime_patch_at >= 0) {
 		/* a TrainJob: gpuq's runtime patch out (the Trainer allows it once
 		   its JobSet is inactive) */
@@ -309,9 +316,23 @@ int release_restore(struct controller *c, job_t *j)
 		json_decref(orig);
 	}
 	drop_annotation(patch, "/metadata", CONTROLLER_ANNOT_ORIGINAL);
-	rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "restored the template of");
-	if (rc)
-		return rc;
+	return patch;
+}
+
+int release_restore(struct controller *c, job_t *j)
+{
+	json_t *patch;
+	int rc;
+
+	if (j->wl->original) {
+		patch = release_restore_patch(j->wl);
+		if (!patch)
+			return GPUQ_ENOMEM;
+		rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch,
+					     "restored the template of");
+		if (rc)
+			return rc;
+	}
 	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 		j->requeued_ms = controller_now(c);
 		c->core_dirty = true;
@@ -335,8 +356,9 @@ bool release_quiet(struct controller *c, const job_t *j)
 	size_t pos = 0;
 	map_slot_t *s;
 
+	/* gone by its status and by the Pods watch alike */
 	if (j->wl->kind == WORKLOAD_KIND_JOB)
-		return job_quiet(j->wl);
+		return job_quiet(j->wl) && pods_of_job(c, j->uid) == 0;
 	/* a RayCluster: KubeRay says it is suspended (its Pods deleted) */
 	if (j->wl->kind == WORKLOAD_KIND_RAYCLUSTER)
 		return j->wl->active == 0;
@@ -348,7 +370,7 @@ bool release_quiet(struct controller *c, const job_t *j)
 		const job_t *k = s->value;
 
 		if (k->wl && k->wl->owner_uid && !strcmp(k->wl->owner_uid, j->uid) &&
-		    (k->wl->active || k->wl->terminating))
+		    (k->wl->active || k->wl->terminating || pods_of_job(c, k->uid) > 0))
 			return false;
 	}
 	return j->wl->active == 0;

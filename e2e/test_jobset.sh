@@ -8,6 +8,7 @@
 # templates restored); the tenant can neither unsuspend it nor forge one of
 # its Jobs. Four fake 8-GPU H200 nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
+plan 20
 NS=e2e-js
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended

@@ -8,6 +8,7 @@
 # its workers exist; a tenant cannot remove a gate. Four fake 8-GPU nodes of
 # its own (removed after).
 . "$(dirname "$0")/lib.sh"
+plan 7
 NS=e2e-lws
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended

@@ -7,6 +7,7 @@
 # replicas. A Deployment's Pods are each a workload, its queue label
 # inherited. Four fake 8-GPU nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
+plan 12
 NS=e2e-sts
 export -f k job_field job_running job_suspended
 

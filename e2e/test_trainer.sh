@@ -13,6 +13,7 @@
 # patch removed); the tenant can neither unsuspend it nor forge its JobSet.
 # Four fake 8-GPU nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
+plan 18
 NS=e2e-tj
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended

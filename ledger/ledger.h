@@ -126,7 +126,8 @@ typedef struct {
 	int64_t until;		      /* window end (rounded up to its hour's end) */
 	int64_t now;		      /* open work counts up to here */
 	ledger_by_t by;		      /* grouping of rows */
-	const ledger_price_t *prices; /* per flavor; flavors not listed cost 0 */
+	const ledger_price_t *prices; /* per flavor; a flavor not listed has no
+					 price: its hours go to unpriced_hours */
 	size_t n_prices;	      /* entries */
 } ledger_query_t;
 
@@ -141,6 +142,9 @@ typedef struct {
 	double nominal_hours;  /* held within nominal quota */
 	double borrowed_hours; /* held borrowed from the cohort */
 	double cost;	       /* accelerator hours x their flavor's price */
+	double unpriced_hours; /* accelerator hours of flavors with no price
+				  (in the hours above, not in cost): a report
+				  says "no price", never a cost of 0 */
 } ledger_row_t;
 
 typedef struct {

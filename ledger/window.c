@@ -56,12 +56,15 @@ static double unit_of(const char *res)
 	return 1.0;
 }
 
-static double price_of(const ledger_query_t *q, const char *flavor)
+/* The price of flavor in the query, or false: it has none. */
+static bool price_of(const ledger_query_t *q, const char *flavor, double *per_hour)
 {
 	for (size_t i = 0; i < q->n_prices; i++)
-		if (!strcmp(q->prices[i].flavor, flavor))
-			return q->prices[i].per_hour;
-	return 0.0;
+		if (!strcmp(q->prices[i].flavor, flavor)) {
+			*per_hour = q->prices[i].per_hour;
+			return true;
+		}
+	return false;
 }
 
 /* Per series amount x ms in the window: acc[2s] nominal, acc[2s+1] borrowed. */
@@ -142,8 +145,13 @@ static int build_rows(const ledger_t *l, const ledger_query_t *q, const double *
 		}
 		row->nominal_hours += nom;
 		row->borrowed_hours += bor;
-		if (row->accelerator)
-			row->cost += (nom + bor) * price_of(q, s->flavor);
+		if (row->accelerator) {
+			double per_hour;
+			if (price_of(q, s->flavor, &per_hour))
+				row->cost += (nom + bor) * per_hour;
+			else
+				row->unpriced_hours += nom + bor;
+		}
 	}
 	return GPUQ_OK;
 }

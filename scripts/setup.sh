@@ -1,12 +1,16 @@
 #!/bin/sh
 # Installs everything gpuq needs to build, test and benchmark, from Debian's
-# packages. Safe to run again: it installs only what is missing.
+# packages. Safe to run again: it installs only what is missing. podman,
+# buildah, skopeo and runc build and run gpuq's image (`make image`,
+# e2e/test_image.sh; runc because crun refuses hybrid cgroups);
+# docker-registry is the registry e2e/test_install.sh pushes it to.
 set -eu
 PKGS="gcc make pkg-config git curl ca-certificates openssl
 libmicrohttpd-dev libgnutls28-dev libssl-dev libjansson-dev libcurl4-openssl-dev
 liblmdb-dev lmdb-utils libyaml-dev libcmocka-dev
 clang libclang-rt-14-dev clang-format clang-tidy cppcheck valgrind
-wrk nginx-light prometheus jq time python3 chromium"
+wrk nginx-light prometheus jq time python3 python3-yaml chromium
+podman buildah skopeo runc docker-registry"
 
 missing=""
 for p in $PKGS; do

@@ -36,7 +36,8 @@ import csv, json, sys
 t = sys.argv[1]
 j = json.load(open(t + "/q.json"))["rows"]
 c = list(csv.DictReader(open(t + "/q.csv")))
-tab = [l.split() for l in open(t + "/q.txt").read().splitlines()[1:-1]]
+lines = open(t + "/q.txt").read().splitlines()
+tab = [l.split() for l in lines[1:[i for i, l in enumerate(lines) if l.startswith("window ")][0]]]
 assert len(j) == len(c) == len(tab) == 4, (len(j), len(c), len(tab))
 for a, b, x in zip(j, c, tab):
     assert a["localQueue"] == b["localQueue"] == x[0]
@@ -56,12 +57,30 @@ got = sum(r["nominalHours"] + r["borrowedHours"] for r in rows if r["resource"] 
 # the report's average has 4 digits: 0.5e-4 of capacity x makespan
 assert abs(got - want) <= 0.5e-4 * u["capacity"] * sim["makespanMs"] / 3.6e6, (got, want)
 PY
-check "cost is the priced flavor's hours x price; unpriced flavors cost 0" python3 - "$T" <<'PY'
+check "cost is the priced flavor's hours x price" python3 - "$T" <<'PY'
 import json, sys
 rows = {r["localQueue"]: r for r in json.load(open(sys.argv[1] + "/q.json"))["rows"] if r["resource"] == "nvidia.com/gpu"}
 tr = rows["research/train"]
 assert abs(tr["cost"] - 2.5 * (tr["nominalHours"] + tr["borrowedHours"])) < 1e-3, tr
 assert rows["product/serve"]["borrowedHours"] > 0
+PY
+check "a flavor with no price: \"no price\" in the table, cost null in JSON, empty in CSV, never 0.00; the footer names it" python3 - "$T" <<'PY'
+import csv, json, sys
+t = sys.argv[1]
+j = {(r["localQueue"], r["resource"]): r for r in json.load(open(t + "/q.json"))["rows"]}
+c = {(r["localQueue"], r["resource"]): r for r in csv.DictReader(open(t + "/q.csv"))}
+txt = open(t + "/q.txt").read()
+tab = {tuple(l.split()[:2]): l for l in txt.splitlines()}
+nb = ("platform/notebooks", "nvidia.com/mig-1g.10gb") # flavor a100-mig: no price
+assert j[nb]["cost"] is None and j[nb]["unpricedHours"] > 0, j[nb]
+assert c[nb]["cost"] == "" and float(c[nb]["unpriced_hours"]) > 0, c[nb]
+assert tab[nb].endswith(" no price") and "0.00" not in tab[nb].split()[-1], tab[nb]
+tr = ("research/train", "nvidia.com/gpu") # h100-80gb, priced
+assert j[tr]["unpricedHours"] == 0 and j[tr]["cost"] > 0
+assert "no price for flavor a100-mig" in txt and "h100-80gb (" not in txt.split("no price for")[1], txt
+f = json.load(open(t + "/f.json"))
+assert sorted(f["unpricedFlavors"]) == ["a100-mig", "h100-80gb", "l4"], f["unpricedFlavors"]
+assert all(r["cost"] is None for r in f["rows"]), f["rows"]
 PY
 check "--since 1h: the window is the last hour (hour-aligned), smaller than the whole" python3 - "$T" <<'PY'
 import json, sys
@@ -118,8 +137,8 @@ sb = {r["localQueue"]: r for r in b["byTenant"]}["product/serve"]
 assert sb["cost"] > sa["cost"] and abs(a["all"]["nominalHours"] - b["all"]["nominalHours"]) < 1e-9
 PY
 check "simulate: the summary shows GPU-hours and cost per tenant and per ClusterQueue" sh -c "
-	grep -q '^  tenant  *research/train  *nvidia.com/gpu  *245.233 GPU-h nominal  *0.000 borrowed cost 613.08\$' '$T/sum.txt' &&
-	grep -q '^  ClusterQueue product  *nvidia.com/gpu  *106.767 GPU-h nominal  *9.392 borrowed' '$T/sum.txt'"
+	grep -q '^  tenant  *research/train  *nvidia.com/gpu  *244.933 GPU-h nominal  *0.000 borrowed cost 612.33\$' '$T/sum.txt' &&
+	grep -q '^  ClusterQueue product  *nvidia.com/gpu  *106.667 GPU-h nominal  *9.367 borrowed' '$T/sum.txt'"
 check "report usage --policy-dir: prices from the flavors' annotations, --price wins" python3 - "$T" <<'PY'
 import json, sys
 t = sys.argv[1]

@@ -89,6 +89,33 @@ static void borrowed_apart(void **st)
 	ledger_destroy(l);
 }
 
+/* A flavor with no price: its accelerator hours are unpriced, apart from
+ * the cost, never a cost of 0 that looks priced; cpu is never priced. */
+static void unpriced_apart(void **st)
+{
+	ledger_t *l = history();
+	static const ledger_price_t only_h100[] = {{"h100", 2.5}};
+	ledger_query_t q = {0, 8 * H, 6 * H, LEDGER_BY_FLAVOR, only_h100, 1};
+	ledger_report_t r;
+
+	(void)st;
+	assert_int_equal(ledger_window(l, &q, &r), GPUQ_OK);
+	NEAR(row(&r, "h100", "nvidia.com/gpu")->cost, 18.0 * 2.5);
+	NEAR(row(&r, "h100", "nvidia.com/gpu")->unpriced_hours, 0.0);
+	NEAR(row(&r, "l4", "nvidia.com/gpu")->cost, 0.0);
+	NEAR(row(&r, "l4", "nvidia.com/gpu")->unpriced_hours, 2.0); /* 1 h x 2 */
+	NEAR(row(&r, "h100", "cpu")->unpriced_hours, 0.0);
+	ledger_report_deinit(&r);
+	/* by ClusterQueue nothing priced: every GPU-hour unpriced */
+	q.by = LEDGER_BY_CLUSTERQUEUE;
+	q.n_prices = 0;
+	assert_int_equal(ledger_window(l, &q, &r), GPUQ_OK);
+	NEAR(row(&r, "research", "nvidia.com/gpu")->unpriced_hours, 18.0);
+	NEAR(row(&r, "research", "nvidia.com/gpu")->cost, 0.0);
+	ledger_report_deinit(&r);
+	ledger_destroy(l);
+}
+
 static void windows_cut(void **st)
 {
 	ledger_t *l = history();
@@ -585,13 +612,14 @@ static void checkpoint_size(void **st)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(borrowed_apart),	   cmocka_unit_test(windows_cut),
-	    cmocka_unit_test(records_round_trip),  cmocka_unit_test(changed_set),
-	    cmocka_unit_test(hour_bound),	   cmocka_unit_test(series_bound),
-	    cmocka_unit_test(bad_input),	   cmocka_unit_test(price_parse),
-	    cmocka_unit_test(checkpoint_failover), cmocka_unit_test(checkpoint_own_hours),
-	    cmocka_unit_test(checkpoint_parts),	   cmocka_unit_test(checkpoint_bad_input),
-	    cmocka_unit_test(prices_merge),	   cmocka_unit_test(checkpoint_size),
+	    cmocka_unit_test(borrowed_apart),	    cmocka_unit_test(unpriced_apart),
+	    cmocka_unit_test(windows_cut),	    cmocka_unit_test(records_round_trip),
+	    cmocka_unit_test(changed_set),	    cmocka_unit_test(hour_bound),
+	    cmocka_unit_test(series_bound),	    cmocka_unit_test(bad_input),
+	    cmocka_unit_test(price_parse),	    cmocka_unit_test(checkpoint_failover),
+	    cmocka_unit_test(checkpoint_own_hours), cmocka_unit_test(checkpoint_parts),
+	    cmocka_unit_test(checkpoint_bad_input), cmocka_unit_test(prices_merge),
+	    cmocka_unit_test(checkpoint_size),
 	};
 
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);

@@ -5,12 +5,29 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "webui/internal.h"
 
 #define MODULE "webui"
 #define JSON_TYPE "application/json"
 #define BEARER "Bearer "
+
+/* The condition a request waits on for a fresh snapshot, on the monotonic
+ * clock (ws_wait_fresh's deadlines are gpuq_mono_ms). */
+static int snap_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t a;
+	int rc = pthread_condattr_init(&a);
+
+	if (rc)
+		return rc;
+	rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	if (!rc)
+		rc = pthread_cond_init(cond, &a);
+	pthread_condattr_destroy(&a);
+	return rc;
+}
 
 int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **out,
 		 gpuq_diag_t *diag)
@@ -26,8 +43,15 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	ui->kube = kube;
 	pthread_mutex_init(&ui->auth_lock, NULL);
 	pthread_mutex_init(&ui->snap_lock, NULL);
+	if (snap_cond_init(&ui->snap_new)) {
+		pthread_mutex_destroy(&ui->auth_lock);
+		pthread_mutex_destroy(&ui->snap_lock);
+		free(ui);
+		return GPUQ_ENOMEM;
+	}
 	atomic_init(&ui->leader, false);
 	atomic_init(&ui->last_api_ms, 0);
+	atomic_init(&ui->idle_ms, WEBUI_IDLE_MS);
 	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
 	if (!ui->cache)
 		rc = GPUQ_ENOMEM;
@@ -62,7 +86,13 @@ void webui_destroy(webui_t *ui)
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);
 	pthread_mutex_destroy(&ui->snap_lock);
+	pthread_cond_destroy(&ui->snap_new);
 	free(ui);
+}
+
+void webui_idle_set(webui_t *ui, int64_t idle_ms)
+{
+	atomic_store(&ui->idle_ms, idle_ms > 0 ? idle_ms : WEBUI_IDLE_MS);
 }
 
 /* ---- replies ---- */
@@ -191,6 +221,17 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 		}
 	}
 	s = ws_current(ui);
+	if (s && ws_old(s, gpuq_mono_ms())) {
+		/* after an idle spell (or a late controller): this request brought
+		 * snapshots back; it waits for the next on the slow worker */
+		webui_snap_unref(s);
+		if (!retry)
+			return WEBHOOK_APP_SLOW;
+		reply_error(out, 503,
+			    "{\"kind\":\"Error\",\"code\":503,\"message\":\"no fresh snapshot: the "
+			    "controller published none in the last 3 s; retry\"}");
+		return GPUQ_OK;
+	}
 	rc = webui_render(s, rq->path, &acc, &out->status, &body, &len);
 	webui_snap_unref(s);
 	if (rc)
@@ -202,17 +243,19 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 	return GPUQ_OK;
 }
 
-/* The slow part: ask the apiserver about the request's token and scope. */
+/* The slow part: ask the apiserver about the request's token and scope
+ * when no decision is cached, then wait for a snapshot that is not old. */
 static void app_slow(void *ctx, const webhook_app_request_t *rq)
 {
 	webui_t *ui = ctx;
-	const char *token = bearer(rq->authorization);
+	const char *token = ui->mode == WEBUI_AUTH_REVIEW ? bearer(rq->authorization) : NULL;
 	char scope[QUEUE_NAME_MAX + 1];
+	webui_access_t acc;
 
-	if (!token)
-		return;
 	scope_of(rq->path, scope, sizeof(scope));
-	wa_review(ui, token, scope, gpuq_mono_ms());
+	if (token && access_of(ui, token, scope, &acc) == WA_UNKNOWN)
+		wa_review(ui, token, scope, gpuq_mono_ms());
+	ws_wait_fresh(ui, gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
 }
 
 void webui_attach(webui_t *ui, webhook_server_t *srv)

@@ -649,19 +649,23 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 	return GPUQ_OK;
 }
 
-/* Make s the published snapshot (its reference moves in; NULL: none). */
+/* Make s the published snapshot (its reference moves in; NULL: none) and
+ * wake the requests waiting for a fresh one. */
 static void snap_swap(webui_t *ui, webui_snap_t *s)
 {
 	webui_snap_t *old;
 
+	if (s)
+		s->built_mono_ms = gpuq_mono_ms();
 	pthread_mutex_lock(&ui->snap_lock);
 	old = ui->snap;
 	ui->snap = s;
+	pthread_cond_broadcast(&ui->snap_new);
 	pthread_mutex_unlock(&ui->snap_lock);
 	webui_snap_unref(old); /* outside the lock: a request may hold the last reference */
 }
 
-int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
+static int publish(webui_t *ui, const queue_t *q, int64_t now_ms, bool fixed)
 {
 	webui_snap_t *s = NULL;
 	bool idle;
@@ -674,15 +678,44 @@ int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
 		return GPUQ_OK;
 	}
 	pthread_mutex_lock(&ui->snap_lock);
-	idle = ui->snap && gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= WEBUI_IDLE_MS;
+	idle =
+	    ui->snap && gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= atomic_load(&ui->idle_ms);
 	pthread_mutex_unlock(&ui->snap_lock);
-	if (idle)
-		return GPUQ_OK; /* nobody looks: keep the last one */
+	if (idle && !fixed)
+		return GPUQ_OK; /* nobody looks: the next request waits for a new one */
 	rc = webui_snap_build(ui, q, now_ms, &s);
 	if (rc)
 		return rc;
+	s->fixed = fixed;
 	snap_swap(ui, s);
 	return GPUQ_OK;
+}
+
+int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
+{
+	return publish(ui, q, now_ms, false);
+}
+
+int webui_publish_fixed(webui_t *ui, const queue_t *q, int64_t now_ms)
+{
+	return publish(ui, q, now_ms, true);
+}
+
+bool ws_old(const webui_snap_t *s, int64_t now_ms)
+{
+	return !s->fixed && now_ms - s->built_mono_ms > WEBUI_PUBLISH_MS;
+}
+
+void ws_wait_fresh(webui_t *ui, int64_t deadline_ms)
+{
+	pthread_mutex_lock(&ui->snap_lock);
+	for (int64_t now = gpuq_mono_ms(); ui->snap && ws_old(ui->snap, now) && now < deadline_ms;
+	     now = gpuq_mono_ms()) {
+		struct timespec ts = {(time_t)(deadline_ms / 1000),
+				      (long)(deadline_ms % 1000) * 1000000};
+		(void)pthread_cond_timedwait(&ui->snap_new, &ui->snap_lock, &ts);
+	}
+	pthread_mutex_unlock(&ui->snap_lock);
 }
 
 void webui_leader_set(webui_t *ui, bool leader)

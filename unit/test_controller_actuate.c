@@ -1,0 +1,471 @@
+/* What the controller writes, without an apiserver: a released workload's
+ * placement on its flavor, the JSON Patches (release.c) that release,
+ * suspend and restore a Job, when a suspended Job's pods count as gone (by
+ * its status and by the Pods watch), the
+ * ClusterQueue and LocalQueue status, the usage checkpoint's ConfigMap (its
+ * part merges back whole into a fresh core) and its retry spacing, and a
+ * decoded object as the core's pod set. */
+#include "unit/controller_fixtures.h"
+
+/* Put Job `name` (2 GPUs, suspended, queue default) into the controller
+ * and admit it; returns its cached Job and its workload id. */
+static job_t *admitted_job(struct controller *c, const char *name, json_t *obj, queue_wl_t *id)
+{
+	queue_result_t r;
+
+	ctl_job_event(c, KUBE_EV_ADDED, obj);
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_state(c, name), QUEUE_WL_ADMITTED);
+	assert_int_equal(queue_workload_find(c->q, name, id), GPUQ_OK);
+	return controller_job(c, name);
+}
+
+/* The flavor's nodeLabels and tolerations are added to the template's own;
+ * the annotation names resource=flavor for a successor to adopt by. */
+static void placement_adds_the_flavors_labels_and_tolerations(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default");
+	json_t *base_sel = json_pack("{s:s}", "disk", "ssd");
+	json_t *base_tols = json_pack("[{s:s, s:s}]", "key", "spot", "operator", "Exists");
+	json_t *sel, *tols;
+	char flavors[256], *s;
+	queue_wl_t id;
+
+	(void)state;
+	admitted_job(c, "j", obj, &id);
+	assert_int_equal(actuate_placement(c, id, 0, false, base_sel, base_tols, &sel, &tols,
+					   flavors, sizeof(flavors)),
+			 GPUQ_OK);
+	assert_string_equal(flavors, "nvidia.com/gpu=h100");
+	s = ctl_dump(sel);
+	assert_string_equal(s, "{\"disk\":\"ssd\",\"nvidia.com/gpu.product\":\"H100\"}");
+	free(s);
+	s = ctl_dump(tols);
+	assert_string_equal(s,
+			    "[{\"key\":\"spot\",\"operator\":\"Exists\"},{\"effect\":"
+			    "\"NoSchedule\",\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]");
+	free(s);
+	/* the base is copied, not changed */
+	assert_int_equal(json_object_size(base_sel), 1);
+	assert_int_equal(json_array_size(base_tols), 1);
+	json_decref(sel);
+	json_decref(tols);
+	json_decref(base_sel);
+	json_decref(base_tols);
+	json_decref(obj);
+	ctl_free(c);
+}
+
+/* Job obj (borrowed) as the watch shows it, admitted: its cached Job. */
+static job_t *released_job(struct controller *c, const char *name, json_t *obj, queue_wl_t *id)
+{
+	return admitted_job(c, name, obj, id);
+}
+
+/* The release patch: guarded by the resourceVersion decided on; the
+ * template marked admitted, its own placement kept in
+ * CONTROLLER_ANNOT_ORIGINAL (no tolerations: null, so a restore removes
+ * the flavor's), the flavor's added; the Job marked admitted with
+ * its flavors named; unsuspended last. */
+static void release_body_unsuspends_with_the_placement(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *body = NULL;
+	queue_wl_t id;
+	job_t *j;
+	char *got;
+
+	(void)state;
+	json_object_set_new(
+	    json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
+	    "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
+	j = released_job(c, "j", obj, &id);
+	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got,
+	    "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+	    "{\"op\":\"add\",\"path\":\"/spec/template/metadata\",\"value\":{\"annotations\":{"
+	    "\"gpuq.dev/admitted\":\"true\"}}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\",\"value\":{\"disk\":"
+	    "\"ssd\",\"nvidia.com/gpu.product\":\"H100\"}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations\",\"value\":[{\"effect\":"
+	    "\"NoSchedule\",\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]},"
+	    "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"gpuq.dev/admitted\":"
+	    "\"true\",\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\","
+	    "\"gpuq.dev/original-scheduling\":\"{\\\"nodeSelector\\\":{\\\"disk\\\":\\\"ssd\\\"},"
+	    "\\\"tolerations\\\":null}\"}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":false}]");
+	free(got);
+	json_decref(body);
+	json_decref(obj);
+	ctl_free(c);
+}
+
+/* A release retried on a Job that already carries the release's placement
+ * (a crash between the patch and the commit, or a preempted Job released
+ * again) starts from the original template: nothing is added twice. */
+static void release_body_starts_from_the_original_template(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *body = NULL, *spec;
+	queue_wl_t id;
+	job_t *j;
+	char *got;
+
+	(void)state;
+	spec = json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec");
+	/* as the first release left it */
+	json_object_set_new(spec, "nodeSelector",
+			    json_pack("{s:s}", "nvidia.com/gpu.product", "H100"));
+	json_object_set_new(spec, "tolerations",
+			    json_pack("[{s:s, s:s, s:s}]", "key", "nvidia.com/gpu", "operator",
+				      "Exists", "effect", "NoSchedule"));
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
+	j = released_job(c, "j", obj, &id);
+	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	got = ctl_dump(json_array_get(body, 2));
+	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\","
+				 "\"value\":{\"nvidia.com/gpu.product\":\"H100\"}}");
+	free(got);
+	got = ctl_dump(json_array_get(body, 3));
+	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations\","
+				 "\"value\":[{\"effect\":\"NoSchedule\",\"key\":"
+				 "\"nvidia.com/gpu\",\"operator\":\"Exists\"}]}");
+	free(got);
+	got = ctl_dump(json_array_get(body, 6));
+	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/metadata/annotations/gpuq.dev~1"
+				 "original-scheduling\",\"value\":\"{}\"}");
+	free(got);
+	json_decref(body);
+	json_decref(obj);
+	ctl_free(c);
+}
+
+/* Preempted: suspended, its admission and flavors removed, on its
+ * resourceVersion. */
+static void suspend_body_takes_the_admission_back(void **state)
+{
+	json_t *obj = ctl_job("team-a", "j", 2, 1, false, "default");
+	cevent_t ev;
+	json_t *body;
+	char *got;
+
+	(void)state;
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+			    json_pack("{s:s, s:s}", WEBHOOK_ANNOT_ADMITTED, "true",
+				      CONTROLLER_ANNOT_FLAVORS, "nvidia.com/gpu=h100"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = release_suspend_patch(ev.wl);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+		 "{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":true},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1admitted\"},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1flavors\"}]");
+	free(got);
+	json_decref(body);
+	cevent_deinit(&ev);
+	json_decref(obj);
+}
+
+/* Its pods gone, the template goes back to what it was: the original
+ * nodeSelector and tolerations set again (the release's keys go with the
+ * whole map), the template's admitted mark and the original annotation
+ * removed; a template that had none loses the flavor's. A Job that keeps
+ * no original has nothing to restore. */
+static void restore_body_puts_the_template_back(void **state)
+{
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tmpl, *body;
+	cevent_t ev;
+	char *got;
+
+	(void)state;
+	tmpl = json_object_get(json_object_get(obj, "spec"), "template");
+	json_object_set_new(tmpl, "metadata",
+			    json_pack("{s:{s:s}}", "annotations", WEBHOOK_ANNOT_ADMITTED, "true"));
+	json_object_set_new(
+	    json_object_get(tmpl, "spec"), "nodeSelector",
+	    json_pack("{s:s, s:s}", "disk", "ssd", "nvidia.com/gpu.product", "H100"));
+	json_object_set_new(json_object_get(tmpl, "spec"), "tolerations",
+			    json_pack("[{s:s}, {s:s}]", "key", "spot", "key", "nvidia.com/gpu"));
+	json_object_set_new(
+	    json_object_get(obj, "metadata"), "annotations",
+	    json_pack(
+		"{s:s}", CONTROLLER_ANNOT_ORIGINAL,
+		"{\"nodeSelector\":{\"disk\":\"ssd\"},\"tolerations\":[{\"key\":\"spot\"}]}"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = release_restore_patch(ev.wl);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+		 "{\"op\":\"remove\",\"path\":\"/spec/template/metadata/annotations/gpuq.dev~1"
+		 "admitted\"},"
+		 "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\",\"value\":{"
+		 "\"disk\":\"ssd\"}},"
+		 "{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations\",\"value\":[{"
+		 "\"key\":\"spot\"}]},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1original-"
+		 "scheduling\"}]");
+	free(got);
+	json_decref(body);
+	cevent_deinit(&ev);
+	/* no original placement: the flavor's removed */
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = release_restore_patch(ev.wl);
+	got = ctl_dump(json_array_get(body, 2));
+	assert_string_equal(got,
+			    "{\"op\":\"remove\",\"path\":\"/spec/template/spec/nodeSelector\"}");
+	free(got);
+	json_decref(body);
+	cevent_deinit(&ev);
+	json_object_del(json_object_get(obj, "metadata"), "annotations");
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	assert_null(release_restore_patch(ev.wl));
+	cevent_deinit(&ev);
+	json_decref(obj);
+}
+
+/* A suspended Job's quota is free only once the Job controller reports no
+ * pod active or terminating and has reset its start time, and the Pods
+ * watch shows none of its GPU pods unfinished. */
+static void quiet_only_when_every_pod_is_gone(void **state)
+{
+	static const struct {
+		const char *status;
+		bool quiet;
+	} cases[] = {
+	    {"{}", true},
+	    {"{\"active\":0,\"terminating\":0}", true},
+	    {"{\"active\":1}", false},
+	    {"{\"terminating\":2}", false},
+	    {"{\"startTime\":\"2026-11-25T00:00:00Z\"}", false},
+	    {"{\"active\":0,\"terminating\":0,\"succeeded\":3}", true},
+	};
+	struct controller *c = ctl_new();
+	json_t *pod;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *job = ctl_job("team-a", "j", 2, 1, true, "default");
+
+		json_object_set_new(job, "status", json_loads(cases[i].status, 0, NULL));
+		ctl_job_event(c, KUBE_EV_MODIFIED, job);
+		if (release_quiet(c, controller_job(c, "j")) != cases[i].quiet)
+			fail_msg("status %s: quiet %d, want %d", cases[i].status, !cases[i].quiet,
+				 cases[i].quiet);
+		json_decref(job);
+	}
+	/* its status says none, but the Pods watch still shows one running */
+	pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+			"s:{s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"apiVersion", "v1", "kind", "Pod", "metadata", "name", "j-0", "namespace",
+			"team-a", "uid", "j-0", "resourceVersion", "9", "creationTimestamp",
+			"2026-11-25T00:00:00Z", "ownerReferences", "apiVersion", "batch/v1", "kind",
+			"Job", "name", "j", "uid", "j", "controller", 1, "spec", "containers",
+			"name", "main", "image", "x", "resources", "limits", "nvidia.com/gpu", "2",
+			"status", "phase", "Running");
+	assert_non_null(pod);
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	assert_int_equal(pods_of_job(c, "j"), 1);
+	assert_false(release_quiet(c, controller_job(c, "j")));
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(pods_of_job(c, "j"), 0);
+	assert_true(release_quiet(c, controller_job(c, "j")));
+	json_decref(pod);
+	ctl_free(c);
+}
+
+/* ClusterQueue and LocalQueue status: counts, usage per flavor and
+ * resource (what is borrowed above nominal), GPUs in use. */
+static void queue_status_counts_and_usage(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 2, 2, true, "default"); /* 4 GPUs */
+	json_t *b = ctl_job("team-a", "b", 3, 1, true, "default");
+	json_t *big = ctl_job("team-a", "big", 8, 1, true, "default");
+	queue_result_t r;
+	json_t *st;
+	char *got;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	ctl_job_event(c, KUBE_EV_ADDED, big);
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(r.n_admissions, 2);
+	assert_int_equal(queue_cq_count(c->q), 1);
+	st = status_cq_body(c, 0);
+	assert_non_null(st);
+	got = ctl_dump(st);
+	assert_string_equal(got, "{\"admittedWorkloads\":2,\"flavorsUsage\":[{\"name\":\"h100\","
+				 "\"resources\":[{\"borrowed\":\"0\",\"name\":\"nvidia.com/gpu\","
+				 "\"total\":\"7\"}]}],\"gpusInUse\":7,\"pendingWorkloads\":1,"
+				 "\"reservingWorkloads\":2}");
+	free(got);
+	json_decref(st);
+	assert_int_equal(queue_lq_count(c->q), 1);
+	assert_string_equal(queue_lq_name(c->q, 0), "team-a/default");
+	st = status_lq_body(c, 0);
+	assert_non_null(st);
+	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
+	assert_int_equal(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
+	assert_int_equal(json_integer_value(json_object_get(st, "reservingWorkloads")), 2);
+	assert_true(json_is_real(json_object_get(st, "decayedUsage")));
+	json_decref(st);
+	assert_null(status_cq_body(c, 5));
+	assert_null(status_lq_body(c, 5));
+	json_decref(a);
+	json_decref(b);
+	json_decref(big);
+	ctl_free(c);
+}
+
+/* The usage checkpoint ConfigMap: named gpuq-usage-<i> in the Lease's
+ * namespace, its part as base64 in binaryData.ledger; that part merges into
+ * a replica's fresh core as every GPU-hour the leader counted, and a second
+ * merge adds nothing. */
+static void usage_checkpoint_configmap_carries_the_ledger(void **state)
+{
+	struct controller *c = ctl_new(), *other = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 2, 1, true, "default");
+	uint8_t *parts[LEDGER_CKPT_PARTS_MAX] = {0};
+	size_t lens[LEDGER_CKPT_PARTS_MAX] = {0};
+	ledger_ckpt_info_t info;
+	ledger_merge_info_t mi;
+	gpuq_diag_t d = {{0}};
+	queue_result_t r;
+	json_t *cm;
+	const char *b64;
+	char *part = NULL;
+	size_t len = 0;
+	int64_t t0 = 1764000000000; /* ms */
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	assert_int_equal(queue_cycle_run(c->q, t0, &r), GPUQ_OK);
+	assert_int_equal(r.n_admissions, 1);
+	/* 2 GPUs for an hour and a half */
+	assert_int_equal(queue_workload_finish(c->q, "a", t0 + 5400000), GPUQ_OK);
+	assert_int_equal(
+	    ledger_checkpoint_encode(queue_ledger(c->q), t0 + 7200000, 0, parts, lens, &info),
+	    GPUQ_OK);
+	assert_int_equal(info.parts, 1);
+	c->o.lease_namespace = "gpuq-system";
+	cm = usage_cm_body(c, 0, parts[0], lens[0], "summary text");
+	assert_non_null(cm);
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(cm, "metadata"), "name")),
+	    "gpuq-usage-0");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(cm, "metadata"), "namespace")),
+	    "gpuq-system");
+	assert_string_equal(
+	    json_string_value(json_object_get(json_object_get(cm, "data"), "summary")),
+	    "summary text");
+	b64 = json_string_value(json_object_get(json_object_get(cm, "binaryData"), "ledger"));
+	assert_non_null(b64);
+	assert_int_equal(gpuq_base64_decode(b64, LEDGER_CKPT_PART_MAX, &part, &len), GPUQ_OK);
+	assert_int_equal(len, lens[0]);
+	assert_memory_equal(part, parts[0], len);
+	assert_int_equal(queue_ledger_merge(other->q, (const uint8_t *)part, len, &mi, &d),
+			 GPUQ_OK);
+	assert_true(mi.added_acc_hours > 2.999 && mi.added_acc_hours < 3.001); /* 2 x 1.5 h */
+	assert_int_equal(queue_ledger_merge(other->q, (const uint8_t *)part, len, &mi, &d),
+			 GPUQ_OK);
+	assert_true(mi.added_acc_hours == 0.0);
+	free(part);
+	for (int i = 0; i < LEDGER_CKPT_PARTS_MAX; i++)
+		free(parts[i]);
+	json_decref(cm);
+	json_decref(a);
+	ctl_free(c);
+	ctl_free(other);
+}
+
+/* A failed checkpoint is tried again 2 s later, doubling with each failure
+ * in a row, never later than the checkpoint interval. */
+static void usage_retry_doubles_up_to_the_interval(void **state)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	static const int64_t want[] = {2000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000};
+
+	(void)state;
+	assert_non_null(c);
+	c->o.usage_checkpoint_ms = 60000;
+	for (uint32_t n = 0; n < sizeof(want) / sizeof(want[0]); n++) {
+		c->usage_failures = n;
+		assert_int_equal(usage_retry_at(c, 1000) - 1000, want[n]);
+	}
+	c->o.usage_checkpoint_ms = 1000; /* shorter than the first retry */
+	c->usage_failures = 5;
+	assert_int_equal(usage_retry_at(c, 0), 2000);
+	free(c);
+}
+
+/* A decoded, resolved pod set as the core's: zero requests left out (they
+ * need no quota), selectors and tolerations carried, operators and effects
+ * mapped. */
+static void podset_from_a_decoded_object(void **state)
+{
+	json_t *obj = ctl_job("team-a", "j", 2, 4, true, "default"), *spec;
+	cevent_t ev;
+	gpuq_diag_t d = {{0}};
+	podset_buf_t b;
+	queue_podset_spec_t ps;
+
+	(void)state;
+	spec = json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec");
+	json_object_set_new(spec, "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
+	json_object_set_new(spec, "tolerations",
+			    json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}, {s:s}]", "key",
+				      "nvidia.com/gpu", "operator", "Exists", "effect",
+				      "NoSchedule", "key", "spot", "operator", "Equal", "value",
+				      "yes", "effect", "NoExecute", "operator", "Exists"));
+	json_object_set_new(
+	    json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources"),
+	    "requests", json_pack("{s:s, s:s}", "cpu", "0", "memory", "1Mi"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_ADDED, obj);
+	assert_int_equal(workload_resolve(ev.wl, NULL, &d), GPUQ_OK);
+	controller_podset_from(&ev.wl->podsets[0], 4, &b, &ps);
+	assert_int_equal(ps.count, 4);
+	assert_int_equal(ps.n_requests, 2);
+	assert_string_equal(ps.requests[0].resource, "memory");
+	assert_int_equal(ps.requests[0].amount, 1 << 20);
+	assert_string_equal(ps.requests[1].resource, "nvidia.com/gpu");
+	assert_int_equal(ps.requests[1].amount, 2);
+	assert_int_equal(ps.n_node_selector, 1);
+	assert_string_equal(ps.node_selector[0].key, "disk");
+	assert_int_equal(ps.n_tolerations, 3);
+	assert_int_equal(ps.tolerations[0].op, QUEUE_TOLERATE_EXISTS);
+	assert_int_equal(ps.tolerations[0].effect, QUEUE_EFFECT_NO_SCHEDULE);
+	assert_int_equal(ps.tolerations[1].op, QUEUE_TOLERATE_EQUAL);
+	assert_string_equal(ps.tolerations[1].value, "yes");
+	assert_int_equal(ps.tolerations[1].effect, QUEUE_EFFECT_NO_EXECUTE);
+	assert_string_equal(ps.tolerations[2].key, ""); /* every key */
+	assert_int_equal(ps.tolerations[2].effect, QUEUE_EFFECT_ANY);
+	cevent_deinit(&ev);
+	json_decref(obj);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(placement_adds_the_flavors_labels_and_tolerations),
+	    cmocka_unit_test(release_body_unsuspends_with_the_placement),
+	    cmocka_unit_test(release_body_starts_from_the_original_template),
+	    cmocka_unit_test(suspend_body_takes_the_admission_back),
+	    cmocka_unit_test(restore_body_puts_the_template_back),
+	    cmocka_unit_test(quiet_only_when_every_pod_is_gone),
+	    cmocka_unit_test(queue_status_counts_and_usage),
+	    cmocka_unit_test(usage_checkpoint_configmap_carries_the_ledger),
+	    cmocka_unit_test(usage_retry_doubles_up_to_the_interval),
+	    cmocka_unit_test(podset_from_a_decoded_object),
+	};
+
+	return cmocka_run_group_tests_name("controller_actuate", tests, NULL, NULL);
+}
