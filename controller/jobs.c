@@ -77,11 +77,14 @@ static bool managed(const struct controller *c, const workload_t *o, const workl
  * the pod sets (o itself, or a TrainJob's JobSet). */
 static int add_to_core(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
 {
+	char name[QUEUE_NAME_MAX + 1];
 	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
 	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
-	    .name = o->name,
+	    .name = o->kind == WORKLOAD_KIND_JOB
+			? o->name
+			: workload_display_name(o->kind, o->name, name, sizeof(name)),
 	    .uid = o->uid,
 	    .local_queue = o->queue,
 	    .priority = p->priority_class ? p->priority : o->priority,

@@ -139,12 +139,15 @@ static void group_register(struct controller *c, const set_t *s, pgroup_t *g, in
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
+	/* named as people name it: "lws/infer-0", "statefulset/web+2" */
 	if (w->kind == WORKLOAD_KIND_LWS)
-		snprintf(name, sizeof(name), "%.200s-%lld", w->name, (long long)g->first);
+		snprintf(name, sizeof(name), "%s/%.200s-%lld", w->integ->short_name, w->name,
+			 (long long)g->first);
 	else if (g->first)
-		snprintf(name, sizeof(name), "%.200s+%lld", w->name, (long long)g->first);
+		snprintf(name, sizeof(name), "%s/%.200s+%lld", w->integ->short_name, w->name,
+			 (long long)g->first);
 	else
-		snprintf(name, sizeof(name), "%.200s", w->name);
+		snprintf(name, sizeof(name), "%s/%.200s", w->integ->short_name, w->name);
 	for (size_t i = 0; i < w->n_podsets; i++)
 		controller_podset_from(
 		    &w->podsets[i],
@@ -154,7 +157,7 @@ static void group_register(struct controller *c, const set_t *s, pgroup_t *g, in
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
-			 w->integ->kind_name, w->namespace_, name, g->total, g->key);
+			 w->integ->kind_name, w->namespace_, w->name, g->total, g->key);
 		c->core_dirty = true;
 		status_note(c, g->key);
 	} else if (rc != GPUQ_EEXIST && !g->bad) {
