@@ -130,14 +130,15 @@ static const char *job_state(const json_t *job)
 
 /* The collection path of kind in into path: one object (name), the
  * namespace's, or every namespace's. GPUQ_EINVAL when a name does not fit. */
-static int kind_path(const workload_integration_t *in, const char *ns, const char *name,
-		     char *path, size_t cap)
+static int kind_path(const workload_integration_t *in, const char *ns, const char *name, char *path,
+		     size_t cap)
 {
 	char base[200], ens[300], en[300];
 	int n;
 
 	snprintf(base, sizeof(base), "/apis/%s/%s", in->group, in->version);
-	if ((ns && kube_escape(ns, ens, sizeof(ens))) || (name && kube_escape(name, en, sizeof(en))))
+	if ((ns && kube_escape(ns, ens, sizeof(ens))) ||
+	    (name && kube_escape(name, en, sizeof(en))))
 		return GPUQ_EINVAL;
 	if (name)
 		n = snprintf(path, cap, "%s/namespaces/%s/%s/%s", base, ens, in->resource, en);
@@ -187,7 +188,8 @@ static int print_kind(kube_client_t *cl, const status_opts_t *o, const workload_
 			snprintf(name, sizeof(name), "%s/%s/%s",
 				 str_at(obj, "metadata", "namespace"), in->short_name,
 				 str_at(obj, "metadata", "name"));
-		printf("%-40s %-9s %s\n", name, job_state(obj), why ? why : "(not managed by gpuq)");
+		printf("%-40s %-9s %s\n", name, job_state(obj),
+		       why ? why : "(not managed by gpuq)");
 	}
 	json_decref(list);
 	return 0;

@@ -8,7 +8,7 @@
 # templates restored); the tenant can neither unsuspend it nor forge one of
 # its Jobs. Four fake 8-GPU H200 nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 21
 NS=e2e-js
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -119,6 +119,8 @@ check "the JobSet controller made its 4 Jobs, all suspended" \
 	poll "4 suspended children" bash -c "[ \"\$(children_suspend llama)\" = 'true true true true' ]"
 check "it says why it waits (gpuq.dev/status)" poll "llama status" \
 	bash -c "js_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
+check "gpuq status names it jobset/llama, Pending, and says why" poll "gpuq status jobset/llama" \
+	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS jobset/llama | grep -qE \"^$NS/jobset/llama +Pending +.*needs\""
 check "with 24 GPUs free, none of its Pods exists" \
 	bash -c "[ -z \"\$(js_pods llama)\" ] && [ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 # the tenant cannot let it out, nor forge one of its Jobs

@@ -11,7 +11,7 @@
 # own is held and released the same way. Four fake 8-GPU nodes of its own
 # (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 NS=e2e-ray
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -143,6 +143,8 @@ check "KubeRay holds it Suspended" \
 	poll "train Suspended" bash -c "[ \"\$(rj_field train '{.status.jobDeploymentStatus}')\" = Suspended ]"
 check "it says why it waits (gpuq.dev/status)" poll "train status" \
 	bash -c "rj_field train '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
+check "gpuq status names it rayjob/train, Pending, and says why" poll "gpuq status rayjob/train" \
+	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS rayjob/train | grep -qE \"^$NS/rayjob/train +Pending +.*needs\""
 check "with 24 GPUs free, it has no RayCluster and no Pod" \
 	bash -c "[ -z \"\$(rcs_of train)\" ] && [ -z \"\$(rj_pods train)\" ]"
 

@@ -13,7 +13,7 @@
 # patch removed); the tenant can neither unsuspend it nor forge its JobSet.
 # Four fake 8-GPU nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 18
+plan 19
 NS=e2e-tj
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -127,6 +127,8 @@ check "the Trainer made its JobSet, suspended" \
 	poll "llama's JobSet suspended" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 check "it says why it waits (gpuq.dev/status)" poll "llama status" \
 	bash -c "tj_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
+check "gpuq status names it trainjob/llama, Pending, and says why" poll "gpuq status trainjob/llama" \
+	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS trainjob/llama | grep -qE \"^$NS/trainjob/llama +Pending +.*needs\""
 check "with 24 GPUs free, none of its Pods exists" \
 	bash -c "[ -z \"\$(tj_pods llama)\" ] && [ \"\$(tj_field llama '{.spec.suspend}')\" = true ]"
 out=$(k -n $NS patch trainjobs.trainer.kubeflow.org llama --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
