@@ -160,7 +160,9 @@ check "an Admitted Event names it" poll "Admitted event" \
 	bash -c "k -n $NS get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.kind}/{.regarding.name} {.reason}{\"\\n\"}{end}' | grep -q '^JobSet/llama Admitted'"
 
 # preempted whole by a higher-priority Job
-gpu_job $NS urgent 8 e2e-js-high 20s
+# it runs until deleted, so what the preemption leaves is seen before the
+# parent runs again (a wait on a condition, not on its 20 s)
+gpu_job $NS urgent 8 e2e-js-high 3600s
 check "a higher-priority Job preempts the JobSet (suspended)" \
 	poll "llama suspended again" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 check "every child Job is suspended" \
@@ -171,5 +173,6 @@ check "its templates are restored (no flavor nodeSelector)" poll "template resto
 check "the preemption is a Warning Event on the JobSet" poll "Preempted event" \
 	bash -c "k -n $NS get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.kind}/{.regarding.name} {.reason}{\"\\n\"}{end}' | grep -q '^JobSet/llama Preempted'"
 check "the higher-priority Job runs" poll "urgent running" bash -c "job_running $NS urgent"
+k -n $NS delete job urgent --wait=false >/dev/null
 check "after it, the JobSet runs again, whole" \
 	poll "llama running again" bash -c "[ \"\$(running_js_pods llama)\" = 4 ]"

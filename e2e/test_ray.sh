@@ -192,7 +192,9 @@ pods=$(rj_pods train | wc -l)
 check "no more Pods than its head and workers ($pods)" test "$pods" = 4
 
 # preempted whole by a higher-priority Job
-gpu_job $NS urgent 8 e2e-ray-high 20s
+# it runs until deleted, so what the preemption leaves is seen before the
+# parent runs again (a wait on a condition, not on its 20 s)
+gpu_job $NS urgent 8 e2e-ray-high 3600s
 check "a higher-priority Job preempts the RayJob (suspended)" \
 	poll "train suspended again" bash -c "[ \"\$(rj_field train '{.spec.suspend}')\" = true ]"
 check "KubeRay deletes its RayCluster" poll "train's RayCluster gone" bash -c "[ -z \"\$(rcs_of train)\" ]"
@@ -200,6 +202,7 @@ check "its Pods are gone" poll "train pods gone" bash -c "[ -z \"\$(rj_pods trai
 check "its templates are restored (no flavor nodeSelector)" poll "template restored" \
 	bash -c "[ -z \"\$(rj_field train '{.spec.rayClusterSpec.workerGroupSpecs[0].template.spec.nodeSelector}')\" ]"
 check "the higher-priority Job runs" poll "urgent running" bash -c "job_running $NS urgent"
+k -n $NS delete job urgent --wait=false >/dev/null
 check "after it, the RayJob runs again, whole" \
 	poll "train running again" bash -c "[ \"\$(running_on_h200 train head)\" = 1 ] && [ \"\$(running_on_h200 train worker)\" = 3 ]"
 k -n $NS delete rayjobs.ray.io train --wait=false >/dev/null

@@ -170,7 +170,9 @@ check "an Admitted Event names it" poll "Admitted event" \
 	bash -c "k -n $NS get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.kind}/{.regarding.name} {.reason}{\"\\n\"}{end}' | grep -q '^TrainJob/llama Admitted'"
 
 # preempted whole by a higher-priority Job
-gpu_job $NS urgent 8 e2e-tj-high 20s
+# it runs until deleted, so what the preemption leaves is seen before the
+# parent runs again (a wait on a condition, not on its 20 s)
+gpu_job $NS urgent 8 e2e-tj-high 3600s
 check "a higher-priority Job preempts the TrainJob (suspended)" \
 	poll "llama suspended again" bash -c "[ \"\$(tj_field llama '{.spec.suspend}')\" = true ]"
 check "the Trainer suspends its JobSet" \
@@ -179,5 +181,6 @@ check "its Pods are gone" poll "llama pods gone" bash -c "[ \"\$(running_tj_pods
 check "gpuq's runtime patch is removed" poll "runtime patch removed" \
 	bash -c "[ \"\$(gpuq_patch llama)\" = 0 ]"
 check "the higher-priority Job runs" poll "urgent running" bash -c "job_running $NS urgent"
+k -n $NS delete job urgent --wait=false >/dev/null
 check "after it, the TrainJob runs again, whole" \
 	poll "llama running again" bash -c "[ \"\$(running_tj_pods llama)\" = 4 ]"
