@@ -280,6 +280,99 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 	ctl_free(c);
 }
 
+/* A TrainJob is released through its JobSet: its pod sets are the JobSet's
+ * the Trainer made (cached), so it waits outside the queue until that
+ * JobSet is seen; its release is one runtimePatches entry of manager
+ * gpuq.dev/manager placing each replicatedJob on its flavor, with the
+ * TrainJob unsuspended; its restore removes that entry (tested to be
+ * gpuq's), and no template of its own is touched. */
+static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *tj =
+	    json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:b, s:{s:s}, "
+		      "s:{s:i, s:{s:{s:s}}}}}",
+		      "apiVersion", "trainer.kubeflow.org/v1alpha1", "kind", "TrainJob", "metadata",
+		      "name", "llama", "namespace", "team-a", "uid", "tj", "resourceVersion", "11",
+		      "creationTimestamp", "2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name",
+		      "default", "spec", "suspend", 1, "runtimeRef", "name", "torch", "trainer",
+		      "numNodes", 2, "resourcesPerNode", "limits", "nvidia.com/gpu", "4");
+	json_t *js = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+	    "s:{s:b, s:[{s:s, s:i, s:{s:{s:i, s:i, s:{s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}]}}",
+	    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "llama",
+	    "namespace", "team-a", "uid", "js", "resourceVersion", "12", "creationTimestamp",
+	    "2026-11-25T00:00:00Z", "ownerReferences", "apiVersion",
+	    "trainer.kubeflow.org/v1alpha1", "kind", "TrainJob", "name", "llama", "uid", "tj",
+	    "controller", 1, "spec", "suspend", 1, "replicatedJobs", "name", "node", "replicas", 1,
+	    "template", "spec", "parallelism", 2, "completions", 2, "template", "spec",
+	    "containers", "name", "node", "image", "x", "resources", "limits", "nvidia.com/gpu",
+	    "4");
+	queue_result_t r;
+	queue_wl_t id;
+	json_t *body = NULL;
+	cevent_t ev;
+	char *got;
+
+	(void)state;
+	assert_non_null(tj);
+	assert_non_null(js);
+	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_ADDED, tj);
+	jobs_apply(c, &ev);
+	cevent_deinit(&ev);
+	assert_int_equal(ctl_state(c, "tj"), -1); /* its JobSet not seen yet */
+	ev = ctl_event(RES_JOBSETS, KUBE_EV_ADDED, js);
+	jobs_apply(c, &ev);
+	cevent_deinit(&ev);
+	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_ADMITTED);
+	assert_int_equal(queue_workload_find(c->q, "tj", &id), GPUQ_OK);
+	assert_int_equal(release_parent_patch(c, controller_job(c, "tj"), id, &body), GPUQ_OK);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got,
+	    "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"11\"},"
+	    "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"gpuq.dev/admitted\":"
+	    "\"true\",\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\","
+	    "\"gpuq.dev/original-scheduling\":\"{\\\"nodeSelector\\\":null,\\\"tolerations\\\":"
+	    "null}\"}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/runtimePatches\",\"value\":[{\"manager\":"
+	    "\"gpuq.dev/manager\",\"trainingRuntimeSpec\":{\"template\":{\"spec\":{"
+	    "\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":{"
+	    "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\"},\"labels\":{"
+	    "\"gpuq.dev/managed\":\"true\"}},\"spec\":{\"nodeSelector\":{"
+	    "\"nvidia.com/gpu.product\":\"H100\"},\"tolerations\":[{\"effect\":\"NoSchedule\","
+	    "\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]}}}}}]}}}}]},"
+	    "{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":false}]");
+	free(got);
+	json_decref(body);
+	/* as released (another runtime patch first), then preempted: the
+	 * restore takes out gpuq's entry only */
+	json_object_set_new(json_object_get(tj, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
+	json_object_set_new(
+	    json_object_get(tj, "spec"), "runtimePatches",
+	    json_pack("[{s:s}, {s:s}]", "manager", "team.io/tuner", "manager", "gpuq.dev/manager"));
+	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
+	body = release_restore_patch(ev.wl);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"11\"},"
+		 "{\"op\":\"test\",\"path\":\"/spec/runtimePatches/1/manager\",\"value\":"
+		 "\"gpuq.dev/manager\"},"
+		 "{\"op\":\"remove\",\"path\":\"/spec/runtimePatches/1\"},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1original-"
+		 "scheduling\"}]");
+	free(got);
+	json_decref(body);
+	cevent_deinit(&ev);
+	json_decref(tj);
+	json_decref(js);
+	ctl_free(c);
+}
+
 /* ClusterQueue and LocalQueue status: counts, usage per flavor and
  * resource (what is borrowed above nominal), GPUs in use. */
 static void queue_status_counts_and_usage(void **state)
@@ -461,6 +554,7 @@ int main(void)
 	    cmocka_unit_test(suspend_body_takes_the_admission_back),
 	    cmocka_unit_test(restore_body_puts_the_template_back),
 	    cmocka_unit_test(quiet_only_when_every_pod_is_gone),
+	    cmocka_unit_test(trainjob_released_and_restored_through_a_runtime_patch),
 	    cmocka_unit_test(queue_status_counts_and_usage),
 	    cmocka_unit_test(usage_checkpoint_configmap_carries_the_ledger),
 	    cmocka_unit_test(usage_retry_doubles_up_to_the_interval),
