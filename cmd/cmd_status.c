@@ -195,6 +195,17 @@ static int print_kind(kube_client_t *cl, const status_opts_t *o, const workload_
 	return 0;
 }
 
+/* Whether JOB (argument job, its '/' at slash or NULL) names kind in:
+ * "NAME" a Job, "KIND/NAME" the kind of that short name. */
+static bool named(const workload_integration_t *in, const char *job, const char *slash)
+{
+	size_t n = slash ? (size_t)(slash - job) : 0;
+
+	if (!slash)
+		return in->kind == WORKLOAD_KIND_JOB;
+	return strlen(in->short_name) == n && strncmp(job, in->short_name, n) == 0;
+}
+
 /* Every workload gpuq holds by its suspend field (Jobs, JobSets, RayJobs,
  * RayClusters, TrainJobs), or the one named: "NAME" (a Job) or
  * "KIND/NAME" (jobset/llama-70b). */
@@ -209,9 +220,7 @@ static int print_jobs(kube_client_t *cl, const status_opts_t *o)
 
 		if (in->hold != WORKLOAD_HOLD_SUSPEND || !in->group || !in->group[0])
 			continue;
-		if (o->job && (slash ? strncmp(o->job, in->short_name, (size_t)(slash - o->job)) ||
-					   strlen(in->short_name) != (size_t)(slash - o->job)
-				     : in->kind != WORKLOAD_KIND_JOB))
+		if (o->job && !named(in, o->job, slash))
 			continue;
 		rc = print_kind(cl, o, in, o->job ? (slash ? slash + 1 : o->job) : NULL);
 	}
