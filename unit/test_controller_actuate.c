@@ -308,6 +308,7 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	    "template", "spec", "parallelism", 2, "completions", 2, "template", "spec",
 	    "containers", "name", "node", "image", "x", "resources", "limits", "nvidia.com/gpu",
 	    "4");
+	queue_workload_view_t v;
 	queue_result_t r;
 	queue_wl_t id;
 	json_t *body = NULL;
@@ -329,6 +330,9 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_ADMITTED);
 	assert_int_equal(queue_workload_find(c->q, "tj", &id), GPUQ_OK);
+	/* named as people name it, where status, the web view and Events read */
+	assert_int_equal(queue_workload_view(c->q, id, &v), GPUQ_OK);
+	assert_string_equal(v.name, "trainjob/llama");
 	assert_int_equal(release_parent_patch(c, controller_job(c, "tj"), id, &body), GPUQ_OK);
 	got = ctl_dump(body);
 	assert_string_equal(
