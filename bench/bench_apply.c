@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	policy_t *p = NULL;
 	size_t len;
 	char *buf;
-	int rounds = argc > 3 && strcmp(argv[3], "count") ? (int)strtol(argv[3], NULL, 10) : 5;
+	int rounds = argc > 3 && strcmp(argv[3], "count") != 0 ? (int)strtol(argv[3], NULL, 10) : 5;
 	double best = 0;
 	size_t heap = 0, jobs = 0;
 
