@@ -11,20 +11,22 @@
 #include "cmd/cmd.h"
 #include "controller/controller.h"
 #include "kube/kube.h"
+#include "workload/workload.h"
 #include "webui/webui.h"
 
 static const char usage_text[] =
-    "usage: gpuq status [--kubeconfig FILE] [-n NAMESPACE | -A] [JOB]\n"
+    "usage: gpuq status [--kubeconfig FILE] [-n NAMESPACE | -A] [JOB | KIND/NAME]\n"
     "                   [--gpuq-server https://HOST:PORT [--gpuq-ca FILE |\n"
     "                    --gpuq-insecure] [--token TOKEN] [--limit N]]\n"
     "\n"
     "Prints every ClusterQueue (pending, admitted, GPUs in use, per flavor usage),\n"
     "the budgets of the ClusterQueues and LocalQueues (GPU-hours or cost used in\n"
-    "their window, limit, state, action; docs/economics.md), then the GPU Jobs\n"
-    "gpuq manages in NAMESPACE (every namespace with -A), each with its state and\n"
-    "its coarse status (waiting or admitted, and why). With JOB, only that Job of\n"
-    "NAMESPACE. Without --kubeconfig the in-cluster service account is used, then\n"
-    "$KUBECONFIG.\n"
+    "their window, limit, state, action; docs/economics.md), then the GPU\n"
+    "workloads gpuq holds in NAMESPACE (every namespace with -A): Jobs, and\n"
+    "JobSets, RayJobs, RayClusters and TrainJobs as kind/name (jobset/llama-70b),\n"
+    "each with its state and its coarse status (waiting or admitted, and why).\n"
+    "With JOB, only that Job of NAMESPACE; with KIND/NAME, that workload. Without\n"
+    "--kubeconfig the in-cluster service account is used, then $KUBECONFIG.\n"
     "\n"
     "With --gpuq-server (gpuq's own port, e.g. https://gpuq-webhook.gpuq-system.svc;\n"
     "default $GPUQ_SERVER; $GPUQ_CA and $GPUQ_INSECURE=1 likewise), the pending\n"
@@ -248,7 +250,7 @@ static const char *job_state(const json_t *job)
 		const char *t = json_string_value(json_object_get(c, "type"));
 		const char *s = json_string_value(json_object_get(c, "status"));
 		if (t && s && !strcmp(s, "True") &&
-		    (!strcmp(t, "Complete") || !strcmp(t, "Failed")))
+		    (!strcmp(t, "Complete") || !strcmp(t, "Completed") || !strcmp(t, "Failed")))
 			return t;
 	}
 	if (json_is_true(json_object_get(json_object_get(job, "spec"), "suspend")))
@@ -256,53 +258,103 @@ static const char *job_state(const json_t *job)
 	return "Admitted";
 }
 
-static int print_jobs(kube_client_t *cl, const status_opts_t *o)
+/* The collection path of kind in into path: one object (name), the
+ * namespace's, or every namespace's. GPUQ_EINVAL when a name does not fit. */
+static int kind_path(const workload_integration_t *in, const char *ns, const char *name, char *path,
+		     size_t cap)
 {
-	char path[KUBE_URL_MAX], ens[300], en[300];
-	json_t *list = NULL, *job, *one = NULL;
+	char base[200], ens[300], en[300];
+	int n;
+
+	snprintf(base, sizeof(base), "/apis/%s/%s", in->group, in->version);
+	if ((ns && kube_escape(ns, ens, sizeof(ens))) ||
+	    (name && kube_escape(name, en, sizeof(en))))
+		return GPUQ_EINVAL;
+	if (name)
+		n = snprintf(path, cap, "%s/namespaces/%s/%s/%s", base, ens, in->resource, en);
+	else if (ns)
+		n = snprintf(path, cap, "%s/namespaces/%s/%s", base, ens, in->resource);
+	else
+		n = snprintf(path, cap, "%s/%s", base, in->resource);
+	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
+}
+
+/* The lines of one held kind's objects: a Job as namespace/name, another
+ * kind as namespace/kind/name ("team-a/jobset/llama-70b"). A group the
+ * apiserver does not serve lists nothing. */
+static int print_kind(kube_client_t *cl, const status_opts_t *o, const workload_integration_t *in,
+		      const char *one_name)
+{
+	char path[KUBE_URL_MAX];
+	json_t *list = NULL, *obj, *one = NULL;
 	gpuq_diag_t diag = {{0}};
 	size_t i;
 	int rc;
 
-	if (o->ns && kube_escape(o->ns, ens, sizeof(ens)))
+	if (kind_path(in, o->all ? NULL : o->ns, one_name, path, sizeof(path)))
 		return 2;
-	if (o->job) {
-		if (kube_escape(o->job, en, sizeof(en)))
-			return 2;
-		snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
-		rc = kube_request_json(cl, "GET", path, NULL, NULL, &one, &diag);
-		if (rc) {
-			fprintf(stderr, "gpuq status: %s\n", diag.msg);
-			return 1;
-		}
-		list = json_pack("{s:[o]}", "items", one);
-	} else {
-		if (o->all || !o->ns)
-			snprintf(path, sizeof(path), "/apis/batch/v1/jobs");
-		else
-			snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs", ens);
-		rc = kube_request_json(cl, "GET", path, NULL, NULL, &list, &diag);
-		if (rc) {
-			fprintf(stderr, "gpuq status: cannot list Jobs: %s\n", diag.msg);
-			return 1;
-		}
+	rc = kube_request_json(cl, "GET", path, NULL, NULL, one_name ? &one : &list, &diag);
+	if (rc == GPUQ_ENOTFOUND && !one_name)
+		return 0; /* not served here */
+	if (rc) {
+		fprintf(stderr, "gpuq status: %s%s: %s\n", one_name ? "" : "cannot list ",
+			in->resource, diag.msg);
+		return 1;
 	}
-	printf("\n%-40s %-9s %s\n", "JOB", "STATE", "WHERE IT STANDS");
-	json_array_foreach(json_object_get(list, "items"), i, job)
+	if (one)
+		list = json_pack("{s:[o]}", "items", one);
+	json_array_foreach(json_object_get(list, "items"), i, obj)
 	{
 		const json_t *ann =
-		    json_object_get(json_object_get(job, "metadata"), "annotations");
+		    json_object_get(json_object_get(obj, "metadata"), "annotations");
 		const char *why = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_STATUS));
 		char name[600];
-		if (!why && !o->job)
+		if (!why && !one_name)
 			continue; /* not a gpuq workload */
-		snprintf(name, sizeof(name), "%s/%s", str_at(job, "metadata", "namespace"),
-			 str_at(job, "metadata", "name"));
-		printf("%-40s %-9s %s\n", name, job_state(job),
+		if (in->kind == WORKLOAD_KIND_JOB)
+			snprintf(name, sizeof(name), "%s/%s", str_at(obj, "metadata", "namespace"),
+				 str_at(obj, "metadata", "name"));
+		else
+			snprintf(name, sizeof(name), "%s/%s/%s",
+				 str_at(obj, "metadata", "namespace"), in->short_name,
+				 str_at(obj, "metadata", "name"));
+		printf("%-40s %-9s %s\n", name, job_state(obj),
 		       why ? why : "(not managed by gpuq)");
 	}
 	json_decref(list);
 	return 0;
+}
+
+/* Whether JOB (argument job, its '/' at slash or NULL) names kind in:
+ * "NAME" a Job, "KIND/NAME" the kind of that short name. */
+static bool named(const workload_integration_t *in, const char *job, const char *slash)
+{
+	size_t n = slash ? (size_t)(slash - job) : 0;
+
+	if (!slash)
+		return in->kind == WORKLOAD_KIND_JOB;
+	return strlen(in->short_name) == n && strncmp(job, in->short_name, n) == 0;
+}
+
+/* Every workload gpuq holds by its suspend field (Jobs, JobSets, RayJobs,
+ * RayClusters, TrainJobs), or the one named: "NAME" (a Job) or
+ * "KIND/NAME" (jobset/llama-70b). */
+static int print_jobs(kube_client_t *cl, const status_opts_t *o)
+{
+	const char *slash = o->job ? strchr(o->job, '/') : NULL;
+	int rc = 0;
+
+	printf("\n%-40s %-9s %s\n", "WORKLOAD", "STATE", "WHERE IT STANDS");
+	for (int k = 0; k < WORKLOAD_KIND_COUNT && !rc; k++) {
+		const workload_integration_t *in = workload_integration((workload_kind_t)k);
+
+		if (in->hold != WORKLOAD_HOLD_SUSPEND || !in->group || !in->group[0])
+			continue;
+		if (o->job && !named(in, o->job, slash))
+			continue;
+		rc = print_kind(cl, o, in, o->job ? (slash ? slash + 1 : o->job) : NULL);
+	}
+	return rc;
 }
 
 /* ---- the pending work, from gpuq's visibility API ---- */

@@ -152,7 +152,7 @@ static void idle_reported(struct controller *c, const queue_idle_t *e)
 	queue_workload_view_t v;
 	char note[512], since[32];
 
-	if (!j || !j->text || queue_workload_view(c->q, e->wl, &v))
+	if (!j || !j->wl || queue_workload_view(c->q, e->wl, &v))
 		return;
 	kube_time_format_micro(e->idle_since_ms, since, sizeof(since));
 	snprintf(note, sizeof(note),
@@ -261,24 +261,16 @@ static int64_t declared(void *ctx, const queue_workload_view_t *v)
 {
 	struct controller *c = ctx;
 	const job_t *j = controller_job(c, v->uid);
-	json_t *tree = j ? job_tree(j) : NULL;
-	const char *ann;
-	json_t *ads;
 	int64_t ms = -1;
 
-	if (!tree)
+	if (!j || !j->wl)
 		return -1;
-	ann = json_string_value(
-	    json_object_get(json_object_get(json_object_get(tree, "metadata"), "annotations"),
-			    POLICY_ANNOT_EXPECTED_RUNTIME));
-	ads = json_object_get(json_object_get(tree, "spec"), "activeDeadlineSeconds");
-	if (!(ann && gpuq_duration_parse(ann, &ms, NULL) == GPUQ_OK && ms > 0))
-		ms = json_is_integer(ads) && json_integer_value(ads) > 0 &&
-			     json_integer_value(ads) < INT64_MAX / 1000
-			 ? json_integer_value(ads) * 1000
-			 : -1;
-	json_decref(tree);
-	return ms;
+	if (j->wl->expected_runtime &&
+	    gpuq_duration_parse(j->wl->expected_runtime, &ms, NULL) == GPUQ_OK && ms > 0)
+		return ms;
+	return j->wl->deadline_s > 0 && j->wl->deadline_s < INT64_MAX / 1000
+		   ? j->wl->deadline_s * 1000
+		   : -1;
 }
 
 static bool wall_over(void *ctx)

@@ -322,6 +322,7 @@ static void term_check(struct controller *c)
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
 			jobs_resync(c);
+			sets_resync(c);
 			pods_resync(c);
 			c->persist_full = true;
 		} else {
@@ -345,16 +346,17 @@ static bool all_listed(const struct controller *c)
 	return true;
 }
 
-static void handle(struct controller *c, cevent_t *ev)
+void controller_handle(struct controller *c, cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
 		snapshot_apply(c, ev);
 	else if (ev->res == RES_PODS)
 		pods_apply(c, ev);
+	else if (ev->res == RES_STATEFULSETS || ev->res == RES_LWS)
+		sets_apply(c, ev);
 	else
 		jobs_apply(c, ev);
-	json_decref(ev->object);
-	ev->object = NULL;
+	cevent_deinit(ev);
 }
 
 static int64_t next_deadline(struct controller *c)
@@ -413,7 +415,7 @@ static void *loop_main(void *arg)
 
 		follow(c);
 		for (size_t i = 0; i < n; i++)
-			handle(c, &batch[i]);
+			controller_handle(c, &batch[i]);
 		trim(c, n);
 		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
@@ -482,7 +484,9 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	map_init(&c->jobs);
 	map_init(&c->groups);
+	map_init(&c->sets);
 	map_init(&c->pod_group);
+	map_init(&c->pods_early);
 	for (int r = 0; r < RES_COUNT; r++)
 		map_init(&c->objs[r]);
 	rc = qmetrics_create(&c->metrics);
@@ -592,6 +596,7 @@ void controller_destroy(controller_t *c)
 	controller_stop(c);
 	jobs_free_all(c);
 	pods_free_all(c);
+	sets_free_all(c);
 	for (int r = 0; r < RES_COUNT; r++) {
 		size_t pos = 0;
 		map_slot_t *s;

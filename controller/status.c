@@ -24,6 +24,8 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 	json_t *st, *flavors = json_array();
 	queue_stats_t s;
 	size_t nf = queue_flavor_count(c->q), nr = queue_resource_count(c->q);
+	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
+					c->o.review_cfg.n_gpu_resources};
 	int64_t gpus = 0;
 
 	if (!flavors || queue_cq_stats(c->q, cq, &s)) {
@@ -43,7 +45,7 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 					    borrowed, sizeof(borrowed));
 			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "name", rn, "total",
 							     total, "borrowed", borrowed));
-			if (strstr(rn, "gpu") || strncmp(rn, "nvidia.com/mig-", 15) == 0)
+			if (workload_gpu_resource(&gcfg, rn))
 				gpus += v.usage;
 		}
 		if (json_array_size(res))
@@ -172,16 +174,15 @@ void status_note(struct controller *c, const char *uid)
 	}
 }
 
-/* A Job's gpuq.dev/status, handed to the status writer. */
+/* A held parent's (a Job's, a JobSet's) gpuq.dev/status, handed to the
+ * status writer. */
 static void annotate_job(struct controller *c, job_t *j, const char *text)
 {
-	const char *ns = j->ns, *name = j->name;
-	char path[KUBE_URL_MAX], ens[300], en[300];
+	char path[KUBE_URL_MAX];
 	json_t *body;
 
-	if (!ns || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+	if (!j->wl || controller_object_path(j->wl->kind, j->ns, j->name, path, sizeof(path)))
 		return;
-	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
 	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	if (body)
 		(void)swriter_submit_once(c->swriter, j->uid, path, body);
@@ -211,7 +212,7 @@ void status_jobs(struct controller *c)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		found = last && (!j || j->text) && queue_workload_find(c->q, uid, &id) == GPUQ_OK &&
+		found = last && (!j || j->wl) && queue_workload_find(c->q, uid, &id) == GPUQ_OK &&
 			queue_workload_status(c->q, id, text, sizeof(text)) != GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;

@@ -871,6 +871,62 @@ static void scenario_gangs_and_nofit(void **state)
 	sim_trace_destroy(t);
 }
 
+/* A trace may give a workload as the object a tenant submits: a JobSet
+ * (the shape of JobSet's own examples: a driver and 2 workers, each a Job
+ * of one Pod) becomes one gang of its replicatedJobs' pod sets, named
+ * jobset/NAME, admitted whole: with 3 of 4 GPUs taken by a Job object it
+ * waits, then runs once the Job has finished. */
+static void scenario_objects(void **state)
+{
+	static const char text[] =
+	    POLICY "spec:\n"
+		   "  arrivals:\n"
+		   "  - at: 0\n    localQueue: team-a/lq\n    runtime: 5s\n    object:\n"
+		   "      apiVersion: batch/v1\n      kind: Job\n"
+		   "      metadata: {name: prep, namespace: team-a}\n"
+		   "      spec:\n        template:\n          spec:\n"
+		   "            restartPolicy: Never\n"
+		   "            containers: [{name: m, image: x, resources: {limits: "
+		   "{nvidia.com/gpu: 3}}}]\n"
+		   "  - at: 1s\n    localQueue: team-a/lq\n    runtime: 10s\n    object:\n"
+		   "      apiVersion: jobset.x-k8s.io/v1alpha2\n      kind: JobSet\n"
+		   "      metadata: {name: llama, namespace: team-a}\n"
+		   "      spec:\n        replicatedJobs:\n"
+		   "        - name: driver\n          template:\n            spec:\n"
+		   "              template:\n                spec:\n"
+		   "                  restartPolicy: Never\n"
+		   "                  containers: [{name: d, image: x, resources: {limits: "
+		   "{nvidia.com/gpu: 2}}}]\n"
+		   "        - name: workers\n          replicas: 2\n          template:\n"
+		   "            spec:\n              template:\n                spec:\n"
+		   "                  restartPolicy: Never\n"
+		   "                  containers: [{name: w, image: x, resources: {limits: "
+		   "{nvidia.com/gpu: 1}}}]\n";
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *r;
+	size_t js = find_wl(t, "jobset/llama"), job = find_wl(t, "job/prep");
+	const sim_shape_t *sh = &t->shapes[t->arrivals[js].shape];
+
+	(void)state;
+	assert_int_equal(sh->n_podsets, 2);
+	assert_string_equal(sh->podsets[0].name, "driver");
+	assert_int_equal(sh->podsets[0].count, 1);
+	assert_int_equal(sh->podsets[0].req[0].amount, 2);
+	assert_string_equal(sh->podsets[1].name, "workers");
+	assert_int_equal(sh->podsets[1].count, 2);
+	assert_true(sh->gang);
+	r = run_ok(t, NULL);
+	assert_int_equal(r->wl[job].state, SIM_WL_FINISHED);
+	assert_int_equal(r->wl[js].state, SIM_WL_FINISHED);
+	assert_int_equal(r->wl[js].first_admit_ms, 5000); /* whole, once the Job is done */
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+	parse_bad_prefix(POLICY
+			 "spec:\n  arrivals:\n  - {at: 0, localQueue: team-a/lq, runtime: 1s,"
+			 "    object: {apiVersion: v1, kind: Service, metadata: {name: s}}}\n",
+			 GPUQ_EINVAL, "t.yaml: document 6: Trace \"t\": spec.arrivals[0].object: ");
+}
+
 /* A ClusterQueue whose namespaceSelector leaves a namespace out makes that
  * namespace's workloads inadmissible at once (Kueue: always inadmissible). */
 static void scenario_namespace_selector(void **state)
@@ -1263,6 +1319,7 @@ int main(void)
 	    cmocka_unit_test(scenario_org_tree),
 	    cmocka_unit_test(scenario_metrics),
 	    cmocka_unit_test(scenario_gangs_and_nofit),
+	    cmocka_unit_test(scenario_objects),
 	    cmocka_unit_test(scenario_namespace_selector),
 	    cmocka_unit_test(utilization_sample_cap),
 	    cmocka_unit_test(determinism),
