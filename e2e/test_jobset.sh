@@ -8,7 +8,7 @@
 # templates restored); the tenant can neither unsuspend it nor forge one of
 # its Jobs. Four fake 8-GPU H200 nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 22
 NS=e2e-js
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -176,3 +176,30 @@ check "the higher-priority Job runs" poll "urgent running" bash -c "job_running 
 k -n $NS delete job urgent --wait=false >/dev/null
 check "after it, the JobSet runs again, whole" \
 	poll "llama running again" bash -c "[ \"\$(running_js_pods llama)\" = 4 ]"
+
+# a JobSet whose only GPU is in an init container is held as well (the
+# webhooks' conditions test init containers for every kind; llama holds all
+# 32 GPUs, so it stays queued)
+k apply -f - >/dev/null <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: init-only
+  namespace: $NS
+  labels: {gpuq.dev/queue-name: default}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            initContainers:
+            - {name: warm, image: busybox, resources: {limits: {nvidia.com/gpu: "8"}}}
+            containers:
+            - {name: main, image: busybox}
+YAML
+check "a JobSet whose only GPU is in an init container is created suspended" \
+	bash -c "[ \"\$(js_field init-only '{.spec.suspend}')\" = true ]"
