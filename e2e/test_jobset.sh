@@ -118,9 +118,9 @@ check "the JobSet is created suspended (gpuq's webhook)" \
 check "the JobSet controller made its 4 Jobs, all suspended" \
 	poll "4 suspended children" bash -c "[ \"\$(children_suspend llama)\" = 'true true true true' ]"
 check "it says why it waits (gpuq.dev/status)" poll "llama status" \
-	bash -c "js_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
-check "gpuq status names it jobset/llama, Pending, and says why" poll "gpuq status jobset/llama" \
-	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS jobset/llama | grep -qE \"^$NS/jobset/llama +Pending +.*needs\""
+	bash -c "js_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+check "gpuq status names it jobset/llama, Pending, and says why (gpuq.dev/status, the visibility API)" \
+	poll "gpuq status jobset/llama" waits_why $NS jobset/llama
 check "with 24 GPUs free, none of its Pods exists" \
 	bash -c "[ -z \"\$(js_pods llama)\" ] && [ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 # the tenant cannot let it out, nor forge one of its Jobs
