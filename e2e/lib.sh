@@ -76,6 +76,21 @@ for i in json.load(sys.stdin)["items"]:
 sys.exit(1)' "$2"
 }
 pending_has() { pending_of "$1" "$2" | grep -q -- "$3"; }
+# status_vis ARGS...: `gpuq status ARGS` with gpuq's visibility API asked
+# too (--gpuq-server on the main replica, vis_token's token)
+status_vis() {
+	"$GPUQ" status --kubeconfig "$KUBECONFIG" --gpuq-server "https://127.0.0.1:$GPUQ_PORT" \
+		--gpuq-ca "${GPUQ_CERT_DIR:-$E2E_RUN/certs}/ca.crt" --token "$(vis_token)" "$@" 2>&1
+}
+# waits_why NS KIND/NAME: gpuq status says KIND/NAME of NS is Pending with its
+# coarse status (gpuq.dev/status: waiting for quota), and its line of the
+# visibility API gives the core's reason (Quota: "needs ...")
+waits_why() {
+	local out
+	out=$(status_vis -n "$1" "$2") || return 1
+	printf '%s\n' "$out" | grep -qE "^$1/$2 +Pending +pending in ClusterQueue [^:]*: waiting for quota" &&
+		printf '%s\n' "$out" | grep -qE " $1/$2 +[0-9-]+  Quota +needs "
+}
 
 # A namespace gpuq manages (label gpuq.dev/tenant=NAME), its default
 # ServiceAccount present (the apiserver refuses Pods before it exists).

@@ -142,9 +142,9 @@ check "the RayJob is created suspended (gpuq's webhook)" \
 check "KubeRay holds it Suspended" \
 	poll "train Suspended" bash -c "[ \"\$(rj_field train '{.status.jobDeploymentStatus}')\" = Suspended ]"
 check "it says why it waits (gpuq.dev/status)" poll "train status" \
-	bash -c "rj_field train '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
-check "gpuq status names it rayjob/train, Pending, and says why" poll "gpuq status rayjob/train" \
-	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS rayjob/train | grep -qE \"^$NS/rayjob/train +Pending +.*needs\""
+	bash -c "rj_field train '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+check "gpuq status names it rayjob/train, Pending, and says why (gpuq.dev/status, the visibility API)" \
+	poll "gpuq status rayjob/train" waits_why $NS rayjob/train
 check "with 24 GPUs free, it has no RayCluster and no Pod" \
 	bash -c "[ -z \"\$(rcs_of train)\" ] && [ -z \"\$(rj_pods train)\" ]"
 

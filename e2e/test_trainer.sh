@@ -126,9 +126,9 @@ check "the TrainJob is created suspended (gpuq's webhook)" \
 check "the Trainer made its JobSet, suspended" \
 	poll "llama's JobSet suspended" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 check "it says why it waits (gpuq.dev/status)" poll "llama status" \
-	bash -c "tj_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
-check "gpuq status names it trainjob/llama, Pending, and says why" poll "gpuq status trainjob/llama" \
-	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS trainjob/llama | grep -qE \"^$NS/trainjob/llama +Pending +.*needs\""
+	bash -c "tj_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+check "gpuq status names it trainjob/llama, Pending, and says why (gpuq.dev/status, the visibility API)" \
+	poll "gpuq status trainjob/llama" waits_why $NS trainjob/llama
 check "with 24 GPUs free, none of its Pods exists" \
 	bash -c "[ -z \"\$(tj_pods llama)\" ] && [ \"\$(tj_field llama '{.spec.suspend}')\" = true ]"
 out=$(k -n $NS patch trainjobs.trainer.kubeflow.org llama --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
