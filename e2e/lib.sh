@@ -92,6 +92,28 @@ waits_why() {
 		printf '%s\n' "$out" | grep -qE " $1/$2 +[0-9-]+  Quota +needs "
 }
 
+# h200_nodes PREFIX PRODUCT: four fake 8-GPU nodes PREFIX-0..3 labelled
+# nvidia.com/gpu.product=PRODUCT and tainted nvidia.com/gpu (a flavor of the
+# scenario's own selects them; the scenario removes them after)
+h200_nodes() {
+	local i
+	for i in 0 1 2 3; do
+		k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: $1-$i, type: kwok, nvidia.com/gpu.product: $2}
+spec:
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+YAML
+	done
+}
+
 # A namespace gpuq manages (label gpuq.dev/tenant=NAME), its default
 # ServiceAccount present (the apiserver refuses Pods before it exists).
 make_ns() {
