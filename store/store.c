@@ -24,6 +24,8 @@
 #define META_SCHEMA "schema"
 #define META_SEQ "seq"
 #define META_TYPE_FMT "type.%02u"
+/* CRC-32C of every other meta entry (schema 3; see meta_sum). */
+#define META_SUM "sum"
 
 enum { OP_PUT = 1, OP_DEL = 2 };
 
@@ -174,6 +176,46 @@ static int meta_uint_put(MDB_txn *txn, MDB_dbi meta, const char *key, size_t n, 
 
 	le_put(buf, val, n);
 	return mdb_put(txn, meta, &k, &v, 0);
+}
+
+/* The CRC-32C of meta's entries but META_SUM, in key order: for each, its key
+ * length (u32 LE), key, value length (u32 LE) and value. Record values
+ * carry their own checksums; this covers what says how to read them (the
+ * schema, the sequence number, the type table). */
+static int meta_sum(MDB_txn *txn, MDB_dbi meta, uint32_t *sum)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	uint32_t c = 0;
+	int mrc = mdb_cursor_open(txn, meta, &cur);
+
+	if (mrc)
+		return mrc;
+	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !mrc;
+	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		unsigned char len[4];
+		if (k.mv_size == strlen(META_SUM) && !memcmp(k.mv_data, META_SUM, k.mv_size))
+			continue;
+		le_put(len, k.mv_size, 4);
+		c = gpuq_crc32c(c, len, 4);
+		c = gpuq_crc32c(c, k.mv_data, k.mv_size);
+		le_put(len, v.mv_size, 4);
+		c = gpuq_crc32c(c, len, 4);
+		c = gpuq_crc32c(c, v.mv_data, v.mv_size);
+	}
+	mdb_cursor_close(cur);
+	*sum = c;
+	return mrc == MDB_NOTFOUND ? MDB_SUCCESS : mrc;
+}
+
+/* Write META_SUM for meta as it now is: last, after every meta put of a
+ * write transaction. */
+static int meta_seal(MDB_txn *txn, MDB_dbi meta)
+{
+	uint32_t sum;
+	int mrc = meta_sum(txn, meta, &sum);
+
+	return mrc ? mrc : meta_uint_put(txn, meta, META_SUM, 4, sum);
 }
 
 /* ---- Options and type names ---- */
@@ -488,8 +530,29 @@ static int main_db_foreign(MDB_txn *txn, bool *foreign)
 	return mrc == MDB_NOTFOUND ? MDB_SUCCESS : mrc;
 }
 
-/* Check the schema key; initialize a new store. */
-static int schema_check(store_t *s, MDB_txn *txn, uint64_t *out, gpuq_diag_t *diag)
+/* Verify meta against its META_SUM; *sealed: it has one. */
+static int meta_verify(store_t *s, MDB_txn *txn, bool *sealed, gpuq_diag_t *diag)
+{
+	uint64_t want;
+	uint32_t got;
+	int mrc = meta_uint_get(txn, s->meta, META_SUM, 4, &want);
+
+	*sealed = mrc != MDB_NOTFOUND;
+	if (mrc == MDB_NOTFOUND)
+		return GPUQ_OK;
+	if (!mrc)
+		mrc = meta_sum(txn, s->meta, &got);
+	if (mrc == MDB_CORRUPTED || (!mrc && got != want))
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state store %s: store corrupt: its meta records (schema, "
+				     "sequence number, type table) fail their checksum",
+				     s->dir);
+	return mrc ? fail_diag(s, diag, mrc, "reading meta") : GPUQ_OK;
+}
+
+/* Check the schema key (sealed: meta has its checksum); initialize a new
+ * store. */
+static int schema_check(store_t *s, MDB_txn *txn, bool sealed, uint64_t *out, gpuq_diag_t *diag)
 {
 	uint64_t schema;
 	bool foreign;
@@ -500,10 +563,11 @@ static int schema_check(store_t *s, MDB_txn *txn, uint64_t *out, gpuq_diag_t *di
 		if (mrc)
 			return fail_diag(s, diag, mrc, "reading the database list");
 		if (foreign)
-			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					     "state store %s: store corrupt or not a gpuq store: it "
-					     "holds LMDB databases but no gpuq schema version",
-					     s->dir);
+			return gpuq_diag_set(
+			    diag, GPUQ_ECORRUPT,
+			    "state store %s: store corrupt or not a gpuq store: it "
+			    "holds LMDB databases but no gpuq schema version",
+			    s->dir);
 		mrc = meta_uint_put(txn, s->meta, META_SCHEMA, 4, STORE_SCHEMA_VERSION);
 		if (!mrc)
 			mrc = meta_uint_put(txn, s->meta, META_SEQ, 8, 0);
@@ -519,6 +583,11 @@ static int schema_check(store_t *s, MDB_txn *txn, uint64_t *out, gpuq_diag_t *di
 	if (schema == 0)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
 				     "state store %s: store corrupt: schema version 0", s->dir);
+	if (schema >= 3 && !sealed)
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state store %s: store corrupt: schema %llu without the "
+				     "checksum of its meta records",
+				     s->dir, (unsigned long long)schema);
 	if (schema > STORE_SCHEMA_VERSION)
 		return gpuq_diag_set(
 		    diag, GPUQ_ESTORE,
@@ -649,9 +718,10 @@ static int types_merge(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 		if (mrc)
 			return fail_diag(s, diag, mrc, "reading the type table");
 		if (!name_valid(v.mv_data, v.mv_size))
-			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					     "state store %s: store corrupt: type %u has a bad recorded name",
-					     s->dir, i);
+			return gpuq_diag_set(
+			    diag, GPUQ_ECORRUPT,
+			    "state store %s: store corrupt: type %u has a bad recorded name",
+			    s->dir, i);
 		if (s->names[i][0] && (strlen(s->names[i]) != v.mv_size ||
 				       memcmp(s->names[i], v.mv_data, v.mv_size) != 0))
 			return gpuq_diag_set(
@@ -678,6 +748,7 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 {
 	unsigned create = s->read_only ? 0 : MDB_CREATE;
 	uint64_t schema = 0;
+	bool sealed = false;
 	MDB_txn *txn;
 	int rc, mrc = mdb_txn_begin(s->env, NULL, s->read_only ? MDB_RDONLY : 0, &txn);
 
@@ -694,13 +765,17 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 			mdb_txn_abort(txn);
 			return GPUQ_OK;
 		}
-		rc = mrc ? fail_diag(s, diag, mrc, "reading the database list")
-			 : gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					 "state store %s: store corrupt or not a gpuq store: no meta database",
-					 s->dir);
+		rc =
+		    mrc ? fail_diag(s, diag, mrc, "reading the database list")
+			: gpuq_diag_set(
+			      diag, GPUQ_ECORRUPT,
+			      "state store %s: store corrupt or not a gpuq store: no meta database",
+			      s->dir);
 		goto fail;
 	}
-	rc = mrc ? fail_diag(s, diag, mrc, "opening meta") : schema_check(s, txn, &schema, diag);
+	rc = mrc ? fail_diag(s, diag, mrc, "opening meta") : meta_verify(s, txn, &sealed, diag);
+	if (!rc)
+		rc = schema_check(s, txn, sealed, &schema, diag);
 	if (rc)
 		goto fail;
 	rc = types_merge(s, txn, diag);
@@ -711,14 +786,20 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 			continue;
 		mrc = mdb_dbi_open(txn, s->names[i], create, &s->dbi[i]);
 		if (mrc == MDB_NOTFOUND)
-			rc = gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					   "state store %s: store corrupt: database of type \"%s\" is missing",
-					   s->dir, s->names[i]);
+			rc = gpuq_diag_set(
+			    diag, GPUQ_ECORRUPT,
+			    "state store %s: store corrupt: database of type \"%s\" is missing",
+			    s->dir, s->names[i]);
 		else if (mrc)
 			rc = fail_diag(s, diag, mrc, "opening a type database");
 	}
-	if (!rc && schema < 2 && !s->read_only) {
-		rc = migrate_crc(s, txn, diag);
+	if (!rc && schema < STORE_SCHEMA_VERSION && !s->read_only) {
+		if (schema < 2)
+			rc = migrate_crc(s, txn, diag);
+		if (!rc && schema >= 2)
+			gpuq_log(GPUQ_LOG_INFO, "store",
+				 "%s: schema %llu -> %d: meta records sealed with their checksum",
+				 s->dir, (unsigned long long)schema, STORE_SCHEMA_VERSION);
 		if (!rc &&
 		    (mrc = meta_uint_put(txn, s->meta, META_SCHEMA, 4, STORE_SCHEMA_VERSION)))
 			rc = fail_diag(s, diag, mrc, "writing the schema version");
@@ -726,10 +807,13 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 	}
 	s->crc = schema >= 2;
 	if (!rc && (mrc = meta_uint_get(txn, s->meta, META_SEQ, 8, &s->seq)))
-		rc = mrc == MDB_NOTFOUND
-			 ? gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: store corrupt: no sequence number",
-					 s->dir)
-			 : fail_diag(s, diag, mrc, "reading the sequence number");
+		rc =
+		    mrc == MDB_NOTFOUND
+			? gpuq_diag_set(diag, GPUQ_ECORRUPT,
+					"state store %s: store corrupt: no sequence number", s->dir)
+			: fail_diag(s, diag, mrc, "reading the sequence number");
+	if (!rc && !s->read_only && (mrc = meta_seal(txn, s->meta)))
+		rc = fail_diag(s, diag, mrc, "sealing meta");
 	if (rc)
 		goto fail;
 	mrc = mdb_txn_commit(txn); /* keeps the dbi handles, read-only too */
@@ -1037,6 +1121,10 @@ static int batch_apply(store_t *s, const store_txn_t *t, uint64_t *seq, const ch
 	if (!mrc) {
 		*where = "writing the sequence number";
 		mrc = meta_uint_put(txn, s->meta, META_SEQ, 8, cur + 1);
+	}
+	if (!mrc) {
+		*where = "sealing meta";
+		mrc = meta_seal(txn, s->meta);
 	}
 	if (mrc) {
 		mdb_txn_abort(txn);

@@ -55,8 +55,11 @@
  * are refused. 2: every record's value is stored with a CRC-32C of its
  * type, key and value after it, checked on every read (a mismatch is
  * GPUQ_ECORRUPT naming the record); a writable open of a version 1 store
- * adds them (read-only opens read version 1 unchecked). */
-#define STORE_SCHEMA_VERSION 2
+ * adds them (read-only opens read version 1 unchecked). 3: the meta records
+ * (schema, sequence number, type table) are sealed by a CRC-32C under the
+ * meta key "sum", rewritten at every commit and checked at every open; a
+ * writable open of a version 1 or 2 store adds it. */
+#define STORE_SCHEMA_VERSION 3
 /* Map size of a new store (64 MiB) and the cap growth stops at (64 GiB). */
 #define STORE_MAP_INITIAL_DEFAULT ((size_t)64 << 20)
 #define STORE_MAP_MAX_DEFAULT ((size_t)64 << 30)

@@ -551,9 +551,43 @@ static void digest_is_content_only(void **state)
 	store_close(s1);
 }
 
-/* Change meta[key] of a closed store with raw LMDB (simulates a newer gpuq
- * or damage). len 0 deletes the key. */
-static void raw_meta_set(const char *dir, const char *key, const void *val, size_t len)
+/* Write meta's "sum" as store.h documents it (schema 3): the CRC-32C of
+ * every other entry in key order, each as key length (u32 LE), key, value
+ * length (u32 LE), value. What another gpuq writing meta does. */
+static void raw_meta_seal(MDB_txn *txn, MDB_dbi dbi)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	uint32_t c = 0;
+	unsigned char sum[4];
+	int mrc;
+
+	assert_int_equal(mdb_cursor_open(txn, dbi, &cur), 0);
+	for (mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); !mrc;
+	     mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		unsigned char len[4];
+		if (k.mv_size == 3 && !memcmp(k.mv_data, "sum", 3))
+			continue;
+		for (int i = 0; i < 4; i++)
+			len[i] = (unsigned char)(k.mv_size >> (8 * i));
+		c = gpuq_crc32c(gpuq_crc32c(c, len, 4), k.mv_data, k.mv_size);
+		for (int i = 0; i < 4; i++)
+			len[i] = (unsigned char)(v.mv_size >> (8 * i));
+		c = gpuq_crc32c(gpuq_crc32c(c, len, 4), v.mv_data, v.mv_size);
+	}
+	assert_int_equal(mrc, MDB_NOTFOUND);
+	mdb_cursor_close(cur);
+	for (int i = 0; i < 4; i++)
+		sum[i] = (unsigned char)(c >> (8 * i));
+	k = (MDB_val){3, (void *)"sum"};
+	v = (MDB_val){4, sum};
+	assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+}
+
+/* Change meta[key] of a closed store with raw LMDB: as a newer gpuq would
+ * (seal: "sum" rewritten to match) or as damage would (not). len 0 deletes
+ * the key. */
+static void raw_meta_set(const char *dir, const char *key, const void *val, size_t len, bool seal)
 {
 	MDB_env *env;
 	MDB_txn *txn;
@@ -569,6 +603,8 @@ static void raw_meta_set(const char *dir, const char *key, const void *val, size
 		assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
 	else
 		assert_int_equal(mdb_del(txn, dbi, &k, NULL), 0);
+	if (seal)
+		raw_meta_seal(txn, dbi);
 	assert_int_equal(mdb_txn_commit(txn), 0);
 	mdb_env_close(env);
 }
@@ -576,34 +612,53 @@ static void raw_meta_set(const char *dir, const char *key, const void *val, size
 static void schema_version_checked(void **state)
 {
 	fixture_t *f = *state;
-	const unsigned char v3[4] = {3, 0, 0, 0}, v0[4] = {0}, bad[3] = {1, 0, 0};
-	const unsigned char v1[4] = {1, 0, 0, 0};
+	const unsigned char v4[4] = {4, 0, 0, 0}, v0[4] = {0}, bad[3] = {1, 0, 0};
+	const unsigned char v1[4] = {1, 0, 0, 0}, v3[4] = {3, 0, 0, 0};
 	store_opts_t o;
 	store_t *s = open_std(f);
 	gpuq_diag_t d = {{0}};
 
 	store_close(s);
 	opts_std(&o);
-	raw_meta_set(f->dir, "schema", v3, 4);
+	raw_meta_set(f->dir, "schema", v4, 4, true);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ESTORE);
 	assert_null(s);
-	assert_non_null(strstr(d.msg, "schema version 3 is newer than the 2"));
+	assert_non_null(strstr(d.msg, "schema version 4 is newer than the 3"));
 	o.read_only = true;
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ESTORE);
 	o.read_only = false;
-	raw_meta_set(f->dir, "schema", v0, 4);
+	/* the same change as damage (meta no longer matches its sum): corrupt,
+	 * not "newer"; read-only too */
+	raw_meta_set(f->dir, "schema", v3, 4, true);
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
+	store_close(s);
+	raw_meta_set(f->dir, "schema", v4, 4, false);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
-	raw_meta_set(f->dir, "schema", bad, 3);
+	assert_non_null(strstr(d.msg, "store corrupt: its meta records"));
+	o.read_only = true;
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
+	o.read_only = false;
+	raw_meta_set(f->dir, "type.01", "usagf", 5, false);
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
+	raw_meta_set(f->dir, "schema", v3, 4, true);
+	raw_meta_set(f->dir, "type.01", "usage", 5, true);
+	/* schema 3 with its sum gone */
+	raw_meta_set(f->dir, "sum", NULL, 0, false);
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
+	assert_non_null(strstr(d.msg, "without the checksum of its meta records"));
+	raw_meta_set(f->dir, "schema", v0, 4, true);
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
+	raw_meta_set(f->dir, "schema", bad, 3, true);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
 	/* no schema key but type databases present: not treated as new */
-	raw_meta_set(f->dir, "schema", NULL, 0);
+	raw_meta_set(f->dir, "schema", NULL, 0, true);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
 	assert_non_null(strstr(d.msg, "no gpuq schema version"));
-	raw_meta_set(f->dir, "schema", v1, 4);
-	raw_meta_set(f->dir, "seq", NULL, 0);
+	raw_meta_set(f->dir, "schema", v1, 4, true);
+	raw_meta_set(f->dir, "seq", NULL, 0, true);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
 	assert_non_null(strstr(d.msg, "no sequence number"));
-	raw_meta_set(f->dir, "seq", "12345678", 8);
+	raw_meta_set(f->dir, "seq", "12345678", 8, true);
 	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
 	store_close(s);
 }
@@ -868,8 +923,9 @@ static void checksum_catches_a_flipped_bit(void **state)
 	store_close(s);
 }
 
-/* A schema 1 store (values without checksums, as gpuq wrote them before)
- * reads as it is read-only and gains checksums at a writable open. */
+/* A schema 1 store (values without checksums, meta without its sum, as gpuq
+ * wrote them before) reads as it is read-only and gains both at a writable
+ * open. */
 static void schema1_store_gains_checksums(void **state)
 {
 	fixture_t *f = *state;
@@ -890,6 +946,8 @@ static void schema1_store_gains_checksums(void **state)
 	v.mv_size = 4;
 	v.mv_data = one;
 	assert_int_equal(mdb_put(r.txn, r.meta, &k, &v, 0), 0);
+	k = (MDB_val){3, (void *)"sum"}; /* schema 1 had no meta checksum */
+	assert_int_equal(mdb_del(r.txn, r.meta, &k, NULL), 0);
 	raw_close(&r);
 
 	store_opts_init(&o);
@@ -908,6 +966,44 @@ static void schema1_store_gains_checksums(void **state)
 	assert_int_equal(store_digest(s, &dig), GPUQ_OK);
 	assert_int_equal(dig, dig_before);
 	store_close(s);
+}
+
+/* A schema 2 store (records with checksums, meta without its sum) reads as
+ * it is read-only, is sealed at a writable open (schema 3), and from then on
+ * a meta entry changed behind the store's back is refused. */
+static void schema2_store_gains_meta_sum(void **state)
+{
+	fixture_t *f = *state;
+	const unsigned char two[4] = {2, 0, 0, 0}, seq[8] = {7}, seq9[8] = {9};
+	store_t *s = open_with_ab(f);
+	store_info_t info;
+	store_opts_t o;
+	gpuq_diag_t d = {{0}};
+	uint64_t dig_before, dig;
+
+	assert_int_equal(store_digest(s, &dig_before), GPUQ_OK);
+	store_close(s);
+	raw_meta_set(f->dir, "schema", two, 4, false);
+	raw_meta_set(f->dir, "sum", NULL, 0, false);
+	raw_meta_set(f->dir, "seq", seq, 8, false); /* unsealed: schema 2 had no sum */
+	store_opts_init(&o);
+	o.read_only = true;
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_OK);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.schema, 2);
+	assert_int_equal(info.seq, 7);
+	store_close(s);
+
+	s = open_std(f);
+	assert_int_equal(store_info_get(s, &info), GPUQ_OK);
+	assert_int_equal(info.schema, STORE_SCHEMA_VERSION);
+	assert_int_equal(store_digest(s, &dig), GPUQ_OK);
+	assert_int_equal(dig, dig_before);
+	store_close(s);
+	raw_meta_set(f->dir, "seq", seq9, 8, false);
+	assert_int_equal(store_open(f->dir, &o, &s, &d), GPUQ_ECORRUPT);
+	assert_null(s);
+	assert_non_null(strstr(d.msg, "fail their checksum"));
 }
 
 static void bad_and_absent_directories(void **state)
@@ -1381,6 +1477,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(damaged_data_file_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(checksum_catches_a_flipped_bit, setup, teardown),
 	    cmocka_unit_test_setup_teardown(schema1_store_gains_checksums, setup, teardown),
+	    cmocka_unit_test_setup_teardown(schema2_store_gains_meta_sum, setup, teardown),
 	    cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reader_in_other_process, setup, teardown),
 	    cmocka_unit_test_setup_teardown(snapshot_holds_one_commit, setup, teardown),
