@@ -1,4 +1,5 @@
-/* gpuq serve: run the HTTPS admission webhook until SIGTERM or SIGINT.
+/* gpuq serve: run the HTTPS server (admission, metrics, the web view) and,
+ * with a cluster, the controller, until SIGTERM or SIGINT.
  *
  * Signals are blocked in every thread before any starts, and this thread
  * takes them synchronously with sigwait(): SIGHUP reloads the policy, SIGTERM
@@ -17,13 +18,15 @@
 #include "dcgm/dcgm.h"
 #include "engine/engine.h"
 #include "kube/kube.h"
+#include "cmd/serve_opts.h"
+#include "http/http.h"
 #include "webhook/webhook.h"
 #include "webui/webui.h"
 
 /* The cluster a cluster source names. */
-static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
+static int load_kube(const cmd_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
 {
-	return opts->source == WEBHOOK_SOURCE_KUBECONFIG
+	return opts->source == CMD_SERVE_SOURCE_KUBECONFIG
 		   ? kube_config_load(opts->kubeconfig, cfg, diag)
 		   : kube_config_in_cluster(NULL, cfg, diag);
 }
@@ -49,7 +52,7 @@ typedef struct {
 
 /* The serving certificate kept in a Secret (--cert-secret), before the
  * server reads --cert-dir. */
-static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_t *cfg,
+static int start_certkeeper(const cmd_serve_opts_t *opts, const kube_config_t *cfg,
 			    keeper_args_t *a, certkeeper_t **out, gpuq_diag_t *diag)
 {
 	certkeeper_opts_t ko;
@@ -90,9 +93,9 @@ static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_
 }
 
 /* The controller beside the server, when the policy comes from a cluster. */
-static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv, webui_t *ui,
-			    const kube_config_t *cfg, dcgm_scraper_t *dcgm, controller_t **ctl,
-			    gpuq_diag_t *diag)
+static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
+			    webhook_admission_t *adm, webui_t *ui, const kube_config_t *cfg,
+			    dcgm_scraper_t *dcgm, controller_t **ctl, gpuq_diag_t *diag)
 {
 	controller_opts_t co;
 	int rc;
@@ -102,7 +105,8 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.client.qps = opts->qps;
 	co.client.burst = opts->burst;
 	co.state_dir = opts->state_dir;
-	co.server = srv;
+	co.admission = adm;
+	co.metrics = http_server_metrics(srv);
 	co.ui = ui;
 	co.review_cfg.gpu_resources = opts->gpu_resources;
 	co.review_cfg.n_gpu_resources = opts->n_gpu_resources;
@@ -133,7 +137,7 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 
 /* Idle GPU time (--dcgm-url): its own scraping thread, its families on
  * the server's /metrics. */
-static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, dcgm_scraper_t **out,
+static int start_dcgm(const cmd_serve_opts_t *opts, http_server_t *srv, dcgm_scraper_t **out,
 		      gpuq_diag_t *diag)
 {
 	dcgm_opts_t o;
@@ -142,7 +146,7 @@ static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, d
 	o.url = opts->dcgm_url;
 	o.interval_ms = opts->dcgm_interval_ms;
 	o.threshold_pct = opts->idle_threshold_pct;
-	o.metrics = webhook_server_metrics(srv);
+	o.metrics = http_server_metrics(srv);
 	return dcgm_scraper_start(&o, out, diag);
 }
 
@@ -167,8 +171,8 @@ static void ui_offline(webui_t *ui, const char *dir)
 }
 
 /* The web view (--ui true) on srv's routes, before the server starts. */
-static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
-		    const kube_config_t *kcfg, webui_t **ui, gpuq_diag_t *diag)
+static int start_ui(const cmd_serve_opts_t *opts, http_server_t *srv, const kube_config_t *kcfg,
+		    webui_t **ui, gpuq_diag_t *diag)
 {
 	int rc =
 	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
@@ -181,13 +185,14 @@ static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
  * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
  * a second SIGTERM or a SIGINT ends it at once. */
-static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
+static void grace(http_server_t *srv, webhook_admission_t *adm, const sigset_t *sigs,
+		  int64_t grace_ms)
 {
 	int64_t end = gpuq_mono_ms() + grace_ms;
 
 	if (grace_ms <= 0)
 		return;
-	webhook_server_unready(srv);
+	http_server_unready(srv);
 	for (;;) {
 		int64_t ms = end - gpuq_mono_ms();
 		struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
@@ -197,7 +202,7 @@ static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
 			return;
 		sig = sigtimedwait(sigs, NULL, &left);
 		if (sig == SIGHUP) {
-			webhook_server_policy_reload(srv);
+			webhook_admission_policy_reload(adm);
 			continue;
 		}
 		if (sig == SIGTERM || sig == SIGINT) {
@@ -212,8 +217,11 @@ static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
 
 int cmd_serve(int argc, char **argv)
 {
-	webhook_serve_opts_t opts;
-	webhook_server_t *srv = NULL;
+	cmd_serve_opts_t opts;
+	http_server_config_t hcfg;
+	webhook_config_t review_cfg;
+	http_server_t *srv = NULL;
+	webhook_admission_t *adm = NULL;
 	controller_t *ctl = NULL;
 	dcgm_scraper_t *dcgm = NULL;
 	webui_t *ui = NULL;
@@ -224,17 +232,17 @@ int cmd_serve(int argc, char **argv)
 	sigset_t sigs;
 	int rc, sig;
 
-	rc = webhook_serve_opts_parse(argc, argv, &opts, &diag);
+	rc = cmd_serve_opts_parse(argc, argv, &opts, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		return 2;
 	}
 	if (opts.help) {
-		fputs(webhook_serve_usage(), stdout);
+		fputs(cmd_serve_usage(), stdout);
 		return 0;
 	}
 	gpuq_log_set_level(opts.log_level);
-	rc = webhook_serve_opts_check(&opts, &diag);
+	rc = cmd_serve_opts_check(&opts, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		return 2;
@@ -247,27 +255,35 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuq serve: cannot block signals\n");
 		return 1;
 	}
-	if (opts.source != WEBHOOK_SOURCE_DIR)
+	if (opts.source != CMD_SERVE_SOURCE_DIR)
 		rc = load_kube(&opts, &kcfg, &diag);
 	if (!rc && opts.cert_secret_name)
 		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
+	cmd_serve_http_config(&opts, &hcfg);
+	review_cfg =
+	    (webhook_config_t){opts.gpu_resources, opts.n_gpu_resources, opts.controller_user};
 	if (!rc)
-		rc = webhook_server_create(&opts, &srv, &diag);
+		rc = http_server_create(&hcfg, &srv, &diag);
+	if (!rc)
+		rc = webhook_admission_create(srv, opts.policy_dir, &review_cfg, &adm, &diag);
 	if (!rc && opts.ui)
 		rc = start_ui(&opts, srv, kcfg, &ui, &diag);
 	if (!rc)
-		rc = webhook_server_start(srv, &diag);
+		rc = http_server_start(srv, &diag);
 	if (!rc && opts.dcgm_url)
 		rc = start_dcgm(&opts, srv, &dcgm, &diag);
-	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, ui, kcfg, dcgm, &ctl, &diag);
+	if (!rc && opts.source != CMD_SERVE_SOURCE_DIR)
+		rc = start_controller(&opts, srv, adm, ui, kcfg, dcgm, &ctl, &diag);
 	else if (!rc && ui)
 		ui_offline(ui, opts.policy_dir);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		controller_destroy(ctl);
 		dcgm_scraper_stop(dcgm);
-		webhook_server_destroy(srv);
+		if (srv)
+			http_server_stop(srv, 0);
+		webhook_admission_destroy(adm);
+		http_server_destroy(srv);
 		webui_destroy(ui);
 		certkeeper_stop(keeper);
 		kube_config_destroy(kcfg);
@@ -278,19 +294,20 @@ int cmd_serve(int argc, char **argv)
 			continue;
 		if (sig == SIGHUP) {
 			gpuq_log(GPUQ_LOG_INFO, "serve", "SIGHUP: reloading the policy");
-			webhook_server_policy_reload(srv);
+			webhook_admission_policy_reload(adm);
 			continue;
 		}
 		gpuq_log(GPUQ_LOG_INFO, "serve", "%s: stopping",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
 		if (sig == SIGTERM)
-			grace(srv, &sigs, opts.shutdown_grace_ms);
+			grace(srv, adm, &sigs, opts.shutdown_grace_ms);
 		break;
 	}
 	controller_destroy(ctl); /* gives the Lease up first */
 	dcgm_scraper_stop(dcgm);
-	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
-	webhook_server_destroy(srv);
+	http_server_stop(srv, HTTP_DRAIN_MS_DEFAULT);
+	webhook_admission_destroy(adm); /* after the stop: no review runs any more */
+	http_server_destroy(srv);
 	webui_destroy(ui); /* after the server: no request reads it any more */
 	certkeeper_stop(keeper);
 	kube_config_destroy(kcfg);

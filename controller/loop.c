@@ -484,9 +484,9 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	return GPUQ_OK;
 }
 
-/* The webhook's /metrics source: the queue metrics, rendered on the
+/* The server's /metrics source: the queue metrics, rendered on the
  * scrape's thread from the last published snapshot. */
-static void metrics_source(void *ctx, webhook_metrics_text_t *t)
+static void metrics_source(void *ctx, http_metrics_text_t *t)
 {
 	qmetrics_render(ctx, t);
 }
@@ -504,9 +504,8 @@ int controller_start(controller_t *c, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	}
 	c->running = true;
-	if (c->o.server)
-		webhook_metrics_source_set(webhook_server_metrics(c->o.server), metrics_source,
-					   c->metrics);
+	if (c->o.metrics)
+		http_metrics_source_set(c->o.metrics, metrics_source, c->metrics);
 	return GPUQ_OK;
 }
 
@@ -514,8 +513,8 @@ void controller_stop(controller_t *c)
 {
 	if (!c)
 		return;
-	if (c->o.server)
-		webhook_metrics_source_set(webhook_server_metrics(c->o.server), NULL, NULL);
+	if (c->o.metrics)
+		http_metrics_source_set(c->o.metrics, NULL, NULL);
 	c->stop = 1;
 	equeue_kick(&c->events);
 	informer_stop(c);

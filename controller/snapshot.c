@@ -286,8 +286,8 @@ int snapshot_rebuild(struct controller *c)
 	policy_unref(c->policy);
 	c->policy = p;
 	c->policy_generation++;
-	if (c->o.server)
-		webhook_server_policy_set(c->o.server, p);
+	if (c->o.admission)
+		webhook_admission_policy_set(c->o.admission, p);
 	/* the web view's GPU-hours cost at the flavors' price annotations */
 	if (c->o.ui && webui_prices_from_policy(c->o.ui, p))
 		gpuq_log(GPUQ_LOG_WARN, "controller",

@@ -43,8 +43,8 @@ static void curl_init_once(void)
 void dcgm_opts_default(dcgm_opts_t *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->interval_ms = WEBHOOK_DCGM_INTERVAL_MS_DEFAULT;
-	o->threshold_pct = WEBHOOK_IDLE_THRESHOLD_DEFAULT;
+	o->interval_ms = DCGM_INTERVAL_MS_DEFAULT;
+	o->threshold_pct = DCGM_IDLE_THRESHOLD_DEFAULT;
 }
 
 /* libcurl's write callback: append, refusing past the body cap (the
@@ -226,8 +226,7 @@ int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *
 	*out = NULL;
 	if (!o->url || !o->url[0])
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--dcgm-url: no URL");
-	if (o->interval_ms < WEBHOOK_DCGM_INTERVAL_MS_MIN ||
-	    o->interval_ms > WEBHOOK_DCGM_INTERVAL_MS_MAX)
+	if (o->interval_ms < DCGM_INTERVAL_MS_MIN || o->interval_ms > DCGM_INTERVAL_MS_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--dcgm-interval: %" PRId64 " ms is outside 100ms..1h",
 				     o->interval_ms);
@@ -257,8 +256,8 @@ int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *
 	}
 	s->running = true;
 	if (o->metrics)
-		webhook_metrics_source_slot_set(o->metrics, WEBHOOK_METRICS_SOURCE_IDLE,
-						dcgm_metrics_render, s);
+		http_metrics_source_slot_set(o->metrics, HTTP_METRICS_SOURCE_IDLE,
+					     dcgm_metrics_render, s);
 	*out = s;
 	return GPUQ_OK;
 }
@@ -268,8 +267,7 @@ void dcgm_scraper_stop(dcgm_scraper_t *s)
 	if (!s)
 		return;
 	if (s->o.metrics)
-		webhook_metrics_source_slot_set(s->o.metrics, WEBHOOK_METRICS_SOURCE_IDLE, NULL,
-						NULL);
+		http_metrics_source_slot_set(s->o.metrics, HTTP_METRICS_SOURCE_IDLE, NULL, NULL);
 	pthread_mutex_lock(&s->mu);
 	atomic_store(&s->stop, true);
 	pthread_cond_broadcast(&s->cv);
@@ -294,18 +292,18 @@ void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map)
 }
 
 /* GPU-ms as seconds with three decimals. */
-static void put_seconds(webhook_metrics_text_t *t, int64_t ms)
+static void put_seconds(http_metrics_text_t *t, int64_t ms)
 {
-	webhook_metrics_printf(t, "%" PRId64 ".%03d\n", ms / 1000, (int)(ms % 1000));
+	http_metrics_printf(t, "%" PRId64 ".%03d\n", ms / 1000, (int)(ms % 1000));
 }
 
-static void render_tenants(webhook_metrics_text_t *t, const idle_acct_t *a, bool idle)
+static void render_tenants(http_metrics_text_t *t, const idle_acct_t *a, bool idle)
 {
 	const char *name =
 	    idle ? "gpuq_tenant_gpu_idle_seconds_total" : "gpuq_tenant_gpu_allocated_seconds_total";
 	idle_tenant_view_t v;
 
-	webhook_metrics_printf(
+	http_metrics_printf(
 	    t, "# HELP %s %s\n# TYPE %s counter\n", name,
 	    idle ? "GPU-seconds allocated to the tenant's pods while their GPU utilization "
 		   "(DCGM_FI_DEV_GPU_UTIL) was below the idle threshold."
@@ -315,15 +313,15 @@ static void render_tenants(webhook_metrics_text_t *t, const idle_acct_t *a, bool
 	for (size_t i = 0; idle_acct_tenant(a, i, &v) == GPUQ_OK; i++) {
 		char ns[3 * IDLE_NAME_MAX], lq[3 * IDLE_NAME_MAX];
 
-		if (webhook_metrics_label_escape(v.namespace_, ns, sizeof(ns)) ||
-		    webhook_metrics_label_escape(v.local_queue, lq, sizeof(lq)))
+		if (http_metrics_label_escape(v.namespace_, ns, sizeof(ns)) ||
+		    http_metrics_label_escape(v.local_queue, lq, sizeof(lq)))
 			continue; /* cannot happen: escaping at most doubles */
-		webhook_metrics_printf(t, "%s{namespace=\"%s\",local_queue=\"%s\"} ", name, ns, lq);
+		http_metrics_printf(t, "%s{namespace=\"%s\",local_queue=\"%s\"} ", name, ns, lq);
 		put_seconds(t, idle ? v.idle_gpu_ms : v.allocated_gpu_ms);
 	}
 }
 
-void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t)
+void dcgm_metrics_render(void *ctx, http_metrics_text_t *t)
 {
 	dcgm_scraper_t *s = ctx;
 	idle_totals_t tot;
@@ -332,7 +330,7 @@ void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t)
 	idle_acct_totals(s->acct, &tot);
 	render_tenants(t, s->acct, false);
 	render_tenants(t, s->acct, true);
-	webhook_metrics_printf(
+	http_metrics_printf(
 	    t,
 	    "# HELP gpuq_dcgm_scrapes_total Scrapes of --dcgm-url, by result (failure: the "
 	    "transfer, its HTTP status or its body was refused).\n"

@@ -1,13 +1,13 @@
-/* webhook metrics: lock-free counters rendered in the Prometheus text format.
+/* http metrics: the server's lock-free counters rendered in the Prometheus
+ * text format, and the text the sources append to.
  *
- * Every label set is fixed at compile time (endpoint x kind x decision, route x
- * code class), so a peer can never add a time series; each series is one C11
- * atomic bumped with relaxed ordering. A histogram keeps per-bucket counts and
- * renders them cumulatively, as the format requires. Sources from outside
- * (the controller's queue metrics, the idle GPU metrics) append their
- * families after ours, under a read lock that lets their owners take them
- * away safely. */
-#include "webhook/webhook.h"
+ * Every label set is fixed at compile time (route x code class), so a peer
+ * can never add a time series; each series is one C11 atomic bumped with
+ * relaxed ordering. Sources from the peers (admission's decisions, the
+ * controller's queue metrics, the idle GPU metrics) append their families
+ * after ours, under a read lock that lets their owners take them away
+ * safely. */
+#include "http/http.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -18,61 +18,32 @@
 #include <string.h>
 #include <unistd.h>
 
-#define N_ENDPOINTS 2
-#define N_KINDS 3
-#define N_DECISIONS 6
 #define N_RESULTS 2 /* reload results: success, failure */
 
-static const char *const endpoint_names[N_ENDPOINTS] = {"mutate", "validate"};
-static const char *const kind_names[N_KINDS] = {"Pod", "Job", "other"};
-/* "unavailable": answered 503 for want of a policy; "error" last (the
- * fallback for anything else). */
-static const char *const decision_names[N_DECISIONS] = {"allowed", "patched",	  "denied",
-							"invalid", "unavailable", "error"};
 static const char *const result_names[N_RESULTS] = {"success", "failure"};
-static const char *const route_names[WEBHOOK_ROUTE_COUNT] = {
+static const char *const route_names[HTTP_ROUTE_COUNT] = {
     "/mutate", "/validate", "/healthz", "/readyz", "/metrics", "/ui", "other"};
 
 /* HTTP codes the server can send; anything else is counted as "other". */
 static const unsigned http_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
 #define N_CODES (sizeof(http_codes) / sizeof(http_codes[0]) + 1) /* + "other" */
 
-/* Admission latency buckets, 50 us to 1 s: a decision from memory takes tens
- * of microseconds; the apiserver gives up at its timeout (10 s default), so
- * anything past 1 s is already an incident. Upper bounds in ns and as text. */
-#define N_BUCKETS 14
-static const uint64_t bucket_ns[N_BUCKETS] = {50000,	 100000,    250000,    500000,	  1000000,
-					      2500000,	 5000000,   10000000,  25000000,  50000000,
-					      100000000, 250000000, 500000000, 1000000000};
-static const char *const bucket_le[N_BUCKETS] = {"5e-05",  "0.0001", "0.00025", "0.0005", "0.001",
-						 "0.0025", "0.005",  "0.01",	"0.025",  "0.05",
-						 "0.1",	   "0.25",   "0.5",	"1"};
-
-typedef struct {
-	atomic_uint_fast64_t buckets[N_BUCKETS + 1]; /* per bucket (not cumulative); last = +Inf */
-	atomic_uint_fast64_t sum_ns;		     /* total observed time, ns */
-	atomic_uint_fast64_t count;		     /* observations */
-} histogram_t;
-
-struct webhook_metrics {
-	histogram_t admission[N_ENDPOINTS][N_KINDS][N_DECISIONS]; /* also gives the counter */
-	atomic_uint_fast64_t http[WEBHOOK_ROUTE_COUNT][N_CODES];  /* replies by route, code */
-	atomic_uint_fast64_t policy_reloads[N_RESULTS];		  /* by result */
-	atomic_uint_fast64_t cert_reloads[N_RESULTS];		  /* by result */
-	atomic_uint_fast64_t policy_generation; /* successful policy loads so far */
-	atomic_int_fast64_t cert_not_after;	/* serving cert notAfter, Unix s; 0 unknown */
-	atomic_uint_fast64_t deadline_cuts;	/* connections closed at the header deadline */
-	pthread_rwlock_t source_lock;		/* scrapes read-lock it around source() */
-	webhook_metrics_source_fn source[WEBHOOK_METRICS_SOURCES]; /* append outside families,
+struct http_metrics {
+	atomic_uint_fast64_t http[HTTP_ROUTE_COUNT][N_CODES]; /* replies by route, code */
+	atomic_uint_fast64_t cert_reloads[N_RESULTS];	      /* by result */
+	atomic_int_fast64_t cert_not_after; /* serving cert notAfter, Unix s; 0 unknown */
+	atomic_uint_fast64_t deadline_cuts; /* connections closed at the header deadline */
+	pthread_rwlock_t source_lock;	    /* scrapes read-lock it around source() */
+	http_metrics_source_fn source[HTTP_METRICS_SOURCES]; /* append outside families,
 								      by slot; NULL: none */
-	void *source_ctx[WEBHOOK_METRICS_SOURCES];		   /* their arguments */
-	atomic_bool source_cut_logged[WEBHOOK_METRICS_SOURCES];	   /* a source over the cap
-								      was logged */
+	void *source_ctx[HTTP_METRICS_SOURCES];		     /* their arguments */
+	atomic_bool source_cut_logged[HTTP_METRICS_SOURCES]; /* a source over the cap
+								was logged */
 };
 
-int webhook_metrics_create(webhook_metrics_t **out)
+int http_metrics_create(http_metrics_t **out)
 {
-	webhook_metrics_t *m = calloc(1, sizeof(*m));
+	http_metrics_t *m = calloc(1, sizeof(*m));
 
 	*out = NULL;
 	if (!m)
@@ -87,7 +58,7 @@ int webhook_metrics_create(webhook_metrics_t **out)
 	return GPUQ_OK;
 }
 
-void webhook_metrics_destroy(webhook_metrics_t *m)
+void http_metrics_destroy(http_metrics_t *m)
 {
 	if (!m)
 		return;
@@ -95,50 +66,24 @@ void webhook_metrics_destroy(webhook_metrics_t *m)
 	free(m);
 }
 
-void webhook_metrics_source_slot_set(webhook_metrics_t *m, webhook_metrics_slot_t slot,
-				     webhook_metrics_source_fn fn, void *ctx)
+void http_metrics_source_slot_set(http_metrics_t *m, http_metrics_slot_t slot,
+				  http_metrics_source_fn fn, void *ctx)
 {
-	GPUQ_ASSERT((unsigned)slot < WEBHOOK_METRICS_SOURCES);
+	GPUQ_ASSERT((unsigned)slot < HTTP_METRICS_SOURCES);
 	pthread_rwlock_wrlock(&m->source_lock);
 	m->source[slot] = fn;
 	m->source_ctx[slot] = ctx;
 	pthread_rwlock_unlock(&m->source_lock);
 }
 
-void webhook_metrics_source_set(webhook_metrics_t *m, webhook_metrics_source_fn fn, void *ctx)
+void http_metrics_source_set(http_metrics_t *m, http_metrics_source_fn fn, void *ctx)
 {
-	webhook_metrics_source_slot_set(m, WEBHOOK_METRICS_SOURCE_QUEUE, fn, ctx);
+	http_metrics_source_slot_set(m, HTTP_METRICS_SOURCE_QUEUE, fn, ctx);
 }
 
-static size_t name_index(const char *const *names, size_t n, const char *name, size_t fallback)
+void http_metrics_reply_count(http_metrics_t *m, http_route_t route, unsigned code)
 {
-	if (!name)
-		return fallback;
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(names[i], name))
-			return i;
-	return fallback;
-}
-
-void webhook_metrics_admission_observe(webhook_metrics_t *m, webhook_endpoint_t ep,
-				       const char *kind, const char *decision, uint64_t elapsed_ns)
-{
-	size_t e = ep == WEBHOOK_VALIDATE ? 1 : 0;
-	size_t k = name_index(kind_names, N_KINDS, kind, N_KINDS - 1);
-	size_t d = name_index(decision_names, N_DECISIONS, decision, N_DECISIONS - 1);
-	histogram_t *h = &m->admission[e][k][d];
-	size_t b = 0;
-
-	while (b < N_BUCKETS && elapsed_ns > bucket_ns[b])
-		b++;
-	atomic_fetch_add_explicit(&h->buckets[b], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->sum_ns, elapsed_ns, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
-}
-
-void webhook_metrics_http_count(webhook_metrics_t *m, webhook_route_t route, unsigned code)
-{
-	size_t r = (unsigned)route < WEBHOOK_ROUTE_COUNT ? (size_t)route : WEBHOOK_ROUTE_OTHER;
+	size_t r = (unsigned)route < HTTP_ROUTE_COUNT ? (size_t)route : HTTP_ROUTE_OTHER;
 	size_t c = N_CODES - 1;
 
 	for (size_t i = 0; i + 1 < N_CODES; i++)
@@ -147,32 +92,22 @@ void webhook_metrics_http_count(webhook_metrics_t *m, webhook_route_t route, uns
 	atomic_fetch_add_explicit(&m->http[r][c], 1, memory_order_relaxed);
 }
 
-void webhook_metrics_policy_reload_count(webhook_metrics_t *m, bool ok)
-{
-	atomic_fetch_add_explicit(&m->policy_reloads[ok ? 0 : 1], 1, memory_order_relaxed);
-}
-
-void webhook_metrics_cert_reload_count(webhook_metrics_t *m, bool ok)
+void http_metrics_cert_reload_count(http_metrics_t *m, bool ok)
 {
 	atomic_fetch_add_explicit(&m->cert_reloads[ok ? 0 : 1], 1, memory_order_relaxed);
 }
 
-void webhook_metrics_deadline_count(webhook_metrics_t *m, unsigned n)
+void http_metrics_deadline_count(http_metrics_t *m, unsigned n)
 {
 	atomic_fetch_add_explicit(&m->deadline_cuts, n, memory_order_relaxed);
 }
 
-void webhook_metrics_policy_generation_set(webhook_metrics_t *m, uint64_t generation)
-{
-	atomic_store_explicit(&m->policy_generation, generation, memory_order_relaxed);
-}
-
-void webhook_metrics_cert_not_after_set(webhook_metrics_t *m, int64_t unix_seconds)
+void http_metrics_cert_not_after_set(http_metrics_t *m, int64_t unix_seconds)
 {
 	atomic_store_explicit(&m->cert_not_after, unix_seconds, memory_order_relaxed);
 }
 
-int webhook_metrics_label_escape(const char *value, char *out, size_t cap)
+int http_metrics_label_escape(const char *value, char *out, size_t cap)
 {
 	size_t o = 0;
 
@@ -205,16 +140,16 @@ int webhook_metrics_label_escape(const char *value, char *out, size_t cap)
 
 /* ---- Rendering ---- */
 
-/* The rendered text: the webhook's own part is about 50 KiB (36 admission
- * histograms of 17 lines); the cap, WEBHOOK_METRICS_TEXT_MAX, leaves room
+/* The rendered text: the server's own part is a few KiB, admission's about
+ * 50 KiB (36 histograms of 17 lines); the cap, HTTP_METRICS_TEXT_MAX, leaves room
  * for a source's series and still bounds a runaway. */
-struct webhook_metrics_text {
+struct http_metrics_text {
 	char *buf;  /* NUL-terminated text so far */
 	size_t len; /* bytes used, without the NUL */
 	size_t cap; /* bytes allocated */
 	int rc;	    /* first error (sticky): GPUQ_ENOMEM or GPUQ_ELIMIT */
 };
-typedef struct webhook_metrics_text text_t;
+typedef struct http_metrics_text text_t;
 
 __attribute__((format(printf, 2, 0))) static void vput(text_t *t, const char *fmt, va_list ap)
 {
@@ -235,7 +170,7 @@ __attribute__((format(printf, 2, 0))) static void vput(text_t *t, const char *fm
 		if ((size_t)n < t->cap - t->len)
 			break;
 		size_t want = t->cap * 2;
-		if (want > WEBHOOK_METRICS_TEXT_MAX) {
+		if (want > HTTP_METRICS_TEXT_MAX) {
 			t->rc = GPUQ_ELIMIT;
 			return;
 		}
@@ -259,7 +194,7 @@ __attribute__((format(printf, 2, 3))) static void put(text_t *t, const char *fmt
 	va_end(ap);
 }
 
-void webhook_metrics_printf(webhook_metrics_text_t *t, const char *fmt, ...)
+void http_metrics_printf(http_metrics_text_t *t, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -272,7 +207,7 @@ void webhook_metrics_printf(webhook_metrics_text_t *t, const char *fmt, ...)
  * the escaping keeps the output valid whatever they become. */
 static const char *esc(const char *value, char *buf, size_t cap)
 {
-	if (webhook_metrics_label_escape(value, buf, cap))
+	if (http_metrics_label_escape(value, buf, cap))
 		return "invalid";
 	return buf;
 }
@@ -282,65 +217,14 @@ static uint64_t load(atomic_uint_fast64_t *a)
 	return atomic_load_explicit(a, memory_order_relaxed);
 }
 
-static void render_admission(text_t *t, webhook_metrics_t *m)
-{
-	char e[64], k[64], d[64];
-
-	put(t, "# HELP gpuq_admission_requests_total AdmissionReviews decided, by endpoint, "
-	       "object kind and decision.\n"
-	       "# TYPE gpuq_admission_requests_total counter\n");
-	for (size_t i = 0; i < N_ENDPOINTS; i++)
-		for (size_t j = 0; j < N_KINDS; j++)
-			for (size_t l = 0; l < N_DECISIONS; l++)
-				put(t,
-				    "gpuq_admission_requests_total{endpoint=\"%s\",kind=\"%s\","
-				    "decision=\"%s\"} %" PRIu64 "\n",
-				    esc(endpoint_names[i], e, sizeof(e)),
-				    esc(kind_names[j], k, sizeof(k)),
-				    esc(decision_names[l], d, sizeof(d)),
-				    load(&m->admission[i][j][l].count));
-	put(t, "# HELP gpuq_admission_duration_seconds Time from request headers to the reply "
-	       "of an AdmissionReview.\n"
-	       "# TYPE gpuq_admission_duration_seconds histogram\n");
-	for (size_t i = 0; i < N_ENDPOINTS; i++)
-		for (size_t j = 0; j < N_KINDS; j++)
-			for (size_t l = 0; l < N_DECISIONS; l++) {
-				histogram_t *h = &m->admission[i][j][l];
-				uint64_t cum = 0;
-				char labels[256];
-
-				snprintf(labels, sizeof(labels),
-					 "endpoint=\"%s\",kind=\"%s\",decision=\"%s\"",
-					 esc(endpoint_names[i], e, sizeof(e)),
-					 esc(kind_names[j], k, sizeof(k)),
-					 esc(decision_names[l], d, sizeof(d)));
-				for (size_t b = 0; b <= N_BUCKETS; b++) {
-					cum += load(&h->buckets[b]);
-					put(t,
-					    "gpuq_admission_duration_seconds_bucket{%s,le=\"%s\"} "
-					    "%" PRIu64 "\n",
-					    labels, b < N_BUCKETS ? bucket_le[b] : "+Inf", cum);
-				}
-				uint64_t ns = load(&h->sum_ns);
-				put(t,
-				    "gpuq_admission_duration_seconds_sum{%s} %" PRIu64 ".%09" PRIu64
-				    "\n",
-				    labels, ns / 1000000000u, ns % 1000000000u);
-				/* The count is the +Inf bucket, so the two always agree
-				 * even while other threads observe. */
-				put(t, "gpuq_admission_duration_seconds_count{%s} %" PRIu64 "\n",
-				    labels, cum);
-			}
-}
-
-static void render_http(text_t *t, webhook_metrics_t *m)
+static void render_http(text_t *t, http_metrics_t *m)
 {
 	char p[64];
 
 	put(t, "# HELP gpuq_http_requests_total HTTP replies other than decided "
 	       "AdmissionReviews, by route and status code.\n"
 	       "# TYPE gpuq_http_requests_total counter\n");
-	for (size_t r = 0; r < WEBHOOK_ROUTE_COUNT; r++)
+	for (size_t r = 0; r < HTTP_ROUTE_COUNT; r++)
 		for (size_t c = 0; c < N_CODES; c++) {
 			uint64_t v = load(&m->http[r][c]);
 			char code[16];
@@ -382,12 +266,12 @@ static uint64_t resident_bytes(void)
 /* The sources' families after ours, slot by slot. A part that passes the
  * cap is cut back out whole (a cut inside a family could leave a histogram
  * without its +Inf bucket): that scrape serves the others without it. */
-static void render_source(text_t *t, webhook_metrics_t *m)
+static void render_source(text_t *t, http_metrics_t *m)
 {
-	static const char *const what[WEBHOOK_METRICS_SOURCES] = {"queue", "idle GPU"};
+	static const char *const what[HTTP_METRICS_SOURCES] = {"admission", "queue", "idle GPU"};
 
 	pthread_rwlock_rdlock(&m->source_lock);
-	for (int i = 0; i < WEBHOOK_METRICS_SOURCES && !t->rc; i++) {
+	for (int i = 0; i < HTTP_METRICS_SOURCES && !t->rc; i++) {
 		size_t mark = t->len;
 
 		if (!m->source[i])
@@ -399,15 +283,15 @@ static void render_source(text_t *t, webhook_metrics_t *m)
 		t->buf[mark] = '\0';
 		t->rc = GPUQ_OK;
 		if (!atomic_exchange(&m->source_cut_logged[i], true))
-			gpuq_log(GPUQ_LOG_WARN, "webhook",
+			gpuq_log(GPUQ_LOG_WARN, "http",
 				 "/metrics: the %s metrics would pass %u MiB and are left out "
 				 "(logged once)",
-				 what[i], WEBHOOK_METRICS_TEXT_MAX >> 20);
+				 what[i], HTTP_METRICS_TEXT_MAX >> 20);
 	}
 	pthread_rwlock_unlock(&m->source_lock);
 }
 
-int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char **text, size_t *len)
+int http_metrics_source_render(http_metrics_source_fn fn, void *ctx, char **text, size_t *len)
 {
 	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
 
@@ -426,7 +310,7 @@ int webhook_metrics_source_render(webhook_metrics_source_fn fn, void *ctx, char 
 	return GPUQ_OK;
 }
 
-int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
+int http_metrics_render(http_metrics_t *m, char **text, size_t *len)
 {
 	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
 	int64_t not_after;
@@ -436,11 +320,7 @@ int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
 	if (!t.buf)
 		return GPUQ_ENOMEM;
 	t.buf[0] = '\0';
-	render_admission(&t, m);
 	render_http(&t, m);
-	render_reloads(&t, "gpuq_policy_reloads_total",
-		       "Policy reloads (SIGHUP or a changed policy dir), by result.",
-		       m->policy_reloads);
 	render_reloads(&t, "gpuq_cert_reloads_total",
 		       "Serving certificate reloads after tls.crt/tls.key changed, by result.",
 		       m->cert_reloads);
@@ -449,12 +329,7 @@ int webhook_metrics_render(webhook_metrics_t *m, char **text, size_t *len)
 	    "no request headers within %d s of their accept.\n"
 	    "# TYPE gpuq_http_header_deadline_closed_total counter\n"
 	    "gpuq_http_header_deadline_closed_total %" PRIu64 "\n",
-	    WEBHOOK_HEADER_DEADLINE_S, load(&m->deadline_cuts));
-	put(&t,
-	    "# HELP gpuq_policy_generation Policy snapshots loaded successfully since start.\n"
-	    "# TYPE gpuq_policy_generation gauge\n"
-	    "gpuq_policy_generation %" PRIu64 "\n",
-	    load(&m->policy_generation));
+	    HTTP_HEADER_DEADLINE_S, load(&m->deadline_cuts));
 	not_after = atomic_load_explicit(&m->cert_not_after, memory_order_relaxed);
 	if (not_after)
 		put(&t,

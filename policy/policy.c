@@ -307,7 +307,7 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 		return oom(diag);
 	p->origin.file = file;
 	p->origin.doc = 0;
-	rc = policy_manifest_parse(file, buf, len, add_one, &a, diag);
+	rc = manifest_parse(file, buf, len, add_one, &a, diag);
 	p->origin.file = NULL;
 	p->origin.doc = 0;
 	return rc;

@@ -134,6 +134,6 @@ typedef struct {
 /* ---- render.c ---- */
 
 /* Append s's families to t (s may be NULL: leader gauge only). */
-void qm_render(const qm_snap_t *s, bool leader, webhook_metrics_text_t *t);
+void qm_render(const qm_snap_t *s, bool leader, http_metrics_text_t *t);
 
 #endif

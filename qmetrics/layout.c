@@ -24,7 +24,7 @@ static const char *arena_esc(arena_t *a, const char *s)
 	char *out = a->buf + a->len;
 
 	/* sized by esc_room, so it fits; "invalid" cannot be reached */
-	if (webhook_metrics_label_escape(s, out, a->cap - a->len))
+	if (http_metrics_label_escape(s, out, a->cap - a->len))
 		return "invalid";
 	a->len += strlen(out) + 1;
 	return out;

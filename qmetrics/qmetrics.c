@@ -413,7 +413,7 @@ void qmetrics_leader_set(qmetrics_t *m, bool leader)
 		snap_swap(m, NULL);
 }
 
-void qmetrics_render(qmetrics_t *m, webhook_metrics_text_t *t)
+void qmetrics_render(qmetrics_t *m, http_metrics_text_t *t)
 {
 	bool leader = atomic_load(&m->leader);
 	qm_snap_t *s = NULL;

@@ -1039,7 +1039,7 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 	if (rc)
 		goto fail;
 	t->policy = l.policy;
-	rc = policy_manifest_parse(name, buf, len, on_doc, &l, diag);
+	rc = manifest_parse(name, buf, len, on_doc, &l, diag);
 	if (!rc)
 		rc = policy_add_manifest(t->policy, name, buf, len, diag);
 	if (rc)

@@ -475,8 +475,8 @@ static void decision_cache(void **state)
 /* One app request; the reply's status (its body freed). */
 static unsigned ask(webui_t *ui, const char *path, const char *auth, bool retry, int *rc)
 {
-	webhook_app_request_t rq = {path, auth, false};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {path, auth, false};
+	http_app_reply_t out = {0};
 
 	*rc = webui_app_handle(ui, &rq, retry, &out);
 	if (out.body_owned)
@@ -499,7 +499,7 @@ static void app_access(void **state)
 	assert_int_equal(ask(ui, "/api/v1/cluster", "Basic eDp5", false, &rc), 401);
 	/* not cached: the slow worker first; still unknown after it: 503 */
 	ask(ui, "/api/v1/cluster", "Bearer admin", false, &rc);
-	assert_int_equal(rc, WEBHOOK_APP_SLOW);
+	assert_int_equal(rc, HTTP_APP_SLOW);
 	assert_int_equal(ask(ui, "/api/v1/cluster", "Bearer admin", true, &rc), 503);
 	assert_int_equal(rc, GPUQ_OK);
 	wa_cache_put(ui, "admin", "", WA_ALLOWED, "admin", gpuq_mono_ms());
@@ -513,7 +513,7 @@ static void app_access(void **state)
 	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer tenant", false, &rc), 200);
 	assert_int_equal(ask(ui, "/api/v1/namespaces/team-a", "Bearer tenant", false, &rc), 403);
 	ask(ui, "/api/v1/namespaces/team-c", "Bearer tenant", false, &rc);
-	assert_int_equal(rc, WEBHOOK_APP_SLOW);
+	assert_int_equal(rc, HTTP_APP_SLOW);
 	/* a token the apiserver refused */
 	wa_cache_put(ui, "bad", "", WA_UNAUTHENTICATED, "", gpuq_mono_ms());
 	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer bad", false, &rc), 401);
@@ -527,8 +527,8 @@ static void app_access(void **state)
 /* The nowMs of the published snapshot, as the API gives it. */
 static long long published_now(webui_t *ui)
 {
-	webhook_app_request_t rq = {"/api/v1/cluster", NULL, false};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	http_app_reply_t out = {0};
 	json_t *o;
 	long long now;
 
@@ -705,8 +705,8 @@ static void usage_per_namespace(void **state)
 static void embedded_files(void **state)
 {
 	webui_t *ui = ui_none();
-	webhook_app_request_t rq = {"/ui/", NULL, false};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {"/ui/", NULL, false};
+	http_app_reply_t out = {0};
 	int rc;
 
 	(void)state;

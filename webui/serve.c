@@ -1,4 +1,4 @@
-/* webui/serve.c: the UI's routes on the webhook server: the embedded
+/* webui/serve.c: the UI's routes on the HTTP server (http/): the embedded
  * files under /ui/, the JSON API under /api/v1/ behind the access check,
  * and the UI's lifecycle. */
 #include <stdio.h>
@@ -67,21 +67,20 @@ void webui_destroy(webui_t *ui)
 
 /* ---- replies ---- */
 
-static void reply_static(webhook_app_reply_t *out, unsigned status, const char *type,
-			 const char *text)
+static void reply_static(http_app_reply_t *out, unsigned status, const char *type, const char *text)
 {
-	*out = (webhook_app_reply_t){
+	*out = (http_app_reply_t){
 	    .status = status, .content_type = type, .body = text, .len = strlen(text)};
 }
 
-static void reply_error(webhook_app_reply_t *out, unsigned status, const char *json_text)
+static void reply_error(http_app_reply_t *out, unsigned status, const char *json_text)
 {
 	reply_static(out, status, JSON_TYPE, json_text);
 	if (status == 401)
 		out->www_authenticate = "Bearer realm=\"gpuq\"";
 }
 
-static int serve_asset(const char *path, webhook_app_reply_t *out)
+static int serve_asset(const char *path, http_app_reply_t *out)
 {
 	if (!strcmp(path, "/ui")) {
 		reply_static(out, 301, "text/plain; charset=utf-8", "see /ui/\n");
@@ -90,11 +89,11 @@ static int serve_asset(const char *path, webhook_app_reply_t *out)
 	}
 	for (size_t i = 0; i < webui_n_assets; i++)
 		if (!strcmp(path, webui_assets[i].path)) {
-			*out = (webhook_app_reply_t){.status = 200,
-						     .content_type = webui_assets[i].content_type,
-						     .cache_control = "no-cache",
-						     .body = webui_assets[i].data,
-						     .len = webui_assets[i].len};
+			*out = (http_app_reply_t){.status = 200,
+						  .content_type = webui_assets[i].content_type,
+						  .cache_control = "no-cache",
+						  .body = webui_assets[i].data,
+						  .len = webui_assets[i].len};
 			return GPUQ_OK;
 		}
 	reply_static(out, 404, "text/plain; charset=utf-8", "not found\n");
@@ -148,8 +147,7 @@ static int access_of(webui_t *ui, const char *token, const char *scope, webui_ac
 	return d;
 }
 
-int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
-		     webhook_app_reply_t *out)
+int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	webui_t *ui = ctx;
 	webui_access_t acc = {true, NULL};
@@ -176,7 +174,7 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 		}
 		d = access_of(ui, token, scope, &acc);
 		if (d == WA_UNKNOWN && !retry)
-			return WEBHOOK_APP_SLOW;
+			return HTTP_APP_SLOW;
 		if (d == WA_UNKNOWN) {
 			reply_error(out, 503,
 				    "{\"kind\":\"Error\",\"code\":503,\"message\":\"cannot review "
@@ -203,7 +201,7 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 }
 
 /* The slow part: ask the apiserver about the request's token and scope. */
-static void app_slow(void *ctx, const webhook_app_request_t *rq)
+static void app_slow(void *ctx, const http_app_request_t *rq)
 {
 	webui_t *ui = ctx;
 	const char *token = bearer(rq->authorization);
@@ -215,9 +213,9 @@ static void app_slow(void *ctx, const webhook_app_request_t *rq)
 	wa_review(ui, token, scope, gpuq_mono_ms());
 }
 
-void webui_attach(webui_t *ui, webhook_server_t *srv)
+void webui_attach(webui_t *ui, http_server_t *srv)
 {
-	webhook_server_app_set(srv, webui_app_handle, app_slow, ui);
+	http_server_app_set(srv, webui_app_handle, app_slow, ui);
 	gpuq_log(GPUQ_LOG_INFO, MODULE, "web UI on /ui/ and /api/v1/ (%s)",
 		 ui->mode == WEBUI_AUTH_NONE ? "no auth: loopback only"
 					     : "bearer tokens reviewed by the apiserver");
