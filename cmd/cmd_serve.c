@@ -215,34 +215,85 @@ static void grace(http_server_t *srv, webhook_admission_t *adm, const sigset_t *
 	}
 }
 
+/* What gpuq serve runs: the process state, owned by cmd_serve's frame. */
+typedef struct {
+	cmd_serve_opts_t opts;	     /* the flags */
+	http_server_config_t hcfg;   /* the server's part of them */
+	webhook_config_t review_cfg; /* admission's part */
+	kube_config_t *kcfg;	     /* the cluster (a cluster source only) */
+	keeper_args_t kargs;	     /* what the cert keeper borrows */
+	certkeeper_t *keeper;	     /* --cert-secret, or NULL */
+	http_server_t *srv;	     /* the HTTPS server */
+	webhook_admission_t *adm;    /* admission on it */
+	webui_t *ui;		     /* --ui, or NULL */
+	dcgm_scraper_t *dcgm;	     /* --dcgm-url, or NULL */
+	controller_t *ctl;	     /* a cluster source's controller, or NULL */
+} serve_t;
+
+/* Start every part, in order: each finds the ones it needs running. */
+static int serve_start(serve_t *s, gpuq_diag_t *diag)
+{
+	const cmd_serve_opts_t *o = &s->opts;
+	int rc = GPUQ_OK;
+
+	if (o->source != CMD_SERVE_SOURCE_DIR)
+		rc = load_kube(o, &s->kcfg, diag);
+	if (!rc && o->cert_secret_name)
+		rc = start_certkeeper(o, s->kcfg, &s->kargs, &s->keeper, diag);
+	cmd_serve_http_config(o, &s->hcfg);
+	s->review_cfg =
+	    (webhook_config_t){o->gpu_resources, o->n_gpu_resources, o->controller_user};
+	if (!rc)
+		rc = http_server_create(&s->hcfg, &s->srv, diag);
+	if (!rc)
+		rc = webhook_admission_create(s->srv, o->policy_dir, &s->review_cfg, &s->adm, diag);
+	if (!rc && o->ui)
+		rc = start_ui(o, s->srv, s->kcfg, &s->ui, diag);
+	if (!rc)
+		rc = http_server_start(s->srv, diag);
+	if (!rc && o->dcgm_url)
+		rc = start_dcgm(o, s->srv, &s->dcgm, diag);
+	if (!rc && o->source != CMD_SERVE_SOURCE_DIR)
+		rc = start_controller(o, s->srv, s->adm, s->ui, s->kcfg, s->dcgm, &s->ctl, diag);
+	else if (!rc && s->ui)
+		ui_offline(s->ui, o->policy_dir);
+	return rc;
+}
+
+/* Stop and free every part that started, in the reverse order: requests in
+ * flight get drain_ms to finish. */
+static void serve_stop(serve_t *s, unsigned drain_ms)
+{
+	controller_destroy(s->ctl); /* gives the Lease up first */
+	dcgm_scraper_stop(s->dcgm);
+	if (s->srv)
+		http_server_stop(s->srv, drain_ms);
+	webhook_admission_destroy(s->adm); /* after the stop: no review runs any more */
+	http_server_destroy(s->srv);
+	webui_destroy(s->ui); /* after the server: no request reads it any more */
+	certkeeper_stop(s->keeper);
+	kube_config_destroy(s->kcfg);
+}
+
 int cmd_serve(int argc, char **argv)
 {
-	cmd_serve_opts_t opts;
-	http_server_config_t hcfg;
-	webhook_config_t review_cfg;
-	http_server_t *srv = NULL;
-	webhook_admission_t *adm = NULL;
-	controller_t *ctl = NULL;
-	dcgm_scraper_t *dcgm = NULL;
-	webui_t *ui = NULL;
-	certkeeper_t *keeper = NULL;
-	keeper_args_t kargs;
-	kube_config_t *kcfg = NULL;
+	serve_t s; /* about 10 KiB: the flags, the keeper's lists */
 	gpuq_diag_t diag = {{0}};
 	sigset_t sigs;
 	int rc, sig;
 
-	rc = cmd_serve_opts_parse(argc, argv, &opts, &diag);
+	memset(&s, 0, sizeof(s));
+	rc = cmd_serve_opts_parse(argc, argv, &s.opts, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		return 2;
 	}
-	if (opts.help) {
+	if (s.opts.help) {
 		fputs(cmd_serve_usage(), stdout);
 		return 0;
 	}
-	gpuq_log_set_level(opts.log_level);
-	rc = cmd_serve_opts_check(&opts, &diag);
+	gpuq_log_set_level(s.opts.log_level);
+	rc = cmd_serve_opts_check(&s.opts, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		return 2;
@@ -255,38 +306,10 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuq serve: cannot block signals\n");
 		return 1;
 	}
-	if (opts.source != CMD_SERVE_SOURCE_DIR)
-		rc = load_kube(&opts, &kcfg, &diag);
-	if (!rc && opts.cert_secret_name)
-		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
-	cmd_serve_http_config(&opts, &hcfg);
-	review_cfg =
-	    (webhook_config_t){opts.gpu_resources, opts.n_gpu_resources, opts.controller_user};
-	if (!rc)
-		rc = http_server_create(&hcfg, &srv, &diag);
-	if (!rc)
-		rc = webhook_admission_create(srv, opts.policy_dir, &review_cfg, &adm, &diag);
-	if (!rc && opts.ui)
-		rc = start_ui(&opts, srv, kcfg, &ui, &diag);
-	if (!rc)
-		rc = http_server_start(srv, &diag);
-	if (!rc && opts.dcgm_url)
-		rc = start_dcgm(&opts, srv, &dcgm, &diag);
-	if (!rc && opts.source != CMD_SERVE_SOURCE_DIR)
-		rc = start_controller(&opts, srv, adm, ui, kcfg, dcgm, &ctl, &diag);
-	else if (!rc && ui)
-		ui_offline(ui, opts.policy_dir);
+	rc = serve_start(&s, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
-		controller_destroy(ctl);
-		dcgm_scraper_stop(dcgm);
-		if (srv)
-			http_server_stop(srv, 0);
-		webhook_admission_destroy(adm);
-		http_server_destroy(srv);
-		webui_destroy(ui);
-		certkeeper_stop(keeper);
-		kube_config_destroy(kcfg);
+		serve_stop(&s, 0);
 		return 1;
 	}
 	for (;;) {
@@ -294,23 +317,16 @@ int cmd_serve(int argc, char **argv)
 			continue;
 		if (sig == SIGHUP) {
 			gpuq_log(GPUQ_LOG_INFO, "serve", "SIGHUP: reloading the policy");
-			webhook_admission_policy_reload(adm);
+			webhook_admission_policy_reload(s.adm);
 			continue;
 		}
 		gpuq_log(GPUQ_LOG_INFO, "serve", "%s: stopping",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
 		if (sig == SIGTERM)
-			grace(srv, adm, &sigs, opts.shutdown_grace_ms);
+			grace(s.srv, s.adm, &sigs, s.opts.shutdown_grace_ms);
 		break;
 	}
-	controller_destroy(ctl); /* gives the Lease up first */
-	dcgm_scraper_stop(dcgm);
-	http_server_stop(srv, HTTP_DRAIN_MS_DEFAULT);
-	webhook_admission_destroy(adm); /* after the stop: no review runs any more */
-	http_server_destroy(srv);
-	webui_destroy(ui); /* after the server: no request reads it any more */
-	certkeeper_stop(keeper);
-	kube_config_destroy(kcfg);
+	serve_stop(&s, HTTP_DRAIN_MS_DEFAULT);
 	gpuq_log(GPUQ_LOG_INFO, "serve", "stopped");
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * dcgm: idle GPU time for `gpuq serve --dcgm-url URL`. A thread of its own
  * scrapes a Prometheus text endpoint (one dcgm-exporter, or Prometheus's
- * /federate for a whole cluster) with libcurl every interval, hands the
+ * /federate for a whole cluster) every interval through kube_fetch (libcurl
+ * stays in kube/), hands the
  * DCGM_FI_DEV_GPU_UTIL samples to idle/'s accumulator, and renders the
  * per-tenant counters as a /metrics source (http/).
  *

@@ -19,7 +19,9 @@ checks, and prints one line per breach:
      more than 3 files fails (STYLE.md: "a circle of more than three files in
      one folder is a module waiting to be split"). It reads names, not a call
      graph: a function only passed as a pointer counts as a call, and a
-     macro's body is not seen.
+     macro's body is not seen;
+  5. libraries: each external library's headers are included by its one
+     adapter (LIBRARIES below) and no other module.
 
 Exit 0 when clean, 1 with the breaches listed. KNOWN lists breaches that are
 under way elsewhere, each printed as "known:" and not failing; an entry that
@@ -37,6 +39,18 @@ KNOWN = {
     ("circle", "controller"),  # 8 files: issue 22 item 3, controller/'s own branch
     ("circle", "queue"),  # 7 files: found by this check (issue 22), not yet split
     ("circle", "policy"),  # 4 files: found by this check (issue 22), not yet split
+}
+
+
+# The one module that may include each external library's headers (jansson,
+# the JSON library, is held by several: policy_json.h says where).
+LIBRARIES = {
+    "curl/": "kube",
+    "microhttpd.h": "http",
+    "gnutls/": "http",
+    "lmdb.h": "store",
+    "yaml.h": "manifest",
+    "openssl/": "certs",
 }
 
 
@@ -111,6 +125,18 @@ def check_includes(layers, layer_of, problems):
                                         f"-> {layers[layer_of[other]][0]})")
                     elif layer_of[other] == layer_of[mod] and name in peers:
                         problems.append(f"include: {where}: peers include none of each other")
+
+
+def check_libraries(layer_of, problems):
+    for mod in sorted(layer_of):
+        for fn in files_of(mod, (".c", ".h")):
+            with open(os.path.join(ROOT, mod, fn), encoding="utf-8") as f:
+                text = f.read()
+            for hdr in re.findall(r"^\s*#\s*include\s+<([\w./]+)>", text, re.M):
+                for lib, owner in LIBRARIES.items():
+                    if hdr.startswith(lib) and mod != owner:
+                        problems.append(f"library: {mod}/{fn} includes <{hdr}>, "
+                                        f"which only {owner}/ wraps")
 
 
 def check_makefile(layers, layer_of, problems):
@@ -196,6 +222,7 @@ def main():
             problems.append(f"table: {d}/ is in no row of docs/architecture.md")
     check_includes(layers, layer_of, problems)
     check_makefile(layers, layer_of, problems)
+    check_libraries(layer_of, problems)
     for mod in sorted(layer_of):
         comps = circles(mod)
         big = comps[0] if comps else []

@@ -13,7 +13,7 @@
 struct webhook_admission {
 	http_server_t *srv;	     /* the server it answers on (borrowed) */
 	char *policy_dir;	     /* owned copy, or NULL: fed from outside */
-	webhook_config_t review_cfg; /* what webhook_review_handle gets (borrowed arrays) */
+	webhook_config_t review_cfg; /* webhook_review_handle's config (arrays borrowed) */
 	webhook_metrics_t *metrics;  /* decisions and reloads (owned) */
 
 	pthread_mutex_t policy_lock; /* guards policy */
