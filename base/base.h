@@ -111,6 +111,40 @@ uint64_t gpuq_mono_ns(void);
  * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */
 uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n);
 
+/* FNV-1a, 64 bits: gpuq's one hash for maps, fingerprints and digests
+ * (not for anything a peer could aim collisions at). Fold p[0..n) into h:
+ * start from GPUQ_FNV1A_BASIS, the function's offset basis
+ * (gpuq_fnv1a(GPUQ_FNV1A_BASIS, "a", 1) == 0xaf63dc4c8601ec8c), or from
+ * GPUQ_FNV1A_SEED, the start most of gpuq's hashes were written with (the
+ * basis's decimal digits less the last one: 1469598103934665603). The seed
+ * hashes as well; it stays where values are kept across runs (a simulator
+ * state dir's trace hash) or where a change would reorder output (the
+ * controller's maps), and new code starts from the basis. Inline: the
+ * controller's maps hash every key they look up. */
+#define GPUQ_FNV1A_BASIS 0xcbf29ce484222325ULL
+#define GPUQ_FNV1A_SEED 1469598103934665603ULL
+#define GPUQ_FNV1A_PRIME 0x100000001b3ULL
+static inline uint64_t gpuq_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= GPUQ_FNV1A_PRIME;
+	}
+	return h;
+}
+
+/* gpuq_fnv1a over the bytes of the string s (not its NUL). */
+static inline uint64_t gpuq_fnv1a_str(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= GPUQ_FNV1A_PRIME;
+	}
+	return h;
+}
+
 /* Length of the valid UTF-8 sequence at p (1..4, p < end), or 0 when
  * invalid (overlong forms, surrogates, above U+10FFFF, truncated). Inline:
  * the review reader's string loop calls it per byte. */

@@ -8,25 +8,12 @@
 
 uint64_t map_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
+	return gpuq_fnv1a_str(GPUQ_FNV1A_SEED, s);
 }
 
 uint64_t map_hash_bytes(const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	return gpuq_fnv1a(GPUQ_FNV1A_SEED, p, n);
 }
 
 void map_init(map_t *m)

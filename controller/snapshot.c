@@ -29,7 +29,7 @@ void controller_obj_key(const json_t *obj, char *out, size_t cap)
 static uint64_t policy_digest(const json_t *obj)
 {
 	json_t *copy = json_deep_copy(obj), *meta;
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = GPUQ_FNV1A_SEED;
 	char *text;
 
 	if (!copy)
@@ -41,10 +41,8 @@ static uint64_t policy_digest(const json_t *obj)
 	json_object_del(meta, "managedFields");
 	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(copy);
-	for (const char *p = text; p && *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ull;
-	}
+	if (text)
+		h = gpuq_fnv1a_str(h, text);
 	free(text);
 	return h;
 }

@@ -27,12 +27,7 @@ typedef struct {
 
 static void mix(uint64_t *h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		*h ^= b[i];
-		*h *= 1099511628211ull;
-	}
+	*h = gpuq_fnv1a(*h, p, n);
 }
 
 static int on_event(void *ctx, const kube_event_t *ev)
@@ -103,7 +98,7 @@ static int run(const char *stream, size_t len, const uint8_t *sizes, size_t k, s
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	seen_t cut = {0, 14695981039346656037ull, 0}, whole;
+	seen_t cut = {0, GPUQ_FNV1A_BASIS, 0}, whole;
 	uint64_t ev_cut, ev_whole;
 	size_t k;
 	int rc_cut, rc_whole;

@@ -992,17 +992,6 @@ static int parse_spec(sim_trace_t *t, policy_jdec_t *d, const json_t *doc)
 	return GPUQ_OK;
 }
 
-static uint64_t fnv1a(const char *buf, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)buf[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static const char *trace_name_of(const json_t *doc)
 {
 	const char *n =
@@ -1032,7 +1021,7 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 	t->opt.gang_ready_delay_ms = 500;
 	t->opt.gang_ready_timeout_ms = 30LL * 60 * 1000;
 	t->opt.sample_interval_ms = 1000;
-	t->hash = fnv1a(buf, len);
+	t->hash = gpuq_fnv1a(GPUQ_FNV1A_SEED, buf, len); /* kept in state dirs */
 	t->path = strdup(name);
 	t->gens = calloc(SIM_GENERATORS_MAX, sizeof(*t->gens));
 	rc = t->path && t->gens ? policy_create(&popts, &l.policy) : GPUQ_ENOMEM;

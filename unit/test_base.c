@@ -141,6 +141,21 @@ static void crc32c_check_value(void **state)
 	assert_int_equal(gpuq_crc32c(0, "", 0), 0);
 }
 
+/* FNV-1a 64 against the function's published test values, in pieces and
+ * whole; the string form agrees with the byte form. */
+static void fnv1a_check_values(void **state)
+{
+	(void)state;
+	assert_true(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "", 0) == 0xcbf29ce484222325ULL);
+	assert_true(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "a", 1) == 0xaf63dc4c8601ec8cULL);
+	assert_true(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "foobar", 6) == 0x85944171f73967e8ULL);
+	assert_true(gpuq_fnv1a(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "foo", 3), "bar", 3) ==
+		    0x85944171f73967e8ULL);
+	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "foobar") == 0x85944171f73967e8ULL);
+	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_SEED, "x") ==
+		    gpuq_fnv1a(GPUQ_FNV1A_SEED, "x", 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -152,6 +167,7 @@ int main(void)
 	    cmocka_unit_test(base64_round_trip),
 	    cmocka_unit_test(utf8_validity),
 	    cmocka_unit_test(crc32c_check_value),
+	    cmocka_unit_test(fnv1a_check_values),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }
