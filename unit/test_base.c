@@ -152,8 +152,7 @@ static void fnv1a_check_values(void **state)
 	assert_true(gpuq_fnv1a(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "foo", 3), "bar", 3) ==
 		    0x85944171f73967e8ULL);
 	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "foobar") == 0x85944171f73967e8ULL);
-	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_SEED, "x") ==
-		    gpuq_fnv1a(GPUQ_FNV1A_SEED, "x", 1));
+	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_SEED, "x") == gpuq_fnv1a(GPUQ_FNV1A_SEED, "x", 1));
 }
 
 int main(void)
