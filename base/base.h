@@ -1,5 +1,7 @@
 /*
- * base: the error codes, diagnostics and logging every gpuq module shares.
+ * base: the error codes, diagnostics and logging every gpuq module shares,
+ * and a few small tools several need (base64, CRC-32C, FNV-1a, UTF-8, the
+ * published-snapshot slot).
  *
  * One error enum for the whole project: 0 is success, every failure is a
  * negative GPUQ_E* code, and gpuq_strerror() names it. Functions return the
@@ -13,6 +15,7 @@
 #ifndef GPUQ_BASE_H
 #define GPUQ_BASE_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -187,5 +190,37 @@ bool gpuq_utf8_valid(const char *s, size_t n);
 			gpuq_abort(__FILE__, __LINE__, #cond);                                     \
 	} while (0)
 _Noreturn void gpuq_abort(const char *file, int line, const char *what);
+
+/* ---- A published snapshot (publish.c) ----
+ *
+ * One immutable, reference-counted snapshot that a writer thread replaces
+ * now and then and any thread reads: the queue metrics' and the web view's
+ * (a scrape or a request never waits on the controller). The lock is held
+ * for a pointer copy only; the old snapshot's reference is dropped outside
+ * it, so a reader still rendering the old one frees it when done. */
+typedef struct {
+	pthread_mutex_t lock;	   /* guards snap, held for a pointer copy */
+	void *snap;		   /* the published snapshot (one reference), or NULL */
+	void (*ref)(void *snap);   /* take another reference (atomic) */
+	void (*unref)(void *snap); /* drop one; the last frees it; NULL is a no-op */
+} gpuq_pub_t;
+
+/* Nothing published yet; ref and unref work on the snapshot type. GPUQ_OK
+ * or GPUQ_ENOMEM (no mutex). */
+int gpuq_pub_init(gpuq_pub_t *p, void (*ref)(void *snap), void (*unref)(void *snap));
+
+/* Drop the published snapshot's reference and the lock. No reader may be
+ * in a call. */
+void gpuq_pub_deinit(gpuq_pub_t *p);
+
+/* Publish snap (its reference moves in; NULL: none). Any thread. */
+void gpuq_pub_swap(gpuq_pub_t *p, void *snap);
+
+/* The published snapshot with a new reference the caller drops, or NULL.
+ * Any thread. */
+void *gpuq_pub_get(gpuq_pub_t *p);
+
+/* Whether a snapshot is published now. Any thread. */
+bool gpuq_pub_has(gpuq_pub_t *p);
 
 #endif

@@ -33,8 +33,8 @@ struct qmetrics {
 	qm_hist_t commit;	  /* commit durations, ns */
 	uint64_t commit_failures; /* failed commits */
 	/* shared with scrapes */
-	pthread_mutex_t lock; /* guards snap (held for a pointer copy) */
-	qm_snap_t *snap;      /* the published snapshot (one reference); NULL: none */
+	gpuq_pub_t published; /* the qm_snap_t scrapes render (a lock held for a
+				 pointer copy) */
 	atomic_bool leader;   /* this replica leads */
 };
 
@@ -50,6 +50,18 @@ void qm_hist_observe(qm_hist_t *h, const int64_t *le, size_t n, int64_t v)
 	h->sum += (uint64_t)v;
 }
 
+static void snap_unref(qm_snap_t *s);
+
+static void snap_ref(void *s)
+{
+	atomic_fetch_add(&((qm_snap_t *)s)->refs, 1);
+}
+
+static void snap_unref_any(void *s)
+{
+	snap_unref(s);
+}
+
 int qmetrics_create(qmetrics_t **out)
 {
 	qmetrics_t *m = calloc(1, sizeof(*m));
@@ -57,7 +69,7 @@ int qmetrics_create(qmetrics_t **out)
 	*out = NULL;
 	if (!m)
 		return GPUQ_ENOMEM;
-	if (pthread_mutex_init(&m->lock, NULL)) {
+	if (gpuq_pub_init(&m->published, snap_ref, snap_unref_any)) {
 		free(m);
 		return GPUQ_ENOMEM;
 	}
@@ -83,24 +95,17 @@ static void snap_unref(qm_snap_t *s)
 /* Make s the published snapshot (its reference moves in; NULL: none). */
 static void snap_swap(qmetrics_t *m, qm_snap_t *s)
 {
-	qm_snap_t *old;
-
-	pthread_mutex_lock(&m->lock);
-	old = m->snap;
-	m->snap = s;
-	pthread_mutex_unlock(&m->lock);
-	snap_unref(old); /* outside the lock: a scrape may hold the last reference */
+	gpuq_pub_swap(&m->published, s);
 }
 
 void qmetrics_destroy(qmetrics_t *m)
 {
 	if (!m)
 		return;
-	snap_swap(m, NULL);
+	gpuq_pub_deinit(&m->published);
 	qm_layout_unref(m->layout);
 	free(m->cq_ctr);
 	free(m->lq_admissions);
-	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
@@ -416,14 +421,8 @@ void qmetrics_leader_set(qmetrics_t *m, bool leader)
 void qmetrics_render(qmetrics_t *m, http_metrics_text_t *t)
 {
 	bool leader = atomic_load(&m->leader);
-	qm_snap_t *s = NULL;
+	qm_snap_t *s = leader ? gpuq_pub_get(&m->published) : NULL;
 
-	pthread_mutex_lock(&m->lock);
-	if (leader && m->snap) {
-		s = m->snap;
-		atomic_fetch_add(&s->refs, 1);
-	}
-	pthread_mutex_unlock(&m->lock);
 	qm_render(s, leader, t);
 	snap_unref(s);
 }

@@ -155,6 +155,53 @@ static void fnv1a_check_values(void **state)
 	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_SEED, "x") == gpuq_fnv1a(GPUQ_FNV1A_SEED, "x", 1));
 }
 
+/* A counted snapshot for the publication slot. */
+typedef struct {
+	int refs; /* references held */
+} counted_t;
+
+static void counted_ref(void *s)
+{
+	((counted_t *)s)->refs++;
+}
+
+static void counted_unref(void *s)
+{
+	((counted_t *)s)->refs--;
+}
+
+/* Publish, read, replace, clear: each reference is taken and dropped once;
+ * the old snapshot stays with a reader that holds it. */
+static void pub_slot_references(void **state)
+{
+	counted_t a = {1}, b = {1}; /* each comes with the publisher's reference */
+	gpuq_pub_t p;
+	counted_t *got;
+
+	(void)state;
+	assert_int_equal(gpuq_pub_init(&p, counted_ref, counted_unref), GPUQ_OK);
+	assert_false(gpuq_pub_has(&p));
+	assert_null(gpuq_pub_get(&p));
+	gpuq_pub_swap(&p, &a);
+	assert_true(gpuq_pub_has(&p));
+	got = gpuq_pub_get(&p);
+	assert_ptr_equal(got, &a);
+	assert_int_equal(a.refs, 2);
+	gpuq_pub_swap(&p, &b); /* the slot's reference to a goes; the reader's stays */
+	assert_int_equal(a.refs, 1);
+	counted_unref(got);
+	assert_int_equal(a.refs, 0);
+	assert_ptr_equal(gpuq_pub_get(&p), &b);
+	counted_unref(&b);
+	gpuq_pub_swap(&p, NULL);
+	assert_false(gpuq_pub_has(&p));
+	assert_int_equal(b.refs, 0);
+	a.refs = 1; /* published again, with a new reference */
+	gpuq_pub_swap(&p, &a);
+	gpuq_pub_deinit(&p); /* drops the last one */
+	assert_int_equal(a.refs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +214,7 @@ int main(void)
 	    cmocka_unit_test(utf8_validity),
 	    cmocka_unit_test(crc32c_check_value),
 	    cmocka_unit_test(fnv1a_check_values),
+	    cmocka_unit_test(pub_slot_references),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

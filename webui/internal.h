@@ -167,8 +167,8 @@ struct webui {
 	kube_client_t *client;	   /* used by the server's slow worker only */
 	pthread_mutex_t auth_lock; /* guards cache */
 	wa_entry_t *cache;	   /* WEBUI_AUTH_CACHE_MAX entries */
-	pthread_mutex_t snap_lock; /* guards snap (held for a pointer copy) */
-	webui_snap_t *snap;	   /* published (one reference), or NULL */
+	gpuq_pub_t published;	   /* the webui_snap_t requests read (a lock held for a
+				      pointer copy) */
 	atomic_bool leader;	   /* this replica leads */
 	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
 	/* the controller's thread only */
@@ -193,6 +193,9 @@ void wa_cache_put(webui_t *ui, const char *token, const char *scope, int decisio
 void wa_review(webui_t *ui, const char *token, const char *scope, int64_t now_ms);
 
 /* ---- snap.c ---- */
+
+/* The publication slot, empty (webui_create). GPUQ_OK or GPUQ_ENOMEM. */
+int ws_published_init(webui_t *ui);
 
 /* The published snapshot with a new reference, or NULL. Any thread. */
 webui_snap_t *ws_current(webui_t *ui);

@@ -16,7 +16,7 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 		 gpuq_diag_t *diag)
 {
 	webui_t *ui;
-	int rc = GPUQ_OK;
+	int rc;
 
 	*out = NULL;
 	ui = calloc(1, sizeof(*ui));
@@ -25,9 +25,9 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	ui->mode = mode;
 	ui->kube = kube;
 	pthread_mutex_init(&ui->auth_lock, NULL);
-	pthread_mutex_init(&ui->snap_lock, NULL);
 	atomic_init(&ui->leader, false);
 	atomic_init(&ui->last_api_ms, 0);
+	rc = ws_published_init(ui); /* first: webui_destroy deinits it */
 	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
 	if (!ui->cache)
 		rc = GPUQ_ENOMEM;
@@ -49,19 +49,14 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 
 void webui_destroy(webui_t *ui)
 {
-	webui_snap_t *s;
-
 	if (!ui)
 		return;
-	s = ui->snap;
-	ui->snap = NULL;
-	webui_snap_unref(s);
+	gpuq_pub_deinit(&ui->published);
 	ws_events_free(ui);
 	(void)webui_prices_set(ui, NULL, 0); /* frees the prices held */
 	kube_client_destroy(ui->client);
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);
-	pthread_mutex_destroy(&ui->snap_lock);
 	free(ui);
 }
 

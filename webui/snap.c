@@ -649,16 +649,25 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 	return GPUQ_OK;
 }
 
+static void snap_ref(void *s)
+{
+	atomic_fetch_add(&((webui_snap_t *)s)->refs, 1);
+}
+
+static void snap_unref(void *s)
+{
+	webui_snap_unref(s);
+}
+
+int ws_published_init(webui_t *ui)
+{
+	return gpuq_pub_init(&ui->published, snap_ref, snap_unref);
+}
+
 /* Make s the published snapshot (its reference moves in; NULL: none). */
 static void snap_swap(webui_t *ui, webui_snap_t *s)
 {
-	webui_snap_t *old;
-
-	pthread_mutex_lock(&ui->snap_lock);
-	old = ui->snap;
-	ui->snap = s;
-	pthread_mutex_unlock(&ui->snap_lock);
-	webui_snap_unref(old); /* outside the lock: a request may hold the last reference */
+	gpuq_pub_swap(&ui->published, s);
 }
 
 int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
@@ -673,9 +682,8 @@ int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
 		snap_swap(ui, NULL);
 		return GPUQ_OK;
 	}
-	pthread_mutex_lock(&ui->snap_lock);
-	idle = ui->snap && gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= WEBUI_IDLE_MS;
-	pthread_mutex_unlock(&ui->snap_lock);
+	idle = gpuq_pub_has(&ui->published) &&
+	       gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= WEBUI_IDLE_MS;
 	if (idle)
 		return GPUQ_OK; /* nobody looks: keep the last one */
 	rc = webui_snap_build(ui, q, now_ms, &s);
@@ -695,14 +703,7 @@ void webui_leader_set(webui_t *ui, bool leader)
 
 webui_snap_t *ws_current(webui_t *ui)
 {
-	webui_snap_t *s;
-
-	pthread_mutex_lock(&ui->snap_lock);
-	s = ui->snap;
-	if (s)
-		atomic_fetch_add(&s->refs, 1);
-	pthread_mutex_unlock(&ui->snap_lock);
-	return s;
+	return gpuq_pub_get(&ui->published);
 }
 
 void ws_events_free(webui_t *ui)
