@@ -1,8 +1,9 @@
 /*
- * webhook: the HTTPS admission server (libmicrohttpd over GnuTLS, TLS 1.2 and
- * 1.3, certificates reloaded from disk without dropping a request), the
- * AdmissionReview codec, and gpuq's mutation and validation rules for GPU
- * Pods and batch/v1 Jobs.
+ * webhook: admission. The AdmissionReview codec, gpuq's mutation and
+ * validation rules for GPU Pods and batch/v1 Jobs, the object decoder the
+ * controller shares, and the policy snapshot reviews are decided from,
+ * served on the daemon's HTTP server (http/: /mutate and /validate) as one
+ * of its peers.
  *
  * The design decision that matters: a review is decided purely from an
  * immutable policy snapshot in memory (never a call to the apiserver while it
