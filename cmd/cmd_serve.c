@@ -105,7 +105,7 @@ static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
 	co.client.qps = opts->qps;
 	co.client.burst = opts->burst;
 	co.state_dir = opts->state_dir;
-	co.admission = adm;
+	co.adm = adm;
 	co.metrics = http_server_metrics(srv);
 	co.ui = ui;
 	co.review_cfg.gpu_resources = opts->gpu_resources;

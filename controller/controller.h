@@ -34,10 +34,10 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "http/http.h"
 #include "idle/idle.h"
 #include "kube/kube.h"
 #include "queue/queue.h"
-#include "http/http.h"
 #include "webhook/webhook.h"
 #include "webui/webui.h"
 
@@ -71,27 +71,27 @@ typedef struct controller controller_t;
 #define CONTROLLER_PODMAP_MS 5000
 
 typedef struct {
-	const kube_config_t *kube;	/* where the apiserver is (borrowed) */
-	kube_client_opts_t client;	/* rate limits of every connection */
-	const char *state_dir;		/* LMDB store directory */
-	webhook_admission_t *admission; /* where policy snapshots go (borrowed; may be NULL) */
-	http_metrics_t *metrics;	/* where the queue metrics are rendered (its
-					   HTTP_METRICS_SOURCE_QUEUE slot; borrowed; may
-					   be NULL) */
-	webui_t *ui;			/* the web view's snapshots and events go here
-					   (borrowed; NULL: no --ui) */
-	webhook_config_t review_cfg;	/* GPU resource names, controller user */
-	bool leader_elect;		/* false: act as leader at once (one replica) */
-	const char *lease_namespace;	/* Lease for leader election */
-	const char *lease_name;		/* its name */
-	const char *identity;		/* this replica's holder identity */
-	int lease_duration_s;		/* leaseDurationSeconds (default 15) */
-	int64_t cycle_interval_ms;	/* a cycle at least this often (default 1000) */
-	bool store_nosync;		/* no fsync per commit (tests only) */
-	int64_t usage_checkpoint_ms;	/* the leader writes its usage ledger to the
-					   ConfigMaps CONTROLLER_USAGE_CONFIGMAP-0..7
-					   in lease_namespace this often and when it
-					   stops; 0: never (nor merges them) */
+	const kube_config_t *kube;   /* where the apiserver is (borrowed) */
+	kube_client_opts_t client;   /* rate limits of every connection */
+	const char *state_dir;	     /* LMDB store directory */
+	webhook_admission_t *adm;    /* where policy snapshots go (borrowed; may be NULL) */
+	http_metrics_t *metrics;     /* where the queue metrics are rendered (its
+					HTTP_METRICS_SOURCE_QUEUE slot; borrowed; NULL:
+					nowhere) */
+	webui_t *ui;		     /* the web view's snapshots and events go here
+					(borrowed; NULL: no --ui) */
+	webhook_config_t review_cfg; /* GPU resource names, controller user */
+	bool leader_elect;	     /* false: act as leader at once (one replica) */
+	const char *lease_namespace; /* Lease for leader election */
+	const char *lease_name;	     /* its name */
+	const char *identity;	     /* this replica's holder identity */
+	int lease_duration_s;	     /* leaseDurationSeconds (default 15) */
+	int64_t cycle_interval_ms;   /* a cycle at least this often (default 1000) */
+	bool store_nosync;	     /* no fsync per commit (tests only) */
+	int64_t usage_checkpoint_ms; /* the leader writes its usage ledger to the
+					ConfigMaps CONTROLLER_USAGE_CONFIGMAP-0..7
+					in lease_namespace this often and when it
+					stops; 0: never (nor merges them) */
 	void (*pod_queues)(void *ctx, idle_podmap_t *map); /* while leading, every
 							      CONTROLLER_PODMAP_MS: the
 							      LocalQueue of each pod and

@@ -284,8 +284,8 @@ int snapshot_rebuild(struct controller *c)
 	policy_unref(c->policy);
 	c->policy = p;
 	c->policy_generation++;
-	if (c->o.admission)
-		webhook_admission_policy_set(c->o.admission, p);
+	if (c->o.adm)
+		webhook_admission_policy_set(c->o.adm, p);
 	/* the web view's GPU-hours cost at the flavors' price annotations */
 	if (c->o.ui && webui_prices_from_policy(c->o.ui, p))
 		gpuq_log(GPUQ_LOG_WARN, "controller",
