@@ -1,5 +1,5 @@
 # gpuq build. `make` builds bin/gpuq; `make test` runs every test and ends
-# with `N passed, N failed`; `make SANITIZE=address test` does the same with
+# with `N passed, N failed, N skipped`; `make SANITIZE=address test` does the same with
 # AddressSanitizer + UBSan; `make valgrind`, `make lint`, `make bench`,
 # `make fuzz`.
 
@@ -19,12 +19,16 @@ ifeq ($(SANITIZE),address)
   OPT    := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
             -fno-sanitize-recover=undefined
   LDSAN  := -fsanitize=address,undefined
+else ifeq ($(SANITIZE),thread)
+  BUILD  := build/tsan
+  OPT    := -O1 -fno-omit-frame-pointer -fsanitize=thread
+  LDSAN  := -fsanitize=thread
 else ifeq ($(SANITIZE),)
   BUILD  := build/release
   OPT    := -O2
   LDSAN  :=
 else
-  $(error SANITIZE must be empty or 'address', not '$(SANITIZE)')
+  $(error SANITIZE must be empty, 'address' or 'thread', not '$(SANITIZE)')
 endif
 
 CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
@@ -55,7 +59,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e valgrind lint bench fuzz clean format image image-check install
+.PHONY: all test e2e soak sweep valgrind lint bench fuzz clean format image image-check install
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -120,6 +124,18 @@ test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
 # for one).
 e2e: bin/gpuq
 	@GPUQ_BIN=$(BIN) bash e2e/run.sh $(E2E_ARGS)
+
+# Opt-in soak of the fenced leader (not in `make test`): e2e/test_fence.sh's
+# seeded random faults, GPUQ_FENCE_TRIALS phases (default 20) from
+# GPUQ_FENCE_SEED; prints trials, writes after expiry, over-quota samples.
+soak: bin/gpuq
+	@GPUQ_BIN=$(BIN) GPUQ_FENCE_TRIALS=$${GPUQ_FENCE_TRIALS:-20} bash e2e/run.sh test_fence.sh
+
+# The queue core's property traces over seeds 1-30,000 (make test runs the
+# first 1,000): ends `N of N pass (seeds A-B, commit C)`; SWEEP="FIRST LAST"
+# for another range (unit/sweep.sh).
+sweep: $(BUILD)/unit/test_queue_props
+	@BUILD=$(BUILD) sh unit/sweep.sh $(SWEEP)
 
 # Unit tests and corpus replays under valgrind memcheck (shell suites are
 # left out: they time real servers).

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct {
@@ -26,6 +27,8 @@ static const struct {
     {GPUQ_EAGAIN, "try again"},
     {GPUQ_ECONFLICT, "conflict"},
     {GPUQ_EGONE, "resource version gone"},
+    {GPUQ_EFENCED, "fenced: the Lease is not held"},
+    {GPUQ_ESTOPPED, "stopping"},
 };
 
 const char *gpuq_strerror(int rc)
@@ -80,9 +83,18 @@ void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	struct timespec now = {0};
+	struct tm utc;
+
 	if (level < log_threshold)
 		return;
-	n = snprintf(line, sizeof(line), "%s %s: ", names[level], module);
+	if (clock_gettime(CLOCK_REALTIME, &now) || !gmtime_r(&now.tv_sec, &utc))
+		memset(&utc, 0, sizeof(utc)); /* (never: a 1900-01-00 stamp rather than none) */
+	/* RFC 3339, UTC, milliseconds: sorts as text, parses with any RFC 3339 reader */
+	n = snprintf(line, sizeof(line),
+		     "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %s %s: ", utc.tm_year + 1900,
+		     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+		     (int)(now.tv_nsec / 1000000), names[level], module);
 	if (n < 0)
 		return;
 	va_start(ap, fmt);

@@ -40,6 +40,8 @@ typedef enum {
 	GPUQ_ECONFLICT = -14, /* the object changed under us (HTTP 409, a failed
 				 resourceVersion precondition): read it again */
 	GPUQ_EGONE = -15,     /* the resourceVersion is too old (HTTP 410): relist */
+	GPUQ_EFENCED = -16,   /* not sent: the Lease is not held (kube.h, "Fencing") */
+	GPUQ_ESTOPPED = -17,  /* not sent, or cut off: the daemon is stopping */
 } gpuq_err_t;
 
 /* The name of an error code as a static string; never NULL. */
@@ -74,8 +76,11 @@ typedef enum {
  * thread starts; the default is INFO). */
 void gpuq_log_set_level(gpuq_log_level_t level);
 
-/* Write one line to stderr: `<level> <module>: <message>`. Thread-safe (one
- * write(2) per line). Cores (quota, queue, fairshare) never log. */
+/* Write one line to stderr: `<time> <level> <module>: <message>`, the time
+ * in RFC 3339, UTC, to the millisecond (`2026-11-26T16:08:33.123Z info
+ * controller: released Job team-a/j1 ...`; the wall clock, read here: the
+ * only clock base/ reads). Thread-safe (one write(2) per line). Cores
+ * (quota, queue, fairshare) never log. */
 void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -121,8 +126,8 @@ uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n);
  * GPUQ_FNV1A_SEED, the start most of gpuq's hashes were written with (the
  * basis's decimal digits less the last one: 1469598103934665603). The seed
  * hashes as well; it stays where values are kept across runs (a simulator
- * state dir's trace hash) or where a change would reorder output (the
- * controller's maps), and new code starts from the basis. Inline: the
+ * state dir's trace hash, policy fingerprints); the controller's maps, the
+ * store's digest and new code start from the basis. Inline: the
  * controller's maps hash every key they look up. */
 #define GPUQ_FNV1A_BASIS 0xcbf29ce484222325ULL
 #define GPUQ_FNV1A_SEED 1469598103934665603ULL
@@ -197,9 +202,11 @@ _Noreturn void gpuq_abort(const char *file, int line, const char *what);
  * now and then and any thread reads: the queue metrics' and the web view's
  * (a scrape or a request never waits on the controller). The lock is held
  * for a pointer copy only; the old snapshot's reference is dropped outside
- * it, so a reader still rendering the old one frees it when done. */
+ * it, so a reader still rendering the old one frees it when done. A reader
+ * may also wait for a newer one (gpuq_pub_wait). */
 typedef struct {
 	pthread_mutex_t lock;	   /* guards snap, held for a pointer copy */
+	pthread_cond_t changed;	   /* broadcast (under lock) at each swap; CLOCK_MONOTONIC */
 	void *snap;		   /* the published snapshot (one reference), or NULL */
 	void (*ref)(void *snap);   /* take another reference (atomic) */
 	void (*unref)(void *snap); /* drop one; the last frees it; NULL is a no-op */
@@ -222,5 +229,12 @@ void *gpuq_pub_get(gpuq_pub_t *p);
 
 /* Whether a snapshot is published now. Any thread. */
 bool gpuq_pub_has(gpuq_pub_t *p);
+
+/* Wait while the published snapshot is stale (stale(snap, now), now in
+ * monotonic ms; called under the lock, it must not block) until a swap
+ * publishes one that is not, none is published, or the monotonic
+ * deadline_ms passes. Any thread but the publisher's. */
+void gpuq_pub_wait(gpuq_pub_t *p, bool (*stale)(const void *snap, int64_t now_ms),
+		   int64_t deadline_ms);
 
 #endif

@@ -97,16 +97,17 @@ if part latency; then
 # store's first pages)
 python3 bench/bench_cluster.py latency 10 20 bench-echo 1 echo >/dev/null
 python3 bench/bench_cluster.py latency 10 20 bench 10 >/dev/null
-g10="" g20=""
+g10="" g20="" f10="" f20=""
 for rate in 10 20; do
 	f=$(python3 bench/bench_cluster.py latency $rate "$N" bench-echo 1 echo)
 	g=$(python3 bench/bench_cluster.py latency $rate "$N" bench 10)
 	echo "floor $f"
 	echo "gpuq  $g"
 	echo "  gpuq/floor at $rate/s: p50 x$(ratio "$(field "$g" p50)" "$(field "$f" p50)"), p99 x$(ratio "$(field "$g" p99)" "$(field "$f" p99)")"
-	if [ $rate = 10 ]; then g10=$g; else g20=$g; fi
+	if [ $rate = 10 ]; then g10=$g f10=$f; else g20=$g f20=$f; fi
 done
 verdict "$(field "$g10" p50)" "<" 10 "creation to release p50 at 10 Jobs/s, ms"
+echo "README 11 | on the local control plane (bench_cluster): creation to release | p50 at 10 Jobs/s $(field "$g10" p50) ms (floor $(field "$f10" p50)); p99 at 20/s $(field "$g20" p99) ms (floor $(field "$f20" p99)) | < 10 ms; < 100 ms |"
 verdict "$(field "$g20" p99)" "<" 100 "creation to release p99 at 20 Jobs/s, ms"
 fi
 
@@ -149,3 +150,4 @@ per=$(awk -v a="$r0" -v b="$r1" -v n="$NF" 'BEGIN { printf "%.2f", (b - a) / n }
 at100k=$(awk -v a="$r1" -v p="$per" -v n="$NF" 'BEGIN { printf "%.0f", (a + p * (100000 - n)) / 1024 }')
 echo "  per queued Job: $per kB; at 100,000 queued (extrapolated): $at100k MB"
 verdict "$at100k" "<" 200 "resident memory at 100,000 queued Jobs, MB (extrapolated)"
+echo "README 12 | on the local control plane: \`gpuq serve\` with $NF Jobs queued | $(awk -v k="$r1" 'BEGIN { printf "%.1f", k / 1024 }') MiB resident, $per KiB per Job, $at100k MiB extrapolated to 100,000 | < 200 MB |"

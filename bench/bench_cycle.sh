@@ -13,7 +13,8 @@
 #     the measured loop); with BENCH_CALLGRIND_DRAIN=1 also the drain's
 #     instructions inside queue_cycle_run (takes a few minutes).
 # Builds build/bench/bench_cycle from bench/bench_cycle.c and the core's
-# sources with cc directly. A MISS is a finding: exit 0 when it measured,
+# sources (queue/ and what it uses: fairshare/, ledger/, quota/, base/) with
+# cc directly. A MISS is a finding: exit 0 when it measured,
 # 1 when it could not run. Env: BENCH_BUILD (default build/bench),
 # BENCH_PENDING (default 100000).
 set -u
@@ -27,7 +28,7 @@ BIN=$BENCH_BUILD/bench_cycle
 say() { echo "bench_cycle: $*"; }
 mkdir -p "$BENCH_BUILD" || exit 1
 ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_cycle.c \
-	queue/*.c fairshare/*.c base/base.c -o "$BIN" -lm || {
+	queue/*.c fairshare/*.c ledger/*.c quota/*.c base/base.c -o "$BIN" -lm || {
 	say "build failed"
 	exit 1
 }
@@ -55,12 +56,14 @@ if [ "$bytes" -lt "$BYTES_MAX" ]; then
 else
 	say "MISS < 1 KiB per queued workload ($bytes)"
 fi
+instr="- (no valgrind)"
 if command -v valgrind >/dev/null 2>&1; then
 	valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" \
 		--toggle-collect=bench_nochange_cycles "$BIN" nochange "$PENDING" \
 		>"$TMP/cg.stdout" 2>"$TMP/cg.stderr" || exit 1
 	ir=$(awk '/Collected :/ { print $NF }' "$TMP/cg.stderr")
 	say "callgrind: $((ir / 1000)) instructions per no-change cycle (1,000 cycles: $ir)"
+	instr="$((ir / 1000)) instructions (callgrind)"
 	if [ "${BENCH_CALLGRIND_DRAIN:-0}" = 1 ]; then
 		valgrind --tool=callgrind --callgrind-out-file="$TMP/cgd.out" \
 			--toggle-collect=queue_cycle_run "$BIN" drain 50000 1000 \
@@ -72,4 +75,7 @@ if command -v valgrind >/dev/null 2>&1; then
 else
 	say "callgrind: skipped (no valgrind)"
 fi
+# the README's rows (bench/run.sh prints them as its table)
+echo "README 08 | admission cycle over $PENDING pending workloads, nothing changed | $instr, $us us | < 5 ms |"
+echo "README 09 | cycle right after one finish, its cohort's set-aside work retried | $(val onefinish_cycle_ms) ms | - |"
 exit 0

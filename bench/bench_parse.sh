@@ -43,6 +43,8 @@ for f in bench/fixtures/job_review.json "$TMP/golden.json"; do
 		ij=$(awk '/^summary:/ { print $2 }' "$TMP/cg.jansson")
 		ratio=$(awk -v a="$ij" -v b="$ih" 'BEGIN { printf "%.2f", a / b }')
 		say "$name: $((ih / N)) instructions per body hand-written, $((ij / N)) jansson (x$ratio)"
+		[ "$f" != bench/fixtures/job_review.json ] ||
+			echo "README 13 | review reader vs jansson (bench_parse, callgrind) | $((ih / N)) vs $((ij / N)) instructions per $b-byte review (x$ratio) | - |"
 		if awk -v r="$ratio" 'BEGIN { exit !(r >= 1.5) }'; then
 			say "KEEP the hand-written reader on $name: jansson needs x$ratio its instructions"
 		else

@@ -407,6 +407,11 @@ echo "$(verdict "$([ "$GPUQ_P99" -lt "$P99_MAX_US" ] && echo 1)")" \
 	"p99 at $RATE req/s: $GPUQ_P99 us (target < $P99_MAX_US us)"
 echo "$(verdict "$([ "$GPUQ_RSS" -lt "$RSS_MAX_KB" ] && echo 1)")" \
 	"RSS after load: $GPUQ_RSS KiB (target < $RSS_MAX_KB KiB = 30 MiB; peak $GPUQ_HWM KiB)"
+# the README's rows (bench/run.sh prints them as its table)
+echo "README 01 | webhook throughput, 4.3 KB GPU Job review, wrk $WRK_THREADS threads x $WRK_CONNS keep-alive TLS connections | gpuq $GPUQ_RPS req/s vs nginx $NGINX_RPS (ratio $RATIO, best of $WRK_RUNS runs each; every run: gpuq $GPUQ_RPS_ALL, nginx $NGINX_RPS_ALL) | >= $RATIO_MIN |"
+echo "README 02 | webhook CPU per request (server's own CPU during the wrk runs) | gpuq $GPUQ_CPU_US us, nginx $NGINX_CPU_US us (ratio $CPU_RATIO) | - |"
+echo "README 03 | webhook p99 at a paced $RATE req/s | gpuq $GPUQ_P99 us (p50 $GPUQ_P50 us); nginx $NGINX_P99 us in the same run | < 1 ms |"
+echo "README 04 | webhook resident memory after load | $(awk -v k="$GPUQ_RSS" 'BEGIN { printf "%.1f", k / 1024 }') MiB (peak $(awk -v k="$GPUQ_HWM" 'BEGIN { printf "%.1f", k / 1024 }')) | < 30 MiB |"
 if [ $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) -gt 0 ]; then
 	echo "MISS errors: gpuq answered $((GPUQ_WRK_ERR + GPUQ_LG_ERR)) requests with" \
 		"non-200 or failed them (see $TMP, BENCH_KEEP=1 to keep it)"

@@ -2,7 +2,10 @@
 # make bench: run every bench/bench_*.sh in turn, from the repository root,
 # and let each print its own figures and PASS/MISS lines. A target missed is
 # reported by the bench itself and is not a failure here; this script exits
-# non-zero only when a bench could not run (it exited non-zero).
+# non-zero only when a bench could not run (it exited non-zero). It ends
+# with the README's benchmark table: every bench prints its rows as
+# `README NN | benchmark | figure | target |`, gathered here in NN order
+# with the commit they were measured at (README.md quotes them so).
 # Env: GPUQ_BIN (binary under test, default bin/gpuq), BENCH_BUILD (where
 # bench helpers are built, default build/bench); each bench reads its own
 # knobs (see bench/README.md).
@@ -51,6 +54,14 @@ for f in "$LOG"/*.log; do
 	[ -f "$f" ] || continue
 	grep -hoE '(PASS|MISS) .*' "$f" | sed "s/^/$(basename "$f" .log): /"
 done
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+changes"
+echo
+echo "=== README table (make bench at commit $commit, $(date -u +%Y-%m-%d), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "| benchmark | figure | target | commit |"
+echo "|---|---|---|---|"
+cat "$LOG"/*.log | sed -n 's/^README \([0-9][0-9]\) \(|.*|\)$/\1 \2/p' | sort -n -k1,1 |
+	sed "s/^[0-9]* //; s/\$/ $commit |/"
 if [ "$failed" -gt 0 ]; then
 	echo "bench: $ran run, $failed could not run:$failed_names"
 	exit 1

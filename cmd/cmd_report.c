@@ -4,6 +4,7 @@
  * report_live.c), read-only (docs/chargeback.md). Hours of a flavor with no
  * price are shown as such, never as a cost of 0. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static int usage_error(const char *msg, const char *val)
 	return 2;
 }
 
+/* --help or -h anywhere among args. */
 static int parse_by(const char *v, ledger_by_t *by)
 {
 	static const struct {

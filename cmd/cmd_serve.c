@@ -31,6 +31,44 @@ static int load_kube(const cmd_serve_opts_t *opts, kube_config_t **cfg, gpuq_dia
 		   : kube_config_in_cluster(NULL, cfg, diag);
 }
 
+/* From a cluster: gpuq's own username, when --controller-user does not
+ * name it, is the one the apiserver gives it (a SelfSubjectReview: in a Pod
+ * its ServiceAccount, out of cluster the kubeconfig's user; a wrong one
+ * made gpuq's webhook refuse gpuq's own release patches); and the Lease's
+ * namespace (also the usage checkpoints') must exist: gpuq does not create
+ * namespaces, and without it no replica would ever lead. user[0..cap) holds
+ * the name learned (opts->controller_user then points to it). */
+static int cluster_identity(cmd_serve_opts_t *opts, const kube_config_t *cfg, char *user,
+			    size_t cap, gpuq_diag_t *diag)
+{
+	kube_client_t *c = NULL;
+	int rc = kube_client_create(cfg, NULL, &c, diag);
+
+	if (!rc && !opts->controller_user_set) {
+		rc = kube_self_user(c, user, cap, diag);
+		if (rc) {
+			gpuq_diag_prefix(diag,
+					 "cannot learn gpuq's own username from the apiserver "
+					 "(give --controller-user): ");
+		} else {
+			opts->controller_user = user;
+			gpuq_log(GPUQ_LOG_INFO, "serve",
+				 "gpuq's own user, as the apiserver says (SelfSubjectReview): %s",
+				 user);
+		}
+	}
+	if (!rc) {
+		rc = kube_namespace_check(c, opts->lease_namespace, diag);
+		if (rc == GPUQ_ENOTFOUND)
+			gpuq_diag_prefix(diag,
+					 "--lease-namespace %s: create it (gpuq does not) or "
+					 "name another: ",
+					 opts->lease_namespace);
+	}
+	kube_client_destroy(c);
+	return rc;
+}
+
 /* A comma-separated --cert-dns/--cert-ip list into names[] (split in buf). */
 static int split_list(const char *flag, const char *list, char *buf, size_t cap, const char **names,
 		      size_t *n, gpuq_diag_t *diag)
@@ -161,7 +199,7 @@ static void ui_offline(webui_t *ui, const char *dir)
 	if (policy_load_dir(dir, NULL, &p, &diag) == GPUQ_OK &&
 	    engine_core_build(p, NULL, &q, &diag) == GPUQ_OK) {
 		webui_leader_set(ui, true);
-		if (webui_prices_from_policy(ui, p) || webui_publish(ui, q, kube_now_ms()))
+		if (webui_prices_from_policy(ui, p) || webui_publish_fixed(ui, q, kube_now_ms()))
 			gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: out of memory");
 	} else {
 		gpuq_log(GPUQ_LOG_WARN, "serve", "web UI: no queues to show: %s", diag.msg);
@@ -177,8 +215,10 @@ static int start_ui(const cmd_serve_opts_t *opts, http_server_t *srv, const kube
 	int rc =
 	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
 
-	if (!rc)
+	if (!rc) {
+		webui_idle_set(*ui, opts->ui_idle_ms);
 		webui_attach(*ui, srv);
+	}
 	return rc;
 }
 
@@ -228,6 +268,7 @@ typedef struct {
 	webui_t *ui;		     /* --ui, or NULL */
 	dcgm_scraper_t *dcgm;	     /* --dcgm-url, or NULL */
 	controller_t *ctl;	     /* a cluster source's controller, or NULL */
+	char self_user[CMD_SERVE_NAME_MAX + 1]; /* gpuq's own username, when learned */
 } serve_t;
 
 /* Start every part, in order: each finds the ones it needs running. */
@@ -238,6 +279,8 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 
 	if (o->source != CMD_SERVE_SOURCE_DIR)
 		rc = load_kube(o, &s->kcfg, diag);
+	if (!rc && o->source != CMD_SERVE_SOURCE_DIR)
+		rc = cluster_identity(&s->opts, s->kcfg, s->self_user, sizeof(s->self_user), diag);
 	if (!rc && o->cert_secret_name)
 		rc = start_certkeeper(o, s->kcfg, &s->kargs, &s->keeper, diag);
 	cmd_serve_http_config(o, &s->hcfg);

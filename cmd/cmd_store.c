@@ -92,7 +92,7 @@ static int args_parse(int argc, char **argv, bool with_type, store_args_t *a)
 	memset(a, 0, sizeof(*a));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		if (c == 'd') {
 			a->dir = optarg;
 		} else if (c == 't' && with_type) {

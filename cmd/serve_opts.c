@@ -48,8 +48,9 @@ static const char usage_text[] =
     "  --state-dir DIR         state store directory, created (mode 0700) if missing\n"
     "  --gpu-resource NAME     an extra resource name to count as a GPU (repeatable,\n"
     "                          at most 32), e.g. nvidia.com/gpu.shared\n"
-    "  --controller-user NAME  username of gpuq's controller\n"
-    "                          (default " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
+    "  --controller-user NAME  username of gpuq's controller (default: from a cluster,\n"
+    "                          the user the apiserver says gpuq is, a SelfSubjectReview;\n"
+    "                          with --policy-dir " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
     "  --threads N             worker threads, 1..256 (default: online CPUs, at least 2)\n"
     "  --log-level LEVEL       debug, info, warn or error (default info)\n"
     "  --shutdown-grace D      after SIGTERM keep serving D with /readyz answering 503,\n"
@@ -70,6 +71,9 @@ static const char usage_text[] =
     "                          list jobs in the namespace asked for\n"
     "                          (SubjectAccessReview); none: no auth, only with a\n"
     "                          loopback --listen\n"
+    "  --ui-idle D             with no API request for D, the controller stops building\n"
+    "                          the view's snapshots (they cost it O(workloads)); the next\n"
+    "                          request waits for a fresh one (default 60s, 1ms..1h)\n"
     "  -h, --help              print this text\n"
     "\n"
     "Cluster flags (not with --policy-dir):\n"
@@ -367,6 +371,7 @@ typedef enum {
 	FLAG_IDLE_THRESHOLD,
 	FLAG_UI,
 	FLAG_UI_AUTH,
+	FLAG_UI_IDLE,
 	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_WEBHOOK_CONFIG */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
@@ -401,6 +406,7 @@ static const char *const flag_names[] = {"--listen",
 					 "--idle-threshold",
 					 "--ui",
 					 "--ui-auth",
+					 "--ui-idle",
 					 "--leader-elect",
 					 "--lease-namespace",
 					 "--lease-name",
@@ -535,11 +541,21 @@ static int parse_cert_secret(const char *value, cmd_serve_opts_t *opts, gpuq_dia
 	return GPUQ_OK;
 }
 
-/* --ui BOOL and --ui-auth review|none. */
+/* --ui BOOL, --ui-auth review|none and --ui-idle D. */
 static int apply_ui(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	if (f == FLAG_UI)
 		return parse_bool("--ui", value, &opts->ui, diag);
+	if (f == FLAG_UI_IDLE) {
+		int64_t ms = -1;
+		if (gpuq_duration_parse(value, &ms, NULL) || ms < 1 || ms > CMD_SERVE_UI_IDLE_MAX_MS)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "--ui-idle \"%s\": expected a duration such as 30s or "
+					     "5m, 1ms..1h",
+					     value);
+		opts->ui_idle_ms = ms;
+		return GPUQ_OK;
+	}
 	if (strcmp(value, "review") != 0 && strcmp(value, "none") != 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-auth \"%s\": expected review or none",
 				     value);
@@ -589,6 +605,7 @@ static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_
 			    "printable characters without spaces",
 			    value, CMD_SERVE_NAME_MAX);
 		opts->controller_user = value;
+		opts->controller_user_set = true;
 		return GPUQ_OK;
 	case FLAG_THREADS:
 		return parse_threads(value, &opts->threads, diag);
@@ -596,6 +613,7 @@ static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_
 		return parse_log_level(value, &opts->log_level, diag);
 	case FLAG_UI:
 	case FLAG_UI_AUTH:
+	case FLAG_UI_IDLE:
 		return apply_ui(f, value, opts, diag);
 	case FLAG_LEADER_ELECT:
 		return parse_bool("--leader-elect", value, &opts->leader_elect, diag);
@@ -740,6 +758,8 @@ static int check_ui(const bool *seen, const cmd_serve_opts_t *opts, gpuq_diag_t 
 {
 	if (seen[FLAG_UI_AUTH] && !opts->ui)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-auth: only with --ui true");
+	if (seen[FLAG_UI_IDLE] && !opts->ui)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-idle: only with --ui true");
 	if (!opts->ui)
 		return GPUQ_OK;
 	if (opts->ui_auth_none && !loopback(opts->host))

@@ -42,6 +42,7 @@ typedef enum {
 #define CMD_SERVE_READY_TIMEOUT_MS_DEFAULT (30LL * 60 * 1000) /* Kueue's waitForPodsReady */
 #define CMD_SERVE_REQUEUE_BACKOFF_MS_DEFAULT (60LL * 1000)
 #define CMD_SERVE_DURATION_FLAG_MAX_MS (7LL * 86400 * 1000) /* duration flags: at most 7 days */
+#define CMD_SERVE_UI_IDLE_MAX_MS (3600LL * 1000)		    /* --ui-idle: at most 1 h */
 /* --usage-half-life-time and --usage-sampling-interval: at most a year
  * (Kueue's examples use a week; months of memory are plausible, years not) */
 #define CMD_SERVE_USAGE_FLAG_MAX_MS (365LL * 86400 * 1000)
@@ -78,7 +79,10 @@ typedef struct {
 	const char *gpu_resources[CMD_SERVE_GPU_RESOURCES_MAX]; /* --gpu-resource, in order */
 	size_t n_gpu_resources;					/* entries in gpu_resources */
 	const char *controller_user;				/* --controller-user (default
-								   WEBHOOK_CONTROLLER_USER_DEFAULT) */
+								   WEBHOOK_CONTROLLER_USER_DEFAULT; gpuq serve replaces
+								   it, from a cluster, with what a SelfSubjectReview
+								   says unless controller_user_set) */
+	bool controller_user_set;				/* --controller-user was given */
 	unsigned threads;	    /* --threads 1..HTTP_THREADS_MAX (default: online CPUs,
 				       at least 2) */
 	gpuq_log_level_t log_level; /* --log-level debug|info|warn|error (default info) */
@@ -91,6 +95,7 @@ typedef struct {
 	double idle_threshold_pct;  /* --idle-threshold, percent 0..100 (default 10) */
 	bool ui;		    /* --ui true: the web view on /ui/ and /api/v1/ */
 	bool ui_auth_none;	    /* --ui-auth none: no auth (a loopback --listen only) */
+	int64_t ui_idle_ms;	    /* --ui-idle (0: the web view's default, 60 s) */
 	/* The cluster flags (a cluster source only; --policy-dir refuses them). */
 	bool leader_elect;		       /* --leader-elect true|false (default true) */
 	const char *lease_namespace;	       /* --lease-namespace, a DNS label (default

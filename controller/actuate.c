@@ -168,7 +168,7 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 
 /* Release: unsuspend with the flavors' nodeLabels and tolerations in the
  * template, the originals kept in an annotation for a later restore. */
-static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
+json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id)
 {
 	const json_t *spec = tmpl_spec(tree);
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
@@ -187,12 +187,12 @@ static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl
 			      "tolerations", json_object_get(spec, "tolerations"));
 	}
 	if (!orig)
-		return;
+		return NULL;
 	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
 			      json_object_get(orig, "tolerations"), &sel, &tols, flavors,
 			      sizeof(flavors))) {
 		json_decref(orig);
-		return;
+		return NULL;
 	}
 	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(orig);
@@ -203,50 +203,68 @@ static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl
 			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
 			 "spec", "nodeSelector", sel, "tolerations", tols);
 	free(orig_dump);
+	return body;
+}
+
+static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
+{
+	json_t *body = actuate_release_body(c, tree, id);
+
 	if (body)
 		patch_job(c, j, body, "released");
 }
 
 /* Preempt: suspend (the Job controller deletes its pods). */
+json_t *actuate_suspend_body(const json_t *tree)
+{
+	return json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
+			 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
+			 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
+}
+
 static void suspend(struct controller *c, job_t *j, const json_t *tree)
 {
-	json_t *body = json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
-				 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
-				 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
+	json_t *body = actuate_suspend_body(tree);
 
 	if (body)
 		patch_job(c, j, body, "suspended");
 }
 
-/* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, job_t *j, const json_t *tree)
+/* The template as it was before the release, from the annotation the
+ * release left (a merge patch merges maps: the keys the release added to
+ * nodeSelector are nulled out). */
+json_t *actuate_restore_body(const json_t *tree)
 {
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
 	const json_t *spec = tmpl_spec(tree);
-	json_t *orig, *sel, *cur, *tols, *body;
+	json_t *orig, *sel, *cur, *tols;
 
-	if (orig_text) {
-		orig = json_loads(orig_text, 0, NULL);
-		if (!json_is_object(orig)) {
-			json_decref(orig);
-			orig = json_object();
-		}
-		/* merge patch merges maps: null out the keys the release added */
-		sel = json_object();
-		cur = json_object_get(spec, "nodeSelector");
-		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-			json_object_set_new(sel, json_object_iter_key(it), json_null());
-		cur = json_object_get(orig, "nodeSelector");
-		for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-			json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
-		tols = json_object_get(orig, "tolerations");
-		tols = json_is_array(tols) ? json_incref(tols) : json_null();
+	orig = orig_text ? json_loads(orig_text, 0, NULL) : NULL;
+	if (!json_is_object(orig)) {
 		json_decref(orig);
-		body = json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}",
-				 "metadata", "resourceVersion", rv_of(tree), "annotations",
-				 CONTROLLER_ANNOT_ORIGINAL, "spec", "template", "metadata",
-				 "annotations", WEBHOOK_ANNOT_ADMITTED, "spec", "nodeSelector", sel,
-				 "tolerations", tols);
+		orig = json_object();
+	}
+	sel = json_object();
+	cur = json_object_get(spec, "nodeSelector");
+	for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
+		json_object_set_new(sel, json_object_iter_key(it), json_null());
+	cur = json_object_get(orig, "nodeSelector");
+	for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
+		json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
+	tols = json_object_get(orig, "tolerations");
+	tols = json_is_array(tols) ? json_incref(tols) : json_null();
+	json_decref(orig);
+	return json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}", "metadata",
+			 "resourceVersion", rv_of(tree), "annotations", CONTROLLER_ANNOT_ORIGINAL,
+			 "spec", "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED,
+			 "spec", "nodeSelector", sel, "tolerations", tols);
+}
+
+/* The pods of a suspended Job are gone: restore the template and requeue. */
+static void restore(struct controller *c, job_t *j, const json_t *tree)
+{
+	if (annotation(tree, CONTROLLER_ANNOT_ORIGINAL)) {
+		json_t *body = actuate_restore_body(tree);
 		if (!body || patch_job(c, j, body, "restored the template of"))
 			return;
 	}
@@ -260,7 +278,7 @@ static void restore(struct controller *c, job_t *j, const json_t *tree)
  * active and none terminating (a deleted pod holds its GPU until it is
  * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
  * (which also makes the template mutable again). */
-static bool job_quiet(const json_t *job)
+bool actuate_job_quiet(const json_t *job)
 {
 	const json_t *st = json_object_get(job, "status");
 
@@ -270,7 +288,13 @@ static bool job_quiet(const json_t *job)
 }
 
 /* Add the per-pod requests of Job j, times its pods not yet created
- * (all of them when `all`), to *req and *pods. */
+ * (all of them when `all`), to *req and *pods. A pod is charged in the
+ * namespace's ResourceQuota (status.used) when it is created, and the Job's
+ * status.active counts it only at the Job controller's next status write:
+ * the created pods are the more of status.active and the unfinished pods
+ * the Pods watch shows (pods_of_job), plus the finished ones (succeeded,
+ * failed). Counting a created pod as still to come held the next Job back
+ * with its quota free ("requested 16, used 8, limited 16" for 8 + 8 of 16). */
 static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
 			    int64_t *pods)
 {
@@ -285,8 +309,10 @@ static int add_pending_pods(struct controller *c, const job_t *j, bool all, quot
 		return rc;
 	}
 	missing = o.pods;
-	if (!all)
-		missing -= o.active + o.succeeded + o.failed;
+	if (!all) {
+		int64_t live = pods_of_job(c, j->uid);
+		missing -= (live > o.active ? live : o.active) + o.succeeded + o.failed;
+	}
 	if (o.finished)
 		missing = 0; /* a finished Job's pods hold no quota */
 	for (size_t i = 0; !rc && i < o.n_requests; i++)
@@ -301,48 +327,54 @@ static int add_pending_pods(struct controller *c, const job_t *j, bool all, quot
 	return rc;
 }
 
-/* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
- * status.used as the apiserver last reported it, plus the pods of Jobs gpuq
- * released in the namespace that do not exist yet (the apiserver charges a
- * pod when it is created, so those are not in used). A Job the quota would
- * refuse stays suspended, holding its admission, instead of running with
- * part of its pods (no gang). Limits are taken equal to requests (the
- * decoder keeps requests only): a limits.* quota can refuse a pod later. */
-static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
+/* The namespace's ResourceQuotas' status.used as the watch last showed them
+ * (the policy's copy is of when the policy was built: gpuq's snapshot
+ * ignores status changes), into used[i] for pn->quotas[i]. */
+static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quota_reslist_t *used)
 {
-	const char *ns = j->ns;
-	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
-	quota_resourcequota_t live[8];
-	const quota_resourcequota_t *rqs[8];
-	quota_reslist_t req = {0};
-	gpuq_diag_t diag = {{0}};
-	int64_t pods = 0;
-	size_t n = 0, pos = 0;
-	map_slot_t *s;
-
-	if (!pn || !pn->n_quotas)
-		return true;
-	for (size_t i = 0; i < pn->n_quotas && n < 8; i++) {
-		char key[600];
+	for (size_t i = 0; i < pn->n_quotas; i++) {
+		char key[2 * QUOTA_OBJ_NAME_MAX + 2];
 		const pobj_t *po;
-		const json_t *used;
+		const json_t *st;
 		const char *k;
 		json_t *v;
-		live[n] = *pn->quotas[i];
-		memset(&live[n].used, 0, sizeof(live[n].used));
+
 		snprintf(key, sizeof(key), "%s/%s", pn->quotas[i]->namespace_, pn->quotas[i]->name);
 		po = map_get(&c->objs[RES_RESOURCEQUOTAS], key);
-		used = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
-		json_object_foreach((json_t *)used, k, v)
+		st = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
+		json_object_foreach((json_t *)st, k, v)
 		{
 			quota_qty_t q;
 			const char *t = json_string_value(v);
 			if (t && quota_qty_parse(t, strlen(t), &q, NULL) == GPUQ_OK)
-				(void)quota_reslist_set(&live[n].used, k, &q);
+				(void)quota_reslist_set(&used[i], k, &q);
 		}
-		rqs[n] = &live[n];
-		n++;
 	}
+}
+
+/* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
+ * every one of them, as the webhook checks them (quota_resourcequota_check
+ * over policy_namespace_t's whole list, here with the watch's status.used),
+ * against status.used plus the pods of Jobs gpuq released in the namespace
+ * that do not exist yet (the apiserver charges a pod when it is created, so
+ * those are not in used). A Job the quota would refuse stays suspended,
+ * holding its admission, instead of running with part of its pods (no
+ * gang). Limits are taken equal to requests (the decoder keeps requests
+ * only): a limits.* quota can refuse a pod later. */
+static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
+{
+	const char *ns = j->ns;
+	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
+	quota_reslist_t *used, req = {0};
+	const quota_reslist_t **used_now;
+	gpuq_diag_t diag = {{0}};
+	int64_t pods = 0;
+	size_t pos = 0;
+	map_slot_t *s;
+	bool fits;
+
+	if (!pn || !pn->n_quotas)
+		return true;
 	if (add_pending_pods(c, j, true, &req, &pods))
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = map_next(&c->jobs, &pos))) {
@@ -351,10 +383,66 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
 	}
-	if (quota_resourcequota_check(rqs, n, &req, &req, pods, 0, &diag) == GPUQ_OK)
-		return true;
-	snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s", diag.msg);
-	return false;
+	used = calloc(pn->n_quotas, sizeof(*used));
+	used_now = calloc(pn->n_quotas, sizeof(const quota_reslist_t *));
+	if (!used || !used_now) {
+		free(used);
+		free(used_now);
+		return true; /* no memory: the apiserver will judge the pods */
+	}
+	rq_used_now(c, pn, used);
+	for (size_t i = 0; i < pn->n_quotas; i++)
+		used_now[i] = &used[i];
+	fits = quota_resourcequota_check_used(pn->quotas, used_now, pn->n_quotas, &req, &req, pods,
+					      0, &diag) == GPUQ_OK;
+	free(used);
+	free(used_now);
+	if (!fits)
+		snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s",
+			 diag.msg);
+	return fits;
+}
+
+void actuate_rq_clear(struct controller *c, job_t *j)
+{
+	if (!j->rq_wait)
+		return;
+	free(j->rq_wait);
+	j->rq_wait = NULL;
+	c->rq_held--;
+	status_note(c, j->uid); /* the core's word again: released, evicted, ... */
+}
+
+/* Hold j's release: the namespace's ResourceQuota would refuse its pods. */
+static void rq_hold(struct controller *c, job_t *j, const queue_workload_view_t *v, const char *why)
+{
+	char *text;
+
+	if (j->rq_wait && strcmp(j->rq_wait, why) == 0)
+		return;
+	gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v->namespace_, v->name, why);
+	text = strdup(why);
+	if (!text)
+		return; /* logged again next time */
+	if (!j->rq_wait)
+		c->rq_held++;
+	free(j->rq_wait);
+	j->rq_wait = text;
+	status_note(c, j->uid); /* its status says so */
+}
+
+void actuate_rq_recheck(struct controller *c, const char *ns)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!c->rq_held || !ns)
+		return;
+	while ((s = map_next(&c->jobs, &pos))) {
+		job_t *j = s->value;
+		if (j->rq_wait && strcmp(j->ns, ns) == 0)
+			controller_touch(c, j);
+	}
 }
 
 void actuate_job(struct controller *c, job_t *j)
@@ -367,30 +455,33 @@ void actuate_job(struct controller *c, job_t *j)
 		return;
 	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
 		return;
+	/* a hold ends when the Job no longer waits for its release (released
+	 * meanwhile by an earlier leader, evicted, finished): its status then
+	 * says where it stands now */
+	if (j->rq_wait && (v.state != QUEUE_WL_ADMITTED || !j->suspended))
+		actuate_rq_clear(c, j);
 	switch (v.state) {
 	case QUEUE_WL_ADMITTED:
 		if (j->suspended) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
-				free(j->rq_wait);
-				j->rq_wait = NULL;
+				actuate_rq_clear(c, j);
 				if ((tree = job_tree(j)))
 					release(c, j, tree, id);
-			} else if (!j->rq_wait || strcmp(j->rq_wait, why) != 0) {
-				gpuq_log(GPUQ_LOG_INFO, "controller", "Job %s/%s %s", v.namespace_,
-					 v.name, why);
-				free(j->rq_wait);
-				j->rq_wait = strdup(why); /* NULL: logged again next time */
-				status_note(c, j->uid);	  /* its status says so */
+				status_note(c, j->uid); /* released: where it runs */
+			} else {
+				rq_hold(c, j, &v, why);
 			}
 		}
 		break;
 	case QUEUE_WL_EVICTING:
 		if (!(tree = job_tree(j)))
 			break;
+		/* its quota is free only once its pods are gone: by the Job's
+		 * status and by the Pods watch alike */
 		if (!j->suspended)
 			suspend(c, j, tree);
-		else if (job_quiet(tree))
+		else if (actuate_job_quiet(tree) && pods_of_job(c, j->uid) == 0)
 			restore(c, j, tree);
 		break;
 	default:

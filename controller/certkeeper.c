@@ -379,13 +379,19 @@ int certkeeper_sync(kube_client_t *c, const certkeeper_opts_t *o, time_t now, bo
 	return rc;
 }
 
+/* Every replica keeps the Secret (each serves the webhook with it), leader
+ * or not, so its writes are not fenced by the Lease; its client has a fence
+ * of its own for the stop flag only, so a stop ends its waits (429s) and a
+ * request in flight at once. */
 struct certkeeper {
-	certkeeper_opts_t o;
-	kube_client_t *client;
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool stop, started;
+	certkeeper_opts_t o;   /* options (strings borrowed) */
+	kube_client_t *client; /* the keeper's connection */
+	kube_fence_t *stopper; /* stop only (KUBE_FENCE_STOP) */
+	pthread_t thread;      /* the keeper */
+	pthread_mutex_t mu;    /* pairs with cv (stop set under it) */
+	pthread_cond_t cv;     /* signalled by stop */
+	atomic_bool stop;      /* the keeper ends (set under mu: cv) */
+	bool started;	       /* thread created (owner's thread only) */
 };
 
 static void *keeper_main(void *arg)
@@ -393,14 +399,14 @@ static void *keeper_main(void *arg)
 	certkeeper_t *k = arg;
 
 	pthread_mutex_lock(&k->mu);
-	while (!k->stop) {
+	while (!atomic_load(&k->stop)) {
 		struct timespec ts;
 		gpuq_diag_t diag = {{0}};
 		bool changed;
 
 		ts = gpuq_clock_after_ms(CLOCK_REALTIME, k->o.interval_ms);
 		(void)pthread_cond_timedwait(&k->cv, &k->mu, &ts);
-		if (k->stop)
+		if (atomic_load(&k->stop))
 			break;
 		pthread_mutex_unlock(&k->mu);
 		if (certkeeper_sync(k->client, &k->o, time(NULL), &changed, &diag))
@@ -424,9 +430,13 @@ int certkeeper_start(const kube_config_t *cfg, const kube_client_opts_t *co,
 	k->o = *o;
 	pthread_mutex_init(&k->mu, NULL);
 	pthread_cond_init(&k->cv, NULL);
-	rc = kube_client_create(cfg, co, &k->client, diag);
+	rc = kube_fence_create(&k->stopper);
 	if (!rc)
+		rc = kube_client_create(cfg, co, &k->client, diag);
+	if (!rc) {
+		kube_client_fence(k->client, k->stopper, KUBE_FENCE_STOP);
 		rc = certkeeper_sync(k->client, o, time(NULL), &changed, diag);
+	}
 	if (!rc) {
 		rc = pthread_create(&k->thread, NULL, keeper_main, k) ? GPUQ_ENOMEM : GPUQ_OK;
 		k->started = !rc;
@@ -444,13 +454,15 @@ void certkeeper_stop(certkeeper_t *k)
 	if (!k)
 		return;
 	if (k->started) {
+		kube_fence_stop(k->stopper);
 		pthread_mutex_lock(&k->mu);
-		k->stop = true;
+		atomic_store(&k->stop, true);
 		pthread_cond_signal(&k->cv);
 		pthread_mutex_unlock(&k->mu);
 		pthread_join(k->thread, NULL);
 	}
 	kube_client_destroy(k->client);
+	kube_fence_destroy(k->stopper);
 	pthread_cond_destroy(&k->cv);
 	pthread_mutex_destroy(&k->mu);
 	free(k);

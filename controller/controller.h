@@ -17,13 +17,39 @@
  * after restoring the store and relisting the cluster, each workload is
  * compared and brought in line, nothing is released twice, nothing lost.
  *
- * Threads: one watch thread per watched collection (each with its own
- * apiserver connection) pushes events into a bounded queue; one controller
- * thread owns the caches, the core, the store and every write to the
- * apiserver (the single writer of queue state). The webhook reads only the
- * immutable policy snapshots the controller publishes. Fail closed: until
- * every watch has completed its first LIST no snapshot is published, so the
- * webhook answers with an error and the apiserver's failurePolicy applies.
+ * Fail closed: until every watch has completed its first LIST no snapshot
+ * is published, so the webhook answers with an error and the apiserver's
+ * failurePolicy applies.
+ *
+ * Threads, and what each touches (every flag two of them share is a C11
+ * atomic or sits under the lock named; `make SANITIZE=thread` runs the
+ * e2e scenarios that start every one of them):
+ * - the owner's thread (cmd/cmd_serve.c): controller_create, _start, _stop,
+ *   _destroy; after _stop has joined the others, the last usage checkpoint
+ *   and the Lease's release on their clients.
+ * - watch threads (informer.c), one per watched collection, each with its
+ *   own connection (fence: stop only): read `stop`, push into `events`
+ *   (its lock).
+ * - the controller thread (loop.c, and jobs.c, pods.c, snapshot.c,
+ *   status.c, actuate.c, usage.c, podmap.c on it): owns the caches, the
+ *   core, the store and its connection, whose writes the fence gates (the
+ *   single writer of queue state); follows the fence into `leader` and
+ *   `synced` (atomics); publishes policy snapshots (the webhook's swap),
+ *   queue metrics and the web view (their locks), the pods' LocalQueues
+ *   (pod_queues' callee locks); hands status bodies and Events to the
+ *   status writer (its lock).
+ * - the Lease thread (elect.c), with its own connection (fence: stop
+ *   only): the only one to move the fence (hold, drop); the last round's
+ *   answer under `lease_mu`; kicks `events`.
+ * - the status writer thread (swriter.c), with its own connection, writes
+ *   fenced: its queue under its lock, its `written` map alone.
+ * - the webhook server's threads: controller_synced and controller_leader
+ *   (atomics), the queue metrics' render (qmetrics' lock).
+ * - the certificate keeper's thread (certkeeper.c), one per replica with
+ *   its own connection and a stop-only fence of its own; shares nothing
+ *   with the controller.
+ * The fence (kube.h, "Fencing") is shared by all of them: atomics, and a
+ * lock only to wake its sleepers.
  */
 #ifndef GPUQ_CONTROLLER_H
 #define GPUQ_CONTROLLER_H

@@ -77,10 +77,10 @@ static void deadline_ts(int64_t mono_ms, struct timespec *ts)
 	ts->tv_nsec = (long)(mono_ms % 1000) * 1000000;
 }
 
-void equeue_push(equeue_t *q, const cevent_t *ev, volatile int *stop)
+void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop)
 {
 	pthread_mutex_lock(&q->lock);
-	while (q->n == CONTROLLER_EVENTS_MAX && !*stop) {
+	while (q->n == CONTROLLER_EVENTS_MAX && !atomic_load(stop)) {
 		struct timespec ts;
 		int64_t now;
 		struct timespec mono;
@@ -245,15 +245,34 @@ json_t *controller_prune(json_t *obj)
 	return obj;
 }
 
+/* The controller thread gets an object of its own: a copy, never a second
+ * reference to the decoder's tree. The watch thread frees that tree (the
+ * event, the LIST page it came in) as soon as it goes on, and jansson's
+ * reference counts are decremented with release order only (jansson.h:
+ * JSON_INTERNAL_DECREF), so a tree whose last reference was dropped on the
+ * watch thread would be freed there without being ordered after the
+ * controller thread's reads of it (ThreadSanitizer saw exactly that). The
+ * copy is of the pruned object, a fraction of the parsed event. Without
+ * memory for it the shared reference goes, as before. */
+static json_t *hand_over(json_t *shared)
+{
+	json_t *own = json_deep_copy(shared);
+
+	if (!own)
+		return shared;
+	json_decref(shared);
+	return own;
+}
+
 static int on_event(void *ctx, const kube_event_t *ev)
 {
 	watcher_t *w = ctx;
 	cevent_t ce = {.res = w->res, .type = ev->type};
 
 	if (ev->object && (w->res == RES_JOBS || w->res == RES_PODS))
-		ce.object = controller_prune(json_incref((json_t *)ev->object));
+		ce.object = hand_over(controller_prune(json_incref((json_t *)ev->object)));
 	else if (ev->object)
-		ce.object = controller_slim(json_incref((json_t *)ev->object));
+		ce.object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
 	equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }
@@ -325,6 +344,8 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 		rc = kube_client_create(c->o.kube, &c->o.client, &w->client, diag);
 		if (rc)
 			return rc;
+		/* a LIST's waits (429s) end on stop too */
+		kube_client_fence(w->client, c->fence, KUBE_FENCE_STOP);
 		if (pthread_create(&w->thread, NULL, watch_main, w) != 0)
 			return gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start a watch thread");
 		w->started = true;
@@ -334,7 +355,7 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 
 void informer_stop(struct controller *c)
 {
-	c->stop = 1;
+	atomic_store(&c->stop, true);
 	pthread_mutex_lock(&c->events.lock);
 	pthread_cond_broadcast(&c->events.nonfull);
 	pthread_mutex_unlock(&c->events.lock);

@@ -5,9 +5,10 @@
  * Files, bottom up: map.c (a string-keyed hash map), informer.c (watch
  * threads and the event queue), snapshot.c (cached policy objects into a
  * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
- * (patches and Events that bring a Job in line with the core), loop.c (the
- * controller thread: events, cycles, persistence, leader election), usage.c
- * (the usage ledger's checkpoint ConfigMaps).
+ * (patches and Events that bring a Job in line with the core), elect.c (the
+ * Lease thread: renewals and the fence), loop.c (the controller thread:
+ * events, cycles, persistence, following the Lease), usage.c (the usage
+ * ledger's checkpoint ConfigMaps).
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -106,7 +107,7 @@ typedef struct {
 int equeue_init(equeue_t *q);
 void equeue_deinit(equeue_t *q);
 /* Push (waits while full, unless *stop). Steals ev->object. */
-void equeue_push(equeue_t *q, const cevent_t *ev, volatile int *stop);
+void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop);
 /* Pop up to cap events into out, waiting until one arrives, a kick, or
  * deadline_ms (monotonic) passes. Returns how many. */
 size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms);
@@ -189,15 +190,33 @@ struct controller {
 	bool watched[RES_COUNT]; /* discovery found the collection */
 	bool listed[RES_COUNT];	 /* first LIST complete */
 	equeue_t events;	 /* watch threads -> controller thread */
-	volatile int stop;	 /* every thread stops when set */
+	atomic_bool stop;	 /* every thread stops when set */
 	pthread_t thread;	 /* the controller thread */
 	bool running;		 /* thread started */
+	bool stopped;		 /* controller_stop done (the owner's thread only) */
+
+	/* The Lease (elect.c). The fence is read by every thread; the rest is
+	 * the Lease thread's but for what lease_mu guards. */
+	kube_fence_t *fence;	       /* held while the Lease is (with the margin);
+					  stopped by controller_stop (owned) */
+	kube_client_t *lease_client;   /* the Lease thread's connection */
+	pthread_t lease_thread;	       /* renews every LEASE_RETRY_MS */
+	bool lease_running;	       /* lease_thread started */
+	pthread_mutex_t lease_mu;      /* guards lease_seen and lease_rounds */
+	pthread_cond_t lease_cv;       /* signalled after every round */
+	kube_lease_state_t lease_seen; /* the last round's answer (holder, transitions) */
+	uint64_t lease_rounds;	       /* rounds done (successful or not) */
 
 	map_t objs[RES_COUNT];	    /* policy objects by ns/name -> pobj_t * */
 	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
 	map_t jobs;		    /* uid -> job_t * */
 	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
 	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	map_t job_pods;		    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
+				       of Jobs */
+	map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
+				       each Job has */
+	size_t rq_held;		    /* Jobs whose release a ResourceQuota holds (rq_wait) */
 	bool policy_dirty;	    /* a policy object changed */
 	policy_t *policy;	    /* the snapshot in force (one reference) */
 	uint64_t policy_generation; /* snapshots built */
@@ -226,8 +245,10 @@ struct controller {
 	bool podmap_sent;	 /* a map was handed over while leading */
 
 	atomic_bool synced;	  /* every watch listed and a snapshot published */
-	atomic_bool leader;	  /* holds the Lease */
-	kube_lease_state_t lease; /* election state */
+	atomic_bool leader;	  /* the controller thread acts as leader (written by it
+				     from the fence at the start of each pass) */
+	kube_lease_state_t lease; /* the controller thread's copy of lease_seen */
+	uint64_t lease_term;	  /* the fence's term this thread leads in */
 
 	bool usage_merged;     /* leading, and the usage checkpoints are merged */
 	int64_t usage_next_ms; /* next merge try or checkpoint write (monotonic) */
@@ -235,8 +256,6 @@ struct controller {
 							  written; 1 emptied; 0 unknown */
 	bool usage_present[LEDGER_CKPT_PARTS_MAX];     /* the ConfigMap exists */
 	uint32_t usage_failures;		       /* merges or writes failed in a row */
-	int64_t lease_next_ms;			       /* next election round (monotonic) */
-	int64_t lease_valid_until_ms;		       /* leadership lapses then without renewal */
 };
 
 /* The core's clock: wall milliseconds, never decreasing. */
@@ -298,6 +317,10 @@ void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, c
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
 void podmap_publish(struct controller *c);
 void pods_apply(struct controller *c, const cevent_t *ev);
+/* The unfinished Pods the watch shows of the Job with uid job_uid (its
+ * status.active counts them only at the Job controller's next status
+ * write, about a second after the ResourceQuota charged them). */
+int32_t pods_of_job(const struct controller *c, const char *job_uid);
 void pods_resync(struct controller *c);
 void pods_free_all(struct controller *c);
 pgroup_t *controller_group(struct controller *c, const char *key);
@@ -336,6 +359,31 @@ json_t *controller_prune(json_t *obj);
 void usage_step(struct controller *c);
 void usage_lost(struct controller *c);
 void usage_final(struct controller *c);
+/* (for test_controller) The ConfigMap holding part i (len bytes, copied as
+ * base64 into binaryData.ledger; summary into data.summary): a new
+ * reference, NULL without memory. When to try again after
+ * c->usage_failures failures in a row: 2 s, doubling, at most the checkpoint
+ * interval. */
+json_t *usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+		      const char *summary);
+int64_t usage_retry_at(const struct controller *c, int64_t now);
+
+/* elect.c: the Lease thread (leader election on; without it the fence is
+ * held for good and there is no thread): one round (kube_lease_try on its
+ * own connection) every LEASE_RETRY_MS; after a round that holds the Lease
+ * the fence holds until kube_lease_deadline of the round's start, after one
+ * that sees another holder it is dropped, after a failed one it runs out by
+ * itself. wait_first blocks until the first round is done, or stop and wake
+ * (controller thread, before it reads the cluster); follow copies the last
+ * round into c->lease (controller thread); stop joins the thread (c->stop
+ * set and the fence stopped first); release gives the Lease up when the
+ * last round saw this replica hold it (after every writer has stopped). */
+int elect_start(struct controller *c, gpuq_diag_t *diag);
+void elect_wait_first(struct controller *c);
+void elect_wake(struct controller *c);
+void elect_follow(struct controller *c);
+void elect_stop(struct controller *c);
+void elect_release(struct controller *c);
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
@@ -345,7 +393,10 @@ void usage_final(struct controller *c);
  * GPUQ_ELIMIT when SWRITER_EVENTS_MAX wait: dropped and counted). stop
  * joins the thread and frees everything, unsent work included. */
 int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
-		  swriter_t **out, gpuq_diag_t *diag);
+		  kube_fence_t *fence, swriter_t **out, gpuq_diag_t *diag);
+/* Forget the bodies written (a new term: another leader may have written
+ * its own since), so the next ones go out even when unchanged. */
+void swriter_forget(swriter_t *w);
 int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
 int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
 /* Patches waiting to be written (submit and submit_once). */
@@ -358,15 +409,41 @@ size_t swriter_backlog(swriter_t *w);
 	      passes over the queues' status */
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
+/* Stop (the fence it was given must be stopped first, or it may finish a
+ * request already waiting on the limiter). NULL is fine. */
 void swriter_stop(swriter_t *w);
 
 /* status.c: queue status subresources; Job status annotations. */
 void status_queues(struct controller *c);
 void status_note(struct controller *c, const char *uid);
 void status_jobs(struct controller *c);
+/* (for test_controller) The status of ClusterQueue cq / LocalQueue lq as
+ * status_queues writes it (conditions aside): a new reference, NULL when
+ * the core has no such queue. */
+json_t *status_cq_body(struct controller *c, uint32_t cq);
+json_t *status_lq_body(struct controller *c, uint32_t lq);
 
 /* actuate.c: compare the core's state of job j with the Job and patch. */
 void actuate_job(struct controller *c, job_t *j);
+/* The merge patches actuate_job sends for a Job (tree: the cached Job):
+ * release workload id (unsuspend, placement on its flavors from the
+ * template as it was before any release, kept in CONTROLLER_ANNOT_ORIGINAL),
+ * suspend it (preempted), restore its template once its pods are gone.
+ * Each carries the Job's resourceVersion. New references; NULL without
+ * memory. */
+json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id);
+json_t *actuate_suspend_body(const json_t *tree);
+json_t *actuate_restore_body(const json_t *tree);
+/* Whether a suspended Job's pods are gone (none active or terminating, no
+ * startTime): its quota is free, its template mutable. */
+bool actuate_job_quiet(const json_t *job);
+/* Something that counts against namespace ns's ResourceQuotas changed (a
+ * released Job's pods or status): touch the Jobs there whose release a
+ * ResourceQuota holds, to be judged again (nothing to do while none is). */
+void actuate_rq_recheck(struct controller *c, const char *ns);
+/* j's release is no longer held by a ResourceQuota (it went, or no longer
+ * waits for release): forget why, and refresh its status. */
+void actuate_rq_clear(struct controller *c, job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from actuate_job). */
 void actuate_result(struct controller *c, const queue_result_t *res);

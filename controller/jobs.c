@@ -202,6 +202,7 @@ static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
 		if (queue_workload_finish(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->finished_seen = true;
 			c->core_dirty = true;
+			status_note(c, j->uid); /* its status says it finished */
 		}
 		return;
 	}
@@ -251,6 +252,10 @@ static void forget(struct controller *c, const char *uid)
 
 	if (c->q && queue_workload_delete(c->q, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
+	if (j && j->rq_wait)
+		c->rq_held--;
+	if (j && !j->suspended) /* its pods still to come no longer are */
+		actuate_rq_recheck(c, j->ns);
 	job_free(j);
 }
 
@@ -298,6 +303,10 @@ void jobs_apply(struct controller *c, const cevent_t *ev)
 	}
 	j->gen = c->gen[RES_JOBS];
 	sync_job(c, j);
+	/* a released Job's status counts its pods: Jobs a ResourceQuota holds
+	 * in its namespace may go now */
+	if (!j->suspended)
+		actuate_rq_recheck(c, j->ns);
 }
 
 void jobs_resync(struct controller *c)

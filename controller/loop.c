@@ -12,9 +12,8 @@
 #include "controller/internal.h"
 #include "engine/engine.h"
 
-#define BATCH_MAX 4096	    /* events taken from the queue at once */
-#define LEASE_RETRY_MS 2000 /* election round spacing (client-go's retry period) */
-#define SWEEP_MS 30000	    /* compare every Job with the core this often */
+#define BATCH_MAX 4096 /* events taken from the queue at once */
+#define SWEEP_MS 30000 /* compare every Job with the core this often */
 #define TRIM_MS                                                                                    \
 	30000 /* give freed heap back to the system this often (a burst of                         \
 		 watch events parses far more than the cache keeps) */
@@ -101,12 +100,20 @@ static void touch_uid(struct controller *c, const char *uid)
 	controller_touch_key(c, uid);
 }
 
-/* Compare and act on every touched Job. */
+/* Compare and act on every touched Job, while the Lease holds: the rest
+ * stay touched (a replica that stands by drops them; the sweep after it
+ * leads again compares everything). */
 static void act_touched(struct controller *c)
 {
-	for (size_t i = 0; i < c->n_touched; i++) {
-		job_t *j = controller_job(c, c->touched[i]);
-		pgroup_t *g = j ? NULL : controller_group(c, c->touched[i]);
+	size_t i;
+
+	for (i = 0; i < c->n_touched; i++) {
+		job_t *j;
+		pgroup_t *g;
+		if (!kube_fence_held(c->fence, controller_mono_ms()))
+			break;
+		j = controller_job(c, c->touched[i]);
+		g = j ? NULL : controller_group(c, c->touched[i]);
 		if (j) {
 			j->touched = false;
 			actuate_job(c, j);
@@ -116,7 +123,8 @@ static void act_touched(struct controller *c)
 		}
 		free(c->touched[i]);
 	}
-	c->n_touched = 0;
+	memmove(c->touched, c->touched + i, (c->n_touched - i) * sizeof(*c->touched));
+	c->n_touched -= i;
 }
 
 static void sweep(struct controller *c)
@@ -216,47 +224,69 @@ static void cycle(struct controller *c)
 		actuate_result(c, &res); /* Events (queued); the patches follow in act_touched */
 }
 
-static void elect(struct controller *c)
+/* Drop the touched list (a replica standing by acts on nothing). */
+static void untouch_all(struct controller *c)
 {
-	kube_lease_opts_t lo = {.namespace_ = c->o.lease_namespace,
-				.name = c->o.lease_name,
-				.identity = c->o.identity,
-				.duration_s = c->o.lease_duration_s};
-	gpuq_diag_t diag = {{0}};
-	int64_t now = controller_mono_ms();
-	bool was = atomic_load(&c->leader), is;
-
-	if (!c->o.leader_elect) {
-		atomic_store(&c->leader, true);
-		is = true;
-	} else {
-		if (now < c->lease_next_ms)
-			return;
-		c->lease_next_ms = now + LEASE_RETRY_MS;
-		if (kube_lease_try(c->client, &lo, kube_now_ms(), &c->lease, &diag)) {
-			gpuq_log(GPUQ_LOG_WARN, "controller", "leader election: %s", diag.msg);
-			is = was && now < c->lease_valid_until_ms;
-		} else {
-			is = c->lease.leader;
-			if (is)
-				c->lease_valid_until_ms =
-				    now + (int64_t)c->o.lease_duration_s * 1000;
-		}
-		atomic_store(&c->leader, is);
+	for (size_t i = 0; i < c->n_touched; i++) {
+		job_t *j = controller_job(c, c->touched[i]);
+		pgroup_t *g = controller_group(c, c->touched[i]);
+		if (j)
+			j->touched = false;
+		if (g)
+			g->touched = false;
+		free(c->touched[i]);
 	}
+	c->n_touched = 0;
+}
+
+static void lead_set(struct controller *c, bool is)
+{
+	atomic_store(&c->leader, is);
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
-	if (is != was)
-		usage_lost(c); /* a new term merges the checkpoints before writing */
+	usage_lost(c);			     /* a new term merges the checkpoints before writing */
 	if (c->o.ui)
 		webui_leader_set(c->o.ui, is); /* a follower's web API answers 503 */
+}
+
+/* Follow the Lease thread: lead while the fence holds. A term that changed
+ * while this thread was busy (the lease lapsed and was taken again, maybe
+ * after another replica led) is a step down and a new start, term check
+ * included. */
+static void follow(struct controller *c)
+{
+	/* held first, then the term: a hold between the two reads is then seen
+	 * as the newer term, never as the older one */
+	bool is = kube_fence_held(c->fence, controller_mono_ms());
+	uint64_t term = kube_fence_term(c->fence);
+	bool was = atomic_load(&c->leader);
+
+	elect_follow(c);
+	if (was && (!is || term != c->lease_term)) {
+		if (is)
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s: the Lease lapsed and was taken again: starting over",
+				 c->o.identity);
+		else if (strcmp(c->lease.holder, c->o.identity) == 0)
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s lost the lease: it ran out before a renewal succeeded; "
+				 "standing by",
+				 c->o.identity);
+		else
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s lost the lease to \"%s\": standing by", c->o.identity,
+				 c->lease.holder);
+		lead_set(c, false);
+		untouch_all(c);
+		was = false;
+	}
 	if (is && !was) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
+		c->lease_term = term;
+		lead_set(c, true);
+		swriter_forget(c->swriter); /* another leader may have written since */
 		c->core_dirty = true;
 		c->check_term = c->o.leader_elect;
 		sweep(c);
-	} else if (!is && was) {
-		gpuq_log(GPUQ_LOG_WARN, "controller", "%s lost the lease to \"%s\": standing by",
-			 c->o.identity, c->lease.holder);
 	}
 }
 
@@ -339,8 +369,9 @@ static int64_t next_deadline(struct controller *c)
 		if (ev != INT64_MAX && now + (ev - controller_now(c)) < d)
 			d = now + (ev - controller_now(c));
 	}
-	if (c->o.leader_elect && c->lease_next_ms < d)
-		d = c->lease_next_ms;
+	/* a lease that runs out unrenewed: stand by the moment it does */
+	if (atomic_load(&c->leader) && kube_fence_until(c->fence) < d)
+		d = kube_fence_until(c->fence);
 	return d > now ? d : now;
 }
 
@@ -371,12 +402,14 @@ static void *loop_main(void *arg)
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "out of memory");
 		return NULL;
 	}
-	while (!c->stop) {
+	/* a restarted leader must know it leads before it reads the cluster
+	 * (jobs.c treats Jobs differently) */
+	elect_wait_first(c);
+	while (!atomic_load(&c->stop)) {
 		size_t n = equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
 		int64_t now;
 
-		elect(c); /* before the events: a restarted leader must know it leads
-			     before it reads the cluster (jobs.c treats Jobs differently) */
+		follow(c);
 		for (size_t i = 0; i < n; i++)
 			handle(c, &batch[i]);
 		trim(c, n);
@@ -389,16 +422,7 @@ static void *loop_main(void *arg)
 			    c->jobs.n, (unsigned long long)c->policy_generation);
 		}
 		if (!c->q || !atomic_load(&c->leader)) {
-			for (size_t i = 0; i < c->n_touched; i++) {
-				job_t *j = controller_job(c, c->touched[i]);
-				pgroup_t *g = controller_group(c, c->touched[i]);
-				if (j)
-					j->touched = false;
-				if (g)
-					g->touched = false;
-				free(c->touched[i]);
-			}
-			c->n_touched = 0;
+			untouch_all(c);
 			continue;
 		}
 		if (c->check_term && c->policy)
@@ -469,11 +493,23 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	so.types[T_TERM] = "controller";
 	so.nosync = o->store_nosync;
 	so.map_max = STORE_MAP_MAX;
+	pthread_mutex_init(&c->lease_mu, NULL);
+	pthread_cond_init(&c->lease_cv, NULL);
+	rc = kube_fence_create(&c->fence);
+	if (rc) {
+		controller_destroy(c);
+		return rc;
+	}
+	if (!o->leader_elect)
+		kube_fence_hold(c->fence, INT64_MAX); /* one replica: leads for good */
 	rc = store_open(o->state_dir, &so, &c->store, diag);
 	if (!rc)
 		rc = kube_client_create(o->kube, &o->client, &c->client, diag);
-	if (!rc)
-		rc = swriter_start(o->kube, &o->client, o->identity, &c->swriter, diag);
+	if (!rc) {
+		/* every write of the controller thread needs the Lease */
+		kube_client_fence(c->client, c->fence, KUBE_FENCE_WRITES);
+		rc = swriter_start(o->kube, &o->client, o->identity, c->fence, &c->swriter, diag);
+	}
 	if (rc) {
 		controller_destroy(c);
 		return rc;
@@ -495,13 +531,13 @@ int controller_start(controller_t *c, gpuq_diag_t *diag)
 {
 	int rc = informer_start(c, diag);
 
+	if (!rc)
+		rc = elect_start(c, diag);
+	if (!rc && pthread_create(&c->thread, NULL, loop_main, c) != 0)
+		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	if (rc) {
-		informer_stop(c);
+		controller_stop(c);
 		return rc;
-	}
-	if (pthread_create(&c->thread, NULL, loop_main, c) != 0) {
-		informer_stop(c);
-		return gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	}
 	c->running = true;
 	if (c->o.metrics)
@@ -511,26 +547,36 @@ int controller_start(controller_t *c, gpuq_diag_t *diag)
 
 void controller_stop(controller_t *c)
 {
-	if (!c)
+	if (!c || c->stopped)
 		return;
+	c->stopped = true;
 	if (c->o.metrics)
 		http_metrics_source_set(c->o.metrics, NULL, NULL);
-	c->stop = 1;
+	/* every thread: its waits and requests end at once (a write in flight is
+	 * cut off), then it is joined */
+	atomic_store(&c->stop, true);
+	if (c->fence)
+		kube_fence_stop(c->fence);
 	equeue_kick(&c->events);
+	elect_wake(c);
 	informer_stop(c);
 	if (c->running) {
 		pthread_join(c->thread, NULL);
 		c->running = false;
-		if (atomic_load(&c->leader))
-			usage_final(c); /* the thread is gone: its core and client are ours */
 	}
-	if (c->o.leader_elect && atomic_load(&c->leader) && c->client) {
-		kube_lease_opts_t lo = {.namespace_ = c->o.lease_namespace,
-					.name = c->o.lease_name,
-					.identity = c->o.identity};
-		kube_lease_release(c->client, &lo, NULL);
-		atomic_store(&c->leader, false);
-	}
+	elect_stop(c);
+	swriter_stop(c->swriter);
+	c->swriter = NULL;
+	if (!c->fence)
+		return;
+	/* the last words, alone now: the usage checkpoint (a leader's write,
+	 * still fenced by the lease's deadline), then the Lease given up */
+	kube_fence_resume(c->fence);
+	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, controller_mono_ms()))
+		usage_final(c); /* the thread is gone: its core and client are ours */
+	elect_release(c);
+	atomic_store(&c->leader, false);
+	kube_fence_stop(c->fence); /* idempotent from here on */
 }
 
 void controller_destroy(controller_t *c)
@@ -556,12 +602,15 @@ void controller_destroy(controller_t *c)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	swriter_stop(c->swriter);
 	equeue_deinit(&c->events);
 	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);
 	kube_client_destroy(c->client);
+	kube_client_destroy(c->lease_client);
+	kube_fence_destroy(c->fence);
+	pthread_cond_destroy(&c->lease_cv);
+	pthread_mutex_destroy(&c->lease_mu);
 	store_close(c->store);
 	free(c);
 }

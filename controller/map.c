@@ -8,12 +8,12 @@
 
 uint64_t map_hash(const char *s)
 {
-	return gpuq_fnv1a_str(GPUQ_FNV1A_SEED, s);
+	return gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, s); /* FNV-1a 64 as published */
 }
 
 uint64_t map_hash_bytes(const void *p, size_t n)
 {
-	return gpuq_fnv1a(GPUQ_FNV1A_SEED, p, n);
+	return gpuq_fnv1a(GPUQ_FNV1A_BASIS, p, n);
 }
 
 void map_init(map_t *m)

@@ -41,10 +41,106 @@ static void pgroup_free(pgroup_t *g)
 	free(g);
 }
 
+/* ---- Pods of Jobs: which of a released Job's pods exist ----
+ * Not workloads of their own (the Job is): only counted, per Job, while
+ * they ask for a GPU and have not finished, for the ResourceQuota check
+ * before a release (actuate.c, add_pending_pods). */
+
+typedef struct {
+	char *job;    /* the owning Job's uid (owned) */
+	char *ns;     /* the Pod's namespace (owned) */
+	uint64_t gen; /* LIST generation it was last seen in */
+} jobpod_t;
+
+int32_t pods_of_job(const struct controller *c, const char *job_uid)
+{
+	const int32_t *n = map_get(&c->job_pod_count, job_uid);
+
+	return n ? *n : 0;
+}
+
+/* Job job_uid has one pod more (d = 1) or less (-1). */
+static void job_count(struct controller *c, const char *job_uid, int d)
+{
+	int32_t *n = map_get(&c->job_pod_count, job_uid);
+
+	if (!n && d > 0) {
+		n = calloc(1, sizeof(*n));
+		if (!n || map_put(&c->job_pod_count, job_uid, n, NULL)) {
+			free(n);
+			return; /* counted as not there: the Job's status counts it soon */
+		}
+	}
+	if (!n)
+		return;
+	*n += d;
+	if (*n <= 0)
+		free(map_del(&c->job_pod_count, job_uid));
+}
+
+static void jobpod_free(jobpod_t *p)
+{
+	if (!p)
+		return;
+	free(p->job);
+	free(p->ns);
+	free(p);
+}
+
+/* Pod pod_uid is no longer an unfinished pod of its Job: the Job is
+ * compared again (an evicted Job's quota waits for its last pod). */
+static void jobpod_forget(struct controller *c, const char *pod_uid)
+{
+	jobpod_t *p = map_del(&c->job_pods, pod_uid);
+	job_t *j;
+
+	if (!p)
+		return;
+	job_count(c, p->job, -1);
+	j = controller_job(c, p->job);
+	if (j)
+		controller_touch(c, j);
+	actuate_rq_recheck(c, p->ns);
+	jobpod_free(p);
+}
+
+/* A Pod owned by a Job: counted while it asks for a GPU and runs on. */
+static void jobpod_seen(struct controller *c, const char *pod_uid, const webhook_object_t *o)
+{
+	jobpod_t *p = map_get(&c->job_pods, pod_uid);
+
+	if (!o->gpu || o->finished || !o->owner_uid || !o->namespace_) {
+		jobpod_forget(c, pod_uid);
+		return;
+	}
+	if (p) {
+		p->gen = c->gen[RES_PODS];
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->job = strdup(o->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
+	    map_put(&c->job_pods, pod_uid, p, NULL)) {
+		jobpod_free(p);
+		return;
+	}
+	p->gen = c->gen[RES_PODS];
+	job_count(c, p->job, 1);
+	actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
+}
+
 void pods_free_all(struct controller *c)
 {
 	size_t pos = 0;
 	map_slot_t *s;
+
+	while ((s = map_next(&c->job_pods, &pos)))
+		jobpod_free(s->value);
+	map_deinit(&c->job_pods);
+	pos = 0;
+	while ((s = map_next(&c->job_pod_count, &pos)))
+		free(s->value);
+	map_deinit(&c->job_pod_count);
+	pos = 0;
 
 	while ((s = map_next(&c->groups, &pos)))
 		pgroup_free(s->value);
@@ -141,6 +237,7 @@ static void observe(struct controller *c, pgroup_t *g)
 					    controller_now(c)) == GPUQ_OK) {
 			g->reported = (int32_t)g->members.n;
 			c->core_dirty = true;
+			status_note(c, g->key); /* "n of total pods present" moved */
 		}
 	}
 	while ((s = map_next(&g->members, &pos))) {
@@ -211,6 +308,8 @@ static void pod_seen(struct controller *c, const json_t *obj)
 	 * gpuq is not gpuq's */
 	if ((o.owner_kind && !strcmp(o.owner_kind, "Job")) || !o.gpu || !o.queue ||
 	    (!o.gated && !o.admitted)) {
+		if (o.owner_kind && !strcmp(o.owner_kind, "Job"))
+			jobpod_seen(c, uid, &o);
 		webhook_object_deinit(&o);
 		if (map_get(&c->pod_group, uid))
 			forget_member(c, uid);
@@ -274,13 +373,19 @@ void pods_apply(struct controller *c, const cevent_t *ev)
 			if (!m || m->gen != c->gen[RES_PODS])
 				forget_member(c, s->key);
 		}
+		pos = 0; /* so are Jobs' pods */
+		while ((s = map_next(&c->job_pods, &pos)))
+			if (((const jobpod_t *)s->value)->gen != c->gen[RES_PODS])
+				jobpod_forget(c, s->key);
 		c->listed[RES_PODS] = true;
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {
 		const char *uid = str_at(ev->object, "metadata", "uid");
-		if (uid)
+		if (uid) {
 			forget_member(c, uid);
+			jobpod_forget(c, uid);
+		}
 		return;
 	}
 	pod_seen(c, ev->object);

@@ -14,7 +14,7 @@
 #define EXPLAIN_PER_PASS 64 /* Job annotations written per pass (explain is O(workloads)) */
 #define STATUS_MIN_MS 1000  /* a queue's status is written at most this often */
 
-static json_t *cq_status(struct controller *c, uint32_t cq)
+json_t *status_cq_body(struct controller *c, uint32_t cq)
 {
 	json_t *st, *flavors = json_array();
 	queue_stats_t s;
@@ -54,7 +54,7 @@ static json_t *cq_status(struct controller *c, uint32_t cq)
 	return st;
 }
 
-static json_t *lq_status(struct controller *c, uint32_t lq)
+json_t *status_lq_body(struct controller *c, uint32_t lq)
 {
 	queue_stats_t s;
 
@@ -111,7 +111,7 @@ void status_queues(struct controller *c)
 		json_t *st;
 		if (!g || kube_escape(name, en, sizeof(en)))
 			continue;
-		st = cq_status(c, cq);
+		st = status_cq_body(c, cq);
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/clusterqueues/%s/status", g, en);
@@ -129,7 +129,7 @@ void status_queues(struct controller *c)
 		ns[slash - key] = '\0';
 		if (kube_escape(ns, ens, sizeof(ens)) || kube_escape(slash + 1, en, sizeof(en)))
 			continue;
-		st = lq_status(c, lq);
+		st = status_lq_body(c, lq);
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/namespaces/%s/localqueues/%s/status", g, ens, en);

@@ -7,7 +7,12 @@
  * status the writer keeps only the latest body per key and skips one it has
  * already written; Events keep their order, at most SWRITER_EVENTS_MAX wait
  * (beyond that they are dropped and counted: an Event is a courtesy, the
- * Job's gpuq.dev/status annotation and the queue status carry the truth). */
+ * Job's gpuq.dev/status annotation and the queue status carry the truth).
+ *
+ * Every write here is the leader's: the connection is fenced by the Lease
+ * (kube_client_fence, KUBE_FENCE_WRITES). A write the fence refuses goes
+ * back to wait (a status body; an Event is dropped: it told of a term that
+ * is over), and the writer waits for the Lease before its next pass. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +32,25 @@ typedef struct {
 	bool remember; /* kept in `written` to skip an unchanged body later */
 } sitem_t;
 
+/* How long the writer waits for the Lease at a time before it looks at its
+ * own stop flag again (the fence's stop wakes it at once). */
+#define LEASE_WAIT_MS 1000
+
 struct swriter {
-	kube_client_t *client; /* the writer's own connection */
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	kube_client_t *client;	     /* the writer's own connection */
+	kube_fence_t *fence;	     /* the Lease (borrowed) */
+	pthread_t thread;	     /* the writer */
+	pthread_mutex_t mu;	     /* guards what says "under mu" */
+	pthread_cond_t cv;	     /* work arrived, or stop */
 	map_t pending;		     /* key -> sitem_t *, latest wins (under mu) */
 	map_t written;		     /* key -> char * body last written (writer thread only) */
 	sevent_t *ev_head, *ev_tail; /* Events in order (under mu) */
 	size_t n_events;	     /* queued (under mu) */
 	uint64_t dropped;	     /* Events dropped when full (under mu) */
 	char *instance;		     /* reportingInstance of the Events */
-	bool stop;		     /* under mu */
-	bool running;
+	atomic_bool stop;	     /* the writer ends (set under mu: cv) */
+	bool forget;		     /* clear `written` before the next pass (under mu) */
+	bool running;		     /* the thread was started (owner's thread only) */
 };
 
 static void sitem_free(sitem_t *it)
@@ -65,7 +76,8 @@ static void sevent_free(sevent_t *e)
 	free(e);
 }
 
-static void post_one(struct swriter *w, const sevent_t *e)
+/* Post one Event; GPUQ_OK unless the fence refused it. */
+static int post_one(struct swriter *w, const sevent_t *e)
 {
 	kube_ref_t ref = {.api_version = "batch/v1",
 			  .kind = "Job",
@@ -73,11 +85,13 @@ static void post_one(struct swriter *w, const sevent_t *e)
 			  .name = e->name,
 			  .uid = e->uid};
 	gpuq_diag_t diag = {{0}};
+	int rc = kube_event_post(w->client, &ref, e->type, e->reason, e->action, e->note,
+				 w->instance, &diag);
 
-	if (kube_event_post(w->client, &ref, e->type, e->reason, e->action, e->note, w->instance,
-			    &diag))
+	if (rc)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "event %s for %s/%s: %s", e->reason, e->ns,
 			 e->name, diag.msg);
+	return rc == GPUQ_EFENCED || rc == GPUQ_ESTOPPED ? rc : GPUQ_OK;
 }
 
 static void drain_map(map_t *m, bool items)
@@ -94,18 +108,23 @@ static void drain_map(map_t *m, bool items)
 	map_deinit(m);
 }
 
-static void write_one(struct swriter *w, const char *key, sitem_t *it)
+/* Write one status body. Returns GPUQ_OK when it is done with (written,
+ * already written, or refused by the apiserver), or the fence's refusal:
+ * then the item waits for the next pass. */
+static int write_one(struct swriter *w, const char *key, sitem_t *it)
 {
 	const char *old = it->remember ? map_get(&w->written, key) : NULL;
 	gpuq_diag_t diag = {{0}};
 	kube_response_t resp = {0};
 	void *prev = NULL;
+	int rc;
 
 	if (old && strcmp(old, it->body) == 0)
-		return;
+		return GPUQ_OK;
 	/* the body as submitted (compact JSON): no parse and dump again */
-	if (kube_request(w->client, "PATCH", it->path, "application/merge-patch+json", it->body,
-			 strlen(it->body), &resp, &diag) == GPUQ_OK) {
+	rc = kube_request(w->client, "PATCH", it->path, "application/merge-patch+json", it->body,
+			  strlen(it->body), &resp, &diag);
+	if (rc == GPUQ_OK) {
 		if (it->remember && map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
 			it->body = NULL; /* now the written map's */
 			free(prev);
@@ -114,89 +133,151 @@ static void write_one(struct swriter *w, const char *key, sitem_t *it)
 		gpuq_log(GPUQ_LOG_DEBUG, "controller", "status %s: %s", it->path, diag.msg);
 	}
 	kube_response_deinit(&resp);
+	return rc == GPUQ_EFENCED || rc == GPUQ_ESTOPPED ? rc : GPUQ_OK;
+}
+
+/* Wait until the Lease holds (true) or the writer stops (false). */
+static bool await_lease(struct swriter *w)
+{
+	for (;;) {
+		if (atomic_load(&w->stop) || kube_fence_stopping(w->fence))
+			return false;
+		if (kube_fence_await(w->fence, controller_mono_ms() + LEASE_WAIT_MS))
+			return true;
+	}
+}
+
+/* Post the Events (ev, freed) and write the batch's status bodies (those
+ * written are freed from it). Returns whether the fence refused one: the
+ * rest of the pass is not tried then. */
+static bool write_pass(struct swriter *w, sevent_t *ev, map_t *batch)
+{
+	size_t pos = 0, n_w = 0;
+	map_slot_t *s;
+	bool fenced = false;
+
+	while (ev) {
+		sevent_t *next = ev->next;
+		if (!fenced) /* an Event of a term that ended is not posted */
+			fenced = post_one(w, ev) != GPUQ_OK;
+		sevent_free(ev);
+		ev = next;
+	}
+	/* the queues' status first: per-workload annotations (thousands when a
+	 * burst of Jobs arrives, at --qps) must not hold them back */
+	while (!fenced && (s = map_next(batch, &pos))) {
+		sitem_t *it = s->value;
+		if (!it->remember)
+			continue;
+		fenced = write_one(w, s->key, it) != GPUQ_OK;
+		if (!fenced) {
+			sitem_free(it);
+			s->value = NULL;
+		}
+	}
+	pos = 0;
+	while (!fenced && n_w < SWRITER_WORKLOADS_PER_PASS && (s = map_next(batch, &pos))) {
+		sitem_t *it = s->value;
+		if (!it || it->remember)
+			continue;
+		fenced = write_one(w, s->key, it) != GPUQ_OK;
+		if (!fenced) {
+			sitem_free(it);
+			s->value = NULL;
+			n_w++;
+		}
+	}
+	return fenced;
+}
+
+/* What was not written waits for the next pass (the workloads beyond this
+ * pass's share; everything the fence refused), unless a newer body for the
+ * same key arrived meanwhile. The batch is freed. */
+static void requeue(struct swriter *w, map_t *batch)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	pthread_mutex_lock(&w->mu);
+	while ((s = map_next(batch, &pos))) {
+		sitem_t *it = s->value;
+		if (!it || map_get(&w->pending, s->key))
+			continue;
+		if (map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
+			s->value = NULL;
+	}
+	pthread_mutex_unlock(&w->mu);
+	drain_map(batch, true);
+}
+
+/* Wait for work and the Lease; take the pending bodies and Events.
+ * false: stop. */
+static bool take(struct swriter *w, map_t *batch, sevent_t **ev)
+{
+	uint64_t dropped;
+
+	pthread_mutex_lock(&w->mu);
+	while (!atomic_load(&w->stop) && w->pending.n == 0 && !w->ev_head)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	if (!await_lease(w))
+		return false;
+	pthread_mutex_lock(&w->mu);
+	if (w->forget) {
+		drain_map(&w->written, false);
+		map_init(&w->written);
+		w->forget = false;
+	}
+	*batch = w->pending;
+	map_init(&w->pending);
+	*ev = w->ev_head;
+	w->ev_head = w->ev_tail = NULL;
+	w->n_events = 0;
+	dropped = w->dropped;
+	w->dropped = 0;
+	pthread_mutex_unlock(&w->mu);
+	if (dropped)
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "%llu Events dropped: more than %d waited to be posted",
+			 (unsigned long long)dropped, SWRITER_EVENTS_MAX);
+	return true;
 }
 
 static void *writer_main(void *arg)
 {
 	struct swriter *w = arg;
+	map_t batch;
+	sevent_t *ev;
 
-	for (;;) {
-		map_t batch;
-		size_t pos = 0, n_w = 0;
-		map_slot_t *s;
-		sevent_t *ev;
-		uint64_t dropped;
-
-		pthread_mutex_lock(&w->mu);
-		while (!w->stop && w->pending.n == 0 && !w->ev_head)
-			pthread_cond_wait(&w->cv, &w->mu);
-		if (w->stop) {
-			pthread_mutex_unlock(&w->mu);
-			return NULL;
-		}
-		batch = w->pending;
-		map_init(&w->pending);
-		ev = w->ev_head;
-		w->ev_head = w->ev_tail = NULL;
-		w->n_events = 0;
-		dropped = w->dropped;
-		w->dropped = 0;
-		pthread_mutex_unlock(&w->mu);
-		if (dropped)
-			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "%llu Events dropped: more than %d waited to be posted",
-				 (unsigned long long)dropped, SWRITER_EVENTS_MAX);
-		while (ev) {
-			sevent_t *next = ev->next;
-			post_one(w, ev);
-			sevent_free(ev);
-			ev = next;
-		}
-		/* the queues' status first: per-workload annotations (thousands
-		 * when a burst of Jobs arrives, at --qps) must not hold them back */
-		while ((s = map_next(&batch, &pos)))
-			if (((sitem_t *)s->value)->remember)
-				write_one(w, s->key, s->value);
-		pos = 0;
-		while ((s = map_next(&batch, &pos))) {
-			sitem_t *it = s->value;
-			if (it->remember || n_w == SWRITER_WORKLOADS_PER_PASS)
-				continue;
-			write_one(w, s->key, it);
-			sitem_free(it);
-			s->value = NULL;
-			n_w++;
-		}
-		/* the workloads not written yet wait for the next pass, unless a
-		 * newer body for the same one arrived meanwhile */
-		pthread_mutex_lock(&w->mu);
-		pos = 0;
-		while ((s = map_next(&batch, &pos))) {
-			sitem_t *it = s->value;
-			if (!it || it->remember || map_get(&w->pending, s->key))
-				continue;
-			if (map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
-				s->value = NULL;
-		}
-		pthread_mutex_unlock(&w->mu);
-		drain_map(&batch, true);
+	while (take(w, &batch, &ev)) {
+		bool fenced = write_pass(w, ev, &batch);
+		requeue(w, &batch);
+		/* refused while the Lease may still hold (a Retry-After longer
+		 * than the lease left): not straight back at the apiserver */
+		if (fenced)
+			(void)kube_fence_sleep(w->fence, controller_mono_ms() + LEASE_WAIT_MS,
+					       false);
 	}
+	return NULL;
 }
 
 int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
-		  swriter_t **out, gpuq_diag_t *diag)
+		  kube_fence_t *fence, swriter_t **out, gpuq_diag_t *diag)
 {
 	struct swriter *w = calloc(1, sizeof(*w));
 	int rc;
 
 	if (!w)
 		return GPUQ_ENOMEM;
+	w->fence = fence;
 	map_init(&w->pending);
 	map_init(&w->written);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	w->instance = strdup(instance ? instance : "");
 	rc = w->instance ? kube_client_create(cfg, o, &w->client, diag) : GPUQ_ENOMEM;
+	if (!rc)
+		kube_client_fence(w->client, fence, KUBE_FENCE_WRITES);
 	if (!rc && pthread_create(&w->thread, NULL, writer_main, w) != 0)
 		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the status writer thread");
 	if (rc) {
@@ -291,13 +372,20 @@ int swriter_event(swriter_t *w, const char *ns, const char *name, const char *ui
 	return GPUQ_OK;
 }
 
+void swriter_forget(swriter_t *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->forget = true;
+	pthread_mutex_unlock(&w->mu);
+}
+
 void swriter_stop(swriter_t *w)
 {
 	if (!w)
 		return;
 	if (w->running) {
 		pthread_mutex_lock(&w->mu);
-		w->stop = true;
+		atomic_store(&w->stop, true);
 		pthread_cond_signal(&w->cv);
 		pthread_mutex_unlock(&w->mu);
 		pthread_join(w->thread, NULL);

@@ -32,7 +32,7 @@ static void failed(struct controller *c, const char *what, const gpuq_diag_t *di
 }
 
 /* When to try again after a failure streak of c->usage_failures. */
-static int64_t retry_at(const struct controller *c, int64_t now)
+int64_t usage_retry_at(const struct controller *c, int64_t now)
 {
 	int64_t d = RETRY_MS,
 		cap = c->o.usage_checkpoint_ms > RETRY_MS ? c->o.usage_checkpoint_ms : RETRY_MS;
@@ -118,8 +118,8 @@ static int merge_all(struct controller *c)
 	return GPUQ_OK;
 }
 
-static json_t *cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
-		       const char *summary)
+json_t *usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+		      const char *summary)
 {
 	char name[64], *b64 = malloc(GPUQ_BASE64_LEN(len) + 1);
 	json_t *body;
@@ -143,7 +143,7 @@ static int write_one(struct controller *c, int i, const uint8_t *part, size_t le
 {
 	char coll[PATH_MAX_LEN], path[PATH_MAX_LEN];
 	gpuq_diag_t diag = {{0}};
-	json_t *body = cm_body(c, i, part, len, summary);
+	json_t *body = usage_cm_body(c, i, part, len, summary);
 	int rc = body ? cm_paths(c, i, coll, path) : GPUQ_ENOMEM;
 
 	if (!rc)
@@ -211,7 +211,7 @@ void usage_step(struct controller *c)
 		return;
 	if (!c->usage_merged) {
 		if (merge_all(c)) {
-			c->usage_next_ms = retry_at(c, now);
+			c->usage_next_ms = usage_retry_at(c, now);
 			return;
 		}
 		c->usage_merged = true; /* committed by the next persist */
@@ -220,7 +220,7 @@ void usage_step(struct controller *c)
 		return;
 	}
 	if (write_all(c)) {
-		c->usage_next_ms = retry_at(c, now);
+		c->usage_next_ms = usage_retry_at(c, now);
 		return;
 	}
 	c->usage_failures = 0;

@@ -4,6 +4,12 @@
 #
 #   deploy/check.sh [DIR]     DIR holds the cluster (default: a new temp dir);
 #                             it is stopped at the end, its logs kept in DIR
+#   deploy/check.sh --plan    print how many checks it runs, and exit
+#   DEPLOY_CHECK_ENV=FILE deploy/check.sh DIR
+#                             on a control plane already up (FILE: its
+#                             e2e/cluster.sh env, as e2e/test_deploy.sh does in
+#                             make test); left running, the objects applied
+#                             left in place (the caller restores what it needs)
 #
 # Checks, each printed `ok - ...` / `not ok - ...`:
 #   - every manifest passes `kubectl apply --dry-run=server`, then applies
@@ -18,15 +24,21 @@
 #     cannot do a list of others
 #   - gpuq-system enforces Pod Security "restricted" and the Deployment's
 #     Pods pass it
-# Ends with `N passed, N failed`; exit 1 when anything failed.
+# Starts with its plan (`1..N`), ends with `N passed, N failed`; exit 1 when
+# anything failed or fewer checks ran than planned.
 # Needs bin/gpuq (make) and e2e/build.sh's binaries (e2e/build.sh builds them).
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 GPUQ=${GPUQ_BIN:-$ROOT/bin/gpuq}
+# the checks below: 14 for the manifests, 5 for the kustomization, one per
+# examples/policy file and 2 more, 16 refusals, 2 for RBAC
+PLAN=$((39 + $(ls "$ROOT"/examples/policy/*.yaml | wc -l)))
+[ "${1:-}" = --plan ] && { echo "$PLAN"; exit 0; }
 DIR=${1:-$(mktemp -d "${TMPDIR:-/tmp}/gpuq-deploy-check.XXXXXX")}
 PASSED=0 FAILED=0
+echo "1..$PLAN"
 
 ok() { echo "ok - $*"; PASSED=$((PASSED + 1)); }
 notok() { echo "not ok - $*"; FAILED=$((FAILED + 1)); }
@@ -36,9 +48,14 @@ check() {
 	if out=$("$@" 2>&1); then ok "$what"; else notok "$what"; printf '%s\n' "$out" | sed 's/^/# /'; fi
 }
 
-"$ROOT/e2e/cluster.sh" up "$DIR/cluster" >&2 || { notok "cluster up"; echo "$PASSED passed, $FAILED failed"; exit 1; }
-trap '"$ROOT/e2e/cluster.sh" down "$DIR/cluster" >/dev/null 2>&1' EXIT
-set -a; . "$DIR/cluster/env"; set +a
+mkdir -p "$DIR"
+if [ -n "${DEPLOY_CHECK_ENV:-}" ]; then
+	set -a; . "$DEPLOY_CHECK_ENV"; set +a
+else
+	"$ROOT/e2e/cluster.sh" up "$DIR/cluster" >&2 || { notok "cluster up"; echo "$PASSED passed, $FAILED failed"; exit 1; }
+	trap '"$ROOT/e2e/cluster.sh" down "$DIR/cluster" >/dev/null 2>&1' EXIT
+	set -a; . "$DIR/cluster/env"; set +a
+fi
 k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 
 # --- every manifest: server dry run, then a real apply ------------------------
@@ -86,8 +103,12 @@ for f in "$ROOT"/examples/policy/*.yaml; do
 done
 check "examples/policy: applied" k apply -f "$ROOT/examples/policy/"
 mkdir -p "$DIR/policy" "$DIR/state"
-for r in resourceflavors.gpuq.dev cohorts.gpuq.dev clusterqueues.gpuq.dev localqueues.gpuq.dev; do
-	k get "$r" -A -o json >"$DIR/policy/$r.json"
+# the examples' queue objects as stored (not every one in the cluster: on a
+# control plane shared with the e2e scenarios others are there, some bad on
+# purpose)
+for f in "$ROOT"/examples/policy/*.yaml; do
+	grep -q '^apiVersion: gpuq.dev/' "$f" || continue
+	k get -f "$f" -o json >"$DIR/policy/$(basename "$f" .yaml).json"
 done
 timeout 3 "$GPUQ" serve --listen "127.0.0.1:$((33000 + RANDOM % 5000))" --cert-dir "$DIR/certs" --policy-dir "$DIR/policy" \
 	--state-dir "$DIR/state" >"$DIR/decoder.log" 2>&1
@@ -147,8 +168,8 @@ refused "a LocalQueue name that is not a label value" "a LocalQueue's name is a 
 	"$(printf 'apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {name: a.b, namespace: team-a}\nspec: {clusterQueue: training}\n')"
 refused "a toleration with Exists and a value" "value must be empty when operator is Exists" \
 	"$(printf 'apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: bad}\nspec: {tolerations: [{key: k, operator: Exists, value: v}]}\n')"
-refused "hierarchical cohorts (not supported)" 'unknown field "spec.parentName"' \
-	"$(printf 'apiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: bad}\nspec: {parentName: p}\n')"
+refused "a lendingLimit on a root Cohort (no parentName to lend to)" "need a parentName" \
+	"$(printf 'apiVersion: gpuq.dev/v1beta1\nkind: Cohort\nmetadata: {name: bad}\nspec:\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors: [{name: f, resources: [{name: cpu, nominalQuota: 1, lendingLimit: 1}]}]\n')"
 out=$(k -n team-a patch localqueue default --type merge -p '{"spec":{"clusterQueue":"inference"}}' 2>&1)
 check "refused: moving a LocalQueue to another ClusterQueue (immutable)" \
 	sh -c 'printf "%s" "$1" | grep -q "clusterQueue is immutable"' _ "$out"
@@ -218,6 +239,7 @@ get coordination.k8s.io leases - gpuq-system
 create coordination.k8s.io leases - gpuq-system
 update coordination.k8s.io leases - gpuq-system
 create authentication.k8s.io tokenreviews - -
+create authentication.k8s.io selfsubjectreviews - -
 create authorization.k8s.io subjectaccessreviews - -
 EOF
 check "RBAC: the ServiceAccount may make each of the controller's $yes calls${bad:+ (missing:$bad)}" [ -z "$bad" ]
@@ -254,5 +276,6 @@ escalate rbac.authorization.k8s.io clusterroles - -
 EOF
 check "RBAC: the ServiceAccount may not make $no calls it does not need${bad:+ (allowed:$bad)}" [ -z "$bad" ]
 
+[ $((PASSED + FAILED)) -eq "$PLAN" ] || notok "planned $PLAN checks, ran $((PASSED + FAILED))"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

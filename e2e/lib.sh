@@ -10,8 +10,15 @@ WAIT=${GPUQ_E2E_WAIT:-60}
 SCENARIO=${SCENARIO:-$(basename "$0" .sh)}
 
 k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
+# plan N: the scenario runs N checks (its first line, before any check);
+# e2e/run.sh fails a scenario whose ok / not ok / skip lines do not add up
+# to N (it died early, or skipped checks by accident) or that exits non-zero.
+plan() { echo "1..$1"; }
 ok() { echo "ok - $SCENARIO: $*"; }
 notok() { echo "not ok - $SCENARIO: $*"; }
+# skip DESC WHY: a check that did not run; counted as skipped, never passed
+# (and .ci/run, which installs everything, fails on it).
+skip() { echo "ok - $SCENARIO: $1 # SKIP $2"; }
 # check DESC CMD...: ok when CMD succeeds, not ok otherwise.
 check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; fi; }
 

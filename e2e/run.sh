@@ -7,10 +7,14 @@
 #      (every scenario proves deploy/'s RBAC is enough), deploy/'s webhook
 #      configurations pointed at it
 #   2. the scenarios e2e/test_*.sh (or the ones named as arguments), in the
-#      order below, each printing `ok - ...` / `not ok - ...`
+#      order below, each stating its plan first (`plan N` in lib.sh: `1..N`)
+#      and printing `ok - ...` / `not ok - ...` / `ok - ... # SKIP why`; a
+#      scenario that exits non-zero, states no plan or whose lines do not add
+#      up to its plan (it died early) counts one more failure
 #   3. teardown; the run's directory (the logs of every component and every
 #      gpuq replica) is kept when something failed, or with GPUQ_E2E_KEEP=1
-# Ends with `N passed, N failed`; exit 1 when anything failed.
+# Ends with `N passed, N failed, N skipped` (a skip is not a pass); exit 1
+# when anything failed.
 #
 # Environment: GPUQ_BIN (default bin/gpuq), GPUQ_E2E_WAIT (seconds a check
 # waits for its condition, default 60), GPUQ_E2E_DEPLOY, and build.sh's and
@@ -18,9 +22,11 @@
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-PASSED=0 FAILED=0
+PASSED=0 FAILED=0 SKIPPED=0
 
 E2E_RUN=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-e2e.XXXXXX")
+# a ThreadSanitizer build of gpuq: its suppressions (no effect on others)
+export TSAN_OPTIONS="suppressions=$HERE/../unit/tsan.supp ${TSAN_OPTIONS:-}"
 cleanup() {
 	"$HERE/up.sh" down "$E2E_RUN" >/dev/null 2>&1 || true
 	pkill -9 -f "cert-dir $E2E_RUN/" 2>/dev/null || true
@@ -40,7 +46,7 @@ else
 	echo "not ok - setup: control plane or gpuq did not come up"
 	tail -20 "$E2E_RUN"/gpuq-main.log >&2 2>/dev/null || true
 	FAILED=1
-	echo "$PASSED passed, $FAILED failed"
+	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	exit 1
 fi
 
@@ -58,12 +64,24 @@ for t in "${tests[@]}"; do
 	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
 	name=$(basename "$t" .sh)
 	t0=$(date +%s)
-	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name bash "$t" 2>"$E2E_RUN/$name.err") || true
-	echo "$out"
+	rc=0
+	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name bash "$t" 2>"$E2E_RUN/$name.err") || rc=$?
+	printf '%s\n' "$out" | grep -v '^1\.\.[0-9]' || true
 	echo "# $name: $(( $(date +%s) - t0 )) s" >&2
-	p=$(printf '%s\n' "$out" | grep -c '^ok ' || true)
+	planned=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' | head -n 1)
+	s=$(printf '%s\n' "$out" | grep -c '^ok .*# SKIP' || true)
+	p=$(( $(printf '%s\n' "$out" | grep -c '^ok ' || true) - s ))
 	f=$(printf '%s\n' "$out" | grep -c '^not ok ' || true)
-	PASSED=$((PASSED + p)); FAILED=$((FAILED + f))
+	ran=$((p + f + s))
+	if [ "$rc" -ne 0 ]; then
+		echo "not ok - $name: the scenario exited $rc after $ran checks"; f=$((f + 1))
+	fi
+	if [ -z "$planned" ]; then
+		echo "not ok - $name: states no plan (plan N, e2e/lib.sh)"; f=$((f + 1))
+	elif [ "$ran" -ne "$planned" ]; then
+		echo "not ok - $name: planned $planned checks, ran $ran"; f=$((f + 1))
+	fi
+	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
 	[ "$f" -eq 0 ] || grep -v '^Warning: ' "$E2E_RUN/$name.err" | sed 's/^/# /' >&2
 done
 # every replica still running stops gracefully (SIGTERM: the Lease is given
@@ -82,13 +100,14 @@ for f in "$E2E_RUN"/gpuq-*.pid; do
 done
 if [ "$stopped" = 1 ]; then echo "ok - teardown: gpuq stops gracefully on SIGTERM"; PASSED=$((PASSED + 1))
 else echo "not ok - teardown: gpuq did not stop within 30 s of SIGTERM"; FAILED=$((FAILED + 1)); fi
-if grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$E2E_RUN"/gpuq-*.log >/dev/null 2>&1; then
+SAN_RE='ERROR: (Address|Leak)Sanitizer|runtime error:|WARNING: ThreadSanitizer'
+if grep -lE "$SAN_RE" "$E2E_RUN"/gpuq-*.log >/dev/null 2>&1; then
 	echo "not ok - teardown: a sanitizer reported errors in gpuq (see $E2E_RUN/gpuq-*.log)"
-	grep -hE -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$E2E_RUN"/gpuq-*.log | head -40 >&2
+	grep -hE -A12 "$SAN_RE" "$E2E_RUN"/gpuq-*.log | head -40 >&2
 	FAILED=$((FAILED + 1))
 else
 	echo "ok - teardown: no sanitizer report in gpuq's logs"
 	PASSED=$((PASSED + 1))
 fi
-echo "$PASSED passed, $FAILED failed"
+echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]

@@ -5,6 +5,7 @@
 # and what it had released before the restart is still counted (the quota
 # holds across it).
 . "$(dirname "$0")/lib.sh"
+plan 6
 NS=e2e-a
 QUOTA=2
 

@@ -4,6 +4,7 @@
 # replaced (`gpuq certs` keeps the CA, so the caBundle stays valid); gpuq
 # serves the new one without a restart and not one review fails.
 . "$(dirname "$0")/lib.sh"
+plan 5
 NS=e2e-c
 
 gpu_queue $NS 1

@@ -9,6 +9,7 @@
 # caBundle stays valid, reviews go on). The webhooks go back to the first
 # replica afterwards.
 . "$(dirname "$0")/lib.sh"
+plan 23
 NS=e2e-cs
 gpu_queue $NS 1
 

@@ -6,6 +6,7 @@
 # GPU-hours, once. A restart of the new leader (which merges its own
 # checkpoint again) counts nothing twice.
 . "$(dirname "$0")/lib.sh"
+plan 19
 NS=e2e-cb
 export NS # read by the helpers in `sh -c` below
 CKPT="--usage-checkpoint-interval 1s"

@@ -5,6 +5,7 @@
 # Job (reclaimWithinCohort: Any), B's Job starts, and A's victim waits until
 # the quota frees again.
 . "$(dirname "$0")/lib.sh"
+plan 10
 
 h100_flavor e2e-co-h100
 for t in a b; do

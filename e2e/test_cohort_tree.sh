@@ -7,6 +7,7 @@
 # nominal quota, gpuq reclaims through the org (x's department is above its
 # subtree quota) by preempting the one Job that makes room, and z's Job runs.
 . "$(dirname "$0")/lib.sh"
+plan 13
 
 h100_flavor e2e-ct-h100
 k apply -f - >/dev/null <<YAML

@@ -4,6 +4,7 @@
 # takes over within the lease duration, adopts the Jobs the old leader
 # released (no double counting: the quota holds), and releases the rest.
 . "$(dirname "$0")/lib.sh"
+plan 9
 NS=e2e-f
 QUOTA=4
 

@@ -7,6 +7,7 @@
 # goes, gpuq hands the 8 GPUs out by weighted dominant resource share:
 # t1 2, t2 6, i.e. 1:3.
 . "$(dirname "$0")/lib.sh"
+plan 4
 
 restart_main --fair-sharing true
 h100_flavor e2e-fs-h100

@@ -6,6 +6,7 @@
 # running all along. gpuq is restarted with those flags for this scenario and
 # with its defaults after it.
 . "$(dirname "$0")/lib.sh"
+plan 8
 NS=e2e-g
 
 restart_main --pods-ready-timeout 10s --requeue-backoff 2s

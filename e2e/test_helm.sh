@@ -12,6 +12,7 @@
 # and the new Pods run the new flags; `helm uninstall` removes gpuq's
 # objects and keeps the CRDs and the queues (docs/install.md says why).
 . "$(dirname "$0")/lib.sh"
+plan 27
 . "$(dirname "$0")/podlib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CH=$ROOT/charts/gpuq

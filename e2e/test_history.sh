@@ -9,6 +9,7 @@
 # admission fair sharing (admissionScope UsageBasedAdmissionFairSharing), as
 # in Kueue.
 . "$(dirname "$0")/lib.sh"
+plan 4
 CQ=e2e-h
 gpu_queue $CQ 1 # tenant A: namespace e2e-h, LocalQueue default
 k patch clusterqueue $CQ --type merge \
@@ -32,9 +33,16 @@ PID=$(cat "$E2E_RUN/gpuq-main.pid")
 kill -9 "$PID"
 poll "gpuq main gone" sh -c "! kill -0 $PID 2>/dev/null || [ \"\$(cut -d' ' -f3 /proc/$PID/stat)\" = Z ]"
 rm -rf "$E2E_RUN/state-main"
+# the replica's own lines: gpuq-main.log holds every earlier start of "main"
+# (and restart and failover each carried usage over before this one)
+from=$(( $(stat -c %s "$E2E_RUN/gpuq-main.log") + 1 ))
 start_gpuq main
-check "a replica on an empty store takes the usage back from the status" \
-	grep -q "fair-share usage of [1-9][0-9]* LocalQueue(s) carried over from their status" "$E2E_RUN/gpuq-main.log"
+carried() {
+	tail -c +"$from" "$E2E_RUN/gpuq-main.log" |
+		grep -q "fair-share usage of [1-9][0-9]* LocalQueue(s) carried over from their status"
+}
+check "a replica on an empty store takes the usage back from the status (its own log)" \
+	poll "the new replica's carried-over line" carried
 
 # C holds the GPU while A's older Job and B's newer one wait for it
 gpu_job $CQ-c hold 1 "" 8s

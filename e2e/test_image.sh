@@ -10,6 +10,7 @@
 # (it would hold the Lease) and started again at the end, the webhooks
 # pointed back at it.
 . "$(dirname "$0")/lib.sh"
+plan 20
 . "$(dirname "$0")/podlib.sh"
 NS=e2e-img
 trap pods_down EXIT

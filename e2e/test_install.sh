@@ -13,6 +13,7 @@
 # taints join the example GPU nodes (examples/cluster/nodes.yaml) for
 # gpuq's own Pods (podlib.sh's plain_nodes).
 . "$(dirname "$0")/lib.sh"
+plan 20
 . "$(dirname "$0")/podlib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=$E2E_RUN/install

@@ -6,6 +6,7 @@
 # metric the dashboard and the alert rules query is in it, and a standby
 # replica shows gpuq_controller_leader 0 and no queue series.
 . "$(dirname "$0")/lib.sh"
+plan 17
 NS=e2e-m
 
 k apply -f - >/dev/null <<'YAML'
@@ -58,6 +59,8 @@ check "store commits timed (saw $commits)" [ "${commits:-0}" -gt 0 ]
 scrape >"$E2E_RUN/metrics-leader.prom"
 if command -v promtool >/dev/null 2>&1; then
 	check "the leader's scrape passes promtool check metrics" promtool check metrics <"$E2E_RUN/metrics-leader.prom"
+else
+	skip "the leader's scrape passes promtool check metrics" "promtool not installed"
 fi
 # a standby: its webhook metrics, no queue series
 # (with --dcgm-url, unreachable: the idle GPU families are rendered, empty,

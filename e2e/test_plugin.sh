@@ -4,6 +4,7 @@
 # --kubeconfig, --context, -n/--namespace and -A, and KUBECONFIG naming two
 # files (kubectl merges them; the plugin hands gpuq kubectl's own view).
 . "$(dirname "$0")/lib.sh"
+plan 11
 A=e2e-pl-a B=e2e-pl-b
 BIN=$E2E_RUN/plugin-bin
 mkdir -p "$BIN"

@@ -3,6 +3,7 @@
 # (its pods go, its template is restored) so a high-priority Job starts; the
 # low one requeues and runs after. Tenants cannot bypass the queue.
 . "$(dirname "$0")/lib.sh"
+plan 13
 NS=e2e-p
 
 k apply -f - >/dev/null <<'YAML'
@@ -45,7 +46,16 @@ echo "# unsuspend by the tenant: $out" >&2
 check "a tenant cannot unsuspend a queued Job" sh -c "printf '%s' \"\$1\" | grep -qi 'denied'" _ "$out"
 check "it stays queued" job_suspended $NS same
 k -n $NS delete job same --wait=false >/dev/null
-gpu_job $NS high 8 e2e-p-high 10s
+# every Pod event of the namespace from here on, in the apiserver's order
+# (one watch: events come in resourceVersion order), to tell whether high's
+# pod came before low's went
+PODWATCH=$E2E_RUN/preemption-pods.watch
+k -n $NS get pods --watch --output-watch-events \
+	-o 'jsonpath={.type} {.object.metadata.labels.job-name} {.object.metadata.name}{"\n"}' >"$PODWATCH" 2>&1 &
+WATCH_PID=$!
+trap 'kill $WATCH_PID 2>/dev/null' EXIT
+poll "the pod watch listing low's pod" grep -q '^ADDED low ' "$PODWATCH"
+gpu_job $NS high 8 e2e-p-high 20s
 check "the low-priority Job is preempted (suspended)" poll "low suspended" \
 	sh -c "$(declare -f k job_field job_suspended); job_suspended $NS low"
 check "the preemption is a Warning Event" poll "Preempted event" \
@@ -53,13 +63,28 @@ check "the preemption is a Warning Event" poll "Preempted event" \
 check "the Event names the preemptor" sh -c "$KUBECTL --kubeconfig $KUBECONFIG -n $NS get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{end}' | grep -q 'Preempted by $NS/high'"
 check "the high-priority Job starts" poll "high running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS high"
-# (a pod the Job controller has deleted may linger a moment as a terminal
-# object until its tracking finalizer goes: it holds nothing)
-check "it starts only once the preempted Job's pods are gone" \
-	sh -c "! $KUBECTL --kubeconfig $KUBECONFIG -n $NS get pods -l job-name=low -o 'jsonpath={range .items[*]}{.status.phase}{\"\\n\"}{end}' | grep -qE '^(Pending|Running)\$'"
+# A victim's GPUs are free only once its pods are gone (as in Kueue): in the
+# watch, every pod of low is DELETED before high's first pod is ADDED. (This
+# looked at low's pods once, after high was seen running: on a loaded host
+# that look came after high's 10 s and low's release again, and saw low's
+# new pod.)
+poll "high's pod in the watch" grep -q '^ADDED high ' "$PODWATCH"
+kill $WATCH_PID 2>/dev/null
+trap - EXIT
+# before_high: the events before high's first pod; low's pods ADDED there
+# must each be DELETED there too
+before_high() { sed '/^ADDED high /,$d' "$PODWATCH"; }
+low_added=$(before_high | awk '$1 == "ADDED" && $2 == "low" { print $3 }' | sort -u)
+low_gone=$(before_high | awk '$1 == "DELETED" && $2 == "low" { print $3 }' | sort -u)
+all_gone_first() { [ -n "$low_added" ] && [ "$low_added" = "$low_gone" ]; }
+check "it starts only once the preempted Job's pods are gone (low's pods $(echo $low_added) deleted before high's first pod)" \
+	all_gone_first
 check "the preempted Job's template is restored (no flavor nodeSelector)" \
 	sh -c "[ -z \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get job low -o 'jsonpath={.spec.template.spec.nodeSelector}')\" ]"
-check "the preempted Job waits, saying why" job_suspended $NS low
+# pending again: gpuq's explanation says where it stands in the queue
+low_explained() { job_suspended $NS low && job_status_has $NS low 'position 1 of 1'; }
+check "the preempted Job waits, saying why" poll "low explained" low_explained
+echo "# low: $(job_status $NS low)" >&2
 check "the high-priority Job completes" poll "high complete" \
 	sh -c "$(declare -f k job_field job_complete); job_complete $NS high"
 check "the preempted Job is released again afterwards" poll "low running again" \

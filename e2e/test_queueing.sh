@@ -4,6 +4,7 @@
 # tolerations and its pods land on the flavor's nodes; every waiting Job says
 # why; `gpuq status` explains a workload.
 . "$(dirname "$0")/lib.sh"
+plan 16
 NS=e2e-q
 
 k apply -f - >/dev/null <<'YAML'
@@ -19,9 +20,10 @@ value: 1000
 YAML
 gpu_queue e2e-q 8
 
-# two 4-GPU Jobs fill the quota; three more wait
-gpu_job $NS run-a 4 e2e-low 6s
-gpu_job $NS run-b 4 e2e-low 6s
+# two 4-GPU Jobs fill the quota (for 15 s: the waiting Jobs are looked at
+# meanwhile); three more wait
+gpu_job $NS run-a 4 e2e-low 15s
+gpu_job $NS run-b 4 e2e-low 15s
 check "Jobs within quota are released" poll "run-a and run-b running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS run-a && job_running $NS run-b"
 gpu_job $NS wait-low1 4 e2e-low 2s
@@ -35,6 +37,21 @@ check "the webhook created them suspended" job_suspended $NS wait-high
 check "a Job beyond quota waits and says why" poll "wait-low2 explained" \
 	sh -c "$(declare -f k job_field job_status job_status_has); job_status_has $NS wait-low2 'position'"
 check "still suspended while the quota is used" job_suspended $NS wait-low1
+# the ClusterQueue's status counts them while they run and wait (a count
+# read after they all finished would be 0, and prove nothing)
+cq_counts() {
+	[ "$(k get clusterqueue e2e-q -o 'jsonpath={.status.admittedWorkloads}/{.status.pendingWorkloads}')" = 2/3 ]
+}
+check "ClusterQueue status counts 2 admitted and 3 pending workloads" poll "cq status 2/3" cq_counts
+# gpuq status, while wait-low2 waits: its line carries gpuq's explanation
+status_explains() {
+	out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 2>&1)
+	printf '%s\n' "$out" | grep -qE '^e2e-q/wait-low2 +Pending +position [0-9]+ of [0-9]+ in e2e-q/default: .*free'
+}
+check "gpuq status explains a waiting Job (Pending, its position and what it waits for)" \
+	poll "gpuq status explains wait-low2" status_explains
+echo "# gpuq status: $out" >&2
+check "gpuq status lists the ClusterQueue" sh -c "printf '%s\n' \"\$1\" | grep -q '^e2e-q '" _ "$out"
 
 # released flavor placement
 check "release injects the flavor's nodeSelector" \
@@ -58,10 +75,7 @@ check "every Job completes" poll "all complete" sh -c "$(declare -f k job_field 
 # set by the Job controller, may not keep it)
 order=$(grep -o "released Job $NS/wait-[a-z0-9]*" "$E2E_RUN/gpuq-main.log" | sed 's|.*/||' | tr '\n' ' ')
 check "release order: wait-high, then wait-low1, then wait-low2 (saw: $order)" [ "$order" = "wait-high wait-low1 wait-low2 " ]
-
-# status
-out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 2>&1)
-check "gpuq status lists the ClusterQueue" sh -c "printf '%s' '$out' | grep -q '^e2e-q '"
-check "gpuq status explains a Job" sh -c "printf '%s' \"\$1\" | grep -q 'e2e-q/wait-low2'" _ "$out"
-check "ClusterQueue status counts admitted workloads" poll "cq status" \
-	sh -c "[ -n \"\$($KUBECTL --kubeconfig $KUBECONFIG get clusterqueue e2e-q -o 'jsonpath={.status.admittedWorkloads}')\" ]"
+cq_empty() {
+	[ "$(k get clusterqueue e2e-q -o 'jsonpath={.status.admittedWorkloads}/{.status.pendingWorkloads}')" = 0/0 ]
+}
+check "and 0 admitted, 0 pending once every Job finished" poll "cq status 0/0" cq_empty

@@ -8,6 +8,7 @@
 # cost of 0), --price wins over the annotation, -n keeps one namespace, and
 # a tenant's own credentials are refused (the ConfigMaps are gpuq's).
 . "$(dirname "$0")/lib.sh"
+plan 7
 A=e2e-rl-a B=e2e-rl-b
 restart_main --usage-checkpoint-interval 1s
 

@@ -3,26 +3,49 @@
 # closed, failurePolicy Fail), nothing is lost, nothing is released twice, and
 # the quota is never exceeded; the state store checks sound afterwards.
 . "$(dirname "$0")/lib.sh"
+plan 7
 NS=e2e-r
 QUOTA=4
 
 gpu_queue e2e-r 4
 
-
 for i in 1 2 3 4 5 6 7 8; do gpu_job $NS j$i 1 "" 3s; done
 PID=$(cat "$E2E_RUN/gpuq-main.pid")
 poll "a first release" sh -c "[ \$($(declare -f k); k -n $NS get jobs -o 'jsonpath={.items[*].spec.suspend}' | tr ' ' '\n' | grep -c false) -ge 1 ]"
 kill -9 "$PID"
-check "gpuq killed with -9" sh -c "! kill -0 $PID 2>/dev/null || grep -q zombie /proc/$PID/status 2>/dev/null || [ \"\$(cat /proc/$PID/stat 2>/dev/null | cut -d' ' -f3)\" = Z ]"
+# (the signal is delivered asynchronously: wait for the process to go)
+check "gpuq killed with -9" poll "gpuq main gone" sh -c "! kill -0 $PID 2>/dev/null || grep -q zombie /proc/$PID/status 2>/dev/null || [ \"\$(cat /proc/$PID/stat 2>/dev/null | cut -d' ' -f3)\" = Z ]"
 out=$(gpu_job $NS while-down 1 2>&1 || true)
 check "while gpuq is down a GPU Job is refused (fail closed)" sh -c "printf '%s' \"\$1\" | grep -qi 'webhook'" _ "$out"
-for i in 9 10 11 12; do k -n $NS create -f - >/dev/null 2>&1 <<YAML || true
+# CPU-only Pods and Jobs in the same tenant namespace: the objects the
+# webhooks match by kind, sent nowhere by their GPU matchConditions, so
+# gpuq's outage does not block them (failurePolicy Fail)
+cpu_only() {
+	k -n $NS create -f - 2>&1 <<YAML
 apiVersion: v1
-kind: ConfigMap
-metadata: {name: filler-$i}
+kind: Pod
+metadata: {name: cpu-pod}
+spec:
+  restartPolicy: Never
+  containers: [{name: m, image: x, resources: {limits: {cpu: 100m}}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: cpu-job}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {cpu: 100m}}}]
 YAML
-done
-check "CPU-only objects are not blocked while gpuq is down" k -n $NS get configmap filler-9
+}
+out=$(cpu_only)
+echo "# CPU-only Pod and Job while gpuq is down: $out" >&2
+check "CPU-only Pods and Jobs are not blocked while gpuq is down" \
+	sh -c "$(declare -f k); k -n $NS get pod cpu-pod -o name >/dev/null && k -n $NS get job cpu-job -o name >/dev/null"
+k -n $NS delete pod cpu-pod --wait=false >/dev/null 2>&1 || true
+k -n $NS delete job cpu-job --wait=false >/dev/null 2>&1 || true
 
 start_gpuq main
 check "gpuq restarts from its store and is ready" curl -fsko /dev/null "https://127.0.0.1:$GPUQ_PORT/readyz"

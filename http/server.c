@@ -76,7 +76,7 @@ struct http_server {
 
 	struct MHD_Daemon *daemon;  /* NULL until started */
 	pthread_t watcher;	    /* polls certs, runs watch_fn */
-	pthread_mutex_t stop_lock;  /* guards stop_flag */
+	pthread_mutex_t stop_lock;  /* pairs with stop_cond (stop_flag set under it) */
 	pthread_cond_t stop_cond;   /* wakes the watcher */
 	pthread_mutex_t log_lock;   /* guards start_msg while starting */
 	MHD_socket listen_fd;	    /* after quiesce: ours to close */
@@ -87,7 +87,7 @@ struct http_server {
 	pthread_mutex_t slots_lock; /* guards slots */
 	conn_slot_t *slots;	    /* open connections (on_connection) */
 	bool watcher_running;	    /* watcher was started and not yet joined */
-	bool stop_flag;		    /* watcher must exit */
+	atomic_bool stop_flag;	    /* watcher must exit (set under stop_lock: its cond) */
 	bool stopped;		    /* http_server_stop completed */
 	bool starting;		    /* MHD_start_daemon is running */
 	char start_msg[256];	    /* last libmicrohttpd message during start */
@@ -96,12 +96,13 @@ struct http_server {
 	http_app_slow_fn app_slow_fn;	  /* its slow part */
 	void *app_ctx;			  /* their context (borrowed) */
 	pthread_t slow_thread;		  /* runs app_slow_fn */
-	bool slow_running;		  /* slow_thread started and not joined */
+	bool slow_running;		  /* slow_thread started and not joined (under slow_lock) */
 	pthread_mutex_t slow_lock;	  /* guards the four below */
 	pthread_cond_t slow_cond;	  /* wakes the worker */
 	request_t *slow_head, *slow_tail; /* suspended requests waiting, in order */
 	size_t slow_n;			  /* entries waiting (<= HTTP_APP_SLOW_MAX) */
-	bool slow_stop;			  /* the worker must resume everything and exit */
+	atomic_bool slow_stop;		  /* the worker must resume everything and exit (set
+					     under slow_lock: its cond) */
 };
 
 static uint64_t now_ns(void)
@@ -177,12 +178,12 @@ static void *watcher_main(void *arg)
 	struct timespec deadline;
 
 	pthread_mutex_lock(&srv->stop_lock);
-	while (!srv->stop_flag) {
+	while (!atomic_load(&srv->stop_flag)) {
 		deadline = gpuq_clock_after_ms(CLOCK_MONOTONIC, srv->cfg.poll_ms);
-		while (!srv->stop_flag &&
+		while (!atomic_load(&srv->stop_flag) &&
 		       pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &deadline) == 0)
 			;
-		if (srv->stop_flag)
+		if (atomic_load(&srv->stop_flag))
 			break;
 		pthread_mutex_unlock(&srv->stop_lock);
 		poll_certs(srv);
@@ -596,7 +597,8 @@ static bool slow_enqueue(http_server_t *srv, struct MHD_Connection *conn, reques
 	bool ok;
 
 	pthread_mutex_lock(&srv->slow_lock);
-	ok = srv->slow_running && !srv->slow_stop && srv->slow_n < HTTP_APP_SLOW_MAX;
+	ok = srv->slow_running && !atomic_load(&srv->slow_stop) &&
+	     srv->slow_n < HTTP_APP_SLOW_MAX;
 	if (ok) {
 		rq->conn = conn;
 		rq->slow_next = NULL;
@@ -623,7 +625,7 @@ static void *slow_main(void *arg)
 		request_t *rq = srv->slow_head;
 		http_app_request_t a;
 
-		if (!rq && srv->slow_stop)
+		if (!rq && atomic_load(&srv->slow_stop))
 			break;
 		if (!rq) {
 			pthread_cond_wait(&srv->slow_cond, &srv->slow_lock);
@@ -633,7 +635,7 @@ static void *slow_main(void *arg)
 		if (!srv->slow_head)
 			srv->slow_tail = NULL;
 		srv->slow_n--;
-		if (!srv->slow_stop) {
+		if (!atomic_load(&srv->slow_stop)) {
 			pthread_mutex_unlock(&srv->slow_lock);
 			a = (http_app_request_t){rq->app_path, rq->app_auth, rq->app_head};
 			srv->app_slow_fn(srv->app_ctx, &a);
@@ -653,11 +655,13 @@ static void slow_stop(http_server_t *srv)
 	if (!srv->slow_running)
 		return;
 	pthread_mutex_lock(&srv->slow_lock);
-	srv->slow_stop = true;
+	atomic_store(&srv->slow_stop, true);
 	pthread_cond_signal(&srv->slow_cond);
 	pthread_mutex_unlock(&srv->slow_lock);
 	pthread_join(srv->slow_thread, NULL);
+	pthread_mutex_lock(&srv->slow_lock); /* slow_enqueue reads it on the server's threads */
 	srv->slow_running = false;
+	pthread_mutex_unlock(&srv->slow_lock);
 }
 
 static enum MHD_Result serve_app(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
@@ -1066,7 +1070,7 @@ int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
 		return gpuq_diag_set(diag, GPUQ_EIO, "--listen \"%s\": cannot serve there: %s",
 				     srv->cfg.listen,
 				     srv->start_msg[0] ? srv->start_msg : "libmicrohttpd refused");
-	srv->stop_flag = false;
+	atomic_store(&srv->stop_flag, false);
 	if (pthread_create(&srv->watcher, NULL, watcher_main, srv)) {
 		MHD_stop_daemon(srv->daemon);
 		srv->daemon = NULL;
@@ -1075,7 +1079,7 @@ int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
 	srv->watcher_running = true;
 	if (srv->app_fn && srv->app_slow_fn) {
 		pthread_mutex_lock(&srv->slow_lock);
-		srv->slow_stop = false;
+		atomic_store(&srv->slow_stop, false);
 		srv->slow_running = !pthread_create(&srv->slow_thread, NULL, slow_main, srv);
 		pthread_mutex_unlock(&srv->slow_lock);
 		if (!srv->slow_running)
@@ -1125,7 +1129,7 @@ void http_server_stop(http_server_t *srv, unsigned drain_ms)
 	slow_stop(srv); /* resumes what still waits: before the daemon stops */
 	if (srv->watcher_running) {
 		pthread_mutex_lock(&srv->stop_lock);
-		srv->stop_flag = true;
+		atomic_store(&srv->stop_flag, true);
 		pthread_cond_broadcast(&srv->stop_cond);
 		pthread_mutex_unlock(&srv->stop_lock);
 		pthread_join(srv->watcher, NULL);

@@ -30,10 +30,10 @@ int64_t kube_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void kube_sleep_ms(int64_t ms, volatile int *stop)
+void kube_sleep_ms(int64_t ms, const atomic_bool *stop)
 {
 	/* in slices of 50 ms so a stop request is seen quickly */
-	while (ms > 0 && !(stop && *stop)) {
+	while (ms > 0 && !(stop && atomic_load(stop))) {
 		int64_t slice = ms < 50 ? ms : 50;
 		struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)slice * 1000000};
 		nanosleep(&ts, NULL);
@@ -95,6 +95,8 @@ void kube_client_opts_default(kube_client_opts_t *o)
 {
 	o->qps = 50;
 	o->burst = 100;
+	o->timeout_ms = KUBE_REQUEST_TIMEOUT_MS;
+	o->no_retry = false;
 }
 
 int kube_client_create(const kube_config_t *cfg, const kube_client_opts_t *o, kube_client_t **out,
@@ -121,6 +123,8 @@ int kube_client_create(const kube_config_t *cfg, const kube_client_opts_t *o, ku
 	c->burst = o->burst > 0 ? (double)o->burst : 1.0;
 	c->tokens = c->burst;
 	c->refill_ms = kube_mono_ms();
+	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : KUBE_REQUEST_TIMEOUT_MS;
+	c->no_retry = o->no_retry;
 	*out = c;
 	return GPUQ_OK;
 }
@@ -288,29 +292,100 @@ static void status_message(const char *body, size_t len, char *out, size_t cap)
 	json_decref(j);
 }
 
-static void limiter_wait(kube_client_t *c)
+void kube_client_fence(kube_client_t *c, kube_fence_t *f, kube_fence_mode_t mode)
+{
+	c->fence = f;
+	c->fence_mode = mode;
+}
+
+/* The deadline of the current request's waits and attempts: the lease's
+ * for a fenced write, none otherwise. */
+static int64_t until_of(const kube_client_t *c)
+{
+	return c->fence && c->fenced ? kube_fence_until(c->fence) : INT64_MAX;
+}
+
+static bool stopping(const kube_client_t *c)
+{
+	return c->fence && kube_fence_stopping(c->fence);
+}
+
+int kube_client_pause(kube_client_t *c, int64_t wake_ms)
+{
+	if (c->fence)
+		return kube_fence_sleep(c->fence, wake_ms, c->fenced);
+	kube_sleep_ms(wake_ms - kube_mono_ms(), NULL);
+	return GPUQ_OK;
+}
+
+bool kube_client_cut(const kube_client_t *c)
+{
+	long unused;
+
+	return c->fence &&
+	       kube_fence_plan(until_of(c), stopping(c), kube_mono_ms(), 0, &unused) != GPUQ_OK;
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)dt;
+	(void)dn;
+	(void)ut;
+	(void)un;
+	return kube_client_cut(ud) ? 1 : 0;
+}
+
+/* A request the fence refused (rc), in diag's words. */
+static int refused(int rc, const char *method, const char *path, gpuq_diag_t *diag)
+{
+	if (rc == GPUQ_EFENCED)
+		return gpuq_diag_set(diag, rc, "%s %s: not sent: the Lease is not held (fenced)",
+				     method, path);
+	return gpuq_diag_set(diag, rc, "%s %s: not sent: stopping", method, path);
+}
+
+/* Wait for the rate limiter's token, as the fence allows. */
+static int limiter_wait(kube_client_t *c)
 {
 	for (;;) {
-		int64_t wait =
-		    kube_limiter_take(c->qps, c->burst, &c->tokens, &c->refill_ms, kube_mono_ms());
+		int64_t now = kube_mono_ms();
+		int64_t wait = kube_limiter_take(c->qps, c->burst, &c->tokens, &c->refill_ms, now);
+		int rc;
 		if (wait <= 0)
-			return;
-		kube_sleep_ms(wait, NULL);
+			return GPUQ_OK;
+		rc = kube_client_pause(c, now + wait);
+		if (rc)
+			return rc;
 	}
 }
 
-/* One attempt. Returns a transport error, or GPUQ_OK with resp->status set. */
+/* One attempt. Returns a transport error (or the fence's refusal: nothing
+ * was sent, or the transfer was cut off), or GPUQ_OK with resp->status
+ * set. */
 static int attempt(kube_client_t *c, const char *method, const char *path, const char *content_type,
 		   const char *body, size_t len, kube_response_t *resp, gpuq_diag_t *diag)
 {
 	body_t b = {0};
 	CURLcode cc;
+	long timeout;
 	int rc;
 
-	limiter_wait(c);
-	rc = kube_client_prepare(c, path, content_type, KUBE_REQUEST_TIMEOUT_MS, diag);
+	rc = limiter_wait(c);
+	/* the last look before sending: no write starts once the lease has run
+	 * out, and none may run past it */
+	if (!rc)
+		rc = kube_fence_plan(until_of(c), stopping(c), kube_mono_ms(), c->timeout_ms,
+				     &timeout);
+	if (rc)
+		return refused(rc, method, path, diag);
+	rc = kube_client_prepare(c, path, content_type, timeout, diag);
 	if (rc)
 		return rc;
+	if (c->fence) {
+		curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+	}
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
 	if (body) {
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
@@ -324,6 +399,20 @@ static int attempt(kube_client_t *c, const char *method, const char *path, const
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
 	cc = curl_easy_perform(c->curl);
+	if (cc == CURLE_ABORTED_BY_CALLBACK) {
+		long unused;
+		free(b.buf);
+		rc = kube_fence_plan(until_of(c), stopping(c), kube_mono_ms(), 0, &unused);
+		return gpuq_diag_set(diag, rc ? rc : GPUQ_EHTTP, "%s %s: cut off in flight: %s",
+				     method, path,
+				     rc == GPUQ_ESTOPPED ? "stopping" : "the Lease is not held");
+	}
+	if (cc == CURLE_OPERATION_TIMEDOUT && c->fenced && timeout < c->timeout_ms) {
+		free(b.buf);
+		return gpuq_diag_set(diag, GPUQ_EFENCED,
+				     "%s %s: no answer within the lease left (%ld ms): cut off",
+				     method, path, timeout);
+	}
 	if (b.over || b.nomem) {
 		free(b.buf);
 		if (b.nomem)
@@ -355,13 +444,14 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
 	int rc;
 
 	memset(resp, 0, sizeof(*resp));
+	c->fenced = c->fence && c->fence_mode == KUBE_FENCE_WRITES && strcmp(method, "GET") != 0;
 	for (int tries = 0;; tries++) {
 		long after;
 		rc = attempt(c, method, path, content_type, body, len, resp, diag);
 		if (rc)
 			return rc;
 		rc = kube_status_error(resp->status);
-		if (rc != GPUQ_EAGAIN || tries >= KUBE_RETRIES_MAX)
+		if (rc != GPUQ_EAGAIN || tries >= KUBE_RETRIES_MAX || c->no_retry)
 			break;
 		/* throttled or briefly unavailable: wait as told, then again */
 		after = retry_after(c->curl);
@@ -372,7 +462,11 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
 		gpuq_log(GPUQ_LOG_DEBUG, "kube", "%s %s: %ld, retrying in %ld s", method, path,
 			 resp->status, after);
 		kube_response_deinit(resp);
-		kube_sleep_ms(after * 1000, NULL);
+		rc = kube_client_pause(c, kube_mono_ms() + after * 1000);
+		if (rc) /* the lease ends (or the daemon stops) before the retry could go */
+			return gpuq_diag_set(
+			    diag, rc, "%s %s: throttled, and %s before the retry", method, path,
+			    rc == GPUQ_ESTOPPED ? "stopping" : "the Lease is not held");
 	}
 	if (rc) {
 		status_message(resp->body, resp->len, msg, sizeof(msg));

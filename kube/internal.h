@@ -6,6 +6,7 @@
 #define GPUQ_KUBE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -42,6 +43,11 @@ struct kube_client {
 	double burst;		      /* bucket size */
 	double tokens;		      /* tokens in the bucket now */
 	int64_t refill_ms;	      /* monotonic ms of the last refill */
+	long timeout_ms;	      /* whole-request timeout of one attempt */
+	bool no_retry;		      /* 429/503 returned, not waited out */
+	kube_fence_t *fence;	      /* consulted by every request (borrowed; NULL: none) */
+	kube_fence_mode_t fence_mode; /* stop only, or writes need the lease */
+	bool fenced;		      /* the current attempt is a fenced write */
 	char url[KUBE_URL_MAX];	      /* scratch URL */
 	char errbuf[CURL_ERROR_SIZE]; /* curl's words for the last failure */
 };
@@ -57,8 +63,17 @@ int kube_client_prepare(kube_client_t *c, const char *path, const char *content_
 /* Monotonic clock, ms. */
 int64_t kube_mono_ms(void);
 
-/* Sleep ms, waking early when *stop becomes non-zero (stop may be NULL). */
-void kube_sleep_ms(int64_t ms, volatile int *stop);
+/* Sleep ms, waking early when *stop becomes true (stop may be NULL). */
+void kube_sleep_ms(int64_t ms, const atomic_bool *stop);
+
+/* Sleep until monotonic wake_ms as c's fence allows (kube_fence_sleep,
+ * with the lease when the current request is a fenced write); a plain sleep
+ * without a fence. */
+int kube_client_pause(kube_client_t *c, int64_t wake_ms);
+
+/* Whether c's fence wants the transfer in flight cut off now (curl's
+ * progress callback). */
+bool kube_client_cut(const kube_client_t *c);
 
 /* Translate an HTTP status to a gpuq error (2xx: GPUQ_OK). */
 int kube_status_error(long status);

@@ -24,12 +24,15 @@
  * Threads: a kube_config_t is immutable after creation (but for its token
  * cache, which has its own lock) and may be shared by threads. A
  * kube_client_t (one keep-alive connection, its own rate limiter) is used by
- * one thread at a time; a daemon gives each thread its own. The clock is read
- * here (rate limits, backoff, lease times): this is an adapter, not a core.
+ * one thread at a time; a daemon gives each thread its own. A kube_fence_t
+ * (the Lease's deadline and a stop flag) is shared by any threads and
+ * consulted by the clients attached to it. The clock is read here (rate
+ * limits, backoff, lease times): this is an adapter, not a core.
  */
 #ifndef GPUQ_KUBE_H
 #define GPUQ_KUBE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdatomic.h>
@@ -97,11 +100,17 @@ const char *kube_config_namespace(const kube_config_t *cfg);
 typedef struct kube_client kube_client_t; /* one connection, one thread */
 
 typedef struct {
-	double qps;	/* sustained requests per second (default 50; 0: no limit) */
-	unsigned burst; /* requests allowed at once above qps (default 100) */
+	double qps;	 /* sustained requests per second (default 50; 0: no limit) */
+	unsigned burst;	 /* requests allowed at once above qps (default 100) */
+	long timeout_ms; /* whole-request timeout of one attempt (0:
+			    KUBE_REQUEST_TIMEOUT_MS); a fenced write's is cut
+			    further to the lease left */
+	bool no_retry;	 /* 429 and 503 are returned (GPUQ_EAGAIN), not waited
+			    out: for a caller with a rhythm of its own (the
+			    Lease's renewals) */
 } kube_client_opts_t;
 
-/* Defaults: qps 50, burst 100. */
+/* Defaults: qps 50, burst 100, KUBE_REQUEST_TIMEOUT_MS, retries on. */
 void kube_client_opts_default(kube_client_opts_t *o);
 
 /* A client of cfg (borrowed: must outlive the client). o may be NULL.
@@ -129,7 +138,10 @@ void kube_response_deinit(kube_response_t *r);
  * the translated error (see the header) with *resp still filled when a
  * response arrived, and diag holding "<METHOD> <path>: <status>: <the
  * Status message>". GPUQ_EHTTP for a transport failure (diag has curl's
- * words), GPUQ_ELIMIT for a body over KUBE_RESPONSE_MAX. */
+ * words), GPUQ_ELIMIT for a body over KUBE_RESPONSE_MAX. On a client with a
+ * fence (kube_client_fence): GPUQ_ESTOPPED once it stops, GPUQ_EFENCED
+ * for a fenced write without the lease; every wait (limiter, Retry-After)
+ * ends at once then, and an attempt in flight is cut off. */
 int kube_request(kube_client_t *c, const char *method, const char *path, const char *content_type,
 		 const char *body, size_t len, kube_response_t *resp, gpuq_diag_t *diag);
 
@@ -156,6 +168,18 @@ typedef enum {
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag);
 
+/* Who this client is to the apiserver: a SelfSubjectReview
+ * (authentication.k8s.io/v1, any authenticated user may create one) gives
+ * its userInfo.username (a ServiceAccount's "system:serviceaccount:NS:NAME",
+ * a kubeconfig user's name) into user[0..cap). kube_request_json's codes;
+ * GPUQ_ECORRUPT for a reply without a username, GPUQ_ELIMIT when it does
+ * not fit. */
+int kube_self_user(kube_client_t *c, char *user, size_t cap, gpuq_diag_t *diag);
+
+/* Whether namespace ns exists: GPUQ_OK; GPUQ_ENOTFOUND with "namespace \"NS\"
+ * does not exist" in diag; kube_request_json's other codes. */
+int kube_namespace_check(kube_client_t *c, const char *ns, gpuq_diag_t *diag);
+
 /* Read a whole file of at most cap bytes into a new NUL-terminated buffer
  * (*len may be NULL). GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
 int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag);
@@ -163,6 +187,103 @@ int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_d
 /* Percent-encode s for a path segment or query value into out (cap bytes,
  * NUL-terminated). GPUQ_ELIMIT when it does not fit. Pure. */
 int kube_escape(const char *s, char *out, size_t cap);
+
+/* ---- Fencing: a leader writes only while its Lease holds ---- */
+
+/* A fence is the Lease's deadline and a stop flag, shared by the clients
+ * of one daemon (kube_client_fence). The Lease's keeper moves the deadline
+ * (kube_fence_hold after each renewal, kube_fence_drop when another replica
+ * holds it); every request of an attached client consults it before each
+ * attempt, so no write starts once the lease has run out, none runs past it
+ * (its timeout is cut to the lease left), and every wait in kube_request
+ * (the rate limiter, a Retry-After) ends at once when the lease is dropped,
+ * runs out before the wait would, or the fence stops (SIGTERM).
+ *
+ * The deadline is judged on this replica's monotonic clock from when the
+ * renewal that succeeded was SENT (kube_lease_deadline): a standby takes the
+ * Lease over only after it has seen that renewal's record unchanged for the
+ * whole duration on its own clock, and it can only see it after it was sent,
+ * so no standby acts before sent + duration. The margin
+ * (kube_lease_margin_ms) is kept in hand for what the client cannot see: a
+ * write that left before the deadline but is still being applied (the
+ * apiserver's admission and etcd commit), scheduling delay between the
+ * check and the send, and the two monotonic clocks' rate difference (NTP
+ * slews at most 500 ppm: 7.5 ms in 15 s).
+ *
+ * Threads: every function may be called from any thread; the fence must
+ * outlive the clients attached to it. */
+typedef struct kube_fence kube_fence_t;
+
+typedef enum {
+	KUBE_FENCE_STOP = 0,   /* only the stop flag: waits and transfers end on stop */
+	KUBE_FENCE_WRITES = 1, /* and every request but GET needs the lease held */
+} kube_fence_mode_t;
+
+/* The margin, in ms, a leader keeps between its last write and the earliest
+ * moment a standby may take its Lease: a fifth of the duration, at least 1 s
+ * (3 s of the default 15 s; client-go's renewDeadline keeps 5 s). Pure. */
+int64_t kube_lease_margin_ms(int duration_s);
+
+/* Monotonic ms until which a renewal sent at sent_ms (monotonic, read
+ * before the request went out) lets this replica act: sent_ms + duration -
+ * margin. Pure. */
+int64_t kube_lease_deadline(int64_t sent_ms, int duration_s);
+
+/* Whether an attempt planned for monotonic at_ms may go, for a request
+ * whose waits and attempts must end by until_ms (the lease's deadline for
+ * a fenced write; INT64_MAX otherwise): GPUQ_ESTOPPED when stopping,
+ * GPUQ_EFENCED when until_ms is at or before at_ms (so nobody sleeps
+ * toward a send that could not happen); else GPUQ_OK and *timeout_ms, the
+ * attempt's whole-request timeout: base_ms cut to until_ms - at_ms. Pure:
+ * kube_request's every wait and attempt goes through it. */
+int kube_fence_plan(int64_t until_ms, bool stopping, int64_t at_ms, long base_ms, long *timeout_ms);
+
+/* A fence not held and not stopping. GPUQ_ENOMEM. */
+int kube_fence_create(kube_fence_t **out);
+
+/* Free. NULL is fine. No client may use it any more. */
+void kube_fence_destroy(kube_fence_t *f);
+
+/* The lease holds until monotonic until_ms (INT64_MAX: for good, a replica
+ * without election). A hold that follows a gap (the deadline had passed, or
+ * a drop) starts a new term. Wakes whoever waits for the lease. */
+void kube_fence_hold(kube_fence_t *f, int64_t until_ms);
+
+/* The lease is lost now: fenced writes are refused, their waits and
+ * transfers end, until the next hold. */
+void kube_fence_drop(kube_fence_t *f);
+
+/* Stop: every request of every attached client is refused (GPUQ_ESTOPPED),
+ * its waits and transfers end, until kube_fence_resume (a daemon's last
+ * writes, after its threads have been joined). */
+void kube_fence_stop(kube_fence_t *f);
+void kube_fence_resume(kube_fence_t *f);
+bool kube_fence_stopping(const kube_fence_t *f);
+
+/* Monotonic ms the lease is held until (0: not held; it may be in the past). */
+int64_t kube_fence_until(const kube_fence_t *f);
+
+/* Whether the lease holds at monotonic now_ms. */
+bool kube_fence_held(const kube_fence_t *f, int64_t now_ms);
+
+/* Terms so far: bumped by every hold after a gap, so a thread that was busy
+ * while the lease lapsed and came back can tell (compare with the term it
+ * led in). Read kube_fence_held first, then this: a thread that sees a new
+ * deadline sees its term. Holds and drops come from one thread. */
+uint64_t kube_fence_term(const kube_fence_t *f);
+
+/* Sleep until monotonic wake_ms. GPUQ_OK then; GPUQ_ESTOPPED at once on
+ * stop; with lease, GPUQ_EFENCED at once when the lease is dropped or
+ * would run out by wake_ms. */
+int kube_fence_sleep(kube_fence_t *f, int64_t wake_ms, bool lease);
+
+/* Wait until the lease holds, the fence stops, or monotonic until_ms
+ * passes; returns whether the lease holds. */
+bool kube_fence_await(kube_fence_t *f, int64_t until_ms);
+
+/* Attach f (borrowed; NULL detaches) to client c, in mode. Call it before
+ * the client's thread uses it, or from that thread. */
+void kube_client_fence(kube_client_t *c, kube_fence_t *f, kube_fence_mode_t mode);
 
 /* ---- The watch-stream decoder (pure; fuzzed) ---- */
 
@@ -218,7 +339,7 @@ typedef struct {
 	const char *path;	    /* collection path, e.g. "/apis/batch/v1/jobs" */
 	const char *label_selector; /* labelSelector query value, or NULL */
 	const char *name;	    /* short name for logs ("jobs") */
-	volatile int *stop;	    /* the loop returns soon after *stop becomes non-zero */
+	const atomic_bool *stop;    /* the loop returns soon after *stop becomes true */
 } kube_watch_opts_t;
 
 /* Run LIST then WATCH of opts->path until *opts->stop: announces
@@ -282,7 +403,7 @@ typedef struct {
  * winner (the other sees GPUQ_ECONFLICT and reports not leader). *st says
  * who holds it. Returns GPUQ_OK (leader or not) or a transport error (the
  * caller must then assume it is NOT leader once its own lease would have
- * run out). */
+ * run out: kube_lease_deadline of the round's start). */
 int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
 		   kube_lease_state_t *st, gpuq_diag_t *diag);
 

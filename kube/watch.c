@@ -82,7 +82,7 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	(void)dn;
 	(void)ut;
 	(void)un;
-	return *l->o->stop ? 1 : 0;
+	return atomic_load(l->o->stop) ? 1 : 0;
 }
 
 /* path?query... with a labelSelector when one is set. */
@@ -178,7 +178,7 @@ static int relist(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 		json_decref(page);
 		if (rc)
 			return rc;
-	} while (cont[0] && !*l->o->stop);
+	} while (cont[0] && !atomic_load(l->o->stop));
 	if (cont[0])
 		return GPUQ_OK; /* stopped mid-list: a SYNCED now would declare the
 				   objects of the pages not read gone */
@@ -237,7 +237,7 @@ static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 	l->dec = NULL;
 	l->curl = NULL;
 	productive = l->delivered > 0 || kube_mono_ms() - start >= WATCH_MIN_MS;
-	if (l->stopped_by_cb || *l->o->stop)
+	if (l->stopped_by_cb || atomic_load(l->o->stop))
 		return GPUQ_OK;
 	if (l->relist || status == 410) {
 		/* resourceVersion gone (410, an ERROR event): relist. At once after
@@ -291,7 +291,7 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 	uint64_t seed = ((uint64_t)kube_mono_ms() * 2654435761u + (uintptr_t)&l) | 1;
 	unsigned failures = 0;
 
-	while (!*opts->stop) {
+	while (!atomic_load(opts->stop)) {
 		gpuq_diag_t diag = {{0}};
 		bool listing = l.relist;
 		int rc;
@@ -301,7 +301,7 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 			l.relist = false;
 		if (l.stopped_by_cb)
 			return l.stopped_by_cb;
-		if (*opts->stop)
+		if (atomic_load(opts->stop))
 			break;
 		if (listing && rc == GPUQ_EGONE) {
 			l.relist = true; /* a continue token expired: list again */

@@ -41,6 +41,43 @@ static uint8_t slot_limit_kind(const queue_t *q, const cq_t *c, const slot_t *s)
 	return WHY_QUOTA_COHORT;
 }
 
+/* Kueue's borrowing level (FindHeightOfLowestSubtreeThatFits) of CQ c
+ * taking val more in slot s at CQ usage `usage`: 0 when that stays within
+ * its nominal quota, or when it has no cohort; else the height of the
+ * lowest cohort on its path whose subtree quota holds what the nodes below
+ * it keep no room for (the root's when none does). So a workload that
+ * borrows from its own cohort ranks before one that borrows from the root.
+ * *reclaim (may be NULL): that cohort is not the root (Kueue's
+ * mayReclaimInHierarchy; with no borrowing, whether c has a cohort): then
+ * quota of that subtree may be reclaimed from CQs outside it that borrow
+ * it, though c's own nominal quota does not hold val. */
+uint8_t queue_slot_level(const queue_t *q, const cq_t *c, const slot_t *s, int64_t usage,
+			 int64_t val, bool *reclaim)
+{
+	uint32_t co = c->cohort, cs = s->cslot;
+	int64_t rem, keep = quota_node_local(s->nominal, s->llimit) - usage;
+	bool dummy = false;
+
+	reclaim = reclaim ? reclaim : &dummy;
+	*reclaim = cq_has_cohort(q, c);
+	if (!*reclaim || usage + val <= s->nominal)
+		return 0;
+	rem = val - (keep > 0 ? keep : 0);
+	for (;;) {
+		const cohort_t *h = &q->cohorts[co];
+		const cslot_t *x = &h->slots[cs];
+
+		if (x->use + rem <= x->sub || h->parent == QUEUE_NONE) {
+			*reclaim = h->parent != QUEUE_NONE;
+			return h->height;
+		}
+		keep = quota_node_local(x->sub, x->llimit) - x->use;
+		rem -= keep > 0 ? keep : 0;
+		cs = x->pslot;
+		co = h->parent;
+	}
+}
+
 /* Charge (+1) or release (-1) a workload's assignment to its CQ usage. */
 void queue_wl_charge(queue_t *q, uint32_t id, int sign)
 {
@@ -198,12 +235,14 @@ typedef struct {
 	int64_t free;	 /* free */
 } why_t;
 
-/* Mode of taking val from slot of CQ c. */
+/* Mode of taking val from slot of CQ c; *lv: its borrowing level at the
+ * CQ's usage now. */
 static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own, int64_t val,
-		     why_t *y)
+		     why_t *y, uint8_t *lv)
 {
 	const slot_t *s = &c->slots[slot];
 	int64_t maxc = queue_slot_max_capacity(q, c, s), avail;
+	bool hier;
 
 	y->res = s->res;
 	y->flavor = s->flavor;
@@ -217,13 +256,17 @@ static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own
 	}
 	avail = queue_slot_available(q, c, s);
 	y->free = avail;
+	*lv = queue_slot_level(q, c, s, s->usage, val, &hier);
 	if (val <= avail) {
 		y->why = WHY_NONE;
 		return M_FIT;
 	}
 	y->why = slot_limit_kind(q, c, s);
+	/* Kueue's fitsResourceQuota: preemption is tried within nominal, or
+	 * within the subtree quota of a cohort below the root (hierarchical
+	 * reclaim), or while borrowing when the policy allows it */
 	if (queue_cq_can_preempt(q, c) &&
-	    (val <= s->nominal || c->borrow != QUEUE_BORROW_NEVER || q->cfg.fair_sharing))
+	    (val <= s->nominal || hier || c->borrow != QUEUE_BORROW_NEVER || q->cfg.fair_sharing))
 		return M_PREEMPT;
 	return M_WAIT;
 }
@@ -327,29 +370,33 @@ static uint32_t grp_slot(const grp_t *x, uint32_t f, uint32_t k)
 	return x->gr->base + f * x->gr->n_cov + (uint32_t)x->c->res_cov[x->tm->res[x->ri[k]]];
 }
 
-/* The worst mode over the group's requests on flavor f (fy: why; *fb:
- * whether the flavor would borrow: above the CQ's nominal quota in some
- * resource, after its victims are gone when preempting). */
+/* The worst mode over the group's requests on flavor f (fy: why; *fl:
+ * the flavor's borrowing level, the highest of its resources', after its
+ * victims are gone when preempting in its own CQ). */
 static int flavor_mode(queue_t *q, uint32_t wid, const grp_t *x, uint32_t f, const try_t *t,
-		       why_t *fy, bool *fb)
+		       why_t *fy, uint8_t *fl)
 {
 	int fm = M_FIT;
 
 	*fy = (why_t){WHY_NONE, QUEUE_NONE, QUEUE_NONE, 0, 0};
-	*fb = false;
+	*fl = 0;
 	for (uint32_t k = 0; k < x->n_ri; k++) {
 		uint32_t slot = grp_slot(x, f, k);
 		int64_t own = (int64_t)x->ps->count * x->tm->amt[x->ri[k]];
 		int64_t val = own + need_val(t, slot);
 		why_t y;
-		int m = slot_mode(q, x->c, slot, own, val, &y);
+		uint8_t lv = 0;
+		int m = slot_mode(q, x->c, slot, own, val, &y, &lv);
 
 		if (m == M_PREEMPT)
 			m = preempt_rank(q, wid, slot, val);
 		/* preempting its own workloads frees its own usage: then only
-		 * a request above nominal borrows */
-		*fb |= m == M_PREEMPT ? val > x->c->slots[slot].nominal
-				      : x->c->slots[slot].usage + val > x->c->slots[slot].nominal;
+		 * what its nominal quota does not hold borrows (Kueue takes the
+		 * level once its victims are gone) */
+		if (m == M_PREEMPT)
+			lv = queue_slot_level(q, x->c, &x->c->slots[slot], 0, val, NULL);
+		if (lv > *fl)
+			*fl = lv;
 		if (m == M_WAIT && y.why == WHY_NONE)
 			y.why = WHY_NO_CANDIDATES;
 		if (m > fm || (m != M_FIT && fy->why == WHY_NONE)) {
@@ -377,22 +424,22 @@ static void grp_assign(const grp_t *x, size_t p, uint32_t f, try_t *t)
 	}
 }
 
-/* Whether flavor mode (m, borrows) is better than (bm, bb), as Kueue's
+/* Whether flavor mode (m, level lv) is better than (bm, bl), as Kueue's
  * isPreferred: a flavor that never fits is no choice; by default the
- * better mode (fit, reclaim, preempt, no candidates) first, then not
- * borrowing; with PreemptionOverBorrowing the other way round. Equal: the
- * earlier flavor stays. */
-static bool flavor_better(const cq_t *c, int m, bool borrows, int bm, bool bb)
+ * better mode (fit, reclaim, preempt, no candidates) first, then the lower
+ * borrowing level (quota nearer in the tree); with PreemptionOverBorrowing
+ * the other way round. Equal: the earlier flavor stays. */
+static bool flavor_better(const cq_t *c, int m, uint8_t lv, int bm, uint8_t bl)
 {
 	if (m == M_NEVER)
 		return bm > M_NEVER;
 	if (bm >= M_NEVER)
 		return true;
-	if (c->prefer_preempt && borrows != bb)
-		return !borrows;
+	if (c->prefer_preempt && lv != bl)
+		return lv < bl;
 	if (m != bm)
 		return m < bm;
-	return !borrows && bb;
+	return lv < bl;
 }
 
 /* Kueue's flavor search stops at a flavor unless flavorFungibility says to
@@ -400,13 +447,13 @@ static bool flavor_better(const cq_t *c, int m, bool borrows, int bm, bool bb)
  * no victims; at one that fits, unless it borrows and whenCanBorrow is
  * TryNextFlavor; at one that needs preemption only when whenCanPreempt is
  * MayStopSearch (and it does not borrow with whenCanBorrow TryNextFlavor). */
-static bool flavor_stops(const cq_t *c, int m, bool borrows)
+static bool flavor_stops(const cq_t *c, int m, uint8_t lv)
 {
 	if (m >= M_WAIT)
 		return false;
 	if (m != M_FIT && c->preempt_next)
 		return false;
-	return !(borrows && c->borrow_next);
+	return !(lv && c->borrow_next);
 }
 
 static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t)
@@ -414,7 +461,7 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 	const wl_t *w = W(q, wid);
 	grp_t x;
 	int best_m = M_NEVER + 1, best_f = -1;
-	bool best_b = true;
+	uint8_t best_l = UINT8_MAX;
 	why_t best_y = {WHY_NO_FLAVOR, QUEUE_NONE, QUEUE_NONE, 0, 0};
 
 	x.c = &q->cqs[w->cq];
@@ -430,20 +477,21 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 	best_y.res = x.tm->res[x.ri[0]];
 	for (uint32_t f = 0; f < x.gr->n_flv; f++) {
 		why_t fy;
-		bool fb;
+		uint8_t fl;
 		int fm;
 
 		if (!queue_tmpl_flavor_ok(q, x.ps->tmpl, x.gr->flv[f]))
 			continue;
-		fm = flavor_mode(q, wid, &x, f, t, &fy, &fb);
-		if (flavor_better(x.c, fm, fb, best_m, best_b)) {
+		fm = flavor_mode(q, wid, &x, f, t, &fy, &fl);
+		if (flavor_better(x.c, fm, fl, best_m, best_l)) {
 			best_m = fm;
-			best_b = fb;
+			best_l = fl;
 			best_f = (int)f;
 			best_y = fy;
 		}
-		if (flavor_stops(x.c, fm, fb)) {
+		if (flavor_stops(x.c, fm, fl)) {
 			best_m = fm;
+			best_l = fl;
 			best_f = (int)f;
 			best_y = fy;
 			break;
@@ -457,6 +505,8 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 		return M_NEVER;
 	}
 	grp_assign(&x, p, (uint32_t)best_f, t);
+	if (best_l > t->level)
+		t->level = best_l;
 	if (best_m > t->mode || (best_m != M_FIT && t->why == WHY_NONE)) {
 		t->why = best_y.why;
 		t->why_res = best_y.res;
@@ -514,6 +564,7 @@ void queue_try_assign(queue_t *q, uint32_t wid, try_t *t)
 	cq_t *c = &q->cqs[w->cq];
 
 	t->borrows = false;
+	t->level = 0;
 	t->n_asg = t->n_need = 0;
 	if (nofit_hit(q, c, w, t))
 		return;
@@ -528,6 +579,7 @@ static void try_assign_full(queue_t *q, uint32_t wid, try_t *t)
 
 	t->mode = M_FIT;
 	t->borrows = false;
+	t->level = 0;
 	t->n_asg = t->n_need = 0;
 	t->why = WHY_NONE;
 	t->why_res = t->why_flavor = QUEUE_NONE;

@@ -179,8 +179,8 @@ static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
 
 		if (s)
 			return s < 0;
-	} else if (a->borrows != b->borrows) {
-		return !a->borrows;
+	} else if (a->level != b->level) {
+		return a->level < b->level; /* quota nearer in the tree first */
 	}
 	if (x->priority != y->priority)
 		return x->priority > y->priority;
@@ -364,7 +364,8 @@ static void fetch_head(queue_t *q, uint32_t cq)
 	e.cq = cq;
 	e.wl = wid;
 	e.gen = cohort_of(q, c)->gen;
-	e.borrows = t->borrows;
+	e.level = t->level;
+	e.mode = (uint8_t)t->mode;
 	e.hopeless = t->mode >= M_WAIT;
 	e.share = q->cfg.fair_sharing ? queue_cq_share(q, cq, t->need, t->n_need, QUEUE_NONE)
 				      : (fairshare_share_t){0.0, 0};
@@ -374,23 +375,30 @@ static void fetch_head(queue_t *q, uint32_t cq)
 	heads_push(q, &e);
 }
 
-/* Set a pending workload's wait reason and explanation; report the change
- * when it is newly set aside. */
-static void set_wait(queue_t *q, uint32_t wid, int wait, const try_t *t)
+static bool why_skip(uint8_t why)
+{
+	return why == WHY_TAKEN || why == WHY_SKIPPED;
+}
+
+/* Set a pending workload's wait reason and explanation (why: t->why, or a
+ * skip); report the change when it is newly set aside, newly skipped, or
+ * set aside after a skip (its status said it would be tried again). */
+static void set_wait(queue_t *q, uint32_t wid, int wait, const try_t *t, uint8_t why)
 {
 	wl_t *w = W(q, wid);
 	/* the free amount is not compared: explanations read it live */
-	bool changed = w->wait != wait || w->why != t->why || w->why_res != t->why_res ||
+	bool changed = w->wait != wait || w->why != why || w->why_res != t->why_res ||
 		       w->why_flavor != t->why_flavor || w->why_need != t->why_need;
 
 	if (!changed)
 		return;
-	if (w->wait != wait && (wait == QUEUE_WAIT_QUOTA || wait == QUEUE_WAIT_NO_FIT)) {
+	if ((wait == QUEUE_WAIT_QUOTA || wait == QUEUE_WAIT_NO_FIT) &&
+	    (w->wait != wait || why_skip(w->why) != why_skip(why))) {
 		w->wait = (uint8_t)wait;
 		(void)emit_change(q, wid); /* lost only on allocation failure */
 	}
 	w->wait = (uint8_t)wait;
-	w->why = t->why;
+	w->why = why;
 	w->why_res = t->why_res;
 	w->why_flavor = t->why_flavor;
 	w->why_need = t->why_need;
@@ -618,29 +626,43 @@ static int wait_preempting(queue_t *q, const cqhead_t *e, const try_t *t, bool p
 		q->cycle_short = true; /* the next cycle tries it again */
 		return queue_keep(q, e->wl);
 	}
-	set_wait(q, e->wl, QUEUE_WAIT_PREEMPTING, t);
+	set_wait(q, e->wl, QUEUE_WAIT_PREEMPTING, t, t->why);
 	return hold_and_keep(q, e, t);
 }
 
-/* A head that cannot be admitted: set aside (never fits, or BestEffortFIFO),
- * or kept blocking its CQ (StrictFIFO). */
+/* Why head e, which cannot be admitted now, was skipped (Kueue's skipped
+ * entries): WHY_TAKEN when another preemptor took the victims it needed
+ * this cycle, WHY_SKIPPED when it fitted when it became head and another
+ * head took that quota since; WHY_NONE when it was not skipped. */
+static uint8_t skip_of(const queue_t *q, const cqhead_t *e, const try_t *t)
+{
+	if (t->mode == M_NEVER)
+		return WHY_NONE;
+	if (q->gone.n && queue_gone_overlap(q, e->wl, t))
+		return WHY_TAKEN;
+	return e->mode == M_FIT ? WHY_SKIPPED : WHY_NONE;
+}
+
+/* A head that cannot be admitted: skipped (it stays in the active queue and
+ * its cohort is due another cycle, so the next one tries it at once, as
+ * Kueue requeues a skipped entry immediately), set aside (never fits, or
+ * BestEffortFIFO), or kept blocking its CQ (StrictFIFO). */
 static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 {
 	cq_t *c = &q->cqs[e->cq];
+	uint8_t skip = skip_of(q, e, t);
 
 	if (t->mode != M_NEVER && queue_cq_can_preempt(q, c))
 		q->retry_preempt = true; /* this cycle's admissions were no
 					    preemption candidates: look again */
-	if (t->mode != M_NEVER && q->gone.n && queue_gone_overlap(q, e->wl, t)) {
-		/* skipped: another preemptor took its victims this cycle; it
-		 * stays in the active queue for the next one (Kueue) */
-		set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t);
-		W(q, e->wl)->why = WHY_TAKEN;  /* its explanation says so */
-		queue_mark_wl(q, W(q, e->wl)); /* set_wait may have seen no change */
+	if (skip != WHY_NONE) {
+		set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t, skip);
+		queue_mark_wl(q, W(q, e->wl)); /* its record may have said set aside */
+		queue_cohort_touch(q, c->cohort, false);
 		c->blocked = c->strategy == QUEUE_STRICT_FIFO;
 		return queue_keep(q, e->wl);
 	}
-	set_wait(q, e->wl, t->mode == M_NEVER ? QUEUE_WAIT_NO_FIT : QUEUE_WAIT_QUOTA, t);
+	set_wait(q, e->wl, t->mode == M_NEVER ? QUEUE_WAIT_NO_FIT : QUEUE_WAIT_QUOTA, t, t->why);
 	/* StrictFIFO: the head stays at the head and blocks, whatever the
 	 * reason, NoFit included (as Kueue requeues it "immediately" for every
 	 * reason but a namespace mismatch, which the core never sees) */

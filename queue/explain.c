@@ -135,6 +135,10 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 		sb_add(b, "; another workload's preemption took the victims it needed this "
 			  "cycle: it tries again next cycle");
 		break;
+	case WHY_SKIPPED:
+		sb_add(b, "; another workload took the quota it fitted in this cycle: it "
+			  "tries again next cycle");
+		break;
 	default:
 		break;
 	}

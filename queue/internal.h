@@ -140,7 +140,9 @@ enum {
 	WHY_NO_CANDIDATES = 7, /* needs preemption, nothing to preempt */
 	WHY_GUARANTEED = 8,    /* the CQ's own unlendable quota is used */
 	WHY_TAKEN = 9,	       /* another preemptor took its victims this cycle */
-	WHY_LAST = WHY_TAKEN,
+	WHY_SKIPPED = 10,      /* it fitted when it became head; another head
+				  took the quota since, this cycle */
+	WHY_LAST = WHY_SKIPPED,
 };
 
 typedef struct {
@@ -291,6 +293,9 @@ typedef struct {
 	uint32_t parent;  /* parent cohort (internal), QUEUE_NONE for a root */
 	int64_t weight;	  /* fairSharing weight, milli (0: weight 0) */
 	bool declared;	  /* queue_cohort_add declared it (not only named) */
+	uint8_t height;	  /* Kueue's getNodeHeight: 1 with any member CQ or
+			     child cohort, else 0, and at least each child
+			     cohort's height + 1 (the tree only grows) */
 	u32vec_t mem;	  /* its member CQs (direct children) */
 	u32vec_t kids;	  /* its child cohorts */
 	u32vec_t cqs;	  /* a root: every CQ of its tree (the cycle's unit) */
@@ -336,6 +341,7 @@ enum { M_FIT = 0, M_RECLAIM = 1, M_PREEMPT = 2, M_WAIT = 3, M_NEVER = 4 };
 typedef struct {
 	int mode;					     /* worst M_* over the assignment */
 	bool borrows;					     /* some slot would go above nominal */
+	uint8_t level;					     /* its borrowing level (0: none) */
 	size_t n_asg;					     /* entries in asg */
 	asg_t asg[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX]; /* per pod set and request */
 	size_t n_need;					     /* entries in need */
@@ -352,7 +358,8 @@ typedef struct {
 	uint32_t wl;		 /* its current head */
 	fairshare_share_t share; /* weighted share with the head (fair sharing) */
 	uint64_t gen;		 /* cohort gen when computed */
-	bool borrows;		 /* head would borrow */
+	uint8_t level;		 /* head's borrowing level (try_t.level) */
+	uint8_t mode;		 /* its M_* when fetched (skipped: fit then, not now) */
 	bool hopeless;		 /* head cannot be admitted now (processed first) */
 	uint32_t ts;		 /* a tree under fair sharing: its need is */
 	uint32_t tn;		 /* q->tneeds[ts .. ts + tn) */
@@ -844,6 +851,8 @@ int queue_wl_evict(queue_t *q, uint32_t id, uint32_t preemptor, int reason);
 /* ---- assign.c ---- */
 
 void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta);
+uint8_t queue_slot_level(const queue_t *q, const cq_t *c, const slot_t *s, int64_t usage,
+			 int64_t val, bool *reclaim);
 void queue_wl_charge(queue_t *q, uint32_t id, int sign);
 void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 double queue_lq_share_now(const queue_t *q, uint32_t lq);

@@ -52,6 +52,15 @@ static bool node_over_in(const cohort_t *h, const queue_frs_t *f)
 	return false;
 }
 
+/* Whether cohort node h uses less than its subtree quota in (flavor, res). */
+static bool node_under_in(const cohort_t *h, uint32_t flavor, uint32_t res)
+{
+	for (size_t k = 0; k < h->n_slots; k++)
+		if (h->slots[k].flavor == flavor && h->slots[k].res == res)
+			return h->slots[k].use < h->slots[k].sub;
+	return false;
+}
+
 void queue_frs_of(const cq_t *c, const try_t *t, queue_frs_t *f)
 {
 	f->n = 0;
@@ -290,22 +299,37 @@ static void targets_fill_back(queue_t *q, uint32_t cq, const try_t *t, bool allo
 	targets_restore(q);
 }
 
-/* Whether CQ o stays at or above nominal without workload v in every pair
- * of f that v uses. A preemptor that borrows takes only what o borrows:
- * taking more would let v, back within its CQ's nominal quota, reclaim it
- * from the borrowing preemptor at once, and the two would take turns
- * (test_queue_props seed 27877). Kueue takes such a victim. */
-static bool stays_borrowing(const cq_t *o, const wl_t *v, const queue_frs_t *f)
+/* Whether workload v's side stays borrowing without it, in every pair of f
+ * that v uses: its CQ o at or above nominal, and every cohort from o's up
+ * to (not including) the lowest common ancestor lca with the preemptor at
+ * or above its subtree quota. A preemptor that borrows takes only what that
+ * side borrows: taking more would let v, back within its CQ's nominal quota
+ * or within the subtree quota of a cohort below lca, reclaim it from the
+ * borrowing preemptor at once (hierarchical advantage), and the two would
+ * take turns (test_queue_props seeds 27877, flat, and 10101, v in a CQ of
+ * nominal 0 under a cohort that owns quota). Kueue takes such a victim. */
+static bool stays_borrowing(queue_t *q, const cq_t *o, uint32_t v, const queue_frs_t *f,
+			    uint32_t lca)
 {
-	for (uint32_t i = 0; i < v->n_asg; i++) {
-		const slot_t *s = &o->slots[v->asg[i].slot];
+	const wl_t *w = W(q, v);
+	bool ok = true;
+
+	for (uint32_t i = 0; i < w->n_asg; i++) {
+		const slot_t *s = &o->slots[w->asg[i].slot];
 
 		for (size_t k = 0; k < f->n; k++)
 			if (s->flavor == f->flv[k] && s->res == f->res[k] &&
-			    s->usage - v->asg[i].a.amount < s->nominal)
+			    s->usage - w->asg[i].a.amount < s->nominal)
 				return false;
 	}
-	return true;
+	queue_wl_charge(q, v, -1);
+	for (uint32_t x = o->cohort; ok && x != lca && x != QUEUE_NONE; x = q->cohorts[x].parent)
+		for (size_t k = 0; ok && k < f->n; k++)
+			if (queue_wl_uses(w, o, f->flv[k], f->res[k]) &&
+			    node_under_in(&q->cohorts[x], f->flv[k], f->res[k]))
+				ok = false;
+	queue_wl_charge(q, v, +1);
+	return ok;
 }
 
 /* Whether a candidate may still go in a run (Kueue's candidateIsValid):
@@ -313,7 +337,7 @@ static bool stays_borrowing(const cq_t *o, const wl_t *v, const queue_frs_t *f)
  * from it up to the lowest common ancestor, still borrows where the
  * preemptor needs preemption; one that may only go when the preemptor
  * borrows nothing is not taken in a run that lets it borrow. */
-static bool cand_valid(const queue_t *q, const queue_path_t *p, const queue_frs_t *f, uint32_t v,
+static bool cand_valid(queue_t *q, const queue_path_t *p, const queue_frs_t *f, uint32_t v,
 		       uint32_t meta, bool borrow)
 {
 	const cq_t *o = &q->cqs[Wc(q, v)->cq];
@@ -323,7 +347,7 @@ static bool cand_valid(const queue_t *q, const queue_path_t *p, const queue_frs_
 		return (meta & 15) == V_OWN;
 	lca = p->co[meta >> 4];
 	if ((borrow && (meta & 15) == V_WITHOUT) || !cq_over_in(o, f) ||
-	    ((meta & 15) == V_WHILE && !stays_borrowing(o, Wc(q, v), f)))
+	    ((meta & 15) == V_WHILE && !stays_borrowing(q, o, v, f, lca)))
 		return false;
 	for (uint32_t x = o->cohort; x != lca && x != QUEUE_NONE; x = q->cohorts[x].parent)
 		if (!node_over_in(&q->cohorts[x], f))
@@ -726,6 +750,7 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 	(void)q;
 	t->mode = M_FIT;
 	t->borrows = false;
+	t->level = 0;
 	t->n_asg = t->n_need = 0;
 	t->why = WHY_NONE;
 	t->why_res = t->why_flavor = QUEUE_NONE;

@@ -546,6 +546,17 @@ static uint32_t tree_height(const queue_t *q, uint32_t co)
 	return h;
 }
 
+/* Node co got a child of height `child` (-1: a member CQ): raise its
+ * height and its ancestors' (Kueue's getNodeHeight, kept as the tree
+ * grows; no child ever leaves). */
+static void height_raise(queue_t *q, uint32_t co, int child)
+{
+	uint32_t h = child < 0 ? 1 : (uint32_t)child + 1;
+
+	for (; co != QUEUE_NONE && q->cohorts[co].height < h; co = q->cohorts[co].parent, h++)
+		q->cohorts[co].height = (uint8_t)h;
+}
+
 /* Checks before co goes under par: no cycle, the depth cap, room for what
  * co lends; makes par's slots for co's. */
 static int link_check(queue_t *q, uint32_t co, uint32_t par, gpuq_diag_t *diag)
@@ -595,6 +606,7 @@ static void link_apply(queue_t *q, uint32_t co, uint32_t par)
 
 	q->cohorts[par].kids.v[q->cohorts[par].kids.n++] = co;
 	h->parent = par;
+	height_raise(q, par, h->height);
 	for (size_t i = 0; i < h->n_slots; i++) {
 		cslot_t *x = &h->slots[i];
 		uint32_t ps = QUEUE_NONE;
@@ -848,6 +860,7 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 	q->cqs[cid] = c;
 	h->mem.v[h->mem.n++] = cid;
 	r->cqs.v[r->cqs.n++] = cid;
+	height_raise(q, co, -1);
 	for (uint32_t s = 0; s < c.n_slots; s++)
 		cslot_quota(q, co, &c.slots[s], +1);
 	queue_cohort_touch(q, co, true);

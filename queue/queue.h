@@ -477,8 +477,11 @@ typedef enum {
 typedef struct {
 	queue_wl_t wl;	     /* the pending workload */
 	const char *uid;     /* its uid */
-	queue_wait_t reason; /* its new reason (QUOTA or NO_FIT): it now says why
-				once and is not retried until capacity changes */
+	queue_wait_t reason; /* its new reason (QUOTA or NO_FIT): set aside, it
+				now says why once and is not retried until
+				capacity changes; or (QUOTA) skipped: another
+				workload took what it needed this cycle, and the
+				next cycle tries it again */
 } queue_pending_change_t;
 
 typedef struct {
@@ -486,7 +489,8 @@ typedef struct {
 	size_t n_admissions;		       /* entries */
 	const queue_eviction_t *evictions;     /* evictions issued this call */
 	size_t n_evictions;		       /* entries */
-	const queue_pending_change_t *changes; /* pending workloads newly set aside */
+	const queue_pending_change_t *changes; /* pending workloads newly set aside
+						  or skipped */
 	size_t n_changes;		       /* entries */
 } queue_result_t;
 
@@ -495,7 +499,8 @@ typedef struct {
  * last cycle (a cycle with no change costs O(cohorts)): orders each CQ's
  * pending workloads by priority, then tenant fair share, then creation,
  * then uid; orders CQs in a cohort by weighted DRS (fair sharing) or
- * non-borrowing first, priority, creation (Kueue head order); assigns
+ * borrowing level (non-borrowing first, then quota nearer in the cohort
+ * tree), priority, creation (Kueue head order); assigns
  * flavors, borrows, preempts, and admits every workload that fits. `out`
  * (may be NULL) points into arrays owned by q, valid until the next
  * queue_cycle_run or queue_tick. GPUQ_ENOMEM leaves the queue consistent:

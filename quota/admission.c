@@ -512,11 +512,22 @@ int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t
 			      const quota_reslist_t *requests, const quota_reslist_t *limits,
 			      int64_t pods, unsigned flags, gpuq_diag_t *diag)
 {
+	return quota_resourcequota_check_used(quotas, NULL, n_quotas, requests, limits, pods, flags,
+					      diag);
+}
+
+int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
+				   const quota_reslist_t *const *used_now, size_t n_quotas,
+				   const quota_reslist_t *requests, const quota_reslist_t *limits,
+				   int64_t pods, unsigned flags, gpuq_diag_t *diag)
+{
 	quota_qty_t pods_qty = quota_qty_from_units(pods, QUOTA_QTY_DECIMAL_SI);
 
 	for (size_t qi = 0; qi < n_quotas; qi++) {
 		const quota_resourcequota_t *rq = quotas[qi];
-		const quota_reslist_t *used = (flags & QUOTA_RQ_IGNORE_USED) ? NULL : &rq->used;
+		const quota_reslist_t *used = (flags & QUOTA_RQ_IGNORE_USED) ? NULL
+					      : used_now && used_now[qi]     ? used_now[qi]
+									     : &rq->used;
 		const char *exceeded[QUOTA_RESLIST_MAX];
 		quota_reslist_t requested = {0};
 		char out[GPUQ_DIAG_MAX] = "";

@@ -439,4 +439,15 @@ int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t
 			      const quota_reslist_t *requests, const quota_reslist_t *limits,
 			      int64_t pods, unsigned flags, gpuq_diag_t *diag);
 
+/* quota_resourcequota_check with quota i's usage taken from used_now[i]
+ * (NULL, or used_now NULL: its own status.used): for a caller that knows a
+ * fresher status.used than the one the quotas were decoded with (the
+ * controller, from its watch). Every quota given is checked: the webhook and
+ * the controller pass a namespace's whole list (policy_namespace_t), so both
+ * judge by the same quotas. */
+int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
+				   const quota_reslist_t *const *used_now, size_t n_quotas,
+				   const quota_reslist_t *requests, const quota_reslist_t *limits,
+				   int64_t pods, unsigned flags, gpuq_diag_t *diag);
+
 #endif

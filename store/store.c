@@ -1,6 +1,7 @@
 /* store: the LMDB environment, its meta sub-database, write batches with
  * transparent map growth, scans and the content digest. */
 #include "store/store.h"
+#include "store/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -791,6 +792,38 @@ static int env_open(store_t *s, const store_opts_t *opts, size_t initial, gpuq_d
 	return map_adopt(s, initial, diag);
 }
 
+/* Snapshots the page check may take when a writer in another process keeps
+ * committing twice while it reads (each try reads the whole store once). */
+#define PAGES_TRIES 8
+
+/* Check data.mdb's pages (store_pages_check) inside a read snapshot, before
+ * LMDB reads any page of it: LMDB asserts (abort) or reads outside its map
+ * on a damaged page, so damage must be found here, as "store corrupt". */
+static int pages_check(store_t *s, gpuq_diag_t *diag)
+{
+	MDB_stat st;
+	MDB_txn *txn;
+	mdb_filehandle_t fd;
+	int rc = GPUQ_EAGAIN, mrc = mdb_env_stat(s->env, &st); /* reads the meta pages only */
+
+	if (!mrc)
+		mrc = mdb_env_get_fd(s->env, &fd);
+	if (mrc)
+		return fail_diag(s, diag, mrc, "reading the environment");
+	for (int i = 0; i < PAGES_TRIES && rc == GPUQ_EAGAIN; i++) {
+		mrc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn); /* reads no tree page */
+		if (mrc)
+			return fail_diag(s, diag, mrc, "beginning the page check");
+		rc = store_pages_check(fd, st.ms_psize, mdb_txn_id(txn), s->dir, diag);
+		mdb_txn_abort(txn);
+	}
+	if (rc == GPUQ_EAGAIN)
+		return gpuq_diag_set(diag, rc,
+				     "state store %s: a writer committed throughout %d page checks",
+				     s->dir, PAGES_TRIES);
+	return rc;
+}
+
 int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_diag_t *diag)
 {
 	size_t initial = opts->map_initial ? opts->map_initial : STORE_MAP_INITIAL_DEFAULT;
@@ -825,6 +858,8 @@ int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_di
 		rc = data_reset_short(dir, diag);
 	if (!rc && !s->blank) /* a blank read-only store has no environment */
 		rc = env_open(s, opts, initial, diag);
+	if (!rc && !s->blank)
+		rc = pages_check(s, diag);
 	if (!rc && !s->blank)
 		rc = layout_open(s, diag);
 	/* the layout is committed now: from here on, a short data.mdb is damage */

@@ -103,7 +103,9 @@ void store_opts_init(store_opts_t *opts);
  *   GPUQ_ENOTFOUND read-only open of a directory without a store;
  *   GPUQ_ESTORE    the store's schema is newer than this build, or the
  *                  type table disagrees;
- *   GPUQ_ECORRUPT  the files are not an LMDB environment or meta is damaged;
+ *   GPUQ_ECORRUPT  the files are not an LMDB environment, meta is damaged, or
+ *                  a page is (every page is checked before LMDB reads it:
+ *                  LMDB asserts on a damaged page);
  *   GPUQ_EIO       directory or file system failure; GPUQ_ENOMEM.
  * with a sentence naming the directory in diag (reported there, not logged:
  * the caller prints it). */

@@ -1,8 +1,13 @@
 #!/bin/sh
-# Runs every test of gpuq and prints one closing line: `N passed, N failed`.
+# Runs every test of gpuq and prints one closing line:
+# `N passed, N failed, N skipped`.
 # Each test program speaks TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP, the
 # corpus replays and the shell suites print `ok`/`not ok` lines). A program
-# that dies without reporting a failure counts as one failed test.
+# that dies without reporting a failure counts as one failed test; so does
+# one whose results do not add up to the plan it printed (`1..N`: it stopped
+# early, or ran checks it did not plan). A skip is not a pass: a `# SKIP`
+# line (`ok` or cmocka's `not ok`) and a program that skips whole
+# (`1..0 # SKIP`) are counted as skipped, apart.
 # Env: BUILD (build dir), GPUQ_BIN (binary under test).
 set -u
 BUILD=${BUILD:-build/release}
@@ -13,6 +18,7 @@ LOGDIR=$BUILD/test-logs
 mkdir -p "$LOGDIR"
 passed=0
 failed=0
+skipped=0
 
 run_one() {
 	name=$1
@@ -22,50 +28,102 @@ run_one() {
 	rc=$?
 	p=$(grep -c '^ok ' "$log")
 	f=$(grep -c '^not ok ' "$log")
+	s=$(grep -ciE '^(not )?ok .*#[[:space:]]*skip' "$log")
+	p=$((p - $(grep -ciE '^ok .*#[[:space:]]*skip' "$log")))
+	f=$((f - $(grep -ciE '^not ok .*#[[:space:]]*skip' "$log")))
+	whole=$(grep -ciE '^1\.\.0[[:space:]]*#[[:space:]]*skip' "$log")
+	planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$log" | awk '{ n += $1 } END { print NR ? n : "" }')
+	if [ -n "$planned" ] && [ "$planned" -ne $((p + f + s)) ]; then
+		echo "not ok - $name planned $planned tests and reported $((p + f + s))" >>"$log"
+		f=$((f + 1))
+	fi
+	s=$((s + whole))
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name exited $rc without reporting a failure" >>"$log"
 	fi
 	passed=$((passed + p))
 	failed=$((failed + f))
+	skipped=$((skipped + s))
 	if [ "$f" -gt 0 ]; then
-		echo "FAIL $name: $p passed, $f failed (log: $log)"
+		echo "FAIL $name: $p passed, $f failed, $s skipped (log: $log)"
 		grep -E '^not ok|ERROR|error:|Assertion|Sanitizer' "$log" | head -20
+	elif [ "$s" -gt 0 ]; then
+		echo "SKIP $name: $p passed, $s skipped (log: $log)"
+		grep -iE '^(not )?ok .*#[[:space:]]*skip|^1\.\.0' "$log" | head -20
 	else
 		echo "ok   $name: $p passed"
 	fi
 }
 
+# SANITIZE=thread (make SANITIZE=thread test): every process started from
+# here, gpuq servers of the shell suites and of e2e included, writes its
+# ThreadSanitizer reports to $LOGDIR/tsan.<pid> (suppressions: unit/tsan.supp,
+# each with its reason); each such file fails the run below, whatever the
+# process's exit status.
+# Only what starts threads runs under it (the rest is single-threaded: a
+# race detector has nothing to find there): the unit tests below, the
+# suites that run `gpuq serve`, and e2e when GPUQ_E2E=1 (.ci/run names the
+# scenarios).
+THREADED_UNITS="test_webhook_server test_kube_fence test_policy"
+THREADED_SUITES="suite_serve suite_metrics suite_idle suite_report"
+TSAN_LOG=""
+if [ "${SANITIZE:-}" = thread ]; then
+	TSAN_LOG=$(cd "$LOGDIR" && pwd)/tsan
+	rm -f "$TSAN_LOG".*
+	TSAN_OPTIONS="suppressions=$(pwd)/unit/tsan.supp log_path=$TSAN_LOG ${TSAN_OPTIONS:-}"
+	export TSAN_OPTIONS
+fi
+
 # VALGRIND=1 (make valgrind) runs the unit tests and corpus replays under
 # memcheck: any error or definite leak fails the program.
 VG=""
 if [ "${VALGRIND:-}" = 1 ]; then
-	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
+	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes"
 fi
+# threaded NAME LIST: whether NAME runs in this build (under TSan only the
+# LIST's)
+threaded() { [ -z "$TSAN_LOG" ] || case " $2 " in *" $1 "*) true ;; *) false ;; esac; }
 for t in "$BUILD"/unit/test_*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	case "$t" in *.d) continue ;; esac
+	threaded "$(basename "$t")" "$THREADED_UNITS" || continue
 	run_one "$(basename "$t")" $VG "$t"
 done
 for r in "$BUILD"/fuzz/replay_*; do
-	[ -x "$r" ] || continue
+	[ -x "$r" ] && [ -z "$TSAN_LOG" ] || continue
 	target=${r##*/replay_}
 	run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"
 done
-[ -n "$VG" ] && { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
+[ -n "$VG" ] && { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
+	threaded "$(basename "$s" .sh)" "$THREADED_SUITES" || continue
 	run_one "$(basename "$s" .sh)" sh "$s"
 done
 # End to end on a real control plane (e2e/run.sh; the first run builds the
 # pinned upstream binaries into ~/.cache/gpuq-e2e, 15-20 minutes on 2 cores).
 # Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
-# (e.g. with an ASan build).
+# (e.g. with a sanitizer build); GPUQ_E2E_SCENARIOS names a subset
+# ("test_failover.sh test_fence.sh"; default all).
 E2E=${GPUQ_E2E:-}
 [ -n "$E2E" ] || { [ -z "${SANITIZE:-}" ] && E2E=1 || E2E=0; }
 if [ "$E2E" = 1 ]; then
-	run_one e2e bash e2e/run.sh
+	# shellcheck disable=SC2086 # a list of scenario names
+	run_one e2e bash e2e/run.sh ${GPUQ_E2E_SCENARIOS:-}
+elif [ -n "${GPUQ_E2E:-}" ]; then # turned off by hand: counted as skipped
+	echo "SKIP e2e: GPUQ_E2E=$GPUQ_E2E"
+	skipped=$((skipped + 1))
+fi
+if [ -n "$TSAN_LOG" ]; then
+	for r in "$TSAN_LOG".*; do
+		[ -f "$r" ] || continue
+		failed=$((failed + 1))
+		echo "FAIL ThreadSanitizer: $(grep -c '^WARNING: ThreadSanitizer' "$r") reports in $r"
+		grep -E -A12 '^WARNING: ThreadSanitizer' "$r" | head -30
+	done
+	[ -n "$(ls "$TSAN_LOG".* 2>/dev/null)" ] || echo "ok   ThreadSanitizer: no report from any process"
 fi
 
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -137,8 +137,8 @@ sb = {r["localQueue"]: r for r in b["byTenant"]}["product/serve"]
 assert sb["cost"] > sa["cost"] and abs(a["all"]["nominalHours"] - b["all"]["nominalHours"]) < 1e-9
 PY
 check "simulate: the summary shows GPU-hours and cost per tenant and per ClusterQueue" sh -c "
-	grep -q '^  tenant  *research/train  *nvidia.com/gpu  *245.233 GPU-h nominal  *0.000 borrowed cost 613.08\$' '$T/sum.txt' &&
-	grep -q '^  ClusterQueue product  *nvidia.com/gpu  *106.767 GPU-h nominal  *9.392 borrowed' '$T/sum.txt'"
+	grep -q '^  tenant  *research/train  *nvidia.com/gpu  *244.933 GPU-h nominal  *0.000 borrowed cost 612.33\$' '$T/sum.txt' &&
+	grep -q '^  ClusterQueue product  *nvidia.com/gpu  *106.667 GPU-h nominal  *9.367 borrowed' '$T/sum.txt'"
 check "report usage --policy-dir: prices from the flavors' annotations, --price wins" python3 - "$T" <<'PY'
 import json, sys
 t = sys.argv[1]

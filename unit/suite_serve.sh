@@ -454,6 +454,13 @@ check "SIGTERM: request in flight finished with 200" [ "$(cat "$T/slow.code")" =
 check "SIGTERM: port closed" sh -c "! curl -s -k --max-time 3 -o /dev/null $(U /healthz)"
 check "SIGTERM: logged" grep -q "grace cut short" "$LOG"
 check "SIGTERM: stopped" grep -q "stopped" "$LOG"
+# every log line: an RFC 3339 UTC time to the millisecond, level, module
+STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z (debug|info|warn|error) [a-z]+: '
+if [ "$(grep -c . "$LOG")" -gt 3 ] && ! grep -vE "$STAMP" "$LOG" >"$T/unstamped"; then
+	ok "every one of $(grep -c . "$LOG") log lines starts with its UTC time, level and module"
+else
+	not_ok "log lines without a timestamp, level and module" "$(head -n 5 "$T/unstamped")"
+fi
 
 # ---- every optional flag, then SIGINT ----
 if start_server --gpu-resource nvidia.com/gpu.shared --gpu-resource=nvidia.com/mig-1g.5gb \
@@ -471,6 +478,6 @@ if [ -n "$PID" ]; then
 		check "SIGINT: exit 0" [ "$rc" -eq 0 ]
 	else not_ok "SIGINT: exit 0" "still running after 15 s"; fi
 else not_ok "SIGINT: exit 0" "no server"; fi
-check "--log-level warn: no info lines" sh -c "! grep -q '^info ' '$LOG'"
+check "--log-level warn: no info lines" sh -c "! grep -qE '^[^ ]+ info ' '$LOG'"
 
 tap_end

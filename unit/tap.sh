@@ -1,8 +1,11 @@
 # unit/tap.sh: the TAP helpers every shell suite sources
 # (`. "$(dirname "$0")/tap.sh"`): counters, ok / not_ok (notok), skip,
 # check, same, and tap_end, which prints the plan and gives the exit code.
+# A skip is not a pass: it prints `ok N - what # SKIP why`, which
+# unit/run_tests.sh counts apart (`N passed, N failed, N skipped`).
 n=0
 failed=0
+skipped=0
 
 ok() {
 	n=$((n + 1))
@@ -17,8 +20,10 @@ not_ok() {
 	return 0
 }
 notok() { not_ok "$*"; }
+# skip "what" "why": a check that did not run.
 skip() {
 	n=$((n + 1))
+	skipped=$((skipped + 1))
 	echo "ok $n - $1 # SKIP $2"
 }
 # check "what" command...: ok when the command succeeds.

@@ -3,15 +3,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
 static void strerror_names_every_code(void **state)
 {
 	(void)state;
-	for (int rc = 0; rc >= GPUQ_EGONE; rc--)
+	for (int rc = 0; rc >= GPUQ_ESTOPPED; rc--)
 		assert_string_not_equal(gpuq_strerror(rc), "unknown error");
 	assert_string_equal(gpuq_strerror(1), "unknown error");
 	assert_string_equal(gpuq_strerror(GPUQ_EINVAL), "invalid input");
@@ -202,6 +205,66 @@ static void pub_slot_references(void **state)
 	assert_int_equal(a.refs, 0);
 }
 
+/* Wall milliseconds. */
+static long long wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Every log line starts with its time, RFC 3339 in UTC to the millisecond,
+ * then level, module and message: `2026-11-26T16:08:33.123Z warn store: x`.
+ * The time parses back to a moment between just before and just after the
+ * call. */
+static void log_lines_carry_rfc3339_utc_ms(void **state)
+{
+	char path[] = "/tmp/gpuq-test-log-XXXXXX", line[256], level[8], module[16], msg[64];
+	int fd = mkstemp(path), saved = dup(2), year, mon, day, hour, min, sec, ms, n = 0;
+	long long before, after, at;
+	struct tm tm = {0};
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0 && saved >= 0);
+	before = wall_ms();
+	assert_int_equal(dup2(fd, 2), 2);
+	gpuq_log(GPUQ_LOG_WARN, "store", "first %d", 1);
+	gpuq_log(GPUQ_LOG_ERROR, "controller", "second");
+	assert_int_equal(dup2(saved, 2), 2);
+	after = wall_ms();
+	close(saved);
+	f = fdopen(fd, "r");
+	assert_non_null(f);
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		char z = 0;
+		assert_int_equal(sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c %7s %15[^:]: %63[^\n]",
+					&year, &mon, &day, &hour, &min, &sec, &ms, &z, level,
+					module, msg),
+				 11);
+		assert_int_equal(z, 'Z');
+		assert_int_equal(line[4], '-'); /* fixed widths: 2026-01-02T03:04:05.006Z */
+		assert_int_equal(line[23], 'Z');
+		tm.tm_year = year - 1900;
+		tm.tm_mon = mon - 1;
+		tm.tm_mday = day;
+		tm.tm_hour = hour;
+		tm.tm_min = min;
+		tm.tm_sec = sec;
+		at = (long long)timegm(&tm) * 1000 + ms;
+		assert_true(at >= before && at <= after);
+		assert_string_equal(level, n ? "error" : "warn");
+		assert_string_equal(module, n ? "controller" : "store");
+		assert_string_equal(msg, n ? "second" : "first 1");
+		n++;
+	}
+	assert_int_equal(n, 2);
+	fclose(f);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +278,7 @@ int main(void)
 	    cmocka_unit_test(crc32c_check_value),
 	    cmocka_unit_test(fnv1a_check_values),
 	    cmocka_unit_test(pub_slot_references),
+	    cmocka_unit_test(log_lines_carry_rfc3339_utc_ms),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

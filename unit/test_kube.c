@@ -1365,7 +1365,7 @@ static void request_local_refusals(void **state)
 	kube_ref_t ref = {"batch/v1", "Job", "team-a", NULL, NULL};
 	kube_lease_opts_t lo = {"gpuq-system", "gpuq-leader", NULL, 0};
 	kube_lease_state_t st = {0};
-	volatile int stop = 1;
+	atomic_bool stop = true;
 	kube_watch_opts_t wo = {"/apis/batch/v1/jobs", NULL, "jobs", &stop};
 	rec_t r = {0};
 	char longname[700];

@@ -379,6 +379,50 @@ static void cycle_admits_everything_that_fits(void **st)
 	queue_destroy(q);
 }
 
+/* Two heads want the same last GPUs: a1 (higher priority) takes them; b1,
+ * which fitted when it became head, was skipped (Kueue: "no longer fits
+ * after processing another workload") and stays in the active queue: the
+ * next cycle tries it again at once, with no event in between, and only
+ * then sets it aside with its real reason. (It used to be set aside in the
+ * first cycle, retried only once capacity grew.) */
+static void skipped_head_retried_next_cycle(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t dx = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
+	cqdef_t d0 = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
+	queue_result_t r;
+	char why[256];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "x", &dx); /* lends its idle 4 */
+	add_cq(q, "a", &d0);
+	add_cq(q, "b", &d0);
+	add_lq(q, "ns", "la", "a");
+	add_lq(q, "ns", "lb", "b");
+	add_wl(q, "a1", "ns", "la", 5, 1, 4);
+	add_wl(q, "b1", "ns", "lb", 0, 2, 4);
+	cycle(q, 10, &r);
+	assert_true(admitted_in(&r, "a1"));
+	assert_int_equal(wait_of(q, "b1"), QUEUE_WAIT_QUOTA);
+	assert_int_equal(queue_workload_explain(q, "b1", why, sizeof(why)), GPUQ_OK);
+	if (!strstr(why, "another workload took the quota it fitted in this cycle"))
+		fail_msg("b1 was not skipped: %s", why);
+	cycle(q, 11, &r); /* nothing happened in between */
+	assert_int_equal(r.n_changes, 1);
+	assert_string_equal(r.changes[0].uid, "b1");
+	assert_int_equal(r.changes[0].reason, QUEUE_WAIT_QUOTA);
+	assert_int_equal(queue_workload_explain(q, "b1", why, sizeof(why)), GPUQ_OK);
+	if (!strstr(why, "cohort borrowing limit reached") || strstr(why, "tries again"))
+		fail_msg("b1 not set aside in the second cycle: %s", why);
+	cycle(q, 12, &r); /* set aside now: retried once capacity grows */
+	assert_int_equal(r.n_changes, 0);
+	assert_int_equal(queue_workload_finish(q, "a1", 13), GPUQ_OK);
+	cycle(q, 14, &r);
+	assert_true(admitted_in(&r, "b1"));
+	queue_destroy(q);
+}
+
 /* A workload found running in the cluster is adopted on its flavor: it holds
  * quota past nominal if need be, and the next cycle admits only what is left. */
 static void adopt_running_workload(void **st)
@@ -1309,6 +1353,7 @@ int main(void)
 	    cmocka_unit_test(flavor_fungibility),
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
+	    cmocka_unit_test(skipped_head_retried_next_cycle),
 	    cmocka_unit_test(adopt_running_workload),
 	    cmocka_unit_test(fair_sharing_weights),
 	    cmocka_unit_test(listing_and_counters),

@@ -829,6 +829,9 @@ static void after_step(trace_t *t, const queue_result_t *r)
 	note_planned(t);
 }
 
+/* The seed of the trace running (0: none), for the sweep's teardown. */
+static uint64_t g_seed_running;
+
 static void run_trace(uint64_t seed)
 {
 	trace_t *t = calloc(1, sizeof(*t));
@@ -836,6 +839,7 @@ static void run_trace(uint64_t seed)
 	int steps;
 
 	assert_non_null(t);
+	g_seed_running = seed;
 	t->seed = seed;
 	policy_random(&s, &t->pol);
 	t->q = policy_build(&t->pol);
@@ -919,6 +923,7 @@ static void run_trace(uint64_t seed)
 	}
 	queue_destroy(t->q);
 	free(t);
+	g_seed_running = 0;
 }
 
 static void traces(void **state)
@@ -965,8 +970,38 @@ static void traces(void **state)
 		"traces_" #n, traces, NULL, NULL, (void *)(intptr_t)(n)                            \
 	}
 
+/* The sweep (make sweep, unit/sweep.sh): QUEUE_PROPS_SEEDS=FIRST-LAST runs
+ * those traces in one test; the first that fails ends it, named by the
+ * teardown ("# sweep: seed N failed"), and the script goes on after it. */
+static void sweep(void **state)
+{
+	const char *range = getenv("QUEUE_PROPS_SEEDS");
+	unsigned long long first = 0, last = 0;
+
+	(void)state;
+	if (!range || sscanf(range, "%llu-%llu", &first, &last) != 2 || !first || last < first)
+		fail_msg("QUEUE_PROPS_SEEDS \"%s\": want FIRST-LAST, 1 <= FIRST <= LAST",
+			 range ? range : "");
+	for (unsigned long long seed = first; seed <= last; seed++)
+		run_trace(seed);
+	print_message("# sweep: seeds %llu-%llu pass\n", first, last);
+}
+
+static int sweep_teardown(void **state)
+{
+	(void)state;
+	if (g_seed_running)
+		print_message("# sweep: seed %llu failed\n", (unsigned long long)g_seed_running);
+	return 0;
+}
+
 int main(void)
 {
+	if (getenv("QUEUE_PROPS_SEEDS")) {
+		const struct CMUnitTest one[] = {cmocka_unit_test_teardown(sweep, sweep_teardown)};
+
+		return cmocka_run_group_tests_name("queue_props_sweep", one, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 	    BLOCK(0), BLOCK(1), BLOCK(2), BLOCK(3), BLOCK(4),
 	    BLOCK(5), BLOCK(6), BLOCK(7), BLOCK(8), BLOCK(9),

@@ -1223,6 +1223,46 @@ static void resourcequota_check(void **state)
 	}
 }
 
+/* Every quota given is checked, however many (the controller once looked
+ * at 8 per namespace while the webhook looked at all): 20 quotas, only the
+ * last binding; and each quota's usage taken from used_now when given (the
+ * controller's watch), its own status.used otherwise. */
+static void resourcequota_check_every_quota(void **state)
+{
+	quota_resourcequota_t q[20];
+	const quota_resourcequota_t *qs[20];
+	quota_reslist_t now[20];
+	const quota_reslist_t *used_now[20];
+	quota_reslist_t req = L("nvidia.com/gpu=2"), lim = req;
+	gpuq_diag_t d = {""};
+
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "q%02d", i);
+		q[i] =
+		    RQ(name, i < 19 ? "requests.nvidia.com/gpu=100" : "requests.nvidia.com/gpu=4",
+		       "requests.nvidia.com/gpu=1");
+		qs[i] = &q[i];
+		now[i] = L(i < 19 ? "requests.nvidia.com/gpu=1" : "requests.nvidia.com/gpu=3");
+		used_now[i] = &now[i];
+	}
+	/* own status.used: 1 + 2 fits the last one's 4 */
+	assert_int_equal(quota_resourcequota_check(qs, 20, &req, &lim, 1, 0, &d), GPUQ_OK);
+	assert_int_equal(quota_resourcequota_check_used(qs, NULL, 20, &req, &lim, 1, 0, &d),
+			 GPUQ_OK);
+	/* the usage seen since: 3 + 2 does not, and the 20th quota says so */
+	assert_int_equal(quota_resourcequota_check_used(qs, used_now, 20, &req, &lim, 1, 0, &d),
+			 GPUQ_EDENIED);
+	assert_string_equal(d.msg, "exceeded quota: q19, requested: requests.nvidia.com/gpu=2, "
+				   "used: requests.nvidia.com/gpu=3, limited: "
+				   "requests.nvidia.com/gpu=4");
+	/* a NULL entry: that quota's own status.used */
+	used_now[19] = NULL;
+	assert_int_equal(quota_resourcequota_check_used(qs, used_now, 20, &req, &lim, 1, 0, &d),
+			 GPUQ_OK);
+}
+
 /* A Job: per-pod requests times parallelism, checked as a whole. */
 static void resourcequota_job_total(void **state)
 {
@@ -1394,6 +1434,7 @@ int main(void)
 	    cmocka_unit_test(limitrange_default_then_validate),
 	    cmocka_unit_test(resourcequota_check),
 	    cmocka_unit_test(resourcequota_job_total),
+	    cmocka_unit_test(resourcequota_check_every_quota),
 	    cmocka_unit_test(resourcequota_constraints),
 	    cmocka_unit_test(amounts_read_as_quantities),
 	    cmocka_unit_test(max_fit_rule),

@@ -597,6 +597,24 @@ static void opts_parse_ui(void **state)
 	     false,
 	     false,
 	     "--ui-auth \"basic\": expected review or none"},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui-idle", "5s"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "--ui-idle: only with --ui true"},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "true", "--ui-idle", "2h"},
+	     GPUQ_EINVAL,
+	     false,
+	     false,
+	     "--ui-idle \"2h\": expected a duration such as 30s or 5m, 1ms..1h"},
+	    {{"--listen", ":1", "--cert-dir", "/c", "--state-dir", "/s", "--kubeconfig", "/k",
+	      "--ui", "true", "--ui-idle", "2s"},
+	     GPUQ_OK,
+	     true,
+	     false,
+	     ""},
 	};
 	cmd_serve_opts_t o;
 	gpuq_diag_t d;
@@ -617,6 +635,8 @@ static void opts_parse_ui(void **state)
 			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, d.msg, cases[i].msg);
 		if (!rc && (o.ui != cases[i].ui || o.ui_auth_none != cases[i].none))
 			fail_msg("case %zu: ui %d none %d", i, o.ui, o.ui_auth_none);
+		if (!rc && o.ui_idle_ms != (strcmp(argv[argc - 1], "2s") ? 0 : 2000))
+			fail_msg("case %zu: --ui-idle %lld ms", i, (long long)o.ui_idle_ms);
 	}
 }
 

@@ -17,7 +17,9 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "webui/internal.h"
 
@@ -540,21 +542,84 @@ static long long published_now(webui_t *ui)
 	return now;
 }
 
-/* Nobody reading the API for WEBUI_IDLE_MS: no new snapshot is built (the
- * last is kept); the next request brings them back. */
+/* The published snapshot, no reference taken (the test's one thread). */
+static webui_snap_t *published_snap(webui_t *ui)
+{
+	return ui->published.snap;
+}
+
+/* Nobody reading the API for the idle time: no new snapshot is built. The
+ * next request does not get the one kept (a minute old): it goes to the
+ * slow worker to wait for the next, which it brings back; if none comes
+ * within WEBUI_FRESH_WAIT_MS it gets 503, never the old one. */
 static void idle_builds_nothing(void **state)
 {
 	webui_t *ui = ui_none();
 	queue_t *q = scenario(ui);
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	http_app_reply_t out = {0};
 
 	(void)state;
 	webui_leader_set(ui, true);
 	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK); /* the first: always */
+	assert_int_equal(published_now(ui), 5000);	       /* fresh: answered at once */
+	/* a minute without a request */
 	atomic_store(&ui->last_api_ms, gpuq_mono_ms() - WEBUI_IDLE_MS - 1);
+	published_snap(ui)->built_mono_ms -= WEBUI_IDLE_MS + 1;
 	assert_int_equal(webui_publish(ui, q, 6000), GPUQ_OK);
-	assert_int_equal(published_now(ui), 5000); /* kept; this request wants more */
+	assert_true(ws_old(published_snap(ui), gpuq_mono_ms())); /* nothing built */
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), HTTP_APP_SLOW);
+	ws_wait_fresh(ui, gpuq_mono_ms() + 1); /* the worker: nothing comes */
+	assert_int_equal(webui_app_handle(ui, &rq, true, &out), GPUQ_OK);
+	assert_int_equal(out.status, 503);
+	/* the request brought snapshots back: the next publish builds one */
 	assert_int_equal(webui_publish(ui, q, 7000), GPUQ_OK);
 	assert_int_equal(published_now(ui), 7000);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+typedef struct {
+	webui_t *ui;
+	const queue_t *q;
+} publisher_t;
+
+static void *publish_soon(void *arg)
+{
+	publisher_t *p = arg;
+	struct timespec ts = {0, 20 * 1000000};
+
+	nanosleep(&ts, NULL);
+	(void)webui_publish(p->ui, p->q, 8000);
+	return NULL;
+}
+
+/* The slow worker's wait ends at the controller's next publish: the
+ * request is answered from it, never from the old one. An offline view
+ * (webui_publish_fixed: its core never changes) is never old. */
+static void old_snapshot_waits_for_the_next(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = scenario(ui);
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	http_app_reply_t out = {0};
+	publisher_t pub = {ui, q};
+	pthread_t t;
+
+	(void)state;
+	webui_leader_set(ui, true);
+	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK);
+	published_snap(ui)->built_mono_ms -= WEBUI_PUBLISH_MS + 1; /* the controller is late */
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), HTTP_APP_SLOW);
+	assert_int_equal(pthread_create(&t, NULL, publish_soon, &pub), 0);
+	ws_wait_fresh(ui, gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
+	assert_false(ws_old(published_snap(ui), gpuq_mono_ms()));
+	pthread_join(t, NULL);
+	assert_int_equal(published_now(ui), 8000);
+	/* offline: published once, never old */
+	assert_int_equal(webui_publish_fixed(ui, q, 9000), GPUQ_OK);
+	published_snap(ui)->built_mono_ms -= WEBUI_IDLE_MS + 1;
+	assert_int_equal(published_now(ui), 9000);
 	queue_destroy(q);
 	webui_destroy(ui);
 }
@@ -729,12 +794,19 @@ static void embedded_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(cluster_numbers),	   cmocka_unit_test(cluster_queue_page),
-	    cmocka_unit_test(preemption_events),   cmocka_unit_test(tenant_sees_its_namespace_only),
-	    cmocka_unit_test(lists_capped),	   cmocka_unit_test(review_bodies_and_replies),
-	    cmocka_unit_test(decision_cache),	   cmocka_unit_test(app_access),
-	    cmocka_unit_test(idle_builds_nothing), cmocka_unit_test(usage_rows),
-	    cmocka_unit_test(usage_per_namespace), cmocka_unit_test(embedded_files),
+	    cmocka_unit_test(cluster_numbers),
+	    cmocka_unit_test(cluster_queue_page),
+	    cmocka_unit_test(preemption_events),
+	    cmocka_unit_test(tenant_sees_its_namespace_only),
+	    cmocka_unit_test(lists_capped),
+	    cmocka_unit_test(review_bodies_and_replies),
+	    cmocka_unit_test(decision_cache),
+	    cmocka_unit_test(app_access),
+	    cmocka_unit_test(idle_builds_nothing),
+	    cmocka_unit_test(old_snapshot_waits_for_the_next),
+	    cmocka_unit_test(usage_rows),
+	    cmocka_unit_test(usage_per_namespace),
+	    cmocka_unit_test(embedded_files),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,10 +107,13 @@ typedef struct {
 } ws_usage_t;
 
 struct webui_snap {
-	atomic_uint refs;     /* references */
-	int64_t now_ms;	      /* wall time of the snapshot */
-	bool fair_sharing;    /* unused in rendering: reserved */
-	const char **cohorts; /* cohort names */
+	atomic_uint refs;      /* references */
+	int64_t now_ms;	       /* wall time of the snapshot */
+	int64_t built_mono_ms; /* monotonic time it was published */
+	bool fixed;	       /* its core never changes (webui_publish_fixed):
+				  never old */
+	bool fair_sharing;     /* unused in rendering: reserved */
+	const char **cohorts;  /* cohort names */
 	size_t n_cohorts;
 	ws_cq_t *cqs; /* ClusterQueues in the core's order */
 	size_t n_cqs;
@@ -168,7 +171,8 @@ struct webui {
 	pthread_mutex_t auth_lock; /* guards cache */
 	wa_entry_t *cache;	   /* WEBUI_AUTH_CACHE_MAX entries */
 	gpuq_pub_t published;	   /* the webui_snap_t requests read (a lock held for a
-				      pointer copy) */
+				      pointer copy; requests wait on it for a fresh one) */
+	atomic_llong idle_ms;	   /* webui_idle_set's (set before threads start) */
 	atomic_bool leader;	   /* this replica leads */
 	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
 	/* the controller's thread only */
@@ -199,5 +203,10 @@ int ws_published_init(webui_t *ui);
 
 /* The published snapshot with a new reference, or NULL. Any thread. */
 webui_snap_t *ws_current(webui_t *ui);
+/* Whether s (published) is older than WEBUI_PUBLISH_MS at monotonic now_ms. */
+bool ws_old(const webui_snap_t *s, int64_t now_ms);
+/* Wait until the published snapshot is not old (or there is none), or the
+ * monotonic deadline_ms passes (the server's slow worker only). */
+void ws_wait_fresh(webui_t *ui, int64_t deadline_ms);
 
 #endif

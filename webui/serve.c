@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "webui/internal.h"
 
@@ -27,6 +28,7 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	pthread_mutex_init(&ui->auth_lock, NULL);
 	atomic_init(&ui->leader, false);
 	atomic_init(&ui->last_api_ms, 0);
+	atomic_init(&ui->idle_ms, WEBUI_IDLE_MS);
 	rc = ws_published_init(ui); /* first: webui_destroy deinits it */
 	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
 	if (!ui->cache)
@@ -58,6 +60,11 @@ void webui_destroy(webui_t *ui)
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);
 	free(ui);
+}
+
+void webui_idle_set(webui_t *ui, int64_t idle_ms)
+{
+	atomic_store(&ui->idle_ms, idle_ms > 0 ? idle_ms : WEBUI_IDLE_MS);
 }
 
 /* ---- replies ---- */
@@ -184,6 +191,17 @@ int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_a
 		}
 	}
 	s = ws_current(ui);
+	if (s && ws_old(s, gpuq_mono_ms())) {
+		/* after an idle spell (or a late controller): this request brought
+		 * snapshots back; it waits for the next on the slow worker */
+		webui_snap_unref(s);
+		if (!retry)
+			return HTTP_APP_SLOW;
+		reply_error(out, 503,
+			    "{\"kind\":\"Error\",\"code\":503,\"message\":\"no fresh snapshot: the "
+			    "controller published none in the last 3 s; retry\"}");
+		return GPUQ_OK;
+	}
 	rc = webui_render(s, rq->path, &acc, &out->status, &body, &len);
 	webui_snap_unref(s);
 	if (rc)
@@ -195,17 +213,19 @@ int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_a
 	return GPUQ_OK;
 }
 
-/* The slow part: ask the apiserver about the request's token and scope. */
+/* The slow part: ask the apiserver about the request's token and scope
+ * when no decision is cached, then wait for a snapshot that is not old. */
 static void app_slow(void *ctx, const http_app_request_t *rq)
 {
 	webui_t *ui = ctx;
-	const char *token = bearer(rq->authorization);
+	const char *token = ui->mode == WEBUI_AUTH_REVIEW ? bearer(rq->authorization) : NULL;
 	char scope[QUEUE_NAME_MAX + 1];
+	webui_access_t acc;
 
-	if (!token)
-		return;
 	scope_of(rq->path, scope, sizeof(scope));
-	wa_review(ui, token, scope, gpuq_mono_ms());
+	if (token && access_of(ui, token, scope, &acc) == WA_UNKNOWN)
+		wa_review(ui, token, scope, gpuq_mono_ms());
+	ws_wait_fresh(ui, gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
 }
 
 void webui_attach(webui_t *ui, http_server_t *srv)

@@ -664,13 +664,16 @@ int ws_published_init(webui_t *ui)
 	return gpuq_pub_init(&ui->published, snap_ref, snap_unref);
 }
 
-/* Make s the published snapshot (its reference moves in; NULL: none). */
+/* Make s the published snapshot (its reference moves in; NULL: none) and
+ * wake the requests waiting for a fresh one. */
 static void snap_swap(webui_t *ui, webui_snap_t *s)
 {
+	if (s)
+		s->built_mono_ms = gpuq_mono_ms();
 	gpuq_pub_swap(&ui->published, s);
 }
 
-int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
+static int publish(webui_t *ui, const queue_t *q, int64_t now_ms, bool fixed)
 {
 	webui_snap_t *s = NULL;
 	bool idle;
@@ -683,14 +686,40 @@ int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
 		return GPUQ_OK;
 	}
 	idle = gpuq_pub_has(&ui->published) &&
-	       gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= WEBUI_IDLE_MS;
-	if (idle)
-		return GPUQ_OK; /* nobody looks: keep the last one */
+	       gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= atomic_load(&ui->idle_ms);
+	if (idle && !fixed)
+		return GPUQ_OK; /* nobody looks: the next request waits for a new one */
 	rc = webui_snap_build(ui, q, now_ms, &s);
 	if (rc)
 		return rc;
+	s->fixed = fixed;
 	snap_swap(ui, s);
 	return GPUQ_OK;
+}
+
+int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms)
+{
+	return publish(ui, q, now_ms, false);
+}
+
+int webui_publish_fixed(webui_t *ui, const queue_t *q, int64_t now_ms)
+{
+	return publish(ui, q, now_ms, true);
+}
+
+bool ws_old(const webui_snap_t *s, int64_t now_ms)
+{
+	return !s->fixed && now_ms - s->built_mono_ms > WEBUI_PUBLISH_MS;
+}
+
+static bool snap_stale(const void *s, int64_t now_ms)
+{
+	return ws_old(s, now_ms);
+}
+
+void ws_wait_fresh(webui_t *ui, int64_t deadline_ms)
+{
+	gpuq_pub_wait(&ui->published, snap_stale, deadline_ms);
 }
 
 void webui_leader_set(webui_t *ui, bool leader)

@@ -10,12 +10,15 @@
  * report usage` uses, at the flavors' price annotations). The page (ui/:
  * HTML, CSS, JS, embedded at build time) polls the API once a second.
  *
- * The design decision that matters: a request never reads the queue core
- * and never waits on the controller. The controller thread publishes an
- * immutable, reference-counted snapshot (webui_publish, once a second, the
- * names and numbers copied out of the core through its introspection API);
- * a request takes a reference under a lock held for a pointer copy and
- * renders JSON from it on the server thread. Who may read what is decided
+ * The design decision that matters: a request never reads the queue core.
+ * The controller thread publishes an immutable, reference-counted snapshot
+ * (webui_publish, once a second, the names and numbers copied out of the
+ * core through its introspection API); a request takes a reference under a
+ * lock held for a pointer copy and renders JSON from it on the server
+ * thread. No answer is older than WEBUI_PUBLISH_MS: a request that finds
+ * the snapshot older (after an idle spell, or a controller running late)
+ * waits for the next one on the server's slow worker, never on a server
+ * thread, at most WEBUI_FRESH_WAIT_MS, then answers 503. Who may read what is decided
  * by the apiserver (TokenReview, then SubjectAccessReview), on the server's
  * slow worker thread, never on a server thread, and cached for
  * WEBUI_AUTH_TTL_MS in a bounded cache: the admission path never waits on
@@ -53,11 +56,16 @@
 #define WEBUI_AUTH_TTL_MS 10000	   /* how long a decision is trusted */
 #define WEBUI_JSON_MAX (64u << 20) /* bytes of one API reply */
 /* Snapshots are built only while someone reads the API: after this long
- * without a request the last one is kept but no new one is built (a build
- * costs the controller O(workloads): 172 ms of CPU at 100,000), and the
- * next request finds a snapshot at most this old, fresh ones within a
- * second after it. */
+ * without a request (the default; webui_idle_set, gpuq serve --ui-idle) no
+ * new one is built (a build costs the controller O(workloads): 172 ms of
+ * CPU at 100,000); the next request waits for the one it brings back. */
 #define WEBUI_IDLE_MS 60000
+/* The controller publishes a snapshot this often while the API is read, and
+ * no answer is from a snapshot older than this. */
+#define WEBUI_PUBLISH_MS 1000
+/* A request that finds the snapshot older than WEBUI_PUBLISH_MS waits this
+ * long at most for a fresh one (three publish intervals), then gets 503. */
+#define WEBUI_FRESH_WAIT_MS 3000
 /* The chargeback window the API and the page show: GPU-hours and cost per
  * namespace over the last 7 days (ledger_window, as `gpuq report usage
  * --since 7d`). */
@@ -81,6 +89,11 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 /* Free ui. No request may be running (stop the server first). NULL ok. */
 void webui_destroy(webui_t *ui);
 
+/* How long without an API request before snapshots stop being built
+ * (default WEBUI_IDLE_MS; 1 ms .. 1 h). Before the server and the
+ * controller start. */
+void webui_idle_set(webui_t *ui, int64_t idle_ms);
+
 /* Serve ui on srv (http_server_app_set); before http_server_start. */
 void webui_attach(webui_t *ui, http_server_t *srv);
 
@@ -103,9 +116,14 @@ void webui_events_note(webui_t *ui, const queue_t *q, const queue_result_t *res,
  * WEBUI_USAGE_WINDOW_MS from q's ledger at the prices set) into a new snapshot at wall time now_ms
  * and make it the one requests read. q NULL: no core (the API answers 503). The old snapshot is
  * freed by its last reader. O(live workloads log workloads + quota slots). Does nothing while no
- * API request came in the last WEBUI_IDLE_MS and a snapshot exists. GPUQ_OK; GPUQ_ENOMEM keeps the
- * previous one. */
+ * API request came in the idle time (webui_idle_set) and a snapshot exists. The caller publishes
+ * every WEBUI_PUBLISH_MS: requests wait for a snapshot younger than that. GPUQ_OK; GPUQ_ENOMEM
+ * keeps the previous one. */
 int webui_publish(webui_t *ui, const queue_t *q, int64_t now_ms);
+
+/* webui_publish once, for a caller whose q never changes (the offline
+ * --policy-dir view): the snapshot never counts as old. */
+int webui_publish_fixed(webui_t *ui, const queue_t *q, int64_t now_ms);
 
 /* The prices (per flavor, per accelerator unit-hour) the next snapshots
  * charge usage at: copied (the strings too); replaces the ones before.

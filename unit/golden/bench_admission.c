@@ -1,7 +1,9 @@
-/* Hand-run benchmark of webhook_review_handle: time per review of a ~4 KiB
- * GPU Job (env, volumes, several labels) against unit/golden/policy, for
- * /mutate and /validate. Not part of `make test` (no timed asserts). Build and
- * run from the repo root, after building libgpuq.a into build/<dir>:
+/* Benchmark of webhook_review_handle: time per review of a ~4 KiB GPU Job
+ * (env, volumes, several labels) against unit/golden/policy, for /mutate and
+ * /validate. Run by bench/bench_admission.sh (make bench), which also counts
+ * its instructions with callgrind; not part of `make test` (no timed
+ * asserts). By hand, from the repo root, after building libgpuq.a into
+ * build/<dir>:
  *
  *   cc -std=c11 -D_GNU_SOURCE -O2 -I. -o /tmp/bench_admission \
  *      unit/golden/bench_admission.c build/<dir>/libgpuq.a \

@@ -30,3 +30,61 @@ k.startsWith('nvidia.com/') || k.startsWith('amd.com/')
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
+
+{{/* The webhooks of deploy/30-webhook.yaml's configuration of kind K (the
+argument: list ROOT K), as this release runs them: no caBundle (gpuq or
+cert-manager writes it, never Helm), its namespace in each
+service reference and namespaceSelector (for deploy/'s gpuq-system), its
+failurePolicy and timeoutSeconds, its gpuq user in not-gpuq-itself, and the
+GPU key test of gpuq.gpuKey in every expression. */}}
+{{- define "gpuq.webhooks" -}}
+{{- $root := index . 0 -}}
+{{- $kind := index . 1 -}}
+{{- $ns := $root.Release.Namespace -}}
+{{- $key := "k.startsWith('nvidia.com/') || k.startsWith('amd.com/')" -}}
+{{- $out := list -}}
+{{- range $doc := regexSplit "(?m)^---\\s*$" ($root.Files.Get "files/webhook.yaml") -1 }}
+{{- $o := fromYaml $doc }}
+{{- if eq (get $o "kind") $kind }}
+{{- range $w := $o.webhooks }}
+{{- $_ := set $w "failurePolicy" $root.Values.webhook.failurePolicy }}
+{{- $_ = set $w "timeoutSeconds" $root.Values.webhook.timeoutSeconds }}
+{{- $_ = unset $w.clientConfig "caBundle" }}
+{{- if $w.clientConfig.service }}
+{{- $_ = set $w.clientConfig.service "namespace" $ns }}
+{{- end }}
+{{- if $w.namespaceSelector }}
+{{- range $e := $w.namespaceSelector.matchExpressions }}
+{{- $vals := list }}
+{{- range $v := $e.values }}{{ $vals = append $vals (ternary $ns $v (eq $v "gpuq-system")) }}{{ end }}
+{{- $_ = set $e "values" $vals }}
+{{- end }}
+{{- end }}
+{{- range $m := $w.matchConditions }}
+{{- $x := replace $key (include "gpuq.gpuKey" $root) $m.expression }}
+{{- $_ = set $m "expression" (replace "system:serviceaccount:gpuq-system:gpuq" (include "gpuq.user" $root) $x) }}
+{{- end }}
+{{- $out = append $out $w }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end -}}
+
+{{/* The rules of deploy/20-rbac.yaml's ClusterRole gpuq; the one on the
+webhook configurations (the caBundle gpuq writes) only with
+certificates.mode self. */}}
+{{- define "gpuq.clusterRules" -}}
+{{- $out := list -}}
+{{- range $doc := regexSplit "(?m)^---\\s*$" (.Files.Get "files/rbac.yaml") -1 }}
+{{- $o := fromYaml $doc }}
+{{- if eq (get $o "kind") "ClusterRole" }}
+{{- range $r := $o.rules }}
+{{- if or (eq $.Values.certificates.mode "self") (not (has "admissionregistration.k8s.io" $r.apiGroups)) }}
+{{- $out = append $out $r }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $out }}
+{{- end -}}

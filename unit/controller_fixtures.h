@@ -1,0 +1,167 @@
+/* unit/controller_fixtures.h: what the controller's tests share
+ * (test_controller_cache.c, test_controller_actuate.c): a controller with
+ * no apiserver behind it (its policy from inline YAML, its core built by the
+ * engine, its caches empty, no threads, no store), and Jobs as the watch
+ * shows them. Header-only (static inline), included by test files only. */
+#ifndef GPUQ_UNIT_CONTROLLER_FIXTURES_H
+#define GPUQ_UNIT_CONTROLLER_FIXTURES_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+#include "engine/engine.h"
+
+/* team-a (labelled, so ClusterQueue cq selects it) with LocalQueue default
+ * feeding cq: 8 GPUs of flavor h100, whose nodes carry a label and a taint;
+ * team-b is a namespace no ClusterQueue selects. */
+#define CTL_POLICY                                                                                 \
+	"apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"           \
+	"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b}\n"                         \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"        \
+	"spec:\n  nodeLabels: {nvidia.com/gpu.product: H100}\n"                                    \
+	"  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"            \
+	"spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"                                   \
+	"  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"                \
+	"    - name: h100\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
+	"name: "                                                                                   \
+	"default}\nspec: {clusterQueue: cq}\n"
+
+/* A controller over CTL_POLICY, leading, with an empty core. */
+static inline struct controller *ctl_new(void)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	gpuq_diag_t d = {{0}};
+	int rc;
+
+	assert_non_null(c);
+	controller_opts_default(&c->o);
+	c->qcfg = c->o.core;
+	rc = policy_create(NULL, &c->policy);
+	if (!rc)
+		rc = policy_add_manifest(c->policy, "t.yaml", CTL_POLICY, strlen(CTL_POLICY), &d);
+	if (!rc)
+		rc = policy_finish(c->policy, &d);
+	if (!rc)
+		rc = engine_core_build(c->policy, &c->qcfg, &c->q, &d);
+	if (rc)
+		fail_msg("controller fixture: %s: %s", gpuq_strerror(rc), d.msg);
+	map_init(&c->jobs);
+	map_init(&c->groups);
+	map_init(&c->pod_group);
+	for (int r = 0; r < RES_COUNT; r++)
+		map_init(&c->objs[r]);
+	atomic_store(&c->leader, true);
+	return c;
+}
+
+static inline void ctl_free(struct controller *c)
+{
+	jobs_free_all(c);
+	for (int r = 0; r < RES_COUNT; r++) {
+		size_t pos = 0;
+		map_slot_t *s;
+		while ((s = map_next(&c->objs[r], &pos))) {
+			json_decref(((pobj_t *)s->value)->obj);
+			free(s->value);
+		}
+		map_deinit(&c->objs[r]);
+	}
+	pods_free_all(c);
+	for (size_t i = 0; i < c->n_touched; i++)
+		free(c->touched[i]);
+	free(c->touched);
+	for (size_t i = 0; i < c->n_explain; i++)
+		free(c->explain[i]);
+	free(c->explain);
+	queue_destroy(c->q);
+	policy_unref(c->policy);
+	free(c);
+}
+
+/* A Job as the watch shows it: namespace ns, uid and name `name`, pods of
+ * `gpus` nvidia.com/gpu each (0: a CPU Job), `pods` of them, suspended or
+ * not, labelled for LocalQueue `queue` (NULL: no label). A new reference. */
+static inline json_t *ctl_job(const char *ns, const char *name, int gpus, int pods, bool suspend,
+			      const char *queue)
+{
+	json_t *labels = json_object(), *limits = json_object(), *job;
+
+	assert_non_null(labels);
+	assert_non_null(limits);
+	if (queue)
+		json_object_set_new(labels, "gpuq.dev/queue-name", json_string(queue));
+	if (gpus)
+		json_object_set_new(limits, "nvidia.com/gpu", json_sprintf("%d", gpus));
+	else
+		json_object_set_new(limits, "cpu", json_string("1"));
+	job = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:o}, s:{s:b, s:i, s:i, "
+			"s:{s:{s:s, s:[{s:s, s:s, s:{s:o}}]}}}, s:{}}",
+			"apiVersion", "batch/v1", "kind", "Job", "metadata", "name", name,
+			"namespace", ns, "uid", name, "resourceVersion", "7", "creationTimestamp",
+			"2026-11-25T00:00:00Z", "labels", labels, "spec", "suspend", suspend,
+			"parallelism", pods, "completions", pods, "template", "spec",
+			"restartPolicy", "Never", "containers", "name", "main", "image", "x",
+			"resources", "limits", limits, "status");
+	assert_non_null(job);
+	return job;
+}
+
+/* A member of pod group `group` (of `total` pods) as the watch shows it:
+ * namespace team-a, uid and name `name`, 1 GPU, gated by the webhook. A
+ * new reference. */
+static inline json_t *ctl_member(const char *name, const char *group, int total)
+{
+	char n[16];
+	json_t *pod;
+
+	snprintf(n, sizeof(n), "%d", total);
+	pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s}}, "
+			"s:{s:[{s:s}], s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+			"team-a", "uid", name, "resourceVersion", "3", "creationTimestamp",
+			"2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default",
+			"kueue.x-k8s.io/pod-group-name", group, "annotations",
+			"kueue.x-k8s.io/pod-group-total-count", n, "spec", "schedulingGates",
+			"name", "gpuq.dev/admission", "containers", "name", "main", "image", "x",
+			"resources", "limits", "nvidia.com/gpu", "1", "status", "phase", "Pending");
+	assert_non_null(pod);
+	return pod;
+}
+
+/* One watch event of `type` about obj (borrowed) into the controller. */
+static inline void ctl_job_event(struct controller *c, kube_event_type_t type, json_t *obj)
+{
+	cevent_t ev = {.res = RES_JOBS, .type = type, .object = obj};
+
+	jobs_apply(c, &ev);
+}
+
+/* The core's state of workload uid; -1 when the core does not hold it. */
+static inline int ctl_state(const struct controller *c, const char *uid)
+{
+	queue_workload_view_t v;
+	queue_wl_t id;
+
+	if (queue_workload_find(c->q, uid, &id) || queue_workload_view(c->q, id, &v))
+		return -1;
+	return (int)v.state;
+}
+
+/* Compact JSON of obj with sorted keys (freed by the caller). */
+static inline char *ctl_dump(const json_t *obj)
+{
+	char *s = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS);
+
+	assert_non_null(s);
+	return s;
+}
+
+#endif

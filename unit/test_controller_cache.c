@@ -1,0 +1,664 @@
+/* The controller's caches, without an apiserver: the string map every cache
+ * is built on, the bounded event queue between the watch threads and the
+ * controller thread (order, batches, backpressure, shutdown), what the
+ * watch's objects are slimmed and pruned to, the cached Job, the policy
+ * objects' cache (a change only the status makes is no new policy; a relist
+ * forgets what it did not show again), and Jobs into the core (which enter,
+ * which stay out, deletion and relist). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "unit/controller_fixtures.h"
+
+/* ---- map.c ---- */
+
+static void map_put_get_replace_del(void **state)
+{
+	map_t m;
+	int a = 1, b = 2;
+	void *old = &a;
+
+	(void)state;
+	map_init(&m);
+	assert_null(map_get(&m, "x"));
+	assert_null(map_del(&m, "x"));
+	assert_int_equal(map_put(&m, "x", &a, &old), GPUQ_OK);
+	assert_null(old);
+	assert_ptr_equal(map_get(&m, "x"), &a);
+	assert_int_equal(map_put(&m, "x", &b, &old), GPUQ_OK);
+	assert_ptr_equal(old, &a);
+	assert_ptr_equal(map_get(&m, "x"), &b);
+	assert_int_equal(m.n, 1);
+	assert_ptr_equal(map_del(&m, "x"), &b);
+	assert_null(map_get(&m, "x"));
+	assert_int_equal(m.n, 0);
+	map_deinit(&m);
+}
+
+/* Many keys through growth, every other one deleted, the rest still found
+ * past the tombstones, the deleted ones gone and insertable again. */
+static void map_keeps_every_key_through_growth_and_deletes(void **state)
+{
+	enum { N = 5000 };
+	static int vals[N];
+	map_t m;
+	char key[32];
+
+	(void)state;
+	map_init(&m);
+	for (int i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "ns/job-%d", i);
+		assert_int_equal(map_put(&m, key, &vals[i], NULL), GPUQ_OK);
+	}
+	assert_int_equal(m.n, N);
+	assert_true(m.cap >= N + N / 3); /* load factor at most 3/4 */
+	for (int i = 0; i < N; i += 2) {
+		snprintf(key, sizeof(key), "ns/job-%d", i);
+		assert_ptr_equal(map_del(&m, key), &vals[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "ns/job-%d", i);
+		if (i % 2)
+			assert_ptr_equal(map_get(&m, key), &vals[i]);
+		else
+			assert_null(map_get(&m, key));
+	}
+	assert_int_equal(m.n, N / 2);
+	for (int i = 0; i < N; i += 2) {
+		snprintf(key, sizeof(key), "ns/job-%d", i);
+		assert_int_equal(map_put(&m, key, &vals[i], NULL), GPUQ_OK);
+	}
+	for (int i = 0; i < N; i++) {
+		snprintf(key, sizeof(key), "ns/job-%d", i);
+		assert_ptr_equal(map_get(&m, key), &vals[i]);
+	}
+	map_deinit(&m);
+}
+
+/* Churn (a Job made and deleted, over and over, as a busy cluster does)
+ * does not grow the table: tombstones are swept by a rebuild at the same
+ * size. */
+static void map_churn_keeps_its_size(void **state)
+{
+	map_t m;
+	char key[32];
+	int v = 0;
+
+	(void)state;
+	map_init(&m);
+	for (int i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "live-%d", i);
+		assert_int_equal(map_put(&m, key, &v, NULL), GPUQ_OK);
+	}
+	for (int i = 0; i < 100000; i++) {
+		snprintf(key, sizeof(key), "churn-%d", i);
+		assert_int_equal(map_put(&m, key, &v, NULL), GPUQ_OK);
+		assert_ptr_equal(map_del(&m, key), &v);
+	}
+	assert_int_equal(m.n, 10);
+	assert_true(m.cap <= 64);
+	for (int i = 0; i < 10; i++) {
+		snprintf(key, sizeof(key), "live-%d", i);
+		assert_ptr_equal(map_get(&m, key), &v);
+	}
+	map_deinit(&m);
+}
+
+/* map_next visits every live key once, tombstones never. */
+static void map_next_visits_live_keys_once(void **state)
+{
+	map_t m;
+	char key[32];
+	int seen[200] = {0}, v = 0;
+	size_t pos = 0, n = 0;
+	map_slot_t *s;
+
+	(void)state;
+	map_init(&m);
+	for (int i = 0; i < 200; i++) {
+		snprintf(key, sizeof(key), "%d", i);
+		assert_int_equal(map_put(&m, key, &v, NULL), GPUQ_OK);
+	}
+	for (int i = 0; i < 200; i += 3) {
+		snprintf(key, sizeof(key), "%d", i);
+		map_del(&m, key);
+	}
+	while ((s = map_next(&m, &pos))) {
+		long i = strtol(s->key, NULL, 10);
+		assert_true(i >= 0 && i < 200 && i % 3 != 0);
+		seen[i]++;
+		n++;
+	}
+	assert_int_equal(n, m.n);
+	for (int i = 0; i < 200; i++)
+		assert_int_equal(seen[i], i % 3 ? 1 : 0);
+	map_deinit(&m);
+}
+
+/* FNV-1a 64 (published vectors), the same over bytes and over a string. */
+static void map_hash_is_fnv1a(void **state)
+{
+	(void)state;
+	assert_true(map_hash("") == 0xcbf29ce484222325ull);
+	assert_true(map_hash("a") == 0xaf63dc4c8601ec8cull);
+	assert_true(map_hash("foobar") == 0x85944171f73967e8ull);
+	assert_true(map_hash_bytes("foobar", 6) == map_hash("foobar"));
+	assert_true(map_hash_bytes("a\0b", 3) != map_hash("a"));
+}
+
+/* ---- informer.c: the event queue ---- */
+
+static json_t *numbered(int i)
+{
+	json_t *o = json_pack("{s:i}", "i", i);
+
+	assert_non_null(o);
+	return o;
+}
+
+static int number_of(const cevent_t *ev)
+{
+	return (int)json_integer_value(json_object_get(ev->object, "i"));
+}
+
+static int64_t mono_ms_in(int64_t ms)
+{
+	return controller_mono_ms() + ms;
+}
+
+/* Events come out in the order they went in, at most cap at a time; an
+ * empty queue gives 0 at its deadline. */
+static void equeue_keeps_order_and_batches(void **state)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	equeue_t q;
+	cevent_t out[4];
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	for (int i = 0; i < 10; i++) {
+		cevent_t ev = {.res = RES_JOBS, .type = KUBE_EV_ADDED, .object = numbered(i)};
+		equeue_push(&q, &ev, &c->stop);
+	}
+	for (int want = 0; want < 10;) {
+		size_t n = equeue_pop(&q, out, 4, mono_ms_in(10000));
+		assert_true(n == (size_t)(10 - want < 4 ? 10 - want : 4));
+		for (size_t i = 0; i < n; i++, want++) {
+			assert_int_equal(number_of(&out[i]), want);
+			assert_int_equal(out[i].res, RES_JOBS);
+			json_decref(out[i].object);
+		}
+	}
+	assert_int_equal(equeue_pop(&q, out, 4, mono_ms_in(-1)), 0);
+	equeue_deinit(&q);
+	free(c);
+}
+
+typedef struct {
+	equeue_t *q;
+	struct controller *c;
+	int first;	  /* number of the first event pushed */
+	int n;		  /* events pushed */
+	atomic_int tid;	  /* the pushing thread's id, once it runs */
+	atomic_bool done; /* every push returned */
+} pusher_t;
+
+static void *pusher(void *arg)
+{
+	pusher_t *p = arg;
+
+	atomic_store(&p->tid, (int)gettid());
+	for (int i = 0; i < p->n; i++) {
+		cevent_t ev = {
+		    .res = RES_PODS, .type = KUBE_EV_MODIFIED, .object = numbered(p->first + i)};
+		equeue_push(p->q, &ev, &p->c->stop);
+	}
+	atomic_store(&p->done, true);
+	return NULL;
+}
+
+/* The scheduler's state of thread tid ('R', 'S', ...), '?' when unknown. */
+static char task_state(int tid)
+{
+	char path[64], buf[256], *close;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	close = strrchr(buf, ')'); /* "tid (comm) S ..." */
+	return close && close[1] == ' ' ? close[2] : '?';
+}
+
+/* Backpressure: with the queue full (CONTROLLER_EVENTS_MAX), a watch
+ * thread's push waits for room (asleep, not done) instead of dropping or
+ * overwriting; once the controller takes events every one arrives, once,
+ * in order, and the queue never holds more than its cap. */
+static void equeue_full_queue_makes_the_watch_wait(void **state)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	equeue_t q;
+	pthread_t t;
+	pusher_t p = {0};
+	cevent_t *out = calloc(CONTROLLER_EVENTS_MAX, sizeof(*out));
+	int want = 0, total = CONTROLLER_EVENTS_MAX + 100;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(out);
+	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	for (int i = 0; i < CONTROLLER_EVENTS_MAX; i++) {
+		cevent_t ev = {.res = RES_PODS, .type = KUBE_EV_MODIFIED, .object = numbered(i)};
+		equeue_push(&q, &ev, &c->stop);
+	}
+	p.q = &q;
+	p.c = c;
+	p.first = CONTROLLER_EVENTS_MAX;
+	p.n = 100;
+	assert_int_equal(pthread_create(&t, NULL, pusher, &p), 0);
+	/* until the watch thread is done (wrong) or asleep waiting for room */
+	while (!atomic_load(&p.done) &&
+	       (!atomic_load(&p.tid) || task_state(atomic_load(&p.tid)) != 'S'))
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	assert_false(atomic_load(&p.done));
+	while (want < total) {
+		size_t n = equeue_pop(&q, out, 64, mono_ms_in(30000));
+		assert_true(n > 0);
+		pthread_mutex_lock(&q.lock);
+		assert_true(q.n <= CONTROLLER_EVENTS_MAX);
+		pthread_mutex_unlock(&q.lock);
+		for (size_t i = 0; i < n; i++, want++) {
+			assert_int_equal(number_of(&out[i]), want);
+			json_decref(out[i].object);
+		}
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(equeue_pop(&q, out, 64, mono_ms_in(-1)), 0);
+	equeue_deinit(&q);
+	free(out);
+	free(c);
+}
+
+/* Stopping: a push into a full queue gives up (the object is released, not
+ * leaked); deinit releases what is still queued; a kick wakes a waiting pop
+ * without an event. */
+static void equeue_stop_drops_and_deinit_releases(void **state)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	equeue_t q;
+	json_t *last = json_object(), *kept = json_object();
+	cevent_t out[1];
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	for (int i = 0; i < CONTROLLER_EVENTS_MAX; i++) {
+		cevent_t ev = {.res = RES_JOBS,
+			       .type = KUBE_EV_ADDED,
+			       .object = i == 0 ? json_incref(kept) : numbered(i)};
+		equeue_push(&q, &ev, &c->stop);
+	}
+	c->stop = 1;
+	json_incref(last);
+	equeue_push(&q, &(cevent_t){.res = RES_JOBS, .type = KUBE_EV_ADDED, .object = last},
+		    &c->stop);
+	assert_int_equal(last->refcount, 1); /* dropped: the queue's reference went */
+	assert_int_equal(q.n, CONTROLLER_EVENTS_MAX);
+	assert_int_equal(kept->refcount, 2);
+	equeue_deinit(&q);
+	assert_int_equal(kept->refcount, 1); /* released by deinit */
+	json_decref(last);
+	json_decref(kept);
+
+	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	equeue_kick(&q);
+	assert_int_equal(equeue_pop(&q, out, 1, mono_ms_in(60000)), 0);
+	assert_false(q.kick);
+	equeue_deinit(&q);
+	free(c);
+}
+
+/* ---- informer.c: slim and prune ---- */
+
+static void slim_drops_only_managed_fields_and_last_applied(void **state)
+{
+	json_t *obj = json_pack("{s:{s:s, s:[{s:s}], s:{s:s, s:s}, s:{s:s}}, s:{s:i}}", "metadata",
+				"name", "q", "managedFields", "manager", "kubectl", "annotations",
+				"kubectl.kubernetes.io/last-applied-configuration", "{...}",
+				"team.io/owner", "alice", "labels", "app", "x", "spec", "n", 1);
+	char *got;
+
+	(void)state;
+	assert_non_null(obj);
+	got = ctl_dump(controller_slim(obj));
+	assert_string_equal(got, "{\"metadata\":{\"annotations\":{\"team.io/owner\":\"alice\"},"
+				 "\"labels\":{\"app\":\"x\"},\"name\":\"q\"},\"spec\":{\"n\":1}}");
+	free(got);
+	json_decref(obj);
+}
+
+/* A Pod as the watch shows it: what the decoder, pods.c and status read
+ * stays (gates, node, priority, requests, phase and conditions), the rest
+ * goes, gpuq's own status annotation included. */
+static void prune_keeps_what_a_pod_is_read_by(void **state)
+{
+	static const char pod[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
+	    "\"team-a\",\"uid\":\"u\",\"resourceVersion\":\"3\",\"creationTimestamp\":"
+	    "\"2026-11-25T00:00:00Z\",\"generation\":1,\"labels\":{\"gpuq.dev/queue-name\":"
+	    "\"default\",\"kueue.x-k8s.io/pod-group-name\":\"g\",\"app\":\"x\"},\"annotations\":{"
+	    "\"gpuq.dev/status\":\"position 1\",\"kueue.x-k8s.io/pod-group-total-count\":\"2\","
+	    "\"other.io/a\":\"b\"},\"finalizers\":[\"f\"]},\"spec\":{\"schedulingGates\":[{"
+	    "\"name\":\"gpuq.dev/admission\"}],\"nodeName\":\"n1\",\"priority\":5,"
+	    "\"serviceAccountName\":\"sa\",\"volumes\":[{\"name\":\"v\"}],\"containers\":[{"
+	    "\"name\":\"m\",\"image\":\"x\",\"command\":[\"sh\"],\"resources\":{\"limits\":{"
+	    "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\",\"podIP\":"
+	    "\"10.0.0.1\",\"containerStatuses\":[{\"name\":\"m\"}],\"conditions\":[{\"type\":"
+	    "\"Ready\",\"status\":\"True\",\"lastProbeTime\":null}]}}";
+	static const char want[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"annotations\":{"
+	    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"},\"creationTimestamp\":"
+	    "\"2026-11-25T00:00:00Z\",\"labels\":{\"gpuq.dev/queue-name\":\"default\","
+	    "\"kueue.x-k8s.io/pod-group-name\":\"g\"},\"name\":\"p\",\"namespace\":\"team-a\","
+	    "\"resourceVersion\":\"3\",\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"m\","
+	    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeName\":\"n1\","
+	    "\"priority\":5,\"schedulingGates\":[{\"name\":\"gpuq.dev/admission\"}]},\"status\":{"
+	    "\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}],\"phase\":\"Running\"}}";
+	json_t *obj = json_loads(pod, 0, NULL);
+	char *got;
+
+	(void)state;
+	assert_non_null(obj);
+	got = ctl_dump(controller_prune(obj));
+	assert_string_equal(got, want);
+	free(got);
+	json_decref(obj);
+}
+
+/* ---- jobs.c: the cached Job ---- */
+
+static void job_set_caches_the_object(void **state)
+{
+	job_t j = {0};
+	json_t *obj = ctl_job("team-a", "j1", 2, 1, true, "default"), *tree, *bad;
+	char *a, *b;
+
+	(void)state;
+	assert_int_equal(job_set(&j, obj), GPUQ_OK);
+	assert_string_equal(j.ns, "team-a");
+	assert_string_equal(j.name, "j1");
+	assert_true(j.suspended);
+	assert_false(j.admitted);
+	assert_int_equal(j.text_len, strlen(j.text));
+	tree = job_tree(&j);
+	a = ctl_dump(tree);
+	b = ctl_dump(obj);
+	assert_string_equal(a, b); /* the text parses back to the object */
+	free(a);
+	free(b);
+	json_decref(tree);
+	/* released: admitted annotation, not suspended */
+	json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false());
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+			    json_pack("{s:s}", WEBHOOK_ANNOT_ADMITTED, "true"));
+	assert_int_equal(job_set(&j, obj), GPUQ_OK);
+	assert_false(j.suspended);
+	assert_true(j.admitted);
+	/* no namespace: refused, the cached object stays */
+	bad = json_deep_copy(obj);
+	json_object_del(json_object_get(bad, "metadata"), "namespace");
+	a = j.text;
+	assert_int_equal(job_set(&j, bad), GPUQ_EINVAL);
+	assert_ptr_equal(j.text, a);
+	assert_string_equal(j.ns, "team-a");
+	json_decref(bad);
+	json_decref(obj);
+	free(j.text);
+	free(j.ns);
+}
+
+static void obj_key_names_namespaced_and_cluster_objects(void **state)
+{
+	json_t *ns = json_pack("{s:{s:s, s:s}}", "metadata", "namespace", "team-a", "name", "lq");
+	json_t *cl = json_pack("{s:{s:s}}", "metadata", "name", "cq");
+	json_t *none = json_pack("{s:{}}", "metadata");
+	char key[64];
+
+	(void)state;
+	controller_obj_key(ns, key, sizeof(key));
+	assert_string_equal(key, "team-a/lq");
+	controller_obj_key(cl, key, sizeof(key));
+	assert_string_equal(key, "cq");
+	controller_obj_key(none, key, sizeof(key));
+	assert_string_equal(key, "");
+	json_decref(ns);
+	json_decref(cl);
+	json_decref(none);
+}
+
+/* ---- snapshot.c: the policy objects' cache ---- */
+
+static void policy_event(struct controller *c, kube_event_type_t type, json_t *obj)
+{
+	cevent_t ev = {.res = RES_CLUSTERQUEUES, .type = type, .object = obj};
+
+	snapshot_apply(c, &ev);
+}
+
+static json_t *cq_obj(const char *name, int gpus, const char *rv, int pending)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:i}, s:{s:i}, s:{s:i}}", "apiVersion",
+			      "gpuq.dev/v1beta1", "kind", "ClusterQueue", "metadata", "name", name,
+			      "resourceVersion", rv, "generation", (int)strtol(rv, NULL, 10),
+			      "spec", "gpus", gpus, "status", "pendingWorkloads", pending);
+
+	assert_non_null(o);
+	return o;
+}
+
+/* Only what the policy reads makes a new snapshot: gpuq's own status writes
+ * and resourceVersion bumps do not; a spec change and a deletion do; a
+ * relist forgets what it did not show again. */
+static void policy_cache_rebuilds_on_what_the_policy_reads(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *o;
+
+	(void)state;
+	policy_event(c, KUBE_EV_RESET, NULL);
+	policy_event(c, KUBE_EV_ADDED, o = cq_obj("a", 8, "1", 0));
+	json_decref(o);
+	policy_event(c, KUBE_EV_ADDED, o = cq_obj("b", 4, "2", 0));
+	json_decref(o);
+	policy_event(c, KUBE_EV_SYNCED, NULL);
+	assert_true(c->listed[RES_CLUSTERQUEUES]);
+	assert_true(c->policy_dirty);
+	assert_int_equal(c->objs[RES_CLUSTERQUEUES].n, 2);
+
+	c->policy_dirty = false;
+	policy_event(c, KUBE_EV_MODIFIED, o = cq_obj("a", 8, "9", 5)); /* status only */
+	json_decref(o);
+	assert_false(c->policy_dirty);
+	policy_event(c, KUBE_EV_MODIFIED, o = cq_obj("a", 16, "10", 5)); /* spec */
+	json_decref(o);
+	assert_true(c->policy_dirty);
+
+	/* a relist showing a unchanged and not b */
+	c->policy_dirty = false;
+	policy_event(c, KUBE_EV_RESET, NULL);
+	policy_event(c, KUBE_EV_ADDED, o = cq_obj("a", 16, "11", 6));
+	json_decref(o);
+	assert_false(c->policy_dirty);
+	policy_event(c, KUBE_EV_SYNCED, NULL);
+	assert_true(c->policy_dirty);
+	assert_non_null(map_get(&c->objs[RES_CLUSTERQUEUES], "a"));
+	assert_null(map_get(&c->objs[RES_CLUSTERQUEUES], "b"));
+
+	c->policy_dirty = false;
+	policy_event(c, KUBE_EV_DELETED, o = cq_obj("a", 16, "12", 0));
+	json_decref(o);
+	assert_true(c->policy_dirty);
+	assert_int_equal(c->objs[RES_CLUSTERQUEUES].n, 0);
+	ctl_free(c);
+}
+
+/* ---- jobs.c: Jobs into the core ---- */
+
+/* A suspended GPU Job with a queue label in a namespace a ClusterQueue
+ * selects becomes a pending workload (noted for a status and touched for
+ * actuation); a CPU Job, a GPU Job in a namespace no queue selects and an
+ * unlabelled running Job stay out; a deleted Job leaves the core. */
+static void jobs_enter_the_core_when_gpuq_manages_them(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *gpu = ctl_job("team-a", "gpu", 2, 1, true, "default");
+	json_t *cpu = ctl_job("team-a", "cpu", 0, 1, true, "default");
+	json_t *other = ctl_job("team-b", "other", 2, 1, true, "default");
+	json_t *free_run = ctl_job("team-a", "free", 2, 1, false, NULL);
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, gpu);
+	ctl_job_event(c, KUBE_EV_ADDED, cpu);
+	ctl_job_event(c, KUBE_EV_ADDED, other);
+	ctl_job_event(c, KUBE_EV_ADDED, free_run);
+	assert_int_equal(ctl_state(c, "gpu"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_state(c, "cpu"), -1);
+	assert_int_equal(ctl_state(c, "other"), -1);
+	assert_int_equal(ctl_state(c, "free"), -1);
+	assert_true(controller_job(c, "gpu")->in_core);
+	assert_non_null(controller_job(c, "cpu")); /* cached all the same */
+	assert_int_equal(c->n_explain, 1);
+	assert_string_equal(c->explain[0], "gpu");
+	assert_true(c->n_touched >= 1);
+	assert_string_equal(c->touched[0], "gpu");
+
+	ctl_job_event(c, KUBE_EV_DELETED, gpu);
+	assert_int_equal(ctl_state(c, "gpu"), -1);
+	assert_null(controller_job(c, "gpu"));
+	json_decref(gpu);
+	json_decref(cpu);
+	json_decref(other);
+	json_decref(free_run);
+	ctl_free(c);
+}
+
+/* A relist (RESET, the Jobs that still exist, SYNCED) forgets the Jobs it
+ * did not show again, as a watch that missed their deletion would. A
+ * finished Job the core held is reported finished. */
+static void jobs_relist_forgets_what_went(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 1, 1, true, "default");
+	json_t *b = ctl_job("team-a", "b", 1, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_RESET, NULL);
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	ctl_job_event(c, KUBE_EV_SYNCED, NULL);
+	assert_true(c->listed[RES_JOBS]);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_state(c, "b"), QUEUE_WL_PENDING);
+
+	ctl_job_event(c, KUBE_EV_RESET, NULL);
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	ctl_job_event(c, KUBE_EV_SYNCED, NULL);
+	assert_non_null(controller_job(c, "a"));
+	assert_null(controller_job(c, "b"));
+	assert_int_equal(ctl_state(c, "b"), -1);
+
+	/* a runs (released by this leader) and completes */
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(r.n_admissions, 1);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
+	json_object_set_new(json_object_get(a, "spec"), "suspend", json_false());
+	json_object_set_new(json_object_get(a, "metadata"), "annotations",
+			    json_pack("{s:s}", WEBHOOK_ANNOT_ADMITTED, "true"));
+	json_object_set_new(a, "status",
+			    json_pack("{s:i, s:[{s:s, s:s}]}", "succeeded", 1, "conditions", "type",
+				      "Complete", "status", "True"));
+	ctl_job_event(c, KUBE_EV_MODIFIED, a);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_FINISHED);
+	assert_true(controller_job(c, "a")->finished_seen);
+	json_decref(a);
+	json_decref(b);
+	ctl_free(c);
+}
+
+/* ---- pods.c: a pod group ---- */
+
+/* A pod group waits whole until every member exists; each member's arrival
+ * is told to the core and noted for a fresh gpuq.dev/status (the count of
+ * members present moves), and the group is admitted only complete. */
+static void pod_group_waits_whole_and_its_status_follows(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *m[3] = {ctl_member("g-0", "g", 3), ctl_member("g-1", "g", 3),
+			ctl_member("g-2", "g", 3)};
+	queue_result_t r;
+	char text[256];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		cevent_t ev = {.res = RES_PODS, .type = KUBE_EV_ADDED, .object = m[i]};
+		/* what status_jobs does with the note: written, so no longer noted */
+		for (size_t k = 0; k < c->n_explain; k++)
+			free(c->explain[k]);
+		c->n_explain = 0;
+		if (controller_group(c, "group:team-a/g"))
+			controller_group(c, "group:team-a/g")->explain_queued = false;
+		pods_apply(c, &ev);
+		assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_PENDING);
+		assert_int_equal(c->n_explain, 1);
+		assert_string_equal(c->explain[0], "group:team-a/g");
+		assert_int_equal(queue_workload_explain(c->q, "group:team-a/g", text, sizeof(text)),
+				 GPUQ_OK);
+		if (i < 2) {
+			char want[64];
+			snprintf(want, sizeof(want), "%d of 3 pods present", i + 1);
+			if (!strstr(text, want))
+				fail_msg("after %d members: \"%s\"", i + 1, text);
+			assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+			assert_int_equal(r.n_admissions, 0);
+		}
+	}
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(r.n_admissions, 1);
+	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
+	for (int i = 0; i < 3; i++)
+		json_decref(m[i]);
+	ctl_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(map_put_get_replace_del),
+	    cmocka_unit_test(map_keeps_every_key_through_growth_and_deletes),
+	    cmocka_unit_test(map_churn_keeps_its_size),
+	    cmocka_unit_test(map_next_visits_live_keys_once),
+	    cmocka_unit_test(map_hash_is_fnv1a),
+	    cmocka_unit_test(equeue_keeps_order_and_batches),
+	    cmocka_unit_test(equeue_full_queue_makes_the_watch_wait),
+	    cmocka_unit_test(equeue_stop_drops_and_deinit_releases),
+	    cmocka_unit_test(slim_drops_only_managed_fields_and_last_applied),
+	    cmocka_unit_test(prune_keeps_what_a_pod_is_read_by),
+	    cmocka_unit_test(job_set_caches_the_object),
+	    cmocka_unit_test(obj_key_names_namespaced_and_cluster_objects),
+	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),
+	    cmocka_unit_test(jobs_enter_the_core_when_gpuq_manages_them),
+	    cmocka_unit_test(jobs_relist_forgets_what_went),
+	    cmocka_unit_test(pod_group_waits_whole_and_its_status_follows),
+	};
+
+	return cmocka_run_group_tests_name("controller_cache", tests, NULL, NULL);
+}
