@@ -10,24 +10,10 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-static const char *effect_name(policy_effect_t e)
-{
-	switch (e) {
-	case POLICY_EFFECT_NO_SCHEDULE:
-		return "NoSchedule";
-	case POLICY_EFFECT_PREFER_NO_SCHEDULE:
-		return "PreferNoSchedule";
-	case POLICY_EFFECT_NO_EXECUTE:
-		return "NoExecute";
-	default:
-		return NULL;
-	}
-}
-
 static json_t *toleration_json(const policy_toleration_t *t)
 {
 	json_t *o = json_object();
-	const char *eff = effect_name(t->effect);
+	const char *eff = POLICY_EFFECT_NAMES[t->effect]; /* "": every effect */
 
 	if (!o)
 		return NULL;
@@ -36,7 +22,7 @@ static json_t *toleration_json(const policy_toleration_t *t)
 	json_object_set_new(o, "operator", json_string(t->exists ? "Exists" : "Equal"));
 	if (!t->exists)
 		json_object_set_new(o, "value", json_string(t->value));
-	if (eff)
+	if (eff[0])
 		json_object_set_new(o, "effect", json_string(eff));
 	if (t->has_seconds)
 		json_object_set_new(o, "tolerationSeconds", json_integer(t->seconds));

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "controller/internal.h"
+#include "engine/engine.h"
 
 int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
 		      gpuq_diag_t *diag)
@@ -25,17 +26,6 @@ int controller_decode_text(struct controller *c, const char *text, size_t len, w
 {
 	memset(o, 0, sizeof(*o));
 	return webhook_object_decode(c->policy, &c->o.review_cfg, text, len, o, diag);
-}
-
-static queue_effect_t effect_named(const char *e)
-{
-	if (!e || !e[0])
-		return QUEUE_EFFECT_ANY;
-	if (strcmp(e, "NoSchedule") == 0)
-		return QUEUE_EFFECT_NO_SCHEDULE;
-	if (strcmp(e, "PreferNoSchedule") == 0)
-		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
-	return QUEUE_EFFECT_NO_EXECUTE;
 }
 
 void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
@@ -59,13 +49,15 @@ void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf
 		b->sel[i].value = o->node_selector[i].value;
 		ps->n_node_selector++;
 	}
-	for (size_t i = 0; i < o->n_tolerations && i < QUEUE_SELECTORS_MAX; i++) {
+	for (size_t i = 0; i < o->n_tolerations && ps->n_tolerations < QUEUE_SELECTORS_MAX; i++) {
 		const webhook_toleration_t *t = &o->tolerations[i];
-		b->tol[i].key = t->key ? t->key : "";
-		b->tol[i].op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
-								     : QUEUE_TOLERATE_EQUAL;
-		b->tol[i].value = t->value ? t->value : "";
-		b->tol[i].effect = effect_named(t->effect);
+		queue_toleration_t *tol = &b->tol[ps->n_tolerations];
+		if (engine_effect_named(t->effect, &tol->effect))
+			continue; /* an effect Kubernetes does not know tolerates no taint */
+		tol->key = t->key ? t->key : "";
+		tol->op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
+								: QUEUE_TOLERATE_EQUAL;
+		tol->value = t->value ? t->value : "";
 		ps->n_tolerations++;
 	}
 }

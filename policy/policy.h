@@ -171,6 +171,21 @@ typedef struct {
 /* Whether toleration tol tolerates taint (Kubernetes' ToleratesTaint rule). */
 bool policy_toleration_tolerates(const policy_toleration_t *tol, const policy_taint_t *taint);
 
+/* The one taint-effect map, names <-> policy_effect_t (select.c): every
+ * reader of an effect (the policy's decoder, the simulator's Trace, the
+ * controller's Jobs) and every writer (the tolerations a release adds)
+ * uses it. POLICY_EFFECT_NAMES[e] is e's name ("" for POLICY_EFFECT_ANY),
+ * NULL-terminated for policy_jdec_enum. */
+extern const char *const POLICY_EFFECT_NAMES[];
+
+/* name's effect: NULL or "" is POLICY_EFFECT_ANY (a toleration's "every
+ * effect"), the three names Kubernetes knows theirs. GPUQ_OK, or
+ * GPUQ_EINVAL for any other name (*out untouched): the apiserver refuses
+ * one, and were it there it would tolerate no taint (ToleratesTaint
+ * compares effects exactly and no taint has another), so a caller drops
+ * such a toleration rather than read it as every effect or as NoExecute. */
+int policy_effect_named(const char *name, policy_effect_t *out);
+
 /* The ResourceFlavor annotation giving its price per accelerator unit-hour
  * ("2.50": one GPU, or one MIG slice, of this flavor held for an hour), a
  * decimal 0..1,000,000 (ledger_price_parse). Chargeback reports use it;

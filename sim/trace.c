@@ -394,7 +394,6 @@ static int parse_selector(policy_jdec_t *d, const json_t *obj, sim_podset_t *ps)
 }
 
 static const char *const TOL_OPS[] = {"Equal", "Exists", NULL};
-static const char *const TOL_EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
 
 /* One tolerations entry (d's path at it). */
 static int parse_toleration(policy_jdec_t *d, const json_t *tol, sim_toleration_t *out)
@@ -412,13 +411,13 @@ static int parse_toleration(policy_jdec_t *d, const json_t *tol, sim_toleration_
 	if (!rc)
 		rc = policy_jdec_str(d, tol, "value", false, SIM_NAME_MAX - 1, &value);
 	if (!rc)
-		rc = policy_jdec_enum(d, tol, "effect", TOL_EFFECTS, &effect);
+		rc = policy_jdec_enum(d, tol, "effect", POLICY_EFFECT_NAMES, &effect);
 	if (rc)
 		return rc;
 	out->key = strdup(key);
 	out->op = strdup(TOL_OPS[op]);
 	out->value = strdup(value);
-	out->effect = strdup(TOL_EFFECTS[effect]);
+	out->effect = strdup(POLICY_EFFECT_NAMES[effect]);
 	return out->key && out->op && out->value && out->effect ? GPUQ_OK : GPUQ_ENOMEM;
 }
 

@@ -345,12 +345,14 @@ static void usage_retry_doubles_up_to_the_interval(void **state)
 
 /* A decoded object as the core's pod set: zero requests left out (they
  * need no quota), selectors and tolerations carried, operators and effects
- * mapped. */
+ * mapped; a toleration whose effect Kubernetes does not know tolerates no
+ * taint and is left out (not read as every effect, nor as NoExecute). */
 static void podset_from_a_decoded_object(void **state)
 {
-	static const webhook_toleration_t tols[3] = {
+	static const webhook_toleration_t tols[4] = {
 	    {.key = "nvidia.com/gpu", .op = "Exists", .effect = "NoSchedule"},
 	    {.key = "spot", .op = "Equal", .value = "yes", .effect = "NoExecute"},
+	    {.key = "odd", .op = "Exists", .effect = "Sometimes"},
 	    {.key = NULL, .op = "Exists"},
 	};
 	webhook_object_t *o = calloc(1, sizeof(*o));
@@ -369,7 +371,7 @@ static void podset_from_a_decoded_object(void **state)
 	o->node_selector[0] = (webhook_node_label_t){"disk", "ssd"};
 	o->n_node_selector = 1;
 	memcpy(o->tolerations, tols, sizeof(tols));
-	o->n_tolerations = 3;
+	o->n_tolerations = 4;
 	controller_podset_from(o, 4, &b, &ps);
 	assert_string_equal(ps.name, "main");
 	assert_int_equal(ps.count, 4);
