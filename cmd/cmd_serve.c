@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "certkeeper/certkeeper.h"
 #include "certs/certs.h"
 #include "cmd/cmd.h"
 #include "controller/controller.h"
