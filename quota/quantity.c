@@ -455,9 +455,14 @@ bool quota_qty_is_zero(const quota_qty_t *q)
 	return q->nano == 0;
 }
 
+int64_t quota_core_per_unit(const char *name)
+{
+	return strcmp(name, "cpu") == 0 ? QUOTA_CPU_PER_CORE : 1;
+}
+
 int64_t quota_qty_amount(const char *name, const quota_qty_t *q)
 {
-	if (strcmp(name, "cpu") == 0)
+	if (quota_core_per_unit(name) == QUOTA_CPU_PER_CORE)
 		return quota_qty_milli(q);
 	return quota_qty_units(q);
 }
@@ -466,9 +471,9 @@ const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t c
 {
 	static const char *const sfx[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
 
-	if (strcmp(name, "cpu") == 0) {
-		if (v % 1000 == 0)
-			snprintf(buf, cap, "%" PRId64, v / 1000);
+	if (quota_core_per_unit(name) == QUOTA_CPU_PER_CORE) {
+		if (v % QUOTA_CPU_PER_CORE == 0)
+			snprintf(buf, cap, "%" PRId64, v / QUOTA_CPU_PER_CORE);
 		else
 			snprintf(buf, cap, "%" PRId64 "m", v);
 		return buf;

@@ -85,8 +85,17 @@ bool quota_qty_is_integer(const quota_qty_t *q);
 /* True when the value is zero. */
 bool quota_qty_is_zero(const quota_qty_t *q);
 
-/* The integer amount the queueing core counts for resource `name`:
- * millicores for "cpu", whole units (rounded up) for everything else. */
+/* The one conversion to the queueing core's units: how many core units
+ * make one of resource `name`'s own, 1000 for "cpu" (millicores) and 1 for
+ * everything else (whole units). The core, the webhook, the policy, the
+ * simulator's Trace (only a resource counted in thousandths may ask for a
+ * fraction), /metrics and the chargeback report all ask here. */
+#define QUOTA_CPU_PER_CORE 1000
+int64_t quota_core_per_unit(const char *name);
+
+/* The integer amount the queueing core counts for resource `name`
+ * (quota_core_per_unit): millicores for "cpu", whole units (rounded up)
+ * for everything else. */
 int64_t quota_qty_amount(const char *name, const quota_qty_t *q);
 
 /* An amount of resource `name` (quota_qty_amount's units) as a person reads

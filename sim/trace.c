@@ -314,7 +314,7 @@ static int parse_request(sim_trace_t *t, policy_jdec_t *d, const char *res, cons
 	rc = quota_qty_parse(text, strlen(text), &q, &why);
 	if (rc)
 		return policy_jdec_fail(d, rc, "%s", why.msg);
-	if (strcmp(res, "cpu") != 0 && !quota_qty_is_integer(&q))
+	if (quota_core_per_unit(res) == 1 && !quota_qty_is_integer(&q))
 		return policy_jdec_fail(d, GPUQ_EINVAL,
 					"\"%s\" is not a whole number (only cpu may ask for a "
 					"fraction)",

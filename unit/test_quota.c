@@ -300,6 +300,9 @@ static void qty_constructors_and_accessors(void **state)
 	assert_true(quota_qty_is_integer(&q));
 
 	q = Q("1.5");
+	assert_int_equal(quota_core_per_unit("cpu"), 1000); /* the one conversion */
+	assert_int_equal(quota_core_per_unit("nvidia.com/gpu"), 1);
+	assert_int_equal(quota_core_per_unit("memory"), 1);
 	assert_int_equal(quota_qty_amount("cpu", &q), 1500);
 	assert_int_equal(quota_qty_amount("nvidia.com/gpu", &q), 2);
 	q = Q("1Ki");
