@@ -315,49 +315,34 @@ static void fill_workloads(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 	}
 }
 
-/* What a slot could lend now (quota_lend_idle). */
-static int64_t idle(const queue_quota_view_t *v)
-{
-	return quota_lend_idle(v->nominal, v->usage, v->lending_limit);
-}
-
-/* Nominal quota and usage per slot, and what each lends: in each (cohort,
- * flavor, resource) group, what the group's CQs borrow (usage above their
- * nominal) is shared among the lenders in proportion to what each could
- * lend, so the group's lent adds up to its borrowed. */
+/* Nominal quota and usage per slot, and what each lends
+ * (quota_lent_share over the (cohort, flavor, resource) groups; a slot of
+ * a ClusterQueue without a cohort lends nothing). */
 static int fill_quota(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 {
-	int64_t *sums = calloc(2 * (l->n_groups ? l->n_groups : 1), sizeof(*sums));
-	int64_t *borrowed, *lendable;
+	quota_lend_t *v = calloc(l->n_slots ? l->n_slots : 1, sizeof(*v));
+	size_t n = 0;
 
-	if (!sums)
+	if (!v)
 		return GPUQ_ENOMEM;
-	borrowed = sums;
-	lendable = sums + l->n_groups;
 	for (uint32_t c = 0; c < l->n_cqs; c++)
 		for (uint32_t i = l->cqs[c].slot0; i < l->cqs[c].slot0 + l->cqs[c].n_slots; i++) {
 			const qm_slot_t *sl = &l->slots[i];
-			queue_quota_view_t v;
+			queue_quota_view_t qv;
 
-			if (queue_cq_quota(q, c, sl->flavor, sl->res, &v))
+			s->quota[i].lent = 0;
+			if (queue_cq_quota(q, c, sl->flavor, sl->res, &qv))
 				continue;
-			s->quota[i].nominal = v.nominal;
-			s->quota[i].usage = v.usage;
-			s->quota[i].lent = (double)idle(&v); /* for now: what it could lend */
-			if (sl->group == UINT32_MAX)
-				continue;
-			if (v.usage > v.nominal)
-				borrowed[sl->group] += v.usage - v.nominal;
-			lendable[sl->group] += idle(&v);
+			s->quota[i].nominal = qv.nominal;
+			s->quota[i].usage = qv.usage;
+			if (sl->group != UINT32_MAX)
+				v[n++] = (quota_lend_t){sl->group, i, qv.nominal, qv.usage,
+							qv.lending_limit, 0};
 		}
-	for (size_t i = 0; i < l->n_slots; i++) {
-		uint32_t g = l->slots[i].group;
-
-		s->quota[i].lent = g == UINT32_MAX ? 0
-						   : quota_lent((int64_t)s->quota[i].lent,
-								borrowed[g], lendable[g]);
-	}
-	free(sums);
+	quota_lent_share(v, n);
+	for (size_t k = 0; k < n; k++)
+		s->quota[v[k].slot].lent = v[k].lent;
+	free(v);
 	return GPUQ_OK;
 }
 

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NANO_PER_UNIT 1000000000LL
@@ -525,4 +526,31 @@ double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total)
 		return 0;
 	return (double)idle *
 	       (borrowed >= idle_total ? 1.0 : (double)borrowed / (double)idle_total);
+}
+
+static int lend_cmp(const void *a, const void *b)
+{
+	const quota_lend_t *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+void quota_lent_share(quota_lend_t *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof(*v), lend_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t borrowed = 0, lendable = 0;
+
+		for (j = i; j < n && v[j].group == v[i].group; j++) {
+			if (v[j].usage > v[j].nominal)
+				borrowed += v[j].usage - v[j].nominal;
+			lendable += quota_lend_idle(v[j].nominal, v[j].usage, v[j].lending);
+		}
+		for (size_t k = i; k < j; k++)
+			v[k].lent = quota_lent(quota_lend_idle(v[k].nominal, v[k].usage, v[k].lending),
+					       borrowed, lendable);
+	}
 }

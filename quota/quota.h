@@ -211,6 +211,23 @@ int64_t quota_tree_potential(const quota_node_t *path, size_t n);
 int64_t quota_lend_idle(int64_t nominal, int64_t usage, int64_t lending_limit);
 double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total);
 
+/* One ClusterQueue's (flavor, resource) slot in a cohort, for
+ * quota_lent_share. */
+typedef struct {
+	uint64_t group;	  /* its (cohort, flavor, resource), as the caller numbers them */
+	size_t slot;	  /* the caller's own index, carried along */
+	int64_t nominal;  /* nominal quota, core units */
+	int64_t usage;	  /* usage, core units */
+	int64_t lending;  /* lendingLimit (< 0: none) */
+	double lent;	  /* set: what it lends (quota_lent in its group) */
+} quota_lend_t;
+
+/* The one "lent": sort v[0..n) by group and set each entry's lent, its
+ * part of what its group borrows (the sum of usage above nominal) shared
+ * among the group's lenders by what each could lend (quota_lend_idle,
+ * quota_lent). /metrics and the web view both call it. */
+void quota_lent_share(quota_lend_t *v, size_t n);
+
 /* ---- Resource lists ---- */
 
 /* Resource names longer than this are refused with a clear error

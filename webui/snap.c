@@ -70,35 +70,13 @@ void webui_snap_unref(webui_snap_t *s)
 
 /* ---- quota: nominal, usage, borrowed, lent ---- */
 
-typedef struct {
-	uint64_t key; /* (cohort, flavor, resource) */
-	size_t slot;  /* index in snap->quota */
-	int64_t idle; /* what it could lend */
-} lend_t;
-
-static int lend_cmp(const void *a, const void *b)
+/* lent, as /metrics has it: quota_lent_share over the (cohort, flavor,
+ * resource) groups, rounded to core units. */
+static int fill_lent(webui_snap_t *s, quota_lend_t *v, size_t n)
 {
-	uint64_t x = ((const lend_t *)a)->key, y = ((const lend_t *)b)->key;
-
-	return x < y ? -1 : x > y;
-}
-
-/* lent, as /metrics has it (quota_lent): per (cohort, flavor, resource)
- * group, the group's borrowing shared among its lenders. */
-static int fill_lent(webui_snap_t *s, lend_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), lend_cmp);
-	for (size_t i = 0, j; i < n; i = j) {
-		int64_t borrowed = 0, lendable = 0;
-
-		for (j = i; j < n && v[j].key == v[i].key; j++) {
-			borrowed += s->quota[v[j].slot].borrowed;
-			lendable += v[j].idle;
-		}
-		for (size_t k = i; k < j; k++)
-			s->quota[v[k].slot].lent =
-			    (int64_t)(quota_lent(v[k].idle, borrowed, lendable) + 0.5);
-	}
+	quota_lent_share(v, n);
+	for (size_t k = 0; k < n; k++)
+		s->quota[v[k].slot].lent = (int64_t)(v[k].lent + 0.5);
 	return GPUQ_OK;
 }
 
@@ -106,7 +84,7 @@ static int fill_lent(webui_snap_t *s, lend_t *v, size_t n)
 static int fill_cqs(const queue_t *q, webui_snap_t *s)
 {
 	size_t nf = queue_flavor_count(q), nr = queue_resource_count(q), cap = 16, n_lend = 0;
-	lend_t *lend;
+	quota_lend_t *lend;
 	int rc;
 
 	s->n_cqs = queue_cq_count(q);
@@ -134,7 +112,7 @@ static int fill_cqs(const queue_t *q, webui_snap_t *s)
 					continue;
 				if (s->n_quota == cap) {
 					ws_quota_t *nq = realloc(s->quota, 2 * cap * sizeof(*nq));
-					lend_t *nl =
+					quota_lend_t *nl =
 					    nq ? realloc(lend, 2 * cap * sizeof(*nl)) : NULL;
 
 					if (nq)
@@ -158,10 +136,13 @@ static int fill_cqs(const queue_t *q, webui_snap_t *s)
 						  f,
 						  r};
 				if (coh != QUEUE_NONE)
-					lend[n_lend++] = (lend_t){
+					lend[n_lend++] = (quota_lend_t){
 					    ((uint64_t)coh << 32) | ((uint64_t)f << 16) | r,
 					    s->n_quota,
-					    quota_lend_idle(v.nominal, v.usage, v.lending_limit)};
+					    v.nominal,
+					    v.usage,
+					    v.lending_limit,
+					    0};
 				s->n_quota++;
 			}
 		cq->n_quota = s->n_quota - cq->quota0;
