@@ -2,19 +2,13 @@
  * controller/internal.h: shared by the files of controller/ only; the
  * module's interface is controller/controller.h.
  *
- * Files, bottom up (each calls only files before it, but for the circle
- * jobs.c, pods.c, status.c and actuate.c, which scripts/arrows.py lists as
- * known): map.c (a string-keyed hash map), informer.c (watch threads, the
- * event queue, slimming and pruning objects), workload.c (watched objects
- * decoded, pod sets), swriter.c (the status writer thread), elect.c (the
- * Lease thread: renewals and the fence), jobs.c (Jobs into workloads of the
- * core, the core's clock, touched workloads), pods.c (pod groups, Pods of
- * Jobs), status.c (queue status, Job annotations), actuate.c (patches and
- * Events that bring a Job in line with the core), podmap.c (the pods'
- * LocalQueues for DCGM), snapshot.c (cached policy objects into a policy
- * snapshot), usage.c (the usage ledger's checkpoint ConfigMaps), loop.c
- * (the controller thread: events, cycles, persistence, following the
- * Lease; the module's interface). Sections below follow that order.
+ * Files, bottom up: map.c (a string-keyed hash map), informer.c (watch
+ * threads and the event queue), snapshot.c (cached policy objects into a
+ * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
+ * (patches and Events that bring a Job in line with the core), elect.c (the
+ * Lease thread: renewals and the fence), loop.c (the controller thread:
+ * events, cycles, persistence, following the Lease), usage.c (the usage
+ * ledger's checkpoint ConfigMaps).
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -134,26 +128,7 @@ typedef struct {
 int controller_informer_start(struct controller *c, gpuq_diag_t *diag);
 void controller_informer_stop(struct controller *c);
 
-/* Drop what gpuq never reads and cached objects would carry:
- * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
- * KB for a bench Job) and kubectl's last-applied-configuration annotation (a
- * second copy of the object for everything made with `kubectl apply`). Only
- * the cache loses them: gpuq writes Jobs with merge patches, never whole.
- * Returns obj. */
-json_t *controller_slim(json_t *obj);
-/* controller_slim, and of a Job or Pod only what gpuq reads: metadata's
- * name, namespace, uid, resourceVersion, creationTimestamp, labels and
- * annotations (gpuq.dev/ and kueue.x-k8s.io/ keys only), ownerReferences,
- * deletionTimestamp; the pod spec's requests,
- * priority, placement, claims and gates (containers reduced to name,
- * resources, restartPolicy); a Job's suspend, parallelism, completions and
- * template annotations; the status counts and conditions (type and status).
- * gpuq's own gpuq.dev/status annotation goes too (written, never read).
- * A pruned object decodes (controller_decode) exactly as the whole one
- * (test_controller checks it). Returns obj. */
-json_t *controller_prune(json_t *obj);
-
-/* ---- the controller's state (loop.c runs it; every file reads it) ---- */
+/* ---- the controller ---- */
 
 typedef enum {
 	CONTROLLER_JOB_UNMANAGED = 0, /* not gpuq's (no GPU, no queue label, not suspended) */
@@ -286,9 +261,42 @@ struct controller {
 	uint32_t usage_failures;		       /* merges or writes failed in a row */
 };
 
-/* ---- workload.c: watched objects decoded, pod sets for the core ---- */
+/* The core's clock: wall milliseconds, never decreasing. */
+int64_t controller_now(struct controller *c);
+/* Monotonic milliseconds, for the controller's own timers. */
+int64_t controller_mono_ms(void);
+/* "namespace/name" or "name" of an object ("" without a name). */
+void controller_obj_key(const json_t *obj, char *out, size_t cap);
+/* The cached Job of a workload uid, or NULL. */
+controller_job_t *controller_job(struct controller *c, const char *uid);
+/* Cache obj (pruned; borrowed) as j's object. GPUQ_EINVAL without a
+ * namespace and name, GPUQ_ENOMEM; j is unchanged on error. */
+int controller_job_set(controller_job_t *j, json_t *obj);
+/* j's object parsed: a new reference, or NULL (no memory). */
+json_t *controller_job_tree(const controller_job_t *j);
 
-/* A watched object decoded by the admission rules' decoder
+/* snapshot.c: apply a policy-object event to the cache. */
+void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev);
+/* Give a fresh core's tenants that have no history the decayed usage their
+ * LocalQueue's status shows (a former leader wrote it). */
+void controller_snapshot_seed_usage(struct controller *c, queue_t *q);
+
+/* Build a snapshot from the cache; on success replace c->policy (and the
+ * webhook's), rebuild or create the core. Errors are logged; the previous
+ * snapshot stays. */
+int controller_snapshot_rebuild(struct controller *c);
+
+/* jobs.c */
+void controller_jobs_apply(struct controller *c, const controller_cevent_t *ev);
+/* Bring every Job's workload into the core (after a snapshot change). */
+void controller_jobs_resync(struct controller *c);
+void controller_jobs_free_all(struct controller *c);
+
+/* loop.c: act on job j (or on the workload with key) after the next persist. */
+void controller_touch(struct controller *c, controller_job_t *j);
+void controller_touch_key(struct controller *c, const char *key);
+
+/* workload.c: a watched object decoded by the admission rules' decoder
  * (*o zeroed first; deinit it in every case), and its pod spec as one pod
  * set of `count` pods (b holds the arrays ps points into). */
 int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
@@ -304,9 +312,84 @@ typedef struct {
 void controller_podset_from(const webhook_object_t *o, int32_t count, controller_podset_buf_t *b,
 			    queue_podset_spec_t *ps);
 
-/* ---- swriter.c: the status writer thread ---- */
+/* pods.c */
+/* Call fn with the namespace and name of each of g's Pods. */
+void controller_pods_each_member(const controller_pgroup_t *g,
+				 void (*fn)(void *ctx, const char *ns, const char *name),
+				 void *ctx);
+/* podmap.c: hand the LocalQueue of every workload holding quota to
+ * c->o.pod_queues (leader only; a failure to build is logged, once). */
+void controller_podmap_publish(struct controller *c);
+void controller_pods_apply(struct controller *c, const controller_cevent_t *ev);
+/* The unfinished Pods the watch shows of the Job with uid job_uid (its
+ * status.active counts them only at the Job controller's next status
+ * write, about a second after the ResourceQuota charged them). */
+int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
+void controller_pods_resync(struct controller *c);
+void controller_pods_free_all(struct controller *c);
+controller_pgroup_t *controller_group(struct controller *c, const char *key);
+void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
+/* Hand text as every member's gpuq.dev/status to the status writer. */
+void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
+/* actuate.c: a workload's placement on its flavors (see actuate.c). */
+int controller_actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
+				 const json_t *base_tols, json_t **sel, json_t **tols,
+				 char *flavors, size_t cap);
 
-/* The status writer thread (its own connection). submit keeps
+/* Drop what gpuq never reads and cached objects would carry:
+ * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
+ * KB for a bench Job) and kubectl's last-applied-configuration annotation (a
+ * second copy of the object for everything made with `kubectl apply`). Only
+ * the cache loses them: gpuq writes Jobs with merge patches, never whole.
+ * Returns obj. */
+json_t *controller_slim(json_t *obj);
+/* controller_slim, and of a Job or Pod only what gpuq reads: metadata's
+ * name, namespace, uid, resourceVersion, creationTimestamp, labels and
+ * annotations (gpuq.dev/ and kueue.x-k8s.io/ keys only), ownerReferences,
+ * deletionTimestamp; the pod spec's requests,
+ * priority, placement, claims and gates (containers reduced to name,
+ * resources, restartPolicy); a Job's suspend, parallelism, completions and
+ * template annotations; the status counts and conditions (type and status).
+ * gpuq's own gpuq.dev/status annotation goes too (written, never read).
+ * A pruned object decodes (controller_decode) exactly as the whole one
+ * (test_controller checks it). Returns obj. */
+json_t *controller_prune(json_t *obj);
+
+/* usage.c: the usage ledger's checkpoints (controller_opts_t
+ * usage_checkpoint_ms). step, while leading (after the term check): merge
+ * every checkpoint once, then write this leader's every interval; lost, on
+ * taking or losing the Lease: merge again before writing; final, when the
+ * leader stops: write once more. */
+void controller_usage_step(struct controller *c);
+void controller_usage_lost(struct controller *c);
+void controller_usage_final(struct controller *c);
+/* (for test_controller) The ConfigMap holding part i (len bytes, copied as
+ * base64 into binaryData.ledger; summary into data.summary): a new
+ * reference, NULL without memory. When to try again after
+ * c->usage_failures failures in a row: 2 s, doubling, at most the checkpoint
+ * interval. */
+json_t *controller_usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+				 const char *summary);
+int64_t controller_usage_retry_at(const struct controller *c, int64_t now);
+
+/* elect.c: the Lease thread (leader election on; without it the fence is
+ * held for good and there is no thread): one round (kube_lease_try on its
+ * own connection) every LEASE_RETRY_MS; after a round that holds the Lease
+ * the fence holds until kube_lease_deadline of the round's start, after one
+ * that sees another holder it is dropped, after a failed one it runs out by
+ * itself. wait_first blocks until the first round is done, or stop and wake
+ * (controller thread, before it reads the cluster); follow copies the last
+ * round into c->lease (controller thread); stop joins the thread (c->stop
+ * set and the fence stopped first); release gives the Lease up when the
+ * last round saw this replica hold it (after every writer has stopped). */
+int controller_elect_start(struct controller *c, gpuq_diag_t *diag);
+void controller_elect_wait_first(struct controller *c);
+void controller_elect_wake(struct controller *c);
+void controller_elect_follow(struct controller *c);
+void controller_elect_stop(struct controller *c);
+void controller_elect_release(struct controller *c);
+
+/* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
  * already written (for the few queue keys). submit_once is the same but
  * remembers nothing once written (per-workload keys: the caller dedupes,
@@ -338,68 +421,7 @@ int controller_swriter_event(controller_swriter_t *w, const char *ns, const char
  * request already waiting on the limiter). NULL is fine. */
 void controller_swriter_stop(controller_swriter_t *w);
 
-/* ---- elect.c: the Lease thread ---- */
-
-/* The Lease thread (leader election on; without it the fence is
- * held for good and there is no thread): one round (kube_lease_try on its
- * own connection) every LEASE_RETRY_MS; after a round that holds the Lease
- * the fence holds until kube_lease_deadline of the round's start, after one
- * that sees another holder it is dropped, after a failed one it runs out by
- * itself. wait_first blocks until the first round is done, or stop and wake
- * (controller thread, before it reads the cluster); follow copies the last
- * round into c->lease (controller thread); stop joins the thread (c->stop
- * set and the fence stopped first); release gives the Lease up when the
- * last round saw this replica hold it (after every writer has stopped). */
-int controller_elect_start(struct controller *c, gpuq_diag_t *diag);
-void controller_elect_wait_first(struct controller *c);
-void controller_elect_wake(struct controller *c);
-void controller_elect_follow(struct controller *c);
-void controller_elect_stop(struct controller *c);
-void controller_elect_release(struct controller *c);
-
-/* ---- jobs.c: Jobs into workloads; the core's clock; touched workloads ---- */
-
-/* The core's clock: wall milliseconds, never decreasing. */
-int64_t controller_now(struct controller *c);
-
-/* The cached Job of a workload uid, or NULL. */
-controller_job_t *controller_job(struct controller *c, const char *uid);
-/* Cache obj (pruned; borrowed) as j's object. GPUQ_EINVAL without a
- * namespace and name, GPUQ_ENOMEM; j is unchanged on error. */
-int controller_job_set(controller_job_t *j, json_t *obj);
-/* j's object parsed: a new reference, or NULL (no memory). */
-json_t *controller_job_tree(const controller_job_t *j);
-
-void controller_jobs_apply(struct controller *c, const controller_cevent_t *ev);
-/* Bring every Job's workload into the core (after a snapshot change). */
-void controller_jobs_resync(struct controller *c);
-void controller_jobs_free_all(struct controller *c);
-
-/* Act on job j (or on the workload with key) after the next persist. */
-void controller_touch(struct controller *c, controller_job_t *j);
-void controller_touch_key(struct controller *c, const char *key);
-
-/* ---- pods.c: pod groups and the Pods of Jobs ---- */
-
-/* Call fn with the namespace and name of each of g's Pods. */
-void controller_pods_each_member(const controller_pgroup_t *g,
-				 void (*fn)(void *ctx, const char *ns, const char *name),
-				 void *ctx);
-
-void controller_pods_apply(struct controller *c, const controller_cevent_t *ev);
-/* The unfinished Pods the watch shows of the Job with uid job_uid (its
- * status.active counts them only at the Job controller's next status
- * write, about a second after the ResourceQuota charged them). */
-int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
-void controller_pods_resync(struct controller *c);
-void controller_pods_free_all(struct controller *c);
-controller_pgroup_t *controller_group(struct controller *c, const char *key);
-void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
-/* Hand text as every member's gpuq.dev/status to the status writer. */
-void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
-
-/* ---- status.c: queue status subresources, Job status annotations ---- */
-
+/* status.c: queue status subresources; Job status annotations. */
 void controller_status_queues(struct controller *c);
 void controller_status_note(struct controller *c, const char *uid);
 void controller_status_jobs(struct controller *c);
@@ -409,9 +431,7 @@ void controller_status_jobs(struct controller *c);
 json_t *controller_status_cq_body(struct controller *c, uint32_t cq);
 json_t *controller_status_lq_body(struct controller *c, uint32_t lq);
 
-/* ---- actuate.c: Jobs brought in line with the core ---- */
-
-/* Compare the core's state of job j with the Job and patch. */
+/* actuate.c: compare the core's state of job j with the Job and patch. */
 void controller_actuate_job(struct controller *c, controller_job_t *j);
 /* The merge patches controller_actuate_job sends for a Job (tree: the cached Job):
  * release workload id (unsuspend, placement on its flavors from the
@@ -435,51 +455,5 @@ void controller_actuate_rq_clear(struct controller *c, controller_job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from controller_actuate_job). */
 void controller_actuate_result(struct controller *c, const queue_result_t *res);
-
-/* A workload's placement on its flavors (see actuate.c). */
-int controller_actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-				 const json_t *base_tols, json_t **sel, json_t **tols,
-				 char *flavors, size_t cap);
-
-/* ---- podmap.c: the pods' LocalQueues for DCGM ---- */
-
-/* Hand the LocalQueue of every workload holding quota to
- * c->o.pod_queues (leader only; a failure to build is logged, once). */
-void controller_podmap_publish(struct controller *c);
-
-/* ---- snapshot.c: cached policy objects into a policy snapshot ---- */
-
-/* "namespace/name" or "name" of an object ("" without a name). */
-void controller_obj_key(const json_t *obj, char *out, size_t cap);
-
-/* Apply a policy-object event to the cache. */
-void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev);
-/* Give a fresh core's tenants that have no history the decayed usage their
- * LocalQueue's status shows (a former leader wrote it). */
-void controller_snapshot_seed_usage(struct controller *c, queue_t *q);
-
-/* Build a snapshot from the cache; on success replace c->policy (and the
- * webhook's), rebuild or create the core. Errors are logged; the previous
- * snapshot stays. */
-int controller_snapshot_rebuild(struct controller *c);
-
-/* ---- usage.c: the usage ledger's checkpoint ConfigMaps ---- */
-
-/* The usage ledger's checkpoints (controller_opts_t
- * usage_checkpoint_ms). step, while leading (after the term check): merge
- * every checkpoint once, then write this leader's every interval; lost, on
- * taking or losing the Lease: merge again before writing; final, when the
- * leader stops: write once more. */
-void controller_usage_step(struct controller *c);
-void controller_usage_lost(struct controller *c);
-void controller_usage_final(struct controller *c);
-/* (for test_controller) The ConfigMap holding part i (len bytes, copied as
- * base64 into binaryData.ledger; summary into data.summary): a new
- * reference, NULL without memory. When to try again after
- * c->usage_failures failures in a row: 2 s, doubling, at most the checkpoint
- * interval. */
-json_t *controller_usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
-				 const char *summary);
-int64_t controller_usage_retry_at(const struct controller *c, int64_t now);
 
 #endif
