@@ -87,7 +87,7 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names
 }
 
 /* PATCH the Job; on success the reply becomes the cached object. */
-static int patch_job(struct controller *c, controller_job_t *j, json_t *body, const char *what)
+static int patch_job(struct controller *c, job_t *j, json_t *body, const char *what)
 {
 	const char *ns = j->ns;
 	const char *name = j->name;
@@ -106,7 +106,7 @@ static int patch_job(struct controller *c, controller_job_t *j, json_t *body, co
 	json_decref(body);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
-		if (controller_job_set(j, controller_prune(reply))) /* keeps the former object */
+		if (job_set(j, controller_prune(reply))) /* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
 				 "%s Job %s/%s: cannot cache the reply", what, ns, name);
 		json_decref(reply);
@@ -125,9 +125,9 @@ static int patch_job(struct controller *c, controller_job_t *j, json_t *body, co
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
  * nodeLabels and tolerations. *sel and *tols are new references; flavors
  * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
-int controller_actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-				 const json_t *base_tols, json_t **sel, json_t **tols,
-				 char *flavors, size_t cap)
+int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
+		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
+		      size_t cap)
 {
 	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX];
 	size_t nf = flavors_of(c, id, names, sizeof(names) / sizeof(names[0]), flavors, cap);
@@ -154,7 +154,7 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, const json
 
 /* Release: unsuspend with the flavors' nodeLabels and tolerations in the
  * template, the originals kept in an annotation for a later restore. */
-json_t *controller_actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id)
+json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id)
 {
 	const json_t *spec = tmpl_spec(tree);
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
@@ -174,9 +174,9 @@ json_t *controller_actuate_release_body(struct controller *c, const json_t *tree
 	}
 	if (!orig)
 		return NULL;
-	if (controller_actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
-					 json_object_get(orig, "tolerations"), &sel, &tols, flavors,
-					 sizeof(flavors))) {
+	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
+			      json_object_get(orig, "tolerations"), &sel, &tols, flavors,
+			      sizeof(flavors))) {
 		json_decref(orig);
 		return NULL;
 	}
@@ -192,25 +192,25 @@ json_t *controller_actuate_release_body(struct controller *c, const json_t *tree
 	return body;
 }
 
-static void release(struct controller *c, controller_job_t *j, const json_t *tree, queue_wl_t id)
+static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
 {
-	json_t *body = controller_actuate_release_body(c, tree, id);
+	json_t *body = actuate_release_body(c, tree, id);
 
 	if (body)
 		patch_job(c, j, body, "released");
 }
 
 /* Preempt: suspend (the Job controller deletes its pods). */
-json_t *controller_actuate_suspend_body(const json_t *tree)
+json_t *actuate_suspend_body(const json_t *tree)
 {
 	return json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
 			 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
 			 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
 }
 
-static void suspend(struct controller *c, controller_job_t *j, const json_t *tree)
+static void suspend(struct controller *c, job_t *j, const json_t *tree)
 {
-	json_t *body = controller_actuate_suspend_body(tree);
+	json_t *body = actuate_suspend_body(tree);
 
 	if (body)
 		patch_job(c, j, body, "suspended");
@@ -219,7 +219,7 @@ static void suspend(struct controller *c, controller_job_t *j, const json_t *tre
 /* The template as it was before the release, from the annotation the
  * release left (a merge patch merges maps: the keys the release added to
  * nodeSelector are nulled out). */
-json_t *controller_actuate_restore_body(const json_t *tree)
+json_t *actuate_restore_body(const json_t *tree)
 {
 	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
 	const json_t *spec = tmpl_spec(tree);
@@ -247,10 +247,10 @@ json_t *controller_actuate_restore_body(const json_t *tree)
 }
 
 /* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, controller_job_t *j, const json_t *tree)
+static void restore(struct controller *c, job_t *j, const json_t *tree)
 {
 	if (annotation(tree, CONTROLLER_ANNOT_ORIGINAL)) {
-		json_t *body = controller_actuate_restore_body(tree);
+		json_t *body = actuate_restore_body(tree);
 		if (!body || patch_job(c, j, body, "restored the template of"))
 			return;
 	}
@@ -264,7 +264,7 @@ static void restore(struct controller *c, controller_job_t *j, const json_t *tre
  * active and none terminating (a deleted pod holds its GPU until it is
  * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
  * (which also makes the template mutable again). */
-bool controller_actuate_job_quiet(const json_t *job)
+bool actuate_job_quiet(const json_t *job)
 {
 	const json_t *st = json_object_get(job, "status");
 
@@ -278,11 +278,11 @@ bool controller_actuate_job_quiet(const json_t *job)
  * namespace's ResourceQuota (status.used) when it is created, and the Job's
  * status.active counts it only at the Job controller's next status write:
  * the created pods are the more of status.active and the unfinished pods
- * the Pods watch shows (controller_pods_of_job), plus the finished ones (succeeded,
+ * the Pods watch shows (pods_of_job), plus the finished ones (succeeded,
  * failed). Counting a created pod as still to come held the next Job back
  * with its quota free ("requested 16, used 8, limited 16" for 8 + 8 of 16). */
-static int add_pending_pods(struct controller *c, const controller_job_t *j, bool all,
-			    quota_reslist_t *req, int64_t *pods)
+static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
+			    int64_t *pods)
 {
 	webhook_object_t o;
 	quota_reslist_t one = {0};
@@ -296,7 +296,7 @@ static int add_pending_pods(struct controller *c, const controller_job_t *j, boo
 	}
 	missing = o.pods;
 	if (!all) {
-		int64_t live = controller_pods_of_job(c, j->uid);
+		int64_t live = pods_of_job(c, j->uid);
 		missing -= (live > o.active ? live : o.active) + o.succeeded + o.failed;
 	}
 	if (o.finished)
@@ -320,13 +320,13 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
 {
 	for (size_t i = 0; i < pn->n_quotas; i++) {
 		char key[2 * QUOTA_OBJ_NAME_MAX + 2];
-		const controller_pobj_t *po;
+		const pobj_t *po;
 		const json_t *st;
 		const char *k;
 		json_t *v;
 
 		snprintf(key, sizeof(key), "%s/%s", pn->quotas[i]->namespace_, pn->quotas[i]->name);
-		po = controller_map_get(&c->objs[CONTROLLER_RES_RESOURCEQUOTAS], key);
+		po = map_get(&c->objs[RES_RESOURCEQUOTAS], key);
 		st = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
 		json_object_foreach((json_t *)st, k, v)
 		{
@@ -347,7 +347,7 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
  * holding its admission, instead of running with part of its pods (no
  * gang). Limits are taken equal to requests (the decoder keeps requests
  * only): a limits.* quota can refuse a pod later. */
-static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size_t cap)
+static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 {
 	const char *ns = j->ns;
 	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
@@ -356,15 +356,15 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 	gpuq_diag_t diag = {{0}};
 	int64_t pods = 0;
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 	bool fits;
 
 	if (!pn || !pn->n_quotas)
 		return true;
 	if (add_pending_pods(c, j, true, &req, &pods))
 		return true; /* cannot tell: the apiserver will judge the pods */
-	while ((s = controller_map_next(&c->jobs, &pos))) {
-		const controller_job_t *o = s->value;
+	while ((s = map_next(&c->jobs, &pos))) {
+		const job_t *o = s->value;
 		if (o == j || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
@@ -389,19 +389,18 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 	return fits;
 }
 
-void controller_actuate_rq_clear(struct controller *c, controller_job_t *j)
+void actuate_rq_clear(struct controller *c, job_t *j)
 {
 	if (!j->rq_wait)
 		return;
 	free(j->rq_wait);
 	j->rq_wait = NULL;
 	c->rq_held--;
-	controller_status_note(c, j->uid); /* the core's word again: released, evicted, ... */
+	status_note(c, j->uid); /* the core's word again: released, evicted, ... */
 }
 
 /* Hold j's release: the namespace's ResourceQuota would refuse its pods. */
-static void rq_hold(struct controller *c, controller_job_t *j, const queue_workload_view_t *v,
-		    const char *why)
+static void rq_hold(struct controller *c, job_t *j, const queue_workload_view_t *v, const char *why)
 {
 	char *text;
 
@@ -415,24 +414,24 @@ static void rq_hold(struct controller *c, controller_job_t *j, const queue_workl
 		c->rq_held++;
 	free(j->rq_wait);
 	j->rq_wait = text;
-	controller_status_note(c, j->uid); /* its status says so */
+	status_note(c, j->uid); /* its status says so */
 }
 
-void controller_actuate_rq_recheck(struct controller *c, const char *ns)
+void actuate_rq_recheck(struct controller *c, const char *ns)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
 	if (!c->rq_held || !ns)
 		return;
-	while ((s = controller_map_next(&c->jobs, &pos))) {
-		controller_job_t *j = s->value;
+	while ((s = map_next(&c->jobs, &pos))) {
+		job_t *j = s->value;
 		if (j->rq_wait && strcmp(j->ns, ns) == 0)
 			controller_touch(c, j);
 	}
 }
 
-void controller_actuate_job(struct controller *c, controller_job_t *j)
+void actuate_job(struct controller *c, job_t *j)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -446,30 +445,29 @@ void controller_actuate_job(struct controller *c, controller_job_t *j)
 	 * meanwhile by an earlier leader, evicted, finished): its status then
 	 * says where it stands now */
 	if (j->rq_wait && (v.state != QUEUE_WL_ADMITTED || !j->suspended))
-		controller_actuate_rq_clear(c, j);
+		actuate_rq_clear(c, j);
 	switch (v.state) {
 	case QUEUE_WL_ADMITTED:
 		if (j->suspended) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
-				controller_actuate_rq_clear(c, j);
-				if ((tree = controller_job_tree(j)))
+				actuate_rq_clear(c, j);
+				if ((tree = job_tree(j)))
 					release(c, j, tree, id);
-				controller_status_note(c, j->uid); /* released: where it runs */
+				status_note(c, j->uid); /* released: where it runs */
 			} else {
 				rq_hold(c, j, &v, why);
 			}
 		}
 		break;
 	case QUEUE_WL_EVICTING:
-		if (!(tree = controller_job_tree(j)))
+		if (!(tree = job_tree(j)))
 			break;
 		/* its quota is free only once its pods are gone: by the Job's
 		 * status and by the Pods watch alike */
 		if (!j->suspended)
 			suspend(c, j, tree);
-		else if (controller_actuate_job_quiet(tree) &&
-			 controller_pods_of_job(c, j->uid) == 0)
+		else if (actuate_job_quiet(tree) && pods_of_job(c, j->uid) == 0)
 			restore(c, j, tree);
 		break;
 	default:
@@ -481,14 +479,13 @@ void controller_actuate_job(struct controller *c, controller_job_t *j)
 static void post(struct controller *c, const char *uid, const char *type, const char *reason,
 		 const char *action, const char *note)
 {
-	const controller_job_t *j = controller_job(c, uid);
+	const job_t *j = controller_job(c, uid);
 
 	if (j && j->text) /* posted by the status writer, after this pass's patches */
-		(void)controller_swriter_event(c->swriter, j->ns, j->name, uid, type, reason,
-					       action, note);
+		(void)swriter_event(c->swriter, j->ns, j->name, uid, type, reason, action, note);
 }
 
-void controller_actuate_result(struct controller *c, const queue_result_t *res)
+void actuate_result(struct controller *c, const queue_result_t *res)
 {
 	char note[1024];
 

@@ -26,57 +26,57 @@
 
 /* ---- map.c: string keys to pointers, open addressing ---- */
 
-typedef struct swriter controller_swriter_t;
+typedef struct swriter swriter_t;
 
 typedef struct {
 	char *key;   /* owned; NULL: empty slot */
 	void *value; /* caller's */
 	bool dead;   /* a deleted slot (tombstone) */
-} controller_map_slot_t;
+} map_slot_t;
 
 typedef struct {
-	controller_map_slot_t *slots; /* power-of-two table */
-	size_t cap;		      /* slots */
-	size_t n;		      /* live keys */
-	size_t used;		      /* live + tombstones */
-} controller_map_t;
+	map_slot_t *slots; /* power-of-two table */
+	size_t cap;	   /* slots */
+	size_t n;	   /* live keys */
+	size_t used;	   /* live + tombstones */
+} map_t;
 
 /* FNV-1a of a string (the map's hash, also used to remember texts written). */
-uint64_t controller_map_hash(const char *s);
+uint64_t map_hash(const char *s);
 /* FNV-1a of n bytes (usage.c: a checkpoint part already written). */
-uint64_t controller_map_hash_bytes(const void *p, size_t n);
-void controller_map_init(controller_map_t *m);
+uint64_t map_hash_bytes(const void *p, size_t n);
+void map_init(map_t *m);
 /* Free the table and keys (values are the caller's: free them first). */
-void controller_map_deinit(controller_map_t *m);
-void *controller_map_get(const controller_map_t *m, const char *key);
+void map_deinit(map_t *m);
+void *map_get(const map_t *m, const char *key);
 /* Insert or replace; *old (may be NULL) gets the replaced value or NULL.
  * GPUQ_ENOMEM, GPUQ_ELIMIT past CONTROLLER_OBJECTS_MAX. */
-int controller_map_put(controller_map_t *m, const char *key, void *value, void **old);
+int map_put(map_t *m, const char *key, void *value, void **old);
 /* Remove key; returns its value or NULL. */
-void *controller_map_del(controller_map_t *m, const char *key);
+void *map_del(map_t *m, const char *key);
 /* Iterate: start at *pos = 0; returns the next live slot or NULL. */
-controller_map_slot_t *controller_map_next(const controller_map_t *m, size_t *pos);
+map_slot_t *map_next(const map_t *m, size_t *pos);
 
 /* ---- informer.c: the watched collections and the event queue ---- */
 
 typedef enum {
-	CONTROLLER_RES_NAMESPACES = 0,
-	CONTROLLER_RES_LIMITRANGES,
-	CONTROLLER_RES_RESOURCEQUOTAS,
-	CONTROLLER_RES_PRIORITYCLASSES,
-	CONTROLLER_RES_CLAIMTEMPLATES,
-	CONTROLLER_RES_FLAVORS,
-	CONTROLLER_RES_CLUSTERQUEUES,
-	CONTROLLER_RES_LOCALQUEUES,
-	CONTROLLER_RES_COHORTS,
-	CONTROLLER_RES_KUEUE_FLAVORS,
-	CONTROLLER_RES_KUEUE_CLUSTERQUEUES,
-	CONTROLLER_RES_KUEUE_LOCALQUEUES,
-	CONTROLLER_RES_KUEUE_COHORTS,
-	CONTROLLER_RES_JOBS,
-	CONTROLLER_RES_PODS,
-	CONTROLLER_RES_COUNT
-} controller_res_t;
+	RES_NAMESPACES = 0,
+	RES_LIMITRANGES,
+	RES_RESOURCEQUOTAS,
+	RES_PRIORITYCLASSES,
+	RES_CLAIMTEMPLATES,
+	RES_FLAVORS,
+	RES_CLUSTERQUEUES,
+	RES_LOCALQUEUES,
+	RES_COHORTS,
+	RES_KUEUE_FLAVORS,
+	RES_KUEUE_CLUSTERQUEUES,
+	RES_KUEUE_LOCALQUEUES,
+	RES_KUEUE_COHORTS,
+	RES_JOBS,
+	RES_PODS,
+	RES_COUNT
+} res_t;
 
 typedef struct {
 	const char *name;     /* for logs: "jobs" */
@@ -85,59 +85,57 @@ typedef struct {
 	const char *path;     /* collection path */
 	bool optional;	      /* watched only when discovery lists it */
 	bool policy;	      /* feeds the policy snapshot */
-} controller_res_info_t;
+} res_info_t;
 
-extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
+extern const res_info_t controller_res[RES_COUNT];
 
 typedef struct {
-	controller_res_t res;	/* which collection */
+	res_t res;		/* which collection */
 	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
 	json_t *object;		/* owned reference (NULL for RESET/SYNCED) */
-} controller_cevent_t;
+} cevent_t;
 
 typedef struct {
 	pthread_mutex_t lock;
-	pthread_cond_t nonempty;   /* the controller thread waits on it */
-	pthread_cond_t nonfull;	   /* watch threads wait on it */
-	controller_cevent_t *ring; /* CONTROLLER_EVENTS_MAX slots */
-	size_t head, n;		   /* ring position and count */
-	bool kick;		   /* wake the controller without an event */
-} controller_equeue_t;
+	pthread_cond_t nonempty; /* the controller thread waits on it */
+	pthread_cond_t nonfull;	 /* watch threads wait on it */
+	cevent_t *ring;		 /* CONTROLLER_EVENTS_MAX slots */
+	size_t head, n;		 /* ring position and count */
+	bool kick;		 /* wake the controller without an event */
+} equeue_t;
 
-int controller_equeue_init(controller_equeue_t *q);
-void controller_equeue_deinit(controller_equeue_t *q);
+int equeue_init(equeue_t *q);
+void equeue_deinit(equeue_t *q);
 /* Push (waits while full, unless *stop). Steals ev->object. */
-void controller_equeue_push(controller_equeue_t *q, const controller_cevent_t *ev,
-			    const atomic_bool *stop);
+void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop);
 /* Pop up to cap events into out, waiting until one arrives, a kick, or
  * deadline_ms (monotonic) passes. Returns how many. */
-size_t controller_equeue_pop(controller_equeue_t *q, controller_cevent_t *out, size_t cap,
-			     int64_t deadline_ms);
+size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms);
 /* Wake the controller thread. */
-void controller_equeue_kick(controller_equeue_t *q);
+void equeue_kick(equeue_t *q);
 
 typedef struct {
 	struct controller *ctl; /* owner */
-	controller_res_t res;	/* what this thread watches */
+	res_t res;		/* what this thread watches */
 	kube_client_t *client;	/* its own connection */
 	pthread_t thread;	/* running while started */
 	bool started;		/* thread was created */
-} controller_watcher_t;
+} watcher_t;
 
 /* Discover optional groups, then start one thread per watched collection. */
-int controller_informer_start(struct controller *c, gpuq_diag_t *diag);
-void controller_informer_stop(struct controller *c);
+int informer_start(struct controller *c, gpuq_diag_t *diag);
+void informer_stop(struct controller *c);
 
 /* ---- the controller ---- */
 
 typedef enum {
-	CONTROLLER_JOB_UNMANAGED = 0, /* not gpuq's (no GPU, no queue label, not suspended) */
-	CONTROLLER_JOB_MANAGED = 1,   /* a workload of the core */
-} controller_job_kind_t;
+	JOB_UNMANAGED = 0, /* not gpuq's (no GPU, no queue label, not suspended) */
+	JOB_MANAGED = 1,   /* a workload of the core */
+} job_kind_t;
 
 /* One cached Job: the latest object the watch showed, pruned
  * (controller_prune) and kept as compact JSON text, the form the decoder
- * reads (a parsed tree is about ten times larger); controller_job_tree parses it where
+ * reads (a parsed tree is about ten times larger); job_tree parses it where
  * a tree is needed (actuation). */
 typedef struct {
 	char *text;	      /* the pruned Job, compact JSON (owned) */
@@ -161,41 +159,41 @@ typedef struct {
 	int64_t requeued_ms;  /* core time it last went back to the queue after an
 				 eviction (0: never seen here): where its next
 				 wait for admission starts */
-} controller_job_t;
+} job_t;
 
 typedef struct {
 	json_t *obj;	 /* the object (owned reference) */
 	uint64_t gen;	 /* LIST generation it was last seen in */
 	uint64_t digest; /* of what the policy reads: status and bookkeeping left out */
 	bool refused;	 /* the policy decoder refused it (logged once) */
-} controller_pobj_t;
+} pobj_t;
 
 /* A workload made of Pods: one plain GPU Pod (key = its uid) or a pod group
  * (key "group:<namespace>/<group name>"). */
 typedef struct {
-	char *key;		  /* the workload's uid in the core (owned) */
-	bool group;		  /* a pod group (else one plain Pod) */
-	int32_t total;		  /* pods the workload needs (pod-group-total-count; 1) */
-	int32_t reported;	  /* group members the core has been told of */
-	controller_map_t members; /* Pod uid -> member (pods.c) */
-	bool bad;		  /* could not enter the core: logged once */
-	bool touched;		  /* in the controller's touched list */
-	bool explain_queued;	  /* in the controller's explain list */
-	uint64_t status_hash;	  /* controller_map_hash | 1 of the last gpuq.dev/status written */
-} controller_pgroup_t;
+	char *key;	      /* the workload's uid in the core (owned) */
+	bool group;	      /* a pod group (else one plain Pod) */
+	int32_t total;	      /* pods the workload needs (pod-group-total-count; 1) */
+	int32_t reported;     /* group members the core has been told of */
+	map_t members;	      /* Pod uid -> member (pods.c) */
+	bool bad;	      /* could not enter the core: logged once */
+	bool touched;	      /* in the controller's touched list */
+	bool explain_queued;  /* in the controller's explain list */
+	uint64_t status_hash; /* map_hash | 1 of the last gpuq.dev/status written */
+} pgroup_t;
 
 struct controller {
 	controller_opts_t o;   /* options (strings borrowed) */
 	store_t *store;	       /* the LMDB store */
 	kube_client_t *client; /* the controller thread's connection */
-	controller_watcher_t watchers[CONTROLLER_RES_COUNT];
-	bool watched[CONTROLLER_RES_COUNT]; /* discovery found the collection */
-	bool listed[CONTROLLER_RES_COUNT];  /* first LIST complete */
-	controller_equeue_t events;	    /* watch threads -> controller thread */
-	atomic_bool stop;		    /* every thread stops when set */
-	pthread_t thread;		    /* the controller thread */
-	bool running;			    /* thread started */
-	bool stopped;			    /* controller_stop done (the owner's thread only) */
+	watcher_t watchers[RES_COUNT];
+	bool watched[RES_COUNT]; /* discovery found the collection */
+	bool listed[RES_COUNT];	 /* first LIST complete */
+	equeue_t events;	 /* watch threads -> controller thread */
+	atomic_bool stop;	 /* every thread stops when set */
+	pthread_t thread;	 /* the controller thread */
+	bool running;		 /* thread started */
+	bool stopped;		 /* controller_stop done (the owner's thread only) */
 
 	/* The Lease (elect.c). The fence is read by every thread; the rest is
 	 * the Lease thread's but for what lease_mu guards. */
@@ -209,28 +207,27 @@ struct controller {
 	kube_lease_state_t lease_seen; /* the last round's answer (holder, transitions) */
 	uint64_t lease_rounds;	       /* rounds done (successful or not) */
 
-	controller_map_t
-	    objs[CONTROLLER_RES_COUNT];	    /* policy objects by ns/name -> controller_pobj_t * */
-	uint64_t gen[CONTROLLER_RES_COUNT]; /* LIST generation: bumped by each RESET */
-	controller_map_t jobs;		    /* uid -> controller_job_t * */
-	controller_map_t groups;	    /* workload key -> controller_pgroup_t * (pods.c) */
-	controller_map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
-	controller_map_t job_pods;	    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
-			       of Jobs */
-	controller_map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
+	map_t objs[RES_COUNT];	    /* policy objects by ns/name -> pobj_t * */
+	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
+	map_t jobs;		    /* uid -> job_t * */
+	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
+	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	map_t job_pods;		    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
+				       of Jobs */
+	map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
 				       each Job has */
-	size_t rq_held;			    /* Jobs whose release a ResourceQuota holds (rq_wait) */
-	bool policy_dirty;		    /* a policy object changed */
-	policy_t *policy;		    /* the snapshot in force (one reference) */
-	uint64_t policy_generation;	    /* snapshots built */
-	queue_t *q;			    /* the core (NULL until the first snapshot) */
-	queue_config_t qcfg;		    /* its configuration */
-	bool persist_full;		    /* rewrite every record at the next commit */
-	bool check_term;		    /* just took the Lease: is the store stale? */
-	bool core_dirty;		    /* run a cycle soon */
-	int64_t last_cycle_ms;		    /* monotonic */
-	int64_t epoch_mono_ms;		    /* monotonic at start */
-	int64_t epoch_wall_ms;		    /* wall clock at start: core time = wall */
+	size_t rq_held;		    /* Jobs whose release a ResourceQuota holds (rq_wait) */
+	bool policy_dirty;	    /* a policy object changed */
+	policy_t *policy;	    /* the snapshot in force (one reference) */
+	uint64_t policy_generation; /* snapshots built */
+	queue_t *q;		    /* the core (NULL until the first snapshot) */
+	queue_config_t qcfg;	    /* its configuration */
+	bool persist_full;	    /* rewrite every record at the next commit */
+	bool check_term;	    /* just took the Lease: is the store stale? */
+	bool core_dirty;	    /* run a cycle soon */
+	int64_t last_cycle_ms;	    /* monotonic */
+	int64_t epoch_mono_ms;	    /* monotonic at start */
+	int64_t epoch_wall_ms;	    /* wall clock at start: core time = wall */
 
 	char **touched; /* uids to compare and act on after the next persist */
 	size_t n_touched, cap_touched;
@@ -238,8 +235,8 @@ struct controller {
 	int64_t next_trim_ms;  /* next malloc_trim (monotonic) */
 	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
-	controller_swriter_t *swriter; /* queue status patches, off this thread */
-	int64_t status_next_ms;	       /* next queue status pass (monotonic) */
+	swriter_t *swriter;	/* queue status patches, off this thread */
+	int64_t status_next_ms; /* next queue status pass (monotonic) */
 
 	qmetrics_t *metrics;	 /* queue metrics for /metrics (owned) */
 	int64_t metrics_next_ms; /* next publish (monotonic) */
@@ -268,32 +265,32 @@ int64_t controller_mono_ms(void);
 /* "namespace/name" or "name" of an object ("" without a name). */
 void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
-controller_job_t *controller_job(struct controller *c, const char *uid);
+job_t *controller_job(struct controller *c, const char *uid);
 /* Cache obj (pruned; borrowed) as j's object. GPUQ_EINVAL without a
  * namespace and name, GPUQ_ENOMEM; j is unchanged on error. */
-int controller_job_set(controller_job_t *j, json_t *obj);
+int job_set(job_t *j, json_t *obj);
 /* j's object parsed: a new reference, or NULL (no memory). */
-json_t *controller_job_tree(const controller_job_t *j);
+json_t *job_tree(const job_t *j);
 
 /* snapshot.c: apply a policy-object event to the cache. */
-void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev);
+void snapshot_apply(struct controller *c, const cevent_t *ev);
 /* Give a fresh core's tenants that have no history the decayed usage their
  * LocalQueue's status shows (a former leader wrote it). */
-void controller_snapshot_seed_usage(struct controller *c, queue_t *q);
+void snapshot_seed_usage(struct controller *c, queue_t *q);
 
 /* Build a snapshot from the cache; on success replace c->policy (and the
  * webhook's), rebuild or create the core. Errors are logged; the previous
  * snapshot stays. */
-int controller_snapshot_rebuild(struct controller *c);
+int snapshot_rebuild(struct controller *c);
 
 /* jobs.c */
-void controller_jobs_apply(struct controller *c, const controller_cevent_t *ev);
+void jobs_apply(struct controller *c, const cevent_t *ev);
 /* Bring every Job's workload into the core (after a snapshot change). */
-void controller_jobs_resync(struct controller *c);
-void controller_jobs_free_all(struct controller *c);
+void jobs_resync(struct controller *c);
+void jobs_free_all(struct controller *c);
 
 /* loop.c: act on job j (or on the workload with key) after the next persist. */
-void controller_touch(struct controller *c, controller_job_t *j);
+void controller_touch(struct controller *c, job_t *j);
 void controller_touch_key(struct controller *c, const char *key);
 
 /* workload.c: a watched object decoded by the admission rules' decoder
@@ -308,33 +305,32 @@ typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
 	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
-} controller_podset_buf_t;
-void controller_podset_from(const webhook_object_t *o, int32_t count, controller_podset_buf_t *b,
+} podset_buf_t;
+void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */
-void controller_pods_each_member(const controller_pgroup_t *g,
-				 void (*fn)(void *ctx, const char *ns, const char *name),
-				 void *ctx);
+void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
+		      void *ctx);
 /* podmap.c: hand the LocalQueue of every workload holding quota to
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
-void controller_podmap_publish(struct controller *c);
-void controller_pods_apply(struct controller *c, const controller_cevent_t *ev);
+void podmap_publish(struct controller *c);
+void pods_apply(struct controller *c, const cevent_t *ev);
 /* The unfinished Pods the watch shows of the Job with uid job_uid (its
  * status.active counts them only at the Job controller's next status
  * write, about a second after the ResourceQuota charged them). */
-int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
-void controller_pods_resync(struct controller *c);
-void controller_pods_free_all(struct controller *c);
-controller_pgroup_t *controller_group(struct controller *c, const char *key);
-void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
+int32_t pods_of_job(const struct controller *c, const char *job_uid);
+void pods_resync(struct controller *c);
+void pods_free_all(struct controller *c);
+pgroup_t *controller_group(struct controller *c, const char *key);
+void actuate_group(struct controller *c, pgroup_t *g);
 /* Hand text as every member's gpuq.dev/status to the status writer. */
-void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
+void pods_annotate(struct controller *c, pgroup_t *g, const char *text);
 /* actuate.c: a workload's placement on its flavors (see actuate.c). */
-int controller_actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-				 const json_t *base_tols, json_t **sel, json_t **tols,
-				 char *flavors, size_t cap);
+int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
+		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
+		      size_t cap);
 
 /* Drop what gpuq never reads and cached objects would carry:
  * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
@@ -360,17 +356,17 @@ json_t *controller_prune(json_t *obj);
  * every checkpoint once, then write this leader's every interval; lost, on
  * taking or losing the Lease: merge again before writing; final, when the
  * leader stops: write once more. */
-void controller_usage_step(struct controller *c);
-void controller_usage_lost(struct controller *c);
-void controller_usage_final(struct controller *c);
+void usage_step(struct controller *c);
+void usage_lost(struct controller *c);
+void usage_final(struct controller *c);
 /* (for test_controller) The ConfigMap holding part i (len bytes, copied as
  * base64 into binaryData.ledger; summary into data.summary): a new
  * reference, NULL without memory. When to try again after
  * c->usage_failures failures in a row: 2 s, doubling, at most the checkpoint
  * interval. */
-json_t *controller_usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
-				 const char *summary);
-int64_t controller_usage_retry_at(const struct controller *c, int64_t now);
+json_t *usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+		      const char *summary);
+int64_t usage_retry_at(const struct controller *c, int64_t now);
 
 /* elect.c: the Lease thread (leader election on; without it the fence is
  * held for good and there is no thread): one round (kube_lease_try on its
@@ -382,12 +378,12 @@ int64_t controller_usage_retry_at(const struct controller *c, int64_t now);
  * round into c->lease (controller thread); stop joins the thread (c->stop
  * set and the fence stopped first); release gives the Lease up when the
  * last round saw this replica hold it (after every writer has stopped). */
-int controller_elect_start(struct controller *c, gpuq_diag_t *diag);
-void controller_elect_wait_first(struct controller *c);
-void controller_elect_wake(struct controller *c);
-void controller_elect_follow(struct controller *c);
-void controller_elect_stop(struct controller *c);
-void controller_elect_release(struct controller *c);
+int elect_start(struct controller *c, gpuq_diag_t *diag);
+void elect_wait_first(struct controller *c);
+void elect_wake(struct controller *c);
+void elect_follow(struct controller *c);
+void elect_stop(struct controller *c);
+void elect_release(struct controller *c);
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
@@ -396,64 +392,60 @@ void controller_elect_release(struct controller *c);
  * and keys of deleted objects must not pile up). event queues an Event about a Job (strings copied;
  * GPUQ_ELIMIT when SWRITER_EVENTS_MAX wait: dropped and counted). stop
  * joins the thread and frees everything, unsent work included. */
-int controller_swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o,
-			     const char *instance, kube_fence_t *fence, controller_swriter_t **out,
-			     gpuq_diag_t *diag);
+int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
+		  kube_fence_t *fence, swriter_t **out, gpuq_diag_t *diag);
 /* Forget the bodies written (a new term: another leader may have written
  * its own since), so the next ones go out even when unchanged. */
-void controller_swriter_forget(controller_swriter_t *w);
-int controller_swriter_submit(controller_swriter_t *w, const char *key, const char *path,
-			      const json_t *body);
-int controller_swriter_submit_once(controller_swriter_t *w, const char *key, const char *path,
-				   const json_t *body);
+void swriter_forget(swriter_t *w);
+int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
+int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
 /* Patches waiting to be written (submit and submit_once). */
-size_t controller_swriter_backlog(controller_swriter_t *w);
-/* The status writer's backlog past which controller_status_jobs hands over no more
+size_t swriter_backlog(swriter_t *w);
+/* The status writer's backlog past which status_jobs hands over no more
  * (what waits stays a uid in the controller's explain list, not a body). */
-#define CONTROLLER_SWRITER_BACKLOG_MAX ((size_t)4 * CONTROLLER_SWRITER_WORKLOADS_PER_PASS)
-#define CONTROLLER_SWRITER_WORKLOADS_PER_PASS                                                      \
+#define SWRITER_BACKLOG_MAX ((size_t)4 * SWRITER_WORKLOADS_PER_PASS)
+#define SWRITER_WORKLOADS_PER_PASS                                                                 \
 	64 /* workload annotations written between two                                             \
 	      passes over the queues' status */
-int controller_swriter_event(controller_swriter_t *w, const char *ns, const char *name,
-			     const char *uid, const char *type, const char *reason,
-			     const char *action, const char *note);
+int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
+		  const char *reason, const char *action, const char *note);
 /* Stop (the fence it was given must be stopped first, or it may finish a
  * request already waiting on the limiter). NULL is fine. */
-void controller_swriter_stop(controller_swriter_t *w);
+void swriter_stop(swriter_t *w);
 
 /* status.c: queue status subresources; Job status annotations. */
-void controller_status_queues(struct controller *c);
-void controller_status_note(struct controller *c, const char *uid);
-void controller_status_jobs(struct controller *c);
+void status_queues(struct controller *c);
+void status_note(struct controller *c, const char *uid);
+void status_jobs(struct controller *c);
 /* (for test_controller) The status of ClusterQueue cq / LocalQueue lq as
- * controller_status_queues writes it (conditions aside): a new reference, NULL when
+ * status_queues writes it (conditions aside): a new reference, NULL when
  * the core has no such queue. */
-json_t *controller_status_cq_body(struct controller *c, uint32_t cq);
-json_t *controller_status_lq_body(struct controller *c, uint32_t lq);
+json_t *status_cq_body(struct controller *c, uint32_t cq);
+json_t *status_lq_body(struct controller *c, uint32_t lq);
 
 /* actuate.c: compare the core's state of job j with the Job and patch. */
-void controller_actuate_job(struct controller *c, controller_job_t *j);
-/* The merge patches controller_actuate_job sends for a Job (tree: the cached Job):
+void actuate_job(struct controller *c, job_t *j);
+/* The merge patches actuate_job sends for a Job (tree: the cached Job):
  * release workload id (unsuspend, placement on its flavors from the
  * template as it was before any release, kept in CONTROLLER_ANNOT_ORIGINAL),
  * suspend it (preempted), restore its template once its pods are gone.
  * Each carries the Job's resourceVersion. New references; NULL without
  * memory. */
-json_t *controller_actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id);
-json_t *controller_actuate_suspend_body(const json_t *tree);
-json_t *controller_actuate_restore_body(const json_t *tree);
+json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id);
+json_t *actuate_suspend_body(const json_t *tree);
+json_t *actuate_restore_body(const json_t *tree);
 /* Whether a suspended Job's pods are gone (none active or terminating, no
  * startTime): its quota is free, its template mutable. */
-bool controller_actuate_job_quiet(const json_t *job);
+bool actuate_job_quiet(const json_t *job);
 /* Something that counts against namespace ns's ResourceQuotas changed (a
  * released Job's pods or status): touch the Jobs there whose release a
  * ResourceQuota holds, to be judged again (nothing to do while none is). */
-void controller_actuate_rq_recheck(struct controller *c, const char *ns);
+void actuate_rq_recheck(struct controller *c, const char *ns);
 /* j's release is no longer held by a ResourceQuota (it went, or no longer
  * waits for release): forget why, and refresh its status. */
-void controller_actuate_rq_clear(struct controller *c, controller_job_t *j);
+void actuate_rq_clear(struct controller *c, job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
- * (patches follow from controller_actuate_job). */
-void controller_actuate_result(struct controller *c, const queue_result_t *res);
+ * (patches follow from actuate_job). */
+void actuate_result(struct controller *c, const queue_result_t *res);
 
 #endif

@@ -7,7 +7,7 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-static void job_free(controller_job_t *j)
+static void job_free(job_t *j)
 {
 	if (!j)
 		return;
@@ -18,7 +18,7 @@ static void job_free(controller_job_t *j)
 	free(j);
 }
 
-int controller_job_set(controller_job_t *j, json_t *obj)
+int job_set(job_t *j, json_t *obj)
 {
 	const json_t *meta = json_object_get(obj, "metadata");
 	const char *ns = json_string_value(json_object_get(meta, "namespace"));
@@ -51,19 +51,19 @@ int controller_job_set(controller_job_t *j, json_t *obj)
 	return GPUQ_OK;
 }
 
-json_t *controller_job_tree(const controller_job_t *j)
+json_t *job_tree(const job_t *j)
 {
 	return j->text ? json_loadb(j->text, j->text_len, 0, NULL) : NULL;
 }
 
-void controller_jobs_free_all(struct controller *c)
+void jobs_free_all(struct controller *c)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
-	while ((s = controller_map_next(&c->jobs, &pos)))
+	while ((s = map_next(&c->jobs, &pos)))
 		job_free(s->value);
-	controller_map_deinit(&c->jobs);
+	map_deinit(&c->jobs);
 }
 
 static const char *job_uid(const json_t *obj)
@@ -84,9 +84,9 @@ static bool managed(const struct controller *c, const webhook_object_t *o)
 /* The whole Job as one pod set of its parallelism, admitted at once. A Job
  * of more than one pod is a gang (its pods all present: the job controller
  * makes them after the release), so the Ready timeout watches it. */
-static int add_to_core(struct controller *c, controller_job_t *j, const webhook_object_t *o)
+static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o)
 {
-	controller_podset_buf_t buf;
+	podset_buf_t buf;
 	queue_podset_spec_t ps;
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
@@ -117,7 +117,7 @@ static int add_to_core(struct controller *c, controller_job_t *j, const webhook_
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
 		c->core_dirty = true;
-		controller_status_note(c, j->uid);
+		status_note(c, j->uid);
 		return GPUQ_OK;
 	}
 	if (!j->bad)
@@ -130,9 +130,9 @@ static int add_to_core(struct controller *c, controller_job_t *j, const webhook_
 /* A Job released by an earlier leader (or before the store was lost) runs
  * while the core holds it pending: admit it where it runs, from the
  * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, controller_job_t *j, const webhook_object_t *o)
+static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 {
-	json_t *tree = controller_job_tree(j);
+	json_t *tree = job_tree(j);
 	const json_t *ann = json_object_get(json_object_get(tree, "metadata"), "annotations");
 	const char *pairs = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_FLAVORS));
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
@@ -173,7 +173,7 @@ static void adopt(struct controller *c, controller_job_t *j, const webhook_objec
 }
 
 /* Tell the core what the Job shows: finished, all pods Ready. */
-static void observe(struct controller *c, controller_job_t *j, const webhook_object_t *o)
+static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -202,7 +202,7 @@ static void observe(struct controller *c, controller_job_t *j, const webhook_obj
 		if (queue_workload_finish(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->finished_seen = true;
 			c->core_dirty = true;
-			controller_status_note(c, j->uid); /* its status says it finished */
+			status_note(c, j->uid); /* its status says it finished */
 		}
 		return;
 	}
@@ -213,7 +213,7 @@ static void observe(struct controller *c, controller_job_t *j, const webhook_obj
 }
 
 /* Bring one Job's workload in line with what the watch shows, then act. */
-static void sync_job(struct controller *c, controller_job_t *j)
+static void sync_job(struct controller *c, job_t *j)
 {
 	webhook_object_t o;
 	gpuq_diag_t diag = {{0}};
@@ -248,35 +248,35 @@ static void sync_job(struct controller *c, controller_job_t *j)
 
 static void forget(struct controller *c, const char *uid)
 {
-	controller_job_t *j = controller_map_del(&c->jobs, uid);
+	job_t *j = map_del(&c->jobs, uid);
 
 	if (c->q && queue_workload_delete(c->q, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 	if (j && j->rq_wait)
 		c->rq_held--;
 	if (j && !j->suspended) /* its pods still to come no longer are */
-		controller_actuate_rq_recheck(c, j->ns);
+		actuate_rq_recheck(c, j->ns);
 	job_free(j);
 }
 
-void controller_jobs_apply(struct controller *c, const controller_cevent_t *ev)
+void jobs_apply(struct controller *c, const cevent_t *ev)
 {
 	const char *uid;
-	controller_job_t *j;
+	job_t *j;
 
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[CONTROLLER_RES_JOBS]++;
+		c->gen[RES_JOBS]++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
 		size_t pos = 0;
-		controller_map_slot_t *s;
-		while ((s = controller_map_next(&c->jobs, &pos))) {
+		map_slot_t *s;
+		while ((s = map_next(&c->jobs, &pos))) {
 			j = s->value;
-			if (j->gen != c->gen[CONTROLLER_RES_JOBS])
+			if (j->gen != c->gen[RES_JOBS])
 				forget(c, j->uid);
 		}
-		c->listed[CONTROLLER_RES_JOBS] = true;
+		c->listed[RES_JOBS] = true;
 		return;
 	}
 	uid = job_uid(ev->object);
@@ -286,40 +286,40 @@ void controller_jobs_apply(struct controller *c, const controller_cevent_t *ev)
 		forget(c, uid);
 		return;
 	}
-	j = controller_map_get(&c->jobs, uid);
+	j = map_get(&c->jobs, uid);
 	if (!j) {
 		j = calloc(1, sizeof(*j));
-		if (!j || !(j->uid = strdup(uid)) || controller_map_put(&c->jobs, uid, j, NULL)) {
+		if (!j || !(j->uid = strdup(uid)) || map_put(&c->jobs, uid, j, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
 			job_free(j);
 			return;
 		}
 	}
-	if (controller_job_set(j, ev->object)) {
+	if (job_set(j, ev->object)) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
 		if (!j->text)
 			forget(c, uid);
 		return;
 	}
-	j->gen = c->gen[CONTROLLER_RES_JOBS];
+	j->gen = c->gen[RES_JOBS];
 	sync_job(c, j);
 	/* a released Job's status counts its pods: Jobs a ResourceQuota holds
 	 * in its namespace may go now */
 	if (!j->suspended)
-		controller_actuate_rq_recheck(c, j->ns);
+		actuate_rq_recheck(c, j->ns);
 }
 
-void controller_jobs_resync(struct controller *c)
+void jobs_resync(struct controller *c)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
-	while ((s = controller_map_next(&c->jobs, &pos)))
+	while ((s = map_next(&c->jobs, &pos)))
 		sync_job(c, s->value);
 }
 
 /* The cached Job of a workload uid, or NULL. */
-controller_job_t *controller_job(struct controller *c, const char *uid)
+job_t *controller_job(struct controller *c, const char *uid)
 {
-	return controller_map_get(&c->jobs, uid);
+	return map_get(&c->jobs, uid);
 }

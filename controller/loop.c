@@ -75,8 +75,8 @@ static bool touch_append(struct controller *c, const char *key)
 
 void controller_touch_key(struct controller *c, const char *key)
 {
-	controller_job_t *j = controller_job(c, key);
-	controller_pgroup_t *g;
+	job_t *j = controller_job(c, key);
+	pgroup_t *g;
 
 	if (j) {
 		controller_touch(c, j);
@@ -87,7 +87,7 @@ void controller_touch_key(struct controller *c, const char *key)
 		g->touched = true;
 }
 
-void controller_touch(struct controller *c, controller_job_t *j)
+void controller_touch(struct controller *c, job_t *j)
 {
 	if (j->touched)
 		return;
@@ -108,18 +108,18 @@ static void act_touched(struct controller *c)
 	size_t i;
 
 	for (i = 0; i < c->n_touched; i++) {
-		controller_job_t *j;
-		controller_pgroup_t *g;
+		job_t *j;
+		pgroup_t *g;
 		if (!kube_fence_held(c->fence, controller_mono_ms()))
 			break;
 		j = controller_job(c, c->touched[i]);
 		g = j ? NULL : controller_group(c, c->touched[i]);
 		if (j) {
 			j->touched = false;
-			controller_actuate_job(c, j);
+			actuate_job(c, j);
 		} else if (g) {
 			g->touched = false;
-			controller_actuate_group(c, g);
+			actuate_group(c, g);
 		}
 		free(c->touched[i]);
 	}
@@ -130,12 +130,12 @@ static void act_touched(struct controller *c)
 static void sweep(struct controller *c)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
-	while ((s = controller_map_next(&c->jobs, &pos)))
+	while ((s = map_next(&c->jobs, &pos)))
 		controller_touch(c, s->value);
 	pos = 0;
-	while ((s = controller_map_next(&c->groups, &pos)))
+	while ((s = map_next(&c->groups, &pos)))
 		controller_touch_key(c, s->key);
 }
 
@@ -173,7 +173,7 @@ static void count(struct controller *c, const queue_result_t *res, int64_t now)
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
-		const controller_job_t *j = controller_job(c, res->admissions[i].uid);
+		const job_t *j = controller_job(c, res->admissions[i].uid);
 		qmetrics_admission_count(c->metrics, c->q, &res->admissions[i],
 					 j ? j->requeued_ms : 0, now);
 	}
@@ -200,7 +200,7 @@ static void cycle(struct controller *c)
 	/* intent before acting; with no eviction the commit after the
 	   admission pass below carries whatever the tick changed */
 	if (res.n_evictions && persist(c) == GPUQ_OK)
-		controller_actuate_result(c, &res);
+		actuate_result(c, &res);
 	t0 = gpuq_mono_ns();
 	rc = queue_cycle_run(c->q, now, &res);
 	core_ns += gpuq_mono_ns() - t0;
@@ -212,25 +212,24 @@ static void cycle(struct controller *c)
 	count(c, &res, now);
 	for (size_t i = 0; i < res.n_admissions; i++) {
 		touch_uid(c, res.admissions[i].uid);
-		controller_status_note(c, res.admissions[i].uid);
+		status_note(c, res.admissions[i].uid);
 	}
 	for (size_t i = 0; i < res.n_evictions; i++) {
 		touch_uid(c, res.evictions[i].victim_uid);
-		controller_status_note(c, res.evictions[i].victim_uid);
+		status_note(c, res.evictions[i].victim_uid);
 	}
 	for (size_t i = 0; i < res.n_changes; i++)
-		controller_status_note(c, res.changes[i].uid);
+		status_note(c, res.changes[i].uid);
 	if (persist(c) == GPUQ_OK)
-		controller_actuate_result(
-		    c, &res); /* Events (queued); the patches follow in act_touched */
+		actuate_result(c, &res); /* Events (queued); the patches follow in act_touched */
 }
 
 /* Drop the touched list (a replica standing by acts on nothing). */
 static void untouch_all(struct controller *c)
 {
 	for (size_t i = 0; i < c->n_touched; i++) {
-		controller_job_t *j = controller_job(c, c->touched[i]);
-		controller_pgroup_t *g = controller_group(c, c->touched[i]);
+		job_t *j = controller_job(c, c->touched[i]);
+		pgroup_t *g = controller_group(c, c->touched[i]);
 		if (j)
 			j->touched = false;
 		if (g)
@@ -244,7 +243,7 @@ static void lead_set(struct controller *c, bool is)
 {
 	atomic_store(&c->leader, is);
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
-	controller_usage_lost(c);	     /* a new term merges the checkpoints before writing */
+	usage_lost(c);			     /* a new term merges the checkpoints before writing */
 	if (c->o.ui)
 		webui_leader_set(c->o.ui, is); /* a follower's web API answers 503 */
 }
@@ -261,7 +260,7 @@ static void follow(struct controller *c)
 	uint64_t term = kube_fence_term(c->fence);
 	bool was = atomic_load(&c->leader);
 
-	controller_elect_follow(c);
+	elect_follow(c);
 	if (was && (!is || term != c->lease_term)) {
 		if (is)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
@@ -284,7 +283,7 @@ static void follow(struct controller *c)
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->lease_term = term;
 		lead_set(c, true);
-		controller_swriter_forget(c->swriter); /* another leader may have written since */
+		swriter_forget(c->swriter); /* another leader may have written since */
 		c->core_dirty = true;
 		c->check_term = c->o.leader_elect;
 		sweep(c);
@@ -316,13 +315,12 @@ static void term_check(struct controller *c)
 			 "another replica led since this store was written: rebuilding the queues "
 			 "from the cluster");
 		if (engine_core_build(c->policy, &c->qcfg, &q, &diag) == GPUQ_OK) {
-			controller_snapshot_seed_usage(c,
-						       q); /* the history the other replica wrote */
+			snapshot_seed_usage(c, q); /* the history the other replica wrote */
 			queue_destroy(c->q);
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
-			controller_jobs_resync(c);
-			controller_pods_resync(c);
+			jobs_resync(c);
+			pods_resync(c);
 			c->persist_full = true;
 		} else {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
@@ -339,20 +337,20 @@ static void term_check(struct controller *c)
 
 static bool all_listed(const struct controller *c)
 {
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+	for (int r = 0; r < RES_COUNT; r++)
 		if (c->watched[r] && !c->listed[r])
 			return false;
 	return true;
 }
 
-static void handle(struct controller *c, controller_cevent_t *ev)
+static void handle(struct controller *c, cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
-		controller_snapshot_apply(c, ev);
-	else if (ev->res == CONTROLLER_RES_PODS)
-		controller_pods_apply(c, ev);
+		snapshot_apply(c, ev);
+	else if (ev->res == RES_PODS)
+		pods_apply(c, ev);
 	else
-		controller_jobs_apply(c, ev);
+		jobs_apply(c, ev);
 	json_decref(ev->object);
 	ev->object = NULL;
 }
@@ -398,7 +396,7 @@ static void trim(struct controller *c, size_t n)
 static void *loop_main(void *arg)
 {
 	struct controller *c = arg;
-	controller_cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
+	cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
 
 	if (!batch) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "out of memory");
@@ -406,16 +404,16 @@ static void *loop_main(void *arg)
 	}
 	/* a restarted leader must know it leads before it reads the cluster
 	 * (jobs.c treats Jobs differently) */
-	controller_elect_wait_first(c);
+	elect_wait_first(c);
 	while (!atomic_load(&c->stop)) {
-		size_t n = controller_equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
+		size_t n = equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
 		int64_t now;
 
 		follow(c);
 		for (size_t i = 0; i < n; i++)
 			handle(c, &batch[i]);
 		trim(c, n);
-		if (c->policy_dirty && all_listed(c) && controller_snapshot_rebuild(c) == GPUQ_OK &&
+		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
 			atomic_store(&c->synced, true);
 			gpuq_log(
@@ -431,7 +429,7 @@ static void *loop_main(void *arg)
 			term_check(c);
 		if (c->check_term)
 			continue;
-		controller_usage_step(c);
+		usage_step(c);
 		now = controller_mono_ms();
 		if (now >= c->next_sweep_ms) {
 			c->next_sweep_ms = now + SWEEP_MS;
@@ -442,8 +440,8 @@ static void *loop_main(void *arg)
 			cycle(c);
 		if (persist(c) == GPUQ_OK)
 			act_touched(c);
-		controller_status_jobs(c);
-		controller_status_queues(c);
+		status_jobs(c);
+		status_queues(c);
 		if (now >= c->metrics_next_ms) {
 			c->metrics_next_ms = now + METRICS_MS;
 			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
@@ -452,7 +450,7 @@ static void *loop_main(void *arg)
 		}
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
-			controller_podmap_publish(c);
+			podmap_publish(c);
 		}
 	}
 	free(batch);
@@ -477,14 +475,14 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
-	controller_map_init(&c->jobs);
-	controller_map_init(&c->groups);
-	controller_map_init(&c->pod_group);
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		controller_map_init(&c->objs[r]);
+	map_init(&c->jobs);
+	map_init(&c->groups);
+	map_init(&c->pod_group);
+	for (int r = 0; r < RES_COUNT; r++)
+		map_init(&c->objs[r]);
 	rc = qmetrics_create(&c->metrics);
 	if (!rc)
-		rc = controller_equeue_init(&c->events);
+		rc = equeue_init(&c->events);
 	if (rc) {
 		qmetrics_destroy(c->metrics);
 		free(c);
@@ -510,8 +508,7 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	if (!rc) {
 		/* every write of the controller thread needs the Lease */
 		kube_client_fence(c->client, c->fence, KUBE_FENCE_WRITES);
-		rc = controller_swriter_start(o->kube, &o->client, o->identity, c->fence,
-					      &c->swriter, diag);
+		rc = swriter_start(o->kube, &o->client, o->identity, c->fence, &c->swriter, diag);
 	}
 	if (rc) {
 		controller_destroy(c);
@@ -532,10 +529,10 @@ static void metrics_source(void *ctx, http_metrics_text_t *t)
 
 int controller_start(controller_t *c, gpuq_diag_t *diag)
 {
-	int rc = controller_informer_start(c, diag);
+	int rc = informer_start(c, diag);
 
 	if (!rc)
-		rc = controller_elect_start(c, diag);
+		rc = elect_start(c, diag);
 	if (!rc && pthread_create(&c->thread, NULL, loop_main, c) != 0)
 		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	if (rc) {
@@ -560,15 +557,15 @@ void controller_stop(controller_t *c)
 	atomic_store(&c->stop, true);
 	if (c->fence)
 		kube_fence_stop(c->fence);
-	controller_equeue_kick(&c->events);
-	controller_elect_wake(c);
-	controller_informer_stop(c);
+	equeue_kick(&c->events);
+	elect_wake(c);
+	informer_stop(c);
 	if (c->running) {
 		pthread_join(c->thread, NULL);
 		c->running = false;
 	}
-	controller_elect_stop(c);
-	controller_swriter_stop(c->swriter);
+	elect_stop(c);
+	swriter_stop(c->swriter);
 	c->swriter = NULL;
 	if (!c->fence)
 		return;
@@ -576,8 +573,8 @@ void controller_stop(controller_t *c)
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
 	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, controller_mono_ms()))
-		controller_usage_final(c); /* the thread is gone: its core and client are ours */
-	controller_elect_release(c);
+		usage_final(c); /* the thread is gone: its core and client are ours */
+	elect_release(c);
 	atomic_store(&c->leader, false);
 	kube_fence_stop(c->fence); /* idempotent from here on */
 }
@@ -587,17 +584,17 @@ void controller_destroy(controller_t *c)
 	if (!c)
 		return;
 	controller_stop(c);
-	controller_jobs_free_all(c);
-	controller_pods_free_all(c);
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+	jobs_free_all(c);
+	pods_free_all(c);
+	for (int r = 0; r < RES_COUNT; r++) {
 		size_t pos = 0;
-		controller_map_slot_t *s;
-		while ((s = controller_map_next(&c->objs[r], &pos))) {
-			controller_pobj_t *o = s->value;
+		map_slot_t *s;
+		while ((s = map_next(&c->objs[r], &pos))) {
+			pobj_t *o = s->value;
 			json_decref(o->obj);
 			free(o);
 		}
-		controller_map_deinit(&c->objs[r]);
+		map_deinit(&c->objs[r]);
 	}
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
@@ -605,7 +602,7 @@ void controller_destroy(controller_t *c)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	controller_equeue_deinit(&c->events);
+	equeue_deinit(&c->events);
 	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);

@@ -6,22 +6,22 @@
 
 #define MAP_CAP_MIN 64 /* first table size */
 
-uint64_t controller_map_hash(const char *s)
+uint64_t map_hash(const char *s)
 {
 	return gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, s); /* FNV-1a 64 as published */
 }
 
-uint64_t controller_map_hash_bytes(const void *p, size_t n)
+uint64_t map_hash_bytes(const void *p, size_t n)
 {
 	return gpuq_fnv1a(GPUQ_FNV1A_BASIS, p, n);
 }
 
-void controller_map_init(controller_map_t *m)
+void map_init(map_t *m)
 {
 	memset(m, 0, sizeof(*m));
 }
 
-void controller_map_deinit(controller_map_t *m)
+void map_deinit(map_t *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
 		free(m->slots[i].key);
@@ -29,12 +29,12 @@ void controller_map_deinit(controller_map_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static controller_map_slot_t *find(const controller_map_t *m, const char *key)
+static map_slot_t *find(const map_t *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	for (size_t i = controller_map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		controller_map_slot_t *s = &m->slots[i];
+	for (size_t i = map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		map_slot_t *s = &m->slots[i];
 		if (!s->key && !s->dead)
 			return NULL;
 		if (s->key && strcmp(s->key, key) == 0)
@@ -42,17 +42,17 @@ static controller_map_slot_t *find(const controller_map_t *m, const char *key)
 	}
 }
 
-void *controller_map_get(const controller_map_t *m, const char *key)
+void *map_get(const map_t *m, const char *key)
 {
-	controller_map_slot_t *s = find(m, key);
+	map_slot_t *s = find(m, key);
 
 	return s ? s->value : NULL;
 }
 
-static int grow(controller_map_t *m)
+static int grow(map_t *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : MAP_CAP_MIN;
-	controller_map_slot_t *slots;
+	map_slot_t *slots;
 
 	/* a table full of tombstones is rebuilt at the same size */
 	if (m->cap && m->n * 2 < m->cap)
@@ -61,12 +61,11 @@ static int grow(controller_map_t *m)
 	if (!slots)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < m->cap; i++) {
-		controller_map_slot_t *s = &m->slots[i];
+		map_slot_t *s = &m->slots[i];
 		size_t j;
 		if (!s->key)
 			continue;
-		for (j = controller_map_hash(s->key) & (cap - 1); slots[j].key;
-		     j = (j + 1) & (cap - 1))
+		for (j = map_hash(s->key) & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
 			;
 		slots[j] = *s;
 		slots[j].dead = false;
@@ -78,9 +77,9 @@ static int grow(controller_map_t *m)
 	return GPUQ_OK;
 }
 
-int controller_map_put(controller_map_t *m, const char *key, void *value, void **old)
+int map_put(map_t *m, const char *key, void *value, void **old)
 {
-	controller_map_slot_t *s = find(m, key);
+	map_slot_t *s = find(m, key);
 	size_t i;
 
 	if (old)
@@ -95,8 +94,7 @@ int controller_map_put(controller_map_t *m, const char *key, void *value, void *
 		return GPUQ_ELIMIT;
 	if ((m->used + 1) * 4 > m->cap * 3 && grow(m))
 		return GPUQ_ENOMEM;
-	for (i = controller_map_hash(key) & (m->cap - 1); m->slots[i].key;
-	     i = (i + 1) & (m->cap - 1))
+	for (i = map_hash(key) & (m->cap - 1); m->slots[i].key; i = (i + 1) & (m->cap - 1))
 		;
 	m->slots[i].key = strdup(key);
 	if (!m->slots[i].key)
@@ -109,9 +107,9 @@ int controller_map_put(controller_map_t *m, const char *key, void *value, void *
 	return GPUQ_OK;
 }
 
-void *controller_map_del(controller_map_t *m, const char *key)
+void *map_del(map_t *m, const char *key)
 {
-	controller_map_slot_t *s = find(m, key);
+	map_slot_t *s = find(m, key);
 	void *v;
 
 	if (!s)
@@ -125,10 +123,10 @@ void *controller_map_del(controller_map_t *m, const char *key)
 	return v;
 }
 
-controller_map_slot_t *controller_map_next(const controller_map_t *m, size_t *pos)
+map_slot_t *map_next(const map_t *m, size_t *pos)
 {
 	while (*pos < m->cap) {
-		controller_map_slot_t *s = &m->slots[(*pos)++];
+		map_slot_t *s = &m->slots[(*pos)++];
 		if (s->key)
 			return s;
 	}

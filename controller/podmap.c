@@ -35,7 +35,7 @@ static void add_workload(struct controller *c, const queue_workload_view_t *v, b
 {
 	const char *lq = queue_lq_name(c->q, v->lq);
 	const char *slash = lq ? strchr(lq, '/') : NULL;
-	controller_pgroup_t *g;
+	pgroup_t *g;
 
 	b->lq = slash ? slash + 1 : "";
 	if (controller_job(c, v->uid)) {
@@ -44,10 +44,10 @@ static void add_workload(struct controller *c, const queue_workload_view_t *v, b
 	}
 	g = controller_group(c, v->uid);
 	if (g)
-		controller_pods_each_member(g, add_pod, b);
+		pods_each_member(g, add_pod, b);
 }
 
-void controller_podmap_publish(struct controller *c)
+void podmap_publish(struct controller *c)
 {
 	build_t b = {0};
 	queue_wl_t id = QUEUE_NONE;

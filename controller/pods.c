@@ -27,16 +27,16 @@ static void member_free(member_t *m)
 	free(m);
 }
 
-static void pgroup_free(controller_pgroup_t *g)
+static void pgroup_free(pgroup_t *g)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
 	if (!g)
 		return;
-	while ((s = controller_map_next(&g->members, &pos)))
+	while ((s = map_next(&g->members, &pos)))
 		member_free(s->value);
-	controller_map_deinit(&g->members);
+	map_deinit(&g->members);
 	free(g->key);
 	free(g);
 }
@@ -52,9 +52,9 @@ typedef struct {
 	uint64_t gen; /* LIST generation it was last seen in */
 } jobpod_t;
 
-int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
+int32_t pods_of_job(const struct controller *c, const char *job_uid)
 {
-	const int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
+	const int32_t *n = map_get(&c->job_pod_count, job_uid);
 
 	return n ? *n : 0;
 }
@@ -62,11 +62,11 @@ int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
 /* Job job_uid has one pod more (d = 1) or less (-1). */
 static void job_count(struct controller *c, const char *job_uid, int d)
 {
-	int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
+	int32_t *n = map_get(&c->job_pod_count, job_uid);
 
 	if (!n && d > 0) {
 		n = calloc(1, sizeof(*n));
-		if (!n || controller_map_put(&c->job_pod_count, job_uid, n, NULL)) {
+		if (!n || map_put(&c->job_pod_count, job_uid, n, NULL)) {
 			free(n);
 			return; /* counted as not there: the Job's status counts it soon */
 		}
@@ -75,7 +75,7 @@ static void job_count(struct controller *c, const char *job_uid, int d)
 		return;
 	*n += d;
 	if (*n <= 0)
-		free(controller_map_del(&c->job_pod_count, job_uid));
+		free(map_del(&c->job_pod_count, job_uid));
 }
 
 static void jobpod_free(jobpod_t *p)
@@ -91,8 +91,8 @@ static void jobpod_free(jobpod_t *p)
  * compared again (an evicted Job's quota waits for its last pod). */
 static void jobpod_forget(struct controller *c, const char *pod_uid)
 {
-	jobpod_t *p = controller_map_del(&c->job_pods, pod_uid);
-	controller_job_t *j;
+	jobpod_t *p = map_del(&c->job_pods, pod_uid);
+	job_t *j;
 
 	if (!p)
 		return;
@@ -100,64 +100,64 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 	j = controller_job(c, p->job);
 	if (j)
 		controller_touch(c, j);
-	controller_actuate_rq_recheck(c, p->ns);
+	actuate_rq_recheck(c, p->ns);
 	jobpod_free(p);
 }
 
 /* A Pod owned by a Job: counted while it asks for a GPU and runs on. */
 static void jobpod_seen(struct controller *c, const char *pod_uid, const webhook_object_t *o)
 {
-	jobpod_t *p = controller_map_get(&c->job_pods, pod_uid);
+	jobpod_t *p = map_get(&c->job_pods, pod_uid);
 
 	if (!o->gpu || o->finished || !o->owner_uid || !o->namespace_) {
 		jobpod_forget(c, pod_uid);
 		return;
 	}
 	if (p) {
-		p->gen = c->gen[CONTROLLER_RES_PODS];
+		p->gen = c->gen[RES_PODS];
 		return;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->job = strdup(o->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
-	    controller_map_put(&c->job_pods, pod_uid, p, NULL)) {
+	    map_put(&c->job_pods, pod_uid, p, NULL)) {
 		jobpod_free(p);
 		return;
 	}
-	p->gen = c->gen[CONTROLLER_RES_PODS];
+	p->gen = c->gen[RES_PODS];
 	job_count(c, p->job, 1);
-	controller_actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
+	actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
 }
 
-void controller_pods_free_all(struct controller *c)
+void pods_free_all(struct controller *c)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
-	while ((s = controller_map_next(&c->job_pods, &pos)))
+	while ((s = map_next(&c->job_pods, &pos)))
 		jobpod_free(s->value);
-	controller_map_deinit(&c->job_pods);
+	map_deinit(&c->job_pods);
 	pos = 0;
-	while ((s = controller_map_next(&c->job_pod_count, &pos)))
+	while ((s = map_next(&c->job_pod_count, &pos)))
 		free(s->value);
-	controller_map_deinit(&c->job_pod_count);
+	map_deinit(&c->job_pod_count);
 	pos = 0;
 
-	while ((s = controller_map_next(&c->groups, &pos)))
+	while ((s = map_next(&c->groups, &pos)))
 		pgroup_free(s->value);
-	controller_map_deinit(&c->groups);
+	map_deinit(&c->groups);
 	pos = 0;
-	while ((s = controller_map_next(&c->pod_group, &pos)))
+	while ((s = map_next(&c->pod_group, &pos)))
 		free(s->value);
-	controller_map_deinit(&c->pod_group);
+	map_deinit(&c->pod_group);
 }
 
-void controller_pods_each_member(const controller_pgroup_t *g,
-				 void (*fn)(void *ctx, const char *ns, const char *name), void *ctx)
+void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
+		      void *ctx)
 {
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
-	while ((s = controller_map_next(&g->members, &pos))) {
+	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 		const json_t *meta = json_object_get(m->obj, "metadata");
 		const char *ns = json_string_value(json_object_get(meta, "namespace"));
@@ -168,9 +168,9 @@ void controller_pods_each_member(const controller_pgroup_t *g,
 	}
 }
 
-controller_pgroup_t *controller_group(struct controller *c, const char *key)
+pgroup_t *controller_group(struct controller *c, const char *key)
 {
-	return controller_map_get(&c->groups, key);
+	return map_get(&c->groups, key);
 }
 
 static const char *str_at(const json_t *o, const char *a, const char *b)
@@ -188,9 +188,9 @@ static void key_of(const webhook_object_t *o, char *out, size_t cap)
 }
 
 /* The group (or Pod) as one pod set of `total` pods shaped like member o. */
-static int add_to_core(struct controller *c, controller_pgroup_t *g, const webhook_object_t *o)
+static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t *o)
 {
-	controller_podset_buf_t buf;
+	podset_buf_t buf;
 	queue_podset_spec_t ps;
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
@@ -212,7 +212,7 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const webho
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->reported = g->group ? (int32_t)g->members.n : 0;
 		c->core_dirty = true;
-		controller_status_note(c, g->key);
+		status_note(c, g->key);
 		return GPUQ_OK;
 	}
 	if (!g->bad)
@@ -223,12 +223,12 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const webho
 }
 
 /* Members finished / Ready, as the core needs to hear it. */
-static void observe(struct controller *c, controller_pgroup_t *g)
+static void observe(struct controller *c, pgroup_t *g)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
 	size_t pos = 0, done = 0, ready = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
 	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
@@ -237,10 +237,10 @@ static void observe(struct controller *c, controller_pgroup_t *g)
 					    controller_now(c)) == GPUQ_OK) {
 			g->reported = (int32_t)g->members.n;
 			c->core_dirty = true;
-			controller_status_note(c, g->key); /* "n of total pods present" moved */
+			status_note(c, g->key); /* "n of total pods present" moved */
 		}
 	}
-	while ((s = controller_map_next(&g->members, &pos))) {
+	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 		const json_t *st = json_object_get(m->obj, "status");
 		const char *phase = json_string_value(json_object_get(st, "phase"));
@@ -268,20 +268,20 @@ static void observe(struct controller *c, controller_pgroup_t *g)
 
 static void forget_member(struct controller *c, const char *pod_uid)
 {
-	char *key = controller_map_del(&c->pod_group, pod_uid);
-	controller_pgroup_t *g = key ? controller_map_get(&c->groups, key) : NULL;
+	char *key = map_del(&c->pod_group, pod_uid);
+	pgroup_t *g = key ? map_get(&c->groups, key) : NULL;
 
 	free(key);
 	if (!g)
 		return;
-	member_free(controller_map_del(&g->members, pod_uid));
+	member_free(map_del(&g->members, pod_uid));
 	if (g->members.n == 0) {
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
 		 * a new workload) */
 		if (c->q && queue_workload_delete(c->q, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
-		pgroup_free(controller_map_del(&c->groups, g->key));
+		pgroup_free(map_del(&c->groups, g->key));
 		return;
 	}
 	controller_touch_key(c, g->key);
@@ -294,7 +294,7 @@ static void pod_seen(struct controller *c, const json_t *obj)
 	webhook_object_t o;
 	gpuq_diag_t diag = {{0}};
 	char key[GROUP_KEY_MAX];
-	controller_pgroup_t *g;
+	pgroup_t *g;
 	member_t *m, *old = NULL;
 
 	if (!uid || strlen(uid) > 128 || !c->policy)
@@ -311,29 +311,29 @@ static void pod_seen(struct controller *c, const json_t *obj)
 		if (o.owner_kind && !strcmp(o.owner_kind, "Job"))
 			jobpod_seen(c, uid, &o);
 		webhook_object_deinit(&o);
-		if (controller_map_get(&c->pod_group, uid))
+		if (map_get(&c->pod_group, uid))
 			forget_member(c, uid);
 		return;
 	}
 	key_of(&o, key, sizeof(key));
-	g = controller_map_get(&c->groups, key);
+	g = map_get(&c->groups, key);
 	if (!g) {
 		g = calloc(1, sizeof(*g));
-		if (!g || !(g->key = strdup(key)) || controller_map_put(&c->groups, key, g, NULL)) {
+		if (!g || !(g->key = strdup(key)) || map_put(&c->groups, key, g, NULL)) {
 			pgroup_free(g);
 			webhook_object_deinit(&o);
 			return;
 		}
-		controller_map_init(&g->members);
+		map_init(&g->members);
 		g->group = o.pod_group != NULL;
 		g->total = g->group ? (int32_t)(o.pod_group_total < CONTROLLER_PODS_MAX
 						    ? o.pod_group_total
 						    : CONTROLLER_PODS_MAX)
 				    : 1;
 	}
-	if (!controller_map_get(&c->pod_group, uid)) {
+	if (!map_get(&c->pod_group, uid)) {
 		char *k = strdup(key);
-		if (!k || controller_map_put(&c->pod_group, uid, k, NULL)) {
+		if (!k || map_put(&c->pod_group, uid, k, NULL)) {
 			free(k);
 			webhook_object_deinit(&o);
 			return;
@@ -342,8 +342,8 @@ static void pod_seen(struct controller *c, const json_t *obj)
 	m = calloc(1, sizeof(*m));
 	if (m) {
 		m->obj = json_incref((json_t *)obj);
-		m->gen = c->gen[CONTROLLER_RES_PODS];
-		if (controller_map_put(&g->members, uid, m, (void **)&old) == GPUQ_OK)
+		m->gen = c->gen[RES_PODS];
+		if (map_put(&g->members, uid, m, (void **)&old) == GPUQ_OK)
 			member_free(old);
 		else
 			member_free(m);
@@ -357,27 +357,27 @@ static void pod_seen(struct controller *c, const json_t *obj)
 	}
 }
 
-void controller_pods_apply(struct controller *c, const controller_cevent_t *ev)
+void pods_apply(struct controller *c, const cevent_t *ev)
 {
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[CONTROLLER_RES_PODS]++;
+		c->gen[RES_PODS]++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
 		size_t pos = 0;
-		controller_map_slot_t *s;
+		map_slot_t *s;
 		/* members the relist did not show again are gone */
-		while ((s = controller_map_next(&c->pod_group, &pos))) {
-			controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
-			member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
-			if (!m || m->gen != c->gen[CONTROLLER_RES_PODS])
+		while ((s = map_next(&c->pod_group, &pos))) {
+			pgroup_t *g = map_get(&c->groups, s->value);
+			member_t *m = g ? map_get(&g->members, s->key) : NULL;
+			if (!m || m->gen != c->gen[RES_PODS])
 				forget_member(c, s->key);
 		}
 		pos = 0; /* so are Jobs' pods */
-		while ((s = controller_map_next(&c->job_pods, &pos)))
-			if (((const jobpod_t *)s->value)->gen != c->gen[CONTROLLER_RES_PODS])
+		while ((s = map_next(&c->job_pods, &pos)))
+			if (((const jobpod_t *)s->value)->gen != c->gen[RES_PODS])
 				jobpod_forget(c, s->key);
-		c->listed[CONTROLLER_RES_PODS] = true;
+		c->listed[RES_PODS] = true;
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {
@@ -391,10 +391,10 @@ void controller_pods_apply(struct controller *c, const controller_cevent_t *ev)
 	pod_seen(c, ev->object);
 }
 
-void controller_pods_resync(struct controller *c)
+void pods_resync(struct controller *c)
 {
 	size_t pos = 0, n = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 	json_t **objs;
 
 	if (!c->groups.n)
@@ -403,9 +403,9 @@ void controller_pods_resync(struct controller *c)
 	if (!objs)
 		return;
 	/* re-decode every member against the new policy */
-	while ((s = controller_map_next(&c->pod_group, &pos))) {
-		controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
-		member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
+	while ((s = map_next(&c->pod_group, &pos))) {
+		pgroup_t *g = map_get(&c->groups, s->value);
+		member_t *m = g ? map_get(&g->members, s->key) : NULL;
 		if (m)
 			objs[n++] = json_incref(m->obj);
 	}
@@ -430,21 +430,21 @@ static int pod_path(const json_t *pod, char *out, size_t cap)
 	return GPUQ_OK;
 }
 
-void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text)
+void pods_annotate(struct controller *c, pgroup_t *g, const char *text)
 {
 	json_t *body =
 	    json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
 	if (!body)
 		return;
-	while ((s = controller_map_next(&g->members, &pos))) {
+	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 		char path[KUBE_URL_MAX];
 
 		if (pod_path(m->obj, path, sizeof(path)) == GPUQ_OK)
-			(void)controller_swriter_submit_once(c->swriter, s->key, path, body);
+			(void)swriter_submit_once(c->swriter, s->key, path, body);
 	}
 	json_decref(body);
 }
@@ -479,9 +479,9 @@ static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
 			json_array_append(gates, g);
 	}
 	if (!gates || pod_path(pod, path, sizeof(path)) ||
-	    controller_actuate_placement(c, id, json_object_get(spec, "nodeSelector"),
-					 json_object_get(spec, "tolerations"), &sel, &tols, flavors,
-					 sizeof(flavors))) {
+	    actuate_placement(c, id, json_object_get(spec, "nodeSelector"),
+			      json_object_get(spec, "tolerations"), &sel, &tols, flavors,
+			      sizeof(flavors))) {
 		json_decref(gates);
 		return;
 	}
@@ -520,16 +520,16 @@ static void delete_member(struct controller *c, const json_t *pod)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "deleting Pod %s: %s", path, diag.msg);
 }
 
-void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
+void actuate_group(struct controller *c, pgroup_t *g)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
 	size_t pos = 0;
-	controller_map_slot_t *s;
+	map_slot_t *s;
 
 	if (!c->q || queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
-	while ((s = controller_map_next(&g->members, &pos))) {
+	while ((s = map_next(&g->members, &pos))) {
 		member_t *m = s->value;
 		if (v.state == QUEUE_WL_ADMITTED && gated(m->obj))
 			release_member(c, id, m->obj);

@@ -28,7 +28,7 @@ int controller_decode_text(struct controller *c, const char *text, size_t len, w
 	return webhook_object_decode(c->policy, &c->o.review_cfg, text, len, o, diag);
 }
 
-void controller_podset_from(const webhook_object_t *o, int32_t count, controller_podset_buf_t *b,
+void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps)
 {
 	memset(b, 0, sizeof(*b));

@@ -597,7 +597,8 @@ static bool slow_enqueue(http_server_t *srv, struct MHD_Connection *conn, reques
 	bool ok;
 
 	pthread_mutex_lock(&srv->slow_lock);
-	ok = srv->slow_running && !atomic_load(&srv->slow_stop) && srv->slow_n < HTTP_APP_SLOW_MAX;
+	ok = srv->slow_running && !atomic_load(&srv->slow_stop) &&
+	     srv->slow_n < HTTP_APP_SLOW_MAX;
 	if (ok) {
 		rq->conn = conn;
 		rq->slow_next = NULL;

@@ -53,28 +53,28 @@ static inline struct controller *ctl_new(void)
 		rc = engine_core_build(c->policy, &c->qcfg, &c->q, &d);
 	if (rc)
 		fail_msg("controller fixture: %s: %s", gpuq_strerror(rc), d.msg);
-	controller_map_init(&c->jobs);
-	controller_map_init(&c->groups);
-	controller_map_init(&c->pod_group);
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		controller_map_init(&c->objs[r]);
+	map_init(&c->jobs);
+	map_init(&c->groups);
+	map_init(&c->pod_group);
+	for (int r = 0; r < RES_COUNT; r++)
+		map_init(&c->objs[r]);
 	atomic_store(&c->leader, true);
 	return c;
 }
 
 static inline void ctl_free(struct controller *c)
 {
-	controller_jobs_free_all(c);
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+	jobs_free_all(c);
+	for (int r = 0; r < RES_COUNT; r++) {
 		size_t pos = 0;
-		controller_map_slot_t *s;
-		while ((s = controller_map_next(&c->objs[r], &pos))) {
-			json_decref(((controller_pobj_t *)s->value)->obj);
+		map_slot_t *s;
+		while ((s = map_next(&c->objs[r], &pos))) {
+			json_decref(((pobj_t *)s->value)->obj);
 			free(s->value);
 		}
-		controller_map_deinit(&c->objs[r]);
+		map_deinit(&c->objs[r]);
 	}
-	controller_pods_free_all(c);
+	pods_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
@@ -139,9 +139,9 @@ static inline json_t *ctl_member(const char *name, const char *group, int total)
 /* One watch event of `type` about obj (borrowed) into the controller. */
 static inline void ctl_job_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	controller_cevent_t ev = {.res = CONTROLLER_RES_JOBS, .type = type, .object = obj};
+	cevent_t ev = {.res = RES_JOBS, .type = type, .object = obj};
 
-	controller_jobs_apply(c, &ev);
+	jobs_apply(c, &ev);
 }
 
 /* The core's state of workload uid; -1 when the core does not hold it. */

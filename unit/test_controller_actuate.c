@@ -8,8 +8,7 @@
 
 /* Put Job `name` (2 GPUs, suspended, queue default) into the controller
  * and admit it; returns its cached Job and its workload id. */
-static controller_job_t *admitted_job(struct controller *c, const char *name, json_t *obj,
-				      queue_wl_t *id)
+static job_t *admitted_job(struct controller *c, const char *name, json_t *obj, queue_wl_t *id)
 {
 	queue_result_t r;
 
@@ -34,9 +33,9 @@ static void placement_adds_the_flavors_labels_and_tolerations(void **state)
 
 	(void)state;
 	admitted_job(c, "j", obj, &id);
-	assert_int_equal(controller_actuate_placement(c, id, base_sel, base_tols, &sel, &tols,
-						      flavors, sizeof(flavors)),
-			 GPUQ_OK);
+	assert_int_equal(
+	    actuate_placement(c, id, base_sel, base_tols, &sel, &tols, flavors, sizeof(flavors)),
+	    GPUQ_OK);
 	assert_string_equal(flavors, "nvidia.com/gpu=h100");
 	s = ctl_dump(sel);
 	assert_string_equal(s, "{\"disk\":\"ssd\",\"nvidia.com/gpu.product\":\"H100\"}");
@@ -67,7 +66,7 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	struct controller *c = ctl_new();
 	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tree, *body;
 	queue_wl_t id;
-	controller_job_t *j;
+	job_t *j;
 	char *got;
 
 	(void)state;
@@ -75,8 +74,8 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	    json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
 	    "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
 	j = admitted_job(c, "j", obj, &id);
-	tree = controller_job_tree(j);
-	body = controller_actuate_release_body(c, tree, id);
+	tree = job_tree(j);
+	body = actuate_release_body(c, tree, id);
 	assert_non_null(body);
 	got = ctl_dump(body);
 	assert_string_equal(
@@ -103,7 +102,7 @@ static void release_body_starts_from_the_original_template(void **state)
 	struct controller *c = ctl_new();
 	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tree, *body, *spec;
 	queue_wl_t id;
-	controller_job_t *j;
+	job_t *j;
 	char *got;
 
 	(void)state;
@@ -117,8 +116,8 @@ static void release_body_starts_from_the_original_template(void **state)
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
 	j = admitted_job(c, "j", obj, &id);
-	tree = controller_job_tree(j);
-	body = controller_actuate_release_body(c, tree, id);
+	tree = job_tree(j);
+	body = actuate_release_body(c, tree, id);
 	got = ctl_dump(
 	    json_object_get(json_object_get(json_object_get(body, "spec"), "template"), "spec"));
 	assert_string_equal(got, "{\"nodeSelector\":{\"nvidia.com/gpu.product\":\"H100\"},"
@@ -140,7 +139,7 @@ static void release_body_starts_from_the_original_template(void **state)
 static void suspend_body_takes_the_admission_back(void **state)
 {
 	json_t *job = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "41");
-	json_t *body = controller_actuate_suspend_body(job);
+	json_t *body = actuate_suspend_body(job);
 	char *got = ctl_dump(body);
 
 	(void)state;
@@ -167,7 +166,7 @@ static void restore_body_puts_the_template_back(void **state)
 	    json_pack("{s:{s:s, s:{s:s}}, s:{s:{s:{s:{s:s}}}}}", "metadata", "resourceVersion",
 		      "51", "annotations", CONTROLLER_ANNOT_ORIGINAL, "{}", "spec", "template",
 		      "spec", "nodeSelector", "nvidia.com/gpu.product", "H100");
-	json_t *body = controller_actuate_restore_body(job);
+	json_t *body = actuate_restore_body(job);
 	char *got = ctl_dump(body);
 
 	(void)state;
@@ -179,7 +178,7 @@ static void restore_body_puts_the_template_back(void **state)
 				 "\"spot\"}]}}}}");
 	free(got);
 	json_decref(body);
-	body = controller_actuate_restore_body(bare);
+	body = actuate_restore_body(bare);
 	got = ctl_dump(
 	    json_object_get(json_object_get(json_object_get(body, "spec"), "template"), "spec"));
 	assert_string_equal(got, "{\"nodeSelector\":{\"nvidia.com/gpu.product\":null},"
@@ -210,7 +209,7 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *st = json_loads(cases[i].status, 0, NULL);
 		json_t *job = json_pack("{s:o}", "status", st);
-		if (controller_actuate_job_quiet(job) != cases[i].quiet)
+		if (actuate_job_quiet(job) != cases[i].quiet)
 			fail_msg("status %s: quiet %d, want %d", cases[i].status, !cases[i].quiet,
 				 cases[i].quiet);
 		json_decref(job);
@@ -236,7 +235,7 @@ static void queue_status_counts_and_usage(void **state)
 	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 2);
 	assert_int_equal(queue_cq_count(c->q), 1);
-	st = controller_status_cq_body(c, 0);
+	st = status_cq_body(c, 0);
 	assert_non_null(st);
 	got = ctl_dump(st);
 	assert_string_equal(got, "{\"admittedWorkloads\":2,\"flavorsUsage\":[{\"name\":\"h100\","
@@ -247,15 +246,15 @@ static void queue_status_counts_and_usage(void **state)
 	json_decref(st);
 	assert_int_equal(queue_lq_count(c->q), 1);
 	assert_string_equal(queue_lq_name(c->q, 0), "team-a/default");
-	st = controller_status_lq_body(c, 0);
+	st = status_lq_body(c, 0);
 	assert_non_null(st);
 	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
 	assert_int_equal(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
 	assert_int_equal(json_integer_value(json_object_get(st, "reservingWorkloads")), 2);
 	assert_true(json_is_real(json_object_get(st, "decayedUsage")));
 	json_decref(st);
-	assert_null(controller_status_cq_body(c, 5));
-	assert_null(controller_status_lq_body(c, 5));
+	assert_null(status_cq_body(c, 5));
+	assert_null(status_lq_body(c, 5));
 	json_decref(a);
 	json_decref(b);
 	json_decref(big);
@@ -293,7 +292,7 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	    GPUQ_OK);
 	assert_int_equal(info.parts, 1);
 	c->o.lease_namespace = "gpuq-system";
-	cm = controller_usage_cm_body(c, 0, parts[0], lens[0], "summary text");
+	cm = usage_cm_body(c, 0, parts[0], lens[0], "summary text");
 	assert_non_null(cm);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(cm, "metadata"), "name")),
@@ -336,11 +335,11 @@ static void usage_retry_doubles_up_to_the_interval(void **state)
 	c->o.usage_checkpoint_ms = 60000;
 	for (uint32_t n = 0; n < sizeof(want) / sizeof(want[0]); n++) {
 		c->usage_failures = n;
-		assert_int_equal(controller_usage_retry_at(c, 1000) - 1000, want[n]);
+		assert_int_equal(usage_retry_at(c, 1000) - 1000, want[n]);
 	}
 	c->o.usage_checkpoint_ms = 1000; /* shorter than the first retry */
 	c->usage_failures = 5;
-	assert_int_equal(controller_usage_retry_at(c, 0), 2000);
+	assert_int_equal(usage_retry_at(c, 0), 2000);
 	free(c);
 }
 
@@ -357,7 +356,7 @@ static void podset_from_a_decoded_object(void **state)
 	    {.key = NULL, .op = "Exists"},
 	};
 	webhook_object_t *o = calloc(1, sizeof(*o));
-	controller_podset_buf_t b;
+	podset_buf_t b;
 	queue_podset_spec_t ps;
 
 	(void)state;
