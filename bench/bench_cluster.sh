@@ -13,7 +13,12 @@
 # Targets (issue 8): p50 < 10 ms at 10/s, p99 < 100 ms at 20/s; gpuq's own
 # share of a drain (Complete to next release) p50 < 50 ms.
 #  - memory: gpuq's resident memory with BENCH_FILL_N (default 20,000)
-#    suspended Jobs queued, and per queued Job (target: < 200 MB at 100,000).
+#    suspended Jobs queued, and per queued Job (target: < 200 MB at 100,000);
+#    and the status writes that burst costs: the apiserver's own count of
+#    PATCHes of Jobs (apiserver_request_total) from before the burst until
+#    it stops growing, and their time at gpuq's --qps (default 50; target:
+#    under 10 s for the burst; with a per-Job status carrying the position
+#    it was one write per Job at least, 400 s for 20,000).
 # Env: BENCH_CLUSTER=0 skips it; BENCH_LAT_N (Jobs per rate, default 200);
 # BENCH_DRAIN_N (default 300); BENCH_FILL_N (default 20000); BENCH_PARTS
 # (default "latency drain memory": the parts to run).
@@ -136,6 +141,12 @@ fi
 part memory || exit 0
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status"; }
 r0=$(rss)
+# PATCHes of Jobs the apiserver has served (gpuq's status writes and
+# releases; the Job controller writes status with PUT)
+patches() {
+	k get --raw /metrics | awk '/^apiserver_request_total[{]/ && /resource="jobs"/ && /verb="PATCH"/ && /subresource=""/ { n += $NF } END { printf "%d\n", n }'
+}
+p0=$(patches)
 python3 bench/bench_cluster.py fill "$NF" fill-0
 poll_n=0
 # queued: all but the few the one GPU lets through meanwhile
@@ -144,6 +155,17 @@ until [ "$(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}')" 
 	sleep 1
 done
 r1=$(rss)
+# gpuq's writes for the burst are done when the count stops growing (two
+# reads 5 s apart; the status writer runs at --qps 50, so 5 s of quiet is
+# 250 writes it did not make)
+p1=$(patches) pp=-1
+while [ "$p1" != "$pp" ]; do pp=$p1; sleep 5; p1=$(patches); done
+annotated=$(k -n fill-0 get jobs -o 'jsonpath={range .items[*]}{.metadata.annotations.gpuq\.dev/status}{"\n"}{end}' | grep -c . || true)
+pw=$((p1 - p0))
+ws=$(awk -v p="$pw" 'BEGIN { printf "%.1f", p / 50 }')
+echo "status writes: $pw PATCHes of Jobs for a burst of $NF Jobs ($annotated carry gpuq.dev/status); $(awk -v p="$pw" -v n="$NF" 'BEGIN { printf "%.4f", p / n }') per Job; $ws s at --qps 50 (a per-Job status with the position: at least $NF writes, $((NF / 50)) s)"
+verdict "$ws" "<" 10 "status write time for a burst of $NF Jobs at --qps 50, s"
+echo "README 14 | on the local control plane: a burst of $NF GPU Jobs queued | $pw status PATCHes, $ws s of writes at --qps 50 (was $((NF / 50)) s) | < 10 s |"
 echo "memory: $(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}') Jobs queued; gpuq RSS ${r0} kB before, ${r1} kB after"
 echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages)"
 per=$(awk -v a="$r0" -v b="$r1" -v n="$NF" 'BEGIN { printf "%.2f", (b - a) / n }')

@@ -1,5 +1,5 @@
 /*
- * bench_parse: the review body's JSON reader (webhook/admit_json.c, written
+ * bench_parse: the review body's JSON reader (jv/parse.c, written
  * for the admission path) against jansson on the same bodies, for
  * bench/bench_parse.sh. Each parses the whole body into its tree and frees
  * it, as a review does; jansson with JSON_REJECT_DUPLICATES off (its
@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "webhook/admit_internal.h"
+#include "jv/jv.h"
 
 static double now_ns(void)
 {
@@ -35,10 +35,10 @@ __attribute__((noinline)) static int bench_hand(const char *buf, size_t len, lon
 	char err[128];
 
 	for (long i = 0; i < n; i++) {
-		webhook_jdoc_t d;
-		if (webhook_jdoc_parse(&d, buf, len, err, sizeof(err)))
+		jv_doc_t d;
+		if (jv_doc_parse(&d, buf, len, err, sizeof(err)))
 			return 1;
-		webhook_jdoc_free(&d);
+		jv_doc_free(&d);
 	}
 	return 0;
 }

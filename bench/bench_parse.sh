@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_parse: is the hand-written review reader (webhook/admit_json.c) worth
+# bench_parse: is the hand-written review reader (jv/parse.c) worth
 # keeping over jansson? Both parse the same AdmissionReview bodies into their
 # trees and free them (bench/bench_parse.c):
 #   - ns per body, best of 20 alternating rounds of 2,000 (noisy: a ratio);
@@ -16,7 +16,7 @@ BIN=$BENCH_BUILD/bench_parse
 say() { echo "bench_parse: $*"; }
 mkdir -p "$BENCH_BUILD" || exit 1
 ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_parse.c \
-	webhook/admit_json.c base/base.c -o "$BIN" $(pkg-config --cflags --libs jansson) || {
+	jv/parse.c base/base.c -o "$BIN" $(pkg-config --cflags --libs jansson) || {
 	say "build failed"
 	exit 1
 }

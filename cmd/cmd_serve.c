@@ -157,6 +157,8 @@ static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
 	if (dcgm) { /* idle GPU time per LocalQueue too */
 		co.pod_queues = dcgm_pod_queues_set;
 		co.pod_queues_ctx = dcgm;
+		co.workload_utils = dcgm_workload_utils; /* idle reclaim */
+		co.workload_utils_ctx = dcgm;
 	}
 	co.core.fair_sharing = opts->fair_sharing;
 	co.core.ready_timeout_ms = opts->ready_timeout_ms;
@@ -209,14 +211,17 @@ static void ui_offline(webui_t *ui, const char *dir)
 	policy_unref(p);
 }
 
-/* The web view (--ui true) on srv's routes, before the server starts. */
+/* The web view (--ui true) and the visibility API (--visibility, a
+ * cluster source) on srv's routes, before the server starts. */
 static int start_ui(const cmd_serve_opts_t *opts, http_server_t *srv, const kube_config_t *kcfg,
 		    webui_t **ui, gpuq_diag_t *diag)
 {
+	bool vis = opts->visibility && opts->source != CMD_SERVE_SOURCE_DIR;
 	int rc =
 	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
 
 	if (!rc) {
+		webui_routes_set(*ui, opts->ui, vis);
 		webui_idle_set(*ui, opts->ui_idle_ms);
 		webui_attach(*ui, srv);
 	}
@@ -291,7 +296,7 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 		rc = http_server_create(&s->hcfg, &s->srv, diag);
 	if (!rc)
 		rc = webhook_admission_create(s->srv, o->policy_dir, &s->review_cfg, &s->adm, diag);
-	if (!rc && o->ui)
+	if (!rc && (o->ui || (o->visibility && o->source != CMD_SERVE_SOURCE_DIR)))
 		rc = start_ui(o, s->srv, s->kcfg, &s->ui, diag);
 	if (!rc)
 		rc = http_server_start(s->srv, diag);

@@ -11,34 +11,43 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: gpuq simulate TRACE [--out FILE] [--state-dir DIR] [--no-sync] [--check]\n"
-		"                     [--metrics FILE] [--price FLAVOR=PRICE]... [--quiet]\n"
-		"\n"
-		"Replay TRACE (YAML or JSON: ResourceFlavor, Cohort, ClusterQueue, LocalQueue and\n"
-		"PriorityClass objects plus one `kind: Trace` document, see docs/simulate.md)\n"
-		"through gpuq's queueing core in virtual time, and write a JSON report: waits\n"
-		"per workload, tenant, ClusterQueue and class (p50, p99, mean), makespan,\n"
-		"utilization over time, preemptions, Jain's fairness index, GPU-hours and\n"
-		"their cost per tenant and ClusterQueue (borrowed apart from nominal) and the\n"
-		"CPU time the core spent.\n"
-		"\n"
-		"  --out FILE       write the report to FILE instead of stdout\n"
-		"  --state-dir DIR  persist every step in DIR (LMDB) and resume from it\n"
-		"  --no-sync        with --state-dir: no fsync per step (survives kill -9,\n"
-		"                   not power loss)\n"
-		"  --check          check the core's quota invariants after every step (usage\n"
-		"                   = admitted workloads, within quota, cohorts within their\n"
-		"                   capacity); the first broken one ends the run, exit 1\n"
-		"  --metrics FILE   write the queue metrics gpuq serve's /metrics would show at\n"
-		"                   the end of the run (Prometheus text; docs/metrics.md)\n"
-		"  --price F=P      price of one accelerator unit of flavor F for an hour\n"
-		"                   (repeatable; wins over the flavor's gpuq.dev/price-per-hour\n"
-		"                   annotation in the trace)\n"
-		"  --quiet          no summary on stderr\n"
-		"  --help           this text\n"
-		"\n"
-		"Exit status: 0 done, 1 the trace or the run failed, 2 usage error.\n");
+	fprintf(
+	    out,
+	    "usage: gpuq simulate TRACE [--out FILE] [--state-dir DIR] [--no-sync] [--check]\n"
+	    "                     [--metrics FILE] [--price FLAVOR=PRICE]... [--quiet]\n"
+	    "                     [--predict-interval D [--predict-runtimes declared|history]]\n"
+	    "\n"
+	    "Replay TRACE (YAML or JSON: ResourceFlavor, Cohort, ClusterQueue, LocalQueue and\n"
+	    "PriorityClass objects plus one `kind: Trace` document, see docs/simulate.md)\n"
+	    "through gpuq's queueing core in virtual time, and write a JSON report: waits\n"
+	    "per workload, tenant, ClusterQueue and class (p50, p99, mean), makespan,\n"
+	    "utilization over time, preemptions, Jain's fairness index, GPU-hours and\n"
+	    "their cost per tenant and ClusterQueue (borrowed apart from nominal) and the\n"
+	    "CPU time the core spent.\n"
+	    "\n"
+	    "  --out FILE       write the report to FILE instead of stdout\n"
+	    "  --state-dir DIR  persist every step in DIR (LMDB) and resume from it\n"
+	    "  --no-sync        with --state-dir: no fsync per step (survives kill -9,\n"
+	    "                   not power loss)\n"
+	    "  --check          check the core's quota invariants after every step (usage\n"
+	    "                   = admitted workloads, within quota, cohorts within their\n"
+	    "                   capacity); the first broken one ends the run, exit 1\n"
+	    "  --metrics FILE   write the queue metrics gpuq serve's /metrics would show at\n"
+	    "                   the end of the run (Prometheus text; docs/metrics.md)\n"
+	    "  --price F=P      price of one accelerator unit of flavor F for an hour\n"
+	    "                   (repeatable; wins over the flavor's gpuq.dev/price-per-hour\n"
+	    "                   annotation in the trace)\n"
+	    "  --predict-interval D  a prediction pass every D of virtual time (e.g. 5m):\n"
+	    "                   each workload's first predicted start against the start\n"
+	    "                   that happened (the report's economics.prediction); over\n"
+	    "                   the trace's spec.options.prediction; not with --state-dir\n"
+	    "  --predict-runtimes declared|history  the runtimes a pass assumes: each\n"
+	    "                   workload's expectedRuntime (else its runtime), or the\n"
+	    "                   median of its LocalQueue's finished runs (default declared)\n"
+	    "  --quiet          no summary on stderr\n"
+	    "  --help           this text\n"
+	    "\n"
+	    "Exit status: 0 done, 1 the trace or the run failed, 2 usage error.\n");
 }
 
 #define PRICES_MAX 64 /* --price flags */
@@ -135,6 +144,26 @@ int cmd_simulate(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--price") && i + 1 < argc) {
 			if (price_flag(argv[++i], prices, &opt.n_prices))
 				return 2;
+		} else if (!strcmp(argv[i], "--predict-interval") && i + 1 < argc) {
+			if (gpuq_duration_parse(argv[++i], &opt.predict_interval_ms, &diag) ||
+			    opt.predict_interval_ms < 1) {
+				fprintf(stderr, "gpuq simulate: --predict-interval \"%s\": %s\n",
+					argv[i], diag.msg[0] ? diag.msg : "must be at least 1ms");
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--predict-runtimes") && i + 1 < argc) {
+			i++;
+			opt.predict_runtimes = !strcmp(argv[i], "declared")  ? 1
+					       : !strcmp(argv[i], "history") ? 2
+									     : -1;
+			if (opt.predict_runtimes < 0) {
+				fprintf(
+				    stderr,
+				    "gpuq simulate: --predict-runtimes \"%s\": want declared or "
+				    "history\n",
+				    argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--quiet")) {
 			quiet = true;
 		} else if (argv[i][0] == '-' || trace_path) {

@@ -110,6 +110,10 @@ static const char usage_text[] =
     "                          to ConfigMaps gpuq-usage-0..7 in the Lease's namespace\n"
     "                          every D and when it stops; a new leader merges them\n"
     "                          (default 1m; 0 turns it off)\n"
+    "  --visibility BOOL       true or false (default true): serve pending work on\n"
+    "                          demand (positions and reasons, as Kueue's visibility\n"
+    "                          API) on /apis/visibility.gpuq.dev/v1beta1/, with\n"
+    "                          --ui-auth's bearer-token rules (docs/visibility.md)\n"
     "  --cert-secret NS/NAME   keep the serving certificate in this Secret: made (with\n"
     "                          its CA) when missing, renewed with a third of its\n"
     "                          validity left, written into --cert-dir on every replica\n"
@@ -384,6 +388,7 @@ typedef enum {
 	FLAG_USAGE_HALF_LIFE,
 	FLAG_USAGE_SAMPLING,
 	FLAG_USAGE_CHECKPOINT,
+	FLAG_VISIBILITY,
 	FLAG_CERT_SECRET,
 	FLAG_CERT_DNS,
 	FLAG_CERT_IP,
@@ -419,6 +424,7 @@ static const char *const flag_names[] = {"--listen",
 					 "--usage-half-life-time",
 					 "--usage-sampling-interval",
 					 "--usage-checkpoint-interval",
+					 "--visibility",
 					 "--cert-secret",
 					 "--cert-dns",
 					 "--cert-ip",
@@ -641,6 +647,8 @@ static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_
 		return parse_burst(value, &opts->burst, diag);
 	case FLAG_FAIR_SHARING:
 		return parse_bool("--fair-sharing", value, &opts->fair_sharing, diag);
+	case FLAG_VISIBILITY:
+		return parse_bool("--visibility", value, &opts->visibility, diag);
 	case FLAG_READY_TIMEOUT:
 	case FLAG_SHUTDOWN_GRACE:
 	case FLAG_REQUEUE_BACKOFF:
@@ -788,6 +796,7 @@ int cmd_serve_opts_parse_env(int argc, char **argv, const cmd_serve_env_t *env,
 	opts->poll_ms = HTTP_POLL_MS_DEFAULT;
 	opts->body_budget = HTTP_BODY_BUDGET_DEFAULT;
 	opts->leader_elect = true;
+	opts->visibility = true;
 	opts->lease_namespace = CMD_SERVE_LEASE_NAMESPACE_DEFAULT;
 	opts->lease_name = CMD_SERVE_LEASE_NAME_DEFAULT;
 	opts->qps = CMD_SERVE_QPS_DEFAULT;

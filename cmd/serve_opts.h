@@ -122,6 +122,8 @@ typedef struct {
 	int64_t usage_checkpoint_ms;	       /* --usage-checkpoint-interval, 0 (off)
 						  to 7 days (default
 						  CMD_SERVE_USAGE_CHECKPOINT_MS_DEFAULT) */
+	bool visibility;		       /* --visibility true|false (default true):
+						  the visibility API (webui/) */
 	char cert_secret_ns[64];	       /* --cert-secret NS/NAME: NS ("" = not given) */
 	const char *cert_secret_name;	       /* ... and NAME (NULL = not given) */
 	const char *cert_dns;		       /* --cert-dns, comma-separated (NULL: default) */

@@ -1,8 +1,9 @@
-/* controller/actuate.c: bring a Job in line with its workload's state in
- * the core (released, suspended, template restored), and post Events. Every
- * patch is a merge patch carrying the resourceVersion the decision was made
- * on, so a Job that changed meanwhile is left alone (409) until the watch
- * shows it again. */
+/* controller/actuate.c: bring a held parent (a Job, a JobSet) in line with
+ * its workload's state in the core (released, suspended, templates
+ * restored: the patches are release.c's), hold a release a ResourceQuota
+ * would refuse, and post Events. Every patch carries the resourceVersion the
+ * decision was made on, so an object that changed meanwhile is left alone
+ * until the watch shows it again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,38 +30,11 @@ static json_t *toleration_json(const policy_toleration_t *t)
 	return o;
 }
 
-static json_t *path_get(const json_t *obj, const char *const *keys)
-{
-	for (; *keys && obj; keys++)
-		obj = json_object_get(obj, *keys);
-	return (json_t *)obj;
-}
-
-static const char *annotation(const json_t *obj, const char *key)
-{
-	static const char *const p[] = {"metadata", "annotations", NULL};
-
-	return json_string_value(json_object_get(path_get(obj, p), key));
-}
-
-static json_t *tmpl_spec(const json_t *job)
-{
-	static const char *const p[] = {"spec", "template", "spec", NULL};
-
-	return path_get(job, p);
-}
-
-static const char *rv_of(const json_t *obj)
-{
-	return json_string_value(
-	    json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
-}
-
 /* The distinct flavors assigned to an admitted workload, into names[], and
  * (when ann is not NULL) the CONTROLLER_ANNOT_FLAVORS value: resource=flavor
  * pairs, comma-separated, that a successor adopts the Job by. */
-static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names, size_t cap,
-			 char *ann, size_t ann_cap)
+static size_t flavors_of(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+			 const char **names, size_t cap, char *ann, size_t ann_cap)
 {
 	size_t n = 0, len = 0;
 
@@ -70,12 +44,16 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names
 		uint32_t f;
 		const char *name;
 		bool seen = false;
-		if (queue_workload_flavor(c->q, id, 0, r, &f))
+		if (queue_workload_flavor(c->q, id, podset, r, &f))
 			continue;
 		name = queue_flavor_name(c->q, f);
 		if (ann && len < ann_cap) {
-			int w = snprintf(ann + len, ann_cap - len, "%s%s=%s", len ? "," : "",
-					 queue_resource_name(c->q, r), name);
+			char pre[24] = "";
+			int w;
+			if (prefixed)
+				snprintf(pre, sizeof(pre), "%zu:", podset);
+			w = snprintf(ann + len, ann_cap - len, "%s%s%s=%s", len ? "," : "", pre,
+				     queue_resource_name(c->q, r), name);
 			len += w > 0 ? (size_t)w : 0;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -86,37 +64,57 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, const char **names
 	return n;
 }
 
-/* PATCH the Job; on success the reply becomes the cached object. */
-static int patch_job(struct controller *c, job_t *j, json_t *body, const char *what)
+int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
+			   size_t cap)
 {
-	const char *ns = j->ns;
-	const char *name = j->name;
-	char path[KUBE_URL_MAX], ens[300], ename[300];
+	const workload_integration_t *in = workload_integration(k);
+	char ens[300], ename[300];
+	int n;
+
+	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
+	    kube_escape(name, ename, sizeof(ename)))
+		return GPUQ_EINVAL;
+	n = in->group[0] ? snprintf(out, cap, "/apis/%s/%s/namespaces/%s/%s/%s", in->group,
+				    in->version, ens, in->resource, ename)
+			 : snprintf(out, cap, "/api/%s/namespaces/%s/%s/%s", in->version, ens,
+				    in->resource, ename);
+	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
+}
+
+int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, json_t *body,
+			    const char *what)
+{
+	const char *ns = j->ns, *name = j->name, *kn = j->wl->integ->kind_name;
+	char path[KUBE_URL_MAX];
 	gpuq_diag_t diag = {{0}};
 	json_t *reply = NULL;
 	int rc;
 
-	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
-	    kube_escape(name, ename, sizeof(ename))) {
+	if (controller_object_path(j->wl->kind, ns, name, path, sizeof(path))) {
 		json_decref(body);
 		return GPUQ_EINVAL;
 	}
-	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, ename);
-	rc = kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag);
+	rc = kube_patch(c->client, path, kind, body, &reply, &diag);
 	json_decref(body);
 	if (rc == GPUQ_OK) {
-		gpuq_log(GPUQ_LOG_INFO, "controller", "%s Job %s/%s", what, ns, name);
-		if (job_set(j, controller_prune(reply))) /* keeps the former object */
+		workload_t *wl = NULL;
+
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
+		if (controller_decode(c, reply, &wl, &diag) == GPUQ_OK)
+			job_set(j, wl); /* the watch shows the same soon */
+		else			/* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "%s Job %s/%s: cannot cache the reply", what, ns, name);
+				 "%s %s %s/%s: cannot cache the reply: %s", what, kn, ns, name,
+				 diag.msg);
 		json_decref(reply);
 	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
 		gpuq_log(GPUQ_LOG_DEBUG, "controller",
-			 "%s Job %s/%s: %s (the watch will show the "
+			 "%s %s %s/%s: %s (the watch will show the "
 			 "new state)",
-			 what, ns, name, diag.msg);
+			 what, kn, ns, name, diag.msg);
 	} else {
-		gpuq_log(GPUQ_LOG_WARN, "controller", "%s Job %s/%s: %s", what, ns, name, diag.msg);
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s %s/%s: %s", what, kn, ns, name,
+			 diag.msg);
 	}
 	return rc;
 }
@@ -125,12 +123,13 @@ static int patch_job(struct controller *c, job_t *j, json_t *body, const char *w
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
  * nodeLabels and tolerations. *sel and *tols are new references; flavors
  * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
-int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
-		      size_t cap)
+int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+		      const json_t *base_sel, const json_t *base_tols, json_t **sel, json_t **tols,
+		      char *flavors, size_t cap)
 {
 	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX];
-	size_t nf = flavors_of(c, id, names, sizeof(names) / sizeof(names[0]), flavors, cap);
+	size_t nf = flavors_of(c, id, podset, prefixed, names, sizeof(names) / sizeof(names[0]),
+			       flavors, cap);
 
 	*sel = json_is_object(base_sel) ? json_deep_copy(base_sel) : json_object();
 	*tols = json_is_array(base_tols) ? json_deep_copy(base_tols) : json_array();
@@ -152,164 +151,50 @@ int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_se
 	return GPUQ_OK;
 }
 
-/* Release: unsuspend with the flavors' nodeLabels and tolerations in the
- * template, the originals kept in an annotation for a later restore. */
-json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id)
-{
-	const json_t *spec = tmpl_spec(tree);
-	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
-	json_t *orig = NULL, *sel, *tols, *body;
-	char flavors[1024];
-	char *orig_dump;
-
-	/* the template as it was before any release (a retry after a crash
-	 * must not stack the flavor's settings twice) */
-	if (orig_text)
-		orig = json_loads(orig_text, 0, NULL);
-	if (!json_is_object(orig)) {
-		json_decref(orig);
-		orig =
-		    json_pack("{s:O?, s:O?}", "nodeSelector", json_object_get(spec, "nodeSelector"),
-			      "tolerations", json_object_get(spec, "tolerations"));
-	}
-	if (!orig)
-		return NULL;
-	if (actuate_placement(c, id, json_object_get(orig, "nodeSelector"),
-			      json_object_get(orig, "tolerations"), &sel, &tols, flavors,
-			      sizeof(flavors))) {
-		json_decref(orig);
-		return NULL;
-	}
-	orig_dump = json_dumps(orig, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(orig);
-	body = json_pack("{s:{s:s, s:{s:s, s:s, s:s}}, s:{s:b, s:{s:{s:{s:s}}, s:{s:o, s:o}}}}",
-			 "metadata", "resourceVersion", rv_of(tree), "annotations",
-			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
-			 CONTROLLER_ANNOT_ORIGINAL, orig_dump ? orig_dump : "{}", "spec", "suspend",
-			 0, "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED, "true",
-			 "spec", "nodeSelector", sel, "tolerations", tols);
-	free(orig_dump);
-	return body;
-}
-
-static void release(struct controller *c, job_t *j, const json_t *tree, queue_wl_t id)
-{
-	json_t *body = actuate_release_body(c, tree, id);
-
-	if (body)
-		patch_job(c, j, body, "released");
-}
-
-/* Preempt: suspend (the Job controller deletes its pods). */
-json_t *actuate_suspend_body(const json_t *tree)
-{
-	return json_pack("{s:{s:s, s:{s:n, s:n}}, s:{s:b}}", "metadata", "resourceVersion",
-			 rv_of(tree), "annotations", WEBHOOK_ANNOT_ADMITTED,
-			 CONTROLLER_ANNOT_FLAVORS, "spec", "suspend", 1);
-}
-
-static void suspend(struct controller *c, job_t *j, const json_t *tree)
-{
-	json_t *body = actuate_suspend_body(tree);
-
-	if (body)
-		patch_job(c, j, body, "suspended");
-}
-
-/* The template as it was before the release, from the annotation the
- * release left (a merge patch merges maps: the keys the release added to
- * nodeSelector are nulled out). */
-json_t *actuate_restore_body(const json_t *tree)
-{
-	const char *orig_text = annotation(tree, CONTROLLER_ANNOT_ORIGINAL);
-	const json_t *spec = tmpl_spec(tree);
-	json_t *orig, *sel, *cur, *tols;
-
-	orig = orig_text ? json_loads(orig_text, 0, NULL) : NULL;
-	if (!json_is_object(orig)) {
-		json_decref(orig);
-		orig = json_object();
-	}
-	sel = json_object();
-	cur = json_object_get(spec, "nodeSelector");
-	for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-		json_object_set_new(sel, json_object_iter_key(it), json_null());
-	cur = json_object_get(orig, "nodeSelector");
-	for (void *it = json_object_iter(cur); it; it = json_object_iter_next(cur, it))
-		json_object_set(sel, json_object_iter_key(it), json_object_iter_value(it));
-	tols = json_object_get(orig, "tolerations");
-	tols = json_is_array(tols) ? json_incref(tols) : json_null();
-	json_decref(orig);
-	return json_pack("{s:{s:s, s:{s:n}}, s:{s:{s:{s:{s:n}}, s:{s:o, s:o}}}}", "metadata",
-			 "resourceVersion", rv_of(tree), "annotations", CONTROLLER_ANNOT_ORIGINAL,
-			 "spec", "template", "metadata", "annotations", WEBHOOK_ANNOT_ADMITTED,
-			 "spec", "nodeSelector", sel, "tolerations", tols);
-}
-
-/* The pods of a suspended Job are gone: restore the template and requeue. */
-static void restore(struct controller *c, job_t *j, const json_t *tree)
-{
-	if (annotation(tree, CONTROLLER_ANNOT_ORIGINAL)) {
-		json_t *body = actuate_restore_body(tree);
-		if (!body || patch_job(c, j, body, "restored the template of"))
-			return;
-	}
-	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
-		j->requeued_ms = controller_now(c);
-		c->core_dirty = true;
-	}
-}
-
-/* Pods of a suspended Job are gone once the Job controller reports none
- * active and none terminating (a deleted pod holds its GPU until it is
- * gone: status.terminating, Kubernetes 1.28+) and has reset its start time
- * (which also makes the template mutable again). */
-bool actuate_job_quiet(const json_t *job)
-{
-	const json_t *st = json_object_get(job, "status");
-
-	return json_integer_value(json_object_get(st, "active")) == 0 &&
-	       json_integer_value(json_object_get(st, "terminating")) == 0 &&
-	       !json_object_get(st, "startTime");
-}
-
-/* Add the per-pod requests of Job j, times its pods not yet created
+/* Add the per-pod requests of parent j, times its pods not yet created
  * (all of them when `all`), to *req and *pods. A pod is charged in the
- * namespace's ResourceQuota (status.used) when it is created, and the Job's
+ * namespace's ResourceQuota (status.used) when it is created, and a Job's
  * status.active counts it only at the Job controller's next status write:
- * the created pods are the more of status.active and the unfinished pods
+ * a Job's created pods are the more of status.active and the unfinished pods
  * the Pods watch shows (pods_of_job), plus the finished ones (succeeded,
  * failed). Counting a created pod as still to come held the next Job back
- * with its quota free ("requested 16, used 8, limited 16" for 8 + 8 of 16). */
+ * with its quota free ("requested 16, used 8, limited 16" for 8 + 8 of 16).
+ * Another kind's pods are counted as its child Jobs' (Jobs of their own
+ * here). */
 static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
 			    int64_t *pods)
 {
-	webhook_object_t o;
-	quota_reslist_t one = {0};
-	int64_t missing;
-	int rc;
+	const workload_t *o = j->wl;
+	int rc = GPUQ_OK;
 
-	rc = controller_decode_text(c, j->text, j->text_len, &o, NULL);
-	if (rc) {
-		webhook_object_deinit(&o);
-		return rc;
+	if (!o)
+		return GPUQ_EINVAL;
+	for (size_t p = 0; !rc && p < o->n_podsets; p++) {
+		const workload_podset_t *ps = &o->podsets[p];
+		quota_reslist_t one = {0};
+		int64_t missing = o->n_podsets == 1 ? o->pods : ps->count;
+
+		if (!ps->requests)
+			return GPUQ_EINVAL;
+		/* a Job's status counts its pods; another kind's pods are counted
+		 * as its child Jobs' (they are Jobs of their own here) */
+		if (!all && o->kind == WORKLOAD_KIND_JOB) {
+			int64_t live = pods_of_job(c, j->uid);
+			missing -= (live > o->active ? live : o->active) + o->succeeded + o->failed;
+		} else if (!all) {
+			missing = 0;
+		}
+		if (o->finished)
+			missing = 0; /* a finished Job's pods hold no quota */
+		for (size_t i = 0; !rc && i < ps->n_requests; i++)
+			rc = quota_reslist_add(&one, ps->requests[i].name, &ps->requests[i].qty);
+		if (rc || missing <= 0)
+			continue;
+		rc = quota_reslist_scale(&one, missing);
+		for (size_t i = 0; !rc && i < one.n; i++)
+			rc = quota_reslist_add(req, one.items[i].name, &one.items[i].qty);
+		*pods += missing;
 	}
-	missing = o.pods;
-	if (!all) {
-		int64_t live = pods_of_job(c, j->uid);
-		missing -= (live > o.active ? live : o.active) + o.succeeded + o.failed;
-	}
-	if (o.finished)
-		missing = 0; /* a finished Job's pods hold no quota */
-	for (size_t i = 0; !rc && i < o.n_requests; i++)
-		rc = quota_reslist_add(&one, o.requests[i].name, &o.requests[i].qty);
-	webhook_object_deinit(&o);
-	if (rc || missing <= 0)
-		return rc;
-	rc = quota_reslist_scale(&one, missing);
-	for (size_t i = 0; !rc && i < one.n; i++)
-		rc = quota_reslist_add(req, one.items[i].name, &one.items[i].qty);
-	*pods += missing;
 	return rc;
 }
 
@@ -365,7 +250,7 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = map_next(&c->jobs, &pos))) {
 		const job_t *o = s->value;
-		if (o == j || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
+		if (o == j || !o->wl || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
 	}
@@ -435,9 +320,8 @@ void actuate_job(struct controller *c, job_t *j)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
-	json_t *tree = NULL;
 
-	if (!c->q || !atomic_load(&c->leader) || !j->text)
+	if (!c->q || !atomic_load(&c->leader) || !j->wl)
 		return;
 	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
 		return;
@@ -452,8 +336,7 @@ void actuate_job(struct controller *c, job_t *j)
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
 				actuate_rq_clear(c, j);
-				if ((tree = job_tree(j)))
-					release(c, j, tree, id);
+				(void)release_parent(c, j, id);
 				status_note(c, j->uid); /* released: where it runs */
 			} else {
 				rq_hold(c, j, &v, why);
@@ -461,19 +344,16 @@ void actuate_job(struct controller *c, job_t *j)
 		}
 		break;
 	case QUEUE_WL_EVICTING:
-		if (!(tree = job_tree(j)))
-			break;
-		/* its quota is free only once its pods are gone: by the Job's
-		 * status and by the Pods watch alike */
+		/* its quota is free only once its pods are gone: by its status
+		 * and by the Pods watch alike (release_quiet) */
 		if (!j->suspended)
-			suspend(c, j, tree);
-		else if (actuate_job_quiet(tree) && pods_of_job(c, j->uid) == 0)
-			restore(c, j, tree);
+			(void)release_suspend(c, j);
+		else if (release_quiet(c, j))
+			(void)release_restore(c, j);
 		break;
 	default:
 		break;
 	}
-	json_decref(tree);
 }
 
 static void post(struct controller *c, const char *uid, const char *type, const char *reason,
@@ -481,8 +361,10 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 {
 	const job_t *j = controller_job(c, uid);
 
-	if (j && j->text) /* posted by the status writer, after this pass's patches */
-		(void)swriter_event(c->swriter, j->ns, j->name, uid, type, reason, action, note);
+	if (j && j->wl) /* posted by the status writer, after this pass's patches */
+		(void)swriter_event_ref(c->swriter, j->wl->integ->api_version,
+					j->wl->integ->kind_name, j->ns, j->name, uid, type, reason,
+					action, note);
 }
 
 void actuate_result(struct controller *c, const queue_result_t *res)
@@ -492,7 +374,7 @@ void actuate_result(struct controller *c, const queue_result_t *res)
 	for (size_t i = 0; i < res->n_admissions; i++) {
 		const queue_admission_t *a = &res->admissions[i];
 		const char *names[16];
-		size_t nf = flavors_of(c, a->wl, names, 16, NULL, 0);
+		size_t nf = flavors_of(c, a->wl, 0, false, names, 16, NULL, 0);
 		snprintf(note, sizeof(note), "Admitted by ClusterQueue %s on flavor %s%s",
 			 queue_cq_name(c->q, a->cq), nf ? names[0] : "-",
 			 a->borrows ? ", borrowing from its cohort" : "");

@@ -77,10 +77,10 @@
 #define CONTROLLER_PODS_MAX 100000
 /* Annotations gpuq writes on a Job. */
 #define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
-#define CONTROLLER_ANNOT_ORIGINAL                                                                  \
-	"gpuq.dev/original-scheduling"		  /* template's nodeSelector and                   \
-						     tolerations before release */
-#define CONTROLLER_ANNOT_STATUS "gpuq.dev/status" /* the core's explanation */
+/* the template's nodeSelector and tolerations before release */
+#define CONTROLLER_ANNOT_ORIGINAL "gpuq.dev/original-scheduling"
+/* the coarse status (queue_workload_status) */
+#define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS
 /* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
  * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
  * binaryData["ledger"], a summary for people in data["summary"]. */
@@ -92,6 +92,13 @@ typedef struct controller controller_t;
  * idle GPU time is scraped every 30 s by default, and a pod admitted
  * between two hand-overs counts for its namespace alone until the next. */
 #define CONTROLLER_PODMAP_MS 5000
+/* How often a leader predicts every pending workload's start (predict/:
+ * at most 2,000 workloads, 50,000 steps, 7 days and 250 ms of wall time a
+ * pass), and how often it evaluates the budgets (the core's
+ * budget_interval_ms): a budget overshoots by at most what runs for that
+ * long. */
+#define CONTROLLER_PREDICT_MS 15000
+#define CONTROLLER_BUDGET_MS 10000
 
 typedef struct {
 	const kube_config_t *kube;   /* where the apiserver is (borrowed) */
@@ -123,6 +130,16 @@ typedef struct {
 							      leadership is lost); NULL:
 							      not built */
 	void *pod_queues_ctx;				   /* its argument */
+	void (*workload_utils)(void *ctx, void (*fn)(void *arg, const char *uid, double pct),
+			       void *arg, uint64_t *seen); /* while leading, every pass:
+							      each workload's busiest GPU
+							      in the newest scrape
+							      (dcgm_workload_utils), for
+							      idle reclaim; NULL: none */
+	void *workload_utils_ctx;			   /* its argument */
+	int64_t predict_interval_ms;			   /* a prediction pass this often
+							      while leading (default
+							      CONTROLLER_PREDICT_MS; 0: none) */
 	queue_config_t core;				   /* the core's settings: fair_sharing,
 							      ready_timeout_ms, backoff_base_ms,
 							      backoff_max_ms, tenant_half_life_ms and

@@ -37,6 +37,18 @@ const res_info_t controller_res[RES_COUNT] = {
 			   "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
     [RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
     [RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
+    [RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
+		     "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
+    [RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
+			  "/apis/apps/v1/statefulsets", false, false},
+    [RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1", "leaderworkersets",
+		 "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
+    [RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs", true,
+		     false},
+    [RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
+			 "/apis/ray.io/v1/rayclusters", true, false},
+    [RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
+		       "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
 };
 
 /* ---- the event queue ---- */
@@ -63,7 +75,7 @@ void equeue_deinit(equeue_t *q)
 	if (!q->ring)
 		return;
 	for (size_t i = 0; i < q->n; i++)
-		json_decref(q->ring[(q->head + i) % CONTROLLER_EVENTS_MAX].object);
+		cevent_deinit(&q->ring[(q->head + i) % CONTROLLER_EVENTS_MAX]);
 	free(q->ring);
 	q->ring = NULL;
 	pthread_mutex_destroy(&q->lock);
@@ -90,8 +102,10 @@ void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop)
 		pthread_cond_timedwait(&q->nonfull, &q->lock, &ts);
 	}
 	if (q->n == CONTROLLER_EVENTS_MAX) { /* stopping: drop */
+		cevent_t drop = *ev;
+
 		pthread_mutex_unlock(&q->lock);
-		json_decref(ev->object);
+		cevent_deinit(&drop);
 		return;
 	}
 	q->ring[(q->head + q->n) % CONTROLLER_EVENTS_MAX] = *ev;
@@ -143,106 +157,44 @@ json_t *controller_slim(json_t *obj)
 	return obj;
 }
 
-/* Keep only the members of object obj named in keep (NULL-terminated). */
-static void keep_only(json_t *obj, const char *const *keep)
+void cevent_deinit(cevent_t *ev)
 {
-	const char *k;
-	json_t *v;
-	void *tmp;
+	json_decref(ev->object);
+	workload_destroy(ev->wl);
+	free(ev->uid);
+	free(ev->bad);
+	ev->object = NULL;
+	ev->wl = NULL;
+	ev->uid = ev->bad = NULL;
+}
 
-	json_object_foreach_safe(obj, tmp, k, v)
-	{
-		const char *const *p = keep;
-		while (*p && strcmp(*p, k) != 0)
-			p++;
-		if (!*p)
-			(void)json_object_del(obj, k);
+/* Whether collection r holds workload objects (decoded on the watch thread). */
+static bool workload_collection(res_t r)
+{
+	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS || r == RES_STATEFULSETS ||
+	       r == RES_LWS || r == RES_RAYJOBS || r == RES_RAYCLUSTERS || r == RES_TRAINJOBS;
+}
+
+static workload_kind_t collection_kind(res_t r)
+{
+	switch (r) {
+	case RES_JOBS:
+		return WORKLOAD_KIND_JOB;
+	case RES_JOBSETS:
+		return WORKLOAD_KIND_JOBSET;
+	case RES_STATEFULSETS:
+		return WORKLOAD_KIND_STATEFULSET;
+	case RES_LWS:
+		return WORKLOAD_KIND_LWS;
+	case RES_RAYJOBS:
+		return WORKLOAD_KIND_RAYJOB;
+	case RES_RAYCLUSTERS:
+		return WORKLOAD_KIND_RAYCLUSTER;
+	case RES_TRAINJOBS:
+		return WORKLOAD_KIND_TRAINJOB;
+	default:
+		return WORKLOAD_KIND_POD;
 	}
-}
-
-static void keep_only_each(json_t *arr, const char *const *keep)
-{
-	for (size_t i = 0; i < json_array_size(arr); i++)
-		keep_only(json_array_get(arr, i), keep);
-}
-
-/* What the admission decoder (webhook_object_decode), actuation and status
- * read of a Job or Pod; test_controller checks that a pruned object decodes
- * as the whole one does. */
-static const char *const KEEP_META[] = {"name",
-					"namespace",
-					"uid",
-					"resourceVersion",
-					"creationTimestamp",
-					"labels",
-					"annotations",
-					"ownerReferences",
-					"deletionTimestamp",
-					"generateName",
-					NULL};
-static const char *const KEEP_POD_SPEC[] = {
-    "containers", "initContainers",    "overhead",	  "resources",
-    "priority",	  "priorityClassName", "nodeSelector",	  "tolerations",
-    "nodeName",	  "resourceClaims",    "schedulingGates", NULL};
-static const char *const KEEP_CONTAINER[] = {"name", "resources", "restartPolicy", NULL};
-static const char *const KEEP_CONDITION[] = {"type", "status", NULL};
-static const char *const KEEP_JOB_SPEC[] = {"suspend", "parallelism", "completions", "template",
-					    NULL};
-static const char *const KEEP_TEMPLATE[] = {"metadata", "spec", NULL};
-static const char *const KEEP_TEMPLATE_META[] = {"annotations", NULL};
-static const char *const KEEP_JOB_STATUS[] = {"conditions", "active",	   "succeeded", "failed",
-					      "ready",	    "terminating", "startTime", NULL};
-static const char *const KEEP_POD_STATUS[] = {"phase", "conditions", NULL};
-static const char *const KEEP_TOP[] = {"apiVersion", "kind", "metadata", "spec", "status", NULL};
-
-/* Of a labels or annotations map, only gpuq's and Kueue's keys (all the
- * rules read: the queue name, pod group, admitted, flavors, original). */
-static void keep_our_keys(json_t *map)
-{
-	const char *k;
-	json_t *v;
-	void *tmp;
-
-	json_object_foreach_safe(map, tmp, k, v)
-	{
-		if (strncmp(k, "gpuq.dev/", 9) != 0 && strncmp(k, "kueue.x-k8s.io/", 15) != 0)
-			(void)json_object_del(map, k);
-	}
-}
-
-static void prune_pod_spec(json_t *spec)
-{
-	keep_only(spec, KEEP_POD_SPEC);
-	keep_only_each(json_object_get(spec, "containers"), KEEP_CONTAINER);
-	keep_only_each(json_object_get(spec, "initContainers"), KEEP_CONTAINER);
-}
-
-json_t *controller_prune(json_t *obj)
-{
-	json_t *spec = json_object_get(controller_slim(obj), "spec");
-	json_t *status = json_object_get(obj, "status");
-	json_t *tmpl = json_object_get(spec, "template");
-	json_t *meta = json_object_get(obj, "metadata");
-	bool job = json_is_object(tmpl);
-
-	keep_only(obj, KEEP_TOP);
-	keep_only(meta, KEEP_META);
-	keep_our_keys(json_object_get(meta, "labels"));
-	keep_our_keys(json_object_get(meta, "annotations"));
-	/* gpuq's own explanation: written, never read back (status_hash) */
-	(void)json_object_del(json_object_get(meta, "annotations"), CONTROLLER_ANNOT_STATUS);
-	if (job) {
-		keep_only(spec, KEEP_JOB_SPEC);
-		keep_only(tmpl, KEEP_TEMPLATE);
-		keep_only(json_object_get(tmpl, "metadata"), KEEP_TEMPLATE_META);
-		keep_our_keys(json_object_get(json_object_get(tmpl, "metadata"), "annotations"));
-		prune_pod_spec(json_object_get(tmpl, "spec"));
-	} else {
-		prune_pod_spec(spec);
-	}
-	keep_only(status, job ? KEEP_JOB_STATUS : KEEP_POD_STATUS);
-	keep_only_each(json_object_get(status, "conditions"), KEEP_CONDITION);
-	return obj;
 }
 
 /* The controller thread gets an object of its own: a copy, never a second
@@ -264,15 +216,34 @@ static json_t *hand_over(json_t *shared)
 	return own;
 }
 
+void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out)
+{
+	const workload_config_t wcfg = {cfg->gpu_resources, cfg->n_gpu_resources};
+	gpuq_diag_t diag = {{0}};
+	const char *uid;
+
+	memset(out, 0, sizeof(*out));
+	out->res = res;
+	out->type = ev->type;
+	if (ev->object) {
+		out->object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
+		return;
+	}
+	if (!ev->fast || !workload_collection(res))
+		return;
+	if (workload_decode(ev->fast, collection_kind(res), &wcfg, &out->wl, &diag) == GPUQ_OK)
+		return;
+	uid = jv_member_str(jv_get(ev->fast, "metadata"), "uid");
+	out->uid = uid ? strdup(uid) : NULL;
+	out->bad = strdup(diag.msg[0] ? diag.msg : "cannot decode");
+}
+
 static int on_event(void *ctx, const kube_event_t *ev)
 {
 	watcher_t *w = ctx;
-	cevent_t ce = {.res = w->res, .type = ev->type};
+	cevent_t ce;
 
-	if (ev->object && (w->res == RES_JOBS || w->res == RES_PODS))
-		ce.object = hand_over(controller_prune(json_incref((json_t *)ev->object)));
-	else if (ev->object)
-		ce.object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
+	informer_event(w->res, &w->ctl->o.review_cfg, ev, &ce);
 	equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }
@@ -284,6 +255,7 @@ static void *watch_main(void *arg)
 	    .path = controller_res[w->res].path,
 	    .name = controller_res[w->res].name,
 	    .stop = &w->ctl->stop,
+	    .fast = workload_collection(w->res),
 	};
 
 	kube_watch_run(w->client, &o, on_event, w);

@@ -23,6 +23,7 @@
 #include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "store/store.h"
+#include "workload/workload.h"
 
 /* ---- map.c: string keys to pointers, open addressing ---- */
 
@@ -75,6 +76,12 @@ typedef enum {
 	RES_KUEUE_COHORTS,
 	RES_JOBS,
 	RES_PODS,
+	RES_JOBSETS,	  /* optional: jobset.x-k8s.io, when the apiserver serves it */
+	RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods */
+	RES_LWS,	  /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
+	RES_RAYJOBS,	  /* optional: ray.io RayJobs */
+	RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
+	RES_TRAINJOBS,	  /* optional: trainer.kubeflow.org TrainJobs */
 	RES_COUNT
 } res_t;
 
@@ -89,11 +96,22 @@ typedef struct {
 
 extern const res_info_t controller_res[RES_COUNT];
 
+/* One watch event on its way to the controller thread. A policy object
+ * comes as jansson's tree; an object of a workload collection (Jobs, Pods)
+ * comes decoded, once, on the watch thread (informer_event). */
 typedef struct {
 	res_t res;		/* which collection */
 	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
-	json_t *object;		/* owned reference (NULL for RESET/SYNCED) */
+	json_t *object;		/* a policy object: owned reference (NULL otherwise) */
+	workload_t *wl;		/* a workload object, decoded without a policy (owned;
+				   NULL for RESET/SYNCED and when it did not decode) */
+	char *uid;		/* a workload object that did not decode: its
+				   metadata.uid (owned; NULL when it has none) */
+	char *bad;		/* ... and why (owned), logged once by the controller */
 } cevent_t;
+
+/* Free what ev owns and clear it. */
+void cevent_deinit(cevent_t *ev);
 
 typedef struct {
 	pthread_mutex_t lock;
@@ -122,6 +140,12 @@ typedef struct {
 	bool started;		/* thread was created */
 } watcher_t;
 
+/* The event the controller takes for kube event ev of collection res:
+ * policy objects slimmed (controller_slim), workload objects decoded with
+ * cfg's GPU names (workload_decode; a refusal gives uid and bad). Runs on
+ * the watch thread. */
+void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out);
+
 /* Discover optional groups, then start one thread per watched collection. */
 int informer_start(struct controller *c, gpuq_diag_t *diag);
 void informer_stop(struct controller *c);
@@ -133,16 +157,17 @@ typedef enum {
 	JOB_MANAGED = 1,   /* a workload of the core */
 } job_kind_t;
 
-/* One cached Job: the latest object the watch showed, pruned
- * (controller_prune) and kept as compact JSON text, the form the decoder
- * reads (a parsed tree is about ten times larger); job_tree parses it where
- * a tree is needed (actuation). */
+/* One cached parent object of a kind held by its suspend field (a Job, a
+ * JobSet): the latest object the watch showed, decoded once (on the watch
+ * thread) and resolved against the policy in force: everything the core,
+ * actuation and status read (workload_t), no JSON kept. (Named job_t for
+ * its first kind.) */
 typedef struct {
-	char *text;	      /* the pruned Job, compact JSON (owned) */
-	size_t text_len;      /* strlen(text) */
-	char *ns;	      /* metadata.namespace; name follows it in the same
-				 allocation (owned) */
-	const char *name;     /* metadata.name (inside ns's allocation) */
+	res_t res;	      /* its collection (RES_JOBS, RES_JOBSETS) */
+	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
+				 one decodes) */
+	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
+	const char *name;     /* metadata.name (wl's) */
 	bool suspended;	      /* spec.suspend */
 	bool admitted;	      /* carries WEBHOOK_ANNOT_ADMITTED */
 	char *uid;	      /* metadata.uid (owned) */
@@ -150,7 +175,8 @@ typedef struct {
 	bool finished_seen;   /* Complete or Failed seen and reported to the core */
 	bool ready_seen;      /* all pods Ready reported since the last admission */
 	bool bad;	      /* decode failed: logged once, kept out of the core */
-	uint64_t status_hash; /* FNV-1a of the last gpuq.dev/status written (0: none) */
+	uint64_t status_hash; /* map_hash | 1 of the gpuq.dev/status written last, or
+				 seen on the Job when first cached (0: none) */
 	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
 				 none): logged once, shown as its status */
 	uint64_t gen;	      /* LIST generation it was last seen in */
@@ -180,6 +206,12 @@ typedef struct {
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
 	uint64_t status_hash; /* map_hash | 1 of the last gpuq.dev/status written */
+	char *set;	      /* a set's group (sets.c): the set's key ("sts:ns/name",
+				 "lws:ns/name"; owned); NULL for a plain Pod or pod group.
+				 Its total and pod sets are the set's; it stays when its
+				 Pods go (they come back gated) */
+	int64_t first;	      /* a set's group: a StatefulSet slice's first ordinal, an
+				 LWS group's index */
 } pgroup_t;
 
 struct controller {
@@ -211,7 +243,10 @@ struct controller {
 	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
 	map_t jobs;		    /* uid -> job_t * */
 	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
+	map_t sets;		    /* set key -> set_t * (sets.c) */
 	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	map_t pods_early;	    /* Pod uid -> workload_t * (owned): a Pod seen before
+				       the first policy, kept for pods_resync */
 	map_t job_pods;		    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
 				       of Jobs */
 	map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
@@ -256,6 +291,13 @@ struct controller {
 							  written; 1 emptied; 0 unknown */
 	bool usage_present[LEDGER_CKPT_PARTS_MAX];     /* the ConfigMap exists */
 	uint32_t usage_failures;		       /* merges or writes failed in a row */
+
+	/* GPU economics (econ.c) */
+	struct predict_history *econ_hist; /* the LocalQueues' finished runtimes */
+	map_t econ_runs;		   /* uid -> run_t: admitted workloads seen */
+	int64_t econ_scan_ms;		   /* next history scan (monotonic) */
+	int64_t econ_predict_ms;	   /* next prediction pass (monotonic) */
+	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 };
 
 /* The core's clock: wall milliseconds, never decreasing. */
@@ -266,11 +308,14 @@ int64_t controller_mono_ms(void);
 void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
 job_t *controller_job(struct controller *c, const char *uid);
-/* Cache obj (pruned; borrowed) as j's object. GPUQ_EINVAL without a
- * namespace and name, GPUQ_ENOMEM; j is unchanged on error. */
-int job_set(job_t *j, json_t *obj);
-/* j's object parsed: a new reference, or NULL (no memory). */
-json_t *job_tree(const job_t *j);
+/* Make wl (decoded and resolved; taken) j's object, the former one freed;
+ * the first time, the status it carries is taken as written (what the
+ * webhook at creation or an earlier leader wrote is not written again while
+ * it still says where the workload stands). */
+void job_set(job_t *j, workload_t *wl);
+/* The status_hash of the gpuq.dev/status a workload carries (map_hash | 1),
+ * 0 without one. */
+uint64_t controller_status_seen(const workload_t *wl);
 
 /* snapshot.c: apply a policy-object event to the cache. */
 void snapshot_apply(struct controller *c, const cevent_t *ev);
@@ -283,31 +328,59 @@ void snapshot_seed_usage(struct controller *c, queue_t *q);
  * snapshot stays. */
 int snapshot_rebuild(struct controller *c);
 
-/* jobs.c */
-void jobs_apply(struct controller *c, const cevent_t *ev);
+/* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes
+ * ev->wl). */
+void jobs_apply(struct controller *c, cevent_t *ev);
+/* Where j's pod sets are: j's own workload, or, for a kind whose pod sets
+ * are its child's (a TrainJob), the cached child's (its JobSet); NULL
+ * while that child is not seen. */
+const workload_t *jobs_podsets(struct controller *c, const job_t *j);
 /* Bring every Job's workload into the core (after a snapshot change). */
 void jobs_resync(struct controller *c);
 void jobs_free_all(struct controller *c);
 
+/* loop.c: one event from the queue into the caches (frees what it owns). */
+void controller_handle(struct controller *c, cevent_t *ev);
 /* loop.c: act on job j (or on the workload with key) after the next persist. */
 void controller_touch(struct controller *c, job_t *j);
 void controller_touch_key(struct controller *c, const char *key);
 
-/* workload.c: a watched object decoded by the admission rules' decoder
- * (*o zeroed first; deinit it in every case), and its pod spec as one pod
- * set of `count` pods (b holds the arrays ps points into). */
-int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
-		      gpuq_diag_t *diag);
-/* The same from compact JSON text[0..len). */
-int controller_decode_text(struct controller *c, const char *text, size_t len, webhook_object_t *o,
-			   gpuq_diag_t *diag);
+/* workload.c: resolve a decoded workload against the policy in force
+ * (workload_resolve). */
+int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag);
+/* An object the apiserver answered a patch with (jansson's tree), decoded
+ * and resolved: *w NULL on error, else the caller's (workload_destroy). */
+int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag);
+/* A pod set's nodeSelector and tolerations as the JSON an object carries
+ * them in (new references; NULL: no memory). */
+json_t *controller_selector_json(const workload_podset_t *ps);
+json_t *controller_tolerations_json(const workload_podset_t *ps);
+/* A decoded pod set as one pod set of the core with `count` pods (b holds
+ * the arrays ps points into). */
 typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
 	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
 } podset_buf_t;
-void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
+void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps);
+
+/* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
+ * Pods (the integration table's gate-family rows with a parent spec). A
+ * StatefulSet is one workload of its replicas (a scale-up queues the new
+ * replicas as a slice of their own, a scale-down frees quota); an LWS is a
+ * workload per group (leader and workers: two pod sets). Each is admitted
+ * as soon as it is known, before its Pods exist (they appear one after
+ * another: OrderedReady, LeaderReady), its quota read from the parent's
+ * spec, and each Pod is let through as it appears. */
+void sets_apply(struct controller *c, cevent_t *ev);
+void sets_resync(struct controller *c);
+void sets_free_all(struct controller *c);
+/* The workload key of a set's Pod o into out: false when o is no set's
+ * member (or its set's group cannot be told yet). */
+bool sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
+/* Put set group g in the core when its set is known and managed. */
+void sets_group_add(struct controller *c, pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */
@@ -316,7 +389,7 @@ void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, c
 /* podmap.c: hand the LocalQueue of every workload holding quota to
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
 void podmap_publish(struct controller *c);
-void pods_apply(struct controller *c, const cevent_t *ev);
+void pods_apply(struct controller *c, cevent_t *ev);
 /* The unfinished Pods the watch shows of the Job with uid job_uid (its
  * status.active counts them only at the Job controller's next status
  * write, about a second after the ResourceQuota charged them). */
@@ -327,29 +400,21 @@ pgroup_t *controller_group(struct controller *c, const char *key);
 void actuate_group(struct controller *c, pgroup_t *g);
 /* Hand text as every member's gpuq.dev/status to the status writer. */
 void pods_annotate(struct controller *c, pgroup_t *g, const char *text);
-/* actuate.c: a workload's placement on its flavors (see actuate.c). */
-int actuate_placement(struct controller *c, queue_wl_t id, const json_t *base_sel,
-		      const json_t *base_tols, json_t **sel, json_t **tols, char *flavors,
-		      size_t cap);
+/* actuate.c: pod set `podset` of a workload placed on its flavors: base_sel
+ * and base_tols (borrowed; may be NULL) plus every flavor assigned to the pod
+ * set's nodeLabels and tolerations (*sel, *tols new references); flavors
+ * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
+ * "<podset>:" when `prefixed`, for a workload of several pod sets).
+ * GPUQ_ENOMEM. */
+int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+		      const json_t *base_sel, const json_t *base_tols, json_t **sel, json_t **tols,
+		      char *flavors, size_t cap);
 
-/* Drop what gpuq never reads and cached objects would carry:
- * metadata.managedFields (about 60% of a Job's parsed size: 28.6 KB -> 11.9
- * KB for a bench Job) and kubectl's last-applied-configuration annotation (a
- * second copy of the object for everything made with `kubectl apply`). Only
- * the cache loses them: gpuq writes Jobs with merge patches, never whole.
- * Returns obj. */
+/* Drop what gpuq never reads and cached policy objects would carry:
+ * metadata.managedFields (about 60% of an object's parsed size) and
+ * kubectl's last-applied-configuration annotation (a second copy of the
+ * object for everything made with `kubectl apply`). Returns obj. */
 json_t *controller_slim(json_t *obj);
-/* controller_slim, and of a Job or Pod only what gpuq reads: metadata's
- * name, namespace, uid, resourceVersion, creationTimestamp, labels and
- * annotations (gpuq.dev/ and kueue.x-k8s.io/ keys only), ownerReferences,
- * deletionTimestamp; the pod spec's requests,
- * priority, placement, claims and gates (containers reduced to name,
- * resources, restartPolicy); a Job's suspend, parallelism, completions and
- * template annotations; the status counts and conditions (type and status).
- * gpuq's own gpuq.dev/status annotation goes too (written, never read).
- * A pruned object decodes (controller_decode) exactly as the whole one
- * (test_controller checks it). Returns obj. */
-json_t *controller_prune(json_t *obj);
 
 /* usage.c: the usage ledger's checkpoints (controller_opts_t
  * usage_checkpoint_ms). step, while leading (after the term check): merge
@@ -409,9 +474,24 @@ size_t swriter_backlog(swriter_t *w);
 	      passes over the queues' status */
 int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
 		  const char *reason, const char *action, const char *note);
+/* swriter_event about another kind of object (api_version, kind; ns "" for
+ * a cluster-scoped one: its Event goes to "default"; uid may be NULL). */
+int swriter_event_ref(swriter_t *w, const char *api_version, const char *kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note);
 /* Stop (the fence it was given must be stopped first, or it may finish a
  * request already waiting on the limiter). NULL is fine. */
 void swriter_stop(swriter_t *w);
+
+/* econ.c (docs/economics.md): step, while leading, after the cycle:
+ * utilization readings into the core, the runtime history, a prediction
+ * pass every o.predict_interval_ms; result: a tick's or cycle's budget
+ * changes and idle reports as Events; status: the budget of ClusterQueue
+ * (cq) or LocalQueue id into its status body st; free: at destroy. */
+void econ_step(struct controller *c);
+void econ_result(struct controller *c, const queue_result_t *res);
+void econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
+void econ_free(struct controller *c);
 
 /* status.c: queue status subresources; Job status annotations. */
 void status_queues(struct controller *c);
@@ -423,20 +503,40 @@ void status_jobs(struct controller *c);
 json_t *status_cq_body(struct controller *c, uint32_t cq);
 json_t *status_lq_body(struct controller *c, uint32_t lq);
 
-/* actuate.c: compare the core's state of job j with the Job and patch. */
+/* actuate.c: compare the core's state of parent j with the object and patch
+ * (release.c writes the patches). */
 void actuate_job(struct controller *c, job_t *j);
-/* The merge patches actuate_job sends for a Job (tree: the cached Job):
- * release workload id (unsuspend, placement on its flavors from the
- * template as it was before any release, kept in CONTROLLER_ANNOT_ORIGINAL),
- * suspend it (preempted), restore its template once its pods are gone.
- * Each carries the Job's resourceVersion. New references; NULL without
- * memory. */
-json_t *actuate_release_body(struct controller *c, const json_t *tree, queue_wl_t id);
-json_t *actuate_suspend_body(const json_t *tree);
-json_t *actuate_restore_body(const json_t *tree);
-/* Whether a suspended Job's pods are gone (none active or terminating, no
- * startTime): its quota is free, its template mutable. */
-bool actuate_job_quiet(const json_t *job);
+/* The API path of an object of kind k ("/apis/batch/v1/namespaces/ns/jobs/n")
+ * into out. GPUQ_EINVAL when a name does not escape into cap. */
+int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
+			   size_t cap);
+
+/* release.c: a held parent's patches, for every kind the integration table
+ * holds by its suspend field, as JSON Patches (RFC 6902: each pod set's
+ * template addressed by its own path), each guarded by a test of the
+ * resourceVersion decided on (a changed object answers 409/422 and is
+ * compared again when the watch shows it). release: unsuspended, admitted,
+ * each pod set's template given its flavors' nodeLabels and tolerations, the
+ * templates' placement before kept in gpuq.dev/original-scheduling. suspend:
+ * suspended, the admitted marks taken away. restore: the templates'
+ * placement put back from that annotation. GPUQ_OK or the patch's error. */
+int release_parent(struct controller *c, job_t *j, queue_wl_t id);
+int release_suspend(struct controller *c, job_t *j);
+int release_restore(struct controller *c, job_t *j);
+/* The JSON Patches those send (new references; NULL without memory, or, for
+ * restore, when the parent keeps no original placement): for
+ * release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
+int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, json_t **out);
+json_t *release_suspend_patch(const workload_t *wl);
+json_t *release_restore_patch(const workload_t *wl);
+/* Whether a suspended parent's pods are gone: a Job's status says none
+ * active or terminating and its start time reset; a JobSet's child Jobs
+ * (cached) say so each. */
+bool release_quiet(struct controller *c, const job_t *j);
+/* PATCH parent j (JSON or merge patch, body taken); the reply becomes the
+ * cached object. */
+int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, json_t *body,
+			    const char *what);
 /* Something that counts against namespace ns's ResourceQuotas changed (a
  * released Job's pods or status): touch the Jobs there whose release a
  * ResourceQuota holds, to be judged again (nothing to do while none is). */

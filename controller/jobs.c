@@ -1,5 +1,8 @@
-/* controller/jobs.c: batch/v1 Jobs into workloads of the core, and the
- * core told what the watch shows (finished, Ready, deleted). */
+/* controller/jobs.c: parents held by their suspend field (batch/v1 Jobs,
+ * JobSets: the integration table's rows) into workloads of the core, one
+ * pod set per template, and the core told what the watch shows (finished,
+ * Ready, deleted). A held parent's children (a JobSet's Jobs) are cached
+ * but are not workloads of their own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,49 +14,29 @@ static void job_free(job_t *j)
 {
 	if (!j)
 		return;
-	free(j->text);
-	free(j->ns);
+	workload_destroy(j->wl);
 	free(j->uid);
 	free(j->rq_wait);
 	free(j);
 }
 
-int job_set(job_t *j, json_t *obj)
+void job_set(job_t *j, workload_t *wl)
 {
-	const json_t *meta = json_object_get(obj, "metadata");
-	const char *ns = json_string_value(json_object_get(meta, "namespace"));
-	const char *name = json_string_value(json_object_get(meta, "name"));
-	const json_t *ann = json_object_get(meta, "annotations");
-	size_t nl, ml;
-	char *text, *both;
-
-	if (!ns || !name)
-		return GPUQ_EINVAL;
-	nl = strlen(ns);
-	ml = strlen(name);
-	text = json_dumps(obj, JSON_COMPACT);
-	both = malloc(nl + ml + 2);
-	if (!text || !both) {
-		free(text);
-		free(both);
-		return GPUQ_ENOMEM;
-	}
-	memcpy(both, ns, nl + 1);
-	memcpy(both + nl + 1, name, ml + 1);
-	free(j->text);
-	free(j->ns);
-	j->text = text;
-	j->text_len = strlen(text);
-	j->ns = both;
-	j->name = both + nl + 1;
-	j->suspended = json_is_true(json_object_get(json_object_get(obj, "spec"), "suspend"));
-	j->admitted = json_object_get(ann, WEBHOOK_ANNOT_ADMITTED) != NULL;
-	return GPUQ_OK;
+	workload_destroy(j->wl);
+	j->wl = wl;
+	j->ns = wl->namespace_;
+	j->name = wl->name;
+	j->suspended = wl->suspend;
+	j->admitted = wl->admitted;
+	/* what the webhook (at creation) or an earlier leader wrote: not
+	 * written again while it still says where the workload stands */
+	if (!j->status_hash)
+		j->status_hash = controller_status_seen(wl);
 }
 
-json_t *job_tree(const job_t *j)
+uint64_t controller_status_seen(const workload_t *wl)
 {
-	return j->text ? json_loadb(j->text, j->text_len, 0, NULL) : NULL;
+	return wl->status ? map_hash(wl->status) | 1 : 0;
 }
 
 void jobs_free_all(struct controller *c)
@@ -66,53 +49,77 @@ void jobs_free_all(struct controller *c)
 	map_deinit(&c->jobs);
 }
 
-static const char *job_uid(const json_t *obj)
+const workload_t *jobs_podsets(struct controller *c, const job_t *j)
 {
-	return json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+	size_t pos = 0;
+	map_slot_t *s;
+
+	if (!j->wl || !j->wl->integ->podsets_of_child)
+		return j->wl;
+	/* a TrainJob: the JobSet the Trainer made for it (cached by the JobSets
+	   watch) */
+	while ((s = map_next(&c->jobs, &pos))) {
+		const job_t *k = s->value;
+
+		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->owner_uid &&
+		    !strcmp(k->wl->owner_uid, j->uid))
+			return k->wl;
+	}
+	return NULL;
 }
 
 /* Whether the Job is gpuq's: it asks for a GPU in a namespace some
  * ClusterQueue selects, and the webhook held it (created suspended with a
  * queue label) or gpuq released it. A Job of no pods (parallelism 0) waits
- * outside the queue until it has some. */
-static bool managed(const struct controller *c, const webhook_object_t *o)
+ * outside the queue until it has some; a TrainJob, until its JobSet is
+ * made (its pod sets, p). */
+static bool managed(const struct controller *c, const workload_t *o, const workload_t *p)
 {
-	return o->gpu && o->queue && (o->suspend || o->admitted) && o->pods > 0 &&
+	return o->gpu && o->queue && (o->suspend || o->admitted) && p && p->pods > 0 &&
+	       !workload_parent_of(o->kind, o->owner_api_version, o->owner_kind) &&
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
 /* The whole Job as one pod set of its parallelism, admitted at once. A Job
  * of more than one pod is a gang (its pods all present: the job controller
- * makes them after the release), so the Ready timeout watches it. */
-static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o)
+ * makes them after the release), so the Ready timeout watches it. p holds
+ * the pod sets (o itself, or a TrainJob's JobSet). */
+static int add_to_core(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
 {
-	podset_buf_t buf;
-	queue_podset_spec_t ps;
+	char name[QUEUE_NAME_MAX + 1];
+	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
+	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
-	    .name = o->name,
+	    .name = o->kind == WORKLOAD_KIND_JOB
+			? o->name
+			: workload_display_name(o->kind, o->name, name, sizeof(name)),
 	    .uid = o->uid,
 	    .local_queue = o->queue,
-	    .priority = o->priority,
+	    .priority = p->priority_class ? p->priority : o->priority,
 	    .created_ms = o->created_ms,
-	    .podsets = &ps,
-	    .n_podsets = 1,
+	    .podsets = ps,
+	    .n_podsets = p->n_podsets,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	if (o->pods > CONTROLLER_PODS_MAX) {
+	if (p->pods > CONTROLLER_PODS_MAX) {
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "Job %s/%s waits outside the queue: %lld pods is more than the %d "
+				 "%s %s/%s waits outside the queue: %lld pods is more than the %d "
 				 "one workload may have",
-				 o->namespace_, o->name, (long long)o->pods, CONTROLLER_PODS_MAX);
+				 o->integ->kind_name, o->namespace_, o->name, (long long)p->pods,
+				 CONTROLLER_PODS_MAX);
 		j->bad = true;
 		return GPUQ_ELIMIT;
 	}
-	controller_podset_from(o, (int32_t)o->pods, &buf, &ps);
-	if (o->pods > 1)
-		ws.gang_total = ws.pods_present = (int32_t)o->pods;
+	for (size_t i = 0; i < p->n_podsets; i++)
+		controller_podset_from(&p->podsets[i],
+				       (int32_t)(p->n_podsets == 1 ? p->pods : p->podsets[i].count),
+				       &buf[i], &ps[i]);
+	if (p->pods > 1)
+		ws.gang_total = ws.pods_present = (int32_t)p->pods;
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
@@ -121,8 +128,9 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 		return GPUQ_OK;
 	}
 	if (!j->bad)
-		gpuq_log(GPUQ_LOG_WARN, "controller", "Job %s/%s waits outside the queue: %s",
-			 o->namespace_, o->name, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s waits outside the queue: %s",
+			 o->integ->kind_name, o->namespace_, o->name,
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 	j->bad = true;
 	return rc;
 }
@@ -130,11 +138,9 @@ static int add_to_core(struct controller *c, job_t *j, const webhook_object_t *o
 /* A Job released by an earlier leader (or before the store was lost) runs
  * while the core holds it pending: admit it where it runs, from the
  * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
+static void adopt(struct controller *c, job_t *j, const workload_t *o, size_t n_podsets)
 {
-	json_t *tree = job_tree(j);
-	const json_t *ann = json_object_get(json_object_get(tree, "metadata"), "annotations");
-	const char *pairs = json_string_value(json_object_get(ann, CONTROLLER_ANNOT_FLAVORS));
+	const char *pairs = o->flavors;
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
 	char buf[1024], *save = NULL, *tok;
 	size_t n = 0;
@@ -142,20 +148,27 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 
 	if (!pairs || strlen(pairs) >= sizeof(buf)) {
 		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 "Job %s/%s runs but carries no %s: its quota "
+			 "%s %s/%s runs but carries no %s: its quota "
 			 "is not counted",
-			 o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
-		json_decref(tree);
+			 o->integ->kind_name, o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
 	for (tok = strtok_r(buf, ",", &save); tok && n < QUEUE_PODSET_RES_MAX;
 	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
+		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
+		long ps = 0;
 		if (!eq)
 			continue;
 		*eq = '\0';
-		a[n].podset = 0;
+		/* "<pod set>:resource=flavor" for a parent of several pod sets */
+		if (colon && colon < eq && colon > tok) {
+			ps = strtol(tok, &end, 10);
+			if (end != colon || ps < 0 || (size_t)ps >= n_podsets)
+				continue;
+			tok = colon + 1;
+		}
+		a[n].podset = (uint16_t)ps;
 		a[n].resource = tok;
 		a[n++].flavor = eq + 1;
 	}
@@ -168,12 +181,12 @@ static void adopt(struct controller *c, job_t *j, const webhook_object_t *o)
 	else
 		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running Job %s/%s on %s",
 			 o->namespace_, o->name, pairs);
-	json_decref(tree);
 	c->core_dirty = true;
 }
 
-/* Tell the core what the Job shows: finished, all pods Ready. */
-static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
+/* Tell the core what the Job shows: finished, all pods Ready (p: where its
+ * pod sets and their readiness are, o itself or a TrainJob's JobSet). */
+static void observe(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -189,12 +202,12 @@ static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
 	    !o->admitted) {
 		if (queue_workload_delete(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->in_core = false;
-			(void)add_to_core(c, j, o);
+			(void)add_to_core(c, j, o, p);
 		}
 		return;
 	}
 	if (v.state == QUEUE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
-		adopt(c, j, o);
+		adopt(c, j, o, p->n_podsets);
 		if (queue_workload_view(c->q, id, &v))
 			return;
 	}
@@ -206,7 +219,7 @@ static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
 		}
 		return;
 	}
-	if (v.state == QUEUE_WL_ADMITTED && !v.ready && o->ready_pods >= o->pods && o->pods > 0) {
+	if (v.state == QUEUE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
 		if (queue_workload_pods_ready(c->q, j->uid, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
@@ -215,35 +228,51 @@ static void observe(struct controller *c, job_t *j, const webhook_object_t *o)
 /* Bring one Job's workload in line with what the watch shows, then act. */
 static void sync_job(struct controller *c, job_t *j)
 {
-	webhook_object_t o;
-	gpuq_diag_t diag = {{0}};
+	const workload_t *o = j->wl, *p;
 	queue_wl_t id;
 
-	if (!c->policy || !c->q)
+	if (!c->policy || !c->q || !o)
 		return;
-	memset(&o, 0, sizeof(o));
-	if (controller_decode_text(c, j->text, j->text_len, &o, &diag)) {
-		if (!j->bad)
-			gpuq_log(GPUQ_LOG_WARN, "controller", "Job uid %s: %s", j->uid, diag.msg);
-		j->bad = true;
-		webhook_object_deinit(&o);
-		return;
-	}
+	p = jobs_podsets(c, j);
 	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
-	if (!j->in_core) {
-		if (!managed(c, &o) || o.finished) {
-			webhook_object_deinit(&o);
-			return;
-		}
-		if (add_to_core(c, j, &o)) {
-			webhook_object_deinit(&o);
-			return;
-		}
-	}
+	if (!j->in_core && (!managed(c, o, p) || o->finished))
+		return;
+	if (!j->in_core && add_to_core(c, j, o, p))
+		return;
 	j->bad = false;
-	observe(c, j, &o);
-	webhook_object_deinit(&o);
+	if (p)
+		observe(c, j, o, p);
 	controller_touch(c, j); /* acted on after the next persist */
+}
+
+/* Resolve j's workload against the policy in force; a refusal is logged
+ * once and keeps the Job out of the core. */
+static int resolve(struct controller *c, job_t *j)
+{
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	if (!j->wl || !c->policy)
+		return GPUQ_EINVAL;
+	rc = controller_resolve(c, j->wl, &diag);
+	if (rc && !j->bad)
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s: %s", j->wl->integ->kind_name,
+			 j->ns, j->name, diag.msg);
+	j->bad = j->bad || rc;
+	return rc;
+}
+
+/* A child whose parent's pod sets are its own (a TrainJob's JobSet)
+ * changed: the parent is judged again. */
+static void child_seen(struct controller *c, job_t *k)
+{
+	const workload_integration_t *p =
+	    k->wl ? workload_parent_of(k->wl->kind, k->wl->owner_api_version, k->wl->owner_kind)
+		  : NULL;
+	job_t *parent = p && p->podsets_of_child ? map_get(&c->jobs, k->wl->owner_uid) : NULL;
+
+	if (parent && parent->wl && !parent->bad)
+		sync_job(c, parent);
 }
 
 static void forget(struct controller *c, const char *uid)
@@ -259,13 +288,13 @@ static void forget(struct controller *c, const char *uid)
 	job_free(j);
 }
 
-void jobs_apply(struct controller *c, const cevent_t *ev)
+void jobs_apply(struct controller *c, cevent_t *ev)
 {
 	const char *uid;
 	job_t *j;
 
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[RES_JOBS]++;
+		c->gen[ev->res]++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
@@ -273,13 +302,13 @@ void jobs_apply(struct controller *c, const cevent_t *ev)
 		map_slot_t *s;
 		while ((s = map_next(&c->jobs, &pos))) {
 			j = s->value;
-			if (j->gen != c->gen[RES_JOBS])
+			if (j->res == ev->res && j->gen != c->gen[ev->res])
 				forget(c, j->uid);
 		}
-		c->listed[RES_JOBS] = true;
+		c->listed[ev->res] = true;
 		return;
 	}
-	uid = job_uid(ev->object);
+	uid = ev->wl ? ev->wl->uid : ev->uid;
 	if (!uid || !uid[0] || strlen(uid) > 128)
 		return;
 	if (ev->type == KUBE_EV_DELETED) {
@@ -290,19 +319,27 @@ void jobs_apply(struct controller *c, const cevent_t *ev)
 	if (!j) {
 		j = calloc(1, sizeof(*j));
 		if (!j || !(j->uid = strdup(uid)) || map_put(&c->jobs, uid, j, NULL)) {
-			gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
+				 controller_res[ev->res].name, uid);
 			job_free(j);
 			return;
 		}
+		j->res = ev->res;
 	}
-	if (job_set(j, ev->object)) {
-		gpuq_log(GPUQ_LOG_ERROR, "controller", "Job uid %s: cannot cache", uid);
-		if (!j->text)
-			forget(c, uid);
+	j->gen = c->gen[ev->res];
+	if (!ev->wl) { /* it did not decode: the former object stays, out of the core */
+		if (!j->bad)
+			gpuq_log(GPUQ_LOG_WARN, "controller", "%s uid %s: %s",
+				 controller_res[ev->res].name, uid,
+				 ev->bad ? ev->bad : "cannot decode");
+		j->bad = true;
 		return;
 	}
-	j->gen = c->gen[RES_JOBS];
-	sync_job(c, j);
+	job_set(j, ev->wl);
+	ev->wl = NULL; /* the cache's now */
+	if (resolve(c, j) == GPUQ_OK)
+		sync_job(c, j);
+	child_seen(c, j);
 	/* a released Job's status counts its pods: Jobs a ResourceQuota holds
 	 * in its namespace may go now */
 	if (!j->suspended)
@@ -314,8 +351,14 @@ void jobs_resync(struct controller *c)
 	size_t pos = 0;
 	map_slot_t *s;
 
-	while ((s = map_next(&c->jobs, &pos)))
-		sync_job(c, s->value);
+	/* the policy changed: what each Job asks for is resolved anew, from its
+	 * decoded form (no JSON read again) */
+	while ((s = map_next(&c->jobs, &pos))) {
+		job_t *j = s->value;
+
+		if (resolve(c, j) == GPUQ_OK)
+			sync_job(c, j);
+	}
 }
 
 /* The cached Job of a workload uid, or NULL. */

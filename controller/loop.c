@@ -36,6 +36,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->lease_duration_s = 15;
 	o->cycle_interval_ms = 1000;
 	o->usage_checkpoint_ms = 60000;
+	o->predict_interval_ms = CONTROLLER_PREDICT_MS;
 	queue_config_default(&o->core);
 }
 
@@ -170,6 +171,7 @@ static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
 	if (c->o.ui)
 		webui_events_note(c->o.ui, c->q, res, now);
+	econ_result(c, res); /* budgets' and idle GPUs' Events */
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
@@ -320,6 +322,7 @@ static void term_check(struct controller *c)
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
 			jobs_resync(c);
+			sets_resync(c);
 			pods_resync(c);
 			c->persist_full = true;
 		} else {
@@ -343,16 +346,17 @@ static bool all_listed(const struct controller *c)
 	return true;
 }
 
-static void handle(struct controller *c, cevent_t *ev)
+void controller_handle(struct controller *c, cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
 		snapshot_apply(c, ev);
 	else if (ev->res == RES_PODS)
 		pods_apply(c, ev);
+	else if (ev->res == RES_STATEFULSETS || ev->res == RES_LWS)
+		sets_apply(c, ev);
 	else
 		jobs_apply(c, ev);
-	json_decref(ev->object);
-	ev->object = NULL;
+	cevent_deinit(ev);
 }
 
 static int64_t next_deadline(struct controller *c)
@@ -411,7 +415,7 @@ static void *loop_main(void *arg)
 
 		follow(c);
 		for (size_t i = 0; i < n; i++)
-			handle(c, &batch[i]);
+			controller_handle(c, &batch[i]);
 		trim(c, n);
 		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
@@ -448,6 +452,7 @@ static void *loop_main(void *arg)
 			if (c->o.ui)
 				(void)webui_publish(c->o.ui, c->q, controller_now(c));
 		}
+		econ_step(c);
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
 			podmap_publish(c);
@@ -474,10 +479,14 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.tenant_half_life_ms = o->core.tenant_half_life_ms;
 	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
+	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
+	map_init(&c->econ_runs);
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	map_init(&c->jobs);
 	map_init(&c->groups);
+	map_init(&c->sets);
 	map_init(&c->pod_group);
+	map_init(&c->pods_early);
 	for (int r = 0; r < RES_COUNT; r++)
 		map_init(&c->objs[r]);
 	rc = qmetrics_create(&c->metrics);
@@ -586,6 +595,7 @@ void controller_destroy(controller_t *c)
 	controller_stop(c);
 	jobs_free_all(c);
 	pods_free_all(c);
+	sets_free_all(c);
 	for (int r = 0; r < RES_COUNT; r++) {
 		size_t pos = 0;
 		map_slot_t *s;
@@ -603,6 +613,7 @@ void controller_destroy(controller_t *c)
 		free(c->explain[i]);
 	free(c->explain);
 	equeue_deinit(&c->events);
+	econ_free(c);
 	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);

@@ -10,6 +10,7 @@
 typedef struct {
 	idle_podmap_t *map; /* being built */
 	const char *lq;	    /* the LocalQueue's name (after "namespace/") */
+	const char *uid;    /* the workload's uid (idle reclaim reads it) */
 	int rc;		    /* the first failure */
 } build_t;
 
@@ -20,7 +21,7 @@ static void add(build_t *b, idle_owner_t kind, const char *ns, const char *name)
 
 	if (b->rc)
 		return;
-	rc = idle_podmap_add(b->map, kind, ns, name, b->lq);
+	rc = idle_podmap_add_owner(b->map, kind, ns, name, b->lq, b->uid);
 	if (rc != GPUQ_EINVAL)
 		b->rc = rc;
 }
@@ -38,6 +39,7 @@ static void add_workload(struct controller *c, const queue_workload_view_t *v, b
 	pgroup_t *g;
 
 	b->lq = slash ? slash + 1 : "";
+	b->uid = v->uid;
 	if (controller_job(c, v->uid)) {
 		add(b, IDLE_OWNER_JOB, v->namespace_, v->name);
 		return;

@@ -1,6 +1,7 @@
-/* controller/pods.c: GPU Pods gpuq gates (a plain Pod, or a pod group
- * formed by kueue.x-k8s.io/pod-group-name with pod-group-total-count) into
- * workloads of the core. A group is one gang workload of its total count: it
+/* controller/pods.c: GPU Pods gpuq gates (a plain Pod, a pod group formed
+ * by kueue.x-k8s.io/pod-group-name with pod-group-total-count, or a member
+ * of a set's group: a StatefulSet's or a LeaderWorkerSet's, whose workload
+ * sets.c keeps) into workloads of the core. A group is one gang workload of its total count: it
  * becomes admissible only when every member exists, and is released in one
  * pass (the gate removed from every member, its flavor's nodeSelector and
  * tolerations added, which a gated Pod allows). Preemption deletes the
@@ -15,15 +16,15 @@
 #define GROUP_KEY_MAX 600 /* "group:" + namespace + "/" + group name */
 
 typedef struct {
-	json_t *obj;  /* the Pod as last seen (owned) */
-	uint64_t gen; /* LIST generation it was last seen in */
+	workload_t *wl; /* the Pod as last seen, decoded and resolved (owned) */
+	uint64_t gen;	/* LIST generation it was last seen in */
 } member_t;
 
 static void member_free(member_t *m)
 {
 	if (!m)
 		return;
-	json_decref(m->obj);
+	workload_destroy(m->wl);
 	free(m);
 }
 
@@ -38,6 +39,7 @@ static void pgroup_free(pgroup_t *g)
 		member_free(s->value);
 	map_deinit(&g->members);
 	free(g->key);
+	free(g->set);
 	free(g);
 }
 
@@ -104,13 +106,16 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 	jobpod_free(p);
 }
 
-/* A Pod owned by a Job: counted while it asks for a GPU and runs on. */
-static void jobpod_seen(struct controller *c, const char *pod_uid, const webhook_object_t *o)
+/* A Pod owned by a Job: counted while it has not finished and its Job
+ * (cached by the Jobs watch) asks for a GPU (a Job's Pods are not resolved
+ * on their own: their Job is the workload). */
+static void jobpod_seen(struct controller *c, const workload_t *o)
 {
-	jobpod_t *p = map_get(&c->job_pods, pod_uid);
+	jobpod_t *p = map_get(&c->job_pods, o->uid);
+	const job_t *j = o->owner_uid ? controller_job(c, o->owner_uid) : NULL;
 
-	if (!o->gpu || o->finished || !o->owner_uid || !o->namespace_) {
-		jobpod_forget(c, pod_uid);
+	if (!j || !j->wl || !j->wl->gpu || o->finished || !o->namespace_) {
+		jobpod_forget(c, o->uid);
 		return;
 	}
 	if (p) {
@@ -119,7 +124,7 @@ static void jobpod_seen(struct controller *c, const char *pod_uid, const webhook
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->job = strdup(o->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
-	    map_put(&c->job_pods, pod_uid, p, NULL)) {
+	    map_put(&c->job_pods, o->uid, p, NULL)) {
 		jobpod_free(p);
 		return;
 	}
@@ -149,6 +154,10 @@ void pods_free_all(struct controller *c)
 	while ((s = map_next(&c->pod_group, &pos)))
 		free(s->value);
 	map_deinit(&c->pod_group);
+	pos = 0;
+	while ((s = map_next(&c->pods_early, &pos)))
+		workload_destroy(s->value);
+	map_deinit(&c->pods_early);
 }
 
 void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
@@ -159,12 +168,8 @@ void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, c
 
 	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
-		const json_t *meta = json_object_get(m->obj, "metadata");
-		const char *ns = json_string_value(json_object_get(meta, "namespace"));
-		const char *name = json_string_value(json_object_get(meta, "name"));
 
-		if (ns && name)
-			fn(ctx, ns, name);
+		fn(ctx, m->wl->namespace_, m->wl->name);
 	}
 }
 
@@ -173,14 +178,12 @@ pgroup_t *controller_group(struct controller *c, const char *key)
 	return map_get(&c->groups, key);
 }
 
-static const char *str_at(const json_t *o, const char *a, const char *b)
+/* The workload key of a decoded Pod: its set's group's, its pod group's, or
+ * its uid. */
+static void key_of(struct controller *c, const workload_t *o, char *out, size_t cap)
 {
-	return json_string_value(json_object_get(json_object_get(o, a), b));
-}
-
-/* The workload key of a decoded Pod: its uid, or its group's key. */
-static void key_of(const webhook_object_t *o, char *out, size_t cap)
-{
+	if (sets_member_key(c, o, out, cap))
+		return;
 	if (o->pod_group)
 		snprintf(out, cap, "group:%s/%s", o->namespace_, o->pod_group);
 	else
@@ -188,7 +191,7 @@ static void key_of(const webhook_object_t *o, char *out, size_t cap)
 }
 
 /* The group (or Pod) as one pod set of `total` pods shaped like member o. */
-static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t *o)
+static int add_to_core(struct controller *c, pgroup_t *g, const workload_t *o)
 {
 	podset_buf_t buf;
 	queue_podset_spec_t ps;
@@ -207,7 +210,7 @@ static int add_to_core(struct controller *c, pgroup_t *g, const webhook_object_t
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	controller_podset_from(o, g->total, &buf, &ps);
+	controller_podset_from(&o->podsets[0], g->total, &buf, &ps);
 	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->reported = g->group ? (int32_t)g->members.n : 0;
@@ -232,6 +235,8 @@ static void observe(struct controller *c, pgroup_t *g)
 
 	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
+	if (g->set)
+		return; /* a set's group: admitted before its Pods exist, never finished */
 	if (g->group && g->reported < (int32_t)g->members.n && v.state == QUEUE_WL_PENDING) {
 		if (queue_workload_pods_add(c->q, g->key, (int32_t)g->members.n - g->reported,
 					    controller_now(c)) == GPUQ_OK) {
@@ -242,19 +247,9 @@ static void observe(struct controller *c, pgroup_t *g)
 	}
 	while ((s = map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
-		const json_t *st = json_object_get(m->obj, "status");
-		const char *phase = json_string_value(json_object_get(st, "phase"));
-		const json_t *cond;
-		size_t i;
-		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
-			done++;
-		json_array_foreach(json_object_get(st, "conditions"), i, cond)
-		{
-			const char *t = json_string_value(json_object_get(cond, "type"));
-			const char *cs = json_string_value(json_object_get(cond, "status"));
-			if (t && cs && !strcmp(t, "Ready") && !strcmp(cs, "True"))
-				ready++;
-		}
+
+		done += m->wl->finished;
+		ready += m->wl->ready;
 	}
 	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) &&
 	    done >= (size_t)g->total) {
@@ -275,7 +270,7 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	if (!g)
 		return;
 	member_free(map_del(&g->members, pod_uid));
-	if (g->members.n == 0) {
+	if (g->members.n == 0 && !g->set) {
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
 		 * a new workload) */
@@ -287,78 +282,115 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	controller_touch_key(c, g->key);
 }
 
-/* A Pod event: is it ours, and which workload is it a member of? */
-static void pod_seen(struct controller *c, const json_t *obj)
+/* Whether Pod o's controller owner is a held parent that makes Pods (a Job,
+ * a RayCluster): the parent is the workload. */
+static bool parents_pod(const workload_t *o)
 {
-	const char *uid = str_at(obj, "metadata", "uid");
-	webhook_object_t o;
-	gpuq_diag_t diag = {{0}};
-	char key[GROUP_KEY_MAX];
-	pgroup_t *g;
-	member_t *m, *old = NULL;
+	const workload_integration_t *p =
+	    workload_integration(workload_kind_of(o->owner_api_version, o->owner_kind));
 
-	if (!uid || strlen(uid) > 128 || !c->policy)
-		return;
-	memset(&o, 0, sizeof(o));
-	if (controller_decode(c, obj, &o, &diag)) {
-		webhook_object_deinit(&o);
-		return;
-	}
-	/* a Job's Pods are the Job's; a GPU Pod neither gated nor released by
-	 * gpuq is not gpuq's */
-	if ((o.owner_kind && !strcmp(o.owner_kind, "Job")) || !o.gpu || !o.queue ||
-	    (!o.gated && !o.admitted)) {
-		if (o.owner_kind && !strcmp(o.owner_kind, "Job"))
-			jobpod_seen(c, uid, &o);
-		webhook_object_deinit(&o);
-		if (map_get(&c->pod_group, uid))
+	return p->hold == WORKLOAD_HOLD_SUSPEND && p->child_kind == WORKLOAD_KIND_POD;
+}
+
+/* A Pod seen (decoded and resolved; o is taken, or is already its member's
+ * own): is it ours, and which workload is it a member of? */
+static void pod_seen(struct controller *c, workload_t *o)
+{
+	char key[GROUP_KEY_MAX], uid[160];
+	pgroup_t *g;
+	member_t *m;
+
+	gpuq_strlcpy(uid, o->uid, sizeof(uid));
+	g = map_get(&c->pod_group, uid) ? map_get(&c->groups, map_get(&c->pod_group, uid)) : NULL;
+	m = g ? map_get(&g->members, uid) : NULL;
+	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a GPU
+	 * Pod neither gated nor released by gpuq is not gpuq's */
+	if (parents_pod(o) || !o->gpu || !o->queue || (!o->gated && !o->admitted)) {
+		if (o->kind == WORKLOAD_KIND_POD && o->owner_kind && !strcmp(o->owner_kind, "Job"))
+			jobpod_seen(c, o);
+		if (!m || m->wl != o)
+			workload_destroy(o); /* else freed with its member */
+		if (g)
 			forget_member(c, uid);
 		return;
 	}
-	key_of(&o, key, sizeof(key));
+	key_of(c, o, key, sizeof(key));
 	g = map_get(&c->groups, key);
 	if (!g) {
 		g = calloc(1, sizeof(*g));
 		if (!g || !(g->key = strdup(key)) || map_put(&c->groups, key, g, NULL)) {
 			pgroup_free(g);
-			webhook_object_deinit(&o);
+			workload_destroy(o);
 			return;
 		}
 		map_init(&g->members);
-		g->group = o.pod_group != NULL;
-		g->total = g->group ? (int32_t)(o.pod_group_total < CONTROLLER_PODS_MAX
-						    ? o.pod_group_total
+		if (o->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+			/* a set's group seen first through a Pod ("lws:ns/x/0") */
+			g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
+			g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
+		}
+		g->group = o->pod_group != NULL;
+		g->total = g->group ? (int32_t)(o->pod_group_total < CONTROLLER_PODS_MAX
+						    ? o->pod_group_total
 						    : CONTROLLER_PODS_MAX)
 				    : 1;
+		/* a plain Pod's status as the webhook (or an earlier leader)
+		 * left it is not written again (a group's members are written
+		 * together: each one's own text may differ) */
+		if (!g->group)
+			g->status_hash = controller_status_seen(o);
 	}
 	if (!map_get(&c->pod_group, uid)) {
 		char *k = strdup(key);
 		if (!k || map_put(&c->pod_group, uid, k, NULL)) {
 			free(k);
-			webhook_object_deinit(&o);
+			workload_destroy(o);
 			return;
 		}
 	}
-	m = calloc(1, sizeof(*m));
-	if (m) {
-		m->obj = json_incref((json_t *)obj);
-		m->gen = c->gen[RES_PODS];
-		if (map_put(&g->members, uid, m, (void **)&old) == GPUQ_OK)
-			member_free(old);
-		else
-			member_free(m);
+	m = map_get(&g->members, uid);
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m || map_put(&g->members, uid, m, NULL)) {
+			free(m);
+			workload_destroy(o);
+			return;
+		}
 	}
-	if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK && !o.finished)
-		(void)add_to_core(c, g, &o);
-	webhook_object_deinit(&o);
+	if (m->wl != o)
+		workload_destroy(m->wl);
+	m->wl = o;
+	m->gen = c->gen[RES_PODS];
+	if (g->set && c->q)
+		sets_group_add(c, g); /* its set's counts, not its Pods' */
+	else if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK &&
+		 !o->finished)
+		(void)add_to_core(c, g, o);
 	if (c->q) {
 		observe(c, g);
 		controller_touch_key(c, g->key);
 	}
 }
 
-void pods_apply(struct controller *c, const cevent_t *ev)
+/* A Pod decoded: resolved when it may be gpuq's, then seen. */
+static void pod_take(struct controller *c, workload_t *o)
 {
+	gpuq_diag_t diag = {{0}};
+
+	/* most Pods are plainly not gpuq's (a Job's, or neither gated nor
+	 * released): pod_seen drops them unresolved */
+	if (!parents_pod(o) && o->queue && (o->gated || o->admitted) &&
+	    controller_resolve(c, o, &diag)) {
+		workload_destroy(o);
+		return;
+	}
+	pod_seen(c, o);
+}
+
+void pods_apply(struct controller *c, cevent_t *ev)
+{
+	workload_t *o = ev->wl;
+
 	if (ev->type == KUBE_EV_RESET) {
 		c->gen[RES_PODS]++;
 		return;
@@ -381,50 +413,70 @@ void pods_apply(struct controller *c, const cevent_t *ev)
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {
-		const char *uid = str_at(ev->object, "metadata", "uid");
+		const char *uid = o ? o->uid : ev->uid;
 		if (uid) {
 			forget_member(c, uid);
 			jobpod_forget(c, uid);
+			workload_destroy(map_del(&c->pods_early, uid));
 		}
 		return;
 	}
-	pod_seen(c, ev->object);
+	if (!o)
+		return; /* a Pod that does not decode is nobody's workload */
+	ev->wl = NULL;	/* ours now */
+	if (!c->policy) {
+		/* no policy yet (the first LIST of every watch is not done): kept
+		   for pods_resync, which the first snapshot runs */
+		void *old = NULL;
+		if (map_put(&c->pods_early, o->uid, o, &old))
+			workload_destroy(o);
+		workload_destroy(old);
+		return;
+	}
+	pod_take(c, o);
 }
 
 void pods_resync(struct controller *c)
 {
 	size_t pos = 0, n = 0;
 	map_slot_t *s;
-	json_t **objs;
+	workload_t **objs;
 
+	/* the Pods seen before the first policy */
+	while (c->policy && c->pods_early.n) {
+		pos = 0;
+		s = map_next(&c->pods_early, &pos);
+		pod_take(c, map_del(&c->pods_early, s->key));
+	}
+	pos = 0;
 	if (!c->groups.n)
 		return;
-	objs = calloc(c->pod_group.n + 1, sizeof(json_t *));
+	objs = calloc(c->pod_group.n + 1, sizeof(workload_t *));
 	if (!objs)
 		return;
-	/* re-decode every member against the new policy */
+	/* resolve every member against the new policy and see it again (each
+	 * call can only drop its own member) */
 	while ((s = map_next(&c->pod_group, &pos))) {
 		pgroup_t *g = map_get(&c->groups, s->value);
 		member_t *m = g ? map_get(&g->members, s->key) : NULL;
-		if (m)
-			objs[n++] = json_incref(m->obj);
+		if (m && m->wl)
+			objs[n++] = m->wl;
 	}
 	for (size_t i = 0; i < n; i++) {
-		pod_seen(c, objs[i]);
-		json_decref(objs[i]);
+		if (controller_resolve(c, objs[i], NULL) == GPUQ_OK)
+			pod_seen(c, objs[i]);
 	}
 	free(objs);
 }
 
 /* ---- acting ---- */
 
-static int pod_path(const json_t *pod, char *out, size_t cap)
+static int pod_path(const workload_t *pod, char *out, size_t cap)
 {
-	const char *ns = str_at(pod, "metadata", "namespace");
-	const char *name = str_at(pod, "metadata", "name");
 	char ens[300], en[300];
 
-	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+	if (kube_escape(pod->namespace_, ens, sizeof(ens)) ||
+	    kube_escape(pod->name, en, sizeof(en)))
 		return GPUQ_EINVAL;
 	snprintf(out, cap, "/api/v1/namespaces/%s/pods/%s", ens, en);
 	return GPUQ_OK;
@@ -443,53 +495,44 @@ void pods_annotate(struct controller *c, pgroup_t *g, const char *text)
 		const member_t *m = s->value;
 		char path[KUBE_URL_MAX];
 
-		if (pod_path(m->obj, path, sizeof(path)) == GPUQ_OK)
+		if (pod_path(m->wl, path, sizeof(path)) == GPUQ_OK)
 			(void)swriter_submit_once(c->swriter, s->key, path, body);
 	}
 	json_decref(body);
 }
 
-static bool gated(const json_t *pod)
+/* Remove gpuq's gate from one member, adding the flavor's placement (of its
+ * own pod set: an LWS's leader or workers). */
+static void release_member(struct controller *c, queue_wl_t id, const workload_t *pod)
 {
-	const json_t *gates = json_object_get(json_object_get(pod, "spec"), "schedulingGates"), *g;
-	size_t i;
-
-	json_array_foreach(gates, i, g)
-	{
-		const char *n = json_string_value(json_object_get(g, "name"));
-		if (n && strcmp(n, WEBHOOK_GATE) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Remove gpuq's gate from one member, adding the flavor's placement. */
-static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
-{
-	const json_t *spec = json_object_get(pod, "spec");
-	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL, *g;
+	const workload_podset_t *ps = &pod->podsets[0];
+	size_t podset = pod->set_kind == WORKLOAD_KIND_LWS ? pod->set_podset : 0;
+	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
+	json_t *base_sel = controller_selector_json(ps),
+	       *base_tols = controller_tolerations_json(ps);
 	char path[KUBE_URL_MAX], flavors[1024];
 	gpuq_diag_t diag = {{0}};
-	size_t i;
+	int rc = gates && base_sel && base_tols ? GPUQ_OK : GPUQ_ENOMEM;
 
-	json_array_foreach(json_object_get(spec, "schedulingGates"), i, g)
-	{
-		const char *n = json_string_value(json_object_get(g, "name"));
-		if (!n || strcmp(n, WEBHOOK_GATE) != 0)
-			json_array_append(gates, g);
-	}
-	if (!gates || pod_path(pod, path, sizeof(path)) ||
-	    actuate_placement(c, id, json_object_get(spec, "nodeSelector"),
-			      json_object_get(spec, "tolerations"), &sel, &tols, flavors,
-			      sizeof(flavors))) {
+	for (size_t i = 0; !rc && i < pod->n_other_gates; i++)
+		json_array_append_new(gates, json_pack("{s:s}", "name", pod->other_gates[i]));
+	if (!rc)
+		rc = pod_path(pod, path, sizeof(path));
+	if (!rc)
+		rc = actuate_placement(c, id, podset, false, ps->n_node_selector ? base_sel : NULL,
+				       ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors,
+				       sizeof(flavors));
+	json_decref(base_sel);
+	json_decref(base_tols);
+	if (rc) {
 		json_decref(gates);
 		return;
 	}
-	body = json_pack(
-	    "{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata", "resourceVersion",
-	    str_at(pod, "metadata", "resourceVersion"), "annotations", WEBHOOK_ANNOT_ADMITTED,
-	    "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec", "schedulingGates",
-	    json_array_size(gates) ? gates : json_null(), "nodeSelector", sel, "tolerations", tols);
+	body = json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata",
+			 "resourceVersion", pod->resource_version, "annotations",
+			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec",
+			 "schedulingGates", json_array_size(gates) ? gates : json_null(),
+			 "nodeSelector", sel, "tolerations", tols);
 	if (json_array_size(gates) == 0)
 		json_decref(gates);
 	if (!body)
@@ -502,15 +545,14 @@ static void release_member(struct controller *c, queue_wl_t id, json_t *pod)
 	json_decref(reply);
 }
 
-static void delete_member(struct controller *c, const json_t *pod)
+static void delete_member(struct controller *c, const workload_t *pod)
 {
 	char path[KUBE_URL_MAX];
 	kube_response_t resp;
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	if (json_object_get(json_object_get(pod, "metadata"), "deletionTimestamp") ||
-	    pod_path(pod, path, sizeof(path)))
+	if (pod->deleting || pod_path(pod, path, sizeof(path)))
 		return;
 	rc = kube_request(c->client, "DELETE", path, NULL, NULL, 0, &resp, &diag);
 	kube_response_deinit(&resp);
@@ -527,13 +569,22 @@ void actuate_group(struct controller *c, pgroup_t *g)
 	size_t pos = 0;
 	map_slot_t *s;
 
+	size_t running = 0;
+
 	if (!c->q || queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
 	while ((s = map_next(&g->members, &pos))) {
 		member_t *m = s->value;
-		if (v.state == QUEUE_WL_ADMITTED && gated(m->obj))
-			release_member(c, id, m->obj);
-		else if (v.state == QUEUE_WL_EVICTING)
-			delete_member(c, m->obj);
+		if (v.state == QUEUE_WL_ADMITTED && m->wl->gated)
+			release_member(c, id, m->wl);
+		else if (v.state == QUEUE_WL_EVICTING && !(g->set && m->wl->gated)) {
+			delete_member(c, m->wl);
+			running++;
+		}
 	}
+	/* a set's evicted group: its controller makes its Pods again, gated;
+	   once none runs, the quota is free and the group queues again */
+	if (g->set && v.state == QUEUE_WL_EVICTING && !running &&
+	    queue_workload_evicted(c->q, g->key, controller_now(c)) == GPUQ_OK)
+		c->core_dirty = true;
 }

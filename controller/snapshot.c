@@ -292,6 +292,7 @@ int snapshot_rebuild(struct controller *c)
 			 "web UI: prices not updated (out of memory); the last ones stay");
 	c->core_dirty = true;
 	jobs_resync(c);
+	sets_resync(c);
 	pods_resync(c);
 	return GPUQ_OK;
 }

@@ -1,8 +1,13 @@
 /* controller/status.c: where people look. ClusterQueue and LocalQueue
  * status (counts, usage per flavor and resource, a condition), and on each
- * Job the annotation gpuq.dev/status with the core's explanation. Writes
- * only what changed, and a bounded number per pass, so a deep queue costs
- * the apiserver little. */
+ * Job the annotation gpuq.dev/status with the core's coarse status
+ * (queue_workload_status: its state and a reason its position never
+ * changes; positions are served on demand by the visibility API, webui/).
+ * Writes only what changed, and a bounded number per pass, so a deep queue
+ * costs the apiserver little: a Job created suspended already carries the
+ * waiting text (the webhook wrote it) and a release carries the admitted
+ * one (actuate.c), so a burst of Jobs costs no status write until they
+ * finish. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +16,7 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-#define EXPLAIN_PER_PASS 64 /* Job annotations written per pass (explain is O(workloads)) */
+#define EXPLAIN_PER_PASS 64 /* Job annotations handed to the writer per pass */
 #define STATUS_MIN_MS 1000  /* a queue's status is written at most this often */
 
 json_t *status_cq_body(struct controller *c, uint32_t cq)
@@ -19,6 +24,8 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 	json_t *st, *flavors = json_array();
 	queue_stats_t s;
 	size_t nf = queue_flavor_count(c->q), nr = queue_resource_count(c->q);
+	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
+					c->o.review_cfg.n_gpu_resources};
 	int64_t gpus = 0;
 
 	if (!flavors || queue_cq_stats(c->q, cq, &s)) {
@@ -38,7 +45,7 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 					    borrowed, sizeof(borrowed));
 			json_array_append_new(res, json_pack("{s:s, s:s, s:s}", "name", rn, "total",
 							     total, "borrowed", borrowed));
-			if (strstr(rn, "gpu") || strncmp(rn, "nvidia.com/mig-", 15) == 0)
+			if (workload_gpu_resource(&gcfg, rn))
 				gpus += v.usage;
 		}
 		if (json_array_size(res))
@@ -51,6 +58,8 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 	st = json_pack("{s:i, s:i, s:i, s:I, s:o}", "pendingWorkloads", (int)s.pending,
 		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
 		       "gpusInUse", (json_int_t)gpus, "flavorsUsage", flavors);
+	if (st)
+		econ_status(c, st, true, cq); /* its budget (econ.c) */
 	return st;
 }
 
@@ -58,11 +67,16 @@ json_t *status_lq_body(struct controller *c, uint32_t lq)
 {
 	queue_stats_t s;
 
+	json_t *st;
+
 	if (queue_lq_stats(c->q, lq, &s))
 		return NULL;
-	return json_pack("{s:i, s:i, s:i, s:f}", "pendingWorkloads", (int)s.pending,
-			 "admittedWorkloads", (int)s.admitted, "reservingWorkloads",
-			 (int)s.admitted, "decayedUsage", s.decayed_usage);
+	st = json_pack("{s:i, s:i, s:i, s:f}", "pendingWorkloads", (int)s.pending,
+		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
+		       "decayedUsage", s.decayed_usage);
+	if (st)
+		econ_status(c, st, false, lq); /* its (or its namespace's) budget */
+	return st;
 }
 
 /* The group path a queue object was watched under ("" when not cached). */
@@ -160,16 +174,15 @@ void status_note(struct controller *c, const char *uid)
 	}
 }
 
-/* A Job's gpuq.dev/status, handed to the status writer. */
+/* A held parent's (a Job's, a JobSet's) gpuq.dev/status, handed to the
+ * status writer. */
 static void annotate_job(struct controller *c, job_t *j, const char *text)
 {
-	const char *ns = j->ns, *name = j->name;
-	char path[KUBE_URL_MAX], ens[300], en[300];
+	char path[KUBE_URL_MAX];
 	json_t *body;
 
-	if (!ns || kube_escape(ns, ens, sizeof(ens)) || kube_escape(name, en, sizeof(en)))
+	if (!j->wl || controller_object_path(j->wl->kind, j->ns, j->name, path, sizeof(path)))
 		return;
-	snprintf(path, sizeof(path), "/apis/batch/v1/namespaces/%s/jobs/%s", ens, en);
 	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	if (body)
 		(void)swriter_submit_once(c->swriter, j->uid, path, body);
@@ -192,15 +205,15 @@ void status_jobs(struct controller *c)
 		uint64_t *last = j ? &j->status_hash : g ? &g->status_hash : NULL;
 		char text[1024];
 		uint64_t h;
-
+		queue_wl_t id;
 		bool found;
 
 		if (j)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		found = last && (!j || j->text) &&
-			queue_workload_explain(c->q, uid, text, sizeof(text)) != GPUQ_ENOTFOUND;
+		found = last && (!j || j->wl) && queue_workload_find(c->q, uid, &id) == GPUQ_OK &&
+			queue_workload_status(c->q, id, text, sizeof(text)) != GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;
 		if (!found)

@@ -24,6 +24,7 @@
 typedef struct sevent {
 	struct sevent *next;
 	char *ns, *name, *uid, *type, *reason, *action, *note;
+	char *api_version, *kind; /* NULL: a batch/v1 Job */
 } sevent_t;
 
 typedef struct {
@@ -73,17 +74,19 @@ static void sevent_free(sevent_t *e)
 	free(e->reason);
 	free(e->action);
 	free(e->note);
+	free(e->api_version);
+	free(e->kind);
 	free(e);
 }
 
 /* Post one Event; GPUQ_OK unless the fence refused it. */
 static int post_one(struct swriter *w, const sevent_t *e)
 {
-	kube_ref_t ref = {.api_version = "batch/v1",
-			  .kind = "Job",
+	kube_ref_t ref = {.api_version = e->api_version ? e->api_version : "batch/v1",
+			  .kind = e->kind ? e->kind : "Job",
 			  .namespace_ = e->ns,
 			  .name = e->name,
-			  .uid = e->uid};
+			  .uid = e->uid && *e->uid ? e->uid : NULL};
 	gpuq_diag_t diag = {{0}};
 	int rc = kube_event_post(w->client, &ref, e->type, e->reason, e->action, e->note,
 				 w->instance, &diag);
@@ -336,8 +339,9 @@ size_t swriter_backlog(swriter_t *w)
 	return n;
 }
 
-int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
-		  const char *reason, const char *action, const char *note)
+static int event_queue(swriter_t *w, const char *api_version, const char *kind, const char *ns,
+		       const char *name, const char *uid, const char *type, const char *reason,
+		       const char *action, const char *note)
 {
 	sevent_t *e = calloc(1, sizeof(*e));
 
@@ -345,12 +349,15 @@ int swriter_event(swriter_t *w, const char *ns, const char *name, const char *ui
 		return GPUQ_ENOMEM;
 	e->ns = strdup(ns);
 	e->name = strdup(name);
-	e->uid = strdup(uid);
+	e->uid = strdup(uid ? uid : "");
 	e->type = strdup(type);
 	e->reason = strdup(reason);
 	e->action = strdup(action);
 	e->note = strdup(note);
-	if (!e->ns || !e->name || !e->uid || !e->type || !e->reason || !e->action || !e->note) {
+	e->api_version = api_version ? strdup(api_version) : NULL;
+	e->kind = kind ? strdup(kind) : NULL;
+	if (!e->ns || !e->name || !e->uid || !e->type || !e->reason || !e->action || !e->note ||
+	    (api_version && !e->api_version) || (kind && !e->kind)) {
 		sevent_free(e);
 		return GPUQ_ENOMEM;
 	}
@@ -370,6 +377,19 @@ int swriter_event(swriter_t *w, const char *ns, const char *name, const char *ui
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 	return GPUQ_OK;
+}
+
+int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
+		  const char *reason, const char *action, const char *note)
+{
+	return event_queue(w, NULL, NULL, ns, name, uid, type, reason, action, note);
+}
+
+int swriter_event_ref(swriter_t *w, const char *api_version, const char *kind, const char *ns,
+		      const char *name, const char *uid, const char *type, const char *reason,
+		      const char *action, const char *note)
+{
+	return event_queue(w, api_version, kind, ns, name, uid, type, reason, action, note);
 }
 
 void swriter_forget(swriter_t *w)

@@ -1,56 +1,98 @@
-/* controller/workload.c: what Jobs and Pods share on their way into the core:
- * decoding a watched object with the admission rules' own decoder, and a
- * decoded object's pod spec as one pod set of the core. */
+/* controller/workload.c: what every watched workload object goes through on
+ * its way into the core: decoded once by the workload layer (the admission
+ * rules' own decoding; informer.c, on the watch thread), resolved against
+ * the policy in force, and its pod sets as pod sets of the core; and the
+ * placement a decoded pod set carries, as JSON for a patch. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "controller/internal.h"
 #include "engine/engine.h"
 
-int controller_decode(struct controller *c, const json_t *obj, webhook_object_t *o,
-		      gpuq_diag_t *diag)
+int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag)
 {
+	return workload_resolve(w, c->policy, diag);
+}
+
+int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag)
+{
+	const workload_config_t cfg = {c->o.review_cfg.gpu_resources,
+				       c->o.review_cfg.n_gpu_resources};
 	char *text = json_dumps(obj, JSON_COMPACT);
 	int rc;
 
-	memset(o, 0, sizeof(*o));
+	*w = NULL;
 	if (!text)
 		return GPUQ_ENOMEM;
-	rc = controller_decode_text(c, text, strlen(text), o, diag);
+	rc = workload_decode_json(text, strlen(text), &cfg, w, diag);
 	free(text);
+	if (!rc)
+		rc = controller_resolve(c, *w, diag);
+	if (rc) {
+		workload_destroy(*w);
+		*w = NULL;
+	}
 	return rc;
 }
 
-int controller_decode_text(struct controller *c, const char *text, size_t len, webhook_object_t *o,
-			   gpuq_diag_t *diag)
+json_t *controller_selector_json(const workload_podset_t *ps)
 {
-	memset(o, 0, sizeof(*o));
-	return webhook_object_decode(c->policy, &c->o.review_cfg, text, len, o, diag);
+	json_t *sel = json_object();
+
+	for (size_t i = 0; sel && i < ps->n_node_selector; i++)
+		json_object_set_new(sel, ps->node_selector[i].key,
+				    json_string(ps->node_selector[i].value));
+	return sel;
 }
 
-void controller_podset_from(const webhook_object_t *o, int32_t count, podset_buf_t *b,
+json_t *controller_tolerations_json(const workload_podset_t *ps)
+{
+	json_t *tols = json_array();
+
+	for (size_t i = 0; tols && i < ps->n_tolerations; i++) {
+		const workload_toleration_t *t = &ps->tolerations[i];
+		json_t *o = json_object();
+
+		if (!o)
+			break;
+		if (t->key)
+			json_object_set_new(o, "key", json_string(t->key));
+		if (t->op)
+			json_object_set_new(o, "operator", json_string(t->op));
+		if (t->value)
+			json_object_set_new(o, "value", json_string(t->value));
+		if (t->effect)
+			json_object_set_new(o, "effect", json_string(t->effect));
+		if (t->has_seconds)
+			json_object_set_new(o, "tolerationSeconds", json_integer(t->seconds));
+		json_array_append_new(tols, o);
+	}
+	return tols;
+}
+
+void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
 			    queue_podset_spec_t *ps)
 {
 	memset(b, 0, sizeof(*b));
 	memset(ps, 0, sizeof(*ps));
-	ps->name = "main";
+	ps->name = src->name;
 	ps->count = count;
 	ps->requests = b->req;
 	ps->node_selector = b->sel;
 	ps->tolerations = b->tol;
-	for (size_t i = 0; i < o->n_requests && ps->n_requests < QUEUE_PODSET_RES_MAX; i++) {
-		if (o->requests[i].amount == 0)
+	for (size_t i = 0; i < src->n_requests && ps->n_requests < QUEUE_PODSET_RES_MAX; i++) {
+		if (src->requests[i].amount == 0)
 			continue; /* a zero request needs no quota (Kueue: no NoFit) */
-		b->req[ps->n_requests].resource = o->requests[i].name;
-		b->req[ps->n_requests++].amount = o->requests[i].amount;
+		b->req[ps->n_requests].resource = src->requests[i].name;
+		b->req[ps->n_requests++].amount = src->requests[i].amount;
 	}
-	for (size_t i = 0; i < o->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
-		b->sel[i].key = o->node_selector[i].key;
-		b->sel[i].value = o->node_selector[i].value;
+	for (size_t i = 0; i < src->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
+		b->sel[i].key = src->node_selector[i].key;
+		b->sel[i].value = src->node_selector[i].value;
 		ps->n_node_selector++;
 	}
-	for (size_t i = 0; i < o->n_tolerations && ps->n_tolerations < QUEUE_SELECTORS_MAX; i++) {
-		const webhook_toleration_t *t = &o->tolerations[i];
+	for (size_t i = 0; i < src->n_tolerations && ps->n_tolerations < QUEUE_SELECTORS_MAX; i++) {
+		const workload_toleration_t *t = &src->tolerations[i];
 		queue_toleration_t *tol = &b->tol[ps->n_tolerations];
 		if (engine_effect_named(t->effect, &tol->effect))
 			continue; /* an effect Kubernetes does not know tolerates no taint */

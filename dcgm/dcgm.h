@@ -68,6 +68,16 @@ void dcgm_scraper_stop(dcgm_scraper_t *s);
  * pod_queues. Thread-safe. */
 void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map);
 
+/* The busiest GPU of each workload in the last successful scrape (idle
+ * reclaim, docs/economics.md): fn(arg, uid, pct) for each workload the pod
+ * map (dcgm_pod_queues_set) names as the owner of a GPU's pod, when that
+ * scrape is newer than *seen (then *seen is set to it; start at 0); nothing
+ * otherwise. fn runs under the scraper's lock: it must be quick and not
+ * call back. ctx is the scraper: the signature of controller_opts_t's
+ * workload_utils. Thread-safe. */
+void dcgm_workload_utils(void *ctx, void (*fn)(void *arg, const char *uid, double pct), void *arg,
+			 uint64_t *seen);
+
 /* The metric families (an http_metrics_source_fn; ctx is the scraper). */
 void dcgm_metrics_render(void *ctx, http_metrics_text_t *t);
 

@@ -26,6 +26,9 @@ struct dcgm_scraper {
 	uint64_t scrapes_failed;   /* transfers, HTTP statuses or bodies refused */
 	bool failing;		   /* the last scrape failed (failures are logged on
 				      the change, not each time) */
+	idle_wl_util_t *utils;	   /* the last scrape's workloads, busiest GPU each */
+	size_t n_utils;		   /* entries */
+	uint64_t utils_seq;	   /* scrapes that produced utils (dcgm_workload_utils) */
 };
 
 void dcgm_opts_default(dcgm_opts_t *o)
@@ -75,6 +78,17 @@ static void scrape_once(dcgm_scraper_t *s)
 	pthread_mutex_lock(&s->mu);
 	if (!rc && s->pod_queues)
 		idle_podmap_apply(s->pod_queues, samples, n);
+	if (!rc && s->pod_queues) { /* per workload, for idle reclaim */
+		idle_wl_util_t *u = NULL;
+		size_t nu = 0;
+
+		if (idle_workload_utils(s->pod_queues, samples, n, &u, &nu) == GPUQ_OK) {
+			free(s->utils);
+			s->utils = u;
+			s->n_utils = nu;
+			s->utils_seq++;
+		}
+	}
 	if (!rc)
 		rc = idle_acct_observe(s->acct, samples, n, gpuq_mono_ms(), &st);
 	if (rc)
@@ -141,6 +155,7 @@ static void release(dcgm_scraper_t *s)
 	kube_fetch_destroy(s->fetch);
 	idle_acct_destroy(s->acct);
 	idle_podmap_destroy(s->pod_queues);
+	free(s->utils);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
@@ -217,6 +232,20 @@ void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map)
 	s->pod_queues = map;
 	pthread_mutex_unlock(&s->mu);
 	idle_podmap_destroy(old);
+}
+
+void dcgm_workload_utils(void *ctx, void (*fn)(void *arg, const char *uid, double pct), void *arg,
+			 uint64_t *seen)
+{
+	dcgm_scraper_t *s = ctx;
+
+	pthread_mutex_lock(&s->mu);
+	if (s->utils_seq != *seen) {
+		for (size_t i = 0; i < s->n_utils; i++)
+			fn(arg, s->utils[i].uid, s->utils[i].max_pct);
+		*seen = s->utils_seq;
+	}
+	pthread_mutex_unlock(&s->mu);
 }
 
 /* GPU-ms as seconds with three decimals. */

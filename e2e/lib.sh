@@ -45,6 +45,37 @@ job_complete() {
 }
 job_status() { job_field "$1" "$2" '{.metadata.annotations.gpuq\.dev/status}'; }
 job_status_has() { job_status "$1" "$2" | grep -q -- "$3"; }
+# vis_token: a bearer token that may read everything on gpuq's visibility
+# API (ServiceAccount gpuq-system/e2e-vis-admin, cluster-admin; made once
+# per run: a kubeconfig's client certificate is not a token)
+vis_token() {
+	local f=$E2E_RUN/vis-admin.token
+	if [ ! -s "$f" ]; then
+		k -n gpuq-system create serviceaccount e2e-vis-admin >/dev/null 2>&1 || true
+		k create clusterrolebinding e2e-vis-admin --clusterrole=cluster-admin \
+			--serviceaccount=gpuq-system:e2e-vis-admin >/dev/null 2>&1 || true
+		k -n gpuq-system create token e2e-vis-admin --duration=2h >"$f.tmp" && mv "$f.tmp" "$f" || return 1
+	fi
+	cat "$f"
+}
+# pending_of NS NAME [LQ]: "POSCQ POSLQ REASON: MESSAGE" of NAME among the
+# pending workloads of LocalQueue NS/LQ (default "default") as gpuq's
+# visibility API lists them now (gpuq.dev/status holds only a coarse state:
+# the positions and live figures are asked for); fails when not listed.
+pending_of() {
+	local tok
+	tok=$(vis_token) || return 1
+	curl -sf --cacert "${GPUQ_CERT_DIR:-$E2E_RUN/certs}/ca.crt" --max-time 20 \
+		-H "Authorization: Bearer $tok" \
+		"https://127.0.0.1:$GPUQ_PORT/apis/visibility.gpuq.dev/v1beta1/namespaces/$1/localqueues/${3:-default}/pendingworkloads" |
+		python3 -c 'import json, sys
+for i in json.load(sys.stdin)["items"]:
+    if i["metadata"]["name"] == sys.argv[1]:
+        print(i["positionInClusterQueue"], i["positionInLocalQueue"], i["reason"] + ":", i["message"])
+        sys.exit(0)
+sys.exit(1)' "$2"
+}
+pending_has() { pending_of "$1" "$2" | grep -q -- "$3"; }
 
 # A namespace gpuq manages (label gpuq.dev/tenant=NAME), its default
 # ServiceAccount present (the apiserver refuses Pods before it exists).

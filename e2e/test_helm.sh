@@ -60,15 +60,21 @@ a = json.loads(sys.argv[1])
 for f in ["--ui=true", "--qps=40", "--burst=80", "--dcgm-url=http://dcgm:9400/metrics", "--idle-threshold=0",
           "--gpu-resource=habana.ai/gaudi", "--gpu-resource=nvidia.com/gpu.shared"]:
     assert f in a, f' "$args"
+# every kind's GPU condition (requests-gpu; a TrainJob's queued-or-requests-gpu),
+# as many as deploy/30-webhook.yaml has
 check "a GPU resource outside nvidia.com/ and amd.com/ joins every requests-gpu condition" python3 -c 'import sys, yaml
+def conds(path):
+    for d in yaml.safe_load_all(open(path)):
+        for w in (d or {}).get("webhooks", []):
+            for c in w.get("matchConditions", []):
+                if c["name"] in ("requests-gpu", "queued-or-requests-gpu"):
+                    yield c
 n = 0
-for d in yaml.safe_load_all(open(sys.argv[1])):
-    for w in (d or {}).get("webhooks", []):
-        for c in w["matchConditions"]:
-            if c["name"] == "requests-gpu":
-                assert "k == '"'"'habana.ai/gaudi'"'"'" in c["expression"] and "gpu.shared" not in c["expression"], c
-                n += 1
-assert n == 4, n' "$T/flags.yaml"
+for c in conds(sys.argv[1]):
+    assert "k == '"'"'habana.ai/gaudi'"'"'" in c["expression"] and "gpu.shared" not in c["expression"], c
+    n += 1
+want = len(list(conds(sys.argv[2])))
+assert n == want and n >= 4, (n, want)' "$T/flags.yaml" "$ROOT/deploy/30-webhook.yaml"
 
 helm_ template gpuq "$CH" -n gpuq-system --set monitoring.podMonitor.enabled=true --set monitoring.rules.enabled=true \
 	--set monitoring.rules.kueueNames=true --set monitoring.dashboard.enabled=true >"$T/mon.yaml"

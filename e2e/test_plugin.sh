@@ -22,7 +22,7 @@ gpu_job $A run1 4 "" 20s
 poll "run1 released" job_running $A run1
 gpu_job $A wait1 4 "" 3s
 gpu_job $B other 1 "" 3s
-poll "wait1 has a status" job_status_has $A wait1 position
+poll "wait1 has a status" job_status_has $A wait1 "waiting for quota"
 
 plist=$(kc plugin list 2>&1)
 check "kubectl plugin list finds kubectl-gpuq on the PATH" sh -c 'printf %s "$1" | grep -q "$2/kubectl-gpuq"' _ "$plist" "$BIN"
@@ -70,7 +70,7 @@ check "KUBECONFIG of two files (context in one, credentials in the other)" \
 
 ex=$(kc gpuq explain wait1 --kubeconfig "$KC" --context admin -n "$A" 2>&1)
 echo "$ex" | sed 's/^/# /' >&2
-check "explain JOB: its state and where it stands" sh -c 'printf %s "$1" | grep -q "^$2/wait1 .*Pending .*position"' _ "$ex" "$A"
+check "explain JOB: its state and where it stands" sh -c 'printf %s "$1" | grep -q "^$2/wait1 .*Pending .*waiting for quota"' _ "$ex" "$A"
 poll "wait1 released" job_running $A wait1
 ex=$(kc gpuq explain run1 --kubeconfig "$KC" --context admin-a 2>&1)
 check "explain JOB: gpuq's Events on it (Admitted)" sh -c 'printf %s "$1" | grep -q "Admitted"' _ "$ex"

@@ -65,9 +65,13 @@ check "every member is scheduled" poll "g1 bound" bash -c "bound g1-0 && bound g
 gpu_pod g2-0 2 g2 2
 gpu_pod g2-1 2 g2 2
 # complete, so only the quota holds it: gpuq says so, then it is still gated
-check "each of its Pods says where the group stands (gpuq.dev/status)" poll "g2 status" \
-	bash -c "status g2-0 | grep -q 'position.*0 free' && status g2-1 | grep -q 'position.*0 free'"
-echo "# g2-0: $(status g2-0)" >&2
+g2_waits() {
+	status g2-0 | grep -q 'waiting for quota' && status g2-1 | grep -q 'waiting for quota' &&
+		pending_has $NS g2 '0 free'
+}
+check "each of its Pods says the group waits (gpuq.dev/status), the visibility API why (0 free)" \
+	poll "g2 status" g2_waits
+echo "# g2-0: $(status g2-0) | g2: $(pending_of $NS g2)" >&2
 check "a group beyond quota stays gated, all of it" bash -c "gated g2-0 && gated g2-1"
 k -n $NS delete pod solo g1-0 g1-1 g1-2 --wait=false >/dev/null
 check "when the running group goes, the waiting group is released whole" \

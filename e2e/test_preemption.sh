@@ -81,10 +81,11 @@ check "it starts only once the preempted Job's pods are gone (low's pods $(echo 
 	all_gone_first
 check "the preempted Job's template is restored (no flavor nodeSelector)" \
 	sh -c "[ -z \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NS get job low -o 'jsonpath={.spec.template.spec.nodeSelector}')\" ]"
-# pending again: gpuq's explanation says where it stands in the queue
-low_explained() { job_suspended $NS low && job_status_has $NS low 'position 1 of 1'; }
+# pending again: its status says it waits, gpuq's visibility API where it
+# stands (first of its LocalQueue)
+low_explained() { job_suspended $NS low && job_status_has $NS low 'waiting for quota' && pending_has $NS low '^[0-9]* 0 '; }
 check "the preempted Job waits, saying why" poll "low explained" low_explained
-echo "# low: $(job_status $NS low)" >&2
+echo "# low: $(job_status $NS low) | $(pending_of $NS low)" >&2
 check "the high-priority Job completes" poll "high complete" \
 	sh -c "$(declare -f k job_field job_complete); job_complete $NS high"
 check "the preempted Job is released again afterwards" poll "low running again" \

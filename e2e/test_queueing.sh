@@ -34,8 +34,12 @@ poll "the next second" sh -c "[ \$(date +%s) -gt $c1 ]"
 gpu_job $NS wait-low2 4 e2e-low 2s
 gpu_job $NS wait-high 4 e2e-high 2s
 check "the webhook created them suspended" job_suspended $NS wait-high
-check "a Job beyond quota waits and says why" poll "wait-low2 explained" \
-	sh -c "$(declare -f k job_field job_status job_status_has); job_status_has $NS wait-low2 'position'"
+# its gpuq.dev/status says it waits (coarse); where and why, gpuq's
+# visibility API: third in the queue, after wait-high and wait-low1
+low2_explained() { job_status_has $NS wait-low2 'waiting for quota' && pending_has $NS wait-low2 '^2 2 '; }
+check "a Job beyond quota waits and says why (status, and position 2 on gpuq's visibility API)" \
+	poll "wait-low2 explained" low2_explained
+echo "# wait-low2: $(job_status $NS wait-low2) | $(pending_of $NS wait-low2)" >&2
 check "still suspended while the quota is used" job_suspended $NS wait-low1
 # the ClusterQueue's status counts them while they run and wait (a count
 # read after they all finished would be 0, and prove nothing)
@@ -43,10 +47,13 @@ cq_counts() {
 	[ "$(k get clusterqueue e2e-q -o 'jsonpath={.status.admittedWorkloads}/{.status.pendingWorkloads}')" = 2/3 ]
 }
 check "ClusterQueue status counts 2 admitted and 3 pending workloads" poll "cq status 2/3" cq_counts
-# gpuq status, while wait-low2 waits: its line carries gpuq's explanation
+# gpuq status, while wait-low2 waits: its line carries its coarse status,
+# and with --gpuq-server its positions and what it waits for
 status_explains() {
-	out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 2>&1)
-	printf '%s\n' "$out" | grep -qE '^e2e-q/wait-low2 +Pending +position [0-9]+ of [0-9]+ in e2e-q/default: .*free'
+	out=$("$GPUQ" status --kubeconfig "$KUBECONFIG" -n $NS wait-low2 --gpuq-server "https://127.0.0.1:$GPUQ_PORT" \
+		--gpuq-ca "${GPUQ_CERT_DIR:-$E2E_RUN/certs}/ca.crt" --token "$(vis_token)" 2>&1)
+	printf '%s\n' "$out" | grep -qE '^e2e-q/wait-low2 +Pending +pending in ClusterQueue e2e-q: waiting for quota' &&
+		printf '%s\n' "$out" | grep -qE '^e2e-q/default +[0-9]+ +[0-9]+  e2e-q/wait-low2 +[0-9]+  Quota +needs 4 nvidia.com/gpu .*free'
 }
 check "gpuq status explains a waiting Job (Pending, its position and what it waits for)" \
 	poll "gpuq status explains wait-low2" status_explains

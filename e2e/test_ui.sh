@@ -7,11 +7,12 @@
 # waiting and finished), they change by themselves as Jobs are released and
 # finish (no reload: the page's timeOrigin stays), within 2 s of the
 # apiserver showing the change; a preemption is on the events page with its
-# preemptor; a tenant's token reads its namespace and not the cluster.
+# preemptor; a tenant's token reads its namespace and not the cluster, and
+# its LocalQueue's pending list from gpuq's visibility API.
 # Screenshots of each page are kept in $E2E_RUN/ui (and copied to
 # build/e2e-artifacts/ui); page weight and time to first render are printed.
 . "$(dirname "$0")/lib.sh"
-plan 31
+plan 32
 NS=e2e-ui
 CQ=e2e-ui
 FLAVOR=e2e-ui-h100
@@ -240,6 +241,22 @@ check "namespace page: LocalQueue default's admitted count is the apiserver's re
 	poll "LocalQueue count" lq_matches
 check "namespace page (tenant token): its GPU-hours (7 days) row" poll "the namespace's GPU-hours row" usage_row
 cdp shot "$ART/namespace.png" >/dev/null
+# the LocalQueue's whole pending list, from gpuq's visibility API (the
+# tenant's token): low1 and low2, preempted by hi, wait; the page shows the
+# positions the API gives
+cdp nav "$BASE/ui/#/lq/$NS/default" >/dev/null
+api_lq() {
+	curl -sk --max-time 20 -H "Authorization: Bearer $TEN" \
+		"$BASE/apis/visibility.gpuq.dev/v1beta1/namespaces/$NS/localqueues/default/pendingworkloads" |
+		python3 -c 'import json, sys
+o = json.load(sys.stdin)
+print(o["total"], " ".join(sorted("%s:%d:%d" % (i["metadata"]["name"], i["positionInClusterQueue"], i["positionInLocalQueue"]) for i in o["items"])))'
+}
+page_lq() { echo "$(val vtotal) low1:$(val vpos/$NS/low1):$(val vlq/$NS/low1) low2:$(val vpos/$NS/low2):$(val vlq/$NS/low2)"; }
+lq_page() { a=$(api_lq); case $a in *low1:*low2:*) [ "$(page_lq)" = "$a" ] ;; *) false ;; esac; }
+check "LocalQueue page (tenant token, visibility API): low1 and low2 pending at the API's positions ($(api_lq))" \
+	poll "the LocalQueue page" lq_page
+cdp shot "$ART/pending.png" >/dev/null
 cdp nav "$BASE/ui/#/" >/dev/null
 refused() { status_has forbidden; }
 check "cluster page with the tenant token: refused (403 shown)" poll "the cluster refused" refused

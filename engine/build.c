@@ -1,6 +1,7 @@
 /* engine/build.c: the policy snapshot -> queue core translation. */
 #include "engine/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,6 +162,12 @@ int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
 	out->spec.admission_fair_sharing = cq->admission_fair_sharing;
 	out->spec.has_max_priority_threshold = cq->preemption.has_max_priority_threshold;
 	out->spec.max_priority_threshold = cq->preemption.max_priority_threshold;
+	out->spec.min_runtime_ms = cq->min_runtime_ms;
+	out->spec.idle_action = cq->idle.action == POLICY_IDLE_PREEMPT	? QUEUE_IDLE_PREEMPT
+				: cq->idle.action == POLICY_IDLE_REPORT ? QUEUE_IDLE_REPORT
+									: QUEUE_IDLE_OFF;
+	out->spec.idle_threshold_pct = cq->idle.below_pct;
+	out->spec.idle_after_ms = cq->idle.for_ms;
 	set_policies(cq, &out->spec);
 	return groups_of(out, cq->groups, cq->n_groups);
 }
@@ -230,6 +237,90 @@ static int add_objects(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* One policy budget as the core's: on ClusterQueue cq, or LocalQueue lq
+ * (its namespace's with scope Namespace). */
+static queue_budget_spec_t budget_of(const policy_budget_t *b, const policy_cq_t *cq,
+				     const policy_lq_t *lq, char *name, size_t cap)
+{
+	queue_budget_spec_t s = {0};
+
+	if (cq || !lq) {
+		s.scope = QUEUE_BUDGET_CLUSTERQUEUE;
+		snprintf(name, cap, "%s", cq ? cq->name : "");
+	} else if (b->namespace_scope) {
+		s.scope = QUEUE_BUDGET_NAMESPACE;
+		snprintf(name, cap, "%s", lq->namespace_);
+	} else {
+		s.scope = QUEUE_BUDGET_LOCALQUEUE;
+		snprintf(name, cap, "%s/%s", lq->namespace_, lq->name);
+	}
+	s.name = name;
+	s.cost = b->cost;
+	s.limit = b->limit;
+	s.window_days = b->window_days;
+	s.warn_pct = b->warn_pct;
+	s.action = b->action == POLICY_BUDGET_HOLD    ? QUEUE_BUDGET_HOLD
+		   : b->action == POLICY_BUDGET_LOWER ? QUEUE_BUDGET_LOWER
+						      : QUEUE_BUDGET_WARN;
+	return s;
+}
+
+#define BUDGET_NAME_MAX (2 * POLICY_STRING_MAX + 2) /* "namespace/name" */
+
+static int set_budgets(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
+{
+	size_t n_cq = policy_cq_count(p), n_lq = policy_lq_count(p), n = 0, n_prices = 0;
+	queue_budget_spec_t *b = calloc(n_cq + n_lq + 1, sizeof(*b));
+	char(*names)[BUDGET_NAME_MAX] = calloc(n_cq + n_lq + 1, sizeof(*names));
+	ledger_price_t *prices = calloc(policy_flavor_count(p) + 1, sizeof(*prices));
+	int rc = GPUQ_OK;
+
+	if (!b || !names || !prices) {
+		(void)gpuq_diag_set(diag, GPUQ_ENOMEM, "budgets: out of memory");
+		rc = GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; !rc && i < n_cq; i++)
+		if (policy_cq_at(p, i)->budget.present)
+			b[n] = budget_of(&policy_cq_at(p, i)->budget, policy_cq_at(p, i), NULL,
+					 names[n], BUDGET_NAME_MAX),
+			n++;
+	for (size_t i = 0; !rc && i < n_lq; i++)
+		if (policy_lq_at(p, i)->budget.present)
+			b[n] = budget_of(&policy_lq_at(p, i)->budget, NULL, policy_lq_at(p, i),
+					 names[n], BUDGET_NAME_MAX),
+			n++;
+	for (size_t i = 0; !rc && i < policy_flavor_count(p); i++) {
+		const policy_flavor_t *f = policy_flavor_at(p, i);
+		if (f->has_price)
+			prices[n_prices++] = (ledger_price_t){f->name, f->price_per_hour};
+	}
+	if (!rc && (n || queue_budget_count(q)))
+		rc = queue_budgets_set(q, b, n, prices, n_prices, diag);
+	free(b);
+	free(names);
+	free(prices);
+	return rc;
+}
+
+int engine_core_econ(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
+{
+	queue_prio_runtime_t rt[POLICY_PRIORITYCLASSES_MAX];
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < policy_priorityclass_count(p) && n < POLICY_PRIORITYCLASSES_MAX;
+	     i++) {
+		const policy_priorityclass_t *pc = policy_priorityclass_at(p, i);
+		if (pc->min_runtime_ms > 0)
+			rt[n++] = (queue_prio_runtime_t){pc->value, pc->min_runtime_ms};
+	}
+	rc = queue_min_runtimes_set(q, rt, n);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "PriorityClasses' %s: %s", POLICY_ANNOT_MIN_RUNTIME,
+				     gpuq_strerror(rc));
+	return set_budgets(q, p, diag);
+}
+
 int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **out,
 		      gpuq_diag_t *diag)
 {
@@ -240,6 +331,8 @@ int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **ou
 	if (rc)
 		return gpuq_diag_set(diag, rc, "queue_create: %s", gpuq_strerror(rc));
 	rc = add_objects(q, p, diag);
+	if (!rc)
+		rc = engine_core_econ(q, p, diag);
 	if (rc) {
 		queue_destroy(q);
 		return rc;

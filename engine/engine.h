@@ -58,11 +58,21 @@ int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **ou
  * tolerates no taint, so the driver leaves it out of the pod set. */
 int engine_effect_named(const char *name, queue_effect_t *out);
 
+/* The policy's economics into q (engine_core_build does it; docs/
+ * economics.md): the PriorityClasses' gpuq.dev/min-runtime by value
+ * (queue_min_runtimes_set), and every budget (queue_budgets_set): each
+ * ClusterQueue's spec.budget, each LocalQueue's (scope LocalQueue or
+ * Namespace), charging cost budgets at the flavors' price annotations.
+ * (ClusterQueues' minRuntime and idleReclaim travel with their spec.) The
+ * core's refusal, naming the object, or GPUQ_ENOMEM. */
+int engine_core_econ(queue_t *q, const policy_t *p, gpuq_diag_t *diag);
+
 /* ---- The core's records in a store ----
  *
- * Record type ids 1..5 are the core's queue_rec_type_t values, kept in the
- * sub-databases "queue_meta", "clusterqueues", "tenants", "workloads" and
- * "usage" (the usage ledger; tools recognize core records by id). A driver's own records use ids
+ * Record type ids 1..6 are the core's queue_rec_type_t values, kept in the
+ * sub-databases "queue_meta", "clusterqueues", "tenants", "workloads",
+ * "usage" (the usage ledger) and "budgets" (each budget's state; tools
+ * recognize core records by id). A driver's own records use ids
  * from STORE_TYPE_DRIVER_FIRST up, in the same batches. */
 
 /* Name the core's record types in opts->types (other ids untouched). */

@@ -13,7 +13,7 @@ static const struct {
 } core_types[] = {
     {QUEUE_REC_META, "queue_meta"}, {QUEUE_REC_CQ, "clusterqueues"},
     {QUEUE_REC_TENANT, "tenants"},  {QUEUE_REC_WORKLOAD, "workloads"},
-    {QUEUE_REC_USAGE, "usage"},
+    {QUEUE_REC_USAGE, "usage"},	    {QUEUE_REC_BUDGET, "budgets"},
 };
 #define N_CORE_TYPES (sizeof(core_types) / sizeof(core_types[0]))
 
@@ -25,8 +25,8 @@ static const struct {
  * heap buffer of the exact size the encoder asks for (<= QUEUE_RECORD_MAX). */
 #define ENCODE_STACK 4096
 
-_Static_assert(QUEUE_REC_USAGE < STORE_TYPE_DRIVER_FIRST, "core ids below driver ids");
-_Static_assert(QUEUE_REC_USAGE < STORE_TYPE_MAX, "core ids are store type ids");
+_Static_assert(QUEUE_REC_BUDGET < STORE_TYPE_DRIVER_FIRST, "core ids below driver ids");
+_Static_assert(QUEUE_REC_BUDGET < STORE_TYPE_MAX, "core ids are store type ids");
 
 void engine_store_types(store_opts_t *opts)
 {
@@ -39,7 +39,7 @@ int engine_record_check(unsigned type, const void *key, size_t klen, const void 
 {
 	const unsigned char *v = val;
 
-	if (type < QUEUE_REC_META || type > QUEUE_REC_USAGE)
+	if (type < QUEUE_REC_META || type > QUEUE_REC_BUDGET)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record type %u is not a queue record",
 				     type);
 	if (klen == 0 || klen > QUEUE_KEY_MAX)

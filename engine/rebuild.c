@@ -2,6 +2,7 @@
  * core's records over (see engine_core_rebuild in engine.h). */
 #include "engine/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,6 +380,30 @@ static int carry_cqs(rebuild_t *r)
 	return GPUQ_OK;
 }
 
+/* Each budget's state, for the budgets the new policy keeps (those it
+ * dropped are not asked for; a record whose limit or window changed is
+ * evaluated again at once by the new core). */
+static int carry_budgets(rebuild_t *r)
+{
+	static const char letter[] = {'l', 'n', 'c'};
+
+	for (uint32_t i = 0; i < queue_budget_count(r->old); i++) {
+		queue_budget_view_t v;
+		char key[QUEUE_KEY_MAX + 1];
+		int rc;
+
+		if (queue_budget_view(r->old, i, &v))
+			continue;
+		snprintf(key, sizeof(key), "%c/%s", letter[v.scope], v.name);
+		rc = carry(r, QUEUE_REC_BUDGET, key);
+		if (rc) {
+			gpuq_diag_prefix(r->diag, "budget record \"%s\": ", key);
+			return rc;
+		}
+	}
+	return GPUQ_OK;
+}
+
 /* Mark every cohort changed with capacity up, by re-applying each
  * ClusterQueue's unchanged spec: set-aside workloads are tried again. */
 static int touch_cohorts(rebuild_t *r)
@@ -466,6 +491,8 @@ int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_co
 		rc = carry_workloads(&r);
 	if (!rc)
 		rc = carry_cqs(&r);
+	if (!rc)
+		rc = carry_budgets(&r);
 	if (!rc && queue_ledger_copy(r.q, old))
 		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "copying the usage ledger: out of memory");
 	if (!rc)

@@ -5,9 +5,9 @@
  * input: the call succeeds, the reply is 200 with a well-formed
  * AdmissionReview (and a decodable JSON Patch array when there is one) or
  * 400 with a sentence (or, without a policy, 503 with a sentence), and every
- * warning is under 120 bytes. Also webhook_object_decode, on the bytes and on
- * the review's object made into a LIST item: it succeeds with a complete
- * object or refuses with a diagnostic. */
+ * warning is under 120 bytes. Also workload_decode and workload_resolve, on
+ * the bytes and on the review's object made into a LIST item: they succeed
+ * with a complete workload or refuse with a diagnostic. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "webhook/webhook.h"
+#include "workload/workload.h"
 
 static const char POLICY[] =
     "apiVersion: v1\n"
@@ -157,27 +158,38 @@ static void check_reply(const webhook_reply_t *r, bool have_policy)
 
 static void check_object(const policy_t *p, const char *json, size_t len)
 {
-	webhook_object_t o;
+	workload_t *o = NULL;
 	gpuq_diag_t diag = {""};
-	int rc = webhook_object_decode(p, NULL, json, len, &o, &diag);
+	int rc = workload_decode_json(json, len, NULL, &o, &diag);
 
-	if (rc == GPUQ_ENOMEM)
-		return;
-	if (rc) {
-		if (rc != GPUQ_EINVAL || !diag.msg[0] || o.mem || o.name)
-			abort();
+	if (!rc)
+		rc = workload_resolve(o, p, &diag);
+	if (rc == GPUQ_ENOMEM) {
+		workload_destroy(o);
 		return;
 	}
-	if (!o.mem || !o.name || !*o.name || !o.namespace_ || !o.uid || !o.resource_version ||
-	    (o.kind != WEBHOOK_KIND_POD && o.kind != WEBHOOK_KIND_JOB) || o.pods < 0 ||
-	    o.n_requests > QUOTA_RESLIST_MAX || o.n_node_selector > WEBHOOK_OBJECT_SELECTOR_MAX ||
-	    o.n_tolerations > WEBHOOK_OBJECT_TOLERATIONS_MAX ||
-	    strlen(o.name) > WEBHOOK_OBJECT_STR_MAX)
-		abort();
-	for (size_t i = 0; i < o.n_requests; i++)
-		if (o.requests[i].amount < 0)
+	if (rc) {
+		if (rc != GPUQ_EINVAL || !diag.msg[0])
 			abort();
-	webhook_object_deinit(&o);
+		workload_destroy(o);
+		return;
+	}
+	if (!o->name || !*o->name || !o->namespace_ || !o->uid || !o->resource_version ||
+	    o->kind == WORKLOAD_KIND_OTHER || o->pods < 0 || o->n_podsets < 1 ||
+	    o->n_podsets > WORKLOAD_PODSETS_MAX || strlen(o->name) > WORKLOAD_STR_MAX)
+		abort();
+	for (size_t k = 0; k < o->n_podsets; k++) {
+		const workload_podset_t *ps = &o->podsets[k];
+
+		if (ps->n_requests > QUOTA_RESLIST_MAX ||
+		    ps->n_node_selector > WORKLOAD_SELECTOR_MAX ||
+		    ps->n_tolerations > WORKLOAD_TOLERATIONS_MAX || ps->count < 0)
+			abort();
+		for (size_t i = 0; i < ps->n_requests; i++)
+			if (ps->requests[i].amount < 0)
+				abort();
+	}
+	workload_destroy(o);
 }
 
 /* The review's request.object as a LIST item: namespace, uid and creation

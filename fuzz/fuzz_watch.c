@@ -7,7 +7,11 @@
  * resourceVersion of 1..KUBE_RV_MAX bytes equal to the object's, or "" and
  * an HTTP-ish code for ERROR); the split changes nothing (events and result
  * equal feeding the stream whole); every failure is one of the documented
- * codes, sticky, and a refusal comes with a diag; the event count matches. */
+ * codes, sticky, and a refusal comes with a diag; the event count matches.
+ * All of it twice: with jansson's reader and with the fast one
+ * (kube_watch_decoder_fast, jv/), each split against its own whole feed (the
+ * two readers may differ on input the apiserver never sends: duplicate keys,
+ * integers past int64). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@ typedef struct {
 	uint64_t n;    /* events seen */
 	uint64_t hash; /* FNV-1a over each event's type and resourceVersion */
 	uint64_t stop; /* return FUZZ_STOP on this event (1-based), 0 never */
+	bool fast;     /* the decoder reads with jv/ */
 } seen_t;
 
 #define FUZZ_STOP 77
@@ -37,15 +42,20 @@ static int on_event(void *ctx, const kube_event_t *ev)
 
 	if (ev->type < KUBE_EV_ADDED || ev->type > KUBE_EV_ERROR)
 		abort(); /* RESET and SYNCED come from the watch loop only */
-	if (!ev->object || !json_is_object(ev->object) || !ev->resource_version)
+	if (s->fast ? ev->object || !jv_is(ev->fast, JV_OBJECT)
+		    : ev->fast || !ev->object || !json_is_object(ev->object))
+		abort();
+	if (!ev->resource_version)
 		abort();
 	rvlen = strlen(ev->resource_version);
 	if (ev->type == KUBE_EV_ERROR) {
 		if (rvlen != 0 || ev->code < 0 || ev->code > 999)
 			abort();
 	} else {
-		const char *rv = json_string_value(
-		    json_object_get(json_object_get(ev->object, "metadata"), "resourceVersion"));
+		const char *rv =
+		    s->fast ? jv_member_str(jv_get(ev->fast, "metadata"), "resourceVersion")
+			    : json_string_value(json_object_get(
+				  json_object_get(ev->object, "metadata"), "resourceVersion"));
 		if (rvlen == 0 || rvlen > KUBE_RV_MAX || ev->code != 0)
 			abort();
 		if (!rv || strcmp(rv, ev->resource_version) != 0)
@@ -68,6 +78,7 @@ static int run(const char *stream, size_t len, const uint8_t *sizes, size_t k, s
 
 	if (kube_watch_decoder_create(FUZZ_EVENT_MAX, on_event, s, &d) != GPUQ_OK)
 		abort();
+	kube_watch_decoder_fast(d, s->fast);
 	while (at < len) {
 		size_t n = k ? (size_t)sizes[i++ % k] + 1 : len;
 		if (n > len - at)
@@ -98,21 +109,24 @@ static int run(const char *stream, size_t len, const uint8_t *sizes, size_t k, s
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	seen_t cut = {0, GPUQ_FNV1A_BASIS, 0}, whole;
-	uint64_t ev_cut, ev_whole;
 	size_t k;
-	int rc_cut, rc_whole;
 
 	if (size == 0)
 		return 0;
 	k = data[0] & 7;
-	cut.stop = data[0] >> 3;
 	if (size < 1 + k)
 		return 0;
-	whole = cut;
-	rc_cut = run((const char *)data + 1 + k, size - 1 - k, data + 1, k, &cut, &ev_cut);
-	rc_whole = run((const char *)data + 1 + k, size - 1 - k, NULL, 0, &whole, &ev_whole);
-	if (rc_cut != rc_whole || ev_cut != ev_whole || cut.hash != whole.hash)
-		abort();
+	for (int fast = 0; fast < 2; fast++) {
+		seen_t cut = {0, GPUQ_FNV1A_BASIS, (uint64_t)(data[0] >> 3), fast}, whole;
+		uint64_t ev_cut, ev_whole;
+		int rc_cut, rc_whole;
+
+		whole = cut;
+		rc_cut = run((const char *)data + 1 + k, size - 1 - k, data + 1, k, &cut, &ev_cut);
+		rc_whole =
+		    run((const char *)data + 1 + k, size - 1 - k, NULL, 0, &whole, &ev_whole);
+		if (rc_cut != rc_whole || ev_cut != ev_whole || cut.hash != whole.hash)
+			abort();
+	}
 	return 0;
 }

@@ -16,7 +16,7 @@
  *
  * Routes (fixed, so every metric label is ours): POST /mutate and /validate
  * (application/json, body capped at HTTP_BODY_MAX) to the post hook, GET
- * /healthz, /readyz, /metrics, and GET/HEAD /ui, /ui/..., /api/... to the
+ * /healthz, /readyz, /metrics, and GET/HEAD /ui, /ui/..., /api/..., /apis/... to the
  * app. Threads: the create/set/start/stop calls from one thread; the hooks
  * run on the server's threads (see each).
  */
@@ -129,7 +129,7 @@ typedef enum {
 	HTTP_ROUTE_HEALTHZ = 2,
 	HTTP_ROUTE_READYZ = 3,
 	HTTP_ROUTE_METRICS = 4,
-	HTTP_ROUTE_UI = 5,    /* /ui, /ui/..., /api/...: the routes of the app below */
+	HTTP_ROUTE_UI = 5,    /* /ui, /ui/..., /api/..., /apis/...: the app's routes below */
 	HTTP_ROUTE_OTHER = 6, /* any other path: label "other", never the peer's path */
 	HTTP_ROUTE_COUNT = 7,
 } http_route_t;
@@ -274,9 +274,11 @@ void http_server_watch_set(http_server_t *srv, http_watch_fn fn, void *ctx);
 
 /* ---- Routes of the app (the web UI) ----
  *
- * One app (webui/) may answer GET and HEAD on /ui, /ui/... and /api/...
- * (a path the server accepts: plain characters, no escapes, at most
- * HTTP_APP_PATH_MAX bytes). The server knows nothing of what it serves.
+ * One app (webui/) may answer GET and HEAD on /ui, /ui/..., /api/... and
+ * /apis/... (a path the server accepts: plain characters, no escapes, at
+ * most HTTP_APP_PATH_MAX bytes; its query's arguments as sent, not
+ * percent-decoded, at most HTTP_APP_QUERY_MAX bytes, else 414). The server
+ * knows nothing of what it serves.
  * An app answer that needs slow work (the apiserver's TokenReview and
  * SubjectAccessReview) never runs on a server thread: the app says
  * HTTP_APP_SLOW, the server suspends the connection (its thread goes on
@@ -287,7 +289,8 @@ void http_server_watch_set(http_server_t *srv, http_watch_fn fn, void *ctx);
  * HTTP_APP_CSP, X-Content-Type-Options nosniff, Referrer-Policy
  * no-referrer and X-Frame-Options DENY. */
 
-#define HTTP_APP_PATH_MAX 512 /* bytes of an app path */
+#define HTTP_APP_PATH_MAX 512  /* bytes of an app path */
+#define HTTP_APP_QUERY_MAX 512 /* bytes of an app request's query arguments, joined */
 #define HTTP_APP_AUTH_MAX                                                                          \
 	16448		     /* bytes of an Authorization header kept                              \
 				("Bearer " and a KUBE_TOKEN_MAX token) */
@@ -302,6 +305,10 @@ typedef struct {
 	const char *authorization; /* the Authorization header, NULL when absent
 				      (or longer than HTTP_APP_AUTH_MAX) */
 	bool head;		   /* HEAD (the body is not sent) */
+	const char *query;	   /* the query's arguments as sent (not percent-decoded), joined as
+				      "k=v&k=v" in the order sent, or NULL when
+				      none (a value holding '&' or '=' is not told
+				      apart) */
 } http_app_request_t;
 
 /* The app's answer. */

@@ -57,6 +57,8 @@ typedef struct request {
 	struct MHD_Connection *conn; /* the suspended connection */
 	char *app_path;		     /* copy of the path (owned) */
 	char *app_auth;		     /* copy of the Authorization header (owned), or NULL */
+	char *app_query;	     /* the query's arguments, "k=v&k=v" as sent (owned), or
+					NULL */
 	bool app_head;		     /* HEAD */
 	bool slow_done;		     /* the worker ran (or skipped) the slow part */
 	struct request *slow_next;   /* in the worker's queue */
@@ -311,6 +313,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	free(rq->body);
 	free(rq->app_path);
 	free(rq->app_auth);
+	free(rq->app_query);
 	free(rq);
 	*con_cls = NULL;
 	atomic_fetch_sub_explicit(&srv->inflight, 1, memory_order_acq_rel);
@@ -324,7 +327,8 @@ static http_route_t route_of(const char *url)
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (!strcmp(url, paths[i]))
 			return (http_route_t)i;
-	if (!strcmp(url, "/ui") || !strncmp(url, "/ui/", 4) || !strncmp(url, "/api/", 5))
+	if (!strcmp(url, "/ui") || !strncmp(url, "/ui/", 4) || !strncmp(url, "/api/", 5) ||
+	    !strncmp(url, "/apis/", 6))
 		return HTTP_ROUTE_UI;
 	return HTTP_ROUTE_OTHER;
 }
@@ -637,7 +641,8 @@ static void *slow_main(void *arg)
 		srv->slow_n--;
 		if (!atomic_load(&srv->slow_stop)) {
 			pthread_mutex_unlock(&srv->slow_lock);
-			a = (http_app_request_t){rq->app_path, rq->app_auth, rq->app_head};
+			a = (http_app_request_t){rq->app_path, rq->app_auth, rq->app_head,
+						    rq->app_query};
 			srv->app_slow_fn(srv->app_ctx, &a);
 			pthread_mutex_lock(&srv->slow_lock);
 		}
@@ -674,7 +679,8 @@ static enum MHD_Result serve_app(http_server_t *srv, struct MHD_Connection *conn
 	if (!srv->app_fn || !rq->app_path)
 		return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND,
 				  "not found: the web UI is off (gpuq serve --ui)\n");
-	a = (http_app_request_t){rq->app_path, rq->app_auth, !strcmp(method, MHD_HTTP_METHOD_HEAD)};
+	a = (http_app_request_t){rq->app_path, rq->app_auth,
+				    !strcmp(method, MHD_HTTP_METHOD_HEAD), rq->app_query};
 	rq->app_head = a.head;
 	rc = srv->app_fn(srv->app_ctx, &a, rq->slow_done, &out);
 	if (rc == HTTP_APP_SLOW && !rq->slow_done) {
@@ -689,17 +695,54 @@ static enum MHD_Result serve_app(http_server_t *srv, struct MHD_Connection *conn
 	return app_reply(srv, conn, rq, &out);
 }
 
+/* The query's arguments being joined (query_arg). */
+typedef struct {
+	char buf[HTTP_APP_QUERY_MAX + 1]; /* "k=v&k=v" */
+	size_t len;			     /* bytes in buf */
+	bool over;			     /* past HTTP_APP_QUERY_MAX */
+} query_t;
+
+static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				 const char *value)
+{
+	query_t *q = cls;
+	int n;
+
+	(void)kind;
+	n = snprintf(q->buf + q->len, sizeof(q->buf) - q->len, "%s%s=%s", q->len ? "&" : "", key,
+		     value ? value : "");
+	if (n < 0 || (size_t)n >= sizeof(q->buf) - q->len) {
+		q->over = true;
+		return MHD_NO;
+	}
+	q->len += (size_t)n;
+	return MHD_YES;
+}
+
 /* Copy what an app route needs from the request headers (the path as
- * sent, the Authorization header). false: out of memory. */
-static bool app_capture(struct MHD_Connection *conn, request_t *rq, const char *url)
+ * sent, the Authorization header, the query's arguments). false: out of
+ * memory, or a query longer than HTTP_APP_QUERY_MAX (refused: 414). */
+static bool app_capture(struct MHD_Connection *conn, request_t *rq, const char *url, bool *long_q)
 {
 	const char *auth =
 	    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	query_t *q = calloc(1, sizeof(*q));
+	bool ok;
 
+	*long_q = false;
+	if (!q)
+		return false;
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, query_arg, q);
+	*long_q = q->over;
+	if (q->len && !q->over)
+		rq->app_query = strdup(q->buf);
 	rq->app_path = strndup(url, HTTP_APP_PATH_MAX);
 	if (auth && strlen(auth) <= HTTP_APP_AUTH_MAX)
 		rq->app_auth = strdup(auth);
-	return rq->app_path && (!auth || strlen(auth) > HTTP_APP_AUTH_MAX || rq->app_auth);
+	ok = !q->over && rq->app_path && (!q->len || rq->app_query) &&
+	     (!auth || strlen(auth) > HTTP_APP_AUTH_MAX || rq->app_auth);
+	free(q);
+	return ok;
 }
 
 void http_server_post_set(http_server_t *srv, http_post_fn fn, void *ctx)
@@ -905,6 +948,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	if (!rq) {
 		char why_buf[128];
+		bool long_q;
 		const union MHD_ConnectionInfo *info;
 		const char *why;
 
@@ -927,8 +971,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return post_begin(srv, conn, rq, method);
 		if (rq->route == HTTP_ROUTE_UI && strlen(url) > HTTP_APP_PATH_MAX)
 			return reply_text(srv, conn, rq, MHD_HTTP_URI_TOO_LONG, "path too long\n");
-		if (rq->route == HTTP_ROUTE_UI && !app_capture(conn, rq, url))
-			return MHD_NO;
+		if (rq->route == HTTP_ROUTE_UI && !app_capture(conn, rq, url, &long_q))
+			return long_q ? reply_text(srv, conn, rq, MHD_HTTP_URI_TOO_LONG,
+						   "query too long\n")
+				      : MHD_NO;
 		if (has_body(conn)) /* nothing here takes a body: refuse, do not read it */
 			return route_serve(srv, conn, rq, method);
 		return MHD_YES;

@@ -185,10 +185,35 @@ void idle_podmap_destroy(idle_podmap_t *m); /* NULL is a no-op */
 int idle_podmap_add(idle_podmap_t *m, idle_owner_t kind, const char *namespace_, const char *name,
 		    const char *local_queue);
 
+/* idle_podmap_add with the owning workload's uid (the queue core's key;
+ * shorter than IDLE_NAME_MAX; NULL or "": none), for idle_podmap_owner. */
+int idle_podmap_add_owner(idle_podmap_t *m, idle_owner_t kind, const char *namespace_,
+			  const char *name, const char *local_queue, const char *owner);
+
 /* The LocalQueue of pod (namespace_, pod) as above, or NULL. The map is
  * sorted on the first lookup after an add (not thread-safe then; a map
  * handed to another thread is finished: idle_podmap_finish). */
 const char *idle_podmap_lookup(idle_podmap_t *m, const char *namespace_, const char *pod);
+
+/* The uid of the workload owning pod (namespace_, pod), found as
+ * idle_podmap_lookup finds its LocalQueue, or NULL (none, or added
+ * without one). */
+const char *idle_podmap_owner(idle_podmap_t *m, const char *namespace_, const char *pod);
+
+/* ---- Per-workload utilization (idle reclaim, docs/economics.md) ---- */
+
+/* One workload's utilization in a scrape: the busiest of its GPUs. */
+typedef struct {
+	char uid[IDLE_NAME_MAX]; /* the owning workload (idle_podmap_owner) */
+	double max_pct;		 /* the highest valid value of its GPUs */
+} idle_wl_util_t;
+
+/* The workloads of samples (mapped by m to their owners; samples without a
+ * valid value 0..100 left out) with the busiest of their GPUs, into a new
+ * array *out of *n entries sorted by uid (caller frees; NULL when none).
+ * GPUQ_OK or GPUQ_ENOMEM. */
+int idle_workload_utils(idle_podmap_t *m, const idle_sample_t *samples, size_t n,
+			idle_wl_util_t **out, size_t *n_out);
 
 /* Sort now, so that later lookups only read. */
 void idle_podmap_finish(idle_podmap_t *m);

@@ -10,6 +10,7 @@ typedef struct {
 	char *namespace_;	 /* owned; name and local_queue follow it in one block */
 	const char *name;	 /* the pod's or Job's name */
 	const char *local_queue; /* its LocalQueue's name */
+	const char *owner;	 /* its workload's uid ("" none) */
 	size_t order;		 /* insertion order: the first of equal keys wins */
 } entry_t;
 
@@ -43,11 +44,19 @@ void idle_podmap_destroy(idle_podmap_t *m)
 int idle_podmap_add(idle_podmap_t *m, idle_owner_t kind, const char *namespace_, const char *name,
 		    const char *local_queue)
 {
+	return idle_podmap_add_owner(m, kind, namespace_, name, local_queue, NULL);
+}
+
+int idle_podmap_add_owner(idle_podmap_t *m, idle_owner_t kind, const char *namespace_,
+			  const char *name, const char *local_queue, const char *owner)
+{
 	size_t ln = strlen(namespace_), lp = strlen(name), lq = strlen(local_queue);
+	size_t lo = owner ? strlen(owner) : 0;
 	entry_t *e;
 	char *block;
 
-	if (!ln || !lp || ln >= IDLE_NAME_MAX || lp >= IDLE_NAME_MAX || lq >= IDLE_NAME_MAX)
+	if (!ln || !lp || ln >= IDLE_NAME_MAX || lp >= IDLE_NAME_MAX || lq >= IDLE_NAME_MAX ||
+	    lo >= IDLE_NAME_MAX)
 		return GPUQ_EINVAL;
 	if (m->n == IDLE_PODMAP_MAX)
 		return GPUQ_ELIMIT;
@@ -62,17 +71,19 @@ int idle_podmap_add(idle_podmap_t *m, idle_owner_t kind, const char *namespace_,
 		m->e = e;
 		m->cap = cap;
 	}
-	block = malloc(ln + lp + lq + 3);
+	block = malloc(ln + lp + lq + lo + 4);
 	if (!block)
 		return GPUQ_ENOMEM;
 	memcpy(block, namespace_, ln + 1);
 	memcpy(block + ln + 1, name, lp + 1);
 	memcpy(block + ln + lp + 2, local_queue, lq + 1);
+	memcpy(block + ln + lp + lq + 3, owner ? owner : "", lo + 1);
 	e = &m->e[m->n];
 	e->kind = kind;
 	e->namespace_ = block;
 	e->name = block + ln + 1;
 	e->local_queue = block + ln + lp + 2;
+	e->owner = block + ln + lp + lq + 3;
 	e->order = m->n++;
 	m->sorted = false;
 	return GPUQ_OK;
@@ -145,23 +156,79 @@ static size_t strip(const char *name, size_t len, const char *set, size_t n)
 	return len - 1 - tail;
 }
 
-const char *idle_podmap_lookup(idle_podmap_t *m, const char *namespace_, const char *pod)
+/* The entry of pod (namespace_, pod): its own, or its Job's by the Job
+ * controller's naming; NULL. */
+static const entry_t *entry_of(idle_podmap_t *m, const char *namespace_, const char *pod)
 {
 	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	size_t len = strlen(pod), job, idx;
 	const entry_t *e = find(m, IDLE_OWNER_POD, namespace_, pod, len);
 
 	if (e)
-		return e->local_queue;
+		return e;
 	job = strip(pod, len, alnum, GEN_SUFFIX);
 	if (!job)
 		return NULL;
 	e = find(m, IDLE_OWNER_JOB, namespace_, pod, job);
 	if (e)
-		return e->local_queue;
+		return e;
 	idx = strip(pod, job, "0123456789", 0); /* an Indexed Job's "-<index>" */
-	e = idx ? find(m, IDLE_OWNER_JOB, namespace_, pod, idx) : NULL;
+	return idx ? find(m, IDLE_OWNER_JOB, namespace_, pod, idx) : NULL;
+}
+
+const char *idle_podmap_lookup(idle_podmap_t *m, const char *namespace_, const char *pod)
+{
+	const entry_t *e = entry_of(m, namespace_, pod);
+
 	return e ? e->local_queue : NULL;
+}
+
+const char *idle_podmap_owner(idle_podmap_t *m, const char *namespace_, const char *pod)
+{
+	const entry_t *e = entry_of(m, namespace_, pod);
+
+	return e && e->owner[0] ? e->owner : NULL;
+}
+
+static int util_cmp(const void *a, const void *b)
+{
+	return strcmp(((const idle_wl_util_t *)a)->uid, ((const idle_wl_util_t *)b)->uid);
+}
+
+int idle_workload_utils(idle_podmap_t *m, const idle_sample_t *samples, size_t n,
+			idle_wl_util_t **out, size_t *n_out)
+{
+	idle_wl_util_t *v = NULL;
+	size_t k = 0, w = 0;
+
+	*out = NULL;
+	*n_out = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *uid;
+
+		if (!samples[i].namespace_[0] || !samples[i].pod[0] ||
+		    !(samples[i].value >= 0 && samples[i].value <= 100) ||
+		    !(uid = idle_podmap_owner(m, samples[i].namespace_, samples[i].pod)))
+			continue;
+		if (!v && !(v = malloc(n * sizeof(*v))))
+			return GPUQ_ENOMEM;
+		gpuq_strlcpy(v[k].uid, uid, sizeof(v[k].uid));
+		v[k++].max_pct = samples[i].value;
+	}
+	if (!k)
+		return GPUQ_OK;
+	qsort(v, k, sizeof(*v), util_cmp);
+	for (size_t i = 0; i < k; i++) { /* one entry per workload: the busiest GPU */
+		if (w && !strcmp(v[w - 1].uid, v[i].uid)) {
+			if (v[i].max_pct > v[w - 1].max_pct)
+				v[w - 1].max_pct = v[i].max_pct;
+			continue;
+		}
+		v[w++] = v[i];
+	}
+	*out = v;
+	*n_out = w;
+	return GPUQ_OK;
 }
 
 void idle_podmap_apply(idle_podmap_t *m, idle_sample_t *samples, size_t n)

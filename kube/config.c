@@ -414,3 +414,49 @@ int kube_token_get(kube_config_t *cfg, char *out, size_t cap, gpuq_diag_t *diag)
 	pthread_mutex_unlock(&cfg->lock);
 	return rc;
 }
+
+/* The token of base (its file read now when it has one) into cfg. */
+static int token_of(const kube_config_t *base, kube_config_t *cfg, gpuq_diag_t *diag)
+{
+	if (base->token_file)
+		return dup_str(base->token_file, &cfg->token_file)
+			   ? GPUQ_ENOMEM
+			   : kube_token_get(cfg, NULL, 0, diag);
+	return base->token ? dup_str(base->token, &cfg->token) : GPUQ_OK;
+}
+
+int kube_config_at(const kube_config_t *base, const char *server, const char *ca_file,
+		   bool insecure, const char *token, kube_config_t **out, gpuq_diag_t *diag)
+{
+	kube_config_t *cfg = NULL;
+	size_t n = strlen(server);
+	int rc;
+
+	if (strncmp(server, "https://", 8) != 0 || n < 9 || n > 512)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "server \"%.80s\": expected https://HOST:PORT", server);
+	rc = config_new(&cfg);
+	if (rc)
+		return rc;
+	rc = dup_str(server, &cfg->server);
+	if (!rc && cfg->server[n - 1] == '/')
+		cfg->server[n - 1] = '\0';
+	if (!rc && base->ns)
+		rc = dup_str(base->ns, &cfg->ns);
+	if (!rc && ca_file)
+		rc = kube_file_read(ca_file, KUBE_PEM_MAX, &cfg->ca, &cfg->ca_len, diag);
+	cfg->insecure = insecure;
+	if (!rc)
+		rc = token ? dup_str(token, &cfg->token) : token_of(base, cfg, diag);
+	if (!rc && (!cfg->token || !cfg->token[0]))
+		rc = gpuq_diag_set(diag, GPUQ_EINVAL,
+				   "%s takes a bearer token, and the kubeconfig's user has none "
+				   "(give one with --token)",
+				   server);
+	if (rc) {
+		kube_config_destroy(cfg);
+		return rc;
+	}
+	*out = cfg;
+	return GPUQ_OK;
+}

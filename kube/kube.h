@@ -41,6 +41,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "jv/jv.h"
 
 /* ---- Caps ---- */
 
@@ -84,6 +85,16 @@ int kube_config_load(const char *path, kube_config_t **out, gpuq_diag_t *diag);
  * it when not NULL, for tests). The token file is re-read when it changes
  * (kubelet rotates it). GPUQ_EINVAL (variables unset), GPUQ_EIO. */
 int kube_config_in_cluster(const char *sa_dir, kube_config_t **out, gpuq_diag_t *diag);
+
+/* A configuration for another HTTPS server that takes the same bearer
+ * token (gpuq's own port: its visibility API and web view, which review the
+ * token with the apiserver): server ("https://host:port"), its CA bundle
+ * from ca_file (NULL: the system's), or no verification (insecure); the
+ * token given (NULL: base's token, its token file re-read as base's is).
+ * No client certificate is sent. GPUQ_OK and *out, GPUQ_EINVAL (server not
+ * https://, no token anywhere), GPUQ_EIO, GPUQ_ELIMIT, GPUQ_ENOMEM. */
+int kube_config_at(const kube_config_t *base, const char *server, const char *ca_file,
+		   bool insecure, const char *token, kube_config_t **out, gpuq_diag_t *diag);
 
 /* Free a configuration. NULL is fine. */
 void kube_config_destroy(kube_config_t *cfg);
@@ -301,7 +312,17 @@ typedef enum {
 typedef struct {
 	kube_event_type_t type;	      /* what happened */
 	const json_t *object;	      /* the object (borrowed, valid during the
-					 callback; NULL for RESET/SYNCED) */
+					 callback; NULL for RESET/SYNCED, and for
+					 every event of a fast decoder) */
+	const jv_t *fast;	      /* a fast decoder's (kube_watch_decoder_fast,
+					 kube_watch_opts_t.fast): the object in
+					 jv/'s tree (borrowed, valid during the
+					 callback); NULL otherwise */
+	const char *list_api_version; /* a LIST item's: the list's apiVersion
+					 (items carry none; a jansson item gets it
+					 written into it instead); NULL otherwise */
+	const char *list_kind;	      /* ... and the item's kind ("JobList" less
+					 "List"); NULL otherwise */
 	const char *resource_version; /* object's metadata.resourceVersion (for
 					 ERROR: ""), borrowed */
 	long code;		      /* ERROR only: the Status code (410 Gone) */
@@ -333,6 +354,15 @@ int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len
 /* Events decoded so far. */
 uint64_t kube_watch_decoder_events(const kube_watch_decoder_t *d);
 
+/* Read the events of d with jv/'s reader instead of jansson (a
+ * watched collection whose every event is decoded once, on the watch
+ * thread, into a workload: about a seventh of jansson's instructions per
+ * event, bench/bench_apply): callbacks get kube_event_t.fast, never
+ * .object. The refusals are the same, but for duplicate object keys, which
+ * are read (the first counts) rather than refused: the apiserver never sends
+ * them. Set before the first feed. */
+void kube_watch_decoder_fast(kube_watch_decoder_t *d, bool fast);
+
 /* ---- LIST then WATCH ---- */
 
 typedef struct {
@@ -340,6 +370,8 @@ typedef struct {
 	const char *label_selector; /* labelSelector query value, or NULL */
 	const char *name;	    /* short name for logs ("jobs") */
 	const atomic_bool *stop;    /* the loop returns soon after *stop becomes true */
+	bool fast;		    /* deliver objects in jv/'s tree (kube_event_t.fast),
+				       LIST pages included, instead of jansson's */
 } kube_watch_opts_t;
 
 /* Run LIST then WATCH of opts->path until *opts->stop: announces

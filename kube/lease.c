@@ -117,7 +117,8 @@ int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *t
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "event: regarding (apiVersion, kind, namespace, name), type, "
 				     "reason and action are required");
-	if (kube_escape(regarding->namespace_, ns, sizeof(ns)))
+	/* a cluster-scoped object's Events go to "default" */
+	if (kube_escape(*regarding->namespace_ ? regarding->namespace_ : "default", ns, sizeof(ns)))
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "namespace too long");
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
 	kube_time_format_micro(kube_now_ms(), when, sizeof(when));
@@ -137,9 +138,10 @@ int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *t
 		json_object_set_new(reg, "uid", json_string(regarding->uid));
 	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "apiVersion",
 		       "events.k8s.io/v1", "kind", "Event", "metadata", "generateName", gen,
-		       "namespace", regarding->namespace_, "eventTime", when, "reportingController",
-		       "gpuq.dev/gpuq", "reportingInstance", instance ? instance : "gpuq", "action",
-		       action, "reason", reason, "type", type, "regarding", reg);
+		       "namespace", *regarding->namespace_ ? regarding->namespace_ : "default",
+		       "eventTime", when, "reportingController", "gpuq.dev/gpuq",
+		       "reportingInstance", instance ? instance : "gpuq", "action", action,
+		       "reason", reason, "type", type, "regarding", reg);
 	if (!ev) {
 		/* json_pack with "o" steals reg even on failure (jansson >= 2.11) */
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "event for %.200s/%.200s: bad strings",

@@ -35,7 +35,9 @@ static int on_event(void *ud, const kube_event_t *ev)
 	int rc;
 
 	if (ev->type == KUBE_EV_ERROR) {
-		const char *msg = json_string_value(json_object_get(ev->object, "message"));
+		const char *msg = ev->fast
+				      ? jv_member_str(ev->fast, "message")
+				      : json_string_value(json_object_get(ev->object, "message"));
 		gpuq_log(ev->code == 410 ? GPUQ_LOG_DEBUG : GPUQ_LOG_WARN, "kube",
 			 "watch %s: ERROR event %ld: %s; relisting", l->o->name, ev->code,
 			 msg ? msg : "");
@@ -154,6 +156,82 @@ static int list_page(loop_t *l, json_t *page, char *cont, size_t cap, gpuq_diag_
 	return GPUQ_OK;
 }
 
+/* list_page() over jv/'s tree (opts->fast): the same checks; items get
+ * the list's apiVersion and kind as kube_event_t.list_api_version and
+ * .list_kind instead of written into them. */
+static int list_page_fast(loop_t *l, const jv_t *page, char *cont, size_t cap, gpuq_diag_t *diag)
+{
+	const jv_t *meta = jv_get(page, "metadata"), *items = jv_get(page, "items");
+	const char *rv = jv_member_str(meta, "resourceVersion");
+	const char *c = jv_member_str(meta, "continue");
+	const char *av = jv_member_str(page, "apiVersion");
+	const char *kind = jv_member_str(page, "kind");
+	char item_kind[128] = "";
+	size_t i = 0, n = kind ? strlen(kind) : 0;
+
+	if (!rv || !rv[0] || strlen(rv) >= RV_MAX ||
+	    (items && !jv_is(items, JV_ARRAY) && !jv_is(items, JV_NULL)))
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "list %s: no resourceVersion or items",
+				     l->o->name);
+	if (c && strlen(c) >= cap)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "list %s: continue token too long",
+				     l->o->name);
+	gpuq_strlcpy(cont, c ? c : "", cap);
+	gpuq_strlcpy(l->rv, rv, sizeof(l->rv));
+	if (n > 4 && n < sizeof(item_kind) && strcmp(kind + n - 4, "List") == 0) {
+		memcpy(item_kind, kind, n - 4);
+		item_kind[n - 4] = '\0';
+	}
+	for (const jv_t *item = jv_first(items); item; item = item->next, i++) {
+		kube_event_t ev = {.type = KUBE_EV_ADDED, .fast = item};
+		const char *irv = jv_member_str(jv_get(item, "metadata"), "resourceVersion");
+		int rc;
+
+		if (!jv_is(item, JV_OBJECT) || !irv)
+			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+					     "list %s: items[%zu] has no resourceVersion",
+					     l->o->name, i);
+		ev.resource_version = irv;
+		ev.list_api_version = av;
+		ev.list_kind = item_kind[0] ? item_kind : NULL;
+		rc = l->cb(l->ctx, &ev);
+		if (rc)
+			return l->stopped_by_cb = rc;
+	}
+	return GPUQ_OK;
+}
+
+/* GET one LIST page at path and deliver its items. */
+static int list_get(kube_client_t *c, loop_t *l, const char *path, char *cont, size_t cap,
+		    gpuq_diag_t *diag)
+{
+	kube_response_t resp = {0};
+	jv_doc_t doc = {NULL, NULL};
+	json_t *page = NULL;
+	char err[128];
+	int rc;
+
+	if (!l->o->fast) {
+		rc = kube_request_json(c, "GET", path, NULL, NULL, &page, diag);
+		if (!rc)
+			rc = list_page(l, page, cont, cap, diag);
+		json_decref(page);
+		return rc;
+	}
+	rc = kube_request(c, "GET", path, NULL, NULL, 0, &resp, diag);
+	if (!rc) {
+		rc = jv_doc_parse(&doc, resp.body, resp.len, err, sizeof(err));
+		if (rc && rc != GPUQ_ENOMEM)
+			rc = gpuq_diag_set(diag, GPUQ_ECORRUPT, "list %s: not JSON: %s", l->o->name,
+					   err);
+	}
+	if (!rc)
+		rc = list_page_fast(l, doc.root, cont, cap, diag);
+	jv_doc_free(&doc);
+	kube_response_deinit(&resp);
+	return rc;
+}
+
 /* RESET, every object (paged), SYNCED. */
 static int relist(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 {
@@ -165,17 +243,13 @@ static int relist(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 	if (rc)
 		return l->stopped_by_cb = rc;
 	do {
-		json_t *page = NULL;
 		if (kube_escape(cont, econt, sizeof(econt)))
 			return gpuq_diag_set(diag, GPUQ_ELIMIT, "continue token too long");
 		snprintf(query, sizeof(query), "limit=%d%s%s", KUBE_LIST_PAGE,
 			 cont[0] ? "&continue=" : "", econt);
 		rc = build_path(l->o, query, path, sizeof(path), diag);
 		if (!rc)
-			rc = kube_request_json(c, "GET", path, NULL, NULL, &page, diag);
-		if (!rc)
-			rc = list_page(l, page, cont, sizeof(cont), diag);
-		json_decref(page);
+			rc = list_get(c, l, path, cont, sizeof(cont), diag);
 		if (rc)
 			return rc;
 	} while (cont[0] && !atomic_load(l->o->stop));
@@ -220,6 +294,7 @@ static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 		rc = kube_watch_decoder_create(KUBE_EVENT_MAX, on_event, l, &l->dec);
 	if (rc)
 		return rc;
+	kube_watch_decoder_fast(l->dec, l->o->fast);
 	l->diag.msg[0] = '\0';
 	l->errlen = 0;
 	l->errbody[0] = '\0';

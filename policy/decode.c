@@ -853,7 +853,7 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 	static const char *const modes[] = {"PreemptLowerPriority", "Never", NULL};
 	policy_priorityclass_t *pc;
 	const char *name;
-	int64_t value = 0;
+	int64_t value = 0, min_rt = 0;
 	int mode = 0;
 	bool def = false;
 	int rc = policy_dec_meta(d, obj, "PriorityClass", false, false, NULL, &name);
@@ -869,6 +869,8 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 		rc = policy_jdec_bool(&d->j, obj, "globalDefault", &def);
 	if (rc == GPUQ_OK)
 		rc = policy_jdec_enum(&d->j, obj, "preemptionPolicy", modes, &mode);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_pc_min_runtime(d, obj, &min_rt);
 	if (rc)
 		return rc;
 	pc = policy_arena_alloc(&d->p->arena, sizeof(*pc));
@@ -877,6 +879,7 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 	pc->value = (int32_t)value;
 	pc->global_default = def;
 	pc->preempt_never = mode == 1;
+	pc->min_runtime_ms = min_rt;
 	pc->origin = policy_dec_origin(d);
 	return policy_dec_register(d, POLICY_K_PRIORITYCLASS, "", pc->name, pc);
 }

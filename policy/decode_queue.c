@@ -548,6 +548,9 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 					   "fairSharing",
 					   "stopPolicy",
 					   "admissionScope",
+					   "budget",
+					   "minRuntime",
+					   "idleReclaim",
 					   NULL};
 	static const char *const unsupported[] = {"admissionChecks", "admissionChecksStrategy",
 						  "concurrentAdmissionPolicy", NULL};
@@ -588,6 +591,12 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 		rc = policy_jdec_enum(&d->j, spec, "stopPolicy", STOP_POLICIES, &stop);
 	if (rc == GPUQ_OK)
 		rc = admission_scope(d, spec, &cq->admission_fair_sharing);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_budget(d, spec, false, &cq->budget);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_min_runtime(d, spec, &cq->min_runtime_ms);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_idle(d, spec, &cq->idle);
 	policy_jdec_pop(&d->j, old);
 	cq->queueing = (policy_queueing_t)strategy;
 	cq->stop = (policy_stop_t)stop;
@@ -601,7 +610,8 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 
 int policy_decode_lq(policy_dec_t *d, const json_t *obj)
 {
-	static const char *const keys[] = {"clusterQueue", "stopPolicy", "fairSharing", NULL};
+	static const char *const keys[] = {"clusterQueue", "stopPolicy", "fairSharing", "budget",
+					   NULL};
 	const json_t *spec = NULL;
 	policy_lq_t *lq;
 	const char *ns, *name;
@@ -630,6 +640,8 @@ int policy_decode_lq(policy_dec_t *d, const json_t *obj)
 		rc = policy_jdec_enum(&d->j, spec, "stopPolicy", STOP_POLICIES, &stop);
 	if (rc == GPUQ_OK)
 		rc = fair_sharing(d, spec, &lq->fair_weight_milli);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_budget(d, spec, true, &lq->budget);
 	policy_jdec_pop(&d->j, old);
 	lq->stop = (policy_stop_t)stop;
 	if (rc)

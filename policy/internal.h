@@ -169,6 +169,13 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj);
 int policy_decode_cq(policy_dec_t *d, const json_t *obj);
 int policy_decode_lq(policy_dec_t *d, const json_t *obj);
 int policy_decode_cohort(policy_dec_t *d, const json_t *obj);
+/* decode_econ.c: gpuq's economics fields (gpuq.dev/v1beta1 only). */
+int policy_dec_budget(policy_dec_t *d, const json_t *spec, bool is_lq, policy_budget_t *out);
+int policy_dec_min_runtime(policy_dec_t *d, const json_t *spec, int64_t *out);
+int policy_dec_idle(policy_dec_t *d, const json_t *spec, policy_idle_t *out);
+int policy_dec_pc_min_runtime(policy_dec_t *d, const json_t *obj, int64_t *out);
+/* At finish: one Namespace budget per namespace. */
+int policy_check_budgets(policy_t *p, gpuq_diag_t *diag);
 
 /* Add obj to the index and the count of objects, with a duplicate message
  * naming the first declaration. Call last, once the object is complete. */

@@ -507,6 +507,8 @@ int policy_finish(policy_t *p, gpuq_diag_t *diag)
 	if (rc)
 		return rc;
 	rc = check_default_pc(p, diag);
+	if (!rc)
+		rc = policy_check_budgets(p, diag);
 	if (rc)
 		return rc;
 	rc = build_cohorts(p, diag);

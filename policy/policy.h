@@ -137,6 +137,16 @@ typedef struct {
 	policy_origin_t origin;			      /* where declared (or first implied) */
 } policy_namespace_t;
 
+/* The PriorityClass annotation giving workloads of its value a minimum
+ * runtime before they may be preempted or reclaimed (a duration, "10m";
+ * at most 30 days): docs/economics.md. */
+#define POLICY_ANNOT_MIN_RUNTIME "gpuq.dev/min-runtime"
+/* A workload's own estimate of its runtime (a Job's annotation, "45m"),
+ * for the predicted start of the workloads behind it. */
+#define POLICY_ANNOT_EXPECTED_RUNTIME "gpuq.dev/expected-runtime"
+/* The longest minimum runtime: 30 days (QUEUE_MIN_RUNTIME_MAX). */
+#define POLICY_MIN_RUNTIME_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
+
 /* scheduling.k8s.io/v1 PriorityClass. */
 typedef struct {
 	const char *name;	/* metadata.name */
@@ -144,6 +154,7 @@ typedef struct {
 	bool global_default;	/* globalDefault (at most one class sets it) */
 	bool preempt_never;	/* preemptionPolicy: Never (default PreemptLowerPriority) */
 	policy_origin_t origin; /* where declared */
+	int64_t min_runtime_ms; /* POLICY_ANNOT_MIN_RUNTIME, 0 when absent */
 } policy_priorityclass_t;
 
 typedef enum {
@@ -290,6 +301,45 @@ typedef struct {
 
 struct policy_cohort;
 
+/* spec.budget of a gpuq.dev/v1beta1 ClusterQueue or LocalQueue
+ * (docs/economics.md): GPU-hours, or their cost, over a window. */
+typedef enum {
+	POLICY_BUDGET_WARN = 0,	 /* action Warn (default): an Event and a metric only */
+	POLICY_BUDGET_LOWER = 1, /* Lower: after the workloads within budget, no borrowing */
+	POLICY_BUDGET_HOLD = 2,	 /* Hold: no admission until the window turns */
+} policy_budget_action_t;
+
+/* Caps of a budget: its limit (GPU-hours or price units) and an N-day
+ * window. */
+#define POLICY_BUDGET_LIMIT_MAX 1e12
+#define POLICY_BUDGET_DAYS_MAX 366
+
+typedef struct {
+	bool present;		       /* spec.budget is set */
+	bool namespace_scope;	       /* LocalQueue only: scope Namespace (every
+					  LocalQueue of its namespace; one per namespace) */
+	bool cost;		       /* the limit is `cost` (price units at the
+					  flavors' POLICY_ANNOT_PRICE), else `gpuHours` */
+	double limit;		       /* gpuHours or cost, 0..POLICY_BUDGET_LIMIT_MAX */
+	int32_t window_days;	       /* window: 0 for Month (the calendar month in
+					  UTC, the default), else "<N>d" */
+	int32_t warn_pct;	       /* warnAt: percent 1..100 (default 80) */
+	policy_budget_action_t action; /* action */
+} policy_budget_t;
+
+/* spec.idleReclaim of a gpuq.dev/v1beta1 ClusterQueue. */
+typedef enum {
+	POLICY_IDLE_OFF = 0,	 /* no idleReclaim */
+	POLICY_IDLE_REPORT = 1,	 /* action Report (default): an Event, a metric */
+	POLICY_IDLE_PREEMPT = 2, /* Preempt: also evicted when others wait */
+} policy_idle_action_t;
+
+typedef struct {
+	policy_idle_action_t action; /* OFF when absent */
+	double below_pct;	     /* utilizationBelow: 0..100 (default 10) */
+	int64_t for_ms;		     /* for: a duration, required (1 s .. 30 days) */
+} policy_idle_t;
+
 /* ClusterQueue. */
 typedef struct policy_cq {
 	const char *name;		       /* metadata.name */
@@ -311,6 +361,9 @@ typedef struct policy_cq {
 						  (NoAdmissionFairSharing or absent:
 						  false) */
 	policy_origin_t origin;		       /* where declared */
+	policy_budget_t budget;		       /* spec.budget (gpuq.dev/v1beta1 only) */
+	int64_t min_runtime_ms;		       /* spec.minRuntime, 0 when absent */
+	policy_idle_t idle;		       /* spec.idleReclaim */
 } policy_cq_t;
 
 /* Cohort. A cohort exists when a Cohort object declares it, when any
@@ -341,6 +394,7 @@ typedef struct {
 	int64_t fair_weight_milli; /* spec.fairSharing.weight x 1000 (default 1000) */
 	policy_stop_t stop;	   /* spec.stopPolicy */
 	policy_origin_t origin;	   /* where declared */
+	policy_budget_t budget;	   /* spec.budget (gpuq.dev/v1beta1 only) */
 } policy_lq_t;
 
 typedef enum {

@@ -15,11 +15,18 @@
 #include "qmetrics/qmetrics.h"
 
 /* Wait reasons of a pending workload (queue_wait_t, QUEUE_WAIT_NONE ..
- * QUEUE_WAIT_STOPPED): the reason label of the pending gauges. */
-#define QM_WAITS 8
+ * QUEUE_WAIT_BUDGET): the reason label of the pending gauges. */
+#define QM_WAITS 9
 /* Eviction reasons, the reason label of gpuq_cluster_queue_evictions_total
- * (Kueue's words): Preempted, PodsReadyTimeout, ClusterQueueStopped. */
-enum { QM_EVICT_PREEMPTED = 0, QM_EVICT_READY_TIMEOUT = 1, QM_EVICT_STOPPED = 2, QM_EVICTS = 3 };
+ * (Kueue's words, and gpuq's IdleReclaim): Preempted, PodsReadyTimeout,
+ * ClusterQueueStopped, IdleReclaim. */
+enum {
+	QM_EVICT_PREEMPTED = 0,
+	QM_EVICT_READY_TIMEOUT = 1,
+	QM_EVICT_STOPPED = 2,
+	QM_EVICT_IDLE_RECLAIM = 3,
+	QM_EVICTS = 4
+};
 /* Preemption reasons (queue_evict_reason_t QUEUE_EVICT_IN_CQ ..
  * QUEUE_EVICT_RECLAIM_WHILE_BORROWING). */
 #define QM_PREEMPTS 4
@@ -104,6 +111,35 @@ int qm_layout_build(const queue_t *q, qm_layout_t **out);
 qm_layout_t *qm_layout_ref(qm_layout_t *l);
 void qm_layout_unref(qm_layout_t *l); /* NULL is fine */
 
+/* ---- econ.c: GPU economics (docs/economics.md) ---- */
+
+/* The driver's counts. */
+typedef struct {
+	uint64_t idle_reports;	    /* idle spells reported */
+	uint64_t predict_passes;    /* prediction passes */
+	uint64_t predict_capped;    /* ... ended by a cap */
+	uint64_t predict_last_ns;   /* the last one's duration */
+	uint64_t predict_simulated; /* ... pending workloads simulated */
+	uint64_t predict_started;   /* ... of them started within the caps */
+} qm_econ_counts_t;
+
+/* One budget's series. */
+typedef struct {
+	char *scope;	    /* "LocalQueue", "Namespace", "ClusterQueue" (static) */
+	char *name;	    /* escaped (owned) */
+	const char *unit;   /* "gpu_hours" or "cost" (static) */
+	double used, limit; /* at the last evaluation */
+	int state;	    /* queue_budget_state_t */
+	bool evaluated;	    /* once at least */
+} qm_budget_t;
+
+typedef struct {
+	qm_econ_counts_t counts; /* copied */
+	qm_budget_t *budgets;	 /* owned */
+	size_t n_budgets;	 /* entries */
+	uint32_t *idle;		 /* per layout CQ: admitted workloads idle now (owned) */
+} qm_econ_t;
+
 /* ---- qmetrics.c: a snapshot ---- */
 
 typedef struct {
@@ -129,7 +165,14 @@ typedef struct {
 	qm_hist_t cycle[2];	  /* cycle durations, ns: [0] none admitted, [1] some */
 	qm_hist_t commit;	  /* commit durations, ns */
 	uint64_t commit_failures; /* commits that failed */
+	qm_econ_t econ;		  /* budgets, idle GPUs, predictions (econ.c) */
 } qm_snap_t;
+
+/* econ.c: what a snapshot copies of q's economics (q may be NULL), and the
+ * families it renders. */
+int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t *c, qm_econ_t *e);
+void qm_econ_free(qm_econ_t *e);
+void qm_econ_render(const qm_snap_t *s, http_metrics_text_t *t);
 
 /* ---- render.c ---- */
 

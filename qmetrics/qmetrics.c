@@ -32,6 +32,7 @@ struct qmetrics {
 	qm_hist_t cycle[2];	  /* cycle durations, ns: [admitted any] */
 	qm_hist_t commit;	  /* commit durations, ns */
 	uint64_t commit_failures; /* failed commits */
+	qm_econ_counts_t econ;	  /* idle reports, prediction passes */
 	/* shared with scrapes */
 	gpuq_pub_t published; /* the qm_snap_t scrapes render (a lock held for a
 				 pointer copy) */
@@ -89,6 +90,7 @@ static void snap_unref(qm_snap_t *s)
 	free(s->lq_admissions);
 	free(s->lq);
 	free(s->lq_usage);
+	qm_econ_free(&s->econ);
 	free(s);
 }
 
@@ -229,9 +231,10 @@ void qmetrics_eviction_count(qmetrics_t *m, const queue_t *q, const queue_evicti
 {
 	queue_workload_view_t v;
 	bool preempted = (unsigned)e->reason < QM_PREEMPTS;
-	int why = e->reason == QUEUE_EVICT_READY_TIMEOUT ? QM_EVICT_READY_TIMEOUT
-		  : e->reason == QUEUE_EVICT_STOPPED	 ? QM_EVICT_STOPPED
-							 : QM_EVICT_PREEMPTED;
+	int why = e->reason == QUEUE_EVICT_READY_TIMEOUT  ? QM_EVICT_READY_TIMEOUT
+		  : e->reason == QUEUE_EVICT_STOPPED	  ? QM_EVICT_STOPPED
+		  : e->reason == QUEUE_EVICT_IDLE_RECLAIM ? QM_EVICT_IDLE_RECLAIM
+							  : QM_EVICT_PREEMPTED;
 
 	if (!m->layout)
 		return;
@@ -240,6 +243,22 @@ void qmetrics_eviction_count(qmetrics_t *m, const queue_t *q, const queue_evicti
 	if (preempted && e->preemptor != QUEUE_NONE && !queue_workload_view(q, e->preemptor, &v) &&
 	    v.cq < m->layout->n_cqs)
 		m->cq_ctr[v.cq].preemptions[e->reason]++;
+}
+
+void qmetrics_idle_count(qmetrics_t *m, const queue_t *q, const queue_result_t *res)
+{
+	(void)q;
+	m->econ.idle_reports += res->n_idles;
+}
+
+void qmetrics_predict_observe(qmetrics_t *m, uint64_t ns, size_t simulated, size_t started,
+			      bool capped)
+{
+	m->econ.predict_passes++;
+	m->econ.predict_capped += capped;
+	m->econ.predict_last_ns = ns;
+	m->econ.predict_simulated = simulated;
+	m->econ.predict_started = started;
 }
 
 void qmetrics_cycle_observe(qmetrics_t *m, bool admitted, uint64_t ns)
@@ -387,6 +406,8 @@ int qmetrics_publish(qmetrics_t *m, const queue_t *q)
 		fill_workloads(q, s->layout, s);
 		rc = fill_quota(q, s->layout, s);
 	}
+	if (!rc)
+		rc = qm_econ_fill(s->layout ? q : NULL, s->layout, &m->econ, &s->econ);
 	if (rc) {
 		snap_unref(s);
 		return rc;

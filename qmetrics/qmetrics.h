@@ -76,6 +76,16 @@ void qmetrics_admission_count(qmetrics_t *m, const queue_t *q, const queue_admis
  * InCohortFairSharing, InCohortReclaimWhileBorrowing). */
 void qmetrics_eviction_count(qmetrics_t *m, const queue_t *q, const queue_eviction_t *e);
 
+/* The economics of a tick's or cycle's result (docs/economics.md): its idle
+ * reports counted. */
+void qmetrics_idle_count(qmetrics_t *m, const queue_t *q, const queue_result_t *res);
+
+/* One prediction pass (predict/) took ns, simulated so many pending
+ * workloads and started so many of them; capped: a cap (steps, virtual or
+ * wall time) ended it. */
+void qmetrics_predict_observe(qmetrics_t *m, uint64_t ns, size_t simulated, size_t started,
+			      bool capped);
+
 /* One admission cycle took ns (the core's own work: queue_tick and
  * queue_cycle_run); admitted: it admitted at least one workload. */
 void qmetrics_cycle_observe(qmetrics_t *m, bool admitted, uint64_t ns);

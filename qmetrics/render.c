@@ -9,7 +9,7 @@
 #define put http_metrics_printf
 
 static const char *const evict_names[QM_EVICTS] = {"Preempted", "PodsReadyTimeout",
-						   "ClusterQueueStopped"};
+						   "ClusterQueueStopped", "IdleReclaim"};
 static const char *const preempt_names[QM_PREEMPTS] = {"InClusterQueue", "InCohortReclamation",
 						       "InCohortFairSharing",
 						       "InCohortReclaimWhileBorrowing"};
@@ -257,6 +257,7 @@ void qm_render(const qm_snap_t *s, bool leader, http_metrics_text_t *t)
 	for (int k = 0; k < Q_KINDS; k++)
 		render_quota_family(s, t, k);
 	render_lq(s, t);
+	qm_econ_render(s, t);
 	family(t, "gpuq_queue_metrics_omitted", "gauge",
 	       "ClusterQueues and LocalQueues left without series by the caps on series.");
 	put(t, "gpuq_queue_metrics_omitted{kind=\"cluster_queue\"} %" PRIu32 "\n",

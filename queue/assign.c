@@ -238,7 +238,7 @@ typedef struct {
 /* Mode of taking val from slot of CQ c; *lv: its borrowing level at the
  * CQ's usage now. */
 static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own, int64_t val,
-		     why_t *y, uint8_t *lv)
+		     bool lowered, why_t *y, uint8_t *lv)
 {
 	const slot_t *s = &c->slots[slot];
 	int64_t maxc = queue_slot_max_capacity(q, c, s), avail;
@@ -255,13 +255,18 @@ static int slot_mode(const queue_t *q, const cq_t *c, uint32_t slot, int64_t own
 		return own > maxc ? M_NEVER : M_WAIT;
 	}
 	avail = queue_slot_available(q, c, s);
+	if (lowered && avail > s->nominal - s->usage) /* over a budget: within nominal only */
+		avail = s->nominal > s->usage ? s->nominal - s->usage : 0;
 	y->free = avail;
 	*lv = queue_slot_level(q, c, s, s->usage, val, &hier);
 	if (val <= avail) {
 		y->why = WHY_NONE;
 		return M_FIT;
 	}
-	y->why = slot_limit_kind(q, c, s);
+	y->why = lowered && val <= queue_slot_available(q, c, s) ? WHY_NO_BORROW
+								 : slot_limit_kind(q, c, s);
+	if (lowered) /* it may preempt only to stay within its nominal quota */
+		return queue_cq_can_preempt(q, c) && val <= s->nominal ? M_PREEMPT : M_WAIT;
 	/* Kueue's fitsResourceQuota: preemption is tried within nominal, or
 	 * within the subtree quota of a cohort below the root (hierarchical
 	 * reclaim), or while borrowing when the policy allows it */
@@ -299,16 +304,18 @@ bool queue_cohort_rule(const cq_t *c, const wl_t *w, const wl_t *v)
 }
 
 /* A candidate victim by the CQ's policies (cycle admissions excluded). */
-bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+/* A candidate by the rules that has not served its minimum runtime is
+ * passed over (and noted: q->prot_seen). */
+bool queue_own_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
 {
 	return v->state == QUEUE_WL_ADMITTED && v->admit_cycle != q->cycles &&
-	       queue_own_rule(c, w, v);
+	       queue_own_rule(c, w, v) && !queue_wl_protected(q, v);
 }
 
-bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
+bool queue_cohort_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
 {
 	return v->state == QUEUE_WL_ADMITTED && v->admit_cycle != q->cycles &&
-	       queue_cohort_rule(c, w, v);
+	       queue_cohort_rule(c, w, v) && !queue_wl_protected(q, v);
 }
 
 /* Whether some workload of c itself is a candidate for w in slot s. */
@@ -386,7 +393,8 @@ static int flavor_mode(queue_t *q, uint32_t wid, const grp_t *x, uint32_t f, con
 		int64_t val = own + need_val(t, slot);
 		why_t y;
 		uint8_t lv = 0;
-		int m = slot_mode(q, x->c, slot, own, val, &y, &lv);
+		int m =
+		    slot_mode(q, x->c, slot, own, val, queue_lq_lowered(q, W(q, wid)->lq), &y, &lv);
 
 		if (m == M_PREEMPT)
 			m = preempt_rank(q, wid, slot, val);
@@ -519,7 +527,7 @@ static int assign_group(queue_t *q, uint32_t wid, size_t p, uint32_t g, try_t *t
 
 static bool nofit_hit(const queue_t *q, cq_t *c, const wl_t *w, try_t *t)
 {
-	if (w->n_ps != 1 || queue_cq_can_preempt(q, c))
+	if (w->n_ps != 1 || queue_cq_can_preempt(q, c) || queue_lq_lowered(q, w->lq))
 		return false;
 	for (uint32_t i = 0; i < c->n_nofit && i < NOFIT_CACHE; i++) {
 		const nofit_t *n = &c->nofit[i];
@@ -541,7 +549,8 @@ static void nofit_put(const queue_t *q, cq_t *c, const wl_t *w, const try_t *t)
 {
 	nofit_t *n;
 
-	if (w->n_ps != 1 || t->mode < M_WAIT || queue_cq_can_preempt(q, c))
+	if (w->n_ps != 1 || t->mode < M_WAIT || queue_cq_can_preempt(q, c) ||
+	    queue_lq_lowered(q, w->lq)) /* its no-fit is its own (within nominal only) */
 		return;
 	n = &c->nofit[c->n_nofit++ % NOFIT_CACHE];
 	n->tmpl = w->ps1.tmpl;

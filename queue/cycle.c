@@ -20,6 +20,7 @@
 static void res_reset(queue_t *q)
 {
 	q->n_res_adm = q->n_res_asg = q->n_res_ev = q->n_res_ch = q->n_res_msg = 0;
+	q->n_res_idle = q->n_res_bch = 0;
 }
 
 /* Append a message; returns its offset, or SIZE_MAX on allocation failure. */
@@ -48,6 +49,7 @@ const char *const queue_evict_names[] = {
     "InClusterQueue",	   "InCohortReclamation",
     "InCohortFairSharing", "InCohortReclaimWhileBorrowing",
     "PodsReadyTimeout",	   "ClusterQueueStopped",
+    "IdleReclaim",
 };
 
 static const char *const evict_why[] = {
@@ -78,6 +80,12 @@ int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int rea
 	else if (reason == QUEUE_EVICT_READY_TIMEOUT)
 		off = res_msgf(q, "Exceeded the PodsReady timeout %" PRId64 " ms",
 			       q->cfg.ready_timeout_ms);
+	else if (reason == QUEUE_EVICT_IDLE_RECLAIM)
+		off = res_msgf(q,
+			       "Reclaimed: its GPUs stayed below %g%% utilization for %" PRId64
+			       " ms while other workloads waited for its flavor",
+			       q->cqs[W(q, victim)->cq].idle_thr,
+			       q->cqs[W(q, victim)->cq].idle_after);
 	else
 		off = res_msgf(q, "The ClusterQueue is stopped");
 	if (off == SIZE_MAX)
@@ -90,6 +98,28 @@ int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int rea
 	e->reason = (queue_evict_reason_t)reason;
 	e->reason_name = queue_evict_names[reason];
 	e->message = (const char *)(uintptr_t)off; /* fixed up in res_finish */
+	return GPUQ_OK;
+}
+
+int queue_emit_idle(queue_t *q, uint32_t wid)
+{
+	queue_idle_t *e;
+
+	if (queue_grow(&q->res_idle, &q->cap_res_idle, q->n_res_idle + 1, sizeof(*q->res_idle)))
+		return GPUQ_ENOMEM;
+	e = &q->res_idle[q->n_res_idle++];
+	e->wl = wid;
+	e->uid = wl_uid(W(q, wid));
+	e->idle_since_ms = W(q, wid)->idle_since;
+	return GPUQ_OK;
+}
+
+int queue_emit_budget_change(queue_t *q, uint32_t b, uint8_t from, uint8_t to)
+{
+	if (queue_grow(&q->res_bch, &q->cap_res_bch, q->n_res_bch + 1, sizeof(*q->res_bch)))
+		return GPUQ_ENOMEM;
+	q->res_bch[q->n_res_bch++] =
+	    (queue_budget_change_t){b, (queue_budget_state_t)from, (queue_budget_state_t)to};
 	return GPUQ_OK;
 }
 
@@ -141,6 +171,10 @@ static void res_finish(queue_t *q, queue_result_t *out)
 	out->n_evictions = q->n_res_ev;
 	out->changes = q->res_ch;
 	out->n_changes = q->n_res_ch;
+	out->idles = q->res_idle;
+	out->n_idles = q->n_res_idle;
+	out->budget_changes = q->res_bch;
+	out->n_budget_changes = q->n_res_bch;
 }
 
 /* ================================================================== */
@@ -148,7 +182,8 @@ static void res_finish(queue_t *q, queue_result_t *out)
 /* ================================================================== */
 
 /* Which LocalQueue of CQ c has the next workload: the one whose head comes
- * first by queue_wl_cmp. QUEUE_NONE when all are empty. */
+ * first by queue_wl_cmp, a LocalQueue held by a budget left out. QUEUE_NONE
+ * when all are empty. */
 static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 {
 	uint32_t best = QUEUE_NONE;
@@ -156,7 +191,7 @@ static uint32_t cq_next_lq(const queue_t *q, const cq_t *c)
 	for (size_t i = 0; i < c->lqs.n; i++) {
 		uint32_t l = c->lqs.v[i];
 
-		if (!q->lqs[l].heap.n)
+		if (!q->lqs[l].heap.n || queue_lq_held(q, l))
 			continue;
 		if (best == QUEUE_NONE ||
 		    queue_wl_cmp(q, q->lqs[l].heap.v[0], q->lqs[best].heap.v[0]) < 0)
@@ -174,6 +209,8 @@ static bool head_less(const queue_t *q, const cqhead_t *a, const cqhead_t *b)
 		return a->hopeless;
 	if (queue_wl_planned(x) != queue_wl_planned(y))
 		return queue_wl_planned(x); /* the quota its victims free is for it */
+	if (queue_lq_lowered(q, x->lq) != queue_lq_lowered(q, y->lq))
+		return !queue_lq_lowered(q, x->lq); /* over a budget: after the others */
 	if (q->cfg.fair_sharing) {
 		int s = fairshare_share_cmp(&a->share, &b->share);
 
@@ -294,7 +331,8 @@ static bool tour_less(const queue_t *q, size_t a, uint32_t na, size_t b, uint32_
 	int c;
 
 	if (x->hopeless != y->hopeless ||
-	    queue_wl_planned(Wc(q, x->wl)) != queue_wl_planned(Wc(q, y->wl)))
+	    queue_wl_planned(Wc(q, x->wl)) != queue_wl_planned(Wc(q, y->wl)) ||
+	    queue_lq_lowered(q, Wc(q, x->wl)->lq) != queue_lq_lowered(q, Wc(q, y->wl)->lq))
 		return head_less(q, x, y);
 	c = fairshare_share_cmp(&sx, &sy);
 	return c ? c < 0 : head_less(q, x, y);
@@ -462,7 +500,9 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	w->admitted_ms = now;
 	w->admit_cycle = q->cycles;
 	w->ready = false;
+	w->predicted = -1;
 	w->epoch++;
+	queue_prot_admitted(q, wid);
 	c->n_pending--;
 	c->ctr.admissions++;
 	l->n_pending--;
@@ -578,8 +618,10 @@ static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *
 {
 	const cq_t *c = &q->cqs[e->cq];
 
+	bool borrow = !queue_lq_lowered(q, W(q, e->wl)->lq); /* over a budget: no borrowing */
+
 	queue_try_from_plan(q, e->wl, t);
-	if (queue_need_fits(q, e->cq, t, true)) {
+	if (queue_need_fits(q, e->cq, t, borrow)) {
 		for (size_t i = 0; i < t->n_need; i++)
 			if (c->slots[t->need[i].slot].usage + t->need[i].val >
 			    c->slots[t->need[i].slot].nominal)
@@ -587,7 +629,7 @@ static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *
 		*rc = admit_or_keep(q, e->wl, t, now);
 		return true;
 	}
-	if (queue_plan_fits_after_evictions(q, e->wl, t, true)) {
+	if (queue_plan_fits_after_evictions(q, e->wl, t, borrow)) {
 		*rc = hold_and_keep(q, e, t);
 		return true;
 	}
@@ -693,6 +735,7 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && W(q, wid)->n_asg &&
 	    run_plan(q, e, now, t, &rc))
 		return rc;
+	q->prot_seen = false; /* set when a candidate is passed over for its minimum runtime */
 	queue_try_assign(q, wid, t);
 	if (t->mode == M_FIT)
 		return admit_or_keep(q, wid, t, now);
@@ -723,6 +766,10 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 		if (t->why == WHY_NONE)
 			t->why = WHY_NO_CANDIDATES;
 	}
+	/* a victim set was there but for minimum runtimes: say so (the
+	 * explanation names whose, live); their ends touch the cohort */
+	if (q->prot_seen && t->mode != M_NEVER && t->mode != M_FIT)
+		t->why = WHY_MIN_RUNTIME;
 	return set_aside(q, e, t);
 }
 
@@ -931,6 +978,8 @@ static int clock_advance(queue_t *q, int64_t now)
 	}
 	maybe_sample(q, now);
 	expire_backoffs(q, now);
+	queue_prot_expire(q, now);
+	queue_budgets_tick(q, now);
 	return release_lost(q, now);
 }
 
@@ -1100,6 +1149,8 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
 	if (rc)
 		goto out;
 	rc = ready_timeouts(q, now);
+	if (!rc)
+		rc = queue_idle_tick(q, now);
 	if (rc)
 		goto out;
 	for (size_t i = 0; i < q->cq_names.n; i++) {
@@ -1151,7 +1202,15 @@ int64_t queue_next_event(const queue_t *q, int64_t now)
 		if (s < t)
 			t = s;
 	}
-	return t;
+	b = queue_budgets_next(q);
+	if (b < INT64_MAX)
+		b = b <= now ? now + 1 : b;
+	if (b < t)
+		t = b;
+	b = queue_econ_next(q);
+	if (b < INT64_MAX)
+		b = b <= now ? now + 1 : b;
+	return b < t ? b : t;
 }
 
 int queue_lq_usage_seed(queue_t *q, uint32_t lq, double usage)

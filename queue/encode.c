@@ -175,6 +175,10 @@ int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *
 		break;
 	case QUEUE_REC_USAGE:
 		return ledger_record_encode(q->ledger, key, key_len, buf, cap, len);
+	case QUEUE_REC_BUDGET:
+		if (queue_budget_encode(q, k, &w))
+			return GPUQ_ENOTFOUND;
+		break;
 	default:
 		return GPUQ_ENOTFOUND;
 	}

@@ -16,8 +16,8 @@
 /* ================================================================== */
 
 static const char *const wait_names[] = {
-    "Eligible",	  "Quota",	    "NoFit",   "BehindHead",
-    "Preempting", "GangIncomplete", "Backoff", "Stopped",
+    "Eligible",	      "Quota",	 "NoFit",   "BehindHead", "Preempting",
+    "GangIncomplete", "Backoff", "Stopped", "Budget",
 };
 
 const char *queue_wait_name(queue_wait_t w)
@@ -41,6 +41,8 @@ static queue_wait_t wl_wait(const queue_t *q, const wl_t *w)
 		return QUEUE_WAIT_NONE;
 	if (w->where == W_HEAP && c->stop != QUEUE_STOP_NONE)
 		return QUEUE_WAIT_STOPPED;
+	if ((w->where == W_HEAP || w->where == W_ASIDE) && queue_lq_held(q, w->lq))
+		return QUEUE_WAIT_BUDGET;
 	if (w->where == W_HEAP && c->blocked && w->wait == QUEUE_WAIT_NONE)
 		return QUEUE_WAIT_BEHIND_HEAD;
 	return (queue_wait_t)w->wait;
@@ -75,6 +77,69 @@ const char *queue_res_name(const queue_t *q, uint32_t r)
 const char *queue_flv_name(const queue_t *q, uint32_t f)
 {
 	return f < q->flv_names.n ? q->flv_names.s[f] : "?";
+}
+
+/* "12 min", "45 s", "2 h 5 min": a duration for people, rounded up. */
+static void dur_text(int64_t ms, char *buf, size_t cap)
+{
+	int64_t s = (ms + 999) / 1000;
+
+	if (s < 60)
+		snprintf(buf, cap, "%" PRId64 " s", s);
+	else if (s < 3600)
+		snprintf(buf, cap, "%" PRId64 " min", (s + 59) / 60);
+	else if (s % 3600 < 60)
+		snprintf(buf, cap, "%" PRId64 " h", s / 3600);
+	else
+		snprintf(buf, cap, "%" PRId64 " h %" PRId64 " min", s / 3600, (s % 3600 + 59) / 60);
+}
+
+/* The admitted workload of w's tree whose minimum runtime keeps it from
+ * being w's victim in the slot w's explanation names, ending first (read
+ * live, as the cycle judged: the rules, then the runtime); QUEUE_NONE. */
+static uint32_t prot_blocker(const queue_t *q, const wl_t *w, int64_t *until)
+{
+	const cq_t *c = &q->cqs[w->cq];
+	const cohort_t *h = cohort_of_c(q, c);
+	uint32_t best = QUEUE_NONE;
+
+	for (size_t k = 0; k < h->cqs.n; k++) {
+		const cq_t *o = &q->cqs[h->cqs.v[k]];
+
+		if (o == c ? c->within == QUEUE_WITHIN_NEVER
+			   : !cq_has_cohort(q, c) || c->reclaim == QUEUE_RECLAIM_NEVER)
+			continue;
+		for (size_t i = 0; i < o->adm.n; i++) {
+			const wl_t *v = Wc(q, o->adm.v[i]);
+			int64_t end = v->admitted_ms + queue_wl_min_runtime(q, v);
+
+			if (v->state != QUEUE_WL_ADMITTED || end <= q->last_now ||
+			    !(o == c ? queue_own_rule(c, w, v) : queue_cohort_rule(c, w, v)) ||
+			    !queue_wl_uses(v, o, w->why_flavor, w->why_res))
+				continue;
+			if (best == QUEUE_NONE || end < *until ||
+			    (end == *until && strcmp(wl_uid(v), wl_uid(Wc(q, best))) < 0)) {
+				best = o->adm.v[i];
+				*until = end;
+			}
+		}
+	}
+	return best;
+}
+
+static void explain_min_runtime(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	int64_t until = 0;
+	uint32_t v = prot_blocker(q, w, &until);
+	char left[32];
+
+	if (v == QUEUE_NONE) {
+		sb_add(b, "; its candidates' minimum runtime is over: it tries again next cycle");
+		return;
+	}
+	dur_text(until - q->last_now, left, sizeof(left));
+	sb_add(b, "; waits for %s/%s's minimum runtime: %s left", Wc(q, v)->strs + Wc(q, v)->ns_off,
+	       Wc(q, v)->strs + Wc(q, v)->name_off, left);
 }
 
 /* What the slot named by an explanation has free now (the stored figure
@@ -139,6 +204,12 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 		sb_add(b, "; another workload took the quota it fitted in this cycle: it "
 			  "tries again next cycle");
 		break;
+	case WHY_MIN_RUNTIME:
+		explain_min_runtime(q, w, b);
+		break;
+	case WHY_NO_BORROW:
+		sb_add(b, "; over its budget (Lower): it may not borrow");
+		break;
 	default:
 		break;
 	}
@@ -190,11 +261,24 @@ static void explain_wait(const queue_t *q, const wl_t *w, sbuf_t *b)
 		       w->gang_total);
 		break;
 	case QUEUE_WAIT_BACKOFF:
-		sb_add(b,
-		       "requeued after %u PodsReady timeout(s); not eligible before "
-		       "%" PRId64 " ms",
-		       w->requeues, w->eligible_ms);
+		if (w->evict_reason == QUEUE_EVICT_IDLE_RECLAIM)
+			sb_add(b,
+			       "requeued after its idle GPUs were reclaimed (IdleReclaim); not "
+			       "eligible before %" PRId64 " ms",
+			       w->eligible_ms);
+		else
+			sb_add(b,
+			       "requeued after %u PodsReady timeout(s); not eligible before "
+			       "%" PRId64 " ms",
+			       w->requeues, w->eligible_ms);
 		break;
+	case QUEUE_WAIT_BUDGET: {
+		char why[384];
+
+		queue_budget_explain(q, w->lq, true, why, sizeof(why));
+		sb_add(b, "held: %s", why);
+		break;
+	}
 	case QUEUE_WAIT_STOPPED:
 		sb_add(b, "ClusterQueue %s is stopped", cq);
 		break;
@@ -213,6 +297,12 @@ static void explain_wait(const queue_t *q, const wl_t *w, sbuf_t *b)
 		sb_add(b, "waiting for the next admission cycle");
 		break;
 	}
+	if (queue_lq_lowered(q, w->lq)) {
+		char why[384];
+
+		queue_budget_explain(q, w->lq, true, why, sizeof(why));
+		sb_add(b, "; after the workloads within budget: %s", why);
+	}
 }
 
 /* A pending workload: its position and what it waits for. */
@@ -220,8 +310,18 @@ static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
 {
 	const wl_t *w = Wc(q, wid);
 
-	sb_add(b, "position %zu of %u in %s: ", lq_position(q, wid), q->lqs[w->lq].n_pending,
+	sb_add(b, "position %zu of %u in %s", lq_position(q, wid), q->lqs[w->lq].n_pending,
 	       q->lqs[w->lq].name);
+	if (w->predicted >= 0) {
+		char in[32];
+
+		dur_text(w->predicted - q->last_now, in, sizeof(in));
+		if (w->predicted <= q->last_now)
+			sb_add(b, "; expected to start at the next admission cycle");
+		else
+			sb_add(b, "; expected to start in about %s", in);
+	}
+	sb_add(b, ": ");
 	explain_wait(q, w, b);
 }
 
@@ -260,6 +360,68 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
+#define WAITING_FMT "pending in ClusterQueue %s: waiting for quota"
+
+int queue_status_waiting(const char *cq, char *buf, size_t cap)
+{
+	sbuf_t b = {buf, cap, 0};
+
+	if (cap)
+		buf[0] = '\0';
+	sb_add(&b, WAITING_FMT, cq);
+	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
+/* What holds a pending workload, in words its position and the live quota
+ * figures never change. */
+static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	const char *cq = q->cqs[w->cq].name;
+
+	switch (wl_wait(q, w)) {
+	case QUEUE_WAIT_NO_FIT:
+		sb_add(b, "pending in ClusterQueue %s: ", cq);
+		if (w->why == WHY_NOT_COVERED || w->why == WHY_NO_FLAVOR || w->why == WHY_ABOVE_MAX)
+			explain_why(q, w, b); /* the policy's figures only */
+		else
+			sb_add(b, "it cannot fit in ClusterQueue %s as its quota stands", cq);
+		return;
+	case QUEUE_WAIT_GANG:
+	case QUEUE_WAIT_BACKOFF:
+	case QUEUE_WAIT_STOPPED:
+		sb_add(b, "pending in ClusterQueue %s: ", cq);
+		explain_wait(q, w, b); /* the workload's own counts and timers */
+		return;
+	case QUEUE_WAIT_BUDGET: { /* the budget and its window, not its figures */
+		char why[384];
+
+		queue_budget_explain(q, w->lq, false, why, sizeof(why));
+		sb_add(b, "pending in ClusterQueue %s: held: %s", cq, why);
+		return;
+	}
+	default: /* eligible, quota, behind the head, preempting */
+		sb_add(b, WAITING_FMT, cq);
+		return;
+	}
+}
+
+int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap)
+{
+	sbuf_t b = {buf, cap, 0};
+	const wl_t *w;
+
+	if (cap)
+		buf[0] = '\0';
+	if (id >= q->n_wls || !q->wls[id].live)
+		return GPUQ_ENOTFOUND;
+	w = Wc(q, id);
+	if (w->state == QUEUE_WL_PENDING)
+		status_pending(q, w, &b);
+	else
+		explain_running(q, w, &b);
+	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)
 {
 	const wl_t *w;
@@ -287,6 +449,10 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	out->eligible_ms = w->eligible_ms;
 	out->requeues = w->requeues;
 	out->preemptions = w->preemptions;
+	out->idle_since_ms = w->state == QUEUE_WL_ADMITTED ? w->idle_since : -1;
+	out->predicted_ms = w->state == QUEUE_WL_PENDING ? w->predicted : -1;
+	if (w->state == QUEUE_WL_ADMITTED && queue_wl_min_runtime(q, w) > 0)
+		out->protected_ms = w->admitted_ms + queue_wl_min_runtime(q, w);
 	return GPUQ_OK;
 }
 

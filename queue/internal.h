@@ -16,6 +16,7 @@
 #ifndef GPUQ_QUEUE_INTERNAL_H
 #define GPUQ_QUEUE_INTERNAL_H
 
+#include "base/bytes.h"
 #include "fairshare/fairshare.h"
 #include "ledger/ledger.h"
 #include "queue/queue.h"
@@ -142,7 +143,10 @@ enum {
 	WHY_TAKEN = 9,	       /* another preemptor took its victims this cycle */
 	WHY_SKIPPED = 10,      /* it fitted when it became head; another head
 				  took the quota since, this cycle */
-	WHY_LAST = WHY_SKIPPED,
+	WHY_MIN_RUNTIME = 11,  /* its only candidates have not served their
+				  minimum runtime (named live: explain.c) */
+	WHY_NO_BORROW = 12,    /* over a budget (Lower): it may not borrow */
+	WHY_LAST = WHY_NO_BORROW,
 };
 
 typedef struct {
@@ -180,6 +184,10 @@ typedef struct {
 	bool live;	      /* slot in use */
 	bool ready;	      /* PodsReady since admission */
 	bool gone;	      /* a victim of this cycle, uncharged (q->gone) */
+	bool idle_said;	      /* its idle spell was reported (q->idle) */
+	int64_t idle_since;   /* admitted: idle (below its CQ's threshold) since,
+				 or -1 (protect.c) */
+	int64_t predicted;    /* pending: predicted start, or -1 (never persisted) */
 } wl_t;
 
 typedef struct {
@@ -257,6 +265,11 @@ typedef struct {
 	bool rec_seen;			       /* a CQ record was restored into it */
 	nofit_t nofit[NOFIT_CACHE];	       /* shapes that did not fit this cycle */
 	uint32_t n_nofit;		       /* entries used (a ring) */
+	int64_t min_runtime;		       /* minRuntime, ms (0: none) */
+	int64_t idle_after;		       /* idleReclaim.for, ms */
+	double idle_thr;		       /* idleReclaim.utilizationBelow, percent */
+	uint8_t idle_action;		       /* queue_idle_action_t */
+	int32_t budget;			       /* its ClusterQueue budget (index), or -1 */
 } cq_t;
 
 typedef struct {
@@ -270,6 +283,9 @@ typedef struct {
 	counters_t ctr;	     /* history */
 	uint32_t n_pending;  /* pending workloads */
 	uint32_t n_admitted; /* admitted + evicting */
+	int32_t budget;	     /* its LocalQueue budget (index), or -1 */
+	int32_t ns_budget;   /* its namespace's budget (index), or -1 */
+	uint8_t standing;    /* queue_lq_standing_t, from the budgets' states */
 } lq_t;
 
 /* One (flavor, resource) of a cohort: a node of Kueue's quota tree. */
@@ -321,6 +337,19 @@ typedef struct {
 	size_t n;    /* used */
 	size_t cap;  /* allocated */
 } timers_t;
+
+/* One budget (budget.c). */
+typedef struct {
+	queue_budget_spec_t spec; /* as given; spec.name points at name */
+	char *name;		  /* owned */
+	char key[QUEUE_KEY_MAX];  /* its record key: "l/..", "n/..", "c/.." */
+	uint32_t target;	  /* LocalQueue or ClusterQueue id (QUEUE_NONE: namespace) */
+	uint8_t state;		  /* queue_budget_state_t */
+	bool stale;		  /* restored under another limit or window: evaluate soon */
+	double used;		  /* at the last evaluation */
+	int64_t window_start;	  /* the window evaluated */
+	int64_t evaluated;	  /* when, or INT64_MIN */
+} budget_t;
 
 typedef struct {
 	uint8_t type;  /* queue_rec_type_t */
@@ -444,6 +473,25 @@ struct queue {
 	u32vec_t targets;   /* chosen victims */
 	try_t scratch_try;  /* one assignment */
 	try_t scratch_rank; /* a flavor's victim search while ranking flavors */
+	/* GPU economics (budget.c, protect.c) */
+	budget_t *budgets;	       /* queue_budgets_set's */
+	size_t n_budgets;	       /* entries */
+	ledger_price_t *prices;	       /* cost budgets' prices (flavors owned) */
+	size_t n_prices;	       /* entries */
+	int64_t budget_at;	       /* last evaluation of the budgets, or INT64_MIN */
+	int64_t budget_turn;	       /* the first end of a window evaluated: the budgets are
+					  evaluated again then */
+	queue_prio_runtime_t *prio_rt; /* minimum runtimes by priority, sorted */
+	size_t n_prio_rt;	       /* entries */
+	timers_t prot_timers;	       /* ends of minimum runtimes (wl: the protected one) */
+	timers_t idle_timers;	       /* idle spells' deadlines (at: idle_since + for) */
+	u32vec_t idle;		       /* admitted workloads with idle_since >= 0 */
+	bool prot_seen;		       /* a protected candidate was passed over since
+					  queue_prot_reset (the head being tried) */
+	queue_idle_t *res_idle;	       /* this call's idle reports */
+	size_t n_res_idle, cap_res_idle;
+	queue_budget_change_t *res_bch; /* this call's budget changes */
+	size_t n_res_bch, cap_res_bch;
 };
 
 /* (flavor, resource) pairs a preemptor needs preemption in. */
@@ -593,6 +641,7 @@ static inline double queue_lq_key(const queue_t *q, uint32_t lq)
  *     fair sharing with either strategy: the quota its victims free is for
  *     it (else a victim, requeued, takes it back, ahead by its place or by
  *     its tenant key, and is preempted again: a ping-pong);
+ *  1b. a LocalQueue over a budget with action Lower after the others;
  *  2. with admission fair sharing, the tenant key asc (Kueue compares the
  *     LocalQueues' usage before priority);
  *  3. priority desc;
@@ -610,6 +659,15 @@ static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 
 	if ((c->strategy == QUEUE_BEST_EFFORT_FIFO || c->afs) && px != py)
 		return px ? -1 : 1;
+	if (x->lq != y->lq && q->lqs[x->lq].standing != q->lqs[y->lq].standing) {
+		/* over a budget with Lower: after those within budget (a held
+		 * LocalQueue's workloads are never taken) */
+		bool lx = q->lqs[x->lq].standing == QUEUE_LQ_LOWERED;
+		bool ly = q->lqs[y->lq].standing == QUEUE_LQ_LOWERED;
+
+		if (lx != ly)
+			return lx ? 1 : -1;
+	}
 	if (c->afs && x->lq != y->lq) {
 		double kx = queue_lq_key(q, x->lq), ky = queue_lq_key(q, y->lq);
 
@@ -808,6 +866,8 @@ void queue_mark_wl(queue_t *q, const wl_t *w);
 void queue_mark_cq(queue_t *q, uint32_t cq);
 void queue_mark_lq(queue_t *q, uint32_t lq);
 void queue_mark_meta(queue_t *q);
+/* Mark record (type, key) changed (budget records: their own keys). */
+void queue_mark_key(queue_t *q, uint8_t type, const char *key);
 void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up);
 
 /* ---- encode.c (and restore.c) ---- */
@@ -876,8 +936,8 @@ void queue_need_add(try_t *t, uint32_t slot, int64_t val);
 bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);
 bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v);
 bool queue_cohort_rule(const cq_t *c, const wl_t *w, const wl_t *v);
-bool queue_own_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
-bool queue_cohort_candidate(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
+bool queue_own_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
+bool queue_cohort_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
 void queue_try_assign(queue_t *q, uint32_t wid, try_t *t);
 
 /* ---- cycle.c ---- */
@@ -914,5 +974,62 @@ const char *queue_flv_name(const queue_t *q, uint32_t f);
 void queue_usage_open(queue_t *q, uint32_t wid, int64_t now);
 void queue_usage_close(queue_t *q, const wl_t *w, int64_t now);
 void queue_usage_reconcile(queue_t *q);
+
+/* ---- budget.c: budgets (docs/economics.md) ---- */
+
+/* Evaluate the budgets when budget_interval_ms has passed since the last
+ * evaluation (or one is stale), reporting changes into the call's result. */
+void queue_budgets_tick(queue_t *q, int64_t now);
+/* The earliest `now` at which queue_budgets_tick evaluates, INT64_MAX with
+ * no budget. */
+int64_t queue_budgets_next(const queue_t *q);
+/* Budget record encode / apply (key after the type; GPUQ_ENOTFOUND: none). */
+int queue_budget_encode(const queue_t *q, const char *key, gpuq_wr_t *w);
+int queue_budget_apply(queue_t *q, const char *key, gpuq_rd_t *r, gpuq_diag_t *diag);
+/* Mark every budget record changed. */
+void queue_budgets_mark_all(queue_t *q);
+/* After a restore: every LocalQueue's standing from the budgets' states. */
+void queue_budgets_restored(queue_t *q);
+void queue_budgets_free(queue_t *q);
+/* A budget's explanation for a held or lowered LocalQueue into buf: with
+ * figures (used of limit) for the explanation, without for the coarse status
+ * (nothing in it changes while the budget stays over). */
+void queue_budget_explain(const queue_t *q, uint32_t lq, bool figures, char *buf, size_t cap);
+
+/* Whether LocalQueue lq's workloads are lowered (over a Lower budget). */
+static inline bool queue_lq_lowered(const queue_t *q, uint32_t lq)
+{
+	return q->lqs[lq].standing == QUEUE_LQ_LOWERED;
+}
+
+static inline bool queue_lq_held(const queue_t *q, uint32_t lq)
+{
+	return q->lqs[lq].standing == QUEUE_LQ_HELD;
+}
+
+/* ---- protect.c: minimum runtime and idle GPUs ---- */
+
+/* A workload's minimum runtime: its CQ's or its priority's, the longer. */
+int64_t queue_wl_min_runtime(const queue_t *q, const wl_t *w);
+/* Whether admitted workload v may not be preempted at the core's `now`
+ * (q->last_now): its minimum runtime is not served. Notes it (q->prot_seen)
+ * when it is. */
+bool queue_wl_protected(queue_t *q, const wl_t *v);
+/* Start watching an admitted workload (its minimum runtime's end). */
+void queue_prot_admitted(queue_t *q, uint32_t wid);
+/* Minimum runtimes ended by `now`: their cohorts are looked at again. */
+void queue_prot_expire(queue_t *q, int64_t now);
+/* Tick: report idle workloads, reclaim with Preempt. GPUQ_ENOMEM. */
+int queue_idle_tick(queue_t *q, int64_t now);
+/* The earliest `now` at which protect.c has work, or INT64_MAX. */
+int64_t queue_econ_next(const queue_t *q);
+/* After a restore: the minimum-runtime timers of the admitted workloads. */
+void queue_prot_restored(queue_t *q);
+/* Admitted workload wid's epoch moved (its pods became Ready): its minimum
+ * runtime's end, its idle spell's deadline and its idle watch follow it. */
+void queue_econ_rearm(queue_t *q, uint32_t wid);
+/* The result arrays of this call (reset by res_reset, fixed up in res_finish). */
+int queue_emit_idle(queue_t *q, uint32_t wid);
+int queue_emit_budget_change(queue_t *q, uint32_t b, uint8_t from, uint8_t to);
 
 #endif

@@ -61,6 +61,11 @@ static void mark(queue_t *q, uint8_t type, const char *key)
 	q->n_dirty++;
 }
 
+void queue_mark_key(queue_t *q, uint8_t type, const char *key)
+{
+	mark(q, type, key);
+}
+
 void queue_mark_wl(queue_t *q, const wl_t *w)
 {
 	mark(q, QUEUE_REC_WORKLOAD, wl_uid(w));
@@ -157,6 +162,7 @@ int queue_dirty_all(queue_t *q)
 	for (size_t i = 0; i < q->n_wls; i++)
 		if (q->wls[i].live)
 			queue_mark_wl(q, &q->wls[i]);
+	queue_budgets_mark_all(q);
 	if (ledger_dirty_all(q->ledger))
 		return GPUQ_ENOMEM;
 	return q->dirty_lost ? GPUQ_ENOMEM : GPUQ_OK;

@@ -625,7 +625,7 @@ static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	const cq_t *c = &q->cqs[w->cq];
-	queue_path_t p;
+	queue_path_t p = {0};
 	size_t n_own = 0, n_hier = 0;
 	bool forbid = c->borrow == QUEUE_BORROW_NEVER;
 
@@ -639,6 +639,8 @@ static bool targets(queue_t *q, uint32_t wid, const try_t *t)
 		n_own += (q->cands.v[i + 1] & 15) == V_OWN;
 		n_hier += (q->cands.v[i + 1] & 15) == V_HIER;
 	}
+	if (queue_lq_lowered(q, w->lq)) /* over a budget: only what keeps it within nominal */
+		return minimal_set(q, wid, t, &p, false);
 	if (n_own < q->cands.n / 2 && q->cfg.fair_sharing)
 		return fair_set(q, wid, t, &p);
 	if (n_own == q->cands.n / 2 || (forbid && !under_nominal(q, c, t)))
@@ -718,9 +720,9 @@ bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t)
 	if (!q->gone.n)
 		return targets(q, wid, t);
 	gone_charge(q, -1);
-	if (queue_need_fits(q, W(q, wid)->cq, t, true)) {
+	if (queue_need_fits(q, W(q, wid)->cq, t, !queue_lq_lowered(q, W(q, wid)->lq))) {
 		q->targets.n = 0;
-		q->targets_borrow = true;
+		q->targets_borrow = !queue_lq_lowered(q, W(q, wid)->lq);
 		found = true;
 	} else {
 		found = targets(q, wid, t);

@@ -28,6 +28,7 @@ void queue_config_default(queue_config_t *cfg)
 	cfg->backoff_max_ms = (int64_t)3600 * 1000;
 	cfg->release_on_evict = true;
 	cfg->workloads_max = 1000000;
+	cfg->budget_interval_ms = 60000;
 }
 
 int queue_create(const queue_config_t *cfg, queue_t **out)
@@ -50,6 +51,9 @@ int queue_create(const queue_config_t *cfg, queue_t **out)
 	}
 	if (q->cfg.workloads_max == 0)
 		q->cfg.workloads_max = 1000000;
+	if (q->cfg.budget_interval_ms <= 0)
+		q->cfg.budget_interval_ms = 60000;
+	q->budget_at = INT64_MIN;
 	if (ledger_create(&q->ledger)) {
 		free(q);
 		return GPUQ_ENOMEM;
@@ -117,6 +121,13 @@ void queue_destroy(queue_t *q)
 	free(q->dirty_cohorts.v);
 	free(q->ready_timers.v);
 	free(q->backoff_timers.v);
+	free(q->prot_timers.v);
+	free(q->idle_timers.v);
+	free(q->idle.v);
+	free(q->prio_rt);
+	free(q->res_idle);
+	free(q->res_bch);
+	queue_budgets_free(q);
 	for (size_t i = 0; i < q->n_dirty; i++)
 		free(q->dirty[i].key);
 	free(q->dirty);
@@ -778,6 +789,10 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->preempt_next = spec->when_can_preempt != QUEUE_FUNGIBLE_MAY_STOP;
 	c->prefer_preempt = spec->preference == QUEUE_PREFER_PREEMPTION;
 	c->afs = spec->admission_fair_sharing;
+	c->min_runtime = spec->min_runtime_ms;
+	c->idle_action = (uint8_t)spec->idle_action;
+	c->idle_thr = spec->idle_threshold_pct;
+	c->idle_after = spec->idle_after_ms;
 }
 
 static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
@@ -789,8 +804,17 @@ static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	    (unsigned)spec->stop > QUEUE_STOP_HOLD_AND_DRAIN ||
 	    (unsigned)spec->when_can_borrow > QUEUE_FUNGIBLE_TRY_NEXT ||
 	    (unsigned)spec->when_can_preempt > QUEUE_FUNGIBLE_TRY_NEXT ||
-	    (unsigned)spec->preference > QUEUE_PREFER_PREEMPTION)
+	    (unsigned)spec->preference > QUEUE_PREFER_PREEMPTION ||
+	    (unsigned)spec->idle_action > QUEUE_IDLE_PREEMPT)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "ClusterQueue \"%s\": bad policy enum",
+				     spec->name);
+	if (spec->min_runtime_ms < 0 || spec->min_runtime_ms > QUEUE_MIN_RUNTIME_MAX ||
+	    (spec->idle_action != QUEUE_IDLE_OFF &&
+	     (!(spec->idle_threshold_pct >= 0 && spec->idle_threshold_pct <= 100) ||
+	      spec->idle_after_ms < 1 || spec->idle_after_ms > QUEUE_MIN_RUNTIME_MAX)))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "ClusterQueue \"%s\": minimum runtime or idle reclaim out of "
+				     "range",
 				     spec->name);
 	return GPUQ_OK;
 }
@@ -854,6 +878,7 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 	if (rc)
 		goto fail;
 	cq_policy(&c, spec);
+	c.budget = -1; /* queue_budgets_set links it */
 	c.cohort = co;
 	c.unit = cohort_root(q, co);
 	c.name = q->cq_names.s[cid];
@@ -879,7 +904,8 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	cq_t n;
 	uint32_t cid;
 	queue_strategy_t strategy;
-	bool afs;
+	bool afs, idle_changed;
+	int64_t minrt;
 	cq_t *c;
 	cohort_t *h;
 	int rc;
@@ -939,7 +965,16 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	}
 	strategy = c->strategy;
 	afs = c->afs;
+	minrt = c->min_runtime;
+	idle_changed = c->idle_action != (uint8_t)spec->idle_action ||
+		       c->idle_thr != spec->idle_threshold_pct ||
+		       c->idle_after != spec->idle_after_ms;
 	cq_policy(c, spec);
+	if (idle_changed) /* spells are judged by the new settings from the next reading */
+		for (size_t i = 0; i < c->adm.n; i++)
+			W(q, c->adm.v[i])->idle_since = -1, W(q, c->adm.v[i])->idle_said = false;
+	if (c->min_runtime != minrt)
+		queue_prot_restored(q);
 	if (c->strategy != strategy || c->afs != afs) /* queue_wl_cmp reads both */
 		for (size_t i = 0; i < c->lqs.n; i++)
 			queue_heap_rebuild(q, &q->lqs[c->lqs.v[i]].heap);
@@ -991,6 +1026,7 @@ int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const cha
 	l->weight = weight_milli == QUEUE_WEIGHT_ZERO ? 0
 		    : weight_milli > 0		      ? weight_milli
 						      : FAIRSHARE_WEIGHT_ONE;
+	l->budget = l->ns_budget = -1; /* queue_budgets_set links it */
 	queue_mark_lq(q, lid);
 	if (id)
 		*id = lid;

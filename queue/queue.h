@@ -107,6 +107,10 @@ typedef struct {
 					    pods take time to terminate) */
 	uint32_t workloads_max;		 /* live workloads held at most (default 1,000,000);
 					    queue_workload_add beyond it: GPUQ_ELIMIT */
+	int64_t budget_interval_ms;	 /* budgets are evaluated from the ledger this
+					    often (default 60 s; at least 1 ms): the
+					    most a budget overshoots is what runs for
+					    one interval */
 } queue_config_t;
 
 /* Fill cfg with the defaults named above. */
@@ -258,6 +262,19 @@ typedef struct {
  * field. Marks the tree changed. */
 int queue_cohort_add(queue_t *q, const queue_cohort_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
 
+/* spec.idleReclaim.action: what happens to an admitted workload whose GPUs
+ * stay idle (docs/economics.md). */
+typedef enum {
+	QUEUE_IDLE_OFF = 0,	/* no idle reclaim */
+	QUEUE_IDLE_REPORT = 1,	/* Report: said once per idle spell (queue_result_t.idles) */
+	QUEUE_IDLE_PREEMPT = 2, /* Preempt: also evicted (IdleReclaim) when another
+				   workload waits for a flavor it holds, its minimum
+				   runtime served; requeued after backoff_base_ms */
+} queue_idle_action_t;
+
+/* The longest minimum runtime (ClusterQueue or PriorityClass): 30 days. */
+#define QUEUE_MIN_RUNTIME_MAX ((int64_t)30 * 24 * 3600 * 1000)
+
 typedef struct {
 	const char *name;		   /* ClusterQueue name */
 	const char *cohort;		   /* cohort name, or NULL / "" for none */
@@ -286,6 +303,19 @@ typedef struct {
 					      before priority; false (Kueue's default):
 					      priority, then creation, whatever the
 					      LocalQueue */
+	int64_t min_runtime_ms;		   /* spec.minRuntime (gpuq): its admitted
+					      workloads are neither preempted nor
+					      reclaimed before running this long
+					      (0: no minimum; at most
+					      QUEUE_MIN_RUNTIME_MAX) */
+	queue_idle_action_t idle_action;   /* spec.idleReclaim.action (QUEUE_IDLE_OFF:
+					      idle GPUs are not looked at) */
+	double idle_threshold_pct;	   /* spec.idleReclaim.utilizationBelow:
+					      idle while the busiest of its GPUs is
+					      below this (0..100) */
+	int64_t idle_after_ms;		   /* spec.idleReclaim.for: idle this long
+					      before the action (>= 1 ms with an
+					      action) */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate
@@ -439,6 +469,10 @@ typedef enum {
 	QUEUE_EVICT_RECLAIM_WHILE_BORROWING = 3, /* InCohortReclaimWhileBorrowing */
 	QUEUE_EVICT_READY_TIMEOUT = 4,		 /* PodsReadyTimeout: requeued with backoff */
 	QUEUE_EVICT_STOPPED = 5,		 /* ClusterQueueStopped (HoldAndDrain) */
+	QUEUE_EVICT_IDLE_RECLAIM = 6,		 /* IdleReclaim: its GPUs stayed below its
+						    CQ's idle threshold while others waited
+						    for a flavor it held; requeued with
+						    backoff_base_ms of backoff */
 } queue_evict_reason_t;
 
 typedef struct {
@@ -451,7 +485,8 @@ typedef struct {
 	const char *reason_name;     /* Kueue's reason word ("InClusterQueue",
 					"InCohortReclamation", "InCohortFairSharing",
 					"InCohortReclaimWhileBorrowing",
-					"PodsReadyTimeout", "ClusterQueueStopped") */
+					"PodsReadyTimeout", "ClusterQueueStopped",
+					"IdleReclaim") */
 	const char *message;	     /* a sentence for the Evicted condition, e.g.
 					"Preempted to accommodate a workload (UID: u)
 					due to prioritization in the ClusterQueue";
@@ -472,6 +507,8 @@ typedef enum {
 	QUEUE_WAIT_GANG = 5,	    /* gang pods not all present */
 	QUEUE_WAIT_BACKOFF = 6,	    /* requeued; not eligible before its backoff ends */
 	QUEUE_WAIT_STOPPED = 7,	    /* its CQ's stopPolicy holds admission */
+	QUEUE_WAIT_BUDGET = 8,	    /* a budget over its limit with action Hold covers
+				       its LocalQueue, namespace or ClusterQueue */
 } queue_wait_t;
 
 typedef struct {
@@ -484,14 +521,42 @@ typedef struct {
 				next cycle tries it again */
 } queue_pending_change_t;
 
+/* An admitted workload idle past its CQ's idleReclaim.for. */
 typedef struct {
-	const queue_admission_t *admissions;   /* admitted this call, in order */
-	size_t n_admissions;		       /* entries */
-	const queue_eviction_t *evictions;     /* evictions issued this call */
-	size_t n_evictions;		       /* entries */
-	const queue_pending_change_t *changes; /* pending workloads newly set aside
-						  or skipped */
-	size_t n_changes;		       /* entries */
+	queue_wl_t wl;	       /* the workload */
+	const char *uid;       /* its uid */
+	int64_t idle_since_ms; /* since when the busiest of its GPUs was below the
+				  threshold */
+} queue_idle_t;
+
+typedef enum {
+	QUEUE_BUDGET_OK = 0,	  /* below its warning share */
+	QUEUE_BUDGET_WARNING = 1, /* at or above its warning share, below its limit */
+	QUEUE_BUDGET_OVER = 2,	  /* at or above its limit: its action applies */
+} queue_budget_state_t;
+
+/* A budget's state changed (index: queue_budget_view). */
+typedef struct {
+	uint32_t budget;	   /* its index */
+	queue_budget_state_t from; /* the state before */
+	queue_budget_state_t to;   /* ... and now */
+} queue_budget_change_t;
+
+typedef struct {
+	const queue_admission_t *admissions;	     /* admitted this call, in order */
+	size_t n_admissions;			     /* entries */
+	const queue_eviction_t *evictions;	     /* evictions issued this call */
+	size_t n_evictions;			     /* entries */
+	const queue_pending_change_t *changes;	     /* pending workloads newly set aside
+							or skipped */
+	size_t n_changes;			     /* entries */
+	const queue_idle_t *idles;		     /* admitted workloads whose GPUs have
+							now been idle for their CQ's
+							idleReclaim.for (once per idle spell) */
+	size_t n_idles;				     /* entries */
+	const queue_budget_change_t *budget_changes; /* budgets whose state changed
+							at this call's evaluation */
+	size_t n_budget_changes;		     /* entries */
 } queue_result_t;
 
 /* Run one admission cycle at `now` (>= the last `now` seen, else
@@ -524,6 +589,133 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
  * simulator jump time. O(1) unless a timer went stale (then O(timers)). */
 int64_t queue_next_event(const queue_t *q, int64_t now);
 
+/* ---- GPU economics (docs/economics.md) ----
+ *
+ * Minimum runtime: an admitted workload is not a preemption candidate, nor
+ * reclaimed for idling, before it has run max(its CQ's min_runtime_ms, the
+ * minimum of its priority) since its admission. A preemptor that has no
+ * victim set only because of it waits, and says for whom and how long; its
+ * cohort is looked at again when that time is up.
+ *
+ * Budgets: GPU-hours (every accelerator resource, ledger_resource_accelerator)
+ * or their cost, per LocalQueue, namespace or ClusterQueue over a window (a
+ * calendar month in UTC, or N days counted from the Unix epoch), read from
+ * the core's own ledger through ledger_window every budget_interval_ms of
+ * `now`. Over its limit, a budget's action applies to every LocalQueue it
+ * covers: Warn (reported only), Lower (their workloads come after those of
+ * LocalQueues within budget in their CQ and in its cohort's head order, and
+ * are admitted only within their CQ's nominal quota: they may not borrow), or
+ * Hold (none is admitted until the window turns or the limit rises). A
+ * budget's state is a record of its own (QUEUE_REC_BUDGET), so a restore
+ * decides as the core it came from did.
+ *
+ * Idle GPUs: the driver feeds each admitted workload's utilization (the
+ * busiest of its GPUs); a workload below its CQ's threshold for idle_after_ms
+ * is reported, and with QUEUE_IDLE_PREEMPT evicted (IdleReclaim) at a tick
+ * when another workload of its cohort tree is pending for a flavor and
+ * resource it holds. Utilization is not persisted: after a restore a
+ * workload is idle again only from the next reading that says so.
+ *
+ * Predicted start: a number the driver computes off the core (predict/) and
+ * hands back for explanations and views; never persisted, never read by a
+ * decision.
+ */
+
+/* A PriorityClass's minimum runtime (gpuq.dev/min-runtime), by its value. */
+typedef struct {
+	int32_t priority;	/* the class's value */
+	int64_t min_runtime_ms; /* 1..QUEUE_MIN_RUNTIME_MAX */
+} queue_prio_runtime_t;
+
+/* Replace the minimum runtimes by priority (n at most QUEUE_PRIORITIES_MAX;
+ * a value given twice keeps the longest). Workloads admitted earlier are
+ * judged by the new table from now on. GPUQ_EINVAL (a runtime out of
+ * range), GPUQ_ELIMIT, GPUQ_ENOMEM (the old table stays). */
+#define QUEUE_PRIORITIES_MAX 1000
+int queue_min_runtimes_set(queue_t *q, const queue_prio_runtime_t *v, size_t n);
+
+typedef enum {
+	QUEUE_BUDGET_LOCALQUEUE = 0,   /* name "namespace/name" */
+	QUEUE_BUDGET_NAMESPACE = 1,    /* name: a namespace: all its LocalQueues */
+	QUEUE_BUDGET_CLUSTERQUEUE = 2, /* name: a ClusterQueue: all its LocalQueues */
+} queue_budget_scope_t;
+
+typedef enum {
+	QUEUE_BUDGET_WARN = 0,	/* over its limit: reported only */
+	QUEUE_BUDGET_LOWER = 1, /* over: after the others, and no borrowing */
+	QUEUE_BUDGET_HOLD = 2,	/* over: no admission until the window turns */
+} queue_budget_action_t;
+
+/* Budgets held at most: one per LocalQueue, namespace and ClusterQueue of
+ * the policy's caps (10,000 + 10,000 + 1,000). */
+#define QUEUE_BUDGETS_MAX 21000
+/* The largest budget: 10^12 GPU-hours or price units. */
+#define QUEUE_BUDGET_LIMIT_MAX 1e12
+#define QUEUE_BUDGET_DAYS_MAX 366 /* the longest N-day window */
+
+typedef struct {
+	queue_budget_scope_t scope;   /* what it covers */
+	const char *name;	      /* LocalQueue "ns/name", namespace, or ClusterQueue */
+	bool cost;		      /* limit in price units (the flavors' prices,
+					 queue_budgets_set); else GPU-hours */
+	double limit;		      /* 0..QUEUE_BUDGET_LIMIT_MAX */
+	int32_t window_days;	      /* 0: the calendar month (UTC); else
+					 1..QUEUE_BUDGET_DAYS_MAX days from the epoch */
+	int32_t warn_pct;	      /* warning share, 1..100 (0: 80) */
+	queue_budget_action_t action; /* at or over its limit */
+} queue_budget_spec_t;
+
+/* Replace every budget with b[0..n) and the prices cost budgets charge at
+ * (copied; a flavor without a price costs nothing). A budget that keeps its
+ * scope and name keeps its state until the next evaluation, which comes at
+ * the next queue_tick or queue_cycle_run. GPUQ_EINVAL (a bad field, a name
+ * the core does not hold, a scope and name twice; diag says which),
+ * GPUQ_ELIMIT, GPUQ_ENOMEM (the old budgets stay). */
+int queue_budgets_set(queue_t *q, const queue_budget_spec_t *b, size_t n,
+		      const ledger_price_t *prices, size_t n_prices, gpuq_diag_t *diag);
+
+typedef struct {
+	queue_budget_scope_t scope;   /* what it covers */
+	const char *name;	      /* its name (borrowed: until the next queue_budgets_set) */
+	bool cost;		      /* limit and used in price units, else GPU-hours */
+	double limit;		      /* its limit */
+	double used;		      /* used in its window at the last evaluation */
+	int32_t window_days;	      /* 0: calendar month */
+	int32_t warn_pct;	      /* warning share */
+	queue_budget_action_t action; /* its action */
+	queue_budget_state_t state;   /* at the last evaluation */
+	int64_t window_start_ms;      /* the window evaluated */
+	int64_t window_end_ms;	      /* ... its end: when a hold lifts */
+	int64_t evaluated_ms;	      /* when (INT64_MIN: not yet) */
+} queue_budget_view_t;
+
+size_t queue_budget_count(const queue_t *q);
+/* Budget i (in queue_budgets_set's order). GPUQ_ENOTFOUND past the end. */
+int queue_budget_view(const queue_t *q, uint32_t i, queue_budget_view_t *out);
+
+typedef enum {
+	QUEUE_LQ_IN_BUDGET = 0, /* no budget over its limit with Lower or Hold covers it */
+	QUEUE_LQ_LOWERED = 1,	/* Lower applies */
+	QUEUE_LQ_HELD = 2,	/* Hold applies */
+} queue_lq_standing_t;
+
+/* What the budgets covering LocalQueue lq do to its workloads now. */
+queue_lq_standing_t queue_lq_standing(const queue_t *q, uint32_t lq);
+
+/* The utilization of admitted workload uid's GPUs, the busiest of them, as
+ * a reading taken at `at` (ms; any time after its admission: a reading from
+ * before is taken as from its admission). Below its CQ's idle threshold it
+ * is idle from `at` unless idle already; at or above it, it is not idle.
+ * NaN says nothing (ignored). A spell that reached idleReclaim.for by the
+ * core's last `now` counts as reported already (a driver telling a restored
+ * core what the core it came from knew: its tick reported it then).
+ * GPUQ_ENOTFOUND, GPUQ_EINVAL (not admitted). */
+int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int64_t at);
+
+/* Set pending workload uid's predicted start (ms; -1: none), for
+ * explanations and views. GPUQ_ENOTFOUND, GPUQ_EINVAL (not pending). */
+int queue_workload_predict_set(queue_t *q, const char *uid, int64_t start_ms);
+
 /* ---- Explanations ---- */
 
 /* Write a sentence about workload `uid` into buf (always NUL-terminated,
@@ -540,6 +732,28 @@ int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t 
  * that lists many workloads and knows their positions itself (the web UI).
  * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
 int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
+
+/* The workload's coarse status: where it stands in words that change
+ * rarely, never with its position (which moves at every admission ahead of
+ * it), for a per-object annotation (gpuq.dev/status) whose every change is
+ * an apiserver write. A pending workload: "pending in ClusterQueue CQ: "
+ * and what holds it as a kind, not a figure: "waiting for quota" (eligible,
+ * no quota free now, StrictFIFO behind its head, preempting), or the reason
+ * that only the policy or the workload itself changes (it can never fit:
+ * queue_workload_reason's sentence; its pod group's pods; a backoff; a
+ * stopped ClusterQueue). Admitted, evicting and finished ones: as
+ * queue_workload_reason ("admitted in ClusterQueue CQ: 8 nvidia.com/gpu on
+ * flavor h100"). Positions and live figures are for the visibility API.
+ * O(1) plus the flavor assignments. GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT
+ * (truncated). */
+int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
+
+/* The coarse status of a workload that waits for quota in ClusterQueue cq:
+ * the text queue_workload_status gives then, for a caller without a core
+ * (the admission webhook writes it on a Job it creates suspended, so the
+ * controller has nothing to write until the workload's state changes).
+ * GPUQ_OK, GPUQ_ELIMIT (truncated). */
+int queue_status_waiting(const char *cq, char *buf, size_t cap);
 
 /* Static names: "Pending", "Admitted", ...; "Quota", "NoFit", ... */
 const char *queue_wait_name(queue_wait_t w);
@@ -588,6 +802,14 @@ typedef struct {
 	int64_t eligible_ms;	/* not eligible before this (backoff), or 0 */
 	uint32_t requeues;	/* Ready-timeout evictions (drives the backoff) */
 	uint32_t preemptions;	/* times preempted */
+	int64_t protected_ms;	/* admitted: neither preempted nor reclaimed before
+				   this (admission + its minimum runtime); 0: no
+				   minimum runtime */
+	int64_t idle_since_ms;	/* admitted: the busiest of its GPUs below its CQ's
+				   idle threshold since then; -1: not idle, or no
+				   utilization seen since its admission */
+	int64_t predicted_ms;	/* pending: its predicted start
+				   (queue_workload_predict_set); -1: none */
 } queue_workload_view_t;
 
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */
@@ -727,6 +949,8 @@ typedef enum {
 	QUEUE_REC_WORKLOAD = 4, /* one workload */
 	QUEUE_REC_USAGE = 5,	/* the usage ledger's records (ledger.h: keys
 				   "0meta", "1series/..", "2hour/..", "3open/<uid>") */
+	QUEUE_REC_BUDGET = 6,	/* one budget's state (key "l/ns/name", "n/ns" or
+				   "c/name": its scope and name) */
 } queue_rec_type_t;
 
 typedef struct {

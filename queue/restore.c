@@ -422,8 +422,8 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 	if (!time_ok(s->created_ms) || !time_ok(st->admitted_ms) || !time_ok(st->eligible_ms))
 		return GPUQ_ECORRUPT;
 	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
-	    st->where > W_BACKOFF || st->why > WHY_LAST || st->evict_reason > QUEUE_EVICT_STOPPED ||
-	    st->ready > 1 || !state_where_ok(st))
+	    st->where > W_BACKOFF || st->why > WHY_LAST ||
+	    st->evict_reason > QUEUE_EVICT_IDLE_RECLAIM || st->ready > 1 || !state_where_ok(st))
 		return GPUQ_ECORRUPT;
 	if (dec_names(q, r, st))
 		return GPUQ_ECORRUPT;
@@ -582,6 +582,8 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 		return apply_wl(q, k, &r, diag);
 	case QUEUE_REC_USAGE:
 		return ledger_record_apply(q->ledger, key, key_len, val, val_len, diag);
+	case QUEUE_REC_BUDGET:
+		return queue_budget_apply(q, k, &r, diag);
 	default:
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record type %d unknown", (int)type);
 	}
@@ -610,6 +612,8 @@ int queue_restore_done(queue_t *q, gpuq_diag_t *diag)
 	}
 	queue_dirty_clear(q);
 	queue_usage_reconcile(q);
+	queue_budgets_restored(q);
+	queue_prot_restored(q);
 	for (size_t i = 0; i < q->cohort_names.n; i++) {
 		/* set-aside workloads stay aside unless capacity had grown */
 		q->cohorts[i].capacity_up = q->cohorts[i].rec_capacity_up;

@@ -706,6 +706,7 @@ int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, g
 	w->gang_total = s->gang_total;
 	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
 	w->admitted_ms = -1;
+	w->idle_since = w->predicted = -1;
 	w->state = QUEUE_WL_PENDING;
 	w->why_res = w->why_flavor = QUEUE_NONE;
 	w->live = true;
@@ -788,7 +789,8 @@ int queue_workload_pods_ready(queue_t *q, const char *uid, int64_t now)
 		return GPUQ_EINVAL;
 	w->ready = true;
 	w->requeues = 0;
-	w->epoch++; /* its Ready timer is void */
+	w->epoch++;		 /* its Ready timer is void */
+	queue_econ_rearm(q, id); /* ... not its minimum runtime nor its idle spell */
 	queue_mark_wl(q, w);
 	return GPUQ_OK;
 }
@@ -854,11 +856,12 @@ int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 	wl_t *w = W(q, id);
 	timers_t *bt = &q->backoff_timers;
 	u32vec_t *heap = &q->lqs[w->lq].heap;
+	bool backoff = w->evict_reason == QUEUE_EVICT_READY_TIMEOUT ||
+		       w->evict_reason == QUEUE_EVICT_IDLE_RECLAIM;
 
 	/* room first: once the state below changes, nothing may fail */
-	if (w->evict_reason == QUEUE_EVICT_READY_TIMEOUT
-		? queue_grow(&bt->v, &bt->cap, bt->n + 1, sizeof(*bt->v))
-		: queue_grow(&heap->v, &heap->cap, heap->n + 1, sizeof(*heap->v)))
+	if (backoff ? queue_grow(&bt->v, &bt->cap, bt->n + 1, sizeof(*bt->v))
+		    : queue_grow(&heap->v, &heap->cap, heap->n + 1, sizeof(*heap->v)))
 		return GPUQ_ENOMEM;
 	wl_unadmit(q, id, now);
 	free(w->asg);
@@ -870,9 +873,14 @@ int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 	q->cqs[w->cq].n_pending++;
 	queue_mark_wl(q, w);
 	queue_mark_lq(q, w->lq);
-	if (w->evict_reason == QUEUE_EVICT_READY_TIMEOUT) {
-		w->requeues++;
-		w->eligible_ms = now + backoff_ms(q, w->requeues);
+	if (backoff) {
+		/* a Ready timeout doubles its backoff each time; an idle reclaim
+		 * waits one base backoff, so those that waited go first */
+		if (w->evict_reason == QUEUE_EVICT_READY_TIMEOUT)
+			w->requeues++;
+		w->eligible_ms =
+		    now + (w->evict_reason == QUEUE_EVICT_READY_TIMEOUT ? backoff_ms(q, w->requeues)
+									: q->cfg.backoff_base_ms);
 		w->wait = QUEUE_WAIT_BACKOFF;
 		w->where = W_BACKOFF;
 		return queue_timer_push(q, &q->backoff_timers, w->eligible_ms, id);
@@ -942,7 +950,7 @@ int queue_wl_evict(queue_t *q, uint32_t id, uint32_t preemptor, int reason)
 	cohort_of(q, c)->n_evicting++;
 	c->ctr.evictions++;
 	l->ctr.evictions++;
-	if (reason <= QUEUE_EVICT_RECLAIM_WHILE_BORROWING) {
+	if (reason <= QUEUE_EVICT_RECLAIM_WHILE_BORROWING || reason == QUEUE_EVICT_IDLE_RECLAIM) {
 		w->preemptions++;
 		c->ctr.preemptions++;
 		l->ctr.preemptions++;

@@ -6,6 +6,7 @@
 
 #include "policy/policy.h"
 #include "quota/quota.h"
+#include "sim/internal.h"
 #include "sim/sim.h"
 
 int64_t sim_stats_percentile(const int64_t *sorted, size_t n, double p)
@@ -586,12 +587,19 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 	if (rc)
 		goto done;
 	put_preemptions(out, r);
+	rc = sim_report_econ_json(r, out);
+	if (rc)
+		goto done;
 	put_workloads(out, r);
 	fprintf(out,
 		"  \"cpu\": {\"coreSeconds\": %.3f, \"persistSeconds\": %.3f, \"totalSeconds\": "
-		"%.3f, \"resumedSteps\": %" PRIu64 ", \"coreBytes\": %zu, \"maxRssKiB\": %ld}\n}\n",
+		"%.3f, \"resumedSteps\": %" PRIu64 ", \"coreBytes\": %zu, \"maxRssKiB\": %ld",
 		r->core_cpu_s, r->persist_cpu_s, r->total_cpu_s, r->resumed_steps, r->core_bytes,
 		r->max_rss_kb);
+	if (r->predicted) /* a prediction pass's cost: CPU, so on this line */
+		fprintf(out, ", \"predictSeconds\": %.3f, \"predictPassMaxSeconds\": %.3f",
+			r->predict_cpu_s, r->predict_cpu_max_s);
+	fprintf(out, "}\n}\n");
 	if (fflush(out) || ferror(out))
 		rc = GPUQ_EIO;
 done:
@@ -654,6 +662,7 @@ void sim_report_write_summary(const sim_report_t *r, FILE *out)
 			sum / (double)st.cls[c].n / 1000.0, st.cls[c].n);
 	}
 	summary_charges(out, r);
+	sim_report_econ_summary(r, out);
 	fprintf(out, "  CPU: core %.3f s, persistence %.3f s, total %.3f s\n", r->core_cpu_s,
 		r->persist_cpu_s, r->total_cpu_s);
 	if (r->cycle_cap_hits)

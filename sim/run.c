@@ -10,6 +10,7 @@
 #include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
+#include "sim/internal.h"
 #include "store/store.h"
 
 /* Cycles in a row at one instant: each one that preempts needs another for
@@ -32,59 +33,13 @@ enum {
 };
 #define REC_VERSION 1
 
-enum { EV_FINISH = 0, EV_READY = 1 }; /* at one instant, finishes go first */
-
-typedef struct {
-	int64_t at;   /* when */
-	uint32_t wid; /* arrival index */
-	uint32_t run; /* the workload's eviction count when scheduled: stale if it moved on */
-	uint8_t kind; /* EV_* */
-} event_t;
-
-struct sim {
-	const sim_trace_t *t; /* the trace (borrowed) */
-	queue_t *q;	      /* the core */
-	sim_report_t *r;      /* outcomes being filled */
-	event_t *heap;	      /* pending finishes and readiness, min-heap */
-	size_t n_heap, cap_heap;
-	size_t cap_preempt;    /* allocated entries of r->preempt */
-	int64_t now;	       /* virtual time of the current step */
-	size_t next_arrival;   /* first arrival not yet delivered */
-	bool dirty;	       /* changed since the last cycle */
-	bool done;	       /* the run has ended */
-	uint32_t same_time;    /* cycles run at `now` so far */
-	uint32_t idle;	       /* consecutive idle steps */
-	uint64_t n_pending;    /* workloads in the core, pending */
-	uint64_t n_admitted;   /* workloads in the core, admitted */
-	int64_t *shape_amount; /* utilization-resource amount per shape */
-	double core_cpu;       /* CPU seconds inside queue_* calls */
-	double persist_cpu;    /* CPU seconds encoding and committing */
-	/* persistence (state_dir only) */
-	store_t *store;	    /* open store, or NULL */
-	uint32_t *dirty_wl; /* outcomes changed since the last commit */
-	size_t n_dirty_wl, cap_dirty_wl;
-	uint8_t *wl_marked;	  /* 1 when in dirty_wl */
-	size_t persisted_preempt; /* r->preempt entries already in the store */
-	/* queue metrics (opt->metrics only) */
-	qmetrics_t *metrics; /* fed as the controller feeds it (borrowed), or NULL */
-	int64_t *requeued;   /* per workload: its last eviction (it requeues at once) */
-};
-
-static double cpu_now(void)
+double sim_cpu_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
-
-/* Time a core call: the driver may read the clock, the core may not. */
-#define CORE(s, call)                                                                              \
-	do {                                                                                       \
-		double t0_ = cpu_now();                                                            \
-		rc = (call);                                                                       \
-		(s)->core_cpu += cpu_now() - t0_;                                                  \
-	} while (0)
 
 /* ---- the event heap ---- */
 
@@ -97,7 +52,7 @@ static bool ev_less(const event_t *a, const event_t *b)
 	return a->wid < b->wid;
 }
 
-static int heap_push(struct sim *s, event_t ev)
+int sim_heap_push(struct sim *s, event_t ev)
 {
 	size_t i;
 
@@ -142,7 +97,7 @@ static event_t heap_pop(struct sim *s)
 /* ---- building the core from the policy snapshot ---- */
 
 /* The core's configuration for a trace's options. */
-static void core_config(const sim_trace_t *t, queue_config_t *cfg)
+void sim_core_config(const sim_trace_t *t, queue_config_t *cfg)
 {
 	queue_config_default(cfg);
 	cfg->fair_sharing = t->opt.fair_sharing;
@@ -153,6 +108,8 @@ static void core_config(const sim_trace_t *t, queue_config_t *cfg)
 	cfg->ready_timeout_ms = t->opt.gang_ready_timeout_ms;
 	cfg->ready_scope = QUEUE_READY_GANGS;
 	cfg->release_on_evict = true;
+	if (t->opt.budget_interval_ms > 0)
+		cfg->budget_interval_ms = t->opt.budget_interval_ms;
 }
 
 static int build_core(struct sim *s, gpuq_diag_t *diag)
@@ -160,7 +117,7 @@ static int build_core(struct sim *s, gpuq_diag_t *diag)
 	queue_config_t cfg;
 	int rc;
 
-	core_config(s->t, &cfg);
+	sim_core_config(s->t, &cfg);
 	CORE(s, engine_core_build(s->t->policy, &cfg, &s->q, diag));
 	return rc;
 }
@@ -180,13 +137,18 @@ static uint32_t wid_of(const char *uid)
 	return uid && uid[0] == 'w' ? (uint32_t)strtoul(uid + 1, NULL, 10) : UINT32_MAX;
 }
 
-static int64_t ready_delay(const struct sim *s, uint32_t wid)
+int64_t sim_trace_ready_delay(const sim_trace_t *t, uint32_t wid)
 {
-	const sim_shape_t *sh = &s->t->shapes[s->t->arrivals[wid].shape];
+	const sim_shape_t *sh = &t->shapes[t->arrivals[wid].shape];
 
 	if (!sh->gang)
 		return 0;
-	return sh->ready_delay_ms >= 0 ? sh->ready_delay_ms : s->t->opt.gang_ready_delay_ms;
+	return sh->ready_delay_ms >= 0 ? sh->ready_delay_ms : t->opt.gang_ready_delay_ms;
+}
+
+int64_t sim_ready_delay(const struct sim *s, uint32_t wid)
+{
+	return sim_trace_ready_delay(s->t, wid);
 }
 
 /* The core's view of a shape's pod sets, pointing into the trace. */
@@ -356,7 +318,7 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 	o = &s->r->wl[wid];
 	if (s->metrics)
 		qmetrics_admission_count(s->metrics, s->q, adm, s->requeued[wid], s->now);
-	delay = ready_delay(s, wid);
+	delay = sim_ready_delay(s, wid);
 	if (o->first_admit_ms < 0)
 		o->first_admit_ms = s->now;
 	o->last_admit_ms = s->now;
@@ -374,15 +336,18 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 				return gpuq_diag_set(diag, rc, "queue_workload_pods_ready %s: %s",
 						     adm->uid, gpuq_strerror(rc));
 		} else {
-			rc = heap_push(s, (event_t){.at = s->now + delay,
-						    .wid = wid,
-						    .run = o->preemptions,
-						    .kind = EV_READY});
+			rc = sim_heap_push(s, (event_t){.at = s->now + delay,
+							.wid = wid,
+							.run = o->preemptions,
+							.kind = EV_READY});
 			if (rc)
 				return rc;
 		}
 	}
-	return heap_push(
+	rc = sim_econ_admitted(s, wid, delay);
+	if (rc)
+		return rc;
+	return sim_heap_push(
 	    s, (event_t){.at = o->finish_ms, .wid = wid, .run = o->preemptions, .kind = EV_FINISH});
 }
 
@@ -414,7 +379,7 @@ static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag
 
 /* An event of a run that has ended (evicted, or finished): permanent, since
  * every eviction bumps the workload's count. */
-static bool is_stale(const struct sim *s, const event_t *ev)
+bool sim_event_stale(const struct sim *s, const event_t *ev)
 {
 	const sim_outcome_t *o = &s->r->wl[ev->wid];
 
@@ -427,9 +392,11 @@ static int on_event(struct sim *s, const event_t *ev, gpuq_diag_t *diag)
 	char uid[UID_MAX];
 	int rc;
 
-	if (is_stale(s, ev))
+	if (sim_event_stale(s, ev))
 		return GPUQ_OK; /* the run it belonged to was evicted */
 	snprintf(uid, sizeof(uid), "w%" PRIu32, ev->wid);
+	if (ev->kind == EV_IDLE)
+		return sim_econ_idle(s, ev, diag);
 	if (ev->kind == EV_READY) {
 		CORE(s, queue_workload_pods_ready(s->q, uid, s->now));
 		if (rc)
@@ -445,6 +412,7 @@ static int on_event(struct sim *s, const event_t *ev, gpuq_diag_t *diag)
 	o->state = SIM_WL_FINISHED;
 	s->n_admitted--;
 	s->dirty = true;
+	sim_econ_finished(s, ev->wid);
 	mark(s, ev->wid);
 	return GPUQ_OK;
 }
@@ -566,7 +534,7 @@ static int commit(struct sim *s, gpuq_diag_t *diag)
 {
 	store_txn_t *txn = NULL;
 	uint8_t buf[PROGRESS_LEN > EVICTION_LEN ? PROGRESS_LEN : EVICTION_LEN];
-	double t0 = cpu_now();
+	double t0 = sim_cpu_now();
 	uint64_t wall0 = gpuq_mono_ns();
 	int rc;
 
@@ -606,7 +574,7 @@ static int commit(struct sim *s, gpuq_diag_t *diag)
 		s->wl_marked[s->dirty_wl[i]] = 0;
 	s->n_dirty_wl = 0;
 	s->persisted_preempt = s->r->n_preempt;
-	s->persist_cpu += cpu_now() - t0;
+	s->persist_cpu += sim_cpu_now() - t0;
 	return GPUQ_OK;
 }
 
@@ -715,20 +683,22 @@ static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
 	/* Rebuild the pending events: every one scheduled lies after `now`. */
 	for (uint32_t wid = 0; wid < s->r->n_wl && !rc; wid++) {
 		const sim_outcome_t *o = &s->r->wl[wid];
-		int64_t delay = ready_delay(s, wid);
+		int64_t delay = sim_ready_delay(s, wid);
 		if (o->state != SIM_WL_ADMITTED)
 			continue;
 		if (delay > 0 && o->last_admit_ms + delay > s->now)
-			rc = heap_push(s, (event_t){.at = o->last_admit_ms + delay,
-						    .wid = wid,
-						    .run = o->preemptions,
-						    .kind = EV_READY});
+			rc = sim_heap_push(s, (event_t){.at = o->last_admit_ms + delay,
+							.wid = wid,
+							.run = o->preemptions,
+							.kind = EV_READY});
 		if (!rc)
-			rc = heap_push(s, (event_t){.at = o->finish_ms,
-						    .wid = wid,
-						    .run = o->preemptions,
-						    .kind = EV_FINISH});
+			rc = sim_heap_push(s, (event_t){.at = o->finish_ms,
+							.wid = wid,
+							.run = o->preemptions,
+							.kind = EV_FINISH});
 	}
+	if (!rc)
+		rc = sim_econ_restore(s);
 	*resumed = true;
 	return rc;
 }
@@ -770,6 +740,19 @@ static int64_t next_time(const struct sim *s, int64_t qnext)
 	return next;
 }
 
+/* Whether a budget over its limit with Hold keeps workloads waiting. */
+static bool budget_holds(const struct sim *s)
+{
+	for (uint32_t i = 0; i < queue_budget_count(s->q); i++) {
+		queue_budget_view_t v;
+
+		if (!queue_budget_view(s->q, i, &v) && v.state == QUEUE_BUDGET_OVER &&
+		    v.action == QUEUE_BUDGET_HOLD)
+			return true;
+	}
+	return false;
+}
+
 static int step(struct sim *s, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
@@ -780,7 +763,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 
 	/* Drop events of runs that were evicted, so they cost no step: a resumed
 	 * run never had them, and both must take the same steps. */
-	while (s->n_heap && is_stale(s, &s->heap[0]))
+	while (s->n_heap && sim_event_stale(s, &s->heap[0]))
 		heap_pop(s);
 	qnext = queue_next_event(s->q, s->now);
 	next = next_time(s, qnext);
@@ -826,9 +809,13 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 			s->r->cycle_cap_hits++; /* reported: the core is livelocked */
 		rc = on_result(s, &res, diag);
 	}
+	if (!rc)
+		rc = sim_econ_step(s, diag);
 	if (rc)
 		return rc;
-	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0)
+	/* nothing runs, nothing arrives: stuck, unless a budget holds work
+	 * until its window turns */
+	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0 && !budget_holds(s))
 		s->idle++;
 	s->r->steps++;
 	return commit(s, diag);
@@ -897,6 +884,7 @@ static int explain_waiting(struct sim *s)
 
 static void sim_free(struct sim *s)
 {
+	sim_econ_free(s);
 	queue_destroy(s->q);
 	store_close(s->store);
 	free(s->heap);
@@ -970,7 +958,7 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 {
 	struct sim s;
 	bool resumed = false;
-	double t0 = cpu_now();
+	double t0 = sim_cpu_now();
 	int rc;
 
 	*out = NULL;
@@ -984,6 +972,8 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	}
 	if (!rc && opt && opt->metrics)
 		rc = metrics_setup(&s, opt->metrics);
+	if (!rc)
+		rc = sim_econ_setup(&s, opt, diag);
 	if (rc)
 		goto fail;
 	for (uint64_t n = 1; !s.done; n++) {
@@ -1011,13 +1001,15 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	if (rc)
 		goto fail;
 	rc = chargeback_setup(&s, opt);
+	if (!rc)
+		rc = sim_econ_report(&s);
 	if (rc)
 		goto fail;
 	s.r->end_ms = s.now;
 	s.r->core_cpu_s = s.core_cpu;
 	s.r->persist_cpu_s = s.persist_cpu;
 	s.r->core_bytes = queue_memory_bytes(s.q);
-	s.r->total_cpu_s = cpu_now() - t0;
+	s.r->total_cpu_s = sim_cpu_now() - t0;
 	{
 		struct rusage ru;
 		if (!getrusage(RUSAGE_SELF, &ru))
@@ -1036,7 +1028,7 @@ int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag)
 {
 	queue_config_t cfg;
 
-	core_config(trace, &cfg);
+	sim_core_config(trace, &cfg);
 	return engine_core_build(trace->policy, &cfg, out, diag);
 }
 
@@ -1196,5 +1188,10 @@ void sim_report_destroy(sim_report_t *r)
 	free(r->why);
 	ledger_destroy(r->ledger);
 	free(r->prices);
+	for (size_t i = 0; i < r->n_budgets; i++)
+		free(r->budget_names[i]);
+	free(r->budget_names);
+	free(r->budgets);
+	free(r->predicted);
 	free(r);
 }

@@ -32,6 +32,7 @@
 #include "base/base.h"
 #include "ledger/ledger.h"
 #include "qmetrics/qmetrics.h"
+#include "queue/queue.h"
 
 /* ---- Bounds (every input a trace can grow) ---- */
 
@@ -96,6 +97,11 @@ typedef struct {
 	sim_podset_t *podsets;	/* owned array */
 	bool gang;		/* pods must all be Ready (gang readiness tracked) */
 	int64_t ready_delay_ms; /* pods Ready this long after admission; -1 = option */
+	int64_t idle_after_ms;	/* idleAfter: its GPUs go idle (0% utilization) this
+				   long after it starts running, until it ends; -1:
+				   busy throughout */
+	int64_t expected_ms;	/* expectedRuntime: the runtime it declares (for
+				   predictions); -1: none (its runtime stands in) */
 } sim_shape_t;
 
 /* One workload of the trace, in arrival order. 40 bytes, so a million fit. */
@@ -128,6 +134,13 @@ typedef struct {
 	int64_t sample_interval_ms;    /* utilization sample spacing */
 	bool fair_sharing;	       /* Kueue fairSharing between the CQs of a cohort */
 	char *util_resource;	       /* resource whose utilization is reported (owned) */
+	int64_t budget_interval_ms;    /* budgetInterval: budgets evaluated this often
+					  (0: not given, the core's default 1 min) */
+	int64_t predict_interval_ms;   /* prediction.interval: a prediction pass this
+					  often (0: no predictions) */
+	bool predict_history;	       /* prediction.runtimes History (the LocalQueue's
+					  median of finished runs); else Declared
+					  (expectedRuntime, else the runtime) */
 } sim_options_t;
 
 typedef struct {
@@ -202,6 +215,10 @@ typedef struct {
 					 trace's ResourceFlavor annotations
 					 (borrowed: must outlive the report) */
 	size_t n_prices;	      /* entries in prices */
+	int64_t predict_interval_ms;  /* `--predict-interval`: a prediction pass this
+					 often, over the trace's option (0: the trace's) */
+	int predict_runtimes;	      /* `--predict-runtimes`: 1 Declared, 2 History
+					 (0: the trace's) */
 } sim_run_options_t;
 
 /* Per-workload outcome, in arrival order. 56 bytes. */
@@ -265,6 +282,19 @@ typedef struct {
 					 the flavors' annotations (owned array;
 					 names borrowed from them) */
 	size_t n_prices;	      /* entries in prices */
+	bool econ;		      /* the trace uses GPU economics (budgets, minimum
+					 runtimes, idle reclaim, idleAfter, predictions):
+					 the report has an "economics" section */
+	queue_budget_view_t *budgets; /* the budgets at the end (names owned: budget_names) */
+	char **budget_names;	      /* owned */
+	size_t n_budgets;	      /* entries */
+	int64_t *predicted;	      /* per workload: its first predicted start, -1
+					 (owned; NULL without predictions) */
+	int64_t predict_interval_ms;  /* the passes' interval (0: none) */
+	bool predict_history;	      /* runtimes from the LocalQueues' history */
+	uint64_t predict_passes;      /* prediction passes run */
+	double predict_cpu_s;	      /* CPU seconds in them */
+	double predict_cpu_max_s;     /* the longest one */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or
@@ -279,8 +309,6 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 void sim_report_destroy(sim_report_t *report);
 
 /* ---- The core and the state dir, for tools (`gpuq store check --trace`) ---- */
-
-typedef struct queue queue_t; /* queue/queue.h */
 
 /* Build a queue core from the trace's policy and options exactly as sim_run
  * does (engine_core_build: flavors, cohorts, ClusterQueues, LocalQueues;

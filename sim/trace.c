@@ -11,6 +11,7 @@
 #include "queue/queue.h"
 #include "quota/quota.h"
 #include "sim/sim.h"
+#include "workload/workload.h"
 
 /* The trace goes through the policy module's manifest parser, which refuses
  * files over POLICY_FILE_MAX. */
@@ -503,6 +504,7 @@ static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint
 	sh = &t->shapes[t->n_shapes];
 	memset(sh, 0, sizeof(*sh));
 	sh->ready_delay_ms = -1;
+	sh->idle_after_ms = sh->expected_ms = -1;
 	t->n_shapes++;
 	sh->podsets = calloc(json_array_size(sets), sizeof(*sh->podsets));
 	if (!sh->podsets)
@@ -525,6 +527,12 @@ static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint
 		rc = policy_jdec_bool(d, obj, "gang", &sh->gang);
 	if (!rc)
 		rc = policy_jdec_duration(d, obj, "readyDelay", false, &sh->ready_delay_ms);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "idleAfter", false, &sh->idle_after_ms);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "expectedRuntime", false, &sh->expected_ms);
+	if (!rc && json_object_get(obj, "expectedRuntime") && sh->expected_ms < 1)
+		rc = policy_jdec_fail_at(d, "expectedRuntime", GPUQ_EINVAL, "must be at least 1ms");
 	*out = (uint32_t)(t->n_shapes - 1);
 	return rc;
 }
@@ -614,14 +622,94 @@ static int push_arrival(sim_trace_t *t, size_t *cap, const sim_arrival_t *a)
 	return GPUQ_OK;
 }
 
-static const char *const workload_keys[] = {"at",	"name",	      "localQueue", "priorityClass",
-					    "priority", "class",      "podSets",    "runtime",
-					    "gang",	"readyDelay", NULL};
+static const char *const workload_keys[] = {
+    "at",     "name",	 "localQueue", "priorityClass", "priority",  "class",		"podSets",
+    "object", "runtime", "gang",       "readyDelay",	"idleAfter", "expectedRuntime", NULL};
+
+/* One decoded pod set as the podSets entry a trace writes: name, count,
+ * per-pod requests, nodeSelector, tolerations. A new reference. */
+static json_t *podset_entry(const workload_t *w, const workload_podset_t *ps)
+{
+	json_t *reqs = json_object(), *sel = json_object(), *tols = json_array();
+	char q[64];
+
+	for (size_t i = 0; reqs && i < ps->n_requests; i++)
+		if (quota_qty_format(&ps->requests[i].qty, q, sizeof(q)) == GPUQ_OK)
+			json_object_set_new(reqs, ps->requests[i].name, json_string(q));
+	for (size_t i = 0; sel && i < ps->n_node_selector; i++)
+		json_object_set_new(sel, ps->node_selector[i].key,
+				    json_string(ps->node_selector[i].value));
+	for (size_t i = 0; tols && i < ps->n_tolerations; i++) {
+		const workload_toleration_t *tl = &ps->tolerations[i];
+
+		json_array_append_new(tols, json_pack("{s:s, s:s, s:s, s:s}", "key",
+						      tl->key ? tl->key : "", "operator",
+						      tl->op ? tl->op : "Equal", "value",
+						      tl->value ? tl->value : "", "effect",
+						      tl->effect ? tl->effect : ""));
+	}
+	return json_pack("{s:s, s:I, s:o, s:o, s:o}", "name", ps->name, "count",
+			 (json_int_t)(w->n_podsets == 1 ? w->pods : ps->count), "requests", reqs,
+			 "nodeSelector", sel, "tolerations", tols);
+}
+
+/* A workload given as the object a tenant submits ("object": a Job, a
+ * JobSet, a RayJob, a StatefulSet...): read by the workload model, as the
+ * controller reads it, into the podSets (and gang: more than one pod) it
+ * is admitted by; its name "kind/name" when the trace gives none. A new
+ * object (podSets, gang) into *out. */
+static int object_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, json_t **out,
+			char *name, size_t cap)
+{
+	json_t *own = json_is_object(obj) ? json_deep_copy(obj) : NULL, *meta;
+	workload_t *w = NULL;
+	gpuq_diag_t wd = {{0}};
+	json_t *sets;
+	char *text;
+	int rc;
+
+	if (!json_is_object(obj))
+		return policy_jdec_want(d, obj, "an object (a Job, a JobSet, ...)");
+	/* what the apiserver gives a stored object, when the trace leaves it out */
+	meta = own ? json_object_get(own, "metadata") : NULL;
+	if (json_is_object(meta)) {
+		static const char *const keys[] = {"uid", "creationTimestamp", "resourceVersion",
+						   "namespace"};
+		static const char *const vals[] = {"sim", "1970-01-01T00:00:00Z", "1", "default"};
+
+		for (size_t i = 0; i < 4; i++)
+			if (!json_object_get(meta, keys[i]))
+				json_object_set_new(meta, keys[i], json_string(vals[i]));
+	}
+	text = own ? json_dumps(own, JSON_COMPACT) : NULL;
+	json_decref(own);
+	if (!text)
+		return GPUQ_ENOMEM;
+	rc = workload_decode_json(text, strlen(text), NULL, &w, &wd);
+	free(text);
+	if (!rc)
+		rc = workload_resolve(w, t->policy, &wd);
+	if (!rc && (w->kind == WORKLOAD_KIND_POD || w->n_podsets == 0 || w->pods < 1))
+		rc = gpuq_diag_set(&wd, GPUQ_EINVAL, "%s \"%s\" has no pod set gpuq would admit",
+				   w->integ->kind_name, w->name);
+	if (rc) {
+		workload_destroy(w);
+		return policy_jdec_fail_at(d, "object", rc, "%s", wd.msg);
+	}
+	sets = json_array();
+	for (size_t i = 0; sets && i < w->n_podsets; i++)
+		json_array_append_new(sets, podset_entry(w, &w->podsets[i]));
+	*out = json_pack("{s:o, s:b}", "podSets", sets, "gang", w->pods > 1);
+	workload_display_name(w->kind, w->name, name, cap);
+	workload_destroy(w);
+	return *out ? GPUQ_OK : GPUQ_ENOMEM;
+}
 
 static int parse_arrival(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, size_t *cap)
 {
 	sim_arrival_t a;
 	const char *name = NULL, *lq = NULL;
+	char oname[QUEUE_NAME_MAX + 1];
 	char **grown;
 	int rc;
 
@@ -630,7 +718,7 @@ static int parse_arrival(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, si
 	if (!rc)
 		rc = policy_jdec_duration(d, obj, "at", true, &a.at_ms);
 	if (!rc)
-		rc = name_field(d, obj, "name", true, &name);
+		rc = name_field(d, obj, "name", !json_object_get(obj, "object"), &name);
 	if (!rc)
 		rc = name_field(d, obj, "localQueue", true, &lq);
 	if (!rc) {
@@ -647,8 +735,26 @@ static int parse_arrival(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, si
 		rc = resolve_priority(t, d, obj, &a.priority);
 	if (!rc)
 		rc = resolve_class(t, d, obj, &a.class_id);
-	if (!rc)
+	if (!rc && json_object_get(obj, "object")) {
+		json_t *shape = NULL;
+
+		if (json_object_get(obj, "podSets"))
+			return policy_jdec_fail_at(d, "object", GPUQ_EINVAL,
+						   "give podSets or object, not both");
+		rc = object_shape(t, d, json_object_get(obj, "object"), &shape, oname,
+				  sizeof(oname));
+		if (!rc) {
+			size_t old = policy_jdec_key(d, "object");
+
+			rc = parse_shape(t, d, shape, &a.shape);
+			policy_jdec_pop(d, old);
+		}
+		json_decref(shape);
+		if (!name)
+			name = oname;
+	} else if (!rc) {
 		rc = parse_shape(t, d, obj, &a.shape);
+	}
 	if (rc)
 		return rc;
 	a.source = SIM_SOURCE_EXPLICIT;
@@ -723,7 +829,8 @@ static int generator_lqs(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, ui
 /* A generator's template: podSets, gang and readyDelay into a shape. */
 static int parse_template(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t *shape)
 {
-	static const char *const keys[] = {"podSets", "gang", "readyDelay", NULL};
+	static const char *const keys[] = {"podSets",	      "gang", "readyDelay", "idleAfter",
+					   "expectedRuntime", NULL};
 	const json_t *tmpl = NULL;
 	size_t old;
 	int rc = policy_jdec_obj(d, obj, "template", true, &tmpl);
@@ -835,13 +942,45 @@ static int usage_duration(policy_jdec_t *d, const json_t *obj, const char *key, 
 	return rc;
 }
 
+/* options.prediction: {interval, runtimes: Declared | History}. */
+static int parse_prediction(policy_jdec_t *d, const json_t *opts, sim_options_t *o)
+{
+	static const char *const keys[] = {"interval", "runtimes", NULL};
+	static const char *const sources[] = {"Declared", "History", NULL};
+	const json_t *obj = NULL;
+	int src = 0;
+	size_t old;
+	int rc = policy_jdec_obj(d, opts, "prediction", false, &obj);
+
+	if (rc || !obj)
+		return rc;
+	old = policy_jdec_key(d, "prediction");
+	rc = policy_jdec_keys(d, obj, keys, NULL);
+	if (!rc)
+		rc = policy_jdec_duration(d, obj, "interval", true, &o->predict_interval_ms);
+	if (!rc && o->predict_interval_ms < 1)
+		rc = policy_jdec_fail_at(d, "interval", GPUQ_EINVAL, "must be at least 1ms");
+	if (!rc)
+		rc = policy_jdec_enum(d, obj, "runtimes", sources, &src);
+	o->predict_history = src == 1;
+	policy_jdec_pop(d, old);
+	return rc;
+}
+
 /* spec.options (d's path at spec); defaults when absent. */
 static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 {
-	static const char *const keys[] = {
-	    "cycleInterval",	   "fairShareHalfLife", "fairShareSamplingInterval",
-	    "gangReadyDelay",	   "gangReadyTimeout",	"sampleInterval",
-	    "utilizationResource", "fairSharing",	NULL};
+	static const char *const keys[] = {"cycleInterval",
+					   "fairShareHalfLife",
+					   "fairShareSamplingInterval",
+					   "gangReadyDelay",
+					   "gangReadyTimeout",
+					   "sampleInterval",
+					   "utilizationResource",
+					   "fairSharing",
+					   "budgetInterval",
+					   "prediction",
+					   NULL};
 	const json_t *obj = NULL;
 	const char *res = NULL;
 	sim_options_t *o = &t->opt;
@@ -875,6 +1014,10 @@ static int parse_options(sim_trace_t *t, policy_jdec_t *d, const json_t *spec)
 		if (!rc && o->sample_interval_ms < 1)
 			rc = policy_jdec_fail_at(d, "sampleInterval", GPUQ_EINVAL,
 						 "must be at least 1ms");
+		if (!rc)
+			rc = usage_duration(d, obj, "budgetInterval", &o->budget_interval_ms);
+		if (!rc)
+			rc = parse_prediction(d, obj, o);
 		policy_jdec_pop(d, old);
 	}
 	if (rc)

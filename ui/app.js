@@ -1,5 +1,6 @@
-// gpuq's web view: polls /api/v1/... once a second and redraws. No
-// framework, no inline script or style (Content-Security-Policy
+// gpuq's web view: polls /api/v1/... (a queue's whole pending list: the
+// visibility API, /apis/visibility.gpuq.dev/...) once a second and redraws.
+// No framework, no inline script or style (Content-Security-Policy
 // default-src 'self'). Every number a test reads carries data-k="...".
 'use strict';
 (function () {
@@ -88,6 +89,26 @@
     return out;
   }
 
+  // Budgets (docs/economics.md): GPU-hours or cost used in the window against
+  // the limit, the state of the last evaluation, and the action over it.
+  function budgetSection(bs) {
+    if (!bs || !bs.length) return [];
+    return [el('h2', {text: 'Budgets'}), table(['scope', 'name', 'used', 'limit', 'state',
+      'action', 'window ends (UTC)'], bs.map(function (b) {
+      var k = 'budget/' + b.scope + '/' + b.name + '/';
+      return el('tr', {'data-k': 'budget/' + b.scope + '/' + b.name}, [td(b.scope), td(b.name),
+        td(b.used.toFixed(2) + ' ' + b.unit, k + 'used', 'n'), td(b.limit.toFixed(2), null, 'n'),
+        td(b.state, k + 'state', b.state === 'Over' ? 'over' : ''), td(b.action),
+        td(b.windowEndMs ? new Date(b.windowEndMs).toISOString().slice(0, 16).replace('T', ' ') : '-')]);
+    }))];
+  }
+
+  // When a pending workload is expected to start (predict/), or '-'.
+  function expected(nowMs, w) {
+    if (w.expectedStartMs === undefined) return '-';
+    return w.expectedStartMs <= nowMs ? 'next cycle' : 'in ' + age(w.expectedStartMs, nowMs);
+  }
+
   function clusterView(d) {
     var main = [el('h1', {text: 'Cluster'})];
     var cohortOf = {};
@@ -116,6 +137,7 @@
       })));
     }
     if (d.usage) main = main.concat(usageSection(d.usage, true));
+    main = main.concat(budgetSection(d.budgets));
     return main;
   }
 
@@ -143,11 +165,13 @@
           }).join(', ') || '-')]);
       })));
     var p = d.pendingWorkloads, a = d.admittedWorkloads;
-    main.push(el('h2', {text: 'Pending, in admission order (' + p.items.length + ' of ' + p.total + ')'}));
-    main.push(table(['#', 'workload', 'priority', 'requests', 'reason', 'why'],
+    main.push(el('h2', {}, [el('span', {text: 'Pending, in admission order (' + p.items.length +
+      ' of ' + p.total + ') \u00b7 '}), link('all of them', '#/pending/' + d.name)]));
+    main.push(table(['#', 'workload', 'priority', 'requests', 'expected start', 'reason', 'why'],
       p.items.map(function (w) {
         return el('tr', {'data-k': 'pending/' + wlName(w)}, [td(w.position, 'pos/' + wlName(w), 'n'),
           td(wlName(w)), td(w.priority, null, 'n'), td(w.requests),
+          td(expected(d.nowMs, w), 'expected/' + wlName(w)),
           td(w.reason, 'reason/' + wlName(w)), td(w.message, null, 'msg')]);
       })));
     main.push(el('h2', {text: 'Admitted (' + a.items.length + ' of ' + a.total + ')'}));
@@ -155,7 +179,9 @@
       a.items.map(function (w) {
         return el('tr', {'data-k': 'admitted/' + wlName(w)}, [td(wlName(w)),
           td(w.priority, null, 'n'), td(w.requests), td(w.flavors, 'flavor/' + wlName(w)),
-          td(age(d.nowMs, w.admittedMs), null, 'n'), td(w.state)]);
+          td(age(d.nowMs, w.admittedMs), null, 'n'),
+          td(w.state + (w.idleSinceMs !== undefined ? ', GPUs idle ' + age(d.nowMs, w.idleSinceMs) : ''),
+            'idle/' + wlName(w))]);
       })));
     return main;
   }
@@ -177,7 +203,8 @@
     main.push(table(['LocalQueue', 'ClusterQueue', 'pending', 'admitted', 'usage'],
       d.localQueues.map(function (l) {
         var k = 'lq/' + l.namespace + '/' + l.name + '/';
-        return el('tr', {}, [td(l.name), td(l.clusterQueue), td(l.pending, k + 'pending', 'n'),
+        return el('tr', {}, [el('td', {}, [link(l.name, '#/lq/' + l.namespace + '/' + l.name)]),
+          td(l.clusterQueue), td(l.pending, k + 'pending', 'n'),
           td(l.admitted, k + 'admitted', 'n'),
           td(l.usage.map(function (u) { return u.used + ' ' + u.resource + ' on ' + u.flavor; }).join(', '),
             k + 'usage')]);
@@ -188,12 +215,38 @@
       w.items.map(function (x) {
         return el('tr', {'data-k': 'wl/' + wlName(x)}, [td(x.name), td(x.state, 'state/' + wlName(x)),
           td(x.position, null, 'n'), td(x.priority, null, 'n'), td(x.requests),
-          td(x.state === 'Pending' ? x.reason + ': ' + x.message : x.flavors, null, 'msg'),
+          td(x.state === 'Pending' ? x.reason + (x.expectedStartMs !== undefined ? ' (expected to start ' +
+            expected(d.nowMs, x) + ')' : '') + ': ' + x.message : x.flavors, null, 'msg'),
           td(age(d.nowMs, x.state === 'Pending' ? x.createdMs : x.admittedMs), null, 'n')]);
       })));
     if (d.usage) main = main.concat(usageSection(d.usage, false));
+    main = main.concat(budgetSection(d.budgets));
     main.push(el('h2', {text: 'Recent events'}));
     main.push(table(EVENT_HEAD, eventRows(d.events)));
+    return main;
+  }
+
+  // Pending work on demand: gpuq's visibility API (docs/visibility.md), the
+  // whole list of a ClusterQueue or a LocalQueue a page at a time.
+  var VIS = '/apis/visibility.gpuq.dev/v1beta1/', PAGE = 100;
+  function pendingView(d, r) {
+    var from = r.offset + 1, to = r.offset + d.items.length;
+    var main = [el('h1', {text: 'Pending in ' + r.title}),
+      el('p', {}, [el('span', {text: (d.items.length ? from + '-' + to : 'none') + ' of '}),
+        el('b', {'data-k': 'vtotal', text: String(d.total)}),
+        el('span', {text: ', in admission order, from gpuq\'s visibility API (' + r.url + ')'})])];
+    main.push(table(['in ClusterQueue', 'in LocalQueue', 'workload', 'priority', 'LocalQueue',
+      'ClusterQueue', 'reason', 'why'], d.items.map(function (w) {
+      var n = w.metadata.namespace + '/' + w.metadata.name;
+      return el('tr', {'data-k': 'vrow/' + n}, [td(w.positionInClusterQueue, 'vpos/' + n, 'n'),
+        td(w.positionInLocalQueue, 'vlq/' + n, 'n'), td(n), td(w.priority, null, 'n'),
+        el('td', {}, [link(w.localQueueName, '#/lq/' + w.metadata.namespace + '/' + w.localQueueName)]),
+        td(w.clusterQueueName), td(w.reason, 'vreason/' + n), td(w.message, null, 'msg')]);
+    })));
+    var nav = [];
+    if (r.offset > 0) nav.push(link('previous ' + PAGE, r.base + '/' + Math.max(0, r.offset - PAGE)));
+    if (to < d.total) nav.push(link('next ' + PAGE, r.base + '/' + to));
+    if (nav.length) main.push(el('p', {}, nav));
     return main;
   }
 
@@ -202,20 +255,31 @@
       table(EVENT_HEAD, eventRows(d.events))];
   }
 
+  function vis(base, path, title, offset) {
+    var off = Number(offset || 0);
+    return {url: VIS + path + '/pendingworkloads?limit=' + PAGE + '&offset=' + off, base: base,
+      title: title, offset: off, view: pendingView};
+  }
+
   function route() {
     var h = location.hash.replace(/^#/, '') || '/';
     var m;
     if ((m = h.match(/^\/cq\/([a-z0-9.-]+)$/))) return {api: 'clusterqueues/' + m[1], view: cqView};
     if ((m = h.match(/^\/ns\/([a-z0-9-]+)$/))) return {api: 'namespaces/' + m[1], view: nsView};
+    if ((m = h.match(/^\/pending\/([a-z0-9.-]+)(?:\/([0-9]+))?$/)))
+      return vis('#/pending/' + m[1], 'clusterqueues/' + m[1], 'ClusterQueue ' + m[1], m[2]);
+    if ((m = h.match(/^\/lq\/([a-z0-9-]+)\/([a-z0-9.-]+)(?:\/([0-9]+))?$/)))
+      return vis('#/lq/' + m[1] + '/' + m[2], 'namespaces/' + m[1] + '/localqueues/' + m[2],
+        'LocalQueue ' + m[1] + '/' + m[2], m[3]);
     if (h === '/events') return {api: 'events', view: eventsView};
     return {api: 'cluster', view: clusterView};
   }
 
-  function render(view, d) {
+  function render(r, d) {
     var main = document.getElementById('main');
-    var kids = view(d);
+    var kids = r.view(d, r);
     main.replaceChildren.apply(main, kids);
-    document.body.setAttribute('data-now-ms', String(d.nowMs));
+    if (d.nowMs) document.body.setAttribute('data-now-ms', String(d.nowMs));
     if (!firstRender) {
       firstRender = performance.now(); // since the navigation started
       document.body.setAttribute('data-first-render-ms', firstRender.toFixed(0));
@@ -227,14 +291,14 @@
     var headers = {};
     clearTimeout(timer);
     if (token()) headers.Authorization = 'Bearer ' + token();
-    fetch('/api/v1/' + r.api, {headers: headers, cache: 'no-store'}).then(function (resp) {
+    fetch(r.url || '/api/v1/' + r.api, {headers: headers, cache: 'no-store'}).then(function (resp) {
       return resp.json().then(function (d) { return {code: resp.status, d: d}; });
     }).then(function (x) {
       if (my !== seq) return;
       document.getElementById('login').hidden = x.code !== 401;
       if (x.code === 200) {
-        render(r.view, x.d);
-        status('updated ' + new Date(x.d.nowMs).toISOString().slice(11, 19) + ' UTC');
+        render(r, x.d);
+        status('updated ' + new Date(x.d.nowMs || Date.now()).toISOString().slice(11, 19) + ' UTC');
       } else {
         status(x.d.message || ('HTTP ' + x.code), true);
         if (x.code === 403 && r.api === 'cluster')

@@ -56,6 +56,8 @@ static inline struct controller *ctl_new(void)
 	map_init(&c->jobs);
 	map_init(&c->groups);
 	map_init(&c->pod_group);
+	map_init(&c->sets);
+	map_init(&c->pods_early);
 	for (int r = 0; r < RES_COUNT; r++)
 		map_init(&c->objs[r]);
 	atomic_store(&c->leader, true);
@@ -75,6 +77,7 @@ static inline void ctl_free(struct controller *c)
 		map_deinit(&c->objs[r]);
 	}
 	pods_free_all(c);
+	sets_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
@@ -136,12 +139,42 @@ static inline json_t *ctl_member(const char *name, const char *group, int total)
 	return pod;
 }
 
-/* One watch event of `type` about obj (borrowed) into the controller. */
+/* The event the watch thread makes of obj (borrowed; NULL for RESET and
+ * SYNCED): obj decoded once into ev->wl, as informer_event does. */
+static inline cevent_t ctl_event(res_t res, kube_event_type_t type, const json_t *obj)
+{
+	static const char *const gpus[] = {"nvidia.com/gpu"};
+	const workload_config_t cfg = {gpus, 1};
+	cevent_t ev = {.res = res, .type = type};
+	gpuq_diag_t d = {{0}};
+	char *text;
+
+	if (!obj)
+		return ev;
+	text = json_dumps(obj, JSON_COMPACT);
+	assert_non_null(text);
+	if (workload_decode_json(text, strlen(text), &cfg, &ev.wl, &d))
+		fail_msg("decode: %s", d.msg);
+	free(text);
+	return ev;
+}
+
+/* One watch event of `type` about Job obj (borrowed) into the controller. */
 static inline void ctl_job_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	cevent_t ev = {.res = RES_JOBS, .type = type, .object = obj};
+	cevent_t ev = ctl_event(RES_JOBS, type, obj);
 
 	jobs_apply(c, &ev);
+	cevent_deinit(&ev);
+}
+
+/* One watch event of `type` about Pod obj (borrowed) into the controller. */
+static inline void ctl_pod_event(struct controller *c, kube_event_type_t type, json_t *obj)
+{
+	cevent_t ev = ctl_event(RES_PODS, type, obj);
+
+	pods_apply(c, &ev);
+	cevent_deinit(&ev);
 }
 
 /* The core's state of workload uid; -1 when the core does not hold it. */

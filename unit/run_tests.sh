@@ -65,7 +65,7 @@ run_one() {
 # race detector has nothing to find there): the unit tests below, the
 # suites that run `gpuq serve`, and e2e when GPUQ_E2E=1 (.ci/run names the
 # scenarios).
-THREADED_UNITS="test_webhook_server test_kube_fence test_policy"
+THREADED_UNITS="test_http test_kube_fence test_policy"
 THREADED_SUITES="suite_serve suite_metrics suite_idle suite_report"
 TSAN_LOG=""
 if [ "${SANITIZE:-}" = thread ]; then
@@ -105,12 +105,17 @@ done
 # pinned upstream binaries into ~/.cache/gpuq-e2e, 15-20 minutes on 2 cores).
 # Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
 # (e.g. with a sanitizer build); GPUQ_E2E_SCENARIOS names a subset
-# ("test_failover.sh test_fence.sh"; default all).
+# ("test_failover.sh test_fence.sh"; default all, split over two control
+# planes running at once: e2e/sharded.sh, GPUQ_E2E_SHARDS=1 for one).
 E2E=${GPUQ_E2E:-}
 [ -n "$E2E" ] || { [ -z "${SANITIZE:-}" ] && E2E=1 || E2E=0; }
 if [ "$E2E" = 1 ]; then
-	# shellcheck disable=SC2086 # a list of scenario names
-	run_one e2e bash e2e/run.sh ${GPUQ_E2E_SCENARIOS:-}
+	if [ -n "${GPUQ_E2E_SCENARIOS:-}" ]; then
+		# shellcheck disable=SC2086 # a list of scenario names
+		run_one e2e bash e2e/run.sh $GPUQ_E2E_SCENARIOS
+	else # all of them, on two control planes at once (e2e/sharded.sh)
+		run_one e2e bash e2e/sharded.sh
+	fi
 elif [ -n "${GPUQ_E2E:-}" ]; then # turned off by hand: counted as skipped
 	echo "SKIP e2e: GPUQ_E2E=$GPUQ_E2E"
 	skipped=$((skipped + 1))

@@ -1,7 +1,10 @@
-/* The controller's cache of Jobs and Pods: controller_prune keeps of an
- * object all that gpuq reads. Every Job and Pod of the golden admission
- * cases (unit/golden/cases) decodes, against the golden policy, to the same
- * webhook_object_t whole and pruned, and pruning drops what no rule reads. */
+/* The controller's decode-once path: every Job and Pod of the golden
+ * admission cases (unit/golden/cases) and the admission corpus, as a watch
+ * event and as a LIST item (no apiVersion and kind), is decoded by the watch
+ * thread's step (informer_event, over a fast watch decoder) to the same
+ * workload_t, resolved against the golden policy, as the object's own text
+ * decodes to; an object that does not decode comes with its uid and why;
+ * and the controller takes a decoded Job into its cache and core. */
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +17,7 @@
 #include <cmocka.h>
 
 #include "controller/internal.h"
+#include "engine/engine.h"
 
 #define GOLDEN_DIR "unit/golden"
 
@@ -39,26 +43,13 @@ static void same_str(const char *a, const char *b, const char *what)
 		fail_msg("%s: \"%s\" whole, \"%s\" pruned", what, a, b);
 }
 
-/* Every member of two decoded objects equal. */
-static void same_object(const webhook_object_t *a, const webhook_object_t *b)
+/* Every member of two decoded pod sets equal. */
+static void same_podset(const workload_podset_t *a, const workload_podset_t *b)
 {
-	assert_int_equal(a->kind, b->kind);
-	same_str(a->namespace_, b->namespace_, "namespace");
-	same_str(a->name, b->name, "name");
-	same_str(a->uid, b->uid, "uid");
-	same_str(a->resource_version, b->resource_version, "resourceVersion");
-	assert_int_equal(a->created_ms, b->created_ms);
-	same_str(a->queue, b->queue, "queue");
+	same_str(a->name, b->name, "pod set");
+	assert_int_equal(a->count, b->count);
+	same_str(a->priority_class, b->priority_class, "pod set priority class");
 	assert_int_equal(a->gpu, b->gpu);
-	assert_int_equal(a->pods, b->pods);
-	same_str(a->pod_group, b->pod_group, "pod group");
-	assert_int_equal(a->pod_group_total, b->pod_group_total);
-	assert_int_equal(a->suspend, b->suspend);
-	assert_int_equal(a->gated, b->gated);
-	assert_int_equal(a->admitted, b->admitted);
-	assert_int_equal(a->priority, b->priority);
-	same_str(a->priority_class, b->priority_class, "priority class");
-	assert_int_equal(a->priority_class_unknown, b->priority_class_unknown);
 	assert_int_equal(a->n_requests, b->n_requests);
 	for (size_t i = 0; i < a->n_requests; i++) {
 		same_str(a->requests[i].name, b->requests[i].name, "request");
@@ -78,6 +69,32 @@ static void same_object(const webhook_object_t *a, const webhook_object_t *b)
 		same_str(a->tolerations[i].value, b->tolerations[i].value, "toleration value");
 		same_str(a->tolerations[i].effect, b->tolerations[i].effect, "toleration effect");
 	}
+	assert_int_equal(a->tmpl_admitted, b->tmpl_admitted);
+}
+
+/* Every member of two decoded objects equal. */
+static void same_object(const workload_t *a, const workload_t *b)
+{
+	assert_int_equal(a->kind, b->kind);
+	same_str(a->namespace_, b->namespace_, "namespace");
+	same_str(a->name, b->name, "name");
+	same_str(a->uid, b->uid, "uid");
+	same_str(a->resource_version, b->resource_version, "resourceVersion");
+	assert_int_equal(a->created_ms, b->created_ms);
+	same_str(a->queue, b->queue, "queue");
+	assert_int_equal(a->gpu, b->gpu);
+	assert_int_equal(a->pods, b->pods);
+	same_str(a->pod_group, b->pod_group, "pod group");
+	assert_int_equal(a->pod_group_total, b->pod_group_total);
+	assert_int_equal(a->suspend, b->suspend);
+	assert_int_equal(a->gated, b->gated);
+	assert_int_equal(a->admitted, b->admitted);
+	assert_int_equal(a->priority, b->priority);
+	same_str(a->priority_class, b->priority_class, "priority class");
+	assert_int_equal(a->priority_class_unknown, b->priority_class_unknown);
+	assert_int_equal(a->n_podsets, b->n_podsets);
+	for (size_t i = 0; i < a->n_podsets; i++)
+		same_podset(&a->podsets[i], &b->podsets[i]);
 	assert_int_equal(a->active, b->active);
 	assert_int_equal(a->succeeded, b->succeeded);
 	assert_int_equal(a->failed, b->failed);
@@ -92,20 +109,60 @@ static void same_object(const webhook_object_t *a, const webhook_object_t *b)
 	same_str(a->owner_uid, b->owner_uid, "owner uid");
 }
 
+/* Decode and resolve json against p (*o NULL on error). */
+static int decode(const policy_t *p, const char *json, workload_t **o)
+{
+	int rc = workload_decode_json(json, strlen(json), NULL, o, NULL);
+
+	if (!rc && (rc = workload_resolve(*o, p, NULL))) {
+		workload_destroy(*o);
+		*o = NULL;
+	}
+	return rc;
+}
+
 typedef struct {
-	size_t jobs, pods;    /* objects compared */
-	size_t whole, pruned; /* their compact sizes, bytes */
-	bool dropped_image;   /* some object had a container image; none kept it */
+	size_t jobs, pods; /* objects compared */
+	size_t list_items; /* ... of them also as LIST items */
+	const policy_t *p; /* resolved against */
+	cevent_t ev;	   /* the last event informer_event made */
 } tally_t;
 
-/* Decode obj whole and pruned; when the whole one decodes, the pruned one
- * must decode the same. */
+static const webhook_config_t no_cfg = {NULL, 0, NULL};
+
+/* The watch of Jobs sees Jobs, that of Pods Pods: other kinds never come. */
+static int take(void *ctx, const kube_event_t *ev)
+{
+	tally_t *t = ctx;
+	const char *kind = jv_member_str(ev->fast, "kind");
+
+	cevent_deinit(&t->ev);
+	if (kind && (!strcmp(kind, "Job") || !strcmp(kind, "Pod")))
+		informer_event(!strcmp(kind, "Job") ? RES_JOBS : RES_PODS, &no_cfg, ev, &t->ev);
+	return 0;
+}
+
+/* The event a fast watch decoder makes of line, through informer_event. */
+static void through_watch(tally_t *t, const char *line)
+{
+	kube_watch_decoder_t *d = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	assert_int_equal(kube_watch_decoder_create(0, take, t, &d), GPUQ_OK);
+	kube_watch_decoder_fast(d, true);
+	if (kube_watch_decoder_feed(d, line, strlen(line), &diag) ||
+	    kube_watch_decoder_feed(d, "\n", 1, &diag))
+		fail_msg("watch decoder: %s", diag.msg);
+	kube_watch_decoder_destroy(d);
+}
+
+/* Decode obj's text, and obj as a watch event: the same workload. */
 static void check_one(const policy_t *p, const json_t *review_obj, const char *file, tally_t *t)
 {
-	json_t *obj = json_deep_copy(review_obj), *meta, *copy;
-	char *whole, *pruned;
-	webhook_object_t a, b;
-	int ra, rb;
+	json_t *obj = json_deep_copy(review_obj), *meta, *event;
+	char *whole, *line;
+	workload_t *a = NULL;
+	int ra;
 
 	/* as the watch shows it: stored, so it has a uid, a creation time and a
 	 * resourceVersion (a review's object before creation has none) */
@@ -119,34 +176,33 @@ static void check_one(const policy_t *p, const json_t *review_obj, const char *f
 		json_object_set_new(meta, "resourceVersion", json_string("7"));
 	if (!json_object_get(meta, "name"))
 		json_object_set_new(meta, "name", json_string("generated-x"));
-	copy = json_deep_copy(obj);
 	whole = json_dumps(obj, JSON_COMPACT);
-	assert_non_null(copy);
+	event = json_pack("{s:s, s:O}", "type", "ADDED", "object", obj);
+	line = json_dumps(event, JSON_COMPACT);
 	assert_non_null(whole);
-	pruned = json_dumps(controller_prune(copy), JSON_COMPACT);
-	assert_non_null(pruned);
-	memset(&a, 0, sizeof(a));
-	memset(&b, 0, sizeof(b));
-	ra = webhook_object_decode(p, NULL, whole, strlen(whole), &a, NULL);
-	rb = webhook_object_decode(p, NULL, pruned, strlen(pruned), &b, NULL);
-	if (ra == GPUQ_OK) {
-		if (rb != GPUQ_OK)
-			fail_msg("%s: decodes whole, not pruned (%s)", file, gpuq_strerror(rb));
-		same_object(&a, &b);
-		if (a.kind == WEBHOOK_KIND_JOB)
+	assert_non_null(line);
+	ra = decode(p, whole, &a);
+	through_watch(t, line);
+	if (ra == GPUQ_OK && a->kind != WORKLOAD_KIND_JOB && a->kind != WORKLOAD_KIND_POD) {
+		/* another kind's watch (tested with its kind) */
+	} else if (ra == GPUQ_OK) {
+		if (!t->ev.wl)
+			fail_msg("%s: decodes whole, not as a watch event (%s)", file,
+				 t->ev.bad ? t->ev.bad : "no workload");
+		assert_int_equal(workload_resolve(t->ev.wl, p, NULL), GPUQ_OK);
+		same_object(a, t->ev.wl);
+		if (a->kind == WORKLOAD_KIND_JOB)
 			t->jobs++;
 		else
 			t->pods++;
-		t->whole += strlen(whole);
-		t->pruned += strlen(pruned);
-		if (strstr(whole, "\"image\":"))
-			t->dropped_image = !strstr(pruned, "\"image\":");
+	} else if (t->ev.wl && workload_resolve(t->ev.wl, p, NULL) == GPUQ_OK) {
+		fail_msg("%s: decodes as a watch event, not whole", file);
 	}
-	webhook_object_deinit(&a);
-	webhook_object_deinit(&b);
+	workload_destroy(a);
+	cevent_deinit(&t->ev);
 	free(whole);
-	free(pruned);
-	json_decref(copy);
+	free(line);
+	json_decref(event);
 	json_decref(obj);
 }
 
@@ -202,13 +258,14 @@ static const char SIDECAR_POD[] =
     "\"nvidia.com/gpu\":\"2\"}}}]},\"status\":{\"phase\":\"Running\",\"containerStatuses\":"
     "[{\"name\":\"m\"}],\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}";
 
-static void test_prune_decodes_the_same(void **state)
+static void test_watch_event_decodes_the_same(void **state)
 {
 	policy_t *p = golden_policy();
 	json_t *pod = json_loads(SIDECAR_POD, 0, NULL);
 	tally_t t = {0};
 
 	(void)state;
+	t.p = p;
 	check_dir(p, GOLDEN_DIR "/cases", &t);
 	check_dir(p, "fuzz/corpus/admission", &t);
 	check_file(p, "bench/fixtures/job_review.json", "job_review.json", &t);
@@ -216,66 +273,122 @@ static void test_prune_decodes_the_same(void **state)
 	check_one(p, pod, "sidecar pod", &t);
 	json_decref(pod);
 	policy_unref(p);
-	print_message("compared %zu Jobs and %zu Pods: %zu bytes whole, %zu pruned\n", t.jobs,
-		      t.pods, t.whole, t.pruned);
+	print_message("compared %zu Jobs and %zu Pods\n", t.jobs, t.pods);
 	assert_true(t.jobs >= 20);
 	assert_true(t.pods >= 10);
-	assert_true(t.pruned < t.whole);
-	assert_true(t.dropped_image);
 }
 
-/* A Job as the apiserver returns it: what actuation reads stays, the rest
- * goes. */
-static void test_prune_keeps_what_actuation_reads(void **state)
+/* A LIST item carries no apiVersion and kind: the collection's kind decodes
+ * it; an object that does not decode comes with its uid and why. */
+static void test_list_items_and_refusals(void **state)
 {
-	static const char job[] =
-	    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","
-	    "\"namespace\":\"team-a\",\"uid\":\"u1\",\"resourceVersion\":\"42\",\"generation\":3,"
-	    "\"creationTimestamp\":\"2026-11-25T00:00:00Z\",\"labels\":{\"gpuq.dev/queue-name\":"
-	    "\"default\",\"app\":\"x\"},\"annotations\":{\"gpuq.dev/original\":\"{}\",\"a.io/"
-	    "b\":\"c\","
-	    "\"gpuq.dev/status\":\"pending\",\"kubectl.kubernetes.io/"
-	    "last-applied-configuration\":\"{...}\"},\"managedFields\":[{\"manager\":\"k\"}]},"
-	    "\"spec\":{\"suspend\":true,\"parallelism\":2,\"completions\":4,\"backoffLimit\":6,"
-	    "\"selector\":{\"matchLabels\":{\"a\":\"b\"}},\"template\":{\"metadata\":{\"labels\":"
-	    "{\"a\":\"b\"},\"annotations\":{\"gpuq.dev/admitted\":\"true\",\"kwok.x-k8s.io/"
-	    "d\":\"0s\"}},\"spec\":{"
-	    "\"nodeSelector\":{\"n\":\"1\"},\"tolerations\":[{\"key\":\"t\",\"operator\":"
-	    "\"Exists\",\"tolerationSeconds\":5}],\"volumes\":[{\"name\":\"v\"}],\"dnsPolicy\":"
-	    "\"ClusterFirst\",\"containers\":[{\"name\":\"m\",\"image\":\"x\",\"env\":[{\"name\":"
-	    "\"E\",\"value\":\"1\"}],\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}},"
-	    "\"status\":{\"active\":1,\"terminating\":0,\"startTime\":\"2026-11-25T00:00:01Z\","
-	    "\"uncountedTerminatedPods\":{},\"conditions\":[{\"type\":\"Suspended\",\"status\":"
-	    "\"True\",\"message\":\"m\",\"lastTransitionTime\":\"2026-11-25T00:00:00Z\"}]}}";
-	static const char want[] =
-	    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"annotations\":{"
-	    "\"gpuq.dev/original\":\"{}\"},\"creationTimestamp\":\"2026-11-25T00:00:00Z\","
-	    "\"labels\":{\"gpuq.dev/queue-name\":\"default\"},\"name\":\"j\",\"namespace\":"
-	    "\"team-a\",\"resourceVersion\":\"42\",\"uid\":\"u1\"},\"spec\":{\"completions\":4,"
-	    "\"parallelism\":2,\"suspend\":true,\"template\":{\"metadata\":{\"annotations\":{"
-	    "\"gpuq.dev/admitted\":\"true\"}},\"spec\":{\"containers\":[{\"name\":\"m\","
-	    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeSelector\":{\"n\":"
-	    "\"1\"},\"tolerations\":[{\"key\":\"t\",\"operator\":\"Exists\","
-	    "\"tolerationSeconds\":5}]}}},\"status\":{\"active\":1,\"conditions\":[{\"status\":"
-	    "\"True\",\"type\":\"Suspended\"}],\"startTime\":\"2026-11-25T00:00:01Z\","
-	    "\"terminating\":0}}";
-	json_t *obj = json_loads(job, 0, NULL);
-	char *got;
+	const webhook_config_t cfg = {NULL, 0, NULL};
+	const char *item = strstr(SIDECAR_POD, "\"metadata\"");
+	char page[4096], bad[512];
+	jv_doc_t doc;
+	kube_event_t ev = {.type = KUBE_EV_ADDED, .resource_version = "9"};
+	cevent_t ce;
+	char err[128];
 
 	(void)state;
+	snprintf(page, sizeof(page), "{%s", item);
+	assert_int_equal(jv_doc_parse(&doc, page, strlen(page), err, sizeof(err)), GPUQ_OK);
+	ev.fast = doc.root;
+	ev.list_api_version = "v1";
+	ev.list_kind = "Pod";
+	informer_event(RES_PODS, &cfg, &ev, &ce);
+	assert_non_null(ce.wl);
+	assert_int_equal(ce.wl->kind, WORKLOAD_KIND_POD);
+	assert_string_equal(ce.wl->uid, "u2");
+	assert_null(ce.bad);
+	cevent_deinit(&ce);
+	jv_doc_free(&doc);
+	/* a Job with a bad quantity: no workload, its uid and the reason */
+	snprintf(
+	    bad, sizeof(bad),
+	    "{\"metadata\":{\"name\":\"j\",\"namespace\":\"n\",\"uid\":\"u9\","
+	    "\"creationTimestamp\":\"2026-11-25T00:00:00Z\"},\"spec\":{\"template\":{\"spec\":"
+	    "{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1.2.3\"}}}]}}}}");
+	assert_int_equal(jv_doc_parse(&doc, bad, strlen(bad), err, sizeof(err)), GPUQ_OK);
+	ev.fast = doc.root;
+	informer_event(RES_JOBS, &cfg, &ev, &ce);
+	assert_null(ce.wl);
+	assert_string_equal(ce.uid, "u9");
+	assert_non_null(strstr(ce.bad, "Job \"j\": spec.template.spec.containers[0].resources"
+				       ".limits[nvidia.com/gpu]: invalid quantity \"1.2.3\""));
+	cevent_deinit(&ce);
+	cevent_deinit(&ce); /* twice is fine */
+	jv_doc_free(&doc);
+}
+
+/* The controller thread's side: a Job event enters the cache and the core,
+ * once; a policy change re-resolves it without its JSON. */
+static void test_job_event_into_core(void **state)
+{
+	policy_t *p = golden_policy();
+	struct controller *c = calloc(1, sizeof(*c));
+	gpuq_diag_t d = {{0}};
+	json_t *req, *obj;
+	char *line;
+	tally_t t = {0};
+	queue_wl_t id;
+	job_t *j;
+
+	(void)state;
+	assert_non_null(c);
+	controller_opts_default(&c->o);
+	queue_config_default(&c->qcfg);
+	map_init(&c->jobs);
+	map_init(&c->groups);
+	map_init(&c->pod_group);
+	c->policy = p;
+	if (engine_core_build(p, &c->qcfg, &c->q, &d))
+		fail_msg("core: %s", d.msg);
+	req = json_load_file("bench/fixtures/job_review.json", 0, NULL);
+	obj = json_deep_copy(json_object_get(json_object_get(req, "request"), "object"));
 	assert_non_null(obj);
-	got = json_dumps(controller_prune(obj), JSON_COMPACT | JSON_SORT_KEYS);
-	assert_non_null(got);
-	assert_string_equal(got, want);
-	free(got);
-	json_decref(obj);
+	json_object_set_new(json_object_get(obj, "metadata"), "uid", json_string("u-job"));
+	json_object_set_new(json_object_get(obj, "metadata"), "resourceVersion", json_string("5"));
+	json_object_set_new(json_object_get(obj, "metadata"), "creationTimestamp",
+			    json_string("2026-11-25T00:00:00Z"));
+	json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
+	line = json_dumps(json_pack("{s:s, s:o}", "type", "ADDED", "object", obj), JSON_COMPACT);
+	assert_non_null(line);
+	through_watch(&t, line);
+	assert_non_null(t.ev.wl);
+	controller_handle(c, &t.ev);
+	assert_null(t.ev.wl); /* the cache took it */
+	j = controller_job(c, "u-job");
+	assert_non_null(j);
+	assert_non_null(j->wl);
+	assert_true(j->suspended);
+	assert_string_equal(j->ns, "team-a");
+	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
+	assert_int_equal(j->wl->podsets[0].count, 4);
+	/* the same policy again: resolved anew, still one workload */
+	jobs_resync(c);
+	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
+	free(line);
+	json_decref(req);
+	jobs_free_all(c);
+	pods_free_all(c);
+	for (size_t i = 0; i < c->n_touched; i++)
+		free(c->touched[i]);
+	free(c->touched);
+	for (size_t i = 0; i < c->n_explain; i++)
+		free(c->explain[i]);
+	free(c->explain);
+	queue_destroy(c->q);
+	free(c);
+	policy_unref(p);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_prune_decodes_the_same),
-	    cmocka_unit_test(test_prune_keeps_what_actuation_reads),
+	    cmocka_unit_test(test_watch_event_decodes_the_same),
+	    cmocka_unit_test(test_list_items_and_refusals),
+	    cmocka_unit_test(test_job_event_into_core),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

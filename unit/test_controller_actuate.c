@@ -1,9 +1,12 @@
 /* What the controller writes, without an apiserver: a released workload's
- * placement on its flavor, the merge patches that release, suspend and
- * restore a Job, when a suspended Job's pods count as gone, the
+ * placement on its flavor, the JSON Patches (release.c) that release,
+ * suspend and restore a Job, when a suspended Job's pods count as gone (by
+ * its status and by the Pods watch), the
  * ClusterQueue and LocalQueue status, the usage checkpoint's ConfigMap (its
  * part merges back whole into a fresh core) and its retry spacing, and a
  * decoded object as the core's pod set. */
+#include <unistd.h>
+
 #include "unit/controller_fixtures.h"
 
 /* Put Job `name` (2 GPUs, suspended, queue default) into the controller
@@ -33,9 +36,9 @@ static void placement_adds_the_flavors_labels_and_tolerations(void **state)
 
 	(void)state;
 	admitted_job(c, "j", obj, &id);
-	assert_int_equal(
-	    actuate_placement(c, id, base_sel, base_tols, &sel, &tols, flavors, sizeof(flavors)),
-	    GPUQ_OK);
+	assert_int_equal(actuate_placement(c, id, 0, false, base_sel, base_tols, &sel, &tols,
+					   flavors, sizeof(flavors)),
+			 GPUQ_OK);
 	assert_string_equal(flavors, "nvidia.com/gpu=h100");
 	s = ctl_dump(sel);
 	assert_string_equal(s, "{\"disk\":\"ssd\",\"nvidia.com/gpu.product\":\"H100\"}");
@@ -56,15 +59,22 @@ static void placement_adds_the_flavors_labels_and_tolerations(void **state)
 	ctl_free(c);
 }
 
-/* The release patch: unsuspended, marked admitted on the Job and its pod
- * template, the flavors named, the template's own placement kept in
+/* Job obj (borrowed) as the watch shows it, admitted: its cached Job. */
+static job_t *released_job(struct controller *c, const char *name, json_t *obj, queue_wl_t *id)
+{
+	return admitted_job(c, name, obj, id);
+}
+
+/* The release patch: guarded by the resourceVersion decided on; the
+ * template marked admitted, its own placement kept in
  * CONTROLLER_ANNOT_ORIGINAL (no tolerations: null, so a restore removes
- * the flavor's), the flavor's added, on the resourceVersion the decision
- * was made on. */
+ * the flavor's), the flavor's added; the Job marked admitted with
+ * its flavors named and its coarse status in the same write; unsuspended
+ * last. */
 static void release_body_unsuspends_with_the_placement(void **state)
 {
 	struct controller *c = ctl_new();
-	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tree, *body;
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *body = NULL;
 	queue_wl_t id;
 	job_t *j;
 	char *got;
@@ -73,23 +83,26 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	json_object_set_new(
 	    json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
 	    "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
-	j = admitted_job(c, "j", obj, &id);
-	tree = job_tree(j);
-	body = actuate_release_body(c, tree, id);
-	assert_non_null(body);
+	j = released_job(c, "j", obj, &id);
+	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
 	got = ctl_dump(body);
 	assert_string_equal(
-	    got, "{\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\","
-		 "\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\",\"gpuq.dev/original-scheduling\":"
-		 "\"{\\\"nodeSelector\\\":{\\\"disk\\\":\\\"ssd\\\"},\\\"tolerations\\\":null}\"},"
-		 "\"resourceVersion\":\"7\"},"
-		 "\"spec\":{\"suspend\":false,\"template\":{\"metadata\":{\"annotations\":{"
-		 "\"gpuq.dev/admitted\":\"true\"}},\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\","
-		 "\"nvidia.com/gpu.product\":\"H100\"},\"tolerations\":[{\"effect\":\"NoSchedule\","
-		 "\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]}}}}");
+	    got,
+	    "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+	    "{\"op\":\"add\",\"path\":\"/spec/template/metadata\",\"value\":{\"annotations\":{"
+	    "\"gpuq.dev/admitted\":\"true\"}}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\",\"value\":{\"disk\":"
+	    "\"ssd\",\"nvidia.com/gpu.product\":\"H100\"}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations\",\"value\":[{\"effect\":"
+	    "\"NoSchedule\",\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]},"
+	    "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"gpuq.dev/admitted\":"
+	    "\"true\",\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\","
+	    "\"gpuq.dev/original-scheduling\":\"{\\\"nodeSelector\\\":{\\\"disk\\\":\\\"ssd\\\"},"
+	    "\\\"tolerations\\\":null}\",\"gpuq.dev/status\":\"admitted in ClusterQueue cq: 2 "
+	    "nvidia.com/gpu on flavor h100\"}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":false}]");
 	free(got);
 	json_decref(body);
-	json_decref(tree);
 	json_decref(obj);
 	ctl_free(c);
 }
@@ -100,7 +113,7 @@ static void release_body_unsuspends_with_the_placement(void **state)
 static void release_body_starts_from_the_original_template(void **state)
 {
 	struct controller *c = ctl_new();
-	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tree, *body, *spec;
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *body = NULL, *spec;
 	queue_wl_t id;
 	job_t *j;
 	char *got;
@@ -115,82 +128,115 @@ static void release_body_starts_from_the_original_template(void **state)
 				      "Exists", "effect", "NoSchedule"));
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
-	j = admitted_job(c, "j", obj, &id);
-	tree = job_tree(j);
-	body = actuate_release_body(c, tree, id);
-	got = ctl_dump(
-	    json_object_get(json_object_get(json_object_get(body, "spec"), "template"), "spec"));
-	assert_string_equal(got, "{\"nodeSelector\":{\"nvidia.com/gpu.product\":\"H100\"},"
-				 "\"tolerations\":[{\"effect\":\"NoSchedule\",\"key\":"
+	j = released_job(c, "j", obj, &id);
+	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	got = ctl_dump(json_array_get(body, 2));
+	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\","
+				 "\"value\":{\"nvidia.com/gpu.product\":\"H100\"}}");
+	free(got);
+	got = ctl_dump(json_array_get(body, 3));
+	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations\","
+				 "\"value\":[{\"effect\":\"NoSchedule\",\"key\":"
 				 "\"nvidia.com/gpu\",\"operator\":\"Exists\"}]}");
 	free(got);
-	assert_string_equal(json_string_value(json_object_get(
-				json_object_get(json_object_get(body, "metadata"), "annotations"),
-				CONTROLLER_ANNOT_ORIGINAL)),
-			    "{}");
+	got = ctl_dump(json_array_get(body, 6));
+	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/metadata/annotations/gpuq.dev~1"
+				 "original-scheduling\",\"value\":\"{}\"}");
+	free(got);
 	json_decref(body);
-	json_decref(tree);
 	json_decref(obj);
 	ctl_free(c);
 }
 
-/* Preempted: suspended, its admission and flavors removed (null in a merge
- * patch), on its resourceVersion. */
+/* Preempted: suspended, its admission and flavors removed, on its
+ * resourceVersion. */
 static void suspend_body_takes_the_admission_back(void **state)
 {
-	json_t *job = json_pack("{s:{s:s}}", "metadata", "resourceVersion", "41");
-	json_t *body = actuate_suspend_body(job);
-	char *got = ctl_dump(body);
+	json_t *obj = ctl_job("team-a", "j", 2, 1, false, "default");
+	cevent_t ev;
+	json_t *body;
+	char *got;
 
 	(void)state;
-	assert_string_equal(got, "{\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":null,"
-				 "\"gpuq.dev/flavors\":null},\"resourceVersion\":\"41\"},\"spec\":{"
-				 "\"suspend\":true}}");
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+			    json_pack("{s:s, s:s}", WEBHOOK_ANNOT_ADMITTED, "true",
+				      CONTROLLER_ANNOT_FLAVORS, "nvidia.com/gpu=h100"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = release_suspend_patch(ev.wl);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+		 "{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":true},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1admitted\"},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1flavors\"}]");
 	free(got);
 	json_decref(body);
-	json_decref(job);
+	cevent_deinit(&ev);
+	json_decref(obj);
 }
 
-/* Its pods gone, the template goes back to what it was: the selector keys
- * the release added are nulled, the original ones set again, the original
- * tolerations back (null when it had none), both annotations removed. */
+/* Its pods gone, the template goes back to what it was: the original
+ * nodeSelector and tolerations set again (the release's keys go with the
+ * whole map), the template's admitted mark and the original annotation
+ * removed; a template that had none loses the flavor's. A Job that keeps
+ * no original has nothing to restore. */
 static void restore_body_puts_the_template_back(void **state)
 {
-	json_t *job = json_pack(
-	    "{s:{s:s, s:{s:s}}, s:{s:{s:{s:{s:s, s:s}, s:[{s:s}, {s:s}]}}}}", "metadata",
-	    "resourceVersion", "50", "annotations", CONTROLLER_ANNOT_ORIGINAL,
-	    "{\"nodeSelector\":{\"disk\":\"ssd\"},\"tolerations\":[{\"key\":\"spot\"}]}", "spec",
-	    "template", "spec", "nodeSelector", "disk", "ssd", "nvidia.com/gpu.product", "H100",
-	    "tolerations", "key", "spot", "key", "nvidia.com/gpu");
-	json_t *bare =
-	    json_pack("{s:{s:s, s:{s:s}}, s:{s:{s:{s:{s:s}}}}}", "metadata", "resourceVersion",
-		      "51", "annotations", CONTROLLER_ANNOT_ORIGINAL, "{}", "spec", "template",
-		      "spec", "nodeSelector", "nvidia.com/gpu.product", "H100");
-	json_t *body = actuate_restore_body(job);
-	char *got = ctl_dump(body);
+	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tmpl, *body;
+	cevent_t ev;
+	char *got;
 
 	(void)state;
-	assert_string_equal(got, "{\"metadata\":{\"annotations\":{\"gpuq.dev/original-scheduling\":"
-				 "null},\"resourceVersion\":\"50\"},\"spec\":{\"template\":{"
-				 "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":null}},"
-				 "\"spec\":{\"nodeSelector\":{\"disk\":\"ssd\","
-				 "\"nvidia.com/gpu.product\":null},\"tolerations\":[{\"key\":"
-				 "\"spot\"}]}}}}");
+	tmpl = json_object_get(json_object_get(obj, "spec"), "template");
+	json_object_set_new(tmpl, "metadata",
+			    json_pack("{s:{s:s}}", "annotations", WEBHOOK_ANNOT_ADMITTED, "true"));
+	json_object_set_new(
+	    json_object_get(tmpl, "spec"), "nodeSelector",
+	    json_pack("{s:s, s:s}", "disk", "ssd", "nvidia.com/gpu.product", "H100"));
+	json_object_set_new(json_object_get(tmpl, "spec"), "tolerations",
+			    json_pack("[{s:s}, {s:s}]", "key", "spot", "key", "nvidia.com/gpu"));
+	json_object_set_new(
+	    json_object_get(obj, "metadata"), "annotations",
+	    json_pack(
+		"{s:s}", CONTROLLER_ANNOT_ORIGINAL,
+		"{\"nodeSelector\":{\"disk\":\"ssd\"},\"tolerations\":[{\"key\":\"spot\"}]}"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = release_restore_patch(ev.wl);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
+		 "{\"op\":\"remove\",\"path\":\"/spec/template/metadata/annotations/gpuq.dev~1"
+		 "admitted\"},"
+		 "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\",\"value\":{"
+		 "\"disk\":\"ssd\"}},"
+		 "{\"op\":\"add\",\"path\":\"/spec/template/spec/tolerations\",\"value\":[{"
+		 "\"key\":\"spot\"}]},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1original-"
+		 "scheduling\"}]");
 	free(got);
 	json_decref(body);
-	body = actuate_restore_body(bare);
-	got = ctl_dump(
-	    json_object_get(json_object_get(json_object_get(body, "spec"), "template"), "spec"));
-	assert_string_equal(got, "{\"nodeSelector\":{\"nvidia.com/gpu.product\":null},"
-				 "\"tolerations\":null}");
+	cevent_deinit(&ev);
+	/* no original placement: the flavor's removed */
+	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = release_restore_patch(ev.wl);
+	got = ctl_dump(json_array_get(body, 2));
+	assert_string_equal(got,
+			    "{\"op\":\"remove\",\"path\":\"/spec/template/spec/nodeSelector\"}");
 	free(got);
 	json_decref(body);
-	json_decref(bare);
-	json_decref(job);
+	cevent_deinit(&ev);
+	json_object_del(json_object_get(obj, "metadata"), "annotations");
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	assert_null(release_restore_patch(ev.wl));
+	cevent_deinit(&ev);
+	json_decref(obj);
 }
 
 /* A suspended Job's quota is free only once the Job controller reports no
- * pod active or terminating and has reset its start time. */
+ * pod active or terminating and has reset its start time, and the Pods
+ * watch shows none of its GPU pods unfinished. */
 static void quiet_only_when_every_pod_is_gone(void **state)
 {
 	static const struct {
@@ -204,16 +250,136 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 	    {"{\"startTime\":\"2026-11-25T00:00:00Z\"}", false},
 	    {"{\"active\":0,\"terminating\":0,\"succeeded\":3}", true},
 	};
+	struct controller *c = ctl_new();
+	json_t *pod;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		json_t *st = json_loads(cases[i].status, 0, NULL);
-		json_t *job = json_pack("{s:o}", "status", st);
-		if (actuate_job_quiet(job) != cases[i].quiet)
+		json_t *job = ctl_job("team-a", "j", 2, 1, true, "default");
+
+		json_object_set_new(job, "status", json_loads(cases[i].status, 0, NULL));
+		ctl_job_event(c, KUBE_EV_MODIFIED, job);
+		if (release_quiet(c, controller_job(c, "j")) != cases[i].quiet)
 			fail_msg("status %s: quiet %d, want %d", cases[i].status, !cases[i].quiet,
 				 cases[i].quiet);
 		json_decref(job);
 	}
+	/* its status says none, but the Pods watch still shows one running */
+	pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+			"s:{s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"apiVersion", "v1", "kind", "Pod", "metadata", "name", "j-0", "namespace",
+			"team-a", "uid", "j-0", "resourceVersion", "9", "creationTimestamp",
+			"2026-11-25T00:00:00Z", "ownerReferences", "apiVersion", "batch/v1", "kind",
+			"Job", "name", "j", "uid", "j", "controller", 1, "spec", "containers",
+			"name", "main", "image", "x", "resources", "limits", "nvidia.com/gpu", "2",
+			"status", "phase", "Running");
+	assert_non_null(pod);
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	assert_int_equal(pods_of_job(c, "j"), 1);
+	assert_false(release_quiet(c, controller_job(c, "j")));
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(pods_of_job(c, "j"), 0);
+	assert_true(release_quiet(c, controller_job(c, "j")));
+	json_decref(pod);
+	ctl_free(c);
+}
+
+/* A TrainJob is released through its JobSet: its pod sets are the JobSet's
+ * the Trainer made (cached), so it waits outside the queue until that
+ * JobSet is seen; its release is one runtimePatches entry of manager
+ * gpuq.dev/manager placing each replicatedJob on its flavor, with the
+ * TrainJob unsuspended; its restore removes that entry (tested to be
+ * gpuq's), and no template of its own is touched. */
+static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *tj =
+	    json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:b, s:{s:s}, "
+		      "s:{s:i, s:{s:{s:s}}}}}",
+		      "apiVersion", "trainer.kubeflow.org/v1alpha1", "kind", "TrainJob", "metadata",
+		      "name", "llama", "namespace", "team-a", "uid", "tj", "resourceVersion", "11",
+		      "creationTimestamp", "2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name",
+		      "default", "spec", "suspend", 1, "runtimeRef", "name", "torch", "trainer",
+		      "numNodes", 2, "resourcesPerNode", "limits", "nvidia.com/gpu", "4");
+	json_t *js = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+	    "s:{s:b, s:[{s:s, s:i, s:{s:{s:i, s:i, s:{s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}]}}",
+	    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "llama",
+	    "namespace", "team-a", "uid", "js", "resourceVersion", "12", "creationTimestamp",
+	    "2026-11-25T00:00:00Z", "ownerReferences", "apiVersion",
+	    "trainer.kubeflow.org/v1alpha1", "kind", "TrainJob", "name", "llama", "uid", "tj",
+	    "controller", 1, "spec", "suspend", 1, "replicatedJobs", "name", "node", "replicas", 1,
+	    "template", "spec", "parallelism", 2, "completions", 2, "template", "spec",
+	    "containers", "name", "node", "image", "x", "resources", "limits", "nvidia.com/gpu",
+	    "4");
+	queue_workload_view_t v;
+	queue_result_t r;
+	queue_wl_t id;
+	json_t *body = NULL;
+	cevent_t ev;
+	char *got;
+
+	(void)state;
+	assert_non_null(tj);
+	assert_non_null(js);
+	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_ADDED, tj);
+	jobs_apply(c, &ev);
+	cevent_deinit(&ev);
+	assert_int_equal(ctl_state(c, "tj"), -1); /* its JobSet not seen yet */
+	ev = ctl_event(RES_JOBSETS, KUBE_EV_ADDED, js);
+	jobs_apply(c, &ev);
+	cevent_deinit(&ev);
+	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
+	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_ADMITTED);
+	assert_int_equal(queue_workload_find(c->q, "tj", &id), GPUQ_OK);
+	/* named as people name it, where status, the web view and Events read */
+	assert_int_equal(queue_workload_view(c->q, id, &v), GPUQ_OK);
+	assert_string_equal(v.name, "trainjob/llama");
+	assert_int_equal(release_parent_patch(c, controller_job(c, "tj"), id, &body), GPUQ_OK);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got,
+	    "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"11\"},"
+	    "{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":{\"gpuq.dev/admitted\":"
+	    "\"true\",\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\","
+	    "\"gpuq.dev/original-scheduling\":\"{\\\"nodeSelector\\\":null,\\\"tolerations\\\":"
+	    "null}\",\"gpuq.dev/status\":\"admitted in ClusterQueue cq: 8 nvidia.com/gpu on "
+	    "flavor h100\"}},"
+	    "{\"op\":\"add\",\"path\":\"/spec/runtimePatches\",\"value\":[{\"manager\":"
+	    "\"gpuq.dev/manager\",\"trainingRuntimeSpec\":{\"template\":{\"spec\":{"
+	    "\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":{"
+	    "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\"},\"labels\":{"
+	    "\"gpuq.dev/managed\":\"true\"}},\"spec\":{\"nodeSelector\":{"
+	    "\"nvidia.com/gpu.product\":\"H100\"},\"tolerations\":[{\"effect\":\"NoSchedule\","
+	    "\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\"}]}}}}}]}}}}]},"
+	    "{\"op\":\"add\",\"path\":\"/spec/suspend\",\"value\":false}]");
+	free(got);
+	json_decref(body);
+	/* as released (another runtime patch first), then preempted: the
+	 * restore takes out gpuq's entry only */
+	json_object_set_new(json_object_get(tj, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
+	json_object_set_new(
+	    json_object_get(tj, "spec"), "runtimePatches",
+	    json_pack("[{s:s}, {s:s}]", "manager", "team.io/tuner", "manager", "gpuq.dev/manager"));
+	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
+	body = release_restore_patch(ev.wl);
+	got = ctl_dump(body);
+	assert_string_equal(
+	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"11\"},"
+		 "{\"op\":\"test\",\"path\":\"/spec/runtimePatches/1/manager\",\"value\":"
+		 "\"gpuq.dev/manager\"},"
+		 "{\"op\":\"remove\",\"path\":\"/spec/runtimePatches/1\"},"
+		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1original-"
+		 "scheduling\"}]");
+	free(got);
+	json_decref(body);
+	cevent_deinit(&ev);
+	json_decref(tj);
+	json_decref(js);
+	ctl_free(c);
 }
 
 /* ClusterQueue and LocalQueue status: counts, usage per flavor and
@@ -343,42 +509,39 @@ static void usage_retry_doubles_up_to_the_interval(void **state)
 	free(c);
 }
 
-/* A decoded object as the core's pod set: zero requests left out (they
+/* A decoded, resolved pod set as the core's: zero requests left out (they
  * need no quota), selectors and tolerations carried, operators and effects
  * mapped; a toleration whose effect Kubernetes does not know tolerates no
  * taint and is left out (not read as every effect, nor as NoExecute). */
 static void podset_from_a_decoded_object(void **state)
 {
-	static const webhook_toleration_t tols[4] = {
-	    {.key = "nvidia.com/gpu", .op = "Exists", .effect = "NoSchedule"},
-	    {.key = "spot", .op = "Equal", .value = "yes", .effect = "NoExecute"},
-	    {.key = "odd", .op = "Exists", .effect = "Sometimes"},
-	    {.key = NULL, .op = "Exists"},
-	};
-	webhook_object_t *o = calloc(1, sizeof(*o));
+	json_t *obj = ctl_job("team-a", "j", 2, 4, true, "default"), *spec;
+	cevent_t ev;
+	gpuq_diag_t d = {{0}};
 	podset_buf_t b;
 	queue_podset_spec_t ps;
 
 	(void)state;
-	assert_non_null(o);
-	snprintf(o->requests[0].name, sizeof(o->requests[0].name), "nvidia.com/gpu");
-	o->requests[0].amount = 2;
-	snprintf(o->requests[1].name, sizeof(o->requests[1].name), "cpu");
-	o->requests[1].amount = 0;
-	snprintf(o->requests[2].name, sizeof(o->requests[2].name), "memory");
-	o->requests[2].amount = 1 << 20;
-	o->n_requests = 3;
-	o->node_selector[0] = (webhook_node_label_t){"disk", "ssd"};
-	o->n_node_selector = 1;
-	memcpy(o->tolerations, tols, sizeof(tols));
-	o->n_tolerations = 4;
-	controller_podset_from(o, 4, &b, &ps);
-	assert_string_equal(ps.name, "main");
+	spec = json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec");
+	json_object_set_new(spec, "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
+	json_object_set_new(spec, "tolerations",
+			    json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s}]",
+				      "key", "nvidia.com/gpu", "operator", "Exists", "effect",
+				      "NoSchedule", "key", "spot", "operator", "Equal", "value",
+				      "yes", "effect", "NoExecute", "key", "odd", "operator",
+				      "Exists", "effect", "Sometimes", "operator", "Exists"));
+	json_object_set_new(
+	    json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources"),
+	    "requests", json_pack("{s:s, s:s}", "cpu", "0", "memory", "1Mi"));
+	ev = ctl_event(RES_JOBS, KUBE_EV_ADDED, obj);
+	assert_int_equal(workload_resolve(ev.wl, NULL, &d), GPUQ_OK);
+	controller_podset_from(&ev.wl->podsets[0], 4, &b, &ps);
 	assert_int_equal(ps.count, 4);
 	assert_int_equal(ps.n_requests, 2);
-	assert_string_equal(ps.requests[0].resource, "nvidia.com/gpu");
-	assert_int_equal(ps.requests[0].amount, 2);
-	assert_string_equal(ps.requests[1].resource, "memory");
+	assert_string_equal(ps.requests[0].resource, "memory");
+	assert_int_equal(ps.requests[0].amount, 1 << 20);
+	assert_string_equal(ps.requests[1].resource, "nvidia.com/gpu");
+	assert_int_equal(ps.requests[1].amount, 2);
 	assert_int_equal(ps.n_node_selector, 1);
 	assert_string_equal(ps.node_selector[0].key, "disk");
 	assert_int_equal(ps.n_tolerations, 3);
@@ -389,7 +552,86 @@ static void podset_from_a_decoded_object(void **state)
 	assert_int_equal(ps.tolerations[1].effect, QUEUE_EFFECT_NO_EXECUTE);
 	assert_string_equal(ps.tolerations[2].key, ""); /* every key */
 	assert_int_equal(ps.tolerations[2].effect, QUEUE_EFFECT_ANY);
-	free(o);
+	cevent_deinit(&ev);
+	json_decref(obj);
+}
+
+/* A status writer that never writes: its fence is never held, so what
+ * status_jobs hands it waits, counted by swriter_backlog. */
+static swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
+{
+	char path[] = "/tmp/gpuq-ctl-kubeconfig-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	kube_client_opts_t o;
+	gpuq_diag_t diag = {{0}};
+	swriter_t *w = NULL;
+
+	assert_non_null(f);
+	fputs("current-context: c\nclusters:\n- name: k\n  cluster:\n"
+	      "    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n"
+	      "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+	      "users:\n- name: u\n  user: {token: t}\n",
+	      f);
+	fclose(f);
+	assert_int_equal(kube_config_load(path, cfg, &diag), GPUQ_OK);
+	unlink(path);
+	assert_int_equal(kube_fence_create(fence), GPUQ_OK);
+	kube_client_opts_default(&o);
+	assert_int_equal(swriter_start(*cfg, &o, "t", *fence, &w, &diag), GPUQ_OK);
+	return w;
+}
+
+/* gpuq.dev/status is written only when it differs from what the Job
+ * carries: a Job the webhook created with the waiting text costs no write,
+ * one without it costs one, and a position moving never does (the text
+ * has none). */
+static void status_written_only_when_it_changes(void **state)
+{
+	struct controller *c = ctl_new();
+	kube_config_t *cfg = NULL;
+	kube_fence_t *fence = NULL;
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	json_t *d = ctl_job("team-a", "d", 8, 1, true, "default");
+	char waiting[256];
+
+	(void)state;
+	c->swriter = idle_writer(&cfg, &fence);
+	assert_int_equal(queue_status_waiting("cq", waiting, sizeof(waiting)), GPUQ_OK);
+	json_object_set_new(json_object_get(a, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_STATUS, waiting));
+	json_object_set_new(json_object_get(b, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_STATUS, waiting));
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	status_jobs(c);
+	assert_int_equal(swriter_backlog(c->swriter), 0); /* both carry it already */
+	ctl_job_event(c, KUBE_EV_ADDED, d);		  /* created without it */
+	status_jobs(c);
+	assert_int_equal(swriter_backlog(c->swriter), 1);
+	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */
+	{
+		queue_result_t r;
+		assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+		assert_int_equal(r.n_admissions, 1);
+		assert_string_equal(r.admissions[0].uid, "a");
+		for (size_t i = 0; i < r.n_changes; i++)
+			status_note(c, r.changes[i].uid);
+	}
+	status_note(c, "b");
+	status_note(c, "d");
+	status_jobs(c);
+	assert_int_equal(swriter_backlog(c->swriter), 1);
+	kube_fence_stop(fence); /* first: the writer may wait on it */
+	swriter_stop(c->swriter);
+	c->swriter = NULL;
+	kube_fence_destroy(fence);
+	kube_config_destroy(cfg);
+	json_decref(a);
+	json_decref(b);
+	json_decref(d);
+	ctl_free(c);
 }
 
 int main(void)
@@ -401,10 +643,12 @@ int main(void)
 	    cmocka_unit_test(suspend_body_takes_the_admission_back),
 	    cmocka_unit_test(restore_body_puts_the_template_back),
 	    cmocka_unit_test(quiet_only_when_every_pod_is_gone),
+	    cmocka_unit_test(trainjob_released_and_restored_through_a_runtime_patch),
 	    cmocka_unit_test(queue_status_counts_and_usage),
 	    cmocka_unit_test(usage_checkpoint_configmap_carries_the_ledger),
 	    cmocka_unit_test(usage_retry_doubles_up_to_the_interval),
 	    cmocka_unit_test(podset_from_a_decoded_object),
+	    cmocka_unit_test(status_written_only_when_it_changes),
 	};
 
 	return cmocka_run_group_tests_name("controller_actuate", tests, NULL, NULL);

@@ -1,7 +1,8 @@
 /* The controller's caches, without an apiserver: the string map every cache
  * is built on, the bounded event queue between the watch threads and the
  * controller thread (order, batches, backpressure, shutdown), what the
- * watch's objects are slimmed and pruned to, the cached Job, the policy
+ * policy objects are slimmed to (workload objects come decoded: unit/
+ * test_controller.c), the cached Job (its decoded workload), the policy
  * objects' cache (a change only the status makes is no new policy; a relist
  * forgets what it did not show again), and Jobs into the core (which enter,
  * which stay out, deletion and relist). */
@@ -326,7 +327,7 @@ static void equeue_stop_drops_and_deinit_releases(void **state)
 	free(c);
 }
 
-/* ---- informer.c: slim and prune ---- */
+/* ---- informer.c: slim ---- */
 
 static void slim_drops_only_managed_fields_and_last_applied(void **state)
 {
@@ -345,84 +346,37 @@ static void slim_drops_only_managed_fields_and_last_applied(void **state)
 	json_decref(obj);
 }
 
-/* A Pod as the watch shows it: what the decoder, pods.c and status read
- * stays (gates, node, priority, requests, phase and conditions), the rest
- * goes, gpuq's own status annotation included. */
-static void prune_keeps_what_a_pod_is_read_by(void **state)
-{
-	static const char pod[] =
-	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":"
-	    "\"team-a\",\"uid\":\"u\",\"resourceVersion\":\"3\",\"creationTimestamp\":"
-	    "\"2026-11-25T00:00:00Z\",\"generation\":1,\"labels\":{\"gpuq.dev/queue-name\":"
-	    "\"default\",\"kueue.x-k8s.io/pod-group-name\":\"g\",\"app\":\"x\"},\"annotations\":{"
-	    "\"gpuq.dev/status\":\"position 1\",\"kueue.x-k8s.io/pod-group-total-count\":\"2\","
-	    "\"other.io/a\":\"b\"},\"finalizers\":[\"f\"]},\"spec\":{\"schedulingGates\":[{"
-	    "\"name\":\"gpuq.dev/admission\"}],\"nodeName\":\"n1\",\"priority\":5,"
-	    "\"serviceAccountName\":\"sa\",\"volumes\":[{\"name\":\"v\"}],\"containers\":[{"
-	    "\"name\":\"m\",\"image\":\"x\",\"command\":[\"sh\"],\"resources\":{\"limits\":{"
-	    "\"nvidia.com/gpu\":\"1\"}}}]},\"status\":{\"phase\":\"Running\",\"podIP\":"
-	    "\"10.0.0.1\",\"containerStatuses\":[{\"name\":\"m\"}],\"conditions\":[{\"type\":"
-	    "\"Ready\",\"status\":\"True\",\"lastProbeTime\":null}]}}";
-	static const char want[] =
-	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"annotations\":{"
-	    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"},\"creationTimestamp\":"
-	    "\"2026-11-25T00:00:00Z\",\"labels\":{\"gpuq.dev/queue-name\":\"default\","
-	    "\"kueue.x-k8s.io/pod-group-name\":\"g\"},\"name\":\"p\",\"namespace\":\"team-a\","
-	    "\"resourceVersion\":\"3\",\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"m\","
-	    "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}],\"nodeName\":\"n1\","
-	    "\"priority\":5,\"schedulingGates\":[{\"name\":\"gpuq.dev/admission\"}]},\"status\":{"
-	    "\"conditions\":[{\"status\":\"True\",\"type\":\"Ready\"}],\"phase\":\"Running\"}}";
-	json_t *obj = json_loads(pod, 0, NULL);
-	char *got;
-
-	(void)state;
-	assert_non_null(obj);
-	got = ctl_dump(controller_prune(obj));
-	assert_string_equal(got, want);
-	free(got);
-	json_decref(obj);
-}
-
 /* ---- jobs.c: the cached Job ---- */
 
+/* The cached Job is its decoded workload: its names point into it, its
+ * suspend and admitted marks follow each new decode, and a new decode
+ * replaces the former (freed). */
 static void job_set_caches_the_object(void **state)
 {
 	job_t j = {0};
-	json_t *obj = ctl_job("team-a", "j1", 2, 1, true, "default"), *tree, *bad;
-	char *a, *b;
+	json_t *obj = ctl_job("team-a", "j1", 2, 1, true, "default");
+	cevent_t ev = ctl_event(RES_JOBS, KUBE_EV_ADDED, obj);
 
 	(void)state;
-	assert_int_equal(job_set(&j, obj), GPUQ_OK);
+	job_set(&j, ev.wl);
+	ev.wl = NULL;
 	assert_string_equal(j.ns, "team-a");
 	assert_string_equal(j.name, "j1");
+	assert_ptr_equal(j.name, j.wl->name);
 	assert_true(j.suspended);
 	assert_false(j.admitted);
-	assert_int_equal(j.text_len, strlen(j.text));
-	tree = job_tree(&j);
-	a = ctl_dump(tree);
-	b = ctl_dump(obj);
-	assert_string_equal(a, b); /* the text parses back to the object */
-	free(a);
-	free(b);
-	json_decref(tree);
+	assert_int_equal(j.wl->pods, 1);
 	/* released: admitted annotation, not suspended */
 	json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false());
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", WEBHOOK_ANNOT_ADMITTED, "true"));
-	assert_int_equal(job_set(&j, obj), GPUQ_OK);
+	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
+	job_set(&j, ev.wl);
 	assert_false(j.suspended);
 	assert_true(j.admitted);
-	/* no namespace: refused, the cached object stays */
-	bad = json_deep_copy(obj);
-	json_object_del(json_object_get(bad, "metadata"), "namespace");
-	a = j.text;
-	assert_int_equal(job_set(&j, bad), GPUQ_EINVAL);
-	assert_ptr_equal(j.text, a);
 	assert_string_equal(j.ns, "team-a");
-	json_decref(bad);
+	workload_destroy(j.wl);
 	json_decref(obj);
-	free(j.text);
-	free(j.ns);
 }
 
 static void obj_key_names_namespaced_and_cluster_objects(void **state)
@@ -609,14 +563,13 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
-		cevent_t ev = {.res = RES_PODS, .type = KUBE_EV_ADDED, .object = m[i]};
 		/* what status_jobs does with the note: written, so no longer noted */
 		for (size_t k = 0; k < c->n_explain; k++)
 			free(c->explain[k]);
 		c->n_explain = 0;
 		if (controller_group(c, "group:team-a/g"))
 			controller_group(c, "group:team-a/g")->explain_queued = false;
-		pods_apply(c, &ev);
+		ctl_pod_event(c, KUBE_EV_ADDED, m[i]);
 		assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_PENDING);
 		assert_int_equal(c->n_explain, 1);
 		assert_string_equal(c->explain[0], "group:team-a/g");
@@ -651,7 +604,6 @@ int main(void)
 	    cmocka_unit_test(equeue_full_queue_makes_the_watch_wait),
 	    cmocka_unit_test(equeue_stop_drops_and_deinit_releases),
 	    cmocka_unit_test(slim_drops_only_managed_fields_and_last_applied),
-	    cmocka_unit_test(prune_keeps_what_a_pod_is_read_by),
 	    cmocka_unit_test(job_set_caches_the_object),
 	    cmocka_unit_test(obj_key_names_namespaced_and_cluster_objects),
 	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),

@@ -600,7 +600,7 @@ static void client_serial(client_t *c)
 static void request(client_t *c, const char *method, const char *path, const char *ctype,
 		    const char *body)
 {
-	char url[256], hdr[128];
+	char url[1024], hdr[128];
 	struct curl_slist *h = NULL;
 
 	snprintf(url, sizeof(url), "https://127.0.0.1:%u%s", (unsigned)c->port, path);
@@ -1164,9 +1164,19 @@ static pthread_mutex_t app_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t app_cv = PTHREAD_COND_INITIALIZER;
 static bool app_in_slow, app_release;
 
+static char app_query[HTTP_APP_QUERY_MAX + 1]; /* the last /apis/echo query */
+
 static int app_fn(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	(void)ctx;
+	if (!strcmp(rq->path, "/apis/echo")) { /* the query as the app sees it */
+		snprintf(app_query, sizeof(app_query), "%s", rq->query ? rq->query : "(none)");
+		*out = (http_app_reply_t){.status = 200,
+					     .content_type = "text/plain",
+					     .body = app_query,
+					     .len = strlen(app_query)};
+		return GPUQ_OK;
+	}
 	if (!strcmp(rq->path, "/api/slow") && !retry)
 		return HTTP_APP_SLOW;
 	*out = (http_app_reply_t){.status = 200,
@@ -1253,6 +1263,20 @@ static void server_app_slow_path(void **state)
 	assert_string_equal(c2.sink.body, "fast");
 	request(&c2, "GET", "/metrics/x", NULL, NULL);
 	assert_int_equal(c2.code, 404); /* not an app path */
+	/* /apis/ is the app's (the visibility API): its query as sent, in order */
+	request(&c2, "GET", "/apis/echo?limit=2&offset=1&x=a%20b", NULL, NULL);
+	assert_int_equal(c2.code, 200);
+	assert_string_equal(c2.sink.body, "limit=2&offset=1&x=a%20b"); /* not decoded */
+	request(&c2, "GET", "/apis/echo", NULL, NULL);
+	assert_string_equal(c2.sink.body, "(none)");
+	{ /* a query past HTTP_APP_QUERY_MAX: 414, not cut */
+		char path[HTTP_APP_QUERY_MAX + 64];
+		int n = snprintf(path, sizeof(path), "/apis/echo?x=");
+		memset(path + n, 'q', HTTP_APP_QUERY_MAX);
+		path[n + HTTP_APP_QUERY_MAX] = '\0';
+		request(&c2, "GET", path, NULL, NULL);
+		assert_int_equal(c2.code, 414);
+	}
 	assert_int_equal(pthread_create(&t, NULL, slow_client, &c1), 0);
 	pthread_mutex_lock(&app_mu);
 	while (!app_in_slow)

@@ -120,15 +120,22 @@ static int rec_cb(void *ctx, const kube_event_t *ev)
 	rec_t *r = ctx;
 	const char *name;
 
-	assert_non_null(ev->object);
+	assert_true(ev->object || ev->fast);
+	assert_false(ev->object && ev->fast);
 	assert_non_null(ev->resource_version);
 	assert_true(r->n < REC_MAX);
 	r->type[r->n] = ev->type;
 	r->code[r->n] = ev->code;
 	snprintf(r->rv[r->n], sizeof(r->rv[0]), "%s", ev->resource_version);
-	name = ev->type == KUBE_EV_ERROR ? json_string_value(json_object_get(ev->object, "message"))
-					 : json_string_value(json_object_get(
-					       json_object_get(ev->object, "metadata"), "name"));
+	if (ev->fast)
+		name = ev->type == KUBE_EV_ERROR
+			   ? jv_member_str(ev->fast, "message")
+			   : jv_member_str(jv_get(ev->fast, "metadata"), "name");
+	else
+		name = ev->type == KUBE_EV_ERROR
+			   ? json_string_value(json_object_get(ev->object, "message"))
+			   : json_string_value(
+				 json_object_get(json_object_get(ev->object, "metadata"), "name"));
 	snprintf(r->name[r->n], sizeof(r->name[0]), "%s", name ? name : "");
 	r->n++;
 	return r->n == r->stop_at ? r->stop_rc : 0;
@@ -227,6 +234,13 @@ static void decoder_whole_stream(void **state)
 	assert_int_equal(kube_watch_decoder_events(d), 5);
 	kube_watch_decoder_destroy(d);
 	kube_watch_decoder_destroy(NULL);
+	/* the fast reader (jv/) delivers the same events */
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(kube_watch_decoder_create(0, rec_cb, &r, &d), GPUQ_OK);
+	kube_watch_decoder_fast(d, true);
+	assert_int_equal(kube_watch_decoder_feed(d, stream, strlen(stream), &diag), GPUQ_OK);
+	check_stream_events(&r);
+	kube_watch_decoder_destroy(d);
 }
 
 /* Every single cut point, every pair of cut points 7 bytes apart and
@@ -366,18 +380,34 @@ static void decoder_refusals(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < 2 * sizeof(cases) / sizeof(cases[0]); i++) {
+		/* the second round with the fast reader (jv/): the same refusals,
+		 * but a scalar text is JSON to it, and duplicate keys are read */
+		static const struct {
+			const char *line, *diag;
+		} fast_differs[] = {{"\"ADDED\"", "not a JSON object"},
+				    {"null", "not a JSON object"},
+				    {"{\"type\":\"ADDED\",\"type\":\"ADDED\",\"object\":{}}",
+				     "(ADDED): metadata.resourceVersion missing"}};
+		size_t c = i % (sizeof(cases) / sizeof(cases[0]));
+		bool fast = i >= sizeof(cases) / sizeof(cases[0]);
+		const char *want = cases[c].diag;
 		kube_watch_decoder_t *d;
 		rec_t r = {0};
 		gpuq_diag_t diag = {{0}};
 		char buf[512];
-		int n = snprintf(buf, sizeof(buf), "%s\n%s\n", JOB_ADDED, cases[i].line);
+		int n = snprintf(buf, sizeof(buf), "%s\n%s\n", JOB_ADDED, cases[c].line);
 
+		for (size_t k = 0; fast && k < sizeof(fast_differs) / sizeof(*fast_differs); k++)
+			if (!strcmp(cases[c].line, fast_differs[k].line))
+				want = fast_differs[k].diag;
 		assert_true(n > 0 && (size_t)n < sizeof(buf));
 		assert_int_equal(kube_watch_decoder_create(0, rec_cb, &r, &d), GPUQ_OK);
+		kube_watch_decoder_fast(d, fast);
 		assert_int_equal(kube_watch_decoder_feed(d, buf, (size_t)n, &diag), GPUQ_ECORRUPT);
-		if (!strstr(diag.msg, cases[i].diag))
-			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, diag.msg, cases[i].diag);
+		if (!strstr(diag.msg, want))
+			fail_msg("case %zu%s: diag \"%s\" lacks \"%s\"", c, fast ? " (fast)" : "",
+				 diag.msg, want);
 		assert_int_equal(r.n, 1); /* the good event before it was delivered */
 		assert_int_equal(kube_watch_decoder_events(d), 1);
 		/* sticky */
@@ -677,6 +707,66 @@ static void config_tokens_and_flags(void **state)
 	assert_int_equal(kube_token_get(cfg, tok, sizeof(tok), &diag), GPUQ_OK);
 	assert_string_equal(tok, "");
 	kube_config_destroy(cfg);
+}
+
+/* kube_config_at: the same bearer token for another HTTPS server (gpuq's
+ * own port): the server as given (no trailing slash), the token from the
+ * base (its file) or given, the CA file or none, no client certificate;
+ * refused without https:// or without any token. */
+static void config_at_other_server(void **state)
+{
+	char dir[300], tok[64], ca[400];
+	kube_config_t *base, *cfg = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	(void)state;
+	make_dir("at", dir, sizeof(dir));
+	write_file(dir, "sa-token", "file-token-2\n");
+	write_file(dir, "gpuq-ca.crt", ca_pem);
+	snprintf(ca, sizeof(ca), "%s/gpuq-ca.crt", dir);
+	assert_int_equal(
+	    load_text(dir,
+		      "current-context: c\nclusters:\n- name: k\n  cluster:\n"
+		      "    server: https://h\n"
+		      "contexts:\n- name: c\n  context: {cluster: k, user: u, namespace: ml}\n"
+		      "users:\n- name: u\n  user:\n    tokenFile: sa-token\n",
+		      &base, &diag),
+	    GPUQ_OK);
+	assert_int_equal(kube_config_at(base, "https://gpuq:8443/", ca, false, NULL, &cfg, &diag),
+			 GPUQ_OK);
+	assert_string_equal(kube_config_server(cfg), "https://gpuq:8443");
+	assert_string_equal(kube_config_namespace(cfg), "ml");
+	assert_int_equal(kube_token_get(cfg, tok, sizeof(tok), &diag), GPUQ_OK);
+	assert_string_equal(tok, "file-token-2");
+	assert_non_null(cfg->ca);
+	assert_false(cfg->insecure);
+	assert_null(cfg->cert);
+	kube_config_destroy(cfg);
+	cfg = NULL;
+	assert_int_equal(
+	    kube_config_at(base, "https://gpuq:8443", NULL, true, "given", &cfg, &diag), GPUQ_OK);
+	assert_int_equal(kube_token_get(cfg, tok, sizeof(tok), &diag), GPUQ_OK);
+	assert_string_equal(tok, "given");
+	assert_true(cfg->insecure);
+	assert_null(cfg->ca);
+	kube_config_destroy(cfg);
+	cfg = NULL;
+	assert_int_equal(kube_config_at(base, "http://gpuq:8443", NULL, true, "t", &cfg, &diag),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "expected https://HOST:PORT"));
+	assert_null(cfg);
+	kube_config_destroy(base);
+	/* a user with a client certificate only: no token to send */
+	assert_int_equal(load_text(dir,
+				   "current-context: c\nclusters:\n- name: k\n  cluster:\n"
+				   "    server: https://h\n"
+				   "contexts:\n- name: c\n  context: {cluster: k}\n",
+				   &base, &diag),
+			 GPUQ_OK);
+	assert_int_equal(kube_config_at(base, "https://gpuq:8443", NULL, true, NULL, &cfg, &diag),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(diag.msg, "takes a bearer token"));
+	kube_config_destroy(base);
 }
 
 /* base64 of every length 0..40 and of all 256 byte values, with and
@@ -1366,7 +1456,7 @@ static void request_local_refusals(void **state)
 	kube_lease_opts_t lo = {"gpuq-system", "gpuq-leader", NULL, 0};
 	kube_lease_state_t st = {0};
 	atomic_bool stop = true;
-	kube_watch_opts_t wo = {"/apis/batch/v1/jobs", NULL, "jobs", &stop};
+	kube_watch_opts_t wo = {"/apis/batch/v1/jobs", NULL, "jobs", &stop, false};
 	rec_t r = {0};
 	char longname[700];
 
@@ -1421,6 +1511,7 @@ int main(void)
 	    cmocka_unit_test(config_data_fields),
 	    cmocka_unit_test(config_file_fields),
 	    cmocka_unit_test(config_tokens_and_flags),
+	    cmocka_unit_test(config_at_other_server),
 	    cmocka_unit_test(config_base64_roundtrip),
 	    cmocka_unit_test(config_refusals),
 	    cmocka_unit_test(config_file_errors),

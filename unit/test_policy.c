@@ -1,5 +1,5 @@
 /* Unit tests for policy: decoding every kind (manifest parsing:
- * test_policy_manifest.c; exact messages for bad manifests:
+ * test_manifest.c; exact messages for bad manifests:
  * test_policy_refusals.c), checks across objects,
  * selectors, lookups, max_fit, reference counts, directory loads and
  * fingerprints, and examples/policy. */

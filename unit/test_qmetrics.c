@@ -181,7 +181,7 @@ static void gauges_and_counters(void **state)
 		     "gpuq_cluster_queue_pending_workloads{cluster_queue=\"train\","
 		     "reason=\"Eligible\"}",
 		     0);
-	assert_int_equal(samples(text, "gpuq_cluster_queue_pending_workloads{"), 2 * 8);
+	assert_int_equal(samples(text, "gpuq_cluster_queue_pending_workloads{"), 2 * 9);
 	assert_value(text, "gpuq_cluster_queue_admitted_workloads{cluster_queue=\"train\"}", 2);
 	assert_value(text, "gpuq_cluster_queue_admitted_workloads{cluster_queue=\"infer\"}", 1);
 	assert_value(text,
@@ -516,13 +516,60 @@ static void series_capped(void **state)
 	queue_destroy(q);
 }
 
+/* GPU economics: a budget's series, idle workloads now, idle reports and
+ * reclaims, prediction passes. */
+static void economics_series(void **state)
+{
+	qmetrics_t *m;
+	queue_t *q = cluster();
+	queue_budget_spec_t b = {QUEUE_BUDGET_LOCALQUEUE, "team-a/default", false, 1.0, 0, 50,
+				 QUEUE_BUDGET_HOLD};
+	queue_result_t res;
+	char *text;
+
+	(void)state;
+	assert_int_equal(qmetrics_create(&m), GPUQ_OK);
+	qmetrics_leader_set(m, true);
+	assert_int_equal(qmetrics_core_set(m, q), GPUQ_OK);
+	assert_int_equal(queue_budgets_set(q, &b, 1, NULL, 0, NULL), GPUQ_OK);
+	add_wl(q, "a", "team-a", 0, 0, 2, 100);
+	cycle(m, q, 0, &res);
+	assert_int_equal(queue_tick(q, 3600000, &res), GPUQ_OK); /* 2 GPU-hours: over */
+	qmetrics_idle_count(m, q, &res);
+	qmetrics_predict_observe(m, 1500000, 40, 38, true);
+	assert_int_equal(qmetrics_publish(m, q), GPUQ_OK);
+	text = render(m);
+	assert_value(text,
+		     "gpuq_budget_used{scope=\"LocalQueue\",name=\"team-a/default\",unit=\"gpu_"
+		     "hours\"}",
+		     2);
+	assert_value(text,
+		     "gpuq_budget_limit{scope=\"LocalQueue\",name=\"team-a/default\",unit=\"gpu_"
+		     "hours\"}",
+		     1);
+	assert_value(text, "gpuq_budget_used_ratio{scope=\"LocalQueue\",name=\"team-a/default\"}",
+		     2);
+	assert_value(text, "gpuq_budget_state{scope=\"LocalQueue\",name=\"team-a/default\"}", 2);
+	assert_value(text, "gpuq_cluster_queue_idle_workloads{cluster_queue=\"train\"}", 0);
+	assert_value(text, "gpuq_prediction_passes_total{result=\"capped\"}", 1);
+	assert_value(text, "gpuq_prediction_workloads{state=\"started\"}", 38);
+	assert_value(text, "gpuq_prediction_last_pass_seconds", 0.0015);
+	assert_value(
+	    text,
+	    "gpuq_cluster_queue_evictions_total{cluster_queue=\"train\",reason=\"IdleReclaim\"}",
+	    0);
+	free(text);
+	qmetrics_destroy(m);
+	queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(gauges_and_counters),   cmocka_unit_test(lent_shared_by_lenders),
 	    cmocka_unit_test(wait_from_requeue),     cmocka_unit_test(follower_shows_leader_only),
 	    cmocka_unit_test(counters_follow_names), cmocka_unit_test(label_values_escaped),
-	    cmocka_unit_test(series_capped),
+	    cmocka_unit_test(series_capped),	     cmocka_unit_test(economics_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

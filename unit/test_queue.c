@@ -974,6 +974,73 @@ static void explain_strings(void **st)
 	queue_destroy(q);
 }
 
+/* The coarse status (gpuq.dev/status): the state and a reason that the
+ * position and the free figures never change, so admissions ahead of a
+ * workload cost its annotation no write. */
+static void status_coarse(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d1 = {.cohort = "co", .flavors = {{"h100-80gb", 4, 2, U}}};
+	cqdef_t d2 = {.cohort = "co", .flavors = {{"h100-80gb", 4, U, U}}};
+	cqdef_t d3 = {.flavors = {{"h100-80gb", 2, U, U}}};
+	queue_result_t r;
+	queue_wl_t id;
+	char buf[256], before[256], waiting[256];
+
+	(void)st;
+	add_flavor(q, "h100-80gb");
+	add_cq(q, "gpu", &d1);
+	add_cq(q, "other", &d2);
+	add_cq(q, "solo", &d3);
+	add_lq(q, "team-a", "gpu", "gpu");
+	add_lq(q, "team-a", "solo", "solo");
+	add_wl(q, "w1", "team-a", "gpu", 0, 1, 2);
+	add_wl(q, "w2", "team-a", "gpu", 0, 2, 8);
+	add_wl(q, "w3", "team-a", "gpu", 0, 3, 5);
+	add_wl(q, "s1", "team-a", "solo", 0, 1, 2);
+	add_wl(q, "s2", "team-a", "solo", 0, 2, 2);
+	add_wl(q, "s3", "team-a", "solo", 0, 3, 2);
+	assert_int_equal(queue_status_waiting("gpu", waiting, sizeof(waiting)), GPUQ_OK);
+	assert_string_equal(waiting, "pending in ClusterQueue gpu: waiting for quota");
+	assert_int_equal(queue_workload_find(q, "w3", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, waiting); /* eligible, not tried yet */
+	cycle(q, 5, &r);
+	assert_int_equal(queue_workload_find(q, "w1", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "admitted in ClusterQueue gpu: 2 gpu on flavor h100-80gb");
+	/* it can never fit: the policy's figures, which the queue does not move */
+	assert_int_equal(queue_workload_find(q, "w2", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, "pending in ClusterQueue gpu: needs 8 gpu on flavor h100-80gb, "
+				 "more than ClusterQueue gpu could ever hold (6)");
+	/* no quota now: waiting, without the free figure or the position */
+	assert_int_equal(queue_workload_find(q, "w3", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, waiting);
+	/* s3 moves from position 2 to 1 as s2 is admitted: its explanation
+	 * changes, its status does not */
+	assert_int_equal(queue_workload_find(q, "s3", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, before, sizeof(before)), GPUQ_OK);
+	assert_int_equal(queue_status_waiting("solo", waiting, sizeof(waiting)), GPUQ_OK);
+	assert_string_equal(before, waiting);
+	assert_int_equal(queue_workload_explain(q, "s3", buf, sizeof(buf)), GPUQ_OK);
+	assert_non_null(strstr(buf, "position 2 of 2"));
+	assert_int_equal(queue_workload_finish(q, "s1", 6), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_admissions, 1);
+	assert_int_equal(queue_workload_explain(q, "s3", buf, sizeof(buf)), GPUQ_OK);
+	assert_non_null(strstr(buf, "position 1 of 1"));
+	assert_int_equal(queue_workload_status(q, id, buf, sizeof(buf)), GPUQ_OK);
+	assert_string_equal(buf, before);
+	/* truncation and dead ids */
+	assert_int_equal(queue_workload_status(q, id, buf, 10), GPUQ_ELIMIT);
+	assert_int_equal(strlen(buf), 9);
+	assert_int_equal(queue_status_waiting("solo", buf, 10), GPUQ_ELIMIT);
+	assert_int_equal(queue_workload_status(q, 100000, buf, sizeof(buf)), GPUQ_ENOTFOUND);
+	queue_destroy(q);
+}
+
 static void explain_cohort_limit(void **st)
 {
 	queue_t *q = mkq(false);
@@ -1368,6 +1435,7 @@ int main(void)
 	    cmocka_unit_test(gang_ready_timeout_backoff),
 	    cmocka_unit_test(explain_strings),
 	    cmocka_unit_test(explain_cohort_limit),
+	    cmocka_unit_test(status_coarse),
 	    cmocka_unit_test(stop_policy_and_quota_update),
 	    cmocka_unit_test(input_errors),
 	    cmocka_unit_test(quota_caps),

@@ -14,7 +14,14 @@
  *     (some steps run cycles at one instant until nothing changes), and
  *     never twice by fair sharing for the same preemptor, in every trace;
  *   - encode-all + apply into a fresh queue gives identical state and the
- *     same next cycle.
+ *     same next cycle;
+ *   - GPU economics (a third of the traces, from a stream of their own:
+ *     budgets with Warn, Lower and Hold on LocalQueues, namespaces and
+ *     ClusterQueues whose daily window turns mid-trace, minimum runtimes per
+ *     ClusterQueue and per priority, idle reclaim with utilization readings):
+ *     nothing admitted from a held LocalQueue, nothing borrowed by a lowered
+ *     one, no workload preempted or reclaimed before its minimum runtime, no
+ *     idle reclaim but with Preempt and after idleReclaim.for.
  * Policies are random too: cohorts, limits, strategies, the three
  * preemption policies, fair sharing with weights of 0, fractions and very
  * large ones, and flavorFungibility (whenCanBorrow, whenCanPreempt,
@@ -83,7 +90,20 @@ typedef struct {
 	int64_t co_nominal[3][3][2]; /* co0, co1, org: per flavor, resource */
 	int64_t co_blimit[3][3][2];
 	int64_t co_llimit[3][3][2];
+	/* GPU economics (econ traces only) */
+	bool econ;			 /* this trace has them */
+	int64_t min_rt[6];		 /* per CQ, ms */
+	queue_idle_action_t idle[6];	 /* per CQ */
+	int64_t idle_after[6];		 /* per CQ, ms */
+	int64_t prio_rt[4];		 /* per priority 0..3, ms (0: none) */
+	queue_budget_spec_t budgets[16]; /* names point into budget_names */
+	char budget_names[16][24];	 /* their names */
+	size_t n_budgets;		 /* entries */
 } policy_t;
+
+/* An econ trace's clock starts this long before its daily budget window
+ * turns, so the turn (holds lifted) falls inside the trace. */
+#define ECON_START (86400000LL - 600)
 
 static void policy_random(uint64_t *s, policy_t *p)
 {
@@ -138,6 +158,48 @@ static void policy_random(uint64_t *s, policy_t *p)
 
 		for (int c = 0; c < p->n_cqs; c++)
 			p->afs[c] = rnd(&a, 0, 1);
+	}
+	{ /* GPU economics, from a stream of their own too: the traces of a
+	   * seed without them stay as they were */
+		uint64_t e = *s ^ 0xc2b2ae3d27d4eb4full;
+
+		p->econ = rnd(&e, 0, 2) == 0;
+		p->cfg.budget_interval_ms = 5;
+		for (int c = 0; p->econ && c < p->n_cqs; c++) {
+			p->min_rt[c] = rnd(&e, 0, 2) ? 0 : rnd(&e, 1, 60);
+			p->idle[c] = (queue_idle_action_t)rnd(&e, 0, 2);
+			p->idle_after[c] = rnd(&e, 1, 30);
+		}
+		for (int pr = 0; p->econ && pr < 4; pr++)
+			p->prio_rt[pr] = rnd(&e, 0, 3) ? 0 : rnd(&e, 1, 80);
+		for (int c = 0; p->econ && c < p->n_cqs; c++) {
+			/* per CQ: maybe its own budget, its namespace's, its first
+			 * LocalQueue's (the test's namespaces are "cq<c>") */
+			for (int k = 0; k < 3 && p->n_budgets < 16; k++) {
+				queue_budget_spec_t *b = &p->budgets[p->n_budgets];
+				char *nm = p->budget_names[p->n_budgets];
+
+				if (rnd(&e, 0, 2))
+					continue;
+				if (k == 0)
+					snprintf(nm, 24, "cq%d", c);
+				else if (k == 1)
+					snprintf(nm, 24, "cq%d", c);
+				else
+					snprintf(nm, 24, "cq%d/lq0", c);
+				b->scope = k == 0   ? QUEUE_BUDGET_CLUSTERQUEUE
+					   : k == 1 ? QUEUE_BUDGET_NAMESPACE
+						    : QUEUE_BUDGET_LOCALQUEUE;
+				b->name = nm;
+				b->cost = rnd(&e, 0, 3) == 0;
+				/* tiny: a few GPU-seconds, crossed within the trace */
+				b->limit = (double)rnd(&e, 0, 12) * 1e-4;
+				b->window_days = 1;
+				b->warn_pct = (int32_t)rnd(&e, 1, 100);
+				b->action = (queue_budget_action_t)rnd(&e, 0, 2);
+				p->n_budgets++;
+			}
+		}
 	}
 	{ /* hierarchical cohorts, from a stream of their own too */
 		uint64_t h = *s ^ 0x9e3779b97f4a7c15ull;
@@ -224,6 +286,10 @@ static void cq_put(queue_t *q, const policy_t *p, int c, bool update)
 	cs.preference = p->preference[c];
 	cs.stop = p->stop[c];
 	cs.admission_fair_sharing = p->afs[c];
+	cs.min_runtime_ms = p->min_rt[c];
+	cs.idle_action = p->idle[c];
+	cs.idle_threshold_pct = 50;
+	cs.idle_after_ms = p->idle_after[c];
 	if ((update ? queue_cq_update(q, &cs, &diag) : queue_cq_add(q, &cs, NULL, &diag)) != 0)
 		fail_msg("cq %s: %s", update ? "update" : "add", diag.msg);
 }
@@ -262,6 +328,19 @@ static queue_t *policy_build(const policy_t *p)
 			    queue_lq_add(q, name, lq, name, (l + 1) * 1000, NULL, NULL), GPUQ_OK);
 		}
 	}
+	if (p->econ) {
+		queue_prio_runtime_t rt[4];
+		ledger_price_t price = {"f0", 2.0};
+		size_t n = 0;
+		gpuq_diag_t diag = {{0}};
+
+		for (int pr = 0; pr < 4; pr++)
+			if (p->prio_rt[pr])
+				rt[n++] = (queue_prio_runtime_t){pr, p->prio_rt[pr]};
+		assert_int_equal(queue_min_runtimes_set(q, rt, n), GPUQ_OK);
+		if (queue_budgets_set(q, p->budgets, p->n_budgets, &price, 1, &diag))
+			fail_msg("budgets: %s", diag.msg);
+	}
 	return q;
 }
 
@@ -288,6 +367,8 @@ typedef struct {
 	bool planned[MAX_WL];			/* waited as Preempting at the last step */
 	int64_t pre_at[MAX_WL];			/* instant of a workload's last preemption */
 	int pre_n[MAX_WL];			/* its preemptions at that instant */
+	uint64_t econ_rng;			/* econ traces: their own stream */
+	int64_t adm_at[MAX_WL];			/* its last admission, from the results */
 } trace_t;
 
 static void check(bool ok, const trace_t *t, const char *what)
@@ -465,6 +546,10 @@ static void check_strict_order(const trace_t *t, const queue_result_t *r)
 			if (p.cq != a.cq || p.state != QUEUE_WL_PENDING ||
 			    !eligible_pending(p.wait) || (afs && p.lq != a.lq))
 				continue;
+			/* over a budget with Lower: behind those within budget */
+			if (queue_lq_standing(q, p.lq) == QUEUE_LQ_LOWERED &&
+			    queue_lq_standing(q, a.lq) != QUEUE_LQ_LOWERED)
+				continue;
 			/* a victim of this cycle was running, not waiting, when a was admitted */
 			for (size_t k = 0; k < r->n_evictions; k++)
 				victim |= r->evictions[k].victim == id;
@@ -555,6 +640,102 @@ static void check_preempt_bound(trace_t *t, const queue_result_t *r)
 	}
 }
 
+/* The minimum runtime the trace's policy gives a workload of CQ c and
+ * priority pr (the longer of the two). */
+static int64_t min_rt_of(const policy_t *p, int c, int pr)
+{
+	int64_t m = p->min_rt[c];
+
+	if (pr >= 0 && pr < 4 && p->prio_rt[pr] > m)
+		m = p->prio_rt[pr];
+	return m;
+}
+
+static bool preemption_reason(queue_evict_reason_t r)
+{
+	return r <= QUEUE_EVICT_RECLAIM_WHILE_BORROWING || r == QUEUE_EVICT_IDLE_RECLAIM;
+}
+
+/* Idle spells before a tick (from the views), to judge its reclaims. */
+static int64_t idle_from[MAX_WL];
+
+static void note_idle(trace_t *t)
+{
+	for (int i = 0; i < t->n_wl; i++) {
+		queue_wl_t id;
+		queue_workload_view_t v;
+
+		idle_from[i] = -1;
+		if (t->wl[i].ex != X_DELETED && !queue_workload_find(t->q, t->wl[i].uid, &id) &&
+		    !queue_workload_view(t->q, id, &v))
+			idle_from[i] = v.idle_since_ms;
+	}
+}
+
+/* Budgets, minimum runtimes, idle reclaim: what a call did obeys them. */
+static void check_econ(trace_t *t, const queue_result_t *r)
+{
+	queue_t *q = t->q;
+
+	for (size_t i = 0; i < r->n_admissions; i++) {
+		queue_workload_view_t a;
+		queue_lq_standing_t st;
+
+		assert_int_equal(queue_workload_view(q, r->admissions[i].wl, &a), GPUQ_OK);
+		st = queue_lq_standing(q, a.lq);
+		check(st != QUEUE_LQ_HELD, t, "budgets: admitted from a held LocalQueue");
+		check(st != QUEUE_LQ_LOWERED || !r->admissions[i].borrows, t,
+		      "budgets: a lowered LocalQueue borrowed");
+		t->adm_at[strtol(a.uid + 1, NULL, 10)] = t->now; /* test uids are "w<n>" */
+	}
+	for (size_t i = 0; i < r->n_evictions; i++) {
+		const queue_eviction_t *e = &r->evictions[i];
+		long v = strtol(e->victim_uid + 1, NULL, 10);
+		queue_workload_view_t x;
+
+		if (!preemption_reason(e->reason))
+			continue;
+		assert_int_equal(queue_workload_view(q, e->victim, &x), GPUQ_OK);
+		check(t->now - t->adm_at[v] >= min_rt_of(&t->pol, t->wl[v].cq, x.priority), t,
+		      "minimum runtime: preempted before it");
+		if (e->reason != QUEUE_EVICT_IDLE_RECLAIM)
+			continue;
+		check(t->pol.idle[t->wl[v].cq] == QUEUE_IDLE_PREEMPT, t,
+		      "idle reclaim without idleReclaim Preempt");
+		check(idle_from[v] >= 0 && t->now - idle_from[v] >= t->pol.idle_after[t->wl[v].cq],
+		      t, "idle reclaim before idleReclaim.for");
+	}
+}
+
+/* Econ traces: a utilization reading of a random admitted workload now and
+ * then (from the trace's own stream). */
+static void econ_step(trace_t *t)
+{
+	uint64_t *e = &t->econ_rng;
+	int cand[MAX_WL], n = 0;
+
+	if (!t->pol.econ || rnd(e, 0, 2))
+		return;
+	for (int i = 0; i < t->n_wl; i++) {
+		queue_wl_t id;
+		queue_workload_view_t v;
+
+		if (t->wl[i].ex != X_DELETED && !queue_workload_find(t->q, t->wl[i].uid, &id) &&
+		    !queue_workload_view(t->q, id, &v) && v.state == QUEUE_WL_ADMITTED)
+			cand[n++] = i;
+	}
+	if (!n)
+		return;
+	{
+		int i = cand[rnd(e, 0, n - 1)];
+		int64_t pct = rnd(e, 0, 2) ? rnd(e, 0, 20) : rnd(e, 50, 100);
+
+		assert_int_equal(queue_workload_utilization(t->q, t->wl[i].uid, (double)pct,
+							    t->now - rnd(e, 0, 5)),
+				 GPUQ_OK);
+	}
+}
+
 /* ---- restore ---- */
 
 typedef struct {
@@ -600,6 +781,17 @@ static queue_t *restore_copy(const trace_t *t)
 			fail_msg("seed %llu: apply: %s", (unsigned long long)t->seed, diag.msg);
 	if (queue_restore_done(p, &diag))
 		fail_msg("seed %llu: restore: %s", (unsigned long long)t->seed, diag.msg);
+	/* utilization is the driver's to feed again (never persisted) */
+	for (int i = 0; t->pol.econ && i < t->n_wl; i++) {
+		queue_wl_t id;
+		queue_workload_view_t v;
+
+		if (t->wl[i].ex != X_DELETED && !queue_workload_find(t->q, t->wl[i].uid, &id) &&
+		    !queue_workload_view(t->q, id, &v) && v.idle_since_ms >= 0)
+			assert_int_equal(
+			    queue_workload_utilization(p, t->wl[i].uid, 0, v.idle_since_ms),
+			    GPUQ_OK);
+	}
 	return p;
 }
 
@@ -781,8 +973,8 @@ static int pick(trace_t *t, uint64_t *s, int state)
 /* What the traces exercised (a property test that never preempts proves
  * little): totals over all traces, checked by the last block. */
 static struct {
-	uint64_t cycles, admissions, evictions[6], changes, restores, strict_admissions,
-	    afs_admissions;
+	uint64_t cycles, admissions, evictions[7], changes, restores, strict_admissions,
+	    afs_admissions, idles, budget_changes, held_waits, lowered_admissions, econ_traces;
 } seen_total;
 
 /* Which workloads wait as preemptors now, for the next cycle's order check. */
@@ -806,9 +998,22 @@ static void after_step(trace_t *t, const queue_result_t *r)
 		seen_total.admissions += r->n_admissions;
 		seen_total.changes += r->n_changes;
 		for (size_t i = 0; i < r->n_admissions; i++) {
+			queue_workload_view_t a;
+
 			seen_total.strict_admissions +=
 			    t->pol.strategy[r->admissions[i].cq] == QUEUE_STRICT_FIFO;
 			seen_total.afs_admissions += t->pol.afs[r->admissions[i].cq];
+			if (!queue_workload_view(t->q, r->admissions[i].wl, &a))
+				seen_total.lowered_admissions +=
+				    queue_lq_standing(t->q, a.lq) == QUEUE_LQ_LOWERED;
+		}
+		seen_total.budget_changes += r->n_budget_changes;
+		for (queue_wl_t id = queue_workload_next(t->q, QUEUE_NONE); id != QUEUE_NONE;
+		     id = queue_workload_next(t->q, id)) {
+			queue_workload_view_t v;
+
+			if (!queue_workload_view(t->q, id, &v) && v.wait == QUEUE_WAIT_BUDGET)
+				seen_total.held_waits++;
 		}
 	}
 	for (size_t i = 0; r && i < r->n_evictions; i++)
@@ -825,6 +1030,7 @@ static void after_step(trace_t *t, const queue_result_t *r)
 		check_strict_order(t, r);
 		check_fair_once(t, r);
 		check_preempt_bound(t, r);
+		check_econ(t, r);
 	}
 	note_planned(t);
 }
@@ -843,12 +1049,16 @@ static void run_trace(uint64_t seed)
 	t->seed = seed;
 	policy_random(&s, &t->pol);
 	t->q = policy_build(&t->pol);
+	t->econ_rng = seed * 0xbf58476d1ce4e5b9ull + 777;
+	if (t->pol.econ)
+		t->now = ECON_START;
 	steps = (int)rnd(&s, 40, 150);
 	for (int step = 0; step < steps; step++) {
 		int a = (int)rnd(&s, 0, 99), i;
 		queue_result_t r;
 
 		t->now += rnd(&s, 0, 15);
+		econ_step(t);
 		if (a < 35 && t->n_wl < MAX_WL) {
 			add_random_wl(t, &s);
 		} else if (a < 50) {
@@ -873,11 +1083,15 @@ static void run_trace(uint64_t seed)
 								 (int32_t)rnd(&s, 0, 3), t->now),
 					 GPUQ_OK);
 		} else if (a < 88) {
+			note_idle(t);
 			assert_int_equal(queue_tick(t->q, t->now, &r), GPUQ_OK);
 			for (size_t k = 0; k < r.n_evictions; k++)
 				seen_total.evictions[r.evictions[k].reason]++;
 			for (size_t k = 0; k < r.n_evictions; k++)
 				fair_forget(t, r.evictions[k].victim_uid);
+			check_econ(t, &r);
+			seen_total.idles += r.n_idles;
+			seen_total.budget_changes += r.n_budget_changes;
 			after_step(t, NULL);
 		} else if (a < 89 && rnd(&s, 0, 2) == 0) {
 			/* quota grows, the stop policy changes, or admission fair sharing
@@ -914,6 +1128,7 @@ static void run_trace(uint64_t seed)
 		}
 	}
 	seen_total.restores++;
+	seen_total.econ_traces += t->pol.econ;
 	{
 		queue_t *p = restore_copy(t);
 
@@ -940,6 +1155,18 @@ static void traces(void **state)
 	for (int i = 0; i < TRACES_PER_TEST; i++)
 		run_trace((uint64_t)(block * TRACES_PER_TEST + i + 1));
 	if (block == N_TESTS - 1) {
+		print_message("# economics: %llu traces, %llu budget changes, %llu waits held "
+			      "by a budget, %llu lowered admissions, %llu idle reports, %llu idle "
+			      "reclaims\n",
+			      (unsigned long long)seen_total.econ_traces,
+			      (unsigned long long)seen_total.budget_changes,
+			      (unsigned long long)seen_total.held_waits,
+			      (unsigned long long)seen_total.lowered_admissions,
+			      (unsigned long long)seen_total.idles,
+			      (unsigned long long)seen_total.evictions[6]);
+		assert_true(seen_total.econ_traces > 0 && seen_total.budget_changes > 0 &&
+			    seen_total.held_waits > 0 && seen_total.lowered_admissions > 0 &&
+			    seen_total.idles > 0 && seen_total.evictions[6] > 0);
 		print_message("# %llu traces, %llu cycles, %llu admissions (%llu StrictFIFO, "
 			      "%llu with admission fair sharing), "
 			      "%llu set aside, evictions: %llu in-CQ, %llu reclaim, %llu fair, "

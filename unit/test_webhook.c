@@ -199,7 +199,7 @@ static void test_buffer_cap_is_sticky(void **state)
 static void test_gpu_detection(void **state)
 {
 	static const char *const extra[] = {"amd.com/gpu"};
-	const webhook_config_t cfg = {extra, 1, NULL};
+	const workload_config_t cfg = {extra, 1};
 	static const struct {
 		const char *name;
 		bool plain, with_cfg;
@@ -212,8 +212,8 @@ static void test_gpu_detection(void **state)
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
-		assert_int_equal(webhook_is_gpu_resource(NULL, t[i].name), t[i].plain);
-		assert_int_equal(webhook_is_gpu_resource(&cfg, t[i].name), t[i].with_cfg);
+		assert_int_equal(workload_gpu_resource(NULL, t[i].name), t[i].plain);
+		assert_int_equal(workload_gpu_resource(&cfg, t[i].name), t[i].with_cfg);
 	}
 }
 
@@ -236,13 +236,12 @@ static void test_json_parser_values(void **state)
 	char err[256];
 	(void)state;
 	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++) {
-		webhook_jdoc_t d;
+		jv_doc_t d;
 
 		assert_int_equal(
-		    webhook_jdoc_parse(&d, strs[i].doc, strlen(strs[i].doc), err, sizeof(err)),
-		    GPUQ_OK);
-		assert_string_equal(webhook_jv_str(webhook_jv_get(d.root, "k")), strs[i].want);
-		webhook_jdoc_free(&d);
+		    jv_doc_parse(&d, strs[i].doc, strlen(strs[i].doc), err, sizeof(err)), GPUQ_OK);
+		assert_string_equal(jv_str(jv_get(d.root, "k")), strs[i].want);
+		jv_doc_free(&d);
 	}
 }
 
@@ -251,34 +250,34 @@ static void test_json_parser_shapes(void **state)
 	static const char doc[] =
 	    "{\"a\":[1,-2,3.5,1e3,true,false,null,[],{}],\"n\":"
 	    "9223372036854775807,\"big\":9223372036854775808,\"o\":{\"x\":{}}}";
-	webhook_jdoc_t d;
-	const webhook_jv_t *a;
+	jv_doc_t d;
+	const jv_t *a;
 	char err[256];
 	int64_t v;
 	(void)state;
 
-	assert_int_equal(webhook_jdoc_parse(&d, doc, sizeof(doc) - 1, err, sizeof(err)), GPUQ_OK);
+	assert_int_equal(jv_doc_parse(&d, doc, sizeof(doc) - 1, err, sizeof(err)), GPUQ_OK);
 	assert_int_equal(d.root->n, 4);
-	a = webhook_jv_get(d.root, "a");
-	assert_int_equal(webhook_jv_count(a), 9);
-	assert_true(webhook_jv_int(webhook_jv_at(a, 0), &v) && v == 1);
-	assert_true(webhook_jv_int(webhook_jv_at(a, 1), &v) && v == -2);
-	assert_false(webhook_jv_int(webhook_jv_at(a, 2), &v)); /* fraction */
-	assert_false(webhook_jv_int(webhook_jv_at(a, 3), &v)); /* exponent */
-	assert_string_equal(webhook_jv_at(a, 3)->s, "1e3");
-	assert_true(webhook_jv_is(webhook_jv_at(a, 4), WEBHOOK_JV_TRUE));
-	assert_true(webhook_jv_is(webhook_jv_at(a, 5), WEBHOOK_JV_FALSE));
-	assert_true(webhook_jv_is(webhook_jv_at(a, 6), WEBHOOK_JV_NULL));
-	assert_int_equal(webhook_jv_count(webhook_jv_at(a, 7)), 0);
-	assert_true(webhook_jv_is(webhook_jv_at(a, 8), WEBHOOK_JV_OBJECT));
-	assert_null(webhook_jv_at(a, 9));
-	assert_true(webhook_jv_int(webhook_jv_get(d.root, "n"), &v) && v == INT64_MAX);
-	assert_false(webhook_jv_int(webhook_jv_get(d.root, "big"), &v));
-	assert_non_null(webhook_jv_get(webhook_jv_get(d.root, "o"), "x"));
-	assert_null(webhook_jv_get(d.root, "missing"));
-	assert_null(webhook_jv_get(a, "k")); /* not an object */
-	assert_null(webhook_jv_str(a));
-	webhook_jdoc_free(&d);
+	a = jv_get(d.root, "a");
+	assert_int_equal(jv_count(a), 9);
+	assert_true(jv_int(jv_at(a, 0), &v) && v == 1);
+	assert_true(jv_int(jv_at(a, 1), &v) && v == -2);
+	assert_false(jv_int(jv_at(a, 2), &v)); /* fraction */
+	assert_false(jv_int(jv_at(a, 3), &v)); /* exponent */
+	assert_string_equal(jv_at(a, 3)->s, "1e3");
+	assert_true(jv_is(jv_at(a, 4), JV_TRUE));
+	assert_true(jv_is(jv_at(a, 5), JV_FALSE));
+	assert_true(jv_is(jv_at(a, 6), JV_NULL));
+	assert_int_equal(jv_count(jv_at(a, 7)), 0);
+	assert_true(jv_is(jv_at(a, 8), JV_OBJECT));
+	assert_null(jv_at(a, 9));
+	assert_true(jv_int(jv_get(d.root, "n"), &v) && v == INT64_MAX);
+	assert_false(jv_int(jv_get(d.root, "big"), &v));
+	assert_non_null(jv_get(jv_get(d.root, "o"), "x"));
+	assert_null(jv_get(d.root, "missing"));
+	assert_null(jv_get(a, "k")); /* not an object */
+	assert_null(jv_str(a));
+	jv_doc_free(&d);
 	/* depth: 64 nested arrays parse, 65 are refused by the scan */
 	for (int depth = 64; depth <= 65; depth++) {
 		char buf[256];
@@ -288,9 +287,9 @@ static void test_json_parser_shapes(void **state)
 			buf[n++] = '[';
 		for (int i = 0; i < depth; i++)
 			buf[n++] = ']';
-		assert_int_equal(webhook_jdoc_parse(&d, buf, (size_t)n, err, sizeof(err)),
+		assert_int_equal(jv_doc_parse(&d, buf, (size_t)n, err, sizeof(err)),
 				 depth == 64 ? GPUQ_OK : GPUQ_ELIMIT);
-		webhook_jdoc_free(&d);
+		jv_doc_free(&d);
 	}
 }
 
@@ -365,13 +364,13 @@ static void test_null_and_huge_bodies(void **state)
 	assert_non_null(strstr(r.body, "exceeds"));
 	webhook_reply_deinit(&r);
 	free(body);
-	/* a flat array of more values than WEBHOOK_JSON_VALUES_MAX */
-	body = malloc(2 * WEBHOOK_JSON_VALUES_MAX + 8);
+	/* a flat array of more values than JV_VALUES_MAX */
+	body = malloc(2 * JV_VALUES_MAX + 8);
 	assert_non_null(body);
 	body[0] = '[';
-	for (size_t i = 0; i < WEBHOOK_JSON_VALUES_MAX; i++)
+	for (size_t i = 0; i < JV_VALUES_MAX; i++)
 		memcpy(body + 1 + 2 * i, "1,", 2);
-	memcpy(body + 1 + 2 * WEBHOOK_JSON_VALUES_MAX, "1]", 3);
+	memcpy(body + 1 + 2 * JV_VALUES_MAX, "1]", 3);
 	run(WEBHOOK_VALIDATE, NULL, body, &r);
 	assert_int_equal(r.http_status, 400);
 	assert_non_null(strstr(r.body, "more than 262144 JSON values"));
@@ -537,7 +536,7 @@ static void test_too_many_containers(void **state)
 
 	assert_non_null(obj);
 	n = (size_t)snprintf(obj, cap, "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[");
-	for (int i = 0; i <= WEBHOOK_CONTAINERS_MAX; i++)
+	for (int i = 0; i <= WORKLOAD_CONTAINERS_MAX; i++)
 		n += (size_t)snprintf(obj + n, cap - n, "%s{\"name\":\"c%d\"}", i ? "," : "", i);
 	snprintf(obj + n, cap - n, "]}}");
 	body = review("Pod", "CREATE", "team-a", "alice", obj, "null");
@@ -749,8 +748,8 @@ static void test_malformed_object_types(void **state)
 	}
 }
 
-/* ---- webhook_object_decode agrees with the rules (the decoder itself:
- * test_webhook_object.c) ---- */
+/* ---- workload_decode agrees with the rules (the decoder itself:
+ * test_workload.c) ---- */
 
 /* One rule, one place: for every golden review of a Pod or Job, the object
  * decoder sees the GPU ask the admission rules see (the golden denials that
@@ -766,10 +765,10 @@ static void test_object_agrees_with_rules(void **state)
 		json_t *obj = json_deep_copy(json_object_get(r, "object"));
 		json_t *meta = json_object_get(obj, "metadata");
 		const char *ns = json_string_value(json_object_get(r, "namespace"));
-		webhook_workload_t w;
-		webhook_object_t o;
+		workload_view_t w;
+		workload_t *o = NULL;
 		gpuq_diag_t d = {""};
-		webhook_jdoc_t doc;
+		jv_doc_t doc;
 		char err[256], *text;
 		int rc_w, rc_o;
 
@@ -786,22 +785,22 @@ static void test_object_agrees_with_rules(void **state)
 			json_object_set_new(meta, "name", json_string("generated"));
 		text = json_dumps(obj, JSON_COMPACT);
 		assert_non_null(text);
-		assert_int_equal(webhook_jdoc_parse(&doc, text, strlen(text), err, sizeof(err)),
-				 GPUQ_OK);
-		rc_o = webhook_object_decode(g_policy, NULL, text, strlen(text), &o, &d);
+		assert_int_equal(jv_doc_parse(&doc, text, strlen(text), err, sizeof(err)), GPUQ_OK);
+		rc_o = workload_decode_json(text, strlen(text), NULL, &o, &d);
+		if (!rc_o)
+			rc_o = workload_resolve(o, g_policy, &d);
 		if (!rc_o) {
-			rc_w =
-			    webhook_workload_decode(&w, g_policy, NULL, ns, o.kind, doc.root, &d);
-			if (rc_w || w.gpu != o.gpu ||
-			    (o.kind == WEBHOOK_KIND_JOB && w.pods != o.pods))
+			rc_w = workload_view_decode(&w, g_policy, NULL, ns, o->kind, doc.root, &d);
+			if (rc_w || w.gpu != o->gpu ||
+			    (o->kind == WORKLOAD_KIND_JOB && w.pods != o->pods))
 				fail_msg("%s: rules see gpu %d pods %lld, object gpu %d pods %lld",
-					 g_cases[i].name, w.gpu, (long long)w.pods, o.gpu,
-					 (long long)o.pods);
+					 g_cases[i].name, w.gpu, (long long)w.pods, o->gpu,
+					 (long long)o->pods);
 			checked++;
-			webhook_workload_deinit(&w);
+			workload_view_deinit(&w);
 		}
-		webhook_object_deinit(&o);
-		webhook_jdoc_free(&doc);
+		workload_destroy(o);
+		jv_doc_free(&doc);
 		free(text);
 		json_decref(obj);
 		json_decref(req);

@@ -477,7 +477,7 @@ static void decision_cache(void **state)
 /* One app request; the reply's status (its body freed). */
 static unsigned ask(webui_t *ui, const char *path, const char *auth, bool retry, int *rc)
 {
-	http_app_request_t rq = {path, auth, false};
+	http_app_request_t rq = {path, auth, false, NULL};
 	http_app_reply_t out = {0};
 
 	*rc = webui_app_handle(ui, &rq, retry, &out);
@@ -529,7 +529,7 @@ static void app_access(void **state)
 /* The nowMs of the published snapshot, as the API gives it. */
 static long long published_now(webui_t *ui)
 {
-	http_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
 	http_app_reply_t out = {0};
 	json_t *o;
 	long long now;
@@ -556,7 +556,7 @@ static void idle_builds_nothing(void **state)
 {
 	webui_t *ui = ui_none();
 	queue_t *q = scenario(ui);
-	http_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
 	http_app_reply_t out = {0};
 
 	(void)state;
@@ -601,7 +601,7 @@ static void old_snapshot_waits_for_the_next(void **state)
 {
 	webui_t *ui = ui_none();
 	queue_t *q = scenario(ui);
-	http_app_request_t rq = {"/api/v1/cluster", NULL, false};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
 	http_app_reply_t out = {0};
 	publisher_t pub = {ui, q};
 	pthread_t t;
@@ -767,10 +767,355 @@ static void usage_per_namespace(void **state)
 	webui_destroy(ui);
 }
 
+/* ---- the visibility API ---- */
+
+/* GET path?query of the visibility API from a snapshot of q at 5000 for
+ * acc: the parsed JSON, *status. */
+static json_t *vis(const webui_t *ui, const queue_t *q, const char *path, const char *query,
+		   const webui_access_t *acc, unsigned *status)
+{
+	webui_snap_t *s;
+	char *body;
+	size_t len;
+	json_t *o;
+
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s), GPUQ_OK);
+	assert_int_equal(webui_vis_render(s, path, query, acc, status, &body, &len), GPUQ_OK);
+	webui_snap_unref(s);
+	o = json_loadb(body, len, 0, NULL);
+	if (!o)
+		fail_msg("not JSON: %s", body);
+	free(body);
+	return o;
+}
+
+#define VIS WEBUI_VIS_PREFIX
+
+/* big and cbig fill train and infer (each its own nominal quota, nothing
+ * to borrow); then team-a and team-b interleave in train (b2 of priority 5
+ * goes first), team-c waits in infer. */
+static queue_t *waiting(webui_t *ui)
+{
+	queue_t *q = cluster();
+
+	add_wl(q, "big", "team-a", 10, 1, 4);
+	add_wl(q, "cbig", "team-c", 10, 2, 4);
+	cycle(ui, q, 500);
+	add_wl(q, "a1", "team-a", 0, 1000, 1);
+	add_wl(q, "b1", "team-b", 0, 1001, 1);
+	add_wl(q, "a2", "team-a", 0, 1002, 2);
+	add_wl(q, "b2", "team-b", 5, 1003, 1);
+	add_wl(q, "a3", "team-a", 0, 1004, 1);
+	add_wl(q, "c1", "team-c", 0, 1005, 1);
+	cycle(ui, q, 2000);
+	return q;
+}
+
+/* The names of a summary's items, comma-joined, into buf. */
+static const char *names(json_t *o, char *buf, size_t cap)
+{
+	size_t i, len = 0;
+	json_t *e;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(o, "items"), i, e) len +=
+	    (size_t)snprintf(buf + len, cap - len, "%s%s", i ? "," : "",
+			     str(json_object_get(e, "metadata"), "name"));
+	return buf;
+}
+
+/* Kueue's shape: a PendingWorkloadsSummary per ClusterQueue, positions
+ * from 0 in the ClusterQueue's admission order (priority first, then
+ * creation) and among each LocalQueue's, with gpuq's ClusterQueue, reason,
+ * sentence and total; the same order the core's own listing gives. */
+static void vis_cluster_queue(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = waiting(ui);
+	queue_wl_t ids[16];
+	size_t n;
+	unsigned status;
+	char buf[256];
+	json_t *o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", NULL, &ADMIN, &status);
+	json_t *e;
+
+	(void)state;
+	assert_int_equal(status, 200);
+	assert_string_equal(str(o, "kind"), "PendingWorkloadsSummary");
+	assert_string_equal(str(o, "apiVersion"), "visibility.gpuq.dev/v1beta1");
+	assert_int_equal(num(o, "total"), 5);
+	assert_string_equal(names(o, buf, sizeof(buf)), "b2,a1,b1,a2,a3");
+	/* the core's admission order */
+	n = queue_cq_workloads(q, 0, QUEUE_WL_PENDING, ids, 16);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		queue_workload_view_t v;
+		assert_int_equal(queue_workload_view(q, ids[i], &v), GPUQ_OK);
+		e = json_array_get(json_object_get(o, "items"), i);
+		assert_string_equal(str(json_object_get(e, "metadata"), "name"), v.name);
+		assert_int_equal(num(e, "positionInClusterQueue"), (long long)i);
+	}
+	e = json_array_get(json_object_get(o, "items"), 3); /* a2: team-a's second */
+	assert_int_equal(num(e, "positionInLocalQueue"), 1);
+	assert_string_equal(str(e, "localQueueName"), "default");
+	assert_string_equal(str(e, "clusterQueueName"), "train");
+	assert_string_equal(str(json_object_get(e, "metadata"), "namespace"), "team-a");
+	assert_string_equal(str(json_object_get(e, "metadata"), "uid"), "a2");
+	assert_string_equal(str(json_object_get(e, "metadata"), "creationTimestamp"),
+			    "1970-01-01T00:00:01Z");
+	assert_int_equal(num(e, "priority"), 0);
+	assert_string_equal(str(e, "reason"), "Quota");
+	assert_non_null(strstr(str(e, "message"), "needs 2 nvidia.com/gpu on flavor h100, 0 free"));
+	assert_null(json_object_get(e, "predictedStartTime")); /* no prediction yet */
+	assert_int_equal(num(json_array_get(json_object_get(o, "items"), 0), "priority"), 5);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* Per LocalQueue: only its workloads, positionInLocalQueue from 0 and
+ * positionInClusterQueue as in the ClusterQueue's view; each one's
+ * LocalQueue position is the one the core's explanation gives (1-based
+ * there). */
+static void vis_local_queue(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = waiting(ui);
+	unsigned status;
+	char buf[256], want[64], why[512];
+	size_t i;
+	json_t *o = vis(ui, q, VIS "/namespaces/team-a/localqueues/default/pendingworkloads", NULL,
+			&ADMIN, &status),
+	       *e;
+
+	(void)state;
+	assert_int_equal(status, 200);
+	assert_int_equal(num(o, "total"), 3);
+	assert_string_equal(names(o, buf, sizeof(buf)), "a1,a2,a3");
+	json_array_foreach(json_object_get(o, "items"), i, e)
+	{
+		const char *name = str(json_object_get(e, "metadata"), "name");
+		assert_int_equal(num(e, "positionInLocalQueue"), (long long)i);
+		assert_int_equal(queue_workload_explain(q, name, why, sizeof(why)), GPUQ_OK);
+		snprintf(want, sizeof(want), "position %zu of 3 in team-a/default:", i + 1);
+		assert_non_null(strstr(why, want));
+	}
+	assert_int_equal(
+	    num(json_array_get(json_object_get(o, "items"), 0), "positionInClusterQueue"), 1);
+	assert_int_equal(
+	    num(json_array_get(json_object_get(o, "items"), 2), "positionInClusterQueue"), 4);
+	json_decref(o);
+	o = vis(ui, q, VIS "/namespaces/team-c/localqueues/default/pendingworkloads", NULL, &ADMIN,
+		&status);
+	assert_string_equal(names(o, buf, sizeof(buf)), "c1");
+	assert_string_equal(str(json_array_get(json_object_get(o, "items"), 0), "clusterQueueName"),
+			    "infer");
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* limit and offset as Kueue reads them: offset counts from 0 in the view
+ * (the ClusterQueue's, or the LocalQueue's), limit 0 is the default, past
+ * the end is an empty list with the total; a value that is not a whole
+ * number is a 400 Status naming it; limit above the cap is the cap. */
+static void vis_limit_offset(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = waiting(ui);
+	unsigned status;
+	char buf[256], why[128];
+	int64_t limit, offset;
+	json_t *o;
+
+	(void)state;
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", "limit=2&offset=1", &ADMIN,
+		&status);
+	assert_string_equal(names(o, buf, sizeof(buf)), "a1,b1");
+	assert_int_equal(
+	    num(json_array_get(json_object_get(o, "items"), 0), "positionInClusterQueue"), 1);
+	assert_int_equal(num(o, "total"), 5);
+	json_decref(o);
+	o = vis(ui, q, VIS "/namespaces/team-a/localqueues/default/pendingworkloads",
+		"offset=1&limit=1&timeout=32s", &ADMIN, &status);
+	assert_string_equal(names(o, buf, sizeof(buf)), "a2");
+	assert_int_equal(
+	    num(json_array_get(json_object_get(o, "items"), 0), "positionInLocalQueue"), 1);
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", "offset=9", &ADMIN, &status);
+	assert_int_equal(status, 200);
+	assert_int_equal(json_array_size(json_object_get(o, "items")), 0);
+	assert_int_equal(num(o, "total"), 5);
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", "limit=0", &ADMIN, &status);
+	assert_int_equal(json_array_size(json_object_get(o, "items")), 5);
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", "limit=-1", &ADMIN, &status);
+	assert_int_equal(status, 400);
+	assert_string_equal(str(o, "kind"), "Status");
+	assert_string_equal(str(o, "reason"), "BadRequest");
+	assert_non_null(strstr(str(o, "message"), "limit \"-1\""));
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", "offset=x", &ADMIN, &status);
+	assert_int_equal(status, 400);
+	json_decref(o);
+	assert_int_equal(webui_vis_options("limit=999999999", &limit, &offset, why, sizeof(why)),
+			 GPUQ_OK);
+	assert_int_equal(limit, WEBUI_VIS_LIMIT_MAX);
+	assert_int_equal(webui_vis_options(NULL, &limit, &offset, why, sizeof(why)), GPUQ_OK);
+	assert_int_equal(limit, WEBUI_VIS_LIMIT_DEFAULT);
+	assert_int_equal(offset, 0);
+	assert_int_equal(webui_vis_options("limit=", &limit, &offset, why, sizeof(why)),
+			 GPUQ_EINVAL);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* 12,000 waiting: an answer holds at most WEBUI_VIS_LIMIT_MAX, the rest is
+ * reached with offset; the last one's position is 11,999. */
+static void vis_capped(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = cluster();
+	unsigned status;
+	char uid[32];
+	json_t *o, *items;
+
+	(void)state;
+	add_wl(q, "big", "team-a", 10, 1, 8);
+	for (int i = 0; i < 12000; i++) {
+		snprintf(uid, sizeof(uid), "w%05d", i);
+		add_wl(q, uid, "team-b", 0, 1000 + i, 1);
+	}
+	cycle(ui, q, 5000);
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", "limit=20000", &ADMIN, &status);
+	items = json_object_get(o, "items");
+	assert_int_equal(json_array_size(items), WEBUI_VIS_LIMIT_MAX);
+	assert_int_equal(num(o, "total"), 12000);
+	json_decref(o);
+	o = vis(ui, q, VIS "/namespaces/team-b/localqueues/default/pendingworkloads",
+		"offset=11999", &ADMIN, &status);
+	items = json_object_get(o, "items");
+	assert_int_equal(json_array_size(items), 1);
+	assert_string_equal(str(json_object_get(json_array_get(items, 0), "metadata"), "name"),
+			    "w11999");
+	assert_int_equal(num(json_array_get(items, 0), "positionInClusterQueue"), 11999);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* Who reads what: the ClusterQueue view needs cluster access; a tenant
+ * reads its namespace's LocalQueues only; unknown names and paths are 404
+ * Statuses; the discovery document lists the two resources. */
+static void vis_access(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = waiting(ui);
+	webui_access_t tenant = {false, "team-b"};
+	unsigned status;
+	json_t *o;
+
+	(void)state;
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads", NULL, &tenant, &status);
+	assert_int_equal(status, 403);
+	assert_string_equal(str(o, "reason"), "Forbidden");
+	json_decref(o);
+	o = vis(ui, q, VIS "/namespaces/team-b/localqueues/default/pendingworkloads", NULL, &tenant,
+		&status);
+	assert_int_equal(status, 200);
+	assert_int_equal(num(o, "total"), 2);
+	json_decref(o);
+	o = vis(ui, q, VIS "/namespaces/team-a/localqueues/default/pendingworkloads", NULL, &tenant,
+		&status);
+	assert_int_equal(status, 403);
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/nope/pendingworkloads", NULL, &ADMIN, &status);
+	assert_int_equal(status, 404);
+	assert_string_equal(str(o, "reason"), "NotFound");
+	json_decref(o);
+	o = vis(ui, q, VIS "/namespaces/team-b/localqueues/nope/pendingworkloads", NULL, &tenant,
+		&status);
+	assert_int_equal(status, 404);
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/train/pendingworkloads/", NULL, &ADMIN, &status);
+	assert_int_equal(status, 404);
+	json_decref(o);
+	o = vis(ui, q, VIS "/clusterqueues/train", NULL, &ADMIN, &status);
+	assert_int_equal(status, 404);
+	json_decref(o);
+	o = vis(ui, q, VIS, NULL, &tenant, &status);
+	assert_int_equal(status, 200);
+	assert_string_equal(str(o, "kind"), "APIResourceList");
+	assert_string_equal(str(o, "groupVersion"), "visibility.gpuq.dev/v1beta1");
+	assert_int_equal(json_array_size(json_object_get(o, "resources")), 2);
+	json_decref(o);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
+/* Through the app: the visibility API's refusals are Kubernetes Statuses;
+ * the routes turned off answer 404; the namespace scope of a LocalQueue
+ * path is its namespace. */
+static void vis_app_routes(void **state)
+{
+	webui_t *ui = NULL;
+	queue_t *q;
+	const char *ns;
+	size_t n;
+	http_app_request_t rq = {VIS "/namespaces/team-b/localqueues/default/pendingworkloads",
+				    NULL, false, "limit=1"};
+	http_app_reply_t out = {0};
+	json_t *o;
+
+	(void)state;
+	webui_path_scope(rq.path, &ns, &n);
+	assert_int_equal(n, 6);
+	assert_memory_equal(ns, "team-b", 6);
+	assert_int_equal(webui_create(WEBUI_AUTH_REVIEW, NULL, &ui, NULL), GPUQ_OK);
+	q = waiting(ui);
+	webui_leader_set(ui, true);
+	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK);
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	assert_int_equal(out.status, 401);
+	o = json_loadb(out.body, out.len, 0, NULL);
+	assert_string_equal(str(o, "kind"), "Status");
+	json_decref(o);
+	if (out.body_owned)
+		free((void *)out.body);
+	wa_cache_put(ui, "tenant", "", WA_FORBIDDEN, "bob", gpuq_mono_ms());
+	wa_cache_put(ui, "tenant", "team-b", WA_ALLOWED, "bob", gpuq_mono_ms());
+	rq.authorization = "Bearer tenant";
+	out = (http_app_reply_t){0};
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	assert_int_equal(out.status, 200);
+	o = json_loadb(out.body, out.len, 0, NULL);
+	assert_int_equal(json_array_size(json_object_get(o, "items")), 1); /* limit=1 */
+	assert_int_equal(num(o, "total"), 2);
+	json_decref(o);
+	free((void *)out.body);
+	/* the visibility API alone (gpuq serve without --ui) */
+	webui_routes_set(ui, false, true);
+	rq.path = "/api/v1/namespaces/team-b";
+	out = (http_app_reply_t){0};
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	assert_int_equal(out.status, 404);
+	rq.path = "/ui/";
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	assert_int_equal(out.status, 404);
+	/* and the pages alone */
+	webui_routes_set(ui, true, false);
+	rq.path = VIS "/namespaces/team-b/localqueues/default/pendingworkloads";
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
+	assert_int_equal(out.status, 404);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
 static void embedded_files(void **state)
 {
 	webui_t *ui = ui_none();
-	http_app_request_t rq = {"/ui/", NULL, false};
+	http_app_request_t rq = {"/ui/", NULL, false, NULL};
 	http_app_reply_t out = {0};
 	int rc;
 
@@ -807,6 +1152,12 @@ int main(void)
 	    cmocka_unit_test(usage_rows),
 	    cmocka_unit_test(usage_per_namespace),
 	    cmocka_unit_test(embedded_files),
+	    cmocka_unit_test(vis_cluster_queue),
+	    cmocka_unit_test(vis_local_queue),
+	    cmocka_unit_test(vis_limit_offset),
+	    cmocka_unit_test(vis_capped),
+	    cmocka_unit_test(vis_access),
+	    cmocka_unit_test(vis_app_routes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

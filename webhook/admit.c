@@ -1,5 +1,5 @@
 /* webhook/admit.c: the AdmissionReview codec. Checks the body (size, and
- * JSON depth by admit_json.c's first scan), decodes the request
+ * JSON depth by jv/parse.c's first scan), decodes the request
  * envelope, runs the mutate or validate rules, and writes the reply text:
  * a v1 AdmissionReview echoing the uid, or a 400 sentence for a body that is
  * not a usable review. */
@@ -100,38 +100,22 @@ static int reply_no_policy(webhook_reply_t *out, const char *fmt, ...)
 	return rc;
 }
 
-/* Group/version/kind of request.kind (falls back to the object's own). */
-static webhook_kind_t decode_kind(const webhook_jv_t *req, const webhook_jv_t *obj)
+/* Group/version/kind of request.kind (falls back to the object's own
+ * apiVersion and kind). */
+static workload_kind_t decode_kind(const jv_t *req, const jv_t *obj)
 {
-	const webhook_jv_t *k = webhook_jv_get(req, "kind");
-	const char *group = webhook_json_str(k, "group");
-	const char *version = webhook_json_str(k, "version");
-	const char *kind = webhook_json_str(k, "kind");
+	const jv_t *k = jv_get(req, "kind");
+	const char *kind = jv_member_str(k, "kind");
 
-	if (!kind && obj) {
-		const char *api = webhook_json_str(obj, "apiVersion");
-
-		kind = webhook_json_str(obj, "kind");
-		if (api && !strcmp(api, "v1"))
-			group = "";
-		else if (api && !strcmp(api, "batch/v1"))
-			group = "batch";
-		else
-			return WEBHOOK_KIND_OTHER;
-		version = "v1";
-	}
-	if (!kind || !version || strcmp(version, "v1") != 0)
-		return WEBHOOK_KIND_OTHER;
-	if ((!group || !*group) && !strcmp(kind, "Pod"))
-		return WEBHOOK_KIND_POD;
-	if (group && !strcmp(group, "batch") && !strcmp(kind, "Job"))
-		return WEBHOOK_KIND_JOB;
-	return WEBHOOK_KIND_OTHER;
+	if (!kind && obj)
+		return workload_kind_of(jv_member_str(obj, "apiVersion"),
+					jv_member_str(obj, "kind"));
+	return workload_kind_gvk(jv_member_str(k, "group"), jv_member_str(k, "version"), kind);
 }
 
-static const char *str_or_empty(const webhook_jv_t *obj, const char *key)
+static const char *str_or_empty(const jv_t *obj, const char *key)
 {
-	const char *s = webhook_json_str(obj, key);
+	const char *s = jv_member_str(obj, key);
 
 	return s ? s : "";
 }
@@ -140,7 +124,7 @@ static const char *str_or_empty(const webhook_jv_t *obj, const char *key)
  * returns GPUQ_EINVAL. */
 static int decode_envelope(webhook_review_t *r, const char *body, size_t len, webhook_reply_t *out)
 {
-	const webhook_jv_t *req, *obj, *old;
+	const jv_t *req, *obj, *old;
 	const char *api, *kind;
 	char err[GPUQ_DIAG_MAX / 2];
 	int rc;
@@ -148,15 +132,15 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 	if (len > WEBHOOK_REVIEW_MAX)
 		return reply_text(out, "invalid AdmissionReview: body of %zu bytes exceeds %u", len,
 				  WEBHOOK_REVIEW_MAX);
-	rc = webhook_jdoc_parse(&r->doc, body, len, err, sizeof(err));
+	rc = jv_doc_parse(&r->doc, body, len, err, sizeof(err));
 	if (rc == GPUQ_ENOMEM)
 		return rc;
 	if (rc == GPUQ_ELIMIT)
 		return reply_text(out, "invalid AdmissionReview: %s", err);
 	if (rc)
 		return reply_text(out, "invalid AdmissionReview: not JSON: %s", err);
-	api = webhook_json_str(r->doc.root, "apiVersion");
-	kind = webhook_json_str(r->doc.root, "kind");
+	api = jv_member_str(r->doc.root, "apiVersion");
+	kind = jv_member_str(r->doc.root, "kind");
 	if (!api || strcmp(api, "admission.k8s.io/v1") != 0)
 		return reply_text(
 		    out,
@@ -167,21 +151,21 @@ static int decode_envelope(webhook_review_t *r, const char *body, size_t len, we
 		return reply_text(
 		    out, "invalid AdmissionReview: kind is \"%s\", want \"AdmissionReview\"",
 		    kind ? kind : "");
-	req = webhook_jv_get(r->doc.root, "request");
-	if (!webhook_jv_is(req, WEBHOOK_JV_OBJECT))
+	req = jv_get(r->doc.root, "request");
+	if (!jv_is(req, JV_OBJECT))
 		return reply_text(out,
 				  "invalid AdmissionReview: request is missing or not an object");
-	r->uid = webhook_json_str(req, "uid");
+	r->uid = jv_member_str(req, "uid");
 	if (!r->uid || !*r->uid)
 		return reply_text(out, "invalid AdmissionReview: request.uid is missing or empty");
 	r->op = str_or_empty(req, "operation");
 	r->ns = str_or_empty(req, "namespace");
 	r->sub_resource = str_or_empty(req, "subResource");
-	r->username = str_or_empty(webhook_jv_get(req, "userInfo"), "username");
-	obj = webhook_jv_get(req, "object");
-	old = webhook_jv_get(req, "oldObject");
-	r->obj = webhook_jv_is(obj, WEBHOOK_JV_OBJECT) ? obj : NULL;
-	r->old = webhook_jv_is(old, WEBHOOK_JV_OBJECT) ? old : NULL;
+	r->username = str_or_empty(jv_get(req, "userInfo"), "username");
+	obj = jv_get(req, "object");
+	old = jv_get(req, "oldObject");
+	r->obj = jv_is(obj, JV_OBJECT) ? obj : NULL;
+	r->old = jv_is(old, JV_OBJECT) ? old : NULL;
 	r->kind = decode_kind(req, r->obj ? r->obj : r->old);
 	return GPUQ_OK;
 }
@@ -209,19 +193,19 @@ static bool check_operation(webhook_review_t *r)
  * whatever the policy says. */
 static bool needs_policy(const webhook_review_t *r)
 {
-	return r->kind != WEBHOOK_KIND_OTHER && !*r->sub_resource &&
+	return r->kind != WORKLOAD_KIND_OTHER && !*r->sub_resource &&
 	       (!strcmp(r->op, "CREATE") || !strcmp(r->op, "UPDATE"));
 }
 
 /* A stored Pod or Job always has metadata and spec objects: one that does
  * not is not a Pod or Job gpuq can read, in a namespace it does not manage
  * either. Returns true when refused. */
-static bool shape_refused(webhook_review_t *r, const webhook_jv_t *obj, const char *where)
+static bool shape_refused(webhook_review_t *r, const jv_t *obj, const char *where)
 {
 	static const char *const members[] = {"metadata", "spec"};
 
 	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-		if (webhook_jv_is(webhook_jv_get(obj, members[i]), WEBHOOK_JV_OBJECT))
+		if (jv_is(jv_get(obj, members[i]), JV_OBJECT))
 			continue;
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s.%s: missing or not an object", where,
 				      members[i]);
@@ -240,14 +224,14 @@ static bool check_objects(webhook_review_t *r)
 	if ((create || update) && !r->obj && !*r->sub_resource) {
 		webhook_review_refuse(r, WEBHOOK_INVALID,
 				      "request.object: missing or not an object for a %s of a %s",
-				      r->op, r->kind == WEBHOOK_KIND_POD ? "Pod" : "Job");
+				      r->op, workload_integration(r->kind)->kind_name);
 		return true;
 	}
 	if (update && !r->old && !*r->sub_resource) {
 		webhook_review_refuse(
 		    r, WEBHOOK_INVALID,
 		    "request.oldObject: missing or not an object for an UPDATE of a %s",
-		    r->kind == WEBHOOK_KIND_POD ? "Pod" : "Job");
+		    workload_integration(r->kind)->kind_name);
 		return true;
 	}
 	/* (a managed namespace's decoder names the field and its type itself) */
@@ -257,9 +241,12 @@ static bool check_objects(webhook_review_t *r)
 	return false;
 }
 
-static const char *kind_label(webhook_kind_t k)
+/* The metrics label of a kind: "Pod", "Job", else "other" (the label set is
+ * fixed: docs/metrics.md). */
+static const char *kind_label(workload_kind_t k)
 {
-	return k == WEBHOOK_KIND_POD ? "Pod" : k == WEBHOOK_KIND_JOB ? "Job" : "other";
+	return k == WORKLOAD_KIND_POD || k == WORKLOAD_KIND_JOB ? workload_integration(k)->kind_name
+								: "other";
 }
 
 /* Write the AdmissionReview reply for r into out. */
@@ -347,7 +334,7 @@ int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
 		rc = reply_no_policy(out, "gpuq cannot decide: it has no policy yet (not synced "
 					  "with the apiserver); retry");
 		goto done;
-	} else if (r->kind != WEBHOOK_KIND_OTHER && !check_objects(r)) {
+	} else if (r->kind != WORKLOAD_KIND_OTHER && !check_objects(r)) {
 		rc = ep == WEBHOOK_MUTATE ? webhook_mutate_run(r) : webhook_validate_run(r);
 	}
 	if (!rc && ep == WEBHOOK_MUTATE)
@@ -367,7 +354,7 @@ done:
 		out->kind = NULL;
 	}
 	webhook_patch_deinit(&r->patch);
-	webhook_jdoc_free(&r->doc);
+	jv_doc_free(&r->doc);
 	return rc;
 }
 

@@ -1,13 +1,16 @@
 /* webhook/mutate.c: the /mutate rules. A GPU Job created in a managed
  * namespace is suspended, gets the namespace's LimitRange Container defaults
  * written into its pod template (LimitRanger never looks at templates), the
- * template label gpuq.dev/managed=true, and the queue label when it names no
- * queue. A GPU Pod that is not an admitted Job's pod gets the scheduling gate
- * gpuq.dev/admission and the same queue label. Every patch only adds what is
- * missing, so applying it and mutating again adds nothing. */
+ * template label gpuq.dev/managed=true, the queue label when it names no
+ * queue, and its first gpuq.dev/status (waiting for quota in its
+ * ClusterQueue). A GPU Pod that is not an admitted Job's pod gets the
+ * scheduling gate gpuq.dev/admission, the same queue label and, outside a
+ * pod group, the same status. Every patch only adds what is missing, so
+ * applying it and mutating again adds nothing. */
 #include <stdio.h>
 #include <string.h>
 
+#include "queue/queue.h"
 #include "webhook/admit_internal.h"
 
 /* JSON Pointer prefixes are built from fixed words and indexes only. */
@@ -31,8 +34,8 @@ static void json_map(webhook_buf_t *b, const quota_reslist_t *list)
 
 /* Add the entries of add under res_ptr/<which>: one op per entry when the
  * map exists, else one op creating the map. */
-static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv_t *res,
-		      const char *which, const quota_reslist_t *add)
+static void patch_map(webhook_review_t *r, const char *res_ptr, const jv_t *res, const char *which,
+		      const quota_reslist_t *add)
 {
 	char ptr[PTR_MAX + 16], vb[512];
 	webhook_buf_t v;
@@ -40,7 +43,7 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv
 	if (!add->n)
 		return;
 	webhook_buf_init(&v, vb, sizeof(vb), WEBHOOK_PATCH_MAX);
-	if (webhook_jv_is(webhook_jv_get(res, which), WEBHOOK_JV_OBJECT)) {
+	if (jv_is(jv_get(res, which), JV_OBJECT)) {
 		snprintf(ptr, sizeof(ptr), "%s/%s", res_ptr, which);
 		for (size_t i = 0; i < add->n; i++) {
 			char q[QUOTA_QTY_FMT_MAX];
@@ -63,28 +66,29 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const webhook_jv
 /* LimitRange defaults for container i of a Job's template: what the Job's
  * Pods would get from their own defaulting and LimitRanger (the apiserver
  * never applies either to a template). */
-static void patch_container_defaults(webhook_review_t *r, const webhook_workload_t *w, size_t i,
+static void patch_container_defaults(webhook_review_t *r, const workload_view_t *w,
+				     const workload_view_podset_t *ps, size_t i,
 				     const policy_namespace_t *ns)
 {
-	const webhook_cref_t *ref = &w->refs[i];
-	const webhook_jv_t *res = webhook_jv_get(ref->json, "resources");
+	const workload_cref_t *ref = &ps->refs[i];
+	const jv_t *res = jv_get(ref->json, "resources");
 	quota_reslist_t add_req, add_lim;
-	char cptr[PTR_MAX], rptr[PTR_MAX + 16], vb[1024];
+	char cptr[PTR_MAX + WORKLOAD_FIELD_MAX], rptr[PTR_MAX + WORKLOAD_FIELD_MAX + 16], vb[1024];
 	webhook_buf_t v;
 
-	if (quota_limitrange_default(ns->limitranges, ns->n_limitranges, &w->pod.containers[i],
+	if (quota_limitrange_default(ns->limitranges, ns->n_limitranges, &ps->pod.containers[i],
 				     &add_req, &add_lim)) {
 		webhook_review_refuse(r, WEBHOOK_INVALID,
-				      "Job \"%s\": %s: too many resources once LimitRange defaults "
+				      "%s \"%s\": %s: too many resources once LimitRange defaults "
 				      "are added (at most %d per container)",
-				      w->name, w->spec_field, QUOTA_RESLIST_MAX);
+				      w->kind_name, w->name, ps->spec_field, QUOTA_RESLIST_MAX);
 		return;
 	}
 	if (!add_req.n && !add_lim.n)
 		return;
-	snprintf(cptr, sizeof(cptr), "%s/%s/%zu", w->spec_ptr,
+	snprintf(cptr, sizeof(cptr), "%s/spec/%s/%zu", ps->tmpl_ptr,
 		 ref->init ? "initContainers" : "containers", ref->index);
-	if (webhook_jv_is(res, WEBHOOK_JV_OBJECT)) {
+	if (jv_is(res, JV_OBJECT)) {
 		snprintf(rptr, sizeof(rptr), "%s/resources", cptr);
 		patch_map(r, rptr, res, "limits", &add_lim);
 		patch_map(r, rptr, res, "requests", &add_req);
@@ -108,30 +112,31 @@ static void patch_container_defaults(webhook_review_t *r, const webhook_workload
 	webhook_buf_deinit(&v);
 }
 
-/* Set key=value in the labels map at meta_ptr (a metadata object pointer),
- * creating metadata and labels when absent. */
-static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook_jv_t *meta,
-			const char *key, const char *value)
+/* Set key=value in the map `which` ("labels" or "annotations") at meta_ptr
+ * (a metadata object pointer), creating metadata and the map when absent. */
+static void patch_meta(webhook_review_t *r, const char *meta_ptr, const jv_t *meta,
+		       const char *which, const char *key, const char *value)
 {
 	char ptr[PTR_MAX], vbuf[256];
 	webhook_buf_t v;
-	const webhook_jv_t *labels =
-	    webhook_jv_is(meta, WEBHOOK_JV_OBJECT) ? webhook_jv_get(meta, "labels") : NULL;
+	const jv_t *map = jv_is(meta, JV_OBJECT) ? jv_get(meta, which) : NULL;
 
 	webhook_buf_init(&v, vbuf, sizeof(vbuf), WEBHOOK_PATCH_MAX);
-	if (webhook_jv_is(labels, WEBHOOK_JV_OBJECT)) {
-		snprintf(ptr, sizeof(ptr), "%s/labels", meta_ptr);
+	if (jv_is(map, JV_OBJECT)) {
+		snprintf(ptr, sizeof(ptr), "%s/%s", meta_ptr, which);
 		webhook_buf_put_jstr(&v, value);
 		webhook_patch_add(&r->patch, ptr, key, v.p);
-	} else if (webhook_jv_is(meta, WEBHOOK_JV_OBJECT)) {
+	} else if (jv_is(meta, JV_OBJECT)) {
 		webhook_buf_putn(&v, "{", 1);
 		webhook_buf_put_jstr(&v, key);
 		webhook_buf_putn(&v, ":", 1);
 		webhook_buf_put_jstr(&v, value);
 		webhook_buf_putn(&v, "}", 1);
-		webhook_patch_add(&r->patch, meta_ptr, "labels", v.p);
+		webhook_patch_add(&r->patch, meta_ptr, which, v.p);
 	} else {
-		webhook_buf_puts(&v, "{\"labels\":{");
+		webhook_buf_putn(&v, "{", 1);
+		webhook_buf_put_jstr(&v, which);
+		webhook_buf_puts(&v, ":{");
 		webhook_buf_put_jstr(&v, key);
 		webhook_buf_putn(&v, ":", 1);
 		webhook_buf_put_jstr(&v, value);
@@ -143,84 +148,93 @@ static void patch_label(webhook_review_t *r, const char *meta_ptr, const webhook
 	webhook_buf_deinit(&v);
 }
 
+static void patch_label(webhook_review_t *r, const char *meta_ptr, const jv_t *meta,
+			const char *key, const char *value)
+{
+	patch_meta(r, meta_ptr, meta, "labels", key, value);
+}
+
 /* The queue the workload goes to (named, or the default). */
-static const char *queue_of(const webhook_workload_t *w)
+static const char *queue_of(const workload_view_t *w)
 {
 	return w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 }
 
-static void mutate_job(webhook_review_t *r, webhook_workload_t *w)
+/* The workload's first gpuq.dev/status, the coarse status the controller
+ * gives a workload waiting for quota in its ClusterQueue
+ * (queue_status_waiting), written with the object so the controller has
+ * nothing to write until its state changes: a burst of Jobs costs no
+ * status writes. Left out when the LocalQueue is unknown (/validate
+ * refuses the object then) or the object already says so. */
+static void patch_status(webhook_review_t *r, const workload_view_t *w, const jv_t *meta)
 {
-	const webhook_jv_t *meta = webhook_jv_get(w->obj, "metadata");
-	const webhook_jv_t *tmpl = webhook_jv_get(webhook_jv_get(w->obj, "spec"), "template");
-	const webhook_jv_t *tmeta =
-	    webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) ? webhook_jv_get(tmpl, "metadata") : NULL;
-	const char *managed = webhook_json_str(w->pod_labels, WEBHOOK_LABEL_MANAGED);
+	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, queue_of(w));
+	const char *now = jv_member_str(w->annotations, WEBHOOK_ANNOT_STATUS);
+	char text[QUEUE_NAME_MAX + 64];
+
+	if (!lq || queue_status_waiting(lq->cq_name, text, sizeof(text)))
+		return;
+	if (now && !strcmp(now, text))
+		return;
+	patch_meta(r, "/metadata", meta, "annotations", WEBHOOK_ANNOT_STATUS, text);
+}
+
+/* A parent held by its suspend field (a Job, a JobSet): suspended, the queue
+ * label, its first coarse status, and each pod template marked managed with
+ * the LimitRange defaults its Pods will get. */
+static void mutate_parent(webhook_review_t *r, workload_view_t *w)
+{
+	const jv_t *meta = jv_get(w->obj, "metadata");
 	const policy_namespace_t *ns = policy_namespace_find(r->policy, r->ns);
 
 	if (!w->suspend)
 		webhook_patch_add(&r->patch, "/spec", "suspend", "true");
 	if (!w->queue)
 		patch_label(r, "/metadata", meta, WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
-	if (webhook_jv_is(tmpl, WEBHOOK_JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
-		patch_label(r, "/spec/template/metadata", tmeta, WEBHOOK_LABEL_MANAGED, "true");
-	for (size_t i = 0; ns && i < w->pod.n_containers; i++)
-		patch_container_defaults(r, w, i, ns);
-	webhook_review_warn(r, "queued in %.40s/%.40s: Job created suspended until gpuq admits it",
-			    r->ns, queue_of(w));
-}
+	for (size_t p = 0; p < w->n_podsets; p++) {
+		const workload_view_podset_t *ps = &w->podsets[p];
+		const jv_t *tmeta =
+		    jv_is(ps->tmpl, JV_OBJECT) ? jv_get(ps->tmpl, "metadata") : NULL;
+		const char *managed = jv_member_str(ps->pod_labels, WEBHOOK_LABEL_MANAGED);
+		char mptr[WORKLOAD_FIELD_MAX + 16];
 
-/* Whether the Pod belongs to an admitted Job that gpuq manages: a batch/v1
- * Job controller ownerReference, the template label gpuq.dev/managed=true and
- * annotation gpuq.dev/admitted=true (both copied from the admitted Job's
- * template), created by the Job controller itself. */
-bool webhook_pod_job_admitted(const webhook_review_t *r, const webhook_workload_t *w)
-{
-	const webhook_jv_t *owners =
-	    webhook_jv_get(webhook_jv_get(w->obj, "metadata"), "ownerReferences");
-	const char *managed = webhook_json_str(w->labels, WEBHOOK_LABEL_MANAGED);
-	bool owned = false;
-
-	for (const webhook_jv_t *o = webhook_jv_first(owners); o; o = o->next) {
-		const char *api = webhook_json_str(o, "apiVersion");
-		const char *kind = webhook_json_str(o, "kind");
-
-		if (webhook_jv_is(webhook_jv_get(o, "controller"), WEBHOOK_JV_TRUE) && api &&
-		    kind && !strcmp(api, "batch/v1") && !strcmp(kind, "Job"))
-			owned = true;
+		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
+		if (jv_is(ps->tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
+			patch_label(r, mptr, tmeta, WEBHOOK_LABEL_MANAGED, "true");
+		for (size_t i = 0; ns && i < ps->pod.n_containers; i++)
+			patch_container_defaults(r, w, ps, i, ns);
 	}
-	return owned && managed && !strcmp(managed, "true") && w->admitted &&
-	       (!strcmp(r->username, WEBHOOK_JOB_CONTROLLER_SA) ||
-		!strcmp(r->username, WEBHOOK_KCM_USER));
+	patch_status(r, w, meta);
+	webhook_review_warn(r, "queued in %.40s/%.40s: %s created suspended until gpuq admits it",
+			    r->ns, queue_of(w), w->kind_name);
 }
 
-/* Whether the pod spec carries gpuq's scheduling gate. */
-bool webhook_pod_gated(const webhook_jv_t *pod_spec)
+bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
 {
-	const webhook_jv_t *gates = webhook_jv_is(pod_spec, WEBHOOK_JV_OBJECT)
-					? webhook_jv_get(pod_spec, "schedulingGates")
-					: NULL;
+	const jv_t *owner = workload_controller_owner(w->obj);
+	const char *managed = jv_member_str(w->labels, WEBHOOK_LABEL_MANAGED);
+	const workload_integration_t *parent = workload_integration(
+	    workload_kind_of(jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
 
-	for (const webhook_jv_t *g = webhook_jv_first(gates); g; g = g->next) {
-		const char *n = webhook_json_str(g, "name");
-
-		if (n && !strcmp(n, WEBHOOK_GATE))
-			return true;
-	}
-	return false;
+	/* a Pod of a held parent that makes Pods itself (a Job, a RayCluster),
+	   made by that parent's controller from the template gpuq released */
+	return parent->hold == WORKLOAD_HOLD_SUSPEND && parent->child_kind == WORKLOAD_KIND_POD &&
+	       managed && !strcmp(managed, "true") && w->admitted &&
+	       workload_creator(parent, r->username);
 }
 
-static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
+static void mutate_pod(webhook_review_t *r, workload_view_t *w)
 {
-	const webhook_jv_t *gates = webhook_jv_get(w->pod_spec, "schedulingGates");
-	const char *node = webhook_json_str(w->pod_spec, "nodeName");
+	const jv_t *pod_spec = w->podsets[0].pod_spec;
+	const jv_t *gates = jv_get(pod_spec, "schedulingGates");
+	const char *node = jv_member_str(pod_spec, "nodeName");
 
 	if (webhook_pod_job_admitted(r, w))
 		return;
 	if (node && *node)
 		return; /* a gate is invalid with nodeName; /validate refuses the Pod */
-	if (!webhook_pod_gated(w->pod_spec)) {
-		if (webhook_jv_is(gates, WEBHOOK_JV_ARRAY))
+	if (!workload_pod_gated(pod_spec)) {
+		if (jv_is(gates, JV_ARRAY))
 			webhook_patch_add(&r->patch, "/spec/schedulingGates/-", NULL,
 					  "{\"name\":\"" WEBHOOK_GATE "\"}");
 		else
@@ -228,15 +242,53 @@ static void mutate_pod(webhook_review_t *r, webhook_workload_t *w)
 					  "[{\"name\":\"" WEBHOOK_GATE "\"}]");
 	}
 	if (!w->queue)
-		patch_label(r, "/metadata", webhook_jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE,
+		patch_label(r, "/metadata", jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE,
 			    WEBHOOK_DEFAULT_QUEUE);
+	if (!w->pod_group) /* a group's status counts its members: the controller's */
+		patch_status(r, w, jv_get(w->obj, "metadata"));
 	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits it", r->ns,
 			    queue_of(w));
 }
 
+const workload_integration_t *webhook_child_parent(const workload_view_t *w)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+
+	return owner ? workload_parent_of(w->kind, jv_member_str(owner, "apiVersion"),
+					  jv_member_str(owner, "kind"))
+		     : NULL;
+}
+
+/* A set whose Pods gpuq gates (a StatefulSet, a LeaderWorkerSet) or whose
+ * Pods are each a workload (a Deployment): the queue label on it, and on
+ * every pod template, so its Pods queue where it does (a Pod's own label
+ * is what the Pod rules read). */
+static void mutate_set(webhook_review_t *r, workload_view_t *w)
+{
+	const char *q = queue_of(w);
+
+	if (!w->queue)
+		patch_label(r, "/metadata", jv_get(w->obj, "metadata"), WEBHOOK_LABEL_QUEUE, q);
+	for (size_t p = 0; p < w->n_podsets; p++) {
+		const workload_view_podset_t *ps = &w->podsets[p];
+		const char *tq = workload_labels_queue(ps->pod_labels);
+		char mptr[WORKLOAD_FIELD_MAX + 16];
+
+		if (!jv_is(ps->tmpl, JV_OBJECT) ||
+		    (tq && !strcmp(tq, q) && jv_member_str(ps->pod_labels, WEBHOOK_LABEL_QUEUE)))
+			continue;
+		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
+		patch_label(r, mptr, jv_get(ps->tmpl, "metadata"), WEBHOOK_LABEL_QUEUE, q);
+	}
+	webhook_review_warn(r, "queued in %.40s/%.40s: %s's Pods gated until gpuq admits %s", r->ns,
+			    q, w->kind_name,
+			    w->integ->hold == WORKLOAD_HOLD_NONE ? "each of them" : "them");
+}
+
 int webhook_mutate_run(webhook_review_t *r)
 {
-	webhook_workload_t w;
+	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
+	workload_view_t w;
 	gpuq_diag_t diag = {""};
 	int rc;
 
@@ -244,15 +296,20 @@ int webhook_mutate_run(webhook_review_t *r)
 		return GPUQ_OK;
 	if (!policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
-	rc = webhook_workload_decode(&w, r->policy, r->cfg, r->ns, r->kind, r->obj, &diag);
+	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && w.gpu && w.kind == WEBHOOK_KIND_JOB) {
-		mutate_job(r, &w);
-	} else if (!rc && w.gpu) {
+	} else if (!rc && w.gpu && webhook_child_parent(&w)) {
+		/* a held parent's child (a JobSet's Job): its parent was held and
+		 * admitted; /validate checks who made it */
+	} else if (!rc && w.gpu && w.integ->hold == WORKLOAD_HOLD_SUSPEND) {
+		mutate_parent(r, &w);
+	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_POD) {
 		mutate_pod(r, &w);
+	} else if (!rc && w.gpu) {
+		mutate_set(r, &w);
 	}
-	webhook_workload_deinit(&w);
+	workload_view_deinit(&w);
 	return rc;
 }

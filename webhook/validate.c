@@ -20,9 +20,9 @@ static bool streq(const char *a, const char *b)
 }
 
 /* The label key that named the queue (for messages). */
-static const char *queue_key(const webhook_workload_t *w)
+static const char *queue_key(const workload_view_t *w)
 {
-	return webhook_json_str(w->labels, WEBHOOK_LABEL_QUEUE) || !w->queue
+	return jv_member_str(w->labels, WEBHOOK_LABEL_QUEUE) || !w->queue
 		   ? WEBHOOK_LABEL_QUEUE
 		   : WEBHOOK_LABEL_KUEUE_QUEUE;
 }
@@ -55,7 +55,7 @@ static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap
 
 /* The workload's LocalQueue must exist and its ClusterQueue must select the
  * namespace. Sets *cq on success. */
-static bool check_queue(webhook_review_t *r, const webhook_workload_t *w, const policy_cq_t **cq)
+static bool check_queue(webhook_review_t *r, const workload_view_t *w, const policy_cq_t **cq)
 {
 	const char *q = w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, q);
@@ -102,54 +102,62 @@ static const policy_namespace_t *ns_of(const webhook_review_t *r)
 /* Extended resources (nvidia.com/gpu and the like): whole numbers, request
  * equal to limit, a limit whenever there is a request. Checked on the
  * containers as declared. */
-static bool check_extended(webhook_review_t *r, const webhook_workload_t *w)
+static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 {
 	gpuq_diag_t diag = {""};
 
-	if (quota_extended_validate(&w->pod, w->spec_field, &diag) == GPUQ_OK)
-		return true;
-	webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name, diag.msg);
-	return false;
+	for (size_t i = 0; i < w->n_podsets; i++) {
+		const workload_view_podset_t *ps = &w->podsets[i];
+
+		if (quota_extended_validate(&ps->pod, ps->spec_field, &diag) == GPUQ_OK)
+			continue;
+		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
+				      diag.msg);
+		return false;
+	}
+	return true;
 }
 
 /* Fill in defaults as the Pods will get them (requests from limits, then
  * the namespace's LimitRange defaults) and check the LimitRanges. */
-static bool check_limits(webhook_review_t *r, webhook_workload_t *w)
+static bool check_limits(webhook_review_t *r, workload_view_t *w)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	const quota_limitrange_t *const *lrs = ns ? ns->limitranges : NULL;
 	size_t n_lrs = ns ? ns->n_limitranges : 0;
 	gpuq_diag_t diag = {""};
+	size_t i = 0;
 	int rc;
 
-	rc = webhook_workload_default(w, r->policy, r->ns);
-	if (!rc)
-		rc = quota_limitrange_validate(lrs, n_lrs, &w->pod, &diag);
+	rc = workload_view_default(w, r->policy, r->ns);
+	for (; !rc && i < w->n_podsets; i++)
+		rc = quota_limitrange_validate(lrs, n_lrs, &w->podsets[i].pod, &diag);
 	if (rc == GPUQ_OK)
 		return true;
+	i = i ? i - 1 : 0; /* the pod set refused (the first when defaulting failed) */
 	if (rc == GPUQ_EDENIED)
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": %s: %s; change the %s's resources to fit the "
 				      "LimitRanges of namespace %s",
-				      w->kind_name, w->name, w->spec_field, diag.msg,
-				      w->kind == WEBHOOK_KIND_JOB ? "pod template" : "Pod", r->ns);
+				      w->kind_name, w->name, w->podsets[i].spec_field, diag.msg,
+				      w->kind == WORKLOAD_KIND_POD ? "Pod" : "pod template", r->ns);
 	else
 		webhook_review_refuse(r, WEBHOOK_INVALID,
 				      "%s \"%s\": %s: too many resources or a sum above 2^63-1 "
 				      "once LimitRange defaults are applied",
-				      w->kind_name, w->name, w->spec_field);
+				      w->kind_name, w->name, w->podsets[i].spec_field);
 	return false;
 }
 
 /* "(2 per pod x 8 pods)" for a Job or Pod group of several pods, else "". */
-static void per_pod(const webhook_workload_t *w, const quota_reslist_t *one, const char *res,
+static void per_pod(const workload_view_t *w, const quota_reslist_t *one, const char *res,
 		    char *buf, size_t cap)
 {
 	const quota_qty_t *q = quota_reslist_get(one, res);
 	char v[QUOTA_QTY_FMT_MAX];
 
 	buf[0] = '\0';
-	if (w->pods == 1 || !q || quota_qty_format(q, v, sizeof(v)))
+	if (w->pods == 1 || w->n_podsets != 1 || !q || quota_qty_format(q, v, sizeof(v)))
 		return;
 	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
 }
@@ -163,21 +171,43 @@ typedef struct {
 	quota_reslist_t fit;	  /* all pods' requests, DRA GPUs included */
 } totals_t;
 
-static bool workload_totals(webhook_review_t *r, const webhook_workload_t *w, totals_t *t)
+/* One pod set's share of the totals: its pods times one pod's requests. A
+ * single pod set counts the workload's pods (a Pod in a group stands for
+ * the whole group). */
+static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 {
+	const workload_view_podset_t *ps = &w->podsets[i];
+	int64_t pods = w->n_podsets == 1 ? w->pods : ps->count;
+	quota_reslist_t req, one, lim;
 	int rc;
 
-	rc = webhook_workload_pod_request(w, &t->requests, &t->one);
+	rc = workload_view_pod_request(ps, &req, &one);
 	if (!rc)
-		rc = quota_pod_limits(&w->pod, &t->limits);
+		rc = quota_pod_limits(&ps->pod, &lim);
+	if (!rc && i == 0)
+		t->one = one;
 	if (!rc)
-		t->fit = t->one;
+		rc = quota_reslist_scale(&req, pods);
 	if (!rc)
-		rc = quota_reslist_scale(&t->requests, w->pods);
+		rc = quota_reslist_scale(&lim, pods);
 	if (!rc)
-		rc = quota_reslist_scale(&t->limits, w->pods);
-	if (!rc)
-		rc = quota_reslist_scale(&t->fit, w->pods);
+		rc = quota_reslist_scale(&one, pods);
+	for (size_t k = 0; !rc && k < req.n; k++)
+		rc = quota_reslist_add(&t->requests, req.items[k].name, &req.items[k].qty);
+	for (size_t k = 0; !rc && k < lim.n; k++)
+		rc = quota_reslist_add(&t->limits, lim.items[k].name, &lim.items[k].qty);
+	for (size_t k = 0; !rc && k < one.n; k++)
+		rc = quota_reslist_add(&t->fit, one.items[k].name, &one.items[k].qty);
+	return rc;
+}
+
+static bool workload_totals(webhook_review_t *r, const workload_view_t *w, totals_t *t)
+{
+	int rc = GPUQ_OK;
+
+	t->requests.n = t->limits.n = t->fit.n = t->one.n = 0;
+	for (size_t i = 0; !rc && i < w->n_podsets; i++)
+		rc = podset_totals(w, i, t);
 	if (!rc)
 		return true;
 	webhook_review_refuse(r, WEBHOOK_INVALID,
@@ -188,7 +218,7 @@ static bool workload_totals(webhook_review_t *r, const webhook_workload_t *w, to
 }
 
 /* The request alone must fit under every ResourceQuota hard limit. */
-static bool check_quota(webhook_review_t *r, const webhook_workload_t *w, const totals_t *t)
+static bool check_quota(webhook_review_t *r, const workload_view_t *w, const totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	gpuq_diag_t diag = {""};
@@ -201,9 +231,9 @@ static bool check_quota(webhook_review_t *r, const webhook_workload_t *w, const 
 	    "%s \"%s\": %s; its request alone is over the namespace's hard "
 	    "limit, so it could never run: ask for less%s or have the quota raised",
 	    w->kind_name, w->name, diag.msg,
-	    w->kind == WEBHOOK_KIND_JOB ? " (per pod, or fewer pods)"
-	    : w->pod_group		? " (per pod, or a smaller group)"
-					: "");
+	    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " (per pod, or fewer pods)"
+	    : w->pod_group			    ? " (per pod, or a smaller group)"
+						    : "");
 	return false;
 }
 
@@ -254,7 +284,7 @@ static void flavor_maxes(const policy_cq_t *cq, const policy_resource_group_t *g
 /* The workload must fit its ClusterQueue in some flavor of every resource
  * group it uses, counting all it could borrow; a requested resource no group
  * covers never fits. */
-static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const policy_cq_t *cq,
+static bool check_fit(webhook_review_t *r, const workload_view_t *w, const policy_cq_t *cq,
 		      const quota_reslist_t *one, const quota_reslist_t *total)
 {
 	char v[QUOTA_QTY_FMT_MAX], pp[96], maxes[256];
@@ -303,9 +333,9 @@ static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const po
 		    "more than ClusterQueue \"%s\" could give in any flavor even "
 		    "borrowing all it may (%s); ask for less%s",
 		    w->kind_name, w->name, first, v, pp, cq->name, maxes,
-		    w->kind == WEBHOOK_KIND_JOB ? " per pod or run fewer pods"
-		    : w->pod_group		? " per pod or make the group smaller"
-						: "");
+		    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " per pod or run fewer pods"
+		    : w->pod_group			    ? " per pod or make the group smaller"
+							    : "");
 		return false;
 	}
 	return true;
@@ -313,7 +343,7 @@ static bool check_fit(webhook_review_t *r, const webhook_workload_t *w, const po
 
 /* The checks every new GPU workload goes through. exempt: an admitted
  * Job's Pod (its Job went through the queue checks already). */
-static void check_workload(webhook_review_t *r, webhook_workload_t *w, bool exempt)
+static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 {
 	const policy_cq_t *cq = NULL;
 	totals_t t;
@@ -328,43 +358,100 @@ static void check_workload(webhook_review_t *r, webhook_workload_t *w, bool exem
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 
-static void validate_create(webhook_review_t *r, webhook_workload_t *w)
+/* The field of the first pod template of w carrying gpuq.dev/admitted
+ * ("spec.template.metadata.annotations"), into buf. */
+static const char *tmpl_admitted_field(const workload_view_t *w, char *buf, size_t cap)
+{
+	for (size_t i = 0; i < w->n_podsets; i++) {
+		const workload_view_podset_t *ps = &w->podsets[i];
+		size_t n = strlen(ps->spec_field);
+
+		if (!ps->tmpl_admitted)
+			continue;
+		/* the template's field is its spec's without ".spec" */
+		snprintf(buf, cap, "%.*s.metadata.annotations", (int)(n > 5 ? n - 5 : n),
+			 ps->spec_field);
+		return buf;
+	}
+	gpuq_strlcpy(buf, "metadata.annotations", cap);
+	return buf;
+}
+
+/* A held parent's child (a JobSet's Job) on CREATE: only the parent's
+ * controller makes them, and only an admitted parent's run. */
+static void validate_child(webhook_review_t *r, const workload_view_t *w,
+			   const workload_integration_t *parent)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+
+	if (!workload_creator(parent, r->username))
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\": metadata.ownerReferences names %s \"%s\" as its controller, but "
+		    "a %s's %ss are made by its controller only (%s), not by %s; create the %s "
+		    "instead and let gpuq admit it",
+		    w->kind_name, w->name, parent->kind_name, jv_member_str(owner, "name"),
+		    parent->kind_name, w->kind_name, parent->creators[0], r->username,
+		    parent->kind_name);
+	else if (!w->suspend && !w->tmpl_admitted)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": a %s's %s runs only once gpuq admitted the %s; "
+				      "its pod template lacks %s",
+				      w->kind_name, w->name, parent->kind_name, w->kind_name,
+				      parent->kind_name, WEBHOOK_ANNOT_ADMITTED);
+}
+
+static void validate_create(webhook_review_t *r, workload_view_t *w)
 {
 	bool exempt = false;
 	const char *node;
+	char field[WORKLOAD_FIELD_MAX + 32];
 
-	if (w->kind == WEBHOOK_KIND_JOB) {
+	if (w->unsupported) {
+		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
+				      w->unsupported);
+		return;
+	}
+	if (w->integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		if (w->admitted || w->tmpl_admitted) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Job \"%s\": %s[%s] may be set only by gpuq's "
-			    "controller (%s); remove it and let the queue admit the Job",
-			    w->name,
+			    "%s \"%s\": %s[%s] may be set only by gpuq's "
+			    "controller (%s); remove it and let the queue admit the %s",
+			    w->kind_name, w->name,
 			    w->admitted ? "metadata.annotations"
-					: "spec.template.metadata.annotations",
-			    WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+					: tmpl_admitted_field(w, field, sizeof(field)),
+			    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
 			return;
 		}
 		if (!w->suspend) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Job \"%s\": spec.suspend is false; a GPU Job in a "
+			    "%s \"%s\": spec.suspend is false; a GPU %s in a "
 			    "managed namespace must be created suspended (gpuq's "
 			    "mutating webhook sets it: check that it is installed)",
-			    w->name);
+			    w->kind_name, w->name, w->kind_name);
 			return;
 		}
 	} else {
 		exempt = webhook_pod_job_admitted(r, w);
-		node = webhook_json_str(w->pod_spec, "nodeName");
+		node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
 		if (!exempt && w->admitted) {
+			const jv_t *owner = workload_controller_owner(w->obj);
+			const workload_integration_t *p = workload_integration(workload_kind_of(
+			    jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
+
+			/* the parent named (a RayCluster), else a Job's words */
+			if (p->hold != WORKLOAD_HOLD_SUSPEND || p->child_kind != WORKLOAD_KIND_POD)
+				p = workload_integration(WORKLOAD_KIND_JOB);
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
 			    "Pod \"%s\": annotation %s is honoured only on Pods the "
-			    "Job controller creates for a Job gpuq admitted (label %s="
-			    "true and a batch/v1 Job owner); remove it and let the "
+			    "%s controller creates for a %s gpuq admitted (label %s="
+			    "true and a %s %s owner); remove it and let the "
 			    "queue admit the Pod",
-			    w->name, WEBHOOK_ANNOT_ADMITTED, WEBHOOK_LABEL_MANAGED);
+			    w->name, WEBHOOK_ANNOT_ADMITTED, p->kind_name, p->kind_name,
+			    WEBHOOK_LABEL_MANAGED, p->api_version, p->kind_name);
 			return;
 		}
 		if (!exempt && node && *node) {
@@ -376,7 +463,7 @@ static void validate_create(webhook_review_t *r, webhook_workload_t *w)
 			    w->name, node);
 			return;
 		}
-		if (!exempt && !webhook_pod_gated(w->pod_spec)) {
+		if (!exempt && !workload_pod_gated(w->podsets[0].pod_spec)) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
 			    "Pod \"%s\": spec.schedulingGates lacks %s; a GPU Pod in a "
@@ -406,55 +493,69 @@ static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
  * pod count, containers, requests, limits, overhead and DRA devices. Only
  * then may an UPDATE of a queued Job skip the CREATE checks (controllers
  * that touch metadata, such as the garbage collector, never change these). */
-static bool same_request(const webhook_workload_t *a, const webhook_workload_t *b)
+static bool same_request(const workload_view_t *a, const workload_view_t *b)
 {
-	if (a->pods != b->pods || a->dra_gpus != b->dra_gpus ||
-	    a->pod.n_containers != b->pod.n_containers ||
-	    !same_list(&a->pod.overhead, &b->pod.overhead))
+	if (a->pods != b->pods || a->n_podsets != b->n_podsets)
 		return false;
-	for (size_t i = 0; i < a->pod.n_containers; i++) {
-		const quota_container_t *x = &a->pod.containers[i], *y = &b->pod.containers[i];
+	for (size_t p = 0; p < a->n_podsets; p++) {
+		const workload_view_podset_t *pa = &a->podsets[p], *pb = &b->podsets[p];
 
-		if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
-		    !same_list(&x->limits, &y->limits))
+		if (pa->count != pb->count || pa->dra_gpus != pb->dra_gpus ||
+		    pa->pod.n_containers != pb->pod.n_containers ||
+		    !same_list(&pa->pod.overhead, &pb->pod.overhead))
 			return false;
+		for (size_t i = 0; i < pa->pod.n_containers; i++) {
+			const quota_container_t *x = &pa->pod.containers[i];
+			const quota_container_t *y = &pb->pod.containers[i];
+
+			if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
+			    !same_list(&x->limits, &y->limits))
+				return false;
+		}
 	}
 	return true;
 }
 
-static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
-				const webhook_workload_t *old)
+static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
+				   const workload_view_t *old)
 {
+	char field[WORKLOAD_FIELD_MAX + 32];
+
 	if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted)) {
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,
-		    "Job \"%s\": %s[%s] may be set only by gpuq's controller (%s); gpuq sets it "
-		    "when the queue admits the Job",
-		    w->name,
+		    "%s \"%s\": %s[%s] may be set only by gpuq's controller (%s); gpuq sets it "
+		    "when the queue admits the %s",
+		    w->kind_name, w->name,
 		    w->admitted && !old->admitted ? "metadata.annotations"
-						  : "spec.template.metadata.annotations",
-		    WEBHOOK_ANNOT_ADMITTED, r->controller_user);
+						  : tmpl_admitted_field(w, field, sizeof(field)),
+		    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
+	} else if (w->unsupported && !old->admitted) {
+		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
+				      w->unsupported);
 	} else if (old->suspend && !w->suspend && !old->admitted) {
-		webhook_review_refuse(
-		    r, WEBHOOK_DENY,
-		    "Job \"%s\": spec.suspend may change from true to false only "
-		    "by gpuq (%s): the Job waits in queue %s/%s until gpuq admits "
-		    "it; leave spec.suspend true",
-		    w->name, r->controller_user, r->ns,
-		    old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": spec.suspend may change from true to false only "
+				      "by gpuq (%s): the %s waits in queue %s/%s until gpuq admits "
+				      "it; leave spec.suspend true",
+				      w->kind_name, w->name, r->controller_user, w->kind_name,
+				      r->ns, old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
 	} else if (old->admitted && !streq(old->queue, w->queue)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
-				      "Job \"%s\": label %s cannot change after admission (was "
-				      "\"%s\", now \"%s\"); delete and recreate the Job to move it",
-				      w->name, queue_key(w), old->queue ? old->queue : "",
-				      w->queue ? w->queue : "");
-	} else if (old->admitted && w->parallelism > old->parallelism) {
+				      "%s \"%s\": label %s cannot change after admission (was "
+				      "\"%s\", now \"%s\"); delete and recreate the %s to move it",
+				      w->kind_name, w->name, queue_key(w),
+				      old->queue ? old->queue : "", w->queue ? w->queue : "",
+				      w->kind_name);
+	} else if (old->admitted && w->kind == WORKLOAD_KIND_JOB &&
+		   w->podsets[0].parallelism > old->podsets[0].parallelism) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Job \"%s\": spec.parallelism cannot grow after admission "
 				      "(was %lld, now %lld): gpuq reserved quota for %lld pods; "
 				      "lower it or recreate the Job",
-				      w->name, (long long)old->parallelism,
-				      (long long)w->parallelism, (long long)old->parallelism);
+				      w->name, (long long)old->podsets[0].parallelism,
+				      (long long)w->podsets[0].parallelism,
+				      (long long)old->podsets[0].parallelism);
 	} else if (!old->admitted && !same_request(old, w)) {
 		check_workload(r, w, false); /* edited while queued: judge it anew */
 	} else if (!old->admitted && !streq(old->queue, w->queue)) {
@@ -464,12 +565,11 @@ static void validate_update_job(webhook_review_t *r, webhook_workload_t *w,
 	}
 }
 
-static void validate_update_pod(webhook_review_t *r, webhook_workload_t *w,
-				const webhook_workload_t *old)
+static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
 {
-	bool old_gated = webhook_pod_gated(old->pod_spec);
+	bool old_gated = workload_pod_gated(old->podsets[0].pod_spec);
 
-	if (old_gated && !webhook_pod_gated(w->pod_spec)) {
+	if (old_gated && !workload_pod_gated(w->podsets[0].pod_spec)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Pod \"%s\": scheduling gate %s may be removed only by gpuq "
 				      "(%s), when queue %s/%s admits the Pod; keep the gate",
@@ -495,9 +595,31 @@ static void validate_update_pod(webhook_review_t *r, webhook_workload_t *w,
 	}
 }
 
+/* A held parent's child changed by someone other than its parent's
+ * controller: it may not start running nor claim an admission. */
+static void validate_update_child(webhook_review_t *r, const workload_view_t *w,
+				  const workload_view_t *old, const workload_integration_t *parent)
+{
+	if (old->suspend && !w->suspend)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": spec.suspend may change from true to false only "
+				      "by the %s controller (%s) once gpuq admitted the %s; leave "
+				      "spec.suspend true",
+				      w->kind_name, w->name, parent->kind_name, parent->creators[0],
+				      parent->kind_name);
+	else if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted))
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s may be set only by gpuq's controller (%s) and "
+				      "copied by the %s controller",
+				      w->kind_name, w->name, WEBHOOK_ANNOT_ADMITTED,
+				      r->controller_user, parent->kind_name);
+}
+
 int webhook_validate_run(webhook_review_t *r)
 {
-	webhook_workload_t w, old;
+	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
+	const workload_integration_t *parent;
+	workload_view_t w, old;
 	gpuq_diag_t diag = {""};
 	bool update = !strcmp(r->op, "UPDATE");
 	int rc;
@@ -507,13 +629,28 @@ int webhook_validate_run(webhook_review_t *r)
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
 	memset(&old, 0, sizeof(old));
-	rc = webhook_workload_decode(&w, r->policy, r->cfg, r->ns, r->kind, r->obj, &diag);
+	old.podsets = &old.one;
+	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (!rc && update && r->old)
-		rc =
-		    webhook_workload_decode(&old, r->policy, r->cfg, r->ns, r->kind, r->old, &diag);
+		rc = workload_view_decode(&old, r->policy, &wcfg, r->ns, r->kind, r->old, &diag);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
+	} else if (!rc && (w.gpu || old.gpu) && (parent = webhook_child_parent(&w))) {
+		/* a held parent's child (a JobSet's Job): its parent was judged */
+		if (!update)
+			validate_child(r, &w, parent);
+		else if (!workload_creator(parent, r->username))
+			validate_update_child(r, &w, &old, parent);
+	} else if (!rc && w.gpu && w.kind != WORKLOAD_KIND_POD &&
+		   w.integ->hold != WORKLOAD_HOLD_SUSPEND) {
+		/* a set whose Pods are gated (or are each a workload): judged
+		   whole when made and when what it asks for changes (a
+		   scale-up); its Pods carry the marks */
+		if (w.integ->hold == WORKLOAD_HOLD_NONE)
+			w.pods = 1;
+		if (!update || !r->old || !old.gpu || !same_request(&old, &w))
+			check_workload(r, &w, false);
 	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu))) {
 		/* A workload that asks for a GPU only from this UPDATE on (a
 		 * suspended Job's resources, or a claim, edited) is judged as if
@@ -521,12 +658,12 @@ int webhook_validate_run(webhook_review_t *r)
 		 * gpuq.dev/admitted could gain GPUs and skip the queue. */
 		validate_create(r, &w);
 	} else if (!rc && update && r->old && (w.gpu || old.gpu)) {
-		if (w.kind == WEBHOOK_KIND_JOB)
-			validate_update_job(r, &w, &old);
+		if (w.integ->hold == WORKLOAD_HOLD_SUSPEND)
+			validate_update_parent(r, &w, &old);
 		else
 			validate_update_pod(r, &w, &old);
 	}
-	webhook_workload_deinit(&w);
-	webhook_workload_deinit(&old);
+	workload_view_deinit(&w);
+	workload_view_deinit(&old);
 	return rc;
 }

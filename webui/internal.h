@@ -3,10 +3,12 @@
  * interface is webui/webui.h.
  *
  * Files: snap.c (the snapshot: built from the core on the controller's
- * thread, published, taken by requests; the events ring), render.c (a
- * snapshot as the API's JSON), auth.c (review bodies and replies, the
- * decision cache), serve.c (routes: the embedded files, the API, access),
- * and the build's generated webui_assets.c (ui/'s files as byte arrays).
+ * thread, published, taken by requests; the events ring), visibility.c
+ * (every pending workload's positions copied into the snapshot, and the
+ * visibility API's JSON), render.c (a snapshot as the web view's JSON),
+ * auth.c (review bodies and replies, the decision cache), serve.c (routes:
+ * the embedded files, the APIs, access), and the build's generated
+ * webui_assets.c (ui/'s files as byte arrays).
  */
 #ifndef GPUQ_WEBUI_INTERNAL_H
 #define GPUQ_WEBUI_INTERNAL_H
@@ -51,6 +53,7 @@ typedef struct {
 	uint32_t admitted_total; /* admitted and evicting (all) */
 	size_t pend0, n_pend;	 /* listed pending, in admission order (snap->cq_wl) */
 	size_t adm0, n_adm;	 /* listed admitted, by admission time */
+	size_t vis0, n_vis;	 /* every pending one, in admission order (snap->vis) */
 } ws_cq_t;
 
 typedef struct {
@@ -59,6 +62,7 @@ typedef struct {
 	uint32_t cq;		/* its ClusterQueue (index) */
 	queue_stats_t stats;	/* counts, decayed usage */
 	size_t usage0;		/* its usage in snap->lq_usage: one per slot of its CQ */
+	size_t vis0, n_vis;	/* its pending ones in order (snap->lq_vis) */
 } ws_lq_t;
 
 typedef struct {
@@ -78,7 +82,40 @@ typedef struct {
 	const char *reason;	/* the core's sentence (queue_workload_reason) */
 	const char *flavors;	/* "flavor" list of an admitted one, "" else */
 	const char *requests;	/* "8 nvidia.com/gpu, 16 cpu" (the whole workload) */
+	int64_t predicted_ms;	/* pending: its predicted start, -1 none */
+	int64_t idle_since_ms;	/* admitted: its GPUs idle since, -1 not idle */
+	int64_t protected_ms;	/* admitted: not preempted before this, 0 none */
 } ws_wl_t;
+
+/* One pending workload as the visibility API lists it (visibility.c,
+ * docs/visibility.md): every pending workload of the core is copied, with
+ * its place in its ClusterQueue's admission order and in its LocalQueue's.
+ * Strings are in the snapshot's arena (a namespace and a message equal to
+ * the entry before's are shared). */
+typedef struct {
+	const char *uid;	    /* metadata.uid */
+	const char *namespace_;	    /* its namespace */
+	const char *name;	    /* its name */
+	uint32_t lq;		    /* LocalQueue index */
+	uint32_t cq;		    /* ClusterQueue index */
+	int32_t priority;	    /* priority */
+	int64_t created_ms;	    /* creation (Unix ms) */
+	queue_wait_t wait;	    /* why it waits */
+	uint32_t pos_cq;	    /* 0-based place in its ClusterQueue's admission
+				       order (Kueue's positionInClusterQueue) */
+	uint32_t pos_lq;	    /* 0-based place among its LocalQueue's pending
+				       ones in that order (positionInLocalQueue) */
+	const char *message;	    /* the core's sentence (queue_workload_reason) */
+	int64_t predicted_start_ms; /* when it is expected to start (Unix ms), or -1:
+				       no prediction (the place for the GPU economics'
+				       start-time estimate: rendered as
+				       predictedStartTime when set) */
+} ws_vis_t;
+
+/* One budget (econ.c; strings in the snapshot's arena). */
+typedef struct {
+	queue_budget_view_t v; /* as the core viewed it (v.name in the arena) */
+} ws_budget_t;
 
 typedef enum { WS_EV_ADMITTED = 0, WS_EV_PREEMPTED = 1, WS_EV_EVICTED = 2 } ws_ev_kind_t;
 
@@ -126,6 +163,9 @@ struct webui_snap {
 	size_t n_wls;
 	uint32_t *cq_wl; /* per CQ lists: indexes into wls */
 	size_t n_cq_wl;
+	ws_vis_t *vis; /* every pending workload, CQ by CQ, each in admission order */
+	size_t n_vis;
+	uint32_t *lq_vis;   /* per LocalQueue, its entries of vis in order */
 	ws_event_t *events; /* oldest first */
 	size_t n_events;
 	ws_usage_t *usage; /* by namespace, then resource (ledger_window's order) */
@@ -134,6 +174,8 @@ struct webui_snap {
 	int64_t usage_to_ms;	/* ... and end */
 	ledger_price_t *prices; /* the prices charged (flavors in the arena) */
 	size_t n_prices;
+	ws_budget_t *budgets; /* the core's budgets (econ.c) */
+	size_t n_budgets;
 	void *blocks;	   /* every string above: a list of blocks that never move */
 	size_t block_used; /* bytes used in the newest block */
 	size_t block_cap;  /* its size */
@@ -142,6 +184,11 @@ struct webui_snap {
 
 /* Copy s into snap's arena (NULL when out of memory: arena_failed). */
 const char *ws_strdup(webui_snap_t *snap, const char *s);
+
+/* visibility.c: copy every pending workload ids[0..n) (grouped by CQ, each
+ * CQ's in admission order: queue_workloads_by_cq) into s->vis with its
+ * positions, and index them per LocalQueue. GPUQ_OK, GPUQ_ENOMEM. */
+int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n);
 
 /* Free the ring's entries (webui_destroy). */
 void ws_events_free(webui_t *ui);
@@ -175,6 +222,8 @@ struct webui {
 	atomic_llong idle_ms;	   /* webui_idle_set's (set before threads start) */
 	atomic_bool leader;	   /* this replica leads */
 	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
+	bool pages;		   /* serve /ui/ and /api/v1/ (webui_routes_set) */
+	bool visibility;	   /* serve /apis/visibility.gpuq.dev/ (webui_routes_set) */
 	/* the controller's thread only */
 	ws_event_t ring[WEBUI_EVENTS_MAX]; /* recent events (circular) */
 	size_t ring_start, ring_n;	   /* oldest entry, entries */
@@ -195,6 +244,14 @@ void wa_cache_put(webui_t *ui, const char *token, const char *scope, int decisio
 /* Ask the apiserver about (token, scope) and cache the answer (the slow
  * worker). A failed call caches nothing (the request gets 503). */
 void wa_review(webui_t *ui, const char *token, const char *scope, int64_t now_ms);
+
+/* ---- econ.c: budgets in the snapshot and the API ---- */
+
+/* Copy q's budgets into s. GPUQ_ENOMEM. */
+int ws_econ_fill(const queue_t *q, webui_snap_t *s);
+/* The budgets as JSON: all (ns NULL), or those of namespace ns (its
+ * LocalQueues' and its own). A new reference. */
+json_t *ws_budgets_json(const webui_snap_t *s, const char *ns);
 
 /* ---- snap.c ---- */
 

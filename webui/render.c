@@ -71,9 +71,15 @@ static json_t *wl_json(const webui_snap_t *s, const ws_wl_t *w)
 	if (w->state == QUEUE_WL_PENDING) {
 		json_object_set_new(o, "position", json_integer(w->position));
 		json_object_set_new(o, "reason", json_string(queue_wait_name(w->wait)));
+		if (w->predicted_ms >= 0) /* predict/: when it is expected to start */
+			json_object_set_new(o, "expectedStartMs", json_integer(w->predicted_ms));
 	} else {
 		json_object_set_new(o, "flavors", json_string(w->flavors));
 		json_object_set_new(o, "admittedMs", json_integer(w->admitted_ms));
+		if (w->idle_since_ms >= 0) /* its GPUs idle (idleReclaim) */
+			json_object_set_new(o, "idleSinceMs", json_integer(w->idle_since_ms));
+		if (w->protected_ms > 0) /* its minimum runtime's end */
+			json_object_set_new(o, "protectedUntilMs", json_integer(w->protected_ms));
 	}
 	return o;
 }
@@ -149,6 +155,7 @@ static json_t *cluster_json(const webui_snap_t *s)
 	json_object_set_new(o, "clusterQueues", cqs);
 	/* every namespace's rows: cluster_json is rendered for cluster access only */
 	json_object_set_new(o, "usage", usage_json(s, NULL, true));
+	json_object_set_new(o, "budgets", ws_budgets_json(s, NULL));
 	return o;
 }
 
@@ -250,6 +257,7 @@ static json_t *ns_page(const webui_snap_t *s, const char *ns, const webui_access
 			    json_pack("{s:i, s:o}", "total", (int)total, "items", items));
 	json_object_set_new(o, "events", events_json(s, ns, acc));
 	json_object_set_new(o, "usage", usage_json(s, ns, false));
+	json_object_set_new(o, "budgets", ws_budgets_json(s, ns));
 	return o;
 }
 
@@ -337,12 +345,14 @@ int webui_render(const webui_snap_t *s, const char *path, const webui_access_t *
 
 void webui_path_scope(const char *path, const char **ns, size_t *ns_len)
 {
-	static const char prefix[] = API "namespaces/";
+	static const char *const prefixes[] = {API "namespaces/", WEBUI_VIS_PREFIX "/namespaces/"};
 
 	*ns = NULL;
 	*ns_len = 0;
-	if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
-		return;
-	*ns = path + sizeof(prefix) - 1;
-	*ns_len = strcspn(*ns, "/");
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i]))) {
+			*ns = path + strlen(prefixes[i]);
+			*ns_len = strcspn(*ns, "/");
+			return;
+		}
 }

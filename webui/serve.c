@@ -1,6 +1,7 @@
 /* webui/serve.c: the UI's routes on the HTTP server (http/): the embedded
- * files under /ui/, the JSON API under /api/v1/ behind the access check,
- * and the UI's lifecycle. */
+ * files under /ui/, the JSON API under /api/v1/ and the visibility API
+ * under WEBUI_VIS_PREFIX behind the access check, and the UI's
+ * lifecycle. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	atomic_init(&ui->leader, false);
 	atomic_init(&ui->last_api_ms, 0);
 	atomic_init(&ui->idle_ms, WEBUI_IDLE_MS);
+	ui->pages = ui->visibility = true;
 	rc = ws_published_init(ui); /* first: webui_destroy deinits it */
 	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
 	if (!ui->cache)
@@ -62,6 +64,12 @@ void webui_destroy(webui_t *ui)
 	free(ui);
 }
 
+void webui_routes_set(webui_t *ui, bool pages, bool visibility)
+{
+	ui->pages = pages;
+	ui->visibility = visibility;
+}
+
 void webui_idle_set(webui_t *ui, int64_t idle_ms)
 {
 	atomic_store(&ui->idle_ms, idle_ms > 0 ? idle_ms : WEBUI_IDLE_MS);
@@ -75,11 +83,28 @@ static void reply_static(http_app_reply_t *out, unsigned status, const char *typ
 	    .status = status, .content_type = type, .body = text, .len = strlen(text)};
 }
 
-static void reply_error(http_app_reply_t *out, unsigned status, const char *json_text)
+/* An error: json_text (the web view's Error) on /api/, or a Kubernetes
+ * Status with msg on the visibility API. */
+static int reply_error(http_app_reply_t *out, bool vis, unsigned status, const char *json_text,
+		       const char *msg)
 {
-	reply_static(out, status, JSON_TYPE, json_text);
+	if (vis) {
+		char *body;
+		size_t len;
+		int rc = webui_vis_error(status, msg, &out->status, &body, &len);
+		if (rc)
+			return rc;
+		*out = (http_app_reply_t){.status = status,
+					     .content_type = JSON_TYPE,
+					     .body = body,
+					     .len = len,
+					     .body_owned = true};
+	} else {
+		reply_static(out, status, JSON_TYPE, json_text);
+	}
 	if (status == 401)
 		out->www_authenticate = "Bearer realm=\"gpuq\"";
+	return GPUQ_OK;
 }
 
 static int serve_asset(const char *path, http_app_reply_t *out)
@@ -149,47 +174,73 @@ static int access_of(webui_t *ui, const char *token, const char *scope, webui_ac
 	return d;
 }
 
-int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
+/* The access check of a request to the JSON APIs (vis: the visibility
+ * API): GPUQ_OK with *acc when it may go on; HTTP_APP_SLOW when the
+ * decision is not cached yet; else *out holds the refusal (*answered). */
+static int check_access(webui_t *ui, const http_app_request_t *rq, bool retry, bool vis,
+			const char *scope, webui_access_t *acc, http_app_reply_t *out,
+			bool *answered)
+{
+	const char *token;
+	int d;
+
+	*answered = true;
+	*acc = (webui_access_t){true, NULL};
+	if (ui->mode != WEBUI_AUTH_REVIEW) {
+		*answered = false;
+		return GPUQ_OK;
+	}
+	token = bearer(rq->authorization);
+	if (!token)
+		return reply_error(out, vis, 401,
+				   "{\"kind\":\"Error\",\"code\":401,\"message\":\"unauthorized: "
+				   "send Authorization: Bearer <a Kubernetes token>\"}",
+				   "unauthorized: send Authorization: Bearer <a Kubernetes token>");
+	d = access_of(ui, token, scope, acc);
+	if (d == WA_UNKNOWN && !retry) {
+		*answered = false;
+		return HTTP_APP_SLOW;
+	}
+	if (d == WA_UNKNOWN)
+		return reply_error(out, vis, 503,
+				   "{\"kind\":\"Error\",\"code\":503,\"message\":\"cannot review "
+				   "the token with the apiserver now: retry\"}",
+				   "cannot review the token with the apiserver now: retry");
+	if (d == WA_UNAUTHENTICATED)
+		return reply_error(out, vis, 401,
+				   "{\"kind\":\"Error\",\"code\":401,\"message\":\"unauthorized: "
+				   "the apiserver does not accept this token\"}",
+				   "unauthorized: the apiserver does not accept this token");
+	*answered = false; /* WA_FORBIDDEN too: what a path needs is the renderer's rule */
+	return GPUQ_OK;
+}
+
+int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry,
+		     http_app_reply_t *out)
 {
 	webui_t *ui = ctx;
-	webui_access_t acc = {true, NULL};
+	webui_access_t acc;
 	char scope[QUEUE_NAME_MAX + 1];
-	const char *token;
+	bool vis = !strncmp(rq->path, "/apis/", 6), answered;
 	webui_snap_t *s;
 	char *body;
 	size_t len;
 	int rc;
 
-	if (strncmp(rq->path, "/api/", 5) != 0)
+	if (vis ? !ui->visibility : !ui->pages) {
+		reply_static(
+		    out, 404, "text/plain; charset=utf-8",
+		    vis ? "not found: the visibility API is off (gpuq serve --visibility)\n"
+			: "not found: the web UI is off (gpuq serve --ui)\n");
+		return GPUQ_OK;
+	}
+	if (!vis && strncmp(rq->path, "/api/", 5) != 0)
 		return serve_asset(rq->path, out);
 	atomic_store(&ui->last_api_ms, gpuq_mono_ms()); /* snapshots are wanted */
 	scope_of(rq->path, scope, sizeof(scope));
-	if (ui->mode == WEBUI_AUTH_REVIEW) {
-		int d;
-
-		token = bearer(rq->authorization);
-		if (!token) {
-			reply_error(out, 401,
-				    "{\"kind\":\"Error\",\"code\":401,\"message\":\"unauthorized: "
-				    "send Authorization: Bearer <a Kubernetes token>\"}");
-			return GPUQ_OK;
-		}
-		d = access_of(ui, token, scope, &acc);
-		if (d == WA_UNKNOWN && !retry)
-			return HTTP_APP_SLOW;
-		if (d == WA_UNKNOWN) {
-			reply_error(out, 503,
-				    "{\"kind\":\"Error\",\"code\":503,\"message\":\"cannot review "
-				    "the token with the apiserver now: retry\"}");
-			return GPUQ_OK;
-		}
-		if (d == WA_UNAUTHENTICATED) {
-			reply_error(out, 401,
-				    "{\"kind\":\"Error\",\"code\":401,\"message\":\"unauthorized: "
-				    "the apiserver does not accept this token\"}");
-			return GPUQ_OK;
-		}
-	}
+	rc = check_access(ui, rq, retry, vis, scope, &acc, out, &answered);
+	if (rc || answered)
+		return rc;
 	s = ws_current(ui);
 	if (s && ws_old(s, gpuq_mono_ms())) {
 		/* after an idle spell (or a late controller): this request brought
@@ -197,12 +248,15 @@ int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_a
 		webui_snap_unref(s);
 		if (!retry)
 			return HTTP_APP_SLOW;
-		reply_error(out, 503,
-			    "{\"kind\":\"Error\",\"code\":503,\"message\":\"no fresh snapshot: the "
-			    "controller published none in the last 3 s; retry\"}");
-		return GPUQ_OK;
+		return reply_error(
+		    out, vis, 503,
+		    "{\"kind\":\"Error\",\"code\":503,\"message\":\"no fresh "
+		    "snapshot: the controller published none in the last 3 s; retry\"}",
+		    "no fresh snapshot: the controller published none in the last 3 s; "
+		    "retry");
 	}
-	rc = webui_render(s, rq->path, &acc, &out->status, &body, &len);
+	rc = vis ? webui_vis_render(s, rq->path, rq->query, &acc, &out->status, &body, &len)
+		 : webui_render(s, rq->path, &acc, &out->status, &body, &len);
 	webui_snap_unref(s);
 	if (rc)
 		return rc;
@@ -231,7 +285,10 @@ static void app_slow(void *ctx, const http_app_request_t *rq)
 void webui_attach(webui_t *ui, http_server_t *srv)
 {
 	http_server_app_set(srv, webui_app_handle, app_slow, ui);
-	gpuq_log(GPUQ_LOG_INFO, MODULE, "web UI on /ui/ and /api/v1/ (%s)",
+	gpuq_log(GPUQ_LOG_INFO, MODULE, "%s%s%s (%s)",
+		 ui->pages ? "web UI on /ui/ and /api/v1/" : "",
+		 ui->pages && ui->visibility ? ", " : "",
+		 ui->visibility ? "visibility API on " WEBUI_VIS_PREFIX "/" : "",
 		 ui->mode == WEBUI_AUTH_NONE ? "no auth: loopback only"
 					     : "bearer tokens reviewed by the apiserver");
 }

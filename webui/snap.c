@@ -62,9 +62,12 @@ void webui_snap_unref(webui_snap_t *s)
 	free(s->lq_usage);
 	free(s->wls);
 	free(s->cq_wl);
+	free(s->vis);
+	free(s->lq_vis);
 	free(s->events);
 	free(s->usage);
 	free(s->prices);
+	free(s->budgets);
 	free(s);
 }
 
@@ -278,7 +281,10 @@ static int wl_add(const queue_t *q, webui_snap_t *s, queue_wl_t id, uint32_t pos
 		       v.pods,
 		       ws_strdup(s, reason),
 		       ws_strdup(s, v.state == QUEUE_WL_PENDING ? "" : fl),
-		       ws_strdup(s, req)};
+		       ws_strdup(s, req),
+		       v.predicted_ms,
+		       v.idle_since_ms,
+		       v.protected_ms};
 	return GPUQ_OK;
 }
 
@@ -373,6 +379,8 @@ static int fill_workloads(const queue_t *q, webui_snap_t *s)
 			    &failed);
 		rc = failed ? GPUQ_ENOMEM
 			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
+		if (!rc && k == 0) /* every pending one, for the visibility API */
+			rc = ws_vis_fill(q, s, ids, n);
 	}
 	free(ids);
 	free(lq_seen);
@@ -620,6 +628,8 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 		rc = fill_prices(ui, s);
 	if (!rc)
 		rc = fill_usage(q, s);
+	if (!rc)
+		rc = ws_econ_fill(q, s);
 	if (!rc && s->arena_failed)
 		rc = GPUQ_ENOMEM;
 	if (rc) {

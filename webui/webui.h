@@ -29,6 +29,13 @@
  * /api/v1/namespaces/NS (its workloads, usage and events) for each NS where
  * it may `list` batch jobs, and nothing else. Without auth (--ui-auth none,
  * a loopback --listen only) everything is readable.
+ *
+ * Pending work on demand (visibility.c, docs/visibility.md): the same
+ * server, snapshot and access rule serve every pending workload's positions
+ * and reasons as Kueue's visibility API serves them, under
+ * WEBUI_VIS_PREFIX: .../clusterqueues/CQ/pendingworkloads (cluster scope)
+ * and .../namespaces/NS/localqueues/LQ/pendingworkloads (NS), with limit
+ * and offset. webui_routes_set turns the pages and this API on apart.
  */
 #ifndef GPUQ_WEBUI_H
 #define GPUQ_WEBUI_H
@@ -73,6 +80,18 @@
 /* Prices the web view holds: one per ResourceFlavor at most. */
 #define WEBUI_PRICES_MAX POLICY_FLAVORS_MAX
 
+/* The visibility API: its group, version and path prefix (an aggregated
+ * APIService of that group would route the same paths). */
+#define WEBUI_VIS_GROUP "visibility.gpuq.dev"
+#define WEBUI_VIS_VERSION "v1beta1"
+#define WEBUI_VIS_PREFIX "/apis/" WEBUI_VIS_GROUP "/" WEBUI_VIS_VERSION
+/* Pending workloads in one answer: limit's default (Kueue's) and cap. The
+ * cap is a tenth of Kueue's (100,000): an answer is rendered on a thread of
+ * the server that also answers admission reviews, 10,000 items take it
+ * about 30 ms and 4 MB (docs/visibility.md); page with offset for more. */
+#define WEBUI_VIS_LIMIT_DEFAULT 1000
+#define WEBUI_VIS_LIMIT_MAX 10000
+
 typedef struct webui webui_t;
 
 typedef enum {
@@ -93,6 +112,12 @@ void webui_destroy(webui_t *ui);
  * (default WEBUI_IDLE_MS; 1 ms .. 1 h). Before the server and the
  * controller start. */
 void webui_idle_set(webui_t *ui, int64_t idle_ms);
+
+/* Which routes ui serves (default: both): the pages and their JSON (/ui/,
+ * /api/v1/: gpuq serve --ui) and the visibility API (WEBUI_VIS_PREFIX:
+ * gpuq serve --visibility); a route turned off answers 404. Before
+ * webui_attach. */
+void webui_routes_set(webui_t *ui, bool pages, bool visibility);
 
 /* Serve ui on srv (http_server_app_set); before http_server_start. */
 void webui_attach(webui_t *ui, http_server_t *srv);
@@ -166,11 +191,33 @@ typedef struct {
 int webui_render(const webui_snap_t *s, const char *path, const webui_access_t *acc,
 		 unsigned *status, char **body, size_t *len);
 
+/* The visibility API's answer to path (under WEBUI_VIS_PREFIX; the
+ * prefix itself is the group version's discovery document) with query
+ * (the request's arguments "limit=N&offset=M", NULL: none) from snapshot
+ * s for a caller with access acc: *status (200; 400 a bad limit or offset;
+ * 403; 404 no such path, ClusterQueue or LocalQueue; 503 s NULL) and *body
+ * (malloc'd, the caller's: a PendingWorkloadsSummary, an APIResourceList or
+ * a Kubernetes Status) with *len. GPUQ_OK, GPUQ_ENOMEM, GPUQ_ELIMIT (past
+ * WEBUI_JSON_MAX). */
+int webui_vis_render(const webui_snap_t *s, const char *path, const char *query,
+		     const webui_access_t *acc, unsigned *status, char **body, size_t *len);
+
+/* A Kubernetes Status of code and msg, as webui_vis_render answers errors
+ * (the server's 401 and 503 on the visibility API too). */
+int webui_vis_error(unsigned code, const char *msg, unsigned *status, char **body, size_t *len);
+
+/* limit and offset of a query ("limit=N&offset=M", other arguments
+ * ignored; NULL: none): limit 0 or absent is WEBUI_VIS_LIMIT_DEFAULT, above
+ * WEBUI_VIS_LIMIT_MAX is the cap (as Kueue clamps to its own); offset
+ * absent is 0. GPUQ_OK, or GPUQ_EINVAL with why (cap bytes) naming the
+ * argument and its value when one is not a whole number. */
+int webui_vis_options(const char *query, int64_t *limit, int64_t *offset, char *why, size_t cap);
+
 /* ---- The access decision (pure; for tests and the worker) ---- */
 
 /* The scope a path needs: "" for cluster scope, else the namespace of
- * /api/v1/namespaces/NS (pointing into path, up to the next '/': *ns_len
- * bytes). */
+ * /api/v1/namespaces/NS or WEBUI_VIS_PREFIX/namespaces/NS (pointing into
+ * path, up to the next '/': *ns_len bytes). */
 void webui_path_scope(const char *path, const char **ns, size_t *ns_len);
 
 /* The body of a TokenReview for token (malloc'd JSON). NULL: no memory. */

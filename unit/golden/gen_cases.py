@@ -128,6 +128,20 @@ def add(path, value):
     return {"op": "add", "path": path, "value": value}
 
 
+def waiting(cq):
+    """The first gpuq.dev/status the webhook gives a GPU Job or plain Pod it
+    queues (docs/admission.md): waiting for quota in its LocalQueue's
+    ClusterQueue (the controller's queue_workload_status text then)."""
+    return "pending in ClusterQueue %s: waiting for quota" % cq
+
+
+def status(cq, has_annotations=False):
+    """The op writing it: into the annotations map, or creating the map."""
+    if has_annotations:
+        return add("/metadata/annotations/gpuq.dev~1status", waiting(cq))
+    return add("/metadata/annotations", {"gpuq.dev/status": waiting(cq)})
+
+
 def case(name, endpoint, request, allowed=True, code=None, message=None, patch=None,
          http=200, warning=None, raw=None):
     exp = {"http_status": http, "allowed": allowed, "code": code,
@@ -162,23 +176,27 @@ case("mutate-job-gpu-defaults", "mutate",
             add(LR_LIMITS + "/cpu", "1"),
             add(LR_LIMITS + "/memory", "2Gi"),
             add("/spec/template/spec/containers/0/resources/requests",
-                {"nvidia.com/gpu": "8", "cpu": "500m", "memory": "1Gi"})],
+                {"nvidia.com/gpu": "8", "cpu": "500m", "memory": "1Gi"}),
+            status("cq-a")],
      warning="queued in team-a/default: Job created suspended until gpuq admits it")
 case("mutate-job-kueue-label-complete", "mutate",
      review("Job", job(labels={"kueue.x-k8s.io/queue-name": "research"}, suspend=True,
-                       tlabels=JOB_POD_LABELS)),
+                       tlabels=JOB_POD_LABELS,
+                       annotations={"gpuq.dev/status": waiting("cq-a")})),
      patch=None, warning="queued in team-a/research")
 case("mutate-job-no-labels-no-template-metadata", "mutate",
      review("Job", job(template_meta=False, suspend=False)),
      patch=[add("/spec/suspend", True),
             add("/metadata/labels", {"gpuq.dev/queue-name": "default"}),
-            add("/spec/template/metadata", {"labels": {"gpuq.dev/managed": "true"}})])
+            add("/spec/template/metadata", {"labels": {"gpuq.dev/managed": "true"}}),
+            status("cq-a")])
 case("mutate-job-init-container-defaults", "mutate",
      review("Job", job(labels=Q, suspend=True, tlabels=JOB_POD_LABELS,
                        init=[container(name="fetch")])),
      patch=[add("/spec/template/spec/initContainers/0/resources",
                 {"limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "0"},
-                 "requests": {"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": "0"}})])
+                 "requests": {"cpu": "500m", "memory": "1Gi", "nvidia.com/gpu": "0"}}),
+            status("cq-a")])
 case("mutate-job-cpu-only", "mutate",
      review("Job", job(containers=[container(requests={"cpu": "2"})])), patch=None)
 case("mutate-job-unmanaged-namespace", "mutate",
@@ -191,40 +209,43 @@ case("mutate-job-mig-team-b", "mutate",
             ns="team-b"),
      patch=[add("/spec/suspend", True),
             add("/spec/template/spec/containers/0/resources/requests",
-                {"nvidia.com/mig-1g.10gb": "1"})])
+                {"nvidia.com/mig-1g.10gb": "1"}),
+            status("cq-b")])
 case("mutate-pod-gpu-gate", "mutate",
      review("Pod", pod(ns="team-b", labels=Q), ns="team-b"),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])],
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-b")],
      warning="queued in team-b/default: Pod gated until gpuq admits it")
 case("mutate-pod-other-gate-no-labels", "mutate",
      review("Pod", pod(gates=["example.com/other"])),
      patch=[add("/spec/schedulingGates/-", {"name": "gpuq.dev/admission"}),
-            add("/metadata/labels", {"gpuq.dev/queue-name": "default"})])
+            add("/metadata/labels", {"gpuq.dev/queue-name": "default"}), status("cq-a")])
 case("mutate-pod-already-gated-idempotent", "mutate",
-     review("Pod", pod(labels=Q, gates=GATED)), patch=None)
+     review("Pod", pod(labels=Q, gates=GATED,
+                       annotations={"gpuq.dev/status": waiting("cq-a")})), patch=None)
 case("mutate-pod-admitted-job-pod", "mutate",
      review("Pod", pod(labels=JOB_POD_LABELS, annotations=ADMITTED, owner="train"),
             user=JOBCTRL), patch=None)
 case("mutate-pod-job-pod-not-admitted", "mutate",
      review("Pod", pod(labels=JOB_POD_LABELS, owner="train"), user=JOBCTRL),
      patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]),
-            add("/metadata/labels/gpuq.dev~1queue-name", "default")])
+            add("/metadata/labels/gpuq.dev~1queue-name", "default"), status("cq-a")])
 case("mutate-pod-forged-job-owner", "mutate",
      review("Pod", pod(labels=JOB_POD_LABELS, annotations=ADMITTED, owner="train")),
      patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]),
-            add("/metadata/labels/gpuq.dev~1queue-name", "default")])
+            add("/metadata/labels/gpuq.dev~1queue-name", "default"),
+            status("cq-a", has_annotations=True)])
 case("mutate-pod-mig", "mutate",
      review("Pod", pod(labels=Q, containers=[full(key="nvidia.com/mig-1g.10gb")])),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-a")])
 case("mutate-pod-gpu-shared", "mutate",
      review("Pod", pod(ns="team-b", labels=Q, containers=[
          container(requests={"nvidia.com/gpu.shared": "1"},
                    limits={"nvidia.com/gpu.shared": "1"})]), ns="team-b"),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-b")])
 case("mutate-pod-dra-gpu-claim", "mutate",
      review("Pod", pod(labels=Q, containers=[container(requests={"cpu": "1"})],
                        claims=[{"name": "gpus", "resourceClaimTemplateName": "two-gpus"}])),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-a")])
 case("mutate-pod-dra-nic-claim", "mutate",
      review("Pod", pod(labels=Q, containers=[container(requests={"cpu": "1"})],
                        claims=[{"name": "nic", "resourceClaimTemplateName": "a-nic"}])),
@@ -235,7 +256,7 @@ case("mutate-pod-zero-gpus", "mutate",
      patch=None)
 case("mutate-pod-kueue-label", "mutate",
      review("Pod", pod(labels={"kueue.x-k8s.io/queue-name": "research"})),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])],
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-a")],
      warning="queued in team-a/research")
 deny("mutate-bad-quantity-dots", "mutate",
      review("Job", job(containers=[container(limits={"nvidia.com/gpu": "1.2.3"})])),
@@ -453,7 +474,7 @@ fix_subresource()
 case("mutate-pod-extra-gpu-resource", "mutate",
      review("Pod", pod(ns="team-b", labels=Q, containers=[
          container(requests={"amd.com/gpu": "1"}, limits={"amd.com/gpu": "1"})]), ns="team-b"),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])],
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-b")],
      warning="queued in team-b/default: Pod gated until gpuq admits it")
 deny("validate-pod-extra-gpu-request-ne-limit", "validate",
      review("Pod", pod(ns="team-b", labels=Q, gates=GATED, containers=[
@@ -463,7 +484,7 @@ deny("validate-pod-extra-gpu-request-ne-limit", "validate",
 case("mutate-pod-dra-mig-claim", "mutate",
      review("Pod", pod(labels=Q, containers=[container(requests={"cpu": "1"})],
                        claims=[{"name": "slices", "resourceClaimTemplateName": "mig-slices"}])),
-     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]), status("cq-a")])
 # A Job whose template asks for GPUs only through a claim: suspended, and
 # team-a's Container default (nvidia.com/gpu limit 0, request from it) filled in.
 case("mutate-job-dra-template-claim", "mutate",
@@ -473,7 +494,8 @@ case("mutate-job-dra-template-claim", "mutate",
      patch=[add("/spec/suspend", True),
             add("/spec/template/metadata/labels/gpuq.dev~1managed", "true"),
             add(LR_LIMITS + "/nvidia.com~1gpu", "0"),
-            add("/spec/template/spec/containers/0/resources/requests/nvidia.com~1gpu", "0")],
+            add("/spec/template/spec/containers/0/resources/requests/nvidia.com~1gpu", "0"),
+            status("cq-a")],
      warning="queued in team-a/default: Job created suspended until gpuq admits it")
 CPU_ONLY = [container(requests={"cpu": "1", "memory": "2Gi"}, limits={"cpu": "1", "memory": "2Gi"})]
 # A CPU-only Job is not gpuq's business, even with gpuq.dev/admitted on its
@@ -525,7 +547,8 @@ OWNER_NOT_CONTROLLER["metadata"]["ownerReferences"][0]["controller"] = False
 case("mutate-pod-job-owner-not-controller", "mutate",
      review("Pod", OWNER_NOT_CONTROLLER, user=JOBCTRL),
      patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]),
-            add("/metadata/labels/gpuq.dev~1queue-name", "default")])
+            add("/metadata/labels/gpuq.dev~1queue-name", "default"),
+            status("cq-a", has_annotations=True)])
 deny("validate-job-pod-without-managed-label", "validate",
      review("Pod", pod(labels={"app": "train"}, annotations=ADMITTED, owner="train"),
             user=JOBCTRL),
@@ -549,6 +572,17 @@ deny("validate-job-queue-change-while-queued-unknown", "validate",
      review("Job", job(labels={"gpuq.dev/queue-name": "nope"}, suspend=True), op="UPDATE",
             old=job(labels=Q, suspend=True)),
      'label gpuq.dev/queue-name is "nope", but namespace team-a has no LocalQueue "nope"')
+# a status the object was created with (copied from another Job) is gpuq's
+# to say: replaced by the waiting one
+case("mutate-job-stale-status-replaced", "mutate",
+     review("Job", job(labels=Q, suspend=True, tlabels=JOB_POD_LABELS,
+                       annotations={"gpuq.dev/status": "admitted in ClusterQueue cq-a"})),
+     patch=[status("cq-a", has_annotations=True)])
+# a pod group's status counts its members: the controller writes it
+case("mutate-pod-group-member-no-status", "mutate",
+     review("Pod", pod(labels=dict(Q, **{"kueue.x-k8s.io/pod-group-name": "g"}),
+                       annotations={"kueue.x-k8s.io/pod-group-total-count": "2"})),
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
 
 
 def main():

@@ -1,22 +1,16 @@
-/* webhook/admit_json.c: a small read-only JSON document for review bodies.
- * jansson builds a heap object per value and reads byte by byte through a
- * stream layer (about 50 us per KiB here), which alone would blow the
- * admission latency budget; this parser makes one pass to count values and
- * check nesting, one allocation for all nodes and decoded strings, and one
- * non-recursive pass to build the tree. Strict RFC 8259: UTF-8 checked,
- * escapes decoded (\u0000 refused), numbers kept as their text so quantities
- * parse exactly. Duplicate object keys are not refused: lookups take the
- * first (the apiserver never sends duplicates). */
+/* jv/parse.c: the document parser (jv.h). One scan for depth and an upper
+ * bound on the values, one allocation for every node and decoded string,
+ * one non-recursive pass to build the tree. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/admit_internal.h"
+#include "jv/jv.h"
 
 typedef struct {
 	const char *p;	 /* next byte */
 	const char *end; /* one past the last byte */
-	webhook_jv_t *nodes;
+	jv_t *nodes;
 	size_t n_nodes;	  /* used */
 	size_t cap_nodes; /* allocated (an upper bound from the scan) */
 	char *arena;	  /* decoded strings and number texts, NUL-terminated */
@@ -103,9 +97,9 @@ static void skip_ws(parser_t *ps)
 		ps->p++;
 }
 
-static webhook_jv_t *node_new(parser_t *ps, webhook_jv_type_t type)
+static jv_t *node_new(parser_t *ps, jv_type_t type)
 {
-	webhook_jv_t *v;
+	jv_t *v;
 
 	GPUQ_ASSERT(ps->n_nodes < ps->cap_nodes); /* the scan's bound holds */
 	v = &ps->nodes[ps->n_nodes++];
@@ -163,7 +157,7 @@ static char *put_utf8(char *o, unsigned long cp)
 /* A string starting at the opening quote: decoded into the arena. Longer
  * than most functions on purpose: the whole string grammar (escapes,
  * surrogate pairs, UTF-8) in one loop is the parser's hot path. */
-static int parse_string(parser_t *ps, webhook_jv_t *v)
+static int parse_string(parser_t *ps, jv_t *v)
 {
 	char *o = ps->arena + ps->arena_len, *start = o;
 
@@ -269,7 +263,7 @@ static bool digit(const parser_t *ps)
 	return ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9';
 }
 
-static int parse_number(parser_t *ps, webhook_jv_t *v)
+static int parse_number(parser_t *ps, jv_t *v)
 {
 	const char *s = ps->p;
 	char *o = ps->arena + ps->arena_len;
@@ -309,13 +303,12 @@ static int parse_number(parser_t *ps, webhook_jv_t *v)
 	return GPUQ_OK;
 }
 
-static int parse_literal(parser_t *ps, webhook_jv_t *v)
+static int parse_literal(parser_t *ps, jv_t *v)
 {
 	static const struct {
 		const char *text;
-		webhook_jv_type_t type;
-	} lits[] = {
-	    {"true", WEBHOOK_JV_TRUE}, {"false", WEBHOOK_JV_FALSE}, {"null", WEBHOOK_JV_NULL}};
+		jv_type_t type;
+	} lits[] = {{"true", JV_TRUE}, {"false", JV_FALSE}, {"null", JV_NULL}};
 
 	for (size_t i = 0; i < sizeof(lits) / sizeof(*lits); i++) {
 		size_t n = strlen(lits[i].text);
@@ -331,9 +324,9 @@ static int parse_literal(parser_t *ps, webhook_jv_t *v)
 
 /* One value at ps->p: a scalar, or an empty container left for the caller
  * to fill. */
-static int parse_value(parser_t *ps, webhook_jv_t **out)
+static int parse_value(parser_t *ps, jv_t **out)
 {
-	webhook_jv_t *v;
+	jv_t *v;
 
 	skip_ws(ps);
 	if (ps->p >= ps->end)
@@ -341,14 +334,14 @@ static int parse_value(parser_t *ps, webhook_jv_t **out)
 	switch (*ps->p) {
 	case '{':
 		ps->p++;
-		*out = node_new(ps, WEBHOOK_JV_OBJECT);
+		*out = node_new(ps, JV_OBJECT);
 		return GPUQ_OK;
 	case '[':
 		ps->p++;
-		*out = node_new(ps, WEBHOOK_JV_ARRAY);
+		*out = node_new(ps, JV_ARRAY);
 		return GPUQ_OK;
 	case '"':
-		*out = v = node_new(ps, WEBHOOK_JV_STRING);
+		*out = v = node_new(ps, JV_STRING);
 		return parse_string(ps, v);
 	case '-':
 	case '0':
@@ -361,20 +354,20 @@ static int parse_value(parser_t *ps, webhook_jv_t **out)
 	case '7':
 	case '8':
 	case '9':
-		*out = v = node_new(ps, WEBHOOK_JV_NUMBER);
+		*out = v = node_new(ps, JV_NUMBER);
 		return parse_number(ps, v);
 	default:
-		*out = v = node_new(ps, WEBHOOK_JV_NULL);
+		*out = v = node_new(ps, JV_NULL);
 		return parse_literal(ps, v);
 	}
 }
 
 typedef struct {
-	webhook_jv_t *c;    /* the open container */
-	webhook_jv_t *last; /* its last child so far (NULL: none yet) */
+	jv_t *c;    /* the open container */
+	jv_t *last; /* its last child so far (NULL: none yet) */
 } frame_t;
 
-static void link_child(frame_t *f, webhook_jv_t *v)
+static void link_child(frame_t *f, jv_t *v)
 {
 	if (f->last)
 		f->last->next = v;
@@ -383,18 +376,18 @@ static void link_child(frame_t *f, webhook_jv_t *v)
 	f->last = v;
 }
 
-static bool is_container(const webhook_jv_t *v)
+static bool is_container(const jv_t *v)
 {
-	return v->type == WEBHOOK_JV_OBJECT || v->type == WEBHOOK_JV_ARRAY;
+	return v->type == JV_OBJECT || v->type == JV_ARRAY;
 }
 
 /* The whole document: values and containers, iteratively (an explicit stack
- * of open containers, never deeper than WEBHOOK_JSON_DEPTH_MAX). */
-static int parse_tree(parser_t *ps, webhook_jv_t **root)
+ * of open containers, never deeper than JV_DEPTH_MAX). */
+static int parse_tree(parser_t *ps, jv_t **root)
 {
-	frame_t stack[WEBHOOK_JSON_DEPTH_MAX + 1];
+	frame_t stack[JV_DEPTH_MAX + 1];
 	size_t depth = 0;
-	webhook_jv_t *v;
+	jv_t *v;
 	int rc;
 
 	rc = parse_value(ps, root);
@@ -404,7 +397,7 @@ static int parse_tree(parser_t *ps, webhook_jv_t **root)
 		stack[depth++] = (frame_t){*root, NULL};
 	while (depth) {
 		frame_t *f = &stack[depth - 1];
-		bool obj = f->c->type == WEBHOOK_JV_OBJECT;
+		bool obj = f->c->type == JV_OBJECT;
 
 		skip_ws(ps);
 		if (ps->p >= ps->end)
@@ -422,11 +415,11 @@ static int parse_tree(parser_t *ps, webhook_jv_t **root)
 			skip_ws(ps);
 		}
 		if (obj) {
-			webhook_jv_t *key;
+			jv_t *key;
 
 			if (ps->p >= ps->end || *ps->p != '"')
 				return perr(ps, "expected a string key");
-			key = node_new(ps, WEBHOOK_JV_STRING);
+			key = node_new(ps, JV_STRING);
 			rc = parse_string(ps, key);
 			if (rc)
 				return rc;
@@ -442,7 +435,7 @@ static int parse_tree(parser_t *ps, webhook_jv_t **root)
 		link_child(f, v);
 		f->c->n++;
 		if (is_container(v)) {
-			if (depth >= WEBHOOK_JSON_DEPTH_MAX)
+			if (depth >= JV_DEPTH_MAX)
 				return perr(ps, "nested too deep");
 			stack[depth++] = (frame_t){v, NULL};
 		}
@@ -453,7 +446,7 @@ static int parse_tree(parser_t *ps, webhook_jv_t **root)
 	return GPUQ_OK;
 }
 
-int webhook_jdoc_parse(webhook_jdoc_t *d, const char *buf, size_t len, char *err, size_t cap)
+int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap)
 {
 	parser_t ps = {.p = buf, .end = buf + len, .err = err, .err_cap = cap};
 	size_t n_values = 0, bytes;
@@ -461,69 +454,69 @@ int webhook_jdoc_parse(webhook_jdoc_t *d, const char *buf, size_t len, char *err
 
 	memset(d, 0, sizeof(*d));
 	err[0] = '\0';
-	if (scan(buf, len, WEBHOOK_JSON_DEPTH_MAX, &n_values) > WEBHOOK_JSON_DEPTH_MAX) {
-		snprintf(err, cap, "JSON nested deeper than %d levels", WEBHOOK_JSON_DEPTH_MAX);
+	if (scan(buf, len, JV_DEPTH_MAX, &n_values) > JV_DEPTH_MAX) {
+		snprintf(err, cap, "JSON nested deeper than %d levels", JV_DEPTH_MAX);
 		return GPUQ_ELIMIT;
 	}
-	if (n_values > WEBHOOK_JSON_VALUES_MAX) {
-		snprintf(err, cap, "more than %d JSON values", WEBHOOK_JSON_VALUES_MAX);
+	if (n_values > JV_VALUES_MAX) {
+		snprintf(err, cap, "more than %d JSON values", JV_VALUES_MAX);
 		return GPUQ_ELIMIT;
 	}
 	/* Decoded strings never outgrow their source; each value adds a NUL. */
-	bytes = n_values * sizeof(webhook_jv_t) + len + n_values + 1;
+	bytes = n_values * sizeof(jv_t) + len + n_values + 1;
 	d->mem = malloc(bytes);
 	if (!d->mem)
 		return GPUQ_ENOMEM;
-	ps.nodes = (webhook_jv_t *)d->mem;
+	ps.nodes = (jv_t *)d->mem;
 	ps.cap_nodes = n_values;
-	ps.arena = d->mem + n_values * sizeof(webhook_jv_t);
+	ps.arena = d->mem + n_values * sizeof(jv_t);
 	rc = parse_tree(&ps, &d->root);
 	if (rc) {
 		char what[128];
 
 		gpuq_strlcpy(what, err[0] ? err : "syntax error", sizeof(what));
 		snprintf(err, cap, "%s at byte %zu", what, (size_t)(ps.p - buf));
-		webhook_jdoc_free(d);
+		jv_doc_free(d);
 		return rc;
 	}
 	return GPUQ_OK;
 }
 
-void webhook_jdoc_free(webhook_jdoc_t *d)
+void jv_doc_free(jv_doc_t *d)
 {
 	free(d->mem);
 	d->mem = NULL;
 	d->root = NULL;
 }
 
-const webhook_jv_t *webhook_jv_get(const webhook_jv_t *obj, const char *key)
+const jv_t *jv_get(const jv_t *obj, const char *key)
 {
-	if (!obj || obj->type != WEBHOOK_JV_OBJECT)
+	if (!obj || obj->type != JV_OBJECT)
 		return NULL;
-	for (const webhook_jv_t *k = obj->first; k; k = k->next->next)
+	for (const jv_t *k = obj->first; k; k = k->next->next)
 		if (!strcmp(k->s, key))
 			return k->next;
 	return NULL;
 }
 
-const webhook_jv_t *webhook_jv_at(const webhook_jv_t *arr, size_t i)
+const jv_t *jv_at(const jv_t *arr, size_t i)
 {
-	const webhook_jv_t *v;
+	const jv_t *v;
 
-	if (!arr || arr->type != WEBHOOK_JV_ARRAY || i >= arr->n)
+	if (!arr || arr->type != JV_ARRAY || i >= arr->n)
 		return NULL;
 	for (v = arr->first; v && i; i--)
 		v = v->next;
 	return v;
 }
 
-bool webhook_jv_int(const webhook_jv_t *v, int64_t *out)
+bool jv_int(const jv_t *v, int64_t *out)
 {
 	int64_t n = 0;
 	const char *s;
 	bool neg;
 
-	if (!v || v->type != WEBHOOK_JV_NUMBER || v->fraction)
+	if (!v || v->type != JV_NUMBER || v->fraction)
 		return false;
 	s = v->s;
 	neg = *s == '-';

@@ -1,0 +1,335 @@
+/* controller/econ.c: GPU economics on the controller thread
+ * (docs/economics.md). The utilization readings of idle reclaim go into the
+ * core; the core's budget changes and idle reports become Events; a budget
+ * shows in its queue's status; the LocalQueues' finished runtimes feed the
+ * prediction history; and a prediction pass every CONTROLLER_PREDICT_MS,
+ * capped in wall time, hands each pending workload its predicted start
+ * (the core's explanation says it, and so the Job's gpuq.dev/status and the
+ * web view). Everything here runs while leading, never on the admission
+ * path. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+#include "predict/predict.h"
+
+#define ECON_SCAN_MS 5000 /* the history scan's period (runtimes to within it) */
+/* A prediction pass's caps in the daemon: workloads and steps as predict/'s
+ * defaults, and at most this much wall time (the controller thread waits
+ * that long at most, every CONTROLLER_PREDICT_MS). */
+#define PREDICT_WALL_MS 250
+/* A predicted start is written to the Job's gpuq.dev/status when it moved
+ * by more than this, or by more than a tenth of the wait it predicts. */
+#define PREDICT_NOTE_MS 60000
+
+typedef struct {
+	int64_t admitted_ms; /* its admission, core time */
+	char lq[2 * 254];    /* its LocalQueue "namespace/name" */
+} run_t;
+
+void econ_free(struct controller *c)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	while ((s = map_next(&c->econ_runs, &pos)))
+		free(s->value);
+	map_deinit(&c->econ_runs);
+	predict_history_destroy(c->econ_hist);
+	c->econ_hist = NULL;
+}
+
+/* ---- utilization ---- */
+
+static void on_util(void *arg, const char *uid, double pct)
+{
+	struct controller *c = arg;
+
+	/* a workload that is not admitted (any more) says nothing */
+	(void)queue_workload_utilization(c->q, uid, pct, controller_now(c));
+}
+
+/* ---- Events ---- */
+
+static const char *const UNIT_WORDS[] = {"GPU-hours", "cost"};
+
+/* The uid of a cached policy object of collection r (key "ns/name" or
+ * "name"), or NULL. */
+static const char *obj_uid(struct controller *c, res_t r, const char *key)
+{
+	const pobj_t *o = map_get(&c->objs[r], key);
+
+	return o ? json_string_value(json_object_get(json_object_get(o->obj, "metadata"), "uid"))
+		 : NULL;
+}
+
+/* The LocalQueue (ns, name) declaring the Namespace budget of ns. */
+static const policy_lq_t *ns_budget_lq(const struct controller *c, const char *ns)
+{
+	for (size_t i = 0; c->policy && i < policy_lq_count(c->policy); i++) {
+		const policy_lq_t *l = policy_lq_at(c->policy, i);
+
+		if (l->budget.present && l->budget.namespace_scope && !strcmp(l->namespace_, ns))
+			return l;
+	}
+	return NULL;
+}
+
+/* An Event about budget v's object: its LocalQueue, the LocalQueue that
+ * declares a Namespace budget, or its ClusterQueue (cluster scope: the
+ * Event goes to "default"). */
+static void budget_event(struct controller *c, const queue_budget_view_t *v, const char *type,
+			 const char *reason, const char *note)
+{
+	char ns[256] = "", key[512];
+	const char *name = v->name, *slash = strchr(v->name, '/');
+
+	if (v->scope == QUEUE_BUDGET_CLUSTERQUEUE) {
+		(void)swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
+					obj_uid(c, RES_CLUSTERQUEUES, name), type, reason, "Budget",
+					note);
+		return;
+	}
+	if (v->scope == QUEUE_BUDGET_NAMESPACE) {
+		const policy_lq_t *l = ns_budget_lq(c, v->name);
+
+		if (!l)
+			return;
+		snprintf(ns, sizeof(ns), "%s", l->namespace_);
+		name = l->name;
+	} else if (slash && (size_t)(slash - v->name) < sizeof(ns)) {
+		memcpy(ns, v->name, (size_t)(slash - v->name));
+		ns[slash - v->name] = '\0';
+		name = slash + 1;
+	} else {
+		return;
+	}
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	(void)swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "LocalQueue", ns, name,
+				obj_uid(c, RES_LOCALQUEUES, key), type, reason, "Budget", note);
+}
+
+static void budget_changed(struct controller *c, const queue_budget_change_t *ch)
+{
+	static const char *const scope[] = {"LocalQueue", "namespace", "ClusterQueue"};
+	static const char *const action[] = {"Warn: reported only",
+					     "Lower: its workloads wait behind those within "
+					     "budget and may not borrow",
+					     "Hold: no new admission"};
+	queue_budget_view_t v;
+	char note[768], end[32];
+
+	if (queue_budget_view(c->q, ch->budget, &v))
+		return;
+	kube_time_format_micro(v.window_end_ms, end, sizeof(end));
+	if (ch->to == QUEUE_BUDGET_OK) {
+		snprintf(note, sizeof(note), "%s %s is within its budget again: %.6g of %.6g %s",
+			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost]);
+		budget_event(c, &v, "Normal", "BudgetReset", note);
+	} else if (ch->to == QUEUE_BUDGET_WARNING) {
+		snprintf(note, sizeof(note),
+			 "%s %s has used %.6g of its %.6g %s (warnAt %d%%); the window ends %s",
+			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost], v.warn_pct,
+			 end);
+		budget_event(c, &v, "Warning", "BudgetWarning", note);
+	} else {
+		snprintf(note, sizeof(note),
+			 "%s %s is over its budget: %.6g of %.6g %s; action %s until the window "
+			 "ends %s",
+			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost],
+			 action[v.action], end);
+		budget_event(c, &v, "Warning", "BudgetExceeded", note);
+	}
+}
+
+/* An idle report: an Event on the Job. */
+static void idle_reported(struct controller *c, const queue_idle_t *e)
+{
+	const job_t *j = controller_job(c, e->uid);
+	queue_workload_view_t v;
+	char note[512], since[32];
+
+	if (!j || !j->wl || queue_workload_view(c->q, e->wl, &v))
+		return;
+	kube_time_format_micro(e->idle_since_ms, since, sizeof(since));
+	snprintf(note, sizeof(note),
+		 "Its GPUs have been idle since %s (below ClusterQueue %s's idleReclaim "
+		 "threshold)",
+		 since, queue_cq_name(c->q, v.cq));
+	(void)swriter_event(c->swriter, j->ns, j->name, e->uid, "Warning", "IdleGPU", "Report",
+			    note);
+}
+
+void econ_result(struct controller *c, const queue_result_t *res)
+{
+	for (size_t i = 0; i < res->n_budget_changes; i++)
+		budget_changed(c, &res->budget_changes[i]);
+	for (size_t i = 0; i < res->n_idles; i++)
+		idle_reported(c, &res->idles[i]);
+	qmetrics_idle_count(c->metrics, c->q, res);
+}
+
+/* ---- status ---- */
+
+void econ_status(struct controller *c, json_t *st, bool cq, uint32_t id)
+{
+	const char *name = cq ? queue_cq_name(c->q, id) : queue_lq_name(c->q, id);
+	char ns[256] = "", a[32], b[32];
+
+	if (!name)
+		return;
+	if (!cq && strchr(name, '/') && (size_t)(strchr(name, '/') - name) < sizeof(ns)) {
+		memcpy(ns, name, (size_t)(strchr(name, '/') - name));
+		ns[strchr(name, '/') - name] = '\0';
+	}
+	for (uint32_t i = 0; i < queue_budget_count(c->q); i++) {
+		static const char *const state[] = {"OK", "Warning", "Over"};
+		static const char *const action[] = {"Warn", "Lower", "Hold"};
+		queue_budget_view_t v;
+
+		if (queue_budget_view(c->q, i, &v) ||
+		    !(cq ? v.scope == QUEUE_BUDGET_CLUSTERQUEUE && !strcmp(v.name, name)
+			 : (v.scope == QUEUE_BUDGET_LOCALQUEUE && !strcmp(v.name, name)) ||
+			       (v.scope == QUEUE_BUDGET_NAMESPACE && !strcmp(v.name, ns))))
+			continue;
+		if (v.evaluated_ms == INT64_MIN)
+			return; /* not evaluated yet: nothing to say */
+		kube_time_format_micro(v.window_start_ms, a, sizeof(a));
+		kube_time_format_micro(v.window_end_ms, b, sizeof(b));
+		json_object_set_new(st, "budget",
+				    json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:s}", "scope",
+					      v.scope == QUEUE_BUDGET_NAMESPACE ? "Namespace"
+					      : cq				? "ClusterQueue"
+										: "LocalQueue",
+					      "unit", UNIT_WORDS[v.cost], "limit", v.limit, "used",
+					      floor(v.used * 1000 + 0.5) / 1000, "state",
+					      state[v.state], "action", action[v.action],
+					      "windowStart", a, "windowEnd", b));
+		return;
+	}
+}
+
+/* ---- the history of runtimes ---- */
+
+/* Every admitted workload is remembered with its admission; one seen
+ * finished adds what it ran to its LocalQueue's history; one gone without
+ * finishing is forgotten. */
+static void history_scan(struct controller *c, int64_t now)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	for (queue_wl_t id = queue_workload_next(c->q, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(c->q, id)) {
+		queue_workload_view_t v;
+		run_t *r;
+
+		if (queue_workload_view(c->q, id, &v))
+			continue;
+		r = map_get(&c->econ_runs, v.uid);
+		if (v.state == QUEUE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {
+			if (!r && !(r = calloc(1, sizeof(*r))))
+				return;
+			r->admitted_ms = v.admitted_ms;
+			snprintf(r->lq, sizeof(r->lq), "%s", queue_lq_name(c->q, v.lq));
+			if (map_put(&c->econ_runs, v.uid, r, NULL)) {
+				free(r);
+				return;
+			}
+		} else if (v.state == QUEUE_WL_FINISHED && r) {
+			(void)predict_history_add(c->econ_hist, r->lq, now - r->admitted_ms);
+			free(map_del(&c->econ_runs, v.uid));
+		}
+	}
+	while ((s = map_next(&c->econ_runs, &pos))) { /* gone: deleted, or evicted and gone */
+		queue_wl_t id;
+
+		if (queue_workload_find(c->q, s->key, &id) == GPUQ_OK)
+			continue;
+		free(map_del(&c->econ_runs, s->key));
+	}
+}
+
+/* ---- predictions ---- */
+
+/* What a Job says it runs for: its gpuq.dev/expected-runtime annotation,
+ * else its activeDeadlineSeconds (an upper bound), else -1. */
+static int64_t declared(void *ctx, const queue_workload_view_t *v)
+{
+	struct controller *c = ctx;
+	const job_t *j = controller_job(c, v->uid);
+	int64_t ms = -1;
+
+	if (!j || !j->wl)
+		return -1;
+	if (j->wl->expected_runtime &&
+	    gpuq_duration_parse(j->wl->expected_runtime, &ms, NULL) == GPUQ_OK && ms > 0)
+		return ms;
+	return j->wl->deadline_s > 0 && j->wl->deadline_s < INT64_MAX / 1000
+		   ? j->wl->deadline_s * 1000
+		   : -1;
+}
+
+static bool wall_over(void *ctx)
+{
+	return controller_mono_ms() >= *(const int64_t *)ctx;
+}
+
+static void predict_pass(struct controller *c)
+{
+	predict_opts_t o;
+	predict_result_t r;
+	gpuq_diag_t diag = {{0}};
+	int64_t deadline = controller_mono_ms() + PREDICT_WALL_MS, now;
+	uint64_t t0 = gpuq_mono_ns();
+	int rc;
+
+	predict_opts_default(&o);
+	o.stop = wall_over;
+	o.stop_ctx = &deadline;
+	now = controller_now(c);
+	rc = predict_run(c->q, c->policy, &c->qcfg, now, &o, declared, c, c->econ_hist, &r, &diag);
+	if (rc) {
+		gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", diag.msg);
+		return;
+	}
+	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, r.simulated, r.started,
+				 r.stopped || r.capped);
+	for (size_t i = 0; i < r.n; i++) {
+		queue_wl_t id;
+		queue_workload_view_t v;
+		int64_t was, is = r.v[i].start_ms, gap;
+
+		if (queue_workload_find(c->q, r.v[i].uid, &id) || queue_workload_view(c->q, id, &v))
+			continue;
+		was = v.predicted_ms;
+		if (queue_workload_predict_set(c->q, r.v[i].uid, is))
+			continue;
+		gap = is > now ? (is - now) / 10 : 0;
+		if ((was < 0) != (is < 0) ||
+		    llabs(is - was) > (gap > PREDICT_NOTE_MS ? gap : PREDICT_NOTE_MS))
+			status_note(c, r.v[i].uid); /* its gpuq.dev/status says it */
+	}
+	predict_result_deinit(&r);
+}
+
+void econ_step(struct controller *c)
+{
+	int64_t mono = controller_mono_ms();
+
+	if (c->o.workload_utils)
+		c->o.workload_utils(c->o.workload_utils_ctx, on_util, c, &c->econ_util_seen);
+	if (!c->econ_hist && predict_history_create(&c->econ_hist))
+		return;
+	if (mono >= c->econ_scan_ms) {
+		c->econ_scan_ms = mono + ECON_SCAN_MS;
+		history_scan(c, controller_now(c));
+	}
+	if (c->o.predict_interval_ms > 0 && c->policy && mono >= c->econ_predict_ms) {
+		c->econ_predict_ms = mono + c->o.predict_interval_ms;
+		predict_pass(c);
+	}
+}

@@ -1,0 +1,421 @@
+/* controller/sets.c: StatefulSets and LeaderWorkerSets, the sets admitted
+ * by gates on their Pods. The set object is watched (decoded once, on its
+ * watch thread) for what its Pods will ask: its workloads are in the core as
+ * soon as the set is known, with the set's own pod sets and counts, so a
+ * set whose Pods appear one after another (a StatefulSet's OrderedReady, an
+ * LWS's LeaderReady) is admitted before they exist: its quota reserved
+ * whole, each Pod let through as it appears (pods.c). Waiting for every Pod
+ * first would deadlock them: a gated Pod never becomes Ready.
+ *
+ * A StatefulSet is one workload of its replicas, cut into slices by scaling:
+ * a scale-up queues the new replicas as a slice of their own (ordinals
+ * [from, to)), a scale-down drops the slices above the new count and shrinks
+ * the one it cuts (an admitted one keeps its flavors), freeing quota. An
+ * LWS is one workload per group (its leader and its workers, two pod sets);
+ * a scale changes which groups exist. A set's workloads leave the core with
+ * the set. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+
+#define SET_KEY_MAX 600	    /* "sts:" + namespace + "/" + name (+ "/" + number) */
+#define SLICES_MAX 16	    /* a StatefulSet's slices (scale-ups queued at once) */
+#define LWS_GROUPS_MAX 1024 /* an LWS's groups gpuq admits (spec.replicas) */
+
+typedef struct {
+	char *key;		      /* "sts:<ns>/<name>" or "lws:<ns>/<name>" (owned) */
+	res_t res;		      /* its collection */
+	workload_t *wl;		      /* decoded and resolved (owned) */
+	uint64_t gen;		      /* LIST generation it was last seen in */
+	int64_t edge[SLICES_MAX + 1]; /* a StatefulSet's slices: [edge[i], edge[i+1]) */
+	size_t n_slices;	      /* entries of edge in use, less one */
+	int64_t groups;		      /* an LWS's groups in the core */
+	bool bad;		      /* logged once: kept out of the core */
+} set_t;
+
+static void set_free(set_t *s)
+{
+	if (!s)
+		return;
+	workload_destroy(s->wl);
+	free(s->key);
+	free(s);
+}
+
+void sets_free_all(struct controller *c)
+{
+	size_t pos = 0;
+	map_slot_t *s;
+
+	while ((s = map_next(&c->sets, &pos)))
+		set_free(s->value);
+	map_deinit(&c->sets);
+}
+
+static const char *prefix_of(workload_kind_t k)
+{
+	return k == WORKLOAD_KIND_LWS ? "lws" : "sts";
+}
+
+/* The workload key of group `first` of set key ("sts:ns/name" + "/3"). */
+static void group_key(const char *set_key, int64_t first, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%lld", set_key, (long long)first);
+}
+
+/* A set's Pod ordinal: the number after the last '-' of its name. */
+static int64_t ordinal(const char *name)
+{
+	const char *dash = strrchr(name, '-');
+	char *end = NULL;
+	long long n;
+
+	if (!dash || dash[1] < '0' || dash[1] > '9')
+		return -1;
+	n = strtoll(dash + 1, &end, 10);
+	return *end ? -1 : n;
+}
+
+bool sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap)
+{
+	char key[SET_KEY_MAX];
+	const set_t *s;
+	int64_t n;
+
+	if (o->set_kind != WORKLOAD_KIND_LWS && o->set_kind != WORKLOAD_KIND_STATEFULSET)
+		return false;
+	snprintf(key, sizeof(key), "%s:%s/%s", prefix_of(o->set_kind), o->namespace_,
+		 o->set_name ? o->set_name : "");
+	s = map_get(&c->sets, key);
+	if (o->set_kind == WORKLOAD_KIND_LWS) {
+		if (o->set_group < 0)
+			return false; /* its group index label comes from the LWS webhook */
+		group_key(key, o->set_group, out, cap);
+		return true;
+	}
+	/* a StatefulSet's Pod: the slice of its ordinal; a Pod seen before its
+	 * set (the watches list independently), the first slice, and past the
+	 * slices (a scale-up not seen yet), the next one: the set's event puts
+	 * its workload in the core */
+	n = ordinal(o->name);
+	if (n < 0)
+		return false;
+	for (size_t i = 0; s && i < s->n_slices; i++)
+		if (n >= s->edge[i] && n < s->edge[i + 1]) {
+			group_key(key, s->edge[i], out, cap);
+			return true;
+		}
+	group_key(key, s && s->n_slices ? s->edge[s->n_slices] : 0, out, cap);
+	return true;
+}
+
+/* Whether the set is gpuq's: it asks for GPUs in a managed namespace, with a
+ * queue (its own label, which /mutate copies into its Pods' template). */
+static bool managed(const struct controller *c, const workload_t *w)
+{
+	return w->gpu && w->queue && policy_namespace_managed(c->policy, w->namespace_);
+}
+
+/* Group g of set s into the core: the set's pod sets, `count` pods of the
+ * main pod set (a StatefulSet slice), not a gang (fast admission). */
+static void group_register(struct controller *c, const set_t *s, pgroup_t *g, int64_t count)
+{
+	const workload_t *w = s->wl;
+	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
+	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	char name[QUEUE_NAME_MAX + 1];
+	queue_workload_spec_t ws = {
+	    .namespace_ = w->namespace_,
+	    .name = name,
+	    .uid = g->key,
+	    .local_queue = w->queue,
+	    .priority = w->priority,
+	    .created_ms = w->created_ms,
+	    .podsets = ps,
+	    .n_podsets = w->n_podsets,
+	};
+	gpuq_diag_t diag = {{0}};
+	int rc;
+
+	/* named as people name it: "lws/infer-0", "statefulset/web+2" */
+	if (w->kind == WORKLOAD_KIND_LWS)
+		snprintf(name, sizeof(name), "%s/%.200s-%lld", w->integ->short_name, w->name,
+			 (long long)g->first);
+	else if (g->first)
+		snprintf(name, sizeof(name), "%s/%.200s+%lld", w->integ->short_name, w->name,
+			 (long long)g->first);
+	else
+		snprintf(name, sizeof(name), "%s/%.200s", w->integ->short_name, w->name);
+	for (size_t i = 0; i < w->n_podsets; i++)
+		controller_podset_from(
+		    &w->podsets[i],
+		    (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->podsets[i].count : count), &buf[i],
+		    &ps[i]);
+	g->total = (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->pods : count);
+	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
+	if (rc == GPUQ_OK) {
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
+			 w->integ->kind_name, w->namespace_, w->name, g->total, g->key);
+		c->core_dirty = true;
+		status_note(c, g->key);
+	} else if (rc != GPUQ_EEXIST && !g->bad) {
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s waits outside the queue: %s",
+			 w->integ->kind_name, w->namespace_, name,
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		g->bad = true;
+	}
+}
+
+/* The group of key, made when missing (a set's group with no member yet). */
+static pgroup_t *group_get(struct controller *c, const set_t *s, int64_t first)
+{
+	char key[SET_KEY_MAX];
+	pgroup_t *g;
+
+	group_key(s->key, first, key, sizeof(key));
+	g = map_get(&c->groups, key);
+	if (g)
+		return g;
+	g = calloc(1, sizeof(*g));
+	if (!g || !(g->key = strdup(key)) || !(g->set = strdup(s->key)) ||
+	    map_put(&c->groups, key, g, NULL)) {
+		if (g) {
+			free(g->key);
+			free(g->set);
+		}
+		free(g);
+		return NULL;
+	}
+	map_init(&g->members);
+	g->group = true;
+	g->first = first;
+	return g;
+}
+
+/* Drop group first of s: out of the core (its quota freed) and gone. Its
+ * members stay Pods of the cluster; were any still around, they would be
+ * seen again as Pods of no group. */
+static void group_drop(struct controller *c, const set_t *s, int64_t first)
+{
+	char key[SET_KEY_MAX];
+	pgroup_t *g;
+
+	group_key(s->key, first, key, sizeof(key));
+	if (c->q && queue_workload_delete(c->q, key, controller_now(c)) == GPUQ_OK)
+		c->core_dirty = true;
+	g = map_get(&c->groups, key);
+	if (g && g->members.n == 0) {
+		map_del(&c->groups, key);
+		map_deinit(&g->members);
+		free(g->key);
+		free(g->set);
+		free(g);
+	}
+}
+
+/* An admitted slice shrinks to count pods: re-added with the flavors it
+ * holds (queue_workload_adopt), so the quota of the replicas gone is freed
+ * and the running ones keep theirs. */
+static void slice_shrink(struct controller *c, const set_t *s, pgroup_t *g, int64_t count)
+{
+	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
+	char names[QUEUE_PODSET_RES_MAX][2][QUEUE_NAME_MAX + 1];
+	queue_workload_view_t v;
+	queue_wl_t id;
+	size_t n = 0;
+	bool admitted;
+
+	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
+		return;
+	admitted = v.state == QUEUE_WL_ADMITTED;
+	for (uint32_t r = 0; admitted && r < queue_resource_count(c->q) && n < QUEUE_PODSET_RES_MAX;
+	     r++) {
+		uint32_t f;
+
+		if (queue_workload_flavor(c->q, id, 0, r, &f))
+			continue;
+		gpuq_strlcpy(names[n][0], queue_resource_name(c->q, r), sizeof(names[n][0]));
+		gpuq_strlcpy(names[n][1], queue_flavor_name(c->q, f), sizeof(names[n][1]));
+		a[n] = (queue_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
+		n++;
+	}
+	(void)queue_workload_delete(c->q, g->key, controller_now(c));
+	group_register(c, s, g, count);
+	if (admitted && queue_workload_adopt(c->q, g->key, a, n, controller_now(c)))
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "StatefulSet %s: its slice %s kept no flavors", s->key, g->key);
+	c->core_dirty = true;
+}
+
+/* A StatefulSet's slices brought to its replicas. */
+static void statefulset_slices(struct controller *c, set_t *s)
+{
+	int64_t want = s->wl->replicas, end = s->n_slices ? s->edge[s->n_slices] : 0;
+
+	if (!s->n_slices && want > 0) {
+		s->edge[0] = 0;
+		s->edge[1] = want;
+		s->n_slices = 1;
+	} else if (want > end && s->n_slices < SLICES_MAX) {
+		/* scale-up: the new replicas queue as a slice of their own */
+		s->edge[++s->n_slices] = want;
+	} else if (want < end) {
+		while (s->n_slices && s->edge[s->n_slices - 1] >= want) {
+			group_drop(c, s, s->edge[s->n_slices - 1]);
+			s->n_slices--;
+		}
+		if (s->n_slices) {
+			pgroup_t *g = group_get(c, s, s->edge[s->n_slices - 1]);
+
+			s->edge[s->n_slices] = want;
+			if (g)
+				slice_shrink(c, s, g, want - g->first);
+		}
+	}
+	for (size_t i = 0; i < s->n_slices; i++) {
+		pgroup_t *g = group_get(c, s, s->edge[i]);
+
+		if (g && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK)
+			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
+		if (g)
+			controller_touch_key(c, g->key);
+	}
+}
+
+/* An LWS's groups brought to its replicas. */
+static void lws_groups(struct controller *c, set_t *s)
+{
+	int64_t want = s->wl->replicas < LWS_GROUPS_MAX ? s->wl->replicas : LWS_GROUPS_MAX;
+
+	for (; s->groups > want; s->groups--)
+		group_drop(c, s, s->groups - 1);
+	s->groups = want;
+	for (int64_t i = 0; i < want; i++) {
+		pgroup_t *g = group_get(c, s, i);
+
+		if (g && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK)
+			group_register(c, s, g, g->total);
+		if (g)
+			controller_touch_key(c, g->key);
+	}
+}
+
+/* The set's workloads in line with what it says. */
+static void set_sync(struct controller *c, set_t *s)
+{
+	gpuq_diag_t diag = {{0}};
+
+	if (!c->policy || !c->q || !s->wl)
+		return;
+	if (controller_resolve(c, s->wl, &diag)) {
+		if (!s->bad)
+			gpuq_log(GPUQ_LOG_WARN, "controller", "%s: %s", s->key, diag.msg);
+		s->bad = true;
+		return;
+	}
+	if (!managed(c, s->wl))
+		return;
+	/* an LWS's own StatefulSets (labelled with its name; owned by the LWS
+	 * or by a group's leader Pod): the LWS's groups hold their Pods */
+	if (s->wl->kind == WORKLOAD_KIND_STATEFULSET && s->wl->set_kind == WORKLOAD_KIND_LWS)
+		return;
+	if (s->wl->kind == WORKLOAD_KIND_LWS)
+		lws_groups(c, s);
+	else
+		statefulset_slices(c, s);
+}
+
+void sets_group_add(struct controller *c, pgroup_t *g)
+{
+	const set_t *s = g->set ? map_get(&c->sets, g->set) : NULL;
+
+	if (!s || !s->wl || !c->q || !managed(c, s->wl))
+		return;
+	if (queue_workload_find(c->q, g->key, &(queue_wl_t){0}) == GPUQ_OK)
+		return;
+	if (s->wl->kind == WORKLOAD_KIND_LWS) {
+		if (g->first < s->groups)
+			group_register(c, s, g, g->total);
+		return;
+	}
+	for (size_t i = 0; i < s->n_slices; i++)
+		if (s->edge[i] == g->first)
+			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
+}
+
+static void forget(struct controller *c, const char *key)
+{
+	set_t *s = map_del(&c->sets, key);
+
+	if (!s)
+		return;
+	/* the set is gone: its workloads leave the core */
+	if (s->wl && s->wl->kind == WORKLOAD_KIND_LWS)
+		for (int64_t i = 0; i < s->groups; i++)
+			group_drop(c, s, i);
+	else
+		for (size_t i = 0; i < s->n_slices; i++)
+			group_drop(c, s, s->edge[i]);
+	set_free(s);
+}
+
+void sets_apply(struct controller *c, cevent_t *ev)
+{
+	char key[SET_KEY_MAX];
+	workload_t *w = ev->wl;
+	set_t *s;
+
+	if (ev->type == KUBE_EV_RESET) {
+		c->gen[ev->res]++;
+		return;
+	}
+	if (ev->type == KUBE_EV_SYNCED) {
+		size_t pos = 0;
+		map_slot_t *sl;
+		while ((sl = map_next(&c->sets, &pos))) {
+			s = sl->value;
+			if (s->res == ev->res && s->gen != c->gen[ev->res])
+				forget(c, s->key);
+		}
+		c->listed[ev->res] = true;
+		return;
+	}
+	if (!w) { /* a set that does not decode is nobody's workload */
+		gpuq_log(GPUQ_LOG_DEBUG, "controller", "%s uid %s: %s",
+			 controller_res[ev->res].name, ev->uid ? ev->uid : "?",
+			 ev->bad ? ev->bad : "cannot decode");
+		return;
+	}
+	snprintf(key, sizeof(key), "%s:%s/%s", prefix_of(w->kind), w->namespace_, w->name);
+	if (ev->type == KUBE_EV_DELETED) {
+		forget(c, key);
+		return;
+	}
+	s = map_get(&c->sets, key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (!s || !(s->key = strdup(key)) || map_put(&c->sets, key, s, NULL)) {
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s: cannot cache", key);
+			set_free(s);
+			return;
+		}
+		s->res = ev->res;
+	}
+	workload_destroy(s->wl);
+	s->wl = w;
+	ev->wl = NULL; /* the cache's now */
+	s->gen = c->gen[ev->res];
+	s->bad = false;
+	set_sync(c, s);
+}
+
+void sets_resync(struct controller *c)
+{
+	size_t pos = 0;
+	map_slot_t *sl;
+
+	while ((sl = map_next(&c->sets, &pos)))
+		set_sync(c, sl->value);
+}

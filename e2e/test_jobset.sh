@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# JobSet, with the real JobSet controller (sigs.k8s.io/jobset, built by
+# e2e/upstream.sh, its webhooks registered by URL): a JobSet of 4 replicated
+# Jobs needing 32 GPUs while 24 are free is held whole (created suspended, no
+# child Pod) until 32 are free, then released as one (all 4 child Jobs run at
+# once, on the flavor's nodes); a higher-priority Job preempts it whole (the
+# JobSet suspended, every child Job suspended, their Pods gone, the
+# templates restored); the tenant can neither unsuspend it nor forge one of
+# its Jobs. Four fake 8-GPU H200 nodes of its own (removed after).
+. "$(dirname "$0")/lib.sh"
+plan 21
+NS=e2e-js
+HERE=$(cd "$(dirname "$0")" && pwd)
+export -f k job_field job_running job_suspended
+
+cleanup() {
+	k -n $NS delete jobsets.jobset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
+	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	"$HERE/upstream.sh" stop jobset >/dev/null 2>&1 || true
+	for i in 0 1 2 3; do k delete node "h200-js-$i" --wait=false >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+
+if "$HERE/upstream.sh" start jobset >&2; then
+	ok "the JobSet controller runs (out of cluster, its own identity, webhooks by URL)"
+else
+	notok "the JobSet controller runs"
+	exit 0
+fi
+# gpuq discovers optional kinds at start: jobset.x-k8s.io is served now
+restart_main
+
+for i in 0 1 2 3; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: h200-js-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: h200-js-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-141GB}
+spec:
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+YAML
+done
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-js-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-js-high}
+value: 10000
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: e2e-js-h200}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H200-141GB}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+YAML
+cluster_queue $NS 32 e2e-js-h200 "{withinClusterQueue: LowerPriority}"
+make_ns $NS
+k label namespace $NS gpuq.dev/upstream-jobset=true >/dev/null
+local_queue $NS default $NS
+queue_known $NS
+
+# jobset NAME PRIORITYCLASS: 4 Jobs of one 8-GPU pod each, running an hour
+jobset() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: $1
+  namespace: $NS
+  labels: {gpuq.dev/queue-name: default}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 4
+    template:
+      spec:
+        parallelism: 1
+        completions: 1
+        backoffLimit: 0
+        template:
+          metadata:
+            annotations:
+              pod-complete.stage.kwok.x-k8s.io/delay: "3600s"
+              pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"
+          spec:
+            restartPolicy: Never
+            priorityClassName: $2
+            containers:
+            - name: train
+              image: busybox
+              resources: {limits: {nvidia.com/gpu: "8"}}
+YAML
+}
+js_field() { k -n $NS get jobsets.jobset.x-k8s.io "$1" -o "jsonpath=$2" 2>/dev/null; }
+# child Jobs of JobSet $1 and their suspend fields, "true true true true"
+children_suspend() { k -n $NS get jobs -l "jobset.sigs.k8s.io/jobset-name=$1" -o 'jsonpath={.items[*].spec.suspend}' 2>/dev/null; }
+js_pods() { k -n $NS get pods -l "jobset.sigs.k8s.io/jobset-name=$1" -o 'jsonpath={range .items[*]}{.status.phase}{" "}{.spec.nodeName}{"\n"}{end}' 2>/dev/null; }
+running_js_pods() { js_pods "$1" | grep -c '^Running h200-js-' || true; }
+export -f js_field children_suspend js_pods running_js_pods
+export NS
+
+# 8 of the 32 GPUs taken: 24 free
+gpu_job $NS blocker 8 e2e-js-low 3600s
+poll "blocker running" bash -c "job_running $NS blocker"
+jobset llama e2e-js-low
+check "the JobSet is created suspended (gpuq's webhook)" \
+	poll "llama suspended" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
+check "the JobSet controller made its 4 Jobs, all suspended" \
+	poll "4 suspended children" bash -c "[ \"\$(children_suspend llama)\" = 'true true true true' ]"
+check "it says why it waits (gpuq.dev/status)" poll "llama status" \
+	bash -c "js_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
+check "gpuq status names it jobset/llama, Pending, and says why" poll "gpuq status jobset/llama" \
+	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS jobset/llama | grep -qE \"^$NS/jobset/llama +Pending +.*needs\""
+check "with 24 GPUs free, none of its Pods exists" \
+	bash -c "[ -z \"\$(js_pods llama)\" ] && [ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
+# the tenant cannot let it out, nor forge one of its Jobs
+out=$(k -n $NS patch jobsets.jobset.x-k8s.io llama --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
+echo "# unsuspend by the tenant: $out" >&2
+check "a tenant cannot unsuspend the queued JobSet" sh -c "printf '%s' \"\$1\" | grep -q 'may change from true to false only by gpuq'" _ "$out"
+uid=$(js_field llama '{.metadata.uid}')
+out=$(k -n $NS create -f - 2>&1 <<YAML || true
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: forged
+  ownerReferences: [{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: llama, uid: "$uid", controller: true}]
+spec:
+  template:
+    metadata: {annotations: {gpuq.dev/admitted: "true"}, labels: {gpuq.dev/managed: "true"}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: m, image: x, resources: {limits: {nvidia.com/gpu: "8"}}}]
+YAML
+)
+echo "# forged child: $out" >&2
+check "a Job forging the JobSet as its owner is refused" sh -c "printf '%s' \"\$1\" | grep -q 'made by its controller only'" _ "$out"
+check "a child Job unsuspended by the tenant is refused" sh -c "! k -n $NS patch job llama-workers-0 --type merge -p '{\"spec\":{\"suspend\":false}}' >/dev/null 2>&1"
+
+# 32 free: released whole
+k -n $NS delete job blocker --wait=false >/dev/null
+check "with 32 GPUs free the JobSet is released" \
+	poll "llama released" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = false ]"
+check "all 4 Jobs run at once" \
+	poll "4 children running" bash -c "[ \"\$(children_suspend llama)\" = 'false false false false' ]"
+check "its 4 Pods run, on the flavor's H200 nodes" poll "4 pods on h200" \
+	bash -c "[ \"\$(running_js_pods llama)\" = 4 ]"
+check "its template carries the flavor's nodeSelector" \
+	bash -c "js_field llama '{.spec.replicatedJobs[0].template.spec.template.spec.nodeSelector}' | grep -q H200"
+check "an Admitted Event names it" poll "Admitted event" \
+	bash -c "k -n $NS get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.kind}/{.regarding.name} {.reason}{\"\\n\"}{end}' | grep -q '^JobSet/llama Admitted'"
+
+# preempted whole by a higher-priority Job
+# it runs until deleted, so what the preemption leaves is seen before the
+# parent runs again (a wait on a condition, not on its 20 s)
+gpu_job $NS urgent 8 e2e-js-high 3600s
+check "a higher-priority Job preempts the JobSet (suspended)" \
+	poll "llama suspended again" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
+check "every child Job is suspended" \
+	poll "children suspended" bash -c "[ \"\$(children_suspend llama)\" = 'true true true true' ]"
+check "its Pods are gone" poll "llama pods gone" bash -c "[ \"\$(running_js_pods llama)\" = 0 ]"
+check "its templates are restored (no flavor nodeSelector)" poll "template restored" \
+	bash -c "[ -z \"\$(js_field llama '{.spec.replicatedJobs[0].template.spec.template.spec.nodeSelector}')\" ]"
+check "the preemption is a Warning Event on the JobSet" poll "Preempted event" \
+	bash -c "k -n $NS get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.kind}/{.regarding.name} {.reason}{\"\\n\"}{end}' | grep -q '^JobSet/llama Preempted'"
+check "the higher-priority Job runs" poll "urgent running" bash -c "job_running $NS urgent"
+k -n $NS delete job urgent --wait=false >/dev/null
+check "after it, the JobSet runs again, whole" \
+	poll "llama running again" bash -c "[ \"\$(running_js_pods llama)\" = 4 ]"

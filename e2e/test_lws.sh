@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# LeaderWorkerSet, with the real LWS controller (sigs.k8s.io/lws, built by
+# e2e/upstream.sh, its webhooks registered by URL): each group (a leader and
+# its workers) is one workload, admitted whole: a group of 1 + 3 Pods of 8
+# GPUs waits, all of it gated, while 24 of 32 GPUs are free, then all 4 run
+# at once on the flavor's nodes; with the LeaderReady startup policy (the
+# workers made only once the leader is Ready) the group is admitted before
+# its workers exist; a tenant cannot remove a gate. Four fake 8-GPU nodes of
+# its own (removed after).
+. "$(dirname "$0")/lib.sh"
+plan 7
+NS=e2e-lws
+HERE=$(cd "$(dirname "$0")" && pwd)
+export -f k job_field job_running job_suspended
+
+cleanup() {
+	k -n $NS delete leaderworkersets.leaderworkerset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
+	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	"$HERE/upstream.sh" stop lws >/dev/null 2>&1 || true
+	for i in 0 1 2 3; do k delete node "h200-lws-$i" --wait=false >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+
+if "$HERE/upstream.sh" start lws >&2; then
+	ok "the LeaderWorkerSet controller runs (out of cluster, its own identity, webhooks by URL)"
+else
+	notok "the LeaderWorkerSet controller runs"
+	exit 0
+fi
+restart_main # gpuq discovers leaderworkerset.x-k8s.io now
+
+for i in 0 1 2 3; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: h200-lws-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: h200-lws-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-LWS}
+spec:
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+YAML
+done
+k apply -f - >/dev/null <<'YAML'
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: e2e-lws-h200}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H200-LWS}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+YAML
+cluster_queue $NS 32 e2e-lws-h200
+make_ns $NS
+k label namespace $NS gpuq.dev/upstream-lws=true >/dev/null
+local_queue $NS default $NS
+queue_known $NS
+
+# lws NAME STARTUP: one group of a leader and 3 workers, 8 GPUs each
+lws() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: $1
+  namespace: $NS
+  labels: {gpuq.dev/queue-name: default}
+spec:
+  replicas: 1
+  startupPolicy: $2
+  leaderWorkerTemplate:
+    size: 4
+    workerTemplate:
+      metadata:
+        annotations:
+          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+      spec:
+        containers:
+        - name: vllm
+          image: busybox
+          resources: {limits: {nvidia.com/gpu: "8"}}
+YAML
+}
+sel() { echo "leaderworkerset.sigs.k8s.io/name=$1"; }
+running() { k -n $NS get pods -l "$(sel "$1")" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}' 2>/dev/null | grep -c '^Running h200-lws-' || true; }
+gated() { k -n $NS get pods -l "$(sel "$1")" -o 'jsonpath={range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null | grep -c 'gpuq.dev/admission' || true; }
+export -f sel running gated
+export NS
+
+gpu_job $NS blocker 8 "" 3600s
+poll "blocker running" bash -c "job_running $NS blocker"
+lws group LeaderCreated
+check "with 24 of 32 GPUs free, the group's 4 Pods wait, all gated" \
+	poll "4 gated" bash -c "[ \"\$(gated group)\" = 4 ]"
+check "none runs" bash -c "[ \"\$(running group)\" = 0 ]"
+pod=$(k -n $NS get pods -l "$(sel group)" -o 'jsonpath={.items[0].metadata.name}')
+check "a tenant cannot remove the gate of the group's Pod" \
+	bash -c "! k -n $NS patch pod $pod --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]' >/dev/null 2>&1"
+k -n $NS delete job blocker --wait=false >/dev/null
+check "with 32 free the group is admitted whole: leader and 3 workers run on the flavor's nodes" \
+	poll "4 running" bash -c "[ \"\$(running group)\" = 4 ]"
+k -n $NS delete leaderworkersets.leaderworkerset.x-k8s.io group --wait=false >/dev/null
+check "the group's quota is freed when the LWS goes" poll "gpusInUse 0" \
+	bash -c "[ \"\$(k get clusterqueues.gpuq.dev $NS -o 'jsonpath={.status.gpusInUse}')\" = 0 ]"
+
+# LeaderReady: the workers appear only once the leader is Ready
+lws ready LeaderReady
+check "LeaderReady: the group is admitted from its leader alone and its workers follow" \
+	poll "4 running (LeaderReady)" bash -c "[ \"\$(running ready)\" = 4 ]"

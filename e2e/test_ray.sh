@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# KubeRay, with the real KubeRay operator (github.com/ray-project/kuberay/
+# ray-operator, built by e2e/upstream.sh; its webhooks are off by default and
+# stay off): a RayJob whose head and 3 workers need 32 GPUs while 24 are
+# free is held whole (created suspended: KubeRay makes no RayCluster, so no
+# Pod) until 32 are free, then released as one (its RayCluster made, head and
+# workers running at once on the flavor's nodes); a higher-priority Job
+# preempts it whole (the RayJob suspended, its RayCluster deleted, its
+# templates restored); the tenant can neither unsuspend it, nor forge its
+# RayCluster, nor submit a RayJob KubeRay could not hold. A RayCluster of its
+# own is held and released the same way. Four fake 8-GPU nodes of its own
+# (removed after).
+. "$(dirname "$0")/lib.sh"
+plan 25
+NS=e2e-ray
+HERE=$(cd "$(dirname "$0")" && pwd)
+export -f k job_field job_running job_suspended
+
+cleanup() {
+	k -n $NS delete rayjobs.ray.io --all --wait=false >/dev/null 2>&1 || true
+	k -n $NS delete rayclusters.ray.io --all --wait=false >/dev/null 2>&1 || true
+	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	"$HERE/upstream.sh" stop kuberay >/dev/null 2>&1 || true
+	for i in 0 1 2 3; do k delete node "h200-ray-$i" --wait=false >/dev/null 2>&1 || true; done
+}
+trap cleanup EXIT
+
+if "$HERE/upstream.sh" start kuberay >&2; then
+	ok "the KubeRay operator runs (out of cluster, its own identity, webhooks off)"
+else
+	notok "the KubeRay operator runs"
+	exit 0
+fi
+restart_main # gpuq discovers ray.io now
+
+for i in 0 1 2 3; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: h200-ray-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: h200-ray-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-RAY}
+spec:
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+YAML
+done
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-ray-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-ray-high}
+value: 10000
+---
+apiVersion: gpuq.dev/v1beta1
+kind: ResourceFlavor
+metadata: {name: e2e-ray-h200}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H200-RAY}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+YAML
+cluster_queue $NS 32 e2e-ray-h200 "{withinClusterQueue: LowerPriority}"
+make_ns $NS
+local_queue $NS default $NS
+queue_known $NS
+
+# ray_cluster INDENT WORKERS NAME: a Ray cluster spec of an 8-GPU head and
+# WORKERS 8-GPU workers (the KubeRay samples' shape), priority low, its Pods
+# labelled e2e-ray=NAME
+ray_cluster() {
+	sed "s/^/$1/" <<YAML
+headGroupSpec:
+  rayStartParams: {}
+  template:
+    metadata:
+      labels: {e2e-ray: "$3"}
+      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "3600s", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"}
+    spec:
+      priorityClassName: e2e-ray-low
+      containers:
+      - {name: ray-head, image: rayproject/ray:2.46.0, resources: {limits: {nvidia.com/gpu: "8"}}}
+workerGroupSpecs:
+- groupName: gpu
+  replicas: $2
+  minReplicas: $2
+  maxReplicas: $2
+  rayStartParams: {}
+  template:
+    metadata:
+      labels: {e2e-ray: "$3"}
+      annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "3600s", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"}
+    spec:
+      priorityClassName: e2e-ray-low
+      containers:
+      - {name: ray-worker, image: rayproject/ray:2.46.0, resources: {limits: {nvidia.com/gpu: "8"}}}
+YAML
+}
+# rayjob NAME [SHUTDOWN]: a RayJob of a head and 3 workers (32 GPUs) that
+# KubeRay submits over HTTP (HTTPMode: no submitter Pod; here no Ray runs, so
+# KubeRay keeps it Running, retrying; KubeRay suspends a RayJob only while
+# Initializing or Running, not one Waiting in InteractiveMode)
+rayjob() {
+	{
+		cat <<YAML
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: $1
+  namespace: $NS
+  labels: {gpuq.dev/queue-name: default}
+spec:
+  submissionMode: HTTPMode
+  shutdownAfterJobFinishes: ${2:-true}
+  rayClusterSpec:
+YAML
+		ray_cluster "    " 3 "$1"
+	} | k create -f - 2>&1
+}
+rj_field() { k -n $NS get rayjobs.ray.io "$1" -o "jsonpath=$2" 2>/dev/null; }
+rc_field() { k -n $NS get rayclusters.ray.io "$1" -o "jsonpath=$2" 2>/dev/null; }
+# "Running h200-ray-1 head" per Pod of RayJob or RayCluster $1
+rj_pods() { k -n $NS get pods -l "e2e-ray=$1" -o 'jsonpath={range .items[*]}{.status.phase}{" "}{.spec.nodeName}{" "}{.metadata.labels.ray\.io/node-type}{"\n"}{end}' 2>/dev/null; }
+running_on_h200() { rj_pods "$1" | grep -c "^Running h200-ray-.* $2\$" || true; }
+rcs_of() { k -n $NS get rayclusters.ray.io -l "ray.io/originated-from-cr-name=$1" -o name 2>/dev/null; }
+export -f rj_field rc_field rj_pods running_on_h200 rcs_of
+export NS
+
+# 8 of the 32 GPUs taken: 24 free
+gpu_job $NS blocker 8 e2e-ray-low 3600s
+poll "blocker running" bash -c "job_running $NS blocker"
+out=$(rayjob train)
+echo "# create: $out" >&2
+check "the RayJob is created suspended (gpuq's webhook)" \
+	poll "train suspended" bash -c "[ \"\$(rj_field train '{.spec.suspend}')\" = true ]"
+check "KubeRay holds it Suspended" \
+	poll "train Suspended" bash -c "[ \"\$(rj_field train '{.status.jobDeploymentStatus}')\" = Suspended ]"
+check "it says why it waits (gpuq.dev/status)" poll "train status" \
+	bash -c "rj_field train '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
+check "gpuq status names it rayjob/train, Pending, and says why" poll "gpuq status rayjob/train" \
+	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS rayjob/train | grep -qE \"^$NS/rayjob/train +Pending +.*needs\""
+check "with 24 GPUs free, it has no RayCluster and no Pod" \
+	bash -c "[ -z \"\$(rcs_of train)\" ] && [ -z \"\$(rj_pods train)\" ]"
+
+# the tenant cannot let it out, forge its cluster, nor submit what KubeRay
+# could not hold
+out=$(k -n $NS patch rayjobs.ray.io train --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
+echo "# unsuspend by the tenant: $out" >&2
+check "a tenant cannot unsuspend the queued RayJob" sh -c "printf '%s' \"\$1\" | grep -q 'may change from true to false only by gpuq'" _ "$out"
+uid=$(rj_field train '{.metadata.uid}')
+out=$({
+	cat <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: forged
+  namespace: $NS
+  ownerReferences: [{apiVersion: ray.io/v1, kind: RayJob, name: train, uid: "$uid", controller: true}]
+spec:
+YAML
+	ray_cluster "  " 3 forged
+} | k create -f - 2>&1 || true)
+echo "# forged RayCluster: $out" >&2
+check "a RayCluster forging the RayJob as its owner is refused" sh -c "printf '%s' \"\$1\" | grep -q 'made by its controller only'" _ "$out"
+out=$(rayjob keep false || true)
+echo "# shutdownAfterJobFinishes false: $out" >&2
+check "a GPU RayJob that keeps its cluster after it finishes is refused (KubeRay cannot suspend it)" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'shutdownAfterJobFinishes is not true'" _ "$out"
+
+# 32 free: released whole
+k -n $NS delete job blocker --wait=false >/dev/null
+check "with 32 GPUs free the RayJob is released" \
+	poll "train released" bash -c "[ \"\$(rj_field train '{.spec.suspend}')\" = false ]"
+check "KubeRay makes its RayCluster" poll "train's RayCluster" bash -c "[ -n \"\$(rcs_of train)\" ]"
+check "its head runs, on the flavor's H200 nodes" poll "head on h200" \
+	bash -c "[ \"\$(running_on_h200 train head)\" = 1 ]"
+check "its 3 workers run with it, on the flavor's H200 nodes" poll "3 workers on h200" \
+	bash -c "[ \"\$(running_on_h200 train worker)\" = 3 ]"
+check "its templates carry the flavor's nodeSelector" \
+	bash -c "rj_field train '{.spec.rayClusterSpec.workerGroupSpecs[0].template.spec.nodeSelector}' | grep -q H200-RAY"
+check "an Admitted Event names it" poll "Admitted event" \
+	bash -c "k -n $NS get events.events.k8s.io -o 'jsonpath={range .items[*]}{.regarding.kind}/{.regarding.name} {.reason}{\"\\n\"}{end}' | grep -q '^RayJob/train Admitted'"
+check "KubeRay runs it" poll "train Running" \
+	bash -c "[ \"\$(rj_field train '{.status.jobDeploymentStatus}')\" = Running ]"
+pods=$(rj_pods train | wc -l)
+check "no more Pods than its head and workers ($pods)" test "$pods" = 4
+
+# preempted whole by a higher-priority Job
+# it runs until deleted, so what the preemption leaves is seen before the
+# parent runs again (a wait on a condition, not on its 20 s)
+gpu_job $NS urgent 8 e2e-ray-high 3600s
+check "a higher-priority Job preempts the RayJob (suspended)" \
+	poll "train suspended again" bash -c "[ \"\$(rj_field train '{.spec.suspend}')\" = true ]"
+check "KubeRay deletes its RayCluster" poll "train's RayCluster gone" bash -c "[ -z \"\$(rcs_of train)\" ]"
+check "its Pods are gone" poll "train pods gone" bash -c "[ -z \"\$(rj_pods train | grep Running)\" ]"
+check "its templates are restored (no flavor nodeSelector)" poll "template restored" \
+	bash -c "[ -z \"\$(rj_field train '{.spec.rayClusterSpec.workerGroupSpecs[0].template.spec.nodeSelector}')\" ]"
+check "the higher-priority Job runs" poll "urgent running" bash -c "job_running $NS urgent"
+k -n $NS delete job urgent --wait=false >/dev/null
+check "after it, the RayJob runs again, whole" \
+	poll "train running again" bash -c "[ \"\$(running_on_h200 train head)\" = 1 ] && [ \"\$(running_on_h200 train worker)\" = 3 ]"
+k -n $NS delete rayjobs.ray.io train --wait=false >/dev/null
+poll "train's Pods gone" bash -c "[ -z \"\$(rj_pods train)\" ]" >/dev/null 2>&1 || true
+
+# a RayCluster of its own: a head and a worker (16 GPUs)
+{
+	cat <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: dev
+  namespace: $NS
+spec:
+YAML
+	ray_cluster "  " 1 dev
+} | k create -f - >/dev/null 2>&1
+check "a GPU RayCluster is created suspended, then released" \
+	poll "dev released" bash -c "[ \"\$(rc_field dev '{.spec.suspend}')\" = false ] && [ \"\$(rc_field dev '{.metadata.annotations.gpuq\\.dev/admitted}')\" = true ]"
+check "its head and worker run together on the flavor's nodes" poll "dev pods" \
+	bash -c "[ \"\$(running_on_h200 dev head)\" = 1 ] && [ \"\$(running_on_h200 dev worker)\" = 1 ]"

@@ -1,0 +1,423 @@
+/* predict/pass.c: one prediction pass: the live core copied through its
+ * records (engine_core_rebuild), the pending workloads beyond the cap left
+ * out of the copy, and the copy run forward in virtual time until every
+ * simulated workload has started or a cap ends the pass. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "predict/predict.h"
+
+#define SAME_TIME_CYCLES_MAX 100 /* cycles at one instant (each preemption needs one more) */
+#define STOP_EVERY 64		 /* steps between two stop() polls */
+#define OVERRUN_MIN_MS 60000	 /* a workload past its runtime ends in at least this */
+
+void predict_opts_default(predict_opts_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->workloads_max = PREDICT_WORKLOADS_DEFAULT;
+	o->steps_max = PREDICT_STEPS_DEFAULT;
+	o->horizon_ms = PREDICT_HORIZON_DEFAULT_MS;
+	o->default_runtime_ms = PREDICT_RUNTIME_DEFAULT_MS;
+}
+
+typedef struct {
+	int64_t at;   /* when it finishes */
+	uint32_t wl;  /* copy workload id */
+	uint32_t run; /* its admissions when scheduled: stale once it moved on */
+} fev_t;
+
+typedef struct {
+	queue_t *q;		    /* the copy */
+	const predict_opts_t *o;    /* caps */
+	predict_runtime_fn fn;	    /* the caller's runtimes */
+	void *ctx;		    /* its argument */
+	const predict_history_t *h; /* the LocalQueues' history */
+	size_t n_ids;		    /* copy workload ids below this */
+	int64_t *start;		    /* per id: first start in the pass, -1 */
+	uint32_t *run;		    /* per id: admissions in the pass */
+	uint8_t *tracked;	    /* per id: pending at the start, simulated */
+	fev_t *heap;		    /* finishes, a min-heap by (at, wl) */
+	size_t n_heap, cap_heap;
+	size_t waiting; /* tracked ones not started yet */
+} pass_t;
+
+static bool fev_less(const fev_t *a, const fev_t *b)
+{
+	return a->at != b->at ? a->at < b->at : a->wl < b->wl;
+}
+
+static int heap_push(pass_t *p, fev_t e)
+{
+	size_t i;
+
+	if (p->n_heap == p->cap_heap) {
+		size_t cap = p->cap_heap ? p->cap_heap * 2 : 256;
+		fev_t *g = realloc(p->heap, cap * sizeof(*g));
+
+		if (!g)
+			return GPUQ_ENOMEM;
+		p->heap = g;
+		p->cap_heap = cap;
+	}
+	i = p->n_heap++;
+	while (i > 0 && fev_less(&e, &p->heap[(i - 1) / 2])) {
+		p->heap[i] = p->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	p->heap[i] = e;
+	return GPUQ_OK;
+}
+
+static fev_t heap_pop(pass_t *p)
+{
+	fev_t top = p->heap[0], last = p->heap[--p->n_heap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= p->n_heap)
+			break;
+		if (c + 1 < p->n_heap && fev_less(&p->heap[c + 1], &p->heap[c]))
+			c++;
+		if (!fev_less(&p->heap[c], &last))
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	if (p->n_heap)
+		p->heap[i] = last;
+	return top;
+}
+
+/* What workload id of the copy runs for: the caller's word, its
+ * LocalQueue's median, or the default. */
+static int64_t runtime_of(const pass_t *p, queue_wl_t id)
+{
+	queue_workload_view_t v;
+	int64_t r = -1;
+
+	if (queue_workload_view(p->q, id, &v))
+		return p->o->default_runtime_ms;
+	if (p->fn)
+		r = p->fn(p->ctx, &v);
+	if (r < 0)
+		r = predict_history_median(p->h, queue_lq_name(p->q, v.lq));
+	return r < 0 ? p->o->default_runtime_ms : r;
+}
+
+static const char *uid_of(const pass_t *p, queue_wl_t id)
+{
+	queue_workload_view_t v;
+
+	return queue_workload_view(p->q, id, &v) ? NULL : v.uid;
+}
+
+/* The copy's running workloads end when their runtime says (a workload past
+ * it soon); its evicting ones are gone. */
+static int settle_running(pass_t *p, int64_t now)
+{
+	for (queue_wl_t id = queue_workload_next(p->q, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(p->q, id)) {
+		queue_workload_view_t v;
+		int64_t rt, rem;
+		int rc = GPUQ_OK;
+
+		if (queue_workload_view(p->q, id, &v))
+			continue;
+		if (v.state == QUEUE_WL_EVICTING) {
+			rc = queue_workload_evicted(p->q, v.uid, now);
+		} else if (v.state == QUEUE_WL_ADMITTED) {
+			if (v.gang_total && !v.ready)
+				rc = queue_workload_pods_ready(p->q, v.uid, now);
+			rt = runtime_of(p, id);
+			rem = rt - (now - v.admitted_ms);
+			if (rem <= 0)
+				rem = rt / 10 > OVERRUN_MIN_MS ? rt / 10 : OVERRUN_MIN_MS;
+			if (!rc)
+				rc = heap_push(p, (fev_t){now + rem, id, 0});
+		}
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+/* Keep the pending workloads at positions 1..P of every ClusterQueue, P the
+ * largest that keeps them within workloads_max; delete the rest from the
+ * copy. ids[0..n): the pending ones grouped by CQ, each in its order. */
+static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t now)
+{
+	size_t *at_pos = calloc(n + 2, sizeof(*at_pos)), total = 0, keep = 0, pos = 0;
+	uint32_t cur = QUEUE_NONE;
+	int rc = GPUQ_OK;
+
+	if (!at_pos)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++) { /* how many CQs have a workload at position k */
+		queue_workload_view_t v;
+
+		if (queue_workload_view(p->q, ids[i], &v))
+			continue;
+		pos = v.cq == cur ? pos + 1 : 1;
+		cur = v.cq;
+		at_pos[pos]++;
+	}
+	while (keep < n && total + at_pos[keep + 1] <= p->o->workloads_max && at_pos[keep + 1])
+		total += at_pos[++keep];
+	cur = QUEUE_NONE;
+	pos = 0;
+	for (size_t i = 0; i < n && !rc; i++) {
+		queue_workload_view_t v;
+
+		if (queue_workload_view(p->q, ids[i], &v))
+			continue;
+		pos = v.cq == cur ? pos + 1 : 1;
+		cur = v.cq;
+		if (pos <= keep) {
+			p->tracked[ids[i]] = 1;
+			p->waiting++;
+		} else {
+			rc = queue_workload_delete(p->q, v.uid, now);
+		}
+	}
+	free(at_pos);
+	return rc;
+}
+
+static int on_result(pass_t *p, const queue_result_t *r, int64_t t)
+{
+	for (size_t i = 0; i < r->n_evictions; i++)
+		p->run[r->evictions[i].victim]++; /* its finish is stale */
+	for (size_t i = 0; i < r->n_admissions; i++) {
+		queue_wl_t id = r->admissions[i].wl;
+		int rc;
+
+		if (id >= p->n_ids)
+			continue;
+		p->run[id]++;
+		if (p->tracked[id] && p->start[id] < 0) {
+			p->start[id] = t;
+			p->waiting--;
+		}
+		rc = heap_push(p, (fev_t){t + runtime_of(p, id), id, p->run[id]});
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+/* Everything due at t: finishes, a tick, cycles until nothing is evicted. */
+static int step_at(pass_t *p, int64_t t)
+{
+	queue_result_t r;
+	int rc = GPUQ_OK;
+
+	while (!rc && p->n_heap && p->heap[0].at <= t) {
+		fev_t e = heap_pop(p);
+		queue_workload_view_t v;
+
+		if (queue_workload_view(p->q, e.wl, &v) || v.state != QUEUE_WL_ADMITTED ||
+		    p->run[e.wl] != e.run)
+			continue;
+		rc = queue_workload_finish(p->q, v.uid, t);
+		if (!rc)
+			rc = queue_workload_delete(p->q, v.uid, t);
+	}
+	if (!rc)
+		rc = queue_tick(p->q, t, &r);
+	if (!rc)
+		rc = on_result(p, &r, t);
+	for (int k = 0; !rc && k < SAME_TIME_CYCLES_MAX; k++) {
+		rc = queue_cycle_run(p->q, t, &r);
+		if (!rc)
+			rc = on_result(p, &r, t);
+		if (!r.n_evictions)
+			break;
+	}
+	return rc;
+}
+
+static int run_forward(pass_t *p, int64_t now, predict_result_t *out)
+{
+	int64_t t = now;
+	int rc = GPUQ_OK;
+
+	while (!rc && p->waiting) {
+		int64_t next;
+
+		rc = step_at(p, t);
+		out->steps++;
+		out->reached_ms = t;
+		if (rc || !p->waiting)
+			break;
+		if (out->steps >= p->o->steps_max) {
+			out->capped = true;
+			break;
+		}
+		if (out->steps % STOP_EVERY == 0 && p->o->stop && p->o->stop(p->o->stop_ctx)) {
+			out->stopped = true;
+			break;
+		}
+		next = queue_next_event(p->q, t);
+		if (p->n_heap && p->heap[0].at < next)
+			next = p->heap[0].at;
+		if (next == INT64_MAX)
+			break; /* nothing will change: the rest never starts */
+		if (next - now > p->o->horizon_ms) {
+			out->capped = true;
+			break;
+		}
+		t = next > t ? next : t + 1;
+	}
+	return rc;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	return strcmp(((const predict_entry_t *)a)->uid, ((const predict_entry_t *)b)->uid);
+}
+
+/* Every pending workload of the copy before selection, with its start. */
+static int collect(const pass_t *p, const queue_wl_t *ids, size_t n, char **uids,
+		   predict_result_t *out)
+{
+	out->v = calloc(n ? n : 1, sizeof(*out->v));
+	if (!out->v)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		out->v[i].uid = uids[i];
+		uids[i] = NULL;
+		out->v[i].start_ms = p->tracked[ids[i]] ? p->start[ids[i]] : -1;
+		out->simulated += p->tracked[ids[i]];
+		out->started += p->tracked[ids[i]] && p->start[ids[i]] >= 0;
+	}
+	out->n = n;
+	qsort(out->v, n, sizeof(*out->v), entry_cmp);
+	return GPUQ_OK;
+}
+
+static void pass_free(pass_t *p)
+{
+	queue_destroy(p->q);
+	free(p->start);
+	free(p->run);
+	free(p->tracked);
+	free(p->heap);
+}
+
+/* The copy, its per-id arrays, its pending workloads' ids and uids. */
+static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
+		      const queue_config_t *cfg, queue_wl_t **ids, size_t *n, char ***uids,
+		      gpuq_diag_t *diag)
+{
+	queue_config_t c = cfg ? *cfg : (queue_config_t){0};
+	engine_rebuild_report_t rep = {0};
+	int rc;
+
+	if (!cfg)
+		queue_config_default(&c);
+	c.release_on_evict = true; /* evicted pods are gone at once */
+	c.ready_timeout_ms = 0;	   /* and every admitted pod gets Ready */
+	rc = engine_core_rebuild(live, pol, &c, &p->q, &rep, diag);
+	engine_rebuild_report_deinit(&rep);
+	if (rc)
+		return rc;
+	for (queue_wl_t id = queue_workload_next(p->q, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(p->q, id))
+		p->n_ids = (size_t)id + 1;
+	p->start = malloc((p->n_ids + 1) * sizeof(*p->start));
+	p->run = calloc(p->n_ids + 1, sizeof(*p->run));
+	p->tracked = calloc(p->n_ids + 1, 1);
+	if (!p->start || !p->run || !p->tracked)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i <= p->n_ids; i++)
+		p->start[i] = -1;
+	*n = queue_workloads_by_cq(p->q, QUEUE_WL_PENDING, NULL, 0);
+	*ids = calloc(*n + 1, sizeof(**ids));
+	*uids = calloc(*n + 1, sizeof(**uids));
+	if (!*ids || !*uids)
+		return GPUQ_ENOMEM;
+	*n = queue_workloads_by_cq(p->q, QUEUE_WL_PENDING, *ids, *n);
+	for (size_t i = 0; i < *n; i++) {
+		const char *u = uid_of(p, (*ids)[i]);
+
+		(*uids)[i] = strdup(u ? u : "");
+		if (!(*uids)[i])
+			return GPUQ_ENOMEM;
+	}
+	return GPUQ_OK;
+}
+
+int predict_run(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+		const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
+		const predict_history_t *h, predict_result_t *out, gpuq_diag_t *diag)
+{
+	predict_opts_t defaults;
+	pass_t ps = {0};
+	queue_wl_t *ids = NULL;
+	char **uids = NULL;
+	size_t n = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!o) {
+		predict_opts_default(&defaults);
+		o = &defaults;
+	}
+	ps.o = o;
+	ps.fn = fn;
+	ps.ctx = ctx;
+	ps.h = h;
+	if (queue_last_now(live) > now)
+		now = queue_last_now(live);
+	rc = pass_setup(&ps, live, p, cfg, &ids, &n, &uids, diag);
+	if (!rc)
+		rc = settle_running(&ps, now);
+	if (!rc)
+		rc = select_pending(&ps, ids, n, now);
+	if (!rc)
+		rc = run_forward(&ps, now, out);
+	if (!rc)
+		rc = collect(&ps, ids, n, uids, out);
+	for (size_t i = 0; uids && i < n; i++)
+		free(uids[i]);
+	free(uids);
+	free(ids);
+	pass_free(&ps);
+	if (rc) {
+		predict_result_deinit(out);
+		if (diag && !diag->msg[0])
+			gpuq_diag_set(diag, rc, "prediction pass: %s", gpuq_strerror(rc));
+	}
+	return rc;
+}
+
+void predict_result_deinit(predict_result_t *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].uid);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+const predict_entry_t *predict_find(const predict_result_t *r, const char *uid)
+{
+	size_t lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(r->v[mid].uid, uid);
+
+		if (!c)
+			return &r->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}

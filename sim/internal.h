@@ -1,0 +1,106 @@
+/*
+ * sim/internal.h: shared by the files of sim/ only (the module's interface is
+ * sim/sim.h). run.c holds the event loop and its persistence; econ.c the
+ * simulator's side of GPU economics (idle GPUs from idleAfter, predictions
+ * and their accuracy, the budgets at the end); trace.c and report.c read
+ * and write their documents.
+ */
+#ifndef GPUQ_SIM_INTERNAL_H
+#define GPUQ_SIM_INTERNAL_H
+
+#include "predict/predict.h"
+#include "qmetrics/qmetrics.h"
+#include "queue/queue.h"
+#include "sim/sim.h"
+#include "store/store.h"
+
+/* At one instant finishes go first, then readiness, then idleness. */
+enum { EV_FINISH = 0, EV_READY = 1, EV_IDLE = 2 };
+
+typedef struct {
+	int64_t at;   /* when */
+	uint32_t wid; /* arrival index */
+	uint32_t run; /* the workload's eviction count when scheduled: stale if it moved on */
+	uint8_t kind; /* EV_* */
+} event_t;
+
+struct sim {
+	const sim_trace_t *t; /* the trace (borrowed) */
+	queue_t *q;	      /* the core */
+	sim_report_t *r;      /* outcomes being filled */
+	event_t *heap;	      /* pending finishes, readiness and idleness, min-heap */
+	size_t n_heap, cap_heap;
+	size_t cap_preempt;    /* allocated entries of r->preempt */
+	int64_t now;	       /* virtual time of the current step */
+	size_t next_arrival;   /* first arrival not yet delivered */
+	bool dirty;	       /* changed since the last cycle */
+	bool done;	       /* the run has ended */
+	uint32_t same_time;    /* cycles run at `now` so far */
+	uint32_t idle;	       /* consecutive idle steps */
+	uint64_t n_pending;    /* workloads in the core, pending */
+	uint64_t n_admitted;   /* workloads in the core, admitted */
+	int64_t *shape_amount; /* utilization-resource amount per shape */
+	double core_cpu;       /* CPU seconds inside queue_* calls */
+	double persist_cpu;    /* CPU seconds encoding and committing */
+	/* persistence (state_dir only) */
+	store_t *store;	    /* open store, or NULL */
+	uint32_t *dirty_wl; /* outcomes changed since the last commit */
+	size_t n_dirty_wl, cap_dirty_wl;
+	uint8_t *wl_marked;	  /* 1 when in dirty_wl */
+	size_t persisted_preempt; /* r->preempt entries already in the store */
+	/* queue metrics (opt->metrics only) */
+	qmetrics_t *metrics; /* fed as the controller feeds it (borrowed), or NULL */
+	int64_t *requeued;   /* per workload: its last eviction (it requeues at once) */
+	/* predictions (trace option prediction only; econ.c) */
+	predict_history_t *hist; /* the LocalQueues' finished runtimes */
+	int64_t next_predict;	 /* the next pass at or after this virtual time */
+};
+
+/* CPU seconds of this process (the driver may read clocks; the core never). */
+double sim_cpu_now(void);
+
+/* Time a core call: the driver may read the clock, the core may not. */
+#define CORE(s, call)                                                                              \
+	do {                                                                                       \
+		double t0_ = sim_cpu_now();                                                        \
+		rc = (call);                                                                       \
+		(s)->core_cpu += sim_cpu_now() - t0_;                                              \
+	} while (0)
+
+int sim_heap_push(struct sim *s, event_t ev);
+/* The core's configuration for a trace's options (the copy a prediction
+ * pass makes is built with it too). */
+void sim_core_config(const sim_trace_t *t, queue_config_t *cfg);
+/* The run a workload's events belong to ended (evicted, or finished). */
+bool sim_event_stale(const struct sim *s, const event_t *ev);
+/* A workload's Ready delay after admission (0 unless a gang). */
+int64_t sim_ready_delay(const struct sim *s, uint32_t wid);
+int64_t sim_trace_ready_delay(const sim_trace_t *t, uint32_t wid);
+
+/* ---- report_econ.c: the report's "economics" section and summary line ---- */
+
+int sim_report_econ_json(const sim_report_t *r, FILE *out);
+void sim_report_econ_summary(const sim_report_t *r, FILE *out);
+
+/* ---- econ.c ---- */
+
+/* Whether trace t uses GPU economics (the report's "economics" section). */
+bool sim_trace_econ(const sim_trace_t *t);
+/* Predictions' setup: refused with a state dir (their figures are not
+ * persisted). GPUQ_EINVAL with diag, GPUQ_ENOMEM. */
+int sim_econ_setup(struct sim *s, const sim_run_options_t *opt, gpuq_diag_t *diag);
+/* Workload wid admitted now (Ready after delay): its idleness scheduled. */
+int sim_econ_admitted(struct sim *s, uint32_t wid, int64_t delay);
+/* An EV_IDLE event (not stale): the core is told its GPUs idle. */
+int sim_econ_idle(struct sim *s, const event_t *ev, gpuq_diag_t *diag);
+/* Workload wid finished: its runtime joins its LocalQueue's history. */
+void sim_econ_finished(struct sim *s, uint32_t wid);
+/* After a step's cycle: a prediction pass when one is due. */
+int sim_econ_step(struct sim *s, gpuq_diag_t *diag);
+/* After a resume: idle workloads told again, idleness to come scheduled. */
+int sim_econ_restore(struct sim *s);
+/* At the end: the budgets into the report. */
+int sim_econ_report(struct sim *s);
+void sim_econ_free(struct sim *s);
+
+#endif

@@ -1,0 +1,648 @@
+/* Unit tests of the admission rules for the kinds beyond Pods and Jobs
+ * (webhook/mutate.c, validate.c over workload/'s integration table), against
+ * the golden policy (unit/golden/policy): a JobSet is held whole like a Job
+ * (created suspended, its templates marked and defaulted, its totals judged
+ * over every replicatedJob), tenants cannot let it out, and its Jobs pass
+ * only when the JobSet controller made them for an admitted JobSet. Every
+ * patch is applied and mutated again: no further patch. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "webhook/admit_internal.h"
+#include "webhook/webhook.h"
+
+#include "unit/golden/golden_check.h"
+
+#define JOBSET_SA "system:serviceaccount:jobset-system:jobset-controller-manager"
+
+static policy_t *g_policy;
+
+static int setup(void **state)
+{
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	if (policy_load_dir("unit/golden/policy", NULL, &g_policy, &d)) {
+		fprintf(stderr, "golden policy: %s\n", d.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	policy_unref(g_policy);
+	return 0;
+}
+
+/* A review of group/version/kind in team-a by user. */
+static char *review(const char *group, const char *version, const char *kind, const char *op,
+		    const char *user, const char *obj, const char *old)
+{
+	size_t cap = strlen(obj) + strlen(old) + 1024;
+	char *s = malloc(cap);
+
+	assert_non_null(s);
+	snprintf(s, cap,
+		 "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+		 "\"request\":{\"uid\":\"u-1\",\"kind\":{\"group\":\"%s\",\"version\":\"%s\","
+		 "\"kind\":\"%s\"},\"namespace\":\"team-a\",\"operation\":\"%s\","
+		 "\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}",
+		 group, version, kind, op, user, obj, old);
+	return s;
+}
+
+/* Run one review; *resp (the reply's response, in *root) for checks. */
+static void run(webhook_endpoint_t ep, const char *body, webhook_reply_t *out, json_t **root)
+{
+	assert_int_equal(webhook_review_handle(ep, g_policy, NULL, body, strlen(body), out),
+			 GPUQ_OK);
+	assert_int_equal(out->http_status, 200);
+	*root = json_loadb(out->body, out->len, 0, NULL);
+	assert_non_null(*root);
+}
+
+static const char *message(json_t *root)
+{
+	return golden_str(json_object_get(
+	    json_object_get(json_object_get(root, "response"), "status"), "message"));
+}
+
+/* Validate obj (old: "null" for a CREATE) as user; the reply's message ("" when
+ * allowed). */
+static char *validate(const char *group, const char *version, const char *kind, const char *op,
+		      const char *user, const char *obj, const char *old)
+{
+	char *body = review(group, version, kind, op, user, obj, old), *msg;
+	webhook_reply_t r;
+	json_t *root;
+
+	run(WEBHOOK_VALIDATE, body, &r, &root);
+	msg = strdup(json_is_true(json_object_get(json_object_get(root, "response"), "allowed"))
+			 ? ""
+			 : message(root));
+	assert_non_null(msg);
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	free(body);
+	return msg;
+}
+
+/* The JobSet of the jobset.x-k8s.io PyTorch example's shape: a driver and 2
+ * worker Jobs of one 8-GPU pod each (16 GPUs: cq-a holds 24 with
+ * borrowing). */
+#define JOBSET(suspend, meta_extra, tmpl_meta)                                                     \
+	"{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"          \
+	"\"name\":\"llama\"" meta_extra "},\"spec\":{" suspend "\"replicatedJobs\":["              \
+	"{\"name\":\"driver\",\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":"     \
+	"[{\"name\":\"d\",\"image\":\"x\"}]}}}}},"                                                 \
+	"{\"name\":\"workers\",\"replicas\":2,\"template\":{\"spec\":{\"parallelism\":1,"          \
+	"\"template\":{" tmpl_meta "\"spec\":{\"containers\":[{\"name\":\"w\",\"image\":\"x\","    \
+	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]}}}}}]}}"
+
+#define JS_GVK "jobset.x-k8s.io", "v1alpha2", "JobSet"
+
+static void test_jobset_mutate(void **state)
+{
+	char *body = review(JS_GVK, "CREATE", "alice", JOBSET("", "", ""), "null");
+	webhook_reply_t r;
+	json_t *root, *patch, *doc, *again;
+	const char *want[] = {
+	    "/spec/suspend", "/metadata/labels",
+	    "/spec/replicatedJobs/0/template/spec/template/metadata",
+	    "/spec/replicatedJobs/0/template/spec/template/spec/containers/0/resources",
+	    "/spec/replicatedJobs/1/template/spec/template/metadata"};
+	char *body2, *text;
+	(void)state;
+
+	run(WEBHOOK_MUTATE, body, &r, &root);
+	assert_string_equal(r.decision, "patched");
+	assert_string_equal(r.kind, "other"); /* the metrics label: Pod, Job or other */
+	patch = golden_reply_patch(json_object_get(root, "response"));
+	assert_non_null(patch);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		bool found = false;
+		for (size_t k = 0; k < json_array_size(patch); k++)
+			found =
+			    found ||
+			    !strcmp(golden_str(json_object_get(json_array_get(patch, k), "path")),
+				    want[i]);
+		if (!found)
+			fail_msg("no op at %s in %s", want[i], golden_dump(patch));
+	}
+	assert_non_null(strstr(r.body, "JobSet created suspended until gpuq admits it"));
+	/* applied, the JobSet needs no further patch */
+	doc = json_loads(JOBSET("", "", ""), 0, NULL);
+	assert_int_equal(golden_apply_patch(doc, patch), 0);
+	assert_true(json_is_true(json_object_get(json_object_get(doc, "spec"), "suspend")));
+	text = json_dumps(doc, JSON_COMPACT);
+	body2 = review(JS_GVK, "CREATE", "alice", text, "null");
+	webhook_reply_deinit(&r);
+	json_decref(root);
+	run(WEBHOOK_MUTATE, body2, &r, &again);
+	assert_string_equal(r.decision, "allowed");
+	/* and it passes /validate as it is */
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	{
+		char *msg = validate(JS_GVK, "CREATE", "alice", text, "null");
+		assert_string_equal(msg, "");
+		free(msg);
+	}
+	json_decref(patch);
+	json_decref(doc);
+	free(text);
+	free(body);
+	free(body2);
+}
+
+static void test_jobset_validate(void **state)
+{
+	static const struct {
+		const char *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    /* created as the mutating webhook leaves it */
+	    {"CREATE", "alice", JOBSET("\"suspend\":true,", "", ""), "null", ""},
+	    {"CREATE", "alice", JOBSET("\"suspend\":false,", "", ""), "null",
+	     "JobSet \"llama\": spec.suspend is false; a GPU JobSet in a managed namespace must "
+	     "be created suspended"},
+	    {"CREATE", "alice",
+	     JOBSET("\"suspend\":true,", "",
+		    "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\"}},"),
+	     "null",
+	     "JobSet \"llama\": spec.replicatedJobs[1].template.spec.template.metadata."
+	     "annotations[gpuq.dev/admitted] may be set only by gpuq's controller"},
+	    /* more than it could ever get: 2 x 16 GPUs */
+	    {"CREATE", "alice",
+	     "{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{"
+	     "\"name\":\"big\"},\"spec\":{\"suspend\":true,\"replicatedJobs\":[{\"name\":\"w\","
+	     "\"replicas\":4,\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{"
+	     "\"name\":\"w\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"8\"}}}]}}}}}]}}",
+	     "null",
+	     "JobSet \"big\" can never be admitted: it requests nvidia.com/gpu=32 in total"},
+	    /* a tenant cannot let it out */
+	    {"UPDATE", "alice", JOBSET("\"suspend\":false,", "", ""),
+	     JOBSET("\"suspend\":true,", "", ""),
+	     "JobSet \"llama\": spec.suspend may change from true to false only by gpuq"},
+	    {"UPDATE", "alice",
+	     JOBSET("\"suspend\":true,", "",
+		    "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":"
+		    "\"true\"}},"),
+	     JOBSET("\"suspend\":true,", "", ""), "may be set only by gpuq's controller"},
+	    /* gpuq's own release is allowed */
+	    {"UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT,
+	     JOBSET("\"suspend\":false,", ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}", ""),
+	     JOBSET("\"suspend\":true,", "", ""), ""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(JS_GVK, t[i].op, t[i].user, t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
+/* A Job the JobSet controller made for its JobSet. */
+#define CHILD_JOB(suspend, tmpl_ann)                                                               \
+	"{\"apiVersion\":\"batch/"                                                                 \
+	"v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"llama-workers-0\","                        \
+	"\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","   \
+	"\"name\":\"llama\",\"uid\":\"js-uid\",\"controller\":true}]},\"spec\":{"                  \
+	"\"suspend\":" suspend                                                                     \
+	",\"template\":{\"metadata\":{\"labels\":{\"gpuq.dev/managed\":\"true\"}" tmpl_ann         \
+	"},\"spec\":{\"containers\":[{\"name\":\"w\",\"resources\":{\"limits\":{"                  \
+	"\"nvidia.com/gpu\":\"8\"}}}]}}}}"
+#define ADMITTED ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"
+#define JOB_GVK "batch", "v1", "Job"
+
+static void test_jobset_children(void **state)
+{
+	static const struct {
+		const char *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    /* the JobSet controller's Jobs of a suspended JobSet, and of an
+	       admitted one */
+	    {"CREATE", JOBSET_SA, CHILD_JOB("true", ""), "null", ""},
+	    {"CREATE", JOBSET_SA, CHILD_JOB("false", ADMITTED), "null", ""},
+	    /* never one running for a JobSet gpuq did not admit */
+	    {"CREATE", JOBSET_SA, CHILD_JOB("false", ""), "null",
+	     "Job \"llama-workers-0\": a JobSet's Job runs only once gpuq admitted the JobSet"},
+	    /* a forged owner */
+	    {"CREATE", "alice", CHILD_JOB("true", ""), "null",
+	     "Job \"llama-workers-0\": metadata.ownerReferences names JobSet \"llama\" as its "
+	     "controller, but a JobSet's Jobs are made by its controller only"},
+	    {"CREATE", "alice", CHILD_JOB("false", ADMITTED), "null",
+	     "a JobSet's Jobs are made by its controller only"},
+	    /* the JobSet controller resumes them; a tenant cannot */
+	    {"UPDATE", JOBSET_SA, CHILD_JOB("false", ADMITTED), CHILD_JOB("true", ""), ""},
+	    {"UPDATE", "alice", CHILD_JOB("false", ""), CHILD_JOB("true", ""),
+	     "spec.suspend may change from true to false only by the JobSet controller"},
+	    {"UPDATE", "alice", CHILD_JOB("true", ADMITTED), CHILD_JOB("true", ""),
+	     "gpuq.dev/admitted may be set only by gpuq's controller"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(JOB_GVK, t[i].op, t[i].user, t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+	/* /mutate leaves a JobSet's Job alone (its JobSet was held) */
+	{
+		char *body = review(JOB_GVK, "CREATE", JOBSET_SA, CHILD_JOB("true", ""), "null");
+		webhook_reply_t r;
+		json_t *root;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "allowed");
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
+/* ---- sets: StatefulSet, LeaderWorkerSet, Deployment ---- */
+
+#define STS(replicas, tmpl_labels)                                                                 \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"metadata\":{\"labels\":{" tmpl_labels \
+	"}},\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"                 \
+	"\"nvidia.com/gpu\":\"4\"}}}]}}}}"
+#define LWS(size)                                                                                  \
+	"{\"apiVersion\":\"leaderworkerset.x-k8s.io/"                                              \
+	"v1\",\"kind\":\"LeaderWorkerSet\",\"metadata\":"                                          \
+	"{\"name\":\"vllm\",\"labels\":{\"gpuq.dev/queue-name\":\"research\"}},\"spec\":{"         \
+	"\"replicas\":3,\"leaderWorkerTemplate\":{\"size\":" size ",\"workerTemplate\":{\"spec\":" \
+	"{\"containers\":[{\"name\":\"w\",\"resources\":{\"limits\":{\"nvidia.com/"                \
+	"gpu\":\"4\"}}}]}}}}}"
+
+/* Every op of reply's patch at path, or NULL. */
+static const json_t *op_at(const json_t *patch, const char *path)
+{
+	for (size_t k = 0; k < json_array_size(patch); k++)
+		if (!strcmp(golden_str(json_object_get(json_array_get(patch, k), "path")), path))
+			return json_array_get(patch, k);
+	return NULL;
+}
+
+static void test_sets_mutate(void **state)
+{
+	static const struct {
+		const char *group, *kind, *obj;
+		const char *path, *value; /* an op the patch must hold */
+	} t[] = {
+	    /* the queue label on the set, and on its Pods' template */
+	    {"apps", "StatefulSet", STS("4", ""), "/metadata/labels", NULL},
+	    {"apps", "StatefulSet", STS("4", ""),
+	     "/spec/template/metadata/labels/gpuq.dev~1queue-name", "default"},
+	    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", LWS("4"),
+	     "/spec/leaderWorkerTemplate/workerTemplate/metadata", NULL},
+	    {"apps", "Deployment",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
+	     "\"labels\":{\"gpuq.dev/queue-name\":\"research\"}},\"spec\":{\"replicas\":9,"
+	     "\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},\"spec\":{\"containers\":[{"
+	     "\"name\":\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "/spec/template/metadata/labels/gpuq.dev~1queue-name", "research"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		const char *version = strcmp(t[i].kind, "LeaderWorkerSet") ? "v1" : "v1";
+		char *body =
+		    review(t[i].group, version, t[i].kind, "CREATE", "alice", t[i].obj, "null");
+		webhook_reply_t r;
+		json_t *root, *patch;
+		const json_t *op;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		if (strcmp(r.decision, "patched"))
+			fail_msg("case %zu: %s (%s)", i, r.decision, r.body);
+		patch = golden_reply_patch(json_object_get(root, "response"));
+		op = op_at(patch, t[i].path);
+		if (!op ||
+		    (t[i].value && strcmp(golden_str(json_object_get(op, "value")), t[i].value)))
+			fail_msg("case %zu: no op %s=%s in %s", i, t[i].path,
+				 t[i].value ? t[i].value : "", golden_dump(patch));
+		json_decref(patch);
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
+static void test_sets_validate(void **state)
+{
+	static const struct {
+		const char *group, *kind, *op, *obj, *old;
+		const char *want;
+	} t[] = {
+	    /* 4 replicas of 4 GPUs fit cq-a (24 at most); 8 never do */
+	    {"apps", "StatefulSet", "CREATE", STS("4", ""), "null", ""},
+	    {"apps", "StatefulSet", "CREATE", STS("8", ""), "null",
+	     "StatefulSet \"web\" can never be admitted: it requests nvidia.com/gpu=32 in total"},
+	    /* a scale-up is judged too */
+	    {"apps", "StatefulSet", "UPDATE", STS("8", ""), STS("4", ""),
+	     "StatefulSet \"web\" can never be admitted"},
+	    /* an LWS group is a workload: 4 pods of 4 GPUs (its 3 groups are 3) */
+	    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", "CREATE", LWS("4"), "null", ""},
+	    {"leaderworkerset.x-k8s.io", "LeaderWorkerSet", "CREATE", LWS("7"), "null",
+	     "LeaderWorkerSet \"vllm\" can never be admitted: it requests nvidia.com/gpu=28"},
+	    /* a Deployment's Pods are each a workload: 40 replicas of 1 GPU pass */
+	    {"apps", "Deployment", "CREATE",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	     "\"spec\":{\"replicas\":40,\"template\":{\"spec\":{\"containers\":[{\"name\":\"s\","
+	     "\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null", ""},
+	    /* a queue that does not exist */
+	    {"apps", "StatefulSet", "CREATE",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"q\","
+	     "\"labels\":{\"gpuq.dev/queue-name\":\"nope\"}},\"spec\":{\"template\":{\"spec\":{"
+	     "\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{\"nvidia.com/"
+	     "gpu\":\"1\"}}}]}}}}",
+	     "null", "has no LocalQueue \"nope\""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg =
+		    validate(t[i].group, "v1", t[i].kind, t[i].op, "alice", t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
+/* An LWS's Pod is gated like any GPU Pod, and its gate stays gpuq's. */
+static void test_set_pods(void **state)
+{
+	static const char pod[] =
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"vllm-0-1\","
+	    "\"labels\":"
+	    "{\"gpuq.dev/queue-name\":\"default\",\"leaderworkerset.sigs.k8s.io/name\":\"vllm\"},"
+	    "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":"
+	    "\"vllm-0\",\"uid\":\"s\",\"controller\":true}]},\"spec\":{%s\"containers\":[{\"name\":"
+	    "\"w\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}}";
+	char gated[1024], ungated[1024], *body, *msg;
+	webhook_reply_t r;
+	json_t *root;
+	(void)state;
+
+	snprintf(gated, sizeof(gated), pod,
+		 "\"schedulingGates\":[{\"name\":\"gpuq.dev/admission\"}],");
+	snprintf(ungated, sizeof(ungated), pod, "");
+	body = review("", "v1", "Pod", "CREATE",
+		      "system:serviceaccount:kube-system:statefulset-controller", ungated, "null");
+	run(WEBHOOK_MUTATE, body, &r, &root);
+	assert_string_equal(r.decision, "patched");
+	{
+		json_t *patch = golden_reply_patch(json_object_get(root, "response"));
+
+		assert_non_null(op_at(patch, "/spec/schedulingGates"));
+		json_decref(patch);
+	}
+	json_decref(root);
+	webhook_reply_deinit(&r);
+	free(body);
+	msg = validate("", "v1", "Pod", "UPDATE", "alice", ungated, gated);
+	assert_non_null(
+	    strstr(msg, "scheduling gate gpuq.dev/admission may be removed only by gpuq"));
+	free(msg);
+}
+
+/* ---- KubeRay: RayJob, its RayCluster, their Pods ---- */
+
+#define KUBERAY_SA "system:serviceaccount:ray-system:kuberay-operator"
+/* The RayJob sample's shape: a CPU head and 2 workers of 4 GPUs (8 GPUs). */
+#define RAY_CLUSTER(tmpl_meta, extra)                                                              \
+	"{" extra "\"headGroupSpec\":{\"rayStartParams\":{},\"template\":{\"spec\":{"              \
+	"\"containers\":[{\"name\":\"ray-head\",\"resources\":{\"limits\":{\"cpu\":\"1\"}}}]}}},"  \
+	"\"workerGroupSpecs\":[{\"groupName\":\"gpu\",\"replicas\":2,\"minReplicas\":1,"           \
+	"\"maxReplicas\":2,\"rayStartParams\":{},\"template\":{" tmpl_meta "\"spec\":{"            \
+	"\"containers\":[{\"name\":\"ray-worker\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"  \
+	"\"4\"}}}]}}}]}"
+#define RAYJOB(spec_extra, tmpl_meta)                                                              \
+	"{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\",\"metadata\":{\"name\":\"rayjob-"       \
+	"sample\"},\"spec\":{\"entrypoint\":\"python "                                             \
+	"/home/ray/samples/sample_code.py\"," spec_extra                                           \
+	"\"rayClusterSpec\":" RAY_CLUSTER(tmpl_meta, "") "}}"
+#define RJ_GVK "ray.io", "v1", "RayJob"
+#define RC_GVK "ray.io", "v1", "RayCluster"
+#define SHUT "\"shutdownAfterJobFinishes\":true,"
+/* The RayCluster KubeRay makes for the RayJob. */
+#define CHILD_RC(tmpl_meta, extra)                                                                 \
+	"{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":"            \
+	"\"rayjob-sample-raycluster-x\",\"ownerReferences\":[{\"apiVersion\":\"ray.io/v1\","       \
+	"\"kind\":\"RayJob\",\"name\":\"rayjob-sample\",\"uid\":\"rj\",\"controller\":true}]},"    \
+	"\"spec\":" RAY_CLUSTER(tmpl_meta, extra) "}"
+#define ADMITTED_TMPL "\"metadata\":{\"annotations\":{\"gpuq.dev/admitted\":\"true\"}},"
+/* A worker Pod KubeRay makes for a RayCluster. */
+#define RAY_POD(ann)                                                                               \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"rc-gpu-worker-1\","      \
+	"\"labels\":{\"gpuq.dev/managed\":\"true\",\"ray.io/node-type\":\"worker\"}" ann           \
+	",\"ownerReferences\":[{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"name\":"    \
+	"\"rc\",\"uid\":\"rc\",\"controller\":true}]},\"spec\":{\"containers\":[{\"name\":"        \
+	"\"ray-worker\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}}"
+
+static void test_ray_mutate(void **state)
+{
+	char *body = review(RJ_GVK, "CREATE", "alice", RAYJOB(SHUT, ""), "null"), *text, *body2;
+	webhook_reply_t r;
+	json_t *root, *patch, *doc, *again;
+	(void)state;
+
+	run(WEBHOOK_MUTATE, body, &r, &root);
+	assert_string_equal(r.decision, "patched");
+	patch = golden_reply_patch(json_object_get(root, "response"));
+	assert_non_null(op_at(patch, "/spec/suspend"));
+	assert_non_null(op_at(patch, "/metadata/labels"));
+	assert_non_null(op_at(patch, "/spec/rayClusterSpec/workerGroupSpecs/0/template/metadata"));
+	assert_non_null(strstr(r.body, "RayJob created suspended until gpuq admits it"));
+	doc = json_loads(RAYJOB(SHUT, ""), 0, NULL);
+	assert_int_equal(golden_apply_patch(doc, patch), 0);
+	text = json_dumps(doc, JSON_COMPACT);
+	body2 = review(RJ_GVK, "CREATE", "alice", text, "null");
+	webhook_reply_deinit(&r);
+	json_decref(root);
+	run(WEBHOOK_MUTATE, body2, &r, &again);
+	assert_string_equal(r.decision, "allowed");
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	{
+		char *msg = validate(RJ_GVK, "CREATE", "alice", text, "null");
+		assert_string_equal(msg, "");
+		free(msg);
+	}
+	/* KubeRay's Pods of an admitted cluster pass ungated; anyone else's
+	   are gated */
+	free(body);
+	body = review("", "v1", "Pod", "CREATE", KUBERAY_SA,
+		      RAY_POD(",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"), "null");
+	run(WEBHOOK_MUTATE, body, &r, &again);
+	assert_string_equal(r.decision, "allowed");
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	free(body);
+	body = review("", "v1", "Pod", "CREATE", "alice", RAY_POD(""), "null");
+	run(WEBHOOK_MUTATE, body, &r, &again);
+	assert_string_equal(r.decision, "patched");
+	json_decref(again);
+	webhook_reply_deinit(&r);
+	json_decref(patch);
+	json_decref(doc);
+	free(text);
+	free(body);
+	free(body2);
+}
+
+static void test_ray_validate(void **state)
+{
+	static const struct {
+		const char *group, *version, *kind, *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    {RJ_GVK, "CREATE", "alice", RAYJOB("\"suspend\":true," SHUT, ""), "null", ""},
+	    {RJ_GVK, "CREATE", "alice", RAYJOB(SHUT, ""), "null",
+	     "RayJob \"rayjob-sample\": spec.suspend is false"},
+	    /* what KubeRay cannot hold, or the autoscaler would outgrow */
+	    {RJ_GVK, "CREATE", "alice", RAYJOB("\"suspend\":true,", ""), "null",
+	     "RayJob \"rayjob-sample\": spec.shutdownAfterJobFinishes is not true"},
+	    {RC_GVK, "CREATE", "alice",
+	     "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"rc\"},"
+	     "\"spec\":" RAY_CLUSTER("", "\"suspend\":true,\"enableInTreeAutoscaling\":true,") "}",
+	     "null", "RayCluster \"rc\": enableInTreeAutoscaling is true"},
+	    /* a tenant cannot let it out; gpuq can */
+	    {RJ_GVK, "UPDATE", "alice", RAYJOB(SHUT, ""), RAYJOB("\"suspend\":true," SHUT, ""),
+	     "RayJob \"rayjob-sample\": spec.suspend may change from true to false only by gpuq"},
+	    {RJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT, RAYJOB(SHUT, ADMITTED_TMPL),
+	     RAYJOB("\"suspend\":true," SHUT, ""), ""},
+	    /* the RayCluster KubeRay makes for an admitted RayJob passes; a
+	       forged one, or one of a RayJob gpuq did not admit, does not */
+	    {RC_GVK, "CREATE", KUBERAY_SA, CHILD_RC(ADMITTED_TMPL, ""), "null", ""},
+	    {RC_GVK, "CREATE", "alice", CHILD_RC(ADMITTED_TMPL, ""), "null",
+	     "metadata.ownerReferences names RayJob \"rayjob-sample\" as its controller, but a "
+	     "RayJob's RayClusters are made by its controller only"},
+	    {RC_GVK, "CREATE", KUBERAY_SA, CHILD_RC("", ""), "null",
+	     "a RayJob's RayCluster runs only once gpuq admitted the RayJob"},
+	    /* Pods: KubeRay's of an admitted cluster; no one else's */
+	    {"", "v1", "Pod", "CREATE", KUBERAY_SA,
+	     RAY_POD(",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"), "null", ""},
+	    {"", "v1", "Pod", "CREATE", "alice",
+	     RAY_POD(",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"), "null",
+	     "annotation gpuq.dev/admitted is honoured only on Pods the RayCluster controller "
+	     "creates for a RayCluster gpuq admitted (label gpuq.dev/managed=true and a ray.io/v1 "
+	     "RayCluster owner)"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(t[i].group, t[i].version, t[i].kind, t[i].op, t[i].user,
+				     t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
+/* ---- Kubeflow Trainer: a TrainJob, its JobSet ---- */
+
+#define TRAINER_SA "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
+#define TRAINJOB(spec_extra)                                                                       \
+	"{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":{"   \
+	"\"name\":\"llama\"},\"spec\":{" spec_extra "\"runtimeRef\":{\"name\":\"torch-"            \
+	"distributed\"},\"trainer\":{\"numNodes\":2,\"resourcesPerNode\":{\"limits\":{"            \
+	"\"nvidia.com/gpu\":\"8\"}}}}}"
+#define TJ_GVK "trainer.kubeflow.org", "v1alpha1", "TrainJob"
+/* The JobSet the Trainer builds for it. */
+#define TJ_JOBSET(suspend, tmpl_meta)                                                              \
+	"{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\",\"metadata\":{\"name\":" \
+	"\"llama\",\"ownerReferences\":[{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\","        \
+	"\"kind\":\"TrainJob\",\"name\":\"llama\",\"uid\":\"tj\",\"controller\":true}]},"          \
+	"\"spec\":{\"suspend\":" suspend ",\"replicatedJobs\":[{\"name\":\"node\",\"template\":{"  \
+	"\"spec\":{\"parallelism\":2,\"completions\":2,\"template\":{" tmpl_meta "\"spec\":{"      \
+	"\"containers\":[{\"name\":\"node\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":"        \
+	"\"8\"}}}]}}}}}]}}"
+
+static void test_trainjob_admission(void **state)
+{
+	static const struct {
+		const char *group, *version, *kind, *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    {TJ_GVK, "CREATE", "alice", TRAINJOB("\"suspend\":true,"), "null", ""},
+	    {TJ_GVK, "CREATE", "alice", TRAINJOB(""), "null",
+	     "TrainJob \"llama\": spec.suspend is false"},
+	    {TJ_GVK, "UPDATE", "alice", TRAINJOB("\"suspend\":false,"),
+	     TRAINJOB("\"suspend\":true,"),
+	     "TrainJob \"llama\": spec.suspend may change from true to false only by gpuq"},
+	    {TJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT, TRAINJOB("\"suspend\":false,"),
+	     TRAINJOB("\"suspend\":true,"), ""},
+	    /* its JobSet: the Trainer's, held while the TrainJob is, or run
+	       with the templates gpuq's runtime patch marked */
+	    {JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("true", ""), "null", ""},
+	    {JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("false", ""), "null",
+	     "a TrainJob's JobSet runs only once gpuq admitted the TrainJob"},
+	    {JS_GVK, "UPDATE", TRAINER_SA, TJ_JOBSET("false", ADMITTED_TMPL), TJ_JOBSET("true", ""),
+	     ""},
+	    {JS_GVK, "CREATE", "alice", TJ_JOBSET("true", ""), "null",
+	     "metadata.ownerReferences names TrainJob \"llama\" as its controller, but a "
+	     "TrainJob's JobSets are made by its controller only"},
+	    {JS_GVK, "UPDATE", "alice", TJ_JOBSET("false", ""), TJ_JOBSET("true", ""),
+	     "spec.suspend may change from true to false only by the TrainJob controller"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(t[i].group, t[i].version, t[i].kind, t[i].op, t[i].user,
+				     t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+	/* /mutate suspends it and names the default queue; leaves its JobSet */
+	{
+		char *body = review(TJ_GVK, "CREATE", "alice", TRAINJOB(""), "null");
+		webhook_reply_t r;
+		json_t *root, *patch;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "patched");
+		patch = golden_reply_patch(json_object_get(root, "response"));
+		assert_non_null(op_at(patch, "/spec/suspend"));
+		assert_non_null(op_at(patch, "/metadata/labels"));
+		json_decref(patch);
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+		body = review(JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("true", ""), "null");
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "allowed");
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_jobset_mutate),      cmocka_unit_test(test_jobset_validate),
+	    cmocka_unit_test(test_jobset_children),    cmocka_unit_test(test_sets_mutate),
+	    cmocka_unit_test(test_sets_validate),      cmocka_unit_test(test_set_pods),
+	    cmocka_unit_test(test_ray_mutate),	       cmocka_unit_test(test_ray_validate),
+	    cmocka_unit_test(test_trainjob_admission),
+	};
+
+	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);
+}

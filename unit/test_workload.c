@@ -1,0 +1,1086 @@
+/* Unit tests of workload/: a watched object as the controller sees it
+ * (workload_decode, then workload_resolve against a policy), decoded by the
+ * admission rules' own code: LimitRange defaults in a Job's template,
+ * priorities, pod groups, status, timestamps, bad input and caps. That it
+ * agrees with the rules on every golden case is in test_webhook.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "workload/workload.h"
+
+/* ---- workload_decode and workload_resolve ---- */
+
+/* The policy of the object tests: team-a managed, with LimitRange Container
+ * defaults, two PriorityClasses (low is the global default) and a claim
+ * template of two GPUs. */
+static const char OBJ_POLICY[] =
+    "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {t: a}}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+    "spec:\n  namespaceSelector: {matchLabels: {t: a}}\n  resourceGroups:\n"
+    "  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n    - name: h100\n"
+    "      resources: [{name: cpu, nominalQuota: 64}, {name: memory, nominalQuota: 1Ti},\n"
+    "                  {name: nvidia.com/gpu, nominalQuota: 16}]\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {namespace: team-a, name: default}\nspec: {clusterQueue: cq}\n---\n"
+    "apiVersion: v1\nkind: LimitRange\nmetadata: {namespace: team-a, name: lr}\n"
+    "spec:\n  limits:\n  - type: Container\n    default: {cpu: '1', memory: 2Gi}\n"
+    "    defaultRequest: {cpu: 500m, memory: 1Gi}\n---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
+    "value: 1000\n---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: low}\n"
+    "value: 10\nglobalDefault: true\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+    "metadata: {namespace: team-a, name: two-gpus}\n"
+    "spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, "
+    "count: 2}}]}}}\n";
+
+static policy_t *obj_policy(void)
+{
+	policy_t *p = NULL;
+	gpuq_diag_t d = {""};
+
+	assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
+	if (policy_add_manifest(p, "obj.yaml", OBJ_POLICY, sizeof(OBJ_POLICY) - 1, &d) ||
+	    policy_finish(p, &d))
+		fail_msg("object test policy: %s", d.msg);
+	return p;
+}
+
+/* JSON written with ' for " (the tests' objects are easier to read). */
+static char *squote(const char *in)
+{
+	char *out = strdup(in);
+
+	assert_non_null(out);
+	for (char *c = out; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	return out;
+}
+
+/* Decode json[0..len) and resolve it against p; returns the code (*o NULL
+ * on error). */
+static int dec(const policy_t *p, const char *json, size_t len, workload_t **o, gpuq_diag_t *d)
+{
+	int rc = workload_decode_json(json, len, NULL, o, d);
+
+	if (!rc && (rc = workload_resolve(*o, p, d))) {
+		workload_destroy(*o);
+		*o = NULL;
+	}
+	return rc;
+}
+
+/* Decode the single-quoted object text; returns the code. */
+static int obj_decode(const policy_t *p, const char *text, workload_t **o, gpuq_diag_t *d)
+{
+	char *json = squote(text);
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = dec(p, json, strlen(json), o, d);
+	free(json);
+	return rc;
+}
+
+static const workload_request_t *obj_request(const workload_t *o, const char *name)
+{
+	const workload_podset_t *ps = &o->podsets[0];
+
+	for (size_t i = 0; i < ps->n_requests; i++)
+		if (!strcmp(ps->requests[i].name, name))
+			return &ps->requests[i];
+	return NULL;
+}
+
+/* Per-pod amount of a resource, -1 when not requested. */
+static int64_t obj_amount(const workload_t *o, const char *name)
+{
+	const workload_request_t *r = obj_request(o, name);
+
+	return r ? r->amount : -1;
+}
+
+#define OBJ_META(kind_api, name, extra)                                                            \
+	"{" kind_api ",'metadata':{'name':'" name "','namespace':'team-a','uid':'uid-" name        \
+	"','resourceVersion':'42','creationTimestamp':'2024-05-01T12:00:00Z'" extra "}"
+#define JOB_API "'apiVersion':'batch/v1','kind':'Job'"
+#define POD_API "'apiVersion':'v1','kind':'Pod'"
+/* 2024-05-01T12:00:00Z in ms since the epoch */
+#define MAY_1_NOON 1714564800000LL
+
+/* A GPU Job whose template names GPUs only: the LimitRange gives cpu and
+ * memory, as the Job's Pods will get them. */
+static void test_object_job_limitrange_defaults(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(
+		    JOB_API, "train",
+		    ",'labels':{'gpuq.dev/queue-name':'default'}") ",'spec':{'suspend':true,'"
+								   "template':{'spec':{'containers'"
+								   ":[{'name':'c',"
+								   "'resources':{'limits':{'nvidia."
+								   "com/gpu':'2'}}}]}}}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->kind, WORKLOAD_KIND_JOB);
+	assert_string_equal(o->namespace_, "team-a");
+	assert_string_equal(o->name, "train");
+	assert_string_equal(o->uid, "uid-train");
+	assert_string_equal(o->resource_version, "42");
+	assert_int_equal(o->created_ms, MAY_1_NOON);
+	assert_string_equal(o->queue, "default");
+	assert_true(o->gpu);
+	assert_true(o->suspend);
+	assert_false(o->admitted);
+	assert_false(o->finished);
+	assert_int_equal(o->pods, 1);
+	assert_int_equal(obj_amount(o, "nvidia.com/gpu"), 2);
+	assert_int_equal(obj_amount(o, "cpu"), 500); /* millicores, from defaultRequest */
+	assert_int_equal(obj_amount(o, "memory"), 1073741824);
+	assert_int_equal(o->podsets[0].n_requests, 3);
+	{
+		char q[QUOTA_QTY_FMT_MAX];
+
+		assert_int_equal(quota_qty_format(&obj_request(o, "memory")->qty, q, sizeof(q)),
+				 GPUQ_OK);
+		assert_string_equal(q, "1Gi");
+	}
+	/* no class named: the global default */
+	assert_string_equal(o->priority_class, "low");
+	assert_int_equal(o->priority, 10);
+	assert_false(o->priority_class_unknown);
+	assert_null(o->owner_kind);
+	assert_null(o->phase);
+	workload_destroy(o);
+	workload_destroy(NULL); /* NULL is fine */
+	policy_unref(p);
+}
+
+/* Table: the fields the controller reads, for Jobs and Pods. */
+static void test_object_table(void **state)
+{
+	static const struct {
+		const char *name;   /* case */
+		const char *json;   /* the object, ' for " */
+		bool gpu;	    /* asks for a GPU */
+		int64_t pods;	    /* pods admitted at once */
+		int32_t priority;   /* resolved priority */
+		const char *pclass; /* priority class, NULL for none */
+		int64_t gpus;	    /* per-pod nvidia.com/gpu amount (-1: none) */
+		int64_t cpu_milli;  /* per-pod cpu amount (-1: none) */
+		bool finished;	    /* Job finished / Pod done */
+		const char *queue;  /* queue label, NULL for none */
+	} t[] = {
+	    {"job parallelism 4, completions 2",
+	     OBJ_META(
+		 JOB_API, "pc",
+		 ",'labels':{'kueue.x-k8s.io/queue-name':'research'}") ",'spec':{'parallelism':4,'"
+								       "completions':2,'suspend':"
+								       "true,'template':{'spec':{"
+								       "'priorityClassName':'high',"
+								       "'containers':[{'name':'c','"
+								       "resources':{'limits':{"
+								       "'nvidia.com/"
+								       "gpu':1,'cpu':'2'}}}]}}}}",
+	     true, 2, 1000, "high", 1, 2000, false, "research"},
+	    {"job parallelism 4, no completions",
+	     OBJ_META(JOB_API, "p4", "") ",'spec':{'parallelism':4,'template':{'spec':{"
+					 "'containers':[{'name':'c','resources':{'requests':{"
+					 "'nvidia.com/gpu':'1','cpu':'100m'}}}]}}}}",
+	     true, 4, 10, "low", 1, 100, false, NULL},
+	    {"job with no GPU",
+	     OBJ_META(JOB_API, "cpu", "") ",'spec':{'template':{'spec':{'containers':[{"
+					  "'name':'c','resources':{'requests':{'cpu':'3'}}}]}}}}",
+	     false, 1, 10, "low", -1, 3000, false, NULL},
+	    {"finished job",
+	     OBJ_META(
+		 JOB_API, "done",
+		 ",'annotations':{'gpuq.dev/admitted':'true'}") ",'spec':{'suspend':false,'"
+								"template':{'spec':{'containers':[{"
+								"'name':'c',"
+								"'resources':{'limits':{'nvidia."
+								"com/"
+								"gpu':'8'}}}]}}},'status':{'"
+								"succeeded':3,"
+								"'failed':1,'conditions':[{'type':'"
+								"Suspended','status':'False'},"
+								"{'type':'Complete','status':'True'"
+								"}]}}",
+	     true, 1, 10, "low", 8, 500, true, NULL},
+	    {"failed job",
+	     OBJ_META(JOB_API, "f",
+		      "") ",'spec':{'template':{'spec':{'containers':[]}}},"
+			  "'status':{'conditions':[{'type':'Failed','status':'True'}]}}",
+	     false, 1, 10, "low", -1, -1, true, NULL},
+	    {"job whose Complete condition is not true",
+	     OBJ_META(JOB_API, "nf", "") ",'spec':{},'status':{'conditions':[{'type':'Complete',"
+					 "'status':'False'}]}}",
+	     false, 1, 10, "low", -1, -1, false, NULL},
+	    {"pod with priorityClassName",
+	     OBJ_META(POD_API, "pp",
+		      "") ",'spec':{'priorityClassName':'high','containers':[{"
+			  "'name':'c','resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}",
+	     true, 1, 1000, "high", 1, -1, false, NULL},
+	    {"pod with spec.priority (the apiserver resolved it)",
+	     OBJ_META(POD_API, "ps", "") ",'spec':{'priority':7,'priorityClassName':'high',"
+					 "'containers':[]}}",
+	     false, 1, 7, "high", -1, -1, false, NULL},
+	    {"pod with an unknown class",
+	     OBJ_META(POD_API, "pu", "") ",'spec':{'priorityClassName':'nope'}}", false, 1, 0,
+	     "nope", -1, -1, false, NULL},
+	    {"pod asking for GPUs through a claim template",
+	     OBJ_META(POD_API, "dra", "") ",'spec':{'resourceClaims':[{'name':'g',"
+					  "'resourceClaimTemplateName':'two-gpus'}],'containers':[{"
+					  "'name':'c','resources':{'requests':{'cpu':'1'}}}]}}",
+	     true, 1, 10, "low", 2, 1000, false, NULL},
+	    {"succeeded pod",
+	     OBJ_META(POD_API, "sp", "") ",'spec':{},'status':{'phase':'Succeeded'}}", false, 1, 10,
+	     "low", -1, -1, true, NULL},
+	    {"running pod", OBJ_META(POD_API, "rp", "") ",'spec':{},'status':{'phase':'Running'}}",
+	     false, 1, 10, "low", -1, -1, false, NULL},
+	};
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d;
+
+		if (obj_decode(p, t[i].json, &o, &d))
+			fail_msg("%s: refused: %s", t[i].name, d.msg);
+		if (o->gpu != t[i].gpu || o->pods != t[i].pods || o->priority != t[i].priority ||
+		    obj_amount(o, "nvidia.com/gpu") != t[i].gpus ||
+		    obj_amount(o, "cpu") != t[i].cpu_milli || o->finished != t[i].finished)
+			fail_msg("%s: gpu %d pods %lld priority %d gpus %lld cpu %lld finished %d",
+				 t[i].name, o->gpu, (long long)o->pods, o->priority,
+				 (long long)obj_amount(o, "nvidia.com/gpu"),
+				 (long long)obj_amount(o, "cpu"), o->finished);
+		if (t[i].pclass ? !o->priority_class || strcmp(o->priority_class, t[i].pclass)
+				: o->priority_class != NULL)
+			fail_msg("%s: priority class %s", t[i].name,
+				 o->priority_class ? o->priority_class : "(none)");
+		if (t[i].queue ? !o->queue || strcmp(o->queue, t[i].queue) : o->queue != NULL)
+			fail_msg("%s: queue %s", t[i].name, o->queue ? o->queue : "(none)");
+		assert_int_equal(o->priority_class_unknown,
+				 !strcmp(t[i].name, "pod with an unknown "
+						    "class"));
+		workload_destroy(o);
+		o = NULL;
+	}
+	policy_unref(p);
+}
+
+/* A Kueue pod-group member, gated, owned by a Job, with its scheduling
+ * constraints and status. */
+static void test_object_pod_group_member(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(
+		    POD_API, "g-0",
+		    ",'labels':{'kueue.x-k8s.io/pod-group-name':'g','gpuq.dev/queue-name':"
+		    "'default'},'annotations':{'kueue.x-k8s.io/pod-group-total-count':'3'},"
+		    "'ownerReferences':[{'apiVersion':'v1','kind':'ConfigMap','name':'x',"
+		    "'uid':'u0'},{'apiVersion':'batch/v1','kind':'Job','name':'train',"
+		    "'uid':'uid-train','controller':true}]") ",'spec':{'nodeName':'n1','"
+							     "schedulingGates':[{'name':'other'},{'"
+							     "name':"
+							     "'gpuq.dev/"
+							     "admission'}],'nodeSelector':{'gpu':'"
+							     "h100','zone':''},"
+							     "'tolerations':[{'key':'nvidia.com/"
+							     "gpu','operator':'Exists','effect':"
+							     "'NoSchedule'},{'key':'k','value':'v'}"
+							     ",{'operator':'Exists'}],"
+							     "'containers':[{'name':'c','resources'"
+							     ":{'limits':{'nvidia.com/gpu':'1',"
+							     "'memory':'4Gi'}}}],'overhead':{'"
+							     "memory':'1Gi'}},'status':{'phase':'"
+							     "Running',"
+							     "'conditions':[{'type':'PodScheduled',"
+							     "'status':'True'},{'type':'Ready',"
+							     "'status':'True'}]}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->kind, WORKLOAD_KIND_POD);
+	assert_true(o->gpu);
+	assert_int_equal(o->pods, 1);
+	assert_string_equal(o->pod_group, "g");
+	assert_int_equal(o->pod_group_total, 3);
+	assert_true(o->gated);
+	assert_false(o->suspend);
+	assert_string_equal(o->queue, "default");
+	assert_string_equal(o->owner_api_version, "batch/v1");
+	assert_string_equal(o->owner_kind, "Job");
+	assert_string_equal(o->owner_name, "train");
+	assert_string_equal(o->owner_uid, "uid-train");
+	assert_string_equal(o->phase, "Running");
+	assert_true(o->ready);
+	assert_int_equal(o->ready_pods, 1);
+	assert_false(o->finished);
+	assert_string_equal(o->node_name, "n1");
+	/* a Pod as it is: no LimitRange defaults (LimitRanger ran at its
+	 * creation), its overhead counted */
+	assert_int_equal(obj_amount(o, "cpu"), -1);
+	assert_int_equal(obj_amount(o, "memory"), 5LL << 30);
+	assert_int_equal(o->podsets[0].n_node_selector, 2);
+	assert_string_equal(o->podsets[0].node_selector[0].key, "gpu");
+	assert_string_equal(o->podsets[0].node_selector[0].value, "h100");
+	assert_string_equal(o->podsets[0].node_selector[1].key, "zone");
+	assert_string_equal(o->podsets[0].node_selector[1].value, "");
+	assert_int_equal(o->podsets[0].n_tolerations, 3);
+	assert_string_equal(o->podsets[0].tolerations[0].key, "nvidia.com/gpu");
+	assert_string_equal(o->podsets[0].tolerations[0].op, "Exists");
+	assert_null(o->podsets[0].tolerations[0].value);
+	assert_string_equal(o->podsets[0].tolerations[0].effect, "NoSchedule");
+	assert_string_equal(o->podsets[0].tolerations[1].value, "v");
+	assert_null(o->podsets[0].tolerations[1].op);
+	assert_null(o->podsets[0].tolerations[2].key);
+	workload_destroy(o);
+	o = NULL;
+	policy_unref(p);
+}
+
+/* Job status counts, the admitted mark, and decoding without a policy. */
+static void test_object_job_status(void **state)
+{
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	assert_int_equal(
+	    obj_decode(
+		NULL,
+		OBJ_META(
+		    JOB_API, "run",
+		    ",'annotations':{'gpuq.dev/admitted':'true'}") ",'spec':{'suspend':false,'"
+								   "parallelism':3,'template':{'"
+								   "spec':{"
+								   "'priorityClassName':'high','"
+								   "nodeSelector':{'a':'b'},"
+								   "'containers':[{'name':'c','"
+								   "resources':{'limits':{'nvidia."
+								   "com/gpu':'1'}}}]}}},"
+								   "'status':{'active':3,'ready':2,"
+								   "'succeeded':0,'failed':1}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_true(o->admitted);
+	assert_false(o->suspend);
+	assert_int_equal(o->pods, 3);
+	assert_int_equal(o->active, 3);
+	assert_int_equal(o->ready_pods, 2);
+	assert_int_equal(o->succeeded, 0);
+	assert_int_equal(o->failed, 1);
+	assert_false(o->finished);
+	/* without a policy no class resolves and no LimitRange applies */
+	assert_true(o->priority_class_unknown);
+	assert_int_equal(o->priority, 0);
+	assert_int_equal(o->podsets[0].n_requests, 1);
+	assert_int_equal(o->podsets[0].n_node_selector, 1);
+	workload_destroy(o);
+	o = NULL;
+}
+
+static void test_object_timestamps(void **state)
+{
+	static const struct {
+		const char *ts;
+		int64_t ms; /* -1: refused */
+	} t[] = {
+	    {"1970-01-01T00:00:00Z", 0},
+	    {"2024-05-01T12:00:00Z", MAY_1_NOON},
+	    {"2024-05-01T12:00:00.5Z", MAY_1_NOON + 500},
+	    {"2024-05-01T12:00:00.123456789Z", MAY_1_NOON + 123},
+	    {"2024-05-01T14:00:00+02:00", MAY_1_NOON},
+	    {"2024-05-01T11:30:00-00:30", MAY_1_NOON},
+	    {"2024-02-29T00:00:00Z", 1709164800000LL},
+	    {"2000-03-01T00:00:00Z", 951868800000LL},
+	    {"2024-05-01 12:00:00Z", -1},
+	    {"2024-05-01T12:00:00", -1},
+	    {"2024-13-01T12:00:00Z", -1},
+	    {"2024-05-01T12:00:00.Z", -1},
+	    {"2024-05-01T12:00:00Zx", -1},
+	    {"yesterday", -1},
+	    {"", -1},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char json[512];
+		workload_t *o = NULL;
+		gpuq_diag_t d = {""};
+		int rc;
+
+		snprintf(json, sizeof(json),
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+			 "\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":\"%s\"}}",
+			 t[i].ts);
+		rc = dec(NULL, json, strlen(json), &o, &d);
+		if (t[i].ms < 0 ? rc != GPUQ_EINVAL : rc != GPUQ_OK || o->created_ms != t[i].ms)
+			fail_msg("\"%s\": rc %d, %lld ms (%s)", t[i].ts, rc,
+				 (long long)o->created_ms, d.msg);
+		if (rc && !strstr(d.msg, "metadata.creationTimestamp"))
+			fail_msg("\"%s\": %s", t[i].ts, d.msg);
+		workload_destroy(o);
+		o = NULL;
+	}
+}
+
+/* Refusals name the field and the value. */
+static void test_object_bad_input(void **state)
+{
+	static const struct {
+		const char *json; /* ' for " */
+		const char *want; /* in diag */
+	} t[] = {
+	    {"{'apiVersion':", "object: not JSON"},
+	    {"[1]", "gpuq decodes no such kind"},
+	    {"{'apiVersion':'v1','kind':'ConfigMap'}", "apiVersion \"v1\", kind \"ConfigMap\""},
+	    {"{'apiVersion':'batch/v1','kind':'Pod'}", "kind \"Pod\""},
+	    {"{'apiVersion':'v1','kind':'Pod'}", "Pod \"\": metadata.name: Required value"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':[]}", "metadata: must be an object"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n'}}",
+	     "Pod \"p\": metadata.uid: Required value"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n','uid':''}}",
+	     "metadata.uid: Required value"},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n','uid':7}}",
+	     "metadata.uid: must be a string, not a number \"7\""},
+	    {"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p','namespace':'n','uid':'u'}}",
+	     "metadata.creationTimestamp: Required value"},
+	    {OBJ_META(POD_API, "p", ",'ownerReferences':{}") "}",
+	     "metadata.ownerReferences: must be an array"},
+	    {OBJ_META(POD_API, "p", ",'ownerReferences':[{'controller':true,'kind':'Job'}]") "}",
+	     "metadata.ownerReferences[0].apiVersion: Required value"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':'x'}",
+	     "Pod \"p\": spec: must be an object, not a string \"x\""},
+	    {OBJ_META(JOB_API, "j", "") ",'spec':{'template':{'spec':{'containers':{}}}}}",
+	     "Job \"j\": spec.template.spec.containers: must be an array"},
+	    {OBJ_META(JOB_API, "j", "") ",'spec':{'parallelism':-1}}",
+	     "spec.parallelism: invalid value \"-1\""},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'containers':[{'resources':{'limits':{"
+					"'nvidia.com/gpu':'1.2.3'}}}]}}",
+	     "spec.containers[0].resources.limits[nvidia.com/gpu]: invalid quantity \"1.2.3\""},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priority':'high'}}",
+	     "spec.priority: invalid value \"high\": must be a 32-bit integer"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priority':2147483648}}",
+	     "spec.priority: invalid value \"2147483648\""},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priority':[]}}",
+	     "spec.priority: invalid value an array"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'priorityClassName':1}}",
+	     "spec.priorityClassName: must be a string"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'nodeSelector':[]}}",
+	     "spec.nodeSelector: must be an object"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'nodeSelector':{'gpu':1}}}",
+	     "spec.nodeSelector[gpu]: must be a string, not a number \"1\""},
+	    {OBJ_META(JOB_API, "j", "") ",'spec':{'template':{'spec':{'tolerations':[1]}}}}",
+	     "spec.template.spec.tolerations[0]: must be an object"},
+	    {OBJ_META(POD_API, "p", "") ",'spec':{'tolerations':[{'key':['k']}]}}",
+	     "spec.tolerations[0].key: must be a string, not an array"},
+	    {OBJ_META(POD_API, "p", "") ",'status':[]}", "status: must be an object"},
+	    {OBJ_META(POD_API, "p", "") ",'status':{'phase':1}}", "status.phase: must be a string"},
+	    {OBJ_META(JOB_API, "j", "") ",'status':{'active':'2'}}",
+	     "Job \"j\": status.active: invalid value \"2\""},
+	    {OBJ_META(JOB_API, "j", "") ",'status':{'active':2.5}}",
+	     "Job \"j\": status.active: invalid value \"2.5\": must be a whole number from 0 to "
+	     "1099511627776"},
+	    {OBJ_META(POD_API, "p", ",'ownerReferences':['x']") "}",
+	     "Pod \"p\": metadata.ownerReferences[0]: must be an object, not a string \"x\""},
+	    {OBJ_META(JOB_API, "j", "") ",'status':{'conditions':{}}}",
+	     "status.conditions: must be an array"},
+	    {OBJ_META(POD_API, "p", ",'labels':{'kueue.x-k8s.io/pod-group-name':'g'}") "}",
+	     "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]: Required value"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d;
+
+		if (obj_decode(NULL, t[i].json, &o, &d) != GPUQ_EINVAL)
+			fail_msg("case %zu: accepted", i);
+		if (!strstr(d.msg, t[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, d.msg, t[i].want);
+		assert_null(o); /* nothing on error */
+		workload_destroy(o);
+		o = NULL;
+	}
+}
+
+/* Strings and arrays past their caps are refused, never truncated. */
+static void test_object_caps(void **state)
+{
+	char *json = malloc(64 * 1024), big[WORKLOAD_STR_MAX + 2];
+	workload_t *o = NULL;
+	gpuq_diag_t d = {""};
+	size_t n;
+	(void)state;
+
+	assert_non_null(json);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	/* a string one byte past the cap (318 bytes), then one at it (317) */
+	for (int at = 0; at < 2; at++) {
+		big[WORKLOAD_STR_MAX + 1 - at] = '\0';
+		snprintf(json, 64 * 1024,
+			 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+			 "\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":"
+			 "\"2024-05-01T12:00:00Z\"},\"spec\":{\"nodeSelector\":{\"k\":\"%s\"}}}",
+			 big);
+		memset(&d, 0, sizeof(d));
+		n = strlen(json);
+		if (!at) {
+			assert_int_equal(dec(NULL, json, n, &o, &d), GPUQ_EINVAL);
+			assert_non_null(strstr(d.msg, "spec.nodeSelector[k]: 318 bytes"));
+		} else {
+			assert_int_equal(dec(NULL, json, n, &o, &d), GPUQ_OK);
+			assert_int_equal(strlen(o->podsets[0].node_selector[0].value),
+					 WORKLOAD_STR_MAX);
+		}
+		workload_destroy(o);
+		o = NULL;
+	}
+	/* one toleration too many */
+	n = (size_t)snprintf(json, 64 * 1024,
+			     "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+			     "\"p\",\"namespace\":\"n\",\"uid\":\"u\",\"creationTimestamp\":"
+			     "\"2024-05-01T12:00:00Z\"},\"spec\":{\"tolerations\":[");
+	for (int i = 0; i <= WORKLOAD_TOLERATIONS_MAX; i++)
+		n += (size_t)snprintf(json + n, 64 * 1024 - n, "%s{\"key\":\"k%d\"}", i ? "," : "",
+				      i);
+	snprintf(json + n, 64 * 1024 - n, "]}}");
+	assert_int_equal(dec(NULL, json, strlen(json), &o, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "spec.tolerations: 33 entries, at most 32"));
+	/* a body over the cap is refused before parsing */
+	assert_int_equal(dec(NULL, json, JV_BYTES_MAX + 1, &o, &d), GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "at most"));
+	free(json);
+}
+
+/* ---- JobSet (the jobset.x-k8s.io PyTorch example's shape, with GPUs) ---- */
+
+#define JOBSET_API "'apiVersion':'jobset.x-k8s.io/v1alpha2','kind':'JobSet'"
+/* a driver Job of one pod and two worker Jobs of four pods each, 8 GPUs a
+ * worker, with a LimitRange default for the driver's cpu */
+#define JOBSET_SPEC(suspend, status)                                                               \
+	",'spec':{'suspend':" suspend ",'replicatedJobs':["                                        \
+	"{'name':'driver','template':{'spec':{'parallelism':1,'completions':1,'template':{"        \
+	"'spec':{'containers':[{'name':'d','resources':{'limits':{'memory':'4Gi'}}}]}}}}},"        \
+	"{'name':'workers','replicas':2,'template':{'spec':{'parallelism':4,'completions':4,"      \
+	"'template':{'metadata':{'annotations':{'gpuq.dev/admitted':'true'}},'spec':{"             \
+	"'priorityClassName':'high','nodeSelector':{'zone':'a'},'containers':[{'name':'w',"        \
+	"'resources':{'limits':{'nvidia.com/gpu':'8'}}}]}}}}}]}" status "}"
+
+static void test_jobset_podsets(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	const workload_podset_t *drv, *wrk;
+	(void)state;
+
+	if (obj_decode(p,
+		       OBJ_META(JOBSET_API, "llama", ",'labels':{'gpuq.dev/queue-name':'default'}")
+			   JOBSET_SPEC("true", ""),
+		       &o, &d))
+		fail_msg("refused: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_JOBSET);
+	assert_string_equal(o->integ->kind_name, "JobSet");
+	assert_true(o->suspend);
+	assert_true(o->gpu);
+	assert_int_equal(o->n_podsets, 2);
+	assert_int_equal(o->pods, 9);
+	drv = &o->podsets[0];
+	wrk = &o->podsets[1];
+	assert_string_equal(drv->name, "driver");
+	assert_int_equal(drv->count, 1);
+	assert_string_equal(drv->tmpl_ptr, "/spec/replicatedJobs/0/template/spec/template");
+	assert_string_equal(drv->spec_field, "spec.replicatedJobs[0].template.spec.template.spec");
+	assert_false(drv->gpu);
+	assert_false(drv->has_meta);
+	/* the LimitRange defaults a template's Pods will get */
+	assert_int_equal(drv->n_requests, 2);
+	assert_string_equal(wrk->name, "workers");
+	assert_int_equal(wrk->count, 8); /* 2 Jobs x min(parallelism 4, completions 4) */
+	assert_string_equal(wrk->tmpl_ptr, "/spec/replicatedJobs/1/template/spec/template");
+	assert_true(wrk->gpu);
+	assert_true(wrk->has_meta);
+	assert_true(wrk->has_annotations);
+	assert_true(wrk->tmpl_admitted);
+	assert_int_equal(wrk->n_node_selector, 1);
+	{
+		const workload_request_t *g = NULL;
+		for (size_t i = 0; i < wrk->n_requests; i++)
+			if (!strcmp(wrk->requests[i].name, "nvidia.com/gpu"))
+				g = &wrk->requests[i];
+		assert_non_null(g);
+		assert_int_equal(g->amount, 8);
+	}
+	/* the first pod set naming a class gives the priority */
+	assert_string_equal(o->priority_class, "high");
+	assert_int_equal(o->priority, 1000);
+	assert_false(o->finished);
+	workload_destroy(o);
+	/* finished when Completed; Ready when every child Job is */
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(JOBSET_API, "done", "") JOBSET_SPEC(
+		    "false", ",'status':{'conditions':[{'type':'Completed','status':'True'}]}"),
+		&o, &d),
+	    GPUQ_OK);
+	assert_true(o->finished);
+	workload_destroy(o);
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(JOBSET_API, "up", "") JOBSET_SPEC(
+			   "false", ",'status':{'replicatedJobsStatus':[{'name':'driver','ready':1,"
+				    "'active':1},{'name':'workers','ready':2,'active':2}]}"),
+		       &o, &d),
+	    GPUQ_OK);
+	assert_false(o->finished);
+	assert_int_equal(o->ready_pods, 9);
+	assert_int_equal(o->active, 3);
+	workload_destroy(o);
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(JOBSET_API, "half", "") JOBSET_SPEC(
+			   "false",
+			   ",'status':{'replicatedJobsStatus':[{'name':'driver','ready':1},"
+			   "{'name':'workers','ready':1}]}"),
+		       &o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->ready_pods, 0);
+	workload_destroy(o);
+	policy_unref(p);
+}
+
+static void test_jobset_refusals(void **state)
+{
+	static const struct {
+		const char *json; /* ' for " */
+		const char *want; /* in diag */
+	} t[] = {
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':{}}}",
+	     "JobSet \"j\": spec.replicatedJobs: must be an array"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[]}}",
+	     "spec.replicatedJobs: Required value"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[1]}}",
+	     "spec.replicatedJobs[0]: must be an object"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[{'template':{}}]}}",
+	     "spec.replicatedJobs[0].name: Required value"},
+	    {OBJ_META(JOBSET_API, "j",
+		      "") ",'spec':{'replicatedJobs':[{'name':'a','replicas':-1}]}}",
+	     "spec.replicatedJobs[0].replicas: invalid value \"-1\""},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[{'name':'a','template':{"
+					   "'spec':{'template':[]}}}]}}",
+	     "spec.replicatedJobs[0].template.spec.template: must be an object"},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[{'name':'a','template':{"
+					   "'spec':{'parallelism':'x','template':{}}}}]}}",
+	     "spec.replicatedJobs[0].template.spec.parallelism: invalid value \"x\""},
+	    {OBJ_META(JOBSET_API, "j",
+		      "") ",'spec':{'replicatedJobs':[{'name':'a','template':{"
+			  "'spec':{'template':{'spec':{'containers':[{'resources':{"
+			  "'limits':{'nvidia.com/gpu':'x'}}}]}}}}}]}}",
+	     "spec.replicatedJobs[0].template.spec.template.spec.containers[0].resources.limits["
+	     "nvidia.com/gpu]: invalid quantity \"x\""},
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':["
+					   "{'name':'a'},{'name':'b'},{'name':'c'},{'name':'d'},"
+					   "{'name':'e'},{'name':'f'},{'name':'g'},{'name':'h'},"
+					   "{'name':'i'}]}}",
+	     "spec.replicatedJobs: more than 8 pod sets"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d;
+
+		if (obj_decode(NULL, t[i].json, &o, &d) != GPUQ_EINVAL)
+			fail_msg("case %zu: accepted", i);
+		if (!strstr(d.msg, t[i].want))
+			fail_msg("case %zu: \"%s\" lacks \"%s\"", i, d.msg, t[i].want);
+		assert_null(o);
+	}
+}
+
+/* Which children pass through: a JobSet's Jobs; not a Job's Pods (the Job
+ * rules' own), nor a Job owned by anything else. */
+static void test_parent_of(void **state)
+{
+	(void)state;
+	assert_ptr_equal(
+	    workload_parent_of(WORKLOAD_KIND_JOB, "jobset.x-k8s.io/v1alpha2", "JobSet"),
+	    workload_integration(WORKLOAD_KIND_JOBSET));
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "jobset.x-k8s.io/v1alpha2", "JobSet"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "batch/v1", "Job"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_JOB, "apps/v1", "Deployment"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_JOB, NULL, NULL));
+	assert_true(
+	    workload_creator(workload_integration(WORKLOAD_KIND_JOBSET),
+			     "system:serviceaccount:jobset-system:jobset-controller-manager"));
+	assert_false(workload_creator(workload_integration(WORKLOAD_KIND_JOBSET), "alice"));
+	assert_int_equal(workload_kind_gvk("jobset.x-k8s.io", "v1alpha2", "JobSet"),
+			 WORKLOAD_KIND_JOBSET);
+	assert_int_equal(workload_kind_gvk("jobset.x-k8s.io", "v1", "JobSet"), WORKLOAD_KIND_OTHER);
+}
+
+/* ---- sets: StatefulSet, LeaderWorkerSet, Deployment; a set's Pods ---- */
+
+#define STS_API "'apiVersion':'apps/v1','kind':'StatefulSet'"
+#define LWS_API "'apiVersion':'leaderworkerset.x-k8s.io/v1','kind':'LeaderWorkerSet'"
+
+static void test_sets(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	/* the Kubernetes StatefulSet example's shape, 4 GPU replicas */
+	if (obj_decode(
+		p,
+		OBJ_META(STS_API, "web", "") ",'spec':{'replicas':4,'serviceName':'web',"
+					     "'template':{'spec':{'containers':[{'name':'s',"
+					     "'resources':{'limits':{'nvidia.com/gpu':'8'}}}]}}}}",
+		&o, &d))
+		fail_msg("statefulset: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_STATEFULSET);
+	assert_int_equal(o->integ->hold, WORKLOAD_HOLD_GATES);
+	assert_int_equal(o->pods, 4);
+	assert_int_equal(o->replicas, 4);
+	assert_true(o->fast_admission); /* OrderedReady by default */
+	assert_int_equal(o->podsets[0].count, 4);
+	assert_true(o->gpu);
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(STS_API, "par", "") ",'spec':{'podManagementPolicy':"
+								 "'Parallel','template':{}}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_false(o->fast_admission);
+	assert_int_equal(o->pods, 1);
+	workload_destroy(o);
+	/* the LeaderWorkerSet quickstart's shape: 2 groups of a leader and 3
+	   workers, the leader on its own template */
+	if (obj_decode(
+		p,
+		OBJ_META(LWS_API, "vllm", "") ",'spec':{'replicas':2,'startupPolicy':"
+					      "'LeaderReady','leaderWorkerTemplate':{'size':4,"
+					      "'leaderTemplate':{'spec':{'containers':[{'name':"
+					      "'l','resources':{'limits':{'nvidia.com/gpu':'8',"
+					      "'cpu':'4'}}}]}},'workerTemplate':{'spec':{"
+					      "'containers':[{'name':'w','resources':{'limits':{"
+					      "'nvidia.com/gpu':'8'}}}]}}}}}",
+		&o, &d))
+		fail_msg("lws: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_LWS);
+	assert_int_equal(o->replicas, 2);
+	assert_int_equal(o->pods, 4); /* one group */
+	assert_int_equal(o->n_podsets, 2);
+	assert_string_equal(o->podsets[0].name, "leader");
+	assert_int_equal(o->podsets[0].count, 1);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/leaderWorkerTemplate/leaderTemplate");
+	assert_string_equal(o->podsets[1].name, "workers");
+	assert_int_equal(o->podsets[1].count, 3);
+	assert_string_equal(o->podsets[1].tmpl_ptr, "/spec/leaderWorkerTemplate/workerTemplate");
+	assert_true(o->fast_admission);
+	workload_destroy(o);
+	/* size 1: the leader only, from the worker template */
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(LWS_API, "solo", "") ",'spec':{'leaderWorkerTemplate':"
+						     "{'workerTemplate':{'spec':{}}}}}",
+		       &o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->n_podsets, 1);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/leaderWorkerTemplate/workerTemplate");
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(LWS_API, "bad", "") ",'spec':{'leaderWorkerTemplate':"
+								 "{'size':0,'workerTemplate':{}}}}",
+				    &o, &d),
+			 GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "spec.leaderWorkerTemplate.size: invalid value \"0\""));
+	/* an LWS worker Pod: its set, group and pod set from its labels */
+	if (obj_decode(
+		p,
+		OBJ_META(POD_API, "vllm-1-2",
+			 ",'labels':{'leaderworkerset.sigs.k8s.io/name':'vllm',"
+			 "'leaderworkerset.sigs.k8s.io/group-index':'1',"
+			 "'leaderworkerset.sigs.k8s.io/worker-index':'2'},'ownerReferences':[{"
+			 "'apiVersion':'apps/v1','kind':'StatefulSet','name':'vllm-1','uid':'s1',"
+			 "'controller':true}]") ",'spec':{}}",
+		&o, &d))
+		fail_msg("lws pod: %s", d.msg);
+	assert_int_equal(o->set_kind, WORKLOAD_KIND_LWS);
+	assert_string_equal(o->set_name, "vllm");
+	assert_int_equal(o->set_group, 1);
+	assert_int_equal(o->set_podset, 1);
+	workload_destroy(o);
+	/* a StatefulSet's Pod: its controller owner */
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(POD_API, "web-3",
+					     ",'ownerReferences':[{'apiVersion':'apps/v1','kind':"
+					     "'StatefulSet','name':'web','uid':'s2','controller':"
+					     "true}]") ",'spec':{}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_int_equal(o->set_kind, WORKLOAD_KIND_STATEFULSET);
+	assert_string_equal(o->set_name, "web");
+	workload_destroy(o);
+	/* a Deployment: each of its Pods a workload */
+	assert_int_equal(workload_integration(workload_kind_of("apps/v1", "Deployment"))->hold,
+			 WORKLOAD_HOLD_NONE);
+	/* gate-family parents' children are gated, not passed through */
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "apps/v1", "StatefulSet"));
+	policy_unref(p);
+}
+
+/* ---- KubeRay: RayCluster and RayJob ---- */
+
+#define RAYCLUSTER_API "'apiVersion':'ray.io/v1','kind':'RayCluster'"
+#define RAYJOB_API "'apiVersion':'ray.io/v1','kind':'RayJob'"
+/* The shape of KubeRay's ray-cluster.sample.yaml with GPU workers: a CPU
+ * head and worker groups (2 replicas of 2 hosts of 1 GPU each; one
+ * suspended; one of no replica; one whose minReplicas is over its
+ * maxReplicas). */
+#define RAY_CLUSTER_SPEC                                                                           \
+	"'headGroupSpec':{'rayStartParams':{},'template':{'spec':{'containers':[{'name':"          \
+	"'ray-head','image':'rayproject/ray:2.46.0','resources':{'limits':{'cpu':'1'}}}]}}},"      \
+	"'workerGroupSpecs':[{'groupName':'gpu-group','replicas':2,'minReplicas':1,"               \
+	"'maxReplicas':5,'numOfHosts':2,'rayStartParams':{},'template':{'spec':{'containers':"     \
+	"[{'name':'ray-worker','resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}},"                \
+	"{'groupName':'off','replicas':3,'suspend':true,'template':{'spec':{}}},"                  \
+	"{'groupName':'none','replicas':0,'template':{'spec':{}}},"                                \
+	"{'groupName':'capped','replicas':1,'minReplicas':4,'maxReplicas':3,'template':{"          \
+	"'spec':{'containers':[{'name':'c','resources':{'limits':{'cpu':'2'}}}]}}}]"
+
+static void test_ray(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	if (obj_decode(p,
+		       OBJ_META(RAYCLUSTER_API, "raycluster-kuberay",
+				"") ",'spec':{'suspend':true," RAY_CLUSTER_SPEC "}}",
+		       &o, &d))
+		fail_msg("raycluster: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_RAYCLUSTER);
+	assert_int_equal(o->integ->hold, WORKLOAD_HOLD_SUSPEND);
+	assert_true(o->suspend);
+	assert_true(o->gpu);
+	/* the head, gpu-group (2 x 2 hosts) and capped (3); off and none hold
+	   no pod */
+	assert_int_equal(o->n_podsets, 3);
+	assert_int_equal(o->pods, 8);
+	assert_string_equal(o->podsets[0].name, "head");
+	assert_int_equal(o->podsets[0].count, 1);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/headGroupSpec/template");
+	assert_false(o->podsets[0].gpu);
+	assert_string_equal(o->podsets[1].name, "gpu-group");
+	assert_int_equal(o->podsets[1].count, 4);
+	assert_string_equal(o->podsets[1].tmpl_ptr, "/spec/workerGroupSpecs/0/template");
+	assert_true(o->podsets[1].gpu);
+	assert_string_equal(o->podsets[2].name, "capped");
+	assert_int_equal(o->podsets[2].count, 3);
+	assert_string_equal(o->podsets[2].tmpl_ptr, "/spec/workerGroupSpecs/3/template");
+	assert_int_equal(o->active, 1);
+	workload_destroy(o);
+	/* suspended: KubeRay deleted its Pods */
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(RAYCLUSTER_API, "rc", "") ",'spec':{" RAY_CLUSTER_SPEC
+							  "},'status':{'conditions':[{"
+							  "'type':'RayClusterSuspended',"
+							  "'status':'True'}]}}",
+		       &o, &d),
+	    GPUQ_OK);
+	assert_int_equal(o->active, 0);
+	workload_destroy(o);
+	/* the RayJob sample's shape: the cluster it makes is its pod sets */
+	if (obj_decode(
+		p,
+		OBJ_META(
+		    RAYJOB_API, "rayjob-sample",
+		    ",'labels':{'kueue.x-k8s.io/queue-name':'default'}") ",'spec':{"
+									 "'entrypoint':'python "
+									 "/home/ray/samples/"
+									 "sample_code.py',"
+									 "'shutdownAfterJobFinishes"
+									 "':true,'suspend':true,'"
+									 "rayClusterSpec':"
+									 "{" RAY_CLUSTER_SPEC "}}}",
+		&o, &d))
+		fail_msg("rayjob: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_RAYJOB);
+	assert_string_equal(o->queue, "default");
+	assert_true(o->suspend);
+	assert_int_equal(o->n_podsets, 3);
+	assert_int_equal(o->pods, 8);
+	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/rayClusterSpec/headGroupSpec/template");
+	assert_string_equal(o->podsets[1].tmpl_ptr,
+			    "/spec/rayClusterSpec/workerGroupSpecs/0/template");
+	assert_string_equal(o->podsets[1].spec_field,
+			    "spec.rayClusterSpec.workerGroupSpecs[0].template.spec");
+	assert_false(o->finished);
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "done",
+					     "") ",'spec':{'rayClusterSpec':{" RAY_CLUSTER_SPEC
+						 "}},'status':{'jobDeploymentStatus':"
+						 "'Complete'}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_true(o->finished);
+	assert_int_equal(o->active, 0);
+	workload_destroy(o);
+	/* running, its cluster ready: all its pods Ready */
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "up",
+					     "") ",'spec':{'rayClusterSpec':{" RAY_CLUSTER_SPEC
+						 "}},'status':{'jobDeploymentStatus':"
+						 "'Running','rayClusterStatus':{'state':'ready'}}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_int_equal(o->active, 1);
+	assert_int_equal(o->ready_pods, 8);
+	workload_destroy(o);
+	/* on an existing cluster: no pod of its own, nothing to hold */
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "sel", "") ",'spec':{'clusterSelector':{"
+								    "'ray.io/cluster':'rc'}}}",
+				    &o, &d),
+			 GPUQ_OK);
+	assert_false(o->gpu);
+	assert_int_equal(o->n_podsets, 0);
+	workload_destroy(o);
+	assert_int_equal(obj_decode(p,
+				    OBJ_META(RAYJOB_API, "bad", "") ",'spec':{'rayClusterSpec':{"
+								    "'headGroupSpec':{}}}}",
+				    &o, &d),
+			 GPUQ_EINVAL);
+	assert_non_null(
+	    strstr(d.msg, "spec.rayClusterSpec.headGroupSpec.template: Required value"));
+	/* a RayJob's RayCluster is its child; a RayCluster's Pods are its own */
+	assert_ptr_equal(workload_parent_of(WORKLOAD_KIND_RAYCLUSTER, "ray.io/v1", "RayJob"),
+			 workload_integration(WORKLOAD_KIND_RAYJOB));
+	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "ray.io/v1", "RayCluster"));
+	assert_null(workload_parent_of(WORKLOAD_KIND_JOB, "ray.io/v1", "RayJob"));
+	assert_true(workload_creator(workload_integration(WORKLOAD_KIND_RAYCLUSTER),
+				     "system:serviceaccount:ray-system:kuberay-operator"));
+	policy_unref(p);
+}
+
+/* ---- Kubeflow Trainer: TrainJob ---- */
+
+#define TRAINJOB_API "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob'"
+
+/* The Trainer's PyTorch example: its pod sets are its JobSet's, none of its
+ * own; gpuq's when it names a queue or a GPU per node. */
+static void test_trainjob(void **state)
+{
+	policy_t *p = obj_policy();
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	if (obj_decode(
+		p,
+		OBJ_META(TRAINJOB_API, "pytorch-distributed",
+			 "") ",'spec':{'suspend':true,"
+			     "'runtimeRef':{'name':'torch-distributed'},'trainer':{'numNodes':2,"
+			     "'resourcesPerNode':{'limits':{'nvidia.com/gpu':'4'}}},"
+			     "'runtimePatches':[{'manager':'example.com/x'},{'manager':"
+			     "'gpuq.dev/manager'}]},'status':{'jobsStatus':[{'name':'node',"
+			     "'active':2,'ready':2}]}}",
+		&o, &d))
+		fail_msg("trainjob: %s", d.msg);
+	assert_int_equal(o->kind, WORKLOAD_KIND_TRAINJOB);
+	assert_true(o->integ->podsets_of_child);
+	assert_int_equal(o->integ->child_kind, WORKLOAD_KIND_JOBSET);
+	assert_int_equal(o->n_podsets, 0);
+	assert_true(o->suspend);
+	assert_true(o->gpu); /* a GPU per node */
+	assert_true(o->has_runtime_patches);
+	assert_int_equal(o->runtime_patch_at, 1);
+	assert_int_equal(o->active, 2);
+	assert_false(o->finished);
+	workload_destroy(o);
+	/* a queue label alone makes it gpuq's; neither, not */
+	assert_int_equal(
+	    obj_decode(
+		p,
+		OBJ_META(
+		    TRAINJOB_API, "q",
+		    ",'labels':{'kueue.x-k8s.io/queue-name':'default'}") ",'spec':{'runtimeRef':{'"
+									 "name':'torch-distributed'"
+									 "}},'status':{"
+									 "'conditions':[{'type':'"
+									 "Complete','status':'True'"
+									 "}]}}",
+		&o, &d),
+	    GPUQ_OK);
+	assert_true(o->gpu);
+	assert_true(o->finished);
+	assert_false(o->has_runtime_patches);
+	assert_int_equal(o->runtime_patch_at, -1);
+	workload_destroy(o);
+	assert_int_equal(
+	    obj_decode(p,
+		       OBJ_META(TRAINJOB_API, "cpu", "") ",'spec':{'runtimeRef':{'name':"
+							 "'torch-distributed'},'trainer':{"
+							 "'resourcesPerNode':{'requests':{"
+							 "'cpu':'4'}}}}}",
+		       &o, &d),
+	    GPUQ_OK);
+	assert_false(o->gpu);
+	workload_destroy(o);
+	/* its JobSet is its child */
+	assert_ptr_equal(
+	    workload_parent_of(WORKLOAD_KIND_JOBSET, "trainer.kubeflow.org/v1alpha1", "TrainJob"),
+	    workload_integration(WORKLOAD_KIND_TRAINJOB));
+	policy_unref(p);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_object_job_limitrange_defaults),
+	    cmocka_unit_test(test_object_table),
+	    cmocka_unit_test(test_object_pod_group_member),
+	    cmocka_unit_test(test_object_job_status),
+	    cmocka_unit_test(test_object_timestamps),
+	    cmocka_unit_test(test_object_bad_input),
+	    cmocka_unit_test(test_object_caps),
+	    cmocka_unit_test(test_jobset_podsets),
+	    cmocka_unit_test(test_jobset_refusals),
+	    cmocka_unit_test(test_parent_of),
+	    cmocka_unit_test(test_sets),
+	    cmocka_unit_test(test_ray),
+	    cmocka_unit_test(test_trainjob),
+	};
+
+	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
+}

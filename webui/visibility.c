@@ -1,0 +1,345 @@
+/* webui/visibility.c: pending work on demand (docs/visibility.md). Every
+ * pending workload of the core is copied into the snapshot with its place
+ * in its ClusterQueue's admission order and among its LocalQueue's
+ * (ws_vis_fill, on the controller's thread, as part of webui_snap_build),
+ * and served as Kueue's visibility API serves its pending workloads
+ * (visibility.kueue.x-k8s.io: a PendingWorkloadsSummary per ClusterQueue
+ * and per LocalQueue, limit and offset, 0-based positions) under gpuq's own
+ * group, with what gpuq adds: the ClusterQueue, the core's wait reason and
+ * sentence, the total. Pure rendering from the immutable snapshot: any
+ * number of requests at once, none reads the core. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "webui/internal.h"
+
+#define PREFIX WEBUI_VIS_PREFIX "/"
+
+/* ---- the snapshot's part: ws_vis_fill ---- */
+
+/* The previous entry's string when equal (most pending workloads of a
+ * ClusterQueue share a namespace and a sentence), else a copy. */
+static const char *share(webui_snap_t *s, const char *prev, const char *v)
+{
+	return prev && !strcmp(prev, v) ? prev : ws_strdup(s, v);
+}
+
+/* Index s->vis per LocalQueue (a counting sort: each LocalQueue's entries
+ * keep the admission order they have in s->vis). */
+static int index_lqs(webui_snap_t *s)
+{
+	size_t *next = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*next)), at = 0;
+
+	s->lq_vis = malloc((s->n_vis ? s->n_vis : 1) * sizeof(*s->lq_vis));
+	if (!next || !s->lq_vis) {
+		free(next);
+		return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_vis; i++)
+		s->lqs[s->vis[i].lq].n_vis++;
+	for (size_t l = 0; l < s->n_lqs; l++) {
+		s->lqs[l].vis0 = next[l] = at;
+		at += s->lqs[l].n_vis;
+	}
+	for (size_t i = 0; i < s->n_vis; i++)
+		s->lq_vis[next[s->vis[i].lq]++] = (uint32_t)i;
+	free(next);
+	return GPUQ_OK;
+}
+
+int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n)
+{
+	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
+	uint32_t cur = UINT32_MAX, pos = 0;
+	const char *prev_ns = NULL, *prev_msg = NULL;
+	char msg[WEBUI_REASON_MAX];
+
+	s->n_vis = 0;
+	s->vis = malloc((n ? n : 1) * sizeof(*s->vis));
+	if (!lq_seen || !s->vis) {
+		free(lq_seen);
+		return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		queue_workload_view_t v;
+		ws_vis_t *e;
+
+		if (queue_workload_view(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
+			continue;
+		if (v.cq != cur) { /* the next ClusterQueue's list starts */
+			cur = v.cq;
+			pos = 0;
+			prev_msg = NULL;
+			s->cqs[cur].vis0 = s->n_vis;
+		}
+		(void)queue_workload_reason(q, ids[i], msg, sizeof(msg)); /* truncated is fine */
+		prev_ns = share(s, prev_ns, v.namespace_);
+		prev_msg = share(s, prev_msg, msg);
+		e = &s->vis[s->n_vis++];
+		*e = (ws_vis_t){.uid = ws_strdup(s, v.uid),
+				.namespace_ = prev_ns,
+				.name = ws_strdup(s, v.name),
+				.lq = v.lq,
+				.cq = v.cq,
+				.priority = v.priority,
+				.created_ms = v.created_ms,
+				.wait = v.wait,
+				.pos_cq = pos,
+				.pos_lq = lq_seen[v.lq],
+				.message = prev_msg,
+				.predicted_start_ms = v.predicted_ms};
+		pos++;
+		lq_seen[v.lq]++;
+		s->cqs[cur].n_vis++;
+	}
+	free(lq_seen);
+	return s->arena_failed ? GPUQ_ENOMEM : index_lqs(s);
+}
+
+/* ---- the API's part: paths, options, JSON ---- */
+
+/* A Kubernetes Status (what kubectl and client-go read from an error). */
+static int status_json(unsigned code, const char *reason, const char *msg, unsigned *status,
+		       char **body, size_t *len)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind", "Status",
+			      "apiVersion", "v1", "metadata", "status", "Failure", "message", msg,
+			      "reason", reason, "code", (int)code);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_decref(o);
+	if (!text)
+		return GPUQ_ENOMEM;
+	*status = code;
+	*body = text;
+	*len = strlen(text);
+	return GPUQ_OK;
+}
+
+int webui_vis_error(unsigned code, const char *msg, unsigned *status, char **body, size_t *len)
+{
+	static const struct {
+		unsigned code;
+		const char *reason;
+	} reasons[] = {{400, "BadRequest"}, {401, "Unauthorized"},  {403, "Forbidden"},
+		       {404, "NotFound"},   {500, "InternalError"}, {503, "ServiceUnavailable"}};
+	const char *reason = "InternalError";
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].code == code)
+			reason = reasons[i].reason;
+	return status_json(code, reason, msg, status, body, len);
+}
+
+/* One decimal query value into *out (0..cap): false when it is not one. */
+static bool query_int(const char *v, size_t n, int64_t cap, int64_t *out)
+{
+	int64_t x = 0;
+
+	if (!n || n > 18)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		x = x * 10 + (v[i] - '0');
+	}
+	*out = x > cap ? cap : x;
+	return true;
+}
+
+int webui_vis_options(const char *query, int64_t *limit, int64_t *offset, char *why, size_t cap)
+{
+	*limit = WEBUI_VIS_LIMIT_DEFAULT;
+	*offset = 0;
+	for (const char *p = query; p && *p;) {
+		const char *amp = strchr(p, '&'), *end = amp ? amp : p + strlen(p);
+		const char *eq = memchr(p, '=', (size_t)(end - p));
+		size_t kn = eq ? (size_t)(eq - p) : (size_t)(end - p);
+		const char *v = eq ? eq + 1 : end;
+		size_t vn = (size_t)(end - v);
+		int64_t x = 0;
+
+		if (kn == 5 && !strncmp(p, "limit", 5)) {
+			if (!query_int(v, vn, WEBUI_VIS_LIMIT_MAX, &x)) {
+				snprintf(why, cap, "limit \"%.*s\": expected a whole number 0..%d",
+					 (int)(vn > 32 ? 32 : vn), v, WEBUI_VIS_LIMIT_MAX);
+				return GPUQ_EINVAL;
+			}
+			*limit = x ? x : WEBUI_VIS_LIMIT_DEFAULT; /* 0: the default, as Kueue */
+		} else if (kn == 6 && !strncmp(p, "offset", 6)) {
+			if (!query_int(v, vn, INT32_MAX, &x)) {
+				snprintf(why, cap, "offset \"%.*s\": expected a whole number",
+					 (int)(vn > 32 ? 32 : vn), v);
+				return GPUQ_EINVAL;
+			}
+			*offset = x;
+		} /* other arguments (kubectl's timeout=...) are not ours: ignored */
+		p = amp ? amp + 1 : end;
+	}
+	return GPUQ_OK;
+}
+
+/* Unix ms as RFC 3339 seconds, as Kubernetes writes a timestamp. */
+static json_t *timestamp(int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+	char buf[32];
+
+	if (ms < 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return json_null();
+	return json_string(buf);
+}
+
+static json_t *item_json(const webui_snap_t *s, const ws_vis_t *e)
+{
+	json_t *o = json_pack(
+	    "{s:{s:s, s:s, s:s, s:o}, s:i, s:s, s:I, s:I, s:s, s:s, s:s}", "metadata", "name",
+	    e->name, "namespace", e->namespace_, "uid", e->uid, "creationTimestamp",
+	    timestamp(e->created_ms), "priority", (int)e->priority, "localQueueName",
+	    s->lqs[e->lq].name, "positionInClusterQueue", (json_int_t)e->pos_cq,
+	    "positionInLocalQueue", (json_int_t)e->pos_lq, "clusterQueueName", s->cqs[e->cq].name,
+	    "reason", queue_wait_name(e->wait), "message", e->message);
+
+	if (o && e->predicted_start_ms >= 0)
+		json_object_set_new(o, "predictedStartTime", timestamp(e->predicted_start_ms));
+	return o;
+}
+
+/* A PendingWorkloadsSummary of entries idx[offset .. offset+limit) of n
+ * (idx NULL: s->vis[first + i]). */
+static json_t *summary(const webui_snap_t *s, const uint32_t *idx, size_t first, size_t n,
+		       int64_t limit, int64_t offset)
+{
+	json_t *items = json_array(), *o;
+
+	for (size_t i = (size_t)offset; items && i < n && i < (size_t)(offset + limit); i++)
+		json_array_append_new(items, item_json(s, &s->vis[idx ? idx[i] : first + i]));
+	o = json_pack("{s:s, s:s, s:{s:n}, s:o, s:I}", "kind", "PendingWorkloadsSummary",
+		      "apiVersion", WEBUI_VIS_GROUP "/" WEBUI_VIS_VERSION, "metadata",
+		      "creationTimestamp", "items", items, "total", (json_int_t)n);
+	return o;
+}
+
+/* The discovery document of the group version (an APIResourceList), for
+ * `kubectl get --raw` and an aggregating apiserver. */
+static json_t *discovery(void)
+{
+	return json_pack("{s:s, s:s, s:s, s:[{s:s, s:s, s:b, s:s, s:[s]}, {s:s, s:s, s:b, s:s, "
+			 "s:[s]}]}",
+			 "kind", "APIResourceList", "apiVersion", "v1", "groupVersion",
+			 WEBUI_VIS_GROUP "/" WEBUI_VIS_VERSION, "resources", "name",
+			 "clusterqueues/pendingworkloads", "singularName", "", "namespaced", 0,
+			 "kind", "PendingWorkloadsSummary", "verbs", "get", "name",
+			 "localqueues/pendingworkloads", "singularName", "", "namespaced", 1,
+			 "kind", "PendingWorkloadsSummary", "verbs", "get");
+}
+
+static int finish(json_t *o, unsigned *status, char **body, size_t *len)
+{
+	char *text;
+
+	if (!o)
+		return GPUQ_ENOMEM;
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return GPUQ_ENOMEM;
+	*len = strlen(text);
+	if (*len > WEBUI_JSON_MAX) {
+		free(text);
+		return GPUQ_ELIMIT;
+	}
+	*status = 200;
+	*body = text;
+	return GPUQ_OK;
+}
+
+/* Split path's tail after PREFIX into up to 5 '/'-separated segments. */
+static size_t segments(const char *tail, char seg[5][QUEUE_NAME_MAX + 1])
+{
+	size_t n = 0;
+
+	while (*tail && n < 5) {
+		size_t k = strcspn(tail, "/");
+		if (!k || k > QUEUE_NAME_MAX)
+			return 0;
+		memcpy(seg[n], tail, k);
+		seg[n++][k] = '\0';
+		tail += k;
+		if (*tail == '/' && !*++tail)
+			return 0; /* a trailing slash */
+	}
+	return *tail ? 0 : n;
+}
+
+static const ws_cq_t *cq_named(const webui_snap_t *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_cqs; i++)
+		if (!strcmp(s->cqs[i].name, name))
+			return &s->cqs[i];
+	return NULL;
+}
+
+static const ws_lq_t *lq_named(const webui_snap_t *s, const char *ns, const char *name)
+{
+	for (size_t i = 0; i < s->n_lqs; i++)
+		if (!strcmp(s->lqs[i].namespace_, ns) && !strcmp(s->lqs[i].name, name))
+			return &s->lqs[i];
+	return NULL;
+}
+
+int webui_vis_render(const webui_snap_t *s, const char *path, const char *query,
+		     const webui_access_t *acc, unsigned *status, char **body, size_t *len)
+{
+	char seg[5][QUEUE_NAME_MAX + 1], why[128];
+	int64_t limit, offset;
+	size_t n;
+
+	*body = NULL;
+	*len = 0;
+	if (!strcmp(path, WEBUI_VIS_PREFIX))
+		return finish(discovery(), status, body, len);
+	n = strncmp(path, PREFIX, strlen(PREFIX)) ? 0 : segments(path + strlen(PREFIX), seg);
+	if (!(n == 3 && !strcmp(seg[0], "clusterqueues") && !strcmp(seg[2], "pendingworkloads")) &&
+	    !(n == 5 && !strcmp(seg[0], "namespaces") && !strcmp(seg[2], "localqueues") &&
+	      !strcmp(seg[4], "pendingworkloads")))
+		return webui_vis_error(404,
+				       "no such path: " WEBUI_VIS_PREFIX
+				       "/clusterqueues/CQ/pendingworkloads or " WEBUI_VIS_PREFIX
+				       "/namespaces/NS/localqueues/LQ/pendingworkloads",
+				       status, body, len);
+	if (n == 3 && !acc->cluster)
+		return webui_vis_error(403,
+				       "forbidden: a ClusterQueue's pending workloads need get on "
+				       "clusterqueues.gpuq.dev (tenants: " WEBUI_VIS_PREFIX
+				       "/namespaces/NS/localqueues/LQ/pendingworkloads)",
+				       status, body, len);
+	if (n == 5 && !acc->cluster && (!acc->namespace_ || strcmp(acc->namespace_, seg[1]) != 0))
+		return webui_vis_error(403, "forbidden: may not list jobs in that namespace",
+				       status, body, len);
+	if (webui_vis_options(query, &limit, &offset, why, sizeof(why)))
+		return webui_vis_error(400, why, status, body, len);
+	if (!s)
+		return webui_vis_error(503,
+				       "no queue state yet: this replica does not lead, or has not "
+				       "synced with the apiserver",
+				       status, body, len);
+	if (n == 3) {
+		const ws_cq_t *cq = cq_named(s, seg[1]);
+		if (!cq)
+			return webui_vis_error(404, "no such ClusterQueue", status, body, len);
+		return finish(summary(s, NULL, cq->vis0, cq->n_vis, limit, offset), status, body,
+			      len);
+	}
+	{
+		const ws_lq_t *lq = lq_named(s, seg[1], seg[3]);
+		if (!lq)
+			return webui_vis_error(404, "no such LocalQueue", status, body, len);
+		return finish(summary(s, s->lq_vis + lq->vis0, 0, lq->n_vis, limit, offset), status,
+			      body, len);
+	}
+}

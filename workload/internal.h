@@ -1,0 +1,73 @@
+/*
+ * workload/internal.h: shared by the files of workload/ only; the module's
+ * interface is workload/workload.h.
+ *
+ * Files, bottom up: gpu.c (the GPU rule), view.c (an object's pod sets as
+ * the admission rules read them), kinds.c (the integration table: each
+ * kind's pod sets and status), object.c (the owned, compact workload),
+ * resolve.c (what the policy makes of it).
+ */
+#ifndef GPUQ_WORKLOAD_INTERNAL_H
+#define GPUQ_WORKLOAD_INTERNAL_H
+
+#include "workload/workload.h"
+
+/* The refusal context of a view (its kind and name as far as known). */
+static inline jv_fields_t workload_fields_of(const workload_view_t *w, gpuq_diag_t *diag)
+{
+	return (jv_fields_t){.kind_name = w->kind_name, .name = w->name, .diag = diag};
+}
+
+/* view.c: read the template at `tmpl` (a {metadata, spec} object, or NULL
+ * when absent) into ps: its labels, annotations and pod spec, each checked
+ * for its type, then its schedulingGates. field is the template's path for
+ * messages ("spec.template"), ptr its JSON Pointer ("/spec/template"). */
+int workload_view_template(workload_view_t *w, workload_view_podset_t *ps, const jv_t *tmpl,
+			   const char *field, const char *ptr, gpuq_diag_t *diag);
+/* view.c: the pod set a kind's reader fills next (zeroed, named), or a
+ * refusal past WORKLOAD_PODSETS_MAX (field names the list). */
+int workload_view_podset_new(workload_view_t *w, const char *name, const char *field,
+			     workload_view_podset_t **out, gpuq_diag_t *diag);
+/* view.c: a Job spec's pod count: min(parallelism, completions), parallelism
+ * default 1, completions only when set; field prefixes the messages
+ * ("spec" or "spec.replicatedJobs[0].template.spec"). */
+int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const char *field,
+			     int64_t *parallelism, int64_t *pods, gpuq_diag_t *diag);
+
+/* view.c: GPU devices a claim template asks for (the first choice of each
+ * request whose device class is NVIDIA's; All counts as 1). */
+int64_t workload_template_gpus(const policy_claimtemplate_t *t);
+/* view.c: a claim's template name (v1 field, or the older source.*). */
+const char *workload_claim_template(const jv_t *claim);
+
+/* view.c: parse a quantity given as a JSON string or number. */
+int workload_qty_json(const jv_t *v, quota_qty_t *out, gpuq_diag_t *diag);
+
+/* ---- object.c: the owned decode ---- */
+
+/* A workload being decoded: every member lives in a chain of blocks (the
+ * workload's mem), refusals name its kind and metadata.name. */
+typedef struct workload_decoder {
+	workload_t *w; /* being filled (in the first block) */
+	jv_fields_t f; /* refusals: kind, metadata.name ("" until known) */
+	void *cur;     /* the block allocations come from */
+} workload_decoder_t;
+
+/* n bytes (16-aligned, zeroed) in d's blocks, or NULL (no memory). */
+void *workload_dec_alloc(workload_decoder_t *d, size_t n);
+/* A string member (jv_fields_str) copied into d's blocks (at most
+ * WORKLOAD_STR_MAX bytes, else refused naming path). */
+int workload_dec_str(workload_decoder_t *d, const jv_t *obj, const char *key, const char *path,
+		     bool required, const char **out);
+/* status and status.conditions of obj, each checked for its type. */
+int workload_dec_status_parts(workload_decoder_t *d, const jv_t *obj, const jv_t **status,
+			      const jv_t **conds);
+/* Whether conditions (an array) has one of type with status "True". */
+bool workload_condition_true(const jv_t *conditions, const char *type);
+/* n bytes (16-aligned) from the room left in w's last block, once (the
+ * first resolve's requests); NULL when it does not fit or was used. */
+void *workload_tail_alloc(workload_t *w, size_t n);
+/* RFC 3339 as metav1.Time writes it into ms since the epoch. */
+bool workload_time_parse(const char *s, int64_t *ms);
+
+#endif

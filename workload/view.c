@@ -1,0 +1,515 @@
+/* workload/view.c: an object as the admission rules read it: its labels, its
+ * pod sets (each a pod template's containers with parsed quantities, its
+ * count), whether it asks for GPUs (by resource name or through a DRA claim
+ * template) and how many pods it counts for. Borrowed pointers into the
+ * document; the allocations are the container arrays (and the pod sets of
+ * a kind with more than one). Where the pod sets are is the kind's business
+ * (kinds.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload/internal.h"
+
+const char *workload_labels_queue(const jv_t *labels)
+{
+	const char *q = jv_member_str(labels, WORKLOAD_LABEL_QUEUE);
+
+	return q ? q : jv_member_str(labels, WORKLOAD_LABEL_KUEUE_QUEUE);
+}
+
+bool workload_pod_gated(const jv_t *pod_spec)
+{
+	const jv_t *gates = jv_is(pod_spec, JV_OBJECT) ? jv_get(pod_spec, "schedulingGates") : NULL;
+
+	for (const jv_t *g = jv_first(gates); g; g = g->next) {
+		const char *n = jv_member_str(g, "name");
+
+		if (n && !strcmp(n, WORKLOAD_GATE))
+			return true;
+	}
+	return false;
+}
+
+const jv_t *workload_controller_owner(const jv_t *obj)
+{
+	const jv_t *owners = jv_get(jv_get(obj, "metadata"), "ownerReferences");
+
+	for (const jv_t *o = jv_first(owners); o; o = o->next)
+		if (jv_is(jv_get(o, "controller"), JV_TRUE))
+			return o;
+	return NULL;
+}
+
+int workload_qty_json(const jv_t *v, quota_qty_t *out, gpuq_diag_t *diag)
+{
+	if (jv_is(v, JV_STRING) || jv_is(v, JV_NUMBER))
+		return quota_qty_parse(v->s, v->len, out, diag);
+	return gpuq_diag_set(diag, GPUQ_EINVAL, "a quantity must be a string or a number");
+}
+
+/* Field path of container i of ps for messages: spec.containers[0]. */
+static void cfield(const workload_view_podset_t *ps, size_t i, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s.%s[%zu]", ps->spec_field,
+		 ps->refs[i].init ? "initContainers" : "containers", ps->refs[i].index);
+}
+
+/* Decode resources.<which> of container i of ps into list. */
+static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i, const char *which,
+		       const workload_config_t *cfg, quota_reslist_t *list, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *res, *m, *v;
+	char where[192], path[224], at[512];
+	gpuq_diag_t inner;
+	int rc;
+
+	list->n = 0;
+	cfield(ps, i, where, sizeof(where));
+	snprintf(path, sizeof(path), "%s.resources", where);
+	rc = jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s.resources.%s", where, which);
+	rc = jv_fields_typed(&f, res, which, JV_OBJECT, path, &m);
+	if (rc || !m)
+		return rc;
+	for (const jv_t *k = m->first; k; k = v->next) {
+		const char *key = k->s;
+		quota_qty_t q;
+
+		v = k->next;
+		inner.msg[0] = '\0';
+		snprintf(at, sizeof(at), "%s[%s]", path, key);
+		rc = workload_qty_json(v, &q, &inner);
+		if (rc)
+			return jv_fields_refuse(&f, at, "%s", inner.msg);
+		if (quota_qty_cmp(&q, &(quota_qty_t){0}) < 0)
+			return jv_fields_refuse(
+			    &f, at, "invalid value \"%s\": must be greater than or equal to 0",
+			    jv_is(v, JV_STRING) ? jv_str(v) : "");
+		rc = quota_reslist_set(list, key, &q);
+		if (rc)
+			return jv_fields_refuse(&f, path,
+						"too many resources or name too long (%s; caps "
+						"%d entries, %d bytes)",
+						key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
+		if (!ps->gpu && workload_gpu_resource(cfg, key) && !quota_qty_is_zero(&q)) {
+			ps->gpu = true;
+			gpuq_strlcpy(ps->gpu_resource, key, sizeof(ps->gpu_resource));
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
+static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *m, *v;
+	char path[128], at[448];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s.overhead", ps->spec_field);
+	rc = jv_fields_typed(&f, ps->pod_spec, "overhead", JV_OBJECT, path, &m);
+	if (rc || !m)
+		return rc;
+	for (const jv_t *k = m->first; k; k = v->next) {
+		const char *key = k->s;
+		quota_qty_t q;
+		gpuq_diag_t inner = {""};
+
+		v = k->next;
+		if (workload_qty_json(v, &q, &inner) ||
+		    quota_reslist_set(&ps->pod.overhead, key, &q)) {
+			snprintf(at, sizeof(at), "%s[%s]", path, key);
+			return jv_fields_refuse(&f, at, "invalid quantity: %s",
+						inner.msg[0] ? inner.msg : "too many resources");
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* Every element of arr (at field path) must be an object. */
+static int objects_only(const workload_view_t *w, const jv_t *arr, const char *path,
+			gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	char at[160];
+	size_t i = 0;
+
+	for (const jv_t *e = jv_first(arr); e; e = e->next, i++) {
+		if (jv_is(e, JV_OBJECT))
+			continue;
+		snprintf(at, sizeof(at), "%s[%zu]", path, i);
+		return jv_fields_want(&f, at, e, JV_OBJECT);
+	}
+	return GPUQ_OK;
+}
+
+/* Collect refs to init containers then app containers; count them first. */
+static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *init, *app;
+	size_t n_init, n_app, n, k = 0;
+	char pi[128], pa[128];
+	int rc;
+
+	snprintf(pi, sizeof(pi), "%s.initContainers", ps->spec_field);
+	snprintf(pa, sizeof(pa), "%s.containers", ps->spec_field);
+	rc = jv_fields_typed(&f, ps->pod_spec, "initContainers", JV_ARRAY, pi, &init);
+	if (!rc)
+		rc = jv_fields_typed(&f, ps->pod_spec, "containers", JV_ARRAY, pa, &app);
+	if (rc)
+		return rc;
+	n_init = jv_count(init);
+	n_app = jv_count(app);
+	n = n_init + n_app;
+	if (n > WORKLOAD_CONTAINERS_MAX)
+		return jv_fields_refuse(&f, ps->spec_field,
+					"%zu containers; gpuq reviews at most %d", n,
+					WORKLOAD_CONTAINERS_MAX);
+	rc = objects_only(w, init, pi, diag);
+	if (!rc)
+		rc = objects_only(w, app, pa, diag);
+	if (rc || !n)
+		return rc;
+	ps->pod.containers = malloc(n * (sizeof(quota_container_t) + sizeof(workload_cref_t)));
+	if (!ps->pod.containers)
+		return GPUQ_ENOMEM;
+	ps->refs = (workload_cref_t *)(ps->pod.containers + n);
+	for (size_t pass = 0; pass < 2; pass++) {
+		const jv_t *arr = pass ? app : init;
+		size_t cnt = pass ? n_app : n_init;
+		const jv_t *c = jv_first(arr);
+
+		for (size_t i = 0; i < cnt; i++, k++, c = c->next) {
+			quota_container_t *qc = &ps->pod.containers[k];
+			const char *cname = jv_member_str(c, "name");
+			const char *restart = jv_member_str(c, "restartPolicy");
+
+			ps->refs[k] = (workload_cref_t){.init = !pass, .index = i, .json = c};
+			gpuq_strlcpy(qc->name, cname ? cname : "", sizeof(qc->name));
+			qc->kind = pass ? QUOTA_CONTAINER_APP
+				   : (restart && !strcmp(restart, "Always"))
+				       ? QUOTA_CONTAINER_SIDECAR
+				       : QUOTA_CONTAINER_INIT;
+			qc->requests.n = 0;
+			qc->limits.n = 0;
+		}
+	}
+	ps->pod.n_containers = n;
+	return GPUQ_OK;
+}
+
+const char *workload_claim_template(const jv_t *claim)
+{
+	const char *t = jv_member_str(claim, "resourceClaimTemplateName");
+
+	return t ? t : jv_member_str(jv_member_obj(claim, "source"), "resourceClaimTemplateName");
+}
+
+int64_t workload_template_gpus(const policy_claimtemplate_t *t)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < t->n_requests; i++) {
+		const policy_device_request_t *rq = &t->requests[i];
+
+		for (size_t c = 0; c < rq->n_choices; c++) {
+			const policy_device_choice_t *ch = &rq->choices[c];
+
+			if (workload_gpu_device_class(ch->device_class)) {
+				n += ch->mode == POLICY_ALLOC_ALL ? 1 : ch->count;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+static int decode_claims(workload_view_t *w, workload_view_podset_t *ps, const policy_t *policy,
+			 const char *ns, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *claims, *c;
+	char path[128];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s.resourceClaims", ps->spec_field);
+	rc = jv_fields_typed(&f, ps->pod_spec, "resourceClaims", JV_ARRAY, path, &claims);
+	if (!rc)
+		rc = objects_only(w, claims, path, diag);
+	if (rc || !policy)
+		return rc;
+	c = jv_first(claims);
+	for (size_t i = 0; c && i < WORKLOAD_CLAIMS_MAX; i++, c = c->next) {
+		const char *tname = workload_claim_template(c);
+		const policy_claimtemplate_t *t =
+		    tname ? policy_claimtemplate_find(policy, ns, tname) : NULL;
+		int64_t g = t ? workload_template_gpus(t) : 0;
+
+		if (g > 0) {
+			ps->dra_gpus += g;
+			if (!ps->gpu)
+				snprintf(ps->gpu_resource, sizeof(ps->gpu_resource), "claim %s",
+					 tname);
+			ps->gpu = true;
+		}
+	}
+	return GPUQ_OK;
+}
+
+int workload_view_template(workload_view_t *w, workload_view_podset_t *ps, const jv_t *tmpl,
+			   const char *field, const char *ptr, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *tmeta = NULL, *gates;
+	char path[WORKLOAD_FIELD_MAX + 32];
+	const char *adm;
+	int rc;
+
+	ps->tmpl = tmpl;
+	snprintf(ps->spec_field, sizeof(ps->spec_field), "%s.spec", field);
+	gpuq_strlcpy(ps->tmpl_ptr, ptr, sizeof(ps->tmpl_ptr));
+	snprintf(path, sizeof(path), "%s.metadata", field);
+	rc = jv_fields_typed(&f, tmpl, "metadata", JV_OBJECT, path, &tmeta);
+	snprintf(path, sizeof(path), "%s.metadata.labels", field);
+	if (!rc)
+		rc = jv_fields_typed(&f, tmeta, "labels", JV_OBJECT, path, &ps->pod_labels);
+	snprintf(path, sizeof(path), "%s.metadata.annotations", field);
+	if (!rc)
+		rc = jv_fields_typed(&f, tmeta, "annotations", JV_OBJECT, path,
+				     &ps->pod_annotations);
+	if (!rc)
+		rc = jv_fields_typed(&f, tmpl, "spec", JV_OBJECT, ps->spec_field, &ps->pod_spec);
+	snprintf(path, sizeof(path), "%s.schedulingGates", ps->spec_field);
+	if (!rc)
+		rc = jv_fields_typed(&f, ps->pod_spec, "schedulingGates", JV_ARRAY, path, &gates);
+	adm = jv_member_str(ps->pod_annotations, WORKLOAD_ANNOT_ADMITTED);
+	ps->tmpl_admitted = adm && !strcmp(adm, "true");
+	return rc;
+}
+
+int workload_view_podset_new(workload_view_t *w, const char *name, const char *field,
+			     workload_view_podset_t **out, gpuq_diag_t *diag)
+{
+	workload_view_podset_t *ps;
+
+	*out = NULL;
+	if (w->n_podsets == WORKLOAD_PODSETS_MAX) {
+		const jv_fields_t f = workload_fields_of(w, diag);
+
+		return jv_fields_refuse(&f, field, "more than %d pod sets; gpuq admits at most %d",
+					WORKLOAD_PODSETS_MAX, WORKLOAD_PODSETS_MAX);
+	}
+	if (w->n_podsets == 1 && w->podsets == &w->one) {
+		ps = calloc(WORKLOAD_PODSETS_MAX, sizeof(*ps));
+		if (!ps)
+			return GPUQ_ENOMEM;
+		ps[0] = w->one;
+		w->podsets = ps;
+	}
+	ps = &w->podsets[w->n_podsets++];
+	memset(ps, 0, sizeof(*ps));
+	gpuq_strlcpy(ps->name, name, sizeof(ps->name));
+	ps->count = 1;
+	ps->parallelism = 1;
+	*out = ps;
+	return GPUQ_OK;
+}
+
+int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const char *field,
+			     int64_t *parallelism, int64_t *pods, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	char pp[WORKLOAD_FIELD_MAX + 16], pc[WORKLOAD_FIELD_MAX + 16];
+	int64_t completions;
+	int rc;
+
+	snprintf(pp, sizeof(pp), "%s.parallelism", field);
+	snprintf(pc, sizeof(pc), "%s.completions", field);
+	rc = jv_fields_int(&f, spec, "parallelism", pp, 1, 0, INT64_MAX, parallelism);
+	if (!rc)
+		rc = jv_fields_int(&f, spec, "completions", pc, -1, 0, INT64_MAX, &completions);
+	if (rc)
+		return rc;
+	*pods = *parallelism;
+	if (completions >= 0 && completions < *pods)
+		*pods = completions;
+	return GPUQ_OK;
+}
+
+/* Metadata, labels, annotations and spec: every part the rules read must
+ * have its type (a `spec` string is refused, not read as "no spec"). */
+static int locate(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_t *meta, *spec;
+	jv_fields_t f;
+	const char *name;
+	int rc;
+
+	w->name = "";
+	f = workload_fields_of(w, diag);
+	if (!jv_is(w->obj, JV_OBJECT))
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "request.object: must be an object");
+	rc = jv_fields_typed(&f, w->obj, "metadata", JV_OBJECT, "metadata", &meta);
+	if (rc)
+		return rc;
+	name = jv_member_str(meta, "name");
+	if (!name || !*name)
+		name = jv_member_str(meta, "generateName");
+	w->name = name ? name : "";
+	f.name = w->name;
+	rc = jv_fields_typed(&f, meta, "labels", JV_OBJECT, "metadata.labels", &w->labels);
+	if (!rc)
+		rc = jv_fields_typed(&f, meta, "annotations", JV_OBJECT, "metadata.annotations",
+				     &w->annotations);
+	if (!rc)
+		rc = jv_fields_typed(&f, w->obj, "spec", JV_OBJECT, "spec", &spec);
+	return rc;
+}
+
+/* One pod set's containers, overhead, quantities and claims. */
+static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const policy_t *policy,
+			 const workload_config_t *cfg, const char *ns, gpuq_diag_t *diag)
+{
+	int rc;
+
+	if (!ps->pod_spec)
+		return GPUQ_OK;
+	rc = collect_containers(w, ps, diag);
+	if (!rc)
+		rc = decode_overhead(w, ps, diag);
+	for (size_t i = 0; !rc && i < ps->pod.n_containers; i++) {
+		rc = decode_list(w, ps, i, "requests", cfg, &ps->pod.containers[i].requests, diag);
+		if (!rc)
+			rc = decode_list(w, ps, i, "limits", cfg, &ps->pod.containers[i].limits,
+					 diag);
+	}
+	if (!rc)
+		rc = decode_claims(w, ps, policy, ns, diag);
+	return rc;
+}
+
+/* A kind whose pod sets are its child's (a TrainJob): gpuq's when it
+ * carries a queue label or names a GPU among the resources at its row's
+ * gpu_field ({limits, requests}, as a container's). */
+static void said_gpu(workload_view_t *w, const workload_config_t *cfg)
+{
+	static const char *const lists[] = {"limits", "requests"};
+	const char *field = w->integ->gpu_field;
+	const jv_t *at = w->obj;
+	char key[64];
+
+	while (field && *field && at) {
+		size_t n = strcspn(field, ".");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, field);
+		at = jv_get(at, key);
+		field += n + (field[n] == '.');
+	}
+	for (size_t l = 0; field && l < 2; l++) {
+		const jv_t *m = jv_get(at, lists[l]);
+
+		for (const jv_t *k = jv_is(m, JV_OBJECT) ? m->first : NULL; k && k->next;
+		     k = k->next->next)
+			if (!w->gpu && workload_gpu_resource(cfg, jv_str(k))) {
+				w->gpu = true;
+				gpuq_strlcpy(w->gpu_resource, jv_str(k), sizeof(w->gpu_resource));
+			}
+	}
+	w->gpu = w->gpu || w->queue != NULL;
+}
+
+int workload_view_decode(workload_view_t *w, const policy_t *policy, const workload_config_t *cfg,
+			 const char *ns, workload_kind_t kind, const jv_t *obj, gpuq_diag_t *diag)
+{
+	const char *adm;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->integ = workload_integration(kind);
+	w->kind_name = w->integ->kind_name;
+	w->obj = obj;
+	w->pods = 1;
+	w->podsets = &w->one;
+	rc = locate(w, diag);
+	if (rc)
+		return rc;
+	if (!w->integ->podsets)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": gpuq does not read this kind",
+				     w->kind_name, w->name);
+	w->queue = workload_labels_queue(w->labels);
+	adm = jv_member_str(w->annotations, WORKLOAD_ANNOT_ADMITTED);
+	w->admitted = adm && !strcmp(adm, "true");
+	rc = w->integ->podsets(w, diag);
+	if (!rc && w->integ->podsets_of_child)
+		said_gpu(w, cfg);
+	for (size_t i = 0; !rc && i < w->n_podsets; i++) {
+		workload_view_podset_t *ps = &w->podsets[i];
+
+		rc = decode_podset(w, ps, policy, cfg, ns, diag);
+		w->tmpl_admitted = w->tmpl_admitted || ps->tmpl_admitted;
+		if (!rc && ps->gpu && !w->gpu) {
+			w->gpu = true;
+			memcpy(w->gpu_resource, ps->gpu_resource, sizeof(w->gpu_resource));
+		}
+	}
+	return rc;
+}
+
+int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns)
+{
+	const policy_namespace_t *pns = policy ? policy_namespace_find(policy, ns) : NULL;
+	const quota_limitrange_t *const *lrs = pns ? pns->limitranges : NULL;
+	size_t n_lrs = pns ? pns->n_limitranges : 0;
+	int rc = GPUQ_OK;
+
+	for (size_t p = 0; !rc && p < w->n_podsets; p++) {
+		quota_pod_t *pod = &w->podsets[p].pod;
+
+		for (size_t i = 0; !rc && i < pod->n_containers; i++) {
+			quota_container_t *c = &pod->containers[i];
+			quota_reslist_t add_req, add_lim;
+
+			/* Also without ranges: a limit alone becomes the request. */
+			rc = quota_limitrange_default(lrs, n_lrs, c, &add_req, &add_lim);
+			for (size_t k = 0; !rc && k < add_req.n; k++)
+				rc = quota_reslist_set(&c->requests, add_req.items[k].name,
+						       &add_req.items[k].qty);
+			for (size_t k = 0; !rc && k < add_lim.n; k++)
+				rc = quota_reslist_set(&c->limits, add_lim.items[k].name,
+						       &add_lim.items[k].qty);
+		}
+	}
+	return rc;
+}
+
+int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t *requests,
+			      quota_reslist_t *one)
+{
+	quota_qty_t dra = quota_qty_from_units(ps->dra_gpus, QUOTA_QTY_DECIMAL_SI);
+	int rc;
+
+	rc = quota_pod_requests(&ps->pod, requests);
+	if (rc)
+		return rc;
+	*one = *requests;
+	return ps->dra_gpus ? quota_reslist_add(one, "nvidia.com/gpu", &dra) : GPUQ_OK;
+}
+
+void workload_view_deinit(workload_view_t *w)
+{
+	for (size_t i = 0; i < w->n_podsets; i++)
+		free(w->podsets[i].pod.containers);
+	if (w->podsets && w->podsets != &w->one)
+		free(w->podsets);
+	w->podsets = &w->one;
+	w->n_podsets = 0;
+	w->one.pod.containers = NULL;
+	w->one.refs = NULL;
+}

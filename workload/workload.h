@@ -1,0 +1,476 @@
+/*
+ * workload: how any object gpuq admits becomes gpuq's workload. A Pod, a
+ * batch/v1 Job and the parents of the other supported kinds (kinds.c) are
+ * read, from the fast reader's tree (jv/), into pod sets: a name, a pod
+ * count, the per-pod effective request (quota/: sidecar-aware, overhead,
+ * LimitRange defaults for templates, GPUs of DRA claims), the placement
+ * (nodeSelector, tolerations) and where the pod template sits in the object,
+ * plus the workload's identity, queue, priority, owner, state and how it is
+ * held. The webhook's rules, the controller and (through it) the engine read
+ * the same decoding; "which resources are GPUs" has one answer here
+ * (workload_gpu_resource) that every caller uses.
+ *
+ * Two forms, one decoder:
+ *  - a view (workload_view_t): borrowed from a parsed document, with the
+ *    containers' JSON for patches; what the admission rules read while the
+ *    review is alive;
+ *  - a workload (workload_t): owned, compact, one decode of a watched object
+ *    that the controller caches and acts from, in two steps: workload_decode
+ *    (policy-free: what the object says) and workload_resolve (what the
+ *    policy makes of it: LimitRange defaults, PriorityClass, DRA devices),
+ *    so a policy change re-resolves every cached workload without reading
+ *    any JSON again.
+ *
+ * The design decision that matters: a kind is a row of one table
+ * (workload_integration_t, Kueue's GenericJob answered in data and a few
+ * functions): where its pod sets are, how it is held (its suspend field or
+ * scheduling gates on its Pods), where each pod set's template is for the
+ * flavor's placement on release and its restore on preemption, when it is
+ * finished, and which controller creates its children. Supporting a kind is
+ * adding a row, not a code path through every driver.
+ *
+ * Pure: no I/O, no clock, no globals; thread-safe on distinct objects.
+ */
+#ifndef GPUQ_WORKLOAD_H
+#define GPUQ_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "jv/jv.h"
+#include "policy/policy.h"
+#include "quota/quota.h"
+
+/* ---- Names gpuq reads and writes on objects ---- */
+
+#define WORKLOAD_LABEL_QUEUE "gpuq.dev/queue-name"	       /* LocalQueue of the workload */
+#define WORKLOAD_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name" /* accepted as the same */
+#define WORKLOAD_LABEL_MANAGED "gpuq.dev/managed"   /* "true" on a held parent's templates */
+#define WORKLOAD_ANNOT_ADMITTED "gpuq.dev/admitted" /* "true": set by the controller only */
+#define WORKLOAD_PATCH_MANAGER                                                                     \
+	"gpuq.dev/manager"			  /* gpuq's entry in a TrainJob's runtimePatches   \
+						   */
+#define WORKLOAD_ANNOT_FLAVORS "gpuq.dev/flavors" /* "resource=flavor" pairs of a release */
+#define WORKLOAD_ANNOT_STATUS "gpuq.dev/status"	  /* where the workload stands, coarse */
+#define WORKLOAD_ANNOT_ORIGINAL                                                                    \
+	"gpuq.dev/original-scheduling"	   /* templates' placement before release */
+#define WORKLOAD_GATE "gpuq.dev/admission" /* Pod scheduling gate */
+#define WORKLOAD_LABEL_POD_GROUP "kueue.x-k8s.io/pod-group-name" /* Kueue's plain-Pod gangs */
+#define WORKLOAD_ANNOT_POD_GROUP_COUNT "kueue.x-k8s.io/pod-group-total-count"
+#define WORKLOAD_POD_GROUP_MAX 100000 /* largest pod-group count accepted */
+
+/* ---- Caps (anything past one is refused, naming the field; never cut) ---- */
+
+#define WORKLOAD_PODSETS_MAX 8	   /* pod sets per workload (Kueue's and the core's cap) */
+#define WORKLOAD_CONTAINERS_MAX 64 /* init + app containers of one pod template */
+#define WORKLOAD_CLAIMS_MAX 32	   /* resourceClaims looked at (Kubernetes' own cap) */
+#define WORKLOAD_STR_MAX                                                                           \
+	317 /* bytes of a string kept (a label or toleration key:                                  \
+	       253-byte prefix, '/', 63-byte name) */
+#define WORKLOAD_SELECTOR_MAX                                                                      \
+	32			    /* nodeSelector entries of a pod template (the                 \
+				       core keeps 32 per pod set) */
+#define WORKLOAD_TOLERATIONS_MAX 32 /* tolerations of a pod template */
+#define WORKLOAD_GATES_MAX 32	    /* scheduling gates of a Pod */
+#define WORKLOAD_FIELD_MAX                                                                         \
+	96 /* bytes of a pod set's field path or JSON                                              \
+	      pointer ("spec.replicatedJobs[7].template.spec.template.spec") */
+#define WORKLOAD_PODS_MAX                                                                          \
+	((int64_t)1 << 40) /* pods counted in a pod set at most (a                                 \
+			      larger count is a broken object) */
+
+/* ---- The one GPU rule ---- */
+
+typedef struct {
+	const char *const *gpu_resources; /* extra GPU resource names (--gpu-resource) */
+	size_t n_gpu_resources;		  /* entries */
+} workload_config_t;
+
+/* Whether resource `name` is a GPU: nvidia.com/gpu, nvidia.com/gpu.shared,
+ * nvidia.com/mig-*, or one of cfg's extra names (cfg may be NULL). The only
+ * place gpuq answers this: admission, the controller's status (gpusInUse)
+ * and the views all call it. */
+bool workload_gpu_resource(const workload_config_t *cfg, const char *name);
+
+/* DRA device classes that hand out NVIDIA GPUs or MIG slices. */
+bool workload_gpu_device_class(const char *device_class);
+
+/* ---- Kinds: the integration table (kinds.c) ---- */
+
+typedef enum {
+	WORKLOAD_KIND_OTHER = 0,       /* none gpuq admits */
+	WORKLOAD_KIND_POD = 1,	       /* core/v1 Pod (plain, or a member of a pod group) */
+	WORKLOAD_KIND_JOB = 2,	       /* batch/v1 Job */
+	WORKLOAD_KIND_JOBSET = 3,      /* jobset.x-k8s.io/v1alpha2 JobSet */
+	WORKLOAD_KIND_STATEFULSET = 4, /* apps/v1 StatefulSet */
+	WORKLOAD_KIND_LWS = 5,	       /* leaderworkerset.x-k8s.io/v1 LeaderWorkerSet */
+	WORKLOAD_KIND_RAYJOB = 6,      /* ray.io/v1 RayJob */
+	WORKLOAD_KIND_RAYCLUSTER = 7,  /* ray.io/v1 RayCluster */
+	WORKLOAD_KIND_DEPLOYMENT = 8,  /* apps/v1 Deployment (each of its Pods a workload) */
+	WORKLOAD_KIND_TRAINJOB = 9,    /* trainer.kubeflow.org/v1alpha1 TrainJob (Kubeflow
+					  Trainer), through the JobSet it makes */
+	WORKLOAD_KIND_COUNT = 10,
+} workload_kind_t;
+
+/* How a kind is held until admitted. */
+typedef enum {
+	WORKLOAD_HOLD_NONE = 0,	   /* not itself: its Pods are workloads (Deployment) */
+	WORKLOAD_HOLD_SUSPEND = 1, /* its suspend field (Job, JobSet, RayJob, RayCluster,
+				      TrainJob) */
+	WORKLOAD_HOLD_GATES = 2,   /* the scheduling gate on each of its Pods (Pod, pod
+				      groups, StatefulSet, LeaderWorkerSet) */
+} workload_hold_t;
+
+struct workload_view;
+struct workload_decoder;
+
+/* One supported kind. Paths are JSON Pointers into the object. */
+typedef struct {
+	workload_kind_t kind;
+	const char *api_version;     /* "jobset.x-k8s.io/v1alpha2" */
+	const char *group;	     /* "jobset.x-k8s.io" ("" for core) */
+	const char *version;	     /* "v1alpha2" */
+	const char *kind_name;	     /* "JobSet" */
+	const char *resource;	     /* plural, as discovery lists it: "jobsets" */
+	const char *short_name;	     /* how people name its workloads: "jobset/llama-70b" */
+	workload_hold_t hold;	     /* how it waits */
+	const char *suspend_ptr;     /* the suspend field ("/spec/suspend"), or NULL */
+	bool suspend_inverted;	     /* never: every supported suspend field is "true
+					to hold" (kept for kinds whose is not) */
+	workload_kind_t child_kind;  /* what its controller creates: Job for a JobSet,
+					Pod for the others; OTHER for a Pod */
+	const char *const *creators; /* usernames that create its children (its
+					controller's identities), NULL-terminated; a
+					child claiming this parent made by anyone else
+					is refused */
+	bool sequential;	     /* its Pods appear one after another (a StatefulSet's
+					OrderedReady, an LWS's LeaderReady): the whole
+					group's quota is reserved when admitted and
+					each Pod let through as it appears */
+	bool podsets_of_child;	     /* its pod sets are its child's, read once its
+					controller made it (held) from what the object
+					names elsewhere: a TrainJob's are its JobSet's,
+					built by the Trainer from the TrainingRuntime.
+					Released through runtime_patch: the flavors go
+					into a patch its controller applies to the
+					child. gpuq's when it carries a queue label or
+					names a GPU in gpu_field */
+	const char *runtime_patch;   /* the list of such patches ("/spec/runtimePatches") */
+	const char *gpu_field;	     /* the resources its pods are said to get
+					("spec.trainer.resourcesPerNode"), or NULL */
+	/* Read the pod sets of obj into the view (w->obj, w->kind, names set):
+	 * their names, counts and templates, checked with w's refusals. */
+	int (*podsets)(struct workload_view *w, gpuq_diag_t *diag);
+	/* Read what the controller needs of the object's status (finished,
+	 * ready, active pods) into the workload being decoded; NULL: nothing. */
+	int (*status)(struct workload_decoder *d, const jv_t *obj);
+} workload_integration_t;
+
+/* The row of kind k (WORKLOAD_KIND_OTHER included). Never NULL. */
+const workload_integration_t *workload_integration(workload_kind_t k);
+/* The kind of an object from its apiVersion and kind ("batch/v1", "Job"),
+ * or WORKLOAD_KIND_OTHER. Either may be NULL. */
+workload_kind_t workload_kind_of(const char *api_version, const char *kind);
+/* The kind of a review's request.kind (group, version, kind), or OTHER. */
+workload_kind_t workload_kind_gvk(const char *group, const char *version, const char *kind);
+
+/* The row of the parent a `kind` object belongs to when its controller
+ * ownerReference (api_version, owner_kind) names a held parent whose own
+ * controller makes objects of this kind (a JobSet's Jobs): such a child is
+ * not a workload of its own; its parent's admission governs it. NULL for
+ * anything else (a Job's Pods stay the Job rules' business). */
+const workload_integration_t *workload_parent_of(workload_kind_t kind, const char *api_version,
+						 const char *owner_kind);
+/* Whether username is one of integ's creators (its controller's identity). */
+bool workload_creator(const workload_integration_t *integ, const char *username);
+
+/* ---- The view: an object as the admission rules read it ---- */
+
+typedef struct {
+	bool init;	  /* in initContainers (else containers) */
+	size_t index;	  /* index in that array */
+	const jv_t *json; /* the container object (borrowed) */
+} workload_cref_t;
+
+/* One pod set of a view. Borrowed pointers into the document. */
+typedef struct {
+	char name[64];			       /* "main", a replicatedJob's name, "head", ... */
+	int64_t count;			       /* pods of the pod set admitted at once */
+	int64_t parallelism;		       /* a Job template's spec.parallelism (default 1;
+						  1 for a Pod) */
+	const jv_t *tmpl;		       /* the pod template ({metadata, spec}); a Pod:
+						  the object itself */
+	const jv_t *pod_labels;		       /* the template's labels (a Pod: its own) */
+	const jv_t *pod_annotations;	       /* ... annotations */
+	const jv_t *pod_spec;		       /* the pod spec (NULL: none) */
+	char spec_field[WORKLOAD_FIELD_MAX];   /* its path for messages: "spec.template.spec" */
+	char tmpl_ptr[WORKLOAD_FIELD_MAX];     /* the template's JSON Pointer: "/spec/template"
+						  ("" for a Pod) */
+	quota_pod_t pod;		       /* containers as declared (init first), overhead */
+	workload_cref_t *refs;		       /* refs[i] locates pod.containers[i] */
+	bool gpu;			       /* asks for a GPU (resources or DRA) */
+	char gpu_resource[QUOTA_RES_NAME_MAX]; /* first GPU resource seen (messages) */
+	int64_t dra_gpus;		       /* devices asked through GPU DRA claims */
+	bool tmpl_admitted;		       /* gpuq.dev/admitted = "true" on the template */
+} workload_view_podset_t;
+
+typedef struct workload_view {
+	workload_kind_t kind;		       /* the object's kind */
+	const workload_integration_t *integ;   /* its row */
+	const char *kind_name;		       /* "Pod", "Job", "JobSet", ... */
+	const jv_t *obj;		       /* the object (borrowed) */
+	const char *name;		       /* metadata.name, else generateName, else "" */
+	const jv_t *labels;		       /* metadata.labels (NULL when absent) */
+	const jv_t *annotations;	       /* metadata.annotations (NULL when absent) */
+	workload_view_podset_t *podsets;       /* n_podsets of them (one inline for Pods and
+						  Jobs, else allocated) */
+	size_t n_podsets;		       /* 1..WORKLOAD_PODSETS_MAX (0 only after an error) */
+	workload_view_podset_t one;	       /* storage of a single pod set */
+	bool gpu;			       /* some pod set asks for a GPU */
+	char gpu_resource[QUOTA_RES_NAME_MAX]; /* the first GPU resource seen (messages) */
+	int64_t pods;			       /* pods counted: the pod sets' counts summed, or
+						  a Pod group's total count */
+	const char *pod_group;		       /* Pod: kueue.x-k8s.io/pod-group-name, or NULL */
+	bool suspend;			       /* the kind's suspend field is true */
+	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */
+	bool admitted;			       /* gpuq.dev/admitted = "true" on the object */
+	bool tmpl_admitted;		       /* ... on some pod set's template */
+	const char *unsupported;	       /* why gpuq cannot hold this kind of workload
+						  as it is written, when it asks for a GPU
+						  (a static sentence), or NULL */
+} workload_view_t;
+
+/* Decode obj, of kind `kind`, in namespace ns against policy (NULL: no DRA
+ * claims seen) and cfg (NULL: no extra GPU names). Quantities are parsed; GPU
+ * use is detected. GPUQ_EINVAL with diag naming the field and value (bad
+ * quantity, too many containers or pod sets, a field of the wrong type:
+ * metadata, labels, annotations, spec, templates, pod specs, containers and
+ * each container, resources, requests, limits, overhead, resourceClaims,
+ * schedulingGates, counts); GPUQ_ENOMEM. Free with workload_view_deinit,
+ * also after an error. */
+int workload_view_decode(workload_view_t *w, const policy_t *policy, const workload_config_t *cfg,
+			 const char *ns, workload_kind_t kind, const jv_t *obj, gpuq_diag_t *diag);
+/* Give every container of every pod set what defaulting and LimitRanger
+ * would (quota_limitrange_default with ns's LimitRanges; none without a
+ * policy: a limit alone still becomes the request), in place. GPUQ_OK or
+ * GPUQ_ELIMIT (a list would pass QUOTA_RESLIST_MAX). */
+int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns);
+/* One pod of pod set ps: requests as ResourceQuota counts them
+ * (quota_pod_requests), and `one`, the same plus the DRA GPUs as
+ * nvidia.com/gpu (what a ClusterQueue is charged). GPUQ_OK, GPUQ_ELIMIT,
+ * GPUQ_ERANGE. */
+int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t *requests,
+			      quota_reslist_t *one);
+void workload_view_deinit(workload_view_t *w);
+
+/* The queue of a labels map: gpuq.dev/queue-name, else kueue.x-k8s.io/queue-name,
+ * else NULL. */
+const char *workload_labels_queue(const jv_t *labels);
+/* Whether a pod spec carries the gpuq.dev/admission scheduling gate. */
+bool workload_pod_gated(const jv_t *pod_spec);
+/* The ownerReference of obj with controller: true (the first), or NULL. */
+const jv_t *workload_controller_owner(const jv_t *obj);
+
+/* ---- The workload: one watched object, owned and compact ---- */
+
+/* One resource quantity (a container's request or limit, an overhead),
+ * packed (32 bytes, not quota_qty_t's 48 with its name): read it with
+ * workload_qty. */
+typedef struct {
+	const char *name; /* resource name */
+	uint64_t nano_lo; /* the quantity's nano-units, low 64 bits */
+	int64_t nano_hi;  /* ... high 64 bits */
+	int32_t format;	  /* its quota_qty_format_t */
+} workload_qty_t;
+
+/* The quantity of e. */
+quota_qty_t workload_qty(const workload_qty_t *e);
+
+/* A container as declared (what re-resolving after a policy change needs). */
+typedef struct {
+	const char *name;		/* container name ("" when absent) */
+	quota_container_kind_t kind;	/* init, sidecar or app */
+	const workload_qty_t *requests; /* resources.requests */
+	const workload_qty_t *limits;	/* resources.limits */
+	uint16_t n_requests, n_limits;	/* entries */
+} workload_container_t;
+
+/* One resource of a pod's effective request. */
+typedef struct {
+	const char *name; /* resource, e.g. "nvidia.com/gpu", "cpu" */
+	quota_qty_t qty;  /* per pod */
+	int64_t amount;	  /* quota_qty_amount(name, qty): millicores for cpu, whole
+			     units (rounded up) for the rest */
+} workload_request_t;
+
+typedef struct {
+	const char *key;   /* label key */
+	const char *value; /* label value ("" allowed) */
+} workload_label_t;
+
+/* One toleration; members NULL when absent. */
+typedef struct {
+	const char *key;    /* key (NULL: every key, with operator Exists) */
+	const char *op;	    /* operator: "Equal" (default) or "Exists" */
+	const char *value;  /* value */
+	const char *effect; /* NoSchedule, PreferNoSchedule, NoExecute; NULL: all */
+	int64_t seconds;    /* tolerationSeconds */
+	bool has_seconds;   /* tolerationSeconds given */
+} workload_toleration_t;
+
+/* One pod set of a workload. */
+typedef struct {
+	const char *name;			  /* pod set name */
+	int64_t count;				  /* pods admitted at once */
+	const char *tmpl_ptr;			  /* JSON Pointer of its pod template ("" for a
+						     Pod: the object) */
+	const char *spec_field;			  /* its pod spec's path for messages
+						     ("spec.template.spec") */
+	const workload_container_t *containers;	  /* as declared, init first */
+	size_t n_containers;			  /* entries */
+	const workload_qty_t *overhead;		  /* spec.overhead */
+	size_t n_overhead;			  /* entries */
+	const char *const *claim_templates;	  /* resourceClaimTemplateName of each claim */
+	size_t n_claim_templates;		  /* entries */
+	const char *priority_class;		  /* the pod spec's priorityClassName; NULL */
+	bool has_priority;			  /* the pod spec's priority is set */
+	int32_t priority;			  /* ... to this */
+	const workload_label_t *node_selector;	  /* the pod spec's nodeSelector */
+	size_t n_node_selector;			  /* entries */
+	const workload_toleration_t *tolerations; /* the pod spec's tolerations */
+	size_t n_tolerations;			  /* entries */
+	bool has_meta;	      /* the template has metadata (patches add it when not) */
+	bool has_annotations; /* ... metadata.annotations */
+	bool has_labels;      /* ... metadata.labels */
+	bool tmpl_admitted;   /* gpuq.dev/admitted = "true" on the template */
+	bool managed;	      /* label gpuq.dev/managed = "true" on the template */
+	bool gpu_named;	      /* a container asks for a GPU resource by name */
+	/* resolved (workload_resolve): */
+	bool gpu;		      /* asks for a GPU (resources or DRA) */
+	int64_t dra_gpus;	      /* devices asked through GPU DRA claims */
+	workload_request_t *requests; /* one pod's effective request (resolve's
+					 allocation) */
+	size_t n_requests;	      /* entries */
+} workload_podset_t;
+
+/* Every string is owned by the workload and NUL-terminated; NULL where noted. */
+typedef struct workload {
+	workload_kind_t kind;		     /* the object's kind */
+	const workload_integration_t *integ; /* its row */
+	const char *namespace_;		     /* metadata.namespace (required) */
+	const char *name;		     /* metadata.name (required) */
+	const char *uid;		     /* metadata.uid (required) */
+	const char *resource_version;	     /* metadata.resourceVersion ("" when absent) */
+	int64_t created_ms;		     /* metadata.creationTimestamp (required), ms
+						since the epoch */
+	bool deleting;			     /* metadata.deletionTimestamp is set */
+	const char *queue;		     /* label gpuq.dev/queue-name, else
+						kueue.x-k8s.io/queue-name; NULL when neither */
+	bool has_annotations;		     /* metadata.annotations exists */
+	bool admitted;			     /* annotation gpuq.dev/admitted is "true" */
+	const char *flavors;		     /* annotation gpuq.dev/flavors; NULL */
+	const char *original;		     /* annotation gpuq.dev/original-scheduling; NULL */
+	const char *status;		     /* annotation gpuq.dev/status (the coarse
+						status the webhook or a leader wrote); NULL */
+	const char *expected_runtime;	     /* annotation gpuq.dev/expected-runtime as
+						written (the predictions' declared runtime);
+						NULL */
+	int64_t deadline_s;		     /* a Job's spec.activeDeadlineSeconds; 0 when
+						absent or not a positive integer */
+	const char *pod_group;		     /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
+	int64_t pod_group_total;	     /* Pod in a group: the total-count annotation
+						(1..WORKLOAD_POD_GROUP_MAX); else 0 */
+	bool suspend;			     /* the kind's suspend field is true */
+	bool gated;			     /* Pod: carries the gpuq.dev/admission gate */
+	const char *const *other_gates;	     /* Pod: its other scheduling gates' names */
+	size_t n_other_gates;		     /* entries */
+	const char *owner_api_version;	     /* the ownerReference with controller: true
+						(a Job's Pod: "batch/v1"); NULL when none */
+	const char *owner_kind;		     /* its kind ("Job"); NULL when none */
+	const char *owner_name;		     /* its name; NULL when none */
+	const char *owner_uid;		     /* its uid; NULL when none */
+	int64_t pods;			     /* the pod sets' counts summed (a Pod: 1); a
+						LeaderWorkerSet: one group's */
+	int64_t replicas;		     /* a LeaderWorkerSet's groups (spec.replicas);
+						a StatefulSet's spec.replicas; else 0 */
+	bool fast_admission;		     /* its Pods appear one after another
+						(StatefulSet OrderedReady, LWS LeaderReady):
+						admitted before they all exist */
+	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
+	 * StatefulSet an LWS made: */
+	workload_kind_t set_kind;   /* WORKLOAD_KIND_LWS (its labels name one),
+				       WORKLOAD_KIND_STATEFULSET (a Pod's controller
+				       owner), else OTHER */
+	const char *set_name;	    /* that LeaderWorkerSet's or StatefulSet's name */
+	int64_t set_group;	    /* an LWS Pod's group index (-1 unknown) */
+	size_t set_podset;	    /* an LWS Pod's pod set: 0 leader, 1 worker */
+	workload_podset_t *podsets; /* 1..WORKLOAD_PODSETS_MAX pod sets */
+	size_t n_podsets;	    /* entries */
+	/* status */
+	int64_t active;	       /* Job: status.active (0 when absent); others: pods running */
+	int64_t succeeded;     /* Job: status.succeeded */
+	int64_t failed;	       /* Job: status.failed */
+	int64_t terminating;   /* Job: status.terminating */
+	bool started;	       /* Job: status.startTime is set */
+	int64_t ready_pods;    /* Job: status.ready; Pod: 1 when Ready; others: pods
+				  Ready as their status counts them */
+	bool finished;	       /* the kind's finished condition (Job: Complete or Failed;
+				  Pod: phase Succeeded or Failed; JobSet: Completed or
+				  Failed; RayJob: a terminal deployment status) */
+	bool ready;	       /* Pod: condition Ready is "True" */
+	const char *phase;     /* Pod: status.phase; NULL when absent */
+	const char *node_name; /* Pod: spec.nodeName; NULL when absent */
+	/* a kind whose pod sets are its child's (podsets_of_child): */
+	bool gpu_said;		  /* it carries a queue label or names a GPU (the view's gpu) */
+	bool has_runtime_patches; /* its runtime_patch list exists */
+	int32_t runtime_patch_at; /* the index of gpuq's entry in it (manager
+				     WORKLOAD_PATCH_MANAGER), -1 when none */
+	/* resolved (workload_resolve): */
+	bool gpu;		     /* some pod set asks for a GPU */
+	int32_t priority;	     /* the pod spec's priority if set; else its
+					priorityClassName's value; else the global
+					default PriorityClass's; else 0 (the first pod
+					set that names one counts) */
+	const char *priority_class;  /* the class it came from (the global default's
+					name when none is named); NULL when none */
+	bool priority_class_unknown; /* a named class the policy lacks: priority 0 */
+	void *mem;		     /* owned: the blocks every member lives in */
+	void *mem_tail;		     /* the block with room left (resolve uses it once) */
+	void *resolved;		     /* owned: a later resolve's requests (NULL: in mem) */
+} workload_t;
+
+/* Decode obj (a watched object of a supported kind, as a LIST or WATCH
+ * returns it) without a policy: everything the object itself says. kind is
+ * the collection's (a LIST item carries no apiVersion and kind), or
+ * WORKLOAD_KIND_OTHER to take it from the object's apiVersion and kind. cfg
+ * may be NULL (no extra GPU names). On GPUQ_OK *out is the caller's
+ * (workload_destroy); it still needs workload_resolve before its requests,
+ * gpu and priority are read. GPUQ_EINVAL for anything it refuses (another
+ * kind, a missing required field, a field of the wrong type, a bad quantity
+ * or timestamp, a cap above), with diag naming the field and the value;
+ * GPUQ_ENOMEM. Thread-safe (the watch threads decode their own events). */
+int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config_t *cfg,
+		    workload_t **out, gpuq_diag_t *diag);
+/* workload_decode of json[0..len) (need not be NUL-terminated; its kind from
+ * its apiVersion and kind), parsed with jv/ (GPUQ_EINVAL naming the parse
+ * error when it is not JSON). */
+int workload_decode_json(const char *json, size_t len, const workload_config_t *cfg,
+			 workload_t **out, gpuq_diag_t *diag);
+/* Resolve w against policy (may be NULL: no LimitRange defaults, no DRA
+ * claims, no PriorityClasses): each pod set's effective per-pod request (a
+ * template's with the namespace's LimitRange defaults its Pods will get, a
+ * Pod's as it is, plus DRA GPUs as nvidia.com/gpu), gpu, priority. Again
+ * after every policy change; replaces what an earlier resolve gave.
+ * GPUQ_OK; GPUQ_EINVAL (too many resources, a sum above 2^63-1) with diag;
+ * GPUQ_ENOMEM (w keeps its former resolution). */
+int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag);
+/* Free w. NULL is fine. */
+void workload_destroy(workload_t *w);
+
+/* The workload's name as people know it: "<short name>/<name>" ("job/train",
+ * "jobset/llama-70b"; a Pod group: "podgroup/<group>"), into buf. */
+const char *workload_display_name(workload_kind_t kind, const char *name, char *buf, size_t cap);
+
+#endif
