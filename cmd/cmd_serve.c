@@ -263,17 +263,17 @@ static void grace(http_server_t *srv, webhook_admission_t *adm, const sigset_t *
 
 /* What gpuq serve runs: the process state, owned by cmd_serve's frame. */
 typedef struct {
-	cmd_serve_opts_t opts;	     /* the flags */
-	http_server_config_t hcfg;   /* the server's part of them */
-	webhook_config_t review_cfg; /* admission's part */
-	kube_config_t *kcfg;	     /* the cluster (a cluster source only) */
-	keeper_args_t kargs;	     /* what the cert keeper borrows */
-	certkeeper_t *keeper;	     /* --cert-secret, or NULL */
-	http_server_t *srv;	     /* the HTTPS server */
-	webhook_admission_t *adm;    /* admission on it */
-	webui_t *ui;		     /* --ui, or NULL */
-	dcgm_scraper_t *dcgm;	     /* --dcgm-url, or NULL */
-	controller_t *ctl;	     /* a cluster source's controller, or NULL */
+	cmd_serve_opts_t opts;			/* the flags */
+	http_server_config_t hcfg;		/* the server's part of them */
+	webhook_config_t review_cfg;		/* admission's part */
+	kube_config_t *kcfg;			/* the cluster (a cluster source only) */
+	keeper_args_t kargs;			/* what the cert keeper borrows */
+	certkeeper_t *keeper;			/* --cert-secret, or NULL */
+	http_server_t *srv;			/* the HTTPS server */
+	webhook_admission_t *adm;		/* admission on it */
+	webui_t *ui;				/* --ui, or NULL */
+	dcgm_scraper_t *dcgm;			/* --dcgm-url, or NULL */
+	controller_t *ctl;			/* a cluster source's controller, or NULL */
 	char self_user[CMD_SERVE_NAME_MAX + 1]; /* gpuq's own username, when learned */
 } serve_t;
 

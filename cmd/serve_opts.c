@@ -554,7 +554,8 @@ static int apply_ui(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_di
 		return parse_bool("--ui", value, &opts->ui, diag);
 	if (f == FLAG_UI_IDLE) {
 		int64_t ms = -1;
-		if (gpuq_duration_parse(value, &ms, NULL) || ms < 1 || ms > CMD_SERVE_UI_IDLE_MAX_MS)
+		if (gpuq_duration_parse(value, &ms, NULL) || ms < 1 ||
+		    ms > CMD_SERVE_UI_IDLE_MAX_MS)
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "--ui-idle \"%s\": expected a duration such as 30s or "
 					     "5m, 1ms..1h",

@@ -42,7 +42,7 @@ typedef enum {
 #define CMD_SERVE_READY_TIMEOUT_MS_DEFAULT (30LL * 60 * 1000) /* Kueue's waitForPodsReady */
 #define CMD_SERVE_REQUEUE_BACKOFF_MS_DEFAULT (60LL * 1000)
 #define CMD_SERVE_DURATION_FLAG_MAX_MS (7LL * 86400 * 1000) /* duration flags: at most 7 days */
-#define CMD_SERVE_UI_IDLE_MAX_MS (3600LL * 1000)		    /* --ui-idle: at most 1 h */
+#define CMD_SERVE_UI_IDLE_MAX_MS (3600LL * 1000)	    /* --ui-idle: at most 1 h */
 /* --usage-half-life-time and --usage-sampling-interval: at most a year
  * (Kueue's examples use a week; months of memory are plausible, years not) */
 #define CMD_SERVE_USAGE_FLAG_MAX_MS (365LL * 86400 * 1000)

@@ -601,8 +601,7 @@ static bool slow_enqueue(http_server_t *srv, struct MHD_Connection *conn, reques
 	bool ok;
 
 	pthread_mutex_lock(&srv->slow_lock);
-	ok = srv->slow_running && !atomic_load(&srv->slow_stop) &&
-	     srv->slow_n < HTTP_APP_SLOW_MAX;
+	ok = srv->slow_running && !atomic_load(&srv->slow_stop) && srv->slow_n < HTTP_APP_SLOW_MAX;
 	if (ok) {
 		rq->conn = conn;
 		rq->slow_next = NULL;
@@ -642,7 +641,7 @@ static void *slow_main(void *arg)
 		if (!atomic_load(&srv->slow_stop)) {
 			pthread_mutex_unlock(&srv->slow_lock);
 			a = (http_app_request_t){rq->app_path, rq->app_auth, rq->app_head,
-						    rq->app_query};
+						 rq->app_query};
 			srv->app_slow_fn(srv->app_ctx, &a);
 			pthread_mutex_lock(&srv->slow_lock);
 		}
@@ -679,8 +678,8 @@ static enum MHD_Result serve_app(http_server_t *srv, struct MHD_Connection *conn
 	if (!srv->app_fn || !rq->app_path)
 		return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND,
 				  "not found: the web UI is off (gpuq serve --ui)\n");
-	a = (http_app_request_t){rq->app_path, rq->app_auth,
-				    !strcmp(method, MHD_HTTP_METHOD_HEAD), rq->app_query};
+	a = (http_app_request_t){rq->app_path, rq->app_auth, !strcmp(method, MHD_HTTP_METHOD_HEAD),
+				 rq->app_query};
 	rq->app_head = a.head;
 	rc = srv->app_fn(srv->app_ctx, &a, rq->slow_done, &out);
 	if (rc == HTTP_APP_SLOW && !rq->slow_done) {
@@ -698,8 +697,8 @@ static enum MHD_Result serve_app(http_server_t *srv, struct MHD_Connection *conn
 /* The query's arguments being joined (query_arg). */
 typedef struct {
 	char buf[HTTP_APP_QUERY_MAX + 1]; /* "k=v&k=v" */
-	size_t len;			     /* bytes in buf */
-	bool over;			     /* past HTTP_APP_QUERY_MAX */
+	size_t len;			  /* bytes in buf */
+	bool over;			  /* past HTTP_APP_QUERY_MAX */
 } query_t;
 
 static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,

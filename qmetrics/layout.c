@@ -103,8 +103,8 @@ static size_t cq_slots(const queue_t *q, uint32_t cq, qm_layout_t *l, size_t *ca
 			s->flavor = f;
 			s->res = r;
 			s->group = UINT32_MAX;
-			s->milli = quota_core_per_unit(queue_resource_name(q, r)) ==
-				   QUOTA_CPU_PER_CORE;
+			s->milli =
+			    quota_core_per_unit(queue_resource_name(q, r)) == QUOTA_CPU_PER_CORE;
 			s->flavor_l = flv[f];
 			s->res_l = res[r];
 		}

@@ -355,7 +355,7 @@ static int fill_quota(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 			s->quota[i].nominal = qv.nominal;
 			s->quota[i].usage = qv.usage;
 			if (sl->group != UINT32_MAX)
-				v[n++] = (quota_lend_t){sl->group, i, qv.nominal, qv.usage,
+				v[n++] = (quota_lend_t){sl->group,	  i, qv.nominal, qv.usage,
 							qv.lending_limit, 0};
 		}
 	quota_lent_share(v, n);

@@ -550,7 +550,8 @@ void quota_lent_share(quota_lend_t *v, size_t n)
 			lendable += quota_lend_idle(v[j].nominal, v[j].usage, v[j].lending);
 		}
 		for (size_t k = i; k < j; k++)
-			v[k].lent = quota_lent(quota_lend_idle(v[k].nominal, v[k].usage, v[k].lending),
-					       borrowed, lendable);
+			v[k].lent =
+			    quota_lent(quota_lend_idle(v[k].nominal, v[k].usage, v[k].lending),
+				       borrowed, lendable);
 	}
 }

@@ -214,12 +214,12 @@ double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total);
 /* One ClusterQueue's (flavor, resource) slot in a cohort, for
  * quota_lent_share. */
 typedef struct {
-	uint64_t group;	  /* its (cohort, flavor, resource), as the caller numbers them */
-	size_t slot;	  /* the caller's own index, carried along */
-	int64_t nominal;  /* nominal quota, core units */
-	int64_t usage;	  /* usage, core units */
-	int64_t lending;  /* lendingLimit (< 0: none) */
-	double lent;	  /* set: what it lends (quota_lent in its group) */
+	uint64_t group;	 /* its (cohort, flavor, resource), as the caller numbers them */
+	size_t slot;	 /* the caller's own index, carried along */
+	int64_t nominal; /* nominal quota, core units */
+	int64_t usage;	 /* usage, core units */
+	int64_t lending; /* lendingLimit (< 0: none) */
+	double lent;	 /* set: what it lends (quota_lent in its group) */
 } quota_lend_t;
 
 /* The one "lent": sort v[0..n) by group and set each entry's lent, its

@@ -1172,9 +1172,9 @@ static int app_fn(void *ctx, const http_app_request_t *rq, bool retry, http_app_
 	if (!strcmp(rq->path, "/apis/echo")) { /* the query as the app sees it */
 		snprintf(app_query, sizeof(app_query), "%s", rq->query ? rq->query : "(none)");
 		*out = (http_app_reply_t){.status = 200,
-					     .content_type = "text/plain",
-					     .body = app_query,
-					     .len = strlen(app_query)};
+					  .content_type = "text/plain",
+					  .body = app_query,
+					  .len = strlen(app_query)};
 		return GPUQ_OK;
 	}
 	if (!strcmp(rq->path, "/api/slow") && !retry)

@@ -129,9 +129,8 @@ static void tolerations(void **state)
 static void effect_names_one_map(void **state)
 {
 	static const char *const names[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
-	static const queue_effect_t core[] = {QUEUE_EFFECT_NO_SCHEDULE,
-					      QUEUE_EFFECT_PREFER_NO_SCHEDULE,
-					      QUEUE_EFFECT_NO_EXECUTE};
+	static const queue_effect_t core[] = {
+	    QUEUE_EFFECT_NO_SCHEDULE, QUEUE_EFFECT_PREFER_NO_SCHEDULE, QUEUE_EFFECT_NO_EXECUTE};
 	policy_effect_t e = POLICY_EFFECT_NO_SCHEDULE;
 	queue_effect_t q = QUEUE_EFFECT_NO_SCHEDULE;
 

@@ -1064,7 +1064,7 @@ static void vis_app_routes(void **state)
 	const char *ns;
 	size_t n;
 	http_app_request_t rq = {VIS "/namespaces/team-b/localqueues/default/pendingworkloads",
-				    NULL, false, "limit=1"};
+				 NULL, false, "limit=1"};
 	http_app_reply_t out = {0};
 	json_t *o;
 

@@ -95,10 +95,10 @@ static int reply_error(http_app_reply_t *out, bool vis, unsigned status, const c
 		if (rc)
 			return rc;
 		*out = (http_app_reply_t){.status = status,
-					     .content_type = JSON_TYPE,
-					     .body = body,
-					     .len = len,
-					     .body_owned = true};
+					  .content_type = JSON_TYPE,
+					  .body = body,
+					  .len = len,
+					  .body_owned = true};
 	} else {
 		reply_static(out, status, JSON_TYPE, json_text);
 	}
@@ -215,8 +215,7 @@ static int check_access(webui_t *ui, const http_app_request_t *rq, bool retry, b
 	return GPUQ_OK;
 }
 
-int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry,
-		     http_app_reply_t *out)
+int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	webui_t *ui = ctx;
 	webui_access_t acc;

@@ -139,13 +139,13 @@ static int fill_cqs(const queue_t *q, webui_snap_t *s)
 						  f,
 						  r};
 				if (coh != QUEUE_NONE)
-					lend[n_lend++] = (quota_lend_t){
-					    ((uint64_t)coh << 32) | ((uint64_t)f << 16) | r,
-					    s->n_quota,
-					    v.nominal,
-					    v.usage,
-					    v.lending_limit,
-					    0};
+					lend[n_lend++] = (quota_lend_t){((uint64_t)coh << 32) |
+									    ((uint64_t)f << 16) | r,
+									s->n_quota,
+									v.nominal,
+									v.usage,
+									v.lending_limit,
+									0};
 				s->n_quota++;
 			}
 		cq->n_quota = s->n_quota - cq->quota0;
