@@ -78,7 +78,8 @@ static void *lease_main(void *arg)
 		int64_t start = controller_mono_ms();
 		bool now_held = round_once(c, &st, &failures);
 		if (now_held != held)
-			equeue_kick(&c->events); /* the controller thread follows at once */
+			controller_equeue_kick(
+			    &c->events); /* the controller thread follows at once */
 		held = now_held;
 		/* the next round, or earlier the moment the fence is stopped; a
 		 * lease that runs out meanwhile wakes the controller thread by
@@ -88,7 +89,7 @@ static void *lease_main(void *arg)
 	return NULL;
 }
 
-int elect_start(struct controller *c, gpuq_diag_t *diag)
+int controller_elect_start(struct controller *c, gpuq_diag_t *diag)
 {
 	kube_client_opts_t co = c->o.client;
 	int rc;
@@ -107,7 +108,7 @@ int elect_start(struct controller *c, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-void elect_wait_first(struct controller *c)
+void controller_elect_wait_first(struct controller *c)
 {
 	if (!c->o.leader_elect)
 		return;
@@ -117,7 +118,7 @@ void elect_wait_first(struct controller *c)
 	pthread_mutex_unlock(&c->lease_mu);
 }
 
-void elect_follow(struct controller *c)
+void controller_elect_follow(struct controller *c)
 {
 	if (!c->o.leader_elect)
 		return;
@@ -126,23 +127,23 @@ void elect_follow(struct controller *c)
 	pthread_mutex_unlock(&c->lease_mu);
 }
 
-void elect_wake(struct controller *c)
+void controller_elect_wake(struct controller *c)
 {
 	pthread_mutex_lock(&c->lease_mu);
 	pthread_cond_broadcast(&c->lease_cv);
 	pthread_mutex_unlock(&c->lease_mu);
 }
 
-void elect_stop(struct controller *c)
+void controller_elect_stop(struct controller *c)
 {
-	elect_wake(c);
+	controller_elect_wake(c);
 	if (c->lease_running) {
 		pthread_join(c->lease_thread, NULL);
 		c->lease_running = false;
 	}
 }
 
-void elect_release(struct controller *c)
+void controller_elect_release(struct controller *c)
 {
 	kube_lease_opts_t lo = lease_opts(c);
 	gpuq_diag_t diag = {{0}};

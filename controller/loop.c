@@ -76,8 +76,8 @@ static bool touch_append(struct controller *c, const char *key)
 
 void controller_touch_key(struct controller *c, const char *key)
 {
-	job_t *j = controller_job(c, key);
-	pgroup_t *g;
+	controller_job_t *j = controller_job(c, key);
+	controller_pgroup_t *g;
 
 	if (j) {
 		controller_touch(c, j);
@@ -88,7 +88,7 @@ void controller_touch_key(struct controller *c, const char *key)
 		g->touched = true;
 }
 
-void controller_touch(struct controller *c, job_t *j)
+void controller_touch(struct controller *c, controller_job_t *j)
 {
 	if (j->touched)
 		return;
@@ -109,18 +109,18 @@ static void act_touched(struct controller *c)
 	size_t i;
 
 	for (i = 0; i < c->n_touched; i++) {
-		job_t *j;
-		pgroup_t *g;
+		controller_job_t *j;
+		controller_pgroup_t *g;
 		if (!kube_fence_held(c->fence, controller_mono_ms()))
 			break;
 		j = controller_job(c, c->touched[i]);
 		g = j ? NULL : controller_group(c, c->touched[i]);
 		if (j) {
 			j->touched = false;
-			actuate_job(c, j);
+			controller_actuate_job(c, j);
 		} else if (g) {
 			g->touched = false;
-			actuate_group(c, g);
+			controller_actuate_group(c, g);
 		}
 		free(c->touched[i]);
 	}
@@ -131,12 +131,12 @@ static void act_touched(struct controller *c)
 static void sweep(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&c->jobs, &pos)))
+	while ((s = controller_map_next(&c->jobs, &pos)))
 		controller_touch(c, s->value);
 	pos = 0;
-	while ((s = map_next(&c->groups, &pos)))
+	while ((s = controller_map_next(&c->groups, &pos)))
 		controller_touch_key(c, s->key);
 }
 
@@ -171,11 +171,11 @@ static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
 	if (c->o.ui)
 		webui_events_note(c->o.ui, c->q, res, now);
-	econ_result(c, res); /* budgets' and idle GPUs' Events */
+	controller_econ_result(c, res); /* budgets' and idle GPUs' Events */
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
-		const job_t *j = controller_job(c, res->admissions[i].uid);
+		const controller_job_t *j = controller_job(c, res->admissions[i].uid);
 		qmetrics_admission_count(c->metrics, c->q, &res->admissions[i],
 					 j ? j->requeued_ms : 0, now);
 	}
@@ -202,7 +202,7 @@ static void cycle(struct controller *c)
 	/* intent before acting; with no eviction the commit after the
 	   admission pass below carries whatever the tick changed */
 	if (res.n_evictions && persist(c) == GPUQ_OK)
-		actuate_result(c, &res);
+		controller_actuate_result(c, &res);
 	t0 = gpuq_mono_ns();
 	rc = queue_cycle_run(c->q, now, &res);
 	core_ns += gpuq_mono_ns() - t0;
@@ -214,24 +214,25 @@ static void cycle(struct controller *c)
 	count(c, &res, now);
 	for (size_t i = 0; i < res.n_admissions; i++) {
 		touch_uid(c, res.admissions[i].uid);
-		status_note(c, res.admissions[i].uid);
+		controller_status_note(c, res.admissions[i].uid);
 	}
 	for (size_t i = 0; i < res.n_evictions; i++) {
 		touch_uid(c, res.evictions[i].victim_uid);
-		status_note(c, res.evictions[i].victim_uid);
+		controller_status_note(c, res.evictions[i].victim_uid);
 	}
 	for (size_t i = 0; i < res.n_changes; i++)
-		status_note(c, res.changes[i].uid);
+		controller_status_note(c, res.changes[i].uid);
 	if (persist(c) == GPUQ_OK)
-		actuate_result(c, &res); /* Events (queued); the patches follow in act_touched */
+		controller_actuate_result(
+		    c, &res); /* Events (queued); the patches follow in act_touched */
 }
 
 /* Drop the touched list (a replica standing by acts on nothing). */
 static void untouch_all(struct controller *c)
 {
 	for (size_t i = 0; i < c->n_touched; i++) {
-		job_t *j = controller_job(c, c->touched[i]);
-		pgroup_t *g = controller_group(c, c->touched[i]);
+		controller_job_t *j = controller_job(c, c->touched[i]);
+		controller_pgroup_t *g = controller_group(c, c->touched[i]);
 		if (j)
 			j->touched = false;
 		if (g)
@@ -245,7 +246,7 @@ static void lead_set(struct controller *c, bool is)
 {
 	atomic_store(&c->leader, is);
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
-	usage_lost(c);			     /* a new term merges the checkpoints before writing */
+	controller_usage_lost(c);	     /* a new term merges the checkpoints before writing */
 	if (c->o.ui)
 		webui_leader_set(c->o.ui, is); /* a follower's web API answers 503 */
 }
@@ -262,7 +263,7 @@ static void follow(struct controller *c)
 	uint64_t term = kube_fence_term(c->fence);
 	bool was = atomic_load(&c->leader);
 
-	elect_follow(c);
+	controller_elect_follow(c);
 	if (was && (!is || term != c->lease_term)) {
 		if (is)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
@@ -285,7 +286,7 @@ static void follow(struct controller *c)
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->lease_term = term;
 		lead_set(c, true);
-		swriter_forget(c->swriter); /* another leader may have written since */
+		controller_swriter_forget(c->swriter); /* another leader may have written since */
 		c->core_dirty = true;
 		c->check_term = c->o.leader_elect;
 		sweep(c);
@@ -317,13 +318,14 @@ static void term_check(struct controller *c)
 			 "another replica led since this store was written: rebuilding the queues "
 			 "from the cluster");
 		if (engine_core_build(c->policy, &c->qcfg, &q, &diag) == GPUQ_OK) {
-			snapshot_seed_usage(c, q); /* the history the other replica wrote */
+			controller_snapshot_seed_usage(c,
+						       q); /* the history the other replica wrote */
 			queue_destroy(c->q);
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
-			jobs_resync(c);
-			sets_resync(c);
-			pods_resync(c);
+			controller_jobs_resync(c);
+			controller_sets_resync(c);
+			controller_pods_resync(c);
 			c->persist_full = true;
 		} else {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
@@ -340,22 +342,22 @@ static void term_check(struct controller *c)
 
 static bool all_listed(const struct controller *c)
 {
-	for (int r = 0; r < RES_COUNT; r++)
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
 		if (c->watched[r] && !c->listed[r])
 			return false;
 	return true;
 }
 
-void controller_handle(struct controller *c, cevent_t *ev)
+void controller_handle(struct controller *c, controller_cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
-		snapshot_apply(c, ev);
-	else if (ev->res == RES_PODS)
-		pods_apply(c, ev);
+		controller_snapshot_apply(c, ev);
+	else if (ev->res == CONTROLLER_RES_PODS)
+		controller_pods_apply(c, ev);
 	else if (ev->res == RES_STATEFULSETS || ev->res == RES_LWS)
 		sets_apply(c, ev);
 	else
-		jobs_apply(c, ev);
+		controller_jobs_apply(c, ev);
 	cevent_deinit(ev);
 }
 
@@ -400,7 +402,7 @@ static void trim(struct controller *c, size_t n)
 static void *loop_main(void *arg)
 {
 	struct controller *c = arg;
-	cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
+	controller_cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
 
 	if (!batch) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "out of memory");
@@ -408,16 +410,16 @@ static void *loop_main(void *arg)
 	}
 	/* a restarted leader must know it leads before it reads the cluster
 	 * (jobs.c treats Jobs differently) */
-	elect_wait_first(c);
+	controller_elect_wait_first(c);
 	while (!atomic_load(&c->stop)) {
-		size_t n = equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
+		size_t n = controller_equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
 		int64_t now;
 
 		follow(c);
 		for (size_t i = 0; i < n; i++)
 			controller_handle(c, &batch[i]);
 		trim(c, n);
-		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
+		if (c->policy_dirty && all_listed(c) && controller_snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
 			atomic_store(&c->synced, true);
 			gpuq_log(
@@ -433,7 +435,7 @@ static void *loop_main(void *arg)
 			term_check(c);
 		if (c->check_term)
 			continue;
-		usage_step(c);
+		controller_usage_step(c);
 		now = controller_mono_ms();
 		if (now >= c->next_sweep_ms) {
 			c->next_sweep_ms = now + SWEEP_MS;
@@ -444,18 +446,18 @@ static void *loop_main(void *arg)
 			cycle(c);
 		if (persist(c) == GPUQ_OK)
 			act_touched(c);
-		status_jobs(c);
-		status_queues(c);
+		controller_status_jobs(c);
+		controller_status_queues(c);
 		if (now >= c->metrics_next_ms) {
 			c->metrics_next_ms = now + METRICS_MS;
 			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
 			if (c->o.ui)
 				(void)webui_publish(c->o.ui, c->q, controller_now(c));
 		}
-		econ_step(c);
+		controller_econ_step(c);
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
-			podmap_publish(c);
+			controller_podmap_publish(c);
 		}
 	}
 	free(batch);
@@ -480,18 +482,18 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
 	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
-	map_init(&c->econ_runs);
+	controller_map_init(&c->econ_runs);
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
-	map_init(&c->jobs);
-	map_init(&c->groups);
-	map_init(&c->sets);
-	map_init(&c->pod_group);
-	map_init(&c->pods_early);
-	for (int r = 0; r < RES_COUNT; r++)
-		map_init(&c->objs[r]);
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->sets);
+	controller_map_init(&c->pod_group);
+	controller_map_init(&c->pods_early);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_init(&c->objs[r]);
 	rc = qmetrics_create(&c->metrics);
 	if (!rc)
-		rc = equeue_init(&c->events);
+		rc = controller_equeue_init(&c->events);
 	if (rc) {
 		qmetrics_destroy(c->metrics);
 		free(c);
@@ -517,7 +519,8 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	if (!rc) {
 		/* every write of the controller thread needs the Lease */
 		kube_client_fence(c->client, c->fence, KUBE_FENCE_WRITES);
-		rc = swriter_start(o->kube, &o->client, o->identity, c->fence, &c->swriter, diag);
+		rc = controller_swriter_start(o->kube, &o->client, o->identity, c->fence,
+					      &c->swriter, diag);
 	}
 	if (rc) {
 		controller_destroy(c);
@@ -538,10 +541,10 @@ static void metrics_source(void *ctx, http_metrics_text_t *t)
 
 int controller_start(controller_t *c, gpuq_diag_t *diag)
 {
-	int rc = informer_start(c, diag);
+	int rc = controller_informer_start(c, diag);
 
 	if (!rc)
-		rc = elect_start(c, diag);
+		rc = controller_elect_start(c, diag);
 	if (!rc && pthread_create(&c->thread, NULL, loop_main, c) != 0)
 		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	if (rc) {
@@ -566,15 +569,15 @@ void controller_stop(controller_t *c)
 	atomic_store(&c->stop, true);
 	if (c->fence)
 		kube_fence_stop(c->fence);
-	equeue_kick(&c->events);
-	elect_wake(c);
-	informer_stop(c);
+	controller_equeue_kick(&c->events);
+	controller_elect_wake(c);
+	controller_informer_stop(c);
 	if (c->running) {
 		pthread_join(c->thread, NULL);
 		c->running = false;
 	}
-	elect_stop(c);
-	swriter_stop(c->swriter);
+	controller_elect_stop(c);
+	controller_swriter_stop(c->swriter);
 	c->swriter = NULL;
 	if (!c->fence)
 		return;
@@ -582,8 +585,8 @@ void controller_stop(controller_t *c)
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
 	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, controller_mono_ms()))
-		usage_final(c); /* the thread is gone: its core and client are ours */
-	elect_release(c);
+		controller_usage_final(c); /* the thread is gone: its core and client are ours */
+	controller_elect_release(c);
 	atomic_store(&c->leader, false);
 	kube_fence_stop(c->fence); /* idempotent from here on */
 }
@@ -593,18 +596,18 @@ void controller_destroy(controller_t *c)
 	if (!c)
 		return;
 	controller_stop(c);
-	jobs_free_all(c);
-	pods_free_all(c);
-	sets_free_all(c);
-	for (int r = 0; r < RES_COUNT; r++) {
+	controller_jobs_free_all(c);
+	controller_pods_free_all(c);
+	controller_sets_free_all(c);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
 		size_t pos = 0;
-		map_slot_t *s;
-		while ((s = map_next(&c->objs[r], &pos))) {
-			pobj_t *o = s->value;
+		controller_map_slot_t *s;
+		while ((s = controller_map_next(&c->objs[r], &pos))) {
+			controller_pobj_t *o = s->value;
 			json_decref(o->obj);
 			free(o);
 		}
-		map_deinit(&c->objs[r]);
+		controller_map_deinit(&c->objs[r]);
 	}
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
@@ -612,8 +615,8 @@ void controller_destroy(controller_t *c)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	equeue_deinit(&c->events);
-	econ_free(c);
+	controller_equeue_deinit(&c->events);
+	controller_econ_free(c);
 	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);

@@ -70,7 +70,7 @@ json_t *controller_tolerations_json(const workload_podset_t *ps)
 	return tols;
 }
 
-void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
+void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
 			    queue_podset_spec_t *ps)
 {
 	memset(b, 0, sizeof(*b));

@@ -122,10 +122,10 @@ static int decode(const policy_t *p, const char *json, workload_t **o)
 }
 
 typedef struct {
-	size_t jobs, pods; /* objects compared */
-	size_t list_items; /* ... of them also as LIST items */
-	const policy_t *p; /* resolved against */
-	cevent_t ev;	   /* the last event informer_event made */
+	size_t jobs, pods;	/* objects compared */
+	size_t list_items;	/* ... of them also as LIST items */
+	const policy_t *p;	/* resolved against */
+	controller_cevent_t ev; /* the last event informer_event made */
 } tally_t;
 
 static const webhook_config_t no_cfg = {NULL, 0, NULL};
@@ -138,7 +138,8 @@ static int take(void *ctx, const kube_event_t *ev)
 
 	cevent_deinit(&t->ev);
 	if (kind && (!strcmp(kind, "Job") || !strcmp(kind, "Pod")))
-		informer_event(!strcmp(kind, "Job") ? RES_JOBS : RES_PODS, &no_cfg, ev, &t->ev);
+		informer_event(!strcmp(kind, "Job") ? CONTROLLER_RES_JOBS : CONTROLLER_RES_PODS,
+			       &no_cfg, ev, &t->ev);
 	return 0;
 }
 
@@ -287,7 +288,7 @@ static void test_list_items_and_refusals(void **state)
 	char page[4096], bad[512];
 	jv_doc_t doc;
 	kube_event_t ev = {.type = KUBE_EV_ADDED, .resource_version = "9"};
-	cevent_t ce;
+	controller_cevent_t ce;
 	char err[128];
 
 	(void)state;
@@ -296,7 +297,7 @@ static void test_list_items_and_refusals(void **state)
 	ev.fast = doc.root;
 	ev.list_api_version = "v1";
 	ev.list_kind = "Pod";
-	informer_event(RES_PODS, &cfg, &ev, &ce);
+	informer_event(CONTROLLER_RES_PODS, &cfg, &ev, &ce);
 	assert_non_null(ce.wl);
 	assert_int_equal(ce.wl->kind, WORKLOAD_KIND_POD);
 	assert_string_equal(ce.wl->uid, "u2");
@@ -311,7 +312,7 @@ static void test_list_items_and_refusals(void **state)
 	    "{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1.2.3\"}}}]}}}}");
 	assert_int_equal(jv_doc_parse(&doc, bad, strlen(bad), err, sizeof(err)), GPUQ_OK);
 	ev.fast = doc.root;
-	informer_event(RES_JOBS, &cfg, &ev, &ce);
+	informer_event(CONTROLLER_RES_JOBS, &cfg, &ev, &ce);
 	assert_null(ce.wl);
 	assert_string_equal(ce.uid, "u9");
 	assert_non_null(strstr(ce.bad, "Job \"j\": spec.template.spec.containers[0].resources"
@@ -332,15 +333,15 @@ static void test_job_event_into_core(void **state)
 	char *line;
 	tally_t t = {0};
 	queue_wl_t id;
-	job_t *j;
+	controller_job_t *j;
 
 	(void)state;
 	assert_non_null(c);
 	controller_opts_default(&c->o);
 	queue_config_default(&c->qcfg);
-	map_init(&c->jobs);
-	map_init(&c->groups);
-	map_init(&c->pod_group);
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->pod_group);
 	c->policy = p;
 	if (engine_core_build(p, &c->qcfg, &c->q, &d))
 		fail_msg("core: %s", d.msg);
@@ -366,12 +367,12 @@ static void test_job_event_into_core(void **state)
 	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
 	assert_int_equal(j->wl->podsets[0].count, 4);
 	/* the same policy again: resolved anew, still one workload */
-	jobs_resync(c);
+	controller_jobs_resync(c);
 	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
 	free(line);
 	json_decref(req);
-	jobs_free_all(c);
-	pods_free_all(c);
+	controller_jobs_free_all(c);
+	controller_pods_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
