@@ -90,13 +90,13 @@ static int decoder_new(struct controller *c, kube_watch_decoder_t **d)
 	return kube_watch_decoder_create(0, on_event, c, d);
 }
 #else
-/* Now: the watch thread decodes each event once (informer_event); the
+/* Now: the watch thread decodes each event once (controller_informer_event); the
  * controller thread takes the decoded workload (controller_handle). */
 static int on_event(void *ctx, const kube_event_t *ev)
 {
 	controller_cevent_t ce;
 
-	informer_event(CONTROLLER_RES_JOBS, &((struct controller *)ctx)->o.review_cfg, ev, &ce);
+	controller_informer_event(CONTROLLER_RES_JOBS, &((struct controller *)ctx)->o.review_cfg, ev, &ce);
 	controller_handle(ctx, &ce);
 	g_events++;
 	return 0;

@@ -337,7 +337,7 @@ void controller_actuate_job(struct controller *c, controller_job_t *j)
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
 				controller_actuate_rq_clear(c, j);
-				(void)release_parent(c, j, id);
+				(void)controller_release_parent(c, j, id);
 				controller_status_note(c, j->uid); /* released: where it runs */
 			} else {
 				rq_hold(c, j, &v, why);
@@ -346,11 +346,11 @@ void controller_actuate_job(struct controller *c, controller_job_t *j)
 		break;
 	case QUEUE_WL_EVICTING:
 		/* its quota is free only once its pods are gone: by its status
-		 * and by the Pods watch alike (release_quiet) */
+		 * and by the Pods watch alike (controller_release_quiet) */
 		if (!j->suspended)
-			(void)release_suspend(c, j);
-		else if (release_quiet(c, j))
-			(void)release_restore(c, j);
+			(void)controller_release_suspend(c, j);
+		else if (controller_release_quiet(c, j))
+			(void)controller_release_restore(c, j);
 		break;
 	default:
 		break;
@@ -363,9 +363,9 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 	const controller_job_t *j = controller_job(c, uid);
 
 	if (j && j->wl) /* posted by the status writer, after this pass's patches */
-		(void)swriter_event_ref(c->swriter, j->wl->integ->api_version,
-					j->wl->integ->kind_name, j->ns, j->name, uid, type, reason,
-					action, note);
+		(void)controller_swriter_event_ref(c->swriter, j->wl->integ->api_version,
+						   j->wl->integ->kind_name, j->ns, j->name, uid,
+						   type, reason, action, note);
 }
 
 void controller_actuate_result(struct controller *c, const queue_result_t *res)

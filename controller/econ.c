@@ -88,9 +88,9 @@ static void budget_event(struct controller *c, const queue_budget_view_t *v, con
 	const char *name = v->name, *slash = strchr(v->name, '/');
 
 	if (v->scope == QUEUE_BUDGET_CLUSTERQUEUE) {
-		(void)swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
-					obj_uid(c, CONTROLLER_RES_CLUSTERQUEUES, name), type,
-					reason, "Budget", note);
+		(void)controller_swriter_event_ref(
+		    c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
+		    obj_uid(c, CONTROLLER_RES_CLUSTERQUEUES, name), type, reason, "Budget", note);
 		return;
 	}
 	if (v->scope == QUEUE_BUDGET_NAMESPACE) {
@@ -108,9 +108,9 @@ static void budget_event(struct controller *c, const queue_budget_view_t *v, con
 		return;
 	}
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	(void)swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "LocalQueue", ns, name,
-				obj_uid(c, CONTROLLER_RES_LOCALQUEUES, key), type, reason, "Budget",
-				note);
+	(void)controller_swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "LocalQueue", ns, name,
+					   obj_uid(c, CONTROLLER_RES_LOCALQUEUES, key), type,
+					   reason, "Budget", note);
 }
 
 static void budget_changed(struct controller *c, const queue_budget_change_t *ch)

@@ -42,18 +42,19 @@ const controller_res_info_t controller_res[CONTROLLER_RES_COUNT] = {
 				      "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
     [CONTROLLER_RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
     [CONTROLLER_RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
-    [RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
-		     "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
-    [RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
-			  "/apis/apps/v1/statefulsets", false, false},
-    [RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1", "leaderworkersets",
-		 "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
-    [RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs", true,
-		     false},
-    [RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
-			 "/apis/ray.io/v1/rayclusters", true, false},
-    [RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
-		       "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
+    [CONTROLLER_RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
+				"/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
+    [CONTROLLER_RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
+				     "/apis/apps/v1/statefulsets", false, false},
+    [CONTROLLER_RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1",
+			    "leaderworkersets",
+			    "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
+    [CONTROLLER_RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs",
+				true, false},
+    [CONTROLLER_RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
+				    "/apis/ray.io/v1/rayclusters", true, false},
+    [CONTROLLER_RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
+				  "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
 };
 
 /* ---- the event queue ---- */
@@ -80,7 +81,7 @@ void controller_equeue_deinit(controller_equeue_t *q)
 	if (!q->ring)
 		return;
 	for (size_t i = 0; i < q->n; i++)
-		cevent_deinit(&q->ring[(q->head + i) % CONTROLLER_EVENTS_MAX]);
+		controller_cevent_deinit(&q->ring[(q->head + i) % CONTROLLER_EVENTS_MAX]);
 	free(q->ring);
 	q->ring = NULL;
 	pthread_mutex_destroy(&q->lock);
@@ -111,7 +112,7 @@ void controller_equeue_push(controller_equeue_t *q, const controller_cevent_t *e
 		controller_cevent_t drop = *ev;
 
 		pthread_mutex_unlock(&q->lock);
-		cevent_deinit(&drop);
+		controller_cevent_deinit(&drop);
 		return;
 	}
 	q->ring[(q->head + q->n) % CONTROLLER_EVENTS_MAX] = *ev;
@@ -164,7 +165,7 @@ json_t *controller_slim(json_t *obj)
 	return obj;
 }
 
-void cevent_deinit(controller_cevent_t *ev)
+void controller_cevent_deinit(controller_cevent_t *ev)
 {
 	json_decref(ev->object);
 	workload_destroy(ev->wl);
@@ -178,9 +179,10 @@ void cevent_deinit(controller_cevent_t *ev)
 /* Whether collection r holds workload objects (decoded on the watch thread). */
 static bool workload_collection(controller_res_t r)
 {
-	return r == CONTROLLER_RES_JOBS || r == CONTROLLER_RES_PODS || r == RES_JOBSETS ||
-	       r == RES_STATEFULSETS || r == RES_LWS || r == RES_RAYJOBS || r == RES_RAYCLUSTERS ||
-	       r == RES_TRAINJOBS;
+	return r == CONTROLLER_RES_JOBS || r == CONTROLLER_RES_PODS ||
+	       r == CONTROLLER_RES_JOBSETS || r == CONTROLLER_RES_STATEFULSETS ||
+	       r == CONTROLLER_RES_LWS || r == CONTROLLER_RES_RAYJOBS ||
+	       r == CONTROLLER_RES_RAYCLUSTERS || r == CONTROLLER_RES_TRAINJOBS;
 }
 
 static workload_kind_t collection_kind(controller_res_t r)
@@ -188,17 +190,17 @@ static workload_kind_t collection_kind(controller_res_t r)
 	switch (r) {
 	case CONTROLLER_RES_JOBS:
 		return WORKLOAD_KIND_JOB;
-	case RES_JOBSETS:
+	case CONTROLLER_RES_JOBSETS:
 		return WORKLOAD_KIND_JOBSET;
-	case RES_STATEFULSETS:
+	case CONTROLLER_RES_STATEFULSETS:
 		return WORKLOAD_KIND_STATEFULSET;
-	case RES_LWS:
+	case CONTROLLER_RES_LWS:
 		return WORKLOAD_KIND_LWS;
-	case RES_RAYJOBS:
+	case CONTROLLER_RES_RAYJOBS:
 		return WORKLOAD_KIND_RAYJOB;
-	case RES_RAYCLUSTERS:
+	case CONTROLLER_RES_RAYCLUSTERS:
 		return WORKLOAD_KIND_RAYCLUSTER;
-	case RES_TRAINJOBS:
+	case CONTROLLER_RES_TRAINJOBS:
 		return WORKLOAD_KIND_TRAINJOB;
 	default:
 		return WORKLOAD_KIND_POD;
@@ -224,8 +226,8 @@ static json_t *hand_over(json_t *shared)
 	return own;
 }
 
-void informer_event(controller_res_t res, const webhook_config_t *cfg, const kube_event_t *ev,
-		    controller_cevent_t *out)
+void controller_informer_event(controller_res_t res, const webhook_config_t *cfg,
+			       const kube_event_t *ev, controller_cevent_t *out)
 {
 	const workload_config_t wcfg = {cfg->gpu_resources, cfg->n_gpu_resources};
 	gpuq_diag_t diag = {{0}};
@@ -252,7 +254,7 @@ static int on_event(void *ctx, const kube_event_t *ev)
 	controller_watcher_t *w = ctx;
 	controller_cevent_t ce;
 
-	informer_event(w->res, &w->ctl->o.review_cfg, ev, &ce);
+	controller_informer_event(w->res, &w->ctl->o.review_cfg, ev, &ce);
 	controller_equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }

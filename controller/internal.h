@@ -76,12 +76,13 @@ typedef enum {
 	CONTROLLER_RES_KUEUE_COHORTS,
 	CONTROLLER_RES_JOBS,
 	CONTROLLER_RES_PODS,
-	RES_JOBSETS,	  /* optional: jobset.x-k8s.io, when the apiserver serves it */
-	RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods */
-	RES_LWS,	  /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
-	RES_RAYJOBS,	  /* optional: ray.io RayJobs */
-	RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
-	RES_TRAINJOBS,	  /* optional: trainer.kubeflow.org TrainJobs */
+	CONTROLLER_RES_JOBSETS,	     /* optional: jobset.x-k8s.io, when the apiserver serves it */
+	CONTROLLER_RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods
+				      */
+	CONTROLLER_RES_LWS,	     /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
+	CONTROLLER_RES_RAYJOBS,	     /* optional: ray.io RayJobs */
+	CONTROLLER_RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
+	CONTROLLER_RES_TRAINJOBS,    /* optional: trainer.kubeflow.org TrainJobs */
 	CONTROLLER_RES_COUNT
 } controller_res_t;
 
@@ -98,7 +99,7 @@ extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
 
 /* One watch event on its way to the controller thread. A policy object
  * comes as jansson's tree; an object of a workload collection (Jobs, Pods)
- * comes decoded, once, on the watch thread (informer_event). */
+ * comes decoded, once, on the watch thread (controller_informer_event). */
 typedef struct {
 	controller_res_t res;	/* which collection */
 	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
@@ -111,7 +112,7 @@ typedef struct {
 } controller_cevent_t;
 
 /* Free what ev owns and clear it. */
-void cevent_deinit(controller_cevent_t *ev);
+void controller_cevent_deinit(controller_cevent_t *ev);
 
 typedef struct {
 	pthread_mutex_t lock;
@@ -146,8 +147,8 @@ typedef struct {
  * policy objects slimmed (controller_slim), workload objects decoded with
  * cfg's GPU names (workload_decode; a refusal gives uid and bad). Runs on
  * the watch thread. */
-void informer_event(controller_res_t res, const webhook_config_t *cfg, const kube_event_t *ev,
-		    controller_cevent_t *out);
+void controller_informer_event(controller_res_t res, const webhook_config_t *cfg,
+			       const kube_event_t *ev, controller_cevent_t *out);
 
 /* Discover optional groups, then start one thread per watched collection. */
 int controller_informer_start(struct controller *c, gpuq_diag_t *diag);
@@ -166,7 +167,7 @@ typedef enum {
  * actuation and status read (workload_t), no JSON kept. (Named controller_job_t for
  * its first kind.) */
 typedef struct {
-	controller_res_t res; /* its collection (CONTROLLER_RES_JOBS, RES_JOBSETS) */
+	controller_res_t res; /* its collection (CONTROLLER_RES_JOBS, CONTROLLER_RES_JOBSETS) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
 				 one decodes) */
 	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
@@ -338,7 +339,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
 /* Where j's pod sets are: j's own workload, or, for a kind whose pod sets
  * are its child's (a TrainJob), the cached child's (its JobSet); NULL
  * while that child is not seen. */
-const workload_t *jobs_podsets(struct controller *c, const controller_job_t *j);
+const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j);
 /* Bring every Job's workload into the core (after a snapshot change). */
 void controller_jobs_resync(struct controller *c);
 void controller_jobs_free_all(struct controller *c);
@@ -377,14 +378,14 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
  * as soon as it is known, before its Pods exist (they appear one after
  * another: OrderedReady, LeaderReady), its quota read from the parent's
  * spec, and each Pod is let through as it appears. */
-void sets_apply(struct controller *c, controller_cevent_t *ev);
+void controller_sets_apply(struct controller *c, controller_cevent_t *ev);
 void controller_sets_resync(struct controller *c);
 void controller_sets_free_all(struct controller *c);
 /* The workload key of a set's Pod o into out: false when o is no set's
  * member (or its set's group cannot be told yet). */
 bool controller_sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
 /* Put set group g in the core when its set is known and managed. */
-void sets_group_add(struct controller *c, controller_pgroup_t *g);
+void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */
@@ -485,9 +486,10 @@ int controller_swriter_event(controller_swriter_t *w, const char *ns, const char
 			     const char *action, const char *note);
 /* controller_swriter_event about another kind of object (api_version, kind; ns "" for
  * a cluster-scoped one: its Event goes to "default"; uid may be NULL). */
-int swriter_event_ref(controller_swriter_t *w, const char *api_version, const char *kind,
-		      const char *ns, const char *name, const char *uid, const char *type,
-		      const char *reason, const char *action, const char *note);
+int controller_swriter_event_ref(controller_swriter_t *w, const char *api_version, const char *kind,
+				 const char *ns, const char *name, const char *uid,
+				 const char *type, const char *reason, const char *action,
+				 const char *note);
 /* Stop (the fence it was given must be stopped first, or it may finish a
  * request already waiting on the limiter). NULL is fine. */
 void controller_swriter_stop(controller_swriter_t *w);
@@ -529,20 +531,20 @@ int controller_object_path(workload_kind_t k, const char *ns, const char *name, 
  * templates' placement before kept in gpuq.dev/original-scheduling. suspend:
  * suspended, the admitted marks taken away. restore: the templates'
  * placement put back from that annotation. GPUQ_OK or the patch's error. */
-int release_parent(struct controller *c, controller_job_t *j, queue_wl_t id);
-int release_suspend(struct controller *c, controller_job_t *j);
-int release_restore(struct controller *c, controller_job_t *j);
+int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id);
+int controller_release_suspend(struct controller *c, controller_job_t *j);
+int controller_release_restore(struct controller *c, controller_job_t *j);
 /* The JSON Patches those send (new references; NULL without memory, or, for
  * restore, when the parent keeps no original placement): for
- * release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
-int release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
-			 json_t **out);
+ * controller_release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
+				    json_t **out);
 json_t *controller_release_suspend_patch(const workload_t *wl);
 json_t *controller_release_restore_patch(const workload_t *wl);
 /* Whether a suspended parent's pods are gone: a Job's status says none
  * active or terminating and its start time reset; a JobSet's child Jobs
  * (cached) say so each. */
-bool release_quiet(struct controller *c, const controller_job_t *j);
+bool controller_release_quiet(struct controller *c, const controller_job_t *j);
 /* PATCH parent j (JSON or merge patch, body taken); the reply becomes the
  * cached object. */
 int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,

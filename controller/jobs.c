@@ -49,7 +49,7 @@ void controller_jobs_free_all(struct controller *c)
 	controller_map_deinit(&c->jobs);
 }
 
-const workload_t *jobs_podsets(struct controller *c, const controller_job_t *j)
+const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j)
 {
 	size_t pos = 0;
 	controller_map_slot_t *s;
@@ -235,7 +235,7 @@ static void sync_job(struct controller *c, controller_job_t *j)
 
 	if (!c->policy || !c->q || !o)
 		return;
-	p = jobs_podsets(c, j);
+	p = controller_jobs_podsets(c, j);
 	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
 	if (!j->in_core && (!managed(c, o, p) || o->finished))
 		return;

@@ -354,11 +354,11 @@ void controller_handle(struct controller *c, controller_cevent_t *ev)
 		controller_snapshot_apply(c, ev);
 	else if (ev->res == CONTROLLER_RES_PODS)
 		controller_pods_apply(c, ev);
-	else if (ev->res == RES_STATEFULSETS || ev->res == RES_LWS)
-		sets_apply(c, ev);
+	else if (ev->res == CONTROLLER_RES_STATEFULSETS || ev->res == CONTROLLER_RES_LWS)
+		controller_sets_apply(c, ev);
 	else
 		controller_jobs_apply(c, ev);
-	cevent_deinit(ev);
+	controller_cevent_deinit(ev);
 }
 
 static int64_t next_deadline(struct controller *c)

@@ -364,7 +364,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	m->wl = o;
 	m->gen = c->gen[CONTROLLER_RES_PODS];
 	if (g->set && c->q)
-		sets_group_add(c, g); /* its set's counts, not its Pods' */
+		controller_sets_group_add(c, g); /* its set's counts, not its Pods' */
 	else if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK &&
 		 !o->finished)
 		(void)add_to_core(c, g, o);

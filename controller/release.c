@@ -164,10 +164,10 @@ static void runtime_patch_put(json_t *patch, const workload_t *wl, json_t *entry
 
 /* ---- release ---- */
 
-int release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
-			 json_t **out)
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
+				    json_t **out)
 {
-	const workload_t *wl = j->wl, *p = jobs_podsets(c, j);
+	const workload_t *wl = j->wl, *p = controller_jobs_podsets(c, j);
 	json_t *patch, *all, *one = NULL, *entry = NULL;
 	char flavors[1024], path[WORKLOAD_FIELD_MAX + 32], meta[WORKLOAD_FIELD_MAX + 16];
 	char status[1024];
@@ -226,7 +226,7 @@ int release_parent_patch(struct controller *c, const controller_job_t *j, queue_
 		const char *vals[] = {"true", flavors, orig_dump, status};
 
 		/* where it runs now, in the same write (status.c does not write
-		 * it again: release_parent keeps its hash) */
+		 * it again: controller_release_parent keeps its hash) */
 		(void)queue_workload_status(c->q, id, status,
 					    sizeof(status)); /* truncated is fine */
 		put_annotations(patch, "/metadata", true, wl->has_annotations, keys, vals, 4);
@@ -245,11 +245,11 @@ int release_parent_patch(struct controller *c, const controller_job_t *j, queue_
 	return rc;
 }
 
-int release_parent(struct controller *c, controller_job_t *j, queue_wl_t id)
+int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id)
 {
 	json_t *patch = NULL;
 	char status[1024];
-	int rc = release_parent_patch(c, j, id, &patch);
+	int rc = controller_release_parent_patch(c, j, id, &patch);
 
 	if (rc)
 		return rc;
@@ -274,7 +274,7 @@ json_t *controller_release_suspend_patch(const workload_t *wl)
 	return patch;
 }
 
-int release_suspend(struct controller *c, controller_job_t *j)
+int controller_release_suspend(struct controller *c, controller_job_t *j)
 {
 	json_t *patch = controller_release_suspend_patch(j->wl);
 
@@ -332,7 +332,7 @@ json_t *controller_release_restore_patch(const workload_t *wl)
 	return patch;
 }
 
-int release_restore(struct controller *c, controller_job_t *j)
+int controller_release_restore(struct controller *c, controller_job_t *j)
 {
 	json_t *patch;
 	int rc;
@@ -364,7 +364,7 @@ static bool job_quiet(const workload_t *wl)
 	return wl->active == 0 && wl->terminating == 0 && !wl->started;
 }
 
-bool release_quiet(struct controller *c, const controller_job_t *j)
+bool controller_release_quiet(struct controller *c, const controller_job_t *j)
 {
 	size_t pos = 0;
 	controller_map_slot_t *s;

@@ -329,7 +329,7 @@ static void set_sync(struct controller *c, set_t *s)
 		statefulset_slices(c, s);
 }
 
-void sets_group_add(struct controller *c, controller_pgroup_t *g)
+void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 {
 	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
 
@@ -363,7 +363,7 @@ static void forget(struct controller *c, const char *key)
 	set_free(s);
 }
 
-void sets_apply(struct controller *c, controller_cevent_t *ev)
+void controller_sets_apply(struct controller *c, controller_cevent_t *ev)
 {
 	char key[SET_KEY_MAX];
 	workload_t *w = ev->wl;

@@ -391,9 +391,10 @@ int controller_swriter_event(controller_swriter_t *w, const char *ns, const char
 	return event_queue(w, NULL, NULL, ns, name, uid, type, reason, action, note);
 }
 
-int swriter_event_ref(controller_swriter_t *w, const char *api_version, const char *kind,
-		      const char *ns, const char *name, const char *uid, const char *type,
-		      const char *reason, const char *action, const char *note)
+int controller_swriter_event_ref(controller_swriter_t *w, const char *api_version, const char *kind,
+				 const char *ns, const char *name, const char *uid,
+				 const char *type, const char *reason, const char *action,
+				 const char *note)
 {
 	return event_queue(w, api_version, kind, ns, name, uid, type, reason, action, note);
 }

@@ -140,7 +140,7 @@ static inline json_t *ctl_member(const char *name, const char *group, int total)
 }
 
 /* The event the watch thread makes of obj (borrowed; NULL for RESET and
- * SYNCED): obj decoded once into ev->wl, as informer_event does. */
+ * SYNCED): obj decoded once into ev->wl, as controller_informer_event does. */
 static inline controller_cevent_t ctl_event(controller_res_t res, kube_event_type_t type, const json_t *obj)
 {
 	static const char *const gpus[] = {"nvidia.com/gpu"};
@@ -165,7 +165,7 @@ static inline void ctl_job_event(struct controller *c, kube_event_type_t type, j
 	controller_cevent_t ev = ctl_event(CONTROLLER_RES_JOBS, type, obj);
 
 	controller_jobs_apply(c, &ev);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 }
 
 /* One watch event of `type` about Pod obj (borrowed) into the controller. */
@@ -174,7 +174,7 @@ static inline void ctl_pod_event(struct controller *c, kube_event_type_t type, j
 	controller_cevent_t ev = ctl_event(CONTROLLER_RES_PODS, type, obj);
 
 	controller_pods_apply(c, &ev);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 }
 
 /* The core's state of workload uid; -1 when the core does not hold it. */

@@ -86,7 +86,7 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	    json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
 	    "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
 	j = released_job(c, "j", obj, &id);
-	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, j, id, &body), GPUQ_OK);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got,
@@ -131,7 +131,7 @@ static void release_body_starts_from_the_original_template(void **state)
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
 	j = released_job(c, "j", obj, &id);
-	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, j, id, &body), GPUQ_OK);
 	got = ctl_dump(json_array_get(body, 2));
 	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\","
 				 "\"value\":{\"nvidia.com/gpu.product\":\"H100\"}}");
@@ -173,7 +173,7 @@ static void suspend_body_takes_the_admission_back(void **state)
 		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1flavors\"}]");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(obj);
 }
 
@@ -217,7 +217,7 @@ static void restore_body_puts_the_template_back(void **state)
 		 "scheduling\"}]");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	/* no original placement: the flavor's removed */
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
@@ -228,11 +228,11 @@ static void restore_body_puts_the_template_back(void **state)
 			    "{\"op\":\"remove\",\"path\":\"/spec/template/spec/nodeSelector\"}");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_object_del(json_object_get(obj, "metadata"), "annotations");
 	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
 	assert_null(controller_release_restore_patch(ev.wl));
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(obj);
 }
 
@@ -261,7 +261,7 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 
 		json_object_set_new(job, "status", json_loads(cases[i].status, 0, NULL));
 		ctl_job_event(c, KUBE_EV_MODIFIED, job);
-		if (release_quiet(c, controller_job(c, "j")) != cases[i].quiet)
+		if (controller_release_quiet(c, controller_job(c, "j")) != cases[i].quiet)
 			fail_msg("status %s: quiet %d, want %d", cases[i].status, !cases[i].quiet,
 				 cases[i].quiet);
 		json_decref(job);
@@ -278,10 +278,10 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 	assert_non_null(pod);
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	assert_int_equal(controller_pods_of_job(c, "j"), 1);
-	assert_false(release_quiet(c, controller_job(c, "j")));
+	assert_false(controller_release_quiet(c, controller_job(c, "j")));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	assert_int_equal(controller_pods_of_job(c, "j"), 0);
-	assert_true(release_quiet(c, controller_job(c, "j")));
+	assert_true(controller_release_quiet(c, controller_job(c, "j")));
 	json_decref(pod);
 	ctl_free(c);
 }
@@ -324,13 +324,13 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	(void)state;
 	assert_non_null(tj);
 	assert_non_null(js);
-	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_ADDED, tj);
+	ev = ctl_event(CONTROLLER_RES_TRAINJOBS, KUBE_EV_ADDED, tj);
 	controller_jobs_apply(c, &ev);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), -1); /* its JobSet not seen yet */
-	ev = ctl_event(RES_JOBSETS, KUBE_EV_ADDED, js);
+	ev = ctl_event(CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
 	controller_jobs_apply(c, &ev);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
 	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
@@ -339,7 +339,8 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	/* named as people name it, where status, the web view and Events read */
 	assert_int_equal(queue_workload_view(c->q, id, &v), GPUQ_OK);
 	assert_string_equal(v.name, "trainjob/llama");
-	assert_int_equal(release_parent_patch(c, controller_job(c, "tj"), id, &body), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "tj"), id, &body),
+			 GPUQ_OK);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got,
@@ -366,7 +367,7 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	json_object_set_new(
 	    json_object_get(tj, "spec"), "runtimePatches",
 	    json_pack("[{s:s}, {s:s}]", "manager", "team.io/tuner", "manager", "gpuq.dev/manager"));
-	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
+	ev = ctl_event(CONTROLLER_RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
 	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(body);
 	assert_string_equal(
@@ -378,7 +379,7 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 		 "scheduling\"}]");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(tj);
 	json_decref(js);
 	ctl_free(c);
@@ -554,7 +555,7 @@ static void podset_from_a_decoded_object(void **state)
 	assert_int_equal(ps.tolerations[1].effect, QUEUE_EFFECT_NO_EXECUTE);
 	assert_string_equal(ps.tolerations[2].key, ""); /* every key */
 	assert_int_equal(ps.tolerations[2].effect, QUEUE_EFFECT_ANY);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(obj);
 }
 
