@@ -277,7 +277,7 @@ static int64_t declared(void *ctx, const queue_workload_view_t *v)
 
 static bool wall_over(void *ctx)
 {
-	return controller_mono_ms() >= *(const int64_t *)ctx;
+	return gpuq_mono_ms() >= *(const int64_t *)ctx;
 }
 
 static void predict_pass(struct controller *c)
@@ -285,7 +285,7 @@ static void predict_pass(struct controller *c)
 	predict_opts_t o;
 	predict_result_t r;
 	gpuq_diag_t diag = {{0}};
-	int64_t deadline = controller_mono_ms() + PREDICT_WALL_MS, now;
+	int64_t deadline = gpuq_mono_ms() + PREDICT_WALL_MS, now;
 	uint64_t t0 = gpuq_mono_ns();
 	int rc;
 
@@ -320,7 +320,7 @@ static void predict_pass(struct controller *c)
 
 void controller_econ_step(struct controller *c)
 {
-	int64_t mono = controller_mono_ms();
+	int64_t mono = gpuq_mono_ms();
 
 	if (c->o.workload_utils)
 		c->o.workload_utils(c->o.workload_utils_ctx, on_util, c, &c->econ_util_seen);

@@ -34,8 +34,7 @@ static bool round_once(struct controller *c, kube_lease_state_t *st, uint32_t *f
 {
 	kube_lease_opts_t lo = lease_opts(c);
 	gpuq_diag_t diag = {{0}};
-	int64_t sent =
-	    controller_mono_ms(); /* before anything goes out: the deadline counts from here */
+	int64_t sent = gpuq_mono_ms(); /* before anything goes out: the deadline counts from here */
 	int rc = kube_lease_try(c->lease_client, &lo, kube_now_ms(), st, &diag);
 
 	if (rc == GPUQ_OK) {
@@ -63,7 +62,7 @@ static bool round_once(struct controller *c, kube_lease_state_t *st, uint32_t *f
 	c->lease_rounds++;
 	pthread_cond_broadcast(&c->lease_cv);
 	pthread_mutex_unlock(&c->lease_mu);
-	return kube_fence_held(c->fence, controller_mono_ms());
+	return kube_fence_held(c->fence, gpuq_mono_ms());
 }
 
 static void *lease_main(void *arg)
@@ -75,7 +74,7 @@ static void *lease_main(void *arg)
 
 	memset(&st, 0, sizeof(st));
 	while (!atomic_load(&c->stop)) {
-		int64_t start = controller_mono_ms();
+		int64_t start = gpuq_mono_ms();
 		bool now_held = round_once(c, &st, &failures);
 		if (now_held != held)
 			controller_equeue_kick(

@@ -2,13 +2,23 @@
  * controller/internal.h: shared by the files of controller/ only; the
  * module's interface is controller/controller.h.
  *
- * Files, bottom up: map.c (a string-keyed hash map), informer.c (watch
- * threads and the event queue), snapshot.c (cached policy objects into a
- * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
- * (patches and Events that bring a Job in line with the core), elect.c (the
- * Lease thread: renewals and the fence), loop.c (the controller thread:
- * events, cycles, persistence, following the Lease), usage.c (the usage
- * ledger's checkpoint ConfigMaps).
+ * Files, bottom up (each calls only files before it, but for the circle
+ * jobs.c, pods.c, sets.c, status.c, actuate.c, release.c and econ.c, which
+ * scripts/arrows.py lists as known): map.c (a string-keyed hash map),
+ * informer.c (watch threads, the event queue, slimming and pruning
+ * objects), workload.c (watched objects decoded and resolved, pod sets),
+ * swriter.c (the status writer thread), elect.c (the Lease thread:
+ * renewals and the fence), jobs.c (parents held by their suspend field
+ * into workloads of the core, the core's clock, touched workloads), pods.c
+ * (pod groups, Pods of Jobs), sets.c (StatefulSets and LeaderWorkerSets,
+ * admitted by gates on their Pods), status.c (queue status, workload status
+ * annotations), actuate.c (patches and Events that bring a workload in line
+ * with the core), release.c (a held parent's patches, per kind), econ.c
+ * (budgets, idle reclaim, predicted starts), podmap.c (the pods'
+ * LocalQueues for DCGM), snapshot.c (cached policy objects into a policy
+ * snapshot), usage.c (the usage ledger's checkpoint ConfigMaps), loop.c
+ * (the controller thread: events, cycles, persistence, following the
+ * Lease; the module's interface). Each declaration below names its file.
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -305,10 +315,13 @@ struct controller {
 	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 };
 
-/* The core's clock: wall milliseconds, never decreasing. */
+/* jobs.c: the core's clock: wall milliseconds, never decreasing. (The
+ * controller's own timers read base's gpuq_mono_ms.) */
 int64_t controller_now(struct controller *c);
-/* Monotonic milliseconds, for the controller's own timers. */
-int64_t controller_mono_ms(void);
+/* jobs.c: act on job j (or on the workload with key) after the next
+ * persist. */
+void controller_touch(struct controller *c, controller_job_t *j);
+void controller_touch_key(struct controller *c, const char *key);
 /* "namespace/name" or "name" of an object ("" without a name). */
 void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
@@ -346,9 +359,6 @@ void controller_jobs_free_all(struct controller *c);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */
 void controller_handle(struct controller *c, controller_cevent_t *ev);
-/* loop.c: act on job j (or on the workload with key) after the next persist. */
-void controller_touch(struct controller *c, controller_job_t *j);
-void controller_touch_key(struct controller *c, const char *key);
 
 /* workload.c: resolve a decoded workload against the policy in force
  * (workload_resolve). */

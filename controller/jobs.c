@@ -10,6 +10,54 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
+int64_t controller_now(struct controller *c)
+{
+	int64_t now = kube_now_ms();
+	int64_t last = c->q ? queue_last_now(c->q) : 0;
+
+	return now > last ? now : last; /* the core's clock never goes back */
+}
+
+/* Append key to the touched list (the caller checked its flag). */
+static bool touch_append(struct controller *c, const char *key)
+{
+	if (c->n_touched == c->cap_touched) {
+		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
+		char **t = realloc(c->touched, cap * sizeof(*t));
+		if (!t)
+			return false; /* the periodic sweep catches it */
+		c->touched = t;
+		c->cap_touched = cap;
+	}
+	c->touched[c->n_touched] = strdup(key);
+	if (!c->touched[c->n_touched])
+		return false;
+	c->n_touched++;
+	return true;
+}
+
+void controller_touch_key(struct controller *c, const char *key)
+{
+	controller_job_t *j = controller_job(c, key);
+	controller_pgroup_t *g;
+
+	if (j) {
+		controller_touch(c, j);
+		return;
+	}
+	g = controller_group(c, key);
+	if (g && !g->touched && touch_append(c, key))
+		g->touched = true;
+}
+
+void controller_touch(struct controller *c, controller_job_t *j)
+{
+	if (j->touched)
+		return;
+	if (touch_append(c, j->uid))
+		j->touched = true;
+}
+
 static void job_free(controller_job_t *j)
 {
 	if (!j)

@@ -7,7 +7,6 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "controller/internal.h"
 #include "engine/engine.h"
@@ -40,62 +39,6 @@ void controller_opts_default(controller_opts_t *o)
 	queue_config_default(&o->core);
 }
 
-int64_t controller_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t controller_now(struct controller *c)
-{
-	int64_t now = kube_now_ms();
-	int64_t last = c->q ? queue_last_now(c->q) : 0;
-
-	return now > last ? now : last; /* the core's clock never goes back */
-}
-
-/* Append key to the touched list (the caller checked its flag). */
-static bool touch_append(struct controller *c, const char *key)
-{
-	if (c->n_touched == c->cap_touched) {
-		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
-		char **t = realloc(c->touched, cap * sizeof(*t));
-		if (!t)
-			return false; /* the periodic sweep catches it */
-		c->touched = t;
-		c->cap_touched = cap;
-	}
-	c->touched[c->n_touched] = strdup(key);
-	if (!c->touched[c->n_touched])
-		return false;
-	c->n_touched++;
-	return true;
-}
-
-void controller_touch_key(struct controller *c, const char *key)
-{
-	controller_job_t *j = controller_job(c, key);
-	controller_pgroup_t *g;
-
-	if (j) {
-		controller_touch(c, j);
-		return;
-	}
-	g = controller_group(c, key);
-	if (g && !g->touched && touch_append(c, key))
-		g->touched = true;
-}
-
-void controller_touch(struct controller *c, controller_job_t *j)
-{
-	if (j->touched)
-		return;
-	if (touch_append(c, j->uid))
-		j->touched = true;
-}
-
 static void touch_uid(struct controller *c, const char *uid)
 {
 	controller_touch_key(c, uid);
@@ -111,7 +54,7 @@ static void act_touched(struct controller *c)
 	for (i = 0; i < c->n_touched; i++) {
 		controller_job_t *j;
 		controller_pgroup_t *g;
-		if (!kube_fence_held(c->fence, controller_mono_ms()))
+		if (!kube_fence_held(c->fence, gpuq_mono_ms()))
 			break;
 		j = controller_job(c, c->touched[i]);
 		g = j ? NULL : controller_group(c, c->touched[i]);
@@ -189,7 +132,7 @@ static void cycle(struct controller *c)
 	int rc;
 
 	c->core_dirty = false;
-	c->last_cycle_ms = controller_mono_ms();
+	c->last_cycle_ms = gpuq_mono_ms();
 	/* On GPUQ_ENOMEM the core stopped early but res still holds what it
 	   did: act on that; the rest goes again in the next cycle. */
 	rc = queue_tick(c->q, now, &res);
@@ -259,7 +202,7 @@ static void follow(struct controller *c)
 {
 	/* held first, then the term: a hold between the two reads is then seen
 	 * as the newer term, never as the older one */
-	bool is = kube_fence_held(c->fence, controller_mono_ms());
+	bool is = kube_fence_held(c->fence, gpuq_mono_ms());
 	uint64_t term = kube_fence_term(c->fence);
 	bool was = atomic_load(&c->leader);
 
@@ -363,7 +306,7 @@ void controller_handle(struct controller *c, controller_cevent_t *ev)
 
 static int64_t next_deadline(struct controller *c)
 {
-	int64_t now = controller_mono_ms(), d = now + 1000;
+	int64_t now = gpuq_mono_ms(), d = now + 1000;
 
 	if (c->q && atomic_load(&c->leader)) {
 		int64_t cyc = c->last_cycle_ms + c->o.cycle_interval_ms;
@@ -387,7 +330,7 @@ static int64_t next_deadline(struct controller *c)
 static void trim(struct controller *c, size_t n)
 {
 #ifdef __GLIBC__
-	int64_t now = controller_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	if (n >= BATCH_MAX / 2 || now < c->next_trim_ms)
 		return;
@@ -436,7 +379,7 @@ static void *loop_main(void *arg)
 		if (c->check_term)
 			continue;
 		controller_usage_step(c);
-		now = controller_mono_ms();
+		now = gpuq_mono_ms();
 		if (now >= c->next_sweep_ms) {
 			c->next_sweep_ms = now + SWEEP_MS;
 			sweep(c);
@@ -526,7 +469,7 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 		controller_destroy(c);
 		return rc;
 	}
-	c->epoch_mono_ms = controller_mono_ms();
+	c->epoch_mono_ms = gpuq_mono_ms();
 	c->epoch_wall_ms = kube_now_ms();
 	*out = c;
 	return GPUQ_OK;
@@ -584,7 +527,7 @@ void controller_stop(controller_t *c)
 	/* the last words, alone now: the usage checkpoint (a leader's write,
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
-	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, controller_mono_ms()))
+	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, gpuq_mono_ms()))
 		controller_usage_final(c); /* the thread is gone: its core and client are ours */
 	controller_elect_release(c);
 	atomic_store(&c->leader, false);

@@ -115,7 +115,7 @@ static void write_status(struct controller *c, const char *key, const char *path
 void controller_status_queues(struct controller *c)
 {
 	char path[KUBE_URL_MAX], en[300], ens[300];
-	int64_t now = controller_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	if (now < c->status_next_ms)
 		return;

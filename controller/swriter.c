@@ -146,7 +146,7 @@ static bool await_lease(struct swriter *w)
 	for (;;) {
 		if (atomic_load(&w->stop) || kube_fence_stopping(w->fence))
 			return false;
-		if (kube_fence_await(w->fence, controller_mono_ms() + LEASE_WAIT_MS))
+		if (kube_fence_await(w->fence, gpuq_mono_ms() + LEASE_WAIT_MS))
 			return true;
 	}
 }
@@ -260,8 +260,7 @@ static void *writer_main(void *arg)
 		/* refused while the Lease may still hold (a Retry-After longer
 		 * than the lease left): not straight back at the apiserver */
 		if (fenced)
-			(void)kube_fence_sleep(w->fence, controller_mono_ms() + LEASE_WAIT_MS,
-					       false);
+			(void)kube_fence_sleep(w->fence, gpuq_mono_ms() + LEASE_WAIT_MS, false);
 	}
 	return NULL;
 }

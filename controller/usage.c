@@ -205,7 +205,7 @@ static int write_all(struct controller *c)
 
 void controller_usage_step(struct controller *c)
 {
-	int64_t now = controller_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	if (c->o.usage_checkpoint_ms <= 0 || !c->q || now < c->usage_next_ms)
 		return;

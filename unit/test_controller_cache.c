@@ -166,7 +166,7 @@ static int number_of(const controller_cevent_t *ev)
 
 static int64_t mono_ms_in(int64_t ms)
 {
-	return controller_mono_ms() + ms;
+	return gpuq_mono_ms() + ms;
 }
 
 /* Events come out in the order they went in, at most cap at a time; an
