@@ -96,7 +96,8 @@ static int on_event(void *ctx, const kube_event_t *ev)
 {
 	controller_cevent_t ce;
 
-	controller_informer_event(CONTROLLER_RES_JOBS, &((struct controller *)ctx)->o.review_cfg, ev, &ce);
+	controller_informer_event(CONTROLLER_RES_JOBS, &((struct controller *)ctx)->o.review_cfg,
+				  ev, &ce);
 	controller_handle(ctx, &ce);
 	g_events++;
 	return 0;

@@ -141,7 +141,8 @@ static inline json_t *ctl_member(const char *name, const char *group, int total)
 
 /* The event the watch thread makes of obj (borrowed; NULL for RESET and
  * SYNCED): obj decoded once into ev->wl, as controller_informer_event does. */
-static inline controller_cevent_t ctl_event(controller_res_t res, kube_event_type_t type, const json_t *obj)
+static inline controller_cevent_t ctl_event(controller_res_t res, kube_event_type_t type,
+					    const json_t *obj)
 {
 	static const char *const gpus[] = {"nvidia.com/gpu"};
 	const workload_config_t cfg = {gpus, 1};
