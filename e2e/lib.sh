@@ -76,6 +76,43 @@ for i in json.load(sys.stdin)["items"]:
 sys.exit(1)' "$2"
 }
 pending_has() { pending_of "$1" "$2" | grep -q -- "$3"; }
+# status_vis ARGS...: `gpuq status ARGS` with gpuq's visibility API asked
+# too (--gpuq-server on the main replica, vis_token's token)
+status_vis() {
+	"$GPUQ" status --kubeconfig "$KUBECONFIG" --gpuq-server "https://127.0.0.1:$GPUQ_PORT" \
+		--gpuq-ca "${GPUQ_CERT_DIR:-$E2E_RUN/certs}/ca.crt" --token "$(vis_token)" "$@" 2>&1
+}
+# waits_why NS KIND/NAME: gpuq status says KIND/NAME of NS is Pending with its
+# coarse status (gpuq.dev/status: waiting for quota), and its line of the
+# visibility API gives the core's reason (Quota: "needs ...")
+waits_why() {
+	local out
+	out=$(status_vis -n "$1" "$2") || return 1
+	printf '%s\n' "$out" | grep -qE "^$1/$2 +Pending +pending in ClusterQueue [^:]*: waiting for quota" &&
+		printf '%s\n' "$out" | grep -qE " $1/$2 +[0-9-]+  Quota +needs "
+}
+
+# h200_nodes PREFIX PRODUCT: four fake 8-GPU nodes PREFIX-0..3 labelled
+# nvidia.com/gpu.product=PRODUCT and tainted nvidia.com/gpu (a flavor of the
+# scenario's own selects them; the scenario removes them after)
+h200_nodes() {
+	local i
+	for i in 0 1 2 3; do
+		k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $1-$i
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: $1-$i, type: kwok, nvidia.com/gpu.product: $2}
+spec:
+  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
+status:
+  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
+YAML
+	done
+}
 
 # A namespace gpuq manages (label gpuq.dev/tenant=NAME), its default
 # ServiceAccount present (the apiserver refuses Pods before it exists).

@@ -8,7 +8,7 @@
 # templates restored); the tenant can neither unsuspend it nor forge one of
 # its Jobs. Four fake 8-GPU H200 nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 22
 NS=e2e-js
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -30,21 +30,7 @@ fi
 # gpuq discovers optional kinds at start: jobset.x-k8s.io is served now
 restart_main
 
-for i in 0 1 2 3; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: h200-js-$i
-  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
-  labels: {kubernetes.io/hostname: h200-js-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-141GB}
-spec:
-  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-status:
-  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-YAML
-done
+h200_nodes h200-js NVIDIA-H200-141GB
 k apply -f - >/dev/null <<'YAML'
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
@@ -118,9 +104,9 @@ check "the JobSet is created suspended (gpuq's webhook)" \
 check "the JobSet controller made its 4 Jobs, all suspended" \
 	poll "4 suspended children" bash -c "[ \"\$(children_suspend llama)\" = 'true true true true' ]"
 check "it says why it waits (gpuq.dev/status)" poll "llama status" \
-	bash -c "js_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
-check "gpuq status names it jobset/llama, Pending, and says why" poll "gpuq status jobset/llama" \
-	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS jobset/llama | grep -qE \"^$NS/jobset/llama +Pending +.*needs\""
+	bash -c "js_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+check "gpuq status names it jobset/llama, Pending, and says why (gpuq.dev/status, the visibility API)" \
+	poll "gpuq status jobset/llama" waits_why $NS jobset/llama
 check "with 24 GPUs free, none of its Pods exists" \
 	bash -c "[ -z \"\$(js_pods llama)\" ] && [ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 # the tenant cannot let it out, nor forge one of its Jobs
@@ -176,3 +162,30 @@ check "the higher-priority Job runs" poll "urgent running" bash -c "job_running 
 k -n $NS delete job urgent --wait=false >/dev/null
 check "after it, the JobSet runs again, whole" \
 	poll "llama running again" bash -c "[ \"\$(running_js_pods llama)\" = 4 ]"
+
+# a JobSet whose only GPU is in an init container is held as well (the
+# webhooks' conditions test init containers for every kind; llama holds all
+# 32 GPUs, so it stays queued)
+k apply -f - >/dev/null <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: init-only
+  namespace: $NS
+  labels: {gpuq.dev/queue-name: default}
+spec:
+  replicatedJobs:
+  - name: workers
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            initContainers:
+            - {name: warm, image: busybox, resources: {limits: {nvidia.com/gpu: "8"}}}
+            containers:
+            - {name: main, image: busybox}
+YAML
+check "a JobSet whose only GPU is in an init container is created suspended" \
+	bash -c "[ \"\$(js_field init-only '{.spec.suspend}')\" = true ]"

@@ -29,21 +29,7 @@ else
 fi
 restart_main # gpuq discovers leaderworkerset.x-k8s.io now
 
-for i in 0 1 2 3; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: h200-lws-$i
-  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
-  labels: {kubernetes.io/hostname: h200-lws-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-LWS}
-spec:
-  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-status:
-  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-YAML
-done
+h200_nodes h200-lws NVIDIA-H200-LWS
 k apply -f - >/dev/null <<'YAML'
 apiVersion: gpuq.dev/v1beta1
 kind: ResourceFlavor

@@ -33,21 +33,7 @@ else
 fi
 restart_main # gpuq discovers ray.io now
 
-for i in 0 1 2 3; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: h200-ray-$i
-  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
-  labels: {kubernetes.io/hostname: h200-ray-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-RAY}
-spec:
-  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-status:
-  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-YAML
-done
+h200_nodes h200-ray NVIDIA-H200-RAY
 k apply -f - >/dev/null <<'YAML'
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
@@ -142,9 +128,9 @@ check "the RayJob is created suspended (gpuq's webhook)" \
 check "KubeRay holds it Suspended" \
 	poll "train Suspended" bash -c "[ \"\$(rj_field train '{.status.jobDeploymentStatus}')\" = Suspended ]"
 check "it says why it waits (gpuq.dev/status)" poll "train status" \
-	bash -c "rj_field train '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
-check "gpuq status names it rayjob/train, Pending, and says why" poll "gpuq status rayjob/train" \
-	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS rayjob/train | grep -qE \"^$NS/rayjob/train +Pending +.*needs\""
+	bash -c "rj_field train '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+check "gpuq status names it rayjob/train, Pending, and says why (gpuq.dev/status, the visibility API)" \
+	poll "gpuq status rayjob/train" waits_why $NS rayjob/train
 check "with 24 GPUs free, it has no RayCluster and no Pod" \
 	bash -c "[ -z \"\$(rcs_of train)\" ] && [ -z \"\$(rj_pods train)\" ]"
 

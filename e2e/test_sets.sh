@@ -17,21 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for i in 0 1 2 3; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: h200-sts-$i
-  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
-  labels: {kubernetes.io/hostname: h200-sts-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-STS}
-spec:
-  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-status:
-  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-YAML
-done
+h200_nodes h200-sts NVIDIA-H200-STS
 k apply -f - >/dev/null <<'YAML'
 apiVersion: gpuq.dev/v1beta1
 kind: ResourceFlavor

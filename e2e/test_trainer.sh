@@ -37,21 +37,7 @@ else
 fi
 restart_main # gpuq discovers trainer.kubeflow.org and jobset.x-k8s.io now
 
-for i in 0 1 2 3; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Node
-metadata:
-  name: h200-tj-$i
-  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
-  labels: {kubernetes.io/hostname: h200-tj-$i, type: kwok, nvidia.com/gpu.product: NVIDIA-H200-TJ}
-spec:
-  taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
-status:
-  capacity: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-  allocatable: {cpu: "96", memory: 1Ti, pods: "110", nvidia.com/gpu: "8"}
-YAML
-done
+h200_nodes h200-tj NVIDIA-H200-TJ
 k apply -f - >/dev/null <<'YAML'
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
@@ -126,9 +112,9 @@ check "the TrainJob is created suspended (gpuq's webhook)" \
 check "the Trainer made its JobSet, suspended" \
 	poll "llama's JobSet suspended" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 check "it says why it waits (gpuq.dev/status)" poll "llama status" \
-	bash -c "tj_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'needs'"
-check "gpuq status names it trainjob/llama, Pending, and says why" poll "gpuq status trainjob/llama" \
-	bash -c "\"\$GPUQ\" status --kubeconfig \"\$KUBECONFIG\" -n $NS trainjob/llama | grep -qE \"^$NS/trainjob/llama +Pending +.*needs\""
+	bash -c "tj_field llama '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+check "gpuq status names it trainjob/llama, Pending, and says why (gpuq.dev/status, the visibility API)" \
+	poll "gpuq status trainjob/llama" waits_why $NS trainjob/llama
 check "with 24 GPUs free, none of its Pods exists" \
 	bash -c "[ -z \"\$(tj_pods llama)\" ] && [ \"\$(tj_field llama '{.spec.suspend}')\" = true ]"
 out=$(k -n $NS patch trainjobs.trainer.kubeflow.org llama --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)

@@ -343,7 +343,10 @@ int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t 
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
-int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap)
+/* Workload id's text into buf: pending(q, w) for a pending one, where it
+ * runs (explain_running) for the others. */
+static int describe(const queue_t *q, queue_wl_t id,
+		    void (*pending)(const queue_t *, const wl_t *, sbuf_t *), char *buf, size_t cap)
 {
 	sbuf_t b = {buf, cap, 0};
 	const wl_t *w;
@@ -354,10 +357,15 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
 		return GPUQ_ENOTFOUND;
 	w = Wc(q, id);
 	if (w->state == QUEUE_WL_PENDING)
-		explain_wait(q, w, &b);
+		pending(q, w, &b);
 	else
 		explain_running(q, w, &b);
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+}
+
+int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap)
+{
+	return describe(q, id, explain_wait, buf, cap);
 }
 
 #define WAITING_FMT "pending in ClusterQueue %s: waiting for quota"
@@ -407,19 +415,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 
 int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap)
 {
-	sbuf_t b = {buf, cap, 0};
-	const wl_t *w;
-
-	if (cap)
-		buf[0] = '\0';
-	if (id >= q->n_wls || !q->wls[id].live)
-		return GPUQ_ENOTFOUND;
-	w = Wc(q, id);
-	if (w->state == QUEUE_WL_PENDING)
-		status_pending(q, w, &b);
-	else
-		explain_running(q, w, &b);
-	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
+	return describe(q, id, status_pending, buf, cap);
 }
 
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)

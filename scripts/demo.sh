@@ -49,14 +49,15 @@ for i in 1 2 3; do
 done
 k get jobs -A -l gpuq.dev/queue-name=default
 poll "four released" sh -c "[ \$($(declare -f k); k get jobs -A -o 'jsonpath={.items[*].spec.suspend}' | tr ' ' '\n' | grep -c false) -ge 4 ]"
-poll "the waiting ones explained" sh -c "$(declare -f k); k get jobs -A -o 'jsonpath={.items[*].metadata.annotations.gpuq\.dev/status}' | grep -q position"
+poll "the waiting ones explained" sh -c "$(declare -f k); k get jobs -A -o 'jsonpath={.items[*].metadata.annotations.gpuq\.dev/status}' | grep -q 'waiting for quota'"
 
 echo
 echo "== kubectl get clusterqueues"
 k get clusterqueues
 echo
-echo "== gpuq status -A: every Job, and why the waiting ones wait"
-"$GPUQ" status --kubeconfig "$KUBECONFIG" -A
+echo "== gpuq status -A: every Job and where it stands; with --gpuq-server, the pending"
+echo "   work from gpuq's visibility API: each waiting Job's place in its queues and why"
+status_vis -A
 echo
 echo "== the released Jobs run on the H100 nodes their flavor selects"
 k get pods -A -o wide --field-selector=status.phase=Running | awk '{print "   " $1, $2, $4, $8}'
@@ -75,7 +76,7 @@ cat <<TXT
 The demo cluster is still running. Try:
   export KUBECONFIG=$KUBECONFIG
   $KUBECTL get clusterqueues,localqueues -A
-  $GPUQ status -A
+  $GPUQ status -A --gpuq-server https://127.0.0.1:$GPUQ_PORT --gpuq-ca ${GPUQ_CERT_DIR:-$DIR/certs}/ca.crt --token \$(cat $DIR/vis-admin.token)
 gpuq's log: $DIR/gpuq-main.log
 Stop it:   scripts/demo.sh stop
 TXT

@@ -501,8 +501,8 @@ static int schema_check(store_t *s, MDB_txn *txn, uint64_t *out, gpuq_diag_t *di
 			return fail_diag(s, diag, mrc, "reading the database list");
 		if (foreign)
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					     "state store %s: holds LMDB databases but no gpuq "
-					     "schema version; not a gpuq store",
+					     "state store %s: store corrupt or not a gpuq store: it "
+					     "holds LMDB databases but no gpuq schema version",
 					     s->dir);
 		mrc = meta_uint_put(txn, s->meta, META_SCHEMA, 4, STORE_SCHEMA_VERSION);
 		if (!mrc)
@@ -512,13 +512,13 @@ static int schema_check(store_t *s, MDB_txn *txn, uint64_t *out, gpuq_diag_t *di
 	}
 	if (mrc == MDB_NOTFOUND)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-				     "state store %s: no schema version in meta; not a gpuq store",
+				     "state store %s: store corrupt: meta holds no schema version",
 				     s->dir);
 	if (mrc)
 		return fail_diag(s, diag, mrc, "reading the schema version");
 	if (schema == 0)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-				     "state store %s: schema version 0 is invalid", s->dir);
+				     "state store %s: store corrupt: schema version 0", s->dir);
 	if (schema > STORE_SCHEMA_VERSION)
 		return gpuq_diag_set(
 		    diag, GPUQ_ESTORE,
@@ -650,7 +650,7 @@ static int types_merge(store_t *s, MDB_txn *txn, gpuq_diag_t *diag)
 			return fail_diag(s, diag, mrc, "reading the type table");
 		if (!name_valid(v.mv_data, v.mv_size))
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					     "state store %s: type %u has a bad recorded name",
+					     "state store %s: store corrupt: type %u has a bad recorded name",
 					     s->dir, i);
 		if (s->names[i][0] && (strlen(s->names[i]) != v.mv_size ||
 				       memcmp(s->names[i], v.mv_data, v.mv_size) != 0))
@@ -696,7 +696,7 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 		}
 		rc = mrc ? fail_diag(s, diag, mrc, "reading the database list")
 			 : gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					 "state store %s: no meta database; not a gpuq store",
+					 "state store %s: store corrupt or not a gpuq store: no meta database",
 					 s->dir);
 		goto fail;
 	}
@@ -712,7 +712,7 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 		mrc = mdb_dbi_open(txn, s->names[i], create, &s->dbi[i]);
 		if (mrc == MDB_NOTFOUND)
 			rc = gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					   "state store %s: database of type \"%s\" is missing",
+					   "state store %s: store corrupt: database of type \"%s\" is missing",
 					   s->dir, s->names[i]);
 		else if (mrc)
 			rc = fail_diag(s, diag, mrc, "opening a type database");
@@ -727,7 +727,7 @@ static int layout_open(store_t *s, gpuq_diag_t *diag)
 	s->crc = schema >= 2;
 	if (!rc && (mrc = meta_uint_get(txn, s->meta, META_SEQ, 8, &s->seq)))
 		rc = mrc == MDB_NOTFOUND
-			 ? gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: no sequence number",
+			 ? gpuq_diag_set(diag, GPUQ_ECORRUPT, "state store %s: store corrupt: no sequence number",
 					 s->dir)
 			 : fail_diag(s, diag, mrc, "reading the sequence number");
 	if (rc)

@@ -8,7 +8,8 @@
 # "object" for mutate-*, "object, oldObject" for validate-*; BODY is the
 # same for Pods and Jobs but for the pod spec's path (o.spec,
 # o.spec.template.spec). Checked here, and that BODY looks at containers
-# and init containers, requests and limits, and DRA resourceClaims.
+# and init containers, requests and limits, and DRA resourceClaims; the
+# other kinds' expressions test that same BODY on each of their pod specs.
 # e2e/test_tenant.sh sends each shape through the real webhooks.
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -53,6 +54,19 @@ for part in 'o.spec.containers.exists(' 'o.spec.initContainers.exists(' 'c.resou
 	'c.resources.requests.exists(' 'o.spec.resourceClaims'; do
 	cnt=$(grep -o -F "$part" "$T/mp" | wc -l)
 	if [ "$cnt" -ge 1 ]; then ok "BODY tests $part ($cnt)"; else not_ok "BODY tests $part"; fi
+done
+# The other kinds' (JobSets, StatefulSets and Deployments, LeaderWorkerSets,
+# RayJobs, RayClusters): [OBJECTS].exists(o, o != null && (LIST).exists(s,
+# BODY)), LIST the kind's pod specs, BODY the Pods' at s: one rule for what
+# a GPU pod spec is, whatever holds it.
+sed 's/o\.spec\./s./g; s/^ //' "$T/mp" >"$T/ms"
+for h in mutate-jobsets mutate-sets mutate-leaderworkersets mutate-rayjobs mutate-rayclusters \
+	validate-jobsets validate-sets validate-rayjobs validate-rayclusters; do
+	case $h in mutate-*) objs=object ;; *) objs='object, oldObject' ;; esac
+	expr_of "$h.gpuq.dev" |
+		sed -n "s/^\[$objs\]\.exists(o, o != null \&\& ( \(.*\) )\.exists(s, \(.*\)))\$/\2/p" >"$T/k-$h"
+	check "$h.gpuq.dev: [$objs].exists(o, o != null && (LIST).exists(s, BODY)), BODY the Pods' at s" \
+		cmp -s "$T/ms" "$T/k-$h"
 done
 # limits and requests, in containers and in init containers alike
 check "BODY tests requests and limits of both container lists" \

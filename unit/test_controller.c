@@ -330,7 +330,7 @@ static void test_job_event_into_core(void **state)
 	policy_t *p = golden_policy();
 	struct controller *c = calloc(1, sizeof(*c));
 	gpuq_diag_t d = {{0}};
-	json_t *req, *obj;
+	json_t *req, *obj, *ev;
 	char *line;
 	tally_t t = {0};
 	queue_wl_t id;
@@ -354,7 +354,9 @@ static void test_job_event_into_core(void **state)
 	json_object_set_new(json_object_get(obj, "metadata"), "creationTimestamp",
 			    json_string("2026-11-25T00:00:00Z"));
 	json_object_set_new(json_object_get(obj, "spec"), "suspend", json_true());
-	line = json_dumps(json_pack("{s:s, s:o}", "type", "ADDED", "object", obj), JSON_COMPACT);
+	ev = json_pack("{s:s, s:o}", "type", "ADDED", "object", obj);
+	line = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	json_decref(ev);
 	assert_non_null(line);
 	through_watch(&t, line);
 	assert_non_null(t.ev.wl);
