@@ -35,7 +35,7 @@ CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDSAN)
 
 # Library modules, bottom up (see docs/architecture.md).
-MODULES := base jv quota fairshare idle ledger queue policy workload store certs kube webhook engine predict qmetrics webui dcgm controller sim
+MODULES := base jv quota idle ledger fairshare queue manifest policy store certs kube http workload engine predict certkeeper webhook qmetrics webui dcgm controller sim
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 # The web UI's files (ui/), embedded as byte arrays by webui/embed.sh into a
 # generated source that lives in the build dir only.
@@ -44,6 +44,9 @@ UI_GEN  := $(BUILD)/gen/webui_assets.c
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/gen/webui_assets.o
 CMD_SRC := $(wildcard cmd/*.c)
 CMD_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(CMD_SRC))
+# cmd/'s files but main.c as a library, so unit tests reach the flag parser
+# (cmd/serve_opts.c) the way the binary does.
+CMDA    := $(BUILD)/libgpuq_cmd.a
 LIBA    := $(BUILD)/libgpuq.a
 BIN     := $(BUILD)/gpuq
 
@@ -81,13 +84,17 @@ $(LIBA): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(CMDA): $(filter-out $(BUILD)/obj/cmd/main.o,$(CMD_OBJ))
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BIN): $(CMD_OBJ) $(LIBA)
 	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJ) $(LIBA) $(LIBS)
 
-$(BUILD)/unit/%: unit/%.c $(LIBA) $(UNIT_HELPER_OBJ)
+$(BUILD)/unit/%: unit/%.c $(CMDA) $(LIBA) $(UNIT_HELPER_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-missing-prototypes -MMD -MP $(LDFLAGS) -o $@ $< \
-		$(UNIT_HELPER_OBJ) $(LIBA) $(LIBS) -lcmocka
+		$(UNIT_HELPER_OBJ) $(CMDA) $(LIBA) $(LIBS) -lcmocka
 
 # The allocation-failure test sees every allocation of gpuq's own code:
 # malloc and friends are wrapped at link time (unit/test_failalloc.c).
@@ -163,7 +170,7 @@ bench: bin/gpuq
 
 format:
 	clang-format -i $(LIB_SRC) $(CMD_SRC) $(UNIT_SRC) $(FUZZ_SRC) \
-		$(foreach m,$(MODULES),$(wildcard $(m)/*.h))
+		$(foreach m,$(MODULES) cmd,$(wildcard $(m)/*.h))
 
 clean:
 	rm -rf build bin

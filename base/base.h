@@ -1,5 +1,7 @@
 /*
- * base: the error codes, diagnostics and logging every gpuq module shares.
+ * base: the error codes, diagnostics and logging every gpuq module shares,
+ * and a few small tools several need (base64, CRC-32C, FNV-1a, UTF-8, the
+ * published-snapshot slot).
  *
  * One error enum for the whole project: 0 is success, every failure is a
  * negative GPUQ_E* code, and gpuq_strerror() names it. Functions return the
@@ -13,6 +15,7 @@
 #ifndef GPUQ_BASE_H
 #define GPUQ_BASE_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -116,6 +119,40 @@ uint64_t gpuq_mono_ns(void);
  * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */
 uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n);
 
+/* FNV-1a, 64 bits: gpuq's one hash for maps, fingerprints and digests
+ * (not for anything a peer could aim collisions at). Fold p[0..n) into h:
+ * start from GPUQ_FNV1A_BASIS, the function's offset basis
+ * (gpuq_fnv1a(GPUQ_FNV1A_BASIS, "a", 1) == 0xaf63dc4c8601ec8c), or from
+ * GPUQ_FNV1A_SEED, the start most of gpuq's hashes were written with (the
+ * basis's decimal digits less the last one: 1469598103934665603). The seed
+ * hashes as well; it stays where values are kept across runs (a simulator
+ * state dir's trace hash, policy fingerprints); the controller's maps, the
+ * store's digest and new code start from the basis. Inline: the
+ * controller's maps hash every key they look up. */
+#define GPUQ_FNV1A_BASIS 0xcbf29ce484222325ULL
+#define GPUQ_FNV1A_SEED 1469598103934665603ULL
+#define GPUQ_FNV1A_PRIME 0x100000001b3ULL
+static inline uint64_t gpuq_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= GPUQ_FNV1A_PRIME;
+	}
+	return h;
+}
+
+/* gpuq_fnv1a over the bytes of the string s (not its NUL). */
+static inline uint64_t gpuq_fnv1a_str(uint64_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= GPUQ_FNV1A_PRIME;
+	}
+	return h;
+}
+
 /* Length of the valid UTF-8 sequence at p (1..4, p < end), or 0 when
  * invalid (overlong forms, surrogates, above U+10FFFF, truncated). Inline:
  * the review reader's string loop calls it per byte. */
@@ -158,5 +195,46 @@ bool gpuq_utf8_valid(const char *s, size_t n);
 			gpuq_abort(__FILE__, __LINE__, #cond);                                     \
 	} while (0)
 _Noreturn void gpuq_abort(const char *file, int line, const char *what);
+
+/* ---- A published snapshot (publish.c) ----
+ *
+ * One immutable, reference-counted snapshot that a writer thread replaces
+ * now and then and any thread reads: the queue metrics' and the web view's
+ * (a scrape or a request never waits on the controller). The lock is held
+ * for a pointer copy only; the old snapshot's reference is dropped outside
+ * it, so a reader still rendering the old one frees it when done. A reader
+ * may also wait for a newer one (gpuq_pub_wait). */
+typedef struct {
+	pthread_mutex_t lock;	   /* guards snap, held for a pointer copy */
+	pthread_cond_t changed;	   /* broadcast (under lock) at each swap; CLOCK_MONOTONIC */
+	void *snap;		   /* the published snapshot (one reference), or NULL */
+	void (*ref)(void *snap);   /* take another reference (atomic) */
+	void (*unref)(void *snap); /* drop one; the last frees it; NULL is a no-op */
+} gpuq_pub_t;
+
+/* Nothing published yet; ref and unref work on the snapshot type. GPUQ_OK
+ * or GPUQ_ENOMEM (no mutex). */
+int gpuq_pub_init(gpuq_pub_t *p, void (*ref)(void *snap), void (*unref)(void *snap));
+
+/* Drop the published snapshot's reference and the lock. No reader may be
+ * in a call. */
+void gpuq_pub_deinit(gpuq_pub_t *p);
+
+/* Publish snap (its reference moves in; NULL: none). Any thread. */
+void gpuq_pub_swap(gpuq_pub_t *p, void *snap);
+
+/* The published snapshot with a new reference the caller drops, or NULL.
+ * Any thread. */
+void *gpuq_pub_get(gpuq_pub_t *p);
+
+/* Whether a snapshot is published now. Any thread. */
+bool gpuq_pub_has(gpuq_pub_t *p);
+
+/* Wait while the published snapshot is stale (stale(snap, now), now in
+ * monotonic ms; called under the lock, it must not block) until a swap
+ * publishes one that is not, none is published, or the monotonic
+ * deadline_ms passes. Any thread but the publisher's. */
+void gpuq_pub_wait(gpuq_pub_t *p, bool (*stale)(const void *snap, int64_t now_ms),
+		   int64_t deadline_ms);
 
 #endif

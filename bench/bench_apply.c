@@ -31,6 +31,19 @@
 #include "engine/engine.h"
 #include "kube/kube.h"
 
+#ifdef GPUQ_BENCH_BASELINE
+/* The baseline's controller names, from before the module's prefix
+ * (issue 22 item 3). */
+#define controller_cevent_t cevent_t
+#define controller_jobs_apply jobs_apply
+#define controller_jobs_free_all jobs_free_all
+#define controller_map_deinit map_deinit
+#define controller_map_init map_init
+#define controller_pods_free_all pods_free_all
+#define CONTROLLER_RES_COUNT RES_COUNT
+#define CONTROLLER_RES_JOBS RES_JOBS
+#endif
+
 static size_t g_events;
 
 static struct controller *fake_controller(policy_t *p)
@@ -44,11 +57,11 @@ static struct controller *fake_controller(policy_t *p)
 	queue_config_default(&c->qcfg);
 	c->qcfg.release_on_evict = false;
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
-	map_init(&c->jobs);
-	map_init(&c->groups);
-	map_init(&c->pod_group);
-	for (int r = 0; r < RES_COUNT; r++)
-		map_init(&c->objs[r]);
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->pod_group);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_init(&c->objs[r]);
 	c->policy = p;
 	atomic_store(&c->leader, true);
 	if (engine_core_build(p, &c->qcfg, &c->q, &d)) {
@@ -63,10 +76,10 @@ static struct controller *fake_controller(policy_t *p)
  * took it into the Job cache (dumped to text) and decoded the text. */
 static int on_event(void *ctx, const kube_event_t *ev)
 {
-	cevent_t ce = {.res = RES_JOBS, .type = ev->type};
+	controller_cevent_t ce = {.res = CONTROLLER_RES_JOBS, .type = ev->type};
 
 	ce.object = controller_prune(json_incref((json_t *)ev->object));
-	jobs_apply(ctx, &ce);
+	controller_jobs_apply(ctx, &ce);
 	json_decref(ce.object);
 	g_events++;
 	return 0;
@@ -77,13 +90,14 @@ static int decoder_new(struct controller *c, kube_watch_decoder_t **d)
 	return kube_watch_decoder_create(0, on_event, c, d);
 }
 #else
-/* Now: the watch thread decodes each event once (informer_event); the
+/* Now: the watch thread decodes each event once (controller_informer_event); the
  * controller thread takes the decoded workload (controller_handle). */
 static int on_event(void *ctx, const kube_event_t *ev)
 {
-	cevent_t ce;
+	controller_cevent_t ce;
 
-	informer_event(RES_JOBS, &((struct controller *)ctx)->o.review_cfg, ev, &ce);
+	controller_informer_event(CONTROLLER_RES_JOBS, &((struct controller *)ctx)->o.review_cfg,
+				  ev, &ce);
 	controller_handle(ctx, &ce);
 	g_events++;
 	return 0;
@@ -117,16 +131,16 @@ __attribute__((noinline)) static int bench_replay(struct controller *c, const ch
 
 static void fake_destroy(struct controller *c)
 {
-	jobs_free_all(c);
-	pods_free_all(c);
+	controller_jobs_free_all(c);
+	controller_pods_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	for (int r = 0; r < RES_COUNT; r++)
-		map_deinit(&c->objs[r]);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_deinit(&c->objs[r]);
 	queue_destroy(c->q);
 	free(c);
 }

@@ -1,4 +1,5 @@
-/* gpuq serve: run the HTTPS admission webhook until SIGTERM or SIGINT.
+/* gpuq serve: run the HTTPS server (admission, metrics, the web view) and,
+ * with a cluster, the controller, until SIGTERM or SIGINT.
  *
  * Signals are blocked in every thread before any starts, and this thread
  * takes them synchronously with sigwait(): SIGHUP reloads the policy, SIGTERM
@@ -11,19 +12,22 @@
 #include <string.h>
 #include <time.h>
 
+#include "certkeeper/certkeeper.h"
 #include "certs/certs.h"
 #include "cmd/cmd.h"
 #include "controller/controller.h"
 #include "dcgm/dcgm.h"
 #include "engine/engine.h"
 #include "kube/kube.h"
+#include "cmd/serve_opts.h"
+#include "http/http.h"
 #include "webhook/webhook.h"
 #include "webui/webui.h"
 
 /* The cluster a cluster source names. */
-static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
+static int load_kube(const cmd_serve_opts_t *opts, kube_config_t **cfg, gpuq_diag_t *diag)
 {
-	return opts->source == WEBHOOK_SOURCE_KUBECONFIG
+	return opts->source == CMD_SERVE_SOURCE_KUBECONFIG
 		   ? kube_config_load(opts->kubeconfig, cfg, diag)
 		   : kube_config_in_cluster(NULL, cfg, diag);
 }
@@ -35,7 +39,7 @@ static int load_kube(const webhook_serve_opts_t *opts, kube_config_t **cfg, gpuq
  * namespace (also the usage checkpoints') must exist: gpuq does not create
  * namespaces, and without it no replica would ever lead. user[0..cap) holds
  * the name learned (opts->controller_user then points to it). */
-static int cluster_identity(webhook_serve_opts_t *opts, const kube_config_t *cfg, char *user,
+static int cluster_identity(cmd_serve_opts_t *opts, const kube_config_t *cfg, char *user,
 			    size_t cap, gpuq_diag_t *diag)
 {
 	kube_client_t *c = NULL;
@@ -87,7 +91,7 @@ typedef struct {
 
 /* The serving certificate kept in a Secret (--cert-secret), before the
  * server reads --cert-dir. */
-static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_t *cfg,
+static int start_certkeeper(const cmd_serve_opts_t *opts, const kube_config_t *cfg,
 			    keeper_args_t *a, certkeeper_t **out, gpuq_diag_t *diag)
 {
 	certkeeper_opts_t ko;
@@ -128,9 +132,9 @@ static int start_certkeeper(const webhook_serve_opts_t *opts, const kube_config_
 }
 
 /* The controller beside the server, when the policy comes from a cluster. */
-static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *srv, webui_t *ui,
-			    const kube_config_t *cfg, dcgm_scraper_t *dcgm, controller_t **ctl,
-			    gpuq_diag_t *diag)
+static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
+			    webhook_admission_t *adm, webui_t *ui, const kube_config_t *cfg,
+			    dcgm_scraper_t *dcgm, controller_t **ctl, gpuq_diag_t *diag)
 {
 	controller_opts_t co;
 	int rc;
@@ -140,7 +144,8 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 	co.client.qps = opts->qps;
 	co.client.burst = opts->burst;
 	co.state_dir = opts->state_dir;
-	co.server = srv;
+	co.adm = adm;
+	co.metrics = http_server_metrics(srv);
 	co.ui = ui;
 	co.review_cfg.gpu_resources = opts->gpu_resources;
 	co.review_cfg.n_gpu_resources = opts->n_gpu_resources;
@@ -173,7 +178,7 @@ static int start_controller(const webhook_serve_opts_t *opts, webhook_server_t *
 
 /* Idle GPU time (--dcgm-url): its own scraping thread, its families on
  * the server's /metrics. */
-static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, dcgm_scraper_t **out,
+static int start_dcgm(const cmd_serve_opts_t *opts, http_server_t *srv, dcgm_scraper_t **out,
 		      gpuq_diag_t *diag)
 {
 	dcgm_opts_t o;
@@ -182,7 +187,7 @@ static int start_dcgm(const webhook_serve_opts_t *opts, webhook_server_t *srv, d
 	o.url = opts->dcgm_url;
 	o.interval_ms = opts->dcgm_interval_ms;
 	o.threshold_pct = opts->idle_threshold_pct;
-	o.metrics = webhook_server_metrics(srv);
+	o.metrics = http_server_metrics(srv);
 	return dcgm_scraper_start(&o, out, diag);
 }
 
@@ -208,10 +213,10 @@ static void ui_offline(webui_t *ui, const char *dir)
 
 /* The web view (--ui true) and the visibility API (--visibility, a
  * cluster source) on srv's routes, before the server starts. */
-static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
-		    const kube_config_t *kcfg, webui_t **ui, gpuq_diag_t *diag)
+static int start_ui(const cmd_serve_opts_t *opts, http_server_t *srv, const kube_config_t *kcfg,
+		    webui_t **ui, gpuq_diag_t *diag)
 {
-	bool vis = opts->visibility && opts->source != WEBHOOK_SOURCE_DIR;
+	bool vis = opts->visibility && opts->source != CMD_SERVE_SOURCE_DIR;
 	int rc =
 	    webui_create(opts->ui_auth_none ? WEBUI_AUTH_NONE : WEBUI_AUTH_REVIEW, kcfg, ui, diag);
 
@@ -226,13 +231,14 @@ static int start_ui(const webhook_serve_opts_t *opts, webhook_server_t *srv,
 /* SIGTERM's grace: /readyz answers 503 while reviews are served as before,
  * for grace_ms or until SIGTERM, SIGINT (or SIGHUP's reload) says otherwise:
  * a second SIGTERM or a SIGINT ends it at once. */
-static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
+static void grace(http_server_t *srv, webhook_admission_t *adm, const sigset_t *sigs,
+		  int64_t grace_ms)
 {
 	int64_t end = gpuq_mono_ms() + grace_ms;
 
 	if (grace_ms <= 0)
 		return;
-	webhook_server_unready(srv);
+	http_server_unready(srv);
 	for (;;) {
 		int64_t ms = end - gpuq_mono_ms();
 		struct timespec left = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
@@ -242,7 +248,7 @@ static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
 			return;
 		sig = sigtimedwait(sigs, NULL, &left);
 		if (sig == SIGHUP) {
-			webhook_server_policy_reload(srv);
+			webhook_admission_policy_reload(adm);
 			continue;
 		}
 		if (sig == SIGTERM || sig == SIGINT) {
@@ -255,32 +261,88 @@ static void grace(webhook_server_t *srv, const sigset_t *sigs, int64_t grace_ms)
 	}
 }
 
+/* What gpuq serve runs: the process state, owned by cmd_serve's frame. */
+typedef struct {
+	cmd_serve_opts_t opts;			/* the flags */
+	http_server_config_t hcfg;		/* the server's part of them */
+	webhook_config_t review_cfg;		/* admission's part */
+	kube_config_t *kcfg;			/* the cluster (a cluster source only) */
+	keeper_args_t kargs;			/* what the cert keeper borrows */
+	certkeeper_t *keeper;			/* --cert-secret, or NULL */
+	http_server_t *srv;			/* the HTTPS server */
+	webhook_admission_t *adm;		/* admission on it */
+	webui_t *ui;				/* --ui, or NULL */
+	dcgm_scraper_t *dcgm;			/* --dcgm-url, or NULL */
+	controller_t *ctl;			/* a cluster source's controller, or NULL */
+	char self_user[CMD_SERVE_NAME_MAX + 1]; /* gpuq's own username, when learned */
+} serve_t;
+
+/* Start every part, in order: each finds the ones it needs running. */
+static int serve_start(serve_t *s, gpuq_diag_t *diag)
+{
+	const cmd_serve_opts_t *o = &s->opts;
+	int rc = GPUQ_OK;
+
+	if (o->source != CMD_SERVE_SOURCE_DIR)
+		rc = load_kube(o, &s->kcfg, diag);
+	if (!rc && o->source != CMD_SERVE_SOURCE_DIR)
+		rc = cluster_identity(&s->opts, s->kcfg, s->self_user, sizeof(s->self_user), diag);
+	if (!rc && o->cert_secret_name)
+		rc = start_certkeeper(o, s->kcfg, &s->kargs, &s->keeper, diag);
+	cmd_serve_http_config(o, &s->hcfg);
+	s->review_cfg =
+	    (webhook_config_t){o->gpu_resources, o->n_gpu_resources, o->controller_user};
+	if (!rc)
+		rc = http_server_create(&s->hcfg, &s->srv, diag);
+	if (!rc)
+		rc = webhook_admission_create(s->srv, o->policy_dir, &s->review_cfg, &s->adm, diag);
+	if (!rc && (o->ui || (o->visibility && o->source != CMD_SERVE_SOURCE_DIR)))
+		rc = start_ui(o, s->srv, s->kcfg, &s->ui, diag);
+	if (!rc)
+		rc = http_server_start(s->srv, diag);
+	if (!rc && o->dcgm_url)
+		rc = start_dcgm(o, s->srv, &s->dcgm, diag);
+	if (!rc && o->source != CMD_SERVE_SOURCE_DIR)
+		rc = start_controller(o, s->srv, s->adm, s->ui, s->kcfg, s->dcgm, &s->ctl, diag);
+	else if (!rc && s->ui)
+		ui_offline(s->ui, o->policy_dir);
+	return rc;
+}
+
+/* Stop and free every part that started, in the reverse order: requests in
+ * flight get drain_ms to finish. */
+static void serve_stop(serve_t *s, unsigned drain_ms)
+{
+	controller_destroy(s->ctl); /* gives the Lease up first */
+	dcgm_scraper_stop(s->dcgm);
+	if (s->srv)
+		http_server_stop(s->srv, drain_ms);
+	webhook_admission_destroy(s->adm); /* after the stop: no review runs any more */
+	http_server_destroy(s->srv);
+	webui_destroy(s->ui); /* after the server: no request reads it any more */
+	certkeeper_stop(s->keeper);
+	kube_config_destroy(s->kcfg);
+}
+
 int cmd_serve(int argc, char **argv)
 {
-	webhook_serve_opts_t opts;
-	webhook_server_t *srv = NULL;
-	controller_t *ctl = NULL;
-	dcgm_scraper_t *dcgm = NULL;
-	webui_t *ui = NULL;
-	certkeeper_t *keeper = NULL;
-	keeper_args_t kargs;
-	kube_config_t *kcfg = NULL;
+	serve_t s; /* about 10 KiB: the flags, the keeper's lists */
 	gpuq_diag_t diag = {{0}};
-	char self_user[WEBHOOK_NAME_MAX + 1]; /* gpuq's own username, when learned */
 	sigset_t sigs;
 	int rc, sig;
 
-	rc = webhook_serve_opts_parse(argc, argv, &opts, &diag);
+	memset(&s, 0, sizeof(s));
+	rc = cmd_serve_opts_parse(argc, argv, &s.opts, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		return 2;
 	}
-	if (opts.help) {
-		fputs(webhook_serve_usage(), stdout);
+	if (s.opts.help) {
+		fputs(cmd_serve_usage(), stdout);
 		return 0;
 	}
-	gpuq_log_set_level(opts.log_level);
-	rc = webhook_serve_opts_check(&opts, &diag);
+	gpuq_log_set_level(s.opts.log_level);
+	rc = cmd_serve_opts_check(&s.opts, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
 		return 2;
@@ -293,32 +355,10 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "gpuq serve: cannot block signals\n");
 		return 1;
 	}
-	if (opts.source != WEBHOOK_SOURCE_DIR)
-		rc = load_kube(&opts, &kcfg, &diag);
-	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = cluster_identity(&opts, kcfg, self_user, sizeof(self_user), &diag);
-	if (!rc && opts.cert_secret_name)
-		rc = start_certkeeper(&opts, kcfg, &kargs, &keeper, &diag);
-	if (!rc)
-		rc = webhook_server_create(&opts, &srv, &diag);
-	if (!rc && (opts.ui || (opts.visibility && opts.source != WEBHOOK_SOURCE_DIR)))
-		rc = start_ui(&opts, srv, kcfg, &ui, &diag);
-	if (!rc)
-		rc = webhook_server_start(srv, &diag);
-	if (!rc && opts.dcgm_url)
-		rc = start_dcgm(&opts, srv, &dcgm, &diag);
-	if (!rc && opts.source != WEBHOOK_SOURCE_DIR)
-		rc = start_controller(&opts, srv, ui, kcfg, dcgm, &ctl, &diag);
-	else if (!rc && ui)
-		ui_offline(ui, opts.policy_dir);
+	rc = serve_start(&s, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq serve: %s\n", diag.msg);
-		controller_destroy(ctl);
-		dcgm_scraper_stop(dcgm);
-		webhook_server_destroy(srv);
-		webui_destroy(ui);
-		certkeeper_stop(keeper);
-		kube_config_destroy(kcfg);
+		serve_stop(&s, 0);
 		return 1;
 	}
 	for (;;) {
@@ -326,22 +366,16 @@ int cmd_serve(int argc, char **argv)
 			continue;
 		if (sig == SIGHUP) {
 			gpuq_log(GPUQ_LOG_INFO, "serve", "SIGHUP: reloading the policy");
-			webhook_server_policy_reload(srv);
+			webhook_admission_policy_reload(s.adm);
 			continue;
 		}
 		gpuq_log(GPUQ_LOG_INFO, "serve", "%s: stopping",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
 		if (sig == SIGTERM)
-			grace(srv, &sigs, opts.shutdown_grace_ms);
+			grace(s.srv, s.adm, &sigs, s.opts.shutdown_grace_ms);
 		break;
 	}
-	controller_destroy(ctl); /* gives the Lease up first */
-	dcgm_scraper_stop(dcgm);
-	webhook_server_stop(srv, WEBHOOK_DRAIN_MS_DEFAULT);
-	webhook_server_destroy(srv);
-	webui_destroy(ui); /* after the server: no request reads it any more */
-	certkeeper_stop(keeper);
-	kube_config_destroy(kcfg);
+	serve_stop(&s, HTTP_DRAIN_MS_DEFAULT);
 	gpuq_log(GPUQ_LOG_INFO, "serve", "stopped");
 	return 0;
 }

@@ -7,7 +7,7 @@
 #include "cmd/cmd.h"
 #include "qmetrics/qmetrics.h"
 #include "sim/sim.h"
-#include "webhook/webhook.h"
+#include "http/http.h"
 
 static void usage(FILE *out)
 {
@@ -69,7 +69,7 @@ static int price_flag(char *v, ledger_price_t *prices, size_t *n)
 	return GPUQ_OK;
 }
 
-static void metrics_source(void *ctx, webhook_metrics_text_t *t)
+static void metrics_source(void *ctx, http_metrics_text_t *t)
 {
 	qmetrics_render(ctx, t);
 }
@@ -81,7 +81,7 @@ static int write_metrics(qmetrics_t *m, const char *path)
 	size_t len = 0;
 	FILE *f;
 	bool written;
-	int rc = webhook_metrics_source_render(metrics_source, m, &text, &len);
+	int rc = http_metrics_source_render(metrics_source, m, &text, &len);
 
 	if (rc) {
 		fprintf(stderr, "gpuq simulate: rendering the metrics: %s\n", gpuq_strerror(rc));

@@ -11,24 +11,10 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-static const char *effect_name(policy_effect_t e)
-{
-	switch (e) {
-	case POLICY_EFFECT_NO_SCHEDULE:
-		return "NoSchedule";
-	case POLICY_EFFECT_PREFER_NO_SCHEDULE:
-		return "PreferNoSchedule";
-	case POLICY_EFFECT_NO_EXECUTE:
-		return "NoExecute";
-	default:
-		return NULL;
-	}
-}
-
 static json_t *toleration_json(const policy_toleration_t *t)
 {
 	json_t *o = json_object();
-	const char *eff = effect_name(t->effect);
+	const char *eff = POLICY_EFFECT_NAMES[t->effect]; /* "": every effect */
 
 	if (!o)
 		return NULL;
@@ -37,7 +23,7 @@ static json_t *toleration_json(const policy_toleration_t *t)
 	json_object_set_new(o, "operator", json_string(t->exists ? "Exists" : "Equal"));
 	if (!t->exists)
 		json_object_set_new(o, "value", json_string(t->value));
-	if (eff)
+	if (eff[0])
 		json_object_set_new(o, "effect", json_string(eff));
 	if (t->has_seconds)
 		json_object_set_new(o, "tolerationSeconds", json_integer(t->seconds));
@@ -95,8 +81,8 @@ int controller_object_path(workload_kind_t k, const char *ns, const char *name, 
 	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
 }
 
-int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, json_t *body,
-			    const char *what)
+int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
+			    json_t *body, const char *what)
 {
 	const char *ns = j->ns, *name = j->name, *kn = j->wl->integ->kind_name;
 	char path[KUBE_URL_MAX];
@@ -115,8 +101,8 @@ int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, j
 
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
 		if (controller_decode(c, reply, &wl, &diag) == GPUQ_OK)
-			job_set(j, wl); /* the watch shows the same soon */
-		else			/* keeps the former object */
+			controller_job_set(j, wl); /* the watch shows the same soon */
+		else				   /* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
 				 "%s %s %s/%s: cannot cache the reply: %s", what, kn, ns, name,
 				 diag.msg);
@@ -137,9 +123,9 @@ int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, j
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
  * nodeLabels and tolerations. *sel and *tols are new references; flavors
  * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
-int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
-		      const json_t *base_sel, const json_t *base_tols, json_t **sel, json_t **tols,
-		      char *flavors, size_t cap)
+int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
+				 json_t **tols, char *flavors, size_t cap)
 {
 	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX];
 	size_t nf = flavors_of(c, id, podset, prefixed, names, sizeof(names) / sizeof(names[0]),
@@ -170,13 +156,13 @@ int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool p
  * namespace's ResourceQuota (status.used) when it is created, and a Job's
  * status.active counts it only at the Job controller's next status write:
  * a Job's created pods are the more of status.active and the unfinished pods
- * the Pods watch shows (pods_of_job), plus the finished ones (succeeded,
+ * the Pods watch shows (controller_pods_of_job), plus the finished ones (succeeded,
  * failed). Counting a created pod as still to come held the next Job back
  * with its quota free ("requested 16, used 8, limited 16" for 8 + 8 of 16).
  * Another kind's pods are counted as its child Jobs' (Jobs of their own
  * here). */
-static int add_pending_pods(struct controller *c, const job_t *j, bool all, quota_reslist_t *req,
-			    int64_t *pods)
+static int add_pending_pods(struct controller *c, const controller_job_t *j, bool all,
+			    quota_reslist_t *req, int64_t *pods)
 {
 	const workload_t *o = j->wl;
 	int rc = GPUQ_OK;
@@ -193,7 +179,7 @@ static int add_pending_pods(struct controller *c, const job_t *j, bool all, quot
 		/* a Job's status counts its pods; another kind's pods are counted
 		 * as its child Jobs' (they are Jobs of their own here) */
 		if (!all && o->kind == WORKLOAD_KIND_JOB) {
-			int64_t live = pods_of_job(c, j->uid);
+			int64_t live = controller_pods_of_job(c, j->uid);
 			missing -= (live > o->active ? live : o->active) + o->succeeded + o->failed;
 		} else if (!all) {
 			missing = 0;
@@ -219,13 +205,13 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
 {
 	for (size_t i = 0; i < pn->n_quotas; i++) {
 		char key[2 * QUOTA_OBJ_NAME_MAX + 2];
-		const pobj_t *po;
+		const controller_pobj_t *po;
 		const json_t *st;
 		const char *k;
 		json_t *v;
 
 		snprintf(key, sizeof(key), "%s/%s", pn->quotas[i]->namespace_, pn->quotas[i]->name);
-		po = map_get(&c->objs[RES_RESOURCEQUOTAS], key);
+		po = controller_map_get(&c->objs[CONTROLLER_RES_RESOURCEQUOTAS], key);
 		st = po ? json_object_get(json_object_get(po->obj, "status"), "used") : NULL;
 		json_object_foreach((json_t *)st, k, v)
 		{
@@ -246,7 +232,7 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
  * holding its admission, instead of running with part of its pods (no
  * gang). Limits are taken equal to requests (the decoder keeps requests
  * only): a limits.* quota can refuse a pod later. */
-static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
+static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size_t cap)
 {
 	const char *ns = j->ns;
 	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
@@ -255,15 +241,15 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 	gpuq_diag_t diag = {{0}};
 	int64_t pods = 0;
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 	bool fits;
 
 	if (!pn || !pn->n_quotas)
 		return true;
 	if (add_pending_pods(c, j, true, &req, &pods))
 		return true; /* cannot tell: the apiserver will judge the pods */
-	while ((s = map_next(&c->jobs, &pos))) {
-		const job_t *o = s->value;
+	while ((s = controller_map_next(&c->jobs, &pos))) {
+		const controller_job_t *o = s->value;
 		if (o == j || !o->wl || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
@@ -288,18 +274,19 @@ static bool rq_allows(struct controller *c, job_t *j, char *why, size_t cap)
 	return fits;
 }
 
-void actuate_rq_clear(struct controller *c, job_t *j)
+void controller_actuate_rq_clear(struct controller *c, controller_job_t *j)
 {
 	if (!j->rq_wait)
 		return;
 	free(j->rq_wait);
 	j->rq_wait = NULL;
 	c->rq_held--;
-	status_note(c, j->uid); /* the core's word again: released, evicted, ... */
+	controller_status_note(c, j->uid); /* the core's word again: released, evicted, ... */
 }
 
 /* Hold j's release: the namespace's ResourceQuota would refuse its pods. */
-static void rq_hold(struct controller *c, job_t *j, const queue_workload_view_t *v, const char *why)
+static void rq_hold(struct controller *c, controller_job_t *j, const queue_workload_view_t *v,
+		    const char *why)
 {
 	char *text;
 
@@ -313,24 +300,24 @@ static void rq_hold(struct controller *c, job_t *j, const queue_workload_view_t 
 		c->rq_held++;
 	free(j->rq_wait);
 	j->rq_wait = text;
-	status_note(c, j->uid); /* its status says so */
+	controller_status_note(c, j->uid); /* its status says so */
 }
 
-void actuate_rq_recheck(struct controller *c, const char *ns)
+void controller_actuate_rq_recheck(struct controller *c, const char *ns)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	if (!c->rq_held || !ns)
 		return;
-	while ((s = map_next(&c->jobs, &pos))) {
-		job_t *j = s->value;
+	while ((s = controller_map_next(&c->jobs, &pos))) {
+		controller_job_t *j = s->value;
 		if (j->rq_wait && strcmp(j->ns, ns) == 0)
 			controller_touch(c, j);
 	}
 }
 
-void actuate_job(struct controller *c, job_t *j)
+void controller_actuate_job(struct controller *c, controller_job_t *j)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -343,15 +330,15 @@ void actuate_job(struct controller *c, job_t *j)
 	 * meanwhile by an earlier leader, evicted, finished): its status then
 	 * says where it stands now */
 	if (j->rq_wait && (v.state != QUEUE_WL_ADMITTED || !j->suspended))
-		actuate_rq_clear(c, j);
+		controller_actuate_rq_clear(c, j);
 	switch (v.state) {
 	case QUEUE_WL_ADMITTED:
 		if (j->suspended) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
-				actuate_rq_clear(c, j);
-				(void)release_parent(c, j, id);
-				status_note(c, j->uid); /* released: where it runs */
+				controller_actuate_rq_clear(c, j);
+				(void)controller_release_parent(c, j, id);
+				controller_status_note(c, j->uid); /* released: where it runs */
 			} else {
 				rq_hold(c, j, &v, why);
 			}
@@ -359,11 +346,11 @@ void actuate_job(struct controller *c, job_t *j)
 		break;
 	case QUEUE_WL_EVICTING:
 		/* its quota is free only once its pods are gone: by its status
-		 * and by the Pods watch alike (release_quiet) */
+		 * and by the Pods watch alike (controller_release_quiet) */
 		if (!j->suspended)
-			(void)release_suspend(c, j);
-		else if (release_quiet(c, j))
-			(void)release_restore(c, j);
+			(void)controller_release_suspend(c, j);
+		else if (controller_release_quiet(c, j))
+			(void)controller_release_restore(c, j);
 		break;
 	default:
 		break;
@@ -373,15 +360,15 @@ void actuate_job(struct controller *c, job_t *j)
 static void post(struct controller *c, const char *uid, const char *type, const char *reason,
 		 const char *action, const char *note)
 {
-	const job_t *j = controller_job(c, uid);
+	const controller_job_t *j = controller_job(c, uid);
 
 	if (j && j->wl) /* posted by the status writer, after this pass's patches */
-		(void)swriter_event_ref(c->swriter, j->wl->integ->api_version,
-					j->wl->integ->kind_name, j->ns, j->name, uid, type, reason,
-					action, note);
+		(void)controller_swriter_event_ref(c->swriter, j->wl->integ->api_version,
+						   j->wl->integ->kind_name, j->ns, j->name, uid,
+						   type, reason, action, note);
 }
 
-void actuate_result(struct controller *c, const queue_result_t *res)
+void controller_actuate_result(struct controller *c, const queue_result_t *res)
 {
 	char note[1024];
 

@@ -45,9 +45,6 @@
  *   fenced: its queue under its lock, its `written` map alone.
  * - the webhook server's threads: controller_synced and controller_leader
  *   (atomics), the queue metrics' render (qmetrics' lock).
- * - the certificate keeper's thread (certkeeper.c), one per replica with
- *   its own connection and a stop-only fence of its own; shares nothing
- *   with the controller.
  * The fence (kube.h, "Fencing") is shared by all of them: atomics, and a
  * lock only to wake its sleepers.
  */
@@ -60,6 +57,7 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "http/http.h"
 #include "idle/idle.h"
 #include "kube/kube.h"
 #include "queue/queue.h"
@@ -106,7 +104,10 @@ typedef struct {
 	const kube_config_t *kube;   /* where the apiserver is (borrowed) */
 	kube_client_opts_t client;   /* rate limits of every connection */
 	const char *state_dir;	     /* LMDB store directory */
-	webhook_server_t *server;    /* where policy snapshots go (borrowed; may be NULL) */
+	webhook_admission_t *adm;    /* where policy snapshots go (borrowed; may be NULL) */
+	http_metrics_t *metrics;     /* where the queue metrics are rendered (its
+					HTTP_METRICS_SOURCE_QUEUE slot; borrowed; NULL:
+					nowhere) */
 	webui_t *ui;		     /* the web view's snapshots and events go here
 					(borrowed; NULL: no --ui) */
 	webhook_config_t review_cfg; /* GPU resource names, controller user */
@@ -172,47 +173,5 @@ bool controller_synced(const controller_t *c);
 
 /* Whether this replica holds the Lease (always true without election). */
 bool controller_leader(const controller_t *c);
-
-/* ---- The serving certificate kept in a Secret (every replica) ---- */
-
-typedef struct {
-	const char *namespace_; /* the Secret's namespace */
-	const char *name;	/* the Secret's name (type kubernetes.io/tls, with
-				   ca.crt and ca.key beside tls.crt and tls.key) */
-	const char *cert_dir;	/* where the server reads tls.crt and tls.key */
-	const char *const *dns; /* the serving certificate's DNS names */
-	size_t n_dns;
-	const char *const *ips; /* ... and IP addresses */
-	size_t n_ips;
-	int days;		    /* serving validity (default 365); renewed with a
-				       third of it left */
-	const char *webhook_config; /* the Mutating- and ValidatingWebhookConfiguration
-				       of this name get the CA as every webhook's
-				       caBundle; NULL: left alone (cert-manager) */
-	int64_t interval_ms;	    /* how often the Secret is checked (default 60 s) */
-} certkeeper_opts_t;
-
-void certkeeper_opts_default(certkeeper_opts_t *o);
-
-/* One pass at `now`: read the Secret; create it with a new CA and serving
- * certificate when missing, or put a new serving certificate from its CA
- * into it when a third of the old one's validity or less is left or it names
- * other hosts (the update carries the resourceVersion read; a replica that
- * loses a race reads again); copy tls.crt, tls.key and ca.crt into cert_dir
- * when tls.crt differs (*changed then true); write the caBundles. A Secret
- * whose CA is unusable is an error naming it, never replaced. */
-int certkeeper_sync(kube_client_t *c, const certkeeper_opts_t *o, time_t now, bool *changed,
-		    gpuq_diag_t *diag);
-
-typedef struct certkeeper certkeeper_t;
-
-/* Sync once (so the files exist when this returns GPUQ_OK), then again every
- * interval_ms on a thread of its own (failures logged and retried). o's
- * strings are borrowed until certkeeper_stop. */
-int certkeeper_start(const kube_config_t *cfg, const kube_client_opts_t *co,
-		     const certkeeper_opts_t *o, certkeeper_t **out, gpuq_diag_t *diag);
-
-/* Stop the thread and free. NULL is fine. */
-void certkeeper_stop(certkeeper_t *k);
 
 #endif

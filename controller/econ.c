@@ -30,14 +30,14 @@ typedef struct {
 	char lq[2 * 254];    /* its LocalQueue "namespace/name" */
 } run_t;
 
-void econ_free(struct controller *c)
+void controller_econ_free(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&c->econ_runs, &pos)))
+	while ((s = controller_map_next(&c->econ_runs, &pos)))
 		free(s->value);
-	map_deinit(&c->econ_runs);
+	controller_map_deinit(&c->econ_runs);
 	predict_history_destroy(c->econ_hist);
 	c->econ_hist = NULL;
 }
@@ -58,9 +58,9 @@ static const char *const UNIT_WORDS[] = {"GPU-hours", "cost"};
 
 /* The uid of a cached policy object of collection r (key "ns/name" or
  * "name"), or NULL. */
-static const char *obj_uid(struct controller *c, res_t r, const char *key)
+static const char *obj_uid(struct controller *c, controller_res_t r, const char *key)
 {
-	const pobj_t *o = map_get(&c->objs[r], key);
+	const controller_pobj_t *o = controller_map_get(&c->objs[r], key);
 
 	return o ? json_string_value(json_object_get(json_object_get(o->obj, "metadata"), "uid"))
 		 : NULL;
@@ -88,9 +88,9 @@ static void budget_event(struct controller *c, const queue_budget_view_t *v, con
 	const char *name = v->name, *slash = strchr(v->name, '/');
 
 	if (v->scope == QUEUE_BUDGET_CLUSTERQUEUE) {
-		(void)swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
-					obj_uid(c, RES_CLUSTERQUEUES, name), type, reason, "Budget",
-					note);
+		(void)controller_swriter_event_ref(
+		    c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
+		    obj_uid(c, CONTROLLER_RES_CLUSTERQUEUES, name), type, reason, "Budget", note);
 		return;
 	}
 	if (v->scope == QUEUE_BUDGET_NAMESPACE) {
@@ -108,8 +108,9 @@ static void budget_event(struct controller *c, const queue_budget_view_t *v, con
 		return;
 	}
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
-	(void)swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "LocalQueue", ns, name,
-				obj_uid(c, RES_LOCALQUEUES, key), type, reason, "Budget", note);
+	(void)controller_swriter_event_ref(c->swriter, "gpuq.dev/v1beta1", "LocalQueue", ns, name,
+					   obj_uid(c, CONTROLLER_RES_LOCALQUEUES, key), type,
+					   reason, "Budget", note);
 }
 
 static void budget_changed(struct controller *c, const queue_budget_change_t *ch)
@@ -148,7 +149,7 @@ static void budget_changed(struct controller *c, const queue_budget_change_t *ch
 /* An idle report: an Event on the Job. */
 static void idle_reported(struct controller *c, const queue_idle_t *e)
 {
-	const job_t *j = controller_job(c, e->uid);
+	const controller_job_t *j = controller_job(c, e->uid);
 	queue_workload_view_t v;
 	char note[512], since[32];
 
@@ -159,11 +160,11 @@ static void idle_reported(struct controller *c, const queue_idle_t *e)
 		 "Its GPUs have been idle since %s (below ClusterQueue %s's idleReclaim "
 		 "threshold)",
 		 since, queue_cq_name(c->q, v.cq));
-	(void)swriter_event(c->swriter, j->ns, j->name, e->uid, "Warning", "IdleGPU", "Report",
-			    note);
+	(void)controller_swriter_event(c->swriter, j->ns, j->name, e->uid, "Warning", "IdleGPU",
+				       "Report", note);
 }
 
-void econ_result(struct controller *c, const queue_result_t *res)
+void controller_econ_result(struct controller *c, const queue_result_t *res)
 {
 	for (size_t i = 0; i < res->n_budget_changes; i++)
 		budget_changed(c, &res->budget_changes[i]);
@@ -174,7 +175,7 @@ void econ_result(struct controller *c, const queue_result_t *res)
 
 /* ---- status ---- */
 
-void econ_status(struct controller *c, json_t *st, bool cq, uint32_t id)
+void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id)
 {
 	const char *name = cq ? queue_cq_name(c->q, id) : queue_lq_name(c->q, id);
 	char ns[256] = "", a[32], b[32];
@@ -220,7 +221,7 @@ void econ_status(struct controller *c, json_t *st, bool cq, uint32_t id)
 static void history_scan(struct controller *c, int64_t now)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	for (queue_wl_t id = queue_workload_next(c->q, QUEUE_NONE); id != QUEUE_NONE;
 	     id = queue_workload_next(c->q, id)) {
@@ -229,27 +230,28 @@ static void history_scan(struct controller *c, int64_t now)
 
 		if (queue_workload_view(c->q, id, &v))
 			continue;
-		r = map_get(&c->econ_runs, v.uid);
+		r = controller_map_get(&c->econ_runs, v.uid);
 		if (v.state == QUEUE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {
 			if (!r && !(r = calloc(1, sizeof(*r))))
 				return;
 			r->admitted_ms = v.admitted_ms;
 			snprintf(r->lq, sizeof(r->lq), "%s", queue_lq_name(c->q, v.lq));
-			if (map_put(&c->econ_runs, v.uid, r, NULL)) {
+			if (controller_map_put(&c->econ_runs, v.uid, r, NULL)) {
 				free(r);
 				return;
 			}
 		} else if (v.state == QUEUE_WL_FINISHED && r) {
 			(void)predict_history_add(c->econ_hist, r->lq, now - r->admitted_ms);
-			free(map_del(&c->econ_runs, v.uid));
+			free(controller_map_del(&c->econ_runs, v.uid));
 		}
 	}
-	while ((s = map_next(&c->econ_runs, &pos))) { /* gone: deleted, or evicted and gone */
+	while ((s = controller_map_next(&c->econ_runs,
+					&pos))) { /* gone: deleted, or evicted and gone */
 		queue_wl_t id;
 
 		if (queue_workload_find(c->q, s->key, &id) == GPUQ_OK)
 			continue;
-		free(map_del(&c->econ_runs, s->key));
+		free(controller_map_del(&c->econ_runs, s->key));
 	}
 }
 
@@ -260,7 +262,7 @@ static void history_scan(struct controller *c, int64_t now)
 static int64_t declared(void *ctx, const queue_workload_view_t *v)
 {
 	struct controller *c = ctx;
-	const job_t *j = controller_job(c, v->uid);
+	const controller_job_t *j = controller_job(c, v->uid);
 	int64_t ms = -1;
 
 	if (!j || !j->wl)
@@ -275,7 +277,7 @@ static int64_t declared(void *ctx, const queue_workload_view_t *v)
 
 static bool wall_over(void *ctx)
 {
-	return controller_mono_ms() >= *(const int64_t *)ctx;
+	return gpuq_mono_ms() >= *(const int64_t *)ctx;
 }
 
 static void predict_pass(struct controller *c)
@@ -283,7 +285,7 @@ static void predict_pass(struct controller *c)
 	predict_opts_t o;
 	predict_result_t r;
 	gpuq_diag_t diag = {{0}};
-	int64_t deadline = controller_mono_ms() + PREDICT_WALL_MS, now;
+	int64_t deadline = gpuq_mono_ms() + PREDICT_WALL_MS, now;
 	uint64_t t0 = gpuq_mono_ns();
 	int rc;
 
@@ -311,14 +313,14 @@ static void predict_pass(struct controller *c)
 		gap = is > now ? (is - now) / 10 : 0;
 		if ((was < 0) != (is < 0) ||
 		    llabs(is - was) > (gap > PREDICT_NOTE_MS ? gap : PREDICT_NOTE_MS))
-			status_note(c, r.v[i].uid); /* its gpuq.dev/status says it */
+			controller_status_note(c, r.v[i].uid); /* its gpuq.dev/status says it */
 	}
 	predict_result_deinit(&r);
 }
 
-void econ_step(struct controller *c)
+void controller_econ_step(struct controller *c)
 {
-	int64_t mono = controller_mono_ms();
+	int64_t mono = gpuq_mono_ms();
 
 	if (c->o.workload_utils)
 		c->o.workload_utils(c->o.workload_utils_ctx, on_util, c, &c->econ_util_seen);

@@ -34,8 +34,7 @@ static bool round_once(struct controller *c, kube_lease_state_t *st, uint32_t *f
 {
 	kube_lease_opts_t lo = lease_opts(c);
 	gpuq_diag_t diag = {{0}};
-	int64_t sent =
-	    controller_mono_ms(); /* before anything goes out: the deadline counts from here */
+	int64_t sent = gpuq_mono_ms(); /* before anything goes out: the deadline counts from here */
 	int rc = kube_lease_try(c->lease_client, &lo, kube_now_ms(), st, &diag);
 
 	if (rc == GPUQ_OK) {
@@ -63,7 +62,7 @@ static bool round_once(struct controller *c, kube_lease_state_t *st, uint32_t *f
 	c->lease_rounds++;
 	pthread_cond_broadcast(&c->lease_cv);
 	pthread_mutex_unlock(&c->lease_mu);
-	return kube_fence_held(c->fence, controller_mono_ms());
+	return kube_fence_held(c->fence, gpuq_mono_ms());
 }
 
 static void *lease_main(void *arg)
@@ -75,10 +74,11 @@ static void *lease_main(void *arg)
 
 	memset(&st, 0, sizeof(st));
 	while (!atomic_load(&c->stop)) {
-		int64_t start = controller_mono_ms();
+		int64_t start = gpuq_mono_ms();
 		bool now_held = round_once(c, &st, &failures);
 		if (now_held != held)
-			equeue_kick(&c->events); /* the controller thread follows at once */
+			controller_equeue_kick(
+			    &c->events); /* the controller thread follows at once */
 		held = now_held;
 		/* the next round, or earlier the moment the fence is stopped; a
 		 * lease that runs out meanwhile wakes the controller thread by
@@ -88,7 +88,7 @@ static void *lease_main(void *arg)
 	return NULL;
 }
 
-int elect_start(struct controller *c, gpuq_diag_t *diag)
+int controller_elect_start(struct controller *c, gpuq_diag_t *diag)
 {
 	kube_client_opts_t co = c->o.client;
 	int rc;
@@ -107,7 +107,7 @@ int elect_start(struct controller *c, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-void elect_wait_first(struct controller *c)
+void controller_elect_wait_first(struct controller *c)
 {
 	if (!c->o.leader_elect)
 		return;
@@ -117,7 +117,7 @@ void elect_wait_first(struct controller *c)
 	pthread_mutex_unlock(&c->lease_mu);
 }
 
-void elect_follow(struct controller *c)
+void controller_elect_follow(struct controller *c)
 {
 	if (!c->o.leader_elect)
 		return;
@@ -126,23 +126,23 @@ void elect_follow(struct controller *c)
 	pthread_mutex_unlock(&c->lease_mu);
 }
 
-void elect_wake(struct controller *c)
+void controller_elect_wake(struct controller *c)
 {
 	pthread_mutex_lock(&c->lease_mu);
 	pthread_cond_broadcast(&c->lease_cv);
 	pthread_mutex_unlock(&c->lease_mu);
 }
 
-void elect_stop(struct controller *c)
+void controller_elect_stop(struct controller *c)
 {
-	elect_wake(c);
+	controller_elect_wake(c);
 	if (c->lease_running) {
 		pthread_join(c->lease_thread, NULL);
 		c->lease_running = false;
 	}
 }
 
-void elect_release(struct controller *c)
+void controller_elect_release(struct controller *c)
 {
 	kube_lease_opts_t lo = lease_opts(c);
 	gpuq_diag_t diag = {{0}};

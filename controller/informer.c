@@ -6,54 +6,60 @@
 
 #include "controller/internal.h"
 
-const res_info_t controller_res[RES_COUNT] = {
-    [RES_NAMESPACES] = {"namespaces", "/api/v1", "namespaces", "/api/v1/namespaces", false, true},
-    [RES_LIMITRANGES] = {"limitranges", "/api/v1", "limitranges", "/api/v1/limitranges", false,
-			 true},
-    [RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1", "resourcequotas", "/api/v1/resourcequotas",
-			    false, true},
-    [RES_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1", "priorityclasses",
-			     "/apis/scheduling.k8s.io/v1/priorityclasses", false, true},
-    [RES_CLAIMTEMPLATES] = {"resourceclaimtemplates", "/apis/resource.k8s.io/v1",
-			    "resourceclaimtemplates",
-			    "/apis/resource.k8s.io/v1/resourceclaimtemplates", true, true},
-    [RES_FLAVORS] = {"resourceflavors", "/apis/gpuq.dev/v1beta1", "resourceflavors",
-		     "/apis/gpuq.dev/v1beta1/resourceflavors", false, true},
-    [RES_CLUSTERQUEUES] = {"clusterqueues", "/apis/gpuq.dev/v1beta1", "clusterqueues",
-			   "/apis/gpuq.dev/v1beta1/clusterqueues", false, true},
-    [RES_LOCALQUEUES] = {"localqueues", "/apis/gpuq.dev/v1beta1", "localqueues",
-			 "/apis/gpuq.dev/v1beta1/localqueues", false, true},
-    [RES_COHORTS] = {"cohorts", "/apis/gpuq.dev/v1beta1", "cohorts",
-		     "/apis/gpuq.dev/v1beta1/cohorts", true, true},
-    [RES_KUEUE_FLAVORS] = {"kueue resourceflavors", "/apis/kueue.x-k8s.io/v1beta2",
-			   "resourceflavors", "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", true,
-			   true},
-    [RES_KUEUE_CLUSTERQUEUES] = {"kueue clusterqueues", "/apis/kueue.x-k8s.io/v1beta2",
-				 "clusterqueues", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
-				 true, true},
-    [RES_KUEUE_LOCALQUEUES] = {"kueue localqueues", "/apis/kueue.x-k8s.io/v1beta2", "localqueues",
-			       "/apis/kueue.x-k8s.io/v1beta2/localqueues", true, true},
-    [RES_KUEUE_COHORTS] = {"kueue cohorts", "/apis/kueue.x-k8s.io/v1beta2", "cohorts",
-			   "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
-    [RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
-    [RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
-    [RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
-		     "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
-    [RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
-			  "/apis/apps/v1/statefulsets", false, false},
-    [RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1", "leaderworkersets",
-		 "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
-    [RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs", true,
-		     false},
-    [RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
-			 "/apis/ray.io/v1/rayclusters", true, false},
-    [RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
-		       "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
+const controller_res_info_t controller_res[CONTROLLER_RES_COUNT] = {
+    [CONTROLLER_RES_NAMESPACES] = {"namespaces", "/api/v1", "namespaces", "/api/v1/namespaces",
+				   false, true},
+    [CONTROLLER_RES_LIMITRANGES] = {"limitranges", "/api/v1", "limitranges", "/api/v1/limitranges",
+				    false, true},
+    [CONTROLLER_RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1", "resourcequotas",
+				       "/api/v1/resourcequotas", false, true},
+    [CONTROLLER_RES_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1",
+					"priorityclasses",
+					"/apis/scheduling.k8s.io/v1/priorityclasses", false, true},
+    [CONTROLLER_RES_CLAIMTEMPLATES] = {"resourceclaimtemplates", "/apis/resource.k8s.io/v1",
+				       "resourceclaimtemplates",
+				       "/apis/resource.k8s.io/v1/resourceclaimtemplates", true,
+				       true},
+    [CONTROLLER_RES_FLAVORS] = {"resourceflavors", "/apis/gpuq.dev/v1beta1", "resourceflavors",
+				"/apis/gpuq.dev/v1beta1/resourceflavors", false, true},
+    [CONTROLLER_RES_CLUSTERQUEUES] = {"clusterqueues", "/apis/gpuq.dev/v1beta1", "clusterqueues",
+				      "/apis/gpuq.dev/v1beta1/clusterqueues", false, true},
+    [CONTROLLER_RES_LOCALQUEUES] = {"localqueues", "/apis/gpuq.dev/v1beta1", "localqueues",
+				    "/apis/gpuq.dev/v1beta1/localqueues", false, true},
+    [CONTROLLER_RES_COHORTS] = {"cohorts", "/apis/gpuq.dev/v1beta1", "cohorts",
+				"/apis/gpuq.dev/v1beta1/cohorts", true, true},
+    [CONTROLLER_RES_KUEUE_FLAVORS] = {"kueue resourceflavors", "/apis/kueue.x-k8s.io/v1beta2",
+				      "resourceflavors",
+				      "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", true, true},
+    [CONTROLLER_RES_KUEUE_CLUSTERQUEUES] = {"kueue clusterqueues", "/apis/kueue.x-k8s.io/v1beta2",
+					    "clusterqueues",
+					    "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", true,
+					    true},
+    [CONTROLLER_RES_KUEUE_LOCALQUEUES] = {"kueue localqueues", "/apis/kueue.x-k8s.io/v1beta2",
+					  "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues",
+					  true, true},
+    [CONTROLLER_RES_KUEUE_COHORTS] = {"kueue cohorts", "/apis/kueue.x-k8s.io/v1beta2", "cohorts",
+				      "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
+    [CONTROLLER_RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
+    [CONTROLLER_RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
+    [CONTROLLER_RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
+				"/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
+    [CONTROLLER_RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
+				     "/apis/apps/v1/statefulsets", false, false},
+    [CONTROLLER_RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1",
+			    "leaderworkersets",
+			    "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
+    [CONTROLLER_RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs",
+				true, false},
+    [CONTROLLER_RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
+				    "/apis/ray.io/v1/rayclusters", true, false},
+    [CONTROLLER_RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
+				  "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
 };
 
 /* ---- the event queue ---- */
 
-int equeue_init(equeue_t *q)
+int controller_equeue_init(controller_equeue_t *q)
 {
 	pthread_condattr_t attr;
 
@@ -70,12 +76,12 @@ int equeue_init(equeue_t *q)
 	return GPUQ_OK;
 }
 
-void equeue_deinit(equeue_t *q)
+void controller_equeue_deinit(controller_equeue_t *q)
 {
 	if (!q->ring)
 		return;
 	for (size_t i = 0; i < q->n; i++)
-		cevent_deinit(&q->ring[(q->head + i) % CONTROLLER_EVENTS_MAX]);
+		controller_cevent_deinit(&q->ring[(q->head + i) % CONTROLLER_EVENTS_MAX]);
 	free(q->ring);
 	q->ring = NULL;
 	pthread_mutex_destroy(&q->lock);
@@ -89,7 +95,8 @@ static void deadline_ts(int64_t mono_ms, struct timespec *ts)
 	ts->tv_nsec = (long)(mono_ms % 1000) * 1000000;
 }
 
-void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop)
+void controller_equeue_push(controller_equeue_t *q, const controller_cevent_t *ev,
+			    const atomic_bool *stop)
 {
 	pthread_mutex_lock(&q->lock);
 	while (q->n == CONTROLLER_EVENTS_MAX && !atomic_load(stop)) {
@@ -102,10 +109,10 @@ void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop)
 		pthread_cond_timedwait(&q->nonfull, &q->lock, &ts);
 	}
 	if (q->n == CONTROLLER_EVENTS_MAX) { /* stopping: drop */
-		cevent_t drop = *ev;
+		controller_cevent_t drop = *ev;
 
 		pthread_mutex_unlock(&q->lock);
-		cevent_deinit(&drop);
+		controller_cevent_deinit(&drop);
 		return;
 	}
 	q->ring[(q->head + q->n) % CONTROLLER_EVENTS_MAX] = *ev;
@@ -114,7 +121,8 @@ void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop)
 	pthread_mutex_unlock(&q->lock);
 }
 
-size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms)
+size_t controller_equeue_pop(controller_equeue_t *q, controller_cevent_t *out, size_t cap,
+			     int64_t deadline_ms)
 {
 	struct timespec ts;
 	size_t k = 0;
@@ -137,7 +145,7 @@ size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms)
 	return k;
 }
 
-void equeue_kick(equeue_t *q)
+void controller_equeue_kick(controller_equeue_t *q)
 {
 	pthread_mutex_lock(&q->lock);
 	q->kick = true;
@@ -157,7 +165,7 @@ json_t *controller_slim(json_t *obj)
 	return obj;
 }
 
-void cevent_deinit(cevent_t *ev)
+void controller_cevent_deinit(controller_cevent_t *ev)
 {
 	json_decref(ev->object);
 	workload_destroy(ev->wl);
@@ -169,28 +177,30 @@ void cevent_deinit(cevent_t *ev)
 }
 
 /* Whether collection r holds workload objects (decoded on the watch thread). */
-static bool workload_collection(res_t r)
+static bool workload_collection(controller_res_t r)
 {
-	return r == RES_JOBS || r == RES_PODS || r == RES_JOBSETS || r == RES_STATEFULSETS ||
-	       r == RES_LWS || r == RES_RAYJOBS || r == RES_RAYCLUSTERS || r == RES_TRAINJOBS;
+	return r == CONTROLLER_RES_JOBS || r == CONTROLLER_RES_PODS ||
+	       r == CONTROLLER_RES_JOBSETS || r == CONTROLLER_RES_STATEFULSETS ||
+	       r == CONTROLLER_RES_LWS || r == CONTROLLER_RES_RAYJOBS ||
+	       r == CONTROLLER_RES_RAYCLUSTERS || r == CONTROLLER_RES_TRAINJOBS;
 }
 
-static workload_kind_t collection_kind(res_t r)
+static workload_kind_t collection_kind(controller_res_t r)
 {
 	switch (r) {
-	case RES_JOBS:
+	case CONTROLLER_RES_JOBS:
 		return WORKLOAD_KIND_JOB;
-	case RES_JOBSETS:
+	case CONTROLLER_RES_JOBSETS:
 		return WORKLOAD_KIND_JOBSET;
-	case RES_STATEFULSETS:
+	case CONTROLLER_RES_STATEFULSETS:
 		return WORKLOAD_KIND_STATEFULSET;
-	case RES_LWS:
+	case CONTROLLER_RES_LWS:
 		return WORKLOAD_KIND_LWS;
-	case RES_RAYJOBS:
+	case CONTROLLER_RES_RAYJOBS:
 		return WORKLOAD_KIND_RAYJOB;
-	case RES_RAYCLUSTERS:
+	case CONTROLLER_RES_RAYCLUSTERS:
 		return WORKLOAD_KIND_RAYCLUSTER;
-	case RES_TRAINJOBS:
+	case CONTROLLER_RES_TRAINJOBS:
 		return WORKLOAD_KIND_TRAINJOB;
 	default:
 		return WORKLOAD_KIND_POD;
@@ -216,7 +226,8 @@ static json_t *hand_over(json_t *shared)
 	return own;
 }
 
-void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out)
+void controller_informer_event(controller_res_t res, const webhook_config_t *cfg,
+			       const kube_event_t *ev, controller_cevent_t *out)
 {
 	const workload_config_t wcfg = {cfg->gpu_resources, cfg->n_gpu_resources};
 	gpuq_diag_t diag = {{0}};
@@ -240,17 +251,17 @@ void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *
 
 static int on_event(void *ctx, const kube_event_t *ev)
 {
-	watcher_t *w = ctx;
-	cevent_t ce;
+	controller_watcher_t *w = ctx;
+	controller_cevent_t ce;
 
-	informer_event(w->res, &w->ctl->o.review_cfg, ev, &ce);
-	equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
+	controller_informer_event(w->res, &w->ctl->o.review_cfg, ev, &ce);
+	controller_equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }
 
 static void *watch_main(void *arg)
 {
-	watcher_t *w = arg;
+	controller_watcher_t *w = arg;
 	kube_watch_opts_t o = {
 	    .path = controller_res[w->res].path,
 	    .name = controller_res[w->res].name,
@@ -287,12 +298,12 @@ static int discover(kube_client_t *cl, const char *gv, const char *resource, boo
 	return GPUQ_OK;
 }
 
-int informer_start(struct controller *c, gpuq_diag_t *diag)
+int controller_informer_start(struct controller *c, gpuq_diag_t *diag)
 {
 	int rc;
 
-	for (int r = 0; r < RES_COUNT; r++) {
-		const res_info_t *ri = &controller_res[r];
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+		const controller_res_info_t *ri = &controller_res[r];
 		bool found = true;
 		if (ri->optional) {
 			rc = discover(c->client, ri->group, ri->resource, &found, diag);
@@ -307,12 +318,12 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 				 "not watched",
 				 ri->name);
 	}
-	for (int r = 0; r < RES_COUNT; r++) {
-		watcher_t *w = &c->watchers[r];
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+		controller_watcher_t *w = &c->watchers[r];
 		if (!c->watched[r])
 			continue;
 		w->ctl = c;
-		w->res = (res_t)r;
+		w->res = (controller_res_t)r;
 		rc = kube_client_create(c->o.kube, &c->o.client, &w->client, diag);
 		if (rc)
 			return rc;
@@ -325,14 +336,14 @@ int informer_start(struct controller *c, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-void informer_stop(struct controller *c)
+void controller_informer_stop(struct controller *c)
 {
 	atomic_store(&c->stop, true);
 	pthread_mutex_lock(&c->events.lock);
 	pthread_cond_broadcast(&c->events.nonfull);
 	pthread_mutex_unlock(&c->events.lock);
-	for (int r = 0; r < RES_COUNT; r++) {
-		watcher_t *w = &c->watchers[r];
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+		controller_watcher_t *w = &c->watchers[r];
 		if (w->started)
 			pthread_join(w->thread, NULL);
 		w->started = false;

@@ -2,13 +2,23 @@
  * controller/internal.h: shared by the files of controller/ only; the
  * module's interface is controller/controller.h.
  *
- * Files, bottom up: map.c (a string-keyed hash map), informer.c (watch
- * threads and the event queue), snapshot.c (cached policy objects into a
- * policy snapshot), jobs.c (Jobs into workloads of the core), actuate.c
- * (patches and Events that bring a Job in line with the core), elect.c (the
- * Lease thread: renewals and the fence), loop.c (the controller thread:
- * events, cycles, persistence, following the Lease), usage.c (the usage
- * ledger's checkpoint ConfigMaps).
+ * Files, bottom up (each calls only files before it, but for the circle
+ * jobs.c, pods.c, sets.c, status.c, actuate.c, release.c and econ.c, which
+ * scripts/arrows.py lists as known): map.c (a string-keyed hash map),
+ * informer.c (watch threads, the event queue, slimming and pruning
+ * objects), workload.c (watched objects decoded and resolved, pod sets),
+ * swriter.c (the status writer thread), elect.c (the Lease thread:
+ * renewals and the fence), jobs.c (parents held by their suspend field
+ * into workloads of the core, the core's clock, touched workloads), pods.c
+ * (pod groups, Pods of Jobs), sets.c (StatefulSets and LeaderWorkerSets,
+ * admitted by gates on their Pods), status.c (queue status, workload status
+ * annotations), actuate.c (patches and Events that bring a workload in line
+ * with the core), release.c (a held parent's patches, per kind), econ.c
+ * (budgets, idle reclaim, predicted starts), podmap.c (the pods'
+ * LocalQueues for DCGM), snapshot.c (cached policy objects into a policy
+ * snapshot), usage.c (the usage ledger's checkpoint ConfigMaps), loop.c
+ * (the controller thread: events, cycles, persistence, following the
+ * Lease; the module's interface). Each declaration below names its file.
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -27,63 +37,64 @@
 
 /* ---- map.c: string keys to pointers, open addressing ---- */
 
-typedef struct swriter swriter_t;
+typedef struct swriter controller_swriter_t;
 
 typedef struct {
 	char *key;   /* owned; NULL: empty slot */
 	void *value; /* caller's */
 	bool dead;   /* a deleted slot (tombstone) */
-} map_slot_t;
+} controller_map_slot_t;
 
 typedef struct {
-	map_slot_t *slots; /* power-of-two table */
-	size_t cap;	   /* slots */
-	size_t n;	   /* live keys */
-	size_t used;	   /* live + tombstones */
-} map_t;
+	controller_map_slot_t *slots; /* power-of-two table */
+	size_t cap;		      /* slots */
+	size_t n;		      /* live keys */
+	size_t used;		      /* live + tombstones */
+} controller_map_t;
 
 /* FNV-1a of a string (the map's hash, also used to remember texts written). */
-uint64_t map_hash(const char *s);
+uint64_t controller_map_hash(const char *s);
 /* FNV-1a of n bytes (usage.c: a checkpoint part already written). */
-uint64_t map_hash_bytes(const void *p, size_t n);
-void map_init(map_t *m);
+uint64_t controller_map_hash_bytes(const void *p, size_t n);
+void controller_map_init(controller_map_t *m);
 /* Free the table and keys (values are the caller's: free them first). */
-void map_deinit(map_t *m);
-void *map_get(const map_t *m, const char *key);
+void controller_map_deinit(controller_map_t *m);
+void *controller_map_get(const controller_map_t *m, const char *key);
 /* Insert or replace; *old (may be NULL) gets the replaced value or NULL.
  * GPUQ_ENOMEM, GPUQ_ELIMIT past CONTROLLER_OBJECTS_MAX. */
-int map_put(map_t *m, const char *key, void *value, void **old);
+int controller_map_put(controller_map_t *m, const char *key, void *value, void **old);
 /* Remove key; returns its value or NULL. */
-void *map_del(map_t *m, const char *key);
+void *controller_map_del(controller_map_t *m, const char *key);
 /* Iterate: start at *pos = 0; returns the next live slot or NULL. */
-map_slot_t *map_next(const map_t *m, size_t *pos);
+controller_map_slot_t *controller_map_next(const controller_map_t *m, size_t *pos);
 
 /* ---- informer.c: the watched collections and the event queue ---- */
 
 typedef enum {
-	RES_NAMESPACES = 0,
-	RES_LIMITRANGES,
-	RES_RESOURCEQUOTAS,
-	RES_PRIORITYCLASSES,
-	RES_CLAIMTEMPLATES,
-	RES_FLAVORS,
-	RES_CLUSTERQUEUES,
-	RES_LOCALQUEUES,
-	RES_COHORTS,
-	RES_KUEUE_FLAVORS,
-	RES_KUEUE_CLUSTERQUEUES,
-	RES_KUEUE_LOCALQUEUES,
-	RES_KUEUE_COHORTS,
-	RES_JOBS,
-	RES_PODS,
-	RES_JOBSETS,	  /* optional: jobset.x-k8s.io, when the apiserver serves it */
-	RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods */
-	RES_LWS,	  /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
-	RES_RAYJOBS,	  /* optional: ray.io RayJobs */
-	RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
-	RES_TRAINJOBS,	  /* optional: trainer.kubeflow.org TrainJobs */
-	RES_COUNT
-} res_t;
+	CONTROLLER_RES_NAMESPACES = 0,
+	CONTROLLER_RES_LIMITRANGES,
+	CONTROLLER_RES_RESOURCEQUOTAS,
+	CONTROLLER_RES_PRIORITYCLASSES,
+	CONTROLLER_RES_CLAIMTEMPLATES,
+	CONTROLLER_RES_FLAVORS,
+	CONTROLLER_RES_CLUSTERQUEUES,
+	CONTROLLER_RES_LOCALQUEUES,
+	CONTROLLER_RES_COHORTS,
+	CONTROLLER_RES_KUEUE_FLAVORS,
+	CONTROLLER_RES_KUEUE_CLUSTERQUEUES,
+	CONTROLLER_RES_KUEUE_LOCALQUEUES,
+	CONTROLLER_RES_KUEUE_COHORTS,
+	CONTROLLER_RES_JOBS,
+	CONTROLLER_RES_PODS,
+	CONTROLLER_RES_JOBSETS,	     /* optional: jobset.x-k8s.io, when the apiserver serves it */
+	CONTROLLER_RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods
+				      */
+	CONTROLLER_RES_LWS,	     /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
+	CONTROLLER_RES_RAYJOBS,	     /* optional: ray.io RayJobs */
+	CONTROLLER_RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
+	CONTROLLER_RES_TRAINJOBS,    /* optional: trainer.kubeflow.org TrainJobs */
+	CONTROLLER_RES_COUNT
+} controller_res_t;
 
 typedef struct {
 	const char *name;     /* for logs: "jobs" */
@@ -92,15 +103,15 @@ typedef struct {
 	const char *path;     /* collection path */
 	bool optional;	      /* watched only when discovery lists it */
 	bool policy;	      /* feeds the policy snapshot */
-} res_info_t;
+} controller_res_info_t;
 
-extern const res_info_t controller_res[RES_COUNT];
+extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
 
 /* One watch event on its way to the controller thread. A policy object
  * comes as jansson's tree; an object of a workload collection (Jobs, Pods)
- * comes decoded, once, on the watch thread (informer_event). */
+ * comes decoded, once, on the watch thread (controller_informer_event). */
 typedef struct {
-	res_t res;		/* which collection */
+	controller_res_t res;	/* which collection */
 	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
 	json_t *object;		/* a policy object: owned reference (NULL otherwise) */
 	workload_t *wl;		/* a workload object, decoded without a policy (owned;
@@ -108,62 +119,65 @@ typedef struct {
 	char *uid;		/* a workload object that did not decode: its
 				   metadata.uid (owned; NULL when it has none) */
 	char *bad;		/* ... and why (owned), logged once by the controller */
-} cevent_t;
+} controller_cevent_t;
 
 /* Free what ev owns and clear it. */
-void cevent_deinit(cevent_t *ev);
+void controller_cevent_deinit(controller_cevent_t *ev);
 
 typedef struct {
 	pthread_mutex_t lock;
-	pthread_cond_t nonempty; /* the controller thread waits on it */
-	pthread_cond_t nonfull;	 /* watch threads wait on it */
-	cevent_t *ring;		 /* CONTROLLER_EVENTS_MAX slots */
-	size_t head, n;		 /* ring position and count */
-	bool kick;		 /* wake the controller without an event */
-} equeue_t;
+	pthread_cond_t nonempty;   /* the controller thread waits on it */
+	pthread_cond_t nonfull;	   /* watch threads wait on it */
+	controller_cevent_t *ring; /* CONTROLLER_EVENTS_MAX slots */
+	size_t head, n;		   /* ring position and count */
+	bool kick;		   /* wake the controller without an event */
+} controller_equeue_t;
 
-int equeue_init(equeue_t *q);
-void equeue_deinit(equeue_t *q);
+int controller_equeue_init(controller_equeue_t *q);
+void controller_equeue_deinit(controller_equeue_t *q);
 /* Push (waits while full, unless *stop). Steals ev->object. */
-void equeue_push(equeue_t *q, const cevent_t *ev, const atomic_bool *stop);
+void controller_equeue_push(controller_equeue_t *q, const controller_cevent_t *ev,
+			    const atomic_bool *stop);
 /* Pop up to cap events into out, waiting until one arrives, a kick, or
  * deadline_ms (monotonic) passes. Returns how many. */
-size_t equeue_pop(equeue_t *q, cevent_t *out, size_t cap, int64_t deadline_ms);
+size_t controller_equeue_pop(controller_equeue_t *q, controller_cevent_t *out, size_t cap,
+			     int64_t deadline_ms);
 /* Wake the controller thread. */
-void equeue_kick(equeue_t *q);
+void controller_equeue_kick(controller_equeue_t *q);
 
 typedef struct {
 	struct controller *ctl; /* owner */
-	res_t res;		/* what this thread watches */
+	controller_res_t res;	/* what this thread watches */
 	kube_client_t *client;	/* its own connection */
 	pthread_t thread;	/* running while started */
 	bool started;		/* thread was created */
-} watcher_t;
+} controller_watcher_t;
 
 /* The event the controller takes for kube event ev of collection res:
  * policy objects slimmed (controller_slim), workload objects decoded with
  * cfg's GPU names (workload_decode; a refusal gives uid and bad). Runs on
  * the watch thread. */
-void informer_event(res_t res, const webhook_config_t *cfg, const kube_event_t *ev, cevent_t *out);
+void controller_informer_event(controller_res_t res, const webhook_config_t *cfg,
+			       const kube_event_t *ev, controller_cevent_t *out);
 
 /* Discover optional groups, then start one thread per watched collection. */
-int informer_start(struct controller *c, gpuq_diag_t *diag);
-void informer_stop(struct controller *c);
+int controller_informer_start(struct controller *c, gpuq_diag_t *diag);
+void controller_informer_stop(struct controller *c);
 
 /* ---- the controller ---- */
 
 typedef enum {
-	JOB_UNMANAGED = 0, /* not gpuq's (no GPU, no queue label, not suspended) */
-	JOB_MANAGED = 1,   /* a workload of the core */
-} job_kind_t;
+	CONTROLLER_JOB_UNMANAGED = 0, /* not gpuq's (no GPU, no queue label, not suspended) */
+	CONTROLLER_JOB_MANAGED = 1,   /* a workload of the core */
+} controller_job_kind_t;
 
 /* One cached parent object of a kind held by its suspend field (a Job, a
  * JobSet): the latest object the watch showed, decoded once (on the watch
  * thread) and resolved against the policy in force: everything the core,
- * actuation and status read (workload_t), no JSON kept. (Named job_t for
+ * actuation and status read (workload_t), no JSON kept. (Named controller_job_t for
  * its first kind.) */
 typedef struct {
-	res_t res;	      /* its collection (RES_JOBS, RES_JOBSETS) */
+	controller_res_t res; /* its collection (CONTROLLER_RES_JOBS, CONTROLLER_RES_JOBSETS) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
 				 one decodes) */
 	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
@@ -175,7 +189,7 @@ typedef struct {
 	bool finished_seen;   /* Complete or Failed seen and reported to the core */
 	bool ready_seen;      /* all pods Ready reported since the last admission */
 	bool bad;	      /* decode failed: logged once, kept out of the core */
-	uint64_t status_hash; /* map_hash | 1 of the gpuq.dev/status written last, or
+	uint64_t status_hash; /* controller_map_hash | 1 of the gpuq.dev/status written last, or
 				 seen on the Job when first cached (0: none) */
 	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
 				 none): logged once, shown as its status */
@@ -185,47 +199,47 @@ typedef struct {
 	int64_t requeued_ms;  /* core time it last went back to the queue after an
 				 eviction (0: never seen here): where its next
 				 wait for admission starts */
-} job_t;
+} controller_job_t;
 
 typedef struct {
 	json_t *obj;	 /* the object (owned reference) */
 	uint64_t gen;	 /* LIST generation it was last seen in */
 	uint64_t digest; /* of what the policy reads: status and bookkeeping left out */
 	bool refused;	 /* the policy decoder refused it (logged once) */
-} pobj_t;
+} controller_pobj_t;
 
 /* A workload made of Pods: one plain GPU Pod (key = its uid) or a pod group
  * (key "group:<namespace>/<group name>"). */
 typedef struct {
-	char *key;	      /* the workload's uid in the core (owned) */
-	bool group;	      /* a pod group (else one plain Pod) */
-	int32_t total;	      /* pods the workload needs (pod-group-total-count; 1) */
-	int32_t reported;     /* group members the core has been told of */
-	map_t members;	      /* Pod uid -> member (pods.c) */
-	bool bad;	      /* could not enter the core: logged once */
-	bool touched;	      /* in the controller's touched list */
-	bool explain_queued;  /* in the controller's explain list */
-	uint64_t status_hash; /* map_hash | 1 of the last gpuq.dev/status written */
-	char *set;	      /* a set's group (sets.c): the set's key ("sts:ns/name",
-				 "lws:ns/name"; owned); NULL for a plain Pod or pod group.
-				 Its total and pod sets are the set's; it stays when its
-				 Pods go (they come back gated) */
-	int64_t first;	      /* a set's group: a StatefulSet slice's first ordinal, an
-				 LWS group's index */
-} pgroup_t;
+	char *key;		  /* the workload's uid in the core (owned) */
+	bool group;		  /* a pod group (else one plain Pod) */
+	int32_t total;		  /* pods the workload needs (pod-group-total-count; 1) */
+	int32_t reported;	  /* group members the core has been told of */
+	controller_map_t members; /* Pod uid -> member (pods.c) */
+	bool bad;		  /* could not enter the core: logged once */
+	bool touched;		  /* in the controller's touched list */
+	bool explain_queued;	  /* in the controller's explain list */
+	uint64_t status_hash;	  /* controller_map_hash | 1 of the last gpuq.dev/status written */
+	char *set;		  /* a set's group (sets.c): the set's key ("sts:ns/name",
+				     "lws:ns/name"; owned); NULL for a plain Pod or pod group.
+				     Its total and pod sets are the set's; it stays when its
+				     Pods go (they come back gated) */
+	int64_t first;		  /* a set's group: a StatefulSet slice's first ordinal, an
+				     LWS group's index */
+} controller_pgroup_t;
 
 struct controller {
 	controller_opts_t o;   /* options (strings borrowed) */
 	store_t *store;	       /* the LMDB store */
 	kube_client_t *client; /* the controller thread's connection */
-	watcher_t watchers[RES_COUNT];
-	bool watched[RES_COUNT]; /* discovery found the collection */
-	bool listed[RES_COUNT];	 /* first LIST complete */
-	equeue_t events;	 /* watch threads -> controller thread */
-	atomic_bool stop;	 /* every thread stops when set */
-	pthread_t thread;	 /* the controller thread */
-	bool running;		 /* thread started */
-	bool stopped;		 /* controller_stop done (the owner's thread only) */
+	controller_watcher_t watchers[CONTROLLER_RES_COUNT];
+	bool watched[CONTROLLER_RES_COUNT]; /* discovery found the collection */
+	bool listed[CONTROLLER_RES_COUNT];  /* first LIST complete */
+	controller_equeue_t events;	    /* watch threads -> controller thread */
+	atomic_bool stop;		    /* every thread stops when set */
+	pthread_t thread;		    /* the controller thread */
+	bool running;			    /* thread started */
+	bool stopped;			    /* controller_stop done (the owner's thread only) */
 
 	/* The Lease (elect.c). The fence is read by every thread; the rest is
 	 * the Lease thread's but for what lease_mu guards. */
@@ -239,30 +253,31 @@ struct controller {
 	kube_lease_state_t lease_seen; /* the last round's answer (holder, transitions) */
 	uint64_t lease_rounds;	       /* rounds done (successful or not) */
 
-	map_t objs[RES_COUNT];	    /* policy objects by ns/name -> pobj_t * */
-	uint64_t gen[RES_COUNT];    /* LIST generation: bumped by each RESET */
-	map_t jobs;		    /* uid -> job_t * */
-	map_t groups;		    /* workload key -> pgroup_t * (pods.c) */
-	map_t sets;		    /* set key -> set_t * (sets.c) */
-	map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
-	map_t pods_early;	    /* Pod uid -> workload_t * (owned): a Pod seen before
-				       the first policy, kept for pods_resync */
-	map_t job_pods;		    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
-				       of Jobs */
-	map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
+	controller_map_t
+	    objs[CONTROLLER_RES_COUNT];	    /* policy objects by ns/name -> controller_pobj_t * */
+	uint64_t gen[CONTROLLER_RES_COUNT]; /* LIST generation: bumped by each RESET */
+	controller_map_t jobs;		    /* uid -> controller_job_t * */
+	controller_map_t groups;	    /* workload key -> controller_pgroup_t * (pods.c) */
+	controller_map_t sets;		    /* set key -> set_t * (sets.c) */
+	controller_map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
+	controller_map_t pods_early;	    /* Pod uid -> workload_t * (owned): a Pod seen before
+				       the first policy, kept for controller_pods_resync */
+	controller_map_t job_pods;	    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
+			       of Jobs */
+	controller_map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
 				       each Job has */
-	size_t rq_held;		    /* Jobs whose release a ResourceQuota holds (rq_wait) */
-	bool policy_dirty;	    /* a policy object changed */
-	policy_t *policy;	    /* the snapshot in force (one reference) */
-	uint64_t policy_generation; /* snapshots built */
-	queue_t *q;		    /* the core (NULL until the first snapshot) */
-	queue_config_t qcfg;	    /* its configuration */
-	bool persist_full;	    /* rewrite every record at the next commit */
-	bool check_term;	    /* just took the Lease: is the store stale? */
-	bool core_dirty;	    /* run a cycle soon */
-	int64_t last_cycle_ms;	    /* monotonic */
-	int64_t epoch_mono_ms;	    /* monotonic at start */
-	int64_t epoch_wall_ms;	    /* wall clock at start: core time = wall */
+	size_t rq_held;			    /* Jobs whose release a ResourceQuota holds (rq_wait) */
+	bool policy_dirty;		    /* a policy object changed */
+	policy_t *policy;		    /* the snapshot in force (one reference) */
+	uint64_t policy_generation;	    /* snapshots built */
+	queue_t *q;			    /* the core (NULL until the first snapshot) */
+	queue_config_t qcfg;		    /* its configuration */
+	bool persist_full;		    /* rewrite every record at the next commit */
+	bool check_term;		    /* just took the Lease: is the store stale? */
+	bool core_dirty;		    /* run a cycle soon */
+	int64_t last_cycle_ms;		    /* monotonic */
+	int64_t epoch_mono_ms;		    /* monotonic at start */
+	int64_t epoch_wall_ms;		    /* wall clock at start: core time = wall */
 
 	char **touched; /* uids to compare and act on after the next persist */
 	size_t n_touched, cap_touched;
@@ -270,8 +285,8 @@ struct controller {
 	int64_t next_trim_ms;  /* next malloc_trim (monotonic) */
 	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
-	swriter_t *swriter;	/* queue status patches, off this thread */
-	int64_t status_next_ms; /* next queue status pass (monotonic) */
+	controller_swriter_t *swriter; /* queue status patches, off this thread */
+	int64_t status_next_ms;	       /* next queue status pass (monotonic) */
 
 	qmetrics_t *metrics;	 /* queue metrics for /metrics (owned) */
 	int64_t metrics_next_ms; /* next publish (monotonic) */
@@ -294,56 +309,56 @@ struct controller {
 
 	/* GPU economics (econ.c) */
 	struct predict_history *econ_hist; /* the LocalQueues' finished runtimes */
-	map_t econ_runs;		   /* uid -> run_t: admitted workloads seen */
+	controller_map_t econ_runs;	   /* uid -> run_t: admitted workloads seen */
 	int64_t econ_scan_ms;		   /* next history scan (monotonic) */
 	int64_t econ_predict_ms;	   /* next prediction pass (monotonic) */
 	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 };
 
-/* The core's clock: wall milliseconds, never decreasing. */
+/* jobs.c: the core's clock: wall milliseconds, never decreasing. (The
+ * controller's own timers read base's gpuq_mono_ms.) */
 int64_t controller_now(struct controller *c);
-/* Monotonic milliseconds, for the controller's own timers. */
-int64_t controller_mono_ms(void);
+/* jobs.c: act on job j (or on the workload with key) after the next
+ * persist. */
+void controller_touch(struct controller *c, controller_job_t *j);
+void controller_touch_key(struct controller *c, const char *key);
 /* "namespace/name" or "name" of an object ("" without a name). */
 void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
-job_t *controller_job(struct controller *c, const char *uid);
+controller_job_t *controller_job(struct controller *c, const char *uid);
 /* Make wl (decoded and resolved; taken) j's object, the former one freed;
  * the first time, the status it carries is taken as written (what the
  * webhook at creation or an earlier leader wrote is not written again while
  * it still says where the workload stands). */
-void job_set(job_t *j, workload_t *wl);
-/* The status_hash of the gpuq.dev/status a workload carries (map_hash | 1),
+void controller_job_set(controller_job_t *j, workload_t *wl);
+/* The status_hash of the gpuq.dev/status a workload carries (controller_map_hash | 1),
  * 0 without one. */
 uint64_t controller_status_seen(const workload_t *wl);
 
 /* snapshot.c: apply a policy-object event to the cache. */
-void snapshot_apply(struct controller *c, const cevent_t *ev);
+void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev);
 /* Give a fresh core's tenants that have no history the decayed usage their
  * LocalQueue's status shows (a former leader wrote it). */
-void snapshot_seed_usage(struct controller *c, queue_t *q);
+void controller_snapshot_seed_usage(struct controller *c, queue_t *q);
 
 /* Build a snapshot from the cache; on success replace c->policy (and the
  * webhook's), rebuild or create the core. Errors are logged; the previous
  * snapshot stays. */
-int snapshot_rebuild(struct controller *c);
+int controller_snapshot_rebuild(struct controller *c);
 
 /* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes
  * ev->wl). */
-void jobs_apply(struct controller *c, cevent_t *ev);
+void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
 /* Where j's pod sets are: j's own workload, or, for a kind whose pod sets
  * are its child's (a TrainJob), the cached child's (its JobSet); NULL
  * while that child is not seen. */
-const workload_t *jobs_podsets(struct controller *c, const job_t *j);
+const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j);
 /* Bring every Job's workload into the core (after a snapshot change). */
-void jobs_resync(struct controller *c);
-void jobs_free_all(struct controller *c);
+void controller_jobs_resync(struct controller *c);
+void controller_jobs_free_all(struct controller *c);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */
-void controller_handle(struct controller *c, cevent_t *ev);
-/* loop.c: act on job j (or on the workload with key) after the next persist. */
-void controller_touch(struct controller *c, job_t *j);
-void controller_touch_key(struct controller *c, const char *key);
+void controller_handle(struct controller *c, controller_cevent_t *ev);
 
 /* workload.c: resolve a decoded workload against the policy in force
  * (workload_resolve). */
@@ -361,8 +376,8 @@ typedef struct {
 	queue_request_t req[QUEUE_PODSET_RES_MAX];
 	queue_label_t sel[QUEUE_SELECTORS_MAX];
 	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
-} podset_buf_t;
-void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
+} controller_podset_buf_t;
+void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
 			    queue_podset_spec_t *ps);
 
 /* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
@@ -373,42 +388,43 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, podset_
  * as soon as it is known, before its Pods exist (they appear one after
  * another: OrderedReady, LeaderReady), its quota read from the parent's
  * spec, and each Pod is let through as it appears. */
-void sets_apply(struct controller *c, cevent_t *ev);
-void sets_resync(struct controller *c);
-void sets_free_all(struct controller *c);
+void controller_sets_apply(struct controller *c, controller_cevent_t *ev);
+void controller_sets_resync(struct controller *c);
+void controller_sets_free_all(struct controller *c);
 /* The workload key of a set's Pod o into out: false when o is no set's
  * member (or its set's group cannot be told yet). */
-bool sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
+bool controller_sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
 /* Put set group g in the core when its set is known and managed. */
-void sets_group_add(struct controller *c, pgroup_t *g);
+void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */
-void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
-		      void *ctx);
+void controller_pods_each_member(const controller_pgroup_t *g,
+				 void (*fn)(void *ctx, const char *ns, const char *name),
+				 void *ctx);
 /* podmap.c: hand the LocalQueue of every workload holding quota to
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
-void podmap_publish(struct controller *c);
-void pods_apply(struct controller *c, cevent_t *ev);
+void controller_podmap_publish(struct controller *c);
+void controller_pods_apply(struct controller *c, controller_cevent_t *ev);
 /* The unfinished Pods the watch shows of the Job with uid job_uid (its
  * status.active counts them only at the Job controller's next status
  * write, about a second after the ResourceQuota charged them). */
-int32_t pods_of_job(const struct controller *c, const char *job_uid);
-void pods_resync(struct controller *c);
-void pods_free_all(struct controller *c);
-pgroup_t *controller_group(struct controller *c, const char *key);
-void actuate_group(struct controller *c, pgroup_t *g);
+int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
+void controller_pods_resync(struct controller *c);
+void controller_pods_free_all(struct controller *c);
+controller_pgroup_t *controller_group(struct controller *c, const char *key);
+void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
 /* Hand text as every member's gpuq.dev/status to the status writer. */
-void pods_annotate(struct controller *c, pgroup_t *g, const char *text);
+void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
 /* actuate.c: pod set `podset` of a workload placed on its flavors: base_sel
  * and base_tols (borrowed; may be NULL) plus every flavor assigned to the pod
  * set's nodeLabels and tolerations (*sel, *tols new references); flavors
  * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
  * "<podset>:" when `prefixed`, for a workload of several pod sets).
  * GPUQ_ENOMEM. */
-int actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
-		      const json_t *base_sel, const json_t *base_tols, json_t **sel, json_t **tols,
-		      char *flavors, size_t cap);
+int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
+				 json_t **tols, char *flavors, size_t cap);
 
 /* Drop what gpuq never reads and cached policy objects would carry:
  * metadata.managedFields (about 60% of an object's parsed size) and
@@ -421,17 +437,17 @@ json_t *controller_slim(json_t *obj);
  * every checkpoint once, then write this leader's every interval; lost, on
  * taking or losing the Lease: merge again before writing; final, when the
  * leader stops: write once more. */
-void usage_step(struct controller *c);
-void usage_lost(struct controller *c);
-void usage_final(struct controller *c);
+void controller_usage_step(struct controller *c);
+void controller_usage_lost(struct controller *c);
+void controller_usage_final(struct controller *c);
 /* (for test_controller) The ConfigMap holding part i (len bytes, copied as
  * base64 into binaryData.ledger; summary into data.summary): a new
  * reference, NULL without memory. When to try again after
  * c->usage_failures failures in a row: 2 s, doubling, at most the checkpoint
  * interval. */
-json_t *usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
-		      const char *summary);
-int64_t usage_retry_at(const struct controller *c, int64_t now);
+json_t *controller_usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+				 const char *summary);
+int64_t controller_usage_retry_at(const struct controller *c, int64_t now);
 
 /* elect.c: the Lease thread (leader election on; without it the fence is
  * held for good and there is no thread): one round (kube_lease_try on its
@@ -443,12 +459,12 @@ int64_t usage_retry_at(const struct controller *c, int64_t now);
  * round into c->lease (controller thread); stop joins the thread (c->stop
  * set and the fence stopped first); release gives the Lease up when the
  * last round saw this replica hold it (after every writer has stopped). */
-int elect_start(struct controller *c, gpuq_diag_t *diag);
-void elect_wait_first(struct controller *c);
-void elect_wake(struct controller *c);
-void elect_follow(struct controller *c);
-void elect_stop(struct controller *c);
-void elect_release(struct controller *c);
+int controller_elect_start(struct controller *c, gpuq_diag_t *diag);
+void controller_elect_wait_first(struct controller *c);
+void controller_elect_wake(struct controller *c);
+void controller_elect_follow(struct controller *c);
+void controller_elect_stop(struct controller *c);
+void controller_elect_release(struct controller *c);
 
 /* swriter.c: the status writer thread (its own connection). submit keeps
  * the latest body per key (body is copied); the writer skips a body it has
@@ -457,55 +473,60 @@ void elect_release(struct controller *c);
  * and keys of deleted objects must not pile up). event queues an Event about a Job (strings copied;
  * GPUQ_ELIMIT when SWRITER_EVENTS_MAX wait: dropped and counted). stop
  * joins the thread and frees everything, unsent work included. */
-int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
-		  kube_fence_t *fence, swriter_t **out, gpuq_diag_t *diag);
+int controller_swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o,
+			     const char *instance, kube_fence_t *fence, controller_swriter_t **out,
+			     gpuq_diag_t *diag);
 /* Forget the bodies written (a new term: another leader may have written
  * its own since), so the next ones go out even when unchanged. */
-void swriter_forget(swriter_t *w);
-int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body);
-int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body);
+void controller_swriter_forget(controller_swriter_t *w);
+int controller_swriter_submit(controller_swriter_t *w, const char *key, const char *path,
+			      const json_t *body);
+int controller_swriter_submit_once(controller_swriter_t *w, const char *key, const char *path,
+				   const json_t *body);
 /* Patches waiting to be written (submit and submit_once). */
-size_t swriter_backlog(swriter_t *w);
-/* The status writer's backlog past which status_jobs hands over no more
+size_t controller_swriter_backlog(controller_swriter_t *w);
+/* The status writer's backlog past which controller_status_jobs hands over no more
  * (what waits stays a uid in the controller's explain list, not a body). */
-#define SWRITER_BACKLOG_MAX ((size_t)4 * SWRITER_WORKLOADS_PER_PASS)
-#define SWRITER_WORKLOADS_PER_PASS                                                                 \
+#define CONTROLLER_SWRITER_BACKLOG_MAX ((size_t)4 * CONTROLLER_SWRITER_WORKLOADS_PER_PASS)
+#define CONTROLLER_SWRITER_WORKLOADS_PER_PASS                                                      \
 	64 /* workload annotations written between two                                             \
 	      passes over the queues' status */
-int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
-		  const char *reason, const char *action, const char *note);
-/* swriter_event about another kind of object (api_version, kind; ns "" for
+int controller_swriter_event(controller_swriter_t *w, const char *ns, const char *name,
+			     const char *uid, const char *type, const char *reason,
+			     const char *action, const char *note);
+/* controller_swriter_event about another kind of object (api_version, kind; ns "" for
  * a cluster-scoped one: its Event goes to "default"; uid may be NULL). */
-int swriter_event_ref(swriter_t *w, const char *api_version, const char *kind, const char *ns,
-		      const char *name, const char *uid, const char *type, const char *reason,
-		      const char *action, const char *note);
+int controller_swriter_event_ref(controller_swriter_t *w, const char *api_version, const char *kind,
+				 const char *ns, const char *name, const char *uid,
+				 const char *type, const char *reason, const char *action,
+				 const char *note);
 /* Stop (the fence it was given must be stopped first, or it may finish a
  * request already waiting on the limiter). NULL is fine. */
-void swriter_stop(swriter_t *w);
+void controller_swriter_stop(controller_swriter_t *w);
 
 /* econ.c (docs/economics.md): step, while leading, after the cycle:
  * utilization readings into the core, the runtime history, a prediction
  * pass every o.predict_interval_ms; result: a tick's or cycle's budget
  * changes and idle reports as Events; status: the budget of ClusterQueue
  * (cq) or LocalQueue id into its status body st; free: at destroy. */
-void econ_step(struct controller *c);
-void econ_result(struct controller *c, const queue_result_t *res);
-void econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
-void econ_free(struct controller *c);
+void controller_econ_step(struct controller *c);
+void controller_econ_result(struct controller *c, const queue_result_t *res);
+void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
+void controller_econ_free(struct controller *c);
 
 /* status.c: queue status subresources; Job status annotations. */
-void status_queues(struct controller *c);
-void status_note(struct controller *c, const char *uid);
-void status_jobs(struct controller *c);
+void controller_status_queues(struct controller *c);
+void controller_status_note(struct controller *c, const char *uid);
+void controller_status_jobs(struct controller *c);
 /* (for test_controller) The status of ClusterQueue cq / LocalQueue lq as
- * status_queues writes it (conditions aside): a new reference, NULL when
+ * controller_status_queues writes it (conditions aside): a new reference, NULL when
  * the core has no such queue. */
-json_t *status_cq_body(struct controller *c, uint32_t cq);
-json_t *status_lq_body(struct controller *c, uint32_t lq);
+json_t *controller_status_cq_body(struct controller *c, uint32_t cq);
+json_t *controller_status_lq_body(struct controller *c, uint32_t lq);
 
 /* actuate.c: compare the core's state of parent j with the object and patch
  * (release.c writes the patches). */
-void actuate_job(struct controller *c, job_t *j);
+void controller_actuate_job(struct controller *c, controller_job_t *j);
 /* The API path of an object of kind k ("/apis/batch/v1/namespaces/ns/jobs/n")
  * into out. GPUQ_EINVAL when a name does not escape into cap. */
 int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
@@ -520,32 +541,33 @@ int controller_object_path(workload_kind_t k, const char *ns, const char *name, 
  * templates' placement before kept in gpuq.dev/original-scheduling. suspend:
  * suspended, the admitted marks taken away. restore: the templates'
  * placement put back from that annotation. GPUQ_OK or the patch's error. */
-int release_parent(struct controller *c, job_t *j, queue_wl_t id);
-int release_suspend(struct controller *c, job_t *j);
-int release_restore(struct controller *c, job_t *j);
+int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id);
+int controller_release_suspend(struct controller *c, controller_job_t *j);
+int controller_release_restore(struct controller *c, controller_job_t *j);
 /* The JSON Patches those send (new references; NULL without memory, or, for
  * restore, when the parent keeps no original placement): for
- * release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
-int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, json_t **out);
-json_t *release_suspend_patch(const workload_t *wl);
-json_t *release_restore_patch(const workload_t *wl);
+ * controller_release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
+				    json_t **out);
+json_t *controller_release_suspend_patch(const workload_t *wl);
+json_t *controller_release_restore_patch(const workload_t *wl);
 /* Whether a suspended parent's pods are gone: a Job's status says none
  * active or terminating and its start time reset; a JobSet's child Jobs
  * (cached) say so each. */
-bool release_quiet(struct controller *c, const job_t *j);
+bool controller_release_quiet(struct controller *c, const controller_job_t *j);
 /* PATCH parent j (JSON or merge patch, body taken); the reply becomes the
  * cached object. */
-int controller_patch_parent(struct controller *c, job_t *j, kube_patch_t kind, json_t *body,
-			    const char *what);
+int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
+			    json_t *body, const char *what);
 /* Something that counts against namespace ns's ResourceQuotas changed (a
  * released Job's pods or status): touch the Jobs there whose release a
  * ResourceQuota holds, to be judged again (nothing to do while none is). */
-void actuate_rq_recheck(struct controller *c, const char *ns);
+void controller_actuate_rq_recheck(struct controller *c, const char *ns);
 /* j's release is no longer held by a ResourceQuota (it went, or no longer
  * waits for release): forget why, and refresh its status. */
-void actuate_rq_clear(struct controller *c, job_t *j);
+void controller_actuate_rq_clear(struct controller *c, controller_job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
- * (patches follow from actuate_job). */
-void actuate_result(struct controller *c, const queue_result_t *res);
+ * (patches follow from controller_actuate_job). */
+void controller_actuate_result(struct controller *c, const queue_result_t *res);
 
 #endif

@@ -10,7 +10,55 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-static void job_free(job_t *j)
+int64_t controller_now(struct controller *c)
+{
+	int64_t now = kube_now_ms();
+	int64_t last = c->q ? queue_last_now(c->q) : 0;
+
+	return now > last ? now : last; /* the core's clock never goes back */
+}
+
+/* Append key to the touched list (the caller checked its flag). */
+static bool touch_append(struct controller *c, const char *key)
+{
+	if (c->n_touched == c->cap_touched) {
+		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
+		char **t = realloc(c->touched, cap * sizeof(*t));
+		if (!t)
+			return false; /* the periodic sweep catches it */
+		c->touched = t;
+		c->cap_touched = cap;
+	}
+	c->touched[c->n_touched] = strdup(key);
+	if (!c->touched[c->n_touched])
+		return false;
+	c->n_touched++;
+	return true;
+}
+
+void controller_touch_key(struct controller *c, const char *key)
+{
+	controller_job_t *j = controller_job(c, key);
+	controller_pgroup_t *g;
+
+	if (j) {
+		controller_touch(c, j);
+		return;
+	}
+	g = controller_group(c, key);
+	if (g && !g->touched && touch_append(c, key))
+		g->touched = true;
+}
+
+void controller_touch(struct controller *c, controller_job_t *j)
+{
+	if (j->touched)
+		return;
+	if (touch_append(c, j->uid))
+		j->touched = true;
+}
+
+static void job_free(controller_job_t *j)
 {
 	if (!j)
 		return;
@@ -20,7 +68,7 @@ static void job_free(job_t *j)
 	free(j);
 }
 
-void job_set(job_t *j, workload_t *wl)
+void controller_job_set(controller_job_t *j, workload_t *wl)
 {
 	workload_destroy(j->wl);
 	j->wl = wl;
@@ -36,30 +84,30 @@ void job_set(job_t *j, workload_t *wl)
 
 uint64_t controller_status_seen(const workload_t *wl)
 {
-	return wl->status ? map_hash(wl->status) | 1 : 0;
+	return wl->status ? controller_map_hash(wl->status) | 1 : 0;
 }
 
-void jobs_free_all(struct controller *c)
+void controller_jobs_free_all(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&c->jobs, &pos)))
+	while ((s = controller_map_next(&c->jobs, &pos)))
 		job_free(s->value);
-	map_deinit(&c->jobs);
+	controller_map_deinit(&c->jobs);
 }
 
-const workload_t *jobs_podsets(struct controller *c, const job_t *j)
+const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	if (!j->wl || !j->wl->integ->podsets_of_child)
 		return j->wl;
 	/* a TrainJob: the JobSet the Trainer made for it (cached by the JobSets
 	   watch) */
-	while ((s = map_next(&c->jobs, &pos))) {
-		const job_t *k = s->value;
+	while ((s = controller_map_next(&c->jobs, &pos))) {
+		const controller_job_t *k = s->value;
 
 		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->owner_uid &&
 		    !strcmp(k->wl->owner_uid, j->uid))
@@ -84,10 +132,11 @@ static bool managed(const struct controller *c, const workload_t *o, const workl
  * of more than one pod is a gang (its pods all present: the job controller
  * makes them after the release), so the Ready timeout watches it. p holds
  * the pod sets (o itself, or a TrainJob's JobSet). */
-static int add_to_core(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
+static int add_to_core(struct controller *c, controller_job_t *j, const workload_t *o,
+		       const workload_t *p)
 {
 	char name[QUEUE_NAME_MAX + 1];
-	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
+	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
 	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
@@ -124,7 +173,7 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o, cons
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
 		c->core_dirty = true;
-		status_note(c, j->uid);
+		controller_status_note(c, j->uid);
 		return GPUQ_OK;
 	}
 	if (!j->bad)
@@ -138,7 +187,7 @@ static int add_to_core(struct controller *c, job_t *j, const workload_t *o, cons
 /* A Job released by an earlier leader (or before the store was lost) runs
  * while the core holds it pending: admit it where it runs, from the
  * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, job_t *j, const workload_t *o, size_t n_podsets)
+static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
 {
 	const char *pairs = o->flavors;
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
@@ -186,7 +235,8 @@ static void adopt(struct controller *c, job_t *j, const workload_t *o, size_t n_
 
 /* Tell the core what the Job shows: finished, all pods Ready (p: where its
  * pod sets and their readiness are, o itself or a TrainJob's JobSet). */
-static void observe(struct controller *c, job_t *j, const workload_t *o, const workload_t *p)
+static void observe(struct controller *c, controller_job_t *j, const workload_t *o,
+		    const workload_t *p)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
@@ -215,7 +265,7 @@ static void observe(struct controller *c, job_t *j, const workload_t *o, const w
 		if (queue_workload_finish(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->finished_seen = true;
 			c->core_dirty = true;
-			status_note(c, j->uid); /* its status says it finished */
+			controller_status_note(c, j->uid); /* its status says it finished */
 		}
 		return;
 	}
@@ -226,14 +276,14 @@ static void observe(struct controller *c, job_t *j, const workload_t *o, const w
 }
 
 /* Bring one Job's workload in line with what the watch shows, then act. */
-static void sync_job(struct controller *c, job_t *j)
+static void sync_job(struct controller *c, controller_job_t *j)
 {
 	const workload_t *o = j->wl, *p;
 	queue_wl_t id;
 
 	if (!c->policy || !c->q || !o)
 		return;
-	p = jobs_podsets(c, j);
+	p = controller_jobs_podsets(c, j);
 	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
 	if (!j->in_core && (!managed(c, o, p) || o->finished))
 		return;
@@ -247,7 +297,7 @@ static void sync_job(struct controller *c, job_t *j)
 
 /* Resolve j's workload against the policy in force; a refusal is logged
  * once and keeps the Job out of the core. */
-static int resolve(struct controller *c, job_t *j)
+static int resolve(struct controller *c, controller_job_t *j)
 {
 	gpuq_diag_t diag = {{0}};
 	int rc;
@@ -264,12 +314,13 @@ static int resolve(struct controller *c, job_t *j)
 
 /* A child whose parent's pod sets are its own (a TrainJob's JobSet)
  * changed: the parent is judged again. */
-static void child_seen(struct controller *c, job_t *k)
+static void child_seen(struct controller *c, controller_job_t *k)
 {
 	const workload_integration_t *p =
 	    k->wl ? workload_parent_of(k->wl->kind, k->wl->owner_api_version, k->wl->owner_kind)
 		  : NULL;
-	job_t *parent = p && p->podsets_of_child ? map_get(&c->jobs, k->wl->owner_uid) : NULL;
+	controller_job_t *parent =
+	    p && p->podsets_of_child ? controller_map_get(&c->jobs, k->wl->owner_uid) : NULL;
 
 	if (parent && parent->wl && !parent->bad)
 		sync_job(c, parent);
@@ -277,21 +328,21 @@ static void child_seen(struct controller *c, job_t *k)
 
 static void forget(struct controller *c, const char *uid)
 {
-	job_t *j = map_del(&c->jobs, uid);
+	controller_job_t *j = controller_map_del(&c->jobs, uid);
 
 	if (c->q && queue_workload_delete(c->q, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 	if (j && j->rq_wait)
 		c->rq_held--;
 	if (j && !j->suspended) /* its pods still to come no longer are */
-		actuate_rq_recheck(c, j->ns);
+		controller_actuate_rq_recheck(c, j->ns);
 	job_free(j);
 }
 
-void jobs_apply(struct controller *c, cevent_t *ev)
+void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 {
 	const char *uid;
-	job_t *j;
+	controller_job_t *j;
 
 	if (ev->type == KUBE_EV_RESET) {
 		c->gen[ev->res]++;
@@ -299,8 +350,8 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
 		size_t pos = 0;
-		map_slot_t *s;
-		while ((s = map_next(&c->jobs, &pos))) {
+		controller_map_slot_t *s;
+		while ((s = controller_map_next(&c->jobs, &pos))) {
 			j = s->value;
 			if (j->res == ev->res && j->gen != c->gen[ev->res])
 				forget(c, j->uid);
@@ -315,10 +366,10 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 		forget(c, uid);
 		return;
 	}
-	j = map_get(&c->jobs, uid);
+	j = controller_map_get(&c->jobs, uid);
 	if (!j) {
 		j = calloc(1, sizeof(*j));
-		if (!j || !(j->uid = strdup(uid)) || map_put(&c->jobs, uid, j, NULL)) {
+		if (!j || !(j->uid = strdup(uid)) || controller_map_put(&c->jobs, uid, j, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
 				 controller_res[ev->res].name, uid);
 			job_free(j);
@@ -335,7 +386,7 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 		j->bad = true;
 		return;
 	}
-	job_set(j, ev->wl);
+	controller_job_set(j, ev->wl);
 	ev->wl = NULL; /* the cache's now */
 	if (resolve(c, j) == GPUQ_OK)
 		sync_job(c, j);
@@ -343,18 +394,18 @@ void jobs_apply(struct controller *c, cevent_t *ev)
 	/* a released Job's status counts its pods: Jobs a ResourceQuota holds
 	 * in its namespace may go now */
 	if (!j->suspended)
-		actuate_rq_recheck(c, j->ns);
+		controller_actuate_rq_recheck(c, j->ns);
 }
 
-void jobs_resync(struct controller *c)
+void controller_jobs_resync(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	/* the policy changed: what each Job asks for is resolved anew, from its
 	 * decoded form (no JSON read again) */
-	while ((s = map_next(&c->jobs, &pos))) {
-		job_t *j = s->value;
+	while ((s = controller_map_next(&c->jobs, &pos))) {
+		controller_job_t *j = s->value;
 
 		if (resolve(c, j) == GPUQ_OK)
 			sync_job(c, j);
@@ -362,7 +413,7 @@ void jobs_resync(struct controller *c)
 }
 
 /* The cached Job of a workload uid, or NULL. */
-job_t *controller_job(struct controller *c, const char *uid)
+controller_job_t *controller_job(struct controller *c, const char *uid)
 {
-	return map_get(&c->jobs, uid);
+	return controller_map_get(&c->jobs, uid);
 }

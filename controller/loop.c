@@ -7,7 +7,6 @@
 #endif
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "controller/internal.h"
 #include "engine/engine.h"
@@ -40,62 +39,6 @@ void controller_opts_default(controller_opts_t *o)
 	queue_config_default(&o->core);
 }
 
-int64_t controller_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t controller_now(struct controller *c)
-{
-	int64_t now = kube_now_ms();
-	int64_t last = c->q ? queue_last_now(c->q) : 0;
-
-	return now > last ? now : last; /* the core's clock never goes back */
-}
-
-/* Append key to the touched list (the caller checked its flag). */
-static bool touch_append(struct controller *c, const char *key)
-{
-	if (c->n_touched == c->cap_touched) {
-		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
-		char **t = realloc(c->touched, cap * sizeof(*t));
-		if (!t)
-			return false; /* the periodic sweep catches it */
-		c->touched = t;
-		c->cap_touched = cap;
-	}
-	c->touched[c->n_touched] = strdup(key);
-	if (!c->touched[c->n_touched])
-		return false;
-	c->n_touched++;
-	return true;
-}
-
-void controller_touch_key(struct controller *c, const char *key)
-{
-	job_t *j = controller_job(c, key);
-	pgroup_t *g;
-
-	if (j) {
-		controller_touch(c, j);
-		return;
-	}
-	g = controller_group(c, key);
-	if (g && !g->touched && touch_append(c, key))
-		g->touched = true;
-}
-
-void controller_touch(struct controller *c, job_t *j)
-{
-	if (j->touched)
-		return;
-	if (touch_append(c, j->uid))
-		j->touched = true;
-}
-
 static void touch_uid(struct controller *c, const char *uid)
 {
 	controller_touch_key(c, uid);
@@ -109,18 +52,18 @@ static void act_touched(struct controller *c)
 	size_t i;
 
 	for (i = 0; i < c->n_touched; i++) {
-		job_t *j;
-		pgroup_t *g;
-		if (!kube_fence_held(c->fence, controller_mono_ms()))
+		controller_job_t *j;
+		controller_pgroup_t *g;
+		if (!kube_fence_held(c->fence, gpuq_mono_ms()))
 			break;
 		j = controller_job(c, c->touched[i]);
 		g = j ? NULL : controller_group(c, c->touched[i]);
 		if (j) {
 			j->touched = false;
-			actuate_job(c, j);
+			controller_actuate_job(c, j);
 		} else if (g) {
 			g->touched = false;
-			actuate_group(c, g);
+			controller_actuate_group(c, g);
 		}
 		free(c->touched[i]);
 	}
@@ -131,12 +74,12 @@ static void act_touched(struct controller *c)
 static void sweep(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&c->jobs, &pos)))
+	while ((s = controller_map_next(&c->jobs, &pos)))
 		controller_touch(c, s->value);
 	pos = 0;
-	while ((s = map_next(&c->groups, &pos)))
+	while ((s = controller_map_next(&c->groups, &pos)))
 		controller_touch_key(c, s->key);
 }
 
@@ -171,11 +114,11 @@ static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
 	if (c->o.ui)
 		webui_events_note(c->o.ui, c->q, res, now);
-	econ_result(c, res); /* budgets' and idle GPUs' Events */
+	controller_econ_result(c, res); /* budgets' and idle GPUs' Events */
 	for (size_t i = 0; i < res->n_evictions; i++)
 		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
-		const job_t *j = controller_job(c, res->admissions[i].uid);
+		const controller_job_t *j = controller_job(c, res->admissions[i].uid);
 		qmetrics_admission_count(c->metrics, c->q, &res->admissions[i],
 					 j ? j->requeued_ms : 0, now);
 	}
@@ -189,7 +132,7 @@ static void cycle(struct controller *c)
 	int rc;
 
 	c->core_dirty = false;
-	c->last_cycle_ms = controller_mono_ms();
+	c->last_cycle_ms = gpuq_mono_ms();
 	/* On GPUQ_ENOMEM the core stopped early but res still holds what it
 	   did: act on that; the rest goes again in the next cycle. */
 	rc = queue_tick(c->q, now, &res);
@@ -202,7 +145,7 @@ static void cycle(struct controller *c)
 	/* intent before acting; with no eviction the commit after the
 	   admission pass below carries whatever the tick changed */
 	if (res.n_evictions && persist(c) == GPUQ_OK)
-		actuate_result(c, &res);
+		controller_actuate_result(c, &res);
 	t0 = gpuq_mono_ns();
 	rc = queue_cycle_run(c->q, now, &res);
 	core_ns += gpuq_mono_ns() - t0;
@@ -214,24 +157,25 @@ static void cycle(struct controller *c)
 	count(c, &res, now);
 	for (size_t i = 0; i < res.n_admissions; i++) {
 		touch_uid(c, res.admissions[i].uid);
-		status_note(c, res.admissions[i].uid);
+		controller_status_note(c, res.admissions[i].uid);
 	}
 	for (size_t i = 0; i < res.n_evictions; i++) {
 		touch_uid(c, res.evictions[i].victim_uid);
-		status_note(c, res.evictions[i].victim_uid);
+		controller_status_note(c, res.evictions[i].victim_uid);
 	}
 	for (size_t i = 0; i < res.n_changes; i++)
-		status_note(c, res.changes[i].uid);
+		controller_status_note(c, res.changes[i].uid);
 	if (persist(c) == GPUQ_OK)
-		actuate_result(c, &res); /* Events (queued); the patches follow in act_touched */
+		controller_actuate_result(
+		    c, &res); /* Events (queued); the patches follow in act_touched */
 }
 
 /* Drop the touched list (a replica standing by acts on nothing). */
 static void untouch_all(struct controller *c)
 {
 	for (size_t i = 0; i < c->n_touched; i++) {
-		job_t *j = controller_job(c, c->touched[i]);
-		pgroup_t *g = controller_group(c, c->touched[i]);
+		controller_job_t *j = controller_job(c, c->touched[i]);
+		controller_pgroup_t *g = controller_group(c, c->touched[i]);
 		if (j)
 			j->touched = false;
 		if (g)
@@ -245,7 +189,7 @@ static void lead_set(struct controller *c, bool is)
 {
 	atomic_store(&c->leader, is);
 	qmetrics_leader_set(c->metrics, is); /* a follower shows no queue series */
-	usage_lost(c);			     /* a new term merges the checkpoints before writing */
+	controller_usage_lost(c);	     /* a new term merges the checkpoints before writing */
 	if (c->o.ui)
 		webui_leader_set(c->o.ui, is); /* a follower's web API answers 503 */
 }
@@ -258,11 +202,11 @@ static void follow(struct controller *c)
 {
 	/* held first, then the term: a hold between the two reads is then seen
 	 * as the newer term, never as the older one */
-	bool is = kube_fence_held(c->fence, controller_mono_ms());
+	bool is = kube_fence_held(c->fence, gpuq_mono_ms());
 	uint64_t term = kube_fence_term(c->fence);
 	bool was = atomic_load(&c->leader);
 
-	elect_follow(c);
+	controller_elect_follow(c);
 	if (was && (!is || term != c->lease_term)) {
 		if (is)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
@@ -285,7 +229,7 @@ static void follow(struct controller *c)
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s leads: admitting", c->o.identity);
 		c->lease_term = term;
 		lead_set(c, true);
-		swriter_forget(c->swriter); /* another leader may have written since */
+		controller_swriter_forget(c->swriter); /* another leader may have written since */
 		c->core_dirty = true;
 		c->check_term = c->o.leader_elect;
 		sweep(c);
@@ -317,13 +261,14 @@ static void term_check(struct controller *c)
 			 "another replica led since this store was written: rebuilding the queues "
 			 "from the cluster");
 		if (engine_core_build(c->policy, &c->qcfg, &q, &diag) == GPUQ_OK) {
-			snapshot_seed_usage(c, q); /* the history the other replica wrote */
+			controller_snapshot_seed_usage(c,
+						       q); /* the history the other replica wrote */
 			queue_destroy(c->q);
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
-			jobs_resync(c);
-			sets_resync(c);
-			pods_resync(c);
+			controller_jobs_resync(c);
+			controller_sets_resync(c);
+			controller_pods_resync(c);
 			c->persist_full = true;
 		} else {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
@@ -340,28 +285,28 @@ static void term_check(struct controller *c)
 
 static bool all_listed(const struct controller *c)
 {
-	for (int r = 0; r < RES_COUNT; r++)
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
 		if (c->watched[r] && !c->listed[r])
 			return false;
 	return true;
 }
 
-void controller_handle(struct controller *c, cevent_t *ev)
+void controller_handle(struct controller *c, controller_cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
-		snapshot_apply(c, ev);
-	else if (ev->res == RES_PODS)
-		pods_apply(c, ev);
-	else if (ev->res == RES_STATEFULSETS || ev->res == RES_LWS)
-		sets_apply(c, ev);
+		controller_snapshot_apply(c, ev);
+	else if (ev->res == CONTROLLER_RES_PODS)
+		controller_pods_apply(c, ev);
+	else if (ev->res == CONTROLLER_RES_STATEFULSETS || ev->res == CONTROLLER_RES_LWS)
+		controller_sets_apply(c, ev);
 	else
-		jobs_apply(c, ev);
-	cevent_deinit(ev);
+		controller_jobs_apply(c, ev);
+	controller_cevent_deinit(ev);
 }
 
 static int64_t next_deadline(struct controller *c)
 {
-	int64_t now = controller_mono_ms(), d = now + 1000;
+	int64_t now = gpuq_mono_ms(), d = now + 1000;
 
 	if (c->q && atomic_load(&c->leader)) {
 		int64_t cyc = c->last_cycle_ms + c->o.cycle_interval_ms;
@@ -385,7 +330,7 @@ static int64_t next_deadline(struct controller *c)
 static void trim(struct controller *c, size_t n)
 {
 #ifdef __GLIBC__
-	int64_t now = controller_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	if (n >= BATCH_MAX / 2 || now < c->next_trim_ms)
 		return;
@@ -400,7 +345,7 @@ static void trim(struct controller *c, size_t n)
 static void *loop_main(void *arg)
 {
 	struct controller *c = arg;
-	cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
+	controller_cevent_t *batch = calloc(BATCH_MAX, sizeof(*batch));
 
 	if (!batch) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "out of memory");
@@ -408,16 +353,16 @@ static void *loop_main(void *arg)
 	}
 	/* a restarted leader must know it leads before it reads the cluster
 	 * (jobs.c treats Jobs differently) */
-	elect_wait_first(c);
+	controller_elect_wait_first(c);
 	while (!atomic_load(&c->stop)) {
-		size_t n = equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
+		size_t n = controller_equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
 		int64_t now;
 
 		follow(c);
 		for (size_t i = 0; i < n; i++)
 			controller_handle(c, &batch[i]);
 		trim(c, n);
-		if (c->policy_dirty && all_listed(c) && snapshot_rebuild(c) == GPUQ_OK &&
+		if (c->policy_dirty && all_listed(c) && controller_snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {
 			atomic_store(&c->synced, true);
 			gpuq_log(
@@ -433,8 +378,8 @@ static void *loop_main(void *arg)
 			term_check(c);
 		if (c->check_term)
 			continue;
-		usage_step(c);
-		now = controller_mono_ms();
+		controller_usage_step(c);
+		now = gpuq_mono_ms();
 		if (now >= c->next_sweep_ms) {
 			c->next_sweep_ms = now + SWEEP_MS;
 			sweep(c);
@@ -444,18 +389,18 @@ static void *loop_main(void *arg)
 			cycle(c);
 		if (persist(c) == GPUQ_OK)
 			act_touched(c);
-		status_jobs(c);
-		status_queues(c);
+		controller_status_jobs(c);
+		controller_status_queues(c);
 		if (now >= c->metrics_next_ms) {
 			c->metrics_next_ms = now + METRICS_MS;
 			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
 			if (c->o.ui)
 				(void)webui_publish(c->o.ui, c->q, controller_now(c));
 		}
-		econ_step(c);
+		controller_econ_step(c);
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
-			podmap_publish(c);
+			controller_podmap_publish(c);
 		}
 	}
 	free(batch);
@@ -480,18 +425,18 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
 	c->qcfg.release_on_evict = false; /* pods take time to go */
 	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
-	map_init(&c->econ_runs);
+	controller_map_init(&c->econ_runs);
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
-	map_init(&c->jobs);
-	map_init(&c->groups);
-	map_init(&c->sets);
-	map_init(&c->pod_group);
-	map_init(&c->pods_early);
-	for (int r = 0; r < RES_COUNT; r++)
-		map_init(&c->objs[r]);
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->sets);
+	controller_map_init(&c->pod_group);
+	controller_map_init(&c->pods_early);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_init(&c->objs[r]);
 	rc = qmetrics_create(&c->metrics);
 	if (!rc)
-		rc = equeue_init(&c->events);
+		rc = controller_equeue_init(&c->events);
 	if (rc) {
 		qmetrics_destroy(c->metrics);
 		free(c);
@@ -517,31 +462,32 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	if (!rc) {
 		/* every write of the controller thread needs the Lease */
 		kube_client_fence(c->client, c->fence, KUBE_FENCE_WRITES);
-		rc = swriter_start(o->kube, &o->client, o->identity, c->fence, &c->swriter, diag);
+		rc = controller_swriter_start(o->kube, &o->client, o->identity, c->fence,
+					      &c->swriter, diag);
 	}
 	if (rc) {
 		controller_destroy(c);
 		return rc;
 	}
-	c->epoch_mono_ms = controller_mono_ms();
+	c->epoch_mono_ms = gpuq_mono_ms();
 	c->epoch_wall_ms = kube_now_ms();
 	*out = c;
 	return GPUQ_OK;
 }
 
-/* The webhook's /metrics source: the queue metrics, rendered on the
+/* The server's /metrics source: the queue metrics, rendered on the
  * scrape's thread from the last published snapshot. */
-static void metrics_source(void *ctx, webhook_metrics_text_t *t)
+static void metrics_source(void *ctx, http_metrics_text_t *t)
 {
 	qmetrics_render(ctx, t);
 }
 
 int controller_start(controller_t *c, gpuq_diag_t *diag)
 {
-	int rc = informer_start(c, diag);
+	int rc = controller_informer_start(c, diag);
 
 	if (!rc)
-		rc = elect_start(c, diag);
+		rc = controller_elect_start(c, diag);
 	if (!rc && pthread_create(&c->thread, NULL, loop_main, c) != 0)
 		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the controller thread");
 	if (rc) {
@@ -549,9 +495,8 @@ int controller_start(controller_t *c, gpuq_diag_t *diag)
 		return rc;
 	}
 	c->running = true;
-	if (c->o.server)
-		webhook_metrics_source_set(webhook_server_metrics(c->o.server), metrics_source,
-					   c->metrics);
+	if (c->o.metrics)
+		http_metrics_source_set(c->o.metrics, metrics_source, c->metrics);
 	return GPUQ_OK;
 }
 
@@ -560,31 +505,31 @@ void controller_stop(controller_t *c)
 	if (!c || c->stopped)
 		return;
 	c->stopped = true;
-	if (c->o.server)
-		webhook_metrics_source_set(webhook_server_metrics(c->o.server), NULL, NULL);
+	if (c->o.metrics)
+		http_metrics_source_set(c->o.metrics, NULL, NULL);
 	/* every thread: its waits and requests end at once (a write in flight is
 	 * cut off), then it is joined */
 	atomic_store(&c->stop, true);
 	if (c->fence)
 		kube_fence_stop(c->fence);
-	equeue_kick(&c->events);
-	elect_wake(c);
-	informer_stop(c);
+	controller_equeue_kick(&c->events);
+	controller_elect_wake(c);
+	controller_informer_stop(c);
 	if (c->running) {
 		pthread_join(c->thread, NULL);
 		c->running = false;
 	}
-	elect_stop(c);
-	swriter_stop(c->swriter);
+	controller_elect_stop(c);
+	controller_swriter_stop(c->swriter);
 	c->swriter = NULL;
 	if (!c->fence)
 		return;
 	/* the last words, alone now: the usage checkpoint (a leader's write,
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
-	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, controller_mono_ms()))
-		usage_final(c); /* the thread is gone: its core and client are ours */
-	elect_release(c);
+	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, gpuq_mono_ms()))
+		controller_usage_final(c); /* the thread is gone: its core and client are ours */
+	controller_elect_release(c);
 	atomic_store(&c->leader, false);
 	kube_fence_stop(c->fence); /* idempotent from here on */
 }
@@ -594,18 +539,18 @@ void controller_destroy(controller_t *c)
 	if (!c)
 		return;
 	controller_stop(c);
-	jobs_free_all(c);
-	pods_free_all(c);
-	sets_free_all(c);
-	for (int r = 0; r < RES_COUNT; r++) {
+	controller_jobs_free_all(c);
+	controller_pods_free_all(c);
+	controller_sets_free_all(c);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
 		size_t pos = 0;
-		map_slot_t *s;
-		while ((s = map_next(&c->objs[r], &pos))) {
-			pobj_t *o = s->value;
+		controller_map_slot_t *s;
+		while ((s = controller_map_next(&c->objs[r], &pos))) {
+			controller_pobj_t *o = s->value;
 			json_decref(o->obj);
 			free(o);
 		}
-		map_deinit(&c->objs[r]);
+		controller_map_deinit(&c->objs[r]);
 	}
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
@@ -613,8 +558,8 @@ void controller_destroy(controller_t *c)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	equeue_deinit(&c->events);
-	econ_free(c);
+	controller_equeue_deinit(&c->events);
+	controller_econ_free(c);
 	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);

@@ -6,35 +6,22 @@
 
 #define MAP_CAP_MIN 64 /* first table size */
 
-uint64_t map_hash(const char *s)
+uint64_t controller_map_hash(const char *s)
 {
-	uint64_t h = 14695981039346656037ull; /* FNV-1a: its 64-bit offset basis */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ull;
-	}
-	return h;
+	return gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, s); /* FNV-1a 64 as published */
 }
 
-uint64_t map_hash_bytes(const void *p, size_t n)
+uint64_t controller_map_hash_bytes(const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	uint64_t h = 14695981039346656037ull; /* FNV-1a: its 64-bit offset basis */
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ull;
-	}
-	return h;
+	return gpuq_fnv1a(GPUQ_FNV1A_BASIS, p, n);
 }
 
-void map_init(map_t *m)
+void controller_map_init(controller_map_t *m)
 {
 	memset(m, 0, sizeof(*m));
 }
 
-void map_deinit(map_t *m)
+void controller_map_deinit(controller_map_t *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
 		free(m->slots[i].key);
@@ -42,12 +29,12 @@ void map_deinit(map_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static map_slot_t *find(const map_t *m, const char *key)
+static controller_map_slot_t *find(const controller_map_t *m, const char *key)
 {
 	if (!m->cap)
 		return NULL;
-	for (size_t i = map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		map_slot_t *s = &m->slots[i];
+	for (size_t i = controller_map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		controller_map_slot_t *s = &m->slots[i];
 		if (!s->key && !s->dead)
 			return NULL;
 		if (s->key && strcmp(s->key, key) == 0)
@@ -55,17 +42,17 @@ static map_slot_t *find(const map_t *m, const char *key)
 	}
 }
 
-void *map_get(const map_t *m, const char *key)
+void *controller_map_get(const controller_map_t *m, const char *key)
 {
-	map_slot_t *s = find(m, key);
+	controller_map_slot_t *s = find(m, key);
 
 	return s ? s->value : NULL;
 }
 
-static int grow(map_t *m)
+static int grow(controller_map_t *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : MAP_CAP_MIN;
-	map_slot_t *slots;
+	controller_map_slot_t *slots;
 
 	/* a table full of tombstones is rebuilt at the same size */
 	if (m->cap && m->n * 2 < m->cap)
@@ -74,11 +61,12 @@ static int grow(map_t *m)
 	if (!slots)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < m->cap; i++) {
-		map_slot_t *s = &m->slots[i];
+		controller_map_slot_t *s = &m->slots[i];
 		size_t j;
 		if (!s->key)
 			continue;
-		for (j = map_hash(s->key) & (cap - 1); slots[j].key; j = (j + 1) & (cap - 1))
+		for (j = controller_map_hash(s->key) & (cap - 1); slots[j].key;
+		     j = (j + 1) & (cap - 1))
 			;
 		slots[j] = *s;
 		slots[j].dead = false;
@@ -90,9 +78,9 @@ static int grow(map_t *m)
 	return GPUQ_OK;
 }
 
-int map_put(map_t *m, const char *key, void *value, void **old)
+int controller_map_put(controller_map_t *m, const char *key, void *value, void **old)
 {
-	map_slot_t *s = find(m, key);
+	controller_map_slot_t *s = find(m, key);
 	size_t i;
 
 	if (old)
@@ -107,7 +95,8 @@ int map_put(map_t *m, const char *key, void *value, void **old)
 		return GPUQ_ELIMIT;
 	if ((m->used + 1) * 4 > m->cap * 3 && grow(m))
 		return GPUQ_ENOMEM;
-	for (i = map_hash(key) & (m->cap - 1); m->slots[i].key; i = (i + 1) & (m->cap - 1))
+	for (i = controller_map_hash(key) & (m->cap - 1); m->slots[i].key;
+	     i = (i + 1) & (m->cap - 1))
 		;
 	m->slots[i].key = strdup(key);
 	if (!m->slots[i].key)
@@ -120,9 +109,9 @@ int map_put(map_t *m, const char *key, void *value, void **old)
 	return GPUQ_OK;
 }
 
-void *map_del(map_t *m, const char *key)
+void *controller_map_del(controller_map_t *m, const char *key)
 {
-	map_slot_t *s = find(m, key);
+	controller_map_slot_t *s = find(m, key);
 	void *v;
 
 	if (!s)
@@ -136,10 +125,10 @@ void *map_del(map_t *m, const char *key)
 	return v;
 }
 
-map_slot_t *map_next(const map_t *m, size_t *pos)
+controller_map_slot_t *controller_map_next(const controller_map_t *m, size_t *pos)
 {
 	while (*pos < m->cap) {
-		map_slot_t *s = &m->slots[(*pos)++];
+		controller_map_slot_t *s = &m->slots[(*pos)++];
 		if (s->key)
 			return s;
 	}

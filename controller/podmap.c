@@ -36,7 +36,7 @@ static void add_workload(struct controller *c, const queue_workload_view_t *v, b
 {
 	const char *lq = queue_lq_name(c->q, v->lq);
 	const char *slash = lq ? strchr(lq, '/') : NULL;
-	pgroup_t *g;
+	controller_pgroup_t *g;
 
 	b->lq = slash ? slash + 1 : "";
 	b->uid = v->uid;
@@ -46,10 +46,10 @@ static void add_workload(struct controller *c, const queue_workload_view_t *v, b
 	}
 	g = controller_group(c, v->uid);
 	if (g)
-		pods_each_member(g, add_pod, b);
+		controller_pods_each_member(g, add_pod, b);
 }
 
-void podmap_publish(struct controller *c)
+void controller_podmap_publish(struct controller *c)
 {
 	build_t b = {0};
 	queue_wl_t id = QUEUE_NONE;

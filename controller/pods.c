@@ -28,16 +28,16 @@ static void member_free(member_t *m)
 	free(m);
 }
 
-static void pgroup_free(pgroup_t *g)
+static void pgroup_free(controller_pgroup_t *g)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	if (!g)
 		return;
-	while ((s = map_next(&g->members, &pos)))
+	while ((s = controller_map_next(&g->members, &pos)))
 		member_free(s->value);
-	map_deinit(&g->members);
+	controller_map_deinit(&g->members);
 	free(g->key);
 	free(g->set);
 	free(g);
@@ -54,9 +54,9 @@ typedef struct {
 	uint64_t gen; /* LIST generation it was last seen in */
 } jobpod_t;
 
-int32_t pods_of_job(const struct controller *c, const char *job_uid)
+int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
 {
-	const int32_t *n = map_get(&c->job_pod_count, job_uid);
+	const int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
 
 	return n ? *n : 0;
 }
@@ -64,11 +64,11 @@ int32_t pods_of_job(const struct controller *c, const char *job_uid)
 /* Job job_uid has one pod more (d = 1) or less (-1). */
 static void job_count(struct controller *c, const char *job_uid, int d)
 {
-	int32_t *n = map_get(&c->job_pod_count, job_uid);
+	int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
 
 	if (!n && d > 0) {
 		n = calloc(1, sizeof(*n));
-		if (!n || map_put(&c->job_pod_count, job_uid, n, NULL)) {
+		if (!n || controller_map_put(&c->job_pod_count, job_uid, n, NULL)) {
 			free(n);
 			return; /* counted as not there: the Job's status counts it soon */
 		}
@@ -77,7 +77,7 @@ static void job_count(struct controller *c, const char *job_uid, int d)
 		return;
 	*n += d;
 	if (*n <= 0)
-		free(map_del(&c->job_pod_count, job_uid));
+		free(controller_map_del(&c->job_pod_count, job_uid));
 }
 
 static void jobpod_free(jobpod_t *p)
@@ -93,8 +93,8 @@ static void jobpod_free(jobpod_t *p)
  * compared again (an evicted Job's quota waits for its last pod). */
 static void jobpod_forget(struct controller *c, const char *pod_uid)
 {
-	jobpod_t *p = map_del(&c->job_pods, pod_uid);
-	job_t *j;
+	jobpod_t *p = controller_map_del(&c->job_pods, pod_uid);
+	controller_job_t *j;
 
 	if (!p)
 		return;
@@ -102,7 +102,7 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 	j = controller_job(c, p->job);
 	if (j)
 		controller_touch(c, j);
-	actuate_rq_recheck(c, p->ns);
+	controller_actuate_rq_recheck(c, p->ns);
 	jobpod_free(p);
 }
 
@@ -111,78 +111,78 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
  * on their own: their Job is the workload). */
 static void jobpod_seen(struct controller *c, const workload_t *o)
 {
-	jobpod_t *p = map_get(&c->job_pods, o->uid);
-	const job_t *j = o->owner_uid ? controller_job(c, o->owner_uid) : NULL;
+	jobpod_t *p = controller_map_get(&c->job_pods, o->uid);
+	const controller_job_t *j = o->owner_uid ? controller_job(c, o->owner_uid) : NULL;
 
 	if (!j || !j->wl || !j->wl->gpu || o->finished || !o->namespace_) {
 		jobpod_forget(c, o->uid);
 		return;
 	}
 	if (p) {
-		p->gen = c->gen[RES_PODS];
+		p->gen = c->gen[CONTROLLER_RES_PODS];
 		return;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->job = strdup(o->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
-	    map_put(&c->job_pods, o->uid, p, NULL)) {
+	    controller_map_put(&c->job_pods, o->uid, p, NULL)) {
 		jobpod_free(p);
 		return;
 	}
-	p->gen = c->gen[RES_PODS];
+	p->gen = c->gen[CONTROLLER_RES_PODS];
 	job_count(c, p->job, 1);
-	actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
+	controller_actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
 }
 
-void pods_free_all(struct controller *c)
+void controller_pods_free_all(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&c->job_pods, &pos)))
+	while ((s = controller_map_next(&c->job_pods, &pos)))
 		jobpod_free(s->value);
-	map_deinit(&c->job_pods);
+	controller_map_deinit(&c->job_pods);
 	pos = 0;
-	while ((s = map_next(&c->job_pod_count, &pos)))
+	while ((s = controller_map_next(&c->job_pod_count, &pos)))
 		free(s->value);
-	map_deinit(&c->job_pod_count);
+	controller_map_deinit(&c->job_pod_count);
 	pos = 0;
 
-	while ((s = map_next(&c->groups, &pos)))
+	while ((s = controller_map_next(&c->groups, &pos)))
 		pgroup_free(s->value);
-	map_deinit(&c->groups);
+	controller_map_deinit(&c->groups);
 	pos = 0;
-	while ((s = map_next(&c->pod_group, &pos)))
+	while ((s = controller_map_next(&c->pod_group, &pos)))
 		free(s->value);
-	map_deinit(&c->pod_group);
+	controller_map_deinit(&c->pod_group);
 	pos = 0;
-	while ((s = map_next(&c->pods_early, &pos)))
+	while ((s = controller_map_next(&c->pods_early, &pos)))
 		workload_destroy(s->value);
-	map_deinit(&c->pods_early);
+	controller_map_deinit(&c->pods_early);
 }
 
-void pods_each_member(const pgroup_t *g, void (*fn)(void *ctx, const char *ns, const char *name),
-		      void *ctx)
+void controller_pods_each_member(const controller_pgroup_t *g,
+				 void (*fn)(void *ctx, const char *ns, const char *name), void *ctx)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&g->members, &pos))) {
+	while ((s = controller_map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 
 		fn(ctx, m->wl->namespace_, m->wl->name);
 	}
 }
 
-pgroup_t *controller_group(struct controller *c, const char *key)
+controller_pgroup_t *controller_group(struct controller *c, const char *key)
 {
-	return map_get(&c->groups, key);
+	return controller_map_get(&c->groups, key);
 }
 
 /* The workload key of a decoded Pod: its set's group's, its pod group's, or
  * its uid. */
 static void key_of(struct controller *c, const workload_t *o, char *out, size_t cap)
 {
-	if (sets_member_key(c, o, out, cap))
+	if (controller_sets_member_key(c, o, out, cap))
 		return;
 	if (o->pod_group)
 		snprintf(out, cap, "group:%s/%s", o->namespace_, o->pod_group);
@@ -191,9 +191,9 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 }
 
 /* The group (or Pod) as one pod set of `total` pods shaped like member o. */
-static int add_to_core(struct controller *c, pgroup_t *g, const workload_t *o)
+static int add_to_core(struct controller *c, controller_pgroup_t *g, const workload_t *o)
 {
-	podset_buf_t buf;
+	controller_podset_buf_t buf;
 	queue_podset_spec_t ps;
 	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
@@ -215,7 +215,7 @@ static int add_to_core(struct controller *c, pgroup_t *g, const workload_t *o)
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->reported = g->group ? (int32_t)g->members.n : 0;
 		c->core_dirty = true;
-		status_note(c, g->key);
+		controller_status_note(c, g->key);
 		return GPUQ_OK;
 	}
 	if (!g->bad)
@@ -226,12 +226,12 @@ static int add_to_core(struct controller *c, pgroup_t *g, const workload_t *o)
 }
 
 /* Members finished / Ready, as the core needs to hear it. */
-static void observe(struct controller *c, pgroup_t *g)
+static void observe(struct controller *c, controller_pgroup_t *g)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
 	size_t pos = 0, done = 0, ready = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
@@ -242,10 +242,10 @@ static void observe(struct controller *c, pgroup_t *g)
 					    controller_now(c)) == GPUQ_OK) {
 			g->reported = (int32_t)g->members.n;
 			c->core_dirty = true;
-			status_note(c, g->key); /* "n of total pods present" moved */
+			controller_status_note(c, g->key); /* "n of total pods present" moved */
 		}
 	}
-	while ((s = map_next(&g->members, &pos))) {
+	while ((s = controller_map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 
 		done += m->wl->finished;
@@ -263,20 +263,20 @@ static void observe(struct controller *c, pgroup_t *g)
 
 static void forget_member(struct controller *c, const char *pod_uid)
 {
-	char *key = map_del(&c->pod_group, pod_uid);
-	pgroup_t *g = key ? map_get(&c->groups, key) : NULL;
+	char *key = controller_map_del(&c->pod_group, pod_uid);
+	controller_pgroup_t *g = key ? controller_map_get(&c->groups, key) : NULL;
 
 	free(key);
 	if (!g)
 		return;
-	member_free(map_del(&g->members, pod_uid));
+	member_free(controller_map_del(&g->members, pod_uid));
 	if (g->members.n == 0 && !g->set) {
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
 		 * a new workload) */
 		if (c->q && queue_workload_delete(c->q, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
-		pgroup_free(map_del(&c->groups, g->key));
+		pgroup_free(controller_map_del(&c->groups, g->key));
 		return;
 	}
 	controller_touch_key(c, g->key);
@@ -297,12 +297,14 @@ static bool parents_pod(const workload_t *o)
 static void pod_seen(struct controller *c, workload_t *o)
 {
 	char key[GROUP_KEY_MAX], uid[160];
-	pgroup_t *g;
+	controller_pgroup_t *g;
 	member_t *m;
 
 	gpuq_strlcpy(uid, o->uid, sizeof(uid));
-	g = map_get(&c->pod_group, uid) ? map_get(&c->groups, map_get(&c->pod_group, uid)) : NULL;
-	m = g ? map_get(&g->members, uid) : NULL;
+	g = controller_map_get(&c->pod_group, uid)
+		? controller_map_get(&c->groups, controller_map_get(&c->pod_group, uid))
+		: NULL;
+	m = g ? controller_map_get(&g->members, uid) : NULL;
 	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a GPU
 	 * Pod neither gated nor released by gpuq is not gpuq's */
 	if (parents_pod(o) || !o->gpu || !o->queue || (!o->gated && !o->admitted)) {
@@ -315,15 +317,15 @@ static void pod_seen(struct controller *c, workload_t *o)
 		return;
 	}
 	key_of(c, o, key, sizeof(key));
-	g = map_get(&c->groups, key);
+	g = controller_map_get(&c->groups, key);
 	if (!g) {
 		g = calloc(1, sizeof(*g));
-		if (!g || !(g->key = strdup(key)) || map_put(&c->groups, key, g, NULL)) {
+		if (!g || !(g->key = strdup(key)) || controller_map_put(&c->groups, key, g, NULL)) {
 			pgroup_free(g);
 			workload_destroy(o);
 			return;
 		}
-		map_init(&g->members);
+		controller_map_init(&g->members);
 		if (o->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
 			/* a set's group seen first through a Pod ("lws:ns/x/0") */
 			g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
@@ -340,18 +342,18 @@ static void pod_seen(struct controller *c, workload_t *o)
 		if (!g->group)
 			g->status_hash = controller_status_seen(o);
 	}
-	if (!map_get(&c->pod_group, uid)) {
+	if (!controller_map_get(&c->pod_group, uid)) {
 		char *k = strdup(key);
-		if (!k || map_put(&c->pod_group, uid, k, NULL)) {
+		if (!k || controller_map_put(&c->pod_group, uid, k, NULL)) {
 			free(k);
 			workload_destroy(o);
 			return;
 		}
 	}
-	m = map_get(&g->members, uid);
+	m = controller_map_get(&g->members, uid);
 	if (!m) {
 		m = calloc(1, sizeof(*m));
-		if (!m || map_put(&g->members, uid, m, NULL)) {
+		if (!m || controller_map_put(&g->members, uid, m, NULL)) {
 			free(m);
 			workload_destroy(o);
 			return;
@@ -360,9 +362,9 @@ static void pod_seen(struct controller *c, workload_t *o)
 	if (m->wl != o)
 		workload_destroy(m->wl);
 	m->wl = o;
-	m->gen = c->gen[RES_PODS];
+	m->gen = c->gen[CONTROLLER_RES_PODS];
 	if (g->set && c->q)
-		sets_group_add(c, g); /* its set's counts, not its Pods' */
+		controller_sets_group_add(c, g); /* its set's counts, not its Pods' */
 	else if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK &&
 		 !o->finished)
 		(void)add_to_core(c, g, o);
@@ -387,29 +389,29 @@ static void pod_take(struct controller *c, workload_t *o)
 	pod_seen(c, o);
 }
 
-void pods_apply(struct controller *c, cevent_t *ev)
+void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 {
 	workload_t *o = ev->wl;
 
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[RES_PODS]++;
+		c->gen[CONTROLLER_RES_PODS]++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
 		size_t pos = 0;
-		map_slot_t *s;
+		controller_map_slot_t *s;
 		/* members the relist did not show again are gone */
-		while ((s = map_next(&c->pod_group, &pos))) {
-			pgroup_t *g = map_get(&c->groups, s->value);
-			member_t *m = g ? map_get(&g->members, s->key) : NULL;
-			if (!m || m->gen != c->gen[RES_PODS])
+		while ((s = controller_map_next(&c->pod_group, &pos))) {
+			controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
+			member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
+			if (!m || m->gen != c->gen[CONTROLLER_RES_PODS])
 				forget_member(c, s->key);
 		}
 		pos = 0; /* so are Jobs' pods */
-		while ((s = map_next(&c->job_pods, &pos)))
-			if (((const jobpod_t *)s->value)->gen != c->gen[RES_PODS])
+		while ((s = controller_map_next(&c->job_pods, &pos)))
+			if (((const jobpod_t *)s->value)->gen != c->gen[CONTROLLER_RES_PODS])
 				jobpod_forget(c, s->key);
-		c->listed[RES_PODS] = true;
+		c->listed[CONTROLLER_RES_PODS] = true;
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {
@@ -417,7 +419,7 @@ void pods_apply(struct controller *c, cevent_t *ev)
 		if (uid) {
 			forget_member(c, uid);
 			jobpod_forget(c, uid);
-			workload_destroy(map_del(&c->pods_early, uid));
+			workload_destroy(controller_map_del(&c->pods_early, uid));
 		}
 		return;
 	}
@@ -426,9 +428,9 @@ void pods_apply(struct controller *c, cevent_t *ev)
 	ev->wl = NULL;	/* ours now */
 	if (!c->policy) {
 		/* no policy yet (the first LIST of every watch is not done): kept
-		   for pods_resync, which the first snapshot runs */
+		   for controller_pods_resync, which the first snapshot runs */
 		void *old = NULL;
-		if (map_put(&c->pods_early, o->uid, o, &old))
+		if (controller_map_put(&c->pods_early, o->uid, o, &old))
 			workload_destroy(o);
 		workload_destroy(old);
 		return;
@@ -436,17 +438,17 @@ void pods_apply(struct controller *c, cevent_t *ev)
 	pod_take(c, o);
 }
 
-void pods_resync(struct controller *c)
+void controller_pods_resync(struct controller *c)
 {
 	size_t pos = 0, n = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 	workload_t **objs;
 
 	/* the Pods seen before the first policy */
 	while (c->policy && c->pods_early.n) {
 		pos = 0;
-		s = map_next(&c->pods_early, &pos);
-		pod_take(c, map_del(&c->pods_early, s->key));
+		s = controller_map_next(&c->pods_early, &pos);
+		pod_take(c, controller_map_del(&c->pods_early, s->key));
 	}
 	pos = 0;
 	if (!c->groups.n)
@@ -456,9 +458,9 @@ void pods_resync(struct controller *c)
 		return;
 	/* resolve every member against the new policy and see it again (each
 	 * call can only drop its own member) */
-	while ((s = map_next(&c->pod_group, &pos))) {
-		pgroup_t *g = map_get(&c->groups, s->value);
-		member_t *m = g ? map_get(&g->members, s->key) : NULL;
+	while ((s = controller_map_next(&c->pod_group, &pos))) {
+		controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
+		member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
 		if (m && m->wl)
 			objs[n++] = m->wl;
 	}
@@ -482,21 +484,21 @@ static int pod_path(const workload_t *pod, char *out, size_t cap)
 	return GPUQ_OK;
 }
 
-void pods_annotate(struct controller *c, pgroup_t *g, const char *text)
+void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text)
 {
 	json_t *body =
 	    json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	if (!body)
 		return;
-	while ((s = map_next(&g->members, &pos))) {
+	while ((s = controller_map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 		char path[KUBE_URL_MAX];
 
 		if (pod_path(m->wl, path, sizeof(path)) == GPUQ_OK)
-			(void)swriter_submit_once(c->swriter, s->key, path, body);
+			(void)controller_swriter_submit_once(c->swriter, s->key, path, body);
 	}
 	json_decref(body);
 }
@@ -519,9 +521,9 @@ static void release_member(struct controller *c, queue_wl_t id, const workload_t
 	if (!rc)
 		rc = pod_path(pod, path, sizeof(path));
 	if (!rc)
-		rc = actuate_placement(c, id, podset, false, ps->n_node_selector ? base_sel : NULL,
-				       ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors,
-				       sizeof(flavors));
+		rc = controller_actuate_placement(
+		    c, id, podset, false, ps->n_node_selector ? base_sel : NULL,
+		    ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors, sizeof(flavors));
 	json_decref(base_sel);
 	json_decref(base_tols);
 	if (rc) {
@@ -562,18 +564,18 @@ static void delete_member(struct controller *c, const workload_t *pod)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "deleting Pod %s: %s", path, diag.msg);
 }
 
-void actuate_group(struct controller *c, pgroup_t *g)
+void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 {
 	queue_workload_view_t v;
 	queue_wl_t id;
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	size_t running = 0;
 
 	if (!c->q || queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
 		return;
-	while ((s = map_next(&g->members, &pos))) {
+	while ((s = controller_map_next(&g->members, &pos))) {
 		member_t *m = s->value;
 		if (v.state == QUEUE_WL_ADMITTED && m->wl->gated)
 			release_member(c, id, m->wl);

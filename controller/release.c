@@ -164,9 +164,10 @@ static void runtime_patch_put(json_t *patch, const workload_t *wl, json_t *entry
 
 /* ---- release ---- */
 
-int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, json_t **out)
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
+				    json_t **out)
 {
-	const workload_t *wl = j->wl, *p = jobs_podsets(c, j);
+	const workload_t *wl = j->wl, *p = controller_jobs_podsets(c, j);
 	json_t *patch, *all, *one = NULL, *entry = NULL;
 	char flavors[1024], path[WORKLOAD_FIELD_MAX + 32], meta[WORKLOAD_FIELD_MAX + 16];
 	char status[1024];
@@ -191,7 +192,7 @@ int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, js
 			rc = GPUQ_ENOMEM;
 			break;
 		}
-		rc = actuate_placement(
+		rc = controller_actuate_placement(
 		    c, id, i, p->n_podsets > 1, json_object_get(orig, "nodeSelector"),
 		    json_object_get(orig, "tolerations"), &sel, &tols, pairs, sizeof(pairs));
 		if (!rc && entry) {
@@ -225,7 +226,7 @@ int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, js
 		const char *vals[] = {"true", flavors, orig_dump, status};
 
 		/* where it runs now, in the same write (status.c does not write
-		 * it again: release_parent keeps its hash) */
+		 * it again: controller_release_parent keeps its hash) */
 		(void)queue_workload_status(c->q, id, status,
 					    sizeof(status)); /* truncated is fine */
 		put_annotations(patch, "/metadata", true, wl->has_annotations, keys, vals, 4);
@@ -244,22 +245,22 @@ int release_parent_patch(struct controller *c, const job_t *j, queue_wl_t id, js
 	return rc;
 }
 
-int release_parent(struct controller *c, job_t *j, queue_wl_t id)
+int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id)
 {
 	json_t *patch = NULL;
 	char status[1024];
-	int rc = release_parent_patch(c, j, id, &patch);
+	int rc = controller_release_parent_patch(c, j, id, &patch);
 
 	if (rc)
 		return rc;
 	(void)queue_workload_status(c->q, id, status, sizeof(status)); /* as the patch has it */
 	rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "released");
 	if (rc == GPUQ_OK)
-		j->status_hash = map_hash(status) | 1; /* the release carried it */
+		j->status_hash = controller_map_hash(status) | 1; /* the release carried it */
 	return rc;
 }
 
-json_t *release_suspend_patch(const workload_t *wl)
+json_t *controller_release_suspend_patch(const workload_t *wl)
 {
 	json_t *patch = patch_new(wl);
 
@@ -273,9 +274,9 @@ json_t *release_suspend_patch(const workload_t *wl)
 	return patch;
 }
 
-int release_suspend(struct controller *c, job_t *j)
+int controller_release_suspend(struct controller *c, controller_job_t *j)
 {
-	json_t *patch = release_suspend_patch(j->wl);
+	json_t *patch = controller_release_suspend_patch(j->wl);
 
 	return patch ? controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "suspended")
 		     : GPUQ_ENOMEM;
@@ -303,7 +304,7 @@ static void restore_podset(json_t *patch, const workload_podset_t *ps, const jso
 		op(patch, "remove", path, NULL);
 }
 
-json_t *release_restore_patch(const workload_t *wl)
+json_t *controller_release_restore_patch(const workload_t *wl)
 {
 	json_t *patch = wl->original ? patch_new(wl) : NULL;
 
@@ -331,13 +332,13 @@ json_t *release_restore_patch(const workload_t *wl)
 	return patch;
 }
 
-int release_restore(struct controller *c, job_t *j)
+int controller_release_restore(struct controller *c, controller_job_t *j)
 {
 	json_t *patch;
 	int rc;
 
 	if (j->wl->original) {
-		patch = release_restore_patch(j->wl);
+		patch = controller_release_restore_patch(j->wl);
 		if (!patch)
 			return GPUQ_ENOMEM;
 		rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch,
@@ -363,14 +364,14 @@ static bool job_quiet(const workload_t *wl)
 	return wl->active == 0 && wl->terminating == 0 && !wl->started;
 }
 
-bool release_quiet(struct controller *c, const job_t *j)
+bool controller_release_quiet(struct controller *c, const controller_job_t *j)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	/* gone by its status and by the Pods watch alike */
 	if (j->wl->kind == WORKLOAD_KIND_JOB)
-		return job_quiet(j->wl) && pods_of_job(c, j->uid) == 0;
+		return job_quiet(j->wl) && controller_pods_of_job(c, j->uid) == 0;
 	/* a RayCluster: KubeRay says it is suspended (its Pods deleted) */
 	if (j->wl->kind == WORKLOAD_KIND_RAYCLUSTER)
 		return j->wl->active == 0;
@@ -378,11 +379,11 @@ bool release_quiet(struct controller *c, const job_t *j)
 	 * pod left (the JobSet controller suspends them all), and it counts no
 	 * active Job; a RayJob: its RayCluster (cached by the RayClusters
 	 * watch) is gone or suspended, and KubeRay reports it Suspended */
-	while ((s = map_next(&c->jobs, &pos))) {
-		const job_t *k = s->value;
+	while ((s = controller_map_next(&c->jobs, &pos))) {
+		const controller_job_t *k = s->value;
 
 		if (k->wl && k->wl->owner_uid && !strcmp(k->wl->owner_uid, j->uid) &&
-		    (k->wl->active || k->wl->terminating || pods_of_job(c, k->uid) > 0))
+		    (k->wl->active || k->wl->terminating || controller_pods_of_job(c, k->uid) > 0))
 			return false;
 	}
 	return j->wl->active == 0;

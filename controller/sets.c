@@ -26,7 +26,7 @@
 
 typedef struct {
 	char *key;		      /* "sts:<ns>/<name>" or "lws:<ns>/<name>" (owned) */
-	res_t res;		      /* its collection */
+	controller_res_t res;	      /* its collection */
 	workload_t *wl;		      /* decoded and resolved (owned) */
 	uint64_t gen;		      /* LIST generation it was last seen in */
 	int64_t edge[SLICES_MAX + 1]; /* a StatefulSet's slices: [edge[i], edge[i+1]) */
@@ -44,14 +44,14 @@ static void set_free(set_t *s)
 	free(s);
 }
 
-void sets_free_all(struct controller *c)
+void controller_sets_free_all(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(&c->sets, &pos)))
+	while ((s = controller_map_next(&c->sets, &pos)))
 		set_free(s->value);
-	map_deinit(&c->sets);
+	controller_map_deinit(&c->sets);
 }
 
 static const char *prefix_of(workload_kind_t k)
@@ -78,7 +78,7 @@ static int64_t ordinal(const char *name)
 	return *end ? -1 : n;
 }
 
-bool sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap)
+bool controller_sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap)
 {
 	char key[SET_KEY_MAX];
 	const set_t *s;
@@ -88,7 +88,7 @@ bool sets_member_key(struct controller *c, const workload_t *o, char *out, size_
 		return false;
 	snprintf(key, sizeof(key), "%s:%s/%s", prefix_of(o->set_kind), o->namespace_,
 		 o->set_name ? o->set_name : "");
-	s = map_get(&c->sets, key);
+	s = controller_map_get(&c->sets, key);
 	if (o->set_kind == WORKLOAD_KIND_LWS) {
 		if (o->set_group < 0)
 			return false; /* its group index label comes from the LWS webhook */
@@ -120,10 +120,11 @@ static bool managed(const struct controller *c, const workload_t *w)
 
 /* Group g of set s into the core: the set's pod sets, `count` pods of the
  * main pod set (a StatefulSet slice), not a gang (fast admission). */
-static void group_register(struct controller *c, const set_t *s, pgroup_t *g, int64_t count)
+static void group_register(struct controller *c, const set_t *s, controller_pgroup_t *g,
+			   int64_t count)
 {
 	const workload_t *w = s->wl;
-	podset_buf_t buf[WORKLOAD_PODSETS_MAX];
+	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
 	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	char name[QUEUE_NAME_MAX + 1];
 	queue_workload_spec_t ws = {
@@ -159,7 +160,7 @@ static void group_register(struct controller *c, const set_t *s, pgroup_t *g, in
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
 			 w->integ->kind_name, w->namespace_, w->name, g->total, g->key);
 		c->core_dirty = true;
-		status_note(c, g->key);
+		controller_status_note(c, g->key);
 	} else if (rc != GPUQ_EEXIST && !g->bad) {
 		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s waits outside the queue: %s",
 			 w->integ->kind_name, w->namespace_, name,
@@ -169,18 +170,18 @@ static void group_register(struct controller *c, const set_t *s, pgroup_t *g, in
 }
 
 /* The group of key, made when missing (a set's group with no member yet). */
-static pgroup_t *group_get(struct controller *c, const set_t *s, int64_t first)
+static controller_pgroup_t *group_get(struct controller *c, const set_t *s, int64_t first)
 {
 	char key[SET_KEY_MAX];
-	pgroup_t *g;
+	controller_pgroup_t *g;
 
 	group_key(s->key, first, key, sizeof(key));
-	g = map_get(&c->groups, key);
+	g = controller_map_get(&c->groups, key);
 	if (g)
 		return g;
 	g = calloc(1, sizeof(*g));
 	if (!g || !(g->key = strdup(key)) || !(g->set = strdup(s->key)) ||
-	    map_put(&c->groups, key, g, NULL)) {
+	    controller_map_put(&c->groups, key, g, NULL)) {
 		if (g) {
 			free(g->key);
 			free(g->set);
@@ -188,7 +189,7 @@ static pgroup_t *group_get(struct controller *c, const set_t *s, int64_t first)
 		free(g);
 		return NULL;
 	}
-	map_init(&g->members);
+	controller_map_init(&g->members);
 	g->group = true;
 	g->first = first;
 	return g;
@@ -200,15 +201,15 @@ static pgroup_t *group_get(struct controller *c, const set_t *s, int64_t first)
 static void group_drop(struct controller *c, const set_t *s, int64_t first)
 {
 	char key[SET_KEY_MAX];
-	pgroup_t *g;
+	controller_pgroup_t *g;
 
 	group_key(s->key, first, key, sizeof(key));
 	if (c->q && queue_workload_delete(c->q, key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
-	g = map_get(&c->groups, key);
+	g = controller_map_get(&c->groups, key);
 	if (g && g->members.n == 0) {
-		map_del(&c->groups, key);
-		map_deinit(&g->members);
+		controller_map_del(&c->groups, key);
+		controller_map_deinit(&g->members);
 		free(g->key);
 		free(g->set);
 		free(g);
@@ -218,7 +219,8 @@ static void group_drop(struct controller *c, const set_t *s, int64_t first)
 /* An admitted slice shrinks to count pods: re-added with the flavors it
  * holds (queue_workload_adopt), so the quota of the replicas gone is freed
  * and the running ones keep theirs. */
-static void slice_shrink(struct controller *c, const set_t *s, pgroup_t *g, int64_t count)
+static void slice_shrink(struct controller *c, const set_t *s, controller_pgroup_t *g,
+			 int64_t count)
 {
 	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
 	char names[QUEUE_PODSET_RES_MAX][2][QUEUE_NAME_MAX + 1];
@@ -267,7 +269,7 @@ static void statefulset_slices(struct controller *c, set_t *s)
 			s->n_slices--;
 		}
 		if (s->n_slices) {
-			pgroup_t *g = group_get(c, s, s->edge[s->n_slices - 1]);
+			controller_pgroup_t *g = group_get(c, s, s->edge[s->n_slices - 1]);
 
 			s->edge[s->n_slices] = want;
 			if (g)
@@ -275,7 +277,7 @@ static void statefulset_slices(struct controller *c, set_t *s)
 		}
 	}
 	for (size_t i = 0; i < s->n_slices; i++) {
-		pgroup_t *g = group_get(c, s, s->edge[i]);
+		controller_pgroup_t *g = group_get(c, s, s->edge[i]);
 
 		if (g && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK)
 			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
@@ -293,7 +295,7 @@ static void lws_groups(struct controller *c, set_t *s)
 		group_drop(c, s, s->groups - 1);
 	s->groups = want;
 	for (int64_t i = 0; i < want; i++) {
-		pgroup_t *g = group_get(c, s, i);
+		controller_pgroup_t *g = group_get(c, s, i);
 
 		if (g && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK)
 			group_register(c, s, g, g->total);
@@ -327,9 +329,9 @@ static void set_sync(struct controller *c, set_t *s)
 		statefulset_slices(c, s);
 }
 
-void sets_group_add(struct controller *c, pgroup_t *g)
+void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 {
-	const set_t *s = g->set ? map_get(&c->sets, g->set) : NULL;
+	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
 
 	if (!s || !s->wl || !c->q || !managed(c, s->wl))
 		return;
@@ -347,7 +349,7 @@ void sets_group_add(struct controller *c, pgroup_t *g)
 
 static void forget(struct controller *c, const char *key)
 {
-	set_t *s = map_del(&c->sets, key);
+	set_t *s = controller_map_del(&c->sets, key);
 
 	if (!s)
 		return;
@@ -361,7 +363,7 @@ static void forget(struct controller *c, const char *key)
 	set_free(s);
 }
 
-void sets_apply(struct controller *c, cevent_t *ev)
+void controller_sets_apply(struct controller *c, controller_cevent_t *ev)
 {
 	char key[SET_KEY_MAX];
 	workload_t *w = ev->wl;
@@ -373,8 +375,8 @@ void sets_apply(struct controller *c, cevent_t *ev)
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
 		size_t pos = 0;
-		map_slot_t *sl;
-		while ((sl = map_next(&c->sets, &pos))) {
+		controller_map_slot_t *sl;
+		while ((sl = controller_map_next(&c->sets, &pos))) {
 			s = sl->value;
 			if (s->res == ev->res && s->gen != c->gen[ev->res])
 				forget(c, s->key);
@@ -393,10 +395,10 @@ void sets_apply(struct controller *c, cevent_t *ev)
 		forget(c, key);
 		return;
 	}
-	s = map_get(&c->sets, key);
+	s = controller_map_get(&c->sets, key);
 	if (!s) {
 		s = calloc(1, sizeof(*s));
-		if (!s || !(s->key = strdup(key)) || map_put(&c->sets, key, s, NULL)) {
+		if (!s || !(s->key = strdup(key)) || controller_map_put(&c->sets, key, s, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s: cannot cache", key);
 			set_free(s);
 			return;
@@ -411,11 +413,11 @@ void sets_apply(struct controller *c, cevent_t *ev)
 	set_sync(c, s);
 }
 
-void sets_resync(struct controller *c)
+void controller_sets_resync(struct controller *c)
 {
 	size_t pos = 0;
-	map_slot_t *sl;
+	controller_map_slot_t *sl;
 
-	while ((sl = map_next(&c->sets, &pos)))
+	while ((sl = controller_map_next(&c->sets, &pos)))
 		set_sync(c, sl->value);
 }

@@ -29,7 +29,7 @@ void controller_obj_key(const json_t *obj, char *out, size_t cap)
 static uint64_t policy_digest(const json_t *obj)
 {
 	json_t *copy = json_deep_copy(obj), *meta;
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = GPUQ_FNV1A_SEED;
 	char *text;
 
 	if (!copy)
@@ -41,15 +41,13 @@ static uint64_t policy_digest(const json_t *obj)
 	json_object_del(meta, "managedFields");
 	text = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(copy);
-	for (const char *p = text; p && *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ull;
-	}
+	if (text)
+		h = gpuq_fnv1a_str(h, text);
 	free(text);
 	return h;
 }
 
-static void pobj_free(pobj_t *o)
+static void pobj_free(controller_pobj_t *o)
 {
 	if (!o)
 		return;
@@ -57,11 +55,11 @@ static void pobj_free(pobj_t *o)
 	free(o);
 }
 
-void snapshot_apply(struct controller *c, const cevent_t *ev)
+void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev)
 {
-	map_t *m = &c->objs[ev->res];
+	controller_map_t *m = &c->objs[ev->res];
 	char key[600];
-	pobj_t *o, *old = NULL;
+	controller_pobj_t *o, *old = NULL;
 
 	switch (ev->type) {
 	case KUBE_EV_RESET:
@@ -70,11 +68,11 @@ void snapshot_apply(struct controller *c, const cevent_t *ev)
 	case KUBE_EV_SYNCED: {
 		/* objects the relist did not show again are gone */
 		size_t pos = 0;
-		map_slot_t *s;
-		while ((s = map_next(m, &pos))) {
+		controller_map_slot_t *s;
+		while ((s = controller_map_next(m, &pos))) {
 			o = s->value;
 			if (o->gen != c->gen[ev->res]) {
-				pobj_free(map_del(m, s->key));
+				pobj_free(controller_map_del(m, s->key));
 				c->policy_dirty = true;
 			}
 		}
@@ -85,7 +83,7 @@ void snapshot_apply(struct controller *c, const cevent_t *ev)
 	}
 	case KUBE_EV_DELETED:
 		controller_obj_key(ev->object, key, sizeof(key));
-		pobj_free(map_del(m, key));
+		pobj_free(controller_map_del(m, key));
 		c->policy_dirty = true;
 		return;
 	default:
@@ -98,14 +96,14 @@ void snapshot_apply(struct controller *c, const cevent_t *ev)
 	o->obj = json_incref(ev->object);
 	o->gen = c->gen[ev->res];
 	o->digest = policy_digest(o->obj);
-	if (map_put(m, key, o, (void **)&old)) {
+	if (controller_map_put(m, key, o, (void **)&old)) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "%s %s: cannot cache (cap or memory)",
 			 controller_res[ev->res].name, key);
 		pobj_free(o);
 		return;
 	}
 	/* a ResourceQuota's used changed: Jobs it held may go now */
-	if (ev->res == RES_RESOURCEQUOTAS)
+	if (ev->res == CONTROLLER_RES_RESOURCEQUOTAS)
 		c->next_sweep_ms = 0;
 	/* a relist repeats unchanged objects, and status writes change nothing
 	 * the policy reads: only a new digest counts */
@@ -126,23 +124,23 @@ static int key_cmp(const void *a, const void *b)
 
 /* Add every cached object of one collection, in key order (deterministic
  * snapshots); an object the decoder refuses is left out and logged once. */
-static int add_res(struct controller *c, policy_t *p, res_t r)
+static int add_res(struct controller *c, policy_t *p, controller_res_t r)
 {
-	map_t *m = &c->objs[r];
+	controller_map_t *m = &c->objs[r];
 	const char **keys;
 	size_t pos = 0, n = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	if (!m->n)
 		return GPUQ_OK;
 	keys = malloc(m->n * sizeof(*keys));
 	if (!keys)
 		return GPUQ_ENOMEM;
-	while ((s = map_next(m, &pos)))
+	while ((s = controller_map_next(m, &pos)))
 		keys[n++] = s->key;
 	qsort(keys, n, sizeof(*keys), key_cmp);
 	for (size_t i = 0; i < n; i++) {
-		pobj_t *o = map_get(m, keys[i]);
+		controller_pobj_t *o = controller_map_get(m, keys[i]);
 		gpuq_diag_t diag = {{0}};
 		int rc = policy_add_json(p, o->obj, &diag);
 		if (rc == GPUQ_ENOMEM) {
@@ -161,17 +159,18 @@ static int add_res(struct controller *c, policy_t *p, res_t r)
 /* A fresh core's tenants with no history of their own take the decayed
  * usage their LocalQueue's status shows (written by a former leader: a new
  * Pod's store starts empty), so fair sharing goes on where it was. */
-void snapshot_seed_usage(struct controller *c, queue_t *q)
+void controller_snapshot_seed_usage(struct controller *c, queue_t *q)
 {
-	static const res_t lqs[] = {RES_LOCALQUEUES, RES_KUEUE_LOCALQUEUES};
+	static const controller_res_t lqs[] = {CONTROLLER_RES_LOCALQUEUES,
+					       CONTROLLER_RES_KUEUE_LOCALQUEUES};
 	size_t seeded = 0;
 
 	for (size_t r = 0; r < sizeof(lqs) / sizeof(lqs[0]); r++) {
 		size_t pos = 0;
-		map_slot_t *s;
+		controller_map_slot_t *s;
 
-		while ((s = map_next(&c->objs[lqs[r]], &pos))) {
-			const pobj_t *po = s->value;
+		while ((s = controller_map_next(&c->objs[lqs[r]], &pos))) {
+			const controller_pobj_t *po = s->value;
 			const json_t *u =
 			    json_object_get(json_object_get(po->obj, "status"), "decayedUsage");
 			const char *slash = strchr(s->key, '/');
@@ -245,13 +244,13 @@ static int core_update(struct controller *c, policy_t *p)
 			return rc;
 		c->persist_full = true;
 	}
-	snapshot_seed_usage(c, q);
+	controller_snapshot_seed_usage(c, q);
 	c->q = q;
 	(void)qmetrics_core_set(c->metrics, q);
 	return GPUQ_OK;
 }
 
-int snapshot_rebuild(struct controller *c)
+int controller_snapshot_rebuild(struct controller *c)
 {
 	policy_opts_t po = {
 	    .skip_unknown_kinds = true, .skip_scoped_quotas = true, .price_lenient = true};
@@ -261,9 +260,9 @@ int snapshot_rebuild(struct controller *c)
 
 	c->policy_dirty = false;
 	rc = policy_create(&po, &p);
-	for (int r = 0; !rc && r < RES_COUNT; r++)
+	for (int r = 0; !rc && r < CONTROLLER_RES_COUNT; r++)
 		if (controller_res[r].policy)
-			rc = add_res(c, p, (res_t)r);
+			rc = add_res(c, p, (controller_res_t)r);
 	if (!rc)
 		rc = policy_finish(p, &diag);
 	if (rc) {
@@ -286,15 +285,15 @@ int snapshot_rebuild(struct controller *c)
 	policy_unref(c->policy);
 	c->policy = p;
 	c->policy_generation++;
-	if (c->o.server)
-		webhook_server_policy_set(c->o.server, p);
+	if (c->o.adm)
+		webhook_admission_policy_set(c->o.adm, p);
 	/* the web view's GPU-hours cost at the flavors' price annotations */
 	if (c->o.ui && webui_prices_from_policy(c->o.ui, p))
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "web UI: prices not updated (out of memory); the last ones stay");
 	c->core_dirty = true;
-	jobs_resync(c);
-	sets_resync(c);
-	pods_resync(c);
+	controller_jobs_resync(c);
+	controller_sets_resync(c);
+	controller_pods_resync(c);
 	return GPUQ_OK;
 }

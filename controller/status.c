@@ -19,7 +19,7 @@
 #define EXPLAIN_PER_PASS 64 /* Job annotations handed to the writer per pass */
 #define STATUS_MIN_MS 1000  /* a queue's status is written at most this often */
 
-json_t *status_cq_body(struct controller *c, uint32_t cq)
+json_t *controller_status_cq_body(struct controller *c, uint32_t cq)
 {
 	json_t *st, *flavors = json_array();
 	queue_stats_t s;
@@ -59,11 +59,11 @@ json_t *status_cq_body(struct controller *c, uint32_t cq)
 		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
 		       "gpusInUse", (json_int_t)gpus, "flavorsUsage", flavors);
 	if (st)
-		econ_status(c, st, true, cq); /* its budget (econ.c) */
+		controller_econ_status(c, st, true, cq); /* its budget (econ.c) */
 	return st;
 }
 
-json_t *status_lq_body(struct controller *c, uint32_t lq)
+json_t *controller_status_lq_body(struct controller *c, uint32_t lq)
 {
 	queue_stats_t s;
 
@@ -75,16 +75,17 @@ json_t *status_lq_body(struct controller *c, uint32_t lq)
 		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
 		       "decayedUsage", s.decayed_usage);
 	if (st)
-		econ_status(c, st, false, lq); /* its (or its namespace's) budget */
+		controller_econ_status(c, st, false, lq); /* its (or its namespace's) budget */
 	return st;
 }
 
 /* The group path a queue object was watched under ("" when not cached). */
-static const char *group_of(struct controller *c, res_t ours, res_t kueues, const char *key)
+static const char *group_of(struct controller *c, controller_res_t ours, controller_res_t kueues,
+			    const char *key)
 {
-	if (map_get(&c->objs[ours], key))
+	if (controller_map_get(&c->objs[ours], key))
 		return "/apis/gpuq.dev/v1beta1";
-	if (map_get(&c->objs[kueues], key))
+	if (controller_map_get(&c->objs[kueues], key))
 		return "/apis/kueue.x-k8s.io/v1beta2";
 	return NULL;
 }
@@ -107,25 +108,26 @@ static void write_status(struct controller *c, const char *key, const char *path
 				      "Can admit new workloads", "lastTransitionTime", since));
 	body = json_pack("{s:o}", "status", st);
 	if (body)
-		(void)swriter_submit(c->swriter, key, path, body);
+		(void)controller_swriter_submit(c->swriter, key, path, body);
 	json_decref(body);
 }
 
-void status_queues(struct controller *c)
+void controller_status_queues(struct controller *c)
 {
 	char path[KUBE_URL_MAX], en[300], ens[300];
-	int64_t now = controller_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	if (now < c->status_next_ms)
 		return;
 	c->status_next_ms = now + STATUS_MIN_MS;
 	for (uint32_t cq = 0; cq < queue_cq_count(c->q); cq++) {
 		const char *name = queue_cq_name(c->q, cq);
-		const char *g = group_of(c, RES_CLUSTERQUEUES, RES_KUEUE_CLUSTERQUEUES, name);
+		const char *g = group_of(c, CONTROLLER_RES_CLUSTERQUEUES,
+					 CONTROLLER_RES_KUEUE_CLUSTERQUEUES, name);
 		json_t *st;
 		if (!g || kube_escape(name, en, sizeof(en)))
 			continue;
-		st = status_cq_body(c, cq);
+		st = controller_status_cq_body(c, cq);
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/clusterqueues/%s/status", g, en);
@@ -133,7 +135,8 @@ void status_queues(struct controller *c)
 	}
 	for (uint32_t lq = 0; lq < queue_lq_count(c->q); lq++) {
 		const char *key = queue_lq_name(c->q, lq); /* ns/name */
-		const char *g = group_of(c, RES_LOCALQUEUES, RES_KUEUE_LOCALQUEUES, key);
+		const char *g =
+		    group_of(c, CONTROLLER_RES_LOCALQUEUES, CONTROLLER_RES_KUEUE_LOCALQUEUES, key);
 		const char *slash = strchr(key, '/');
 		char ns[300];
 		json_t *st;
@@ -143,7 +146,7 @@ void status_queues(struct controller *c)
 		ns[slash - key] = '\0';
 		if (kube_escape(ns, ens, sizeof(ens)) || kube_escape(slash + 1, en, sizeof(en)))
 			continue;
-		st = status_lq_body(c, lq);
+		st = controller_status_lq_body(c, lq);
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/namespaces/%s/localqueues/%s/status", g, ens, en);
@@ -151,10 +154,10 @@ void status_queues(struct controller *c)
 	}
 }
 
-void status_note(struct controller *c, const char *uid)
+void controller_status_note(struct controller *c, const char *uid)
 {
-	job_t *j = controller_job(c, uid);
-	pgroup_t *g = j ? NULL : controller_group(c, uid);
+	controller_job_t *j = controller_job(c, uid);
+	controller_pgroup_t *g = j ? NULL : controller_group(c, uid);
 	bool *queued = j ? &j->explain_queued : g ? &g->explain_queued : NULL;
 
 	if (!queued || *queued)
@@ -176,7 +179,7 @@ void status_note(struct controller *c, const char *uid)
 
 /* A held parent's (a Job's, a JobSet's) gpuq.dev/status, handed to the
  * status writer. */
-static void annotate_job(struct controller *c, job_t *j, const char *text)
+static void annotate_job(struct controller *c, controller_job_t *j, const char *text)
 {
 	char path[KUBE_URL_MAX];
 	json_t *body;
@@ -185,23 +188,24 @@ static void annotate_job(struct controller *c, job_t *j, const char *text)
 		return;
 	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	if (body)
-		(void)swriter_submit_once(c->swriter, j->uid, path, body);
+		(void)controller_swriter_submit_once(c->swriter, j->uid, path, body);
 	json_decref(body);
 }
 
-void status_jobs(struct controller *c)
+void controller_status_jobs(struct controller *c)
 {
-	size_t done = 0, i, backlog = swriter_backlog(c->swriter), limit = EXPLAIN_PER_PASS;
+	size_t done = 0, i, backlog = controller_swriter_backlog(c->swriter),
+	       limit = EXPLAIN_PER_PASS;
 
 	/* backpressure: the writer sends a few per second (--qps) */
-	if (backlog >= SWRITER_BACKLOG_MAX)
+	if (backlog >= CONTROLLER_SWRITER_BACKLOG_MAX)
 		return;
-	if (limit > SWRITER_BACKLOG_MAX - backlog)
-		limit = SWRITER_BACKLOG_MAX - backlog;
+	if (limit > CONTROLLER_SWRITER_BACKLOG_MAX - backlog)
+		limit = CONTROLLER_SWRITER_BACKLOG_MAX - backlog;
 	for (i = 0; i < c->n_explain && done < limit; i++) {
 		const char *uid = c->explain[i];
-		job_t *j = controller_job(c, uid);
-		pgroup_t *g = j ? NULL : controller_group(c, uid);
+		controller_job_t *j = controller_job(c, uid);
+		controller_pgroup_t *g = j ? NULL : controller_group(c, uid);
 		uint64_t *last = j ? &j->status_hash : g ? &g->status_hash : NULL;
 		char text[1024];
 		uint64_t h;
@@ -220,14 +224,14 @@ void status_jobs(struct controller *c)
 			continue;
 		if (j && j->rq_wait) /* admitted, its release held by a ResourceQuota */
 			gpuq_strlcpy(text, j->rq_wait, sizeof(text));
-		h = map_hash(text) | 1; /* never 0: "nothing written yet" */
+		h = controller_map_hash(text) | 1; /* never 0: "nothing written yet" */
 		if (h == *last)
 			continue;
 		done++;
 		if (j)
 			annotate_job(c, j, text);
 		else
-			pods_annotate(c, g, text);
+			controller_pods_annotate(c, g, text);
 		*last = h;
 	}
 	/* keep the rest for the next pass */

@@ -43,8 +43,8 @@ struct swriter {
 	pthread_t thread;	     /* the writer */
 	pthread_mutex_t mu;	     /* guards what says "under mu" */
 	pthread_cond_t cv;	     /* work arrived, or stop */
-	map_t pending;		     /* key -> sitem_t *, latest wins (under mu) */
-	map_t written;		     /* key -> char * body last written (writer thread only) */
+	controller_map_t pending;    /* key -> sitem_t *, latest wins (under mu) */
+	controller_map_t written;    /* key -> char * body last written (writer thread only) */
 	sevent_t *ev_head, *ev_tail; /* Events in order (under mu) */
 	size_t n_events;	     /* queued (under mu) */
 	uint64_t dropped;	     /* Events dropped when full (under mu) */
@@ -97,18 +97,18 @@ static int post_one(struct swriter *w, const sevent_t *e)
 	return rc == GPUQ_EFENCED || rc == GPUQ_ESTOPPED ? rc : GPUQ_OK;
 }
 
-static void drain_map(map_t *m, bool items)
+static void drain_map(controller_map_t *m, bool items)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
-	while ((s = map_next(m, &pos))) {
+	while ((s = controller_map_next(m, &pos))) {
 		if (items)
 			sitem_free(s->value);
 		else
 			free(s->value);
 	}
-	map_deinit(m);
+	controller_map_deinit(m);
 }
 
 /* Write one status body. Returns GPUQ_OK when it is done with (written,
@@ -116,7 +116,7 @@ static void drain_map(map_t *m, bool items)
  * then the item waits for the next pass. */
 static int write_one(struct swriter *w, const char *key, sitem_t *it)
 {
-	const char *old = it->remember ? map_get(&w->written, key) : NULL;
+	const char *old = it->remember ? controller_map_get(&w->written, key) : NULL;
 	gpuq_diag_t diag = {{0}};
 	kube_response_t resp = {0};
 	void *prev = NULL;
@@ -128,7 +128,8 @@ static int write_one(struct swriter *w, const char *key, sitem_t *it)
 	rc = kube_request(w->client, "PATCH", it->path, "application/merge-patch+json", it->body,
 			  strlen(it->body), &resp, &diag);
 	if (rc == GPUQ_OK) {
-		if (it->remember && map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
+		if (it->remember &&
+		    controller_map_put(&w->written, key, it->body, &prev) == GPUQ_OK) {
 			it->body = NULL; /* now the written map's */
 			free(prev);
 		}
@@ -145,7 +146,7 @@ static bool await_lease(struct swriter *w)
 	for (;;) {
 		if (atomic_load(&w->stop) || kube_fence_stopping(w->fence))
 			return false;
-		if (kube_fence_await(w->fence, controller_mono_ms() + LEASE_WAIT_MS))
+		if (kube_fence_await(w->fence, gpuq_mono_ms() + LEASE_WAIT_MS))
 			return true;
 	}
 }
@@ -153,10 +154,10 @@ static bool await_lease(struct swriter *w)
 /* Post the Events (ev, freed) and write the batch's status bodies (those
  * written are freed from it). Returns whether the fence refused one: the
  * rest of the pass is not tried then. */
-static bool write_pass(struct swriter *w, sevent_t *ev, map_t *batch)
+static bool write_pass(struct swriter *w, sevent_t *ev, controller_map_t *batch)
 {
 	size_t pos = 0, n_w = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 	bool fenced = false;
 
 	while (ev) {
@@ -168,7 +169,7 @@ static bool write_pass(struct swriter *w, sevent_t *ev, map_t *batch)
 	}
 	/* the queues' status first: per-workload annotations (thousands when a
 	 * burst of Jobs arrives, at --qps) must not hold them back */
-	while (!fenced && (s = map_next(batch, &pos))) {
+	while (!fenced && (s = controller_map_next(batch, &pos))) {
 		sitem_t *it = s->value;
 		if (!it->remember)
 			continue;
@@ -179,7 +180,8 @@ static bool write_pass(struct swriter *w, sevent_t *ev, map_t *batch)
 		}
 	}
 	pos = 0;
-	while (!fenced && n_w < SWRITER_WORKLOADS_PER_PASS && (s = map_next(batch, &pos))) {
+	while (!fenced && n_w < CONTROLLER_SWRITER_WORKLOADS_PER_PASS &&
+	       (s = controller_map_next(batch, &pos))) {
 		sitem_t *it = s->value;
 		if (!it || it->remember)
 			continue;
@@ -196,17 +198,17 @@ static bool write_pass(struct swriter *w, sevent_t *ev, map_t *batch)
 /* What was not written waits for the next pass (the workloads beyond this
  * pass's share; everything the fence refused), unless a newer body for the
  * same key arrived meanwhile. The batch is freed. */
-static void requeue(struct swriter *w, map_t *batch)
+static void requeue(struct swriter *w, controller_map_t *batch)
 {
 	size_t pos = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	pthread_mutex_lock(&w->mu);
-	while ((s = map_next(batch, &pos))) {
+	while ((s = controller_map_next(batch, &pos))) {
 		sitem_t *it = s->value;
-		if (!it || map_get(&w->pending, s->key))
+		if (!it || controller_map_get(&w->pending, s->key))
 			continue;
-		if (map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
+		if (controller_map_put(&w->pending, s->key, it, NULL) == GPUQ_OK)
 			s->value = NULL;
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -215,7 +217,7 @@ static void requeue(struct swriter *w, map_t *batch)
 
 /* Wait for work and the Lease; take the pending bodies and Events.
  * false: stop. */
-static bool take(struct swriter *w, map_t *batch, sevent_t **ev)
+static bool take(struct swriter *w, controller_map_t *batch, sevent_t **ev)
 {
 	uint64_t dropped;
 
@@ -228,11 +230,11 @@ static bool take(struct swriter *w, map_t *batch, sevent_t **ev)
 	pthread_mutex_lock(&w->mu);
 	if (w->forget) {
 		drain_map(&w->written, false);
-		map_init(&w->written);
+		controller_map_init(&w->written);
 		w->forget = false;
 	}
 	*batch = w->pending;
-	map_init(&w->pending);
+	controller_map_init(&w->pending);
 	*ev = w->ev_head;
 	w->ev_head = w->ev_tail = NULL;
 	w->n_events = 0;
@@ -249,7 +251,7 @@ static bool take(struct swriter *w, map_t *batch, sevent_t **ev)
 static void *writer_main(void *arg)
 {
 	struct swriter *w = arg;
-	map_t batch;
+	controller_map_t batch;
 	sevent_t *ev;
 
 	while (take(w, &batch, &ev)) {
@@ -258,14 +260,14 @@ static void *writer_main(void *arg)
 		/* refused while the Lease may still hold (a Retry-After longer
 		 * than the lease left): not straight back at the apiserver */
 		if (fenced)
-			(void)kube_fence_sleep(w->fence, controller_mono_ms() + LEASE_WAIT_MS,
-					       false);
+			(void)kube_fence_sleep(w->fence, gpuq_mono_ms() + LEASE_WAIT_MS, false);
 	}
 	return NULL;
 }
 
-int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const char *instance,
-		  kube_fence_t *fence, swriter_t **out, gpuq_diag_t *diag)
+int controller_swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o,
+			     const char *instance, kube_fence_t *fence, controller_swriter_t **out,
+			     gpuq_diag_t *diag)
 {
 	struct swriter *w = calloc(1, sizeof(*w));
 	int rc;
@@ -273,8 +275,8 @@ int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const c
 	if (!w)
 		return GPUQ_ENOMEM;
 	w->fence = fence;
-	map_init(&w->pending);
-	map_init(&w->written);
+	controller_map_init(&w->pending);
+	controller_map_init(&w->written);
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	w->instance = strdup(instance ? instance : "");
@@ -284,7 +286,7 @@ int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const c
 	if (!rc && pthread_create(&w->thread, NULL, writer_main, w) != 0)
 		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "cannot start the status writer thread");
 	if (rc) {
-		swriter_stop(w);
+		controller_swriter_stop(w);
 		return rc;
 	}
 	w->running = true;
@@ -292,7 +294,7 @@ int swriter_start(const kube_config_t *cfg, const kube_client_opts_t *o, const c
 	return GPUQ_OK;
 }
 
-static int submit(swriter_t *w, const char *key, const char *path, const json_t *body,
+static int submit(controller_swriter_t *w, const char *key, const char *path, const json_t *body,
 		  bool remember)
 {
 	sitem_t *it = calloc(1, sizeof(*it));
@@ -306,7 +308,7 @@ static int submit(swriter_t *w, const char *key, const char *path, const json_t 
 	it->body = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS);
 	if (it->path && it->body) {
 		pthread_mutex_lock(&w->mu);
-		rc = map_put(&w->pending, key, it, &old);
+		rc = controller_map_put(&w->pending, key, it, &old);
 		if (rc == GPUQ_OK)
 			pthread_cond_signal(&w->cv);
 		pthread_mutex_unlock(&w->mu);
@@ -319,17 +321,19 @@ static int submit(swriter_t *w, const char *key, const char *path, const json_t 
 	return GPUQ_OK;
 }
 
-int swriter_submit(swriter_t *w, const char *key, const char *path, const json_t *body)
+int controller_swriter_submit(controller_swriter_t *w, const char *key, const char *path,
+			      const json_t *body)
 {
 	return submit(w, key, path, body, true);
 }
 
-int swriter_submit_once(swriter_t *w, const char *key, const char *path, const json_t *body)
+int controller_swriter_submit_once(controller_swriter_t *w, const char *key, const char *path,
+				   const json_t *body)
 {
 	return submit(w, key, path, body, false);
 }
 
-size_t swriter_backlog(swriter_t *w)
+size_t controller_swriter_backlog(controller_swriter_t *w)
 {
 	size_t n;
 
@@ -339,9 +343,9 @@ size_t swriter_backlog(swriter_t *w)
 	return n;
 }
 
-static int event_queue(swriter_t *w, const char *api_version, const char *kind, const char *ns,
-		       const char *name, const char *uid, const char *type, const char *reason,
-		       const char *action, const char *note)
+static int event_queue(controller_swriter_t *w, const char *api_version, const char *kind,
+		       const char *ns, const char *name, const char *uid, const char *type,
+		       const char *reason, const char *action, const char *note)
 {
 	sevent_t *e = calloc(1, sizeof(*e));
 
@@ -379,27 +383,29 @@ static int event_queue(swriter_t *w, const char *api_version, const char *kind, 
 	return GPUQ_OK;
 }
 
-int swriter_event(swriter_t *w, const char *ns, const char *name, const char *uid, const char *type,
-		  const char *reason, const char *action, const char *note)
+int controller_swriter_event(controller_swriter_t *w, const char *ns, const char *name,
+			     const char *uid, const char *type, const char *reason,
+			     const char *action, const char *note)
 {
 	return event_queue(w, NULL, NULL, ns, name, uid, type, reason, action, note);
 }
 
-int swriter_event_ref(swriter_t *w, const char *api_version, const char *kind, const char *ns,
-		      const char *name, const char *uid, const char *type, const char *reason,
-		      const char *action, const char *note)
+int controller_swriter_event_ref(controller_swriter_t *w, const char *api_version, const char *kind,
+				 const char *ns, const char *name, const char *uid,
+				 const char *type, const char *reason, const char *action,
+				 const char *note)
 {
 	return event_queue(w, api_version, kind, ns, name, uid, type, reason, action, note);
 }
 
-void swriter_forget(swriter_t *w)
+void controller_swriter_forget(controller_swriter_t *w)
 {
 	pthread_mutex_lock(&w->mu);
 	w->forget = true;
 	pthread_mutex_unlock(&w->mu);
 }
 
-void swriter_stop(swriter_t *w)
+void controller_swriter_stop(controller_swriter_t *w)
 {
 	if (!w)
 		return;

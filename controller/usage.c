@@ -32,7 +32,7 @@ static void failed(struct controller *c, const char *what, const gpuq_diag_t *di
 }
 
 /* When to try again after a failure streak of c->usage_failures. */
-int64_t usage_retry_at(const struct controller *c, int64_t now)
+int64_t controller_usage_retry_at(const struct controller *c, int64_t now)
 {
 	int64_t d = RETRY_MS,
 		cap = c->o.usage_checkpoint_ms > RETRY_MS ? c->o.usage_checkpoint_ms : RETRY_MS;
@@ -118,8 +118,8 @@ static int merge_all(struct controller *c)
 	return GPUQ_OK;
 }
 
-json_t *usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
-		      const char *summary)
+json_t *controller_usage_cm_body(const struct controller *c, int i, const uint8_t *part, size_t len,
+				 const char *summary)
 {
 	char name[64], *b64 = malloc(GPUQ_BASE64_LEN(len) + 1);
 	json_t *body;
@@ -143,7 +143,7 @@ static int write_one(struct controller *c, int i, const uint8_t *part, size_t le
 {
 	char coll[PATH_MAX_LEN], path[PATH_MAX_LEN];
 	gpuq_diag_t diag = {{0}};
-	json_t *body = usage_cm_body(c, i, part, len, summary);
+	json_t *body = controller_usage_cm_body(c, i, part, len, summary);
 	int rc = body ? cm_paths(c, i, coll, path) : GPUQ_ENOMEM;
 
 	if (!rc)
@@ -186,7 +186,7 @@ static int write_all(struct controller *c)
 			if (rc)
 				break;
 		}
-		h = map_hash_bytes(parts[i], lens[i]) | 2; /* 0: unknown, 1: emptied */
+		h = controller_map_hash_bytes(parts[i], lens[i]) | 2; /* 0: unknown, 1: emptied */
 		if (h == c->usage_written[i])
 			continue;
 		snprintf(summary, sizeof(summary),
@@ -203,15 +203,15 @@ static int write_all(struct controller *c)
 	return rc;
 }
 
-void usage_step(struct controller *c)
+void controller_usage_step(struct controller *c)
 {
-	int64_t now = controller_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	if (c->o.usage_checkpoint_ms <= 0 || !c->q || now < c->usage_next_ms)
 		return;
 	if (!c->usage_merged) {
 		if (merge_all(c)) {
-			c->usage_next_ms = usage_retry_at(c, now);
+			c->usage_next_ms = controller_usage_retry_at(c, now);
 			return;
 		}
 		c->usage_merged = true; /* committed by the next persist */
@@ -220,14 +220,14 @@ void usage_step(struct controller *c)
 		return;
 	}
 	if (write_all(c)) {
-		c->usage_next_ms = usage_retry_at(c, now);
+		c->usage_next_ms = controller_usage_retry_at(c, now);
 		return;
 	}
 	c->usage_failures = 0;
 	c->usage_next_ms = now + c->o.usage_checkpoint_ms;
 }
 
-void usage_lost(struct controller *c)
+void controller_usage_lost(struct controller *c)
 {
 	c->usage_merged = false;
 	c->usage_next_ms = 0;
@@ -235,7 +235,7 @@ void usage_lost(struct controller *c)
 	memset(c->usage_written, 0, sizeof(c->usage_written));
 }
 
-void usage_final(struct controller *c)
+void controller_usage_final(struct controller *c)
 {
 	if (c->o.usage_checkpoint_ms > 0 && c->q && c->usage_merged && write_all(c) == GPUQ_OK)
 		gpuq_log(GPUQ_LOG_INFO, MODULE, "usage checkpoint written on the way out");

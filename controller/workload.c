@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "controller/internal.h"
+#include "engine/engine.h"
 
 int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag)
 {
@@ -69,18 +70,7 @@ json_t *controller_tolerations_json(const workload_podset_t *ps)
 	return tols;
 }
 
-static queue_effect_t effect_named(const char *e)
-{
-	if (!e || !e[0])
-		return QUEUE_EFFECT_ANY;
-	if (strcmp(e, "NoSchedule") == 0)
-		return QUEUE_EFFECT_NO_SCHEDULE;
-	if (strcmp(e, "PreferNoSchedule") == 0)
-		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
-	return QUEUE_EFFECT_NO_EXECUTE;
-}
-
-void controller_podset_from(const workload_podset_t *src, int32_t count, podset_buf_t *b,
+void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
 			    queue_podset_spec_t *ps)
 {
 	memset(b, 0, sizeof(*b));
@@ -101,13 +91,15 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, podset_
 		b->sel[i].value = src->node_selector[i].value;
 		ps->n_node_selector++;
 	}
-	for (size_t i = 0; i < src->n_tolerations && i < QUEUE_SELECTORS_MAX; i++) {
+	for (size_t i = 0; i < src->n_tolerations && ps->n_tolerations < QUEUE_SELECTORS_MAX; i++) {
 		const workload_toleration_t *t = &src->tolerations[i];
-		b->tol[i].key = t->key ? t->key : "";
-		b->tol[i].op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
-								     : QUEUE_TOLERATE_EQUAL;
-		b->tol[i].value = t->value ? t->value : "";
-		b->tol[i].effect = effect_named(t->effect);
+		queue_toleration_t *tol = &b->tol[ps->n_tolerations];
+		if (engine_effect_named(t->effect, &tol->effect))
+			continue; /* an effect Kubernetes does not know tolerates no taint */
+		tol->key = t->key ? t->key : "";
+		tol->op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
+								: QUEUE_TOLERATE_EQUAL;
+		tol->value = t->value ? t->value : "";
 		ps->n_tolerations++;
 	}
 }

@@ -1,9 +1,10 @@
 /*
  * dcgm: idle GPU time for `gpuq serve --dcgm-url URL`. A thread of its own
  * scrapes a Prometheus text endpoint (one dcgm-exporter, or Prometheus's
- * /federate for a whole cluster) with libcurl every interval, hands the
+ * /federate for a whole cluster) every interval through kube_fetch (libcurl
+ * stays in kube/), hands the
  * DCGM_FI_DEV_GPU_UTIL samples to idle/'s accumulator, and renders the
- * per-tenant counters as a /metrics source (webhook/).
+ * per-tenant counters as a /metrics source (http/).
  *
  * The design decision that matters: nothing else waits on it. The scrape
  * runs on its own thread with its own connection and bounded timeouts; the
@@ -19,7 +20,16 @@
 
 #include "base/base.h"
 #include "idle/idle.h"
-#include "webhook/webhook.h"
+#include "http/http.h"
+
+/* The scrape interval's range and default (--dcgm-interval), the URL's
+ * length at most (--dcgm-url), the idle threshold's default
+ * (--idle-threshold). */
+#define DCGM_INTERVAL_MS_MIN 100LL
+#define DCGM_INTERVAL_MS_MAX (3600LL * 1000)
+#define DCGM_INTERVAL_MS_DEFAULT (30LL * 1000)
+#define DCGM_URL_MAX 2048
+#define DCGM_IDLE_THRESHOLD_DEFAULT 10.0
 
 /* One scrape's transfer at most (connect included): the interval, but no
  * more than 10 s, so a hung endpoint costs one late scrape, not many, and
@@ -28,14 +38,14 @@
 #define DCGM_TIMEOUT_MS_MAX 10000
 #define DCGM_TIMEOUT_MS_MIN 2000
 typedef struct {
-	const char *url;	    /* http:// or https:// (system CAs; checked by
-				       webhook_serve_opts_parse); borrowed until
-				       dcgm_scraper_stop */
-	int64_t interval_ms;	    /* between scrapes (WEBHOOK_DCGM_INTERVAL_MS_*) */
-	double threshold_pct;	    /* idle below this utilization (default 10) */
-	webhook_metrics_t *metrics; /* where the families are rendered (its
-				       WEBHOOK_METRICS_SOURCE_IDLE slot; borrowed;
-				       NULL: nowhere) */
+	const char *url;	 /* http:// or https:// (system CAs; checked by
+				    cmd_serve_opts_parse); borrowed until
+				    dcgm_scraper_stop */
+	int64_t interval_ms;	 /* between scrapes (DCGM_INTERVAL_MS_*) */
+	double threshold_pct;	 /* idle below this utilization (default 10) */
+	http_metrics_t *metrics; /* where the families are rendered (its
+				    HTTP_METRICS_SOURCE_IDLE slot; borrowed;
+				    NULL: nowhere) */
 } dcgm_opts_t;
 
 void dcgm_opts_default(dcgm_opts_t *o);
@@ -68,7 +78,7 @@ void dcgm_pod_queues_set(void *ctx, idle_podmap_t *map);
 void dcgm_workload_utils(void *ctx, void (*fn)(void *arg, const char *uid, double pct), void *arg,
 			 uint64_t *seen);
 
-/* The metric families (a webhook_metrics_source_fn; ctx is the scraper). */
-void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t);
+/* The metric families (an http_metrics_source_fn; ctx is the scraper). */
+void dcgm_metrics_render(void *ctx, http_metrics_text_t *t);
 
 #endif

@@ -1,8 +1,8 @@
-/* dcgm/scrape.c: the scraping thread, its libcurl transfer and the metric
- * families it renders. One mutex guards the accumulator and the counters:
- * the thread takes it to observe a parsed scrape, a /metrics scrape to
- * render; the transfer and the parse happen outside it. */
-#include <curl/curl.h>
+/* dcgm/scrape.c: the scraping thread, its transfer (kube_fetch: libcurl
+ * stays in kube/) and the metric families it renders. One mutex guards the
+ * accumulator and the counters: the thread takes it to observe a parsed
+ * scrape, a /metrics scrape to render; the transfer and the parse happen
+ * outside it. */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "dcgm/dcgm.h"
+#include "kube/kube.h"
 
 struct dcgm_scraper {
 	dcgm_opts_t o;		   /* options (url borrowed) */
-	CURL *curl;		   /* the thread's connection, kept alive */
+	kube_fetch_t *fetch;	   /* the thread's connection, kept alive */
 	pthread_t thread;	   /* the scraping thread */
 	bool running;		   /* thread started */
 	pthread_mutex_t mu;	   /* guards everything below, and stop */
@@ -30,62 +31,11 @@ struct dcgm_scraper {
 	uint64_t utils_seq;	   /* scrapes that produced utils (dcgm_workload_utils) */
 };
 
-typedef struct {
-	char *buf;  /* the body so far (owned) */
-	size_t len; /* its length */
-	size_t cap; /* its room */
-	bool over;  /* refused for passing IDLE_PROM_BODY_MAX */
-} body_t;
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 void dcgm_opts_default(dcgm_opts_t *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->interval_ms = WEBHOOK_DCGM_INTERVAL_MS_DEFAULT;
-	o->threshold_pct = WEBHOOK_IDLE_THRESHOLD_DEFAULT;
-}
-
-/* libcurl's write callback: append, refusing past the body cap (the
- * transfer then ends with CURLE_WRITE_ERROR). */
-static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
-{
-	body_t *b = ud;
-	size_t n = size * nmemb;
-
-	if (n > IDLE_PROM_BODY_MAX - b->len) {
-		b->over = true;
-		return 0;
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		char *q;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		q = realloc(b->buf, cap);
-		if (!q)
-			return 0;
-		b->buf = q;
-		b->cap = cap;
-	}
-	memcpy(b->buf + b->len, p, n);
-	b->len += n;
-	b->buf[b->len] = '\0';
-	return n;
-}
-
-/* Abort a transfer in flight when the scraper stops. */
-static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-	const dcgm_scraper_t *s = ud;
-
-	(void)dt, (void)dn, (void)ut, (void)un;
-	return atomic_load(&s->stop) ? 1 : 0;
+	o->interval_ms = DCGM_INTERVAL_MS_DEFAULT;
+	o->threshold_pct = DCGM_IDLE_THRESHOLD_DEFAULT;
 }
 
 static int64_t timeout_ms(const dcgm_scraper_t *s)
@@ -95,56 +45,36 @@ static int64_t timeout_ms(const dcgm_scraper_t *s)
 	return s->o.interval_ms < DCGM_TIMEOUT_MS_MAX ? s->o.interval_ms : DCGM_TIMEOUT_MS_MAX;
 }
 
-/* GET the URL into b. GPUQ_OK on HTTP 200, else GPUQ_EHTTP with diag. */
-static int fetch(dcgm_scraper_t *s, body_t *b, gpuq_diag_t *diag)
+/* GET the URL into *body (*len bytes). GPUQ_OK on HTTP 200, else
+ * GPUQ_ELIMIT or GPUQ_EHTTP with diag. */
+static int fetch(dcgm_scraper_t *s, char **body, size_t *len, gpuq_diag_t *diag)
 {
-	struct curl_slist *hdr = curl_slist_append(
-	    NULL, "Accept: text/plain;version=0.0.4;q=1,*/*;q=0.1"); /* not protobuf */
-	long status = 0;
-	CURLcode cc;
+	kube_fetch_req_t rq = {.url = s->o.url,
+			       .accept =
+				   "text/plain;version=0.0.4;q=1,*/*;q=0.1", /* not protobuf */
+			       .timeout_ms = timeout_ms(s),
+			       .body_max = IDLE_PROM_BODY_MAX,
+			       .cancel = &s->stop};
 
-	if (!hdr)
-		return GPUQ_ENOMEM;
-	curl_easy_setopt(s->curl, CURLOPT_URL, s->o.url);
-	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(s->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms(s));
-	curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms(s));
-	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(s->curl, CURLOPT_ACCEPT_ENCODING, ""); /* gzip: capped unpacked */
-	curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, b);
-	curl_easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
-	cc = curl_easy_perform(s->curl);
-	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
-	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdr);
-	if (b->over)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "body over %zu bytes", IDLE_PROM_BODY_MAX);
-	if (cc != CURLE_OK)
-		return gpuq_diag_set(diag, GPUQ_EHTTP, "%s", curl_easy_strerror(cc));
-	if (status != 200)
-		return gpuq_diag_set(diag, GPUQ_EHTTP, "HTTP %ld", status);
-	return GPUQ_OK;
+	return kube_fetch_get(s->fetch, &rq, body, len, diag);
 }
 
 /* One scrape: fetch, parse, observe; counted and logged. */
 static void scrape_once(dcgm_scraper_t *s)
 {
-	body_t b = {0};
+	char *body = NULL;
+	size_t len = 0;
 	idle_sample_t *samples = NULL;
 	idle_observe_stats_t st = {0};
 	size_t n = 0;
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	rc = fetch(s, &b, &diag);
+	rc = fetch(s, &body, &len, &diag);
 	if (!rc)
-		rc = idle_prom_parse(b.buf ? b.buf : "", b.len, IDLE_METRIC_DEFAULT,
-				     IDLE_SAMPLES_MAX, &samples, &n, &diag);
-	free(b.buf);
+		rc = idle_prom_parse(body ? body : "", len, IDLE_METRIC_DEFAULT, IDLE_SAMPLES_MAX,
+				     &samples, &n, &diag);
+	free(body);
 	pthread_mutex_lock(&s->mu);
 	if (!rc && s->pod_queues)
 		idle_podmap_apply(s->pod_queues, samples, n);
@@ -222,8 +152,7 @@ static int init_sync(dcgm_scraper_t *s)
 
 static void release(dcgm_scraper_t *s)
 {
-	if (s->curl)
-		curl_easy_cleanup(s->curl);
+	kube_fetch_destroy(s->fetch);
 	idle_acct_destroy(s->acct);
 	idle_podmap_destroy(s->pod_queues);
 	free(s->utils);
@@ -241,15 +170,13 @@ int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *
 	*out = NULL;
 	if (!o->url || !o->url[0])
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--dcgm-url: no URL");
-	if (o->interval_ms < WEBHOOK_DCGM_INTERVAL_MS_MIN ||
-	    o->interval_ms > WEBHOOK_DCGM_INTERVAL_MS_MAX)
+	if (o->interval_ms < DCGM_INTERVAL_MS_MIN || o->interval_ms > DCGM_INTERVAL_MS_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--dcgm-interval: %" PRId64 " ms is outside 100ms..1h",
 				     o->interval_ms);
 	idle_config_default(&cfg);
 	cfg.threshold_pct = o->threshold_pct;
 	cfg.gap_max_ms = 2 * o->interval_ms;
-	pthread_once(&curl_once, curl_init_once);
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return GPUQ_ENOMEM;
@@ -262,8 +189,8 @@ int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *
 	if (rc == GPUQ_EINVAL)
 		rc = gpuq_diag_set(diag, rc, "--idle-threshold %g: expected 0..100",
 				   o->threshold_pct);
-	if (!rc && !(s->curl = curl_easy_init()))
-		rc = GPUQ_ENOMEM;
+	if (!rc)
+		rc = kube_fetch_create(&s->fetch);
 	if (!rc && pthread_create(&s->thread, NULL, run, s))
 		rc = gpuq_diag_set(diag, GPUQ_EIO, "dcgm: cannot start the scraping thread");
 	if (rc) {
@@ -272,8 +199,8 @@ int dcgm_scraper_start(const dcgm_opts_t *o, dcgm_scraper_t **out, gpuq_diag_t *
 	}
 	s->running = true;
 	if (o->metrics)
-		webhook_metrics_source_slot_set(o->metrics, WEBHOOK_METRICS_SOURCE_IDLE,
-						dcgm_metrics_render, s);
+		http_metrics_source_slot_set(o->metrics, HTTP_METRICS_SOURCE_IDLE,
+					     dcgm_metrics_render, s);
 	*out = s;
 	return GPUQ_OK;
 }
@@ -283,8 +210,7 @@ void dcgm_scraper_stop(dcgm_scraper_t *s)
 	if (!s)
 		return;
 	if (s->o.metrics)
-		webhook_metrics_source_slot_set(s->o.metrics, WEBHOOK_METRICS_SOURCE_IDLE, NULL,
-						NULL);
+		http_metrics_source_slot_set(s->o.metrics, HTTP_METRICS_SOURCE_IDLE, NULL, NULL);
 	pthread_mutex_lock(&s->mu);
 	atomic_store(&s->stop, true);
 	pthread_cond_broadcast(&s->cv);
@@ -323,18 +249,18 @@ void dcgm_workload_utils(void *ctx, void (*fn)(void *arg, const char *uid, doubl
 }
 
 /* GPU-ms as seconds with three decimals. */
-static void put_seconds(webhook_metrics_text_t *t, int64_t ms)
+static void put_seconds(http_metrics_text_t *t, int64_t ms)
 {
-	webhook_metrics_printf(t, "%" PRId64 ".%03d\n", ms / 1000, (int)(ms % 1000));
+	http_metrics_printf(t, "%" PRId64 ".%03d\n", ms / 1000, (int)(ms % 1000));
 }
 
-static void render_tenants(webhook_metrics_text_t *t, const idle_acct_t *a, bool idle)
+static void render_tenants(http_metrics_text_t *t, const idle_acct_t *a, bool idle)
 {
 	const char *name =
 	    idle ? "gpuq_tenant_gpu_idle_seconds_total" : "gpuq_tenant_gpu_allocated_seconds_total";
 	idle_tenant_view_t v;
 
-	webhook_metrics_printf(
+	http_metrics_printf(
 	    t, "# HELP %s %s\n# TYPE %s counter\n", name,
 	    idle ? "GPU-seconds allocated to the tenant's pods while their GPU utilization "
 		   "(DCGM_FI_DEV_GPU_UTIL) was below the idle threshold."
@@ -344,15 +270,15 @@ static void render_tenants(webhook_metrics_text_t *t, const idle_acct_t *a, bool
 	for (size_t i = 0; idle_acct_tenant(a, i, &v) == GPUQ_OK; i++) {
 		char ns[3 * IDLE_NAME_MAX], lq[3 * IDLE_NAME_MAX];
 
-		if (webhook_metrics_label_escape(v.namespace_, ns, sizeof(ns)) ||
-		    webhook_metrics_label_escape(v.local_queue, lq, sizeof(lq)))
+		if (http_metrics_label_escape(v.namespace_, ns, sizeof(ns)) ||
+		    http_metrics_label_escape(v.local_queue, lq, sizeof(lq)))
 			continue; /* cannot happen: escaping at most doubles */
-		webhook_metrics_printf(t, "%s{namespace=\"%s\",local_queue=\"%s\"} ", name, ns, lq);
+		http_metrics_printf(t, "%s{namespace=\"%s\",local_queue=\"%s\"} ", name, ns, lq);
 		put_seconds(t, idle ? v.idle_gpu_ms : v.allocated_gpu_ms);
 	}
 }
 
-void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t)
+void dcgm_metrics_render(void *ctx, http_metrics_text_t *t)
 {
 	dcgm_scraper_t *s = ctx;
 	idle_totals_t tot;
@@ -361,7 +287,7 @@ void dcgm_metrics_render(void *ctx, webhook_metrics_text_t *t)
 	idle_acct_totals(s->acct, &tot);
 	render_tenants(t, s->acct, false);
 	render_tenants(t, s->acct, true);
-	webhook_metrics_printf(
+	http_metrics_printf(
 	    t,
 	    "# HELP gpuq_dcgm_scrapes_total Scrapes of --dcgm-url, by result (failure: the "
 	    "transfer, its HTTP status or its body was refused).\n"

@@ -21,6 +21,16 @@ static queue_effect_t effect_of(policy_effect_t e)
 	}
 }
 
+int engine_effect_named(const char *name, queue_effect_t *out)
+{
+	policy_effect_t e;
+	int rc = policy_effect_named(name, &e);
+
+	if (!rc)
+		*out = effect_of(e);
+	return rc;
+}
+
 static int add_flavor(queue_t *q, const policy_flavor_t *f, gpuq_diag_t *diag)
 {
 	queue_label_t labels[POLICY_NODE_LABELS_MAX];

@@ -52,6 +52,12 @@
 int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **out,
 		      gpuq_diag_t *diag);
 
+/* A workload's toleration effect by name into the core's: policy's one map
+ * (policy_effect_named; NULL or "" is every effect). GPUQ_OK, or
+ * GPUQ_EINVAL for a name Kubernetes does not know: that toleration
+ * tolerates no taint, so the driver leaves it out of the pod set. */
+int engine_effect_named(const char *name, queue_effect_t *out);
+
 /* The policy's economics into q (engine_core_build does it; docs/
  * economics.md): the PriorityClasses' gpuq.dev/min-runtime by value
  * (queue_min_runtimes_set), and every budget (queue_budgets_set): each

@@ -32,12 +32,7 @@ typedef struct {
 
 static void mix(uint64_t *h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		*h ^= b[i];
-		*h *= 1099511628211ull;
-	}
+	*h = gpuq_fnv1a(*h, p, n);
 }
 
 static int on_event(void *ctx, const kube_event_t *ev)
@@ -122,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1 + k)
 		return 0;
 	for (int fast = 0; fast < 2; fast++) {
-		seen_t cut = {0, 14695981039346656037ull, (uint64_t)(data[0] >> 3), fast}, whole;
+		seen_t cut = {0, GPUQ_FNV1A_BASIS, (uint64_t)(data[0] >> 3), fast}, whole;
 		uint64_t ev_cut, ev_whole;
 		int rc_cut, rc_whole;
 

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 
 #include "kube/internal.h"
-#include "policy/policy_json.h"
+#include "manifest/manifest.h"
 
 /* Read a whole file of at most cap bytes into a new NUL-terminated buffer. */
 int kube_file_read(const char *path, size_t cap, char **out, size_t *len, gpuq_diag_t *diag)
@@ -309,7 +309,7 @@ int kube_config_load(const char *path, kube_config_t **out, gpuq_diag_t *diag)
 	rc = kube_file_read(path, KUBE_CONFIG_MAX, &buf, &len, diag);
 	if (rc)
 		return rc;
-	rc = policy_manifest_parse(path, buf, len, first_doc, &doc, diag);
+	rc = manifest_parse(path, buf, len, first_doc, &doc, diag);
 	free(buf);
 	if (!rc && !doc)
 		rc = gpuq_diag_set(diag, GPUQ_EINVAL, "%s: empty kubeconfig", path);

@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -454,5 +455,37 @@ void kube_time_format_micro(int64_t ms, char *out, size_t cap);
 
 /* Wall clock in ms since the epoch (CLOCK_REALTIME). */
 int64_t kube_now_ms(void);
+
+/* ---- A plain GET of one URL outside the apiserver (kube/fetch.c) ----
+ *
+ * libcurl stays in kube/ alone: the one other URL gpuq reads (dcgm/'s
+ * scrape of --dcgm-url) goes through here, with no apiserver credentials. */
+
+/* One connection kept alive between GETs; one thread at a time. */
+typedef struct kube_fetch kube_fetch_t;
+
+/* GPUQ_OK and *out, or GPUQ_ENOMEM. */
+int kube_fetch_create(kube_fetch_t **out);
+
+/* Close the connection and free. NULL is a no-op. */
+void kube_fetch_destroy(kube_fetch_t *f);
+
+/* What to GET. */
+typedef struct {
+	const char *url;	   /* http:// or https:// (system CAs); no other scheme */
+	const char *accept;	   /* the Accept header, or NULL for none */
+	int64_t timeout_ms;	   /* the whole transfer at most, connect included */
+	size_t body_max;	   /* body bytes at most (a gzip body counted unpacked) */
+	const atomic_bool *cancel; /* the transfer is aborted once it reads true
+				      (another thread stops the caller); NULL: never */
+} kube_fetch_req_t;
+
+/* GET rq->url into *body (malloc'd, NUL-terminated, the caller's; NULL for
+ * an empty body) and *len. GPUQ_OK on HTTP 200; GPUQ_ELIMIT past body_max
+ * ("body over N bytes"); GPUQ_EHTTP for a transfer that failed (libcurl's
+ * message), was cancelled, or answered another status ("HTTP 503");
+ * GPUQ_ENOMEM. On error *body is NULL and diag says why. */
+int kube_fetch_get(kube_fetch_t *f, const kube_fetch_req_t *rq, char **body, size_t *len,
+		   gpuq_diag_t *diag);
 
 #endif

@@ -3,6 +3,7 @@
  * every reader uses), and price parsing. See ledger.h.
  */
 #include "ledger/internal.h"
+#include "quota/quota.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -46,11 +47,12 @@ static void group_of(const series_t *s, ledger_by_t by, char *out, size_t cap)
 	}
 }
 
-/* Display units per core unit: cores for cpu, GiB for memory. */
+/* Core units per display unit: cores for cpu (quota_core_per_unit), GiB
+ * for memory. */
 static double unit_of(const char *res)
 {
-	if (!strcmp(res, "cpu"))
-		return 1000.0;
+	if (quota_core_per_unit(res) > 1)
+		return (double)quota_core_per_unit(res);
 	if (!strcmp(res, "memory"))
 		return 1073741824.0;
 	return 1.0;

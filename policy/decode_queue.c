@@ -51,8 +51,6 @@ static int fair_sharing(policy_dec_t *d, const json_t *spec, int64_t *milli)
 
 /* ---- ResourceFlavor ---- */
 
-static const char *const EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
-
 static int taint(policy_dec_t *d, const json_t *v, policy_taint_t *t)
 {
 	static const char *const keys[] = {"key", "value", "effect", "timeAdded", NULL};
@@ -72,7 +70,7 @@ static int taint(policy_dec_t *d, const json_t *v, policy_taint_t *t)
 	if (rc == GPUQ_OK && !json_is_string(json_object_get(v, "effect")))
 		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "effect: required");
 	if (rc == GPUQ_OK)
-		rc = policy_jdec_enum(&d->j, v, "effect", EFFECTS, &effect);
+		rc = policy_jdec_enum(&d->j, v, "effect", POLICY_EFFECT_NAMES, &effect);
 	if (rc == GPUQ_OK && effect == 0)
 		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "effect: required");
 	t->effect = (policy_effect_t)effect;
@@ -98,7 +96,7 @@ static int toleration(policy_dec_t *d, const json_t *v, policy_toleration_t *t)
 	if (rc == GPUQ_OK)
 		rc = policy_dec_str(d, v, "value", false, POLICY_STRING_MAX, &t->value);
 	if (rc == GPUQ_OK)
-		rc = policy_jdec_enum(&d->j, v, "effect", EFFECTS, &effect);
+		rc = policy_jdec_enum(&d->j, v, "effect", POLICY_EFFECT_NAMES, &effect);
 	if (rc == GPUQ_OK && json_object_get(v, "tolerationSeconds") &&
 	    !json_is_null(json_object_get(v, "tolerationSeconds"))) {
 		t->has_seconds = true;

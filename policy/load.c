@@ -115,20 +115,11 @@ static int list_dir(const char *dir, listing_t *out, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-static uint64_t mix(uint64_t h, const void *data, size_t n)
-{
-	const unsigned char *b = data;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
-}
-
 static uint64_t listing_hash(const listing_t *l)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = GPUQ_FNV1A_SEED;
 
-	h = mix(h, &l->n, sizeof(l->n));
+	h = gpuq_fnv1a(h, &l->n, sizeof(l->n));
 	for (size_t i = 0; i < l->n; i++) {
 		const struct stat *st = &l->items[i].st;
 		int64_t f[7] = {(int64_t)st->st_size,	      (int64_t)st->st_mtim.tv_sec,
@@ -136,8 +127,8 @@ static uint64_t listing_hash(const listing_t *l)
 				(int64_t)st->st_ctim.tv_nsec, (int64_t)st->st_ino,
 				(int64_t)st->st_dev};
 
-		h = mix(h, l->items[i].name, strlen(l->items[i].name) + 1);
-		h = mix(h, f, sizeof(f));
+		h = gpuq_fnv1a(h, l->items[i].name, strlen(l->items[i].name) + 1);
+		h = gpuq_fnv1a(h, f, sizeof(f));
 	}
 	return h ? h : 1; /* 0 means "not loaded from a dir" */
 }

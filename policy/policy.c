@@ -115,14 +115,10 @@ int policy_vec_push(policy_vec_t *v, void *item)
 
 static uint64_t slot_hash(int kind, const char *ns, const char *name)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+	uint64_t h = gpuq_fnv1a_str(GPUQ_FNV1A_SEED ^ (uint64_t)kind, ns);
 
-	for (; *ns; ns++)
-		h = (h ^ (unsigned char)*ns) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull;
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 1099511628211ull;
-	return h;
+	h = gpuq_fnv1a(h, "\xff", 1); /* between the two: ("ab", "c") is not ("a", "bc") */
+	return gpuq_fnv1a_str(h, name);
 }
 
 static policy_slot_t *slot_find(policy_slot_t *slots, size_t cap, int kind, const char *ns,
@@ -307,7 +303,7 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 		return oom(diag);
 	p->origin.file = file;
 	p->origin.doc = 0;
-	rc = policy_manifest_parse(file, buf, len, add_one, &a, diag);
+	rc = manifest_parse(file, buf, len, add_one, &a, diag);
 	p->origin.file = NULL;
 	p->origin.doc = 0;
 	return rc;

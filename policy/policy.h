@@ -4,9 +4,10 @@
  * ClusterQueues, LocalQueues, Cohorts, ResourceClaimTemplates), loaded from
  * Kubernetes manifests (YAML, multi-document, or JSON).
  *
- * An adapter over libyaml and jansson; reads files, never the clock. No
- * jansson type crosses this header: what takes or hands out a json_t (the
- * manifest parser's callback, policy_add_json) is in policy/policy_json.h,
+ * An adapter over jansson (manifests are read by manifest/, the one YAML
+ * reader); reads files, never the clock. No jansson type crosses this
+ * header: what takes or hands out a json_t (policy_add_json, the field
+ * decoder) is in policy/policy_json.h,
  * for the few modules that hold jansson values themselves. The design
  * decision that matters: a policy_t is built once, checked as a whole (every
  * cross reference resolved, every cap enforced), then frozen and shared by
@@ -33,39 +34,40 @@
 #include <stdint.h>
 
 #include "base/base.h"
+#include "manifest/manifest.h"
 #include "quota/quota.h"
 
 /* ---- Caps (a policy dir is written by an admin, but a typo or a generator
  * gone wrong must not exhaust the daemon; each cap sits well above any real
  * cluster: Kueue's large-scale benchmark has 1,000 ClusterQueues) ---- */
 
-#define POLICY_FILE_MAX (4u << 20)	 /* bytes in one manifest file */
-#define POLICY_DIR_BYTES_MAX (64u << 20) /* bytes over all files of a dir */
-#define POLICY_DIR_FILES_MAX 1000	 /* manifest files in one dir */
-#define POLICY_DEPTH_MAX 64		 /* nesting of maps/sequences in a document */
-#define POLICY_DOCS_MAX 10000		 /* documents (and List items) per file */
-#define POLICY_OBJECTS_MAX 50000	 /* objects in one policy, all kinds */
-#define POLICY_NAMESPACES_MAX 10000	 /* Namespaces, declared or implied */
-#define POLICY_CQ_MAX 1000		 /* ClusterQueues */
-#define POLICY_LQ_MAX 10000		 /* LocalQueues */
-#define POLICY_FLAVORS_MAX 256		 /* ResourceFlavors */
-#define POLICY_COHORTS_MAX 1000		 /* Cohorts, declared or named by a CQ */
-#define POLICY_COHORT_DEPTH_MAX 16	 /* cohorts on a path from a ClusterQueue to its root */
-#define POLICY_PRIORITYCLASSES_MAX 1000	 /* PriorityClasses */
-#define POLICY_LIMITRANGES_MAX 10000	 /* LimitRanges */
-#define POLICY_QUOTAS_MAX 10000		 /* ResourceQuotas */
-#define POLICY_CLAIMTEMPLATES_MAX 10000	 /* ResourceClaimTemplates */
-#define POLICY_GROUPS_MAX 16		 /* resourceGroups per CQ (Kueue's cap) */
-#define POLICY_GROUP_FLAVORS_MAX 16	 /* flavors per resource group */
-#define POLICY_COVERED_MAX 16		 /* coveredResources per group (Kueue's cap) */
-#define POLICY_LABELS_MAX 64		 /* metadata.labels per Namespace */
-#define POLICY_NODE_LABELS_MAX 8	 /* nodeLabels per ResourceFlavor (Kueue's cap) */
-#define POLICY_SELECTOR_REQS_MAX 32	 /* matchLabels + matchExpressions per selector */
-#define POLICY_SELECTOR_VALUES_MAX 64	 /* values per matchExpressions entry */
-#define POLICY_TAINTS_MAX 8		 /* nodeTaints, and tolerations, per flavor (Kueue's cap) */
-#define POLICY_LR_ITEMS_MAX 16		 /* spec.limits[] per LimitRange */
-#define POLICY_DEVICE_REQUESTS_MAX 32	 /* devices.requests[] per claim template */
-#define POLICY_SUBREQUESTS_MAX 8	 /* firstAvailable[] per device request */
+#define POLICY_FILE_MAX MANIFEST_FILE_MAX   /* bytes in one manifest file */
+#define POLICY_DIR_BYTES_MAX (64u << 20)    /* bytes over all files of a dir */
+#define POLICY_DIR_FILES_MAX 1000	    /* manifest files in one dir */
+#define POLICY_DEPTH_MAX MANIFEST_DEPTH_MAX /* nesting of maps/sequences in a document */
+#define POLICY_DOCS_MAX MANIFEST_DOCS_MAX   /* documents (and List items) per file */
+#define POLICY_OBJECTS_MAX 50000	    /* objects in one policy, all kinds */
+#define POLICY_NAMESPACES_MAX 10000	    /* Namespaces, declared or implied */
+#define POLICY_CQ_MAX 1000		    /* ClusterQueues */
+#define POLICY_LQ_MAX 10000		    /* LocalQueues */
+#define POLICY_FLAVORS_MAX 256		    /* ResourceFlavors */
+#define POLICY_COHORTS_MAX 1000		    /* Cohorts, declared or named by a CQ */
+#define POLICY_COHORT_DEPTH_MAX 16	    /* cohorts on a path from a ClusterQueue to its root */
+#define POLICY_PRIORITYCLASSES_MAX 1000	    /* PriorityClasses */
+#define POLICY_LIMITRANGES_MAX 10000	    /* LimitRanges */
+#define POLICY_QUOTAS_MAX 10000		    /* ResourceQuotas */
+#define POLICY_CLAIMTEMPLATES_MAX 10000	    /* ResourceClaimTemplates */
+#define POLICY_GROUPS_MAX 16		    /* resourceGroups per CQ (Kueue's cap) */
+#define POLICY_GROUP_FLAVORS_MAX 16	    /* flavors per resource group */
+#define POLICY_COVERED_MAX 16		    /* coveredResources per group (Kueue's cap) */
+#define POLICY_LABELS_MAX 64		    /* metadata.labels per Namespace */
+#define POLICY_NODE_LABELS_MAX 8	    /* nodeLabels per ResourceFlavor (Kueue's cap) */
+#define POLICY_SELECTOR_REQS_MAX 32	    /* matchLabels + matchExpressions per selector */
+#define POLICY_SELECTOR_VALUES_MAX 64	    /* values per matchExpressions entry */
+#define POLICY_TAINTS_MAX 8	      /* nodeTaints, and tolerations, per flavor (Kueue's cap) */
+#define POLICY_LR_ITEMS_MAX 16	      /* spec.limits[] per LimitRange */
+#define POLICY_DEVICE_REQUESTS_MAX 32 /* devices.requests[] per claim template */
+#define POLICY_SUBREQUESTS_MAX 8      /* firstAvailable[] per device request */
 /* Any other string field; Kubernetes names are at most 253 bytes, label keys 317. */
 #define POLICY_STRING_MAX 1024
 
@@ -179,6 +181,21 @@ typedef struct {
 
 /* Whether toleration tol tolerates taint (Kubernetes' ToleratesTaint rule). */
 bool policy_toleration_tolerates(const policy_toleration_t *tol, const policy_taint_t *taint);
+
+/* The one taint-effect map, names <-> policy_effect_t (select.c): every
+ * reader of an effect (the policy's decoder, the simulator's Trace, the
+ * controller's Jobs) and every writer (the tolerations a release adds)
+ * uses it. POLICY_EFFECT_NAMES[e] is e's name ("" for POLICY_EFFECT_ANY),
+ * NULL-terminated for policy_jdec_enum. */
+extern const char *const POLICY_EFFECT_NAMES[];
+
+/* name's effect: NULL or "" is POLICY_EFFECT_ANY (a toleration's "every
+ * effect"), the three names Kubernetes knows theirs. GPUQ_OK, or
+ * GPUQ_EINVAL for any other name (*out untouched): the apiserver refuses
+ * one, and were it there it would tolerate no taint (ToleratesTaint
+ * compares effects exactly and no taint has another), so a caller drops
+ * such a toleration rather than read it as every effect or as NoExecute. */
+int policy_effect_named(const char *name, policy_effect_t *out);
 
 /* The ResourceFlavor annotation giving its price per accelerator unit-hour
  * ("2.50": one GPU, or one MIG slice, of this flavor held for an hour), a
@@ -447,7 +464,7 @@ typedef struct {
  * success *out holds one reference. GPUQ_ENOMEM. */
 int policy_create(const policy_opts_t *opts, policy_t **out);
 
-/* policy_manifest_parse() + policy_add_json() (policy_json.h) for every
+/* manifest_parse() (manifest/) + policy_add_json() (policy_json.h) for every
  * object; objects remember name and document for later messages. Not atomic:
  * on error some objects of buf may have been added (a loader then drops the
  * whole policy). */

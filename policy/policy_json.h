@@ -5,8 +5,7 @@
  * jansson; include this header only where jansson values are held already:
  * the simulator's trace reader (sim/trace.c), the controller building a
  * snapshot from the objects it watches (controller/snapshot.c), the
- * kubeconfig reader (kube/config.c, which reads YAML with the manifest
- * parser), and tests. Everything here
+ * report's live reader (cmd/report_live.c), and tests. Everything here
  * follows jansson's borrowed-reference rules: a json_t passed in stays the
  * caller's, a json_t passed to a callback is borrowed for the call.
  *
@@ -20,28 +19,6 @@
 #include <jansson.h>
 
 #include "policy/policy.h"
-
-/* Called once per object, in file order: doc is the 1-based document number
- * (the items of a `kind: List` document share its number). obj is borrowed for
- * the call only. Return GPUQ_OK to go on; any other code stops the parse and
- * is returned by policy_manifest_parse(), which then prefixes diag with
- * "<name>: document <doc>: " (and "items[i]: " for List items). */
-typedef int (*policy_doc_cb)(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag);
-
-/* Parse buf[0..len) as a manifest: JSON (first non-blank byte `{` or `[`: one
- * object, or an array of objects) or YAML (any number of `---` documents;
- * scalars typed as the YAML 1.2 core schema does: quoted stay strings; plain
- * null/~/true/false/integers/floats are typed; integers beyond int64 stay
- * strings). Empty documents are skipped. A top-level `kind: List` (or JSON
- * array) is unwrapped into its items. Every document must be a mapping.
- * Refused, with name and document number in diag: more than POLICY_FILE_MAX
- * bytes (GPUQ_ELIMIT), nesting past POLICY_DEPTH_MAX (GPUQ_ELIMIT), more than
- * POLICY_DOCS_MAX documents (GPUQ_ELIMIT), anchors and aliases, duplicate
- * mapping keys, non-scalar keys, syntax errors (GPUQ_EINVAL). Returns
- * GPUQ_OK, the first error, or the callback's code. No I/O; name is only used
- * in messages. */
-int policy_manifest_parse(const char *name, const char *buf, size_t len, policy_doc_cb cb,
-			  void *ctx, gpuq_diag_t *diag);
 
 /* Decode one object (apiVersion, kind, metadata, spec...) and add it. Kinds:
  *   v1 Namespace, LimitRange, ResourceQuota; scheduling.k8s.io/v1 PriorityClass;

@@ -56,6 +56,26 @@ bool policy_selector_matches(const policy_selector_t *sel, const policy_labels_t
 	return true;
 }
 
+const char *const POLICY_EFFECT_NAMES[] = {
+    [POLICY_EFFECT_ANY] = "",
+    [POLICY_EFFECT_NO_SCHEDULE] = "NoSchedule",
+    [POLICY_EFFECT_PREFER_NO_SCHEDULE] = "PreferNoSchedule",
+    [POLICY_EFFECT_NO_EXECUTE] = "NoExecute",
+    [POLICY_EFFECT_NO_EXECUTE + 1] = NULL,
+};
+
+int policy_effect_named(const char *name, policy_effect_t *out)
+{
+	if (!name)
+		name = "";
+	for (int e = POLICY_EFFECT_ANY; POLICY_EFFECT_NAMES[e]; e++)
+		if (!strcmp(name, POLICY_EFFECT_NAMES[e])) {
+			*out = (policy_effect_t)e;
+			return GPUQ_OK;
+		}
+	return GPUQ_EINVAL;
+}
+
 bool policy_toleration_tolerates(const policy_toleration_t *tol, const policy_taint_t *taint)
 {
 	if (tol->effect != POLICY_EFFECT_ANY && tol->effect != taint->effect)

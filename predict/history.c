@@ -21,11 +21,7 @@ struct predict_history {
 
 static uint64_t hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
+	return gpuq_fnv1a_str(GPUQ_FNV1A_SEED, s);
 }
 
 int predict_history_create(predict_history_t **out)

@@ -11,7 +11,7 @@
 
 #include "qmetrics/internal.h"
 
-#define put webhook_metrics_printf
+#define put http_metrics_printf
 
 void qm_econ_free(qm_econ_t *e)
 {
@@ -39,7 +39,7 @@ static int fill_budgets(const queue_t *q, qm_econ_t *e)
 			continue;
 		cap = 2 * strlen(v.name) + 1; /* escaping at most doubles */
 		b->name = malloc(cap);
-		if (!b->name || webhook_metrics_label_escape(v.name, b->name, cap)) {
+		if (!b->name || http_metrics_label_escape(v.name, b->name, cap)) {
 			free(b->name);
 			return GPUQ_ENOMEM;
 		}
@@ -72,12 +72,12 @@ int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t 
 	return fill_budgets(q, e);
 }
 
-static void family(webhook_metrics_text_t *t, const char *name, const char *type, const char *help)
+static void family(http_metrics_text_t *t, const char *name, const char *type, const char *help)
 {
 	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void render_budgets(const qm_econ_t *e, webhook_metrics_text_t *t)
+static void render_budgets(const qm_econ_t *e, http_metrics_text_t *t)
 {
 	family(t, "gpuq_budget_used", "gauge",
 	       "What a budget's LocalQueue, namespace or ClusterQueue used in its window so far "
@@ -116,7 +116,7 @@ static void render_budgets(const qm_econ_t *e, webhook_metrics_text_t *t)
 			    e->budgets[i].scope, e->budgets[i].name, e->budgets[i].state);
 }
 
-void qm_econ_render(const qm_snap_t *s, webhook_metrics_text_t *t)
+void qm_econ_render(const qm_snap_t *s, http_metrics_text_t *t)
 {
 	const qm_econ_t *e = &s->econ;
 	const qm_layout_t *l = s->layout;

@@ -172,11 +172,11 @@ typedef struct {
  * families it renders. */
 int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t *c, qm_econ_t *e);
 void qm_econ_free(qm_econ_t *e);
-void qm_econ_render(const qm_snap_t *s, webhook_metrics_text_t *t);
+void qm_econ_render(const qm_snap_t *s, http_metrics_text_t *t);
 
 /* ---- render.c ---- */
 
 /* Append s's families to t (s may be NULL: leader gauge only). */
-void qm_render(const qm_snap_t *s, bool leader, webhook_metrics_text_t *t);
+void qm_render(const qm_snap_t *s, bool leader, http_metrics_text_t *t);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "qmetrics/internal.h"
+#include "quota/quota.h"
 
 /* A string arena sized up front: escaping at most doubles a name. */
 typedef struct {
@@ -24,7 +25,7 @@ static const char *arena_esc(arena_t *a, const char *s)
 	char *out = a->buf + a->len;
 
 	/* sized by esc_room, so it fits; "invalid" cannot be reached */
-	if (webhook_metrics_label_escape(s, out, a->cap - a->len))
+	if (http_metrics_label_escape(s, out, a->cap - a->len))
 		return "invalid";
 	a->len += strlen(out) + 1;
 	return out;
@@ -102,7 +103,8 @@ static size_t cq_slots(const queue_t *q, uint32_t cq, qm_layout_t *l, size_t *ca
 			s->flavor = f;
 			s->res = r;
 			s->group = UINT32_MAX;
-			s->milli = strcmp(queue_resource_name(q, r), "cpu") == 0;
+			s->milli =
+			    quota_core_per_unit(queue_resource_name(q, r)) == QUOTA_CPU_PER_CORE;
 			s->flavor_l = flv[f];
 			s->res_l = res[r];
 		}

@@ -34,8 +34,8 @@ struct qmetrics {
 	uint64_t commit_failures; /* failed commits */
 	qm_econ_counts_t econ;	  /* idle reports, prediction passes */
 	/* shared with scrapes */
-	pthread_mutex_t lock; /* guards snap (held for a pointer copy) */
-	qm_snap_t *snap;      /* the published snapshot (one reference); NULL: none */
+	gpuq_pub_t published; /* the qm_snap_t scrapes render (a lock held for a
+				 pointer copy) */
 	atomic_bool leader;   /* this replica leads */
 };
 
@@ -51,6 +51,18 @@ void qm_hist_observe(qm_hist_t *h, const int64_t *le, size_t n, int64_t v)
 	h->sum += (uint64_t)v;
 }
 
+static void snap_unref(qm_snap_t *s);
+
+static void snap_ref(void *s)
+{
+	atomic_fetch_add(&((qm_snap_t *)s)->refs, 1);
+}
+
+static void snap_unref_any(void *s)
+{
+	snap_unref(s);
+}
+
 int qmetrics_create(qmetrics_t **out)
 {
 	qmetrics_t *m = calloc(1, sizeof(*m));
@@ -58,7 +70,7 @@ int qmetrics_create(qmetrics_t **out)
 	*out = NULL;
 	if (!m)
 		return GPUQ_ENOMEM;
-	if (pthread_mutex_init(&m->lock, NULL)) {
+	if (gpuq_pub_init(&m->published, snap_ref, snap_unref_any)) {
 		free(m);
 		return GPUQ_ENOMEM;
 	}
@@ -85,24 +97,17 @@ static void snap_unref(qm_snap_t *s)
 /* Make s the published snapshot (its reference moves in; NULL: none). */
 static void snap_swap(qmetrics_t *m, qm_snap_t *s)
 {
-	qm_snap_t *old;
-
-	pthread_mutex_lock(&m->lock);
-	old = m->snap;
-	m->snap = s;
-	pthread_mutex_unlock(&m->lock);
-	snap_unref(old); /* outside the lock: a scrape may hold the last reference */
+	gpuq_pub_swap(&m->published, s);
 }
 
 void qmetrics_destroy(qmetrics_t *m)
 {
 	if (!m)
 		return;
-	snap_swap(m, NULL);
+	gpuq_pub_deinit(&m->published);
 	qm_layout_unref(m->layout);
 	free(m->cq_ctr);
 	free(m->lq_admissions);
-	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
 
@@ -329,49 +334,34 @@ static void fill_workloads(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 	}
 }
 
-/* What a slot could lend now (quota_lend_idle). */
-static int64_t idle(const queue_quota_view_t *v)
-{
-	return quota_lend_idle(v->nominal, v->usage, v->lending_limit);
-}
-
-/* Nominal quota and usage per slot, and what each lends: in each (cohort,
- * flavor, resource) group, what the group's CQs borrow (usage above their
- * nominal) is shared among the lenders in proportion to what each could
- * lend, so the group's lent adds up to its borrowed. */
+/* Nominal quota and usage per slot, and what each lends
+ * (quota_lent_share over the (cohort, flavor, resource) groups; a slot of
+ * a ClusterQueue without a cohort lends nothing). */
 static int fill_quota(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 {
-	int64_t *sums = calloc(2 * (l->n_groups ? l->n_groups : 1), sizeof(*sums));
-	int64_t *borrowed, *lendable;
+	quota_lend_t *v = calloc(l->n_slots ? l->n_slots : 1, sizeof(*v));
+	size_t n = 0;
 
-	if (!sums)
+	if (!v)
 		return GPUQ_ENOMEM;
-	borrowed = sums;
-	lendable = sums + l->n_groups;
 	for (uint32_t c = 0; c < l->n_cqs; c++)
 		for (uint32_t i = l->cqs[c].slot0; i < l->cqs[c].slot0 + l->cqs[c].n_slots; i++) {
 			const qm_slot_t *sl = &l->slots[i];
-			queue_quota_view_t v;
+			queue_quota_view_t qv;
 
-			if (queue_cq_quota(q, c, sl->flavor, sl->res, &v))
+			s->quota[i].lent = 0;
+			if (queue_cq_quota(q, c, sl->flavor, sl->res, &qv))
 				continue;
-			s->quota[i].nominal = v.nominal;
-			s->quota[i].usage = v.usage;
-			s->quota[i].lent = (double)idle(&v); /* for now: what it could lend */
-			if (sl->group == UINT32_MAX)
-				continue;
-			if (v.usage > v.nominal)
-				borrowed[sl->group] += v.usage - v.nominal;
-			lendable[sl->group] += idle(&v);
+			s->quota[i].nominal = qv.nominal;
+			s->quota[i].usage = qv.usage;
+			if (sl->group != UINT32_MAX)
+				v[n++] = (quota_lend_t){sl->group,	  i, qv.nominal, qv.usage,
+							qv.lending_limit, 0};
 		}
-	for (size_t i = 0; i < l->n_slots; i++) {
-		uint32_t g = l->slots[i].group;
-
-		s->quota[i].lent = g == UINT32_MAX ? 0
-						   : quota_lent((int64_t)s->quota[i].lent,
-								borrowed[g], lendable[g]);
-	}
-	free(sums);
+	quota_lent_share(v, n);
+	for (size_t k = 0; k < n; k++)
+		s->quota[v[k].slot].lent = v[k].lent;
+	free(v);
 	return GPUQ_OK;
 }
 
@@ -434,17 +424,11 @@ void qmetrics_leader_set(qmetrics_t *m, bool leader)
 		snap_swap(m, NULL);
 }
 
-void qmetrics_render(qmetrics_t *m, webhook_metrics_text_t *t)
+void qmetrics_render(qmetrics_t *m, http_metrics_text_t *t)
 {
 	bool leader = atomic_load(&m->leader);
-	qm_snap_t *s = NULL;
+	qm_snap_t *s = leader ? gpuq_pub_get(&m->published) : NULL;
 
-	pthread_mutex_lock(&m->lock);
-	if (leader && m->snap) {
-		s = m->snap;
-		atomic_fetch_add(&s->refs, 1);
-	}
-	pthread_mutex_unlock(&m->lock);
 	qm_render(s, leader, t);
 	snap_unref(s);
 }

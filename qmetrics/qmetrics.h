@@ -1,6 +1,6 @@
 /*
  * qmetrics: the queueing core's metrics in the Prometheus text format, for
- * gpuq serve's /metrics beside the webhook's own: pending and admitted
+ * gpuq serve's /metrics beside the server's own: pending and admitted
  * workloads per ClusterQueue and LocalQueue, quota used, borrowed and lent
  * per flavor and resource, admissions, evictions and preemptions by
  * reason, time to admission, the admission cycle's and the store commit's
@@ -28,12 +28,12 @@
 
 #include "base/base.h"
 #include "queue/queue.h"
-#include "webhook/webhook.h"
+#include "http/http.h"
 
 /* Caps on what one snapshot carries; past them objects are left out in id
  * order (the core's, i.e. the policy's) and counted in
  * gpuq_queue_metrics_omitted. At the caps a scrape is about 30 MB of text,
- * under WEBHOOK_METRICS_TEXT_MAX; Kueue's largest benchmark (1,000
+ * under HTTP_METRICS_TEXT_MAX; Kueue's largest benchmark (1,000
  * ClusterQueues) is far below them. */
 #define QMETRICS_CQS_MAX 5000	    /* ClusterQueues */
 #define QMETRICS_SLOTS_MAX 50000    /* (ClusterQueue, flavor, resource) quota slots */
@@ -46,7 +46,7 @@ typedef struct qmetrics qmetrics_t;
 int qmetrics_create(qmetrics_t **out);
 
 /* Free m and its snapshot. No render may be running or start (take the
- * webhook source away first). NULL is fine. */
+ * server's source away first). NULL is fine. */
 void qmetrics_destroy(qmetrics_t *m);
 
 /* ---- The driver's thread (one thread; not thread-safe among these) ---- */
@@ -107,10 +107,10 @@ void qmetrics_leader_set(qmetrics_t *m, bool leader);
 
 /* ---- Any thread ---- */
 
-/* Append the metric families to t (the webhook's scrape text):
+/* Append the metric families to t (the server's scrape text):
  * gpuq_controller_leader always, the rest from the current snapshot when
  * this replica leads and one was published. Thread-safe; never waits on
  * the driver beyond a pointer copy. */
-void qmetrics_render(qmetrics_t *m, webhook_metrics_text_t *t);
+void qmetrics_render(qmetrics_t *m, http_metrics_text_t *t);
 
 #endif

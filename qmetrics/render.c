@@ -6,7 +6,7 @@
 
 #include "qmetrics/internal.h"
 
-#define put webhook_metrics_printf
+#define put http_metrics_printf
 
 static const char *const evict_names[QM_EVICTS] = {"Preempted", "PodsReadyTimeout",
 						   "ClusterQueueStopped", "IdleReclaim"};
@@ -14,15 +14,15 @@ static const char *const preempt_names[QM_PREEMPTS] = {"InClusterQueue", "InCoho
 						       "InCohortFairSharing",
 						       "InCohortReclaimWhileBorrowing"};
 
-static void family(webhook_metrics_text_t *t, const char *name, const char *type, const char *help)
+static void family(http_metrics_text_t *t, const char *name, const char *type, const char *help)
 {
 	put(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* A histogram's samples. labels: "" or `a="b",...`; le in the observations'
  * unit, which is 10^-decimals seconds (3: ms, 9: ns). */
-static void hist(webhook_metrics_text_t *t, const char *name, const char *labels,
-		 const qm_hist_t *h, const int64_t *le, size_t n, int decimals)
+static void hist(http_metrics_text_t *t, const char *name, const char *labels, const qm_hist_t *h,
+		 const int64_t *le, size_t n, int decimals)
 {
 	uint64_t cum = 0, div = decimals == 3 ? 1000u : 1000000000u;
 	const char *sep = labels[0] ? "," : "";
@@ -57,7 +57,7 @@ static const char *amount(int64_t v, bool milli, char *buf, size_t cap)
 	return buf;
 }
 
-static void render_controller(const qm_snap_t *s, webhook_metrics_text_t *t)
+static void render_controller(const qm_snap_t *s, http_metrics_text_t *t)
 {
 	static const char *const result[2] = {"inadmissible", "success"};
 
@@ -83,7 +83,7 @@ static void render_controller(const qm_snap_t *s, webhook_metrics_text_t *t)
 }
 
 /* Workload counts and counters per ClusterQueue. */
-static void render_cq_workloads(const qm_snap_t *s, webhook_metrics_text_t *t)
+static void render_cq_workloads(const qm_snap_t *s, http_metrics_text_t *t)
 {
 	const qm_layout_t *l = s->layout;
 
@@ -141,7 +141,7 @@ static void render_cq_workloads(const qm_snap_t *s, webhook_metrics_text_t *t)
 enum { Q_NOMINAL, Q_USAGE, Q_BORROWED, Q_LENT, Q_KINDS };
 
 /* One quota family over every slot. */
-static void render_quota_family(const qm_snap_t *s, webhook_metrics_text_t *t, int kind)
+static void render_quota_family(const qm_snap_t *s, http_metrics_text_t *t, int kind)
 {
 	static const char *const names[Q_KINDS] = {
 	    "gpuq_cluster_queue_nominal_quota", "gpuq_cluster_queue_resource_usage",
@@ -190,7 +190,7 @@ static void lq_labels(const qm_layout_t *l, size_t i, char *buf, size_t cap)
 		 q->label, l->cqs[q->cq].label);
 }
 
-static void render_lq(const qm_snap_t *s, webhook_metrics_text_t *t)
+static void render_lq(const qm_snap_t *s, http_metrics_text_t *t)
 {
 	const qm_layout_t *l = s->layout;
 	char lb[1700]; /* three escaped names of at most 2 * 253 bytes */
@@ -242,7 +242,7 @@ static void render_lq(const qm_snap_t *s, webhook_metrics_text_t *t)
 	}
 }
 
-void qm_render(const qm_snap_t *s, bool leader, webhook_metrics_text_t *t)
+void qm_render(const qm_snap_t *s, bool leader, http_metrics_text_t *t)
 {
 	family(t, "gpuq_controller_leader", "gauge",
 	       "1 when this replica holds the controller's Lease and acts (always, without "

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NANO_PER_UNIT 1000000000LL
@@ -455,9 +456,14 @@ bool quota_qty_is_zero(const quota_qty_t *q)
 	return q->nano == 0;
 }
 
+int64_t quota_core_per_unit(const char *name)
+{
+	return strcmp(name, "cpu") == 0 ? QUOTA_CPU_PER_CORE : 1;
+}
+
 int64_t quota_qty_amount(const char *name, const quota_qty_t *q)
 {
-	if (strcmp(name, "cpu") == 0)
+	if (quota_core_per_unit(name) == QUOTA_CPU_PER_CORE)
 		return quota_qty_milli(q);
 	return quota_qty_units(q);
 }
@@ -466,9 +472,9 @@ const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t c
 {
 	static const char *const sfx[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
 
-	if (strcmp(name, "cpu") == 0) {
-		if (v % 1000 == 0)
-			snprintf(buf, cap, "%" PRId64, v / 1000);
+	if (quota_core_per_unit(name) == QUOTA_CPU_PER_CORE) {
+		if (v % QUOTA_CPU_PER_CORE == 0)
+			snprintf(buf, cap, "%" PRId64, v / QUOTA_CPU_PER_CORE);
 		else
 			snprintf(buf, cap, "%" PRId64 "m", v);
 		return buf;
@@ -520,4 +526,32 @@ double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total)
 		return 0;
 	return (double)idle *
 	       (borrowed >= idle_total ? 1.0 : (double)borrowed / (double)idle_total);
+}
+
+static int lend_cmp(const void *a, const void *b)
+{
+	const quota_lend_t *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+void quota_lent_share(quota_lend_t *v, size_t n)
+{
+	if (n > 1)
+		qsort(v, n, sizeof(*v), lend_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		int64_t borrowed = 0, lendable = 0;
+
+		for (j = i; j < n && v[j].group == v[i].group; j++) {
+			if (v[j].usage > v[j].nominal)
+				borrowed += v[j].usage - v[j].nominal;
+			lendable += quota_lend_idle(v[j].nominal, v[j].usage, v[j].lending);
+		}
+		for (size_t k = i; k < j; k++)
+			v[k].lent =
+			    quota_lent(quota_lend_idle(v[k].nominal, v[k].usage, v[k].lending),
+				       borrowed, lendable);
+	}
 }

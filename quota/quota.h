@@ -85,8 +85,17 @@ bool quota_qty_is_integer(const quota_qty_t *q);
 /* True when the value is zero. */
 bool quota_qty_is_zero(const quota_qty_t *q);
 
-/* The integer amount the queueing core counts for resource `name`:
- * millicores for "cpu", whole units (rounded up) for everything else. */
+/* The one conversion to the queueing core's units: how many core units
+ * make one of resource `name`'s own, 1000 for "cpu" (millicores) and 1 for
+ * everything else (whole units). The core, the webhook, the policy, the
+ * simulator's Trace (only a resource counted in thousandths may ask for a
+ * fraction), /metrics and the chargeback report all ask here. */
+#define QUOTA_CPU_PER_CORE 1000
+int64_t quota_core_per_unit(const char *name);
+
+/* The integer amount the queueing core counts for resource `name`
+ * (quota_core_per_unit): millicores for "cpu", whole units (rounded up)
+ * for everything else. */
 int64_t quota_qty_amount(const char *name, const quota_qty_t *q);
 
 /* An amount of resource `name` (quota_qty_amount's units) as a person reads
@@ -201,6 +210,23 @@ int64_t quota_tree_potential(const quota_node_t *path, size_t n);
  * lent adds up to its borrowed while the lenders can cover it. */
 int64_t quota_lend_idle(int64_t nominal, int64_t usage, int64_t lending_limit);
 double quota_lent(int64_t idle, int64_t borrowed, int64_t idle_total);
+
+/* One ClusterQueue's (flavor, resource) slot in a cohort, for
+ * quota_lent_share. */
+typedef struct {
+	uint64_t group;	 /* its (cohort, flavor, resource), as the caller numbers them */
+	size_t slot;	 /* the caller's own index, carried along */
+	int64_t nominal; /* nominal quota, core units */
+	int64_t usage;	 /* usage, core units */
+	int64_t lending; /* lendingLimit (< 0: none) */
+	double lent;	 /* set: what it lends (quota_lent in its group) */
+} quota_lend_t;
+
+/* The one "lent": sort v[0..n) by group and set each entry's lent, its
+ * part of what its group borrows (the sum of usage above nominal) shared
+ * among the group's lenders by what each could lend (quota_lend_idle,
+ * quota_lent). /metrics and the web view both call it. */
+void quota_lent_share(quota_lend_t *v, size_t n);
 
 /* ---- Resource lists ---- */
 

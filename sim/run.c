@@ -159,17 +159,6 @@ struct podsets {
 	queue_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX]; /* tolerations */
 };
 
-static queue_effect_t effect_named(const char *e)
-{
-	if (!strcmp(e, "NoSchedule"))
-		return QUEUE_EFFECT_NO_SCHEDULE;
-	if (!strcmp(e, "PreferNoSchedule"))
-		return QUEUE_EFFECT_PREFER_NO_SCHEDULE;
-	if (!strcmp(e, "NoExecute"))
-		return QUEUE_EFFECT_NO_EXECUTE;
-	return QUEUE_EFFECT_ANY;
-}
-
 /* Fill b from shape sh; returns the pods over all pod sets. */
 static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct podsets *b)
 {
@@ -197,15 +186,17 @@ static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct 
 		}
 		ps[i].node_selector = b->sel[i];
 		ps[i].n_node_selector = p->n_sel;
-		for (size_t j = 0; j < p->n_tol; j++) {
-			b->tol[i][j].key = p->tol[j].key;
-			b->tol[i][j].op = !strcmp(p->tol[j].op, "Exists") ? QUEUE_TOLERATE_EXISTS
-									  : QUEUE_TOLERATE_EQUAL;
-			b->tol[i][j].value = p->tol[j].value;
-			b->tol[i][j].effect = effect_named(p->tol[j].effect);
-		}
 		ps[i].tolerations = b->tol[i];
-		ps[i].n_tolerations = p->n_tol;
+		for (size_t j = 0; j < p->n_tol; j++) {
+			queue_toleration_t *tol = &b->tol[i][ps[i].n_tolerations];
+			if (engine_effect_named(p->tol[j].effect, &tol->effect))
+				continue; /* tolerates nothing (the Trace refuses it anyway) */
+			tol->key = p->tol[j].key;
+			tol->op = !strcmp(p->tol[j].op, "Exists") ? QUEUE_TOLERATE_EXISTS
+								  : QUEUE_TOLERATE_EQUAL;
+			tol->value = p->tol[j].value;
+			ps[i].n_tolerations++;
+		}
 	}
 	return pods;
 }

@@ -315,7 +315,7 @@ static int parse_request(sim_trace_t *t, policy_jdec_t *d, const char *res, cons
 	rc = quota_qty_parse(text, strlen(text), &q, &why);
 	if (rc)
 		return policy_jdec_fail(d, rc, "%s", why.msg);
-	if (strcmp(res, "cpu") != 0 && !quota_qty_is_integer(&q))
+	if (quota_core_per_unit(res) == 1 && !quota_qty_is_integer(&q))
 		return policy_jdec_fail(d, GPUQ_EINVAL,
 					"\"%s\" is not a whole number (only cpu may ask for a "
 					"fraction)",
@@ -395,7 +395,6 @@ static int parse_selector(policy_jdec_t *d, const json_t *obj, sim_podset_t *ps)
 }
 
 static const char *const TOL_OPS[] = {"Equal", "Exists", NULL};
-static const char *const TOL_EFFECTS[] = {"", "NoSchedule", "PreferNoSchedule", "NoExecute", NULL};
 
 /* One tolerations entry (d's path at it). */
 static int parse_toleration(policy_jdec_t *d, const json_t *tol, sim_toleration_t *out)
@@ -413,13 +412,13 @@ static int parse_toleration(policy_jdec_t *d, const json_t *tol, sim_toleration_
 	if (!rc)
 		rc = policy_jdec_str(d, tol, "value", false, SIM_NAME_MAX - 1, &value);
 	if (!rc)
-		rc = policy_jdec_enum(d, tol, "effect", TOL_EFFECTS, &effect);
+		rc = policy_jdec_enum(d, tol, "effect", POLICY_EFFECT_NAMES, &effect);
 	if (rc)
 		return rc;
 	out->key = strdup(key);
 	out->op = strdup(TOL_OPS[op]);
 	out->value = strdup(value);
-	out->effect = strdup(TOL_EFFECTS[effect]);
+	out->effect = strdup(POLICY_EFFECT_NAMES[effect]);
 	return out->key && out->op && out->value && out->effect ? GPUQ_OK : GPUQ_ENOMEM;
 }
 
@@ -1135,17 +1134,6 @@ static int parse_spec(sim_trace_t *t, policy_jdec_t *d, const json_t *doc)
 	return GPUQ_OK;
 }
 
-static uint64_t fnv1a(const char *buf, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)buf[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static const char *trace_name_of(const json_t *doc)
 {
 	const char *n =
@@ -1175,14 +1163,14 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 	t->opt.gang_ready_delay_ms = 500;
 	t->opt.gang_ready_timeout_ms = 30LL * 60 * 1000;
 	t->opt.sample_interval_ms = 1000;
-	t->hash = fnv1a(buf, len);
+	t->hash = gpuq_fnv1a(GPUQ_FNV1A_SEED, buf, len); /* kept in state dirs */
 	t->path = strdup(name);
 	t->gens = calloc(SIM_GENERATORS_MAX, sizeof(*t->gens));
 	rc = t->path && t->gens ? policy_create(&popts, &l.policy) : GPUQ_ENOMEM;
 	if (rc)
 		goto fail;
 	t->policy = l.policy;
-	rc = policy_manifest_parse(name, buf, len, on_doc, &l, diag);
+	rc = manifest_parse(name, buf, len, on_doc, &l, diag);
 	if (!rc)
 		rc = policy_add_manifest(t->policy, name, buf, len, diag);
 	if (rc)

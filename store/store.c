@@ -1427,17 +1427,9 @@ int store_info_get(store_t *s, store_info_t *info)
 
 /* ---- Digest ---- */
 
-#define FNV_OFFSET 0xcbf29ce484222325ULL /* FNV-1a 64-bit offset basis */
-#define FNV_PRIME 0x100000001b3ULL	 /* FNV-1a 64-bit prime */
-
 static void fnv(uint64_t *h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++) {
-		*h ^= b[i];
-		*h *= FNV_PRIME;
-	}
+	*h = gpuq_fnv1a(*h, p, n);
 }
 
 static void fnv_len(uint64_t *h, size_t n)
@@ -1463,7 +1455,7 @@ static int digest_record(void *ctx, unsigned type, const void *key, size_t klen,
 
 int store_digest(store_t *s, uint64_t *digest)
 {
-	uint64_t h = FNV_OFFSET;
+	uint64_t h = GPUQ_FNV1A_BASIS;
 	MDB_txn *txn;
 	int rc;
 

@@ -53,31 +53,31 @@ static inline struct controller *ctl_new(void)
 		rc = engine_core_build(c->policy, &c->qcfg, &c->q, &d);
 	if (rc)
 		fail_msg("controller fixture: %s: %s", gpuq_strerror(rc), d.msg);
-	map_init(&c->jobs);
-	map_init(&c->groups);
-	map_init(&c->pod_group);
-	map_init(&c->sets);
-	map_init(&c->pods_early);
-	for (int r = 0; r < RES_COUNT; r++)
-		map_init(&c->objs[r]);
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->pod_group);
+	controller_map_init(&c->sets);
+	controller_map_init(&c->pods_early);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_init(&c->objs[r]);
 	atomic_store(&c->leader, true);
 	return c;
 }
 
 static inline void ctl_free(struct controller *c)
 {
-	jobs_free_all(c);
-	for (int r = 0; r < RES_COUNT; r++) {
+	controller_jobs_free_all(c);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
 		size_t pos = 0;
-		map_slot_t *s;
-		while ((s = map_next(&c->objs[r], &pos))) {
-			json_decref(((pobj_t *)s->value)->obj);
+		controller_map_slot_t *s;
+		while ((s = controller_map_next(&c->objs[r], &pos))) {
+			json_decref(((controller_pobj_t *)s->value)->obj);
 			free(s->value);
 		}
-		map_deinit(&c->objs[r]);
+		controller_map_deinit(&c->objs[r]);
 	}
-	pods_free_all(c);
-	sets_free_all(c);
+	controller_pods_free_all(c);
+	controller_sets_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
@@ -140,12 +140,13 @@ static inline json_t *ctl_member(const char *name, const char *group, int total)
 }
 
 /* The event the watch thread makes of obj (borrowed; NULL for RESET and
- * SYNCED): obj decoded once into ev->wl, as informer_event does. */
-static inline cevent_t ctl_event(res_t res, kube_event_type_t type, const json_t *obj)
+ * SYNCED): obj decoded once into ev->wl, as controller_informer_event does. */
+static inline controller_cevent_t ctl_event(controller_res_t res, kube_event_type_t type,
+					    const json_t *obj)
 {
 	static const char *const gpus[] = {"nvidia.com/gpu"};
 	const workload_config_t cfg = {gpus, 1};
-	cevent_t ev = {.res = res, .type = type};
+	controller_cevent_t ev = {.res = res, .type = type};
 	gpuq_diag_t d = {{0}};
 	char *text;
 
@@ -162,19 +163,19 @@ static inline cevent_t ctl_event(res_t res, kube_event_type_t type, const json_t
 /* One watch event of `type` about Job obj (borrowed) into the controller. */
 static inline void ctl_job_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	cevent_t ev = ctl_event(RES_JOBS, type, obj);
+	controller_cevent_t ev = ctl_event(CONTROLLER_RES_JOBS, type, obj);
 
-	jobs_apply(c, &ev);
-	cevent_deinit(&ev);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
 }
 
 /* One watch event of `type` about Pod obj (borrowed) into the controller. */
 static inline void ctl_pod_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	cevent_t ev = ctl_event(RES_PODS, type, obj);
+	controller_cevent_t ev = ctl_event(CONTROLLER_RES_PODS, type, obj);
 
-	pods_apply(c, &ev);
-	cevent_deinit(&ev);
+	controller_pods_apply(c, &ev);
+	controller_cevent_deinit(&ev);
 }
 
 /* The core's state of workload uid; -1 when the core does not hold it. */

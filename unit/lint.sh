@@ -11,6 +11,9 @@ echo "lint: banned calls"
 if grep -nE '\b(strcpy|strcat|sprintf|strtok|atoi|gets)\s*\(' $SRC; then
 	fail=1
 fi
+echo "lint: module arrows (scripts/arrows.py against docs/architecture.md's layers)"
+out=$(python3 scripts/arrows.py 2>&1) || { printf '%s\n' "$out" | grep -v '^arrows: layer'; fail=1; }
+printf '%s\n' "$out" | tail -1
 echo "lint: function size (gpuq's own code: over 80 lines named, over 120 refused)"
 PROD=$(echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/\|^bench/')
 awk -v limit=80 -f unit/fsize.awk $PROD | sed 's/$/ lines (over 80)/'

@@ -1,5 +1,5 @@
 /* Files and certificates shared by the webhook server tests
- * (test_webhook_server.c, test_serve_opts.c): a temporary directory removed
+ * (test_http.c, test_serve_opts.c): a temporary directory removed
  * at the end, atomic file writes as a rotation does them, and self-signed
  * serving pairs. static inline, so a test that leaves some unused does not
  * warn. */
@@ -87,7 +87,7 @@ static inline void write_file(const char *dir, const char *name, const void *dat
 typedef struct {
 	gnutls_datum_t crt; /* PEM certificate */
 	gnutls_datum_t key; /* PEM private key */
-	char serial[16];    /* upper-case hex, as webhook_tls_pair_serial prints it */
+	char serial[16];    /* upper-case hex, as http_tls_pair_serial prints it */
 } test_pair_t;
 
 static inline void pair_make(unsigned n, test_pair_t *out)

@@ -144,6 +144,67 @@ static void crc32c_check_value(void **state)
 	assert_int_equal(gpuq_crc32c(0, "", 0), 0);
 }
 
+/* FNV-1a 64 against the function's published test values, in pieces and
+ * whole; the string form agrees with the byte form. */
+static void fnv1a_check_values(void **state)
+{
+	(void)state;
+	assert_true(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "", 0) == 0xcbf29ce484222325ULL);
+	assert_true(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "a", 1) == 0xaf63dc4c8601ec8cULL);
+	assert_true(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "foobar", 6) == 0x85944171f73967e8ULL);
+	assert_true(gpuq_fnv1a(gpuq_fnv1a(GPUQ_FNV1A_BASIS, "foo", 3), "bar", 3) ==
+		    0x85944171f73967e8ULL);
+	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "foobar") == 0x85944171f73967e8ULL);
+	assert_true(gpuq_fnv1a_str(GPUQ_FNV1A_SEED, "x") == gpuq_fnv1a(GPUQ_FNV1A_SEED, "x", 1));
+}
+
+/* A counted snapshot for the publication slot. */
+typedef struct {
+	int refs; /* references held */
+} counted_t;
+
+static void counted_ref(void *s)
+{
+	((counted_t *)s)->refs++;
+}
+
+static void counted_unref(void *s)
+{
+	((counted_t *)s)->refs--;
+}
+
+/* Publish, read, replace, clear: each reference is taken and dropped once;
+ * the old snapshot stays with a reader that holds it. */
+static void pub_slot_references(void **state)
+{
+	counted_t a = {1}, b = {1}; /* each comes with the publisher's reference */
+	gpuq_pub_t p;
+	counted_t *got;
+
+	(void)state;
+	assert_int_equal(gpuq_pub_init(&p, counted_ref, counted_unref), GPUQ_OK);
+	assert_false(gpuq_pub_has(&p));
+	assert_null(gpuq_pub_get(&p));
+	gpuq_pub_swap(&p, &a);
+	assert_true(gpuq_pub_has(&p));
+	got = gpuq_pub_get(&p);
+	assert_ptr_equal(got, &a);
+	assert_int_equal(a.refs, 2);
+	gpuq_pub_swap(&p, &b); /* the slot's reference to a goes; the reader's stays */
+	assert_int_equal(a.refs, 1);
+	counted_unref(got);
+	assert_int_equal(a.refs, 0);
+	assert_ptr_equal(gpuq_pub_get(&p), &b);
+	counted_unref(&b);
+	gpuq_pub_swap(&p, NULL);
+	assert_false(gpuq_pub_has(&p));
+	assert_int_equal(b.refs, 0);
+	a.refs = 1; /* published again, with a new reference */
+	gpuq_pub_swap(&p, &a);
+	gpuq_pub_deinit(&p); /* drops the last one */
+	assert_int_equal(a.refs, 0);
+}
+
 /* Wall milliseconds. */
 static long long wall_ms(void)
 {
@@ -215,6 +276,8 @@ int main(void)
 	    cmocka_unit_test(base64_round_trip),
 	    cmocka_unit_test(utf8_validity),
 	    cmocka_unit_test(crc32c_check_value),
+	    cmocka_unit_test(fnv1a_check_values),
+	    cmocka_unit_test(pub_slot_references),
 	    cmocka_unit_test(log_lines_carry_rfc3339_utc_ms),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* The controller's decode-once path: every Job and Pod of the golden
  * admission cases (unit/golden/cases) and the admission corpus, as a watch
  * event and as a LIST item (no apiVersion and kind), is decoded by the watch
- * thread's step (informer_event, over a fast watch decoder) to the same
+ * thread's step (controller_informer_event, over a fast watch decoder) to the same
  * workload_t, resolved against the golden policy, as the object's own text
  * decodes to; an object that does not decode comes with its uid and why;
  * and the controller takes a decoded Job into its cache and core. */
@@ -122,10 +122,10 @@ static int decode(const policy_t *p, const char *json, workload_t **o)
 }
 
 typedef struct {
-	size_t jobs, pods; /* objects compared */
-	size_t list_items; /* ... of them also as LIST items */
-	const policy_t *p; /* resolved against */
-	cevent_t ev;	   /* the last event informer_event made */
+	size_t jobs, pods;	/* objects compared */
+	size_t list_items;	/* ... of them also as LIST items */
+	const policy_t *p;	/* resolved against */
+	controller_cevent_t ev; /* the last event controller_informer_event made */
 } tally_t;
 
 static const webhook_config_t no_cfg = {NULL, 0, NULL};
@@ -136,13 +136,15 @@ static int take(void *ctx, const kube_event_t *ev)
 	tally_t *t = ctx;
 	const char *kind = jv_member_str(ev->fast, "kind");
 
-	cevent_deinit(&t->ev);
+	controller_cevent_deinit(&t->ev);
 	if (kind && (!strcmp(kind, "Job") || !strcmp(kind, "Pod")))
-		informer_event(!strcmp(kind, "Job") ? RES_JOBS : RES_PODS, &no_cfg, ev, &t->ev);
+		controller_informer_event(!strcmp(kind, "Job") ? CONTROLLER_RES_JOBS
+							       : CONTROLLER_RES_PODS,
+					  &no_cfg, ev, &t->ev);
 	return 0;
 }
 
-/* The event a fast watch decoder makes of line, through informer_event. */
+/* The event a fast watch decoder makes of line, through controller_informer_event. */
 static void through_watch(tally_t *t, const char *line)
 {
 	kube_watch_decoder_t *d = NULL;
@@ -199,7 +201,7 @@ static void check_one(const policy_t *p, const json_t *review_obj, const char *f
 		fail_msg("%s: decodes as a watch event, not whole", file);
 	}
 	workload_destroy(a);
-	cevent_deinit(&t->ev);
+	controller_cevent_deinit(&t->ev);
 	free(whole);
 	free(line);
 	json_decref(event);
@@ -287,7 +289,7 @@ static void test_list_items_and_refusals(void **state)
 	char page[4096], bad[512];
 	jv_doc_t doc;
 	kube_event_t ev = {.type = KUBE_EV_ADDED, .resource_version = "9"};
-	cevent_t ce;
+	controller_cevent_t ce;
 	char err[128];
 
 	(void)state;
@@ -296,12 +298,12 @@ static void test_list_items_and_refusals(void **state)
 	ev.fast = doc.root;
 	ev.list_api_version = "v1";
 	ev.list_kind = "Pod";
-	informer_event(RES_PODS, &cfg, &ev, &ce);
+	controller_informer_event(CONTROLLER_RES_PODS, &cfg, &ev, &ce);
 	assert_non_null(ce.wl);
 	assert_int_equal(ce.wl->kind, WORKLOAD_KIND_POD);
 	assert_string_equal(ce.wl->uid, "u2");
 	assert_null(ce.bad);
-	cevent_deinit(&ce);
+	controller_cevent_deinit(&ce);
 	jv_doc_free(&doc);
 	/* a Job with a bad quantity: no workload, its uid and the reason */
 	snprintf(
@@ -311,13 +313,13 @@ static void test_list_items_and_refusals(void **state)
 	    "{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1.2.3\"}}}]}}}}");
 	assert_int_equal(jv_doc_parse(&doc, bad, strlen(bad), err, sizeof(err)), GPUQ_OK);
 	ev.fast = doc.root;
-	informer_event(RES_JOBS, &cfg, &ev, &ce);
+	controller_informer_event(CONTROLLER_RES_JOBS, &cfg, &ev, &ce);
 	assert_null(ce.wl);
 	assert_string_equal(ce.uid, "u9");
 	assert_non_null(strstr(ce.bad, "Job \"j\": spec.template.spec.containers[0].resources"
 				       ".limits[nvidia.com/gpu]: invalid quantity \"1.2.3\""));
-	cevent_deinit(&ce);
-	cevent_deinit(&ce); /* twice is fine */
+	controller_cevent_deinit(&ce);
+	controller_cevent_deinit(&ce); /* twice is fine */
 	jv_doc_free(&doc);
 }
 
@@ -332,15 +334,15 @@ static void test_job_event_into_core(void **state)
 	char *line;
 	tally_t t = {0};
 	queue_wl_t id;
-	job_t *j;
+	controller_job_t *j;
 
 	(void)state;
 	assert_non_null(c);
 	controller_opts_default(&c->o);
 	queue_config_default(&c->qcfg);
-	map_init(&c->jobs);
-	map_init(&c->groups);
-	map_init(&c->pod_group);
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->pod_group);
 	c->policy = p;
 	if (engine_core_build(p, &c->qcfg, &c->q, &d))
 		fail_msg("core: %s", d.msg);
@@ -368,12 +370,12 @@ static void test_job_event_into_core(void **state)
 	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
 	assert_int_equal(j->wl->podsets[0].count, 4);
 	/* the same policy again: resolved anew, still one workload */
-	jobs_resync(c);
+	controller_jobs_resync(c);
 	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
 	free(line);
 	json_decref(req);
-	jobs_free_all(c);
-	pods_free_all(c);
+	controller_jobs_free_all(c);
+	controller_pods_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);

@@ -11,7 +11,8 @@
 
 /* Put Job `name` (2 GPUs, suspended, queue default) into the controller
  * and admit it; returns its cached Job and its workload id. */
-static job_t *admitted_job(struct controller *c, const char *name, json_t *obj, queue_wl_t *id)
+static controller_job_t *admitted_job(struct controller *c, const char *name, json_t *obj,
+				      queue_wl_t *id)
 {
 	queue_result_t r;
 
@@ -36,8 +37,8 @@ static void placement_adds_the_flavors_labels_and_tolerations(void **state)
 
 	(void)state;
 	admitted_job(c, "j", obj, &id);
-	assert_int_equal(actuate_placement(c, id, 0, false, base_sel, base_tols, &sel, &tols,
-					   flavors, sizeof(flavors)),
+	assert_int_equal(controller_actuate_placement(c, id, 0, false, base_sel, base_tols, &sel,
+						      &tols, flavors, sizeof(flavors)),
 			 GPUQ_OK);
 	assert_string_equal(flavors, "nvidia.com/gpu=h100");
 	s = ctl_dump(sel);
@@ -60,7 +61,8 @@ static void placement_adds_the_flavors_labels_and_tolerations(void **state)
 }
 
 /* Job obj (borrowed) as the watch shows it, admitted: its cached Job. */
-static job_t *released_job(struct controller *c, const char *name, json_t *obj, queue_wl_t *id)
+static controller_job_t *released_job(struct controller *c, const char *name, json_t *obj,
+				      queue_wl_t *id)
 {
 	return admitted_job(c, name, obj, id);
 }
@@ -76,7 +78,7 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	struct controller *c = ctl_new();
 	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *body = NULL;
 	queue_wl_t id;
-	job_t *j;
+	controller_job_t *j;
 	char *got;
 
 	(void)state;
@@ -84,7 +86,7 @@ static void release_body_unsuspends_with_the_placement(void **state)
 	    json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec"),
 	    "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
 	j = released_job(c, "j", obj, &id);
-	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, j, id, &body), GPUQ_OK);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got,
@@ -115,7 +117,7 @@ static void release_body_starts_from_the_original_template(void **state)
 	struct controller *c = ctl_new();
 	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *body = NULL, *spec;
 	queue_wl_t id;
-	job_t *j;
+	controller_job_t *j;
 	char *got;
 
 	(void)state;
@@ -129,7 +131,7 @@ static void release_body_starts_from_the_original_template(void **state)
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
 	j = released_job(c, "j", obj, &id);
-	assert_int_equal(release_parent_patch(c, j, id, &body), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, j, id, &body), GPUQ_OK);
 	got = ctl_dump(json_array_get(body, 2));
 	assert_string_equal(got, "{\"op\":\"add\",\"path\":\"/spec/template/spec/nodeSelector\","
 				 "\"value\":{\"nvidia.com/gpu.product\":\"H100\"}}");
@@ -153,7 +155,7 @@ static void release_body_starts_from_the_original_template(void **state)
 static void suspend_body_takes_the_admission_back(void **state)
 {
 	json_t *obj = ctl_job("team-a", "j", 2, 1, false, "default");
-	cevent_t ev;
+	controller_cevent_t ev;
 	json_t *body;
 	char *got;
 
@@ -161,8 +163,8 @@ static void suspend_body_takes_the_admission_back(void **state)
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s, s:s}", WEBHOOK_ANNOT_ADMITTED, "true",
 				      CONTROLLER_ANNOT_FLAVORS, "nvidia.com/gpu=h100"));
-	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
-	body = release_suspend_patch(ev.wl);
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = controller_release_suspend_patch(ev.wl);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
@@ -171,7 +173,7 @@ static void suspend_body_takes_the_admission_back(void **state)
 		 "{\"op\":\"remove\",\"path\":\"/metadata/annotations/gpuq.dev~1flavors\"}]");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(obj);
 }
 
@@ -183,7 +185,7 @@ static void suspend_body_takes_the_admission_back(void **state)
 static void restore_body_puts_the_template_back(void **state)
 {
 	json_t *obj = ctl_job("team-a", "j", 2, 1, true, "default"), *tmpl, *body;
-	cevent_t ev;
+	controller_cevent_t ev;
 	char *got;
 
 	(void)state;
@@ -200,8 +202,8 @@ static void restore_body_puts_the_template_back(void **state)
 	    json_pack(
 		"{s:s}", CONTROLLER_ANNOT_ORIGINAL,
 		"{\"nodeSelector\":{\"disk\":\"ssd\"},\"tolerations\":[{\"key\":\"spot\"}]}"));
-	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
-	body = release_restore_patch(ev.wl);
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"
@@ -215,22 +217,22 @@ static void restore_body_puts_the_template_back(void **state)
 		 "scheduling\"}]");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	/* no original placement: the flavor's removed */
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
-	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
-	body = release_restore_patch(ev.wl);
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(json_array_get(body, 2));
 	assert_string_equal(got,
 			    "{\"op\":\"remove\",\"path\":\"/spec/template/spec/nodeSelector\"}");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_object_del(json_object_get(obj, "metadata"), "annotations");
-	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
-	assert_null(release_restore_patch(ev.wl));
-	cevent_deinit(&ev);
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	assert_null(controller_release_restore_patch(ev.wl));
+	controller_cevent_deinit(&ev);
 	json_decref(obj);
 }
 
@@ -259,7 +261,7 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 
 		json_object_set_new(job, "status", json_loads(cases[i].status, 0, NULL));
 		ctl_job_event(c, KUBE_EV_MODIFIED, job);
-		if (release_quiet(c, controller_job(c, "j")) != cases[i].quiet)
+		if (controller_release_quiet(c, controller_job(c, "j")) != cases[i].quiet)
 			fail_msg("status %s: quiet %d, want %d", cases[i].status, !cases[i].quiet,
 				 cases[i].quiet);
 		json_decref(job);
@@ -275,11 +277,11 @@ static void quiet_only_when_every_pod_is_gone(void **state)
 			"status", "phase", "Running");
 	assert_non_null(pod);
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
-	assert_int_equal(pods_of_job(c, "j"), 1);
-	assert_false(release_quiet(c, controller_job(c, "j")));
+	assert_int_equal(controller_pods_of_job(c, "j"), 1);
+	assert_false(controller_release_quiet(c, controller_job(c, "j")));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
-	assert_int_equal(pods_of_job(c, "j"), 0);
-	assert_true(release_quiet(c, controller_job(c, "j")));
+	assert_int_equal(controller_pods_of_job(c, "j"), 0);
+	assert_true(controller_release_quiet(c, controller_job(c, "j")));
 	json_decref(pod);
 	ctl_free(c);
 }
@@ -316,19 +318,19 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	queue_result_t r;
 	queue_wl_t id;
 	json_t *body = NULL;
-	cevent_t ev;
+	controller_cevent_t ev;
 	char *got;
 
 	(void)state;
 	assert_non_null(tj);
 	assert_non_null(js);
-	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_ADDED, tj);
-	jobs_apply(c, &ev);
-	cevent_deinit(&ev);
+	ev = ctl_event(CONTROLLER_RES_TRAINJOBS, KUBE_EV_ADDED, tj);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), -1); /* its JobSet not seen yet */
-	ev = ctl_event(RES_JOBSETS, KUBE_EV_ADDED, js);
-	jobs_apply(c, &ev);
-	cevent_deinit(&ev);
+	ev = ctl_event(CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
 	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
@@ -337,7 +339,8 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	/* named as people name it, where status, the web view and Events read */
 	assert_int_equal(queue_workload_view(c->q, id, &v), GPUQ_OK);
 	assert_string_equal(v.name, "trainjob/llama");
-	assert_int_equal(release_parent_patch(c, controller_job(c, "tj"), id, &body), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "tj"), id, &body),
+			 GPUQ_OK);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got,
@@ -364,8 +367,8 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	json_object_set_new(
 	    json_object_get(tj, "spec"), "runtimePatches",
 	    json_pack("[{s:s}, {s:s}]", "manager", "team.io/tuner", "manager", "gpuq.dev/manager"));
-	ev = ctl_event(RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
-	body = release_restore_patch(ev.wl);
+	ev = ctl_event(CONTROLLER_RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
+	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"11\"},"
@@ -376,7 +379,7 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 		 "scheduling\"}]");
 	free(got);
 	json_decref(body);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(tj);
 	json_decref(js);
 	ctl_free(c);
@@ -401,7 +404,7 @@ static void queue_status_counts_and_usage(void **state)
 	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 2);
 	assert_int_equal(queue_cq_count(c->q), 1);
-	st = status_cq_body(c, 0);
+	st = controller_status_cq_body(c, 0);
 	assert_non_null(st);
 	got = ctl_dump(st);
 	assert_string_equal(got, "{\"admittedWorkloads\":2,\"flavorsUsage\":[{\"name\":\"h100\","
@@ -412,15 +415,15 @@ static void queue_status_counts_and_usage(void **state)
 	json_decref(st);
 	assert_int_equal(queue_lq_count(c->q), 1);
 	assert_string_equal(queue_lq_name(c->q, 0), "team-a/default");
-	st = status_lq_body(c, 0);
+	st = controller_status_lq_body(c, 0);
 	assert_non_null(st);
 	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
 	assert_int_equal(json_integer_value(json_object_get(st, "pendingWorkloads")), 1);
 	assert_int_equal(json_integer_value(json_object_get(st, "reservingWorkloads")), 2);
 	assert_true(json_is_real(json_object_get(st, "decayedUsage")));
 	json_decref(st);
-	assert_null(status_cq_body(c, 5));
-	assert_null(status_lq_body(c, 5));
+	assert_null(controller_status_cq_body(c, 5));
+	assert_null(controller_status_lq_body(c, 5));
 	json_decref(a);
 	json_decref(b);
 	json_decref(big);
@@ -458,7 +461,7 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	    GPUQ_OK);
 	assert_int_equal(info.parts, 1);
 	c->o.lease_namespace = "gpuq-system";
-	cm = usage_cm_body(c, 0, parts[0], lens[0], "summary text");
+	cm = controller_usage_cm_body(c, 0, parts[0], lens[0], "summary text");
 	assert_non_null(cm);
 	assert_string_equal(
 	    json_string_value(json_object_get(json_object_get(cm, "metadata"), "name")),
@@ -501,37 +504,39 @@ static void usage_retry_doubles_up_to_the_interval(void **state)
 	c->o.usage_checkpoint_ms = 60000;
 	for (uint32_t n = 0; n < sizeof(want) / sizeof(want[0]); n++) {
 		c->usage_failures = n;
-		assert_int_equal(usage_retry_at(c, 1000) - 1000, want[n]);
+		assert_int_equal(controller_usage_retry_at(c, 1000) - 1000, want[n]);
 	}
 	c->o.usage_checkpoint_ms = 1000; /* shorter than the first retry */
 	c->usage_failures = 5;
-	assert_int_equal(usage_retry_at(c, 0), 2000);
+	assert_int_equal(controller_usage_retry_at(c, 0), 2000);
 	free(c);
 }
 
 /* A decoded, resolved pod set as the core's: zero requests left out (they
  * need no quota), selectors and tolerations carried, operators and effects
- * mapped. */
+ * mapped; a toleration whose effect Kubernetes does not know tolerates no
+ * taint and is left out (not read as every effect, nor as NoExecute). */
 static void podset_from_a_decoded_object(void **state)
 {
 	json_t *obj = ctl_job("team-a", "j", 2, 4, true, "default"), *spec;
-	cevent_t ev;
+	controller_cevent_t ev;
 	gpuq_diag_t d = {{0}};
-	podset_buf_t b;
+	controller_podset_buf_t b;
 	queue_podset_spec_t ps;
 
 	(void)state;
 	spec = json_object_get(json_object_get(json_object_get(obj, "spec"), "template"), "spec");
 	json_object_set_new(spec, "nodeSelector", json_pack("{s:s}", "disk", "ssd"));
-	json_object_set_new(spec, "tolerations",
-			    json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}, {s:s}]", "key",
-				      "nvidia.com/gpu", "operator", "Exists", "effect",
-				      "NoSchedule", "key", "spot", "operator", "Equal", "value",
-				      "yes", "effect", "NoExecute", "operator", "Exists"));
+	json_object_set_new(
+	    spec, "tolerations",
+	    json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s}]", "key",
+		      "nvidia.com/gpu", "operator", "Exists", "effect", "NoSchedule", "key", "spot",
+		      "operator", "Equal", "value", "yes", "effect", "NoExecute", "key", "odd",
+		      "operator", "Exists", "effect", "Sometimes", "operator", "Exists"));
 	json_object_set_new(
 	    json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources"),
 	    "requests", json_pack("{s:s, s:s}", "cpu", "0", "memory", "1Mi"));
-	ev = ctl_event(RES_JOBS, KUBE_EV_ADDED, obj);
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_ADDED, obj);
 	assert_int_equal(workload_resolve(ev.wl, NULL, &d), GPUQ_OK);
 	controller_podset_from(&ev.wl->podsets[0], 4, &b, &ps);
 	assert_int_equal(ps.count, 4);
@@ -550,20 +555,20 @@ static void podset_from_a_decoded_object(void **state)
 	assert_int_equal(ps.tolerations[1].effect, QUEUE_EFFECT_NO_EXECUTE);
 	assert_string_equal(ps.tolerations[2].key, ""); /* every key */
 	assert_int_equal(ps.tolerations[2].effect, QUEUE_EFFECT_ANY);
-	cevent_deinit(&ev);
+	controller_cevent_deinit(&ev);
 	json_decref(obj);
 }
 
 /* A status writer that never writes: its fence is never held, so what
- * status_jobs hands it waits, counted by swriter_backlog. */
-static swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
+ * controller_status_jobs hands it waits, counted by controller_swriter_backlog. */
+static controller_swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
 {
 	char path[] = "/tmp/gpuq-ctl-kubeconfig-XXXXXX";
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	kube_client_opts_t o;
 	gpuq_diag_t diag = {{0}};
-	swriter_t *w = NULL;
+	controller_swriter_t *w = NULL;
 
 	assert_non_null(f);
 	fputs("current-context: c\nclusters:\n- name: k\n  cluster:\n"
@@ -576,7 +581,7 @@ static swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
 	unlink(path);
 	assert_int_equal(kube_fence_create(fence), GPUQ_OK);
 	kube_client_opts_default(&o);
-	assert_int_equal(swriter_start(*cfg, &o, "t", *fence, &w, &diag), GPUQ_OK);
+	assert_int_equal(controller_swriter_start(*cfg, &o, "t", *fence, &w, &diag), GPUQ_OK);
 	return w;
 }
 
@@ -603,11 +608,11 @@ static void status_written_only_when_it_changes(void **state)
 			    json_pack("{s:s}", CONTROLLER_ANNOT_STATUS, waiting));
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
-	status_jobs(c);
-	assert_int_equal(swriter_backlog(c->swriter), 0); /* both carry it already */
-	ctl_job_event(c, KUBE_EV_ADDED, d);		  /* created without it */
-	status_jobs(c);
-	assert_int_equal(swriter_backlog(c->swriter), 1);
+	controller_status_jobs(c);
+	assert_int_equal(controller_swriter_backlog(c->swriter), 0); /* both carry it already */
+	ctl_job_event(c, KUBE_EV_ADDED, d);			     /* created without it */
+	controller_status_jobs(c);
+	assert_int_equal(controller_swriter_backlog(c->swriter), 1);
 	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */
 	{
 		queue_result_t r;
@@ -615,14 +620,14 @@ static void status_written_only_when_it_changes(void **state)
 		assert_int_equal(r.n_admissions, 1);
 		assert_string_equal(r.admissions[0].uid, "a");
 		for (size_t i = 0; i < r.n_changes; i++)
-			status_note(c, r.changes[i].uid);
+			controller_status_note(c, r.changes[i].uid);
 	}
-	status_note(c, "b");
-	status_note(c, "d");
-	status_jobs(c);
-	assert_int_equal(swriter_backlog(c->swriter), 1);
+	controller_status_note(c, "b");
+	controller_status_note(c, "d");
+	controller_status_jobs(c);
+	assert_int_equal(controller_swriter_backlog(c->swriter), 1);
 	kube_fence_stop(fence); /* first: the writer may wait on it */
-	swriter_stop(c->swriter);
+	controller_swriter_stop(c->swriter);
 	c->swriter = NULL;
 	kube_fence_destroy(fence);
 	kube_config_destroy(cfg);

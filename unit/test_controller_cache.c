@@ -17,25 +17,25 @@
 
 static void map_put_get_replace_del(void **state)
 {
-	map_t m;
+	controller_map_t m;
 	int a = 1, b = 2;
 	void *old = &a;
 
 	(void)state;
-	map_init(&m);
-	assert_null(map_get(&m, "x"));
-	assert_null(map_del(&m, "x"));
-	assert_int_equal(map_put(&m, "x", &a, &old), GPUQ_OK);
+	controller_map_init(&m);
+	assert_null(controller_map_get(&m, "x"));
+	assert_null(controller_map_del(&m, "x"));
+	assert_int_equal(controller_map_put(&m, "x", &a, &old), GPUQ_OK);
 	assert_null(old);
-	assert_ptr_equal(map_get(&m, "x"), &a);
-	assert_int_equal(map_put(&m, "x", &b, &old), GPUQ_OK);
+	assert_ptr_equal(controller_map_get(&m, "x"), &a);
+	assert_int_equal(controller_map_put(&m, "x", &b, &old), GPUQ_OK);
 	assert_ptr_equal(old, &a);
-	assert_ptr_equal(map_get(&m, "x"), &b);
+	assert_ptr_equal(controller_map_get(&m, "x"), &b);
 	assert_int_equal(m.n, 1);
-	assert_ptr_equal(map_del(&m, "x"), &b);
-	assert_null(map_get(&m, "x"));
+	assert_ptr_equal(controller_map_del(&m, "x"), &b);
+	assert_null(controller_map_get(&m, "x"));
 	assert_int_equal(m.n, 0);
-	map_deinit(&m);
+	controller_map_deinit(&m);
 }
 
 /* Many keys through growth, every other one deleted, the rest still found
@@ -44,38 +44,38 @@ static void map_keeps_every_key_through_growth_and_deletes(void **state)
 {
 	enum { N = 5000 };
 	static int vals[N];
-	map_t m;
+	controller_map_t m;
 	char key[32];
 
 	(void)state;
-	map_init(&m);
+	controller_map_init(&m);
 	for (int i = 0; i < N; i++) {
 		snprintf(key, sizeof(key), "ns/job-%d", i);
-		assert_int_equal(map_put(&m, key, &vals[i], NULL), GPUQ_OK);
+		assert_int_equal(controller_map_put(&m, key, &vals[i], NULL), GPUQ_OK);
 	}
 	assert_int_equal(m.n, N);
 	assert_true(m.cap >= N + N / 3); /* load factor at most 3/4 */
 	for (int i = 0; i < N; i += 2) {
 		snprintf(key, sizeof(key), "ns/job-%d", i);
-		assert_ptr_equal(map_del(&m, key), &vals[i]);
+		assert_ptr_equal(controller_map_del(&m, key), &vals[i]);
 	}
 	for (int i = 0; i < N; i++) {
 		snprintf(key, sizeof(key), "ns/job-%d", i);
 		if (i % 2)
-			assert_ptr_equal(map_get(&m, key), &vals[i]);
+			assert_ptr_equal(controller_map_get(&m, key), &vals[i]);
 		else
-			assert_null(map_get(&m, key));
+			assert_null(controller_map_get(&m, key));
 	}
 	assert_int_equal(m.n, N / 2);
 	for (int i = 0; i < N; i += 2) {
 		snprintf(key, sizeof(key), "ns/job-%d", i);
-		assert_int_equal(map_put(&m, key, &vals[i], NULL), GPUQ_OK);
+		assert_int_equal(controller_map_put(&m, key, &vals[i], NULL), GPUQ_OK);
 	}
 	for (int i = 0; i < N; i++) {
 		snprintf(key, sizeof(key), "ns/job-%d", i);
-		assert_ptr_equal(map_get(&m, key), &vals[i]);
+		assert_ptr_equal(controller_map_get(&m, key), &vals[i]);
 	}
-	map_deinit(&m);
+	controller_map_deinit(&m);
 }
 
 /* Churn (a Job made and deleted, over and over, as a busy cluster does)
@@ -83,50 +83,50 @@ static void map_keeps_every_key_through_growth_and_deletes(void **state)
  * size. */
 static void map_churn_keeps_its_size(void **state)
 {
-	map_t m;
+	controller_map_t m;
 	char key[32];
 	int v = 0;
 
 	(void)state;
-	map_init(&m);
+	controller_map_init(&m);
 	for (int i = 0; i < 10; i++) {
 		snprintf(key, sizeof(key), "live-%d", i);
-		assert_int_equal(map_put(&m, key, &v, NULL), GPUQ_OK);
+		assert_int_equal(controller_map_put(&m, key, &v, NULL), GPUQ_OK);
 	}
 	for (int i = 0; i < 100000; i++) {
 		snprintf(key, sizeof(key), "churn-%d", i);
-		assert_int_equal(map_put(&m, key, &v, NULL), GPUQ_OK);
-		assert_ptr_equal(map_del(&m, key), &v);
+		assert_int_equal(controller_map_put(&m, key, &v, NULL), GPUQ_OK);
+		assert_ptr_equal(controller_map_del(&m, key), &v);
 	}
 	assert_int_equal(m.n, 10);
 	assert_true(m.cap <= 64);
 	for (int i = 0; i < 10; i++) {
 		snprintf(key, sizeof(key), "live-%d", i);
-		assert_ptr_equal(map_get(&m, key), &v);
+		assert_ptr_equal(controller_map_get(&m, key), &v);
 	}
-	map_deinit(&m);
+	controller_map_deinit(&m);
 }
 
-/* map_next visits every live key once, tombstones never. */
+/* controller_map_next visits every live key once, tombstones never. */
 static void map_next_visits_live_keys_once(void **state)
 {
-	map_t m;
+	controller_map_t m;
 	char key[32];
 	int seen[200] = {0}, v = 0;
 	size_t pos = 0, n = 0;
-	map_slot_t *s;
+	controller_map_slot_t *s;
 
 	(void)state;
-	map_init(&m);
+	controller_map_init(&m);
 	for (int i = 0; i < 200; i++) {
 		snprintf(key, sizeof(key), "%d", i);
-		assert_int_equal(map_put(&m, key, &v, NULL), GPUQ_OK);
+		assert_int_equal(controller_map_put(&m, key, &v, NULL), GPUQ_OK);
 	}
 	for (int i = 0; i < 200; i += 3) {
 		snprintf(key, sizeof(key), "%d", i);
-		map_del(&m, key);
+		controller_map_del(&m, key);
 	}
-	while ((s = map_next(&m, &pos))) {
+	while ((s = controller_map_next(&m, &pos))) {
 		long i = strtol(s->key, NULL, 10);
 		assert_true(i >= 0 && i < 200 && i % 3 != 0);
 		seen[i]++;
@@ -135,18 +135,18 @@ static void map_next_visits_live_keys_once(void **state)
 	assert_int_equal(n, m.n);
 	for (int i = 0; i < 200; i++)
 		assert_int_equal(seen[i], i % 3 ? 1 : 0);
-	map_deinit(&m);
+	controller_map_deinit(&m);
 }
 
 /* FNV-1a 64 (published vectors), the same over bytes and over a string. */
 static void map_hash_is_fnv1a(void **state)
 {
 	(void)state;
-	assert_true(map_hash("") == 0xcbf29ce484222325ull);
-	assert_true(map_hash("a") == 0xaf63dc4c8601ec8cull);
-	assert_true(map_hash("foobar") == 0x85944171f73967e8ull);
-	assert_true(map_hash_bytes("foobar", 6) == map_hash("foobar"));
-	assert_true(map_hash_bytes("a\0b", 3) != map_hash("a"));
+	assert_true(controller_map_hash("") == 0xcbf29ce484222325ull);
+	assert_true(controller_map_hash("a") == 0xaf63dc4c8601ec8cull);
+	assert_true(controller_map_hash("foobar") == 0x85944171f73967e8ull);
+	assert_true(controller_map_hash_bytes("foobar", 6) == controller_map_hash("foobar"));
+	assert_true(controller_map_hash_bytes("a\0b", 3) != controller_map_hash("a"));
 }
 
 /* ---- informer.c: the event queue ---- */
@@ -159,14 +159,14 @@ static json_t *numbered(int i)
 	return o;
 }
 
-static int number_of(const cevent_t *ev)
+static int number_of(const controller_cevent_t *ev)
 {
 	return (int)json_integer_value(json_object_get(ev->object, "i"));
 }
 
 static int64_t mono_ms_in(int64_t ms)
 {
-	return controller_mono_ms() + ms;
+	return gpuq_mono_ms() + ms;
 }
 
 /* Events come out in the order they went in, at most cap at a time; an
@@ -174,32 +174,33 @@ static int64_t mono_ms_in(int64_t ms)
 static void equeue_keeps_order_and_batches(void **state)
 {
 	struct controller *c = calloc(1, sizeof(*c));
-	equeue_t q;
-	cevent_t out[4];
+	controller_equeue_t q;
+	controller_cevent_t out[4];
 
 	(void)state;
 	assert_non_null(c);
-	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
 	for (int i = 0; i < 10; i++) {
-		cevent_t ev = {.res = RES_JOBS, .type = KUBE_EV_ADDED, .object = numbered(i)};
-		equeue_push(&q, &ev, &c->stop);
+		controller_cevent_t ev = {
+		    .res = CONTROLLER_RES_JOBS, .type = KUBE_EV_ADDED, .object = numbered(i)};
+		controller_equeue_push(&q, &ev, &c->stop);
 	}
 	for (int want = 0; want < 10;) {
-		size_t n = equeue_pop(&q, out, 4, mono_ms_in(10000));
+		size_t n = controller_equeue_pop(&q, out, 4, mono_ms_in(10000));
 		assert_true(n == (size_t)(10 - want < 4 ? 10 - want : 4));
 		for (size_t i = 0; i < n; i++, want++) {
 			assert_int_equal(number_of(&out[i]), want);
-			assert_int_equal(out[i].res, RES_JOBS);
+			assert_int_equal(out[i].res, CONTROLLER_RES_JOBS);
 			json_decref(out[i].object);
 		}
 	}
-	assert_int_equal(equeue_pop(&q, out, 4, mono_ms_in(-1)), 0);
-	equeue_deinit(&q);
+	assert_int_equal(controller_equeue_pop(&q, out, 4, mono_ms_in(-1)), 0);
+	controller_equeue_deinit(&q);
 	free(c);
 }
 
 typedef struct {
-	equeue_t *q;
+	controller_equeue_t *q;
 	struct controller *c;
 	int first;	  /* number of the first event pushed */
 	int n;		  /* events pushed */
@@ -213,9 +214,10 @@ static void *pusher(void *arg)
 
 	atomic_store(&p->tid, (int)gettid());
 	for (int i = 0; i < p->n; i++) {
-		cevent_t ev = {
-		    .res = RES_PODS, .type = KUBE_EV_MODIFIED, .object = numbered(p->first + i)};
-		equeue_push(p->q, &ev, &p->c->stop);
+		controller_cevent_t ev = {.res = CONTROLLER_RES_PODS,
+					  .type = KUBE_EV_MODIFIED,
+					  .object = numbered(p->first + i)};
+		controller_equeue_push(p->q, &ev, &p->c->stop);
 	}
 	atomic_store(&p->done, true);
 	return NULL;
@@ -246,19 +248,20 @@ static char task_state(int tid)
 static void equeue_full_queue_makes_the_watch_wait(void **state)
 {
 	struct controller *c = calloc(1, sizeof(*c));
-	equeue_t q;
+	controller_equeue_t q;
 	pthread_t t;
 	pusher_t p = {0};
-	cevent_t *out = calloc(CONTROLLER_EVENTS_MAX, sizeof(*out));
+	controller_cevent_t *out = calloc(CONTROLLER_EVENTS_MAX, sizeof(*out));
 	int want = 0, total = CONTROLLER_EVENTS_MAX + 100;
 
 	(void)state;
 	assert_non_null(c);
 	assert_non_null(out);
-	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
 	for (int i = 0; i < CONTROLLER_EVENTS_MAX; i++) {
-		cevent_t ev = {.res = RES_PODS, .type = KUBE_EV_MODIFIED, .object = numbered(i)};
-		equeue_push(&q, &ev, &c->stop);
+		controller_cevent_t ev = {
+		    .res = CONTROLLER_RES_PODS, .type = KUBE_EV_MODIFIED, .object = numbered(i)};
+		controller_equeue_push(&q, &ev, &c->stop);
 	}
 	p.q = &q;
 	p.c = c;
@@ -271,7 +274,7 @@ static void equeue_full_queue_makes_the_watch_wait(void **state)
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	assert_false(atomic_load(&p.done));
 	while (want < total) {
-		size_t n = equeue_pop(&q, out, 64, mono_ms_in(30000));
+		size_t n = controller_equeue_pop(&q, out, 64, mono_ms_in(30000));
 		assert_true(n > 0);
 		pthread_mutex_lock(&q.lock);
 		assert_true(q.n <= CONTROLLER_EVENTS_MAX);
@@ -282,8 +285,8 @@ static void equeue_full_queue_makes_the_watch_wait(void **state)
 		}
 	}
 	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_int_equal(equeue_pop(&q, out, 64, mono_ms_in(-1)), 0);
-	equeue_deinit(&q);
+	assert_int_equal(controller_equeue_pop(&q, out, 64, mono_ms_in(-1)), 0);
+	controller_equeue_deinit(&q);
 	free(out);
 	free(c);
 }
@@ -294,36 +297,39 @@ static void equeue_full_queue_makes_the_watch_wait(void **state)
 static void equeue_stop_drops_and_deinit_releases(void **state)
 {
 	struct controller *c = calloc(1, sizeof(*c));
-	equeue_t q;
+	controller_equeue_t q;
 	json_t *last = json_object(), *kept = json_object();
-	cevent_t out[1];
+	controller_cevent_t out[1];
 
 	(void)state;
 	assert_non_null(c);
-	assert_int_equal(equeue_init(&q), GPUQ_OK);
+	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
 	for (int i = 0; i < CONTROLLER_EVENTS_MAX; i++) {
-		cevent_t ev = {.res = RES_JOBS,
-			       .type = KUBE_EV_ADDED,
-			       .object = i == 0 ? json_incref(kept) : numbered(i)};
-		equeue_push(&q, &ev, &c->stop);
+		controller_cevent_t ev = {.res = CONTROLLER_RES_JOBS,
+					  .type = KUBE_EV_ADDED,
+					  .object = i == 0 ? json_incref(kept) : numbered(i)};
+		controller_equeue_push(&q, &ev, &c->stop);
 	}
 	c->stop = 1;
 	json_incref(last);
-	equeue_push(&q, &(cevent_t){.res = RES_JOBS, .type = KUBE_EV_ADDED, .object = last},
-		    &c->stop);
+	controller_equeue_push(&q,
+			       &(controller_cevent_t){.res = CONTROLLER_RES_JOBS,
+						      .type = KUBE_EV_ADDED,
+						      .object = last},
+			       &c->stop);
 	assert_int_equal(last->refcount, 1); /* dropped: the queue's reference went */
 	assert_int_equal(q.n, CONTROLLER_EVENTS_MAX);
 	assert_int_equal(kept->refcount, 2);
-	equeue_deinit(&q);
+	controller_equeue_deinit(&q);
 	assert_int_equal(kept->refcount, 1); /* released by deinit */
 	json_decref(last);
 	json_decref(kept);
 
-	assert_int_equal(equeue_init(&q), GPUQ_OK);
-	equeue_kick(&q);
-	assert_int_equal(equeue_pop(&q, out, 1, mono_ms_in(60000)), 0);
+	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
+	controller_equeue_kick(&q);
+	assert_int_equal(controller_equeue_pop(&q, out, 1, mono_ms_in(60000)), 0);
 	assert_false(q.kick);
-	equeue_deinit(&q);
+	controller_equeue_deinit(&q);
 	free(c);
 }
 
@@ -353,12 +359,12 @@ static void slim_drops_only_managed_fields_and_last_applied(void **state)
  * replaces the former (freed). */
 static void job_set_caches_the_object(void **state)
 {
-	job_t j = {0};
+	controller_job_t j = {0};
 	json_t *obj = ctl_job("team-a", "j1", 2, 1, true, "default");
-	cevent_t ev = ctl_event(RES_JOBS, KUBE_EV_ADDED, obj);
+	controller_cevent_t ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_ADDED, obj);
 
 	(void)state;
-	job_set(&j, ev.wl);
+	controller_job_set(&j, ev.wl);
 	ev.wl = NULL;
 	assert_string_equal(j.ns, "team-a");
 	assert_string_equal(j.name, "j1");
@@ -370,8 +376,8 @@ static void job_set_caches_the_object(void **state)
 	json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false());
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", WEBHOOK_ANNOT_ADMITTED, "true"));
-	ev = ctl_event(RES_JOBS, KUBE_EV_MODIFIED, obj);
-	job_set(&j, ev.wl);
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	controller_job_set(&j, ev.wl);
 	assert_false(j.suspended);
 	assert_true(j.admitted);
 	assert_string_equal(j.ns, "team-a");
@@ -402,9 +408,9 @@ static void obj_key_names_namespaced_and_cluster_objects(void **state)
 
 static void policy_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	cevent_t ev = {.res = RES_CLUSTERQUEUES, .type = type, .object = obj};
+	controller_cevent_t ev = {.res = CONTROLLER_RES_CLUSTERQUEUES, .type = type, .object = obj};
 
-	snapshot_apply(c, &ev);
+	controller_snapshot_apply(c, &ev);
 }
 
 static json_t *cq_obj(const char *name, int gpus, const char *rv, int pending)
@@ -433,9 +439,9 @@ static void policy_cache_rebuilds_on_what_the_policy_reads(void **state)
 	policy_event(c, KUBE_EV_ADDED, o = cq_obj("b", 4, "2", 0));
 	json_decref(o);
 	policy_event(c, KUBE_EV_SYNCED, NULL);
-	assert_true(c->listed[RES_CLUSTERQUEUES]);
+	assert_true(c->listed[CONTROLLER_RES_CLUSTERQUEUES]);
 	assert_true(c->policy_dirty);
-	assert_int_equal(c->objs[RES_CLUSTERQUEUES].n, 2);
+	assert_int_equal(c->objs[CONTROLLER_RES_CLUSTERQUEUES].n, 2);
 
 	c->policy_dirty = false;
 	policy_event(c, KUBE_EV_MODIFIED, o = cq_obj("a", 8, "9", 5)); /* status only */
@@ -453,14 +459,14 @@ static void policy_cache_rebuilds_on_what_the_policy_reads(void **state)
 	assert_false(c->policy_dirty);
 	policy_event(c, KUBE_EV_SYNCED, NULL);
 	assert_true(c->policy_dirty);
-	assert_non_null(map_get(&c->objs[RES_CLUSTERQUEUES], "a"));
-	assert_null(map_get(&c->objs[RES_CLUSTERQUEUES], "b"));
+	assert_non_null(controller_map_get(&c->objs[CONTROLLER_RES_CLUSTERQUEUES], "a"));
+	assert_null(controller_map_get(&c->objs[CONTROLLER_RES_CLUSTERQUEUES], "b"));
 
 	c->policy_dirty = false;
 	policy_event(c, KUBE_EV_DELETED, o = cq_obj("a", 16, "12", 0));
 	json_decref(o);
 	assert_true(c->policy_dirty);
-	assert_int_equal(c->objs[RES_CLUSTERQUEUES].n, 0);
+	assert_int_equal(c->objs[CONTROLLER_RES_CLUSTERQUEUES].n, 0);
 	ctl_free(c);
 }
 
@@ -519,7 +525,7 @@ static void jobs_relist_forgets_what_went(void **state)
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	ctl_job_event(c, KUBE_EV_SYNCED, NULL);
-	assert_true(c->listed[RES_JOBS]);
+	assert_true(c->listed[CONTROLLER_RES_JOBS]);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "b"), QUEUE_WL_PENDING);
 
@@ -563,7 +569,7 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
-		/* what status_jobs does with the note: written, so no longer noted */
+		/* what controller_status_jobs does with the note: written, so no longer noted */
 		for (size_t k = 0; k < c->n_explain; k++)
 			free(c->explain[k]);
 		c->n_explain = 0;

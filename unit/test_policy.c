@@ -1,5 +1,5 @@
 /* Unit tests for policy: decoding every kind (manifest parsing:
- * test_policy_manifest.c; exact messages for bad manifests:
+ * test_manifest.c; exact messages for bad manifests:
  * test_policy_refusals.c), checks across objects,
  * selectors, lookups, max_fit, reference counts, directory loads and
  * fingerprints, and examples/policy. */
@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "policy/policy_json.h"
 
 /* ---- helpers ---- */
@@ -120,6 +121,41 @@ static void tolerations(void **state)
 	assert_false(policy_toleration_tolerates(&wrong_effect, &gpu));
 	assert_true(policy_toleration_tolerates(&all, &gpu));
 	assert_false(policy_toleration_tolerates(&other, &gpu));
+}
+
+/* The one taint-effect map: "" and NULL are every effect, the three names
+ * theirs, both ways; any other name is refused, for the policy, the
+ * simulator and the controller alike (engine_effect_named: the core's). */
+static void effect_names_one_map(void **state)
+{
+	static const char *const names[] = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+	static const queue_effect_t core[] = {
+	    QUEUE_EFFECT_NO_SCHEDULE, QUEUE_EFFECT_PREFER_NO_SCHEDULE, QUEUE_EFFECT_NO_EXECUTE};
+	policy_effect_t e = POLICY_EFFECT_NO_SCHEDULE;
+	queue_effect_t q = QUEUE_EFFECT_NO_SCHEDULE;
+
+	(void)state;
+	assert_int_equal(policy_effect_named(NULL, &e), GPUQ_OK);
+	assert_int_equal(e, POLICY_EFFECT_ANY);
+	assert_int_equal(policy_effect_named("", &e), GPUQ_OK);
+	assert_int_equal(e, POLICY_EFFECT_ANY);
+	assert_string_equal(POLICY_EFFECT_NAMES[POLICY_EFFECT_ANY], "");
+	assert_int_equal(engine_effect_named("", &q), GPUQ_OK);
+	assert_int_equal(q, QUEUE_EFFECT_ANY);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(policy_effect_named(names[i], &e), GPUQ_OK);
+		assert_string_equal(POLICY_EFFECT_NAMES[e], names[i]);
+		assert_int_equal(engine_effect_named(names[i], &q), GPUQ_OK);
+		assert_int_equal(q, core[i]);
+	}
+	assert_null(POLICY_EFFECT_NAMES[POLICY_EFFECT_NO_EXECUTE + 1]);
+	e = POLICY_EFFECT_NO_SCHEDULE;
+	q = QUEUE_EFFECT_NO_SCHEDULE;
+	assert_int_equal(policy_effect_named("noexecute", &e), GPUQ_EINVAL); /* case counts */
+	assert_int_equal(policy_effect_named("Sometimes", &e), GPUQ_EINVAL);
+	assert_int_equal(engine_effect_named("Sometimes", &q), GPUQ_EINVAL);
+	assert_int_equal(e, POLICY_EFFECT_NO_SCHEDULE); /* untouched */
+	assert_int_equal(q, QUEUE_EFFECT_NO_SCHEDULE);
 }
 
 /* ---- the examples, and lookups on them ---- */
@@ -862,6 +898,7 @@ int main(void)
 	    cmocka_unit_test(options),
 	    cmocka_unit_test(selectors),
 	    cmocka_unit_test(tolerations),
+	    cmocka_unit_test(effect_names_one_map),
 	    cmocka_unit_test_setup_teardown(examples_counts, examples_setup, examples_teardown),
 	    cmocka_unit_test_setup_teardown(examples_lookups, examples_setup, examples_teardown),
 	    cmocka_unit_test_setup_teardown(examples_queues, examples_setup, examples_teardown),

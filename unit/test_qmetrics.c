@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "qmetrics/qmetrics.h"
-#include "webhook/webhook.h"
+#include "http/http.h"
 
 /* ---- a small cluster: one cohort, two ClusterQueues, three tenants ---- */
 
@@ -88,7 +88,7 @@ static void cycle(qmetrics_t *m, queue_t *q, int64_t now, queue_result_t *res)
 	qmetrics_cycle_observe(m, res->n_admissions > 0, 2000000); /* 2 ms */
 }
 
-static void source(void *m, webhook_metrics_text_t *t)
+static void source(void *m, http_metrics_text_t *t)
 {
 	qmetrics_render(m, t);
 }
@@ -96,14 +96,14 @@ static void source(void *m, webhook_metrics_text_t *t)
 /* A scrape: the webhook's text with the queue metrics as its source. */
 static char *render(qmetrics_t *m)
 {
-	webhook_metrics_t *w;
+	http_metrics_t *w;
 	char *text;
 	size_t len;
 
-	assert_int_equal(webhook_metrics_create(&w), GPUQ_OK);
-	webhook_metrics_source_set(w, source, m);
-	assert_int_equal(webhook_metrics_render(w, &text, &len), GPUQ_OK);
-	webhook_metrics_destroy(w);
+	assert_int_equal(http_metrics_create(&w), GPUQ_OK);
+	http_metrics_source_set(w, source, m);
+	assert_int_equal(http_metrics_render(w, &text, &len), GPUQ_OK);
+	http_metrics_destroy(w);
 	return text;
 }
 

@@ -300,6 +300,9 @@ static void qty_constructors_and_accessors(void **state)
 	assert_true(quota_qty_is_integer(&q));
 
 	q = Q("1.5");
+	assert_int_equal(quota_core_per_unit("cpu"), 1000); /* the one conversion */
+	assert_int_equal(quota_core_per_unit("nvidia.com/gpu"), 1);
+	assert_int_equal(quota_core_per_unit("memory"), 1);
 	assert_int_equal(quota_qty_amount("cpu", &q), 1500);
 	assert_int_equal(quota_qty_amount("nvidia.com/gpu", &q), 2);
 	q = Q("1Ki");
@@ -1409,6 +1412,27 @@ static void max_fit_rule(void **st)
 	assert_int_equal(quota_tree_potential(flat, 2), 7);
 }
 
+/* The one "lent": in each group what its members borrow is shared among
+ * those that could lend, by what each could lend; groups apart, the
+ * caller's slots carried through the sort. */
+static void lent_shared_in_groups(void **state)
+{
+	quota_lend_t v[] = {
+	    {.group = 7, .slot = 0, .nominal = 8, .usage = 10, .lending = -1}, /* borrows 2 */
+	    {.group = 3, .slot = 1, .nominal = 4, .usage = 0, .lending = -1},  /* alone: 0 */
+	    {.group = 7, .slot = 2, .nominal = 4, .usage = 1, .lending = -1},  /* could lend 3 */
+	    {.group = 7, .slot = 3, .nominal = 4, .usage = 0, .lending = 1},   /* could lend 1 */
+	};
+	double want[4] = {0, 0, 1.5, 0.5};
+
+	(void)state;
+	quota_lent_share(v, 4);
+	for (size_t k = 0; k < 4; k++)
+		assert_true(v[k].lent == want[v[k].slot]);
+	assert_int_equal(v[0].group, 3); /* sorted by group */
+	quota_lent_share(v, 0);		 /* nothing to share */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1438,6 +1462,7 @@ int main(void)
 	    cmocka_unit_test(resourcequota_constraints),
 	    cmocka_unit_test(amounts_read_as_quantities),
 	    cmocka_unit_test(max_fit_rule),
+	    cmocka_unit_test(lent_shared_in_groups),
 	};
 
 	return cmocka_run_group_tests_name("quota", tests, NULL, NULL);

@@ -1,4 +1,4 @@
-/* Unit tests of `gpuq serve`'s flags (webhook/serve_opts.c): parsing with and
+/* Unit tests of `gpuq serve`'s flags (cmd/serve_opts.c): parsing with and
  * without a cluster source, the environment defaults, every bad value named in
  * the refusal, and the checks against the file system. */
 #include <setjmp.h>
@@ -11,16 +11,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "webhook/webhook.h"
+#include "cmd/serve_opts.h"
 
 #include "unit/server_fixtures.h"
 
 /* ---- flags ---- */
 
 /* The environment parse() gives the flags (NULL: none, as outside a Pod). */
-static const webhook_serve_env_t *g_env;
+static const cmd_serve_env_t *g_env;
 
-static int parse(webhook_serve_opts_t *opts, gpuq_diag_t *diag, ...)
+static int parse(cmd_serve_opts_t *opts, gpuq_diag_t *diag, ...)
 {
 	char *argv[64];
 	int argc = 0;
@@ -33,7 +33,7 @@ static int parse(webhook_serve_opts_t *opts, gpuq_diag_t *diag, ...)
 	va_end(ap);
 	argv[argc] = NULL;
 	memset(diag, 0, sizeof(*diag));
-	return webhook_serve_opts_parse_env(argc, argv, g_env, opts, diag);
+	return cmd_serve_opts_parse_env(argc, argv, g_env, opts, diag);
 }
 
 /* The end of parse()'s argument list. */
@@ -43,7 +43,7 @@ static int parse(webhook_serve_opts_t *opts, gpuq_diag_t *diag, ...)
 
 static void opts_parse_good(void **state)
 {
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d;
 
 	(void)state;
@@ -52,7 +52,7 @@ static void opts_parse_good(void **state)
 	assert_int_equal(o.port, 8443);
 	assert_string_equal(o.cert_dir, "/c");
 	assert_string_equal(o.policy_dir, "/p");
-	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
+	assert_int_equal(o.source, CMD_SERVE_SOURCE_DIR);
 	assert_null(o.kubeconfig);
 	assert_string_equal(o.state_dir, "/s");
 	assert_string_equal(o.controller_user, "system:serviceaccount:gpuq-system:gpuq");
@@ -60,7 +60,7 @@ static void opts_parse_good(void **state)
 	assert_true(o.threads >= 2);
 	assert_int_equal(o.log_level, GPUQ_LOG_INFO);
 	assert_false(o.help);
-	assert_int_equal(o.poll_ms, WEBHOOK_POLL_MS_DEFAULT);
+	assert_int_equal(o.poll_ms, HTTP_POLL_MS_DEFAULT);
 
 	assert_int_equal(parse(&o, &d, "--listen=[::1]:1", "--cert-dir=/c", "--policy-dir=/p",
 			       "--state-dir=/s", "--gpu-resource", "nvidia.com/gpu",
@@ -86,8 +86,8 @@ static void opts_parse_good(void **state)
 	assert_true(o.help);
 	assert_int_equal(parse(&o, &d, "-h", "--threads", "2", END), GPUQ_OK);
 	assert_true(o.help);
-	assert_non_null(strstr(webhook_serve_usage(), "--listen HOST:PORT"));
-	assert_non_null(strstr(webhook_serve_usage(), "--gpu-resource"));
+	assert_non_null(strstr(cmd_serve_usage(), "--listen HOST:PORT"));
+	assert_non_null(strstr(cmd_serve_usage(), "--gpu-resource"));
 }
 
 static void opts_parse_bad(void **state)
@@ -132,7 +132,7 @@ static void opts_parse_bad(void **state)
 	    {{"--listen", ":1", "--cert-dir", "", "--policy-dir", "/p", "--state-dir", "/s"},
 	     "--cert-dir \"\": expected a directory"},
 	};
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d;
 
 	(void)state;
@@ -144,7 +144,7 @@ static void opts_parse_bad(void **state)
 		for (size_t j = 0; j < 12 && cases[i].args[j]; j++)
 			argv[argc++] = (char *)cases[i].args[j];
 		memset(&d, 0, sizeof(d));
-		if (webhook_serve_opts_parse_env(argc, argv, NULL, &o, &d) != GPUQ_EINVAL)
+		if (cmd_serve_opts_parse_env(argc, argv, NULL, &o, &d) != GPUQ_EINVAL)
 			fail_msg("case %zu: accepted", i);
 		if (!strstr(d.msg, cases[i].msg))
 			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, d.msg, cases[i].msg);
@@ -173,7 +173,7 @@ static void opts_parse_dcgm(void **state)
 	    {"--dcgm-url", "http://h", "--idle-threshold", "1e1", "--idle-threshold \"1e1\""},
 	    {"--dcgm-url", "http://h", "--idle-threshold", "nan", "--idle-threshold \"nan\""},
 	};
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d;
 
 	(void)state;
@@ -196,7 +196,7 @@ static void opts_parse_dcgm(void **state)
 			       "--idle-threshold", "0", END),
 			 GPUQ_OK);
 	assert_true(o.idle_threshold_pct == 0);
-	assert_non_null(strstr(webhook_serve_usage(), "--dcgm-url URL"));
+	assert_non_null(strstr(cmd_serve_usage(), "--dcgm-url URL"));
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = bad[i].flag2 ? parse(&o, &d, "--listen", ":1", REQUIRED, bad[i].flag,
 					      bad[i].value, bad[i].flag2, bad[i].value2, END)
@@ -215,17 +215,17 @@ static void opts_parse_dcgm(void **state)
  * environment given. */
 static void opts_parse_cluster(void **state)
 {
-	static const webhook_serve_env_t pod = {"gpuq-system-2", "gpuq-7d9f-abc", "node-1",
-						"10.96.0.1"};
-	static const webhook_serve_env_t host = {NULL, "", "build-box", NULL};
-	webhook_serve_opts_t o;
+	static const cmd_serve_env_t pod = {"gpuq-system-2", "gpuq-7d9f-abc", "node-1",
+					    "10.96.0.1"};
+	static const cmd_serve_env_t host = {NULL, "", "build-box", NULL};
+	cmd_serve_opts_t o;
 	gpuq_diag_t d;
 
 	(void)state;
 	/* --kubeconfig: defaults, identity from the hostname */
 	g_env = &host;
 	assert_int_equal(parse(&o, &d, CLUSTER, "--kubeconfig", "/k/config", END), GPUQ_OK);
-	assert_int_equal(o.source, WEBHOOK_SOURCE_KUBECONFIG);
+	assert_int_equal(o.source, CMD_SERVE_SOURCE_KUBECONFIG);
 	assert_string_equal(o.kubeconfig, "/k/config");
 	assert_null(o.policy_dir);
 	assert_true(o.leader_elect);
@@ -243,7 +243,7 @@ static void opts_parse_cluster(void **state)
 	/* in a Pod, neither flag: in-cluster, defaults from the downward API */
 	g_env = &pod;
 	assert_int_equal(parse(&o, &d, CLUSTER, END), GPUQ_OK);
-	assert_int_equal(o.source, WEBHOOK_SOURCE_IN_CLUSTER);
+	assert_int_equal(o.source, CMD_SERVE_SOURCE_IN_CLUSTER);
 	assert_null(o.kubeconfig);
 	assert_null(o.policy_dir);
 	assert_string_equal(o.lease_namespace, "gpuq-system-2");
@@ -305,7 +305,7 @@ static void opts_parse_cluster(void **state)
 	assert_null(o.webhook_config);
 	/* --policy-dir wins over being in a Pod: offline, env unused */
 	assert_int_equal(parse(&o, &d, CLUSTER, "--policy-dir", "/p", END), GPUQ_OK);
-	assert_int_equal(o.source, WEBHOOK_SOURCE_DIR);
+	assert_int_equal(o.source, CMD_SERVE_SOURCE_DIR);
 	assert_string_equal(o.identity, "");
 	/* the usage names them */
 	for (size_t i = 0; i < 12; i++) {
@@ -321,19 +321,19 @@ static void opts_parse_cluster(void **state)
 						    "--identity",
 						    "--qps",
 						    "--burst"};
-		assert_non_null(strstr(webhook_serve_usage(), flags[i]));
+		assert_non_null(strstr(cmd_serve_usage(), flags[i]));
 	}
 	g_env = NULL;
 }
 
 static void opts_parse_cluster_bad(void **state)
 {
-	static const webhook_serve_env_t host = {NULL, NULL, "h", NULL};
-	static const webhook_serve_env_t bad_ns = {"Team_A", NULL, "h", "10.0.0.1"};
-	static const webhook_serve_env_t bad_pod = {NULL, "a b", "h", "10.0.0.1"};
-	static const webhook_serve_env_t nameless = {NULL, NULL, NULL, "10.0.0.1"};
+	static const cmd_serve_env_t host = {NULL, NULL, "h", NULL};
+	static const cmd_serve_env_t bad_ns = {"Team_A", NULL, "h", "10.0.0.1"};
+	static const cmd_serve_env_t bad_pod = {NULL, "a b", "h", "10.0.0.1"};
+	static const cmd_serve_env_t nameless = {NULL, NULL, NULL, "10.0.0.1"};
 	static const struct {
-		const webhook_serve_env_t *env;
+		const cmd_serve_env_t *env;
 		const char *args[8];
 		const char *msg; /* substring the diagnostic must contain */
 	} cases[] = {
@@ -445,7 +445,7 @@ static void opts_parse_cluster_bad(void **state)
 	    {&nameless, {NULL}, "no identity for the Lease: give --identity"},
 	    {NULL, {"--kubeconfig", "/k"}, "no identity for the Lease"},
 	};
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d;
 
 	(void)state;
@@ -458,7 +458,7 @@ static void opts_parse_cluster_bad(void **state)
 		for (size_t j = 0; j < 8 && cases[i].args[j]; j++)
 			argv[argc++] = (char *)cases[i].args[j];
 		memset(&d, 0, sizeof(d));
-		if (webhook_serve_opts_parse_env(argc, argv, cases[i].env, &o, &d) != GPUQ_EINVAL)
+		if (cmd_serve_opts_parse_env(argc, argv, cases[i].env, &o, &d) != GPUQ_EINVAL)
 			fail_msg("case %zu: accepted", i);
 		if (!strstr(d.msg, cases[i].msg))
 			fail_msg("case %zu: diag \"%s\" lacks \"%s\"", i, d.msg, cases[i].msg);
@@ -469,41 +469,41 @@ static void opts_parse_cluster_bad(void **state)
 				(char *)"--cert-dir", (char *)"/c",	    (char *)"--state-dir",
 				(char *)"/s",	      (char *)"--identity", (char *)"r1"};
 
-		assert_int_equal(webhook_serve_opts_parse_env(9, argv, &nameless, &o, &d), GPUQ_OK);
+		assert_int_equal(cmd_serve_opts_parse_env(9, argv, &nameless, &o, &d), GPUQ_OK);
 		assert_string_equal(o.identity, "r1");
 	}
 }
 
-/* webhook_serve_opts_parse reads the process environment. */
+/* cmd_serve_opts_parse reads the process environment. */
 static void opts_parse_process_env(void **state)
 {
 	char *argv[] = {(char *)"serve", (char *)"--listen",	(char *)":1", (char *)"--cert-dir",
 			(char *)"/c",	 (char *)"--state-dir", (char *)"/s"};
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
 	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
 	setenv("POD_NAMESPACE", "gpuq-test", 1);
 	setenv("POD_NAME", "gpuq-0", 1);
-	assert_int_equal(webhook_serve_opts_parse(7, argv, &o, &d), GPUQ_OK);
-	assert_int_equal(o.source, WEBHOOK_SOURCE_IN_CLUSTER);
+	assert_int_equal(cmd_serve_opts_parse(7, argv, &o, &d), GPUQ_OK);
+	assert_int_equal(o.source, CMD_SERVE_SOURCE_IN_CLUSTER);
 	assert_string_equal(o.lease_namespace, "gpuq-test");
 	assert_string_equal(o.identity, "gpuq-0");
 	unsetenv("POD_NAME");
-	assert_int_equal(webhook_serve_opts_parse(7, argv, &o, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_parse(7, argv, &o, &d), GPUQ_OK);
 	assert_true(o.identity[0] != '\0'); /* the hostname */
 	unsetenv("KUBERNETES_SERVICE_HOST");
 	unsetenv("POD_NAMESPACE");
-	assert_int_equal(webhook_serve_opts_parse(7, argv, &o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_parse(7, argv, &o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "no policy source"));
 }
 
 static void opts_parse_gpu_resource_cap(void **state)
 {
-	char *argv[8 + 2 * (WEBHOOK_GPU_RESOURCES_MAX + 1)];
-	char names[WEBHOOK_GPU_RESOURCES_MAX + 1][32];
-	webhook_serve_opts_t o;
+	char *argv[8 + 2 * (CMD_SERVE_GPU_RESOURCES_MAX + 1)];
+	char names[CMD_SERVE_GPU_RESOURCES_MAX + 1][32];
+	cmd_serve_opts_t o;
 	gpuq_diag_t d = {{0}};
 	int argc = 0;
 
@@ -513,17 +513,17 @@ static void opts_parse_gpu_resource_cap(void **state)
 	argv[argc++] = (char *)"--cert-dir=/c";
 	argv[argc++] = (char *)"--policy-dir=/p";
 	argv[argc++] = (char *)"--state-dir=/s";
-	for (int i = 0; i < WEBHOOK_GPU_RESOURCES_MAX; i++) {
+	for (int i = 0; i < CMD_SERVE_GPU_RESOURCES_MAX; i++) {
 		snprintf(names[i], sizeof(names[i]), "example.com/gpu-%d", i);
 		argv[argc++] = (char *)"--gpu-resource";
 		argv[argc++] = names[i];
 	}
-	assert_int_equal(webhook_serve_opts_parse(argc, argv, &o, &d), GPUQ_OK);
-	assert_int_equal(o.n_gpu_resources, WEBHOOK_GPU_RESOURCES_MAX);
-	snprintf(names[WEBHOOK_GPU_RESOURCES_MAX], 32, "example.com/one-more");
+	assert_int_equal(cmd_serve_opts_parse(argc, argv, &o, &d), GPUQ_OK);
+	assert_int_equal(o.n_gpu_resources, CMD_SERVE_GPU_RESOURCES_MAX);
+	snprintf(names[CMD_SERVE_GPU_RESOURCES_MAX], 32, "example.com/one-more");
 	argv[argc++] = (char *)"--gpu-resource";
-	argv[argc++] = names[WEBHOOK_GPU_RESOURCES_MAX];
-	assert_int_equal(webhook_serve_opts_parse(argc, argv, &o, &d), GPUQ_EINVAL);
+	argv[argc++] = names[CMD_SERVE_GPU_RESOURCES_MAX];
+	assert_int_equal(cmd_serve_opts_parse(argc, argv, &o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "--gpu-resource \"example.com/one-more\": at most 32"));
 }
 
@@ -531,7 +531,7 @@ static void opts_parse_gpu_resource_cap(void **state)
  * the review mode needs an apiserver. */
 static void opts_parse_ui(void **state)
 {
-	static const webhook_serve_env_t host = {NULL, NULL, "h", NULL};
+	static const cmd_serve_env_t host = {NULL, NULL, "h", NULL};
 	static const struct {
 		const char *args[12];
 		int rc;		 /* GPUQ_OK or GPUQ_EINVAL */
@@ -616,7 +616,7 @@ static void opts_parse_ui(void **state)
 	     false,
 	     ""},
 	};
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d;
 
 	(void)state;
@@ -628,7 +628,7 @@ static void opts_parse_ui(void **state)
 		for (size_t j = 0; j < 12 && cases[i].args[j]; j++)
 			argv[argc++] = (char *)cases[i].args[j];
 		memset(&d, 0, sizeof(d));
-		rc = webhook_serve_opts_parse_env(argc, argv, &host, &o, &d);
+		rc = cmd_serve_opts_parse_env(argc, argv, &host, &o, &d);
 		if (rc != cases[i].rc)
 			fail_msg("case %zu: rc %d, want %d (%s)", i, rc, cases[i].rc, d.msg);
 		if (rc && !strstr(d.msg, cases[i].msg))
@@ -643,7 +643,7 @@ static void opts_parse_ui(void **state)
 static void opts_check_file_system(void **state)
 {
 	test_pair_t a;
-	webhook_serve_opts_t o;
+	cmd_serve_opts_t o;
 	gpuq_diag_t d = {{0}};
 	const char *certs = tmp_path("check-certs"), *pol = tmp_path("check-policy");
 	const char *st = tmp_path("check-state/"), *file = tmp_path("check-file");
@@ -657,49 +657,49 @@ static void opts_check_file_system(void **state)
 	o.policy_dir = pol;
 	o.state_dir = st;
 	/* cert dir missing */
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "--cert-dir \""));
 	assert_non_null(strstr(d.msg, "No such file or directory"));
 	/* cert dir without tls.key */
 	pair_write(certs, &a, NULL);
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "cannot read tls.key"));
 	pair_write(certs, NULL, &a);
 	/* policy dir missing */
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "--policy-dir \""));
 	assert_int_equal(mkdir(pol, 0700), 0);
 	/* state dir created 0700 */
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
 	assert_int_equal(stat(st, &sb), 0);
 	assert_true(S_ISDIR(sb.st_mode));
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	/* an existing state dir is fine */
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
 	/* a file where a dir should be */
 	write_file(tmp_root, "check-file", "x", 1);
 	o.state_dir = file;
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "--state-dir \""));
 	assert_non_null(strstr(d.msg, "not a directory"));
 	/* a cluster source: no policy dir to check, the kubeconfig must be a file */
 	o.state_dir = st;
 	o.policy_dir = NULL;
 	o.kubeconfig = tmp_path("check-kubeconfig");
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "--kubeconfig \""));
 	assert_non_null(strstr(d.msg, "cannot read"));
 	o.kubeconfig = tmp_root; /* a directory */
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EINVAL);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EINVAL);
 	assert_non_null(strstr(d.msg, "not a regular file"));
 	write_file(tmp_root, "check-kubeconfig", "apiVersion: v1\n", 15);
 	o.kubeconfig = tmp_path("check-kubeconfig");
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
 	o.kubeconfig = NULL;
 	/* state dir whose parent is missing */
 	snprintf(missing, sizeof(missing), "%s/no/such", tmp_root);
 	o.state_dir = missing;
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_EIO);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_EIO);
 	assert_non_null(strstr(d.msg, "cannot create"));
 	pair_free_pem(&a);
 }

@@ -17,7 +17,7 @@
 #include "queue/queue.h"
 #include "sim/sim.h"
 #include "store/store.h"
-#include "webhook/webhook.h"
+#include "http/http.h"
 
 /* One flavor, one ClusterQueue of 4 GPUs, one LocalQueue team-a/lq. */
 #define POLICY                                                                                     \
@@ -750,7 +750,7 @@ static void scenario_org_tree(void **state)
 	sim_trace_destroy(t);
 }
 
-static void metrics_source(void *m, webhook_metrics_text_t *t)
+static void metrics_source(void *m, http_metrics_text_t *t)
 {
 	qmetrics_render(m, t);
 }
@@ -794,7 +794,7 @@ static void scenario_metrics(void **state)
 	opt.metrics = m;
 	if (sim_run(t, &opt, &r, &d))
 		fail_msg("run: %s", d.msg);
-	assert_int_equal(webhook_metrics_source_render(metrics_source, m, &out, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_source_render(metrics_source, m, &out, &len), GPUQ_OK);
 	assert_int_equal(metric(out, "gpuq_cluster_queue_admissions_total{cluster_queue=\"cq-a\"}"),
 			 3);
 	assert_int_equal(metric(out, "gpuq_local_queue_admissions_total{namespace=\"team-a\","

@@ -477,8 +477,8 @@ static void decision_cache(void **state)
 /* One app request; the reply's status (its body freed). */
 static unsigned ask(webui_t *ui, const char *path, const char *auth, bool retry, int *rc)
 {
-	webhook_app_request_t rq = {path, auth, false, NULL};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {path, auth, false, NULL};
+	http_app_reply_t out = {0};
 
 	*rc = webui_app_handle(ui, &rq, retry, &out);
 	if (out.body_owned)
@@ -501,7 +501,7 @@ static void app_access(void **state)
 	assert_int_equal(ask(ui, "/api/v1/cluster", "Basic eDp5", false, &rc), 401);
 	/* not cached: the slow worker first; still unknown after it: 503 */
 	ask(ui, "/api/v1/cluster", "Bearer admin", false, &rc);
-	assert_int_equal(rc, WEBHOOK_APP_SLOW);
+	assert_int_equal(rc, HTTP_APP_SLOW);
 	assert_int_equal(ask(ui, "/api/v1/cluster", "Bearer admin", true, &rc), 503);
 	assert_int_equal(rc, GPUQ_OK);
 	wa_cache_put(ui, "admin", "", WA_ALLOWED, "admin", gpuq_mono_ms());
@@ -515,7 +515,7 @@ static void app_access(void **state)
 	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer tenant", false, &rc), 200);
 	assert_int_equal(ask(ui, "/api/v1/namespaces/team-a", "Bearer tenant", false, &rc), 403);
 	ask(ui, "/api/v1/namespaces/team-c", "Bearer tenant", false, &rc);
-	assert_int_equal(rc, WEBHOOK_APP_SLOW);
+	assert_int_equal(rc, HTTP_APP_SLOW);
 	/* a token the apiserver refused */
 	wa_cache_put(ui, "bad", "", WA_UNAUTHENTICATED, "", gpuq_mono_ms());
 	assert_int_equal(ask(ui, "/api/v1/namespaces/team-b", "Bearer bad", false, &rc), 401);
@@ -529,8 +529,8 @@ static void app_access(void **state)
 /* The nowMs of the published snapshot, as the API gives it. */
 static long long published_now(webui_t *ui)
 {
-	webhook_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
+	http_app_reply_t out = {0};
 	json_t *o;
 	long long now;
 
@@ -542,6 +542,12 @@ static long long published_now(webui_t *ui)
 	return now;
 }
 
+/* The published snapshot, no reference taken (the test's one thread). */
+static webui_snap_t *published_snap(webui_t *ui)
+{
+	return ui->published.snap;
+}
+
 /* Nobody reading the API for the idle time: no new snapshot is built. The
  * next request does not get the one kept (a minute old): it goes to the
  * slow worker to wait for the next, which it brings back; if none comes
@@ -550,8 +556,8 @@ static void idle_builds_nothing(void **state)
 {
 	webui_t *ui = ui_none();
 	queue_t *q = scenario(ui);
-	webhook_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
+	http_app_reply_t out = {0};
 
 	(void)state;
 	webui_leader_set(ui, true);
@@ -559,10 +565,10 @@ static void idle_builds_nothing(void **state)
 	assert_int_equal(published_now(ui), 5000);	       /* fresh: answered at once */
 	/* a minute without a request */
 	atomic_store(&ui->last_api_ms, gpuq_mono_ms() - WEBUI_IDLE_MS - 1);
-	ui->snap->built_mono_ms -= WEBUI_IDLE_MS + 1;
+	published_snap(ui)->built_mono_ms -= WEBUI_IDLE_MS + 1;
 	assert_int_equal(webui_publish(ui, q, 6000), GPUQ_OK);
-	assert_true(ws_old(ui->snap, gpuq_mono_ms())); /* nothing built */
-	assert_int_equal(webui_app_handle(ui, &rq, false, &out), WEBHOOK_APP_SLOW);
+	assert_true(ws_old(published_snap(ui), gpuq_mono_ms())); /* nothing built */
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), HTTP_APP_SLOW);
 	ws_wait_fresh(ui, gpuq_mono_ms() + 1); /* the worker: nothing comes */
 	assert_int_equal(webui_app_handle(ui, &rq, true, &out), GPUQ_OK);
 	assert_int_equal(out.status, 503);
@@ -595,24 +601,24 @@ static void old_snapshot_waits_for_the_next(void **state)
 {
 	webui_t *ui = ui_none();
 	queue_t *q = scenario(ui);
-	webhook_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {"/api/v1/cluster", NULL, false, NULL};
+	http_app_reply_t out = {0};
 	publisher_t pub = {ui, q};
 	pthread_t t;
 
 	(void)state;
 	webui_leader_set(ui, true);
 	assert_int_equal(webui_publish(ui, q, 5000), GPUQ_OK);
-	ui->snap->built_mono_ms -= WEBUI_PUBLISH_MS + 1; /* the controller is late */
-	assert_int_equal(webui_app_handle(ui, &rq, false, &out), WEBHOOK_APP_SLOW);
+	published_snap(ui)->built_mono_ms -= WEBUI_PUBLISH_MS + 1; /* the controller is late */
+	assert_int_equal(webui_app_handle(ui, &rq, false, &out), HTTP_APP_SLOW);
 	assert_int_equal(pthread_create(&t, NULL, publish_soon, &pub), 0);
 	ws_wait_fresh(ui, gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
-	assert_false(ws_old(ui->snap, gpuq_mono_ms()));
+	assert_false(ws_old(published_snap(ui), gpuq_mono_ms()));
 	pthread_join(t, NULL);
 	assert_int_equal(published_now(ui), 8000);
 	/* offline: published once, never old */
 	assert_int_equal(webui_publish_fixed(ui, q, 9000), GPUQ_OK);
-	ui->snap->built_mono_ms -= WEBUI_IDLE_MS + 1;
+	published_snap(ui)->built_mono_ms -= WEBUI_IDLE_MS + 1;
 	assert_int_equal(published_now(ui), 9000);
 	queue_destroy(q);
 	webui_destroy(ui);
@@ -1057,9 +1063,9 @@ static void vis_app_routes(void **state)
 	queue_t *q;
 	const char *ns;
 	size_t n;
-	webhook_app_request_t rq = {VIS "/namespaces/team-b/localqueues/default/pendingworkloads",
-				    NULL, false, "limit=1"};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {VIS "/namespaces/team-b/localqueues/default/pendingworkloads",
+				 NULL, false, "limit=1"};
+	http_app_reply_t out = {0};
 	json_t *o;
 
 	(void)state;
@@ -1080,7 +1086,7 @@ static void vis_app_routes(void **state)
 	wa_cache_put(ui, "tenant", "", WA_FORBIDDEN, "bob", gpuq_mono_ms());
 	wa_cache_put(ui, "tenant", "team-b", WA_ALLOWED, "bob", gpuq_mono_ms());
 	rq.authorization = "Bearer tenant";
-	out = (webhook_app_reply_t){0};
+	out = (http_app_reply_t){0};
 	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
 	assert_int_equal(out.status, 200);
 	o = json_loadb(out.body, out.len, 0, NULL);
@@ -1091,7 +1097,7 @@ static void vis_app_routes(void **state)
 	/* the visibility API alone (gpuq serve without --ui) */
 	webui_routes_set(ui, false, true);
 	rq.path = "/api/v1/namespaces/team-b";
-	out = (webhook_app_reply_t){0};
+	out = (http_app_reply_t){0};
 	assert_int_equal(webui_app_handle(ui, &rq, false, &out), GPUQ_OK);
 	assert_int_equal(out.status, 404);
 	rq.path = "/ui/";
@@ -1109,8 +1115,8 @@ static void vis_app_routes(void **state)
 static void embedded_files(void **state)
 {
 	webui_t *ui = ui_none();
-	webhook_app_request_t rq = {"/ui/", NULL, false, NULL};
-	webhook_app_reply_t out = {0};
+	http_app_request_t rq = {"/ui/", NULL, false, NULL};
+	http_app_reply_t out = {0};
 	int rc;
 
 	(void)state;

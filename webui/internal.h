@@ -217,9 +217,8 @@ struct webui {
 	kube_client_t *client;	   /* used by the server's slow worker only */
 	pthread_mutex_t auth_lock; /* guards cache */
 	wa_entry_t *cache;	   /* WEBUI_AUTH_CACHE_MAX entries */
-	pthread_mutex_t snap_lock; /* guards snap (held for a pointer copy) */
-	pthread_cond_t snap_new;   /* signalled (under snap_lock) at each publish */
-	webui_snap_t *snap;	   /* published (one reference), or NULL */
+	gpuq_pub_t published;	   /* the webui_snap_t requests read (a lock held for a
+				      pointer copy; requests wait on it for a fresh one) */
 	atomic_llong idle_ms;	   /* webui_idle_set's (set before threads start) */
 	atomic_bool leader;	   /* this replica leads */
 	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
@@ -255,6 +254,9 @@ int ws_econ_fill(const queue_t *q, webui_snap_t *s);
 json_t *ws_budgets_json(const webui_snap_t *s, const char *ns);
 
 /* ---- snap.c ---- */
+
+/* The publication slot, empty (webui_create). GPUQ_OK or GPUQ_ENOMEM. */
+int ws_published_init(webui_t *ui);
 
 /* The published snapshot with a new reference, or NULL. Any thread. */
 webui_snap_t *ws_current(webui_t *ui);

@@ -1,4 +1,4 @@
-/* webui/serve.c: the UI's routes on the webhook server: the embedded
+/* webui/serve.c: the UI's routes on the HTTP server (http/): the embedded
  * files under /ui/, the JSON API under /api/v1/ and the visibility API
  * under WEBUI_VIS_PREFIX behind the access check, and the UI's
  * lifecycle. */
@@ -14,27 +14,11 @@
 #define JSON_TYPE "application/json"
 #define BEARER "Bearer "
 
-/* The condition a request waits on for a fresh snapshot, on the monotonic
- * clock (ws_wait_fresh's deadlines are gpuq_mono_ms). */
-static int snap_cond_init(pthread_cond_t *cond)
-{
-	pthread_condattr_t a;
-	int rc = pthread_condattr_init(&a);
-
-	if (rc)
-		return rc;
-	rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	if (!rc)
-		rc = pthread_cond_init(cond, &a);
-	pthread_condattr_destroy(&a);
-	return rc;
-}
-
 int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **out,
 		 gpuq_diag_t *diag)
 {
 	webui_t *ui;
-	int rc = GPUQ_OK;
+	int rc;
 
 	*out = NULL;
 	ui = calloc(1, sizeof(*ui));
@@ -43,17 +27,11 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	ui->mode = mode;
 	ui->kube = kube;
 	pthread_mutex_init(&ui->auth_lock, NULL);
-	pthread_mutex_init(&ui->snap_lock, NULL);
-	if (snap_cond_init(&ui->snap_new)) {
-		pthread_mutex_destroy(&ui->auth_lock);
-		pthread_mutex_destroy(&ui->snap_lock);
-		free(ui);
-		return GPUQ_ENOMEM;
-	}
 	atomic_init(&ui->leader, false);
 	atomic_init(&ui->last_api_ms, 0);
 	atomic_init(&ui->idle_ms, WEBUI_IDLE_MS);
 	ui->pages = ui->visibility = true;
+	rc = ws_published_init(ui); /* first: webui_destroy deinits it */
 	ui->cache = calloc(WEBUI_AUTH_CACHE_MAX, sizeof(*ui->cache));
 	if (!ui->cache)
 		rc = GPUQ_ENOMEM;
@@ -75,20 +53,14 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 
 void webui_destroy(webui_t *ui)
 {
-	webui_snap_t *s;
-
 	if (!ui)
 		return;
-	s = ui->snap;
-	ui->snap = NULL;
-	webui_snap_unref(s);
+	gpuq_pub_deinit(&ui->published);
 	ws_events_free(ui);
 	(void)webui_prices_set(ui, NULL, 0); /* frees the prices held */
 	kube_client_destroy(ui->client);
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);
-	pthread_mutex_destroy(&ui->snap_lock);
-	pthread_cond_destroy(&ui->snap_new);
 	free(ui);
 }
 
@@ -105,16 +77,15 @@ void webui_idle_set(webui_t *ui, int64_t idle_ms)
 
 /* ---- replies ---- */
 
-static void reply_static(webhook_app_reply_t *out, unsigned status, const char *type,
-			 const char *text)
+static void reply_static(http_app_reply_t *out, unsigned status, const char *type, const char *text)
 {
-	*out = (webhook_app_reply_t){
+	*out = (http_app_reply_t){
 	    .status = status, .content_type = type, .body = text, .len = strlen(text)};
 }
 
 /* An error: json_text (the web view's Error) on /api/, or a Kubernetes
  * Status with msg on the visibility API. */
-static int reply_error(webhook_app_reply_t *out, bool vis, unsigned status, const char *json_text,
+static int reply_error(http_app_reply_t *out, bool vis, unsigned status, const char *json_text,
 		       const char *msg)
 {
 	if (vis) {
@@ -123,11 +94,11 @@ static int reply_error(webhook_app_reply_t *out, bool vis, unsigned status, cons
 		int rc = webui_vis_error(status, msg, &out->status, &body, &len);
 		if (rc)
 			return rc;
-		*out = (webhook_app_reply_t){.status = status,
-					     .content_type = JSON_TYPE,
-					     .body = body,
-					     .len = len,
-					     .body_owned = true};
+		*out = (http_app_reply_t){.status = status,
+					  .content_type = JSON_TYPE,
+					  .body = body,
+					  .len = len,
+					  .body_owned = true};
 	} else {
 		reply_static(out, status, JSON_TYPE, json_text);
 	}
@@ -136,7 +107,7 @@ static int reply_error(webhook_app_reply_t *out, bool vis, unsigned status, cons
 	return GPUQ_OK;
 }
 
-static int serve_asset(const char *path, webhook_app_reply_t *out)
+static int serve_asset(const char *path, http_app_reply_t *out)
 {
 	if (!strcmp(path, "/ui")) {
 		reply_static(out, 301, "text/plain; charset=utf-8", "see /ui/\n");
@@ -145,11 +116,11 @@ static int serve_asset(const char *path, webhook_app_reply_t *out)
 	}
 	for (size_t i = 0; i < webui_n_assets; i++)
 		if (!strcmp(path, webui_assets[i].path)) {
-			*out = (webhook_app_reply_t){.status = 200,
-						     .content_type = webui_assets[i].content_type,
-						     .cache_control = "no-cache",
-						     .body = webui_assets[i].data,
-						     .len = webui_assets[i].len};
+			*out = (http_app_reply_t){.status = 200,
+						  .content_type = webui_assets[i].content_type,
+						  .cache_control = "no-cache",
+						  .body = webui_assets[i].data,
+						  .len = webui_assets[i].len};
 			return GPUQ_OK;
 		}
 	reply_static(out, 404, "text/plain; charset=utf-8", "not found\n");
@@ -204,10 +175,10 @@ static int access_of(webui_t *ui, const char *token, const char *scope, webui_ac
 }
 
 /* The access check of a request to the JSON APIs (vis: the visibility
- * API): GPUQ_OK with *acc when it may go on; WEBHOOK_APP_SLOW when the
+ * API): GPUQ_OK with *acc when it may go on; HTTP_APP_SLOW when the
  * decision is not cached yet; else *out holds the refusal (*answered). */
-static int check_access(webui_t *ui, const webhook_app_request_t *rq, bool retry, bool vis,
-			const char *scope, webui_access_t *acc, webhook_app_reply_t *out,
+static int check_access(webui_t *ui, const http_app_request_t *rq, bool retry, bool vis,
+			const char *scope, webui_access_t *acc, http_app_reply_t *out,
 			bool *answered)
 {
 	const char *token;
@@ -228,7 +199,7 @@ static int check_access(webui_t *ui, const webhook_app_request_t *rq, bool retry
 	d = access_of(ui, token, scope, acc);
 	if (d == WA_UNKNOWN && !retry) {
 		*answered = false;
-		return WEBHOOK_APP_SLOW;
+		return HTTP_APP_SLOW;
 	}
 	if (d == WA_UNKNOWN)
 		return reply_error(out, vis, 503,
@@ -244,8 +215,7 @@ static int check_access(webui_t *ui, const webhook_app_request_t *rq, bool retry
 	return GPUQ_OK;
 }
 
-int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
-		     webhook_app_reply_t *out)
+int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	webui_t *ui = ctx;
 	webui_access_t acc;
@@ -276,7 +246,7 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 		 * snapshots back; it waits for the next on the slow worker */
 		webui_snap_unref(s);
 		if (!retry)
-			return WEBHOOK_APP_SLOW;
+			return HTTP_APP_SLOW;
 		return reply_error(
 		    out, vis, 503,
 		    "{\"kind\":\"Error\",\"code\":503,\"message\":\"no fresh "
@@ -298,7 +268,7 @@ int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
 
 /* The slow part: ask the apiserver about the request's token and scope
  * when no decision is cached, then wait for a snapshot that is not old. */
-static void app_slow(void *ctx, const webhook_app_request_t *rq)
+static void app_slow(void *ctx, const http_app_request_t *rq)
 {
 	webui_t *ui = ctx;
 	const char *token = ui->mode == WEBUI_AUTH_REVIEW ? bearer(rq->authorization) : NULL;
@@ -311,9 +281,9 @@ static void app_slow(void *ctx, const webhook_app_request_t *rq)
 	ws_wait_fresh(ui, gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
 }
 
-void webui_attach(webui_t *ui, webhook_server_t *srv)
+void webui_attach(webui_t *ui, http_server_t *srv)
 {
-	webhook_server_app_set(srv, webui_app_handle, app_slow, ui);
+	http_server_app_set(srv, webui_app_handle, app_slow, ui);
 	gpuq_log(GPUQ_LOG_INFO, MODULE, "%s%s%s (%s)",
 		 ui->pages ? "web UI on /ui/ and /api/v1/" : "",
 		 ui->pages && ui->visibility ? ", " : "",

@@ -73,35 +73,13 @@ void webui_snap_unref(webui_snap_t *s)
 
 /* ---- quota: nominal, usage, borrowed, lent ---- */
 
-typedef struct {
-	uint64_t key; /* (cohort, flavor, resource) */
-	size_t slot;  /* index in snap->quota */
-	int64_t idle; /* what it could lend */
-} lend_t;
-
-static int lend_cmp(const void *a, const void *b)
+/* lent, as /metrics has it: quota_lent_share over the (cohort, flavor,
+ * resource) groups, rounded to core units. */
+static int fill_lent(webui_snap_t *s, quota_lend_t *v, size_t n)
 {
-	uint64_t x = ((const lend_t *)a)->key, y = ((const lend_t *)b)->key;
-
-	return x < y ? -1 : x > y;
-}
-
-/* lent, as /metrics has it (quota_lent): per (cohort, flavor, resource)
- * group, the group's borrowing shared among its lenders. */
-static int fill_lent(webui_snap_t *s, lend_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), lend_cmp);
-	for (size_t i = 0, j; i < n; i = j) {
-		int64_t borrowed = 0, lendable = 0;
-
-		for (j = i; j < n && v[j].key == v[i].key; j++) {
-			borrowed += s->quota[v[j].slot].borrowed;
-			lendable += v[j].idle;
-		}
-		for (size_t k = i; k < j; k++)
-			s->quota[v[k].slot].lent =
-			    (int64_t)(quota_lent(v[k].idle, borrowed, lendable) + 0.5);
-	}
+	quota_lent_share(v, n);
+	for (size_t k = 0; k < n; k++)
+		s->quota[v[k].slot].lent = (int64_t)(v[k].lent + 0.5);
 	return GPUQ_OK;
 }
 
@@ -109,7 +87,7 @@ static int fill_lent(webui_snap_t *s, lend_t *v, size_t n)
 static int fill_cqs(const queue_t *q, webui_snap_t *s)
 {
 	size_t nf = queue_flavor_count(q), nr = queue_resource_count(q), cap = 16, n_lend = 0;
-	lend_t *lend;
+	quota_lend_t *lend;
 	int rc;
 
 	s->n_cqs = queue_cq_count(q);
@@ -137,7 +115,7 @@ static int fill_cqs(const queue_t *q, webui_snap_t *s)
 					continue;
 				if (s->n_quota == cap) {
 					ws_quota_t *nq = realloc(s->quota, 2 * cap * sizeof(*nq));
-					lend_t *nl =
+					quota_lend_t *nl =
 					    nq ? realloc(lend, 2 * cap * sizeof(*nl)) : NULL;
 
 					if (nq)
@@ -161,10 +139,13 @@ static int fill_cqs(const queue_t *q, webui_snap_t *s)
 						  f,
 						  r};
 				if (coh != QUEUE_NONE)
-					lend[n_lend++] = (lend_t){
-					    ((uint64_t)coh << 32) | ((uint64_t)f << 16) | r,
-					    s->n_quota,
-					    quota_lend_idle(v.nominal, v.usage, v.lending_limit)};
+					lend[n_lend++] = (quota_lend_t){((uint64_t)coh << 32) |
+									    ((uint64_t)f << 16) | r,
+									s->n_quota,
+									v.nominal,
+									v.usage,
+									v.lending_limit,
+									0};
 				s->n_quota++;
 			}
 		cq->n_quota = s->n_quota - cq->quota0;
@@ -659,20 +640,28 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 	return GPUQ_OK;
 }
 
+static void snap_ref(void *s)
+{
+	atomic_fetch_add(&((webui_snap_t *)s)->refs, 1);
+}
+
+static void snap_unref(void *s)
+{
+	webui_snap_unref(s);
+}
+
+int ws_published_init(webui_t *ui)
+{
+	return gpuq_pub_init(&ui->published, snap_ref, snap_unref);
+}
+
 /* Make s the published snapshot (its reference moves in; NULL: none) and
  * wake the requests waiting for a fresh one. */
 static void snap_swap(webui_t *ui, webui_snap_t *s)
 {
-	webui_snap_t *old;
-
 	if (s)
 		s->built_mono_ms = gpuq_mono_ms();
-	pthread_mutex_lock(&ui->snap_lock);
-	old = ui->snap;
-	ui->snap = s;
-	pthread_cond_broadcast(&ui->snap_new);
-	pthread_mutex_unlock(&ui->snap_lock);
-	webui_snap_unref(old); /* outside the lock: a request may hold the last reference */
+	gpuq_pub_swap(&ui->published, s);
 }
 
 static int publish(webui_t *ui, const queue_t *q, int64_t now_ms, bool fixed)
@@ -687,10 +676,8 @@ static int publish(webui_t *ui, const queue_t *q, int64_t now_ms, bool fixed)
 		snap_swap(ui, NULL);
 		return GPUQ_OK;
 	}
-	pthread_mutex_lock(&ui->snap_lock);
-	idle =
-	    ui->snap && gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= atomic_load(&ui->idle_ms);
-	pthread_mutex_unlock(&ui->snap_lock);
+	idle = gpuq_pub_has(&ui->published) &&
+	       gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= atomic_load(&ui->idle_ms);
 	if (idle && !fixed)
 		return GPUQ_OK; /* nobody looks: the next request waits for a new one */
 	rc = webui_snap_build(ui, q, now_ms, &s);
@@ -716,16 +703,14 @@ bool ws_old(const webui_snap_t *s, int64_t now_ms)
 	return !s->fixed && now_ms - s->built_mono_ms > WEBUI_PUBLISH_MS;
 }
 
+static bool snap_stale(const void *s, int64_t now_ms)
+{
+	return ws_old(s, now_ms);
+}
+
 void ws_wait_fresh(webui_t *ui, int64_t deadline_ms)
 {
-	pthread_mutex_lock(&ui->snap_lock);
-	for (int64_t now = gpuq_mono_ms(); ui->snap && ws_old(ui->snap, now) && now < deadline_ms;
-	     now = gpuq_mono_ms()) {
-		struct timespec ts = {(time_t)(deadline_ms / 1000),
-				      (long)(deadline_ms % 1000) * 1000000};
-		(void)pthread_cond_timedwait(&ui->snap_new, &ui->snap_lock, &ts);
-	}
-	pthread_mutex_unlock(&ui->snap_lock);
+	gpuq_pub_wait(&ui->published, snap_stale, deadline_ms);
 }
 
 void webui_leader_set(webui_t *ui, bool leader)
@@ -738,14 +723,7 @@ void webui_leader_set(webui_t *ui, bool leader)
 
 webui_snap_t *ws_current(webui_t *ui)
 {
-	webui_snap_t *s;
-
-	pthread_mutex_lock(&ui->snap_lock);
-	s = ui->snap;
-	if (s)
-		atomic_fetch_add(&s->refs, 1);
-	pthread_mutex_unlock(&ui->snap_lock);
-	return s;
+	return gpuq_pub_get(&ui->published);
 }
 
 void ws_events_free(webui_t *ui)

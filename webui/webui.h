@@ -49,7 +49,7 @@
 #include "ledger/ledger.h"
 #include "policy/policy.h"
 #include "queue/queue.h"
-#include "webhook/webhook.h"
+#include "http/http.h"
 
 /* ---- Caps (each stated where a peer or the cluster could grow it) ---- */
 
@@ -119,16 +119,15 @@ void webui_idle_set(webui_t *ui, int64_t idle_ms);
  * webui_attach. */
 void webui_routes_set(webui_t *ui, bool pages, bool visibility);
 
-/* Serve ui on srv (webhook_server_app_set); before webhook_server_start. */
-void webui_attach(webui_t *ui, webhook_server_t *srv);
+/* Serve ui on srv (http_server_app_set); before http_server_start. */
+void webui_attach(webui_t *ui, http_server_t *srv);
 
-/* The app function webui_attach installs (webhook_app_fn with ctx = ui):
+/* The app function webui_attach installs (http_app_fn with ctx = ui):
  * /ui -> /ui/, /ui/... the embedded files, /api/v1/... the JSON after the
  * access check (401 without a bearer token or with one the apiserver
- * refuses, 403 without the right, WEBHOOK_APP_SLOW when the decision is not
+ * refuses, 403 without the right, HTTP_APP_SLOW when the decision is not
  * cached yet, 503 when the review failed). Public for tests. */
-int webui_app_handle(void *ctx, const webhook_app_request_t *rq, bool retry,
-		     webhook_app_reply_t *out);
+int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out);
 
 /* ---- The controller's thread (one thread; not thread-safe among these) ---- */
 

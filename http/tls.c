@@ -1,6 +1,6 @@
-/* webhook tls: the serving certificate pair (GnuTLS) and its reload when
- * tls.crt/tls.key change on disk. See webhook.h Section B. */
-#include "webhook/webhook.h"
+/* http tls: the serving certificate pair (GnuTLS) and its reload when
+ * tls.crt/tls.key change on disk. See http.h. */
+#include "http/http.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MODULE "webhook"
+#define MODULE "http"
 
 /* ==== The serving pair ==== */
 
-#include "webhook/tls_internal.h"
+#include "http/tls_internal.h"
 
 static int read_file(const char *dir, const char *name, gnutls_datum_t *out, gpuq_diag_t *diag)
 {
@@ -66,7 +66,7 @@ static int read_file(const char *dir, const char *name, gnutls_datum_t *out, gpu
 	return GPUQ_OK;
 }
 
-static void pair_free(webhook_tls_pair_t *pair)
+static void pair_free(http_tls_pair_t *pair)
 {
 	for (unsigned i = 0; i < pair->n_pcerts; i++)
 		gnutls_pcert_deinit(&pair->pcerts[i]);
@@ -77,7 +77,7 @@ static void pair_free(webhook_tls_pair_t *pair)
 }
 
 /* Parse the chain into pair; remember the leaf's serial and notAfter. */
-static int pair_import_chain(webhook_tls_pair_t *pair, const char *dir, const gnutls_datum_t *pem,
+static int pair_import_chain(http_tls_pair_t *pair, const char *dir, const gnutls_datum_t *pem,
 			     gpuq_diag_t *diag)
 {
 	gnutls_x509_crt_t *crts = NULL;
@@ -125,7 +125,7 @@ out:
 }
 
 /* Whether key is the private half of the leaf certificate's public key. */
-static int pair_check_key(webhook_tls_pair_t *pair, const char *dir, gpuq_diag_t *diag)
+static int pair_check_key(http_tls_pair_t *pair, const char *dir, gpuq_diag_t *diag)
 {
 	unsigned char id_cert[64], id_key[64];
 	size_t len_cert = sizeof(id_cert), len_key = sizeof(id_key);
@@ -151,10 +151,10 @@ static int pair_check_key(webhook_tls_pair_t *pair, const char *dir, gpuq_diag_t
 	return GPUQ_OK;
 }
 
-int webhook_tls_pair_load(const char *dir, webhook_tls_pair_t **out, gpuq_diag_t *diag)
+int http_tls_pair_load(const char *dir, http_tls_pair_t **out, gpuq_diag_t *diag)
 {
 	gnutls_datum_t crt = {NULL, 0}, key = {NULL, 0};
-	webhook_tls_pair_t *pair;
+	http_tls_pair_t *pair;
 	int ret, rc;
 
 	*out = NULL;
@@ -199,25 +199,25 @@ fail:
 	return rc;
 }
 
-webhook_tls_pair_t *webhook_tls_pair_ref(webhook_tls_pair_t *pair)
+http_tls_pair_t *http_tls_pair_ref(http_tls_pair_t *pair)
 {
 	if (pair)
 		atomic_fetch_add_explicit(&pair->refs, 1, memory_order_relaxed);
 	return pair;
 }
 
-void webhook_tls_pair_unref(webhook_tls_pair_t *pair)
+void http_tls_pair_unref(http_tls_pair_t *pair)
 {
 	if (pair && atomic_fetch_sub_explicit(&pair->refs, 1, memory_order_acq_rel) == 1)
 		pair_free(pair);
 }
 
-const char *webhook_tls_pair_serial(const webhook_tls_pair_t *pair)
+const char *http_tls_pair_serial(const http_tls_pair_t *pair)
 {
 	return pair->serial;
 }
 
-int64_t webhook_tls_pair_not_after(const webhook_tls_pair_t *pair)
+int64_t http_tls_pair_not_after(const http_tls_pair_t *pair)
 {
 	return pair->not_after;
 }
@@ -261,17 +261,17 @@ static bool file_stamp_equal(const file_stamp_t *a, const file_stamp_t *b)
 	       a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-struct webhook_tls {
-	char *dir;		     /* the cert dir (owned copy) */
-	pthread_mutex_t lock;	     /* guards current */
-	webhook_tls_pair_t *current; /* the serving pair (one reference) */
-	pair_stamp_t seen;	     /* the files as last acted on */
-	bool pending;		     /* the files at `seen` failed to load once */
+struct http_tls {
+	char *dir;		  /* the cert dir (owned copy) */
+	pthread_mutex_t lock;	  /* guards current */
+	http_tls_pair_t *current; /* the serving pair (one reference) */
+	pair_stamp_t seen;	  /* the files as last acted on */
+	bool pending;		  /* the files at `seen` failed to load once */
 };
 
-int webhook_tls_create(const char *dir, webhook_tls_t **out, gpuq_diag_t *diag)
+int http_tls_create(const char *dir, http_tls_t **out, gpuq_diag_t *diag)
 {
-	webhook_tls_t *tls;
+	http_tls_t *tls;
 	int rc;
 
 	*out = NULL;
@@ -286,38 +286,38 @@ int webhook_tls_create(const char *dir, webhook_tls_t **out, gpuq_diag_t *diag)
 	pthread_mutex_init(&tls->lock, NULL);
 	stamp_file(dir, "tls.crt", &tls->seen.crt);
 	stamp_file(dir, "tls.key", &tls->seen.key);
-	rc = webhook_tls_pair_load(dir, &tls->current, diag);
+	rc = http_tls_pair_load(dir, &tls->current, diag);
 	if (rc) {
-		webhook_tls_destroy(tls);
+		http_tls_destroy(tls);
 		return rc;
 	}
 	*out = tls;
 	return GPUQ_OK;
 }
 
-void webhook_tls_destroy(webhook_tls_t *tls)
+void http_tls_destroy(http_tls_t *tls)
 {
 	if (!tls)
 		return;
-	webhook_tls_pair_unref(tls->current);
+	http_tls_pair_unref(tls->current);
 	pthread_mutex_destroy(&tls->lock);
 	free(tls->dir);
 	free(tls);
 }
 
-webhook_tls_pair_t *webhook_tls_current(webhook_tls_t *tls)
+http_tls_pair_t *http_tls_current(http_tls_t *tls)
 {
-	webhook_tls_pair_t *pair;
+	http_tls_pair_t *pair;
 
 	pthread_mutex_lock(&tls->lock);
-	pair = webhook_tls_pair_ref(tls->current);
+	pair = http_tls_pair_ref(tls->current);
 	pthread_mutex_unlock(&tls->lock);
 	return pair;
 }
 
-webhook_tls_poll_t webhook_tls_poll(webhook_tls_t *tls, gpuq_diag_t *diag)
+http_tls_poll_t http_tls_poll(http_tls_t *tls, gpuq_diag_t *diag)
 {
-	webhook_tls_pair_t *pair = NULL, *old;
+	http_tls_pair_t *pair = NULL, *old;
 	pair_stamp_t now;
 	bool changed;
 	int rc;
@@ -327,26 +327,26 @@ webhook_tls_poll_t webhook_tls_poll(webhook_tls_t *tls, gpuq_diag_t *diag)
 	changed = !file_stamp_equal(&now.crt, &tls->seen.crt) ||
 		  !file_stamp_equal(&now.key, &tls->seen.key);
 	if (!changed && !tls->pending)
-		return WEBHOOK_TLS_UNCHANGED;
+		return HTTP_TLS_UNCHANGED;
 	/* Stamped before reading: a write during the load changes the stamp
 	 * and brings us back next poll. */
 	tls->seen = now;
-	rc = webhook_tls_pair_load(tls->dir, &pair, diag);
+	rc = http_tls_pair_load(tls->dir, &pair, diag);
 	if (rc == GPUQ_OK) {
 		tls->pending = false;
 		pthread_mutex_lock(&tls->lock);
 		old = tls->current;
 		tls->current = pair;
 		pthread_mutex_unlock(&tls->lock);
-		webhook_tls_pair_unref(old);
-		return WEBHOOK_TLS_RELOADED;
+		http_tls_pair_unref(old);
+		return HTTP_TLS_RELOADED;
 	}
 	if (changed) {
 		/* First failure for these files: a rotation writes tls.crt and
 		 * tls.key one after the other, so give it one poll to settle. */
 		tls->pending = true;
-		return WEBHOOK_TLS_PENDING;
+		return HTTP_TLS_PENDING;
 	}
 	tls->pending = false;
-	return WEBHOOK_TLS_REFUSED;
+	return HTTP_TLS_REFUSED;
 }

@@ -1,4 +1,4 @@
-/* Unit tests for the policy manifest parser (policy_manifest_parse): YAML
+/* Unit tests for the manifest parser (manifest_parse): YAML
  * typing, documents and Lists, refusals, caps, callback errors. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "policy/policy_json.h"
+#include <jansson.h>
+
+#include "manifest/manifest.h"
 
 typedef struct {
 	json_t *docs; /* array of copies of every object seen */
@@ -36,7 +38,7 @@ static int parse(const char *name, const char *text, collect_t *c, gpuq_diag_t *
 	memset(d, 0, sizeof(*d));
 	c->docs = json_array();
 	c->calls = 0;
-	return policy_manifest_parse(name, text, strlen(text), collect, c, d);
+	return manifest_parse(name, text, strlen(text), collect, c, d);
 }
 
 /* ---- manifest parsing ---- */
@@ -184,7 +186,7 @@ static void parse_caps(void **state)
 	free(big);
 
 	/* size */
-	n = POLICY_FILE_MAX + 1;
+	n = MANIFEST_FILE_MAX + 1;
 	big = malloc(n + 1);
 	memset(big, '#', n);
 	big[n] = '\0';
@@ -234,5 +236,5 @@ int main(void)
 	    cmocka_unit_test(parse_callback_errors),
 	};
 
-	return cmocka_run_group_tests_name("policy_manifest", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("manifest", tests, NULL, NULL);
 }

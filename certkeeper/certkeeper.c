@@ -1,4 +1,4 @@
-/* controller/certkeeper.c: the serving certificate kept in a Secret, on
+/* certkeeper/certkeeper.c: the serving certificate kept in a Secret, on
  * every replica (each serves the webhook). The Secret is the one truth: the
  * first replica to find it missing makes a CA and a serving certificate and
  * creates it; a replica that finds the serving certificate in its last third
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "certs/certs.h"
-#include "controller/controller.h"
+#include "certkeeper/certkeeper.h"
 
 #define MODULE "certs"
 #define SYNC_TRIES 3 /* reads after a lost create/update race */

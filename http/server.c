@@ -1,6 +1,6 @@
-/* webhook server: the HTTPS admission server (libmicrohttpd + GnuTLS), its
- * routes and the policy and certificate watcher. See webhook.h Section B. */
-#include "webhook/webhook.h"
+/* http server: the daemon's HTTPS server (libmicrohttpd + GnuTLS), its
+ * routes and the certificate watcher. See http.h. */
+#include "http/http.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "webhook/tls_internal.h"
+#include "http/tls_internal.h"
 
-#define MODULE "webhook"
+#define MODULE "http"
 
 /* ==== The server ==== */
 
@@ -32,8 +32,8 @@
  * and its place in the server's list of open connections, which the
  * watcher sweeps for those past the header deadline. */
 typedef struct conn_slot {
-	webhook_server_t *srv;	       /* owner */
-	webhook_tls_pair_t *pair;      /* one reference, or NULL before the handshake */
+	http_server_t *srv;	       /* owner */
+	http_tls_pair_t *pair;	       /* one reference, or NULL before the handshake */
 	int fd;			       /* its socket (open while listed) */
 	uint64_t start_ns;	       /* CLOCK_MONOTONIC at accept */
 	atomic_bool headers;	       /* a request's headers came in (or it was cut) */
@@ -42,18 +42,18 @@ typedef struct conn_slot {
 
 /* Per request, freed by on_completed. */
 typedef struct request {
-	webhook_route_t route; /* which route the path named */
-	uint64_t start_ns;     /* CLOCK_MONOTONIC when the headers were in */
-	bool collecting;       /* an admission body is being read */
-	int refused;	       /* a chunked body went past a cap: the rest is read and
-				  dropped, then answered with this code (0: none) */
-	size_t dropped;	       /* bytes dropped since, at most BODY_DROP_MAX */
-	bool replied;	       /* a response was queued */
-	char *body;	       /* the body so far (collecting only) */
-	size_t len;	       /* bytes in body */
-	size_t cap;	       /* bytes allocated (and taken from the body budget); never
-				  above WEBHOOK_REVIEW_MAX */
-	/* app routes (WEBHOOK_ROUTE_UI) whose answer needed the slow worker */
+	http_route_t route; /* which route the path named */
+	uint64_t start_ns;  /* CLOCK_MONOTONIC when the headers were in */
+	bool collecting;    /* a POST route's body is being read */
+	int refused;	    /* a chunked body went past a cap: the rest is read and
+			       dropped, then answered with this code (0: none) */
+	size_t dropped;	    /* bytes dropped since, at most BODY_DROP_MAX */
+	bool replied;	    /* a response was queued */
+	char *body;	    /* the body so far (collecting only) */
+	size_t len;	    /* bytes in body */
+	size_t cap;	    /* bytes allocated (and taken from the body budget); never
+			       above HTTP_BODY_MAX */
+	/* app routes (HTTP_ROUTE_UI) whose answer needed the slow worker */
 	struct MHD_Connection *conn; /* the suspended connection */
 	char *app_path;		     /* copy of the path (owned) */
 	char *app_auth;		     /* copy of the Authorization header (owned), or NULL */
@@ -64,48 +64,45 @@ typedef struct request {
 	struct request *slow_next;   /* in the worker's queue */
 } request_t;
 
-struct webhook_server {
-	const webhook_serve_opts_t *opts; /* flags (borrowed) */
-	webhook_metrics_t *metrics;	  /* counters (owned) */
-	webhook_tls_t *tls;		  /* the serving pair (owned) */
-	webhook_config_t review_cfg;	  /* what webhook_review_handle gets */
+struct http_server {
+	http_server_config_t cfg; /* where and how (strings borrowed) */
+	http_metrics_t *metrics;  /* counters (owned) */
+	http_tls_t *tls;	  /* the serving pair (owned) */
 
-	pthread_mutex_t policy_lock; /* guards policy */
-	policy_t *policy;	     /* the snapshot requests start on (one reference);
-					NULL: none yet, reviews fail closed */
-	pthread_mutex_t reload_lock; /* one policy reload at a time; guards the next four */
-	uint64_t policy_generation;  /* successful loads so far */
-	uint64_t policy_seen_fp;     /* fingerprint of the dir as last acted on */
-	bool policy_pending;	     /* the dir at policy_seen_fp failed to load once */
-	bool policy_fp_failed;	     /* the last fingerprint failed (logged once) */
+	http_post_fn post_fn;	/* the POST routes' hook (NULL: none) */
+	void *post_ctx;		/* its context (borrowed) */
+	http_ready_fn ready_fn; /* /readyz asks it (NULL: ready) */
+	void *ready_ctx;	/* its context (borrowed) */
+	http_watch_fn watch_fn; /* the watcher runs it (NULL: none) */
+	void *watch_ctx;	/* its context (borrowed) */
 
 	struct MHD_Daemon *daemon;  /* NULL until started */
-	pthread_t watcher;	    /* polls certs and policy */
+	pthread_t watcher;	    /* polls certs, runs watch_fn */
 	pthread_mutex_t stop_lock;  /* pairs with stop_cond (stop_flag set under it) */
 	pthread_cond_t stop_cond;   /* wakes the watcher */
 	pthread_mutex_t log_lock;   /* guards start_msg while starting */
 	MHD_socket listen_fd;	    /* after quiesce: ours to close */
 	atomic_int inflight;	    /* requests between their first callback and completion */
-	atomic_size_t body_bytes;   /* bytes of body buffers allocated, <= opts->body_budget */
+	atomic_size_t body_bytes;   /* bytes of body buffers allocated, <= cfg.body_budget */
 	atomic_bool draining;	    /* stop requested: /readyz 503, Connection: close */
 	atomic_bool unready;	    /* SIGTERM's grace: /readyz 503, Connection: close */
 	pthread_mutex_t slots_lock; /* guards slots */
 	conn_slot_t *slots;	    /* open connections (on_connection) */
 	bool watcher_running;	    /* watcher was started and not yet joined */
 	atomic_bool stop_flag;	    /* watcher must exit (set under stop_lock: its cond) */
-	bool stopped;		    /* webhook_server_stop completed */
+	bool stopped;		    /* http_server_stop completed */
 	bool starting;		    /* MHD_start_daemon is running */
 	char start_msg[256];	    /* last libmicrohttpd message during start */
 
-	webhook_app_fn app_fn;		  /* the app of WEBHOOK_ROUTE_UI (NULL: none) */
-	webhook_app_slow_fn app_slow_fn;  /* its slow part */
+	http_app_fn app_fn;		  /* the app of HTTP_ROUTE_UI (NULL: none) */
+	http_app_slow_fn app_slow_fn;	  /* its slow part */
 	void *app_ctx;			  /* their context (borrowed) */
 	pthread_t slow_thread;		  /* runs app_slow_fn */
 	bool slow_running;		  /* slow_thread started and not joined (under slow_lock) */
 	pthread_mutex_t slow_lock;	  /* guards the four below */
 	pthread_cond_t slow_cond;	  /* wakes the worker */
 	request_t *slow_head, *slow_tail; /* suspended requests waiting, in order */
-	size_t slow_n;			  /* entries waiting (<= WEBHOOK_APP_SLOW_MAX) */
+	size_t slow_n;			  /* entries waiting (<= HTTP_APP_SLOW_MAX) */
 	atomic_bool slow_stop;		  /* the worker must resume everything and exit (set
 					     under slow_lock: its cond) */
 };
@@ -118,165 +115,30 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static policy_t *policy_current(webhook_server_t *srv)
-{
-	policy_t *p;
-
-	pthread_mutex_lock(&srv->policy_lock);
-	p = policy_ref(srv->policy);
-	pthread_mutex_unlock(&srv->policy_lock);
-	return p;
-}
-
-/* Serve p (its reference moves to the server; NULL: none). Returns whether
- * a policy was serving before. */
-static bool policy_swap(webhook_server_t *srv, policy_t *p)
-{
-	policy_t *old;
-
-	pthread_mutex_lock(&srv->policy_lock);
-	old = srv->policy;
-	srv->policy = p;
-	pthread_mutex_unlock(&srv->policy_lock);
-	policy_unref(old);
-	return old != NULL;
-}
-
-/* Load the policy dir; on success swap it in. Caller holds reload_lock.
- * report: log and count a failure now (else leave it pending for one poll). */
-static int policy_reload_locked(webhook_server_t *srv, bool report)
+static void poll_certs(http_server_t *srv)
 {
 	gpuq_diag_t diag = {{0}};
-	policy_t *p = NULL;
-	uint64_t fp = 0;
-	int rc;
+	http_tls_pair_t *pair;
 
-	if (policy_dir_fingerprint(srv->opts->policy_dir, &fp, NULL))
-		fp = 0;
-	rc = policy_load_dir(srv->opts->policy_dir, NULL, &p, &diag);
-	if (rc == GPUQ_OK) {
-		srv->policy_seen_fp = policy_fingerprint(p);
-		srv->policy_pending = false;
-		srv->policy_generation++;
-		policy_swap(srv, p);
-		webhook_metrics_policy_reload_count(srv->metrics, true);
-		webhook_metrics_policy_generation_set(srv->metrics, srv->policy_generation);
-		gpuq_log(GPUQ_LOG_INFO, MODULE, "policy reloaded from %s (generation %" PRIu64 ")",
-			 srv->opts->policy_dir, srv->policy_generation);
-		return GPUQ_OK;
-	}
-	srv->policy_seen_fp = fp;
-	if (!report) {
-		srv->policy_pending = true;
-		gpuq_log(GPUQ_LOG_DEBUG, MODULE, "policy dir changed but does not load yet: %s",
-			 diag.msg);
-		return rc;
-	}
-	srv->policy_pending = false;
-	webhook_metrics_policy_reload_count(srv->metrics, false);
-	gpuq_log(GPUQ_LOG_ERROR, MODULE,
-		 "policy reload refused (%s), generation %" PRIu64 " keeps serving: %s",
-		 gpuq_strerror(rc), srv->policy_generation, diag.msg);
-	return rc;
-}
-
-int webhook_server_policy_reload(webhook_server_t *srv)
-{
-	int rc;
-
-	if (!srv->opts->policy_dir) {
-		gpuq_log(GPUQ_LOG_INFO, MODULE,
-			 "no --policy-dir: the policy comes from the cluster, nothing to reload");
-		return GPUQ_EINVAL;
-	}
-	pthread_mutex_lock(&srv->reload_lock);
-	rc = policy_reload_locked(srv, true);
-	pthread_mutex_unlock(&srv->reload_lock);
-	return rc;
-}
-
-int webhook_server_policy_set(webhook_server_t *srv, policy_t *p)
-{
-	if (!p || srv->opts->policy_dir) {
-		gpuq_log(GPUQ_LOG_ERROR, MODULE, "policy feed refused: %s",
-			 p ? "this server reads --policy-dir (one policy source only)"
-			   : "no policy given");
-		return GPUQ_EINVAL;
-	}
-	pthread_mutex_lock(&srv->reload_lock);
-	srv->policy_generation++;
-	policy_swap(srv, policy_ref(p));
-	webhook_metrics_policy_reload_count(srv->metrics, true);
-	webhook_metrics_policy_generation_set(srv->metrics, srv->policy_generation);
-	gpuq_log(GPUQ_LOG_INFO, MODULE, "policy set from the cluster (generation %" PRIu64 ")",
-		 srv->policy_generation);
-	pthread_mutex_unlock(&srv->reload_lock);
-	return GPUQ_OK;
-}
-
-void webhook_server_policy_clear(webhook_server_t *srv)
-{
-	if (srv->opts->policy_dir) {
-		gpuq_log(GPUQ_LOG_ERROR, MODULE,
-			 "policy clear ignored: this server reads --policy-dir");
-		return;
-	}
-	pthread_mutex_lock(&srv->reload_lock);
-	if (policy_swap(srv, NULL))
-		gpuq_log(GPUQ_LOG_WARN, MODULE,
-			 "policy dropped (generation %" PRIu64 " was serving): Pod and Job "
-			 "reviews are answered 503 until the controller syncs again",
-			 srv->policy_generation);
-	pthread_mutex_unlock(&srv->reload_lock);
-}
-
-static void poll_policy(webhook_server_t *srv)
-{
-	gpuq_diag_t diag = {{0}};
-	uint64_t fp;
-
-	if (!srv->opts->policy_dir)
-		return; /* fed from outside: nothing on disk to watch */
-	pthread_mutex_lock(&srv->reload_lock);
-	if (policy_dir_fingerprint(srv->opts->policy_dir, &fp, &diag)) {
-		if (!srv->policy_fp_failed)
-			gpuq_log(GPUQ_LOG_ERROR, MODULE, "cannot watch --policy-dir: %s", diag.msg);
-		srv->policy_fp_failed = true;
-	} else {
-		srv->policy_fp_failed = false;
-		if (fp != srv->policy_seen_fp)
-			/* A first failure waits one poll: an editor may be mid-write. */
-			policy_reload_locked(srv, false);
-		else if (srv->policy_pending)
-			policy_reload_locked(srv, true);
-	}
-	pthread_mutex_unlock(&srv->reload_lock);
-}
-
-static void poll_certs(webhook_server_t *srv)
-{
-	gpuq_diag_t diag = {{0}};
-	webhook_tls_pair_t *pair;
-
-	switch (webhook_tls_poll(srv->tls, &diag)) {
-	case WEBHOOK_TLS_UNCHANGED:
+	switch (http_tls_poll(srv->tls, &diag)) {
+	case HTTP_TLS_UNCHANGED:
 		break;
-	case WEBHOOK_TLS_RELOADED:
-		pair = webhook_tls_current(srv->tls);
-		webhook_metrics_cert_reload_count(srv->metrics, true);
-		webhook_metrics_cert_not_after_set(srv->metrics, webhook_tls_pair_not_after(pair));
+	case HTTP_TLS_RELOADED:
+		pair = http_tls_current(srv->tls);
+		http_metrics_cert_reload_count(srv->metrics, true);
+		http_metrics_cert_not_after_set(srv->metrics, http_tls_pair_not_after(pair));
 		gpuq_log(GPUQ_LOG_INFO, MODULE,
 			 "serving certificate reloaded from %s: serial %s, notAfter %" PRId64,
-			 srv->opts->cert_dir, webhook_tls_pair_serial(pair),
-			 webhook_tls_pair_not_after(pair));
-		webhook_tls_pair_unref(pair);
+			 srv->cfg.cert_dir, http_tls_pair_serial(pair),
+			 http_tls_pair_not_after(pair));
+		http_tls_pair_unref(pair);
 		break;
-	case WEBHOOK_TLS_PENDING:
+	case HTTP_TLS_PENDING:
 		gpuq_log(GPUQ_LOG_DEBUG, MODULE, "certificate files changed, not loadable yet: %s",
 			 diag.msg);
 		break;
-	case WEBHOOK_TLS_REFUSED:
-		webhook_metrics_cert_reload_count(srv->metrics, false);
+	case HTTP_TLS_REFUSED:
+		http_metrics_cert_reload_count(srv->metrics, false);
 		gpuq_log(GPUQ_LOG_ERROR, MODULE,
 			 "certificate reload refused, the previous pair keeps serving: %s",
 			 diag.msg);
@@ -285,14 +147,14 @@ static void poll_certs(webhook_server_t *srv)
 }
 
 /* Close every connection that has not sent a request's headers within
- * WEBHOOK_HEADER_DEADLINE_S of its accept (TLS handshake included): a
+ * HTTP_HEADER_DEADLINE_S of its accept (TLS handshake included): a
  * deadline, where libmicrohttpd's timeout is an idle timer that every byte
  * restarts. shutdown() wakes libmicrohttpd, which closes it; the slot leaves
  * the list (under the lock) before the socket is closed, so fd is still
  * this connection's. */
-static void cut_slow_connections(webhook_server_t *srv)
+static void cut_slow_connections(http_server_t *srv)
 {
-	uint64_t now = now_ns(), limit = (uint64_t)WEBHOOK_HEADER_DEADLINE_S * 1000000000u;
+	uint64_t now = now_ns(), limit = (uint64_t)HTTP_HEADER_DEADLINE_S * 1000000000u;
 	unsigned cut = 0;
 
 	pthread_mutex_lock(&srv->slots_lock);
@@ -305,21 +167,21 @@ static void cut_slow_connections(webhook_server_t *srv)
 	}
 	pthread_mutex_unlock(&srv->slots_lock);
 	if (cut) {
-		webhook_metrics_deadline_count(srv->metrics, cut);
+		http_metrics_deadline_count(srv->metrics, cut);
 		gpuq_log(GPUQ_LOG_WARN, MODULE,
 			 "closed %u connections that sent no request headers within %d s", cut,
-			 WEBHOOK_HEADER_DEADLINE_S);
+			 HTTP_HEADER_DEADLINE_S);
 	}
 }
 
 static void *watcher_main(void *arg)
 {
-	webhook_server_t *srv = arg;
+	http_server_t *srv = arg;
 	struct timespec deadline;
 
 	pthread_mutex_lock(&srv->stop_lock);
 	while (!atomic_load(&srv->stop_flag)) {
-		deadline = gpuq_clock_after_ms(CLOCK_MONOTONIC, srv->opts->poll_ms);
+		deadline = gpuq_clock_after_ms(CLOCK_MONOTONIC, srv->cfg.poll_ms);
 		while (!atomic_load(&srv->stop_flag) &&
 		       pthread_cond_timedwait(&srv->stop_cond, &srv->stop_lock, &deadline) == 0)
 			;
@@ -327,7 +189,8 @@ static void *watcher_main(void *arg)
 			break;
 		pthread_mutex_unlock(&srv->stop_lock);
 		poll_certs(srv);
-		poll_policy(srv);
+		if (srv->watch_fn)
+			srv->watch_fn(srv->watch_ctx);
 		cut_slow_connections(srv);
 		pthread_mutex_lock(&srv->stop_lock);
 	}
@@ -340,7 +203,7 @@ static void *watcher_main(void *arg)
 static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	webhook_server_t *srv = cls;
+	http_server_t *srv = cls;
 	char msg[512];
 	size_t n;
 
@@ -366,7 +229,7 @@ static int on_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca
 {
 	struct MHD_Connection *conn = gnutls_session_get_ptr(session);
 	const union MHD_ConnectionInfo *info;
-	webhook_tls_pair_t *pair;
+	http_tls_pair_t *pair;
 	conn_slot_t *slot;
 
 	(void)req_ca_dn;
@@ -379,8 +242,8 @@ static int on_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca
 	if (!info || !info->socket_context)
 		return -1;
 	slot = info->socket_context;
-	pair = webhook_tls_current(slot->srv->tls);
-	webhook_tls_pair_unref(slot->pair); /* a renegotiation replaces it */
+	pair = http_tls_current(slot->srv->tls);
+	http_tls_pair_unref(slot->pair); /* a renegotiation replaces it */
 	slot->pair = pair;
 	*pcert = pair->pcerts;
 	*pcert_length = pair->n_pcerts;
@@ -398,7 +261,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		 * connection is refused, the server goes on. */
 		const union MHD_ConnectionInfo *info =
 		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-		webhook_server_t *srv = cls;
+		http_server_t *srv = cls;
 
 		slot = info ? calloc(1, sizeof(*slot)) : NULL;
 		if (slot) {
@@ -419,7 +282,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	slot = *socket_context;
 	*socket_context = NULL;
 	if (slot) {
-		webhook_server_t *srv = slot->srv;
+		http_server_t *srv = slot->srv;
 
 		pthread_mutex_lock(&srv->slots_lock);
 		if (slot->prev)
@@ -431,7 +294,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		pthread_mutex_unlock(&srv->slots_lock);
 		/* GnuTLS is done with the session (gnutls_deinit ran before this
 		 * notification), so the pair may go. */
-		webhook_tls_pair_unref(slot->pair);
+		http_tls_pair_unref(slot->pair);
 		free(slot);
 	}
 }
@@ -439,7 +302,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	webhook_server_t *srv = cls;
+	http_server_t *srv = cls;
 	request_t *rq = *con_cls;
 
 	(void)conn;
@@ -456,18 +319,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	atomic_fetch_sub_explicit(&srv->inflight, 1, memory_order_acq_rel);
 }
 
-static webhook_route_t route_of(const char *url)
+static http_route_t route_of(const char *url)
 {
 	static const char *const paths[] = {"/mutate", "/validate", "/healthz", "/readyz",
 					    "/metrics"};
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (!strcmp(url, paths[i]))
-			return (webhook_route_t)i;
+			return (http_route_t)i;
 	if (!strcmp(url, "/ui") || !strncmp(url, "/ui/", 4) || !strncmp(url, "/api/", 5) ||
 	    !strncmp(url, "/apis/", 6))
-		return WEBHOOK_ROUTE_UI;
-	return WEBHOOK_ROUTE_OTHER;
+		return HTTP_ROUTE_UI;
+	return HTTP_ROUTE_OTHER;
 }
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
@@ -479,11 +342,11 @@ static webhook_route_t route_of(const char *url)
  * and held nowhere. */
 #define BODY_DROP_MAX (16u << 20)
 /* The first buffer of a review body without a Content-Length (chunked): a
- * typical review fits; it doubles from there up to WEBHOOK_REVIEW_MAX. */
+ * typical review fits; it doubles from there up to HTTP_BODY_MAX. */
 #define BODY_FIRST_CAP 65536u
 
 /* Queue one reply. body is copied. count: add it to gpuq_http_requests_total. */
-static enum MHD_Result reply(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+static enum MHD_Result reply(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
 			     unsigned code, const char *content_type, const char *body, size_t len,
 			     bool count)
 {
@@ -496,7 +359,7 @@ static enum MHD_Result reply(webhook_server_t *srv, struct MHD_Connection *conn,
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-					rq->route <= WEBHOOK_ROUTE_VALIDATE ? "POST" : "GET, HEAD");
+					rq->route <= HTTP_ROUTE_VALIDATE ? "POST" : "GET, HEAD");
 	if (atomic_load(&srv->draining) || atomic_load(&srv->unready))
 		/* Send the peer to another replica for its next request. */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -504,11 +367,11 @@ static enum MHD_Result reply(webhook_server_t *srv, struct MHD_Connection *conn,
 	MHD_destroy_response(resp);
 	rq->replied = true;
 	if (count)
-		webhook_metrics_http_count(srv->metrics, rq->route, code);
+		http_metrics_reply_count(srv->metrics, rq->route, code);
 	return ret;
 }
 
-static enum MHD_Result reply_text(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+static enum MHD_Result reply_text(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
 				  unsigned code, const char *text)
 {
 	return reply(srv, conn, rq, code, TEXT_PLAIN, text, strlen(text), true);
@@ -531,13 +394,13 @@ static bool is_json(const char *ctype)
 
 /* Grow rq's body buffer to want bytes, taking them from the server's body
  * budget. GPUQ_EAGAIN when the budget is spent, GPUQ_ENOMEM. */
-static int body_reserve(webhook_server_t *srv, request_t *rq, size_t want)
+static int body_reserve(http_server_t *srv, request_t *rq, size_t want)
 {
 	size_t more = want - rq->cap;
 	size_t before = atomic_fetch_add_explicit(&srv->body_bytes, more, memory_order_relaxed);
 	char *nb;
 
-	if (before + more > srv->opts->body_budget) {
+	if (before + more > srv->cfg.body_budget) {
 		atomic_fetch_sub_explicit(&srv->body_bytes, more, memory_order_relaxed);
 		return GPUQ_EAGAIN;
 	}
@@ -551,21 +414,21 @@ static int body_reserve(webhook_server_t *srv, request_t *rq, size_t want)
 	return GPUQ_OK;
 }
 
-/* Append a piece of the body, growing the buffer up to WEBHOOK_REVIEW_MAX.
+/* Append a piece of the body, growing the buffer up to HTTP_BODY_MAX.
  * GPUQ_ELIMIT past the cap, GPUQ_EAGAIN past the budget, GPUQ_ENOMEM. */
-static int body_append(webhook_server_t *srv, request_t *rq, const char *data, size_t n)
+static int body_append(http_server_t *srv, request_t *rq, const char *data, size_t n)
 {
 	int rc;
 
-	if (n > WEBHOOK_REVIEW_MAX - rq->len)
+	if (n > HTTP_BODY_MAX - rq->len)
 		return GPUQ_ELIMIT;
 	if (rq->len + n > rq->cap) {
 		size_t want = rq->cap ? rq->cap : BODY_FIRST_CAP;
 
 		while (want < rq->len + n)
 			want *= 2;
-		if (want > WEBHOOK_REVIEW_MAX)
-			want = WEBHOOK_REVIEW_MAX;
+		if (want > HTTP_BODY_MAX)
+			want = HTTP_BODY_MAX;
 		rc = body_reserve(srv, rq, want);
 		if (rc)
 			return rc;
@@ -575,14 +438,16 @@ static int body_append(webhook_server_t *srv, request_t *rq, const char *data, s
 	return GPUQ_OK;
 }
 
-/* First callback of an admission request: check method, type and size,
+/* First callback of a POST route's request: check method, type and size,
  * then get ready to collect the body. */
-static enum MHD_Result admission_begin(webhook_server_t *srv, struct MHD_Connection *conn,
-				       request_t *rq, const char *method)
+static enum MHD_Result post_begin(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+				  const char *method)
 {
 	const char *ctype, *clen;
 	char msg[160];
 
+	if (!srv->post_fn)
+		return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND, "not found\n");
 	if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
 		return reply_text(srv, conn, rq, MHD_HTTP_METHOD_NOT_ALLOWED,
 				  "method not allowed: use POST\n");
@@ -600,10 +465,10 @@ static enum MHD_Result admission_begin(webhook_server_t *srv, struct MHD_Connect
 
 		errno = 0;
 		n = strtoull(clen, &end, 10);
-		if (!errno && !*end && n > WEBHOOK_REVIEW_MAX) {
+		if (!errno && !*end && n > HTTP_BODY_MAX) {
 			snprintf(msg, sizeof(msg),
 				 "request body too large: %llu bytes, at most %u\n", n,
-				 WEBHOOK_REVIEW_MAX);
+				 HTTP_BODY_MAX);
 			return reply_text(srv, conn, rq, MHD_HTTP_CONTENT_TOO_LARGE, msg);
 		}
 		if (!errno && !*end && n > 0) {
@@ -622,55 +487,51 @@ static enum MHD_Result admission_begin(webhook_server_t *srv, struct MHD_Connect
 	return MHD_YES;
 }
 
-/* The whole body is in: decide it against the current policy. */
-static enum MHD_Result admission_decide(webhook_server_t *srv, struct MHD_Connection *conn,
-					request_t *rq)
-{
-	webhook_endpoint_t ep =
-	    rq->route == WEBHOOK_ROUTE_VALIDATE ? WEBHOOK_VALIDATE : WEBHOOK_MUTATE;
-	webhook_reply_t out;
-	enum MHD_Result ret;
-	policy_t *policy;
-	uint64_t elapsed;
-	int rc;
+/* One POST being answered: where http_post_reply queues its reply. */
+struct http_post_exchange {
+	http_server_t *srv;	     /* the server */
+	struct MHD_Connection *conn; /* the connection */
+	request_t *rq;		     /* the request */
+	enum MHD_Result ret;	     /* what queueing the reply gave */
+};
 
-	memset(&out, 0, sizeof(out));
-	policy = policy_current(srv);
-	rc = webhook_review_handle(ep, policy, &srv->review_cfg, rq->body ? rq->body : "", rq->len,
-				   &out);
-	policy_unref(policy);
-	if (rc) {
-		gpuq_log(GPUQ_LOG_ERROR, MODULE, "%s: review failed: %s",
-			 ep == WEBHOOK_VALIDATE ? "/validate" : "/mutate", gpuq_strerror(rc));
-		ret = reply_text(srv, conn, rq, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				 "internal error: the review could not be decided\n");
-		webhook_metrics_admission_observe(srv->metrics, ep, "other", "error",
-						  now_ns() - rq->start_ns);
-		return ret;
-	}
-	ret = reply(srv, conn, rq, (unsigned)out.http_status,
-		    out.content_type ? out.content_type : "application/json",
-		    out.body ? out.body : "", out.len, out.http_status != MHD_HTTP_OK);
-	elapsed = now_ns() - rq->start_ns;
-	webhook_metrics_admission_observe(srv->metrics, ep, out.kind, out.decision, elapsed);
-	gpuq_log(GPUQ_LOG_DEBUG, MODULE, "%s: %d %s %s, %zu bytes in %" PRIu64 " us",
-		 ep == WEBHOOK_VALIDATE ? "/validate" : "/mutate", out.http_status,
-		 out.kind ? out.kind : "-", out.decision ? out.decision : "-", rq->len,
-		 elapsed / 1000);
-	webhook_reply_deinit(&out);
-	return ret;
+void http_post_reply(const http_post_t *p, unsigned status, const char *content_type,
+		     const char *body, size_t len, bool count)
+{
+	http_post_exchange_t *ex = p->ex;
+
+	if (ex->rq->replied)
+		return;
+	ex->ret = reply(ex->srv, ex->conn, ex->rq, status, content_type, body, len, count);
 }
 
-static enum MHD_Result serve_metrics(webhook_server_t *srv, struct MHD_Connection *conn,
-				     request_t *rq)
+uint64_t http_post_elapsed_ns(const http_post_t *p)
+{
+	return now_ns() - p->ex->rq->start_ns;
+}
+
+/* The whole body is in: hand it to the post hook. */
+static enum MHD_Result post_answer(http_server_t *srv, struct MHD_Connection *conn, request_t *rq)
+{
+	http_post_exchange_t ex = {srv, conn, rq, MHD_YES};
+	http_post_t p = {rq->route, rq->body ? rq->body : "", rq->len, &ex};
+
+	srv->post_fn(srv->post_ctx, &p);
+	if (!rq->replied)
+		return reply_text(srv, conn, rq, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "internal error: no answer\n");
+	return ex.ret;
+}
+
+static enum MHD_Result serve_metrics(http_server_t *srv, struct MHD_Connection *conn, request_t *rq)
 {
 	char *text;
 	size_t len;
 	enum MHD_Result ret;
 
 	/* Counted before rendering, so this scrape sees itself. */
-	webhook_metrics_http_count(srv->metrics, rq->route, MHD_HTTP_OK);
-	if (webhook_metrics_render(srv->metrics, &text, &len))
+	http_metrics_reply_count(srv->metrics, rq->route, MHD_HTTP_OK);
+	if (http_metrics_render(srv->metrics, &text, &len))
 		return reply_text(srv, conn, rq, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				  "cannot render metrics\n");
 	ret = reply(srv, conn, rq, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", text,
@@ -679,33 +540,28 @@ static enum MHD_Result serve_metrics(webhook_server_t *srv, struct MHD_Connectio
 	return ret;
 }
 
-static enum MHD_Result serve_readyz(webhook_server_t *srv, struct MHD_Connection *conn,
-				    request_t *rq)
+static enum MHD_Result serve_readyz(http_server_t *srv, struct MHD_Connection *conn, request_t *rq)
 {
-	webhook_tls_pair_t *pair;
-	policy_t *policy;
-	bool ready;
+	http_tls_pair_t *pair;
+	const char *why;
 
 	if (atomic_load(&srv->draining) || atomic_load(&srv->unready))
 		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "shutting down\n");
-	pair = webhook_tls_current(srv->tls);
-	policy = policy_current(srv);
-	ready = pair && policy;
-	webhook_tls_pair_unref(pair);
-	policy_unref(policy);
+	pair = http_tls_current(srv->tls);
+	http_tls_pair_unref(pair);
 	if (!pair)
 		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
 				  "not ready: no serving certificate loaded\n");
-	if (!ready)
-		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
-				  "not ready: no policy: not synced with the apiserver\n");
+	why = srv->ready_fn ? srv->ready_fn(srv->ready_ctx) : NULL;
+	if (why)
+		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE, why);
 	return reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
 }
 
 /* ---- App routes (the web UI) ---- */
 
-static enum MHD_Result app_reply(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
-				 webhook_app_reply_t *a)
+static enum MHD_Result app_reply(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+				 http_app_reply_t *a)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -720,7 +576,7 @@ static enum MHD_Result app_reply(webhook_server_t *srv, struct MHD_Connection *c
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 				a->cache_control ? a->cache_control : "no-store");
-	MHD_add_response_header(resp, "Content-Security-Policy", WEBHOOK_APP_CSP);
+	MHD_add_response_header(resp, "Content-Security-Policy", HTTP_APP_CSP);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
 	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
@@ -734,19 +590,18 @@ static enum MHD_Result app_reply(webhook_server_t *srv, struct MHD_Connection *c
 	ret = MHD_queue_response(conn, a->status, resp);
 	MHD_destroy_response(resp);
 	rq->replied = true;
-	webhook_metrics_http_count(srv->metrics, rq->route, a->status);
+	http_metrics_reply_count(srv->metrics, rq->route, a->status);
 	return ret;
 }
 
 /* Hand rq to the slow worker and suspend its connection; false when the
  * worker's queue is full or stopping (answer 503). */
-static bool slow_enqueue(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq)
+static bool slow_enqueue(http_server_t *srv, struct MHD_Connection *conn, request_t *rq)
 {
 	bool ok;
 
 	pthread_mutex_lock(&srv->slow_lock);
-	ok = srv->slow_running && !atomic_load(&srv->slow_stop) &&
-	     srv->slow_n < WEBHOOK_APP_SLOW_MAX;
+	ok = srv->slow_running && !atomic_load(&srv->slow_stop) && srv->slow_n < HTTP_APP_SLOW_MAX;
 	if (ok) {
 		rq->conn = conn;
 		rq->slow_next = NULL;
@@ -766,12 +621,12 @@ static bool slow_enqueue(webhook_server_t *srv, struct MHD_Connection *conn, req
 
 static void *slow_main(void *arg)
 {
-	webhook_server_t *srv = arg;
+	http_server_t *srv = arg;
 
 	pthread_mutex_lock(&srv->slow_lock);
 	for (;;) {
 		request_t *rq = srv->slow_head;
-		webhook_app_request_t a;
+		http_app_request_t a;
 
 		if (!rq && atomic_load(&srv->slow_stop))
 			break;
@@ -785,8 +640,8 @@ static void *slow_main(void *arg)
 		srv->slow_n--;
 		if (!atomic_load(&srv->slow_stop)) {
 			pthread_mutex_unlock(&srv->slow_lock);
-			a = (webhook_app_request_t){rq->app_path, rq->app_auth, rq->app_head,
-						    rq->app_query};
+			a = (http_app_request_t){rq->app_path, rq->app_auth, rq->app_head,
+						 rq->app_query};
 			srv->app_slow_fn(srv->app_ctx, &a);
 			pthread_mutex_lock(&srv->slow_lock);
 		}
@@ -799,7 +654,7 @@ static void *slow_main(void *arg)
 
 /* Resume every waiting request (answered 503 by the app on retry... or
  * after its slow part) and join the worker. */
-static void slow_stop(webhook_server_t *srv)
+static void slow_stop(http_server_t *srv)
 {
 	if (!srv->slow_running)
 		return;
@@ -813,21 +668,21 @@ static void slow_stop(webhook_server_t *srv)
 	pthread_mutex_unlock(&srv->slow_lock);
 }
 
-static enum MHD_Result serve_app(webhook_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+static enum MHD_Result serve_app(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
 				 const char *method)
 {
-	webhook_app_reply_t out = {0};
-	webhook_app_request_t a;
+	http_app_reply_t out = {0};
+	http_app_request_t a;
 	int rc;
 
 	if (!srv->app_fn || !rq->app_path)
 		return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND,
 				  "not found: the web UI is off (gpuq serve --ui)\n");
-	a = (webhook_app_request_t){rq->app_path, rq->app_auth,
-				    !strcmp(method, MHD_HTTP_METHOD_HEAD), rq->app_query};
+	a = (http_app_request_t){rq->app_path, rq->app_auth, !strcmp(method, MHD_HTTP_METHOD_HEAD),
+				 rq->app_query};
 	rq->app_head = a.head;
 	rc = srv->app_fn(srv->app_ctx, &a, rq->slow_done, &out);
-	if (rc == WEBHOOK_APP_SLOW && !rq->slow_done) {
+	if (rc == HTTP_APP_SLOW && !rq->slow_done) {
 		if (slow_enqueue(srv, conn, rq))
 			return MHD_YES;
 		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -841,9 +696,9 @@ static enum MHD_Result serve_app(webhook_server_t *srv, struct MHD_Connection *c
 
 /* The query's arguments being joined (query_arg). */
 typedef struct {
-	char buf[WEBHOOK_APP_QUERY_MAX + 1]; /* "k=v&k=v" */
-	size_t len;			     /* bytes in buf */
-	bool over;			     /* past WEBHOOK_APP_QUERY_MAX */
+	char buf[HTTP_APP_QUERY_MAX + 1]; /* "k=v&k=v" */
+	size_t len;			  /* bytes in buf */
+	bool over;			  /* past HTTP_APP_QUERY_MAX */
 } query_t;
 
 static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -865,7 +720,7 @@ static enum MHD_Result query_arg(void *cls, enum MHD_ValueKind kind, const char 
 
 /* Copy what an app route needs from the request headers (the path as
  * sent, the Authorization header, the query's arguments). false: out of
- * memory, or a query longer than WEBHOOK_APP_QUERY_MAX (refused: 414). */
+ * memory, or a query longer than HTTP_APP_QUERY_MAX (refused: 414). */
 static bool app_capture(struct MHD_Connection *conn, request_t *rq, const char *url, bool *long_q)
 {
 	const char *auth =
@@ -880,52 +735,69 @@ static bool app_capture(struct MHD_Connection *conn, request_t *rq, const char *
 	*long_q = q->over;
 	if (q->len && !q->over)
 		rq->app_query = strdup(q->buf);
-	rq->app_path = strndup(url, WEBHOOK_APP_PATH_MAX);
-	if (auth && strlen(auth) <= WEBHOOK_APP_AUTH_MAX)
+	rq->app_path = strndup(url, HTTP_APP_PATH_MAX);
+	if (auth && strlen(auth) <= HTTP_APP_AUTH_MAX)
 		rq->app_auth = strdup(auth);
 	ok = !q->over && rq->app_path && (!q->len || rq->app_query) &&
-	     (!auth || strlen(auth) > WEBHOOK_APP_AUTH_MAX || rq->app_auth);
+	     (!auth || strlen(auth) > HTTP_APP_AUTH_MAX || rq->app_auth);
 	free(q);
 	return ok;
 }
 
-void webhook_server_app_set(webhook_server_t *srv, webhook_app_fn fn, webhook_app_slow_fn slow_fn,
-			    void *ctx)
+void http_server_post_set(http_server_t *srv, http_post_fn fn, void *ctx)
+{
+	srv->post_fn = fn;
+	srv->post_ctx = ctx;
+}
+
+void http_server_ready_set(http_server_t *srv, http_ready_fn fn, void *ctx)
+{
+	srv->ready_fn = fn;
+	srv->ready_ctx = ctx;
+}
+
+void http_server_watch_set(http_server_t *srv, http_watch_fn fn, void *ctx)
+{
+	srv->watch_fn = fn;
+	srv->watch_ctx = ctx;
+}
+
+void http_server_app_set(http_server_t *srv, http_app_fn fn, http_app_slow_fn slow_fn, void *ctx)
 {
 	srv->app_fn = fn;
 	srv->app_slow_fn = slow_fn;
 	srv->app_ctx = ctx;
 }
 
-/* Answer a request outside the admission routes. */
-static enum MHD_Result route_serve(webhook_server_t *srv, struct MHD_Connection *conn,
-				   request_t *rq, const char *method)
+/* Answer a request outside the POST routes. */
+static enum MHD_Result route_serve(http_server_t *srv, struct MHD_Connection *conn, request_t *rq,
+				   const char *method)
 {
 	bool get = !strcmp(method, MHD_HTTP_METHOD_GET) || !strcmp(method, MHD_HTTP_METHOD_HEAD);
 
-	if (rq->route == WEBHOOK_ROUTE_OTHER)
+	if (rq->route == HTTP_ROUTE_OTHER)
 		return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND, "not found\n");
 	if (!get)
 		return reply_text(srv, conn, rq, MHD_HTTP_METHOD_NOT_ALLOWED,
 				  "method not allowed: use GET\n");
-	if (rq->route == WEBHOOK_ROUTE_HEALTHZ)
+	if (rq->route == HTTP_ROUTE_HEALTHZ)
 		return reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
-	if (rq->route == WEBHOOK_ROUTE_READYZ)
+	if (rq->route == HTTP_ROUTE_READYZ)
 		return serve_readyz(srv, conn, rq);
-	if (rq->route == WEBHOOK_ROUTE_UI)
+	if (rq->route == HTTP_ROUTE_UI)
 		return serve_app(srv, conn, rq, method);
 	return serve_metrics(srv, conn, rq);
 }
 
 /* Count n more dropped bytes of a refused body; past BODY_DROP_MAX the
  * connection goes unanswered. */
-static enum MHD_Result body_drop(webhook_server_t *srv, request_t *rq, size_t n)
+static enum MHD_Result body_drop(http_server_t *srv, request_t *rq, size_t n)
 {
 	if (n > BODY_DROP_MAX - rq->dropped) {
-		webhook_metrics_http_count(srv->metrics, rq->route, (unsigned)rq->refused);
+		http_metrics_reply_count(srv->metrics, rq->route, (unsigned)rq->refused);
 		gpuq_log(GPUQ_LOG_WARN, MODULE,
 			 "%s: chunked body still going %u MiB past its refusal: connection closed",
-			 rq->route == WEBHOOK_ROUTE_VALIDATE ? "/validate" : "/mutate",
+			 rq->route == HTTP_ROUTE_VALIDATE ? "/validate" : "/mutate",
 			 BODY_DROP_MAX >> 20);
 		return MHD_NO;
 	}
@@ -936,7 +808,7 @@ static enum MHD_Result body_drop(webhook_server_t *srv, request_t *rq, size_t n)
 /* Only a chunked body gets here (a Content-Length above the cap or the
  * budget was refused up front): free what was buffered, drop the rest and
  * answer rc's HTTP code when the body ends. */
-static enum MHD_Result body_refuse(webhook_server_t *srv, request_t *rq, int rc, size_t n)
+static enum MHD_Result body_refuse(http_server_t *srv, request_t *rq, int rc, size_t n)
 {
 	rq->refused = rc == GPUQ_ELIMIT	  ? MHD_HTTP_CONTENT_TOO_LARGE
 		      : rc == GPUQ_EAGAIN ? MHD_HTTP_SERVICE_UNAVAILABLE
@@ -948,7 +820,7 @@ static enum MHD_Result body_refuse(webhook_server_t *srv, request_t *rq, int rc,
 	rq->len = 0;
 	rq->cap = 0;
 	gpuq_log(GPUQ_LOG_WARN, MODULE, "%s: chunked body: %s: refused",
-		 rq->route == WEBHOOK_ROUTE_VALIDATE ? "/validate" : "/mutate",
+		 rq->route == HTTP_ROUTE_VALIDATE ? "/validate" : "/mutate",
 		 rc == GPUQ_ELIMIT   ? "larger than 3 MiB"
 		 : rc == GPUQ_EAGAIN ? "body budget spent"
 				     : "out of memory");
@@ -956,14 +828,14 @@ static enum MHD_Result body_refuse(webhook_server_t *srv, request_t *rq, int rc,
 }
 
 /* The answer to a refused chunked body, once it has ended. */
-static enum MHD_Result body_refused_reply(webhook_server_t *srv, struct MHD_Connection *conn,
+static enum MHD_Result body_refused_reply(http_server_t *srv, struct MHD_Connection *conn,
 					  request_t *rq)
 {
 	char msg[96];
 
 	if (rq->refused == MHD_HTTP_CONTENT_TOO_LARGE)
 		snprintf(msg, sizeof(msg), "request body too large: more than %u bytes\n",
-			 WEBHOOK_REVIEW_MAX);
+			 HTTP_BODY_MAX);
 	else if (rq->refused == MHD_HTTP_SERVICE_UNAVAILABLE)
 		gpuq_strlcpy(msg, "busy: too many request bodies in flight, retry\n", sizeof(msg));
 	else
@@ -991,7 +863,7 @@ static bool has_body(struct MHD_Connection *conn)
  * then: "Failed to remove listen FD from epoll set", an abort.) */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
-	webhook_server_t *srv = cls;
+	http_server_t *srv = cls;
 
 	(void)addr;
 	(void)addrlen;
@@ -1069,7 +941,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
 {
-	webhook_server_t *srv = cls;
+	http_server_t *srv = cls;
 	request_t *rq = *con_cls;
 	int rc;
 
@@ -1091,14 +963,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			atomic_store(&((conn_slot_t *)info->socket_context)->headers, true);
 		why = request_refusal(conn, url, version, why_buf, sizeof(why_buf));
 		if (why) {
-			rq->route = WEBHOOK_ROUTE_OTHER; /* counted as path="other" */
+			rq->route = HTTP_ROUTE_OTHER; /* counted as path="other" */
 			return reply_text(srv, conn, rq, MHD_HTTP_BAD_REQUEST, why);
 		}
-		if (rq->route <= WEBHOOK_ROUTE_VALIDATE)
-			return admission_begin(srv, conn, rq, method);
-		if (rq->route == WEBHOOK_ROUTE_UI && strlen(url) > WEBHOOK_APP_PATH_MAX)
+		if (rq->route <= HTTP_ROUTE_VALIDATE)
+			return post_begin(srv, conn, rq, method);
+		if (rq->route == HTTP_ROUTE_UI && strlen(url) > HTTP_APP_PATH_MAX)
 			return reply_text(srv, conn, rq, MHD_HTTP_URI_TOO_LONG, "path too long\n");
-		if (rq->route == WEBHOOK_ROUTE_UI && !app_capture(conn, rq, url, &long_q))
+		if (rq->route == HTTP_ROUTE_UI && !app_capture(conn, rq, url, &long_q))
 			return long_q ? reply_text(srv, conn, rq, MHD_HTTP_URI_TOO_LONG,
 						   "query too long\n")
 				      : MHD_NO;
@@ -1125,34 +997,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return body_refused_reply(srv, conn, rq);
 	if (rq->collecting) {
 		rq->collecting = false;
-		return admission_decide(srv, conn, rq);
+		return post_answer(srv, conn, rq);
 	}
 	return route_serve(srv, conn, rq, method);
 }
 
 /* ---- Lifecycle ---- */
 
-int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **out,
-			  gpuq_diag_t *diag)
+int http_server_create(const http_server_config_t *cfg, http_server_t **out, gpuq_diag_t *diag)
 {
-	webhook_server_t *srv;
+	http_server_t *srv;
 	int rc;
 
 	*out = NULL;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return GPUQ_ENOMEM;
-	srv->opts = opts;
+	srv->cfg = *cfg;
 	srv->listen_fd = MHD_INVALID_SOCKET;
-	srv->review_cfg.gpu_resources = opts->gpu_resources;
-	srv->review_cfg.n_gpu_resources = opts->n_gpu_resources;
-	srv->review_cfg.controller_user = opts->controller_user;
 	atomic_init(&srv->inflight, 0);
 	atomic_init(&srv->body_bytes, 0);
 	atomic_init(&srv->draining, false);
 	atomic_init(&srv->unready, false);
-	pthread_mutex_init(&srv->policy_lock, NULL);
-	pthread_mutex_init(&srv->reload_lock, NULL);
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	pthread_mutex_init(&srv->log_lock, NULL);
 	pthread_mutex_init(&srv->slots_lock, NULL);
@@ -1166,44 +1032,33 @@ int webhook_server_create(const webhook_serve_opts_t *opts, webhook_server_t **o
 		pthread_cond_init(&srv->stop_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
-	rc = webhook_metrics_create(&srv->metrics);
+	rc = http_metrics_create(&srv->metrics);
 	if (rc)
 		goto fail;
-	rc = webhook_tls_create(opts->cert_dir, &srv->tls, diag);
+	rc = http_tls_create(cfg->cert_dir, &srv->tls, diag);
 	if (rc) {
-		gpuq_diag_prefix(diag, "--cert-dir \"%s\": ", opts->cert_dir);
+		gpuq_diag_prefix(diag, "--cert-dir \"%s\": ", cfg->cert_dir);
 		goto fail;
 	}
 	{
-		webhook_tls_pair_t *pair = webhook_tls_current(srv->tls);
+		http_tls_pair_t *pair = http_tls_current(srv->tls);
 
-		webhook_metrics_cert_not_after_set(srv->metrics, webhook_tls_pair_not_after(pair));
+		http_metrics_cert_not_after_set(srv->metrics, http_tls_pair_not_after(pair));
 		gpuq_log(GPUQ_LOG_INFO, MODULE, "serving certificate: serial %s, notAfter %" PRId64,
-			 webhook_tls_pair_serial(pair), webhook_tls_pair_not_after(pair));
-		if (webhook_tls_pair_not_after(pair) < (int64_t)time(NULL))
+			 http_tls_pair_serial(pair), http_tls_pair_not_after(pair));
+		if (http_tls_pair_not_after(pair) < (int64_t)time(NULL))
 			gpuq_log(GPUQ_LOG_WARN, MODULE, "the serving certificate has expired");
-		webhook_tls_pair_unref(pair);
+		http_tls_pair_unref(pair);
 	}
-	if (opts->policy_dir) {
-		rc = policy_load_dir(opts->policy_dir, NULL, &srv->policy, diag);
-		if (rc) {
-			gpuq_diag_prefix(diag, "--policy-dir \"%s\": ", opts->policy_dir);
-			goto fail;
-		}
-		srv->policy_seen_fp = policy_fingerprint(srv->policy);
-		srv->policy_generation = 1;
-	}
-	/* else no policy: fail closed until webhook_server_policy_set */
-	webhook_metrics_policy_generation_set(srv->metrics, srv->policy_generation);
 	*out = srv;
 	return GPUQ_OK;
 fail:
 	srv->stopped = true;
-	webhook_server_destroy(srv);
+	http_server_destroy(srv);
 	return rc;
 }
 
-static int resolve(const webhook_serve_opts_t *opts, struct sockaddr_storage *addr,
+static int resolve(const http_server_config_t *cfg, struct sockaddr_storage *addr,
 		   gpuq_diag_t *diag)
 {
 	struct addrinfo hints, *res = NULL;
@@ -1215,25 +1070,25 @@ static int resolve(const webhook_serve_opts_t *opts, struct sockaddr_storage *ad
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	snprintf(port, sizeof(port), "%u", (unsigned)opts->port);
-	ret = getaddrinfo(opts->host[0] ? opts->host : "0.0.0.0", port, &hints, &res);
+	snprintf(port, sizeof(port), "%u", (unsigned)cfg->port);
+	ret = getaddrinfo(cfg->host[0] ? cfg->host : "0.0.0.0", port, &hints, &res);
 	if (ret)
 		return gpuq_diag_set(diag, GPUQ_EIO, "--listen \"%s\": cannot resolve \"%s\": %s",
-				     opts->listen, opts->host, gai_strerror(ret));
+				     cfg->listen, cfg->host, gai_strerror(ret));
 	memset(addr, 0, sizeof(*addr));
 	memcpy(addr, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
 	return GPUQ_OK;
 }
 
-int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
+int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
 {
 	struct sockaddr_storage addr;
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	int rc;
 
-	rc = resolve(srv->opts, &addr, diag);
+	rc = resolve(&srv->cfg, &addr, diag);
 	if (rc)
 		return rc;
 	if (addr.ss_family == AF_INET6)
@@ -1243,14 +1098,14 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	srv->start_msg[0] = '\0';
 	pthread_mutex_unlock(&srv->log_lock);
 	srv->daemon = MHD_start_daemon(
-	    flags, srv->opts->port, on_accept, srv, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+	    flags, srv->cfg.port, on_accept, srv, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
 	    mhd_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 	    MHD_OPTION_HTTPS_CERT_CALLBACK, on_certificate, MHD_OPTION_HTTPS_PRIORITIES,
-	    WEBHOOK_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE,
-	    srv->opts->threads > 1 ? srv->opts->threads : 0, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)WEBHOOK_CONNECTIONS_MAX, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)WEBHOOK_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)WEBHOOK_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	    HTTP_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE,
+	    srv->cfg.threads > 1 ? srv->cfg.threads : 0, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned)HTTP_CONNECTIONS_MAX, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    (unsigned)HTTP_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_STRICT_FOR_CLIENT, 1,
 	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv, MHD_OPTION_END);
 	pthread_mutex_lock(&srv->log_lock);
@@ -1258,7 +1113,7 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 	pthread_mutex_unlock(&srv->log_lock);
 	if (!srv->daemon)
 		return gpuq_diag_set(diag, GPUQ_EIO, "--listen \"%s\": cannot serve there: %s",
-				     srv->opts->listen,
+				     srv->cfg.listen,
 				     srv->start_msg[0] ? srv->start_msg : "libmicrohttpd refused");
 	atomic_store(&srv->stop_flag, false);
 	if (pthread_create(&srv->watcher, NULL, watcher_main, srv)) {
@@ -1277,23 +1132,21 @@ int webhook_server_start(webhook_server_t *srv, gpuq_diag_t *diag)
 				 "cannot start the web UI's worker thread: requests that need "
 				 "the apiserver are answered 503");
 	}
-	gpuq_log(
-	    GPUQ_LOG_INFO, MODULE, "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads), %s",
-	    addr.ss_family == AF_INET6 ? "[" : "", srv->opts->host[0] ? srv->opts->host : "0.0.0.0",
-	    addr.ss_family == AF_INET6 ? "]" : "", (unsigned)srv->opts->port, srv->opts->threads,
-	    srv->opts->policy_dir ? "policy from --policy-dir"
-				  : "no policy until the controller syncs (failing closed)");
+	gpuq_log(GPUQ_LOG_INFO, MODULE, "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads)",
+		 addr.ss_family == AF_INET6 ? "[" : "",
+		 srv->cfg.host[0] ? srv->cfg.host : "0.0.0.0",
+		 addr.ss_family == AF_INET6 ? "]" : "", (unsigned)srv->cfg.port, srv->cfg.threads);
 	return GPUQ_OK;
 }
 
-void webhook_server_unready(webhook_server_t *srv)
+void http_server_unready(http_server_t *srv)
 {
 	if (!atomic_exchange(&srv->unready, true))
 		gpuq_log(GPUQ_LOG_INFO, MODULE,
 			 "shutting down: /readyz answers 503, still serving");
 }
 
-void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms)
+void http_server_stop(http_server_t *srv, unsigned drain_ms)
 {
 	uint64_t deadline = now_ns() + (uint64_t)drain_ms * 1000000u;
 	int zero_reads = 0;
@@ -1337,17 +1190,14 @@ void webhook_server_stop(webhook_server_t *srv, unsigned drain_ms)
 	}
 }
 
-void webhook_server_destroy(webhook_server_t *srv)
+void http_server_destroy(http_server_t *srv)
 {
 	if (!srv)
 		return;
-	webhook_server_stop(srv, 0);
-	policy_unref(srv->policy);
-	webhook_tls_destroy(srv->tls);
-	webhook_metrics_destroy(srv->metrics);
+	http_server_stop(srv, 0);
+	http_tls_destroy(srv->tls);
+	http_metrics_destroy(srv->metrics);
 	pthread_cond_destroy(&srv->stop_cond);
-	pthread_mutex_destroy(&srv->policy_lock);
-	pthread_mutex_destroy(&srv->reload_lock);
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_mutex_destroy(&srv->log_lock);
 	pthread_mutex_destroy(&srv->slots_lock);
@@ -1356,7 +1206,7 @@ void webhook_server_destroy(webhook_server_t *srv)
 	free(srv);
 }
 
-webhook_metrics_t *webhook_server_metrics(webhook_server_t *srv)
+http_metrics_t *http_server_metrics(http_server_t *srv)
 {
 	return srv->metrics;
 }

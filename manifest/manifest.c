@@ -1,7 +1,7 @@
 /*
  * Manifest parsing: YAML (libyaml's event parser) or JSON (jansson) into
- * jansson values, one callback per object. Caps: POLICY_FILE_MAX bytes,
- * POLICY_DEPTH_MAX nesting, POLICY_DOCS_MAX documents and objects; anchors,
+ * jansson values, one callback per object. Caps: MANIFEST_FILE_MAX bytes,
+ * MANIFEST_DEPTH_MAX nesting, MANIFEST_DOCS_MAX documents and objects; anchors,
  * aliases and merge keys are refused so a small file can never expand into a
  * large tree ("billion laughs").
  */
@@ -14,7 +14,9 @@
 
 #include <yaml.h>
 
-#include "policy/policy_json.h"
+#include <jansson.h>
+
+#include "manifest/manifest.h"
 
 /* Report an allocation failure; always GPUQ_ENOMEM (a constant the
  * static analyzer can follow). */
@@ -25,12 +27,12 @@ static int oom(gpuq_diag_t *diag)
 }
 
 typedef struct {
-	const char *name;  /* manifest name, for messages */
-	policy_doc_cb cb;  /* per-object callback */
-	void *ctx;	   /* its context */
-	gpuq_diag_t *diag; /* where errors go */
-	size_t doc;	   /* 1-based number of the current document */
-	size_t n_objs;	   /* objects passed to cb so far */
+	const char *name;   /* manifest name, for messages */
+	manifest_doc_cb cb; /* per-object callback */
+	void *ctx;	    /* its context */
+	gpuq_diag_t *diag;  /* where errors go */
+	size_t doc;	    /* 1-based number of the current document */
+	size_t n_objs;	    /* objects passed to cb so far */
 } run_t;
 
 typedef struct {
@@ -70,9 +72,9 @@ static int call_cb(run_t *r, const json_t *obj, long item)
 		snprintf(msg, sizeof(msg), "%s", json_is_array(obj) ? "a list" : "a scalar");
 		rc =
 		    gpuq_diag_set(r->diag, GPUQ_EINVAL, "an object must be a mapping, not %s", msg);
-	} else if (++r->n_objs > POLICY_DOCS_MAX) {
+	} else if (++r->n_objs > MANIFEST_DOCS_MAX) {
 		rc = gpuq_diag_set(r->diag, GPUQ_ELIMIT, "more than %d objects in one file",
-				   POLICY_DOCS_MAX);
+				   MANIFEST_DOCS_MAX);
 	} else {
 		rc = r->cb(r->ctx, r->doc, obj, r->diag);
 	}
@@ -256,9 +258,9 @@ static json_t *scalar_value(run_t *r, const yaml_event_t *ev, int *rc)
 /* ---- YAML event loop ---- */
 
 typedef struct {
-	frame_t st[POLICY_DEPTH_MAX]; /* open mappings/sequences */
-	size_t depth;		      /* entries used in st */
-	json_t *root;		      /* completed document root */
+	frame_t st[MANIFEST_DEPTH_MAX]; /* open mappings/sequences */
+	size_t depth;			/* entries used in st */
+	json_t *root;			/* completed document root */
 } tree_t;
 
 static void tree_reset(tree_t *t)
@@ -330,8 +332,9 @@ static int open_node(run_t *r, tree_t *t, bool mapping, const yaml_char_t *ancho
 				 (const char *)anchor);
 	if (awaiting_key(t))
 		return fail_here(r, GPUQ_EINVAL, "mapping keys must be scalars");
-	if (t->depth == POLICY_DEPTH_MAX)
-		return fail_here(r, GPUQ_ELIMIT, "nested deeper than %d levels", POLICY_DEPTH_MAX);
+	if (t->depth == MANIFEST_DEPTH_MAX)
+		return fail_here(r, GPUQ_ELIMIT, "nested deeper than %d levels",
+				 MANIFEST_DEPTH_MAX);
 	n = mapping ? json_object() : json_array();
 	if (!n)
 		return oom(r->diag);
@@ -357,8 +360,9 @@ static int on_event(run_t *r, tree_t *t, const yaml_event_t *ev)
 
 	switch (ev->type) {
 	case YAML_DOCUMENT_START_EVENT:
-		if (++r->doc > POLICY_DOCS_MAX)
-			return fail_here(r, GPUQ_ELIMIT, "more than %d documents", POLICY_DOCS_MAX);
+		if (++r->doc > MANIFEST_DOCS_MAX)
+			return fail_here(r, GPUQ_ELIMIT, "more than %d documents",
+					 MANIFEST_DOCS_MAX);
 		return GPUQ_OK;
 	case YAML_DOCUMENT_END_EVENT:
 		rc = emit(r, t->root);
@@ -437,7 +441,7 @@ static bool too_deep(const json_t *v, size_t depth)
 
 	if (!json_is_object(v) && !json_is_array(v))
 		return false;
-	if (depth >= POLICY_DEPTH_MAX)
+	if (depth >= MANIFEST_DEPTH_MAX)
 		return true;
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, c) if (too_deep(c, depth + 1)) return true;
@@ -470,7 +474,7 @@ static int parse_json(run_t *r, const char *buf, size_t len, bool must, bool *no
 	}
 	r->doc = 1;
 	if (too_deep(root, 1))
-		rc = fail_here(r, GPUQ_ELIMIT, "nested deeper than %d levels", POLICY_DEPTH_MAX);
+		rc = fail_here(r, GPUQ_ELIMIT, "nested deeper than %d levels", MANIFEST_DEPTH_MAX);
 	else
 		rc = emit(r, root);
 	json_decref(root);
@@ -484,18 +488,18 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-int policy_manifest_parse(const char *name, const char *buf, size_t len, policy_doc_cb cb,
-			  void *ctx, gpuq_diag_t *diag)
+int manifest_parse(const char *name, const char *buf, size_t len, manifest_doc_cb cb, void *ctx,
+		   gpuq_diag_t *diag)
 {
 	run_t r = {name ? name : "<manifest>", cb, ctx, diag, 0, 0};
 	bool not_json = false;
 	size_t i = 0;
 	int rc;
 
-	if (len > POLICY_FILE_MAX)
+	if (len > MANIFEST_FILE_MAX)
 		return fail_here(&r, GPUQ_ELIMIT,
 				 "%zu bytes, larger than the %u a manifest may have", len,
-				 POLICY_FILE_MAX);
+				 MANIFEST_FILE_MAX);
 	while (i < len && buf[i] && strchr(" \t\r\n", buf[i]))
 		i++;
 	if (ends_with(r.name, ".json"))

@@ -1,9 +1,9 @@
-/* Unit tests for the webhook server (Section B of webhook.h): metrics text
- * format and escaping, `serve` flag parsing and checks, serving pair loading
- * and swapping, and an in-process server driven by libcurl (routes, status
- * codes, keep-alive, certificate rotation pinned per connection, policy
- * reloads). Certificates are made here with GnuTLS; files live under a
- * mkdtemp directory removed at the end. */
+/* Unit tests for the HTTP server (http/http.h) and admission on it
+ * (webhook.h Section B): metrics text format and escaping, serving pair
+ * loading and swapping, and an in-process server driven by libcurl, set up
+ * from `serve` flags as gpuq serve does (routes, status codes, keep-alive,
+ * certificate rotation pinned per connection, policy reloads). Certificates are made here with
+ * GnuTLS; files live under a mkdtemp directory removed at the end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,11 +24,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/serve_opts.h"
+#include "http/http.h"
 #include "webhook/webhook.h"
 
 #include "unit/server_fixtures.h"
 
 /* ---- metrics ---- */
+
+/* The server's registry with admission's families in their slot, as
+ * webhook_admission_create attaches them. */
+static http_metrics_t *metrics_with_admission(webhook_metrics_t **am)
+{
+	http_metrics_t *m;
+
+	assert_int_equal(http_metrics_create(&m), GPUQ_OK);
+	assert_int_equal(webhook_metrics_create(am), GPUQ_OK);
+	http_metrics_source_slot_set(m, HTTP_METRICS_SOURCE_ADMISSION, webhook_metrics_render, *am);
+	return m;
+}
 
 static void metrics_label_escape_table(void **state)
 {
@@ -48,16 +62,15 @@ static void metrics_label_escape_table(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		assert_int_equal(webhook_metrics_label_escape(cases[i].in, out, sizeof(out)),
-				 GPUQ_OK);
+		assert_int_equal(http_metrics_label_escape(cases[i].in, out, sizeof(out)), GPUQ_OK);
 		assert_string_equal(out, cases[i].out);
 	}
 	/* Exactly fits: 4 characters + NUL; one byte short fails and leaves "". */
-	assert_int_equal(webhook_metrics_label_escape("a\"b", out, 5), GPUQ_OK);
+	assert_int_equal(http_metrics_label_escape("a\"b", out, 5), GPUQ_OK);
 	assert_string_equal(out, "a\\\"b");
-	assert_int_equal(webhook_metrics_label_escape("a\"b", out, 4), GPUQ_ELIMIT);
+	assert_int_equal(http_metrics_label_escape("a\"b", out, 4), GPUQ_ELIMIT);
 	assert_string_equal(out, "");
-	assert_int_equal(webhook_metrics_label_escape("x", out, 0), GPUQ_ELIMIT);
+	assert_int_equal(http_metrics_label_escape("x", out, 0), GPUQ_ELIMIT);
 }
 
 /* Check one exposition line: `name{k="v",...} value` or `name value`. */
@@ -128,29 +141,29 @@ static unsigned long long line_value(const char *text, const char *prefix)
 
 static void metrics_render_format(void **state)
 {
-	webhook_metrics_t *m;
+	webhook_metrics_t *am;
+	http_metrics_t *m = metrics_with_admission(&am);
 	char *text;
 	size_t len;
 
 	(void)state;
-	assert_int_equal(webhook_metrics_create(&m), GPUQ_OK);
-	webhook_metrics_admission_observe(m, WEBHOOK_MUTATE, "Pod", "patched", 30000); /* 30 us */
-	webhook_metrics_admission_observe(m, WEBHOOK_MUTATE, "Pod", "patched", 70000); /* 70 us */
-	webhook_metrics_admission_observe(m, WEBHOOK_MUTATE, "Pod", "patched", 2000000000u);
-	webhook_metrics_admission_observe(m, WEBHOOK_VALIDATE, "Job", "denied", 1000000);
+	webhook_metrics_admission_observe(am, WEBHOOK_MUTATE, "Pod", "patched", 30000); /* 30 us */
+	webhook_metrics_admission_observe(am, WEBHOOK_MUTATE, "Pod", "patched", 70000); /* 70 us */
+	webhook_metrics_admission_observe(am, WEBHOOK_MUTATE, "Pod", "patched", 2000000000u);
+	webhook_metrics_admission_observe(am, WEBHOOK_VALIDATE, "Job", "denied", 1000000);
 	/* A peer's strings never become labels: unknown values fold. */
-	webhook_metrics_admission_observe(m, WEBHOOK_VALIDATE, "Secret\"}", "maybe", 1);
-	webhook_metrics_http_count(m, WEBHOOK_ROUTE_HEALTHZ, 200);
-	webhook_metrics_http_count(m, WEBHOOK_ROUTE_MUTATE, 415);
-	webhook_metrics_http_count(m, WEBHOOK_ROUTE_OTHER, 418);
-	webhook_metrics_http_count(m, (webhook_route_t)99, 404);
-	webhook_metrics_policy_reload_count(m, true);
-	webhook_metrics_policy_reload_count(m, false);
-	webhook_metrics_policy_reload_count(m, false);
-	webhook_metrics_cert_reload_count(m, true);
-	webhook_metrics_policy_generation_set(m, 7);
-	webhook_metrics_cert_not_after_set(m, 1893456000);
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	webhook_metrics_admission_observe(am, WEBHOOK_VALIDATE, "Secret\"}", "maybe", 1);
+	http_metrics_reply_count(m, HTTP_ROUTE_HEALTHZ, 200);
+	http_metrics_reply_count(m, HTTP_ROUTE_MUTATE, 415);
+	http_metrics_reply_count(m, HTTP_ROUTE_OTHER, 418);
+	http_metrics_reply_count(m, (http_route_t)99, 404);
+	webhook_metrics_policy_reload_count(am, true);
+	webhook_metrics_policy_reload_count(am, false);
+	webhook_metrics_policy_reload_count(am, false);
+	http_metrics_cert_reload_count(m, true);
+	webhook_metrics_policy_generation_set(am, 7);
+	http_metrics_cert_not_after_set(m, 1893456000);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_int_equal(strlen(text), len);
 
 	/* Every line is a comment or a well-formed sample. */
@@ -218,38 +231,47 @@ static void metrics_render_format(void **state)
 	assert_int_equal(line_value(text, "gpuq_cert_not_after_seconds "), 1893456000);
 	assert_true(line_value(text, "process_resident_memory_bytes ") > 0);
 	free(text);
-	webhook_metrics_destroy(m);
+	http_metrics_destroy(m);
+	http_metrics_destroy(NULL);
+	webhook_metrics_destroy(am);
 	webhook_metrics_destroy(NULL);
 }
 
 #define OBSERVERS 4
 #define OBSERVATIONS 50000
 
+typedef struct {
+	http_metrics_t *m;     /* the server's registry */
+	webhook_metrics_t *am; /* admission's, in its slot */
+} both_t;
+
 static void *observe_many(void *arg)
 {
-	webhook_metrics_t *m = arg;
+	both_t *b = arg;
+	http_metrics_t *m = b->m;
+	webhook_metrics_t *am = b->am;
 
 	for (int i = 0; i < OBSERVATIONS; i++) {
-		webhook_metrics_admission_observe(m, WEBHOOK_VALIDATE, "Job", "allowed", 1000);
-		webhook_metrics_http_count(m, WEBHOOK_ROUTE_READYZ, 503);
+		webhook_metrics_admission_observe(am, WEBHOOK_VALIDATE, "Job", "allowed", 1000);
+		http_metrics_reply_count(m, HTTP_ROUTE_READYZ, 503);
 	}
 	return NULL;
 }
 
 static void metrics_concurrent_counts_exact(void **state)
 {
-	webhook_metrics_t *m;
+	both_t b;
 	pthread_t t[OBSERVERS];
 	char *text;
 	size_t len;
 
 	(void)state;
-	assert_int_equal(webhook_metrics_create(&m), GPUQ_OK);
+	b.m = metrics_with_admission(&b.am);
 	for (int i = 0; i < OBSERVERS; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, observe_many, m), 0);
+		assert_int_equal(pthread_create(&t[i], NULL, observe_many, &b), 0);
 	for (int i = 0; i < OBSERVERS; i++)
 		pthread_join(t[i], NULL);
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_render(b.m, &text, &len), GPUQ_OK);
 	assert_int_equal(line_value(text, "gpuq_admission_requests_total{endpoint=\"validate\","
 					  "kind=\"Job\",decision=\"allowed\"} "),
 			 OBSERVERS * OBSERVATIONS);
@@ -257,52 +279,53 @@ static void metrics_concurrent_counts_exact(void **state)
 	    line_value(text, "gpuq_http_requests_total{path=\"/readyz\",code=\"503\"} "),
 	    OBSERVERS * OBSERVATIONS);
 	free(text);
-	webhook_metrics_destroy(m);
+	http_metrics_destroy(b.m);
+	webhook_metrics_destroy(b.am);
 }
 
 /* A source of outside metrics: one gauge, or (big) more than the cap. */
 typedef struct {
 	int calls;   /* times rendered */
-	bool big;    /* append past WEBHOOK_METRICS_TEXT_MAX */
+	bool big;    /* append past HTTP_METRICS_TEXT_MAX */
 	double jobs; /* the gauge's value */
 } source_t;
 
-static void source_render(void *ctx, webhook_metrics_text_t *t)
+static void source_render(void *ctx, http_metrics_text_t *t)
 {
 	source_t *s = ctx;
 
 	s->calls++;
-	webhook_metrics_printf(t,
-			       "# HELP test_queue_jobs Jobs.\n# TYPE test_queue_jobs gauge\n"
-			       "test_queue_jobs{cluster_queue=\"a\"} %g\n",
-			       s->jobs);
-	for (unsigned i = 0; s->big && i <= WEBHOOK_METRICS_TEXT_MAX >> 20; i++)
-		webhook_metrics_printf(t, "# %*s\n", 1 << 20, "");
+	http_metrics_printf(t,
+			    "# HELP test_queue_jobs Jobs.\n# TYPE test_queue_jobs gauge\n"
+			    "test_queue_jobs{cluster_queue=\"a\"} %g\n",
+			    s->jobs);
+	for (unsigned i = 0; s->big && i <= HTTP_METRICS_TEXT_MAX >> 20; i++)
+		http_metrics_printf(t, "# %*s\n", 1 << 20, "");
 }
 
 static void metrics_source_appends(void **state)
 {
-	webhook_metrics_t *m;
+	webhook_metrics_t *am;
+	http_metrics_t *m = metrics_with_admission(&am);
 	source_t src = {.jobs = 12};
 	char *text;
 	size_t len;
 
 	(void)state;
-	assert_int_equal(webhook_metrics_create(&m), GPUQ_OK);
-	webhook_metrics_policy_generation_set(m, 3);
-	webhook_metrics_source_set(m, source_render, &src);
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	webhook_metrics_policy_generation_set(am, 3);
+	http_metrics_source_set(m, source_render, &src);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_int_equal(src.calls, 1);
-	/* after the webhook's own families, whole */
+	/* after the server's own families, whole */
 	assert_true(strstr(text, "# TYPE test_queue_jobs gauge\n") >
 		    strstr(text, "process_resident_memory_bytes "));
 	assert_int_equal(line_value(text, "test_queue_jobs{cluster_queue=\"a\"} "), 12);
 	assert_int_equal(line_value(text, "gpuq_policy_generation "), 3);
 	free(text);
 
-	/* A part past the cap is left out; the webhook's metrics are served. */
+	/* A part past the cap is left out; the others are served. */
 	src.big = true;
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_int_equal(src.calls, 2);
 	assert_null(strstr(text, "test_queue_jobs"));
 	assert_int_equal(line_value(text, "gpuq_policy_generation "), 3);
@@ -311,55 +334,56 @@ static void metrics_source_appends(void **state)
 	free(text);
 
 	/* Taken away: not called again. */
-	webhook_metrics_source_set(m, NULL, NULL);
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	http_metrics_source_set(m, NULL, NULL);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_int_equal(src.calls, 2);
 	assert_null(strstr(text, "test_queue_jobs"));
 	free(text);
-	webhook_metrics_destroy(m);
+	http_metrics_destroy(m);
+	webhook_metrics_destroy(am);
 }
 
-static void idle_source_render(void *ctx, webhook_metrics_text_t *t)
+static void idle_source_render(void *ctx, http_metrics_text_t *t)
 {
 	source_t *s = ctx;
 
 	s->calls++;
-	webhook_metrics_printf(t,
-			       "# HELP test_idle_seconds Idle.\n# TYPE test_idle_seconds counter\n"
-			       "test_idle_seconds_total %g\n",
-			       s->jobs);
+	http_metrics_printf(t,
+			    "# HELP test_idle_seconds Idle.\n# TYPE test_idle_seconds counter\n"
+			    "test_idle_seconds_total %g\n",
+			    s->jobs);
 }
 
 /* Two slots: both rendered, queue first; one cut at the cap leaves the
  * other; each taken away on its own. */
 static void metrics_source_slots(void **state)
 {
-	webhook_metrics_t *m;
+	http_metrics_t *m;
 	source_t q = {.jobs = 1}, idle = {.jobs = 7};
 	char *text;
 	size_t len;
 
 	(void)state;
-	assert_int_equal(webhook_metrics_create(&m), GPUQ_OK);
-	webhook_metrics_source_slot_set(m, WEBHOOK_METRICS_SOURCE_IDLE, idle_source_render, &idle);
-	webhook_metrics_source_set(m, source_render, &q);
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_create(&m), GPUQ_OK);
+	http_metrics_source_slot_set(m, HTTP_METRICS_SOURCE_IDLE, idle_source_render, &idle);
+	http_metrics_source_set(m, source_render, &q);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_non_null(strstr(text, "test_queue_jobs"));
 	assert_true(strstr(text, "test_idle_seconds_total 7\n") > strstr(text, "test_queue_jobs"));
 	free(text);
 	q.big = true; /* the queue part passes the cap: the idle part stays */
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_null(strstr(text, "test_queue_jobs"));
 	assert_int_equal(line_value(text, "test_idle_seconds_total "), 7);
 	free(text);
-	webhook_metrics_source_slot_set(m, WEBHOOK_METRICS_SOURCE_IDLE, NULL, NULL);
+	http_metrics_source_slot_set(m, HTTP_METRICS_SOURCE_IDLE, NULL, NULL);
 	q.big = false;
-	assert_int_equal(webhook_metrics_render(m, &text, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_render(m, &text, &len), GPUQ_OK);
 	assert_non_null(strstr(text, "test_queue_jobs"));
 	assert_null(strstr(text, "test_idle_seconds"));
 	assert_int_equal(idle.calls, 2);
 	free(text);
-	webhook_metrics_destroy(m);
+	http_metrics_destroy(m);
 }
 
 /* ---- the serving pair ---- */
@@ -368,50 +392,50 @@ static void tls_pair_load_checks(void **state)
 {
 	const char *dir = tmp_path("pair");
 	test_pair_t a, b;
-	webhook_tls_pair_t *pair = NULL;
+	http_tls_pair_t *pair = NULL;
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
 	pair_make(0x21, &a);
 	pair_make(0x22, &b);
 	/* missing files */
-	assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_EIO);
+	assert_int_equal(http_tls_pair_load(dir, &pair, &d), GPUQ_EIO);
 	assert_null(pair);
 	assert_non_null(strstr(d.msg, "tls.crt"));
 	/* a good pair */
 	pair_write(dir, &a, &a);
-	assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_OK);
-	assert_string_equal(webhook_tls_pair_serial(pair), a.serial);
-	assert_true(webhook_tls_pair_not_after(pair) > (int64_t)time(NULL));
+	assert_int_equal(http_tls_pair_load(dir, &pair, &d), GPUQ_OK);
+	assert_string_equal(http_tls_pair_serial(pair), a.serial);
+	assert_true(http_tls_pair_not_after(pair) > (int64_t)time(NULL));
 	{ /* a serial with its top bit set prints without DER's leading 00 */
 		test_pair_t hi;
-		webhook_tls_pair_t *p2 = NULL;
+		http_tls_pair_t *p2 = NULL;
 
 		pair_make(0x1a5, &hi);
 		pair_write(dir, &hi, &hi);
-		assert_int_equal(webhook_tls_pair_load(dir, &p2, &d), GPUQ_OK);
-		assert_string_equal(webhook_tls_pair_serial(p2), "900000A5");
-		webhook_tls_pair_unref(p2);
+		assert_int_equal(http_tls_pair_load(dir, &p2, &d), GPUQ_OK);
+		assert_string_equal(http_tls_pair_serial(p2), "900000A5");
+		http_tls_pair_unref(p2);
 		pair_free_pem(&hi);
 		pair_write(dir, &a, &a);
 	}
-	assert_ptr_equal(webhook_tls_pair_ref(pair), pair);
-	webhook_tls_pair_unref(pair);
-	webhook_tls_pair_unref(pair);
-	assert_null(webhook_tls_pair_ref(NULL));
-	webhook_tls_pair_unref(NULL);
+	assert_ptr_equal(http_tls_pair_ref(pair), pair);
+	http_tls_pair_unref(pair);
+	http_tls_pair_unref(pair);
+	assert_null(http_tls_pair_ref(NULL));
+	http_tls_pair_unref(NULL);
 	/* key of another certificate */
 	pair_write(dir, &a, &b);
-	assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_ETLS);
+	assert_int_equal(http_tls_pair_load(dir, &pair, &d), GPUQ_ETLS);
 	assert_non_null(strstr(d.msg, "tls.key does not match the certificate"));
 	/* garbage */
 	write_file(dir, "tls.crt", "not a certificate\n", 18);
-	assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_ETLS);
+	assert_int_equal(http_tls_pair_load(dir, &pair, &d), GPUQ_ETLS);
 	assert_non_null(strstr(d.msg, "tls.crt: no PEM certificate"));
 	pair_write(dir, &a, NULL);
 	write_file(dir, "tls.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
 		   58);
-	assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_ETLS);
+	assert_int_equal(http_tls_pair_load(dir, &pair, &d), GPUQ_ETLS);
 	assert_non_null(strstr(d.msg, "tls.key: no usable PEM private key"));
 	/* a chain: leaf then another certificate; the leaf's key matches */
 	{
@@ -423,9 +447,9 @@ static void tls_pair_load_checks(void **state)
 		write_file(dir, "tls.crt", chain, n);
 		free(chain);
 		pair_write(dir, NULL, &a);
-		assert_int_equal(webhook_tls_pair_load(dir, &pair, &d), GPUQ_OK);
-		assert_string_equal(webhook_tls_pair_serial(pair), a.serial);
-		webhook_tls_pair_unref(pair);
+		assert_int_equal(http_tls_pair_load(dir, &pair, &d), GPUQ_OK);
+		assert_string_equal(http_tls_pair_serial(pair), a.serial);
+		http_tls_pair_unref(pair);
 	}
 	pair_free_pem(&a);
 	pair_free_pem(&b);
@@ -435,65 +459,65 @@ static void tls_poll_swaps_pairs(void **state)
 {
 	const char *dir = tmp_path("swap");
 	test_pair_t a, b, c;
-	webhook_tls_t *tls = NULL;
-	webhook_tls_pair_t *held, *now;
+	http_tls_t *tls = NULL;
+	http_tls_pair_t *held, *now;
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
 	pair_make(0x31, &a);
 	pair_make(0x32, &b);
 	pair_make(0x33, &c);
-	assert_int_equal(webhook_tls_create(dir, &tls, &d), GPUQ_EIO);
+	assert_int_equal(http_tls_create(dir, &tls, &d), GPUQ_EIO);
 	assert_null(tls);
 	pair_write(dir, &a, &a);
-	assert_int_equal(webhook_tls_create(dir, &tls, &d), GPUQ_OK);
-	held = webhook_tls_current(tls); /* a connection handshaken with A */
-	assert_string_equal(webhook_tls_pair_serial(held), a.serial);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_UNCHANGED);
+	assert_int_equal(http_tls_create(dir, &tls, &d), GPUQ_OK);
+	held = http_tls_current(tls); /* a connection handshaken with A */
+	assert_string_equal(http_tls_pair_serial(held), a.serial);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_UNCHANGED);
 
 	/* rotation to B: new handshakes get B, the held reference to A stays valid */
 	pair_write(dir, &b, &b);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_RELOADED);
-	now = webhook_tls_current(tls);
-	assert_string_equal(webhook_tls_pair_serial(now), b.serial);
-	webhook_tls_pair_unref(now);
-	assert_string_equal(webhook_tls_pair_serial(held), a.serial);
-	webhook_tls_pair_unref(held); /* the A connection closes: A is freed here */
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_UNCHANGED);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_RELOADED);
+	now = http_tls_current(tls);
+	assert_string_equal(http_tls_pair_serial(now), b.serial);
+	http_tls_pair_unref(now);
+	assert_string_equal(http_tls_pair_serial(held), a.serial);
+	http_tls_pair_unref(held); /* the A connection closes: A is freed here */
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_UNCHANGED);
 
 	/* half a rotation: new crt, old key. Pending one poll, then refused;
 	 * B serves throughout. */
 	pair_write(dir, &c, NULL);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_PENDING);
-	now = webhook_tls_current(tls);
-	assert_string_equal(webhook_tls_pair_serial(now), b.serial);
-	webhook_tls_pair_unref(now);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_REFUSED);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_PENDING);
+	now = http_tls_current(tls);
+	assert_string_equal(http_tls_pair_serial(now), b.serial);
+	http_tls_pair_unref(now);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_REFUSED);
 	assert_non_null(strstr(d.msg, "does not match"));
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_UNCHANGED);
-	now = webhook_tls_current(tls);
-	assert_string_equal(webhook_tls_pair_serial(now), b.serial);
-	webhook_tls_pair_unref(now);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_UNCHANGED);
+	now = http_tls_current(tls);
+	assert_string_equal(http_tls_pair_serial(now), b.serial);
+	http_tls_pair_unref(now);
 
 	/* the rotation completes: the key arrives and C loads at once */
 	pair_write(dir, NULL, &c);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_RELOADED);
-	now = webhook_tls_current(tls);
-	assert_string_equal(webhook_tls_pair_serial(now), c.serial);
-	webhook_tls_pair_unref(now);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_RELOADED);
+	now = http_tls_current(tls);
+	assert_string_equal(http_tls_pair_serial(now), c.serial);
+	http_tls_pair_unref(now);
 
 	/* files removed: refused after the settle poll, C keeps serving */
 	char path[600];
 	snprintf(path, sizeof(path), "%s/tls.key", dir);
 	unlink(path);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_PENDING);
-	assert_int_equal(webhook_tls_poll(tls, &d), WEBHOOK_TLS_REFUSED);
-	now = webhook_tls_current(tls);
-	assert_string_equal(webhook_tls_pair_serial(now), c.serial);
-	webhook_tls_pair_unref(now);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_PENDING);
+	assert_int_equal(http_tls_poll(tls, &d), HTTP_TLS_REFUSED);
+	now = http_tls_current(tls);
+	assert_string_equal(http_tls_pair_serial(now), c.serial);
+	http_tls_pair_unref(now);
 
-	webhook_tls_destroy(tls);
-	webhook_tls_destroy(NULL);
+	http_tls_destroy(tls);
+	http_tls_destroy(NULL);
 	pair_free_pem(&a);
 	pair_free_pem(&b);
 	pair_free_pem(&c);
@@ -633,21 +657,51 @@ static bool serial_is(void *arg)
 	return !strcmp(w->c->serial, w->want);
 }
 
-static unsigned long long metric(webhook_server_t *srv, const char *prefix)
+static unsigned long long metric(http_server_t *srv, const char *prefix)
 {
 	char *text;
 	size_t len;
 	const char *line;
 	unsigned long long v;
 
-	assert_int_equal(webhook_metrics_render(webhook_server_metrics(srv), &text, &len), GPUQ_OK);
+	assert_int_equal(http_metrics_render(http_server_metrics(srv), &text, &len), GPUQ_OK);
 	line = find_line(text, prefix);
 	v = line ? strtoull(line + strlen(prefix), NULL, 10) : 0;
 	free(text);
 	return v;
 }
 
-static webhook_server_t *gen_srv; /* for the condition below */
+/* The server and admission on it from parsed `serve` flags, as gpuq serve
+ * sets them up (cmd_serve.c). */
+static int serve_up(const cmd_serve_opts_t *o, http_server_t **srv, webhook_admission_t **adm,
+		    gpuq_diag_t *d)
+{
+	webhook_config_t review = {o->gpu_resources, o->n_gpu_resources, o->controller_user};
+	http_server_config_t cfg;
+	int rc;
+
+	*adm = NULL;
+	cmd_serve_http_config(o, &cfg);
+	rc = http_server_create(&cfg, srv, d);
+	if (!rc)
+		rc = webhook_admission_create(*srv, o->policy_dir, &review, adm, d);
+	if (rc) {
+		http_server_destroy(*srv);
+		*srv = NULL;
+	}
+	return rc;
+}
+
+/* Stop, then free admission and the server, as gpuq serve does. */
+static void serve_down(http_server_t *srv, webhook_admission_t *adm)
+{
+	if (srv)
+		http_server_stop(srv, 0);
+	webhook_admission_destroy(adm); /* takes its metrics source off the server */
+	http_server_destroy(srv);	/* last */
+}
+
+static http_server_t *gen_srv; /* for the condition below */
 static bool policy_failures_seen(void *arg)
 {
 	(void)arg;
@@ -664,8 +718,9 @@ static void server_in_process(void **state)
 	const char *certs = tmp_path("srv-certs"), *pol = tmp_path("srv-policy");
 	const char *st = tmp_path("srv-state");
 	test_pair_t a, b;
-	webhook_serve_opts_t o;
-	webhook_server_t *srv = NULL;
+	cmd_serve_opts_t o;
+	http_server_t *srv = NULL;
+	webhook_admission_t *adm = NULL;
 	gpuq_diag_t d = {{0}};
 	client_t c1, c2;
 	char listen[32], big[512];
@@ -682,23 +737,24 @@ static void server_in_process(void **state)
 				(char *)"--cert-dir", (char *)certs,	     (char *)"--policy-dir",
 				(char *)pol,	      (char *)"--state-dir", (char *)st,
 				(char *)"--threads",  (char *)"2",	     NULL};
-		assert_int_equal(webhook_serve_opts_parse(11, argv, &o, &d), GPUQ_OK);
+		assert_int_equal(cmd_serve_opts_parse(11, argv, &o, &d), GPUQ_OK);
 	}
 	o.poll_ms = 50; /* fast polling for the test */
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(serve_up(&o, &srv, &adm, &d), GPUQ_OK);
 	gen_srv = srv;
-	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	assert_int_equal(http_server_start(srv, &d), GPUQ_OK);
 
 	/* a second server on the same port fails, naming the flag */
 	{
-		webhook_server_t *srv2 = NULL;
+		http_server_t *srv2 = NULL;
+		webhook_admission_t *adm2 = NULL;
 		gpuq_diag_t d2 = {{0}};
 
-		assert_int_equal(webhook_server_create(&o, &srv2, &d2), GPUQ_OK);
-		assert_int_equal(webhook_server_start(srv2, &d2), GPUQ_EIO);
+		assert_int_equal(serve_up(&o, &srv2, &adm2, &d2), GPUQ_OK);
+		assert_int_equal(http_server_start(srv2, &d2), GPUQ_EIO);
 		assert_non_null(strstr(d2.msg, "--listen \""));
-		webhook_server_destroy(srv2);
+		serve_down(srv2, adm2);
 	}
 
 	client_init(&c1, o.port);
@@ -775,7 +831,7 @@ static void server_in_process(void **state)
 	write_file(pol, "bad.yaml", bad_policy, strlen(bad_policy));
 	assert_true(wait_for(policy_failures_seen, NULL, 5000));
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 1);
-	assert_int_not_equal(webhook_server_policy_reload(srv), GPUQ_OK);
+	assert_int_not_equal(webhook_admission_policy_reload(adm), GPUQ_OK);
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 1);
 	request(&c1, "GET", "/readyz", NULL, NULL);
 	assert_int_equal(c1.code, 200);
@@ -790,7 +846,7 @@ static void server_in_process(void **state)
 		nanosleep(&ts, NULL);
 	}
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 2);
-	assert_int_equal(webhook_server_policy_reload(srv), GPUQ_OK);
+	assert_int_equal(webhook_admission_policy_reload(adm), GPUQ_OK);
 	assert_true(wait_for(policy_generation_3, NULL, 1000));
 
 	/* One policy source: a dir server refuses a fed policy and ignores a clear. */
@@ -799,23 +855,24 @@ static void server_in_process(void **state)
 
 		assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
 		assert_int_equal(policy_finish(p, &d), GPUQ_OK);
-		assert_int_equal(webhook_server_policy_set(srv, p), GPUQ_EINVAL);
+		assert_int_equal(webhook_admission_policy_set(adm, p), GPUQ_EINVAL);
 		policy_unref(p);
-		webhook_server_policy_clear(srv);
+		webhook_admission_policy_clear(adm);
 		request(&c1, "GET", "/readyz", NULL, NULL);
 		assert_int_equal(c1.code, 200);
 		assert_int_equal(metric(srv, "gpuq_policy_generation "), 3);
 	}
 
 	/* Graceful stop: readyz would now say 503; the port is closed after. */
-	webhook_server_stop(srv, 1000);
-	webhook_server_stop(srv, 1000); /* idempotent */
+	http_server_stop(srv, 1000);
+	http_server_stop(srv, 1000); /* idempotent */
 	request(&c1, "GET", "/healthz", NULL, NULL);
 	assert_int_equal(c1.code, 0);
 	curl_easy_cleanup(c1.curl);
 	curl_easy_cleanup(c2.curl);
-	webhook_server_destroy(srv);
-	webhook_server_destroy(NULL);
+	serve_down(srv, adm);
+	http_server_destroy(NULL);
+	webhook_admission_destroy(NULL);
 	pair_free_pem(&a);
 	pair_free_pem(&b);
 }
@@ -840,9 +897,9 @@ static policy_t *policy_from(const char *yaml)
 }
 
 typedef struct {
-	webhook_server_t *srv; /* the server fed */
-	policy_t *p;	       /* the policy set each round */
-	int rounds;	       /* set/clear rounds */
+	webhook_admission_t *adm; /* admission fed */
+	policy_t *p;		  /* the policy set each round */
+	int rounds;		  /* set/clear rounds */
 } feeder_t;
 
 static void *feeder(void *arg)
@@ -850,23 +907,24 @@ static void *feeder(void *arg)
 	feeder_t *f = arg;
 
 	for (int i = 0; i < f->rounds; i++) {
-		assert_int_equal(webhook_server_policy_set(f->srv, f->p), GPUQ_OK);
-		webhook_server_policy_clear(f->srv);
+		assert_int_equal(webhook_admission_policy_set(f->adm, f->p), GPUQ_OK);
+		webhook_admission_policy_clear(f->adm);
 	}
 	return NULL;
 }
 
 /* Without --policy-dir the server starts with no policy and fails closed
- * (/readyz 503, reviews 503) until webhook_server_policy_set feeds it one;
+ * (/readyz 503, reviews 503) until webhook_admission_policy_set feeds it one;
  * policy_clear goes back; swaps under load never give another answer. */
 static void server_policy_feed(void **state)
 {
 	const char *certs = tmp_path("feed-certs"), *st = tmp_path("feed-state");
 	const char *kc = tmp_path("feed-kubeconfig");
-	static const webhook_serve_env_t env = {NULL, NULL, "test-host", NULL};
+	static const cmd_serve_env_t env = {NULL, NULL, "test-host", NULL};
 	test_pair_t a;
-	webhook_serve_opts_t o;
-	webhook_server_t *srv = NULL;
+	cmd_serve_opts_t o;
+	http_server_t *srv = NULL;
+	webhook_admission_t *adm = NULL;
 	gpuq_diag_t d = {{0}};
 	client_t c;
 	char listen[32];
@@ -883,12 +941,12 @@ static void server_policy_feed(void **state)
 				(char *)certs,	 (char *)"--kubeconfig",
 				(char *)kc,	 (char *)"--state-dir",
 				(char *)st,	 NULL};
-		assert_int_equal(webhook_serve_opts_parse_env(9, argv, &env, &o, &d), GPUQ_OK);
+		assert_int_equal(cmd_serve_opts_parse_env(9, argv, &env, &o, &d), GPUQ_OK);
 	}
 	assert_null(o.policy_dir);
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(serve_up(&o, &srv, &adm, &d), GPUQ_OK);
+	assert_int_equal(http_server_start(srv, &d), GPUQ_OK);
 	client_init(&c, o.port);
 
 	/* not synced: fail closed */
@@ -906,12 +964,12 @@ static void server_policy_feed(void **state)
 	assert_int_equal(metric(srv, "gpuq_admission_requests_total{endpoint=\"validate\","
 				     "kind=\"Pod\",decision=\"unavailable\"} "),
 			 1);
-	assert_int_equal(webhook_server_policy_reload(srv), GPUQ_EINVAL); /* nothing on disk */
-	assert_int_equal(webhook_server_policy_set(srv, NULL), GPUQ_EINVAL);
+	assert_int_equal(webhook_admission_policy_reload(adm), GPUQ_EINVAL); /* nothing on disk */
+	assert_int_equal(webhook_admission_policy_set(adm, NULL), GPUQ_EINVAL);
 
 	/* fed: decides; the server holds its own reference */
 	p1 = policy_from(good_policy);
-	assert_int_equal(webhook_server_policy_set(srv, p1), GPUQ_OK);
+	assert_int_equal(webhook_admission_policy_set(adm, p1), GPUQ_OK);
 	policy_unref(p1);
 	request(&c, "GET", "/readyz", NULL, NULL);
 	assert_int_equal(c.code, 200);
@@ -921,21 +979,21 @@ static void server_policy_feed(void **state)
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 1);
 	assert_int_equal(metric(srv, "gpuq_policy_reloads_total{result=\"success\"} "), 1);
 	p2 = policy_from(good_policy);
-	assert_int_equal(webhook_server_policy_set(srv, p2), GPUQ_OK);
+	assert_int_equal(webhook_admission_policy_set(adm, p2), GPUQ_OK);
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 2);
 
 	/* cleared (watches lost too long): back to failing closed */
-	webhook_server_policy_clear(srv);
+	webhook_admission_policy_clear(adm);
 	request(&c, "GET", "/readyz", NULL, NULL);
 	assert_int_equal(c.code, 503);
 	request(&c, "POST", "/mutate", "application/json", feed_review);
 	assert_int_equal(c.code, 503);
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 2);
-	webhook_server_policy_clear(srv); /* twice is fine */
+	webhook_admission_policy_clear(adm); /* twice is fine */
 
 	/* swaps while reviews are decided: every answer is 200 or 503 */
 	{
-		feeder_t f = {srv, p2, 300};
+		feeder_t f = {adm, p2, 300};
 		pthread_t t;
 		int ok = 0, unavailable = 0;
 
@@ -953,14 +1011,14 @@ static void server_policy_feed(void **state)
 		pthread_join(t, NULL);
 		assert_int_equal(ok + unavailable, 60);
 	}
-	assert_int_equal(webhook_server_policy_set(srv, p2), GPUQ_OK);
+	assert_int_equal(webhook_admission_policy_set(adm, p2), GPUQ_OK);
 	policy_unref(p2);
 	request(&c, "GET", "/readyz", NULL, NULL);
 	assert_int_equal(c.code, 200);
 	assert_int_equal(metric(srv, "gpuq_policy_generation "), 303);
 
 	curl_easy_cleanup(c.curl);
-	webhook_server_destroy(srv);
+	serve_down(srv, adm);
 	pair_free_pem(&a);
 }
 
@@ -972,8 +1030,9 @@ static void server_body_budget(void **state)
 	const char *certs = tmp_path("budget-certs"), *pol = tmp_path("budget-policy");
 	const char *st = tmp_path("budget-state");
 	test_pair_t a;
-	webhook_serve_opts_t o;
-	webhook_server_t *srv = NULL;
+	cmd_serve_opts_t o;
+	http_server_t *srv = NULL;
+	webhook_admission_t *adm = NULL;
 	gpuq_diag_t d = {{0}};
 	client_t c;
 	char listen[32], body[2001];
@@ -990,13 +1049,13 @@ static void server_body_budget(void **state)
 				(char *)certs,	 (char *)"--policy-dir",
 				(char *)pol,	 (char *)"--state-dir",
 				(char *)st,	 NULL};
-		assert_int_equal(webhook_serve_opts_parse(9, argv, &o, &d), GPUQ_OK);
+		assert_int_equal(cmd_serve_opts_parse(9, argv, &o, &d), GPUQ_OK);
 	}
-	assert_int_equal(o.body_budget, WEBHOOK_BODY_BUDGET_DEFAULT);
+	assert_int_equal(o.body_budget, HTTP_BODY_BUDGET_DEFAULT);
 	o.body_budget = 1000;
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(serve_up(&o, &srv, &adm, &d), GPUQ_OK);
+	assert_int_equal(http_server_start(srv, &d), GPUQ_OK);
 	client_init(&c, o.port);
 
 	memset(body, ' ', sizeof(body) - 1);
@@ -1045,7 +1104,7 @@ static void server_body_budget(void **state)
 	assert_int_equal(metric(srv, "gpuq_http_requests_total{path=\"/validate\",code=\"503\"} "),
 			 1);
 	curl_easy_cleanup(c.curl);
-	webhook_server_destroy(srv); /* stops it first */
+	serve_down(srv, adm); /* stops it first */
 	pair_free_pem(&a);
 }
 
@@ -1087,7 +1146,7 @@ static void *slow_post(void *arg)
 
 static void *stop_server(void *arg)
 {
-	webhook_server_stop(arg, 10000);
+	http_server_stop(arg, 10000);
 	return NULL;
 }
 
@@ -1105,30 +1164,30 @@ static pthread_mutex_t app_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t app_cv = PTHREAD_COND_INITIALIZER;
 static bool app_in_slow, app_release;
 
-static char app_query[WEBHOOK_APP_QUERY_MAX + 1]; /* the last /apis/echo query */
+static char app_query[HTTP_APP_QUERY_MAX + 1]; /* the last /apis/echo query */
 
-static int app_fn(void *ctx, const webhook_app_request_t *rq, bool retry, webhook_app_reply_t *out)
+static int app_fn(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	(void)ctx;
 	if (!strcmp(rq->path, "/apis/echo")) { /* the query as the app sees it */
 		snprintf(app_query, sizeof(app_query), "%s", rq->query ? rq->query : "(none)");
-		*out = (webhook_app_reply_t){.status = 200,
-					     .content_type = "text/plain",
-					     .body = app_query,
-					     .len = strlen(app_query)};
+		*out = (http_app_reply_t){.status = 200,
+					  .content_type = "text/plain",
+					  .body = app_query,
+					  .len = strlen(app_query)};
 		return GPUQ_OK;
 	}
 	if (!strcmp(rq->path, "/api/slow") && !retry)
-		return WEBHOOK_APP_SLOW;
-	*out = (webhook_app_reply_t){.status = 200,
-				     .content_type = "text/plain",
-				     .body = retry ? "after slow" : "fast",
-				     .len = retry ? 10 : 4};
+		return HTTP_APP_SLOW;
+	*out = (http_app_reply_t){.status = 200,
+				  .content_type = "text/plain",
+				  .body = retry ? "after slow" : "fast",
+				  .len = retry ? 10 : 4};
 	return GPUQ_OK;
 }
 
 /* Blocks until the test releases it (at most 10 s). */
-static void app_slow(void *ctx, const webhook_app_request_t *rq)
+static void app_slow(void *ctx, const http_app_request_t *rq)
 {
 	struct timespec until;
 
@@ -1172,8 +1231,9 @@ static void server_app_slow_path(void **state)
 	const char *certs = tmp_path("app-certs"), *pol = tmp_path("app-policy");
 	const char *st = tmp_path("app-state");
 	test_pair_t a;
-	webhook_serve_opts_t o;
-	webhook_server_t *srv = NULL;
+	cmd_serve_opts_t o;
+	http_server_t *srv = NULL;
+	webhook_admission_t *adm = NULL;
 	gpuq_diag_t d = {{0}};
 	client_t c1, c2;
 	pthread_t t;
@@ -1190,12 +1250,12 @@ static void server_app_slow_path(void **state)
 				(char *)"--cert-dir", (char *)certs,	     (char *)"--policy-dir",
 				(char *)pol,	      (char *)"--state-dir", (char *)st,
 				(char *)"--threads",  (char *)"1",	     NULL};
-		assert_int_equal(webhook_serve_opts_parse(11, argv, &o, &d), GPUQ_OK);
+		assert_int_equal(cmd_serve_opts_parse(11, argv, &o, &d), GPUQ_OK);
 	}
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
-	webhook_server_app_set(srv, app_fn, app_slow, NULL);
-	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(serve_up(&o, &srv, &adm, &d), GPUQ_OK);
+	http_server_app_set(srv, app_fn, app_slow, NULL);
+	assert_int_equal(http_server_start(srv, &d), GPUQ_OK);
 	client_init(&c1, o.port);
 	client_init(&c2, o.port);
 	request(&c2, "GET", "/ui/x", NULL, NULL);
@@ -1209,11 +1269,11 @@ static void server_app_slow_path(void **state)
 	assert_string_equal(c2.sink.body, "limit=2&offset=1&x=a%20b"); /* not decoded */
 	request(&c2, "GET", "/apis/echo", NULL, NULL);
 	assert_string_equal(c2.sink.body, "(none)");
-	{ /* a query past WEBHOOK_APP_QUERY_MAX: 414, not cut */
-		char path[WEBHOOK_APP_QUERY_MAX + 64];
+	{ /* a query past HTTP_APP_QUERY_MAX: 414, not cut */
+		char path[HTTP_APP_QUERY_MAX + 64];
 		int n = snprintf(path, sizeof(path), "/apis/echo?x=");
-		memset(path + n, 'q', WEBHOOK_APP_QUERY_MAX);
-		path[n + WEBHOOK_APP_QUERY_MAX] = '\0';
+		memset(path + n, 'q', HTTP_APP_QUERY_MAX);
+		path[n + HTTP_APP_QUERY_MAX] = '\0';
 		request(&c2, "GET", path, NULL, NULL);
 		assert_int_equal(c2.code, 414);
 	}
@@ -1237,7 +1297,7 @@ static void server_app_slow_path(void **state)
 	assert_string_equal(c1.sink.body, "after slow");
 	curl_easy_cleanup(c1.curl);
 	curl_easy_cleanup(c2.curl);
-	webhook_server_destroy(srv);
+	serve_down(srv, adm);
 	pair_free_pem(&a);
 }
 
@@ -1249,8 +1309,9 @@ static void server_graceful_stop(void **state)
 	const char *certs = tmp_path("drain-certs"), *pol = tmp_path("drain-policy");
 	const char *st = tmp_path("drain-state");
 	test_pair_t a;
-	webhook_serve_opts_t o;
-	webhook_server_t *srv = NULL;
+	cmd_serve_opts_t o;
+	http_server_t *srv = NULL;
+	webhook_admission_t *adm = NULL;
 	gpuq_diag_t d = {{0}};
 	client_t ka, fresh;
 	char listen[32];
@@ -1272,11 +1333,11 @@ static void server_graceful_stop(void **state)
 				(char *)certs,	 (char *)"--policy-dir",
 				(char *)pol,	 (char *)"--state-dir",
 				(char *)st,	 NULL};
-		assert_int_equal(webhook_serve_opts_parse(9, argv, &o, &d), GPUQ_OK);
+		assert_int_equal(cmd_serve_opts_parse(9, argv, &o, &d), GPUQ_OK);
 	}
-	assert_int_equal(webhook_serve_opts_check(&o, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_create(&o, &srv, &d), GPUQ_OK);
-	assert_int_equal(webhook_server_start(srv, &d), GPUQ_OK);
+	assert_int_equal(cmd_serve_opts_check(&o, &d), GPUQ_OK);
+	assert_int_equal(serve_up(&o, &srv, &adm, &d), GPUQ_OK);
+	assert_int_equal(http_server_start(srv, &d), GPUQ_OK);
 
 	client_init(&ka, o.port);
 	request(&ka, "GET", "/readyz", NULL, NULL);
@@ -1310,7 +1371,7 @@ static void server_graceful_stop(void **state)
 	free(sp.body);
 	curl_easy_cleanup(ka.curl);
 	curl_easy_cleanup(fresh.curl);
-	webhook_server_destroy(srv);
+	serve_down(srv, adm);
 	pair_free_pem(&a);
 }
 
@@ -1347,5 +1408,5 @@ int main(void)
 	    cmocka_unit_test(server_app_slow_path),
 	};
 
-	return cmocka_run_group_tests_name("webhook_server", tests, setup_all, teardown_all);
+	return cmocka_run_group_tests_name("http", tests, setup_all, teardown_all);
 }

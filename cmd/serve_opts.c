@@ -1,19 +1,13 @@
-/* webhook serve options: parsing and checking the flags of `gpuq serve`
+/* cmd serve options: parsing and checking the flags of `gpuq serve`
  * (no I/O in parsing: the environment comes in as a parameter; the check
- * looks at the file system). */
-#include "webhook/webhook.h"
+ * looks at the file system). See serve_opts.h. */
+#include "cmd/serve_opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gnutls/abstract.h>
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <microhttpd.h>
 #include <netdb.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +80,8 @@ static const char usage_text[] =
     "  --leader-elect BOOL     true or false (default true): one replica acts at a time,\n"
     "                          holding a Lease\n"
     "  --lease-namespace NS    the Lease's namespace (default $POD_NAMESPACE, else\n"
-    "                          " WEBHOOK_LEASE_NAMESPACE_DEFAULT ")\n"
-    "  --lease-name NAME       the Lease's name (default " WEBHOOK_LEASE_NAME_DEFAULT ")\n"
+    "                          " CMD_SERVE_LEASE_NAMESPACE_DEFAULT ")\n"
+    "  --lease-name NAME       the Lease's name (default " CMD_SERVE_LEASE_NAME_DEFAULT ")\n"
     "  --identity ID           this replica's name in the Lease (default $POD_NAME, else\n"
     "                          the hostname)\n"
     "  --qps N                 apiserver requests per second, sustained, at most 10000\n"
@@ -135,13 +129,13 @@ static const char usage_text[] =
     "address cannot be used; 2 on a usage error (bad or missing flag, missing or\n"
     "unreadable directory or file).\n";
 
-const char *webhook_serve_usage(void)
+const char *cmd_serve_usage(void)
 {
 	return usage_text;
 }
 
 /* --listen HOST:PORT, "[v6]:PORT" or ":PORT". */
-static int parse_listen(const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static int parse_listen(const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	const char *colon, *host = value;
 	size_t host_len;
@@ -168,7 +162,7 @@ static int parse_listen(const char *value, webhook_serve_opts_t *opts, gpuq_diag
 					     "[::1]:PORT",
 					     value);
 	}
-	if (host_len > WEBHOOK_NAME_MAX)
+	if (host_len > CMD_SERVE_NAME_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--listen \"%s\": host is too long", value);
 	for (size_t i = 0; i < host_len; i++)
 		if (host[i] <= ' ' || host[i] == '/' || host[i] == 0x7f)
@@ -188,13 +182,13 @@ static int parse_listen(const char *value, webhook_serve_opts_t *opts, gpuq_diag
 }
 
 /* An extended resource name: domain-qualified ("nvidia.com/gpu"), at most
- * WEBHOOK_NAME_MAX characters of [A-Za-z0-9._-] around exactly one '/'. */
+ * CMD_SERVE_NAME_MAX characters of [A-Za-z0-9._-] around exactly one '/'. */
 static bool resource_name_ok(const char *name)
 {
 	size_t len = strlen(name), slashes = 0;
 	const char *slash = strchr(name, '/');
 
-	if (len == 0 || len > WEBHOOK_NAME_MAX || !slash || slash == name || !slash[1])
+	if (len == 0 || len > CMD_SERVE_NAME_MAX || !slash || slash == name || !slash[1])
 		return false;
 	for (const char *p = name; *p; p++) {
 		if (*p == '/')
@@ -206,12 +200,12 @@ static bool resource_name_ok(const char *name)
 	return slashes == 1;
 }
 
-/* A Kubernetes username: printable ASCII, no spaces, 1..WEBHOOK_NAME_MAX. */
+/* A Kubernetes username: printable ASCII, no spaces, 1..CMD_SERVE_NAME_MAX. */
 static bool user_name_ok(const char *name)
 {
 	size_t len = strlen(name);
 
-	if (len == 0 || len > WEBHOOK_NAME_MAX)
+	if (len == 0 || len > CMD_SERVE_NAME_MAX)
 		return false;
 	for (const char *p = name; *p; p++)
 		if (*p <= ' ' || *p >= 0x7f)
@@ -226,10 +220,10 @@ static int parse_threads(const char *value, unsigned *out, gpuq_diag_t *diag)
 
 	errno = 0;
 	n = strtoul(value, &end, 10);
-	if (value[0] < '0' || value[0] > '9' || *end || errno || n < 1 || n > WEBHOOK_THREADS_MAX)
+	if (value[0] < '0' || value[0] > '9' || *end || errno || n < 1 || n > HTTP_THREADS_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--threads \"%s\": expected a number in 1..%d", value,
-				     WEBHOOK_THREADS_MAX);
+				     HTTP_THREADS_MAX);
 	*out = (unsigned)n;
 	return GPUQ_OK;
 }
@@ -267,7 +261,7 @@ static bool dns_subdomain_ok(const char *s)
 	size_t len = strlen(s);
 	char label[64];
 
-	if (len == 0 || len > WEBHOOK_NAME_MAX)
+	if (len == 0 || len > CMD_SERVE_NAME_MAX)
 		return false;
 	for (const char *p = s;;) {
 		const char *dot = strchr(p, '.');
@@ -294,7 +288,7 @@ static int parse_bool(const char *flag, const char *value, bool *out, gpuq_diag_
 	return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected true or false", flag, value);
 }
 
-/* --qps: a plain decimal (digits, an optional fraction) in (0, WEBHOOK_QPS_MAX]. */
+/* --qps: a plain decimal (digits, an optional fraction) in (0, CMD_SERVE_QPS_MAX]. */
 static int parse_qps(const char *value, double *out, gpuq_diag_t *diag)
 {
 	size_t int_digits = strspn(value, "0123456789"), frac_digits = 0;
@@ -308,11 +302,11 @@ static int parse_qps(const char *value, double *out, gpuq_diag_t *diag)
 	if (int_digits + frac_digits > 0 && int_digits + frac_digits <= 16 &&
 	    value[int_digits + (value[int_digits] == '.') + frac_digits] == '\0')
 		q = strtod(value, &end);
-	if (q <= 0 || q > WEBHOOK_QPS_MAX || errno)
+	if (q <= 0 || q > CMD_SERVE_QPS_MAX || errno)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--qps \"%s\": expected a number of requests per second above "
 				     "0, at most %.0f",
-				     value, WEBHOOK_QPS_MAX);
+				     value, CMD_SERVE_QPS_MAX);
 	*out = q;
 	return GPUQ_OK;
 }
@@ -324,10 +318,10 @@ static int parse_burst(const char *value, unsigned *out, gpuq_diag_t *diag)
 
 	errno = 0;
 	n = strtoul(value, &end, 10);
-	if (value[0] < '0' || value[0] > '9' || *end || errno || n < 1 || n > WEBHOOK_BURST_MAX)
+	if (value[0] < '0' || value[0] > '9' || *end || errno || n < 1 || n > CMD_SERVE_BURST_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--burst \"%s\": expected a number in 1..%u", value,
-				     WEBHOOK_BURST_MAX);
+				     CMD_SERVE_BURST_MAX);
 	*out = (unsigned)n;
 	return GPUQ_OK;
 }
@@ -361,7 +355,7 @@ static int parse_half_life(const char *value, int64_t *out, gpuq_diag_t *diag)
 				     "so admission fair sharing orders nothing) is not supported; "
 				     "leave admissionScope out of the ClusterQueues instead",
 				     value);
-	return parse_duration("--usage-half-life-time", value, 1, WEBHOOK_USAGE_FLAG_MAX_MS, out,
+	return parse_duration("--usage-half-life-time", value, 1, CMD_SERVE_USAGE_FLAG_MAX_MS, out,
 			      diag);
 }
 
@@ -439,14 +433,14 @@ _Static_assert(sizeof(flag_names) / sizeof(flag_names[0]) == FLAG_COUNT,
 	       "one name per flag, in flag_t's order");
 
 /* The Lease holder's name: what the Lease stores, printable, no spaces. */
-static int set_identity(webhook_serve_opts_t *opts, const char *from, const char *value,
+static int set_identity(cmd_serve_opts_t *opts, const char *from, const char *value,
 			gpuq_diag_t *diag)
 {
 	if (!user_name_ok(value))
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "%s \"%s\": expected an identity of 1..%d printable "
 				     "characters without spaces",
-				     from, value, WEBHOOK_NAME_MAX);
+				     from, value, CMD_SERVE_NAME_MAX);
 	gpuq_strlcpy(opts->identity, value, sizeof(opts->identity));
 	return GPUQ_OK;
 }
@@ -461,11 +455,11 @@ static int parse_dcgm_url(const char *value, const char **out, gpuq_diag_t *diag
 		skip = 7;
 	else if (!strncmp(value, "https://", 8))
 		skip = 8;
-	if (!skip || len == skip || value[skip] == '/' || len > WEBHOOK_DCGM_URL_MAX)
+	if (!skip || len == skip || value[skip] == '/' || len > DCGM_URL_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--dcgm-url \"%.200s\": expected an http:// or https:// URL "
 				     "with a host, at most %d bytes",
-				     value, WEBHOOK_DCGM_URL_MAX);
+				     value, DCGM_URL_MAX);
 	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)value[i] <= ' ' || value[i] == 0x7f)
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
@@ -498,31 +492,30 @@ static int parse_threshold(const char *value, double *out, gpuq_diag_t *diag)
 }
 
 /* The duration flags: their ranges and where each goes. */
-static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opts,
-			  gpuq_diag_t *diag)
+static int apply_duration(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
 	case FLAG_READY_TIMEOUT:
-		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+		return parse_duration(flag_names[f], value, 0, CMD_SERVE_DURATION_FLAG_MAX_MS,
 				      &opts->ready_timeout_ms, diag);
 	case FLAG_SHUTDOWN_GRACE:
-		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+		return parse_duration(flag_names[f], value, 0, CMD_SERVE_DURATION_FLAG_MAX_MS,
 				      &opts->shutdown_grace_ms, diag);
 	case FLAG_REQUEUE_BACKOFF:
-		return parse_duration(flag_names[f], value, 1, WEBHOOK_DURATION_FLAG_MAX_MS,
+		return parse_duration(flag_names[f], value, 1, CMD_SERVE_DURATION_FLAG_MAX_MS,
 				      &opts->requeue_backoff_ms, diag);
 	case FLAG_USAGE_HALF_LIFE:
 		return parse_half_life(value, &opts->usage_half_life_ms, diag);
 	case FLAG_USAGE_SAMPLING:
-		return parse_duration(flag_names[f], value, 1, WEBHOOK_USAGE_FLAG_MAX_MS,
+		return parse_duration(flag_names[f], value, 1, CMD_SERVE_USAGE_FLAG_MAX_MS,
 				      &opts->usage_sampling_ms, diag);
 	case FLAG_USAGE_CHECKPOINT:
-		return parse_duration(flag_names[f], value, 0, WEBHOOK_DURATION_FLAG_MAX_MS,
+		return parse_duration(flag_names[f], value, 0, CMD_SERVE_DURATION_FLAG_MAX_MS,
 				      &opts->usage_checkpoint_ms, diag);
 	case FLAG_DCGM_INTERVAL:
 		if (gpuq_duration_parse(value, &opts->dcgm_interval_ms, NULL) ||
-		    opts->dcgm_interval_ms < WEBHOOK_DCGM_INTERVAL_MS_MIN ||
-		    opts->dcgm_interval_ms > WEBHOOK_DCGM_INTERVAL_MS_MAX)
+		    opts->dcgm_interval_ms < DCGM_INTERVAL_MS_MIN ||
+		    opts->dcgm_interval_ms > DCGM_INTERVAL_MS_MAX)
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "--dcgm-interval \"%s\": expected a duration "
 					     "100ms..1h such as 30s",
@@ -535,7 +528,7 @@ static int apply_duration(flag_t f, const char *value, webhook_serve_opts_t *opt
 }
 
 /* --cert-secret NAMESPACE/NAME. */
-static int parse_cert_secret(const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static int parse_cert_secret(const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	const char *slash = strchr(value, '/');
 	size_t nl = slash ? (size_t)(slash - value) : 0;
@@ -555,13 +548,14 @@ static int parse_cert_secret(const char *value, webhook_serve_opts_t *opts, gpuq
 }
 
 /* --ui BOOL, --ui-auth review|none and --ui-idle D. */
-static int apply_ui(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static int apply_ui(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	if (f == FLAG_UI)
 		return parse_bool("--ui", value, &opts->ui, diag);
 	if (f == FLAG_UI_IDLE) {
 		int64_t ms = -1;
-		if (gpuq_duration_parse(value, &ms, NULL) || ms < 1 || ms > WEBHOOK_UI_IDLE_MAX_MS)
+		if (gpuq_duration_parse(value, &ms, NULL) || ms < 1 ||
+		    ms > CMD_SERVE_UI_IDLE_MAX_MS)
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "--ui-idle \"%s\": expected a duration such as 30s or "
 					     "5m, 1ms..1h",
@@ -576,7 +570,7 @@ static int apply_ui(flag_t f, const char *value, webhook_serve_opts_t *opts, gpu
 	return GPUQ_OK;
 }
 
-static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
 	case FLAG_LISTEN:
@@ -604,10 +598,10 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 					     "--gpu-resource \"%s\": expected a domain-qualified "
 					     "resource name such as nvidia.com/gpu",
 					     value);
-		if (opts->n_gpu_resources == WEBHOOK_GPU_RESOURCES_MAX)
+		if (opts->n_gpu_resources == CMD_SERVE_GPU_RESOURCES_MAX)
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "--gpu-resource \"%s\": at most %d may be given",
-					     value, WEBHOOK_GPU_RESOURCES_MAX);
+					     value, CMD_SERVE_GPU_RESOURCES_MAX);
 		opts->gpu_resources[opts->n_gpu_resources++] = value;
 		return GPUQ_OK;
 	case FLAG_CONTROLLER_USER:
@@ -616,7 +610,7 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 			    diag, GPUQ_EINVAL,
 			    "--controller-user \"%s\": expected a username of 1..%d "
 			    "printable characters without spaces",
-			    value, WEBHOOK_NAME_MAX);
+			    value, CMD_SERVE_NAME_MAX);
 		opts->controller_user = value;
 		opts->controller_user_set = true;
 		return GPUQ_OK;
@@ -643,7 +637,7 @@ static int apply_flag(flag_t f, const char *value, webhook_serve_opts_t *opts, g
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "--lease-name \"%s\": expected an object name (1..%d "
 					     "of a-z, 0-9, '-', '.')",
-					     value, WEBHOOK_NAME_MAX);
+					     value, CMD_SERVE_NAME_MAX);
 		opts->lease_name = value;
 		return GPUQ_OK;
 	case FLAG_IDENTITY:
@@ -696,7 +690,7 @@ static unsigned default_threads(void)
 
 	if (n < 2)
 		return 2;
-	return n > WEBHOOK_THREADS_MAX ? WEBHOOK_THREADS_MAX : (unsigned)n;
+	return n > HTTP_THREADS_MAX ? HTTP_THREADS_MAX : (unsigned)n;
 }
 
 static const char *env_value(const char *v)
@@ -706,8 +700,8 @@ static const char *env_value(const char *v)
 
 /* Decide the policy source (exactly one) and fill the cluster defaults the
  * flags left open from env. */
-static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
-			  webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static int resolve_source(const bool *seen, const cmd_serve_env_t *env, cmd_serve_opts_t *opts,
+			  gpuq_diag_t *diag)
 {
 	const char *ns, *id;
 
@@ -723,7 +717,7 @@ static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
 						     "%s: a cluster flag, but --policy-dir runs "
 						     "offline (drop one of them)",
 						     flag_names[f]);
-		opts->source = WEBHOOK_SOURCE_DIR;
+		opts->source = CMD_SERVE_SOURCE_DIR;
 		return GPUQ_OK;
 	}
 	for (flag_t f = FLAG_CERT_DNS; f <= FLAG_WEBHOOK_CONFIG; f++)
@@ -731,9 +725,9 @@ static int resolve_source(const bool *seen, const webhook_serve_env_t *env,
 			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s: only with --cert-secret",
 					     flag_names[f]);
 	if (seen[FLAG_KUBECONFIG])
-		opts->source = WEBHOOK_SOURCE_KUBECONFIG;
+		opts->source = CMD_SERVE_SOURCE_KUBECONFIG;
 	else if (env && env_value(env->service_host))
-		opts->source = WEBHOOK_SOURCE_IN_CLUSTER;
+		opts->source = CMD_SERVE_SOURCE_IN_CLUSTER;
 	else
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "no policy source: give --policy-dir DIR (offline) or "
@@ -769,7 +763,7 @@ static bool loopback(const char *host)
 
 /* --ui and --ui-auth: no auth only on a loopback address; the review mode
  * needs an apiserver. */
-static int check_ui(const bool *seen, const webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+static int check_ui(const bool *seen, const cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	if (seen[FLAG_UI_AUTH] && !opts->ui)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-auth: only with --ui true");
@@ -783,15 +777,15 @@ static int check_ui(const bool *seen, const webhook_serve_opts_t *opts, gpuq_dia
 				     "[::1], localhost), not \"%s\": anyone who reaches the port "
 				     "would read every queue",
 				     opts->listen);
-	if (!opts->ui_auth_none && opts->source == WEBHOOK_SOURCE_DIR)
+	if (!opts->ui_auth_none && opts->source == CMD_SERVE_SOURCE_DIR)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--ui true with --policy-dir: no apiserver to review tokens; "
 				     "add --ui-auth none (with a loopback --listen)");
 	return GPUQ_OK;
 }
 
-int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_t *env,
-				 webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+int cmd_serve_opts_parse_env(int argc, char **argv, const cmd_serve_env_t *env,
+			     cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	bool seen[FLAG_COUNT] = {false};
 	int rc;
@@ -800,20 +794,20 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	opts->controller_user = WEBHOOK_CONTROLLER_USER_DEFAULT;
 	opts->threads = default_threads();
 	opts->log_level = GPUQ_LOG_INFO;
-	opts->poll_ms = WEBHOOK_POLL_MS_DEFAULT;
-	opts->body_budget = WEBHOOK_BODY_BUDGET_DEFAULT;
+	opts->poll_ms = HTTP_POLL_MS_DEFAULT;
+	opts->body_budget = HTTP_BODY_BUDGET_DEFAULT;
 	opts->leader_elect = true;
 	opts->visibility = true;
-	opts->lease_namespace = WEBHOOK_LEASE_NAMESPACE_DEFAULT;
-	opts->lease_name = WEBHOOK_LEASE_NAME_DEFAULT;
-	opts->qps = WEBHOOK_QPS_DEFAULT;
-	opts->burst = WEBHOOK_BURST_DEFAULT;
-	opts->ready_timeout_ms = WEBHOOK_READY_TIMEOUT_MS_DEFAULT;
-	opts->requeue_backoff_ms = WEBHOOK_REQUEUE_BACKOFF_MS_DEFAULT;
-	opts->usage_checkpoint_ms = WEBHOOK_USAGE_CHECKPOINT_MS_DEFAULT;
-	opts->shutdown_grace_ms = WEBHOOK_SHUTDOWN_GRACE_MS_DEFAULT;
-	opts->dcgm_interval_ms = WEBHOOK_DCGM_INTERVAL_MS_DEFAULT;
-	opts->idle_threshold_pct = WEBHOOK_IDLE_THRESHOLD_DEFAULT;
+	opts->lease_namespace = CMD_SERVE_LEASE_NAMESPACE_DEFAULT;
+	opts->lease_name = CMD_SERVE_LEASE_NAME_DEFAULT;
+	opts->qps = CMD_SERVE_QPS_DEFAULT;
+	opts->burst = CMD_SERVE_BURST_DEFAULT;
+	opts->ready_timeout_ms = CMD_SERVE_READY_TIMEOUT_MS_DEFAULT;
+	opts->requeue_backoff_ms = CMD_SERVE_REQUEUE_BACKOFF_MS_DEFAULT;
+	opts->usage_checkpoint_ms = CMD_SERVE_USAGE_CHECKPOINT_MS_DEFAULT;
+	opts->shutdown_grace_ms = HTTP_SHUTDOWN_GRACE_MS_DEFAULT;
+	opts->dcgm_interval_ms = DCGM_INTERVAL_MS_DEFAULT;
+	opts->idle_threshold_pct = DCGM_IDLE_THRESHOLD_DEFAULT;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq, *value;
 		size_t name_len;
@@ -861,10 +855,10 @@ int webhook_serve_opts_parse_env(int argc, char **argv, const webhook_serve_env_
 	return rc ? rc : check_ui(seen, opts, diag);
 }
 
-int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+int cmd_serve_opts_parse(int argc, char **argv, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
-	char host[WEBHOOK_NAME_MAX + 1];
-	webhook_serve_env_t env = {
+	char host[CMD_SERVE_NAME_MAX + 1];
+	cmd_serve_env_t env = {
 	    .pod_namespace = getenv("POD_NAMESPACE"),
 	    .pod_name = getenv("POD_NAME"),
 	    .service_host = getenv("KUBERNETES_SERVICE_HOST"),
@@ -875,7 +869,7 @@ int webhook_serve_opts_parse(int argc, char **argv, webhook_serve_opts_t *opts, 
 		host[sizeof(host) - 1] = '\0';
 		env.hostname = host;
 	}
-	return webhook_serve_opts_parse_env(argc, argv, &env, opts, diag);
+	return cmd_serve_opts_parse_env(argc, argv, &env, opts, diag);
 }
 
 static int check_dir(const char *flag, const char *dir, gpuq_diag_t *diag)
@@ -928,7 +922,7 @@ static int check_file(const char *flag, const char *path, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag)
+int cmd_serve_opts_check(const cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	int rc;
 
@@ -959,4 +953,15 @@ int webhook_serve_opts_check(const webhook_serve_opts_t *opts, gpuq_diag_t *diag
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--state-dir \"%s\": not writable: %s",
 				     opts->state_dir, strerror(errno));
 	return GPUQ_OK;
+}
+
+void cmd_serve_http_config(const cmd_serve_opts_t *opts, http_server_config_t *out)
+{
+	*out = (http_server_config_t){.listen = opts->listen,
+				      .host = opts->host,
+				      .port = opts->port,
+				      .cert_dir = opts->cert_dir,
+				      .threads = opts->threads,
+				      .poll_ms = opts->poll_ms,
+				      .body_budget = opts->body_budget};
 }

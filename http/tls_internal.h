@@ -1,8 +1,8 @@
-/* webhook tls internals: the serving pair's layout, shared by tls.c (which
+/* http tls internals: the serving pair's layout, shared by tls.c (which
  * loads and swaps pairs) and server.c (whose GnuTLS certificate callback hands
- * the pair to a handshake). Private to the webhook module. */
-#ifndef GPUQ_WEBHOOK_TLS_INTERNAL_H
-#define GPUQ_WEBHOOK_TLS_INTERNAL_H
+ * the pair to a handshake). Private to the http module. */
+#ifndef GPUQ_HTTP_TLS_INTERNAL_H
+#define GPUQ_HTTP_TLS_INTERNAL_H
 
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
@@ -17,7 +17,7 @@
 /* Serial as hex: at most 20 octets (RFC 5280), 40 digits + NUL. */
 #define SERIAL_HEX_MAX 41
 
-struct webhook_tls_pair {
+struct http_tls_pair {
 	atomic_uint refs;	     /* references: the webhook_tls, each connection */
 	gnutls_pcert_st *pcerts;     /* the chain, leaf first */
 	unsigned n_pcerts;	     /* entries in pcerts */
