@@ -107,6 +107,23 @@ typedef struct {
 
 extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
 
+/* The namespaces a policy change may have changed the workloads of (their
+ * labels, LimitRanges, ResourceQuotas, claim templates, or which
+ * ClusterQueue selects them), so only their workloads are resolved again;
+ * `all` when the change reaches every namespace or too many were named. */
+#define CONTROLLER_NSSET_MAX 32
+typedef struct {
+	bool all;			      /* every namespace */
+	size_t n;			      /* entries in names */
+	char names[CONTROLLER_NSSET_MAX][64]; /* namespace names (at most 63 bytes) */
+} controller_nsset_t;
+
+/* Add ns (len bytes) to s; past CONTROLLER_NSSET_MAX names, or a name too
+ * long, s becomes `all`. */
+void controller_nsset_add(controller_nsset_t *s, const char *ns, size_t len);
+/* Whether s holds ns (NULL: every namespace). */
+bool controller_nsset_has(const controller_nsset_t *s, const char *ns);
+
 /* One watch event on its way to the controller thread. A policy object
  * comes as jansson's tree; an object of a workload collection (Jobs, Pods)
  * comes decoded, once, on the watch thread (controller_informer_event). */
@@ -268,16 +285,20 @@ struct controller {
 				       each Job has */
 	size_t rq_held;			    /* Jobs whose release a ResourceQuota holds (rq_wait) */
 	bool policy_dirty;		    /* a policy object changed */
-	policy_t *policy;		    /* the snapshot in force (one reference) */
-	uint64_t policy_generation;	    /* snapshots built */
-	queue_t *q;			    /* the core (NULL until the first snapshot) */
-	queue_config_t qcfg;		    /* its configuration */
-	bool persist_full;		    /* rewrite every record at the next commit */
-	bool check_term;		    /* just took the Lease: is the store stale? */
-	bool core_dirty;		    /* run a cycle soon */
-	int64_t last_cycle_ms;		    /* monotonic */
-	int64_t epoch_mono_ms;		    /* monotonic at start */
-	int64_t epoch_wall_ms;		    /* wall clock at start: core time = wall */
+	uint32_t policy_res_changed;	    /* ... bit r: one of collection r (since the
+					       last snapshot) */
+	controller_nsset_t policy_ns_changed; /* ... the namespaces of the namespaced ones
+						 (and the Namespaces) */
+	policy_t *policy;		      /* the snapshot in force (one reference) */
+	uint64_t policy_generation;	      /* snapshots built */
+	queue_t *q;			      /* the core (NULL until the first snapshot) */
+	queue_config_t qcfg;		      /* its configuration */
+	bool persist_full;		      /* rewrite every record at the next commit */
+	bool check_term;		      /* just took the Lease: is the store stale? */
+	bool core_dirty;		      /* run a cycle soon */
+	int64_t last_cycle_ms;		      /* monotonic */
+	int64_t epoch_mono_ms;		      /* monotonic at start */
+	int64_t epoch_wall_ms;		      /* wall clock at start: core time = wall */
 
 	char **touched; /* uids to compare and act on after the next persist */
 	size_t n_touched, cap_touched;
@@ -353,8 +374,10 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
  * are its child's (a TrainJob), the cached child's (its JobSet); NULL
  * while that child is not seen. */
 const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j);
-/* Bring every Job's workload into the core (after a snapshot change). */
-void controller_jobs_resync(struct controller *c);
+/* Bring the workload of every Job in a namespace of only (NULL: all) into
+ * the core again, resolved against the policy in force (after a snapshot
+ * change). */
+void controller_jobs_resync(struct controller *c, const controller_nsset_t *only);
 void controller_jobs_free_all(struct controller *c);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */
@@ -389,7 +412,7 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
  * another: OrderedReady, LeaderReady), its quota read from the parent's
  * spec, and each Pod is let through as it appears. */
 void controller_sets_apply(struct controller *c, controller_cevent_t *ev);
-void controller_sets_resync(struct controller *c);
+void controller_sets_resync(struct controller *c, const controller_nsset_t *only);
 void controller_sets_free_all(struct controller *c);
 /* The workload key of a set's Pod o into out: false when o is no set's
  * member (or its set's group cannot be told yet). */
@@ -410,7 +433,7 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev);
  * status.active counts them only at the Job controller's next status
  * write, about a second after the ResourceQuota charged them). */
 int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
-void controller_pods_resync(struct controller *c);
+void controller_pods_resync(struct controller *c, const controller_nsset_t *only);
 void controller_pods_free_all(struct controller *c);
 controller_pgroup_t *controller_group(struct controller *c, const char *key);
 void controller_actuate_group(struct controller *c, controller_pgroup_t *g);

@@ -397,7 +397,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 		controller_actuate_rq_recheck(c, j->ns);
 }
 
-void controller_jobs_resync(struct controller *c)
+void controller_jobs_resync(struct controller *c, const controller_nsset_t *only)
 {
 	size_t pos = 0;
 	controller_map_slot_t *s;
@@ -407,7 +407,7 @@ void controller_jobs_resync(struct controller *c)
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		controller_job_t *j = s->value;
 
-		if (resolve(c, j) == GPUQ_OK)
+		if (controller_nsset_has(only, j->ns) && resolve(c, j) == GPUQ_OK)
 			sync_job(c, j);
 	}
 }

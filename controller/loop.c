@@ -266,9 +266,9 @@ static void term_check(struct controller *c)
 			queue_destroy(c->q);
 			c->q = q;
 			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
-			controller_jobs_resync(c);
-			controller_sets_resync(c);
-			controller_pods_resync(c);
+			controller_jobs_resync(c, NULL);
+			controller_sets_resync(c, NULL);
+			controller_pods_resync(c, NULL);
 			c->persist_full = true;
 		} else {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);

@@ -438,7 +438,7 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 	pod_take(c, o);
 }
 
-void controller_pods_resync(struct controller *c)
+void controller_pods_resync(struct controller *c, const controller_nsset_t *only)
 {
 	size_t pos = 0, n = 0;
 	controller_map_slot_t *s;
@@ -461,7 +461,7 @@ void controller_pods_resync(struct controller *c)
 	while ((s = controller_map_next(&c->pod_group, &pos))) {
 		controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
 		member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
-		if (m && m->wl)
+		if (m && m->wl && controller_nsset_has(only, m->wl->namespace_))
 			objs[n++] = m->wl;
 	}
 	for (size_t i = 0; i < n; i++) {

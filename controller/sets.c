@@ -413,11 +413,14 @@ void controller_sets_apply(struct controller *c, controller_cevent_t *ev)
 	set_sync(c, s);
 }
 
-void controller_sets_resync(struct controller *c)
+void controller_sets_resync(struct controller *c, const controller_nsset_t *only)
 {
 	size_t pos = 0;
 	controller_map_slot_t *sl;
 
-	while ((sl = controller_map_next(&c->sets, &pos)))
-		set_sync(c, sl->value);
+	while ((sl = controller_map_next(&c->sets, &pos))) {
+		const set_t *s = sl->value;
+		if (!s->wl || controller_nsset_has(only, s->wl->namespace_))
+			set_sync(c, sl->value);
+	}
 }

@@ -47,6 +47,46 @@ static uint64_t policy_digest(const json_t *obj)
 	return h;
 }
 
+void controller_nsset_add(controller_nsset_t *s, const char *ns, size_t len)
+{
+	if (s->all)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->names[i]) == len && !memcmp(s->names[i], ns, len))
+			return;
+	if (s->n == CONTROLLER_NSSET_MAX || len >= sizeof(s->names[0])) {
+		s->all = true;
+		return;
+	}
+	memcpy(s->names[s->n], ns, len);
+	s->names[s->n++][len] = '\0';
+}
+
+bool controller_nsset_has(const controller_nsset_t *s, const char *ns)
+{
+	if (!s || s->all)
+		return true;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], ns ? ns : ""))
+			return true;
+	return false;
+}
+
+/* Object `key` of collection r changed the policy: note what it may reach
+ * (controller_snapshot_rebuild resolves the workloads of those namespaces
+ * again, or all of them). */
+static void policy_changed(struct controller *c, controller_res_t r, const char *key)
+{
+	const char *slash = strchr(key, '/');
+
+	c->policy_dirty = true;
+	c->policy_res_changed |= 1u << r;
+	if (r == CONTROLLER_RES_NAMESPACES)
+		controller_nsset_add(&c->policy_ns_changed, key, strlen(key));
+	else if (slash)
+		controller_nsset_add(&c->policy_ns_changed, key, (size_t)(slash - key));
+}
+
 static void pobj_free(controller_pobj_t *o)
 {
 	if (!o)
@@ -72,19 +112,21 @@ void controller_snapshot_apply(struct controller *c, const controller_cevent_t *
 		while ((s = controller_map_next(m, &pos))) {
 			o = s->value;
 			if (o->gen != c->gen[ev->res]) {
+				policy_changed(c, ev->res, s->key);
 				pobj_free(controller_map_del(m, s->key));
-				c->policy_dirty = true;
 			}
 		}
-		if (!c->listed[ev->res])
+		if (!c->listed[ev->res]) {
 			c->policy_dirty = true;
+			c->policy_ns_changed.all = true;
+		}
 		c->listed[ev->res] = true;
 		return;
 	}
 	case KUBE_EV_DELETED:
 		controller_obj_key(ev->object, key, sizeof(key));
 		pobj_free(controller_map_del(m, key));
-		c->policy_dirty = true;
+		policy_changed(c, ev->res, key);
 		return;
 	default:
 		break;
@@ -107,13 +149,11 @@ void controller_snapshot_apply(struct controller *c, const controller_cevent_t *
 		c->next_sweep_ms = 0;
 	/* a relist repeats unchanged objects, and status writes change nothing
 	 * the policy reads: only a new digest counts */
+	if (!old || old->digest != o->digest)
+		policy_changed(c, ev->res, key);
 	if (old) {
-		if (old->digest != o->digest)
-			c->policy_dirty = true;
 		o->refused = old->refused && old->digest == o->digest;
 		pobj_free(old);
-	} else {
-		c->policy_dirty = true;
 	}
 }
 
@@ -193,15 +233,36 @@ void controller_snapshot_seed_usage(struct controller *c, queue_t *q)
 			 seeded);
 }
 
-/* A new core for p: fresh (restored from the store the first time) or
- * rebuilt from the current one's records. */
-static int core_update(struct controller *c, policy_t *p)
+/* p into the live core when its shape allows (*in_place); else a new core
+ * for p: fresh (restored from the store the first time) or rebuilt from the
+ * current one's records. */
+static int core_update(struct controller *c, policy_t *p, bool *in_place)
 {
 	engine_rebuild_report_t rep = {0};
+	engine_apply_report_t arep;
 	gpuq_diag_t diag = {{0}};
 	queue_t *q = NULL;
 	int rc;
 
+	*in_place = false;
+	if (c->q && c->policy) {
+		rc = engine_core_apply(c->q, c->policy, p, &arep, &diag);
+		if (!rc) {
+			gpuq_log(GPUQ_LOG_INFO, "controller",
+				 "policy change taken in place: %zu ClusterQueue(s) updated",
+				 arep.cqs_updated);
+			*in_place = true;
+			return GPUQ_OK;
+		}
+		if (rc == GPUQ_EINVAL && arep.why[0])
+			gpuq_log(GPUQ_LOG_INFO, "controller",
+				 "policy change: %s; rebuilding the core", arep.why);
+		else
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "policy change not taken in place (%s); rebuilding the core",
+				 diag.msg);
+		diag.msg[0] = '\0';
+	}
 	if (c->q) {
 		rc = engine_core_rebuild(c->q, p, &c->qcfg, &q, &rep, &diag);
 		if (rc == GPUQ_EAGAIN) {
@@ -250,15 +311,58 @@ static int core_update(struct controller *c, policy_t *p)
 	return GPUQ_OK;
 }
 
+/* Collections whose change reaches only the workloads of some namespaces:
+ * their own (Namespaces and the namespaced ones) or those a ClusterQueue
+ * selects (below); ResourceFlavors the core took in place reach none (what
+ * a workload asks for does not depend on them). Any other change (a
+ * PriorityClass, a LocalQueue's stop policy) is resolved everywhere. */
+_Static_assert(CONTROLLER_RES_COUNT <= 32, "policy_res_changed is a 32-bit mask");
+#define NARROW_RES                                                                                 \
+	((1u << CONTROLLER_RES_NAMESPACES) | (1u << CONTROLLER_RES_LIMITRANGES) |                  \
+	 (1u << CONTROLLER_RES_RESOURCEQUOTAS) | (1u << CONTROLLER_RES_CLAIMTEMPLATES) |           \
+	 (1u << CONTROLLER_RES_FLAVORS) | (1u << CONTROLLER_RES_KUEUE_FLAVORS) |                   \
+	 (1u << CONTROLLER_RES_CLUSTERQUEUES) | (1u << CONTROLLER_RES_KUEUE_CLUSTERQUEUES))
+
+/* Which namespaces' workloads to resolve again after the change from
+ * c->policy to p (the changed collections, and the namespaces noted as
+ * they changed, in *scope): all of them after a rebuilt core, a first
+ * snapshot or a change outside NARROW_RES; else the namespaces noted plus,
+ * when a ClusterQueue changed, every namespace gpuq now manages or stops
+ * managing (a namespaceSelector). */
+static void resync_scope(struct controller *c, const policy_t *p, bool in_place, uint32_t changed,
+			 controller_nsset_t *scope)
+{
+	if (!in_place || !c->policy || (changed & ~NARROW_RES)) {
+		scope->all = true;
+		return;
+	}
+	if (!(changed &
+	      ((1u << CONTROLLER_RES_CLUSTERQUEUES) | (1u << CONTROLLER_RES_KUEUE_CLUSTERQUEUES))))
+		return;
+	for (size_t i = 0; i < policy_namespace_count(p) && !scope->all; i++) {
+		const char *ns = policy_namespace_at(p, i)->name;
+		if (policy_namespace_managed(c->policy, ns) != policy_namespace_managed(p, ns))
+			controller_nsset_add(scope, ns, strlen(ns));
+	}
+	for (size_t i = 0; i < policy_namespace_count(c->policy) && !scope->all; i++) {
+		const char *ns = policy_namespace_at(c->policy, i)->name;
+		if (!policy_namespace_find(p, ns))
+			controller_nsset_add(scope, ns, strlen(ns));
+	}
+}
+
 int controller_snapshot_rebuild(struct controller *c)
 {
 	policy_opts_t po = {
 	    .skip_unknown_kinds = true, .skip_scoped_quotas = true, .price_lenient = true};
 	gpuq_diag_t diag = {{0}};
 	policy_t *p = NULL;
+	controller_nsset_t scope = c->policy_ns_changed;
+	uint32_t changed = c->policy_res_changed;
+	bool in_place;
 	int rc;
 
-	c->policy_dirty = false;
+	c->policy_dirty = false; /* what changed stays noted until a snapshot is in force */
 	rc = policy_create(&po, &p);
 	for (int r = 0; !rc && r < CONTROLLER_RES_COUNT; r++)
 		if (controller_res[r].policy)
@@ -273,11 +377,14 @@ int controller_snapshot_rebuild(struct controller *c)
 		policy_unref(p);
 		return rc;
 	}
-	rc = core_update(c, p);
+	rc = core_update(c, p, &in_place);
 	if (rc) {
 		policy_unref(p);
 		return rc;
 	}
+	resync_scope(c, p, in_place, changed, &scope);
+	c->policy_res_changed = 0;
+	memset(&c->policy_ns_changed, 0, sizeof(c->policy_ns_changed));
 	for (size_t i = 0; i < policy_flavor_count(p); i++)
 		if (policy_flavor_at(p, i)->price_error)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s (the flavor is kept, unpriced)",
@@ -292,8 +399,8 @@ int controller_snapshot_rebuild(struct controller *c)
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "web UI: prices not updated (out of memory); the last ones stay");
 	c->core_dirty = true;
-	controller_jobs_resync(c);
-	controller_sets_resync(c);
-	controller_pods_resync(c);
+	controller_jobs_resync(c, &scope);
+	controller_sets_resync(c, &scope);
+	controller_pods_resync(c, &scope);
 	return GPUQ_OK;
 }

@@ -104,7 +104,7 @@ static void set_policies(const policy_cq_t *cq, queue_cq_spec_t *spec)
 }
 
 /* The core's quota triple of one policy resource quota. */
-static queue_quota_spec_t quota_of(const policy_res_quota_t *rq)
+queue_quota_spec_t engine_quota_of(const policy_res_quota_t *rq)
 {
 	queue_quota_spec_t qs;
 
@@ -142,9 +142,10 @@ static int groups_of(engine_cq_spec_t *out, const policy_resource_group_t *group
 			out->flavors[g][f].flavor = pf->name;
 			out->flavors[g][f].quotas = &out->quotas[nq];
 			for (size_t r = 0; r < pf->n_resources; r++)
-				out->quotas[nq++] = quota_of(&pf->resources[r]);
+				out->quotas[nq++] = engine_quota_of(&pf->resources[r]);
 		}
 	}
+	out->n_quotas = nq;
 	return GPUQ_OK;
 }
 

@@ -121,6 +121,36 @@ int engine_persist_full(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag
  * unusable: destroy it. */
 int engine_restore(store_t *s, queue_t *q, gpuq_diag_t *diag);
 
+/* ---- A policy change the core takes in place ---- */
+
+typedef struct {
+	size_t cqs_updated; /* ClusterQueues whose spec changed (queue_cq_update) */
+	char why[160];	    /* GPUQ_EINVAL: what needs a rebuild ("Cohort x changed") */
+} engine_apply_report_t;
+
+/* Take newp into q, a core built from oldp (by engine_core_build or
+ * engine_core_rebuild), without touching its workloads, when newp keeps the
+ * core's shape: the same ResourceFlavors as the core keeps them (node
+ * labels, taints, tolerations), the same cohorts with the same quotas,
+ * parents and weights, the same ClusterQueues in the same order under the
+ * same cohorts with resource groups of the same shape (covered resources,
+ * flavors), the same LocalQueues (ClusterQueue, weight). Then every
+ * ClusterQueue whose spec changed (quotas, limits, strategy, preemption,
+ * fair sharing, stop policy, minimum runtime, idle reclaim) is updated with
+ * queue_cq_update (which marks its cohort changed, so the next cycle tries
+ * what was set aside) and the economics re-applied (engine_core_econ:
+ * budgets keep their state, prices and minimum runtimes are replaced). The
+ * cost is the policy's objects, not the core's workloads; the changed
+ * records are the updated ClusterQueues' (engine_persist writes them).
+ *
+ * GPUQ_OK with rep->cqs_updated; GPUQ_EINVAL with rep->why when the shape
+ * differs (q untouched: rebuild with engine_core_rebuild); the core's
+ * refusal of an update or engine_core_econ's error with diag (q may hold
+ * some of the updates then: a rebuild from it with newp is still right,
+ * since a rebuild carries records, not specs). */
+int engine_core_apply(queue_t *q, const policy_t *oldp, const policy_t *newp,
+		      engine_apply_report_t *rep, gpuq_diag_t *diag);
+
 /* ---- Rebuilding the core after a policy change ---- */
 
 typedef enum {

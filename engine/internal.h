@@ -1,7 +1,8 @@
 /*
  * engine internals, shared by the .c files of engine/ only (never included from outside
  * engine/): the policy -> core translation of one ClusterQueue, used to add
- * it (engine_core_build) and to re-apply it (engine_core_rebuild).
+ * it (engine_core_build), to re-apply it (engine_core_rebuild) and to
+ * compare two (engine_core_apply).
  */
 #ifndef GPUQ_ENGINE_INTERNAL_H
 #define GPUQ_ENGINE_INTERNAL_H
@@ -17,7 +18,12 @@ typedef struct {
 					 [POLICY_GROUP_FLAVORS_MAX];
 	queue_quota_spec_t *quotas; /* every quota, group then flavor then resource
 				       order (malloc'd: engine_cq_spec_deinit) */
+	size_t n_quotas;	    /* entries in quotas */
 } engine_cq_spec_t;
+
+/* The core's quota triple of one policy resource quota (quota_qty_amount
+ * units; an absent limit is QUEUE_UNLIMITED). */
+queue_quota_spec_t engine_quota_of(const policy_res_quota_t *rq);
 
 /* Fill out from cq: policies, groups, quotas converted by quota_qty_amount.
  * GPUQ_ENOMEM (nothing to free then). */

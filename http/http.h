@@ -218,6 +218,10 @@ int http_metrics_source_render(http_metrics_source_fn fn, void *ctx, char **text
  * then holds "" ). */
 int http_metrics_label_escape(const char *value, char *out, size_t cap);
 
+/* http_metrics_label_escape for a value about to be printed: out, or the
+ * static "invalid" when it does not fit (the output stays valid). */
+const char *http_metrics_label(const char *value, char *out, size_t cap);
+
 typedef struct http_server http_server_t;
 
 /* ---- The post hook (admission's /mutate and /validate) ----

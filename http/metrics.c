@@ -203,14 +203,14 @@ void http_metrics_printf(http_metrics_text_t *t, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *http_metrics_label(const char *value, char *out, size_t cap)
+{
+	return http_metrics_label_escape(value, out, cap) ? "invalid" : out;
+}
+
 /* A label value, escaped; values here are all ours, short and plain, but
  * the escaping keeps the output valid whatever they become. */
-static const char *esc(const char *value, char *buf, size_t cap)
-{
-	if (http_metrics_label_escape(value, buf, cap))
-		return "invalid";
-	return buf;
-}
+#define esc http_metrics_label
 
 static uint64_t load(atomic_uint_fast64_t *a)
 {

@@ -370,7 +370,7 @@ static void test_job_event_into_core(void **state)
 	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
 	assert_int_equal(j->wl->podsets[0].count, 4);
 	/* the same policy again: resolved anew, still one workload */
-	controller_jobs_resync(c);
+	controller_jobs_resync(c, NULL);
 	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
 	free(line);
 	json_decref(req);

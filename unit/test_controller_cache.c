@@ -470,6 +470,127 @@ static void policy_cache_rebuilds_on_what_the_policy_reads(void **state)
 	ctl_free(c);
 }
 
+/* CTL_POLICY's objects as watch events (JSON), in its collections, and a
+ * LocalQueue default in team-b too; the CQ with `gpus` GPUs selecting the
+ * namespaces labelled `team: selects`, team-b labelled `team: b_label`. */
+static void ctl_policy_events(struct controller *c, int gpus, const char *b_label,
+			      const char *selects, kube_event_type_t type)
+{
+	char cq[600], nsb[200];
+	const struct {
+		controller_res_t res;
+		const char *json;
+	} objs[] = {
+	    {CONTROLLER_RES_NAMESPACES,
+	     "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", "
+	     "\"metadata\": {\"name\": \"team-a\", \"labels\": {\"team\": "
+	     "\"a\"}}}"},
+	    {CONTROLLER_RES_NAMESPACES, nsb},
+	    {CONTROLLER_RES_FLAVORS, "{\"apiVersion\": \"gpuq.dev/v1beta1\", \"kind\": "
+				     "\"ResourceFlavor\", \"metadata\": {\"name\": \"h100\"}, "
+				     "\"spec\": {\"nodeLabels\": {\"nvidia.com/gpu.product\": "
+				     "\"H100\"}, \"tolerations\": [{\"key\": \"nvidia.com/gpu\", "
+				     "\"operator\": \"Exists\", \"effect\": \"NoSchedule\"}]}}"},
+	    {CONTROLLER_RES_CLUSTERQUEUES, cq},
+	    {CONTROLLER_RES_LOCALQUEUES,
+	     "{\"apiVersion\": \"gpuq.dev/v1beta1\", \"kind\": \"LocalQueue\", \"metadata\": "
+	     "{\"namespace\": \"team-a\", \"name\": \"default\"}, \"spec\": {\"clusterQueue\": "
+	     "\"cq\"}}"},
+	    {CONTROLLER_RES_LOCALQUEUES,
+	     "{\"apiVersion\": \"gpuq.dev/v1beta1\", \"kind\": \"LocalQueue\", \"metadata\": "
+	     "{\"namespace\": \"team-b\", \"name\": \"default\"}, \"spec\": {\"clusterQueue\": "
+	     "\"cq\"}}"},
+	};
+
+	snprintf(nsb, sizeof(nsb),
+		 "{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": {\"name\": "
+		 "\"team-b\", \"labels\": {\"team\": \"%s\"}}}",
+		 b_label);
+	snprintf(cq, sizeof(cq),
+		 "{\"apiVersion\": \"gpuq.dev/v1beta1\", \"kind\": \"ClusterQueue\", "
+		 "\"metadata\": {\"name\": \"cq\"}, \"spec\": {\"namespaceSelector\": "
+		 "{\"matchLabels\": {\"team\": \"%s\"}}, \"resourceGroups\": "
+		 "[{\"coveredResources\": [\"nvidia.com/gpu\"], \"flavors\": [{\"name\": "
+		 "\"h100\", \"resources\": [{\"name\": \"nvidia.com/gpu\", \"nominalQuota\": "
+		 "%d}]}]}]}}",
+		 selects, gpus);
+	for (size_t i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
+		json_t *o = json_loads(objs[i].json, 0, NULL);
+		controller_cevent_t ev = {.res = objs[i].res, .type = type, .object = o};
+		assert_non_null(o);
+		controller_snapshot_apply(c, &ev);
+		json_decref(o);
+	}
+}
+
+/* Forget what was touched (what the loop does after acting). */
+static void ctl_untouch(struct controller *c)
+{
+	for (size_t i = 0; i < c->n_touched; i++) {
+		controller_job_t *j = controller_job(c, c->touched[i]);
+		if (j)
+			j->touched = false;
+		free(c->touched[i]);
+	}
+	c->n_touched = 0;
+}
+
+/* A policy change that keeps the core's shape is taken by the live core,
+ * and only the workloads it can reach are resolved again: a quota change
+ * none (the core still holds them); a label that makes team-b selected
+ * only team-b's Job, which now enters the core; a namespaceSelector that
+ * selects neither namespace any more both. */
+static void policy_change_in_place_resolves_what_it_reaches(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 2, 1, true, "default");
+	json_t *b = ctl_job("team-b", "b", 2, 1, true, "default");
+	queue_t *core = c->q;
+	queue_quota_view_t qv;
+	uint32_t gpu, h100;
+
+	(void)state;
+	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
+	ctl_policy_events(c, 8, "b", "a", KUBE_EV_ADDED);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_ptr_not_equal(c->q, core); /* a LocalQueue more than CTL_POLICY: rebuilt */
+	core = c->q;
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_state(c, "b"), -1); /* team-b: no ClusterQueue selects it */
+	ctl_untouch(c);
+
+	ctl_policy_events(c, 16, "b", "a", KUBE_EV_MODIFIED);
+	assert_true(c->policy_dirty);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_ptr_equal(c->q, core);
+	assert_int_equal(queue_resource_find(c->q, "nvidia.com/gpu", &gpu), GPUQ_OK);
+	assert_int_equal(queue_flavor_find(c->q, "h100", &h100), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(c->q, 0, h100, gpu, &qv), GPUQ_OK);
+	assert_int_equal(qv.nominal, 16);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
+	assert_int_equal(c->n_touched, 0); /* nobody resolved again */
+
+	ctl_policy_events(c, 16, "a", "a", KUBE_EV_MODIFIED); /* team-b now selected */
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_ptr_equal(c->q, core);
+	assert_int_equal(ctl_state(c, "b"), QUEUE_WL_PENDING);
+	assert_int_equal(c->n_touched, 1);
+	assert_string_equal(c->touched[0], "b");
+	ctl_untouch(c);
+
+	/* the ClusterQueue now selects neither namespace: both are judged again */
+	ctl_policy_events(c, 16, "a", "x", KUBE_EV_MODIFIED);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_ptr_equal(c->q, core);
+	assert_int_equal(c->n_touched, 2);
+	json_decref(a);
+	json_decref(b);
+	qmetrics_destroy(c->metrics);
+	ctl_free(c);
+}
+
 /* ---- jobs.c: Jobs into the core ---- */
 
 /* A suspended GPU Job with a queue label in a namespace a ClusterQueue
@@ -613,6 +734,7 @@ int main(void)
 	    cmocka_unit_test(job_set_caches_the_object),
 	    cmocka_unit_test(obj_key_names_namespaced_and_cluster_objects),
 	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),
+	    cmocka_unit_test(policy_change_in_place_resolves_what_it_reaches),
 	    cmocka_unit_test(jobs_enter_the_core_when_gpuq_manages_them),
 	    cmocka_unit_test(jobs_relist_forgets_what_went),
 	    cmocka_unit_test(pod_group_waits_whole_and_its_status_follows),
