@@ -1,0 +1,517 @@
+/*
+ * bench_policy: what one policy-object change costs the controller thread
+ * with N workloads queued, for bench/bench_policy.sh (issue 22). A
+ * controller with a store (a fresh LMDB directory) but no apiserver is given
+ * a policy (Namespace team-a, PriorityClass, ResourceFlavor h100,
+ * ClusterQueue cq selecting team-a by label, LocalQueue team-a/default) and
+ * N suspended GPU Jobs queued to that LocalQueue, all as watch events through
+ * kube/'s watch-stream decoder and the controller's own handling; one
+ * admission cycle admits what the quota holds (a small share) and the store
+ * is written whole. Then two changes are measured, each alternating between
+ * two values:
+ *   quota: a MODIFIED ClusterQueue cq whose nvidia.com/gpu nominalQuota
+ *          differs from the last;
+ *   label: a MODIFIED Namespace team-a whose cost-center label (read by no
+ *          selector) differs from the last;
+ * each as the controller thread takes it: controller_handle of the decoded
+ * event, the snapshot rebuild the loop runs when the policy is dirty, and the
+ * store commit the loop makes next (the whole store when persist_full is
+ * set). The watch thread's decode is outside; so is what follows later (the
+ * cycle, acting on the touched workloads, status writes).
+ *
+ *   bench_policy JOBS STATE_DIR ROUNDS   ms per change, best of ROUNDS
+ *   bench_policy JOBS STATE_DIR count    one change of each, counted by
+ *                                        callgrind (run with
+ *                                        --instr-atstart=no: the setup
+ *                                        runs uninstrumented; each change is
+ *                                        a dump of its own, named by
+ *                                        CALLGRIND_DUMP_STATS_AT)
+ *
+ * STATE_DIR must not exist (the store is created there). Every change is
+ * checked: the ClusterQueue's quota in the core after a quota change must
+ * be the new value, and the core must still hold all N workloads; any miss
+ * exits 1 naming it. Built twice by bench_policy.sh: against this tree, and
+ * with -DGPUQ_BENCH_BASELINE against the baseline commit's library, from
+ * this one source.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+/* callgrind's client requests (scripts/setup.sh installs valgrind); no-ops
+ * outside valgrind */
+#include <valgrind/callgrind.h>
+
+#include "controller/internal.h"
+#include "engine/engine.h"
+#include "kube/kube.h"
+
+#define CHUNK_JOBS 2000			/* Job events decoded per buffer (about 1.3 KB each) */
+#define EVENT_MAX 4096			/* one policy event's text, bytes */
+#define T_TERM STORE_TYPE_DRIVER_FIRST	/* the controller's own record type (loop.c) */
+#define STORE_MAP_MAX ((size_t)8 << 30) /* as the controller's store: 8 GiB */
+#define QUOTA_GPUS 4000	    /* room for 125 Jobs of 4 pods x 8 GPUs: the rest stay pending */
+#define QUOTA_GPUS_ALT 4032 /* the other value of the quota change */
+
+/* Where decoded events go: straight into the controller (setup), or kept
+ * for the measured step (the watch thread's share done beforehand). */
+typedef struct {
+	struct controller *c;
+	controller_res_t res;	   /* the collection the stream is */
+	controller_cevent_t *keep; /* non-NULL: store the one event here */
+	size_t events;		   /* events seen */
+} feed_t;
+
+typedef struct {
+	double handle_ms, rebuild_ms, persist_ms, total_ms; /* one change */
+	bool rebuilt;					    /* the policy was dirty */
+	bool full;					    /* the commit rewrote everything */
+} phase_t;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "bench_policy: %s: %s\n", what, why);
+	exit(1);
+}
+
+static int on_event(void *ctx, const kube_event_t *ev)
+{
+	feed_t *f = ctx;
+	controller_cevent_t ce;
+
+	controller_informer_event(f->res, &f->c->o.review_cfg, ev, &ce);
+	f->events++;
+	if (f->keep) {
+		*f->keep = ce;
+		return 0;
+	}
+	controller_handle(f->c, &ce);
+	return 0;
+}
+
+/* Decode buf (watch lines of collection res) as the watch thread does:
+ * workload collections with the fast decoder, policy ones with jansson. */
+static size_t feed(struct controller *c, controller_res_t res, const char *buf, size_t len,
+		   controller_cevent_t *keep)
+{
+	feed_t f = {.c = c, .res = res, .keep = keep};
+	kube_watch_decoder_t *d = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	if (kube_watch_decoder_create(0, on_event, &f, &d))
+		die("decoder", "no memory");
+	if (res == CONTROLLER_RES_JOBS)
+		kube_watch_decoder_fast(d, true);
+	if (kube_watch_decoder_feed(d, buf, len, &diag))
+		die("watch stream", diag.msg);
+	kube_watch_decoder_destroy(d);
+	return f.events;
+}
+
+static void feed_str(struct controller *c, controller_res_t res, const char *line)
+{
+	char buf[EVENT_MAX];
+	int n = snprintf(buf, sizeof(buf), "%s\n", line);
+
+	if (n < 0 || (size_t)n >= sizeof(buf) || feed(c, res, buf, (size_t)n, NULL) != 1)
+		die("policy event", line);
+}
+
+/* The ClusterQueue as a watch event: gpus of nvidia.com/gpu, rv its
+ * resourceVersion. */
+static void cq_event(char *buf, size_t cap, const char *type, int gpus, unsigned rv)
+{
+	snprintf(buf, cap,
+		 "{\"type\":\"%s\",\"object\":{\"apiVersion\":\"gpuq.dev/v1beta1\","
+		 "\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\",\"uid\":\"cq-uid\","
+		 "\"resourceVersion\":\"%u\",\"generation\":%u},\"spec\":{\"namespaceSelector\":"
+		 "{\"matchLabels\":{\"gpuq.dev/tenant\":\"team-a\"}},\"resourceGroups\":[{"
+		 "\"coveredResources\":[\"cpu\",\"memory\",\"nvidia.com/gpu\"],\"flavors\":[{"
+		 "\"name\":\"h100\",\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"100000\"},"
+		 "{\"name\":\"memory\",\"nominalQuota\":\"1000Ti\"},{\"name\":\"nvidia.com/gpu\","
+		 "\"nominalQuota\":\"%d\"}]}]}]}}}\n",
+		 type, rv, rv, gpus);
+}
+
+/* Namespace team-a as a watch event, its cost-center label `cost`. */
+static void ns_event(char *buf, size_t cap, const char *type, const char *cost, unsigned rv)
+{
+	snprintf(buf, cap,
+		 "{\"type\":\"%s\",\"object\":{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+		 "\"metadata\":{\"name\":\"team-a\",\"uid\":\"ns-uid\",\"resourceVersion\":\"%u\","
+		 "\"labels\":{\"gpuq.dev/tenant\":\"team-a\",\"kubernetes.io/metadata.name\":"
+		 "\"team-a\",\"cost-center\":\"%s\"}},\"spec\":{\"finalizers\":[\"kubernetes\"]},"
+		 "\"status\":{\"phase\":\"Active\"}}}\n",
+		 type, rv, cost);
+}
+
+static void feed_policy(struct controller *c)
+{
+	char buf[EVENT_MAX];
+
+	ns_event(buf, sizeof(buf), "ADDED", "cc-0", 10);
+	feed(c, CONTROLLER_RES_NAMESPACES, buf, strlen(buf), NULL);
+	feed_str(c, CONTROLLER_RES_PRIORITYCLASSES,
+		 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"scheduling.k8s.io/v1\","
+		 "\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"training-high\","
+		 "\"resourceVersion\":\"11\"},\"value\":1000}}");
+	feed_str(c, CONTROLLER_RES_FLAVORS,
+		 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"gpuq.dev/v1beta1\","
+		 "\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"h100\",\"resourceVersion\":"
+		 "\"12\"},\"spec\":{\"nodeLabels\":{\"nvidia.com/gpu.product\":"
+		 "\"NVIDIA-H100-80GB-HBM3\"}}}}");
+	cq_event(buf, sizeof(buf), "ADDED", QUOTA_GPUS, 13);
+	feed(c, CONTROLLER_RES_CLUSTERQUEUES, buf, strlen(buf), NULL);
+	feed_str(c, CONTROLLER_RES_LOCALQUEUES,
+		 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"gpuq.dev/v1beta1\","
+		 "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"default\",\"namespace\":"
+		 "\"team-a\",\"resourceVersion\":\"14\"},\"spec\":{\"clusterQueue\":\"cq\"}}}");
+}
+
+/* One suspended GPU Job queued to team-a/default, as an ADDED watch event
+ * (4 pods of 8 GPUs, a priority class, the flavor's node selector). */
+static int job_event(char *out, size_t cap, size_t i)
+{
+	return snprintf(
+	    out, cap,
+	    "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+	    "\"metadata\":{\"name\":\"train-%06zu\",\"namespace\":\"team-a\",\"uid\":"
+	    "\"0f6c1c55-0000-4a7e-9d2b-%012zx\",\"resourceVersion\":\"%zu\",\"generation\":1,"
+	    "\"creationTimestamp\":\"2026-11-%02zuT%02zu:%02zu:%02zuZ\",\"labels\":{"
+	    "\"gpuq.dev/queue-name\":\"default\",\"experiment\":\"sft\"}},\"spec\":{"
+	    "\"parallelism\":4,\"completions\":4,\"completionMode\":\"Indexed\","
+	    "\"backoffLimit\":3,\"suspend\":true,\"template\":{\"metadata\":{\"labels\":{"
+	    "\"app\":\"train\"}},\"spec\":{\"restartPolicy\":\"Never\",\"priorityClassName\":"
+	    "\"training-high\",\"nodeSelector\":{\"nvidia.com/gpu.product\":"
+	    "\"NVIDIA-H100-80GB-HBM3\"},\"tolerations\":[{\"key\":\"nvidia.com/gpu\","
+	    "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}],\"containers\":[{\"name\":"
+	    "\"trainer\",\"image\":\"nvcr.io/nvidia/pytorch:24.05-py3\",\"resources\":{"
+	    "\"requests\":{\"cpu\":\"48\",\"memory\":\"640Gi\",\"nvidia.com/gpu\":\"8\"},"
+	    "\"limits\":{\"memory\":\"640Gi\",\"nvidia.com/gpu\":\"8\"}}}]}}},\"status\":{}}}\n",
+	    i, i, 1000 + i, 10 + i / 86400, i / 3600 % 24, i / 60 % 60, i % 60);
+}
+
+static void feed_jobs(struct controller *c, size_t n)
+{
+	size_t cap = (size_t)CHUNK_JOBS * 2048, len = 0, fed = 0;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		die("jobs", "no memory");
+	for (size_t i = 0; i < n; i++) {
+		int k = job_event(buf + len, cap - len, i);
+		if (k < 0 || (size_t)k >= cap - len)
+			die("jobs", "event too long");
+		len += (size_t)k;
+		if ((i + 1) % CHUNK_JOBS == 0 || i + 1 == n) {
+			fed += feed(c, CONTROLLER_RES_JOBS, buf, len, NULL);
+			len = 0;
+		}
+	}
+	free(buf);
+	if (fed != n)
+		die("jobs", "the decoder saw fewer events than were written");
+}
+
+static struct controller *controller_new(const char *state_dir)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	store_opts_t so;
+	gpuq_diag_t d = {{0}};
+
+	if (!c)
+		die("controller", "no memory");
+	controller_opts_default(&c->o);
+	c->o.state_dir = state_dir;
+	c->qcfg = c->o.core;
+	c->qcfg.release_on_evict = false;
+	c->qcfg.ready_scope = QUEUE_READY_GANGS;
+	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->sets);
+	controller_map_init(&c->pod_group);
+	controller_map_init(&c->pods_early);
+	controller_map_init(&c->econ_runs);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_init(&c->objs[r]);
+	if (qmetrics_create(&c->metrics))
+		die("metrics", "no memory");
+	atomic_store(&c->leader, true);
+	store_opts_init(&so);
+	engine_store_types(&so);
+	so.types[T_TERM] = "controller";
+	so.nosync = true;
+	so.map_max = STORE_MAP_MAX;
+	if (store_open(state_dir, &so, &c->store, &d))
+		die("store", d.msg);
+	c->epoch_mono_ms = gpuq_mono_ms();
+	c->epoch_wall_ms = kube_now_ms();
+	return c;
+}
+
+/* The loop's commit after a change: the whole store when the rebuild asked
+ * for it, else what the core changed (controller/loop.c's persist). */
+static int persist(struct controller *c, bool *full)
+{
+	gpuq_diag_t d = {{0}};
+	int rc;
+
+	*full = c->persist_full;
+	if (!c->q || (queue_dirty_count(c->q) == 0 && !c->persist_full))
+		return GPUQ_OK;
+	if (c->persist_full) {
+		rc = engine_persist_full(c->store, c->q, NULL, &d);
+		if (!rc)
+			c->persist_full = false;
+	} else {
+		rc = engine_persist(c->store, c->q, NULL, &d);
+	}
+	if (rc)
+		fprintf(stderr, "bench_policy: store commit: %s\n", d.msg);
+	return rc;
+}
+
+/* What the loop does between changes and is not measured: it acts on the
+ * touched workloads and writes their status, emptying both lists. */
+static void drain(struct controller *c)
+{
+	for (size_t i = 0; i < c->n_touched; i++) {
+		controller_job_t *j = controller_job(c, c->touched[i]);
+		if (j)
+			j->touched = false;
+		free(c->touched[i]);
+	}
+	c->n_touched = 0;
+	for (size_t i = 0; i < c->n_explain; i++) {
+		controller_job_t *j = controller_job(c, c->explain[i]);
+		if (j)
+			j->explain_queued = false;
+		free(c->explain[i]);
+	}
+	c->n_explain = 0;
+}
+
+/* The measured step: one decoded policy event through the controller
+ * thread, the rebuild it calls for, the commit after. */
+__attribute__((noinline)) static int bench_change(struct controller *c, controller_cevent_t *ev,
+						  phase_t *ph)
+{
+	double t0 = now_ms(), t1, t2;
+	int rc = GPUQ_OK;
+
+	controller_handle(c, ev);
+	t1 = now_ms();
+	ph->rebuilt = c->policy_dirty;
+	if (c->policy_dirty)
+		rc = controller_snapshot_rebuild(c);
+	t2 = now_ms();
+	if (!rc)
+		rc = persist(c, &ph->full);
+	ph->handle_ms = t1 - t0;
+	ph->rebuild_ms = t2 - t1;
+	ph->persist_ms = now_ms() - t2;
+	ph->total_ms = now_ms() - t0;
+	return rc;
+}
+
+typedef struct {
+	uint32_t cq, flavor, gpu; /* ids in the core */
+	size_t workloads;	  /* live workloads in the core */
+	queue_stats_t st;	  /* cq's counts */
+	int64_t nominal;	  /* cq's nvidia.com/gpu nominalQuota on h100 */
+} core_state_t;
+
+static void core_read(const struct controller *c, core_state_t *s)
+{
+	queue_quota_view_t v;
+
+	memset(s, 0, sizeof(*s));
+	if (!c->q || queue_cq_find(c->q, "cq", &s->cq) ||
+	    queue_flavor_find(c->q, "h100", &s->flavor) ||
+	    queue_resource_find(c->q, "nvidia.com/gpu", &s->gpu) ||
+	    queue_cq_stats(c->q, s->cq, &s->st) ||
+	    queue_cq_quota(c->q, s->cq, s->flavor, s->gpu, &v))
+		die("core", "no ClusterQueue cq with nvidia.com/gpu on h100");
+	s->nominal = v.nominal;
+	for (queue_wl_t w = queue_workload_next(c->q, QUEUE_NONE); w != QUEUE_NONE;
+	     w = queue_workload_next(c->q, w))
+		s->workloads++;
+}
+
+/* Build the controller with n Jobs queued, one cycle run, all committed. */
+static struct controller *setup(const char *state_dir, size_t n, core_state_t *s)
+{
+	struct controller *c = controller_new(state_dir);
+	queue_result_t res;
+	bool full;
+
+	feed_policy(c);
+	if (controller_snapshot_rebuild(c))
+		die("policy", "the snapshot did not build (see the log above)");
+	feed_jobs(c, n);
+	if (queue_cycle_run(c->q, controller_now(c), &res))
+		die("cycle", "failed");
+	c->persist_full = true;
+	if (persist(c, &full))
+		die("store", "the first commit failed");
+	drain(c);
+	core_read(c, s);
+	if (s->workloads != n || s->st.pending + s->st.admitted != n) {
+		fprintf(stderr,
+			"bench_policy: %zu Jobs fed but the core holds %zu (%u pending, %u "
+			"admitted)\n",
+			n, s->workloads, s->st.pending, s->st.admitted);
+		exit(1);
+	}
+	return c;
+}
+
+/* Whether the cached Namespace team-a carries cost-center=cost. */
+static bool ns_cost_is(struct controller *c, const char *cost)
+{
+	const controller_pobj_t *o =
+	    controller_map_get(&c->objs[CONTROLLER_RES_NAMESPACES], "team-a");
+	const json_t *labels =
+	    o ? json_object_get(json_object_get(o->obj, "metadata"), "labels") : NULL;
+	const char *v = json_string_value(json_object_get(labels, "cost-center"));
+
+	return v && !strcmp(v, cost);
+}
+
+/* One change of each kind, round r: decoded outside, measured inside, its
+ * effect on the core checked after. */
+static void round_run(struct controller *c, unsigned r, size_t n, int64_t gpu_unit, bool count,
+		      phase_t *quota, phase_t *label)
+{
+	char buf[EVENT_MAX], cost[32];
+	controller_cevent_t ev;
+	int gpus = r % 2 ? QUOTA_GPUS : QUOTA_GPUS_ALT;
+	uint64_t gen = c->policy_generation;
+	core_state_t s;
+
+	cq_event(buf, sizeof(buf), "MODIFIED", gpus, 100 + 2 * r);
+	if (feed(c, CONTROLLER_RES_CLUSTERQUEUES, buf, strlen(buf), &ev) != 1)
+		die("quota change", "no event");
+	drain(c);
+	if (count) {
+		CALLGRIND_START_INSTRUMENTATION;
+		CALLGRIND_ZERO_STATS;
+	}
+	if (bench_change(c, &ev, quota))
+		die("quota change", "failed");
+	if (count) {
+		CALLGRIND_DUMP_STATS_AT("quota");
+		CALLGRIND_STOP_INSTRUMENTATION;
+	}
+	core_read(c, &s);
+	if (c->policy_generation != gen + 1)
+		die("quota change", "no new policy snapshot was built");
+	if (s.nominal != (int64_t)gpus * gpu_unit)
+		die("quota change", "the core's ClusterQueue cq does not show the new quota");
+	if (s.workloads != n)
+		die("quota change", "the core lost workloads");
+
+	snprintf(cost, sizeof(cost), "cc-%u", r + 1);
+	ns_event(buf, sizeof(buf), "MODIFIED", cost, 101 + 2 * r);
+	if (feed(c, CONTROLLER_RES_NAMESPACES, buf, strlen(buf), &ev) != 1)
+		die("label change", "no event");
+	gen = c->policy_generation;
+	drain(c);
+	if (count) {
+		CALLGRIND_START_INSTRUMENTATION;
+		CALLGRIND_ZERO_STATS;
+	}
+	if (bench_change(c, &ev, label))
+		die("label change", "failed");
+	if (count) {
+		CALLGRIND_DUMP_STATS_AT("label");
+		CALLGRIND_STOP_INSTRUMENTATION;
+	}
+	core_read(c, &s);
+	if (!ns_cost_is(c, cost) || c->policy_generation > gen + 1)
+		die("label change", "the cached Namespace team-a does not carry the new label");
+	if (s.workloads != n)
+		die("label change", "the core lost workloads");
+}
+
+static void print_phase(const char *what, const phase_t *p)
+{
+	printf("%s_ms %.3f\n%s_handle_ms %.3f\n%s_rebuild_ms %.3f\n%s_persist_ms %.3f\n"
+	       "%s_rebuilt %d\n%s_persist_full %d\n",
+	       what, p->total_ms, what, p->handle_ms, what, p->rebuild_ms, what, p->persist_ms,
+	       what, p->rebuilt, what, p->full);
+}
+
+static void controller_free(struct controller *c)
+{
+	drain(c);
+	free(c->touched);
+	free(c->explain);
+	controller_jobs_free_all(c);
+	controller_pods_free_all(c);
+	controller_sets_free_all(c);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+		size_t pos = 0;
+		controller_map_slot_t *s;
+		while ((s = controller_map_next(&c->objs[r], &pos))) {
+			controller_pobj_t *o = s->value;
+			json_decref(o->obj);
+			free(o);
+		}
+		controller_map_deinit(&c->objs[r]);
+	}
+	controller_econ_free(c);
+	queue_destroy(c->q);
+	qmetrics_destroy(c->metrics);
+	policy_unref(c->policy);
+	store_close(c->store);
+	free(c);
+}
+
+int main(int argc, char **argv)
+{
+	bool count = argc > 3 && !strcmp(argv[3], "count");
+	long rounds = argc > 3 && !count ? strtol(argv[3], NULL, 10) : 1;
+	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+	phase_t best_q = {0}, best_l = {0};
+	struct controller *c;
+	core_state_t s0;
+	int64_t gpu_unit;
+	double t0;
+
+	if (argc < 4 || n < 0 || rounds < 1 || rounds > 1000) {
+		fprintf(stderr, "usage: bench_policy JOBS STATE_DIR ROUNDS|count\n");
+		return 2;
+	}
+	gpuq_log_set_level(GPUQ_LOG_ERROR);
+	t0 = now_ms();
+	c = setup(argv[2], (size_t)n, &s0);
+	/* the core's unit of nvidia.com/gpu, from the quota it was given */
+	gpu_unit = s0.nominal / QUOTA_GPUS;
+	if (gpu_unit <= 0 || s0.nominal != gpu_unit * QUOTA_GPUS)
+		die("core", "the ClusterQueue's quota is not the one written");
+	printf("jobs %ld\nsetup_ms %.0f\ncore_workloads %zu\npending %u\nadmitted %u\n", n,
+	       now_ms() - t0, s0.workloads, s0.st.pending, s0.st.admitted);
+	for (unsigned r = 0; r < (unsigned)rounds; r++) {
+		phase_t q = {0}, l = {0};
+
+		round_run(c, r, (size_t)n, gpu_unit, count, &q, &l);
+		if (!r || q.total_ms < best_q.total_ms)
+			best_q = q;
+		if (!r || l.total_ms < best_l.total_ms)
+			best_l = l;
+	}
+	print_phase("quota", &best_q);
+	print_phase("label", &best_l);
+	controller_free(c);
+	return 0;
+}

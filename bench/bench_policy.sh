@@ -1,0 +1,99 @@
+#!/bin/sh
+# bench_policy: what a policy-object change costs the controller thread with
+# BENCH_POLICY_JOBS workloads queued (default 100,000), baseline against now
+# (bench/bench_policy.c), issue 22:
+#   - the baseline is gpuq at BENCH_POLICY_BASE (default 95dfb80, where every
+#     policy change rebuilt the whole core from its records, rewrote every
+#     record and resynced every Job), built once from `git archive` into
+#     $BENCH_BUILD/baseline-<commit> (a few minutes, the first time only);
+#     the driver is the same source built against each library;
+#   - two changes: a ClusterQueue's nvidia.com/gpu nominalQuota, and a label
+#     no selector reads added to the Namespace (team-a, cost-center); each as
+#     the controller thread takes it: the event handled, the snapshot
+#     rebuilt, the store commit after;
+#   - ms per change (best of BENCH_POLICY_ROUNDS, default 5, alternating two
+#     values; noisy on a shared machine) and, with valgrind, instructions per
+#     change (callgrind over one change of each, the setup uninstrumented;
+#     repeatable).
+# Targets (issue 22): each change under 50 ms on the controller thread.
+# Exit 0 when it measured.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BENCH_BUILD=${BENCH_BUILD:-build/bench}
+BASE_COMMIT=${BENCH_POLICY_BASE:-95dfb80}
+N=${BENCH_POLICY_JOBS:-100000}
+ROUNDS=${BENCH_POLICY_ROUNDS:-5}
+TARGET_MS=50
+say() { echo "bench_policy: $*"; }
+PK=$(pkg-config --cflags --libs libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)
+BASE=$BENCH_BUILD/baseline-$BASE_COMMIT
+mkdir -p "$BENCH_BUILD" || exit 1
+if [ ! -f "$BASE/src/build/release/libgpuq.a" ]; then
+	say "building the baseline $BASE_COMMIT (once) into $BASE"
+	rm -rf "$BASE" && mkdir -p "$BASE/src" || exit 1
+	git archive "$BASE_COMMIT" | tar -x -C "$BASE/src" || { say "git archive $BASE_COMMIT failed"; exit 1; }
+	make -C "$BASE/src" -j2 build/release/libgpuq.a >"$BASE/build.log" 2>&1 ||
+		{ say "baseline build failed (see $BASE/build.log)"; exit 1; }
+fi
+make -j2 build/release/libgpuq.a >/dev/null 2>&1 || { say "build failed"; exit 1; }
+CF="-O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror"
+# shellcheck disable=SC2086 # CF and PK are word lists
+${CC:-cc} $CF -DGPUQ_BENCH_BASELINE -I"$BASE/src" bench/bench_policy.c \
+	"$BASE/src/build/release/libgpuq.a" -o "$BENCH_BUILD/bench_policy_base" $PK -lpthread -lm ||
+	{ say "baseline driver build failed"; exit 1; }
+# shellcheck disable=SC2086
+${CC:-cc} $CF -I. bench/bench_policy.c build/release/libgpuq.a -o "$BENCH_BUILD/bench_policy" \
+	$PK -lpthread -lm || { say "driver build failed"; exit 1; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-policy.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+val() { awk -v k="$2" '$1 == k { print $2 }' "$TMP/t.$1"; }
+for v in base new; do
+	bin=$BENCH_BUILD/bench_policy
+	[ $v = base ] && bin=$BENCH_BUILD/bench_policy_base
+	"$bin" "$N" "$TMP/store.$v" "$ROUNDS" >"$TMP/t.$v" || { say "$v run failed"; exit 1; }
+	rm -rf "$TMP/store.$v"
+	say "$v: $(val $v core_workloads) workloads in the core ($(val $v pending) pending, $(val $v admitted) admitted) after $(val $v setup_ms) ms of setup"
+	for k in quota label; do
+		say "$v: $k change: handle $(val $v ${k}_handle_ms) ms, snapshot rebuild $(val $v ${k}_rebuild_ms) ms (ran: $(val $v ${k}_rebuilt)), store commit $(val $v ${k}_persist_ms) ms (whole store: $(val $v ${k}_persist_full))"
+	done
+done
+# instructions per change into $TMP/i.<build>.<change>, when valgrind is here
+if command -v valgrind >/dev/null 2>&1; then
+	for v in base new; do
+		bin=$BENCH_BUILD/bench_policy
+		[ $v = base ] && bin=$BENCH_BUILD/bench_policy_base
+		# one change of each, each dumped on its own (CALLGRIND_DUMP_STATS_AT)
+		valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$TMP/cg.$v.%p" \
+			"$bin" "$N" "$TMP/store.cg.$v" count >/dev/null 2>"$TMP/cg.$v.log" ||
+			{ say "callgrind of $v failed:"; tail -5 "$TMP/cg.$v.log"; exit 1; }
+		rm -rf "$TMP/store.cg.$v"
+		for f in "$TMP"/cg."$v".*; do
+			k=$(sed -n 's/^desc: Trigger: Client Request: //p' "$f")
+			case $k in
+			quota | label) awk '/^summary:/ { print $2 }' "$f" >"$TMP/i.$v.$k" ;;
+			esac
+		done
+	done
+else
+	say "no valgrind: no instruction counts"
+fi
+instr() { cat "$TMP/i.$1.$2" 2>/dev/null || echo -; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0 && a > 0) printf "%.1f", a / b; else printf "-" }'; }
+for k in quota label; do
+	case $k in
+	quota) what="ClusterQueue quota change"; row=15 ;;
+	*) what="Namespace label change"; row=16 ;;
+	esac
+	tb=$(awk -v t="$(val base ${k}_ms)" 'BEGIN { printf "%.1f", t }')
+	tn=$(awk -v t="$(val new ${k}_ms)" 'BEGIN { printf "%.1f", t }')
+	ib=$(instr base $k)
+	in=$(instr new $k)
+	say "$what at $N workloads: baseline ($BASE_COMMIT) $tb ms, now $tn ms (x$(ratio "$tb" "$tn")); instructions baseline $ib, now $in (x$(ratio "$ib" "$in"))"
+	if awk -v t="$tn" -v m="$TARGET_MS" 'BEGIN { exit !(t < m) }'; then
+		say "PASS $what at $N workloads: $tn ms on the controller thread (target < $TARGET_MS ms)"
+	else
+		say "MISS $what at $N workloads: $tn ms on the controller thread (target < $TARGET_MS ms)"
+	fi
+	echo "README $row | $what with $N workloads queued (bench_policy: handle, snapshot rebuild, store commit) | $tn ms, $in instructions (baseline $BASE_COMMIT: $tb ms, $ib) | < $TARGET_MS ms |"
+done
+exit 0
