@@ -74,16 +74,15 @@ bool controller_nsset_has(const controller_nsset_t *s, const char *ns)
 
 /* Object `key` of collection r changed the policy: note what it may reach
  * (controller_snapshot_rebuild resolves the workloads of those namespaces
- * again, or all of them). */
+ * again, or all of them): a namespaced object its namespace; a Namespace
+ * is judged by what its labels change (resync_scope). */
 static void policy_changed(struct controller *c, controller_res_t r, const char *key)
 {
 	const char *slash = strchr(key, '/');
 
 	c->policy_dirty = true;
 	c->policy_res_changed |= 1u << r;
-	if (r == CONTROLLER_RES_NAMESPACES)
-		controller_nsset_add(&c->policy_ns_changed, key, strlen(key));
-	else if (slash)
+	if (slash)
 		controller_nsset_add(&c->policy_ns_changed, key, (size_t)(slash - key));
 }
 
@@ -326,9 +325,11 @@ _Static_assert(CONTROLLER_RES_COUNT <= 32, "policy_res_changed is a 32-bit mask"
 /* Which namespaces' workloads to resolve again after the change from
  * c->policy to p (the changed collections, and the namespaces noted as
  * they changed, in *scope): all of them after a rebuilt core, a first
- * snapshot or a change outside NARROW_RES; else the namespaces noted plus,
- * when a ClusterQueue changed, every namespace gpuq now manages or stops
- * managing (a namespaceSelector). */
+ * snapshot or a change outside NARROW_RES; else the namespaces of the
+ * changed namespaced objects plus, when a Namespace or a ClusterQueue
+ * changed, every namespace gpuq now manages or stops managing (labels and
+ * namespaceSelectors decide only that: a label no selector reads reaches
+ * no workload). */
 static void resync_scope(struct controller *c, const policy_t *p, bool in_place, uint32_t changed,
 			 controller_nsset_t *scope)
 {
@@ -336,8 +337,8 @@ static void resync_scope(struct controller *c, const policy_t *p, bool in_place,
 		scope->all = true;
 		return;
 	}
-	if (!(changed &
-	      ((1u << CONTROLLER_RES_CLUSTERQUEUES) | (1u << CONTROLLER_RES_KUEUE_CLUSTERQUEUES))))
+	if (!(changed & ((1u << CONTROLLER_RES_NAMESPACES) | (1u << CONTROLLER_RES_CLUSTERQUEUES) |
+			 (1u << CONTROLLER_RES_KUEUE_CLUSTERQUEUES))))
 		return;
 	for (size_t i = 0; i < policy_namespace_count(p) && !scope->all; i++) {
 		const char *ns = policy_namespace_at(p, i)->name;

@@ -538,8 +538,8 @@ static void ctl_untouch(struct controller *c)
 /* A policy change that keeps the core's shape is taken by the live core,
  * and only the workloads it can reach are resolved again: a quota change
  * none (the core still holds them); a label that makes team-b selected
- * only team-b's Job, which now enters the core; a namespaceSelector that
- * selects neither namespace any more both. */
+ * only team-b's Job, which now enters the core; a label no selector reads
+ * none; a namespaceSelector that selects neither namespace any more both. */
 static void policy_change_in_place_resolves_what_it_reaches(void **state)
 {
 	struct controller *c = ctl_new();
@@ -548,6 +548,9 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	queue_t *core = c->q;
 	queue_quota_view_t qv;
 	uint32_t gpu, h100;
+	uint64_t gen;
+	json_t *ns;
+	controller_cevent_t ev = {.res = CONTROLLER_RES_NAMESPACES, .type = KUBE_EV_MODIFIED};
 
 	(void)state;
 	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
@@ -579,6 +582,20 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	assert_int_equal(c->n_touched, 1);
 	assert_string_equal(c->touched[0], "b");
 	ctl_untouch(c);
+
+	/* a label no selector reads: a new policy, nobody resolved again */
+	gen = c->policy_generation;
+	ns = json_loads("{\"apiVersion\": \"v1\", \"kind\": \"Namespace\", \"metadata\": "
+			"{\"name\": \"team-b\", \"labels\": {\"team\": \"a\", \"cost\": "
+			"\"x\"}}}",
+			0, NULL);
+	ev.object = ns;
+	controller_snapshot_apply(c, &ev);
+	json_decref(ns);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_int_equal(c->policy_generation, gen + 1);
+	assert_ptr_equal(c->q, core);
+	assert_int_equal(c->n_touched, 0);
 
 	/* the ClusterQueue now selects neither namespace: both are judged again */
 	ctl_policy_events(c, 16, "a", "x", KUBE_EV_MODIFIED);
