@@ -137,19 +137,25 @@ static bool structural(const policy_t *oldp, const policy_t *newp, char *why, si
 }
 
 /* The two specs say the same (their names and group shapes are known
- * equal): every scalar of the spec, every quota. Both come from
- * engine_cq_spec_init, which zeroes the spec first, so their bytes compare
- * once the pointers are set aside. */
+ * equal): every scalar of the spec, every quota. A field added to
+ * queue_cq_spec_t must be compared here: the assertion below is the
+ * reminder. */
+_Static_assert(sizeof(queue_cq_spec_t) == 120, "compare the new field in cq_spec_eq");
 static bool cq_spec_eq(const engine_cq_spec_t *a, const engine_cq_spec_t *b)
 {
-	queue_cq_spec_t x, y;
+	const queue_cq_spec_t *x = &a->spec, *y = &b->spec;
 
-	memcpy(&x, &a->spec, sizeof(x));
-	memcpy(&y, &b->spec, sizeof(y));
-	x.name = y.name = NULL;
-	x.cohort = y.cohort = NULL;
-	x.groups = y.groups = NULL;
-	if (memcmp(&x, &y, sizeof(x)) || a->n_quotas != b->n_quotas)
+	if (x->strategy != y->strategy || x->within != y->within || x->reclaim != y->reclaim ||
+	    x->borrow != y->borrow ||
+	    x->has_max_priority_threshold != y->has_max_priority_threshold ||
+	    x->max_priority_threshold != y->max_priority_threshold ||
+	    x->weight_milli != y->weight_milli || x->weight_zero != y->weight_zero ||
+	    x->stop != y->stop || x->when_can_borrow != y->when_can_borrow ||
+	    x->when_can_preempt != y->when_can_preempt || x->preference != y->preference ||
+	    x->admission_fair_sharing != y->admission_fair_sharing ||
+	    x->min_runtime_ms != y->min_runtime_ms || x->idle_action != y->idle_action ||
+	    x->idle_threshold_pct != y->idle_threshold_pct ||
+	    x->idle_after_ms != y->idle_after_ms || a->n_quotas != b->n_quotas)
 		return false;
 	for (size_t i = 0; i < a->n_quotas; i++)
 		if (a->quotas[i].nominal != b->quotas[i].nominal ||
