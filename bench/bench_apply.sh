@@ -21,25 +21,8 @@ BENCH_BUILD=${BENCH_BUILD:-build/bench}
 BASE_COMMIT=${BENCH_APPLY_BASE:-28ecb97}
 N=${BENCH_APPLY_JOBS:-300}
 say() { echo "bench_apply: $*"; }
-PK=$(pkg-config --cflags --libs libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)
-BASE=$BENCH_BUILD/baseline-$BASE_COMMIT
-mkdir -p "$BENCH_BUILD" || exit 1
-if [ ! -f "$BASE/src/build/release/libgpuq.a" ]; then
-	say "building the baseline $BASE_COMMIT (once) into $BASE"
-	rm -rf "$BASE" && mkdir -p "$BASE/src" || exit 1
-	git archive "$BASE_COMMIT" | tar -x -C "$BASE/src" || { say "git archive $BASE_COMMIT failed"; exit 1; }
-	make -C "$BASE/src" -j2 build/release/libgpuq.a >"$BASE/build.log" 2>&1 ||
-		{ say "baseline build failed (see $BASE/build.log)"; exit 1; }
-fi
-make -j2 build/release/libgpuq.a >/dev/null 2>&1 || { say "build failed"; exit 1; }
-CF="-O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror"
-# shellcheck disable=SC2086 # CF and PK are word lists
-${CC:-cc} $CF -DGPUQ_BENCH_BASELINE -I"$BASE/src" bench/bench_apply.c \
-	"$BASE/src/build/release/libgpuq.a" -o "$BENCH_BUILD/bench_apply_base" $PK -lpthread -lm ||
-	{ say "baseline driver build failed"; exit 1; }
-# shellcheck disable=SC2086
-${CC:-cc} $CF -I. bench/bench_apply.c build/release/libgpuq.a -o "$BENCH_BUILD/bench_apply" \
-	$PK -lpthread -lm || { say "driver build failed"; exit 1; }
+. bench/lib.sh
+bench_two_builds bench_apply bench/bench_apply.c "$BASE_COMMIT" || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-apply.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 python3 bench/apply_events.py bench/fixtures/job_review.json "$N" >"$TMP/events.jsonl" || exit 1

@@ -25,25 +25,8 @@ N=${BENCH_POLICY_JOBS:-100000}
 ROUNDS=${BENCH_POLICY_ROUNDS:-5}
 TARGET_MS=50
 say() { echo "bench_policy: $*"; }
-PK=$(pkg-config --cflags --libs libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)
-BASE=$BENCH_BUILD/baseline-$BASE_COMMIT
-mkdir -p "$BENCH_BUILD" || exit 1
-if [ ! -f "$BASE/src/build/release/libgpuq.a" ]; then
-	say "building the baseline $BASE_COMMIT (once) into $BASE"
-	rm -rf "$BASE" && mkdir -p "$BASE/src" || exit 1
-	git archive "$BASE_COMMIT" | tar -x -C "$BASE/src" || { say "git archive $BASE_COMMIT failed"; exit 1; }
-	make -C "$BASE/src" -j2 build/release/libgpuq.a >"$BASE/build.log" 2>&1 ||
-		{ say "baseline build failed (see $BASE/build.log)"; exit 1; }
-fi
-make -j2 build/release/libgpuq.a >/dev/null 2>&1 || { say "build failed"; exit 1; }
-CF="-O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror"
-# shellcheck disable=SC2086 # CF and PK are word lists
-${CC:-cc} $CF -DGPUQ_BENCH_BASELINE -I"$BASE/src" bench/bench_policy.c \
-	"$BASE/src/build/release/libgpuq.a" -o "$BENCH_BUILD/bench_policy_base" $PK -lpthread -lm ||
-	{ say "baseline driver build failed"; exit 1; }
-# shellcheck disable=SC2086
-${CC:-cc} $CF -I. bench/bench_policy.c build/release/libgpuq.a -o "$BENCH_BUILD/bench_policy" \
-	$PK -lpthread -lm || { say "driver build failed"; exit 1; }
+. bench/lib.sh
+bench_two_builds bench_policy bench/bench_policy.c "$BASE_COMMIT" || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-policy.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 val() { awk -v k="$2" '$1 == k { print $2 }' "$TMP/t.$1"; }
