@@ -400,6 +400,8 @@ int controller_snapshot_rebuild(struct controller *c)
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "web UI: prices not updated (out of memory); the last ones stay");
 	c->core_dirty = true;
+	if (!scope.all && !scope.n)
+		return GPUQ_OK; /* reaches no workload: no cached object need be walked */
 	controller_jobs_resync(c, &scope);
 	controller_sets_resync(c, &scope);
 	controller_pods_resync(c, &scope);
