@@ -4,7 +4,8 @@
  *
  * Files, bottom up (each calls only files before it, but for the circle
  * jobs.c, pods.c, sets.c, status.c, actuate.c, release.c and econ.c, which
- * scripts/arrows.py lists as known): map.c (a string-keyed hash map),
+ * scripts/arrows.py lists as known): map.c (a string-keyed hash map, and
+ * the set of namespaces a policy change reaches),
  * informer.c (watch threads, the event queue, slimming and pruning
  * objects), workload.c (watched objects decoded and resolved, pod sets),
  * swriter.c (the status writer thread), elect.c (the Lease thread:
@@ -118,7 +119,7 @@ typedef struct {
 	char names[CONTROLLER_NSSET_MAX][64]; /* namespace names (at most 63 bytes) */
 } controller_nsset_t;
 
-/* Add ns (len bytes) to s; past CONTROLLER_NSSET_MAX names, or a name too
+/* (map.c) Add ns (len bytes) to s; past CONTROLLER_NSSET_MAX names, or a name too
  * long, s becomes `all`. */
 void controller_nsset_add(controller_nsset_t *s, const char *ns, size_t len);
 /* Whether s holds ns (NULL: every namespace). */

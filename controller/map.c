@@ -1,4 +1,5 @@
-/* controller/map.c: a string-keyed hash map (open addressing, linear probing). */
+/* controller/map.c: a string-keyed hash map (open addressing, linear probing),
+ * and the small set of namespace names a policy change reaches. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,4 +134,31 @@ controller_map_slot_t *controller_map_next(const controller_map_t *m, size_t *po
 			return s;
 	}
 	return NULL;
+}
+
+/* ---- the namespaces a policy change reaches ---- */
+
+void controller_nsset_add(controller_nsset_t *s, const char *ns, size_t len)
+{
+	if (s->all)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->names[i]) == len && !memcmp(s->names[i], ns, len))
+			return;
+	if (s->n == CONTROLLER_NSSET_MAX || len >= sizeof(s->names[0])) {
+		s->all = true;
+		return;
+	}
+	memcpy(s->names[s->n], ns, len);
+	s->names[s->n++][len] = '\0';
+}
+
+bool controller_nsset_has(const controller_nsset_t *s, const char *ns)
+{
+	if (!s || s->all)
+		return true;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], ns ? ns : ""))
+			return true;
+	return false;
 }

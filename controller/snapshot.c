@@ -47,31 +47,6 @@ static uint64_t policy_digest(const json_t *obj)
 	return h;
 }
 
-void controller_nsset_add(controller_nsset_t *s, const char *ns, size_t len)
-{
-	if (s->all)
-		return;
-	for (size_t i = 0; i < s->n; i++)
-		if (strlen(s->names[i]) == len && !memcmp(s->names[i], ns, len))
-			return;
-	if (s->n == CONTROLLER_NSSET_MAX || len >= sizeof(s->names[0])) {
-		s->all = true;
-		return;
-	}
-	memcpy(s->names[s->n], ns, len);
-	s->names[s->n++][len] = '\0';
-}
-
-bool controller_nsset_has(const controller_nsset_t *s, const char *ns)
-{
-	if (!s || s->all)
-		return true;
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->names[i], ns ? ns : ""))
-			return true;
-	return false;
-}
-
 /* Object `key` of collection r changed the policy: note what it may reach
  * (controller_snapshot_rebuild resolves the workloads of those namespaces
  * again, or all of them): a namespaced object its namespace; a Namespace

@@ -14,14 +14,6 @@
 #include "ledger/ledger.h"
 #include "policy/internal.h"
 
-/* Report an allocation failure; always GPUQ_ENOMEM (a constant the
- * static analyzer can follow). */
-static int oom(gpuq_diag_t *diag)
-{
-	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
-	return GPUQ_ENOMEM;
-}
-
 /* ---- Policy field types over the shared decoder (policy_json.h) ---- */
 
 static bool in_list(const char *s, const char *const *list)
@@ -41,7 +33,7 @@ static int str_value(policy_dec_t *d, const json_t *v, size_t max, const char **
 	if (rc)
 		return rc;
 	*out = policy_arena_strdup(&d->p->arena, s);
-	return *out ? GPUQ_OK : oom(d->j.diag);
+	return *out ? GPUQ_OK : policy_oom(d->j.diag);
 }
 
 int policy_dec_str(policy_dec_t *d, const json_t *obj, const char *key, bool required, size_t max,
@@ -53,7 +45,7 @@ int policy_dec_str(policy_dec_t *d, const json_t *obj, const char *key, bool req
 	if (rc || !s)
 		return rc;
 	*out = policy_arena_strdup(&d->p->arena, s);
-	return *out ? GPUQ_OK : oom(d->j.diag);
+	return *out ? GPUQ_OK : policy_oom(d->j.diag);
 }
 
 int policy_dec_qty_value(policy_dec_t *d, const json_t *v, quota_qty_t *out)
@@ -166,7 +158,7 @@ int policy_dec_labels(policy_dec_t *d, const json_t *obj, const char *key, size_
 	}
 	items = policy_arena_alloc(&d->p->arena, (json_object_size(map) + 1) * sizeof(*items));
 	if (!items)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	json_object_foreach((json_t *)map, name, v)
 	{
 		old2 = policy_jdec_mapkey(&d->j, name);
@@ -178,7 +170,7 @@ int policy_dec_labels(policy_dec_t *d, const json_t *obj, const char *key, size_
 			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "invalid label value \"%s\"",
 					      items[n].value);
 		if (rc == GPUQ_OK && !(items[n].key = policy_arena_strdup(&d->p->arena, name)))
-			rc = oom(d->j.diag);
+			rc = policy_oom(d->j.diag);
 		policy_jdec_pop(&d->j, old2);
 		if (rc)
 			break;
@@ -219,7 +211,7 @@ static int sel_values(policy_dec_t *d, const json_t *expr, policy_sel_req_t *req
 		return GPUQ_OK;
 	out = policy_arena_alloc(&d->p->arena, json_array_size(vals) * sizeof(*out));
 	if (!out)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	old = policy_jdec_key(&d->j, "values");
 	for (size_t i = 0; i < json_array_size(vals) && rc == GPUQ_OK; i++) {
 		size_t old2 = policy_jdec_idx(&d->j, i);
@@ -293,7 +285,7 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key, pol
 				      POLICY_SELECTOR_REQS_MAX);
 	reqs = rc ? NULL : policy_arena_alloc(&d->p->arena, (n ? n : 1) * sizeof(*reqs));
 	if (rc == GPUQ_OK && !reqs)
-		rc = oom(d->j.diag);
+		rc = policy_oom(d->j.diag);
 	for (size_t i = 0; rc == GPUQ_OK && i < ml.n; i++) {
 		reqs[i].key = ml.items[i].key;
 		reqs[i].op = POLICY_SEL_IN;
@@ -586,7 +578,7 @@ int policy_dec_register(policy_dec_t *d, int kind, const char *ns, const char *n
 	if (v->n == v->cap && policy_vec_push(v, NULL) == GPUQ_OK)
 		v->n--; /* reserve room so the push below cannot fail */
 	if (v->n == v->cap || policy_index_put(&p->index, kind, ns, name, obj))
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	v->items[v->n++] = obj;
 	p->n_objects++;
 	return GPUQ_OK;
@@ -620,7 +612,7 @@ static int decode_namespace(policy_dec_t *d, const json_t *obj)
 		    own);
 	all = policy_arena_alloc(&d->p->arena, (labels.n + 1) * sizeof(*all));
 	if (!all)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	if (labels.n)
 		memcpy(all, labels.items, labels.n * sizeof(*all));
 	if (!own) {
@@ -741,12 +733,12 @@ static int decode_limitrange(policy_dec_t *d, const json_t *obj)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	e->pub.n_items = limits ? json_array_size(limits) : 0;
 	e->pub.items =
 	    policy_arena_alloc(&d->p->arena, (e->pub.n_items + 1) * sizeof(*e->pub.items));
 	if (!e->pub.items)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
@@ -824,7 +816,7 @@ static int decode_quota(policy_dec_t *d, const json_t *obj)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
@@ -875,7 +867,7 @@ static int decode_priorityclass(policy_dec_t *d, const json_t *obj)
 		return rc;
 	pc = policy_arena_alloc(&d->p->arena, sizeof(*pc));
 	if (!pc || !(pc->name = policy_arena_strdup(&d->p->arena, name)))
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	pc->value = (int32_t)value;
 	pc->global_default = def;
 	pc->preempt_never = mode == 1;
@@ -942,7 +934,7 @@ static int first_available(policy_dec_t *d, const json_t *list, policy_device_re
 		return policy_jdec_fail(&d->j, GPUQ_EINVAL, "firstAvailable: must not be empty");
 	c = policy_arena_alloc(&d->p->arena, n * sizeof(*c));
 	if (!c)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	for (size_t i = 0; i < n && rc == GPUQ_OK; i++) {
 		const json_t *sub = json_array_get(list, i);
 		size_t o1 = policy_jdec_key(&d->j, "firstAvailable"),
@@ -997,7 +989,7 @@ static int device_request(policy_dec_t *d, const json_t *req, bool flat, policy_
 					"set one of exactly and firstAvailable");
 	c = policy_arena_alloc(&d->p->arena, sizeof(*c));
 	if (!c)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	c->name = "";
 	r->choices = c;
 	r->n_choices = 1;
@@ -1040,7 +1032,7 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 		    policy_arena_alloc(&d->p->arena, (t->n_requests + 1) * sizeof(*t->requests));
 	}
 	if (rc == GPUQ_OK && (!t || !t->requests))
-		rc = oom(d->j.diag);
+		rc = policy_oom(d->j.diag);
 	for (size_t i = 0; rc == GPUQ_OK && i < t->n_requests; i++) {
 		policy_device_request_t *r = (policy_device_request_t *)&t->requests[i];
 		size_t o1 = policy_jdec_key(&d->j, "requests"), o2 = policy_jdec_idx(&d->j, i);
@@ -1059,7 +1051,7 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 	t->namespace_ = policy_arena_strdup(&d->p->arena, ns);
 	t->name = policy_arena_strdup(&d->p->arena, name);
 	if (!t->namespace_ || !t->name)
-		return oom(d->j.diag);
+		return policy_oom(d->j.diag);
 	t->origin = policy_dec_origin(d);
 	rc = need_namespace(d, ns);
 	if (rc == GPUQ_OK)
@@ -1127,7 +1119,7 @@ static int skip_workload(policy_t *p, const char *kind, const char *api, gpuq_di
 					     POLICY_OBJECTS_MAX);
 		s = policy_arena_alloc(&p->arena, sizeof(*s));
 		if (!s || policy_vec_push(&p->skipped, s))
-			return oom(diag);
+			return policy_oom(diag);
 		s->kind = WORKLOADS[i].kind;
 		s->api_version = WORKLOADS[i].api;
 		s->origin = p->origin;
@@ -1158,7 +1150,7 @@ int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 			continue;
 		d = calloc(1, sizeof(*d)); /* 1.5 KiB: kept off the stack */
 		if (!d)
-			return oom(diag);
+			return policy_oom(diag);
 		policy_jdec_init(&d->j, diag, NULL);
 		d->p = p;
 		d->api = json_string_value(api);

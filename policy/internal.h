@@ -2,7 +2,8 @@
  * policy internals, shared by the module's .c files only (never included
  * from outside policy/). The snapshot's memory is one arena freed at once;
  * objects are reached through pointer vectors (declaration order) and one
- * open-addressing index keyed by (kind, namespace, name).
+ * open-addressing index keyed by (kind, namespace, name): all in mem.c, the
+ * module's leaf (it calls no other file of policy/).
  */
 #ifndef GPUQ_POLICY_INTERNAL_H
 #define GPUQ_POLICY_INTERNAL_H
@@ -112,6 +113,10 @@ struct policy {
  * GPUQ_ELIMIT past POLICY_NAMESPACES_MAX, GPUQ_ENOMEM. */
 int policy_ns_ensure(policy_t *p, const char *name, policy_ns_entry_t **out);
 
+/* The label every Namespace carries with its own name (a namespace not seen
+ * yet is given only it). */
+#define POLICY_NAME_LABEL "kubernetes.io/metadata.name"
+
 /* ---- Decoding (decode.c, decode_queue.c) ---- */
 
 /* Decode obj by its apiVersion and kind and add it (policy_add_json). */
@@ -184,7 +189,11 @@ int policy_dec_register(policy_dec_t *d, int kind, const char *ns, const char *n
 /* The policy's current origin, copied into an object. */
 policy_origin_t policy_dec_origin(const policy_dec_t *d);
 
-/* ---- Finishing (policy.c, tree.c) ---- */
+/* ---- Finishing (policy.c, tree.c; the helpers below live in mem.c) ---- */
+
+/* Report an allocation failure in diag; always GPUQ_ENOMEM (a constant the
+ * static analyzer can follow). mem.c, like the rest of this group. */
+int policy_oom(gpuq_diag_t *diag);
 
 /* Write "<file>: document <n>: <msg>" for an object at origin o; returns rc. */
 int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)

@@ -14,14 +14,6 @@
 
 #include "policy/internal.h"
 
-/* Report an allocation failure; always GPUQ_ENOMEM (a constant the
- * static analyzer can follow). */
-static int oom(gpuq_diag_t *diag)
-{
-	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
-	return GPUQ_ENOMEM;
-}
-
 typedef struct {
 	char *name;	/* file name inside the dir (malloc'd) */
 	struct stat st; /* its stat(2), symlinks followed (ConfigMap mounts) */
@@ -78,7 +70,7 @@ static int list_dir(const char *dir, listing_t *out, gpuq_diag_t *diag)
 	out->items = calloc(POLICY_DIR_FILES_MAX, sizeof(*out->items));
 	if (!out->items) {
 		closedir(dh);
-		return oom(diag);
+		return policy_oom(diag);
 	}
 	while (rc == GPUQ_OK && (e = readdir(dh))) {
 		char path[4096];
@@ -102,7 +94,7 @@ static int list_dir(const char *dir, listing_t *out, gpuq_diag_t *diag)
 			continue;
 		en->name = strdup(e->d_name);
 		if (!en->name)
-			rc = oom(diag);
+			rc = policy_oom(diag);
 		else
 			out->n++;
 	}
@@ -171,7 +163,7 @@ static int read_file(const char *path, char **buf, size_t *len, gpuq_diag_t *dia
 			cap = b ? cap * 2 : cap;
 			nb = realloc(b, cap);
 			if (!nb) {
-				rc = oom(diag);
+				rc = policy_oom(diag);
 				break;
 			}
 			b = nb;

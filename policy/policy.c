@@ -1,6 +1,6 @@
 /*
- * The snapshot: memory (arena, vectors, index), building, the checks across
- * objects in policy_finish, lookups, iteration and reference counting.
+ * The snapshot: building, the checks across objects in policy_finish,
+ * lookups, iteration and reference counting (its memory: mem.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,178 +8,6 @@
 #include <string.h>
 
 #include "policy/internal.h"
-
-/* Report an allocation failure; always GPUQ_ENOMEM (a constant the
- * static analyzer can follow). */
-static int oom(gpuq_diag_t *diag)
-{
-	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
-	return GPUQ_ENOMEM;
-}
-
-/* ---- Arena ---- */
-
-/* 64 KiB blocks: a realistic policy (a few hundred objects) fits in a few;
- * a request above a quarter block gets a block of its own. */
-#define BLOCK_SIZE (64u << 10)
-
-struct policy_block {
-	policy_block_t *next;		  /* older block */
-	size_t used;			  /* bytes of mem handed out */
-	size_t cap;			  /* bytes of mem */
-	_Alignas(16) unsigned char mem[]; /* the memory */
-};
-
-void *policy_arena_alloc(policy_arena_t *a, size_t n)
-{
-	policy_block_t *b = a->head;
-	size_t need = (n + 15) & ~(size_t)15;
-	void *out;
-
-	if (need < n)
-		return NULL;
-	if (!b || b->cap - b->used < need) {
-		size_t cap = need > BLOCK_SIZE / 4 ? need : BLOCK_SIZE;
-
-		b = malloc(sizeof(*b) + cap);
-		if (!b)
-			return NULL;
-		b->used = 0;
-		b->cap = cap;
-		if (need > BLOCK_SIZE / 4 && a->head) {
-			/* keep filling the current block */
-			b->next = a->head->next;
-			a->head->next = b;
-		} else {
-			b->next = a->head;
-			a->head = b;
-		}
-	}
-	out = b->mem + b->used;
-	b->used += need;
-	memset(out, 0, need);
-	return out;
-}
-
-char *policy_arena_strdup(policy_arena_t *a, const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = policy_arena_alloc(a, n);
-
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
-void policy_arena_free(policy_arena_t *a)
-{
-	while (a->head) {
-		policy_block_t *next = a->head->next;
-
-		free(a->head);
-		a->head = next;
-	}
-}
-
-/* ---- Vectors ---- */
-
-static int vec_reserve(policy_vec_t *v, size_t n)
-{
-	void **items;
-	size_t cap;
-
-	if (n <= v->cap)
-		return GPUQ_OK;
-	cap = v->cap ? v->cap * 2 : 16;
-	while (cap < n)
-		cap *= 2;
-	items = realloc(v->items, cap * sizeof(*items));
-	if (!items)
-		return GPUQ_ENOMEM;
-	v->items = items;
-	v->cap = cap;
-	return GPUQ_OK;
-}
-
-int policy_vec_push(policy_vec_t *v, void *item)
-{
-	int rc = vec_reserve(v, v->n + 1);
-
-	if (rc)
-		return rc;
-	v->items[v->n++] = item;
-	return GPUQ_OK;
-}
-
-/* ---- Index ---- */
-
-static uint64_t slot_hash(int kind, const char *ns, const char *name)
-{
-	uint64_t h = gpuq_fnv1a_str(GPUQ_FNV1A_SEED ^ (uint64_t)kind, ns);
-
-	h = gpuq_fnv1a(h, "\xff", 1); /* between the two: ("ab", "c") is not ("a", "bc") */
-	return gpuq_fnv1a_str(h, name);
-}
-
-static policy_slot_t *slot_find(policy_slot_t *slots, size_t cap, int kind, const char *ns,
-				const char *name)
-{
-	size_t i = (size_t)slot_hash(kind, ns, name) & (cap - 1);
-
-	for (;; i = (i + 1) & (cap - 1)) {
-		policy_slot_t *s = &slots[i];
-
-		if (!s->kind || (s->kind == kind && !strcmp(s->ns, ns) && !strcmp(s->name, name)))
-			return s;
-	}
-}
-
-static int index_grow(policy_index_t *ix)
-{
-	size_t cap = ix->cap ? ix->cap * 2 : 256;
-	policy_slot_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return GPUQ_ENOMEM;
-	for (size_t i = 0; i < ix->cap; i++) {
-		policy_slot_t *s = &ix->slots[i];
-
-		if (s->kind)
-			*slot_find(slots, cap, s->kind, s->ns, s->name) = *s;
-	}
-	free(ix->slots);
-	ix->slots = slots;
-	ix->cap = cap;
-	return GPUQ_OK;
-}
-
-int policy_index_put(policy_index_t *ix, int kind, const char *ns, const char *name, void *obj)
-{
-	policy_slot_t *s;
-
-	if ((ix->n + 1) * 2 > ix->cap && index_grow(ix))
-		return GPUQ_ENOMEM;
-	s = slot_find(ix->slots, ix->cap, kind, ns, name);
-	if (s->kind)
-		return GPUQ_EEXIST;
-	*s = (policy_slot_t){kind, ns, name, obj};
-	ix->n++;
-	return GPUQ_OK;
-}
-
-void *policy_index_get(const policy_index_t *ix, int kind, const char *ns, const char *name)
-{
-	if (!ix->cap)
-		return NULL;
-	return slot_find(ix->slots, ix->cap, kind, ns ? ns : "", name)->obj;
-}
-
-void policy_index_free(policy_index_t *ix)
-{
-	free(ix->slots);
-	ix->slots = NULL;
-	ix->cap = ix->n = 0;
-}
 
 /* ---- Lifecycle ---- */
 
@@ -220,54 +48,6 @@ void policy_unref(policy_t *p)
 	free(p);
 }
 
-#define NAME_LABEL "kubernetes.io/metadata.name"
-
-/* Labels holding only kubernetes.io/metadata.name=<name>. */
-static int name_labels(policy_arena_t *a, const char *name, policy_labels_t *out)
-{
-	policy_label_t *l = policy_arena_alloc(a, sizeof(*l));
-
-	if (!l)
-		return GPUQ_ENOMEM;
-	l->key = NAME_LABEL;
-	l->value = name;
-	out->items = l;
-	out->n = 1;
-	return GPUQ_OK;
-}
-
-int policy_ns_ensure(policy_t *p, const char *name, policy_ns_entry_t **out)
-{
-	policy_ns_entry_t *e = policy_index_get(&p->index, POLICY_K_NAMESPACE, "", name);
-	int rc;
-
-	if (e) {
-		*out = e;
-		return GPUQ_OK;
-	}
-	if (p->namespaces.n >= POLICY_NAMESPACES_MAX)
-		return GPUQ_ELIMIT;
-	e = policy_arena_alloc(&p->arena, sizeof(*e));
-	if (!e)
-		return GPUQ_ENOMEM;
-	e->pub.name = policy_arena_strdup(&p->arena, name);
-	if (!e->pub.name)
-		return GPUQ_ENOMEM;
-	rc = name_labels(&p->arena, e->pub.name, &e->pub.labels);
-	if (rc)
-		return rc;
-	e->pub.origin = p->origin;
-	rc = vec_reserve(&p->namespaces, p->namespaces.n + 1);
-	if (rc)
-		return rc;
-	rc = policy_index_put(&p->index, POLICY_K_NAMESPACE, "", e->pub.name, e);
-	if (rc)
-		return rc;
-	p->namespaces.items[p->namespaces.n++] = e;
-	*out = e;
-	return GPUQ_OK;
-}
-
 /* ---- Adding ---- */
 
 int policy_add_json(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
@@ -300,7 +80,7 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is finished; it cannot change");
 	file = policy_arena_strdup(&p->arena, name ? name : "<manifest>");
 	if (!file)
-		return oom(diag);
+		return policy_oom(diag);
 	p->origin.file = file;
 	p->origin.doc = 0;
 	rc = manifest_parse(file, buf, len, add_one, &a, diag);
@@ -312,21 +92,6 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 /* ---- Finishing: checks across objects ---- */
 
 #define fail_at policy_fail_at
-
-int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
-{
-	char msg[GPUQ_DIAG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (o.file)
-		gpuq_diag_set(diag, rc, "%s: document %zu: %s", o.file, o.doc, msg);
-	else
-		gpuq_diag_set(diag, rc, "%s", msg);
-	return rc;
-}
 
 static int resolve_lqs(policy_t *p, gpuq_diag_t *diag)
 {
@@ -357,30 +122,6 @@ static int resolve_flavors(policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy_origin_t origin,
-			  policy_cohort_t **out, gpuq_diag_t *diag)
-{
-	policy_cohort_t *c = policy_index_get(&p->index, POLICY_K_COHORT, "", name);
-
-	if (!c) {
-		if (p->cohorts.n >= POLICY_COHORTS_MAX) {
-			fail_at(diag, GPUQ_ELIMIT, origin, "%s: more than %d cohorts", who,
-				POLICY_COHORTS_MAX);
-			return GPUQ_ELIMIT; /* a constant the analyzer can follow */
-		}
-		c = policy_arena_alloc(&p->arena, sizeof(*c));
-		if (!c || vec_reserve(&p->cohorts, p->cohorts.n + 1) ||
-		    policy_index_put(&p->index, POLICY_K_COHORT, "", name, c))
-			return oom(diag);
-		c->name = name;
-		c->fair_weight_milli = 1000;
-		c->origin = origin;
-		p->cohorts.items[p->cohorts.n++] = c;
-	}
-	*out = c;
-	return GPUQ_OK;
-}
-
 /* Implied cohorts for names no Cohort object declares; members lists. */
 static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
 {
@@ -406,7 +147,7 @@ static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
 			c->members =
 			    policy_arena_alloc(&p->arena, c->n_members * sizeof(policy_cq_t *));
 			if (!c->members)
-				return oom(diag);
+				return policy_oom(diag);
 		}
 		c->n_members = 0;
 	}
@@ -452,10 +193,10 @@ static int build_namespaces(policy_t *p, gpuq_diag_t *diag)
 
 			if (nl && !(e->pub.limitranges = policy_arena_alloc(
 					&p->arena, nl * sizeof(quota_limitrange_t *))))
-				return oom(diag);
+				return policy_oom(diag);
 			if (nq && !(e->pub.quotas = policy_arena_alloc(
 					&p->arena, nq * sizeof(quota_resourcequota_t *))))
-				return oom(diag);
+				return policy_oom(diag);
 			e->pub.n_limitranges = e->pub.n_quotas = 0;
 		}
 	}
@@ -575,7 +316,7 @@ const policy_claimtemplate_t *policy_claimtemplate_find(const policy_t *p, const
 bool policy_cq_selects(const policy_t *p, const policy_cq_t *cq, const char *ns)
 {
 	const policy_namespace_t *n = policy_namespace_find(p, ns);
-	policy_label_t only = {NAME_LABEL, ns};
+	policy_label_t only = {POLICY_NAME_LABEL, ns};
 	policy_labels_t labels = {&only, 1};
 
 	return policy_selector_matches(&cq->namespace_selector, n ? &n->labels : &labels);

@@ -38,7 +38,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KNOWN = {
     ("circle", "controller"),  # 7 files: jobs pods sets status actuate release econ (issue 22)
     ("circle", "queue"),  # 10 files: found by this check (issue 22), not yet split
-    ("circle", "policy"),  # 4 files: found by this check (issue 22), not yet split
 }
 
 
