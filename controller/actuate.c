@@ -64,23 +64,6 @@ static size_t flavors_of(struct controller *c, queue_wl_t id, size_t podset, boo
 	return n;
 }
 
-int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
-			   size_t cap)
-{
-	const workload_integration_t *in = workload_integration(k);
-	char ens[300], ename[300];
-	int n;
-
-	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
-	    kube_escape(name, ename, sizeof(ename)))
-		return GPUQ_EINVAL;
-	n = in->group[0] ? snprintf(out, cap, "/apis/%s/%s/namespaces/%s/%s/%s", in->group,
-				    in->version, ens, in->resource, ename)
-			 : snprintf(out, cap, "/api/%s/namespaces/%s/%s/%s", in->version, ens,
-				    in->resource, ename);
-	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
-}
-
 int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
 			    json_t *body, const char *what)
 {

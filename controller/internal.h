@@ -3,23 +3,25 @@
  * module's interface is controller/controller.h.
  *
  * Files, bottom up (each calls only files before it, but for the circle
- * jobs.c, pods.c, sets.c, status.c, actuate.c, release.c and econ.c, which
- * scripts/arrows.py lists as known): map.c (a string-keyed hash map, and
- * the set of namespaces a policy change reaches),
- * informer.c (watch threads, the event queue, slimming and pruning
- * objects), workload.c (watched objects decoded and resolved, pod sets),
- * swriter.c (the status writer thread), elect.c (the Lease thread:
- * renewals and the fence), jobs.c (parents held by their suspend field
- * into workloads of the core, the core's clock, touched workloads), pods.c
- * (pod groups, Pods of Jobs), sets.c (StatefulSets and LeaderWorkerSets,
- * admitted by gates on their Pods), status.c (queue status, workload status
- * annotations), actuate.c (patches and Events that bring a workload in line
- * with the core), release.c (a held parent's patches, per kind), econ.c
- * (budgets, idle reclaim, predicted starts), podmap.c (the pods'
- * LocalQueues for DCGM), snapshot.c (cached policy objects into a policy
- * snapshot), usage.c (the usage ledger's checkpoint ConfigMaps), loop.c
- * (the controller thread: events, cycles, persistence, following the
- * Lease; the module's interface). Each declaration below names its file.
+ * of pods.c, actuate.c and release.c, which call each other; scripts/
+ * arrows.py allows a circle of at most 3): map.c (a string-keyed hash map,
+ * and the set of namespaces a policy change reaches), informer.c (watch
+ * threads, the event queue, slimming and pruning objects), workload.c
+ * (watched objects decoded and resolved, pod sets), cache.c (what every
+ * file asks of the cache: a workload's Job or pod group, the touched and
+ * explain lists, the core's clock, an object's path), swriter.c (the status
+ * writer thread), elect.c (the Lease thread: renewals and the fence),
+ * sets.c (StatefulSets and LeaderWorkerSets, admitted by gates on their
+ * Pods), pods.c (pod groups, Pods of Jobs), actuate.c (patches and Events
+ * that bring a workload in line with the core), release.c (a held parent's
+ * patches, per kind), jobs.c (parents held by their suspend field into
+ * workloads of the core), econ.c (budgets, idle reclaim, predicted starts),
+ * status.c (queue status, workload status annotations), podmap.c (the
+ * pods' LocalQueues for DCGM), snapshot.c (cached policy objects into a
+ * policy snapshot), usage.c (the usage ledger's checkpoint ConfigMaps),
+ * loop.c (the controller thread: events, cycles, persistence, following
+ * the Lease; the module's interface). Each declaration below names its
+ * file.
  */
 #ifndef GPUQ_CONTROLLER_INTERNAL_H
 #define GPUQ_CONTROLLER_INTERNAL_H
@@ -337,17 +339,17 @@ struct controller {
 	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 };
 
-/* jobs.c: the core's clock: wall milliseconds, never decreasing. (The
- * controller's own timers read base's gpuq_mono_ms.) */
+/* cache.c: what every file asks of the cache (it calls none of them). */
+/* The core's clock: wall milliseconds, never decreasing. (The controller's
+ * own timers read base's gpuq_mono_ms.) */
 int64_t controller_now(struct controller *c);
-/* jobs.c: act on job j (or on the workload with key) after the next
- * persist. */
-void controller_touch(struct controller *c, controller_job_t *j);
-void controller_touch_key(struct controller *c, const char *key);
-/* "namespace/name" or "name" of an object ("" without a name). */
-void controller_obj_key(const json_t *obj, char *out, size_t cap);
 /* The cached Job of a workload uid, or NULL. */
 controller_job_t *controller_job(struct controller *c, const char *uid);
+/* The pod group (plain Pods, or a set's group) of a workload key, or NULL. */
+controller_pgroup_t *controller_group(struct controller *c, const char *key);
+/* Act on job j (or on the workload with key) after the next persist. */
+void controller_touch(struct controller *c, controller_job_t *j);
+void controller_touch_key(struct controller *c, const char *key);
 /* Make wl (decoded and resolved; taken) j's object, the former one freed;
  * the first time, the status it carries is taken as written (what the
  * webhook at creation or an earlier leader wrote is not written again while
@@ -356,6 +358,19 @@ void controller_job_set(controller_job_t *j, workload_t *wl);
 /* The status_hash of the gpuq.dev/status a workload carries (controller_map_hash | 1),
  * 0 without one. */
 uint64_t controller_status_seen(const workload_t *wl);
+/* Where j's pod sets are: j's own workload, or, for a kind whose pod sets
+ * are its child's (a TrainJob), the cached child's (its JobSet); NULL
+ * while that child is not seen. */
+const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j);
+/* Queue the workload with key uid for a status write (status.c writes). */
+void controller_status_note(struct controller *c, const char *uid);
+/* The API path of an object of kind k ("/apis/batch/v1/namespaces/ns/jobs/n")
+ * into out. GPUQ_EINVAL when a name does not escape into cap. */
+int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
+			   size_t cap);
+
+/* "namespace/name" or "name" of an object ("" without a name). */
+void controller_obj_key(const json_t *obj, char *out, size_t cap);
 
 /* snapshot.c: apply a policy-object event to the cache. */
 void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev);
@@ -371,10 +386,6 @@ int controller_snapshot_rebuild(struct controller *c);
 /* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes
  * ev->wl). */
 void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
-/* Where j's pod sets are: j's own workload, or, for a kind whose pod sets
- * are its child's (a TrainJob), the cached child's (its JobSet); NULL
- * while that child is not seen. */
-const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j);
 /* Bring the workload of every Job in a namespace of only (NULL: all) into
  * the core again, resolved against the policy in force (after a snapshot
  * change). */
@@ -436,7 +447,6 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev);
 int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
 void controller_pods_resync(struct controller *c, const controller_nsset_t *only);
 void controller_pods_free_all(struct controller *c);
-controller_pgroup_t *controller_group(struct controller *c, const char *key);
 void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
 /* Hand text as every member's gpuq.dev/status to the status writer. */
 void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
@@ -540,7 +550,6 @@ void controller_econ_free(struct controller *c);
 
 /* status.c: queue status subresources; Job status annotations. */
 void controller_status_queues(struct controller *c);
-void controller_status_note(struct controller *c, const char *uid);
 void controller_status_jobs(struct controller *c);
 /* (for test_controller) The status of ClusterQueue cq / LocalQueue lq as
  * controller_status_queues writes it (conditions aside): a new reference, NULL when
@@ -551,10 +560,6 @@ json_t *controller_status_lq_body(struct controller *c, uint32_t lq);
 /* actuate.c: compare the core's state of parent j with the object and patch
  * (release.c writes the patches). */
 void controller_actuate_job(struct controller *c, controller_job_t *j);
-/* The API path of an object of kind k ("/apis/batch/v1/namespaces/ns/jobs/n")
- * into out. GPUQ_EINVAL when a name does not escape into cap. */
-int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
-			   size_t cap);
 
 /* release.c: a held parent's patches, for every kind the integration table
  * holds by its suspend field, as JSON Patches (RFC 6902: each pod set's

@@ -10,54 +10,6 @@
 #include "controller/internal.h"
 #include "quota/quota.h"
 
-int64_t controller_now(struct controller *c)
-{
-	int64_t now = kube_now_ms();
-	int64_t last = c->q ? queue_last_now(c->q) : 0;
-
-	return now > last ? now : last; /* the core's clock never goes back */
-}
-
-/* Append key to the touched list (the caller checked its flag). */
-static bool touch_append(struct controller *c, const char *key)
-{
-	if (c->n_touched == c->cap_touched) {
-		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
-		char **t = realloc(c->touched, cap * sizeof(*t));
-		if (!t)
-			return false; /* the periodic sweep catches it */
-		c->touched = t;
-		c->cap_touched = cap;
-	}
-	c->touched[c->n_touched] = strdup(key);
-	if (!c->touched[c->n_touched])
-		return false;
-	c->n_touched++;
-	return true;
-}
-
-void controller_touch_key(struct controller *c, const char *key)
-{
-	controller_job_t *j = controller_job(c, key);
-	controller_pgroup_t *g;
-
-	if (j) {
-		controller_touch(c, j);
-		return;
-	}
-	g = controller_group(c, key);
-	if (g && !g->touched && touch_append(c, key))
-		g->touched = true;
-}
-
-void controller_touch(struct controller *c, controller_job_t *j)
-{
-	if (j->touched)
-		return;
-	if (touch_append(c, j->uid))
-		j->touched = true;
-}
-
 static void job_free(controller_job_t *j)
 {
 	if (!j)
@@ -68,25 +20,6 @@ static void job_free(controller_job_t *j)
 	free(j);
 }
 
-void controller_job_set(controller_job_t *j, workload_t *wl)
-{
-	workload_destroy(j->wl);
-	j->wl = wl;
-	j->ns = wl->namespace_;
-	j->name = wl->name;
-	j->suspended = wl->suspend;
-	j->admitted = wl->admitted;
-	/* what the webhook (at creation) or an earlier leader wrote: not
-	 * written again while it still says where the workload stands */
-	if (!j->status_hash)
-		j->status_hash = controller_status_seen(wl);
-}
-
-uint64_t controller_status_seen(const workload_t *wl)
-{
-	return wl->status ? controller_map_hash(wl->status) | 1 : 0;
-}
-
 void controller_jobs_free_all(struct controller *c)
 {
 	size_t pos = 0;
@@ -95,25 +28,6 @@ void controller_jobs_free_all(struct controller *c)
 	while ((s = controller_map_next(&c->jobs, &pos)))
 		job_free(s->value);
 	controller_map_deinit(&c->jobs);
-}
-
-const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j)
-{
-	size_t pos = 0;
-	controller_map_slot_t *s;
-
-	if (!j->wl || !j->wl->integ->podsets_of_child)
-		return j->wl;
-	/* a TrainJob: the JobSet the Trainer made for it (cached by the JobSets
-	   watch) */
-	while ((s = controller_map_next(&c->jobs, &pos))) {
-		const controller_job_t *k = s->value;
-
-		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->owner_uid &&
-		    !strcmp(k->wl->owner_uid, j->uid))
-			return k->wl;
-	}
-	return NULL;
 }
 
 /* Whether the Job is gpuq's: it asks for a GPU in a namespace some
@@ -410,10 +324,4 @@ void controller_jobs_resync(struct controller *c, const controller_nsset_t *only
 		if (controller_nsset_has(only, j->ns) && resolve(c, j) == GPUQ_OK)
 			sync_job(c, j);
 	}
-}
-
-/* The cached Job of a workload uid, or NULL. */
-controller_job_t *controller_job(struct controller *c, const char *uid)
-{
-	return controller_map_get(&c->jobs, uid);
 }

@@ -173,11 +173,6 @@ void controller_pods_each_member(const controller_pgroup_t *g,
 	}
 }
 
-controller_pgroup_t *controller_group(struct controller *c, const char *key)
-{
-	return controller_map_get(&c->groups, key);
-}
-
 /* The workload key of a decoded Pod: its set's group's, its pod group's, or
  * its uid. */
 static void key_of(struct controller *c, const workload_t *o, char *out, size_t cap)

@@ -154,29 +154,6 @@ void controller_status_queues(struct controller *c)
 	}
 }
 
-void controller_status_note(struct controller *c, const char *uid)
-{
-	controller_job_t *j = controller_job(c, uid);
-	controller_pgroup_t *g = j ? NULL : controller_group(c, uid);
-	bool *queued = j ? &j->explain_queued : g ? &g->explain_queued : NULL;
-
-	if (!queued || *queued)
-		return;
-	if (c->n_explain == c->cap_explain) {
-		size_t cap = c->cap_explain ? c->cap_explain * 2 : 256;
-		char **e = realloc(c->explain, cap * sizeof(*e));
-		if (!e)
-			return;
-		c->explain = e;
-		c->cap_explain = cap;
-	}
-	c->explain[c->n_explain] = strdup(uid);
-	if (c->explain[c->n_explain]) {
-		c->n_explain++;
-		*queued = true;
-	}
-}
-
 /* A held parent's (a Job's, a JobSet's) gpuq.dev/status, handed to the
  * status writer. */
 static void annotate_job(struct controller *c, controller_job_t *j, const char *text)

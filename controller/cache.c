@@ -1,0 +1,147 @@
+/* controller/cache.c: what every file of the controller asks of its cache,
+ * called by them all and calling none of them: a workload's cached Job or
+ * pod group by key, a cached Job's decoded object and the pod sets it is
+ * admitted by, the touched list (workloads to bring in line after the next
+ * commit), the explain list (workloads whose status to write), the core's
+ * clock, and an object's apiserver path. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/internal.h"
+
+int64_t controller_now(struct controller *c)
+{
+	int64_t now = kube_now_ms();
+	int64_t last = c->q ? queue_last_now(c->q) : 0;
+
+	return now > last ? now : last; /* the core's clock never goes back */
+}
+
+/* The cached Job of a workload uid, or NULL. */
+controller_job_t *controller_job(struct controller *c, const char *uid)
+{
+	return controller_map_get(&c->jobs, uid);
+}
+controller_pgroup_t *controller_group(struct controller *c, const char *key)
+{
+	return controller_map_get(&c->groups, key);
+}
+
+/* Append key to the touched list (the caller checked its flag). */
+static bool touch_append(struct controller *c, const char *key)
+{
+	if (c->n_touched == c->cap_touched) {
+		size_t cap = c->cap_touched ? c->cap_touched * 2 : 256;
+		char **t = realloc(c->touched, cap * sizeof(*t));
+		if (!t)
+			return false; /* the periodic sweep catches it */
+		c->touched = t;
+		c->cap_touched = cap;
+	}
+	c->touched[c->n_touched] = strdup(key);
+	if (!c->touched[c->n_touched])
+		return false;
+	c->n_touched++;
+	return true;
+}
+
+void controller_touch_key(struct controller *c, const char *key)
+{
+	controller_job_t *j = controller_job(c, key);
+	controller_pgroup_t *g;
+
+	if (j) {
+		controller_touch(c, j);
+		return;
+	}
+	g = controller_group(c, key);
+	if (g && !g->touched && touch_append(c, key))
+		g->touched = true;
+}
+
+void controller_touch(struct controller *c, controller_job_t *j)
+{
+	if (j->touched)
+		return;
+	if (touch_append(c, j->uid))
+		j->touched = true;
+}
+
+void controller_job_set(controller_job_t *j, workload_t *wl)
+{
+	workload_destroy(j->wl);
+	j->wl = wl;
+	j->ns = wl->namespace_;
+	j->name = wl->name;
+	j->suspended = wl->suspend;
+	j->admitted = wl->admitted;
+	/* what the webhook (at creation) or an earlier leader wrote: not
+	 * written again while it still says where the workload stands */
+	if (!j->status_hash)
+		j->status_hash = controller_status_seen(wl);
+}
+
+uint64_t controller_status_seen(const workload_t *wl)
+{
+	return wl->status ? controller_map_hash(wl->status) | 1 : 0;
+}
+
+const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j)
+{
+	size_t pos = 0;
+	controller_map_slot_t *s;
+
+	if (!j->wl || !j->wl->integ->podsets_of_child)
+		return j->wl;
+	/* a TrainJob: the JobSet the Trainer made for it (cached by the JobSets
+	   watch) */
+	while ((s = controller_map_next(&c->jobs, &pos))) {
+		const controller_job_t *k = s->value;
+
+		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->owner_uid &&
+		    !strcmp(k->wl->owner_uid, j->uid))
+			return k->wl;
+	}
+	return NULL;
+}
+
+void controller_status_note(struct controller *c, const char *uid)
+{
+	controller_job_t *j = controller_job(c, uid);
+	controller_pgroup_t *g = j ? NULL : controller_group(c, uid);
+	bool *queued = j ? &j->explain_queued : g ? &g->explain_queued : NULL;
+
+	if (!queued || *queued)
+		return;
+	if (c->n_explain == c->cap_explain) {
+		size_t cap = c->cap_explain ? c->cap_explain * 2 : 256;
+		char **e = realloc(c->explain, cap * sizeof(*e));
+		if (!e)
+			return;
+		c->explain = e;
+		c->cap_explain = cap;
+	}
+	c->explain[c->n_explain] = strdup(uid);
+	if (c->explain[c->n_explain]) {
+		c->n_explain++;
+		*queued = true;
+	}
+}
+
+int controller_object_path(workload_kind_t k, const char *ns, const char *name, char *out,
+			   size_t cap)
+{
+	const workload_integration_t *in = workload_integration(k);
+	char ens[300], ename[300];
+	int n;
+
+	if (!ns || !name || kube_escape(ns, ens, sizeof(ens)) ||
+	    kube_escape(name, ename, sizeof(ename)))
+		return GPUQ_EINVAL;
+	n = in->group[0] ? snprintf(out, cap, "/apis/%s/%s/namespaces/%s/%s/%s", in->group,
+				    in->version, ens, in->resource, ename)
+			 : snprintf(out, cap, "/api/%s/namespaces/%s/%s/%s", in->version, ens,
+				    in->resource, ename);
+	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
+}
