@@ -6,8 +6,8 @@
 # scenario that does not use one does not pay for it).
 #
 #   e2e/upstream.sh build NAME...     build what is missing (flock-protected,
-#                                     like e2e/build.sh); prints each build's
-#                                     wall time
+#                                     like e2e/build.sh); prints each go
+#                                     build's wall time
 #   e2e/upstream.sh start NAME        (from a scenario, with gpuq.env loaded)
 #                                     install NAME's CRDs as they ship in its
 #                                     module, give it an identity of its own (a
@@ -36,7 +36,14 @@
 # its members build against one set of dependency versions: the packages they
 # share (client-go, apimachinery, controller-runtime...) compile once, in one
 # `go build` of the requested members or from the go build cache when a
-# member is built later. Each binary is built to a temporary dir and renamed.
+# member is built later. Minimal version selection gives each member the
+# group's highest version of a shared dependency (JobSet builds with LWS's
+# k8s.io v0.36.2, the Trainer with JobSet v0.12.0 as its library). Little is
+# shared with e2e/build.sh's kubernetes build: it has k8s.io v0.36.3 and
+# older golang.org/x modules, so only leaf modules pinned alike (klog,
+# k8s.io/utils, json-iterator...) come from its compile cache. Each
+# binary is built to a temporary dir and renamed. GOCACHE and GOMODCACHE are
+# go's, from the environment.
 #
 # Identities (the usernames gpuq's webhook trusts to create a parent's
 # children, webhook/ WORKLOAD_*_CONTROLLER_USER): the ServiceAccount each
