@@ -132,7 +132,7 @@ build_group() {
 		echo "upstream.sh: $n $(field "$n" 2): built ($dir)"
 	done
 	rm -rf "$bins"
-	echo "upstream.sh: $group:$(printf ' %s' "$@"): built in $(($(date +%s) - t0)) s"
+	echo "upstream.sh:$(printf ' %s' "$@") (wrapper $group): built in $(($(date +%s) - t0)) s"
 }
 
 # ---- start / stop (from a scenario: gpuq.env loaded) ----
