@@ -109,6 +109,10 @@ build_group() {
 		[ ! -f "$mdir/go.sum" ] || cat "$mdir/go.sum" >>"$w/go.sum.all"
 	done
 	sort -u "$w/go.sum.all" >"$w/go.sum" && rm -f "$w/go.sum.all"
+	for n in $(members_of "$group"); do
+		[ "$(cd "$w" && go list -m -f '{{.Version}}' "$(field "$n" 1)")" = "$(field "$n" 2)" ] ||
+			die "$n: minimal version selection in $w moved $(field "$n" 1) off $(field "$n" 2)"
+	done
 	for n in "$@"; do pkgs="$pkgs $(field "$n" 3)"; done
 	bins=$w/bin.tmp
 	rm -rf "$bins" && mkdir -p "$bins"
@@ -116,10 +120,6 @@ build_group() {
 	# shellcheck disable=SC2086 # pkgs is a list of package paths
 	(cd "$w" && nice go build -trimpath -ldflags "-s -w" -o "$bins/" $pkgs) ||
 		die "go build$pkgs (output above)"
-	for n in $(members_of "$group"); do
-		[ "$(cd "$w" && go list -m -f '{{.Version}}' "$(field "$n" 1)")" = "$(field "$n" 2)" ] ||
-			die "$n: minimal version selection in $w moved $(field "$n" 1) off $(field "$n" 2)"
-	done
 	for n in "$@"; do
 		local dir pkg
 		dir=$(dir_of "$n") pkg=$(field "$n" 3) mdir=$(mod_dir "$n")
