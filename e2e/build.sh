@@ -15,8 +15,9 @@
 #     src/<name>-<version>/                  the wrapper Go modules built from
 #
 # Environment: GPUQ_E2E_CACHE, K8S_VERSION, ETCD_VERSION, KWOK_VERSION override
-# the defaults below. The default GOMODCACHE/GOCACHE are used (so repeated
-# builds share the module downloads and the compile cache).
+# the defaults below. GOCACHE and GOMODCACHE are go's, from the environment
+# (so repeated builds share the module downloads and the compile cache; point
+# all three at empty dirs to time a cold build).
 #
 # Why wrapper modules: k8s.io/kubernetes replaces its 33 staging modules
 # (k8s.io/api, client-go, ...) with ./staging paths, which a dependent module

@@ -6,8 +6,8 @@
 # scenario that does not use one does not pay for it).
 #
 #   e2e/upstream.sh build NAME...     build what is missing (flock-protected,
-#                                     like e2e/build.sh); prints each build's
-#                                     wall time
+#                                     like e2e/build.sh); prints each go
+#                                     build's wall time
 #   e2e/upstream.sh start NAME        (from a scenario, with gpuq.env loaded)
 #                                     install NAME's CRDs as they ship in its
 #                                     module, give it an identity of its own (a
@@ -25,10 +25,25 @@
 # NAME is jobset, lws, kuberay or trainer. Layout:
 #   $GPUQ_E2E_CACHE/<name>-<version>/manager      the controller binary
 #   $GPUQ_E2E_CACHE/<name>-<version>/crds/*.yaml  its CRDs, copied from its module
-#   $GPUQ_E2E_CACHE/src/<name>-<version>/         the wrapper module built from
-# A wrapper module requires the upstream module at its version and is seeded
-# with the upstream go.sum (a dependency the checksum database lacks still
-# verifies). Each binary is built to a temporary name and renamed.
+#   $GPUQ_E2E_CACHE/src/<group>-<versions>/       the wrapper module built from
+# The controllers built against the same Kubernetes and controller-runtime
+# minors share one wrapper module (group "cr024": JobSet, LWS and the Trainer
+# on k8s.io v0.36, controller-runtime v0.24; KubeRay v1.5.0 needs
+# controller-runtime v0.22 and has its own, group "kuberay"). A group's
+# wrapper requires every member at its pinned version (the build checks that
+# minimal version selection kept each pin) and is seeded with the members'
+# go.sum files (a dependency the checksum database lacks still verifies), so
+# its members build against one set of dependency versions: the packages they
+# share (client-go, apimachinery, controller-runtime...) compile once, in one
+# `go build` of the requested members or from the go build cache when a
+# member is built later. Minimal version selection gives each member the
+# group's highest version of a shared dependency (JobSet builds with LWS's
+# k8s.io v0.36.2, the Trainer with JobSet v0.12.0 as its library). Little is
+# shared with e2e/build.sh's kubernetes build: it has k8s.io v0.36.3 and
+# older golang.org/x modules, so only leaf modules pinned alike (klog,
+# k8s.io/utils, json-iterator...) come from its compile cache. Each
+# binary is built to a temporary dir and renamed. GOCACHE and GOMODCACHE are
+# go's, from the environment.
 #
 # Identities (the usernames gpuq's webhook trusts to create a parent's
 # children, webhook/ WORKLOAD_*_CONTROLLER_USER): the ServiceAccount each
@@ -38,62 +53,87 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${GPUQ_E2E_CACHE:-$HOME/.cache/gpuq-e2e}
 
-# name|module|version|package to build|CRD dir in the module|SA namespace|SA name
+# name|module|version|package to build|CRD dir in the module|SA namespace|SA name|group
 upstream_row() {
 	case $1 in
-	jobset) echo "sigs.k8s.io/jobset|${JOBSET_VERSION:-v0.12.0}|sigs.k8s.io/jobset|config/components/crd/bases|jobset-system|jobset-controller-manager" ;;
-	lws) echo "sigs.k8s.io/lws|${LWS_VERSION:-v0.9.0}|sigs.k8s.io/lws/cmd|config/crd/bases|lws-system|lws-controller-manager" ;;
-	kuberay) echo "github.com/ray-project/kuberay/ray-operator|${KUBERAY_VERSION:-v1.5.0}|github.com/ray-project/kuberay/ray-operator|config/crd/bases|ray-system|kuberay-operator" ;;
-	trainer) echo "github.com/kubeflow/trainer/v2|${TRAINER_VERSION:-v2.2.1}|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|manifests/base/crds|kubeflow-system|kubeflow-trainer-controller-manager" ;;
+	jobset) echo "sigs.k8s.io/jobset|${JOBSET_VERSION:-v0.12.0}|sigs.k8s.io/jobset|config/components/crd/bases|jobset-system|jobset-controller-manager|cr024" ;;
+	lws) echo "sigs.k8s.io/lws|${LWS_VERSION:-v0.9.0}|sigs.k8s.io/lws/cmd|config/crd/bases|lws-system|lws-controller-manager|cr024" ;;
+	kuberay) echo "github.com/ray-project/kuberay/ray-operator|${KUBERAY_VERSION:-v1.5.0}|github.com/ray-project/kuberay/ray-operator|config/crd/bases|ray-system|kuberay-operator|kuberay" ;;
+	trainer) echo "github.com/kubeflow/trainer/v2|${TRAINER_VERSION:-v2.2.1}|github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager|manifests/base/crds|kubeflow-system|kubeflow-trainer-controller-manager|cr024" ;;
 	*) return 1 ;;
 	esac
 }
+ALL="jobset lws kuberay trainer"
 field() { upstream_row "$1" | cut -d'|' -f"$2"; }
 dir_of() { echo "$CACHE/$1-$(field "$1" 2)"; }
 done_of() { [ -x "$(dir_of "$1")/manager" ] && ls "$(dir_of "$1")"/crds/*.yaml >/dev/null 2>&1; }
 die() { echo "upstream.sh: FAILED: $*" >&2; exit 1; }
 
 if [ "${1:-}" = "--print" ]; then
-	for n in jobset lws kuberay trainer; do echo "$(echo "$n" | tr a-z A-Z)_DIR=$(dir_of "$n")"; done
+	for n in $ALL; do echo "$(echo "$n" | tr a-z A-Z)_DIR=$(dir_of "$n")"; done
 	exit 0
 fi
 
-build_one() {
-	local name=$1 mod ver pkg crd dir w mdir t0
-	mod=$(field "$name" 1) ver=$(field "$name" 2) pkg=$(field "$name" 3) crd=$(field "$name" 4)
-	dir=$(dir_of "$name")
-	if done_of "$name"; then
-		echo "upstream.sh: $name $ver: present ($dir)"
-		return 0
-	fi
+members_of() { for n in $ALL; do [ "$(field "$n" 7)" = "$1" ] && echo "$n"; done; }
+
+# Download NAME's module; print its dir.
+mod_dir() {
+	local name=$1 js=$CACHE/src/.dl-$1.json
+	go mod download -json "$(field "$name" 1)@$(field "$name" 2)" >"$js" ||
+		{ grep '"Error"' "$js" >&2 || true; die "go mod download $(field "$name" 1)@$(field "$name" 2)"; }
+	sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' "$js"
+}
+
+# build_group GROUP NAME...: write GROUP's wrapper module (all its members),
+# build the NAMEs (the missing ones asked for) in one `go build`, install
+# each binary with its CRDs.
+build_group() {
+	local group=$1 w n mdir bins t0 pkgs="" tag=""
+	shift
 	t0=$(date +%s)
-	echo "upstream.sh: $name $ver: fetching $mod"
-	go mod download -json "$mod@$ver" >"$CACHE/src/.dl-$name.json" ||
-		{ grep '"Error"' "$CACHE/src/.dl-$name.json" >&2 || true; die "go mod download $mod@$ver"; }
-	mdir=$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p' "$CACHE/src/.dl-$name.json")
-	[ -d "$mdir/$crd" ] || die "no $crd in $mdir"
-	w=$CACHE/src/$name-$ver
+	for n in $(members_of "$group"); do tag="$tag-$n-$(field "$n" 2)"; done
+	w=$CACHE/src/$group$tag
 	rm -rf "$w" && mkdir -p "$w"
 	{
-		echo "module gpuq.e2e/$name"
+		echo "module gpuq.e2e/$group"
 		echo
 		echo "go $(go env GOVERSION | sed 's/^go//; s/^\([0-9]*\.[0-9]*\).*/\1/').0"
 		echo
-		echo "require $mod $ver"
+		for n in $(members_of "$group"); do echo "require $(field "$n" 1) $(field "$n" 2)"; done
 	} >"$w/go.mod"
-	[ -f "$mdir/go.sum" ] && cp "$mdir/go.sum" "$w/go.sum"
-	mkdir -p "$dir/crds"
-	echo "upstream.sh: $name: go build $pkg"
-	(cd "$w" && nice go build -trimpath -ldflags "-s -w" -o "$dir/manager.tmp" "$pkg") ||
-		die "go build $pkg (output above)"
-	for f in "$mdir/$crd"/*.yaml; do
-		case $f in */kustomization.yaml) continue ;; esac
-		cp "$f" "$dir/crds/" && chmod u+w "$dir/crds/${f##*/}"
+	: >"$w/go.sum.all"
+	for n in $(members_of "$group"); do
+		echo "upstream.sh: $n $(field "$n" 2): fetching $(field "$n" 1)"
+		mdir=$(mod_dir "$n")
+		[ -d "$mdir/$(field "$n" 4)" ] || die "no $(field "$n" 4) in $mdir"
+		[ ! -f "$mdir/go.sum" ] || cat "$mdir/go.sum" >>"$w/go.sum.all"
 	done
-	mv -f "$dir/manager.tmp" "$dir/manager"
-	echo "upstream.sh: $name $ver: built in $(( $(date +%s) - t0 )) s ($dir)"
+	sort -u "$w/go.sum.all" >"$w/go.sum" && rm -f "$w/go.sum.all"
+	for n in $(members_of "$group"); do
+		[ "$(cd "$w" && go list -m -f '{{.Version}}' "$(field "$n" 1)")" = "$(field "$n" 2)" ] ||
+			die "$n: minimal version selection in $w moved $(field "$n" 1) off $(field "$n" 2)"
+	done
+	for n in "$@"; do pkgs="$pkgs $(field "$n" 3)"; done
+	bins=$w/bin.tmp
+	rm -rf "$bins" && mkdir -p "$bins"
+	echo "upstream.sh: $group: go build$pkgs"
+	# shellcheck disable=SC2086 # pkgs is a list of package paths
+	(cd "$w" && nice go build -trimpath -ldflags "-s -w" -o "$bins/" $pkgs) ||
+		die "go build$pkgs (output above)"
+	for n in "$@"; do
+		local dir pkg
+		dir=$(dir_of "$n") pkg=$(field "$n" 3) mdir=$(mod_dir "$n")
+		rm -rf "$dir/crds" && mkdir -p "$dir/crds"
+		for f in "$mdir/$(field "$n" 4)"/*.yaml; do
+			case $f in */kustomization.yaml) continue ;; esac
+			cp "$f" "$dir/crds/" && chmod u+w "$dir/crds/${f##*/}"
+		done
+		mv -f "$bins/${pkg##*/}" "$dir/manager"
+		echo "upstream.sh: $n $(field "$n" 2): built ($dir)"
+	done
+	rm -rf "$bins"
+	echo "upstream.sh:$(printf ' %s' "$@") (wrapper $group): built in $(($(date +%s) - t0)) s"
 }
-
 
 # ---- start / stop (from a scenario: gpuq.env loaded) ----
 
@@ -391,7 +431,15 @@ build)
 		exec 8>"$CACHE/.upstream.lock"
 		flock 8 || die "cannot lock $CACHE/.upstream.lock"
 	fi
-	for n in "$@"; do build_one "$n"; done
+	for g in $(for n in "$@"; do field "$n" 7; done | sort -u); do
+		want=""
+		for n in "$@"; do
+			[ "$(field "$n" 7)" = "$g" ] || continue
+			if done_of "$n"; then echo "upstream.sh: $n $(field "$n" 2): present ($(dir_of "$n"))"; else want="$want $n"; fi
+		done
+		# shellcheck disable=SC2086 # want is a list of names
+		[ -z "$want" ] || build_group "$g" $want
+	done
 	;;
 start) start_one "${1:?start NAME}" ;;
 stop) stop_one "${1:?stop NAME}" ;;

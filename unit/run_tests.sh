@@ -102,7 +102,8 @@ for s in unit/suite_*.sh; do
 	run_one "$(basename "$s" .sh)" sh "$s"
 done
 # End to end on a real control plane (e2e/run.sh; the first run builds the
-# pinned upstream binaries into ~/.cache/gpuq-e2e, 15-20 minutes on 2 cores).
+# pinned upstream binaries into $GPUQ_E2E_CACHE, default ~/.cache/gpuq-e2e,
+# 15-20 minutes on 2 cores).
 # Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
 # (e.g. with a sanitizer build); GPUQ_E2E_SCENARIOS names a subset
 # ("test_failover.sh test_fence.sh"; default all, split over two control
