@@ -13,19 +13,6 @@
 /* Quota arithmetic                                                    */
 /* ================================================================== */
 
-void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta)
-{
-	cq_t *c = &q->cqs[cq];
-	slot_t *s = &c->slots[slot];
-	int64_t up0 = quota_node_use_up(s->usage, s->nominal, s->llimit), d;
-
-	s->usage += delta;
-	q->cohorts[c->cohort].slots[s->cslot].usage += delta;
-	d = quota_node_use_up(s->usage, s->nominal, s->llimit) - up0;
-	if (d)
-		queue_node_update(q, c->cohort, s->cslot, 0, d);
-}
-
 /* Why available is what it is (for explanations): the CQ alone at its
  * nominal quota, its own borrowingLimit, or the cohort tree lending no more. */
 static uint8_t slot_limit_kind(const queue_t *q, const cq_t *c, const slot_t *s)
@@ -76,29 +63,6 @@ uint8_t queue_slot_level(const queue_t *q, const cq_t *c, const slot_t *s, int64
 		cs = x->pslot;
 		co = h->parent;
 	}
-}
-
-/* Charge (+1) or release (-1) a workload's assignment to its CQ usage. */
-void queue_wl_charge(queue_t *q, uint32_t id, int sign)
-{
-	wl_t *w = W(q, id);
-
-	for (uint32_t i = 0; i < w->n_asg; i++)
-		queue_usage_add(q, w->cq, w->asg[i].slot, sign * w->asg[i].a.amount);
-}
-
-/* Tenant's admitted amounts per resource (for the decay sample). */
-void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign)
-{
-	lq_t *l = &q->lqs[w->lq];
-
-	if (!l->cur) {
-		l->cur = calloc(QUEUE_RESOURCES_MAX, sizeof(*l->cur));
-		if (!l->cur)
-			return; /* the share then reads 0: a fairness hint, not quota */
-	}
-	for (uint32_t i = 0; i < w->n_asg; i++)
-		l->cur[w->asg[i].a.resource] += sign * w->asg[i].a.amount;
 }
 
 /* A tenant's share now: max over resources of admitted / CQ nominal. */

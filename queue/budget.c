@@ -278,12 +278,6 @@ static void mark_budget(queue_t *q, const char *key)
 	queue_mark_key(q, QUEUE_REC_BUDGET, key);
 }
 
-void queue_budgets_mark_all(queue_t *q)
-{
-	for (size_t i = 0; i < q->n_budgets; i++)
-		mark_budget(q, q->budgets[i].key);
-}
-
 int queue_budgets_set(queue_t *q, const queue_budget_spec_t *b, size_t n,
 		      const ledger_price_t *prices, size_t n_prices, gpuq_diag_t *diag)
 {

@@ -69,16 +69,6 @@ static void sb_add(sbuf_t *b, const char *fmt, ...)
 		b->len += (size_t)n;
 }
 
-const char *queue_res_name(const queue_t *q, uint32_t r)
-{
-	return r < q->res_names.n ? q->res_names.s[r] : "?";
-}
-
-const char *queue_flv_name(const queue_t *q, uint32_t f)
-{
-	return f < q->flv_names.n ? q->flv_names.s[f] : "?";
-}
-
 /* "12 min", "45 s", "2 h 5 min": a duration for people, rounded up. */
 static void dur_text(int64_t ms, char *buf, size_t cap)
 {

@@ -5,12 +5,17 @@
  * the functions one file of the core calls in another, named queue_<name>.
  * Each function keeps its contract comment where it is defined.
  *
- * Files, bottom up: util.c (containers), mark.c (the changed set), queue.c
- * (creation, policy objects), workload.c (templates, order, lifecycle),
- * assign.c (quota arithmetic, flavor assignment), preempt.c (preemption),
- * cycle.c (results, the admission cycle, the clock), explain.c
- * (explanations, introspection), encode.c (records for a store), restore.c
- * (records applied on restore: calls into queue.c, workload.c, assign.c),
+ * Files, bottom up (each calls only files before it; workload.c, protect.c
+ * and usage.c call each other, as do assign.c and preempt.c: scripts/
+ * arrows.py allows a circle of at most 3): util.c (containers, names
+ * checked and interned, label and toleration lists), mark.c (the changed
+ * set), emit.c (the result arrays a call fills), charge.c (quota usage
+ * charged and released), budget.c (budgets), workload.c (templates, order,
+ * lifecycle), protect.c (minimum runtime, idle GPUs), usage.c (the usage
+ * ledger's intervals), queue.c (creation, policy objects), assign.c (quota
+ * arithmetic, flavor assignment), preempt.c (preemption), cycle.c (the
+ * admission cycle, the clock), explain.c (explanations, introspection),
+ * encode.c (records for a store), restore.c (records applied on restore),
  * check.c (invariants, from queue.h's introspection only).
  */
 #ifndef GPUQ_QUEUE_INTERNAL_H
@@ -869,16 +874,10 @@ void queue_mark_meta(queue_t *q);
 /* Mark record (type, key) changed (budget records: their own keys). */
 void queue_mark_key(queue_t *q, uint8_t type, const char *key);
 void queue_cohort_touch(queue_t *q, uint32_t co, bool capacity_up);
+/* Mark every budget record changed. */
+void queue_budgets_mark_all(queue_t *q);
 
-/* ---- encode.c (and restore.c) ---- */
-
-/* The version byte every record starts with. */
-#define REC_VERSION 1
-/* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
- * longer than QUEUE_KEY_MAX or holds a NUL. */
-int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);
-
-/* ---- queue.c ---- */
+/* ---- util.c: names checked and interned, lists built from them ---- */
 
 int queue_check_name(const char *what, const char *s, bool allow_empty, gpuq_diag_t *diag);
 int queue_res_intern(queue_t *q, const char *name, uint32_t *id, gpuq_diag_t *diag);
@@ -887,6 +886,35 @@ int queue_tols_build(queue_t *q, const queue_toleration_t *in, size_t n, tol_t *
 		     gpuq_diag_t *diag);
 int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, kv_t **out,
 		       gpuq_diag_t *diag);
+const char *queue_res_name(const queue_t *q, uint32_t r);
+const char *queue_flv_name(const queue_t *q, uint32_t f);
+
+/* ---- emit.c: the result arrays of this call (reset by res_reset, fixed up
+ * in res_finish, both cycle.c) ---- */
+
+extern const char *const queue_evict_names[];
+/* Room for n more evictions in this call's result: after it the next n
+ * queue_emit_eviction calls cannot fail. GPUQ_ENOMEM. */
+int queue_emit_reserve(queue_t *q, size_t n);
+int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason);
+int queue_emit_idle(queue_t *q, uint32_t wid);
+int queue_emit_budget_change(queue_t *q, uint32_t b, uint8_t from, uint8_t to);
+
+/* ---- charge.c: quota usage charged and released ---- */
+
+void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta);
+/* Charge (+1) or release (-1) a workload's assignment to its CQ usage. */
+void queue_wl_charge(queue_t *q, uint32_t id, int sign);
+/* Tenant's admitted amounts per resource (for the decay sample). */
+void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
+
+/* ---- encode.c (and restore.c) ---- */
+
+/* The version byte every record starts with. */
+#define REC_VERSION 1
+/* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
+ * longer than QUEUE_KEY_MAX or holds a NUL. */
+int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);
 
 /* ---- workload.c ---- */
 
@@ -910,11 +938,8 @@ int queue_wl_evict(queue_t *q, uint32_t id, uint32_t preemptor, int reason);
 
 /* ---- assign.c ---- */
 
-void queue_usage_add(queue_t *q, uint32_t cq, uint32_t slot, int64_t delta);
 uint8_t queue_slot_level(const queue_t *q, const cq_t *c, const slot_t *s, int64_t usage,
 			 int64_t val, bool *reclaim);
-void queue_wl_charge(queue_t *q, uint32_t id, int sign);
-void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 double queue_lq_share_now(const queue_t *q, uint32_t lq);
 double queue_wl_share(const queue_t *q, const wl_t *w);
 fairshare_share_t queue_cq_share(const queue_t *q, uint32_t cq, const need_t *extra, size_t n_extra,
@@ -942,11 +967,6 @@ void queue_try_assign(queue_t *q, uint32_t wid, try_t *t);
 
 /* ---- cycle.c ---- */
 
-extern const char *const queue_evict_names[];
-/* Room for n more evictions in this call's result: after it the next n
- * queue_emit_eviction calls cannot fail. GPUQ_ENOMEM. */
-int queue_emit_reserve(queue_t *q, size_t n);
-int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int reason);
 int queue_keep(queue_t *q, uint32_t wid);
 int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 
@@ -963,12 +983,9 @@ bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, b
 int queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t); /* GPUQ_ENOMEM */
 void queue_plan_drop(queue_t *q, uint32_t wid);
 
-/* ---- explain.c ---- */
+/* ---- usage.c ---- */
 
-const char *queue_res_name(const queue_t *q, uint32_t r);
-const char *queue_flv_name(const queue_t *q, uint32_t f);
-
-/* Usage ledger (usage.c): open an admitted workload's interval; close it
+/* Usage ledger: open an admitted workload's interval; close it
  * when its quota is freed; close intervals of workloads not holding quota
  * after a restore. */
 void queue_usage_open(queue_t *q, uint32_t wid, int64_t now);
@@ -986,8 +1003,6 @@ int64_t queue_budgets_next(const queue_t *q);
 /* Budget record encode / apply (key after the type; GPUQ_ENOTFOUND: none). */
 int queue_budget_encode(const queue_t *q, const char *key, gpuq_wr_t *w);
 int queue_budget_apply(queue_t *q, const char *key, gpuq_rd_t *r, gpuq_diag_t *diag);
-/* Mark every budget record changed. */
-void queue_budgets_mark_all(queue_t *q);
 /* After a restore: every LocalQueue's standing from the budgets' states. */
 void queue_budgets_restored(queue_t *q);
 void queue_budgets_free(queue_t *q);
@@ -1028,8 +1043,5 @@ void queue_prot_restored(queue_t *q);
 /* Admitted workload wid's epoch moved (its pods became Ready): its minimum
  * runtime's end, its idle spell's deadline and its idle watch follow it. */
 void queue_econ_rearm(queue_t *q, uint32_t wid);
-/* The result arrays of this call (reset by res_reset, fixed up in res_finish). */
-int queue_emit_idle(queue_t *q, uint32_t wid);
-int queue_emit_budget_change(queue_t *q, uint32_t b, uint8_t from, uint8_t to);
 
 #endif

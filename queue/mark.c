@@ -167,3 +167,9 @@ int queue_dirty_all(queue_t *q)
 		return GPUQ_ENOMEM;
 	return q->dirty_lost ? GPUQ_ENOMEM : GPUQ_OK;
 }
+
+void queue_budgets_mark_all(queue_t *q)
+{
+	for (size_t i = 0; i < q->n_budgets; i++)
+		queue_mark_key(q, QUEUE_REC_BUDGET, q->budgets[i].key);
+}

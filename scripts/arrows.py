@@ -36,7 +36,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Breaches known and not yet removed: ("circle", folder). Each is printed as
 # "known:"; an entry whose breach is gone fails, so it is dropped with the fix.
 KNOWN = {
-    ("circle", "queue"),  # 10 files: found by this check (issue 22), not yet split
 }
 
 
