@@ -436,8 +436,10 @@ typedef struct workload {
 	const char *priority_class;  /* the class it came from (the global default's
 					name when none is named); NULL when none */
 	bool priority_class_unknown; /* a named class the policy lacks: priority 0 */
-	void *mem;		     /* owned: the blocks every member lives in */
-	void *mem_tail;		     /* the block with room left (resolve uses it once) */
+	void *mem;		     /* owned: the one block every member lives in (the
+					decode's scratch copied to the size it used) */
+	void *mem_tail;		     /* that block while its room for the first
+					resolve is unused (resolve uses it once) */
 	void *resolved;		     /* owned: a later resolve's requests (NULL: in mem) */
 } workload_t;
 
