@@ -364,6 +364,32 @@ static void test_object_pod_group_member(void **state)
 }
 
 /* Job status counts, the admitted mark, and decoding without a policy. */
+/* test_object_compact's Pod, around its long annotation. */
+static const char COMPACT_META_A[] =
+    "{" POD_API ",'metadata':{'name':'web-0','namespace':'team-a','uid':'uid-web-0',"
+    "'resourceVersion':'42','creationTimestamp':'2024-05-01T12:00:00Z',"
+    "'labels':{'gpuq.dev/queue-name':'default',"
+    "'leaderworkerset.sigs.k8s.io/name':'lws-a',"
+    "'leaderworkerset.sigs.k8s.io/group-index':'2',"
+    "'leaderworkerset.sigs.k8s.io/worker-index':'1'},"
+    "'annotations':{'gpuq.dev/flavors':'nvidia.com/gpu=h100',"
+    "'gpuq.dev/status':'queued here','gpuq.dev/expected-runtime':'2h',"
+    "'gpuq.dev/original-scheduling':'";
+static const char COMPACT_META_B[] =
+    "'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet',"
+    "'name':'web','uid':'uid-web','controller':true}]},"
+    "'spec':{'nodeName':'node-7','priorityClassName':'high',"
+    "'schedulingGates':[{'name':'gate-a'},{'name':'gpuq.dev/admission'}],"
+    "'nodeSelector':{'zone':'z1','rack':'r9'},"
+    "'tolerations':[{'key':'tk','operator':'Equal','value':'tv','effect':'NoExecute'}],"
+    "'overhead':{'example.com/ov':'2'},"
+    "'resourceClaims':[{'name':'g','resourceClaimTemplateName':'two-gpus'}],"
+    "'initContainers':[{'name':'init-x','resources':{'requests':{'example.com/i':'1'}}}],"
+    "'containers':[{'name':'app-y','resources':{"
+    "'requests':{'example.com/a':'3','cpu':'1'},"
+    "'limits':{'example.com/l':'4','example.com/big':'9223372036854775807'}}}]},"
+    "'status':{'phase':'Pending'}}";
+
 /* A decode copies what it used into one allocation sized to it and moves
  * every member pointing into its scratch blocks (object.c: compact): a Pod
  * with a member of each kind (owner, set, gates, selector, tolerations,
@@ -386,45 +412,7 @@ static void test_object_compact(void **state)
 	n = 8192;
 	text = malloc(n);
 	assert_non_null(text);
-	snprintf(
-	    text, n,
-	    OBJ_META(
-		POD_API, "web-0",
-		",'labels':{'gpuq.dev/queue-name':'default',"
-		"'leaderworkerset.sigs.k8s.io/name':'lws-a',"
-		"'leaderworkerset.sigs.k8s.io/group-index':'2',"
-		"'leaderworkerset.sigs.k8s.io/worker-index':'1'},"
-		"'annotations':{'gpuq.dev/flavors':'nvidia.com/gpu=h100',"
-		"'gpuq.dev/original-scheduling':'%s','gpuq.dev/status':'queued here',"
-		"'gpuq.dev/expected-runtime':'2h'},"
-		"'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet',"
-		"'name':'web','uid':'uid-web','controller':true}]") ",'spec':{"
-								    "'nodeName':'node-7','"
-								    "priorityClassName':'high',"
-								    "'schedulingGates':[{'name':'"
-								    "gate-a'},{'name':'gpuq.dev/"
-								    "admission'}],"
-								    "'nodeSelector':{'zone':'z1','"
-								    "rack':'r9'},"
-								    "'tolerations':[{'key':'tk','"
-								    "operator':'Equal','value':'tv'"
-								    ",'effect':'NoExecute'}],"
-								    "'overhead':{'example.com/"
-								    "ov':'2'},"
-								    "'resourceClaims':[{'name':'g',"
-								    "'resourceClaimTemplateName':'"
-								    "two-gpus'}],"
-								    "'initContainers':[{'name':'"
-								    "init-x','resources':{'"
-								    "requests':{'example.com/"
-								    "i':'1'}}}],"
-								    "'containers':[{'name':'app-y',"
-								    "'resources':{'requests':{'"
-								    "example.com/a':'3',"
-								    "'cpu':'1'},'limits':{'example."
-								    "com/l':'4'}}}]},"
-								    "'status':{'phase':'Pending'}}",
-	    long_orig);
+	snprintf(text, n, "%s%s%s", COMPACT_META_A, long_orig, COMPACT_META_B);
 	json = squote(text);
 	free(text);
 	assert_int_equal(workload_decode_json(json, strlen(json), NULL, &o, &d), GPUQ_OK);
@@ -475,8 +463,12 @@ static void test_object_compact(void **state)
 	assert_int_equal(ps->containers[1].n_requests, 2);
 	assert_string_equal(ps->containers[1].requests[0].name, "example.com/a");
 	assert_string_equal(ps->containers[1].requests[1].name, "cpu");
-	assert_int_equal(ps->containers[1].n_limits, 1);
+	assert_int_equal(ps->containers[1].n_limits, 2);
 	assert_string_equal(ps->containers[1].limits[0].name, "example.com/l");
+	/* the largest quantity keeps every bit through the packed form */
+	assert_string_equal(ps->containers[1].limits[1].name, "example.com/big");
+	assert_true(workload_qty(&ps->containers[1].limits[1]).nano ==
+		    (__int128)INT64_MAX * 1000000000);
 	/* the first resolve fits the room left for it (its requests read as
 	   before) */
 	assert_int_equal(workload_resolve(o, p, &d), GPUQ_OK);

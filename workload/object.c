@@ -400,7 +400,7 @@ quota_qty_t workload_qty(const workload_qty_t *e)
 {
 	quota_qty_t q;
 
-	q.nano = (__int128)(((unsigned __int128)(uint64_t)e->nano_hi << 64) | e->nano_lo);
+	q.nano = (__int128)(((unsigned __int128)(uint64_t)(int64_t)e->nano_hi << 64) | e->nano_lo);
 	q.format = (quota_qty_format_t)e->format;
 	return q;
 }
@@ -428,7 +428,7 @@ static int copy_list(workload_decoder_t *d, const quota_reslist_t *l, const work
 		if (!e[i].name)
 			rc = keep(d, &e[i].name, l->items[i].name, "resources", QUOTA_RES_NAME_MAX);
 		e[i].nano_lo = (uint64_t)(unsigned __int128)q->nano;
-		e[i].nano_hi = (int64_t)(q->nano >> 64);
+		e[i].nano_hi = (int32_t)(q->nano >> 64); /* |value| <= 2^63-1: |nano| < 2^93 */
 		e[i].format = (int32_t)q->format;
 		*n = (uint16_t)(i + 1);
 	}
