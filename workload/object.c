@@ -253,9 +253,12 @@ static int decode_marks(workload_decoder_t *d, const jv_t *meta)
 	if (!rc && orig)
 		rc = keep(d, &w->original, orig,
 			  "metadata.annotations[" WORKLOAD_ANNOT_ORIGINAL "]", ANNOT_MAX);
+	if (!rc && st && strlen(st) > ANNOT_MAX)
+		rc = jv_fields_refuse(&d->f, "metadata.annotations[" WORKLOAD_ANNOT_STATUS "]",
+				      "%zu bytes (\"%.40s...\"), at most %u", strlen(st), st,
+				      ANNOT_MAX);
 	if (!rc && st)
-		rc = keep(d, &w->status, st, "metadata.annotations[" WORKLOAD_ANNOT_STATUS "]",
-			  ANNOT_MAX);
+		w->status_hash = gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, st) | 1;
 	if (!rc && rt)
 		rc = keep(d, &w->expected_runtime, rt,
 			  "metadata.annotations[" POLICY_ANNOT_EXPECTED_RUNTIME "]",
@@ -731,23 +734,14 @@ static void rel_podset(const reloc_t *r, workload_podset_t *ps)
  * checks each member after the scratch is gone). */
 static void relocate(const reloc_t *r, workload_t *w)
 {
-	const char **strs[] = {&w->namespace_,
-			       &w->name,
-			       &w->uid,
-			       &w->resource_version,
-			       &w->queue,
-			       &w->flavors,
-			       &w->original,
-			       &w->status,
-			       &w->expected_runtime,
-			       &w->pod_group,
-			       &w->owner_api_version,
-			       &w->owner_kind,
-			       &w->owner_name,
-			       &w->owner_uid,
-			       &w->set_name,
-			       &w->phase,
-			       &w->node_name,
+	const char **strs[] = {&w->namespace_,	  &w->name,
+			       &w->uid,		  &w->resource_version,
+			       &w->queue,	  &w->flavors,
+			       &w->original,	  &w->expected_runtime,
+			       &w->pod_group,	  &w->owner_api_version,
+			       &w->owner_kind,	  &w->owner_name,
+			       &w->owner_uid,	  &w->set_name,
+			       &w->phase,	  &w->node_name,
 			       &w->priority_class};
 
 	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)

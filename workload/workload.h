@@ -368,8 +368,12 @@ typedef struct workload {
 						kueue.x-k8s.io/queue-name; NULL when neither */
 	const char *flavors;		     /* annotation gpuq.dev/flavors; NULL */
 	const char *original;		     /* annotation gpuq.dev/original-scheduling; NULL */
-	const char *status;		     /* annotation gpuq.dev/status (the coarse
-						status the webhook or a leader wrote); NULL */
+	uint64_t status_hash;		     /* annotation gpuq.dev/status (the coarse
+						status the webhook or a leader wrote): its
+						FNV-1a 64 (gpuq_fnv1a_str from
+						GPUQ_FNV1A_BASIS) | 1, the text not kept (a
+						writer only asks whether it changed); 0 when
+						absent */
 	const char *expected_runtime;	     /* annotation gpuq.dev/expected-runtime as
 						written (the predictions' declared runtime);
 						NULL */
