@@ -84,7 +84,7 @@ void controller_job_set(controller_job_t *j, workload_t *wl)
 
 uint64_t controller_status_seen(const workload_t *wl)
 {
-	return wl->status ? controller_map_hash(wl->status) | 1 : 0;
+	return wl->status_hash; /* controller_map_hash's FNV-1a | 1 (workload.h) */
 }
 
 const workload_t *controller_jobs_podsets(struct controller *c, const controller_job_t *j)

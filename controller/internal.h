@@ -43,9 +43,10 @@
 typedef struct swriter controller_swriter_t;
 
 typedef struct {
-	char *key;   /* owned; NULL: empty slot */
-	void *value; /* caller's */
-	bool dead;   /* a deleted slot (tombstone) */
+	char *key;     /* owned unless borrowed; NULL: empty slot */
+	void *value;   /* caller's */
+	bool dead;     /* a deleted slot (tombstone) */
+	bool borrowed; /* key is the caller's (controller_map_put_borrowed) */
 } controller_map_slot_t;
 
 typedef struct {
@@ -66,6 +67,10 @@ void *controller_map_get(const controller_map_t *m, const char *key);
 /* Insert or replace; *old (may be NULL) gets the replaced value or NULL.
  * GPUQ_ENOMEM, GPUQ_ELIMIT past CONTROLLER_OBJECTS_MAX. */
 int controller_map_put(controller_map_t *m, const char *key, void *value, void **old);
+/* controller_map_put of a new key that is not copied: key lives as long as
+ * the entry (a string inside value, freed after controller_map_del). An
+ * existing key keeps its own. */
+int controller_map_put_borrowed(controller_map_t *m, const char *key, void *value, void **old);
 /* Remove key; returns its value or NULL. */
 void *controller_map_del(controller_map_t *m, const char *key);
 /* Iterate: start at *pos = 0; returns the next live slot or NULL. */
@@ -198,27 +203,28 @@ typedef enum {
  * its first kind.) */
 typedef struct {
 	controller_res_t res; /* its collection (CONTROLLER_RES_JOBS, CONTROLLER_RES_JOBSETS) */
-	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
-				 one decodes) */
-	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
-	const char *name;     /* metadata.name (wl's) */
 	bool suspended;	      /* spec.suspend */
 	bool admitted;	      /* carries WEBHOOK_ANNOT_ADMITTED */
-	char *uid;	      /* metadata.uid (owned) */
 	bool in_core;	      /* added to the core */
 	bool finished_seen;   /* Complete or Failed seen and reported to the core */
 	bool ready_seen;      /* all pods Ready reported since the last admission */
 	bool bad;	      /* decode failed: logged once, kept out of the core */
+	bool touched;	      /* in the controller's touched list */
+	bool explain_queued;  /* in the controller's explain list */
+	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
+				 one decodes) */
+	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
+	const char *name;     /* metadata.name (wl's) */
 	uint64_t status_hash; /* controller_map_hash | 1 of the gpuq.dev/status written last, or
 				 seen on the Job when first cached (0: none) */
 	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
 				 none): logged once, shown as its status */
 	uint64_t gen;	      /* LIST generation it was last seen in */
-	bool touched;	      /* in the controller's touched list */
-	bool explain_queued;  /* in the controller's explain list */
 	int64_t requeued_ms;  /* core time it last went back to the queue after an
 				 eviction (0: never seen here): where its next
 				 wait for admission starts */
+	char uid[];	      /* metadata.uid (in the same allocation: the jobs
+				 map's key, borrowed) */
 } controller_job_t;
 
 typedef struct {

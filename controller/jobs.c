@@ -15,7 +15,6 @@ static void job_free(controller_job_t *j)
 	if (!j)
 		return;
 	workload_destroy(j->wl);
-	free(j->uid);
 	free(j->rq_wait);
 	free(j);
 }
@@ -282,8 +281,12 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 	}
 	j = controller_map_get(&c->jobs, uid);
 	if (!j) {
-		j = calloc(1, sizeof(*j));
-		if (!j || !(j->uid = strdup(uid)) || controller_map_put(&c->jobs, uid, j, NULL)) {
+		size_t len = strlen(uid) + 1;
+
+		j = calloc(1, sizeof(*j) + len);
+		if (j)
+			memcpy(j->uid, uid, len);
+		if (!j || controller_map_put_borrowed(&c->jobs, j->uid, j, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
 				 controller_res[ev->res].name, uid);
 			job_free(j);

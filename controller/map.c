@@ -25,7 +25,8 @@ void controller_map_init(controller_map_t *m)
 void controller_map_deinit(controller_map_t *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		free(m->slots[i].key);
+		if (!m->slots[i].borrowed)
+			free(m->slots[i].key);
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }
@@ -79,7 +80,7 @@ static int grow(controller_map_t *m)
 	return GPUQ_OK;
 }
 
-int controller_map_put(controller_map_t *m, const char *key, void *value, void **old)
+static int put(controller_map_t *m, const char *key, void *value, void **old, bool borrow)
 {
 	controller_map_slot_t *s = find(m, key);
 	size_t i;
@@ -99,15 +100,26 @@ int controller_map_put(controller_map_t *m, const char *key, void *value, void *
 	for (i = controller_map_hash(key) & (m->cap - 1); m->slots[i].key;
 	     i = (i + 1) & (m->cap - 1))
 		;
-	m->slots[i].key = strdup(key);
+	m->slots[i].key = borrow ? (char *)key : strdup(key);
 	if (!m->slots[i].key)
 		return GPUQ_ENOMEM;
+	m->slots[i].borrowed = borrow;
 	if (!m->slots[i].dead)
 		m->used++;
 	m->slots[i].dead = false;
 	m->slots[i].value = value;
 	m->n++;
 	return GPUQ_OK;
+}
+
+int controller_map_put(controller_map_t *m, const char *key, void *value, void **old)
+{
+	return put(m, key, value, old, false);
+}
+
+int controller_map_put_borrowed(controller_map_t *m, const char *key, void *value, void **old)
+{
+	return put(m, key, value, old, true);
 }
 
 void *controller_map_del(controller_map_t *m, const char *key)
@@ -118,7 +130,9 @@ void *controller_map_del(controller_map_t *m, const char *key)
 	if (!s)
 		return NULL;
 	v = s->value;
-	free(s->key);
+	if (!s->borrowed)
+		free(s->key);
+	s->borrowed = false;
 	s->key = NULL;
 	s->value = NULL;
 	s->dead = true;

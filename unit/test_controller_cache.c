@@ -78,6 +78,49 @@ static void map_keeps_every_key_through_growth_and_deletes(void **state)
 	controller_map_deinit(&m);
 }
 
+/* Borrowed keys (the jobs map: the key is the uid inside the cached Job)
+ * are neither copied nor freed, through growth, deletion and deinit, beside
+ * owned keys; the keys here are static, so a free of one aborts. */
+static void map_borrowed_keys_stay_the_callers(void **state)
+{
+	enum { N = 300 };
+	static char keys[N][16];
+	static int vals[N];
+	controller_map_t m;
+	controller_map_slot_t *s;
+	size_t pos = 0, n_borrowed = 0;
+	char own[16];
+
+	(void)state;
+	controller_map_init(&m);
+	for (int i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "uid-%d", i);
+		assert_int_equal(controller_map_put_borrowed(&m, keys[i], &vals[i], NULL), GPUQ_OK);
+		snprintf(own, sizeof(own), "own-%d", i);
+		assert_int_equal(controller_map_put(&m, own, &vals[i], NULL), GPUQ_OK);
+	}
+	while ((s = controller_map_next(&m, &pos))) {
+		int i = (int)strtol(strchr(s->key, '-') + 1, NULL, 10);
+
+		assert_ptr_equal(s->value, &vals[i]);
+		if (s->key[0] == 'u') {
+			assert_ptr_equal(s->key, keys[i]); /* not a copy */
+			n_borrowed++;
+		} else {
+			assert_true(s->key < keys[0] || s->key > keys[N - 1]);
+		}
+	}
+	assert_int_equal(n_borrowed, N);
+	for (int i = 0; i < N; i += 2)
+		assert_ptr_equal(controller_map_del(&m, keys[i]), &vals[i]);
+	/* a slot a borrowed key left takes an owned one */
+	assert_int_equal(controller_map_put(&m, "uid-0", &vals[1], NULL), GPUQ_OK);
+	assert_ptr_equal(controller_map_get(&m, "uid-0"), &vals[1]);
+	assert_ptr_equal(controller_map_get(&m, "uid-1"), &vals[1]);
+	assert_null(controller_map_get(&m, "uid-2"));
+	controller_map_deinit(&m);
+}
+
 /* Churn (a Job made and deleted, over and over, as a busy cluster does)
  * does not grow the table: tombstones are swept by a rebuild at the same
  * size. */
@@ -742,6 +785,7 @@ int main(void)
 	    cmocka_unit_test(map_put_get_replace_del),
 	    cmocka_unit_test(map_keeps_every_key_through_growth_and_deletes),
 	    cmocka_unit_test(map_churn_keeps_its_size),
+	    cmocka_unit_test(map_borrowed_keys_stay_the_callers),
 	    cmocka_unit_test(map_next_visits_live_keys_once),
 	    cmocka_unit_test(map_hash_is_fnv1a),
 	    cmocka_unit_test(equeue_keeps_order_and_batches),

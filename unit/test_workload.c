@@ -364,6 +364,124 @@ static void test_object_pod_group_member(void **state)
 }
 
 /* Job status counts, the admitted mark, and decoding without a policy. */
+/* test_object_compact's Pod, around its long annotation. */
+static const char COMPACT_META_A[] =
+    "{" POD_API ",'metadata':{'name':'web-0','namespace':'team-a','uid':'uid-web-0',"
+    "'resourceVersion':'42','creationTimestamp':'2024-05-01T12:00:00Z',"
+    "'labels':{'gpuq.dev/queue-name':'default',"
+    "'leaderworkerset.sigs.k8s.io/name':'lws-a',"
+    "'leaderworkerset.sigs.k8s.io/group-index':'2',"
+    "'leaderworkerset.sigs.k8s.io/worker-index':'1'},"
+    "'annotations':{'gpuq.dev/flavors':'nvidia.com/gpu=h100',"
+    "'gpuq.dev/status':'queued here','gpuq.dev/expected-runtime':'2h',"
+    "'gpuq.dev/original-scheduling':'";
+static const char COMPACT_META_B[] =
+    "'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet',"
+    "'name':'web','uid':'uid-web','controller':true}]},"
+    "'spec':{'nodeName':'node-7','priorityClassName':'high',"
+    "'schedulingGates':[{'name':'gate-a'},{'name':'gpuq.dev/admission'}],"
+    "'nodeSelector':{'zone':'z1','rack':'r9'},"
+    "'tolerations':[{'key':'tk','operator':'Equal','value':'tv','effect':'NoExecute'}],"
+    "'overhead':{'example.com/ov':'2'},"
+    "'resourceClaims':[{'name':'g','resourceClaimTemplateName':'two-gpus'}],"
+    "'initContainers':[{'name':'init-x','resources':{'requests':{'example.com/i':'1'}}}],"
+    "'containers':[{'name':'app-y','resources':{"
+    "'requests':{'example.com/a':'3','cpu':'1'},"
+    "'limits':{'example.com/l':'4','example.com/big':'9223372036854775807'}}}]},"
+    "'status':{'phase':'Pending'}}";
+
+/* A decode copies what it used into one allocation sized to it and moves
+ * every member pointing into its scratch blocks (object.c: compact): a Pod
+ * with a member of each kind (owner, set, gates, selector, tolerations,
+ * claims, overhead, init and app containers with names no static string
+ * has, gpuq's annotations, status), and an annotation longer than a
+ * scratch block so the scratch is a chain. The scratch is overwritten when
+ * it goes: a member left behind reads garbage here. */
+static void test_object_compact(void **state)
+{
+	policy_t *p = obj_policy();
+	char long_orig[3001], *json, *text;
+	const workload_podset_t *ps;
+	workload_t *o = NULL;
+	gpuq_diag_t d = {""};
+	size_t n;
+	(void)state;
+
+	memset(long_orig, 'o', sizeof(long_orig) - 1);
+	long_orig[sizeof(long_orig) - 1] = '\0';
+	n = 8192;
+	text = malloc(n);
+	assert_non_null(text);
+	snprintf(text, n, "%s%s%s", COMPACT_META_A, long_orig, COMPACT_META_B);
+	json = squote(text);
+	free(text);
+	assert_int_equal(workload_decode_json(json, strlen(json), NULL, &o, &d), GPUQ_OK);
+	free(json);
+	assert_string_equal(o->namespace_, "team-a");
+	assert_string_equal(o->name, "web-0");
+	assert_string_equal(o->uid, "uid-web-0");
+	assert_string_equal(o->resource_version, "42");
+	assert_string_equal(o->queue, "default");
+	assert_string_equal(o->flavors, "nvidia.com/gpu=h100");
+	assert_string_equal(o->original, long_orig);
+	assert_true(o->status_hash == (gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "queued here") | 1));
+	assert_string_equal(o->expected_runtime, "2h");
+	assert_string_equal(o->owner_api_version, "apps/v1");
+	assert_string_equal(o->owner_kind, "StatefulSet");
+	assert_string_equal(o->owner_name, "web");
+	assert_string_equal(o->owner_uid, "uid-web");
+	assert_int_equal(o->set_kind, WORKLOAD_KIND_LWS);
+	assert_string_equal(o->set_name, "lws-a");
+	assert_int_equal(o->set_group, 2);
+	assert_string_equal(o->phase, "Pending");
+	assert_string_equal(o->node_name, "node-7");
+	assert_int_equal(o->n_other_gates, 1);
+	assert_string_equal(o->other_gates[0], "gate-a");
+	assert_int_equal(o->n_podsets, 1);
+	ps = &o->podsets[0];
+	assert_string_equal(ps->name, "main");
+	assert_string_equal(ps->priority_class, "high");
+	assert_int_equal(ps->n_node_selector, 2);
+	assert_string_equal(ps->node_selector[0].key, "zone");
+	assert_string_equal(ps->node_selector[0].value, "z1");
+	assert_string_equal(ps->node_selector[1].key, "rack");
+	assert_string_equal(ps->node_selector[1].value, "r9");
+	assert_int_equal(ps->n_tolerations, 1);
+	assert_string_equal(ps->tolerations[0].key, "tk");
+	assert_string_equal(ps->tolerations[0].op, "Equal");
+	assert_string_equal(ps->tolerations[0].value, "tv");
+	assert_string_equal(ps->tolerations[0].effect, "NoExecute");
+	assert_int_equal(ps->n_claim_templates, 1);
+	assert_string_equal(ps->claim_templates[0], "two-gpus");
+	assert_int_equal(ps->n_overhead, 1);
+	assert_string_equal(ps->overhead[0].name, "example.com/ov");
+	assert_int_equal(ps->n_containers, 2);
+	assert_string_equal(ps->containers[0].name, "init-x");
+	assert_int_equal(ps->containers[0].n_requests, 1);
+	assert_string_equal(ps->containers[0].requests[0].name, "example.com/i");
+	assert_string_equal(ps->containers[1].name, "app-y");
+	assert_int_equal(ps->containers[1].n_requests, 2);
+	assert_string_equal(ps->containers[1].requests[0].name, "example.com/a");
+	assert_string_equal(ps->containers[1].requests[1].name, "cpu");
+	assert_int_equal(ps->containers[1].n_limits, 2);
+	assert_string_equal(ps->containers[1].limits[0].name, "example.com/l");
+	/* the largest quantity keeps every bit through the packed form */
+	assert_string_equal(ps->containers[1].limits[1].name, "example.com/big");
+	assert_true(workload_qty(&ps->containers[1].limits[1]).nano ==
+		    (__int128)INT64_MAX * 1000000000);
+	/* the first resolve fits the room left for it (its requests read as
+	   before) */
+	assert_int_equal(workload_resolve(o, p, &d), GPUQ_OK);
+	assert_null(o->resolved);
+	assert_int_equal(obj_amount(o, "example.com/a"), 3);
+	assert_int_equal(obj_amount(o, "example.com/ov"), 2);
+	assert_int_equal(obj_amount(o, "nvidia.com/gpu"), 2);
+	assert_int_equal(o->priority, 1000);
+	assert_string_equal(o->priority_class, "high");
+	workload_destroy(o);
+	policy_unref(p);
+}
+
 static void test_object_job_status(void **state)
 {
 	workload_t *o = NULL;
@@ -1070,6 +1188,7 @@ int main(void)
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_pod_group_member),
+	    cmocka_unit_test(test_object_compact),
 	    cmocka_unit_test(test_object_job_status),
 	    cmocka_unit_test(test_object_timestamps),
 	    cmocka_unit_test(test_object_bad_input),

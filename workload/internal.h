@@ -45,8 +45,10 @@ int workload_qty_json(const jv_t *v, quota_qty_t *out, gpuq_diag_t *diag);
 
 /* ---- object.c: the owned decode ---- */
 
-/* A workload being decoded: every member lives in a chain of blocks (the
- * workload's mem), refusals name its kind and metadata.name. */
+/* A workload being decoded: every member lives in a chain of scratch
+ * blocks, copied at the end into one block of the size used (object.c:
+ * compact, which moves every pointer member); refusals name its kind and
+ * metadata.name. */
 typedef struct workload_decoder {
 	workload_t *w; /* being filled (in the first block) */
 	jv_fields_t f; /* refusals: kind, metadata.name ("" until known) */

@@ -13,10 +13,12 @@
 
 #include "workload/internal.h"
 
-/* Bytes of the first block (a one-container Job fits) and of each next one
- * (a larger object's members take a few; strings pack unaligned). */
-#define BLOCK_FIRST 768
-#define BLOCK_NEXT 512
+/* A decode fills scratch blocks, then copies what it used into one
+ * allocation of that size (compact): bytes of the first scratch block (a
+ * Job with a few containers fits) and of each next one (a larger object's
+ * members take a few; strings pack unaligned). */
+#define SCRATCH_FIRST 2048
+#define SCRATCH_NEXT 1024
 /* The annotations gpuq writes whole (the templates' placement before a
  * release, the flavors): longer than any label, under the apiserver's
  * 256 KiB for all annotations. */
@@ -26,7 +28,8 @@ typedef struct block {
 	struct block *next; /* the next block (older) */
 	size_t cap;	    /* bytes of data */
 	size_t used;	    /* bytes handed out */
-	size_t pad;	    /* keeps data 16-aligned */
+	size_t at;	    /* compact: where its data went in the copy (also
+			       keeps data 16-aligned) */
 } block_t;
 
 static block_t *block_new(size_t cap)
@@ -49,7 +52,7 @@ static void *alloc_aligned(workload_decoder_t *d, size_t n, size_t align)
 	void *p;
 
 	if (at + n > b->cap) {
-		block_t *nb = block_new(n > BLOCK_NEXT ? n : BLOCK_NEXT);
+		block_t *nb = block_new(n > SCRATCH_NEXT ? n : SCRATCH_NEXT);
 
 		if (!nb)
 			return NULL;
@@ -250,9 +253,12 @@ static int decode_marks(workload_decoder_t *d, const jv_t *meta)
 	if (!rc && orig)
 		rc = keep(d, &w->original, orig,
 			  "metadata.annotations[" WORKLOAD_ANNOT_ORIGINAL "]", ANNOT_MAX);
+	if (!rc && st && strlen(st) > ANNOT_MAX)
+		rc = jv_fields_refuse(&d->f, "metadata.annotations[" WORKLOAD_ANNOT_STATUS "]",
+				      "%zu bytes (\"%.40s...\"), at most %u", strlen(st), st,
+				      ANNOT_MAX);
 	if (!rc && st)
-		rc = keep(d, &w->status, st, "metadata.annotations[" WORKLOAD_ANNOT_STATUS "]",
-			  ANNOT_MAX);
+		w->status_hash = gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, st) | 1;
 	if (!rc && rt)
 		rc = keep(d, &w->expected_runtime, rt,
 			  "metadata.annotations[" POLICY_ANNOT_EXPECTED_RUNTIME "]",
@@ -397,7 +403,7 @@ quota_qty_t workload_qty(const workload_qty_t *e)
 {
 	quota_qty_t q;
 
-	q.nano = (__int128)(((unsigned __int128)(uint64_t)e->nano_hi << 64) | e->nano_lo);
+	q.nano = (__int128)(((unsigned __int128)(uint64_t)(int64_t)e->nano_hi << 64) | e->nano_lo);
 	q.format = (quota_qty_format_t)e->format;
 	return q;
 }
@@ -425,7 +431,7 @@ static int copy_list(workload_decoder_t *d, const quota_reslist_t *l, const work
 		if (!e[i].name)
 			rc = keep(d, &e[i].name, l->items[i].name, "resources", QUOTA_RES_NAME_MAX);
 		e[i].nano_lo = (uint64_t)(unsigned __int128)q->nano;
-		e[i].nano_hi = (int64_t)(q->nano >> 64);
+		e[i].nano_hi = (int32_t)(q->nano >> 64); /* |value| <= 2^63-1: |nano| < 2^93 */
 		e[i].format = (int32_t)q->format;
 		*n = (uint16_t)(i + 1);
 	}
@@ -643,11 +649,189 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 	return rc;
 }
 
+/* ---- Compaction: the scratch blocks into one allocation ---- */
+
+/* Where the scratch blocks' data went: a pointer into block b's data moves
+ * to `to` + b->at + its offset there. */
+typedef struct {
+	const block_t *first; /* the scratch chain */
+	char *to;	      /* the copy's data */
+} reloc_t;
+
+/* Move the pointer at slot (any pointer member) when it points into the
+ * scratch blocks (a block's end included: an empty array allocated last);
+ * static strings and NULL stay. */
+static void rel(const reloc_t *r, void *slot)
+{
+	uintptr_t p;
+
+	memcpy(&p, slot, sizeof(p));
+	for (const block_t *b = r->first; p && b; b = b->next) {
+		uintptr_t data = (uintptr_t)(b + 1);
+
+		if (p >= data && p <= data + b->used) {
+			p = (uintptr_t)r->to + b->at + (p - data);
+			memcpy(slot, &p, sizeof(p));
+			return;
+		}
+	}
+}
+
+/* Writable view of a member array that lives in the copy. */
+#define MUT(type, p) ((type *)(uintptr_t)(p))
+
+static void rel_qtys(const reloc_t *r, const workload_qty_t **list, size_t n)
+{
+	rel(r, list);
+	for (size_t i = 0; i < n; i++)
+		rel(r, &MUT(workload_qty_t, *list)[i].name);
+}
+
+static void rel_strs(const reloc_t *r, const char *const **list, size_t n)
+{
+	rel(r, list);
+	for (size_t i = 0; i < n; i++)
+		rel(r, &MUT(const char *, *list)[i]);
+}
+
+static void rel_podset(const reloc_t *r, workload_podset_t *ps)
+{
+	rel(r, &ps->name);
+	rel(r, &ps->tmpl_ptr);
+	rel(r, &ps->spec_field);
+	rel(r, &ps->priority_class);
+	rel(r, &ps->containers);
+	for (size_t i = 0; i < ps->n_containers; i++) {
+		workload_container_t *c = MUT(workload_container_t, ps->containers) + i;
+
+		rel(r, &c->name);
+		rel_qtys(r, &c->requests, c->n_requests);
+		rel_qtys(r, &c->limits, c->n_limits);
+	}
+	rel_qtys(r, &ps->overhead, ps->n_overhead);
+	rel_strs(r, &ps->claim_templates, ps->n_claim_templates);
+	rel(r, &ps->node_selector);
+	for (size_t i = 0; i < ps->n_node_selector; i++) {
+		workload_label_t *l = MUT(workload_label_t, ps->node_selector) + i;
+
+		rel(r, &l->key);
+		rel(r, &l->value);
+	}
+	rel(r, &ps->tolerations);
+	for (size_t i = 0; i < ps->n_tolerations; i++) {
+		workload_toleration_t *t = MUT(workload_toleration_t, ps->tolerations) + i;
+
+		rel(r, &t->key);
+		rel(r, &t->op);
+		rel(r, &t->value);
+		rel(r, &t->effect);
+	}
+}
+
+/* Every pointer member of w (decoded, not yet resolved). A member added to
+ * workload_t or workload_podset_t that points into the blocks is added
+ * here too (unit/test_workload.c's compaction test decodes every kind and
+ * checks each member after the scratch is gone). */
+static void relocate(const reloc_t *r, workload_t *w)
+{
+	const char **strs[] = {&w->namespace_,	  &w->name,
+			       &w->uid,		  &w->resource_version,
+			       &w->queue,	  &w->flavors,
+			       &w->original,	  &w->expected_runtime,
+			       &w->pod_group,	  &w->owner_api_version,
+			       &w->owner_kind,	  &w->owner_name,
+			       &w->owner_uid,	  &w->set_name,
+			       &w->phase,	  &w->node_name,
+			       &w->priority_class};
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
+		rel(r, strs[i]);
+	rel_strs(r, &w->other_gates, w->n_other_gates);
+	rel(r, &w->podsets);
+	for (size_t i = 0; i < w->n_podsets; i++)
+		rel_podset(r, &w->podsets[i]);
+}
+
+/* Whether name is among the first n of list (by content). */
+static bool named(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/* The room the first workload_resolve takes (workload_tail_alloc): per pod
+ * set, a request per distinct resource its containers and overhead name
+ * (and nvidia.com/gpu for DRA claims) with the names, and the pod spec's
+ * priority class. A namespace's LimitRange defaults can add resources; the
+ * global default PriorityClass is not known here: then resolve allocates
+ * its own (the room stays unused). */
+static size_t resolve_room(const workload_t *w)
+{
+	size_t bytes = 16 + 1; /* workload_tail_alloc's alignment, resolve's spare byte */
+
+	for (size_t i = 0; i < w->n_podsets; i++) {
+		const workload_podset_t *ps = &w->podsets[i];
+		const char *seen[QUOTA_RESLIST_MAX];
+		size_t n = 0;
+
+		for (size_t k = 0; k <= ps->n_containers; k++) {
+			const workload_container_t *c =
+			    k < ps->n_containers ? &ps->containers[k] : NULL;
+			const workload_qty_t *lists[3] = {c ? c->requests : ps->overhead,
+							  c ? c->limits : NULL, NULL};
+			size_t lens[3] = {c ? c->n_requests : ps->n_overhead, c ? c->n_limits : 0,
+					  0};
+
+			for (size_t l = 0; l < 2; l++)
+				for (size_t e = 0; e < lens[l] && n < QUOTA_RESLIST_MAX; e++)
+					if (!named(seen, n, lists[l][e].name))
+						seen[n++] = lists[l][e].name;
+		}
+		if (ps->n_claim_templates && n < QUOTA_RESLIST_MAX &&
+		    !named(seen, n, "nvidia.com/gpu"))
+			seen[n++] = "nvidia.com/gpu";
+		for (size_t k = 0; k < n; k++)
+			bytes += sizeof(workload_request_t) + strlen(seen[k]) + 1;
+		if (ps->priority_class)
+			bytes += strlen(ps->priority_class) + 1;
+	}
+	return bytes;
+}
+
+/* Copy the decoded workload from the scratch chain at first into one
+ * allocation: what the blocks used and the first resolve's room. */
+static int compact(block_t *first, workload_t **out)
+{
+	const workload_t *w = (const workload_t *)(first + 1);
+	size_t used = 0, room = resolve_room(w);
+	reloc_t r = {.first = first};
+	block_t *to;
+
+	for (block_t *b = first; b; b = b->next) {
+		b->at = used;
+		used = (used + b->used + 15) & ~(size_t)15;
+	}
+	to = block_new(used + room);
+	if (!to)
+		return GPUQ_ENOMEM;
+	r.to = (char *)(to + 1);
+	for (const block_t *b = first; b; b = b->next)
+		memcpy(r.to + b->at, b + 1, b->used);
+	to->used = used;
+	*out = (workload_t *)(void *)r.to;
+	relocate(&r, *out);
+	(*out)->mem = to;
+	(*out)->mem_tail = to;
+	return GPUQ_OK;
+}
+
 int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config_t *cfg,
 		    workload_t **out, gpuq_diag_t *diag)
 {
 	workload_decoder_t d = {.f = {.kind_name = "object", .name = "", .diag = diag}};
-	block_t *first = block_new(BLOCK_FIRST);
+	block_t *first = block_new(SCRATCH_FIRST);
 	const char *api = jv_member_str(obj, "apiVersion"), *k = jv_member_str(obj, "kind");
 	workload_t *w;
 	int rc;
@@ -673,13 +857,15 @@ int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config
 		if (!rc)
 			rc = decode_parts(&d, cfg, obj);
 	}
-	if (rc) {
-		blocks_free(first);
-		return rc;
-	}
-	w->mem_tail = d.cur;
-	*out = w;
-	return GPUQ_OK;
+	if (!rc)
+		rc = compact(first, out);
+	/* the scratch is overwritten before it goes, so a member left
+	   pointing into it (relocate missed it) reads garbage at once, in
+	   every build, not only under ASan */
+	for (block_t *b = first; !rc && b; b = b->next)
+		memset(b + 1, 0xa5, b->used);
+	blocks_free(first);
+	return rc;
 }
 
 int workload_decode_json(const char *json, size_t len, const workload_config_t *cfg,

@@ -276,12 +276,12 @@ const jv_t *workload_controller_owner(const jv_t *obj);
 /* ---- The workload: one watched object, owned and compact ---- */
 
 /* One resource quantity (a container's request or limit, an overhead),
- * packed (32 bytes, not quota_qty_t's 48 with its name): read it with
+ * packed (24 bytes, not quota_qty_t's 48 with its name): read it with
  * workload_qty. */
 typedef struct {
 	const char *name; /* resource name */
 	uint64_t nano_lo; /* the quantity's nano-units, low 64 bits */
-	int64_t nano_hi;  /* ... high 64 bits */
+	int32_t nano_hi;  /* ... the bits above (|value| <= 2^63-1: |nano| < 2^93) */
 	int32_t format;	  /* its quota_qty_format_t */
 } workload_qty_t;
 
@@ -291,16 +291,16 @@ quota_qty_t workload_qty(const workload_qty_t *e);
 /* A container as declared (what re-resolving after a policy change needs). */
 typedef struct {
 	const char *name;		/* container name ("" when absent) */
-	quota_container_kind_t kind;	/* init, sidecar or app */
 	const workload_qty_t *requests; /* resources.requests */
 	const workload_qty_t *limits;	/* resources.limits */
+	quota_container_kind_t kind;	/* init, sidecar or app */
 	uint16_t n_requests, n_limits;	/* entries */
 } workload_container_t;
 
 /* One resource of a pod's effective request. */
 typedef struct {
+	quota_qty_t qty;  /* per pod (first: no padding before its 16-byte alignment) */
 	const char *name; /* resource, e.g. "nvidia.com/gpu", "cpu" */
-	quota_qty_t qty;  /* per pod */
 	int64_t amount;	  /* quota_qty_amount(name, qty): millicores for cpu, whole
 			     units (rounded up) for the rest */
 } workload_request_t;
@@ -320,7 +320,7 @@ typedef struct {
 	bool has_seconds;   /* tolerationSeconds given */
 } workload_toleration_t;
 
-/* One pod set of a workload. */
+/* One pod set of a workload (members ordered by size: no padding). */
 typedef struct {
 	const char *name;			  /* pod set name */
 	int64_t count;				  /* pods admitted at once */
@@ -329,18 +329,18 @@ typedef struct {
 	const char *spec_field;			  /* its pod spec's path for messages
 						     ("spec.template.spec") */
 	const workload_container_t *containers;	  /* as declared, init first */
-	size_t n_containers;			  /* entries */
 	const workload_qty_t *overhead;		  /* spec.overhead */
-	size_t n_overhead;			  /* entries */
 	const char *const *claim_templates;	  /* resourceClaimTemplateName of each claim */
-	size_t n_claim_templates;		  /* entries */
 	const char *priority_class;		  /* the pod spec's priorityClassName; NULL */
-	bool has_priority;			  /* the pod spec's priority is set */
-	int32_t priority;			  /* ... to this */
 	const workload_label_t *node_selector;	  /* the pod spec's nodeSelector */
-	size_t n_node_selector;			  /* entries */
 	const workload_toleration_t *tolerations; /* the pod spec's tolerations */
-	size_t n_tolerations;			  /* entries */
+	uint32_t n_containers;			  /* entries in containers */
+	uint32_t n_overhead;			  /* entries in overhead */
+	uint32_t n_claim_templates;		  /* entries in claim_templates */
+	uint32_t n_node_selector;		  /* entries in node_selector */
+	uint32_t n_tolerations;			  /* entries in tolerations */
+	int32_t priority;			  /* the pod spec's priority, if has_priority */
+	bool has_priority;			  /* the pod spec's priority is set */
 	bool has_meta;	      /* the template has metadata (patches add it when not) */
 	bool has_annotations; /* ... metadata.annotations */
 	bool has_labels;      /* ... metadata.labels */
@@ -349,15 +349,14 @@ typedef struct {
 	bool gpu_named;	      /* a container asks for a GPU resource by name */
 	/* resolved (workload_resolve): */
 	bool gpu;		      /* asks for a GPU (resources or DRA) */
+	uint32_t n_requests;	      /* entries in requests */
 	int64_t dra_gpus;	      /* devices asked through GPU DRA claims */
 	workload_request_t *requests; /* one pod's effective request (resolve's
 					 allocation) */
-	size_t n_requests;	      /* entries */
 } workload_podset_t;
 
 /* Every string is owned by the workload and NUL-terminated; NULL where noted. */
 typedef struct workload {
-	workload_kind_t kind;		     /* the object's kind */
 	const workload_integration_t *integ; /* its row */
 	const char *namespace_;		     /* metadata.namespace (required) */
 	const char *name;		     /* metadata.name (required) */
@@ -365,15 +364,16 @@ typedef struct workload {
 	const char *resource_version;	     /* metadata.resourceVersion ("" when absent) */
 	int64_t created_ms;		     /* metadata.creationTimestamp (required), ms
 						since the epoch */
-	bool deleting;			     /* metadata.deletionTimestamp is set */
 	const char *queue;		     /* label gpuq.dev/queue-name, else
 						kueue.x-k8s.io/queue-name; NULL when neither */
-	bool has_annotations;		     /* metadata.annotations exists */
-	bool admitted;			     /* annotation gpuq.dev/admitted is "true" */
 	const char *flavors;		     /* annotation gpuq.dev/flavors; NULL */
 	const char *original;		     /* annotation gpuq.dev/original-scheduling; NULL */
-	const char *status;		     /* annotation gpuq.dev/status (the coarse
-						status the webhook or a leader wrote); NULL */
+	uint64_t status_hash;		     /* annotation gpuq.dev/status (the coarse
+						status the webhook or a leader wrote): its
+						FNV-1a 64 (gpuq_fnv1a_str from
+						GPUQ_FNV1A_BASIS) | 1, the text not kept (a
+						writer only asks whether it changed); 0 when
+						absent */
 	const char *expected_runtime;	     /* annotation gpuq.dev/expected-runtime as
 						written (the predictions' declared runtime);
 						NULL */
@@ -382,10 +382,7 @@ typedef struct workload {
 	const char *pod_group;		     /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
 	int64_t pod_group_total;	     /* Pod in a group: the total-count annotation
 						(1..WORKLOAD_POD_GROUP_MAX); else 0 */
-	bool suspend;			     /* the kind's suspend field is true */
-	bool gated;			     /* Pod: carries the gpuq.dev/admission gate */
 	const char *const *other_gates;	     /* Pod: its other scheduling gates' names */
-	size_t n_other_gates;		     /* entries */
 	const char *owner_api_version;	     /* the ownerReference with controller: true
 						(a Job's Pod: "batch/v1"); NULL when none */
 	const char *owner_kind;		     /* its kind ("Job"); NULL when none */
@@ -395,50 +392,64 @@ typedef struct workload {
 						LeaderWorkerSet: one group's */
 	int64_t replicas;		     /* a LeaderWorkerSet's groups (spec.replicas);
 						a StatefulSet's spec.replicas; else 0 */
-	bool fast_admission;		     /* its Pods appear one after another
-						(StatefulSet OrderedReady, LWS LeaderReady):
-						admitted before they all exist */
 	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
 	 * StatefulSet an LWS made: */
-	workload_kind_t set_kind;   /* WORKLOAD_KIND_LWS (its labels name one),
-				       WORKLOAD_KIND_STATEFULSET (a Pod's controller
-				       owner), else OTHER */
 	const char *set_name;	    /* that LeaderWorkerSet's or StatefulSet's name */
 	int64_t set_group;	    /* an LWS Pod's group index (-1 unknown) */
-	size_t set_podset;	    /* an LWS Pod's pod set: 0 leader, 1 worker */
 	workload_podset_t *podsets; /* 1..WORKLOAD_PODSETS_MAX pod sets */
-	size_t n_podsets;	    /* entries */
 	/* status */
 	int64_t active;	       /* Job: status.active (0 when absent); others: pods running */
 	int64_t succeeded;     /* Job: status.succeeded */
 	int64_t failed;	       /* Job: status.failed */
 	int64_t terminating;   /* Job: status.terminating */
-	bool started;	       /* Job: status.startTime is set */
 	int64_t ready_pods;    /* Job: status.ready; Pod: 1 when Ready; others: pods
 				  Ready as their status counts them */
-	bool finished;	       /* the kind's finished condition (Job: Complete or Failed;
-				  Pod: phase Succeeded or Failed; JobSet: Completed or
-				  Failed; RayJob: a terminal deployment status) */
-	bool ready;	       /* Pod: condition Ready is "True" */
 	const char *phase;     /* Pod: status.phase; NULL when absent */
 	const char *node_name; /* Pod: spec.nodeName; NULL when absent */
-	/* a kind whose pod sets are its child's (podsets_of_child): */
-	bool gpu_said;		  /* it carries a queue label or names a GPU (the view's gpu) */
-	bool has_runtime_patches; /* its runtime_patch list exists */
-	int32_t runtime_patch_at; /* the index of gpuq's entry in it (manager
-				     WORKLOAD_PATCH_MANAGER), -1 when none */
 	/* resolved (workload_resolve): */
-	bool gpu;		     /* some pod set asks for a GPU */
-	int32_t priority;	     /* the pod spec's priority if set; else its
-					priorityClassName's value; else the global
+	const char *priority_class; /* the class it came from (the global default's
+				       name when none is named); NULL when none */
+	void *mem;		    /* owned: the one block every member lives in (the
+				       decode's scratch copied to the size it used) */
+	void *mem_tail;		    /* that block while its room for the first
+				       resolve is unused (resolve uses it once) */
+	void *resolved;		    /* owned: a later resolve's requests (NULL: in mem) */
+	/* the 4-byte and 1-byte members, packed (same groups as above): */
+	workload_kind_t kind;	     /* the object's kind */
+	uint32_t n_other_gates;	     /* entries in other_gates */
+	workload_kind_t set_kind;    /* WORKLOAD_KIND_LWS (its labels name one),
+					WORKLOAD_KIND_STATEFULSET (a Pod's controller
+					owner), else OTHER */
+	uint32_t set_podset;	     /* an LWS Pod's pod set: 0 leader, 1 worker */
+	uint32_t n_podsets;	     /* entries in podsets */
+	int32_t runtime_patch_at;    /* a kind whose pod sets are its child's: the index
+					of gpuq's entry in its runtime_patch list
+					(manager WORKLOAD_PATCH_MANAGER), -1 when none */
+	int32_t priority;	     /* resolved: the pod spec's priority if set; else
+					its priorityClassName's value; else the global
 					default PriorityClass's; else 0 (the first pod
 					set that names one counts) */
-	const char *priority_class;  /* the class it came from (the global default's
-					name when none is named); NULL when none */
-	bool priority_class_unknown; /* a named class the policy lacks: priority 0 */
-	void *mem;		     /* owned: the blocks every member lives in */
-	void *mem_tail;		     /* the block with room left (resolve uses it once) */
-	void *resolved;		     /* owned: a later resolve's requests (NULL: in mem) */
+	bool deleting;		     /* metadata.deletionTimestamp is set */
+	bool has_annotations;	     /* metadata.annotations exists */
+	bool admitted;		     /* annotation gpuq.dev/admitted is "true" */
+	bool suspend;		     /* the kind's suspend field is true */
+	bool gated;		     /* Pod: carries the gpuq.dev/admission gate */
+	bool fast_admission;	     /* its Pods appear one after another
+					(StatefulSet OrderedReady, LWS LeaderReady):
+					admitted before they all exist */
+	bool started;		     /* Job: status.startTime is set */
+	bool finished;		     /* the kind's finished condition (Job: Complete or
+					Failed; Pod: phase Succeeded or Failed; JobSet:
+					Completed or Failed; RayJob: a terminal
+					deployment status) */
+	bool ready;		     /* Pod: condition Ready is "True" */
+	bool gpu_said;		     /* a kind whose pod sets are its child's
+					(podsets_of_child): it carries a queue label or
+					names a GPU (the view's gpu) */
+	bool has_runtime_patches;    /* ... its runtime_patch list exists */
+	bool gpu;		     /* resolved: some pod set asks for a GPU */
+	bool priority_class_unknown; /* resolved: a named class the policy lacks:
+					priority 0 */
 } workload_t;
 
 /* Decode obj (a watched object of a supported kind, as a LIST or WATCH
