@@ -201,8 +201,9 @@ typedef int (*engine_stage_fn)(void *ctx, engine_batch_t *b);
  * after a failure it is kept whole, so the next commit writes it again, and
  * diag names the step ("state store: building the batch: ..." or "state
  * store: commit failed: ..."; LMDB failures are also logged once by the
- * store). A memory-only engine commits nothing (stage is not called) and
- * keeps no changed set to clear. GPUQ_EINVAL on a read-only engine. */
+ * store). A memory-only engine commits nothing: stage is not called and
+ * the core's changed set is left as it is. GPUQ_EINVAL on a read-only
+ * engine. */
 int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag);
 
 /* Make the next successful engine_commit rewrite the store's core records
