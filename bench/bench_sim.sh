@@ -12,8 +12,14 @@
 # with every ClusterQueue on stopPolicy Hold (all 50,000 stay queued) minus
 # that of the same trace with 3 workloads, divided by the difference in
 # workloads. Targets: kueue-large CPU < 10 s, < 1 KiB per queued workload.
+#
+# Last, the simulator's instructions (callgrind, inside sim_run) on
+# kueue-baseline beside those of the baseline commit's binary, built in the
+# same run (bench/lib.sh, once): within 5% (issue 22), with the same report.
 # A MISS is reported, not an error: exit 0 when it measured, 1 when it could
-# not run. Env: GPUQ_BIN (default bin/gpuq), BENCH_KEEP=1 keeps the temp dir.
+# not run. Env: GPUQ_BIN (default bin/gpuq), BENCH_KEEP=1 keeps the temp dir,
+# BENCH_BUILD (default build/bench), BENCH_SIM_BASE (default b77310c),
+# BENCH_SIM_TRACE (default examples/traces/kueue-baseline.yaml).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 GPUQ_BIN=${GPUQ_BIN:-bin/gpuq}
@@ -118,5 +124,43 @@ if [ "$bytes" != nan ] && [ "$bytes" -lt "$BYTES_MAX" ]; then
 	say "PASS $bytes bytes per queued workload (target < $BYTES_MAX)"
 else
 	say "MISS $bytes bytes per queued workload (target < $BYTES_MAX)"
+fi
+# The simulator's instructions beside the baseline commit's, in this run
+# (issue 22: "its instructions within 5%"): callgrind counting inside
+# sim_run only (the replay: driver, engine and core; not the trace's parse)
+# on BENCH_SIM_TRACE (default kueue-baseline.yaml), this tree's binary
+# against the one built once from BENCH_SIM_BASE (default b77310c, the last
+# commit before the simulator drove an engine_t) by bench/lib.sh; and the
+# two reports, their CPU line aside, must be the same byte for byte.
+BENCH_BUILD=${BENCH_BUILD:-build/bench}
+SIM_BASE=${BENCH_SIM_BASE:-b77310c}
+SIM_TRACE=${BENCH_SIM_TRACE:-examples/traces/kueue-baseline.yaml}
+. bench/lib.sh
+if ! command -v valgrind >/dev/null 2>&1; then
+	say "MISS simulator instructions: not measured (needs valgrind)"
+elif bench_base_bin "$SIM_BASE"; then
+	for v in base new; do
+		bin=$GPUQ_BIN
+		[ $v = base ] && bin=$BASE_BIN
+		valgrind --tool=callgrind --toggle-collect=sim_run --callgrind-out-file="$TMP/cg.$v" \
+			"$bin" simulate "$SIM_TRACE" --quiet --out "$TMP/cg.$v.json" >/dev/null 2>&1 ||
+			die "callgrind of $bin simulate $SIM_TRACE failed"
+	done
+	ib=$(awk '/^summary:/ { print $2 }' "$TMP/cg.base")
+	in=$(awk '/^summary:/ { print $2 }' "$TMP/cg.new")
+	ratio=$(awk -v a="$ib" -v b="$in" 'BEGIN { printf "%.4f", b / a }')
+	say "simulator instructions (sim_run, $(basename "$SIM_TRACE")): baseline ($SIM_BASE) $ib, now $in (x$ratio)"
+	grep -v '"cpu"' "$TMP/cg.base.json" >"$TMP/cg.base.txt"
+	grep -v '"cpu"' "$TMP/cg.new.json" >"$TMP/cg.new.txt"
+	if cmp -s "$TMP/cg.base.txt" "$TMP/cg.new.txt"; then
+		say "PASS simulator figures on $(basename "$SIM_TRACE") the same as $SIM_BASE's (report byte for byte, CPU line aside)"
+	else
+		say "MISS simulator figures on $(basename "$SIM_TRACE") differ from $SIM_BASE's"
+	fi
+	if awk -v r="$ratio" 'BEGIN { exit !(r <= 1.05) }'; then
+		say "PASS simulator instructions x$ratio of $SIM_BASE's (target <= x1.05)"
+	else
+		say "MISS simulator instructions x$ratio of $SIM_BASE's (target <= x1.05)"
+	fi
 fi
 exit 0

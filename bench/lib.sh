@@ -8,14 +8,34 @@
 # against each: $BENCH_BUILD/NAME_base (with -DGPUQ_BENCH_BASELINE, so the
 # driver can map names that changed) and $BENCH_BUILD/NAME. Sets PK (the
 # libraries' flags). Returns non-zero, having said why, when a build fails.
+#
+# bench_base_bin COMMIT: the same baseline tree's binary, built once into
+# $BENCH_BUILD/baseline-COMMIT/src/bin/gpuq (named by BASE_BIN); for the
+# benches that run `gpuq` itself, beside this tree's bin/gpuq (bench_sim).
+#
+# bench_base_src COMMIT (both use it): the baseline's sources, unpacked once
+# into $BENCH_BUILD/baseline-COMMIT/src (named by _base, its parent).
+bench_base_src() {
+	_base=$BENCH_BUILD/baseline-$1
+	mkdir -p "$BENCH_BUILD" || return 1
+	[ -f "$_base/src/Makefile" ] && return 0
+	say "unpacking the baseline $1 (once) into $_base"
+	rm -rf "$_base" && mkdir -p "$_base/src" || return 1
+	git archive "$1" | tar -x -C "$_base/src" || { say "git archive $1 failed"; return 1; }
+}
+bench_base_bin() {
+	bench_base_src "$1" || return 1
+	BASE_BIN=$_base/src/bin/gpuq
+	[ -x "$BASE_BIN" ] && return 0
+	say "building the baseline $1's binary (once, a few minutes)"
+	make -C "$_base/src" -j2 bin/gpuq >"$_base/build-bin.log" 2>&1 ||
+		{ say "baseline build failed (see $_base/build-bin.log)"; return 1; }
+}
 bench_two_builds() {
 	PK=$(pkg-config --cflags --libs libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)
-	_base=$BENCH_BUILD/baseline-$3
-	mkdir -p "$BENCH_BUILD" || return 1
+	bench_base_src "$3" || return 1
 	if [ ! -f "$_base/src/build/release/libgpuq.a" ]; then
 		say "building the baseline $3 (once) into $_base"
-		rm -rf "$_base" && mkdir -p "$_base/src" || return 1
-		git archive "$3" | tar -x -C "$_base/src" || { say "git archive $3 failed"; return 1; }
 		make -C "$_base/src" -j2 build/release/libgpuq.a >"$_base/build.log" 2>&1 ||
 			{ say "baseline build failed (see $_base/build.log)"; return 1; }
 	fi

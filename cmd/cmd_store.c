@@ -317,7 +317,7 @@ static int run_check(const char *dir)
 /* Load the trace and restore the store into a core built from it. 0 or 1
  * (message printed). */
 static int restore_with_trace(const char *cmd, const char *dir, const char *trace_path,
-			      sim_trace_t **trace, sim_state_summary_t *sum, queue_t **core)
+			      sim_trace_t **trace, sim_state_summary_t *sum, engine_t **engine)
 {
 	gpuq_diag_t diag = {{0}};
 	int rc = sim_trace_load(trace_path, trace, &diag);
@@ -327,7 +327,7 @@ static int restore_with_trace(const char *cmd, const char *dir, const char *trac
 			diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		return 1;
 	}
-	rc = sim_state_check(*trace, dir, sum, core, &diag);
+	rc = sim_state_check(*trace, dir, sum, engine, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq store %s: %s: restoring into the policy of %s: %s\n", cmd,
 			dir, trace_path, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
@@ -499,9 +499,12 @@ static int run_dump_decoded(const char *dir, const char *trace_path)
 						 QUEUE_WL_PENDING};
 	sim_trace_t *trace = NULL;
 	sim_state_summary_t sum;
-	queue_t *q = NULL;
+	engine_t *e = NULL;
+	const queue_t *q;
 	queue_wl_t *ids = NULL;
-	int status = restore_with_trace("dump", dir, trace_path, &trace, &sum, &q);
+	int status = restore_with_trace("dump", dir, trace_path, &trace, &sum, &e);
+
+	q = e ? engine_core(e) : NULL;
 
 	for (uint32_t cq = 0; !status && cq < queue_cq_count(q); cq++)
 		dump_cq(q, cq);
@@ -527,7 +530,7 @@ static int run_dump_decoded(const char *dir, const char *trace_path)
 		status = 1;
 	}
 	free(ids);
-	queue_destroy(q);
+	engine_close(e);
 	sim_trace_destroy(trace);
 	return status;
 }

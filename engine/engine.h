@@ -1,12 +1,17 @@
 /*
- * engine: where the policy snapshot, the queueing core and the state store
- * meet. It translates a policy_t into a queue core (flavors, cohorts,
- * ClusterQueues with their quotas, LocalQueues), persists the core's changed
- * records into a store batch and restores them, and rebuilds a core when the
- * cluster's policy objects change shape, carrying every workload, usage and
- * ledger over. Both drivers use it: `gpuq simulate` (sim/) and the daemon's
- * controller; neither has its own copy of any of this. policy/, queue/ and
- * store/ do not know about each other; only this module includes all three.
+ * engine: what a driver holds. An engine_t owns the queueing core built from
+ * the policy snapshot in force, and the state store the core's records are
+ * kept in; a driver (`gpuq simulate`, the daemon's controller) adds and
+ * moves workloads through it, asks it to step (engine_tick, engine_cycle),
+ * commits each step's records together with its own (engine_commit) before
+ * acting on the step's result, and reads the core through read-only views.
+ * Below engine_t sit the translations it is made of, which the controller
+ * still calls directly until it holds an engine too (issue 22): a policy_t
+ * into a core (flavors, cohorts, ClusterQueues with their quotas,
+ * LocalQueues), the core's changed records into a store batch and back, and
+ * rebuilding a core when the cluster's policy objects change shape,
+ * carrying every workload, usage and ledger over. policy/, queue/ and store/
+ * do not know about each other; only this module includes all three.
  *
  * The design decision that matters: the core's records (queue_record_encode /
  * queue_record_apply, keyed by names, never ids) are the only bridge between
@@ -17,10 +22,10 @@
  * carried over (a record naming an object the new policy lacks) is found in
  * one place and handed back to the caller instead of being lost silently.
  *
- * No clock and no globals; it does I/O only through the store it is given
- * and logs only an encode failure (engine_stage) and reports it is asked to
- * log. Not thread-safe: a queue_t and a store_t are used by one thread at a
- * time.
+ * No clock and no globals; it does I/O only through its store and logs only
+ * an encode failure (engine_stage) and reports it is asked to log. Not
+ * thread-safe: an engine_t (and a queue_t, a store_t) is used by one thread
+ * at a time.
  */
 #ifndef GPUQ_ENGINE_H
 #define GPUQ_ENGINE_H
@@ -33,6 +38,235 @@
 #include "policy/policy.h"
 #include "queue/queue.h"
 #include "store/store.h"
+
+/* ---- The core's names a driver uses, under the engine's ----
+ *
+ * The engine passes these through unchanged: they are the core's own types
+ * and values (queue/queue.h documents every field), named here so that a
+ * driver reads and writes them without naming the core. */
+
+typedef queue_config_t engine_config_t;		      /* the core's configuration */
+typedef queue_workload_spec_t engine_workload_spec_t; /* a workload to add */
+typedef queue_podset_spec_t engine_podset_spec_t;     /* one of its pod sets */
+typedef queue_request_t engine_request_t;	      /* a per-pod request */
+typedef queue_label_t engine_label_t;		      /* a nodeSelector entry */
+typedef queue_toleration_t engine_toleration_t;	      /* a toleration */
+typedef queue_effect_t engine_effect_t;		      /* a taint effect */
+typedef queue_result_t engine_result_t;		      /* what a tick or a cycle did */
+typedef queue_admission_t engine_admission_t;	      /* one admission of a result */
+typedef queue_eviction_t engine_eviction_t;	      /* one eviction of a result */
+typedef queue_wl_t engine_wl_t;			      /* a workload id */
+typedef queue_wl_state_t engine_wl_state_t;	      /* a workload's lifecycle state */
+typedef queue_workload_view_t engine_workload_view_t; /* one workload, read only */
+typedef queue_budget_view_t engine_budget_view_t;     /* one budget, read only */
+/* The core itself, read only, for the modules that render or copy it
+ * (qmetrics/, predict/, webui/ take a const queue_t *): engine_core. */
+typedef queue_t engine_core_t;
+
+#define ENGINE_WL_NONE QUEUE_NONE /* no workload: starts and ends engine_workload_next */
+#define ENGINE_WL_PENDING QUEUE_WL_PENDING
+#define ENGINE_WL_ADMITTED QUEUE_WL_ADMITTED
+#define ENGINE_WL_EVICTING QUEUE_WL_EVICTING
+#define ENGINE_WL_FINISHED QUEUE_WL_FINISHED
+#define ENGINE_WAIT_NO_FIT QUEUE_WAIT_NO_FIT		     /* a pending change: can never fit */
+#define ENGINE_EVICT_READY_TIMEOUT QUEUE_EVICT_READY_TIMEOUT /* an eviction's reason */
+#define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING	     /* a budget's state */
+#define ENGINE_BUDGET_OVER QUEUE_BUDGET_OVER
+#define ENGINE_READY_GANGS QUEUE_READY_GANGS /* engine_config_t.ready_scope */
+#define ENGINE_NAME_MAX QUEUE_NAME_MAX	     /* bytes in any name the core keeps */
+#define ENGINE_AMOUNT_MAX QUEUE_AMOUNT_MAX   /* the largest pod set request (count * per pod) */
+
+/* Fill cfg with the core's defaults (queue_config_default). */
+void engine_config_default(engine_config_t *cfg);
+
+/* ---- The engine ---- */
+
+typedef struct engine engine_t;
+
+/* A driver's own records share the store with the core's, in the same
+ * batches: type ids ENGINE_TYPE_DRIVER_FIRST up to STORE_TYPE_MAX - 1. */
+#define ENGINE_TYPE_DRIVER_FIRST STORE_TYPE_DRIVER_FIRST
+#define ENGINE_DRIVER_TYPES_MAX (STORE_TYPE_MAX - STORE_TYPE_DRIVER_FIRST)
+
+/* An open write batch of the engine's store, handed to the driver's
+ * stage function by engine_commit (the store's own batch, passed
+ * through). */
+typedef struct store_txn engine_batch_t;
+
+/* Called by engine_open once its store is open and the core built, before
+ * the core's stored records are restored into it: the driver reads its own
+ * records (engine_record_get, engine_record_scan) and may refuse the store
+ * (a run of another input) by returning an error with diag set, which
+ * engine_open returns. GPUQ_OK goes on. */
+typedef int (*engine_check_fn)(void *ctx, engine_t *e, gpuq_diag_t *diag);
+
+typedef struct {
+	const char *state_dir; /* the store's directory (created when absent);
+				  NULL: memory only, nothing is kept */
+	bool nosync;	       /* commit without fsync (store_opts_t.nosync) */
+	bool read_only;	       /* open an existing store only to read it, next to a
+				  live writer: nothing written, and one read
+				  snapshot serves every read until engine_close
+				  (engine_commit refuses: GPUQ_EINVAL) */
+	size_t map_max;	       /* the store's growth cap, bytes; 0: the store's */
+	const char *driver_types[ENGINE_DRIVER_TYPES_MAX]; /* [i]: the name of the
+							      driver's record type
+							      ENGINE_TYPE_DRIVER_FIRST
+							      + i; NULL: unused */
+	engine_check_fn check;				   /* NULL: none */
+	void *check_ctx;				   /* check's ctx */
+} engine_opts_t;
+
+/* Fill o: memory only, durable commits, no driver types, no check. */
+void engine_opts_init(engine_opts_t *o);
+
+/* Open an engine: build the core from p (engine_core_build with cfg; NULL:
+ * the defaults), take a reference on p (policy_ref; released by
+ * engine_close), and with o->state_dir open the store there, naming the
+ * core's record types (engine_store_types) and the driver's. A store that
+ * has been written to (a blank one, whose creation was interrupted, has
+ * not) is then handed to o->check, and its core records, if it holds any,
+ * are restored into the core (engine_restore): engine_resumed says so. On
+ * GPUQ_OK *out is the caller's (engine_close). On failure *out is NULL,
+ * nothing is left open and diag says why: engine_core_build's errors, the
+ * store's (store_open: GPUQ_ENOTFOUND for a read-only open of a directory
+ * without a store, GPUQ_ESTORE, GPUQ_ECORRUPT, GPUQ_EIO, GPUQ_EINVAL), the
+ * check's, or engine_restore's (a record the policy cannot hold). */
+int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o, engine_t **out,
+		gpuq_diag_t *diag);
+
+/* Close the store (flushed when nosync), destroy the core, drop the policy
+ * reference. Every pointer the engine handed out dies. NULL is fine. */
+void engine_close(engine_t *e);
+
+/* Whether engine_open restored core records from the store (a run to
+ * resume); false for a memory-only engine or a store holding none. */
+bool engine_resumed(const engine_t *e);
+
+/* The policy in force (borrowed: valid until engine_close). */
+const policy_t *engine_policy(const engine_t *e);
+
+/* The core's configuration (a copy made at engine_open). */
+const engine_config_t *engine_config(const engine_t *e);
+
+/* The core, read only, for the modules that take a core to render or copy
+ * (qmetrics_*, predict_run, webui_*): valid until engine_close. A driver
+ * changes it only through engine_ calls. */
+const engine_core_t *engine_core(const engine_t *e);
+
+/* ---- Workloads (as queue_workload_*: the core's errors and rules) ---- */
+
+/* A workload arrives, pending (queue_workload_add; *id may be NULL). */
+int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
+			engine_wl_t *id, gpuq_diag_t *diag);
+/* All pods of admitted workload uid are Ready. */
+int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now);
+/* Admitted workload uid completed; it stays FINISHED until deleted. */
+int engine_workload_finish(engine_t *e, const char *uid, int64_t now);
+/* Forget workload uid in any state. */
+int engine_workload_delete(engine_t *e, const char *uid, int64_t now);
+/* The GPU utilization of workload uid's pods, percent, measured at `at`. */
+int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, int64_t at);
+
+/* One toleration as Kubernetes writes it into the core's: op "Exists" (else
+ * Equal), effect by the policy's one map (engine_effect_named; NULL or ""
+ * is every effect), a NULL key or value as "". The strings are borrowed.
+ * GPUQ_OK, or GPUQ_EINVAL for an effect Kubernetes does not know: that
+ * toleration tolerates no taint, and the driver leaves it out. */
+int engine_toleration_named(const char *key, const char *op, const char *value, const char *effect,
+			    engine_toleration_t *out);
+
+/* ---- The step ---- */
+
+/* Advance the clock without admitting (queue_tick) and run one admission
+ * cycle (queue_cycle_run). *out points into the core, valid until the next
+ * engine_tick or engine_cycle; filled on GPUQ_ENOMEM too (what the call did
+ * before it stopped happened: act on it). Nothing is committed: a driver
+ * calls engine_commit before acting on a result. */
+int engine_tick(engine_t *e, int64_t now, engine_result_t *out);
+int engine_cycle(engine_t *e, int64_t now, engine_result_t *out);
+
+/* The earliest time after now at which a tick or a cycle would act on its
+ * own (queue_next_event), or INT64_MAX. */
+int64_t engine_next_event(const engine_t *e, int64_t now);
+
+/* Stage the driver's own records into batch b (engine_record_put,
+ * engine_record_del); GPUQ_OK, or an error that fails the commit. */
+typedef int (*engine_stage_fn)(void *ctx, engine_batch_t *b);
+
+/* Commit, in ONE store batch, every record of the core changed since the
+ * last commit (engine_stage; all of them, and deletes of the stored records
+ * of objects the core no longer holds, after engine_commit_full_next) and
+ * what stage (may be NULL) adds for the driver. Only on success is the core's changed set cleared;
+ * after a failure it is kept whole, so the next commit writes it again, and
+ * diag names the step ("state store: building the batch: ..." or "state
+ * store: commit failed: ..."; LMDB failures are also logged once by the
+ * store). A memory-only engine commits nothing: stage is not called and
+ * the core's changed set is left as it is. GPUQ_EINVAL on a read-only
+ * engine. */
+int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag);
+
+/* Make the next successful engine_commit rewrite the store's core records
+ * exactly (engine_persist_full's work, a scan of the core's tables): after
+ * the core was replaced, or when the store's content is in doubt. */
+void engine_commit_full_next(engine_t *e);
+
+/* The core's records changed since the last commit (queue_dirty_count). */
+size_t engine_changed_count(const engine_t *e);
+
+/* ---- The driver's own records ---- */
+
+/* Add a put (a delete) of the driver's record (type, key) to batch b: as
+ * store_put / store_del (copied; sticky errors; GPUQ_EINVAL for a type not
+ * named at engine_open). */
+int engine_record_put(engine_batch_t *b, unsigned type, const void *key, size_t klen,
+		      const void *val, size_t vlen);
+int engine_record_del(engine_batch_t *b, unsigned type, const void *key, size_t klen);
+
+/* Called once per record, in key order; key and val are valid only during
+ * the call. 0 goes on; any other value stops the scan and is returned. */
+typedef int (*engine_scan_fn)(void *ctx, unsigned type, const void *key, size_t klen,
+			      const void *val, size_t vlen);
+
+/* Read the driver's records from the store (as store_get: *val is a new
+ * malloc'd copy, the caller's; as store_scan). GPUQ_ENOTFOUND (no such
+ * record; or no store: a memory-only engine holds no records), GPUQ_EINVAL
+ * (a type the store does not name), the store's errors. */
+int engine_record_get(engine_t *e, unsigned type, const void *key, size_t klen, void **val,
+		      size_t *vlen);
+int engine_record_scan(engine_t *e, unsigned type, engine_scan_fn cb, void *ctx);
+
+/* ---- Read-only views ---- */
+
+/* Iterate the live workloads: start with ENGINE_WL_NONE; the next id (in id
+ * order, not deterministic across restores) or ENGINE_WL_NONE. */
+engine_wl_t engine_workload_next(const engine_t *e, engine_wl_t prev);
+/* Workload id's view; GPUQ_ENOTFOUND for a dead id. Strings are borrowed
+ * until the workload is deleted. */
+int engine_workload_view(const engine_t *e, engine_wl_t id, engine_workload_view_t *out);
+/* The id of workload uid, or GPUQ_ENOTFOUND. */
+int engine_workload_find(const engine_t *e, const char *uid, engine_wl_t *id);
+/* Why workload uid waits, in the core's words, into buf (queue_workload_explain). */
+int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_t cap);
+/* A static word for a state ("Pending", "Admitted", ...). */
+const char *engine_wl_state_name(engine_wl_state_t s);
+
+/* The budgets: how many, and budget i (its name borrowed until the policy
+ * changes); GPUQ_ENOTFOUND past the end. */
+size_t engine_budget_count(const engine_t *e);
+int engine_budget_view(const engine_t *e, uint32_t i, engine_budget_view_t *out);
+/* Whether a budget over its limit with action Hold keeps workloads waiting
+ * (until its window turns). */
+bool engine_budget_holds(const engine_t *e);
+
+/* The core's usage ledger (borrowed: valid until the next call that
+ * changes the core). */
+const ledger_t *engine_ledger(const engine_t *e);
+/* Bytes the core holds (queue_memory_bytes). */
+size_t engine_memory_bytes(const engine_t *e);
+/* The core's invariants (queue_check): GPUQ_OK, or GPUQ_ECORRUPT with the
+ * first broken one in why; GPUQ_ENOMEM. */
+int engine_check(const engine_t *e, char *why, size_t cap);
 
 /* ---- Building a core from a policy snapshot ---- */
 
@@ -56,7 +290,7 @@ int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **ou
  * (policy_effect_named; NULL or "" is every effect). GPUQ_OK, or
  * GPUQ_EINVAL for a name Kubernetes does not know: that toleration
  * tolerates no taint, so the driver leaves it out of the pod set. */
-int engine_effect_named(const char *name, queue_effect_t *out);
+int engine_effect_named(const char *name, engine_effect_t *out);
 
 /* The policy's economics into q (engine_core_build does it; docs/
  * economics.md): the PriorityClasses' gpuq.dev/min-runtime by value

@@ -2,7 +2,8 @@
  * engine internals, shared by the .c files of engine/ only (never included from outside
  * engine/): the policy -> core translation of one ClusterQueue, used to add
  * it (engine_core_build), to re-apply it (engine_core_rebuild) and to
- * compare two (engine_core_apply).
+ * compare two (engine_core_apply); the full rewrite of a store's core
+ * records, for engine_persist_full and engine_commit.
  */
 #ifndef GPUQ_ENGINE_INTERNAL_H
 #define GPUQ_ENGINE_INTERNAL_H
@@ -31,5 +32,11 @@ int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq);
 
 /* Free what engine_cq_spec_init allocated. */
 void engine_cq_spec_deinit(engine_cq_spec_t *spec);
+
+/* engine_persist_full's batch (persist.c): mark every record of q changed,
+ * add a delete of every stored core record of s whose object q does not
+ * hold, and stage q's records (engine_stage) into txn. The batch's sticky
+ * error, or a scan's. */
+int engine_stage_full(store_t *s, store_txn_t *txn, queue_t *q);
 
 #endif

@@ -1,6 +1,6 @@
 /* engine/persist.c: the core's records in the store: their types and
  * structural check, staging the changed ones, full snapshots, restore. */
-#include "engine/engine.h"
+#include "engine/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,25 +158,32 @@ static int stale_one(void *ctx, unsigned type, const void *key, size_t klen, con
 	return store_del(c->txn, type, key, klen); /* buffered: allowed during a scan */
 }
 
-int engine_persist_full(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
+int engine_stage_full(store_t *s, store_txn_t *txn, queue_t *q)
 {
-	stale_ctx_t c = {NULL, q};
+	stale_ctx_t c = {txn, q};
 	int rc = queue_dirty_all(q);
 
 	if (rc)
-		return gpuq_diag_set(diag, rc, "marking every record changed: %s",
-				     gpuq_strerror(rc));
-	rc = store_txn_begin(s, &c.txn);
-	if (rc)
-		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
+		return store_txn_fail(txn, rc);
 	for (size_t i = 0; i < N_CORE_TYPES && !rc; i++)
 		if (store_type_name(s, core_types[i].type))
 			rc = store_scan(s, core_types[i].type, stale_one, &c);
 	if (!rc)
-		rc = engine_stage(c.txn, q);
+		rc = engine_stage(txn, q);
+	return rc;
+}
+
+int engine_persist_full(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
+{
+	store_txn_t *txn;
+	int rc = store_txn_begin(s, &txn);
+
 	if (rc)
-		return staging_failed(c.txn, rc, diag);
-	return commit(c.txn, q, seq, diag);
+		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
+	rc = engine_stage_full(s, txn, q);
+	if (rc)
+		return staging_failed(txn, rc, diag);
+	return commit(txn, q, seq, diag);
 }
 
 /* ---- restoring ---- */

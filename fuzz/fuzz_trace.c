@@ -2,7 +2,7 @@
  * sim_trace_parse (YAML or JSON, policy objects plus one Trace document) and,
  * when it parses, check what the simulator relies on: arrivals sorted by
  * time, every index in range, every name printable; then build the queue
- * core from the trace's policy (sim_core_build, i.e. engine_core_build), as
+ * core from the trace's policy (sim_engine_open, i.e. engine_open), as
  * every run does first. Also feeds the input to gpuq_duration_parse. Any
  * input must end in GPUQ_OK or a clean error with a message, never a crash,
  * leak, undefined behaviour or abort. */
@@ -71,16 +71,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rc = sim_trace_parse("fuzz.yaml", (const char *)data, size, &t, &diag);
 	if (rc == GPUQ_OK) {
-		queue_t *q = NULL;
+		engine_t *e = NULL;
 		check_trace(t);
 		diag.msg[0] = '\0';
-		rc = sim_core_build(t, &q, &diag);
-		check(rc == GPUQ_OK ? q != NULL : q == NULL, "core built or not, never half");
+		rc = sim_engine_open(t, &e, &diag);
+		check(rc == GPUQ_OK ? e != NULL : e == NULL, "core built or not, never half");
 		check(rc == GPUQ_OK || diag.msg[0] != '\0' || rc == GPUQ_ENOMEM,
 		      "a core refusal without a message");
-		check(rc != GPUQ_OK || queue_cq_count(q) == t->n_cqs,
+		check(rc != GPUQ_OK || queue_cq_count(engine_core(e)) == t->n_cqs,
 		      "every ClusterQueue in the core");
-		queue_destroy(q);
+		engine_close(e);
 	} else {
 		check(diag.msg[0] != '\0' || rc == GPUQ_ENOMEM, "an error without a message");
 	}

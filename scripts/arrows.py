@@ -21,7 +21,12 @@ checks, and prints one line per breach:
      graph: a function only passed as a pointer counts as a call, and a
      macro's body is not seen;
   5. libraries: each external library's headers are included by its one
-     adapter (LIBRARIES below) and no other module.
+     adapter (LIBRARIES below) and no other module;
+  6. drivers: the drivers that hold an engine (THROUGH_ENGINE below) reach
+     the core and the store only through engine/: none of their files
+     includes a header of queue/ or store/, or names one of their
+     identifiers (queue_*, store_*, QUEUE_*, STORE_*: functions, types,
+     constants; not struct members) outside comments and strings.
 
 Exit 0 when clean, 1 with the breaches listed. KNOWN lists breaches that are
 under way elsewhere, each printed as "known:" and not failing; an entry that
@@ -36,7 +41,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Breaches known and not yet removed: ("circle", folder). Each is printed as
 # "known:"; an entry whose breach is gone fails, so it is dropped with the fix.
 KNOWN = {
+    ("reach", "controller"),  # still calls queue/ and store/ itself: issue 22 item 1's second half
 }
+
+# Drivers that reach the core and the store only through engine/ (check 6),
+# and the modules they must not reach past it.
+THROUGH_ENGINE = ("sim", "controller")
+BEHIND_ENGINE = ("queue", "store")
 
 
 # The one module that may include each external library's headers (jansson,
@@ -202,6 +213,35 @@ def circles(mod):
     return sorted(sccs(sorted(uses), edges), key=len, reverse=True)
 
 
+def check_reach(known, problems):
+    """Check 6: each driver of THROUGH_ENGINE names nothing of BEHIND_ENGINE."""
+    # a name, not a struct member that happens to start so (o->store_nosync)
+    names = re.compile(r"(?<!\.)(?<!->)\b(?:%s)_\w+"
+                       % "|".join(BEHIND_ENGINE + tuple(m.upper() for m in BEHIND_ENGINE)))
+    incl = re.compile(r'^\s*#\s*include\s+"(%s)/([\w.]+)"' % "|".join(BEHIND_ENGINE), re.M)
+    for mod in THROUGH_ENGINE:
+        breaches = []
+        for fn in files_of(mod, (".c", ".h")):
+            with open(os.path.join(ROOT, mod, fn), encoding="utf-8") as f:
+                text = f.read()
+            for other, hdr in incl.findall(text):
+                breaches.append(f"{mod}/{fn} includes {other}/{hdr}")
+            used = sorted(set(names.findall(strip_c(text))))
+            if used:
+                breaches.append(f"{mod}/{fn} names {', '.join(used[:6])}"
+                                f"{f' and {len(used) - 6} more' if len(used) > 6 else ''}")
+        if ("reach", mod) in KNOWN:
+            if breaches:
+                files = len({b.split(" ")[0] for b in breaches})
+                known.append(f"reach: {mod}/ reaches {', '.join(m + '/' for m in BEHIND_ENGINE)} "
+                             f"past engine/ in {files} files")
+            else:
+                problems.append(f"reach: {mod}/ reaches past engine/ no more: drop it from KNOWN "
+                                f"in {__file__}")
+        else:
+            problems.extend(f"reach: {b}, past engine/" for b in breaches)
+
+
 def main():
     problems, known = [], []
     layers = read_layers()
@@ -220,6 +260,7 @@ def main():
     check_includes(layers, layer_of, problems)
     check_makefile(layers, layer_of, problems)
     check_libraries(layer_of, problems)
+    check_reach(known, problems)
     for mod in sorted(layer_of):
         comps = circles(mod)
         big = comps[0] if comps else []

@@ -102,9 +102,9 @@ static int tell_idle(struct sim *s, uint32_t wid, int64_t since, gpuq_diag_t *di
 	int rc;
 
 	snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
-	CORE(s, queue_workload_utilization(s->q, uid, 0.0, since));
+	CORE(s, engine_workload_utilization(s->e, uid, 0.0, since));
 	if (rc)
-		return gpuq_diag_set(diag, rc, "queue_workload_utilization %s: %s", uid,
+		return gpuq_diag_set(diag, rc, "engine_workload_utilization %s: %s", uid,
 				     gpuq_strerror(rc));
 	return GPUQ_OK;
 }
@@ -162,7 +162,7 @@ void sim_econ_finished(struct sim *s, uint32_t wid)
 
 /* Declared runtimes: a workload's expectedRuntime, else its runtime (from
  * admission: its Ready delay included); -1 under History. */
-static int64_t declared(void *ctx, const queue_workload_view_t *v)
+static int64_t declared(void *ctx, const engine_workload_view_t *v)
 {
 	const struct sim *s = ctx;
 	uint32_t wid = wid_of(v->uid);
@@ -180,16 +180,15 @@ int sim_econ_step(struct sim *s, gpuq_diag_t *diag)
 {
 	int64_t iv = s->r->predict_interval_ms;
 	predict_result_t res;
-	queue_config_t cfg;
 	double t0;
 	int rc;
 
 	if (iv <= 0 || s->now < s->next_predict || !s->n_pending)
 		return GPUQ_OK;
 	s->next_predict = (s->now / iv + 1) * iv;
-	sim_core_config(s->t, &cfg);
 	t0 = sim_cpu_now();
-	rc = predict_run(s->q, s->t->policy, &cfg, s->now, NULL, declared, s, s->hist, &res, diag);
+	rc = predict_run(engine_core(s->e), s->t->policy, engine_config(s->e), s->now, NULL,
+			 declared, s, s->hist, &res, diag);
 	t0 = sim_cpu_now() - t0;
 	s->r->predict_cpu_s += t0;
 	if (t0 > s->r->predict_cpu_max_s)
@@ -211,7 +210,7 @@ int sim_econ_step(struct sim *s, gpuq_diag_t *diag)
 
 int sim_econ_report(struct sim *s)
 {
-	size_t n = queue_budget_count(s->q);
+	size_t n = engine_budget_count(s->e);
 	sim_report_t *r = s->r;
 
 	if (!n)
@@ -221,7 +220,7 @@ int sim_econ_report(struct sim *s)
 	if (!r->budgets || !r->budget_names)
 		return GPUQ_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		if (queue_budget_view(s->q, i, &r->budgets[i]))
+		if (engine_budget_view(s->e, i, &r->budgets[i]))
 			continue;
 		r->budget_names[i] = strdup(r->budgets[i].name);
 		if (!r->budget_names[i])

@@ -8,11 +8,10 @@
 #ifndef GPUQ_SIM_INTERNAL_H
 #define GPUQ_SIM_INTERNAL_H
 
+#include "engine/engine.h"
 #include "predict/predict.h"
 #include "qmetrics/qmetrics.h"
-#include "queue/queue.h"
 #include "sim/sim.h"
-#include "store/store.h"
 
 /* At one instant finishes go first, then readiness, then idleness. */
 enum { EV_FINISH = 0, EV_READY = 1, EV_IDLE = 2 };
@@ -26,7 +25,7 @@ typedef struct {
 
 struct sim {
 	const sim_trace_t *t; /* the trace (borrowed) */
-	queue_t *q;	      /* the core */
+	engine_t *e;	      /* the engine: core and store */
 	sim_report_t *r;      /* outcomes being filled */
 	event_t *heap;	      /* pending finishes, readiness and idleness, min-heap */
 	size_t n_heap, cap_heap;
@@ -40,10 +39,11 @@ struct sim {
 	uint64_t n_pending;    /* workloads in the core, pending */
 	uint64_t n_admitted;   /* workloads in the core, admitted */
 	int64_t *shape_amount; /* utilization-resource amount per shape */
-	double core_cpu;       /* CPU seconds inside queue_* calls */
+	double core_cpu;       /* CPU seconds inside the engine's core calls */
 	double persist_cpu;    /* CPU seconds encoding and committing */
 	/* persistence (state_dir only) */
-	store_t *store;	    /* open store, or NULL */
+	bool persist;	    /* the engine has a store: each step is committed */
+	bool resumed;	    /* the store held a run of this trace: resumed from it */
 	uint32_t *dirty_wl; /* outcomes changed since the last commit */
 	size_t n_dirty_wl, cap_dirty_wl;
 	uint8_t *wl_marked;	  /* 1 when in dirty_wl */
@@ -68,9 +68,6 @@ double sim_cpu_now(void);
 	} while (0)
 
 int sim_heap_push(struct sim *s, event_t ev);
-/* The core's configuration for a trace's options (the copy a prediction
- * pass makes is built with it too). */
-void sim_core_config(const sim_trace_t *t, queue_config_t *cfg);
 /* The run a workload's events belong to ended (evicted, or finished). */
 bool sim_event_stale(const struct sim *s, const event_t *ev);
 /* A workload's Ready delay after admission (0 unless a gang). */

@@ -8,10 +8,8 @@
 #include "engine/engine.h"
 #include "policy/policy.h"
 #include "qmetrics/qmetrics.h"
-#include "queue/queue.h"
 #include "sim/sim.h"
 #include "sim/internal.h"
-#include "store/store.h"
 
 /* Cycles in a row at one instant: each one that preempts needs another for
  * its preemptors; a chain longer than this means a bug, and time moves on. */
@@ -21,15 +19,15 @@
 #define IDLE_STEPS_MAX 100
 #define UID_MAX 24 /* "w" + a 32-bit index */
 
-/* Store record types: the core's four keep their numbers (1..4, named by
- * engine_store_types); the driver's own start at STORE_TYPE_DRIVER_FIRST. */
+/* Store record types: the core's keep their numbers (named by the engine);
+ * the driver's own start at ENGINE_TYPE_DRIVER_FIRST. */
 enum {
 	T_PROGRESS =
-	    STORE_TYPE_DRIVER_FIRST, /* key "progress": virtual time, next arrival, counters */
-	T_WORKLOAD =
-	    STORE_TYPE_DRIVER_FIRST + 1, /* key: 4-byte big-endian arrival index; a sim_outcome_t */
-	T_EVICTION =
-	    STORE_TYPE_DRIVER_FIRST + 2, /* key: 8-byte big-endian sequence; one sim_preemption_t */
+	    ENGINE_TYPE_DRIVER_FIRST, /* key "progress": virtual time, next arrival, counters */
+	T_WORKLOAD = ENGINE_TYPE_DRIVER_FIRST +
+		     1, /* key: 4-byte big-endian arrival index; a sim_outcome_t */
+	T_EVICTION = ENGINE_TYPE_DRIVER_FIRST +
+		     2, /* key: 8-byte big-endian sequence; one sim_preemption_t */
 };
 #define REC_VERSION 1
 
@@ -94,39 +92,30 @@ static event_t heap_pop(struct sim *s)
 	return top;
 }
 
-/* ---- building the core from the policy snapshot ---- */
+/* ---- the core's configuration ---- */
 
-/* The core's configuration for a trace's options. */
-void sim_core_config(const sim_trace_t *t, queue_config_t *cfg)
+/* The core's configuration for a trace's options (the copy a prediction
+ * pass makes is built with it too: engine_config). */
+static void core_config(const sim_trace_t *t, engine_config_t *cfg)
 {
-	queue_config_default(cfg);
+	engine_config_default(cfg);
 	cfg->fair_sharing = t->opt.fair_sharing;
 	if (t->opt.half_life_ms > 0)
 		cfg->tenant_half_life_ms = t->opt.half_life_ms;
 	if (t->opt.usage_sample_ms > 0)
 		cfg->tenant_sample_ms = t->opt.usage_sample_ms;
 	cfg->ready_timeout_ms = t->opt.gang_ready_timeout_ms;
-	cfg->ready_scope = QUEUE_READY_GANGS;
+	cfg->ready_scope = ENGINE_READY_GANGS;
 	cfg->release_on_evict = true;
 	if (t->opt.budget_interval_ms > 0)
 		cfg->budget_interval_ms = t->opt.budget_interval_ms;
-}
-
-static int build_core(struct sim *s, gpuq_diag_t *diag)
-{
-	queue_config_t cfg;
-	int rc;
-
-	sim_core_config(s->t, &cfg);
-	CORE(s, engine_core_build(s->t->policy, &cfg, &s->q, diag));
-	return rc;
 }
 
 /* ---- outcomes ---- */
 
 static void mark(struct sim *s, uint32_t wid)
 {
-	if (!s->store || s->wl_marked[wid])
+	if (!s->persist || s->wl_marked[wid])
 		return;
 	s->wl_marked[wid] = 1;
 	s->dirty_wl[s->n_dirty_wl++] = wid; /* sized n_wl at creation: cannot overflow */
@@ -153,10 +142,10 @@ int64_t sim_ready_delay(const struct sim *s, uint32_t wid)
 
 /* The core's view of a shape's pod sets, pointing into the trace. */
 struct podsets {
-	queue_podset_spec_t ps[SIM_PODSETS_MAX];		      /* the pod sets */
-	queue_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];	      /* their requests */
-	queue_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];	      /* nodeSelectors */
-	queue_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX]; /* tolerations */
+	engine_podset_spec_t ps[SIM_PODSETS_MAX];		       /* the pod sets */
+	engine_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];	       /* their requests */
+	engine_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];	       /* nodeSelectors */
+	engine_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX]; /* tolerations */
 };
 
 /* Fill b from shape sh; returns the pods over all pod sets. */
@@ -165,7 +154,7 @@ static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct 
 	/* b is written before it is read (only its address is taken here); zeroing its
 	 * 9 KiB per arrival would cost more than the rest of the call */
 	// cppcheck-suppress ctuuninitvar
-	queue_podset_spec_t *ps = b->ps;
+	engine_podset_spec_t *ps = b->ps;
 	int32_t pods = 0;
 
 	memset(ps, 0, sizeof(b->ps));
@@ -188,13 +177,10 @@ static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct 
 		ps[i].n_node_selector = p->n_sel;
 		ps[i].tolerations = b->tol[i];
 		for (size_t j = 0; j < p->n_tol; j++) {
-			queue_toleration_t *tol = &b->tol[i][ps[i].n_tolerations];
-			if (engine_effect_named(p->tol[j].effect, &tol->effect))
+			const sim_toleration_t *tl = &p->tol[j];
+			if (engine_toleration_named(tl->key, tl->op, tl->value, tl->effect,
+						    &b->tol[i][ps[i].n_tolerations]))
 				continue; /* tolerates nothing (the Trace refuses it anyway) */
-			tol->key = p->tol[j].key;
-			tol->op = !strcmp(p->tol[j].op, "Exists") ? QUEUE_TOLERATE_EXISTS
-								  : QUEUE_TOLERATE_EQUAL;
-			tol->value = p->tol[j].value;
 			ps[i].n_tolerations++;
 		}
 	}
@@ -208,7 +194,7 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 	const sim_shape_t *sh = &t->shapes[a->shape];
 	const policy_lq_t *lq = policy_lq_at(t->policy, a->lq);
 	struct podsets b;
-	queue_workload_spec_t spec;
+	engine_workload_spec_t spec;
 	char name[SIM_NAME_MAX + 64], uid[UID_MAX];
 	int32_t pods;
 	int rc;
@@ -234,7 +220,7 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 	spec.n_podsets = sh->n_podsets;
 	spec.gang_total = sh->gang ? pods : 0;
 	spec.pods_present = spec.gang_total;
-	CORE(s, queue_workload_add(s->q, &spec, s->now, NULL, diag));
+	CORE(s, engine_workload_add(s->e, &spec, s->now, NULL, diag));
 	if (rc) {
 		gpuq_diag_prefix(diag, "workload %s/%s: ", lq->namespace_, name);
 		return rc;
@@ -267,7 +253,7 @@ static int log_eviction(struct sim *s, uint32_t victim, uint32_t by, const char 
 	return GPUQ_OK;
 }
 
-static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *diag)
+static int on_eviction(struct sim *s, const engine_eviction_t *ev, gpuq_diag_t *diag)
 {
 	uint32_t wid = wid_of(ev->victim_uid);
 	sim_outcome_t *o;
@@ -278,7 +264,7 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 				     ev->victim_uid ? ev->victim_uid : "");
 	o = &s->r->wl[wid];
 	if (s->metrics) { /* before a Ready timeout's last one deletes it */
-		qmetrics_eviction_count(s->metrics, s->q, ev);
+		qmetrics_eviction_count(s->metrics, engine_core(s->e), ev);
 		s->requeued[wid] = s->now;
 	}
 	rc = log_eviction(s, wid, ev->preemptor_uid ? wid_of(ev->preemptor_uid) : UINT32_MAX,
@@ -291,12 +277,12 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 	o->state = SIM_WL_PENDING;
 	s->n_admitted--;
 	s->n_pending++;
-	if (ev->reason == QUEUE_EVICT_READY_TIMEOUT && ++o->timeouts >= SIM_READY_TIMEOUTS_MAX) {
+	if (ev->reason == ENGINE_EVICT_READY_TIMEOUT && ++o->timeouts >= SIM_READY_TIMEOUTS_MAX) {
 		char uid[UID_MAX];
 		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
-		CORE(s, queue_workload_delete(s->q, uid, s->now));
+		CORE(s, engine_workload_delete(s->e, uid, s->now));
 		if (rc)
-			return gpuq_diag_set(diag, rc, "queue_workload_delete %s: %s", uid,
+			return gpuq_diag_set(diag, rc, "engine_workload_delete %s: %s", uid,
 					     gpuq_strerror(rc));
 		o->state = SIM_WL_DROPPED;
 		s->n_pending--;
@@ -305,7 +291,7 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 	return GPUQ_OK;
 }
 
-static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t *diag)
+static int on_admission(struct sim *s, const engine_admission_t *adm, gpuq_diag_t *diag)
 {
 	uint32_t wid = wid_of(adm->uid);
 	sim_outcome_t *o;
@@ -317,7 +303,8 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 				     adm->uid ? adm->uid : "");
 	o = &s->r->wl[wid];
 	if (s->metrics)
-		qmetrics_admission_count(s->metrics, s->q, adm, s->requeued[wid], s->now);
+		qmetrics_admission_count(s->metrics, engine_core(s->e), adm, s->requeued[wid],
+					 s->now);
 	delay = sim_ready_delay(s, wid);
 	if (o->first_admit_ms < 0)
 		o->first_admit_ms = s->now;
@@ -331,9 +318,9 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 	mark(s, wid);
 	if (s->t->shapes[s->t->arrivals[wid].shape].gang) {
 		if (delay == 0) {
-			CORE(s, queue_workload_pods_ready(s->q, adm->uid, s->now));
+			CORE(s, engine_workload_pods_ready(s->e, adm->uid, s->now));
 			if (rc)
-				return gpuq_diag_set(diag, rc, "queue_workload_pods_ready %s: %s",
+				return gpuq_diag_set(diag, rc, "engine_workload_pods_ready %s: %s",
 						     adm->uid, gpuq_strerror(rc));
 		} else {
 			rc = sim_heap_push(s, (event_t){.at = s->now + delay,
@@ -351,7 +338,7 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 	    s, (event_t){.at = o->finish_ms, .wid = wid, .run = o->preemptions, .kind = EV_FINISH});
 }
 
-static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag)
+static int on_result(struct sim *s, const engine_result_t *res, gpuq_diag_t *diag)
 {
 	int rc = GPUQ_OK;
 
@@ -365,11 +352,11 @@ static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag
 		if (wid >= s->r->n_wl)
 			continue;
 		o = &s->r->wl[wid];
-		if (o->state == SIM_WL_PENDING && res->changes[i].reason == QUEUE_WAIT_NO_FIT) {
+		if (o->state == SIM_WL_PENDING && res->changes[i].reason == ENGINE_WAIT_NO_FIT) {
 			o->state = SIM_WL_INADMISSIBLE;
 			mark(s, wid);
 		} else if (o->state == SIM_WL_INADMISSIBLE &&
-			   res->changes[i].reason != QUEUE_WAIT_NO_FIT) {
+			   res->changes[i].reason != ENGINE_WAIT_NO_FIT) {
 			o->state = SIM_WL_PENDING; /* the policy changed under it: it may fit */
 			mark(s, wid);
 		}
@@ -398,15 +385,15 @@ static int on_event(struct sim *s, const event_t *ev, gpuq_diag_t *diag)
 	if (ev->kind == EV_IDLE)
 		return sim_econ_idle(s, ev, diag);
 	if (ev->kind == EV_READY) {
-		CORE(s, queue_workload_pods_ready(s->q, uid, s->now));
+		CORE(s, engine_workload_pods_ready(s->e, uid, s->now));
 		if (rc)
-			return gpuq_diag_set(diag, rc, "queue_workload_pods_ready %s: %s", uid,
+			return gpuq_diag_set(diag, rc, "engine_workload_pods_ready %s: %s", uid,
 					     gpuq_strerror(rc));
 		return GPUQ_OK;
 	}
-	CORE(s, queue_workload_finish(s->q, uid, s->now));
+	CORE(s, engine_workload_finish(s->e, uid, s->now));
 	if (!rc)
-		CORE(s, queue_workload_delete(s->q, uid, s->now));
+		CORE(s, engine_workload_delete(s->e, uid, s->now));
 	if (rc)
 		return gpuq_diag_set(diag, rc, "finishing %s: %s", uid, gpuq_strerror(rc));
 	o->state = SIM_WL_FINISHED;
@@ -528,48 +515,50 @@ static void key_be(uint8_t *key, uint64_t v, size_t n)
 		key[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
 }
 
-/* Commit the step: the core's changed records and the driver's progress, in
- * one transaction. */
-static int commit(struct sim *s, gpuq_diag_t *diag)
+/* engine_commit's stage function: the outcomes changed since the last
+ * commit, the new eviction log entries and the progress record. */
+static int stage(void *ctx, engine_batch_t *b)
 {
-	store_txn_t *txn = NULL;
+	const struct sim *s = ctx;
 	uint8_t buf[PROGRESS_LEN > EVICTION_LEN ? PROGRESS_LEN : EVICTION_LEN];
-	double t0 = sim_cpu_now();
-	uint64_t wall0 = gpuq_mono_ns();
-	int rc;
+	int rc = GPUQ_OK;
 
-	if (!s->store)
-		return GPUQ_OK;
-	rc = store_txn_begin(s->store, &txn);
-	if (!rc)
-		rc = engine_stage(txn, s->q);
 	for (size_t i = 0; i < s->n_dirty_wl && !rc; i++) {
 		uint8_t key[4], val[OUTCOME_LEN];
 		key_be(key, s->dirty_wl[i], 4);
 		encode_outcome(&s->r->wl[s->dirty_wl[i]], val);
-		rc = store_put(txn, T_WORKLOAD, key, 4, val, sizeof(val));
+		rc = engine_record_put(b, T_WORKLOAD, key, 4, val, sizeof(val));
 	}
 	for (size_t i = s->persisted_preempt; i < s->r->n_preempt && !rc; i++) {
 		uint8_t key[8];
 		key_be(key, i, 8);
 		encode_eviction(&s->r->preempt[i], buf);
-		rc = store_put(txn, T_EVICTION, key, 8, buf, EVICTION_LEN);
+		rc = engine_record_put(b, T_EVICTION, key, 8, buf, EVICTION_LEN);
 	}
 	if (!rc) {
 		encode_progress(s, buf);
-		rc = store_put(txn, T_PROGRESS, "progress", 8, buf, PROGRESS_LEN);
+		rc = engine_record_put(b, T_PROGRESS, "progress", 8, buf, PROGRESS_LEN);
 	}
-	if (rc) {
-		store_txn_abort(txn);
-		return gpuq_diag_set(diag, rc, "state dir: building the step's batch: %s",
-				     gpuq_strerror(rc));
-	}
-	rc = store_txn_commit(txn, NULL);
+	return rc;
+}
+
+/* Commit the step: the core's changed records and the driver's progress, in
+ * one transaction. */
+static int commit(struct sim *s, gpuq_diag_t *diag)
+{
+	double t0;
+	uint64_t wall0;
+	int rc;
+
+	if (!s->persist)
+		return GPUQ_OK;
+	t0 = sim_cpu_now();
+	wall0 = gpuq_mono_ns();
+	rc = engine_commit(s->e, stage, s, diag);
 	if (s->metrics)
 		qmetrics_commit_observe(s->metrics, rc == GPUQ_OK, gpuq_mono_ns() - wall0);
 	if (rc)
-		return gpuq_diag_set(diag, rc, "state dir: commit failed: %s", gpuq_strerror(rc));
-	queue_dirty_clear(s->q);
+		return rc;
 	for (size_t i = 0; i < s->n_dirty_wl; i++)
 		s->wl_marked[s->dirty_wl[i]] = 0;
 	s->n_dirty_wl = 0;
@@ -642,15 +631,15 @@ static int scan_eviction(void *ctx, unsigned type, const void *key, size_t klen,
 		   : gpuq_diag_set(c->diag, GPUQ_ECORRUPT, "eviction record: bad victim");
 }
 
-/* Resume from the store when it holds progress; *resumed says whether it did. */
-static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
+/* engine_open's check, before the core's records are restored: the
+ * progress record, when there is one, must be of this trace (s->resumed). */
+static int check_progress(void *ctx, engine_t *e, gpuq_diag_t *diag)
 {
-	struct scan_ctx c = {.s = s, .diag = diag};
+	struct sim *s = ctx;
 	void *val = NULL;
 	size_t vlen = 0;
-	int rc = store_get(s->store, T_PROGRESS, "progress", 8, &val, &vlen);
+	int rc = engine_record_get(e, T_PROGRESS, "progress", 8, &val, &vlen);
 
-	*resumed = false;
 	if (rc == GPUQ_ENOTFOUND)
 		return GPUQ_OK;
 	if (rc)
@@ -658,12 +647,18 @@ static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
 				     gpuq_strerror(rc));
 	rc = decode_progress(s, val, vlen, diag);
 	free(val);
-	if (rc)
-		return rc;
-	CORE(s, engine_restore(s->store, s->q, diag));
-	if (rc)
-		return rc;
-	rc = store_scan(s->store, T_WORKLOAD, scan_outcome, &c);
+	s->resumed = rc == GPUQ_OK;
+	return rc;
+}
+
+/* Resume the simulator's side of a run whose progress check_progress read
+ * (the core's records are restored by then): the outcomes, the eviction
+ * log, the pending events. */
+static int restore(struct sim *s, gpuq_diag_t *diag)
+{
+	struct scan_ctx c = {.s = s, .diag = diag};
+	int rc = engine_record_scan(s->e, T_WORKLOAD, scan_outcome, &c);
+
 	if (rc)
 		return rc;
 	s->cap_preempt = s->persisted_preempt + 1;
@@ -671,7 +666,7 @@ static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
 	if (!s->r->preempt)
 		return GPUQ_ENOMEM;
 	c.count = 0;
-	rc = store_scan(s->store, T_EVICTION, scan_eviction, &c);
+	rc = engine_record_scan(s->e, T_EVICTION, scan_eviction, &c);
 	if (rc)
 		return rc;
 	if (c.count != s->persisted_preempt)
@@ -699,25 +694,46 @@ static int restore(struct sim *s, bool *resumed, gpuq_diag_t *diag)
 	}
 	if (!rc)
 		rc = sim_econ_restore(s);
-	*resumed = true;
 	return rc;
 }
 
-static int open_store(struct sim *s, const sim_run_options_t *opt, gpuq_diag_t *diag)
+/* Open the engine over the trace's policy: memory only without state_dir;
+ * else on the store there (read_only: a check beside a live writer), with
+ * the simulator's record types, resuming the run it holds. */
+static int open_engine(struct sim *s, const char *state_dir, bool no_sync, bool read_only,
+		       gpuq_diag_t *diag)
 {
-	store_opts_t so;
+	engine_config_t cfg;
+	engine_opts_t o;
+	int rc;
 
-	store_opts_init(&so);
-	engine_store_types(&so);
-	so.types[T_PROGRESS] = "sim-progress";
-	so.types[T_WORKLOAD] = "sim-workload";
-	so.types[T_EVICTION] = "sim-eviction";
-	so.nosync = opt->no_sync;
-	s->dirty_wl = calloc(s->r->n_wl + 1, sizeof(*s->dirty_wl));
-	s->wl_marked = calloc(s->r->n_wl + 1, 1);
-	if (!s->dirty_wl || !s->wl_marked)
-		return GPUQ_ENOMEM;
-	return store_open(opt->state_dir, &so, &s->store, diag);
+	core_config(s->t, &cfg);
+	engine_opts_init(&o);
+	if (state_dir) {
+		o.state_dir = state_dir;
+		o.nosync = no_sync;
+		o.read_only = read_only;
+		o.driver_types[T_PROGRESS - ENGINE_TYPE_DRIVER_FIRST] = "sim-progress";
+		o.driver_types[T_WORKLOAD - ENGINE_TYPE_DRIVER_FIRST] = "sim-workload";
+		o.driver_types[T_EVICTION - ENGINE_TYPE_DRIVER_FIRST] = "sim-eviction";
+		o.check = check_progress;
+		o.check_ctx = s;
+		s->dirty_wl = calloc(s->r->n_wl + 1, sizeof(*s->dirty_wl));
+		s->wl_marked = calloc(s->r->n_wl + 1, 1);
+		if (!s->dirty_wl || !s->wl_marked)
+			return GPUQ_ENOMEM;
+	}
+	CORE(s, engine_open(s->t->policy, &cfg, &o, &s->e, diag));
+	if (rc)
+		return rc;
+	s->persist = state_dir && !read_only;
+	if (s->resumed)
+		return restore(s, diag);
+	if (engine_resumed(s->e) && !read_only) /* a daemon's store */
+		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
+				     "state dir %s: it holds queue records but no simulator run",
+				     state_dir);
+	return GPUQ_OK;
 }
 
 /* ---- the loop ---- */
@@ -740,24 +756,11 @@ static int64_t next_time(const struct sim *s, int64_t qnext)
 	return next;
 }
 
-/* Whether a budget over its limit with Hold keeps workloads waiting. */
-static bool budget_holds(const struct sim *s)
-{
-	for (uint32_t i = 0; i < queue_budget_count(s->q); i++) {
-		queue_budget_view_t v;
-
-		if (!queue_budget_view(s->q, i, &v) && v.state == QUEUE_BUDGET_OVER &&
-		    v.action == QUEUE_BUDGET_HOLD)
-			return true;
-	}
-	return false;
-}
-
 static int step(struct sim *s, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
 	int64_t iv = t->opt.cycle_interval_ms, qnext, next;
-	queue_result_t res;
+	engine_result_t res;
 	double cpu0 = 0; /* the core's CPU time before the tick: the cycle's metric */
 	int rc = GPUQ_OK;
 
@@ -765,7 +768,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 	 * run never had them, and both must take the same steps. */
 	while (s->n_heap && sim_event_stale(s, &s->heap[0]))
 		heap_pop(s);
-	qnext = queue_next_event(s->q, s->now);
+	qnext = engine_next_event(s->e, s->now);
 	next = next_time(s, qnext);
 	if (next == INT64_MAX || next > SIM_TIME_MAX_MS ||
 	    (s->next_arrival == t->n_arrivals && s->n_pending == 0 && s->n_admitted == 0) ||
@@ -789,17 +792,17 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 	}
 	cpu0 = s->core_cpu;
 	if (!rc)
-		CORE(s, queue_tick(s->q, s->now, &res));
+		CORE(s, engine_tick(s->e, s->now, &res));
 	if (!rc) {
 		if (res.n_evictions)
 			s->dirty = true;
 		rc = on_result(s, &res, diag);
 	}
 	if (!rc && s->dirty && (iv == 0 || s->now % iv == 0)) {
-		CORE(s, queue_cycle_run(s->q, s->now, &res));
+		CORE(s, engine_cycle(s->e, s->now, &res));
 		if (rc)
-			return gpuq_diag_set(diag, rc, "queue_cycle_run at %" PRId64 " ms: %s",
-					     s->now, gpuq_strerror(rc));
+			return gpuq_diag_set(diag, rc, "engine_cycle at %" PRId64 " ms: %s", s->now,
+					     gpuq_strerror(rc));
 		s->r->cycles++;
 		if (s->metrics)
 			qmetrics_cycle_observe(s->metrics, res.n_admissions > 0,
@@ -815,7 +818,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 		return rc;
 	/* nothing runs, nothing arrives: stuck, unless a budget holds work
 	 * until its window turns */
-	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0 && !budget_holds(s))
+	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0 && !engine_budget_holds(s->e))
 		s->idle++;
 	s->r->steps++;
 	return commit(s, diag);
@@ -872,7 +875,7 @@ static int explain_waiting(struct sim *s)
 			continue;
 		r->why_wl[r->n_why] = i;
 		snprintf(uid, sizeof(uid), "w%" PRIu32, i);
-		CORE(s, queue_workload_explain(s->q, uid, r->why[r->n_why], SIM_EXPLAIN_LEN));
+		CORE(s, engine_workload_explain(s->e, uid, r->why[r->n_why], SIM_EXPLAIN_LEN));
 		if (rc == GPUQ_ENOTFOUND) /* never reached the core */
 			snprintf(r->why[r->n_why], SIM_EXPLAIN_LEN,
 				 "its ClusterQueue's namespaceSelector does not select its "
@@ -885,8 +888,7 @@ static int explain_waiting(struct sim *s)
 static void sim_free(struct sim *s)
 {
 	sim_econ_free(s);
-	queue_destroy(s->q);
-	store_close(s->store);
+	engine_close(s->e);
 	free(s->heap);
 	free(s->shape_amount);
 	free(s->dirty_wl);
@@ -895,10 +897,11 @@ static void sim_free(struct sim *s)
 }
 
 /* Zero s and allocate what every run over trace needs (report, outcome
- * table, shape amounts), then build the core. GPUQ_ENOMEM with s->r NULL
+ * table, shape amounts), then open the engine (open_engine). GPUQ_ENOMEM with s->r NULL
  * means nothing was allocated; any other failure leaves s for the caller's
  * usual cleanup. */
-static int sim_setup(struct sim *s, const sim_trace_t *trace, gpuq_diag_t *diag)
+static int sim_setup(struct sim *s, const sim_trace_t *trace, const char *state_dir, bool no_sync,
+		     bool read_only, gpuq_diag_t *diag)
 {
 	memset(s, 0, sizeof(*s));
 	s->t = trace;
@@ -912,7 +915,7 @@ static int sim_setup(struct sim *s, const sim_trace_t *trace, gpuq_diag_t *diag)
 	if (!s->r->wl || !s->shape_amount)
 		return GPUQ_ENOMEM;
 	init_outcomes(s);
-	return build_core(s, diag);
+	return open_engine(s, state_dir, no_sync, read_only, diag);
 }
 
 /* Feed m from now on: the core (built or restored), and a requeue time per
@@ -923,7 +926,7 @@ static int metrics_setup(struct sim *s, qmetrics_t *m)
 	if (!s->requeued)
 		return GPUQ_ENOMEM;
 	s->metrics = m;
-	return qmetrics_core_set(m, s->q);
+	return qmetrics_core_set(m, engine_core(s->e));
 }
 
 /* The report's chargeback inputs: a copy of the core's ledger, and the
@@ -949,7 +952,7 @@ static int chargeback_setup(struct sim *s, const sim_run_options_t *opt)
 				 s->r->prices, n_flavors + n_flags, &s->r->n_prices);
 	free(declared);
 	if (!rc)
-		rc = ledger_clone(queue_ledger(s->q), &s->r->ledger);
+		rc = ledger_clone(engine_ledger(s->e), &s->r->ledger);
 	return rc;
 }
 
@@ -957,19 +960,13 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	    gpuq_diag_t *diag)
 {
 	struct sim s;
-	bool resumed = false;
 	double t0 = sim_cpu_now();
 	int rc;
 
 	*out = NULL;
-	rc = sim_setup(&s, trace, diag);
+	rc = sim_setup(&s, trace, opt ? opt->state_dir : NULL, opt && opt->no_sync, false, diag);
 	if (rc == GPUQ_ENOMEM && !s.r)
 		return rc;
-	if (!rc && opt && opt->state_dir) {
-		rc = open_store(&s, opt, diag);
-		if (!rc)
-			rc = restore(&s, &resumed, diag);
-	}
 	if (!rc && opt && opt->metrics)
 		rc = metrics_setup(&s, opt->metrics);
 	if (!rc)
@@ -982,14 +979,14 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 			goto fail;
 		if (opt && opt->check) {
 			char why[GPUQ_DIAG_MAX - 80];
-			rc = queue_check(s.q, why, sizeof(why));
+			rc = engine_check(s.e, why, sizeof(why));
 			if (rc) {
 				gpuq_diag_set(diag, rc, "invariant broken at %" PRId64 " ms: %s",
 					      s.now, rc == GPUQ_ENOMEM ? "out of memory" : why);
 				goto fail;
 			}
 		}
-		if (s.store && opt && opt->stop_after && n >= opt->stop_after && !s.done) {
+		if (s.persist && opt && opt->stop_after && n >= opt->stop_after && !s.done) {
 			rc = gpuq_diag_set(diag, GPUQ_EAGAIN, "stopped after %" PRIu64 " step(s)",
 					   n);
 			goto fail;
@@ -997,7 +994,7 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	}
 	rc = explain_waiting(&s);
 	if (!rc && s.metrics)
-		rc = qmetrics_publish(s.metrics, s.q); /* the state at the end */
+		rc = qmetrics_publish(s.metrics, engine_core(s.e)); /* the state at the end */
 	if (rc)
 		goto fail;
 	rc = chargeback_setup(&s, opt);
@@ -1008,7 +1005,7 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	s.r->end_ms = s.now;
 	s.r->core_cpu_s = s.core_cpu;
 	s.r->persist_cpu_s = s.persist_cpu;
-	s.r->core_bytes = queue_memory_bytes(s.q);
+	s.r->core_bytes = engine_memory_bytes(s.e);
 	s.r->total_cpu_s = sim_cpu_now() - t0;
 	{
 		struct rusage ru;
@@ -1024,39 +1021,39 @@ fail:
 	return rc;
 }
 
-int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag)
+int sim_engine_open(const sim_trace_t *trace, engine_t **out, gpuq_diag_t *diag)
 {
-	queue_config_t cfg;
+	engine_config_t cfg;
 
-	sim_core_config(trace, &cfg);
-	return engine_core_build(trace->policy, &cfg, out, diag);
+	core_config(trace, &cfg);
+	return engine_open(trace->policy, &cfg, NULL, out, diag);
 }
 
 /* Each core workload must be one the simulator has in the core, in the same
  * state, admitted at the same time; returns how many there are. */
 static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *diag)
 {
-	for (queue_wl_t id = queue_workload_next(s->q, QUEUE_NONE); id != QUEUE_NONE;
-	     id = queue_workload_next(s->q, id)) {
-		queue_workload_view_t v;
+	for (engine_wl_t id = engine_workload_next(s->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
+	     id = engine_workload_next(s->e, id)) {
+		engine_workload_view_t v;
 		uint32_t wid;
 		const sim_outcome_t *o;
 		bool admitted;
-		if (queue_workload_view(s->q, id, &v))
+		if (engine_workload_view(s->e, id, &v))
 			continue;
 		wid = wid_of(v.uid);
 		if (wid >= s->r->n_wl)
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
 					     "core workload \"%s\": no such arrival", v.uid);
 		o = &s->r->wl[wid];
-		admitted = v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING;
+		admitted = v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING;
 		if (admitted ? o->state != SIM_WL_ADMITTED || o->last_admit_ms != v.admitted_ms
 			     : o->state != SIM_WL_PENDING && o->state != SIM_WL_INADMISSIBLE)
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
 					     "workload %s: %s in the core (admitted at %" PRId64
 					     "), state %u (admitted at %" PRId64
 					     ") in the simulator's record",
-					     v.uid, queue_wl_state_name(v.state), v.admitted_ms,
+					     v.uid, engine_wl_state_name(v.state), v.admitted_ms,
 					     o->state, o->last_admit_ms);
 		sum->core_admitted += admitted;
 		sum->core_pending += !admitted;
@@ -1064,12 +1061,12 @@ static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *dia
 	for (uint32_t wid = 0; wid < s->r->n_wl; wid++) {
 		const sim_outcome_t *o = &s->r->wl[wid];
 		char uid[UID_MAX];
-		queue_wl_t id;
+		engine_wl_t id;
 		if (o->state != SIM_WL_PENDING && o->state != SIM_WL_ADMITTED &&
 		    o->state != SIM_WL_INADMISSIBLE)
 			continue;
 		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
-		if (queue_workload_find(s->q, uid, &id) == GPUQ_OK)
+		if (engine_workload_find(s->e, uid, &id) == GPUQ_OK)
 			continue;
 		if (o->state == SIM_WL_INADMISSIBLE) /* its CQ does not select its namespace */
 			continue;
@@ -1087,48 +1084,44 @@ static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *dia
 	return GPUQ_OK;
 }
 
-/* Restore st (open read-only) into a fresh core and cross-check, once. The
- * reads are several snapshots: the caller retries when a writer committed
- * in between. */
-static int check_once(const sim_trace_t *trace, store_t *st, const store_info_t *info,
-		      sim_state_summary_t *sum, queue_t **core, gpuq_diag_t *diag)
+/* The core's workloads, when the store holds no simulator run (a daemon's
+ * records, or none). */
+static void count_core(const engine_t *e, sim_state_summary_t *sum)
+{
+	for (engine_wl_t id = engine_workload_next(e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
+	     id = engine_workload_next(e, id)) {
+		engine_workload_view_t v;
+		if (engine_workload_view(e, id, &v))
+			continue;
+		if (v.state == ENGINE_WL_PENDING)
+			sum->core_pending++;
+		else if (v.state != ENGINE_WL_FINISHED)
+			sum->core_admitted++;
+	}
+}
+
+int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
+		    engine_t **engine, gpuq_diag_t *diag)
 {
 	struct sim s;
-	bool resumed = false;
 	int rc;
 
 	memset(sum, 0, sizeof(*sum));
-	rc = sim_setup(&s, trace, diag);
+	if (engine)
+		*engine = NULL;
+	/* read only, in one read snapshot: a writer may keep committing */
+	rc = sim_setup(&s, trace, state_dir, false, true, diag);
 	if (rc == GPUQ_ENOMEM && !s.r)
 		return rc;
 	if (rc)
 		goto done;
-	s.store = st;
-	/* A blank store (killed inside its first store_open) holds nothing. */
-	if (info->schema != 0)
-		rc = restore(&s, &resumed, diag);
-	if (!rc && info->schema != 0 && !resumed) /* only core records: a daemon's, or a
-						    run killed before its first step */
-		rc = engine_restore(s.store, s.q, diag);
+	sum->has_progress = s.resumed;
+	if (s.resumed)
+		rc = cross_check(&s, sum, diag);
+	else
+		count_core(s.e, sum);
 	if (rc)
 		goto done;
-	sum->has_progress = resumed;
-	if (resumed) {
-		rc = cross_check(&s, sum, diag);
-		if (rc)
-			goto done;
-	} else {
-		for (queue_wl_t id = queue_workload_next(s.q, QUEUE_NONE); id != QUEUE_NONE;
-		     id = queue_workload_next(s.q, id)) {
-			queue_workload_view_t v;
-			if (queue_workload_view(s.q, id, &v))
-				continue;
-			if (v.state == QUEUE_WL_PENDING)
-				sum->core_pending++;
-			else if (v.state != QUEUE_WL_FINISHED)
-				sum->core_admitted++;
-		}
-	}
 	sum->now_ms = s.now;
 	sum->steps = s.r->steps;
 	sum->done = s.done;
@@ -1137,44 +1130,13 @@ static int check_once(const sim_trace_t *trace, store_t *st, const store_info_t 
 	for (size_t i = 0; i < s.r->n_wl; i++)
 		if (s.r->wl[i].state <= SIM_WL_DROPPED)
 			sum->by_state[s.r->wl[i].state]++;
-	if (core) {
-		*core = s.q;
-		s.q = NULL;
+	if (engine) {
+		*engine = s.e;
+		s.e = NULL;
 	}
 done:
-	s.store = NULL; /* the caller's */
 	sim_free(&s);
 	sim_report_destroy(s.r);
-	return rc;
-}
-
-int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
-		    queue_t **core, gpuq_diag_t *diag)
-{
-	store_opts_t so;
-	store_t *st = NULL;
-	store_info_t info;
-	queue_t *q = NULL;
-	int rc;
-
-	memset(sum, 0, sizeof(*sum));
-	if (core)
-		*core = NULL;
-	store_opts_init(&so);
-	so.read_only = true;
-	rc = store_open(state_dir, &so, &st, diag);
-	/* one read snapshot for every record: a writer may keep committing */
-	if (!rc && (rc = store_snapshot_begin(st)))
-		gpuq_diag_set(diag, rc, "state store %s: cannot hold a read snapshot", state_dir);
-	if (!rc)
-		rc = store_info_get(st, &info);
-	if (!rc)
-		rc = check_once(trace, st, &info, sum, core ? &q : NULL, diag);
-	if (!rc && core)
-		*core = q;
-	else
-		queue_destroy(q);
-	store_close(st);
 	return rc;
 }
 

@@ -9,7 +9,8 @@
  * and validates it (every count capped; errors name file, document, field and
  * value, read with the policy module's field decoder, so in the words the
  * policy objects' errors use) into a compact arrival table; sim_run replays
- * it through queue/ and returns a report (waits, makespan, utilization,
+ * it through an engine (engine/: the queueing core and, with a state
+ * directory, its store) and returns a report (waits, makespan, utilization,
  * preemptions, fairness).
  *
  * The design decision that matters: time is virtual and the loop is
@@ -18,8 +19,8 @@
  * identical. The driver may read clocks (to measure the CPU time the core
  * spends); the core never does. With a state directory, each step's core
  * records and the driver's own progress are committed in one store transaction
- * before the step's results are acted on, so a run killed at any point resumes
- * to the very same report.
+ * (engine_commit) before the step's results are acted on, so a run killed at
+ * any point resumes to the very same report.
  */
 #ifndef GPUQ_SIM_H
 #define GPUQ_SIM_H
@@ -30,9 +31,9 @@
 #include <stdio.h>
 
 #include "base/base.h"
+#include "engine/engine.h"
 #include "ledger/ledger.h"
 #include "qmetrics/qmetrics.h"
-#include "queue/queue.h"
 
 /* ---- Bounds (every input a trace can grow) ---- */
 
@@ -203,7 +204,7 @@ double sim_stats_jain(const double *x, const double *w, size_t n);
 typedef struct {
 	const char *state_dir; /* persist every step here and resume from it; NULL: off */
 	bool no_sync;	       /* skip fsync on commit (faster, survives kill but not crash) */
-	bool check;	       /* queue_check after every step: the first broken
+	bool check;	       /* engine_check after every step: the first broken
 				  invariant ends the run (GPUQ_ECORRUPT, naming it) */
 	uint64_t stop_after;   /* tests: with state_dir, stop right after this call's
 				  stop_after-th committed step, as a kill there would
@@ -255,46 +256,46 @@ typedef struct {
 } sim_preemption_t;
 
 typedef struct {
-	const sim_trace_t *trace;     /* borrowed: must outlive the report */
-	sim_outcome_t *wl;	      /* per workload, arrival order (owned) */
-	size_t n_wl;		      /* entries in wl */
-	sim_preemption_t *preempt;    /* in order (owned) */
-	size_t n_preempt;	      /* entries in preempt */
-	int64_t end_ms;		      /* virtual time when the run ended */
-	uint64_t cycles;	      /* admission cycles run */
-	uint64_t steps;		      /* event-loop steps */
-	uint64_t cycle_cap_hits;      /* instants at which cycles kept preempting until
-					 the cap (1,000 in a row) moved time on: a
-					 preemption livelock in the core */
-	double core_cpu_s;	      /* CPU seconds inside queue core calls */
-	double persist_cpu_s;	      /* CPU seconds encoding and committing records */
-	double total_cpu_s;	      /* CPU seconds of sim_run (this process only) */
-	uint64_t resumed_steps;	      /* steps restored from the state dir, 0 on a fresh run */
-	size_t core_bytes;	      /* queue_memory_bytes() at the end */
-	long max_rss_kb;	      /* the process's peak resident set (getrusage), KiB */
-	uint32_t *why_wl;	      /* workloads still waiting at the end (the first
-					 SIM_EXPLAIN_MAX), in arrival order (owned) */
-	char (*why)[SIM_EXPLAIN_LEN]; /* the core's explanation for each (owned) */
-	size_t n_why;		      /* entries in why_wl and why */
-	ledger_t *ledger;	      /* the core's usage ledger at the end: the
-					 chargeback figures (owned) */
-	ledger_price_t *prices;	      /* prices in force: the options' flags, then
-					 the flavors' annotations (owned array;
-					 names borrowed from them) */
-	size_t n_prices;	      /* entries in prices */
-	bool econ;		      /* the trace uses GPU economics (budgets, minimum
-					 runtimes, idle reclaim, idleAfter, predictions):
-					 the report has an "economics" section */
-	queue_budget_view_t *budgets; /* the budgets at the end (names owned: budget_names) */
-	char **budget_names;	      /* owned */
-	size_t n_budgets;	      /* entries */
-	int64_t *predicted;	      /* per workload: its first predicted start, -1
-					 (owned; NULL without predictions) */
-	int64_t predict_interval_ms;  /* the passes' interval (0: none) */
-	bool predict_history;	      /* runtimes from the LocalQueues' history */
-	uint64_t predict_passes;      /* prediction passes run */
-	double predict_cpu_s;	      /* CPU seconds in them */
-	double predict_cpu_max_s;     /* the longest one */
+	const sim_trace_t *trace;      /* borrowed: must outlive the report */
+	sim_outcome_t *wl;	       /* per workload, arrival order (owned) */
+	size_t n_wl;		       /* entries in wl */
+	sim_preemption_t *preempt;     /* in order (owned) */
+	size_t n_preempt;	       /* entries in preempt */
+	int64_t end_ms;		       /* virtual time when the run ended */
+	uint64_t cycles;	       /* admission cycles run */
+	uint64_t steps;		       /* event-loop steps */
+	uint64_t cycle_cap_hits;       /* instants at which cycles kept preempting until
+					  the cap (1,000 in a row) moved time on: a
+					  preemption livelock in the core */
+	double core_cpu_s;	       /* CPU seconds inside the engine's core calls */
+	double persist_cpu_s;	       /* CPU seconds encoding and committing records */
+	double total_cpu_s;	       /* CPU seconds of sim_run (this process only) */
+	uint64_t resumed_steps;	       /* steps restored from the state dir, 0 on a fresh run */
+	size_t core_bytes;	       /* engine_memory_bytes() at the end */
+	long max_rss_kb;	       /* the process's peak resident set (getrusage), KiB */
+	uint32_t *why_wl;	       /* workloads still waiting at the end (the first
+					  SIM_EXPLAIN_MAX), in arrival order (owned) */
+	char (*why)[SIM_EXPLAIN_LEN];  /* the core's explanation for each (owned) */
+	size_t n_why;		       /* entries in why_wl and why */
+	ledger_t *ledger;	       /* the core's usage ledger at the end: the
+					  chargeback figures (owned) */
+	ledger_price_t *prices;	       /* prices in force: the options' flags, then
+					  the flavors' annotations (owned array;
+					  names borrowed from them) */
+	size_t n_prices;	       /* entries in prices */
+	bool econ;		       /* the trace uses GPU economics (budgets, minimum
+					  runtimes, idle reclaim, idleAfter, predictions):
+					  the report has an "economics" section */
+	engine_budget_view_t *budgets; /* the budgets at the end (names owned: budget_names) */
+	char **budget_names;	       /* owned */
+	size_t n_budgets;	       /* entries */
+	int64_t *predicted;	       /* per workload: its first predicted start, -1
+					  (owned; NULL without predictions) */
+	int64_t predict_interval_ms;   /* the passes' interval (0: none) */
+	bool predict_history;	       /* runtimes from the LocalQueues' history */
+	uint64_t predict_passes;       /* prediction passes run */
+	double predict_cpu_s;	       /* CPU seconds in them */
+	double predict_cpu_max_s;      /* the longest one */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or
@@ -310,12 +311,12 @@ void sim_report_destroy(sim_report_t *report);
 
 /* ---- The core and the state dir, for tools (`gpuq store check --trace`) ---- */
 
-/* Build a queue core from the trace's policy and options exactly as sim_run
- * does (engine_core_build: flavors, cohorts, ClusterQueues, LocalQueues;
- * fair sharing, half-life, Ready timeout), holding no workloads: the queue a
- * store of this trace's run restores into. *out is the caller's (queue_destroy). GPUQ_ENOMEM or the
- * core's error, diag explains. */
-int sim_core_build(const sim_trace_t *trace, queue_t **out, gpuq_diag_t *diag);
+/* Open a memory-only engine over the trace's policy and options exactly as
+ * sim_run builds its core (engine_open: flavors, cohorts, ClusterQueues,
+ * LocalQueues; fair sharing, half-life, Ready timeout), holding no
+ * workloads. *out is the caller's (engine_close). GPUQ_ENOMEM or the core's
+ * error, diag explains. */
+int sim_engine_open(const sim_trace_t *trace, engine_t **out, gpuq_diag_t *diag);
 
 typedef struct {
 	bool has_progress;   /* the store holds a simulator run (else only core records) */
@@ -331,19 +332,20 @@ typedef struct {
 
 /* Verify a state dir written by sim_run for this trace, without changing it
  * (read-only: safe next to a running simulator): restore every core record
- * into a fresh core (sim_core_build, engine_restore) and every simulator
- * record, as a resume would, then cross-check them: each workload the core
+ * into a fresh core (an engine opened read only, as sim_engine_open builds
+ * it) and every simulator record, as a resume would, then cross-check them: each workload the core
  * holds is one the simulator has pending or admitted (with the same
  * admission time), and the other way round, and the counts agree. A dir
  * holding only core records (no simulator progress) gets the core restore;
  * a blank store (its creation interrupted before the first commit) holds
  * nothing and passes.
- * On GPUQ_OK *sum is filled and, when core is not NULL, *core receives the
- * restored queue (caller's, queue_destroy) for inspection. GPUQ_ENOTFOUND
- * (no store), GPUQ_ECORRUPT (a record or a cross-check failed; diag names
- * it), store and core errors. */
+ * On GPUQ_OK *sum is filled and, when engine is not NULL, *engine receives
+ * the restored engine (caller's, engine_close; its store still open to read
+ * only, under the same read snapshot) for inspection (engine_core).
+ * GPUQ_ENOTFOUND (no store), GPUQ_ECORRUPT (a record or a cross-check
+ * failed; diag names it), store and core errors. */
 int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_summary_t *sum,
-		    queue_t **core, gpuq_diag_t *diag);
+		    engine_t **engine, gpuq_diag_t *diag);
 
 /* Write the report as JSON (stable key order and number format, one
  * workload per line; the CPU figures sit on the single line containing

@@ -1239,7 +1239,8 @@ static void state_check(void **state)
 	sim_state_summary_t sum;
 	sim_report_t *r = NULL;
 	gpuq_diag_t d = {{0}};
-	queue_t *q = NULL;
+	engine_t *e = NULL;
+	const queue_t *q;
 	store_opts_t so;
 	store_t *st;
 	store_txn_t *txn;
@@ -1249,7 +1250,8 @@ static void state_check(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	assert_int_equal(sim_run(t, &opt, &r, &d), GPUQ_EAGAIN);
-	assert_int_equal(sim_state_check(t, dir, &sum, &q, &d), GPUQ_OK);
+	assert_int_equal(sim_state_check(t, dir, &sum, &e, &d), GPUQ_OK);
+	q = engine_core(e);
 	assert_true(sum.has_progress);
 	assert_int_equal(sum.steps, 25);
 	assert_false(sum.done);
@@ -1268,7 +1270,7 @@ static void state_check(void **state)
 	}
 	assert_int_equal(in_core, sum.core_pending + sum.core_admitted);
 	assert_true(uid[0]);
-	queue_destroy(q);
+	engine_close(e);
 	/* a different trace is refused */
 	assert_int_equal(sim_state_check(other, dir, &sum, NULL, &d), GPUQ_ECORRUPT);
 	assert_string_equal(d.msg, "the state dir holds a run of a different trace");
@@ -1287,11 +1289,11 @@ static void state_check(void **state)
 	/* a blank store (killed inside its first open) holds nothing, soundly */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir %s && : > %s/data.mdb", dir, dir, dir);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(sim_state_check(t, dir, &sum, &q, &d), GPUQ_OK);
+	assert_int_equal(sim_state_check(t, dir, &sum, &e, &d), GPUQ_OK);
 	assert_false(sum.has_progress);
 	assert_int_equal(sum.core_pending + sum.core_admitted, 0);
-	assert_int_equal(queue_cq_count(q), 2);
-	queue_destroy(q);
+	assert_int_equal(queue_cq_count(engine_core(e)), 2);
+	engine_close(e);
 	/* no store at all */
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);

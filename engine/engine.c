@@ -1,0 +1,318 @@
+/* engine/engine.c: engine_t, what a driver holds: the core built from the
+ * policy in force, its store, the step and its commit, the driver's own
+ * records, and the read-only views. */
+#include "engine/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct engine {
+	policy_t *policy;    /* the policy in force (one reference) */
+	queue_t *q;	     /* the core */
+	store_t *store;	     /* the state store; NULL: memory only */
+	engine_config_t cfg; /* the core's configuration */
+	bool read_only;	     /* the store is open to read only */
+	bool resumed;	     /* engine_open restored core records */
+	bool full_next;	     /* the next commit rewrites every core record */
+};
+
+void engine_config_default(engine_config_t *cfg)
+{
+	queue_config_default(cfg);
+}
+
+void engine_opts_init(engine_opts_t *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+/* Whether the store holds any record of the core's. */
+static bool holds_core_records(const store_info_t *info)
+{
+	for (unsigned t = 0; t < ENGINE_TYPE_DRIVER_FIRST; t++)
+		if (info->counts[t])
+			return true;
+	return false;
+}
+
+/* Open o's store, let the driver check it, and restore the core's records. */
+static int open_store(engine_t *e, const engine_opts_t *o, gpuq_diag_t *diag)
+{
+	store_opts_t so;
+	store_info_t info;
+	int rc;
+
+	store_opts_init(&so);
+	engine_store_types(&so);
+	for (size_t i = 0; i < ENGINE_DRIVER_TYPES_MAX; i++)
+		if (o->driver_types[i])
+			so.types[ENGINE_TYPE_DRIVER_FIRST + i] = o->driver_types[i];
+	so.nosync = o->nosync;
+	so.read_only = o->read_only;
+	if (o->map_max)
+		so.map_max = o->map_max;
+	rc = store_open(o->state_dir, &so, &e->store, diag);
+	if (rc)
+		return rc;
+	e->read_only = o->read_only;
+	/* one read snapshot for every record: a writer may keep committing */
+	if (o->read_only && (rc = store_snapshot_begin(e->store)))
+		return gpuq_diag_set(diag, rc, "state store %s: cannot hold a read snapshot",
+				     o->state_dir);
+	rc = store_info_get(e->store, &info);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "state store %s: %s", o->state_dir,
+				     gpuq_strerror(rc));
+	if (info.schema == 0)
+		return GPUQ_OK; /* blank: its creation was interrupted, it holds nothing */
+	if (o->check && (rc = o->check(o->check_ctx, e, diag)))
+		return rc;
+	if (!holds_core_records(&info))
+		return GPUQ_OK;
+	rc = engine_restore(e->store, e->q, diag);
+	e->resumed = rc == GPUQ_OK;
+	return rc;
+}
+
+int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o, engine_t **out,
+		gpuq_diag_t *diag)
+{
+	engine_t *e = calloc(1, sizeof(*e));
+	int rc;
+
+	*out = NULL;
+	if (!e)
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "engine: out of memory");
+	if (cfg)
+		e->cfg = *cfg;
+	else
+		queue_config_default(&e->cfg);
+	e->policy = policy_ref(p);
+	rc = engine_core_build(p, &e->cfg, &e->q, diag);
+	if (!rc && o && o->state_dir)
+		rc = open_store(e, o, diag);
+	if (rc) {
+		engine_close(e);
+		return rc;
+	}
+	*out = e;
+	return GPUQ_OK;
+}
+
+void engine_close(engine_t *e)
+{
+	if (!e)
+		return;
+	store_close(e->store); /* ends a read snapshot; flushes a nosync store */
+	queue_destroy(e->q);
+	policy_unref(e->policy);
+	free(e);
+}
+
+bool engine_resumed(const engine_t *e)
+{
+	return e->resumed;
+}
+
+const policy_t *engine_policy(const engine_t *e)
+{
+	return e->policy;
+}
+
+const engine_config_t *engine_config(const engine_t *e)
+{
+	return &e->cfg;
+}
+
+const engine_core_t *engine_core(const engine_t *e)
+{
+	return e->q;
+}
+
+/* ---- workloads ---- */
+
+int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
+			engine_wl_t *id, gpuq_diag_t *diag)
+{
+	return queue_workload_add(e->q, spec, now, id, diag);
+}
+
+int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now)
+{
+	return queue_workload_pods_ready(e->q, uid, now);
+}
+
+int engine_workload_finish(engine_t *e, const char *uid, int64_t now)
+{
+	return queue_workload_finish(e->q, uid, now);
+}
+
+int engine_workload_delete(engine_t *e, const char *uid, int64_t now)
+{
+	return queue_workload_delete(e->q, uid, now);
+}
+
+int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, int64_t at)
+{
+	return queue_workload_utilization(e->q, uid, util_pct, at);
+}
+
+int engine_toleration_named(const char *key, const char *op, const char *value, const char *effect,
+			    engine_toleration_t *out)
+{
+	int rc = engine_effect_named(effect, &out->effect);
+
+	if (rc)
+		return rc;
+	out->key = key ? key : "";
+	out->op = op && !strcmp(op, "Exists") ? QUEUE_TOLERATE_EXISTS : QUEUE_TOLERATE_EQUAL;
+	out->value = value ? value : "";
+	return GPUQ_OK;
+}
+
+/* ---- the step ---- */
+
+int engine_tick(engine_t *e, int64_t now, engine_result_t *out)
+{
+	return queue_tick(e->q, now, out);
+}
+
+int engine_cycle(engine_t *e, int64_t now, engine_result_t *out)
+{
+	return queue_cycle_run(e->q, now, out);
+}
+
+int64_t engine_next_event(const engine_t *e, int64_t now)
+{
+	return queue_next_event(e->q, now);
+}
+
+int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag)
+{
+	store_txn_t *txn;
+	int rc;
+
+	if (!e->store)
+		return GPUQ_OK;
+	if (e->read_only)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "state store: open to read only");
+	rc = store_txn_begin(e->store, &txn);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
+	rc = e->full_next ? engine_stage_full(e->store, txn, e->q) : engine_stage(txn, e->q);
+	if (!rc && stage)
+		rc = stage(ctx, txn);
+	if (rc) {
+		store_txn_abort(txn);
+		return gpuq_diag_set(diag, rc, "state store: building the batch: %s",
+				     gpuq_strerror(rc));
+	}
+	rc = store_txn_commit(txn, NULL);
+	if (rc)
+		return gpuq_diag_set(diag, rc, "state store: commit failed: %s", gpuq_strerror(rc));
+	queue_dirty_clear(e->q);
+	e->full_next = false;
+	return GPUQ_OK;
+}
+
+void engine_commit_full_next(engine_t *e)
+{
+	e->full_next = true;
+}
+
+size_t engine_changed_count(const engine_t *e)
+{
+	return queue_dirty_count(e->q);
+}
+
+/* ---- the driver's records ---- */
+
+int engine_record_put(engine_batch_t *b, unsigned type, const void *key, size_t klen,
+		      const void *val, size_t vlen)
+{
+	return store_put(b, type, key, klen, val, vlen);
+}
+
+int engine_record_del(engine_batch_t *b, unsigned type, const void *key, size_t klen)
+{
+	return store_del(b, type, key, klen);
+}
+
+int engine_record_get(engine_t *e, unsigned type, const void *key, size_t klen, void **val,
+		      size_t *vlen)
+{
+	if (!e->store)
+		return GPUQ_ENOTFOUND;
+	return store_get(e->store, type, key, klen, val, vlen);
+}
+
+int engine_record_scan(engine_t *e, unsigned type, engine_scan_fn cb, void *ctx)
+{
+	if (!e->store)
+		return GPUQ_OK;
+	return store_scan(e->store, type, cb, ctx);
+}
+
+/* ---- read-only views ---- */
+
+engine_wl_t engine_workload_next(const engine_t *e, engine_wl_t prev)
+{
+	return queue_workload_next(e->q, prev);
+}
+
+int engine_workload_view(const engine_t *e, engine_wl_t id, engine_workload_view_t *out)
+{
+	return queue_workload_view(e->q, id, out);
+}
+
+int engine_workload_find(const engine_t *e, const char *uid, engine_wl_t *id)
+{
+	return queue_workload_find(e->q, uid, id);
+}
+
+int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_t cap)
+{
+	return queue_workload_explain(e->q, uid, buf, cap);
+}
+
+const char *engine_wl_state_name(engine_wl_state_t s)
+{
+	return queue_wl_state_name(s);
+}
+
+size_t engine_budget_count(const engine_t *e)
+{
+	return queue_budget_count(e->q);
+}
+
+int engine_budget_view(const engine_t *e, uint32_t i, engine_budget_view_t *out)
+{
+	return queue_budget_view(e->q, i, out);
+}
+
+bool engine_budget_holds(const engine_t *e)
+{
+	for (uint32_t i = 0; i < queue_budget_count(e->q); i++) {
+		queue_budget_view_t v;
+
+		if (!queue_budget_view(e->q, i, &v) && v.state == QUEUE_BUDGET_OVER &&
+		    v.action == QUEUE_BUDGET_HOLD)
+			return true;
+	}
+	return false;
+}
+
+const ledger_t *engine_ledger(const engine_t *e)
+{
+	return queue_ledger(e->q);
+}
+
+size_t engine_memory_bytes(const engine_t *e)
+{
+	return queue_memory_bytes(e->q);
+}
+
+int engine_check(const engine_t *e, char *why, size_t cap)
+{
+	return queue_check(e->q, why, cap);
+}
