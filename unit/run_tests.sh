@@ -84,16 +84,22 @@ fi
 # threaded NAME LIST: whether NAME runs in this build (under TSan only the
 # LIST's)
 threaded() { [ -z "$TSAN_LOG" ] || case " $2 " in *" $1 "*) true ;; *) false ;; esac; }
-for t in "$BUILD"/unit/test_*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
-	case "$t" in *.d) continue ;; esac
+# One program per source, so a binary left in $BUILD by a test since removed
+# is not run (nor counted), and a test that was not built fails.
+not_built() { echo "not ok - $1 was not built"; return 1; }
+for src in unit/test_*.c; do
+	t="$BUILD/unit/$(basename "$src" .c)"
 	threaded "$(basename "$t")" "$THREADED_UNITS" || continue
-	run_one "$(basename "$t")" $VG "$t"
+	# shellcheck disable=SC2086 # $VG is a command line: split on purpose
+	if [ -x "$t" ]; then run_one "$(basename "$t")" $VG "$t"; else run_one "$(basename "$t")" not_built "$t"; fi
 done
-for r in "$BUILD"/fuzz/replay_*; do
-	[ -x "$r" ] && [ -z "$TSAN_LOG" ] || continue
-	target=${r##*/replay_}
-	run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"
+for src in fuzz/fuzz_*.c; do
+	[ -z "$TSAN_LOG" ] || continue
+	target=$(basename "$src" .c)
+	target=${target#fuzz_}
+	r="$BUILD/fuzz/replay_$target"
+	# shellcheck disable=SC2086 # $VG is a command line: split on purpose
+	if [ -x "$r" ]; then run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"; else run_one "replay_$target" not_built "$r"; fi
 done
 [ -n "$VG" ] && { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
