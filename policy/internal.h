@@ -191,9 +191,15 @@ policy_origin_t policy_dec_origin(const policy_dec_t *d);
 
 /* ---- Finishing (policy.c, tree.c; the helpers below live in mem.c) ---- */
 
-/* Report an allocation failure in diag; always GPUQ_ENOMEM (a constant the
- * static analyzer can follow). mem.c, like the rest of this group. */
-int policy_oom(gpuq_diag_t *diag);
+/* Report an allocation failure in diag; always GPUQ_ENOMEM. Inline, so the
+ * static analyzer sees the constant (out of line, clang-tidy takes
+ * `return p ? GPUQ_OK : policy_oom(d)` for a path returning GPUQ_OK with p
+ * NULL). */
+static inline int policy_oom(gpuq_diag_t *diag)
+{
+	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
+	return GPUQ_ENOMEM;
+}
 
 /* Write "<file>: document <n>: <msg>" for an object at origin o; returns rc. */
 int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)

@@ -2,8 +2,8 @@
  * The snapshot's memory: the arena its objects and strings live in, the
  * vectors and the (kind, namespace, name) index over them, and the entries
  * made on demand (a namespace named before its Namespace is seen, a cohort
- * no Cohort declares), with the two error helpers every decoder uses. The
- * leaf of policy/: it calls no other file of the module.
+ * no Cohort declares), with policy_fail_at, the error helper every decoder uses (policy_oom is
+ * inline in internal.h). The leaf of policy/: it calls no other file of the module.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,12 +11,6 @@
 #include <string.h>
 
 #include "policy/internal.h"
-
-int policy_oom(gpuq_diag_t *diag)
-{
-	gpuq_diag_set(diag, GPUQ_ENOMEM, "out of memory");
-	return GPUQ_ENOMEM;
-}
 
 int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt, ...)
 {
