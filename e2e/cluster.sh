@@ -108,10 +108,21 @@ ours_alive() {
 pid_of() { cat "$2/pids/$1.pid" 2>/dev/null || true; }
 
 # Start component $1 with command "$@" (after shift), logging to logs/$1.log.
+# $! is the forked shell until it has exec'd the command, and ours_alive knows
+# a component by "$D/" in its command line: wait for the exec (or the exit)
+# here, or a check made meanwhile takes the component for dead (seen under
+# load: "etcd exited during start-up" with an empty log).
 start() {
 	name=$1; shift
 	nohup "$@" </dev/null >"$D/logs/$name.log" 2>&1 &
-	echo $! >"$D/pids/$name.pid"
+	pid=$!
+	echo "$pid" >"$D/pids/$name.pid"
+	deadline=$(( $(date +%s) + TIMEOUT ))
+	until ours_alive "$pid" "$D"; do
+		case $(sed 's/^[0-9]* ([^)]*) \(.\).*/\1/' "/proc/$pid/stat" 2>/dev/null) in Z | X | "") return 0 ;; esac
+		[ "$(date +%s)" -lt "$deadline" ] || die "$name (pid $pid) did not start its command in ${TIMEOUT}s"
+		sleep 0.02
+	done
 }
 
 # Fail with the log tail unless every started component is still running.
