@@ -4,9 +4,11 @@
  * kept in; a driver (`gpuq simulate`, the daemon's controller) adds and
  * moves workloads through it, asks it to step (engine_tick, engine_cycle),
  * commits each step's records together with its own (engine_commit) before
- * acting on the step's result, and reads the core through read-only views.
- * Below engine_t sit the translations it is made of, which the controller
- * still calls directly until it holds an engine too (issue 22): a policy_t
+ * acting on the step's result, reads the core through read-only views, and
+ * hands it each new policy (engine_policy_set: in place when the tree's
+ * shape allows, else a rebuild). Below engine_t sit the translations it is
+ * made of (engine_t drives them; tests and benches call them on bare
+ * cores): a policy_t
  * into a core (flavors, cohorts, ClusterQueues with their quotas,
  * LocalQueues), the core's changed records into a store batch and back, and
  * rebuilding a core when the cluster's policy objects change shape,
@@ -235,19 +237,22 @@ typedef int (*engine_stage_fn)(void *ctx, engine_batch_t *b);
 
 /* Commit, in ONE store batch, every record of the core changed since the
  * last commit (engine_stage; all of them, and deletes of the stored records
- * of objects the core no longer holds, after engine_commit_full_next) and
+ * of objects the core no longer holds, after engine_commit_full_next or a
+ * core replaced by engine_policy_set or engine_core_reset) and
  * what stage (may be NULL) adds for the driver. Only on success is the core's changed set cleared;
  * after a failure it is kept whole, so the next commit writes it again, and
  * diag names the step ("state store: building the batch: ..." or "state
  * store: commit failed: ..."; LMDB failures are also logged once by the
  * store). A memory-only engine commits nothing: stage is not called and
  * the core's changed set is left as it is. GPUQ_EINVAL on a read-only
- * engine. */
+ * engine, and on one with no policy yet. */
 int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag);
 
 /* Make the next successful engine_commit rewrite the store's core records
- * exactly (engine_persist_full's work, a scan of the core's tables): after
- * the core was replaced, or when the store's content is in doubt. */
+ * exactly (as engine_persist_full: every live record put, the stored ones
+ * of objects the core no longer holds deleted; a scan of the core's
+ * tables): when the store's content is in doubt. (engine_policy_set and
+ * engine_core_reset ask for it themselves when they replace the core.) */
 void engine_commit_full_next(engine_t *e);
 
 /* The core's records changed since the last commit (queue_dirty_count). */
@@ -413,8 +418,9 @@ int engine_record_check(unsigned type, const void *key, size_t klen, const void 
  * For drivers that commit their own records in the same batch. */
 int engine_stage(store_txn_t *txn, const queue_t *q);
 
-/* engine_stage in a new batch, commit it, and on success queue_dirty_clear;
- * *seq (may be NULL) as store_txn_commit. On failure the changed set is
+/* engine_commit's one commit path for a bare core and store, without a
+ * driver's records: engine_stage in a new batch, commit it, and on success
+ * queue_dirty_clear; *seq (may be NULL) as store_txn_commit. On failure the changed set is
  * kept, so a later call retries it, and diag (may be NULL) names the step:
  * store_txn_begin's, engine_stage's or store_txn_commit's code (LMDB
  * failures are also logged once by the store). An empty changed set commits
