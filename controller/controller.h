@@ -34,12 +34,12 @@
  *   (its lock).
  * - the controller thread (loop.c, and jobs.c, pods.c, snapshot.c,
  *   status.c, actuate.c, usage.c, podmap.c on it): owns the caches, the
- *   core, the store and its connection, whose writes the fence gates (the
- *   single writer of queue state); follows the fence into `leader` and
- *   `synced` (atomics); publishes policy snapshots (the webhook's swap),
- *   queue metrics and the web view (their locks), the pods' LocalQueues
- *   (pod_queues' callee locks); hands status bodies and Events to the
- *   status writer (its lock).
+ *   engine (the core, its policy, the store) and its connection, whose
+ *   writes the fence gates (the single writer of queue state); follows the
+ *   fence into `leader` and `synced` (atomics); publishes policy snapshots
+ *   (the webhook's swap), queue metrics and the web view (their locks), the
+ *   pods' LocalQueues (pod_queues' callee locks); hands status bodies and
+ *   Events to the status writer (its lock).
  * - the Lease thread (elect.c), with its own connection (fence: stop
  *   only): the only one to move the fence (hold, drop); the last round's
  *   answer under `lease_mu`; kicks `events`.
