@@ -46,6 +46,34 @@
 
 static size_t g_events;
 
+/* The controller's core: before, a bare core it built itself; now, an
+ * engine (memory only here). */
+static int core_open(struct controller *c, policy_t *p, gpuq_diag_t *d)
+{
+#ifdef GPUQ_BENCH_BASELINE
+	queue_config_default(&c->qcfg);
+	c->qcfg.release_on_evict = false;
+	c->qcfg.ready_scope = QUEUE_READY_GANGS;
+	return engine_core_build(p, &c->qcfg, &c->q, d);
+#else
+	engine_config_t cfg;
+
+	engine_config_default(&cfg);
+	cfg.release_on_evict = false;
+	cfg.ready_scope = ENGINE_READY_GANGS;
+	return engine_open(p, &cfg, NULL, &c->e, d);
+#endif
+}
+
+static void core_close(struct controller *c)
+{
+#ifdef GPUQ_BENCH_BASELINE
+	queue_destroy(c->q);
+#else
+	engine_close(c->e);
+#endif
+}
+
 static struct controller *fake_controller(policy_t *p)
 {
 	struct controller *c = calloc(1, sizeof(*c));
@@ -54,9 +82,6 @@ static struct controller *fake_controller(policy_t *p)
 	if (!c)
 		return NULL;
 	controller_opts_default(&c->o);
-	queue_config_default(&c->qcfg);
-	c->qcfg.release_on_evict = false;
-	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	controller_map_init(&c->jobs);
 	controller_map_init(&c->groups);
 	controller_map_init(&c->pod_group);
@@ -64,7 +89,7 @@ static struct controller *fake_controller(policy_t *p)
 		controller_map_init(&c->objs[r]);
 	c->policy = p;
 	atomic_store(&c->leader, true);
-	if (engine_core_build(p, &c->qcfg, &c->q, &d)) {
+	if (core_open(c, p, &d)) {
 		fprintf(stderr, "bench_apply: core: %s\n", d.msg);
 		exit(1);
 	}
@@ -141,7 +166,7 @@ static void fake_destroy(struct controller *c)
 	free(c->explain);
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
 		controller_map_deinit(&c->objs[r]);
-	queue_destroy(c->q);
+	core_close(c);
 	free(c);
 }
 

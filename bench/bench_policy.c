@@ -15,8 +15,8 @@
  *          selector) differs from the last;
  * each as the controller thread takes it: controller_handle of the decoded
  * event, the snapshot rebuild the loop runs when the policy is dirty, and the
- * store commit the loop makes next (the whole store when persist_full is
- * set). The watch thread's decode is outside; so is what follows later (the
+ * store commit the loop makes next (the whole store when a rebuild asked for
+ * it). The watch thread's decode is outside; so is what follows later (the
  * cycle, acting on the touched workloads, status writes).
  *
  *   bench_policy JOBS STATE_DIR ROUNDS   ms per change, best of ROUNDS
@@ -46,12 +46,11 @@
 #include "engine/engine.h"
 #include "kube/kube.h"
 
-#define CHUNK_JOBS 2000			/* Job events decoded per buffer (about 1.3 KB each) */
-#define EVENT_MAX 4096			/* one policy event's text, bytes */
-#define T_TERM STORE_TYPE_DRIVER_FIRST	/* the controller's own record type (loop.c) */
-#define STORE_MAP_MAX ((size_t)8 << 30) /* as the controller's store: 8 GiB */
-#define QUOTA_GPUS 4000	    /* room for 125 Jobs of 4 pods x 8 GPUs: the rest stay pending */
-#define QUOTA_GPUS_ALT 4032 /* the other value of the quota change */
+#define CHUNK_JOBS 2000		  /* Job events decoded per buffer (about 1.3 KB each) */
+#define EVENT_MAX 4096		  /* one policy event's text, bytes */
+#define MAP_MAX ((size_t)8 << 30) /* as the controller's store: 8 GiB */
+#define QUOTA_GPUS 4000		  /* room for 125 Jobs of 4 pods x 8 GPUs: the rest stay pending */
+#define QUOTA_GPUS_ALT 4032	  /* the other value of the quota change */
 
 /* Where decoded events go: straight into the controller (setup), or kept
  * for the measured step (the watch thread's share done beforehand). */
@@ -221,41 +220,41 @@ static void feed_jobs(struct controller *c, size_t n)
 		die("jobs", "the decoder saw fewer events than were written");
 }
 
-static struct controller *controller_new(const char *state_dir)
-{
-	struct controller *c = calloc(1, sizeof(*c));
-	store_opts_t so;
-	gpuq_diag_t d = {{0}};
+#ifdef GPUQ_BENCH_BASELINE
+/* The baseline's controller held a bare core and store. */
+#define T_TERM STORE_TYPE_DRIVER_FIRST /* the controller's own record type (loop.c) */
+#define CORE(c) ((c)->q)
 
-	if (!c)
-		die("controller", "no memory");
-	controller_opts_default(&c->o);
-	c->o.state_dir = state_dir;
+static int core_open(struct controller *c, const char *state_dir, gpuq_diag_t *d)
+{
+	store_opts_t so;
+
 	c->qcfg = c->o.core;
 	c->qcfg.release_on_evict = false;
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
-	controller_map_init(&c->jobs);
-	controller_map_init(&c->groups);
-	controller_map_init(&c->sets);
-	controller_map_init(&c->pod_group);
-	controller_map_init(&c->pods_early);
-	controller_map_init(&c->econ_runs);
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		controller_map_init(&c->objs[r]);
-	if (qmetrics_create(&c->metrics))
-		die("metrics", "no memory");
-	atomic_store(&c->leader, true);
 	store_opts_init(&so);
 	engine_store_types(&so);
 	so.types[T_TERM] = "controller";
 	so.nosync = true;
-	so.map_max = STORE_MAP_MAX;
-	if (store_open(state_dir, &so, &c->store, &d))
-		die("store", d.msg);
-	c->epoch_mono_ms = gpuq_mono_ms();
-	c->epoch_wall_ms = kube_now_ms();
-	return c;
+	so.map_max = MAP_MAX;
+	return store_open(state_dir, &so, &c->store, d);
+}
+
+static void core_close(struct controller *c)
+{
+	queue_destroy(c->q);
+	store_close(c->store);
+}
+
+static int cycle(struct controller *c, queue_result_t *res)
+{
+	return queue_cycle_run(c->q, controller_now(c), res);
+}
+
+static void commit_full_next(struct controller *c)
+{
+	c->persist_full = true;
 }
 
 /* The loop's commit after a change: the whole store when the rebuild asked
@@ -278,6 +277,85 @@ static int persist(struct controller *c, bool *full)
 	if (rc)
 		fprintf(stderr, "bench_policy: store commit: %s\n", d.msg);
 	return rc;
+}
+#else
+/* The controller holds an engine (its store opened now, its core built by
+ * the first snapshot). */
+#define CORE(c) engine_core((c)->e)
+
+static int core_open(struct controller *c, const char *state_dir, gpuq_diag_t *d)
+{
+	engine_config_t cfg = c->o.core;
+	engine_opts_t eo;
+
+	cfg.release_on_evict = false;
+	cfg.ready_scope = ENGINE_READY_GANGS;
+	cfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
+	engine_opts_init(&eo);
+	eo.state_dir = state_dir;
+	eo.driver_types[0] = "controller"; /* the controller's own record type (loop.c) */
+	eo.nosync = true;
+	eo.map_max = MAP_MAX;
+	return engine_open(NULL, &cfg, &eo, &c->e, d);
+}
+
+static void core_close(struct controller *c)
+{
+	engine_close(c->e);
+}
+
+static int cycle(struct controller *c, engine_result_t *res)
+{
+	return engine_cycle(c->e, controller_now(c), res);
+}
+
+static void commit_full_next(struct controller *c)
+{
+	engine_commit_full_next(c->e);
+}
+
+/* The loop's commit after a change (controller/loop.c's persist): the
+ * whole store when the rebuild asked for it, else what the core changed. */
+static int persist(struct controller *c, bool *full)
+{
+	gpuq_diag_t d = {{0}};
+	int rc;
+
+	*full = engine_commit_full_due(c->e);
+	if (!engine_commit_due(c->e))
+		return GPUQ_OK;
+	rc = engine_commit(c->e, NULL, NULL, &d);
+	if (rc)
+		fprintf(stderr, "bench_policy: store commit: %s\n", d.msg);
+	return rc;
+}
+#endif
+
+static struct controller *controller_new(const char *state_dir)
+{
+	struct controller *c = calloc(1, sizeof(*c));
+	gpuq_diag_t d = {{0}};
+
+	if (!c)
+		die("controller", "no memory");
+	controller_opts_default(&c->o);
+	c->o.state_dir = state_dir;
+	controller_map_init(&c->jobs);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->sets);
+	controller_map_init(&c->pod_group);
+	controller_map_init(&c->pods_early);
+	controller_map_init(&c->econ_runs);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		controller_map_init(&c->objs[r]);
+	if (qmetrics_create(&c->metrics))
+		die("metrics", "no memory");
+	atomic_store(&c->leader, true);
+	if (core_open(c, state_dir, &d))
+		die("store", d.msg);
+	c->epoch_mono_ms = gpuq_mono_ms();
+	c->epoch_wall_ms = kube_now_ms();
+	return c;
 }
 
 /* What the loop does between changes and is not measured: it acts on the
@@ -332,18 +410,17 @@ typedef struct {
 
 static void core_read(const struct controller *c, core_state_t *s)
 {
+	const queue_t *q = CORE(c);
 	queue_quota_view_t v;
 
 	memset(s, 0, sizeof(*s));
-	if (!c->q || queue_cq_find(c->q, "cq", &s->cq) ||
-	    queue_flavor_find(c->q, "h100", &s->flavor) ||
-	    queue_resource_find(c->q, "nvidia.com/gpu", &s->gpu) ||
-	    queue_cq_stats(c->q, s->cq, &s->st) ||
-	    queue_cq_quota(c->q, s->cq, s->flavor, s->gpu, &v))
+	if (!q || queue_cq_find(q, "cq", &s->cq) || queue_flavor_find(q, "h100", &s->flavor) ||
+	    queue_resource_find(q, "nvidia.com/gpu", &s->gpu) || queue_cq_stats(q, s->cq, &s->st) ||
+	    queue_cq_quota(q, s->cq, s->flavor, s->gpu, &v))
 		die("core", "no ClusterQueue cq with nvidia.com/gpu on h100");
 	s->nominal = v.nominal;
-	for (queue_wl_t w = queue_workload_next(c->q, QUEUE_NONE); w != QUEUE_NONE;
-	     w = queue_workload_next(c->q, w))
+	for (queue_wl_t w = queue_workload_next(q, QUEUE_NONE); w != QUEUE_NONE;
+	     w = queue_workload_next(q, w))
 		s->workloads++;
 }
 
@@ -358,9 +435,9 @@ static struct controller *setup(const char *state_dir, size_t n, core_state_t *s
 	if (controller_snapshot_rebuild(c))
 		die("policy", "the snapshot did not build (see the log above)");
 	feed_jobs(c, n);
-	if (queue_cycle_run(c->q, controller_now(c), &res))
+	if (cycle(c, &res))
 		die("cycle", "failed");
-	c->persist_full = true;
+	commit_full_next(c);
 	if (persist(c, &full))
 		die("store", "the first commit failed");
 	drain(c);
@@ -470,10 +547,9 @@ static void controller_free(struct controller *c)
 		controller_map_deinit(&c->objs[r]);
 	}
 	controller_econ_free(c);
-	queue_destroy(c->q);
+	core_close(c);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);
-	store_close(c->store);
 	free(c);
 }
 

@@ -8,8 +8,10 @@
  * pods are gone), with an Event each time.
  *
  * The design decision that matters: the controller is level-triggered and
- * writes its intent before it acts. The core's decisions are committed to
- * the LMDB store (engine_persist) before any patch goes out; every patch is
+ * writes its intent before it acts. It holds one engine (engine/: the core,
+ * the policy in force, the LMDB store) and reaches the core and the store
+ * only through it. The core's decisions are committed to the store
+ * (engine_commit) before any patch goes out; every patch is
  * derived by comparing the core's state of a workload with the Job the
  * watch last showed (released? suspended? template restored?), never from
  * a remembered "to do" list. So a kill -9 at any point, a restart, or a
@@ -32,12 +34,12 @@
  *   (its lock).
  * - the controller thread (loop.c, and jobs.c, pods.c, snapshot.c,
  *   status.c, actuate.c, usage.c, podmap.c on it): owns the caches, the
- *   core, the store and its connection, whose writes the fence gates (the
- *   single writer of queue state); follows the fence into `leader` and
- *   `synced` (atomics); publishes policy snapshots (the webhook's swap),
- *   queue metrics and the web view (their locks), the pods' LocalQueues
- *   (pod_queues' callee locks); hands status bodies and Events to the
- *   status writer (its lock).
+ *   engine (the core, its policy, the store) and its connection, whose
+ *   writes the fence gates (the single writer of queue state); follows the
+ *   fence into `leader` and `synced` (atomics); publishes policy snapshots
+ *   (the webhook's swap), queue metrics and the web view (their locks), the
+ *   pods' LocalQueues (pod_queues' callee locks); hands status bodies and
+ *   Events to the status writer (its lock).
  * - the Lease thread (elect.c), with its own connection (fence: stop
  *   only): the only one to move the fence (hold, drop); the last round's
  *   answer under `lease_mu`; kicks `events`.
@@ -57,10 +59,10 @@
 #include <time.h>
 
 #include "base/base.h"
+#include "engine/engine.h"
 #include "http/http.h"
 #include "idle/idle.h"
 #include "kube/kube.h"
-#include "queue/queue.h"
 #include "webhook/webhook.h"
 #include "webui/webui.h"
 
@@ -79,7 +81,7 @@
 #define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
 /* the template's nodeSelector and tolerations before release */
 #define CONTROLLER_ANNOT_ORIGINAL "gpuq.dev/original-scheduling"
-/* the coarse status (queue_workload_status) */
+/* the coarse status (engine_workload_status) */
 #define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS
 /* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
  * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
@@ -117,7 +119,7 @@ typedef struct {
 	const char *identity;	     /* this replica's holder identity */
 	int lease_duration_s;	     /* leaseDurationSeconds (default 15) */
 	int64_t cycle_interval_ms;   /* a cycle at least this often (default 1000) */
-	bool store_nosync;	     /* no fsync per commit (tests only) */
+	bool db_nosync;		     /* no fsync per state store commit (tests only) */
 	int64_t usage_checkpoint_ms; /* the leader writes its usage ledger to the
 					ConfigMaps CONTROLLER_USAGE_CONFIGMAP-0..7
 					in lease_namespace this often and when it
@@ -140,7 +142,7 @@ typedef struct {
 	int64_t predict_interval_ms;			   /* a prediction pass this often
 							      while leading (default
 							      CONTROLLER_PREDICT_MS; 0: none) */
-	queue_config_t core;				   /* the core's settings: fair_sharing,
+	engine_config_t core;				   /* the core's settings: fair_sharing,
 							      ready_timeout_ms, backoff_base_ms,
 							      backoff_max_ms, tenant_half_life_ms and
 							      tenant_sample_ms are taken from here; the
@@ -151,7 +153,7 @@ typedef struct {
 
 /* Defaults: qps 50 burst 100, leader election on, lease gpuq-system/
  * gpuq-controller, duration 15 s, cycle every 1 s, durable store, the
- * core's defaults (queue_config_default: no fair sharing, Ready timeout
+ * core's defaults (engine_config_default: no fair sharing, Ready timeout
  * 30 min, backoff 60 s doubling to 1 h). */
 void controller_opts_default(controller_opts_t *o);
 

@@ -49,7 +49,7 @@ static void on_util(void *arg, const char *uid, double pct)
 	struct controller *c = arg;
 
 	/* a workload that is not admitted (any more) says nothing */
-	(void)queue_workload_utilization(c->q, uid, pct, controller_now(c));
+	(void)engine_workload_utilization(c->e, uid, pct, controller_now(c));
 }
 
 /* ---- Events ---- */
@@ -81,19 +81,19 @@ static const policy_lq_t *ns_budget_lq(const struct controller *c, const char *n
 /* An Event about budget v's object: its LocalQueue, the LocalQueue that
  * declares a Namespace budget, or its ClusterQueue (cluster scope: the
  * Event goes to "default"). */
-static void budget_event(struct controller *c, const queue_budget_view_t *v, const char *type,
+static void budget_event(struct controller *c, const engine_budget_view_t *v, const char *type,
 			 const char *reason, const char *note)
 {
 	char ns[256] = "", key[512];
 	const char *name = v->name, *slash = strchr(v->name, '/');
 
-	if (v->scope == QUEUE_BUDGET_CLUSTERQUEUE) {
+	if (v->scope == ENGINE_BUDGET_CLUSTERQUEUE) {
 		(void)controller_swriter_event_ref(
 		    c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
 		    obj_uid(c, CONTROLLER_RES_CLUSTERQUEUES, name), type, reason, "Budget", note);
 		return;
 	}
-	if (v->scope == QUEUE_BUDGET_NAMESPACE) {
+	if (v->scope == ENGINE_BUDGET_NAMESPACE) {
 		const policy_lq_t *l = ns_budget_lq(c, v->name);
 
 		if (!l)
@@ -113,24 +113,24 @@ static void budget_event(struct controller *c, const queue_budget_view_t *v, con
 					   reason, "Budget", note);
 }
 
-static void budget_changed(struct controller *c, const queue_budget_change_t *ch)
+static void budget_changed(struct controller *c, const engine_budget_change_t *ch)
 {
 	static const char *const scope[] = {"LocalQueue", "namespace", "ClusterQueue"};
 	static const char *const action[] = {"Warn: reported only",
 					     "Lower: its workloads wait behind those within "
 					     "budget and may not borrow",
 					     "Hold: no new admission"};
-	queue_budget_view_t v;
+	engine_budget_view_t v;
 	char note[768], end[32];
 
-	if (queue_budget_view(c->q, ch->budget, &v))
+	if (engine_budget_view(c->e, ch->budget, &v))
 		return;
 	kube_time_format_micro(v.window_end_ms, end, sizeof(end));
-	if (ch->to == QUEUE_BUDGET_OK) {
+	if (ch->to == ENGINE_BUDGET_OK) {
 		snprintf(note, sizeof(note), "%s %s is within its budget again: %.6g of %.6g %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost]);
 		budget_event(c, &v, "Normal", "BudgetReset", note);
-	} else if (ch->to == QUEUE_BUDGET_WARNING) {
+	} else if (ch->to == ENGINE_BUDGET_WARNING) {
 		snprintf(note, sizeof(note),
 			 "%s %s has used %.6g of its %.6g %s (warnAt %d%%); the window ends %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost], v.warn_pct,
@@ -147,37 +147,37 @@ static void budget_changed(struct controller *c, const queue_budget_change_t *ch
 }
 
 /* An idle report: an Event on the Job. */
-static void idle_reported(struct controller *c, const queue_idle_t *e)
+static void idle_reported(struct controller *c, const engine_idle_t *e)
 {
 	const controller_job_t *j = controller_job(c, e->uid);
-	queue_workload_view_t v;
+	engine_workload_view_t v;
 	char note[512], since[32];
 
-	if (!j || !j->wl || queue_workload_view(c->q, e->wl, &v))
+	if (!j || !j->wl || engine_workload_view(c->e, e->wl, &v))
 		return;
 	kube_time_format_micro(e->idle_since_ms, since, sizeof(since));
 	snprintf(note, sizeof(note),
 		 "Its GPUs have been idle since %s (below ClusterQueue %s's idleReclaim "
 		 "threshold)",
-		 since, queue_cq_name(c->q, v.cq));
+		 since, engine_cq_name(c->e, v.cq));
 	(void)controller_swriter_event(c->swriter, j->ns, j->name, e->uid, "Warning", "IdleGPU",
 				       "Report", note);
 }
 
-void controller_econ_result(struct controller *c, const queue_result_t *res)
+void controller_econ_result(struct controller *c, const engine_result_t *res)
 {
 	for (size_t i = 0; i < res->n_budget_changes; i++)
 		budget_changed(c, &res->budget_changes[i]);
 	for (size_t i = 0; i < res->n_idles; i++)
 		idle_reported(c, &res->idles[i]);
-	qmetrics_idle_count(c->metrics, c->q, res);
+	qmetrics_idle_count(c->metrics, engine_core(c->e), res);
 }
 
 /* ---- status ---- */
 
 void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id)
 {
-	const char *name = cq ? queue_cq_name(c->q, id) : queue_lq_name(c->q, id);
+	const char *name = cq ? engine_cq_name(c->e, id) : engine_lq_name(c->e, id);
 	char ns[256] = "", a[32], b[32];
 
 	if (!name)
@@ -186,15 +186,15 @@ void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t 
 		memcpy(ns, name, (size_t)(strchr(name, '/') - name));
 		ns[strchr(name, '/') - name] = '\0';
 	}
-	for (uint32_t i = 0; i < queue_budget_count(c->q); i++) {
+	for (uint32_t i = 0; i < engine_budget_count(c->e); i++) {
 		static const char *const state[] = {"OK", "Warning", "Over"};
 		static const char *const action[] = {"Warn", "Lower", "Hold"};
-		queue_budget_view_t v;
+		engine_budget_view_t v;
 
-		if (queue_budget_view(c->q, i, &v) ||
-		    !(cq ? v.scope == QUEUE_BUDGET_CLUSTERQUEUE && !strcmp(v.name, name)
-			 : (v.scope == QUEUE_BUDGET_LOCALQUEUE && !strcmp(v.name, name)) ||
-			       (v.scope == QUEUE_BUDGET_NAMESPACE && !strcmp(v.name, ns))))
+		if (engine_budget_view(c->e, i, &v) ||
+		    !(cq ? v.scope == ENGINE_BUDGET_CLUSTERQUEUE && !strcmp(v.name, name)
+			 : (v.scope == ENGINE_BUDGET_LOCALQUEUE && !strcmp(v.name, name)) ||
+			       (v.scope == ENGINE_BUDGET_NAMESPACE && !strcmp(v.name, ns))))
 			continue;
 		if (v.evaluated_ms == INT64_MIN)
 			return; /* not evaluated yet: nothing to say */
@@ -202,9 +202,9 @@ void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t 
 		kube_time_format_micro(v.window_end_ms, b, sizeof(b));
 		json_object_set_new(st, "budget",
 				    json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:s}", "scope",
-					      v.scope == QUEUE_BUDGET_NAMESPACE ? "Namespace"
-					      : cq				? "ClusterQueue"
-										: "LocalQueue",
+					      v.scope == ENGINE_BUDGET_NAMESPACE ? "Namespace"
+					      : cq				 ? "ClusterQueue"
+										 : "LocalQueue",
 					      "unit", UNIT_WORDS[v.cost], "limit", v.limit, "used",
 					      floor(v.used * 1000 + 0.5) / 1000, "state",
 					      state[v.state], "action", action[v.action],
@@ -223,33 +223,33 @@ static void history_scan(struct controller *c, int64_t now)
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	for (queue_wl_t id = queue_workload_next(c->q, QUEUE_NONE); id != QUEUE_NONE;
-	     id = queue_workload_next(c->q, id)) {
-		queue_workload_view_t v;
+	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
+	     id = engine_workload_next(c->e, id)) {
+		engine_workload_view_t v;
 		run_t *r;
 
-		if (queue_workload_view(c->q, id, &v))
+		if (engine_workload_view(c->e, id, &v))
 			continue;
 		r = controller_map_get(&c->econ_runs, v.uid);
-		if (v.state == QUEUE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {
+		if (v.state == ENGINE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {
 			if (!r && !(r = calloc(1, sizeof(*r))))
 				return;
 			r->admitted_ms = v.admitted_ms;
-			snprintf(r->lq, sizeof(r->lq), "%s", queue_lq_name(c->q, v.lq));
+			snprintf(r->lq, sizeof(r->lq), "%s", engine_lq_name(c->e, v.lq));
 			if (controller_map_put(&c->econ_runs, v.uid, r, NULL)) {
 				free(r);
 				return;
 			}
-		} else if (v.state == QUEUE_WL_FINISHED && r) {
+		} else if (v.state == ENGINE_WL_FINISHED && r) {
 			(void)predict_history_add(c->econ_hist, r->lq, now - r->admitted_ms);
 			free(controller_map_del(&c->econ_runs, v.uid));
 		}
 	}
 	while ((s = controller_map_next(&c->econ_runs,
 					&pos))) { /* gone: deleted, or evicted and gone */
-		queue_wl_t id;
+		engine_wl_t id;
 
-		if (queue_workload_find(c->q, s->key, &id) == GPUQ_OK)
+		if (engine_workload_find(c->e, s->key, &id) == GPUQ_OK)
 			continue;
 		free(controller_map_del(&c->econ_runs, s->key));
 	}
@@ -259,7 +259,7 @@ static void history_scan(struct controller *c, int64_t now)
 
 /* What a Job says it runs for: its gpuq.dev/expected-runtime annotation,
  * else its activeDeadlineSeconds (an upper bound), else -1. */
-static int64_t declared(void *ctx, const queue_workload_view_t *v)
+static int64_t declared(void *ctx, const engine_workload_view_t *v)
 {
 	struct controller *c = ctx;
 	const controller_job_t *j = controller_job(c, v->uid);
@@ -293,7 +293,8 @@ static void predict_pass(struct controller *c)
 	o.stop = wall_over;
 	o.stop_ctx = &deadline;
 	now = controller_now(c);
-	rc = predict_run(c->q, c->policy, &c->qcfg, now, &o, declared, c, c->econ_hist, &r, &diag);
+	rc = predict_run(engine_core(c->e), c->policy, engine_config(c->e), now, &o, declared, c,
+			 c->econ_hist, &r, &diag);
 	if (rc) {
 		gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", diag.msg);
 		return;
@@ -301,14 +302,15 @@ static void predict_pass(struct controller *c)
 	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, r.simulated, r.started,
 				 r.stopped || r.capped);
 	for (size_t i = 0; i < r.n; i++) {
-		queue_wl_t id;
-		queue_workload_view_t v;
+		engine_wl_t id;
+		engine_workload_view_t v;
 		int64_t was, is = r.v[i].start_ms, gap;
 
-		if (queue_workload_find(c->q, r.v[i].uid, &id) || queue_workload_view(c->q, id, &v))
+		if (engine_workload_find(c->e, r.v[i].uid, &id) ||
+		    engine_workload_view(c->e, id, &v))
 			continue;
 		was = v.predicted_ms;
-		if (queue_workload_predict_set(c->q, r.v[i].uid, is))
+		if (engine_workload_predict_set(c->e, r.v[i].uid, is))
 			continue;
 		gap = is > now ? (is - now) / 10 : 0;
 		if ((was < 0) != (is < 0) ||

@@ -34,8 +34,7 @@
 #include "controller/controller.h"
 #include "policy/policy.h"
 #include "qmetrics/qmetrics.h"
-#include "queue/queue.h"
-#include "store/store.h"
+#include "engine/engine.h"
 #include "workload/workload.h"
 
 /* ---- map.c: string keys to pointers, open addressing ---- */
@@ -256,7 +255,8 @@ typedef struct {
 
 struct controller {
 	controller_opts_t o;   /* options (strings borrowed) */
-	store_t *store;	       /* the LMDB store */
+	engine_t *e;	       /* the core, its policy and the LMDB store; no core
+				  until the first snapshot */
 	kube_client_t *client; /* the controller thread's connection */
 	controller_watcher_t watchers[CONTROLLER_RES_COUNT];
 	bool watched[CONTROLLER_RES_COUNT]; /* discovery found the collection */
@@ -298,11 +298,9 @@ struct controller {
 					       last snapshot) */
 	controller_nsset_t policy_ns_changed; /* ... the namespaces of the namespaced ones
 						 (and the Namespaces) */
-	policy_t *policy;		      /* the snapshot in force (one reference) */
+	policy_t *policy;		      /* the snapshot in force (one reference; the
+						 engine holds its own) */
 	uint64_t policy_generation;	      /* snapshots built */
-	queue_t *q;			      /* the core (NULL until the first snapshot) */
-	queue_config_t qcfg;		      /* its configuration */
-	bool persist_full;		      /* rewrite every record at the next commit */
 	bool check_term;		      /* just took the Lease: is the store stale? */
 	bool core_dirty;		      /* run a cycle soon */
 	int64_t last_cycle_ms;		      /* monotonic */
@@ -382,7 +380,7 @@ void controller_obj_key(const json_t *obj, char *out, size_t cap);
 void controller_snapshot_apply(struct controller *c, const controller_cevent_t *ev);
 /* Give a fresh core's tenants that have no history the decayed usage their
  * LocalQueue's status shows (a former leader wrote it). */
-void controller_snapshot_seed_usage(struct controller *c, queue_t *q);
+void controller_snapshot_seed_usage(struct controller *c);
 
 /* Build a snapshot from the cache; on success replace c->policy (and the
  * webhook's), rebuild or create the core. Errors are logged; the previous
@@ -414,12 +412,12 @@ json_t *controller_tolerations_json(const workload_podset_t *ps);
 /* A decoded pod set as one pod set of the core with `count` pods (b holds
  * the arrays ps points into). */
 typedef struct {
-	queue_request_t req[QUEUE_PODSET_RES_MAX];
-	queue_label_t sel[QUEUE_SELECTORS_MAX];
-	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
+	engine_request_t req[ENGINE_PODSET_RES_MAX];
+	engine_label_t sel[ENGINE_SELECTORS_MAX];
+	engine_toleration_t tol[ENGINE_SELECTORS_MAX];
 } controller_podset_buf_t;
 void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
-			    queue_podset_spec_t *ps);
+			    engine_podset_spec_t *ps);
 
 /* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
  * Pods (the integration table's gate-family rows with a parent spec). A
@@ -462,7 +460,7 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
  * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
  * "<podset>:" when `prefixed`, for a workload of several pod sets).
  * GPUQ_ENOMEM. */
-int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
+int controller_actuate_placement(struct controller *c, engine_wl_t id, size_t podset, bool prefixed,
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap);
 
@@ -550,7 +548,7 @@ void controller_swriter_stop(controller_swriter_t *w);
  * changes and idle reports as Events; status: the budget of ClusterQueue
  * (cq) or LocalQueue id into its status body st; free: at destroy. */
 void controller_econ_step(struct controller *c);
-void controller_econ_result(struct controller *c, const queue_result_t *res);
+void controller_econ_result(struct controller *c, const engine_result_t *res);
 void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
 void controller_econ_free(struct controller *c);
 
@@ -576,13 +574,13 @@ void controller_actuate_job(struct controller *c, controller_job_t *j);
  * templates' placement before kept in gpuq.dev/original-scheduling. suspend:
  * suspended, the admitted marks taken away. restore: the templates'
  * placement put back from that annotation. GPUQ_OK or the patch's error. */
-int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id);
+int controller_release_parent(struct controller *c, controller_job_t *j, engine_wl_t id);
 int controller_release_suspend(struct controller *c, controller_job_t *j);
 int controller_release_restore(struct controller *c, controller_job_t *j);
 /* The JSON Patches those send (new references; NULL without memory, or, for
  * restore, when the parent keeps no original placement): for
  * controller_release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
-int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, engine_wl_t id,
 				    json_t **out);
 json_t *controller_release_suspend_patch(const workload_t *wl);
 json_t *controller_release_restore_patch(const workload_t *wl);
@@ -603,6 +601,6 @@ void controller_actuate_rq_recheck(struct controller *c, const char *ns);
 void controller_actuate_rq_clear(struct controller *c, controller_job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from controller_actuate_job). */
-void controller_actuate_result(struct controller *c, const queue_result_t *res);
+void controller_actuate_result(struct controller *c, const engine_result_t *res);
 
 #endif

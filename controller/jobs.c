@@ -48,10 +48,10 @@ static bool managed(const struct controller *c, const workload_t *o, const workl
 static int add_to_core(struct controller *c, controller_job_t *j, const workload_t *o,
 		       const workload_t *p)
 {
-	char name[QUEUE_NAME_MAX + 1];
+	char name[ENGINE_NAME_MAX + 1];
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
-	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
-	queue_workload_spec_t ws = {
+	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	engine_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = o->kind == WORKLOAD_KIND_JOB
 			? o->name
@@ -82,7 +82,7 @@ static int add_to_core(struct controller *c, controller_job_t *j, const workload
 				       &buf[i], &ps[i]);
 	if (p->pods > 1)
 		ws.gang_total = ws.pods_present = (int32_t)p->pods;
-	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
+	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
 		c->core_dirty = true;
@@ -103,7 +103,7 @@ static int add_to_core(struct controller *c, controller_job_t *j, const workload
 static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
 {
 	const char *pairs = o->flavors;
-	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
+	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
 	char buf[1024], *save = NULL, *tok;
 	size_t n = 0;
 	int rc;
@@ -116,7 +116,7 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &save); tok && n < QUEUE_PODSET_RES_MAX;
+	for (tok = strtok_r(buf, ",", &save); tok && n < ENGINE_PODSET_RES_MAX;
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
 		long ps = 0;
@@ -134,7 +134,7 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 		a[n].resource = tok;
 		a[n++].flavor = eq + 1;
 	}
-	rc = queue_workload_adopt(c->q, j->uid, a, n, controller_now(c));
+	rc = engine_workload_adopt(c->e, j->uid, a, n, controller_now(c));
 	if (rc)
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "Job %s/%s runs on \"%s\" but cannot be "
@@ -151,39 +151,39 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 static void observe(struct controller *c, controller_job_t *j, const workload_t *o,
 		    const workload_t *p)
 {
-	queue_workload_view_t v;
-	queue_wl_t id;
+	engine_workload_view_t v;
+	engine_wl_t id;
 
-	if (queue_workload_find(c->q, j->uid, &id) || queue_workload_view(c->q, id, &v))
+	if (engine_workload_find(c->e, j->uid, &id) || engine_workload_view(c->e, id, &v))
 		return;
 	/* A follower mirrors the leader: a Job it holds admitted that the
 	 * leader suspended (preempted) queues again. (The leader itself never
 	 * does this: for it, admitted-but-suspended is its own intent, persisted
 	 * and about to be acted on.) */
 	if (!atomic_load(&c->leader) &&
-	    (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) && o->suspend &&
+	    (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING) && o->suspend &&
 	    !o->admitted) {
-		if (queue_workload_delete(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
+		if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->in_core = false;
 			(void)add_to_core(c, j, o, p);
 		}
 		return;
 	}
-	if (v.state == QUEUE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
+	if (v.state == ENGINE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
 		adopt(c, j, o, p->n_podsets);
-		if (queue_workload_view(c->q, id, &v))
+		if (engine_workload_view(c->e, id, &v))
 			return;
 	}
-	if (o->finished && (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING)) {
-		if (queue_workload_finish(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
+	if (o->finished && (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING)) {
+		if (engine_workload_finish(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->finished_seen = true;
 			c->core_dirty = true;
 			controller_status_note(c, j->uid); /* its status says it finished */
 		}
 		return;
 	}
-	if (v.state == QUEUE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
-		if (queue_workload_pods_ready(c->q, j->uid, controller_now(c)) == GPUQ_OK)
+	if (v.state == ENGINE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
+		if (engine_workload_pods_ready(c->e, j->uid, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
 }
@@ -192,12 +192,12 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 static void sync_job(struct controller *c, controller_job_t *j)
 {
 	const workload_t *o = j->wl, *p;
-	queue_wl_t id;
+	engine_wl_t id;
 
-	if (!c->policy || !c->q || !o)
+	if (!c->policy || !engine_core(c->e) || !o)
 		return;
 	p = controller_jobs_podsets(c, j);
-	j->in_core = queue_workload_find(c->q, j->uid, &id) == GPUQ_OK;
+	j->in_core = engine_workload_find(c->e, j->uid, &id) == GPUQ_OK;
 	if (!j->in_core && (!managed(c, o, p) || o->finished))
 		return;
 	if (!j->in_core && add_to_core(c, j, o, p))
@@ -243,7 +243,7 @@ static void forget(struct controller *c, const char *uid)
 {
 	controller_job_t *j = controller_map_del(&c->jobs, uid);
 
-	if (c->q && queue_workload_delete(c->q, uid, controller_now(c)) == GPUQ_OK)
+	if (engine_core(c->e) && engine_workload_delete(c->e, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 	if (j && j->rq_wait)
 		c->rq_held--;

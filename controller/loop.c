@@ -14,15 +14,15 @@
 #define BATCH_MAX 4096 /* events taken from the queue at once */
 #define SWEEP_MS 30000 /* compare every Job with the core this often */
 #define TRIM_MS                                                                                    \
-	30000 /* give freed heap back to the system this often (a burst of                         \
-		 watch events parses far more than the cache keeps) */
-#define STORE_MAP_MAX ((size_t)8 << 30) /* state store cap: 8 GiB */
+	30000			     /* give freed heap back to the system this often (a burst of  \
+					watch events parses far more than the cache keeps) */
+#define DB_MAP_MAX ((size_t)8 << 30) /* state store cap: 8 GiB */
 /* Queue metrics are published this often while leading (O(live workloads)
  * each time; Prometheus scrapes every 15-60 s). */
 #define METRICS_MS 1000
 /* The controller's own store record: key "term", the Lease's transitions
  * when this replica last took it (decimal). */
-#define T_TERM STORE_TYPE_DRIVER_FIRST
+#define T_TERM ENGINE_TYPE_DRIVER_FIRST
 
 void controller_opts_default(controller_opts_t *o)
 {
@@ -36,7 +36,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->cycle_interval_ms = 1000;
 	o->usage_checkpoint_ms = 60000;
 	o->predict_interval_ms = CONTROLLER_PREDICT_MS;
-	queue_config_default(&o->core);
+	engine_config_default(&o->core);
 }
 
 static void touch_uid(struct controller *c, const char *uid)
@@ -90,16 +90,10 @@ static int persist(struct controller *c)
 	uint64_t t0;
 	int rc;
 
-	if (!c->q || (queue_dirty_count(c->q) == 0 && !c->persist_full))
+	if (!engine_commit_due(c->e))
 		return GPUQ_OK;
 	t0 = gpuq_mono_ns();
-	if (c->persist_full) {
-		rc = engine_persist_full(c->store, c->q, NULL, &diag);
-		if (!rc)
-			c->persist_full = false;
-	} else {
-		rc = engine_persist(c->store, c->q, NULL, &diag);
-	}
+	rc = engine_commit(c->e, NULL, NULL, &diag);
 	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, gpuq_mono_ns() - t0);
 	if (rc)
 		gpuq_log(GPUQ_LOG_ERROR, "controller",
@@ -110,23 +104,23 @@ static int persist(struct controller *c)
 }
 
 /* A cycle's (or tick's) admissions and evictions into the queue metrics. */
-static void count(struct controller *c, const queue_result_t *res, int64_t now)
+static void count(struct controller *c, const engine_result_t *res, int64_t now)
 {
 	if (c->o.ui)
-		webui_events_note(c->o.ui, c->q, res, now);
+		webui_events_note(c->o.ui, engine_core(c->e), res, now);
 	controller_econ_result(c, res); /* budgets' and idle GPUs' Events */
 	for (size_t i = 0; i < res->n_evictions; i++)
-		qmetrics_eviction_count(c->metrics, c->q, &res->evictions[i]);
+		qmetrics_eviction_count(c->metrics, engine_core(c->e), &res->evictions[i]);
 	for (size_t i = 0; i < res->n_admissions; i++) {
 		const controller_job_t *j = controller_job(c, res->admissions[i].uid);
-		qmetrics_admission_count(c->metrics, c->q, &res->admissions[i],
+		qmetrics_admission_count(c->metrics, engine_core(c->e), &res->admissions[i],
 					 j ? j->requeued_ms : 0, now);
 	}
 }
 
 static void cycle(struct controller *c)
 {
-	queue_result_t res;
+	engine_result_t res;
 	int64_t now = controller_now(c);
 	uint64_t t0 = gpuq_mono_ns(), core_ns;
 	int rc;
@@ -135,7 +129,7 @@ static void cycle(struct controller *c)
 	c->last_cycle_ms = gpuq_mono_ms();
 	/* On GPUQ_ENOMEM the core stopped early but res still holds what it
 	   did: act on that; the rest goes again in the next cycle. */
-	rc = queue_tick(c->q, now, &res);
+	rc = engine_tick(c->e, now, &res);
 	core_ns = gpuq_mono_ns() - t0;
 	if (rc)
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "tick: %s", gpuq_strerror(rc));
@@ -147,7 +141,7 @@ static void cycle(struct controller *c)
 	if (res.n_evictions && persist(c) == GPUQ_OK)
 		controller_actuate_result(c, &res);
 	t0 = gpuq_mono_ns();
-	rc = queue_cycle_run(c->q, now, &res);
+	rc = engine_cycle(c->e, now, &res);
 	core_ns += gpuq_mono_ns() - t0;
 	if (rc) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "cycle: %s", gpuq_strerror(rc));
@@ -242,44 +236,44 @@ static void follow(struct controller *c)
  * Job it shows admitted may have been preempted meanwhile. Then the core is
  * rebuilt from the cluster alone (running Jobs adopted from their
  * annotations, waiting ones queued) and the store rewritten. */
+/* Stage the term record (ctx: its decimal text) into the commit's batch. */
+static int stage_term(void *ctx, engine_batch_t *b)
+{
+	const char *want = ctx;
+
+	return engine_record_put(b, T_TERM, "term", 4, want, strlen(want));
+}
+
 static void term_check(struct controller *c)
 {
 	char want[32];
 	void *val = NULL;
 	size_t len = 0;
 	bool stale;
-	store_txn_t *t;
 	gpuq_diag_t diag = {{0}};
-	queue_t *q = NULL;
 
 	snprintf(want, sizeof(want), "%u", c->lease.transitions);
-	stale = store_get(c->store, T_TERM, "term", 4, &val, &len) != GPUQ_OK ||
+	stale = engine_record_get(c->e, T_TERM, "term", 4, &val, &len) != GPUQ_OK ||
 		len != strlen(want) || memcmp(val, want, len) != 0;
 	free(val);
 	if (stale) {
 		gpuq_log(GPUQ_LOG_INFO, "controller",
 			 "another replica led since this store was written: rebuilding the queues "
 			 "from the cluster");
-		if (engine_core_build(c->policy, &c->qcfg, &q, &diag) == GPUQ_OK) {
-			controller_snapshot_seed_usage(c,
-						       q); /* the history the other replica wrote */
-			queue_destroy(c->q);
-			c->q = q;
-			(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
-			controller_jobs_resync(c, NULL);
-			controller_sets_resync(c, NULL);
-			controller_pods_resync(c, NULL);
-			c->persist_full = true;
-		} else {
+		if (engine_core_reset(c->e, &diag) != GPUQ_OK) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
 			return;
 		}
+		controller_snapshot_seed_usage(c); /* the history the other replica wrote */
+		(void)qmetrics_core_set(c->metrics,
+					engine_core(c->e)); /* no memory: no queue series */
+		controller_jobs_resync(c, NULL);
+		controller_sets_resync(c, NULL);
+		controller_pods_resync(c, NULL);
 	}
-	if (store_txn_begin(c->store, &t) == GPUQ_OK) {
-		store_put(t, T_TERM, "term", 4, want, strlen(want));
-		if (store_txn_commit(t, NULL) != GPUQ_OK)
-			return;
-	}
+	/* the term goes with the core's records it vouches for, before any act */
+	if (engine_commit(c->e, stage_term, want, &diag) != GPUQ_OK)
+		return;
 	c->check_term = false;
 }
 
@@ -308,9 +302,9 @@ static int64_t next_deadline(struct controller *c)
 {
 	int64_t now = gpuq_mono_ms(), d = now + 1000;
 
-	if (c->q && atomic_load(&c->leader)) {
+	if (engine_core(c->e) && atomic_load(&c->leader)) {
 		int64_t cyc = c->last_cycle_ms + c->o.cycle_interval_ms;
-		int64_t ev = queue_next_event(c->q, controller_now(c));
+		int64_t ev = engine_next_event(c->e, controller_now(c));
 		if (c->core_dirty)
 			cyc = now; /* coalesce what arrives meanwhile: no wait beyond this batch */
 		if (cyc < d)
@@ -370,7 +364,7 @@ static void *loop_main(void *arg)
 			    "synced: %zu Jobs, policy generation %llu; the webhook decides now",
 			    c->jobs.n, (unsigned long long)c->policy_generation);
 		}
-		if (!c->q || !atomic_load(&c->leader)) {
+		if (!engine_core(c->e) || !atomic_load(&c->leader)) {
 			untouch_all(c);
 			continue;
 		}
@@ -385,7 +379,7 @@ static void *loop_main(void *arg)
 			sweep(c);
 		}
 		if (c->core_dirty || now >= c->last_cycle_ms + c->o.cycle_interval_ms ||
-		    queue_next_event(c->q, controller_now(c)) <= controller_now(c))
+		    engine_next_event(c->e, controller_now(c)) <= controller_now(c))
 			cycle(c);
 		if (persist(c) == GPUQ_OK)
 			act_touched(c);
@@ -393,9 +387,10 @@ static void *loop_main(void *arg)
 		controller_status_queues(c);
 		if (now >= c->metrics_next_ms) {
 			c->metrics_next_ms = now + METRICS_MS;
-			(void)qmetrics_publish(c->metrics, c->q); /* no memory: the last stays */
+			(void)qmetrics_publish(c->metrics,
+					       engine_core(c->e)); /* no memory: the last stays */
 			if (c->o.ui)
-				(void)webui_publish(c->o.ui, c->q, controller_now(c));
+				(void)webui_publish(c->o.ui, engine_core(c->e), controller_now(c));
 		}
 		controller_econ_step(c);
 		if (c->o.pod_queues && now >= c->podmap_next_ms) {
@@ -410,23 +405,24 @@ static void *loop_main(void *arg)
 int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_t *diag)
 {
 	struct controller *c = calloc(1, sizeof(*c));
-	store_opts_t so;
+	engine_config_t cfg;
+	engine_opts_t eo;
 	int rc;
 
 	if (!c)
 		return GPUQ_ENOMEM;
 	c->o = *o;
-	queue_config_default(&c->qcfg);
-	c->qcfg.fair_sharing = o->core.fair_sharing;
-	c->qcfg.ready_timeout_ms = o->core.ready_timeout_ms;
-	c->qcfg.backoff_base_ms = o->core.backoff_base_ms;
-	c->qcfg.backoff_max_ms = o->core.backoff_max_ms;
-	c->qcfg.tenant_half_life_ms = o->core.tenant_half_life_ms;
-	c->qcfg.tenant_sample_ms = o->core.tenant_sample_ms;
-	c->qcfg.release_on_evict = false; /* pods take time to go */
-	c->qcfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
+	engine_config_default(&cfg);
+	cfg.fair_sharing = o->core.fair_sharing;
+	cfg.ready_timeout_ms = o->core.ready_timeout_ms;
+	cfg.backoff_base_ms = o->core.backoff_base_ms;
+	cfg.backoff_max_ms = o->core.backoff_max_ms;
+	cfg.tenant_half_life_ms = o->core.tenant_half_life_ms;
+	cfg.tenant_sample_ms = o->core.tenant_sample_ms;
+	cfg.release_on_evict = false; /* pods take time to go */
+	cfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
 	controller_map_init(&c->econ_runs);
-	c->qcfg.ready_scope = QUEUE_READY_GANGS;
+	cfg.ready_scope = ENGINE_READY_GANGS;
 	controller_map_init(&c->jobs);
 	controller_map_init(&c->groups);
 	controller_map_init(&c->sets);
@@ -442,11 +438,11 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 		free(c);
 		return rc;
 	}
-	store_opts_init(&so);
-	engine_store_types(&so);
-	so.types[T_TERM] = "controller";
-	so.nosync = o->store_nosync;
-	so.map_max = STORE_MAP_MAX;
+	engine_opts_init(&eo);
+	eo.state_dir = o->state_dir;
+	eo.driver_types[T_TERM - ENGINE_TYPE_DRIVER_FIRST] = "controller";
+	eo.nosync = o->db_nosync;
+	eo.map_max = DB_MAP_MAX;
 	pthread_mutex_init(&c->lease_mu, NULL);
 	pthread_cond_init(&c->lease_cv, NULL);
 	rc = kube_fence_create(&c->fence);
@@ -456,7 +452,8 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	}
 	if (!o->leader_elect)
 		kube_fence_hold(c->fence, INT64_MAX); /* one replica: leads for good */
-	rc = store_open(o->state_dir, &so, &c->store, diag);
+	/* the store now; the core with the first policy snapshot */
+	rc = engine_open(NULL, &cfg, &eo, &c->e, diag);
 	if (!rc)
 		rc = kube_client_create(o->kube, &o->client, &c->client, diag);
 	if (!rc) {
@@ -527,7 +524,8 @@ void controller_stop(controller_t *c)
 	/* the last words, alone now: the usage checkpoint (a leader's write,
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
-	if (c->q && atomic_load(&c->leader) && kube_fence_held(c->fence, gpuq_mono_ms()))
+	if (engine_core(c->e) && atomic_load(&c->leader) &&
+	    kube_fence_held(c->fence, gpuq_mono_ms()))
 		controller_usage_final(c); /* the thread is gone: its core and client are ours */
 	controller_elect_release(c);
 	atomic_store(&c->leader, false);
@@ -560,7 +558,6 @@ void controller_destroy(controller_t *c)
 	free(c->explain);
 	controller_equeue_deinit(&c->events);
 	controller_econ_free(c);
-	queue_destroy(c->q);
 	qmetrics_destroy(c->metrics);
 	policy_unref(c->policy);
 	kube_client_destroy(c->client);
@@ -568,7 +565,7 @@ void controller_destroy(controller_t *c)
 	kube_fence_destroy(c->fence);
 	pthread_cond_destroy(&c->lease_cv);
 	pthread_mutex_destroy(&c->lease_mu);
-	store_close(c->store);
+	engine_close(c->e); /* the core, its policy reference, the store */
 	free(c);
 }
 

@@ -32,9 +32,9 @@ static void add_pod(void *ctx, const char *ns, const char *name)
 }
 
 /* One workload holding quota into b. */
-static void add_workload(struct controller *c, const queue_workload_view_t *v, build_t *b)
+static void add_workload(struct controller *c, const engine_workload_view_t *v, build_t *b)
 {
-	const char *lq = queue_lq_name(c->q, v->lq);
+	const char *lq = engine_lq_name(c->e, v->lq);
 	const char *slash = lq ? strchr(lq, '/') : NULL;
 	controller_pgroup_t *g;
 
@@ -52,20 +52,20 @@ static void add_workload(struct controller *c, const queue_workload_view_t *v, b
 void controller_podmap_publish(struct controller *c)
 {
 	build_t b = {0};
-	queue_wl_t id = QUEUE_NONE;
+	engine_wl_t id = ENGINE_WL_NONE;
 
-	if (!c->q || !atomic_load(&c->leader)) {
+	if (!engine_core(c->e) || !atomic_load(&c->leader)) {
 		if (c->podmap_sent) /* a follower's map would go stale: none */
 			c->o.pod_queues(c->o.pod_queues_ctx, NULL);
 		c->podmap_sent = false;
 		return;
 	}
 	b.rc = idle_podmap_create(&b.map);
-	while (!b.rc && (id = queue_workload_next(c->q, id)) != QUEUE_NONE) {
-		queue_workload_view_t v;
+	while (!b.rc && (id = engine_workload_next(c->e, id)) != ENGINE_WL_NONE) {
+		engine_workload_view_t v;
 
-		if (queue_workload_view(c->q, id, &v) ||
-		    (v.state != QUEUE_WL_ADMITTED && v.state != QUEUE_WL_EVICTING))
+		if (engine_workload_view(c->e, id, &v) ||
+		    (v.state != ENGINE_WL_ADMITTED && v.state != ENGINE_WL_EVICTING))
 			continue;
 		add_workload(c, &v, &b);
 	}

@@ -189,8 +189,8 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 static int add_to_core(struct controller *c, controller_pgroup_t *g, const workload_t *o)
 {
 	controller_podset_buf_t buf;
-	queue_podset_spec_t ps;
-	queue_workload_spec_t ws = {
+	engine_podset_spec_t ps;
+	engine_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = g->group ? o->pod_group : o->name,
 	    .uid = g->key,
@@ -206,7 +206,7 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 	int rc;
 
 	controller_podset_from(&o->podsets[0], g->total, &buf, &ps);
-	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
+	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->reported = g->group ? (int32_t)g->members.n : 0;
 		c->core_dirty = true;
@@ -223,18 +223,18 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 /* Members finished / Ready, as the core needs to hear it. */
 static void observe(struct controller *c, controller_pgroup_t *g)
 {
-	queue_workload_view_t v;
-	queue_wl_t id;
+	engine_workload_view_t v;
+	engine_wl_t id;
 	size_t pos = 0, done = 0, ready = 0;
 	controller_map_slot_t *s;
 
-	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
+	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
 		return;
 	if (g->set)
 		return; /* a set's group: admitted before its Pods exist, never finished */
-	if (g->group && g->reported < (int32_t)g->members.n && v.state == QUEUE_WL_PENDING) {
-		if (queue_workload_pods_add(c->q, g->key, (int32_t)g->members.n - g->reported,
-					    controller_now(c)) == GPUQ_OK) {
+	if (g->group && g->reported < (int32_t)g->members.n && v.state == ENGINE_WL_PENDING) {
+		if (engine_workload_pods_add(c->e, g->key, (int32_t)g->members.n - g->reported,
+					     controller_now(c)) == GPUQ_OK) {
 			g->reported = (int32_t)g->members.n;
 			c->core_dirty = true;
 			controller_status_note(c, g->key); /* "n of total pods present" moved */
@@ -246,12 +246,12 @@ static void observe(struct controller *c, controller_pgroup_t *g)
 		done += m->wl->finished;
 		ready += m->wl->ready;
 	}
-	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) &&
+	if ((v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING) &&
 	    done >= (size_t)g->total) {
-		if (queue_workload_finish(c->q, g->key, controller_now(c)) == GPUQ_OK)
+		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
-	} else if (v.state == QUEUE_WL_ADMITTED && !v.ready && ready + done >= (size_t)g->total) {
-		if (queue_workload_pods_ready(c->q, g->key, controller_now(c)) == GPUQ_OK)
+	} else if (v.state == ENGINE_WL_ADMITTED && !v.ready && ready + done >= (size_t)g->total) {
+		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
 }
@@ -269,7 +269,8 @@ static void forget_member(struct controller *c, const char *pod_uid)
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
 		 * a new workload) */
-		if (c->q && queue_workload_delete(c->q, g->key, controller_now(c)) == GPUQ_OK)
+		if (engine_core(c->e) &&
+		    engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 		pgroup_free(controller_map_del(&c->groups, g->key));
 		return;
@@ -358,12 +359,12 @@ static void pod_seen(struct controller *c, workload_t *o)
 		workload_destroy(m->wl);
 	m->wl = o;
 	m->gen = c->gen[CONTROLLER_RES_PODS];
-	if (g->set && c->q)
+	if (g->set && engine_core(c->e))
 		controller_sets_group_add(c, g); /* its set's counts, not its Pods' */
-	else if (c->q && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK &&
-		 !o->finished)
+	else if (engine_core(c->e) &&
+		 engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK && !o->finished)
 		(void)add_to_core(c, g, o);
-	if (c->q) {
+	if (engine_core(c->e)) {
 		observe(c, g);
 		controller_touch_key(c, g->key);
 	}
@@ -500,7 +501,7 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
 
 /* Remove gpuq's gate from one member, adding the flavor's placement (of its
  * own pod set: an LWS's leader or workers). */
-static void release_member(struct controller *c, queue_wl_t id, const workload_t *pod)
+static void release_member(struct controller *c, engine_wl_t id, const workload_t *pod)
 {
 	const workload_podset_t *ps = &pod->podsets[0];
 	size_t podset = pod->set_kind == WORKLOAD_KIND_LWS ? pod->set_podset : 0;
@@ -561,27 +562,28 @@ static void delete_member(struct controller *c, const workload_t *pod)
 
 void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 {
-	queue_workload_view_t v;
-	queue_wl_t id;
+	engine_workload_view_t v;
+	engine_wl_t id;
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
 	size_t running = 0;
 
-	if (!c->q || queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
+	if (!engine_core(c->e) || engine_workload_find(c->e, g->key, &id) ||
+	    engine_workload_view(c->e, id, &v))
 		return;
 	while ((s = controller_map_next(&g->members, &pos))) {
 		member_t *m = s->value;
-		if (v.state == QUEUE_WL_ADMITTED && m->wl->gated)
+		if (v.state == ENGINE_WL_ADMITTED && m->wl->gated)
 			release_member(c, id, m->wl);
-		else if (v.state == QUEUE_WL_EVICTING && !(g->set && m->wl->gated)) {
+		else if (v.state == ENGINE_WL_EVICTING && !(g->set && m->wl->gated)) {
 			delete_member(c, m->wl);
 			running++;
 		}
 	}
 	/* a set's evicted group: its controller makes its Pods again, gated;
 	   once none runs, the quota is free and the group queues again */
-	if (g->set && v.state == QUEUE_WL_EVICTING && !running &&
-	    queue_workload_evicted(c->q, g->key, controller_now(c)) == GPUQ_OK)
+	if (g->set && v.state == ENGINE_WL_EVICTING && !running &&
+	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 }

@@ -17,7 +17,7 @@
 
 /* Bytes of a JSON Pointer gpuq writes: a template's path, "/metadata/
  * annotations/" and an escaped key. */
-#define PTR_MAX (WORKLOAD_FIELD_MAX + 64 + 2 * QUEUE_NAME_MAX)
+#define PTR_MAX (WORKLOAD_FIELD_MAX + 64 + 2 * ENGINE_NAME_MAX)
 
 /* token escaped for a JSON Pointer (~ -> ~0, / -> ~1) appended to base. */
 static void ptr_join(char *out, size_t cap, const char *base, const char *token)
@@ -164,7 +164,7 @@ static void runtime_patch_put(json_t *patch, const workload_t *wl, json_t *entry
 
 /* ---- release ---- */
 
-int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, engine_wl_t id,
 				    json_t **out)
 {
 	const workload_t *wl = j->wl, *p = controller_jobs_podsets(c, j);
@@ -227,8 +227,8 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 
 		/* where it runs now, in the same write (status.c does not write
 		 * it again: controller_release_parent keeps its hash) */
-		(void)queue_workload_status(c->q, id, status,
-					    sizeof(status)); /* truncated is fine */
+		(void)engine_workload_status(c->e, id, status,
+					     sizeof(status)); /* truncated is fine */
 		put_annotations(patch, "/metadata", true, wl->has_annotations, keys, vals, 4);
 		if (entry)
 			runtime_patch_put(patch, wl, json_incref(entry));
@@ -245,7 +245,7 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 	return rc;
 }
 
-int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id)
+int controller_release_parent(struct controller *c, controller_job_t *j, engine_wl_t id)
 {
 	json_t *patch = NULL;
 	char status[1024];
@@ -253,7 +253,7 @@ int controller_release_parent(struct controller *c, controller_job_t *j, queue_w
 
 	if (rc)
 		return rc;
-	(void)queue_workload_status(c->q, id, status, sizeof(status)); /* as the patch has it */
+	(void)engine_workload_status(c->e, id, status, sizeof(status)); /* as the patch has it */
 	rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "released");
 	if (rc == GPUQ_OK)
 		j->status_hash = controller_map_hash(status) | 1; /* the release carried it */
@@ -346,7 +346,7 @@ int controller_release_restore(struct controller *c, controller_job_t *j)
 		if (rc)
 			return rc;
 	}
-	if (queue_workload_evicted(c->q, j->uid, controller_now(c)) == GPUQ_OK) {
+	if (engine_workload_evicted(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 		j->requeued_ms = controller_now(c);
 		c->core_dirty = true;
 	}

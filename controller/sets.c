@@ -125,9 +125,9 @@ static void group_register(struct controller *c, const set_t *s, controller_pgro
 {
 	const workload_t *w = s->wl;
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
-	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
-	char name[QUEUE_NAME_MAX + 1];
-	queue_workload_spec_t ws = {
+	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	char name[ENGINE_NAME_MAX + 1];
+	engine_workload_spec_t ws = {
 	    .namespace_ = w->namespace_,
 	    .name = name,
 	    .uid = g->key,
@@ -155,7 +155,7 @@ static void group_register(struct controller *c, const set_t *s, controller_pgro
 		    (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->podsets[i].count : count), &buf[i],
 		    &ps[i]);
 	g->total = (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->pods : count);
-	rc = queue_workload_add(c->q, &ws, controller_now(c), NULL, &diag);
+	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
 			 w->integ->kind_name, w->namespace_, w->name, g->total, g->key);
@@ -204,7 +204,7 @@ static void group_drop(struct controller *c, const set_t *s, int64_t first)
 	controller_pgroup_t *g;
 
 	group_key(s->key, first, key, sizeof(key));
-	if (c->q && queue_workload_delete(c->q, key, controller_now(c)) == GPUQ_OK)
+	if (engine_core(c->e) && engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 	g = controller_map_get(&c->groups, key);
 	if (g && g->members.n == 0) {
@@ -222,30 +222,31 @@ static void group_drop(struct controller *c, const set_t *s, int64_t first)
 static void slice_shrink(struct controller *c, const set_t *s, controller_pgroup_t *g,
 			 int64_t count)
 {
-	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
-	char names[QUEUE_PODSET_RES_MAX][2][QUEUE_NAME_MAX + 1];
-	queue_workload_view_t v;
-	queue_wl_t id;
+	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
+	char names[ENGINE_PODSET_RES_MAX][2][ENGINE_NAME_MAX + 1];
+	engine_workload_view_t v;
+	engine_wl_t id;
 	size_t n = 0;
 	bool admitted;
 
-	if (queue_workload_find(c->q, g->key, &id) || queue_workload_view(c->q, id, &v))
+	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
 		return;
-	admitted = v.state == QUEUE_WL_ADMITTED;
-	for (uint32_t r = 0; admitted && r < queue_resource_count(c->q) && n < QUEUE_PODSET_RES_MAX;
-	     r++) {
+	admitted = v.state == ENGINE_WL_ADMITTED;
+	for (uint32_t r = 0;
+	     admitted && r < engine_resource_count(c->e) && n < ENGINE_PODSET_RES_MAX; r++) {
 		uint32_t f;
 
-		if (queue_workload_flavor(c->q, id, 0, r, &f))
+		if (engine_workload_flavor(c->e, id, 0, r, &f))
 			continue;
-		gpuq_strlcpy(names[n][0], queue_resource_name(c->q, r), sizeof(names[n][0]));
-		gpuq_strlcpy(names[n][1], queue_flavor_name(c->q, f), sizeof(names[n][1]));
-		a[n] = (queue_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
+		gpuq_strlcpy(names[n][0], engine_resource_name(c->e, r), sizeof(names[n][0]));
+		gpuq_strlcpy(names[n][1], engine_flavor_name(c->e, f), sizeof(names[n][1]));
+		a[n] =
+		    (engine_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
 		n++;
 	}
-	(void)queue_workload_delete(c->q, g->key, controller_now(c));
+	(void)engine_workload_delete(c->e, g->key, controller_now(c));
 	group_register(c, s, g, count);
-	if (admitted && queue_workload_adopt(c->q, g->key, a, n, controller_now(c)))
+	if (admitted && engine_workload_adopt(c->e, g->key, a, n, controller_now(c)))
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "StatefulSet %s: its slice %s kept no flavors", s->key, g->key);
 	c->core_dirty = true;
@@ -279,7 +280,7 @@ static void statefulset_slices(struct controller *c, set_t *s)
 	for (size_t i = 0; i < s->n_slices; i++) {
 		controller_pgroup_t *g = group_get(c, s, s->edge[i]);
 
-		if (g && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK)
+		if (g && engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
 			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
 		if (g)
 			controller_touch_key(c, g->key);
@@ -297,7 +298,7 @@ static void lws_groups(struct controller *c, set_t *s)
 	for (int64_t i = 0; i < want; i++) {
 		controller_pgroup_t *g = group_get(c, s, i);
 
-		if (g && queue_workload_find(c->q, g->key, &(queue_wl_t){0}) != GPUQ_OK)
+		if (g && engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
 			group_register(c, s, g, g->total);
 		if (g)
 			controller_touch_key(c, g->key);
@@ -309,7 +310,7 @@ static void set_sync(struct controller *c, set_t *s)
 {
 	gpuq_diag_t diag = {{0}};
 
-	if (!c->policy || !c->q || !s->wl)
+	if (!c->policy || !engine_core(c->e) || !s->wl)
 		return;
 	if (controller_resolve(c, s->wl, &diag)) {
 		if (!s->bad)
@@ -333,9 +334,9 @@ void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 {
 	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
 
-	if (!s || !s->wl || !c->q || !managed(c, s->wl))
+	if (!s || !s->wl || !engine_core(c->e) || !managed(c, s->wl))
 		return;
-	if (queue_workload_find(c->q, g->key, &(queue_wl_t){0}) == GPUQ_OK)
+	if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) == GPUQ_OK)
 		return;
 	if (s->wl->kind == WORKLOAD_KIND_LWS) {
 		if (g->first < s->groups)

@@ -173,7 +173,7 @@ static int add_res(struct controller *c, policy_t *p, controller_res_t r)
 /* A fresh core's tenants with no history of their own take the decayed
  * usage their LocalQueue's status shows (written by a former leader: a new
  * Pod's store starts empty), so fair sharing goes on where it was. */
-void controller_snapshot_seed_usage(struct controller *c, queue_t *q)
+void controller_snapshot_seed_usage(struct controller *c)
 {
 	static const controller_res_t lqs[] = {CONTROLLER_RES_LOCALQUEUES,
 					       CONTROLLER_RES_KUEUE_LOCALQUEUES};
@@ -196,8 +196,8 @@ void controller_snapshot_seed_usage(struct controller *c, queue_t *q)
 				continue;
 			memcpy(ns, s->key, (size_t)(slash - s->key));
 			ns[slash - s->key] = '\0';
-			if (queue_lq_find(q, ns, slash + 1, &id) == GPUQ_OK &&
-			    queue_lq_usage_seed(q, id, json_number_value(u)) == GPUQ_OK)
+			if (engine_lq_find(c->e, ns, slash + 1, &id) == GPUQ_OK &&
+			    engine_lq_usage_seed(c->e, id, json_number_value(u)) == GPUQ_OK)
 				seeded++;
 		}
 	}
@@ -207,81 +207,57 @@ void controller_snapshot_seed_usage(struct controller *c, queue_t *q)
 			 seeded);
 }
 
-/* p into the live core when its shape allows (*in_place); else a new core
- * for p: fresh (restored from the store the first time) or rebuilt from the
- * current one's records. */
+/* p into the engine (engine_policy_set): into the live core when its shape
+ * allows (*in_place), else a new core: fresh (restored from the store the
+ * first time) or rebuilt from the current one's records. Logs what was
+ * done. */
 static int core_update(struct controller *c, policy_t *p, bool *in_place)
 {
-	engine_rebuild_report_t rep = {0};
-	engine_apply_report_t arep;
+	engine_policy_report_t rep;
 	gpuq_diag_t diag = {{0}};
-	queue_t *q = NULL;
-	int rc;
+	bool first = !engine_core(c->e);
+	int rc = engine_policy_set(c->e, p, controller_now(c), &rep, &diag);
 
-	*in_place = false;
-	if (c->q && c->policy) {
-		rc = engine_core_apply(c->q, c->policy, p, &arep, &diag);
-		if (!rc) {
-			gpuq_log(GPUQ_LOG_INFO, "controller",
-				 "policy change taken in place: %zu ClusterQueue(s) updated",
-				 arep.cqs_updated);
-			*in_place = true;
-			return GPUQ_OK;
-		}
-		if (rc == GPUQ_EINVAL && arep.why[0])
-			gpuq_log(GPUQ_LOG_INFO, "controller",
-				 "policy change: %s; rebuilding the core", arep.why);
-		else
-			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "policy change not taken in place (%s); rebuilding the core",
-				 diag.msg);
-		diag.msg[0] = '\0';
-	}
-	if (c->q) {
-		rc = engine_core_rebuild(c->q, p, &c->qcfg, &q, &rep, &diag);
-		if (rc == GPUQ_EAGAIN) {
-			/* a cycle on the old core settles what the rebuild cannot
-			 * carry; its decisions are acted on by the next sweep */
-			(void)queue_cycle_run(c->q, controller_now(c), NULL);
-			c->next_sweep_ms = 0;
-			rc = engine_core_rebuild(c->q, p, &c->qcfg, &q, &rep, &diag);
-		}
-		if (rc) {
-			gpuq_log(GPUQ_LOG_ERROR, "controller", "core rebuild: %s", diag.msg);
-			return rc;
-		}
-		engine_rebuild_report_log(&rep);
-		engine_rebuild_report_deinit(&rep);
-		queue_destroy(c->q);
-		c->q = q;
-		(void)qmetrics_core_set(c->metrics, q); /* no memory: no queue series */
-		c->persist_full = true; /* drops the records of what the rebuild dropped */
-		return GPUQ_OK;
-	}
-	rc = engine_core_build(p, &c->qcfg, &q, &diag);
+	*in_place = !rc && rep.how == ENGINE_POLICY_IN_PLACE;
+	if (!first && rep.why[0] && !rep.refused)
+		gpuq_log(GPUQ_LOG_INFO, "controller", "policy change: %s; rebuilding the core",
+			 rep.why);
+	else if (!first && rep.why[0])
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "policy change not taken in place (%s); rebuilding the core", rep.why);
+	if (rep.cycled)
+		c->next_sweep_ms = 0; /* the old core's cycle: its decisions are acted on by the
+					 next sweep */
 	if (rc) {
-		gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "core %s: %s", first ? "build" : "rebuild",
+			 diag.msg);
 		return rc;
 	}
-	rc = engine_restore(c->store, q, &diag);
-	if (rc) {
+	switch (rep.how) {
+	case ENGINE_POLICY_IN_PLACE:
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "policy change taken in place: %zu ClusterQueue(s) updated",
+			 rep.cqs_updated);
+		return GPUQ_OK;
+	case ENGINE_POLICY_REBUILT:
+		engine_rebuild_report_log(&rep.rebuild);
+		break;
+	case ENGINE_POLICY_FRESH:
 		/* The store does not fit the cluster's policy (a queue deleted while
 		 * gpuq was down) or is damaged: start from the cluster alone. Running
 		 * Jobs are adopted from their annotations, waiting ones queue again;
 		 * only usage history is lost. The next commit rewrites the store. */
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "state in %s not restored (%s); rebuilding from the cluster",
-			 c->o.state_dir, diag.msg);
-		queue_destroy(q);
-		q = NULL;
-		rc = engine_core_build(p, &c->qcfg, &q, &diag);
-		if (rc)
-			return rc;
-		c->persist_full = true;
+			 c->o.state_dir, rep.why);
+		break;
+	case ENGINE_POLICY_BUILT:
+		break;
 	}
-	controller_snapshot_seed_usage(c, q);
-	c->q = q;
-	(void)qmetrics_core_set(c->metrics, q);
+	engine_policy_report_deinit(&rep);
+	if (first)
+		controller_snapshot_seed_usage(c);
+	(void)qmetrics_core_set(c->metrics, engine_core(c->e)); /* no memory: no queue series */
 	return GPUQ_OK;
 }
 

@@ -86,7 +86,7 @@ static int merge_one(struct controller *c, int i)
 	b64 = json_string_value(json_object_get(json_object_get(cm, "binaryData"), "ledger"));
 	rc = b64 ? gpuq_base64_decode(b64, LEDGER_CKPT_PART_MAX, &part, &len) : GPUQ_EINVAL;
 	if (!rc)
-		rc = queue_ledger_merge(c->q, (const uint8_t *)part, len, &mi, &diag);
+		rc = engine_ledger_merge(c->e, (const uint8_t *)part, len, &mi, &diag);
 	if (rc == GPUQ_ENOMEM) {
 		gpuq_log(GPUQ_LOG_ERROR, MODULE, "usage checkpoint %s: out of memory", name);
 	} else if (rc) {
@@ -168,7 +168,7 @@ static int write_all(struct controller *c)
 	ledger_ckpt_info_t info;
 	ledger_t *empty = NULL;
 	int rc =
-	    ledger_checkpoint_encode(queue_ledger(c->q), controller_now(c), 0, parts, lens, &info);
+	    ledger_checkpoint_encode(engine_ledger(c->e), controller_now(c), 0, parts, lens, &info);
 
 	for (int i = 0; !rc && i < LEDGER_CKPT_PARTS_MAX; i++) {
 		char summary[256];
@@ -207,7 +207,7 @@ void controller_usage_step(struct controller *c)
 {
 	int64_t now = gpuq_mono_ms();
 
-	if (c->o.usage_checkpoint_ms <= 0 || !c->q || now < c->usage_next_ms)
+	if (c->o.usage_checkpoint_ms <= 0 || !engine_core(c->e) || now < c->usage_next_ms)
 		return;
 	if (!c->usage_merged) {
 		if (merge_all(c)) {
@@ -237,6 +237,7 @@ void controller_usage_lost(struct controller *c)
 
 void controller_usage_final(struct controller *c)
 {
-	if (c->o.usage_checkpoint_ms > 0 && c->q && c->usage_merged && write_all(c) == GPUQ_OK)
+	if (c->o.usage_checkpoint_ms > 0 && engine_core(c->e) && c->usage_merged &&
+	    write_all(c) == GPUQ_OK)
 		gpuq_log(GPUQ_LOG_INFO, MODULE, "usage checkpoint written on the way out");
 }

@@ -6,16 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct engine {
-	policy_t *policy;    /* the policy in force (one reference) */
-	queue_t *q;	     /* the core */
-	store_t *store;	     /* the state store; NULL: memory only */
-	engine_config_t cfg; /* the core's configuration */
-	bool read_only;	     /* the store is open to read only */
-	bool resumed;	     /* engine_open restored core records */
-	bool full_next;	     /* the next commit rewrites every core record */
-};
-
 void engine_config_default(engine_config_t *cfg)
 {
 	queue_config_default(cfg);
@@ -69,6 +59,10 @@ static int open_store(engine_t *e, const engine_opts_t *o, gpuq_diag_t *diag)
 		return rc;
 	if (!holds_core_records(&info))
 		return GPUQ_OK;
+	if (!e->q) {
+		e->restore_due = true; /* into the core the first policy builds */
+		return GPUQ_OK;
+	}
 	rc = engine_restore(e->store, e->q, diag);
 	e->resumed = rc == GPUQ_OK;
 	return rc;
@@ -87,8 +81,8 @@ int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o,
 		e->cfg = *cfg;
 	else
 		queue_config_default(&e->cfg);
-	e->policy = policy_ref(p);
-	rc = engine_core_build(p, &e->cfg, &e->q, diag);
+	e->policy = p ? policy_ref(p) : NULL;
+	rc = p ? engine_core_build(p, &e->cfg, &e->q, diag) : GPUQ_OK;
 	if (!rc && o && o->state_dir)
 		rc = open_store(e, o, diag);
 	if (rc) {
@@ -105,7 +99,8 @@ void engine_close(engine_t *e)
 		return;
 	store_close(e->store); /* ends a read snapshot; flushes a nosync store */
 	queue_destroy(e->q);
-	policy_unref(e->policy);
+	if (e->policy)
+		policy_unref(e->policy);
 	free(e);
 }
 
@@ -157,6 +152,27 @@ int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, i
 	return queue_workload_utilization(e->q, uid, util_pct, at);
 }
 
+int engine_workload_adopt(engine_t *e, const char *uid, const engine_adopt_t *a, size_t n,
+			  int64_t now)
+{
+	return queue_workload_adopt(e->q, uid, a, n, now);
+}
+
+int engine_workload_pods_add(engine_t *e, const char *uid, int32_t n, int64_t now)
+{
+	return queue_workload_pods_add(e->q, uid, n, now);
+}
+
+int engine_workload_evicted(engine_t *e, const char *uid, int64_t now)
+{
+	return queue_workload_evicted(e->q, uid, now);
+}
+
+int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms)
+{
+	return queue_workload_predict_set(e->q, uid, start_ms);
+}
+
 int engine_toleration_named(const char *key, const char *op, const char *value, const char *effect,
 			    engine_toleration_t *out)
 {
@@ -189,30 +205,18 @@ int64_t engine_next_event(const engine_t *e, int64_t now)
 
 int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag)
 {
-	store_txn_t *txn;
 	int rc;
 
 	if (!e->store)
 		return GPUQ_OK;
 	if (e->read_only)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "state store: open to read only");
-	rc = store_txn_begin(e->store, &txn);
-	if (rc)
-		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
-	rc = e->full_next ? engine_stage_full(e->store, txn, e->q) : engine_stage(txn, e->q);
-	if (!rc && stage)
-		rc = stage(ctx, txn);
-	if (rc) {
-		store_txn_abort(txn);
-		return gpuq_diag_set(diag, rc, "state store: building the batch: %s",
-				     gpuq_strerror(rc));
-	}
-	rc = store_txn_commit(txn, NULL);
-	if (rc)
-		return gpuq_diag_set(diag, rc, "state store: commit failed: %s", gpuq_strerror(rc));
-	queue_dirty_clear(e->q);
-	e->full_next = false;
-	return GPUQ_OK;
+	if (!e->q) /* no policy yet: only the driver's records */
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "engine: no policy in force yet");
+	rc = engine_batch_commit(e->store, e->q, e->full_next, stage, ctx, NULL, diag);
+	if (!rc)
+		e->full_next = false;
+	return rc;
 }
 
 void engine_commit_full_next(engine_t *e)
@@ -222,7 +226,17 @@ void engine_commit_full_next(engine_t *e)
 
 size_t engine_changed_count(const engine_t *e)
 {
-	return queue_dirty_count(e->q);
+	return e->q ? queue_dirty_count(e->q) : 0;
+}
+
+bool engine_commit_due(const engine_t *e)
+{
+	return e->q && (e->full_next || queue_dirty_count(e->q) > 0);
+}
+
+bool engine_commit_full_due(const engine_t *e)
+{
+	return e->q && e->full_next;
 }
 
 /* ---- the driver's records ---- */
@@ -275,6 +289,88 @@ int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_
 	return queue_workload_explain(e->q, uid, buf, cap);
 }
 
+int engine_workload_status(const engine_t *e, engine_wl_t id, char *buf, size_t cap)
+{
+	return queue_workload_status(e->q, id, buf, cap);
+}
+
+int engine_workload_flavor(const engine_t *e, engine_wl_t id, size_t podset, uint32_t resource,
+			   uint32_t *flavor)
+{
+	return queue_workload_flavor(e->q, id, podset, resource, flavor);
+}
+
+size_t engine_resource_count(const engine_t *e)
+{
+	return queue_resource_count(e->q);
+}
+
+const char *engine_resource_name(const engine_t *e, uint32_t id)
+{
+	return queue_resource_name(e->q, id);
+}
+
+size_t engine_flavor_count(const engine_t *e)
+{
+	return queue_flavor_count(e->q);
+}
+
+const char *engine_flavor_name(const engine_t *e, uint32_t id)
+{
+	return queue_flavor_name(e->q, id);
+}
+
+size_t engine_cq_count(const engine_t *e)
+{
+	return queue_cq_count(e->q);
+}
+
+const char *engine_cq_name(const engine_t *e, uint32_t id)
+{
+	return queue_cq_name(e->q, id);
+}
+
+size_t engine_lq_count(const engine_t *e)
+{
+	return queue_lq_count(e->q);
+}
+
+const char *engine_lq_name(const engine_t *e, uint32_t id)
+{
+	return queue_lq_name(e->q, id);
+}
+
+int engine_lq_find(const engine_t *e, const char *namespace_, const char *name, uint32_t *id)
+{
+	return queue_lq_find(e->q, namespace_, name, id);
+}
+
+int engine_cq_stats(const engine_t *e, uint32_t cq, engine_stats_t *out)
+{
+	return queue_cq_stats(e->q, cq, out);
+}
+
+int engine_lq_stats(const engine_t *e, uint32_t lq, engine_stats_t *out)
+{
+	return queue_lq_stats(e->q, lq, out);
+}
+
+int engine_cq_quota(const engine_t *e, uint32_t cq, uint32_t flavor, uint32_t resource,
+		    engine_quota_view_t *out)
+{
+	return queue_cq_quota(e->q, cq, flavor, resource, out);
+}
+
+int64_t engine_last_now(const engine_t *e)
+{
+	return queue_last_now(e->q);
+}
+
+int engine_lq_usage_seed(engine_t *e, uint32_t lq, double usage)
+{
+	return queue_lq_usage_seed(e->q, lq, usage);
+}
+
 const char *engine_wl_state_name(engine_wl_state_t s)
 {
 	return queue_wl_state_name(s);
@@ -305,6 +401,12 @@ bool engine_budget_holds(const engine_t *e)
 const ledger_t *engine_ledger(const engine_t *e)
 {
 	return queue_ledger(e->q);
+}
+
+int engine_ledger_merge(engine_t *e, const uint8_t *part, size_t len, ledger_merge_info_t *info,
+			gpuq_diag_t *diag)
+{
+	return queue_ledger_merge(e->q, part, len, info, diag);
 }
 
 size_t engine_memory_bytes(const engine_t *e)

@@ -4,9 +4,11 @@
  * kept in; a driver (`gpuq simulate`, the daemon's controller) adds and
  * moves workloads through it, asks it to step (engine_tick, engine_cycle),
  * commits each step's records together with its own (engine_commit) before
- * acting on the step's result, and reads the core through read-only views.
- * Below engine_t sit the translations it is made of, which the controller
- * still calls directly until it holds an engine too (issue 22): a policy_t
+ * acting on the step's result, reads the core through read-only views, and
+ * hands it each new policy (engine_policy_set: in place when the tree's
+ * shape allows, else a rebuild). Below engine_t sit the translations it is
+ * made of (engine_t drives them; tests and benches call them on bare
+ * cores): a policy_t
  * into a core (flavors, cohorts, ClusterQueues with their quotas,
  * LocalQueues), the core's changed records into a store batch and back, and
  * rebuilding a core when the cluster's policy objects change shape,
@@ -59,6 +61,11 @@ typedef queue_wl_t engine_wl_t;			      /* a workload id */
 typedef queue_wl_state_t engine_wl_state_t;	      /* a workload's lifecycle state */
 typedef queue_workload_view_t engine_workload_view_t; /* one workload, read only */
 typedef queue_budget_view_t engine_budget_view_t;     /* one budget, read only */
+typedef queue_adopt_t engine_adopt_t;		      /* a running workload's flavors */
+typedef queue_stats_t engine_stats_t;		      /* a queue's counts */
+typedef queue_quota_view_t engine_quota_view_t;	      /* a ClusterQueue's quota, read only */
+typedef queue_budget_change_t engine_budget_change_t; /* a budget's state change */
+typedef queue_idle_t engine_idle_t;		      /* an idle workload reported */
 /* The core itself, read only, for the modules that render or copy it
  * (qmetrics/, predict/, webui/ take a const queue_t *): engine_core. */
 typedef queue_t engine_core_t;
@@ -72,9 +79,19 @@ typedef queue_t engine_core_t;
 #define ENGINE_EVICT_READY_TIMEOUT QUEUE_EVICT_READY_TIMEOUT /* an eviction's reason */
 #define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING	     /* a budget's state */
 #define ENGINE_BUDGET_OVER QUEUE_BUDGET_OVER
-#define ENGINE_READY_GANGS QUEUE_READY_GANGS /* engine_config_t.ready_scope */
-#define ENGINE_NAME_MAX QUEUE_NAME_MAX	     /* bytes in any name the core keeps */
-#define ENGINE_AMOUNT_MAX QUEUE_AMOUNT_MAX   /* the largest pod set request (count * per pod) */
+#define ENGINE_BUDGET_OK QUEUE_BUDGET_OK
+#define ENGINE_BUDGET_LOCALQUEUE QUEUE_BUDGET_LOCALQUEUE /* a budget's scope */
+#define ENGINE_BUDGET_NAMESPACE QUEUE_BUDGET_NAMESPACE
+#define ENGINE_BUDGET_CLUSTERQUEUE QUEUE_BUDGET_CLUSTERQUEUE
+#define ENGINE_TOLERATE_EQUAL QUEUE_TOLERATE_EQUAL /* a toleration's operator */
+#define ENGINE_TOLERATE_EXISTS QUEUE_TOLERATE_EXISTS
+#define ENGINE_READY_GANGS QUEUE_READY_GANGS		 /* engine_config_t.ready_scope */
+#define ENGINE_GROUPS_MAX QUEUE_GROUPS_MAX		 /* resource groups per ClusterQueue */
+#define ENGINE_GROUP_FLAVORS_MAX QUEUE_GROUP_FLAVORS_MAX /* flavors per resource group */
+#define ENGINE_PODSET_RES_MAX QUEUE_PODSET_RES_MAX	 /* resources one pod set requests */
+#define ENGINE_SELECTORS_MAX QUEUE_SELECTORS_MAX	 /* nodeSelector entries, tolerations */
+#define ENGINE_NAME_MAX QUEUE_NAME_MAX			 /* bytes in any name the core keeps */
+#define ENGINE_AMOUNT_MAX QUEUE_AMOUNT_MAX /* the largest pod set request (count * per pod) */
 
 /* Fill cfg with the core's defaults (queue_config_default). */
 void engine_config_default(engine_config_t *cfg);
@@ -126,7 +143,13 @@ void engine_opts_init(engine_opts_t *o);
  * core's record types (engine_store_types) and the driver's. A store that
  * has been written to (a blank one, whose creation was interrupted, has
  * not) is then handed to o->check, and its core records, if it holds any,
- * are restored into the core (engine_restore): engine_resumed says so. On
+ * are restored into the core (engine_restore): engine_resumed says so.
+ * p may be NULL for a driver that learns its policy later (the controller
+ * opens its store at start; the cluster's policy comes with the first
+ * LIST): the engine then has no core (engine_core is NULL, and only
+ * engine_policy_set, engine_record_*, engine_commit, engine_core and
+ * engine_config may be called) until the first engine_policy_set, which
+ * builds it and restores the store's records into it. On
  * GPUQ_OK *out is the caller's (engine_close). On failure *out is NULL,
  * nothing is left open and diag says why: engine_core_build's errors, the
  * store's (store_open: GPUQ_ENOTFOUND for a read-only open of a directory
@@ -143,15 +166,18 @@ void engine_close(engine_t *e);
  * resume); false for a memory-only engine or a store holding none. */
 bool engine_resumed(const engine_t *e);
 
-/* The policy in force (borrowed: valid until engine_close). */
+/* The policy in force (borrowed: valid until engine_close or the next
+ * engine_policy_set); NULL before the first when opened without one. */
 const policy_t *engine_policy(const engine_t *e);
 
 /* The core's configuration (a copy made at engine_open). */
 const engine_config_t *engine_config(const engine_t *e);
 
 /* The core, read only, for the modules that take a core to render or copy
- * (qmetrics_*, predict_run, webui_*): valid until engine_close. A driver
- * changes it only through engine_ calls. */
+ * (qmetrics_*, predict_run, webui_*): valid until engine_close, or until an
+ * engine_policy_set that replaces it (rebuilt) or engine_core_reset; NULL
+ * while the engine has no policy. A driver changes it only through engine_
+ * calls. */
 const engine_core_t *engine_core(const engine_t *e);
 
 /* ---- Workloads (as queue_workload_*: the core's errors and rules) ---- */
@@ -167,6 +193,21 @@ int engine_workload_finish(engine_t *e, const char *uid, int64_t now);
 int engine_workload_delete(engine_t *e, const char *uid, int64_t now);
 /* The GPU utilization of workload uid's pods, percent, measured at `at`. */
 int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, int64_t at);
+
+/* A workload that already runs (found after a restart with its flavors
+ * recorded) is admitted as it stands (queue_workload_adopt: a[n], one per
+ * pod set). */
+int engine_workload_adopt(engine_t *e, const char *uid, const engine_adopt_t *a, size_t n,
+			  int64_t now);
+/* n more pods of pending or admitted workload uid exist (a pod group
+ * growing: queue_workload_pods_add). */
+int engine_workload_pods_add(engine_t *e, const char *uid, int32_t n, int64_t now);
+/* The pods of evicted workload uid are gone: its quota is freed
+ * (queue_workload_evicted). */
+int engine_workload_evicted(engine_t *e, const char *uid, int64_t now);
+/* A predicted start time (wall ms; 0: none) for pending workload uid
+ * (queue_workload_predict_set). */
+int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms);
 
 /* One toleration as Kubernetes writes it into the core's: op "Exists" (else
  * Equal), effect by the policy's one map (engine_effect_named; NULL or ""
@@ -196,23 +237,34 @@ typedef int (*engine_stage_fn)(void *ctx, engine_batch_t *b);
 
 /* Commit, in ONE store batch, every record of the core changed since the
  * last commit (engine_stage; all of them, and deletes of the stored records
- * of objects the core no longer holds, after engine_commit_full_next) and
+ * of objects the core no longer holds, after engine_commit_full_next or a
+ * core replaced by engine_policy_set or engine_core_reset) and
  * what stage (may be NULL) adds for the driver. Only on success is the core's changed set cleared;
  * after a failure it is kept whole, so the next commit writes it again, and
  * diag names the step ("state store: building the batch: ..." or "state
  * store: commit failed: ..."; LMDB failures are also logged once by the
  * store). A memory-only engine commits nothing: stage is not called and
  * the core's changed set is left as it is. GPUQ_EINVAL on a read-only
- * engine. */
+ * engine, and on one with no policy yet. */
 int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag);
 
 /* Make the next successful engine_commit rewrite the store's core records
- * exactly (engine_persist_full's work, a scan of the core's tables): after
- * the core was replaced, or when the store's content is in doubt. */
+ * exactly (as engine_persist_full: every live record put, the stored ones
+ * of objects the core no longer holds deleted; a scan of the core's
+ * tables): when the store's content is in doubt. (engine_policy_set and
+ * engine_core_reset ask for it themselves when they replace the core.) */
 void engine_commit_full_next(engine_t *e);
 
 /* The core's records changed since the last commit (queue_dirty_count). */
 size_t engine_changed_count(const engine_t *e);
+
+/* Whether the core has anything to commit: changed records, or a full
+ * rewrite pending (engine_commit_full_next, a rebuilt or reset core). False
+ * without a core. */
+bool engine_commit_due(const engine_t *e);
+/* Whether the next commit rewrites every core record (a full rewrite
+ * pending). */
+bool engine_commit_full_due(const engine_t *e);
 
 /* ---- The driver's own records ---- */
 
@@ -248,6 +300,41 @@ int engine_workload_view(const engine_t *e, engine_wl_t id, engine_workload_view
 int engine_workload_find(const engine_t *e, const char *uid, engine_wl_t *id);
 /* Why workload uid waits, in the core's words, into buf (queue_workload_explain). */
 int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_t cap);
+/* Workload id's coarse status, the text of gpuq.dev/status, into buf
+ * (queue_workload_status). */
+int engine_workload_status(const engine_t *e, engine_wl_t id, char *buf, size_t cap);
+/* The flavor of `resource` assigned to pod set `podset` of admitted
+ * workload id (queue_workload_flavor). */
+int engine_workload_flavor(const engine_t *e, engine_wl_t id, size_t podset, uint32_t resource,
+			   uint32_t *flavor);
+
+/* The core's objects by id (0..count-1, in the policy's order; names
+ * borrowed until the core is replaced; NULL past the end), as queue_*_count
+ * and queue_*_name: resources, flavors, ClusterQueues, LocalQueues
+ * ("namespace/name"). */
+size_t engine_resource_count(const engine_t *e);
+const char *engine_resource_name(const engine_t *e, uint32_t id);
+size_t engine_flavor_count(const engine_t *e);
+const char *engine_flavor_name(const engine_t *e, uint32_t id);
+size_t engine_cq_count(const engine_t *e);
+const char *engine_cq_name(const engine_t *e, uint32_t id);
+size_t engine_lq_count(const engine_t *e);
+const char *engine_lq_name(const engine_t *e, uint32_t id);
+/* The id of LocalQueue namespace_/name, or GPUQ_ENOTFOUND. */
+int engine_lq_find(const engine_t *e, const char *namespace_, const char *name, uint32_t *id);
+/* A queue's counts (queue_cq_stats, queue_lq_stats); GPUQ_ENOTFOUND. */
+int engine_cq_stats(const engine_t *e, uint32_t cq, engine_stats_t *out);
+int engine_lq_stats(const engine_t *e, uint32_t lq, engine_stats_t *out);
+/* ClusterQueue cq's quota of resource on flavor (queue_cq_quota). */
+int engine_cq_quota(const engine_t *e, uint32_t cq, uint32_t flavor, uint32_t resource,
+		    engine_quota_view_t *out);
+/* The core's clock: the latest `now` it was given (queue_last_now). */
+int64_t engine_last_now(const engine_t *e);
+
+/* LocalQueue lq's tenant, holding no usage history of its own, takes
+ * `usage` as its decayed usage (queue_lq_usage_seed: a former leader's
+ * figure from the LocalQueue's status). */
+int engine_lq_usage_seed(engine_t *e, uint32_t lq, double usage);
 /* A static word for a state ("Pending", "Admitted", ...). */
 const char *engine_wl_state_name(engine_wl_state_t s);
 
@@ -262,6 +349,10 @@ bool engine_budget_holds(const engine_t *e);
 /* The core's usage ledger (borrowed: valid until the next call that
  * changes the core). */
 const ledger_t *engine_ledger(const engine_t *e);
+/* Merge one part of another writer's usage ledger checkpoint into the
+ * core's (queue_ledger_merge: its rules and errors). */
+int engine_ledger_merge(engine_t *e, const uint8_t *part, size_t len, ledger_merge_info_t *info,
+			gpuq_diag_t *diag);
 /* Bytes the core holds (queue_memory_bytes). */
 size_t engine_memory_bytes(const engine_t *e);
 /* The core's invariants (queue_check): GPUQ_OK, or GPUQ_ECORRUPT with the
@@ -327,8 +418,9 @@ int engine_record_check(unsigned type, const void *key, size_t klen, const void 
  * For drivers that commit their own records in the same batch. */
 int engine_stage(store_txn_t *txn, const queue_t *q);
 
-/* engine_stage in a new batch, commit it, and on success queue_dirty_clear;
- * *seq (may be NULL) as store_txn_commit. On failure the changed set is
+/* engine_commit's one commit path for a bare core and store, without a
+ * driver's records: engine_stage in a new batch, commit it, and on success
+ * queue_dirty_clear; *seq (may be NULL) as store_txn_commit. On failure the changed set is
  * kept, so a later call retries it, and diag (may be NULL) names the step:
  * store_txn_begin's, engine_stage's or store_txn_commit's code (LMDB
  * failures are also logged once by the store). An empty changed set commits
@@ -490,5 +582,61 @@ const char *engine_lost_reason_name(engine_lost_reason_t reason);
  *   naming it. */
 int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
 			queue_t **out, engine_rebuild_report_t *rep, gpuq_diag_t *diag);
+
+/* ---- A new policy for an engine (the translations above, driven) ---- */
+
+typedef enum {
+	ENGINE_POLICY_BUILT = 0,    /* the first policy: a core built from it, the store's
+				       records (if any) restored into it */
+	ENGINE_POLICY_FRESH = 1,    /* the first policy, but the store's records do not fit
+				       it (a queue deleted while the driver was down) or are
+				       damaged: a core built from the policy alone (why says
+				       what did not restore); the next commit rewrites the
+				       store */
+	ENGINE_POLICY_IN_PLACE = 2, /* taken into the live core (engine_core_apply) */
+	ENGINE_POLICY_REBUILT = 3,  /* a new core, every record carried over
+				       (engine_core_rebuild; why says why not in place); the
+				       next commit rewrites the store */
+} engine_policy_how_t;
+
+typedef struct {
+	engine_policy_how_t how;	 /* what was done */
+	size_t cqs_updated;		 /* IN_PLACE: ClusterQueues whose spec changed */
+	bool refused;			 /* REBUILT: not in place because the core refused an
+					    update (why: the error), not for the tree's shape */
+	bool cycled;			 /* REBUILT: a cycle ran on the old core first (the
+					    rebuild needed it: engine_core_rebuild's
+					    GPUQ_EAGAIN); its decisions are not reported: compare
+					    every workload */
+	char why[GPUQ_DIAG_MAX];	 /* FRESH, REBUILT: why (see above); else "" */
+	engine_rebuild_report_t rebuild; /* REBUILT: what was carried and lost (owned:
+					    engine_policy_report_deinit) */
+} engine_policy_report_t;
+
+/* Make p the policy in force (a reference taken, the old one dropped). The
+ * first time (an engine opened without a policy): build the core, and
+ * restore the store's core records into it, or, when they do not fit,
+ * build it again from p alone (FRESH). After that: take p into the live
+ * core when the tree's shape allows (engine_core_apply: IN_PLACE), else
+ * rebuild the core from the old one's records (engine_core_rebuild:
+ * REBUILT; a rebuild that needs a cycle on the old core first runs one at
+ * `now`). rep says which, and is the caller's (engine_policy_report_deinit).
+ * On failure the engine keeps its policy and core (a cycle may have run on
+ * the core: rep->cycled), rep holds nothing to free (rep->why and refused
+ * still say why the change was not taken in place) and diag says why:
+ * engine_core_build's or engine_core_rebuild's errors. Costs the policy's objects in place; the
+ * core's records when rebuilt. */
+int engine_policy_set(engine_t *e, policy_t *p, int64_t now, engine_policy_report_t *rep,
+		      gpuq_diag_t *diag);
+
+/* Free what rep owns and zero it. NULL is fine. */
+void engine_policy_report_deinit(engine_policy_report_t *rep);
+
+/* Replace the core with a fresh one built from the policy in force, holding
+ * no workload and no history, and make the next commit rewrite the store:
+ * for a driver that finds the store's state stale (another leader ran
+ * since). GPUQ_EINVAL without a policy; engine_core_build's errors (the
+ * core is kept then). */
+int engine_core_reset(engine_t *e, gpuq_diag_t *diag);
 
 #endif

@@ -2,13 +2,27 @@
  * engine internals, shared by the .c files of engine/ only (never included from outside
  * engine/): the policy -> core translation of one ClusterQueue, used to add
  * it (engine_core_build), to re-apply it (engine_core_rebuild) and to
- * compare two (engine_core_apply); the full rewrite of a store's core
- * records, for engine_persist_full and engine_commit.
+ * compare two (engine_core_apply); the one commit path of engine_commit,
+ * engine_persist and engine_persist_full; engine_t itself.
  */
 #ifndef GPUQ_ENGINE_INTERNAL_H
 #define GPUQ_ENGINE_INTERNAL_H
 
 #include "engine/engine.h"
+
+/* What a driver holds (engine.c; engine_policy_set and engine_core_reset
+ * in policyset.c). */
+struct engine {
+	policy_t *policy;    /* the policy in force (one reference) */
+	queue_t *q;	     /* the core */
+	store_t *store;	     /* the state store; NULL: memory only */
+	engine_config_t cfg; /* the core's configuration */
+	bool read_only;	     /* the store is open to read only */
+	bool resumed;	     /* engine_open restored core records */
+	bool full_next;	     /* the next commit rewrites every core record */
+	bool restore_due;    /* opened without a policy over a store holding core
+				records: the first engine_policy_set restores them */
+};
 
 /* The core's spec of one ClusterQueue, pointing into the policy (names) and
  * into itself (groups, flavors, quotas). */
@@ -33,10 +47,14 @@ int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq);
 /* Free what engine_cq_spec_init allocated. */
 void engine_cq_spec_deinit(engine_cq_spec_t *spec);
 
-/* engine_persist_full's batch (persist.c): mark every record of q changed,
- * add a delete of every stored core record of s whose object q does not
- * hold, and stage q's records (engine_stage) into txn. The batch's sticky
- * error, or a scan's. */
-int engine_stage_full(store_t *s, store_txn_t *txn, queue_t *q);
+/* The one commit path (persist.c): begin a batch of s, stage q's changed
+ * records (engine_stage) or, when full, all of them plus a delete of every
+ * stored core record whose object q does not hold, then what stage (may be
+ * NULL) adds; commit (*seq, may be NULL, as store_txn_commit); on success
+ * clear q's changed set. On failure the changed set is kept and diag names
+ * the step: "state store: no batch: ...", "state store: building the
+ * batch: ...", "state store: commit failed: ...". */
+int engine_batch_commit(store_t *s, queue_t *q, bool full, engine_stage_fn stage, void *ctx,
+			uint64_t *seq, gpuq_diag_t *diag);
 
 #endif

@@ -103,38 +103,6 @@ int engine_stage(store_txn_t *txn, const queue_t *q)
 	return rc == GPUQ_ENOTFOUND ? GPUQ_OK : rc;
 }
 
-/* Commit txn (holding q's changed records); on success clear q's changed set. */
-static int commit(store_txn_t *txn, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
-{
-	int rc = store_txn_commit(txn, seq);
-
-	if (rc)
-		return gpuq_diag_set(diag, rc, "state store: commit failed: %s", gpuq_strerror(rc));
-	queue_dirty_clear(q);
-	return GPUQ_OK;
-}
-
-/* Drop the batch after staging it failed. */
-static int staging_failed(store_txn_t *txn, int rc, gpuq_diag_t *diag)
-{
-	store_txn_abort(txn);
-	return gpuq_diag_set(diag, rc, "state store: building the batch of the core's records: %s",
-			     gpuq_strerror(rc));
-}
-
-int engine_persist(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
-{
-	store_txn_t *txn;
-	int rc = store_txn_begin(s, &txn);
-
-	if (rc)
-		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
-	rc = engine_stage(txn, q);
-	if (rc)
-		return staging_failed(txn, rc, diag);
-	return commit(txn, q, seq, diag);
-}
-
 typedef struct {
 	store_txn_t *txn; /* the batch deletes go to */
 	const queue_t *q; /* the core whose objects stay */
@@ -158,7 +126,7 @@ static int stale_one(void *ctx, unsigned type, const void *key, size_t klen, con
 	return store_del(c->txn, type, key, klen); /* buffered: allowed during a scan */
 }
 
-int engine_stage_full(store_t *s, store_txn_t *txn, queue_t *q)
+static int stage_full(store_t *s, store_txn_t *txn, queue_t *q)
 {
 	stale_ctx_t c = {txn, q};
 	int rc = queue_dirty_all(q);
@@ -173,17 +141,41 @@ int engine_stage_full(store_t *s, store_txn_t *txn, queue_t *q)
 	return rc;
 }
 
-int engine_persist_full(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
+/* The one commit path (engine_commit, engine_persist, engine_persist_full):
+ * a batch, the core's changed records (or all of them, with the stale ones
+ * deleted, when full), the driver's (stage), the commit; then the core's
+ * changed set is cleared. */
+int engine_batch_commit(store_t *s, queue_t *q, bool full, engine_stage_fn stage, void *ctx,
+			uint64_t *seq, gpuq_diag_t *diag)
 {
 	store_txn_t *txn;
 	int rc = store_txn_begin(s, &txn);
 
 	if (rc)
 		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
-	rc = engine_stage_full(s, txn, q);
+	rc = full ? stage_full(s, txn, q) : engine_stage(txn, q);
+	if (!rc && stage)
+		rc = stage(ctx, txn);
+	if (rc) {
+		store_txn_abort(txn);
+		return gpuq_diag_set(diag, rc, "state store: building the batch: %s",
+				     gpuq_strerror(rc));
+	}
+	rc = store_txn_commit(txn, seq);
 	if (rc)
-		return staging_failed(txn, rc, diag);
-	return commit(txn, q, seq, diag);
+		return gpuq_diag_set(diag, rc, "state store: commit failed: %s", gpuq_strerror(rc));
+	queue_dirty_clear(q);
+	return GPUQ_OK;
+}
+
+int engine_persist(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
+{
+	return engine_batch_commit(s, q, false, NULL, NULL, seq, diag);
+}
+
+int engine_persist_full(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag)
+{
+	return engine_batch_commit(s, q, true, NULL, NULL, seq, diag);
 }
 
 /* ---- restoring ---- */

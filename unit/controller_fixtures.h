@@ -43,14 +43,13 @@ static inline struct controller *ctl_new(void)
 
 	assert_non_null(c);
 	controller_opts_default(&c->o);
-	c->qcfg = c->o.core;
 	rc = policy_create(NULL, &c->policy);
 	if (!rc)
 		rc = policy_add_manifest(c->policy, "t.yaml", CTL_POLICY, strlen(CTL_POLICY), &d);
 	if (!rc)
 		rc = policy_finish(c->policy, &d);
 	if (!rc)
-		rc = engine_core_build(c->policy, &c->qcfg, &c->q, &d);
+		rc = engine_open(c->policy, &c->o.core, NULL, &c->e, &d); /* memory only */
 	if (rc)
 		fail_msg("controller fixture: %s: %s", gpuq_strerror(rc), d.msg);
 	controller_map_init(&c->jobs);
@@ -84,7 +83,7 @@ static inline void ctl_free(struct controller *c)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	queue_destroy(c->q);
+	engine_close(c->e);
 	policy_unref(c->policy);
 	free(c);
 }
@@ -184,7 +183,7 @@ static inline int ctl_state(const struct controller *c, const char *uid)
 	queue_workload_view_t v;
 	queue_wl_t id;
 
-	if (queue_workload_find(c->q, uid, &id) || queue_workload_view(c->q, id, &v))
+	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v))
 		return -1;
 	return (int)v.state;
 }

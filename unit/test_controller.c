@@ -339,12 +339,11 @@ static void test_job_event_into_core(void **state)
 	(void)state;
 	assert_non_null(c);
 	controller_opts_default(&c->o);
-	queue_config_default(&c->qcfg);
 	controller_map_init(&c->jobs);
 	controller_map_init(&c->groups);
 	controller_map_init(&c->pod_group);
 	c->policy = p;
-	if (engine_core_build(p, &c->qcfg, &c->q, &d))
+	if (engine_open(p, NULL, NULL, &c->e, &d))
 		fail_msg("core: %s", d.msg);
 	req = json_load_file("bench/fixtures/job_review.json", 0, NULL);
 	obj = json_deep_copy(json_object_get(json_object_get(req, "request"), "object"));
@@ -367,11 +366,11 @@ static void test_job_event_into_core(void **state)
 	assert_non_null(j->wl);
 	assert_true(j->suspended);
 	assert_string_equal(j->ns, "team-a");
-	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
+	assert_int_equal(engine_workload_find(c->e, "u-job", &id), GPUQ_OK);
 	assert_int_equal(j->wl->podsets[0].count, 4);
 	/* the same policy again: resolved anew, still one workload */
 	controller_jobs_resync(c, NULL);
-	assert_int_equal(queue_workload_find(c->q, "u-job", &id), GPUQ_OK);
+	assert_int_equal(engine_workload_find(c->e, "u-job", &id), GPUQ_OK);
 	free(line);
 	json_decref(req);
 	controller_jobs_free_all(c);
@@ -382,7 +381,7 @@ static void test_job_event_into_core(void **state)
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);
-	queue_destroy(c->q);
+	engine_close(c->e);
 	free(c);
 	policy_unref(p);
 }

@@ -17,9 +17,9 @@ static controller_job_t *admitted_job(struct controller *c, const char *name, js
 	queue_result_t r;
 
 	ctl_job_event(c, KUBE_EV_ADDED, obj);
-	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, name), QUEUE_WL_ADMITTED);
-	assert_int_equal(queue_workload_find(c->q, name, id), GPUQ_OK);
+	assert_int_equal(engine_workload_find(c->e, name, id), GPUQ_OK);
 	return controller_job(c, name);
 }
 
@@ -333,11 +333,11 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
-	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_ADMITTED);
-	assert_int_equal(queue_workload_find(c->q, "tj", &id), GPUQ_OK);
+	assert_int_equal(engine_workload_find(c->e, "tj", &id), GPUQ_OK);
 	/* named as people name it, where status, the web view and Events read */
-	assert_int_equal(queue_workload_view(c->q, id, &v), GPUQ_OK);
+	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
 	assert_string_equal(v.name, "trainjob/llama");
 	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "tj"), id, &body),
 			 GPUQ_OK);
@@ -401,9 +401,9 @@ static void queue_status_counts_and_usage(void **state)
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	ctl_job_event(c, KUBE_EV_ADDED, big);
-	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 2);
-	assert_int_equal(queue_cq_count(c->q), 1);
+	assert_int_equal(engine_cq_count(c->e), 1);
 	st = controller_status_cq_body(c, 0);
 	assert_non_null(st);
 	got = ctl_dump(st);
@@ -413,8 +413,8 @@ static void queue_status_counts_and_usage(void **state)
 				 "\"reservingWorkloads\":2}");
 	free(got);
 	json_decref(st);
-	assert_int_equal(queue_lq_count(c->q), 1);
-	assert_string_equal(queue_lq_name(c->q, 0), "team-a/default");
+	assert_int_equal(engine_lq_count(c->e), 1);
+	assert_string_equal(engine_lq_name(c->e, 0), "team-a/default");
 	st = controller_status_lq_body(c, 0);
 	assert_non_null(st);
 	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
@@ -452,12 +452,12 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, a);
-	assert_int_equal(queue_cycle_run(c->q, t0, &r), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, t0, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	/* 2 GPUs for an hour and a half */
-	assert_int_equal(queue_workload_finish(c->q, "a", t0 + 5400000), GPUQ_OK);
+	assert_int_equal(engine_workload_finish(c->e, "a", t0 + 5400000), GPUQ_OK);
 	assert_int_equal(
-	    ledger_checkpoint_encode(queue_ledger(c->q), t0 + 7200000, 0, parts, lens, &info),
+	    ledger_checkpoint_encode(engine_ledger(c->e), t0 + 7200000, 0, parts, lens, &info),
 	    GPUQ_OK);
 	assert_int_equal(info.parts, 1);
 	c->o.lease_namespace = "gpuq-system";
@@ -477,10 +477,10 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	assert_int_equal(gpuq_base64_decode(b64, LEDGER_CKPT_PART_MAX, &part, &len), GPUQ_OK);
 	assert_int_equal(len, lens[0]);
 	assert_memory_equal(part, parts[0], len);
-	assert_int_equal(queue_ledger_merge(other->q, (const uint8_t *)part, len, &mi, &d),
+	assert_int_equal(engine_ledger_merge(other->e, (const uint8_t *)part, len, &mi, &d),
 			 GPUQ_OK);
 	assert_true(mi.added_acc_hours > 2.999 && mi.added_acc_hours < 3.001); /* 2 x 1.5 h */
-	assert_int_equal(queue_ledger_merge(other->q, (const uint8_t *)part, len, &mi, &d),
+	assert_int_equal(engine_ledger_merge(other->e, (const uint8_t *)part, len, &mi, &d),
 			 GPUQ_OK);
 	assert_true(mi.added_acc_hours == 0.0);
 	free(part);
@@ -616,7 +616,7 @@ static void status_written_only_when_it_changes(void **state)
 	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */
 	{
 		queue_result_t r;
-		assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+		assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 		assert_int_equal(r.n_admissions, 1);
 		assert_string_equal(r.admissions[0].uid, "a");
 		for (size_t i = 0; i < r.n_changes; i++)

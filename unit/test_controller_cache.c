@@ -588,7 +588,7 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	struct controller *c = ctl_new();
 	json_t *a = ctl_job("team-a", "a", 2, 1, true, "default");
 	json_t *b = ctl_job("team-b", "b", 2, 1, true, "default");
-	queue_t *core = c->q;
+	const queue_t *core = engine_core(c->e);
 	queue_quota_view_t qv;
 	uint32_t gpu, h100;
 	uint64_t gen;
@@ -599,8 +599,9 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
 	ctl_policy_events(c, 8, "b", "a", KUBE_EV_ADDED);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
-	assert_ptr_not_equal(c->q, core); /* a LocalQueue more than CTL_POLICY: rebuilt */
-	core = c->q;
+	assert_ptr_not_equal(engine_core(c->e),
+			     core); /* a LocalQueue more than CTL_POLICY: rebuilt */
+	core = engine_core(c->e);
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
@@ -610,17 +611,17 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	ctl_policy_events(c, 16, "b", "a", KUBE_EV_MODIFIED);
 	assert_true(c->policy_dirty);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
-	assert_ptr_equal(c->q, core);
-	assert_int_equal(queue_resource_find(c->q, "nvidia.com/gpu", &gpu), GPUQ_OK);
-	assert_int_equal(queue_flavor_find(c->q, "h100", &h100), GPUQ_OK);
-	assert_int_equal(queue_cq_quota(c->q, 0, h100, gpu, &qv), GPUQ_OK);
+	assert_ptr_equal(engine_core(c->e), core);
+	assert_int_equal(queue_resource_find(engine_core(c->e), "nvidia.com/gpu", &gpu), GPUQ_OK);
+	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
+	assert_int_equal(engine_cq_quota(c->e, 0, h100, gpu, &qv), GPUQ_OK);
 	assert_int_equal(qv.nominal, 16);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
 	assert_int_equal(c->n_touched, 0); /* nobody resolved again */
 
 	ctl_policy_events(c, 16, "a", "a", KUBE_EV_MODIFIED); /* team-b now selected */
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
-	assert_ptr_equal(c->q, core);
+	assert_ptr_equal(engine_core(c->e), core);
 	assert_int_equal(ctl_state(c, "b"), QUEUE_WL_PENDING);
 	assert_int_equal(c->n_touched, 1);
 	assert_string_equal(c->touched[0], "b");
@@ -637,13 +638,13 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	json_decref(ns);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
 	assert_int_equal(c->policy_generation, gen + 1);
-	assert_ptr_equal(c->q, core);
+	assert_ptr_equal(engine_core(c->e), core);
 	assert_int_equal(c->n_touched, 0);
 
 	/* the ClusterQueue now selects neither namespace: both are judged again */
 	ctl_policy_events(c, 16, "a", "x", KUBE_EV_MODIFIED);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
-	assert_ptr_equal(c->q, core);
+	assert_ptr_equal(engine_core(c->e), core);
 	assert_int_equal(c->n_touched, 2);
 	json_decref(a);
 	json_decref(b);
@@ -718,7 +719,7 @@ static void jobs_relist_forgets_what_went(void **state)
 	assert_int_equal(ctl_state(c, "b"), -1);
 
 	/* a runs (released by this leader) and completes */
-	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
 	json_object_set_new(json_object_get(a, "spec"), "suspend", json_false());
@@ -760,18 +761,18 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 		assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_PENDING);
 		assert_int_equal(c->n_explain, 1);
 		assert_string_equal(c->explain[0], "group:team-a/g");
-		assert_int_equal(queue_workload_explain(c->q, "group:team-a/g", text, sizeof(text)),
-				 GPUQ_OK);
+		assert_int_equal(
+		    engine_workload_explain(c->e, "group:team-a/g", text, sizeof(text)), GPUQ_OK);
 		if (i < 2) {
 			char want[64];
 			snprintf(want, sizeof(want), "%d of 3 pods present", i + 1);
 			if (!strstr(text, want))
 				fail_msg("after %d members: \"%s\"", i + 1, text);
-			assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+			assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 			assert_int_equal(r.n_admissions, 0);
 		}
 	}
-	assert_int_equal(queue_cycle_run(c->q, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
 	for (int i = 0; i < 3; i++)

@@ -666,6 +666,101 @@ static void usage_survives_restart(void **state)
 	store_close(s);
 	policy_unref(p);
 }
+/* An engine opened before its policy (the controller's): the first
+ * engine_policy_set builds the core and restores the store, a change of
+ * quotas is taken in place, a new LocalQueue rebuilds (and the next commit
+ * rewrites the store), a store that no longer fits the policy gives a
+ * fresh core, and engine_core_reset empties the core. */
+static void policy_set_in_place_or_rebuilt(void **state)
+{
+	fixture_t *f = *state;
+	policy_t *p1 = policy_of(BASE);
+	policy_t *p2 =
+	    policy_of(BASE_OBJECTS CQ("cq-a", "pool", FQ("a100", "64", "8") FQ("h100", "64", "4"))
+			  BASE_CQB LQ("team-a", "cq-a") LQ("team-b", "cq-a") LQ("team-c", "cq-b"));
+	policy_t *p3 = policy_of(BASE LQ("team-d", "cq-b"));
+	policy_t *p4 = policy_of(BASE_OBJECTS BASE_CQA LQ("team-a", "cq-a") LQ("team-b", "cq-a"));
+	engine_policy_report_t rep;
+	engine_opts_t o;
+	engine_t *e = NULL;
+	const engine_core_t *core;
+	gpuq_diag_t d = {{0}};
+	engine_wl_t id;
+
+	engine_opts_init(&o);
+	o.state_dir = f->dir;
+	o.nosync = true;
+	assert_int_equal(engine_open(NULL, NULL, &o, &e, &d), GPUQ_OK);
+	assert_null(engine_core(e));
+	assert_null(engine_policy(e));
+	assert_false(engine_commit_due(e));
+
+	assert_int_equal(engine_policy_set(e, p1, 1000, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.how, ENGINE_POLICY_BUILT);
+	assert_ptr_equal(engine_policy(e), p1);
+	assert_false(engine_resumed(e));
+	add_wl((queue_t *)engine_core(e), "team-a", "a1", 2, 0, 0, 1000);
+	add_wl((queue_t *)engine_core(e), "team-c", "c1", 2, 0, 0, 1000);
+	assert_int_equal(engine_cycle(e, 2000, NULL), GPUQ_OK);
+	assert_true(engine_commit_due(e));
+	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
+	assert_false(engine_commit_due(e));
+
+	/* a quota: in place, the same core, only cq-a changed */
+	core = engine_core(e);
+	assert_int_equal(engine_policy_set(e, p2, 3000, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.how, ENGINE_POLICY_IN_PLACE);
+	assert_int_equal(rep.cqs_updated, 1);
+	assert_ptr_equal(engine_core(e), core);
+	assert_ptr_equal(engine_policy(e), p2);
+	assert_false(engine_commit_full_due(e));
+	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
+
+	/* a LocalQueue more: rebuilt, saying why, every workload carried */
+	assert_int_equal(engine_policy_set(e, p3, 4000, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.how, ENGINE_POLICY_REBUILT);
+	print_message("# rebuilt: %s\n", rep.why);
+	assert_true(rep.why[0] != '\0');
+	assert_false(rep.refused);
+	assert_int_equal(rep.rebuild.workloads, 2);
+	assert_int_equal(rep.rebuild.n_lost, 0);
+	assert_ptr_not_equal(engine_core(e), core);
+	assert_true(engine_commit_full_due(e));
+	engine_policy_report_deinit(&rep);
+	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
+	assert_false(engine_commit_due(e));
+	engine_close(e);
+
+	/* reopened: the first policy restores what was committed */
+	assert_int_equal(engine_open(NULL, NULL, &o, &e, &d), GPUQ_OK);
+	assert_int_equal(engine_policy_set(e, p3, 5000, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.how, ENGINE_POLICY_BUILT);
+	assert_true(engine_resumed(e));
+	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_OK);
+	assert_int_equal(engine_workload_find(e, "c1", &id), GPUQ_OK);
+	/* the stale-store reset: the policy's core, empty, rewritten next */
+	assert_int_equal(engine_core_reset(e, &d), GPUQ_OK);
+	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_ENOTFOUND);
+	assert_true(engine_commit_full_due(e));
+	engine_close(e);
+
+	/* a policy the store does not fit (cq-b and team-c are gone): fresh */
+	assert_int_equal(engine_open(NULL, NULL, &o, &e, &d), GPUQ_OK);
+	assert_int_equal(engine_policy_set(e, p4, 6000, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.how, ENGINE_POLICY_FRESH);
+	print_message("# fresh: %s\n", rep.why);
+	assert_true(rep.why[0] != '\0');
+	assert_false(engine_resumed(e));
+	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_ENOTFOUND);
+	assert_true(engine_commit_full_due(e));
+	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
+	engine_close(e);
+	policy_unref(p1);
+	policy_unref(p2);
+	policy_unref(p3);
+	policy_unref(p4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +774,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(persist_full_deletes_stale, setup, teardown),
 	    cmocka_unit_test_setup_teardown(persisted_equals_live_every_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(usage_survives_restart, setup, teardown),
+	    cmocka_unit_test_setup_teardown(policy_set_in_place_or_rebuilt, setup, teardown),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR);
