@@ -169,7 +169,7 @@ echo "status writes: $pw PATCHes of Jobs for a burst of $NF Jobs ($annotated car
 verdict "$ws" "<" 10 "status write time for a burst of $NF Jobs at --qps 50, s"
 echo "README 14 | on the local control plane: a burst of $NF GPU Jobs queued | $pw status PATCHes, $ws s of writes at --qps 50 (was $((NF / 50)) s) | < 10 s |"
 echo "memory: $(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}') Jobs queued; gpuq RSS ${r0} kB before, ${r1} kB after"
-echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages)"
+echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages and the libraries' text, about 12.7 MB)"
 per=$(awk -v a="$r0" -v b="$r1" -v n="$NF" 'BEGIN { printf "%.2f", (b - a) / n }')
 mib=$(awk -v k="$r1" 'BEGIN { printf "%.1f", k / 1024 }')
 if [ "$NF" -ge 100000 ]; then
