@@ -284,7 +284,7 @@ static void varint_round_trip(void **state)
 	};
 	static const uint8_t long32[] = {0xff, 0xff, 0xff, 0xff, 0x1f}; /* 35 bits */
 	static const uint8_t cut[] = {0x80};
-	uint8_t buf[16];
+	uint8_t buf[16] = {0};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
