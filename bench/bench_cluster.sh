@@ -13,7 +13,9 @@
 # Targets (issue 8): p50 < 10 ms at 10/s, p99 < 100 ms at 20/s; gpuq's own
 # share of a drain (Complete to next release) p50 < 50 ms.
 #  - memory: gpuq's resident memory with BENCH_FILL_N (default 20,000)
-#    suspended Jobs queued, and per queued Job (target: < 200 MB at 100,000);
+#    suspended Jobs queued, and per queued Job (target, issue 22: < 150 MB
+#    at 100,000, judged on the measured figure when BENCH_FILL_N=100000,
+#    on an extrapolation from a smaller fill otherwise);
 #    and the status writes that burst costs: the apiserver's own count of
 #    PATCHes of Jobs (apiserver_request_total) from before the burst until
 #    it stops growing, and their time at gpuq's --qps (default 50; target:
@@ -167,9 +169,19 @@ echo "status writes: $pw PATCHes of Jobs for a burst of $NF Jobs ($annotated car
 verdict "$ws" "<" 10 "status write time for a burst of $NF Jobs at --qps 50, s"
 echo "README 14 | on the local control plane: a burst of $NF GPU Jobs queued | $pw status PATCHes, $ws s of writes at --qps 50 (was $((NF / 50)) s) | < 10 s |"
 echo "memory: $(k get clusterqueue fill-0 -o 'jsonpath={.status.pendingWorkloads}') Jobs queued; gpuq RSS ${r0} kB before, ${r1} kB after"
-echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages)"
+echo "  of which $(awk '/RssAnon|RssFile/ { printf "%s %s kB ", $1, $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status")(RssFile: the LMDB store's mapped pages and the libraries' text, about 12.7 MB)"
 per=$(awk -v a="$r0" -v b="$r1" -v n="$NF" 'BEGIN { printf "%.2f", (b - a) / n }')
-at100k=$(awk -v a="$r1" -v p="$per" -v n="$NF" 'BEGIN { printf "%.0f", (a + p * (100000 - n)) / 1024 }')
-echo "  per queued Job: $per kB; at 100,000 queued (extrapolated): $at100k MB"
-verdict "$at100k" "<" 200 "resident memory at 100,000 queued Jobs, MB (extrapolated)"
-echo "README 12 | on the local control plane: \`gpuq serve\` with $NF Jobs queued | $(awk -v k="$r1" 'BEGIN { printf "%.1f", k / 1024 }') MiB resident, $per KiB per Job, $at100k MiB extrapolated to 100,000 | < 200 MB |"
+mib=$(awk -v k="$r1" 'BEGIN { printf "%.1f", k / 1024 }')
+if [ "$NF" -ge 100000 ]; then
+	# the target's own fill: the verdict is on the resident memory measured
+	# (MB = 10^6 bytes, as the target is written)
+	echo "  per queued Job: $per kB; at $NF queued (measured): $mib MiB"
+	verdict "$(awk -v k="$r1" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }')" "<" 150 "resident memory at $NF queued Jobs, MB (measured)"
+	echo "README 12 | on the local control plane: \`gpuq serve\` with $NF Jobs queued, measured | $mib MiB resident, $per KiB per Job | < 150 MB |"
+else
+	at100k=$(awk -v a="$r1" -v p="$per" -v n="$NF" 'BEGIN { printf "%.0f", (a + p * (100000 - n)) / 1024 }')
+	echo "  per queued Job: $per kB; at 100,000 queued (extrapolated): $at100k MiB"
+	# a smaller fill only estimates it: BENCH_FILL_N=100000 measures the target
+	verdict "$(awk -v m="$at100k" 'BEGIN { printf "%.0f", m * 1048576 / 1e6 }')" "<" 150 "resident memory at 100,000 queued Jobs, MB (extrapolated from $NF; measured with BENCH_FILL_N=100000)"
+	echo "README 12 | on the local control plane: \`gpuq serve\` with $NF Jobs queued | $mib MiB resident, $per KiB per Job, $at100k MiB extrapolated to 100,000 | < 150 MB |"
+fi

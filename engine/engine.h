@@ -583,6 +583,18 @@ const char *engine_lost_reason_name(engine_lost_reason_t reason);
 int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
 			queue_t **out, engine_rebuild_report_t *rep, gpuq_diag_t *diag);
 
+/* Whether engine_core_copy carries old's workload id. */
+typedef bool (*engine_copy_keep_fn)(void *ctx, queue_wl_t id);
+/* engine_core_rebuild for a throwaway copy (a prediction pass): carries
+ * only the workloads keep(ctx, id) accepts (keep NULL: all of them; a
+ * workload left out is neither carried nor reported lost), and leaves the
+ * copy's changed set empty (it is never persisted). A copy that needs a few
+ * thousand of 100,000 pending workloads costs what those few take, not a
+ * second core. Returns as engine_core_rebuild. */
+int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
+		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
+
 /* ---- A new policy for an engine (the translations above, driven) ---- */
 
 typedef enum {

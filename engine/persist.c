@@ -18,8 +18,9 @@ static const struct {
 #define N_CORE_TYPES (sizeof(core_types) / sizeof(core_types[0]))
 
 /* The record encoding versions this build reads (queue.h: "a one-byte
- * version (1)"). */
+ * version (1)"), and a workload record's (2: in varints; 1 still read). */
 #define RECORD_VERSION_MAX 1
+#define RECORD_VERSION_WORKLOAD_MAX 2
 
 /* Most records encode in well under 4 KiB (one workload); larger ones get a
  * heap buffer of the exact size the encoder asks for (<= QUEUE_RECORD_MAX). */
@@ -38,6 +39,7 @@ int engine_record_check(unsigned type, const void *key, size_t klen, const void 
 			gpuq_diag_t *diag)
 {
 	const unsigned char *v = val;
+	int max = type == QUEUE_REC_WORKLOAD ? RECORD_VERSION_WORKLOAD_MAX : RECORD_VERSION_MAX;
 
 	if (type < QUEUE_REC_META || type > QUEUE_REC_BUDGET)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record type %u is not a queue record",
@@ -50,10 +52,10 @@ int engine_record_check(unsigned type, const void *key, size_t klen, const void 
 	if (vlen == 0 || vlen > QUEUE_RECORD_MAX)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "value of %zu bytes (want 1..%d)", vlen,
 				     QUEUE_RECORD_MAX);
-	if (v[0] == 0 || v[0] > RECORD_VERSION_MAX)
+	if (v[0] == 0 || v[0] > max)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
 				     "record version %u unknown (this gpuq reads 1..%d)", v[0],
-				     RECORD_VERSION_MAX);
+				     max);
 	return GPUQ_OK;
 }
 

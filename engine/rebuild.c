@@ -20,6 +20,8 @@ typedef struct {
 	size_t cap;		      /* its size */
 	gpuq_diag_t *diag;	      /* where a failure is named */
 	uint8_t *cq_keeps;	      /* per CQ of old: SLOTS_* */
+	engine_copy_keep_fn keep;     /* engine_core_copy: the workloads carried (NULL: all) */
+	void *keep_ctx;		      /* its argument */
 } rebuild_t;
 
 enum {
@@ -133,8 +135,9 @@ static int uid_cmp(const void *a, const void *b)
 /* old's live workloads in uid order (the order a store restore applies
  * them in, so the new core numbers them as a restarted one would). *out is
  * the caller's (free). */
-static int workloads_sorted(const queue_t *old, wl_ref_t **out, size_t *n_out)
+static int workloads_sorted(const rebuild_t *r, wl_ref_t **out, size_t *n_out)
 {
+	const queue_t *old = r->old;
 	size_t n = 0, i = 0;
 	wl_ref_t *refs;
 
@@ -147,7 +150,7 @@ static int workloads_sorted(const queue_t *old, wl_ref_t **out, size_t *n_out)
 	for (queue_wl_t id = queue_workload_next(old, QUEUE_NONE); id != QUEUE_NONE && i < n;
 	     id = queue_workload_next(old, id)) {
 		queue_workload_view_t v;
-		if (queue_workload_view(old, id, &v))
+		if (queue_workload_view(old, id, &v) || (r->keep && !r->keep(r->keep_ctx, id)))
 			continue;
 		refs[i].uid = v.uid;
 		refs[i++].id = id;
@@ -288,7 +291,7 @@ static int carry_workloads(rebuild_t *r)
 {
 	wl_ref_t *refs = NULL;
 	size_t n = 0;
-	int rc = workloads_sorted(r->old, &refs, &n);
+	int rc = workloads_sorted(r, &refs, &n);
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		queue_workload_view_t v;
@@ -467,10 +470,13 @@ void engine_rebuild_report_log(const engine_rebuild_report_t *rep)
 			 rep->n_lost - ENGINE_LOG_LOST_MAX);
 }
 
-int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
-			queue_t **out, engine_rebuild_report_t *rep, gpuq_diag_t *diag)
+/* engine_core_rebuild and engine_core_copy: a copy that is never persisted
+ * (copy) keeps no changed set. */
+static int rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+		   engine_copy_keep_fn keep, void *ctx, bool copy, queue_t **out,
+		   engine_rebuild_report_t *rep, gpuq_diag_t *diag)
 {
-	rebuild_t r = {old, NULL, newp, rep, 0, NULL, ENCODE_INITIAL, diag, NULL};
+	rebuild_t r = {old, NULL, newp, rep, 0, NULL, ENCODE_INITIAL, diag, NULL, keep, ctx};
 	int rc;
 
 	*out = NULL;
@@ -499,7 +505,9 @@ int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_co
 		rc = queue_restore_done(r.q, diag);
 	if (!rc)
 		rc = touch_cohorts(&r);
-	if (!rc)
+	if (!rc && copy)
+		queue_dirty_clear(r.q);
+	else if (!rc)
 		rc = queue_dirty_all(r.q);
 	free(r.buf);
 	free(r.cq_keeps);
@@ -513,4 +521,17 @@ int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_co
 	}
 	*out = r.q;
 	return GPUQ_OK;
+}
+
+int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+			queue_t **out, engine_rebuild_report_t *rep, gpuq_diag_t *diag)
+{
+	return rebuild(old, newp, cfg, NULL, NULL, false, out, rep, diag);
+}
+
+int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
+		     engine_rebuild_report_t *rep, gpuq_diag_t *diag)
+{
+	return rebuild(old, newp, cfg, keep, ctx, true, out, rep, diag);
 }

@@ -119,7 +119,7 @@ static size_t hour_cost(enc_t *e, uint32_t i, bool stamp)
 static int part_write(enc_t *e, uint32_t lo, uint32_t hi, int64_t at, uint8_t **out, size_t *len)
 {
 	const ledger_t *l = e->l;
-	wr_t w = {NULL, 0, 0};
+	wr_t w = {NULL, 0, 0, false};
 	uint32_t k = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
@@ -329,7 +329,7 @@ static int header_read(rd_t *r, part_t *p, gpuq_diag_t *diag)
 /* Check the whole part; fill p's counts and offsets. */
 static int part_check(const uint8_t *buf, size_t len, part_t *p, gpuq_diag_t *diag)
 {
-	rd_t r = {buf, len, 0, false};
+	rd_t r = {buf, len, 0, false, false};
 	char name[LEDGER_NAME_MAX + 1];
 	int64_t prev_h = INT64_MIN;
 	int rc = header_read(&r, p, diag);
@@ -376,7 +376,7 @@ static int part_check(const uint8_t *buf, size_t len, part_t *p, gpuq_diag_t *di
 /* Each part series to a ledger series (added when new). */
 static int series_map(ledger_t *l, const uint8_t *buf, size_t len, part_t *p)
 {
-	rd_t r = {buf, len, p->series_off, false};
+	rd_t r = {buf, len, p->series_off, false, false};
 	char n[4][LEDGER_NAME_MAX + 1];
 
 	p->series_to = calloc((size_t)p->n_series + 1, sizeof(*p->series_to));
@@ -494,7 +494,7 @@ static double deficit(double ckpt, double own)
 static int cells_merge(ledger_t *l, const uint8_t *buf, size_t len, const part_t *p,
 		       ledger_merge_info_t *info)
 {
-	rd_t r = {buf, len, p->hours_off, false};
+	rd_t r = {buf, len, p->hours_off, false, false};
 	int64_t floor_h = hour_of(p->at) - (int64_t)LEDGER_HOURS_MAX + 1;
 	opens_t o = {0};
 	int rc = opens_index(l, &o);

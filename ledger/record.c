@@ -229,7 +229,7 @@ int ledger_record_encode(const ledger_t *l, const uint8_t *key, size_t klen, uin
 {
 	char k[LEDGER_KEY_MAX + 1], kind;
 	uint32_t idx = 0;
-	wr_t w = {buf, cap, 0};
+	wr_t w = {buf, cap, 0, false};
 
 	if (klen == 0 || klen > LEDGER_KEY_MAX || memchr(key, 0, klen))
 		return GPUQ_ENOTFOUND;
@@ -379,7 +379,7 @@ int ledger_record_apply(ledger_t *l, const uint8_t *key, size_t klen, const uint
 			size_t vlen, gpuq_diag_t *diag)
 {
 	char k[LEDGER_KEY_MAX + 1];
-	rd_t r = {val, vlen, 0, false};
+	rd_t r = {val, vlen, 0, false, false};
 	uint8_t ver = 0;
 
 	if (klen == 0 || klen > LEDGER_KEY_MAX || memchr(key, 0, klen))

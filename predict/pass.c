@@ -144,30 +144,43 @@ static int settle_running(pass_t *p, int64_t now)
 	return GPUQ_OK;
 }
 
-/* Keep the pending workloads at positions 1..P of every ClusterQueue, P the
- * largest that keeps them within workloads_max; delete the rest from the
- * copy. ids[0..n): the pending ones grouped by CQ, each in its order. */
-static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t now)
+/* The largest P such that the pending workloads at positions 1..P of every
+ * ClusterQueue number at most cap, into *keep. ids[0..n): q's pending ones
+ * grouped by CQ, each in its order (queue_workloads_by_cq). */
+static int positions_kept(const queue_t *q, const queue_wl_t *ids, size_t n, size_t cap,
+			  size_t *keep)
 {
-	size_t *at_pos = calloc(n + 2, sizeof(*at_pos)), total = 0, keep = 0, pos = 0;
+	size_t *at_pos = calloc(n + 2, sizeof(*at_pos)), total = 0, pos = 0;
 	uint32_t cur = QUEUE_NONE;
-	int rc = GPUQ_OK;
 
 	if (!at_pos)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < n; i++) { /* how many CQs have a workload at position k */
 		queue_workload_view_t v;
 
-		if (queue_workload_view(p->q, ids[i], &v))
+		if (queue_workload_view(q, ids[i], &v))
 			continue;
 		pos = v.cq == cur ? pos + 1 : 1;
 		cur = v.cq;
 		at_pos[pos]++;
 	}
-	while (keep < n && total + at_pos[keep + 1] <= p->o->workloads_max && at_pos[keep + 1])
-		total += at_pos[++keep];
-	cur = QUEUE_NONE;
-	pos = 0;
+	*keep = 0;
+	while (*keep < n && total + at_pos[*keep + 1] <= cap && at_pos[*keep + 1])
+		total += at_pos[++*keep];
+	free(at_pos);
+	return GPUQ_OK;
+}
+
+/* Keep the pending workloads at positions 1..P of every ClusterQueue, P the
+ * largest that keeps them within workloads_max; delete the rest from the
+ * copy (none when the copy left them out: see beyond_cap). ids[0..n): the
+ * pending ones grouped by CQ, each in its order. */
+static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t now)
+{
+	size_t keep = 0, pos = 0;
+	uint32_t cur = QUEUE_NONE;
+	int rc = positions_kept(p->q, ids, n, p->o->workloads_max, &keep);
+
 	for (size_t i = 0; i < n && !rc; i++) {
 		queue_workload_view_t v;
 
@@ -182,7 +195,51 @@ static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t no
 			rc = queue_workload_delete(p->q, v.uid, now);
 		}
 	}
-	free(at_pos);
+	return rc;
+}
+
+/* The live core's pending workloads select_pending would delete from the
+ * copy (beyond position P), by live id, so the copy never carries them: a
+ * pass over 100,000 queued workloads copies the few thousand it simulates,
+ * not a second core (the order is the core's total one, the same in the
+ * copy). */
+typedef struct {
+	uint8_t *drop; /* per live id: 1 = left out of the copy */
+	size_t n;      /* entries */
+} beyond_t;
+
+static bool copy_keeps(void *ctx, queue_wl_t id)
+{
+	const beyond_t *b = ctx;
+
+	return id >= b->n || !b->drop[id];
+}
+
+static int beyond_cap(const queue_t *live, size_t cap, beyond_t *b)
+{
+	size_t n = queue_workloads_by_cq(live, QUEUE_WL_PENDING, NULL, 0), keep = 0, pos = 0;
+	queue_wl_t *ids = calloc(n + 1, sizeof(*ids));
+	uint32_t cur = QUEUE_NONE;
+	int rc;
+
+	if (!ids)
+		return GPUQ_ENOMEM;
+	n = queue_workloads_by_cq(live, QUEUE_WL_PENDING, ids, n);
+	for (size_t i = 0; i < n; i++)
+		if ((size_t)ids[i] + 1 > b->n)
+			b->n = (size_t)ids[i] + 1;
+	b->drop = calloc(b->n + 1, 1);
+	rc = b->drop ? positions_kept(live, ids, n, cap, &keep) : GPUQ_ENOMEM;
+	for (size_t i = 0; i < n && !rc; i++) {
+		queue_workload_view_t v;
+
+		if (queue_workload_view(live, ids[i], &v))
+			continue;
+		pos = v.cq == cur ? pos + 1 : 1;
+		cur = v.cq;
+		b->drop[ids[i]] = pos > keep;
+	}
+	free(ids);
 	return rc;
 }
 
@@ -289,9 +346,11 @@ static int collect(const pass_t *p, const queue_wl_t *ids, size_t n, char **uids
 	for (size_t i = 0; i < n; i++) {
 		out->v[i].uid = uids[i];
 		uids[i] = NULL;
-		out->v[i].start_ms = p->tracked[ids[i]] ? p->start[ids[i]] : -1;
-		out->simulated += p->tracked[ids[i]];
-		out->started += p->tracked[ids[i]] && p->start[ids[i]] >= 0;
+		bool sim = ids[i] != QUEUE_NONE && p->tracked[ids[i]]; /* else left out */
+
+		out->v[i].start_ms = sim ? p->start[ids[i]] : -1;
+		out->simulated += sim;
+		out->started += sim && p->start[ids[i]] >= 0;
 	}
 	out->n = n;
 	qsort(out->v, n, sizeof(*out->v), entry_cmp);
@@ -307,47 +366,84 @@ static void pass_free(pass_t *p)
 	free(p->heap);
 }
 
-/* The copy, its per-id arrays, its pending workloads' ids and uids. */
+/* The copy's pending workloads: ids and uids (*n of them). */
+static int list_pending(const pass_t *p, queue_wl_t **ids, size_t *n, char ***uids, size_t extra)
+{
+	size_t cap = queue_workloads_by_cq(p->q, QUEUE_WL_PENDING, NULL, 0);
+
+	*ids = calloc(cap + extra + 1, sizeof(**ids));
+	*uids = calloc(cap + extra + 1, sizeof(**uids));
+	if (!*ids || !*uids)
+		return GPUQ_ENOMEM;
+	cap = queue_workloads_by_cq(p->q, QUEUE_WL_PENDING, *ids, cap);
+	for (*n = 0; *n < cap; ++*n) {
+		const char *u = uid_of(p, (*ids)[*n]);
+
+		(*uids)[*n] = strdup(u ? u : "");
+		if (!(*uids)[*n])
+			return GPUQ_ENOMEM;
+	}
+	return GPUQ_OK;
+}
+
+/* After the copy's: the live pending workloads it left out (id QUEUE_NONE:
+ * not simulated, no start). */
+static int list_beyond(const queue_t *live, const beyond_t *b, queue_wl_t *ids, size_t *n,
+		       char **uids)
+{
+	for (size_t id = 0; id < b->n; id++) {
+		queue_workload_view_t v;
+
+		if (!b->drop[id] || queue_workload_view(live, (queue_wl_t)id, &v))
+			continue;
+		ids[*n] = QUEUE_NONE;
+		uids[*n] = strdup(v.uid);
+		if (!uids[*n])
+			return GPUQ_ENOMEM;
+		++*n;
+	}
+	return GPUQ_OK;
+}
+
+/* The copy, its per-id arrays, its pending workloads' ids and uids (the
+ * copy's, then those left out of it). */
 static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 		      const queue_config_t *cfg, queue_wl_t **ids, size_t *n, char ***uids,
 		      gpuq_diag_t *diag)
 {
 	queue_config_t c = cfg ? *cfg : (queue_config_t){0};
 	engine_rebuild_report_t rep = {0};
+	beyond_t beyond = {NULL, 0};
+	size_t n_beyond = 0;
 	int rc;
 
 	if (!cfg)
 		queue_config_default(&c);
 	c.release_on_evict = true; /* evicted pods are gone at once */
 	c.ready_timeout_ms = 0;	   /* and every admitted pod gets Ready */
-	rc = engine_core_rebuild(live, pol, &c, &p->q, &rep, diag);
+	rc = beyond_cap(live, p->o->workloads_max, &beyond);
+	if (!rc)
+		rc = engine_core_copy(live, pol, &c, copy_keeps, &beyond, &p->q, &rep, diag);
 	engine_rebuild_report_deinit(&rep);
-	if (rc)
-		return rc;
-	for (queue_wl_t id = queue_workload_next(p->q, QUEUE_NONE); id != QUEUE_NONE;
-	     id = queue_workload_next(p->q, id))
+	for (size_t id = 0; !rc && id < beyond.n; id++)
+		n_beyond += beyond.drop[id];
+	for (queue_wl_t id = rc ? QUEUE_NONE : queue_workload_next(p->q, QUEUE_NONE);
+	     id != QUEUE_NONE; id = queue_workload_next(p->q, id))
 		p->n_ids = (size_t)id + 1;
-	p->start = malloc((p->n_ids + 1) * sizeof(*p->start));
-	p->run = calloc(p->n_ids + 1, sizeof(*p->run));
-	p->tracked = calloc(p->n_ids + 1, 1);
-	if (!p->start || !p->run || !p->tracked)
-		return GPUQ_ENOMEM;
-	for (size_t i = 0; i <= p->n_ids; i++)
-		p->start[i] = -1;
-	*n = queue_workloads_by_cq(p->q, QUEUE_WL_PENDING, NULL, 0);
-	*ids = calloc(*n + 1, sizeof(**ids));
-	*uids = calloc(*n + 1, sizeof(**uids));
-	if (!*ids || !*uids)
-		return GPUQ_ENOMEM;
-	*n = queue_workloads_by_cq(p->q, QUEUE_WL_PENDING, *ids, *n);
-	for (size_t i = 0; i < *n; i++) {
-		const char *u = uid_of(p, (*ids)[i]);
-
-		(*uids)[i] = strdup(u ? u : "");
-		if (!(*uids)[i])
-			return GPUQ_ENOMEM;
+	if (!rc) {
+		p->start = malloc((p->n_ids + 1) * sizeof(*p->start));
+		p->run = calloc(p->n_ids + 1, sizeof(*p->run));
+		p->tracked = calloc(p->n_ids + 1, 1);
+		rc = p->start && p->run && p->tracked ? GPUQ_OK : GPUQ_ENOMEM;
 	}
-	return GPUQ_OK;
+	for (size_t i = 0; !rc && i <= p->n_ids; i++)
+		p->start[i] = -1;
+	if (!rc)
+		rc = list_pending(p, ids, n, uids, n_beyond);
+	if (!rc)
+		rc = list_beyond(live, &beyond, *ids, n, *uids);
+	free(beyond.drop);
+	return rc;
 }
 
 int predict_run(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,

@@ -97,7 +97,8 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 {
 	const wl_t *x = Wc(q, id);
 
-	gpuq_put_u8(w, REC_VERSION);
+	gpuq_put_u8(w, REC_VERSION_WL);
+	w->varint = true; /* the rest in varints */
 	gpuq_put_str(w, x->strs + x->ns_off);
 	gpuq_put_str(w, x->strs + x->name_off);
 	gpuq_put_str(w, strchr(q->lqs[x->lq].name, '/') + 1);
@@ -146,7 +147,7 @@ int queue_record_encode(const queue_t *q, queue_rec_type_t type, const uint8_t *
 			uint8_t *buf, size_t cap, size_t *len)
 {
 	char k[QUEUE_KEY_MAX + 1] = "";
-	wr_t w = {buf, cap, 0};
+	wr_t w = {buf, cap, 0, false};
 	uint32_t id;
 
 	*len = 0;

@@ -912,6 +912,11 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 
 /* The version byte every record starts with. */
 #define REC_VERSION 1
+/* ... a workload record's since it is kept in varints (base/bytes.h): a
+ * queued workload's record went from about 160 bytes to about 100, and
+ * the store's resident leaf pages with it; version 1 ones are still read,
+ * and rewritten as version 2 the next time they change. */
+#define REC_VERSION_WL 2
 /* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
  * longer than QUEUE_KEY_MAX or holds a NUL. */
 int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);

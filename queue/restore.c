@@ -160,8 +160,8 @@ static int apply_lq(queue_t *q, const char *k, rd_t *r, gpuq_diag_t *diag)
 }
 
 /* Strings of one record, copied out NUL-terminated (the encoding spends at
- * least two bytes of prefix per string, so val_len + 1 bytes always hold
- * them, and val_len / 2 pointers every affinity value). */
+ * least one byte of prefix per string, so val_len + 1 bytes always hold
+ * them, and val_len + 1 pointers every affinity value). */
 typedef struct {
 	char *buf;	   /* string bytes */
 	size_t cap;	   /* its size */
@@ -173,10 +173,9 @@ typedef struct {
 
 static const char *get_astr(rd_t *r, arena_t *a)
 {
-	size_t n = gpuq_get_u8(r);
+	size_t n = gpuq_get_len16(r);
 	char *s;
 
-	n |= (size_t)gpuq_get_u8(r) << 8;
 	if (r->bad || n > QUEUE_NAME_MAX || r->n - r->off < n || memchr(r->p + r->off, 0, n) ||
 	    a->cap - a->len < n + 1) {
 		r->bad = true;
@@ -494,7 +493,7 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 	d = malloc(sizeof(*d));
 	ar.cap = r->n + 1;
 	ar.buf = malloc(ar.cap);
-	ar.pcap = r->n / 2 + 1;
+	ar.pcap = r->n + 1; /* a value takes a byte at least (version 2) */
 	ar.ptrs = malloc(ar.pcap * sizeof(*ar.ptrs));
 	if (!d || !ar.buf || !ar.ptrs) {
 		rc = GPUQ_ENOMEM;
@@ -559,11 +558,14 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 		       const uint8_t *val, size_t val_len, gpuq_diag_t *diag)
 {
 	char k[QUEUE_KEY_MAX + 1] = "";
-	rd_t r = {val, val_len, 0, false};
+	rd_t r = {val, val_len, 0, false, false};
+	uint8_t version = val ? gpuq_get_u8(&r) : 0;
 
 	if (queue_key_str(key, key_len, k))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record key: bad bytes");
-	if (!val || gpuq_get_u8(&r) != REC_VERSION)
+	/* a workload's is in varints from version 2 on; version 1 still read */
+	r.varint = type == QUEUE_REC_WORKLOAD && version == REC_VERSION_WL;
+	if (version != REC_VERSION && !r.varint)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
 	switch (type) {
 	case QUEUE_REC_META:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "base/bytes.h"
 
 static void strerror_names_every_code(void **state)
 {
@@ -265,6 +266,57 @@ static void log_lines_carry_rfc3339_utc_ms(void **state)
 	unlink(path);
 }
 
+/* Varints (base/bytes.h): each value back as written, in the bytes its
+ * size asks (a small or negative number in one), and a varint past its
+ * width or the input a bad read. */
+static void varint_round_trip(void **state)
+{
+	static const struct {
+		uint64_t v;   /* value */
+		int bits;     /* 32 or 64 */
+		size_t bytes; /* encoded length */
+	} cases[] = {
+	    {0, 64, 1},		 {1, 64, 1},	       {UINT64_MAX, 64, 1}, /* -1 */
+	    {63, 64, 1},	 {64, 64, 2},	       {1764226000000ull, 64, 6},
+	    {INT64_MAX, 64, 10}, {1ull << 63, 64, 10}, /* INT64_MIN */
+	    {0, 32, 1},		 {UINT32_MAX, 32, 1},  /* -1 */
+	    {INT32_MAX, 32, 5},	 {0x80000000u, 32, 5}, /* INT32_MIN */
+	};
+	static const uint8_t long32[] = {0xff, 0xff, 0xff, 0xff, 0x1f}; /* 35 bits */
+	static const uint8_t cut[] = {0x80};
+	uint8_t buf[16] = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gpuq_wr_t w = {buf, sizeof(buf), 0, true};
+		gpuq_rd_t r = {buf, 0, 0, false, true};
+		uint64_t got;
+
+		if (cases[i].bits == 32)
+			gpuq_put_u32(&w, (uint32_t)cases[i].v);
+		else
+			gpuq_put_u64(&w, cases[i].v);
+		assert_int_equal(w.len, cases[i].bytes);
+		r.n = w.len;
+		got = cases[i].bits == 32 ? gpuq_get_u32(&r) : gpuq_get_u64(&r);
+		assert_false(r.bad);
+		assert_int_equal(got, cases[i].v);
+		assert_int_equal(r.off, r.n);
+	}
+	{
+		gpuq_rd_t r = {long32, sizeof(long32), 0, false, true};
+
+		(void)gpuq_get_u32(&r);
+		assert_true(r.bad);
+	}
+	{
+		gpuq_rd_t r = {cut, sizeof(cut), 0, false, true};
+
+		(void)gpuq_get_u64(&r);
+		assert_true(r.bad);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +329,7 @@ int main(void)
 	    cmocka_unit_test(utf8_validity),
 	    cmocka_unit_test(crc32c_check_value),
 	    cmocka_unit_test(fnv1a_check_values),
+	    cmocka_unit_test(varint_round_trip),
 	    cmocka_unit_test(pub_slot_references),
 	    cmocka_unit_test(log_lines_carry_rfc3339_utc_ms),
 	};

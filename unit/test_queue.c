@@ -1255,6 +1255,124 @@ static queue_t *policy_for_records(void)
 	return q;
 }
 
+/* A state directory written before workload records were kept in varints
+ * (version 1, by 52a8cd1, for the state records_round_trip_and_corruption
+ * builds): still read, to the same state and the same future, and written
+ * again as version 2, shorter. */
+static const struct {
+	queue_rec_type_t type; /* record type */
+	const char *key;       /* its key */
+	const char *hex;       /* its value */
+} v1_records[] = {
+    {1, "meta", "0101000000000000000a000000000000000a0000000000000000000000"},
+    {2, "c1",
+     "010100000000000000000000000000000000000000000000000000000000000000010000000100660300677075040"
+     "0000000000000"},
+    {2, "c2",
+     "010000000000000000000000000000000000000000000000000000000000000000010000000100660300677075000"
+     "0000000000000"},
+    {3, "ns/l1",
+     "01c0cbfe8e81bcac3f000000000000000001000000000000000000000000000000000000000000000000000000000"
+     "00000"},
+    {3, "ns/l2",
+     "010000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+     "00000"},
+    {4, "a",
+     "0102006e7301006102006c3100000000010000000000000000000000000000000100030000000a000000000000000"
+     "000000000000000000000000000000000000000000000000000000000000000000000000100000000000000010400"
+     "6d61696e0200000001030067707502000000000000000104007a6f6e650100780104007a6f6e65020100780100790"
+     "101006b0001007603010000000003006770750100660400000000000000"},
+    {4, "b",
+     "0102006e7301006202006c3203000000020000000000000000000000000000000001010a0000ffffffffffffffff0"
+     "000000000000000060000000000000004000000000000000300677075010066000000000000000000000000000000"
+     "000104006d61696e01000000010300677075060000000000000000000000000000"},
+    {4, "c",
+     "0102006e7301006302006c310100000003000000000000000000000000000000000202040000ffffffffffffffff0"
+     "000000000000000090000000000000008000000000000000300677075010066000000000000000000000000000000"
+     "000104006d61696e01000000010300677075090000000000000000000000000000"},
+    {4, "g",
+     "0102006e7301006702006c320000000004000000000000000300000001000000000500000000ffffffffffffffff0"
+     "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010400"
+     "6d61696e03000000010300677075010000000000000000000000000000"},
+    {4, "d",
+     "0102006e7301006402006c31000000000b000000000000000000000000000000000001000000ffffffffffffffff0"
+     "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000010400"
+     "6d61696e01000000010300677075010000000000000000000000000000"},
+    {5, "0meta", "010a00000000000000000000000000000000000000000000800000000000000000"},
+    {5, "1series/00000000", "0105006e732f6c31020063310100660300677075"},
+    {5, "3open/a", "010a00000000000000010000000000000004000000000000000000000000000000"},
+};
+
+static size_t unhex(const char *hex, uint8_t *out, size_t cap)
+{
+	size_t n = strlen(hex) / 2;
+
+	assert_true(n <= cap);
+	for (size_t i = 0; i < n; i++) {
+		unsigned b;
+
+		assert_int_equal(sscanf(hex + 2 * i, "%2x", &b), 1);
+		out[i] = (uint8_t)b;
+	}
+	return n;
+}
+
+static void records_version1_still_read(void **st)
+{
+	queue_t *q = policy_for_records(), *p = policy_for_records();
+	static const char *const vals[] = {"x", "y"};
+	static const queue_affinity_t aff[] = {{"zone", vals, 2}};
+	static const queue_label_t sel[] = {{"zone", "x"}};
+	static const queue_toleration_t tol[] = {
+	    {"k", QUEUE_TOLERATE_EQUAL, "v", QUEUE_EFFECT_ANY}};
+	wlopt_t o = {.sel = sel, .n_sel = 1, .aff = aff, .n_aff = 1, .tol = tol, .n_tol = 1};
+	wlopt_t gang = {.gang_total = 3, .pods_present = 1};
+	queue_result_t r, r2;
+	uint8_t val[512];
+	char e1[256], e2[256];
+	gpuq_diag_t diag = {{0}};
+
+	(void)st;
+	assert_int_equal(add_wl_opt(q, "a", "ns", "l1", 0, 1, 2, 2, &o), GPUQ_OK);
+	add_wl(q, "b", "ns", "l2", 3, 2, 6);
+	add_wl(q, "c", "ns", "l1", 1, 3, 9);
+	assert_int_equal(add_wl_opt(q, "g", "ns", "l2", 0, 4, 3, 1, &gang), GPUQ_OK);
+	cycle(q, 10, &r);
+	add_wl(q, "d", "ns", "l1", 0, 11, 1);
+	for (size_t i = 0; i < sizeof(v1_records) / sizeof(v1_records[0]); i++) {
+		size_t n = unhex(v1_records[i].hex, val, sizeof(val));
+		size_t len = 0;
+
+		if (queue_record_apply(p, v1_records[i].type, (const uint8_t *)v1_records[i].key,
+				       strlen(v1_records[i].key), val, n, &diag))
+			fail_msg("apply %s: %s", v1_records[i].key, diag.msg);
+		if (v1_records[i].type != QUEUE_REC_WORKLOAD)
+			continue;
+		assert_int_equal(val[0], 1);
+		/* what this build writes for it: version 2, in fewer bytes */
+		assert_int_equal(
+		    queue_record_encode(q, QUEUE_REC_WORKLOAD, (const uint8_t *)v1_records[i].key,
+					strlen(v1_records[i].key), val, sizeof(val), &len),
+		    GPUQ_OK);
+		assert_int_equal(val[0], 2);
+		assert_true(len < n);
+	}
+	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
+	for (const char *const *u = (const char *const[]){"a", "b", "c", "d", "g", NULL}; *u; u++) {
+		assert_int_equal(state_of(p, *u), state_of(q, *u));
+		queue_workload_explain(q, *u, e1, sizeof(e1));
+		queue_workload_explain(p, *u, e2, sizeof(e2));
+		assert_string_equal(e1, e2);
+	}
+	cycle(q, 20, &r);
+	cycle(p, 20, &r2);
+	assert_int_equal(r.n_admissions, r2.n_admissions);
+	for (size_t i = 0; i < r.n_admissions; i++)
+		assert_string_equal(r.admissions[i].uid, r2.admissions[i].uid);
+	queue_destroy(p);
+	queue_destroy(q);
+}
+
 static void records_round_trip_and_corruption(void **st)
 {
 	queue_t *q = policy_for_records(), *p;
@@ -1440,6 +1558,7 @@ int main(void)
 	    cmocka_unit_test(input_errors),
 	    cmocka_unit_test(quota_caps),
 	    cmocka_unit_test(records_round_trip_and_corruption),
+	    cmocka_unit_test(records_version1_still_read),
 	    cmocka_unit_test(dirty_tracking),
 	    cmocka_unit_test(memory_per_workload),
 	};
