@@ -1317,9 +1317,11 @@ static size_t unhex(const char *hex, uint8_t *out, size_t cap)
 	return n;
 }
 
-static void records_version1_still_read(void **st)
+/* The state the record tests write and read back: a workload with a
+ * selector, affinity and toleration (a), plain ones (b, c), a gang waiting
+ * for its pods (g), a cycle at 10, and one added after it (d). */
+static void records_fixture(queue_t *q, queue_result_t *r)
 {
-	queue_t *q = policy_for_records(), *p = policy_for_records();
 	static const char *const vals[] = {"x", "y"};
 	static const queue_affinity_t aff[] = {{"zone", vals, 2}};
 	static const queue_label_t sel[] = {{"zone", "x"}};
@@ -1327,18 +1329,25 @@ static void records_version1_still_read(void **st)
 	    {"k", QUEUE_TOLERATE_EQUAL, "v", QUEUE_EFFECT_ANY}};
 	wlopt_t o = {.sel = sel, .n_sel = 1, .aff = aff, .n_aff = 1, .tol = tol, .n_tol = 1};
 	wlopt_t gang = {.gang_total = 3, .pods_present = 1};
+
+	assert_int_equal(add_wl_opt(q, "a", "ns", "l1", 0, 1, 2, 2, &o), GPUQ_OK);
+	add_wl(q, "b", "ns", "l2", 3, 2, 6);
+	add_wl(q, "c", "ns", "l1", 1, 3, 9);
+	assert_int_equal(add_wl_opt(q, "g", "ns", "l2", 0, 4, 3, 1, &gang), GPUQ_OK);
+	cycle(q, 10, r);
+	add_wl(q, "d", "ns", "l1", 0, 11, 1);
+}
+
+static void records_version1_still_read(void **st)
+{
+	queue_t *q = policy_for_records(), *p = policy_for_records();
 	queue_result_t r, r2;
 	uint8_t val[512];
 	char e1[256], e2[256];
 	gpuq_diag_t diag = {{0}};
 
 	(void)st;
-	assert_int_equal(add_wl_opt(q, "a", "ns", "l1", 0, 1, 2, 2, &o), GPUQ_OK);
-	add_wl(q, "b", "ns", "l2", 3, 2, 6);
-	add_wl(q, "c", "ns", "l1", 1, 3, 9);
-	assert_int_equal(add_wl_opt(q, "g", "ns", "l2", 0, 4, 3, 1, &gang), GPUQ_OK);
-	cycle(q, 10, &r);
-	add_wl(q, "d", "ns", "l1", 0, 11, 1);
+	records_fixture(q, &r);
 	for (size_t i = 0; i < sizeof(v1_records) / sizeof(v1_records[0]); i++) {
 		size_t n = unhex(v1_records[i].hex, val, sizeof(val));
 		size_t len = 0;
@@ -1376,13 +1385,6 @@ static void records_version1_still_read(void **st)
 static void records_round_trip_and_corruption(void **st)
 {
 	queue_t *q = policy_for_records(), *p;
-	static const char *const vals[] = {"x", "y"};
-	static const queue_affinity_t aff[] = {{"zone", vals, 2}};
-	static const queue_label_t sel[] = {{"zone", "x"}};
-	static const queue_toleration_t tol[] = {
-	    {"k", QUEUE_TOLERATE_EQUAL, "v", QUEUE_EFFECT_ANY}};
-	wlopt_t o = {.sel = sel, .n_sel = 1, .aff = aff, .n_aff = 1, .tol = tol, .n_tol = 1};
-	wlopt_t gang = {.gang_total = 3, .pods_present = 1};
 	queue_result_t r, r2;
 	rec_t *recs;
 	size_t n;
@@ -1390,12 +1392,7 @@ static void records_round_trip_and_corruption(void **st)
 	gpuq_diag_t diag = {{0}};
 
 	(void)st;
-	assert_int_equal(add_wl_opt(q, "a", "ns", "l1", 0, 1, 2, 2, &o), GPUQ_OK);
-	add_wl(q, "b", "ns", "l2", 3, 2, 6);
-	add_wl(q, "c", "ns", "l1", 1, 3, 9);
-	assert_int_equal(add_wl_opt(q, "g", "ns", "l2", 0, 4, 3, 1, &gang), GPUQ_OK);
-	cycle(q, 10, &r);
-	add_wl(q, "d", "ns", "l1", 0, 11, 1);
+	records_fixture(q, &r);
 	n = dump_all(q, &recs);
 	assert_true(n >= 1 + 2 + 2 + 5);
 	p = policy_for_records();
