@@ -122,6 +122,14 @@ int controller_map_put_borrowed(controller_map_t *m, const char *key, void *valu
 	return put(m, key, value, old, true);
 }
 
+void controller_map_rekey(controller_map_t *m, const char *key)
+{
+	controller_map_slot_t *s = find(m, key);
+
+	if (s && s->borrowed)
+		s->key = (char *)(uintptr_t)key;
+}
+
 void *controller_map_del(controller_map_t *m, const char *key)
 {
 	controller_map_slot_t *s = find(m, key);
