@@ -41,15 +41,19 @@
 
 typedef struct swriter controller_swriter_t;
 
+/* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
+/* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
 typedef struct {
-	char *key;     /* owned unless borrowed; NULL: empty slot */
-	void *value;   /* caller's */
-	bool dead;     /* a deleted slot (tombstone) */
-	bool borrowed; /* key is the caller's (controller_map_put_borrowed) */
+	char *key;   /* owned unless borrowed; NULL: empty slot; a deleted slot
+			(tombstone) holds map.c's marker, never returned */
+	void *value; /* caller's */
 } controller_map_slot_t;
 
 typedef struct {
 	controller_map_slot_t *slots; /* power-of-two table */
+	uint8_t *borrowed;	      /* a bit per slot: its key is the caller's
+					 (controller_map_put_borrowed); NULL until
+					 the first such key */
 	size_t cap;		      /* slots */
 	size_t n;		      /* live keys */
 	size_t used;		      /* live + tombstones */
