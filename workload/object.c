@@ -776,7 +776,9 @@ static bool named(const char *const *list, size_t n, const char *name)
  * its own (the room stays unused). */
 static size_t resolve_room(const workload_t *w)
 {
-	size_t bytes = 16 + 1; /* workload_tail_alloc's alignment, resolve's spare byte */
+	/* resolve's spare byte; no alignment: compact leaves the used bytes a
+	 * multiple of 16, where workload_tail_alloc starts */
+	size_t bytes = 1;
 
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_podset_t *ps = &w->podsets[i];
