@@ -84,8 +84,8 @@ int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patc
 
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
 		if (controller_decode(c, reply, &wl, &diag) == GPUQ_OK)
-			controller_job_set(j, wl); /* the watch shows the same soon */
-		else				   /* keeps the former object */
+			controller_job_take(c, j, wl); /* the watch shows the same soon */
+		else				       /* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
 				 "%s %s %s/%s: cannot cache the reply: %s", what, kn, ns, name,
 				 diag.msg);

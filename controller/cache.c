@@ -72,6 +72,8 @@ void controller_job_set(controller_job_t *j, workload_t *wl)
 {
 	workload_destroy(j->wl);
 	j->wl = wl;
+	if (!j->uid_owned)
+		j->uid = wl->uid;
 	j->ns = wl->namespace_;
 	j->name = wl->name;
 	j->suspended = wl->suspend;
@@ -80,6 +82,33 @@ void controller_job_set(controller_job_t *j, workload_t *wl)
 	 * written again while it still says where the workload stands */
 	if (!j->status_hash)
 		j->status_hash = controller_status_seen(wl);
+}
+
+void controller_job_take(struct controller *c, controller_job_t *j, workload_t *wl)
+{
+	workload_t *old = j->wl;
+	char *own = j->uid_owned ? (char *)(uintptr_t)j->uid : NULL;
+
+	if (!strcmp(j->uid, wl->uid)) { /* the usual case: borrow wl's */
+		j->uid_owned = false;
+		j->uid = wl->uid;
+	} else if (!own) { /* the name's new object: keep the key's text */
+		own = strdup(j->uid);
+		if (!own) {
+			workload_destroy(wl); /* the former object stays */
+			return;
+		}
+		j->uid = own;
+		j->uid_owned = true;
+		own = NULL;
+	} else {
+		own = NULL; /* still j's */
+	}
+	j->wl = NULL; /* the former object (and the key's text) live until moved */
+	controller_job_set(j, wl);
+	controller_map_rekey(&c->jobs, j->uid);
+	workload_destroy(old);
+	free(own);
 }
 
 uint64_t controller_status_seen(const workload_t *wl)

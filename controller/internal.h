@@ -41,15 +41,19 @@
 
 typedef struct swriter controller_swriter_t;
 
+/* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
+/* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
 typedef struct {
-	char *key;     /* owned unless borrowed; NULL: empty slot */
-	void *value;   /* caller's */
-	bool dead;     /* a deleted slot (tombstone) */
-	bool borrowed; /* key is the caller's (controller_map_put_borrowed) */
+	char *key;   /* owned unless borrowed; NULL: empty slot; a deleted slot
+			(tombstone) holds map.c's marker, never returned */
+	void *value; /* caller's */
 } controller_map_slot_t;
 
 typedef struct {
 	controller_map_slot_t *slots; /* power-of-two table */
+	uint8_t *borrowed;	      /* a bit per slot: its key is the caller's
+					 (controller_map_put_borrowed); NULL until
+					 the first such key */
 	size_t cap;		      /* slots */
 	size_t n;		      /* live keys */
 	size_t used;		      /* live + tombstones */
@@ -70,6 +74,10 @@ int controller_map_put(controller_map_t *m, const char *key, void *value, void *
  * the entry (a string inside value, freed after controller_map_del). An
  * existing key keeps its own. */
 int controller_map_put_borrowed(controller_map_t *m, const char *key, void *value, void **old);
+/* Make a borrowed key's entry borrow key instead (the same text, another
+ * copy: the former one may go after this returns). Nothing when key is
+ * absent or its entry owns its key. */
+void controller_map_rekey(controller_map_t *m, const char *key);
 /* Remove key; returns its value or NULL. */
 void *controller_map_del(controller_map_t *m, const char *key);
 /* Iterate: start at *pos = 0; returns the next live slot or NULL. */
@@ -201,7 +209,10 @@ typedef enum {
  * actuation and status read (workload_t), no JSON kept. (Named controller_job_t for
  * its first kind.) */
 typedef struct {
-	controller_res_t res; /* its collection (CONTROLLER_RES_JOBS, CONTROLLER_RES_JOBSETS) */
+	uint8_t res;	      /* its collection, a controller_res_t (CONTROLLER_RES_JOBS,
+				 CONTROLLER_RES_JOBSETS) */
+	bool uid_owned;	      /* uid is its own copy (no workload decoded yet, or the
+				 object's uid changed under it) */
 	bool suspended;	      /* spec.suspend */
 	bool admitted;	      /* carries WEBHOOK_ANNOT_ADMITTED */
 	bool in_core;	      /* added to the core */
@@ -210,20 +221,24 @@ typedef struct {
 	bool bad;	      /* decode failed: logged once, kept out of the core */
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
+	uint32_t gen;	      /* LIST generation it was last seen in (c->gen's low 32
+				 bits: only compared with the current one) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
 				 one decodes) */
+	const char *uid;      /* metadata.uid: wl's, borrowed (not copied again), as
+				 the jobs map's key borrows it; its own copy while
+				 uid_owned. Moves with each new wl
+				 (controller_job_take): hold j, not this pointer,
+				 across one */
 	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
 	const char *name;     /* metadata.name (wl's) */
 	uint64_t status_hash; /* controller_map_hash | 1 of the gpuq.dev/status written last, or
 				 seen on the Job when first cached (0: none) */
 	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
 				 none): logged once, shown as its status */
-	uint64_t gen;	      /* LIST generation it was last seen in */
 	int64_t requeued_ms;  /* core time it last went back to the queue after an
 				 eviction (0: never seen here): where its next
 				 wait for admission starts */
-	char uid[];	      /* metadata.uid (in the same allocation: the jobs
-				 map's key, borrowed) */
 } controller_job_t;
 
 typedef struct {
@@ -359,6 +374,11 @@ void controller_touch_key(struct controller *c, const char *key);
  * webhook at creation or an earlier leader wrote is not written again while
  * it still says where the workload stands). */
 void controller_job_set(controller_job_t *j, workload_t *wl);
+/* controller_job_set for j in c's jobs map: j->uid and the map's key move
+ * to wl's uid (the same text) before the former object is freed; an object
+ * whose uid is not j's (the name was reused) is cached all the same, j
+ * keeping its own copy of its uid (today's key). */
+void controller_job_take(struct controller *c, controller_job_t *j, workload_t *wl);
 /* The status_hash of the gpuq.dev/status a workload carries (controller_map_hash | 1),
  * 0 without one. */
 uint64_t controller_status_seen(const workload_t *wl);

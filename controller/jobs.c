@@ -16,6 +16,8 @@ static void job_free(controller_job_t *j)
 		return;
 	workload_destroy(j->wl);
 	free(j->rq_wait);
+	if (j->uid_owned)
+		free((char *)(uintptr_t)j->uid);
 	free(j);
 }
 
@@ -266,7 +268,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 		controller_map_slot_t *s;
 		while ((s = controller_map_next(&c->jobs, &pos))) {
 			j = s->value;
-			if (j->res == ev->res && j->gen != c->gen[ev->res])
+			if (j->res == ev->res && j->gen != (uint32_t)c->gen[ev->res])
 				forget(c, j->uid);
 		}
 		c->listed[ev->res] = true;
@@ -281,20 +283,20 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 	}
 	j = controller_map_get(&c->jobs, uid);
 	if (!j) {
-		size_t len = strlen(uid) + 1;
-
-		j = calloc(1, sizeof(*j) + len);
-		if (j)
-			memcpy(j->uid, uid, len);
-		if (!j || controller_map_put_borrowed(&c->jobs, j->uid, j, NULL)) {
+		/* its own copy of the uid until its first object is taken
+		   (controller_job_take: then wl's, not copied) */
+		j = calloc(1, sizeof(*j));
+		if (j && (j->uid = strdup(uid)))
+			j->uid_owned = true;
+		if (!j || !j->uid || controller_map_put_borrowed(&c->jobs, j->uid, j, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
 				 controller_res[ev->res].name, uid);
 			job_free(j);
 			return;
 		}
-		j->res = ev->res;
+		j->res = (uint8_t)ev->res;
 	}
-	j->gen = c->gen[ev->res];
+	j->gen = (uint32_t)c->gen[ev->res];
 	if (!ev->wl) { /* it did not decode: the former object stays, out of the core */
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s uid %s: %s",
@@ -303,7 +305,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 		j->bad = true;
 		return;
 	}
-	controller_job_set(j, ev->wl);
+	controller_job_take(c, j, ev->wl);
 	ev->wl = NULL; /* the cache's now */
 	if (resolve(c, j) == GPUQ_OK)
 		sync_job(c, j);

@@ -17,6 +17,27 @@ uint64_t controller_map_hash_bytes(const void *p, size_t n)
 	return gpuq_fnv1a(GPUQ_FNV1A_BASIS, p, n);
 }
 
+/* The key of a deleted slot (a tombstone): its address only. */
+static char tomb[1];
+
+static bool live(const controller_map_slot_t *s)
+{
+	return s->key && s->key != tomb;
+}
+
+static bool borrowed(const controller_map_t *m, size_t i)
+{
+	return m->borrowed && (m->borrowed[i / 8] >> (i % 8)) & 1;
+}
+
+static void borrowed_set(uint8_t *bits, size_t i, bool on)
+{
+	if (on)
+		bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	else if (bits)
+		bits[i / 8] &= (uint8_t) ~(1u << (i % 8));
+}
+
 void controller_map_init(controller_map_t *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -25,9 +46,10 @@ void controller_map_init(controller_map_t *m)
 void controller_map_deinit(controller_map_t *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		if (!m->slots[i].borrowed)
+		if (live(&m->slots[i]) && !borrowed(m, i))
 			free(m->slots[i].key);
 	free(m->slots);
+	free(m->borrowed);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -37,9 +59,9 @@ static controller_map_slot_t *find(const controller_map_t *m, const char *key)
 		return NULL;
 	for (size_t i = controller_map_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		controller_map_slot_t *s = &m->slots[i];
-		if (!s->key && !s->dead)
+		if (!s->key)
 			return NULL;
-		if (s->key && strcmp(s->key, key) == 0)
+		if (s->key != tomb && strcmp(s->key, key) == 0)
 			return s;
 	}
 }
@@ -51,39 +73,54 @@ void *controller_map_get(const controller_map_t *m, const char *key)
 	return s ? s->value : NULL;
 }
 
-static int grow(controller_map_t *m)
+/* Rebuild the table at cap slots (and the borrowed bits when any, or when
+ * `bits` asks for them), without tombstones. */
+static int rebuild(controller_map_t *m, size_t cap, bool bits)
 {
-	size_t cap = m->cap ? m->cap * 2 : MAP_CAP_MIN;
-	controller_map_slot_t *slots;
+	controller_map_slot_t *slots = calloc(cap, sizeof(*slots));
+	uint8_t *b = bits || m->borrowed ? calloc(cap / 8 + 1, 1) : NULL;
 
-	/* a table full of tombstones is rebuilt at the same size */
-	if (m->cap && m->n * 2 < m->cap)
-		cap = m->cap;
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
+	if (!slots || ((bits || m->borrowed) && !b)) {
+		free(slots);
+		free(b);
 		return GPUQ_ENOMEM;
+	}
 	for (size_t i = 0; i < m->cap; i++) {
 		controller_map_slot_t *s = &m->slots[i];
 		size_t j;
-		if (!s->key)
+		if (!live(s))
 			continue;
 		for (j = controller_map_hash(s->key) & (cap - 1); slots[j].key;
 		     j = (j + 1) & (cap - 1))
 			;
 		slots[j] = *s;
-		slots[j].dead = false;
+		if (borrowed(m, i))
+			borrowed_set(b, j, true);
 	}
 	free(m->slots);
+	free(m->borrowed);
 	m->slots = slots;
+	m->borrowed = b;
 	m->cap = cap;
 	m->used = m->n;
 	return GPUQ_OK;
+}
+
+static int grow(controller_map_t *m, bool bits)
+{
+	size_t cap = m->cap ? m->cap * 2 : MAP_CAP_MIN;
+
+	/* a table full of tombstones is rebuilt at the same size */
+	if (m->cap && m->n * 2 < m->cap)
+		cap = m->cap;
+	return rebuild(m, cap, bits);
 }
 
 static int put(controller_map_t *m, const char *key, void *value, void **old, bool borrow)
 {
 	controller_map_slot_t *s = find(m, key);
 	size_t i;
+	int rc = GPUQ_OK;
 
 	if (old)
 		*old = NULL;
@@ -95,19 +132,25 @@ static int put(controller_map_t *m, const char *key, void *value, void **old, bo
 	}
 	if (m->n >= CONTROLLER_OBJECTS_MAX)
 		return GPUQ_ELIMIT;
-	if ((m->used + 1) * 4 > m->cap * 3 && grow(m))
-		return GPUQ_ENOMEM;
-	for (i = controller_map_hash(key) & (m->cap - 1); m->slots[i].key;
+	if ((m->used + 1) * 4 > m->cap * 3)
+		rc = grow(m, borrow);
+	else if (borrow && !m->borrowed) /* the map's first borrowed key */
+		rc = rebuild(m, m->cap, true);
+	if (rc)
+		return rc;
+	for (i = controller_map_hash(key) & (m->cap - 1); live(&m->slots[i]);
 	     i = (i + 1) & (m->cap - 1))
 		;
-	m->slots[i].key = borrow ? (char *)key : strdup(key);
-	if (!m->slots[i].key)
+	s = &m->slots[i];
+	if (!s->key)
+		m->used++; /* an empty slot (a tombstone was counted) */
+	s->key = borrow ? (char *)(uintptr_t)key : strdup(key);
+	if (!s->key) {
+		s->key = tomb; /* counted in used: stays a tombstone */
 		return GPUQ_ENOMEM;
-	m->slots[i].borrowed = borrow;
-	if (!m->slots[i].dead)
-		m->used++;
-	m->slots[i].dead = false;
-	m->slots[i].value = value;
+	}
+	borrowed_set(m->borrowed, i, borrow);
+	s->value = value;
 	m->n++;
 	return GPUQ_OK;
 }
@@ -122,20 +165,28 @@ int controller_map_put_borrowed(controller_map_t *m, const char *key, void *valu
 	return put(m, key, value, old, true);
 }
 
+void controller_map_rekey(controller_map_t *m, const char *key)
+{
+	controller_map_slot_t *s = find(m, key);
+
+	if (s && borrowed(m, (size_t)(s - m->slots)))
+		s->key = (char *)(uintptr_t)key;
+}
+
 void *controller_map_del(controller_map_t *m, const char *key)
 {
 	controller_map_slot_t *s = find(m, key);
+	size_t i = s ? (size_t)(s - m->slots) : 0;
 	void *v;
 
 	if (!s)
 		return NULL;
 	v = s->value;
-	if (!s->borrowed)
+	if (!borrowed(m, i))
 		free(s->key);
-	s->borrowed = false;
-	s->key = NULL;
+	borrowed_set(m->borrowed, i, false);
+	s->key = tomb;
 	s->value = NULL;
-	s->dead = true;
 	m->n--;
 	return v;
 }
@@ -144,7 +195,7 @@ controller_map_slot_t *controller_map_next(const controller_map_t *m, size_t *po
 {
 	while (*pos < m->cap) {
 		controller_map_slot_t *s = &m->slots[(*pos)++];
-		if (s->key)
+		if (live(s))
 			return s;
 	}
 	return NULL;

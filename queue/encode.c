@@ -99,7 +99,7 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 
 	gpuq_put_u8(w, REC_VERSION_WL);
 	w->varint = true; /* the rest in varints */
-	gpuq_put_str(w, x->strs + x->ns_off);
+	gpuq_put_str(w, q->lqs[x->lq].ns);
 	gpuq_put_str(w, x->strs + x->name_off);
 	gpuq_put_str(w, strchr(q->lqs[x->lq].name, '/') + 1);
 	gpuq_put_u32(w, (uint32_t)x->priority);

@@ -128,7 +128,7 @@ static void explain_min_runtime(const queue_t *q, const wl_t *w, sbuf_t *b)
 		return;
 	}
 	dur_text(until - q->last_now, left, sizeof(left));
-	sb_add(b, "; waits for %s/%s's minimum runtime: %s left", Wc(q, v)->strs + Wc(q, v)->ns_off,
+	sb_add(b, "; waits for %s/%s's minimum runtime: %s left", q->lqs[Wc(q, v)->lq].ns,
 	       Wc(q, v)->strs + Wc(q, v)->name_off, left);
 }
 
@@ -417,7 +417,7 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	w = Wc(q, id);
 	memset(out, 0, sizeof(*out));
 	out->uid = wl_uid(w);
-	out->namespace_ = w->strs + w->ns_off;
+	out->namespace_ = q->lqs[w->lq].ns;
 	out->name = w->strs + w->name_off;
 	out->lq = w->lq;
 	out->cq = w->cq;
@@ -770,8 +770,7 @@ size_t queue_memory_bytes(const queue_t *q)
 
 		if (!w->live)
 			continue;
-		b += strlen(w->strs) + strlen(w->strs + w->ns_off) + strlen(w->strs + w->name_off) +
-		     3;
+		b += strlen(w->strs) + strlen(w->strs + w->name_off) + 2;
 		b += w->n_ps > 1 ? w->n_ps * sizeof(psref_t) : 0;
 		b += w->n_asg * sizeof(asg_t);
 	}

@@ -155,7 +155,8 @@ enum {
 };
 
 typedef struct {
-	char *strs;	      /* "uid\0namespace\0name\0", owned */
+	char *strs;	      /* "uid\0name\0", owned (its namespace is its
+				 LocalQueue's: lq_t.ns) */
 	psref_t *psx;	      /* pod sets when n_ps > 1, owned */
 	asg_t *asg;	      /* assignment while admitted/evicting, owned */
 	int64_t created;      /* creation time */
@@ -178,7 +179,6 @@ typedef struct {
 	int32_t gang_total;   /* 0 = not a gang */
 	int32_t pods_present; /* gang pods present */
 	psref_t ps1;	      /* the pod set when n_ps == 1 */
-	uint16_t ns_off;      /* namespace offset in strs */
 	uint16_t name_off;    /* name offset in strs */
 	uint8_t state;	      /* queue_wl_state_t */
 	uint8_t wait;	      /* queue_wait_t */
@@ -186,13 +186,14 @@ typedef struct {
 	uint8_t n_ps;	      /* pod sets */
 	uint8_t why;	      /* WHY_* */
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
-	bool live;	      /* slot in use */
-	bool ready;	      /* PodsReady since admission */
-	bool gone;	      /* a victim of this cycle, uncharged (q->gone) */
-	bool idle_said;	      /* its idle spell was reported (q->idle) */
-	int64_t idle_since;   /* admitted: idle (below its CQ's threshold) since,
-				 or -1 (protect.c) */
-	int64_t predicted;    /* pending: predicted start, or -1 (never persisted) */
+	/* one byte for the four flags: wl_t 160 bytes, not 168 */
+	bool live : 1;	    /* slot in use */
+	bool ready : 1;	    /* PodsReady since admission */
+	bool gone : 1;	    /* a victim of this cycle, uncharged (q->gone) */
+	bool idle_said : 1; /* its idle spell was reported (q->idle) */
+	int64_t idle_since; /* admitted: idle (below its CQ's threshold) since,
+			       or -1 (protect.c) */
+	int64_t predicted;  /* pending: predicted start, or -1 (never persisted) */
 } wl_t;
 
 typedef struct {
@@ -279,6 +280,7 @@ typedef struct {
 
 typedef struct {
 	char *name;	     /* "namespace/name" (interned, borrowed) */
+	const char *ns;	     /* its namespace, its workloads' (q->strs, interned) */
 	uint32_t cq;	     /* its ClusterQueue */
 	int64_t weight;	     /* fair-share weight, milli */
 	u32vec_t heap;	     /* eligible pending workloads, a binary heap */

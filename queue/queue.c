@@ -865,7 +865,7 @@ int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const cha
 		 int64_t weight_milli, uint32_t *id, gpuq_diag_t *diag)
 {
 	char key[2 * QUEUE_NAME_MAX + 2];
-	uint32_t cid, lid;
+	uint32_t cid, lid, nsid;
 	lq_t *l;
 	int rc;
 
@@ -889,7 +889,9 @@ int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const cha
 	if (queue_grow(&q->lqs, &q->cap_lqs, q->lq_names.n + 1, sizeof(*q->lqs)) ||
 	    queue_vpush(&q->cqs[cid].lqs, (uint32_t)q->lq_names.n))
 		return GPUQ_ENOMEM;
-	rc = queue_names_intern(&q->lq_names, key, &lid);
+	rc = queue_names_intern(&q->strs, namespace_, &nsid);
+	if (!rc)
+		rc = queue_names_intern(&q->lq_names, key, &lid);
 	if (rc) {
 		q->cqs[cid].lqs.n--;
 		return rc;
@@ -897,6 +899,7 @@ int queue_lq_add(queue_t *q, const char *namespace_, const char *name, const cha
 	l = &q->lqs[lid];
 	memset(l, 0, sizeof(*l));
 	l->name = q->lq_names.s[lid];
+	l->ns = q->strs.s[nsid];
 	l->cq = cid;
 	l->weight = weight_milli == QUEUE_WEIGHT_ZERO ? 0
 		    : weight_milli > 0		      ? weight_milli

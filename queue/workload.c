@@ -640,7 +640,7 @@ static int wl_templates(queue_t *q, const queue_workload_spec_t *s, uint32_t *ti
 int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, gpuq_diag_t *diag)
 {
 	uint32_t lq, id, tids[QUEUE_PODSETS_MAX];
-	size_t lu, ln, lm, built = 0;
+	size_t lu, lm, built = 0;
 	uint32_t epoch;
 	wl_t *w;
 	int rc;
@@ -673,9 +673,8 @@ int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, g
 	memset(w, 0, sizeof(*w));
 	w->epoch = epoch + 1;
 	lu = strlen(s->uid);
-	ln = strlen(s->namespace_);
 	lm = strlen(s->name);
-	w->strs = malloc(lu + ln + lm + 3);
+	w->strs = malloc(lu + lm + 2); /* the namespace is its LocalQueue's */
 	if (s->n_podsets > 1)
 		w->psx = calloc(s->n_podsets, sizeof(*w->psx));
 	if (!w->strs || (s->n_podsets > 1 && !w->psx)) {
@@ -688,10 +687,8 @@ int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, g
 		goto fail;
 	}
 	memcpy(w->strs, s->uid, lu + 1);
-	memcpy(w->strs + lu + 1, s->namespace_, ln + 1);
-	memcpy(w->strs + lu + ln + 2, s->name, lm + 1);
-	w->ns_off = (uint16_t)(lu + 1);
-	w->name_off = (uint16_t)(lu + ln + 2);
+	memcpy(w->strs + lu + 1, s->name, lm + 1);
+	w->name_off = (uint16_t)(lu + 1);
 	w->n_ps = (uint8_t)s->n_podsets;
 	for (size_t i = 0; i < s->n_podsets; i++) {
 		psref_t *p = s->n_podsets == 1 ? &w->ps1 : &w->psx[i];

@@ -428,6 +428,83 @@ static void job_set_caches_the_object(void **state)
 	json_decref(obj);
 }
 
+/* The jobs map's key of a cached Job (its slot's key pointer). */
+static const char *job_key(const struct controller *c, const controller_job_t *j)
+{
+	size_t pos = 0;
+	controller_map_slot_t *s;
+
+	while ((s = controller_map_next(&c->jobs, &pos)))
+		if (s->value == j)
+			return s->key;
+	return NULL;
+}
+
+/* A cached Job and the jobs map borrow its workload's uid, not a copy: each
+ * new object moves both before the former object is freed; an object of
+ * another uid under it (a PATCH reply once the name was reused) leaves the
+ * Job its own copy of the key's uid; a first object that does not decode
+ * too, until one does. */
+static void job_take_moves_the_key_with_each_object(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *obj = ctl_job("team-a", "j1", 1, 1, true, "default");
+	json_t *meta = json_object_get(obj, "metadata");
+	controller_cevent_t ev;
+	controller_job_t *j;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, obj);
+	j = controller_job(c, "j1");
+	assert_non_null(j);
+	assert_false(j->uid_owned);
+	assert_ptr_equal(j->uid, j->wl->uid);
+	assert_ptr_equal(job_key(c, j), j->wl->uid);
+	/* a new object: uid and key move with it */
+	json_object_set_new(meta, "resourceVersion", json_string("8"));
+	ctl_job_event(c, KUBE_EV_MODIFIED, obj);
+	assert_ptr_equal(controller_job(c, "j1"), j);
+	assert_string_equal(j->wl->resource_version, "8");
+	assert_ptr_equal(j->uid, j->wl->uid);
+	assert_ptr_equal(job_key(c, j), j->wl->uid);
+	/* another uid under it: cached, the key's text its own copy */
+	json_object_set_new(meta, "uid", json_string("j1-new"));
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	controller_job_take(c, j, ev.wl);
+	assert_true(j->uid_owned);
+	assert_string_equal(j->uid, "j1");
+	assert_string_equal(j->wl->uid, "j1-new");
+	assert_ptr_equal(job_key(c, j), j->uid);
+	assert_ptr_equal(controller_job(c, "j1"), j);
+	/* its own uid again: borrowed again, the copy freed */
+	json_object_set_new(meta, "uid", json_string("j1"));
+	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	controller_job_take(c, j, ev.wl);
+	assert_false(j->uid_owned);
+	assert_ptr_equal(job_key(c, j), j->wl->uid);
+	assert_ptr_equal(controller_job(c, "j1"), j);
+	/* a first object that does not decode: its own copy until one does */
+	ev = (controller_cevent_t){.res = CONTROLLER_RES_JOBS, .type = KUBE_EV_ADDED};
+	ev.uid = strdup("j2");
+	ev.bad = strdup("metadata.name: Required value");
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+	j = controller_job(c, "j2");
+	assert_non_null(j);
+	assert_null(j->wl);
+	assert_true(j->uid_owned);
+	assert_ptr_equal(job_key(c, j), j->uid);
+	json_decref(obj);
+	obj = ctl_job("team-a", "j2", 1, 1, true, "default");
+	ctl_job_event(c, KUBE_EV_MODIFIED, obj);
+	assert_ptr_equal(controller_job(c, "j2"), j);
+	assert_false(j->uid_owned);
+	assert_ptr_equal(j->uid, j->wl->uid);
+	assert_ptr_equal(job_key(c, j), j->wl->uid);
+	json_decref(obj);
+	ctl_free(c);
+}
+
 static void obj_key_names_namespaced_and_cluster_objects(void **state)
 {
 	json_t *ns = json_pack("{s:{s:s, s:s}}", "metadata", "namespace", "team-a", "name", "lq");
@@ -794,6 +871,7 @@ int main(void)
 	    cmocka_unit_test(equeue_stop_drops_and_deinit_releases),
 	    cmocka_unit_test(slim_drops_only_managed_fields_and_last_applied),
 	    cmocka_unit_test(job_set_caches_the_object),
+	    cmocka_unit_test(job_take_moves_the_key_with_each_object),
 	    cmocka_unit_test(obj_key_names_namespaced_and_cluster_objects),
 	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),
 	    cmocka_unit_test(policy_change_in_place_resolves_what_it_reaches),

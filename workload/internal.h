@@ -69,6 +69,9 @@ bool workload_condition_true(const jv_t *conditions, const char *type);
 /* n bytes (16-aligned) from the room left in w's last block, once (the
  * first resolve's requests); NULL when it does not fit or was used. */
 void *workload_tail_alloc(workload_t *w, size_t n);
+/* The static copy of a resource name most objects ask for ("cpu",
+ * "nvidia.com/gpu", ...: kept by pointer, not copied), or NULL. */
+const char *workload_known_resource(const char *name);
 /* RFC 3339 as metav1.Time writes it into ms since the epoch. */
 bool workload_time_parse(const char *s, int64_t *ms);
 

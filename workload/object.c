@@ -412,6 +412,14 @@ quota_qty_t workload_qty(const workload_qty_t *e)
 static const char *const known_resources[] = {
     "cpu", "memory", "nvidia.com/gpu", "ephemeral-storage", "nvidia.com/gpu.shared", "pods"};
 
+const char *workload_known_resource(const char *name)
+{
+	for (size_t k = 0; k < sizeof(known_resources) / sizeof(*known_resources); k++)
+		if (!strcmp(name, known_resources[k]))
+			return known_resources[k];
+	return NULL;
+}
+
 /* A resource list copied (names into the blocks, or static). */
 static int copy_list(workload_decoder_t *d, const quota_reslist_t *l, const workload_qty_t **out,
 		     uint16_t *n)
@@ -424,10 +432,7 @@ static int copy_list(workload_decoder_t *d, const quota_reslist_t *l, const work
 	for (size_t i = 0; !rc && i < l->n; i++) {
 		const quota_qty_t *q = &l->items[i].qty;
 
-		e[i].name = NULL;
-		for (size_t k = 0; k < sizeof(known_resources) / sizeof(*known_resources); k++)
-			if (!strcmp(l->items[i].name, known_resources[k]))
-				e[i].name = known_resources[k];
+		e[i].name = workload_known_resource(l->items[i].name);
 		if (!e[i].name)
 			rc = keep(d, &e[i].name, l->items[i].name, "resources", QUOTA_RES_NAME_MAX);
 		e[i].nano_lo = (uint64_t)(unsigned __int128)q->nano;
@@ -462,7 +467,7 @@ static int decode_containers(workload_decoder_t *d, workload_podset_t *out,
 		if (!rc)
 			rc = copy_list(d, &qc->limits, &c[i].limits, &c[i].n_limits);
 	}
-	out->n_containers = pod->n_containers;
+	out->n_containers = (uint16_t)pod->n_containers; /* <= WORKLOAD_CONTAINERS_MAX */
 	if (!rc)
 		rc = copy_list(d, &pod->overhead, &out->overhead, &n_over);
 	out->n_overhead = n_over;
@@ -598,8 +603,9 @@ static int decode_set(workload_decoder_t *d, const workload_view_t *v)
 	}
 	if (lws) {
 		w->set_kind = WORKLOAD_KIND_LWS;
-		if (g && *g >= '0' && *g <= '9' && (n = strtoll(g, &end, 10)) >= 0 && !*end)
-			w->set_group = n;
+		if (g && *g >= '0' && *g <= '9' && (n = strtoll(g, &end, 10)) >= 0 && !*end &&
+		    n <= INT32_MAX)
+			w->set_group = (int32_t)n;
 		w->set_podset = wi && strcmp(wi, "0") != 0 ? 1 : 0;
 		return keep(d, &w->set_name, lws, "metadata.labels[" LWS_NAME "]",
 			    WORKLOAD_STR_MAX);
@@ -629,7 +635,8 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		    jv_int(jv_get(jv_get(root, "spec"), "activeDeadlineSeconds"), &ads) && ads > 0)
 			w->deadline_s = ads;
 		w->pods = w->kind == WORKLOAD_KIND_POD ? 1 : v.pods;
-		w->pod_group_total = v.pod_group ? v.pods : 0;
+		/* a group's count is at most WORKLOAD_POD_GROUP_MAX (kinds.c) */
+		w->pod_group_total = v.pod_group ? (int32_t)v.pods : 0;
 		w->gpu_said = w->integ->podsets_of_child && v.gpu;
 		w->runtime_patch_at = -1;
 		rc = v.queue ? keep(d, &w->queue, v.queue, "metadata.labels", WORKLOAD_STR_MAX)
@@ -769,7 +776,9 @@ static bool named(const char *const *list, size_t n, const char *name)
  * its own (the room stays unused). */
 static size_t resolve_room(const workload_t *w)
 {
-	size_t bytes = 16 + 1; /* workload_tail_alloc's alignment, resolve's spare byte */
+	/* resolve's spare byte; no alignment: compact leaves the used bytes a
+	 * multiple of 16, where workload_tail_alloc starts */
+	size_t bytes = 1;
 
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_podset_t *ps = &w->podsets[i];
@@ -793,7 +802,8 @@ static size_t resolve_room(const workload_t *w)
 		    !named(seen, n, "nvidia.com/gpu"))
 			seen[n++] = "nvidia.com/gpu";
 		for (size_t k = 0; k < n; k++)
-			bytes += sizeof(workload_request_t) + strlen(seen[k]) + 1;
+			bytes += sizeof(workload_request_t) +
+				 (workload_known_resource(seen[k]) ? 0 : strlen(seen[k]) + 1);
 		if (ps->priority_class)
 			bytes += strlen(ps->priority_class) + 1;
 	}
@@ -801,29 +811,30 @@ static size_t resolve_room(const workload_t *w)
 }
 
 /* Copy the decoded workload from the scratch chain at first into one
- * allocation: what the blocks used and the first resolve's room. */
+ * allocation without a header (w first: the first block's data, where it
+ * was allocated first): what the blocks used and the first resolve's room.
+ * Bytes past UINT32_MAX cannot happen (every member is capped far below). */
 static int compact(block_t *first, workload_t **out)
 {
 	const workload_t *w = (const workload_t *)(first + 1);
 	size_t used = 0, room = resolve_room(w);
 	reloc_t r = {.first = first};
-	block_t *to;
 
 	for (block_t *b = first; b; b = b->next) {
 		b->at = used;
 		used = (used + b->used + 15) & ~(size_t)15;
 	}
-	to = block_new(used + room);
-	if (!to)
+	if (used + room > UINT32_MAX)
 		return GPUQ_ENOMEM;
-	r.to = (char *)(to + 1);
+	r.to = malloc(used + room);
+	if (!r.to)
+		return GPUQ_ENOMEM;
 	for (const block_t *b = first; b; b = b->next)
 		memcpy(r.to + b->at, b + 1, b->used);
-	to->used = used;
 	*out = (workload_t *)(void *)r.to;
 	relocate(&r, *out);
-	(*out)->mem = to;
-	(*out)->mem_tail = to;
+	(*out)->mem_used = (uint32_t)used;
+	(*out)->mem_room = (uint32_t)(used + room);
 	return GPUQ_OK;
 }
 
@@ -840,8 +851,7 @@ int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config
 	if (!first)
 		return GPUQ_ENOMEM;
 	d.cur = first;
-	w = d.w = workload_dec_alloc(&d, sizeof(*w));
-	w->mem = first;
+	w = d.w = workload_dec_alloc(&d, sizeof(*w)); /* first: compact keeps it at 0 */
 	w->kind = !jv_is(obj, JV_OBJECT)	? WORKLOAD_KIND_OTHER
 		  : kind != WORKLOAD_KIND_OTHER ? kind
 						: workload_kind_of(api, k);
@@ -893,15 +903,14 @@ int workload_decode_json(const char *json, size_t len, const workload_config_t *
 
 void *workload_tail_alloc(workload_t *w, size_t n)
 {
-	block_t *b = w->mem_tail;
-	size_t at = b ? (b->used + 15) & ~(size_t)15 : 0;
+	size_t at = ((size_t)w->mem_used + 15) & ~(size_t)15;
 	void *p;
 
-	if (!b || at + n > b->cap)
+	if (at + n > w->mem_room)
 		return NULL;
-	p = (char *)(b + 1) + at;
-	b->used = at + n;
-	w->mem_tail = NULL; /* once: a later resolve allocates (it would pile up) */
+	p = (char *)w + at;
+	w->mem_used = (uint32_t)(at + n);
+	w->mem_room = 0; /* once: a later resolve allocates (it would pile up) */
 	return p;
 }
 
@@ -910,5 +919,5 @@ void workload_destroy(workload_t *w)
 	if (!w)
 		return;
 	free(w->resolved);
-	blocks_free(w->mem); /* w itself lives in the first block */
+	free(w); /* the one allocation every member lives in */
 }

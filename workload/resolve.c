@@ -164,7 +164,8 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 						      QUOTA_RESLIST_MAX);
 		}
 		for (size_t k = 0; k < one[i].n; k++)
-			bytes += strlen(one[i].items[k].name) + 1;
+			if (!workload_known_resource(one[i].items[k].name))
+				bytes += strlen(one[i].items[k].name) + 1;
 		n += one[i].n;
 	}
 	priority(w, policy, &cls);
@@ -187,7 +188,7 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 		workload_podset_t *ps = &w->podsets[i];
 
 		ps->requests = (workload_request_t *)blk + at;
-		ps->n_requests = one[i].n;
+		ps->n_requests = (uint16_t)one[i].n; /* <= QUOTA_RESLIST_MAX */
 		ps->dra_gpus = dra[i];
 		ps->gpu = ps->gpu_named || dra[i] > 0;
 		w->gpu = w->gpu || ps->gpu;
@@ -195,9 +196,12 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 			workload_request_t *r = &ps->requests[k];
 			size_t len = strlen(one[i].items[k].name) + 1;
 
-			memcpy(names, one[i].items[k].name, len);
-			r->name = names;
-			names += len;
+			r->name = workload_known_resource(one[i].items[k].name);
+			if (!r->name) {
+				memcpy(names, one[i].items[k].name, len);
+				r->name = names;
+				names += len;
+			}
 			r->qty = one[i].items[k].qty;
 			r->amount = quota_qty_amount(r->name, &r->qty);
 		}

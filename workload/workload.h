@@ -320,7 +320,10 @@ typedef struct {
 	bool has_seconds;   /* tolerationSeconds given */
 } workload_toleration_t;
 
-/* One pod set of a workload (members ordered by size: no padding). */
+/* One pod set of a workload (members ordered by size: no padding; the
+ * counts are 16-bit: each list is capped far below 65,536 where it is
+ * read, WORKLOAD_CONTAINERS_MAX, QUOTA_RESLIST_MAX, WORKLOAD_CLAIMS_MAX,
+ * WORKLOAD_SELECTOR_MAX, WORKLOAD_TOLERATIONS_MAX). */
 typedef struct {
 	const char *name;			  /* pod set name */
 	int64_t count;				  /* pods admitted at once */
@@ -334,25 +337,25 @@ typedef struct {
 	const char *priority_class;		  /* the pod spec's priorityClassName; NULL */
 	const workload_label_t *node_selector;	  /* the pod spec's nodeSelector */
 	const workload_toleration_t *tolerations; /* the pod spec's tolerations */
-	uint32_t n_containers;			  /* entries in containers */
-	uint32_t n_overhead;			  /* entries in overhead */
-	uint32_t n_claim_templates;		  /* entries in claim_templates */
-	uint32_t n_node_selector;		  /* entries in node_selector */
-	uint32_t n_tolerations;			  /* entries in tolerations */
-	int32_t priority;			  /* the pod spec's priority, if has_priority */
-	bool has_priority;			  /* the pod spec's priority is set */
-	bool has_meta;	      /* the template has metadata (patches add it when not) */
-	bool has_annotations; /* ... metadata.annotations */
-	bool has_labels;      /* ... metadata.labels */
-	bool tmpl_admitted;   /* gpuq.dev/admitted = "true" on the template */
-	bool managed;	      /* label gpuq.dev/managed = "true" on the template */
-	bool gpu_named;	      /* a container asks for a GPU resource by name */
 	/* resolved (workload_resolve): */
-	bool gpu;		      /* asks for a GPU (resources or DRA) */
-	uint32_t n_requests;	      /* entries in requests */
 	int64_t dra_gpus;	      /* devices asked through GPU DRA claims */
 	workload_request_t *requests; /* one pod's effective request (resolve's
 					 allocation) */
+	int32_t priority;	      /* the pod spec's priority, if has_priority */
+	uint16_t n_containers;	      /* entries in containers */
+	uint16_t n_overhead;	      /* entries in overhead */
+	uint16_t n_claim_templates;   /* entries in claim_templates */
+	uint16_t n_node_selector;     /* entries in node_selector */
+	uint16_t n_tolerations;	      /* entries in tolerations */
+	uint16_t n_requests;	      /* resolved: entries in requests */
+	bool has_priority;	      /* the pod spec's priority is set */
+	bool has_meta;		      /* the template has metadata (patches add it when not) */
+	bool has_annotations;	      /* ... metadata.annotations */
+	bool has_labels;	      /* ... metadata.labels */
+	bool tmpl_admitted;	      /* gpuq.dev/admitted = "true" on the template */
+	bool managed;		      /* label gpuq.dev/managed = "true" on the template */
+	bool gpu_named;		      /* a container asks for a GPU resource by name */
+	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
 } workload_podset_t;
 
 /* Every string is owned by the workload and NUL-terminated; NULL where noted. */
@@ -380,8 +383,6 @@ typedef struct workload {
 	int64_t deadline_s;		     /* a Job's spec.activeDeadlineSeconds; 0 when
 						absent or not a positive integer */
 	const char *pod_group;		     /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
-	int64_t pod_group_total;	     /* Pod in a group: the total-count annotation
-						(1..WORKLOAD_POD_GROUP_MAX); else 0 */
 	const char *const *other_gates;	     /* Pod: its other scheduling gates' names */
 	const char *owner_api_version;	     /* the ownerReference with controller: true
 						(a Job's Pod: "batch/v1"); NULL when none */
@@ -395,7 +396,6 @@ typedef struct workload {
 	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
 	 * StatefulSet an LWS made: */
 	const char *set_name;	    /* that LeaderWorkerSet's or StatefulSet's name */
-	int64_t set_group;	    /* an LWS Pod's group index (-1 unknown) */
 	workload_podset_t *podsets; /* 1..WORKLOAD_PODSETS_MAX pod sets */
 	/* status */
 	int64_t active;	       /* Job: status.active (0 when absent); others: pods running */
@@ -409,11 +409,8 @@ typedef struct workload {
 	/* resolved (workload_resolve): */
 	const char *priority_class; /* the class it came from (the global default's
 				       name when none is named); NULL when none */
-	void *mem;		    /* owned: the one block every member lives in (the
-				       decode's scratch copied to the size it used) */
-	void *mem_tail;		    /* that block while its room for the first
-				       resolve is unused (resolve uses it once) */
-	void *resolved;		    /* owned: a later resolve's requests (NULL: in mem) */
+	void *resolved;		    /* owned: a later resolve's requests (NULL: in the
+				       workload's own allocation) */
 	/* the 4-byte and 1-byte members, packed (same groups as above): */
 	workload_kind_t kind;	     /* the object's kind */
 	uint32_t n_other_gates;	     /* entries in other_gates */
@@ -429,6 +426,16 @@ typedef struct workload {
 					its priorityClassName's value; else the global
 					default PriorityClass's; else 0 (the first pod
 					set that names one counts) */
+	int32_t pod_group_total;     /* Pod in a group: the total-count annotation
+					(1..WORKLOAD_POD_GROUP_MAX); else 0 */
+	int32_t set_group;	     /* an LWS Pod's group index (-1 unknown or past
+					INT32_MAX) */
+	uint32_t mem_used;	     /* bytes of the workload's one allocation in use:
+					w itself first, then every member (the
+					decode's scratch copied to the size it used) */
+	uint32_t mem_room;	     /* where that allocation's room for the first
+					resolve ends; 0 once used (resolve uses it
+					once) */
 	bool deleting;		     /* metadata.deletionTimestamp is set */
 	bool has_annotations;	     /* metadata.annotations exists */
 	bool admitted;		     /* annotation gpuq.dev/admitted is "true" */
