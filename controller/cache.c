@@ -128,8 +128,8 @@ const workload_t *controller_jobs_podsets(struct controller *c, const controller
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		const controller_job_t *k = s->value;
 
-		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->owner_uid &&
-		    !strcmp(k->wl->owner_uid, j->uid))
+		if (k->wl && k->wl->kind == j->wl->integ->child_kind && k->wl->x->owner_uid &&
+		    !strcmp(k->wl->x->owner_uid, j->uid))
 			return k->wl;
 	}
 	return NULL;

@@ -267,8 +267,8 @@ static int64_t declared(void *ctx, const engine_workload_view_t *v)
 
 	if (!j || !j->wl)
 		return -1;
-	if (j->wl->expected_runtime &&
-	    gpuq_duration_parse(j->wl->expected_runtime, &ms, NULL) == GPUQ_OK && ms > 0)
+	if (j->wl->x->expected_runtime &&
+	    gpuq_duration_parse(j->wl->x->expected_runtime, &ms, NULL) == GPUQ_OK && ms > 0)
 		return ms;
 	return j->wl->deadline_s > 0 && j->wl->deadline_s < INT64_MAX / 1000
 		   ? j->wl->deadline_s * 1000

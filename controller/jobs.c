@@ -39,7 +39,7 @@ void controller_jobs_free_all(struct controller *c)
 static bool managed(const struct controller *c, const workload_t *o, const workload_t *p)
 {
 	return o->gpu && o->queue && (o->suspend || o->admitted) && p && p->pods > 0 &&
-	       !workload_parent_of(o->kind, o->owner_api_version, o->owner_kind) &&
+	       !workload_parent_of(o->kind, o->x->owner_api_version, o->x->owner_kind) &&
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
@@ -104,7 +104,7 @@ static int add_to_core(struct controller *c, controller_job_t *j, const workload
  * resource=flavor pairs it was released with. */
 static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
 {
-	const char *pairs = o->flavors;
+	const char *pairs = o->x->flavors;
 	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
 	char buf[1024], *save = NULL, *tok;
 	size_t n = 0;
@@ -232,10 +232,10 @@ static int resolve(struct controller *c, controller_job_t *j)
 static void child_seen(struct controller *c, controller_job_t *k)
 {
 	const workload_integration_t *p =
-	    k->wl ? workload_parent_of(k->wl->kind, k->wl->owner_api_version, k->wl->owner_kind)
+	    k->wl ? workload_parent_of(k->wl->kind, k->wl->x->owner_api_version, k->wl->x->owner_kind)
 		  : NULL;
 	controller_job_t *parent =
-	    p && p->podsets_of_child ? controller_map_get(&c->jobs, k->wl->owner_uid) : NULL;
+	    p && p->podsets_of_child ? controller_map_get(&c->jobs, k->wl->x->owner_uid) : NULL;
 
 	if (parent && parent->wl && !parent->bad)
 		sync_job(c, parent);

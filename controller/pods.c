@@ -112,7 +112,7 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 static void jobpod_seen(struct controller *c, const workload_t *o)
 {
 	jobpod_t *p = controller_map_get(&c->job_pods, o->uid);
-	const controller_job_t *j = o->owner_uid ? controller_job(c, o->owner_uid) : NULL;
+	const controller_job_t *j = o->x->owner_uid ? controller_job(c, o->x->owner_uid) : NULL;
 
 	if (!j || !j->wl || !j->wl->gpu || o->finished || !o->namespace_) {
 		jobpod_forget(c, o->uid);
@@ -123,7 +123,7 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		return;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p || !(p->job = strdup(o->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
+	if (!p || !(p->job = strdup(o->x->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
 	    controller_map_put(&c->job_pods, o->uid, p, NULL)) {
 		jobpod_free(p);
 		return;
@@ -179,8 +179,8 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 {
 	if (controller_sets_member_key(c, o, out, cap))
 		return;
-	if (o->pod_group)
-		snprintf(out, cap, "group:%s/%s", o->namespace_, o->pod_group);
+	if (o->x->pod_group)
+		snprintf(out, cap, "group:%s/%s", o->namespace_, o->x->pod_group);
 	else
 		snprintf(out, cap, "%s", o->uid);
 }
@@ -192,7 +192,7 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 	engine_podset_spec_t ps;
 	engine_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
-	    .name = g->group ? o->pod_group : o->name,
+	    .name = g->group ? o->x->pod_group : o->name,
 	    .uid = g->key,
 	    .local_queue = o->queue,
 	    .priority = o->priority,
@@ -283,7 +283,7 @@ static void forget_member(struct controller *c, const char *pod_uid)
 static bool parents_pod(const workload_t *o)
 {
 	const workload_integration_t *p =
-	    workload_integration(workload_kind_of(o->owner_api_version, o->owner_kind));
+	    workload_integration(workload_kind_of(o->x->owner_api_version, o->x->owner_kind));
 
 	return p->hold == WORKLOAD_HOLD_SUSPEND && p->child_kind == WORKLOAD_KIND_POD;
 }
@@ -304,7 +304,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a GPU
 	 * Pod neither gated nor released by gpuq is not gpuq's */
 	if (parents_pod(o) || !o->gpu || !o->queue || (!o->gated && !o->admitted)) {
-		if (o->kind == WORKLOAD_KIND_POD && o->owner_kind && !strcmp(o->owner_kind, "Job"))
+		if (o->kind == WORKLOAD_KIND_POD && o->x->owner_kind && !strcmp(o->x->owner_kind, "Job"))
 			jobpod_seen(c, o);
 		if (!m || m->wl != o)
 			workload_destroy(o); /* else freed with its member */
@@ -322,14 +322,14 @@ static void pod_seen(struct controller *c, workload_t *o)
 			return;
 		}
 		controller_map_init(&g->members);
-		if (o->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+		if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
 			/* a set's group seen first through a Pod ("lws:ns/x/0") */
 			g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
 			g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
 		}
-		g->group = o->pod_group != NULL;
-		g->total = g->group ? (int32_t)(o->pod_group_total < CONTROLLER_PODS_MAX
-						    ? o->pod_group_total
+		g->group = o->x->pod_group != NULL;
+		g->total = g->group ? (int32_t)(o->x->pod_group_total < CONTROLLER_PODS_MAX
+						    ? o->x->pod_group_total
 						    : CONTROLLER_PODS_MAX)
 				    : 1;
 		/* a plain Pod's status as the webhook (or an earlier leader)
@@ -504,7 +504,7 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
 static void release_member(struct controller *c, engine_wl_t id, const workload_t *pod)
 {
 	const workload_podset_t *ps = &pod->podsets[0];
-	size_t podset = pod->set_kind == WORKLOAD_KIND_LWS ? pod->set_podset : 0;
+	size_t podset = pod->x->set_kind == WORKLOAD_KIND_LWS ? pod->x->set_podset : 0;
 	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
 	json_t *base_sel = controller_selector_json(ps),
 	       *base_tols = controller_tolerations_json(ps);
@@ -512,8 +512,8 @@ static void release_member(struct controller *c, engine_wl_t id, const workload_
 	gpuq_diag_t diag = {{0}};
 	int rc = gates && base_sel && base_tols ? GPUQ_OK : GPUQ_ENOMEM;
 
-	for (size_t i = 0; !rc && i < pod->n_other_gates; i++)
-		json_array_append_new(gates, json_pack("{s:s}", "name", pod->other_gates[i]));
+	for (size_t i = 0; !rc && i < pod->x->n_other_gates; i++)
+		json_array_append_new(gates, json_pack("{s:s}", "name", pod->x->other_gates[i]));
 	if (!rc)
 		rc = pod_path(pod, path, sizeof(path));
 	if (!rc)

@@ -107,7 +107,7 @@ static json_t *placement_now(const workload_podset_t *ps)
  * reference, or NULL (no memory). */
 static json_t *original_of(const workload_t *wl, const workload_t *p, size_t i)
 {
-	json_t *orig = wl->original ? json_loads(wl->original, 0, NULL) : NULL, *one;
+	json_t *orig = wl->x->original ? json_loads(wl->x->original, 0, NULL) : NULL, *one;
 
 	if (json_is_object(orig) && p->n_podsets > 1) {
 		one = json_array_get(json_object_get(orig, "podsets"), i);
@@ -269,7 +269,7 @@ json_t *controller_release_suspend_patch(const workload_t *wl)
 	op(patch, "add", wl->integ->suspend_ptr, json_true());
 	if (wl->admitted)
 		drop_annotation(patch, "/metadata", WEBHOOK_ANNOT_ADMITTED);
-	if (wl->flavors)
+	if (wl->x->flavors)
 		drop_annotation(patch, "/metadata", CONTROLLER_ANNOT_FLAVORS);
 	return patch;
 }
@@ -306,7 +306,7 @@ static void restore_podset(json_t *patch, const workload_podset_t *ps, const jso
 
 json_t *controller_release_restore_patch(const workload_t *wl)
 {
-	json_t *patch = wl->original ? patch_new(wl) : NULL;
+	json_t *patch = wl->x->original ? patch_new(wl) : NULL;
 
 	if (!patch)
 		return NULL;
@@ -337,7 +337,7 @@ int controller_release_restore(struct controller *c, controller_job_t *j)
 	json_t *patch;
 	int rc;
 
-	if (j->wl->original) {
+	if (j->wl->x->original) {
 		patch = controller_release_restore_patch(j->wl);
 		if (!patch)
 			return GPUQ_ENOMEM;
@@ -382,7 +382,7 @@ bool controller_release_quiet(struct controller *c, const controller_job_t *j)
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		const controller_job_t *k = s->value;
 
-		if (k->wl && k->wl->owner_uid && !strcmp(k->wl->owner_uid, j->uid) &&
+		if (k->wl && k->wl->x->owner_uid && !strcmp(k->wl->x->owner_uid, j->uid) &&
 		    (k->wl->active || k->wl->terminating || controller_pods_of_job(c, k->uid) > 0))
 			return false;
 	}

@@ -84,15 +84,15 @@ bool controller_sets_member_key(struct controller *c, const workload_t *o, char 
 	const set_t *s;
 	int64_t n;
 
-	if (o->set_kind != WORKLOAD_KIND_LWS && o->set_kind != WORKLOAD_KIND_STATEFULSET)
+	if (o->x->set_kind != WORKLOAD_KIND_LWS && o->x->set_kind != WORKLOAD_KIND_STATEFULSET)
 		return false;
-	snprintf(key, sizeof(key), "%s:%s/%s", prefix_of(o->set_kind), o->namespace_,
-		 o->set_name ? o->set_name : "");
+	snprintf(key, sizeof(key), "%s:%s/%s", prefix_of(o->x->set_kind), o->namespace_,
+		 o->x->set_name ? o->x->set_name : "");
 	s = controller_map_get(&c->sets, key);
-	if (o->set_kind == WORKLOAD_KIND_LWS) {
-		if (o->set_group < 0)
+	if (o->x->set_kind == WORKLOAD_KIND_LWS) {
+		if (o->x->set_group < 0)
 			return false; /* its group index label comes from the LWS webhook */
-		group_key(key, o->set_group, out, cap);
+		group_key(key, o->x->set_group, out, cap);
 		return true;
 	}
 	/* a StatefulSet's Pod: the slice of its ordinal; a Pod seen before its
@@ -322,7 +322,7 @@ static void set_sync(struct controller *c, set_t *s)
 		return;
 	/* an LWS's own StatefulSets (labelled with its name; owned by the LWS
 	 * or by a group's leader Pod): the LWS's groups hold their Pods */
-	if (s->wl->kind == WORKLOAD_KIND_STATEFULSET && s->wl->set_kind == WORKLOAD_KIND_LWS)
+	if (s->wl->kind == WORKLOAD_KIND_STATEFULSET && s->wl->x->set_kind == WORKLOAD_KIND_LWS)
 		return;
 	if (s->wl->kind == WORKLOAD_KIND_LWS)
 		lws_groups(c, s);

@@ -84,8 +84,8 @@ static void same_object(const workload_t *a, const workload_t *b)
 	same_str(a->queue, b->queue, "queue");
 	assert_int_equal(a->gpu, b->gpu);
 	assert_int_equal(a->pods, b->pods);
-	same_str(a->pod_group, b->pod_group, "pod group");
-	assert_int_equal(a->pod_group_total, b->pod_group_total);
+	same_str(a->x->pod_group, b->x->pod_group, "pod group");
+	assert_int_equal(a->x->pod_group_total, b->x->pod_group_total);
 	assert_int_equal(a->suspend, b->suspend);
 	assert_int_equal(a->gated, b->gated);
 	assert_int_equal(a->admitted, b->admitted);
@@ -101,12 +101,12 @@ static void same_object(const workload_t *a, const workload_t *b)
 	assert_int_equal(a->ready_pods, b->ready_pods);
 	assert_int_equal(a->finished, b->finished);
 	assert_int_equal(a->ready, b->ready);
-	same_str(a->phase, b->phase, "phase");
-	same_str(a->node_name, b->node_name, "nodeName");
-	same_str(a->owner_api_version, b->owner_api_version, "owner apiVersion");
-	same_str(a->owner_kind, b->owner_kind, "owner kind");
-	same_str(a->owner_name, b->owner_name, "owner name");
-	same_str(a->owner_uid, b->owner_uid, "owner uid");
+	same_str(a->x->phase, b->x->phase, "phase");
+	same_str(a->x->node_name, b->x->node_name, "nodeName");
+	same_str(a->x->owner_api_version, b->x->owner_api_version, "owner apiVersion");
+	same_str(a->x->owner_kind, b->x->owner_kind, "owner kind");
+	same_str(a->x->owner_name, b->x->owner_name, "owner name");
+	same_str(a->x->owner_uid, b->x->owner_uid, "owner uid");
 }
 
 /* Decode and resolve json against p (*o NULL on error). */

@@ -165,8 +165,8 @@ static void test_object_job_limitrange_defaults(void **state)
 	assert_string_equal(o->priority_class, "low");
 	assert_int_equal(o->priority, 10);
 	assert_false(o->priority_class_unknown);
-	assert_null(o->owner_kind);
-	assert_null(o->phase);
+	assert_null(o->x->owner_kind);
+	assert_null(o->x->phase);
 	workload_destroy(o);
 	workload_destroy(NULL); /* NULL is fine */
 	policy_unref(p);
@@ -327,20 +327,20 @@ static void test_object_pod_group_member(void **state)
 	assert_int_equal(o->kind, WORKLOAD_KIND_POD);
 	assert_true(o->gpu);
 	assert_int_equal(o->pods, 1);
-	assert_string_equal(o->pod_group, "g");
-	assert_int_equal(o->pod_group_total, 3);
+	assert_string_equal(o->x->pod_group, "g");
+	assert_int_equal(o->x->pod_group_total, 3);
 	assert_true(o->gated);
 	assert_false(o->suspend);
 	assert_string_equal(o->queue, "default");
-	assert_string_equal(o->owner_api_version, "batch/v1");
-	assert_string_equal(o->owner_kind, "Job");
-	assert_string_equal(o->owner_name, "train");
-	assert_string_equal(o->owner_uid, "uid-train");
-	assert_string_equal(o->phase, "Running");
+	assert_string_equal(o->x->owner_api_version, "batch/v1");
+	assert_string_equal(o->x->owner_kind, "Job");
+	assert_string_equal(o->x->owner_name, "train");
+	assert_string_equal(o->x->owner_uid, "uid-train");
+	assert_string_equal(o->x->phase, "Running");
 	assert_true(o->ready);
 	assert_int_equal(o->ready_pods, 1);
 	assert_false(o->finished);
-	assert_string_equal(o->node_name, "n1");
+	assert_string_equal(o->x->node_name, "n1");
 	/* a Pod as it is: no LimitRange defaults (LimitRanger ran at its
 	 * creation), its overhead counted */
 	assert_int_equal(obj_amount(o, "cpu"), -1);
@@ -390,6 +390,34 @@ static const char COMPACT_META_B[] =
     "'limits':{'example.com/l':'4','example.com/big':'9223372036854775807'}}}]},"
     "'status':{'phase':'Pending'}}";
 
+/* A queued Job (one container asking for one GPU, as bench_cluster fills
+ * the queue with) is what 100,000 workloads are made of: it sets none of
+ * the members a Pod, a set member or an owned object carries, so it shares
+ * workload_no_extra, and its one allocation (its resolve's room included)
+ * stays within 560 bytes (545 today; 657 with those members inline). */
+static void test_object_queued_job_small(void **state)
+{
+	char *json = squote("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'fill-12345',"
+			    "'namespace':'fill-0','uid':'0f8b6a52-3c1d-4e5f-9a7b-1c2d3e4f5a6b',"
+			    "'resourceVersion':'1234567','creationTimestamp':'2026-11-27T09:00:00Z',"
+			    "'labels':{'gpuq.dev/queue-name':'default'},"
+			    "'annotations':{'gpuq.dev/status':'Queued'}},'spec':{'suspend':true,"
+			    "'template':{'spec':{'restartPolicy':'Never','containers':[{'name':'m',"
+			    "'image':'x','resources':{'limits':{'nvidia.com/gpu':'1'},"
+			    "'requests':{'nvidia.com/gpu':'1'}}}]}}},'status':{}}");
+	workload_t *o = NULL;
+	gpuq_diag_t d = {""};
+	(void)state;
+
+	assert_int_equal(workload_decode_json(json, strlen(json), NULL, &o, &d), GPUQ_OK);
+	free(json);
+	assert_ptr_equal(o->x, &workload_no_extra);
+	assert_null(o->x->owner_uid);
+	assert_int_equal(o->x->set_group, -1);
+	assert_in_range(o->mem_room, 1, 560);
+	workload_destroy(o);
+}
+
 /* A decode copies what it used into one allocation sized to it and moves
  * every member pointing into its scratch blocks (object.c: compact): a Pod
  * with a member of each kind (owner, set, gates, selector, tolerations,
@@ -422,21 +450,21 @@ static void test_object_compact(void **state)
 	assert_string_equal(o->uid, "uid-web-0");
 	assert_string_equal(o->resource_version, "42");
 	assert_string_equal(o->queue, "default");
-	assert_string_equal(o->flavors, "nvidia.com/gpu=h100");
-	assert_string_equal(o->original, long_orig);
+	assert_string_equal(o->x->flavors, "nvidia.com/gpu=h100");
+	assert_string_equal(o->x->original, long_orig);
 	assert_true(o->status_hash == (gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "queued here") | 1));
-	assert_string_equal(o->expected_runtime, "2h");
-	assert_string_equal(o->owner_api_version, "apps/v1");
-	assert_string_equal(o->owner_kind, "StatefulSet");
-	assert_string_equal(o->owner_name, "web");
-	assert_string_equal(o->owner_uid, "uid-web");
-	assert_int_equal(o->set_kind, WORKLOAD_KIND_LWS);
-	assert_string_equal(o->set_name, "lws-a");
-	assert_int_equal(o->set_group, 2);
-	assert_string_equal(o->phase, "Pending");
-	assert_string_equal(o->node_name, "node-7");
-	assert_int_equal(o->n_other_gates, 1);
-	assert_string_equal(o->other_gates[0], "gate-a");
+	assert_string_equal(o->x->expected_runtime, "2h");
+	assert_string_equal(o->x->owner_api_version, "apps/v1");
+	assert_string_equal(o->x->owner_kind, "StatefulSet");
+	assert_string_equal(o->x->owner_name, "web");
+	assert_string_equal(o->x->owner_uid, "uid-web");
+	assert_int_equal(o->x->set_kind, WORKLOAD_KIND_LWS);
+	assert_string_equal(o->x->set_name, "lws-a");
+	assert_int_equal(o->x->set_group, 2);
+	assert_string_equal(o->x->phase, "Pending");
+	assert_string_equal(o->x->node_name, "node-7");
+	assert_int_equal(o->x->n_other_gates, 1);
+	assert_string_equal(o->x->other_gates[0], "gate-a");
 	assert_int_equal(o->n_podsets, 1);
 	ps = &o->podsets[0];
 	assert_string_equal(ps->name, "main");
@@ -950,10 +978,10 @@ static void test_sets(void **state)
 			 "'controller':true}]") ",'spec':{}}",
 		&o, &d))
 		fail_msg("lws pod: %s", d.msg);
-	assert_int_equal(o->set_kind, WORKLOAD_KIND_LWS);
-	assert_string_equal(o->set_name, "vllm");
-	assert_int_equal(o->set_group, 1);
-	assert_int_equal(o->set_podset, 1);
+	assert_int_equal(o->x->set_kind, WORKLOAD_KIND_LWS);
+	assert_string_equal(o->x->set_name, "vllm");
+	assert_int_equal(o->x->set_group, 1);
+	assert_int_equal(o->x->set_podset, 1);
 	workload_destroy(o);
 	/* a StatefulSet's Pod: its controller owner */
 	assert_int_equal(obj_decode(p,
@@ -963,8 +991,8 @@ static void test_sets(void **state)
 					     "true}]") ",'spec':{}}",
 				    &o, &d),
 			 GPUQ_OK);
-	assert_int_equal(o->set_kind, WORKLOAD_KIND_STATEFULSET);
-	assert_string_equal(o->set_name, "web");
+	assert_int_equal(o->x->set_kind, WORKLOAD_KIND_STATEFULSET);
+	assert_string_equal(o->x->set_name, "web");
 	workload_destroy(o);
 	/* a Deployment: each of its Pods a workload */
 	assert_int_equal(workload_integration(workload_kind_of("apps/v1", "Deployment"))->hold,
@@ -1189,6 +1217,7 @@ int main(void)
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_pod_group_member),
 	    cmocka_unit_test(test_object_compact),
+	    cmocka_unit_test(test_object_queued_job_small),
 	    cmocka_unit_test(test_object_job_status),
 	    cmocka_unit_test(test_object_timestamps),
 	    cmocka_unit_test(test_object_bad_input),

@@ -53,10 +53,15 @@ typedef struct workload_decoder {
 	workload_t *w; /* being filled (in the first block) */
 	jv_fields_t f; /* refusals: kind, metadata.name ("" until known) */
 	void *cur;     /* the block allocations come from */
+	workload_extra_t *x; /* w's extra once one member is set (NULL: none yet) */
 } workload_decoder_t;
 
 /* n bytes (16-aligned, zeroed) in d's blocks, or NULL (no memory). */
 void *workload_dec_alloc(workload_decoder_t *d, size_t n);
+/* d's workload's extra, made (workload_no_extra's values, in d's blocks) the
+ * first time a member of it is set; NULL (no memory). Called only to set a
+ * member, so a workload that sets none keeps workload_no_extra. */
+workload_extra_t *workload_dec_extra(workload_decoder_t *d);
 /* A string member (jv_fields_str) copied into d's blocks (at most
  * WORKLOAD_STR_MAX bytes, else refused naming path). */
 int workload_dec_str(workload_decoder_t *d, const jv_t *obj, const char *key, const char *path,

@@ -65,14 +65,21 @@ static int pod_status(workload_decoder_t *d, const jv_t *obj)
 {
 	workload_t *w = d->w;
 	const jv_t *status, *conds;
+	const char *phase = NULL, *node = NULL;
 	int rc = workload_dec_status_parts(d, obj, &status, &conds);
 
 	if (!rc)
-		rc = workload_dec_str(d, status, "phase", "status.phase", false, &w->phase);
+		rc = workload_dec_str(d, status, "phase", "status.phase", false, &phase);
 	if (!rc)
 		rc = workload_dec_str(d, jv_member_obj(obj, "spec"), "nodeName", "spec.nodeName",
-				      false, &w->node_name);
-	w->finished = w->phase && (!strcmp(w->phase, "Succeeded") || !strcmp(w->phase, "Failed"));
+				      false, &node);
+	if (!rc && (phase || node) && !workload_dec_extra(d))
+		rc = GPUQ_ENOMEM;
+	if (!rc && (phase || node)) {
+		d->x->phase = phase;
+		d->x->node_name = node;
+	}
+	w->finished = phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"));
 	w->ready = workload_condition_true(conds, "Ready");
 	w->ready_pods = w->ready;
 	return rc;

@@ -73,6 +73,20 @@ void *workload_dec_alloc(workload_decoder_t *d, size_t n)
 	return alloc_aligned(d, n, _Alignof(max_align_t));
 }
 
+const workload_extra_t workload_no_extra = {.set_kind = WORKLOAD_KIND_OTHER, .set_group = -1};
+
+workload_extra_t *workload_dec_extra(workload_decoder_t *d)
+{
+	if (!d->x) {
+		d->x = alloc_aligned(d, sizeof(*d->x), _Alignof(workload_extra_t));
+		if (!d->x)
+			return NULL;
+		*d->x = workload_no_extra;
+		d->w->x = d->x;
+	}
+	return d->x;
+}
+
 static void blocks_free(void *mem)
 {
 	block_t *b = mem;
@@ -204,7 +218,7 @@ bool workload_time_parse(const char *s, int64_t *ms)
 /* The ownerReference with controller: true (the first one). */
 static int decode_owner(workload_decoder_t *d, const jv_t *meta)
 {
-	workload_t *w = d->w;
+	workload_extra_t *x = NULL;
 	const jv_t *owners;
 	char path[4][64];
 	size_t i = 0;
@@ -216,19 +230,21 @@ static int decode_owner(workload_decoder_t *d, const jv_t *meta)
 		snprintf(path[0], sizeof(path[0]), "metadata.ownerReferences[%zu]", i);
 		if (!jv_is(r, JV_OBJECT))
 			return jv_fields_want(&d->f, path[0], r, JV_OBJECT);
-		if (!jv_is(jv_get(r, "controller"), JV_TRUE) || w->owner_kind)
+		if (!jv_is(jv_get(r, "controller"), JV_TRUE) || x)
 			continue;
+		if (!(x = workload_dec_extra(d)))
+			return GPUQ_ENOMEM;
 		snprintf(path[0], sizeof(path[0]), "metadata.ownerReferences[%zu].apiVersion", i);
 		snprintf(path[1], sizeof(path[1]), "metadata.ownerReferences[%zu].kind", i);
 		snprintf(path[2], sizeof(path[2]), "metadata.ownerReferences[%zu].name", i);
 		snprintf(path[3], sizeof(path[3]), "metadata.ownerReferences[%zu].uid", i);
-		rc = workload_dec_str(d, r, "apiVersion", path[0], true, &w->owner_api_version);
+		rc = workload_dec_str(d, r, "apiVersion", path[0], true, &x->owner_api_version);
 		if (!rc)
-			rc = workload_dec_str(d, r, "kind", path[1], true, &w->owner_kind);
+			rc = workload_dec_str(d, r, "kind", path[1], true, &x->owner_kind);
 		if (!rc)
-			rc = workload_dec_str(d, r, "name", path[2], true, &w->owner_name);
+			rc = workload_dec_str(d, r, "name", path[2], true, &x->owner_name);
 		if (!rc)
-			rc = workload_dec_str(d, r, "uid", path[3], true, &w->owner_uid);
+			rc = workload_dec_str(d, r, "uid", path[3], true, &x->owner_uid);
 	}
 	return rc;
 }
@@ -247,11 +263,13 @@ static int decode_marks(workload_decoder_t *d, const jv_t *meta)
 
 	w->has_annotations = ann != NULL;
 	w->admitted = adm && !strcmp(adm, "true");
+	if ((fl || orig || rt) && !workload_dec_extra(d))
+		return GPUQ_ENOMEM;
 	if (fl)
-		rc = keep(d, &w->flavors, fl, "metadata.annotations[" WORKLOAD_ANNOT_FLAVORS "]",
+		rc = keep(d, &d->x->flavors, fl, "metadata.annotations[" WORKLOAD_ANNOT_FLAVORS "]",
 			  ANNOT_MAX);
 	if (!rc && orig)
-		rc = keep(d, &w->original, orig,
+		rc = keep(d, &d->x->original, orig,
 			  "metadata.annotations[" WORKLOAD_ANNOT_ORIGINAL "]", ANNOT_MAX);
 	if (!rc && st && strlen(st) > ANNOT_MAX)
 		rc = jv_fields_refuse(&d->f, "metadata.annotations[" WORKLOAD_ANNOT_STATUS "]",
@@ -260,7 +278,7 @@ static int decode_marks(workload_decoder_t *d, const jv_t *meta)
 	if (!rc && st)
 		w->status_hash = gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, st) | 1;
 	if (!rc && rt)
-		rc = keep(d, &w->expected_runtime, rt,
+		rc = keep(d, &d->x->expected_runtime, rt,
 			  "metadata.annotations[" POLICY_ANNOT_EXPECTED_RUNTIME "]",
 			  WORKLOAD_STR_MAX);
 	return rc;
@@ -556,7 +574,7 @@ static int decode_gates(workload_decoder_t *d, const jv_t *pod_spec)
 	int rc = GPUQ_OK;
 
 	w->gated = workload_pod_gated(pod_spec);
-	if (!n)
+	if (n <= (w->gated ? 1u : 0u)) /* gpuq's own gate is not kept */
 		return GPUQ_OK;
 	if (n > WORKLOAD_GATES_MAX)
 		return jv_fields_refuse(&d->f, "spec.schedulingGates", "%zu entries, at most %d", n,
@@ -564,7 +582,9 @@ static int decode_gates(workload_decoder_t *d, const jv_t *pod_spec)
 	names = alloc_aligned(d, n * sizeof(*names), 8);
 	if (!names)
 		return GPUQ_ENOMEM;
-	w->other_gates = names;
+	if (!workload_dec_extra(d))
+		return GPUQ_ENOMEM;
+	d->x->other_gates = names;
 	for (const jv_t *g = jv_first(gates); !rc && g; g = g->next, i++) {
 		const char *name = jv_member_str(g, "name");
 		char path[64];
@@ -572,7 +592,7 @@ static int decode_gates(workload_decoder_t *d, const jv_t *pod_spec)
 		if (!name || !strcmp(name, WORKLOAD_GATE))
 			continue;
 		snprintf(path, sizeof(path), "spec.schedulingGates[%zu].name", i);
-		rc = keep(d, &names[w->n_other_gates++], name, path, WORKLOAD_STR_MAX);
+		rc = keep(d, &names[d->x->n_other_gates++], name, path, WORKLOAD_STR_MAX);
 	}
 	return rc;
 }
@@ -586,35 +606,37 @@ static int decode_gates(workload_decoder_t *d, const jv_t *pod_spec)
  * (its controller owner). */
 static int decode_set(workload_decoder_t *d, const workload_view_t *v)
 {
-	workload_t *w = d->w;
+	const workload_extra_t *o = d->w->x;
 	const char *lws = jv_member_str(v->labels, LWS_NAME);
 	const char *g = jv_member_str(v->labels, LWS_GROUP);
 	const char *wi = jv_member_str(v->labels, LWS_WORKER);
 	char *end = NULL;
 	long long n;
+	workload_extra_t *x;
 
-	w->set_group = -1;
-	if (lws && w->kind == WORKLOAD_KIND_STATEFULSET) {
+	if (!lws && !(o->owner_kind && o->owner_api_version &&
+		      !strcmp(o->owner_kind, "StatefulSet") && !strcmp(o->owner_api_version, "apps/v1")))
+		return GPUQ_OK; /* a member of no set */
+	if (!(x = workload_dec_extra(d)))
+		return GPUQ_ENOMEM;
+	if (lws && d->w->kind == WORKLOAD_KIND_STATEFULSET) {
 		/* one of an LWS's own StatefulSets (its leaders', a group's
 		   workers'): the LWS's groups hold its Pods */
-		w->set_kind = WORKLOAD_KIND_LWS;
-		return keep(d, &w->set_name, lws, "metadata.labels[" LWS_NAME "]",
+		x->set_kind = WORKLOAD_KIND_LWS;
+		return keep(d, &x->set_name, lws, "metadata.labels[" LWS_NAME "]",
 			    WORKLOAD_STR_MAX);
 	}
 	if (lws) {
-		w->set_kind = WORKLOAD_KIND_LWS;
+		x->set_kind = WORKLOAD_KIND_LWS;
 		if (g && *g >= '0' && *g <= '9' && (n = strtoll(g, &end, 10)) >= 0 && !*end &&
 		    n <= INT32_MAX)
-			w->set_group = (int32_t)n;
-		w->set_podset = wi && strcmp(wi, "0") != 0 ? 1 : 0;
-		return keep(d, &w->set_name, lws, "metadata.labels[" LWS_NAME "]",
+			x->set_group = (int32_t)n;
+		x->set_podset = wi && strcmp(wi, "0") != 0 ? 1 : 0;
+		return keep(d, &x->set_name, lws, "metadata.labels[" LWS_NAME "]",
 			    WORKLOAD_STR_MAX);
 	}
-	if (w->owner_kind && w->owner_api_version && !strcmp(w->owner_kind, "StatefulSet") &&
-	    !strcmp(w->owner_api_version, "apps/v1")) {
-		w->set_kind = WORKLOAD_KIND_STATEFULSET;
-		w->set_name = w->owner_name;
-	}
+	x->set_kind = WORKLOAD_KIND_STATEFULSET;
+	x->set_name = x->owner_name;
 	return GPUQ_OK;
 }
 
@@ -635,15 +657,18 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		    jv_int(jv_get(jv_get(root, "spec"), "activeDeadlineSeconds"), &ads) && ads > 0)
 			w->deadline_s = ads;
 		w->pods = w->kind == WORKLOAD_KIND_POD ? 1 : v.pods;
-		/* a group's count is at most WORKLOAD_POD_GROUP_MAX (kinds.c) */
-		w->pod_group_total = v.pod_group ? (int32_t)v.pods : 0;
 		w->gpu_said = w->integ->podsets_of_child && v.gpu;
 		w->runtime_patch_at = -1;
 		rc = v.queue ? keep(d, &w->queue, v.queue, "metadata.labels", WORKLOAD_STR_MAX)
 			     : GPUQ_OK;
 	}
-	if (!rc && v.pod_group)
-		rc = keep(d, &w->pod_group, v.pod_group, "metadata.labels", WORKLOAD_STR_MAX);
+	if (!rc && v.pod_group && !workload_dec_extra(d))
+		rc = GPUQ_ENOMEM;
+	if (!rc && v.pod_group) {
+		/* a group's count is at most WORKLOAD_POD_GROUP_MAX (kinds.c) */
+		d->x->pod_group_total = (int32_t)v.pods;
+		rc = keep(d, &d->x->pod_group, v.pod_group, "metadata.labels", WORKLOAD_STR_MAX);
+	}
 	if (!rc && w->kind == WORKLOAD_KIND_POD)
 		rc = decode_gates(d, v.podsets[0].pod_spec);
 	if (!rc && (w->kind == WORKLOAD_KIND_POD || w->kind == WORKLOAD_KIND_STATEFULSET))
@@ -741,19 +766,23 @@ static void rel_podset(const reloc_t *r, workload_podset_t *ps)
  * checks each member after the scratch is gone). */
 static void relocate(const reloc_t *r, workload_t *w)
 {
-	const char **strs[] = {&w->namespace_,	  &w->name,
-			       &w->uid,		  &w->resource_version,
-			       &w->queue,	  &w->flavors,
-			       &w->original,	  &w->expected_runtime,
-			       &w->pod_group,	  &w->owner_api_version,
-			       &w->owner_kind,	  &w->owner_name,
-			       &w->owner_uid,	  &w->set_name,
-			       &w->phase,	  &w->node_name,
-			       &w->priority_class};
+	const char **strs[] = {&w->namespace_, &w->name,  &w->uid, &w->resource_version,
+			       &w->queue,      &w->priority_class};
 
 	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
 		rel(r, strs[i]);
-	rel_strs(r, &w->other_gates, w->n_other_gates);
+	rel(r, &w->x);
+	if (w->x != &workload_no_extra) {
+		workload_extra_t *x = MUT(workload_extra_t, w->x);
+		const char **xs[] = {&x->flavors,    &x->original,   &x->expected_runtime,
+				     &x->owner_api_version, &x->owner_kind, &x->owner_name,
+				     &x->owner_uid,  &x->pod_group,  &x->set_name,
+				     &x->phase,	     &x->node_name};
+
+		for (size_t i = 0; i < sizeof(xs) / sizeof(*xs); i++)
+			rel(r, xs[i]);
+		rel_strs(r, &x->other_gates, x->n_other_gates);
+	}
 	rel(r, &w->podsets);
 	for (size_t i = 0; i < w->n_podsets; i++)
 		rel_podset(r, &w->podsets[i]);
@@ -852,6 +881,7 @@ int workload_decode(const jv_t *obj, workload_kind_t kind, const workload_config
 		return GPUQ_ENOMEM;
 	d.cur = first;
 	w = d.w = workload_dec_alloc(&d, sizeof(*w)); /* first: compact keeps it at 0 */
+	w->x = &workload_no_extra;
 	w->kind = !jv_is(obj, JV_OBJECT)	? WORKLOAD_KIND_OTHER
 		  : kind != WORKLOAD_KIND_OTHER ? kind
 						: workload_kind_of(api, k);

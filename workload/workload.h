@@ -358,6 +358,43 @@ typedef struct {
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
 } workload_podset_t;
 
+/* What few objects carry: a Pod's and a set member's fields, the
+ * controller owner, gpuq's rarer annotations. Out of line, so a queued Job
+ * (none of them) does not pay for them: a workload's x points at one in its
+ * own allocation when any is set, else at workload_no_extra (never NULL). */
+typedef struct {
+	const char *flavors;	       /* annotation gpuq.dev/flavors; NULL */
+	const char *original;	       /* annotation gpuq.dev/original-scheduling; NULL */
+	const char *expected_runtime;  /* annotation gpuq.dev/expected-runtime as
+					  written (the predictions' declared runtime);
+					  NULL */
+	const char *owner_api_version; /* the ownerReference with controller: true
+					  (a Job's Pod: "batch/v1"); NULL when none */
+	const char *owner_kind;	       /* its kind ("Job"); NULL when none */
+	const char *owner_name;	       /* its name; NULL when none */
+	const char *owner_uid;	       /* its uid; NULL when none */
+	const char *pod_group;	       /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
+	const char *const *other_gates; /* Pod: its other scheduling gates' names */
+	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
+	 * StatefulSet an LWS made: */
+	const char *set_name;	   /* that LeaderWorkerSet's or StatefulSet's name */
+	const char *phase;	   /* Pod: status.phase; NULL when absent */
+	const char *node_name;	   /* Pod: spec.nodeName; NULL when absent */
+	uint32_t n_other_gates;	   /* entries in other_gates */
+	workload_kind_t set_kind;  /* WORKLOAD_KIND_LWS (its labels name one),
+				      WORKLOAD_KIND_STATEFULSET (a Pod's controller
+				      owner), else OTHER */
+	uint32_t set_podset;	   /* an LWS Pod's pod set: 0 leader, 1 worker */
+	int32_t pod_group_total;   /* Pod in a group: the total-count annotation
+				      (1..WORKLOAD_POD_GROUP_MAX); else 0 */
+	int32_t set_group;	   /* an LWS Pod's group index (-1 unknown or past
+				      INT32_MAX) */
+} workload_extra_t;
+
+/* The extra of a workload that carries none of it: every member NULL, 0 or
+ * OTHER, set_group -1. */
+extern const workload_extra_t workload_no_extra;
+
 /* Every string is owned by the workload and NUL-terminated; NULL where noted. */
 typedef struct workload {
 	const workload_integration_t *integ; /* its row */
@@ -369,43 +406,27 @@ typedef struct workload {
 						since the epoch */
 	const char *queue;		     /* label gpuq.dev/queue-name, else
 						kueue.x-k8s.io/queue-name; NULL when neither */
-	const char *flavors;		     /* annotation gpuq.dev/flavors; NULL */
-	const char *original;		     /* annotation gpuq.dev/original-scheduling; NULL */
+	const workload_extra_t *x;	     /* the rarer members (never NULL) */
 	uint64_t status_hash;		     /* annotation gpuq.dev/status (the coarse
 						status the webhook or a leader wrote): its
 						FNV-1a 64 (gpuq_fnv1a_str from
 						GPUQ_FNV1A_BASIS) | 1, the text not kept (a
 						writer only asks whether it changed); 0 when
 						absent */
-	const char *expected_runtime;	     /* annotation gpuq.dev/expected-runtime as
-						written (the predictions' declared runtime);
-						NULL */
 	int64_t deadline_s;		     /* a Job's spec.activeDeadlineSeconds; 0 when
 						absent or not a positive integer */
-	const char *pod_group;		     /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
-	const char *const *other_gates;	     /* Pod: its other scheduling gates' names */
-	const char *owner_api_version;	     /* the ownerReference with controller: true
-						(a Job's Pod: "batch/v1"); NULL when none */
-	const char *owner_kind;		     /* its kind ("Job"); NULL when none */
-	const char *owner_name;		     /* its name; NULL when none */
-	const char *owner_uid;		     /* its uid; NULL when none */
 	int64_t pods;			     /* the pod sets' counts summed (a Pod: 1); a
 						LeaderWorkerSet: one group's */
 	int64_t replicas;		     /* a LeaderWorkerSet's groups (spec.replicas);
 						a StatefulSet's spec.replicas; else 0 */
-	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
-	 * StatefulSet an LWS made: */
-	const char *set_name;	    /* that LeaderWorkerSet's or StatefulSet's name */
-	workload_podset_t *podsets; /* 1..WORKLOAD_PODSETS_MAX pod sets */
+	workload_podset_t *podsets;	     /* 1..WORKLOAD_PODSETS_MAX pod sets */
 	/* status */
-	int64_t active;	       /* Job: status.active (0 when absent); others: pods running */
-	int64_t succeeded;     /* Job: status.succeeded */
-	int64_t failed;	       /* Job: status.failed */
-	int64_t terminating;   /* Job: status.terminating */
-	int64_t ready_pods;    /* Job: status.ready; Pod: 1 when Ready; others: pods
-				  Ready as their status counts them */
-	const char *phase;     /* Pod: status.phase; NULL when absent */
-	const char *node_name; /* Pod: spec.nodeName; NULL when absent */
+	int64_t active;	     /* Job: status.active (0 when absent); others: pods running */
+	int64_t succeeded;   /* Job: status.succeeded */
+	int64_t failed;	     /* Job: status.failed */
+	int64_t terminating; /* Job: status.terminating */
+	int64_t ready_pods;  /* Job: status.ready; Pod: 1 when Ready; others: pods
+				Ready as their status counts them */
 	/* resolved (workload_resolve): */
 	const char *priority_class; /* the class it came from (the global default's
 				       name when none is named); NULL when none */
@@ -413,11 +434,6 @@ typedef struct workload {
 				       workload's own allocation) */
 	/* the 4-byte and 1-byte members, packed (same groups as above): */
 	workload_kind_t kind;	     /* the object's kind */
-	uint32_t n_other_gates;	     /* entries in other_gates */
-	workload_kind_t set_kind;    /* WORKLOAD_KIND_LWS (its labels name one),
-					WORKLOAD_KIND_STATEFULSET (a Pod's controller
-					owner), else OTHER */
-	uint32_t set_podset;	     /* an LWS Pod's pod set: 0 leader, 1 worker */
 	uint32_t n_podsets;	     /* entries in podsets */
 	int32_t runtime_patch_at;    /* a kind whose pod sets are its child's: the index
 					of gpuq's entry in its runtime_patch list
@@ -426,10 +442,6 @@ typedef struct workload {
 					its priorityClassName's value; else the global
 					default PriorityClass's; else 0 (the first pod
 					set that names one counts) */
-	int32_t pod_group_total;     /* Pod in a group: the total-count annotation
-					(1..WORKLOAD_POD_GROUP_MAX); else 0 */
-	int32_t set_group;	     /* an LWS Pod's group index (-1 unknown or past
-					INT32_MAX) */
 	uint32_t mem_used;	     /* bytes of the workload's one allocation in use:
 					w itself first, then every member (the
 					decode's scratch copied to the size it used) */
