@@ -859,7 +859,7 @@ static int release_lost(queue_t *q, int64_t now)
 	if (!q->release_lost)
 		return GPUQ_OK;
 	for (size_t i = 0; i < q->n_wls; i++)
-		if (q->wls[i].live && q->wls[i].state == QUEUE_WL_EVICTING &&
+		if (Wc(q, (uint32_t)i)->live && Wc(q, (uint32_t)i)->state == QUEUE_WL_EVICTING &&
 		    queue_wl_release(q, (uint32_t)i, now))
 			return GPUQ_ENOMEM;
 	q->release_lost = false;

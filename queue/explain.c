@@ -212,7 +212,7 @@ static size_t lq_position(const queue_t *q, uint32_t wid)
 	size_t pos = 1;
 
 	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *o = &q->wls[i];
+		const wl_t *o = Wc(q, (uint32_t)i);
 
 		if (o->live && i != wid && o->lq == w->lq && o->state == QUEUE_WL_PENDING &&
 		    queue_wl_cmp(q, (uint32_t)i, wid) < 0)
@@ -343,7 +343,7 @@ static int describe(const queue_t *q, queue_wl_t id,
 
 	if (cap)
 		buf[0] = '\0';
-	if (id >= q->n_wls || !q->wls[id].live)
+	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live)
 		return GPUQ_ENOTFOUND;
 	w = Wc(q, id);
 	if (w->state == QUEUE_WL_PENDING)
@@ -412,7 +412,7 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 {
 	const wl_t *w;
 
-	if (id >= q->n_wls || !q->wls[id].live)
+	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live)
 		return GPUQ_ENOTFOUND;
 	w = Wc(q, id);
 	memset(out, 0, sizeof(*out));
@@ -448,7 +448,7 @@ int queue_workload_request(const queue_t *q, queue_wl_t id, size_t podset, uint3
 	const wl_t *w;
 	const tmpl_t *t;
 
-	if (id >= q->n_wls || !q->wls[id].live || podset >= q->wls[id].n_ps)
+	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live || podset >= Wc(q, (uint32_t)id)->n_ps)
 		return GPUQ_ENOTFOUND;
 	w = Wc(q, id);
 	t = &q->tmpls[wl_ps(w)[podset].tmpl];
@@ -465,7 +465,7 @@ int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32
 {
 	const wl_t *w;
 
-	if (id >= q->n_wls || !q->wls[id].live)
+	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live)
 		return GPUQ_ENOTFOUND;
 	w = Wc(q, id);
 	if (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING)
@@ -482,7 +482,7 @@ int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32
 queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev)
 {
 	for (size_t i = prev == QUEUE_NONE ? 0 : (size_t)prev + 1; i < q->n_wls; i++)
-		if (q->wls[i].live)
+		if (Wc(q, (uint32_t)i)->live)
 			return (queue_wl_t)i;
 	return QUEUE_NONE;
 }
@@ -699,7 +699,7 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
 	if (cq >= q->cq_names.n)
 		return 0;
 	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = &q->wls[i];
+		const wl_t *w = Wc(q, (uint32_t)i);
 		bool match = w->live && w->cq == cq &&
 			     (w->state == state ||
 			      (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING));
@@ -736,7 +736,7 @@ size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_
 	size_t n = 0;
 
 	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = &q->wls[i];
+		const wl_t *w = Wc(q, (uint32_t)i);
 
 		if (!w->live || !(w->state == state ||
 				  (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING)))
@@ -764,9 +764,11 @@ size_t queue_memory_bytes(const queue_t *q)
 {
 	size_t b = sizeof(*q);
 
-	b += q->cap_wls * sizeof(wl_t) + q->free_wls.cap * 4 + q->uids.cap * sizeof(mapent_t);
+	b += ((q->n_wls + QUEUE_WL_CHUNK - 1) >> QUEUE_WL_CHUNK_BITS) * QUEUE_WL_CHUNK *
+		 sizeof(wl_t) +
+	     q->cap_wlc * sizeof(wl_t *) + q->free_wls.cap * 4 + q->uids.cap * sizeof(mapent_t);
 	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = &q->wls[i];
+		const wl_t *w = Wc(q, (uint32_t)i);
 
 		if (!w->live)
 			continue;

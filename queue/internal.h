@@ -401,6 +401,10 @@ typedef struct {
 	uint32_t tn;		 /* q->tneeds[ts .. ts + tn) */
 } cqhead_t;
 
+/* Workloads per chunk of q->wlc (1,024 x 160 bytes: 160 KiB). */
+#define QUEUE_WL_CHUNK_BITS 10
+#define QUEUE_WL_CHUNK (1u << QUEUE_WL_CHUNK_BITS)
+
 struct queue {
 	queue_config_t cfg;	 /* configuration */
 	ledger_t *ledger;	 /* usage ledger (chargeback), owned */
@@ -420,9 +424,11 @@ struct queue {
 	cohort_t *cohorts;	 /* internal cohorts */
 	size_t cap_cohorts;	 /* allocated */
 	u32vec_t pub_cohorts;	 /* public id -> internal */
-	wl_t *wls;		 /* workloads by id */
+	wl_t **wlc;		 /* workloads by id, in chunks of QUEUE_WL_CHUNK
+				    (never moved; at most one chunk's room unused,
+				    where one doubled array left up to half) */
 	size_t n_wls;		 /* slots used (live or free) */
-	size_t cap_wls;		 /* allocated */
+	size_t cap_wlc;		 /* chunk pointers allocated */
 	u32vec_t free_wls;	 /* free ids */
 	size_t n_live;		 /* live workloads */
 	idmap_t uids;		 /* uid -> workload */
@@ -518,12 +524,12 @@ typedef struct {
 /* Workload id: mutable through a mutable queue only (Wc for reading). */
 static inline wl_t *W(queue_t *q, uint32_t id)
 {
-	return &q->wls[id];
+	return &q->wlc[id >> QUEUE_WL_CHUNK_BITS][id & (QUEUE_WL_CHUNK - 1)];
 }
 
 static inline const wl_t *Wc(const queue_t *q, uint32_t id)
 {
-	return &q->wls[id];
+	return &q->wlc[id >> QUEUE_WL_CHUNK_BITS][id & (QUEUE_WL_CHUNK - 1)];
 }
 
 static inline const char *wl_uid(const wl_t *w)

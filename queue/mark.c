@@ -160,8 +160,8 @@ int queue_dirty_all(queue_t *q)
 	for (size_t i = 0; i < q->lq_names.n; i++)
 		queue_mark_lq(q, (uint32_t)i);
 	for (size_t i = 0; i < q->n_wls; i++)
-		if (q->wls[i].live)
-			queue_mark_wl(q, &q->wls[i]);
+		if (Wc(q, (uint32_t)i)->live)
+			queue_mark_wl(q, W(q, (uint32_t)i));
 	queue_budgets_mark_all(q);
 	if (ledger_dirty_all(q->ledger))
 		return GPUQ_ENOMEM;

@@ -120,7 +120,7 @@ void queue_prot_restored(queue_t *q)
 {
 	q->prot_timers.n = 0;
 	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = &q->wls[i];
+		const wl_t *w = Wc(q, (uint32_t)i);
 		int64_t m;
 
 		if (!w->live || w->state != QUEUE_WL_ADMITTED)

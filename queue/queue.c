@@ -70,11 +70,15 @@ void queue_destroy(queue_t *q)
 		return;
 	ledger_destroy(q->ledger);
 	for (size_t i = 0; i < q->n_wls; i++) {
-		free(q->wls[i].strs);
-		free(q->wls[i].psx);
-		free(q->wls[i].asg);
+		wl_t *w = W(q, (uint32_t)i);
+
+		free(w->strs);
+		free(w->psx);
+		free(w->asg);
 	}
-	free(q->wls);
+	for (size_t c = 0; c < (q->n_wls + QUEUE_WL_CHUNK - 1) >> QUEUE_WL_CHUNK_BITS; c++)
+		free(q->wlc[c]);
+	free(q->wlc);
 	free(q->free_wls.v);
 	free(q->uids.e);
 	for (size_t i = 0; i < q->n_tmpls; i++) {
