@@ -141,6 +141,12 @@ verdict "$gr" ">=" 5 "drain, Jobs completed per second"
 	verdict "$(field "$g" p50)" "<" 50 "drain, Complete to next release p50 (gpuq's share), ms"
 fi
 part memory || exit 0
+# the memory is gpuq's own: a GPUQ_BIN that wraps it (a profiler, a script)
+# would have the wrapper's read instead, so that is refused, not measured
+case $(readlink "/proc/$(cat "$DIR/gpuq-main.pid")/exe") in
+*/gpuq) ;;
+*) echo "memory: no figure: pid $(cat "$DIR/gpuq-main.pid") is $(readlink "/proc/$(cat "$DIR/gpuq-main.pid")/exe"), not gpuq (GPUQ_BIN wraps it?)"; exit 1 ;;
+esac
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$(cat "$DIR/gpuq-main.pid")/status"; }
 r0=$(rss)
 # PATCHes of Jobs the apiserver has served (gpuq's status writes and
