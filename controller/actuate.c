@@ -67,7 +67,7 @@ static size_t flavors_of(struct controller *c, engine_wl_t id, size_t podset, bo
 int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
 			    json_t *body, const char *what)
 {
-	const char *ns = j->ns, *name = j->name, *kn = j->wl->integ->kind_name;
+	const char *ns = controller_job_ns(j), *name = controller_job_name(j), *kn = j->wl->integ->kind_name;
 	char path[KUBE_URL_MAX];
 	gpuq_diag_t diag = {{0}};
 	json_t *reply = NULL;
@@ -217,7 +217,7 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
  * only): a limits.* quota can refuse a pod later. */
 static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size_t cap)
 {
-	const char *ns = j->ns;
+	const char *ns = controller_job_ns(j);
 	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
 	quota_reslist_t *used, req = {0};
 	const quota_reslist_t **used_now;
@@ -233,7 +233,7 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		const controller_job_t *o = s->value;
-		if (o == j || !o->wl || o->suspended || !o->admitted || strcmp(o->ns, ns) != 0)
+		if (o == j || !o->wl || o->suspended || !o->admitted || strcmp(controller_job_ns(o), ns) != 0)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
 	}
@@ -295,7 +295,7 @@ void controller_actuate_rq_recheck(struct controller *c, const char *ns)
 		return;
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		controller_job_t *j = s->value;
-		if (j->rq_wait && strcmp(j->ns, ns) == 0)
+		if (j->rq_wait && strcmp(controller_job_ns(j), ns) == 0)
 			controller_touch(c, j);
 	}
 }
@@ -347,7 +347,7 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 
 	if (j && j->wl) /* posted by the status writer, after this pass's patches */
 		(void)controller_swriter_event_ref(c->swriter, j->wl->integ->api_version,
-						   j->wl->integ->kind_name, j->ns, j->name, uid,
+						   j->wl->integ->kind_name, controller_job_ns(j), controller_job_name(j), uid,
 						   type, reason, action, note);
 }
 

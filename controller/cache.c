@@ -74,8 +74,6 @@ void controller_job_set(controller_job_t *j, workload_t *wl)
 	j->wl = wl;
 	if (!j->uid_owned)
 		j->uid = wl->uid;
-	j->ns = wl->namespace_;
-	j->name = wl->name;
 	j->suspended = wl->suspend;
 	j->admitted = wl->admitted;
 	/* what the webhook (at creation) or an earlier leader wrote: not

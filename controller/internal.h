@@ -230,8 +230,6 @@ typedef struct {
 				 uid_owned. Moves with each new wl
 				 (controller_job_take): hold j, not this pointer,
 				 across one */
-	const char *ns;	      /* metadata.namespace (wl's; NULL without wl) */
-	const char *name;     /* metadata.name (wl's) */
 	uint64_t status_hash; /* controller_map_hash | 1 of the gpuq.dev/status written last, or
 				 seen on the Job when first cached (0: none) */
 	char *rq_wait;	      /* why a ResourceQuota holds its release (owned; NULL:
@@ -240,6 +238,18 @@ typedef struct {
 				 eviction (0: never seen here): where its next
 				 wait for admission starts */
 } controller_job_t;
+
+/* j's metadata.namespace and metadata.name: its workload's (NULL while
+ * none decoded). */
+static inline const char *controller_job_ns(const controller_job_t *j)
+{
+	return j->wl ? j->wl->namespace_ : NULL;
+}
+
+static inline const char *controller_job_name(const controller_job_t *j)
+{
+	return j->wl ? j->wl->name : NULL;
+}
 
 typedef struct {
 	json_t *obj;	 /* the object (owned reference) */

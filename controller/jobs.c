@@ -222,7 +222,7 @@ static int resolve(struct controller *c, controller_job_t *j)
 	rc = controller_resolve(c, j->wl, &diag);
 	if (rc && !j->bad)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s: %s", j->wl->integ->kind_name,
-			 j->ns, j->name, diag.msg);
+			 controller_job_ns(j), controller_job_name(j), diag.msg);
 	j->bad = j->bad || rc;
 	return rc;
 }
@@ -250,7 +250,7 @@ static void forget(struct controller *c, const char *uid)
 	if (j && j->rq_wait)
 		c->rq_held--;
 	if (j && !j->suspended) /* its pods still to come no longer are */
-		controller_actuate_rq_recheck(c, j->ns);
+		controller_actuate_rq_recheck(c, controller_job_ns(j));
 	job_free(j);
 }
 
@@ -313,7 +313,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 	/* a released Job's status counts its pods: Jobs a ResourceQuota holds
 	 * in its namespace may go now */
 	if (!j->suspended)
-		controller_actuate_rq_recheck(c, j->ns);
+		controller_actuate_rq_recheck(c, controller_job_ns(j));
 }
 
 void controller_jobs_resync(struct controller *c, const controller_nsset_t *only)
@@ -326,7 +326,7 @@ void controller_jobs_resync(struct controller *c, const controller_nsset_t *only
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		controller_job_t *j = s->value;
 
-		if (controller_nsset_has(only, j->ns) && resolve(c, j) == GPUQ_OK)
+		if (controller_nsset_has(only, controller_job_ns(j)) && resolve(c, j) == GPUQ_OK)
 			sync_job(c, j);
 	}
 }

@@ -365,7 +365,7 @@ static void test_job_event_into_core(void **state)
 	assert_non_null(j);
 	assert_non_null(j->wl);
 	assert_true(j->suspended);
-	assert_string_equal(j->ns, "team-a");
+	assert_string_equal(controller_job_ns(j), "team-a");
 	assert_int_equal(engine_workload_find(c->e, "u-job", &id), GPUQ_OK);
 	assert_int_equal(j->wl->podsets[0].count, 4);
 	/* the same policy again: resolved anew, still one workload */

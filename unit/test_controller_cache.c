@@ -409,9 +409,9 @@ static void job_set_caches_the_object(void **state)
 	(void)state;
 	controller_job_set(&j, ev.wl);
 	ev.wl = NULL;
-	assert_string_equal(j.ns, "team-a");
-	assert_string_equal(j.name, "j1");
-	assert_ptr_equal(j.name, j.wl->name);
+	assert_string_equal(controller_job_ns(&j), "team-a");
+	assert_string_equal(controller_job_name(&j), "j1");
+	assert_ptr_equal(controller_job_name(&j), j.wl->name);
 	assert_true(j.suspended);
 	assert_false(j.admitted);
 	assert_int_equal(j.wl->pods, 1);
@@ -423,7 +423,7 @@ static void job_set_caches_the_object(void **state)
 	controller_job_set(&j, ev.wl);
 	assert_false(j.suspended);
 	assert_true(j.admitted);
-	assert_string_equal(j.ns, "team-a");
+	assert_string_equal(controller_job_ns(&j), "team-a");
 	workload_destroy(j.wl);
 	json_decref(obj);
 }
