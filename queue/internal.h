@@ -796,7 +796,7 @@ static inline int queue_map_reserve(idmap_t *m)
 	size_t ncap;
 	mapent_t *ne;
 
-	if ((m->n + 1) * 4 < m->cap * 3)
+	if ((m->n + 1) * 8 < m->cap * 7) /* 7/8 full at most (100,000 in 131,072) */
 		return GPUQ_OK;
 	ncap = m->cap ? m->cap * 2 : 64;
 	ne = calloc(ncap, sizeof(*ne));
