@@ -61,6 +61,18 @@ static void enc_lq(const queue_t *q, uint32_t lq, wr_t *w)
 	put_ctr(w, &l->ctr);
 }
 
+/* A resource name in a workload record: a well-known one by its index
+ * (REC_VERSION_WL), any other as its text. */
+static void put_res(wr_t *w, const char *name)
+{
+	int k = quota_known_resource(name);
+
+	if (k >= 0)
+		gpuq_put_var(w, (uint64_t)(int64_t) - (k + 1), 32);
+	else
+		gpuq_put_str(w, name);
+}
+
 static void enc_tmpl(const queue_t *q, const psref_t *p, wr_t *w)
 {
 	const tmpl_t *t = &q->tmpls[p->tmpl];
@@ -69,7 +81,7 @@ static void enc_tmpl(const queue_t *q, const psref_t *p, wr_t *w)
 	gpuq_put_u32(w, (uint32_t)p->count);
 	gpuq_put_u8(w, t->n_req);
 	for (uint32_t i = 0; i < t->n_req; i++) {
-		gpuq_put_str(w, queue_res_name(q, t->res[i]));
+		put_res(w, queue_res_name(q, t->res[i]));
 		gpuq_put_u64(w, (uint64_t)t->amt[i]);
 	}
 	gpuq_put_u8(w, t->n_sel);
@@ -116,7 +128,7 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 	gpuq_put_u64(w, (uint64_t)x->eligible_ms);
 	gpuq_put_u64(w, (uint64_t)x->why_need);
 	gpuq_put_u64(w, (uint64_t)x->why_free);
-	gpuq_put_str(w, x->why_res != QUEUE_NONE ? queue_res_name(q, x->why_res) : "");
+	put_res(w, x->why_res != QUEUE_NONE ? queue_res_name(q, x->why_res) : "");
 	gpuq_put_str(w, x->why_flavor != QUEUE_NONE ? queue_flv_name(q, x->why_flavor) : "");
 	gpuq_put_u32(w, x->requeues);
 	gpuq_put_u32(w, x->preemptions);
@@ -127,7 +139,7 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 	gpuq_put_u32(w, x->n_asg);
 	for (uint32_t i = 0; i < x->n_asg; i++) {
 		gpuq_put_u8(w, (uint8_t)x->asg[i].a.podset);
-		gpuq_put_str(w, queue_res_name(q, x->asg[i].a.resource));
+		put_res(w, queue_res_name(q, x->asg[i].a.resource));
 		gpuq_put_str(w, queue_flv_name(q, x->asg[i].a.flavor));
 		gpuq_put_u64(w, (uint64_t)x->asg[i].a.amount);
 	}

@@ -924,7 +924,12 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
  * queued workload's record went from about 160 bytes to about 100, and
  * the store's resident leaf pages with it; version 1 ones are still read,
  * and rewritten as version 2 the next time they change. */
-#define REC_VERSION_WL 2
+#define REC_VERSION_WL_VARINT 2
+/* ... and from version 3 on its resource names are, when one of
+ * quota_known_resources, that index (a negative string length, -(k+1): one
+ * byte for "nvidia.com/gpu", which a queued GPU Job's record named twice);
+ * versions 1 and 2 are still read. */
+#define REC_VERSION_WL 3
 /* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
  * longer than QUEUE_KEY_MAX or holds a NUL. */
 int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);

@@ -939,9 +939,10 @@ int64_t queue_last_now(const queue_t *q);
  * "namespace/name": decayed usage, ledger, counters), WORKLOAD (key = uid:
  * the spec, state, admission and timers). Values start with a one-byte
  * version (1), then little-endian fixed-width fields and length-prefixed
- * strings; a WORKLOAD record is version 2: the same fields, its integers
- * and string lengths as zigzag varints (base/bytes.h; version 1 ones are
- * still read). A record whose object no longer exists (a deleted workload)
+ * strings; a WORKLOAD record is version 3: the same fields, its integers
+ * and string lengths as zigzag varints (base/bytes.h), a resource name of
+ * quota_known_resources as its index (a negative length, -(k+1)); versions
+ * 1 (fixed widths) and 2 (varints, names as text) are still read. A record whose object no longer exists (a deleted workload)
  * encodes as GPUQ_ENOTFOUND: the store deletes that key.
  */
 typedef enum {

@@ -189,6 +189,44 @@ static const char *get_astr(rd_t *r, arena_t *a)
 	return s;
 }
 
+/* A workload record's resource name (encode.c: put_res) when it is a
+ * well-known one given by its index (a negative length: version 3), or NULL
+ * when text follows (read by the caller). An index past the table is bad. */
+static const char *known_res(rd_t *r)
+{
+	rd_t peek = *r;
+	int64_t n;
+
+	if (!r->varint)
+		return NULL;
+	n = (int32_t)(uint32_t)gpuq_get_var(&peek, 32);
+	if (peek.bad || n >= 0)
+		return NULL;
+	*r = peek;
+	if (-n - 1 >= QUOTA_KNOWN_RESOURCES) {
+		r->bad = true;
+		return "";
+	}
+	return quota_known_resources[-n - 1];
+}
+
+static void get_res(rd_t *r, char out[QUEUE_NAME_MAX + 1])
+{
+	const char *k = known_res(r);
+
+	if (k)
+		gpuq_strlcpy(out, k, QUEUE_NAME_MAX + 1);
+	else
+		get_str(r, out);
+}
+
+static const char *get_res_astr(rd_t *r, arena_t *a)
+{
+	const char *k = known_res(r);
+
+	return k ? k : get_astr(r, a);
+}
+
 /* Decoded pod sets of a workload record (strings in the arena). */
 typedef struct {
 	queue_request_t req[QUEUE_PODSETS_MAX][QUEUE_PODSET_RES_MAX];	/* requests */
@@ -210,7 +248,7 @@ static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
 	if (r->bad || n > QUEUE_PODSET_RES_MAX)
 		return GPUQ_ECORRUPT;
 	for (uint32_t i = 0; i < n; i++) {
-		d->req[p][i].resource = get_astr(r, ar);
+		d->req[p][i].resource = get_res_astr(r, ar);
 		d->req[p][i].amount = (int64_t)gpuq_get_u64(r);
 	}
 	ps->requests = d->req[p];
@@ -284,7 +322,7 @@ static int dec_assign(queue_t *q, rd_t *r, const cq_t *c, const queue_workload_s
 		int64_t slot;
 
 		a[i].a.podset = gpuq_get_u8(r);
-		get_str(r, rn);
+		get_res(r, rn);
 		get_str(r, fn);
 		a[i].a.amount = (int64_t)gpuq_get_u64(r);
 		if (r->bad || a[i].a.podset >= s->n_podsets || a[i].a.amount < 0)
@@ -314,7 +352,7 @@ static int dec_names(queue_t *q, rd_t *r, dec_state_t *st)
 {
 	char rn[QUEUE_NAME_MAX + 1], fn[QUEUE_NAME_MAX + 1];
 
-	get_str(r, rn);
+	get_res(r, rn);
 	get_str(r, fn);
 	st->why_res = st->why_flavor = QUEUE_NONE;
 	if (r->bad)
@@ -563,8 +601,10 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 
 	if (queue_key_str(key, key_len, k))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record key: bad bytes");
-	/* a workload's is in varints from version 2 on; version 1 still read */
-	r.varint = type == QUEUE_REC_WORKLOAD && version == REC_VERSION_WL;
+	/* a workload's is in varints from version 2 on, with its well-known
+	   resource names by index from 3 on; versions 1 and 2 still read */
+	r.varint = type == QUEUE_REC_WORKLOAD &&
+		   (version == REC_VERSION_WL_VARINT || version == REC_VERSION_WL);
 	if (version != REC_VERSION && !r.varint)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
 	switch (type) {

@@ -20,6 +20,17 @@ bool quota_res_is_extended(const char *name)
 	return !quota_res_is_native(name) && strncmp(name, "requests.", 9) != 0;
 }
 
+const char *const quota_known_resources[QUOTA_KNOWN_RESOURCES] = {
+    "cpu", "memory", "nvidia.com/gpu", "ephemeral-storage", "nvidia.com/gpu.shared", "pods"};
+
+int quota_known_resource(const char *name)
+{
+	for (int k = 0; k < QUOTA_KNOWN_RESOURCES; k++)
+		if (!strcmp(name, quota_known_resources[k]))
+			return k;
+	return -1;
+}
+
 int quota_reslist_scale(quota_reslist_t *list, int64_t factor)
 {
 	if (factor < 0)

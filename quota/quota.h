@@ -329,6 +329,14 @@ bool quota_res_is_native(const char *name);
  * webhook's business, not quota's. */
 bool quota_res_is_extended(const char *name);
 
+/* Resource names most objects ask for, in an order that is part of the
+ * state store's format (a workload record from version 3 on names one by
+ * its index, not its text): append only, never reorder or remove. */
+#define QUOTA_KNOWN_RESOURCES 6
+extern const char *const quota_known_resources[QUOTA_KNOWN_RESOURCES];
+/* The index of name in quota_known_resources, or -1. */
+int quota_known_resource(const char *name);
+
 /* Multiply every entry of list by factor (>= 0), e.g. a Job's per-pod
  * requests by its parallelism. Returns GPUQ_OK, GPUQ_EINVAL for a negative
  * factor, GPUQ_ERANGE when an entry would pass 2^63-1 units (list is then

@@ -34,7 +34,8 @@ typedef struct {
 	fq_t flavors[4]; /* up to 4 flavors, ends at name NULL */
 	queue_fungible_t when_can_borrow, when_can_preempt;
 	queue_preference_t preference;
-	bool afs; /* admission fair sharing */
+	bool afs;	 /* admission fair sharing */
+	const char *res; /* the resource covered, default "gpu" */
 } cqdef_t;
 
 static inline queue_t *mkq(bool fair)
@@ -65,7 +66,7 @@ static inline void add_cq(queue_t *q, const char *name, const cqdef_t *d)
 /* queue_cq_add (update false) or queue_cq_update from a cqdef_t. */
 static inline int put_cq(queue_t *q, const char *name, const cqdef_t *d, bool update)
 {
-	static const char *const cov[] = {"gpu"};
+	const char *const cov[] = {d->res ? d->res : "gpu"};
 	queue_quota_spec_t quotas[4];
 	queue_flavor_quota_spec_t fl[4];
 	queue_group_spec_t g = {.covered = cov, .n_covered = 1, .flavors = fl};

@@ -426,16 +426,13 @@ quota_qty_t workload_qty(const workload_qty_t *e)
 	return q;
 }
 
-/* Resource names most objects ask for: kept as static strings, not copied. */
-static const char *const known_resources[] = {
-    "cpu", "memory", "nvidia.com/gpu", "ephemeral-storage", "nvidia.com/gpu.shared", "pods"};
-
+/* Resource names most objects ask for (quota's table): kept as static
+ * strings, not copied. */
 const char *workload_known_resource(const char *name)
 {
-	for (size_t k = 0; k < sizeof(known_resources) / sizeof(*known_resources); k++)
-		if (!strcmp(name, known_resources[k]))
-			return known_resources[k];
-	return NULL;
+	int k = quota_known_resource(name);
+
+	return k >= 0 ? quota_known_resources[k] : NULL;
 }
 
 /* A resource list copied (names into the blocks, or static). */
