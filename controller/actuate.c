@@ -67,7 +67,8 @@ static size_t flavors_of(struct controller *c, engine_wl_t id, size_t podset, bo
 int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
 			    json_t *body, const char *what)
 {
-	const char *ns = controller_job_ns(j), *name = controller_job_name(j), *kn = j->wl->integ->kind_name;
+	const char *ns = controller_job_ns(j), *name = controller_job_name(j),
+		   *kn = j->wl->integ->kind_name;
 	char path[KUBE_URL_MAX];
 	gpuq_diag_t diag = {{0}};
 	json_t *reply = NULL;
@@ -233,7 +234,8 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 		return true; /* cannot tell: the apiserver will judge the pods */
 	while ((s = controller_map_next(&c->jobs, &pos))) {
 		const controller_job_t *o = s->value;
-		if (o == j || !o->wl || o->suspended || !o->admitted || strcmp(controller_job_ns(o), ns) != 0)
+		if (o == j || !o->wl || o->suspended || !o->admitted ||
+		    strcmp(controller_job_ns(o), ns) != 0)
 			continue;
 		(void)add_pending_pods(c, o, false, &req, &pods);
 	}
@@ -346,9 +348,9 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 	const controller_job_t *j = controller_job(c, uid);
 
 	if (j && j->wl) /* posted by the status writer, after this pass's patches */
-		(void)controller_swriter_event_ref(c->swriter, j->wl->integ->api_version,
-						   j->wl->integ->kind_name, controller_job_ns(j), controller_job_name(j), uid,
-						   type, reason, action, note);
+		(void)controller_swriter_event_ref(
+		    c->swriter, j->wl->integ->api_version, j->wl->integ->kind_name,
+		    controller_job_ns(j), controller_job_name(j), uid, type, reason, action, note);
 }
 
 void controller_actuate_result(struct controller *c, const engine_result_t *res)

@@ -160,8 +160,8 @@ static void idle_reported(struct controller *c, const engine_idle_t *e)
 		 "Its GPUs have been idle since %s (below ClusterQueue %s's idleReclaim "
 		 "threshold)",
 		 since, engine_cq_name(c->e, v.cq));
-	(void)controller_swriter_event(c->swriter, controller_job_ns(j), controller_job_name(j), e->uid, "Warning", "IdleGPU",
-				       "Report", note);
+	(void)controller_swriter_event(c->swriter, controller_job_ns(j), controller_job_name(j),
+				       e->uid, "Warning", "IdleGPU", "Report", note);
 }
 
 void controller_econ_result(struct controller *c, const engine_result_t *res)

@@ -232,8 +232,9 @@ static int resolve(struct controller *c, controller_job_t *j)
 static void child_seen(struct controller *c, controller_job_t *k)
 {
 	const workload_integration_t *p =
-	    k->wl ? workload_parent_of(k->wl->kind, k->wl->x->owner_api_version, k->wl->x->owner_kind)
-		  : NULL;
+	    k->wl
+		? workload_parent_of(k->wl->kind, k->wl->x->owner_api_version, k->wl->x->owner_kind)
+		: NULL;
 	controller_job_t *parent =
 	    p && p->podsets_of_child ? controller_map_get(&c->jobs, k->wl->x->owner_uid) : NULL;
 

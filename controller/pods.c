@@ -304,7 +304,8 @@ static void pod_seen(struct controller *c, workload_t *o)
 	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a GPU
 	 * Pod neither gated nor released by gpuq is not gpuq's */
 	if (parents_pod(o) || !o->gpu || !o->queue || (!o->gated && !o->admitted)) {
-		if (o->kind == WORKLOAD_KIND_POD && o->x->owner_kind && !strcmp(o->x->owner_kind, "Job"))
+		if (o->kind == WORKLOAD_KIND_POD && o->x->owner_kind &&
+		    !strcmp(o->x->owner_kind, "Job"))
 			jobpod_seen(c, o);
 		if (!m || m->wl != o)
 			workload_destroy(o); /* else freed with its member */
@@ -322,7 +323,8 @@ static void pod_seen(struct controller *c, workload_t *o)
 			return;
 		}
 		controller_map_init(&g->members);
-		if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+		if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') &&
+		    strchr(key, ':')) {
 			/* a set's group seen first through a Pod ("lws:ns/x/0") */
 			g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
 			g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);

@@ -161,7 +161,8 @@ static void annotate_job(struct controller *c, controller_job_t *j, const char *
 	char path[KUBE_URL_MAX];
 	json_t *body;
 
-	if (!j->wl || controller_object_path(j->wl->kind, controller_job_ns(j), controller_job_name(j), path, sizeof(path)))
+	if (!j->wl || controller_object_path(j->wl->kind, controller_job_ns(j),
+					     controller_job_name(j), path, sizeof(path)))
 		return;
 	body = json_pack("{s:{s:{s:s}}}", "metadata", "annotations", CONTROLLER_ANNOT_STATUS, text);
 	if (body)

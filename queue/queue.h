@@ -942,8 +942,8 @@ int64_t queue_last_now(const queue_t *q);
  * strings; a WORKLOAD record is version 3: the same fields, its integers
  * and string lengths as zigzag varints (base/bytes.h), a resource name of
  * quota_known_resources as its index (a negative length, -(k+1)); versions
- * 1 (fixed widths) and 2 (varints, names as text) are still read. A record whose object no longer exists (a deleted workload)
- * encodes as GPUQ_ENOTFOUND: the store deletes that key.
+ * 1 (fixed widths) and 2 (varints, names as text) are still read. A record whose object no longer
+ * exists (a deleted workload) encodes as GPUQ_ENOTFOUND: the store deletes that key.
  */
 typedef enum {
 	QUEUE_REC_META = 1,	/* the queue's counters and clock */

@@ -397,14 +397,15 @@ static const char COMPACT_META_B[] =
  * stays within 560 bytes (545 today; 657 with those members inline). */
 static void test_object_queued_job_small(void **state)
 {
-	char *json = squote("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'fill-12345',"
-			    "'namespace':'fill-0','uid':'0f8b6a52-3c1d-4e5f-9a7b-1c2d3e4f5a6b',"
-			    "'resourceVersion':'1234567','creationTimestamp':'2026-11-27T09:00:00Z',"
-			    "'labels':{'gpuq.dev/queue-name':'default'},"
-			    "'annotations':{'gpuq.dev/status':'Queued'}},'spec':{'suspend':true,"
-			    "'template':{'spec':{'restartPolicy':'Never','containers':[{'name':'m',"
-			    "'image':'x','resources':{'limits':{'nvidia.com/gpu':'1'},"
-			    "'requests':{'nvidia.com/gpu':'1'}}}]}}},'status':{}}");
+	char *json =
+	    squote("{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'fill-12345',"
+		   "'namespace':'fill-0','uid':'0f8b6a52-3c1d-4e5f-9a7b-1c2d3e4f5a6b',"
+		   "'resourceVersion':'1234567','creationTimestamp':'2026-11-27T09:00:00Z',"
+		   "'labels':{'gpuq.dev/queue-name':'default'},"
+		   "'annotations':{'gpuq.dev/status':'Queued'}},'spec':{'suspend':true,"
+		   "'template':{'spec':{'restartPolicy':'Never','containers':[{'name':'m',"
+		   "'image':'x','resources':{'limits':{'nvidia.com/gpu':'1'},"
+		   "'requests':{'nvidia.com/gpu':'1'}}}]}}},'status':{}}");
 	workload_t *o = NULL;
 	gpuq_diag_t d = {""};
 	(void)state;

@@ -50,9 +50,9 @@ int workload_qty_json(const jv_t *v, quota_qty_t *out, gpuq_diag_t *diag);
  * compact, which moves every pointer member); refusals name its kind and
  * metadata.name. */
 typedef struct workload_decoder {
-	workload_t *w; /* being filled (in the first block) */
-	jv_fields_t f; /* refusals: kind, metadata.name ("" until known) */
-	void *cur;     /* the block allocations come from */
+	workload_t *w;	     /* being filled (in the first block) */
+	jv_fields_t f;	     /* refusals: kind, metadata.name ("" until known) */
+	void *cur;	     /* the block allocations come from */
 	workload_extra_t *x; /* w's extra once one member is set (NULL: none yet) */
 } workload_decoder_t;
 

@@ -611,8 +611,9 @@ static int decode_set(workload_decoder_t *d, const workload_view_t *v)
 	long long n;
 	workload_extra_t *x;
 
-	if (!lws && !(o->owner_kind && o->owner_api_version &&
-		      !strcmp(o->owner_kind, "StatefulSet") && !strcmp(o->owner_api_version, "apps/v1")))
+	if (!lws &&
+	    !(o->owner_kind && o->owner_api_version && !strcmp(o->owner_kind, "StatefulSet") &&
+	      !strcmp(o->owner_api_version, "apps/v1")))
 		return GPUQ_OK; /* a member of no set */
 	if (!(x = workload_dec_extra(d)))
 		return GPUQ_ENOMEM;
@@ -763,18 +764,18 @@ static void rel_podset(const reloc_t *r, workload_podset_t *ps)
  * checks each member after the scratch is gone). */
 static void relocate(const reloc_t *r, workload_t *w)
 {
-	const char **strs[] = {&w->namespace_, &w->name,  &w->uid, &w->resource_version,
-			       &w->queue,      &w->priority_class};
+	const char **strs[] = {&w->namespace_,	     &w->name,	&w->uid,
+			       &w->resource_version, &w->queue, &w->priority_class};
 
 	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
 		rel(r, strs[i]);
 	rel(r, &w->x);
 	if (w->x != &workload_no_extra) {
 		workload_extra_t *x = MUT(workload_extra_t, w->x);
-		const char **xs[] = {&x->flavors,    &x->original,   &x->expected_runtime,
-				     &x->owner_api_version, &x->owner_kind, &x->owner_name,
-				     &x->owner_uid,  &x->pod_group,  &x->set_name,
-				     &x->phase,	     &x->node_name};
+		const char **xs[] = {
+		    &x->flavors,    &x->original,   &x->expected_runtime, &x->owner_api_version,
+		    &x->owner_kind, &x->owner_name, &x->owner_uid,	  &x->pod_group,
+		    &x->set_name,   &x->phase,	    &x->node_name};
 
 		for (size_t i = 0; i < sizeof(xs) / sizeof(*xs); i++)
 			rel(r, xs[i]);

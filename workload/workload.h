@@ -363,32 +363,32 @@ typedef struct {
  * (none of them) does not pay for them: a workload's x points at one in its
  * own allocation when any is set, else at workload_no_extra (never NULL). */
 typedef struct {
-	const char *flavors;	       /* annotation gpuq.dev/flavors; NULL */
-	const char *original;	       /* annotation gpuq.dev/original-scheduling; NULL */
-	const char *expected_runtime;  /* annotation gpuq.dev/expected-runtime as
-					  written (the predictions' declared runtime);
-					  NULL */
-	const char *owner_api_version; /* the ownerReference with controller: true
-					  (a Job's Pod: "batch/v1"); NULL when none */
-	const char *owner_kind;	       /* its kind ("Job"); NULL when none */
-	const char *owner_name;	       /* its name; NULL when none */
-	const char *owner_uid;	       /* its uid; NULL when none */
-	const char *pod_group;	       /* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
+	const char *flavors;		/* annotation gpuq.dev/flavors; NULL */
+	const char *original;		/* annotation gpuq.dev/original-scheduling; NULL */
+	const char *expected_runtime;	/* annotation gpuq.dev/expected-runtime as
+					   written (the predictions' declared runtime);
+					   NULL */
+	const char *owner_api_version;	/* the ownerReference with controller: true
+					   (a Job's Pod: "batch/v1"); NULL when none */
+	const char *owner_kind;		/* its kind ("Job"); NULL when none */
+	const char *owner_name;		/* its name; NULL when none */
+	const char *owner_uid;		/* its uid; NULL when none */
+	const char *pod_group;		/* Pod: label kueue.x-k8s.io/pod-group-name; NULL */
 	const char *const *other_gates; /* Pod: its other scheduling gates' names */
 	/* A Pod of a set gpuq admits by groups (gates on its Pods), or a
 	 * StatefulSet an LWS made: */
-	const char *set_name;	   /* that LeaderWorkerSet's or StatefulSet's name */
-	const char *phase;	   /* Pod: status.phase; NULL when absent */
-	const char *node_name;	   /* Pod: spec.nodeName; NULL when absent */
-	uint32_t n_other_gates;	   /* entries in other_gates */
-	workload_kind_t set_kind;  /* WORKLOAD_KIND_LWS (its labels name one),
-				      WORKLOAD_KIND_STATEFULSET (a Pod's controller
-				      owner), else OTHER */
-	uint32_t set_podset;	   /* an LWS Pod's pod set: 0 leader, 1 worker */
-	int32_t pod_group_total;   /* Pod in a group: the total-count annotation
-				      (1..WORKLOAD_POD_GROUP_MAX); else 0 */
-	int32_t set_group;	   /* an LWS Pod's group index (-1 unknown or past
-				      INT32_MAX) */
+	const char *set_name;	  /* that LeaderWorkerSet's or StatefulSet's name */
+	const char *phase;	  /* Pod: status.phase; NULL when absent */
+	const char *node_name;	  /* Pod: spec.nodeName; NULL when absent */
+	uint32_t n_other_gates;	  /* entries in other_gates */
+	workload_kind_t set_kind; /* WORKLOAD_KIND_LWS (its labels name one),
+				     WORKLOAD_KIND_STATEFULSET (a Pod's controller
+				     owner), else OTHER */
+	uint32_t set_podset;	  /* an LWS Pod's pod set: 0 leader, 1 worker */
+	int32_t pod_group_total;  /* Pod in a group: the total-count annotation
+				     (1..WORKLOAD_POD_GROUP_MAX); else 0 */
+	int32_t set_group;	  /* an LWS Pod's group index (-1 unknown or past
+				     INT32_MAX) */
 } workload_extra_t;
 
 /* The extra of a workload that carries none of it: every member NULL, 0 or
