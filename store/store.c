@@ -63,6 +63,8 @@ struct store {
 	size_t file_size;  /* data.mdb's bytes, at the last read_begin */
 	bool crc;	   /* records carry their CRC-32C (schema >= 2) */
 	MDB_txn *snap;	   /* store_snapshot_begin's read transaction (NULL: none) */
+	uint64_t kept;	   /* puts committed whose value was already stored */
+	uint64_t kept_txn; /* ... in the write transaction being applied */
 	store_txn_t batch; /* the store's one write batch */
 	char dir[STORE_PATH_MAX + 1]; /* directory, for messages */
 };
@@ -622,18 +624,29 @@ static uint32_t crc_get(const unsigned char *at)
 	       (uint32_t)at[3] << 24;
 }
 
-/* Put value v of key k into type's database with its checksum after it. */
+/* Put value v of key k into type's database with its checksum after it;
+ * a value already stored byte for byte (its checksum too) is left as it
+ * is: its leaf page is not copied and written again. (A core marks every
+ * workload it moves; a BestEffortFIFO queue's set-aside workloads go back
+ * to its heap at each finish and are set aside again, unchanged, in the
+ * same cycle: 100,000 of them were a 40 MB commit per finished Job.) */
 static int rec_put(store_t *s, MDB_txn *txn, unsigned type, MDB_val *k, const MDB_val *v)
 {
-	MDB_val r = {.mv_size = v->mv_size + 4, .mv_data = NULL};
-	int mrc = mdb_put(txn, s->dbi[type], k, &r, MDB_RESERVE);
+	MDB_val r = {.mv_size = v->mv_size + 4, .mv_data = NULL}, old;
+	uint32_t c = rec_crc(type, k->mv_data, k->mv_size, v->mv_data, v->mv_size);
+	int mrc = mdb_get(txn, s->dbi[type], k, &old);
 
+	if (!mrc && old.mv_size == r.mv_size && !memcmp(old.mv_data, v->mv_data, v->mv_size) &&
+	    crc_get((const unsigned char *)old.mv_data + v->mv_size) == c) {
+		s->kept_txn++;
+		return MDB_SUCCESS;
+	}
+	mrc = mdb_put(txn, s->dbi[type], k, &r, MDB_RESERVE);
 	if (mrc)
 		return mrc;
 	if (v->mv_size)
 		memcpy(r.mv_data, v->mv_data, v->mv_size);
-	crc_put((unsigned char *)r.mv_data + v->mv_size,
-		rec_crc(type, k->mv_data, k->mv_size, v->mv_data, v->mv_size));
+	crc_put((unsigned char *)r.mv_data + v->mv_size, c);
 	return MDB_SUCCESS;
 }
 
@@ -1100,6 +1113,7 @@ static int batch_apply(store_t *s, const store_txn_t *t, uint64_t *seq, const ch
 	*where = "beginning the write transaction";
 	if (mrc)
 		return mrc;
+	s->kept_txn = 0;
 	*where = "reading the sequence number";
 	mrc = meta_uint_get(txn, s->meta, META_SEQ, 8, &cur);
 	if (!mrc)
@@ -1132,8 +1146,10 @@ static int batch_apply(store_t *s, const store_txn_t *t, uint64_t *seq, const ch
 	}
 	*where = "committing";
 	mrc = mdb_txn_commit(txn);
-	if (!mrc)
+	if (!mrc) {
 		*seq = cur + 1;
+		s->kept += s->kept_txn;
+	}
 	return mrc;
 }
 
@@ -1393,6 +1409,7 @@ int store_info_get(store_t *s, store_info_t *info)
 
 	memset(info, 0, sizeof(*info));
 	info->map_max = s->map_max;
+	info->puts_kept = s->kept;
 	if (!s->env)
 		return GPUQ_OK; /* blank: nothing, not even a map */
 	rc = read_begin(s, &txn);

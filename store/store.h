@@ -87,6 +87,8 @@ typedef struct {
 	unsigned readers; /* reader slots ever used (LMDB's high-water mark, all processes) */
 	unsigned grows;	  /* map growths done by this store_t since open */
 	uint64_t counts[STORE_TYPE_MAX]; /* records per type id (0 for unused ids) */
+	uint64_t puts_kept;		 /* puts committed by this store_t whose value was stored
+					    already, byte for byte: not written again */
 } store_info_t;
 
 /* Fill opts with the defaults: durable, read-write, 64 MiB map growing up to
