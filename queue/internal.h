@@ -405,6 +405,10 @@ typedef struct {
 #define QUEUE_WL_CHUNK_BITS 10
 #define QUEUE_WL_CHUNK (1u << QUEUE_WL_CHUNK_BITS)
 
+typedef struct {
+	wl_t *w; /* QUEUE_WL_CHUNK workloads (owned) */
+} wlchunk_t;
+
 struct queue {
 	queue_config_t cfg;	 /* configuration */
 	ledger_t *ledger;	 /* usage ledger (chargeback), owned */
@@ -424,7 +428,7 @@ struct queue {
 	cohort_t *cohorts;	 /* internal cohorts */
 	size_t cap_cohorts;	 /* allocated */
 	u32vec_t pub_cohorts;	 /* public id -> internal */
-	wl_t **wlc;		 /* workloads by id, in chunks of QUEUE_WL_CHUNK
+	wlchunk_t *wlc;		 /* workloads by id, in chunks of QUEUE_WL_CHUNK
 				    (never moved; at most one chunk's room unused,
 				    where one doubled array left up to half) */
 	size_t n_wls;		 /* slots used (live or free) */
@@ -524,12 +528,12 @@ typedef struct {
 /* Workload id: mutable through a mutable queue only (Wc for reading). */
 static inline wl_t *W(queue_t *q, uint32_t id)
 {
-	return &q->wlc[id >> QUEUE_WL_CHUNK_BITS][id & (QUEUE_WL_CHUNK - 1)];
+	return &q->wlc[id >> QUEUE_WL_CHUNK_BITS].w[id & (QUEUE_WL_CHUNK - 1)];
 }
 
 static inline const wl_t *Wc(const queue_t *q, uint32_t id)
 {
-	return &q->wlc[id >> QUEUE_WL_CHUNK_BITS][id & (QUEUE_WL_CHUNK - 1)];
+	return &q->wlc[id >> QUEUE_WL_CHUNK_BITS].w[id & (QUEUE_WL_CHUNK - 1)];
 }
 
 static inline const char *wl_uid(const wl_t *w)

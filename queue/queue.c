@@ -64,11 +64,9 @@ int queue_create(const queue_config_t *cfg, queue_t **out)
 	return GPUQ_OK;
 }
 
-void queue_destroy(queue_t *q)
+/* Every workload's members, the chunks that hold them, the free ids. */
+static void wls_free(queue_t *q)
 {
-	if (!q)
-		return;
-	ledger_destroy(q->ledger);
 	for (size_t i = 0; i < q->n_wls; i++) {
 		wl_t *w = W(q, (uint32_t)i);
 
@@ -77,9 +75,17 @@ void queue_destroy(queue_t *q)
 		free(w->asg);
 	}
 	for (size_t c = 0; c < (q->n_wls + QUEUE_WL_CHUNK - 1) >> QUEUE_WL_CHUNK_BITS; c++)
-		free(q->wlc[c]);
+		free(q->wlc[c].w);
 	free(q->wlc);
 	free(q->free_wls.v);
+}
+
+void queue_destroy(queue_t *q)
+{
+	if (!q)
+		return;
+	ledger_destroy(q->ledger);
+	wls_free(q);
 	free(q->uids.e);
 	for (size_t i = 0; i < q->n_tmpls; i++) {
 		tmpl_t *t = &q->tmpls[i];

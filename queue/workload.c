@@ -614,7 +614,7 @@ static int wl_slot(queue_t *q, uint32_t *id)
 			return GPUQ_ENOMEM;
 		/* its slots are cleared as they are taken: the pages of
 		   slots never taken are never touched */
-		if (!(q->wlc[c] = malloc(QUEUE_WL_CHUNK * sizeof(wl_t))))
+		if (!(q->wlc[c].w = malloc(QUEUE_WL_CHUNK * sizeof(wl_t))))
 			return GPUQ_ENOMEM;
 	}
 	memset(W(q, (uint32_t)q->n_wls), 0, sizeof(wl_t));
