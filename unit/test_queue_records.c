@@ -248,7 +248,7 @@ static void records_version2_still_read(void **st)
 /* From version 3 a workload record names a well-known resource
  * (quota_known_resources) by its index, not its text: a queued GPU Job's
  * record named "nvidia.com/gpu" twice (its request, why it waits), 28 of
- * its 95 bytes. The pod set's request, the admission's and the wait's all
+ * its 113 stored bytes. The pod set's request, the admission's and the wait's all
  * come back from the index to the same state and explanation. */
 static void records_name_known_resources_by_index(void **st)
 {
