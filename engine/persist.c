@@ -17,11 +17,6 @@ static const struct {
 };
 #define N_CORE_TYPES (sizeof(core_types) / sizeof(core_types[0]))
 
-/* The record encoding versions this build reads (queue.h: "a one-byte
- * version (1)"), and a workload record's (2: in varints; 1 still read). */
-#define RECORD_VERSION_MAX 1
-#define RECORD_VERSION_WORKLOAD_MAX 2
-
 /* Most records encode in well under 4 KiB (one workload); larger ones get a
  * heap buffer of the exact size the encoder asks for (<= QUEUE_RECORD_MAX). */
 #define ENCODE_STACK 4096
@@ -39,7 +34,7 @@ int engine_record_check(unsigned type, const void *key, size_t klen, const void 
 			gpuq_diag_t *diag)
 {
 	const unsigned char *v = val;
-	int max = type == QUEUE_REC_WORKLOAD ? RECORD_VERSION_WORKLOAD_MAX : RECORD_VERSION_MAX;
+	int max = type == QUEUE_REC_WORKLOAD ? QUEUE_RECORD_VERSION_WORKLOAD : QUEUE_RECORD_VERSION;
 
 	if (type < QUEUE_REC_META || type > QUEUE_REC_BUDGET)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record type %u is not a queue record",

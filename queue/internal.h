@@ -923,7 +923,7 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 /* ---- encode.c (and restore.c) ---- */
 
 /* The version byte every record starts with. */
-#define REC_VERSION 1
+#define REC_VERSION QUEUE_RECORD_VERSION
 /* ... a workload record's since it is kept in varints (base/bytes.h): a
  * queued workload's record went from about 160 bytes to about 100, and
  * the store's resident leaf pages with it; version 1 ones are still read,
@@ -933,7 +933,7 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
  * quota_known_resources, that index (a negative string length, -(k+1): one
  * byte for "nvidia.com/gpu", which a queued GPU Job's record named twice);
  * versions 1 and 2 are still read. */
-#define REC_VERSION_WL 3
+#define REC_VERSION_WL QUEUE_RECORD_VERSION_WORKLOAD
 /* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
  * longer than QUEUE_KEY_MAX or holds a NUL. */
 int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);

@@ -58,6 +58,11 @@
 #define QUEUE_TAINTS_MAX 32	     /* taints per flavor */
 #define QUEUE_KEY_MAX 512	     /* bytes in a record key (ns/name fits) */
 #define QUEUE_RECORD_MAX (1 << 20)   /* bytes in one encoded record value */
+/* The newest record encoding version this build writes and reads (every
+ * older one is read too): a workload record's (3: varints, well-known
+ * resource names by index), every other record's (1). */
+#define QUEUE_RECORD_VERSION_WORKLOAD 3
+#define QUEUE_RECORD_VERSION 1
 /* Largest quota (nominal, borrowingLimit) and largest pod set request
  * (count * per-pod amount): 2^50, a PiB in bytes or 10^12 cores in
  * millicores. A cohort's summed quota is capped at 2^61. Together they keep

@@ -295,7 +295,9 @@ static void build_translates_policy(void **state)
 
 static void record_check_structure(void **state)
 {
-	const unsigned char v1[] = {1, 9, 9}, v0[] = {0, 1}, v2[] = {2}, v3[] = {3};
+	const unsigned char v1[] = {1, 9, 9}, v0[] = {0, 1}, v2[] = {2},
+			    /* the workload version this build writes, and the next */
+	    vw[] = {QUEUE_RECORD_VERSION_WORKLOAD}, vn[] = {QUEUE_RECORD_VERSION_WORKLOAD + 1};
 	char big[QUEUE_KEY_MAX + 1];
 	store_opts_t o;
 	gpuq_diag_t d = {{0}};
@@ -314,7 +316,8 @@ static void record_check_structure(void **state)
 	    {QUEUE_REC_CQ, "cq", 2, v0, 2, GPUQ_ECORRUPT},		      /* version 0 */
 	    {QUEUE_REC_CQ, "cq", 2, v2, 1, GPUQ_ECORRUPT},		      /* version 2 */
 	    {QUEUE_REC_WORKLOAD, "uid-2", 5, v2, 1, GPUQ_OK},		      /* a workload's 2 */
-	    {QUEUE_REC_WORKLOAD, "uid-3", 5, v3, 1, GPUQ_ECORRUPT},	      /* ... not 3 */
+	    {QUEUE_REC_WORKLOAD, "uid-3", 5, vw, 1, GPUQ_OK},		      /* ... 3, written */
+	    {QUEUE_REC_WORKLOAD, "uid-4", 5, vn, 1, GPUQ_ECORRUPT},	      /* ... not 4 */
 	    {QUEUE_REC_CQ, "cq", 2, v1, 0, GPUQ_ECORRUPT},		      /* empty value */
 	    {QUEUE_REC_CQ, "cq", 2, v1, QUEUE_RECORD_MAX + 1, GPUQ_ECORRUPT}, /* too big */
 	    {QUEUE_REC_CQ, "", 0, v1, 3, GPUQ_ECORRUPT},		      /* empty key */
