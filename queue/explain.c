@@ -764,9 +764,7 @@ size_t queue_memory_bytes(const queue_t *q)
 {
 	size_t b = sizeof(*q);
 
-	b += ((q->n_wls + QUEUE_WL_CHUNK - 1) >> QUEUE_WL_CHUNK_BITS) * QUEUE_WL_CHUNK *
-		 sizeof(wl_t) +
-	     q->cap_wlc * sizeof(wlchunk_t) + q->free_wls.cap * 4 + q->uids.cap * sizeof(mapent_t);
+	b += q->cap_wls * sizeof(wl_t) + q->free_wls.cap * 4 + q->uids.cap * sizeof(mapent_t);
 	for (size_t i = 0; i < q->n_wls; i++) {
 		const wl_t *w = Wc(q, (uint32_t)i);
 

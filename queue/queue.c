@@ -64,7 +64,7 @@ int queue_create(const queue_config_t *cfg, queue_t **out)
 	return GPUQ_OK;
 }
 
-/* Every workload's members, the chunks that hold them, the free ids. */
+/* Every workload's members, the workloads, the free ids. */
 static void wls_free(queue_t *q)
 {
 	for (size_t i = 0; i < q->n_wls; i++) {
@@ -74,9 +74,7 @@ static void wls_free(queue_t *q)
 		free(w->psx);
 		free(w->asg);
 	}
-	for (size_t c = 0; c < (q->n_wls + QUEUE_WL_CHUNK - 1) >> QUEUE_WL_CHUNK_BITS; c++)
-		free(q->wlc[c].w);
-	free(q->wlc);
+	free(q->wls);
 	free(q->free_wls.v);
 }
 

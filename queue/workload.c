@@ -607,16 +607,8 @@ static int wl_slot(queue_t *q, uint32_t *id)
 	}
 	if (q->n_wls >= UINT32_MAX - 1)
 		return GPUQ_ELIMIT;
-	if (!(q->n_wls & (QUEUE_WL_CHUNK - 1))) { /* a new chunk */
-		size_t c = q->n_wls >> QUEUE_WL_CHUNK_BITS;
-
-		if (queue_grow(&q->wlc, &q->cap_wlc, c + 1, sizeof(*q->wlc)))
-			return GPUQ_ENOMEM;
-		/* its slots are cleared as they are taken: the pages of
-		   slots never taken are never touched */
-		if (!(q->wlc[c].w = malloc(QUEUE_WL_CHUNK * sizeof(wl_t))))
-			return GPUQ_ENOMEM;
-	}
+	if (queue_grow_quarter(&q->wls, &q->cap_wls, q->n_wls + 1, sizeof(*q->wls)))
+		return GPUQ_ENOMEM;
 	memset(W(q, (uint32_t)q->n_wls), 0, sizeof(wl_t));
 	*id = (uint32_t)q->n_wls++;
 	return GPUQ_OK;
