@@ -1,6 +1,9 @@
 /* gpuq: the single binary; dispatches to subcommands. */
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cmd/cmd.h"
 
@@ -30,6 +33,13 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+#ifdef __GLIBC__
+	/* Blocks of 128 KiB and more come from mmap, always: glibc otherwise
+	 * raises that threshold (up to 32 MiB) after the first such block is
+	 * freed, and an array as large as the queue then grows by copying in
+	 * the heap, the old and the new copy both resident, not by mremap. */
+	(void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
