@@ -132,6 +132,12 @@ int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t
 	return queue_workload_add(e->q, spec, now, id, diag);
 }
 
+int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
+			   bool *changed, gpuq_diag_t *diag)
+{
+	return queue_workload_update(e->q, spec, now, changed, diag);
+}
+
 int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now)
 {
 	return queue_workload_pods_ready(e->q, uid, now);

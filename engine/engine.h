@@ -185,6 +185,10 @@ const engine_core_t *engine_core(const engine_t *e);
 /* A workload arrives, pending (queue_workload_add; *id may be NULL). */
 int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
 			engine_wl_t *id, gpuq_diag_t *diag);
+/* A pending workload's object changed (queue_workload_update: applied whole
+ * or not at all; *changed says whether anything did, may be NULL). */
+int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
+			   bool *changed, gpuq_diag_t *diag);
 /* All pods of admitted workload uid are Ready. */
 int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now);
 /* Admitted workload uid completed; it stays FINISHED until deleted. */

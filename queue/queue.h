@@ -402,6 +402,22 @@ typedef struct {
 int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
 		       gpuq_diag_t *diag);
 
+/* What a pending workload asks for changed (its object was edited while it
+ * queued): spec replaces, whole, its pod sets, LocalQueue (in the same
+ * namespace; another ClusterQueue's moves it there), priority, creation time
+ * and gang counts. It keeps its place where its queue and order key stay
+ * (the order is the heap's: priority, then creation time), a backoff it
+ * serves and its history (requeues, preemptions); a preemptor's plan is
+ * dropped (it was for what it asked before) and its cohort retried. A spec
+ * the same as the workload changes nothing (*changed false; changed may be
+ * NULL). All or nothing: on any error the workload is as it was.
+ * GPUQ_ENOTFOUND (no such uid, or LocalQueue), GPUQ_EAGAIN (not pending:
+ * an admitted workload's request is its object's to keep, Kueue's rule;
+ * the caller refuses the edit or evicts first), GPUQ_EINVAL (a bad spec, a
+ * namespace change), GPUQ_ENOMEM, GPUQ_ELIMIT (a template cap). */
+int queue_workload_update(queue_t *q, const queue_workload_spec_t *spec, int64_t now, bool *changed,
+			  gpuq_diag_t *diag);
+
 /* `n` more pods of a gang workload arrived (capped at gang_total). When all
  * are present it becomes eligible. GPUQ_ENOTFOUND, GPUQ_EINVAL (not a gang,
  * n < 0). */

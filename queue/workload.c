@@ -753,6 +753,111 @@ static int find_live(const queue_t *q, const char *uid, uint32_t *id)
 	return queue_workload_find(q, uid, id);
 }
 
+/* Whether w asks for exactly what s says (pod sets by template and count,
+ * queue, priority, gang): an update that changes nothing leaves it be. */
+static bool wl_same_spec(queue_t *q, const wl_t *w, uint32_t lq, const queue_workload_spec_t *s,
+			 const uint32_t *tids)
+{
+	if (w->lq != lq || w->priority != s->priority || w->n_ps != s->n_podsets ||
+	    w->gang_total != s->gang_total || w->created != s->created_ms)
+		return false;
+	for (size_t i = 0; i < s->n_podsets; i++)
+		if (wl_ps(w)[i].tmpl != tids[i] || wl_ps(w)[i].count != s->podsets[i].count)
+			return false;
+	(void)q;
+	return true;
+}
+
+int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t now, bool *changed,
+			  gpuq_diag_t *diag)
+{
+	uint32_t id, lq, tids[QUEUE_PODSETS_MAX];
+	psref_t *psx = NULL;
+	u32vec_t *heap;
+	wl_t *w;
+	int rc;
+	bool backoff;
+
+	(void)now;
+	if (changed)
+		*changed = false;
+	rc = wl_spec_check(s, diag);
+	if (rc)
+		return rc;
+	if (find_live(q, s->uid, &id))
+		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "workload uid %s not found", s->uid);
+	w = W(q, id);
+	if (w->state != QUEUE_WL_PENDING)
+		return gpuq_diag_set(diag, GPUQ_EAGAIN,
+				     "workload %s: only a pending workload changes; this one is %s",
+				     s->uid, queue_wl_state_name((queue_wl_state_t)w->state));
+	if (queue_lq_lookup(q, s->namespace_, s->local_queue, &lq) != GPUQ_OK)
+		return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
+				     "workload %s: LocalQueue %s/%s not found", s->uid,
+				     s->namespace_, s->local_queue);
+	if (strcmp(s->namespace_, q->lqs[w->lq].ns) != 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "workload %s: namespace %s cannot change (was %s)", s->uid,
+				     s->namespace_, q->lqs[w->lq].ns);
+	rc = wl_templates(q, s, tids, diag);
+	if (rc)
+		return rc;
+	if (wl_same_spec(q, w, lq, s, tids)) {
+		for (size_t i = 0; i < s->n_podsets; i++)
+			queue_tmpl_release(q, tids[i]);
+		return GPUQ_OK;
+	}
+	/* everything that can fail before anything changes: the pod sets'
+	   array and room in the heap it goes back to */
+	heap = &q->lqs[lq].heap;
+	if ((s->n_podsets > 1 && !(psx = calloc(s->n_podsets, sizeof(*psx)))) ||
+	    queue_grow(&heap->v, &heap->cap, heap->n + 1, sizeof(*heap->v))) {
+		free(psx);
+		for (size_t i = 0; i < s->n_podsets; i++)
+			queue_tmpl_release(q, tids[i]);
+		return GPUQ_ENOMEM;
+	}
+	backoff = w->where == W_BACKOFF;
+	if (!backoff)
+		queue_wl_detach(q, id);
+	queue_plan_drop(q, id); /* a preemptor's plan was for what it asked before */
+	q->lqs[w->lq].n_pending--;
+	q->cqs[w->cq].n_pending--;
+	queue_cohort_touch(q, q->cqs[w->cq].cohort, w->wait == QUEUE_WAIT_PREEMPTING);
+	queue_mark_lq(q, w->lq);
+	queue_mark_cq(q, w->cq);
+	for (uint8_t i = 0; i < w->n_ps; i++)
+		queue_tmpl_release(q, wl_ps(w)[i].tmpl);
+	free(w->psx);
+	w->psx = psx;
+	w->n_ps = (uint8_t)s->n_podsets;
+	for (size_t i = 0; i < s->n_podsets; i++) {
+		psref_t *p = s->n_podsets == 1 ? &w->ps1 : &w->psx[i];
+
+		p->tmpl = tids[i];
+		p->count = s->podsets[i].count;
+	}
+	w->lq = lq;
+	w->cq = q->lqs[lq].cq;
+	w->priority = s->priority;
+	w->created = s->created_ms;
+	w->gang_total = s->gang_total;
+	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
+	w->why = WHY_NONE;
+	w->why_res = w->why_flavor = QUEUE_NONE;
+	w->predicted = -1;
+	q->lqs[w->lq].n_pending++;
+	q->cqs[w->cq].n_pending++;
+	queue_mark_lq(q, w->lq);
+	queue_mark_cq(q, w->cq);
+	queue_mark_wl(q, w);
+	if (changed)
+		*changed = true;
+	if (backoff) /* its backoff runs on; its timer enqueues it where it now is */
+		return GPUQ_OK;
+	return queue_wl_enqueue(q, id); /* the room is there: cannot fail */
+}
+
 int queue_workload_pods_add(queue_t *q, const char *uid, int32_t n, int64_t now)
 {
 	uint32_t id;

@@ -316,17 +316,24 @@ static queue_t *policy_build(const policy_t *p)
 	}
 	cohorts_put(q, p);
 	for (int c = 0; c < p->n_cqs; c++) {
-		char name[16];
+		char name[16], lq[16];
 
 		cq_put(q, p, c, false);
 		snprintf(name, sizeof(name), "cq%d", c);
 		for (int l = 0; l < p->n_lq[c]; l++) {
-			char lq[16];
-
 			snprintf(lq, sizeof(lq), "lq%d", l);
 			assert_int_equal(
 			    queue_lq_add(q, name, lq, name, (l + 1) * 1000, NULL, NULL), GPUQ_OK);
 		}
+	}
+	for (int c = 0; c < p->n_cqs; c++) {
+		/* "mv": the namespace's LocalQueue of the next ClusterQueue, which
+		   only an update moves a workload to (its label edited) */
+		char ns[16], cq[16];
+
+		snprintf(ns, sizeof(ns), "cq%d", c);
+		snprintf(cq, sizeof(cq), "cq%d", (c + 1) % p->n_cqs);
+		assert_int_equal(queue_lq_add(q, ns, "mv", cq, 1000, NULL, NULL), GPUQ_OK);
 	}
 	if (p->econ) {
 		queue_prio_runtime_t rt[4];
@@ -352,7 +359,8 @@ typedef struct {
 	char uid[16];
 	expect_t ex; /* live (pending/admitted/evicting) or finished */
 	int gang;    /* gang total or 0 */
-	int cq;	     /* its CQ */
+	int cq;	     /* its CQ (another after a move to "mv") */
+	int ns;	     /* its namespace, cq<ns> */
 } twl_t;
 
 typedef struct {
@@ -895,26 +903,36 @@ static void check_same_future(const trace_t *t, queue_t *p)
 
 /* ---- the trace ---- */
 
-static void add_random_wl(trace_t *t, uint64_t *s)
+/* What the traces exercised (a property test that never preempts proves
+ * little): totals over all traces, checked by the last block. */
+static struct {
+	uint64_t cycles, admissions, evictions[7], changes, restores, strict_admissions,
+	    afs_admissions, idles, budget_changes, held_waits, lowered_admissions, econ_traces,
+	    updates, moves;
+} seen_total;
+
+/* A random spec for workload x in namespace cq<c> (its pod sets in ps and
+ * req, which the spec points to), on one of that namespace's LocalQueues or
+ * (move) its "mv". */
+static void random_spec(trace_t *t, uint64_t *s, const twl_t *x, int c, bool move,
+			queue_workload_spec_t *w, queue_podset_spec_t ps[2], queue_request_t req[2][2],
+			char ns[16], char lq[16])
 {
 	static const queue_label_t zone_b[] = {{"zone", "b"}};
 	static const queue_label_t zone_c[] = {{"zone", "c"}};
 	static const queue_toleration_t tol[] = {
 	    {"dedicated", QUEUE_TOLERATE_EXISTS, NULL, QUEUE_EFFECT_ANY}};
-	queue_request_t req[2][2];
-	queue_podset_spec_t ps[2];
-	queue_workload_spec_t w = {0};
-	int c = (int)rnd(s, 0, t->pol.n_cqs - 1);
-	char ns[16], lq[16];
-	twl_t *x = &t->wl[t->n_wl];
 	int pods = 0;
 
-	memset(ps, 0, sizeof(ps));
-	snprintf(x->uid, sizeof(x->uid), "w%d", t->n_wl);
-	snprintf(ns, sizeof(ns), "cq%d", c);
-	snprintf(lq, sizeof(lq), "lq%d", (int)rnd(s, 0, t->pol.n_lq[c] - 1));
-	w.n_podsets = (size_t)rnd(s, 1, 2);
-	for (size_t p = 0; p < w.n_podsets; p++) {
+	memset(ps, 0, 2 * sizeof(*ps));
+	memset(w, 0, sizeof(*w));
+	snprintf(ns, 16, "cq%d", c);
+	if (move)
+		snprintf(lq, 16, "mv");
+	else
+		snprintf(lq, 16, "lq%d", (int)rnd(s, 0, t->pol.n_lq[c] - 1));
+	w->n_podsets = (size_t)rnd(s, 1, 2);
+	for (size_t p = 0; p < w->n_podsets; p++) {
 		int nreq = 0;
 
 		req[p][nreq++] = (queue_request_t){"gpu", rnd(s, 0, 3)};
@@ -934,22 +952,63 @@ static void add_random_wl(trace_t *t, uint64_t *s)
 		}
 		pods += ps[p].count;
 	}
-	w.namespace_ = ns;
-	w.name = x->uid;
-	w.uid = x->uid;
-	w.local_queue = lq;
-	w.priority = (int32_t)rnd(s, 0, 3);
-	w.created_ms = t->now * 10 + rnd(s, 0, 5);
-	w.podsets = ps;
+	w->namespace_ = ns;
+	w->name = x->uid;
+	w->uid = x->uid;
+	w->local_queue = lq;
+	w->priority = (int32_t)rnd(s, 0, 3);
+	w->created_ms = t->now * 10 + rnd(s, 0, 5);
+	w->podsets = ps;
 	if (rnd(s, 0, 4) == 0) {
-		w.gang_total = pods;
-		w.pods_present = (int32_t)rnd(s, 0, pods);
+		w->gang_total = pods;
+		w->pods_present = (int32_t)rnd(s, 0, pods);
 	}
+}
+
+static void add_random_wl(trace_t *t, uint64_t *s)
+{
+	queue_request_t req[2][2];
+	queue_podset_spec_t ps[2];
+	queue_workload_spec_t w;
+	int c = (int)rnd(s, 0, t->pol.n_cqs - 1);
+	char ns[16], lq[16];
+	twl_t *x = &t->wl[t->n_wl];
+
+	snprintf(x->uid, sizeof(x->uid), "w%d", t->n_wl);
+	random_spec(t, s, x, c, false, &w, ps, req, ns, lq);
 	assert_int_equal(queue_workload_add(t->q, &w, t->now, NULL, NULL), GPUQ_OK);
 	x->ex = X_LIVE;
 	x->gang = w.gang_total;
-	x->cq = c;
+	x->cq = x->ns = c;
 	t->n_wl++;
+}
+
+/* A pending workload's object edited (queue_workload_update): what it asks
+ * for, its priority, its LocalQueue (moved to "mv", the next ClusterQueue's,
+ * one time in four); a changed creation time now and then. */
+static void update_random_wl(trace_t *t, uint64_t *s, int i)
+{
+	queue_request_t req[2][2];
+	queue_podset_spec_t ps[2];
+	queue_workload_spec_t w;
+	twl_t *x = &t->wl[i];
+	char ns[16], lq[16];
+	bool move = rnd(s, 0, 3) == 0, changed = false;
+	queue_wl_t id;
+	queue_workload_view_t v;
+
+	random_spec(t, s, x, x->ns, move, &w, ps, req, ns, lq);
+	assert_int_equal(queue_workload_update(t->q, &w, t->now, &changed, NULL), GPUQ_OK);
+	assert_int_equal(queue_workload_find(t->q, x->uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(t->q, id, &v), GPUQ_OK);
+	check(v.state == QUEUE_WL_PENDING && v.priority == w.priority &&
+		  v.n_podsets == w.n_podsets && v.gang_total == w.gang_total,
+	      t, "an update applies whole");
+	x->gang = w.gang_total;
+	x->cq = move ? (x->ns + 1) % t->pol.n_cqs : x->ns;
+	check((int)v.cq == x->cq, t, "an update moves a workload to its LocalQueue's CQ");
+	seen_total.updates += changed;
+	seen_total.moves += changed && move && t->pol.n_cqs > 1;
 }
 
 /* A random live workload in the given state, or -1. */
@@ -969,13 +1028,6 @@ static int pick(trace_t *t, uint64_t *s, int state)
 	}
 	return n ? cand[rnd(s, 0, n - 1)] : -1;
 }
-
-/* What the traces exercised (a property test that never preempts proves
- * little): totals over all traces, checked by the last block. */
-static struct {
-	uint64_t cycles, admissions, evictions[7], changes, restores, strict_admissions,
-	    afs_admissions, idles, budget_changes, held_waits, lowered_admissions, econ_traces;
-} seen_total;
 
 /* Which workloads wait as preemptors now, for the next cycle's order check. */
 static void note_planned(trace_t *t)
@@ -1059,8 +1111,11 @@ static void run_trace(uint64_t seed)
 
 		t->now += rnd(&s, 0, 15);
 		econ_step(t);
-		if (a < 35 && t->n_wl < MAX_WL) {
+		if (a < 31 && t->n_wl < MAX_WL) {
 			add_random_wl(t, &s);
+		} else if (a < 35 && (i = pick(t, &s, QUEUE_WL_PENDING)) >= 0) {
+			update_random_wl(t, &s, i);
+			after_step(t, NULL);
 		} else if (a < 50) {
 			assert_int_equal(queue_cycle_run(t->q, t->now, &r), GPUQ_OK);
 			after_step(t, &r);
@@ -1183,6 +1238,11 @@ static void traces(void **state)
 			      (unsigned long long)seen_total.evictions[3],
 			      (unsigned long long)seen_total.evictions[4],
 			      (unsigned long long)seen_total.evictions[5]);
+		print_message("# %llu updates of pending workloads, %llu moved to another "
+			      "ClusterQueue\n",
+			      (unsigned long long)seen_total.updates,
+			      (unsigned long long)seen_total.moves);
+		assert_true(seen_total.updates > 0 && seen_total.moves > 0);
 		assert_true(seen_total.restores == N_TESTS * TRACES_PER_TEST);
 		assert_true(seen_total.evictions[0] > 0 && seen_total.evictions[1] > 0 &&
 			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0 &&
