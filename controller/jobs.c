@@ -43,12 +43,54 @@ static bool managed(const struct controller *c, const workload_t *o, const workl
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
+/* A pending Job's edited spec into the core (put_in_core). */
+static int follow_edit(struct controller *c, controller_job_t *j, const workload_t *o,
+		       const engine_workload_spec_t *ws)
+{
+	gpuq_diag_t diag = {{0}};
+	bool changed = false;
+	int rc = engine_workload_update(c->e, ws, controller_now(c), &changed, &diag);
+
+	if (rc == GPUQ_OK) {
+		if (changed) {
+			gpuq_log(GPUQ_LOG_INFO, "controller",
+				 "%s %s/%s was edited while queued: it now asks for %d pods in "
+				 "queue %s",
+				 o->integ->kind_name, o->namespace_, o->name,
+				 (int)(ws->n_podsets == 1 ? ws->podsets[0].count : ws->gang_total),
+				 ws->local_queue);
+			c->core_dirty = true;
+			controller_status_note(c, j->uid);
+		}
+		return GPUQ_OK;
+	}
+	if (rc == GPUQ_EAGAIN) /* admitted since: its request is kept (validate.c) */
+		return GPUQ_OK;
+	if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+		j->in_core = false;
+		c->core_dirty = true;
+		controller_status_note(c, j->uid);
+	}
+	if (!j->bad)
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "%s %s/%s was edited while queued and waits outside the queue: %s",
+			 o->integ->kind_name, o->namespace_, o->name,
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+	j->bad = true;
+	return rc;
+}
+
 /* The whole Job as one pod set of its parallelism, admitted at once. A Job
  * of more than one pod is a gang (its pods all present: the job controller
  * makes them after the release), so the Ready timeout watches it. p holds
- * the pod sets (o itself, or a TrainJob's JobSet). */
-static int add_to_core(struct controller *c, controller_job_t *j, const workload_t *o,
-		       const workload_t *p)
+ * the pod sets (o itself, or a TrainJob's JobSet). With update, the Job is
+ * in the core already, pending, and its object was edited (parallelism, the
+ * queue label, the priority class, a template's requests): the core takes
+ * the new spec whole (Kueue updates a suspended Job's Workload the same
+ * way); one it cannot take leaves the core, and the Job waits outside the
+ * queue, said once, rather than be admitted for what it no longer asks. */
+static int put_in_core(struct controller *c, controller_job_t *j, const workload_t *o,
+		       const workload_t *p, bool update)
 {
 	char name[ENGINE_NAME_MAX + 1];
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
@@ -69,6 +111,10 @@ static int add_to_core(struct controller *c, controller_job_t *j, const workload
 	int rc;
 
 	if (p->pods > CONTROLLER_PODS_MAX) {
+		if (update && engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+			j->in_core = false;
+			c->core_dirty = true;
+		}
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
 				 "%s %s/%s waits outside the queue: %lld pods is more than the %d "
@@ -84,6 +130,8 @@ static int add_to_core(struct controller *c, controller_job_t *j, const workload
 				       &buf[i], &ps[i]);
 	if (p->pods > 1)
 		ws.gang_total = ws.pods_present = (int32_t)p->pods;
+	if (update)
+		return follow_edit(c, j, o, &ws);
 	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
@@ -167,7 +215,7 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 	    !o->admitted) {
 		if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->in_core = false;
-			(void)add_to_core(c, j, o, p);
+			(void)put_in_core(c, j, o, p, false);
 		}
 		return;
 	}
@@ -190,6 +238,37 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 	}
 }
 
+/* Whether j's workload waits in the core (an edit of its object follows). */
+static bool pending(const struct controller *c, const controller_job_t *j)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	return !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
+	       v.state == ENGINE_WL_PENDING;
+}
+
+/* A queued Job edited so that gpuq no longer manages it (scaled to no
+ * pods, its GPUs or its queue label removed) leaves the queue; it returns
+ * when it is gpuq's again (sync_job). */
+static void leave_queue(struct controller *c, controller_job_t *j, const workload_t *o,
+			const workload_t *p)
+{
+	const char *why = p->pods < 1	? "it has no pods"
+			  : !o->gpu	? "it asks for no GPU"
+			  : !o->queue	? "it has no queue label"
+			  : o->finished ? "it finished"
+					: "gpuq no longer manages it";
+
+	if (engine_workload_delete(c->e, j->uid, controller_now(c)) != GPUQ_OK)
+		return;
+	j->in_core = false;
+	c->core_dirty = true;
+	controller_status_note(c, j->uid);
+	gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s left the queue while queued: %s",
+		 o->integ->kind_name, o->namespace_, o->name, why);
+}
+
 /* Bring one Job's workload in line with what the watch shows, then act. */
 static void sync_job(struct controller *c, controller_job_t *j)
 {
@@ -202,8 +281,16 @@ static void sync_job(struct controller *c, controller_job_t *j)
 	j->in_core = engine_workload_find(c->e, j->uid, &id) == GPUQ_OK;
 	if (!j->in_core && (!managed(c, o, p) || o->finished))
 		return;
-	if (!j->in_core && add_to_core(c, j, o, p))
+	if (!j->in_core && put_in_core(c, j, o, p, false))
 		return;
+	if (j->in_core && p && pending(c, j)) {
+		if (!managed(c, o, p) || o->finished) {
+			leave_queue(c, j, o, p);
+			return;
+		}
+		if (put_in_core(c, j, o, p, true))
+			return;
+	}
 	j->bad = false;
 	if (p)
 		observe(c, j, o, p);

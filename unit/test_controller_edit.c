@@ -1,0 +1,142 @@
+/* Unit tests for the controller's side of a workload's edits (issue 31): a
+ * queued Job whose object changes is recomputed in the core from the watch
+ * event (controller/jobs.c, put_in_core), never admitted for what it asked
+ * before. Issue 31's first two rows, without an apiserver: parallelism 1 ->
+ * 8 while queued, then a 7-GPU Job, on a quota of 8; the queue label moved.
+ * Fixtures in unit/controller_fixtures.h (ClusterQueue cq: 8 GPUs). */
+#include "unit/controller_fixtures.h"
+
+/* Pods the core's workload uid asks for; -1 when the core does not hold it. */
+static int ctl_pods(const struct controller *c, const char *uid)
+{
+	queue_workload_view_t v;
+	queue_wl_t id;
+
+	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v))
+		return -1;
+	return v.pods;
+}
+
+static bool admitted_in(const queue_result_t *r, const char *uid)
+{
+	for (size_t i = 0; i < r->n_admissions; i++)
+		if (!strcmp(r->admissions[i].uid, uid))
+			return true;
+	return false;
+}
+
+/* Parallelism raised 1 -> 8 while queued: the core asks for 8 GPUs; a
+ * 7-GPU Job behind it waits once it is admitted. */
+static void queued_parallelism_follows(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *big = ctl_job("team-a", "big", 1, 8, true, "default");
+	json_t *j = ctl_job("team-a", "j", 1, 1, true, "default");
+	json_t *j8 = ctl_job("team-a", "j", 1, 8, true, "default");
+	json_t *seven = ctl_job("team-a", "seven", 7, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, big);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "big"));
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(ctl_pods(c, "j"), 1);
+	ctl_job_event(c, KUBE_EV_MODIFIED, j8);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_pods(c, "j"), 8);
+	ctl_job_event(c, KUBE_EV_ADDED, seven);
+	assert_int_equal(engine_workload_finish(c->e, "big", controller_now(c)), GPUQ_OK);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "j"));
+	assert_false(admitted_in(&r, "seven"));
+	assert_int_equal(ctl_state(c, "seven"), QUEUE_WL_PENDING);
+	json_decref(big);
+	json_decref(j);
+	json_decref(j8);
+	json_decref(seven);
+	ctl_free(c);
+}
+
+/* Scaled to no pods while queued, the Job leaves the queue (it waits
+ * outside, as one created so does); scaled back, it returns. */
+static void queued_scaled_to_zero_and_back(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *j = ctl_job("team-a", "j", 1, 2, true, "default");
+	json_t *none = ctl_job("team-a", "j", 1, 0, true, "default");
+	json_t *three = ctl_job("team-a", "j", 1, 3, true, "default");
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(ctl_pods(c, "j"), 2);
+	ctl_job_event(c, KUBE_EV_MODIFIED, none);
+	assert_int_equal(ctl_state(c, "j"), -1);
+	ctl_job_event(c, KUBE_EV_MODIFIED, three);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_pods(c, "j"), 3);
+	json_decref(j);
+	json_decref(none);
+	json_decref(three);
+	ctl_free(c);
+}
+
+/* The queue label moved while queued to a LocalQueue the policy lacks: the
+ * Job leaves the queue it was in (never admitted from it) and waits
+ * outside; moved back, it queues again. */
+static void queued_label_moves_it(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *j = ctl_job("team-a", "j", 1, 1, true, "default");
+	json_t *moved = ctl_job("team-a", "j", 1, 1, true, "nowhere");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
+	ctl_job_event(c, KUBE_EV_MODIFIED, moved);
+	assert_int_equal(ctl_state(c, "j"), -1);
+	assert_true(controller_job(c, "j")->bad);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(r.n_admissions, 0);
+	ctl_job_event(c, KUBE_EV_MODIFIED, j);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "j"));
+	json_decref(j);
+	json_decref(moved);
+	ctl_free(c);
+}
+
+/* Once admitted, the core keeps what it admitted (the webhook refuses the
+ * edits that would grow it): the event changes nothing in the core. */
+static void admitted_keeps_its_admission(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *j = ctl_job("team-a", "j", 1, 2, true, "default");
+	json_t *j1 = ctl_job("team-a", "j", 1, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "j"));
+	ctl_job_event(c, KUBE_EV_MODIFIED, j1);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_ADMITTED);
+	assert_int_equal(ctl_pods(c, "j"), 2);
+	json_decref(j);
+	json_decref(j1);
+	ctl_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(queued_parallelism_follows),
+	    cmocka_unit_test(queued_scaled_to_zero_and_back),
+	    cmocka_unit_test(queued_label_moves_it),
+	    cmocka_unit_test(admitted_keeps_its_admission),
+	};
+
+	return cmocka_run_group_tests_name("controller_edit", tests, NULL, NULL);
+}
