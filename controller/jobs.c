@@ -258,13 +258,14 @@ static void leave_queue(struct controller *c, controller_job_t *j, const workloa
 			  : !o->gpu	? "it asks for no GPU"
 			  : !o->queue	? "it has no queue label"
 			  : o->finished ? "it finished"
-					: "gpuq no longer manages it";
+					: "no ClusterQueue selects its namespace";
 
 	if (engine_workload_delete(c->e, j->uid, controller_now(c)) != GPUQ_OK)
 		return;
 	j->in_core = false;
 	c->core_dirty = true;
 	controller_status_note(c, j->uid);
+	controller_touch(c, j);
 	gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s left the queue while queued: %s",
 		 o->integ->kind_name, o->namespace_, o->name, why);
 }

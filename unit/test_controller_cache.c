@@ -680,7 +680,8 @@ static void ctl_untouch(struct controller *c)
  * and only the workloads it can reach are resolved again: a quota change
  * none (the core still holds them); a label that makes team-b selected
  * only team-b's Job, which now enters the core; a label no selector reads
- * none; a namespaceSelector that selects neither namespace any more both. */
+ * none; a namespaceSelector that selects neither namespace any more both,
+ * and both leave the queue. */
 static void policy_change_in_place_resolves_what_it_reaches(void **state)
 {
 	struct controller *c = ctl_new();
@@ -744,6 +745,9 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
 	assert_ptr_equal(engine_core(c->e), core);
 	assert_int_equal(c->n_touched, 2);
+	/* and leave the queue: no ClusterQueue would admit them now (issue 31) */
+	assert_int_equal(ctl_state(c, "a"), -1);
+	assert_int_equal(ctl_state(c, "b"), -1);
 	json_decref(a);
 	json_decref(b);
 	qmetrics_destroy(c->metrics);
