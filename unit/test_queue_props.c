@@ -915,8 +915,8 @@ static struct {
  * req, which the spec points to), on one of that namespace's LocalQueues or
  * (move) its "mv". */
 static void random_spec(trace_t *t, uint64_t *s, const twl_t *x, int c, bool move,
-			queue_workload_spec_t *w, queue_podset_spec_t ps[2], queue_request_t req[2][2],
-			char ns[16], char lq[16])
+			queue_workload_spec_t *w, queue_podset_spec_t ps[2],
+			queue_request_t req[2][2], char ns[16], char lq[16])
 {
 	static const queue_label_t zone_b[] = {{"zone", "b"}};
 	static const queue_label_t zone_c[] = {{"zone", "c"}};

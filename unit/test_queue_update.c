@@ -17,11 +17,16 @@ static const queue_workload_spec_t *one(one_t *o, const char *uid, const char *n
 					int32_t prio, int64_t created, int32_t count, int64_t gpus)
 {
 	o->r = (queue_request_t){"gpu", gpus};
-	o->ps = (queue_podset_spec_t){.name = "main", .count = count, .requests = &o->r,
-				      .n_requests = 1};
-	o->s = (queue_workload_spec_t){.namespace_ = ns, .name = uid, .uid = uid,
-				       .local_queue = lq, .priority = prio, .created_ms = created,
-				       .podsets = &o->ps, .n_podsets = 1};
+	o->ps = (queue_podset_spec_t){
+	    .name = "main", .count = count, .requests = &o->r, .n_requests = 1};
+	o->s = (queue_workload_spec_t){.namespace_ = ns,
+				       .name = uid,
+				       .uid = uid,
+				       .local_queue = lq,
+				       .priority = prio,
+				       .created_ms = created,
+				       .podsets = &o->ps,
+				       .n_podsets = 1};
 	return &o->s;
 }
 
@@ -53,9 +58,9 @@ static void parallelism_raised_while_queued(void **st)
 	cycle(q, 5, &r);
 	assert_true(admitted_in(&r, "big"));
 	add_wl(q, "job", "ns", "lq", 0, 10, 1);
-	assert_int_equal(queue_workload_update(q, one(&o, "job", "ns", "lq", 0, 10, 8, 1), 11,
-					       &changed, NULL),
-			 GPUQ_OK);
+	assert_int_equal(
+	    queue_workload_update(q, one(&o, "job", "ns", "lq", 0, 10, 8, 1), 11, &changed, NULL),
+	    GPUQ_OK);
 	assert_true(changed);
 	invariants(q);
 	assert_int_equal(queue_workload_finish(q, "big", 12), GPUQ_OK);
@@ -127,8 +132,7 @@ static void edit_keeps_its_place(void **st)
 	add_wl(q, "b", "ns", "lq", 0, 2, 1);
 	add_wl(q, "c", "ns", "lq", 0, 3, 4);
 	assert_int_equal(
-	    queue_workload_update(q, one(&o, "b", "ns", "lq", 0, 2, 4, 1), 4, NULL, NULL),
-	    GPUQ_OK);
+	    queue_workload_update(q, one(&o, "b", "ns", "lq", 0, 2, 4, 1), 4, NULL, NULL), GPUQ_OK);
 	for (int i = 0; i < 3; i++) {
 		cycle(q, 10 + i * 2, &r);
 		assert_int_equal(r.n_admissions, 1);
@@ -164,9 +168,9 @@ static void refusals_change_nothing(void **st)
 	assert_false(changed);
 	cycle(q, 4, &r);
 	assert_true(admitted_in(&r, "run"));
-	assert_int_equal(queue_workload_update(q, one(&o, "run", "ns", "lq", 0, 1, 2, 2), 5,
-					       &changed, &diag),
-			 GPUQ_EAGAIN);
+	assert_int_equal(
+	    queue_workload_update(q, one(&o, "run", "ns", "lq", 0, 1, 2, 2), 5, &changed, &diag),
+	    GPUQ_EAGAIN);
 	assert_non_null(strstr(diag.msg, "only a pending workload changes"));
 	assert_int_equal(
 	    queue_workload_update(q, one(&o, "gone", "ns", "lq", 0, 1, 1, 1), 5, NULL, NULL),

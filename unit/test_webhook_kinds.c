@@ -555,6 +555,91 @@ static void test_ray_validate(void **state)
 	}
 }
 
+/* ---- what may change, when: each kind's row (issue 31) ---- */
+
+/* A StatefulSet of `replicas` Pods of `gpus` GPUs, queue default. */
+#define STS_G(replicas, gpus)                                                                      \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"containers\":[{\"name\":"   \
+	"\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}"
+/* An LWS of `replicas` groups of `size` Pods of `gpus` GPUs. */
+#define LWS_G(replicas, size, gpus)                                                                \
+	"{\"apiVersion\":\"leaderworkerset.x-k8s.io/"                                              \
+	"v1\",\"kind\":\"LeaderWorkerSet\",\"metadata\""                                           \
+	":{\"name\":\"vllm\"},\"spec\":{\"replicas\":" replicas ",\"leaderWorkerTemplate\":{"      \
+	"\"size\":" size ",\"workerTemplate\":{\"spec\":{\"containers\":[{\"name\":\"w\","         \
+	"\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}}"
+/* A RayCluster, admitted (meta: its annotation) or queued, with a GPU
+ * worker group of `replicas` workers (at most `max`) of 1 GPU. */
+#define RC_G(meta, suspend, replicas, max, extra)                                                  \
+	"{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"rc\"" meta \
+	"},\"spec\":{\"suspend\":" suspend "," extra "\"headGroupSpec\":{\"rayStartParams\":{},"   \
+	"\"template\":{\"spec\":{\"containers\":[{\"name\":\"ray-head\",\"resources\":{\"limits\"" \
+	":{\"cpu\":\"1\"}}}]}}},\"workerGroupSpecs\":[{\"groupName\":\"gpu\","                     \
+	"\"replicas\":" replicas ",\"minReplicas\":1,\"maxReplicas\":" max                         \
+	",\"rayStartParams\":{},\"template\":"                                                     \
+	"{\"spec\":{\"containers\":[{\"name\":\"ray-worker\",\"resources\":{\"limits\":{"          \
+	"\"nvidia.com/gpu\":\"1\"}}}]}}}]}}"
+#define ADM ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"
+#define AUTOSCALE "\"enableInTreeAutoscaling\":true,"
+
+/* Issue 31's rows at the webhook, each refused or allowed as its kind's row
+ * says, with the field and the way out in the message. */
+static void test_edits_by_row(void **state)
+{
+	static const struct {
+		const char *group, *version, *kind, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    /* a StatefulSet's GPUs per Pod raised in a rolling update: refused
+	       while it has replicas, taken at 0 */
+	    {"apps", "v1", "StatefulSet", STS_G("2", "4"), STS_G("2", "2"),
+	     "StatefulSet \"web\": what a Pod of pod set \"main\" asks for (spec.template.spec: "
+	     "its containers' requests and limits, overhead, GPU claims) changed while its 2 "
+	     "replicas wait or run under gpuq; scale it to 0 first (spec.replicas: 0)"},
+	    {"apps", "v1", "StatefulSet", STS_G("0", "4"), STS_G("0", "2"), ""},
+	    {"apps", "v1", "StatefulSet", STS_G("2", "4"), STS_G("0", "2"), ""},
+	    /* its scale-ups queue as slices */
+	    {"apps", "v1", "StatefulSet", STS_G("3", "2"), STS_G("2", "2"), ""},
+	    /* an LWS's size and template are fixed while it has groups */
+	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "4", "1"),
+	     LWS_G("2", "2", "1"), /* size 2 -> 4: 1 worker -> 3 */
+	     "LeaderWorkerSet \"vllm\": pod set \"workers\" (spec.leaderWorkerTemplate."
+	     "workerTemplate.spec) grows from 1 to 3 pods while its 2 replicas wait or run under "
+	     "gpuq"},
+	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "3", "1"),
+	     LWS_G("2", "4", "1"),
+	     "pod set \"workers\" (spec.leaderWorkerTemplate.workerTemplate.spec) shrinks from 3 "
+	     "to 2 pods"},
+	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "4", "2"),
+	     LWS_G("2", "4", "1"), "what a Pod of pod set \"leader\""},
+	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("3", "4", "1"),
+	     LWS_G("2", "4", "1"), ""},
+	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("0", "8", "1"),
+	     LWS_G("0", "4", "1"), ""},
+	    /* an admitted RayCluster's GPU workers scaled 1 -> 6: refused; down: taken */
+	    {RC_GVK, RC_G(ADM, "false", "6", "8", ""), RC_G(ADM, "false", "1", "8", ""),
+	     "RayCluster \"rc\": pod set \"gpu\" (spec.workerGroupSpecs[0].template.spec) grows "
+	     "from 1 to 6 pods while gpuq admits it: gpuq reserved quota for what it asked when "
+	     "admitted; undo the change, or delete and recreate the RayCluster"},
+	    {RC_GVK, RC_G(ADM, "false", "1", "8", ""), RC_G(ADM, "false", "2", "8", ""), ""},
+	    /* queued, the same edit is taken (the controller follows it) */
+	    {RC_GVK, RC_G("", "true", "6", "8", ""), RC_G("", "true", "1", "8", ""), ""},
+	    /* the autoscaler turned on after admission: refused as at creation */
+	    {RC_GVK, RC_G(ADM, "false", "1", "8", AUTOSCALE), RC_G(ADM, "false", "1", "8", ""),
+	     "RayCluster \"rc\": enableInTreeAutoscaling is true"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(t[i].group, t[i].version, t[i].kind, "UPDATE", "alice",
+				     t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
 /* ---- Kubeflow Trainer: a TrainJob, its JobSet ---- */
 
 #define TRAINER_SA "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
@@ -641,7 +726,7 @@ int main(void)
 	    cmocka_unit_test(test_jobset_children),    cmocka_unit_test(test_sets_mutate),
 	    cmocka_unit_test(test_sets_validate),      cmocka_unit_test(test_set_pods),
 	    cmocka_unit_test(test_ray_mutate),	       cmocka_unit_test(test_ray_validate),
-	    cmocka_unit_test(test_trainjob_admission),
+	    cmocka_unit_test(test_trainjob_admission), cmocka_unit_test(test_edits_by_row),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

@@ -489,37 +489,100 @@ static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
 	return true;
 }
 
+/* Whether one Pod of pod sets a and b asks for the same: containers,
+ * requests, limits, overhead and DRA devices (its shape). */
+static bool same_shape(const workload_view_podset_t *pa, const workload_view_podset_t *pb)
+{
+	if (pa->dra_gpus != pb->dra_gpus || pa->pod.n_containers != pb->pod.n_containers ||
+	    !same_list(&pa->pod.overhead, &pb->pod.overhead))
+		return false;
+	for (size_t i = 0; i < pa->pod.n_containers; i++) {
+		const quota_container_t *x = &pa->pod.containers[i];
+		const quota_container_t *y = &pb->pod.containers[i];
+
+		if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
+		    !same_list(&x->limits, &y->limits))
+			return false;
+	}
+	return true;
+}
+
 /* Whether two decodings of a workload ask for the same resources: the same
- * pod count, containers, requests, limits, overhead and DRA devices. Only
- * then may an UPDATE of a queued Job skip the CREATE checks (controllers
- * that touch metadata, such as the garbage collector, never change these). */
+ * pod count and pod sets of the same shape. Only then may an UPDATE of a
+ * queued Job skip the CREATE checks (controllers that touch metadata, such
+ * as the garbage collector, never change these). */
 static bool same_request(const workload_view_t *a, const workload_view_t *b)
 {
 	if (a->pods != b->pods || a->n_podsets != b->n_podsets)
 		return false;
-	for (size_t p = 0; p < a->n_podsets; p++) {
-		const workload_view_podset_t *pa = &a->podsets[p], *pb = &b->podsets[p];
-
-		if (pa->count != pb->count || pa->dra_gpus != pb->dra_gpus ||
-		    pa->pod.n_containers != pb->pod.n_containers ||
-		    !same_list(&pa->pod.overhead, &pb->pod.overhead))
+	for (size_t p = 0; p < a->n_podsets; p++)
+		if (a->podsets[p].count != b->podsets[p].count ||
+		    !same_shape(&a->podsets[p], &b->podsets[p]))
 			return false;
-		for (size_t i = 0; i < pa->pod.n_containers; i++) {
-			const quota_container_t *x = &pa->pod.containers[i];
-			const quota_container_t *y = &pb->pod.containers[i];
+	return true;
+}
 
-			if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
-			    !same_list(&x->limits, &y->limits))
-				return false;
+static const workload_view_podset_t *podset_named(const workload_view_t *w, const char *name)
+{
+	for (size_t p = 0; p < w->n_podsets; p++)
+		if (!strcmp(w->podsets[p].name, name))
+			return &w->podsets[p];
+	return NULL;
+}
+
+/* What the edit from old to w changes that the row's answers (shape: one
+ * Pod's requests; count: how many Pods) refuse, said into why for a
+ * message ("pod set \"workers\" (spec.template.spec) grows from 1 to 6
+ * pods"); false when they allow all of it. Pod sets are matched by name: a
+ * new one is more Pods, a removed one fewer. */
+static bool edit_refused(const workload_view_t *w, const workload_view_t *old,
+			 workload_edit_t shape, workload_edit_t count, char *why, size_t cap)
+{
+	for (size_t p = 0; p < w->n_podsets; p++) {
+		const workload_view_podset_t *n = &w->podsets[p];
+		const workload_view_podset_t *o = podset_named(old, n->name);
+
+		if (!o && count != WORKLOAD_EDIT_FOLLOW) {
+			snprintf(why, cap, "pod set \"%s\" (%s) of %lld pods is new", n->name,
+				 n->spec_field, (long long)n->count);
+			return true;
+		}
+		if (!o)
+			continue;
+		if (shape == WORKLOAD_EDIT_REFUSE && !same_shape(o, n)) {
+			snprintf(why, cap,
+				 "what a Pod of pod set \"%s\" asks for (%s: its containers' "
+				 "requests and limits, overhead, GPU claims) changed",
+				 n->name, n->spec_field);
+			return true;
+		}
+		if ((count == WORKLOAD_EDIT_SHRINK && n->count > o->count) ||
+		    (count == WORKLOAD_EDIT_REFUSE && n->count != o->count)) {
+			snprintf(why, cap, "pod set \"%s\" (%s) %s from %lld to %lld pods", n->name,
+				 n->spec_field, n->count > o->count ? "grows" : "shrinks",
+				 (long long)o->count, (long long)n->count);
+			return true;
 		}
 	}
-	return true;
+	return false;
+}
+
+/* A set's replicas (its row's replicas_member of spec, default 1); 0 when
+ * the kind is no set. */
+static int64_t set_replicas(const workload_view_t *w)
+{
+	int64_t n = 1;
+
+	if (!w->integ->replicas_member)
+		return 0;
+	(void)jv_int(jv_get(jv_member_obj(w->obj, "spec"), w->integ->replicas_member), &n);
+	return n;
 }
 
 static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 				   const workload_view_t *old)
 {
-	char field[WORKLOAD_FIELD_MAX + 32];
+	char field[WORKLOAD_FIELD_MAX + 32], why[WORKLOAD_FIELD_MAX + 256];
 
 	if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted)) {
 		webhook_review_refuse(
@@ -530,7 +593,7 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 		    w->admitted && !old->admitted ? "metadata.annotations"
 						  : tmpl_admitted_field(w, field, sizeof(field)),
 		    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
-	} else if (w->unsupported && !old->admitted) {
+	} else if (w->unsupported && (!old->admitted || !old->unsupported)) {
 		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
 				      w->unsupported);
 	} else if (old->suspend && !w->suspend && !old->admitted) {
@@ -556,6 +619,21 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 				      w->name, (long long)old->podsets[0].parallelism,
 				      (long long)w->podsets[0].parallelism,
 				      (long long)old->podsets[0].parallelism);
+	} else if (old->admitted && edit_refused(w, old, w->integ->shape_admitted,
+						 w->integ->count_admitted, why, sizeof(why))) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s while gpuq admits it: gpuq reserved quota for "
+				      "what it asked when admitted; undo the change, or delete and "
+				      "recreate the %s to queue it anew",
+				      w->kind_name, w->name, why, w->kind_name);
+	} else if (!old->admitted && edit_refused(w, old, w->integ->shape_queued,
+						  WORKLOAD_EDIT_FOLLOW, why, sizeof(why))) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s while it waits in queue %s/%s; delete and "
+				      "recreate the %s to change it",
+				      w->kind_name, w->name, why, r->ns,
+				      old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE,
+				      w->kind_name);
 	} else if (!old->admitted && !same_request(old, w)) {
 		check_workload(r, w, false); /* edited while queued: judge it anew */
 	} else if (!old->admitted && !streq(old->queue, w->queue)) {
@@ -593,6 +671,29 @@ static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const w
 
 		(void)check_queue(r, w, &cq);
 	}
+}
+
+/* A set (StatefulSet, LeaderWorkerSet, a Deployment) edited: while it has
+ * replicas, its Pods wait or run under gpuq with the shape they were
+ * admitted for, so what its row refuses (Kueue: the pod template, and an
+ * LWS's size, immutable while managed) is refused, with the way out; at 0
+ * replicas anything goes. What it asks for anew (a scale-up) is judged
+ * whole. */
+static void validate_update_set(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
+{
+	char why[WORKLOAD_FIELD_MAX + 256];
+	int64_t replicas = set_replicas(old);
+
+	if (replicas > 0 && edit_refused(w, old, w->integ->shape_admitted, w->integ->count_admitted,
+					 why, sizeof(why)))
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\": %s while its %lld replicas wait or run under gpuq; scale it to 0 "
+		    "first (spec.%s: 0) and change it then, or delete and recreate the %s",
+		    w->kind_name, w->name, why, (long long)replicas, w->integ->replicas_member,
+		    w->kind_name);
+	else if (!same_request(old, w))
+		check_workload(r, w, false);
 }
 
 /* A held parent's child changed by someone other than its parent's
@@ -649,7 +750,9 @@ int webhook_validate_run(webhook_review_t *r)
 		   scale-up); its Pods carry the marks */
 		if (w.integ->hold == WORKLOAD_HOLD_NONE)
 			w.pods = 1;
-		if (!update || !r->old || !old.gpu || !same_request(&old, &w))
+		if (update && r->old && old.gpu)
+			validate_update_set(r, &w, &old);
+		else
 			check_workload(r, &w, false);
 	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu))) {
 		/* A workload that asks for a GPU only from this UPDATE on (a

@@ -123,43 +123,65 @@ typedef enum {
 				      groups, StatefulSet, LeaderWorkerSet) */
 } workload_hold_t;
 
+/* What an edit of a workload's object does, the kind's row answering it for
+ * what one Pod asks (its shape: the containers' requests and limits, the
+ * overhead, GPU claims) and for how many Pods, queued and admitted (issue
+ * 31; docs/kinds.md, "what may change"). The webhook refuses what the row
+ * refuses (webhook/validate.c), the controller follows what it follows
+ * (controller/jobs.c, sets.c); neither branches on the kind. A count edited
+ * while queued is always followed. */
+typedef enum {
+	WORKLOAD_EDIT_FOLLOW = 0, /* taken: a queued workload is recomputed in the
+				     core and keeps its place; a set's new Pods
+				     queue as a slice or group of their own */
+	WORKLOAD_EDIT_SHRINK = 1, /* fewer may be asked for, never more */
+	WORKLOAD_EDIT_REFUSE = 2, /* refused, naming the field and the way out */
+} workload_edit_t;
+
 struct workload_view;
 struct workload_decoder;
 
 /* One supported kind. Paths are JSON Pointers into the object. */
 typedef struct {
 	workload_kind_t kind;
-	const char *api_version;     /* "jobset.x-k8s.io/v1alpha2" */
-	const char *group;	     /* "jobset.x-k8s.io" ("" for core) */
-	const char *version;	     /* "v1alpha2" */
-	const char *kind_name;	     /* "JobSet" */
-	const char *resource;	     /* plural, as discovery lists it: "jobsets" */
-	const char *short_name;	     /* how people name its workloads: "jobset/llama-70b" */
-	workload_hold_t hold;	     /* how it waits */
-	const char *suspend_ptr;     /* the suspend field ("/spec/suspend"), or NULL */
-	bool suspend_inverted;	     /* never: every supported suspend field is "true
-					to hold" (kept for kinds whose is not) */
-	workload_kind_t child_kind;  /* what its controller creates: Job for a JobSet,
-					Pod for the others; OTHER for a Pod */
-	const char *const *creators; /* usernames that create its children (its
-					controller's identities), NULL-terminated; a
-					child claiming this parent made by anyone else
-					is refused */
-	bool sequential;	     /* its Pods appear one after another (a StatefulSet's
-					OrderedReady, an LWS's LeaderReady): the whole
-					group's quota is reserved when admitted and
-					each Pod let through as it appears */
-	bool podsets_of_child;	     /* its pod sets are its child's, read once its
-					controller made it (held) from what the object
-					names elsewhere: a TrainJob's are its JobSet's,
-					built by the Trainer from the TrainingRuntime.
-					Released through runtime_patch: the flavors go
-					into a patch its controller applies to the
-					child. gpuq's when it carries a queue label or
-					names a GPU in gpu_field */
-	const char *runtime_patch;   /* the list of such patches ("/spec/runtimePatches") */
-	const char *gpu_field;	     /* the resources its pods are said to get
-					("spec.trainer.resourcesPerNode"), or NULL */
+	const char *api_version;	/* "jobset.x-k8s.io/v1alpha2" */
+	const char *group;		/* "jobset.x-k8s.io" ("" for core) */
+	const char *version;		/* "v1alpha2" */
+	const char *kind_name;		/* "JobSet" */
+	const char *resource;		/* plural, as discovery lists it: "jobsets" */
+	const char *short_name;		/* how people name its workloads: "jobset/llama-70b" */
+	workload_hold_t hold;		/* how it waits */
+	const char *suspend_ptr;	/* the suspend field ("/spec/suspend"), or NULL */
+	bool suspend_inverted;		/* never: every supported suspend field is "true
+					   to hold" (kept for kinds whose is not) */
+	workload_kind_t child_kind;	/* what its controller creates: Job for a JobSet,
+					   Pod for the others; OTHER for a Pod */
+	const char *const *creators;	/* usernames that create its children (its
+					   controller's identities), NULL-terminated; a
+					   child claiming this parent made by anyone else
+					   is refused */
+	bool sequential;		/* its Pods appear one after another (a StatefulSet's
+					   OrderedReady, an LWS's LeaderReady): the whole
+					   group's quota is reserved when admitted and
+					   each Pod let through as it appears */
+	bool podsets_of_child;		/* its pod sets are its child's, read once its
+					   controller made it (held) from what the object
+					   names elsewhere: a TrainJob's are its JobSet's,
+					   built by the Trainer from the TrainingRuntime.
+					   Released through runtime_patch: the flavors go
+					   into a patch its controller applies to the
+					   child. gpuq's when it carries a queue label or
+					   names a GPU in gpu_field */
+	const char *runtime_patch;	/* the list of such patches ("/spec/runtimePatches") */
+	const char *gpu_field;		/* the resources its pods are said to get
+					   ("spec.trainer.resourcesPerNode"), or NULL */
+	workload_edit_t shape_queued;	/* a Pod's shape edited while it queues */
+	workload_edit_t shape_admitted; /* ... once admitted (a set: while it has
+					   replicas, admitted or not: Kueue's rule) */
+	workload_edit_t count_admitted; /* how many Pods, once admitted */
+	const char *replicas_member;	/* a set's member of spec counting its
+					   replicas ("replicas", default 1): at 0 its
+					   shape may change; NULL: not a set */
 	/* Read the pod sets of obj into the view (w->obj, w->kind, names set):
 	 * their names, counts and templates, checked with w's refusals. */
 	int (*podsets)(struct workload_view *w, gpuq_diag_t *diag);
