@@ -637,9 +637,10 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 	} else if (!old->admitted && !same_request(old, w)) {
 		check_workload(r, w, false); /* edited while queued: judge it anew */
 	} else if (!old->admitted && !streq(old->queue, w->queue)) {
-		const policy_cq_t *cq;
-
-		(void)check_queue(r, w, &cq);
+		/* moved while queued: judged for its new queue as if created there
+		   (a ClusterQueue that could never hold it refuses it now, in the
+		   words of a CREATE), and the controller moves it (issue 31) */
+		check_workload(r, w, false);
 	}
 }
 
