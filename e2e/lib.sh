@@ -215,8 +215,8 @@ tenant() {
 	k -n "$1" create serviceaccount tenant >/dev/null 2>&1 || true
 	k -n "$1" create rolebinding tenant-edit --clusterrole=edit \
 		--serviceaccount="$1:tenant" >/dev/null 2>&1 || true
-	server=$(k config view --raw --minify -o 'jsonpath={.clusters[0].cluster.server}')
-	ca=$(k config view --raw --minify -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}')
+	server=$(k config view --raw --minify --flatten -o 'jsonpath={.clusters[0].cluster.server}')
+	ca=$(k config view --raw --minify --flatten -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}')
 	token=$(k -n "$1" create token tenant --duration=2h) || return 1
 	cat >"$kc" <<KC
 apiVersion: v1
