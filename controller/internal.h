@@ -126,6 +126,9 @@ extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
  * labels, LimitRanges, ResourceQuotas, claim templates, or which
  * ClusterQueue selects them), so only their workloads are resolved again;
  * `all` when the change reaches every namespace or too many were named. */
+/* Bytes of a release's "<pod set>:resource=flavor,..." pairs (annotation
+ * gpuq.dev/flavors): 18 pod sets of a few resources each, with room. */
+#define CONTROLLER_FLAVORS_MAX 8192
 #define CONTROLLER_NSSET_MAX 32
 typedef struct {
 	bool all;			      /* every namespace */

@@ -153,8 +153,8 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
 {
 	const char *pairs = o->x->flavors;
-	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
-	char buf[1024], *save = NULL, *tok;
+	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
+	char buf[CONTROLLER_FLAVORS_MAX], *save = NULL, *tok;
 	size_t n = 0;
 	int rc;
 
@@ -166,7 +166,7 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &save); tok && n < ENGINE_PODSET_RES_MAX;
+	for (tok = strtok_r(buf, ",", &save); tok && n < sizeof(a) / sizeof(a[0]);
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
 		long ps = 0;

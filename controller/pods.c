@@ -510,7 +510,7 @@ static void release_member(struct controller *c, engine_wl_t id, const workload_
 	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
 	json_t *base_sel = controller_selector_json(ps),
 	       *base_tols = controller_tolerations_json(ps);
-	char path[KUBE_URL_MAX], flavors[1024];
+	char path[KUBE_URL_MAX], flavors[CONTROLLER_FLAVORS_MAX];
 	gpuq_diag_t diag = {{0}};
 	int rc = gates && base_sel && base_tols ? GPUQ_OK : GPUQ_ENOMEM;
 

@@ -822,6 +822,43 @@ static void test_jobset_podsets(void **state)
 	policy_unref(p);
 }
 
+/* Kueue's cap of 18 pod sets (v1beta2); a replicatedJob of no pods is no
+ * pod set (issue 31: the JobSet waited suspended for good: the core holds
+ * pod sets of 1 pod or more). */
+static void test_jobset_shapes(void **state)
+{
+	char json[4096];
+	size_t n = 0;
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	n += (size_t)snprintf(json + n, sizeof(json) - n, "%s",
+			      OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[");
+	for (int i = 0; i < 18; i++)
+		n += (size_t)snprintf(json + n, sizeof(json) - n, "%s{'name':'r%d'}", i ? "," : "",
+				      i);
+	snprintf(json + n, sizeof(json) - n, "]}}");
+	if (obj_decode(NULL, json, &o, &d))
+		fail_msg("18 pod sets refused: %s", d.msg);
+	assert_int_equal(o->n_podsets, 18);
+	workload_destroy(o);
+	if (obj_decode(NULL,
+		       OBJ_META(JOBSET_API, "z",
+				"") ",'spec':{'replicatedJobs':["
+				    "{'name':'none','replicas':0},{'name':'w','replicas':2,"
+				    "'template':{'spec':{'parallelism':3,'template':{}}}}]}}",
+		       &o, &d))
+		fail_msg("a zero-pod replicatedJob refused: %s", d.msg);
+	assert_int_equal(o->n_podsets, 1);
+	assert_string_equal(o->podsets[0].name, "w");
+	assert_int_equal(o->podsets[0].count, 6);
+	assert_string_equal(o->podsets[0].tmpl_ptr,
+			    "/spec/replicatedJobs/1/template/spec/template");
+	assert_int_equal(o->pods, 6);
+	workload_destroy(o);
+}
+
 static void test_jobset_refusals(void **state)
 {
 	static const struct {
@@ -854,8 +891,15 @@ static void test_jobset_refusals(void **state)
 	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':["
 					   "{'name':'a'},{'name':'b'},{'name':'c'},{'name':'d'},"
 					   "{'name':'e'},{'name':'f'},{'name':'g'},{'name':'h'},"
-					   "{'name':'i'}]}}",
-	     "spec.replicatedJobs: more than 8 pod sets"},
+					   "{'name':'i'},{'name':'j'},{'name':'k'},{'name':'l'},"
+					   "{'name':'m'},{'name':'n'},{'name':'o'},{'name':'p'},"
+					   "{'name':'q'},{'name':'r'},{'name':'s'}]}}",
+	     "spec.replicatedJobs: more than 18 pod sets"},
+	    /* every replicatedJob of no pods: nothing to run */
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':["
+					   "{'name':'a','replicas':0},{'name':'b','template':{"
+					   "'spec':{'parallelism':0,'template':{}}}}]}}",
+	     "spec.replicatedJobs: Required value: a JobSet of no replicatedJob with pods"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
@@ -1225,6 +1269,7 @@ int main(void)
 	    cmocka_unit_test(test_object_caps),
 	    cmocka_unit_test(test_jobset_podsets),
 	    cmocka_unit_test(test_jobset_refusals),
+	    cmocka_unit_test(test_jobset_shapes),
 	    cmocka_unit_test(test_parent_of),
 	    cmocka_unit_test(test_sets),
 	    cmocka_unit_test(test_ray),

@@ -172,14 +172,18 @@ static int jobset_podsets(workload_view_t *w, gpuq_diag_t *diag)
 		snprintf(at, sizeof(at), "%s.template.spec.template", field);
 		if (!rc)
 			rc = jv_fields_typed(&f, jspec, "template", JV_OBJECT, at, &pt);
-		if (!rc)
-			rc = workload_view_podset_new(w, name, "spec.replicatedJobs", &ps, diag);
-		snprintf(ptr, sizeof(ptr), "/spec/replicatedJobs/%zu/template/spec/template", i);
-		if (!rc)
-			rc = workload_view_template(w, ps, pt, at, ptr, diag);
 		snprintf(at, sizeof(at), "%s.template.spec", field);
 		if (!rc)
 			rc = workload_view_job_counts(w, jspec, at, &par, &pods, diag);
+		if (rc)
+			return rc;
+		if (replicas * pods == 0) /* runs no pod: no pod set (the core's hold 1 or more) */
+			continue;
+		snprintf(at, sizeof(at), "%s.template.spec.template", field);
+		rc = workload_view_podset_new(w, name, "spec.replicatedJobs", &ps, diag);
+		snprintf(ptr, sizeof(ptr), "/spec/replicatedJobs/%zu/template/spec/template", i);
+		if (!rc)
+			rc = workload_view_template(w, ps, pt, at, ptr, diag);
 		if (rc)
 			return rc;
 		ps->parallelism = par;
@@ -188,8 +192,8 @@ static int jobset_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	}
 	if (!rc && !w->n_podsets)
 		return jv_fields_refuse(&f, "spec.replicatedJobs",
-					"Required value: a JobSet of no "
-					"replicatedJob runs nothing");
+					"Required value: a JobSet of no replicatedJob with "
+					"pods runs nothing");
 	return rc;
 }
 

@@ -63,7 +63,7 @@
 
 /* ---- Caps (anything past one is refused, naming the field; never cut) ---- */
 
-#define WORKLOAD_PODSETS_MAX 8	   /* pod sets per workload (Kueue's and the core's cap) */
+#define WORKLOAD_PODSETS_MAX 18	   /* pod sets per workload (Kueue v1beta2's and the core's cap) */
 #define WORKLOAD_CONTAINERS_MAX 64 /* init + app containers of one pod template */
 #define WORKLOAD_CLAIMS_MAX 32	   /* resourceClaims looked at (Kubernetes' own cap) */
 #define WORKLOAD_STR_MAX                                                                           \
