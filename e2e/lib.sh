@@ -252,7 +252,9 @@ sampler_start() {
 			echo "$(date +%s.%N) $h" >>"$log"
 			if [ "$h" -gt "$2" ] && [ "$over" = 0 ]; then
 				over=1
-				notok "GPUs held in $1 went over its quota: $h of $2 at $(date +%T.%N)"
+				notok "GPUs held in $1 went over its quota: $h of $2 at $(date +%T.%N) (its Pods then: $E2E_RUN/sampler-$1-over.txt)"
+				k -n "$1" get pods -o 'jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.phase} del={.metadata.deletionTimestamp} gpus={.spec.containers[0].resources.limits.nvidia\.com/gpu} owner={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}{"\n"}{end}' \
+					>"$E2E_RUN/sampler-$1-over.txt" 2>&1
 			fi
 			sleep 0.5
 		done
