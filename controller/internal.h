@@ -224,6 +224,9 @@ typedef struct {
 	bool bad;	      /* decode failed: logged once, kept out of the core */
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
+	bool gone;	      /* deleted (or not relisted) while pods of its release
+				 still run: its quota held until the last is gone
+				 (jobs.c, forget; pods.c, jobpod_forget) */
 	uint32_t gen;	      /* LIST generation it was last seen in (c->gen's low 32
 				 bits: only compared with the current one) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
@@ -428,6 +431,9 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
  * change). */
 void controller_jobs_resync(struct controller *c, const controller_nsset_t *only);
 void controller_jobs_free_all(struct controller *c);
+/* The last unfinished pod of Job uid went (pods.c): a Job deleted while its
+ * pods ran leaves the core now. */
+void controller_jobs_pods_gone(struct controller *c, const char *uid);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */
 void controller_handle(struct controller *c, controller_cevent_t *ev);

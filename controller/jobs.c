@@ -330,9 +330,38 @@ static void child_seen(struct controller *c, controller_job_t *k)
 		sync_job(c, parent);
 }
 
+/* Whether j's workload holds quota for pods of its release that still run
+ * (bound, not finished, not yet deleted: what the cluster still gives it). */
+static bool holds_running_pods(const struct controller *c, const controller_job_t *j)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	return j && engine_core(c->e) && controller_pods_of_job(c, j->uid) > 0 &&
+	       !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
+	       (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING);
+}
+
+/* A Job deleted (or not listed again): out of the cache and the core. One
+ * whose released pods still run keeps its quota, gone, until the last of
+ * them is (a Job deleted in the background goes before its pods, which the
+ * garbage collector deletes after it: freed at once, its quota admitted
+ * others while they ran, over quota; issue 31's edit storm). */
 static void forget(struct controller *c, const char *uid)
 {
-	controller_job_t *j = controller_map_del(&c->jobs, uid);
+	controller_job_t *j = controller_map_get(&c->jobs, uid);
+
+	if (j && holds_running_pods(c, j)) {
+		if (!j->gone)
+			gpuq_log(
+			    GPUQ_LOG_INFO, "controller",
+			    "%s %s/%s is gone; its quota is held until its %d running pods are",
+			    j->wl ? j->wl->integ->kind_name : "Job", controller_job_ns(j),
+			    controller_job_name(j), (int)controller_pods_of_job(c, j->uid));
+		j->gone = true;
+		return;
+	}
+	j = controller_map_del(&c->jobs, uid);
 
 	if (engine_core(c->e) && engine_workload_delete(c->e, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
@@ -341,6 +370,14 @@ static void forget(struct controller *c, const char *uid)
 	if (j && !j->suspended) /* its pods still to come no longer are */
 		controller_actuate_rq_recheck(c, controller_job_ns(j));
 	job_free(j);
+}
+
+void controller_jobs_pods_gone(struct controller *c, const char *uid)
+{
+	const controller_job_t *j = controller_map_get(&c->jobs, uid);
+
+	if (j && j->gone)
+		forget(c, uid);
 }
 
 void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
