@@ -432,7 +432,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
 void controller_jobs_resync(struct controller *c, const controller_nsset_t *only);
 void controller_jobs_free_all(struct controller *c);
 /* The last unfinished pod of Job uid went (pods.c): a Job deleted while its
- * pods ran leaves the core now. */
+ * pods ran leaves the core now, and so does one scaled to no pods. */
 void controller_jobs_pods_gone(struct controller *c, const char *uid);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */

@@ -250,7 +250,8 @@ static bool pending(const struct controller *c, const controller_job_t *j)
 
 /* A queued Job edited so that gpuq no longer manages it (scaled to no
  * pods, its GPUs or its queue label removed) leaves the queue; it returns
- * when it is gpuq's again (sync_job). */
+ * when it is gpuq's again (sync_job). An admitted one scaled to no pods
+ * leaves it too, once its last pod is gone. */
 static void leave_queue(struct controller *c, controller_job_t *j, const workload_t *o,
 			const workload_t *p)
 {
@@ -291,6 +292,14 @@ static void sync_job(struct controller *c, controller_job_t *j)
 		}
 		if (put_in_core(c, j, o, p, true))
 			return;
+	}
+	if (j->in_core && p && p->pods < 1 && !controller_pods_of_job(c, j->uid) &&
+	    !pending(c, j)) {
+		/* admitted, then scaled to no pods (a shrink the webhook takes):
+		   it runs nothing, so it holds nothing; scaled up again it would
+		   be refused (it may only shrink), so it never returns */
+		leave_queue(c, j, o, p);
+		return;
 	}
 	j->bad = false;
 	if (p)
@@ -374,10 +383,12 @@ static void forget(struct controller *c, const char *uid)
 
 void controller_jobs_pods_gone(struct controller *c, const char *uid)
 {
-	const controller_job_t *j = controller_map_get(&c->jobs, uid);
+	controller_job_t *j = controller_map_get(&c->jobs, uid);
 
 	if (j && j->gone)
 		forget(c, uid);
+	else if (j && j->wl && !j->bad)
+		sync_job(c, j); /* one scaled to no pods lets its quota go now */
 }
 
 void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)

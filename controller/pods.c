@@ -100,8 +100,8 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 		return;
 	job_count(c, p->job, -1);
 	j = controller_job(c, p->job);
-	if (j && j->gone && !controller_pods_of_job(c, p->job))
-		controller_jobs_pods_gone(c, p->job); /* frees j */
+	if (j && !controller_pods_of_job(c, p->job))
+		controller_jobs_pods_gone(c, p->job); /* may free j */
 	else if (j)
 		controller_touch(c, j);
 	controller_actuate_rq_recheck(c, p->ns);
