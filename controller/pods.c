@@ -54,13 +54,6 @@ typedef struct {
 	uint64_t gen; /* LIST generation it was last seen in */
 } jobpod_t;
 
-int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
-{
-	const int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
-
-	return n ? *n : 0;
-}
-
 /* Job job_uid has one pod more (d = 1) or less (-1). */
 static void job_count(struct controller *c, const char *job_uid, int d)
 {
