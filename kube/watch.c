@@ -442,7 +442,10 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 			}
 			continue;
 		}
-		if (failures++ == 0)
+		/* a collection that may be unserved answers 404 to a watch when it
+		 * goes (its CRD removed): the relist after the backoff says so, no
+		 * failure to warn of */
+		if (!(rc == GPUQ_ENOTFOUND && opts->may_be_unserved) && failures++ == 0)
 			gpuq_log(GPUQ_LOG_WARN, "kube", "watch %s: %s; retrying with backoff",
 				 opts->name, diag.msg);
 		if (rc != GPUQ_EHTTP && rc != GPUQ_EAGAIN)
