@@ -302,11 +302,10 @@ int webhook_mutate_run(webhook_review_t *r)
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && w.gpu && webhook_child_parent(&w)) {
+	} else if (!rc && w.gpu && (webhook_child_parent(&w) || webhook_review_unwatched(r, &w))) {
 		/* a held parent's child (a JobSet's Job): its parent was held and
-		 * admitted; /validate checks who made it */
-	} else if (!rc && w.gpu && webhook_review_unwatched(r, &w)) {
-		/* refused: a kind gpuq does not watch is never held */
+		 * admitted, /validate checks who made it; or refused: a kind gpuq
+		 * does not watch is never held */
 	} else if (!rc && w.gpu && w.integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		mutate_parent(r, &w);
 	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_POD) {
