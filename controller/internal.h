@@ -113,11 +113,13 @@ typedef enum {
 
 typedef struct {
 	const char *name;     /* for logs: "jobs" */
-	const char *group;    /* API group path for discovery: "/apis/gpuq.dev/v1beta1" */
-	const char *resource; /* plural, as discovery lists it */
 	const char *path;     /* collection path */
-	bool optional;	      /* watched only when discovery lists it */
+	bool optional;	      /* a CRD's, which may not be served (not installed yet, or
+				 removed): watched while it is (KUBE_EV_UNSERVED) */
 	bool policy;	      /* feeds the policy snapshot */
+	workload_kind_t kind; /* the workload its objects are, decoded on the watch
+				 thread (WORKLOAD_KIND_OTHER: policy objects); its row
+				 names the collection to the webhook (policy_watch_has) */
 } controller_res_info_t;
 
 extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
@@ -195,7 +197,8 @@ typedef struct {
 void controller_informer_event(controller_res_t res, const webhook_config_t *cfg,
 			       const kube_event_t *ev, controller_cevent_t *out);
 
-/* Discover optional groups, then start one thread per watched collection. */
+/* Start one watch thread per collection (an optional one that is not
+ * served says so, KUBE_EV_UNSERVED, and is listed once it is). */
 int controller_informer_start(struct controller *c, gpuq_diag_t *diag);
 void controller_informer_stop(struct controller *c);
 
@@ -290,13 +293,15 @@ struct controller {
 				  until the first snapshot */
 	kube_client_t *client; /* the controller thread's connection */
 	controller_watcher_t watchers[CONTROLLER_RES_COUNT];
-	bool watched[CONTROLLER_RES_COUNT]; /* discovery found the collection */
-	bool listed[CONTROLLER_RES_COUNT];  /* first LIST complete */
-	controller_equeue_t events;	    /* watch threads -> controller thread */
-	atomic_bool stop;		    /* every thread stops when set */
-	pthread_t thread;		    /* the controller thread */
-	bool running;			    /* thread started */
-	bool stopped;			    /* controller_stop done (the owner's thread only) */
+	bool unserved[CONTROLLER_RES_COUNT]; /* the apiserver does not serve it (its
+						watch said KUBE_EV_UNSERVED and has
+						listed nothing since) */
+	bool listed[CONTROLLER_RES_COUNT];   /* first LIST complete (while served) */
+	controller_equeue_t events;	     /* watch threads -> controller thread */
+	atomic_bool stop;		     /* every thread stops when set */
+	pthread_t thread;		     /* the controller thread */
+	bool running;			     /* thread started */
+	bool stopped;			     /* controller_stop done (the owner's thread only) */
 
 	/* The Lease (elect.c). The fence is read by every thread; the rest is
 	 * the Lease thread's but for what lease_mu guards. */
@@ -418,9 +423,11 @@ void controller_snapshot_apply(struct controller *c, const controller_cevent_t *
  * LocalQueue's status shows (a former leader wrote it). */
 void controller_snapshot_seed_usage(struct controller *c);
 
-/* Build a snapshot from the cache; on success replace c->policy (and the
- * webhook's), rebuild or create the core. Errors are logged; the previous
- * snapshot stays. */
+/* Build a snapshot from the cache, naming the workload collections watched
+ * now (listed and served: policy_watch_has, what the webhook may hold); on
+ * success replace c->policy (and the webhook's), rebuild or create the core
+ * (kept as it is when no policy object changed, only what is watched).
+ * Errors are logged; the previous snapshot stays. */
 int controller_snapshot_rebuild(struct controller *c);
 
 /* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes

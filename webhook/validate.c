@@ -744,6 +744,9 @@ int webhook_validate_run(webhook_review_t *r)
 			validate_child(r, &w, parent);
 		else if (!workload_creator(parent, r->username))
 			validate_update_child(r, &w, &old, parent);
+	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu)) &&
+		   webhook_review_unwatched(r, &w)) {
+		/* refused: a kind gpuq does not watch is never held (as /mutate) */
 	} else if (!rc && w.gpu && w.kind != WORKLOAD_KIND_POD &&
 		   w.integ->hold != WORKLOAD_HOLD_SUSPEND) {
 		/* a set whose Pods are gated (or are each a workload): judged
