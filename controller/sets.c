@@ -8,9 +8,10 @@
  * first would deadlock them: a gated Pod never becomes Ready.
  *
  * A StatefulSet is one workload of its replicas, cut into slices by scaling:
- * a scale-up queues the new replicas as a slice of their own (ordinals
- * [from, to)), a scale-down drops the slices above the new count and shrinks
- * the one it cuts (an admitted one keeps its flavors), freeing quota. An
+ * a scale-up queues the new replicas as a slice of their own (indexes
+ * [from, to): a Pod's index is its ordinal less spec.ordinals.start), a
+ * scale-down drops the slices above the new count and shrinks the one it
+ * cuts (an admitted one keeps its flavors), freeing quota. An
  * LWS is one workload per group (its leader and its workers, two pod sets);
  * a scale changes which groups exist. A set's workloads leave the core with
  * the set. */
@@ -29,7 +30,7 @@ typedef struct {
 	controller_res_t res;	      /* its collection */
 	workload_t *wl;		      /* decoded and resolved (owned) */
 	uint64_t gen;		      /* LIST generation it was last seen in */
-	int64_t edge[SLICES_MAX + 1]; /* a StatefulSet's slices: [edge[i], edge[i+1]) */
+	int64_t edge[SLICES_MAX + 1]; /* a StatefulSet's slices: Pod indexes [edge[i], edge[i+1]) */
 	size_t n_slices;	      /* entries of edge in use, less one */
 	int64_t groups;		      /* an LWS's groups in the core */
 	bool bad;		      /* logged once: kept out of the core */
@@ -95,13 +96,21 @@ bool controller_sets_member_key(struct controller *c, const workload_t *o, char 
 		group_key(key, o->x->set_group, out, cap);
 		return true;
 	}
-	/* a StatefulSet's Pod: the slice of its ordinal; a Pod seen before its
-	 * set (the watches list independently), the first slice, and past the
-	 * slices (a scale-up not seen yet), the next one: the set's event puts
-	 * its workload in the core */
+	/* a StatefulSet's Pod: the slice of its index (its ordinal less the
+	 * set's first, spec.ordinals.start); a Pod seen before its set (the
+	 * watches list independently), the first slice, and past the slices (a
+	 * scale-up not seen yet), the next one: the set's event puts its
+	 * workload in the core. A Pod below the first ordinal is no replica
+	 * (its controller deletes it): a key of no slice, held. */
 	n = ordinal(o->name);
 	if (n < 0)
 		return false;
+	if (s && s->wl)
+		n -= s->wl->x->first_ordinal;
+	if (n < 0) {
+		group_key(key, -1, out, cap);
+		return true;
+	}
 	for (size_t i = 0; s && i < s->n_slices; i++)
 		if (n >= s->edge[i] && n < s->edge[i + 1]) {
 			group_key(key, s->edge[i], out, cap);
@@ -140,13 +149,14 @@ static void group_register(struct controller *c, const set_t *s, controller_pgro
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	/* named as people name it: "lws/infer-0", "statefulset/web+2" */
+	/* named as people name it: "lws/infer-0", "statefulset/web+2" (a slice
+	 * from Pod web-2 on) */
 	if (w->kind == WORKLOAD_KIND_LWS)
 		snprintf(name, sizeof(name), "%s/%.200s-%lld", w->integ->short_name, w->name,
 			 (long long)g->first);
 	else if (g->first)
 		snprintf(name, sizeof(name), "%s/%.200s+%lld", w->integ->short_name, w->name,
-			 (long long)g->first);
+			 (long long)(g->first + w->x->first_ordinal));
 	else
 		snprintf(name, sizeof(name), "%s/%.200s", w->integ->short_name, w->name);
 	for (size_t i = 0; i < w->n_podsets; i++)

@@ -250,6 +250,24 @@ static int replicas_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	return rc;
 }
 
+/* A StatefulSet: its replicas, numbered from spec.ordinals.start (0 when
+ * absent; the StatefulSet controller names its Pods <name>-<start> ...
+ * <name>-<start + replicas - 1>). */
+static int statefulset_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *ordinals = NULL;
+	int rc = replicas_podsets(w, diag);
+
+	if (!rc)
+		rc = jv_fields_typed(&f, jv_member_obj(w->obj, "spec"), "ordinals", JV_OBJECT,
+				     "spec.ordinals", &ordinals);
+	if (!rc)
+		rc = jv_fields_int(&f, ordinals, "start", "spec.ordinals.start", 0, 0, INT32_MAX,
+				   &w->first_ordinal);
+	return rc;
+}
+
 static int statefulset_status(workload_decoder_t *d, const jv_t *obj)
 {
 	const char *policy = jv_member_str(jv_member_obj(obj, "spec"), "podManagementPolicy");
@@ -612,7 +630,7 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 				   .child_kind = WORKLOAD_KIND_POD,
 				   .creators = statefulset_creators,
 				   .sequential = true,
-				   .podsets = replicas_podsets,
+				   .podsets = statefulset_podsets,
 				   .status = statefulset_status,
 				   .shape_queued = WORKLOAD_EDIT_REFUSE,
 				   .shape_admitted = WORKLOAD_EDIT_REFUSE,

@@ -1,0 +1,181 @@
+/* Unit tests for the sets gpuq admits by gates on their Pods
+ * (controller/sets.c, pods.c), issue 31's "Sets", without an apiserver: a
+ * StatefulSet whose ordinals start at 1. A Pod counts as released when it
+ * is a member of a workload the core admitted: controller_actuate_group
+ * lifts the gate of every gated member of such a workload (it needs an
+ * apiserver, so it is not called here). Fixtures in
+ * unit/controller_fixtures.h. */
+#include "unit/controller_fixtures.h"
+
+/* A pod template of 1 GPU. */
+static json_t *template_1gpu(void)
+{
+	return json_pack("{s:{s:{s:s}}, s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}", "metadata", "labels",
+			 "app", "x", "spec", "containers", "name", "main", "image", "x",
+			 "resources", "limits", "nvidia.com/gpu", "1");
+}
+
+/* StatefulSet `name` in team-a of `replicas` Pods of 1 GPU, queue default,
+ * its ordinals from `start` (-1: no spec.ordinals). A new reference. */
+static json_t *sts(const char *name, int replicas, int start)
+{
+	json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:i, s:s, s:o}}",
+			      "apiVersion", "apps/v1", "kind", "StatefulSet", "metadata", "name",
+			      name, "namespace", "team-a", "uid", name, "resourceVersion", "1",
+			      "creationTimestamp", "2026-11-25T00:00:00Z", "labels",
+			      "gpuq.dev/queue-name", "default", "spec", "replicas", replicas,
+			      "serviceName", name, "template", template_1gpu());
+
+	assert_non_null(o);
+	if (start >= 0)
+		json_object_set_new(json_object_get(o, "spec"), "ordinals",
+				    json_pack("{s:i}", "start", start));
+	return o;
+}
+
+/* Pod `name` in team-a of 1 GPU, gated, queue default, with `labels`
+ * added (stolen; may be NULL) and owned by StatefulSet `owner`. */
+static json_t *gated_pod(const char *name, const char *owner, json_t *labels)
+{
+	json_t *o = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+	    "s:{s:[{s:s}], s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "team-a",
+	    "uid", name, "resourceVersion", "2", "creationTimestamp", "2026-11-25T00:00:01Z",
+	    "labels", "gpuq.dev/queue-name", "default", "ownerReferences", "apiVersion", "apps/v1",
+	    "kind", "StatefulSet", "name", owner, "uid", owner, "controller", 1, "spec",
+	    "schedulingGates", "name", "gpuq.dev/admission", "containers", "name", "main", "image",
+	    "x", "resources", "limits", "nvidia.com/gpu", "1", "status", "phase", "Pending");
+
+	assert_non_null(o);
+	if (labels)
+		json_object_update(json_object_get(json_object_get(o, "metadata"), "labels"),
+				   labels);
+	json_decref(labels);
+	return o;
+}
+
+/* Pod <set>-<ordinal> of StatefulSet `set`, as its controller makes it. */
+static json_t *sts_pod(const char *set, int ordinal)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s-%d", set, ordinal);
+	return gated_pod(name, set, NULL);
+}
+
+static void set_event(struct controller *c, controller_res_t res, kube_event_type_t type,
+		      json_t *obj)
+{
+	controller_cevent_t ev = ctl_event(res, type, obj);
+
+	controller_sets_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+	json_decref(obj);
+}
+
+/* A Pod event; obj is stolen. */
+static void pod_event(struct controller *c, kube_event_type_t type, json_t *obj)
+{
+	ctl_pod_event(c, type, obj);
+	json_decref(obj);
+}
+
+static void sts_pods_event(struct controller *c, kube_event_type_t type, const char *set, int from,
+			   int to)
+{
+	for (int i = from; i < to; i++)
+		pod_event(c, type, sts_pod(set, i));
+}
+
+static void cycle(struct controller *c)
+{
+	queue_result_t r;
+
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+}
+
+/* The core's state of the workload Pod uid is a member of (-1: it is no
+ * member of a workload the core holds). */
+static int pod_state(struct controller *c, const char *uid)
+{
+	const char *key = controller_map_get(&c->pod_group, uid);
+	controller_pgroup_t *g = key ? controller_group(c, key) : NULL;
+
+	if (!g || !controller_map_get(&g->members, uid))
+		return -1;
+	return ctl_state(c, key);
+}
+
+static bool released(struct controller *c, const char *uid)
+{
+	return pod_state(c, uid) == QUEUE_WL_ADMITTED;
+}
+
+/* Workloads of the core whose uid starts with prefix, and their pods. */
+static size_t core_count(const struct controller *c, const char *prefix, int32_t *pods)
+{
+	size_t n = 0;
+
+	*pods = 0;
+	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
+	     id = engine_workload_next(c->e, id)) {
+		engine_workload_view_t v;
+
+		if (engine_workload_view(c->e, id, &v) == GPUQ_OK &&
+		    !strncmp(v.uid, prefix, strlen(prefix))) {
+			n++;
+			*pods += v.pods;
+		}
+	}
+	return n;
+}
+
+/* ---- StatefulSet ---- */
+
+/* spec.ordinals.start: 1 numbers the Pods web-1..web-3: all three are the
+ * set's and released together (the last one stayed gated for good when
+ * ordinals were taken from 0); a scale-up to 5 queues web-4 and web-5; a
+ * Pod below the first ordinal is never let through. */
+static void ordinals_start_at_one(void **state)
+{
+	struct controller *c = ctl_new();
+	char uid[16];
+	int32_t pods;
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 3, 1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 1, 4);
+	cycle(c);
+	for (int i = 1; i < 4; i++) {
+		snprintf(uid, sizeof(uid), "web-%d", i);
+		if (!released(c, uid))
+			fail_msg("%s: state %d, want admitted", uid, pod_state(c, uid));
+	}
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
+	assert_int_equal(pods, 3);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 5, 1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 4, 6);
+	cycle(c);
+	for (int i = 1; i < 6; i++) {
+		snprintf(uid, sizeof(uid), "web-%d", i);
+		if (!released(c, uid))
+			fail_msg("%s: state %d, want admitted", uid, pod_state(c, uid));
+	}
+	core_count(c, "sts:team-a/web/", &pods);
+	assert_int_equal(pods, 5);
+	/* web-0, below spec.ordinals.start: no replica of the set */
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 1);
+	cycle(c);
+	assert_false(released(c, "web-0"));
+	ctl_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(ordinals_start_at_one),
+	};
+
+	return cmocka_run_group_tests_name("controller_sets", tests, NULL, NULL);
+}
