@@ -452,7 +452,8 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
 /* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
  * Pods (the integration table's gate-family rows with a parent spec). A
  * StatefulSet is one workload of its replicas (a scale-up queues the new
- * replicas as a slice of their own, a scale-down frees quota); an LWS is a
+ * replicas as a slice of their own or grows the newest while it queues,
+ * adjacent admitted slices merge, a scale-down frees quota); an LWS is a
  * workload per group (leader and workers: two pod sets). Each is admitted
  * as soon as it is known, before its Pods exist (they appear one after
  * another: OrderedReady, LeaderReady), its quota read from the parent's

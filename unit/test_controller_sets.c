@@ -1,11 +1,23 @@
 /* Unit tests for the sets gpuq admits by gates on their Pods
  * (controller/sets.c, pods.c), issue 31's "Sets", without an apiserver: a
- * StatefulSet whose ordinals start at 1. A Pod counts as released when it
- * is a member of a workload the core admitted: controller_actuate_group
- * lifts the gate of every gated member of such a workload (it needs an
- * apiserver, so it is not called here). Fixtures in
+ * StatefulSet whose ordinals start at 1; a StatefulSet scaled up and down 40
+ * times in a row, admitted as it goes and while its queue is blocked. A Pod
+ * counts as released when it is a member of a workload the core admitted:
+ * controller_actuate_group lifts the gate of every gated member of such a
+ * workload (it needs an apiserver, so it is not called here). Fixtures in
  * unit/controller_fixtures.h. */
 #include "unit/controller_fixtures.h"
+
+/* CTL_POLICY's namespaces and flavor, its ClusterQueue with `gpus` GPUs. */
+#define SETS_POLICY(gpus)                                                                          \
+	"apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"        \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"            \
+	"spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"                                   \
+	"  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"                \
+	"    - name: h100\n      resources: [{name: nvidia.com/gpu, nominalQuota: " gpus "}]\n"    \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
+	"name: default}\nspec: {clusterQueue: cq}\n"
 
 /* A pod template of 1 GPU. */
 static json_t *template_1gpu(void)
@@ -171,10 +183,97 @@ static void ordinals_start_at_one(void **state)
 	ctl_free(c);
 }
 
+/* `rounds` rounds of StatefulSet web (of r replicas) scaled up by 2 and
+ * down by 1, its Pods made and deleted, a cycle after each: the replicas
+ * it has then. The watches list independently: every other round the new
+ * Pods are seen before the scale-up, and the Pod deleted before the
+ * scale-down. */
+static int scale_rounds(struct controller *c, int r, int rounds)
+{
+	for (int round = 0; round < rounds; round++, r++) {
+		if (round % 2)
+			sts_pods_event(c, KUBE_EV_ADDED, "web", r, r + 2);
+		set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", r + 2, -1));
+		if (!(round % 2))
+			sts_pods_event(c, KUBE_EV_ADDED, "web", r, r + 2);
+		cycle(c);
+		if (round % 2)
+			sts_pods_event(c, KUBE_EV_DELETED, "web", r + 1, r + 2);
+		set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", r + 1, -1));
+		if (!(round % 2))
+			sts_pods_event(c, KUBE_EV_DELETED, "web", r + 1, r + 2);
+		cycle(c);
+	}
+	return r;
+}
+
+/* 40 rounds of a scale-up by 2 and a scale-down by 1 (1 -> 41 replicas),
+ * a cycle after each: every replica ends up in a slice the core admitted,
+ * and the core counts 41 Pods, in one workload (adjacent admitted slices
+ * merge). With a lifetime cap of 16 slices, web-16 on stayed gated. */
+static void forty_scale_ups_admitted_as_they_come(void **state)
+{
+	struct controller *c = ctl_new_policy(SETS_POLICY("64"));
+	char uid[16];
+	int32_t pods;
+	int r = 1;
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", r, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, r);
+	cycle(c);
+	r = scale_rounds(c, r, 40);
+	assert_int_equal(r, 41);
+	for (int i = 0; i < r; i++) {
+		snprintf(uid, sizeof(uid), "web-%d", i);
+		if (!released(c, uid))
+			fail_msg("%s: state %d, want admitted", uid, pod_state(c, uid));
+	}
+	/* the admitted slices merged as they came (one flavor): one workload */
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
+	assert_int_equal(pods, 41);
+	ctl_free(c);
+}
+
+/* The same 40 rounds while a Job holds the whole quota: the scale-ups
+ * queue as one slice that grows (never a workload per scale-up), and once
+ * the Job is done every replica is admitted. */
+static void forty_scale_ups_while_blocked(void **state)
+{
+	struct controller *c = ctl_new_policy(SETS_POLICY("64"));
+	json_t *blocker = ctl_job("team-a", "blocker", 64, 1, true, "default");
+	char uid[16];
+	int32_t pods;
+	int r = 1;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, blocker);
+	json_decref(blocker);
+	cycle(c);
+	assert_int_equal(ctl_state(c, "blocker"), QUEUE_WL_ADMITTED);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", r, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, r);
+	cycle(c);
+	r = scale_rounds(c, r, 40);
+	assert_false(released(c, "web-0"));
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
+	assert_int_equal(pods, 41);
+	assert_int_equal(engine_workload_finish(c->e, "blocker", controller_now(c)), GPUQ_OK);
+	cycle(c);
+	for (int i = 0; i < r; i++) {
+		snprintf(uid, sizeof(uid), "web-%d", i);
+		if (!released(c, uid))
+			fail_msg("%s: state %d, want admitted", uid, pod_state(c, uid));
+	}
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ordinals_start_at_one),
+	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
+	    cmocka_unit_test(forty_scale_ups_while_blocked),
 	};
 
 	return cmocka_run_group_tests_name("controller_sets", tests, NULL, NULL);
