@@ -466,6 +466,11 @@ void controller_sets_free_all(struct controller *c);
 bool controller_sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
 /* Put set group g in the core when its set is known and managed. */
 void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
+/* Set group g's last member is gone: true when that ends it (out of the
+ * core and freed: an LWS's surge group, Pods of no StatefulSet slice, a
+ * group of a set gone); false when it stays (its controller makes its Pods
+ * again, gated). */
+bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */

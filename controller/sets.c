@@ -41,7 +41,9 @@ typedef struct {
 				 edge[i+1]) (owned; n_slices + 1 in use) */
 	size_t n_slices;      /* slices (entries of edge in use, less one) */
 	size_t cap_edge;      /* entries of edge allocated */
-	int64_t groups;	      /* an LWS's groups in the core */
+	int64_t groups;	      /* an LWS's groups in the core: [0, groups) */
+	int64_t surge_hi;     /* ... and past them, its surge groups, in
+				 [groups, surge_hi) (surge_hi >= groups) */
 	bool bad;	      /* logged once: kept out of the core */
 } set_t;
 
@@ -230,6 +232,18 @@ static controller_pgroup_t *group_get(struct controller *c, const set_t *s, int6
 	return g;
 }
 
+/* Set group g, with no member, out of the core and freed. */
+static void group_free(struct controller *c, controller_pgroup_t *g)
+{
+	if (engine_core(c->e) && engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK)
+		c->core_dirty = true;
+	controller_map_del(&c->groups, g->key);
+	controller_map_deinit(&g->members);
+	free(g->key);
+	free(g->set);
+	free(g);
+}
+
 /* Drop group first of s: out of the core (its quota freed) and gone. Its
  * members stay Pods of the cluster; were any still around, they would be
  * seen again as Pods of no group. */
@@ -242,13 +256,8 @@ static void group_drop(struct controller *c, const set_t *s, int64_t first)
 	if (engine_core(c->e) && engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 	g = controller_map_get(&c->groups, key);
-	if (g && g->members.n == 0) {
-		controller_map_del(&c->groups, key);
-		controller_map_deinit(&g->members);
-		free(g->key);
-		free(g->set);
-		free(g);
-	}
+	if (g && g->members.n == 0)
+		group_free(c, g);
 }
 
 /* Group from of set s moved into group into: its members (Pods seen
@@ -287,13 +296,7 @@ static bool fold(struct controller *c, const set_t *s, int64_t from, controller_
 		free(old);
 		controller_map_del(&g->members, m->key);
 	}
-	if (engine_core(c->e) && engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
-		c->core_dirty = true;
-	controller_map_del(&c->groups, key);
-	controller_map_deinit(&g->members);
-	free(g->key);
-	free(g->set);
-	free(g);
+	group_free(c, g);
 	return true;
 }
 
@@ -480,14 +483,50 @@ static void statefulset_slices(struct controller *c, set_t *s)
 	}
 }
 
-/* An LWS's groups brought to its replicas. */
+/* One past the last group index an LWS's Pods may have: spec.replicas
+ * plus the groups a rolling update may make past them (its maxSurge); the
+ * groups past spec.replicas are its surge groups. */
+static int64_t lws_groups_hi(const set_t *s)
+{
+	int64_t hi = s->wl->replicas + s->wl->x->surge;
+
+	return hi < LWS_GROUPS_MAX ? hi : LWS_GROUPS_MAX;
+}
+
+/* A surge group (past spec.replicas, within the surge) is in the core while
+ * it has Pods: a rolling update with maxSurge makes it with the new template
+ * and deletes it when done; a group scaled away whose Pods still go keeps
+ * its quota until they are gone. */
+static bool surge_held(const set_t *s, const controller_pgroup_t *g)
+{
+	return g && g->first >= s->groups && g->first < lws_groups_hi(s) && g->members.n > 0;
+}
+
+/* An LWS's groups brought to its replicas: groups [0, spec.replicas), each
+ * queued as soon as the LWS is known, and the surge groups that have Pods;
+ * the rest leave the core. */
 static void lws_groups(struct controller *c, set_t *s)
 {
 	int64_t want = s->wl->replicas < LWS_GROUPS_MAX ? s->wl->replicas : LWS_GROUPS_MAX;
+	int64_t was = s->surge_hi > s->groups ? s->surge_hi : s->groups, hi = want;
 
-	for (; s->groups > want; s->groups--)
-		group_drop(c, s, s->groups - 1);
 	s->groups = want;
+	for (int64_t i = want; i < was || i < lws_groups_hi(s); i++) {
+		char key[SET_KEY_MAX];
+		controller_pgroup_t *g;
+
+		group_key(s->key, i, key, sizeof(key));
+		g = controller_map_get(&c->groups, key);
+		if (surge_held(s, g)) {
+			if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
+				group_register(c, s, g, g->total);
+			controller_touch_key(c, g->key);
+			hi = i + 1;
+		} else if (i < was) {
+			group_drop(c, s, i);
+		}
+	}
+	s->surge_hi = hi;
 	for (int64_t i = 0; i < want; i++) {
 		controller_pgroup_t *g = group_get(c, s, i);
 
@@ -525,20 +564,45 @@ static void set_sync(struct controller *c, set_t *s)
 
 void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 {
-	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
+	set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
 
 	if (!s || !s->wl || !engine_core(c->e) || !managed(c, s->wl))
 		return;
 	if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) == GPUQ_OK)
 		return;
 	if (s->wl->kind == WORKLOAD_KIND_LWS) {
-		if (g->first < s->groups)
+		if (g->first < s->groups || surge_held(s, g))
 			group_register(c, s, g, g->total);
+		if (surge_held(s, g) && g->first >= s->surge_hi)
+			s->surge_hi = g->first + 1;
 		return;
 	}
 	for (size_t i = 0; i < s->n_slices; i++)
 		if (s->edge[i] == g->first)
 			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
+}
+
+bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g)
+{
+	const set_t *s = controller_map_get(&c->sets, g->set);
+	bool slice = false;
+
+	if (!s || !s->wl) {
+		group_free(c, g); /* its set is gone */
+		return true;
+	}
+	if (s->wl->kind == WORKLOAD_KIND_LWS) {
+		if (g->first < s->groups)
+			return false; /* its controller makes its Pods again, gated */
+		group_free(c, g);     /* a surge group done, or one scaled away */
+		return true;
+	}
+	for (size_t i = 0; i < s->n_slices && !slice; i++)
+		slice = s->edge[i] == g->first;
+	if (slice)
+		return false;
+	group_free(c, g); /* Pods of no slice (yet): nothing in the core */
+	return true;
 }
 
 static void forget(struct controller *c, const char *key)
@@ -549,7 +613,7 @@ static void forget(struct controller *c, const char *key)
 		return;
 	/* the set is gone: its workloads leave the core */
 	if (s->wl && s->wl->kind == WORKLOAD_KIND_LWS)
-		for (int64_t i = 0; i < s->groups; i++)
+		for (int64_t i = 0; i < s->surge_hi || i < s->groups; i++)
 			group_drop(c, s, i);
 	else
 		for (size_t i = 0; i < s->n_slices; i++)

@@ -1,7 +1,9 @@
 /* Unit tests for the sets gpuq admits by gates on their Pods
  * (controller/sets.c, pods.c), issue 31's "Sets", without an apiserver: a
  * StatefulSet whose ordinals start at 1; a StatefulSet scaled up and down 40
- * times in a row, admitted as it goes and while its queue is blocked. A Pod
+ * times in a row, admitted as it goes and while its queue is blocked; a
+ * LeaderWorkerSet's rolling update with maxSurge, its surge group admitted
+ * as a group of its own. A Pod
  * counts as released when it is a member of a workload the core admitted:
  * controller_actuate_group lifts the gate of every gated member of such a
  * workload (it needs an apiserver, so it is not called here). Fixtures in
@@ -268,12 +270,133 @@ static void forty_scale_ups_while_blocked(void **state)
 	ctl_free(c);
 }
 
+/* ---- LeaderWorkerSet ---- */
+
+/* LeaderWorkerSet `name` of `replicas` groups of `size` Pods of 1 GPU,
+ * queue default, with rolloutStrategy maxSurge `surge` (NULL: none). */
+static json_t *lws(const char *name, int replicas, int size, json_t *surge)
+{
+	json_t *o = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:i, s:{s:i, s:o}}}", "apiVersion",
+	    "leaderworkerset.x-k8s.io/v1", "kind", "LeaderWorkerSet", "metadata", "name", name,
+	    "namespace", "team-a", "uid", name, "resourceVersion", "1", "creationTimestamp",
+	    "2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default", "spec", "replicas",
+	    replicas, "leaderWorkerTemplate", "size", size, "workerTemplate", template_1gpu());
+
+	assert_non_null(o);
+	if (surge)
+		json_object_set_new(json_object_get(o, "spec"), "rolloutStrategy",
+				    json_pack("{s:s, s:{s:o, s:i}}", "type", "RollingUpdate",
+					      "rollingUpdateConfiguration", "maxSurge", surge,
+					      "maxUnavailable", 0));
+	return o;
+}
+
+/* Pod `worker` of group `group` of LWS `set` (worker 0: the leader), as
+ * the LWS and StatefulSet controllers make it. */
+static json_t *lws_pod(const char *set, int group, int worker)
+{
+	char name[64], owner[64], g[16], w[16];
+
+	snprintf(g, sizeof(g), "%d", group);
+	snprintf(w, sizeof(w), "%d", worker);
+	if (worker) {
+		snprintf(name, sizeof(name), "%s-%d-%d", set, group, worker);
+		snprintf(owner, sizeof(owner), "%s-%d", set, group);
+	} else {
+		snprintf(name, sizeof(name), "%s-%d", set, group);
+		snprintf(owner, sizeof(owner), "%s", set);
+	}
+	return gated_pod(name, owner,
+			 json_pack("{s:s, s:s, s:s}", "leaderworkerset.sigs.k8s.io/name", set,
+				   "leaderworkerset.sigs.k8s.io/group-index", g,
+				   "leaderworkerset.sigs.k8s.io/worker-index", w));
+}
+
+/* Group g's leader and its one worker. */
+static void lws_group_event(struct controller *c, kube_event_type_t type, int g)
+{
+	pod_event(c, type, lws_pod("vllm", g, 0));
+	pod_event(c, type, lws_pod("vllm", g, 1));
+}
+
+/* A rolling update with maxSurge 1 of an LWS of 2 groups of 2 GPUs: the
+ * LWS controller makes group 2 past spec.replicas; it queues as a group of
+ * its own, counted like any (it waits while a Job holds the quota it
+ * needs), is admitted and released once the Job is done, and leaves the
+ * core when the LWS controller deletes its Pods. A group past the surge
+ * (index 3) is no group of the LWS. */
+static void lws_surge_group(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *job = ctl_job("team-a", "job", 3, 1, true, "default");
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 2, 2, json_integer(1)));
+	lws_group_event(c, KUBE_EV_ADDED, 0);
+	lws_group_event(c, KUBE_EV_ADDED, 1);
+	cycle(c);
+	assert_true(released(c, "vllm-0"));
+	assert_true(released(c, "vllm-1-1"));
+	ctl_job_event(c, KUBE_EV_ADDED, job);
+	json_decref(job);
+	cycle(c);
+	assert_int_equal(ctl_state(c, "job"), QUEUE_WL_ADMITTED); /* 7 of 8 GPUs held */
+	/* the rollout: group 2, the surge, with the new template */
+	lws_group_event(c, KUBE_EV_ADDED, 2);
+	cycle(c);
+	assert_int_equal(pod_state(c, "vllm-2"), QUEUE_WL_PENDING);
+	assert_int_equal(pod_state(c, "vllm-2-1"), QUEUE_WL_PENDING);
+	assert_int_equal(engine_workload_finish(c->e, "job", controller_now(c)), GPUQ_OK);
+	cycle(c);
+	assert_true(released(c, "vllm-2"));
+	assert_true(released(c, "vllm-2-1"));
+	/* no group 3: maxSurge is 1 */
+	lws_group_event(c, KUBE_EV_ADDED, 3);
+	cycle(c);
+	assert_false(released(c, "vllm-3"));
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/3"), -1);
+	lws_group_event(c, KUBE_EV_DELETED, 3);
+	/* the rollout done, the LWS controller deletes the surge group */
+	lws_group_event(c, KUBE_EV_DELETED, 2);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), -1);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), QUEUE_WL_ADMITTED);
+	/* and a group made again there (the next rollout) queues again */
+	lws_group_event(c, KUBE_EV_ADDED, 2);
+	cycle(c);
+	assert_true(released(c, "vllm-2"));
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_DELETED, lws("vllm", 2, 2, json_integer(1)));
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), -1);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), -1);
+	ctl_free(c);
+}
+
+/* maxSurge as a percentage of spec.replicas, rounded up (the LWS
+ * controller's rule): 50% of 3 groups is 2 surge groups, not 3. */
+static void lws_surge_percent(void **state)
+{
+	struct controller *c = ctl_new_policy(SETS_POLICY("64"));
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 3, 2, json_string("50%")));
+	for (int g = 0; g < 6; g++)
+		lws_group_event(c, KUBE_EV_ADDED, g);
+	cycle(c);
+	assert_true(released(c, "vllm-3-1"));
+	assert_true(released(c, "vllm-4"));
+	assert_false(released(c, "vllm-5"));
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(ordinals_start_at_one),
 	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
+	    cmocka_unit_test(lws_surge_group),
+	    cmocka_unit_test(lws_surge_percent),
 	};
 
 	return cmocka_run_group_tests_name("controller_sets", tests, NULL, NULL);

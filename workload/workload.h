@@ -415,6 +415,9 @@ typedef struct {
 				     INT32_MAX) */
 	int32_t first_ordinal;	  /* a StatefulSet: its first Pod's ordinal
 				     (spec.ordinals.start), 0 when absent */
+	int32_t surge;		  /* a LeaderWorkerSet: the groups a rolling update
+				     may make past spec.replicas (its maxSurge, as
+				     the LWS controller scales it), 0 when none */
 } workload_extra_t;
 
 /* The extra of a workload that carries none of it: every member NULL, 0 or
