@@ -389,6 +389,32 @@ static void lws_surge_percent(void **state)
 	ctl_free(c);
 }
 
+/* A scale-down: a group past the new spec.replicas but within the surge
+ * keeps its quota while its Pods are still there (they may still run), and
+ * leaves the core with them; without a surge it leaves at once, as always. */
+static void lws_scale_down(void **state)
+{
+	struct controller *c = ctl_new();
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 3, 2, json_integer(1)));
+	for (int g = 0; g < 3; g++)
+		lws_group_event(c, KUBE_EV_ADDED, g);
+	cycle(c);
+	assert_true(released(c, "vllm-2-1"));
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, lws("vllm", 2, 2, json_integer(1)));
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), QUEUE_WL_ADMITTED);
+	lws_group_event(c, KUBE_EV_DELETED, 2);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), -1);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), QUEUE_WL_ADMITTED);
+	/* no surge: the group scaled away leaves the core with the scale */
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, lws("vllm", 1, 2, NULL));
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), -1);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
+	lws_group_event(c, KUBE_EV_DELETED, 1);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +423,7 @@ int main(void)
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
 	    cmocka_unit_test(lws_surge_group),
 	    cmocka_unit_test(lws_surge_percent),
+	    cmocka_unit_test(lws_scale_down),
 	};
 
 	return cmocka_run_group_tests_name("controller_sets", tests, NULL, NULL);
