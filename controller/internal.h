@@ -468,7 +468,8 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
 /* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
  * Pods (the integration table's gate-family rows with a parent spec). A
  * StatefulSet is one workload of its replicas (a scale-up queues the new
- * replicas as a slice of their own, a scale-down frees quota); an LWS is a
+ * replicas as a slice of their own or grows the newest while it queues,
+ * adjacent admitted slices merge, a scale-down frees quota); an LWS is a
  * workload per group (leader and workers: two pod sets). Each is admitted
  * as soon as it is known, before its Pods exist (they appear one after
  * another: OrderedReady, LeaderReady), its quota read from the parent's
@@ -481,6 +482,11 @@ void controller_sets_free_all(struct controller *c);
 bool controller_sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
 /* Put set group g in the core when its set is known and managed. */
 void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
+/* Set group g's last member is gone: true when that ends it (out of the
+ * core and freed: an LWS's surge group, Pods of no StatefulSet slice, a
+ * group of a set gone); false when it stays (its controller makes its Pods
+ * again, gated). */
+bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */

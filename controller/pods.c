@@ -260,6 +260,8 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	if (!g)
 		return;
 	member_free(controller_map_del(&g->members, pod_uid));
+	if (g->members.n == 0 && g->set && controller_sets_group_empty(c, g))
+		return; /* a set's group its Pods ended (an LWS's surge group) */
 	if (g->members.n == 0 && !g->set) {
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes

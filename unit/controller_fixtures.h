@@ -1,8 +1,9 @@
 /* unit/controller_fixtures.h: what the controller's tests share
- * (test_controller_cache.c, test_controller_actuate.c): a controller with
- * no apiserver behind it (its policy from inline YAML, its core built by the
- * engine, its caches empty, no threads, no store), and Jobs as the watch
- * shows them. Header-only (static inline), included by test files only. */
+ * (test_controller_cache.c, test_controller_actuate.c, test_controller_edit.c,
+ * test_controller_sets.c): a controller with no apiserver behind it (its
+ * policy from inline YAML, its core built by the engine, its caches empty,
+ * no threads, no store), and Jobs as the watch shows them. Header-only (static inline), included by
+ * test files only. */
 #ifndef GPUQ_UNIT_CONTROLLER_FIXTURES_H
 #define GPUQ_UNIT_CONTROLLER_FIXTURES_H
 
@@ -34,8 +35,9 @@
 	"name: "                                                                                   \
 	"default}\nspec: {clusterQueue: cq}\n"
 
-/* A controller over CTL_POLICY, leading, with an empty core. */
-static inline struct controller *ctl_new(void)
+/* A controller over the policy of YAML text `policy`, leading, with an
+ * empty core. */
+static inline struct controller *ctl_new_policy(const char *policy)
 {
 	struct controller *c = calloc(1, sizeof(*c));
 	gpuq_diag_t d = {{0}};
@@ -45,7 +47,7 @@ static inline struct controller *ctl_new(void)
 	controller_opts_default(&c->o);
 	rc = policy_create(NULL, &c->policy);
 	if (!rc)
-		rc = policy_add_manifest(c->policy, "t.yaml", CTL_POLICY, strlen(CTL_POLICY), &d);
+		rc = policy_add_manifest(c->policy, "t.yaml", policy, strlen(policy), &d);
 	if (!rc)
 		rc = policy_finish(c->policy, &d);
 	if (!rc)
@@ -61,6 +63,12 @@ static inline struct controller *ctl_new(void)
 		controller_map_init(&c->objs[r]);
 	atomic_store(&c->leader, true);
 	return c;
+}
+
+/* A controller over CTL_POLICY, leading, with an empty core. */
+static inline struct controller *ctl_new(void)
+{
+	return ctl_new_policy(CTL_POLICY);
 }
 
 static inline void ctl_free(struct controller *c)

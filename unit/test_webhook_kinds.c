@@ -562,6 +562,12 @@ static void test_ray_validate(void **state)
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
 	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"containers\":[{\"name\":"   \
 	"\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}"
+/* A StatefulSet of `replicas` Pods of 1 GPU numbered from `start`. */
+#define STS_O(replicas, start)                                                                     \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"ordinals\":{\"start\":" start "},\"template\":{"    \
+	"\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"                    \
+	"\"nvidia.com/gpu\":\"1\"}}}]}}}}"
 /* An LWS of `replicas` groups of `size` Pods of `gpus` GPUs. */
 #define LWS_G(replicas, size, gpus)                                                                \
 	"{\"apiVersion\":\"leaderworkerset.x-k8s.io/"                                              \
@@ -601,6 +607,13 @@ static void test_edits_by_row(void **state)
 	    {"apps", "v1", "StatefulSet", STS_G("2", "4"), STS_G("0", "2"), ""},
 	    /* its scale-ups queue as slices */
 	    {"apps", "v1", "StatefulSet", STS_G("3", "2"), STS_G("2", "2"), ""},
+	    /* its Pods numbered anew: refused while it has replicas, taken at 0 */
+	    {"apps", "v1", "StatefulSet", STS_O("2", "1"), STS_O("2", "0"),
+	     "StatefulSet \"web\": its Pods' first ordinal (spec.ordinals.start) changed from 0 "
+	     "to 1 while its 2 replicas wait or run under gpuq; scale it to 0 first"},
+	    {"apps", "v1", "StatefulSet", STS_O("2", "0"), STS_G("2", "1"), ""},
+	    {"apps", "v1", "StatefulSet", STS_O("0", "1"), STS_O("0", "0"), ""},
+	    {"apps", "v1", "StatefulSet", STS_O("3", "1"), STS_O("2", "1"), ""},
 	    /* an LWS's size and template are fixed while it has groups */
 	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "4", "1"),
 	     LWS_G("2", "2", "1"), /* size 2 -> 4: 1 worker -> 3 */

@@ -1047,6 +1047,77 @@ static void test_sets(void **state)
 	policy_unref(p);
 }
 
+/* A StatefulSet's first ordinal and an LWS's surge, as sets.c reads them:
+ * spec.ordinals.start (refused when not a whole number from 0), and
+ * maxSurge as the LWS controller scales it (a count or a percentage of
+ * spec.replicas rounded up, at most spec.replicas; anything else none). */
+static void test_sets_numbering(void **state)
+{
+	static const struct {
+		const char *spec; /* the StatefulSet's spec members before its template */
+		int rc;
+		int32_t first; /* x->first_ordinal; or in the message: */
+		const char *msg;
+	} sts[] = {
+	    {"", GPUQ_OK, 0, NULL},
+	    {"'ordinals':{},", GPUQ_OK, 0, NULL},
+	    {"'ordinals':{'start':5},", GPUQ_OK, 5, NULL},
+	    {"'ordinals':{'start':-1},", GPUQ_EINVAL, 0, "spec.ordinals.start: invalid value"},
+	    {"'ordinals':7,", GPUQ_EINVAL, 0, "spec.ordinals"},
+	};
+	static const struct {
+		const char *replicas, *surge; /* JSON; surge "" when absent */
+		int32_t want;
+	} lws[] = {
+	    {"3", "", 0},	{"3", "1", 1},	   {"3", "'50%'", 2}, {"4", "'25%'", 1},
+	    {"3", "'200%'", 3}, {"3", "5", 3},	   {"3", "'x'", 0},   {"3", "'10'", 0},
+	    {"3", "-1", 0},	{"0", "'50%'", 0}, {"2", "'0%'", 0},
+	};
+	policy_t *p = obj_policy();
+	gpuq_diag_t d;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(sts) / sizeof(*sts); i++) {
+		char text[512];
+		workload_t *o = NULL;
+		int rc;
+
+		snprintf(text, sizeof(text),
+			 OBJ_META(STS_API, "web", "") ",'spec':{'replicas':2,%s'template':{}}}",
+			 sts[i].spec);
+		rc = obj_decode(p, text, &o, &d);
+		if (rc != sts[i].rc)
+			fail_msg("statefulset %zu: %s (%s)", i, gpuq_strerror(rc), d.msg);
+		if (rc == GPUQ_OK)
+			assert_int_equal(o->x->first_ordinal, sts[i].first);
+		else if (!strstr(d.msg, sts[i].msg))
+			fail_msg("statefulset %zu: \"%s\", want \"%s\"", i, d.msg, sts[i].msg);
+		workload_destroy(o);
+	}
+	for (size_t i = 0; i < sizeof(lws) / sizeof(*lws); i++) {
+		char text[512], rollout[128] = "";
+		workload_t *o = NULL;
+
+		if (lws[i].surge[0])
+			snprintf(rollout, sizeof(rollout),
+				 "'rolloutStrategy':{'type':'RollingUpdate','rollingUpdate"
+				 "Configuration':{'maxSurge':%s}},",
+				 lws[i].surge);
+		snprintf(
+		    text, sizeof(text),
+		    OBJ_META(LWS_API, "vllm", "") ",'spec':{'replicas':%s,%s"
+						  "'leaderWorkerTemplate':{'workerTemplate':{}}}}",
+		    lws[i].replicas, rollout);
+		if (obj_decode(p, text, &o, &d))
+			fail_msg("lws %zu: %s", i, d.msg);
+		if (o->x->surge != lws[i].want)
+			fail_msg("lws %zu (replicas %s, maxSurge %s): surge %d, want %d", i,
+				 lws[i].replicas, lws[i].surge, o->x->surge, lws[i].want);
+		workload_destroy(o);
+	}
+	policy_unref(p);
+}
+
 /* ---- KubeRay: RayCluster and RayJob ---- */
 
 #define RAYCLUSTER_API "'apiVersion':'ray.io/v1','kind':'RayCluster'"
@@ -1272,6 +1343,7 @@ int main(void)
 	    cmocka_unit_test(test_jobset_shapes),
 	    cmocka_unit_test(test_parent_of),
 	    cmocka_unit_test(test_sets),
+	    cmocka_unit_test(test_sets_numbering),
 	    cmocka_unit_test(test_ray),
 	    cmocka_unit_test(test_trainjob),
 	};

@@ -674,19 +674,33 @@ static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const w
 	}
 }
 
+/* Whether a set's Pods are numbered anew (a StatefulSet's spec.ordinals.start
+ * moved: its controller makes Pods of other ordinals before it deletes the
+ * ones admitted, which gpuq counts by ordinal): why, into why. */
+static bool renumbered(const workload_view_t *w, const workload_view_t *old, char *why, size_t cap)
+{
+	if (w->first_ordinal == old->first_ordinal)
+		return false;
+	snprintf(why, cap,
+		 "its Pods' first ordinal (spec.ordinals.start) changed from %lld to %lld",
+		 (long long)old->first_ordinal, (long long)w->first_ordinal);
+	return true;
+}
+
 /* A set (StatefulSet, LeaderWorkerSet, a Deployment) edited: while it has
  * replicas, its Pods wait or run under gpuq with the shape they were
  * admitted for, so what its row refuses (Kueue: the pod template, and an
- * LWS's size, immutable while managed) is refused, with the way out; at 0
- * replicas anything goes. What it asks for anew (a scale-up) is judged
- * whole. */
+ * LWS's size, immutable while managed) is refused, with the way out, and
+ * so is a new first ordinal; at 0 replicas anything goes. What it asks for
+ * anew (a scale-up) is judged whole. */
 static void validate_update_set(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
 {
 	char why[WORKLOAD_FIELD_MAX + 256];
 	int64_t replicas = set_replicas(old);
 
-	if (replicas > 0 && edit_refused(w, old, w->integ->shape_admitted, w->integ->count_admitted,
-					 why, sizeof(why)))
+	if (replicas > 0 && (renumbered(w, old, why, sizeof(why)) ||
+			     edit_refused(w, old, w->integ->shape_admitted,
+					  w->integ->count_admitted, why, sizeof(why))))
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,
 		    "%s \"%s\": %s while its %lld replicas wait or run under gpuq; scale it to 0 "
