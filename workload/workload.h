@@ -59,7 +59,10 @@
 #define WORKLOAD_GATE "gpuq.dev/admission" /* Pod scheduling gate */
 #define WORKLOAD_LABEL_POD_GROUP "kueue.x-k8s.io/pod-group-name" /* Kueue's plain-Pod gangs */
 #define WORKLOAD_ANNOT_POD_GROUP_COUNT "kueue.x-k8s.io/pod-group-total-count"
-#define WORKLOAD_POD_GROUP_MAX 100000 /* largest pod-group count accepted */
+#define WORKLOAD_ANNOT_RETRIABLE                                                                   \
+	"kueue.x-k8s.io/retriable-in-group" /* "false": a group that ends when                     \
+					       every member has stopped */
+#define WORKLOAD_POD_GROUP_MAX 100000	    /* largest pod-group count accepted */
 
 /* ---- Caps (anything past one is refused, naming the field; never cut) ---- */
 
@@ -411,6 +414,8 @@ typedef struct {
 				     (1..WORKLOAD_POD_GROUP_MAX); else 0 */
 	int32_t set_group;	  /* an LWS Pod's group index (-1 unknown or past
 				     INT32_MAX) */
+	bool unretriable;	  /* Pod in a group: annotation
+				     kueue.x-k8s.io/retriable-in-group is "false" */
 } workload_extra_t;
 
 /* The extra of a workload that carries none of it: every member NULL, 0 or
