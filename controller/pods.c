@@ -460,8 +460,11 @@ static void group_observe(struct controller *c, controller_pgroup_t *g,
 			ready += pod->ready;
 		}
 	}
-	if ((v->state == ENGINE_WL_ADMITTED || v->state == ENGINE_WL_EVICTING) &&
-	    (done >= g->total || (g->unretriable && stopped))) {
+	/* (an evicted group's members stop because gpuq deletes them: that
+	   ends nothing) */
+	if (((v->state == ENGINE_WL_ADMITTED || v->state == ENGINE_WL_EVICTING) &&
+	     done >= g->total) ||
+	    (v->state == ENGINE_WL_ADMITTED && g->unretriable && stopped && g->members.n)) {
 		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	} else if (v->state == ENGINE_WL_ADMITTED && !v->ready && ready + done >= g->total) {

@@ -396,7 +396,9 @@ static void failed_group_ends_only_when_not_retriable(void **state)
 
 /* A higher-priority Job preempts a running pod group: the group is evicted
  * whole, every member (the CPU-only driver too) is deleted, the workload
- * leaves the core with its last member, and the Job is admitted. */
+ * leaves the core with its last member (preempted, not finished, though it
+ * is marked not retriable and none of its members runs any more), and the
+ * Job is admitted. */
 static void preempted_group_is_deleted_whole(void **state)
 {
 	struct controller *c = ctl_new_from(PREEMPT_POLICY);
@@ -404,12 +406,15 @@ static void preempted_group_is_deleted_whole(void **state)
 	json_t *w0 = ctl_group_pod("w0", "g", 3, 4), *w1 = ctl_group_pod("w1", "g", 3, 4);
 	json_t *job = ctl_job("team-a", "urgent", 8, 1, true, "default");
 	queue_result_t r;
+	engine_stats_t st;
 	plan_t p;
 
 	(void)state;
 	json_object_set_new(
 	    json_object_get(json_object_get(json_object_get(job, "spec"), "template"), "spec"),
 	    "priority", json_integer(100));
+	json_object_set_new(json_object_get(json_object_get(w1, "metadata"), "annotations"),
+			    WORKLOAD_ANNOT_RETRIABLE, json_string("false"));
 	ctl_pod_event(c, KUBE_EV_ADDED, driver);
 	ctl_pod_event(c, KUBE_EV_ADDED, w0);
 	ctl_pod_event(c, KUBE_EV_ADDED, w1);
@@ -433,6 +438,9 @@ static void preempted_group_is_deleted_whole(void **state)
 	assert_false(cycle_admits(c, "urgent"));
 	ctl_pod_event(c, KUBE_EV_DELETED, w1);
 	assert_int_equal(ctl_state(c, G), -1);
+	assert_int_equal(engine_cq_stats(c->e, 0, &st), GPUQ_OK);
+	assert_int_equal(st.finishes, 0);
+	assert_int_equal(st.preemptions, 1);
 	assert_true(cycle_admits(c, "urgent"));
 	json_decref(driver);
 	json_decref(w0);
