@@ -285,6 +285,10 @@ typedef struct {
 				     Pods go (they come back gated) */
 	int64_t first;		  /* a set's group: a StatefulSet slice's first ordinal, an
 				     LWS group's index */
+	int32_t done_gone;	  /* a pod group: members seen Succeeded whose Pods are
+				     gone since (done all the same) */
+	bool unretriable;	  /* a pod group: a member said
+				     kueue.x-k8s.io/retriable-in-group "false" */
 } controller_pgroup_t;
 
 struct controller {
@@ -503,6 +507,25 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev);
 int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
 void controller_pods_resync(struct controller *c, const controller_nsset_t *only);
 void controller_pods_free_all(struct controller *c);
+/* What controller_actuate_group does to a member of a workload of Pods. */
+typedef enum {
+	CONTROLLER_MEMBER_RELEASE = 1, /* admitted: the gate removed, its pod set's
+					  flavors' placement added */
+	CONTROLLER_MEMBER_FREE = 2,    /* the gate removed alone: a complete pod group
+					  none of whose members asks for a GPU is not
+					  the queue's */
+	CONTROLLER_MEMBER_DELETE = 3,  /* preempted: deleted */
+} controller_member_act_t;
+/* What the core's state of g asks of its members now: fn(ctx, pod, podset,
+ * act) for each member to act on (podset: the index of its pod set in the
+ * workload). An admitted pod group releases a gated member only while its
+ * pod set has room: one per Pod of the pod set not Failed and let through
+ * (a replacement for a Failed member joins without queueing; an extra one
+ * waits). Decides only: controller_actuate_group acts on it. */
+void controller_pods_plan(struct controller *c, controller_pgroup_t *g,
+			  void (*fn)(void *ctx, const workload_t *pod, size_t podset,
+				     controller_member_act_t act),
+			  void *ctx);
 void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
 /* Hand text as every member's gpuq.dev/status to the status writer. */
 void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);

@@ -1,12 +1,24 @@
-/* controller/pods.c: GPU Pods gpuq gates (a plain Pod, a pod group formed
+/* controller/pods.c: Pods gpuq gates (a plain GPU Pod, a pod group formed
  * by kueue.x-k8s.io/pod-group-name with pod-group-total-count, or a member
  * of a set's group: a StatefulSet's or a LeaderWorkerSet's, whose workload
- * sets.c keeps) into workloads of the core. A group is one gang workload of its total count: it
- * becomes admissible only when every member exists, and is released in one
- * pass (the gate removed from every member, its flavor's nodeSelector and
- * tolerations added, which a gated Pod allows). Preemption deletes the
- * members; a workload whose members are all gone leaves the core. Pods of
- * Jobs are the Job's business (jobs.c) and are ignored here. */
+ * sets.c keeps) into workloads of the core.
+ *
+ * A pod group is one gang workload of its total count. Every member counts,
+ * CPU-only ones too (the webhook gates every member: it cannot tell at a
+ * member's creation what the others ask), each charged its own request: one
+ * pod set per distinct member shape (what one Pod asks the core for and
+ * where it may go; Kueue's role hash). While it queues it follows its
+ * members, deletions included (pod sets, pods present); it is admissible
+ * only when every member exists, and released in one pass (the gate removed
+ * from every member, its pod set's flavor's nodeSelector and tolerations
+ * added, which a gated Pod allows). Admitted, it ends only when every
+ * member succeeded (or, once a member is marked not retriable, when every
+ * member stopped): a Failed member is not done, and its replacement (a new
+ * Pod of the group) joins without queueing where its pod set has room. A
+ * complete group none of whose members asks for a GPU is not the queue's:
+ * let through as it is. Preemption deletes the members; a workload whose
+ * members are all gone leaves the core. Pods of Jobs are the Job's business
+ * (jobs.c) and are ignored here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +30,7 @@
 typedef struct {
 	workload_t *wl; /* the Pod as last seen, decoded and resolved (owned) */
 	uint64_t gen;	/* LIST generation it was last seen in */
+	uint64_t shape; /* a pod group member: shape_of(wl) */
 } member_t;
 
 static void member_free(member_t *m)
@@ -180,30 +193,27 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 		snprintf(out, cap, "%s", o->uid);
 }
 
-/* The group (or Pod) as one pod set of `total` pods shaped like member o. */
+/* A plain Pod as a workload of one pod set of one Pod. */
 static int add_to_core(struct controller *c, controller_pgroup_t *g, const workload_t *o)
 {
 	controller_podset_buf_t buf;
 	engine_podset_spec_t ps;
 	engine_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
-	    .name = g->group ? o->x->pod_group : o->name,
+	    .name = o->name,
 	    .uid = g->key,
 	    .local_queue = o->queue,
 	    .priority = o->priority,
 	    .created_ms = o->created_ms,
 	    .podsets = &ps,
 	    .n_podsets = 1,
-	    .gang_total = g->group ? g->total : 0,
-	    .pods_present = g->group ? (int32_t)g->members.n : 0,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	controller_podset_from(&o->podsets[0], g->total, &buf, &ps);
+	controller_podset_from(&o->podsets[0], 1, &buf, &ps);
 	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
-		g->reported = g->group ? (int32_t)g->members.n : 0;
 		c->core_dirty = true;
 		controller_status_note(c, g->key);
 		return GPUQ_OK;
@@ -215,37 +225,271 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 	return rc;
 }
 
+/* ---- pod groups ---- */
+
+static bool phase_is(const workload_t *pod, const char *phase)
+{
+	return pod->x->phase && !strcmp(pod->x->phase, phase);
+}
+
+/* Whether a member can still run or has succeeded (Kueue's
+ * isPodRunnableOrSucceeded): not Failed, and not deleted before it was
+ * bound to a node. Only these are counted. */
+static bool runnable(const workload_t *pod)
+{
+	return !phase_is(pod, "Failed") && !(pod->deleting && !pod->x->node_name);
+}
+
+/* h extended by a field separator and s ("" for NULL). */
+static uint64_t mix(uint64_t h, const char *s)
+{
+	return gpuq_fnv1a_str(gpuq_fnv1a(h, "\x1f", 1), s ? s : "");
+}
+
+/* A member's shape: what one Pod asks the core for (its resolved non-zero
+ * requests, as controller_podset_from passes them) and where it may go (its
+ * nodeSelector and tolerations), hashed so that the order the object lists
+ * them in does not matter (each entry hashed alone, the hashes summed).
+ * Members of one shape are one pod set, named by it. */
+static uint64_t shape_of(const workload_t *pod)
+{
+	const workload_podset_t *ps = &pod->podsets[0];
+	uint64_t sum = 0;
+	char v[32];
+
+	for (size_t i = 0; i < ps->n_requests; i++) {
+		if (!ps->requests[i].amount)
+			continue;
+		snprintf(v, sizeof(v), "%lld", (long long)ps->requests[i].amount);
+		sum += mix(mix(gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "r"), ps->requests[i].name), v);
+	}
+	for (size_t i = 0; i < ps->n_node_selector; i++)
+		sum += mix(mix(gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "s"), ps->node_selector[i].key),
+			   ps->node_selector[i].value);
+	for (size_t i = 0; i < ps->n_tolerations; i++) {
+		const workload_toleration_t *t = &ps->tolerations[i];
+		uint64_t h = mix(mix(gpuq_fnv1a_str(GPUQ_FNV1A_BASIS, "t"), t->key), t->op);
+
+		snprintf(v, sizeof(v), "%d:%lld", t->has_seconds, (long long)t->seconds);
+		sum += mix(mix(mix(h, t->value), t->effect), v);
+	}
+	return sum;
+}
+
+/* The pod set name of a shape: its 16 hex digits. */
+#define SHAPE_NAME_MAX 17
+static void shape_name(uint64_t shape, char out[SHAPE_NAME_MAX])
+{
+	snprintf(out, SHAPE_NAME_MAX, "%016llx", (unsigned long long)shape);
+}
+
+/* What a pod group asks of the core, from its members. */
+typedef struct {
+	uint64_t shape[WORKLOAD_PODSETS_MAX];	      /* each pod set's shape, ascending */
+	const workload_t *like[WORKLOAD_PODSETS_MAX]; /* a member of that shape */
+	int32_t count[WORKLOAD_PODSETS_MAX];	      /* its members counted */
+	size_t n;				      /* pod sets */
+	int32_t present;			      /* members counted: the runnable
+							 ones, at most the total (the
+							 earliest created first) */
+	const workload_t *eldest;		      /* the earliest created of those:
+							 the group's queue, priority and
+							 creation time */
+	bool gpu;				      /* one of them asks for a GPU */
+	bool over;				      /* more shapes than pod sets */
+} gspec_t;
+
+static bool older(const workload_t *a, const workload_t *b)
+{
+	return a->created_ms != b->created_ms ? a->created_ms < b->created_ms
+					      : strcmp(a->name, b->name) < 0;
+}
+
+/* qsort's order of members (member_t pointers): the earliest created first. */
+static int by_age(const void *pa, const void *pb)
+{
+	const workload_t *a = (*(const member_t *const *)pa)->wl;
+	const workload_t *b = (*(const member_t *const *)pb)->wl;
+
+	return older(a, b) ? -1 : older(b, a) ? 1 : 0;
+}
+
+/* Count member pod of shape `shape` into s (its pod sets kept in ascending
+ * shape order, so the same members make the same pod sets). */
+static void gspec_count(gspec_t *s, const workload_t *pod, uint64_t shape)
+{
+	size_t i = 0;
+
+	s->present++;
+	s->gpu = s->gpu || pod->gpu;
+	if (!s->eldest || older(pod, s->eldest))
+		s->eldest = pod;
+	while (i < s->n && s->shape[i] < shape)
+		i++;
+	if (i < s->n && s->shape[i] == shape) {
+		s->count[i]++;
+		return;
+	}
+	if (s->n == WORKLOAD_PODSETS_MAX) {
+		s->over = true;
+		return;
+	}
+	memmove(&s->shape[i + 1], &s->shape[i], (s->n - i) * sizeof(*s->shape));
+	memmove(&s->like[i + 1], &s->like[i], (s->n - i) * sizeof(*s->like));
+	memmove(&s->count[i + 1], &s->count[i], (s->n - i) * sizeof(*s->count));
+	s->shape[i] = shape;
+	s->like[i] = pod;
+	s->count[i] = 1;
+	s->n++;
+}
+
+/* What group g's members ask for (one pass over them; a sort only when more
+ * are runnable than the group's total). GPUQ_ENOMEM. */
+static int gspec_build(const controller_pgroup_t *g, gspec_t *s)
+{
+	const member_t **run = calloc(g->members.n + 1, sizeof(*run));
+	controller_map_slot_t *sl;
+	size_t pos = 0, n = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!run)
+		return GPUQ_ENOMEM;
+	while ((sl = controller_map_next(&g->members, &pos)))
+		if (runnable(((const member_t *)sl->value)->wl))
+			run[n++] = sl->value;
+	if (n > (size_t)g->total) {
+		/* the earliest created count; the rest wait as extras */
+		qsort(run, n, sizeof(*run), by_age);
+		n = (size_t)g->total;
+	}
+	for (size_t i = 0; i < n; i++)
+		gspec_count(s, run[i]->wl, run[i]->shape);
+	free(run);
+	return GPUQ_OK;
+}
+
+/* Group g's workload in the core follows its members while it queues: added
+ * once one of them asks for a GPU, then its pod sets, pods present, queue,
+ * priority and creation time updated whole (engine_workload_update; only a
+ * change is told). Admitted, it keeps what it was admitted for. */
+static void group_sync(struct controller *c, controller_pgroup_t *g)
+{
+	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
+	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	char names[WORKLOAD_PODSETS_MAX][SHAPE_NAME_MAX];
+	engine_workload_spec_t ws;
+	engine_workload_view_t v;
+	engine_wl_t id;
+	gpuq_diag_t diag = {{0}};
+	gspec_t s;
+	bool in_core, changed = false;
+	int rc;
+
+	in_core = engine_workload_find(c->e, g->key, &id) == GPUQ_OK &&
+		  engine_workload_view(c->e, id, &v) == GPUQ_OK;
+	if ((in_core && v.state != ENGINE_WL_PENDING) || gspec_build(g, &s))
+		return;
+	if (!s.present || (!in_core && !s.gpu))
+		return; /* nothing runnable (the core keeps what it had), or
+			   not the queue's yet */
+	for (size_t i = 0; i < s.n; i++) {
+		controller_podset_from(&s.like[i]->podsets[0], s.count[i], &buf[i], &ps[i]);
+		shape_name(s.shape[i], names[i]);
+		ps[i].name = names[i];
+	}
+	ws = (engine_workload_spec_t){
+	    .namespace_ = s.eldest->namespace_,
+	    .name = s.eldest->x->pod_group,
+	    .uid = g->key,
+	    .local_queue = s.eldest->queue,
+	    .priority = s.eldest->priority,
+	    .created_ms = s.eldest->created_ms,
+	    .podsets = ps,
+	    .n_podsets = s.n,
+	    .gang_total = g->total,
+	    .pods_present = s.present,
+	};
+	if (s.over)
+		rc = gpuq_diag_set(&diag, GPUQ_ELIMIT,
+				   "its members come in more than %d shapes (requests, "
+				   "nodeSelector, tolerations): one pod set each",
+				   WORKLOAD_PODSETS_MAX);
+	else if (in_core)
+		rc = engine_workload_update(c->e, &ws, controller_now(c), &changed, &diag);
+	else
+		rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
+	if (rc == GPUQ_OK) {
+		g->bad = false;
+		if (in_core && !changed)
+			return;
+		c->core_dirty = true;
+		controller_status_note(c, g->key); /* "n of total pods present" moved */
+		return;
+	}
+	if (!g->bad)
+		gpuq_log(GPUQ_LOG_WARN, "controller", "pod group %s/%s waits outside the queue: %s",
+			 s.eldest->namespace_, s.eldest->x->pod_group,
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+	g->bad = true;
+}
+
+/* An admitted (or evicting) pod group's members, as the core needs to hear
+ * them: done when every member succeeded (a Succeeded Pod deleted since
+ * still counts), or, marked not retriable, when none runs or waits any
+ * more; Ready when every member is Ready or done. */
+static void group_observe(struct controller *c, controller_pgroup_t *g,
+			  const engine_workload_view_t *v)
+{
+	int32_t done = g->done_gone, ready = 0;
+	bool stopped = true;
+	size_t pos = 0;
+	controller_map_slot_t *s;
+
+	while ((s = controller_map_next(&g->members, &pos))) {
+		const workload_t *pod = ((const member_t *)s->value)->wl;
+
+		if (phase_is(pod, "Succeeded")) {
+			done++;
+		} else if (!pod->finished) {
+			stopped = false;
+			ready += pod->ready;
+		}
+	}
+	/* (an evicted group's members stop because gpuq deletes them: that
+	   ends nothing) */
+	if (((v->state == ENGINE_WL_ADMITTED || v->state == ENGINE_WL_EVICTING) &&
+	     done >= g->total) ||
+	    (v->state == ENGINE_WL_ADMITTED && g->unretriable && stopped && g->members.n)) {
+		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
+			c->core_dirty = true;
+	} else if (v->state == ENGINE_WL_ADMITTED && !v->ready && ready + done >= g->total) {
+		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
+			c->core_dirty = true;
+	}
+}
+
 /* Members finished / Ready, as the core needs to hear it. */
 static void observe(struct controller *c, controller_pgroup_t *g)
 {
 	engine_workload_view_t v;
 	engine_wl_t id;
-	size_t pos = 0, done = 0, ready = 0;
+	const member_t *m;
+	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
-		return;
-	if (g->set)
+	if (g->set || engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
 		return; /* a set's group: admitted before its Pods exist, never finished */
-	if (g->group && g->reported < (int32_t)g->members.n && v.state == ENGINE_WL_PENDING) {
-		if (engine_workload_pods_add(c->e, g->key, (int32_t)g->members.n - g->reported,
-					     controller_now(c)) == GPUQ_OK) {
-			g->reported = (int32_t)g->members.n;
-			c->core_dirty = true;
-			controller_status_note(c, g->key); /* "n of total pods present" moved */
-		}
+	if (g->group) {
+		group_observe(c, g, &v);
+		return;
 	}
-	while ((s = controller_map_next(&g->members, &pos))) {
-		const member_t *m = s->value;
-
-		done += m->wl->finished;
-		ready += m->wl->ready;
-	}
-	if ((v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING) &&
-	    done >= (size_t)g->total) {
+	if (!(s = controller_map_next(&g->members, &pos)))
+		return;
+	m = s->value; /* a plain Pod: its one member */
+	if ((v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING) && m->wl->finished) {
 		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
-	} else if (v.state == ENGINE_WL_ADMITTED && !v.ready && ready + done >= (size_t)g->total) {
+	} else if (v.state == ENGINE_WL_ADMITTED && !v.ready && m->wl->ready) {
 		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
@@ -255,13 +499,22 @@ static void forget_member(struct controller *c, const char *pod_uid)
 {
 	char *key = controller_map_del(&c->pod_group, pod_uid);
 	controller_pgroup_t *g = key ? controller_map_get(&c->groups, key) : NULL;
+	member_t *m;
 
 	free(key);
 	if (!g)
 		return;
-	member_free(controller_map_del(&g->members, pod_uid));
+	m = controller_map_del(&g->members, pod_uid);
+	if (m && g->group && phase_is(m->wl, "Succeeded"))
+		g->done_gone++; /* done, whoever cleaned its Pod up */
+	member_free(m);
 	if (g->members.n == 0 && g->set && controller_sets_group_empty(c, g))
 		return; /* a set's group its Pods ended (an LWS's surge group) */
+	if (g->group && engine_core(c->e)) {
+		observe(c, g); /* the last member done may have gone with it */
+		if (g->members.n)
+			group_sync(c, g);
+	}
 	if (g->members.n == 0 && !g->set) {
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
@@ -298,9 +551,11 @@ static void pod_seen(struct controller *c, workload_t *o)
 		? controller_map_get(&c->groups, controller_map_get(&c->pod_group, uid))
 		: NULL;
 	m = g ? controller_map_get(&g->members, uid) : NULL;
-	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a GPU
-	 * Pod neither gated nor released by gpuq is not gpuq's */
-	if (parents_pod(o) || !o->gpu || !o->queue || (!o->gated && !o->admitted)) {
+	/* a held parent's Pods (a Job's, a RayCluster's) are the parent's; a Pod
+	 * neither gated nor released by gpuq is not gpuq's, nor one that asks
+	 * for no GPU outside a pod group */
+	if (parents_pod(o) || !(o->gpu || o->x->pod_group) || !o->queue ||
+	    (!o->gated && !o->admitted)) {
 		if (o->kind == WORKLOAD_KIND_POD && o->x->owner_kind &&
 		    !strcmp(o->x->owner_kind, "Job"))
 			jobpod_seen(c, o);
@@ -358,8 +613,12 @@ static void pod_seen(struct controller *c, workload_t *o)
 		workload_destroy(m->wl);
 	m->wl = o;
 	m->gen = c->gen[CONTROLLER_RES_PODS];
+	m->shape = shape_of(o);
+	g->unretriable = g->unretriable || (g->group && o->x->unretriable);
 	if (g->set && engine_core(c->e))
 		controller_sets_group_add(c, g); /* its set's counts, not its Pods' */
+	else if (g->group && engine_core(c->e))
+		group_sync(c, g);
 	else if (engine_core(c->e) &&
 		 engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK && !o->finished)
 		(void)add_to_core(c, g, o);
@@ -498,16 +757,17 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
 	json_decref(body);
 }
 
-/* Remove gpuq's gate from one member, adding the flavor's placement (of its
- * own pod set: an LWS's leader or workers). */
-static void release_member(struct controller *c, engine_wl_t id, const workload_t *pod)
+/* Remove gpuq's gate from one member and mark it admitted; `placed`:
+ * adding the placement of its pod set `podset`'s flavors (else it goes as
+ * it is: a pod group that is not the queue's). */
+static void release_member(struct controller *c, engine_wl_t id, const workload_t *pod,
+			   size_t podset, bool placed)
 {
 	const workload_podset_t *ps = &pod->podsets[0];
-	size_t podset = pod->x->set_kind == WORKLOAD_KIND_LWS ? pod->x->set_podset : 0;
 	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
 	json_t *base_sel = controller_selector_json(ps),
 	       *base_tols = controller_tolerations_json(ps);
-	char path[KUBE_URL_MAX], flavors[CONTROLLER_FLAVORS_MAX];
+	char path[KUBE_URL_MAX], flavors[CONTROLLER_FLAVORS_MAX] = "";
 	gpuq_diag_t diag = {{0}};
 	int rc = gates && base_sel && base_tols ? GPUQ_OK : GPUQ_ENOMEM;
 
@@ -515,7 +775,7 @@ static void release_member(struct controller *c, engine_wl_t id, const workload_
 		json_array_append_new(gates, json_pack("{s:s}", "name", pod->x->other_gates[i]));
 	if (!rc)
 		rc = pod_path(pod, path, sizeof(path));
-	if (!rc)
+	if (!rc && placed)
 		rc = controller_actuate_placement(
 		    c, id, podset, false, ps->n_node_selector ? base_sel : NULL,
 		    ps->n_tolerations ? base_tols : NULL, &sel, &tols, flavors, sizeof(flavors));
@@ -525,17 +785,23 @@ static void release_member(struct controller *c, engine_wl_t id, const workload_
 		json_decref(gates);
 		return;
 	}
-	body = json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata",
-			 "resourceVersion", pod->resource_version, "annotations",
-			 WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors, "spec",
-			 "schedulingGates", json_array_size(gates) ? gates : json_null(),
-			 "nodeSelector", sel, "tolerations", tols);
+	body = placed ? json_pack("{s:{s:s, s:{s:s, s:s}}, s:{s:o, s:o, s:o}}", "metadata",
+				  "resourceVersion", pod->resource_version, "annotations",
+				  WEBHOOK_ANNOT_ADMITTED, "true", CONTROLLER_ANNOT_FLAVORS, flavors,
+				  "spec", "schedulingGates",
+				  json_array_size(gates) ? gates : json_null(), "nodeSelector", sel,
+				  "tolerations", tols)
+		      : json_pack("{s:{s:s, s:{s:s}}, s:{s:o}}", "metadata", "resourceVersion",
+				  pod->resource_version, "annotations", WEBHOOK_ANNOT_ADMITTED,
+				  "true", "spec", "schedulingGates",
+				  json_array_size(gates) ? gates : json_null());
 	if (json_array_size(gates) == 0)
 		json_decref(gates);
 	if (!body)
 		return;
 	if (kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag) == GPUQ_OK)
-		gpuq_log(GPUQ_LOG_INFO, "controller", "released Pod %s", path);
+		gpuq_log(GPUQ_LOG_INFO, "controller", "released Pod %s%s", path,
+			 placed ? "" : " (its pod group asks for no GPU)");
 	else
 		gpuq_log(GPUQ_LOG_WARN, "controller", "releasing Pod %s: %s", path, diag.msg);
 	json_decref(body);
@@ -559,30 +825,144 @@ static void delete_member(struct controller *c, const workload_t *pod)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "deleting Pod %s: %s", path, diag.msg);
 }
 
-void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
+/* The pod set of an admitted pod group that member m belongs to: the one
+ * named by its shape; the only one of a workload whose pod set is not named
+ * by a shape (a group admitted before pod sets were); -1: none. */
+static int podset_of(const member_t *m, const uint64_t *shape, const bool *named, size_t n)
+{
+	for (size_t p = 0; p < n; p++)
+		if (named[p] && shape[p] == m->shape)
+			return (int)p;
+	return n == 1 && !named[0] ? 0 : -1;
+}
+
+/* An admitted pod group: release each gated runnable member while its pod
+ * set has room (members of that pod set let through and not Failed fill
+ * it; a Succeeded one keeps its place). */
+static void
+group_release_plan(struct controller *c, controller_pgroup_t *g, engine_wl_t id, size_t n_podsets,
+		   void (*fn)(void *, const workload_t *, size_t, controller_member_act_t),
+		   void *ctx)
+{
+	uint64_t shape[WORKLOAD_PODSETS_MAX] = {0};
+	bool named[WORKLOAD_PODSETS_MAX] = {false};
+	int32_t room[WORKLOAD_PODSETS_MAX] = {0};
+	size_t n = n_podsets < WORKLOAD_PODSETS_MAX ? n_podsets : WORKLOAD_PODSETS_MAX;
+	size_t pos = 0;
+	controller_map_slot_t *s;
+
+	for (size_t p = 0; p < n; p++) {
+		const char *name;
+		char *end = NULL;
+
+		if (engine_workload_podset(c->e, id, p, &name, &room[p]))
+			return;
+		shape[p] = strtoull(name, &end, 16);
+		named[p] = strlen(name) == SHAPE_NAME_MAX - 1 && end && !*end;
+	}
+	while ((s = controller_map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+		int p = podset_of(m, shape, named, n);
+
+		if (p >= 0 && !m->wl->gated && runnable(m->wl))
+			room[p]--;
+	}
+	pos = 0;
+	while ((s = controller_map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+		int p = podset_of(m, shape, named, n);
+
+		if (p < 0 || !m->wl->gated || !runnable(m->wl) || room[p] <= 0)
+			continue;
+		room[p]--;
+		fn(ctx, m->wl, (size_t)p, CONTROLLER_MEMBER_RELEASE);
+	}
+}
+
+/* A pod group the core does not hold: complete with none of its members
+ * asking for a GPU, it is let through as it is. */
+static void group_free_plan(controller_pgroup_t *g,
+			    void (*fn)(void *, const workload_t *, size_t, controller_member_act_t),
+			    void *ctx)
+{
+	size_t pos = 0;
+	controller_map_slot_t *s;
+	gspec_t sp;
+
+	if (gspec_build(g, &sp) || sp.gpu || sp.present < g->total)
+		return;
+	while ((s = controller_map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+
+		if (m->wl->gated && runnable(m->wl))
+			fn(ctx, m->wl, 0, CONTROLLER_MEMBER_FREE);
+	}
+}
+
+void controller_pods_plan(struct controller *c, controller_pgroup_t *g,
+			  void (*fn)(void *ctx, const workload_t *pod, size_t podset,
+				     controller_member_act_t act),
+			  void *ctx)
 {
 	engine_workload_view_t v;
 	engine_wl_t id;
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	size_t running = 0;
-
-	if (!engine_core(c->e) || engine_workload_find(c->e, g->key, &id) ||
-	    engine_workload_view(c->e, id, &v))
+	if (!engine_core(c->e))
 		return;
-	while ((s = controller_map_next(&g->members, &pos))) {
-		member_t *m = s->value;
-		if (v.state == ENGINE_WL_ADMITTED && m->wl->gated)
-			release_member(c, id, m->wl);
-		else if (v.state == ENGINE_WL_EVICTING && !(g->set && m->wl->gated)) {
-			delete_member(c, m->wl);
-			running++;
-		}
+	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v)) {
+		if (g->group)
+			group_free_plan(g, fn, ctx);
+		return;
 	}
+	if (v.state == ENGINE_WL_ADMITTED && g->group) {
+		group_release_plan(c, g, id, v.n_podsets, fn, ctx);
+		return;
+	}
+	while ((s = controller_map_next(&g->members, &pos))) {
+		const member_t *m = s->value;
+		/* a set's Pod: its own pod set (an LWS's leader or workers) */
+		size_t podset = m->wl->x->set_kind == WORKLOAD_KIND_LWS ? m->wl->x->set_podset : 0;
+
+		if (v.state == ENGINE_WL_ADMITTED && m->wl->gated)
+			fn(ctx, m->wl, podset, CONTROLLER_MEMBER_RELEASE);
+		else if (v.state == ENGINE_WL_EVICTING && !(g->set && m->wl->gated))
+			fn(ctx, m->wl, podset, CONTROLLER_MEMBER_DELETE);
+	}
+}
+
+typedef struct {
+	struct controller *c; /* acting */
+	engine_wl_t id;	      /* the workload (ENGINE_WL_NONE: the core has none) */
+	size_t deleted;	      /* members deleted (or being deleted) */
+} act_t;
+
+static void act(void *ctx, const workload_t *pod, size_t podset, controller_member_act_t what)
+{
+	act_t *a = ctx;
+
+	if (what == CONTROLLER_MEMBER_DELETE) {
+		delete_member(a->c, pod);
+		a->deleted++;
+	} else {
+		release_member(a->c, a->id, pod, podset, what == CONTROLLER_MEMBER_RELEASE);
+	}
+}
+
+void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
+{
+	act_t a = {.c = c, .id = ENGINE_WL_NONE};
+	engine_workload_view_t v;
+
+	if (!engine_core(c->e))
+		return;
+	(void)engine_workload_find(c->e, g->key, &a.id);
+	controller_pods_plan(c, g, act, &a);
 	/* a set's evicted group: its controller makes its Pods again, gated;
 	   once none runs, the quota is free and the group queues again */
-	if (g->set && v.state == ENGINE_WL_EVICTING && !running &&
+	if (g->set && a.id != ENGINE_WL_NONE && engine_workload_view(c->e, a.id, &v) == GPUQ_OK &&
+	    v.state == ENGINE_WL_EVICTING && !a.deleted &&
 	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 }

@@ -2,14 +2,30 @@
 # Pods: a plain GPU Pod is gated at creation and released (gate removed,
 # flavor placement added); a pod group (kueue.x-k8s.io/pod-group-name with
 # pod-group-total-count) is released only when every member exists, then all
-# members at once; a group that does not fit waits whole.
+# members at once; a group that does not fit waits whole. Issue 31, part 3:
+# every member is gated and counted, a CPU-only driver too; members of
+# different shapes are each charged their own request; the present count
+# follows deletions; a Failed member keeps its group's quota and its
+# replacement is released without queueing; the group ends when every
+# member succeeded; a higher-priority Pod preempts a group whole.
 . "$(dirname "$0")/lib.sh"
-plan 9
+plan 19
 NS=e2e-pg
 
-gpu_queue e2e-pg 8
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-pg-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-pg-high}
+value: 10000
+YAML
+gpu_queue e2e-pg 8 "{withinClusterQueue: LowerPriority}"
 
-# gpu_pod NAME GPUS [GROUP TOTAL]
+# gpu_pod NAME GPUS [GROUP TOTAL [PRIORITYCLASS]] (GPUS 0: asks for nothing)
 gpu_pod() {
 	{
 		cat <<YAML
@@ -29,11 +45,12 @@ YAML
 		cat <<YAML
 spec:
   restartPolicy: Never
+  priorityClassName: ${5:-e2e-pg-low}
   containers:
   - name: main
     image: busybox
-    resources: {limits: {nvidia.com/gpu: "$2"}}
 YAML
+		[ "$2" = 0 ] || echo "    resources: {limits: {nvidia.com/gpu: \"$2\"}}"
 	} | k apply -f - >/dev/null
 }
 gates() { k -n $NS get pod "$1" -o 'jsonpath={.spec.schedulingGates[*].name}' 2>/dev/null; }
@@ -42,8 +59,17 @@ released() { [ -z "$(gates "$1")" ] && [ -n "$(k -n $NS get pod "$1" -o name 2>/
 bound() { [ -n "$(k -n $NS get pod "$1" -o 'jsonpath={.spec.nodeName}' 2>/dev/null)" ]; }
 # status POD: gpuq's gpuq.dev/status on it (what gpuq decided, once it has)
 status() { k -n $NS get pod "$1" -o 'jsonpath={.metadata.annotations.gpuq\.dev/status}' 2>/dev/null; }
-export -f gates gated released bound status k
+phase() { k -n $NS get pod "$1" -o 'jsonpath={.status.phase}' 2>/dev/null; }
+gone() { [ -z "$(k -n $NS get pod "$1" -o name 2>/dev/null)" ]; }
+export -f gates gated released bound status k phase gone
 export NS
+# end NAME PHASE: Pod NAME, once kwok runs it, Succeeded or Failed (kwok
+# completes only Jobs' Pods: the phase is written as a kubelet would)
+end() {
+	poll "$1 running" bash -c "[ \"\$(phase $1)\" = Running ]" &&
+		k -n $NS patch pod "$1" --subresource=status --type=merge \
+			-p "{\"status\":{\"phase\":\"$2\"}}" >/dev/null
+}
 
 gpu_pod solo 2
 check "a plain GPU Pod is released (gate removed)" poll "solo released" bash -c "released solo"
@@ -77,3 +103,66 @@ k -n $NS delete pod solo g1-0 g1-1 g1-2 --wait=false >/dev/null
 check "when the running group goes, the waiting group is released whole" \
 	poll "g2 released" bash -c "released g2-0 && released g2-1"
 k -n $NS delete pod g2-0 g2-1 --wait=false >/dev/null 2>&1 || true
+poll "g2 gone" bash -c "gone g2-0 && gone g2-1"
+
+# the issue's row: a driver that asks for no GPU and one GPU worker
+gpu_pod d1-driver 0 d1 2
+check "a pod group's CPU-only driver is gated at creation" gated d1-driver
+gpu_pod d1-worker 4 d1 2
+check "the group of a CPU-only driver and a GPU worker is released whole" \
+	poll "d1 released" bash -c "released d1-driver && released d1-worker"
+
+# members of different shapes are charged each its own: 1 + 3 GPUs is 4,
+# with d1's 4 the whole quota (charged its first member times 2, s1 would
+# hold 2 and a 2-GPU Pod would run too)
+gpu_pod s1-a 1 s1 2
+gpu_pod s1-b 3 s1 2
+poll "s1 released" bash -c "released s1-a && released s1-b"
+gpu_pod two 2
+two_waits() { pending_has $NS two '0 free' && gated two; }
+check "a 2-GPU Pod then waits: 0 GPUs free (visibility API), still gated" poll "two waits" two_waits
+echo "# two: $(pending_of $NS two)" >&2
+k -n $NS delete pod d1-driver d1-worker s1-a s1-b --wait=false >/dev/null
+check "released once the groups go" poll "two released" bash -c "released two"
+k -n $NS delete pod two --wait=false >/dev/null
+
+# the present count follows deletions
+gpu_pod p1-0 1 p1 3
+gpu_pod p1-1 1 p1 3
+poll "p1 status 2 of 3" bash -c "status p1-0 | grep -q '2 of 3 pods present'"
+k -n $NS delete pod p1-1 --wait=false >/dev/null
+check "a member deleted, its group counts 1 of 3 present again (gpuq.dev/status)" \
+	poll "p1 status 1 of 3" bash -c "status p1-0 | grep -q '1 of 3 pods present'"
+k -n $NS delete pod p1-0 --wait=false >/dev/null
+
+# a Failed member is not done: its group keeps its quota; its replacement
+# joins without queueing; the group ends when every member succeeded
+poll "two and p1 gone" bash -c "gone two && gone p1-0 && gone p1-1"
+gpu_pod f1-0 2 f1 2
+gpu_pod f1-1 2 f1 2
+poll "f1 released" bash -c "released f1-0 && released f1-1"
+gpu_pod six 6
+end f1-0 Failed
+end f1-1 Succeeded
+gpu_pod f1-0b 2 f1 2
+check "the replacement of a Failed member is released into its group, not queued" \
+	poll "f1-0b released" bash -c "released f1-0b"
+six_waits() { gated six && pending_has $NS six '4 free'; }
+check "the group holds its quota meanwhile: a 6-GPU Pod still waits (4 free), gated" poll "six waits" six_waits
+echo "# six: $(pending_of $NS six)" >&2
+end f1-0b Succeeded
+check "every member succeeded: the group ends and the 6-GPU Pod is released" \
+	poll "six released" bash -c "released six"
+k -n $NS delete pod six f1-0 f1-1 f1-0b --wait=false >/dev/null
+
+# preemption: a group of a CPU-only driver and an 8-GPU worker, low
+# priority, gives way whole to a high-priority 8-GPU Pod
+poll "six and f1 gone" bash -c "gone six && gone f1-0b"
+gpu_pod pr-driver 0 pr 2
+gpu_pod pr-worker 8 pr 2
+poll "pr released" bash -c "released pr-driver && released pr-worker"
+gpu_pod urgent 8 "" "" e2e-pg-high
+check "a higher-priority Pod preempts the group: every member deleted, the driver too" \
+	poll "pr deleted" bash -c "gone pr-driver && gone pr-worker"
+check "and the high-priority Pod is released" poll "urgent released" bash -c "released urgent"
+k -n $NS delete pod urgent --wait=false >/dev/null 2>&1 || true

@@ -300,6 +300,12 @@ int engine_workload_status(const engine_t *e, engine_wl_t id, char *buf, size_t 
 	return queue_workload_status(e->q, id, buf, cap);
 }
 
+int engine_workload_podset(const engine_t *e, engine_wl_t id, size_t podset, const char **name,
+			   int32_t *count)
+{
+	return queue_workload_podset(e->q, id, podset, name, count);
+}
+
 int engine_workload_flavor(const engine_t *e, engine_wl_t id, size_t podset, uint32_t resource,
 			   uint32_t *flavor)
 {

@@ -307,6 +307,10 @@ int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_
 /* Workload id's coarse status, the text of gpuq.dev/status, into buf
  * (queue_workload_status). */
 int engine_workload_status(const engine_t *e, engine_wl_t id, char *buf, size_t cap);
+/* The name and pod count of pod set `podset` of workload id
+ * (queue_workload_podset; *name borrowed while the workload lives). */
+int engine_workload_podset(const engine_t *e, engine_wl_t id, size_t podset, const char **name,
+			   int32_t *count);
 /* The flavor of `resource` assigned to pod set `podset` of admitted
  * workload id (queue_workload_flavor). */
 int engine_workload_flavor(const engine_t *e, engine_wl_t id, size_t podset, uint32_t resource,

@@ -460,6 +460,19 @@ int queue_workload_request(const queue_t *q, queue_wl_t id, size_t podset, uint3
 	return GPUQ_OK;
 }
 
+int queue_workload_podset(const queue_t *q, queue_wl_t id, size_t podset, const char **name,
+			  int32_t *count)
+{
+	const wl_t *w;
+
+	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live || podset >= Wc(q, (uint32_t)id)->n_ps)
+		return GPUQ_ENOTFOUND;
+	w = Wc(q, id);
+	*name = q->strs.s[q->tmpls[wl_ps(w)[podset].tmpl].name];
+	*count = wl_ps(w)[podset].count;
+	return GPUQ_OK;
+}
+
 int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32_t resource,
 			  uint32_t *flavor)
 {

@@ -403,13 +403,13 @@ int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t no
 		       gpuq_diag_t *diag);
 
 /* What a pending workload asks for changed (its object was edited while it
- * queued): spec replaces, whole, its pod sets, LocalQueue (in the same
- * namespace; another ClusterQueue's moves it there), priority, creation time
- * and gang counts. It keeps its place where its queue and order key stay
- * (the order is the heap's: priority, then creation time), a backoff it
- * serves and its history (requeues, preemptions); a preemptor's plan is
- * dropped (it was for what it asked before) and its cohort retried. A spec
- * the same as the workload changes nothing (*changed false; changed may be
+ * queued, or a gang's pods came and went): spec replaces, whole, its pod
+ * sets, LocalQueue (in the same namespace; another ClusterQueue's moves it
+ * there), priority, creation time and gang counts (fewer pods present puts
+ * a complete gang back to waiting for its pods). It keeps its place where its queue and order key
+ * stay (the order is the heap's: priority, then creation time), a backoff it serves and its history
+ * (requeues, preemptions); a preemptor's plan is dropped (it was for what it asked before) and its
+ * cohort retried. A spec the same as the workload changes nothing (*changed false; changed may be
  * NULL). All or nothing: on any error the workload is as it was.
  * GPUQ_ENOTFOUND (no such uid, or LocalQueue), GPUQ_EAGAIN (not pending:
  * an admitted workload's request is its object's to keep, Kueue's rule;
@@ -840,6 +840,11 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
  * it does not request it), and the pod count. GPUQ_ENOTFOUND. */
 int queue_workload_request(const queue_t *q, queue_wl_t id, size_t podset, uint32_t resource,
 			   int64_t *per_pod, int32_t *count);
+
+/* The name and pod count of pod set `podset` of workload id (*name
+ * borrowed: valid while the workload lives). GPUQ_ENOTFOUND. */
+int queue_workload_podset(const queue_t *q, queue_wl_t id, size_t podset, const char **name,
+			  int32_t *count);
 
 /* The flavor assigned to (podset, resource) of an admitted or evicting
  * workload: GPUQ_OK and *flavor, or GPUQ_ENOTFOUND (not admitted, or that

@@ -765,12 +765,16 @@ void queue_plan_drop(queue_t *q, uint32_t wid)
 }
 
 /* Whether w asks for exactly what s says (pod sets by template and count,
- * queue, priority, gang): an update that changes nothing leaves it be. */
+ * queue, priority, gang total and pods present): an update that changes
+ * nothing leaves it be. */
 static bool wl_same_spec(queue_t *q, const wl_t *w, uint32_t lq, const queue_workload_spec_t *s,
 			 const uint32_t *tids)
 {
+	int32_t present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
+
 	if (w->lq != lq || w->priority != s->priority || w->n_ps != s->n_podsets ||
-	    w->gang_total != s->gang_total || w->created != s->created_ms)
+	    w->gang_total != s->gang_total || w->created != s->created_ms ||
+	    (s->gang_total && w->pods_present != present))
 		return false;
 	for (size_t i = 0; i < s->n_podsets; i++)
 		if (wl_ps(w)[i].tmpl != tids[i] || wl_ps(w)[i].count != s->podsets[i].count)

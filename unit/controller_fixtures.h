@@ -45,6 +45,7 @@ static inline struct controller *ctl_new_policy(const char *policy)
 
 	assert_non_null(c);
 	controller_opts_default(&c->o);
+	c->o.core.release_on_evict = false; /* as controller_create's core: pods take time to go */
 	rc = policy_create(NULL, &c->policy);
 	if (!rc)
 		rc = policy_add_manifest(c->policy, "t.yaml", policy, strlen(policy), &d);
@@ -125,25 +126,35 @@ static inline json_t *ctl_job(const char *ns, const char *name, int gpus, int po
 }
 
 /* A member of pod group `group` (of `total` pods) as the watch shows it:
- * namespace team-a, uid and name `name`, 1 GPU, gated by the webhook. A
- * new reference. */
-static inline json_t *ctl_member(const char *name, const char *group, int total)
+ * namespace team-a, uid and name `name`, `gpus` nvidia.com/gpu (0: a
+ * CPU-only member that asks for nothing), gated by the webhook. A new
+ * reference. */
+static inline json_t *ctl_group_pod(const char *name, const char *group, int total, int gpus)
 {
+	json_t *limits = json_object(), *pod;
 	char n[16];
-	json_t *pod;
 
+	assert_non_null(limits);
 	snprintf(n, sizeof(n), "%d", total);
+	if (gpus)
+		json_object_set_new(limits, "nvidia.com/gpu", json_sprintf("%d", gpus));
 	pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s, s:s}, s:{s:s}}, "
-			"s:{s:[{s:s}], s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+			"s:{s:[{s:s}], s:[{s:s, s:s, s:{s:o}}]}, s:{s:s}}",
 			"apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
 			"team-a", "uid", name, "resourceVersion", "3", "creationTimestamp",
 			"2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default",
 			"kueue.x-k8s.io/pod-group-name", group, "annotations",
 			"kueue.x-k8s.io/pod-group-total-count", n, "spec", "schedulingGates",
 			"name", "gpuq.dev/admission", "containers", "name", "main", "image", "x",
-			"resources", "limits", "nvidia.com/gpu", "1", "status", "phase", "Pending");
+			"resources", "limits", limits, "status", "phase", "Pending");
 	assert_non_null(pod);
 	return pod;
+}
+
+/* ctl_group_pod of 1 GPU. */
+static inline json_t *ctl_member(const char *name, const char *group, int total)
+{
+	return ctl_group_pod(name, group, total, 1);
 }
 
 /* The event the watch thread makes of obj (borrowed; NULL for RESET and

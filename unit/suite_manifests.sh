@@ -10,6 +10,9 @@
 # o.spec.template.spec). Checked here, and that BODY looks at containers
 # and init containers, requests and limits, and DRA resourceClaims; the
 # other kinds' expressions test that same BODY on each of their pod specs.
+# The Pods' BODY adds one last alternative: a Pod labelled
+# kueue.x-k8s.io/pod-group-name, whatever it asks for (every member of a pod
+# group is gated and counted, a CPU-only one too).
 # e2e/test_tenant.sh sends each shape through the real webhooks.
 set -u
 . "$(dirname "$0")/tap.sh"
@@ -39,11 +42,19 @@ done
 body() {
 	sed -n "s/^\[$2\]\.exists(o, o != null \&\& (\(.*\)))\$/\1/p" "$1"
 }
-body "$T/mutate-pods" object >"$T/mp"
-body "$T/validate-pods" 'object, oldObject' >"$T/vp"
+body "$T/mutate-pods" object >"$T/mp-all"
+body "$T/validate-pods" 'object, oldObject' >"$T/vp-all"
+# the Pods' BODY ends with " || (POD GROUP)": every member of a pod group
+# (a CPU-only driver too) goes to gpuq; the rest is the GPU test all kinds share
+GROUP=" || (has(o.metadata.labels) && 'kueue.x-k8s.io/pod-group-name' in o.metadata.labels)"
+for f in mp vp; do
+	b=$(cat "$T/$f-all")
+	case $b in *"$GROUP") printf '%s' "${b%"$GROUP"}" >"$T/$f" ;; *) : >"$T/$f" ;; esac
+	check "$f: the Pods' BODY ends with every pod group's member" test -s "$T/$f"
+done
 body "$T/mutate-jobs" object >"$T/mj"
 body "$T/validate-jobs" 'object, oldObject' >"$T/vj"
-for f in mp vp mj vj; do
+for f in mp-all vp-all mj vj; do
 	[ -s "$T/$f" ] || not_ok "requests-gpu of $f is [OBJECTS].exists(o, o != null && (BODY))" "$(cat "$T/${f}")"
 done
 check "Pods: /mutate (object) and /validate (object, oldObject) test one BODY" cmp -s "$T/mp" "$T/vp"

@@ -233,6 +233,51 @@ static void gang_total_follows(void **st)
 	queue_destroy(q);
 }
 
+/* A gang's pods present follow the pods that exist (a pod group member
+ * deleted): a complete gang that loses one waits for its pods again, its
+ * pod sets the same; when it is complete again it is admitted. The pod
+ * sets' names and counts read back. */
+static void gang_present_follows_down(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.flavors = {{"f", 8, U, U}}};
+	wlopt_t g = {.gang_total = 2, .pods_present = 2};
+	queue_result_t r;
+	one_t o;
+	bool changed = false;
+	queue_wl_t id;
+	const char *name = NULL;
+	int32_t count = 0;
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	assert_int_equal(add_wl_opt(q, "g", "ns", "lq", 0, 1, 2, 1, &g), GPUQ_OK);
+	assert_int_equal(wait_of(q, "g"), QUEUE_WAIT_NONE);
+	one(&o, "g", "ns", "lq", 0, 1, 2, 1);
+	o.s.gang_total = 2;
+	o.s.pods_present = 1;
+	assert_int_equal(queue_workload_update(q, &o.s, 2, &changed, NULL), GPUQ_OK);
+	assert_true(changed);
+	assert_int_equal(wait_of(q, "g"), QUEUE_WAIT_GANG);
+	invariants(q);
+	cycle(q, 3, &r);
+	assert_int_equal(r.n_admissions, 0);
+	o.s.pods_present = 2;
+	assert_int_equal(queue_workload_update(q, &o.s, 4, &changed, NULL), GPUQ_OK);
+	assert_true(changed);
+	cycle(q, 5, &r);
+	assert_true(admitted_in(&r, "g"));
+	invariants(q);
+	assert_int_equal(queue_workload_find(q, "g", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_podset(q, id, 0, &name, &count), GPUQ_OK);
+	assert_string_equal(name, "main");
+	assert_int_equal(count, 2);
+	assert_int_equal(queue_workload_podset(q, id, 1, &name, &count), GPUQ_ENOTFOUND);
+	queue_destroy(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +286,7 @@ int main(void)
 	    cmocka_unit_test(edit_keeps_its_place),
 	    cmocka_unit_test(refusals_change_nothing),
 	    cmocka_unit_test(gang_total_follows),
+	    cmocka_unit_test(gang_present_follows_down),
 	};
 
 	return cmocka_run_group_tests_name("queue_update", tests, NULL, NULL);

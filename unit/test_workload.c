@@ -286,6 +286,39 @@ static void test_object_table(void **state)
 	policy_unref(p);
 }
 
+/* A pod group's member marked not retriable
+ * (kueue.x-k8s.io/retriable-in-group: "false"; any other value, or none,
+ * is retriable), and a CPU-only member: a member all the same. */
+static void test_object_pod_group_retriable(void **state)
+{
+	static const char *const values[] = {"'false'", "'true'", "'no'", NULL};
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < 4; i++) {
+		char text[1024];
+		workload_t *o = NULL;
+		gpuq_diag_t d;
+
+		snprintf(
+		    text, sizeof(text),
+		    OBJ_META(POD_API, "g-1",
+			     ",'labels':{'kueue.x-k8s.io/pod-group-name':'g'},'annotations':"
+			     "{'kueue.x-k8s.io/pod-group-total-count':'2'%s%s}") ",'spec':{"
+										 "'containers':"
+										 "[{'name':'c'}]"
+										 "}}",
+		    values[i] ? ",'kueue.x-k8s.io/retriable-in-group':" : "",
+		    values[i] ? values[i] : "");
+		assert_int_equal(obj_decode(p, text, &o, &d), GPUQ_OK);
+		assert_string_equal(o->x->pod_group, "g");
+		assert_false(o->gpu);
+		assert_int_equal(o->x->unretriable, i == 0);
+		workload_destroy(o);
+	}
+	policy_unref(p);
+}
+
 /* A Kueue pod-group member, gated, owned by a Job, with its scheduling
  * constraints and status. */
 static void test_object_pod_group_member(void **state)
@@ -1332,6 +1365,7 @@ int main(void)
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_pod_group_member),
+	    cmocka_unit_test(test_object_pod_group_retriable),
 	    cmocka_unit_test(test_object_compact),
 	    cmocka_unit_test(test_object_queued_job_small),
 	    cmocka_unit_test(test_object_job_status),

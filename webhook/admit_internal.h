@@ -132,6 +132,14 @@ static inline workload_config_t webhook_workload_cfg(const webhook_config_t *cfg
  * template), created by that parent's controller (the Job controller,
  * KubeRay's operator). */
 bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w);
+/* Whether Pod w is a member of a pod group gpuq holds, whatever it asks
+ * for: it carries kueue.x-k8s.io/pod-group-name, is no held parent's Pod (a
+ * Job's), and names a queue or its namespace has the LocalQueue the
+ * webhook labels it with (Kueue's rule: every Pod of a group that queues is
+ * gated). A member's creation cannot tell what the others ask for (a
+ * CPU-only driver may come first), so every one is gated and counted; a
+ * complete group that asks for no GPU is let through by the controller. */
+bool webhook_pod_group_member(const webhook_review_t *r, const workload_view_t *w);
 /* The row of the held parent w is a child of (a JobSet for its Jobs: the
  * controller ownerReference's kind), or NULL. */
 const workload_integration_t *webhook_child_parent(const workload_view_t *w);

@@ -3,7 +3,8 @@
  * written into its pod template (LimitRanger never looks at templates), the
  * template label gpuq.dev/managed=true, the queue label when it names no
  * queue, and its first gpuq.dev/status (waiting for quota in its
- * ClusterQueue). A GPU Pod that is not an admitted Job's pod gets the
+ * ClusterQueue). A GPU Pod that is not an admitted Job's pod, and every
+ * member of a pod group that queues (CPU-only ones too), gets the
  * scheduling gate gpuq.dev/admission, the same queue label and, outside a
  * pod group, the same status. A GPU object of a kind gpuq's controller does
  * not watch (its CRD not served yet, or gone) is refused rather than held:
@@ -225,6 +226,18 @@ bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *
 	       workload_creator(parent, r->username);
 }
 
+bool webhook_pod_group_member(const webhook_review_t *r, const workload_view_t *w)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+	const workload_integration_t *parent = workload_integration(
+	    workload_kind_of(jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
+
+	if (w->kind != WORKLOAD_KIND_POD || !w->pod_group ||
+	    (parent->hold == WORKLOAD_HOLD_SUSPEND && parent->child_kind == WORKLOAD_KIND_POD))
+		return false;
+	return w->queue || policy_lq_find(r->policy, r->ns, WEBHOOK_DEFAULT_QUEUE);
+}
+
 static void mutate_pod(webhook_review_t *r, workload_view_t *w)
 {
 	const jv_t *pod_spec = w->podsets[0].pod_spec;
@@ -248,8 +261,8 @@ static void mutate_pod(webhook_review_t *r, workload_view_t *w)
 			    WEBHOOK_DEFAULT_QUEUE);
 	if (!w->pod_group) /* a group's status counts its members: the controller's */
 		patch_status(r, w, jv_get(w->obj, "metadata"));
-	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits it", r->ns,
-			    queue_of(w));
+	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits %s", r->ns,
+			    queue_of(w), w->pod_group ? "its pod group" : "it");
 }
 
 const workload_integration_t *webhook_child_parent(const workload_view_t *w)
@@ -308,8 +321,9 @@ int webhook_mutate_run(webhook_review_t *r)
 		 * does not watch is never held */
 	} else if (!rc && w.gpu && w.integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		mutate_parent(r, &w);
-	} else if (!rc && w.gpu && w.kind == WORKLOAD_KIND_POD) {
-		mutate_pod(r, &w);
+	} else if (!rc &&
+		   ((w.gpu && w.kind == WORKLOAD_KIND_POD) || webhook_pod_group_member(r, &w))) {
+		mutate_pod(r, &w); /* a pod group's member is gated whatever it asks */
 	} else if (!rc && w.gpu) {
 		mutate_set(r, &w);
 	}

@@ -1,11 +1,14 @@
 /* webhook/validate.c: the /validate rules. In a managed namespace (one some
- * ClusterQueue selects), a GPU Pod or Job is refused when it has nowhere to
- * queue, breaks a LimitRange or the extended-resource rules, asks on its own
- * for more than a ResourceQuota allows, or could never fit its ClusterQueue
- * even borrowing all it may; and nobody but gpuq's controller may unsuspend
- * an unadmitted Job, remove the admission gate, set gpuq.dev/admitted or move
- * an admitted workload to another queue. Every refusal names the object, the
- * field and the values, and says how to fix it. */
+ * ClusterQueue selects), a GPU Pod or Job, or any member of a pod group that
+ * queues (judged alone: the group's other members may ask for something
+ * else), is refused when it has nowhere to queue, breaks a LimitRange or the
+ * extended-resource rules, asks on its own for more than a ResourceQuota
+ * allows, or could never fit its ClusterQueue even borrowing all it may; and
+ * nobody but gpuq's controller may unsuspend an unadmitted Job, remove the
+ * admission gate, set gpuq.dev/admitted, move an admitted workload to
+ * another queue or change what makes a Pod a member of its pod group. Every
+ * refusal names the object, the field and the values, and says how to fix
+ * it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -231,9 +234,7 @@ static bool check_quota(webhook_review_t *r, const workload_view_t *w, const tot
 	    "%s \"%s\": %s; its request alone is over the namespace's hard "
 	    "limit, so it could never run: ask for less%s or have the quota raised",
 	    w->kind_name, w->name, diag.msg,
-	    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " (per pod, or fewer pods)"
-	    : w->pod_group			    ? " (per pod, or a smaller group)"
-						    : "");
+	    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " (per pod, or fewer pods)" : "");
 	return false;
 }
 
@@ -333,16 +334,17 @@ static bool check_fit(webhook_review_t *r, const workload_view_t *w, const polic
 		    "more than ClusterQueue \"%s\" could give in any flavor even "
 		    "borrowing all it may (%s); ask for less%s",
 		    w->kind_name, w->name, first, v, pp, cq->name, maxes,
-		    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " per pod or run fewer pods"
-		    : w->pod_group			    ? " per pod or make the group smaller"
-							    : "");
+		    w->integ->hold == WORKLOAD_HOLD_SUSPEND ? " per pod or run fewer pods" : "");
 		return false;
 	}
 	return true;
 }
 
-/* The checks every new GPU workload goes through. exempt: an admitted
- * Job's Pod (its Job went through the queue checks already). */
+/* The checks every new GPU workload, and every member of a pod group,
+ * goes through. exempt: an admitted Job's Pod (its Job went through the
+ * queue checks already). A member of a pod group that asks for no GPU is
+ * not judged against its ClusterQueue: its group may ask for none (then it
+ * is not the queue's); the core judges the complete group. */
 static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 {
 	const policy_cq_t *cq = NULL;
@@ -354,7 +356,7 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 		return;
 	if (!workload_totals(r, w, &t) || !check_quota(r, w, &t))
 		return;
-	if (!exempt)
+	if (!exempt && w->gpu)
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 
@@ -434,6 +436,12 @@ static void validate_create(webhook_review_t *r, workload_view_t *w)
 			return;
 		}
 	} else {
+		const char *what = w->gpu ? "a GPU Pod" : "a Pod of a pod group";
+
+		/* a pod group's member is judged alone (the others may ask for
+		   something else, a CPU-only driver: the core judges the
+		   complete group), as ResourceQuota charges it */
+		w->pods = 1;
 		exempt = webhook_pod_job_admitted(r, w);
 		node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
 		if (!exempt && w->admitted) {
@@ -457,19 +465,19 @@ static void validate_create(webhook_review_t *r, workload_view_t *w)
 		if (!exempt && node && *node) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Pod \"%s\": spec.nodeName is \"%s\"; a GPU Pod in a "
+			    "Pod \"%s\": spec.nodeName is \"%s\"; %s in a "
 			    "managed namespace must go through gpuq's queue: remove "
 			    "spec.nodeName (use a nodeSelector instead)",
-			    w->name, node);
+			    w->name, node, what);
 			return;
 		}
 		if (!exempt && !workload_pod_gated(w->podsets[0].pod_spec)) {
 			webhook_review_refuse(
 			    r, WEBHOOK_DENY,
-			    "Pod \"%s\": spec.schedulingGates lacks %s; a GPU Pod in a "
+			    "Pod \"%s\": spec.schedulingGates lacks %s; %s in a "
 			    "managed namespace must wait for gpuq's queue (gpuq's "
 			    "mutating webhook adds the gate: check that it is installed)",
-			    w->name, WEBHOOK_GATE);
+			    w->name, WEBHOOK_GATE, what);
 			return;
 		}
 	}
@@ -644,11 +652,48 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 	}
 }
 
+/* What makes a Pod a member of its pod group may not change once it is
+ * one (Kueue's rules): the group's name (a Pod cannot gain the gate after
+ * its creation, nor leave the count of the group it was counted in), its
+ * total count, and a retriable-in-group "false" (the group may already
+ * have ended by it). Says why into why; false when nothing of it changed. */
+static bool group_edit_refused(const workload_view_t *w, const workload_view_t *old, char *why,
+			       size_t cap)
+{
+	const char *on = jv_member_str(old->annotations, WORKLOAD_ANNOT_POD_GROUP_COUNT);
+	const char *nn = jv_member_str(w->annotations, WORKLOAD_ANNOT_POD_GROUP_COUNT);
+	const char *orr = jv_member_str(old->annotations, WORKLOAD_ANNOT_RETRIABLE);
+	const char *nr = jv_member_str(w->annotations, WORKLOAD_ANNOT_RETRIABLE);
+
+	if (!streq(old->pod_group, w->pod_group))
+		snprintf(why, cap,
+			 "label %s is set when the Pod is created, never after (was "
+			 "\"%s\", now \"%s\")",
+			 WORKLOAD_LABEL_POD_GROUP, old->pod_group ? old->pod_group : "",
+			 w->pod_group ? w->pod_group : "");
+	else if (w->pod_group && !streq(on, nn))
+		snprintf(why, cap, "annotation %s cannot change (was \"%s\", now \"%s\")",
+			 WORKLOAD_ANNOT_POD_GROUP_COUNT, on ? on : "", nn ? nn : "");
+	else if (w->pod_group && streq(orr, "false") && !streq(nr, "false"))
+		snprintf(why, cap,
+			 "annotation %s cannot change from \"false\": a group that is "
+			 "not retriable stays so",
+			 WORKLOAD_ANNOT_RETRIABLE);
+	else
+		return false;
+	return true;
+}
+
 static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
 {
 	bool old_gated = workload_pod_gated(old->podsets[0].pod_spec);
+	char why[2 * WORKLOAD_STR_MAX + 128];
 
-	if (old_gated && !workload_pod_gated(w->podsets[0].pod_spec)) {
+	if (group_edit_refused(w, old, why, sizeof(why))) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": %s; delete and recreate the Pod to change it",
+				      w->name, why);
+	} else if (old_gated && !workload_pod_gated(w->podsets[0].pod_spec)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Pod \"%s\": scheduling gate %s may be removed only by gpuq "
 				      "(%s), when queue %s/%s admits the Pod; keep the gate",
@@ -737,7 +782,7 @@ int webhook_validate_run(webhook_review_t *r)
 	const workload_integration_t *parent;
 	workload_view_t w, old;
 	gpuq_diag_t diag = {""};
-	bool update = !strcmp(r->op, "UPDATE");
+	bool update = !strcmp(r->op, "UPDATE"), member, old_member;
 	int rc;
 
 	if ((!update && strcmp(r->op, "CREATE") != 0) || !r->obj || *r->sub_resource)
@@ -749,6 +794,8 @@ int webhook_validate_run(webhook_review_t *r)
 	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (!rc && update && r->old)
 		rc = workload_view_decode(&old, r->policy, &wcfg, r->ns, r->kind, r->old, &diag);
+	member = !rc && webhook_pod_group_member(r, &w);
+	old_member = !rc && update && r->old && webhook_pod_group_member(r, &old);
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
@@ -772,13 +819,14 @@ int webhook_validate_run(webhook_review_t *r)
 			validate_update_set(r, &w, &old);
 		else
 			check_workload(r, &w, false);
-	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu))) {
+	} else if (!rc && ((w.gpu && (!update || (r->old && !old.gpu))) || (member && !update))) {
 		/* A workload that asks for a GPU only from this UPDATE on (a
 		 * suspended Job's resources, or a claim, edited) is judged as if
 		 * created now: otherwise a CPU-only Job created with
-		 * gpuq.dev/admitted could gain GPUs and skip the queue. */
+		 * gpuq.dev/admitted could gain GPUs and skip the queue. A pod
+		 * group's member is judged whatever it asks. */
 		validate_create(r, &w);
-	} else if (!rc && update && r->old && (w.gpu || old.gpu)) {
+	} else if (!rc && update && r->old && (w.gpu || old.gpu || member || old_member)) {
 		if (w.integ->hold == WORKLOAD_HOLD_SUSPEND)
 			validate_update_parent(r, &w, &old);
 		else

@@ -664,7 +664,10 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		rc = GPUQ_ENOMEM;
 	if (!rc && v.pod_group) {
 		/* a group's count is at most WORKLOAD_POD_GROUP_MAX (kinds.c) */
+		const char *retriable = jv_member_str(v.annotations, WORKLOAD_ANNOT_RETRIABLE);
+
 		d->x->pod_group_total = (int32_t)v.pods;
+		d->x->unretriable = retriable && !strcmp(retriable, "false");
 		rc = keep(d, &d->x->pod_group, v.pod_group, "metadata.labels", WORKLOAD_STR_MAX);
 	}
 	if (!rc && v.first_ordinal && !workload_dec_extra(d))

@@ -59,7 +59,10 @@
 #define WORKLOAD_GATE "gpuq.dev/admission" /* Pod scheduling gate */
 #define WORKLOAD_LABEL_POD_GROUP "kueue.x-k8s.io/pod-group-name" /* Kueue's plain-Pod gangs */
 #define WORKLOAD_ANNOT_POD_GROUP_COUNT "kueue.x-k8s.io/pod-group-total-count"
-#define WORKLOAD_POD_GROUP_MAX 100000 /* largest pod-group count accepted */
+#define WORKLOAD_ANNOT_RETRIABLE                                                                   \
+	"kueue.x-k8s.io/retriable-in-group" /* "false": a group that ends when                     \
+					       every member has stopped */
+#define WORKLOAD_POD_GROUP_MAX 100000	    /* largest pod-group count accepted */
 
 /* ---- Caps (anything past one is refused, naming the field; never cut) ---- */
 
@@ -418,6 +421,8 @@ typedef struct {
 	int32_t surge;		  /* a LeaderWorkerSet: the groups a rolling update
 				     may make past spec.replicas (its maxSurge, as
 				     the LWS controller scales it), 0 when none */
+	bool unretriable;	  /* Pod in a group: annotation
+				     kueue.x-k8s.io/retriable-in-group is "false" */
 } workload_extra_t;
 
 /* The extra of a workload that carries none of it: every member NULL, 0 or

@@ -415,11 +415,13 @@ deny("validate-job-parallelism-grows-after-admission", "validate",
             op="UPDATE", old=job(labels=Q, suspend=False, annotations=ADMITTED, parallelism=2)),
      "spec.parallelism cannot grow after admission (was 2, now 4)")
 GROUP = {"gpuq.dev/queue-name": "default", "kueue.x-k8s.io/pod-group-name": "gang"}
+# a member is judged alone (the others may ask for something else): one
+# that alone asks for more than cq-a could ever give (24 GPUs) never fits
 deny("validate-pod-group-never-fits", "validate",
      review("Pod", pod(labels=GROUP, gates=GATED,
                        annotations={"kueue.x-k8s.io/pod-group-total-count": "4"},
-                       containers=[full(gpu="8")])),
-     "it requests nvidia.com/gpu=32 in total (8 per pod x 4 pods)")
+                       containers=[dict(full(gpu="8"), name="c%d" % i) for i in range(4)])),
+     'it requests nvidia.com/gpu=32 in total, more than ClusterQueue "cq-a" could give')
 case("validate-pod-group-fits", "validate",
      review("Pod", pod(labels=GROUP, gates=GATED,
                        annotations={"kueue.x-k8s.io/pod-group-total-count": "2"},
@@ -583,6 +585,73 @@ case("mutate-pod-group-member-no-status", "mutate",
      review("Pod", pod(labels=dict(Q, **{"kueue.x-k8s.io/pod-group-name": "g"}),
                        annotations={"kueue.x-k8s.io/pod-group-total-count": "2"})),
      patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}])])
+
+
+# ------------------------------------------------ pod groups (issue 31, part 3)
+CPU_ONLY = container(requests={"cpu": "1", "memory": "2Gi"}, limits={"cpu": "1", "memory": "2Gi"})
+PG = {"kueue.x-k8s.io/pod-group-name": "g"}
+PG2 = {"kueue.x-k8s.io/pod-group-total-count": "2"}
+# every member of a pod group that queues is gated and given the queue
+# label, CPU-only ones too: at its creation nobody can tell what the others
+# ask for (a driver is often made first)
+case("mutate-pod-group-cpu-member-gated", "mutate",
+     review("Pod", pod(labels=dict(PG), annotations=dict(PG2), containers=[CPU_ONLY])),
+     patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]),
+            add("/metadata/labels/gpuq.dev~1queue-name", "default")],
+     warning="Pod gated until gpuq admits its pod group")
+# ... but one that names no queue where there is no "default" LocalQueue
+# does not queue (Kueue's rule), nor does a CPU-only Pod outside a group
+case("mutate-pod-group-cpu-member-no-queue", "mutate",
+     review("Pod", pod(ns="team-c", labels=dict(PG), annotations=dict(PG2),
+                       containers=[CPU_ONLY]), ns="team-c"))
+case("mutate-pod-cpu-outside-group-untouched", "mutate",
+     review("Pod", pod(labels=dict(Q), containers=[CPU_ONLY])))
+case("validate-pod-group-cpu-member-gated", "validate",
+     review("Pod", pod(labels=dict(Q, **PG), annotations=dict(PG2), gates=GATED,
+                       containers=[CPU_ONLY])))
+deny("validate-pod-group-cpu-member-ungated", "validate",
+     review("Pod", pod(labels=dict(Q, **PG), annotations=dict(PG2), containers=[CPU_ONLY])),
+     "spec.schedulingGates lacks gpuq.dev/admission; a Pod of a pod group in a managed "
+     "namespace must wait for gpuq's queue")
+deny("validate-pod-group-cpu-member-unknown-queue", "validate",
+     review("Pod", pod(labels={"gpuq.dev/queue-name": "nope", **PG}, annotations=dict(PG2),
+                       gates=GATED, containers=[CPU_ONLY])),
+     'namespace team-a has no LocalQueue "nope"')
+# a member of 8 GPUs in a group of 4 fits alone: the others may be CPU-only
+case("validate-pod-group-judged-by-its-member", "validate",
+     review("Pod", pod(labels=GROUP, gates=GATED,
+                       annotations={"kueue.x-k8s.io/pod-group-total-count": "4"},
+                       containers=[full(gpu="8")])))
+deny("validate-pod-group-cpu-member-gate-removed", "validate",
+     review("Pod", pod(labels=dict(Q, **PG), annotations=dict(PG2), containers=[CPU_ONLY]),
+            op="UPDATE", old=pod(labels=dict(Q, **PG), annotations=dict(PG2), gates=GATED,
+                                 containers=[CPU_ONLY])),
+     "scheduling gate gpuq.dev/admission may be removed only by gpuq")
+case("validate-pod-group-cpu-member-released-by-gpuq", "validate",
+     review("Pod", pod(labels=dict(Q, **PG), annotations=dict(PG2, **ADMITTED),
+                       containers=[CPU_ONLY]),
+            op="UPDATE", user=CTRL, old=pod(labels=dict(Q, **PG), annotations=dict(PG2),
+                                            gates=GATED, containers=[CPU_ONLY])))
+deny("validate-pod-group-name-changed", "validate",
+     review("Pod", pod(labels=dict(GROUP, **{"kueue.x-k8s.io/pod-group-name": "other"}),
+                       annotations=dict(PG2), gates=GATED),
+            op="UPDATE", old=pod(labels=GROUP, annotations=dict(PG2), gates=GATED)),
+     'label kueue.x-k8s.io/pod-group-name is set when the Pod is created, never after '
+     '(was "gang", now "other")')
+deny("validate-pod-group-label-added-to-a-running-pod", "validate",
+     review("Pod", pod(labels=dict(Q, **PG), annotations=dict(PG2), containers=[CPU_ONLY]),
+            op="UPDATE", old=pod(labels=dict(Q), annotations=dict(PG2), containers=[CPU_ONLY])),
+     '(was "", now "g")')
+deny("validate-pod-group-count-changed", "validate",
+     review("Pod", pod(labels=GROUP, gates=GATED,
+                       annotations={"kueue.x-k8s.io/pod-group-total-count": "3"}),
+            op="UPDATE", old=pod(labels=GROUP, annotations=dict(PG2), gates=GATED)),
+     'annotation kueue.x-k8s.io/pod-group-total-count cannot change (was "2", now "3")')
+deny("validate-pod-group-retriable-back", "validate",
+     review("Pod", pod(labels=GROUP, gates=GATED, annotations=dict(PG2)),
+            op="UPDATE", old=pod(labels=GROUP, gates=GATED, annotations=dict(
+                PG2, **{"kueue.x-k8s.io/retriable-in-group": "false"}))),
+     'annotation kueue.x-k8s.io/retriable-in-group cannot change from "false"')
 
 
 def main():
