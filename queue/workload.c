@@ -636,6 +636,28 @@ static int wl_templates(queue_t *q, const queue_workload_spec_t *s, uint32_t *ti
 	return rc;
 }
 
+/* What spec s says of a workload into w (its pod sets' array w->psx in
+ * place for more than one): pod sets on templates tids, LocalQueue lq and
+ * its ClusterQueue, priority, creation time, gang counts. Both a new
+ * workload's and an update's. */
+static void wl_take_spec(const queue_t *q, wl_t *w, const queue_workload_spec_t *s, uint32_t lq,
+			 const uint32_t *tids)
+{
+	w->n_ps = (uint8_t)s->n_podsets;
+	for (size_t i = 0; i < s->n_podsets; i++) {
+		psref_t *p = s->n_podsets == 1 ? &w->ps1 : &w->psx[i];
+
+		p->tmpl = tids[i];
+		p->count = s->podsets[i].count;
+	}
+	w->lq = lq;
+	w->cq = q->lqs[lq].cq;
+	w->priority = s->priority;
+	w->created = s->created_ms;
+	w->gang_total = s->gang_total;
+	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
+}
+
 /* Create the workload object from a spec; pending, not yet enqueued. */
 int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, gpuq_diag_t *diag)
 {
@@ -689,19 +711,7 @@ int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, g
 	memcpy(w->strs, s->uid, lu + 1);
 	memcpy(w->strs + lu + 1, s->name, lm + 1);
 	w->name_off = (uint16_t)(lu + 1);
-	w->n_ps = (uint8_t)s->n_podsets;
-	for (size_t i = 0; i < s->n_podsets; i++) {
-		psref_t *p = s->n_podsets == 1 ? &w->ps1 : &w->psx[i];
-
-		p->tmpl = tids[i];
-		p->count = s->podsets[i].count;
-	}
-	w->lq = lq;
-	w->cq = q->lqs[lq].cq;
-	w->priority = s->priority;
-	w->created = s->created_ms;
-	w->gang_total = s->gang_total;
-	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
+	wl_take_spec(q, w, s, lq, tids);
 	w->admitted_ms = -1;
 	w->idle_since = w->predicted = -1;
 	w->state = QUEUE_WL_PENDING;
@@ -846,19 +856,7 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 		queue_tmpl_release(q, wl_ps(w)[i].tmpl);
 	free(w->psx);
 	w->psx = psx;
-	w->n_ps = (uint8_t)s->n_podsets;
-	for (size_t i = 0; i < s->n_podsets; i++) {
-		psref_t *p = s->n_podsets == 1 ? &w->ps1 : &w->psx[i];
-
-		p->tmpl = tids[i];
-		p->count = s->podsets[i].count;
-	}
-	w->lq = lq;
-	w->cq = q->lqs[lq].cq;
-	w->priority = s->priority;
-	w->created = s->created_ms;
-	w->gang_total = s->gang_total;
-	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
+	wl_take_spec(q, w, s, lq, tids);
 	w->why = WHY_NONE;
 	w->why_res = w->why_flavor = QUEUE_NONE;
 	w->predicted = -1;
