@@ -172,3 +172,10 @@ int controller_object_path(workload_kind_t k, const char *ns, const char *name, 
 				    in->resource, ename);
 	return n > 0 && (size_t)n < cap ? GPUQ_OK : GPUQ_EINVAL;
 }
+
+int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
+{
+	const int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
+
+	return n ? *n : 0;
+}

@@ -19,9 +19,14 @@
  * after restoring the store and relisting the cluster, each workload is
  * compared and brought in line, nothing is released twice, nothing lost.
  *
- * Fail closed: until every watch has completed its first LIST no snapshot
- * is published, so the webhook answers with an error and the apiserver's
- * failurePolicy applies.
+ * Fail closed: until every watch has completed its first LIST (or found its
+ * collection not served: a CRD not installed) no snapshot is published, so
+ * the webhook answers with an error and the apiserver's failurePolicy
+ * applies. Each snapshot names the workload collections watched then
+ * (policy_watch_has), and the webhook holds no object of another kind: a
+ * kind whose CRD is installed later is watched once its first LIST is in
+ * (its watch asks every KUBE_UNSERVED_POLL_MS), one whose CRD goes is let
+ * go (its cached objects and workloads dropped), without a restart.
  *
  * Threads, and what each touches (every flag two of them share is a C11
  * atomic or sits under the lock named; `make SANITIZE=thread` runs the
@@ -29,9 +34,9 @@
  * - the owner's thread (cmd/cmd_serve.c): controller_create, _start, _stop,
  *   _destroy; after _stop has joined the others, the last usage checkpoint
  *   and the Lease's release on their clients.
- * - watch threads (informer.c), one per watched collection, each with its
- *   own connection (fence: stop only): read `stop`, push into `events`
- *   (its lock).
+ * - watch threads (informer.c), one per collection (served or not), each
+ *   with its own connection (fence: stop only): read `stop`, push into
+ *   `events` (its lock).
  * - the controller thread (loop.c, and jobs.c, pods.c, snapshot.c,
  *   status.c, actuate.c, usage.c, podmap.c on it): owns the caches, the
  *   engine (the core, its policy, the store) and its connection, whose

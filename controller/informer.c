@@ -7,54 +7,52 @@
 #include "controller/internal.h"
 
 const controller_res_info_t controller_res[CONTROLLER_RES_COUNT] = {
-    [CONTROLLER_RES_NAMESPACES] = {"namespaces", "/api/v1", "namespaces", "/api/v1/namespaces",
-				   false, true},
-    [CONTROLLER_RES_LIMITRANGES] = {"limitranges", "/api/v1", "limitranges", "/api/v1/limitranges",
-				    false, true},
-    [CONTROLLER_RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1", "resourcequotas",
-				       "/api/v1/resourcequotas", false, true},
-    [CONTROLLER_RES_PRIORITYCLASSES] = {"priorityclasses", "/apis/scheduling.k8s.io/v1",
-					"priorityclasses",
-					"/apis/scheduling.k8s.io/v1/priorityclasses", false, true},
-    [CONTROLLER_RES_CLAIMTEMPLATES] = {"resourceclaimtemplates", "/apis/resource.k8s.io/v1",
-				       "resourceclaimtemplates",
+    [CONTROLLER_RES_NAMESPACES] = {"namespaces", "/api/v1/namespaces", false, true,
+				   WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_LIMITRANGES] = {"limitranges", "/api/v1/limitranges", false, true,
+				    WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1/resourcequotas", false, true,
+				       WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_PRIORITYCLASSES] = {"priorityclasses",
+					"/apis/scheduling.k8s.io/v1/priorityclasses", false, true,
+					WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_CLAIMTEMPLATES] = {"resourceclaimtemplates",
 				       "/apis/resource.k8s.io/v1/resourceclaimtemplates", true,
-				       true},
-    [CONTROLLER_RES_FLAVORS] = {"resourceflavors", "/apis/gpuq.dev/v1beta1", "resourceflavors",
-				"/apis/gpuq.dev/v1beta1/resourceflavors", false, true},
-    [CONTROLLER_RES_CLUSTERQUEUES] = {"clusterqueues", "/apis/gpuq.dev/v1beta1", "clusterqueues",
-				      "/apis/gpuq.dev/v1beta1/clusterqueues", false, true},
-    [CONTROLLER_RES_LOCALQUEUES] = {"localqueues", "/apis/gpuq.dev/v1beta1", "localqueues",
-				    "/apis/gpuq.dev/v1beta1/localqueues", false, true},
-    [CONTROLLER_RES_COHORTS] = {"cohorts", "/apis/gpuq.dev/v1beta1", "cohorts",
-				"/apis/gpuq.dev/v1beta1/cohorts", true, true},
-    [CONTROLLER_RES_KUEUE_FLAVORS] = {"kueue resourceflavors", "/apis/kueue.x-k8s.io/v1beta2",
-				      "resourceflavors",
-				      "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", true, true},
-    [CONTROLLER_RES_KUEUE_CLUSTERQUEUES] = {"kueue clusterqueues", "/apis/kueue.x-k8s.io/v1beta2",
-					    "clusterqueues",
+				       true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_FLAVORS] = {"resourceflavors", "/apis/gpuq.dev/v1beta1/resourceflavors", false,
+				true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_CLUSTERQUEUES] = {"clusterqueues", "/apis/gpuq.dev/v1beta1/clusterqueues",
+				      false, true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_LOCALQUEUES] = {"localqueues", "/apis/gpuq.dev/v1beta1/localqueues", false,
+				    true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_COHORTS] = {"cohorts", "/apis/gpuq.dev/v1beta1/cohorts", true, true,
+				WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_KUEUE_FLAVORS] = {"kueue resourceflavors",
+				      "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", true, true,
+				      WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_KUEUE_CLUSTERQUEUES] = {"kueue clusterqueues",
 					    "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", true,
-					    true},
-    [CONTROLLER_RES_KUEUE_LOCALQUEUES] = {"kueue localqueues", "/apis/kueue.x-k8s.io/v1beta2",
-					  "localqueues", "/apis/kueue.x-k8s.io/v1beta2/localqueues",
-					  true, true},
-    [CONTROLLER_RES_KUEUE_COHORTS] = {"kueue cohorts", "/apis/kueue.x-k8s.io/v1beta2", "cohorts",
-				      "/apis/kueue.x-k8s.io/v1beta2/cohorts", true, true},
-    [CONTROLLER_RES_JOBS] = {"jobs", "/apis/batch/v1", "jobs", "/apis/batch/v1/jobs", false, false},
-    [CONTROLLER_RES_PODS] = {"pods", "/api/v1", "pods", "/api/v1/pods", false, false},
-    [CONTROLLER_RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2", "jobsets",
-				"/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false},
-    [CONTROLLER_RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1", "statefulsets",
-				     "/apis/apps/v1/statefulsets", false, false},
-    [CONTROLLER_RES_LWS] = {"leaderworkersets", "/apis/leaderworkerset.x-k8s.io/v1",
-			    "leaderworkersets",
-			    "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false},
-    [CONTROLLER_RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1", "rayjobs", "/apis/ray.io/v1/rayjobs",
-				true, false},
-    [CONTROLLER_RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1", "rayclusters",
-				    "/apis/ray.io/v1/rayclusters", true, false},
-    [CONTROLLER_RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1", "trainjobs",
-				  "/apis/trainer.kubeflow.org/v1alpha1/trainjobs", true, false},
+					    true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_KUEUE_LOCALQUEUES] = {"kueue localqueues",
+					  "/apis/kueue.x-k8s.io/v1beta2/localqueues", true, true,
+					  WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_KUEUE_COHORTS] = {"kueue cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", true,
+				      true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_JOBS] = {"jobs", "/apis/batch/v1/jobs", false, false, WORKLOAD_KIND_JOB},
+    [CONTROLLER_RES_PODS] = {"pods", "/api/v1/pods", false, false, WORKLOAD_KIND_POD},
+    [CONTROLLER_RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false,
+				WORKLOAD_KIND_JOBSET},
+    [CONTROLLER_RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1/statefulsets", false, false,
+				     WORKLOAD_KIND_STATEFULSET},
+    [CONTROLLER_RES_LWS] = {"leaderworkersets",
+			    "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false,
+			    WORKLOAD_KIND_LWS},
+    [CONTROLLER_RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1/rayjobs", true, false,
+				WORKLOAD_KIND_RAYJOB},
+    [CONTROLLER_RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true, false,
+				    WORKLOAD_KIND_RAYCLUSTER},
+    [CONTROLLER_RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1/trainjobs",
+				  true, false, WORKLOAD_KIND_TRAINJOB},
 };
 
 /* ---- the event queue ---- */
@@ -176,37 +174,6 @@ void controller_cevent_deinit(controller_cevent_t *ev)
 	ev->uid = ev->bad = NULL;
 }
 
-/* Whether collection r holds workload objects (decoded on the watch thread). */
-static bool workload_collection(controller_res_t r)
-{
-	return r == CONTROLLER_RES_JOBS || r == CONTROLLER_RES_PODS ||
-	       r == CONTROLLER_RES_JOBSETS || r == CONTROLLER_RES_STATEFULSETS ||
-	       r == CONTROLLER_RES_LWS || r == CONTROLLER_RES_RAYJOBS ||
-	       r == CONTROLLER_RES_RAYCLUSTERS || r == CONTROLLER_RES_TRAINJOBS;
-}
-
-static workload_kind_t collection_kind(controller_res_t r)
-{
-	switch (r) {
-	case CONTROLLER_RES_JOBS:
-		return WORKLOAD_KIND_JOB;
-	case CONTROLLER_RES_JOBSETS:
-		return WORKLOAD_KIND_JOBSET;
-	case CONTROLLER_RES_STATEFULSETS:
-		return WORKLOAD_KIND_STATEFULSET;
-	case CONTROLLER_RES_LWS:
-		return WORKLOAD_KIND_LWS;
-	case CONTROLLER_RES_RAYJOBS:
-		return WORKLOAD_KIND_RAYJOB;
-	case CONTROLLER_RES_RAYCLUSTERS:
-		return WORKLOAD_KIND_RAYCLUSTER;
-	case CONTROLLER_RES_TRAINJOBS:
-		return WORKLOAD_KIND_TRAINJOB;
-	default:
-		return WORKLOAD_KIND_POD;
-	}
-}
-
 /* The controller thread gets an object of its own: a copy, never a second
  * reference to the decoder's tree. The watch thread frees that tree (the
  * event, the LIST page it came in) as soon as it goes on, and jansson's
@@ -240,9 +207,9 @@ void controller_informer_event(controller_res_t res, const webhook_config_t *cfg
 		out->object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
 		return;
 	}
-	if (!ev->fast || !workload_collection(res))
+	if (!ev->fast || controller_res[res].kind == WORKLOAD_KIND_OTHER)
 		return;
-	if (workload_decode(ev->fast, collection_kind(res), &wcfg, &out->wl, &diag) == GPUQ_OK)
+	if (workload_decode(ev->fast, controller_res[res].kind, &wcfg, &out->wl, &diag) == GPUQ_OK)
 		return;
 	uid = jv_member_str(jv_get(ev->fast, "metadata"), "uid");
 	out->uid = uid ? strdup(uid) : NULL;
@@ -266,62 +233,23 @@ static void *watch_main(void *arg)
 	    .path = controller_res[w->res].path,
 	    .name = controller_res[w->res].name,
 	    .stop = &w->ctl->stop,
-	    .fast = workload_collection(w->res),
+	    .fast = controller_res[w->res].kind != WORKLOAD_KIND_OTHER,
+	    .may_be_unserved = controller_res[w->res].optional,
 	};
 
 	kube_watch_run(w->client, &o, on_event, w);
 	return NULL;
 }
 
-/* Whether the apiserver serves `resource` in group path gv (discovery). */
-static int discover(kube_client_t *cl, const char *gv, const char *resource, bool *found,
-		    gpuq_diag_t *diag)
-{
-	json_t *doc = NULL, *list, *r;
-	size_t i;
-	int rc;
-
-	*found = false;
-	rc = kube_request_json(cl, "GET", gv, NULL, NULL, &doc, diag);
-	if (rc == GPUQ_ENOTFOUND)
-		return GPUQ_OK;
-	if (rc)
-		return rc;
-	list = json_object_get(doc, "resources");
-	json_array_foreach(list, i, r)
-	{
-		const char *n = json_string_value(json_object_get(r, "name"));
-		if (n && strcmp(n, resource) == 0)
-			*found = true;
-	}
-	json_decref(doc);
-	return GPUQ_OK;
-}
-
 int controller_informer_start(struct controller *c, gpuq_diag_t *diag)
 {
 	int rc;
 
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
-		const controller_res_info_t *ri = &controller_res[r];
-		bool found = true;
-		if (ri->optional) {
-			rc = discover(c->client, ri->group, ri->resource, &found, diag);
-			if (rc)
-				return rc;
-		}
-		c->watched[r] = found;
-		c->listed[r] = !found;
-		if (!found)
-			gpuq_log(GPUQ_LOG_INFO, "controller",
-				 "%s: not served by the apiserver, "
-				 "not watched",
-				 ri->name);
-	}
+	/* every collection, served or not: an optional one the apiserver does
+	 * not serve (no CRD) is announced KUBE_EV_UNSERVED by its thread, which
+	 * asks again every KUBE_UNSERVED_POLL_MS and lists it once it is */
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
 		controller_watcher_t *w = &c->watchers[r];
-		if (!c->watched[r])
-			continue;
 		w->ctl = c;
 		w->res = (controller_res_t)r;
 		rc = kube_client_create(c->o.kube, &c->o.client, &w->client, diag);

@@ -113,11 +113,13 @@ typedef enum {
 
 typedef struct {
 	const char *name;     /* for logs: "jobs" */
-	const char *group;    /* API group path for discovery: "/apis/gpuq.dev/v1beta1" */
-	const char *resource; /* plural, as discovery lists it */
 	const char *path;     /* collection path */
-	bool optional;	      /* watched only when discovery lists it */
+	bool optional;	      /* a CRD's, which may not be served (not installed yet, or
+				 removed): watched while it is (KUBE_EV_UNSERVED) */
 	bool policy;	      /* feeds the policy snapshot */
+	workload_kind_t kind; /* the workload its objects are, decoded on the watch
+				 thread (WORKLOAD_KIND_OTHER: policy objects); its row
+				 names the collection to the webhook (policy_watch_has) */
 } controller_res_info_t;
 
 extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
@@ -126,6 +128,9 @@ extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
  * labels, LimitRanges, ResourceQuotas, claim templates, or which
  * ClusterQueue selects them), so only their workloads are resolved again;
  * `all` when the change reaches every namespace or too many were named. */
+/* Bytes of a release's "<pod set>:resource=flavor,..." pairs (annotation
+ * gpuq.dev/flavors): 18 pod sets of a few resources each, with room. */
+#define CONTROLLER_FLAVORS_MAX 8192
 #define CONTROLLER_NSSET_MAX 32
 typedef struct {
 	bool all;			      /* every namespace */
@@ -192,7 +197,8 @@ typedef struct {
 void controller_informer_event(controller_res_t res, const webhook_config_t *cfg,
 			       const kube_event_t *ev, controller_cevent_t *out);
 
-/* Discover optional groups, then start one thread per watched collection. */
+/* Start one watch thread per collection (an optional one that is not
+ * served says so, KUBE_EV_UNSERVED, and is listed once it is). */
 int controller_informer_start(struct controller *c, gpuq_diag_t *diag);
 void controller_informer_stop(struct controller *c);
 
@@ -221,6 +227,9 @@ typedef struct {
 	bool bad;	      /* decode failed: logged once, kept out of the core */
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
+	bool gone;	      /* deleted (or not relisted) while pods of its release
+				 still run: its quota held until the last is gone
+				 (jobs.c, forget; pods.c, jobpod_forget) */
 	uint32_t gen;	      /* LIST generation it was last seen in (c->gen's low 32
 				 bits: only compared with the current one) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
@@ -288,13 +297,15 @@ struct controller {
 				  until the first snapshot */
 	kube_client_t *client; /* the controller thread's connection */
 	controller_watcher_t watchers[CONTROLLER_RES_COUNT];
-	bool watched[CONTROLLER_RES_COUNT]; /* discovery found the collection */
-	bool listed[CONTROLLER_RES_COUNT];  /* first LIST complete */
-	controller_equeue_t events;	    /* watch threads -> controller thread */
-	atomic_bool stop;		    /* every thread stops when set */
-	pthread_t thread;		    /* the controller thread */
-	bool running;			    /* thread started */
-	bool stopped;			    /* controller_stop done (the owner's thread only) */
+	bool unserved[CONTROLLER_RES_COUNT]; /* the apiserver does not serve it (its
+						watch said KUBE_EV_UNSERVED and has
+						listed nothing since) */
+	bool listed[CONTROLLER_RES_COUNT];   /* first LIST complete (while served) */
+	controller_equeue_t events;	     /* watch threads -> controller thread */
+	atomic_bool stop;		     /* every thread stops when set */
+	pthread_t thread;		     /* the controller thread */
+	bool running;			     /* thread started */
+	bool stopped;			     /* controller_stop done (the owner's thread only) */
 
 	/* The Lease (elect.c). The fence is read by every thread; the rest is
 	 * the Lease thread's but for what lease_mu guards. */
@@ -416,9 +427,11 @@ void controller_snapshot_apply(struct controller *c, const controller_cevent_t *
  * LocalQueue's status shows (a former leader wrote it). */
 void controller_snapshot_seed_usage(struct controller *c);
 
-/* Build a snapshot from the cache; on success replace c->policy (and the
- * webhook's), rebuild or create the core. Errors are logged; the previous
- * snapshot stays. */
+/* Build a snapshot from the cache, naming the workload collections watched
+ * now (listed and served: policy_watch_has, what the webhook may hold); on
+ * success replace c->policy (and the webhook's), rebuild or create the core
+ * (kept as it is when no policy object changed, only what is watched).
+ * Errors are logged; the previous snapshot stays. */
 int controller_snapshot_rebuild(struct controller *c);
 
 /* jobs.c: a Jobs (or JobSets) event into the cache and the core (takes
@@ -429,6 +442,9 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev);
  * change). */
 void controller_jobs_resync(struct controller *c, const controller_nsset_t *only);
 void controller_jobs_free_all(struct controller *c);
+/* The last unfinished pod of Job uid went (pods.c): a Job deleted while its
+ * pods ran leaves the core now, and so does one scaled to no pods. */
+void controller_jobs_pods_gone(struct controller *c, const char *uid);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */
 void controller_handle(struct controller *c, controller_cevent_t *ev);
@@ -456,7 +472,8 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
 /* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
  * Pods (the integration table's gate-family rows with a parent spec). A
  * StatefulSet is one workload of its replicas (a scale-up queues the new
- * replicas as a slice of their own, a scale-down frees quota); an LWS is a
+ * replicas as a slice of their own or grows the newest while it queues,
+ * adjacent admitted slices merge, a scale-down frees quota); an LWS is a
  * workload per group (leader and workers: two pod sets). Each is admitted
  * as soon as it is known, before its Pods exist (they appear one after
  * another: OrderedReady, LeaderReady), its quota read from the parent's
@@ -469,6 +486,11 @@ void controller_sets_free_all(struct controller *c);
 bool controller_sets_member_key(struct controller *c, const workload_t *o, char *out, size_t cap);
 /* Put set group g in the core when its set is known and managed. */
 void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
+/* Set group g's last member is gone: true when that ends it (out of the
+ * core and freed: an LWS's surge group, Pods of no StatefulSet slice, a
+ * group of a set gone); false when it stays (its controller makes its Pods
+ * again, gated). */
+bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */

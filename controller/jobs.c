@@ -153,8 +153,8 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
 {
 	const char *pairs = o->x->flavors;
-	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
-	char buf[1024], *save = NULL, *tok;
+	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
+	char buf[CONTROLLER_FLAVORS_MAX], *save = NULL, *tok;
 	size_t n = 0;
 	int rc;
 
@@ -166,7 +166,7 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 		return;
 	}
 	gpuq_strlcpy(buf, pairs, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &save); tok && n < ENGINE_PODSET_RES_MAX;
+	for (tok = strtok_r(buf, ",", &save); tok && n < sizeof(a) / sizeof(a[0]);
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
 		long ps = 0;
@@ -250,7 +250,8 @@ static bool pending(const struct controller *c, const controller_job_t *j)
 
 /* A queued Job edited so that gpuq no longer manages it (scaled to no
  * pods, its GPUs or its queue label removed) leaves the queue; it returns
- * when it is gpuq's again (sync_job). */
+ * when it is gpuq's again (sync_job). An admitted one scaled to no pods
+ * leaves it too, once its last pod is gone. */
 static void leave_queue(struct controller *c, controller_job_t *j, const workload_t *o,
 			const workload_t *p)
 {
@@ -292,6 +293,14 @@ static void sync_job(struct controller *c, controller_job_t *j)
 		if (put_in_core(c, j, o, p, true))
 			return;
 	}
+	if (j->in_core && p && p->pods < 1 && !controller_pods_of_job(c, j->uid) &&
+	    !pending(c, j)) {
+		/* admitted, then scaled to no pods (a shrink the webhook takes):
+		   it runs nothing, so it holds nothing; scaled up again it would
+		   be refused (it may only shrink), so it never returns */
+		leave_queue(c, j, o, p);
+		return;
+	}
 	j->bad = false;
 	if (p)
 		observe(c, j, o, p);
@@ -330,9 +339,38 @@ static void child_seen(struct controller *c, controller_job_t *k)
 		sync_job(c, parent);
 }
 
+/* Whether j's workload holds quota for pods of its release that still run
+ * (bound, not finished, not yet deleted: what the cluster still gives it). */
+static bool holds_running_pods(const struct controller *c, const controller_job_t *j)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	return j && engine_core(c->e) && controller_pods_of_job(c, j->uid) > 0 &&
+	       !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
+	       (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING);
+}
+
+/* A Job deleted (or not listed again): out of the cache and the core. One
+ * whose released pods still run keeps its quota, gone, until the last of
+ * them is (a Job deleted in the background goes before its pods, which the
+ * garbage collector deletes after it: freed at once, its quota admitted
+ * others while they ran, over quota; issue 31's edit storm). */
 static void forget(struct controller *c, const char *uid)
 {
-	controller_job_t *j = controller_map_del(&c->jobs, uid);
+	controller_job_t *j = controller_map_get(&c->jobs, uid);
+
+	if (j && holds_running_pods(c, j)) {
+		if (!j->gone)
+			gpuq_log(
+			    GPUQ_LOG_INFO, "controller",
+			    "%s %s/%s is gone; its quota is held until its %d running pods are",
+			    j->wl ? j->wl->integ->kind_name : "Job", controller_job_ns(j),
+			    controller_job_name(j), (int)controller_pods_of_job(c, j->uid));
+		j->gone = true;
+		return;
+	}
+	j = controller_map_del(&c->jobs, uid);
 
 	if (engine_core(c->e) && engine_workload_delete(c->e, uid, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
@@ -341,6 +379,16 @@ static void forget(struct controller *c, const char *uid)
 	if (j && !j->suspended) /* its pods still to come no longer are */
 		controller_actuate_rq_recheck(c, controller_job_ns(j));
 	job_free(j);
+}
+
+void controller_jobs_pods_gone(struct controller *c, const char *uid)
+{
+	controller_job_t *j = controller_map_get(&c->jobs, uid);
+
+	if (j && j->gone)
+		forget(c, uid);
+	else if (j && j->wl && !j->bad)
+		sync_job(c, j); /* one scaled to no pods lets its quota go now */
 }
 
 void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)

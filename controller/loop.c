@@ -277,15 +277,19 @@ static void term_check(struct controller *c)
 	c->check_term = false;
 }
 
+/* Whether every collection has listed once, or said it is not served (the
+ * first snapshot waits for that much; a kind that comes later joins when it
+ * lists). */
 static bool all_listed(const struct controller *c)
 {
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		if (c->watched[r] && !c->listed[r])
+		if (!c->listed[r] && !c->unserved[r])
 			return false;
 	return true;
 }
 
-void controller_handle(struct controller *c, controller_cevent_t *ev)
+/* ev into the cache of its collection. */
+static void dispatch(struct controller *c, controller_cevent_t *ev)
 {
 	if (controller_res[ev->res].policy)
 		controller_snapshot_apply(c, ev);
@@ -295,7 +299,55 @@ void controller_handle(struct controller *c, controller_cevent_t *ev)
 		controller_sets_apply(c, ev);
 	else
 		controller_jobs_apply(c, ev);
+}
+
+/* Collection r is not served (KUBE_EV_UNSERVED: no CRD, or its CRD went):
+ * let it go. What it cached goes as after a relist that showed nothing (its
+ * workloads leave the core, its policy objects the policy), and the next
+ * snapshot no longer names it, so the webhook stops holding its kind. */
+static void let_go(struct controller *c, controller_res_t r)
+{
+	controller_cevent_t reset = {.res = r, .type = KUBE_EV_RESET};
+	controller_cevent_t synced = {.res = r, .type = KUBE_EV_SYNCED};
+	bool had = c->listed[r];
+
+	if (c->unserved[r])
+		return;
+	dispatch(c, &reset);
+	dispatch(c, &synced);
+	c->listed[r] = false;
+	c->unserved[r] = true;
+	c->policy_dirty = true;
+	if (had)
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "%s: no longer served by the apiserver (its CRD removed?): let go, its "
+			 "cached objects and their workloads dropped; watched again once served",
+			 controller_res[r].name);
+	else
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "%s: not served by the apiserver: watched once it is (asked every %d s)",
+			 controller_res[r].name, KUBE_UNSERVED_POLL_MS / 1000);
+}
+
+void controller_handle(struct controller *c, controller_cevent_t *ev)
+{
+	controller_res_t r = ev->res;
+	bool came = ev->type == KUBE_EV_SYNCED && c->unserved[r];
+
+	if (ev->type == KUBE_EV_UNSERVED)
+		let_go(c, r);
+	else
+		dispatch(c, ev);
 	controller_cevent_deinit(ev);
+	if (!came)
+		return;
+	/* served now (its CRD installed after gpuq started): the next snapshot
+	 * names it, and the webhook holds its kind from then on */
+	c->unserved[r] = false;
+	c->policy_dirty = true;
+	gpuq_log(GPUQ_LOG_INFO, "controller",
+		 "%s: served by the apiserver now: watched, without a restart",
+		 controller_res[r].name);
 }
 
 static int64_t next_deadline(struct controller *c)

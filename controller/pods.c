@@ -67,13 +67,6 @@ typedef struct {
 	uint64_t gen; /* LIST generation it was last seen in */
 } jobpod_t;
 
-int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
-{
-	const int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
-
-	return n ? *n : 0;
-}
-
 /* Job job_uid has one pod more (d = 1) or less (-1). */
 static void job_count(struct controller *c, const char *job_uid, int d)
 {
@@ -113,7 +106,9 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 		return;
 	job_count(c, p->job, -1);
 	j = controller_job(c, p->job);
-	if (j)
+	if (j && !controller_pods_of_job(c, p->job))
+		controller_jobs_pods_gone(c, p->job); /* may free j */
+	else if (j)
 		controller_touch(c, j);
 	controller_actuate_rq_recheck(c, p->ns);
 	jobpod_free(p);
@@ -513,6 +508,8 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	if (m && g->group && phase_is(m->wl, "Succeeded"))
 		g->done_gone++; /* done, whoever cleaned its Pod up */
 	member_free(m);
+	if (g->members.n == 0 && g->set && controller_sets_group_empty(c, g))
+		return; /* a set's group its Pods ended (an LWS's surge group) */
 	if (g->group && engine_core(c->e)) {
 		observe(c, g); /* the last member done may have gone with it */
 		if (g->members.n)
@@ -778,7 +775,7 @@ static void release_member(struct controller *c, engine_wl_t id, const workload_
 	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
 	json_t *base_sel = controller_selector_json(ps),
 	       *base_tols = controller_tolerations_json(ps);
-	char path[KUBE_URL_MAX], flavors[1024] = "";
+	char path[KUBE_URL_MAX], flavors[CONTROLLER_FLAVORS_MAX] = "";
 	gpuq_diag_t diag = {{0}};
 	int rc = gates && base_sel && base_tols ? GPUQ_OK : GPUQ_ENOMEM;
 

@@ -169,7 +169,8 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 {
 	const workload_t *wl = j->wl, *p = controller_jobs_podsets(c, j);
 	json_t *patch, *all, *one = NULL, *entry = NULL;
-	char flavors[1024], path[WORKLOAD_FIELD_MAX + 32], meta[WORKLOAD_FIELD_MAX + 16];
+	char flavors[CONTROLLER_FLAVORS_MAX], path[WORKLOAD_FIELD_MAX + 32],
+	    meta[WORKLOAD_FIELD_MAX + 16];
 	char status[1024];
 	static const char *const tkeys[] = {WEBHOOK_ANNOT_ADMITTED};
 	static const char *const tvals[] = {"true"};

@@ -8,12 +8,16 @@
  * first would deadlock them: a gated Pod never becomes Ready.
  *
  * A StatefulSet is one workload of its replicas, cut into slices by scaling:
- * a scale-up queues the new replicas as a slice of their own (ordinals
- * [from, to)), a scale-down drops the slices above the new count and shrinks
- * the one it cuts (an admitted one keeps its flavors), freeing quota. An
- * LWS is one workload per group (its leader and its workers, two pod sets);
- * a scale changes which groups exist. A set's workloads leave the core with
- * the set. */
+ * a scale-up queues the new replicas as a slice of their own (indexes
+ * [from, to): a Pod's index is its ordinal less spec.ordinals.start), or
+ * grows the newest slice while that one still queues; a scale-down drops
+ * the slices above the new count and shrinks the one it cuts (an admitted
+ * one keeps its flavors), freeing quota; adjacent slices admitted on the
+ * same flavors merge into one. So however often it is scaled, a set holds
+ * at most one slice per replica, and mostly one or two. An LWS is one
+ * workload per group (its leader and its workers, two pod sets); a scale
+ * changes which groups exist. A set's workloads leave the core with the
+ * set. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +25,26 @@
 #include "controller/internal.h"
 
 #define SET_KEY_MAX 600	    /* "sts:" + namespace + "/" + name (+ "/" + number) */
-#define SLICES_MAX 16	    /* a StatefulSet's slices (scale-ups queued at once) */
 #define LWS_GROUPS_MAX 1024 /* an LWS's groups gpuq admits (spec.replicas) */
 
+/* A StatefulSet's slices have no cap of their own: each holds one replica
+ * or more, so there are never more than spec.replicas of them, however
+ * often it is scaled; and a scale-up while the newest slice still queues
+ * grows that slice, and adjacent admitted slices on the same flavors merge
+ * (compact), so in practice a set is a few workloads. */
 typedef struct {
-	char *key;		      /* "sts:<ns>/<name>" or "lws:<ns>/<name>" (owned) */
-	controller_res_t res;	      /* its collection */
-	workload_t *wl;		      /* decoded and resolved (owned) */
-	uint64_t gen;		      /* LIST generation it was last seen in */
-	int64_t edge[SLICES_MAX + 1]; /* a StatefulSet's slices: [edge[i], edge[i+1]) */
-	size_t n_slices;	      /* entries of edge in use, less one */
-	int64_t groups;		      /* an LWS's groups in the core */
-	bool bad;		      /* logged once: kept out of the core */
+	char *key;	      /* "sts:<ns>/<name>" or "lws:<ns>/<name>" (owned) */
+	controller_res_t res; /* its collection */
+	workload_t *wl;	      /* decoded and resolved (owned) */
+	uint64_t gen;	      /* LIST generation it was last seen in */
+	int64_t *edge;	      /* a StatefulSet's slices: Pod indexes [edge[i],
+				 edge[i+1]) (owned; n_slices + 1 in use) */
+	size_t n_slices;      /* slices (entries of edge in use, less one) */
+	size_t cap_edge;      /* entries of edge allocated */
+	int64_t groups;	      /* an LWS's groups in the core: [0, groups) */
+	int64_t surge_hi;     /* ... and past them, its surge groups, in
+				 [groups, surge_hi) (surge_hi >= groups) */
+	bool bad;	      /* logged once: kept out of the core */
 } set_t;
 
 static void set_free(set_t *s)
@@ -40,6 +52,7 @@ static void set_free(set_t *s)
 	if (!s)
 		return;
 	workload_destroy(s->wl);
+	free(s->edge);
 	free(s->key);
 	free(s);
 }
@@ -95,13 +108,21 @@ bool controller_sets_member_key(struct controller *c, const workload_t *o, char 
 		group_key(key, o->x->set_group, out, cap);
 		return true;
 	}
-	/* a StatefulSet's Pod: the slice of its ordinal; a Pod seen before its
-	 * set (the watches list independently), the first slice, and past the
-	 * slices (a scale-up not seen yet), the next one: the set's event puts
-	 * its workload in the core */
+	/* a StatefulSet's Pod: the slice of its index (its ordinal less the
+	 * set's first, spec.ordinals.start); a Pod seen before its set (the
+	 * watches list independently), the first slice, and past the slices (a
+	 * scale-up not seen yet), the next one: the set's event puts its
+	 * workload in the core. A Pod below the first ordinal is no replica
+	 * (its controller deletes it): a key of no slice, held. */
 	n = ordinal(o->name);
 	if (n < 0)
 		return false;
+	if (s && s->wl)
+		n -= s->wl->x->first_ordinal;
+	if (n < 0) {
+		group_key(key, -1, out, cap);
+		return true;
+	}
 	for (size_t i = 0; s && i < s->n_slices; i++)
 		if (n >= s->edge[i] && n < s->edge[i + 1]) {
 			group_key(key, s->edge[i], out, cap);
@@ -118,44 +139,60 @@ static bool managed(const struct controller *c, const workload_t *w)
 	return w->gpu && w->queue && policy_namespace_managed(c->policy, w->namespace_);
 }
 
-/* Group g of set s into the core: the set's pod sets, `count` pods of the
- * main pod set (a StatefulSet slice), not a gang (fast admission). */
-static void group_register(struct controller *c, const set_t *s, controller_pgroup_t *g,
-			   int64_t count)
-{
-	const workload_t *w = s->wl;
+/* What group g of set s asks of the core (ws; the rest are its arrays and
+ * name): the set's pod sets, `count` pods of the main pod set (a
+ * StatefulSet slice), not a gang (fast admission). */
+typedef struct {
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
 	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	char name[ENGINE_NAME_MAX + 1];
-	engine_workload_spec_t ws = {
+	engine_workload_spec_t ws;
+} group_spec_t;
+
+static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t count,
+		       group_spec_t *sp)
+{
+	const workload_t *w = s->wl;
+
+	/* named as people name it: "lws/infer-0", "statefulset/web+2" (a slice
+	 * from Pod web-2 on) */
+	if (w->kind == WORKLOAD_KIND_LWS)
+		snprintf(sp->name, sizeof(sp->name), "%s/%.200s-%lld", w->integ->short_name,
+			 w->name, (long long)g->first);
+	else if (g->first)
+		snprintf(sp->name, sizeof(sp->name), "%s/%.200s+%lld", w->integ->short_name,
+			 w->name, (long long)(g->first + w->x->first_ordinal));
+	else
+		snprintf(sp->name, sizeof(sp->name), "%s/%.200s", w->integ->short_name, w->name);
+	for (size_t i = 0; i < w->n_podsets; i++)
+		controller_podset_from(
+		    &w->podsets[i],
+		    (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->podsets[i].count : count),
+		    &sp->buf[i], &sp->ps[i]);
+	sp->ws = (engine_workload_spec_t){
 	    .namespace_ = w->namespace_,
-	    .name = name,
+	    .name = sp->name,
 	    .uid = g->key,
 	    .local_queue = w->queue,
 	    .priority = w->priority,
 	    .created_ms = w->created_ms,
-	    .podsets = ps,
+	    .podsets = sp->ps,
 	    .n_podsets = w->n_podsets,
 	};
+}
+
+/* Group g of set s into the core, of `count` pods (group_spec). */
+static void group_register(struct controller *c, const set_t *s, controller_pgroup_t *g,
+			   int64_t count)
+{
+	const workload_t *w = s->wl;
+	group_spec_t sp;
 	gpuq_diag_t diag = {{0}};
 	int rc;
 
-	/* named as people name it: "lws/infer-0", "statefulset/web+2" */
-	if (w->kind == WORKLOAD_KIND_LWS)
-		snprintf(name, sizeof(name), "%s/%.200s-%lld", w->integ->short_name, w->name,
-			 (long long)g->first);
-	else if (g->first)
-		snprintf(name, sizeof(name), "%s/%.200s+%lld", w->integ->short_name, w->name,
-			 (long long)g->first);
-	else
-		snprintf(name, sizeof(name), "%s/%.200s", w->integ->short_name, w->name);
-	for (size_t i = 0; i < w->n_podsets; i++)
-		controller_podset_from(
-		    &w->podsets[i],
-		    (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->podsets[i].count : count), &buf[i],
-		    &ps[i]);
+	group_spec(s, g, count, &sp);
 	g->total = (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->pods : count);
-	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
+	rc = engine_workload_add(c->e, &sp.ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
 			 w->integ->kind_name, w->namespace_, w->name, g->total, g->key);
@@ -163,7 +200,7 @@ static void group_register(struct controller *c, const set_t *s, controller_pgro
 		controller_status_note(c, g->key);
 	} else if (rc != GPUQ_EEXIST && !g->bad) {
 		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s waits outside the queue: %s",
-			 w->integ->kind_name, w->namespace_, name,
+			 w->integ->kind_name, w->namespace_, sp.name,
 			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		g->bad = true;
 	}
@@ -195,6 +232,18 @@ static controller_pgroup_t *group_get(struct controller *c, const set_t *s, int6
 	return g;
 }
 
+/* Set group g, with no member, out of the core and freed. */
+static void group_free(struct controller *c, controller_pgroup_t *g)
+{
+	if (engine_core(c->e) && engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK)
+		c->core_dirty = true;
+	controller_map_del(&c->groups, g->key);
+	controller_map_deinit(&g->members);
+	free(g->key);
+	free(g->set);
+	free(g);
+}
+
 /* Drop group first of s: out of the core (its quota freed) and gone. Its
  * members stay Pods of the cluster; were any still around, they would be
  * seen again as Pods of no group. */
@@ -207,19 +256,78 @@ static void group_drop(struct controller *c, const set_t *s, int64_t first)
 	if (engine_core(c->e) && engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
 	g = controller_map_get(&c->groups, key);
-	if (g && g->members.n == 0) {
-		controller_map_del(&c->groups, key);
-		controller_map_deinit(&g->members);
-		free(g->key);
-		free(g->set);
-		free(g);
-	}
+	if (g && g->members.n == 0)
+		group_free(c, g);
 }
 
-/* An admitted slice shrinks to count pods: re-added with the flavors it
- * holds (queue_workload_adopt), so the quota of the replicas gone is freed
- * and the running ones keep theirs. */
-static void slice_shrink(struct controller *c, const set_t *s, controller_pgroup_t *g,
+/* Group from of set s moved into group into: its members (Pods seen
+ * before the scale-up that made them replicas of into's slice, or the Pods
+ * of a slice merged into the one below) become into's, and from is gone.
+ * False when a member could not move (out of memory: logged; it and from
+ * stay, its Pod held until a later event of the set tries again). */
+static bool fold(struct controller *c, const set_t *s, int64_t from, controller_pgroup_t *into)
+{
+	char key[SET_KEY_MAX];
+	controller_pgroup_t *g;
+	controller_map_slot_t *m;
+	size_t pos = 0;
+
+	group_key(s->key, from, key, sizeof(key));
+	g = controller_map_get(&c->groups, key);
+	if (!g || g == into)
+		return true;
+	while ((m = controller_map_next(&g->members, &pos))) {
+		char *k = strdup(into->key);
+		void *old = NULL;
+
+		if (!k || controller_map_put(&into->members, m->key, m->value, NULL)) {
+			free(k);
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s: cannot move Pod %s to %s",
+				 s->key, m->key, into->key);
+			return false;
+		}
+		if (controller_map_put(&c->pod_group, m->key, k, &old)) {
+			free(k);
+			controller_map_del(&into->members, m->key);
+			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s: cannot move Pod %s to %s",
+				 s->key, m->key, into->key);
+			return false;
+		}
+		free(old);
+		controller_map_del(&g->members, m->key);
+	}
+	group_free(c, g);
+	return true;
+}
+
+/* The flavors admitted workload id holds for its pod set 0 into a[] (names
+ * copied into names): how many. */
+static size_t held_flavors(struct controller *c, engine_wl_t id, engine_adopt_t *a,
+			   char (*names)[2][ENGINE_NAME_MAX + 1])
+{
+	size_t n = 0;
+
+	for (uint32_t r = 0; r < engine_resource_count(c->e) && n < ENGINE_PODSET_RES_MAX; r++) {
+		uint32_t f;
+
+		if (engine_workload_flavor(c->e, id, 0, r, &f))
+			continue;
+		gpuq_strlcpy(names[n][0], engine_resource_name(c->e, r), sizeof(names[n][0]));
+		gpuq_strlcpy(names[n][1], engine_flavor_name(c->e, f), sizeof(names[n][1]));
+		a[n] =
+		    (engine_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
+		n++;
+	}
+	return n;
+}
+
+/* A slice of the core resized to count pods: a queued one recomputed in
+ * place (engine_workload_update: it keeps its place in the queue); an
+ * admitted one re-added with the flavors it holds (queue_workload_adopt),
+ * so the quota of the replicas gone is freed and the running ones keep
+ * theirs; any other re-added. Nothing when the core does not hold it (the
+ * caller's loop adds it whole). */
+static void slice_resize(struct controller *c, const set_t *s, controller_pgroup_t *g,
 			 int64_t count)
 {
 	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
@@ -231,19 +339,22 @@ static void slice_shrink(struct controller *c, const set_t *s, controller_pgroup
 
 	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
 		return;
-	admitted = v.state == ENGINE_WL_ADMITTED;
-	for (uint32_t r = 0;
-	     admitted && r < engine_resource_count(c->e) && n < ENGINE_PODSET_RES_MAX; r++) {
-		uint32_t f;
+	if (v.state == ENGINE_WL_PENDING) {
+		group_spec_t sp;
+		bool changed = false;
 
-		if (engine_workload_flavor(c->e, id, 0, r, &f))
-			continue;
-		gpuq_strlcpy(names[n][0], engine_resource_name(c->e, r), sizeof(names[n][0]));
-		gpuq_strlcpy(names[n][1], engine_flavor_name(c->e, f), sizeof(names[n][1]));
-		a[n] =
-		    (engine_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
-		n++;
+		group_spec(s, g, count, &sp);
+		if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) ==
+		    GPUQ_OK) {
+			g->total = (int32_t)count;
+			c->core_dirty |= changed;
+			controller_status_note(c, g->key);
+			return;
+		}
 	}
+	admitted = v.state == ENGINE_WL_ADMITTED;
+	if (admitted)
+		n = held_flavors(c, id, a, names);
 	(void)engine_workload_delete(c->e, g->key, controller_now(c));
 	group_register(c, s, g, count);
 	if (admitted && engine_workload_adopt(c->e, g->key, a, n, controller_now(c)))
@@ -252,18 +363,102 @@ static void slice_shrink(struct controller *c, const set_t *s, controller_pgroup
 	c->core_dirty = true;
 }
 
-/* A StatefulSet's slices brought to its replicas. */
+/* Room for one more slice in s (GPUQ_ENOMEM: none). */
+static int edges_reserve(set_t *s)
+{
+	size_t cap = s->cap_edge ? s->cap_edge * 2 : 4;
+	int64_t *e;
+
+	if (s->n_slices + 2 <= s->cap_edge)
+		return GPUQ_OK;
+	e = realloc(s->edge, cap * sizeof(*e));
+	if (!e)
+		return GPUQ_ENOMEM;
+	s->edge = e;
+	s->cap_edge = cap;
+	return GPUQ_OK;
+}
+
+/* Whether the core's workloads a and b are both admitted, on the same
+ * flavors. */
+static bool same_admission(struct controller *c, const char *a, const char *b)
+{
+	engine_wl_t ia, ib;
+	engine_workload_view_t va, vb;
+
+	if (engine_workload_find(c->e, a, &ia) || engine_workload_view(c->e, ia, &va) ||
+	    engine_workload_find(c->e, b, &ib) || engine_workload_view(c->e, ib, &vb) ||
+	    va.state != ENGINE_WL_ADMITTED || vb.state != ENGINE_WL_ADMITTED)
+		return false;
+	for (uint32_t r = 0; r < engine_resource_count(c->e); r++) {
+		uint32_t fa, fb;
+		int ra = engine_workload_flavor(c->e, ia, 0, r, &fa);
+		int rb = engine_workload_flavor(c->e, ib, 0, r, &fb);
+
+		if (ra != rb || (!ra && fa != fb))
+			return false;
+	}
+	return true;
+}
+
+/* Adjacent slices both admitted on the same flavors become one: the upper
+ * one's Pods join the lower one, which holds their quota (slice_resize).
+ * What a tenant cannot keep apart by scaling up and down. */
+static void slices_compact(struct controller *c, set_t *s)
+{
+	for (size_t i = 0; i + 1 < s->n_slices;) {
+		controller_pgroup_t *lo = group_get(c, s, s->edge[i]);
+		char hi[SET_KEY_MAX];
+
+		group_key(s->key, s->edge[i + 1], hi, sizeof(hi));
+		if (!lo || !same_admission(c, lo->key, hi) || !fold(c, s, s->edge[i + 1], lo)) {
+			i++;
+			continue;
+		}
+		memmove(&s->edge[i + 1], &s->edge[i + 2], (s->n_slices - i - 1) * sizeof(*s->edge));
+		s->n_slices--;
+		slice_resize(c, s, lo, s->edge[i + 1] - s->edge[i]);
+		gpuq_log(GPUQ_LOG_INFO, "controller", "StatefulSet %s: slice %s merged into %s",
+			 s->key, hi, lo->key);
+	}
+}
+
+/* A scale-up of s to `want` replicas: a newest slice that still queues
+ * grows to hold the new replicas (its Pods seen first moved in); else the
+ * new replicas queue as a slice of their own. */
+static void slices_grow(struct controller *c, set_t *s, int64_t want)
+{
+	int64_t end = s->n_slices ? s->edge[s->n_slices] : 0;
+	controller_pgroup_t *tail = s->n_slices ? group_get(c, s, s->edge[s->n_slices - 1]) : NULL;
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	if (tail &&
+	    (engine_workload_find(c->e, tail->key, &id) ||
+	     (engine_workload_view(c->e, id, &v) == GPUQ_OK && v.state == ENGINE_WL_PENDING)) &&
+	    fold(c, s, end, tail)) {
+		s->edge[s->n_slices] = want;
+		slice_resize(c, s, tail, want - tail->first);
+		return;
+	}
+	if (edges_reserve(s)) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller",
+			 "StatefulSet %s: no memory for a slice: replicas %lld to %lld wait",
+			 s->key, (long long)end, (long long)want);
+		return;
+	}
+	if (!s->n_slices)
+		s->edge[0] = 0;
+	s->edge[++s->n_slices] = want;
+}
+
+/* A StatefulSet's slices brought to its replicas, then compacted. */
 static void statefulset_slices(struct controller *c, set_t *s)
 {
 	int64_t want = s->wl->replicas, end = s->n_slices ? s->edge[s->n_slices] : 0;
 
-	if (!s->n_slices && want > 0) {
-		s->edge[0] = 0;
-		s->edge[1] = want;
-		s->n_slices = 1;
-	} else if (want > end && s->n_slices < SLICES_MAX) {
-		/* scale-up: the new replicas queue as a slice of their own */
-		s->edge[++s->n_slices] = want;
+	if (want > end) {
+		slices_grow(c, s, want);
 	} else if (want < end) {
 		while (s->n_slices && s->edge[s->n_slices - 1] >= want) {
 			group_drop(c, s, s->edge[s->n_slices - 1]);
@@ -274,9 +469,10 @@ static void statefulset_slices(struct controller *c, set_t *s)
 
 			s->edge[s->n_slices] = want;
 			if (g)
-				slice_shrink(c, s, g, want - g->first);
+				slice_resize(c, s, g, want - g->first);
 		}
 	}
+	slices_compact(c, s);
 	for (size_t i = 0; i < s->n_slices; i++) {
 		controller_pgroup_t *g = group_get(c, s, s->edge[i]);
 
@@ -287,14 +483,50 @@ static void statefulset_slices(struct controller *c, set_t *s)
 	}
 }
 
-/* An LWS's groups brought to its replicas. */
+/* One past the last group index an LWS's Pods may have: spec.replicas
+ * plus the groups a rolling update may make past them (its maxSurge); the
+ * groups past spec.replicas are its surge groups. */
+static int64_t lws_groups_hi(const set_t *s)
+{
+	int64_t hi = s->wl->replicas + s->wl->x->surge;
+
+	return hi < LWS_GROUPS_MAX ? hi : LWS_GROUPS_MAX;
+}
+
+/* A surge group (past spec.replicas, within the surge) is in the core while
+ * it has Pods: a rolling update with maxSurge makes it with the new template
+ * and deletes it when done; a group scaled away whose Pods still go keeps
+ * its quota until they are gone. */
+static bool surge_held(const set_t *s, const controller_pgroup_t *g)
+{
+	return g && g->first >= s->groups && g->first < lws_groups_hi(s) && g->members.n > 0;
+}
+
+/* An LWS's groups brought to its replicas: groups [0, spec.replicas), each
+ * queued as soon as the LWS is known, and the surge groups that have Pods;
+ * the rest leave the core. */
 static void lws_groups(struct controller *c, set_t *s)
 {
 	int64_t want = s->wl->replicas < LWS_GROUPS_MAX ? s->wl->replicas : LWS_GROUPS_MAX;
+	int64_t was = s->surge_hi > s->groups ? s->surge_hi : s->groups, hi = want;
 
-	for (; s->groups > want; s->groups--)
-		group_drop(c, s, s->groups - 1);
 	s->groups = want;
+	for (int64_t i = want; i < was || i < lws_groups_hi(s); i++) {
+		char key[SET_KEY_MAX];
+		controller_pgroup_t *g;
+
+		group_key(s->key, i, key, sizeof(key));
+		g = controller_map_get(&c->groups, key);
+		if (surge_held(s, g)) {
+			if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
+				group_register(c, s, g, g->total);
+			controller_touch_key(c, g->key);
+			hi = i + 1;
+		} else if (i < was) {
+			group_drop(c, s, i);
+		}
+	}
+	s->surge_hi = hi;
 	for (int64_t i = 0; i < want; i++) {
 		controller_pgroup_t *g = group_get(c, s, i);
 
@@ -332,20 +564,45 @@ static void set_sync(struct controller *c, set_t *s)
 
 void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 {
-	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
+	set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
 
 	if (!s || !s->wl || !engine_core(c->e) || !managed(c, s->wl))
 		return;
 	if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) == GPUQ_OK)
 		return;
 	if (s->wl->kind == WORKLOAD_KIND_LWS) {
-		if (g->first < s->groups)
+		if (g->first < s->groups || surge_held(s, g))
 			group_register(c, s, g, g->total);
+		if (surge_held(s, g) && g->first >= s->surge_hi)
+			s->surge_hi = g->first + 1;
 		return;
 	}
 	for (size_t i = 0; i < s->n_slices; i++)
 		if (s->edge[i] == g->first)
 			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
+}
+
+bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g)
+{
+	const set_t *s = controller_map_get(&c->sets, g->set);
+	bool slice = false;
+
+	if (!s || !s->wl) {
+		group_free(c, g); /* its set is gone */
+		return true;
+	}
+	if (s->wl->kind == WORKLOAD_KIND_LWS) {
+		if (g->first < s->groups)
+			return false; /* its controller makes its Pods again, gated */
+		group_free(c, g);     /* a surge group done, or one scaled away */
+		return true;
+	}
+	for (size_t i = 0; i < s->n_slices && !slice; i++)
+		slice = s->edge[i] == g->first;
+	if (slice)
+		return false;
+	group_free(c, g); /* Pods of no slice (yet): nothing in the core */
+	return true;
 }
 
 static void forget(struct controller *c, const char *key)
@@ -356,7 +613,7 @@ static void forget(struct controller *c, const char *key)
 		return;
 	/* the set is gone: its workloads leave the core */
 	if (s->wl && s->wl->kind == WORKLOAD_KIND_LWS)
-		for (int64_t i = 0; i < s->groups; i++)
+		for (int64_t i = 0; i < s->surge_hi || i < s->groups; i++)
 			group_drop(c, s, i);
 	else
 		for (size_t i = 0; i < s->n_slices; i++)

@@ -303,10 +303,32 @@ static void resync_scope(struct controller *c, const policy_t *p, bool in_place,
 	}
 }
 
+/* The workload collections watched now (listed, and served) into out, by
+ * their kinds' rows: what the webhook may hold (policy_watch_has).
+ * Returns how many. */
+_Static_assert(CONTROLLER_RES_COUNT <= POLICY_WATCHED_MAX, "every collection fits");
+static size_t watched(const struct controller *c, policy_api_t *out)
+{
+	size_t n = 0;
+
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
+		const workload_integration_t *in = workload_integration(controller_res[r].kind);
+		if (controller_res[r].kind != WORKLOAD_KIND_OTHER && c->listed[r] &&
+		    !c->unserved[r])
+			out[n++] = (policy_api_t){in->group, in->resource};
+	}
+	return n;
+}
+
 int controller_snapshot_rebuild(struct controller *c)
 {
-	policy_opts_t po = {
-	    .skip_unknown_kinds = true, .skip_scoped_quotas = true, .price_lenient = true};
+	policy_api_t apis[CONTROLLER_RES_COUNT];
+	policy_opts_t po = {.skip_unknown_kinds = true,
+			    .skip_scoped_quotas = true,
+			    .price_lenient = true,
+			    .watch_declared = true,
+			    .watched = apis,
+			    .n_watched = watched(c, apis)};
 	gpuq_diag_t diag = {{0}};
 	policy_t *p = NULL;
 	controller_nsset_t scope = c->policy_ns_changed;
@@ -329,10 +351,16 @@ int controller_snapshot_rebuild(struct controller *c)
 		policy_unref(p);
 		return rc;
 	}
-	rc = core_update(c, p, &in_place);
-	if (rc) {
-		policy_unref(p);
-		return rc;
+	if (engine_core(c->e) && c->policy && !changed) {
+		/* only the collections watched changed (a kind came or went): no
+		 * policy object did, so the core keeps the policy it has */
+		in_place = true;
+	} else {
+		rc = core_update(c, p, &in_place);
+		if (rc) {
+			policy_unref(p);
+			return rc;
+		}
 	}
 	resync_scope(c, p, in_place, changed, &scope);
 	c->policy_res_changed = 0;

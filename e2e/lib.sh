@@ -206,6 +206,73 @@ spec:
 YAML
 }
 
+# tenant NS: ServiceAccount NS/tenant bound to the namespace's `edit`
+# ClusterRole (what a team member holds: not admin, no gpuq.dev objects), its
+# kubeconfig at $E2E_RUN/tenant-NS.kubeconfig; tk NS ARGS... is kubectl as it,
+# in NS. Edits a scenario makes "as a tenant" go through tk.
+tenant() {
+	local kc=$E2E_RUN/tenant-$1.kubeconfig server ca token
+	k -n "$1" create serviceaccount tenant >/dev/null 2>&1 || true
+	k -n "$1" create rolebinding tenant-edit --clusterrole=edit \
+		--serviceaccount="$1:tenant" >/dev/null 2>&1 || true
+	server=$(k config view --raw --minify --flatten -o 'jsonpath={.clusters[0].cluster.server}')
+	ca=$(k config view --raw --minify --flatten -o 'jsonpath={.clusters[0].cluster.certificate-authority-data}')
+	token=$(k -n "$1" create token tenant --duration=2h) || return 1
+	cat >"$kc" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "$server", certificate-authority-data: "$ca"}}]
+users: [{name: tenant, user: {token: "$token"}}]
+contexts: [{name: tenant, context: {cluster: e2e, user: tenant, namespace: "$1"}}]
+current-context: tenant
+KC
+}
+tk() { local ns=$1; shift; "$KUBECTL" --kubeconfig "$E2E_RUN/tenant-$ns.kubeconfig" -n "$ns" "$@"; }
+
+# gpus_held NS: GPUs asked by the Pods of NS that are bound to a node and
+# not finished (what the cluster really gives out, whatever gpuq believes).
+gpus_held() {
+	k -n "$1" get pods -o 'jsonpath={range .items[*]}{.spec.nodeName}|{.status.phase}|{range .spec.containers[*]}{.resources.limits.nvidia\.com/gpu}{" "}{end}{"\n"}{end}' |
+		awk -F'|' '$1 != "" && $2 != "Succeeded" && $2 != "Failed" {
+			n = split($3, g, " "); for (i = 1; i <= n; i++) s += g[i] } END { print s + 0 }'
+}
+
+# sampler_start NS QUOTA: sample gpus_held NS every half second in the
+# background, for the whole scenario, into $E2E_RUN/sampler-NS.log; the first
+# sample over QUOTA prints a `not ok` at once (the scenario then fails: a
+# line more than its plan). sampler_stop NS: stop it and check every sample
+# was within QUOTA (one check).
+sampler_start() {
+	local log=$E2E_RUN/sampler-$1.log
+	: >"$log"
+	(
+		over=0
+		while :; do
+			h=$(gpus_held "$1") || { sleep 0.5; continue; }
+			echo "$(date +%s.%N) $h" >>"$log"
+			if [ "$h" -gt "$2" ] && [ "$over" = 0 ]; then
+				over=1
+				notok "GPUs held in $1 went over its quota: $h of $2 at $(date +%T.%N) (its Pods then: $E2E_RUN/sampler-$1-over.txt)"
+				k -n "$1" get pods -o 'jsonpath={range .items[*]}{.metadata.name} {.spec.nodeName} {.status.phase} del={.metadata.deletionTimestamp} gpus={.spec.containers[0].resources.limits.nvidia\.com/gpu} owner={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}{"\n"}{end}' \
+					>"$E2E_RUN/sampler-$1-over.txt" 2>&1
+			fi
+			sleep 0.5
+		done
+	) &
+	echo "$! $2" >"$E2E_RUN/sampler-$1.pid"
+}
+sampler_stop() {
+	local log=$E2E_RUN/sampler-$1.log pid quota n max over
+	read -r pid quota <"$E2E_RUN/sampler-$1.pid"
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	n=$(wc -l <"$log")
+	max=$(awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$log")
+	over=$(awk -v q="$quota" '$2 > q' "$log" | wc -l)
+	check "GPUs held by $1's bound, unfinished Pods within its quota of $quota all along ($n samples every 0.5 s, at most $max, $over over)" \
+		test "$n" -gt 0 -a "$over" -eq 0
+}
+
 # held NS: GPUs held by the released, unfinished Jobs of NS.
 held() {
 	k -n "$1" get jobs -o 'jsonpath={range .items[*]}{.spec.suspend}|{.status.conditions[?(@.type=="Complete")].status}|{.spec.template.spec.containers[0].resources.limits.nvidia\.com/gpu}{"\n"}{end}' |

@@ -1,34 +1,63 @@
 #!/usr/bin/env bash
 # JobSet, with the real JobSet controller (sigs.k8s.io/jobset, built by
-# e2e/upstream.sh, its webhooks registered by URL): a JobSet of 4 replicated
+# e2e/upstream.sh, its webhooks registered by URL), its CRD installed after
+# gpuq started (issue 31, part 5): while gpuq does not watch JobSets (their
+# kind served, gpuq's ClusterRole without its JobSet rule for a while) a GPU
+# JobSet is refused at creation, saying why, never held for good; once gpuq
+# may list them it watches them, without a restart. A JobSet of 4 replicated
 # Jobs needing 32 GPUs while 24 are free is held whole (created suspended, no
 # child Pod) until 32 are free, then released as one (all 4 child Jobs run at
 # once, on the flavor's nodes); a higher-priority Job preempts it whole (the
 # JobSet suspended, every child Job suspended, their Pods gone, the
 # templates restored); the tenant can neither unsuspend it nor forge one of
-# its Jobs. Four fake 8-GPU H200 nodes of its own (removed after).
+# its Jobs. Its CRD removed at the end, gpuq lets the kind go: the quota its
+# JobSets held is free again. Four fake 8-GPU H200 nodes of its own (removed
+# after).
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 26
 NS=e2e-js
 HERE=$(cd "$(dirname "$0")" && pwd)
+LOG=$E2E_RUN/gpuq-main.log
+PID=$(cat "$E2E_RUN/gpuq-main.pid")
+ROLE=$E2E_RUN/js-clusterrole.json # gpuq's ClusterRole as deploy/ made it
 export -f k job_field job_running job_suspended
 
+# gpuq's ClusterRole back as it was (deploy/'s)
+role_back() { [ ! -s "$ROLE" ] || k replace -f "$ROLE" >/dev/null; }
 cleanup() {
+	role_back 2>/dev/null || true
 	k -n $NS delete jobsets.jobset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop jobset >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-js-$i" --wait=false >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
+# lines of gpuq's log saying TEXT
+said() { grep -c -- "$1" "$LOG" || true; }
+
+# The JobSet kind arrives after gpuq started: no JobSet CRD until
+# upstream.sh installs it (an earlier scenario's is removed first, and
+# gpuq lets it go), and gpuq may not list JobSets for a while.
+if k get crd jobsets.jobset.x-k8s.io >/dev/null 2>&1; then
+	gone=$(said 'jobsets: no longer served')
+	k delete crd jobsets.jobset.x-k8s.io --wait=true >/dev/null
+	poll "gpuq lets the JobSet kind go" bash -c "[ \$(grep -c 'jobsets: no longer served' '$LOG') -gt $gone ]"
+fi
+k get clusterrole gpuq -o json | python3 -c 'import json, sys
+o = json.load(sys.stdin)
+o["metadata"].pop("resourceVersion", None)
+json.dump(o, sys.stdout)' >"$ROLE"
+python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))
+o["rules"] = [r for r in o["rules"] if "jobset.x-k8s.io" not in r.get("apiGroups", [])]
+json.dump(o, sys.stdout)' "$ROLE" | k replace -f - >/dev/null
 
 if "$HERE/upstream.sh" start jobset >&2; then
-	ok "the JobSet controller runs (out of cluster, its own identity, webhooks by URL)"
+	ok "the JobSet controller runs (out of cluster, its own identity, webhooks by URL), its CRD installed after gpuq started"
 else
 	notok "the JobSet controller runs"
 	exit 0
 fi
-# gpuq discovers optional kinds at start: jobset.x-k8s.io is served now
-restart_main
 
 h200_nodes h200-js NVIDIA-H200-141GB
 k apply -f - >/dev/null <<'YAML'
@@ -95,10 +124,20 @@ running_js_pods() { js_pods "$1" | grep -c '^Running h200-js-' || true; }
 export -f js_field children_suspend js_pods running_js_pods
 export NS
 
+# JobSets served, but gpuq may not list them: not watched, so a GPU JobSet
+# is refused at creation (held, nothing would ever release it)
+out=$(jobset early e2e-js-low 2>&1 || true)
+echo "# a JobSet while gpuq does not watch JobSets: $out" >&2
+check "a GPU JobSet of a kind gpuq does not watch is refused at creation, saying why, and not left behind" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'gpuq does not watch jobsets.jobset.x-k8s.io' && ! k -n $NS get jobsets.jobset.x-k8s.io early" _ "$out"
+role_back
+
 # 8 of the 32 GPUs taken: 24 free
 gpu_job $NS blocker 8 e2e-js-low 3600s
 poll "blocker running" bash -c "job_running $NS blocker"
-jobset llama e2e-js-low
+poll "gpuq watching JobSets (its webhook accepts one)" jobset llama e2e-js-low
+check "once gpuq may list JobSets it watches them, without a restart: a JobSet is accepted" \
+	bash -c "k -n $NS get jobsets.jobset.x-k8s.io llama >/dev/null && [ \"\$(cat '$E2E_RUN/gpuq-main.pid')\" = $PID ] && kill -0 $PID && grep -q 'jobsets: served by the apiserver now: watched' '$LOG'"
 check "the JobSet is created suspended (gpuq's webhook)" \
 	poll "llama suspended" bash -c "[ \"\$(js_field llama '{.spec.suspend}')\" = true ]"
 check "the JobSet controller made its 4 Jobs, all suspended" \
@@ -189,3 +228,13 @@ spec:
 YAML
 check "a JobSet whose only GPU is in an init container is created suspended" \
 	bash -c "[ \"\$(js_field init-only '{.spec.suspend}')\" = true ]"
+
+# The JobSet CRD removed (the apiserver deletes every JobSet): gpuq lets the
+# kind go, without a restart, and the quota its JobSets held is free
+gone=$(said 'jobsets: no longer served')
+k delete crd jobsets.jobset.x-k8s.io --wait=false >/dev/null
+check "its CRD removed, gpuq lets the JobSet kind go (logged), without a restart" \
+	poll "JobSets let go" bash -c "[ \$(grep -c 'jobsets: no longer served' '$LOG') -gt $gone ] && kill -0 $PID"
+gpu_job $NS after 8 e2e-js-low 3600s 4
+check "the 32 GPUs the JobSet held are free: a 32-GPU Job is admitted" \
+	poll "after running" bash -c "job_running $NS after"

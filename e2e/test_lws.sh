@@ -5,10 +5,13 @@
 # GPUs waits, all of it gated, while 24 of 32 GPUs are free, then all 4 run
 # at once on the flavor's nodes; with the LeaderReady startup policy (the
 # workers made only once the leader is Ready) the group is admitted before
-# its workers exist; a tenant cannot remove a gate. Four fake 8-GPU nodes of
-# its own (removed after).
+# its workers exist; a tenant cannot remove a gate. A rolling update with
+# maxSurge 1 makes a group past spec.replicas: it queues as a group of its
+# own (gated while the quota is full), is admitted once it frees, the
+# rollout completes and the surge group's quota is freed with its Pods.
+# Four fake 8-GPU nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 7
+plan 10
 NS=e2e-lws
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -96,3 +99,57 @@ check "the group's quota is freed when the LWS goes" poll "gpusInUse 0" \
 lws ready LeaderReady
 check "LeaderReady: the group is admitted from its leader alone and its workers follow" \
 	poll "4 running (LeaderReady)" bash -c "[ \"\$(running ready)\" = 4 ]"
+k -n $NS delete leaderworkersets.leaderworkerset.x-k8s.io ready --wait=false >/dev/null
+poll "ready gone" bash -c "[ -z \"\$(k -n $NS get pods -l \"\$(sel ready)\" -o name)\" ]" || true
+
+# a rolling update with maxSurge 1 of 2 groups of a leader and a worker of 4
+# GPUs (16 of 32), while a Job holds the other 16
+k apply -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: roll
+  namespace: $NS
+  labels: {gpuq.dev/queue-name: default}
+spec:
+  replicas: 2
+  rolloutStrategy:
+    type: RollingUpdate
+    rollingUpdateConfiguration: {maxSurge: 1, maxUnavailable: 0}
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      metadata:
+        annotations:
+          rev: "1"
+          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+      spec:
+        terminationGracePeriodSeconds: 0
+        containers:
+        - name: vllm
+          image: busybox
+          resources: {limits: {nvidia.com/gpu: "4"}}
+YAML
+poll "roll: 4 running" bash -c "[ \"\$(running roll)\" = 4 ]"
+gpu_job $NS blocker2 8 "" 3600s 2
+poll "blocker2 running" bash -c "job_running $NS blocker2"
+k -n $NS patch leaderworkersets.leaderworkerset.x-k8s.io roll --type merge \
+	-p '{"spec":{"leaderWorkerTemplate":{"workerTemplate":{"metadata":{"annotations":{"rev":"2"}}}}}}' >/dev/null
+surge() { k -n $NS get pods -l "$(sel roll),leaderworkerset.sigs.k8s.io/group-index=2" -o 'jsonpath={range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null; }
+rolled() {
+	[ "$(k -n $NS get leaderworkersets.leaderworkerset.x-k8s.io roll -o 'jsonpath={.status.updatedReplicas}/{.status.replicas}')" = 2/2 ] &&
+		[ "$(k -n $NS get pods -l "$(sel roll)" -o 'jsonpath={range .items[*]}{.metadata.annotations.rev}{"\n"}{end}' | grep -c '^2$')" = 4 ] &&
+		[ "$(running roll)" = 4 ] && [ -z "$(surge)" ]
+}
+# the rollout replaces the groups one after another (each a new leader and a
+# new worker StatefulSet): twice the usual wait
+poll_rollout() { local WAIT=$((WAIT * 2)); poll "$@"; }
+export -f surge rolled
+check "the rollout's surge group (group 2, past spec.replicas) waits for quota: its 2 Pods gated" \
+	poll "surge gated" bash -c "[ \"\$(surge | grep -c gpuq.dev/admission)\" = 2 ]"
+k -n $NS delete job blocker2 --wait=false >/dev/null
+check "once the Job goes, the surge group is admitted and the rollout completes (every group on the new template)" \
+	poll_rollout "rollout done" rolled
+check "the surge group's quota is freed with its Pods: 16 GPUs in use" poll "gpusInUse 16" \
+	bash -c "[ \"\$(k get clusterqueues.gpuq.dev $NS -o 'jsonpath={.status.gpusInUse}')\" = 16 ]"

@@ -8,10 +8,11 @@
 # preempts it whole (the RayJob suspended, its RayCluster deleted, its
 # templates restored); the tenant can neither unsuspend it, nor forge its
 # RayCluster, nor submit a RayJob KubeRay could not hold. A RayCluster of its
-# own is held and released the same way. Four fake 8-GPU nodes of its own
+# own is held and released the same way, and a tenant (edit role) cannot
+# grow its GPU workers once admitted. Four fake 8-GPU nodes of its own
 # (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 25
+plan 26
 NS=e2e-ray
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -210,3 +211,25 @@ check "a GPU RayCluster is created suspended, then released" \
 	poll "dev released" bash -c "[ \"\$(rc_field dev '{.spec.suspend}')\" = false ] && [ \"\$(rc_field dev '{.metadata.annotations.gpuq\\.dev/admitted}')\" = true ]"
 check "its head and worker run together on the flavor's nodes" poll "dev pods" \
 	bash -c "[ \"\$(running_on_h200 dev head)\" = 1 ] && [ \"\$(running_on_h200 dev worker)\" = 1 ]"
+# issue 31: a tenant (the namespace's edit role, which the platform team
+# extends to ray.io as KubeRay's own install does) scales the admitted
+# RayCluster's GPU workers 1 -> 3: refused (it ran them uncounted); down is
+# taken
+k apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-ray-edit
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [ray.io]
+  resources: [rayclusters, rayjobs]
+  verbs: [get, list, watch, create, update, patch, delete]
+YAML
+tenant $NS
+can_edit_ray() { [ "$(tk $NS auth can-i patch rayclusters.ray.io)" = yes ]; }
+poll "the edit role aggregates ray.io" can_edit_ray || true
+out=$(tk $NS patch rayclusters.ray.io dev --type json -p '[{"op":"replace","path":"/spec/workerGroupSpecs/0/replicas","value":3},{"op":"replace","path":"/spec/workerGroupSpecs/0/maxReplicas","value":3}]' 2>&1)
+echo "# scale-up: $out" >&2
+check "a tenant's scale-up of the admitted RayCluster's GPU workers (1 -> 3) is refused, naming the pod set and the way out" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'pod set \"gpu\" (spec.workerGroupSpecs\[0\].template.spec) grows from 1 to 3 pods while gpuq admits it'" _ "$out"

@@ -4,10 +4,11 @@
 # another) is admitted whole (its quota reserved before its Pods exist) and
 # each Pod let through as it appears; while 24 of 32 GPUs are free, its first
 # Pod waits gated; a scale-down frees quota, a scale-up queues the new
-# replicas. A Deployment's Pods are each a workload, its queue label
-# inherited. Four fake 8-GPU nodes of its own (removed after).
+# replicas. A StatefulSet numbered from spec.ordinals.start 1 runs all its
+# Pods, and its first ordinal is fixed while it has replicas. A Deployment's
+# Pods are each a workload, its queue label inherited. Four fake 8-GPU nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 12
+plan 14
 NS=e2e-sts
 export -f k job_field job_running job_suspended
 
@@ -31,7 +32,8 @@ make_ns $NS
 local_queue $NS default $NS
 queue_known $NS
 
-# statefulset NAME REPLICAS: 8 GPUs a replica, Ready at once (kwok)
+# statefulset NAME REPLICAS [START]: 8 GPUs a replica, Ready at once (kwok),
+# its Pods numbered from START (spec.ordinals.start; 0)
 statefulset() {
 	k apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
@@ -42,6 +44,7 @@ metadata:
   labels: {gpuq.dev/queue-name: default}
 spec:
   replicas: $2
+  ordinals: {start: ${3:-0}}
   serviceName: $1
   selector: {matchLabels: {app: $1}}
   template:
@@ -94,6 +97,16 @@ check "a tenant cannot remove the gate of a set's Pod" bash -c "
 	for i in \$(seq 1 50); do k -n $NS get pod web-4 >/dev/null 2>&1 && break; sleep 0.2; done
 	! k -n $NS patch pod web-4 --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]' >/dev/null 2>&1"
 k -n $NS delete statefulset web --wait=false >/dev/null
+poll "web gone" bash -c "[ -z \"\$(k -n $NS get pods -l app=web -o name)\" ]" || true
+
+# Pods numbered from spec.ordinals.start: 1 (ord-1..ord-3): all of them run
+statefulset ord 3 1
+check "a StatefulSet numbered from spec.ordinals.start 1: ord-1, ord-2 and ord-3 all run" \
+	poll "ord-1..3 running" bash -c "[ \"\$(running ord)\" = 3 ] && k -n $NS get pod ord-3 >/dev/null"
+check "its first ordinal cannot change while it has replicas" bash -c "
+	k -n $NS patch statefulset ord --type merge -p '{\"spec\":{\"ordinals\":{\"start\":0}}}' 2>&1 | grep -q 'spec.ordinals.start'"
+k -n $NS delete statefulset ord --wait=false >/dev/null
+poll "ord gone" bash -c "[ -z \"\$(k -n $NS get pods -l app=ord -o name)\" ]" || true
 
 # a Deployment: each Pod a workload, the Deployment's queue label inherited
 k apply -f - >/dev/null <<YAML
@@ -114,7 +127,6 @@ spec:
         image: busybox
         resources: {limits: {nvidia.com/gpu: "8"}}
 YAML
-poll "web gone" bash -c "[ -z \"\$(k -n $NS get pods -l app=web -o name)\" ]" || true
 check "a Deployment's Pods each queue: 4 of 5 run in 32 GPUs" poll "4 api running" \
 	bash -c "[ \"\$(running api)\" = 4 ] && [ \"\$(gated api)\" = 1 ]"
 check "they carry the Deployment's queue label" \

@@ -7,7 +7,8 @@
  * service account; plain requests (GET, POST, PUT, PATCH in its three kinds:
  * JSON patch, merge patch, server-side apply with field manager "gpuq");
  * LIST-then-WATCH loops that resume from resourceVersion, follow bookmarks,
- * relist on 410 Gone and reconnect with backoff and jitter; Events
+ * relist on 410 Gone and reconnect with backoff and jitter, and follow a
+ * collection a CRD serves as it comes and goes (KUBE_EV_UNSERVED); Events
  * (events.k8s.io/v1); and leader election on a coordination.k8s.io Lease.
  *
  * The design decision that matters: every byte from the apiserver passes a
@@ -59,9 +60,14 @@
 #define KUBE_WATCH_TIMEOUT_S 300  /* timeoutSeconds of one watch request */
 #define KUBE_BACKOFF_BASE_MS 200  /* first reconnect delay of a watch */
 #define KUBE_BACKOFF_MAX_MS                                                                        \
-	8000			      /* reconnect delay ceiling: a watch is back within           \
-				       ~8 s of the apiserver (one try per watch per                \
-				       8 s while it is down is light) */
+	8000 /* reconnect delay ceiling: a watch is back within                                    \
+	      ~8 s of the apiserver (one try per watch per                                         \
+	      8 s while it is down is light) */
+/* How often a watch loop asks again for a collection the apiserver does not
+ * serve (kube_watch_opts_t.may_be_unserved): a kind whose CRD is installed
+ * after gpuq started is listed within this long; each ask is one LIST
+ * answered 404, about 8 of them per 10 s when no optional kind is installed. */
+#define KUBE_UNSERVED_POLL_MS 10000
 #define KUBE_REQUEST_TIMEOUT_MS 30000 /* whole-request timeout (not watches) */
 #define KUBE_FIELD_MANAGER "gpuq"     /* server-side apply field manager */
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -307,6 +313,12 @@ typedef enum {
 	KUBE_EV_RESET = 5,    /* watch loop only: a full LIST begins; objects not
 				 re-announced before KUBE_EV_SYNCED are gone */
 	KUBE_EV_SYNCED = 6,   /* watch loop only: the LIST is complete */
+	KUBE_EV_UNSERVED = 7, /* watch loop only (kube_watch_opts_t.may_be_unserved):
+				 a LIST answered 404, the apiserver does not serve
+				 the collection (its CRD not installed, or
+				 removed): every object announced before is gone.
+				 Once per change; RESET ... SYNCED follow when it
+				 is served again */
 } kube_event_type_t;
 
 typedef struct {
@@ -372,15 +384,21 @@ typedef struct {
 	const atomic_bool *stop;    /* the loop returns soon after *stop becomes true */
 	bool fast;		    /* deliver objects in jv/'s tree (kube_event_t.fast),
 				       LIST pages included, instead of jansson's */
+	bool may_be_unserved;	    /* a LIST answered 404 means the collection is not
+				       served (a CRD's): KUBE_EV_UNSERVED, then a LIST
+				       every unserved_poll_ms until one is answered,
+				       no failure logged; else a 404 is a failure like
+				       any other */
+	int64_t unserved_poll_ms;   /* 0: KUBE_UNSERVED_POLL_MS */
 } kube_watch_opts_t;
 
 /* Run LIST then WATCH of opts->path until *opts->stop: announces
- * KUBE_EV_RESET, every listed object as ADDED, KUBE_EV_SYNCED, then the
- * watch's events. A watch that ends (timeoutSeconds, a dropped connection)
- * resumes from the last resourceVersion seen (bookmarks included); a 410
- * Gone, an ERROR event or a bad or oversized event relists (RESET ...
- * SYNCED again). Failures are logged once per streak and retried after a
- * backoff of KUBE_BACKOFF_BASE_MS doubling to KUBE_BACKOFF_MAX_MS, with
+ * KUBE_EV_RESET (once the first LIST page is in), every listed object as
+ * ADDED, KUBE_EV_SYNCED, then the watch's events; with may_be_unserved, a
+ * collection not served as KUBE_EV_UNSERVED. A watch that ends (timeoutSeconds, a dropped
+ * connection) resumes from the last resourceVersion seen (bookmarks included); a 410 Gone, an ERROR
+ * event or a bad or oversized event relists (RESET ... SYNCED again). Failures are logged once per
+ * streak and retried after a backoff of KUBE_BACKOFF_BASE_MS doubling to KUBE_BACKOFF_MAX_MS, with
  * jitter; a watch refused or ended at once without an event counts as one,
  * and only a watch that ran ends a streak (a working LIST does not). A stop
  * during a paged LIST returns without SYNCED. The client c is used by this

@@ -20,6 +20,7 @@ typedef struct {
 	void *ctx;		    /* its context */
 	char rv[RV_MAX];	    /* last resourceVersion seen ("" before a list) */
 	bool relist;		    /* the stream asked for a relist (410, ERROR) */
+	bool reset_due;		    /* a LIST began: RESET goes before its first page */
 	int stopped_by_cb;	    /* the consumer's non-zero value, or 0 */
 	kube_watch_decoder_t *dec;  /* the current stream's decoder */
 	gpuq_diag_t diag;	    /* the stream's last problem */
@@ -118,6 +119,20 @@ static void fill_kind(json_t *item, const char *api_version, const char *list_ki
 	}
 }
 
+/* The RESET of a LIST, once its first page is in: a LIST that is refused
+ * (a collection not served answers 404) begins nothing. */
+static int announce_reset(loop_t *l)
+{
+	kube_event_t ev = {.type = KUBE_EV_RESET, .resource_version = ""};
+	int rc;
+
+	if (!l->reset_due)
+		return GPUQ_OK;
+	l->reset_due = false;
+	rc = l->cb(l->ctx, &ev);
+	return rc ? (l->stopped_by_cb = rc) : GPUQ_OK;
+}
+
 /* Deliver one LIST page's items; *cont gets the continue token ("" at the end). */
 static int list_page(loop_t *l, json_t *page, char *cont, size_t cap, gpuq_diag_t *diag)
 {
@@ -138,6 +153,8 @@ static int list_page(loop_t *l, json_t *page, char *cont, size_t cap, gpuq_diag_
 				     l->o->name);
 	gpuq_strlcpy(cont, c ? c : "", cap);
 	gpuq_strlcpy(l->rv, rv, sizeof(l->rv));
+	if (announce_reset(l))
+		return l->stopped_by_cb;
 	json_array_foreach(items, i, item)
 	{
 		kube_event_t ev = {.type = KUBE_EV_ADDED, .object = item};
@@ -182,6 +199,8 @@ static int list_page_fast(loop_t *l, const jv_t *page, char *cont, size_t cap, g
 		memcpy(item_kind, kind, n - 4);
 		item_kind[n - 4] = '\0';
 	}
+	if (announce_reset(l))
+		return l->stopped_by_cb;
 	for (const jv_t *item = jv_first(items); item; item = item->next, i++) {
 		kube_event_t ev = {.type = KUBE_EV_ADDED, .fast = item};
 		const char *irv = jv_member_str(jv_get(item, "metadata"), "resourceVersion");
@@ -236,12 +255,10 @@ static int list_get(kube_client_t *c, loop_t *l, const char *path, char *cont, s
 static int relist(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 {
 	char path[KUBE_URL_MAX], query[2048], cont[1500] = "", econt[1800];
-	kube_event_t ev = {.type = KUBE_EV_RESET, .resource_version = ""};
+	kube_event_t ev = {.type = KUBE_EV_SYNCED, .resource_version = ""};
 	int rc;
 
-	rc = l->cb(l->ctx, &ev);
-	if (rc)
-		return l->stopped_by_cb = rc;
+	l->reset_due = true;
 	do {
 		if (kube_escape(cont, econt, sizeof(econt)))
 			return gpuq_diag_set(diag, GPUQ_ELIMIT, "continue token too long");
@@ -256,7 +273,6 @@ static int relist(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 	if (cont[0])
 		return GPUQ_OK; /* stopped mid-list: a SYNCED now would declare the
 				   objects of the pages not read gone */
-	ev.type = KUBE_EV_SYNCED;
 	rc = l->cb(l->ctx, &ev);
 	return rc ? (l->stopped_by_cb = rc) : GPUQ_OK;
 }
@@ -358,6 +374,25 @@ static int64_t jittered(int64_t base, uint64_t *seed)
 	return base * 3 / 4 + (int64_t)(x % (uint64_t)(base / 2 + 1));
 }
 
+/* A LIST answered 404 for a collection that may be unserved: announce it
+ * (once per change) and wait the poll interval. Returns the callback's
+ * non-zero value, else 0. */
+static int unserved(loop_t *l, bool *known)
+{
+	kube_event_t ev = {.type = KUBE_EV_UNSERVED, .resource_version = ""};
+	int64_t poll = l->o->unserved_poll_ms > 0 ? l->o->unserved_poll_ms : KUBE_UNSERVED_POLL_MS;
+	int rc;
+
+	if (!*known) {
+		*known = true;
+		rc = l->cb(l->ctx, &ev);
+		if (rc)
+			return l->stopped_by_cb = rc;
+	}
+	kube_sleep_ms(poll, l->o->stop);
+	return 0;
+}
+
 int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_cb cb, void *ctx)
 {
 	loop_t l = {.o = opts, .cb = cb, .ctx = ctx, .relist = true};
@@ -365,6 +400,7 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 	/* xorshift must not start at 0 (it would stay there) */
 	uint64_t seed = ((uint64_t)kube_mono_ms() * 2654435761u + (uintptr_t)&l) | 1;
 	unsigned failures = 0;
+	bool absent = false; /* UNSERVED announced, and no LIST answered since */
 
 	while (!atomic_load(opts->stop)) {
 		gpuq_diag_t diag = {{0}};
@@ -374,10 +410,20 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 		rc = listing ? relist(c, &l, &diag) : watch_once(c, &l, &diag);
 		if (listing && !rc)
 			l.relist = false;
+		if (listing && !rc)
+			absent = false;
 		if (l.stopped_by_cb)
 			return l.stopped_by_cb;
 		if (atomic_load(opts->stop))
 			break;
+		if (listing && rc == GPUQ_ENOTFOUND && opts->may_be_unserved) {
+			/* not served: an answer, not a failure */
+			failures = 0;
+			backoff = KUBE_BACKOFF_BASE_MS;
+			if (unserved(&l, &absent))
+				return l.stopped_by_cb;
+			continue;
+		}
 		if (listing && rc == GPUQ_EGONE) {
 			l.relist = true; /* a continue token expired: list again */
 			continue;
@@ -396,7 +442,10 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 			}
 			continue;
 		}
-		if (failures++ == 0)
+		/* a collection that may be unserved answers 404 to a watch when it
+		 * goes (its CRD removed): the relist after the backoff says so, no
+		 * failure to warn of */
+		if (!(rc == GPUQ_ENOTFOUND && opts->may_be_unserved) && failures++ == 0)
 			gpuq_log(GPUQ_LOG_WARN, "kube", "watch %s: %s; retrying with backoff",
 				 opts->name, diag.msg);
 		if (rc != GPUQ_EHTTP && rc != GPUQ_EAGAIN)

@@ -11,9 +11,38 @@
 
 /* ---- Lifecycle ---- */
 
+/* The watched collections into p's arena (the caller's array is borrowed
+ * only for the call). */
+static int watched_copy(policy_t *p)
+{
+	const policy_api_t *from = p->opts.watched;
+	policy_api_t *to;
+
+	if (!p->opts.watch_declared || !p->opts.n_watched) {
+		p->opts.watched = NULL;
+		p->opts.n_watched = 0;
+		return GPUQ_OK;
+	}
+	if (p->opts.n_watched > POLICY_WATCHED_MAX)
+		return GPUQ_ELIMIT;
+	to = policy_arena_alloc(&p->arena, p->opts.n_watched * sizeof(*to));
+	if (!to)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < p->opts.n_watched; i++) {
+		to[i].group = policy_arena_strdup(&p->arena, from[i].group ? from[i].group : "");
+		to[i].resource =
+		    policy_arena_strdup(&p->arena, from[i].resource ? from[i].resource : "");
+		if (!to[i].group || !to[i].resource)
+			return GPUQ_ENOMEM;
+	}
+	p->opts.watched = to;
+	return GPUQ_OK;
+}
+
 int policy_create(const policy_opts_t *opts, policy_t **out)
 {
 	policy_t *p = calloc(1, sizeof(*p));
+	int rc;
 
 	*out = NULL;
 	if (!p)
@@ -21,6 +50,11 @@ int policy_create(const policy_opts_t *opts, policy_t **out)
 	atomic_init(&p->refs, 1);
 	if (opts)
 		p->opts = *opts;
+	rc = watched_copy(p);
+	if (rc) {
+		policy_unref(p);
+		return rc;
+	}
 	*out = p;
 	return GPUQ_OK;
 }
@@ -330,6 +364,17 @@ bool policy_namespace_managed(const policy_t *p, const char *ns)
 		return e->managed;
 	for (size_t i = 0; i < p->cqs.n; i++)
 		if (policy_cq_selects(p, p->cqs.items[i], ns))
+			return true;
+	return false;
+}
+
+bool policy_watch_has(const policy_t *p, const char *group, const char *resource)
+{
+	if (!p->opts.watch_declared)
+		return true;
+	for (size_t i = 0; i < p->opts.n_watched; i++)
+		if (!strcmp(p->opts.watched[i].group, group ? group : "") &&
+		    !strcmp(p->opts.watched[i].resource, resource ? resource : ""))
 			return true;
 	return false;
 }

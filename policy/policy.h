@@ -2,7 +2,8 @@
  * policy: the in-memory snapshot of the cluster objects gpuq decides from
  * (Namespaces, LimitRanges, ResourceQuotas, PriorityClasses, ResourceFlavors,
  * ClusterQueues, LocalQueues, Cohorts, ResourceClaimTemplates), loaded from
- * Kubernetes manifests (YAML, multi-document, or JSON).
+ * Kubernetes manifests (YAML, multi-document, or JSON), and which workload
+ * collections the controller that built it watches (policy_watch_has).
  *
  * An adapter over jansson (manifests are read by manifest/, the one YAML
  * reader); reads files, never the clock. No jansson type crosses this
@@ -433,23 +434,41 @@ typedef struct {
 
 typedef struct policy policy_t;
 
+/* A workload collection, by API group and plural resource as discovery
+ * lists them ("jobset.x-k8s.io", "jobsets"; "" is the core group). */
 typedef struct {
-	bool skip_unknown_kinds; /* skip objects of other kinds (default: refuse,
-				    naming the kind) */
-	bool skip_scoped_quotas; /* skip ResourceQuotas with scopes/scopeSelector
-				    (default: refuse them; gpuq does not evaluate scopes) */
-	bool skip_workloads;	 /* skip batch/v1 Job and v1 Pod objects, the
-				    workloads gpuq admits (a setup file may carry
-				    its sample Jobs), each listed by
-				    policy_skipped_at; they count against
-				    POLICY_OBJECTS_MAX (default: refused as any
-				    kind that is not policy) */
-	bool price_lenient;	 /* a bad POLICY_ANNOT_PRICE leaves its flavor
-				    unpriced, the refusal in the flavor's
-				    price_error (default: the flavor is refused).
-				    The controller: a typo in a chargeback price
-				    must not take a flavor, and the queues naming
-				    it, out of admission */
+	const char *group;    /* API group */
+	const char *resource; /* plural resource */
+} policy_api_t;
+
+/* Collections a snapshot may name as watched (policy_opts_t.watched): gpuq's
+ * controller watches 8 workload collections. */
+#define POLICY_WATCHED_MAX 32
+
+typedef struct {
+	bool skip_unknown_kinds;     /* skip objects of other kinds (default: refuse,
+					naming the kind) */
+	bool skip_scoped_quotas;     /* skip ResourceQuotas with scopes/scopeSelector
+					(default: refuse them; gpuq does not evaluate scopes) */
+	bool skip_workloads;	     /* skip batch/v1 Job and v1 Pod objects, the
+					workloads gpuq admits (a setup file may carry
+					its sample Jobs), each listed by
+					policy_skipped_at; they count against
+					POLICY_OBJECTS_MAX (default: refused as any
+					kind that is not policy) */
+	bool price_lenient;	     /* a bad POLICY_ANNOT_PRICE leaves its flavor
+					unpriced, the refusal in the flavor's
+					price_error (default: the flavor is refused).
+					The controller: a typo in a chargeback price
+					must not take a flavor, and the queues naming
+					it, out of admission */
+	bool watch_declared;	     /* only the collections in watched are watched
+					(policy_watch_has); default: every one */
+	const policy_api_t *watched; /* with watch_declared: the workload
+					collections the snapshot's maker (the
+					controller) watches now, n_watched of them
+					(copied by policy_create) */
+	size_t n_watched;	     /* at most POLICY_WATCHED_MAX */
 } policy_opts_t;
 
 /* An object left out because it is a workload, not policy
@@ -461,7 +480,8 @@ typedef struct {
 } policy_skipped_t;
 
 /* An empty policy under construction; opts may be NULL (defaults). On
- * success *out holds one reference. GPUQ_ENOMEM. */
+ * success *out holds one reference. GPUQ_ENOMEM; GPUQ_ELIMIT for more than
+ * POLICY_WATCHED_MAX watched collections. */
 int policy_create(const policy_opts_t *opts, policy_t **out);
 
 /* manifest_parse() (manifest/) + policy_add_json() (policy_json.h) for every
@@ -553,6 +573,15 @@ bool policy_cq_selects(const policy_t *p, const policy_cq_t *cq, const char *ns)
  * workloads). O(log n) for namespaces the policy knows (precomputed by
  * policy_finish), O(number of CQs) for others. */
 bool policy_namespace_managed(const policy_t *p, const char *ns);
+
+/* Whether the snapshot's maker watches the workload collection group/resource
+ * (policy_opts_t.watched): the webhook holds (suspends, gates) an object only
+ * when the controller watches what it needs, for nothing would ever release
+ * it otherwise (a kind whose CRD came after gpuq started is watched once its
+ * first LIST is in; one whose CRD went is not). Always true for a policy
+ * that declares none (a --policy-dir: no controller in the process).
+ * O(watched). */
+bool policy_watch_has(const policy_t *p, const char *group, const char *resource);
 
 /* The group of cq covering resource, or NULL when no group covers it. */
 const policy_resource_group_t *policy_cq_group(const policy_cq_t *cq, const char *resource);

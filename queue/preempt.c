@@ -793,12 +793,3 @@ int queue_plan_keep(queue_t *q, uint32_t wid, const try_t *t)
 	w->n_asg = (uint32_t)t->n_asg;
 	return GPUQ_OK;
 }
-
-void queue_plan_drop(queue_t *q, uint32_t wid)
-{
-	wl_t *w = W(q, wid);
-
-	free(w->asg);
-	w->asg = NULL;
-	w->n_asg = 0;
-}

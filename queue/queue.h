@@ -49,7 +49,7 @@
 #define QUEUE_GROUPS_MAX 16	   /* resource groups per CQ (Kueue's cap) */
 #define QUEUE_GROUP_FLAVORS_MAX 16 /* flavors per resource group (Kueue's cap) */
 #define QUEUE_GROUP_RES_MAX 16	   /* covered resources per group (Kueue's cap) */
-#define QUEUE_PODSETS_MAX 8	   /* pod sets per workload (Kueue's cap) */
+#define QUEUE_PODSETS_MAX 18	   /* pod sets per workload (Kueue v1beta2's cap) */
 #define QUEUE_PODSET_RES_MAX 16	   /* resources requested by one pod set */
 #define QUEUE_SELECTORS_MAX                                                                        \
 	32			     /* nodeSelector entries, affinity terms or                    \

@@ -753,6 +753,17 @@ static int find_live(const queue_t *q, const char *uid, uint32_t *id)
 	return queue_workload_find(q, uid, id);
 }
 
+/* A pending preemptor's kept plan (preempt.c keeps it) goes: here, beside
+ * the workload's other memory, so updating one calls no preemption code. */
+void queue_plan_drop(queue_t *q, uint32_t wid)
+{
+	wl_t *w = W(q, wid);
+
+	free(w->asg);
+	w->asg = NULL;
+	w->n_asg = 0;
+}
+
 /* Whether w asks for exactly what s says (pod sets by template and count,
  * queue, priority, gang total and pods present): an update that changes
  * nothing leaves it be. */
@@ -793,8 +804,9 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 	w = W(q, id);
 	if (w->state != QUEUE_WL_PENDING)
 		return gpuq_diag_set(diag, GPUQ_EAGAIN,
-				     "workload %s: only a pending workload changes; this one is %s",
-				     s->uid, queue_wl_state_name((queue_wl_state_t)w->state));
+				     "workload %s: only a pending workload changes; this one is "
+				     "admitted or finished",
+				     s->uid);
 	if (queue_lq_lookup(q, s->namespace_, s->local_queue, &lq) != GPUQ_OK)
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
 				     "workload %s: LocalQueue %s/%s not found", s->uid,

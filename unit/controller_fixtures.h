@@ -1,8 +1,9 @@
 /* unit/controller_fixtures.h: what the controller's tests share
- * (test_controller_cache.c, test_controller_actuate.c): a controller with
- * no apiserver behind it (its policy from inline YAML, its core built by the
- * engine, its caches empty, no threads, no store), and Jobs as the watch
- * shows them. Header-only (static inline), included by test files only. */
+ * (test_controller_cache.c, test_controller_actuate.c, test_controller_edit.c,
+ * test_controller_sets.c): a controller with no apiserver behind it (its
+ * policy from inline YAML, its core built by the engine, its caches empty,
+ * no threads, no store), and Jobs as the watch shows them. Header-only (static inline), included by
+ * test files only. */
 #ifndef GPUQ_UNIT_CONTROLLER_FIXTURES_H
 #define GPUQ_UNIT_CONTROLLER_FIXTURES_H
 
@@ -34,9 +35,9 @@
 	"name: "                                                                                   \
 	"default}\nspec: {clusterQueue: cq}\n"
 
-/* A controller over policy `yaml` (inline manifests), leading, with an
+/* A controller over the policy of YAML text `policy`, leading, with an
  * empty core. */
-static inline struct controller *ctl_new_from(const char *yaml)
+static inline struct controller *ctl_new_policy(const char *policy)
 {
 	struct controller *c = calloc(1, sizeof(*c));
 	gpuq_diag_t d = {{0}};
@@ -47,7 +48,7 @@ static inline struct controller *ctl_new_from(const char *yaml)
 	c->o.core.release_on_evict = false; /* as controller_create's core: pods take time to go */
 	rc = policy_create(NULL, &c->policy);
 	if (!rc)
-		rc = policy_add_manifest(c->policy, "t.yaml", yaml, strlen(yaml), &d);
+		rc = policy_add_manifest(c->policy, "t.yaml", policy, strlen(policy), &d);
 	if (!rc)
 		rc = policy_finish(c->policy, &d);
 	if (!rc)
@@ -68,7 +69,7 @@ static inline struct controller *ctl_new_from(const char *yaml)
 /* A controller over CTL_POLICY, leading, with an empty core. */
 static inline struct controller *ctl_new(void)
 {
-	return ctl_new_from(CTL_POLICY);
+	return ctl_new_policy(CTL_POLICY);
 }
 
 static inline void ctl_free(struct controller *c)

@@ -754,6 +754,117 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	ctl_free(c);
 }
 
+/* ---- loop.c: a kind whose CRD comes after gpuq started, and goes ---- */
+
+/* A suspended JobSet in team-a, queue default, uid and name `name`: one
+ * replicatedJob of 2 pods of 2 GPUs. A new reference. */
+static json_t *ctl_jobset(const char *name)
+{
+	json_t *js = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, "
+	    "s:{s:b, s:[{s:s, s:i, s:{s:{s:i, s:i, s:{s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}]}}",
+	    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", name,
+	    "namespace", "team-a", "uid", name, "resourceVersion", "12", "creationTimestamp",
+	    "2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default", "spec", "suspend",
+	    1, "replicatedJobs", "name", "workers", "replicas", 1, "template", "spec",
+	    "parallelism", 2, "completions", 2, "template", "spec", "containers", "name", "w",
+	    "image", "x", "resources", "limits", "nvidia.com/gpu", "2");
+
+	assert_non_null(js);
+	return js;
+}
+
+/* One event of collection r into the controller as its loop hands it over
+ * (controller_handle); obj borrowed, NULL for RESET, SYNCED and UNSERVED. */
+static void ctl_handle(struct controller *c, controller_res_t r, kube_event_type_t type,
+		       json_t *obj)
+{
+	controller_cevent_t ev = {.res = r, .type = type};
+
+	if (obj && controller_res[r].policy)
+		ev.object = json_incref(obj);
+	else if (obj)
+		ev = ctl_event(r, type, obj);
+	controller_handle(c, &ev);
+}
+
+/* gpuq starts with no JobSet CRD: every other collection lists, the
+ * optional ones say they are not served, and the snapshot names the
+ * workload collections watched (Jobs, Pods, StatefulSets), not JobSets, so
+ * the webhook holds no JobSet. The JobSet CRD comes: its collection lists
+ * without a restart, its JobSet is queued, the next snapshot names
+ * jobsets. The CRD goes: the collection is let go, its JobSet leaves the
+ * core and the cache, and the snapshot stops naming it. A policy kind
+ * (gpuq.dev Cohorts) comes and goes alike (issue 31, part 5). */
+static void a_kind_that_comes_later_is_watched_then_let_go(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *js = ctl_jobset("js");
+	json_t *pool = json_pack("{s:s, s:s, s:{s:s}, s:{}}", "apiVersion", "gpuq.dev/v1beta1",
+				 "kind", "Cohort", "metadata", "name", "pool", "spec");
+
+	(void)state;
+	assert_non_null(pool);
+	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		if (!controller_res[r].optional)
+			ctl_handle(c, (controller_res_t)r, KUBE_EV_RESET, NULL);
+	ctl_policy_events(c, 8, "b", "a", KUBE_EV_ADDED);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		ctl_handle(c, (controller_res_t)r,
+			   controller_res[r].optional ? KUBE_EV_UNSERVED : KUBE_EV_SYNCED, NULL);
+	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
+		assert_true(c->listed[r] != c->unserved[r]);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_true(policy_watch_has(c->policy, "batch", "jobs"));
+	assert_true(policy_watch_has(c->policy, "", "pods"));
+	assert_true(policy_watch_has(c->policy, "apps", "statefulsets"));
+	assert_false(policy_watch_has(c->policy, "jobset.x-k8s.io", "jobsets"));
+	assert_false(policy_watch_has(c->policy, "ray.io", "rayjobs"));
+	assert_false(policy_watch_has(c->policy, "gpuq.dev", "clusterqueues")); /* not a workload */
+
+	/* the JobSet CRD is installed */
+	c->policy_dirty = false;
+	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_RESET, NULL);
+	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_SYNCED, NULL);
+	assert_true(c->listed[CONTROLLER_RES_JOBSETS]);
+	assert_false(c->unserved[CONTROLLER_RES_JOBSETS]);
+	assert_true(c->policy_dirty);
+	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_PENDING);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_true(policy_watch_has(c->policy, "jobset.x-k8s.io", "jobsets"));
+	assert_false(policy_watch_has(c->policy, "ray.io", "rayjobs"));
+
+	/* and removed (the apiserver deleted its JobSets; the watch missed it) */
+	c->policy_dirty = false;
+	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_UNSERVED, NULL);
+	assert_int_equal(ctl_state(c, "js"), -1);
+	assert_null(controller_job(c, "js"));
+	assert_false(c->listed[CONTROLLER_RES_JOBSETS]);
+	assert_true(c->unserved[CONTROLLER_RES_JOBSETS]);
+	assert_true(c->policy_dirty);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_false(policy_watch_has(c->policy, "jobset.x-k8s.io", "jobsets"));
+	assert_true(policy_watch_has(c->policy, "batch", "jobs"));
+
+	/* a policy kind comes and goes the same way (gpuq.dev Cohorts) */
+	ctl_handle(c, CONTROLLER_RES_COHORTS, KUBE_EV_RESET, NULL);
+	ctl_handle(c, CONTROLLER_RES_COHORTS, KUBE_EV_ADDED, pool);
+	ctl_handle(c, CONTROLLER_RES_COHORTS, KUBE_EV_SYNCED, NULL);
+	assert_true(c->policy_dirty);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_non_null(policy_cohort_find(c->policy, "pool"));
+	ctl_handle(c, CONTROLLER_RES_COHORTS, KUBE_EV_UNSERVED, NULL);
+	assert_int_equal(c->objs[CONTROLLER_RES_COHORTS].n, 0);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_null(policy_cohort_find(c->policy, "pool"));
+	json_decref(pool);
+	json_decref(js);
+	qmetrics_destroy(c->metrics);
+	ctl_free(c);
+}
+
 /* ---- jobs.c: Jobs into the core ---- */
 
 /* A suspended GPU Job with a queue label in a namespace a ClusterQueue
@@ -901,6 +1012,7 @@ int main(void)
 	    cmocka_unit_test(obj_key_names_namespaced_and_cluster_objects),
 	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),
 	    cmocka_unit_test(policy_change_in_place_resolves_what_it_reaches),
+	    cmocka_unit_test(a_kind_that_comes_later_is_watched_then_let_go),
 	    cmocka_unit_test(jobs_enter_the_core_when_gpuq_manages_them),
 	    cmocka_unit_test(jobs_relist_forgets_what_went),
 	    cmocka_unit_test(pod_group_waits_whole_and_its_status_follows),

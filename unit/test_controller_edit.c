@@ -129,6 +129,89 @@ static void admitted_keeps_its_admission(void **state)
 	ctl_free(c);
 }
 
+/* A running Pod of Job `job` (namespace team-a, 1 GPU, uid and name `name`)
+ * as the watch shows it: a new reference. */
+static json_t *job_pod(const char *name, const char *job)
+{
+	json_t *pod = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+	    "s:{s:s, s:[{s:s, s:s, s:{s:{s:s}}}]}, s:{s:s}}",
+	    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", "team-a",
+	    "uid", name, "resourceVersion", "4", "creationTimestamp", "2026-11-25T00:00:00Z",
+	    "ownerReferences", "apiVersion", "batch/v1", "kind", "Job", "name", job, "uid", job,
+	    "controller", 1, "spec", "nodeName", "h100-0", "containers", "name", "main", "image",
+	    "x", "resources", "limits", "nvidia.com/gpu", "8", "status", "phase", "Running");
+
+	assert_non_null(pod);
+	return pod;
+}
+
+/* A released Job deleted while its Pod still runs (the garbage collector
+ * deletes Pods after their Job) keeps its quota until the Pod is gone: an
+ * 8-GPU Job behind it waits till then (issue 31's edit storm held 11 GPUs
+ * of 10). */
+static void deleted_job_holds_quota_until_its_pods_go(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	json_t *pod = job_pod("a-x", "a");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "a"));
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	assert_int_equal(controller_pods_of_job(c, "a"), 1);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	ctl_job_event(c, KUBE_EV_DELETED, a);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
+	assert_true(controller_job(c, "a")->gone);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_false(admitted_in(&r, "b"));
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "a"), -1);
+	assert_null(controller_job(c, "a"));
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	json_decref(a);
+	json_decref(b);
+	json_decref(pod);
+	ctl_free(c);
+}
+
+/* An admitted Job scaled to no pods (a shrink: taken) runs nothing: once
+ * its last pod is gone its quota is free (it held 8 GPUs for good and
+ * wedged the queue: the edit storm's two Jobs that waited for ever). */
+static void admitted_scaled_to_zero_lets_go(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *a0 = ctl_job("team-a", "a", 8, 0, false, "default");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	json_t *pod = job_pod("a-x", "a");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "a"));
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	ctl_job_event(c, KUBE_EV_MODIFIED, a0);
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED); /* its pod still runs */
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "a"), -1);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	json_decref(a);
+	json_decref(a0);
+	json_decref(b);
+	json_decref(pod);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -136,6 +219,8 @@ int main(void)
 	    cmocka_unit_test(queued_scaled_to_zero_and_back),
 	    cmocka_unit_test(queued_label_moves_it),
 	    cmocka_unit_test(admitted_keeps_its_admission),
+	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
+	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
 	};
 
 	return cmocka_run_group_tests_name("controller_edit", tests, NULL, NULL);

@@ -401,7 +401,7 @@ static void failed_group_ends_only_when_not_retriable(void **state)
  * Job is admitted. */
 static void preempted_group_is_deleted_whole(void **state)
 {
-	struct controller *c = ctl_new_from(PREEMPT_POLICY);
+	struct controller *c = ctl_new_policy(PREEMPT_POLICY);
 	json_t *driver = ctl_group_pod("driver", "g", 3, 0);
 	json_t *w0 = ctl_group_pod("w0", "g", 3, 4), *w1 = ctl_group_pod("w1", "g", 3, 4);
 	json_t *job = ctl_job("team-a", "urgent", 8, 1, true, "default");

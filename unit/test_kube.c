@@ -780,7 +780,7 @@ static void request_local_refusals(void **state)
 	kube_lease_opts_t lo = {"gpuq-system", "gpuq-leader", NULL, 0};
 	kube_lease_state_t st = {0};
 	atomic_bool stop = true;
-	kube_watch_opts_t wo = {"/apis/batch/v1/jobs", NULL, "jobs", &stop, false};
+	kube_watch_opts_t wo = {.path = "/apis/batch/v1/jobs", .name = "jobs", .stop = &stop};
 	rec_t r = {0};
 	char longname[700];
 

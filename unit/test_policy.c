@@ -891,6 +891,46 @@ static void price_lenient(void **state)
 	policy_unref(p);
 }
 
+/* The workload collections a snapshot names as watched: none declared (a
+ * policy dir) is every one; declared, only those named, copied at creation
+ * (the caller's strings may go); past POLICY_WATCHED_MAX refused. */
+static void watched_collections(void **state)
+{
+	char group[32] = "jobset.x-k8s.io", resource[32] = "jobsets";
+	policy_api_t apis[POLICY_WATCHED_MAX + 1] = {
+	    {"batch", "jobs"}, {"", "pods"}, {group, resource}};
+	policy_opts_t o = {.watch_declared = true, .watched = apis, .n_watched = 3};
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(load_str("", NULL, &p, &d), GPUQ_OK);
+	assert_true(policy_watch_has(p, "ray.io", "rayjobs"));
+	policy_unref(p);
+
+	assert_int_equal(load_str("", &o, &p, &d), GPUQ_OK);
+	memset(group, 'x', sizeof(group) - 1);
+	memset(resource, 'y', sizeof(resource) - 1);
+	assert_true(policy_watch_has(p, "batch", "jobs"));
+	assert_true(policy_watch_has(p, "", "pods"));
+	assert_true(policy_watch_has(p, NULL, "pods"));
+	assert_true(policy_watch_has(p, "jobset.x-k8s.io", "jobsets"));
+	assert_false(policy_watch_has(p, "ray.io", "rayjobs"));
+	assert_false(policy_watch_has(p, "batch", "pods"));
+	policy_unref(p);
+
+	o.n_watched = 0; /* declared, and nothing watched */
+	assert_int_equal(load_str("", &o, &p, &d), GPUQ_OK);
+	assert_false(policy_watch_has(p, "batch", "jobs"));
+	policy_unref(p);
+
+	for (size_t i = 0; i < sizeof(apis) / sizeof(apis[0]); i++)
+		apis[i] = (policy_api_t){"g", "r"};
+	o.n_watched = POLICY_WATCHED_MAX + 1;
+	assert_int_equal(policy_create(&o, &p), GPUQ_ELIMIT);
+	assert_null(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -915,6 +955,7 @@ int main(void)
 	    cmocka_unit_test(load_dir_all_or_nothing),
 	    cmocka_unit_test(load_files_and_workloads),
 	    cmocka_unit_test(price_lenient),
+	    cmocka_unit_test(watched_collections),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

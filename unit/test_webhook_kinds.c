@@ -562,6 +562,12 @@ static void test_ray_validate(void **state)
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
 	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"containers\":[{\"name\":"   \
 	"\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}"
+/* A StatefulSet of `replicas` Pods of 1 GPU numbered from `start`. */
+#define STS_O(replicas, start)                                                                     \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"ordinals\":{\"start\":" start "},\"template\":{"    \
+	"\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"                    \
+	"\"nvidia.com/gpu\":\"1\"}}}]}}}}"
 /* An LWS of `replicas` groups of `size` Pods of `gpus` GPUs. */
 #define LWS_G(replicas, size, gpus)                                                                \
 	"{\"apiVersion\":\"leaderworkerset.x-k8s.io/"                                              \
@@ -601,6 +607,13 @@ static void test_edits_by_row(void **state)
 	    {"apps", "v1", "StatefulSet", STS_G("2", "4"), STS_G("0", "2"), ""},
 	    /* its scale-ups queue as slices */
 	    {"apps", "v1", "StatefulSet", STS_G("3", "2"), STS_G("2", "2"), ""},
+	    /* its Pods numbered anew: refused while it has replicas, taken at 0 */
+	    {"apps", "v1", "StatefulSet", STS_O("2", "1"), STS_O("2", "0"),
+	     "StatefulSet \"web\": its Pods' first ordinal (spec.ordinals.start) changed from 0 "
+	     "to 1 while its 2 replicas wait or run under gpuq; scale it to 0 first"},
+	    {"apps", "v1", "StatefulSet", STS_O("2", "0"), STS_G("2", "1"), ""},
+	    {"apps", "v1", "StatefulSet", STS_O("0", "1"), STS_O("0", "0"), ""},
+	    {"apps", "v1", "StatefulSet", STS_O("3", "1"), STS_O("2", "1"), ""},
 	    /* an LWS's size and template are fixed while it has groups */
 	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "4", "1"),
 	     LWS_G("2", "2", "1"), /* size 2 -> 4: 1 worker -> 3 */
@@ -719,6 +732,122 @@ static void test_trainjob_admission(void **state)
 	}
 }
 
+/* ---- Kinds the controller does not watch (issue 31, part 5) ---- */
+
+#define JOB_OBJ                                                                                    \
+	"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"             \
+	"\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"m\",\"resources\":{"        \
+	"\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}"
+
+/* A copy of text with every "nvidia.com/gpu" asking for cpu instead. */
+static char *without_gpu(const char *text)
+{
+	static const char gpu[] = "nvidia.com/gpu";
+	char *s = strdup(text), *at;
+
+	assert_non_null(s);
+	while ((at = strstr(s, gpu)))
+		memmove(at, "cpu", 4), memmove(at + 3, at + sizeof(gpu) - 1, strlen(at + 14) + 1);
+	return s;
+}
+
+/* Against a snapshot whose controller watches Jobs, Pods, StatefulSets and
+ * TrainJobs but no JobSet, RayJob or RayCluster (their CRDs not served, or
+ * not listed yet): a GPU JobSet, RayJob or RayCluster is refused at
+ * creation, by /mutate and /validate alike, naming the collection and when
+ * to retry, never suspended (nothing would release it); so is a TrainJob,
+ * whose pod sets are its JobSet's, and a JobSet's UPDATE that gives it its
+ * first GPU. A JobSet that already asked for GPUs is judged by the usual
+ * rules, a CPU-only one is not gpuq's, and Jobs and Deployments (Pods) are
+ * held as ever. With JobSets watched it is suspended again. */
+static void test_unwatched_kinds(void **state)
+{
+	const policy_api_t some[] = {{"batch", "jobs"},
+				     {"", "pods"},
+				     {"apps", "statefulsets"},
+				     {"trainer.kubeflow.org", "trainjobs"}};
+	const policy_api_t more[] = {{"batch", "jobs"}, {"jobset.x-k8s.io", "jobsets"}};
+	policy_opts_t o = {.watch_declared = true, .watched = some, .n_watched = 4};
+	char *cpu_js = without_gpu(JOBSET("", "", ""));
+	const struct {
+		webhook_endpoint_t ep;
+		const char *group, *version, *kind, *op, *obj, *old;
+		const char *want; /* in the message; "patched" or "allowed": its decision */
+	} t[] = {
+	    {WEBHOOK_MUTATE, JS_GVK, "CREATE", JOBSET("", "", ""), "null",
+	     "JobSet \"llama\": refused: gpuq does not watch jobsets.jobset.x-k8s.io (not served "
+	     "by the apiserver, or not listed yet), so nothing would queue it, and held it would "
+	     "wait for good; a kind whose CRD is installed after gpuq started is watched within "
+	     "seconds: retry shortly"},
+	    {WEBHOOK_VALIDATE, JS_GVK, "CREATE", JOBSET("\"suspend\":true,", "", ""), "null",
+	     "gpuq does not watch jobsets.jobset.x-k8s.io"},
+	    {WEBHOOK_VALIDATE, JS_GVK, "UPDATE", JOBSET("\"suspend\":true,", "", ""), cpu_js,
+	     "gpuq does not watch jobsets.jobset.x-k8s.io"},
+	    {WEBHOOK_VALIDATE, JS_GVK, "UPDATE", JOBSET("\"suspend\":true,", "", ""),
+	     JOBSET("\"suspend\":true,", "", ""), "allowed"},
+	    {WEBHOOK_MUTATE, JS_GVK, "CREATE", cpu_js, "null", "allowed"},
+	    {WEBHOOK_MUTATE, RJ_GVK, "CREATE", RAYJOB(SHUT, ""), "null",
+	     "RayJob \"rayjob-sample\": refused: gpuq does not watch rayjobs.ray.io"},
+	    {WEBHOOK_MUTATE, RC_GVK, "CREATE",
+	     "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\",\"metadata\":{\"name\":"
+	     "\"rc\"},\"spec\":" RAY_CLUSTER("", "") "}",
+	     "null", "gpuq does not watch rayclusters.ray.io"},
+	    {WEBHOOK_MUTATE, TJ_GVK, "CREATE", TRAINJOB(""), "null",
+	     "TrainJob \"llama\": refused: gpuq does not watch jobsets.jobset.x-k8s.io, through "
+	     "which it is queued"},
+	    {WEBHOOK_MUTATE, "batch", "v1", "Job", "CREATE", JOB_OBJ, "null", "patched"},
+	    {WEBHOOK_MUTATE, "apps", "v1", "Deployment", "CREATE",
+	     "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\"},"
+	     "\"spec\":{\"replicas\":2,\"template\":{\"metadata\":{\"labels\":{\"app\":\"d\"}},"
+	     "\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"
+	     "\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null", "patched"},
+	};
+	policy_t *p, *saved = g_policy;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(policy_load_dir("unit/golden/policy", &o, &p, &d), GPUQ_OK);
+	g_policy = p;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *body = review(t[i].group, t[i].version, t[i].kind, t[i].op, "alice", t[i].obj,
+				    t[i].old);
+		webhook_reply_t r;
+		json_t *root;
+		bool decision = !strcmp(t[i].want, "patched") || !strcmp(t[i].want, "allowed");
+
+		run(t[i].ep, body, &r, &root);
+		if (decision
+			? strcmp(r.decision, t[i].want) != 0
+			: strcmp(r.decision, "denied") != 0 || !strstr(message(root), t[i].want))
+			fail_msg("case %zu: %s: %s, want %s", i, r.decision, r.body, t[i].want);
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+	policy_unref(p);
+
+	/* JobSets watched now: held again */
+	o.watched = more;
+	o.n_watched = 2;
+	assert_int_equal(policy_load_dir("unit/golden/policy", &o, &p, &d), GPUQ_OK);
+	g_policy = p;
+	{
+		char *body = review(JS_GVK, "CREATE", "alice", JOBSET("", "", ""), "null");
+		webhook_reply_t r;
+		json_t *root;
+
+		run(WEBHOOK_MUTATE, body, &r, &root);
+		assert_string_equal(r.decision, "patched");
+		json_decref(root);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+	g_policy = saved;
+	policy_unref(p);
+	free(cpu_js);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -727,6 +856,7 @@ int main(void)
 	    cmocka_unit_test(test_sets_validate),      cmocka_unit_test(test_set_pods),
 	    cmocka_unit_test(test_ray_mutate),	       cmocka_unit_test(test_ray_validate),
 	    cmocka_unit_test(test_trainjob_admission), cmocka_unit_test(test_edits_by_row),
+	    cmocka_unit_test(test_unwatched_kinds),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

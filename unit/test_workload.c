@@ -855,6 +855,43 @@ static void test_jobset_podsets(void **state)
 	policy_unref(p);
 }
 
+/* Kueue's cap of 18 pod sets (v1beta2); a replicatedJob of no pods is no
+ * pod set (issue 31: the JobSet waited suspended for good: the core holds
+ * pod sets of 1 pod or more). */
+static void test_jobset_shapes(void **state)
+{
+	char json[4096];
+	size_t n = 0;
+	workload_t *o = NULL;
+	gpuq_diag_t d;
+	(void)state;
+
+	n += (size_t)snprintf(json + n, sizeof(json) - n, "%s",
+			      OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':[");
+	for (int i = 0; i < 18; i++)
+		n += (size_t)snprintf(json + n, sizeof(json) - n, "%s{'name':'r%d'}", i ? "," : "",
+				      i);
+	snprintf(json + n, sizeof(json) - n, "]}}");
+	if (obj_decode(NULL, json, &o, &d))
+		fail_msg("18 pod sets refused: %s", d.msg);
+	assert_int_equal(o->n_podsets, 18);
+	workload_destroy(o);
+	if (obj_decode(NULL,
+		       OBJ_META(JOBSET_API, "z",
+				"") ",'spec':{'replicatedJobs':["
+				    "{'name':'none','replicas':0},{'name':'w','replicas':2,"
+				    "'template':{'spec':{'parallelism':3,'template':{}}}}]}}",
+		       &o, &d))
+		fail_msg("a zero-pod replicatedJob refused: %s", d.msg);
+	assert_int_equal(o->n_podsets, 1);
+	assert_string_equal(o->podsets[0].name, "w");
+	assert_int_equal(o->podsets[0].count, 6);
+	assert_string_equal(o->podsets[0].tmpl_ptr,
+			    "/spec/replicatedJobs/1/template/spec/template");
+	assert_int_equal(o->pods, 6);
+	workload_destroy(o);
+}
+
 static void test_jobset_refusals(void **state)
 {
 	static const struct {
@@ -887,8 +924,15 @@ static void test_jobset_refusals(void **state)
 	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':["
 					   "{'name':'a'},{'name':'b'},{'name':'c'},{'name':'d'},"
 					   "{'name':'e'},{'name':'f'},{'name':'g'},{'name':'h'},"
-					   "{'name':'i'}]}}",
-	     "spec.replicatedJobs: more than 8 pod sets"},
+					   "{'name':'i'},{'name':'j'},{'name':'k'},{'name':'l'},"
+					   "{'name':'m'},{'name':'n'},{'name':'o'},{'name':'p'},"
+					   "{'name':'q'},{'name':'r'},{'name':'s'}]}}",
+	     "spec.replicatedJobs: more than 18 pod sets"},
+	    /* every replicatedJob of no pods: nothing to run */
+	    {OBJ_META(JOBSET_API, "j", "") ",'spec':{'replicatedJobs':["
+					   "{'name':'a','replicas':0},{'name':'b','template':{"
+					   "'spec':{'parallelism':0,'template':{}}}}]}}",
+	     "spec.replicatedJobs: Required value: a JobSet of no replicatedJob with pods"},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
@@ -1033,6 +1077,77 @@ static void test_sets(void **state)
 			 WORKLOAD_HOLD_NONE);
 	/* gate-family parents' children are gated, not passed through */
 	assert_null(workload_parent_of(WORKLOAD_KIND_POD, "apps/v1", "StatefulSet"));
+	policy_unref(p);
+}
+
+/* A StatefulSet's first ordinal and an LWS's surge, as sets.c reads them:
+ * spec.ordinals.start (refused when not a whole number from 0), and
+ * maxSurge as the LWS controller scales it (a count or a percentage of
+ * spec.replicas rounded up, at most spec.replicas; anything else none). */
+static void test_sets_numbering(void **state)
+{
+	static const struct {
+		const char *spec; /* the StatefulSet's spec members before its template */
+		int rc;
+		int32_t first; /* x->first_ordinal; or in the message: */
+		const char *msg;
+	} sts[] = {
+	    {"", GPUQ_OK, 0, NULL},
+	    {"'ordinals':{},", GPUQ_OK, 0, NULL},
+	    {"'ordinals':{'start':5},", GPUQ_OK, 5, NULL},
+	    {"'ordinals':{'start':-1},", GPUQ_EINVAL, 0, "spec.ordinals.start: invalid value"},
+	    {"'ordinals':7,", GPUQ_EINVAL, 0, "spec.ordinals"},
+	};
+	static const struct {
+		const char *replicas, *surge; /* JSON; surge "" when absent */
+		int32_t want;
+	} lws[] = {
+	    {"3", "", 0},	{"3", "1", 1},	   {"3", "'50%'", 2}, {"4", "'25%'", 1},
+	    {"3", "'200%'", 3}, {"3", "5", 3},	   {"3", "'x'", 0},   {"3", "'10'", 0},
+	    {"3", "-1", 0},	{"0", "'50%'", 0}, {"2", "'0%'", 0},
+	};
+	policy_t *p = obj_policy();
+	gpuq_diag_t d;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(sts) / sizeof(*sts); i++) {
+		char text[512];
+		workload_t *o = NULL;
+		int rc;
+
+		snprintf(text, sizeof(text),
+			 OBJ_META(STS_API, "web", "") ",'spec':{'replicas':2,%s'template':{}}}",
+			 sts[i].spec);
+		rc = obj_decode(p, text, &o, &d);
+		if (rc != sts[i].rc)
+			fail_msg("statefulset %zu: %s (%s)", i, gpuq_strerror(rc), d.msg);
+		if (rc == GPUQ_OK)
+			assert_int_equal(o->x->first_ordinal, sts[i].first);
+		else if (!strstr(d.msg, sts[i].msg))
+			fail_msg("statefulset %zu: \"%s\", want \"%s\"", i, d.msg, sts[i].msg);
+		workload_destroy(o);
+	}
+	for (size_t i = 0; i < sizeof(lws) / sizeof(*lws); i++) {
+		char text[512], rollout[128] = "";
+		workload_t *o = NULL;
+
+		if (lws[i].surge[0])
+			snprintf(rollout, sizeof(rollout),
+				 "'rolloutStrategy':{'type':'RollingUpdate','rollingUpdate"
+				 "Configuration':{'maxSurge':%s}},",
+				 lws[i].surge);
+		snprintf(
+		    text, sizeof(text),
+		    OBJ_META(LWS_API, "vllm", "") ",'spec':{'replicas':%s,%s"
+						  "'leaderWorkerTemplate':{'workerTemplate':{}}}}",
+		    lws[i].replicas, rollout);
+		if (obj_decode(p, text, &o, &d))
+			fail_msg("lws %zu: %s", i, d.msg);
+		if (o->x->surge != lws[i].want)
+			fail_msg("lws %zu (replicas %s, maxSurge %s): surge %d, want %d", i,
+				 lws[i].replicas, lws[i].surge, o->x->surge, lws[i].want);
+		workload_destroy(o);
+	}
 	policy_unref(p);
 }
 
@@ -1259,8 +1374,10 @@ int main(void)
 	    cmocka_unit_test(test_object_caps),
 	    cmocka_unit_test(test_jobset_podsets),
 	    cmocka_unit_test(test_jobset_refusals),
+	    cmocka_unit_test(test_jobset_shapes),
 	    cmocka_unit_test(test_parent_of),
 	    cmocka_unit_test(test_sets),
+	    cmocka_unit_test(test_sets_numbering),
 	    cmocka_unit_test(test_ray),
 	    cmocka_unit_test(test_trainjob),
 	};

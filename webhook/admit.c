@@ -188,6 +188,41 @@ static bool check_operation(webhook_review_t *r)
 	return true;
 }
 
+/* The row whose collection holding a w-like object needs and the
+ * controller does not watch, or NULL: the kind's own (the Pods of a kind held
+ * by none, a Deployment, are its child's), and the child's too when its pod
+ * sets are read from the child. */
+static const workload_integration_t *unwatched_row(const policy_t *p,
+						   const workload_integration_t *in)
+{
+	const workload_integration_t *child = workload_integration(in->child_kind);
+
+	if (in->hold != WORKLOAD_HOLD_NONE && !policy_watch_has(p, in->group, in->resource))
+		return in;
+	if ((in->hold == WORKLOAD_HOLD_NONE || in->podsets_of_child) &&
+	    child->kind != WORKLOAD_KIND_OTHER &&
+	    !policy_watch_has(p, child->group, child->resource))
+		return child;
+	return NULL;
+}
+
+bool webhook_review_unwatched(webhook_review_t *r, const workload_view_t *w)
+{
+	const workload_integration_t *miss = unwatched_row(r->policy, w->integ);
+
+	if (!miss)
+		return false;
+	webhook_review_refuse(
+	    r, WEBHOOK_DENY,
+	    "%s \"%s\": refused: gpuq does not watch %s%s%s%s (not served by the apiserver, or "
+	    "not listed yet), so nothing would queue it, and held it would wait for good; a kind "
+	    "whose CRD is installed after gpuq started is watched within seconds: retry shortly "
+	    "(if this persists, gpuq's log says why)",
+	    w->kind_name, w->name, miss->resource, *miss->group ? "." : "", miss->group,
+	    miss != w->integ ? ", through which it is queued" : "");
+	return true;
+}
+
 /* Whether the rules would read the policy for r: a Pod or Job CREATE or
  * UPDATE of the object itself. Every other review is allowed unchanged
  * whatever the policy says. */

@@ -144,6 +144,15 @@ bool webhook_pod_group_member(const webhook_review_t *r, const workload_view_t *
  * controller ownerReference's kind), or NULL. */
 const workload_integration_t *webhook_child_parent(const workload_view_t *w);
 
+/* Refuse w's CREATE (or the UPDATE that gives it a GPU) when gpuq's
+ * controller does not watch what holding it needs (policy_watch_has on the
+ * review's snapshot): its own collection (a JobSet's jobsets), or its
+ * child's where its pod sets or its Pods are the child's (a TrainJob's
+ * JobSet, a Deployment's Pods). Held, it would wait for good; let through, it
+ * would run uncounted: refused, saying why and when to retry. Returns true
+ * when refused. */
+bool webhook_review_unwatched(webhook_review_t *r, const workload_view_t *w);
+
 /* ---- The rules ---- */
 
 /* /mutate for r->obj (Pod or Job). Appends to r->patch, may refuse. */

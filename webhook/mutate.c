@@ -6,7 +6,9 @@
  * ClusterQueue). A GPU Pod that is not an admitted Job's pod, and every
  * member of a pod group that queues (CPU-only ones too), gets the
  * scheduling gate gpuq.dev/admission, the same queue label and, outside a
- * pod group, the same status. Every patch only adds what is missing, so
+ * pod group, the same status. A GPU object of a kind gpuq's controller does
+ * not watch (its CRD not served yet, or gone) is refused rather than held:
+ * nothing would ever release it. Every patch only adds what is missing, so
  * applying it and mutating again adds nothing. */
 #include <stdio.h>
 #include <string.h>
@@ -313,9 +315,10 @@ int webhook_mutate_run(webhook_review_t *r)
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && w.gpu && webhook_child_parent(&w)) {
+	} else if (!rc && w.gpu && (webhook_child_parent(&w) || webhook_review_unwatched(r, &w))) {
 		/* a held parent's child (a JobSet's Job): its parent was held and
-		 * admitted; /validate checks who made it */
+		 * admitted, /validate checks who made it; or refused: a kind gpuq
+		 * does not watch is never held */
 	} else if (!rc && w.gpu && w.integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		mutate_parent(r, &w);
 	} else if (!rc &&

@@ -645,9 +645,10 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 	} else if (!old->admitted && !same_request(old, w)) {
 		check_workload(r, w, false); /* edited while queued: judge it anew */
 	} else if (!old->admitted && !streq(old->queue, w->queue)) {
-		const policy_cq_t *cq;
-
-		(void)check_queue(r, w, &cq);
+		/* moved while queued: judged for its new queue as if created there
+		   (a ClusterQueue that could never hold it refuses it now, in the
+		   words of a CREATE), and the controller moves it (issue 31) */
+		check_workload(r, w, false);
 	}
 }
 
@@ -718,19 +719,33 @@ static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const w
 	}
 }
 
+/* Whether a set's Pods are numbered anew (a StatefulSet's spec.ordinals.start
+ * moved: its controller makes Pods of other ordinals before it deletes the
+ * ones admitted, which gpuq counts by ordinal): why, into why. */
+static bool renumbered(const workload_view_t *w, const workload_view_t *old, char *why, size_t cap)
+{
+	if (w->first_ordinal == old->first_ordinal)
+		return false;
+	snprintf(why, cap,
+		 "its Pods' first ordinal (spec.ordinals.start) changed from %lld to %lld",
+		 (long long)old->first_ordinal, (long long)w->first_ordinal);
+	return true;
+}
+
 /* A set (StatefulSet, LeaderWorkerSet, a Deployment) edited: while it has
  * replicas, its Pods wait or run under gpuq with the shape they were
  * admitted for, so what its row refuses (Kueue: the pod template, and an
- * LWS's size, immutable while managed) is refused, with the way out; at 0
- * replicas anything goes. What it asks for anew (a scale-up) is judged
- * whole. */
+ * LWS's size, immutable while managed) is refused, with the way out, and
+ * so is a new first ordinal; at 0 replicas anything goes. What it asks for
+ * anew (a scale-up) is judged whole. */
 static void validate_update_set(webhook_review_t *r, workload_view_t *w, const workload_view_t *old)
 {
 	char why[WORKLOAD_FIELD_MAX + 256];
 	int64_t replicas = set_replicas(old);
 
-	if (replicas > 0 && edit_refused(w, old, w->integ->shape_admitted, w->integ->count_admitted,
-					 why, sizeof(why)))
+	if (replicas > 0 && (renumbered(w, old, why, sizeof(why)) ||
+			     edit_refused(w, old, w->integ->shape_admitted,
+					  w->integ->count_admitted, why, sizeof(why))))
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,
 		    "%s \"%s\": %s while its %lld replicas wait or run under gpuq; scale it to 0 "
@@ -790,6 +805,9 @@ int webhook_validate_run(webhook_review_t *r)
 			validate_child(r, &w, parent);
 		else if (!workload_creator(parent, r->username))
 			validate_update_child(r, &w, &old, parent);
+	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu)) &&
+		   webhook_review_unwatched(r, &w)) {
+		/* refused: a kind gpuq does not watch is never held (as /mutate) */
 	} else if (!rc && w.gpu && w.kind != WORKLOAD_KIND_POD &&
 		   w.integ->hold != WORKLOAD_HOLD_SUSPEND) {
 		/* a set whose Pods are gated (or are each a workload): judged

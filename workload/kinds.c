@@ -172,14 +172,18 @@ static int jobset_podsets(workload_view_t *w, gpuq_diag_t *diag)
 		snprintf(at, sizeof(at), "%s.template.spec.template", field);
 		if (!rc)
 			rc = jv_fields_typed(&f, jspec, "template", JV_OBJECT, at, &pt);
-		if (!rc)
-			rc = workload_view_podset_new(w, name, "spec.replicatedJobs", &ps, diag);
-		snprintf(ptr, sizeof(ptr), "/spec/replicatedJobs/%zu/template/spec/template", i);
-		if (!rc)
-			rc = workload_view_template(w, ps, pt, at, ptr, diag);
 		snprintf(at, sizeof(at), "%s.template.spec", field);
 		if (!rc)
 			rc = workload_view_job_counts(w, jspec, at, &par, &pods, diag);
+		if (rc)
+			return rc;
+		if (replicas * pods == 0) /* runs no pod: no pod set (the core's hold 1 or more) */
+			continue;
+		snprintf(at, sizeof(at), "%s.template.spec.template", field);
+		rc = workload_view_podset_new(w, name, "spec.replicatedJobs", &ps, diag);
+		snprintf(ptr, sizeof(ptr), "/spec/replicatedJobs/%zu/template/spec/template", i);
+		if (!rc)
+			rc = workload_view_template(w, ps, pt, at, ptr, diag);
 		if (rc)
 			return rc;
 		ps->parallelism = par;
@@ -188,8 +192,8 @@ static int jobset_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	}
 	if (!rc && !w->n_podsets)
 		return jv_fields_refuse(&f, "spec.replicatedJobs",
-					"Required value: a JobSet of no "
-					"replicatedJob runs nothing");
+					"Required value: a JobSet of no replicatedJob with "
+					"pods runs nothing");
 	return rc;
 }
 
@@ -247,6 +251,24 @@ static int replicas_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	ps->count = replicas;
 	ps->parallelism = 1;
 	w->pods = replicas;
+	return rc;
+}
+
+/* A StatefulSet: its replicas, numbered from spec.ordinals.start (0 when
+ * absent; the StatefulSet controller names its Pods <name>-<start> ...
+ * <name>-<start + replicas - 1>). */
+static int statefulset_podsets(workload_view_t *w, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const jv_t *ordinals = NULL;
+	int rc = replicas_podsets(w, diag);
+
+	if (!rc)
+		rc = jv_fields_typed(&f, jv_member_obj(w->obj, "spec"), "ordinals", JV_OBJECT,
+				     "spec.ordinals", &ordinals);
+	if (!rc)
+		rc = jv_fields_int(&f, ordinals, "start", "spec.ordinals.start", 0, 0, INT32_MAX,
+				   &w->first_ordinal);
 	return rc;
 }
 
@@ -311,12 +333,44 @@ static int lws_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	return rc;
 }
 
+/* An LWS's rolling update may make up to maxSurge groups past spec.replicas
+ * (spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge, a count or a
+ * percentage of spec.replicas rounded up, at most spec.replicas: the LWS
+ * controller's rule; 0 when absent or not one of those). */
+static int64_t lws_surge(const jv_t *spec, int64_t replicas)
+{
+	const jv_t *v = jv_get(
+	    jv_member_obj(jv_member_obj(spec, "rolloutStrategy"), "rollingUpdateConfiguration"),
+	    "maxSurge");
+	const char *pct = jv_is(v, JV_STRING) ? jv_str(v) : NULL;
+	int64_t n = 0;
+	char *end = NULL;
+
+	if (pct && *pct >= '0' && *pct <= '9') {
+		long long p = strtoll(pct, &end, 10);
+
+		if (p > 100) /* past 100%, spec.replicas */
+			p = 100;
+		n = end && end[0] == '%' && !end[1] ? (p * replicas + 99) / 100 : 0;
+	} else if (!jv_int(v, &n) || n < 0) {
+		n = 0;
+	}
+	return n < replicas ? n : replicas;
+}
+
 static int lws_status(workload_decoder_t *d, const jv_t *obj)
 {
+	const jv_t *spec = jv_member_obj(obj, "spec");
 	workload_t *w = d->w;
+	int64_t surge;
 
 	w->replicas = 1;
-	(void)jv_int(jv_get(jv_member_obj(obj, "spec"), "replicas"), &w->replicas);
+	(void)jv_int(jv_get(spec, "replicas"), &w->replicas);
+	surge = lws_surge(spec, w->replicas);
+	if (surge && !workload_dec_extra(d))
+		return GPUQ_ENOMEM;
+	if (surge) /* at most spec.replicas, an int32 */
+		d->x->surge = (int32_t)surge;
 	/* LeaderReady (startupPolicy) makes the workers once the leader is
 	 * Ready: a group is admitted before its Pods exist (gpuq does so for
 	 * LeaderCreated too, the same way) */
@@ -612,7 +666,7 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 				   .child_kind = WORKLOAD_KIND_POD,
 				   .creators = statefulset_creators,
 				   .sequential = true,
-				   .podsets = replicas_podsets,
+				   .podsets = statefulset_podsets,
 				   .status = statefulset_status,
 				   .shape_queued = WORKLOAD_EDIT_REFUSE,
 				   .shape_admitted = WORKLOAD_EDIT_REFUSE,

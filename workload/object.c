@@ -670,6 +670,10 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		d->x->unretriable = retriable && !strcmp(retriable, "false");
 		rc = keep(d, &d->x->pod_group, v.pod_group, "metadata.labels", WORKLOAD_STR_MAX);
 	}
+	if (!rc && v.first_ordinal && !workload_dec_extra(d))
+		rc = GPUQ_ENOMEM;
+	if (!rc && v.first_ordinal) /* at most INT32_MAX (kinds.c) */
+		d->x->first_ordinal = (int32_t)v.first_ordinal;
 	if (!rc && w->kind == WORKLOAD_KIND_POD)
 		rc = decode_gates(d, v.podsets[0].pod_spec);
 	if (!rc && (w->kind == WORKLOAD_KIND_POD || w->kind == WORKLOAD_KIND_STATEFULSET))

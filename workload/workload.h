@@ -66,7 +66,7 @@
 
 /* ---- Caps (anything past one is refused, naming the field; never cut) ---- */
 
-#define WORKLOAD_PODSETS_MAX 8	   /* pod sets per workload (Kueue's and the core's cap) */
+#define WORKLOAD_PODSETS_MAX 18	   /* pod sets per workload (Kueue v1beta2's and the core's cap) */
 #define WORKLOAD_CONTAINERS_MAX 64 /* init + app containers of one pod template */
 #define WORKLOAD_CLAIMS_MAX 32	   /* resourceClaims looked at (Kubernetes' own cap) */
 #define WORKLOAD_STR_MAX                                                                           \
@@ -257,6 +257,8 @@ typedef struct workload_view {
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* the first GPU resource seen (messages) */
 	int64_t pods;			       /* pods counted: the pod sets' counts summed, or
 						  a Pod group's total count */
+	int64_t first_ordinal;		       /* a StatefulSet's first Pod ordinal
+						  (spec.ordinals.start; 0) */
 	const char *pod_group;		       /* Pod: kueue.x-k8s.io/pod-group-name, or NULL */
 	bool suspend;			       /* the kind's suspend field is true */
 	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */
@@ -414,6 +416,11 @@ typedef struct {
 				     (1..WORKLOAD_POD_GROUP_MAX); else 0 */
 	int32_t set_group;	  /* an LWS Pod's group index (-1 unknown or past
 				     INT32_MAX) */
+	int32_t first_ordinal;	  /* a StatefulSet: its first Pod's ordinal
+				     (spec.ordinals.start), 0 when absent */
+	int32_t surge;		  /* a LeaderWorkerSet: the groups a rolling update
+				     may make past spec.replicas (its maxSurge, as
+				     the LWS controller scales it), 0 when none */
 	bool unretriable;	  /* Pod in a group: annotation
 				     kueue.x-k8s.io/retriable-in-group is "false" */
 } workload_extra_t;

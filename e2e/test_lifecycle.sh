@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# A workload's whole life keeps the quota promise (issue 31): every edit here
+# is made by a tenant (ServiceAccount e2e-lc/tenant holding the namespace's
+# `edit` role, not admin), and the GPUs held by the namespace's bound,
+# unfinished Pods are sampled every half second the whole time: never over
+# its quota (8 GPUs in ClusterQueue e2e-lc, 2 in e2e-lc-two, 0 in
+# e2e-lc-zero; the H100 nodes have 16).
+#  - a queued Job's parallelism raised from 1 to 8 (allowed), then a 7-GPU
+#    Job: the first is released for 8 Pods and the second waits (it ran 8
+#    Pods admitted for 1, and both ran: 16 on 8);
+#  - a queued Job moved to a LocalQueue whose ClusterQueue has 0 GPUs is
+#    refused in the words of a CREATE; moved to one with room, it is released
+#    there while its old ClusterQueue is full (it was admitted by the old one);
+#    once admitted its label is fixed;
+#  - an admitted StatefulSet's GPUs per Pod raised 2 -> 4 (a rolling update)
+#    is refused, naming the way out; scaled to 0, changed, scaled back, it
+#    runs at the new shape, counted: a 4-GPU Job then waits (12 on 8 before).
+. "$(dirname "$0")/lib.sh"
+plan 17
+NS=e2e-lc
+export -f k job_field job_running job_suspended job_complete job_status tk
+export NS E2E_RUN
+
+tkq() { tk "$@" >/dev/null; }
+
+cleanup() {
+	k -n $NS delete statefulsets,jobs --all --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-$NS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$NS.pid")" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+gpu_queue $NS 8
+for q in zero:0 two:2; do
+	k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: $NS-${q%%:*}}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $NS}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: $NS-h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: ${q#*:}}]
+YAML
+	local_queue $NS "${q%%:*}" "$NS-${q%%:*}"
+done
+queue_known $NS two
+zero_known() { dry_job $NS zero 1 | grep -q 'can never be admitted'; }
+poll "LocalQueue $NS/zero known to gpuq" zero_known
+tenant $NS
+check "the tenant may edit Jobs and StatefulSets but not ClusterQueues (the edit role)" bash -c "
+	[ \"\$(tk $NS auth can-i patch jobs)\" = yes ] &&
+	[ \"\$(tk $NS auth can-i patch statefulsets.apps)\" = yes ] &&
+	[ \"\$(tk $NS auth can-i create clusterqueues.gpuq.dev 2>/dev/null)\" = no ]"
+sampler_start $NS 10
+
+# tjob NAME GPUS PARALLELISM COMPLETIONS RUNTIME [QUEUE]: a Job the tenant
+# creates, its Pods complete RUNTIME after they start (kwok)
+tjob() {
+	tk $NS create -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $1, labels: {gpuq.dev/queue-name: ${6:-default}}}
+spec:
+  parallelism: $3
+  completions: $4
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations:
+        pod-complete.stage.kwok.x-k8s.io/delay: "$5"
+        pod-complete.stage.kwok.x-k8s.io/jitter-delay: "$5"
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "$2"}}}]
+YAML
+}
+
+# ---- a queued Job's parallelism raised ----
+tjob blocker 8 1 1 8s
+poll "blocker running" job_running $NS blocker
+tjob grow 1 1 8 3s
+tjob seven 7 1 1 20s
+check "the tenant raises a queued Job's parallelism from 1 to 8 (allowed: it follows while queued)" \
+	tkq $NS patch job grow --type merge -p '{"spec":{"parallelism":8}}'
+check "once the blocker ends, the raised Job is released for its 8 Pods while the 7-GPU Job waits" \
+	poll "grow released, seven waiting" bash -c "job_running $NS grow && job_suspended $NS seven"
+grow_pods() { [ "$(k -n $NS get pods -l job-name=grow -o name | wc -l)" -ge 8 ]; }
+check "the raised Job runs 8 Pods at once" poll "8 grow pods" grow_pods
+check "the 7-GPU Job runs once the raised Job completed" \
+	poll "seven running" bash -c "job_complete $NS grow && job_running $NS seven"
+
+# ---- a queued Job's queue label moved (seven holds 7 of 8) ----
+tjob mv 2 1 1 3s
+poll "mv queued" job_suspended $NS mv
+out=$(tk $NS label job mv gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "moving it to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'can never be admitted'" _ "$out"
+check "moving it to LocalQueue two (2 GPUs) is allowed" \
+	tkq $NS label job mv gpuq.dev/queue-name=two --overwrite
+admitted_by_two() {
+	job_running $NS mv &&
+		k -n $NS get events.events.k8s.io --field-selector regarding.name=mv \
+			-o 'jsonpath={.items[*].note}' | grep -q "ClusterQueue $NS-two"
+}
+check "it is released by ClusterQueue $NS-two, while $NS is full" poll "mv admitted by two" admitted_by_two
+check "the 7-GPU Job still runs then (its ClusterQueue had no room for mv)" job_running $NS seven
+out=$(tk $NS label job mv gpuq.dev/queue-name=default --overwrite 2>&1)
+check "once admitted, its queue label is fixed ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
+
+# ---- an admitted StatefulSet's GPUs per Pod raised ----
+poll "seven complete" job_complete $NS seven
+# sts GPUS REPLICAS: the tenant's StatefulSet web, GPUS a Pod
+sts() {
+	tk $NS apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: $2
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: serve
+        image: busybox
+        resources: {limits: {nvidia.com/gpu: "$1"}}
+YAML
+}
+ready() { [ "$(k -n $NS get statefulset web -o 'jsonpath={.status.readyReplicas}')" = "$1" ]; }
+web_pods() { [ "$(k -n $NS get pods -l app=web -o name | wc -l)" = "$1" ]; }
+export -f ready web_pods
+sts 2 2
+check "the tenant's StatefulSet of 2 x 2 GPUs is admitted and ready" poll "web ready" ready 2
+out=$(tk $NS patch statefulset web --type json \
+	-p '[{"op":"replace","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu","value":"4"}]' 2>&1)
+check "raising its GPUs per Pod while it runs is refused, naming the way out ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'scale it to 0 first'" _ "$out"
+tk $NS scale statefulset web --replicas 0 >/dev/null
+poll "web scaled to 0" web_pods 0
+check "at 0 replicas the change is taken" tkq $NS patch statefulset web --type json \
+	-p '[{"op":"replace","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu","value":"4"}]'
+tk $NS scale statefulset web --replicas 2 >/dev/null
+check "scaled back, it runs at 4 GPUs a Pod" poll "web ready at 4" ready 2
+tjob four 4 1 1 3s
+four_waits() { job_suspended $NS four && job_status $NS four | grep -qi 'pending\|wait'; }
+check "a 4-GPU Job then waits: the set's 8 GPUs are counted" poll "four waiting" four_waits
+tk $NS delete statefulset web --wait=false >/dev/null
+check "and runs once the set is gone" poll "four running" job_running $NS four
+sampler_stop $NS
