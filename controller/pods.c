@@ -335,7 +335,7 @@ static void gspec_count(gspec_t *s, const workload_t *pod, uint64_t shape)
 		return;
 	}
 	memmove(&s->shape[i + 1], &s->shape[i], (s->n - i) * sizeof(*s->shape));
-	memmove(&s->like[i + 1], &s->like[i], (s->n - i) * sizeof(*s->like));
+	memmove(&s->like[i + 1], &s->like[i], (s->n - i) * sizeof(const workload_t *));
 	memmove(&s->count[i + 1], &s->count[i], (s->n - i) * sizeof(*s->count));
 	s->shape[i] = shape;
 	s->like[i] = pod;
@@ -347,7 +347,7 @@ static void gspec_count(gspec_t *s, const workload_t *pod, uint64_t shape)
  * are runnable than the group's total). GPUQ_ENOMEM. */
 static int gspec_build(const controller_pgroup_t *g, gspec_t *s)
 {
-	const member_t **run = calloc(g->members.n + 1, sizeof(*run));
+	const member_t **run = calloc(g->members.n + 1, sizeof(const member_t *));
 	controller_map_slot_t *sl;
 	size_t pos = 0, n = 0;
 
@@ -359,7 +359,7 @@ static int gspec_build(const controller_pgroup_t *g, gspec_t *s)
 			run[n++] = sl->value;
 	if (n > (size_t)g->total) {
 		/* the earliest created count; the rest wait as extras */
-		qsort(run, n, sizeof(*run), by_age);
+		qsort(run, n, sizeof(const member_t *), by_age);
 		n = (size_t)g->total;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -538,6 +538,35 @@ static bool parents_pod(const workload_t *o)
 	return p->hold == WORKLOAD_HOLD_SUSPEND && p->child_kind == WORKLOAD_KIND_POD;
 }
 
+/* The workload of Pods with key `key`, first seen through Pod o, made and
+ * put in c's groups; NULL without memory. */
+static controller_pgroup_t *group_new(struct controller *c, const char *key, const workload_t *o)
+{
+	controller_pgroup_t *g = calloc(1, sizeof(*g));
+
+	if (!g || !(g->key = strdup(key)) || controller_map_put(&c->groups, key, g, NULL)) {
+		pgroup_free(g);
+		return NULL;
+	}
+	controller_map_init(&g->members);
+	if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+		/* a set's group seen first through a Pod ("lws:ns/x/0") */
+		g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
+		g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
+	}
+	g->group = o->x->pod_group != NULL;
+	g->total =
+	    g->group ? (int32_t)(o->x->pod_group_total < CONTROLLER_PODS_MAX ? o->x->pod_group_total
+									     : CONTROLLER_PODS_MAX)
+		     : 1;
+	/* a plain Pod's status as the webhook (or an earlier leader) left it is
+	 * not written again (a group's members are written together: each
+	 * one's own text may differ) */
+	if (!g->group)
+		g->status_hash = controller_status_seen(o);
+	return g;
+}
+
 /* A Pod seen (decoded and resolved; o is taken, or is already its member's
  * own): is it ours, and which workload is it a member of? */
 static void pod_seen(struct controller *c, workload_t *o)
@@ -567,30 +596,9 @@ static void pod_seen(struct controller *c, workload_t *o)
 	}
 	key_of(c, o, key, sizeof(key));
 	g = controller_map_get(&c->groups, key);
-	if (!g) {
-		g = calloc(1, sizeof(*g));
-		if (!g || !(g->key = strdup(key)) || controller_map_put(&c->groups, key, g, NULL)) {
-			pgroup_free(g);
-			workload_destroy(o);
-			return;
-		}
-		controller_map_init(&g->members);
-		if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') &&
-		    strchr(key, ':')) {
-			/* a set's group seen first through a Pod ("lws:ns/x/0") */
-			g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
-			g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
-		}
-		g->group = o->x->pod_group != NULL;
-		g->total = g->group ? (int32_t)(o->x->pod_group_total < CONTROLLER_PODS_MAX
-						    ? o->x->pod_group_total
-						    : CONTROLLER_PODS_MAX)
-				    : 1;
-		/* a plain Pod's status as the webhook (or an earlier leader)
-		 * left it is not written again (a group's members are written
-		 * together: each one's own text may differ) */
-		if (!g->group)
-			g->status_hash = controller_status_seen(o);
+	if (!g && !(g = group_new(c, key, o))) {
+		workload_destroy(o);
+		return;
 	}
 	if (!controller_map_get(&c->pod_group, uid)) {
 		char *k = strdup(key);
