@@ -161,7 +161,7 @@ static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t cou
 			 w->name, (long long)g->first);
 	else if (g->first)
 		snprintf(sp->name, sizeof(sp->name), "%s/%.200s+%lld", w->integ->short_name,
-			 w->name, (long long)(g->first + w->x->first_ordinal));
+			 w->name, (long long)g->first + w->x->first_ordinal);
 	else
 		snprintf(sp->name, sizeof(sp->name), "%s/%.200s", w->integ->short_name, w->name);
 	for (size_t i = 0; i < w->n_podsets; i++)
