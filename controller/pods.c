@@ -227,6 +227,14 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 
 /* ---- pod groups ---- */
 
+/* Whether g is a Kueue pod group (kueue.x-k8s.io/pod-group-name), not a
+ * set's group, which sets.c also marks a group (its count the set's): only
+ * a pod group is built from its members and ends with them. */
+static bool pod_group(const controller_pgroup_t *g)
+{
+	return g->group && !g->set;
+}
+
 static bool phase_is(const workload_t *pod, const char *phase)
 {
 	return pod->x->phase && !strcmp(pod->x->phase, phase);
@@ -505,12 +513,12 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	if (!g)
 		return;
 	m = controller_map_del(&g->members, pod_uid);
-	if (m && g->group && phase_is(m->wl, "Succeeded"))
+	if (m && pod_group(g) && phase_is(m->wl, "Succeeded"))
 		g->done_gone++; /* done, whoever cleaned its Pod up */
 	member_free(m);
 	if (g->members.n == 0 && g->set && controller_sets_group_empty(c, g))
 		return; /* a set's group its Pods ended (an LWS's surge group) */
-	if (g->group && engine_core(c->e)) {
+	if (pod_group(g) && engine_core(c->e)) {
 		observe(c, g); /* the last member done may have gone with it */
 		if (g->members.n)
 			group_sync(c, g);
@@ -622,7 +630,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	m->wl = o;
 	m->gen = c->gen[CONTROLLER_RES_PODS];
 	m->shape = shape_of(o);
-	g->unretriable = g->unretriable || (g->group && o->x->unretriable);
+	g->unretriable = g->unretriable || (pod_group(g) && o->x->unretriable);
 	if (g->set && engine_core(c->e))
 		controller_sets_group_add(c, g); /* its set's counts, not its Pods' */
 	else if (g->group && engine_core(c->e))
@@ -920,11 +928,11 @@ void controller_pods_plan(struct controller *c, controller_pgroup_t *g,
 	if (!engine_core(c->e))
 		return;
 	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v)) {
-		if (g->group)
+		if (pod_group(g))
 			group_free_plan(g, fn, ctx);
 		return;
 	}
-	if (v.state == ENGINE_WL_ADMITTED && g->group) {
+	if (v.state == ENGINE_WL_ADMITTED && pod_group(g)) {
 		group_release_plan(c, g, id, v.n_podsets, fn, ctx);
 		return;
 	}
