@@ -642,12 +642,11 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 				      w->kind_name, w->name, why, r->ns,
 				      old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE,
 				      w->kind_name);
-	} else if (!old->admitted && !same_request(old, w)) {
-		check_workload(r, w, false); /* edited while queued: judge it anew */
-	} else if (!old->admitted && !streq(old->queue, w->queue)) {
-		/* moved while queued: judged for its new queue as if created there
-		   (a ClusterQueue that could never hold it refuses it now, in the
-		   words of a CREATE), and the controller moves it (issue 31) */
+	} else if (!old->admitted && (!same_request(old, w) || !streq(old->queue, w->queue))) {
+		/* edited or moved while queued: judged anew, for its new queue as
+		   if created there (a ClusterQueue that could never hold it refuses
+		   it now, in the words of a CREATE); the controller follows (issue
+		   31) */
 		check_workload(r, w, false);
 	}
 }
