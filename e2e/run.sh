@@ -65,7 +65,9 @@ for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	t0=$(date +%s)
 	rc=0
-	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name bash "$t" 2>"$E2E_RUN/$name.err") || rc=$?
+	# a scenario that hangs is killed and fails (exit 124), never holds CI
+	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name \
+		timeout -k 10 "${GPUQ_E2E_SCENARIO_TIMEOUT:-1200}" bash "$t" 2>"$E2E_RUN/$name.err") || rc=$?
 	printf '%s\n' "$out" | grep -v '^1\.\.[0-9]' || true
 	echo "# $name: $(( $(date +%s) - t0 )) s" >&2
 	planned=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' | head -n 1)

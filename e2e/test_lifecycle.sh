@@ -78,12 +78,13 @@ YAML
 }
 
 # ---- a queued Job's parallelism raised ----
-tjob blocker 8 1 1 8s
+tjob blocker 8 1 1 3600s
 poll "blocker running" job_running $NS blocker
 tjob grow 1 1 8 3s
-tjob seven 7 1 1 20s
+tjob seven 7 1 1 3600s
 check "the tenant raises a queued Job's parallelism from 1 to 8 (allowed: it follows while queued)" \
 	tkq $NS patch job grow --type merge -p '{"spec":{"parallelism":8}}'
+k -n $NS delete job blocker --wait=false >/dev/null # only now: no race with the edit
 check "once the blocker ends, the raised Job is released for its 8 Pods while the 7-GPU Job waits" \
 	poll "grow released, seven waiting" bash -c "job_running $NS grow && job_suspended $NS seven"
 grow_pods() { [ "$(k -n $NS get pods -l job-name=grow -o name | wc -l)" -ge 8 ]; }
@@ -111,7 +112,7 @@ check "once admitted, its queue label is fixed ($out)" \
 	bash -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
 
 # ---- an admitted StatefulSet's GPUs per Pod raised ----
-poll "seven complete" job_complete $NS seven
+k -n $NS delete job seven --wait=false >/dev/null
 # sts GPUS REPLICAS: the tenant's StatefulSet web, GPUS a Pod
 sts() {
 	tk $NS apply -f - >/dev/null <<YAML

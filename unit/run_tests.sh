@@ -81,6 +81,10 @@ VG=""
 if [ "${VALGRIND:-}" = 1 ]; then
 	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes"
 fi
+# A unit program or corpus replay that hangs is killed and fails (exit 124)
+# rather than hold CI: GPUQ_UNIT_TIMEOUT seconds each (default 900; the
+# slowest, under valgrind, take well under a minute).
+UNIT_TIMEOUT=${GPUQ_UNIT_TIMEOUT:-900}
 # threaded NAME LIST: whether NAME runs in this build (under TSan only the
 # LIST's)
 threaded() { [ -z "$TSAN_LOG" ] || case " $2 " in *" $1 "*) true ;; *) false ;; esac; }
@@ -91,7 +95,7 @@ for src in unit/test_*.c; do
 	t="$BUILD/unit/$(basename "$src" .c)"
 	threaded "$(basename "$t")" "$THREADED_UNITS" || continue
 	# shellcheck disable=SC2086 # $VG is a command line: split on purpose
-	if [ -x "$t" ]; then run_one "$(basename "$t")" $VG "$t"; else run_one "$(basename "$t")" not_built "$t"; fi
+	if [ -x "$t" ]; then run_one "$(basename "$t")" timeout "$UNIT_TIMEOUT" $VG "$t"; else run_one "$(basename "$t")" not_built "$t"; fi
 done
 for src in fuzz/fuzz_*.c; do
 	[ -z "$TSAN_LOG" ] || continue
@@ -99,7 +103,7 @@ for src in fuzz/fuzz_*.c; do
 	target=${target#fuzz_}
 	r="$BUILD/fuzz/replay_$target"
 	# shellcheck disable=SC2086 # $VG is a command line: split on purpose
-	if [ -x "$r" ]; then run_one "replay_$target" $VG "$r" "fuzz/corpus/$target"; else run_one "replay_$target" not_built "$r"; fi
+	if [ -x "$r" ]; then run_one "replay_$target" timeout "$UNIT_TIMEOUT" $VG "$r" "fuzz/corpus/$target"; else run_one "replay_$target" not_built "$r"; fi
 done
 [ -n "$VG" ] && { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
