@@ -137,7 +137,7 @@ soak: bin/gpuq
 # GPUQ_STORM_SEED (default 1), the GPUs held sampled all along
 # (e2e/test_storm.sh).
 storm: bin/gpuq
-	@GPUQ_BIN=$(BIN) GPUQ_STORM_SECONDS=$${GPUQ_STORM_SECONDS:-300} GPUQ_E2E_SCENARIO_TIMEOUT=2400 bash e2e/run.sh test_storm.sh
+	@GPUQ_BIN=$(BIN) GPUQ_STORM_SECONDS=$${GPUQ_STORM_SECONDS:-300} bash e2e/run.sh test_storm.sh
 
 # The queue core's property traces over seeds 1-30,000 (make test runs the
 # first 1,000): ends `N of N pass (seeds A-B, commit C)`; SWEEP="FIRST LAST"

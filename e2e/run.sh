@@ -65,9 +65,11 @@ for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	t0=$(date +%s)
 	rc=0
-	# a scenario that hangs is killed and fails (exit 124), never holds CI
+	# a scenario that hangs is killed and fails (exit 124), never holds CI;
+	# an hour: the first scenario of a kind may build its upstream controller
+	# (e2e/upstream.sh start), up to half an hour on a cold 2-core machine
 	out=$(set -a; . "$E2E_RUN/gpuq.env"; set +a; SCENARIO=$name \
-		timeout -k 10 "${GPUQ_E2E_SCENARIO_TIMEOUT:-1200}" bash "$t" 2>"$E2E_RUN/$name.err") || rc=$?
+		timeout -k 10 "${GPUQ_E2E_SCENARIO_TIMEOUT:-3600}" bash "$t" 2>"$E2E_RUN/$name.err") || rc=$?
 	printf '%s\n' "$out" | grep -v '^1\.\.[0-9]' || true
 	echo "# $name: $(( $(date +%s) - t0 )) s" >&2
 	planned=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' | head -n 1)
