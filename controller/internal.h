@@ -491,6 +491,9 @@ void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
  * group of a set gone); false when it stays (its controller makes its Pods
  * again, gated). */
 bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g);
+/* A Pod of set group g is gone and others remain: a StatefulSet slice cut
+ * by a scale-down lets go of the quota of the Pods gone. */
+void controller_sets_member_gone(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */
