@@ -14,7 +14,9 @@
  * cross reference resolved, every cap enforced), then frozen and shared by
  * reference count. A reload builds a new snapshot beside the old one and
  * the server swaps the pointer; requests in flight finish on the old snapshot
- * and drop it with policy_unref(). A directory loads all or nothing, and every
+ * and drop it with policy_unref(). A directory loads all or nothing; the
+ * cluster's objects (policy_opts_t.leave_out_broken) object by object: one
+ * that fails is left out and listed with its reason, the rest loads. Every
  * refusal names the file, the document (1-based), the object, the field path
  * and the value:
  *
@@ -534,6 +536,8 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
  * one CQ, each flavor lists exactly its group's coveredResources in order, at
  * most one global-default PriorityClass, object-count caps; then build the
  * lookup indexes and max_fit. Errors name the object's file and document.
+ * With opts.leave_out_broken an object failing a check is left out instead
+ * (policy_leftout_at), and only GPUQ_ENOMEM or GPUQ_ELIMIT fail the whole.
  * After GPUQ_OK the policy is immutable; after an error the caller must
  * policy_unref() it. */
 int policy_finish(policy_t *p, gpuq_diag_t *diag);
