@@ -667,6 +667,64 @@ static void test_no_policy_fails_closed(void **state)
 	}
 }
 
+/* A LocalQueue the policy left out (its ClusterQueue deleted: issue 32)
+ * refuses a GPU Job naming it, and says which queue and why; a queue that
+ * was never there keeps its own words, and the good queue admits. */
+static void test_leftout_queue_refused(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\nspec:\n"
+	    "  namespaceSelector: {}\n  resourceGroups:\n"
+	    "  - coveredResources: [nvidia.com/gpu, cpu, memory]\n    flavors:\n"
+	    "    - name: gpu\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}, "
+	    "{name: cpu, nominalQuota: 8}, {name: memory, nominalQuota: 64Gi}]\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: good}\n"
+	    "spec: {clusterQueue: a}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: "
+	    "default}\nspec: {clusterQueue: gone}\n";
+	const policy_opts_t opts = {.leave_out_broken = true};
+	static const struct {
+		const char *queue; /* the Job's queue label */
+		const char *want;  /* in the reply, or NULL: allowed */
+	} t[] = {
+	    {"default",
+	     "Job \\\"j\\\": LocalQueue t/default is inactive (ClusterQueueDoesNotExist): "
+	     "LocalQueue \\\"t/default\\\": spec.clusterQueue: ClusterQueue "
+	     "\\\"gone\\\" not found; use another LocalQueue, or ask a cluster admin "
+	     "to fix it"},
+	    {"never", "namespace t has no LocalQueue \\\"never\\\""},
+	    {"good", NULL},
+	};
+	policy_t *p = NULL;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(policy_create(&opts, &p), GPUQ_OK);
+	assert_int_equal(policy_add_manifest(p, "t.yaml", text, strlen(text), &d), GPUQ_OK);
+	assert_int_equal(policy_finish(p, &d), GPUQ_OK);
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char obj[2048], *body;
+		webhook_reply_t r;
+
+		snprintf(obj, sizeof(obj),
+			 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+			 "\"j\",\"labels\":{\"gpuq.dev/queue-name\":\"%s\"}},\"spec\":{"
+			 "\"suspend\":true,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+			 "\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+			 t[i].queue);
+		body = review("Job", "CREATE", "t", "alice", obj, "null");
+		assert_int_equal(
+		    webhook_review_handle(WEBHOOK_VALIDATE, p, NULL, body, strlen(body), &r),
+		    GPUQ_OK);
+		if (t[i].want ? !strstr(r.body, t[i].want) : strcmp(r.decision, "allowed") != 0)
+			fail_msg("case %zu: %s", i, r.body);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+	policy_unref(p);
+}
+
 /* A field of the wrong type is a malformed object (400 BadRequest naming
  * the field), never read as absent and waved through. */
 static void test_malformed_object_types(void **state)
@@ -957,6 +1015,7 @@ int main(void)
 	    cmocka_unit_test(test_config_extra_gpu_resource),
 	    cmocka_unit_test(test_config_controller_user),
 	    cmocka_unit_test(test_no_policy_fails_closed),
+	    cmocka_unit_test(test_leftout_queue_refused),
 	    cmocka_unit_test(test_malformed_object_types),
 	    cmocka_unit_test(test_object_agrees_with_rules),
 	    cmocka_unit_test(test_warning_length),

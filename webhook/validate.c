@@ -56,15 +56,26 @@ static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap
 		gpuq_strlcpy(buf, "none; ask a cluster admin to create one", cap);
 }
 
-/* The workload's LocalQueue must exist and its ClusterQueue must select the
- * namespace. Sets *cq on success. */
+/* The workload's LocalQueue must exist, not be left out of the policy
+ * (policy_leftout_find: its ClusterQueue is gone, ...), and its
+ * ClusterQueue must select the namespace. Sets *cq on success. */
 static bool check_queue(webhook_review_t *r, const workload_view_t *w, const policy_cq_t **cq)
 {
 	const char *q = w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, q);
+	const policy_leftout_t *out;
 	char names[256];
 
 	*cq = NULL;
+	if (!lq && (out = policy_leftout_find(r->policy, "LocalQueue", r->ns, q))) {
+		/* it exists, but the policy left it out: say which and why */
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\": LocalQueue %s/%s is inactive (%s): %s; use another "
+		    "LocalQueue, or ask a cluster admin to fix it",
+		    w->kind_name, w->name, r->ns, q, out->reason, out->message);
+		return false;
+	}
 	if (!lq) {
 		list_queues(r->policy, r->ns, names, sizeof(names));
 		if (w->queue)
