@@ -293,7 +293,7 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 		rc = start_certkeeper(o, s->kcfg, &s->kargs, &s->keeper, diag);
 	cmd_serve_http_config(o, &s->hcfg);
 	s->review_cfg =
-	    (webhook_config_t){o->gpu_resources,   o->n_gpu_resources,	o->controller_user,
+	    (webhook_config_t){o->gpu_resources,  o->n_gpu_resources,  o->controller_user,
 			       o->child_creators, o->n_child_creators, NULL};
 	if (!rc)
 		rc = http_server_create(&s->hcfg, &s->srv, diag);

@@ -247,9 +247,10 @@ static int parse_child_creator(const char *value, cmd_serve_opts_t *opts, gpuq_d
 	for (size_t i = 0; i < opts->n_child_creators; i++)
 		same += opts->child_creators[i].parent == kind;
 	if (opts->n_child_creators == CMD_SERVE_CHILD_CREATORS_MAX || same == WEBHOOK_CREATORS_MAX)
-		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "--child-creator \"%s\": at most %d may be given, %d for one kind",
-				     value, CMD_SERVE_CHILD_CREATORS_MAX, WEBHOOK_CREATORS_MAX);
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL,
+		    "--child-creator \"%s\": at most %d may be given, %d for one kind", value,
+		    CMD_SERVE_CHILD_CREATORS_MAX, WEBHOOK_CREATORS_MAX);
 	opts->child_creators[opts->n_child_creators++] = (webhook_creator_t){kind, eq + 1};
 	return GPUQ_OK;
 }

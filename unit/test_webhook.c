@@ -837,10 +837,10 @@ static void test_warning_length(void **state)
 #define JOB_UID "0b7f6c1e-5a2d-4c39-9e1a-6f0d2b8c4a11"
 /* The Pod the Job controller makes from an admitted Job's template. */
 #define ADMITTED_JOB_POD                                                                           \
-	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-x\","         \
-	"\"labels\":{\"gpuq.dev/managed\":\"true\"},\"annotations\":{\"gpuq.dev/admitted\":"     \
-	"\"true\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":"  \
-	"\"train\",\"uid\":\"" JOB_UID "\",\"controller\":true}]},\"spec\":{\"containers\":"     \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-x\","              \
+	"\"labels\":{\"gpuq.dev/managed\":\"true\"},\"annotations\":{\"gpuq.dev/admitted\":"       \
+	"\"true\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":"   \
+	"\"train\",\"uid\":\"" JOB_UID "\",\"controller\":true}]},\"spec\":{\"containers\":"       \
 	"[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}"
 #define JOB_CONTROLLER "system:serviceaccount:kube-system:job-controller"
 
@@ -865,8 +865,9 @@ static void expect(webhook_endpoint_t ep, const webhook_config_t *cfg, const cha
 
 	run(ep, cfg, body, &r);
 	if (strcmp(r.decision, decision) != 0 || (want && !strstr(r.body, want)))
-		fail_msg("%s: want %s (%s), got %s: %s", ep == WEBHOOK_MUTATE ? "mutate" : "validate",
-			 decision, want ? want : "", r.decision, r.body);
+		fail_msg("%s: want %s (%s), got %s: %s",
+			 ep == WEBHOOK_MUTATE ? "mutate" : "validate", decision, want ? want : "",
+			 r.decision, r.body);
 	webhook_reply_deinit(&r);
 }
 
@@ -894,7 +895,8 @@ static void test_exempt_owner_evidence(void **state)
 	/* the owner known, but made by someone else: a Pod like any other */
 	cfg.owners = known;
 	expect(WEBHOOK_MUTATE, &cfg, alice, "patched", NULL);
-	expect(WEBHOOK_VALIDATE, &cfg, alice, "denied", "is honoured only on Pods the Job controller");
+	expect(WEBHOOK_VALIDATE, &cfg, alice, "denied",
+	       "is honoured only on Pods the Job controller");
 	webhook_owners_unref(known);
 	webhook_owners_unref(other);
 	free(body);

@@ -244,8 +244,7 @@ void webhook_pod_exempt_refuse(webhook_review_t *r, const workload_view_t *w)
 	    "admitted and runs, as this replica's controller has seen them: not exempt from "
 	    "the queue. A %s gpuq just released is seen within moments: retry",
 	    w->name, jv_member_str(owner, "kind"), jv_member_str(owner, "name"),
-	    uid && *uid ? uid : "none", jv_member_str(owner, "kind"),
-	    jv_member_str(owner, "kind"));
+	    uid && *uid ? uid : "none", jv_member_str(owner, "kind"), jv_member_str(owner, "kind"));
 }
 
 bool webhook_pod_group_member(const webhook_review_t *r, const workload_view_t *w)

@@ -394,8 +394,7 @@ static void validate_child(webhook_review_t *r, const workload_view_t *w,
 		    "instead and let gpuq admit it",
 		    w->kind_name, w->name, parent->kind_name, jv_member_str(owner, "name"),
 		    parent->kind_name, w->kind_name, webhook_review_creator_first(r, parent),
-		    r->username,
-		    parent->kind_name);
+		    r->username, parent->kind_name);
 	else if (!w->suspend && !w->tmpl_admitted)
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": a %s's %s runs only once gpuq admitted the %s; "
@@ -776,8 +775,7 @@ static void validate_update_child(webhook_review_t *r, const workload_view_t *w,
 				      "by the %s controller (%s) once gpuq admitted the %s; leave "
 				      "spec.suspend true",
 				      w->kind_name, w->name, parent->kind_name,
-				      webhook_review_creator_first(r, parent),
-				      parent->kind_name);
+				      webhook_review_creator_first(r, parent), parent->kind_name);
 	else if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted))
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": %s may be set only by gpuq's controller (%s) and "

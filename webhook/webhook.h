@@ -92,19 +92,19 @@ webhook_owners_t *webhook_owners_ref(webhook_owners_t *o);
 void webhook_owners_unref(webhook_owners_t *o);
 
 typedef struct {
-	const char *const *gpu_resources; /* extra GPU resource names (--gpu-resource) */
-	size_t n_gpu_resources;		  /* entries in gpu_resources */
-	const char *controller_user;	  /* userInfo.username of gpuq's controller;
-					     NULL means WEBHOOK_CONTROLLER_USER_DEFAULT */
+	const char *const *gpu_resources;  /* extra GPU resource names (--gpu-resource) */
+	size_t n_gpu_resources;		   /* entries in gpu_resources */
+	const char *controller_user;	   /* userInfo.username of gpuq's controller;
+					      NULL means WEBHOOK_CONTROLLER_USER_DEFAULT */
 	const webhook_creator_t *creators; /* who makes each held parent's children
 					     (--child-creator; borrowed): a parent
 					     kind named here has only these, the
 					     others keep the integration table's
 					     (workload/kinds.c); NULL: all the table's */
-	size_t n_creators;		  /* entries in creators */
-	const webhook_owners_t *owners;	  /* the admitted, running parents (borrowed
-					     for one review); NULL: none known, and a
-					     Pod claiming one is refused (fail closed) */
+	size_t n_creators;		   /* entries in creators */
+	const webhook_owners_t *owners;	   /* the admitted, running parents (borrowed
+					      for one review); NULL: none known, and a
+					      Pod claiming one is refused (fail closed) */
 } webhook_config_t;
 
 /* The identities that make children of parent under cfg (its --child-creator
