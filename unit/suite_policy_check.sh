@@ -165,4 +165,4 @@ else
 fi
 
 echo "$((n - failed)) passed, $failed failed"
-[ "$failed" -eq 0 ]
+tap_end # its plan (1..N): unit/run_tests.sh fails a suite that states none
