@@ -106,8 +106,13 @@ static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
 	return rc;
 }
 
-/* The priority as the Priority admission plugin gives it to the Pods: the
- * first pod set that sets one or names a class decides. */
+/* The priority as the Priority admission plugin gives it to the Pods, from
+ * the PriorityClass only: the first pod set that names a class decides, else
+ * the global default class, else 0. A pod spec's own `priority` integer is
+ * never read: in a template it is the tenant's to write (the apiserver
+ * refuses the Pods it would make, but a queue that trusted it would have
+ * preempted for it already); in a Pod the Priority plugin set it from the
+ * class anyway. */
 static void priority(workload_t *w, const policy_t *policy, const char **cls)
 {
 	const policy_priorityclass_t *pc = NULL;
@@ -118,11 +123,6 @@ static void priority(workload_t *w, const policy_t *policy, const char **cls)
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_podset_t *ps = &w->podsets[i];
 
-		if (ps->has_priority) {
-			*cls = ps->priority_class;
-			w->priority = ps->priority;
-			return;
-		}
 		if (!ps->priority_class)
 			continue;
 		*cls = ps->priority_class;
