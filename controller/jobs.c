@@ -381,6 +381,33 @@ static void forget(struct controller *c, const char *uid)
 	job_free(j);
 }
 
+/* A workload whose new version does not decode (past a cap: the decoder
+ * keeps nothing it cannot hold whole) must not live on in the core as its
+ * former copy: that copy could not be preempted (every patch names the
+ * former resourceVersion) and its end would never be seen. Waiting, it
+ * leaves the queue; released, the leader suspends it, guarded by the
+ * version just seen (rv), and its quota is held until its pods are gone, as
+ * for a deleted one (forget). It returns as a new workload once an edit
+ * makes it decodable again. */
+static void stop_undecodable(struct controller *c, controller_job_t *j, const char *rv)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+	json_t *patch;
+
+	if (!engine_core(c->e) || !j->wl || engine_workload_find(c->e, j->uid, &id) ||
+	    engine_workload_view(c->e, id, &v))
+		return;
+	if (v.state != ENGINE_WL_PENDING && atomic_load(&c->leader) && rv && !j->gone &&
+	    !j->wl->suspend && (patch = controller_release_suspend_patch(j->wl, rv)))
+		(void)controller_patch_parent(c, j, KUBE_PATCH_JSON, patch,
+					      "stopped (its object no longer decodes)");
+	gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s %s: its new version does not decode",
+		 j->wl->integ->kind_name, j->wl->namespace_, j->wl->name,
+		 v.state == ENGINE_WL_PENDING ? "left the queue" : "is stopped");
+	forget(c, j->uid);
+}
+
 void controller_jobs_pods_gone(struct controller *c, const char *uid)
 {
 	controller_job_t *j = controller_map_get(&c->jobs, uid);
@@ -440,6 +467,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 				 controller_res[ev->res].name, uid,
 				 ev->bad ? ev->bad : "cannot decode");
 		j->bad = true;
+		stop_undecodable(c, j, ev->bad_rv);
 		return;
 	}
 	controller_job_take(c, j, ev->wl);

@@ -181,6 +181,66 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 	ctl_free(c);
 }
 
+/* A watch event of a Job whose new version does not decode (a 70 KiB
+ * annotation once made it so), as the watch thread hands it over. */
+static void bad_event(struct controller *c, const char *uid, const char *rv)
+{
+	controller_cevent_t ev = {.res = CONTROLLER_RES_JOBS, .type = KUBE_EV_MODIFIED};
+
+	ev.uid = strdup(uid);
+	ev.bad = strdup("metadata.annotations[gpuq.dev/original-scheduling]: too long");
+	ev.bad_rv = strdup(rv);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+}
+
+/* A Job whose new version does not decode leaves no stale copy in the core:
+ * released, it holds its quota while its pods run and frees it when they
+ * are gone (before, its former copy held 8 GPUs for good, could not be
+ * preempted and its end was never seen); waiting, it leaves the queue. The
+ * leader's stop is guarded by the version that did not decode. */
+static void undecodable_update_leaves_no_stale_copy(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	json_t *pod = job_pod("a-x", "a"), *patch;
+	queue_result_t r;
+	char *text;
+
+	(void)state;
+	atomic_store(&c->leader, false); /* no apiserver here: the stop's patch is checked below */
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "a"));
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	/* b waits; its new version does not decode: out of the queue */
+	bad_event(c, "b", "10");
+	assert_int_equal(ctl_state(c, "b"), -1);
+	/* a's does not either: held while its pod runs, freed when it goes */
+	bad_event(c, "a", "9");
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "a"), -1);
+	/* decodable again, b queues anew and takes the quota a held */
+	ctl_job_event(c, KUBE_EV_MODIFIED, b);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	/* the stop: suspended, guarded by the version seen, not the cached one */
+	patch = controller_release_suspend_patch(controller_job(c, "b")->wl, "9");
+	text = json_dumps(patch, JSON_COMPACT);
+	assert_non_null(strstr(text, "{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\","
+				     "\"value\":\"9\"}"));
+	assert_non_null(strstr(text, "\"path\":\"/spec/suspend\",\"value\":true"));
+	free(text);
+	json_decref(patch);
+	json_decref(a);
+	json_decref(b);
+	json_decref(pod);
+	ctl_free(c);
+}
+
 /* An admitted Job scaled to no pods (a shrink: taken) runs nothing: once
  * its last pod is gone its quota is free (it held 8 GPUs for good and
  * wedged the queue: the edit storm's two Jobs that waited for ever). */
@@ -221,6 +281,7 @@ int main(void)
 	    cmocka_unit_test(admitted_keeps_its_admission),
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
+	    cmocka_unit_test(undecodable_update_leaves_no_stale_copy),
 	};
 
 	return cmocka_run_group_tests_name("controller_edit", tests, NULL, NULL);
