@@ -147,53 +147,94 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 	return rc;
 }
 
-/* A Job released by an earlier leader (or before the store was lost) runs
- * while the core holds it pending: admit it where it runs, from the
- * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
+/* Whether ResourceFlavor `name`'s nodeLabels all stand in pod set ps's
+ * nodeSelector: the placement gpuq's release put there, which the apiserver
+ * keeps while the workload runs (a started Job's template is immutable). */
+static bool placed_on(const policy_t *policy, const workload_podset_t *ps, const char *name)
 {
-	const char *pairs = o->x->flavors;
-	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
-	char buf[CONTROLLER_FLAVORS_MAX], *save = NULL, *tok;
-	size_t n = 0;
-	int rc;
+	const policy_flavor_t *f = policy_flavor_find(policy, name);
 
-	if (!pairs || strlen(pairs) >= sizeof(buf)) {
-		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 "%s %s/%s runs but carries no %s: its quota "
-			 "is not counted",
-			 o->integ->kind_name, o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
-		return;
+	if (!f)
+		return false;
+	for (size_t i = 0; i < f->node_labels.n; i++) {
+		const policy_label_t *l = &f->node_labels.items[i];
+		bool found = false;
+
+		for (size_t k = 0; k < ps->n_node_selector && !found; k++)
+			found = !strcmp(ps->node_selector[k].key, l->key) &&
+				!strcmp(ps->node_selector[k].value, l->value);
+		if (!found)
+			return false;
 	}
-	gpuq_strlcpy(buf, pairs, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &save); tok && n < sizeof(a) / sizeof(a[0]);
-	     tok = strtok_r(NULL, ",", &save)) {
+	return true;
+}
+
+/* The resource=flavor pairs of o's gpuq.dev/flavors into a[] (names point
+ * into buf), each checked against where pod set p runs (placed_on). n: how
+ * many; why: the first pair that does not hold, or NULL. */
+static const char *adopt_pairs(struct controller *c, const workload_t *o, const workload_t *p,
+			       char *buf, size_t cap, engine_adopt_t *a, size_t max, size_t *n)
+{
+	char *save = NULL, *tok;
+
+	*n = 0;
+	if (!o->x->flavors || strlen(o->x->flavors) >= cap)
+		return "it carries no " CONTROLLER_ANNOT_FLAVORS;
+	gpuq_strlcpy(buf, o->x->flavors, cap);
+	for (tok = strtok_r(buf, ",", &save); tok && *n < max; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
 		long ps = 0;
+
 		if (!eq)
-			continue;
+			return "a pair of " CONTROLLER_ANNOT_FLAVORS " is not resource=flavor";
 		*eq = '\0';
 		/* "<pod set>:resource=flavor" for a parent of several pod sets */
 		if (colon && colon < eq && colon > tok) {
 			ps = strtol(tok, &end, 10);
-			if (end != colon || ps < 0 || (size_t)ps >= n_podsets)
-				continue;
+			if (end != colon || ps < 0 || (size_t)ps >= p->n_podsets)
+				return "a pair of " CONTROLLER_ANNOT_FLAVORS
+				       " names no pod set of it";
 			tok = colon + 1;
 		}
-		a[n].podset = (uint16_t)ps;
-		a[n].resource = tok;
-		a[n++].flavor = eq + 1;
+		if (!placed_on(c->policy, &p->podsets[ps], eq + 1))
+			return "its pods are not placed on the flavors " CONTROLLER_ANNOT_FLAVORS
+			       " names (their nodeSelector lacks the flavor's nodeLabels)";
+		a[*n].podset = (uint16_t)ps;
+		a[*n].resource = tok;
+		a[(*n)++].flavor = eq + 1;
 	}
-	rc = engine_workload_adopt(c->e, j->uid, a, n, controller_now(c));
-	if (rc)
-		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 "Job %s/%s runs on \"%s\" but cannot be "
-			 "adopted: %s",
-			 o->namespace_, o->name, pairs, gpuq_strerror(rc));
-	else
-		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running Job %s/%s on %s",
-			 o->namespace_, o->name, pairs);
+	return NULL;
+}
+
+/* A Job released by an earlier leader (or before the store was lost) runs
+ * while the core holds it pending: admit it where it runs, from the
+ * resource=flavor pairs gpuq released it with. Those are gpuq's word:
+ * gpuq.dev/flavors is written by gpuq's identity only (webhook/validate.c
+ * refuses anyone else), and each pair is checked against the placement the
+ * pods run with (placed_on). One that cannot be adopted so (no pairs,
+ * pairs its placement contradicts, a flavor or quota slot the policy no
+ * longer has) is not trusted to run uncounted: the leader stops it and it
+ * queues again. */
+static void adopt(struct controller *c, controller_job_t *j, const workload_t *o,
+		  const workload_t *p)
+{
+	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
+	char buf[CONTROLLER_FLAVORS_MAX];
+	size_t n = 0;
+	const char *why = adopt_pairs(c, o, p, buf, sizeof(buf), a, sizeof(a) / sizeof(a[0]), &n);
+	int rc = why ? GPUQ_EINVAL : engine_workload_adopt(c->e, j->uid, a, n, controller_now(c));
+
 	c->core_dirty = true;
+	if (rc == GPUQ_OK) {
+		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running %s %s/%s on %s",
+			 o->integ->kind_name, o->namespace_, o->name, o->x->flavors);
+		return;
+	}
+	gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s runs but cannot be adopted: %s%s",
+		 o->integ->kind_name, o->namespace_, o->name, why ? why : gpuq_strerror(rc),
+		 atomic_load(&c->leader) ? "; stopping it: it queues again" : "");
+	if (atomic_load(&c->leader))
+		(void)controller_release_suspend(c, j);
 }
 
 /* Tell the core what the Job shows: finished, all pods Ready (p: where its
@@ -220,7 +261,7 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 		return;
 	}
 	if (v.state == ENGINE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
-		adopt(c, j, o, p->n_podsets);
+		adopt(c, j, o, p);
 		if (engine_workload_view(c->e, id, &v))
 			return;
 	}

@@ -241,6 +241,54 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 	ctl_free(c);
 }
 
+/* A new leader (an empty store) adopts a running Job from its
+ * gpuq.dev/flavors only where its pods' placement agrees: flavor h100's
+ * nodeLabels must stand in the template's nodeSelector. One whose pairs
+ * the placement contradicts, or that has none, is not adopted (the leader
+ * stops it; a follower, as here, leaves it pending). Before, a tampered
+ * annotation was taken as it was. */
+static void adoption_checks_the_flavors_against_the_placement(void **state)
+{
+	static const struct {
+		const char *flavors; /* gpuq.dev/flavors, NULL: none */
+		const char *product; /* the template's nodeSelector's GPU product, NULL: none */
+		int want;	     /* the core's state after the event */
+	} t[] = {
+	    {"nvidia.com/gpu=h100", "H100", QUEUE_WL_ADMITTED},
+	    {"nvidia.com/gpu=h100", "A100", QUEUE_WL_PENDING},
+	    {"nvidia.com/gpu=h100", NULL, QUEUE_WL_PENDING},
+	    {NULL, "H100", QUEUE_WL_PENDING},
+	    {"nvidia.com/gpu=a100", "H100", QUEUE_WL_PENDING},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		struct controller *c = ctl_new();
+		json_t *job = ctl_job("team-a", "a", 8, 1, false, "default");
+		json_t *meta = json_object_get(job, "metadata");
+		json_t *tspec = json_object_get(
+		    json_object_get(json_object_get(job, "spec"), "template"), "spec");
+		json_t *ann = json_pack("{s:s}", "gpuq.dev/admitted", "true");
+
+		atomic_store(&c->leader, false); /* a follower: no apiserver to stop it with */
+		if (t[i].flavors)
+			json_object_set_new(ann, "gpuq.dev/flavors", json_string(t[i].flavors));
+		json_object_set_new(meta, "annotations", ann);
+		if (t[i].product)
+			json_object_set_new(
+			    tspec, "nodeSelector",
+			    json_pack("{s:s}", "nvidia.com/gpu.product", t[i].product));
+		json_object_set_new(job, "status", json_pack("{s:i}", "active", 1));
+		ctl_job_event(c, KUBE_EV_ADDED, job);
+		if (ctl_state(c, "a") != t[i].want)
+			fail_msg("case %zu (%s on %s): state %d, want %d", i,
+				 t[i].flavors ? t[i].flavors : "no flavors",
+				 t[i].product ? t[i].product : "no selector", ctl_state(c, "a"),
+				 t[i].want);
+		json_decref(job);
+		ctl_free(c);
+	}
+}
+
 /* An admitted Job scaled to no pods (a shrink: taken) runs nothing: once
  * its last pod is gone its quota is free (it held 8 GPUs for good and
  * wedged the queue: the edit storm's two Jobs that waited for ever). */
@@ -282,6 +330,7 @@ int main(void)
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
 	    cmocka_unit_test(undecodable_update_leaves_no_stale_copy),
+	    cmocka_unit_test(adoption_checks_the_flavors_against_the_placement),
 	};
 
 	return cmocka_run_group_tests_name("controller_edit", tests, NULL, NULL);
