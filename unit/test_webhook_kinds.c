@@ -732,6 +732,22 @@ static void test_gpuq_keys(void **state)
 	     KJOB("true", "\"gpuq.dev/status\":\"" X70 X70 X70 X70 X70 X70 X70 X70 "\"", MANAGED,
 		  ""),
 	     "null", "metadata.annotations[gpuq.dev/status] is 560 bytes, at most 512"},
+	    /* a class a scoped ResourceQuota keeps from the namespace (40-limits.yaml):
+	       refused in the apiserver's words; any other class passes that quota */
+	    {"Job", "CREATE", "alice",
+	     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+	     "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"priorityClassName\":"
+	     "\"reserved\",\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+	     "\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null",
+	     "Job \"j\": exceeded quota: team-a-no-reserved, requested: pods=1, used: pods=0, "
+	     "limited: pods=0"},
+	    {"Job", "CREATE", "alice",
+	     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+	     "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"priorityClassName\":"
+	     "\"other\",\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+	     "\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null", ""},
 	    /* the Job controller copies the template gpuq wrote; a tenant may not */
 	    {"Pod", "CREATE", JOB_SA, KPOD(H100), "null", ""},
 	};

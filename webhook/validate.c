@@ -220,14 +220,19 @@ static bool workload_totals(webhook_review_t *r, const workload_view_t *w, total
 	return false;
 }
 
-/* The request alone must fit under every ResourceQuota hard limit. */
+/* The request alone must fit under every ResourceQuota hard limit that
+ * counts its Pods (a quota scoped to a PriorityClass counts only that
+ * class's: the usual way to keep a class for some namespaces). */
 static bool check_quota(webhook_review_t *r, const workload_view_t *w, const totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	gpuq_diag_t diag = {""};
+	quota_pod_scope_t scope;
 
-	if (!ns || quota_resourcequota_check(ns->quotas, ns->n_quotas, &t->requests, &t->limits,
-					     w->pods, QUOTA_RQ_IGNORE_USED, &diag) == GPUQ_OK)
+	workload_view_quota_scope(w, r->policy, &t->requests, &t->limits, &scope);
+	if (!ns ||
+	    quota_resourcequota_check(ns->quotas, ns->n_quotas, &scope, &t->requests, &t->limits,
+				      w->pods, QUOTA_RQ_IGNORE_USED, &diag) == GPUQ_OK)
 		return true;
 	webhook_review_refuse(
 	    r, WEBHOOK_DENY,

@@ -80,4 +80,10 @@ const char *workload_known_resource(const char *name);
 /* RFC 3339 as metav1.Time writes it into ms since the epoch. */
 bool workload_time_parse(const char *s, int64_t *ms);
 
+/* view.c: what pod spec `spec` shows a ResourceQuota's scopes besides its
+ * class and requests: activeDeadlineSeconds set (Terminating), a pod
+ * (anti-)affinity term naming namespaces or a namespaceSelector
+ * (CrossNamespacePodAffinity). */
+void workload_pod_spec_scopes(const jv_t *spec, bool *terminating, bool *cross_ns);
+
 #endif

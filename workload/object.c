@@ -555,6 +555,7 @@ static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
 			rc = decode_tolerations(d, out, ps);
 		if (!rc)
 			rc = decode_containers(d, out, ps);
+		workload_pod_spec_scopes(ps->pod_spec, &out->terminating, &out->cross_ns_affinity);
 		out->gpu_named = ps->gpu; /* by name: no policy, so no DRA seen */
 	}
 	return rc;

@@ -214,3 +214,19 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 	free(one);
 	return GPUQ_OK;
 }
+
+void workload_quota_scope(const workload_t *w, quota_pod_scope_t *out)
+{
+	const workload_podset_t *ps = w->n_podsets ? &w->podsets[0] : NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->priority_class = w->priority_class;
+	out->best_effort = true;
+	if (!ps)
+		return;
+	out->terminating = ps->terminating;
+	out->cross_ns_affinity = ps->cross_ns_affinity;
+	for (size_t i = 0; i < ps->n_requests; i++)
+		if (!strcmp(ps->requests[i].name, "cpu") || !strcmp(ps->requests[i].name, "memory"))
+			out->best_effort = false;
+}

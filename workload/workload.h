@@ -341,6 +341,17 @@ int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t 
 			      quota_reslist_t *one);
 void workload_view_deinit(workload_view_t *w);
 
+/* What the Pods of view w show a ResourceQuota's scopes (quota_pod_scope_t):
+ * the class the Priority plugin gives them (the first pod set naming one,
+ * else policy's global default), from its first pod set activeDeadlineSeconds and
+ * cross-namespace affinity, and BestEffort when requests and limits (the
+ * workload's totals, LimitRange defaults in) name no cpu or memory. The
+ * strings are borrowed from w and policy. One scope for the workload: its
+ * pod sets are judged by the first's. */
+void workload_view_quota_scope(const workload_view_t *w, const policy_t *policy,
+			       const quota_reslist_t *requests, const quota_reslist_t *limits,
+			       quota_pod_scope_t *out);
+
 /* The queue of a labels map: gpuq.dev/queue-name, else kueue.x-k8s.io/queue-name,
  * else NULL. */
 const char *workload_labels_queue(const jv_t *labels);
@@ -430,6 +441,8 @@ typedef struct {
 	bool managed;		      /* label gpuq.dev/managed = "true" on the template */
 	bool gpu_named;		      /* a container asks for a GPU resource by name */
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
+	bool terminating;	      /* the pod spec sets activeDeadlineSeconds (quota scope) */
+	bool cross_ns_affinity;	      /* a pod (anti-)affinity term names other namespaces */
 } workload_podset_t;
 
 /* What few objects carry: a Pod's and a set member's fields, the
@@ -577,6 +590,11 @@ int workload_decode_json(const char *json, size_t len, const workload_config_t *
  * GPUQ_OK; GPUQ_EINVAL (too many resources, a sum above 2^63-1) with diag;
  * GPUQ_ENOMEM (w keeps its former resolution). */
 int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag);
+/* What resolved w's Pods show a ResourceQuota's scopes, as
+ * workload_view_quota_scope (BestEffort when its first pod set's effective
+ * request names no cpu or memory: a limit alone is a request). Strings
+ * borrowed from w. */
+void workload_quota_scope(const workload_t *w, quota_pod_scope_t *out);
 /* Free w. NULL is fine. */
 void workload_destroy(workload_t *w);
 
