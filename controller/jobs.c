@@ -169,9 +169,34 @@ static bool placed_on(const policy_t *policy, const workload_podset_t *ps, const
 	return true;
 }
 
+/* The flavor of o's ClusterQueue covering `resource` whose nodeLabels (one
+ * at least: a flavor of none fits any placement, so it proves nothing)
+ * stand in pod set ps's nodeSelector: where its pods run, or NULL. */
+static const char *placed_flavor(struct controller *c, const workload_t *o,
+				 const workload_podset_t *ps, const char *resource)
+{
+	const policy_lq_t *lq =
+	    o->queue ? policy_lq_find(c->policy, o->namespace_, o->queue) : NULL;
+
+	for (size_t g = 0; lq && g < lq->cq->n_groups; g++) {
+		const policy_resource_group_t *rg = &lq->cq->groups[g];
+		bool covers = false;
+
+		for (size_t r = 0; r < rg->n_covered; r++)
+			covers = covers || !strcmp(rg->covered[r], resource);
+		for (size_t f = 0; covers && f < rg->n_flavors; f++)
+			if (rg->flavors[f].flavor->node_labels.n &&
+			    placed_on(c->policy, ps, rg->flavors[f].name))
+				return rg->flavors[f].name;
+	}
+	return NULL;
+}
+
 /* The resource=flavor pairs of o's gpuq.dev/flavors into a[] (names point
- * into buf), each checked against where pod set p runs (placed_on). n: how
- * many; why: the first pair that does not hold, or NULL. */
+ * into buf, or the policy), each checked against where pod set p runs
+ * (placed_on): a pair its placement contradicts is taken on the flavor the
+ * placement shows (placed_flavor), said once. n: how many; why: what makes
+ * them unusable, or NULL. */
 static const char *adopt_pairs(struct controller *c, const workload_t *o, const workload_t *p,
 			       char *buf, size_t cap, engine_adopt_t *a, size_t max, size_t *n)
 {
@@ -196,12 +221,23 @@ static const char *adopt_pairs(struct controller *c, const workload_t *o, const 
 				       " names no pod set of it";
 			tok = colon + 1;
 		}
-		if (!placed_on(c->policy, &p->podsets[ps], eq + 1))
-			return "its pods are not placed on the flavors " CONTROLLER_ANNOT_FLAVORS
-			       " names (their nodeSelector lacks the flavor's nodeLabels)";
 		a[*n].podset = (uint16_t)ps;
 		a[*n].resource = tok;
-		a[(*n)++].flavor = eq + 1;
+		a[*n].flavor = eq + 1;
+		if (!placed_on(c->policy, &p->podsets[ps], eq + 1)) {
+			a[*n].flavor = placed_flavor(c, o, &p->podsets[ps], tok);
+			if (!a[*n].flavor)
+				return "its pods are not placed on the "
+				       "flavors " CONTROLLER_ANNOT_FLAVORS
+				       " names (their nodeSelector lacks the flavor's nodeLabels), "
+				       "nor on another flavor of its ClusterQueue";
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s %s/%s: %s names %s for %s, but its pods are placed on %s's "
+				 "nodes: counted there",
+				 o->integ->kind_name, o->namespace_, o->name,
+				 CONTROLLER_ANNOT_FLAVORS, eq + 1, tok, a[*n].flavor);
+		}
+		(*n)++;
 	}
 	return NULL;
 }
@@ -211,10 +247,11 @@ static const char *adopt_pairs(struct controller *c, const workload_t *o, const 
  * resource=flavor pairs gpuq released it with. Those are gpuq's word:
  * gpuq.dev/flavors is written by gpuq's identity only (webhook/validate.c
  * refuses anyone else), and each pair is checked against the placement the
- * pods run with (placed_on). One that cannot be adopted so (no pairs,
- * pairs its placement contradicts, a flavor or quota slot the policy no
- * longer has) is not trusted to run uncounted: the leader stops it and it
- * queues again. */
+ * pods run with, which the apiserver keeps while a Job runs (a pair it
+ * contradicts is counted where the placement shows). One that cannot be
+ * adopted (no pairs, a placement no flavor of its ClusterQueue matches, a
+ * flavor or quota slot the policy no longer has) is not left to run
+ * uncounted: the leader stops it and it queues again. */
 static void adopt(struct controller *c, controller_job_t *j, const workload_t *o,
 		  const workload_t *p)
 {
@@ -226,8 +263,13 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 
 	c->core_dirty = true;
 	if (rc == GPUQ_OK) {
+		char on[256] = "";
+
+		for (size_t i = 0, len = 0; i < n && len < sizeof(on); i++, len = strlen(on))
+			snprintf(on + len, sizeof(on) - len, "%s%s=%s", i ? "," : "", a[i].resource,
+				 a[i].flavor);
 		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running %s %s/%s on %s",
-			 o->integ->kind_name, o->namespace_, o->name, o->x->flavors);
+			 o->integ->kind_name, o->namespace_, o->name, on);
 		return;
 	}
 	gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s runs but cannot be adopted: %s%s",

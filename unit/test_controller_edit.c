@@ -241,28 +241,59 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 	ctl_free(c);
 }
 
+/* CTL_POLICY with a second flavor, spare, of no quota on nodes labelled
+ * A200 (listed after h100: a Job is released on h100 first). */
+#define TWO_FLAVORS                                                                                \
+	"apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"        \
+	"spec:\n  nodeLabels: {nvidia.com/gpu.product: H100}\n"                                    \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: spare}\n"       \
+	"spec:\n  nodeLabels: {nvidia.com/gpu.product: A200}\n"                                    \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"            \
+	"spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"                                   \
+	"  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"                \
+	"    - name: h100\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"           \
+	"    - name: spare\n      resources: [{name: nvidia.com/gpu, nominalQuota: 0}]\n"          \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
+	"name: default}\nspec: {clusterQueue: cq}\n"
+
+/* GPUs the core counts on flavor h100 of ClusterQueue 0. */
+static int64_t h100_used(const struct controller *c)
+{
+	engine_quota_view_t v;
+
+	for (uint32_t f = 0; f < engine_flavor_count(c->e); f++)
+		if (!strcmp(engine_flavor_name(c->e, f), "h100") &&
+		    engine_cq_quota(c->e, 0, f, 0, &v) == GPUQ_OK)
+			return v.usage;
+	return -1;
+}
+
 /* A new leader (an empty store) adopts a running Job from its
- * gpuq.dev/flavors only where its pods' placement agrees: flavor h100's
- * nodeLabels must stand in the template's nodeSelector. One whose pairs
- * the placement contradicts, or that has none, is not adopted (the leader
- * stops it; a follower, as here, leaves it pending). Before, a tampered
- * annotation was taken as it was. */
+ * gpuq.dev/flavors only where its pods' placement agrees: a named flavor's
+ * nodeLabels must stand in the template's nodeSelector, else it is counted
+ * on the flavor of its ClusterQueue the placement shows (spare -> h100);
+ * with none of them, or no pairs, it is not adopted (the leader stops it; a
+ * follower, as here, leaves it pending). Before, a tampered annotation was
+ * taken as it was: the Job counted on spare, h100 free for another. */
 static void adoption_checks_the_flavors_against_the_placement(void **state)
 {
 	static const struct {
 		const char *flavors; /* gpuq.dev/flavors, NULL: none */
 		const char *product; /* the template's nodeSelector's GPU product, NULL: none */
 		int want;	     /* the core's state after the event */
+		int64_t h100;	     /* GPUs the core counts on h100 */
 	} t[] = {
-	    {"nvidia.com/gpu=h100", "H100", QUEUE_WL_ADMITTED},
-	    {"nvidia.com/gpu=h100", "A100", QUEUE_WL_PENDING},
-	    {"nvidia.com/gpu=h100", NULL, QUEUE_WL_PENDING},
-	    {NULL, "H100", QUEUE_WL_PENDING},
-	    {"nvidia.com/gpu=a100", "H100", QUEUE_WL_PENDING},
+	    {"nvidia.com/gpu=h100", "H100", QUEUE_WL_ADMITTED, 8},
+	    {"nvidia.com/gpu=spare", "H100", QUEUE_WL_ADMITTED, 8},
+	    {"nvidia.com/gpu=h100", "A100", QUEUE_WL_PENDING, 0},
+	    {"nvidia.com/gpu=h100", NULL, QUEUE_WL_PENDING, 0},
+	    {NULL, "H100", QUEUE_WL_PENDING, 0},
+	    {"nvidia.com/gpu=nope", "A100", QUEUE_WL_PENDING, 0},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
-		struct controller *c = ctl_new();
+		struct controller *c = ctl_new_policy(TWO_FLAVORS);
 		json_t *job = ctl_job("team-a", "a", 8, 1, false, "default");
 		json_t *meta = json_object_get(job, "metadata");
 		json_t *tspec = json_object_get(
@@ -284,6 +315,9 @@ static void adoption_checks_the_flavors_against_the_placement(void **state)
 				 t[i].flavors ? t[i].flavors : "no flavors",
 				 t[i].product ? t[i].product : "no selector", ctl_state(c, "a"),
 				 t[i].want);
+		if (h100_used(c) != t[i].h100)
+			fail_msg("case %zu: %lld GPUs counted on h100, want %lld", i,
+				 (long long)h100_used(c), (long long)t[i].h100);
 		json_decref(job);
 		ctl_free(c);
 	}
