@@ -2,10 +2,11 @@
  * workload/internal.h: shared by the files of workload/ only; the module's
  * interface is workload/workload.h.
  *
- * Files, bottom up: gpu.c (the GPU rule), view.c (an object's pod sets as
- * the admission rules read them), kinds.c (the integration table: each
- * kind's pod sets and status), object.c (the owned, compact workload),
- * resolve.c (what the policy makes of it).
+ * Files, bottom up: gpu.c (the GPU rule), keys.c (who writes which
+ * gpuq.dev/ key), view.c (an object's pod sets as the admission rules read
+ * them), kinds.c (the integration table: each kind's pod sets and status),
+ * object.c (the owned, compact workload), resolve.c (what the policy makes
+ * of it).
  */
 #ifndef GPUQ_WORKLOAD_INTERNAL_H
 #define GPUQ_WORKLOAD_INTERNAL_H

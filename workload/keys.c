@@ -54,7 +54,7 @@ static bool same_value(const jv_t *a, const jv_t *b)
 		return false;
 	if (a->type != JV_STRING && a->type != JV_NUMBER)
 		return a->type <= JV_TRUE;
-	return a->len == b->len && !memcmp(a->s, b->s, a->len);
+	return a->s && b->s && a->len == b->len && !memcmp(a->s, b->s, a->len);
 }
 
 /* One key of now (value v) or of was alone (v NULL) judged: a breach into
