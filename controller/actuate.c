@@ -208,51 +208,56 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
 }
 
 /* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
- * every one of them, as the webhook checks them (quota_resourcequota_check
- * over policy_namespace_t's whole list, here with the watch's status.used),
- * against status.used plus the pods of Jobs gpuq released in the namespace
- * that do not exist yet (the apiserver charges a pod when it is created, so
- * those are not in used). A Job the quota would refuse stays suspended,
- * holding its admission, instead of running with part of its pods (no
- * gang). Limits are taken equal to requests (the decoder keeps requests
- * only): a limits.* quota can refuse a pod later. */
+ * every one that counts them (its scopes: quota_resourcequota_applies), as
+ * the webhook checks them (quota_resourcequota_check over
+ * policy_namespace_t's list, here with the watch's status.used), against
+ * status.used plus the pods of Jobs gpuq released in the namespace that do
+ * not exist yet and that the same quota counts (the apiserver charges a pod
+ * when it is created, so those are not in used). A Job the quota would
+ * refuse stays suspended, holding its admission, instead of running with
+ * part of its pods (no gang). Limits are taken equal to requests (the
+ * decoder keeps requests only): a limits.* quota can refuse a pod later. */
 static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size_t cap)
 {
 	const char *ns = controller_job_ns(j);
 	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
-	quota_reslist_t *used, req = {0};
-	const quota_reslist_t **used_now;
+	quota_reslist_t *used;
+	const quota_reslist_t *used_i;
 	gpuq_diag_t diag = {{0}};
-	int64_t pods = 0;
-	size_t pos = 0;
-	controller_map_slot_t *s;
-	bool fits;
+	quota_pod_scope_t scope, other;
+	bool fits = true;
 
 	if (!pn || !pn->n_quotas)
 		return true;
-	if (add_pending_pods(c, j, true, &req, &pods))
-		return true; /* cannot tell: the apiserver will judge the pods */
-	while ((s = controller_map_next(&c->jobs, &pos))) {
-		const controller_job_t *o = s->value;
-		if (o == j || !o->wl || o->suspended || !o->admitted ||
-		    strcmp(controller_job_ns(o), ns) != 0)
-			continue;
-		(void)add_pending_pods(c, o, false, &req, &pods);
-	}
 	used = calloc(pn->n_quotas, sizeof(*used));
-	used_now = calloc(pn->n_quotas, sizeof(const quota_reslist_t *));
-	if (!used || !used_now) {
-		free(used);
-		free(used_now);
+	if (!used)
 		return true; /* no memory: the apiserver will judge the pods */
-	}
 	rq_used_now(c, pn, used);
-	for (size_t i = 0; i < pn->n_quotas; i++)
-		used_now[i] = &used[i];
-	fits = quota_resourcequota_check_used(pn->quotas, used_now, pn->n_quotas, &req, &req, pods,
-					      0, &diag) == GPUQ_OK;
+	workload_quota_scope(j->wl, &scope);
+	for (size_t i = 0; fits && i < pn->n_quotas; i++) {
+		quota_reslist_t req = {0};
+		int64_t pods = 0;
+		size_t pos = 0;
+		controller_map_slot_t *s;
+
+		if (!quota_resourcequota_applies(pn->quotas[i], &scope))
+			continue;
+		if (add_pending_pods(c, j, true, &req, &pods))
+			break; /* cannot tell: the apiserver will judge the pods */
+		while ((s = controller_map_next(&c->jobs, &pos))) {
+			const controller_job_t *o = s->value;
+			if (o == j || !o->wl || o->suspended || !o->admitted ||
+			    strcmp(controller_job_ns(o), ns) != 0)
+				continue;
+			workload_quota_scope(o->wl, &other);
+			if (quota_resourcequota_applies(pn->quotas[i], &other))
+				(void)add_pending_pods(c, o, false, &req, &pods);
+		}
+		used_i = &used[i];
+		fits = quota_resourcequota_check_used(&pn->quotas[i], &used_i, 1, &scope, &req,
+						      &req, pods, 0, &diag) == GPUQ_OK;
+	}
 	free(used);
-	free(used_now);
 	if (!fits)
 		snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s",
 			 diag.msg);

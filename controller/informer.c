@@ -169,9 +169,10 @@ void controller_cevent_deinit(controller_cevent_t *ev)
 	workload_destroy(ev->wl);
 	free(ev->uid);
 	free(ev->bad);
+	free(ev->bad_rv);
 	ev->object = NULL;
 	ev->wl = NULL;
-	ev->uid = ev->bad = NULL;
+	ev->uid = ev->bad = ev->bad_rv = NULL;
 }
 
 /* The controller thread gets an object of its own: a copy, never a second
@@ -198,7 +199,7 @@ void controller_informer_event(controller_res_t res, const webhook_config_t *cfg
 {
 	const workload_config_t wcfg = {cfg->gpu_resources, cfg->n_gpu_resources};
 	gpuq_diag_t diag = {{0}};
-	const char *uid;
+	const char *uid, *rv;
 
 	memset(out, 0, sizeof(*out));
 	out->res = res;
@@ -212,7 +213,9 @@ void controller_informer_event(controller_res_t res, const webhook_config_t *cfg
 	if (workload_decode(ev->fast, controller_res[res].kind, &wcfg, &out->wl, &diag) == GPUQ_OK)
 		return;
 	uid = jv_member_str(jv_get(ev->fast, "metadata"), "uid");
+	rv = jv_member_str(jv_get(ev->fast, "metadata"), "resourceVersion");
 	out->uid = uid ? strdup(uid) : NULL;
+	out->bad_rv = rv ? strdup(rv) : NULL;
 	out->bad = strdup(diag.msg[0] ? diag.msg : "cannot decode");
 }
 

@@ -156,6 +156,8 @@ typedef struct {
 	char *uid;		/* a workload object that did not decode: its
 				   metadata.uid (owned; NULL when it has none) */
 	char *bad;		/* ... and why (owned), logged once by the controller */
+	char *bad_rv;		/* ... and its metadata.resourceVersion (owned; NULL
+				   when it has none): what a stop of it is guarded by */
 } controller_cevent_t;
 
 /* Free what ev owns and clear it. */
@@ -665,7 +667,9 @@ int controller_release_restore(struct controller *c, controller_job_t *j);
  * controller_release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
 int controller_release_parent_patch(struct controller *c, const controller_job_t *j, engine_wl_t id,
 				    json_t **out);
-json_t *controller_release_suspend_patch(const workload_t *wl);
+/* wl's suspend patch, guarded by resourceVersion rv (NULL: wl's own; a
+ * newer version that did not decode: controller/jobs.c). */
+json_t *controller_release_suspend_patch(const workload_t *wl, const char *rv);
 json_t *controller_release_restore_patch(const workload_t *wl);
 /* Whether a suspended parent's pods are gone: a Job's status says none
  * active or terminating and its start time reset; a JobSet's child Jobs

@@ -196,53 +196,136 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 	return rc;
 }
 
-/* A Job released by an earlier leader (or before the store was lost) runs
- * while the core holds it pending: admit it where it runs, from the
- * resource=flavor pairs it was released with. */
-static void adopt(struct controller *c, controller_job_t *j, const workload_t *o, size_t n_podsets)
+/* Whether ResourceFlavor `name`'s nodeLabels all stand in pod set ps's
+ * nodeSelector: the placement gpuq's release put there, which the apiserver
+ * keeps while the workload runs (a started Job's template is immutable). */
+static bool placed_on(const policy_t *policy, const workload_podset_t *ps, const char *name)
 {
-	const char *pairs = o->x->flavors;
-	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
-	char buf[CONTROLLER_FLAVORS_MAX], *save = NULL, *tok;
-	size_t n = 0;
-	int rc;
+	const policy_flavor_t *f = policy_flavor_find(policy, name);
 
-	if (!pairs || strlen(pairs) >= sizeof(buf)) {
-		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 "%s %s/%s runs but carries no %s: its quota "
-			 "is not counted",
-			 o->integ->kind_name, o->namespace_, o->name, CONTROLLER_ANNOT_FLAVORS);
-		return;
+	if (!f)
+		return false;
+	for (size_t i = 0; i < f->node_labels.n; i++) {
+		const policy_label_t *l = &f->node_labels.items[i];
+		bool found = false;
+
+		for (size_t k = 0; k < ps->n_node_selector && !found; k++)
+			found = !strcmp(ps->node_selector[k].key, l->key) &&
+				!strcmp(ps->node_selector[k].value, l->value);
+		if (!found)
+			return false;
 	}
-	gpuq_strlcpy(buf, pairs, sizeof(buf));
-	for (tok = strtok_r(buf, ",", &save); tok && n < sizeof(a) / sizeof(a[0]);
-	     tok = strtok_r(NULL, ",", &save)) {
+	return true;
+}
+
+/* The flavor of o's ClusterQueue covering `resource` whose nodeLabels (one
+ * at least: a flavor of none fits any placement, so it proves nothing)
+ * stand in pod set ps's nodeSelector: where its pods run, or NULL. */
+static const char *placed_flavor(struct controller *c, const workload_t *o,
+				 const workload_podset_t *ps, const char *resource)
+{
+	const policy_lq_t *lq =
+	    o->queue ? policy_lq_find(c->policy, o->namespace_, o->queue) : NULL;
+
+	for (size_t g = 0; lq && g < lq->cq->n_groups; g++) {
+		const policy_resource_group_t *rg = &lq->cq->groups[g];
+		bool covers = false;
+
+		for (size_t r = 0; r < rg->n_covered; r++)
+			covers = covers || !strcmp(rg->covered[r], resource);
+		for (size_t f = 0; covers && f < rg->n_flavors; f++)
+			if (rg->flavors[f].flavor->node_labels.n &&
+			    placed_on(c->policy, ps, rg->flavors[f].name))
+				return rg->flavors[f].name;
+	}
+	return NULL;
+}
+
+/* The resource=flavor pairs of o's gpuq.dev/flavors into a[] (names point
+ * into buf, or the policy), each checked against where pod set p runs
+ * (placed_on): a pair its placement contradicts is taken on the flavor the
+ * placement shows (placed_flavor), said once. n: how many; why: what makes
+ * them unusable, or NULL. */
+static const char *adopt_pairs(struct controller *c, const workload_t *o, const workload_t *p,
+			       char *buf, size_t cap, engine_adopt_t *a, size_t max, size_t *n)
+{
+	char *save = NULL, *tok;
+
+	*n = 0;
+	if (!o->x->flavors || strlen(o->x->flavors) >= cap)
+		return "it carries no " CONTROLLER_ANNOT_FLAVORS;
+	gpuq_strlcpy(buf, o->x->flavors, cap);
+	for (tok = strtok_r(buf, ",", &save); tok && *n < max; tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '='), *colon = strchr(tok, ':'), *end = NULL;
 		long ps = 0;
+
 		if (!eq)
-			continue;
+			return "a pair of " CONTROLLER_ANNOT_FLAVORS " is not resource=flavor";
 		*eq = '\0';
 		/* "<pod set>:resource=flavor" for a parent of several pod sets */
 		if (colon && colon < eq && colon > tok) {
 			ps = strtol(tok, &end, 10);
-			if (end != colon || ps < 0 || (size_t)ps >= n_podsets)
-				continue;
+			if (end != colon || ps < 0 || (size_t)ps >= p->n_podsets)
+				return "a pair of " CONTROLLER_ANNOT_FLAVORS
+				       " names no pod set of it";
 			tok = colon + 1;
 		}
-		a[n].podset = (uint16_t)ps;
-		a[n].resource = tok;
-		a[n++].flavor = eq + 1;
+		a[*n].podset = (uint16_t)ps;
+		a[*n].resource = tok;
+		a[*n].flavor = eq + 1;
+		if (!placed_on(c->policy, &p->podsets[ps], eq + 1)) {
+			a[*n].flavor = placed_flavor(c, o, &p->podsets[ps], tok);
+			if (!a[*n].flavor)
+				return "its pods are not placed on the "
+				       "flavors " CONTROLLER_ANNOT_FLAVORS
+				       " names (their nodeSelector lacks the flavor's nodeLabels), "
+				       "nor on another flavor of its ClusterQueue";
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s %s/%s: %s names %s for %s, but its pods are placed on %s's "
+				 "nodes: counted there",
+				 o->integ->kind_name, o->namespace_, o->name,
+				 CONTROLLER_ANNOT_FLAVORS, eq + 1, tok, a[*n].flavor);
+		}
+		(*n)++;
 	}
-	rc = engine_workload_adopt(c->e, j->uid, a, n, controller_now(c));
-	if (rc)
-		gpuq_log(GPUQ_LOG_WARN, "controller",
-			 "Job %s/%s runs on \"%s\" but cannot be "
-			 "adopted: %s",
-			 o->namespace_, o->name, pairs, gpuq_strerror(rc));
-	else
-		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running Job %s/%s on %s",
-			 o->namespace_, o->name, pairs);
+	return NULL;
+}
+
+/* A Job released by an earlier leader (or before the store was lost) runs
+ * while the core holds it pending: admit it where it runs, from the
+ * resource=flavor pairs gpuq released it with. Those are gpuq's word:
+ * gpuq.dev/flavors is written by gpuq's identity only (webhook/validate.c
+ * refuses anyone else), and each pair is checked against the placement the
+ * pods run with, which the apiserver keeps while a Job runs (a pair it
+ * contradicts is counted where the placement shows). One that cannot be
+ * adopted (no pairs, a placement no flavor of its ClusterQueue matches, a
+ * flavor or quota slot the policy no longer has) is not left to run
+ * uncounted: the leader stops it and it queues again. */
+static void adopt(struct controller *c, controller_job_t *j, const workload_t *o,
+		  const workload_t *p)
+{
+	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
+	char buf[CONTROLLER_FLAVORS_MAX];
+	size_t n = 0;
+	const char *why = adopt_pairs(c, o, p, buf, sizeof(buf), a, sizeof(a) / sizeof(a[0]), &n);
+	int rc = why ? GPUQ_EINVAL : engine_workload_adopt(c->e, j->uid, a, n, controller_now(c));
+
 	c->core_dirty = true;
+	if (rc == GPUQ_OK) {
+		char on[256] = "";
+
+		for (size_t i = 0, len = 0; i < n && len < sizeof(on); i++, len = strlen(on))
+			snprintf(on + len, sizeof(on) - len, "%s%s=%s", i ? "," : "", a[i].resource,
+				 a[i].flavor);
+		gpuq_log(GPUQ_LOG_INFO, "controller", "adopted running %s %s/%s on %s",
+			 o->integ->kind_name, o->namespace_, o->name, on);
+		return;
+	}
+	gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s runs but cannot be adopted: %s%s",
+		 o->integ->kind_name, o->namespace_, o->name, why ? why : gpuq_strerror(rc),
+		 atomic_load(&c->leader) ? "; stopping it: it queues again" : "");
+	if (atomic_load(&c->leader))
+		(void)controller_release_suspend(c, j);
 }
 
 /* Tell the core what the Job shows: finished, all pods Ready (p: where its
@@ -269,7 +352,7 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 		return;
 	}
 	if (v.state == ENGINE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
-		adopt(c, j, o, p->n_podsets);
+		adopt(c, j, o, p);
 		if (engine_workload_view(c->e, id, &v))
 			return;
 	}
@@ -430,6 +513,33 @@ static void forget(struct controller *c, const char *uid)
 	job_free(j);
 }
 
+/* A workload whose new version does not decode (past a cap: the decoder
+ * keeps nothing it cannot hold whole) must not live on in the core as its
+ * former copy: that copy could not be preempted (every patch names the
+ * former resourceVersion) and its end would never be seen. Waiting, it
+ * leaves the queue; released, the leader suspends it, guarded by the
+ * version just seen (rv), and its quota is held until its pods are gone, as
+ * for a deleted one (forget). It returns as a new workload once an edit
+ * makes it decodable again. */
+static void stop_undecodable(struct controller *c, controller_job_t *j, const char *rv)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+	json_t *patch;
+
+	if (!engine_core(c->e) || !j->wl || engine_workload_find(c->e, j->uid, &id) ||
+	    engine_workload_view(c->e, id, &v))
+		return;
+	if (v.state != ENGINE_WL_PENDING && atomic_load(&c->leader) && rv && !j->gone &&
+	    !j->wl->suspend && (patch = controller_release_suspend_patch(j->wl, rv)))
+		(void)controller_patch_parent(c, j, KUBE_PATCH_JSON, patch,
+					      "stopped (its object no longer decodes)");
+	gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s %s: its new version does not decode",
+		 j->wl->integ->kind_name, j->wl->namespace_, j->wl->name,
+		 v.state == ENGINE_WL_PENDING ? "left the queue" : "is stopped");
+	forget(c, j->uid);
+}
+
 void controller_jobs_pods_gone(struct controller *c, const char *uid)
 {
 	controller_job_t *j = controller_map_get(&c->jobs, uid);
@@ -489,6 +599,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 				 controller_res[ev->res].name, uid,
 				 ev->bad ? ev->bad : "cannot decode");
 		j->bad = true;
+		stop_undecodable(c, j, ev->bad_rv);
 		return;
 	}
 	controller_job_take(c, j, ev->wl);

@@ -261,12 +261,14 @@ int controller_release_parent(struct controller *c, controller_job_t *j, engine_
 	return rc;
 }
 
-json_t *controller_release_suspend_patch(const workload_t *wl)
+json_t *controller_release_suspend_patch(const workload_t *wl, const char *rv)
 {
-	json_t *patch = patch_new(wl);
+	json_t *patch = rv ? json_array() : patch_new(wl);
 
 	if (!patch)
 		return NULL;
+	if (rv)
+		op(patch, "test", "/metadata/resourceVersion", json_string(rv));
 	op(patch, "add", wl->integ->suspend_ptr, json_true());
 	if (wl->admitted)
 		drop_annotation(patch, "/metadata", WEBHOOK_ANNOT_ADMITTED);
@@ -277,7 +279,7 @@ json_t *controller_release_suspend_patch(const workload_t *wl)
 
 int controller_release_suspend(struct controller *c, controller_job_t *j)
 {
-	json_t *patch = controller_release_suspend_patch(j->wl);
+	json_t *patch = controller_release_suspend_patch(j->wl, NULL);
 
 	return patch ? controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "suspended")
 		     : GPUQ_ENOMEM;

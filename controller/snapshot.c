@@ -345,7 +345,6 @@ int controller_snapshot_rebuild(struct controller *c)
 {
 	policy_api_t apis[CONTROLLER_RES_COUNT];
 	policy_opts_t po = {.skip_unknown_kinds = true,
-			    .skip_scoped_quotas = true,
 			    .price_lenient = true,
 			    .leave_out_broken = true,
 			    .watch_declared = true,

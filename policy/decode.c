@@ -762,31 +762,115 @@ static int decode_limitrange(policy_dec_t *d, const json_t *obj)
 
 /* ---- ResourceQuota ---- */
 
-/* Scoped quotas count only some pods; gpuq does not evaluate scopes. */
-static int rq_scoped(policy_dec_t *d, const json_t *spec, bool *skip)
-{
-	const json_t *scopes = json_object_get(spec, "scopes");
-	const json_t *sel = json_object_get(spec, "scopeSelector");
-	const char *field = NULL;
-	size_t old;
-	int rc;
+/* Scope entries a ResourceQuota may have (scopes[] plus matchExpressions[]):
+ * the apiserver's own list is shorter. */
+#define RQ_SCOPES_MAX 16
+/* Values of one PriorityClass expression (class names). */
+#define RQ_SCOPE_VALUES_MAX 64
 
-	*skip = false;
-	if (scopes && !policy_jdec_empty(scopes))
-		field = "scopes";
-	else if (sel && !policy_jdec_empty(sel))
-		field = "scopeSelector";
-	if (!field)
-		return GPUQ_OK;
-	if (d->p->opts.skip_scoped_quotas) {
-		*skip = true;
-		return GPUQ_OK;
+/* A scope's name: the pod scopes, any other (VolumeAttributesClass, one
+ * gpuq does not know) a scope of no pod. */
+static quota_scope_name_t scope_named(const char *name)
+{
+	static const char *const names[] = {"Terminating",   "NotTerminating",
+					    "BestEffort",    "NotBestEffort",
+					    "PriorityClass", "CrossNamespacePodAffinity"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (quota_scope_name_t)i;
+	return QUOTA_SCOPE_OTHER;
+}
+
+/* One matchExpressions entry into *out. */
+static int rq_expression(policy_dec_t *d, const json_t *e, quota_scope_t *out)
+{
+	static const char *const keys[] = {"scopeName", "operator", "values", NULL};
+	static const char *const ops[] = {"Exists", "DoesNotExist", "In", "NotIn", NULL};
+	const json_t *vals = NULL;
+	const char *name = NULL, **v;
+	int op = 0;
+	int rc = policy_jdec_keys(&d->j, e, keys, NULL);
+
+	if (!rc)
+		rc = policy_jdec_str(&d->j, e, "scopeName", true, 64, &name);
+	if (!rc)
+		rc = policy_jdec_enum(&d->j, e, "operator", ops, &op);
+	if (!rc)
+		rc = policy_jdec_arr(&d->j, e, "values", false, RQ_SCOPE_VALUES_MAX, &vals);
+	if (rc)
+		return rc;
+	out->scope = scope_named(name);
+	out->op = (quota_scope_op_t)op;
+	out->n_values = json_array_size(vals);
+	v = out->n_values ? policy_arena_alloc(&d->p->arena, out->n_values * sizeof(*v)) : NULL;
+	if (out->n_values && !v)
+		return policy_oom(d->j.diag);
+	for (size_t i = 0; !rc && i < out->n_values; i++) {
+		size_t old = policy_jdec_key(&d->j, "values");
+		policy_jdec_idx(&d->j, i);
+		rc = policy_jdec_str_value(&d->j, json_array_get(vals, i), QUOTA_OBJ_NAME_MAX - 1,
+					   &v[i]);
+		if (!rc && !(v[i] = policy_arena_strdup(&d->p->arena, v[i])))
+			rc = policy_oom(d->j.diag);
+		policy_jdec_pop(&d->j, old);
 	}
-	old = policy_jdec_key(&d->j, "spec");
-	policy_jdec_key(&d->j, field);
-	rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
-			      "scoped quotas are not supported (gpuq would count every pod of the "
-			      "namespace against it); remove it or load with skip_scoped_quotas");
+	out->values = v;
+	return rc;
+}
+
+/* A quota's scopes: spec.scopes[] (each as Exists) and
+ * spec.scopeSelector.matchExpressions[], into rq (the arena's memory). A pod
+ * is counted by the quota only when it matches them all
+ * (quota_resourcequota_applies). */
+static int rq_scopes(policy_dec_t *d, const json_t *spec, quota_resourcequota_t *rq)
+{
+	static const char *const sel_keys[] = {"matchExpressions", NULL};
+	const json_t *scopes = NULL, *sel = NULL, *exprs = NULL;
+	quota_scope_t *out;
+	size_t n, old = policy_jdec_key(&d->j, "spec");
+	int rc = policy_jdec_arr(&d->j, spec, "scopes", false, RQ_SCOPES_MAX, &scopes);
+
+	if (!rc)
+		rc = policy_jdec_obj(&d->j, spec, "scopeSelector", false, &sel);
+	if (!rc && sel) {
+		size_t o2 = policy_jdec_key(&d->j, "scopeSelector");
+		rc = policy_jdec_keys(&d->j, sel, sel_keys, NULL);
+		if (!rc)
+			rc = policy_jdec_arr(&d->j, sel, "matchExpressions", false, RQ_SCOPES_MAX,
+					     &exprs);
+		policy_jdec_pop(&d->j, o2);
+	}
+	n = json_array_size(scopes) + json_array_size(exprs);
+	if (rc || !n) {
+		policy_jdec_pop(&d->j, old);
+		return rc;
+	}
+	if (n > RQ_SCOPES_MAX)
+		rc = policy_jdec_fail(&d->j, GPUQ_ELIMIT, "more than %d scopes", RQ_SCOPES_MAX);
+	out = rc ? NULL : policy_arena_alloc(&d->p->arena, n * sizeof(*out));
+	if (!rc && !out)
+		rc = policy_oom(d->j.diag);
+	for (size_t i = 0; !rc && i < json_array_size(scopes); i++) {
+		const char *name;
+		size_t o2 = policy_jdec_key(&d->j, "scopes");
+		policy_jdec_idx(&d->j, i);
+		rc = policy_jdec_str_value(&d->j, json_array_get(scopes, i), 64, &name);
+		if (!rc)
+			out[rq->n_scopes++] =
+			    (quota_scope_t){scope_named(name), QUOTA_SCOPE_EXISTS, NULL, 0};
+		policy_jdec_pop(&d->j, o2);
+	}
+	for (size_t i = 0; !rc && i < json_array_size(exprs); i++) {
+		size_t o2 = policy_jdec_key(&d->j, "scopeSelector");
+		policy_jdec_key(&d->j, "matchExpressions");
+		policy_jdec_idx(&d->j, i);
+		rc = rq_expression(d, json_array_get(exprs, i), &out[rq->n_scopes]);
+		if (!rc)
+			rq->n_scopes++;
+		policy_jdec_pop(&d->j, o2);
+	}
+	rq->scopes = out;
 	policy_jdec_pop(&d->j, old);
 	return rc;
 }
@@ -797,7 +881,6 @@ static int decode_quota(policy_dec_t *d, const json_t *obj)
 	const json_t *spec = NULL, *status = NULL;
 	policy_rq_entry_t *e;
 	const char *ns, *name;
-	bool skip = false;
 	size_t old;
 	int rc = policy_dec_meta(d, obj, "ResourceQuota", true, false, &ns, &name);
 
@@ -810,19 +893,20 @@ static int decode_quota(policy_dec_t *d, const json_t *obj)
 		rc = policy_jdec_keys(&d->j, spec, keys, NULL);
 		policy_jdec_pop(&d->j, old);
 	}
-	if (rc == GPUQ_OK)
-		rc = rq_scoped(d, spec, &skip);
-	if (rc || skip)
+	if (rc)
 		return rc;
 	e = policy_arena_alloc(&d->p->arena, sizeof(*e));
 	if (!e)
 		return policy_oom(d->j.diag);
+	memset(e, 0, sizeof(*e));
 	snprintf(e->pub.namespace_, sizeof(e->pub.namespace_), "%s", ns);
 	snprintf(e->pub.name, sizeof(e->pub.name), "%s", name);
 	e->origin = policy_dec_origin(d);
 	old = policy_jdec_key(&d->j, "spec");
 	rc = policy_dec_reslist(d, spec, "hard", &e->pub.hard);
 	policy_jdec_pop(&d->j, old);
+	if (rc == GPUQ_OK)
+		rc = rq_scopes(d, spec, &e->pub);
 	if (rc == GPUQ_OK && status) {
 		old = policy_jdec_key(&d->j, "status");
 		rc = policy_dec_reslist(d, status, "used", &e->pub.used);

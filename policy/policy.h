@@ -450,8 +450,6 @@ typedef struct {
 typedef struct {
 	bool skip_unknown_kinds;     /* skip objects of other kinds (default: refuse,
 					naming the kind) */
-	bool skip_scoped_quotas;     /* skip ResourceQuotas with scopes/scopeSelector
-					(default: refuse them; gpuq does not evaluate scopes) */
 	bool skip_workloads;	     /* skip batch/v1 Job and v1 Pod objects, the
 					workloads gpuq admits (a setup file may carry
 					its sample Jobs), each listed by

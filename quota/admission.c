@@ -508,18 +508,64 @@ static void append_list(char *out, size_t cap, const char *const *names, size_t 
 		       qstr(list ? quota_reslist_get(list, names[i]) : NULL, q));
 }
 
-int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t n_quotas,
-			      const quota_reslist_t *requests, const quota_reslist_t *limits,
-			      int64_t pods, unsigned flags, gpuq_diag_t *diag)
+/* Whether one scope entry holds for the pod. */
+static bool scope_holds(const quota_scope_t *s, const quota_pod_scope_t *pod)
 {
-	return quota_resourcequota_check_used(quotas, NULL, n_quotas, requests, limits, pods, flags,
-					      diag);
+	const char *cls = pod->priority_class && *pod->priority_class ? pod->priority_class : NULL;
+	bool in = false;
+
+	switch (s->scope) {
+	case QUOTA_SCOPE_TERMINATING:
+		return pod->terminating;
+	case QUOTA_SCOPE_NOT_TERMINATING:
+		return !pod->terminating;
+	case QUOTA_SCOPE_BEST_EFFORT:
+		return pod->best_effort;
+	case QUOTA_SCOPE_NOT_BEST_EFFORT:
+		return !pod->best_effort;
+	case QUOTA_SCOPE_CROSS_NS_AFFINITY:
+		return pod->cross_ns_affinity;
+	case QUOTA_SCOPE_PRIORITY_CLASS:
+		break;
+	default:
+		return false; /* a scope of other objects: no pod is in it */
+	}
+	for (size_t i = 0; cls && i < s->n_values; i++)
+		in = in || !strcmp(s->values[i], cls);
+	switch (s->op) {
+	case QUOTA_SCOPE_EXISTS:
+		return cls != NULL;
+	case QUOTA_SCOPE_DOES_NOT_EXIST:
+		return cls == NULL;
+	case QUOTA_SCOPE_IN:
+		return in;
+	default:
+		return !in; /* NotIn: also a pod of no class */
+	}
+}
+
+bool quota_resourcequota_applies(const quota_resourcequota_t *rq, const quota_pod_scope_t *pod)
+{
+	for (size_t i = 0; pod && i < rq->n_scopes; i++)
+		if (!scope_holds(&rq->scopes[i], pod))
+			return false;
+	return true;
+}
+
+int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t n_quotas,
+			      const quota_pod_scope_t *scope, const quota_reslist_t *requests,
+			      const quota_reslist_t *limits, int64_t pods, unsigned flags,
+			      gpuq_diag_t *diag)
+{
+	return quota_resourcequota_check_used(quotas, NULL, n_quotas, scope, requests, limits, pods,
+					      flags, diag);
 }
 
 int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 				   const quota_reslist_t *const *used_now, size_t n_quotas,
-				   const quota_reslist_t *requests, const quota_reslist_t *limits,
-				   int64_t pods, unsigned flags, gpuq_diag_t *diag)
+				   const quota_pod_scope_t *scope, const quota_reslist_t *requests,
+				   const quota_reslist_t *limits, int64_t pods, unsigned flags,
+				   gpuq_diag_t *diag)
 {
 	quota_qty_t pods_qty = quota_qty_from_units(pods, QUOTA_QTY_DECIMAL_SI);
 
@@ -533,6 +579,8 @@ int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 		char out[GPUQ_DIAG_MAX] = "";
 		size_t n = 0;
 
+		if (!quota_resourcequota_applies(rq, scope))
+			continue;
 		for (size_t h = 0; h < rq->hard.n; h++) {
 			const quota_res_t *hard = &rq->hard.items[h];
 			const quota_qty_t *u =

@@ -309,12 +309,58 @@ typedef struct {
 	size_t n_items;			     /* entries in items */
 } quota_limitrange_t;
 
+/* A ResourceQuota's scopes: spec.scopes[] (each as operator Exists) and
+ * spec.scopeSelector.matchExpressions[], one list; a pod is counted only
+ * when it matches every entry. */
+typedef enum {
+	QUOTA_SCOPE_TERMINATING = 0,	   /* spec.activeDeadlineSeconds set */
+	QUOTA_SCOPE_NOT_TERMINATING = 1,   /* ... not set */
+	QUOTA_SCOPE_BEST_EFFORT = 2,	   /* no cpu or memory request or limit in any container */
+	QUOTA_SCOPE_NOT_BEST_EFFORT = 3,   /* ... some */
+	QUOTA_SCOPE_PRIORITY_CLASS = 4,	   /* spec.priorityClassName, by operator and values */
+	QUOTA_SCOPE_CROSS_NS_AFFINITY = 5, /* (anti-)affinity terms naming other namespaces */
+	QUOTA_SCOPE_OTHER = 6,		   /* a scope of no pod (VolumeAttributesClass, ...):
+					      the quota counts no pod */
+} quota_scope_name_t;
+
+typedef enum {
+	QUOTA_SCOPE_EXISTS = 0,		/* the scope holds (a class is named) */
+	QUOTA_SCOPE_DOES_NOT_EXIST = 1, /* it does not (no class) */
+	QUOTA_SCOPE_IN = 2,		/* the class is one of values */
+	QUOTA_SCOPE_NOT_IN = 3,		/* no class, or none of values */
+} quota_scope_op_t;
+
+typedef struct {
+	quota_scope_name_t scope;  /* scopeName */
+	quota_scope_op_t op;	   /* operator (Exists for spec.scopes[]) */
+	const char *const *values; /* values (the quota's owner's memory) */
+	size_t n_values;	   /* entries in values */
+} quota_scope_t;
+
+/* What a pod shows the scopes: as the ResourceQuota admission plugin
+ * sees it, after the Priority plugin named its class. */
+typedef struct {
+	const char *priority_class; /* spec.priorityClassName (the global default's
+				       name when none was given); NULL: none */
+	bool terminating;	    /* spec.activeDeadlineSeconds is set */
+	bool best_effort;	    /* QoS BestEffort: no container sets a cpu or memory
+				       request or limit */
+	bool cross_ns_affinity;	    /* a pod (anti-)affinity term names namespaces or a
+				       namespaceSelector */
+} quota_pod_scope_t;
+
 typedef struct {
 	char namespace_[QUOTA_OBJ_NAME_MAX]; /* metadata.namespace */
 	char name[QUOTA_OBJ_NAME_MAX];	     /* metadata.name */
 	quota_reslist_t hard;		     /* spec.hard, e.g. requests.nvidia.com/gpu */
 	quota_reslist_t used;		     /* status.used (0 when absent) */
+	const quota_scope_t *scopes;	     /* its scopes (the owner's memory); NULL: none */
+	size_t n_scopes;		     /* entries in scopes: 0 counts every pod */
 } quota_resourcequota_t;
+
+/* Whether quota rq counts a pod that shows the scopes `pod` (NULL: every
+ * quota counts it, scoped or not). */
+bool quota_resourcequota_applies(const quota_resourcequota_t *rq, const quota_pod_scope_t *pod);
 
 /* ---- Resource names ---- */
 
@@ -465,13 +511,14 @@ int quota_resourcequota_constraints(const quota_resourcequota_t *const *quotas, 
  *   exceeded quota: <name>, requested: requests.nvidia.com/gpu=2, used: requests.nvidia.com/gpu=3,
  * limited: requests.nvidia.com/gpu=4 (a used entry absent from status.used is shown as 0). With
  * QUOTA_RQ_IGNORE_USED, used counts as 0 (shown as 0): the check then asks
- * whether the request alone can ever fit. Returns GPUQ_OK or GPUQ_EDENIED.
- * Quota scopes
- * (BestEffort, PriorityClass, ...) are not modelled: every quota given
- * applies. */
+ * whether the request alone can ever fit. Only the quotas whose scopes the
+ * workload's pods match count (quota_resourcequota_applies with scope: a
+ * quota scoped to PriorityClass In [high] limits only pods of class high).
+ * Returns GPUQ_OK or GPUQ_EDENIED. */
 int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t n_quotas,
-			      const quota_reslist_t *requests, const quota_reslist_t *limits,
-			      int64_t pods, unsigned flags, gpuq_diag_t *diag);
+			      const quota_pod_scope_t *scope, const quota_reslist_t *requests,
+			      const quota_reslist_t *limits, int64_t pods, unsigned flags,
+			      gpuq_diag_t *diag);
 
 /* quota_resourcequota_check with quota i's usage taken from used_now[i]
  * (NULL, or used_now NULL: its own status.used): for a caller that knows a
@@ -481,7 +528,8 @@ int quota_resourcequota_check(const quota_resourcequota_t *const *quotas, size_t
  * judge by the same quotas. */
 int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 				   const quota_reslist_t *const *used_now, size_t n_quotas,
-				   const quota_reslist_t *requests, const quota_reslist_t *limits,
-				   int64_t pods, unsigned flags, gpuq_diag_t *diag);
+				   const quota_pod_scope_t *scope, const quota_reslist_t *requests,
+				   const quota_reslist_t *limits, int64_t pods, unsigned flags,
+				   gpuq_diag_t *diag);
 
 #endif

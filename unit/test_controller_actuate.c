@@ -164,7 +164,7 @@ static void suspend_body_takes_the_admission_back(void **state)
 			    json_pack("{s:s, s:s}", WEBHOOK_ANNOT_ADMITTED, "true",
 				      CONTROLLER_ANNOT_FLAVORS, "nvidia.com/gpu=h100"));
 	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
-	body = controller_release_suspend_patch(ev.wl);
+	body = controller_release_suspend_patch(ev.wl, NULL);
 	got = ctl_dump(body);
 	assert_string_equal(
 	    got, "[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\"},"

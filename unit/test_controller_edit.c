@@ -239,6 +239,148 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 	ctl_free(c);
 }
 
+/* A watch event of a Job whose new version does not decode (a 70 KiB
+ * annotation once made it so), as the watch thread hands it over. */
+static void bad_event(struct controller *c, const char *uid, const char *rv)
+{
+	controller_cevent_t ev = {.res = CONTROLLER_RES_JOBS, .type = KUBE_EV_MODIFIED};
+
+	ev.uid = strdup(uid);
+	ev.bad = strdup("metadata.annotations[gpuq.dev/original-scheduling]: too long");
+	ev.bad_rv = strdup(rv);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+}
+
+/* A Job whose new version does not decode leaves no stale copy in the core:
+ * released, it holds its quota while its pods run and frees it when they
+ * are gone (before, its former copy held 8 GPUs for good, could not be
+ * preempted and its end was never seen); waiting, it leaves the queue. The
+ * leader's stop is guarded by the version that did not decode. */
+static void undecodable_update_leaves_no_stale_copy(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	json_t *pod = job_pod("a-x", "a"), *patch;
+	queue_result_t r;
+	char *text;
+
+	(void)state;
+	atomic_store(&c->leader, false); /* no apiserver here: the stop's patch is checked below */
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "a"));
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	/* b waits; its new version does not decode: out of the queue */
+	bad_event(c, "b", "10");
+	assert_int_equal(ctl_state(c, "b"), -1);
+	/* a's does not either: held while its pod runs, freed when it goes */
+	bad_event(c, "a", "9");
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "a"), -1);
+	/* decodable again, b queues anew and takes the quota a held */
+	ctl_job_event(c, KUBE_EV_MODIFIED, b);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	/* the stop: suspended, guarded by the version seen, not the cached one */
+	patch = controller_release_suspend_patch(controller_job(c, "b")->wl, "9");
+	text = json_dumps(patch, JSON_COMPACT);
+	assert_non_null(strstr(text, "{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\","
+				     "\"value\":\"9\"}"));
+	assert_non_null(strstr(text, "\"path\":\"/spec/suspend\",\"value\":true"));
+	free(text);
+	json_decref(patch);
+	json_decref(a);
+	json_decref(b);
+	json_decref(pod);
+	ctl_free(c);
+}
+
+/* CTL_POLICY with a second flavor, spare, of no quota on nodes labelled
+ * A200 (listed after h100: a Job is released on h100 first). */
+#define TWO_FLAVORS                                                                                \
+	"apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"        \
+	"spec:\n  nodeLabels: {nvidia.com/gpu.product: H100}\n"                                    \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: spare}\n"       \
+	"spec:\n  nodeLabels: {nvidia.com/gpu.product: A200}\n"                                    \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"            \
+	"spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"                                   \
+	"  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"                \
+	"    - name: h100\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"           \
+	"    - name: spare\n      resources: [{name: nvidia.com/gpu, nominalQuota: 0}]\n"          \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
+	"name: default}\nspec: {clusterQueue: cq}\n"
+
+/* GPUs the core counts on flavor h100 of ClusterQueue 0. */
+static int64_t h100_used(const struct controller *c)
+{
+	engine_quota_view_t v;
+
+	for (uint32_t f = 0; f < engine_flavor_count(c->e); f++)
+		if (!strcmp(engine_flavor_name(c->e, f), "h100") &&
+		    engine_cq_quota(c->e, 0, f, 0, &v) == GPUQ_OK)
+			return v.usage;
+	return -1;
+}
+
+/* A new leader (an empty store) adopts a running Job from its
+ * gpuq.dev/flavors only where its pods' placement agrees: a named flavor's
+ * nodeLabels must stand in the template's nodeSelector, else it is counted
+ * on the flavor of its ClusterQueue the placement shows (spare -> h100);
+ * with none of them, or no pairs, it is not adopted (the leader stops it; a
+ * follower, as here, leaves it pending). Before, a tampered annotation was
+ * taken as it was: the Job counted on spare, h100 free for another. */
+static void adoption_checks_the_flavors_against_the_placement(void **state)
+{
+	static const struct {
+		const char *flavors; /* gpuq.dev/flavors, NULL: none */
+		const char *product; /* the template's nodeSelector's GPU product, NULL: none */
+		int want;	     /* the core's state after the event */
+		int64_t h100;	     /* GPUs the core counts on h100 */
+	} t[] = {
+	    {"nvidia.com/gpu=h100", "H100", QUEUE_WL_ADMITTED, 8},
+	    {"nvidia.com/gpu=spare", "H100", QUEUE_WL_ADMITTED, 8},
+	    {"nvidia.com/gpu=h100", "A100", QUEUE_WL_PENDING, 0},
+	    {"nvidia.com/gpu=h100", NULL, QUEUE_WL_PENDING, 0},
+	    {NULL, "H100", QUEUE_WL_PENDING, 0},
+	    {"nvidia.com/gpu=nope", "A100", QUEUE_WL_PENDING, 0},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		struct controller *c = ctl_new_policy(TWO_FLAVORS);
+		json_t *job = ctl_job("team-a", "a", 8, 1, false, "default");
+		json_t *meta = json_object_get(job, "metadata");
+		json_t *tspec = json_object_get(
+		    json_object_get(json_object_get(job, "spec"), "template"), "spec");
+		json_t *ann = json_pack("{s:s}", "gpuq.dev/admitted", "true");
+
+		atomic_store(&c->leader, false); /* a follower: no apiserver to stop it with */
+		if (t[i].flavors)
+			json_object_set_new(ann, "gpuq.dev/flavors", json_string(t[i].flavors));
+		json_object_set_new(meta, "annotations", ann);
+		if (t[i].product)
+			json_object_set_new(
+			    tspec, "nodeSelector",
+			    json_pack("{s:s}", "nvidia.com/gpu.product", t[i].product));
+		json_object_set_new(job, "status", json_pack("{s:i}", "active", 1));
+		ctl_job_event(c, KUBE_EV_ADDED, job);
+		if (ctl_state(c, "a") != t[i].want)
+			fail_msg("case %zu (%s on %s): state %d, want %d", i,
+				 t[i].flavors ? t[i].flavors : "no flavors",
+				 t[i].product ? t[i].product : "no selector", ctl_state(c, "a"),
+				 t[i].want);
+		if (h100_used(c) != t[i].h100)
+			fail_msg("case %zu: %lld GPUs counted on h100, want %lld", i,
+				 (long long)h100_used(c), (long long)t[i].h100);
+		json_decref(job);
+		ctl_free(c);
+	}
+}
+
 /* An admitted Job scaled to no pods (a shrink: taken) runs nothing: once
  * its last pod is gone its quota is free (it held 8 GPUs for good and
  * wedged the queue: the edit storm's two Jobs that waited for ever). */
@@ -280,6 +422,8 @@ int main(void)
 	    cmocka_unit_test(unreleased_edit_queues_again),
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
+	    cmocka_unit_test(undecodable_update_leaves_no_stale_copy),
+	    cmocka_unit_test(adoption_checks_the_flavors_against_the_placement),
 	};
 
 	return cmocka_run_group_tests_name("controller_edit", tests, NULL, NULL);

@@ -381,7 +381,8 @@ static void failed_group_ends_only_when_not_retriable(void **state)
 	ctl_free(c);
 }
 
-/* CTL_POLICY with cq preempting lower priorities within itself. */
+/* CTL_POLICY with cq preempting lower priorities within itself, and
+ * PriorityClass urgent (100). */
 #define PREEMPT_POLICY                                                                             \
 	"apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"           \
 	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"        \
@@ -392,7 +393,9 @@ static void failed_group_ends_only_when_not_retriable(void **state)
 	"  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"                \
 	"    - name: h100\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n"           \
 	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
-	"name: default}\nspec: {clusterQueue: cq}\n"
+	"name: default}\nspec: {clusterQueue: cq}\n"                                               \
+	"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: urgent}\n"   \
+	"value: 100\n"
 
 /* A higher-priority Job preempts a running pod group: the group is evicted
  * whole, every member (the CPU-only driver too) is deleted, the workload
@@ -412,7 +415,8 @@ static void preempted_group_is_deleted_whole(void **state)
 	(void)state;
 	json_object_set_new(
 	    json_object_get(json_object_get(json_object_get(job, "spec"), "template"), "spec"),
-	    "priority", json_integer(100));
+	    "priorityClassName", json_string("urgent")); /* a class: a template's own
+							    priority integer counts for nothing */
 	json_object_set_new(json_object_get(json_object_get(w1, "metadata"), "annotations"),
 			    WORKLOAD_ANNOT_RETRIABLE, json_string("false"));
 	ctl_pod_event(c, KUBE_EV_ADDED, driver);

@@ -42,7 +42,7 @@ static void caps_enforced(void **state)
 
 static void options(void **state)
 {
-	policy_opts_t opts = {.skip_unknown_kinds = true, .skip_scoped_quotas = true};
+	policy_opts_t opts = {.skip_unknown_kinds = true};
 	policy_t *p;
 	gpuq_diag_t d;
 
@@ -55,11 +55,16 @@ static void options(void **state)
 				  "1}\n",
 				  &opts, &p, &d),
 			 GPUQ_OK);
-	assert_int_equal(policy_quota_count(p), 1);
-	assert_string_equal(policy_quota_at(p, 0)->name, "r");
-	assert_int_equal(quota_qty_units(quota_reslist_get(&policy_quota_at(p, 0)->used, "pods")),
+	/* a scoped quota is kept with its scopes (quota_resourcequota_applies) */
+	assert_int_equal(policy_quota_count(p), 2);
+	assert_string_equal(policy_quota_at(p, 0)->name, "q");
+	assert_int_equal(policy_quota_at(p, 0)->n_scopes, 1);
+	assert_int_equal(policy_quota_at(p, 0)->scopes[0].scope, QUOTA_SCOPE_BEST_EFFORT);
+	assert_string_equal(policy_quota_at(p, 1)->name, "r");
+	assert_int_equal(policy_quota_at(p, 1)->n_scopes, 0);
+	assert_int_equal(quota_qty_units(quota_reslist_get(&policy_quota_at(p, 1)->used, "pods")),
 			 1);
-	assert_int_equal(policy_namespace_find(p, "a")->n_quotas, 1);
+	assert_int_equal(policy_namespace_find(p, "a")->n_quotas, 2);
 	policy_unref(p);
 }
 

@@ -292,11 +292,11 @@ static const bad_t BAD[] = {
      "t.yaml: document 1: LimitRange \"a/l\": spec.limits[0]: default and defaultRequest are "
      "not allowed for type Pod"},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: a, name: q}\nspec:\n  hard: "
-     "{requests.nvidia.com/gpu: 4}\n  scopes: [BestEffort]\n",
+     "{requests.nvidia.com/gpu: 4}\n  scopeSelector: {matchExpressions: [{scopeName: "
+     "PriorityClass, operator: Sometimes}]}\n",
      GPUQ_EINVAL,
-     "t.yaml: document 1: ResourceQuota \"a/q\": spec.scopes: scoped quotas are not supported "
-     "(gpuq would count every pod of the namespace against it); remove it or load with "
-     "skip_scoped_quotas"},
+     "t.yaml: document 1: ResourceQuota \"a/q\": spec.scopeSelector.matchExpressions[0]."
+     "operator: unknown value \"Sometimes\" (want Exists, DoesNotExist, In or NotIn)"},
     {"apiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: a, name: q}\nspec:\n  hard: "
      "{\"requests.nvidia.com/gpu!\": 4}\n",
      GPUQ_EINVAL,

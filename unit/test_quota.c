@@ -1219,7 +1219,7 @@ static void resourcequota_check(void **state)
 		int rc;
 
 		print_message("# case: %s\n", rq_cases[i].what);
-		rc = quota_resourcequota_check(qs, rq_cases[i].hard2 ? 2 : 1, &req, &lim,
+		rc = quota_resourcequota_check(qs, rq_cases[i].hard2 ? 2 : 1, NULL, &req, &lim,
 					       rq_cases[i].pods, rq_cases[i].flags, &d);
 		assert_int_equal(rc, rq_cases[i].rc);
 		assert_string_equal(d.msg, rq_cases[i].msg);
@@ -1251,19 +1251,20 @@ static void resourcequota_check_every_quota(void **state)
 		used_now[i] = &now[i];
 	}
 	/* own status.used: 1 + 2 fits the last one's 4 */
-	assert_int_equal(quota_resourcequota_check(qs, 20, &req, &lim, 1, 0, &d), GPUQ_OK);
-	assert_int_equal(quota_resourcequota_check_used(qs, NULL, 20, &req, &lim, 1, 0, &d),
+	assert_int_equal(quota_resourcequota_check(qs, 20, NULL, &req, &lim, 1, 0, &d), GPUQ_OK);
+	assert_int_equal(quota_resourcequota_check_used(qs, NULL, 20, NULL, &req, &lim, 1, 0, &d),
 			 GPUQ_OK);
 	/* the usage seen since: 3 + 2 does not, and the 20th quota says so */
-	assert_int_equal(quota_resourcequota_check_used(qs, used_now, 20, &req, &lim, 1, 0, &d),
-			 GPUQ_EDENIED);
+	assert_int_equal(
+	    quota_resourcequota_check_used(qs, used_now, 20, NULL, &req, &lim, 1, 0, &d),
+	    GPUQ_EDENIED);
 	assert_string_equal(d.msg, "exceeded quota: q19, requested: requests.nvidia.com/gpu=2, "
 				   "used: requests.nvidia.com/gpu=3, limited: "
 				   "requests.nvidia.com/gpu=4");
 	/* a NULL entry: that quota's own status.used */
 	used_now[19] = NULL;
-	assert_int_equal(quota_resourcequota_check_used(qs, used_now, 20, &req, &lim, 1, 0, &d),
-			 GPUQ_OK);
+	assert_int_equal(
+	    quota_resourcequota_check_used(qs, used_now, 20, NULL, &req, &lim, 1, 0, &d), GPUQ_OK);
 }
 
 /* A Job: per-pod requests times parallelism, checked as a whole. */
@@ -1281,11 +1282,12 @@ static void resourcequota_job_total(void **state)
 	(void)state;
 	assert_int_equal(quota_pod_requests(&p, &req), GPUQ_OK);
 	assert_int_equal(quota_pod_limits(&p, &lim), GPUQ_OK);
-	assert_int_equal(quota_resourcequota_check(&qs, 1, &req, &lim, 1, 0, &d), GPUQ_OK);
+	assert_int_equal(quota_resourcequota_check(&qs, 1, NULL, &req, &lim, 1, 0, &d), GPUQ_OK);
 	assert_int_equal(quota_reslist_scale(&req, 4), GPUQ_OK);
 	assert_int_equal(quota_reslist_scale(&lim, 4), GPUQ_OK);
-	assert_int_equal(quota_resourcequota_check(&qs, 1, &req, &lim, 4, QUOTA_RQ_IGNORE_USED, &d),
-			 GPUQ_EDENIED);
+	assert_int_equal(
+	    quota_resourcequota_check(&qs, 1, NULL, &req, &lim, 4, QUOTA_RQ_IGNORE_USED, &d),
+	    GPUQ_EDENIED);
 	assert_string_equal(d.msg, "exceeded quota: team, requested: requests.nvidia.com/gpu=8, "
 				   "used: requests.nvidia.com/gpu=0, limited: "
 				   "requests.nvidia.com/gpu=6");
@@ -1433,6 +1435,83 @@ static void lent_shared_in_groups(void **state)
 	quota_lent_share(v, 0);		 /* nothing to share */
 }
 
+/* Which pods a scoped ResourceQuota counts (quota_resourcequota_applies):
+ * every scope must hold; PriorityClass by operator, a pod of no class in
+ * NotIn and DoesNotExist; a scope of other objects counts no pod. Then the
+ * check itself skips a quota that does not count the workload's pods. */
+static void scoped_quotas(void **state)
+{
+	static const char *const high[] = {"high"};
+	static const struct {
+		quota_scope_t scope;
+		const char *cls; /* the pod's class, NULL: none */
+		bool terminating, best_effort;
+		bool want;
+	} t[] = {
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_IN, high, 1}, "high", false, false, true},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_IN, high, 1}, "low", false, false, false},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_IN, high, 1}, NULL, false, false, false},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_NOT_IN, high, 1}, "low", false, false, true},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_NOT_IN, high, 1}, NULL, false, false, true},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_NOT_IN, high, 1},
+	     "high",
+	     false,
+	     false,
+	     false},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_EXISTS, NULL, 0}, "low", false, false, true},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_EXISTS, NULL, 0}, NULL, false, false, false},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_DOES_NOT_EXIST, NULL, 0},
+	     NULL,
+	     false,
+	     false,
+	     true},
+	    {{QUOTA_SCOPE_PRIORITY_CLASS, QUOTA_SCOPE_DOES_NOT_EXIST, NULL, 0},
+	     "x",
+	     false,
+	     false,
+	     false},
+	    {{QUOTA_SCOPE_TERMINATING, QUOTA_SCOPE_EXISTS, NULL, 0}, NULL, true, false, true},
+	    {{QUOTA_SCOPE_TERMINATING, QUOTA_SCOPE_EXISTS, NULL, 0}, NULL, false, false, false},
+	    {{QUOTA_SCOPE_NOT_TERMINATING, QUOTA_SCOPE_EXISTS, NULL, 0}, NULL, false, false, true},
+	    {{QUOTA_SCOPE_BEST_EFFORT, QUOTA_SCOPE_EXISTS, NULL, 0}, NULL, false, true, true},
+	    {{QUOTA_SCOPE_NOT_BEST_EFFORT, QUOTA_SCOPE_EXISTS, NULL, 0}, NULL, false, true, false},
+	    {{QUOTA_SCOPE_OTHER, QUOTA_SCOPE_EXISTS, NULL, 0}, "high", false, false, false},
+	};
+	quota_resourcequota_t rq = {.namespace_ = "a", .name = "only-high"};
+	const quota_resourcequota_t *qs[] = {&rq};
+	quota_reslist_t req = {0};
+	quota_qty_t eight = quota_qty_from_units(8, QUOTA_QTY_DECIMAL_SI);
+	quota_qty_t zero = quota_qty_from_units(0, QUOTA_QTY_DECIMAL_SI);
+	gpuq_diag_t d = {{0}};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		quota_pod_scope_t pod = {t[i].cls, t[i].terminating, t[i].best_effort, false};
+
+		rq.scopes = &t[i].scope;
+		rq.n_scopes = 1;
+		if (quota_resourcequota_applies(&rq, &pod) != t[i].want)
+			fail_msg("case %zu: applies %d, want %d", i, !t[i].want, t[i].want);
+	}
+	/* pods: 0 for class high, as a namespace keeps a class from its pods */
+	rq.scopes = &t[0].scope;
+	assert_int_equal(quota_reslist_set(&rq.hard, "pods", &zero), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&req, "nvidia.com/gpu", &eight), GPUQ_OK);
+	{
+		quota_pod_scope_t h = {"high", false, false, false},
+				  l = {"low", false, false, false};
+
+		assert_int_equal(
+		    quota_resourcequota_check(qs, 1, &l, &req, &req, 1, QUOTA_RQ_IGNORE_USED, &d),
+		    GPUQ_OK);
+		assert_int_equal(
+		    quota_resourcequota_check(qs, 1, &h, &req, &req, 1, QUOTA_RQ_IGNORE_USED, &d),
+		    GPUQ_EDENIED);
+		assert_string_equal(d.msg, "exceeded quota: only-high, requested: pods=1, used: "
+					   "pods=0, limited: pods=0");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1463,6 +1542,7 @@ int main(void)
 	    cmocka_unit_test(amounts_read_as_quantities),
 	    cmocka_unit_test(max_fit_rule),
 	    cmocka_unit_test(lent_shared_in_groups),
+	    cmocka_unit_test(scoped_quotas),
 	};
 
 	return cmocka_run_group_tests_name("quota", tests, NULL, NULL);

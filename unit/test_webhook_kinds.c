@@ -663,6 +663,115 @@ static void test_edits_by_row(void **state)
 	}
 }
 
+/* ---- gpuq's keys are gpuq's ---- */
+
+#define GPUQ_SA "system:serviceaccount:gpuq-system:gpuq"
+#define JOB_SA "system:serviceaccount:kube-system:job-controller"
+/* A one-GPU Job: suspend, metadata annotations, template labels and
+ * annotations (JSON members, each "" for none). */
+#define KJOB(suspend, ann, tlabels, tann)                                                          \
+	"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\","              \
+	"\"annotations\":{" ann "}},\"spec\":{\"suspend\":" suspend ",\"template\":{"              \
+	"\"metadata\":{\"labels\":{" tlabels "},\"annotations\":{" tann "}},\"spec\":{"            \
+	"\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/"                 \
+	"gpu\":\"1\"}}}]}}}}"
+#define K_ADMITTED "\"gpuq.dev/admitted\":\"true\""
+#define H100 ",\"gpuq.dev/flavors\":\"nvidia.com/gpu=h100\""
+#define A100 ",\"gpuq.dev/flavors\":\"nvidia.com/gpu=a100\""
+#define MANAGED "\"gpuq.dev/managed\":\"true\""
+#define RUNNING(ann) KJOB("false", K_ADMITTED ann, MANAGED, K_ADMITTED)
+/* A Pod of that Job as the Job controller makes it. */
+#define KPOD(ann)                                                                                  \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"j-x\",\"labels\":"       \
+	"{" MANAGED "},\"annotations\":{" K_ADMITTED ann "},\"ownerReferences\":[{\"apiVersion\":" \
+	"\"batch/v1\",\"kind\":\"Job\",\"name\":\"j\",\"uid\":\"u\",\"controller\":true}]},"       \
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"                    \
+	"\"nvidia.com/gpu\":\"1\"}}}]}}"
+
+/* A value of n bytes of 'x' (n < 200). */
+#define X70 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+
+static void test_gpuq_keys(void **state)
+{
+	static const struct {
+		const char *kind, *op, *user, *obj, *old;
+		const char *want; /* in the message; "" allowed */
+	} t[] = {
+	    /* a running Job's flavors rewritten, added, removed: refused */
+	    {"Job", "UPDATE", "alice", RUNNING(A100), RUNNING(H100),
+	     "Job \"j\": metadata.annotations[gpuq.dev/flavors] is gpuq's: it may be set, "
+	     "changed or removed only by gpuq (" GPUQ_SA "); leave it as gpuq wrote it"},
+	    {"Job", "UPDATE", "alice", RUNNING(A100), RUNNING(""),
+	     "metadata.annotations[gpuq.dev/flavors] is gpuq's"},
+	    {"Job", "UPDATE", "alice", RUNNING(""), RUNNING(H100),
+	     "metadata.annotations[gpuq.dev/flavors] is gpuq's"},
+	    /* gpuq itself writes them */
+	    {"Job", "UPDATE", GPUQ_SA, RUNNING(A100), RUNNING(H100), ""},
+	    /* the placement before release, the status, any other gpuq.dev key */
+	    {"Job", "UPDATE", "alice", RUNNING(",\"gpuq.dev/original-scheduling\":\"" X70 "\""),
+	     RUNNING(""), "metadata.annotations[gpuq.dev/original-scheduling] is gpuq's"},
+	    {"Job", "UPDATE", "alice", RUNNING(",\"gpuq.dev/status\":\"admitted\""),
+	     RUNNING(",\"gpuq.dev/status\":\"running\""),
+	     "metadata.annotations[gpuq.dev/status] is gpuq's"},
+	    {"Job", "UPDATE", "alice", RUNNING(",\"gpuq.dev/whatever\":\"1\""), RUNNING(""),
+	     "metadata.annotations[gpuq.dev/whatever] is gpuq's"},
+	    /* a template's label gpuq trusts */
+	    {"Job", "UPDATE", "alice", KJOB("true", "\"a\":\"b\"", "", ""),
+	     KJOB("true", "\"a\":\"b\"", MANAGED, ""),
+	     "Job \"j\": spec.template.metadata.labels[gpuq.dev/managed] is gpuq's"},
+	    /* a tenant's own inputs and keys: taken, within their size */
+	    {"Job", "UPDATE", "alice", RUNNING(H100 ",\"gpuq.dev/expected-runtime\":\"2h\""),
+	     RUNNING(H100), ""},
+	    {"Job", "UPDATE", "alice", RUNNING(H100 ",\"note\":\"" X70 "\""), RUNNING(H100), ""},
+	    {"Job", "UPDATE", "alice", RUNNING(H100 ",\"gpuq.dev/expected-runtime\":\"" X70 "\""),
+	     RUNNING(H100),
+	     "Job \"j\": metadata.annotations[gpuq.dev/expected-runtime] is 70 bytes, at most "
+	     "64; shorten it"},
+	    /* created with gpuq's keys: refused; with what /mutate writes: taken */
+	    {"Job", "CREATE", "alice", KJOB("true", "\"x\":\"y\"" H100, MANAGED, ""), "null",
+	     "metadata.annotations[gpuq.dev/flavors] is gpuq's: it may be set, changed or "
+	     "removed only by gpuq (" GPUQ_SA "); leave it as gpuq wrote it (remove it from the "
+	     "new object)"},
+	    {"Job", "CREATE", "alice",
+	     KJOB("true", "\"gpuq.dev/status\":\"pending\"", MANAGED,
+		  "\"gpuq.dev/original-scheduling\":\"{}\""),
+	     "null", "spec.template.metadata.annotations[gpuq.dev/original-scheduling] is gpuq's"},
+	    {"Job", "CREATE", "alice", KJOB("true", "\"gpuq.dev/status\":\"pending\"", MANAGED, ""),
+	     "null", ""},
+	    {"Job", "CREATE", "alice",
+	     KJOB("true", "\"gpuq.dev/status\":\"" X70 X70 X70 X70 X70 X70 X70 X70 "\"", MANAGED,
+		  ""),
+	     "null", "metadata.annotations[gpuq.dev/status] is 560 bytes, at most 512"},
+	    /* a class a scoped ResourceQuota keeps from the namespace (40-limits.yaml):
+	       refused in the apiserver's words; any other class passes that quota */
+	    {"Job", "CREATE", "alice",
+	     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+	     "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"priorityClassName\":"
+	     "\"reserved\",\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+	     "\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null",
+	     "Job \"j\": exceeded quota: team-a-no-reserved, requested: pods=1, used: pods=0, "
+	     "limited: pods=0"},
+	    {"Job", "CREATE", "alice",
+	     "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"j\"},"
+	     "\"spec\":{\"suspend\":true,\"template\":{\"spec\":{\"priorityClassName\":"
+	     "\"other\",\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+	     "\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+	     "null", ""},
+	    /* the Job controller copies the template gpuq wrote; a tenant may not */
+	    {"Pod", "CREATE", JOB_SA, KPOD(H100), "null", ""},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *msg = validate(strcmp(t[i].kind, "Job") ? "" : "batch", "v1", t[i].kind,
+				     t[i].op, t[i].user, t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
 /* ---- Kubeflow Trainer: a TrainJob, its JobSet ---- */
 
 #define TRAINER_SA "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
@@ -866,7 +975,7 @@ int main(void)
 	    cmocka_unit_test(test_sets_validate),      cmocka_unit_test(test_set_pods),
 	    cmocka_unit_test(test_ray_mutate),	       cmocka_unit_test(test_ray_validate),
 	    cmocka_unit_test(test_trainjob_admission), cmocka_unit_test(test_edits_by_row),
-	    cmocka_unit_test(test_unwatched_kinds),
+	    cmocka_unit_test(test_unwatched_kinds),    cmocka_unit_test(test_gpuq_keys),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

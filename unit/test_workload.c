@@ -237,10 +237,20 @@ static void test_object_table(void **state)
 		      "") ",'spec':{'priorityClassName':'high','containers':[{"
 			  "'name':'c','resources':{'limits':{'nvidia.com/gpu':'1'}}}]}}",
 	     true, 1, 1000, "high", 1, -1, false, NULL},
-	    {"pod with spec.priority (the apiserver resolved it)",
+	    {"pod whose spec.priority disagrees with its class (the class decides)",
 	     OBJ_META(POD_API, "ps", "") ",'spec':{'priority':7,'priorityClassName':'high',"
 					 "'containers':[]}}",
-	     false, 1, 7, "high", -1, -1, false, NULL},
+	     false, 1, 1000, "high", -1, -1, false, NULL},
+	    {"job template forging priority 2000000000, no class (the default decides)",
+	     OBJ_META(JOB_API, "forged", "") ",'spec':{'template':{'spec':{'priority':2000000000,"
+					     "'containers':[{'name':'c','resources':{'limits':{"
+					     "'nvidia.com/gpu':'8'}}}]}}}}",
+	     true, 1, 10, "low", 8, 500, false, NULL},
+	    {"job template forging priority beside a class (the class decides)",
+	     OBJ_META(JOB_API, "forged2",
+		      "") ",'spec':{'template':{'spec':{'priority':"
+			  "2000000000,'priorityClassName':'high','containers':[]}}}}",
+	     false, 1, 1000, "high", -1, -1, false, NULL},
 	    {"pod with an unknown class",
 	     OBJ_META(POD_API, "pu", "") ",'spec':{'priorityClassName':'nope'}}", false, 1, 0,
 	     "nope", -1, -1, false, NULL},

@@ -231,14 +231,19 @@ static bool workload_totals(webhook_review_t *r, const workload_view_t *w, total
 	return false;
 }
 
-/* The request alone must fit under every ResourceQuota hard limit. */
+/* The request alone must fit under every ResourceQuota hard limit that
+ * counts its Pods (a quota scoped to a PriorityClass counts only that
+ * class's: the usual way to keep a class for some namespaces). */
 static bool check_quota(webhook_review_t *r, const workload_view_t *w, const totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	gpuq_diag_t diag = {""};
+	quota_pod_scope_t scope;
 
-	if (!ns || quota_resourcequota_check(ns->quotas, ns->n_quotas, &t->requests, &t->limits,
-					     w->pods, QUOTA_RQ_IGNORE_USED, &diag) == GPUQ_OK)
+	workload_view_quota_scope(w, r->policy, &t->requests, &t->limits, &scope);
+	if (!ns ||
+	    quota_resourcequota_check(ns->quotas, ns->n_quotas, &scope, &t->requests, &t->limits,
+				      w->pods, QUOTA_RQ_IGNORE_USED, &diag) == GPUQ_OK)
 		return true;
 	webhook_review_refuse(
 	    r, WEBHOOK_DENY,
@@ -795,6 +800,76 @@ static void validate_update_child(webhook_review_t *r, const workload_view_t *w,
 				      r->controller_user, parent->kind_name);
 }
 
+/* Whether the requester is the controller that makes w from a template gpuq
+ * wrote (the Job controller for a Job's Pods, the JobSet controller for a
+ * JobSet's Jobs): it copies gpuq's keys, as gpuq wrote them. */
+static bool by_maker(const webhook_review_t *r, const workload_view_t *w)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+
+	return owner && workload_creator(
+			    workload_integration(workload_kind_of(
+				jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind"))),
+			    r->username);
+}
+
+/* One map of w judged by workload_keys_check (field: where it is, e.g.
+ * "spec.template.metadata.annotations"); refuses the first breach. */
+static bool keys_map(webhook_review_t *r, const workload_view_t *w, const jv_t *now,
+		     const jv_t *was, bool label, const char *field)
+{
+	workload_key_breach_t b;
+
+	if (!workload_keys_check(now, was, label, !r->old, &b))
+		return true;
+	if (b.why == WORKLOAD_KEY_BREACH_SIZE)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s[%s] is %zu bytes, at most %zu; shorten it",
+				      w->kind_name, w->name, field, b.key, b.len, b.max);
+	else
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s[%s] is gpuq's: it may be set, changed or "
+				      "removed only by gpuq (%s); leave it as gpuq wrote it%s",
+				      w->kind_name, w->name, field, b.key, r->controller_user,
+				      r->old ? "" : " (remove it from the new object)");
+	return false;
+}
+
+/* gpuq's keys are gpuq's (workload_key_owner, the one list): on CREATE and
+ * UPDATE by anyone but gpuq and the controller that makes w from gpuq's
+ * template, no gpuq.dev/ key gpuq owns of w's metadata or of a pod
+ * template's may be set, changed or removed, and a tenant's input is
+ * capped. What the controller reads back from them (the flavors a running
+ * workload was released on, its placement before) is then gpuq's word. */
+static void check_keys(webhook_review_t *r, const workload_view_t *w, const workload_view_t *old)
+{
+	char field[WORKLOAD_FIELD_MAX + 48];
+
+	if (by_maker(r, w) ||
+	    !keys_map(r, w, w->labels, old ? old->labels : NULL, true, "metadata.labels") ||
+	    !keys_map(r, w, w->annotations, old ? old->annotations : NULL, false,
+		      "metadata.annotations"))
+		return;
+	for (size_t p = 0; p < w->n_podsets; p++) {
+		const workload_view_podset_t *ps = &w->podsets[p];
+		const workload_view_podset_t *o = old ? podset_named(old, ps->name) : NULL;
+		size_t n = strlen(ps->spec_field);
+
+		if (!ps->tmpl_ptr[0])
+			continue; /* a Pod: its own metadata, judged above */
+		/* the template's field is its spec's without ".spec" */
+		snprintf(field, sizeof(field), "%.*s.metadata.labels", (int)(n > 5 ? n - 5 : n),
+			 ps->spec_field);
+		if (!keys_map(r, w, ps->pod_labels, o ? o->pod_labels : NULL, true, field))
+			return;
+		snprintf(field, sizeof(field), "%.*s.metadata.annotations",
+			 (int)(n > 5 ? n - 5 : n), ps->spec_field);
+		if (!keys_map(r, w, ps->pod_annotations, o ? o->pod_annotations : NULL, false,
+			      field))
+			return;
+	}
+}
+
 int webhook_validate_run(webhook_review_t *r)
 {
 	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
@@ -851,6 +926,8 @@ int webhook_validate_run(webhook_review_t *r)
 		else
 			validate_update_pod(r, &w, &old);
 	}
+	if (!rc && r->verdict == WEBHOOK_ALLOW && (w.gpu || old.gpu || member || old_member))
+		check_keys(r, &w, update && r->old ? &old : NULL);
 	workload_view_deinit(&w);
 	workload_view_deinit(&old);
 	return rc;

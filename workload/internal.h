@@ -2,10 +2,11 @@
  * workload/internal.h: shared by the files of workload/ only; the module's
  * interface is workload/workload.h.
  *
- * Files, bottom up: gpu.c (the GPU rule), view.c (an object's pod sets as
- * the admission rules read them), kinds.c (the integration table: each
- * kind's pod sets and status), object.c (the owned, compact workload),
- * resolve.c (what the policy makes of it).
+ * Files, bottom up: gpu.c (the GPU rule), keys.c (who writes which
+ * gpuq.dev/ key), view.c (an object's pod sets as the admission rules read
+ * them), kinds.c (the integration table: each kind's pod sets and status),
+ * object.c (the owned, compact workload), resolve.c (what the policy makes
+ * of it).
  */
 #ifndef GPUQ_WORKLOAD_INTERNAL_H
 #define GPUQ_WORKLOAD_INTERNAL_H
@@ -79,5 +80,11 @@ void *workload_tail_alloc(workload_t *w, size_t n);
 const char *workload_known_resource(const char *name);
 /* RFC 3339 as metav1.Time writes it into ms since the epoch. */
 bool workload_time_parse(const char *s, int64_t *ms);
+
+/* view.c: what pod spec `spec` shows a ResourceQuota's scopes besides its
+ * class and requests: activeDeadlineSeconds set (Terminating), a pod
+ * (anti-)affinity term naming namespaces or a namespaceSelector
+ * (CrossNamespacePodAffinity). */
+void workload_pod_spec_scopes(const jv_t *spec, bool *terminating, bool *cross_ns);
 
 #endif

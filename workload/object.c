@@ -22,7 +22,7 @@
 /* The annotations gpuq writes whole (the templates' placement before a
  * release, the flavors): longer than any label, under the apiserver's
  * 256 KiB for all annotations. */
-#define ANNOT_MAX (64u << 10)
+#define ANNOT_MAX WORKLOAD_KEY_GPUQ_MAX
 
 typedef struct block {
 	struct block *next; /* the next block (older) */
@@ -335,11 +335,10 @@ static int decode_priority(workload_decoder_t *d, workload_podset_t *out,
 			      &out->priority_class);
 	if (rc || !v || jv_is(v, JV_NULL))
 		return rc;
+	/* checked as the apiserver would, never used: priority comes from the
+	   class (resolve.c) */
 	snprintf(path, sizeof(path), "%s.priority", ps->spec_field);
-	rc = jv_fields_int(&d->f, ps->pod_spec, "priority", path, 0, INT32_MIN, INT32_MAX, &n);
-	out->priority = (int32_t)n;
-	out->has_priority = true;
-	return rc;
+	return jv_fields_int(&d->f, ps->pod_spec, "priority", path, 0, INT32_MIN, INT32_MAX, &n);
 }
 
 static int decode_selector(workload_decoder_t *d, workload_podset_t *out,
@@ -556,6 +555,7 @@ static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
 			rc = decode_tolerations(d, out, ps);
 		if (!rc)
 			rc = decode_containers(d, out, ps);
+		workload_pod_spec_scopes(ps->pod_spec, &out->terminating, &out->cross_ns_affinity);
 		out->gpu_named = ps->gpu; /* by name: no policy, so no DRA seen */
 	}
 	return rc;

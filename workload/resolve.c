@@ -106,8 +106,13 @@ static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
 	return rc;
 }
 
-/* The priority as the Priority admission plugin gives it to the Pods: the
- * first pod set that sets one or names a class decides. */
+/* The priority as the Priority admission plugin gives it to the Pods, from
+ * the PriorityClass only: the first pod set that names a class decides, else
+ * the global default class, else 0. A pod spec's own `priority` integer is
+ * never read: in a template it is the tenant's to write (the apiserver
+ * refuses the Pods it would make, but a queue that trusted it would have
+ * preempted for it already); in a Pod the Priority plugin set it from the
+ * class anyway. */
 static void priority(workload_t *w, const policy_t *policy, const char **cls)
 {
 	const policy_priorityclass_t *pc = NULL;
@@ -118,11 +123,6 @@ static void priority(workload_t *w, const policy_t *policy, const char **cls)
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_podset_t *ps = &w->podsets[i];
 
-		if (ps->has_priority) {
-			*cls = ps->priority_class;
-			w->priority = ps->priority;
-			return;
-		}
 		if (!ps->priority_class)
 			continue;
 		*cls = ps->priority_class;
@@ -213,4 +213,20 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 	}
 	free(one);
 	return GPUQ_OK;
+}
+
+void workload_quota_scope(const workload_t *w, quota_pod_scope_t *out)
+{
+	const workload_podset_t *ps = w->n_podsets ? &w->podsets[0] : NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->priority_class = w->priority_class;
+	out->best_effort = true;
+	if (!ps)
+		return;
+	out->terminating = ps->terminating;
+	out->cross_ns_affinity = ps->cross_ns_affinity;
+	for (size_t i = 0; i < ps->n_requests; i++)
+		if (!strcmp(ps->requests[i].name, "cpu") || !strcmp(ps->requests[i].name, "memory"))
+			out->best_effort = false;
 }

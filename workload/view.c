@@ -513,3 +513,54 @@ void workload_view_deinit(workload_view_t *w)
 	w->one.pod.containers = NULL;
 	w->one.refs = NULL;
 }
+
+/* Whether an affinity's (podAffinity or podAntiAffinity) terms name
+ * namespaces or a namespaceSelector. */
+static bool names_namespaces(const jv_t *aff)
+{
+	static const char *const lists[] = {"requiredDuringSchedulingIgnoredDuringExecution",
+					    "preferredDuringSchedulingIgnoredDuringExecution"};
+
+	for (size_t l = 0; l < 2; l++)
+		for (const jv_t *t = jv_first(jv_get(aff, lists[l])); t; t = t->next) {
+			const jv_t *term = l ? jv_get(t, "podAffinityTerm") : t;
+			const jv_t *sel = jv_get(term, "namespaceSelector");
+
+			if (jv_count(jv_get(term, "namespaces")) || (sel && !jv_is(sel, JV_NULL)))
+				return true;
+		}
+	return false;
+}
+
+void workload_pod_spec_scopes(const jv_t *spec, bool *terminating, bool *cross_ns)
+{
+	const jv_t *ads = jv_get(spec, "activeDeadlineSeconds");
+	const jv_t *aff = jv_get(spec, "affinity");
+
+	*terminating = ads && !jv_is(ads, JV_NULL);
+	*cross_ns = names_namespaces(jv_get(aff, "podAffinity")) ||
+		    names_namespaces(jv_get(aff, "podAntiAffinity"));
+}
+
+/* Whether a resource list names cpu or memory. */
+static bool names_compute(const quota_reslist_t *l)
+{
+	return l && (quota_reslist_get(l, "cpu") || quota_reslist_get(l, "memory"));
+}
+
+void workload_view_quota_scope(const workload_view_t *w, const policy_t *policy,
+			       const quota_reslist_t *requests, const quota_reslist_t *limits,
+			       quota_pod_scope_t *out)
+{
+	const policy_priorityclass_t *def = policy ? policy_priorityclass_default(policy) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < w->n_podsets && !out->priority_class; i++)
+		out->priority_class = jv_member_str(w->podsets[i].pod_spec, "priorityClassName");
+	if (!out->priority_class && def)
+		out->priority_class = def->name;
+	if (w->n_podsets)
+		workload_pod_spec_scopes(w->podsets[0].pod_spec, &out->terminating,
+					 &out->cross_ns_affinity);
+	out->best_effort = !names_compute(requests) && !names_compute(limits);
+}

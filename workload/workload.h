@@ -64,6 +64,55 @@
 					       every member has stopped */
 #define WORKLOAD_POD_GROUP_MAX 100000	    /* largest pod-group count accepted */
 
+/* ---- Who writes gpuq.dev/ keys (keys.c) ---- */
+
+/* The largest value of a gpuq.dev/ key gpuq writes whole (the resource=flavor
+ * pairs of a release, the templates' placement before it), and so the
+ * largest the object decoder keeps. */
+#define WORKLOAD_KEY_GPUQ_MAX (64u << 10)
+
+typedef enum {
+	WORKLOAD_KEY_OTHER = 0,	  /* not a gpuq.dev/ key: none of gpuq's business */
+	WORKLOAD_KEY_INPUT = 1,	  /* a tenant's input (label gpuq.dev/queue-name,
+				     annotation gpuq.dev/expected-runtime): anyone,
+				     within its size */
+	WORKLOAD_KEY_CREATED = 2, /* gpuq's, but /mutate writes it into a new
+				     object (label gpuq.dev/managed, annotation
+				     gpuq.dev/status): any creator, within its size;
+				     after that gpuq's */
+	WORKLOAD_KEY_GPUQ = 3,	  /* gpuq's (gpuq.dev/admitted, gpuq.dev/flavors,
+				     gpuq.dev/original-scheduling, any other
+				     gpuq.dev/ key): set, changed or removed by
+				     gpuq's identity only */
+} workload_key_owner_t;
+
+/* Who writes key (a label when label, else an annotation) on a workload
+ * object or its pod templates; *max: the bytes of its value accepted from
+ * anyone but gpuq (0 for WORKLOAD_KEY_OTHER). The one list of gpuq.dev/
+ * keys a tenant may write. */
+workload_key_owner_t workload_key_owner(const char *key, bool label, size_t *max);
+
+typedef enum {
+	WORKLOAD_KEY_BREACH_OWNER = 1, /* a key gpuq owns set, changed or removed */
+	WORKLOAD_KEY_BREACH_SIZE = 2,  /* a key's value over its size */
+} workload_key_breach_why_t;
+
+typedef struct {
+	const char *key;	       /* the key (borrowed from the maps checked) */
+	workload_key_breach_why_t why; /* what is wrong */
+	size_t len;		       /* bytes of its new value (0: removed) */
+	size_t max;		       /* bytes accepted (workload_key_owner's) */
+} workload_key_breach_t;
+
+/* Judge a write by anyone but gpuq's identity to one labels map (label) or
+ * annotations map: now is the map as written, was as it stood (NULL, or not
+ * an object: absent, as for a CREATE); create says the object is new (keys
+ * /mutate writes pass). The first breach in now's order, then was's (a
+ * removed key), goes into *out: true. A value left as it was is never a
+ * breach, whatever its size. */
+bool workload_keys_check(const jv_t *now, const jv_t *was, bool label, bool create,
+			 workload_key_breach_t *out);
+
 /* ---- Caps (anything past one is refused, naming the field; never cut) ---- */
 
 #define WORKLOAD_PODSETS_MAX 18	   /* pod sets per workload (Kueue v1beta2's and the core's cap) */
@@ -292,6 +341,17 @@ int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t 
 			      quota_reslist_t *one);
 void workload_view_deinit(workload_view_t *w);
 
+/* What the Pods of view w show a ResourceQuota's scopes (quota_pod_scope_t):
+ * the class the Priority plugin gives them (the first pod set naming one,
+ * else policy's global default), from its first pod set activeDeadlineSeconds and
+ * cross-namespace affinity, and BestEffort when requests and limits (the
+ * workload's totals, LimitRange defaults in) name no cpu or memory. The
+ * strings are borrowed from w and policy. One scope for the workload: its
+ * pod sets are judged by the first's. */
+void workload_view_quota_scope(const workload_view_t *w, const policy_t *policy,
+			       const quota_reslist_t *requests, const quota_reslist_t *limits,
+			       quota_pod_scope_t *out);
+
 /* The queue of a labels map: gpuq.dev/queue-name, else kueue.x-k8s.io/queue-name,
  * else NULL. */
 const char *workload_labels_queue(const jv_t *labels);
@@ -368,14 +428,12 @@ typedef struct {
 	int64_t dra_gpus;	      /* devices asked through GPU DRA claims */
 	workload_request_t *requests; /* one pod's effective request (resolve's
 					 allocation) */
-	int32_t priority;	      /* the pod spec's priority, if has_priority */
 	uint16_t n_containers;	      /* entries in containers */
 	uint16_t n_overhead;	      /* entries in overhead */
 	uint16_t n_claim_templates;   /* entries in claim_templates */
 	uint16_t n_node_selector;     /* entries in node_selector */
 	uint16_t n_tolerations;	      /* entries in tolerations */
 	uint16_t n_requests;	      /* resolved: entries in requests */
-	bool has_priority;	      /* the pod spec's priority is set */
 	bool has_meta;		      /* the template has metadata (patches add it when not) */
 	bool has_annotations;	      /* ... metadata.annotations */
 	bool has_labels;	      /* ... metadata.labels */
@@ -383,6 +441,8 @@ typedef struct {
 	bool managed;		      /* label gpuq.dev/managed = "true" on the template */
 	bool gpu_named;		      /* a container asks for a GPU resource by name */
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
+	bool terminating;	      /* the pod spec sets activeDeadlineSeconds (quota scope) */
+	bool cross_ns_affinity;	      /* a pod (anti-)affinity term names other namespaces */
 } workload_podset_t;
 
 /* What few objects carry: a Pod's and a set member's fields, the
@@ -472,10 +532,10 @@ typedef struct workload {
 	int32_t runtime_patch_at;    /* a kind whose pod sets are its child's: the index
 					of gpuq's entry in its runtime_patch list
 					(manager WORKLOAD_PATCH_MANAGER), -1 when none */
-	int32_t priority;	     /* resolved: the pod spec's priority if set; else
-					its priorityClassName's value; else the global
-					default PriorityClass's; else 0 (the first pod
-					set that names one counts) */
+	int32_t priority;	     /* resolved: its priorityClassName's value (the
+					first pod set that names one counts); else the
+					global default PriorityClass's; else 0. Never
+					a pod spec's own priority integer */
 	uint32_t mem_used;	     /* bytes of the workload's one allocation in use:
 					w itself first, then every member (the
 					decode's scratch copied to the size it used) */
@@ -530,6 +590,11 @@ int workload_decode_json(const char *json, size_t len, const workload_config_t *
  * GPUQ_OK; GPUQ_EINVAL (too many resources, a sum above 2^63-1) with diag;
  * GPUQ_ENOMEM (w keeps its former resolution). */
 int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag);
+/* What resolved w's Pods show a ResourceQuota's scopes, as
+ * workload_view_quota_scope (BestEffort when its first pod set's effective
+ * request names no cpu or memory: a limit alone is a request). Strings
+ * borrowed from w. */
+void workload_quota_scope(const workload_t *w, quota_pod_scope_t *out);
 /* Free w. NULL is fine. */
 void workload_destroy(workload_t *w);
 
