@@ -23,8 +23,9 @@
 #define JOBSET_SA "system:serviceaccount:jobset-system:jobset-controller-manager"
 
 static policy_t *g_policy;
-/* What the controller's cache would hold: RayCluster "rc" admitted and
- * running (its Pods below pass outside the queue only so: test_webhook.c's
+/* What the controller's cache would hold: RayCluster "rc" and Job "j"
+ * (uid "u") admitted and running (their Pods below pass outside the queue
+ * only so: test_webhook.c's
  * test_exempt_owner_evidence refuses them without it). */
 static webhook_owners_t *g_owners;
 static webhook_config_t g_cfg;
@@ -34,7 +35,8 @@ static int setup(void **state)
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
-	if (webhook_owners_create(1, &g_owners) || webhook_owners_add(g_owners, "rc"))
+	if (webhook_owners_create(2, &g_owners) || webhook_owners_add(g_owners, "rc") ||
+	    webhook_owners_add(g_owners, "u"))
 		return -1;
 	webhook_owners_finish(g_owners);
 	g_cfg.owners = g_owners;
