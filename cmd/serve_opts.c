@@ -577,16 +577,24 @@ static int apply_ui(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_di
 	return GPUQ_OK;
 }
 
+/* --listen or --internal-listen. */
+static int apply_listen(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	if (f == FLAG_LISTEN) {
+		opts->listen = value;
+		return parse_addr("--listen", value, opts->host, &opts->port, diag);
+	}
+	opts->internal_listen = value;
+	return parse_addr("--internal-listen", value, opts->internal_host, &opts->internal_port,
+			  diag);
+}
+
 static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
 	case FLAG_LISTEN:
-		opts->listen = value;
-		return parse_addr("--listen", value, opts->host, &opts->port, diag);
 	case FLAG_INTERNAL_LISTEN:
-		opts->internal_listen = value;
-		return parse_addr("--internal-listen", value, opts->internal_host,
-				  &opts->internal_port, diag);
+		return apply_listen(f, value, opts, diag);
 	case FLAG_CERT_DIR:
 	case FLAG_POLICY_DIR:
 	case FLAG_STATE_DIR:
