@@ -3,8 +3,8 @@ gpuq's port on 127.0.0.1:PORT, each connection over TLS (not verified).
 
 MODE trickle: from each address of SOURCES (comma-separated), N connections
   that POST /mutate announcing a body, then send one byte of it every 30 s.
-  The bodies announced fill 256 MiB to within 512 bytes: 85 of 3 MiB, then
-  512 KiB, 256 KiB, ... 512 bytes, then 3 MiB again. Prints "trickle opened O closed C answered A first F last L": how
+  The bodies announced fill 256 MiB to within 128 bytes (less than any
+  review): 85 of 3 MiB, then 512 KiB, 256 KiB, ... 128 bytes, then 3 MiB. Prints "trickle opened O closed C answered A first F last L": how
   many were opened, closed by the server within SECONDS, answered (any
   status line, e.g. a 503) before that, and when the first and last closed
   (seconds after all were open).
@@ -26,7 +26,7 @@ ctx = ssl.create_default_context()
 ctx.check_hostname = False
 ctx.verify_mode = ssl.CERT_NONE
 GET = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
-SIZES = [3 << 20] * 85 + [1 << k for k in range(19, 8, -1)]
+SIZES = [3 << 20] * 85 + [1 << k for k in range(19, 6, -1)]
 
 
 def post(i):
@@ -50,14 +50,33 @@ def first_answer(s):
         got += chunk
 
 
+def push(socks, closed, t0):
+    """The refresh: a request (idle) or a byte of the body (trickle) on each
+    connection still open."""
+    for i, s in enumerate(socks):
+        if i in closed:
+            continue
+        try:
+            s.setblocking(True)
+            s.sendall(GET if mode == "idle" else b" ")
+            s.setblocking(False)
+        except OSError:
+            closed[i] = time.time() - t0
+
+
 socks, refused, tried = [], 0, 0
-opening_ends = time.time() + 60  # a starved server refuses by timing out: bounded
+closed, answered = {}, set()
+last_push = time.time()
+opening_ends = time.time() + 120  # a starved server refuses by timing out: bounded
 for src in sources:
     for _ in range(n):
         if time.time() > opening_ends:
             refused += 1
             continue
         tried += 1
+        if time.time() - last_push >= 30:  # opening can take minutes on a busy machine
+            last_push = time.time()
+            push(socks, {}, last_push)
         try:
             s = connect(src)
             if mode == "idle":
@@ -70,8 +89,7 @@ for src in sources:
         except OSError:
             refused += 1
 open(flag, "w").close()
-t0 = last_push = time.time()
-closed, answered = {}, set()
+t0 = time.time()
 while time.time() - t0 < secs and len(closed) < len(socks):
     poller = select.poll()  # select() stops at fd 1024
     for i, s in enumerate(socks):
@@ -93,15 +111,7 @@ while time.time() - t0 < secs and len(closed) < len(socks):
             answered.add(i)
     if time.time() - last_push >= 30:
         last_push = time.time()
-        for i, s in enumerate(socks):
-            if i in closed:
-                continue
-            try:
-                s.setblocking(True)
-                s.sendall(GET if mode == "idle" else b" ")
-                s.setblocking(False)
-            except OSError:
-                closed[i] = time.time() - t0
+        push(socks, closed, t0)
 times = sorted(closed.values()) or [0]
 if mode == "idle":
     print("idle opened %d refused %d closed %d" % (len(socks), refused, len(closed)))

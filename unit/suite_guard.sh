@@ -122,7 +122,7 @@ python3 "$HERE/abuse_starve.py" idle "$PORT" 127.0.0.2,127.0.0.3,127.0.0.4,127.0
 IDLE=$!
 ABUSERS="$TRICKLE $IDLE"
 all_open() { [ -e "$T/trickle.open" ] && [ -e "$T/idle.open" ]; }
-check "the abusers opened their connections (within 60 s)" wait_until 60 all_open
+check "the abusers opened their connections (within 130 s)" wait_until 130 all_open
 # Reviews and /healthz from 127.0.0.1, one a second for 12 s: past the
 # body deadline (10 s), so the trickled bodies' cut is seen too.
 fast=0 slow=""
