@@ -74,9 +74,9 @@ typedef struct request {
 	bool replied;	    /* a response was queued */
 	char *body;	    /* the body so far (collecting only) */
 	size_t len;	    /* bytes in body */
-	size_t cap;	    /* bytes allocated (and taken from the body budget); never
-			       above the bytes received rounded up to a power of two, nor
-			       HTTP_BODY_MAX */
+	size_t cap;	    /* bytes allocated (and taken from the body budget): at most
+			       the larger of BODY_FIRST_CAP and twice the bytes received,
+			       never above the announced length nor HTTP_BODY_MAX */
 	/* app routes (HTTP_ROUTE_UI) whose answer needed the slow worker */
 	struct MHD_Connection *conn; /* the suspended connection */
 	char *app_path;		     /* copy of the path (owned) */
