@@ -68,7 +68,7 @@ typedef struct request {
 			       memory is taken as bytes arrive, never for this up front */
 	uint64_t start_ns;  /* CLOCK_MONOTONIC when the headers were in */
 	bool collecting;    /* a POST route's body is being read */
-	int refused;	    /* a chunked body went past a cap: the rest is read and
+	int refused;	    /* a body went past the cap or the budget: the rest is read and
 			       dropped, then answered with this code (0: none) */
 	size_t dropped;	    /* bytes dropped since, at most BODY_DROP_MAX */
 	bool replied;	    /* a response was queued */
