@@ -303,6 +303,11 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 		rc = start_ui(o, s->srv, s->kcfg, &s->ui, diag);
 	if (!rc)
 		rc = http_server_start(s->srv, diag);
+	if (!rc && o->source != CMD_SERVE_SOURCE_DIR && !o->internal_listen)
+		gpuq_log(GPUQ_LOG_WARN, "serve",
+			 "/metrics and the APIs are served on --listen, the port the apiserver "
+			 "must reach: their series name every tenant's namespaces and queues; "
+			 "give --internal-listen to serve them on a port of their own");
 	if (!rc && o->dcgm_url)
 		rc = start_dcgm(o, s->srv, &s->dcgm, diag);
 	if (!rc && o->source != CMD_SERVE_SOURCE_DIR)

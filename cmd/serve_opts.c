@@ -30,7 +30,7 @@ static const char usage_text[] =
     "\n"
     "Serve gpuq's admission webhook over HTTPS (TLS 1.2 and 1.3 only):\n"
     "  POST /mutate, POST /validate   AdmissionReview (admission.k8s.io/v1), JSON, <= 3 MiB\n"
-    "  GET /healthz, /readyz, /metrics\n"
+    "  GET /healthz, /readyz, /metrics (and the web view, --ui)\n"
     "\n"
     "Exactly one policy source:\n"
     "  --policy-dir DIR        offline: policy manifests (*.yaml, *.yml, *.json); reloaded\n"
@@ -44,6 +44,10 @@ static const char usage_text[] =
     "\n"
     "  --listen HOST:PORT      address to listen on: an IPv4 address, [IPv6], a name, or\n"
     "                          an empty HOST for every IPv4 address (\":8443\")\n"
+    "  --internal-listen HOST:PORT  serve /metrics, the web view and its APIs there\n"
+    "                          (same certificate), and only the review routes and\n"
+    "                          the probes on --listen: the port the apiserver reaches\n"
+    "                          carries no tenant's data (default: all on --listen)\n"
     "  --cert-dir DIR          holds tls.crt (chain, leaf first) and tls.key, PEM;\n"
     "                          reloaded within a second when they change\n"
     "  --state-dir DIR         state store directory, created (mode 0700) if missing\n"
@@ -142,8 +146,10 @@ const char *cmd_serve_usage(void)
 	return usage_text;
 }
 
-/* --listen HOST:PORT, "[v6]:PORT" or ":PORT". */
-static int parse_listen(const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
+/* flag (--listen or --internal-listen) HOST:PORT, "[v6]:PORT" or ":PORT"
+ * into host[CMD_SERVE_NAME_MAX + 1] and *port. */
+static int parse_addr(const char *flag, const char *value, char *host_out, uint16_t *port_out,
+		      gpuq_diag_t *diag)
 {
 	const char *colon, *host = value;
 	size_t host_len;
@@ -153,39 +159,38 @@ static int parse_listen(const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *
 	if (value[0] == '[') {
 		const char *close = strchr(value, ']');
 		if (!close || close[1] != ':')
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--listen \"%s\": expected [IPv6]:PORT", value);
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected [IPv6]:PORT",
+					     flag, value);
 		host = value + 1;
 		host_len = (size_t)(close - host);
 		colon = close + 1;
 	} else {
 		colon = strrchr(value, ':');
 		if (!colon)
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--listen \"%s\": expected HOST:PORT", value);
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": expected HOST:PORT",
+					     flag, value);
 		host_len = (size_t)(colon - value);
 		if (memchr(value, ':', host_len))
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--listen \"%s\": write an IPv6 address in brackets, "
+					     "%s \"%s\": write an IPv6 address in brackets, "
 					     "[::1]:PORT",
-					     value);
+					     flag, value);
 	}
 	if (host_len > CMD_SERVE_NAME_MAX)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "--listen \"%s\": host is too long", value);
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": host is too long", flag, value);
 	for (size_t i = 0; i < host_len; i++)
 		if (host[i] <= ' ' || host[i] == '/' || host[i] == 0x7f)
-			return gpuq_diag_set(diag, GPUQ_EINVAL,
-					     "--listen \"%s\": bad character in host", value);
-	memcpy(opts->host, host, host_len);
-	opts->host[host_len] = '\0';
+			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": bad character in host",
+					     flag, value);
+	memcpy(host_out, host, host_len);
+	host_out[host_len] = '\0';
 	errno = 0;
 	port = strtoul(colon + 1, &end, 10);
 	if (colon[1] < '0' || colon[1] > '9' || *end || errno || port < 1 || port > 65535)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "--listen \"%s\": port \"%s\" is not a number in 1..65535",
+				     "%s \"%s\": port \"%s\" is not a number in 1..65535", flag,
 				     value, colon + 1);
-	opts->port = (uint16_t)port;
-	opts->listen = value;
+	*port_out = (uint16_t)port;
 	return GPUQ_OK;
 }
 
@@ -419,6 +424,7 @@ typedef enum {
 	FLAG_UI,
 	FLAG_UI_AUTH,
 	FLAG_UI_IDLE,
+	FLAG_INTERNAL_LISTEN,
 	FLAG_LEADER_ELECT, /* the cluster flags, FLAG_LEADER_ELECT..FLAG_WEBHOOK_CONFIG */
 	FLAG_LEASE_NAMESPACE,
 	FLAG_LEASE_NAME,
@@ -456,6 +462,7 @@ static const char *const flag_names[] = {"--listen",
 					 "--ui",
 					 "--ui-auth",
 					 "--ui-idle",
+					 "--internal-listen",
 					 "--leader-elect",
 					 "--lease-namespace",
 					 "--lease-name",
@@ -614,11 +621,24 @@ static int apply_ui(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_di
 	return GPUQ_OK;
 }
 
+/* --listen or --internal-listen. */
+static int apply_listen(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	if (f == FLAG_LISTEN) {
+		opts->listen = value;
+		return parse_addr("--listen", value, opts->host, &opts->port, diag);
+	}
+	opts->internal_listen = value;
+	return parse_addr("--internal-listen", value, opts->internal_host, &opts->internal_port,
+			  diag);
+}
+
 static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
 {
 	switch (f) {
 	case FLAG_LISTEN:
-		return parse_listen(value, opts, diag);
+	case FLAG_INTERNAL_LISTEN:
+		return apply_listen(f, value, opts, diag);
 	case FLAG_CERT_DIR:
 	case FLAG_POLICY_DIR:
 	case FLAG_STATE_DIR:
@@ -817,12 +837,15 @@ static int check_ui(const bool *seen, const cmd_serve_opts_t *opts, gpuq_diag_t 
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "--ui-idle: only with --ui true");
 	if (!opts->ui)
 		return GPUQ_OK;
-	if (opts->ui_auth_none && !loopback(opts->host))
+	/* the web view is on the internal listener when there is one */
+	if (opts->ui_auth_none &&
+	    !loopback(opts->internal_listen ? opts->internal_host : opts->host))
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "--ui-auth none: only with a loopback --listen (127.0.0.1, "
+				     "--ui-auth none: only with a loopback %s (127.0.0.1, "
 				     "[::1], localhost), not \"%s\": anyone who reaches the port "
 				     "would read every queue",
-				     opts->listen);
+				     opts->internal_listen ? "--internal-listen" : "--listen",
+				     opts->internal_listen ? opts->internal_listen : opts->listen);
 	if (!opts->ui_auth_none && opts->source == CMD_SERVE_SOURCE_DIR)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "--ui true with --policy-dir: no apiserver to review tokens; "
@@ -897,6 +920,11 @@ int cmd_serve_opts_parse_env(int argc, char **argv, const cmd_serve_env_t *env,
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
 					     "%s is required (see gpuq serve --help)",
 					     flag_names[f]);
+	if (opts->internal_listen && opts->internal_port == opts->port)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--internal-listen \"%s\": the same port as --listen \"%s\"; "
+				     "give it a port of its own",
+				     opts->internal_listen, opts->listen);
 	rc = resolve_source(seen, env, opts, diag);
 	return rc ? rc : check_ui(seen, opts, diag);
 }
@@ -1009,5 +1037,9 @@ void cmd_serve_http_config(const cmd_serve_opts_t *opts, http_server_config_t *o
 				      .cert_dir = opts->cert_dir,
 				      .threads = opts->threads,
 				      .poll_ms = opts->poll_ms,
-				      .body_budget = opts->body_budget};
+				      .body_budget = opts->body_budget,
+				      .internal_listen = opts->internal_listen,
+				      .internal_host = opts->internal_host,
+				      .internal_port =
+					  opts->internal_listen ? opts->internal_port : 0};
 }

@@ -72,13 +72,17 @@ typedef struct {
 	char host[CMD_SERVE_NAME_MAX + 1]; /* HOST part ("" = every address); [v6] brackets
 					    stripped */
 	uint16_t port;			   /* PORT part, 1..65535 */
-	const char *cert_dir;		   /* --cert-dir: holds tls.crt and tls.key (PEM) */
-	cmd_serve_source_t source;	   /* where the policy comes from */
-	const char *policy_dir;		   /* --policy-dir: manifests for policy_load_dir()
-					      (CMD_SERVE_SOURCE_DIR only; else NULL) */
-	const char *kubeconfig;		   /* --kubeconfig (CMD_SERVE_SOURCE_KUBECONFIG only;
-					      else NULL) */
-	const char *state_dir;		   /* --state-dir: created 0700 when missing */
+	const char *internal_listen;	   /* --internal-listen HOST:PORT as given, or NULL:
+					      /metrics and the web view on --listen */
+	char internal_host[CMD_SERVE_NAME_MAX + 1]; /* its HOST part, as host */
+	uint16_t internal_port;			    /* its PORT part (not --listen's) */
+	const char *cert_dir;	   /* --cert-dir: holds tls.crt and tls.key (PEM) */
+	cmd_serve_source_t source; /* where the policy comes from */
+	const char *policy_dir;	   /* --policy-dir: manifests for policy_load_dir()
+				      (CMD_SERVE_SOURCE_DIR only; else NULL) */
+	const char *kubeconfig;	   /* --kubeconfig (CMD_SERVE_SOURCE_KUBECONFIG only;
+				      else NULL) */
+	const char *state_dir;	   /* --state-dir: created 0700 when missing */
 	const char *gpu_resources[CMD_SERVE_GPU_RESOURCES_MAX]; /* --gpu-resource, in order */
 	size_t n_gpu_resources;					/* entries in gpu_resources */
 	const char *controller_user;				/* --controller-user (default
@@ -169,7 +173,7 @@ int cmd_serve_opts_check(const cmd_serve_opts_t *opts, gpuq_diag_t *diag);
 /* The usage text of `gpuq serve` (static). */
 const char *cmd_serve_usage(void);
 
-/* The HTTP server's part of opts: listen address, cert dir, threads, poll
+/* The HTTP server's part of opts: listen addresses, cert dir, threads, poll
  * interval, body budget. Its strings point into opts: valid while opts is. */
 void cmd_serve_http_config(const cmd_serve_opts_t *opts, http_server_config_t *out);
 

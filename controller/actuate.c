@@ -358,6 +358,16 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 		    controller_job_ns(j), controller_job_name(j), uid, type, reason, action, note);
 }
 
+/* Whether the preemptor pv is in the namespace of eviction e's victim. */
+static bool same_namespace(struct controller *c, const engine_eviction_t *e,
+			   const engine_workload_view_t *pv)
+{
+	const controller_job_t *j = controller_job(c, e->victim_uid);
+	const char *ns = j ? controller_job_ns(j) : NULL;
+
+	return ns && pv->namespace_ && !strcmp(ns, pv->namespace_);
+}
+
 void controller_actuate_result(struct controller *c, const engine_result_t *res)
 {
 	char note[1024];
@@ -375,12 +385,21 @@ void controller_actuate_result(struct controller *c, const engine_result_t *res)
 		const engine_eviction_t *e = &res->evictions[i];
 		engine_workload_view_t pv;
 		engine_wl_t pid;
-		/* name the preemptor as people know it, then the core's sentence */
-		if (e->preemptor_uid &&
-		    engine_workload_find(c->e, e->preemptor_uid, &pid) == GPUQ_OK &&
-		    engine_workload_view(c->e, pid, &pv) == GPUQ_OK)
+		/* name the preemptor as people know it, then the core's sentence;
+		 * the Event is in the victim's namespace, readable by its tenant,
+		 * so a preemptor of another namespace is not named (Kueue too
+		 * gives only its UID) */
+		bool known = e->preemptor_uid &&
+			     engine_workload_find(c->e, e->preemptor_uid, &pid) == GPUQ_OK &&
+			     engine_workload_view(c->e, pid, &pv) == GPUQ_OK;
+
+		if (known && same_namespace(c, e, &pv))
 			snprintf(note, sizeof(note), "Preempted by %s/%s (%s): %s", pv.namespace_,
 				 pv.name, e->reason_name, e->message);
+		else if (known)
+			snprintf(note, sizeof(note),
+				 "Preempted by a workload in another namespace (%s): %s",
+				 e->reason_name, e->message);
 		else
 			snprintf(note, sizeof(note), "%s (%s)", e->message, e->reason_name);
 		post(c, e->victim_uid, "Warning",

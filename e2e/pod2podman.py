@@ -20,7 +20,8 @@ environment does.
 
 What a kubelet does and podman cannot do here, each changed in one place:
 the pods share the host's network (--network host), so `--listen` gets
-127.0.0.1:PORT instead of the pod's own IP and port; and since the
+127.0.0.1:PORT instead of the pod's own IP and port (and
+`--internal-listen` 127.0.0.1:PORT+1); and since the
 apiserver reaches a webhook here by URL (no Service routing), a
 `--cert-secret` replica also gets `--cert-ip=127.0.0.1` so its serving
 certificate names that address. Nothing else is changed or added.
@@ -118,6 +119,10 @@ def main():
             a = "--listen=127.0.0.1:%s" % port
         elif i > 0 and args[i - 1] == "--listen":
             a = "127.0.0.1:%s" % port
+        elif a.startswith("--internal-listen="):
+            a = "--internal-listen=127.0.0.1:%d" % (int(port) + 1)
+        elif i > 0 and args[i - 1] == "--internal-listen":
+            a = "127.0.0.1:%d" % (int(port) + 1)
         cert_secret = cert_secret or a.startswith("--cert-secret")
         out.append(a)
     if cert_secret:

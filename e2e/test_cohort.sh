@@ -5,7 +5,7 @@
 # Job (reclaimWithinCohort: Any), B's Job starts, and A's victim waits until
 # the quota frees again.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 11
 
 h100_flavor e2e-co-h100
 for t in a b; do
@@ -33,8 +33,10 @@ check "B's Job reclaims B's nominal quota: one of A's Jobs is preempted" poll "a
 	bash -c "job_suspended $A a1 || job_suspended $A a2"
 victim=a2
 job_suspended $A a1 && victim=a1
-check "the Preempted Event names B's Job as the preemptor" poll "Preempted event naming b1" sh -c \
-	"$(declare -f k); k -n $A get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q 'Preempted by $B/b1'"
+check "the Preempted Event says it was a workload of another namespace" poll "Preempted event" sh -c \
+	"$(declare -f k); k -n $A get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q 'Preempted by a workload in another namespace'"
+check "... and does not name B's Job to A's tenant (issue 32)" sh -c \
+	"$(declare -f k); ! k -n $A get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q '$B/b1'"
 check "B's Job starts" poll "b1 running" bash -c "job_running $B b1"
 check "A keeps its own nominal 4 GPUs running" bash -c "[ \$(held $A) -eq 4 ]"
 check "A's preempted Job waits while B uses its quota" job_suspended $A $victim

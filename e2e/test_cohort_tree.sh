@@ -7,7 +7,7 @@
 # nominal quota, gpuq reclaims through the org (x's department is above its
 # subtree quota) by preempting the one Job that makes room, and z's Job runs.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 14
 
 h100_flavor e2e-ct-h100
 k apply -f - >/dev/null <<YAML
@@ -86,8 +86,10 @@ k -n $X delete job x4 --wait=false >/dev/null 2>&1 || true
 gpu_job $Z z1 4 "" 5s
 check "z's Job reclaims its nominal quota through the tree: x2 is preempted" \
 	poll "x2 suspended" bash -c "job_suspended $X x2"
-check "the Preempted Event names z's Job as the preemptor" poll "Preempted event naming z1" sh -c \
-	"$(declare -f k); k -n $X get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q 'Preempted by $Z/z1'"
+check "the Preempted Event says it was a workload of another namespace" poll "Preempted event" sh -c \
+	"$(declare -f k); k -n $X get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q 'Preempted by a workload in another namespace'"
+check "... and does not name z's Job to X's tenant (issue 32)" sh -c \
+	"$(declare -f k); ! k -n $X get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason==\"Preempted\")]}{.note}{\"\\n\"}{end}' | grep -q '$Z/z1'"
 check "z's Job starts" poll "z1 running" bash -c "job_running $Z z1"
 check "x keeps its own 4 and the org's 2 running" bash -c \
 	"job_running $X x1 && job_running $X x3 && [ \$(held $X) -eq 6 ]"

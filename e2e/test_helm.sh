@@ -174,10 +174,14 @@ new_leader() {
 	[ -n "$l" ] && printf '%s\n' "${started[@]% *}" | grep -qx "$l"
 }
 check "a new Pod leads" poll "a new leader" new_leader
-code=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${started[0]#* }/ui/")
-api=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:${started[0]#* }/api/v1/cluster")
-check "the new Pods serve the web view (--ui=true: /ui/ $code, its API without a token $api)" \
-	test "$code" = 200 -a "$api" = 401
+# the web view is on the internal port (--internal-listen, PORT+1 here:
+# e2e/pod2podman.py), not on the webhook's
+port=${started[0]#* }
+code=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$((port + 1))/ui/")
+api=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$((port + 1))/api/v1/cluster")
+main=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$port/ui/")
+check "the new Pods serve the web view on the internal port (--ui=true: /ui/ $code, its API without a token $api; the webhook's port $main)" \
+	test "$code" = 200 -a "$api" = 401 -a "$main" = 404
 poll "h1 complete" job_complete $NS h1
 gpu_job $NS h2 4 "" 3s
 check "and release the next Job" poll "h2 released" job_running $NS h2

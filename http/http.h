@@ -17,8 +17,12 @@
  * Routes (fixed, so every metric label is ours): POST /mutate and /validate
  * (application/json, body capped at HTTP_BODY_MAX) to the post hook, GET
  * /healthz, /readyz, /metrics, and GET/HEAD /ui, /ui/..., /api/..., /apis/... to the
- * app. Threads: the create/set/start/stop calls from one thread; the hooks
- * run on the server's threads (see each).
+ * app. With an internal listener (config internal_port, `gpuq serve
+ * --internal-listen`), the main port serves the POST routes, /healthz and
+ * /readyz only, and the internal one everything but the POST routes: the
+ * port the apiserver reaches carries no tenant's data. Threads: the
+ * create/set/start/stop calls from one thread; the hooks run on the
+ * server's threads (see each).
  */
 #ifndef GPUQ_HTTP_H
 #define GPUQ_HTTP_H
@@ -34,22 +38,36 @@
 /* Largest request body accepted (the apiserver's own request cap is 3 MiB). */
 #define HTTP_BODY_MAX (3u << 20)
 #define HTTP_THREADS_MAX 256	  /* server threads */
-#define HTTP_CONNECTIONS_MAX 1024 /* open connections; the rest are refused at accept */
-/* Open connections from one client address: one client cannot take every
- * slot (the apiserver's own pool stays far below it; three quarters are
- * left to the others). */
-#define HTTP_CONNECTIONS_PER_IP (HTTP_CONNECTIONS_MAX / 4)
+#define HTTP_CONNECTIONS_MAX 1024 /* open connections; the rest wait in the backlog */
+/* Open connections from one client address (checked at accept, counted and
+ * logged): eight addresses at most can fill the table, and the apiserver's
+ * own pool stays far below it (Go keeps 25 idle per host). */
+#define HTTP_CONNECTIONS_PER_IP (HTTP_CONNECTIONS_MAX / 8)
+/* Past this many open connections, each new one first closes the kept-alive
+ * connection idle the longest: the last eighth of the table is headroom for
+ * new connections (the apiserver's), never taken by idle ones. */
+#define HTTP_CONNECTIONS_RECLAIM (HTTP_CONNECTIONS_MAX - HTTP_CONNECTIONS_MAX / 8)
 /* A connection that has not sent a request's headers this long after its
  * accept (TLS handshake included) is closed: a deadline, not an idle timer.
  * (The apiserver sends its request at once on a new connection.) */
 #define HTTP_HEADER_DEADLINE_S 5
+/* A request body must be in whole this long after its headers, or the
+ * connection is closed unanswered: the apiserver sends its body at once
+ * (3 MiB at most) and gives up after its timeoutSeconds (10 s by default). A
+ * body trickled a byte at a time holds at most this long what has arrived. */
+#define HTTP_BODY_DEADLINE_S 10
 /* Request body bytes buffered at once over all connections (each body is
  * capped at HTTP_BODY_MAX; 1024 connections could otherwise hold 3 GiB).
  * Past it a POST is answered 503 and the apiserver retries. */
 #define HTTP_BODY_BUDGET_DEFAULT (256u << 20)
 /* An idle keep-alive connection is closed after this many seconds (the
- * apiserver's own client drops idle connections after 90 s). */
+ * apiserver's own client drops idle connections after 90 s). It is also a
+ * deadline: the next request's headers must be in within it of the last
+ * reply, however slowly they trickle. */
 #define HTTP_IDLE_TIMEOUT_S 90
+/* Refused and closed connections are logged at most once per reason per
+ * this many seconds (a line with the count since the last one). */
+#define HTTP_GUARD_LOG_INTERVAL_S 10
 #define HTTP_POLL_MS_DEFAULT 1000 /* cert (and peers' watch) polling interval */
 /* Graceful stop: the longest wait for requests in flight, in ms (the
  * apiserver's default webhook timeout is 10 s). */
@@ -148,8 +166,27 @@ void http_metrics_destroy(http_metrics_t *m); /* NULL is a no-op */
  * "other". */
 void http_metrics_reply_count(http_metrics_t *m, http_route_t route, unsigned code);
 
-/* n connections closed at the header deadline (HTTP_HEADER_DEADLINE_S). */
-void http_metrics_deadline_count(http_metrics_t *m, unsigned n);
+/* What the server refused or cut to keep its port for the apiserver: the
+ * `reason` label of gpuq_http_refused_total (REFUSED_*) and of
+ * gpuq_http_connections_closed_total (CLOSED_*). */
+typedef enum {
+	HTTP_GUARD_REFUSED_PER_ADDRESS = 0,    /* accept refused: HTTP_CONNECTIONS_PER_IP */
+	HTTP_GUARD_REFUSED_BODY_BUDGET = 1,    /* a POST answered 503: the body budget spent */
+	HTTP_GUARD_CLOSED_HEADER_DEADLINE = 2, /* no request headers within
+						  HTTP_HEADER_DEADLINE_S of the accept */
+	HTTP_GUARD_CLOSED_BODY_DEADLINE = 3,   /* body not in within HTTP_BODY_DEADLINE_S */
+	HTTP_GUARD_CLOSED_IDLE_DEADLINE = 4,   /* kept alive, no next request's headers within
+						  HTTP_IDLE_TIMEOUT_S */
+	HTTP_GUARD_CLOSED_RECLAIMED = 5,       /* idle, closed for a new connection past
+						  HTTP_CONNECTIONS_RECLAIM */
+	HTTP_GUARD_COUNT = 6,
+} http_guard_t;
+
+/* n more of reason; and the count so far (for the rate-limited log). */
+void http_metrics_guard_count(http_metrics_t *m, http_guard_t reason, unsigned n);
+uint64_t http_metrics_guard_total(http_metrics_t *m, http_guard_t reason);
+/* The open connections (gauge gpuq_http_connections_open). */
+void http_metrics_connections_set(http_metrics_t *m, unsigned n);
 void http_metrics_cert_reload_count(http_metrics_t *m, bool ok);
 void http_metrics_cert_not_after_set(http_metrics_t *m, int64_t unix_seconds);
 
@@ -348,13 +385,20 @@ void http_server_app_set(http_server_t *srv, http_app_fn fn, http_app_slow_fn sl
  * server. Messages name them as the flags of `gpuq serve` that give them
  * (--listen, --cert-dir). */
 typedef struct {
-	const char *listen;   /* HOST:PORT as given (for messages) */
-	const char *host;     /* the address to bind ("" = every address; no brackets) */
-	uint16_t port;	      /* 1..65535 */
-	const char *cert_dir; /* holds tls.crt and tls.key (PEM) */
-	unsigned threads;     /* 1..HTTP_THREADS_MAX */
-	unsigned poll_ms;     /* watcher interval (HTTP_POLL_MS_DEFAULT) */
-	size_t body_budget;   /* body bytes buffered at once (HTTP_BODY_BUDGET_DEFAULT) */
+	const char *listen;	     /* HOST:PORT as given (for messages) */
+	const char *host;	     /* the address to bind ("" = every address; no brackets) */
+	uint16_t port;		     /* 1..65535 */
+	const char *cert_dir;	     /* holds tls.crt and tls.key (PEM) */
+	unsigned threads;	     /* 1..HTTP_THREADS_MAX */
+	unsigned poll_ms;	     /* watcher interval (HTTP_POLL_MS_DEFAULT) */
+	size_t body_budget;	     /* body bytes buffered at once (HTTP_BODY_BUDGET_DEFAULT) */
+	const char *internal_listen; /* --internal-listen HOST:PORT as given (messages), or
+					NULL: no internal listener */
+	const char *internal_host;   /* its address to bind ("" = every address) */
+	uint16_t internal_port;	     /* its port, 1..65535; 0: no internal listener */
+	unsigned conn_max;	     /* open connections (0: HTTP_CONNECTIONS_MAX; tests set
+					fewer); reclaim starts at seven eighths */
+	unsigned conn_per_address;   /* open from one address (0: HTTP_CONNECTIONS_PER_IP) */
 } http_server_config_t;
 
 /* Load the serving pair and prepare, without listening yet. cfg is copied.
@@ -362,8 +406,9 @@ typedef struct {
  * GPUQ_ENOMEM. */
 int http_server_create(const http_server_config_t *cfg, http_server_t **out, gpuq_diag_t *diag);
 
-/* Listen on cfg->host:port and start the thread pool and the watcher.
- * GPUQ_OK, GPUQ_EIO (address unusable or in use: diag says which). */
+/* Listen on cfg->host:port (and the internal listener's) and start the
+ * thread pools and the watcher. GPUQ_OK, GPUQ_EIO (address unusable or in
+ * use: diag names the flag). */
 int http_server_start(http_server_t *srv, gpuq_diag_t *diag);
 
 /* The first step of a graceful stop: /readyz answers 503 ("shutting

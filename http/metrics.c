@@ -31,9 +31,10 @@ static const unsigned http_codes[] = {200, 400, 404, 405, 413, 415, 500, 503};
 struct http_metrics {
 	atomic_uint_fast64_t http[HTTP_ROUTE_COUNT][N_CODES]; /* replies by route, code */
 	atomic_uint_fast64_t cert_reloads[N_RESULTS];	      /* by result */
-	atomic_int_fast64_t cert_not_after; /* serving cert notAfter, Unix s; 0 unknown */
-	atomic_uint_fast64_t deadline_cuts; /* connections closed at the header deadline */
-	pthread_rwlock_t source_lock;	    /* scrapes read-lock it around source() */
+	atomic_int_fast64_t cert_not_after;	      /* serving cert notAfter, Unix s; 0 unknown */
+	atomic_uint_fast64_t guard[HTTP_GUARD_COUNT]; /* refused and closed, by reason */
+	atomic_uint_fast64_t conns_open;	      /* open connections (a gauge) */
+	pthread_rwlock_t source_lock;		      /* scrapes read-lock it around source() */
 	http_metrics_source_fn source[HTTP_METRICS_SOURCES]; /* append outside families,
 								      by slot; NULL: none */
 	void *source_ctx[HTTP_METRICS_SOURCES];		     /* their arguments */
@@ -97,9 +98,21 @@ void http_metrics_cert_reload_count(http_metrics_t *m, bool ok)
 	atomic_fetch_add_explicit(&m->cert_reloads[ok ? 0 : 1], 1, memory_order_relaxed);
 }
 
-void http_metrics_deadline_count(http_metrics_t *m, unsigned n)
+void http_metrics_guard_count(http_metrics_t *m, http_guard_t reason, unsigned n)
 {
-	atomic_fetch_add_explicit(&m->deadline_cuts, n, memory_order_relaxed);
+	GPUQ_ASSERT((unsigned)reason < HTTP_GUARD_COUNT);
+	atomic_fetch_add_explicit(&m->guard[reason], n, memory_order_relaxed);
+}
+
+uint64_t http_metrics_guard_total(http_metrics_t *m, http_guard_t reason)
+{
+	GPUQ_ASSERT((unsigned)reason < HTTP_GUARD_COUNT);
+	return atomic_load_explicit(&m->guard[reason], memory_order_relaxed);
+}
+
+void http_metrics_connections_set(http_metrics_t *m, unsigned n)
+{
+	atomic_store_explicit(&m->conns_open, n, memory_order_relaxed);
 }
 
 void http_metrics_cert_not_after_set(http_metrics_t *m, int64_t unix_seconds)
@@ -310,6 +323,41 @@ int http_metrics_source_render(http_metrics_source_fn fn, void *ctx, char **text
 	return GPUQ_OK;
 }
 
+/* The `reason` label of each guard (http_guard_t order). */
+static const char *const guard_names[HTTP_GUARD_COUNT] = {
+    "per_address", "body_budget", "header_deadline", "body_deadline", "idle_deadline", "reclaimed"};
+
+/* What the server refused and closed to keep its port free, and its open
+ * connections. */
+static void render_guard(text_t *t, http_metrics_t *m)
+{
+	put(t,
+	    "# HELP gpuq_http_refused_total Connections refused at accept "
+	    "(per_address: %d open from one address) and review requests answered 503 "
+	    "(body_budget: request body memory spent), by reason.\n"
+	    "# TYPE gpuq_http_refused_total counter\n",
+	    HTTP_CONNECTIONS_PER_IP);
+	for (int g = HTTP_GUARD_REFUSED_PER_ADDRESS; g <= HTTP_GUARD_REFUSED_BODY_BUDGET; g++)
+		put(t, "gpuq_http_refused_total{reason=\"%s\"} %" PRIu64 "\n", guard_names[g],
+		    load(&m->guard[g]));
+	put(t,
+	    "# HELP gpuq_http_connections_closed_total Connections the server closed: no "
+	    "request headers within %d s of the accept (header_deadline), a body not in "
+	    "within %d s of its headers (body_deadline), kept alive with no next request "
+	    "within %d s (idle_deadline), idle and closed for a new connection when the "
+	    "table was nearly full (reclaimed).\n"
+	    "# TYPE gpuq_http_connections_closed_total counter\n",
+	    HTTP_HEADER_DEADLINE_S, HTTP_BODY_DEADLINE_S, HTTP_IDLE_TIMEOUT_S);
+	for (int g = HTTP_GUARD_CLOSED_HEADER_DEADLINE; g < HTTP_GUARD_COUNT; g++)
+		put(t, "gpuq_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
+		    guard_names[g], load(&m->guard[g]));
+	put(t,
+	    "# HELP gpuq_http_connections_open Open connections (both listeners).\n"
+	    "# TYPE gpuq_http_connections_open gauge\n"
+	    "gpuq_http_connections_open %" PRIu64 "\n",
+	    load(&m->conns_open));
+}
+
 int http_metrics_render(http_metrics_t *m, char **text, size_t *len)
 {
 	text_t t = {.buf = malloc(16384), .len = 0, .cap = 16384, .rc = GPUQ_OK};
@@ -324,12 +372,7 @@ int http_metrics_render(http_metrics_t *m, char **text, size_t *len)
 	render_reloads(&t, "gpuq_cert_reloads_total",
 		       "Serving certificate reloads after tls.crt/tls.key changed, by result.",
 		       m->cert_reloads);
-	put(&t,
-	    "# HELP gpuq_http_header_deadline_closed_total Connections closed because they sent "
-	    "no request headers within %d s of their accept.\n"
-	    "# TYPE gpuq_http_header_deadline_closed_total counter\n"
-	    "gpuq_http_header_deadline_closed_total %" PRIu64 "\n",
-	    HTTP_HEADER_DEADLINE_S, load(&m->deadline_cuts));
+	render_guard(&t, m);
 	not_after = atomic_load_explicit(&m->cert_not_after, memory_order_relaxed);
 	if (not_after)
 		put(&t,

@@ -9,8 +9,10 @@
 #include <gnutls/x509.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,31 +30,53 @@
 
 /* ==== The server ==== */
 
+/* A client address as a key: the raw bytes of an IPv4 or IPv6 address. */
+typedef struct {
+	unsigned char b[16]; /* the address (4 or 16 bytes used) */
+	unsigned char len;   /* 4 (IPv4), 16 (IPv6), 0 (unknown: never capped) */
+} addr_key_t;
+
+/* Where a connection stands, for its deadline (the watcher's sweep) and
+ * for reclaiming (the idle ones). */
+typedef enum {
+	CONN_NEW = 0,	  /* accepted, no request's headers yet: HTTP_HEADER_DEADLINE_S */
+	CONN_REQUEST = 1, /* a request being answered (no body to wait for) */
+	CONN_BODY = 2,	  /* a request's body being read: HTTP_BODY_DEADLINE_S */
+	CONN_IDLE = 3,	  /* kept alive after a reply: HTTP_IDLE_TIMEOUT_S */
+	CONN_CUT = 4,	  /* shut down by the server, closing */
+} conn_state_t;
+
 /* Per TLS connection: the pair its handshake used, held until it closes;
  * and its place in the server's list of open connections, which the
- * watcher sweeps for those past the header deadline. */
+ * watcher sweeps for those past their deadline and an accept scans for
+ * its address's count and an idle one to reclaim. */
 typedef struct conn_slot {
 	http_server_t *srv;	       /* owner */
 	http_tls_pair_t *pair;	       /* one reference, or NULL before the handshake */
 	int fd;			       /* its socket (open while listed) */
-	uint64_t start_ns;	       /* CLOCK_MONOTONIC at accept */
-	atomic_bool headers;	       /* a request's headers came in (or it was cut) */
+	addr_key_t addr;	       /* the client's address */
+	atomic_int state;	       /* conn_state_t */
+	atomic_uint_fast64_t since_ns; /* CLOCK_MONOTONIC when state began */
 	struct conn_slot *prev, *next; /* in srv->slots, under srv->slots_lock */
 } conn_slot_t;
 
 /* Per request, freed by on_completed. */
 typedef struct request {
 	http_route_t route; /* which route the path named */
+	conn_slot_t *slot;  /* its connection's slot (NULL when it has none) */
+	size_t announced;   /* Content-Length of a review body (0: chunked or none);
+			       memory is taken as bytes arrive, never for this up front */
 	uint64_t start_ns;  /* CLOCK_MONOTONIC when the headers were in */
 	bool collecting;    /* a POST route's body is being read */
-	int refused;	    /* a chunked body went past a cap: the rest is read and
+	int refused;	    /* a body went past the cap or the budget: the rest is read and
 			       dropped, then answered with this code (0: none) */
 	size_t dropped;	    /* bytes dropped since, at most BODY_DROP_MAX */
 	bool replied;	    /* a response was queued */
 	char *body;	    /* the body so far (collecting only) */
 	size_t len;	    /* bytes in body */
-	size_t cap;	    /* bytes allocated (and taken from the body budget); never
-			       above HTTP_BODY_MAX */
+	size_t cap;	    /* bytes allocated (and taken from the body budget): at most
+			       the larger of BODY_FIRST_CAP and twice the bytes received,
+			       never above the announced length nor HTTP_BODY_MAX */
 	/* app routes (HTTP_ROUTE_UI) whose answer needed the slow worker */
 	struct MHD_Connection *conn; /* the suspended connection */
 	char *app_path;		     /* copy of the path (owned) */
@@ -64,8 +88,18 @@ typedef struct request {
 	struct request *slow_next;   /* in the worker's queue */
 } request_t;
 
+/* One listening port: the main one (--listen) or the internal one. */
+typedef struct listener {
+	http_server_t *srv;	   /* owner */
+	struct MHD_Daemon *daemon; /* NULL until started */
+	bool internal;		   /* the internal listener (--internal-listen) */
+} listener_t;
+
+#define LISTENERS 2 /* main, internal */
+
 struct http_server {
-	http_server_config_t cfg; /* where and how (strings borrowed) */
+	http_server_config_t cfg; /* where and how (strings borrowed); conn_max and
+				     conn_per_address resolved from 0 */
 	http_metrics_t *metrics;  /* counters (owned) */
 	http_tls_t *tls;	  /* the serving pair (owned) */
 
@@ -76,7 +110,7 @@ struct http_server {
 	http_watch_fn watch_fn; /* the watcher runs it (NULL: none) */
 	void *watch_ctx;	/* its context (borrowed) */
 
-	struct MHD_Daemon *daemon;  /* NULL until started */
+	listener_t lis[LISTENERS];  /* main, internal (daemon NULL when not started) */
 	pthread_t watcher;	    /* polls certs, runs watch_fn */
 	pthread_mutex_t stop_lock;  /* pairs with stop_cond (stop_flag set under it) */
 	pthread_cond_t stop_cond;   /* wakes the watcher */
@@ -88,11 +122,18 @@ struct http_server {
 	atomic_bool unready;	    /* SIGTERM's grace: /readyz 503, Connection: close */
 	pthread_mutex_t slots_lock; /* guards slots */
 	conn_slot_t *slots;	    /* open connections (on_connection) */
-	bool watcher_running;	    /* watcher was started and not yet joined */
-	atomic_bool stop_flag;	    /* watcher must exit (set under stop_lock: its cond) */
-	bool stopped;		    /* http_server_stop completed */
-	bool starting;		    /* MHD_start_daemon is running */
-	char start_msg[256];	    /* last libmicrohttpd message during start */
+	unsigned n_slots;	    /* entries in slots */
+	char refused_addr[INET6_ADDRSTRLEN];	 /* the address last refused at accept
+						    (under slots_lock), for the log */
+	uint64_t guard_logged[HTTP_GUARD_COUNT]; /* counts at the last log line
+						    (watcher only) */
+	uint64_t guard_log_ns[HTTP_GUARD_COUNT]; /* when that line was written, 0:
+						    never (watcher only) */
+	bool watcher_running;			 /* watcher was started and not yet joined */
+	atomic_bool stop_flag; /* watcher must exit (set under stop_lock: its cond) */
+	bool stopped;	       /* http_server_stop completed */
+	bool starting;	       /* MHD_start_daemon is running */
+	char start_msg[256];   /* last libmicrohttpd message during start */
 
 	http_app_fn app_fn;		  /* the app of HTTP_ROUTE_UI (NULL: none) */
 	http_app_slow_fn app_slow_fn;	  /* its slow part */
@@ -146,31 +187,133 @@ static void poll_certs(http_server_t *srv)
 	}
 }
 
-/* Close every connection that has not sent a request's headers within
- * HTTP_HEADER_DEADLINE_S of its accept (TLS handshake included): a
- * deadline, where libmicrohttpd's timeout is an idle timer that every byte
- * restarts. shutdown() wakes libmicrohttpd, which closes it; the slot leaves
- * the list (under the lock) before the socket is closed, so fd is still
- * this connection's. */
+/* Open connections past which an accept reclaims an idle one: seven
+ * eighths of the table (HTTP_CONNECTIONS_RECLAIM for the default). */
+static unsigned reclaim_at(const http_server_t *srv)
+{
+	return srv->cfg.conn_max - srv->cfg.conn_max / 8;
+}
+
+/* Move slot to state (now), unless the server has cut it. */
+static void slot_enter(conn_slot_t *slot, conn_state_t state)
+{
+	if (!slot || atomic_load(&slot->state) == CONN_CUT)
+		return;
+	atomic_store(&slot->since_ns, now_ns());
+	atomic_store(&slot->state, (int)state);
+}
+
+/* Close slot's connection for reason (under slots_lock, so its fd is still
+ * this connection's: a slot leaves the list under the lock before its socket
+ * is closed). shutdown() wakes libmicrohttpd, which closes it. */
+static void slot_cut(http_server_t *srv, conn_slot_t *slot, http_guard_t reason)
+{
+	int seen = atomic_load(&slot->state);
+
+	if (seen == CONN_CUT || !atomic_compare_exchange_strong(&slot->state, &seen, CONN_CUT))
+		return;
+	(void)shutdown(slot->fd, SHUT_RDWR);
+	http_metrics_guard_count(srv->metrics, reason, 1);
+}
+
+/* Close every connection past its state's deadline: no request headers
+ * within HTTP_HEADER_DEADLINE_S of the accept (TLS handshake included), a
+ * body not in within HTTP_BODY_DEADLINE_S of its headers, no next request
+ * within HTTP_IDLE_TIMEOUT_S of the last reply. Deadlines, where
+ * libmicrohttpd's timeout is an idle timer that every byte restarts. */
 static void cut_slow_connections(http_server_t *srv)
 {
-	uint64_t now = now_ns(), limit = (uint64_t)HTTP_HEADER_DEADLINE_S * 1000000000u;
-	unsigned cut = 0;
+	static const struct {
+		uint64_t limit_s;   /* deadline of the state */
+		http_guard_t guard; /* what a cut counts as */
+	} rule[] = {
+	    [CONN_NEW] = {HTTP_HEADER_DEADLINE_S, HTTP_GUARD_CLOSED_HEADER_DEADLINE},
+	    [CONN_REQUEST] = {0, HTTP_GUARD_COUNT},
+	    [CONN_BODY] = {HTTP_BODY_DEADLINE_S, HTTP_GUARD_CLOSED_BODY_DEADLINE},
+	    [CONN_IDLE] = {HTTP_IDLE_TIMEOUT_S, HTTP_GUARD_CLOSED_IDLE_DEADLINE},
+	    [CONN_CUT] = {0, HTTP_GUARD_COUNT},
+	};
+	uint64_t now = now_ns();
 
 	pthread_mutex_lock(&srv->slots_lock);
 	for (conn_slot_t *s = srv->slots; s; s = s->next) {
-		if (atomic_load(&s->headers) || now - s->start_ns < limit)
+		int st = atomic_load(&s->state);
+		uint64_t since = atomic_load(&s->since_ns);
+
+		if (st < 0 || st > CONN_CUT || !rule[st].limit_s || now < since ||
+		    now - since < rule[st].limit_s * 1000000000u)
 			continue;
-		atomic_store(&s->headers, true);
-		(void)shutdown(s->fd, SHUT_RDWR);
-		cut++;
+		slot_cut(srv, s, rule[st].guard);
 	}
 	pthread_mutex_unlock(&srv->slots_lock);
-	if (cut) {
-		http_metrics_deadline_count(srv->metrics, cut);
-		gpuq_log(GPUQ_LOG_WARN, MODULE,
-			 "closed %u connections that sent no request headers within %d s", cut,
-			 HTTP_HEADER_DEADLINE_S);
+}
+
+/* The sentence logged for n more of guard g. */
+static void guard_sentence(http_server_t *srv, int g, uint64_t n, char *msg, size_t cap)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	switch (g) {
+	case HTTP_GUARD_REFUSED_PER_ADDRESS:
+		pthread_mutex_lock(&srv->slots_lock);
+		gpuq_strlcpy(addr, srv->refused_addr, sizeof(addr));
+		pthread_mutex_unlock(&srv->slots_lock);
+		snprintf(msg, cap,
+			 "%" PRIu64 " connections refused at accept: %u open from one address "
+			 "(the last from %s)",
+			 n, srv->cfg.conn_per_address, addr);
+		break;
+	case HTTP_GUARD_REFUSED_BODY_BUDGET:
+		snprintf(msg, cap,
+			 "%" PRIu64 " review requests answered 503: %zu bytes of request bodies "
+			 "already held",
+			 n, srv->cfg.body_budget);
+		break;
+	case HTTP_GUARD_CLOSED_HEADER_DEADLINE:
+		snprintf(msg, cap,
+			 "%" PRIu64 " connections closed: no request headers within %d s of "
+			 "their accept",
+			 n, HTTP_HEADER_DEADLINE_S);
+		break;
+	case HTTP_GUARD_CLOSED_BODY_DEADLINE:
+		snprintf(msg, cap,
+			 "%" PRIu64 " connections closed: a request body not in within %d s of "
+			 "its headers",
+			 n, HTTP_BODY_DEADLINE_S);
+		break;
+	case HTTP_GUARD_CLOSED_IDLE_DEADLINE:
+		snprintf(msg, cap,
+			 "%" PRIu64 " connections closed: kept alive with no next request "
+			 "within %d s",
+			 n, HTTP_IDLE_TIMEOUT_S);
+		break;
+	default:
+		snprintf(msg, cap,
+			 "%" PRIu64 " idle connections closed to make room: more than %u open", n,
+			 reclaim_at(srv));
+		break;
+	}
+}
+
+/* Log what was refused or closed since the last line, at most once per
+ * reason per HTTP_GUARD_LOG_INTERVAL_S (the watcher only). */
+static void guard_log(http_server_t *srv)
+{
+	uint64_t now = now_ns();
+	char msg[256];
+
+	for (int g = 0; g < HTTP_GUARD_COUNT; g++) {
+		uint64_t total = http_metrics_guard_total(srv->metrics, (http_guard_t)g);
+
+		if (total == srv->guard_logged[g] ||
+		    (srv->guard_log_ns[g] &&
+		     now - srv->guard_log_ns[g] < HTTP_GUARD_LOG_INTERVAL_S * 1000000000ull))
+			continue;
+		guard_sentence(srv, g, total - srv->guard_logged[g], msg, sizeof(msg));
+		gpuq_log(GPUQ_LOG_WARN, MODULE, "%s (logged at most every %d s)", msg,
+			 HTTP_GUARD_LOG_INTERVAL_S);
+		srv->guard_logged[g] = total;
+		srv->guard_log_ns[g] = now;
 	}
 }
 
@@ -192,6 +335,7 @@ static void *watcher_main(void *arg)
 		if (srv->watch_fn)
 			srv->watch_fn(srv->watch_ctx);
 		cut_slow_connections(srv);
+		guard_log(srv);
 		pthread_mutex_lock(&srv->stop_lock);
 	}
 	pthread_mutex_unlock(&srv->stop_lock);
@@ -251,6 +395,52 @@ static int on_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca
 	return 0;
 }
 
+/* The key of a client address (len 0 for anything but IPv4 and IPv6). */
+static addr_key_t addr_key(const struct sockaddr *sa)
+{
+	addr_key_t k = {{0}, 0};
+
+	if (sa && sa->sa_family == AF_INET) {
+		memcpy(k.b, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		k.len = 4;
+	} else if (sa && sa->sa_family == AF_INET6) {
+		memcpy(k.b, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		k.len = 16;
+	}
+	return k;
+}
+
+static bool addr_eq(const addr_key_t *a, const addr_key_t *b)
+{
+	return a->len && a->len == b->len && !memcmp(a->b, b->b, a->len);
+}
+
+static void slot_list(http_server_t *srv, conn_slot_t *slot)
+{
+	pthread_mutex_lock(&srv->slots_lock);
+	slot->next = srv->slots;
+	if (srv->slots)
+		srv->slots->prev = slot;
+	srv->slots = slot;
+	srv->n_slots++;
+	http_metrics_connections_set(srv->metrics, srv->n_slots);
+	pthread_mutex_unlock(&srv->slots_lock);
+}
+
+static void slot_unlist(http_server_t *srv, conn_slot_t *slot)
+{
+	pthread_mutex_lock(&srv->slots_lock);
+	if (slot->prev)
+		slot->prev->next = slot->next;
+	else
+		srv->slots = slot->next;
+	if (slot->next)
+		slot->next->prev = slot->prev;
+	srv->n_slots--;
+	http_metrics_connections_set(srv->metrics, srv->n_slots);
+	pthread_mutex_unlock(&srv->slots_lock);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode code)
 {
@@ -261,20 +451,18 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		 * connection is refused, the server goes on. */
 		const union MHD_ConnectionInfo *info =
 		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		const union MHD_ConnectionInfo *peer =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 		http_server_t *srv = cls;
 
 		slot = info ? calloc(1, sizeof(*slot)) : NULL;
 		if (slot) {
 			slot->srv = srv;
 			slot->fd = info->connect_fd;
-			slot->start_ns = now_ns();
-			atomic_init(&slot->headers, false);
-			pthread_mutex_lock(&srv->slots_lock);
-			slot->next = srv->slots;
-			if (srv->slots)
-				srv->slots->prev = slot;
-			srv->slots = slot;
-			pthread_mutex_unlock(&srv->slots_lock);
+			slot->addr = addr_key(peer ? peer->client_addr : NULL);
+			atomic_init(&slot->state, CONN_NEW);
+			atomic_init(&slot->since_ns, now_ns());
+			slot_list(srv, slot);
 		}
 		*socket_context = slot;
 		return;
@@ -282,16 +470,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	slot = *socket_context;
 	*socket_context = NULL;
 	if (slot) {
-		http_server_t *srv = slot->srv;
-
-		pthread_mutex_lock(&srv->slots_lock);
-		if (slot->prev)
-			slot->prev->next = slot->next;
-		else
-			srv->slots = slot->next;
-		if (slot->next)
-			slot->next->prev = slot->prev;
-		pthread_mutex_unlock(&srv->slots_lock);
+		slot_unlist(slot->srv, slot);
 		/* GnuTLS is done with the session (gnutls_deinit ran before this
 		 * notification), so the pair may go. */
 		http_tls_pair_unref(slot->pair);
@@ -309,6 +488,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (!rq)
 		return;
+	slot_enter(rq->slot, CONN_IDLE); /* the next request's headers: HTTP_IDLE_TIMEOUT_S */
 	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
 	free(rq->body);
 	free(rq->app_path);
@@ -414,10 +594,13 @@ static int body_reserve(http_server_t *srv, request_t *rq, size_t want)
 	return GPUQ_OK;
 }
 
-/* Append a piece of the body, growing the buffer up to HTTP_BODY_MAX.
+/* Append a piece of the body, growing the buffer as bytes arrive (doubling
+ * from BODY_FIRST_CAP, never past the announced length nor HTTP_BODY_MAX):
+ * a body announced large but sent slowly holds only what came.
  * GPUQ_ELIMIT past the cap, GPUQ_EAGAIN past the budget, GPUQ_ENOMEM. */
 static int body_append(http_server_t *srv, request_t *rq, const char *data, size_t n)
 {
+	size_t most = rq->announced ? rq->announced : HTTP_BODY_MAX;
 	int rc;
 
 	if (n > HTTP_BODY_MAX - rq->len)
@@ -427,6 +610,8 @@ static int body_append(http_server_t *srv, request_t *rq, const char *data, size
 
 		while (want < rq->len + n)
 			want *= 2;
+		if (want > most && most >= rq->len + n)
+			want = most;
 		if (want > HTTP_BODY_MAX)
 			want = HTTP_BODY_MAX;
 		rc = body_reserve(srv, rq, want);
@@ -471,19 +656,11 @@ static enum MHD_Result post_begin(http_server_t *srv, struct MHD_Connection *con
 				 HTTP_BODY_MAX);
 			return reply_text(srv, conn, rq, MHD_HTTP_CONTENT_TOO_LARGE, msg);
 		}
-		if (!errno && !*end && n > 0) {
-			int rc = body_reserve(srv, rq, (size_t)n);
-
-			if (rc == GPUQ_EAGAIN)
-				return reply_text(
-				    srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
-				    "busy: too many request bodies in flight, retry\n");
-			if (rc)
-				return reply_text(srv, conn, rq, MHD_HTTP_INTERNAL_SERVER_ERROR,
-						  "out of memory\n");
-		}
+		if (!errno && !*end)
+			rq->announced = (size_t)n; /* a bound, not a reservation */
 	}
 	rq->collecting = true;
+	slot_enter(rq->slot, CONN_BODY); /* its body: HTTP_BODY_DEADLINE_S */
 	return MHD_YES;
 }
 
@@ -805,9 +982,10 @@ static enum MHD_Result body_drop(http_server_t *srv, request_t *rq, size_t n)
 	return MHD_YES;
 }
 
-/* Only a chunked body gets here (a Content-Length above the cap or the
- * budget was refused up front): free what was buffered, drop the rest and
- * answer rc's HTTP code when the body ends. */
+/* A body past the cap (chunked: a Content-Length above it was refused up
+ * front) or past the budget: free what was buffered, drop the rest and
+ * answer rc's HTTP code when the body ends. Counted, and logged at most
+ * every HTTP_GUARD_LOG_INTERVAL_S by the watcher when it is the budget. */
 static enum MHD_Result body_refuse(http_server_t *srv, request_t *rq, int rc, size_t n)
 {
 	rq->refused = rc == GPUQ_ELIMIT	  ? MHD_HTTP_CONTENT_TOO_LARGE
@@ -819,7 +997,9 @@ static enum MHD_Result body_refuse(http_server_t *srv, request_t *rq, int rc, si
 	rq->body = NULL;
 	rq->len = 0;
 	rq->cap = 0;
-	gpuq_log(GPUQ_LOG_WARN, MODULE, "%s: chunked body: %s: refused",
+	if (rc == GPUQ_EAGAIN)
+		http_metrics_guard_count(srv->metrics, HTTP_GUARD_REFUSED_BODY_BUDGET, 1);
+	gpuq_log(GPUQ_LOG_DEBUG, MODULE, "%s: body: %s: refused",
 		 rq->route == HTTP_ROUTE_VALIDATE ? "/validate" : "/mutate",
 		 rc == GPUQ_ELIMIT   ? "larger than 3 MiB"
 		 : rc == GPUQ_EAGAIN ? "body budget spent"
@@ -864,10 +1044,32 @@ static bool has_body(struct MHD_Connection *conn)
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	http_server_t *srv = cls;
+	addr_key_t key = addr_key(addr);
+	conn_slot_t *oldest = NULL;
+	unsigned same = 0;
+	bool refuse;
 
-	(void)addr;
 	(void)addrlen;
-	return atomic_load(&srv->draining) ? MHD_NO : MHD_YES;
+	if (atomic_load(&srv->draining))
+		return MHD_NO;
+	pthread_mutex_lock(&srv->slots_lock);
+	for (conn_slot_t *s = srv->slots; s; s = s->next) {
+		if (addr_eq(&s->addr, &key) && atomic_load(&s->state) != CONN_CUT)
+			same++;
+		if (atomic_load(&s->state) == CONN_IDLE &&
+		    (!oldest || atomic_load(&s->since_ns) < atomic_load(&oldest->since_ns)))
+			oldest = s;
+	}
+	refuse = same >= srv->cfg.conn_per_address;
+	if (refuse) {
+		http_metrics_guard_count(srv->metrics, HTTP_GUARD_REFUSED_PER_ADDRESS, 1);
+		if (!inet_ntop(key.len == 4 ? AF_INET : AF_INET6, key.b, srv->refused_addr,
+			       sizeof(srv->refused_addr)))
+			gpuq_strlcpy(srv->refused_addr, "?", sizeof(srv->refused_addr));
+	} else if (srv->n_slots >= reclaim_at(srv) && oldest)
+		slot_cut(srv, oldest, HTTP_GUARD_CLOSED_RECLAIMED);
+	pthread_mutex_unlock(&srv->slots_lock);
+	return refuse ? MHD_NO : MHD_YES;
 }
 
 /* The characters a served path may hold (no escapes, no spaces, no NUL). */
@@ -937,11 +1139,25 @@ static const char *request_refusal(struct MHD_Connection *conn, const char *url,
 	return NULL;
 }
 
+/* Whether lis answers route: all of them without an internal listener;
+ * with one, the main port the review routes and the probes, the internal
+ * one everything else and the probes. */
+static bool listener_serves(const listener_t *lis, http_route_t route)
+{
+	bool review = route == HTTP_ROUTE_MUTATE || route == HTTP_ROUTE_VALIDATE;
+	bool probe = route == HTTP_ROUTE_HEALTHZ || route == HTTP_ROUTE_READYZ;
+
+	if (!lis->srv->cfg.internal_port || probe || route == HTTP_ROUTE_OTHER)
+		return true;
+	return lis->internal ? !review : review;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
 {
-	http_server_t *srv = cls;
+	listener_t *lis = cls;
+	http_server_t *srv = lis->srv;
 	request_t *rq = *con_cls;
 	int rc;
 
@@ -959,13 +1175,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		*con_cls = rq;
 		atomic_fetch_add_explicit(&srv->inflight, 1, memory_order_acq_rel);
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-		if (info && info->socket_context)
-			atomic_store(&((conn_slot_t *)info->socket_context)->headers, true);
+		rq->slot = info ? info->socket_context : NULL;
+		slot_enter(rq->slot, CONN_REQUEST);
 		why = request_refusal(conn, url, version, why_buf, sizeof(why_buf));
 		if (why) {
 			rq->route = HTTP_ROUTE_OTHER; /* counted as path="other" */
 			return reply_text(srv, conn, rq, MHD_HTTP_BAD_REQUEST, why);
 		}
+		if (!listener_serves(lis, rq->route))
+			return reply_text(srv, conn, rq, MHD_HTTP_NOT_FOUND, "not found\n");
 		if (rq->route <= HTTP_ROUTE_VALIDATE)
 			return post_begin(srv, conn, rq, method);
 		if (rq->route == HTTP_ROUTE_UI && strlen(url) > HTTP_APP_PATH_MAX)
@@ -993,10 +1211,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (rq->replied)
 		return MHD_YES;
-	if (rq->refused)
+	if (rq->refused) {
+		slot_enter(rq->slot, CONN_REQUEST); /* the body is in */
 		return body_refused_reply(srv, conn, rq);
+	}
 	if (rq->collecting) {
 		rq->collecting = false;
+		slot_enter(rq->slot, CONN_REQUEST);
 		return post_answer(srv, conn, rq);
 	}
 	return route_serve(srv, conn, rq, method);
@@ -1014,6 +1235,12 @@ int http_server_create(const http_server_config_t *cfg, http_server_t **out, gpu
 	if (!srv)
 		return GPUQ_ENOMEM;
 	srv->cfg = *cfg;
+	if (!srv->cfg.conn_max)
+		srv->cfg.conn_max = HTTP_CONNECTIONS_MAX;
+	if (!srv->cfg.conn_per_address)
+		srv->cfg.conn_per_address = HTTP_CONNECTIONS_PER_IP;
+	for (int i = 0; i < LISTENERS; i++)
+		srv->lis[i] = (listener_t){srv, NULL, i == 1};
 	srv->listen_fd = MHD_INVALID_SOCKET;
 	atomic_init(&srv->inflight, 0);
 	atomic_init(&srv->body_bytes, 0);
@@ -1058,11 +1285,13 @@ fail:
 	return rc;
 }
 
-static int resolve(const http_server_config_t *cfg, struct sockaddr_storage *addr,
-		   gpuq_diag_t *diag)
+/* The address of a listener: host ("" = every IPv4 address) and port;
+ * flag and listen name it in messages. */
+static int resolve(const char *flag, const char *listen, const char *host, uint16_t port,
+		   struct sockaddr_storage *addr, gpuq_diag_t *diag)
 {
 	struct addrinfo hints, *res = NULL;
-	char port[8];
+	char port_s[8];
 	int ret;
 
 	memset(addr, 0, sizeof(*addr));
@@ -1070,25 +1299,35 @@ static int resolve(const http_server_config_t *cfg, struct sockaddr_storage *add
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	snprintf(port, sizeof(port), "%u", (unsigned)cfg->port);
-	ret = getaddrinfo(cfg->host[0] ? cfg->host : "0.0.0.0", port, &hints, &res);
+	snprintf(port_s, sizeof(port_s), "%u", (unsigned)port);
+	ret = getaddrinfo(host[0] ? host : "0.0.0.0", port_s, &hints, &res);
 	if (ret)
-		return gpuq_diag_set(diag, GPUQ_EIO, "--listen \"%s\": cannot resolve \"%s\": %s",
-				     cfg->listen, cfg->host, gai_strerror(ret));
+		return gpuq_diag_set(diag, GPUQ_EIO, "%s \"%s\": cannot resolve \"%s\": %s", flag,
+				     listen, host, gai_strerror(ret));
 	memset(addr, 0, sizeof(*addr));
 	memcpy(addr, res->ai_addr, res->ai_addrlen);
 	freeaddrinfo(res);
 	return GPUQ_OK;
 }
 
-int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
+/* Start listener i: the main one on cfg.host:port with the thread pool and
+ * the whole connection table, the internal one on its address with one
+ * thread and an eighth of the table (a scrape and a few browsers). */
+static int start_listener(http_server_t *srv, int i, gpuq_diag_t *diag)
 {
+	listener_t *lis = &srv->lis[i];
+	const char *flag = lis->internal ? "--internal-listen" : "--listen";
+	const char *listen = lis->internal ? srv->cfg.internal_listen : srv->cfg.listen;
+	const char *host = lis->internal ? srv->cfg.internal_host : srv->cfg.host;
+	uint16_t port = lis->internal ? srv->cfg.internal_port : srv->cfg.port;
+	unsigned threads = lis->internal ? 0 : (srv->cfg.threads > 1 ? srv->cfg.threads : 0);
+	unsigned limit = lis->internal ? srv->cfg.conn_max / 8 : srv->cfg.conn_max;
 	struct sockaddr_storage addr;
 	unsigned flags = MHD_USE_TLS | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 			 MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	int rc;
 
-	rc = resolve(&srv->cfg, &addr, diag);
+	rc = resolve(flag, listen ? listen : "", host ? host : "", port, &addr, diag);
 	if (rc)
 		return rc;
 	if (addr.ss_family == AF_INET6)
@@ -1097,28 +1336,56 @@ int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
 	srv->starting = true;
 	srv->start_msg[0] = '\0';
 	pthread_mutex_unlock(&srv->log_lock);
-	srv->daemon = MHD_start_daemon(
-	    flags, srv->cfg.port, on_accept, srv, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-	    mhd_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-	    MHD_OPTION_HTTPS_CERT_CALLBACK, on_certificate, MHD_OPTION_HTTPS_PRIORITIES,
-	    HTTP_TLS_PRIORITIES, MHD_OPTION_THREAD_POOL_SIZE,
-	    srv->cfg.threads > 1 ? srv->cfg.threads : 0, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)HTTP_CONNECTIONS_MAX, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)HTTP_CONNECTIONS_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)HTTP_IDLE_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_STRICT_FOR_CLIENT, 1,
-	    MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv, MHD_OPTION_END);
+	/* No per-address limit in libmicrohttpd: on_accept applies
+	 * conn_per_address over both listeners, and counts and logs it. */
+	lis->daemon = MHD_start_daemon(
+	    flags, port, on_accept, srv, on_request, lis, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_HTTPS_CERT_CALLBACK,
+	    on_certificate, MHD_OPTION_HTTPS_PRIORITIES, HTTP_TLS_PRIORITIES,
+	    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, limit,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
+	    on_connection, srv, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_UNESCAPE_CALLBACK,
+	    no_unescape, srv, MHD_OPTION_END);
 	pthread_mutex_lock(&srv->log_lock);
 	srv->starting = false;
 	pthread_mutex_unlock(&srv->log_lock);
-	if (!srv->daemon)
-		return gpuq_diag_set(diag, GPUQ_EIO, "--listen \"%s\": cannot serve there: %s",
-				     srv->cfg.listen,
+	if (!lis->daemon)
+		return gpuq_diag_set(diag, GPUQ_EIO, "%s \"%s\": cannot serve there: %s", flag,
+				     listen ? listen : "",
 				     srv->start_msg[0] ? srv->start_msg : "libmicrohttpd refused");
+	gpuq_log(GPUQ_LOG_INFO, MODULE, "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads)%s",
+		 addr.ss_family == AF_INET6 ? "[" : "", host && host[0] ? host : "0.0.0.0",
+		 addr.ss_family == AF_INET6 ? "]" : "", (unsigned)port, threads ? threads : 1,
+		 lis->internal		  ? ": /metrics, the web view and its APIs"
+		 : srv->cfg.internal_port ? ": the review routes and probes only"
+					  : "");
+	return GPUQ_OK;
+}
+
+static void stop_daemons(http_server_t *srv)
+{
+	for (int i = 0; i < LISTENERS; i++)
+		if (srv->lis[i].daemon) {
+			MHD_stop_daemon(srv->lis[i].daemon);
+			srv->lis[i].daemon = NULL;
+		}
+}
+
+int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
+{
+	int rc;
+
+	rc = start_listener(srv, 0, diag);
+	if (!rc && srv->cfg.internal_port)
+		rc = start_listener(srv, 1, diag);
+	if (rc) {
+		stop_daemons(srv);
+		return rc;
+	}
 	atomic_store(&srv->stop_flag, false);
 	if (pthread_create(&srv->watcher, NULL, watcher_main, srv)) {
-		MHD_stop_daemon(srv->daemon);
-		srv->daemon = NULL;
+		stop_daemons(srv);
 		return gpuq_diag_set(diag, GPUQ_EIO, "cannot start the watcher thread");
 	}
 	srv->watcher_running = true;
@@ -1132,10 +1399,6 @@ int http_server_start(http_server_t *srv, gpuq_diag_t *diag)
 				 "cannot start the web UI's worker thread: requests that need "
 				 "the apiserver are answered 503");
 	}
-	gpuq_log(GPUQ_LOG_INFO, MODULE, "serving https://%s%s%s:%u (TLS 1.2/1.3, %u threads)",
-		 addr.ss_family == AF_INET6 ? "[" : "",
-		 srv->cfg.host[0] ? srv->cfg.host : "0.0.0.0",
-		 addr.ss_family == AF_INET6 ? "]" : "", (unsigned)srv->cfg.port, srv->cfg.threads);
 	return GPUQ_OK;
 }
 
@@ -1155,7 +1418,7 @@ void http_server_stop(http_server_t *srv, unsigned drain_ms)
 		return;
 	srv->stopped = true;
 	atomic_store(&srv->draining, true);
-	if (srv->daemon) {
+	if (srv->lis[0].daemon) {
 		/* Two idle readings 20 ms apart: a request whose headers were
 		 * just read gets to its first callback in between. */
 		while (zero_reads < 2 && now_ns() < deadline) {
@@ -1180,10 +1443,7 @@ void http_server_stop(http_server_t *srv, unsigned drain_ms)
 		pthread_join(srv->watcher, NULL);
 		srv->watcher_running = false;
 	}
-	if (srv->daemon) {
-		MHD_stop_daemon(srv->daemon);
-		srv->daemon = NULL;
-	}
+	stop_daemons(srv);
 	if (srv->listen_fd != MHD_INVALID_SOCKET) {
 		close(srv->listen_fd);
 		srv->listen_fd = MHD_INVALID_SOCKET;

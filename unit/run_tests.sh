@@ -75,7 +75,7 @@ run_one() {
 # suites that run `gpuq serve`, and e2e when GPUQ_E2E=1 (.ci/run names the
 # scenarios).
 THREADED_UNITS="test_http test_kube_fence test_kube_watch test_policy"
-THREADED_SUITES="suite_serve suite_metrics suite_idle suite_report"
+THREADED_SUITES="suite_serve suite_guard suite_metrics suite_idle suite_report"
 TSAN_LOG=""
 if [ "${SANITIZE:-}" = thread ]; then
 	TSAN_LOG=$(cd "$LOGDIR" && pwd)/tsan

@@ -1026,6 +1026,60 @@ static void server_policy_feed(void **state)
 /* Body budget: with 1000 bytes for all bodies together, a 2000-byte review
  * is answered 503 up front, a chunked one is answered 503 once its end is
  * read, and budget comes back when a request completes. */
+/* A nearly full connection table (seven eighths of conn_max) makes a new
+ * connection close the kept-alive connection idle the longest; the others,
+ * and the new one, are served. One thread: libmicrohttpd splits conn_max
+ * over its workers. */
+static void server_reclaims_idle(void **state)
+{
+	const char *certs = tmp_path("reclaim-certs");
+	test_pair_t a;
+	http_server_config_t cfg = {0};
+	http_server_t *srv = NULL;
+	gpuq_diag_t d = {{0}};
+	client_t c[15];
+	char listen[32];
+
+	(void)state;
+	pair_make(0x52, &a);
+	pair_write(certs, &a, &a);
+	cfg.port = free_port();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%u", (unsigned)cfg.port);
+	cfg.listen = listen;
+	cfg.host = "127.0.0.1";
+	cfg.cert_dir = certs;
+	cfg.threads = 1;
+	cfg.poll_ms = HTTP_POLL_MS_DEFAULT;
+	cfg.body_budget = HTTP_BODY_BUDGET_DEFAULT;
+	cfg.conn_max = 16; /* reclaims from 14 open */
+	assert_int_equal(http_server_create(&cfg, &srv, &d), GPUQ_OK);
+	assert_int_equal(http_server_start(srv, &d), GPUQ_OK);
+	for (int i = 0; i < 14; i++) { /* 14 connections, each idle after a request */
+		client_init(&c[i], cfg.port);
+		request(&c[i], "GET", "/healthz", NULL, NULL);
+		assert_int_equal(c[i].code, 200);
+	}
+	assert_int_equal(metric(srv, "gpuq_http_connections_open "), 14);
+	assert_int_equal(metric(srv, "gpuq_http_connections_closed_total{reason=\"reclaimed\"} "),
+			 0);
+	client_init(&c[14], cfg.port);
+	request(&c[14], "GET", "/healthz", NULL, NULL);
+	assert_int_equal(c[14].code, 200);
+	assert_int_equal(metric(srv, "gpuq_http_connections_closed_total{reason=\"reclaimed\"} "),
+			 1);
+	/* the first client's connection was the one closed: it connects anew */
+	request(&c[0], "GET", "/healthz", NULL, NULL);
+	assert_int_equal(c[0].code, 200);
+	assert_int_equal(c[0].new_conns, 1);
+	request(&c[13], "GET", "/healthz", NULL, NULL); /* the newest idle one was kept */
+	assert_int_equal(c[13].code, 200);
+	assert_int_equal(c[13].new_conns, 0);
+	for (int i = 0; i < 15; i++)
+		curl_easy_cleanup(c[i].curl);
+	http_server_destroy(srv);
+	pair_free_pem(&a);
+}
+
 static void server_body_budget(void **state)
 {
 	const char *certs = tmp_path("budget-certs"), *pol = tmp_path("budget-policy");
@@ -1405,6 +1459,7 @@ int main(void)
 	    cmocka_unit_test(server_in_process),
 	    cmocka_unit_test(server_policy_feed),
 	    cmocka_unit_test(server_body_budget),
+	    cmocka_unit_test(server_reclaims_idle),
 	    cmocka_unit_test(server_graceful_stop),
 	    cmocka_unit_test(server_app_slow_path),
 	};

@@ -95,6 +95,22 @@ static void opts_parse_good(void **state)
 	assert_int_equal(parse(&o, &d, "--listen", ":65535", REQUIRED, END), GPUQ_OK);
 	assert_string_equal(o.host, "");
 	assert_int_equal(o.port, 65535);
+	assert_null(o.internal_listen);
+
+	/* an internal listener, handed to the server; none by default */
+	{
+		http_server_config_t hc;
+
+		cmd_serve_http_config(&o, &hc);
+		assert_int_equal(hc.internal_port, 0);
+		assert_int_equal(parse(&o, &d, "--listen", ":8443", "--internal-listen=[::1]:9443",
+				       REQUIRED, END),
+				 GPUQ_OK);
+		cmd_serve_http_config(&o, &hc);
+		assert_string_equal(hc.internal_listen, "[::1]:9443");
+		assert_string_equal(hc.internal_host, "::1");
+		assert_int_equal(hc.internal_port, 9443);
+	}
 
 	/* --help needs nothing else, even with other flags missing. */
 	assert_int_equal(parse(&o, &d, "--help", END), GPUQ_OK);
@@ -129,6 +145,12 @@ static void opts_parse_bad(void **state)
 	    {{"--listen", "::1:8443", REQUIRED}, "in brackets"},
 	    {{"--listen", "[::1]8443", REQUIRED}, "expected [IPv6]:PORT"},
 	    {{"--listen", "a b:1", REQUIRED}, "bad character in host"},
+	    {{"--listen", ":1", "--internal-listen", "127.0.0.1:0", REQUIRED},
+	     "--internal-listen \"127.0.0.1:0\": port \"0\""},
+	    {{"--listen", ":1", "--internal-listen", "9443", REQUIRED},
+	     "--internal-listen \"9443\": expected HOST:PORT"},
+	    {{"--listen", "127.0.0.1:9443", "--internal-listen", ":9443", REQUIRED},
+	     "--internal-listen \":9443\": the same port as --listen"},
 	    {{"--listen", ":1", REQUIRED, "--bogus", "x"}, "unknown flag \"--bogus\""},
 	    {{"--listen", ":1", REQUIRED, "stray"}, "unknown flag \"stray\""},
 	    {{"--listen", ":1", REQUIRED, "--threads"}, "--threads needs a value"},

@@ -14,9 +14,6 @@
 
 #include "webhook/admit_internal.h"
 
-/* LocalQueue names listed in a "no such queue" hint. */
-#define HINT_QUEUES_MAX 6
-
 static bool streq(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
@@ -30,32 +27,6 @@ static const char *queue_key(const workload_view_t *w)
 		   : WEBHOOK_LABEL_KUEUE_QUEUE;
 }
 
-/* "default, research" of the LocalQueues in ns, or "none". */
-static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap)
-{
-	size_t n = 0, len = 0, total = policy_lq_count(p);
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < total; i++) {
-		const policy_lq_t *lq = policy_lq_at(p, i);
-		int k;
-
-		if (!lq || strcmp(lq->namespace_, ns) != 0)
-			continue;
-		if (n == HINT_QUEUES_MAX) {
-			snprintf(buf + len, cap - len, ", ...");
-			break;
-		}
-		k = snprintf(buf + len, cap - len, "%s%s", n ? ", " : "", lq->name);
-		if (k < 0 || (size_t)k >= cap - len)
-			break;
-		len += (size_t)k;
-		n++;
-	}
-	if (!n)
-		gpuq_strlcpy(buf, "none; ask a cluster admin to create one", cap);
-}
-
 /* The workload's LocalQueue must exist, not be left out of the policy
  * (policy_leftout_find: its ClusterQueue is gone, ...), and its
  * ClusterQueue must select the namespace. Sets *cq on success. */
@@ -64,9 +35,11 @@ static bool check_queue(webhook_review_t *r, const workload_view_t *w, const pol
 	const char *q = w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, q);
 	const policy_leftout_t *out;
-	char names[256];
 
 	*cq = NULL;
+	/* The refusals name no other queue: a review posted to the webhook by
+	 * anyone but the apiserver may name any namespace, so the namespace's
+	 * LocalQueues are left for kubectl (and RBAC) to list. */
 	if (!lq && (out = policy_leftout_find(r->policy, "LocalQueue", r->ns, q))) {
 		/* it exists, but the policy left it out: say which and why */
 		webhook_review_refuse(
@@ -77,21 +50,20 @@ static bool check_queue(webhook_review_t *r, const workload_view_t *w, const pol
 		return false;
 	}
 	if (!lq) {
-		list_queues(r->policy, r->ns, names, sizeof(names));
 		if (w->queue)
 			webhook_review_refuse(r, WEBHOOK_DENY,
 					      "%s \"%s\": label %s is \"%s\", but namespace %s has "
 					      "no LocalQueue \"%s\"; set the label to an existing "
-					      "LocalQueue (%s has: %s)",
+					      "LocalQueue (kubectl get localqueues -n %s)",
 					      w->kind_name, w->name, queue_key(w), q, r->ns, q,
-					      r->ns, names);
+					      r->ns);
 		else
 			webhook_review_refuse(r, WEBHOOK_DENY,
 					      "%s \"%s\" names no queue and namespace %s has no "
 					      "LocalQueue \"%s\"; set label %s to an existing "
-					      "LocalQueue (%s has: %s)",
+					      "LocalQueue (kubectl get localqueues -n %s)",
 					      w->kind_name, w->name, r->ns, q, WEBHOOK_LABEL_QUEUE,
-					      r->ns, names);
+					      r->ns);
 		return false;
 	}
 	if (!policy_cq_selects(r->policy, lq->cq, r->ns)) {

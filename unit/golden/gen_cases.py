@@ -304,7 +304,7 @@ case("validate-job-ok", "validate",
 deny("validate-job-unknown-queue", "validate",
      review("Job", job(labels={"gpuq.dev/queue-name": "nope"}, suspend=True)),
      'label gpuq.dev/queue-name is "nope", but namespace team-a has no LocalQueue "nope"; '
-     'set the label to an existing LocalQueue (team-a has: default, research)')
+     'set the label to an existing LocalQueue (kubectl get localqueues -n team-a)')
 deny("validate-job-kueue-label-unknown", "validate",
      review("Job", job(labels={"kueue.x-k8s.io/queue-name": "nope"}, suspend=True)),
      'label kueue.x-k8s.io/queue-name is "nope"')
