@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Priority preemption: a low-priority Job holding the whole quota is suspended
 # (its pods go, its template is restored) so a high-priority Job starts; the
-# low one requeues and runs after. Tenants cannot bypass the queue.
+# low one requeues and runs after. Tenants cannot bypass the queue. A
+# low-priority StatefulSet is preempted the same way (its Pods deleted, made
+# again gated) and runs again after; GPUs held never over the quota.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 17
 NS=e2e-p
 
 k apply -f - >/dev/null <<'YAML'
@@ -91,3 +93,53 @@ check "the high-priority Job completes" poll "high complete" \
 check "the preempted Job is released again afterwards" poll "low running again" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS low"
 k -n $NS delete job low --wait=false >/dev/null 2>&1 || true
+
+# ---- a StatefulSet preempted ----
+# Its Pods are deleted (the StatefulSet controller makes them again, gated);
+# the preemptor runs only once they are gone, and the set runs again after
+# it. The GPUs held by the namespace's bound Pods are sampled all along.
+low_gone() { [ -z "$(k -n $NS get pods -l job-name=low -o name)" ]; }
+export -f k low_gone
+poll "low's pods gone" low_gone
+k apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web, namespace: $NS, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 2
+  serviceName: web
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+    spec:
+      priorityClassName: e2e-p-low
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: serve
+        image: busybox
+        resources: {limits: {nvidia.com/gpu: "4"}}
+YAML
+web_ready() { [ "$(k -n $NS get statefulset web -o 'jsonpath={.status.readyReplicas}')" = 2 ]; }
+# no Pod of web bound and unfinished (its Pods deleted; those its controller
+# makes again stay gated)
+web_stopped() {
+	local pods
+	pods=$(k -n $NS get pods -l app=web -o 'jsonpath={range .items[*]}{.spec.nodeName}|{.status.phase}{"\n"}{end}') &&
+		[ "$(printf '%s' "$pods" | grep -c '^[^|]' || true)" = 0 ]
+}
+export -f web_ready web_stopped job_field job_running job_complete
+export NS # the functions above read it inside bash -c
+check "a low-priority StatefulSet of 2 x 4 GPUs takes the whole quota" poll "web ready" web_ready
+sampler_start $NS 8
+gpu_job $NS high2 8 e2e-p-high 20s
+check "a high-priority Job preempts it: it runs while no Pod of the set does" \
+	poll "high2 running, web stopped" bash -c "job_running $NS high2 && web_stopped"
+check "the set runs again once the high-priority Job completes" \
+	poll "high2 complete, web ready" bash -c "job_complete $NS high2 && web_ready"
+echo "# web: $(k -n $NS get statefulset web -o 'jsonpath={.status}'); pods: $(k -n $NS get pods -l app=web -o 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.spec.schedulingGates} {.status.conditions[?(@.type=="Ready")].status};{end}'); high2: $(job_field $NS high2 '{.status.conditions[*].type}')" >&2
+sampler_stop $NS
+k -n $NS delete statefulset web --wait=false >/dev/null 2>&1 || true

@@ -333,17 +333,23 @@ done
 check "abusive client holding 128 slots: 5 of 5 reviews answered within 2 s (got $fast)" [ "$fast" -eq 5 ]
 wait "$ABUSE"
 abuse=$(cat "$T/abuse.out")
-case $abuse in
-"connections 300 closed 300 early 172 "*) ok "abusive client: 172 refused at accept, 128 closed later ($abuse)" ;;
-*) not_ok "abusive client: 172 refused at accept, 128 closed later" "$abuse" ;;
-esac
+# Exact counts hold only when gpuq accepts all 300 within the 5 s header
+# deadline: on a loaded machine a connection accepted late finds a slot an
+# earlier one's deadline freed (never more than 128 at once). So: every
+# connection closed, most of them refused at accept, and the two reasons
+# adding up to all 300.
+early=$(printf '%s' "$abuse" | sed -n 's/.* early \([0-9]*\).*/\1/p')
+closed=$(printf '%s' "$abuse" | sed -n 's/^connections 300 closed \([0-9]*\).*/\1/p')
+check "abusive client: all 300 closed, at least 150 refused at accept ($abuse)" \
+	[ "${closed:-0}" -eq 300 -a "${early:-0}" -ge 150 ]
 last=$(printf '%s' "$abuse" | sed -n 's/.* last \([0-9]*\).*/\1/p')
 check "abusive client: closed at the 5 s header deadline, not the 90 s idle timeout (last ${last:-?} s)" \
 	[ "${last:-99}" -lt 15 ]
-check "metrics: 128 connections closed at the header deadline" \
-	[ "$(metric 'gpuq_http_connections_closed_total{reason="header_deadline"}')" = 128 ]
-check "metrics: 172 connections refused per address" \
-	[ "$(metric 'gpuq_http_refused_total{reason="per_address"}')" = 172 ]
+hd=$(metric 'gpuq_http_connections_closed_total{reason="header_deadline"}')
+pa=$(metric 'gpuq_http_refused_total{reason="per_address"}')
+check "metrics: at least 128 connections closed at the header deadline ($hd)" [ "${hd:-0}" -ge 128 ]
+check "metrics: refused per address ($pa) and closed at the header deadline ($hd) add up to 300" \
+	[ $((${pa:-0} + ${hd:-0})) -eq 300 ]
 
 # ---- certificate rotation under load ----
 old=$(serial)
