@@ -45,6 +45,8 @@ typedef struct {
 	int64_t surge_hi;     /* ... and past them, its surge groups, in
 				 [groups, surge_hi) (surge_hi >= groups) */
 	bool bad;	      /* logged once: kept out of the core */
+	bool restored;	      /* a StatefulSet's slices looked for in the core
+				 once (slices_restore) */
 } set_t;
 
 static void set_free(set_t *s)
@@ -282,8 +284,13 @@ static bool fold(struct controller *c, const set_t *s, int64_t from, controller_
 
 	group_key(s->key, from, key, sizeof(key));
 	g = controller_map_get(&c->groups, key);
-	if (!g || g == into)
+	if (g == into)
 		return true;
+	if (!g) { /* no Pod of it seen yet (after a restart, say): its workload goes */
+		if (engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
+			c->core_dirty = true;
+		return true;
+	}
 	while ((m = controller_map_next(&g->members, &pos))) {
 		char *k = strdup(into->key);
 		void *old = NULL;
@@ -530,10 +537,79 @@ static void slices_grow(struct controller *c, set_t *s, int64_t want)
 	s->edge[++s->n_slices] = want;
 }
 
+static int by_first(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* A StatefulSet first seen by this controller (its slices unknown) whose
+ * slices the core already holds (restored from the store after a restart):
+ * its edges taken from them, so each slice is matched again with what the
+ * core admitted (without this, the set was cut anew from 0 and a restored
+ * slice past the first held its quota with no Pod of its own). Slices that
+ * do not tile [0, n) (an older layout) are left to the usual path. */
+static void slices_restore(struct controller *c, set_t *s)
+{
+	size_t plen = strlen(s->key), n = 0, cap = 0;
+	int64_t(*sl)[2] = NULL;
+	bool tiled = true;
+
+	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
+	     id = engine_workload_next(c->e, id)) {
+		engine_workload_view_t v;
+		char *end = NULL;
+		long long first;
+
+		if (engine_workload_view(c->e, id, &v) || strncmp(v.uid, s->key, plen) ||
+		    v.uid[plen] != '/')
+			continue;
+		first = strtoll(v.uid + plen + 1, &end, 10);
+		if (*end || first < 0 || v.pods < 1)
+			continue;
+		if (n == cap) {
+			int64_t(*more)[2] = realloc(sl, (cap ? cap * 2 : 4) * sizeof(*sl));
+			if (!more) {
+				free(sl);
+				return; /* the usual path */
+			}
+			sl = more;
+			cap = cap ? cap * 2 : 4;
+		}
+		sl[n][0] = first;
+		sl[n++][1] = first + v.pods;
+	}
+	if (n)
+		qsort(sl, n, sizeof(*sl), by_first);
+	for (size_t i = 0; i < n && tiled; i++)
+		tiled = sl[i][0] == (i ? sl[i - 1][1] : 0);
+	for (size_t i = 0; i < n && tiled; i++) {
+		if (edges_reserve(s)) {
+			s->n_slices = 0;
+			break;
+		}
+		s->edge[i] = sl[i][0];
+		s->edge[i + 1] = sl[i][1];
+		s->n_slices = i + 1;
+	}
+	if (s->n_slices)
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "StatefulSet %s: %zu slices of Pods [0, %lld) matched with the queues",
+			 s->key, s->n_slices, (long long)s->edge[s->n_slices]);
+	free(sl);
+}
+
 /* A StatefulSet's slices brought to its replicas, then compacted. */
 static void statefulset_slices(struct controller *c, set_t *s)
 {
-	int64_t want = s->wl->replicas, end = s->n_slices ? s->edge[s->n_slices] : 0;
+	int64_t want, end;
+
+	if (!s->n_slices && !s->restored)
+		slices_restore(c, s);
+	s->restored = true;
+	want = s->wl->replicas;
+	end = s->n_slices ? s->edge[s->n_slices] : 0;
 
 	if (want > end) {
 		slices_grow(c, s, want);

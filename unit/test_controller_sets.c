@@ -317,6 +317,57 @@ static void scale_down_holds_until_pods_go(void **state)
 	ctl_free(c);
 }
 
+/* After a restart the core holds a StatefulSet's slices (restored from the
+ * store) and the controller's caches are empty: the set's slices are
+ * matched with them again. web was scaled 2 -> 4 while full, so it holds
+ * two admitted slices, [0, 2) and [2, 4); seen again, both are matched and
+ * merged into one admitted slice of 4, its Pods counted in it (cut anew
+ * from 0, its first slice queued again for 4 while its 4 Pods ran, and
+ * [2, 4) held quota unclaimed). */
+static void restored_slices_matched(void **state)
+{
+	struct controller *c = ctl_new_policy(SETS_POLICY("8"));
+	json_t *blocker = ctl_job("team-a", "blocker", 6, 1, true, "default");
+	int32_t pods;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, blocker);
+	json_decref(blocker);
+	cycle(c);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 2, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 2);
+	cycle(c);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 4, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 2, 4);
+	assert_int_equal(engine_workload_finish(c->e, "blocker", controller_now(c)), GPUQ_OK);
+	cycle(c);
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 2);
+	assert_int_equal(pods, 4);
+	assert_int_equal(ctl_state(c, "sts:team-a/web/2"), QUEUE_WL_ADMITTED);
+	/* the restart: caches gone, the core as the store had it */
+	controller_sets_free_all(c);
+	controller_pods_free_all(c);
+	controller_map_init(&c->groups);
+	controller_map_init(&c->pod_group);
+	controller_map_init(&c->sets);
+	controller_map_init(&c->pods_early);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 4, -1));
+	for (int i = 0; i < 4; i++) {
+		json_t *p = sts_pod("web", i);
+		json_object_del(json_object_get(p, "spec"), "schedulingGates");
+		json_object_set_new(json_object_get(p, "metadata"), "annotations",
+				    json_pack("{s:s}", "gpuq.dev/admitted", "true"));
+		pod_event(c, KUBE_EV_ADDED, p);
+	}
+	cycle(c);
+	/* matched, then merged (both admitted on one flavor): one slice of 4 */
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
+	assert_int_equal(pods, 4);
+	assert_int_equal(ctl_state(c, "sts:team-a/web/0"), QUEUE_WL_ADMITTED);
+	assert_true(released(c, "web-3"));
+	ctl_free(c);
+}
+
 /* ---- LeaderWorkerSet ---- */
 
 /* LeaderWorkerSet `name` of `replicas` groups of `size` Pods of 1 GPU,
@@ -477,6 +528,7 @@ int main(void)
 	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
 	    cmocka_unit_test(scale_down_holds_until_pods_go),
+	    cmocka_unit_test(restored_slices_matched),
 	    cmocka_unit_test(lws_surge_group),
 	    cmocka_unit_test(lws_surge_percent),
 	    cmocka_unit_test(lws_scale_down),
