@@ -193,7 +193,11 @@ typedef struct {
 	bool idle_said : 1; /* its idle spell was reported (q->idle) */
 	int64_t idle_since; /* admitted: idle (below its CQ's threshold) since,
 			       or -1 (protect.c) */
-	int64_t predicted;  /* pending: predicted start, or -1 (never persisted) */
+	union {			   /* by state: wl_t stays 160 bytes */
+		int64_t predicted; /* pending: predicted start, or -1 (never persisted) */
+		int64_t idle_seen; /* admitted: the last reading below the threshold
+				      (idle_since >= 0), -1 none (protect.c) */
+	};
 } wl_t;
 
 typedef struct {
