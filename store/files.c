@@ -362,8 +362,7 @@ int store_set_aside(const char *dir, const char *why, char *to, size_t cap, gpuq
 	if (store_marker_remove(dir, diag))
 		return GPUQ_EIO;
 	gpuq_log(GPUQ_LOG_WARN, "store",
-		 "%s: %s; moved aside to %s (kept for inspection); starting an empty store", dir,
-		 why, to);
+		 "%s; moved aside to %s (kept for inspection); starting an empty store", why, to);
 	return GPUQ_OK;
 }
 
