@@ -368,9 +368,18 @@ int store_set_aside(const char *dir, const char *why, char *to, size_t cap, gpuq
 
 /* ---- Fault injection for tests ---- */
 
-bool store_fault_commits(void)
+bool store_fault_set(void)
 {
 	const char *v = getenv(STORE_FAULT_COMMITS_ENV);
 
 	return v && v[0] && strcmp(v, "0") != 0;
+}
+
+bool store_fault_commit_now(void)
+{
+	const char *v = getenv(STORE_FAULT_COMMITS_ENV);
+
+	if (!v || !v[0] || !strcmp(v, "0"))
+		return false;
+	return v[0] != '/' || access(v, F_OK) == 0;
 }

@@ -70,8 +70,9 @@ void store_lock_drop(int fd);
  * a new store) or GPUQ_EIO. */
 int store_set_aside(const char *dir, const char *why, char *to, size_t cap, gpuq_diag_t *diag);
 
-/* Whether STORE_FAULT_COMMITS_ENV asks every commit to fail (read at
- * each open). */
-bool store_fault_commits(void);
+/* Whether STORE_FAULT_COMMITS_ENV is set (at open: logged), and whether
+ * it fails the commit about to be made (at each commit). */
+bool store_fault_set(void);
+bool store_fault_commit_now(void);
 
 #endif

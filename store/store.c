@@ -69,7 +69,6 @@ struct store {
 	size_t map_initial;	 /* map size of a new store (store_reopen opens with it) */
 	int lock_fd;		 /* the writer lock held (files.c), -1: none (read-only) */
 	bool set_aside_corrupt;	 /* opts.set_aside_corrupt */
-	bool fail_commits;	 /* STORE_FAULT_COMMITS_ENV was set at the last open */
 	char aside[STORE_PATH_MAX + 48]; /* where a corrupt data.mdb went, "" none */
 	char dir[STORE_PATH_MAX + 1];	 /* directory, for messages */
 };
@@ -747,10 +746,9 @@ static int files_open_or_set_aside(store_t *s, gpuq_diag_t *diag)
 	int rc;
 
 	s->aside[0] = '\0';
-	s->fail_commits = !s->read_only && store_fault_commits();
-	if (s->fail_commits)
+	if (!s->read_only && store_fault_set())
 		gpuq_log(GPUQ_LOG_WARN, "store",
-			 "%s: %s is set: every commit fails (fault injection for tests)", s->dir,
+			 "%s: %s is set: commits fail (fault injection for tests)", s->dir,
 			 STORE_FAULT_COMMITS_ENV);
 	rc = files_open(s, &why);
 	if (rc != GPUQ_ECORRUPT || s->read_only || !s->set_aside_corrupt) {
@@ -1044,7 +1042,7 @@ int store_txn_commit(store_txn_t *txn, uint64_t *seq)
 		batch_end(txn);
 		return rc;
 	}
-	if (s->fail_commits) {
+	if (store_fault_commit_now()) {
 		gpuq_log(GPUQ_LOG_ERROR, "store", "%s: commit of %zu ops: failed by %s", s->dir,
 			 txn->ops, STORE_FAULT_COMMITS_ENV);
 		batch_end(txn);

@@ -92,10 +92,11 @@ typedef struct {
 
 /* Test seam, off unless set in the environment: with
  * GPUQ_TEST_FAIL_STORE_COMMITS=1 (any value but "" and "0") every non-empty
- * commit of a store opened writable then fails with GPUQ_EIO before
- * anything is written, as a failing disk would; read at each open
- * (store_reopen too) and logged then. For e2e scenarios and unit tests
- * only: nothing else sets it. */
+ * commit fails with GPUQ_EIO before anything is written, as a failing disk
+ * would; with an absolute path (GPUQ_TEST_FAIL_STORE_COMMITS=/tmp/x), only
+ * while that file exists (a test turns the fault on and off at run time).
+ * Read at each commit; logged at each writable open while set. For e2e
+ * scenarios and unit tests only: nothing else sets it. */
 #define STORE_FAULT_COMMITS_ENV "GPUQ_TEST_FAIL_STORE_COMMITS"
 
 typedef struct {

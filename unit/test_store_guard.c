@@ -162,6 +162,20 @@ static void failed_commit_then_reopen(void **state)
 	/* reopened with the fault still set: it still fails */
 	assert_int_equal(store_reopen(s, &d), GPUQ_OK);
 	assert_int_equal(put_commit(s, "lost", "2"), GPUQ_EIO);
+	/* a path: the fault holds while that file exists */
+	{
+		char flag[400];
+		int fd;
+
+		snprintf(flag, sizeof(flag), "%s/fault", f->root);
+		setenv(STORE_FAULT_COMMITS_ENV, flag, 1);
+		assert_int_equal(put_commit(s, "while-absent", "4"), GPUQ_OK);
+		fd = open(flag, O_WRONLY | O_CREAT, 0600);
+		assert_true(fd >= 0);
+		close(fd);
+		assert_int_equal(put_commit(s, "lost", "2"), GPUQ_EIO);
+		unlink(flag);
+	}
 	/* the fault gone: the reopened store commits, what was there stays */
 	unsetenv(STORE_FAULT_COMMITS_ENV);
 	assert_int_equal(store_reopen(s, &d), GPUQ_OK);
