@@ -135,7 +135,7 @@ static int start_certkeeper(const cmd_serve_opts_t *opts, const kube_config_t *c
 /* Liveness: what /healthz says, set once by a part that gave up (the
  * controller whose store kept failing); read by the server's threads. */
 typedef struct {
-	atomic_bool failed;   /* why holds the reason (written before it is set) */
+	atomic_bool failed;	       /* why holds the reason (written before it is set) */
 	char why[GPUQ_DIAG_MAX + 256]; /* "not alive: ...\n" */
 } serve_health_t;
 

@@ -342,8 +342,8 @@ struct controller {
 						 engine holds its own) */
 	uint64_t policy_generation;	      /* snapshots built */
 	bool check_term;		      /* just took the Lease: is the store stale? */
-	uint32_t store_failures;	      /* commits failed in a row (loop.c) */
-	int64_t store_retry_ms;		      /* no commit before then (monotonic) */
+	uint32_t commit_failures;	      /* commits failed in a row (loop.c) */
+	int64_t commit_retry_ms;	      /* no commit before then (monotonic) */
 	atomic_bool gave_up;		      /* the store kept failing: never lead again
 						 (set by the controller thread, read by
 						 the Lease thread) */

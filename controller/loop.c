@@ -114,10 +114,10 @@ static void give_up(struct controller *c, const char *why)
  * moved aside, the queues then rebuilt from the cluster by the term check)
  * and try again CONTROLLER_STORE_RETRY_MS later; give up after
  * CONTROLLER_STORE_TRIES in a row. */
-static void store_failed(struct controller *c, const char *why)
+static void commit_failed(struct controller *c, const char *why)
 {
 	gpuq_diag_t diag = {{0}};
-	uint32_t n = ++c->store_failures;
+	uint32_t n = ++c->commit_failures;
 
 	gpuq_log(GPUQ_LOG_ERROR, "controller",
 		 "store commit failed (%u of %d in a row), acting on nothing until one "
@@ -127,7 +127,7 @@ static void store_failed(struct controller *c, const char *why)
 		give_up(c, why);
 		return;
 	}
-	c->store_retry_ms = gpuq_mono_ms() + CONTROLLER_STORE_RETRY_MS;
+	c->commit_retry_ms = gpuq_mono_ms() + CONTROLLER_STORE_RETRY_MS;
 	if (engine_store_reopen(c->e, &diag)) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "reopening the state store: %s",
 			 diag.msg[0] ? diag.msg : "failed");
@@ -151,20 +151,20 @@ static int commit(struct controller *c, engine_stage_fn stage, void *ctx)
 	uint64_t t0;
 	int rc;
 
-	if (atomic_load(&c->gave_up) ||
-	    (c->store_failures && gpuq_mono_ms() < c->store_retry_ms))
+	if (atomic_load(&c->gave_up) || (c->commit_failures && gpuq_mono_ms() < c->commit_retry_ms))
 		return GPUQ_EAGAIN;
 	t0 = gpuq_mono_ns();
 	rc = engine_commit(c->e, stage, ctx, &diag);
 	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, gpuq_mono_ns() - t0);
 	if (rc) {
-		store_failed(c, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		commit_failed(c, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		return rc;
 	}
-	if (c->store_failures)
+	if (c->commit_failures)
 		gpuq_log(GPUQ_LOG_INFO, "controller",
-			 "store commit succeeded after %u failed: acting again", c->store_failures);
-	c->store_failures = 0;
+			 "store commit succeeded after %u failed: acting again",
+			 c->commit_failures);
+	c->commit_failures = 0;
 	return GPUQ_OK;
 }
 
@@ -329,8 +329,7 @@ static void term_check(struct controller *c)
 	stale = engine_record_get(c->e, T_TERM, "term", 4, &val, &len) != GPUQ_OK ||
 		len != strlen(want) || memcmp(val, want, len) != 0;
 	if (stale) {
-		gpuq_log(GPUQ_LOG_INFO, "controller",
-			 "%s: rebuilding the queues from the cluster",
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s: rebuilding the queues from the cluster",
 			 val ? "another replica led since this store was written"
 			     : "this store holds no term (a new store, or one moved aside)");
 		if (engine_core_reset(c->e, &diag) != GPUQ_OK) {

@@ -118,14 +118,14 @@ typedef struct store_txn engine_batch_t;
 typedef int (*engine_check_fn)(void *ctx, engine_t *e, gpuq_diag_t *diag);
 
 typedef struct {
-	const char *state_dir; /* the store's directory (created when absent);
-				  NULL: memory only, nothing is kept */
-	bool nosync;	       /* commit without fsync (store_opts_t.nosync) */
-	bool read_only;	       /* open an existing store only to read it, next to a
-				  live writer: nothing written, and one read
-				  snapshot serves every read until engine_close
-				  (engine_commit refuses: GPUQ_EINVAL) */
-	size_t map_max;	       /* the store's growth cap, bytes; 0: the store's */
+	const char *state_dir;	/* the store's directory (created when absent);
+				   NULL: memory only, nothing is kept */
+	bool nosync;		/* commit without fsync (store_opts_t.nosync) */
+	bool read_only;		/* open an existing store only to read it, next to a
+				   live writer: nothing written, and one read
+				   snapshot serves every read until engine_close
+				   (engine_commit refuses: GPUQ_EINVAL) */
+	size_t map_max;		/* the store's growth cap, bytes; 0: the store's */
 	bool set_aside_corrupt; /* a store found corrupt at open is moved aside
 				   and a new one started (store_opts_t.
 				   set_aside_corrupt): for a driver that can

@@ -69,14 +69,14 @@ struct http_server {
 	http_metrics_t *metrics;  /* counters (owned) */
 	http_tls_t *tls;	  /* the serving pair (owned) */
 
-	http_post_fn post_fn;	/* the POST routes' hook (NULL: none) */
-	void *post_ctx;		/* its context (borrowed) */
-	http_ready_fn ready_fn; /* /readyz asks it (NULL: ready) */
-	void *ready_ctx;	/* its context (borrowed) */
+	http_post_fn post_fn;	 /* the POST routes' hook (NULL: none) */
+	void *post_ctx;		 /* its context (borrowed) */
+	http_ready_fn ready_fn;	 /* /readyz asks it (NULL: ready) */
+	void *ready_ctx;	 /* its context (borrowed) */
 	http_ready_fn health_fn; /* /healthz asks it (NULL: alive) */
 	void *health_ctx;	 /* its context (borrowed) */
-	http_watch_fn watch_fn; /* the watcher runs it (NULL: none) */
-	void *watch_ctx;	/* its context (borrowed) */
+	http_watch_fn watch_fn;	 /* the watcher runs it (NULL: none) */
+	void *watch_ctx;	 /* its context (borrowed) */
 
 	struct MHD_Daemon *daemon;  /* NULL until started */
 	pthread_t watcher;	    /* polls certs, runs watch_fn */

@@ -301,8 +301,8 @@ int store_lock_take(const char *dir, int *out, gpuq_diag_t *diag)
 
 		close(fd);
 		if (err != EWOULDBLOCK)
-			return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: locking %s: %s",
-					     dir, LOCK_NAME, strerror(err));
+			return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: locking %s: %s", dir,
+					     LOCK_NAME, strerror(err));
 		if (holder > 0)
 			return gpuq_diag_set(
 			    diag, GPUQ_EAGAIN,

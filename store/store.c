@@ -53,22 +53,22 @@ struct store {
 	MDB_dbi dbi[STORE_TYPE_MAX];			     /* sub-database of each used type */
 	char names[STORE_TYPE_MAX][STORE_TYPE_NAME_MAX + 1]; /* type names, "" if unused */
 	bool read_only;					     /* opened with MDB_RDONLY */
-	bool blank;	   /* read-only view of an environment never initialized: empty */
-	bool nosync;	   /* commits are not fsynced: flush at close */
-	size_t map_size;   /* current map size, bytes */
-	size_t map_max;	   /* growth cap, bytes */
-	unsigned grows;	   /* growths since open */
-	unsigned reading;  /* read snapshots open (scans in progress) */
-	uint64_t seq;	   /* last sequence number this process saw */
-	size_t file_size;  /* data.mdb's bytes, at the last read_begin */
-	bool crc;	   /* records carry their CRC-32C (schema >= 2) */
-	MDB_txn *snap;	   /* store_snapshot_begin's read transaction (NULL: none) */
-	uint64_t kept;	   /* puts committed whose value was already stored */
-	uint64_t kept_txn; /* ... in the write transaction being applied */
-	store_txn_t batch; /* the store's one write batch */
-	size_t map_initial;	 /* map size of a new store (store_reopen opens with it) */
-	int lock_fd;		 /* the writer lock held (files.c), -1: none (read-only) */
-	bool set_aside_corrupt;	 /* opts.set_aside_corrupt */
+	bool blank;		/* read-only view of an environment never initialized: empty */
+	bool nosync;		/* commits are not fsynced: flush at close */
+	size_t map_size;	/* current map size, bytes */
+	size_t map_max;		/* growth cap, bytes */
+	unsigned grows;		/* growths since open */
+	unsigned reading;	/* read snapshots open (scans in progress) */
+	uint64_t seq;		/* last sequence number this process saw */
+	size_t file_size;	/* data.mdb's bytes, at the last read_begin */
+	bool crc;		/* records carry their CRC-32C (schema >= 2) */
+	MDB_txn *snap;		/* store_snapshot_begin's read transaction (NULL: none) */
+	uint64_t kept;		/* puts committed whose value was already stored */
+	uint64_t kept_txn;	/* ... in the write transaction being applied */
+	store_txn_t batch;	/* the store's one write batch */
+	size_t map_initial;	/* map size of a new store (store_reopen opens with it) */
+	int lock_fd;		/* the writer lock held (files.c), -1: none (read-only) */
+	bool set_aside_corrupt; /* opts.set_aside_corrupt */
 	char aside[STORE_PATH_MAX + 48]; /* where a corrupt data.mdb went, "" none */
 	char dir[STORE_PATH_MAX + 1];	 /* directory, for messages */
 };
@@ -288,7 +288,6 @@ int store_type_find(const store_t *s, const char *name, unsigned *type)
 
 /* The first buffer of a write batch; it doubles up to STORE_BATCH_BYTES_MAX. */
 #define BATCH_FIRST_CAP 4096u
-
 
 /* Does the main database hold anything besides "meta"? (A store without a
  * schema key is only new when it holds nothing else.) */

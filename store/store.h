@@ -78,10 +78,10 @@ typedef struct store_txn store_txn_t; /* a write batch of the store */
 
 typedef struct {
 	const char *types[STORE_TYPE_MAX]; /* sub-db name of record type i; NULL: unused id */
-	bool read_only;	    /* open without writing anything (MDB_RDONLY); types ignored */
-	bool nosync;	    /* MDB_NOSYNC|MDB_NOMETASYNC: no fsync per commit (tests, sim) */
-	size_t map_initial; /* map size of a new store, bytes; 0: STORE_MAP_INITIAL_DEFAULT */
-	size_t map_max;	    /* growth stops here (GPUQ_ELIMIT); 0: STORE_MAP_MAX_DEFAULT */
+	bool read_only;		/* open without writing anything (MDB_RDONLY); types ignored */
+	bool nosync;		/* MDB_NOSYNC|MDB_NOMETASYNC: no fsync per commit (tests, sim) */
+	size_t map_initial;	/* map size of a new store, bytes; 0: STORE_MAP_INITIAL_DEFAULT */
+	size_t map_max;		/* growth stops here (GPUQ_ELIMIT); 0: STORE_MAP_MAX_DEFAULT */
 	bool set_aside_corrupt; /* writable: a store found corrupt at open
 				   (GPUQ_ECORRUPT) is moved aside and a new,
 				   empty one created in its place (store_moved_aside

@@ -556,33 +556,34 @@ typedef struct {
 	const char *name;
 	int64_t fresh_ms;   /* the core's idle_fresh_ms */
 	reads_t runs[2];    /* readings (a run with step 0: none) */
-	int64_t waiter_at;  /* a 2-GPU workload waits from then (-1: none) */
+	int64_t waiter_at;  /* a 2-GPU workload waits from then on */
 	int64_t ticks[4];   /* ticks, in order (0 ends the list, after the first) */
 	size_t want_idles;  /* spells reported over every tick */
 	bool want_evicted;  /* reclaimed (IdleReclaim) at one of them */
 	int64_t want_since; /* its idle_since_ms after the last tick (-1: not idle) */
 } fresh_case_t;
 
+/* Minutes, to keep each row on a line. */
+#define M MIN
 static const fresh_case_t FRESH[] = {
-    {"one low reading then an outage: no report, nobody preempted",
-     2 * MIN, {{0, 0, MIN, 3}}, 0, {10 * MIN, 20 * MIN}, 0, false, -1},
-    {"the same without the bound: the one reading carries the spell (the simulator's way)",
-     0, {{0, 0, MIN, 3}}, 0, {10 * MIN}, 1, true, 0},
-    {"a low reading every minute: reported and reclaimed",
-     2 * MIN, {{0, 10 * MIN, MIN, 3}}, 0, {10 * MIN}, 1, true, -1},
-    {"readings stop halfway: the spell ends before its deadline",
-     2 * MIN, {{0, 5 * MIN, MIN, 3}}, 0, {10 * MIN}, 0, false, -1},
-    {"a gap longer than the bound starts the spell again",
-     2 * MIN, {{0, 2 * MIN, MIN, 3}, {5 * MIN, 15 * MIN, MIN, 3}}, 0, {12 * MIN, 15 * MIN}, 1,
-     true, -1},
-    {"reported, then the readings stop: not reclaimed when someone waits later",
-     2 * MIN, {{0, 10 * MIN, MIN, 3}}, 13 * MIN, {10 * MIN, 13 * MIN}, 1, false, -1},
-    {"NaN readings say nothing: the spell ends when its evidence is stale",
-     2 * MIN, {{0, 0, MIN, 3}, {MIN, 10 * MIN, MIN, NAN}}, 0, {10 * MIN}, 0, false, -1},
-    {"a busy reading ends it as before",
-     2 * MIN, {{0, 4 * MIN, MIN, 3}, {5 * MIN, 10 * MIN, MIN, 90}}, 0, {10 * MIN}, 0, false,
-     -1},
+    /* one low reading, then an outage: no report, nobody preempted */
+    {"outage", 2 * M, {{0, 0, M, 3}}, 0, {10 * M, 20 * M}, 0, false, -1},
+    /* the same without the bound: one reading carries the spell (the simulator's way) */
+    {"unbounded", 0, {{0, 0, M, 3}}, 0, {10 * M}, 1, true, 0},
+    /* a low reading every minute: reported and reclaimed */
+    {"fresh", 2 * M, {{0, 10 * M, M, 3}}, 0, {10 * M}, 1, true, -1},
+    /* the readings stop halfway: the spell ends before its deadline */
+    {"stopped", 2 * M, {{0, 5 * M, M, 3}}, 0, {10 * M}, 0, false, -1},
+    /* a gap longer than the bound starts the spell again (deadline 15, not 10) */
+    {"gap", 2 * M, {{0, 2 * M, M, 3}, {5 * M, 15 * M, M, 3}}, 0, {12 * M, 15 * M}, 1, true, -1},
+    /* reported, then the readings stop: not reclaimed when someone waits later */
+    {"stale-reported", 2 * M, {{0, 10 * M, M, 3}}, 13 * M, {10 * M, 13 * M}, 1, false, -1},
+    /* NaN readings say nothing: the spell ends when its evidence is stale */
+    {"nan", 2 * M, {{0, 0, M, 3}, {M, 10 * M, M, NAN}}, 0, {10 * M}, 0, false, -1},
+    /* a busy reading ends it, as before */
+    {"busy", 2 * M, {{0, 4 * M, M, 3}, {5 * M, 10 * M, M, 90}}, 0, {10 * M}, 0, false, -1},
 };
+#undef M
 
 /* Feed c's readings up to and including `until` (from *next on, in time
  * order across the runs). */
@@ -614,8 +615,10 @@ static void idle_spell_needs_fresh_evidence(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(FRESH) / sizeof(FRESH[0]); i++) {
 		const fresh_case_t *c = &FRESH[i];
-		econ_cq_t e = {
-		    .gpus = 4, .idle = QUEUE_IDLE_PREEMPT, .idle_pct = 10, .idle_after_ms = 10 * MIN};
+		econ_cq_t e = {.gpus = 4,
+			       .idle = QUEUE_IDLE_PREEMPT,
+			       .idle_pct = 10,
+			       .idle_after_ms = 10 * MIN};
 		queue_config_t cfg;
 		queue_t *q = NULL;
 		queue_result_t r;
