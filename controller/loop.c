@@ -651,7 +651,7 @@ void controller_stop(controller_t *c)
 	/* the last words, alone now: the usage checkpoint (a leader's write,
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
-	if (engine_core(c->e) && atomic_load(&c->leader) &&
+	if (c->e && engine_core(c->e) && atomic_load(&c->leader) &&
 	    kube_fence_held(c->fence, gpuq_mono_ms()))
 		controller_usage_final(c); /* the thread is gone: its core and client are ours */
 	controller_elect_release(c);

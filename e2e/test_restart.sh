@@ -6,7 +6,7 @@
 # state dir is refused, naming the holder's pid), and a corrupt store is
 # moved aside and rebuilt from the cluster, not a crash loop.
 . "$(dirname "$0")/lib.sh"
-plan 13
+plan 14
 NS=e2e-r
 QUOTA=4
 
