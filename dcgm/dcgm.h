@@ -6,6 +6,10 @@
  * DCGM_FI_DEV_GPU_UTIL samples to idle/'s accumulator, and renders the
  * per-tenant counters as a /metrics source (http/).
  *
+ * Only fresh samples count: one whose own timestamp (Prometheus's
+ * /federate writes them) is older than dcgm_fresh_ms is dropped before
+ * anything reads it, for idle time and idle reclaim alike.
+ *
  * The design decision that matters: nothing else waits on it. The scrape
  * runs on its own thread with its own connection and bounded timeouts; the
  * admission path never touches it, and a /metrics scrape only takes its

@@ -86,6 +86,9 @@ static void scrape_once(dcgm_scraper_t *s)
 		rc = idle_prom_parse(body ? body : "", len, IDLE_METRIC_DEFAULT, IDLE_SAMPLES_MAX,
 				     &samples, &n, &diag);
 	free(body);
+	if (!rc) /* a sample's own timestamp older than a reading stands: not evidence */
+		n = idle_samples_drop_stale(samples, n, kube_now_ms(),
+					    dcgm_fresh_ms(s->o.interval_ms));
 	pthread_mutex_lock(&s->mu);
 	if (!rc && s->pod_queues)
 		idle_podmap_apply(s->pod_queues, samples, n);
