@@ -88,6 +88,8 @@ static void *lease_main(void *arg)
 			continue;
 		}
 		now_held = round_once(c, &st, &failures);
+		if (atomic_load(&c->gave_up)) /* given up during the round: its hold undone */
+			kube_fence_drop(c->fence);
 		if (now_held != held)
 			controller_equeue_kick(
 			    &c->events); /* the controller thread follows at once */
