@@ -18,7 +18,11 @@ static void usage(FILE *out)
 		"decoder, caps and checks across objects) and report what they hold, without\n"
 		"serving. PATH is one directory (its *.yaml, *.yml and *.json files, as\n"
 		"--policy-dir reads them) or any number of files, read together in the order\n"
-		"given: all or nothing.\n"
+		"given. Every object that fails its own checks or one across objects (a\n"
+		"LocalQueue naming a missing ClusterQueue, a missing ResourceFlavor, a cohort\n"
+		"cycle, a second Namespace budget) is reported, not only the first: the\n"
+		"controller leaves each such object out of the cluster's policy, and what\n"
+		"depends on it, and applies the rest; --policy-dir refuses the whole dir.\n"
 		"\n"
 		"  --skip-workloads  leave out batch/v1 Job and v1 Pod objects (the workloads\n"
 		"                    gpuq admits; a setup file may carry its sample Jobs),\n"
@@ -26,10 +30,12 @@ static void usage(FILE *out)
 		"                    are refused, as --policy-dir refuses them\n"
 		"  --help            this text\n"
 		"\n"
-		"On stdout: \"loaded: N policy objects: KIND COUNT, ...\", then a \"skipped:\"\n"
-		"line per workload left out. A refusal goes to stderr, naming the file, the\n"
-		"document, the object, the field and the value.\n"
-		"Exit status: 0 loaded, 1 refused, 2 usage error.\n");
+		"On stdout: \"loaded: N policy objects: KIND COUNT, ...\" (what the controller\n"
+		"would apply), a \"skipped:\" line per workload left out, and a \"left out:\"\n"
+		"line per object left out (KIND NAMESPACE/NAME (REASON), the reason its\n"
+		"status condition would give). Each refusal goes to stderr, naming the file,\n"
+		"the document, the object, the field and the value.\n"
+		"Exit status: 0 loaded, 1 refused (anything left out), 2 usage error.\n");
 }
 
 /* Declared ones only: an implied Namespace or Cohort has no object. */
@@ -90,6 +96,23 @@ static void print_loaded(const policy_t *p)
 	}
 }
 
+/* Each object left out: a line on stdout, its refusal on stderr. Returns
+ * how many. */
+static size_t print_left_out(const policy_t *p)
+{
+	size_t n = policy_leftout_count(p);
+
+	for (size_t i = 0; i < n; i++) {
+		const policy_leftout_t *l = policy_leftout_at(p, i);
+
+		printf("left out: %s %s%s%s (%s)\n", l->kind, l->namespace_,
+		       l->namespace_[0] ? "/" : "", l->name, l->reason);
+		fprintf(stderr, "gpuq policy check: %s: document %zu: %s\n",
+			l->origin.file ? l->origin.file : "<manifest>", l->origin.doc, l->message);
+	}
+	return n;
+}
+
 /* Load paths[0..n): one directory, or files. */
 static int load(const char *const *paths, size_t n, const policy_opts_t *opts, policy_t **out,
 		gpuq_diag_t *diag)
@@ -103,7 +126,7 @@ static int load(const char *const *paths, size_t n, const policy_opts_t *opts, p
 
 static int check(int argc, char **argv)
 {
-	policy_opts_t opts = {0};
+	policy_opts_t opts = {.leave_out_broken = true}; /* every problem, not the first */
 	const char *paths[POLICY_DIR_FILES_MAX];
 	size_t n = 0;
 	policy_t *p = NULL;
@@ -148,8 +171,9 @@ static int check(int argc, char **argv)
 		return 1;
 	}
 	print_loaded(p);
+	rc = print_left_out(p) ? 1 : 0;
 	policy_unref(p);
-	return 0;
+	return rc;
 }
 
 int cmd_policy(int argc, char **argv)

@@ -179,6 +179,8 @@ static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
 	co.review_cfg.gpu_resources = opts->gpu_resources;
 	co.review_cfg.n_gpu_resources = opts->n_gpu_resources;
 	co.review_cfg.controller_user = opts->controller_user;
+	co.review_cfg.creators = opts->child_creators;
+	co.review_cfg.n_creators = opts->n_child_creators;
 	co.leader_elect = opts->leader_elect;
 	co.lease_namespace = opts->lease_namespace;
 	co.lease_name = opts->lease_name;
@@ -322,7 +324,8 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 		rc = start_certkeeper(o, s->kcfg, &s->kargs, &s->keeper, diag);
 	cmd_serve_http_config(o, &s->hcfg);
 	s->review_cfg =
-	    (webhook_config_t){o->gpu_resources, o->n_gpu_resources, o->controller_user};
+	    (webhook_config_t){o->gpu_resources,  o->n_gpu_resources,  o->controller_user,
+			       o->child_creators, o->n_child_creators, NULL};
 	if (!rc)
 		rc = http_server_create(&s->hcfg, &s->srv, diag);
 	if (!rc)

@@ -24,7 +24,8 @@
 static const char usage_text[] =
     "usage: gpuq serve --listen HOST:PORT --cert-dir DIR --state-dir DIR\n"
     "                  (--policy-dir DIR | [--kubeconfig PATH] [cluster flags])\n"
-    "                  [--gpu-resource NAME]... [--controller-user NAME] [--threads N]\n"
+    "                  [--gpu-resource NAME]... [--controller-user NAME]\n"
+    "                  [--child-creator KIND=USER]... [--threads N]\n"
     "                  [--log-level LEVEL]\n"
     "\n"
     "Serve gpuq's admission webhook over HTTPS (TLS 1.2 and 1.3 only):\n"
@@ -51,6 +52,13 @@ static const char usage_text[] =
     "  --controller-user NAME  username of gpuq's controller (default: from a cluster,\n"
     "                          the user the apiserver says gpuq is, a SelfSubjectReview;\n"
     "                          with --policy-dir " WEBHOOK_CONTROLLER_USER_DEFAULT ")\n"
+    "  --child-creator KIND=USER  USER is a controller that makes the children of\n"
+    "                          KIND's objects (job, jobset, statefulset, lws, raycluster,\n"
+    "                          rayjob, trainjob): their Pods/Jobs pass as an admitted\n"
+    "                          parent's; repeatable; a KIND named has only the USERs\n"
+    "                          given, the others keep their defaults (kube-system's job\n"
+    "                          and statefulset controllers, jobset-system, ray-system,\n"
+    "                          kubeflow-system as their installs run them)\n"
     "  --threads N             worker threads, 1..256 (default: online CPUs, at least 2)\n"
     "  --log-level LEVEL       debug, info, warn or error (default info)\n"
     "  --shutdown-grace D      after SIGTERM keep serving D with /readyz answering 503,\n"
@@ -213,6 +221,40 @@ static bool user_name_ok(const char *name)
 	return true;
 }
 
+/* --child-creator KIND=USER: USER (a controller's userInfo.username) makes
+ * the children of the held parents of KIND (an integration's short name:
+ * job, jobset, raycluster, rayjob, trainjob, statefulset, lws). */
+static int parse_child_creator(const char *value, cmd_serve_opts_t *opts, gpuq_diag_t *diag)
+{
+	const char *eq = strchr(value, '=');
+	size_t klen = eq ? (size_t)(eq - value) : 0, same = 0;
+	workload_kind_t kind = WORKLOAD_KIND_OTHER;
+
+	for (int k = 1; eq && k < WORKLOAD_KIND_COUNT; k++) {
+		const workload_integration_t *in = workload_integration((workload_kind_t)k);
+
+		if (in->creators && strlen(in->short_name) == klen &&
+		    !strncmp(in->short_name, value, klen))
+			kind = (workload_kind_t)k;
+	}
+	if (kind == WORKLOAD_KIND_OTHER || !user_name_ok(eq + 1))
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "--child-creator \"%s\": expected KIND=USER, KIND one of "
+				     "job, jobset, statefulset, lws, raycluster, rayjob, trainjob "
+				     "and USER a username of 1..%d printable characters without "
+				     "spaces",
+				     value, CMD_SERVE_NAME_MAX);
+	for (size_t i = 0; i < opts->n_child_creators; i++)
+		same += opts->child_creators[i].parent == kind;
+	if (opts->n_child_creators == CMD_SERVE_CHILD_CREATORS_MAX || same == WEBHOOK_CREATORS_MAX)
+		return gpuq_diag_set(
+		    diag, GPUQ_EINVAL,
+		    "--child-creator \"%s\": at most %d may be given, %d for one kind", value,
+		    CMD_SERVE_CHILD_CREATORS_MAX, WEBHOOK_CREATORS_MAX);
+	opts->child_creators[opts->n_child_creators++] = (webhook_creator_t){kind, eq + 1};
+	return GPUQ_OK;
+}
+
 static int parse_threads(const char *value, unsigned *out, gpuq_diag_t *diag)
 {
 	char *end;
@@ -367,6 +409,7 @@ typedef enum {
 	FLAG_KUBECONFIG,
 	FLAG_GPU_RESOURCE,
 	FLAG_CONTROLLER_USER,
+	FLAG_CHILD_CREATOR,
 	FLAG_THREADS,
 	FLAG_LOG_LEVEL,
 	FLAG_SHUTDOWN_GRACE,
@@ -403,6 +446,7 @@ static const char *const flag_names[] = {"--listen",
 					 "--kubeconfig",
 					 "--gpu-resource",
 					 "--controller-user",
+					 "--child-creator",
 					 "--threads",
 					 "--log-level",
 					 "--shutdown-grace",
@@ -614,6 +658,8 @@ static int apply_flag(flag_t f, const char *value, cmd_serve_opts_t *opts, gpuq_
 		opts->controller_user = value;
 		opts->controller_user_set = true;
 		return GPUQ_OK;
+	case FLAG_CHILD_CREATOR:
+		return parse_child_creator(value, opts, diag);
 	case FLAG_THREADS:
 		return parse_threads(value, &opts->threads, diag);
 	case FLAG_LOG_LEVEL:
@@ -832,7 +878,7 @@ int cmd_serve_opts_parse_env(int argc, char **argv, const cmd_serve_env_t *env,
 			value = argv[++i];
 		else
 			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s needs a value", flag_names[f]);
-		if (seen[f] && f != FLAG_GPU_RESOURCE)
+		if (seen[f] && f != FLAG_GPU_RESOURCE && f != FLAG_CHILD_CREATOR)
 			return gpuq_diag_set(diag, GPUQ_EINVAL, "%s \"%s\": given more than once",
 					     flag_names[f], value);
 		seen[f] = true;

@@ -26,6 +26,9 @@
 /* Caps of the command line. */
 #define CMD_SERVE_GPU_RESOURCES_MAX 32 /* --gpu-resource flags */
 #define CMD_SERVE_NAME_MAX 253	       /* a resource or user name (a DNS subdomain's length) */
+#define CMD_SERVE_CHILD_CREATORS_MAX                                                               \
+	32 /* --child-creator flags (at most                                                       \
+	      WEBHOOK_CREATORS_MAX for one kind) */
 
 /* Where the policy comes from: exactly one source. */
 typedef enum {
@@ -83,6 +86,11 @@ typedef struct {
 								   it, from a cluster, with what a SelfSubjectReview
 								   says unless controller_user_set) */
 	bool controller_user_set;				/* --controller-user was given */
+	webhook_creator_t child_creators[CMD_SERVE_CHILD_CREATORS_MAX]; /* --child-creator
+								   KIND=USER, in order: a
+								   kind named has only these
+								   (webhook_config_t) */
+	size_t n_child_creators;    /* entries in child_creators */
 	unsigned threads;	    /* --threads 1..HTTP_THREADS_MAX (default: online CPUs,
 				       at least 2) */
 	gpuq_log_level_t log_level; /* --log-level debug|info|warn|error (default info) */

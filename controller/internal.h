@@ -366,6 +366,7 @@ struct controller {
 	int64_t podmap_next_ms;	 /* next hand-over of the pods' LocalQueues (monotonic) */
 	bool podmap_logged;	 /* a failed hand-over was logged */
 	bool podmap_sent;	 /* a map was handed over while leading */
+	bool owners_logged;	 /* a failed owners hand-over was logged */
 
 	atomic_bool synced;	  /* every watch listed and a snapshot published */
 	atomic_bool leader;	  /* the controller thread acts as leader (written by it
@@ -496,6 +497,9 @@ void controller_sets_group_add(struct controller *c, controller_pgroup_t *g);
  * group of a set gone); false when it stays (its controller makes its Pods
  * again, gated). */
 bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g);
+/* A Pod of set group g is gone and others remain: a StatefulSet slice cut
+ * by a scale-down lets go of the quota of the Pods gone. */
+void controller_sets_member_gone(struct controller *c, controller_pgroup_t *g);
 
 /* pods.c */
 /* Call fn with the namespace and name of each of g's Pods. */
@@ -505,6 +509,10 @@ void controller_pods_each_member(const controller_pgroup_t *g,
 /* podmap.c: hand the LocalQueue of every workload holding quota to
  * c->o.pod_queues (leader only; a failure to build is logged, once). */
 void controller_podmap_publish(struct controller *c);
+/* Hand the webhook the held parents gpuq admitted and that run, as this
+ * replica's cache holds them (controller/owners.c): after every batch of
+ * watch events, leader or not. O(cached parents). */
+void controller_owners_publish(struct controller *c);
 void controller_pods_apply(struct controller *c, controller_cevent_t *ev);
 /* The unfinished Pods the watch shows of the Job with uid job_uid (its
  * status.active counts them only at the Job controller's next status

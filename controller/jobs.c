@@ -43,7 +43,54 @@ static bool managed(const struct controller *c, const workload_t *o, const workl
 	       policy_namespace_managed(c->policy, o->namespace_);
 }
 
-/* A pending Job's edited spec into the core (put_in_core). */
+/* Whether Job j is admitted in the core but not released: its object is
+ * still held (suspended, no admitted mark) and no pod of it exists. The
+ * webhook takes edits of such a Job as of a queued one (it is, to the
+ * apiserver), so what it asks may differ from what was admitted; the
+ * release, guarded by the resourceVersion the controller last saw, would
+ * run the new spec on the old quota (issue 31: the release window). */
+static bool unreleased(const struct controller *c, const controller_job_t *j)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	return j->wl && j->wl->suspend && !j->wl->admitted && !controller_pods_of_job(c, j->uid) &&
+	       !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
+	       v.state == ENGINE_WL_ADMITTED;
+}
+
+/* Admitted Job j, unreleased, now asks for ws: its admission is taken back
+ * (nothing runs on it) and it queues again for what it asks, keeping its
+ * creation time and so its place in the order. */
+static int requeue(struct controller *c, controller_job_t *j, const workload_t *o,
+		   const engine_workload_spec_t *ws)
+{
+	gpuq_diag_t diag = {{0}};
+	int rc = engine_workload_delete(c->e, j->uid, controller_now(c));
+
+	if (rc == GPUQ_OK)
+		rc = engine_workload_add(c->e, ws, controller_now(c), NULL, &diag);
+	j->in_core = rc == GPUQ_OK;
+	c->core_dirty = true;
+	controller_status_note(c, j->uid);
+	if (rc == GPUQ_OK)
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "%s %s/%s was edited after its admission and before its release: its "
+			 "admission is taken back and it queues again for %d pods in queue %s",
+			 o->integ->kind_name, o->namespace_, o->name,
+			 (int)(ws->n_podsets == 1 ? ws->podsets[0].count : ws->gang_total),
+			 ws->local_queue);
+	else if (!j->bad)
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "%s %s/%s was edited before its release and waits outside the queue: %s",
+			 o->integ->kind_name, o->namespace_, o->name,
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+	j->bad = rc != GPUQ_OK;
+	return rc;
+}
+
+/* A pending (or admitted, unreleased) Job's edited spec into the core
+ * (put_in_core). */
 static int follow_edit(struct controller *c, controller_job_t *j, const workload_t *o,
 		       const engine_workload_spec_t *ws)
 {
@@ -64,8 +111,10 @@ static int follow_edit(struct controller *c, controller_job_t *j, const workload
 		}
 		return GPUQ_OK;
 	}
-	if (rc == GPUQ_EAGAIN) /* admitted since: its request is kept (validate.c) */
+	if (rc == GPUQ_EAGAIN && !unreleased(c, j)) /* its request is kept (validate.c) */
 		return GPUQ_OK;
+	if (rc == GPUQ_EAGAIN) /* admitted, not yet released: queued again */
+		return requeue(c, j, o, ws);
 	if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 		j->in_core = false;
 		c->core_dirty = true;
@@ -285,7 +334,7 @@ static void sync_job(struct controller *c, controller_job_t *j)
 		return;
 	if (!j->in_core && put_in_core(c, j, o, p, false))
 		return;
-	if (j->in_core && p && pending(c, j)) {
+	if (j->in_core && p && (pending(c, j) || unreleased(c, j))) {
 		if (!managed(c, o, p) || o->finished) {
 			leave_queue(c, j, o, p);
 			return;

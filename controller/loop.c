@@ -480,6 +480,8 @@ static void *loop_main(void *arg)
 		follow(c);
 		for (size_t i = 0; i < n; i++)
 			controller_handle(c, &batch[i]);
+		if (n) /* what the webhook lets pass outside the queue */
+			controller_owners_publish(c);
 		trim(c, n);
 		if (c->policy_dirty && all_listed(c) && controller_snapshot_rebuild(c) == GPUQ_OK &&
 		    !atomic_load(&c->synced)) {

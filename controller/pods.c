@@ -518,6 +518,8 @@ static void forget_member(struct controller *c, const char *pod_uid)
 	member_free(m);
 	if (g->members.n == 0 && g->set && controller_sets_group_empty(c, g))
 		return; /* a set's group its Pods ended (an LWS's surge group) */
+	if (g->set && g->members.n)
+		controller_sets_member_gone(c, g); /* a slice cut by a scale-down */
 	if (pod_group(g) && engine_core(c->e)) {
 		observe(c, g); /* the last member done may have gone with it */
 		if (g->members.n)
@@ -575,6 +577,36 @@ static controller_pgroup_t *group_new(struct controller *c, const char *key, con
 	return g;
 }
 
+/* Pod o, a member of a set's group, now keyed `key` (a StatefulSet's
+ * slices changed under it: a scale-down, then its Pod seen again while it
+ * goes). A released Pod stays where it was admitted: its quota is held
+ * there until it is gone (sets.c counts it past its slice). A gated one
+ * holds nothing and moves. Either way it is a member of one group only
+ * (of two, the one its pod_group entry did not name kept it after it was
+ * gone: its quota held for good). */
+static void regroup(struct controller *c, const workload_t *o, char *key, size_t cap)
+{
+	const char *had = controller_map_get(&c->pod_group, o->uid);
+	controller_pgroup_t *old = had ? controller_map_get(&c->groups, had) : NULL;
+	member_t *m;
+
+	if (!old || !old->set || !strcmp(had, key))
+		return;
+	if (!o->gated) {
+		gpuq_strlcpy(key, had, cap);
+		return;
+	}
+	m = controller_map_del(&old->members, o->uid);
+	if (m && m->wl == o)
+		m->wl = NULL; /* o is the caller's to keep */
+	member_free(m);
+	free(controller_map_del(&c->pod_group, o->uid));
+	if (old->members.n == 0)
+		(void)controller_sets_group_empty(c, old);
+	else
+		controller_sets_member_gone(c, old);
+}
+
 /* A Pod seen (decoded and resolved; o is taken, or is already its member's
  * own): is it ours, and which workload is it a member of? */
 static void pod_seen(struct controller *c, workload_t *o)
@@ -603,6 +635,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 		return;
 	}
 	key_of(c, o, key, sizeof(key));
+	regroup(c, o, key, sizeof(key));
 	g = controller_map_get(&c->groups, key);
 	if (!g && !(g = group_new(c, key, o))) {
 		workload_destroy(o);

@@ -244,19 +244,27 @@ static void group_free(struct controller *c, controller_pgroup_t *g)
 	free(g);
 }
 
-/* Drop group first of s: out of the core (its quota freed) and gone. Its
- * members stay Pods of the cluster; were any still around, they would be
- * seen again as Pods of no group. */
+/* Drop group first of s (scaled away, or its set gone). One with no Pod
+ * leaves the core (its quota freed) and is gone; one whose Pods still go
+ * (they hold their GPUs until they are gone: a grace period, a finalizer)
+ * keeps its admission until the last of them is gone
+ * (controller_sets_group_empty frees it then). */
 static void group_drop(struct controller *c, const set_t *s, int64_t first)
 {
 	char key[SET_KEY_MAX];
 	controller_pgroup_t *g;
 
 	group_key(s->key, first, key, sizeof(key));
+	g = controller_map_get(&c->groups, key);
+	if (g && g->members.n) {
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "%s: %s was scaled away; its quota is held until its %zu Pods are gone",
+			 s->key, key, g->members.n);
+		return;
+	}
 	if (engine_core(c->e) && engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
 		c->core_dirty = true;
-	g = controller_map_get(&c->groups, key);
-	if (g && g->members.n == 0)
+	if (g)
 		group_free(c, g);
 }
 
@@ -363,6 +371,76 @@ static void slice_resize(struct controller *c, const set_t *s, controller_pgroup
 	c->core_dirty = true;
 }
 
+/* Counting a slice's Pods past its replicas (a scale-down's, still going). */
+typedef struct {
+	int64_t lo, hi;	   /* the slice's Pod indexes [lo, hi) */
+	int64_t first_ord; /* the set's spec.ordinals.start */
+	int64_t outside;   /* Pods of the slice outside [lo, hi) */
+} outside_t;
+
+static void count_outside(void *ctx, const char *ns, const char *name)
+{
+	outside_t *o = ctx;
+	int64_t n = ordinal(name);
+
+	(void)ns;
+	if (n >= 0 && (n - o->first_ord < o->lo || n - o->first_ord >= o->hi))
+		o->outside++;
+}
+
+/* Slice g of s, `size` replicas, in the core as it should be: added when
+ * missing; a queued one recomputed to its size; an admitted one shrunk to
+ * what it holds: its replicas and the Pods a scale-down cut off that still
+ * go (a grace period, a finalizer), so the quota of a Pod is freed once the
+ * Pod is gone, not before. An admitted slice never grows in place (that
+ * would admit Pods past the quota): one that now has more replicas than it
+ * was admitted for (scaled down, then up again while the Pods scaled away
+ * were still going: its key is the same) queues again whole. */
+static void slice_ensure(struct controller *c, const set_t *s, controller_pgroup_t *g, int64_t size)
+{
+	outside_t o = {.lo = g->first, .hi = g->first + size, .first_ord = s->wl->x->first_ordinal};
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v)) {
+		group_register(c, s, g, size);
+		return;
+	}
+	if (v.state == ENGINE_WL_PENDING) {
+		if (v.pods != size)
+			slice_resize(c, s, g, size);
+		return;
+	}
+	if (v.state != ENGINE_WL_ADMITTED)
+		return;
+	if (v.pods < size) {
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "StatefulSet %s: slice %s grew to %lld replicas while admitted for %d: "
+			 "it queues again",
+			 s->key, g->key, (long long)size, (int)v.pods);
+		(void)engine_workload_delete(c->e, g->key, controller_now(c));
+		group_register(c, s, g, size);
+		c->core_dirty = true;
+		return;
+	}
+	controller_pods_each_member(g, count_outside, &o);
+	if (v.pods > size + o.outside)
+		slice_resize(c, s, g, size + o.outside);
+}
+
+void controller_sets_member_gone(struct controller *c, controller_pgroup_t *g)
+{
+	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
+
+	if (!s || !s->wl || s->wl->kind == WORKLOAD_KIND_LWS || !engine_core(c->e))
+		return;
+	for (size_t i = 0; i < s->n_slices; i++)
+		if (s->edge[i] == g->first) {
+			slice_ensure(c, s, g, s->edge[i + 1] - s->edge[i]);
+			return;
+		}
+}
+
 /* Room for one more slice in s (GPUQ_ENOMEM: none). */
 static int edges_reserve(set_t *s)
 {
@@ -464,20 +542,15 @@ static void statefulset_slices(struct controller *c, set_t *s)
 			group_drop(c, s, s->edge[s->n_slices - 1]);
 			s->n_slices--;
 		}
-		if (s->n_slices) {
-			controller_pgroup_t *g = group_get(c, s, s->edge[s->n_slices - 1]);
-
+		if (s->n_slices) /* the slice it cuts: slice_ensure shrinks it */
 			s->edge[s->n_slices] = want;
-			if (g)
-				slice_resize(c, s, g, want - g->first);
-		}
 	}
 	slices_compact(c, s);
 	for (size_t i = 0; i < s->n_slices; i++) {
 		controller_pgroup_t *g = group_get(c, s, s->edge[i]);
 
-		if (g && engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
-			group_register(c, s, g, s->edge[i + 1] - s->edge[i]);
+		if (g)
+			slice_ensure(c, s, g, s->edge[i + 1] - s->edge[i]);
 		if (g)
 			controller_touch_key(c, g->key);
 	}

@@ -320,12 +320,34 @@ static size_t watched(const struct controller *c, policy_api_t *out)
 	return n;
 }
 
+/* Each object p leaves out by a check across objects (a LocalQueue whose
+ * ClusterQueue is gone, ...), said once: when the policy before did not
+ * leave it out for the same reason. (Decoding refusals were said by
+ * add_res.) Their status says it too (controller_status_queues). */
+static void log_left_out(const policy_t *before, const policy_t *p)
+{
+	for (size_t i = 0; i < policy_leftout_count(p); i++) {
+		const policy_leftout_t *l = policy_leftout_at(p, i);
+		const policy_leftout_t *was =
+		    before ? policy_leftout_find(before, l->kind, l->namespace_, l->name) : NULL;
+
+		if (!strcmp(l->reason, POLICY_REASON_INVALID) ||
+		    (was && !strcmp(was->reason, l->reason)))
+			continue;
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "%s %s%s%s left out of the policy (%s): %s; everything else applies",
+			 l->kind, l->namespace_, l->namespace_[0] ? "/" : "", l->name, l->reason,
+			 l->message);
+	}
+}
+
 int controller_snapshot_rebuild(struct controller *c)
 {
 	policy_api_t apis[CONTROLLER_RES_COUNT];
 	policy_opts_t po = {.skip_unknown_kinds = true,
 			    .skip_scoped_quotas = true,
 			    .price_lenient = true,
+			    .leave_out_broken = true,
 			    .watch_declared = true,
 			    .watched = apis,
 			    .n_watched = watched(c, apis)};
@@ -365,6 +387,7 @@ int controller_snapshot_rebuild(struct controller *c)
 	resync_scope(c, p, in_place, changed, &scope);
 	c->policy_res_changed = 0;
 	memset(&c->policy_ns_changed, 0, sizeof(c->policy_ns_changed));
+	log_left_out(c->policy, p);
 	for (size_t i = 0; i < policy_flavor_count(p); i++)
 		if (policy_flavor_at(p, i)->price_error)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s (the flavor is kept, unpriced)",

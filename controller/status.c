@@ -90,10 +90,22 @@ static const char *group_of(struct controller *c, controller_res_t ours, control
 	return NULL;
 }
 
-/* Hand one queue's status to the writer (it skips what it already wrote).
- * The Active condition holds from the controller's start: metav1.Condition
- * (Kueue's schema requires it) wants a lastTransitionTime. */
-static void write_status(struct controller *c, const char *key, const char *path, json_t *st)
+/* A queue's Active condition. */
+typedef struct {
+	const char *status;  /* "True" or "False" */
+	const char *reason;  /* CamelCase: Ready, or a POLICY_REASON_* */
+	const char *message; /* for people */
+} active_t;
+
+/* The Active condition of a queue in the core. */
+static const active_t ACTIVE = {"True", "Ready", "Can admit new workloads"};
+
+/* Hand one queue's status, with its Active condition, to the writer (it
+ * skips what it already wrote). The condition holds from the controller's
+ * start: metav1.Condition (Kueue's schema requires it) wants a
+ * lastTransitionTime. */
+static void write_status(struct controller *c, const char *key, const char *path, json_t *st,
+			 const active_t *active)
 {
 	char since[32];
 	time_t t = (time_t)(c->epoch_wall_ms / 1000);
@@ -104,12 +116,64 @@ static void write_status(struct controller *c, const char *key, const char *path
 		gpuq_strlcpy(since, "1970-01-01T00:00:00Z", sizeof(since));
 	json_object_set_new(st, "conditions",
 			    json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "Active", "status",
-				      "True", "reason", "Ready", "message",
-				      "Can admit new workloads", "lastTransitionTime", since));
+				      active->status, "reason", active->reason, "message",
+				      active->message, "lastTransitionTime", since));
 	body = json_pack("{s:o}", "status", st);
 	if (body)
 		(void)controller_swriter_submit(c->swriter, key, path, body);
 	json_decref(body);
+}
+
+/* The status path of queue object l (a ClusterQueue or a LocalQueue the
+ * controller watched) into path, its cache key into key; GPUQ_ENOTFOUND
+ * for any other. */
+static int left_out_path(struct controller *c, const policy_leftout_t *l, char *key, size_t kcap,
+			 char *path, size_t cap)
+{
+	bool lq = !strcmp(l->kind, "LocalQueue");
+	char en[300], ens[300];
+	const char *g;
+
+	if (!lq && strcmp(l->kind, "ClusterQueue") != 0)
+		return GPUQ_ENOTFOUND;
+	snprintf(key, kcap, "%s%s%s", lq ? l->namespace_ : "", lq ? "/" : "", l->name);
+	g = lq ? group_of(c, CONTROLLER_RES_LOCALQUEUES, CONTROLLER_RES_KUEUE_LOCALQUEUES, key)
+	       : group_of(c, CONTROLLER_RES_CLUSTERQUEUES, CONTROLLER_RES_KUEUE_CLUSTERQUEUES, key);
+	if (!g || kube_escape(l->name, en, sizeof(en)) ||
+	    (lq && kube_escape(l->namespace_, ens, sizeof(ens))))
+		return GPUQ_ENOTFOUND;
+	if (lq)
+		snprintf(path, cap, "%s/namespaces/%s/localqueues/%s/status", g, ens, en);
+	else
+		snprintf(path, cap, "%s/clusterqueues/%s/status", g, en);
+	return GPUQ_OK;
+}
+
+/* Every ClusterQueue and LocalQueue the policy left out: Active False with
+ * its reason and message (as Kueue marks an inactive queue), nothing
+ * pending or admitted. One whose namesake is in the policy (the second of
+ * two duplicates) is not written: the status is that one's. */
+static void status_left_out(struct controller *c)
+{
+	const policy_t *p = c->policy;
+
+	for (size_t i = 0; p && i < policy_leftout_count(p); i++) {
+		const policy_leftout_t *l = policy_leftout_at(p, i);
+		char key[600], path[KUBE_URL_MAX];
+		active_t why = {"False", l->reason, l->message};
+		json_t *st;
+
+		if (policy_cq_find(p, l->name) && !strcmp(l->kind, "ClusterQueue"))
+			continue;
+		if (policy_lq_find(p, l->namespace_, l->name) && !strcmp(l->kind, "LocalQueue"))
+			continue;
+		if (left_out_path(c, l, key, sizeof(key), path, sizeof(path)))
+			continue;
+		st = json_pack("{s:i, s:i, s:i}", "pendingWorkloads", 0, "admittedWorkloads", 0,
+			       "reservingWorkloads", 0);
+		if (st)
+			write_status(c, key, path, st, &why);
+	}
 }
 
 void controller_status_queues(struct controller *c)
@@ -131,7 +195,7 @@ void controller_status_queues(struct controller *c)
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/clusterqueues/%s/status", g, en);
-		write_status(c, name, path, st);
+		write_status(c, name, path, st, &ACTIVE);
 	}
 	for (uint32_t lq = 0; lq < engine_lq_count(c->e); lq++) {
 		const char *key = engine_lq_name(c->e, lq); /* ns/name */
@@ -150,8 +214,9 @@ void controller_status_queues(struct controller *c)
 		if (!st)
 			continue;
 		snprintf(path, sizeof(path), "%s/namespaces/%s/localqueues/%s/status", g, ens, en);
-		write_status(c, key, path, st);
+		write_status(c, key, path, st, &ACTIVE);
 	}
+	status_left_out(c);
 }
 
 /* A held parent's (a Job's, a JobSet's) gpuq.dev/status, handed to the

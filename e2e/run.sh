@@ -10,7 +10,8 @@
 #      order below, each stating its plan first (`plan N` in lib.sh: `1..N`)
 #      and printing `ok - ...` / `not ok - ...` / `ok - ... # SKIP why`; a
 #      scenario that exits non-zero, states no plan or whose lines do not add
-#      up to its plan (it died early) counts one more failure
+#      up to its plan (it died early) counts one more failure; the run
+#      states its own plan (`1..N`, every line it counted) before its count
 #   3. teardown; the run's directory (the logs of every component and every
 #      gpuq replica) is kept when something failed, or with GPUQ_E2E_KEEP=1
 # Ends with `N passed, N failed, N skipped` (a skip is not a pass); exit 1
@@ -46,6 +47,7 @@ else
 	echo "not ok - setup: control plane or gpuq did not come up"
 	tail -20 "$E2E_RUN"/gpuq-main.log >&2 2>/dev/null || true
 	FAILED=1
+	echo "1..1"
 	echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 	exit 1
 fi
@@ -113,5 +115,9 @@ else
 	echo "ok - teardown: no sanitizer report in gpuq's logs"
 	PASSED=$((PASSED + 1))
 fi
+# the run's own plan, stated once every line it counts is out (the
+# scenarios' plans were checked above): unit/run_tests.sh fails a run that
+# died before it (no plan) or printed lines it did not count
+echo "1..$((PASSED + FAILED + SKIPPED))"
 echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 [ "$FAILED" -eq 0 ]

@@ -17,13 +17,13 @@
 #  - predicted start: a pending Job's explanation in `gpuq status` says when
 #    it is expected to start (the running Job declares gpuq.dev/expected-runtime).
 . "$(dirname "$0")/lib.sh"
-plan 23
+plan 24
 WWW=$E2E_RUN/econ-www
 mkdir -p "$WWW"
 
 if ! command -v python3 >/dev/null 2>&1; then
 	# (scripts/setup.sh installs it: CI fails on these skips)
-	for _ in $(seq 23); do skip "GPU economics" "python3 not installed"; done
+	for _ in $(seq 24); do skip "GPU economics" "python3 not installed"; done
 	exit 0
 fi
 
@@ -189,6 +189,19 @@ echo "# high: $(pending_of $NSM high)" >&2
 low_unpreempted() { job_running $NSM low && ! job_event $NSM low Preempted; }
 check "the low-priority Job is still running then, never preempted" low_unpreempted
 check "once its minimum runtime is over, it is preempted" poll "low suspended" job_suspended $NSM low
+# the minimum runtime measured, not sampled once: gpuq's own Events on low,
+# Admitted then Preempted (eventTime, microseconds), at least 30 s apart (a
+# core that ignored the annotation preempts it within a cycle or two)
+poll "low's Preempted Event" job_event $NSM low Preempted >/dev/null
+evtime() {
+	k -n $NSM get events.events.k8s.io -o "jsonpath={range .items[?(@.regarding.name==\"low\")]}{.reason} {.eventTime}{\"\\n\"}{end}" |
+		awk -v r="$1" '$1 == r { print $2; exit }'
+}
+ran=$(python3 -c 'import sys, datetime as d
+f = lambda s: d.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ")
+print("%.1f" % (f(sys.argv[2]) - f(sys.argv[1])).total_seconds())' "$(evtime Admitted)" "$(evtime Preempted)" 2>/dev/null || echo 0)
+check "low ran its whole minimum runtime: admitted to preempted ${ran} s (at least 30 s)" \
+	awk -v s="$ran" 'BEGIN { exit !(s >= 30) }'
 check "and the high-priority Job runs" poll "high running" job_running $NSM high
 ev=$(k -n $NSM get events.events.k8s.io -o 'jsonpath={range .items[?(@.reason=="Admitted")]}{.regarding.name} {.eventTime}{"\n"}{end}' 2>/dev/null)
 echo "# admitted: $(echo "$ev" | tr '\n' ' ')" >&2

@@ -129,7 +129,8 @@ export NS
 out=$(jobset early e2e-js-low 2>&1 || true)
 echo "# a JobSet while gpuq does not watch JobSets: $out" >&2
 check "a GPU JobSet of a kind gpuq does not watch is refused at creation, saying why, and not left behind" \
-	sh -c "printf '%s' \"\$1\" | grep -q 'gpuq does not watch jobsets.jobset.x-k8s.io' && ! k -n $NS get jobsets.jobset.x-k8s.io early" _ "$out"
+	sh -c "printf '%s' \"\$1\" | grep -q 'gpuq does not watch jobsets.jobset.x-k8s.io' && printf '%s' \"\$2\" | grep -q 'NotFound'" \
+	_ "$out" "$(k -n $NS get jobsets.jobset.x-k8s.io early 2>&1)"
 role_back
 
 # 8 of the 32 GPUs taken: 24 free
@@ -169,7 +170,13 @@ YAML
 )
 echo "# forged child: $out" >&2
 check "a Job forging the JobSet as its owner is refused" sh -c "printf '%s' \"\$1\" | grep -q 'made by its controller only'" _ "$out"
-check "a child Job unsuspended by the tenant is refused" sh -c "! k -n $NS patch job llama-workers-0 --type merge -p '{\"spec\":{\"suspend\":false}}' >/dev/null 2>&1"
+# refused by gpuq's webhook, in its words, and still suspended: a patch that
+# failed for any other reason (NotFound, a typo) is no refusal
+out=$(k -n $NS patch job llama-workers-0 --type merge -p '{"spec":{"suspend":false}}' 2>&1 || true)
+echo "# a child Job unsuspended by the tenant: $out" >&2
+check "a child Job unsuspended by the tenant is refused" sh -c \
+	"printf '%s' \"\$1\" | grep -q 'denied the request: Job \"llama-workers-0\": spec.suspend may change from true to false only by the JobSet controller' && [ \"\$2\" = true ]" \
+	_ "$out" "$(job_field $NS llama-workers-0 '{.spec.suspend}')"
 
 # 32 free: released whole
 k -n $NS delete job blocker --wait=false >/dev/null

@@ -14,9 +14,16 @@
 #    once admitted its label is fixed;
 #  - an admitted StatefulSet's GPUs per Pod raised 2 -> 4 (a rolling update)
 #    is refused, naming the way out; scaled to 0, changed, scaled back, it
-#    runs at the new shape, counted: a 4-GPU Job then waits (12 on 8 before).
+#    runs at the new shape, counted: a 4-GPU Job then waits (12 on 8 before);
+#  - a Job admitted but held suspended (by a ResourceQuota) has its
+#    parallelism raised 1 -> 8: its admission is taken back and it runs only
+#    once admitted for 8 (it was released for 8 Pods on 1 GPU of quota, a
+#    7-GPU Job beside it: 15 on 8);
+#  - a StatefulSet scaled down while the Pod scaled away still goes (held by
+#    a finalizer) keeps that Pod's quota until it is gone: a 5-GPU Job waits
+#    till then (it ran beside it: 11 on 10).
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 21
 NS=e2e-lc
 export -f k job_field job_running job_suspended job_complete job_status tk
 export NS E2E_RUN
@@ -24,7 +31,10 @@ export NS E2E_RUN
 tkq() { tk "$@" >/dev/null; }
 
 cleanup() {
-	k -n $NS delete statefulsets,jobs --all --wait=false >/dev/null 2>&1 || true
+	k -n $NS delete statefulsets,jobs,deployments,resourcequotas --all --wait=false >/dev/null 2>&1 || true
+	for p in $(k -n $NS get pods -l app=web2 -o name 2>/dev/null); do
+		k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+	done
 	[ ! -f "$E2E_RUN/sampler-$NS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$NS.pid")" 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -77,10 +87,20 @@ spec:
 YAML
 }
 
+# past_creation JOB: the clock is past JOB's creationTimestamp (whole
+# seconds): a Job created now is ordered after it, not tied with it (a tie
+# of two Jobs of one priority goes either way)
+past_creation() {
+	local t
+	t=$(job_field $NS "$1" '{.metadata.creationTimestamp}')
+	[ -n "$t" ] && [ "$(date +%s)" -gt "$(date -d "$t" +%s)" ]
+}
+
 # ---- a queued Job's parallelism raised ----
 tjob blocker 8 1 1 3600s
 poll "blocker running" job_running $NS blocker
 tjob grow 1 1 8 3s
+poll "a second past grow's creation" past_creation grow
 tjob seven 7 1 1 3600s
 check "the tenant raises a queued Job's parallelism from 1 to 8 (allowed: it follows while queued)" \
 	tkq $NS patch job grow --type merge -p '{"spec":{"parallelism":8}}'
@@ -157,4 +177,89 @@ four_waits() { job_suspended $NS four && job_status $NS four | grep -qi 'pending
 check "a 4-GPU Job then waits: the set's 8 GPUs are counted" poll "four waiting" four_waits
 tk $NS delete statefulset web --wait=false >/dev/null
 check "and runs once the set is gone" poll "four running" job_running $NS four
+
+# ---- edited between its admission and its release ----
+# A ResourceQuota of 10 Pods, filled by a CPU Deployment, holds an admitted
+# Job suspended (gpuq releases no Job whose Pods the quota would refuse):
+# the window between admission and release, held open. To the apiserver the
+# Job is still queued, so the webhook takes the tenant's edit.
+poll "four complete" job_complete $NS four
+k -n $NS apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: pods}
+spec: {hard: {pods: "10"}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: filler}
+spec:
+  replicas: 10
+  selector: {matchLabels: {app: filler}}
+  template:
+    metadata: {labels: {app: filler}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: main, image: busybox, resources: {requests: {cpu: 10m}}}]
+YAML
+filler_pods() { [ "$(k -n $NS get pods -l app=filler --field-selector status.phase=Running -o name | wc -l)" = "$1" ]; }
+export -f filler_pods
+poll "10 filler pods running" filler_pods 10
+tjob late 1 1 8 3600s
+held() { job_suspended $NS late && job_status $NS late | grep -q 'ResourceQuota'; }
+poll "late admitted and held by the ResourceQuota" held
+check "the tenant raises the held Job's parallelism from 1 to 8 (allowed: it is still suspended)" \
+	tkq $NS patch job late --type merge -p '{"spec":{"parallelism":8}}'
+poll "a second past late's creation" past_creation late
+tjob seven2 7 1 1 3600s
+k -n $NS scale deployment filler --replicas 0 >/dev/null
+late_pods() { [ "$(k -n $NS get pods -l job-name=late -o name | wc -l)" -ge 8 ]; }
+export -f late_pods
+check "its admission for 1 GPU was taken back: it runs 8 Pods, admitted for 8, while the 7-GPU Job waits" \
+	poll "late running 8 pods, seven2 waiting" bash -c "job_running $NS late && late_pods && job_suspended $NS seven2"
+
+# ---- a StatefulSet scaled down while its Pod still goes ----
+# A finalizer on the template (the StatefulSet controller copies it into
+# each Pod) keeps web2-1 Terminating after the scale-down, holding its 3
+# GPUs: the quota of a Pod is free only once the Pod is gone.
+k -n $NS delete job late seven2 --wait=false >/dev/null
+k -n $NS delete resourcequota pods >/dev/null
+none_held() { [ "$(gpus_held $NS)" = 0 ]; }
+export -f none_held
+poll "no GPU held in $NS" none_held
+tk $NS apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: web2, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 2
+  serviceName: web2
+  selector: {matchLabels: {app: web2}}
+  template:
+    metadata:
+      labels: {app: web2}
+      finalizers: [e2e.gpuq.dev/hold]
+      annotations:
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: serve
+        image: busybox
+        resources: {limits: {nvidia.com/gpu: "3"}}
+YAML
+web2_ready() { [ "$(k -n $NS get statefulset web2 -o 'jsonpath={.status.readyReplicas}')" = "$1" ]; }
+web2_1_going() { [ -n "$(k -n $NS get pod web2-1 -o 'jsonpath={.metadata.deletionTimestamp}')" ]; }
+export -f web2_ready web2_1_going
+poll "web2 ready" web2_ready 2
+tk $NS scale statefulset web2 --replicas 1 >/dev/null
+poll "web2-1 terminating" web2_1_going
+tjob five 5 1 1 3600s
+five_waits() { job_suspended $NS five && job_status $NS five | grep -qi 'pending\|wait'; }
+export -f five_waits
+check "scaled 2 -> 1 while web2-1 still goes, the set holds its 6 GPUs: a 5-GPU Job waits" \
+	poll "five waiting" five_waits
+k -n $NS patch pod web2-1 --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+check "once web2-1 is gone, the 5-GPU Job runs" poll "five running" job_running $NS five
 sampler_stop $NS

@@ -86,8 +86,12 @@ check "with 24 of 32 GPUs free, the group's 4 Pods wait, all gated" \
 	poll "4 gated" bash -c "[ \"\$(gated group)\" = 4 ]"
 check "none runs" bash -c "[ \"\$(running group)\" = 0 ]"
 pod=$(k -n $NS get pods -l "$(sel group)" -o 'jsonpath={.items[0].metadata.name}')
-check "a tenant cannot remove the gate of the group's Pod" \
-	bash -c "! k -n $NS patch pod $pod --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/schedulingGates\"}]' >/dev/null 2>&1"
+# refused by gpuq in its words, the gate still there: a patch failing for
+# any other reason (NotFound: no such Pod) is no refusal
+out=$(k -n $NS patch pod "$pod" --type json -p '[{"op":"remove","path":"/spec/schedulingGates"}]' 2>&1)
+check "a tenant cannot remove the gate of the group's Pod" sh -c \
+	"printf '%s' \"\$1\" | grep -q 'scheduling gate gpuq.dev/admission may be removed only by gpuq' && [ \"\$2\" = gpuq.dev/admission ]" \
+	_ "$out" "$(k -n $NS get pod "$pod" -o 'jsonpath={.spec.schedulingGates[*].name}')"
 k -n $NS delete job blocker --wait=false >/dev/null
 check "with 32 free the group is admitted whole: leader and 3 workers run on the flavor's nodes" \
 	poll "4 running" bash -c "[ \"\$(running group)\" = 4 ]"

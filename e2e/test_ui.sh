@@ -180,7 +180,10 @@ j3_shown() { has flavor/$NS/j3; }
 poll "the ClusterQueue page shows j3 admitted" j3_shown
 lag=$(( ($(date +%s%N) - t0) / 1000000 ))
 echo "# the page showed j3's release ${lag} ms after the apiserver did" >&2
-check "the page shows j3's release by itself (${lag} ms after the apiserver)" j3_shown
+# the header's promise, compared: within 2 s of the apiserver (the snapshot
+# is published once a second, the page asks once a second)
+shown_in_time() { j3_shown && [ "$lag" -le 2000 ]; }
+check "the page shows j3's release by itself within 2 s (${lag} ms after the apiserver)" shown_in_time
 check "... without a reload (the same document: timeOrigin $ORIGIN)" [ "$(origin)" = "$ORIGIN" ]
 cdp shot "$ART/clusterqueue-after.png" >/dev/null
 

@@ -1,8 +1,12 @@
 /* Fuzz target for policy manifests: parse the input (YAML, or JSON when it
  * starts with 'J', which is dropped) into a fresh policy, finish it, and run
- * the lookups over whatever loaded. Any input must end in GPUQ_OK or a clean
- * error, never a crash, leak or undefined behaviour. */
+ * the lookups over whatever loaded; then again as the controller builds it
+ * (leave_out_broken), where every LocalQueue left in must reach a
+ * ClusterQueue left in, and every object left out be found by name. Any
+ * input must end in GPUQ_OK or a clean error, never a crash, leak or
+ * undefined behaviour. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,8 +49,32 @@ static void exercise(const policy_t *p)
 	(void)policy_priorityclass_default(p);
 }
 
+/* What a policy built with leave_out_broken promises: nothing left in
+ * names an object left out. Aborts (a broken invariant) otherwise. */
+static void check_left_out(const policy_t *p)
+{
+	for (size_t i = 0; i < policy_lq_count(p); i++) {
+		const policy_lq_t *lq = policy_lq_at(p, i);
+
+		if (!lq->cq || policy_cq_find(p, lq->cq_name) != lq->cq) {
+			fprintf(stderr, "LocalQueue %s/%s left in without its ClusterQueue\n",
+				lq->namespace_, lq->name);
+			abort();
+		}
+	}
+	for (size_t i = 0; i < policy_leftout_count(p); i++) {
+		const policy_leftout_t *l = policy_leftout_at(p, i);
+
+		if (!policy_leftout_find(p, l->kind, l->namespace_, l->name) || !l->reason[0]) {
+			fprintf(stderr, "%s %s not found as left out\n", l->kind, l->name);
+			abort();
+		}
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const policy_opts_t leave_out = {.leave_out_broken = true};
 	const char *name = "fuzz.yaml";
 	policy_t *p;
 	gpuq_diag_t diag;
@@ -61,6 +89,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (policy_add_manifest(p, name, (const char *)data, size, &diag) == GPUQ_OK &&
 	    policy_finish(p, &diag) == GPUQ_OK)
 		exercise(p);
+	policy_unref(p);
+	if (policy_create(&leave_out, &p))
+		return 0;
+	if (policy_add_manifest(p, name, (const char *)data, size, &diag) == GPUQ_OK &&
+	    policy_finish(p, &diag) == GPUQ_OK) {
+		check_left_out(p);
+		exercise(p);
+	}
 	policy_unref(p);
 	return 0;
 }

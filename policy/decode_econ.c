@@ -212,27 +212,39 @@ int policy_dec_pc_min_runtime(policy_dec_t *d, const json_t *obj, int64_t *out)
 }
 
 /* At most one Namespace budget per namespace (the LocalQueues naming it
- * would not agree on one limit). */
+ * would not agree on one limit): the first declared keeps it, a later one
+ * is left out. */
 int policy_check_budgets(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->lqs.n; i++) {
 		const policy_lq_t *a = p->lqs.items[i];
 
-		if (!a->budget.present || !a->budget.namespace_scope)
+		if (!a->budget.present || !a->budget.namespace_scope ||
+		    policy_is_out(p, POLICY_K_LQ, a->namespace_, a->name))
 			continue;
 		for (size_t k = 0; k < i; k++) {
 			const policy_lq_t *b = p->lqs.items[k];
+			char first[600];
+			int rc;
 
-			if (b->budget.present && b->budget.namespace_scope &&
-			    !strcmp(a->namespace_, b->namespace_))
-				return gpuq_diag_set(
-				    diag, GPUQ_EINVAL,
-				    "%s: document %zu: LocalQueue \"%s/%s\": spec.budget.scope: "
-				    "namespace %s has a Namespace budget already (LocalQueue %s, "
-				    "%s: document %zu)",
-				    a->origin.file ? a->origin.file : "(api)", a->origin.doc,
-				    a->namespace_, a->name, a->namespace_, b->name,
-				    b->origin.file ? b->origin.file : "(api)", b->origin.doc);
+			if (!b->budget.present || !b->budget.namespace_scope ||
+			    strcmp(a->namespace_, b->namespace_) != 0 ||
+			    policy_is_out(p, POLICY_K_LQ, b->namespace_, b->name))
+				continue;
+			if (b->origin.file)
+				snprintf(first, sizeof(first), "%s, %s: document %zu", b->name,
+					 b->origin.file, b->origin.doc);
+			else
+				snprintf(first, sizeof(first), "%s", b->name);
+			rc = policy_leave_out(
+			    p, diag, GPUQ_EINVAL, POLICY_K_LQ, a->namespace_, a->name, a->origin,
+			    POLICY_REASON_BUDGET_CONFLICT,
+			    "LocalQueue \"%s/%s\": spec.budget.scope: namespace %s has a Namespace "
+			    "budget already (LocalQueue %s)",
+			    a->namespace_, a->name, a->namespace_, first);
+			if (rc)
+				return rc;
+			break;
 		}
 	}
 	return GPUQ_OK;

@@ -48,7 +48,8 @@ typedef enum {
 	POLICY_K_LQ,
 	POLICY_K_COHORT,
 	POLICY_K_CLAIMTEMPLATE,
-	POLICY_K_TOTAL, /* scratch: cohort lending totals at finish */
+	POLICY_K_TOTAL,	   /* scratch: cohort lending totals at finish */
+	POLICY_K_OUT = 64, /* + a kind above: that kind's left-out record (leftout.c) */
 } policy_kind_t;
 
 typedef struct {
@@ -69,6 +70,10 @@ typedef struct {
 int policy_index_put(policy_index_t *ix, int kind, const char *ns, const char *name, void *obj);
 void *policy_index_get(const policy_index_t *ix, int kind, const char *ns, const char *name);
 void policy_index_free(policy_index_t *ix);
+/* Make (kind, ns, name) look absent (policy_index_get returns NULL); its
+ * slot stays taken, so no put may follow for that key (only policy_finish
+ * drops, after its last put). */
+void policy_index_drop(policy_index_t *ix, int kind, const char *ns, const char *name);
 
 /* ---- Wrappers adding private fields to public objects ---- */
 
@@ -106,6 +111,7 @@ struct policy {
 	policy_vec_t rqs;	 /* policy_rq_entry_t * */
 	policy_vec_t rcts;	 /* policy_claimtemplate_t * */
 	policy_vec_t skipped;	 /* policy_skipped_t * (opts.skip_workloads) */
+	policy_vec_t leftouts;	 /* leftout.c's records (opts.leave_out_broken) */
 	const policy_priorityclass_t *default_pc; /* the globalDefault class or NULL */
 };
 
@@ -210,14 +216,43 @@ int policy_fail_at(gpuq_diag_t *diag, int rc, policy_origin_t o, const char *fmt
 int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy_origin_t origin,
 			  policy_cohort_t **out, gpuq_diag_t *diag);
 
-/* Point each flavor quota of groups[0..n) of object kind/name at its
- * ResourceFlavor; a missing one is refused naming the field. */
-int policy_flavors_resolve(policy_t *p, const char *kind, const char *name, policy_origin_t origin,
+/* Point each flavor quota of groups[0..n) of object kind (POLICY_K_CQ or
+ * POLICY_K_COHORT) name at its ResourceFlavor; a missing one leaves the
+ * object out (policy_leave_out), naming the field. */
+int policy_flavors_resolve(policy_t *p, int kind, const char *name, policy_origin_t origin,
 			   const policy_resource_group_t *groups, size_t n, gpuq_diag_t *diag);
 
 /* Cohorts' parents (implied ones made), their quota's flavors resolved,
- * the tree checked: no cycle, at most POLICY_COHORT_DEPTH_MAX deep. */
+ * the tree checked: no cycle, at most POLICY_COHORT_DEPTH_MAX deep. A
+ * cohort that fails is left out (policy_leave_out), and so is every cohort
+ * under it. */
 int policy_cohort_tree(policy_t *p, gpuq_diag_t *diag);
+
+/* ---- Objects left out (leftout.c) ---- */
+
+/* Object (kind, ns, name) declared at origin fails a check across objects,
+ * said by fmt as "<Kind> \"<name>\": <field>: <what is wrong>". Without
+ * opts.leave_out_broken: rc, with that message after the origin in diag
+ * (policy_fail_at). With it: the object is recorded as left out for reason
+ * (a POLICY_REASON_*, a static string) and GPUQ_OK is returned, so the
+ * caller goes on with the next object (GPUQ_ENOMEM, or GPUQ_ELIMIT past
+ * POLICY_OBJECTS_MAX records, still end the finish). The first reason
+ * recorded for an object stays. */
+int policy_leave_out(policy_t *p, gpuq_diag_t *diag, int rc, int kind, const char *ns,
+		     const char *name, policy_origin_t origin, const char *reason, const char *fmt,
+		     ...) __attribute__((format(printf, 9, 10)));
+
+/* Whether a check across objects left (kind, ns, name) out. */
+bool policy_is_out(const policy_t *p, int kind, const char *ns, const char *name);
+
+/* With opts.leave_out_broken, obj, which its decoder refused with msg, is
+ * recorded as left out (POLICY_REASON_INVALID), when it has a kind and a
+ * name to be found by; GPUQ_OK, GPUQ_ENOMEM, GPUQ_ELIMIT. */
+int policy_leave_out_decoded(policy_t *p, const json_t *obj, const char *msg);
+
+/* At the end of the checks: the left-out objects out of their vectors and
+ * the index; ClusterQueues renumbered (cq->index). */
+void policy_leftout_compact(policy_t *p);
 
 /* max_fit of every ClusterQueue quota, over its cohort tree. */
 int policy_max_fit_build(policy_t *p, gpuq_diag_t *diag);

@@ -184,6 +184,12 @@ void *policy_index_get(const policy_index_t *ix, int kind, const char *ns, const
 	return slot_find(ix->slots, ix->cap, kind, ns ? ns : "", name)->obj;
 }
 
+void policy_index_drop(policy_index_t *ix, int kind, const char *ns, const char *name)
+{
+	if (ix->cap)
+		slot_find(ix->slots, ix->cap, kind, ns ? ns : "", name)->obj = NULL;
+}
+
 void policy_index_free(policy_index_t *ix)
 {
 	free(ix->slots);

@@ -68,14 +68,15 @@ policy_t *policy_ref(policy_t *p)
 
 void policy_unref(policy_t *p)
 {
-	policy_vec_t *vecs[10];
+	policy_vec_t *vecs[11];
 
 	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	vecs[0] = &p->namespaces, vecs[1] = &p->pcs, vecs[2] = &p->flavors;
 	vecs[3] = &p->cqs, vecs[4] = &p->cohorts, vecs[5] = &p->lqs;
 	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts, vecs[9] = &p->skipped;
-	for (size_t i = 0; i < 10; i++)
+	vecs[10] = &p->leftouts;
+	for (size_t i = 0; i < 11; i++)
 		free(vecs[i]->items);
 	policy_index_free(&p->index);
 	policy_arena_free(&p->arena);
@@ -86,27 +87,46 @@ void policy_unref(policy_t *p)
 
 int policy_add_json(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 {
+	int rc, err;
+
 	if (p->finished)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is finished; it cannot change");
-	return policy_decode_object(p, obj, diag);
+	rc = policy_decode_object(p, obj, diag);
+	if (!rc || rc == GPUQ_ENOMEM)
+		return rc;
+	err = policy_leave_out_decoded(p, obj, diag->msg);
+	if (err == GPUQ_ENOMEM)
+		return policy_oom(diag);
+	return err ? err : rc;
 }
 
 typedef struct {
-	policy_t *p; /* the policy being built */
+	policy_t *p;  /* the policy being built */
+	size_t n_out; /* left-out records before this document */
 } add_ctx_t;
 
 static int add_one(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
 {
 	add_ctx_t *a = ctx;
 
+	int rc;
+
 	a->p->origin.doc = doc;
-	return policy_add_json(a->p, obj, diag);
+	rc = policy_add_json(a->p, obj, diag);
+	/* left out (and listed): the file goes on with its next document */
+	if (rc && rc != GPUQ_ENOMEM && a->p->opts.leave_out_broken &&
+	    policy_leftout_count(a->p) > a->n_out) {
+		a->n_out = policy_leftout_count(a->p);
+		memset(diag, 0, sizeof(*diag));
+		return GPUQ_OK;
+	}
+	return rc;
 }
 
 int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t len,
 			gpuq_diag_t *diag)
 {
-	add_ctx_t a = {p};
+	add_ctx_t a = {p, policy_leftout_count(p)};
 	const char *file;
 	int rc;
 
@@ -127,18 +147,33 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 
 #define fail_at policy_fail_at
 
+/* Each LocalQueue's ClusterQueue: one that is missing, or left out, leaves
+ * the LocalQueue out. */
 static int resolve_lqs(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->lqs.n; i++) {
 		policy_lq_t *lq = p->lqs.items[i];
+		const policy_leftout_t *out =
+		    policy_leftout_find(p, "ClusterQueue", "", lq->cq_name);
+		int rc = GPUQ_OK;
 
 		lq->cq = policy_index_get(&p->index, POLICY_K_CQ, "", lq->cq_name);
-		if (!lq->cq)
-			return fail_at(
-			    diag, GPUQ_EINVAL, lq->origin,
-			    "LocalQueue \"%s/%s\": spec.clusterQueue: ClusterQueue \"%s\" "
-			    "not found",
+		if (lq->cq ? policy_is_out(p, POLICY_K_CQ, "", lq->cq_name) : out != NULL)
+			rc = policy_leave_out(
+			    p, diag, GPUQ_EINVAL, POLICY_K_LQ, lq->namespace_, lq->name, lq->origin,
+			    POLICY_REASON_CQ_INACTIVE,
+			    "LocalQueue \"%s/%s\": spec.clusterQueue: ClusterQueue \"%s\" is "
+			    "inactive (%s: %s)",
+			    lq->namespace_, lq->name, lq->cq_name, out->reason, out->message);
+		else if (!lq->cq)
+			rc = policy_leave_out(
+			    p, diag, GPUQ_EINVAL, POLICY_K_LQ, lq->namespace_, lq->name, lq->origin,
+			    POLICY_REASON_CQ_MISSING,
+			    "LocalQueue \"%s/%s\": spec.clusterQueue: ClusterQueue "
+			    "\"%s\" not found",
 			    lq->namespace_, lq->name, lq->cq_name);
+		if (rc)
+			return rc;
 	}
 	return GPUQ_OK;
 }
@@ -147,7 +182,7 @@ static int resolve_flavors(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->cqs.n; i++) {
 		policy_cq_t *cq = p->cqs.items[i];
-		int rc = policy_flavors_resolve(p, "ClusterQueue", cq->name, cq->origin, cq->groups,
+		int rc = policy_flavors_resolve(p, POLICY_K_CQ, cq->name, cq->origin, cq->groups,
 						cq->n_groups, diag);
 
 		if (rc)
@@ -156,8 +191,9 @@ static int resolve_flavors(policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-/* Implied cohorts for names no Cohort object declares; members lists. */
-static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
+/* Implied cohorts for names no Cohort object declares (a ClusterQueue
+ * left out names none). */
+static int imply_cohorts(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->cqs.n; i++) {
 		policy_cq_t *cq = p->cqs.items[i];
@@ -165,14 +201,53 @@ static int build_cohorts(policy_t *p, gpuq_diag_t *diag)
 		char who[300];
 		int rc;
 
-		if (!cq->cohort_name)
+		if (!cq->cohort_name || policy_is_out(p, POLICY_K_CQ, "", cq->name))
 			continue;
 		snprintf(who, sizeof(who), "ClusterQueue \"%s\": spec.cohortName", cq->name);
 		rc = policy_cohort_implied(p, cq->cohort_name, who, cq->origin, &c, diag);
+		if (rc == GPUQ_ELIMIT && p->opts.leave_out_broken)
+			rc = policy_leave_out(p, diag, rc, POLICY_K_CQ, "", cq->name, cq->origin,
+					      POLICY_REASON_COHORT_LIMIT,
+					      "%s: more than %d cohorts", who, POLICY_COHORTS_MAX);
+		else if (!rc)
+			cq->cohort = c;
 		if (rc)
 			return rc;
-		c->n_members++; /* counted now, filled below */
-		cq->cohort = c;
+	}
+	return GPUQ_OK;
+}
+
+/* A ClusterQueue whose cohort is left out is left out too. */
+static int cohort_out(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->cqs.n; i++) {
+		const policy_cq_t *cq = p->cqs.items[i];
+		const policy_leftout_t *out;
+		int rc;
+
+		if (!cq->cohort || policy_is_out(p, POLICY_K_CQ, "", cq->name) ||
+		    !policy_is_out(p, POLICY_K_COHORT, "", cq->cohort->name))
+			continue;
+		out = policy_leftout_find(p, "Cohort", "", cq->cohort->name);
+		rc = policy_leave_out(p, diag, GPUQ_EINVAL, POLICY_K_CQ, "", cq->name, cq->origin,
+				      POLICY_REASON_COHORT_INACTIVE,
+				      "ClusterQueue \"%s\": spec.cohortName: Cohort \"%s\" is "
+				      "inactive (%s: %s)",
+				      cq->name, cq->cohort->name, out->reason, out->message);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+/* Each cohort's members (after every ClusterQueue left out is gone). */
+static int build_members(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->cqs.n; i++) {
+		policy_cohort_t *c = (policy_cohort_t *)((policy_cq_t *)p->cqs.items[i])->cohort;
+
+		if (c)
+			c->n_members++; /* counted now, filled below */
 	}
 	for (size_t i = 0; i < p->cohorts.n; i++) {
 		policy_cohort_t *c = p->cohorts.items[i];
@@ -241,16 +316,22 @@ static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
 {
 	for (size_t i = 0; i < p->pcs.n; i++) {
 		const policy_priorityclass_t *pc = p->pcs.items[i];
+		int rc;
 
 		if (!pc->global_default)
 			continue;
-		if (p->default_pc)
-			return fail_at(
-			    diag, GPUQ_EINVAL, pc->origin,
-			    "PriorityClass \"%s\": globalDefault: true, but PriorityClass "
-			    "\"%s\" is already the global default",
-			    pc->name, p->default_pc->name);
-		p->default_pc = pc;
+		if (!p->default_pc) {
+			p->default_pc = pc;
+			continue;
+		}
+		rc =
+		    policy_leave_out(p, diag, GPUQ_EINVAL, POLICY_K_PRIORITYCLASS, "", pc->name,
+				     pc->origin, POLICY_REASON_DEFAULT_CONFLICT,
+				     "PriorityClass \"%s\": globalDefault: true, but PriorityClass "
+				     "\"%s\" is already the global default",
+				     pc->name, p->default_pc->name);
+		if (rc)
+			return rc;
 	}
 	return GPUQ_OK;
 }
@@ -269,26 +350,41 @@ static void build_managed(policy_t *p)
 	}
 }
 
+/* The checks across objects, in the order an object's dependents come
+ * after it: a ClusterQueue's flavors, then cohorts (the ClusterQueues of
+ * one left out go too), then LocalQueues (those of a ClusterQueue left out
+ * go too) and their budgets. Without opts.leave_out_broken the first
+ * failure ends it. */
+static int check_objects(policy_t *p, gpuq_diag_t *diag)
+{
+	int rc = resolve_flavors(p, diag);
+
+	if (!rc)
+		rc = check_default_pc(p, diag);
+	if (!rc)
+		rc = imply_cohorts(p, diag);
+	if (!rc)
+		rc = policy_cohort_tree(p, diag);
+	if (!rc)
+		rc = cohort_out(p, diag);
+	if (!rc)
+		rc = resolve_lqs(p, diag);
+	if (!rc)
+		rc = policy_check_budgets(p, diag);
+	return rc;
+}
+
 int policy_finish(policy_t *p, gpuq_diag_t *diag)
 {
 	int rc;
 
 	if (p->finished)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "policy is already finished");
-	rc = resolve_lqs(p, diag);
+	rc = check_objects(p, diag);
 	if (rc)
 		return rc;
-	rc = resolve_flavors(p, diag);
-	if (rc)
-		return rc;
-	rc = check_default_pc(p, diag);
-	if (!rc)
-		rc = policy_check_budgets(p, diag);
-	if (rc)
-		return rc;
-	rc = build_cohorts(p, diag);
-	if (rc == GPUQ_OK)
-		rc = policy_cohort_tree(p, diag);
+	policy_leftout_compact(p);
+	rc = build_members(p, diag);
 	if (rc)
 		return rc;
 	rc = build_namespaces(p, diag);

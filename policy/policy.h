@@ -14,7 +14,9 @@
  * cross reference resolved, every cap enforced), then frozen and shared by
  * reference count. A reload builds a new snapshot beside the old one and
  * the server swaps the pointer; requests in flight finish on the old snapshot
- * and drop it with policy_unref(). A directory loads all or nothing, and every
+ * and drop it with policy_unref(). A directory loads all or nothing; the
+ * cluster's objects (policy_opts_t.leave_out_broken) object by object: one
+ * that fails is left out and listed with its reason, the rest loads. Every
  * refusal names the file, the document (1-based), the object, the field path
  * and the value:
  *
@@ -462,6 +464,19 @@ typedef struct {
 					The controller: a typo in a chargeback price
 					must not take a flavor, and the queues naming
 					it, out of admission */
+	bool leave_out_broken;	     /* an object its decoder refuses, or that fails a
+					check across objects (a LocalQueue naming a
+					missing ClusterQueue, a ClusterQueue or Cohort
+					naming a missing ResourceFlavor, a cohort cycle,
+					a second Namespace budget, a second global
+					default PriorityClass), is left out and listed
+					(policy_leftout_at) with its reason, and so is
+					whatever depends on it (the LocalQueues of a
+					left-out ClusterQueue, the ClusterQueues of a
+					left-out Cohort); everything else loads
+					(default: the whole policy is refused). The
+					controller: one bad object costs that object,
+					never the cluster */
 	bool watch_declared;	     /* only the collections in watched are watched
 					(policy_watch_has); default: every one */
 	const policy_api_t *watched; /* with watch_declared: the workload
@@ -478,6 +493,31 @@ typedef struct {
 	const char *api_version; /* "batch/v1" or "v1" */
 	policy_origin_t origin;	 /* where it was */
 } policy_skipped_t;
+
+/* Why an object was left out (policy_leftout_t.reason; Kueue's words for
+ * an inactive queue where it has them): a status condition's reason. */
+#define POLICY_REASON_INVALID "InvalidSpec"			/* its own decoder refused it */
+#define POLICY_REASON_CQ_MISSING "ClusterQueueDoesNotExist"	/* a LocalQueue's */
+#define POLICY_REASON_CQ_INACTIVE "ClusterQueueIsInactive"	/* a LocalQueue's CQ is out */
+#define POLICY_REASON_FLAVOR_MISSING "FlavorNotFound"		/* a CQ's or Cohort's flavor */
+#define POLICY_REASON_COHORT_CYCLE "CohortCycle"		/* a Cohort on a parentName cycle */
+#define POLICY_REASON_COHORT_DEPTH "CohortTooDeep"		/* past POLICY_COHORT_DEPTH_MAX */
+#define POLICY_REASON_COHORT_LIMIT "TooManyCohorts"		/* past POLICY_COHORTS_MAX */
+#define POLICY_REASON_COHORT_INACTIVE "CohortIsInactive"	/* its (parent) cohort is out */
+#define POLICY_REASON_BUDGET_CONFLICT "NamespaceBudgetConflict" /* a 2nd Namespace budget */
+#define POLICY_REASON_DEFAULT_CONFLICT "GlobalDefaultConflict"	/* a 2nd globalDefault */
+
+/* An object left out of a policy built with policy_opts_t.leave_out_broken.
+ * Strings are the snapshot's. */
+typedef struct {
+	const char *kind;	/* its kind: "LocalQueue", "ClusterQueue", "Cohort", ... */
+	const char *namespace_; /* metadata.namespace ("" when cluster-scoped) */
+	const char *name;	/* metadata.name */
+	const char *reason;	/* a POLICY_REASON_* */
+	const char *message;	/* what is wrong, naming the object, the field and the
+				   value, as a refusal would (without the origin) */
+	policy_origin_t origin; /* where declared */
+} policy_leftout_t;
 
 /* An empty policy under construction; opts may be NULL (defaults). On
  * success *out holds one reference. GPUQ_ENOMEM; GPUQ_ELIMIT for more than
@@ -496,6 +536,8 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
  * one CQ, each flavor lists exactly its group's coveredResources in order, at
  * most one global-default PriorityClass, object-count caps; then build the
  * lookup indexes and max_fit. Errors name the object's file and document.
+ * With opts.leave_out_broken an object failing a check is left out instead
+ * (policy_leftout_at), and only GPUQ_ENOMEM or GPUQ_ELIMIT fail the whole.
  * After GPUQ_OK the policy is immutable; after an error the caller must
  * policy_unref() it. */
 int policy_finish(policy_t *p, gpuq_diag_t *diag);
@@ -623,5 +665,18 @@ size_t policy_claimtemplate_count(const policy_t *p);
 const policy_claimtemplate_t *policy_claimtemplate_at(const policy_t *p, size_t i);
 size_t policy_skipped_count(const policy_t *p); /* 0 unless opts.skip_workloads */
 const policy_skipped_t *policy_skipped_at(const policy_t *p, size_t i);
+/* Objects left out (opts.leave_out_broken; 0 without it), in the order
+ * they were found: decoding refusals as added, then the checks of
+ * policy_finish, an object's dependents after it. */
+size_t policy_leftout_count(const policy_t *p);
+const policy_leftout_t *policy_leftout_at(const policy_t *p, size_t i);
+
+/* The left-out object of kind ("LocalQueue"), namespace ("" or NULL when
+ * cluster-scoped) and name, or NULL. O(1) for the policy kinds, O(left
+ * out) for others. An object whose decoding was refused may have a
+ * namesake in the policy (the first of two duplicates): look it up there
+ * first. */
+const policy_leftout_t *policy_leftout_find(const policy_t *p, const char *kind,
+					    const char *namespace_, const char *name);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int policy_flavors_resolve(policy_t *p, const char *kind, const char *name, policy_origin_t origin,
+int policy_flavors_resolve(policy_t *p, int kind, const char *name, policy_origin_t origin,
 			   const policy_resource_group_t *groups, size_t n, gpuq_diag_t *diag)
 {
 	for (size_t g = 0; g < n; g++) {
@@ -17,12 +17,14 @@ int policy_flavors_resolve(policy_t *p, const char *kind, const char *name, poli
 
 			fq->flavor = policy_index_get(&p->index, POLICY_K_FLAVOR, "", fq->name);
 			if (!fq->flavor)
-				return policy_fail_at(
-				    diag, GPUQ_EINVAL, origin,
+				return policy_leave_out(
+				    p, diag, GPUQ_EINVAL, kind, "", name, origin,
+				    POLICY_REASON_FLAVOR_MISSING,
 				    "%s \"%s\": spec.resourceGroups[%zu]."
 				    "flavors[%zu].name: ResourceFlavor \"%s\" not "
 				    "found",
-				    kind, name, g, f, fq->name);
+				    kind == POLICY_K_CQ ? "ClusterQueue" : "Cohort", name, g, f,
+				    fq->name);
 		}
 	}
 	return GPUQ_OK;
@@ -39,7 +41,7 @@ static bool on_cycle(const policy_cohort_t *c, size_t n)
 	return false;
 }
 
-static int cycle_error(const policy_cohort_t *c, gpuq_diag_t *diag)
+static int cycle_error(policy_t *p, const policy_cohort_t *c, gpuq_diag_t *diag)
 {
 	char path[512];
 	size_t len = (size_t)snprintf(path, sizeof(path), "%s", c->name);
@@ -52,49 +54,94 @@ static int cycle_error(const policy_cohort_t *c, gpuq_diag_t *diag)
 	}
 	if (x != c && len < sizeof(path))
 		snprintf(path + len, sizeof(path) - len, " -> ...");
-	return policy_fail_at(diag, GPUQ_EINVAL, c->origin,
-			      "Cohort \"%s\": spec.parentName: \"%s\" makes a cycle (%s)", c->name,
-			      c->parent_name, path);
+	return policy_leave_out(p, diag, GPUQ_EINVAL, POLICY_K_COHORT, "", c->name, c->origin,
+				POLICY_REASON_COHORT_CYCLE,
+				"Cohort \"%s\": spec.parentName: \"%s\" makes a cycle (%s)",
+				c->name, c->parent_name, path);
 }
 
-int policy_cohort_tree(policy_t *p, gpuq_diag_t *diag)
+/* Every cohort's flavors and parent (implied ones made). */
+static int resolve_cohorts(policy_t *p, gpuq_diag_t *diag)
 {
-	int rc;
-
 	/* implied parents are appended and have no parent themselves */
 	for (size_t i = 0; i < p->cohorts.n; i++) {
 		policy_cohort_t *c = p->cohorts.items[i], *par;
 		char who[300];
+		int rc;
 
-		rc = policy_flavors_resolve(p, "Cohort", c->name, c->origin, c->groups, c->n_groups,
-					    diag);
+		rc = policy_flavors_resolve(p, POLICY_K_COHORT, c->name, c->origin, c->groups,
+					    c->n_groups, diag);
 		if (rc)
 			return rc;
 		if (!c->parent_name)
 			continue;
 		snprintf(who, sizeof(who), "Cohort \"%s\": spec.parentName", c->name);
 		rc = policy_cohort_implied(p, c->parent_name, who, c->origin, &par, diag);
+		if (rc == GPUQ_ELIMIT && p->opts.leave_out_broken)
+			rc = policy_leave_out(p, diag, rc, POLICY_K_COHORT, "", c->name, c->origin,
+					      POLICY_REASON_COHORT_LIMIT,
+					      "%s: more than %d cohorts", who, POLICY_COHORTS_MAX);
+		else if (!rc)
+			c->parent = par;
 		if (rc)
 			return rc;
-		c->parent = par;
 	}
-	for (size_t i = 0; i < p->cohorts.n; i++)
+	return GPUQ_OK;
+}
+
+/* A cohort whose parent is left out is left out too, down the tree. */
+static int cascade(policy_t *p, gpuq_diag_t *diag)
+{
+	bool more = p->opts.leave_out_broken;
+
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < p->cohorts.n; i++) {
+			const policy_cohort_t *c = p->cohorts.items[i];
+			int rc;
+
+			if (!c->parent || policy_is_out(p, POLICY_K_COHORT, "", c->name) ||
+			    !policy_is_out(p, POLICY_K_COHORT, "", c->parent->name))
+				continue;
+			rc = policy_leave_out(p, diag, GPUQ_EINVAL, POLICY_K_COHORT, "", c->name,
+					      c->origin, POLICY_REASON_COHORT_INACTIVE,
+					      "Cohort \"%s\": spec.parentName: Cohort \"%s\" is "
+					      "inactive",
+					      c->name, c->parent->name);
+			if (rc)
+				return rc;
+			more = true;
+		}
+	}
+	return GPUQ_OK;
+}
+
+int policy_cohort_tree(policy_t *p, gpuq_diag_t *diag)
+{
+	int rc = resolve_cohorts(p, diag);
+
+	for (size_t i = 0; !rc && i < p->cohorts.n; i++)
 		if (on_cycle(p->cohorts.items[i], p->cohorts.n))
-			return cycle_error(p->cohorts.items[i], diag);
-	for (size_t i = 0; i < p->cohorts.n; i++) {
+			rc = cycle_error(p, p->cohorts.items[i], diag);
+	if (!rc)
+		rc = cascade(p, diag);
+	for (size_t i = 0; !rc && i < p->cohorts.n; i++) {
 		const policy_cohort_t *c = p->cohorts.items[i], *x = c;
 		size_t depth = 0;
 
+		if (policy_is_out(p, POLICY_K_COHORT, "", c->name))
+			continue; /* on a cycle, or under one left out */
 		while (x && depth <= POLICY_COHORT_DEPTH_MAX)
 			x = x->parent, depth++;
 		if (x)
-			return policy_fail_at(
-			    diag, GPUQ_ELIMIT, c->origin,
-			    "Cohort \"%s\": spec.parentName: more than %d cohorts "
-			    "from it to its root",
-			    c->name, POLICY_COHORT_DEPTH_MAX);
+			rc =
+			    policy_leave_out(p, diag, GPUQ_ELIMIT, POLICY_K_COHORT, "", c->name,
+					     c->origin, POLICY_REASON_COHORT_DEPTH,
+					     "Cohort \"%s\": spec.parentName: more than %d cohorts "
+					     "from it to its root",
+					     c->name, POLICY_COHORT_DEPTH_MAX);
 	}
-	return GPUQ_OK;
+	return rc;
 }
 
 /* ---- max_fit over the tree ---- */

@@ -420,9 +420,11 @@ int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t no
  * (requeues, preemptions); a preemptor's plan is dropped (it was for what it asked before) and its
  * cohort retried. A spec the same as the workload changes nothing (*changed false; changed may be
  * NULL). All or nothing: on any error the workload is as it was.
- * GPUQ_ENOTFOUND (no such uid, or LocalQueue), GPUQ_EAGAIN (not pending:
- * an admitted workload's request is its object's to keep, Kueue's rule;
- * the caller refuses the edit or evicts first), GPUQ_EINVAL (a bad spec, a
+ * GPUQ_ENOTFOUND (no such uid, or LocalQueue), GPUQ_EAGAIN (not pending,
+ * and spec asks for something other than it holds: an admitted workload's
+ * request is its object's to keep, Kueue's rule; the caller refuses the
+ * edit, or evicts or requeues it first; the same spec is GPUQ_OK, nothing
+ * changed), GPUQ_EINVAL (a bad spec, a
  * namespace change), GPUQ_ENOMEM, GPUQ_ELIMIT (a template cap). */
 int queue_workload_update(queue_t *q, const queue_workload_spec_t *spec, int64_t now, bool *changed,
 			  gpuq_diag_t *diag);

@@ -793,6 +793,29 @@ static bool wl_same_spec(queue_t *q, const wl_t *w, uint32_t lq, const queue_wor
 	return true;
 }
 
+/* An admitted or finished workload w's update: nothing to do when s asks
+ * for what w holds (a status-only event), GPUQ_EAGAIN when it asks for
+ * anything else (a queue or template that cannot be found is "else" too). */
+static int settled_update(queue_t *q, const wl_t *w, const queue_workload_spec_t *s,
+			  gpuq_diag_t *diag)
+{
+	uint32_t lq, tids[QUEUE_PODSETS_MAX];
+	bool same = false;
+
+	if (queue_lq_lookup(q, s->namespace_, s->local_queue, &lq) == GPUQ_OK &&
+	    wl_templates(q, s, tids, NULL) == GPUQ_OK) {
+		same = wl_same_spec(q, w, lq, s, tids);
+		for (size_t i = 0; i < s->n_podsets; i++)
+			queue_tmpl_release(q, tids[i]);
+	}
+	if (same)
+		return GPUQ_OK;
+	return gpuq_diag_set(diag, GPUQ_EAGAIN,
+			     "workload %s: only a pending workload changes; this one is admitted "
+			     "or finished and asks for something else now",
+			     s->uid);
+}
+
 int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t now, bool *changed,
 			  gpuq_diag_t *diag)
 {
@@ -813,10 +836,7 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "workload uid %s not found", s->uid);
 	w = W(q, id);
 	if (w->state != QUEUE_WL_PENDING)
-		return gpuq_diag_set(diag, GPUQ_EAGAIN,
-				     "workload %s: only a pending workload changes; this one is "
-				     "admitted or finished",
-				     s->uid);
+		return settled_update(q, w, s, diag);
 	if (queue_lq_lookup(q, s->namespace_, s->local_queue, &lq) != GPUQ_OK)
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
 				     "workload %s: LocalQueue %s/%s not found", s->uid,

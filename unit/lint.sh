@@ -14,6 +14,8 @@ fi
 echo "lint: module arrows (scripts/arrows.py against docs/architecture.md's layers)"
 out=$(python3 scripts/arrows.py 2>&1) || { printf '%s\n' "$out" | grep -v '^arrows: layer'; fail=1; }
 printf '%s\n' "$out" | tail -1
+echo "lint: sh -c strings calling shell functions they cannot see (scripts/shc_lint.py)"
+python3 scripts/shc_lint.py || fail=1
 echo "lint: function size (gpuq's own code: over 80 lines named, over 120 refused)"
 PROD=$(echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/\|^bench/')
 awk -v limit=80 -f unit/fsize.awk $PROD | sed 's/$/ lines (over 80)/'

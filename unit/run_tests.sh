@@ -4,8 +4,11 @@
 # Each test program speaks TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP, the
 # corpus replays and the shell suites print `ok`/`not ok` lines). A program
 # that dies without reporting a failure counts as one failed test; so does
-# one whose results do not add up to the plan it printed (`1..N`: it stopped
-# early, or ran checks it did not plan). A skip is not a pass: a `# SKIP`
+# one that states no plan (`1..N`: cmocka prints it before its first test, a
+# suite at its end, e2e/run.sh once per scenario), and one whose results do
+# not add up to the plan it printed (it stopped early, or ran checks it did
+# not plan): a program that prints nothing and exits 0 is a failure, never a
+# quiet pass. A skip is not a pass: a `# SKIP`
 # line (`ok` or cmocka's `not ok`) and a program that skips whole
 # (`1..0 # SKIP`) are counted as skipped, apart.
 # Env: BUILD (build dir), GPUQ_BIN (binary under test).
@@ -33,12 +36,18 @@ run_one() {
 	f=$((f - $(grep -ciE '^not ok .*#[[:space:]]*skip' "$log")))
 	whole=$(grep -ciE '^1\.\.0[[:space:]]*#[[:space:]]*skip' "$log")
 	planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$log" | awk '{ n += $1 } END { print NR ? n : "" }')
-	if [ -n "$planned" ] && [ "$planned" -ne $((p + f + s)) ]; then
+	if [ -z "$planned" ]; then
+		echo "not ok - $name states no plan (no 1..N line)" >>"$log"
+		f=$((f + 1))
+	elif [ "$planned" -ne $((p + f + s)) ]; then
 		echo "not ok - $name planned $planned tests and reported $((p + f + s))" >>"$log"
 		f=$((f + 1))
 	fi
 	s=$((s + whole))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then # timeout's: it hung
+		echo "not ok - $name hung: killed after ${UNIT_TIMEOUT:-?} s (GPUQ_UNIT_TIMEOUT)" >>"$log"
+		f=$((f + 1))
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name exited $rc without reporting a failure" >>"$log"
 	fi
@@ -81,9 +90,10 @@ VG=""
 if [ "${VALGRIND:-}" = 1 ]; then
 	VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite --child-silent-after-fork=yes"
 fi
-# A unit program or corpus replay that hangs is killed and fails (exit 124)
-# rather than hold CI: GPUQ_UNIT_TIMEOUT seconds each (default 900; the
-# slowest, under valgrind, take well under a minute).
+# A unit program, corpus replay or shell suite that hangs is killed and
+# fails (exit 124, named in its FAIL line) rather than hold CI:
+# GPUQ_UNIT_TIMEOUT seconds each (default 900; the slowest, under valgrind,
+# take well under a minute; the slowest suite, suite_store, about 3 min).
 UNIT_TIMEOUT=${GPUQ_UNIT_TIMEOUT:-900}
 # threaded NAME LIST: whether NAME runs in this build (under TSan only the
 # LIST's)
@@ -109,7 +119,7 @@ done
 for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
 	threaded "$(basename "$s" .sh)" "$THREADED_SUITES" || continue
-	run_one "$(basename "$s" .sh)" sh "$s"
+	run_one "$(basename "$s" .sh)" timeout -k 10 "$UNIT_TIMEOUT" sh "$s"
 done
 # End to end on a real control plane (e2e/run.sh; the first run builds the
 # pinned upstream binaries into $GPUQ_E2E_CACHE, default ~/.cache/gpuq-e2e,

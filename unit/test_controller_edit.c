@@ -108,24 +108,82 @@ static void queued_label_moves_it(void **state)
 	ctl_free(c);
 }
 
-/* Once admitted, the core keeps what it admitted (the webhook refuses the
- * edits that would grow it): the event changes nothing in the core. */
+/* Job j as released by gpuq: unsuspended, marked admitted. A new reference. */
+static json_t *released(json_t *job)
+{
+	json_t *r = json_deep_copy(job), *meta = json_object_get(r, "metadata");
+
+	assert_non_null(r);
+	json_object_set_new(json_object_get(r, "spec"), "suspend", json_false());
+	json_object_set_new(meta, "annotations", json_pack("{s:s}", "gpuq.dev/admitted", "true"));
+	json_object_set_new(meta, "resourceVersion", json_string("8"));
+	return r;
+}
+
+/* Once released, the core keeps what it admitted (the webhook refuses the
+ * edits that would grow it): neither the release's own event nor a shrink
+ * changes the core. */
 static void admitted_keeps_its_admission(void **state)
 {
 	struct controller *c = ctl_new();
 	json_t *j = ctl_job("team-a", "j", 1, 2, true, "default");
 	json_t *j1 = ctl_job("team-a", "j", 1, 1, true, "default");
+	json_t *rj = released(j), *rj1 = released(j1);
 	queue_result_t r;
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, j);
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
-	ctl_job_event(c, KUBE_EV_MODIFIED, j1);
+	ctl_job_event(c, KUBE_EV_MODIFIED, rj);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_ADMITTED);
+	ctl_job_event(c, KUBE_EV_MODIFIED, rj1);
 	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_ADMITTED);
 	assert_int_equal(ctl_pods(c, "j"), 2);
 	json_decref(j);
 	json_decref(j1);
+	json_decref(rj);
+	json_decref(rj1);
+	ctl_free(c);
+}
+
+/* Admitted but not yet released, the Job is still queued to the apiserver
+ * and the webhook takes its edits: parallelism raised 1 -> 8 takes its
+ * admission back (released as it stands, it would run 8 Pods on 1 GPU of
+ * quota: issue 31's release window); it queues again for 8, keeping its
+ * place ahead of a 7-GPU Job: one of them runs on the quota of 8, never
+ * both. An event that changes nothing of
+ * what it asks (a status) keeps the admission. */
+static void unreleased_edit_queues_again(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *j = ctl_job("team-a", "j", 1, 1, true, "default");
+	json_t *js = ctl_job("team-a", "j", 1, 1, true, "default");
+	json_t *j8 = ctl_job("team-a", "j", 1, 8, true, "default");
+	json_t *seven = ctl_job("team-a", "seven", 7, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "j"));
+	json_object_set_new(json_object_get(js, "status"), "active", json_integer(0));
+	json_object_set_new(json_object_get(js, "metadata"), "resourceVersion", json_string("9"));
+	ctl_job_event(c, KUBE_EV_MODIFIED, js);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_ADMITTED);
+	ctl_job_event(c, KUBE_EV_MODIFIED, j8);
+	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
+	assert_int_equal(ctl_pods(c, "j"), 8);
+	ctl_job_event(c, KUBE_EV_ADDED, seven);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "j"));
+	assert_int_equal(ctl_pods(c, "j"), 8);
+	assert_false(admitted_in(&r, "seven"));
+	assert_int_equal(ctl_state(c, "seven"), QUEUE_WL_PENDING);
+	json_decref(j);
+	json_decref(js);
+	json_decref(j8);
+	json_decref(seven);
 	ctl_free(c);
 }
 
@@ -219,6 +277,7 @@ int main(void)
 	    cmocka_unit_test(queued_scaled_to_zero_and_back),
 	    cmocka_unit_test(queued_label_moves_it),
 	    cmocka_unit_test(admitted_keeps_its_admission),
+	    cmocka_unit_test(unreleased_edit_queues_again),
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
 	};

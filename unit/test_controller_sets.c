@@ -270,6 +270,53 @@ static void forty_scale_ups_while_blocked(void **state)
 	ctl_free(c);
 }
 
+/* A scale-down frees the quota of the Pods gone, not of those still
+ * going (a grace period, a finalizer): web (4 x 1 GPU) scaled to 2 holds 4
+ * until web-3 goes, then 3, then 2; scaled to 0, the rest as they go. Scaled
+ * up again while web-2 still goes, the new replicas queue as a slice of
+ * their own and web-2 stays counted in the old one. */
+static void scale_down_holds_until_pods_go(void **state)
+{
+	struct controller *c = ctl_new();
+	int32_t pods;
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 4, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 4);
+	cycle(c);
+	assert_true(released(c, "web-3"));
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 2, -1));
+	core_count(c, "sts:team-a/web/", &pods);
+	assert_int_equal(pods, 4);
+	/* web-2 and web-3 seen again while they go (released, past the slice
+	   now): still counted where they were admitted, and in no other group */
+	for (int i = 2; i < 4; i++) {
+		json_t *p = sts_pod("web", i);
+		json_object_del(json_object_get(p, "spec"), "schedulingGates");
+		json_object_set_new(json_object_get(p, "metadata"), "annotations",
+				    json_pack("{s:s}", "gpuq.dev/admitted", "true"));
+		pod_event(c, KUBE_EV_MODIFIED, p);
+	}
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
+	assert_int_equal(pods, 4);
+	sts_pods_event(c, KUBE_EV_DELETED, "web", 3, 4);
+	core_count(c, "sts:team-a/web/", &pods);
+	assert_int_equal(pods, 3);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 4, -1));
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 2);
+	assert_int_equal(pods, 5); /* web-0..2 as they stand, and a slice of 2 */
+	sts_pods_event(c, KUBE_EV_DELETED, "web", 2, 3);
+	core_count(c, "sts:team-a/web/", &pods);
+	assert_int_equal(pods, 4);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 0, -1));
+	core_count(c, "sts:team-a/web/", &pods);
+	assert_int_equal(pods, 2); /* web-0 and web-1 still go */
+	sts_pods_event(c, KUBE_EV_DELETED, "web", 0, 2);
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 0);
+	assert_null(controller_group(c, "sts:team-a/web/2"));
+	ctl_free(c);
+}
+
 /* ---- LeaderWorkerSet ---- */
 
 /* LeaderWorkerSet `name` of `replicas` groups of `size` Pods of 1 GPU,
@@ -366,7 +413,13 @@ static void lws_surge_group(void **state)
 	lws_group_event(c, KUBE_EV_ADDED, 2);
 	cycle(c);
 	assert_true(released(c, "vllm-2"));
+	/* the LWS deleted: its groups keep their quota until their Pods are
+	   gone (the garbage collector deletes them after the LWS) */
 	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_DELETED, lws("vllm", 2, 2, json_integer(1)));
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), QUEUE_WL_ADMITTED);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
+	for (int g = 0; g < 3; g++)
+		lws_group_event(c, KUBE_EV_DELETED, g);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), -1);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), -1);
 	ctl_free(c);
@@ -389,9 +442,10 @@ static void lws_surge_percent(void **state)
 	ctl_free(c);
 }
 
-/* A scale-down: a group past the new spec.replicas but within the surge
- * keeps its quota while its Pods are still there (they may still run), and
- * leaves the core with them; without a surge it leaves at once, as always. */
+/* A scale-down: a group past the new spec.replicas keeps its quota while
+ * its Pods are still there (they may still run), and leaves the core with
+ * them, within the surge or not (without a surge it left at once: its
+ * Pods ran uncounted while they went). */
 static void lws_scale_down(void **state)
 {
 	struct controller *c = ctl_new();
@@ -407,11 +461,12 @@ static void lws_scale_down(void **state)
 	lws_group_event(c, KUBE_EV_DELETED, 2);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), -1);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), QUEUE_WL_ADMITTED);
-	/* no surge: the group scaled away leaves the core with the scale */
+	/* no surge: the group scaled away leaves the core with its Pods */
 	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, lws("vllm", 1, 2, NULL));
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), QUEUE_WL_ADMITTED);
+	lws_group_event(c, KUBE_EV_DELETED, 1);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), -1);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
-	lws_group_event(c, KUBE_EV_DELETED, 1);
 	ctl_free(c);
 }
 
@@ -421,6 +476,7 @@ int main(void)
 	    cmocka_unit_test(ordinals_start_at_one),
 	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
+	    cmocka_unit_test(scale_down_holds_until_pods_go),
 	    cmocka_unit_test(lws_surge_group),
 	    cmocka_unit_test(lws_surge_percent),
 	    cmocka_unit_test(lws_scale_down),

@@ -143,7 +143,8 @@ static void edit_keeps_its_place(void **st)
 }
 
 /* The same spec changes nothing; errors leave the workload as it was; an
- * admitted workload is refused with GPUQ_EAGAIN. */
+ * admitted workload is refused with GPUQ_EAGAIN, unless the update asks
+ * for what it holds (an event that changed nothing it asks: GPUQ_OK). */
 static void refusals_change_nothing(void **st)
 {
 	queue_t *q = mkq(false);
@@ -168,6 +169,11 @@ static void refusals_change_nothing(void **st)
 	assert_false(changed);
 	cycle(q, 4, &r);
 	assert_true(admitted_in(&r, "run"));
+	changed = true;
+	assert_int_equal(
+	    queue_workload_update(q, one(&o, "run", "ns", "lq", 0, 1, 1, 2), 5, &changed, &diag),
+	    GPUQ_OK);
+	assert_false(changed);
 	assert_int_equal(
 	    queue_workload_update(q, one(&o, "run", "ns", "lq", 0, 1, 2, 2), 5, &changed, &diag),
 	    GPUQ_EAGAIN);

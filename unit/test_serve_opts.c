@@ -77,6 +77,21 @@ static void opts_parse_good(void **state)
 	assert_int_equal(o.threads, 3);
 	assert_int_equal(o.log_level, GPUQ_LOG_DEBUG);
 
+	/* --child-creator KIND=USER, repeatable: the controllers whose
+	   children pass as an admitted parent's (none: the table's) */
+	assert_int_equal(o.n_child_creators, 0);
+	assert_int_equal(parse(&o, &d, "--listen=:1", REQUIRED, "--child-creator",
+			       "raycluster=system:serviceaccount:ray:kuberay",
+			       "--child-creator=job=system:serviceaccount:ops:jobs",
+			       "--child-creator=job=system:kube-controller-manager", END),
+			 GPUQ_OK);
+	assert_int_equal(o.n_child_creators, 3);
+	assert_int_equal(o.child_creators[0].parent, WORKLOAD_KIND_RAYCLUSTER);
+	assert_string_equal(o.child_creators[0].user, "system:serviceaccount:ray:kuberay");
+	assert_int_equal(o.child_creators[2].parent, WORKLOAD_KIND_JOB);
+	assert_string_equal(o.child_creators[2].user, "system:kube-controller-manager");
+	assert_non_null(strstr(cmd_serve_usage(), "--child-creator KIND=USER"));
+
 	assert_int_equal(parse(&o, &d, "--listen", ":65535", REQUIRED, END), GPUQ_OK);
 	assert_string_equal(o.host, "");
 	assert_int_equal(o.port, 65535);
@@ -122,6 +137,14 @@ static void opts_parse_bad(void **state)
 	    {{"--listen", ":1", REQUIRED, "--threads", "-1"}, "--threads \"-1\""},
 	    {{"--listen", ":1", REQUIRED, "--log-level", "loud"}, "--log-level \"loud\""},
 	    {{"--listen", ":1", REQUIRED, "--gpu-resource", "gpu"}, "--gpu-resource \"gpu\""},
+	    {{"--listen", ":1", REQUIRED, "--child-creator", "pod=x"},
+	     "--child-creator \"pod=x\": expected KIND=USER"},
+	    {{"--listen", ":1", REQUIRED, "--child-creator", "job"}, "--child-creator \"job\""},
+	    {{"--listen", ":1", REQUIRED, "--child-creator", "job="}, "--child-creator \"job=\""},
+	    {{"--listen", ":1", REQUIRED, "--child-creator", "jobs=a"},
+	     "--child-creator \"jobs=a\""},
+	    {{"--listen", ":1", REQUIRED, "--child-creator", "job=a b"},
+	     "--child-creator \"job=a b\""},
 	    {{"--listen", ":1", REQUIRED, "--gpu-resource", "a/b/c"}, "--gpu-resource \"a/b/c\""},
 	    {{"--listen", ":1", REQUIRED, "--gpu-resource", "nvidia.com/"},
 	     "--gpu-resource \"nvidia.com/\""},

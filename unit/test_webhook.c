@@ -553,7 +553,7 @@ static void test_too_many_containers(void **state)
 static void test_config_extra_gpu_resource(void **state)
 {
 	static const char *const extra[] = {"amd.com/gpu"};
-	const webhook_config_t cfg = {extra, 1, NULL};
+	const webhook_config_t cfg = {extra, 1, NULL, NULL, 0, NULL};
 	char *body =
 	    review("Pod", "CREATE", "team-b", "alice", GPU_POD("amd.com/gpu", "\"1\""), "null");
 	webhook_reply_t r;
@@ -570,7 +570,7 @@ static void test_config_extra_gpu_resource(void **state)
 
 static void test_config_controller_user(void **state)
 {
-	const webhook_config_t cfg = {NULL, 0, "system:serviceaccount:ops:gpuq"};
+	const webhook_config_t cfg = {NULL, 0, "system:serviceaccount:ops:gpuq", NULL, 0, NULL};
 	char *mine = review("Job", "UPDATE", "team-a", "system:serviceaccount:ops:gpuq",
 			    JOB("false", ""), JOB("true", ""));
 	char *dflt = review("Job", "UPDATE", "team-a", WEBHOOK_CONTROLLER_USER_DEFAULT,
@@ -665,6 +665,64 @@ static void test_no_policy_fails_closed(void **state)
 		assert_int_equal(r.http_status, 400);
 		webhook_reply_deinit(&r);
 	}
+}
+
+/* A LocalQueue the policy left out (its ClusterQueue deleted: issue 32)
+ * refuses a GPU Job naming it, and says which queue and why; a queue that
+ * was never there keeps its own words, and the good queue admits. */
+static void test_leftout_queue_refused(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\nspec:\n"
+	    "  namespaceSelector: {}\n  resourceGroups:\n"
+	    "  - coveredResources: [nvidia.com/gpu, cpu, memory]\n    flavors:\n"
+	    "    - name: gpu\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}, "
+	    "{name: cpu, nominalQuota: 8}, {name: memory, nominalQuota: 64Gi}]\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: good}\n"
+	    "spec: {clusterQueue: a}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: "
+	    "default}\nspec: {clusterQueue: gone}\n";
+	const policy_opts_t opts = {.leave_out_broken = true};
+	static const struct {
+		const char *queue; /* the Job's queue label */
+		const char *want;  /* in the reply, or NULL: allowed */
+	} t[] = {
+	    {"default",
+	     "Job \\\"j\\\": LocalQueue t/default is inactive (ClusterQueueDoesNotExist): "
+	     "LocalQueue \\\"t/default\\\": spec.clusterQueue: ClusterQueue "
+	     "\\\"gone\\\" not found; use another LocalQueue, or ask a cluster admin "
+	     "to fix it"},
+	    {"never", "namespace t has no LocalQueue \\\"never\\\""},
+	    {"good", NULL},
+	};
+	policy_t *p = NULL;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(policy_create(&opts, &p), GPUQ_OK);
+	assert_int_equal(policy_add_manifest(p, "t.yaml", text, strlen(text), &d), GPUQ_OK);
+	assert_int_equal(policy_finish(p, &d), GPUQ_OK);
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char obj[2048], *body;
+		webhook_reply_t r;
+
+		snprintf(obj, sizeof(obj),
+			 "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+			 "\"j\",\"labels\":{\"gpuq.dev/queue-name\":\"%s\"}},\"spec\":{"
+			 "\"suspend\":true,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+			 "\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}",
+			 t[i].queue);
+		body = review("Job", "CREATE", "t", "alice", obj, "null");
+		assert_int_equal(
+		    webhook_review_handle(WEBHOOK_VALIDATE, p, NULL, body, strlen(body), &r),
+		    GPUQ_OK);
+		if (t[i].want ? !strstr(r.body, t[i].want) : strcmp(r.decision, "allowed") != 0)
+			fail_msg("case %zu: %s", i, r.body);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+	policy_unref(p);
 }
 
 /* A field of the wrong type is a malformed object (400 BadRequest naming
@@ -832,12 +890,139 @@ static void test_warning_length(void **state)
 	free(body);
 }
 
+/* ---- a Job's Pods outside the queue: by configuration and by evidence ---- */
+
+#define JOB_UID "0b7f6c1e-5a2d-4c39-9e1a-6f0d2b8c4a11"
+/* The Pod the Job controller makes from an admitted Job's template. */
+#define ADMITTED_JOB_POD                                                                           \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-x\","              \
+	"\"labels\":{\"gpuq.dev/managed\":\"true\"},\"annotations\":{\"gpuq.dev/admitted\":"       \
+	"\"true\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"name\":"   \
+	"\"train\",\"uid\":\"" JOB_UID "\",\"controller\":true}]},\"spec\":{\"containers\":"       \
+	"[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}"
+#define JOB_CONTROLLER "system:serviceaccount:kube-system:job-controller"
+
+static webhook_owners_t *owners_of(const char *uid)
+{
+	webhook_owners_t *o = NULL;
+
+	assert_int_equal(webhook_owners_create(2, &o), GPUQ_OK);
+	assert_int_equal(webhook_owners_add(o, "another-uid"), GPUQ_OK);
+	if (uid)
+		assert_int_equal(webhook_owners_add(o, uid), GPUQ_OK);
+	webhook_owners_finish(o);
+	return o;
+}
+
+/* decide body at ep under cfg: its decision, and whether the message has
+ * want (NULL: not checked) */
+static void expect(webhook_endpoint_t ep, const webhook_config_t *cfg, const char *body,
+		   const char *decision, const char *want)
+{
+	webhook_reply_t r;
+
+	run(ep, cfg, body, &r);
+	if (strcmp(r.decision, decision) != 0 || (want && !strstr(r.body, want)))
+		fail_msg("%s: want %s (%s), got %s: %s",
+			 ep == WEBHOOK_MUTATE ? "mutate" : "validate", decision, want ? want : "",
+			 r.decision, r.body);
+	webhook_reply_deinit(&r);
+}
+
+static void test_exempt_owner_evidence(void **state)
+{
+	webhook_owners_t *known = owners_of(JOB_UID), *other = owners_of(NULL);
+	webhook_config_t cfg = {NULL, 0, NULL, NULL, 0, known};
+	char *body = review("Pod", "CREATE", "team-a", JOB_CONTROLLER, ADMITTED_JOB_POD, "null");
+	char *alice = review("Pod", "CREATE", "team-a", "alice", ADMITTED_JOB_POD, "null");
+	(void)state;
+
+	/* the owner admitted and running in the controller's cache: passes */
+	expect(WEBHOOK_MUTATE, &cfg, body, "allowed", NULL);
+	expect(WEBHOOK_VALIDATE, &cfg, body, "allowed", NULL);
+	/* not in it (not yet seen, never admitted, or no such Job): refused,
+	   saying a retry passes once it is seen; not gated (a gated Job Pod
+	   would wait for a release that already happened) */
+	cfg.owners = other;
+	expect(WEBHOOK_MUTATE, &cfg, body, "denied",
+	       "its owner Job \\\"train\\\" (uid " JOB_UID ") is not among the Jobs gpuq admitted");
+	expect(WEBHOOK_VALIDATE, &cfg, body, "denied", "retry");
+	cfg.owners = NULL; /* nothing known at all: the same */
+	expect(WEBHOOK_MUTATE, &cfg, body, "denied", "not exempt from the queue");
+	expect(WEBHOOK_VALIDATE, NULL, body, "denied", "not exempt from the queue");
+	/* the owner known, but made by someone else: a Pod like any other */
+	cfg.owners = known;
+	expect(WEBHOOK_MUTATE, &cfg, alice, "patched", NULL);
+	expect(WEBHOOK_VALIDATE, &cfg, alice, "denied",
+	       "is honoured only on Pods the Job controller");
+	webhook_owners_unref(known);
+	webhook_owners_unref(other);
+	free(body);
+	free(alice);
+}
+
+static void test_exempt_creators_configured(void **state)
+{
+	static const webhook_creator_t mine[] = {
+	    {WORKLOAD_KIND_JOB, "system:serviceaccount:ops:jobs"}};
+	webhook_owners_t *known = owners_of(JOB_UID);
+	const webhook_config_t cfg = {NULL, 0, NULL, mine, 1, known};
+	char *dflt = review("Pod", "CREATE", "team-a", JOB_CONTROLLER, ADMITTED_JOB_POD, "null");
+	char *ops = review("Pod", "CREATE", "team-a", "system:serviceaccount:ops:jobs",
+			   ADMITTED_JOB_POD, "null");
+	const char *users[WEBHOOK_CREATORS_MAX];
+	(void)state;
+
+	/* a kind named by --child-creator has only those */
+	expect(WEBHOOK_VALIDATE, &cfg, ops, "allowed", NULL);
+	expect(WEBHOOK_MUTATE, &cfg, ops, "allowed", NULL);
+	expect(WEBHOOK_VALIDATE, &cfg, dflt, "denied", "is honoured only on Pods");
+	assert_int_equal(webhook_creators_of(&cfg, workload_integration(WORKLOAD_KIND_JOB), users,
+					     WEBHOOK_CREATORS_MAX),
+			 1);
+	assert_string_equal(users[0], "system:serviceaccount:ops:jobs");
+	/* the others keep the table's */
+	assert_int_equal(webhook_creators_of(&cfg, workload_integration(WORKLOAD_KIND_RAYCLUSTER),
+					     users, WEBHOOK_CREATORS_MAX),
+			 1);
+	assert_string_equal(users[0], "system:serviceaccount:ray-system:kuberay-operator");
+	assert_int_equal(webhook_creators_of(NULL, workload_integration(WORKLOAD_KIND_JOB), users,
+					     WEBHOOK_CREATORS_MAX),
+			 2);
+	webhook_owners_unref(known);
+	free(dflt);
+	free(ops);
+}
+
+static void test_owners_set(void **state)
+{
+	webhook_owners_t *o = NULL;
+	(void)state;
+
+	assert_false(webhook_owners_has(NULL, "a"));
+	assert_int_equal(webhook_owners_create(3, &o), GPUQ_OK);
+	assert_int_equal(webhook_owners_add(o, "c"), GPUQ_OK);
+	assert_int_equal(webhook_owners_add(o, "a"), GPUQ_OK);
+	assert_int_equal(webhook_owners_add(o, "b"), GPUQ_OK);
+	assert_int_equal(webhook_owners_add(o, "d"), GPUQ_ELIMIT); /* its stated cap */
+	webhook_owners_finish(o);
+	assert_true(webhook_owners_has(o, "a") && webhook_owners_has(o, "b") &&
+		    webhook_owners_has(o, "c"));
+	assert_false(webhook_owners_has(o, "d"));
+	assert_false(webhook_owners_has(o, ""));
+	assert_false(webhook_owners_has(o, NULL));
+	assert_ptr_equal(webhook_owners_ref(o), o);
+	webhook_owners_unref(o);
+	webhook_owners_unref(o);
+	webhook_owners_unref(NULL);
+}
+
 /* ---- golden cases, in process ---- */
 
 /* The configuration the golden cases are decided with, as test_golden.c
  * starts the server: one extra GPU resource name. */
 static const char *const golden_extra[] = {"amd.com/gpu"};
-static const webhook_config_t golden_cfg = {golden_extra, 1, NULL};
+static const webhook_config_t golden_cfg = {golden_extra, 1, NULL, NULL, 0, NULL};
 
 /* Apply the reply's patch to the request's object, review the result
  * again: no further patch, and /validate of a patched, allowed Job agrees. */
@@ -956,7 +1141,11 @@ int main(void)
 	    cmocka_unit_test(test_too_many_containers),
 	    cmocka_unit_test(test_config_extra_gpu_resource),
 	    cmocka_unit_test(test_config_controller_user),
+	    cmocka_unit_test(test_exempt_owner_evidence),
+	    cmocka_unit_test(test_exempt_creators_configured),
+	    cmocka_unit_test(test_owners_set),
 	    cmocka_unit_test(test_no_policy_fails_closed),
+	    cmocka_unit_test(test_leftout_queue_refused),
 	    cmocka_unit_test(test_malformed_object_types),
 	    cmocka_unit_test(test_object_agrees_with_rules),
 	    cmocka_unit_test(test_warning_length),

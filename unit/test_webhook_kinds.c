@@ -23,12 +23,21 @@
 #define JOBSET_SA "system:serviceaccount:jobset-system:jobset-controller-manager"
 
 static policy_t *g_policy;
+/* What the controller's cache would hold: RayCluster "rc" admitted and
+ * running (its Pods below pass outside the queue only so: test_webhook.c's
+ * test_exempt_owner_evidence refuses them without it). */
+static webhook_owners_t *g_owners;
+static webhook_config_t g_cfg;
 
 static int setup(void **state)
 {
 	gpuq_diag_t d = {{0}};
 
 	(void)state;
+	if (webhook_owners_create(1, &g_owners) || webhook_owners_add(g_owners, "rc"))
+		return -1;
+	webhook_owners_finish(g_owners);
+	g_cfg.owners = g_owners;
 	if (policy_load_dir("unit/golden/policy", NULL, &g_policy, &d)) {
 		fprintf(stderr, "golden policy: %s\n", d.msg);
 		return -1;
@@ -40,6 +49,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	policy_unref(g_policy);
+	webhook_owners_unref(g_owners);
 	return 0;
 }
 
@@ -63,7 +73,7 @@ static char *review(const char *group, const char *version, const char *kind, co
 /* Run one review; *resp (the reply's response, in *root) for checks. */
 static void run(webhook_endpoint_t ep, const char *body, webhook_reply_t *out, json_t **root)
 {
-	assert_int_equal(webhook_review_handle(ep, g_policy, NULL, body, strlen(body), out),
+	assert_int_equal(webhook_review_handle(ep, g_policy, &g_cfg, body, strlen(body), out),
 			 GPUQ_OK);
 	assert_int_equal(out->http_status, 200);
 	*root = json_loadb(out->body, out->len, 0, NULL);

@@ -16,9 +16,11 @@ struct webhook_admission {
 	webhook_config_t review_cfg; /* webhook_review_handle's config (arrays borrowed) */
 	webhook_metrics_t *metrics;  /* decisions and reloads (owned) */
 
-	pthread_mutex_t policy_lock; /* guards policy */
+	pthread_mutex_t policy_lock; /* guards policy and owners */
 	policy_t *policy;	     /* the snapshot requests start on (one reference);
 					NULL: none yet, reviews fail closed */
+	webhook_owners_t *owners;    /* the admitted parents (one reference); NULL:
+					none known, a Pod claiming one is refused */
 	pthread_mutex_t reload_lock; /* one policy reload at a time; guards the next four */
 	uint64_t policy_generation;  /* successful loads so far */
 	uint64_t policy_seen_fp;     /* fingerprint of the dir as last acted on */
@@ -34,6 +36,18 @@ static policy_t *policy_current(webhook_admission_t *a)
 	p = policy_ref(a->policy);
 	pthread_mutex_unlock(&a->policy_lock);
 	return p;
+}
+
+void webhook_admission_owners_set(webhook_admission_t *a, webhook_owners_t *owners)
+{
+	webhook_owners_t *old;
+
+	owners = webhook_owners_ref(owners);
+	pthread_mutex_lock(&a->policy_lock);
+	old = a->owners;
+	a->owners = owners;
+	pthread_mutex_unlock(&a->policy_lock);
+	webhook_owners_unref(old);
 }
 
 /* Serve p (its reference moves in; NULL: none). Returns whether a policy
@@ -180,15 +194,22 @@ static void decide(void *ctx, const http_post_t *rq)
 	webhook_endpoint_t ep =
 	    rq->route == HTTP_ROUTE_VALIDATE ? WEBHOOK_VALIDATE : WEBHOOK_MUTATE;
 	const char *path = ep == WEBHOOK_VALIDATE ? "/validate" : "/mutate";
+	webhook_config_t cfg = a->review_cfg; /* with this review's owners */
+	webhook_owners_t *owners;
 	webhook_reply_t out;
 	policy_t *policy;
 	uint64_t elapsed;
 	int rc;
 
 	memset(&out, 0, sizeof(out));
-	policy = policy_current(a);
-	rc = webhook_review_handle(ep, policy, &a->review_cfg, rq->body, rq->len, &out);
+	pthread_mutex_lock(&a->policy_lock);
+	policy = policy_ref(a->policy);
+	owners = webhook_owners_ref(a->owners);
+	pthread_mutex_unlock(&a->policy_lock);
+	cfg.owners = owners;
+	rc = webhook_review_handle(ep, policy, &cfg, rq->body, rq->len, &out);
 	policy_unref(policy);
+	webhook_owners_unref(owners);
 	if (rc) {
 		static const char msg[] = "internal error: the review could not be decided\n";
 
@@ -263,6 +284,7 @@ void webhook_admission_destroy(webhook_admission_t *a)
 		http_metrics_source_slot_set(http_server_metrics(a->srv),
 					     HTTP_METRICS_SOURCE_ADMISSION, NULL, NULL);
 	policy_unref(a->policy);
+	webhook_owners_unref(a->owners);
 	webhook_metrics_destroy(a->metrics);
 	pthread_mutex_destroy(&a->policy_lock);
 	pthread_mutex_destroy(&a->reload_lock);

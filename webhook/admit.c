@@ -44,6 +44,25 @@ bool webhook_review_by_controller(const webhook_review_t *r)
 	return !strcmp(r->username, r->controller_user);
 }
 
+bool webhook_review_creator(const webhook_review_t *r, const workload_integration_t *parent)
+{
+	const char *users[WEBHOOK_CREATORS_MAX];
+	size_t n = webhook_creators_of(r->cfg, parent, users, WEBHOOK_CREATORS_MAX);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(r->username, users[i]))
+			return true;
+	return false;
+}
+
+const char *webhook_review_creator_first(const webhook_review_t *r,
+					 const workload_integration_t *parent)
+{
+	const char *users[1];
+
+	return webhook_creators_of(r->cfg, parent, users, 1) ? users[0] : "";
+}
+
 /* A text/plain reply of one sentence (always NUL-terminated). */
 static int reply_sentence(webhook_reply_t *out, int status, const char *decision, const char *fmt,
 			  va_list ap) __attribute__((format(printf, 4, 0)));
@@ -340,7 +359,7 @@ int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
 			  const webhook_config_t *cfg, const char *body, size_t len,
 			  webhook_reply_t *out)
 {
-	static const webhook_config_t no_cfg = {NULL, 0, NULL};
+	static const webhook_config_t no_cfg = {NULL, 0, NULL, NULL, 0, NULL};
 	webhook_review_t review, *r = &review;
 	char patch_stack[PATCH_STACK];
 	int rc;

@@ -117,6 +117,11 @@ void webhook_review_warn(webhook_review_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Whether the requester is gpuq's own controller. */
 bool webhook_review_by_controller(const webhook_review_t *r);
+/* Whether the review's user makes parent's children (webhook_creators_of
+ * under r->cfg), and the first such identity (for messages; "" when none). */
+bool webhook_review_creator(const webhook_review_t *r, const workload_integration_t *parent);
+const char *webhook_review_creator_first(const webhook_review_t *r,
+					 const workload_integration_t *parent);
 
 /* ---- Workloads ---- */
 
@@ -131,7 +136,20 @@ static inline workload_config_t webhook_workload_cfg(const webhook_config_t *cfg
  * and annotation gpuq.dev/admitted=true (copied from the admitted parent's
  * template), created by that parent's controller (the Job controller,
  * KubeRay's operator). */
-bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w);
+typedef enum {
+	WEBHOOK_EXEMPT_NO = 0,	    /* not claimed: a Pod like any other */
+	WEBHOOK_EXEMPT_YES = 1,	    /* an admitted, running parent's Pod, made by
+				       its controller: outside the queue */
+	WEBHOOK_EXEMPT_UNPROVEN = 2 /* claimed (owner, marks and creator all say
+				       so) but the owner's uid is not among the
+				       admitted parents this replica has seen:
+				       refused (webhook_pod_exempt_refuse) */
+} webhook_exempt_t;
+
+webhook_exempt_t webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w);
+/* Refuse a WEBHOOK_EXEMPT_UNPROVEN Pod, naming its owner and why a retry
+ * succeeds once the owner's release is in this replica's watch. */
+void webhook_pod_exempt_refuse(webhook_review_t *r, const workload_view_t *w);
 /* Whether Pod w is a member of a pod group gpuq holds, whatever it asks
  * for: it carries kueue.x-k8s.io/pod-group-name, is no held parent's Pod (a
  * Job's), and names a queue or its namespace has the LocalQueue the

@@ -212,7 +212,7 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 			    r->ns, queue_of(w), w->kind_name);
 }
 
-bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
+webhook_exempt_t webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
 {
 	const jv_t *owner = workload_controller_owner(w->obj);
 	const char *managed = jv_member_str(w->labels, WEBHOOK_LABEL_MANAGED);
@@ -221,9 +221,30 @@ bool webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *
 
 	/* a Pod of a held parent that makes Pods itself (a Job, a RayCluster),
 	   made by that parent's controller from the template gpuq released */
-	return parent->hold == WORKLOAD_HOLD_SUSPEND && parent->child_kind == WORKLOAD_KIND_POD &&
-	       managed && !strcmp(managed, "true") && w->admitted &&
-	       workload_creator(parent, r->username);
+	if (parent->hold != WORKLOAD_HOLD_SUSPEND || parent->child_kind != WORKLOAD_KIND_POD ||
+	    !managed || strcmp(managed, "true") != 0 || !w->admitted ||
+	    !webhook_review_creator(r, parent))
+		return WEBHOOK_EXEMPT_NO;
+	/* and that parent exists, admitted and running, in the controller's
+	   cache: the marks and the creator's name alone are claims anyone who
+	   may run as that identity could make */
+	return webhook_owners_has(r->cfg->owners, jv_member_str(owner, "uid"))
+		   ? WEBHOOK_EXEMPT_YES
+		   : WEBHOOK_EXEMPT_UNPROVEN;
+}
+
+void webhook_pod_exempt_refuse(webhook_review_t *r, const workload_view_t *w)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+	const char *uid = jv_member_str(owner, "uid");
+
+	webhook_review_refuse(
+	    r, WEBHOOK_DENY,
+	    "Pod \"%s\": its owner %s \"%.80s\" (uid %.40s) is not among the %ss gpuq "
+	    "admitted and runs, as this replica's controller has seen them: not exempt from "
+	    "the queue. A %s gpuq just released is seen within moments: retry",
+	    w->name, jv_member_str(owner, "kind"), jv_member_str(owner, "name"),
+	    uid && *uid ? uid : "none", jv_member_str(owner, "kind"), jv_member_str(owner, "kind"));
 }
 
 bool webhook_pod_group_member(const webhook_review_t *r, const workload_view_t *w)
@@ -244,8 +265,15 @@ static void mutate_pod(webhook_review_t *r, workload_view_t *w)
 	const jv_t *gates = jv_get(pod_spec, "schedulingGates");
 	const char *node = jv_member_str(pod_spec, "nodeName");
 
-	if (webhook_pod_job_admitted(r, w))
+	switch (webhook_pod_job_admitted(r, w)) {
+	case WEBHOOK_EXEMPT_YES:
 		return;
+	case WEBHOOK_EXEMPT_UNPROVEN: /* fail closed: the Job controller retries */
+		webhook_pod_exempt_refuse(r, w);
+		return;
+	case WEBHOOK_EXEMPT_NO:
+		break;
+	}
 	if (node && *node)
 		return; /* a gate is invalid with nodeName; /validate refuses the Pod */
 	if (!workload_pod_gated(pod_spec)) {

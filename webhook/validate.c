@@ -56,15 +56,26 @@ static void list_queues(const policy_t *p, const char *ns, char *buf, size_t cap
 		gpuq_strlcpy(buf, "none; ask a cluster admin to create one", cap);
 }
 
-/* The workload's LocalQueue must exist and its ClusterQueue must select the
- * namespace. Sets *cq on success. */
+/* The workload's LocalQueue must exist, not be left out of the policy
+ * (policy_leftout_find: its ClusterQueue is gone, ...), and its
+ * ClusterQueue must select the namespace. Sets *cq on success. */
 static bool check_queue(webhook_review_t *r, const workload_view_t *w, const policy_cq_t **cq)
 {
 	const char *q = w->queue ? w->queue : WEBHOOK_DEFAULT_QUEUE;
 	const policy_lq_t *lq = policy_lq_find(r->policy, r->ns, q);
+	const policy_leftout_t *out;
 	char names[256];
 
 	*cq = NULL;
+	if (!lq && (out = policy_leftout_find(r->policy, "LocalQueue", r->ns, q))) {
+		/* it exists, but the policy left it out: say which and why */
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "%s \"%s\": LocalQueue %s/%s is inactive (%s): %s; use another "
+		    "LocalQueue, or ask a cluster admin to fix it",
+		    w->kind_name, w->name, r->ns, q, out->reason, out->message);
+		return false;
+	}
 	if (!lq) {
 		list_queues(r->policy, r->ns, names, sizeof(names));
 		if (w->queue)
@@ -386,15 +397,15 @@ static void validate_child(webhook_review_t *r, const workload_view_t *w,
 {
 	const jv_t *owner = workload_controller_owner(w->obj);
 
-	if (!workload_creator(parent, r->username))
+	if (!webhook_review_creator(r, parent))
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,
 		    "%s \"%s\": metadata.ownerReferences names %s \"%s\" as its controller, but "
 		    "a %s's %ss are made by its controller only (%s), not by %s; create the %s "
 		    "instead and let gpuq admit it",
 		    w->kind_name, w->name, parent->kind_name, jv_member_str(owner, "name"),
-		    parent->kind_name, w->kind_name, parent->creators[0], r->username,
-		    parent->kind_name);
+		    parent->kind_name, w->kind_name, webhook_review_creator_first(r, parent),
+		    r->username, parent->kind_name);
 	else if (!w->suspend && !w->tmpl_admitted)
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": a %s's %s runs only once gpuq admitted the %s; "
@@ -442,7 +453,16 @@ static void validate_create(webhook_review_t *r, workload_view_t *w)
 		   something else, a CPU-only driver: the core judges the
 		   complete group), as ResourceQuota charges it */
 		w->pods = 1;
-		exempt = webhook_pod_job_admitted(r, w);
+		switch (webhook_pod_job_admitted(r, w)) {
+		case WEBHOOK_EXEMPT_UNPROVEN:
+			webhook_pod_exempt_refuse(r, w);
+			return;
+		case WEBHOOK_EXEMPT_YES:
+			exempt = true;
+			break;
+		case WEBHOOK_EXEMPT_NO:
+			break;
+		}
 		node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
 		if (!exempt && w->admitted) {
 			const jv_t *owner = workload_controller_owner(w->obj);
@@ -765,8 +785,8 @@ static void validate_update_child(webhook_review_t *r, const workload_view_t *w,
 				      "%s \"%s\": spec.suspend may change from true to false only "
 				      "by the %s controller (%s) once gpuq admitted the %s; leave "
 				      "spec.suspend true",
-				      w->kind_name, w->name, parent->kind_name, parent->creators[0],
-				      parent->kind_name);
+				      w->kind_name, w->name, parent->kind_name,
+				      webhook_review_creator_first(r, parent), parent->kind_name);
 	else if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted))
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": %s may be set only by gpuq's controller (%s) and "
@@ -802,7 +822,7 @@ int webhook_validate_run(webhook_review_t *r)
 		/* a held parent's child (a JobSet's Job): its parent was judged */
 		if (!update)
 			validate_child(r, &w, parent);
-		else if (!workload_creator(parent, r->username))
+		else if (!webhook_review_creator(r, parent))
 			validate_update_child(r, &w, &old, parent);
 	} else if (!rc && w.gpu && (!update || (r->old && !old.gpu)) &&
 		   webhook_review_unwatched(r, &w)) {

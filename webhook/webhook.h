@@ -57,12 +57,61 @@ typedef enum {
 	WEBHOOK_VALIDATE = 1, /* POST /validate */
 } webhook_endpoint_t;
 
+/* Identities per parent kind (the table's have at most two;
+ * cmd/serve_opts.c refuses more --child-creator entries for one kind). */
+#define WEBHOOK_CREATORS_MAX 8
+
+/* One controller identity whose children of a kind pass as that kind's
+ * (`gpuq serve --child-creator KIND=USER`): the Pods a Job controller makes,
+ * the Jobs of a JobSet, ... */
 typedef struct {
-	const char *const *gpu_resources; /* extra GPU resource names (--gpu-resource) */
-	size_t n_gpu_resources;		  /* entries in gpu_resources */
-	const char *controller_user;	  /* userInfo.username of gpuq's controller;
-					     NULL means WEBHOOK_CONTROLLER_USER_DEFAULT */
+	workload_kind_t parent; /* the held parent kind whose children it makes */
+	const char *user;	/* its userInfo.username (borrowed) */
+} webhook_creator_t;
+
+/* The held parents gpuq admitted and left running, as this replica's
+ * controller last saw them in its watch cache (their metadata.uid): the
+ * evidence an exempt Pod's ownerReference must meet. Immutable once
+ * published, reference counted, read by review threads while the controller
+ * builds the next one. Capped by the controller's cache (one uid per cached
+ * parent). */
+typedef struct webhook_owners webhook_owners_t;
+
+/* An empty set with room for cap uids. GPUQ_OK, GPUQ_ENOMEM. */
+int webhook_owners_create(size_t cap, webhook_owners_t **out);
+/* Add uid (copied) before webhook_owners_finish. GPUQ_OK, GPUQ_ENOMEM,
+ * GPUQ_ELIMIT (cap reached). */
+int webhook_owners_add(webhook_owners_t *o, const char *uid);
+/* Sort: the set is read only from now on (webhook_owners_has). */
+void webhook_owners_finish(webhook_owners_t *o);
+/* Whether uid is in the finished set o (NULL: an empty set). Thread-safe. */
+bool webhook_owners_has(const webhook_owners_t *o, const char *uid);
+/* One more reference (NULL passes through); release with _unref (frees at
+ * the last; NULL is a no-op). Thread-safe. */
+webhook_owners_t *webhook_owners_ref(webhook_owners_t *o);
+void webhook_owners_unref(webhook_owners_t *o);
+
+typedef struct {
+	const char *const *gpu_resources;  /* extra GPU resource names (--gpu-resource) */
+	size_t n_gpu_resources;		   /* entries in gpu_resources */
+	const char *controller_user;	   /* userInfo.username of gpuq's controller;
+					      NULL means WEBHOOK_CONTROLLER_USER_DEFAULT */
+	const webhook_creator_t *creators; /* who makes each held parent's children
+					     (--child-creator; borrowed): a parent
+					     kind named here has only these, the
+					     others keep the integration table's
+					     (workload/kinds.c); NULL: all the table's */
+	size_t n_creators;		   /* entries in creators */
+	const webhook_owners_t *owners;	   /* the admitted, running parents (borrowed
+					      for one review); NULL: none known, and a
+					      Pod claiming one is refused (fail closed) */
 } webhook_config_t;
+
+/* The identities that make children of parent under cfg (its --child-creator
+ * entries, else the integration table's), written into out[0..cap) (borrowed
+ * strings); returns how many. */
+size_t webhook_creators_of(const webhook_config_t *cfg, const workload_integration_t *parent,
+			   const char **out, size_t cap);
 
 typedef struct {
 	int http_status;	  /* 200 (a review), 400 (bad input), 503 (no policy) */
@@ -178,6 +227,12 @@ int webhook_admission_policy_reload(webhook_admission_t *a);
  * counted. GPUQ_OK; GPUQ_EINVAL (nothing done, logged) when p is NULL or the
  * admission reads a policy dir (one policy source only). Thread-safe. */
 int webhook_admission_policy_set(webhook_admission_t *a, policy_t *p);
+
+/* Serve owners (finished) as the admitted parents from now on; the
+ * admission takes its own reference (the caller keeps its own); NULL: none
+ * known (every Pod that claims an admitted owner is refused until the next
+ * set). Reviews already deciding finish on the set they took. Thread-safe. */
+void webhook_admission_owners_set(webhook_admission_t *a, webhook_owners_t *owners);
 
 /* Drop the policy: back to failing closed (Pod and Job reviews 503, /readyz
  * 503) until the next webhook_admission_policy_set. For the controller when

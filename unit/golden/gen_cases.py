@@ -222,9 +222,14 @@ case("mutate-pod-other-gate-no-labels", "mutate",
 case("mutate-pod-already-gated-idempotent", "mutate",
      review("Pod", pod(labels=Q, gates=GATED,
                        annotations={"gpuq.dev/status": waiting("cq-a")})), patch=None)
-case("mutate-pod-admitted-job-pod", "mutate",
+# the Job controller's Pod of an admitted Job, but this server (a policy
+# dir: no controller, no watch) knows no admitted Job: refused, never let
+# through on its marks alone (test_webhook.c lets it pass with the owner
+# known)
+deny("mutate-pod-admitted-job-pod", "mutate",
      review("Pod", pod(labels=JOB_POD_LABELS, annotations=ADMITTED, owner="train"),
-            user=JOBCTRL), patch=None)
+            user=JOBCTRL),
+     'its owner Job "train" (uid 11111111-2222-3333-4444-555555555555) is not among the Jobs gpuq admitted and runs')
 case("mutate-pod-job-pod-not-admitted", "mutate",
      review("Pod", pod(labels=JOB_POD_LABELS, owner="train"), user=JOBCTRL),
      patch=[add("/spec/schedulingGates", [{"name": "gpuq.dev/admission"}]),
@@ -447,9 +452,10 @@ deny("validate-pod-with-node-name", "validate",
 deny("validate-pod-forged-admitted-job-pod", "validate",
      review("Pod", pod(labels=JOB_POD_LABELS, annotations=ADMITTED, owner="train", gates=GATED)),
      "annotation gpuq.dev/admitted is honoured only on Pods the Job controller creates")
-case("validate-admitted-job-pod", "validate",
+deny("validate-admitted-job-pod", "validate",
      review("Pod", pod(labels=JOB_POD_LABELS, annotations=ADMITTED, owner="train"),
-            user=JOBCTRL))
+            user=JOBCTRL),
+     'its owner Job "train" (uid 11111111-2222-3333-4444-555555555555) is not among the Jobs gpuq admitted and runs')
 case("validate-pod-ok", "validate",
      review("Pod", pod(labels=Q, gates=GATED)))
 deny("validate-bad-quantity", "validate",
