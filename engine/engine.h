@@ -157,7 +157,9 @@ void engine_opts_init(engine_opts_t *o);
  * GPUQ_OK *out is the caller's (engine_close). On failure *out is NULL,
  * nothing is left open and diag says why: engine_core_build's errors, the
  * store's (store_open: GPUQ_ENOTFOUND for a read-only open of a directory
- * without a store, GPUQ_ESTORE, GPUQ_ECORRUPT, GPUQ_EIO, GPUQ_EINVAL), the
+ * without a store, GPUQ_EAGAIN when another writer holds the directory,
+ * GPUQ_ESTORE, GPUQ_ECORRUPT unless set_aside_corrupt, GPUQ_EIO,
+ * GPUQ_EINVAL), the
  * check's, or engine_restore's (a record the policy cannot hold). */
 int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o, engine_t **out,
 		gpuq_diag_t *diag);
