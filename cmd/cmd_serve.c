@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,15 +132,43 @@ static int start_certkeeper(const cmd_serve_opts_t *opts, const kube_config_t *c
 	return certkeeper_start(cfg, &co, &a->ko, out, diag);
 }
 
+/* Liveness: what /healthz says, set once by a part that gave up (the
+ * controller whose store kept failing); read by the server's threads. */
+typedef struct {
+	atomic_bool failed;	       /* why holds the reason (written before it is set) */
+	char why[GPUQ_DIAG_MAX + 256]; /* "not alive: ...\n" */
+} serve_health_t;
+
+static const char *health_why(void *ctx)
+{
+	serve_health_t *h = ctx;
+
+	return atomic_load(&h->failed) ? h->why : NULL;
+}
+
+/* The controller gave up leading for good: /healthz fails from now on. */
+static void health_give_up(void *ctx, const char *why)
+{
+	serve_health_t *h = ctx;
+
+	if (atomic_load(&h->failed))
+		return;
+	snprintf(h->why, sizeof(h->why), "not alive: the controller gave up: %s\n", why);
+	atomic_store(&h->failed, true);
+}
+
 /* The controller beside the server, when the policy comes from a cluster. */
 static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
 			    webhook_admission_t *adm, webui_t *ui, const kube_config_t *cfg,
-			    dcgm_scraper_t *dcgm, controller_t **ctl, gpuq_diag_t *diag)
+			    dcgm_scraper_t *dcgm, serve_health_t *health, controller_t **ctl,
+			    gpuq_diag_t *diag)
 {
 	controller_opts_t co;
 	int rc;
 
 	controller_opts_default(&co);
+	co.give_up = health_give_up;
+	co.give_up_ctx = health;
 	co.kube = cfg;
 	co.client.qps = opts->qps;
 	co.client.burst = opts->burst;
@@ -161,6 +190,7 @@ static int start_controller(const cmd_serve_opts_t *opts, http_server_t *srv,
 		co.pod_queues_ctx = dcgm;
 		co.workload_utils = dcgm_workload_utils; /* idle reclaim */
 		co.workload_utils_ctx = dcgm;
+		co.core.idle_fresh_ms = dcgm_fresh_ms(opts->dcgm_interval_ms);
 	}
 	co.core.fair_sharing = opts->fair_sharing;
 	co.core.ready_timeout_ms = opts->ready_timeout_ms;
@@ -276,6 +306,7 @@ typedef struct {
 	webui_t *ui;				/* --ui, or NULL */
 	dcgm_scraper_t *dcgm;			/* --dcgm-url, or NULL */
 	controller_t *ctl;			/* a cluster source's controller, or NULL */
+	serve_health_t health;			/* /healthz */
 	char self_user[CMD_SERVE_NAME_MAX + 1]; /* gpuq's own username, when learned */
 } serve_t;
 
@@ -298,6 +329,8 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 	if (!rc)
 		rc = http_server_create(&s->hcfg, &s->srv, diag);
 	if (!rc)
+		http_server_health_set(s->srv, health_why, &s->health);
+	if (!rc)
 		rc = webhook_admission_create(s->srv, o->policy_dir, &s->review_cfg, &s->adm, diag);
 	if (!rc && (o->ui || (o->visibility && o->source != CMD_SERVE_SOURCE_DIR)))
 		rc = start_ui(o, s->srv, s->kcfg, &s->ui, diag);
@@ -311,7 +344,8 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 	if (!rc && o->dcgm_url)
 		rc = start_dcgm(o, s->srv, &s->dcgm, diag);
 	if (!rc && o->source != CMD_SERVE_SOURCE_DIR)
-		rc = start_controller(o, s->srv, s->adm, s->ui, s->kcfg, s->dcgm, &s->ctl, diag);
+		rc = start_controller(o, s->srv, s->adm, s->ui, s->kcfg, s->dcgm, &s->health,
+				      &s->ctl, diag);
 	else if (!rc && s->ui)
 		ui_offline(s->ui, o->policy_dir);
 	return rc;

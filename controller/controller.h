@@ -106,6 +106,14 @@ typedef struct controller controller_t;
  * long. */
 #define CONTROLLER_PREDICT_MS 15000
 #define CONTROLLER_BUDGET_MS 10000
+/* A leader that cannot write its store gives up (docs/controller.md, "When
+ * the store fails"): after a failed commit it acts on nothing, reopens the
+ * store and tries again CONTROLLER_STORE_RETRY_MS later; after
+ * CONTROLLER_STORE_TRIES failures in a row (about 4 s) it gives the Lease
+ * up for good (a standby takes it at its next round, 2 s later) and
+ * /healthz fails, so the kubelet restarts it. */
+#define CONTROLLER_STORE_TRIES 5
+#define CONTROLLER_STORE_RETRY_MS 1000
 
 typedef struct {
 	const kube_config_t *kube;   /* where the apiserver is (borrowed) */
@@ -147,10 +155,20 @@ typedef struct {
 	int64_t predict_interval_ms;			   /* a prediction pass this often
 							      while leading (default
 							      CONTROLLER_PREDICT_MS; 0: none) */
+	void (*give_up)(void *ctx, const char *why);	   /* called once, on the controller
+							      thread, when this replica gives
+							      up leading for good (its store
+							      failed CONTROLLER_STORE_TRIES
+							      commits in a row): why names the
+							      store and the error (valid during
+							      the call); the daemon fails
+							      /healthz with it. NULL: none */
+	void *give_up_ctx;				   /* its argument */
 	engine_config_t core;				   /* the core's settings: fair_sharing,
 							      ready_timeout_ms, backoff_base_ms,
-							      backoff_max_ms, tenant_half_life_ms and
-							      tenant_sample_ms are taken from here; the
+							      backoff_max_ms, tenant_half_life_ms,
+							      tenant_sample_ms and idle_fresh_ms
+							      are taken from here; the
 							      rest is the controller's own (quota held
 							      until an evicted workload's pods are gone,
 							      the Ready timeout on gangs only) */
@@ -162,8 +180,12 @@ typedef struct {
  * 30 min, backoff 60 s doubling to 1 h). */
 void controller_opts_default(controller_opts_t *o);
 
-/* Open the store and prepare the watches. GPUQ_OK and *out, or a store or
- * memory error with diag naming it. */
+/* Open the store and prepare the watches. The store is this process's
+ * alone (its writer lock: a second writer on the directory is refused,
+ * GPUQ_EAGAIN naming the holder's pid); one found corrupt is moved aside
+ * (data.mdb.corrupt-<time>, logged) and a new one started, the queues then
+ * rebuilt from the cluster when this replica leads. GPUQ_OK and *out, or a
+ * store or memory error with diag naming it. */
 int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_t *diag);
 
 /* Start the watch threads and the controller thread. */
@@ -180,5 +202,8 @@ bool controller_synced(const controller_t *c);
 
 /* Whether this replica holds the Lease (always true without election). */
 bool controller_leader(const controller_t *c);
+
+/* Whether this replica gave up leading for good (o.give_up was called). */
+bool controller_gave_up(const controller_t *c);
 
 #endif

@@ -43,7 +43,7 @@ static bool round_once(struct controller *c, kube_lease_state_t *st, uint32_t *f
 				 "leader election: the Lease answers again after %u failed rounds",
 				 *failures);
 		*failures = 0;
-		if (st->leader)
+		if (st->leader && !atomic_load(&c->gave_up))
 			kube_fence_hold(c->fence, kube_lease_deadline(sent, c->o.lease_duration_s));
 		else
 			kube_fence_drop(c->fence);
@@ -70,12 +70,26 @@ static void *lease_main(void *arg)
 	struct controller *c = arg;
 	kube_lease_state_t st;
 	uint32_t failures = 0;
-	bool held = false;
+	bool held = false, released = false;
 
 	memset(&st, 0, sizeof(st));
 	while (!atomic_load(&c->stop)) {
 		int64_t start = gpuq_mono_ms();
-		bool now_held = round_once(c, &st, &failures);
+		bool now_held;
+
+		if (atomic_load(&c->gave_up)) {
+			/* the controller thread gave up (its store keeps failing):
+			 * the Lease handed over at once, and never taken again */
+			if (!released)
+				controller_elect_release(c);
+			released = true;
+			kube_fence_drop(c->fence);
+			(void)kube_fence_sleep(c->fence, start + LEASE_RETRY_MS, false);
+			continue;
+		}
+		now_held = round_once(c, &st, &failures);
+		if (atomic_load(&c->gave_up)) /* given up during the round: its hold undone */
+			kube_fence_drop(c->fence);
 		if (now_held != held)
 			controller_equeue_kick(
 			    &c->events); /* the controller thread follows at once */
@@ -159,5 +173,7 @@ void controller_elect_release(struct controller *c)
 		return;
 	if (kube_lease_release(c->lease_client, &lo, &diag))
 		gpuq_log(GPUQ_LOG_WARN, "controller", "giving the Lease up: %s", diag.msg);
+	else
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s gave the Lease up", c->o.identity);
 	kube_fence_drop(c->fence);
 }

@@ -344,6 +344,11 @@ struct controller {
 						 engine holds its own) */
 	uint64_t policy_generation;	      /* snapshots built */
 	bool check_term;		      /* just took the Lease: is the store stale? */
+	uint32_t commit_failures;	      /* commits failed in a row (loop.c) */
+	int64_t commit_retry_ms;	      /* no commit before then (monotonic) */
+	atomic_bool gave_up;		      /* the store kept failing: never lead again
+						 (set by the controller thread, read by
+						 the Lease thread) */
 	bool core_dirty;		      /* run a cycle soon */
 	int64_t last_cycle_ms;		      /* monotonic */
 	int64_t epoch_mono_ms;		      /* monotonic at start */
@@ -580,7 +585,8 @@ int64_t controller_usage_retry_at(const struct controller *c, int64_t now);
  * itself. wait_first blocks until the first round is done, or stop and wake
  * (controller thread, before it reads the cluster); follow copies the last
  * round into c->lease (controller thread); stop joins the thread (c->stop
- * set and the fence stopped first); release gives the Lease up when the
+ * set and the fence stopped first); once c->gave_up is set the thread
+ * gives the Lease up (release) and takes it no more; release gives the Lease up when the
  * last round saw this replica hold it (after every writer has stopped). */
 int controller_elect_start(struct controller *c, gpuq_diag_t *diag);
 void controller_elect_wait_first(struct controller *c);

@@ -83,24 +83,97 @@ static void sweep(struct controller *c)
 		controller_touch_key(c, s->key);
 }
 
-/* Commit the core's changed records; nothing is acted on before this. */
-static int persist(struct controller *c)
+static void lead_set(struct controller *c, bool is);
+static void untouch_all(struct controller *c);
+
+/* The store kept failing: stop acting for good, have the Lease thread give
+ * the Lease up (a standby takes it at its next round), and tell the daemon,
+ * whose /healthz fails from now on (the kubelet restarts this replica,
+ * which opens its store afresh or moves a corrupt one aside). */
+static void give_up(struct controller *c, const char *why)
+{
+	char text[GPUQ_DIAG_MAX + 128];
+
+	snprintf(text, sizeof(text),
+		 "state store %s: %d commits failed in a row, the store reopened after each: %s",
+		 c->o.state_dir ? c->o.state_dir : "(memory)", CONTROLLER_STORE_TRIES, why);
+	gpuq_log(GPUQ_LOG_ERROR, "controller",
+		 "%s; giving the Lease up and acting on nothing from now on (/healthz fails: a "
+		 "restart opens the store afresh)",
+		 text);
+	atomic_store(&c->gave_up, true);
+	kube_fence_drop(c->fence); /* no write of this replica's starts from here */
+	if (atomic_load(&c->leader))
+		lead_set(c, false);
+	untouch_all(c);
+	if (c->o.give_up)
+		c->o.give_up(c->o.give_up_ctx, text);
+}
+
+/* A commit failed (why): act on nothing, reopen the store (a corrupt one is
+ * moved aside, the queues then rebuilt from the cluster by the term check)
+ * and try again CONTROLLER_STORE_RETRY_MS later; give up after
+ * CONTROLLER_STORE_TRIES in a row. */
+static void commit_failed(struct controller *c, const char *why)
+{
+	gpuq_diag_t diag = {{0}};
+	uint32_t n = ++c->commit_failures;
+
+	gpuq_log(GPUQ_LOG_ERROR, "controller",
+		 "store commit failed (%u of %d in a row), acting on nothing until one "
+		 "succeeds: %s",
+		 n, CONTROLLER_STORE_TRIES, why);
+	if (n >= CONTROLLER_STORE_TRIES) {
+		give_up(c, why);
+		return;
+	}
+	c->commit_retry_ms = gpuq_mono_ms() + CONTROLLER_STORE_RETRY_MS;
+	if (engine_store_reopen(c->e, &diag)) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "reopening the state store: %s",
+			 diag.msg[0] ? diag.msg : "failed");
+		return;
+	}
+	if (engine_store_moved_aside(c->e)) {
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "the state store was corrupt: moved aside to %s; rebuilding the queues "
+			 "from the cluster",
+			 engine_store_moved_aside(c->e));
+		c->check_term = true; /* no term in the new store: the rebuild path */
+	}
+}
+
+/* Commit the core's changed records and what stage adds, one try at most
+ * every CONTROLLER_STORE_RETRY_MS after a failure (GPUQ_EAGAIN meanwhile);
+ * nothing is acted on before this succeeds. */
+static int commit(struct controller *c, engine_stage_fn stage, void *ctx)
 {
 	gpuq_diag_t diag = {{0}};
 	uint64_t t0;
 	int rc;
 
+	if (atomic_load(&c->gave_up) || (c->commit_failures && gpuq_mono_ms() < c->commit_retry_ms))
+		return GPUQ_EAGAIN;
+	t0 = gpuq_mono_ns();
+	rc = engine_commit(c->e, stage, ctx, &diag);
+	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, gpuq_mono_ns() - t0);
+	if (rc) {
+		commit_failed(c, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
+		return rc;
+	}
+	if (c->commit_failures)
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "store commit succeeded after %u failed: acting again",
+			 c->commit_failures);
+	c->commit_failures = 0;
+	return GPUQ_OK;
+}
+
+/* Commit the core's changed records; nothing is acted on before this. */
+static int persist(struct controller *c)
+{
 	if (!engine_commit_due(c->e))
 		return GPUQ_OK;
-	t0 = gpuq_mono_ns();
-	rc = engine_commit(c->e, NULL, NULL, &diag);
-	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, gpuq_mono_ns() - t0);
-	if (rc)
-		gpuq_log(GPUQ_LOG_ERROR, "controller",
-			 "store commit failed, acting on nothing "
-			 "until it succeeds: %s",
-			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
-	return rc;
+	return commit(c, NULL, NULL);
 }
 
 /* A cycle's (or tick's) admissions and evictions into the queue metrics. */
@@ -196,7 +269,7 @@ static void follow(struct controller *c)
 {
 	/* held first, then the term: a hold between the two reads is then seen
 	 * as the newer term, never as the older one */
-	bool is = kube_fence_held(c->fence, gpuq_mono_ms());
+	bool is = !atomic_load(&c->gave_up) && kube_fence_held(c->fence, gpuq_mono_ms());
 	uint64_t term = kube_fence_term(c->fence);
 	bool was = atomic_load(&c->leader);
 
@@ -255,11 +328,10 @@ static void term_check(struct controller *c)
 	snprintf(want, sizeof(want), "%u", c->lease.transitions);
 	stale = engine_record_get(c->e, T_TERM, "term", 4, &val, &len) != GPUQ_OK ||
 		len != strlen(want) || memcmp(val, want, len) != 0;
-	free(val);
 	if (stale) {
-		gpuq_log(GPUQ_LOG_INFO, "controller",
-			 "another replica led since this store was written: rebuilding the queues "
-			 "from the cluster");
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s: rebuilding the queues from the cluster",
+			 val ? "another replica led since this store was written"
+			     : "this store holds no term (a new store, or one moved aside)");
 		if (engine_core_reset(c->e, &diag) != GPUQ_OK) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "core build: %s", diag.msg);
 			return;
@@ -271,8 +343,9 @@ static void term_check(struct controller *c)
 		controller_sets_resync(c, NULL);
 		controller_pods_resync(c, NULL);
 	}
+	free(val);
 	/* the term goes with the core's records it vouches for, before any act */
-	if (engine_commit(c->e, stage_term, want, &diag) != GPUQ_OK)
+	if (commit(c, stage_term, want) != GPUQ_OK)
 		return;
 	c->check_term = false;
 }
@@ -473,6 +546,7 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	cfg.backoff_max_ms = o->core.backoff_max_ms;
 	cfg.tenant_half_life_ms = o->core.tenant_half_life_ms;
 	cfg.tenant_sample_ms = o->core.tenant_sample_ms;
+	cfg.idle_fresh_ms = o->core.idle_fresh_ms;
 	cfg.release_on_evict = false; /* pods take time to go */
 	cfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
 	controller_map_init(&c->econ_runs);
@@ -497,6 +571,7 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	eo.driver_types[T_TERM - ENGINE_TYPE_DRIVER_FIRST] = "controller";
 	eo.nosync = o->db_nosync;
 	eo.map_max = DB_MAP_MAX;
+	eo.set_aside_corrupt = true; /* the cluster holds what rebuilds it */
 	pthread_mutex_init(&c->lease_mu, NULL);
 	pthread_cond_init(&c->lease_cv, NULL);
 	rc = kube_fence_create(&c->fence);
@@ -578,7 +653,7 @@ void controller_stop(controller_t *c)
 	/* the last words, alone now: the usage checkpoint (a leader's write,
 	 * still fenced by the lease's deadline), then the Lease given up */
 	kube_fence_resume(c->fence);
-	if (engine_core(c->e) && atomic_load(&c->leader) &&
+	if (c->e && engine_core(c->e) && atomic_load(&c->leader) &&
 	    kube_fence_held(c->fence, gpuq_mono_ms()))
 		controller_usage_final(c); /* the thread is gone: its core and client are ours */
 	controller_elect_release(c);
@@ -631,4 +706,9 @@ bool controller_synced(const controller_t *c)
 bool controller_leader(const controller_t *c)
 {
 	return atomic_load(&c->leader);
+}
+
+bool controller_gave_up(const controller_t *c)
+{
+	return atomic_load(&c->gave_up);
 }

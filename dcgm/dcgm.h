@@ -6,6 +6,10 @@
  * DCGM_FI_DEV_GPU_UTIL samples to idle/'s accumulator, and renders the
  * per-tenant counters as a /metrics source (http/).
  *
+ * Only fresh samples count: one whose own timestamp (Prometheus's
+ * /federate writes them) is older than dcgm_fresh_ms is dropped before
+ * anything reads it, for idle time and idle reclaim alike.
+ *
  * The design decision that matters: nothing else waits on it. The scrape
  * runs on its own thread with its own connection and bounded timeouts; the
  * admission path never touches it, and a /metrics scrape only takes its
@@ -37,6 +41,14 @@
  * next scrape starts an interval after one ends). */
 #define DCGM_TIMEOUT_MS_MAX 10000
 #define DCGM_TIMEOUT_MS_MIN 2000
+/* How long one scrape's utilization stands as evidence for idle reclaim
+ * (the core's idle_fresh_ms, docs/economics.md): the next scrape is due an
+ * interval after this one ended and may take its transfer timeout, so two
+ * intervals and a timeout; past it a reading is stale and an idle spell
+ * resting on it ends (a DCGM outage preempts nobody). 200ms: 2.4 s; the
+ * default 30 s: 70 s. */
+int64_t dcgm_fresh_ms(int64_t interval_ms);
+
 typedef struct {
 	const char *url;	 /* http:// or https:// (system CAs; checked by
 				    cmd_serve_opts_parse); borrowed until

@@ -38,11 +38,22 @@ void dcgm_opts_default(dcgm_opts_t *o)
 	o->threshold_pct = DCGM_IDLE_THRESHOLD_DEFAULT;
 }
 
+/* One transfer's timeout for a scrape every interval_ms. */
+static int64_t interval_timeout_ms(int64_t interval_ms)
+{
+	if (interval_ms < DCGM_TIMEOUT_MS_MIN)
+		return DCGM_TIMEOUT_MS_MIN;
+	return interval_ms < DCGM_TIMEOUT_MS_MAX ? interval_ms : DCGM_TIMEOUT_MS_MAX;
+}
+
 static int64_t timeout_ms(const dcgm_scraper_t *s)
 {
-	if (s->o.interval_ms < DCGM_TIMEOUT_MS_MIN)
-		return DCGM_TIMEOUT_MS_MIN;
-	return s->o.interval_ms < DCGM_TIMEOUT_MS_MAX ? s->o.interval_ms : DCGM_TIMEOUT_MS_MAX;
+	return interval_timeout_ms(s->o.interval_ms);
+}
+
+int64_t dcgm_fresh_ms(int64_t interval_ms)
+{
+	return 2 * interval_ms + interval_timeout_ms(interval_ms);
 }
 
 /* GET the URL into *body (*len bytes). GPUQ_OK on HTTP 200, else
@@ -75,6 +86,9 @@ static void scrape_once(dcgm_scraper_t *s)
 		rc = idle_prom_parse(body ? body : "", len, IDLE_METRIC_DEFAULT, IDLE_SAMPLES_MAX,
 				     &samples, &n, &diag);
 	free(body);
+	if (!rc) /* a sample's own timestamp older than a reading stands: not evidence */
+		n = idle_samples_drop_stale(samples, n, kube_now_ms(),
+					    dcgm_fresh_ms(s->o.interval_ms));
 	pthread_mutex_lock(&s->mu);
 	if (!rc && s->pod_queues)
 		idle_podmap_apply(s->pod_queues, samples, n);

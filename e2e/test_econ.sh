@@ -7,20 +7,23 @@
 #  - idle reclaim: gpuq serve --dcgm-url against an endpoint this scenario
 #    serves itself (as test_idle.sh does); a Job whose GPUs stay at 0 % is
 #    reported (IdleGPU Event) and, once another Job waits for its flavor,
-#    preempted with reason IdleReclaim so the waiting Job runs;
+#    preempted with reason IdleReclaim so the waiting Job runs; but a DCGM
+#    outage after a low reading preempts nobody (only fresh readings carry
+#    an idle spell, issue 32), and the same Job is reclaimed once readings
+#    come back low for idleReclaim.for;
 #  - minimum runtime: a PriorityClass annotated gpuq.dev/min-runtime; a
 #    high-priority Job waits for the low one's minimum runtime, its
 #    explanation says whose and how long, then preempts it;
 #  - predicted start: a pending Job's explanation in `gpuq status` says when
 #    it is expected to start (the running Job declares gpuq.dev/expected-runtime).
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 24
 WWW=$E2E_RUN/econ-www
 mkdir -p "$WWW"
 
 if ! command -v python3 >/dev/null 2>&1; then
 	# (scripts/setup.sh installs it: CI fails on these skips)
-	for _ in $(seq 20); do skip "GPU economics" "python3 not installed"; done
+	for _ in $(seq 24); do skip "GPU economics" "python3 not installed"; done
 	exit 0
 fi
 
@@ -123,6 +126,41 @@ check "gpuq_cluster_queue_evictions_total counts it (reason IdleReclaim)" \
 	sh -c "curl -fsk --max-time 10 https://127.0.0.1:$GPUQ_PORT/metrics | grep -q '^gpuq_cluster_queue_evictions_total{cluster_queue=\"$NSI\",reason=\"IdleReclaim\"} [1-9]'"
 write_body
 k -n $NSI delete job idle-a idle-b --wait=false >/dev/null 2>&1
+
+# ---- idle reclaim only on fresh evidence: a DCGM outage after a low reading ----
+# for: 8s, longer than a reading stands at --dcgm-interval 200ms (2.4 s)
+k patch clusterqueue $NSI --type merge \
+	-p '{"spec":{"idleReclaim":{"utilizationBelow":10,"for":"8s","action":"Preempt"}}}' >/dev/null
+poll "idleReclaim.for 8s kept" sh -c "[ \"\$($KUBECTL --kubeconfig $KUBECONFIG get clusterqueue $NSI -o 'jsonpath={.spec.idleReclaim.for}')\" = 8s ]"
+gpu_job $NSI idle-c 2 "" 600s
+poll "idle-c running" job_running $NSI idle-c
+poll "idle-c's pod" sh -c "[ -n \"\$($KUBECTL --kubeconfig $KUBECONFIG -n $NSI get pods -l job-name=idle-c -o 'jsonpath={.items[0].metadata.name}')\" ]"
+POD=$(k -n $NSI get pods -l job-name=idle-c -o 'jsonpath={.items[0].metadata.name}')
+scrapes() { scrape | awk -v r="$1" 'index($0, "gpuq_dcgm_scrapes_total{result=\"" r "\"} ") == 1 { print $NF }'; }
+more_scrapes() { [ "$(scrapes "$1")" -gt "$2" ]; }
+n0=$(scrapes success)
+write_body "$(line 0 0)" "$(line 1 3)"
+poll "a scrape reads the low utilization" more_scrapes success $(( n0 + 2 ))
+rm -f "$WWW/metrics" # the outage: every scrape answered 404 from here on
+f0=$(scrapes failure)
+poll "scrapes failing" more_scrapes failure "$f0"
+gpu_job $NSI idle-d 2 "" 5s # waits for idle-c's flavor
+# never_within SECS CMD...: CMD does not succeed for SECS seconds (checked every 0.2 s)
+never_within() {
+	local end=$(( $(date +%s) + $1 )); shift
+	while [ "$(date +%s)" -lt "$end" ]; do
+		! "$@" >/dev/null 2>&1 || return 1
+		sleep 0.2
+	done
+}
+check "a DCGM outage after a low reading: the idle Job is not preempted (watched 15 s, for: 8s)" \
+	never_within 15 job_suspended $NSI idle-c
+not_reported() { ! job_event $NSI idle-c IdleGPU; }
+check "... nor reported idle" not_reported
+write_body "$(line 0 0)" "$(line 1 3)" # back, and low again
+check "DCGM back, low for 8 s: now it is reclaimed for the waiting Job" poll "idle-c suspended" job_suspended $NSI idle-c
+write_body
+k -n $NSI delete job idle-c idle-d --wait=false >/dev/null 2>&1
 
 # ---- minimum runtime (PriorityClass annotation) ----
 NSM=e2e-em

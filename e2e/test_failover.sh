@@ -3,8 +3,12 @@
 # watches, only the Lease holder admits; kill -9 the leader and the standby
 # takes over within the lease duration, adopts the Jobs the old leader
 # released (no double counting: the quota holds), and releases the rest.
+# Then a leader that cannot act gives up (issue 32): its store failing every
+# commit (the tests' fault seam GPUQ_TEST_FAIL_STORE_COMMITS, armed by a
+# file), it gives the Lease up within 30 s, /healthz fails with the reason,
+# and the standby admits.
 . "$(dirname "$0")/lib.sh"
-plan 9
+plan 15
 NS=e2e-f
 QUOTA=4
 
@@ -60,4 +64,38 @@ start_gpuq main
 point_webhooks_at "$GPUQ_PORT"
 kill -9 "$(cat "$E2E_RUN/gpuq-standby.pid")"
 check "the first replica leads again after the standby dies" poll "main leads" \
+	sh -c "[ \"\$($(declare -f k holder); holder)\" = main ]"
+
+# ---- a leader that cannot act gives up ----
+# main restarted with its commits failing while $FAULT exists (absent yet);
+# it leads (SIGTERM gave the Lease up, nobody else runs), the standby beside it
+FAULT=$E2E_RUN/store-fault
+rm -f "$FAULT"
+GPUQ_TEST_FAIL_STORE_COMMITS=$FAULT restart_main
+poll "main leads (fault armed, not firing)" sh -c "[ \"\$($(declare -f k holder); holder)\" = main ]"
+GPUQ_PORT=$P2 start_gpuq standby
+touch "$FAULT"
+t0=$(date +%s)
+gpu_job $NS g1 1 "" 2s # a decision to commit
+within() { local WAIT=$1; shift; poll "$@"; }
+check "a leader whose store fails every commit hands the Lease over within 30 s" within 30 "standby leads" \
+	sh -c "[ \"\$($(declare -f k holder); holder)\" = standby ]"
+took=$(( $(date +%s) - t0 ))
+echo "# the Lease went to the standby ${took}s after the store began to fail" >&2
+healthz() { curl -sk --max-time 10 -o "$E2E_RUN/healthz-main.txt" -w '%{http_code}' "https://127.0.0.1:$GPUQ_PORT/healthz"; }
+code=$(healthz)
+echo "# main's /healthz: $code $(cat "$E2E_RUN/healthz-main.txt" 2>/dev/null)" >&2
+check "the replica that gave up fails /healthz with the reason (HTTP $code)" \
+	sh -c "[ '$code' = 503 ] && grep -q 'state store .*commits failed in a row' '$E2E_RUN/healthz-main.txt'"
+check "its log says it gave the Lease up" grep -q "giving the Lease up" "$E2E_RUN/gpuq-main.log"
+check "the standby admits the Job the failing leader could not" poll "g1 released" job_running $NS g1
+lease_kept() { [ "$(holder)" = standby ]; }
+check "the replica that gave up never takes the Lease back (10 s)" sh -c \
+	"$(declare -f k holder lease_kept); for _ in \$(seq 50); do lease_kept || exit 1; sleep 0.2; done"
+
+# back to one healthy replica on the first port for the scenarios after this one
+rm -f "$FAULT"
+restart_main
+kill -9 "$(cat "$E2E_RUN/gpuq-standby.pid")"
+check "the first replica, restarted, leads again" poll "main leads" \
 	sh -c "[ \"\$($(declare -f k holder); holder)\" = main ]"

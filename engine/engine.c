@@ -39,6 +39,7 @@ static int open_store(engine_t *e, const engine_opts_t *o, gpuq_diag_t *diag)
 			so.types[ENGINE_TYPE_DRIVER_FIRST + i] = o->driver_types[i];
 	so.nosync = o->nosync;
 	so.read_only = o->read_only;
+	so.set_aside_corrupt = o->set_aside_corrupt;
 	if (o->map_max)
 		so.map_max = o->map_max;
 	rc = store_open(o->state_dir, &so, &e->store, diag);
@@ -102,6 +103,22 @@ void engine_close(engine_t *e)
 	if (e->policy)
 		policy_unref(e->policy);
 	free(e);
+}
+
+int engine_store_reopen(engine_t *e, gpuq_diag_t *diag)
+{
+	int rc;
+
+	if (!e->store || e->read_only)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "engine: no store to reopen");
+	rc = store_reopen(e->store, diag);
+	e->full_next = true; /* whatever the outcome: the next commit rewrites all */
+	return rc;
+}
+
+const char *engine_store_moved_aside(const engine_t *e)
+{
+	return e->store ? store_moved_aside(e->store) : NULL;
 }
 
 bool engine_resumed(const engine_t *e)

@@ -118,14 +118,18 @@ typedef struct store_txn engine_batch_t;
 typedef int (*engine_check_fn)(void *ctx, engine_t *e, gpuq_diag_t *diag);
 
 typedef struct {
-	const char *state_dir; /* the store's directory (created when absent);
-				  NULL: memory only, nothing is kept */
-	bool nosync;	       /* commit without fsync (store_opts_t.nosync) */
-	bool read_only;	       /* open an existing store only to read it, next to a
-				  live writer: nothing written, and one read
-				  snapshot serves every read until engine_close
-				  (engine_commit refuses: GPUQ_EINVAL) */
-	size_t map_max;	       /* the store's growth cap, bytes; 0: the store's */
+	const char *state_dir;	/* the store's directory (created when absent);
+				   NULL: memory only, nothing is kept */
+	bool nosync;		/* commit without fsync (store_opts_t.nosync) */
+	bool read_only;		/* open an existing store only to read it, next to a
+				   live writer: nothing written, and one read
+				   snapshot serves every read until engine_close
+				   (engine_commit refuses: GPUQ_EINVAL) */
+	size_t map_max;		/* the store's growth cap, bytes; 0: the store's */
+	bool set_aside_corrupt; /* a store found corrupt at open is moved aside
+				   and a new one started (store_opts_t.
+				   set_aside_corrupt): for a driver that can
+				   rebuild its state elsewhere */
 	const char *driver_types[ENGINE_DRIVER_TYPES_MAX]; /* [i]: the name of the
 							      driver's record type
 							      ENGINE_TYPE_DRIVER_FIRST
@@ -153,7 +157,9 @@ void engine_opts_init(engine_opts_t *o);
  * GPUQ_OK *out is the caller's (engine_close). On failure *out is NULL,
  * nothing is left open and diag says why: engine_core_build's errors, the
  * store's (store_open: GPUQ_ENOTFOUND for a read-only open of a directory
- * without a store, GPUQ_ESTORE, GPUQ_ECORRUPT, GPUQ_EIO, GPUQ_EINVAL), the
+ * without a store, GPUQ_EAGAIN when another writer holds the directory,
+ * GPUQ_ESTORE, GPUQ_ECORRUPT unless set_aside_corrupt, GPUQ_EIO,
+ * GPUQ_EINVAL), the
  * check's, or engine_restore's (a record the policy cannot hold). */
 int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o, engine_t **out,
 		gpuq_diag_t *diag);
@@ -161,6 +167,21 @@ int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o,
 /* Close the store (flushed when nosync), destroy the core, drop the policy
  * reference. Every pointer the engine handed out dies. NULL is fine. */
 void engine_close(engine_t *e);
+
+/* Open the store again after a failed commit (store_reopen: the writer
+ * lock kept; a store then found corrupt is moved aside when the engine was
+ * opened with set_aside_corrupt). The core is left as it is, its changed
+ * set too, and the next engine_commit rewrites every core record
+ * (engine_commit_full_next): what the store holds after a failure is in
+ * doubt. The driver's own records are what the store holds: none after a
+ * move aside. GPUQ_OK; GPUQ_EINVAL without a store or read-only; the
+ * store's errors (then commits fail with GPUQ_ESTORE until a reopen
+ * succeeds). */
+int engine_store_reopen(engine_t *e, gpuq_diag_t *diag);
+
+/* Where the store's last open or reopen moved a corrupt data.mdb (NULL:
+ * it did not; valid until the next reopen or engine_close). */
+const char *engine_store_moved_aside(const engine_t *e);
 
 /* Whether engine_open restored core records from the store (a run to
  * resume); false for a memory-only engine or a store holding none. */

@@ -307,6 +307,14 @@ typedef const char *(*http_ready_fn)(void *ctx);
  * pair). Call before http_server_start. */
 void http_server_ready_set(http_server_t *srv, http_ready_fn fn, void *ctx);
 
+/* /healthz (liveness) asks fn(ctx): a sentence ending in a newline makes
+ * it answer 503 with it (the kubelet restarts the process), NULL 200 "ok".
+ * For a part of the daemon that can no longer do its work and would do it
+ * after a restart (a leader whose store keeps failing). A server thread
+ * calls it on every /healthz: quick. Call before http_server_start; ctx
+ * must outlive the server. */
+void http_server_health_set(http_server_t *srv, http_ready_fn fn, void *ctx);
+
 /* Run on the server's watcher thread every poll interval, after the serving
  * pair's own check: a peer's own polling of files (admission's policy dir).
  * Call before http_server_start. */

@@ -103,12 +103,14 @@ struct http_server {
 	http_metrics_t *metrics;  /* counters (owned) */
 	http_tls_t *tls;	  /* the serving pair (owned) */
 
-	http_post_fn post_fn;	/* the POST routes' hook (NULL: none) */
-	void *post_ctx;		/* its context (borrowed) */
-	http_ready_fn ready_fn; /* /readyz asks it (NULL: ready) */
-	void *ready_ctx;	/* its context (borrowed) */
-	http_watch_fn watch_fn; /* the watcher runs it (NULL: none) */
-	void *watch_ctx;	/* its context (borrowed) */
+	http_post_fn post_fn;	 /* the POST routes' hook (NULL: none) */
+	void *post_ctx;		 /* its context (borrowed) */
+	http_ready_fn ready_fn;	 /* /readyz asks it (NULL: ready) */
+	void *ready_ctx;	 /* its context (borrowed) */
+	http_ready_fn health_fn; /* /healthz asks it (NULL: alive) */
+	void *health_ctx;	 /* its context (borrowed) */
+	http_watch_fn watch_fn;	 /* the watcher runs it (NULL: none) */
+	void *watch_ctx;	 /* its context (borrowed) */
 
 	listener_t lis[LISTENERS];  /* main, internal (daemon NULL when not started) */
 	pthread_t watcher;	    /* polls certs, runs watch_fn */
@@ -927,6 +929,12 @@ void http_server_post_set(http_server_t *srv, http_post_fn fn, void *ctx)
 	srv->post_ctx = ctx;
 }
 
+void http_server_health_set(http_server_t *srv, http_ready_fn fn, void *ctx)
+{
+	srv->health_fn = fn;
+	srv->health_ctx = ctx;
+}
+
 void http_server_ready_set(http_server_t *srv, http_ready_fn fn, void *ctx)
 {
 	srv->ready_fn = fn;
@@ -957,8 +965,11 @@ static enum MHD_Result route_serve(http_server_t *srv, struct MHD_Connection *co
 	if (!get)
 		return reply_text(srv, conn, rq, MHD_HTTP_METHOD_NOT_ALLOWED,
 				  "method not allowed: use GET\n");
-	if (rq->route == HTTP_ROUTE_HEALTHZ)
-		return reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
+	if (rq->route == HTTP_ROUTE_HEALTHZ) {
+		const char *why = srv->health_fn ? srv->health_fn(srv->health_ctx) : NULL;
+		return why ? reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE, why)
+			   : reply_text(srv, conn, rq, MHD_HTTP_OK, "ok\n");
+	}
 	if (rq->route == HTTP_ROUTE_READYZ)
 		return serve_readyz(srv, conn, rq);
 	if (rq->route == HTTP_ROUTE_UI)

@@ -63,13 +63,20 @@ typedef struct {
 	char local_queue[IDLE_NAME_MAX]; /* the LocalQueue ("" unknown) */
 	char device[IDLE_DEVICE_MAX];	 /* "host/UUID/gpu/GPU_I_ID" */
 	double value;			 /* as written: NaN and +-Inf kept */
+	int64_t ts_ms;			 /* its timestamp as written (ms since the
+					    epoch: Prometheus's /federate writes one),
+					    0 when it has none */
 	uint32_t line;			 /* 1-based line in the body */
 } idle_sample_t;
+
+/* Timestamps accepted: within +-2^62 ms of the epoch (arithmetic on them
+ * cannot overflow). */
+#define IDLE_TIME_MAX ((int64_t)1 << 62)
 
 /* Parse body[0..len) and append the samples of `metric` to a new array
  * *out of *n entries (caller frees; NULL when none). Every sample line is
  * checked whatever its metric (name, labels, escapes, value, optional
- * timestamp); comments and # HELP / # TYPE lines are skipped; "\r\n" ends
+ * timestamp, kept in ts_ms); comments and # HELP / # TYPE lines are skipped; "\r\n" ends
  * a line too. GPUQ_OK; GPUQ_EINVAL (malformed line), GPUQ_ELIMIT (body
  * over IDLE_PROM_BODY_MAX, a line over IDLE_PROM_LINE_MAX, a kept label
  * value over its size, more than max_samples samples of the metric, at
@@ -77,6 +84,15 @@ typedef struct {
  * GPUQ_ENOMEM. Nothing is returned on error. */
 int idle_prom_parse(const char *body, size_t len, const char *metric, size_t max_samples,
 		    idle_sample_t **out, size_t *n, gpuq_diag_t *diag);
+
+/* Drop the samples whose timestamp is more than max_age_ms before now_ms
+ * (both ms since the epoch; max_age_ms 0: none dropped; a sample without a
+ * timestamp is as fresh as the scrape), keeping the others in order; returns
+ * how many are kept. Prometheus's /federate serves a series' last sample for
+ * its lookback (5 min by default) after its exporter went away: such a
+ * reading is old news and must not count as today's utilization. */
+size_t idle_samples_drop_stale(idle_sample_t *samples, size_t n, int64_t now_ms,
+			       int64_t max_age_ms);
 
 /* ---- Accounting ---- */
 

@@ -4,6 +4,7 @@
  * its first bad line, rather than read in part. Only the labels idle.h
  * lists are kept, and only for the metric asked for. */
 #include <math.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -240,12 +241,16 @@ static int parse_number(cursor_t *c, const char *tok, double *out)
 	return GPUQ_OK;
 }
 
-/* The value, then an optional integer timestamp (ms; read, not used). */
-static int read_tail(cursor_t *c, double *value)
+/* The value, then an optional integer timestamp (ms since the epoch) into
+ * *ts (0 without one; one outside +-2^62 ms is refused). */
+static int read_tail(cursor_t *c, double *value, int64_t *ts)
 {
 	char tok[VALUE_TOKEN_MAX];
+	char *end;
+	long long t;
 	int rc;
 
+	*ts = 0;
 	if (c->p >= c->end || (*c->p != ' ' && *c->p != '\t'))
 		return fail(c, GPUQ_EINVAL, "expected a blank before the value");
 	blanks(c);
@@ -264,6 +269,12 @@ static int read_tail(cursor_t *c, double *value)
 	    !tok[tok[0] == '-'])
 		return gpuq_diag_set(c->diag, GPUQ_EINVAL,
 				     "line %u: timestamp \"%s\" is not an integer", c->line, tok);
+	errno = 0;
+	t = strtoll(tok, &end, 10);
+	if (errno || t > IDLE_TIME_MAX || t < -IDLE_TIME_MAX)
+		return gpuq_diag_set(c->diag, GPUQ_EINVAL,
+				     "line %u: timestamp \"%s\" is out of range", c->line, tok);
+	*ts = (int64_t)t;
 	blanks(c);
 	if (c->p != c->end)
 		return fail(c, GPUQ_EINVAL, "unexpected text after the timestamp");
@@ -300,6 +311,7 @@ static int parse_sample(cursor_t *c, const char *metric, idle_sample_t *s, bool 
 	labels_t *l = NULL;
 	labels_t buf;
 	double value = 0;
+	int64_t ts = 0;
 	int rc;
 
 	rc = read_name(c, true, &name, &len);
@@ -320,7 +332,7 @@ static int parse_sample(cursor_t *c, const char *metric, idle_sample_t *s, bool 
 	} else {
 		c->p = name + len; /* read_tail wants the blank before the value */
 	}
-	rc = read_tail(c, &value);
+	rc = read_tail(c, &value, &ts);
 	if (rc || !*match)
 		return rc;
 	memset(s, 0, sizeof(*s));
@@ -329,6 +341,7 @@ static int parse_sample(cursor_t *c, const char *metric, idle_sample_t *s, bool 
 	memcpy(s->container, l->v[S_CONTAINER], sizeof(s->container));
 	memcpy(s->local_queue, l->v[S_LQ], sizeof(s->local_queue));
 	s->value = value;
+	s->ts_ms = ts;
 	s->line = c->line;
 	return join_device(c, l, s->device);
 }
@@ -408,4 +421,19 @@ int idle_prom_parse(const char *body, size_t len, const char *metric, size_t max
 	*out = arr;
 	*n = cnt;
 	return GPUQ_OK;
+}
+
+size_t idle_samples_drop_stale(idle_sample_t *samples, size_t n, int64_t now_ms, int64_t max_age_ms)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (max_age_ms > 0 && samples[i].ts_ms != 0 &&
+		    now_ms - samples[i].ts_ms > max_age_ms)
+			continue;
+		if (k != i)
+			samples[k] = samples[i];
+		k++;
+	}
+	return k;
 }

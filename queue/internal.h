@@ -187,13 +187,17 @@ typedef struct {
 	uint8_t why;	      /* WHY_* */
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
 	/* one byte for the four flags: wl_t 160 bytes, not 168 */
-	bool live : 1;	    /* slot in use */
-	bool ready : 1;	    /* PodsReady since admission */
-	bool gone : 1;	    /* a victim of this cycle, uncharged (q->gone) */
-	bool idle_said : 1; /* its idle spell was reported (q->idle) */
-	int64_t idle_since; /* admitted: idle (below its CQ's threshold) since,
-			       or -1 (protect.c) */
-	int64_t predicted;  /* pending: predicted start, or -1 (never persisted) */
+	bool live : 1;		   /* slot in use */
+	bool ready : 1;		   /* PodsReady since admission */
+	bool gone : 1;		   /* a victim of this cycle, uncharged (q->gone) */
+	bool idle_said : 1;	   /* its idle spell was reported (q->idle) */
+	int64_t idle_since;	   /* admitted: idle (below its CQ's threshold) since,
+				      or -1 (protect.c) */
+	union {			   /* by state: wl_t stays 160 bytes */
+		int64_t predicted; /* pending: predicted start, or -1 (never persisted) */
+		int64_t idle_seen; /* admitted: the last reading below the threshold
+				      (idle_since >= 0), -1 none (protect.c) */
+	};
 } wl_t;
 
 typedef struct {

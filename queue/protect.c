@@ -89,6 +89,7 @@ void queue_prot_admitted(queue_t *q, uint32_t wid)
 	int64_t m = queue_wl_min_runtime(q, w);
 
 	w->idle_since = -1;
+	w->idle_seen = -1;
 	w->idle_said = false;
 	if (m > 0)
 		(void)queue_timer_push(q, &q->prot_timers, w->admitted_ms + m, wid); /* lost only
@@ -149,6 +150,22 @@ void queue_econ_rearm(queue_t *q, uint32_t wid)
 
 /* ---- idle GPUs ---- */
 
+/* Whether w's idle spell has no fresh evidence at t: its last reading below
+ * the threshold is more than idle_fresh_ms old (never, without the bound). */
+static bool evidence_stale(const queue_t *q, const wl_t *w, int64_t t)
+{
+	return q->cfg.idle_fresh_ms > 0 && t - w->idle_seen > q->cfg.idle_fresh_ms;
+}
+
+/* w's spell ends: not idle until a reading below the threshold starts
+ * another (its timers and its watch entry lapse: spell_current, keep). */
+static void spell_end(wl_t *w)
+{
+	w->idle_since = -1;
+	w->idle_seen = -1;
+	w->idle_said = false;
+}
+
 int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int64_t at)
 {
 	uint32_t wid;
@@ -164,22 +181,27 @@ int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int
 	if (isnan(util_pct) || c->idle_action == QUEUE_IDLE_OFF)
 		return GPUQ_OK;
 	if (util_pct >= c->idle_thr) {
-		w->idle_since = -1;
-		w->idle_said = false;
+		spell_end(w);
 		return GPUQ_OK;
 	}
-	if (w->idle_since >= 0)
-		return GPUQ_OK; /* idle already: the spell keeps its start */
 	if (at < w->admitted_ms)
 		at = w->admitted_ms;
 	if (at < -QUEUE_TIME_MAX || at > QUEUE_TIME_MAX)
 		return GPUQ_ERANGE;
+	if (w->idle_since >= 0 && !evidence_stale(q, w, at)) {
+		if (at > w->idle_seen)
+			w->idle_seen = at;
+		return GPUQ_OK; /* idle already: the spell keeps its start */
+	}
+	if (w->idle_since >= 0)
+		spell_end(w); /* a gap in the evidence: a new spell from this reading */
 	w->idle_since = at;
+	w->idle_seen = at;
 	if (q->last_now != INT64_MIN && at + c->idle_after <= q->last_now) {
 		/* due already: a driver telling a restored core what it knew; the
 		 * core it came from reported it at its tick then */
 		if (queue_grow(&q->idle.v, &q->idle.cap, q->idle.n + 2, sizeof(uint32_t))) {
-			w->idle_since = -1;
+			spell_end(w);
 			return GPUQ_ENOMEM;
 		}
 		w->idle_said = true;
@@ -189,7 +211,7 @@ int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int
 	}
 	/* the spell's deadline; an entry whose spell ended is dropped when seen */
 	if (queue_timer_push(q, &q->idle_timers, at + c->idle_after, wid)) {
-		w->idle_since = -1; /* not watched: not idle (the next reading tries again) */
+		spell_end(w); /* not watched: not idle (the next reading tries again) */
 		return GPUQ_ENOMEM;
 	}
 	return GPUQ_OK;
@@ -356,6 +378,11 @@ static int idle_due(queue_t *q, int64_t now)
 			queue_timer_pop(q, &q->idle_timers);
 			continue;
 		}
+		if (evidence_stale(q, w, now)) { /* no reading came to carry it this far */
+			queue_timer_pop(q, &q->idle_timers);
+			spell_end(w);
+			continue;
+		}
 		if (queue_grow(&q->idle.v, &q->idle.cap, q->idle.n + 2, sizeof(uint32_t)) ||
 		    queue_emit_idle(q, wid))
 			return GPUQ_ENOMEM; /* the timer stays: the next tick tries again */
@@ -377,6 +404,10 @@ int queue_idle_tick(queue_t *q, int64_t now)
 		bool keep = w->live && w->epoch == q->idle.v[i + 1] && w->idle_since >= 0 &&
 			    w->idle_said && w->state == QUEUE_WL_ADMITTED;
 
+		if (keep && evidence_stale(q, w, now)) {
+			spell_end(w); /* never reclaimed on old data */
+			keep = false;
+		}
 		if (keep && !rc && reclaimable(q, i) && worth_reclaiming(q, w)) {
 			rc = reclaim(q, wid, now);
 			keep = rc != GPUQ_OK; /* out of memory: it stays watched */

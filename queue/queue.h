@@ -116,6 +116,15 @@ typedef struct {
 					    often (default 60 s; at least 1 ms): the
 					    most a budget overshoots is what runs for
 					    one interval */
+	int64_t idle_fresh_ms;		 /* how long a utilization reading below the
+					    idle threshold stands: an idle spell lives
+					    only on readings at most this far apart, and
+					    its last one at most this old when it is
+					    reported or reclaimed; a later gap (a scrape
+					    missed, an endpoint down, a pod's series gone)
+					    ends it. 0 (default): a reading stands until
+					    the next (the simulator feeds one per spell);
+					    the daemon sets it from its scrape interval */
 } queue_config_t;
 
 /* Fill cfg with the defaults named above. */
@@ -637,7 +646,11 @@ int64_t queue_next_event(const queue_t *q, int64_t now);
  * is reported, and with QUEUE_IDLE_PREEMPT evicted (IdleReclaim) at a tick
  * when another workload of its cohort tree is pending for a flavor and
  * resource it holds. Utilization is not persisted: after a restore a
- * workload is idle again only from the next reading that says so.
+ * workload is idle again only from the next reading that says so. With
+ * idle_fresh_ms, a spell also needs fresh evidence throughout: readings
+ * below the threshold at most idle_fresh_ms apart, the last one at most
+ * idle_fresh_ms before the spell is reported and before each reclaim;
+ * otherwise the spell ends (never a preemption on old data).
  *
  * Predicted start: a number the driver computes off the core (predict/) and
  * hands back for explanations and views; never persisted, never read by a
@@ -728,8 +741,11 @@ queue_lq_standing_t queue_lq_standing(const queue_t *q, uint32_t lq);
 /* The utilization of admitted workload uid's GPUs, the busiest of them, as
  * a reading taken at `at` (ms; any time after its admission: a reading from
  * before is taken as from its admission). Below its CQ's idle threshold it
- * is idle from `at` unless idle already; at or above it, it is not idle.
- * NaN says nothing (ignored). A spell that reached idleReclaim.for by the
+ * is idle from `at` unless idle already (with idle_fresh_ms: unless idle
+ * already on a reading at most idle_fresh_ms before `at`; after a longer
+ * gap the spell starts again at `at`); at or above it, it is not idle.
+ * NaN says nothing (ignored: with idle_fresh_ms the spell ends when its
+ * last reading grows stale). A spell that reached idleReclaim.for by the
  * core's last `now` counts as reported already (a driver telling a restored
  * core what the core it came from knew: its tick reported it then).
  * GPUQ_ENOTFOUND, GPUQ_EINVAL (not admitted). */

@@ -1005,6 +1005,7 @@ int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 	w->n_asg = 0;
 	w->state = QUEUE_WL_PENDING;
 	w->ready = false;
+	w->predicted = -1; /* was its idle_seen while admitted */
 	q->lqs[w->lq].n_pending++;
 	q->cqs[w->cq].n_pending++;
 	queue_mark_wl(q, w);

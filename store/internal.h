@@ -3,11 +3,15 @@
  * interface is store/store.h.
  *
  * Files: pages.c (a structural check of data.mdb's pages, read with pread,
- * never through LMDB), store.c (the environment, batches, reads).
+ * never through LMDB), files.c (the directory's files around LMDB's: the
+ * header check, the commit marker, the writer lock, a corrupt store moved
+ * aside, the tests' commit fault), store.c (the environment, batches,
+ * reads).
  */
 #ifndef GPUQ_STORE_INTERNAL_H
 #define GPUQ_STORE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +35,44 @@
  * since the snapshot began: begin a new one and call again); GPUQ_EIO;
  * GPUQ_ENOMEM. Cost: one read of every page in use. */
 int store_pages_check(int fd, size_t psize, uint64_t txnid, const char *dir, gpuq_diag_t *diag);
+
+/* ---- files.c ---- */
+
+/* mkdir -p dir (mode 0700 for what it creates). GPUQ_EIO with diag. */
+int store_dir_make(const char *dir, gpuq_diag_t *diag);
+/* The marker beside data.mdb once the store held a commit: from then on a
+ * missing or short data.mdb is damage, never a store to create afresh.
+ * write: durably; remove: when the store is moved aside. */
+bool store_marker_present(const char *dir);
+int store_marker_write(const char *dir, gpuq_diag_t *diag);
+int store_marker_remove(const char *dir, gpuq_diag_t *diag);
+/* Refuse a damaged data.mdb before LMDB maps it (GPUQ_ECORRUPT: missing or
+ * short in a store that held commits, no LMDB header, shorter than its
+ * header says; GPUQ_EIO). */
+int store_data_check(const char *dir, gpuq_diag_t *diag);
+/* A read-only open's look at dir: GPUQ_ENOTFOUND when it holds no store;
+ * *blank when data.mdb exists but was never initialized. */
+int store_dir_probe(const char *dir, bool *blank, gpuq_diag_t *diag);
+/* Empty a data.mdb whose creation was interrupted (shorter than its header,
+ * no marker), so LMDB initializes it. */
+int store_data_reset_short(const char *dir, gpuq_diag_t *diag);
+
+/* Take dir's writer lock (flock on dir/writer.lock, non-blocking) and
+ * record this process's pid in it: *fd holds it until store_lock_drop.
+ * GPUQ_EAGAIN when another process holds it (diag names its pid when the
+ * file says), GPUQ_EIO. */
+int store_lock_take(const char *dir, int *fd, gpuq_diag_t *diag);
+void store_lock_drop(int fd);
+
+/* Move a corrupt store aside, under the writer lock: data.mdb renamed to
+ * data.mdb.corrupt-<UTC time> (its path into to[cap]), LMDB's lock.mdb and
+ * the marker removed, logged with why. GPUQ_OK (the directory is ready for
+ * a new store) or GPUQ_EIO. */
+int store_set_aside(const char *dir, const char *why, char *to, size_t cap, gpuq_diag_t *diag);
+
+/* Whether STORE_FAULT_COMMITS_ENV is set (at open: logged), and whether
+ * it fails the commit about to be made (at each commit). */
+bool store_fault_set(void);
+bool store_fault_commit_now(void);
 
 #endif

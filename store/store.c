@@ -53,20 +53,24 @@ struct store {
 	MDB_dbi dbi[STORE_TYPE_MAX];			     /* sub-database of each used type */
 	char names[STORE_TYPE_MAX][STORE_TYPE_NAME_MAX + 1]; /* type names, "" if unused */
 	bool read_only;					     /* opened with MDB_RDONLY */
-	bool blank;	   /* read-only view of an environment never initialized: empty */
-	bool nosync;	   /* commits are not fsynced: flush at close */
-	size_t map_size;   /* current map size, bytes */
-	size_t map_max;	   /* growth cap, bytes */
-	unsigned grows;	   /* growths since open */
-	unsigned reading;  /* read snapshots open (scans in progress) */
-	uint64_t seq;	   /* last sequence number this process saw */
-	size_t file_size;  /* data.mdb's bytes, at the last read_begin */
-	bool crc;	   /* records carry their CRC-32C (schema >= 2) */
-	MDB_txn *snap;	   /* store_snapshot_begin's read transaction (NULL: none) */
-	uint64_t kept;	   /* puts committed whose value was already stored */
-	uint64_t kept_txn; /* ... in the write transaction being applied */
-	store_txn_t batch; /* the store's one write batch */
-	char dir[STORE_PATH_MAX + 1]; /* directory, for messages */
+	bool blank;		/* read-only view of an environment never initialized: empty */
+	bool nosync;		/* commits are not fsynced: flush at close */
+	size_t map_size;	/* current map size, bytes */
+	size_t map_max;		/* growth cap, bytes */
+	unsigned grows;		/* growths since open */
+	unsigned reading;	/* read snapshots open (scans in progress) */
+	uint64_t seq;		/* last sequence number this process saw */
+	size_t file_size;	/* data.mdb's bytes, at the last read_begin */
+	bool crc;		/* records carry their CRC-32C (schema >= 2) */
+	MDB_txn *snap;		/* store_snapshot_begin's read transaction (NULL: none) */
+	uint64_t kept;		/* puts committed whose value was already stored */
+	uint64_t kept_txn;	/* ... in the write transaction being applied */
+	store_txn_t batch;	/* the store's one write batch */
+	size_t map_initial;	/* map size of a new store (store_reopen opens with it) */
+	int lock_fd;		/* the writer lock held (files.c), -1: none (read-only) */
+	bool set_aside_corrupt; /* opts.set_aside_corrupt */
+	char aside[STORE_PATH_MAX + 48]; /* where a corrupt data.mdb went, "" none */
+	char dir[STORE_PATH_MAX + 1];	 /* directory, for messages */
 };
 
 /* ---- Errors: every MDB and errno code is translated here, once ---- */
@@ -282,232 +286,8 @@ int store_type_find(const store_t *s, const char *name, unsigned *type)
 
 /* ---- Opening ---- */
 
-/* mkdir -p with mode 0700 for the components it creates. */
-static int dir_make(const char *dir, gpuq_diag_t *diag)
-{
-	char path[STORE_PATH_MAX + 1];
-	struct stat st;
-	size_t len = strlen(dir);
-
-	memcpy(path, dir, len + 1);
-	for (size_t i = 1; i <= len; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		path[i] = '\0';
-		if (mkdir(path, 0700) && errno != EEXIST)
-			return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: cannot create %s: %s",
-					     dir, path, strerror(errno));
-		path[i] = dir[i];
-	}
-	if (stat(dir, &st))
-		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: %s", dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: not a directory", dir);
-	return GPUQ_OK;
-}
-
 /* The first buffer of a write batch; it doubles up to STORE_BATCH_BYTES_MAX. */
 #define BATCH_FIRST_CAP 4096u
-/* The page size when sysconf cannot tell (LMDB's pages are the OS page). */
-#define PAGE_FALLBACK 4096
-
-/* data.mdb shorter than LMDB's two meta pages (one OS page each) holds no
- * committed transaction. */
-static bool data_short(const struct stat *st)
-{
-	long page = sysconf(_SC_PAGESIZE);
-
-	return st->st_size < 2 * (off_t)(page > 0 ? page : PAGE_FALLBACK);
-}
-
-/* Beside data.mdb once the store held a commit: from then on a missing,
- * emptied or short data.mdb is damage, never a store to create afresh. */
-#define MARKER_NAME "committed"
-#define MARKER_TEXT                                                                                \
-	"gpuq state store: data.mdb here has held commits; if it is missing or short, the "        \
-	"store is damaged (restore it, or remove this directory to start empty)\n"
-
-static bool marker_present(const char *dir)
-{
-	char path[STORE_PATH_MAX + 16];
-
-	snprintf(path, sizeof(path), "%s/" MARKER_NAME, dir);
-	return access(path, F_OK) == 0;
-}
-
-/* Write the marker (file and directory entry durable). */
-static int marker_write(const char *dir, gpuq_diag_t *diag)
-{
-	char path[STORE_PATH_MAX + 16];
-	size_t len = strlen(MARKER_TEXT);
-	int fd, dfd, ok;
-
-	snprintf(path, sizeof(path), "%s/" MARKER_NAME, dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: writing %s: %s", dir,
-				     MARKER_NAME, strerror(errno));
-	ok = write(fd, MARKER_TEXT, len) == (ssize_t)len && fsync(fd) == 0;
-	close(fd);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		ok = ok && fsync(dfd) == 0;
-		close(dfd);
-	}
-	return ok ? GPUQ_OK
-		  : gpuq_diag_set(diag, GPUQ_EIO, "state store %s: writing %s: %s", dir,
-				  MARKER_NAME, strerror(errno));
-}
-
-/* LMDB's header, as its meta pages hold it (lmdb's MDB_meta after the
- * 16-byte page header; the page size is in the free database's md_pad). */
-#define META_OFF 16			 /* page header */
-#define META_MAGIC 0xBEEFC0DEu		 /* mm_magic */
-#define META_PSIZE_OFF (META_OFF + 24)	 /* mm_dbs[0].md_pad */
-#define META_LASTPG_OFF (META_OFF + 120) /* mm_last_pg */
-#define META_TXNID_OFF (META_OFF + 128)	 /* mm_txnid */
-#define META_BYTES (META_TXNID_OFF + 8)
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* The file size data.mdb's newest valid meta page needs ((last page + 1) x
- * page size) into *need; GPUQ_ECORRUPT when neither meta page is LMDB's. */
-static int data_need(int fd, off_t size, off_t *need)
-{
-	unsigned char m[2][META_BYTES];
-	uint32_t psize;
-	uint64_t best = 0;
-	bool any = false;
-
-	if (pread(fd, m[0], META_BYTES, 0) != (ssize_t)META_BYTES ||
-	    get32(m[0] + META_OFF) != META_MAGIC)
-		return GPUQ_ECORRUPT;
-	psize = get32(m[0] + META_PSIZE_OFF);
-	if (psize < 512 || psize > (1u << 20) || (psize & (psize - 1)) || size < 2 * (off_t)psize)
-		return GPUQ_ECORRUPT;
-	if (pread(fd, m[1], META_BYTES, psize) != (ssize_t)META_BYTES)
-		return GPUQ_ECORRUPT;
-	for (int i = 0; i < 2; i++) {
-		uint64_t txnid = get64(m[i] + META_TXNID_OFF), last = get64(m[i] + META_LASTPG_OFF);
-		if (get32(m[i] + META_OFF) != META_MAGIC || (any && txnid < best))
-			continue;
-		if (last >= (uint64_t)INT64_MAX / psize)
-			return GPUQ_ECORRUPT;
-		best = txnid;
-		any = true;
-		*need = (off_t)((last + 1) * psize);
-	}
-	return any ? GPUQ_OK : GPUQ_ECORRUPT;
-}
-
-/* Refuse a damaged data.mdb before LMDB maps it (a page past the end of the
- * file is a SIGBUS inside LMDB): not a regular file; missing, empty or
- * shorter than its header in a store that held commits (the marker);
- * shorter than its newest meta page says. */
-static int data_check(const char *dir, gpuq_diag_t *diag)
-{
-	char data[STORE_PATH_MAX + 16];
-	bool held = marker_present(dir);
-	struct stat st;
-	off_t need = 0;
-	int fd, rc;
-
-	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	if (lstat(data, &st)) {
-		if (errno == ENOENT && !held)
-			return GPUQ_OK;
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-				     "state store %s: store corrupt: data.mdb: %s, but the store "
-				     "has held commits (%s)",
-				     dir, strerror(errno), MARKER_NAME);
-	}
-	if (!S_ISREG(st.st_mode))
-		return gpuq_diag_set(
-		    diag, GPUQ_ECORRUPT,
-		    "state store %s: store corrupt: data.mdb is not a regular file", dir);
-	if (data_short(&st))
-		return held ? gpuq_diag_set(
-				  diag, GPUQ_ECORRUPT,
-				  "state store %s: store corrupt: data.mdb has %lld bytes, "
-				  "less than its header, but the store has held commits (%s)",
-				  dir, (long long)st.st_size, MARKER_NAME)
-			    : GPUQ_OK; /* creation interrupted: see data_reset_short */
-	fd = open(data, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: data.mdb: %s", dir,
-				     strerror(errno));
-	rc = data_need(fd, st.st_size, &need);
-	close(fd);
-	if (rc)
-		return gpuq_diag_set(
-		    diag, GPUQ_ECORRUPT,
-		    "state store %s: store corrupt: data.mdb has no valid LMDB header", dir);
-	if (st.st_size < need)
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-				     "state store %s: store corrupt: data.mdb has %lld bytes, its "
-				     "header says %lld (truncated)",
-				     dir, (long long)st.st_size, (long long)need);
-	return GPUQ_OK;
-}
-
-/* A read-only open needs an existing store: say clearly when there is none.
- * *blank: data.mdb exists but was never initialized (see data_reset_short). */
-static int dir_probe(const char *dir, bool *blank, gpuq_diag_t *diag)
-{
-	char data[STORE_PATH_MAX + 16];
-	struct stat st;
-
-	if (stat(dir, &st))
-		return gpuq_diag_set(diag, errno == ENOENT ? GPUQ_ENOTFOUND : GPUQ_EIO,
-				     "state store %s: %s", dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: not a directory", dir);
-	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	if (stat(data, &st) && errno == ENOENT && marker_present(dir))
-		return data_check(dir, diag); /* held commits: damaged, not "no store" */
-	if (stat(data, &st))
-		return gpuq_diag_set(diag, errno == ENOENT ? GPUQ_ENOTFOUND : GPUQ_EIO,
-				     "state store %s: no store here (data.mdb: %s)", dir,
-				     strerror(errno));
-	*blank = data_short(&st);
-	return GPUQ_OK;
-}
-
-/* A writer killed inside its first store_open may leave data.mdb shorter
- * than LMDB's two meta pages (the file exists, its header is not written):
- * nothing was ever committed there. LMDB initializes an empty file itself
- * but refuses a partial header, so a partial one is emptied first. */
-static int data_reset_short(const char *dir, gpuq_diag_t *diag)
-{
-	char data[STORE_PATH_MAX + 16];
-	struct stat st;
-
-	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	if (stat(data, &st) || st.st_size == 0 || !data_short(&st) || marker_present(dir))
-		return GPUQ_OK; /* (with the marker, data_check has refused it) */
-	gpuq_log(GPUQ_LOG_WARN, "store",
-		 "%s: data.mdb has %lld bytes, less than its header: creation was interrupted; "
-		 "initializing",
-		 dir, (long long)st.st_size);
-	if (truncate(data, 0))
-		return gpuq_diag_set(diag, GPUQ_EIO, "state store %s: emptying data.mdb: %s", dir,
-				     strerror(errno));
-	return GPUQ_OK;
-}
 
 /* Does the main database hold anything besides "meta"? (A store without a
  * schema key is only new when it holds nothing else.) */
@@ -855,7 +635,7 @@ static int map_adopt(store_t *s, size_t initial, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-static int env_open(store_t *s, const store_opts_t *opts, size_t initial, gpuq_diag_t *diag)
+static int env_open(store_t *s, size_t initial, gpuq_diag_t *diag)
 {
 	/* MDB_NORDAHEAD: no readahead and no fault-around on the map, so the
 	 * pages resident in gpuq's memory are the ones LMDB read, not their
@@ -865,9 +645,9 @@ static int env_open(store_t *s, const store_opts_t *opts, size_t initial, gpuq_d
 
 	if (mrc)
 		return fail_diag(s, diag, mrc, "creating the environment");
-	if (opts->read_only)
+	if (s->read_only)
 		flags |= MDB_RDONLY;
-	if (opts->nosync)
+	if (s->nosync)
 		flags |= MDB_NOSYNC | MDB_NOMETASYNC;
 	mrc = mdb_env_set_maxdbs(s->env, STORE_TYPE_MAX + 1);
 	if (!mrc)
@@ -921,6 +701,66 @@ static int pages_check(store_t *s, gpuq_diag_t *diag)
 	return rc;
 }
 
+/* From the files on: data.mdb checked, LMDB opened, every page checked,
+ * meta read, the marker written once the layout is committed (from then on
+ * a short data.mdb is damage). */
+static int files_open(store_t *s, gpuq_diag_t *diag)
+{
+	int rc = store_data_check(s->dir, diag);
+
+	if (!rc && !s->read_only)
+		rc = store_data_reset_short(s->dir, diag);
+	if (!rc && !s->blank) /* a blank read-only store has no environment */
+		rc = env_open(s, s->map_initial, diag);
+	if (!rc && !s->blank)
+		rc = pages_check(s, diag);
+	if (!rc && !s->blank)
+		rc = layout_open(s, diag);
+	if (!rc && !s->read_only && !store_marker_present(s->dir)) {
+		int mrc = s->nosync ? mdb_env_sync(s->env, 1) : MDB_SUCCESS;
+		rc = mrc ? fail_diag(s, diag, mrc, "flushing the new store")
+			 : store_marker_write(s->dir, diag);
+	}
+	return rc;
+}
+
+/* Close the environment, keeping the rest of s (its names, lock, batch). */
+static void env_drop(store_t *s)
+{
+	if (s->env)
+		mdb_env_close(s->env);
+	s->env = NULL;
+	s->meta = 0;
+	memset(s->dbi, 0, sizeof(s->dbi));
+	s->map_size = s->file_size = 0;
+	s->crc = false;
+	s->seq = 0;
+}
+
+/* files_open; a store it finds corrupt is moved aside and a new one opened
+ * in its place when the caller asked (set_aside_corrupt, writable only). */
+static int files_open_or_set_aside(store_t *s, gpuq_diag_t *diag)
+{
+	gpuq_diag_t why = {{0}};
+	int rc;
+
+	s->aside[0] = '\0';
+	if (!s->read_only && store_fault_set())
+		gpuq_log(GPUQ_LOG_WARN, "store",
+			 "%s: %s is set: commits fail (fault injection for tests)", s->dir,
+			 STORE_FAULT_COMMITS_ENV);
+	rc = files_open(s, &why);
+	if (rc != GPUQ_ECORRUPT || s->read_only || !s->set_aside_corrupt) {
+		if (rc)
+			gpuq_diag_set(diag, rc, "%s", why.msg);
+		return rc;
+	}
+	env_drop(s);
+	rc = store_set_aside(s->dir, why.msg[0] ? why.msg : "store corrupt", s->aside,
+			     sizeof(s->aside), diag);
+	return rc ? rc : files_open(s, diag);
+}
+
 int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_diag_t *diag)
 {
 	size_t initial = opts->map_initial ? opts->map_initial : STORE_MAP_INITIAL_DEFAULT;
@@ -944,33 +784,49 @@ int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_di
 	gpuq_strlcpy(s->dir, dir, sizeof(s->dir));
 	s->read_only = opts->read_only;
 	s->nosync = opts->nosync;
+	s->map_initial = initial;
 	s->map_max = max;
+	s->set_aside_corrupt = opts->set_aside_corrupt;
+	s->lock_fd = -1;
 	s->batch.store = s;
-	rc = opts->read_only ? dir_probe(dir, &s->blank, diag) : types_copy(s, opts, diag);
+	rc = opts->read_only ? store_dir_probe(dir, &s->blank, diag) : types_copy(s, opts, diag);
 	if (!rc && !opts->read_only)
-		rc = dir_make(dir, diag);
+		rc = store_dir_make(dir, diag);
+	if (!rc && !opts->read_only) /* before any file of the store is touched */
+		rc = store_lock_take(dir, &s->lock_fd, diag);
 	if (!rc)
-		rc = data_check(dir, diag);
-	if (!rc && !opts->read_only)
-		rc = data_reset_short(dir, diag);
-	if (!rc && !s->blank) /* a blank read-only store has no environment */
-		rc = env_open(s, opts, initial, diag);
-	if (!rc && !s->blank)
-		rc = pages_check(s, diag);
-	if (!rc && !s->blank)
-		rc = layout_open(s, diag);
-	/* the layout is committed now: from here on, a short data.mdb is damage */
-	if (!rc && !opts->read_only && !marker_present(dir)) {
-		int mrc = s->nosync ? mdb_env_sync(s->env, 1) : MDB_SUCCESS;
-		rc = mrc ? fail_diag(s, diag, mrc, "flushing the new store")
-			 : marker_write(dir, diag);
-	}
+		rc = files_open_or_set_aside(s, diag);
 	if (rc) {
 		store_close(s);
 		return rc;
 	}
 	*out = s;
 	return GPUQ_OK;
+}
+
+int store_reopen(store_t *s, gpuq_diag_t *diag)
+{
+	int rc;
+
+	if (s->read_only)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "state store %s: reopen: read-only",
+				     s->dir);
+	GPUQ_ASSERT(!s->batch.open && s->reading == 0 && !s->snap);
+	if (s->env && s->nosync)
+		(void)mdb_env_sync(s->env, 1); /* best effort: what committed stays */
+	env_drop(s);
+	rc = files_open_or_set_aside(s, diag);
+	if (rc)
+		env_drop(s);
+	else
+		gpuq_log(GPUQ_LOG_INFO, "store", "%s: reopened at commit %llu", s->dir,
+			 (unsigned long long)s->seq);
+	return rc;
+}
+
+const char *store_moved_aside(const store_t *s)
+{
+	return s->aside[0] ? s->aside : NULL;
 }
 
 void store_close(store_t *s)
@@ -986,6 +842,7 @@ void store_close(store_t *s)
 	}
 	if (s->env)
 		mdb_env_close(s->env);
+	store_lock_drop(s->lock_fd); /* last: the files are the next writer's now */
 	free(s->batch.buf);
 	free(s);
 }
@@ -1035,6 +892,8 @@ int store_txn_begin(store_t *s, store_txn_t **out)
 		return GPUQ_EINVAL;
 	if (s->batch.open)
 		return GPUQ_EAGAIN;
+	if (!s->env)
+		return GPUQ_ESTORE; /* a failed store_reopen */
 	s->batch.open = true;
 	s->batch.rc = GPUQ_OK;
 	s->batch.len = 0;
@@ -1181,6 +1040,12 @@ int store_txn_commit(store_txn_t *txn, uint64_t *seq)
 			*seq = s->seq;
 		batch_end(txn);
 		return rc;
+	}
+	if (store_fault_commit_now()) {
+		gpuq_log(GPUQ_LOG_ERROR, "store", "%s: commit of %zu ops: failed by %s", s->dir,
+			 txn->ops, STORE_FAULT_COMMITS_ENV);
+		batch_end(txn);
+		return GPUQ_EIO;
 	}
 	while ((mrc = batch_apply(s, txn, &next, &where)) == MDB_MAP_FULL) {
 		rc = map_grow(s);

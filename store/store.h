@@ -29,6 +29,13 @@
  * process opens a directory at most once (LMDB's locks are per process);
  * other processes may open it read-only at any time (LMDB readers never block
  * the writer and see whole batches only).
+ *
+ * One writer per store: a writable open takes the directory's writer lock
+ * (flock on DIR/writer.lock, which records the holder's pid) and holds it
+ * until store_close, across store_reopen; a second writable open, in this
+ * process or another, is refused (GPUQ_EAGAIN naming that pid). LMDB's own
+ * locks do not refuse a second writing process: it would wait for the
+ * write lock and then commit over the first one's view of the store.
  */
 #ifndef GPUQ_STORE_H
 #define GPUQ_STORE_H
@@ -71,11 +78,26 @@ typedef struct store_txn store_txn_t; /* a write batch of the store */
 
 typedef struct {
 	const char *types[STORE_TYPE_MAX]; /* sub-db name of record type i; NULL: unused id */
-	bool read_only;	    /* open without writing anything (MDB_RDONLY); types ignored */
-	bool nosync;	    /* MDB_NOSYNC|MDB_NOMETASYNC: no fsync per commit (tests, sim) */
-	size_t map_initial; /* map size of a new store, bytes; 0: STORE_MAP_INITIAL_DEFAULT */
-	size_t map_max;	    /* growth stops here (GPUQ_ELIMIT); 0: STORE_MAP_MAX_DEFAULT */
+	bool read_only;		/* open without writing anything (MDB_RDONLY); types ignored */
+	bool nosync;		/* MDB_NOSYNC|MDB_NOMETASYNC: no fsync per commit (tests, sim) */
+	size_t map_initial;	/* map size of a new store, bytes; 0: STORE_MAP_INITIAL_DEFAULT */
+	size_t map_max;		/* growth stops here (GPUQ_ELIMIT); 0: STORE_MAP_MAX_DEFAULT */
+	bool set_aside_corrupt; /* writable: a store found corrupt at open
+				   (GPUQ_ECORRUPT) is moved aside and a new,
+				   empty one created in its place (store_moved_aside
+				   names where it went; logged): for a caller that can
+				   rebuild its state elsewhere (the daemon, from the
+				   cluster); the default refuses */
 } store_opts_t;
+
+/* Test seam, off unless set in the environment: with
+ * GPUQ_TEST_FAIL_STORE_COMMITS=1 (any value but "" and "0") every non-empty
+ * commit fails with GPUQ_EIO before anything is written, as a failing disk
+ * would; with an absolute path (GPUQ_TEST_FAIL_STORE_COMMITS=/tmp/x), only
+ * while that file exists (a test turns the fault on and off at run time).
+ * Read at each commit; logged at each writable open while set. For e2e
+ * scenarios and unit tests only: nothing else sets it. */
+#define STORE_FAULT_COMMITS_ENV "GPUQ_TEST_FAIL_STORE_COMMITS"
 
 typedef struct {
 	uint64_t seq;	  /* commit sequence number: committed non-empty batches */
@@ -96,7 +118,8 @@ typedef struct {
 void store_opts_init(store_opts_t *opts);
 
 /* Open the store in directory `dir`, creating the directory (mode 0700) and
- * a new store when absent (unless opts->read_only). A new store records the
+ * a new store when absent (unless opts->read_only); a writable open holds
+ * the writer lock first (see "One writer per store"). A new store records the
  * schema version and opts->types. An existing store's recorded types must
  * agree with opts->types for every id both name (new ids are added); a
  * read-only open uses the recorded table; when the directory holds an LMDB
@@ -111,10 +134,27 @@ void store_opts_init(store_opts_t *opts);
  *   GPUQ_ECORRUPT  the files are not an LMDB environment, meta is damaged, or
  *                  a page is (every page is checked before LMDB reads it:
  *                  LMDB asserts on a damaged page);
+ *   GPUQ_EAGAIN    writable, and another process (or store_t) holds the
+ *                  writer lock: diag names its pid when known;
  *   GPUQ_EIO       directory or file system failure; GPUQ_ENOMEM.
  * with a sentence naming the directory in diag (reported there, not logged:
  * the caller prints it). */
 int store_open(const char *dir, const store_opts_t *opts, store_t **out, gpuq_diag_t *diag);
+
+/* Open s's directory again after a failed commit: the environment closed
+ * (the writer lock kept: no other writer can slip in between) and opened
+ * with the options of store_open, corrupt-store handling included. What
+ * the last successful commit wrote is there again; nothing of a failed one.
+ * No batch may be open and no read or snapshot held. GPUQ_OK, or
+ * store_open's errors; on failure s holds no environment: batches fail with
+ * GPUQ_ESTORE and reads see an empty store until a store_reopen succeeds.
+ * Writable stores only (GPUQ_EINVAL). */
+int store_reopen(store_t *s, gpuq_diag_t *diag);
+
+/* Where the last open (or reopen) moved a corrupt store's data.mdb
+ * (set_aside_corrupt), or NULL when it did not; valid until the next
+ * reopen or close. */
+const char *store_moved_aside(const store_t *s);
 
 /* Close the store. NULL is accepted. An open batch is aborted. A nosync
  * store is flushed to disk first (fsync), so a clean close is durable in
@@ -131,7 +171,8 @@ int store_type_find(const store_t *s, const char *name, unsigned *type);
 
 /* Start the store's write batch (one per store; the buffer is reused).
  * Returns GPUQ_OK and *out, owned by the store until commit or abort;
- * GPUQ_EINVAL if the store is read-only; GPUQ_EAGAIN if a batch is open. */
+ * GPUQ_EINVAL if the store is read-only; GPUQ_EAGAIN if a batch is open;
+ * GPUQ_ESTORE when a failed store_reopen left no environment. */
 int store_txn_begin(store_t *s, store_txn_t **out);
 
 /* Add a put of (key, value) under `type` to the batch; key and value are

@@ -83,7 +83,47 @@ static void parse_federate(void **st)
 	assert_string_equal(s[1].local_queue, "kq");
 	assert_true(isnan(s[1].value));
 	assert_true(isinf(s[2].value) && s[2].value > 0);
+	assert_int_equal(s[0].ts_ms, 1700000000000LL);
+	assert_int_equal(s[1].ts_ms, 0); /* none written */
+	assert_int_equal(s[2].ts_ms, -5);
 	free(s);
+}
+
+/* A federated sample older than a reading stands is no evidence (issue 32:
+ * /federate serves a dead exporter's last value for minutes). */
+static void drop_stale_samples(void **st)
+{
+	static const struct {
+		int64_t ts; /* the sample's timestamp (0: none) */
+		bool kept;  /* at now 1,000,000 ms, max age 2,400 ms */
+	} rows[] = {
+	    {0, true},	     /* no timestamp: as fresh as the scrape */
+	    {1000000, true}, /* now */
+	    {997600, true},  /* exactly the max age */
+	    {997599, false}, /* 1 ms past it */
+	    {700000, false}, /* five minutes old: a dead exporter's last value */
+	    {1005000, true}, /* ahead (clock skew): not stale */
+	};
+	idle_sample_t s[6];
+	size_t n = sizeof(rows) / sizeof(rows[0]), k;
+
+	(void)st;
+	memset(s, 0, sizeof(s));
+	for (size_t i = 0; i < n; i++) {
+		s[i].ts_ms = rows[i].ts;
+		s[i].line = (uint32_t)i;
+	}
+	k = idle_samples_drop_stale(s, n, 1000000, 2400);
+	for (size_t i = 0, j = 0; i < n; i++) {
+		if (!rows[i].kept)
+			continue;
+		assert_true(j < k);
+		assert_int_equal(s[j].line, i); /* kept, in order */
+		j++;
+	}
+	assert_int_equal(k, 4);
+	/* max age 0: nothing dropped */
+	assert_int_equal(idle_samples_drop_stale(s, k, INT64_MAX / 4, 0), k);
 }
 
 static void parse_escapes_and_other_metrics(void **st)
@@ -531,6 +571,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(parse_dcgm),
 	    cmocka_unit_test(parse_federate),
+	    cmocka_unit_test(drop_stale_samples),
 	    cmocka_unit_test(parse_escapes_and_other_metrics),
 	    cmocka_unit_test(parse_errors),
 	    cmocka_unit_test(parse_caps),

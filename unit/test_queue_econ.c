@@ -544,6 +544,126 @@ static void pods_ready_keeps_min_runtime_and_idle_spell(void **state)
 	queue_destroy(q);
 }
 
+/* ---- idle GPUs: only on fresh evidence ---- */
+
+/* One run of readings: pct at from, from + step, ..., up to to. */
+typedef struct {
+	int64_t from, to, step;
+	double pct;
+} reads_t;
+
+typedef struct {
+	const char *name;
+	int64_t fresh_ms;   /* the core's idle_fresh_ms */
+	reads_t runs[2];    /* readings (a run with step 0: none) */
+	int64_t waiter_at;  /* a 2-GPU workload waits from then on */
+	int64_t ticks[4];   /* ticks, in order (0 ends the list, after the first) */
+	size_t want_idles;  /* spells reported over every tick */
+	bool want_evicted;  /* reclaimed (IdleReclaim) at one of them */
+	int64_t want_since; /* its idle_since_ms after the last tick (-1: not idle) */
+} fresh_case_t;
+
+/* Minutes, to keep each row on a line. */
+#define M MIN
+static const fresh_case_t FRESH[] = {
+    /* one low reading, then an outage: no report, nobody preempted */
+    {"outage", 2 * M, {{0, 0, M, 3}}, 0, {10 * M, 20 * M}, 0, false, -1},
+    /* the same without the bound: one reading carries the spell (the simulator's way) */
+    {"unbounded", 0, {{0, 0, M, 3}}, 0, {10 * M}, 1, true, 0},
+    /* a low reading every minute: reported and reclaimed */
+    {"fresh", 2 * M, {{0, 10 * M, M, 3}}, 0, {10 * M}, 1, true, -1},
+    /* the readings stop halfway: the spell ends before its deadline */
+    {"stopped", 2 * M, {{0, 5 * M, M, 3}}, 0, {10 * M}, 0, false, -1},
+    /* a gap longer than the bound starts the spell again (deadline 15, not 10) */
+    {"gap", 2 * M, {{0, 2 * M, M, 3}, {5 * M, 15 * M, M, 3}}, 0, {12 * M, 15 * M}, 1, true, -1},
+    /* reported, then the readings stop: not reclaimed when someone waits later */
+    {"stale-reported", 2 * M, {{0, 10 * M, M, 3}}, 13 * M, {10 * M, 13 * M}, 1, false, -1},
+    /* NaN readings say nothing: the spell ends when its evidence is stale */
+    {"nan", 2 * M, {{0, 0, M, 3}, {M, 10 * M, M, NAN}}, 0, {10 * M}, 0, false, -1},
+    /* a busy reading ends it, as before */
+    {"busy", 2 * M, {{0, 4 * M, M, 3}, {5 * M, 10 * M, M, 90}}, 0, {10 * M}, 0, false, -1},
+};
+#undef M
+
+/* Feed c's readings up to and including `until` (from *next on, in time
+ * order across the runs). */
+static void fresh_feed(queue_t *q, const fresh_case_t *c, int64_t until, int64_t *next)
+{
+	for (;;) {
+		int64_t best = INT64_MAX;
+		double pct = 0;
+
+		for (size_t k = 0; k < 2; k++) {
+			const reads_t *r = &c->runs[k];
+			if (!r->step)
+				continue;
+			for (int64_t t = r->from; t <= r->to; t += r->step)
+				if (t >= *next && t < best) {
+					best = t;
+					pct = r->pct;
+				}
+		}
+		if (best > until)
+			return;
+		assert_int_equal(queue_workload_utilization(q, "idle", pct, best), GPUQ_OK);
+		*next = best + 1;
+	}
+}
+
+static void idle_spell_needs_fresh_evidence(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(FRESH) / sizeof(FRESH[0]); i++) {
+		const fresh_case_t *c = &FRESH[i];
+		econ_cq_t e = {.gpus = 4,
+			       .idle = QUEUE_IDLE_PREEMPT,
+			       .idle_pct = 10,
+			       .idle_after_ms = 10 * MIN};
+		queue_config_t cfg;
+		queue_t *q = NULL;
+		queue_result_t r;
+		queue_wl_t id;
+		queue_workload_view_t v;
+		size_t idles = 0;
+		bool evicted = false, waiting = false;
+		int64_t next = 0;
+
+		queue_config_default(&cfg);
+		cfg.tenant_sample_ms = 1000 * 24 * HOUR;
+		cfg.idle_fresh_ms = c->fresh_ms;
+		assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+		add_flavor(q, "f");
+		econ_cq(q, "cq", &e, false);
+		add_lq(q, "ns", "lq", "cq");
+		add_wl(q, "idle", "ns", "lq", 0, 0, 4);
+		cycle(q, 0, &r);
+		for (size_t t = 0; t < 4 && (t == 0 || c->ticks[t]); t++) {
+			int64_t at = c->ticks[t];
+
+			if (!waiting && c->waiter_at <= at) {
+				fresh_feed(q, c, c->waiter_at, &next);
+				add_wl(q, "wait", "ns", "lq", 0, c->waiter_at, 2);
+				cycle(q, c->waiter_at, &r);
+				waiting = true;
+			}
+			fresh_feed(q, c, at, &next);
+			assert_int_equal(queue_tick(q, at, &r), GPUQ_OK);
+			idles += r.n_idles;
+			evicted = evicted || evicted_in(&r, "idle", QUEUE_EVICT_IDLE_RECLAIM);
+		}
+		assert_int_equal(queue_workload_find(q, "idle", &id), GPUQ_OK);
+		assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+		if (idles != c->want_idles || evicted != c->want_evicted ||
+		    (!evicted && v.idle_since_ms != c->want_since))
+			fail_msg("%s: %zu reported (want %zu), %s (want %s), idle since %lld (want "
+				 "%lld)",
+				 c->name, idles, c->want_idles, evicted ? "evicted" : "not evicted",
+				 c->want_evicted ? "evicted" : "not", (long long)v.idle_since_ms,
+				 (long long)c->want_since);
+		queue_destroy(q);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -558,6 +678,7 @@ int main(void)
 	    cmocka_unit_test(budget_record_round_trip),
 	    cmocka_unit_test(idle_reported_then_reclaimed),
 	    cmocka_unit_test(idle_report_only_and_busy_again),
+	    cmocka_unit_test(idle_spell_needs_fresh_evidence),
 	    cmocka_unit_test(predicted_start_in_the_explanation),
 	};
 
