@@ -779,9 +779,9 @@ static bool by_maker(const webhook_review_t *r, const workload_view_t *w)
 {
 	const jv_t *owner = workload_controller_owner(w->obj);
 
-	return owner && webhook_review_creator(
-			    r, workload_integration(workload_kind_of(
-				   jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind"))));
+	return owner && webhook_review_creator(r, workload_integration(workload_kind_of(
+						      jv_member_str(owner, "apiVersion"),
+						      jv_member_str(owner, "kind"))));
 }
 
 /* One map of w judged by workload_keys_check (field: where it is, e.g.
