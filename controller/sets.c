@@ -562,7 +562,7 @@ static void slices_restore(struct controller *c, set_t *s)
 		char *end = NULL;
 		long long first;
 
-		if (engine_workload_view(c->e, id, &v) || strncmp(v.uid, s->key, plen) ||
+		if (engine_workload_view(c->e, id, &v) || strncmp(v.uid, s->key, plen) != 0 ||
 		    v.uid[plen] != '/')
 			continue;
 		first = strtoll(v.uid + plen + 1, &end, 10);
