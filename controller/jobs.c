@@ -155,6 +155,7 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 	    .created_ms = o->created_ms,
 	    .podsets = ps,
 	    .n_podsets = p->n_podsets,
+	    .max_exec_s = o->x->max_exec_s,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;

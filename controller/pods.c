@@ -207,6 +207,7 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 	    .created_ms = o->created_ms,
 	    .podsets = &ps,
 	    .n_podsets = 1,
+	    .max_exec_s = o->x->max_exec_s,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;
@@ -416,6 +417,7 @@ static void group_sync(struct controller *c, controller_pgroup_t *g)
 	    .n_podsets = s.n,
 	    .gang_total = g->total,
 	    .pods_present = s.present,
+	    .max_exec_s = s.eldest->x->max_exec_s,
 	};
 	if (s.over)
 		rc = gpuq_diag_set(&diag, GPUQ_ELIMIT,

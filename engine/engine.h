@@ -77,7 +77,8 @@ typedef queue_t engine_core_t;
 #define ENGINE_WL_FINISHED QUEUE_WL_FINISHED
 #define ENGINE_WAIT_NO_FIT QUEUE_WAIT_NO_FIT		     /* a pending change: can never fit */
 #define ENGINE_EVICT_READY_TIMEOUT QUEUE_EVICT_READY_TIMEOUT /* an eviction's reason */
-#define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING	     /* a budget's state */
+#define ENGINE_EVICT_MAX_EXEC QUEUE_EVICT_MAX_EXEC /* ... its wall-clock limit: deactivated */
+#define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING /* a budget's state */
 #define ENGINE_BUDGET_OVER QUEUE_BUDGET_OVER
 #define ENGINE_BUDGET_OK QUEUE_BUDGET_OK
 #define ENGINE_BUDGET_LOCALQUEUE QUEUE_BUDGET_LOCALQUEUE /* a budget's scope */
