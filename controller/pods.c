@@ -1014,6 +1014,8 @@ void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 	   once none runs, the quota is free and the group queues again */
 	if (g->set && a.id != ENGINE_WL_NONE && engine_workload_view(c->e, a.id, &v) == GPUQ_OK &&
 	    v.state == ENGINE_WL_EVICTING && !a.deleted &&
-	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK)
+	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK) {
 		c->core_dirty = true;
+		controller_status_note(c, g->key); /* queued again, or deactivated */
+	}
 }
