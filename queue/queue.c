@@ -789,6 +789,26 @@ fail:
 	return rc;
 }
 
+/* Room for a deadline per workload CQ c admitted, when its default limit
+ * changes to max_exec_ms: GPUQ_ENOMEM before anything changed. */
+static int exec_room(queue_t *q, const cq_t *c, int64_t max_exec_ms)
+{
+	if (max_exec_ms == c->max_exec ||
+	    !queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + c->adm.n,
+			sizeof(*q->exec_timers.v)))
+		return GPUQ_OK;
+	return GPUQ_ENOMEM;
+}
+
+/* CQ c's default limit changed: each workload it admitted has a deadline
+ * of its new limit (the room is there: exec_room); the old ones go stale. */
+static void exec_rearm(queue_t *q, const cq_t *c)
+{
+	for (size_t i = 0; i < c->adm.n; i++)
+		if (W(q, c->adm.v[i])->state == QUEUE_WL_ADMITTED)
+			(void)queue_exec_arm(q, c->adm.v[i]);
+}
+
 int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 {
 	cq_t n;
@@ -844,12 +864,9 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 				   spec->name);
 		goto out;
 	}
-	if (spec->max_exec_ms != c->max_exec && /* room for its new deadlines */
-	    queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + c->adm.n,
-		       sizeof(*q->exec_timers.v))) {
-		rc = GPUQ_ENOMEM;
+	rc = exec_room(q, c, spec->max_exec_ms);
+	if (rc)
 		goto out;
-	}
 	for (uint32_t s = 0; s < c->n_slots; s++) {
 		slot_t *o = &c->slots[s];
 
@@ -872,9 +889,8 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 			W(q, c->adm.v[i])->idle_since = -1, W(q, c->adm.v[i])->idle_said = false;
 	if (c->min_runtime != minrt)
 		queue_prot_restored(q);
-	for (size_t i = 0; exec_changed && i < c->adm.n; i++) /* room grown above */
-		if (W(q, c->adm.v[i])->state == QUEUE_WL_ADMITTED)
-			(void)queue_exec_arm(q, c->adm.v[i]);
+	if (exec_changed)
+		exec_rearm(q, c);
 	if (c->strategy != strategy || c->afs != afs) /* queue_wl_cmp reads both */
 		for (size_t i = 0; i < c->lqs.n; i++)
 			queue_heap_rebuild(q, &q->lqs[c->lqs.v[i]].heap);

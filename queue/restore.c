@@ -394,7 +394,11 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 		return GPUQ_OK;
 	case QUEUE_WL_ADMITTED:
 	case QUEUE_WL_EVICTING:
-		if (queue_wl_attach(q, id, W_ADMITTED))
+		/* room for its deadline first: a deadline lost would never stop it */
+		if ((w->state == QUEUE_WL_ADMITTED && queue_exec_limit(q, w) &&
+		     queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+				sizeof(*q->exec_timers.v))) ||
+		    queue_wl_attach(q, id, W_ADMITTED))
 			return GPUQ_ENOMEM;
 		queue_wl_charge(q, id, +1);
 		queue_lq_cur_add(q, w, +1);
@@ -409,8 +413,7 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 				(void)queue_timer_push(q, &q->ready_timers,
 						       w->admitted_ms + q->cfg.ready_timeout_ms,
 						       id);
-			if (queue_exec_arm(q, id)) /* a deadline lost would never stop it */
-				return GPUQ_ENOMEM;
+			(void)queue_exec_arm(q, id); /* the room is there */
 		}
 		return GPUQ_OK;
 	default:

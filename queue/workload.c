@@ -804,6 +804,18 @@ static bool wl_same_spec(queue_t *q, const wl_t *w, uint32_t lq, const queue_wor
 	return true;
 }
 
+/* A workload's own wall-clock limit follows an update at once, whatever
+ * its state (an admitted one's deadline is its caller's to arm). */
+static void limit_follow(queue_t *q, wl_t *w, int32_t max_exec_s, bool *changed)
+{
+	if (w->max_exec_s == max_exec_s)
+		return;
+	w->max_exec_s = max_exec_s;
+	queue_mark_wl(q, w);
+	if (changed)
+		*changed = true;
+}
+
 /* An admitted or finished workload w's update: nothing to do when s asks
  * for what w holds (a status-only event), GPUQ_EAGAIN when it asks for
  * anything else (a queue or template that cannot be found is "else" too). */
@@ -829,12 +841,15 @@ static int settled_update(queue_t *q, uint32_t id, const queue_workload_spec_t *
 				     "workload %s: only a pending workload changes; this one is "
 				     "admitted or finished and asks for something else now",
 				     s->uid);
-	/* its wall-clock limit follows at once, admitted or not */
-	w->max_exec_s = s->max_exec_s;
-	queue_mark_wl(q, w);
-	if (changed)
-		*changed = true;
-	return w->state == QUEUE_WL_ADMITTED ? queue_exec_arm(q, id) : GPUQ_OK;
+	/* room for its new deadline first: all or nothing */
+	if (w->state == QUEUE_WL_ADMITTED &&
+	    queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+		       sizeof(*q->exec_timers.v)))
+		return GPUQ_ENOMEM;
+	limit_follow(q, w, s->max_exec_s, changed);
+	if (w->state == QUEUE_WL_ADMITTED)
+		(void)queue_exec_arm(q, id); /* the room is there */
+	return GPUQ_OK;
 }
 
 int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t now, bool *changed,
@@ -873,12 +888,7 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 	if (wl_same_spec(q, w, lq, s, tids) && !reactivate) {
 		for (size_t i = 0; i < s->n_podsets; i++)
 			queue_tmpl_release(q, tids[i]);
-		if (w->max_exec_s != s->max_exec_s) { /* kept for its next admission */
-			w->max_exec_s = s->max_exec_s;
-			queue_mark_wl(q, w);
-			if (changed)
-				*changed = true;
-		}
+		limit_follow(q, w, s->max_exec_s, changed); /* for its next admission */
 		return GPUQ_OK;
 	}
 	/* everything that can fail before anything changes: the pod sets'

@@ -115,7 +115,7 @@ typedef struct {
 	const queue_toleration_t *tol;
 	size_t n_tol;
 	int32_t gang_total, pods_present;
-	const char *res; /* resource, default "gpu" */
+	const char *res;    /* resource, default "gpu" */
 	int32_t max_exec_s; /* its own wall-clock limit, s (0: none) */
 } wlopt_t;
 
