@@ -307,6 +307,11 @@ static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
 {
 	const wl_t *w = Wc(q, wid);
 
+	if (w->wait == QUEUE_WAIT_DEACTIVATED) { /* in no queue: no position */
+		sb_add(b, "in %s: ", q->lqs[w->lq].name);
+		explain_wait(q, w, b);
+		return;
+	}
 	sb_add(b, "position %zu of %u in %s", lq_position(q, wid), q->lqs[w->lq].n_pending,
 	       q->lqs[w->lq].name);
 	if (w->predicted >= 0) {
@@ -446,6 +451,7 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	out->idle_since_ms = w->state == QUEUE_WL_ADMITTED ? w->idle_since : -1;
 	out->predicted_ms = w->state == QUEUE_WL_PENDING ? w->predicted : -1;
 	out->exec_ms = w->exec_ms;
+	out->max_exec_s = w->max_exec_s;
 	out->max_exec_ms = queue_exec_limit(q, w);
 	out->exec_deadline_ms =
 	    w->state == QUEUE_WL_ADMITTED && out->max_exec_ms ? queue_exec_deadline(q, w) : -1;

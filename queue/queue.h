@@ -874,6 +874,7 @@ typedef struct {
 				     (queue_workload_predict_set); -1: none */
 	int64_t exec_ms;	  /* time admitted in earlier admissions (the
 				     current span not included) */
+	int32_t max_exec_s;	  /* its own wall-clock limit (the spec's), s; 0: none */
 	int64_t max_exec_ms;	  /* its wall-clock limit in force (the shorter of
 				     its own and its CQ's), ms; 0: none */
 	int64_t exec_deadline_ms; /* admitted with a limit: when it is stopped;

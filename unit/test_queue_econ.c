@@ -313,6 +313,8 @@ static void max_exec_accumulates_and_deactivates(void **state)
 		assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
 		assert_non_null(strstr(st, "pending in ClusterQueue cq: deactivated: it ran 10 s, "
 					   "its maximum execution time is 10 s"));
+		explain(q, "low", st, sizeof(st)); /* in no queue: no position */
+		assert_true(!strncmp(st, "in ns/lq: deactivated: it ran 10 s", 34));
 	}
 	/* free quota, still out of the queue: no cycle admits it */
 	assert_int_equal(queue_workload_finish(q, "next", 13 * SEC), GPUQ_OK);
