@@ -4,10 +4,11 @@
 # its clock starting over, is stopped past 20 s admitted (suspended, the
 # Event MaximumExecutionTimeExceeded, its gpuq.dev/status and `gpuq status`
 # say so, the metric counts it), is not admitted again (a later Job takes
-# the quota), and comes back when the tenant changes its label; then the
+# the quota), and comes back when the tenant changes its label; lowered
+# while it runs, the label stops it again; raised, it is back; then the
 # ClusterQueue's spec.maxExecutionTime, shorter than the label, stops it.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 12
 NS=e2e-mx
 LIMIT=20
 
@@ -92,6 +93,13 @@ check "not admitted again: a newer Job took the free GPU, long stays suspended" 
 tk $NS label job long gpuq.dev/max-exec-time-seconds=600 --overwrite >/dev/null
 tk $NS delete job after --wait=false >/dev/null
 check "raising its label brings it back (admitted again)" poll "Job long released again" job_running $NS long
+
+# lowered while it runs (3 s, its clock started again at 0): stopped
+tk $NS label job long gpuq.dev/max-exec-time-seconds=3 --overwrite >/dev/null
+check "lowering its label while it runs stops it" \
+	poll "Job long stopped by its lowered label" job_status_has $NS long "maximum execution time is 3 s"
+tk $NS label job long gpuq.dev/max-exec-time-seconds=600 --overwrite >/dev/null
+check "raised again, it is back" poll "Job long released a third time" job_running $NS long
 
 # the ClusterQueue's default, shorter than the label (600 s), wins
 k patch clusterqueue $NS --type merge -p '{"spec":{"maxExecutionTime":"5s"}}' >/dev/null

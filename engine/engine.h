@@ -190,6 +190,10 @@ int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t
  * or not at all; *changed says whether anything did, may be NULL). */
 int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
 			   bool *changed, gpuq_diag_t *diag);
+/* Workload uid's own wall-clock limit changed (queue_workload_limit_set:
+ * admitted, at once; deactivated, it comes back). */
+int engine_workload_limit_set(engine_t *e, const char *uid, int32_t max_exec_s, int64_t now,
+			      bool *changed);
 /* All pods of admitted workload uid are Ready. */
 int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now);
 /* Admitted workload uid completed; it stays FINISHED until deleted. */

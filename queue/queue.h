@@ -435,6 +435,18 @@ int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t no
 int queue_workload_update(queue_t *q, const queue_workload_spec_t *spec, int64_t now, bool *changed,
 			  gpuq_diag_t *diag);
 
+/* Workload uid's own wall-clock limit is now max_exec_s (0: none), whatever
+ * else its object says: the one field a running workload's owner may change
+ * (an admitted workload's spec is otherwise its object's to keep, and a
+ * released object differs from its admitted spec by the flavor's placement).
+ * Admitted, the new limit applies at once (past it, stopped at the next
+ * queue_tick); deactivated, a changed limit reactivates it, clock at 0, as
+ * queue_workload_update does; otherwise it is kept for its next admission.
+ * *changed (may be NULL) says whether it changed. GPUQ_ENOTFOUND,
+ * GPUQ_EINVAL (negative), GPUQ_ENOMEM (nothing changed). */
+int queue_workload_limit_set(queue_t *q, const char *uid, int32_t max_exec_s, int64_t now,
+			     bool *changed);
+
 /* `n` more pods of a gang workload arrived (capped at gang_total). When all
  * are present it becomes eligible. GPUQ_ENOTFOUND, GPUQ_EINVAL (not a gang,
  * n < 0). */

@@ -934,6 +934,40 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 	return queue_wl_enqueue(q, id); /* the room is there: cannot fail */
 }
 
+int queue_workload_limit_set(queue_t *q, const char *uid, int32_t max_exec_s, int64_t now,
+			     bool *changed)
+{
+	uint32_t id;
+	wl_t *w;
+	bool back;
+
+	(void)now;
+	if (changed)
+		*changed = false;
+	if (find_live(q, uid, &id))
+		return GPUQ_ENOTFOUND;
+	w = W(q, id);
+	if (max_exec_s < 0)
+		return GPUQ_EINVAL;
+	if (w->max_exec_s == max_exec_s)
+		return GPUQ_OK;
+	back = w->state == QUEUE_WL_PENDING && w->wait == QUEUE_WAIT_DEACTIVATED;
+	/* room first: all or nothing */
+	if (w->state == QUEUE_WL_ADMITTED
+		? queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+			     sizeof(*q->exec_timers.v))
+		: back && queue_grow(&q->lqs[w->lq].heap.v, &q->lqs[w->lq].heap.cap,
+				     q->lqs[w->lq].heap.n + 1, sizeof(*q->lqs[w->lq].heap.v)))
+		return GPUQ_ENOMEM;
+	limit_follow(q, w, max_exec_s, changed);
+	if (w->state == QUEUE_WL_ADMITTED)
+		(void)queue_exec_arm(q, id); /* the room is there */
+	if (!back)
+		return GPUQ_OK;
+	w->exec_ms = 0;			/* a fresh start, as Kueue's reactivation */
+	return queue_wl_enqueue(q, id); /* the room is there: cannot fail */
+}
+
 int queue_workload_pods_add(queue_t *q, const char *uid, int32_t n, int64_t now)
 {
 	uint32_t id;

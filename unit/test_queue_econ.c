@@ -380,6 +380,22 @@ static void max_exec_daemon_and_lowered_limit(void **state)
 	assert_int_equal(view_of(q, "w").exec_ms, 31 * SEC);
 	cycle(q, 32 * SEC, &r);
 	assert_int_equal(r.n_admissions, 0);
+	/* the limit alone, as the controller sends it for a released object:
+	   the same leaves it out, another brings it back, clock at 0 */
+	assert_int_equal(queue_workload_limit_set(q, "w", 20, 33 * SEC, &changed), GPUQ_OK);
+	assert_false(changed);
+	assert_int_equal(queue_workload_limit_set(q, "w", -1, 33 * SEC, NULL), GPUQ_EINVAL);
+	assert_int_equal(queue_workload_limit_set(q, "nobody", 5, 33 * SEC, NULL), GPUQ_ENOTFOUND);
+	assert_int_equal(wait_of(q, "w"), QUEUE_WAIT_DEACTIVATED);
+	assert_int_equal(queue_workload_limit_set(q, "w", 60, 34 * SEC, &changed), GPUQ_OK);
+	assert_true(changed);
+	cycle(q, 34 * SEC, &r);
+	assert_true(admitted_in(&r, "w"));
+	assert_int_equal(view_of(q, "w").exec_deadline_ms, 94 * SEC);
+	/* lowered while admitted, past the time run: stopped at the next tick */
+	assert_int_equal(queue_workload_limit_set(q, "w", 5, 40 * SEC, &changed), GPUQ_OK);
+	assert_int_equal(queue_tick(q, 40 * SEC, &r), GPUQ_OK);
+	assert_true(evicted_in(&r, "w", QUEUE_EVICT_MAX_EXEC));
 	queue_destroy(q);
 }
 
