@@ -651,14 +651,17 @@ typedef struct {
 int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out);
 
 /* Advance the clock without admitting: evict admitted workloads whose Ready
- * timeout expired (requeued with backoff base * 2^(n-1), capped at max),
+ * timeout expired (requeued with backoff base * 2^(n-1), capped at max) and
+ * those at or past their wall-clock limit (QUEUE_EVICT_MAX_EXEC, by
+ * admission time then uid; deactivated once released),
  * drain CQs under HoldAndDrain, and sample tenant usage into the decay when
  * tenant_sample_ms has passed. `out` as for queue_cycle_run (evictions
  * only; filled on GPUQ_ENOMEM too). The earliest time queue_tick has work is queue_next_event. */
 int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
 
 /* The earliest future time (> now) at which queue_tick or queue_cycle_run
- * would act on its own (a Ready deadline, a backoff expiry, a tenant usage
+ * would act on its own (a Ready deadline, a wall-clock deadline, a backoff
+ * expiry, a tenant usage
  * sample; now + 1 when one is already due), or INT64_MAX if none. Lets a
  * simulator jump time. O(1) unless a timer went stale (then O(timers)). */
 int64_t queue_next_event(const queue_t *q, int64_t now);
