@@ -403,7 +403,9 @@ void controller_actuate_result(struct controller *c, const engine_result_t *res)
 		else
 			snprintf(note, sizeof(note), "%s (%s)", e->message, e->reason_name);
 		post(c, e->victim_uid, "Warning",
-		     e->reason == ENGINE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout" : "Preempted",
-		     "Preempt", note);
+		     e->reason == ENGINE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout"
+		     : e->reason == ENGINE_EVICT_MAX_EXEC    ? "MaximumExecutionTimeExceeded"
+							     : "Preempted",
+		     e->reason == ENGINE_EVICT_MAX_EXEC ? "Deactivate" : "Preempt", note);
 	}
 }

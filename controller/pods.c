@@ -207,6 +207,7 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 	    .created_ms = o->created_ms,
 	    .podsets = &ps,
 	    .n_podsets = 1,
+	    .max_exec_s = o->x->max_exec_s,
 	};
 	gpuq_diag_t diag = {{0}};
 	int rc;
@@ -416,6 +417,7 @@ static void group_sync(struct controller *c, controller_pgroup_t *g)
 	    .n_podsets = s.n,
 	    .gang_total = g->total,
 	    .pods_present = s.present,
+	    .max_exec_s = s.eldest->x->max_exec_s,
 	};
 	if (s.over)
 		rc = gpuq_diag_set(&diag, GPUQ_ELIMIT,
@@ -1012,6 +1014,8 @@ void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 	   once none runs, the quota is free and the group queues again */
 	if (g->set && a.id != ENGINE_WL_NONE && engine_workload_view(c->e, a.id, &v) == GPUQ_OK &&
 	    v.state == ENGINE_WL_EVICTING && !a.deleted &&
-	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK)
+	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK) {
 		c->core_dirty = true;
+		controller_status_note(c, g->key); /* queued again, or deactivated */
+	}
 }

@@ -352,6 +352,9 @@ int controller_release_restore(struct controller *c, controller_job_t *j)
 	if (engine_workload_evicted(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 		j->requeued_ms = controller_now(c);
 		c->core_dirty = true;
+		/* its status says where it stands now: queued again, or (its
+		   wall-clock limit) deactivated, which no later cycle reports */
+		controller_status_note(c, j->uid);
 	}
 	return GPUQ_OK;
 }

@@ -180,6 +180,7 @@ static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t cou
 	    .created_ms = w->created_ms,
 	    .podsets = sp->ps,
 	    .n_podsets = w->n_podsets,
+	    .max_exec_s = w->x->max_exec_s,
 	};
 }
 

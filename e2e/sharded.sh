@@ -23,7 +23,7 @@ WEIGHTS="install:177 helm:149 econ:129 metrics:81 ui:77 chargeback:74 deploy:71 
 image:55 tenant:55 gang:49 failover:48 keys:47 preemption:46 cohort:33 plugin:33
 apiserver:32 cohort_tree:32 podgroup:30 queueing:28 visibility:26 history:23 report_live:23
 restart:21 badpolicy:30 fairshare:20 idle:15 certsecret:14 identity:14 certs:8 lifecycle:110
-ray:211 trainer:149 jobset:100 lws:100 sets:62 exempt:25"
+ray:211 trainer:149 jobset:100 lws:100 sets:62 exempt:25 maxexec:70"
 weight() {
 	local w
 	for w in $WEIGHTS; do [ "${w%%:*}" = "$1" ] && { echo "${w#*:}"; return; }; done

@@ -155,6 +155,12 @@ int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int6
 	return queue_workload_update(e->q, spec, now, changed, diag);
 }
 
+int engine_workload_limit_set(engine_t *e, const char *uid, int32_t max_exec_s, int64_t now,
+			      bool *changed)
+{
+	return queue_workload_limit_set(e->q, uid, max_exec_s, now, changed);
+}
+
 int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now)
 {
 	return queue_workload_pods_ready(e->q, uid, now);

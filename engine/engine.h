@@ -77,7 +77,8 @@ typedef queue_t engine_core_t;
 #define ENGINE_WL_FINISHED QUEUE_WL_FINISHED
 #define ENGINE_WAIT_NO_FIT QUEUE_WAIT_NO_FIT		     /* a pending change: can never fit */
 #define ENGINE_EVICT_READY_TIMEOUT QUEUE_EVICT_READY_TIMEOUT /* an eviction's reason */
-#define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING	     /* a budget's state */
+#define ENGINE_EVICT_MAX_EXEC QUEUE_EVICT_MAX_EXEC /* ... its wall-clock limit: deactivated */
+#define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING /* a budget's state */
 #define ENGINE_BUDGET_OVER QUEUE_BUDGET_OVER
 #define ENGINE_BUDGET_OK QUEUE_BUDGET_OK
 #define ENGINE_BUDGET_LOCALQUEUE QUEUE_BUDGET_LOCALQUEUE /* a budget's scope */
@@ -210,6 +211,10 @@ int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t
  * or not at all; *changed says whether anything did, may be NULL). */
 int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
 			   bool *changed, gpuq_diag_t *diag);
+/* Workload uid's own wall-clock limit changed (queue_workload_limit_set:
+ * admitted, at once; deactivated, it comes back). */
+int engine_workload_limit_set(engine_t *e, const char *uid, int32_t max_exec_s, int64_t now,
+			      bool *changed);
 /* All pods of admitted workload uid are Ready. */
 int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now);
 /* Admitted workload uid completed; it stays FINISHED until deleted. */

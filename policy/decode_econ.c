@@ -154,6 +154,23 @@ int policy_dec_min_runtime(policy_dec_t *d, const json_t *spec, int64_t *out)
 	return rc;
 }
 
+/* spec.maxExecutionTime. */
+int policy_dec_max_exec(policy_dec_t *d, const json_t *spec, int64_t *out)
+{
+	int rc = gpuq_only(d, spec, "maxExecutionTime");
+
+	*out = 0;
+	if (!rc)
+		rc = policy_jdec_duration(&d->j, spec, "maxExecutionTime", false, out);
+	if (!rc && json_object_get(spec, "maxExecutionTime") && *out < 1000)
+		rc = policy_jdec_fail_at(&d->j, "maxExecutionTime", GPUQ_ERANGE,
+					 "shorter than 1s (leave it out for no limit)");
+	if (!rc && *out > POLICY_MAX_EXEC_MAX_MS)
+		rc = policy_jdec_fail_at(&d->j, "maxExecutionTime", GPUQ_ERANGE,
+					 "longer than 365 days (8760h)");
+	return rc;
+}
+
 /* spec.idleReclaim. */
 int policy_dec_idle(policy_dec_t *d, const json_t *spec, policy_idle_t *out)
 {

@@ -551,6 +551,7 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 					   "budget",
 					   "minRuntime",
 					   "idleReclaim",
+					   "maxExecutionTime",
 					   NULL};
 	static const char *const unsupported[] = {"admissionChecks", "admissionChecksStrategy",
 						  "concurrentAdmissionPolicy", NULL};
@@ -597,6 +598,8 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 		rc = policy_dec_min_runtime(d, spec, &cq->min_runtime_ms);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_idle(d, spec, &cq->idle);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_max_exec(d, spec, &cq->max_exec_ms);
 	policy_jdec_pop(&d->j, old);
 	cq->queueing = (policy_queueing_t)strategy;
 	cq->stop = (policy_stop_t)stop;

@@ -149,6 +149,9 @@ typedef struct {
 #define POLICY_ANNOT_EXPECTED_RUNTIME "gpuq.dev/expected-runtime"
 /* The longest minimum runtime: 30 days (QUEUE_MIN_RUNTIME_MAX). */
 #define POLICY_MIN_RUNTIME_MAX_MS ((int64_t)30 * 24 * 3600 * 1000)
+/* The longest ClusterQueue spec.maxExecutionTime: 365 days (8760h); a
+ * workload's own label may say more, up to Kueue's int32 of seconds. */
+#define POLICY_MAX_EXEC_MAX_MS ((int64_t)365 * 24 * 3600 * 1000)
 
 /* scheduling.k8s.io/v1 PriorityClass. */
 typedef struct {
@@ -367,6 +370,9 @@ typedef struct policy_cq {
 	policy_budget_t budget;		       /* spec.budget (gpuq.dev/v1beta1 only) */
 	int64_t min_runtime_ms;		       /* spec.minRuntime, 0 when absent */
 	policy_idle_t idle;		       /* spec.idleReclaim */
+	int64_t max_exec_ms;		       /* spec.maxExecutionTime: its workloads'
+						  default wall-clock limit, 0 when
+						  absent (gpuq.dev/v1beta1 only) */
 } policy_cq_t;
 
 /* Cohort. A cohort exists when a Cohort object declares it, when any

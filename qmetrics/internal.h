@@ -15,17 +15,18 @@
 #include "qmetrics/qmetrics.h"
 
 /* Wait reasons of a pending workload (queue_wait_t, QUEUE_WAIT_NONE ..
- * QUEUE_WAIT_BUDGET): the reason label of the pending gauges. */
-#define QM_WAITS 9
+ * QUEUE_WAIT_DEACTIVATED): the reason label of the pending gauges. */
+#define QM_WAITS 10
 /* Eviction reasons, the reason label of gpuq_cluster_queue_evictions_total
  * (Kueue's words, and gpuq's IdleReclaim): Preempted, PodsReadyTimeout,
- * ClusterQueueStopped, IdleReclaim. */
+ * ClusterQueueStopped, IdleReclaim, MaximumExecutionTimeExceeded. */
 enum {
 	QM_EVICT_PREEMPTED = 0,
 	QM_EVICT_READY_TIMEOUT = 1,
 	QM_EVICT_STOPPED = 2,
 	QM_EVICT_IDLE_RECLAIM = 3,
-	QM_EVICTS = 4
+	QM_EVICT_MAX_EXEC = 4,
+	QM_EVICTS = 5
 };
 /* Preemption reasons (queue_evict_reason_t QUEUE_EVICT_IN_CQ ..
  * QUEUE_EVICT_RECLAIM_WHILE_BORROWING). */

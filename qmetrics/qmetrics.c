@@ -234,6 +234,7 @@ void qmetrics_eviction_count(qmetrics_t *m, const queue_t *q, const queue_evicti
 	int why = e->reason == QUEUE_EVICT_READY_TIMEOUT  ? QM_EVICT_READY_TIMEOUT
 		  : e->reason == QUEUE_EVICT_STOPPED	  ? QM_EVICT_STOPPED
 		  : e->reason == QUEUE_EVICT_IDLE_RECLAIM ? QM_EVICT_IDLE_RECLAIM
+		  : e->reason == QUEUE_EVICT_MAX_EXEC	  ? QM_EVICT_MAX_EXEC
 							  : QM_EVICT_PREEMPTED;
 
 	if (!m->layout)

@@ -365,10 +365,13 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	lq_t *l = &q->lqs[w->lq];
 	asg_t *a = NULL;
 
-	/* room for its Ready timer first: a deadline lost would never evict */
-	if (queue_ready_watched(q, w) &&
-	    queue_grow(&q->ready_timers.v, &q->ready_timers.cap, q->ready_timers.n + 1,
-		       sizeof(*q->ready_timers.v)))
+	/* room for its Ready timer and its wall-clock deadline first: a
+	   deadline lost would never evict */
+	if ((queue_ready_watched(q, w) &&
+	     queue_grow(&q->ready_timers.v, &q->ready_timers.cap, q->ready_timers.n + 1,
+			sizeof(*q->ready_timers.v))) ||
+	    (queue_exec_limit(q, w) && queue_grow(&q->exec_timers.v, &q->exec_timers.cap,
+						  q->exec_timers.n + 1, sizeof(*q->exec_timers.v))))
 		return GPUQ_ENOMEM;
 	if (t->n_asg) {
 		a = malloc(t->n_asg * sizeof(*a));
@@ -414,6 +417,7 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	cohort_of(q, c)->gen++;
 	if (queue_ready_watched(q, w))
 		(void)queue_timer_push(q, &q->ready_timers, now + q->cfg.ready_timeout_ms, wid);
+	(void)queue_exec_arm(q, wid); /* the room is there */
 	queue_mark_wl(q, w);
 	queue_mark_cq(q, w->cq);
 	queue_mark_lq(q, w->lq);
@@ -1040,6 +1044,53 @@ static int ready_timeouts(queue_t *q, int64_t now)
 	return rc;
 }
 
+/* Whether a deadline entry is the deadline its workload has now (every
+ * change of a deadline pushes an entry of its own: an admission, a limit
+ * changed, a restore; the others are stale). */
+static bool exec_entry_valid(const queue_t *q, const timer_t_ *e)
+{
+	const wl_t *w = Wc(q, e->wl);
+
+	return w->live && w->state == QUEUE_WL_ADMITTED && queue_exec_deadline(q, w) == e->at;
+}
+
+/* Evict (QUEUE_EVICT_MAX_EXEC) the admitted workloads at or past their
+ * wall-clock deadline, by (admission, uid); drop the stale entries on top. */
+static int exec_timeouts(queue_t *q, int64_t now)
+{
+	timers_t *t = &q->exec_timers;
+	u32vec_t due = {0};
+	int rc = GPUQ_OK;
+
+	while (t->n) {
+		bool valid = exec_entry_valid(q, &t->v[0]);
+
+		if (valid && t->v[0].at > now)
+			break;
+		/* a due entry leaves the heap only once its eviction has room */
+		if (valid && (queue_emit_reserve(q, due.n + 1) || queue_vpush(&due, t->v[0].wl))) {
+			rc = GPUQ_ENOMEM;
+			break;
+		}
+		queue_timer_pop(q, t);
+	}
+	if (due.n > 1)
+		qsort_r(due.v, due.n, sizeof(uint32_t), queue_adm_cmp, q);
+	for (size_t i = 0; i < due.n; i++) {
+		if (i && due.v[i] == due.v[i - 1])
+			continue; /* two entries of one workload */
+		int erc = queue_wl_evict(q, due.v[i], QUEUE_NONE, QUEUE_EVICT_MAX_EXEC);
+
+		GPUQ_ASSERT(erc == GPUQ_OK); /* its report has room */
+		if (q->cfg.release_on_evict && queue_wl_release(q, due.v[i], now)) {
+			q->release_lost = true; /* still EVICTING: see release_lost() */
+			rc = GPUQ_ENOMEM;
+		}
+	}
+	free(due.v);
+	return rc;
+}
+
 int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
 {
 	int rc;
@@ -1049,6 +1100,8 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
 	if (rc)
 		goto out;
 	rc = ready_timeouts(q, now);
+	if (!rc)
+		rc = exec_timeouts(q, now);
 	if (!rc)
 		rc = queue_idle_tick(q, now);
 	if (rc)
@@ -1090,6 +1143,15 @@ int64_t queue_next_event(const queue_t *q, int64_t now)
 {
 	int64_t t = timers_min(q, &q->ready_timers), b = timers_min(q, &q->backoff_timers);
 
+	if (b < t)
+		t = b;
+	b = INT64_MAX;
+	for (size_t i = 0; i < q->exec_timers.n; i++) /* O(1) unless the top went stale */
+		if (exec_entry_valid(q, &q->exec_timers.v[i]) && q->exec_timers.v[i].at < b) {
+			b = q->exec_timers.v[i].at;
+			if (!i)
+				break;
+		}
 	if (b < t)
 		t = b;
 	if (t <= now)

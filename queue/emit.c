@@ -39,7 +39,7 @@ const char *const queue_evict_names[] = {
     "InClusterQueue",	   "InCohortReclamation",
     "InCohortFairSharing", "InCohortReclaimWhileBorrowing",
     "PodsReadyTimeout",	   "ClusterQueueStopped",
-    "IdleReclaim",
+    "IdleReclaim",	   "MaximumExecutionTimeExceeded",
 };
 
 static const char *const evict_why[] = {
@@ -76,6 +76,11 @@ int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int rea
 			       " ms while other workloads waited for its flavor",
 			       q->cqs[W(q, victim)->cq].idle_thr,
 			       q->cqs[W(q, victim)->cq].idle_after);
+	else if (reason == QUEUE_EVICT_MAX_EXEC)
+		off = res_msgf(q,
+			       "Exceeded its maximum execution time of %" PRId64
+			       " s: deactivated until its limit is changed",
+			       queue_exec_limit(q, W(q, victim)) / 1000);
 	else
 		off = res_msgf(q, "The ClusterQueue is stopped");
 	if (off == SIZE_MAX)

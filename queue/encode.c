@@ -143,6 +143,8 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 		gpuq_put_str(w, queue_flv_name(q, x->asg[i].a.flavor));
 		gpuq_put_u64(w, (uint64_t)x->asg[i].a.amount);
 	}
+	gpuq_put_u64(w, (uint64_t)x->exec_ms); /* version 4 */
+	gpuq_put_u32(w, (uint32_t)x->max_exec_s);
 }
 
 /* Copy a record key into a NUL-terminated name. */

@@ -17,7 +17,7 @@
 
 static const char *const wait_names[] = {
     "Eligible",	      "Quota",	 "NoFit",   "BehindHead", "Preempting",
-    "GangIncomplete", "Backoff", "Stopped", "Budget",
+    "GangIncomplete", "Backoff", "Stopped", "Budget",	  "Deactivated",
 };
 
 const char *queue_wait_name(queue_wait_t w)
@@ -272,6 +272,13 @@ static void explain_wait(const queue_t *q, const wl_t *w, sbuf_t *b)
 	case QUEUE_WAIT_STOPPED:
 		sb_add(b, "ClusterQueue %s is stopped", cq);
 		break;
+	case QUEUE_WAIT_DEACTIVATED:
+		sb_add(b,
+		       "deactivated: it ran %" PRId64 " s, its maximum execution time is %" PRId64
+		       " s (MaximumExecutionTimeExceeded); change or remove its "
+		       "max-exec-time-seconds label to run it again",
+		       w->exec_ms / 1000, queue_exec_limit(q, w) / 1000);
+		break;
 	case QUEUE_WAIT_BEHIND_HEAD:
 		sb_add(b, "StrictFIFO: behind the blocked head of ClusterQueue %s", cq);
 		break;
@@ -300,6 +307,11 @@ static void explain_pending(const queue_t *q, uint32_t wid, sbuf_t *b)
 {
 	const wl_t *w = Wc(q, wid);
 
+	if (w->wait == QUEUE_WAIT_DEACTIVATED) { /* in no queue: no position */
+		sb_add(b, "in %s: ", q->lqs[w->lq].name);
+		explain_wait(q, w, b);
+		return;
+	}
 	sb_add(b, "position %zu of %u in %s", lq_position(q, wid), q->lqs[w->lq].n_pending,
 	       q->lqs[w->lq].name);
 	if (w->predicted >= 0) {
@@ -387,6 +399,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 	case QUEUE_WAIT_GANG:
 	case QUEUE_WAIT_BACKOFF:
 	case QUEUE_WAIT_STOPPED:
+	case QUEUE_WAIT_DEACTIVATED:
 		sb_add(b, "pending in ClusterQueue %s: ", cq);
 		explain_wait(q, w, b); /* the workload's own counts and timers */
 		return;
@@ -437,6 +450,11 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	out->preemptions = w->preemptions;
 	out->idle_since_ms = w->state == QUEUE_WL_ADMITTED ? w->idle_since : -1;
 	out->predicted_ms = w->state == QUEUE_WL_PENDING ? w->predicted : -1;
+	out->exec_ms = w->exec_ms;
+	out->max_exec_s = w->max_exec_s;
+	out->max_exec_ms = queue_exec_limit(q, w);
+	out->exec_deadline_ms =
+	    w->state == QUEUE_WL_ADMITTED && out->max_exec_ms ? queue_exec_deadline(q, w) : -1;
 	if (w->state == QUEUE_WL_ADMITTED && queue_wl_min_runtime(q, w) > 0)
 		out->protected_ms = w->admitted_ms + queue_wl_min_runtime(q, w);
 	return GPUQ_OK;

@@ -186,18 +186,21 @@ typedef struct {
 	uint8_t n_ps;	      /* pod sets */
 	uint8_t why;	      /* WHY_* */
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
-	/* one byte for the four flags: wl_t 160 bytes, not 168 */
+	/* one byte for the four flags */
 	bool live : 1;		   /* slot in use */
 	bool ready : 1;		   /* PodsReady since admission */
 	bool gone : 1;		   /* a victim of this cycle, uncharged (q->gone) */
 	bool idle_said : 1;	   /* its idle spell was reported (q->idle) */
 	int64_t idle_since;	   /* admitted: idle (below its CQ's threshold) since,
 				      or -1 (protect.c) */
-	union {			   /* by state: wl_t stays 160 bytes */
+	union {			   /* by state: one field, two meanings */
 		int64_t predicted; /* pending: predicted start, or -1 (never persisted) */
 		int64_t idle_seen; /* admitted: the last reading below the threshold
 				      (idle_since >= 0), -1 none (protect.c) */
 	};
+	int64_t exec_ms;    /* time admitted in earlier admissions (wall-clock
+			       limit; reset when it is reactivated) */
+	int32_t max_exec_s; /* its own wall-clock limit, s (0: none) */
 } wl_t;
 
 typedef struct {
@@ -280,6 +283,7 @@ typedef struct {
 	double idle_thr;		       /* idleReclaim.utilizationBelow, percent */
 	uint8_t idle_action;		       /* queue_idle_action_t */
 	int32_t budget;			       /* its ClusterQueue budget (index), or -1 */
+	int64_t max_exec;		       /* maxExecutionTime, ms (0: none) */
 } cq_t;
 
 typedef struct {
@@ -441,6 +445,9 @@ struct queue {
 	u32vec_t dirty_cohorts;	 /* cohorts needing a cycle */
 	timers_t ready_timers;	 /* Ready deadlines */
 	timers_t backoff_timers; /* backoff ends */
+	timers_t exec_timers;	 /* wall-clock deadlines: checked against the
+				    workload when due (an entry may be stale,
+				    or early after a limit was raised: cycle.c) */
 	dirty_t *dirty;		 /* changed records */
 	size_t n_dirty;		 /* entries */
 	size_t cap_dirty;	 /* allocated */
@@ -951,11 +958,36 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
  * byte for "nvidia.com/gpu", which a queued GPU Job's record named twice);
  * versions 1 and 2 are still read. */
 #define REC_VERSION_WL QUEUE_RECORD_VERSION_WORKLOAD
+/* ... and from version 4 on it ends with its execution time and its own
+ * wall-clock limit (older ones: 0 and none). */
+#define REC_VERSION_WL_EXEC 4
 /* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
  * longer than QUEUE_KEY_MAX or holds a NUL. */
 int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);
 
 /* ---- workload.c ---- */
+
+/* Workload w's wall-clock limit in force, ms: the shorter of its own and
+ * its ClusterQueue's; 0 for none. */
+static inline int64_t queue_exec_limit(const queue_t *q, const wl_t *w)
+{
+	int64_t own = (int64_t)w->max_exec_s * 1000, cq = q->cqs[w->cq].max_exec;
+
+	if (!own || (cq && cq < own))
+		return cq;
+	return own;
+}
+
+/* When admitted workload w reaches its limit (INT64_MAX: no limit). */
+static inline int64_t queue_exec_deadline(const queue_t *q, const wl_t *w)
+{
+	int64_t lim = queue_exec_limit(q, w);
+
+	return lim ? w->admitted_ms + lim - w->exec_ms : INT64_MAX;
+}
+
+/* Push admitted workload id's deadline, if it has one. GPUQ_ENOMEM. */
+int queue_exec_arm(queue_t *q, uint32_t id);
 
 void queue_tmpl_release(queue_t *q, uint32_t id);
 bool queue_tmpl_flavor_ok(queue_t *q, uint32_t tid, uint32_t fid);

@@ -128,6 +128,7 @@ void queue_destroy(queue_t *q)
 	free(q->pub_cohorts.v);
 	free(q->dirty_cohorts.v);
 	free(q->ready_timers.v);
+	free(q->exec_timers.v);
 	free(q->backoff_timers.v);
 	free(q->prot_timers.v);
 	free(q->idle_timers.v);
@@ -676,6 +677,7 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->idle_action = (uint8_t)spec->idle_action;
 	c->idle_thr = spec->idle_threshold_pct;
 	c->idle_after = spec->idle_after_ms;
+	c->max_exec = spec->max_exec_ms;
 }
 
 static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
@@ -699,6 +701,11 @@ static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 				     "ClusterQueue \"%s\": minimum runtime or idle reclaim out of "
 				     "range",
 				     spec->name);
+	if (spec->max_exec_ms < 0 || spec->max_exec_ms > QUEUE_MAX_EXEC_MS_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "ClusterQueue \"%s\": maximum execution time %" PRId64
+				     " ms out of range",
+				     spec->name, spec->max_exec_ms);
 	return GPUQ_OK;
 }
 
@@ -782,12 +789,32 @@ fail:
 	return rc;
 }
 
+/* Room for a deadline per workload CQ c admitted, when its default limit
+ * changes to max_exec_ms: GPUQ_ENOMEM before anything changed. */
+static int exec_room(queue_t *q, const cq_t *c, int64_t max_exec_ms)
+{
+	if (max_exec_ms == c->max_exec ||
+	    !queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + c->adm.n,
+			sizeof(*q->exec_timers.v)))
+		return GPUQ_OK;
+	return GPUQ_ENOMEM;
+}
+
+/* CQ c's default limit changed: each workload it admitted has a deadline
+ * of its new limit (the room is there: exec_room); the old ones go stale. */
+static void exec_rearm(queue_t *q, const cq_t *c)
+{
+	for (size_t i = 0; i < c->adm.n; i++)
+		if (W(q, c->adm.v[i])->state == QUEUE_WL_ADMITTED)
+			(void)queue_exec_arm(q, c->adm.v[i]);
+}
+
 int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 {
 	cq_t n;
 	uint32_t cid;
 	queue_strategy_t strategy;
-	bool afs, idle_changed;
+	bool afs, idle_changed, exec_changed;
 	int64_t minrt;
 	cq_t *c;
 	cohort_t *h;
@@ -837,6 +864,9 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 				   spec->name);
 		goto out;
 	}
+	rc = exec_room(q, c, spec->max_exec_ms);
+	if (rc)
+		goto out;
 	for (uint32_t s = 0; s < c->n_slots; s++) {
 		slot_t *o = &c->slots[s];
 
@@ -849,6 +879,7 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 	strategy = c->strategy;
 	afs = c->afs;
 	minrt = c->min_runtime;
+	exec_changed = c->max_exec != spec->max_exec_ms;
 	idle_changed = c->idle_action != (uint8_t)spec->idle_action ||
 		       c->idle_thr != spec->idle_threshold_pct ||
 		       c->idle_after != spec->idle_after_ms;
@@ -858,6 +889,8 @@ int queue_cq_update(queue_t *q, const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 			W(q, c->adm.v[i])->idle_since = -1, W(q, c->adm.v[i])->idle_said = false;
 	if (c->min_runtime != minrt)
 		queue_prot_restored(q);
+	if (exec_changed)
+		exec_rearm(q, c);
 	if (c->strategy != strategy || c->afs != afs) /* queue_wl_cmp reads both */
 		for (size_t i = 0; i < c->lqs.n; i++)
 			queue_heap_rebuild(q, &q->lqs[c->lqs.v[i]].heap);

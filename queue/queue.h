@@ -60,8 +60,9 @@
 #define QUEUE_RECORD_MAX (1 << 20)   /* bytes in one encoded record value */
 /* The newest record encoding version this build writes and reads (every
  * older one is read too): a workload record's (3: varints, well-known
- * resource names by index), every other record's (1). */
-#define QUEUE_RECORD_VERSION_WORKLOAD 3
+ * resource names by index; 4: and its execution time and limit at the
+ * end), every other record's (1). */
+#define QUEUE_RECORD_VERSION_WORKLOAD 4
 #define QUEUE_RECORD_VERSION 1
 /* Largest quota (nominal, borrowingLimit) and largest pod set request
  * (count * per-pod amount): 2^50, a PiB in bytes or 10^12 cores in
@@ -286,6 +287,11 @@ typedef enum {
 				   runtime served; requeued after backoff_base_ms */
 } queue_idle_action_t;
 
+/* The longest maximum execution time, a workload's label or a
+ * ClusterQueue's default: Kueue's int32 of seconds (about 68 years). */
+#define QUEUE_MAX_EXEC_S_MAX INT32_MAX
+#define QUEUE_MAX_EXEC_MS_MAX ((int64_t)INT32_MAX * 1000)
+
 /* The longest minimum runtime (ClusterQueue or PriorityClass): 30 days. */
 #define QUEUE_MIN_RUNTIME_MAX ((int64_t)30 * 24 * 3600 * 1000)
 
@@ -330,6 +336,11 @@ typedef struct {
 	int64_t idle_after_ms;		   /* spec.idleReclaim.for: idle this long
 					      before the action (>= 1 ms with an
 					      action) */
+	int64_t max_exec_ms;		   /* spec.maxExecutionTime (gpuq): the
+					      default wall-clock limit of its
+					      workloads, ms (0: none; at most
+					      QUEUE_MAX_EXEC_MS_MAX); a workload's
+					      own shorter limit wins */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate
@@ -400,6 +411,10 @@ typedef struct {
 					       (pod-group-total-count) */
 	int32_t pods_present;		    /* gang pods already present at add
 					       (0..gang_total); ignored if not a gang */
+	int32_t max_exec_s;		    /* its own wall-clock limit, seconds
+					       (max-exec-time-seconds; 0: none,
+					       1..QUEUE_MAX_EXEC_S_MAX): see
+					       "Wall-clock limits" below */
 } queue_workload_spec_t;
 
 /* A workload arrives (pending). Copies everything it needs. GPUQ_EEXIST (uid
@@ -428,6 +443,18 @@ int queue_workload_add(queue_t *q, const queue_workload_spec_t *spec, int64_t no
  * namespace change), GPUQ_ENOMEM, GPUQ_ELIMIT (a template cap). */
 int queue_workload_update(queue_t *q, const queue_workload_spec_t *spec, int64_t now, bool *changed,
 			  gpuq_diag_t *diag);
+
+/* Workload uid's own wall-clock limit is now max_exec_s (0: none), whatever
+ * else its object says: the one field a running workload's owner may change
+ * (an admitted workload's spec is otherwise its object's to keep, and a
+ * released object differs from its admitted spec by the flavor's placement).
+ * Admitted, the new limit applies at once (past it, stopped at the next
+ * queue_tick); deactivated, a changed limit reactivates it, clock at 0, as
+ * queue_workload_update does; otherwise it is kept for its next admission.
+ * *changed (may be NULL) says whether it changed. GPUQ_ENOTFOUND,
+ * GPUQ_EINVAL (negative), GPUQ_ENOMEM (nothing changed). */
+int queue_workload_limit_set(queue_t *q, const char *uid, int32_t max_exec_s, int64_t now,
+			     bool *changed);
 
 /* `n` more pods of a gang workload arrived (capped at gang_total). When all
  * are present it becomes eligible. GPUQ_ENOTFOUND, GPUQ_EINVAL (not a gang,
@@ -505,6 +532,9 @@ typedef enum {
 						    CQ's idle threshold while others waited
 						    for a flavor it held; requeued with
 						    backoff_base_ms of backoff */
+	QUEUE_EVICT_MAX_EXEC = 7,		 /* MaximumExecutionTimeExceeded: it was
+						    admitted for its wall-clock limit in
+						    all; deactivated, not requeued */
 } queue_evict_reason_t;
 
 typedef struct {
@@ -518,7 +548,7 @@ typedef struct {
 					"InCohortReclamation", "InCohortFairSharing",
 					"InCohortReclaimWhileBorrowing",
 					"PodsReadyTimeout", "ClusterQueueStopped",
-					"IdleReclaim") */
+					"IdleReclaim", "MaximumExecutionTimeExceeded") */
 	const char *message;	     /* a sentence for the Evicted condition, e.g.
 					"Preempted to accommodate a workload (UID: u)
 					due to prioritization in the ClusterQueue";
@@ -541,6 +571,9 @@ typedef enum {
 	QUEUE_WAIT_STOPPED = 7,	    /* its CQ's stopPolicy holds admission */
 	QUEUE_WAIT_BUDGET = 8,	    /* a budget over its limit with action Hold covers
 				       its LocalQueue, namespace or ClusterQueue */
+	QUEUE_WAIT_DEACTIVATED = 9, /* stopped at its wall-clock limit: out of the
+				       queue until its limit is changed
+				       (queue_workload_update) */
 } queue_wait_t;
 
 typedef struct {
@@ -591,6 +624,24 @@ typedef struct {
 	size_t n_budget_changes;		     /* entries */
 } queue_result_t;
 
+/* ---- Wall-clock limits ----
+ *
+ * A workload's limit is the shorter of its own (spec max_exec_s, a label)
+ * and its ClusterQueue's default (max_exec_ms); either may be absent. Its
+ * execution time is the time it was admitted (ADMITTED or EVICTING, from
+ * admission to the release of its quota), summed over every admission, as
+ * Kueue's accumulatedPastExecutionTimeSeconds plus the current span; it is
+ * persisted with the workload's record, so a restored core keeps the
+ * deadline. At the first queue_tick at or past admission + (limit - time
+ * already run), an ADMITTED workload is evicted with
+ * QUEUE_EVICT_MAX_EXEC; once its quota is released it is PENDING with wait
+ * QUEUE_WAIT_DEACTIVATED, in no queue: no cycle looks at it. An update
+ * (queue_workload_update) that changes its own limit (raised, lowered,
+ * removed) reactivates it with its execution time back at 0; any other
+ * update leaves it deactivated. A limit changed while it is admitted
+ * applies at once (a deadline already past stops it at the next tick).
+ */
+
 /* Run one admission cycle at `now` (>= the last `now` seen, else
  * GPUQ_EINVAL). Considers every ClusterQueue whose cohort changed since the
  * last cycle (a cycle with no change costs O(cohorts)): orders each CQ's
@@ -609,14 +660,17 @@ typedef struct {
 int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out);
 
 /* Advance the clock without admitting: evict admitted workloads whose Ready
- * timeout expired (requeued with backoff base * 2^(n-1), capped at max),
+ * timeout expired (requeued with backoff base * 2^(n-1), capped at max) and
+ * those at or past their wall-clock limit (QUEUE_EVICT_MAX_EXEC, by
+ * admission time then uid; deactivated once released),
  * drain CQs under HoldAndDrain, and sample tenant usage into the decay when
  * tenant_sample_ms has passed. `out` as for queue_cycle_run (evictions
  * only; filled on GPUQ_ENOMEM too). The earliest time queue_tick has work is queue_next_event. */
 int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
 
 /* The earliest future time (> now) at which queue_tick or queue_cycle_run
- * would act on its own (a Ready deadline, a backoff expiry, a tenant usage
+ * would act on its own (a Ready deadline, a wall-clock deadline, a backoff
+ * expiry, a tenant usage
  * sample; now + 1 when one is already due), or INT64_MAX if none. Lets a
  * simulator jump time. O(1) unless a timer went stale (then O(timers)). */
 int64_t queue_next_event(const queue_t *q, int64_t now);
@@ -823,32 +877,39 @@ typedef enum {
 const char *queue_wl_state_name(queue_wl_state_t s);
 
 typedef struct {
-	const char *uid;	/* metadata.uid (borrowed: valid until deleted) */
-	const char *namespace_; /* metadata.namespace */
-	const char *name;	/* metadata.name */
-	uint32_t lq;		/* LocalQueue id */
-	uint32_t cq;		/* ClusterQueue id */
-	int32_t priority;	/* priority */
-	int64_t created_ms;	/* creation time */
-	queue_wl_state_t state; /* lifecycle state */
-	queue_wait_t wait;	/* why pending (QUEUE_WAIT_NONE otherwise) */
-	size_t n_podsets;	/* pod sets */
-	int32_t pods;		/* total pods over pod sets */
-	int32_t gang_total;	/* 0 when not a gang */
-	int32_t pods_present;	/* gang pods present */
-	bool ready;		/* PodsReady seen since the last admission */
-	int64_t admitted_ms;	/* last admission time (-1 never) */
-	int64_t eligible_ms;	/* not eligible before this (backoff), or 0 */
-	uint32_t requeues;	/* Ready-timeout evictions (drives the backoff) */
-	uint32_t preemptions;	/* times preempted */
-	int64_t protected_ms;	/* admitted: neither preempted nor reclaimed before
-				   this (admission + its minimum runtime); 0: no
-				   minimum runtime */
-	int64_t idle_since_ms;	/* admitted: the busiest of its GPUs below its CQ's
-				   idle threshold since then; -1: not idle, or no
-				   utilization seen since its admission */
-	int64_t predicted_ms;	/* pending: its predicted start
-				   (queue_workload_predict_set); -1: none */
+	const char *uid;	  /* metadata.uid (borrowed: valid until deleted) */
+	const char *namespace_;	  /* metadata.namespace */
+	const char *name;	  /* metadata.name */
+	uint32_t lq;		  /* LocalQueue id */
+	uint32_t cq;		  /* ClusterQueue id */
+	int32_t priority;	  /* priority */
+	int64_t created_ms;	  /* creation time */
+	queue_wl_state_t state;	  /* lifecycle state */
+	queue_wait_t wait;	  /* why pending (QUEUE_WAIT_NONE otherwise) */
+	size_t n_podsets;	  /* pod sets */
+	int32_t pods;		  /* total pods over pod sets */
+	int32_t gang_total;	  /* 0 when not a gang */
+	int32_t pods_present;	  /* gang pods present */
+	bool ready;		  /* PodsReady seen since the last admission */
+	int64_t admitted_ms;	  /* last admission time (-1 never) */
+	int64_t eligible_ms;	  /* not eligible before this (backoff), or 0 */
+	uint32_t requeues;	  /* Ready-timeout evictions (drives the backoff) */
+	uint32_t preemptions;	  /* times preempted */
+	int64_t protected_ms;	  /* admitted: neither preempted nor reclaimed before
+				     this (admission + its minimum runtime); 0: no
+				     minimum runtime */
+	int64_t idle_since_ms;	  /* admitted: the busiest of its GPUs below its CQ's
+				     idle threshold since then; -1: not idle, or no
+				     utilization seen since its admission */
+	int64_t predicted_ms;	  /* pending: its predicted start
+				     (queue_workload_predict_set); -1: none */
+	int64_t exec_ms;	  /* time admitted in earlier admissions (the
+				     current span not included) */
+	int32_t max_exec_s;	  /* its own wall-clock limit (the spec's), s; 0: none */
+	int64_t max_exec_ms;	  /* its wall-clock limit in force (the shorter of
+				     its own and its CQ's), ms; 0: none */
+	int64_t exec_deadline_ms; /* admitted with a limit: when it is stopped;
+				     else -1 */
 } queue_workload_view_t;
 
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */

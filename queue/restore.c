@@ -298,6 +298,7 @@ typedef struct {
 	int64_t admitted_ms, eligible_ms, why_need, why_free; /* times, explanation */
 	uint32_t why_res, why_flavor, requeues, preemptions;  /* explanation, counts */
 	uint64_t admit_cycle;				      /* cycle of admission */
+	int64_t exec_ms;				      /* time admitted before (version 4) */
 } dec_state_t;
 
 /* Resolve and validate the admission of a decoded workload against cq. */
@@ -382,6 +383,8 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 		} else if (st->where == W_ASIDE) {
 			if (queue_wl_attach(q, id, W_ASIDE))
 				return GPUQ_ENOMEM;
+		} else if (st->wait == QUEUE_WAIT_DEACTIVATED) {
+			w->where = W_NONE; /* out of the queue until its limit changes */
 		} else if (st->where == W_HEAP || !queue_gang_waiting(w)) {
 			if (queue_wl_attach(q, id, W_HEAP))
 				return GPUQ_ENOMEM;
@@ -391,7 +394,11 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 		return GPUQ_OK;
 	case QUEUE_WL_ADMITTED:
 	case QUEUE_WL_EVICTING:
-		if (queue_wl_attach(q, id, W_ADMITTED))
+		/* room for its deadline first: a deadline lost would never stop it */
+		if ((w->state == QUEUE_WL_ADMITTED && queue_exec_limit(q, w) &&
+		     queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+				sizeof(*q->exec_timers.v))) ||
+		    queue_wl_attach(q, id, W_ADMITTED))
 			return GPUQ_ENOMEM;
 		queue_wl_charge(q, id, +1);
 		queue_lq_cur_add(q, w, +1);
@@ -400,10 +407,13 @@ static int wl_restore_place(queue_t *q, uint32_t id, const dec_state_t *st)
 			for (uint32_t i = 0; i < w->n_asg; i++)
 				c->slots[w->asg[i].slot].evicting += w->asg[i].a.amount;
 			cohort_of(q, c)->n_evicting++;
-		} else if (!w->ready && queue_ready_watched(q, w)) {
-			/* lost only to allocation failure: then it has no timeout */
-			(void)queue_timer_push(q, &q->ready_timers,
-					       w->admitted_ms + q->cfg.ready_timeout_ms, id);
+		} else {
+			if (!w->ready && queue_ready_watched(q, w))
+				/* lost only to allocation failure: then it has no timeout */
+				(void)queue_timer_push(q, &q->ready_timers,
+						       w->admitted_ms + q->cfg.ready_timeout_ms,
+						       id);
+			(void)queue_exec_arm(q, id); /* the room is there */
 		}
 		return GPUQ_OK;
 	default:
@@ -458,9 +468,10 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 	st->why_free = (int64_t)gpuq_get_u64(r);
 	if (!time_ok(s->created_ms) || !time_ok(st->admitted_ms) || !time_ok(st->eligible_ms))
 		return GPUQ_ECORRUPT;
-	if (r->bad || st->state > QUEUE_WL_FINISHED || st->wait > QUEUE_WAIT_STOPPED ||
+	if (r->bad || st->state > QUEUE_WL_FINISHED ||
+	    (st->wait > QUEUE_WAIT_STOPPED && st->wait != QUEUE_WAIT_DEACTIVATED) ||
 	    st->where > W_BACKOFF || st->why > WHY_LAST ||
-	    st->evict_reason > QUEUE_EVICT_IDLE_RECLAIM || st->ready > 1 || !state_where_ok(st))
+	    st->evict_reason > QUEUE_EVICT_MAX_EXEC || st->ready > 1 || !state_where_ok(st))
 		return GPUQ_ECORRUPT;
 	if (dec_names(q, r, st))
 		return GPUQ_ECORRUPT;
@@ -490,6 +501,7 @@ static void wl_set_state(wl_t *w, const dec_state_t *st)
 	w->requeues = st->requeues;
 	w->preemptions = st->preemptions;
 	w->admit_cycle = st->admit_cycle;
+	w->exec_ms = st->exec_ms;
 }
 
 /* A restored assignment names requested resources with their exact totals,
@@ -514,7 +526,7 @@ static bool asg_consistent(const queue_t *q, uint32_t id)
 	return true;
 }
 
-static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
+static int apply_wl(queue_t *q, const char *uid, uint8_t version, rd_t *r, gpuq_diag_t *diag)
 {
 	char ns[QUEUE_NAME_MAX + 1], name[QUEUE_NAME_MAX + 1], lqn[QUEUE_NAME_MAX + 1];
 	queue_workload_spec_t s = {0};
@@ -557,6 +569,12 @@ static int apply_wl(queue_t *q, const char *uid, rd_t *r, gpuq_diag_t *diag)
 		goto out;
 	}
 	rc = dec_assign(q, r, &q->cqs[q->lqs[lq].cq], &s, &asg, &n_asg);
+	if (!rc && version >= REC_VERSION_WL_EXEC) {
+		st.exec_ms = (int64_t)gpuq_get_u64(r);
+		s.max_exec_s = (int32_t)gpuq_get_u32(r);
+		if (r->bad || !time_ok(st.exec_ms) || st.exec_ms < 0 || s.max_exec_s < 0)
+			rc = GPUQ_ECORRUPT;
+	}
 	if (!rc && r->off != r->n)
 		rc = GPUQ_ECORRUPT;
 	if (rc) {
@@ -604,7 +622,8 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 	/* a workload's is in varints from version 2 on, with its well-known
 	   resource names by index from 3 on; versions 1 and 2 still read */
 	r.varint = type == QUEUE_REC_WORKLOAD &&
-		   (version == REC_VERSION_WL_VARINT || version == REC_VERSION_WL);
+		   (version == REC_VERSION_WL_VARINT || version == REC_VERSION_WL ||
+		    version == REC_VERSION_WL_EXEC - 1);
 	if (version != REC_VERSION && !r.varint)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
 	switch (type) {
@@ -621,7 +640,7 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 	case QUEUE_REC_WORKLOAD:
 		if (queue_check_name("uid", k, false, NULL))
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record: bad key");
-		return apply_wl(q, k, &r, diag);
+		return apply_wl(q, k, version, &r, diag);
 	case QUEUE_REC_USAGE:
 		return ledger_record_apply(q->ledger, key, key_len, val, val_len, diag);
 	case QUEUE_REC_BUDGET:

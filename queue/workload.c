@@ -451,6 +451,13 @@ int queue_timer_push(queue_t *q, timers_t *t, int64_t at, uint32_t wl)
 	return GPUQ_OK;
 }
 
+int queue_exec_arm(queue_t *q, uint32_t id)
+{
+	int64_t at = queue_exec_deadline(q, W(q, id));
+
+	return at == INT64_MAX ? GPUQ_OK : queue_timer_push(q, &q->exec_timers, at, id);
+}
+
 void queue_timer_pop(queue_t *q, timers_t *t)
 {
 	size_t i = 0;
@@ -595,6 +602,9 @@ static int wl_spec_check(const queue_workload_spec_t *s, gpuq_diag_t *diag)
 				     s->created_ms);
 	if (s->gang_total < 0 || s->gang_total > 1000000 || s->pods_present < 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "workload %s: bad gang counts", s->uid);
+	if (s->max_exec_s < 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "workload %s: maximum execution time %d s",
+				     s->uid, s->max_exec_s);
 	return GPUQ_OK;
 }
 
@@ -656,6 +666,7 @@ static void wl_take_spec(const queue_t *q, wl_t *w, const queue_workload_spec_t 
 	w->created = s->created_ms;
 	w->gang_total = s->gang_total;
 	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
+	w->max_exec_s = s->max_exec_s;
 }
 
 /* Create the workload object from a spec; pending, not yet enqueued. */
@@ -793,14 +804,27 @@ static bool wl_same_spec(queue_t *q, const wl_t *w, uint32_t lq, const queue_wor
 	return true;
 }
 
+/* A workload's own wall-clock limit follows an update at once, whatever
+ * its state (an admitted one's deadline is its caller's to arm). */
+static void limit_follow(queue_t *q, wl_t *w, int32_t max_exec_s, bool *changed)
+{
+	if (w->max_exec_s == max_exec_s)
+		return;
+	w->max_exec_s = max_exec_s;
+	queue_mark_wl(q, w);
+	if (changed)
+		*changed = true;
+}
+
 /* An admitted or finished workload w's update: nothing to do when s asks
  * for what w holds (a status-only event), GPUQ_EAGAIN when it asks for
  * anything else (a queue or template that cannot be found is "else" too). */
-static int settled_update(queue_t *q, const wl_t *w, const queue_workload_spec_t *s,
+static int settled_update(queue_t *q, uint32_t id, const queue_workload_spec_t *s, bool *changed,
 			  gpuq_diag_t *diag)
 {
 	uint32_t lq, tids[QUEUE_PODSETS_MAX];
-	bool same = false;
+	wl_t *w = W(q, id);
+	bool same = false, same_but_limit;
 
 	if (queue_lq_lookup(q, s->namespace_, s->local_queue, &lq) == GPUQ_OK &&
 	    wl_templates(q, s, tids, NULL) == GPUQ_OK) {
@@ -808,12 +832,24 @@ static int settled_update(queue_t *q, const wl_t *w, const queue_workload_spec_t
 		for (size_t i = 0; i < s->n_podsets; i++)
 			queue_tmpl_release(q, tids[i]);
 	}
+	same_but_limit = same && w->max_exec_s != s->max_exec_s;
+	same = same && !same_but_limit;
 	if (same)
 		return GPUQ_OK;
-	return gpuq_diag_set(diag, GPUQ_EAGAIN,
-			     "workload %s: only a pending workload changes; this one is admitted "
-			     "or finished and asks for something else now",
-			     s->uid);
+	if (!same_but_limit)
+		return gpuq_diag_set(diag, GPUQ_EAGAIN,
+				     "workload %s: only a pending workload changes; this one is "
+				     "admitted or finished and asks for something else now",
+				     s->uid);
+	/* room for its new deadline first: all or nothing */
+	if (w->state == QUEUE_WL_ADMITTED &&
+	    queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+		       sizeof(*q->exec_timers.v)))
+		return GPUQ_ENOMEM;
+	limit_follow(q, w, s->max_exec_s, changed);
+	if (w->state == QUEUE_WL_ADMITTED)
+		(void)queue_exec_arm(q, id); /* the room is there */
+	return GPUQ_OK;
 }
 
 int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t now, bool *changed,
@@ -824,7 +860,7 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 	u32vec_t *heap;
 	wl_t *w;
 	int rc;
-	bool backoff;
+	bool backoff, reactivate;
 
 	(void)now;
 	if (changed)
@@ -836,7 +872,7 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "workload uid %s not found", s->uid);
 	w = W(q, id);
 	if (w->state != QUEUE_WL_PENDING)
-		return settled_update(q, w, s, diag);
+		return settled_update(q, id, s, changed, diag);
 	if (queue_lq_lookup(q, s->namespace_, s->local_queue, &lq) != GPUQ_OK)
 		return gpuq_diag_set(diag, GPUQ_ENOTFOUND,
 				     "workload %s: LocalQueue %s/%s not found", s->uid,
@@ -848,9 +884,11 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 	rc = wl_templates(q, s, tids, diag);
 	if (rc)
 		return rc;
-	if (wl_same_spec(q, w, lq, s, tids)) {
+	reactivate = w->wait == QUEUE_WAIT_DEACTIVATED && w->max_exec_s != s->max_exec_s;
+	if (wl_same_spec(q, w, lq, s, tids) && !reactivate) {
 		for (size_t i = 0; i < s->n_podsets; i++)
 			queue_tmpl_release(q, tids[i]);
+		limit_follow(q, w, s->max_exec_s, changed); /* for its next admission */
 		return GPUQ_OK;
 	}
 	/* everything that can fail before anything changes: the pod sets'
@@ -889,6 +927,44 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 		*changed = true;
 	if (backoff) /* its backoff runs on; its timer enqueues it where it now is */
 		return GPUQ_OK;
+	if (w->wait == QUEUE_WAIT_DEACTIVATED && !reactivate)
+		return GPUQ_OK; /* out of the queue until a person changes its limit */
+	if (reactivate)
+		w->exec_ms = 0;		/* a fresh start, as Kueue's reactivation */
+	return queue_wl_enqueue(q, id); /* the room is there: cannot fail */
+}
+
+int queue_workload_limit_set(queue_t *q, const char *uid, int32_t max_exec_s, int64_t now,
+			     bool *changed)
+{
+	uint32_t id;
+	wl_t *w;
+	bool back;
+
+	(void)now;
+	if (changed)
+		*changed = false;
+	if (find_live(q, uid, &id))
+		return GPUQ_ENOTFOUND;
+	w = W(q, id);
+	if (max_exec_s < 0)
+		return GPUQ_EINVAL;
+	if (w->max_exec_s == max_exec_s)
+		return GPUQ_OK;
+	back = w->state == QUEUE_WL_PENDING && w->wait == QUEUE_WAIT_DEACTIVATED;
+	/* room first: all or nothing */
+	if (w->state == QUEUE_WL_ADMITTED
+		? queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+			     sizeof(*q->exec_timers.v))
+		: back && queue_grow(&q->lqs[w->lq].heap.v, &q->lqs[w->lq].heap.cap,
+				     q->lqs[w->lq].heap.n + 1, sizeof(*q->lqs[w->lq].heap.v)))
+		return GPUQ_ENOMEM;
+	limit_follow(q, w, max_exec_s, changed);
+	if (w->state == QUEUE_WL_ADMITTED)
+		(void)queue_exec_arm(q, id); /* the room is there */
+	if (!back)
+		return GPUQ_OK;
+	w->exec_ms = 0;			/* a fresh start, as Kueue's reactivation */
 	return queue_wl_enqueue(q, id); /* the room is there: cannot fail */
 }
 
@@ -944,6 +1020,8 @@ static void wl_unadmit(queue_t *q, uint32_t id, int64_t now)
 	}
 	queue_wl_charge(q, id, -1);
 	queue_usage_close(q, w, now);
+	if (now > w->admitted_ms) /* the span it held quota counts to its limit */
+		w->exec_ms += now - w->admitted_ms;
 	queue_lq_cur_add(q, w, -1);
 	queue_wl_detach(q, id);
 	q->lqs[w->lq].n_admitted--;
@@ -994,6 +1072,7 @@ int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 	u32vec_t *heap = &q->lqs[w->lq].heap;
 	bool backoff = w->evict_reason == QUEUE_EVICT_READY_TIMEOUT ||
 		       w->evict_reason == QUEUE_EVICT_IDLE_RECLAIM;
+	bool deactivate = w->evict_reason == QUEUE_EVICT_MAX_EXEC;
 
 	/* room first: once the state below changes, nothing may fail */
 	if (backoff ? queue_grow(&bt->v, &bt->cap, bt->n + 1, sizeof(*bt->v))
@@ -1010,6 +1089,12 @@ int queue_wl_release(queue_t *q, uint32_t id, int64_t now)
 	q->cqs[w->cq].n_pending++;
 	queue_mark_wl(q, w);
 	queue_mark_lq(q, w->lq);
+	if (deactivate) { /* out of every queue until a person acts */
+		w->wait = QUEUE_WAIT_DEACTIVATED;
+		w->where = W_NONE;
+		w->why = WHY_NONE;
+		return GPUQ_OK;
+	}
 	if (backoff) {
 		/* a Ready timeout doubles its backoff each time; an idle reclaim
 		 * waits one base backoff, so those that waited go first */

@@ -115,7 +115,8 @@ typedef struct {
 	const queue_toleration_t *tol;
 	size_t n_tol;
 	int32_t gang_total, pods_present;
-	const char *res; /* resource, default "gpu" */
+	const char *res;    /* resource, default "gpu" */
+	int32_t max_exec_s; /* its own wall-clock limit, s (0: none) */
 } wlopt_t;
 
 static inline int add_wl_opt(queue_t *q, const char *uid, const char *ns, const char *lq,
@@ -135,6 +136,7 @@ static inline int add_wl_opt(queue_t *q, const char *uid, const char *ns, const 
 		ps.n_tolerations = o->n_tol;
 		s.gang_total = o->gang_total;
 		s.pods_present = o->pods_present;
+		s.max_exec_s = o->max_exec_s;
 	}
 	s.namespace_ = ns;
 	s.name = uid;

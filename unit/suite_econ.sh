@@ -3,7 +3,7 @@
 # each run with --check, and the effect each shows, read from its report:
 # a budget held until its window turns (econ-budget), idle GPUs returned to
 # waiting work (econ-idle), no preemption before a minimum runtime
-# (econ-minruntime), prediction error figures (gpu-cluster with
+# (econ-minruntime), wall-clock limits (econ-maxexec), prediction error figures (gpu-cluster with
 # --predict-interval); and the example traces without economics report no
 # economics section. Env: GPUQ_BIN. Needs python3.
 set -u
@@ -40,7 +40,7 @@ PY
 }
 
 if ! command -v python3 >/dev/null 2>&1; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do skip "economics scenarios" "python3 not installed"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do skip "economics scenarios" "python3 not installed"; done
 	tap_end
 	exit $?
 fi
@@ -69,6 +69,12 @@ py "min runtime: no victim of the protected ClusterQueue ran less than 30 min" m
 	'r["economics"]["minRuntime"]["shortestVictimRunMsByClusterQueue"]["protected"] >= 1800000'
 py "min runtime: in the plain one a victim ran less (the minimum runtime made the difference)" minrt \
 	'0 <= r["economics"]["minRuntime"]["shortestVictimRunMsByClusterQueue"]["plain"] < 1800000'
+
+sim maxexec examples/traces/econ-maxexec.yaml
+py "max execution time: each 2-hour job stopped after 90 min admitted (MaximumExecutionTimeExceeded), nothing else evicted" maxexec \
+	'r["preemptions"]["byReason"] == {"MaximumExecutionTimeExceeded": 4} and all(e["ranMs"] == 5400000 for e in r["preemptions"]["events"])'
+py "max execution time: the stopped jobs stay out of the queue (deactivated) while every 1-hour job finishes" maxexec \
+	'all(w["state"] == "Pending" and "deactivated" in w["why"] for w in first("research/long")) and all(w["state"] == "Finished" for w in first("research/short"))'
 
 sim pred examples/traces/gpu-cluster.yaml --predict-interval 5m
 py "prediction: first predictions of most workloads, with median and p90 errors" pred \

@@ -30,6 +30,7 @@
 
 static const char GOOD[] = HEAD CQ(
     "  minRuntime: 10m\n"
+    "  maxExecutionTime: 8h\n"
     "  idleReclaim: {utilizationBelow: 5, for: 30m, action: Preempt}\n"
     "  budget: {gpuHours: 1000, window: 30d, warnAt: 90, action: Lower}\n")
     LQ("team-a", "train", "  budget: {cost: \"2500.50\", action: Hold}\n") LQ("team-a", "dev", "")
@@ -53,6 +54,7 @@ static void decoded(void **state)
 		fail_msg("%s", d.msg);
 	cq = policy_cq_find(p, "cq");
 	assert_int_equal(cq->min_runtime_ms, 600000);
+	assert_int_equal(cq->max_exec_ms, 8 * 3600000);
 	assert_int_equal(cq->idle.action, POLICY_IDLE_PREEMPT);
 	assert_true(cq->idle.below_pct == 5.0);
 	assert_int_equal(cq->idle.for_ms, 1800000);
@@ -107,6 +109,20 @@ static const bad_t BAD[] = {
      "e.g. 250, \"250ms\", \"1.5s\", \"2m\", \"1h\")"},
     {HEAD CQ("  minRuntime: 721h\n"),
      "t.yaml: document 2: ClusterQueue \"cq\": spec.minRuntime: longer than 30 days (720h)"},
+    {HEAD CQ("  maxExecutionTime: 90 minutes\n"),
+     "t.yaml: document 2: ClusterQueue \"cq\": spec.maxExecutionTime: bad duration \"90 "
+     "minutes\" (want e.g. 250, \"250ms\", \"1.5s\", \"2m\", \"1h\")"},
+    {HEAD CQ("  maxExecutionTime: 500ms\n"),
+     "t.yaml: document 2: ClusterQueue \"cq\": spec.maxExecutionTime: shorter than 1s (leave "
+     "it out for no limit)"},
+    {HEAD CQ("  maxExecutionTime: 8761h\n"),
+     "t.yaml: document 2: ClusterQueue \"cq\": spec.maxExecutionTime: longer than 365 days "
+     "(8760h)"},
+    {HEAD "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: k}\n"
+	  "spec: {maxExecutionTime: 1h}\n",
+     "t.yaml: document 2: ClusterQueue \"k\": spec.maxExecutionTime: a field of gpuq.dev/v1beta1 "
+     "only (kueue.x-k8s.io/v1beta2 has no such field); write the object as apiVersion "
+     "gpuq.dev/v1beta1"},
     {HEAD CQ("  idleReclaim: {utilizationBelow: 5}\n"),
      "t.yaml: document 2: ClusterQueue \"cq\": spec.idleReclaim.for: required"},
     {HEAD CQ("  idleReclaim: {for: 100ms}\n"),
@@ -213,6 +229,7 @@ static void into_the_core(void **state)
 		assert_int_equal(queue_workload_find(q, "a", &id), GPUQ_OK);
 		assert_int_equal(queue_workload_view(q, id, &wv), GPUQ_OK);
 		assert_int_equal(wv.protected_ms, 2700000);
+		assert_int_equal(wv.max_exec_ms, 8 * 3600000); /* the CQ's default */
 		assert_int_equal(queue_workload_find(q, "b", &id), GPUQ_OK);
 		assert_int_equal(queue_workload_view(q, id, &wv), GPUQ_OK);
 		assert_int_equal(wv.protected_ms, 600000);

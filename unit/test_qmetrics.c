@@ -181,7 +181,7 @@ static void gauges_and_counters(void **state)
 		     "gpuq_cluster_queue_pending_workloads{cluster_queue=\"train\","
 		     "reason=\"Eligible\"}",
 		     0);
-	assert_int_equal(samples(text, "gpuq_cluster_queue_pending_workloads{"), 2 * 9);
+	assert_int_equal(samples(text, "gpuq_cluster_queue_pending_workloads{"), 2 * 10);
 	assert_value(text, "gpuq_cluster_queue_admitted_workloads{cluster_queue=\"train\"}", 2);
 	assert_value(text, "gpuq_cluster_queue_admitted_workloads{cluster_queue=\"infer\"}", 1);
 	assert_value(text,

@@ -23,6 +23,7 @@ typedef struct {
 	double idle_pct;
 	int64_t idle_after_ms;
 	queue_reclaim_t reclaim;
+	int64_t max_exec_ms;
 } econ_cq_t;
 
 static void econ_cq(queue_t *q, const char *name, const econ_cq_t *e, bool update)
@@ -44,6 +45,7 @@ static void econ_cq(queue_t *q, const char *name, const econ_cq_t *e, bool updat
 	s.idle_action = e->idle;
 	s.idle_threshold_pct = e->idle_pct;
 	s.idle_after_ms = e->idle_after_ms;
+	s.max_exec_ms = e->max_exec_ms;
 	if (update ? queue_cq_update(q, &s, &diag) : queue_cq_add(q, &s, NULL, &diag))
 		fail_msg("cq %s: %s", name, diag.msg);
 }
@@ -185,6 +187,271 @@ static void min_runtime_survives_restore(void **state)
 	assert_int_equal(queue_next_event(p, MIN), 5 * MIN);
 	queue_destroy(q);
 	queue_destroy(p);
+}
+
+/* ---- wall-clock limits ---- */
+
+#define SEC 1000LL
+
+static void add_limited(queue_t *q, const char *uid, int32_t prio, int64_t at, int64_t gpus,
+			int32_t max_exec_s)
+{
+	wlopt_t o = {.max_exec_s = max_exec_s};
+
+	assert_int_equal(add_wl_opt(q, uid, "ns", "lq", prio, at, 1, gpus, &o), GPUQ_OK);
+}
+
+static queue_workload_view_t view_of(queue_t *q, const char *uid)
+{
+	queue_wl_t id;
+	queue_workload_view_t v;
+
+	assert_int_equal(queue_workload_find(q, uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	return v;
+}
+
+/* The limit in force is the shorter of the label and the ClusterQueue's
+ * default; the workload is stopped at the first tick at admission + limit,
+ * not a millisecond before. */
+static void max_exec_limit_in_force(void **state)
+{
+	static const struct {
+		int32_t label_s;
+		int64_t cq_ms;
+		int64_t want_ms; /* 0: no limit */
+	} cases[] = {
+	    {0, 0, 0},		       /* neither */
+	    {20, 0, 20 * SEC},	       /* the label alone */
+	    {0, 90 * SEC, 90 * SEC},   /* the default alone */
+	    {20, 90 * SEC, 20 * SEC},  /* the label shorter: it wins */
+	    {300, 90 * SEC, 90 * SEC}, /* the default shorter: it holds */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		econ_cq_t e = {.gpus = 1, .max_exec_ms = cases[i].cq_ms};
+		queue_t *q = econ_queue(&e);
+		queue_result_t r;
+		queue_workload_view_t v;
+		int64_t t0 = 5 * SEC;
+
+		add_limited(q, "w", 0, 0, 1, cases[i].label_s);
+		cycle(q, t0, &r);
+		assert_true(admitted_in(&r, "w"));
+		v = view_of(q, "w");
+		assert_int_equal(v.max_exec_ms, cases[i].want_ms);
+		if (!cases[i].want_ms) {
+			assert_int_equal(v.exec_deadline_ms, -1);
+			assert_int_equal(queue_tick(q, 400 * SEC, &r), GPUQ_OK);
+			assert_int_equal(state_of(q, "w"), QUEUE_WL_ADMITTED);
+			queue_destroy(q);
+			continue;
+		}
+		assert_int_equal(v.exec_deadline_ms, t0 + cases[i].want_ms);
+		assert_int_equal(queue_next_event(q, t0), t0 + cases[i].want_ms);
+		assert_int_equal(queue_tick(q, t0 + cases[i].want_ms - 1, &r), GPUQ_OK);
+		assert_int_equal(r.n_evictions, 0);
+		assert_int_equal(queue_tick(q, t0 + cases[i].want_ms, &r), GPUQ_OK);
+		assert_true(evicted_in(&r, "w", QUEUE_EVICT_MAX_EXEC));
+		assert_string_equal(r.evictions[0].reason_name, "MaximumExecutionTimeExceeded");
+		assert_int_equal(wait_of(q, "w"), QUEUE_WAIT_DEACTIVATED);
+		queue_destroy(q);
+	}
+}
+
+/* Time counts only while admitted, summed over admissions (a preemption in
+ * between); past the limit the workload is out of the queue, its quota goes
+ * to the next, and only a change of its limit brings it back, clock at 0. */
+static void max_exec_accumulates_and_deactivates(void **state)
+{
+	econ_cq_t e = {.gpus = 1};
+	queue_t *q = econ_queue(&e);
+	queue_result_t r;
+	queue_workload_view_t v;
+	queue_request_t req = {"gpu", 1};
+	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &req, .n_requests = 1};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = "low",
+				   .uid = "low",
+				   .local_queue = "lq",
+				   .podsets = &ps,
+				   .n_podsets = 1,
+				   .max_exec_s = 10};
+	char st[512];
+	bool changed = false;
+
+	(void)state;
+	add_limited(q, "low", 0, 0, 1, 10);
+	cycle(q, 0, &r);
+	assert_true(admitted_in(&r, "low"));
+	add_wl(q, "high", "ns", "lq", 100, 4 * SEC, 1); /* preempts low at 4 s */
+	cycle(q, 4 * SEC, &r);
+	assert_true(evicted_in(&r, "low", QUEUE_EVICT_IN_CQ));
+	cycle(q, 4 * SEC, &r);
+	assert_true(admitted_in(&r, "high"));
+	assert_int_equal(view_of(q, "low").exec_ms, 4 * SEC);
+	assert_int_equal(queue_workload_finish(q, "high", 6 * SEC), GPUQ_OK);
+	cycle(q, 6 * SEC, &r);
+	assert_true(admitted_in(&r, "low"));
+	/* 4 s run before, 6 s left from 6 s: stopped at 12 s, not 10 or 16 */
+	v = view_of(q, "low");
+	assert_int_equal(v.exec_deadline_ms, 12 * SEC);
+	add_wl(q, "next", "ns", "lq", 0, 7 * SEC, 1);
+	assert_int_equal(queue_tick(q, 12 * SEC - 1, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(queue_tick(q, 12 * SEC, &r), GPUQ_OK);
+	assert_true(evicted_in(&r, "low", QUEUE_EVICT_MAX_EXEC));
+	assert_int_equal(r.evictions[0].preemptor, QUEUE_NONE);
+	cycle(q, 12 * SEC, &r);
+	assert_true(admitted_in(&r, "next")); /* its quota goes to the next */
+	assert_int_equal(wait_of(q, "low"), QUEUE_WAIT_DEACTIVATED);
+	{
+		queue_wl_t id;
+
+		assert_int_equal(queue_workload_find(q, "low", &id), GPUQ_OK);
+		assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+		assert_non_null(strstr(st, "pending in ClusterQueue cq: deactivated: it ran 10 s, "
+					   "its maximum execution time is 10 s"));
+		explain(q, "low", st, sizeof(st)); /* in no queue: no position */
+		assert_true(!strncmp(st, "in ns/lq: deactivated: it ran 10 s", 34));
+	}
+	/* free quota, still out of the queue: no cycle admits it */
+	assert_int_equal(queue_workload_finish(q, "next", 13 * SEC), GPUQ_OK);
+	cycle(q, 14 * SEC, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(state_of(q, "low"), QUEUE_WL_PENDING);
+	/* an edit that leaves its limit as it is leaves it deactivated */
+	s.priority = 5;
+	assert_int_equal(queue_workload_update(q, &s, 15 * SEC, &changed, NULL), GPUQ_OK);
+	cycle(q, 15 * SEC, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(wait_of(q, "low"), QUEUE_WAIT_DEACTIVATED);
+	/* a person raises its limit: back in the queue, its clock at 0 */
+	s.max_exec_s = 30;
+	assert_int_equal(queue_workload_update(q, &s, 16 * SEC, &changed, NULL), GPUQ_OK);
+	assert_true(changed);
+	cycle(q, 16 * SEC, &r);
+	assert_true(admitted_in(&r, "low"));
+	assert_int_equal(view_of(q, "low").exec_deadline_ms, 46 * SEC);
+	assert_int_equal(queue_check(q, st, sizeof(st)), GPUQ_OK);
+	queue_destroy(q);
+}
+
+/* The daemon's way (release_on_evict false): the workload holds its quota
+ * until its pods are gone, and only then is deactivated. A limit lowered
+ * while it runs applies at the next tick. */
+static void max_exec_daemon_and_lowered_limit(void **state)
+{
+	queue_config_t cfg;
+	queue_t *q = NULL;
+	queue_result_t r;
+	econ_cq_t e = {.gpus = 1};
+	queue_request_t req = {"gpu", 1};
+	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &req, .n_requests = 1};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = "w",
+				   .uid = "w",
+				   .local_queue = "lq",
+				   .podsets = &ps,
+				   .n_podsets = 1,
+				   .max_exec_s = 3600};
+	bool changed = false;
+
+	(void)state;
+	queue_config_default(&cfg);
+	cfg.release_on_evict = false;
+	cfg.tenant_sample_ms = 1000 * 24 * HOUR;
+	assert_int_equal(queue_create(&cfg, &q), GPUQ_OK);
+	add_flavor(q, "f");
+	econ_cq(q, "cq", &e, false);
+	add_lq(q, "ns", "lq", "cq");
+	assert_int_equal(queue_workload_add(q, &s, 0, NULL, NULL), GPUQ_OK);
+	cycle(q, 0, &r);
+	assert_true(admitted_in(&r, "w"));
+	s.max_exec_s = 20; /* lowered while it runs, past already at 30 s */
+	assert_int_equal(queue_workload_update(q, &s, 30 * SEC, &changed, NULL), GPUQ_OK);
+	assert_true(changed);
+	assert_int_equal(queue_tick(q, 30 * SEC, &r), GPUQ_OK);
+	assert_true(evicted_in(&r, "w", QUEUE_EVICT_MAX_EXEC));
+	assert_int_equal(state_of(q, "w"), QUEUE_WL_EVICTING);
+	assert_int_equal(queue_workload_evicted(q, "w", 31 * SEC), GPUQ_OK);
+	assert_int_equal(wait_of(q, "w"), QUEUE_WAIT_DEACTIVATED);
+	assert_int_equal(view_of(q, "w").exec_ms, 31 * SEC);
+	cycle(q, 32 * SEC, &r);
+	assert_int_equal(r.n_admissions, 0);
+	/* the limit alone, as the controller sends it for a released object:
+	   the same leaves it out, another brings it back, clock at 0 */
+	assert_int_equal(queue_workload_limit_set(q, "w", 20, 33 * SEC, &changed), GPUQ_OK);
+	assert_false(changed);
+	assert_int_equal(queue_workload_limit_set(q, "w", -1, 33 * SEC, NULL), GPUQ_EINVAL);
+	assert_int_equal(queue_workload_limit_set(q, "nobody", 5, 33 * SEC, NULL), GPUQ_ENOTFOUND);
+	assert_int_equal(wait_of(q, "w"), QUEUE_WAIT_DEACTIVATED);
+	assert_int_equal(queue_workload_limit_set(q, "w", 60, 34 * SEC, &changed), GPUQ_OK);
+	assert_true(changed);
+	cycle(q, 34 * SEC, &r);
+	assert_true(admitted_in(&r, "w"));
+	assert_int_equal(view_of(q, "w").exec_deadline_ms, 94 * SEC);
+	/* lowered while admitted, past the time run: stopped at the next tick */
+	assert_int_equal(queue_workload_limit_set(q, "w", 5, 40 * SEC, &changed), GPUQ_OK);
+	assert_int_equal(queue_tick(q, 40 * SEC, &r), GPUQ_OK);
+	assert_true(evicted_in(&r, "w", QUEUE_EVICT_MAX_EXEC));
+	queue_destroy(q);
+}
+
+/* Copy every record of q into a fresh core of the same policy. */
+static queue_t *restored(queue_t *q, const econ_cq_t *e)
+{
+	queue_t *p = econ_queue(e);
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen;
+
+	assert_int_equal(queue_dirty_all(q), GPUQ_OK);
+	while (queue_dirty_next(q, &it, &type, &key, &klen) == GPUQ_OK) {
+		uint8_t val[4096];
+		size_t len;
+
+		if (queue_record_encode(q, type, key, klen, val, sizeof(val), &len))
+			continue;
+		assert_int_equal(queue_record_apply(p, type, key, klen, val, len, NULL), GPUQ_OK);
+	}
+	assert_int_equal(queue_restore_done(p, NULL), GPUQ_OK);
+	return p;
+}
+
+/* A leader that dies loses no deadline: the time run before (a requeue)
+ * and the limit are in the workload's record; a deactivated workload stays
+ * out of the queue in the restored core. */
+static void max_exec_survives_restore(void **state)
+{
+	econ_cq_t e = {.gpus = 1, .max_exec_ms = 60 * SEC};
+	queue_t *q = econ_queue(&e), *p, *p2;
+	queue_result_t r;
+
+	(void)state;
+	add_limited(q, "w", 0, 0, 1, 10);
+	add_limited(q, "x", 0, 0, 1, 0); /* the default's 60 s */
+	cycle(q, 0, &r);
+	add_wl(q, "high", "ns", "lq", 100, 3 * SEC, 1);
+	cycle(q, 3 * SEC, &r); /* preempts the newest admitted: w or x, by uid */
+	cycle(q, 3 * SEC, &r);
+	assert_int_equal(queue_workload_finish(q, "high", 5 * SEC), GPUQ_OK);
+	cycle(q, 5 * SEC, &r);
+	p = restored(q, &e);
+	assert_int_equal(view_of(p, "w").exec_deadline_ms, view_of(q, "w").exec_deadline_ms);
+	assert_int_equal(view_of(p, "w").exec_ms, view_of(q, "w").exec_ms);
+	assert_int_equal(queue_next_event(p, 5 * SEC), queue_next_event(q, 5 * SEC));
+	assert_int_equal(queue_tick(p, view_of(p, "w").exec_deadline_ms, &r), GPUQ_OK);
+	assert_true(evicted_in(&r, "w", QUEUE_EVICT_MAX_EXEC));
+	p2 = restored(p, &e);
+	assert_int_equal(wait_of(p2, "w"), QUEUE_WAIT_DEACTIVATED);
+	cycle(p2, 100 * SEC, &r);
+	assert_false(admitted_in(&r, "w"));
+	queue_destroy(q);
+	queue_destroy(p);
+	queue_destroy(p2);
 }
 
 /* ---- budgets ---- */
@@ -680,6 +947,10 @@ int main(void)
 	    cmocka_unit_test(idle_report_only_and_busy_again),
 	    cmocka_unit_test(idle_spell_needs_fresh_evidence),
 	    cmocka_unit_test(predicted_start_in_the_explanation),
+	    cmocka_unit_test(max_exec_limit_in_force),
+	    cmocka_unit_test(max_exec_accumulates_and_deactivates),
+	    cmocka_unit_test(max_exec_daemon_and_lowered_limit),
+	    cmocka_unit_test(max_exec_survives_restore),
 	};
 
 	return cmocka_run_group_tests_name("queue_econ", tests, NULL, NULL);

@@ -99,6 +99,7 @@ typedef struct {
 	queue_budget_spec_t budgets[16]; /* names point into budget_names */
 	char budget_names[16][24];	 /* their names */
 	size_t n_budgets;		 /* entries */
+	int64_t max_exec[6];		 /* per CQ: maxExecutionTime, ms (0: none) */
 } policy_t;
 
 /* An econ trace's clock starts this long before its daily budget window
@@ -158,6 +159,13 @@ static void policy_random(uint64_t *s, policy_t *p)
 
 		for (int c = 0; c < p->n_cqs; c++)
 			p->afs[c] = rnd(&a, 0, 1);
+	}
+	{ /* wall-clock limits, from a stream of their own: one CQ in four
+	   * has a default of 20..300 ms (a trace runs about a second) */
+		uint64_t x = *s ^ 0x94d049bb133111ebull;
+
+		for (int c = 0; c < p->n_cqs; c++)
+			p->max_exec[c] = rnd(&x, 0, 3) ? 0 : rnd(&x, 20, 300);
 	}
 	{ /* GPU economics, from a stream of their own too: the traces of a
 	   * seed without them stay as they were */
@@ -290,6 +298,7 @@ static void cq_put(queue_t *q, const policy_t *p, int c, bool update)
 	cs.idle_action = p->idle[c];
 	cs.idle_threshold_pct = 50;
 	cs.idle_after_ms = p->idle_after[c];
+	cs.max_exec_ms = p->max_exec[c];
 	if ((update ? queue_cq_update(q, &cs, &diag) : queue_cq_add(q, &cs, NULL, &diag)) != 0)
 		fail_msg("cq %s: %s", update ? "update" : "add", diag.msg);
 }
@@ -357,10 +366,13 @@ typedef enum { X_NONE = 0, X_LIVE, X_FINISHED, X_DELETED } expect_t;
 
 typedef struct {
 	char uid[16];
-	expect_t ex; /* live (pending/admitted/evicting) or finished */
-	int gang;    /* gang total or 0 */
-	int cq;	     /* its CQ (another after a move to "mv") */
-	int ns;	     /* its namespace, cq<ns> */
+	expect_t ex;   /* live (pending/admitted/evicting) or finished */
+	int gang;      /* gang total or 0 */
+	int cq;	       /* its CQ (another after a move to "mv") */
+	int ns;	       /* its namespace, cq<ns> */
+	bool deact;    /* seen deactivated (its wall-clock limit): stays so until
+			  an update changes its limit */
+	int32_t label; /* its own limit, s (the spec's max_exec_s) */
 } twl_t;
 
 typedef struct {
@@ -377,6 +389,7 @@ typedef struct {
 	int pre_n[MAX_WL];			/* its preemptions at that instant */
 	uint64_t econ_rng;			/* econ traces: their own stream */
 	int64_t adm_at[MAX_WL];			/* its last admission, from the results */
+	uint64_t exec_rng;			/* workloads' own limits: their own stream */
 } trace_t;
 
 static void check(bool ok, const trace_t *t, const char *what)
@@ -906,7 +919,7 @@ static void check_same_future(const trace_t *t, queue_t *p)
 /* What the traces exercised (a property test that never preempts proves
  * little): totals over all traces, checked by the last block. */
 static struct {
-	uint64_t cycles, admissions, evictions[7], changes, restores, strict_admissions,
+	uint64_t cycles, admissions, evictions[8], changes, restores, strict_admissions,
 	    afs_admissions, idles, budget_changes, held_waits, lowered_admissions, econ_traces,
 	    updates, moves;
 } seen_total;
@@ -963,6 +976,8 @@ static void random_spec(trace_t *t, uint64_t *s, const twl_t *x, int c, bool mov
 		w->gang_total = pods;
 		w->pods_present = (int32_t)rnd(s, 0, pods);
 	}
+	/* one in six with a label of its own: 1 s, or 2 s (an update changing it) */
+	w->max_exec_s = rnd(&t->exec_rng, 0, 5) ? 0 : (int32_t)rnd(&t->exec_rng, 1, 2);
 }
 
 static void add_random_wl(trace_t *t, uint64_t *s)
@@ -979,6 +994,7 @@ static void add_random_wl(trace_t *t, uint64_t *s)
 	assert_int_equal(queue_workload_add(t->q, &w, t->now, NULL, NULL), GPUQ_OK);
 	x->ex = X_LIVE;
 	x->gang = w.gang_total;
+	x->label = w.max_exec_s;
 	x->cq = x->ns = c;
 	t->n_wl++;
 }
@@ -993,14 +1009,21 @@ static void update_random_wl(trace_t *t, uint64_t *s, int i)
 	queue_workload_spec_t w;
 	twl_t *x = &t->wl[i];
 	char ns[16], lq[16];
-	bool move = rnd(s, 0, 3) == 0, changed = false;
+	bool move = rnd(s, 0, 3) == 0, changed = false, was_deact;
 	queue_wl_t id;
 	queue_workload_view_t v;
 
 	random_spec(t, s, x, x->ns, move, &w, ps, req, ns, lq);
-	assert_int_equal(queue_workload_update(t->q, &w, t->now, &changed, NULL), GPUQ_OK);
 	assert_int_equal(queue_workload_find(t->q, x->uid, &id), GPUQ_OK);
 	assert_int_equal(queue_workload_view(t->q, id, &v), GPUQ_OK);
+	was_deact = v.wait == QUEUE_WAIT_DEACTIVATED;
+	assert_int_equal(queue_workload_update(t->q, &w, t->now, &changed, NULL), GPUQ_OK);
+	assert_int_equal(queue_workload_view(t->q, id, &v), GPUQ_OK);
+	if (was_deact)
+		check((v.wait == QUEUE_WAIT_DEACTIVATED) == (w.max_exec_s == x->label), t,
+		      "a deactivated workload comes back when its limit changes, and only then");
+	x->deact = v.wait == QUEUE_WAIT_DEACTIVATED;
+	x->label = w.max_exec_s;
 	check(v.state == QUEUE_WL_PENDING && v.priority == w.priority &&
 		  v.n_podsets == w.n_podsets && v.gang_total == w.gang_total,
 	      t, "an update applies whole");
@@ -1043,6 +1066,36 @@ static void note_planned(trace_t *t)
 	}
 }
 
+/* Wall-clock limits: after a tick no admitted workload is at or past its
+ * deadline (after_tick); a workload once deactivated stays pending and
+ * deactivated, in no queue, until an update (update_random_wl clears the
+ * mark); its deadline is its admission plus its limit less the time it ran
+ * before. */
+static void check_exec(trace_t *t, bool after_tick)
+{
+	for (queue_wl_t id = queue_workload_next(t->q, QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(t->q, id)) {
+		queue_workload_view_t v;
+		twl_t *x;
+		int i;
+
+		assert_int_equal(queue_workload_view(t->q, id, &v), GPUQ_OK);
+		i = (int)strtol(v.uid + 1, NULL, 10); /* "w<i>" */
+		x = &t->wl[i];
+		if (v.state == QUEUE_WL_ADMITTED && v.max_exec_ms) {
+			check(v.exec_deadline_ms == v.admitted_ms + v.max_exec_ms - v.exec_ms, t,
+			      "a deadline is admission + limit - time run before");
+			check(!after_tick || v.exec_deadline_ms > t->now, t,
+			      "no admitted workload past its wall-clock limit after a tick");
+		}
+		check(!x->deact ||
+			  (v.state == QUEUE_WL_PENDING && v.wait == QUEUE_WAIT_DEACTIVATED),
+		      t, "a deactivated workload stays deactivated until its limit changes");
+		if (v.state == QUEUE_WL_PENDING && v.wait == QUEUE_WAIT_DEACTIVATED)
+			x->deact = true;
+	}
+}
+
 static void after_step(trace_t *t, const queue_result_t *r)
 {
 	if (r) {
@@ -1078,6 +1131,7 @@ static void after_step(trace_t *t, const queue_result_t *r)
 				 (unsigned long long)t->seed, (long long)t->now, why);
 	}
 	check_accounting(t);
+	check_exec(t, false);
 	if (r) {
 		check_strict_order(t, r);
 		check_fair_once(t, r);
@@ -1102,6 +1156,7 @@ static void run_trace(uint64_t seed)
 	policy_random(&s, &t->pol);
 	t->q = policy_build(&t->pol);
 	t->econ_rng = seed * 0xbf58476d1ce4e5b9ull + 777;
+	t->exec_rng = seed * 0xd6e8feb86659fd93ull + 4242;
 	if (t->pol.econ)
 		t->now = ECON_START;
 	steps = (int)rnd(&s, 40, 150);
@@ -1145,6 +1200,7 @@ static void run_trace(uint64_t seed)
 			for (size_t k = 0; k < r.n_evictions; k++)
 				fair_forget(t, r.evictions[k].victim_uid);
 			check_econ(t, &r);
+			check_exec(t, true);
 			seen_total.idles += r.n_idles;
 			seen_total.budget_changes += r.n_budget_changes;
 			after_step(t, NULL);
@@ -1238,6 +1294,10 @@ static void traces(void **state)
 			      (unsigned long long)seen_total.evictions[3],
 			      (unsigned long long)seen_total.evictions[4],
 			      (unsigned long long)seen_total.evictions[5]);
+		print_message("# %llu stopped at their wall-clock limit "
+			      "(MaximumExecutionTimeExceeded)\n",
+			      (unsigned long long)seen_total.evictions[7]);
+		assert_true(seen_total.evictions[7] > 0);
 		print_message("# %llu updates of pending workloads, %llu moved to another "
 			      "ClusterQueue\n",
 			      (unsigned long long)seen_total.updates,

@@ -196,12 +196,12 @@ static void records_version1_still_read(void **st)
 		if (v1_records[i].type != QUEUE_REC_WORKLOAD)
 			continue;
 		assert_int_equal(val[0], 1);
-		/* what this build writes for it: version 3, in fewer bytes */
+		/* what this build writes for it: version 4, in fewer bytes */
 		assert_int_equal(
 		    queue_record_encode(q, QUEUE_REC_WORKLOAD, (const uint8_t *)v1_records[i].key,
 					strlen(v1_records[i].key), val, sizeof(val), &len),
 		    GPUQ_OK);
-		assert_int_equal(val[0], 3);
+		assert_int_equal(val[0], 4);
 		assert_true(len < n);
 	}
 	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
@@ -211,38 +211,46 @@ static void records_version1_still_read(void **st)
 	queue_destroy(q);
 }
 
-/* A version 2 workload record (varints, every resource name as text) is
- * still read. The fixture names no well-known resource ("gpu"), so this
- * build writes its records as version 2 did but for the version byte:
- * given version 2, each is read to the same state and future. */
+/* A version 2 workload record (varints, every resource name as text) and
+ * a version 3 one (no execution time, no limit at its end) are still read.
+ * The fixture names no well-known resource ("gpu") and no limit, so this
+ * build writes its records as version 2 and 3 did but for the version byte
+ * and the two zero bytes at the end (time run 0, no limit): given those,
+ * each is read to the same state and future. */
 static void records_version2_still_read(void **st)
 {
-	queue_t *q = policy_for_records(), *p = policy_for_records();
-	queue_result_t r;
-	rec_t *recs;
-	size_t n, wls = 0;
-	gpuq_diag_t diag = {{0}};
+	for (uint8_t version = 2; version <= 3; version++) {
+		queue_t *q = policy_for_records(), *p = policy_for_records();
+		queue_result_t r;
+		rec_t *recs;
+		size_t n, wls = 0;
+		gpuq_diag_t diag = {{0}};
 
-	(void)st;
-	records_fixture(q, &r);
-	n = dump_all(q, &recs);
-	for (size_t i = 0; i < n; i++) {
-		if (recs[i].type == QUEUE_REC_WORKLOAD) {
-			assert_int_equal(recs[i].val[0], 3);
-			recs[i].val[0] = 2;
-			wls++;
+		(void)st;
+		records_fixture(q, &r);
+		n = dump_all(q, &recs);
+		for (size_t i = 0; i < n; i++) {
+			if (recs[i].type == QUEUE_REC_WORKLOAD) {
+				assert_int_equal(recs[i].val[0], 4);
+				assert_int_equal(recs[i].val[recs[i].vlen - 2], 0);
+				assert_int_equal(recs[i].val[recs[i].vlen - 1], 0);
+				recs[i].val[0] = version;
+				recs[i].vlen -= 2;
+				wls++;
+			}
+			if (queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen,
+					       recs[i].val, recs[i].vlen, &diag))
+				fail_msg("apply %.*s: %s", (int)recs[i].klen, recs[i].key,
+					 diag.msg);
 		}
-		if (queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen, recs[i].val,
-				       recs[i].vlen, &diag))
-			fail_msg("apply %.*s: %s", (int)recs[i].klen, recs[i].key, diag.msg);
+		assert_int_equal(wls, 5);
+		assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
+		assert_same_workloads(q, p);
+		assert_same_future(q, p);
+		free_recs(recs, n);
+		queue_destroy(p);
+		queue_destroy(q);
 	}
-	assert_int_equal(wls, 5);
-	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
-	assert_same_workloads(q, p);
-	assert_same_future(q, p);
-	free_recs(recs, n);
-	queue_destroy(p);
-	queue_destroy(q);
 }
 
 /* From version 3 a workload record names a well-known resource
@@ -274,7 +282,7 @@ static void records_name_known_resources_by_index(void **st)
 	n = dump_all(q, &recs);
 	for (size_t i = 0; i < n; i++) {
 		if (recs[i].type == QUEUE_REC_WORKLOAD) {
-			assert_int_equal(recs[i].val[0], 3);
+			assert_int_equal(recs[i].val[0], QUEUE_RECORD_VERSION_WORKLOAD);
 			assert_null(memmem(recs[i].val, recs[i].vlen, "nvidia.com/gpu", 14));
 		}
 		if (queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen, recs[i].val,

@@ -639,6 +639,80 @@ static void test_object_timestamps(void **state)
 }
 
 /* Refusals name the field and the value. */
+/* The wall-clock limit labels, gpuq's then Kueue's, on a GPU Job and a
+ * Pod (any kind: the one decode reads them); a bad value on a GPU
+ * workload is refused naming the label and the value, on a workload that
+ * is not gpuq's it is not gpuq's to judge. */
+static void test_object_max_exec_label(void **state)
+{
+#define GPU_JOB_SPEC                                                                               \
+	",'spec':{'template':{'spec':{'containers':[{'name':'c','resources':{'limits':{"           \
+	"'nvidia.com/gpu':'1'}}}]}}}}"
+#define CPU_POD_SPEC ",'spec':{'containers':[{'name':'c'}]}}"
+	static const struct {
+		const char *json; /* ' for " */
+		int32_t want;	  /* max_exec_s; -1: refused */
+		const char *msg;  /* in diag when refused */
+	} t[] = {
+	    {OBJ_META(JOB_API, "j", "") GPU_JOB_SPEC, 0, NULL},
+	    {OBJ_META(JOB_API, "j", ",'labels':{'gpuq.dev/max-exec-time-seconds':'20'}")
+		 GPU_JOB_SPEC,
+	     20, NULL},
+	    {OBJ_META(JOB_API, "j", ",'labels':{'kueue.x-k8s.io/max-exec-time-seconds':'3600'}")
+		 GPU_JOB_SPEC,
+	     3600, NULL},
+	    {OBJ_META(JOB_API, "j",
+		      ",'labels':{'kueue.x-k8s.io/max-exec-time-seconds':'10',"
+		      "'gpuq.dev/max-exec-time-seconds':'30'}") GPU_JOB_SPEC,
+	     30, NULL}, /* gpuq's wins */
+	    {OBJ_META(JOB_API, "j", ",'labels':{'gpuq.dev/max-exec-time-seconds':'2147483647'}")
+		 GPU_JOB_SPEC,
+	     2147483647, NULL},
+	    {OBJ_META(JOB_API, "j", ",'labels':{'gpuq.dev/max-exec-time-seconds':'2147483648'}")
+		 GPU_JOB_SPEC,
+	     -1,
+	     "Job \"j\": metadata.labels[gpuq.dev/max-exec-time-seconds]: must be a whole number "
+	     "of seconds from 1 to 2147483647, not \"2147483648\""},
+	    {OBJ_META(JOB_API, "j", ",'labels':{'kueue.x-k8s.io/max-exec-time-seconds':'0'}")
+		 GPU_JOB_SPEC,
+	     -1, "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]: must be a whole number"},
+	    {OBJ_META(JOB_API, "j", ",'labels':{'gpuq.dev/max-exec-time-seconds':'8h'}")
+		 GPU_JOB_SPEC,
+	     -1, "not \"8h\""},
+	    {OBJ_META(JOB_API, "j", ",'labels':{'gpuq.dev/max-exec-time-seconds':'-5'}")
+		 GPU_JOB_SPEC,
+	     -1, "not \"-5\""},
+	    {OBJ_META(POD_API, "p",
+		      ",'labels':{'gpuq.dev/max-exec-time-seconds':'90'}") ",'spec':{'containers':["
+									   "{'name':'c','resources'"
+									   ":{'limits':{'nvidia."
+									   "com/gpu':'1'}}}]}}",
+	     90, NULL},
+	    {OBJ_META(POD_API, "p", ",'labels':{'gpuq.dev/max-exec-time-seconds':'soon'}")
+		 CPU_POD_SPEC,
+	     0, NULL}, /* not gpuq's */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d;
+		int rc = obj_decode(NULL, t[i].json, &o, &d);
+
+		if (t[i].want < 0) {
+			if (rc != GPUQ_EINVAL || !strstr(d.msg, t[i].msg))
+				fail_msg("case %zu: rc %d, %s", i, rc, d.msg);
+			continue;
+		}
+		if (rc)
+			fail_msg("case %zu: %s", i, d.msg);
+		assert_int_equal(o->x->max_exec_s, t[i].want);
+		workload_destroy(o);
+	}
+#undef GPU_JOB_SPEC
+#undef CPU_POD_SPEC
+}
+
 static void test_object_bad_input(void **state)
 {
 	static const struct {
@@ -1381,6 +1455,7 @@ int main(void)
 	    cmocka_unit_test(test_object_job_status),
 	    cmocka_unit_test(test_object_timestamps),
 	    cmocka_unit_test(test_object_bad_input),
+	    cmocka_unit_test(test_object_max_exec_label),
 	    cmocka_unit_test(test_object_caps),
 	    cmocka_unit_test(test_jobset_podsets),
 	    cmocka_unit_test(test_jobset_refusals),

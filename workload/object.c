@@ -660,6 +660,10 @@ static int decode_parts(workload_decoder_t *d, const workload_config_t *cfg, con
 		rc = v.queue ? keep(d, &w->queue, v.queue, "metadata.labels", WORKLOAD_STR_MAX)
 			     : GPUQ_OK;
 	}
+	if (!rc && v.max_exec_s && !workload_dec_extra(d))
+		rc = GPUQ_ENOMEM;
+	if (!rc && v.max_exec_s)
+		d->x->max_exec_s = v.max_exec_s;
 	if (!rc && v.pod_group && !workload_dec_extra(d))
 		rc = GPUQ_ENOMEM;
 	if (!rc && v.pod_group) {

@@ -18,6 +18,33 @@ const char *workload_labels_queue(const jv_t *labels)
 	return q ? q : jv_member_str(labels, WORKLOAD_LABEL_KUEUE_QUEUE);
 }
 
+/* The max-exec-time-seconds label of w: *out 1..INT32_MAX, or 0 when
+ * neither label is there; GPUQ_EINVAL naming the label and its value when
+ * it is not a whole number of seconds in that range. */
+static int max_exec_label(const workload_view_t *w, int32_t *out, gpuq_diag_t *diag)
+{
+	const char *key = WORKLOAD_LABEL_MAX_EXEC, *v = jv_member_str(w->labels, key);
+	int64_t n = 0;
+	size_t i = 0;
+
+	*out = 0;
+	if (!v) {
+		key = WORKLOAD_LABEL_KUEUE_MAX_EXEC;
+		v = jv_member_str(w->labels, key);
+	}
+	if (!v)
+		return GPUQ_OK;
+	for (; v[i] >= '0' && v[i] <= '9' && n <= INT32_MAX; i++)
+		n = n * 10 + (v[i] - '0');
+	if (!i || v[i] || n < 1 || n > INT32_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "%s \"%s\": metadata.labels[%s]: must be a whole number of "
+				     "seconds from 1 to 2147483647, not \"%.64s\"",
+				     w->kind_name, w->name, key, v);
+	*out = (int32_t)n;
+	return GPUQ_OK;
+}
+
 bool workload_pod_gated(const jv_t *pod_spec)
 {
 	const jv_t *gates = jv_is(pod_spec, JV_OBJECT) ? jv_get(pod_spec, "schedulingGates") : NULL;
@@ -458,6 +485,11 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 			w->gpu = true;
 			memcpy(w->gpu_resource, ps->gpu_resource, sizeof(w->gpu_resource));
 		}
+	}
+	if (!rc && max_exec_label(w, &w->max_exec_s, NULL)) {
+		w->max_exec_s = 0;
+		if (w->gpu || w->queue) /* gpuq's: a bad limit is refused, by name */
+			rc = max_exec_label(w, &w->max_exec_s, diag);
 	}
 	return rc;
 }

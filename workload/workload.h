@@ -47,7 +47,11 @@
 
 #define WORKLOAD_LABEL_QUEUE "gpuq.dev/queue-name"	       /* LocalQueue of the workload */
 #define WORKLOAD_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name" /* accepted as the same */
-#define WORKLOAD_LABEL_MANAGED "gpuq.dev/managed"   /* "true" on a held parent's templates */
+#define WORKLOAD_LABEL_MANAGED "gpuq.dev/managed" /* "true" on a held parent's templates */
+/* A workload's wall-clock limit in seconds (gpuq's, else Kueue's label):
+ * past it, admitted in all, it is stopped and deactivated (docs/kinds.md). */
+#define WORKLOAD_LABEL_MAX_EXEC "gpuq.dev/max-exec-time-seconds"
+#define WORKLOAD_LABEL_KUEUE_MAX_EXEC "kueue.x-k8s.io/max-exec-time-seconds"
 #define WORKLOAD_ANNOT_ADMITTED "gpuq.dev/admitted" /* "true": set by the controller only */
 #define WORKLOAD_PATCH_MANAGER                                                                     \
 	"gpuq.dev/manager"			  /* gpuq's entry in a TrainJob's runtimePatches   \
@@ -311,6 +315,9 @@ typedef struct workload_view {
 	const char *pod_group;		       /* Pod: kueue.x-k8s.io/pod-group-name, or NULL */
 	bool suspend;			       /* the kind's suspend field is true */
 	const char *queue;		       /* queue label value, gpuq's then Kueue's; NULL */
+	int32_t max_exec_s;		       /* max-exec-time-seconds label, gpuq's then
+						  Kueue's: 1..INT32_MAX; 0 when neither (a
+						  GPU workload's bad value is refused) */
 	bool admitted;			       /* gpuq.dev/admitted = "true" on the object */
 	bool tmpl_admitted;		       /* ... on some pod set's template */
 	const char *unsupported;	       /* why gpuq cannot hold this kind of workload
@@ -481,6 +488,8 @@ typedef struct {
 	int32_t surge;		  /* a LeaderWorkerSet: the groups a rolling update
 				     may make past spec.replicas (its maxSurge, as
 				     the LWS controller scales it), 0 when none */
+	int32_t max_exec_s;	  /* label max-exec-time-seconds (the view's), 0 when
+				     absent */
 	bool unretriable;	  /* Pod in a group: annotation
 				     kueue.x-k8s.io/retriable-in-group is "false" */
 } workload_extra_t;
