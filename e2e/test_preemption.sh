@@ -3,9 +3,10 @@
 # (its pods go, its template is restored) so a high-priority Job starts; the
 # low one requeues and runs after. Tenants cannot bypass the queue. A
 # low-priority StatefulSet is preempted the same way (its Pods deleted, made
-# again gated) and runs again after; GPUs held never over the quota.
+# again gated) and runs again after, and so are a Deployment's Pods (each
+# a workload); GPUs held never over the quota.
 . "$(dirname "$0")/lib.sh"
-plan 17
+plan 20
 NS=e2e-p
 
 k apply -f - >/dev/null <<'YAML'
@@ -141,5 +142,47 @@ check "a high-priority Job preempts it: it runs while no Pod of the set does" \
 check "the set runs again once the high-priority Job completes" \
 	poll "high2 complete, web ready" bash -c "job_complete $NS high2 && web_ready"
 echo "# web: $(k -n $NS get statefulset web -o 'jsonpath={.status}'); pods: $(k -n $NS get pods -l app=web -o 'jsonpath={range .items[*]}{.metadata.name} {.status.phase} {.spec.schedulingGates} {.status.conditions[?(@.type=="Ready")].status};{end}'); high2: $(job_field $NS high2 '{.status.conditions[*].type}')" >&2
-sampler_stop $NS
 k -n $NS delete statefulset web --wait=false >/dev/null 2>&1 || true
+web_gone() { [ -z "$(k -n $NS get pods -l app=web -o name)" ]; }
+export -f web_gone
+poll "web's pods gone" web_gone
+
+# ---- a Deployment's Pods preempted ----
+# Each Pod is a workload of its own: preempted, it is deleted, and the
+# ReplicaSet's replacement queues (gated) behind the preemptor.
+k apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: $NS, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata:
+      labels: {app: api}
+      annotations:
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+    spec:
+      priorityClassName: e2e-p-low
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: serve
+        image: busybox
+        resources: {limits: {nvidia.com/gpu: "4"}}
+YAML
+api_ready() { [ "$(k -n $NS get deployment api -o 'jsonpath={.status.readyReplicas}')" = 2 ]; }
+api_stopped() {
+	local pods
+	pods=$(k -n $NS get pods -l app=api -o 'jsonpath={range .items[*]}{.spec.nodeName}|{.status.phase}{"\n"}{end}') &&
+		[ "$(printf '%s' "$pods" | grep -c '^[^|]' || true)" = 0 ]
+}
+export -f api_ready api_stopped
+check "a low-priority Deployment of 2 x 4 GPUs takes the whole quota" poll "api ready" api_ready
+gpu_job $NS high3 8 e2e-p-high 20s
+check "a high-priority Job preempts its Pods: it runs while none of them does" \
+	poll "high3 running, api stopped" bash -c "job_running $NS high3 && api_stopped"
+check "the Deployment's Pods run again once the high-priority Job completes" \
+	poll "high3 complete, api ready" bash -c "job_complete $NS high3 && api_ready"
+sampler_stop $NS
+k -n $NS delete deployment api --wait=false >/dev/null 2>&1 || true
