@@ -28,7 +28,7 @@ static const bad_t BAD[] = {
     {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: kind \"Deployment\" (apiVersion \"apps/v1\") is not a policy object; "
      "gpuq reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
-     "ClusterQueue, LocalQueue, Cohort and ResourceClaimTemplate"},
+     "ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass"},
     {"apiVersion: v1\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: kind: required (a string)"},
     {"kind: Namespace\nmetadata: {name: x}\n", GPUQ_EINVAL,

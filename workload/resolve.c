@@ -48,6 +48,46 @@ static int pod_of(const workload_podset_t *ps, quota_pod_t *pod)
 	return rc;
 }
 
+static bool same_overhead(const quota_reslist_t *a, const quota_reslist_t *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const quota_qty_t *q = quota_reslist_get(b, a->items[i].name);
+
+		if (!q || quota_qty_cmp(q, &a->items[i].qty) != 0)
+			return false;
+	}
+	return true;
+}
+
+int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
+			      quota_reslist_t *overhead, gpuq_diag_t *diag)
+{
+	const policy_runtimeclass_t *rt;
+
+	if (!policy)
+		return GPUQ_OK;
+	rt = runtime_class ? policy_runtimeclass_find(policy, runtime_class) : NULL;
+	if (runtime_class && !rt)
+		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "pod rejected: RuntimeClass \"%s\" not found",
+				     runtime_class);
+	if (!rt || !rt->overhead.n)
+		return overhead->n ? gpuq_diag_set(diag, GPUQ_EDENIED,
+						   "pod rejected: Pod Overhead set without "
+						   "corresponding RuntimeClass defined Overhead")
+				   : GPUQ_OK;
+	if (!overhead->n) {
+		*overhead = rt->overhead;
+		return GPUQ_OK;
+	}
+	return same_overhead(overhead, &rt->overhead)
+		   ? GPUQ_OK
+		   : gpuq_diag_set(diag, GPUQ_EDENIED,
+				   "pod rejected: Pod's Overhead doesn't match RuntimeClass's "
+				   "defined Overhead");
+}
+
 /* LimitRange defaults (and a limit alone becoming the request) in place. */
 static int defaults(quota_pod_t *pod, const policy_t *policy, const char *ns)
 {
@@ -85,9 +125,11 @@ static int64_t dra_gpus(const workload_podset_t *ps, const policy_t *policy, con
 	return n;
 }
 
-/* One pod's effective request of pod set i into one[i]. */
+/* One pod's effective request of pod set i into one[i]: a template's
+ * with the LimitRange defaults and the RuntimeClass overhead its Pods will
+ * get (a Pod has both since its creation). */
 static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
-			  quota_reslist_t *one, int64_t *dra)
+			  quota_reslist_t *one, int64_t *dra, gpuq_diag_t *why)
 {
 	const workload_podset_t *ps = &w->podsets[i];
 	quota_pod_t pod;
@@ -96,6 +138,8 @@ static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
 
 	if (!rc && w->kind != WORKLOAD_KIND_POD)
 		rc = defaults(&pod, policy, w->namespace_);
+	if (!rc && w->kind != WORKLOAD_KIND_POD)
+		rc = workload_runtime_overhead(policy, ps->runtime_class, &pod.overhead, why);
 	if (!rc)
 		rc = quota_pod_requests(&pod, one);
 	free(pod.containers);
@@ -149,19 +193,27 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 	if (!one)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; !rc && i < w->n_podsets; i++) {
-		rc = podset_request(w, i, policy, &one[i], &dra[i]);
+		gpuq_diag_t why = {""};
+
+		rc = podset_request(w, i, policy, &one[i], &dra[i], &why);
 		if (rc) {
 			jv_fields_t f = {
 			    .kind_name = w->integ->kind_name, .name = w->name, .diag = diag};
 
 			free(one);
-			return rc == GPUQ_ENOMEM
-				   ? rc
-				   : jv_fields_refuse(&f, w->podsets[i].spec_field,
-						      "too many resources (at most %d) or a "
-						      "request above 2^63-1 once containers and "
-						      "LimitRange defaults are added",
-						      QUOTA_RESLIST_MAX);
+			if (rc == GPUQ_ENOMEM)
+				return rc;
+			if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED)
+				return jv_fields_refuse(&f, w->podsets[i].spec_field,
+							"%s: its Pods would be refused, so it "
+							"waits outside the queue until they "
+							"would not",
+							why.msg);
+			return jv_fields_refuse(&f, w->podsets[i].spec_field,
+						"too many resources (at most %d) or a "
+						"request above 2^63-1 once containers and "
+						"LimitRange defaults are added",
+						QUOTA_RESLIST_MAX);
 		}
 		for (size_t k = 0; k < one[i].n; k++)
 			if (!workload_known_resource(one[i].items[k].name))
