@@ -572,6 +572,13 @@ static void test_ray_validate(void **state)
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
 	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"containers\":[{\"name\":"   \
 	"\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}"
+/* A StatefulSet of `replicas` Pods of 2 GPUs run by RuntimeClass `rc`
+ * (its overhead is the Pods' too). */
+#define STS_RT(replicas, rc)                                                                       \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"runtimeClassName\":\"" rc   \
+	"\",\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{\"nvidia.com/"              \
+	"gpu\":\"2\"}}}]}}}}"
 /* A StatefulSet of `replicas` Pods of 1 GPU numbered from `start`. */
 #define STS_O(replicas, start)                                                                     \
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
@@ -614,6 +621,10 @@ static void test_edits_by_row(void **state)
 	     "its containers' requests and limits, overhead, GPU claims) changed while its 2 "
 	     "replicas wait or run under gpuq; scale it to 0 first (spec.replicas: 0)"},
 	    {"apps", "v1", "StatefulSet", STS_G("0", "4"), STS_G("0", "2"), ""},
+	    /* its RuntimeClass (whose overhead each Pod gets) is its shape too */
+	    {"apps", "v1", "StatefulSet", STS_RT("2", "kata"), STS_G("2", "2"),
+	     "StatefulSet \"web\": what a Pod of pod set \"main\" asks for (spec.template.spec"},
+	    {"apps", "v1", "StatefulSet", STS_RT("0", "kata"), STS_G("0", "2"), ""},
 	    {"apps", "v1", "StatefulSet", STS_G("2", "4"), STS_G("0", "2"), ""},
 	    /* its scale-ups queue as slices */
 	    {"apps", "v1", "StatefulSet", STS_G("3", "2"), STS_G("2", "2"), ""},

@@ -18,8 +18,9 @@
 /* ---- workload_decode and workload_resolve ---- */
 
 /* The policy of the object tests: team-a managed, with LimitRange Container
- * defaults, two PriorityClasses (low is the global default) and a claim
- * template of two GPUs. */
+ * defaults, two PriorityClasses (low is the global default), a claim
+ * template of two GPUs and two RuntimeClasses (kata adds 250m cpu and 128Mi
+ * to each Pod, plain nothing). */
 static const char OBJ_POLICY[] =
     "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {t: a}}\n---\n"
     "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n---\n"
@@ -40,7 +41,10 @@ static const char OBJ_POLICY[] =
     "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
     "metadata: {namespace: team-a, name: two-gpus}\n"
     "spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, "
-    "count: 2}}]}}}\n";
+    "count: 2}}]}}}\n---\n"
+    "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\n"
+    "overhead: {podFixed: {cpu: 250m, memory: 128Mi}}\n---\n"
+    "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: plain}\nhandler: runc\n";
 
 static policy_t *obj_policy(void)
 {
@@ -286,6 +290,92 @@ static void test_object_table(void **state)
 	policy_unref(p);
 }
 
+/* Table: a RuntimeClass's overhead, as the RuntimeClass admission plugin
+ * gives it to each Pod a template makes: added once to the effective
+ * request (max of the containers' sum and the largest init container, plus
+ * the overhead); a Pod already has it; a template whose Pods the plugin
+ * would refuse is refused, in its words. */
+static void test_object_runtime_overhead(void **state)
+{
+#define RT_JOB(name, spec)                                                                         \
+	OBJ_META(JOB_API, name, "") ",'spec':{'suspend':true,'template':{'spec':{" spec "}}}}"
+#define RT_C(cpu) "{'name':'c','resources':{'requests':{'cpu':'" cpu "','memory':'1Gi'}}}"
+	static const struct {
+		const char *name;    /* case */
+		const char *json;    /* the object, ' for " */
+		int64_t cpu_milli;   /* per-pod cpu amount */
+		int64_t memory;	     /* per-pod memory bytes */
+		const char *refused; /* NULL, or what the refusal says */
+	} t[] = {
+	    {"job naming kata",
+	     RT_JOB("k", "'runtimeClassName':'kata','containers':[" RT_C("1") "]"), 1250,
+	     (1LL << 30) + (128LL << 20), NULL},
+	    {"job naming kata, an init container larger than the app",
+	     RT_JOB("ki", "'runtimeClassName':'kata','initContainers':[" RT_C(
+			      "3") "],'containers':[" RT_C("1") "," RT_C("1") "]"),
+	     3250, (2LL << 30) + (128LL << 20),
+	     NULL}, /* cpu: the init's 3; memory: the app's 2Gi */
+	    {"job naming kata with kata's own overhead",
+	     RT_JOB("ko", "'runtimeClassName':'kata','overhead':{'cpu':'250m','memory':'128Mi'},"
+			  "'containers':[" RT_C("1") "]"),
+	     1250, (1LL << 30) + (128LL << 20), NULL},
+	    {"job naming a class with no overhead",
+	     RT_JOB("kp", "'runtimeClassName':'plain','containers':[" RT_C("1") "]"), 1000,
+	     1LL << 30, NULL},
+	    {"job naming no class", RT_JOB("kn", "'containers':[" RT_C("1") "]"), 1000, 1LL << 30,
+	     NULL},
+	    {"pod naming kata: its overhead is already set",
+	     OBJ_META(POD_API, "pk",
+		      "") ",'spec':{'runtimeClassName':'kata','overhead':{'cpu':'250m',"
+			  "'memory':'128Mi'},'containers':[" RT_C("1") "]}}",
+	     1250, (1LL << 30) + (128LL << 20), NULL},
+	    {"pod naming a class gone since it was created",
+	     OBJ_META(POD_API, "pg",
+		      "") ",'spec':{'runtimeClassName':'gone','containers':[" RT_C("1") "]}}",
+	     1000, 1LL << 30, NULL},
+	    {"job naming a class that does not exist",
+	     RT_JOB("kx", "'runtimeClassName':'nope','containers':[" RT_C("1") "]"), 0, 0,
+	     "Job \"kx\": spec.template.spec: pod rejected: RuntimeClass \"nope\" not found: its "
+	     "Pods would be refused, so it waits outside the queue until they would not"},
+	    {"job whose overhead is not its class's",
+	     RT_JOB("km", "'runtimeClassName':'kata','overhead':{'cpu':'1'},'containers':[" RT_C(
+			      "1") "]"),
+	     0, 0, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"},
+	    {"job with an overhead and a class of none",
+	     RT_JOB("kz", "'runtimeClassName':'plain','overhead':{'cpu':'1'},'containers':[" RT_C(
+			      "1") "]"),
+	     0, 0,
+	     "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"},
+	};
+#undef RT_C
+#undef RT_JOB
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d = {""};
+		int rc = obj_decode(p, t[i].json, &o, &d);
+
+		if (t[i].refused) {
+			if (rc != GPUQ_EINVAL || !strstr(d.msg, t[i].refused))
+				fail_msg("%s: rc %d, message %s", t[i].name, rc, d.msg);
+			continue;
+		}
+		if (rc)
+			fail_msg("%s: refused: %s", t[i].name, d.msg);
+		if (obj_amount(o, "cpu") != t[i].cpu_milli ||
+		    obj_amount(o, "memory") != t[i].memory)
+			fail_msg("%s: cpu %lld memory %lld", t[i].name,
+				 (long long)obj_amount(o, "cpu"),
+				 (long long)obj_amount(o, "memory"));
+		/* without a policy nothing is known of any class: no overhead added */
+		assert_int_equal(workload_resolve(o, NULL, &d), GPUQ_OK);
+		workload_destroy(o);
+	}
+	policy_unref(p);
+}
+
 /* A pod group's member marked not retriable
  * (kueue.x-k8s.io/retriable-in-group: "false"; any other value, or none,
  * is retriable), and a CPU-only member: a member all the same. */
@@ -411,7 +501,7 @@ static const char COMPACT_META_A[] =
 static const char COMPACT_META_B[] =
     "'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet',"
     "'name':'web','uid':'uid-web','controller':true}]},"
-    "'spec':{'nodeName':'node-7','priorityClassName':'high',"
+    "'spec':{'nodeName':'node-7','priorityClassName':'high','runtimeClassName':'kata-qemu',"
     "'schedulingGates':[{'name':'gate-a'},{'name':'gpuq.dev/admission'}],"
     "'nodeSelector':{'zone':'z1','rack':'r9'},"
     "'tolerations':[{'key':'tk','operator':'Equal','value':'tv','effect':'NoExecute'}],"
@@ -503,6 +593,7 @@ static void test_object_compact(void **state)
 	ps = &o->podsets[0];
 	assert_string_equal(ps->name, "main");
 	assert_string_equal(ps->priority_class, "high");
+	assert_string_equal(ps->runtime_class, "kata-qemu");
 	assert_int_equal(ps->n_node_selector, 2);
 	assert_string_equal(ps->node_selector[0].key, "zone");
 	assert_string_equal(ps->node_selector[0].value, "z1");
@@ -1364,6 +1455,7 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_object_table),
+	    cmocka_unit_test(test_object_runtime_overhead),
 	    cmocka_unit_test(test_object_pod_group_member),
 	    cmocka_unit_test(test_object_pod_group_retriable),
 	    cmocka_unit_test(test_object_compact),

@@ -532,11 +532,13 @@ static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
 }
 
 /* Whether one Pod of pod sets a and b asks for the same: containers,
- * requests, limits, overhead and DRA devices (its shape). */
+ * requests, limits, overhead, the RuntimeClass that gives it its overhead,
+ * and DRA devices (its shape). */
 static bool same_shape(const workload_view_podset_t *pa, const workload_view_podset_t *pb)
 {
 	if (pa->dra_gpus != pb->dra_gpus || pa->pod.n_containers != pb->pod.n_containers ||
-	    !same_list(&pa->pod.overhead, &pb->pod.overhead))
+	    !same_list(&pa->pod.overhead, &pb->pod.overhead) ||
+	    !streq(pa->runtime_class, pb->runtime_class))
 		return false;
 	for (size_t i = 0; i < pa->pod.n_containers; i++) {
 		const quota_container_t *x = &pa->pod.containers[i];

@@ -48,46 +48,6 @@ static int pod_of(const workload_podset_t *ps, quota_pod_t *pod)
 	return rc;
 }
 
-static bool same_overhead(const quota_reslist_t *a, const quota_reslist_t *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (size_t i = 0; i < a->n; i++) {
-		const quota_qty_t *q = quota_reslist_get(b, a->items[i].name);
-
-		if (!q || quota_qty_cmp(q, &a->items[i].qty) != 0)
-			return false;
-	}
-	return true;
-}
-
-int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
-			      quota_reslist_t *overhead, gpuq_diag_t *diag)
-{
-	const policy_runtimeclass_t *rt;
-
-	if (!policy)
-		return GPUQ_OK;
-	rt = runtime_class ? policy_runtimeclass_find(policy, runtime_class) : NULL;
-	if (runtime_class && !rt)
-		return gpuq_diag_set(diag, GPUQ_ENOTFOUND, "pod rejected: RuntimeClass \"%s\" not found",
-				     runtime_class);
-	if (!rt || !rt->overhead.n)
-		return overhead->n ? gpuq_diag_set(diag, GPUQ_EDENIED,
-						   "pod rejected: Pod Overhead set without "
-						   "corresponding RuntimeClass defined Overhead")
-				   : GPUQ_OK;
-	if (!overhead->n) {
-		*overhead = rt->overhead;
-		return GPUQ_OK;
-	}
-	return same_overhead(overhead, &rt->overhead)
-		   ? GPUQ_OK
-		   : gpuq_diag_set(diag, GPUQ_EDENIED,
-				   "pod rejected: Pod's Overhead doesn't match RuntimeClass's "
-				   "defined Overhead");
-}
-
 /* LimitRange defaults (and a limit alone becoming the request) in place. */
 static int defaults(quota_pod_t *pod, const policy_t *policy, const char *ns)
 {
