@@ -1323,8 +1323,20 @@ static void test_ray(void **state)
 	assert_int_equal(o->kind, WORKLOAD_KIND_RAYJOB);
 	assert_string_equal(o->queue, "default");
 	assert_true(o->suspend);
-	assert_int_equal(o->n_podsets, 3);
-	assert_int_equal(o->pods, 8);
+	/* the cluster's 3 pod sets, then K8sJobMode's (the default) submitter:
+	   KubeRay's default Pod of 500m cpu and 200Mi, counted, not placed */
+	assert_int_equal(o->n_podsets, 4);
+	assert_int_equal(o->pods, 9);
+	assert_string_equal(o->podsets[3].name, "submitter");
+	assert_int_equal(o->podsets[3].count, 1);
+	assert_true(o->podsets[3].counted_only);
+	assert_false(o->podsets[2].counted_only);
+	assert_string_equal(o->podsets[3].spec_field, "spec.submitterPodTemplate.spec");
+	assert_int_equal(o->podsets[3].n_requests, 2);
+	assert_string_equal(o->podsets[3].requests[0].name, "cpu");
+	assert_int_equal(o->podsets[3].requests[0].amount, 500);
+	assert_string_equal(o->podsets[3].requests[1].name, "memory");
+	assert_int_equal(o->podsets[3].requests[1].amount, 200LL << 20);
 	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/rayClusterSpec/headGroupSpec/template");
 	assert_string_equal(o->podsets[1].tmpl_ptr,
 			    "/spec/rayClusterSpec/workerGroupSpecs/0/template");
@@ -1351,7 +1363,7 @@ static void test_ray(void **state)
 				    &o, &d),
 			 GPUQ_OK);
 	assert_int_equal(o->active, 1);
-	assert_int_equal(o->ready_pods, 8);
+	assert_int_equal(o->ready_pods, 9);
 	workload_destroy(o);
 	/* on an existing cluster: no pod of its own, nothing to hold */
 	assert_int_equal(obj_decode(p,
@@ -1380,6 +1392,114 @@ static void test_ray(void **state)
 }
 
 /* ---- Kubeflow Trainer: TrainJob ---- */
+
+/* Table: a RayJob's submitter Pod by submissionMode (Kueue's pod set
+ * "submitter", last): K8sJobMode (the default) makes one, from
+ * spec.submitterPodTemplate or KubeRay's default; the other modes none. It
+ * counts against the 18 pod sets. */
+static void test_rayjob_submitter(void **state)
+{
+#define RJ(extra)                                                                                  \
+	OBJ_META(RAYJOB_API, "rj", "")                                                             \
+	",'spec':{'shutdownAfterJobFinishes':true," extra "'rayClusterSpec':{" RAY_CLUSTER_SPEC    \
+	"}}}"
+	static const struct {
+		const char *name;   /* case */
+		const char *json;   /* the object, ' for " */
+		uint32_t n_podsets; /* pod sets */
+		int64_t pods;	    /* pods counted */
+		int64_t cpu_milli;  /* the submitter's cpu per pod (-1: no submitter) */
+		bool gpu;	    /* the submitter asks for a GPU */
+	} t[] = {
+	    {"no submissionMode: K8sJobMode, KubeRay's default Pod", RJ(""), 4, 9, 500, false},
+	    {"K8sJobMode", RJ("'submissionMode':'K8sJobMode',"), 4, 9, 500, false},
+	    {"K8sJobMode with its own template",
+	     RJ("'submitterPodTemplate':{'spec':{'restartPolicy':'Never','containers':[{'name':"
+		"'s','resources':{'requests':{'cpu':'2','memory':'1Gi'}}}]}},"),
+	     4, 9, 2000, false},
+	    {"K8sJobMode with a template whose container has no requests: LimitRange defaults",
+	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s'}]}},"), 4, 9, 500,
+	     false},
+	    {"a submitter asking for a GPU",
+	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s','resources':{"
+		"'limits':{'nvidia.com/gpu':'1'}}}]}},"),
+	     4, 9, 500, true},
+	    {"HTTPMode: KubeRay submits over HTTP", RJ("'submissionMode':'HTTPMode',"), 3, 8, -1,
+	     false},
+	    {"InteractiveMode: the user submits", RJ("'submissionMode':'InteractiveMode',"), 3, 8,
+	     -1, false},
+	    {"SidecarMode: in the head Pod", RJ("'submissionMode':'SidecarMode',"), 3, 8, -1,
+	     false},
+	};
+#undef RJ
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d = {""};
+		const workload_podset_t *last;
+		int64_t cpu = -1;
+
+		if (obj_decode(p, t[i].json, &o, &d))
+			fail_msg("%s: refused: %s", t[i].name, d.msg);
+		last = &o->podsets[o->n_podsets - 1];
+		for (size_t k = 0; !strcmp(last->name, "submitter") && k < last->n_requests; k++)
+			if (!strcmp(last->requests[k].name, "cpu"))
+				cpu = last->requests[k].amount;
+		if (o->n_podsets != t[i].n_podsets || o->pods != t[i].pods ||
+		    cpu != t[i].cpu_milli ||
+		    (t[i].cpu_milli >= 0 && (!last->counted_only || last->gpu != t[i].gpu)))
+			fail_msg("%s: %u pod sets, %lld pods, submitter cpu %lld, counted only %d, "
+				 "gpu %d",
+				 t[i].name, o->n_podsets, (long long)o->pods, (long long)cpu,
+				 last->counted_only, last->gpu);
+		workload_destroy(o);
+	}
+	policy_unref(p);
+}
+
+/* The submitter is a pod set of the 18: a RayJob of a head and 17 worker
+ * groups fits in HTTPMode and is refused in K8sJobMode, naming the field. */
+static void test_rayjob_submitter_cap(void **state)
+{
+	static const char group[] = "{'groupName':'g%d','replicas':1,'template':{'spec':{"
+				    "'containers':[{'name':'w','resources':{'limits':{'nvidia.com/"
+				    "gpu':'1'}}}]}}}";
+	policy_t *p = obj_policy();
+	char groups[8192] = "", text[12288], one[256];
+	workload_t *o = NULL;
+	gpuq_diag_t d = {""};
+	(void)state;
+
+	for (int i = 0; i < WORKLOAD_PODSETS_MAX - 1; i++) {
+		snprintf(one, sizeof(one), group, i);
+		strncat(groups, i ? "," : "", sizeof(groups) - strlen(groups) - 1);
+		strncat(groups, one, sizeof(groups) - strlen(groups) - 1);
+	}
+	for (int http = 1; http >= 0; http--) {
+		snprintf(
+		    text, sizeof(text),
+		    OBJ_META(
+			RAYJOB_API, "wide",
+			"") ",'spec':{'shutdownAfterJobFinishes':true,%s'rayClusterSpec':{"
+			    "'headGroupSpec':{'template':{'spec':{}}},'workerGroupSpecs':[%s]}}}",
+		    http ? "'submissionMode':'HTTPMode'," : "", groups);
+		if (http) {
+			if (obj_decode(p, text, &o, &d))
+				fail_msg("HTTPMode: %s", d.msg);
+			assert_int_equal(o->n_podsets, WORKLOAD_PODSETS_MAX);
+			workload_destroy(o);
+			o = NULL;
+			continue;
+		}
+		assert_int_equal(obj_decode(p, text, &o, &d), GPUQ_EINVAL);
+		assert_non_null(strstr(d.msg,
+				       "RayJob \"wide\": spec.submissionMode: more than 18 pod "
+				       "sets; gpuq admits at most 18"));
+	}
+	policy_unref(p);
+}
 
 #define TRAINJOB_API "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob'"
 
@@ -1471,6 +1591,8 @@ int main(void)
 	    cmocka_unit_test(test_sets),
 	    cmocka_unit_test(test_sets_numbering),
 	    cmocka_unit_test(test_ray),
+	    cmocka_unit_test(test_rayjob_submitter),
+	    cmocka_unit_test(test_rayjob_submitter_cap),
 	    cmocka_unit_test(test_trainjob),
 	};
 

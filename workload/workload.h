@@ -243,6 +243,11 @@ typedef struct {
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* first GPU resource seen (messages) */
 	int64_t dra_gpus;		       /* devices asked through GPU DRA claims */
 	bool tmpl_admitted;		       /* gpuq.dev/admitted = "true" on the template */
+	bool counted_only;		       /* counted, never written to: a Pod another
+						  controller makes from a template gpuq does
+						  not hold (a RayJob's submitter); its
+						  template, when it has one, gets no label,
+						  defaults or flavor */
 } workload_view_podset_t;
 
 typedef struct workload_view {
@@ -392,6 +397,8 @@ typedef struct {
 	bool tmpl_admitted;	      /* gpuq.dev/admitted = "true" on the template */
 	bool managed;		      /* label gpuq.dev/managed = "true" on the template */
 	bool gpu_named;		      /* a container asks for a GPU resource by name */
+	bool counted_only;	      /* the view's counted_only: release and restore
+					 write nothing into its template */
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
 } workload_podset_t;
 
