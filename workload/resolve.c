@@ -141,6 +141,25 @@ static void priority(workload_t *w, const policy_t *policy, const char **cls)
 	}
 }
 
+/* Pod set i's request refused (rc from podset_request, why its words):
+ * GPUQ_ENOMEM as it is, else GPUQ_EINVAL with diag naming the pod set. */
+static int refuse(const workload_t *w, size_t i, int rc, const gpuq_diag_t *why, gpuq_diag_t *diag)
+{
+	jv_fields_t f = {.kind_name = w->integ->kind_name, .name = w->name, .diag = diag};
+
+	if (rc == GPUQ_ENOMEM)
+		return rc;
+	if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED) /* the RuntimeClass plugin's */
+		return jv_fields_refuse(&f, w->podsets[i].spec_field,
+					"%s: its Pods would be refused, so it waits outside the "
+					"queue until they would not",
+					why->msg);
+	return jv_fields_refuse(&f, w->podsets[i].spec_field,
+				"too many resources (at most %d) or a request above 2^63-1 once "
+				"containers and LimitRange defaults are added",
+				QUOTA_RESLIST_MAX);
+}
+
 int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 {
 	quota_reslist_t *one = calloc(w->n_podsets + 1, sizeof(*one));
@@ -157,23 +176,8 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 
 		rc = podset_request(w, i, policy, &one[i], &dra[i], &why);
 		if (rc) {
-			jv_fields_t f = {
-			    .kind_name = w->integ->kind_name, .name = w->name, .diag = diag};
-
 			free(one);
-			if (rc == GPUQ_ENOMEM)
-				return rc;
-			if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED)
-				return jv_fields_refuse(&f, w->podsets[i].spec_field,
-							"%s: its Pods would be refused, so it "
-							"waits outside the queue until they "
-							"would not",
-							why.msg);
-			return jv_fields_refuse(&f, w->podsets[i].spec_field,
-						"too many resources (at most %d) or a "
-						"request above 2^63-1 once containers and "
-						"LimitRange defaults are added",
-						QUOTA_RESLIST_MAX);
+			return refuse(w, i, rc, &why, diag);
 		}
 		for (size_t k = 0; k < one[i].n; k++)
 			if (!workload_known_resource(one[i].items[k].name))
