@@ -19,6 +19,8 @@ const controller_res_info_t controller_res[CONTROLLER_RES_COUNT] = {
     [CONTROLLER_RES_CLAIMTEMPLATES] = {"resourceclaimtemplates",
 				       "/apis/resource.k8s.io/v1/resourceclaimtemplates", true,
 				       true, WORKLOAD_KIND_OTHER},
+    [CONTROLLER_RES_RUNTIMECLASSES] = {"runtimeclasses", "/apis/node.k8s.io/v1/runtimeclasses",
+				       false, true, WORKLOAD_KIND_OTHER},
     [CONTROLLER_RES_FLAVORS] = {"resourceflavors", "/apis/gpuq.dev/v1beta1/resourceflavors", false,
 				true, WORKLOAD_KIND_OTHER},
     [CONTROLLER_RES_CLUSTERQUEUES] = {"clusterqueues", "/apis/gpuq.dev/v1beta1/clusterqueues",

@@ -196,13 +196,16 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 		rc = controller_actuate_placement(
 		    c, id, i, p->n_podsets > 1, json_object_get(orig, "nodeSelector"),
 		    json_object_get(orig, "tolerations"), &sel, &tols, pairs, sizeof(pairs));
+		if (!rc)
+			snprintf(flavors + strlen(flavors), sizeof(flavors) - strlen(flavors),
+				 "%s%s", flavors[0] ? "," : "", pairs);
 		if (!rc && entry) {
-			size_t n = strlen(flavors);
-			snprintf(flavors + n, sizeof(flavors) - n, "%s%s", n ? "," : "", pairs);
 			runtime_patch_add(entry, ps, sel, tols);
+		} else if (!rc && ps->counted_only) {
+			/* counted, not placed: its template is not gpuq's to write */
+			json_decref(sel);
+			json_decref(tols);
 		} else if (!rc) {
-			size_t n = strlen(flavors);
-			snprintf(flavors + n, sizeof(flavors) - n, "%s%s", n ? "," : "", pairs);
 			snprintf(meta, sizeof(meta), "%s/metadata", ps->tmpl_ptr);
 			put_annotations(patch, meta, ps->has_meta, ps->has_annotations, tkeys,
 					tvals, 1);
@@ -326,9 +329,10 @@ json_t *controller_release_restore_patch(const workload_t *wl)
 		op(patch, "remove", path, NULL);
 	}
 	for (size_t i = 0; !wl->integ->podsets_of_child && i < wl->n_podsets; i++) {
-		json_t *orig = original_of(wl, wl, i);
+		json_t *orig = wl->podsets[i].counted_only ? NULL : original_of(wl, wl, i);
 
-		restore_podset(patch, &wl->podsets[i], orig);
+		if (orig) /* counted_only: nothing was written */
+			restore_podset(patch, &wl->podsets[i], orig);
 		json_decref(orig);
 	}
 	drop_annotation(patch, "/metadata", CONTROLLER_ANNOT_ORIGINAL);

@@ -204,6 +204,8 @@ list scheduling.k8s.io priorityclasses - -
 watch scheduling.k8s.io priorityclasses - -
 list resource.k8s.io resourceclaimtemplates - -
 watch resource.k8s.io resourceclaimtemplates - -
+list node.k8s.io runtimeclasses - -
+watch node.k8s.io runtimeclasses - -
 list gpuq.dev clusterqueues - -
 watch gpuq.dev clusterqueues - -
 list gpuq.dev localqueues - -

@@ -7,12 +7,14 @@
 # workers running at once on the flavor's nodes); a higher-priority Job
 # preempts it whole (the RayJob suspended, its RayCluster deleted, its
 # templates restored); the tenant can neither unsuspend it, nor forge its
-# RayCluster, nor submit a RayJob KubeRay could not hold. A RayCluster of its
+# RayCluster, nor submit a RayJob KubeRay could not hold; a K8sJobMode
+# RayJob's submitter Pod is counted (its cpu refused by this GPU-only
+# ClusterQueue). A RayCluster of its
 # own is held and released the same way, and a tenant (edit role) cannot
 # grow its GPU workers once admitted. Four fake 8-GPU nodes of its own
 # (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 26
+plan 27
 NS=e2e-ray
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -159,6 +161,25 @@ out=$(rayjob keep false || true)
 echo "# shutdownAfterJobFinishes false: $out" >&2
 check "a GPU RayJob that keeps its cluster after it finishes is refused (KubeRay cannot suspend it)" \
 	sh -c "printf '%s' \"\$1\" | grep -q 'shutdownAfterJobFinishes is not true'" _ "$out"
+
+# K8sJobMode (KubeRay's default): its submitter Pod is counted, KubeRay's
+# default of 500m cpu and 200Mi; this ClusterQueue covers only GPUs, so the
+# RayJob could never be admitted, and is refused saying so (its cluster here
+# asks for GPUs only: the cpu is the submitter's)
+out=$({
+	cat <<YAML
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: submits, namespace: $NS, labels: {gpuq.dev/queue-name: default}}
+spec:
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+YAML
+	ray_cluster "    " 1 submits
+} | k create --dry-run=server -f - 2>&1 || true)
+echo "# K8sJobMode: $out" >&2
+check "a K8sJobMode RayJob's submitter Pod is counted (500m cpu no group of this ClusterQueue covers)" \
+	sh -c "printf '%s' \"\$1\" | grep -q 'requests cpu=500m but no resource group'" _ "$out"
 
 # 32 free: released whole
 k -n $NS delete job blocker --wait=false >/dev/null

@@ -522,6 +522,9 @@ static policy_vec_t *kind_vec(policy_t *p, int kind, size_t *cap, const char **p
 	case POLICY_K_CLAIMTEMPLATE:
 		*cap = POLICY_CLAIMTEMPLATES_MAX, *plural = "ResourceClaimTemplates";
 		return &p->rcts;
+	case POLICY_K_RUNTIMECLASS:
+		*cap = POLICY_RUNTIMECLASSES_MAX, *plural = "RuntimeClasses";
+		return &p->rtcs;
 	default:
 		*cap = POLICY_NAMESPACES_MAX, *plural = "Namespaces";
 		return &p->namespaces;
@@ -548,6 +551,8 @@ static policy_origin_t origin_of(int kind, const void *obj)
 		return ((const policy_cohort_t *)obj)->origin;
 	case POLICY_K_CLAIMTEMPLATE:
 		return ((const policy_claimtemplate_t *)obj)->origin;
+	case POLICY_K_RUNTIMECLASS:
+		return ((const policy_runtimeclass_t *)obj)->origin;
 	default:
 		return ((const policy_ns_entry_t *)obj)->pub.origin;
 	}
@@ -1143,12 +1148,43 @@ static int decode_claimtemplate(policy_dec_t *d, const json_t *obj)
 	return rc;
 }
 
+/* ---- RuntimeClass ---- */
+
+/* node.k8s.io/v1 RuntimeClass: its name and overhead.podFixed; the rest
+ * (handler, scheduling) is the kubelet's and the scheduler's. */
+static int decode_runtimeclass(policy_dec_t *d, const json_t *obj)
+{
+	const json_t *overhead = NULL;
+	policy_runtimeclass_t *rt;
+	const char *name;
+	size_t old;
+	int rc = policy_dec_meta(d, obj, "RuntimeClass", false, false, NULL, &name);
+
+	if (rc == GPUQ_OK)
+		rc = policy_jdec_obj(&d->j, obj, "overhead", false, &overhead);
+	rt = rc ? NULL : policy_arena_alloc(&d->p->arena, sizeof(*rt));
+	if (rc == GPUQ_OK && (!rt || !(rt->name = policy_arena_strdup(&d->p->arena, name))))
+		rc = policy_oom(d->j.diag);
+	if (rc)
+		return rc;
+	rt->overhead.n = 0;
+	old = policy_jdec_key(&d->j, "overhead");
+	if (overhead)
+		rc = policy_dec_reslist(d, overhead, "podFixed", &rt->overhead);
+	policy_jdec_pop(&d->j, old);
+	if (rc)
+		return rc;
+	rt->origin = policy_dec_origin(d);
+	return policy_dec_register(d, POLICY_K_RUNTIMECLASS, "", rt->name, rt);
+}
+
 /* ---- Dispatch ---- */
 
 static const char *const API_CORE[] = {"v1", NULL};
 static const char *const API_SCHED[] = {"scheduling.k8s.io/v1", NULL};
 static const char *const API_QUEUE[] = {"gpuq.dev/v1beta1", "kueue.x-k8s.io/v1beta1",
 					"kueue.x-k8s.io/v1beta2", NULL};
+static const char *const API_NODE[] = {"node.k8s.io/v1", NULL};
 static const char *const API_DRA[] = {"resource.k8s.io/v1", "resource.k8s.io/v1beta2",
 				      "resource.k8s.io/v1beta1", NULL};
 
@@ -1168,6 +1204,7 @@ static const kind_t KINDS[] = {
     {"LocalQueue", API_QUEUE, policy_decode_lq},
     {"Cohort", API_QUEUE, policy_decode_cohort},
     {"ResourceClaimTemplate", API_DRA, decode_claimtemplate},
+    {"RuntimeClass", API_NODE, decode_runtimeclass},
 };
 
 static int wrong_api(policy_dec_t *d, const kind_t *k, const char *api)
@@ -1253,7 +1290,7 @@ int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 	return gpuq_diag_set(diag, GPUQ_EINVAL,
 			     "kind \"%.100s\" (apiVersion \"%.100s\") is not a policy object; gpuq "
 			     "reads Namespace, LimitRange, ResourceQuota, PriorityClass, "
-			     "ResourceFlavor, ClusterQueue, LocalQueue, Cohort and "
-			     "ResourceClaimTemplate",
+			     "ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "
+			     "ResourceClaimTemplate and RuntimeClass",
 			     json_string_value(kind), json_string_value(api));
 }

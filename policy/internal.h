@@ -48,6 +48,7 @@ typedef enum {
 	POLICY_K_LQ,
 	POLICY_K_COHORT,
 	POLICY_K_CLAIMTEMPLATE,
+	POLICY_K_RUNTIMECLASS,
 	POLICY_K_TOTAL,	   /* scratch: cohort lending totals at finish */
 	POLICY_K_OUT = 64, /* + a kind above: that kind's left-out record (leftout.c) */
 } policy_kind_t;
@@ -110,6 +111,7 @@ struct policy {
 	policy_vec_t lrs;	 /* policy_lr_entry_t * */
 	policy_vec_t rqs;	 /* policy_rq_entry_t * */
 	policy_vec_t rcts;	 /* policy_claimtemplate_t * */
+	policy_vec_t rtcs;	 /* policy_runtimeclass_t * */
 	policy_vec_t skipped;	 /* policy_skipped_t * (opts.skip_workloads) */
 	policy_vec_t leftouts;	 /* leftout.c's records (opts.leave_out_broken) */
 	const policy_priorityclass_t *default_pc; /* the globalDefault class or NULL */

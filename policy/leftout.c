@@ -28,6 +28,7 @@ static const struct {
     {"LocalQueue", POLICY_K_LQ},
     {"Cohort", POLICY_K_COHORT},
     {"ResourceClaimTemplate", POLICY_K_CLAIMTEMPLATE},
+    {"RuntimeClass", POLICY_K_RUNTIMECLASS},
 };
 
 static int kind_code(const char *name)

@@ -68,15 +68,15 @@ policy_t *policy_ref(policy_t *p)
 
 void policy_unref(policy_t *p)
 {
-	policy_vec_t *vecs[11];
+	policy_vec_t *vecs[12];
 
 	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	vecs[0] = &p->namespaces, vecs[1] = &p->pcs, vecs[2] = &p->flavors;
 	vecs[3] = &p->cqs, vecs[4] = &p->cohorts, vecs[5] = &p->lqs;
 	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts, vecs[9] = &p->skipped;
-	vecs[10] = &p->leftouts;
-	for (size_t i = 0; i < 11; i++)
+	vecs[10] = &p->leftouts, vecs[11] = &p->rtcs;
+	for (size_t i = 0; i < 12; i++)
 		free(vecs[i]->items);
 	policy_index_free(&p->index);
 	policy_arena_free(&p->arena);
@@ -443,6 +443,11 @@ const policy_claimtemplate_t *policy_claimtemplate_find(const policy_t *p, const
 	return policy_index_get(&p->index, POLICY_K_CLAIMTEMPLATE, namespace_, name);
 }
 
+const policy_runtimeclass_t *policy_runtimeclass_find(const policy_t *p, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_RUNTIMECLASS, "", name);
+}
+
 bool policy_cq_selects(const policy_t *p, const policy_cq_t *cq, const char *ns)
 {
 	const policy_namespace_t *n = policy_namespace_find(p, ns);
@@ -538,4 +543,5 @@ ITERATE(lq, policy_lq_t, lqs, item)
 ITERATE(limitrange, quota_limitrange_t, lrs, &((const policy_lr_entry_t *)item)->pub)
 ITERATE(quota, quota_resourcequota_t, rqs, &((const policy_rq_entry_t *)item)->pub)
 ITERATE(claimtemplate, policy_claimtemplate_t, rcts, item)
+ITERATE(runtimeclass, policy_runtimeclass_t, rtcs, item)
 ITERATE(skipped, policy_skipped_t, skipped, item)

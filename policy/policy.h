@@ -60,6 +60,7 @@
 #define POLICY_LIMITRANGES_MAX 10000	    /* LimitRanges */
 #define POLICY_QUOTAS_MAX 10000		    /* ResourceQuotas */
 #define POLICY_CLAIMTEMPLATES_MAX 10000	    /* ResourceClaimTemplates */
+#define POLICY_RUNTIMECLASSES_MAX 1000	    /* RuntimeClasses */
 #define POLICY_GROUPS_MAX 16		    /* resourceGroups per CQ (Kueue's cap) */
 #define POLICY_GROUP_FLAVORS_MAX 16	    /* flavors per resource group */
 #define POLICY_COVERED_MAX 16		    /* coveredResources per group (Kueue's cap) */
@@ -438,6 +439,15 @@ typedef struct {
 	policy_origin_t origin;			 /* where declared */
 } policy_claimtemplate_t;
 
+/* node.k8s.io/v1 RuntimeClass: what the RuntimeClass admission plugin
+ * gives each Pod that names it (spec.overhead from overhead.podFixed). Its
+ * handler and scheduling are not gpuq's concern. */
+typedef struct {
+	const char *name;	  /* metadata.name */
+	quota_reslist_t overhead; /* overhead.podFixed (empty when absent) */
+	policy_origin_t origin;	  /* where declared */
+} policy_runtimeclass_t;
+
 /* ---- Building and loading ---- */
 
 typedef struct policy policy_t;
@@ -610,6 +620,9 @@ const policy_cohort_t *policy_cohort_find(const policy_t *p, const char *name);
 const policy_claimtemplate_t *policy_claimtemplate_find(const policy_t *p, const char *namespace_,
 							const char *name);
 
+/* RuntimeClass by name, or NULL. */
+const policy_runtimeclass_t *policy_runtimeclass_find(const policy_t *p, const char *name);
+
 /* Whether cq's namespaceSelector selects namespace ns. A namespace the policy
  * does not know is judged by its only certain label,
  * kubernetes.io/metadata.name=<ns>. */
@@ -667,6 +680,8 @@ size_t policy_quota_count(const policy_t *p);
 const quota_resourcequota_t *policy_quota_at(const policy_t *p, size_t i);
 size_t policy_claimtemplate_count(const policy_t *p);
 const policy_claimtemplate_t *policy_claimtemplate_at(const policy_t *p, size_t i);
+size_t policy_runtimeclass_count(const policy_t *p);
+const policy_runtimeclass_t *policy_runtimeclass_at(const policy_t *p, size_t i);
 size_t policy_skipped_count(const policy_t *p); /* 0 unless opts.skip_workloads */
 const policy_skipped_t *policy_skipped_at(const policy_t *p, size_t i);
 /* Objects left out (opts.leave_out_broken; 0 without it), in the order

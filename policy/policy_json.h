@@ -24,7 +24,8 @@
  *   v1 Namespace, LimitRange, ResourceQuota; scheduling.k8s.io/v1 PriorityClass;
  *   gpuq.dev/v1beta1, kueue.x-k8s.io/v1beta1 and kueue.x-k8s.io/v1beta2
  *   ResourceFlavor, ClusterQueue, LocalQueue, Cohort;
- *   resource.k8s.io/v1, v1beta2, v1beta1 ResourceClaimTemplate.
+ *   resource.k8s.io/v1, v1beta2, v1beta1 ResourceClaimTemplate;
+ *   node.k8s.io/v1 RuntimeClass.
  * Field checks happen here (types, enums, quantities, names, per-object
  * caps); checks across objects happen in policy_finish(). Errors (diag names
  * kind, object, field path and value: `ClusterQueue "a": spec.x: ...`):

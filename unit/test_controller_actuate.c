@@ -385,6 +385,86 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	ctl_free(c);
 }
 
+/* A RayJob in K8sJobMode (KubeRay's default): its submitter Pod is a pod
+ * set of its own, charged to the ClusterQueue (500m cpu and 200Mi of
+ * KubeRay's default Pod), named in the flavors annotation; but its
+ * template is KubeRay's to copy into a Job: the release writes no flavor
+ * into it (there is none to write into), nor does the restore. */
+static void rayjob_submitter_counted_not_placed(void **state)
+{
+	struct controller *c = ctl_new_policy(
+	    "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"
+	    "spec:\n  nodeLabels: {nvidia.com/gpu.product: H100}\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+	    "spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"
+	    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+	    "    flavors:\n    - name: h100\n      resources: [{name: cpu, nominalQuota: 64}, "
+	    "{name: memory, nominalQuota: 1Ti}, {name: nvidia.com/gpu, nominalQuota: 8}]\n"
+	    "---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "
+	    "name: default}\nspec: {clusterQueue: cq}\n");
+	json_t *rj = json_loads(
+	    "{\"apiVersion\": \"ray.io/v1\", \"kind\": \"RayJob\", \"metadata\": {\"name\": "
+	    "\"rj\", \"namespace\": \"team-a\", \"uid\": \"rj\", \"resourceVersion\": \"5\", "
+	    "\"creationTimestamp\": \"2026-11-25T00:00:00Z\", \"labels\": "
+	    "{\"gpuq.dev/queue-name\": \"default\"}}, \"spec\": {\"suspend\": true, "
+	    "\"shutdownAfterJobFinishes\": true, \"rayClusterSpec\": {\"headGroupSpec\": "
+	    "{\"template\": {\"spec\": {\"containers\": [{\"name\": \"h\", \"resources\": "
+	    "{\"requests\": {\"cpu\": \"1\"}}}]}}}, \"workerGroupSpecs\": [{\"groupName\": \"g\", "
+	    "\"replicas\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": \"w\", "
+	    "\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"2\"}}}]}}}]}}}",
+	    0, NULL);
+	queue_result_t r;
+	queue_wl_t id;
+	json_t *body = NULL;
+	controller_cevent_t ev;
+	uint32_t cpu, h100;
+	queue_quota_view_t qv;
+	char *got;
+
+	(void)state;
+	assert_non_null(rj);
+	ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_ADDED, rj);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "rj"), QUEUE_WL_ADMITTED);
+	assert_int_equal(engine_workload_find(c->e, "rj", &id), GPUQ_OK);
+	/* the head's 1 cpu and the submitter's 500m */
+	assert_int_equal(queue_resource_find(engine_core(c->e), "cpu", &cpu), GPUQ_OK);
+	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
+	assert_int_equal(engine_cq_quota(c->e, 0, h100, cpu, &qv), GPUQ_OK);
+	assert_int_equal(qv.usage, 1500);
+	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "rj"), id, &body),
+			 GPUQ_OK);
+	got = ctl_dump(body);
+	if (strstr(got, "submitterPodTemplate"))
+		fail_msg("the submitter's template written: %s", got);
+	if (!strstr(got, "2:cpu=h100,2:memory=h100"))
+		fail_msg("the submitter's flavors not named: %s", got);
+	assert_non_null(strstr(got, "\"path\":\"/spec/suspend\",\"value\":false"));
+	free(got);
+	json_decref(body);
+	/* released, then preempted: the restore touches only what it wrote
+	   (not the nodeSelector of a submitter template of the tenant's) */
+	json_object_set_new(json_object_get(rj, "spec"), "submitterPodTemplate",
+			    json_pack("{s:{s:{s:s}, s:[{s:s}]}}", "spec", "nodeSelector", "pool",
+				      "cpu", "containers", "name", "s"));
+	json_object_set_new(
+	    json_object_get(rj, "metadata"), "annotations",
+	    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{\"podsets\":[{},{},{}]}"));
+	ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_MODIFIED, rj);
+	body = controller_release_restore_patch(ev.wl);
+	got = ctl_dump(body);
+	if (strstr(got, "submitterPodTemplate"))
+		fail_msg("the submitter's template restored: %s", got);
+	free(got);
+	json_decref(body);
+	controller_cevent_deinit(&ev);
+	json_decref(rj);
+	ctl_free(c);
+}
+
 /* ClusterQueue and LocalQueue status: counts, usage per flavor and
  * resource (what is borrowed above nominal), GPUs in use. */
 static void queue_status_counts_and_usage(void **state)
@@ -647,6 +727,7 @@ int main(void)
 	    cmocka_unit_test(restore_body_puts_the_template_back),
 	    cmocka_unit_test(quiet_only_when_every_pod_is_gone),
 	    cmocka_unit_test(trainjob_released_and_restored_through_a_runtime_patch),
+	    cmocka_unit_test(rayjob_submitter_counted_not_placed),
 	    cmocka_unit_test(queue_status_counts_and_usage),
 	    cmocka_unit_test(usage_checkpoint_configmap_carries_the_ledger),
 	    cmocka_unit_test(usage_retry_doubles_up_to_the_interval),

@@ -754,6 +754,46 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	ctl_free(c);
 }
 
+/* A Job naming a RuntimeClass the cluster lacks: the apiserver would refuse
+ * its Pods, so it waits outside the queue (said once, in the log); the
+ * class created, the RuntimeClasses' watch makes a new policy, the Job is
+ * resolved again and queues, its class's overhead in its request. */
+static void runtime_class_created_later_queues_its_job(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *j = ctl_job("team-a", "k", 2, 1, true, "default");
+	json_t *rt = json_loads("{\"apiVersion\": \"node.k8s.io/v1\", \"kind\": \"RuntimeClass\", "
+				"\"metadata\": {\"name\": \"kata\"}, \"handler\": \"kata\", "
+				"\"overhead\": {\"podFixed\": {\"cpu\": \"250m\"}}}",
+				0, NULL);
+	controller_cevent_t ev = {
+	    .res = CONTROLLER_RES_RUNTIMECLASSES, .type = KUBE_EV_ADDED, .object = rt};
+	const workload_t *w;
+
+	(void)state;
+	assert_non_null(rt);
+	json_object_set_new(
+	    json_object_get(json_object_get(json_object_get(j, "spec"), "template"), "spec"),
+	    "runtimeClassName", json_string("kata"));
+	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
+	ctl_policy_events(c, 8, "b", "a", KUBE_EV_ADDED);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(ctl_state(c, "k"), -1);
+	controller_snapshot_apply(c, &ev);
+	assert_true(c->policy_dirty);
+	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "k"), QUEUE_WL_PENDING);
+	w = controller_job(c, "k")->wl;
+	assert_int_equal(w->podsets[0].n_requests, 2);
+	assert_string_equal(w->podsets[0].requests[1].name, "cpu");
+	assert_int_equal(w->podsets[0].requests[1].amount, 250);
+	json_decref(rt);
+	json_decref(j);
+	qmetrics_destroy(c->metrics);
+	ctl_free(c);
+}
+
 /* ---- loop.c: a kind whose CRD comes after gpuq started, and goes ---- */
 
 /* A suspended JobSet in team-a, queue default, uid and name `name`: one
@@ -1012,6 +1052,7 @@ int main(void)
 	    cmocka_unit_test(obj_key_names_namespaced_and_cluster_objects),
 	    cmocka_unit_test(policy_cache_rebuilds_on_what_the_policy_reads),
 	    cmocka_unit_test(policy_change_in_place_resolves_what_it_reaches),
+	    cmocka_unit_test(runtime_class_created_later_queues_its_job),
 	    cmocka_unit_test(a_kind_that_comes_later_is_watched_then_let_go),
 	    cmocka_unit_test(jobs_enter_the_core_when_gpuq_manages_them),
 	    cmocka_unit_test(jobs_relist_forgets_what_went),

@@ -840,7 +840,7 @@ static void load_files_and_workloads(void **state)
 	snprintf(msg, sizeof(msg),
 		 "%s: document 2: kind \"Pod\" (apiVersion \"v1\") is not a policy object; gpuq "
 		 "reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
-		 "ClusterQueue, LocalQueue, Cohort and ResourceClaimTemplate",
+		 "ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass",
 		 a);
 	assert_string_equal(d.msg, msg);
 	/* the first file alone lacks its flavor */

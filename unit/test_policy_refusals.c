@@ -28,7 +28,7 @@ static const bad_t BAD[] = {
     {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: kind \"Deployment\" (apiVersion \"apps/v1\") is not a policy object; "
      "gpuq reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
-     "ClusterQueue, LocalQueue, Cohort and ResourceClaimTemplate"},
+     "ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass"},
     {"apiVersion: v1\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: kind: required (a string)"},
     {"kind: Namespace\nmetadata: {name: x}\n", GPUQ_EINVAL,
@@ -36,6 +36,16 @@ static const bad_t BAD[] = {
     {"apiVersion: kueue.x-k8s.io/v1alpha1\nkind: ClusterQueue\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: ClusterQueue: apiVersion \"kueue.x-k8s.io/v1alpha1\" is not one gpuq "
      "reads (want gpuq.dev/v1beta1, kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2)"},
+    /* RuntimeClass: its overhead.podFixed is what its Pods are charged */
+    {"apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\n"
+     "overhead: {podFixed: {cpu: 2Gb}}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: RuntimeClass \"kata\": overhead.podFixed[cpu]: invalid quantity \"2Gb\""},
+    {"apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\noverhead: 3\n",
+     GPUQ_EINVAL, "t.yaml: document 1: RuntimeClass \"kata\": overhead: must be a mapping, not 3"},
+    {"apiVersion: node.k8s.io/v1beta1\nkind: RuntimeClass\nmetadata: {name: kata}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: RuntimeClass: apiVersion \"node.k8s.io/v1beta1\" is not one gpuq reads "
+     "(want node.k8s.io/v1)"},
     /* metadata */
     {"apiVersion: v1\nkind: Namespace\n", GPUQ_EINVAL,
      "t.yaml: document 1: Namespace: metadata: required"},

@@ -450,6 +450,10 @@ static void test_set_pods(void **state)
 	"/home/ray/samples/sample_code.py\"," spec_extra                                           \
 	"\"rayClusterSpec\":" RAY_CLUSTER(tmpl_meta, "") "}}"
 #define RJ_GVK "ray.io", "v1", "RayJob"
+/* A submitter Pod of `cpu` cpu (K8sJobMode's, from its own template). */
+#define SUBMITTER(cpu)                                                                             \
+	"\"submitterPodTemplate\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{"        \
+	"\"name\":\"s\",\"resources\":{\"requests\":{\"cpu\":\"" cpu "\"}}}]}},"
 #define RC_GVK "ray.io", "v1", "RayCluster"
 #define SHUT "\"shutdownAfterJobFinishes\":true,"
 /* The RayCluster KubeRay makes for the RayJob. */
@@ -481,6 +485,29 @@ static void test_ray_mutate(void **state)
 	assert_non_null(op_at(patch, "/metadata/labels"));
 	assert_non_null(op_at(patch, "/spec/rayClusterSpec/workerGroupSpecs/0/template/metadata"));
 	assert_non_null(strstr(r.body, "RayJob created suspended until gpuq admits it"));
+	{
+		/* the submitter's template is KubeRay's to copy: counted, not
+		   written (no label, no LimitRange defaults) */
+		char *b =
+		    review(RJ_GVK, "CREATE", "alice", RAYJOB(SHUT SUBMITTER("1"), ""), "null");
+		webhook_reply_t r2;
+		json_t *root2, *p2;
+
+		run(WEBHOOK_MUTATE, b, &r2, &root2);
+		p2 = golden_reply_patch(json_object_get(root2, "response"));
+		assert_non_null(op_at(p2, "/spec/suspend"));
+		for (size_t i = 0; i < json_array_size(p2); i++)
+			if (strstr(
+				json_string_value(json_object_get(json_array_get(p2, i), "path")),
+				"submitterPodTemplate"))
+				fail_msg("the submitter's template written: %s",
+					 json_string_value(
+					     json_object_get(json_array_get(p2, i), "path")));
+		json_decref(p2);
+		json_decref(root2);
+		webhook_reply_deinit(&r2);
+		free(b);
+	}
 	doc = json_loads(RAYJOB(SHUT, ""), 0, NULL);
 	assert_int_equal(golden_apply_patch(doc, patch), 0);
 	text = json_dumps(doc, JSON_COMPACT);
@@ -525,6 +552,12 @@ static void test_ray_validate(void **state)
 		const char *want; /* in the message; "" allowed */
 	} t[] = {
 	    {RJ_GVK, "CREATE", "alice", RAYJOB("\"suspend\":true," SHUT, ""), "null", ""},
+	    /* its submitter Pod counts: team-a's 200 cpu of ResourceQuota */
+	    {RJ_GVK, "CREATE", "alice", RAYJOB("\"suspend\":true," SHUT SUBMITTER("200"), ""),
+	     "null", "exceeded quota: team-a-quota, requested: requests.cpu=202"},
+	    {RJ_GVK, "CREATE", "alice",
+	     RAYJOB("\"suspend\":true,\"submissionMode\":\"HTTPMode\"," SHUT SUBMITTER("200"), ""),
+	     "null", ""},
 	    {RJ_GVK, "CREATE", "alice", RAYJOB(SHUT, ""), "null",
 	     "RayJob \"rayjob-sample\": spec.suspend is false"},
 	    /* what KubeRay cannot hold, or the autoscaler would outgrow */
@@ -574,6 +607,13 @@ static void test_ray_validate(void **state)
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
 	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"containers\":[{\"name\":"   \
 	"\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}"
+/* A StatefulSet of `replicas` Pods of 2 GPUs run by RuntimeClass `rc`
+ * (its overhead is the Pods' too). */
+#define STS_RT(replicas, rc)                                                                       \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
+	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"runtimeClassName\":\"" rc   \
+	"\",\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{\"nvidia.com/"              \
+	"gpu\":\"2\"}}}]}}}}"
 /* A StatefulSet of `replicas` Pods of 1 GPU numbered from `start`. */
 #define STS_O(replicas, start)                                                                     \
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
@@ -616,6 +656,10 @@ static void test_edits_by_row(void **state)
 	     "its containers' requests and limits, overhead, GPU claims) changed while its 2 "
 	     "replicas wait or run under gpuq; scale it to 0 first (spec.replicas: 0)"},
 	    {"apps", "v1", "StatefulSet", STS_G("0", "4"), STS_G("0", "2"), ""},
+	    /* its RuntimeClass (whose overhead each Pod gets) is its shape too */
+	    {"apps", "v1", "StatefulSet", STS_RT("2", "kata"), STS_G("2", "2"),
+	     "StatefulSet \"web\": what a Pod of pod set \"main\" asks for (spec.template.spec"},
+	    {"apps", "v1", "StatefulSet", STS_RT("0", "kata"), STS_G("0", "2"), ""},
 	    {"apps", "v1", "StatefulSet", STS_G("2", "4"), STS_G("0", "2"), ""},
 	    /* its scale-ups queue as slices */
 	    {"apps", "v1", "StatefulSet", STS_G("3", "2"), STS_G("2", "2"), ""},

@@ -18,8 +18,9 @@
 /* ---- workload_decode and workload_resolve ---- */
 
 /* The policy of the object tests: team-a managed, with LimitRange Container
- * defaults, two PriorityClasses (low is the global default) and a claim
- * template of two GPUs. */
+ * defaults, two PriorityClasses (low is the global default), a claim
+ * template of two GPUs and two RuntimeClasses (kata adds 250m cpu and 128Mi
+ * to each Pod, plain nothing). */
 static const char OBJ_POLICY[] =
     "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {t: a}}\n---\n"
     "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n---\n"
@@ -40,7 +41,10 @@ static const char OBJ_POLICY[] =
     "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
     "metadata: {namespace: team-a, name: two-gpus}\n"
     "spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, "
-    "count: 2}}]}}}\n";
+    "count: 2}}]}}}\n---\n"
+    "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: kata}\nhandler: kata\n"
+    "overhead: {podFixed: {cpu: 250m, memory: 128Mi}}\n---\n"
+    "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: plain}\nhandler: runc\n";
 
 static policy_t *obj_policy(void)
 {
@@ -296,6 +300,92 @@ static void test_object_table(void **state)
 	policy_unref(p);
 }
 
+/* Table: a RuntimeClass's overhead, as the RuntimeClass admission plugin
+ * gives it to each Pod a template makes: added once to the effective
+ * request (max of the containers' sum and the largest init container, plus
+ * the overhead); a Pod already has it; a template whose Pods the plugin
+ * would refuse is refused, in its words. */
+static void test_object_runtime_overhead(void **state)
+{
+#define RT_JOB(name, spec)                                                                         \
+	OBJ_META(JOB_API, name, "") ",'spec':{'suspend':true,'template':{'spec':{" spec "}}}}"
+#define RT_C(cpu) "{'name':'c','resources':{'requests':{'cpu':'" cpu "','memory':'1Gi'}}}"
+	static const struct {
+		const char *name;    /* case */
+		const char *json;    /* the object, ' for " */
+		int64_t cpu_milli;   /* per-pod cpu amount */
+		int64_t memory;	     /* per-pod memory bytes */
+		const char *refused; /* NULL, or what the refusal says */
+	} t[] = {
+	    {"job naming kata",
+	     RT_JOB("k", "'runtimeClassName':'kata','containers':[" RT_C("1") "]"), 1250,
+	     (1LL << 30) + (128LL << 20), NULL},
+	    {"job naming kata, an init container larger than the app",
+	     RT_JOB("ki", "'runtimeClassName':'kata','initContainers':[" RT_C(
+			      "3") "],'containers':[" RT_C("1") "," RT_C("1") "]"),
+	     3250, (2LL << 30) + (128LL << 20),
+	     NULL}, /* cpu: the init's 3; memory: the app's 2Gi */
+	    {"job naming kata with kata's own overhead",
+	     RT_JOB("ko", "'runtimeClassName':'kata','overhead':{'cpu':'250m','memory':'128Mi'},"
+			  "'containers':[" RT_C("1") "]"),
+	     1250, (1LL << 30) + (128LL << 20), NULL},
+	    {"job naming a class with no overhead",
+	     RT_JOB("kp", "'runtimeClassName':'plain','containers':[" RT_C("1") "]"), 1000,
+	     1LL << 30, NULL},
+	    {"job naming no class", RT_JOB("kn", "'containers':[" RT_C("1") "]"), 1000, 1LL << 30,
+	     NULL},
+	    {"pod naming kata: its overhead is already set",
+	     OBJ_META(POD_API, "pk",
+		      "") ",'spec':{'runtimeClassName':'kata','overhead':{'cpu':'250m',"
+			  "'memory':'128Mi'},'containers':[" RT_C("1") "]}}",
+	     1250, (1LL << 30) + (128LL << 20), NULL},
+	    {"pod naming a class gone since it was created",
+	     OBJ_META(POD_API, "pg",
+		      "") ",'spec':{'runtimeClassName':'gone','containers':[" RT_C("1") "]}}",
+	     1000, 1LL << 30, NULL},
+	    {"job naming a class that does not exist",
+	     RT_JOB("kx", "'runtimeClassName':'nope','containers':[" RT_C("1") "]"), 0, 0,
+	     "Job \"kx\": spec.template.spec: pod rejected: RuntimeClass \"nope\" not found: its "
+	     "Pods would be refused, so it waits outside the queue until they would not"},
+	    {"job whose overhead is not its class's",
+	     RT_JOB("km", "'runtimeClassName':'kata','overhead':{'cpu':'1'},'containers':[" RT_C(
+			      "1") "]"),
+	     0, 0, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead"},
+	    {"job with an overhead and a class of none",
+	     RT_JOB("kz", "'runtimeClassName':'plain','overhead':{'cpu':'1'},'containers':[" RT_C(
+			      "1") "]"),
+	     0, 0,
+	     "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"},
+	};
+#undef RT_C
+#undef RT_JOB
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d = {""};
+		int rc = obj_decode(p, t[i].json, &o, &d);
+
+		if (t[i].refused) {
+			if (rc != GPUQ_EINVAL || !strstr(d.msg, t[i].refused))
+				fail_msg("%s: rc %d, message %s", t[i].name, rc, d.msg);
+			continue;
+		}
+		if (rc)
+			fail_msg("%s: refused: %s", t[i].name, d.msg);
+		if (obj_amount(o, "cpu") != t[i].cpu_milli ||
+		    obj_amount(o, "memory") != t[i].memory)
+			fail_msg("%s: cpu %lld memory %lld", t[i].name,
+				 (long long)obj_amount(o, "cpu"),
+				 (long long)obj_amount(o, "memory"));
+		/* without a policy nothing is known of any class: no overhead added */
+		assert_int_equal(workload_resolve(o, NULL, &d), GPUQ_OK);
+		workload_destroy(o);
+	}
+	policy_unref(p);
+}
+
 /* A pod group's member marked not retriable
  * (kueue.x-k8s.io/retriable-in-group: "false"; any other value, or none,
  * is retriable), and a CPU-only member: a member all the same. */
@@ -421,7 +511,7 @@ static const char COMPACT_META_A[] =
 static const char COMPACT_META_B[] =
     "'},'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet',"
     "'name':'web','uid':'uid-web','controller':true}]},"
-    "'spec':{'nodeName':'node-7','priorityClassName':'high',"
+    "'spec':{'nodeName':'node-7','priorityClassName':'high','runtimeClassName':'kata-qemu',"
     "'schedulingGates':[{'name':'gate-a'},{'name':'gpuq.dev/admission'}],"
     "'nodeSelector':{'zone':'z1','rack':'r9'},"
     "'tolerations':[{'key':'tk','operator':'Equal','value':'tv','effect':'NoExecute'}],"
@@ -513,6 +603,7 @@ static void test_object_compact(void **state)
 	ps = &o->podsets[0];
 	assert_string_equal(ps->name, "main");
 	assert_string_equal(ps->priority_class, "high");
+	assert_string_equal(ps->runtime_class, "kata-qemu");
 	assert_int_equal(ps->n_node_selector, 2);
 	assert_string_equal(ps->node_selector[0].key, "zone");
 	assert_string_equal(ps->node_selector[0].value, "z1");
@@ -1316,8 +1407,20 @@ static void test_ray(void **state)
 	assert_int_equal(o->kind, WORKLOAD_KIND_RAYJOB);
 	assert_string_equal(o->queue, "default");
 	assert_true(o->suspend);
-	assert_int_equal(o->n_podsets, 3);
-	assert_int_equal(o->pods, 8);
+	/* the cluster's 3 pod sets, then K8sJobMode's (the default) submitter:
+	   KubeRay's default Pod of 500m cpu and 200Mi, counted, not placed */
+	assert_int_equal(o->n_podsets, 4);
+	assert_int_equal(o->pods, 9);
+	assert_string_equal(o->podsets[3].name, "submitter");
+	assert_int_equal(o->podsets[3].count, 1);
+	assert_true(o->podsets[3].counted_only);
+	assert_false(o->podsets[2].counted_only);
+	assert_string_equal(o->podsets[3].spec_field, "spec.submitterPodTemplate.spec");
+	assert_int_equal(o->podsets[3].n_requests, 2);
+	assert_string_equal(o->podsets[3].requests[0].name, "cpu");
+	assert_int_equal(o->podsets[3].requests[0].amount, 500);
+	assert_string_equal(o->podsets[3].requests[1].name, "memory");
+	assert_int_equal(o->podsets[3].requests[1].amount, 200LL << 20);
 	assert_string_equal(o->podsets[0].tmpl_ptr, "/spec/rayClusterSpec/headGroupSpec/template");
 	assert_string_equal(o->podsets[1].tmpl_ptr,
 			    "/spec/rayClusterSpec/workerGroupSpecs/0/template");
@@ -1344,7 +1447,7 @@ static void test_ray(void **state)
 				    &o, &d),
 			 GPUQ_OK);
 	assert_int_equal(o->active, 1);
-	assert_int_equal(o->ready_pods, 8);
+	assert_int_equal(o->ready_pods, 9);
 	workload_destroy(o);
 	/* on an existing cluster: no pod of its own, nothing to hold */
 	assert_int_equal(obj_decode(p,
@@ -1373,6 +1476,114 @@ static void test_ray(void **state)
 }
 
 /* ---- Kubeflow Trainer: TrainJob ---- */
+
+/* Table: a RayJob's submitter Pod by submissionMode (Kueue's pod set
+ * "submitter", last): K8sJobMode (the default) makes one, from
+ * spec.submitterPodTemplate or KubeRay's default; the other modes none. It
+ * counts against the 18 pod sets. */
+static void test_rayjob_submitter(void **state)
+{
+#define RJ(extra)                                                                                  \
+	OBJ_META(RAYJOB_API, "rj", "")                                                             \
+	",'spec':{'shutdownAfterJobFinishes':true," extra "'rayClusterSpec':{" RAY_CLUSTER_SPEC    \
+	"}}}"
+	static const struct {
+		const char *name;   /* case */
+		const char *json;   /* the object, ' for " */
+		uint32_t n_podsets; /* pod sets */
+		int64_t pods;	    /* pods counted */
+		int64_t cpu_milli;  /* the submitter's cpu per pod (-1: no submitter) */
+		bool gpu;	    /* the submitter asks for a GPU */
+	} t[] = {
+	    {"no submissionMode: K8sJobMode, KubeRay's default Pod", RJ(""), 4, 9, 500, false},
+	    {"K8sJobMode", RJ("'submissionMode':'K8sJobMode',"), 4, 9, 500, false},
+	    {"K8sJobMode with its own template",
+	     RJ("'submitterPodTemplate':{'spec':{'restartPolicy':'Never','containers':[{'name':"
+		"'s','resources':{'requests':{'cpu':'2','memory':'1Gi'}}}]}},"),
+	     4, 9, 2000, false},
+	    {"K8sJobMode with a template whose container has no requests: LimitRange defaults",
+	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s'}]}},"), 4, 9, 500,
+	     false},
+	    {"a submitter asking for a GPU",
+	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s','resources':{"
+		"'limits':{'nvidia.com/gpu':'1'}}}]}},"),
+	     4, 9, 500, true},
+	    {"HTTPMode: KubeRay submits over HTTP", RJ("'submissionMode':'HTTPMode',"), 3, 8, -1,
+	     false},
+	    {"InteractiveMode: the user submits", RJ("'submissionMode':'InteractiveMode',"), 3, 8,
+	     -1, false},
+	    {"SidecarMode: in the head Pod", RJ("'submissionMode':'SidecarMode',"), 3, 8, -1,
+	     false},
+	};
+#undef RJ
+	policy_t *p = obj_policy();
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		workload_t *o = NULL;
+		gpuq_diag_t d = {""};
+		const workload_podset_t *last;
+		int64_t cpu = -1;
+
+		if (obj_decode(p, t[i].json, &o, &d))
+			fail_msg("%s: refused: %s", t[i].name, d.msg);
+		last = &o->podsets[o->n_podsets - 1];
+		for (size_t k = 0; !strcmp(last->name, "submitter") && k < last->n_requests; k++)
+			if (!strcmp(last->requests[k].name, "cpu"))
+				cpu = last->requests[k].amount;
+		if (o->n_podsets != t[i].n_podsets || o->pods != t[i].pods ||
+		    cpu != t[i].cpu_milli ||
+		    (t[i].cpu_milli >= 0 && (!last->counted_only || last->gpu != t[i].gpu)))
+			fail_msg("%s: %u pod sets, %lld pods, submitter cpu %lld, counted only %d, "
+				 "gpu %d",
+				 t[i].name, o->n_podsets, (long long)o->pods, (long long)cpu,
+				 last->counted_only, last->gpu);
+		workload_destroy(o);
+	}
+	policy_unref(p);
+}
+
+/* The submitter is a pod set of the 18: a RayJob of a head and 17 worker
+ * groups fits in HTTPMode and is refused in K8sJobMode, naming the field. */
+static void test_rayjob_submitter_cap(void **state)
+{
+	static const char group[] = "{'groupName':'g%d','replicas':1,'template':{'spec':{"
+				    "'containers':[{'name':'w','resources':{'limits':{'nvidia.com/"
+				    "gpu':'1'}}}]}}}";
+	policy_t *p = obj_policy();
+	char groups[8192] = "", text[12288], one[256];
+	workload_t *o = NULL;
+	gpuq_diag_t d = {""};
+	(void)state;
+
+	for (int i = 0; i < WORKLOAD_PODSETS_MAX - 1; i++) {
+		snprintf(one, sizeof(one), group, i);
+		strncat(groups, i ? "," : "", sizeof(groups) - strlen(groups) - 1);
+		strncat(groups, one, sizeof(groups) - strlen(groups) - 1);
+	}
+	for (int http = 1; http >= 0; http--) {
+		snprintf(
+		    text, sizeof(text),
+		    OBJ_META(
+			RAYJOB_API, "wide",
+			"") ",'spec':{'shutdownAfterJobFinishes':true,%s'rayClusterSpec':{"
+			    "'headGroupSpec':{'template':{'spec':{}}},'workerGroupSpecs':[%s]}}}",
+		    http ? "'submissionMode':'HTTPMode'," : "", groups);
+		if (http) {
+			if (obj_decode(p, text, &o, &d))
+				fail_msg("HTTPMode: %s", d.msg);
+			assert_int_equal(o->n_podsets, WORKLOAD_PODSETS_MAX);
+			workload_destroy(o);
+			o = NULL;
+			continue;
+		}
+		assert_int_equal(obj_decode(p, text, &o, &d), GPUQ_EINVAL);
+		assert_non_null(strstr(d.msg,
+				       "RayJob \"wide\": spec.submissionMode: more than 18 pod "
+				       "sets; gpuq admits at most 18"));
+	}
+	policy_unref(p);
+}
 
 #define TRAINJOB_API "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob'"
 
@@ -1448,6 +1659,7 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_object_table),
+	    cmocka_unit_test(test_object_runtime_overhead),
 	    cmocka_unit_test(test_object_pod_group_member),
 	    cmocka_unit_test(test_object_pod_group_retriable),
 	    cmocka_unit_test(test_object_compact),
@@ -1464,6 +1676,8 @@ int main(void)
 	    cmocka_unit_test(test_sets),
 	    cmocka_unit_test(test_sets_numbering),
 	    cmocka_unit_test(test_ray),
+	    cmocka_unit_test(test_rayjob_submitter),
+	    cmocka_unit_test(test_rayjob_submitter_cap),
 	    cmocka_unit_test(test_trainjob),
 	};
 

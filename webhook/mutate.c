@@ -201,6 +201,8 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 		const char *managed = jv_member_str(ps->pod_labels, WEBHOOK_LABEL_MANAGED);
 		char mptr[WORKLOAD_FIELD_MAX + 16];
 
+		if (ps->counted_only)
+			continue; /* another controller's template: counted, not written */
 		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
 		if (jv_is(ps->tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
 			patch_label(r, mptr, tmeta, WEBHOOK_LABEL_MANAGED, "true");

@@ -105,7 +105,9 @@ static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 }
 
 /* Fill in defaults as the Pods will get them (requests from limits, then
- * the namespace's LimitRange defaults) and check the LimitRanges. */
+ * the namespace's LimitRange defaults, and their RuntimeClass's overhead)
+ * and check the LimitRanges. A template whose Pods the RuntimeClass plugin
+ * would refuse is refused now, in its words. */
 static bool check_limits(webhook_review_t *r, workload_view_t *w)
 {
 	const policy_namespace_t *ns = ns_of(r);
@@ -115,12 +117,24 @@ static bool check_limits(webhook_review_t *r, workload_view_t *w)
 	size_t i = 0;
 	int rc;
 
-	rc = workload_view_default(w, r->policy, r->ns);
+	rc = workload_view_default(w, r->policy, r->ns, &i, &diag);
+	if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s: %s (the apiserver refuses every Pod this "
+				      "template makes); %s",
+				      w->kind_name, w->name, w->podsets[i].spec_field, diag.msg,
+				      rc == GPUQ_ENOTFOUND ? "create the RuntimeClass first or "
+							     "change runtimeClassName"
+							   : "leave spec.overhead unset: the "
+							     "RuntimeClass sets it");
+		return false;
+	}
+	i = rc ? i + 1 : 0; /* the defaulting refused pod set i */
 	for (; !rc && i < w->n_podsets; i++)
 		rc = quota_limitrange_validate(lrs, n_lrs, &w->podsets[i].pod, &diag);
 	if (rc == GPUQ_OK)
 		return true;
-	i = i ? i - 1 : 0; /* the pod set refused (the first when defaulting failed) */
+	i = i ? i - 1 : 0; /* the pod set refused */
 	if (rc == GPUQ_EDENIED)
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": %s: %s; change the %s's resources to fit the "
@@ -495,11 +509,13 @@ static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
 }
 
 /* Whether one Pod of pod sets a and b asks for the same: containers,
- * requests, limits, overhead and DRA devices (its shape). */
+ * requests, limits, overhead, the RuntimeClass that gives it its overhead,
+ * and DRA devices (its shape). */
 static bool same_shape(const workload_view_podset_t *pa, const workload_view_podset_t *pb)
 {
 	if (pa->dra_gpus != pb->dra_gpus || pa->pod.n_containers != pb->pod.n_containers ||
-	    !same_list(&pa->pod.overhead, &pb->pod.overhead))
+	    !same_list(&pa->pod.overhead, &pb->pod.overhead) ||
+	    !streq(pa->runtime_class, pb->runtime_class))
 		return false;
 	for (size_t i = 0; i < pa->pod.n_containers; i++) {
 		const quota_container_t *x = &pa->pod.containers[i];

@@ -485,6 +485,76 @@ static int raycluster_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	return ray_cluster_podsets(w, spec, "spec", "/spec", diag);
 }
 
+/* KubeRay's default submitter container (ray-operator's
+ * GetDefaultSubmitterContainer, v1.5.0): requests 500m cpu and 200Mi
+ * memory, limits 1 cpu and 1Gi. */
+static int default_submitter(workload_view_podset_t *ps)
+{
+	static const struct {
+		const char *res, *request, *limit;
+	} r[] = {{"cpu", "500m", "1"}, {"memory", "200Mi", "1Gi"}};
+	quota_container_t *c = calloc(1, sizeof(*c));
+	int rc = c ? GPUQ_OK : GPUQ_ENOMEM;
+
+	for (size_t i = 0; !rc && i < sizeof(r) / sizeof(*r); i++) {
+		quota_qty_t q;
+
+		rc = quota_qty_parse(r[i].request, strlen(r[i].request), &q, NULL);
+		if (!rc)
+			rc = quota_reslist_set(&c->requests, r[i].res, &q);
+		if (!rc)
+			rc = quota_qty_parse(r[i].limit, strlen(r[i].limit), &q, NULL);
+		if (!rc)
+			rc = quota_reslist_set(&c->limits, r[i].res, &q);
+	}
+	if (rc) {
+		free(c);
+		return rc == GPUQ_ENOMEM ? rc : GPUQ_EINVAL; /* a constant above: never */
+	}
+	gpuq_strlcpy(c->name, "ray-job-submitter", sizeof(c->name));
+	c->kind = QUOTA_CONTAINER_APP;
+	ps->pod.containers = c;
+	ps->pod.n_containers = 1;
+	return GPUQ_OK;
+}
+
+/* KubeRay's K8sJobMode (the default submissionMode) runs `ray job submit`
+ * from a Job of one Pod made from spec.submitterPodTemplate, or from its
+ * own default when that is absent. That Pod is the RayJob's too: a pod set
+ * "submitter" of 1 (Kueue's pod set of the same name), after the cluster's
+ * (it counts against WORKLOAD_PODSETS_MAX with them). It is counted, not
+ * placed: gpuq writes no flavor into a template KubeRay copies into a Job
+ * of its own (counted_only). The other modes (HTTPMode, InteractiveMode)
+ * make no submitter Pod; SidecarMode's container in the head Pod is not
+ * counted. */
+static int ray_submitter(workload_view_t *w, const jv_t *spec, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	const char *mode = NULL, *field = "spec.submitterPodTemplate";
+	const jv_t *t = NULL;
+	workload_view_podset_t *ps = NULL;
+	int rc = jv_fields_str(&f, spec, "submissionMode", "spec.submissionMode", false, &mode);
+
+	if (rc || (mode && *mode && strcmp(mode, "K8sJobMode") != 0))
+		return rc;
+	rc = jv_fields_typed(&f, spec, "submitterPodTemplate", JV_OBJECT, field, &t);
+	if (!rc)
+		rc = workload_view_podset_new(w, "submitter", t ? field : "spec.submissionMode",
+					      &ps, diag);
+	if (!rc && t)
+		rc = workload_view_template(w, ps, t, field, "/spec/submitterPodTemplate", diag);
+	else if (!rc)
+		rc = default_submitter(ps);
+	if (!rc && !t) /* none to write to: a write there fails, never lands elsewhere */
+		gpuq_strlcpy(ps->tmpl_ptr, "/spec/submitterPodTemplate", sizeof(ps->tmpl_ptr));
+	if (!rc) {
+		snprintf(ps->spec_field, sizeof(ps->spec_field), "%s.spec", field);
+		ps->counted_only = true;
+		w->pods += ps->count;
+	}
+	return rc;
+}
+
 static int rayjob_podsets(workload_view_t *w, gpuq_diag_t *diag)
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
@@ -499,6 +569,8 @@ static int rayjob_podsets(workload_view_t *w, gpuq_diag_t *diag)
 	if (r || !rc)
 		return r;
 	r = ray_cluster_podsets(w, rc, "spec.rayClusterSpec", "/spec/rayClusterSpec", diag);
+	if (!r)
+		r = ray_submitter(w, spec, diag);
 	/* KubeRay suspends (and so admits) only a RayJob that deletes its
 	   cluster when done */
 	if (!r && !w->unsupported && !jv_is(jv_get(spec, "shutdownAfterJobFinishes"), JV_TRUE))

@@ -333,6 +333,10 @@ static int decode_priority(workload_decoder_t *d, workload_podset_t *out,
 	snprintf(path, sizeof(path), "%s.priorityClassName", ps->spec_field);
 	rc = workload_dec_str(d, ps->pod_spec, "priorityClassName", path, false,
 			      &out->priority_class);
+	if (!rc && ps->runtime_class) {
+		snprintf(path, sizeof(path), "%s.runtimeClassName", ps->spec_field);
+		rc = keep(d, &out->runtime_class, ps->runtime_class, path, WORKLOAD_STR_MAX);
+	}
 	if (rc || !v || jv_is(v, JV_NULL))
 		return rc;
 	/* checked as the apiserver would, never used: priority comes from the
@@ -525,6 +529,7 @@ static int decode_template_flags(workload_decoder_t *d, workload_podset_t *out,
 	out->has_labels = ps->pod_labels != NULL;
 	out->has_annotations = ps->pod_annotations != NULL;
 	out->tmpl_admitted = ps->tmpl_admitted;
+	out->counted_only = ps->counted_only;
 	out->managed = managed && !strcmp(managed, "true");
 	if (keep_static(d, &out->name, ps->name) || keep_static(d, &out->tmpl_ptr, ps->tmpl_ptr) ||
 	    keep_static(d, &out->spec_field, ps->spec_field))
@@ -741,6 +746,7 @@ static void rel_podset(const reloc_t *r, workload_podset_t *ps)
 	rel(r, &ps->tmpl_ptr);
 	rel(r, &ps->spec_field);
 	rel(r, &ps->priority_class);
+	rel(r, &ps->runtime_class);
 	rel(r, &ps->containers);
 	for (size_t i = 0; i < ps->n_containers; i++) {
 		workload_container_t *c = MUT(workload_container_t, ps->containers) + i;

@@ -85,9 +85,11 @@ static int64_t dra_gpus(const workload_podset_t *ps, const policy_t *policy, con
 	return n;
 }
 
-/* One pod's effective request of pod set i into one[i]. */
+/* One pod's effective request of pod set i into one[i]: a template's
+ * with the LimitRange defaults and the RuntimeClass overhead its Pods will
+ * get (a Pod has both since its creation). */
 static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
-			  quota_reslist_t *one, int64_t *dra)
+			  quota_reslist_t *one, int64_t *dra, gpuq_diag_t *why)
 {
 	const workload_podset_t *ps = &w->podsets[i];
 	quota_pod_t pod;
@@ -96,6 +98,8 @@ static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
 
 	if (!rc && w->kind != WORKLOAD_KIND_POD)
 		rc = defaults(&pod, policy, w->namespace_);
+	if (!rc && w->kind != WORKLOAD_KIND_POD)
+		rc = workload_runtime_overhead(policy, ps->runtime_class, &pod.overhead, why);
 	if (!rc)
 		rc = quota_pod_requests(&pod, one);
 	free(pod.containers);
@@ -137,6 +141,25 @@ static void priority(workload_t *w, const policy_t *policy, const char **cls)
 	}
 }
 
+/* Pod set i's request refused (rc from podset_request, why its words):
+ * GPUQ_ENOMEM as it is, else GPUQ_EINVAL with diag naming the pod set. */
+static int refuse(const workload_t *w, size_t i, int rc, const gpuq_diag_t *why, gpuq_diag_t *diag)
+{
+	jv_fields_t f = {.kind_name = w->integ->kind_name, .name = w->name, .diag = diag};
+
+	if (rc == GPUQ_ENOMEM)
+		return rc;
+	if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED) /* the RuntimeClass plugin's */
+		return jv_fields_refuse(&f, w->podsets[i].spec_field,
+					"%s: its Pods would be refused, so it waits outside the "
+					"queue until they would not",
+					why->msg);
+	return jv_fields_refuse(&f, w->podsets[i].spec_field,
+				"too many resources (at most %d) or a request above 2^63-1 once "
+				"containers and LimitRange defaults are added",
+				QUOTA_RESLIST_MAX);
+}
+
 int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 {
 	quota_reslist_t *one = calloc(w->n_podsets + 1, sizeof(*one));
@@ -149,19 +172,12 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag)
 	if (!one)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; !rc && i < w->n_podsets; i++) {
-		rc = podset_request(w, i, policy, &one[i], &dra[i]);
-		if (rc) {
-			jv_fields_t f = {
-			    .kind_name = w->integ->kind_name, .name = w->name, .diag = diag};
+		gpuq_diag_t why = {""};
 
+		rc = podset_request(w, i, policy, &one[i], &dra[i], &why);
+		if (rc) {
 			free(one);
-			return rc == GPUQ_ENOMEM
-				   ? rc
-				   : jv_fields_refuse(&f, w->podsets[i].spec_field,
-						      "too many resources (at most %d) or a "
-						      "request above 2^63-1 once containers and "
-						      "LimitRange defaults are added",
-						      QUOTA_RESLIST_MAX);
+			return refuse(w, i, rc, &why, diag);
 		}
 		for (size_t k = 0; k < one[i].n; k++)
 			if (!workload_known_resource(one[i].items[k].name))

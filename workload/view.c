@@ -158,6 +158,20 @@ static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_
 	return GPUQ_OK;
 }
 
+/* spec.runtimeClassName: whose overhead its Pods get (workload_view_default). */
+static int decode_runtime_class(workload_view_t *w, workload_view_podset_t *ps, gpuq_diag_t *diag)
+{
+	const jv_fields_t f = workload_fields_of(w, diag);
+	char path[WORKLOAD_FIELD_MAX + 32];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s.runtimeClassName", ps->spec_field);
+	rc = jv_fields_str(&f, ps->pod_spec, "runtimeClassName", path, false, &ps->runtime_class);
+	if (ps->runtime_class && !ps->runtime_class[0])
+		ps->runtime_class = NULL;
+	return rc;
+}
+
 /* Every element of arr (at field path) must be an object. */
 static int objects_only(const workload_view_t *w, const jv_t *arr, const char *path,
 			gpuq_diag_t *diag)
@@ -410,6 +424,8 @@ static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const p
 	rc = collect_containers(w, ps, diag);
 	if (!rc)
 		rc = decode_overhead(w, ps, diag);
+	if (!rc)
+		rc = decode_runtime_class(w, ps, diag);
 	for (size_t i = 0; !rc && i < ps->pod.n_containers; i++) {
 		rc = decode_list(w, ps, i, "requests", cfg, &ps->pod.containers[i].requests, diag);
 		if (!rc)
@@ -494,7 +510,8 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 	return rc;
 }
 
-int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns)
+int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns,
+			  size_t *podset, gpuq_diag_t *diag)
 {
 	const policy_namespace_t *pns = policy ? policy_namespace_find(policy, ns) : NULL;
 	const quota_limitrange_t *const *lrs = pns ? pns->limitranges : NULL;
@@ -504,6 +521,11 @@ int workload_view_default(workload_view_t *w, const policy_t *policy, const char
 	for (size_t p = 0; !rc && p < w->n_podsets; p++) {
 		quota_pod_t *pod = &w->podsets[p].pod;
 
+		*podset = p;
+		/* a Pod got its overhead when it was created */
+		if (w->kind != WORKLOAD_KIND_POD && w->podsets[p].pod_spec)
+			rc = workload_runtime_overhead(policy, w->podsets[p].runtime_class,
+						       &pod->overhead, diag);
 		for (size_t i = 0; !rc && i < pod->n_containers; i++) {
 			quota_container_t *c = &pod->containers[i];
 			quota_reslist_t add_req, add_lim;

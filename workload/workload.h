@@ -286,12 +286,21 @@ typedef struct {
 	char spec_field[WORKLOAD_FIELD_MAX];   /* its path for messages: "spec.template.spec" */
 	char tmpl_ptr[WORKLOAD_FIELD_MAX];     /* the template's JSON Pointer: "/spec/template"
 						  ("" for a Pod) */
-	quota_pod_t pod;		       /* containers as declared (init first), overhead */
+	quota_pod_t pod;		       /* containers as declared (init first), overhead
+						  (after workload_view_default: with the
+						  RuntimeClass's, as the Pods get it) */
+	const char *runtime_class;	       /* the pod spec's runtimeClassName; NULL when
+						  absent or "" */
 	workload_cref_t *refs;		       /* refs[i] locates pod.containers[i] */
 	bool gpu;			       /* asks for a GPU (resources or DRA) */
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* first GPU resource seen (messages) */
 	int64_t dra_gpus;		       /* devices asked through GPU DRA claims */
 	bool tmpl_admitted;		       /* gpuq.dev/admitted = "true" on the template */
+	bool counted_only;		       /* counted, never written to: a Pod another
+						  controller makes from a template gpuq does
+						  not hold (a RayJob's submitter); its
+						  template, when it has one, gets no label,
+						  defaults or flavor */
 } workload_view_podset_t;
 
 typedef struct workload_view {
@@ -337,9 +346,14 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 			 const char *ns, workload_kind_t kind, const jv_t *obj, gpuq_diag_t *diag);
 /* Give every container of every pod set what defaulting and LimitRanger
  * would (quota_limitrange_default with ns's LimitRanges; none without a
- * policy: a limit alone still becomes the request), in place. GPUQ_OK or
- * GPUQ_ELIMIT (a list would pass QUOTA_RESLIST_MAX). */
-int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns);
+ * policy: a limit alone still becomes the request), and each pod template
+ * the overhead its RuntimeClass gives its Pods (workload_runtime_overhead;
+ * a Pod has had it since its creation), in place. GPUQ_OK, GPUQ_ELIMIT (a
+ * list would pass QUOTA_RESLIST_MAX), or workload_runtime_overhead's
+ * refusals (GPUQ_ENOTFOUND, GPUQ_EDENIED) with *podset the pod set's index
+ * and diag the apiserver's words. */
+int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns,
+			  size_t *podset, gpuq_diag_t *diag);
 /* One pod of pod set ps: requests as ResourceQuota counts them
  * (quota_pod_requests), and `one`, the same plus the DRA GPUs as
  * nvidia.com/gpu (what a ClusterQueue is charged). GPUQ_OK, GPUQ_ELIMIT,
@@ -429,6 +443,7 @@ typedef struct {
 	const workload_qty_t *overhead;		  /* spec.overhead */
 	const char *const *claim_templates;	  /* resourceClaimTemplateName of each claim */
 	const char *priority_class;		  /* the pod spec's priorityClassName; NULL */
+	const char *runtime_class;		  /* the pod spec's runtimeClassName; NULL */
 	const workload_label_t *node_selector;	  /* the pod spec's nodeSelector */
 	const workload_toleration_t *tolerations; /* the pod spec's tolerations */
 	/* resolved (workload_resolve): */
@@ -447,6 +462,8 @@ typedef struct {
 	bool tmpl_admitted;	      /* gpuq.dev/admitted = "true" on the template */
 	bool managed;		      /* label gpuq.dev/managed = "true" on the template */
 	bool gpu_named;		      /* a container asks for a GPU resource by name */
+	bool counted_only;	      /* the view's counted_only: release and restore
+					 write nothing into its template */
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
 	bool terminating;	      /* the pod spec sets activeDeadlineSeconds (quota scope) */
 	bool cross_ns_affinity;	      /* a pod (anti-)affinity term names other namespaces */
@@ -606,6 +623,19 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag);
 void workload_quota_scope(const workload_t *w, quota_pod_scope_t *out);
 /* Free w. NULL is fine. */
 void workload_destroy(workload_t *w);
+
+/* The one rule for a pod's overhead (the RuntimeClass admission plugin's,
+ * for the Pods a template makes): a template naming runtime_class (NULL:
+ * none) gets that class's overhead.podFixed when its own overhead is
+ * empty; its own must equal the class's when it sets one, and must be
+ * empty when the class has none or no class is named. overhead is the
+ * template's, completed in place. With no policy nothing is known and
+ * nothing is added. GPUQ_OK; GPUQ_ENOTFOUND (no such class in the policy)
+ * and GPUQ_EDENIED (an overhead the apiserver refuses), each with diag in
+ * the apiserver's words ("pod rejected: RuntimeClass \"kata\" not found"):
+ * its Pods would be refused. */
+int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
+			      quota_reslist_t *overhead, gpuq_diag_t *diag);
 
 /* The workload's name as people know it: "<short name>/<name>" ("job/train",
  * "jobset/llama-70b"; a Pod group: "podgroup/<group>"), into buf. */

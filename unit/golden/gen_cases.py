@@ -660,6 +660,41 @@ deny("validate-pod-group-retriable-back", "validate",
      'annotation kueue.x-k8s.io/retriable-in-group cannot change from "false"')
 
 
+def runtime(obj, cls=None, overhead=None):
+    """obj with its pod spec naming RuntimeClass cls and/or setting spec.overhead."""
+    spec = obj["spec"]["template"]["spec"] if obj["kind"] == "Job" else obj["spec"]
+    if cls is not None:
+        spec["runtimeClassName"] = cls
+    if overhead is not None:
+        spec["overhead"] = overhead
+    return obj
+
+
+# A RuntimeClass's overhead: the apiserver's RuntimeClass plugin adds it to
+# every Pod a template makes (unit/golden/policy/60-runtimeclasses.yaml).
+deny("validate-job-runtimeclass-overhead-quota", "validate",
+     review("Job", runtime(job(ns="team-e", labels=Q, suspend=True, parallelism=2,
+                               containers=[full(cpu="8", mem="1Gi")]), "kata"), ns="team-e"),
+     "exceeded quota: team-e-quota, requested: cpu=16500m, used: cpu=0, limited: cpu=16")
+case("validate-job-runtimeclass-overhead-fits", "validate",
+     review("Job", runtime(job(ns="team-e", labels=Q, suspend=True, parallelism=2,
+                               containers=[full(cpu="7", mem="1Gi")]), "kata"), ns="team-e"))
+deny("validate-job-runtimeclass-not-found", "validate",
+     review("Job", runtime(job(labels=Q, suspend=True), "nope")),
+     'Job "train": spec.template.spec: pod rejected: RuntimeClass "nope" not found')
+deny("validate-job-runtimeclass-overhead-mismatch", "validate",
+     review("Job", runtime(job(labels=Q, suspend=True), "kata", {"cpu": "1"})),
+     "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+deny("validate-job-overhead-without-runtimeclass-overhead", "validate",
+     review("Job", runtime(job(labels=Q, suspend=True), "runc-plain", {"cpu": "1"})),
+     "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
+case("validate-job-runtimeclass-overhead-as-the-class-sets-it", "validate",
+     review("Job", runtime(job(labels=Q, suspend=True), "kata",
+                           {"cpu": "250m", "memory": "128Mi"})))
+case("validate-pod-runtimeclass-is-the-apiservers-business", "validate",
+     review("Pod", runtime(pod(labels=Q, gates=GATED), "nope", {"cpu": "1"})))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for f in os.listdir(OUT):
