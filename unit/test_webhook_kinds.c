@@ -762,6 +762,13 @@ static void test_gpuq_keys(void **state)
 	    {"Job", "UPDATE", "alice", RUNNING(",\"gpuq.dev/whatever\":\"1\""), RUNNING(""),
 	     "metadata.annotations[gpuq.dev/whatever] is gpuq's"},
 	    /* a template's label gpuq trusts */
+	    /* a tenant's own wall-clock limit is its input: set and changed */
+	    {"Job", "CREATE", "alice",
+	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"20\"", ""),
+	     "null", ""},
+	    {"Job", "UPDATE", "alice",
+	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"30\"", ""),
+	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"20\"", ""), ""},
 	    {"Job", "UPDATE", "alice", KJOB("true", "\"a\":\"b\"", "", ""),
 	     KJOB("true", "\"a\":\"b\"", MANAGED, ""),
 	     "Job \"j\": spec.template.metadata.labels[gpuq.dev/managed] is gpuq's"},

@@ -21,6 +21,9 @@ static const struct {
 } keys[] = {
     /* a label value is at most 63 bytes (the apiserver's own rule) */
     {WORKLOAD_LABEL_QUEUE, true, WORKLOAD_KEY_INPUT, 63},
+    /* the tenant's own wall-clock limit, whole seconds (decoded and capped
+       where it is read: workload/object.c) */
+    {WORKLOAD_LABEL_MAX_EXEC, true, WORKLOAD_KEY_INPUT, 63},
     /* a duration such as "90m" or "1h30m"; 64 bytes is far more than any */
     {POLICY_ANNOT_EXPECTED_RUNTIME, false, WORKLOAD_KEY_INPUT, 64},
     /* /mutate's "true" on a held parent's templates */
