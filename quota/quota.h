@@ -248,6 +248,9 @@ typedef struct {
 
 /* The entry for name, or NULL. Borrowed: valid while list is unchanged. */
 const quota_qty_t *quota_reslist_get(const quota_reslist_t *list, const char *name);
+/* Whether a and b name the same resources with equal quantities, in any
+ * order. */
+bool quota_reslist_same(const quota_reslist_t *a, const quota_reslist_t *b);
 /* Set name to qty (replacing, or appending a new entry). GPUQ_ELIMIT when a
  * new entry would not fit or name has QUOTA_RES_NAME_MAX bytes or more,
  * GPUQ_EINVAL for an empty name; the list is unchanged on error. */

@@ -22,6 +22,19 @@ const quota_qty_t *quota_reslist_get(const quota_reslist_t *list, const char *na
 	return NULL;
 }
 
+bool quota_reslist_same(const quota_reslist_t *a, const quota_reslist_t *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const quota_qty_t *q = quota_reslist_get(b, a->items[i].name);
+
+		if (!q || quota_qty_cmp(q, &a->items[i].qty) != 0)
+			return false;
+	}
+	return true;
+}
+
 /* The entry for name, appended (zero) when absent. */
 static int entry(quota_reslist_t *list, const char *name, quota_res_t **out)
 {

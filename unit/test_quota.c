@@ -1512,10 +1512,34 @@ static void scoped_quotas(void **state)
 	}
 }
 
+/* Two lists the same: the same names with equal quantities, in any order
+ * ("1" and "1000m" are equal); a name more or less, or another quantity,
+ * is not the same. */
+static void reslist_same_ignores_order(void **state)
+{
+	quota_reslist_t a = {0}, b = {0};
+	quota_qty_t one, milli, two;
+
+	(void)state;
+	assert_int_equal(quota_qty_parse("1", 1, &one, NULL), GPUQ_OK);
+	assert_int_equal(quota_qty_parse("1000m", 5, &milli, NULL), GPUQ_OK);
+	assert_int_equal(quota_qty_parse("2", 1, &two, NULL), GPUQ_OK);
+	assert_true(quota_reslist_same(&a, &b));
+	assert_int_equal(quota_reslist_set(&a, "cpu", &one), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&a, "memory", &two), GPUQ_OK);
+	assert_false(quota_reslist_same(&a, &b));
+	assert_int_equal(quota_reslist_set(&b, "memory", &two), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&b, "cpu", &milli), GPUQ_OK);
+	assert_true(quota_reslist_same(&a, &b));
+	assert_int_equal(quota_reslist_set(&b, "cpu", &two), GPUQ_OK);
+	assert_false(quota_reslist_same(&a, &b));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(qty_parse_valid),
+	    cmocka_unit_test(reslist_same_ignores_order),
 	    cmocka_unit_test(qty_parse_invalid),
 	    cmocka_unit_test(qty_parse_diag_names_value),
 	    cmocka_unit_test(qty_equal_across_formats),

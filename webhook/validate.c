@@ -495,34 +495,21 @@ static void validate_create(webhook_review_t *r, workload_view_t *w)
 	check_workload(r, w, exempt);
 }
 
-static bool same_list(const quota_reslist_t *a, const quota_reslist_t *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (size_t i = 0; i < a->n; i++) {
-		const quota_qty_t *q = quota_reslist_get(b, a->items[i].name);
-
-		if (!q || quota_qty_cmp(q, &a->items[i].qty) != 0)
-			return false;
-	}
-	return true;
-}
-
 /* Whether one Pod of pod sets a and b asks for the same: containers,
  * requests, limits, overhead, the RuntimeClass that gives it its overhead,
  * and DRA devices (its shape). */
 static bool same_shape(const workload_view_podset_t *pa, const workload_view_podset_t *pb)
 {
 	if (pa->dra_gpus != pb->dra_gpus || pa->pod.n_containers != pb->pod.n_containers ||
-	    !same_list(&pa->pod.overhead, &pb->pod.overhead) ||
+	    !quota_reslist_same(&pa->pod.overhead, &pb->pod.overhead) ||
 	    !streq(pa->runtime_class, pb->runtime_class))
 		return false;
 	for (size_t i = 0; i < pa->pod.n_containers; i++) {
 		const quota_container_t *x = &pa->pod.containers[i];
 		const quota_container_t *y = &pb->pod.containers[i];
 
-		if (x->kind != y->kind || !same_list(&x->requests, &y->requests) ||
-		    !same_list(&x->limits, &y->limits))
+		if (x->kind != y->kind || !quota_reslist_same(&x->requests, &y->requests) ||
+		    !quota_reslist_same(&x->limits, &y->limits))
 			return false;
 	}
 	return true;

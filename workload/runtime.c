@@ -7,19 +7,6 @@
  * calls no other file of the module. */
 #include "workload/internal.h"
 
-static bool same_overhead(const quota_reslist_t *a, const quota_reslist_t *b)
-{
-	if (a->n != b->n)
-		return false;
-	for (size_t i = 0; i < a->n; i++) {
-		const quota_qty_t *q = quota_reslist_get(b, a->items[i].name);
-
-		if (!q || quota_qty_cmp(q, &a->items[i].qty) != 0)
-			return false;
-	}
-	return true;
-}
-
 int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
 			      quota_reslist_t *overhead, gpuq_diag_t *diag)
 {
@@ -40,7 +27,7 @@ int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
 		*overhead = rt->overhead;
 		return GPUQ_OK;
 	}
-	return same_overhead(overhead, &rt->overhead)
+	return quota_reslist_same(overhead, &rt->overhead)
 		   ? GPUQ_OK
 		   : gpuq_diag_set(diag, GPUQ_EDENIED,
 				   "pod rejected: Pod's Overhead doesn't match RuntimeClass's "
