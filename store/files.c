@@ -119,22 +119,6 @@ int store_marker_remove(const char *dir, gpuq_diag_t *diag)
 #define META_TXNID_OFF (META_OFF + 128)	 /* mm_txnid */
 #define META_BYTES (META_TXNID_OFF + 8)
 
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* The file size data.mdb's newest valid meta page needs ((last page + 1) x
  * page size) into *need; GPUQ_ECORRUPT when neither meta page is LMDB's. */
 static int data_need(int fd, off_t size, off_t *need)

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/base.h"
 
@@ -74,5 +75,31 @@ int store_set_aside(const char *dir, const char *why, char *to, size_t cap, gpuq
  * it fails the commit about to be made (at each commit). */
 bool store_fault_set(void);
 bool store_fault_commit_now(void);
+
+/* Unaligned little-endian-as-stored reads of LMDB's on-disk fields (the
+ * page walk of pages.c and the meta checks of files.c). */
+static inline uint16_t get16(const unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
 
 #endif

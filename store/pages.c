@@ -92,30 +92,6 @@ typedef struct {
 	gpuq_diag_t *diag; /* where a refusal is written */
 } walk_t;
 
-static uint16_t get16(const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* Refuse the store: "store corrupt: page N of TREE: <what>". */
 static int bad(const walk_t *w, uint64_t pgno, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
