@@ -764,8 +764,8 @@ static void test_gpuq_keys(void **state)
 	    /* a template's label gpuq trusts */
 	    /* a tenant's own wall-clock limit is its input: set and changed */
 	    {"Job", "CREATE", "alice",
-	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"20\"", ""),
-	     "null", ""},
+	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"20\"", ""), "null",
+	     ""},
 	    {"Job", "UPDATE", "alice",
 	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"30\"", ""),
 	     KJOB("true", "\"a\":\"b\"", "\"gpuq.dev/max-exec-time-seconds\":\"20\"", ""), ""},
