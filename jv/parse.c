@@ -154,9 +154,45 @@ static char *put_utf8(char *o, unsigned long cp)
 	return o;
 }
 
-/* A string starting at the opening quote: decoded into the arena. Longer
- * than most functions on purpose: the whole string grammar (escapes,
- * surrogate pairs, UTF-8) in one loop is the parser's hot path. */
+/* One escape at ps->p (the backslash): decoded to *o, which moves past it. */
+static int parse_escape(parser_t *ps, char **o)
+{
+	static const char plain[] = "\"\\/bfnrt", as[] = "\"\\/\b\f\n\r\t";
+	const char *hit;
+	long hi, lo;
+	char e;
+
+	if (ps->end - ps->p < 2)
+		return perr(ps, "unterminated escape");
+	e = ps->p[1];
+	ps->p += 2;
+	if (e != 'u') {
+		if (!e || !(hit = strchr(plain, e)))
+			return perr(ps, "bad escape");
+		*(*o)++ = as[hit - plain];
+		return GPUQ_OK;
+	}
+	if (ps->end - ps->p < 4 || (hi = hex4(ps->p)) < 0)
+		return perr(ps, "bad \\u escape");
+	ps->p += 4;
+	if (hi == 0)
+		return perr(ps, "\\u0000 in string");
+	if (hi >= 0xdc00 && hi <= 0xdfff)
+		return perr(ps, "lone low surrogate");
+	if (hi >= 0xd800 && hi <= 0xdbff) {
+		if (ps->end - ps->p < 6 || ps->p[0] != '\\' || ps->p[1] != 'u' ||
+		    (lo = hex4(ps->p + 2)) < 0xdc00 || lo > 0xdfff)
+			return perr(ps, "lone high surrogate");
+		ps->p += 6;
+		hi = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	*o = put_utf8(*o, (unsigned long)hi);
+	return GPUQ_OK;
+}
+
+/* A string starting at the opening quote: decoded into the arena. The
+ * parser's hot path: runs of plain ASCII are copied whole; escapes (rare)
+ * are parse_escape's. */
 static int parse_string(parser_t *ps, jv_t *v)
 {
 	char *o = ps->arena + ps->arena_len, *start = o;
@@ -177,64 +213,14 @@ static int parse_string(parser_t *ps, jv_t *v)
 			continue;
 		}
 		c = (unsigned char)*ps->p;
-
 		if (c < 0x20)
 			return perr(ps, "control character in string");
 		if (c == '\\') {
-			char e;
+			int rc = parse_escape(ps, &o);
 
-			if (ps->end - ps->p < 2)
-				return perr(ps, "unterminated escape");
-			e = ps->p[1];
-			ps->p += 2;
-			switch (e) {
-			case '"':
-			case '\\':
-			case '/':
-				*o++ = e;
-				break;
-			case 'b':
-				*o++ = '\b';
-				break;
-			case 'f':
-				*o++ = '\f';
-				break;
-			case 'n':
-				*o++ = '\n';
-				break;
-			case 'r':
-				*o++ = '\r';
-				break;
-			case 't':
-				*o++ = '\t';
-				break;
-			case 'u': {
-				long hi, lo;
-
-				if (ps->end - ps->p < 4 || (hi = hex4(ps->p)) < 0)
-					return perr(ps, "bad \\u escape");
-				ps->p += 4;
-				if (hi == 0)
-					return perr(ps, "\\u0000 in string");
-				if (hi >= 0xdc00 && hi <= 0xdfff)
-					return perr(ps, "lone low surrogate");
-				if (hi >= 0xd800 && hi <= 0xdbff) {
-					if (ps->end - ps->p < 6 || ps->p[0] != '\\' ||
-					    ps->p[1] != 'u' || (lo = hex4(ps->p + 2)) < 0xdc00 ||
-					    lo > 0xdfff)
-						return perr(ps, "lone high surrogate");
-					ps->p += 6;
-					hi = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
-				}
-				o = put_utf8(o, (unsigned long)hi);
-				break;
-			}
-			default:
-				return perr(ps, "bad escape");
-			}
-			continue;
-		}
-		if (c < 0x80) {
+			if (rc)
+				return rc;
+		} else if (c < 0x80) {
 			*o++ = (char)c;
 			ps->p++;
 		} else {

@@ -405,94 +405,108 @@ static void validate_child(webhook_review_t *r, const workload_view_t *w,
 				      parent->kind_name, WEBHOOK_ANNOT_ADMITTED);
 }
 
+/* A created workload held by suspension: created suspended and not marked
+ * admitted by anyone but gpuq. False once r is refused. */
+static bool suspended_create_ok(webhook_review_t *r, const workload_view_t *w)
+{
+	char field[WORKLOAD_FIELD_MAX + 32];
+
+	if (w->admitted || w->tmpl_admitted) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": %s[%s] may be set only by gpuq's "
+				      "controller (%s); remove it and let the queue admit the %s",
+				      w->kind_name, w->name,
+				      w->admitted ? "metadata.annotations"
+						  : tmpl_admitted_field(w, field, sizeof(field)),
+				      WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
+		return false;
+	}
+	if (!w->suspend) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "%s \"%s\": spec.suspend is false; a GPU %s in a "
+				      "managed namespace must be created suspended (gpuq's "
+				      "mutating webhook sets it: check that it is installed)",
+				      w->kind_name, w->name, w->kind_name);
+		return false;
+	}
+	return true;
+}
+
+/* A created Pod marked admitted that is not exempt: refused in the words
+ * of the parent that may mark it (a RayCluster), else a Job's. */
+static void refuse_pod_marked(webhook_review_t *r, const workload_view_t *w)
+{
+	const jv_t *owner = workload_controller_owner(w->obj);
+	const workload_integration_t *p = workload_integration(
+	    workload_kind_of(jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
+
+	if (p->hold != WORKLOAD_HOLD_SUSPEND || p->child_kind != WORKLOAD_KIND_POD)
+		p = workload_integration(WORKLOAD_KIND_JOB);
+	webhook_review_refuse(r, WEBHOOK_DENY,
+			      "Pod \"%s\": annotation %s is honoured only on Pods the "
+			      "%s controller creates for a %s gpuq admitted (label %s="
+			      "true and a %s %s owner); remove it and let the "
+			      "queue admit the Pod",
+			      w->name, WEBHOOK_ANNOT_ADMITTED, p->kind_name, p->kind_name,
+			      WEBHOOK_LABEL_MANAGED, p->api_version, p->kind_name);
+}
+
+/* A created Pod held by its scheduling gate: exempt (*exempt set), or
+ * gated, unmarked and not bound. False once r is refused. */
+static bool gated_create_ok(webhook_review_t *r, workload_view_t *w, bool *exempt)
+{
+	const char *what = w->gpu ? "a GPU Pod" : "a Pod of a pod group";
+	const char *node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
+
+	/* a pod group's member is judged alone (the others may ask for
+	   something else, a CPU-only driver: the core judges the complete
+	   group), as ResourceQuota charges it */
+	w->pods = 1;
+	switch (webhook_pod_job_admitted(r, w)) {
+	case WEBHOOK_EXEMPT_UNPROVEN:
+		webhook_pod_exempt_refuse(r, w);
+		return false;
+	case WEBHOOK_EXEMPT_YES:
+		*exempt = true;
+		return true;
+	case WEBHOOK_EXEMPT_NO:
+		break;
+	}
+	if (w->admitted) {
+		refuse_pod_marked(r, w);
+		return false;
+	}
+	if (node && *node) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": spec.nodeName is \"%s\"; %s in a "
+				      "managed namespace must go through gpuq's queue: remove "
+				      "spec.nodeName (use a nodeSelector instead)",
+				      w->name, node, what);
+		return false;
+	}
+	if (!workload_pod_gated(w->podsets[0].pod_spec)) {
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": spec.schedulingGates lacks %s; %s in a "
+				      "managed namespace must wait for gpuq's queue (gpuq's "
+				      "mutating webhook adds the gate: check that it is installed)",
+				      w->name, WEBHOOK_GATE, what);
+		return false;
+	}
+	return true;
+}
+
 static void validate_create(webhook_review_t *r, workload_view_t *w)
 {
 	bool exempt = false;
-	const char *node;
-	char field[WORKLOAD_FIELD_MAX + 32];
 
 	if (w->unsupported) {
 		webhook_review_refuse(r, WEBHOOK_DENY, "%s \"%s\": %s", w->kind_name, w->name,
 				      w->unsupported);
 		return;
 	}
-	if (w->integ->hold == WORKLOAD_HOLD_SUSPEND) {
-		if (w->admitted || w->tmpl_admitted) {
-			webhook_review_refuse(
-			    r, WEBHOOK_DENY,
-			    "%s \"%s\": %s[%s] may be set only by gpuq's "
-			    "controller (%s); remove it and let the queue admit the %s",
-			    w->kind_name, w->name,
-			    w->admitted ? "metadata.annotations"
-					: tmpl_admitted_field(w, field, sizeof(field)),
-			    WEBHOOK_ANNOT_ADMITTED, r->controller_user, w->kind_name);
-			return;
-		}
-		if (!w->suspend) {
-			webhook_review_refuse(
-			    r, WEBHOOK_DENY,
-			    "%s \"%s\": spec.suspend is false; a GPU %s in a "
-			    "managed namespace must be created suspended (gpuq's "
-			    "mutating webhook sets it: check that it is installed)",
-			    w->kind_name, w->name, w->kind_name);
-			return;
-		}
-	} else {
-		const char *what = w->gpu ? "a GPU Pod" : "a Pod of a pod group";
-
-		/* a pod group's member is judged alone (the others may ask for
-		   something else, a CPU-only driver: the core judges the
-		   complete group), as ResourceQuota charges it */
-		w->pods = 1;
-		switch (webhook_pod_job_admitted(r, w)) {
-		case WEBHOOK_EXEMPT_UNPROVEN:
-			webhook_pod_exempt_refuse(r, w);
-			return;
-		case WEBHOOK_EXEMPT_YES:
-			exempt = true;
-			break;
-		case WEBHOOK_EXEMPT_NO:
-			break;
-		}
-		node = jv_member_str(w->podsets[0].pod_spec, "nodeName");
-		if (!exempt && w->admitted) {
-			const jv_t *owner = workload_controller_owner(w->obj);
-			const workload_integration_t *p = workload_integration(workload_kind_of(
-			    jv_member_str(owner, "apiVersion"), jv_member_str(owner, "kind")));
-
-			/* the parent named (a RayCluster), else a Job's words */
-			if (p->hold != WORKLOAD_HOLD_SUSPEND || p->child_kind != WORKLOAD_KIND_POD)
-				p = workload_integration(WORKLOAD_KIND_JOB);
-			webhook_review_refuse(
-			    r, WEBHOOK_DENY,
-			    "Pod \"%s\": annotation %s is honoured only on Pods the "
-			    "%s controller creates for a %s gpuq admitted (label %s="
-			    "true and a %s %s owner); remove it and let the "
-			    "queue admit the Pod",
-			    w->name, WEBHOOK_ANNOT_ADMITTED, p->kind_name, p->kind_name,
-			    WEBHOOK_LABEL_MANAGED, p->api_version, p->kind_name);
-			return;
-		}
-		if (!exempt && node && *node) {
-			webhook_review_refuse(
-			    r, WEBHOOK_DENY,
-			    "Pod \"%s\": spec.nodeName is \"%s\"; %s in a "
-			    "managed namespace must go through gpuq's queue: remove "
-			    "spec.nodeName (use a nodeSelector instead)",
-			    w->name, node, what);
-			return;
-		}
-		if (!exempt && !workload_pod_gated(w->podsets[0].pod_spec)) {
-			webhook_review_refuse(
-			    r, WEBHOOK_DENY,
-			    "Pod \"%s\": spec.schedulingGates lacks %s; %s in a "
-			    "managed namespace must wait for gpuq's queue (gpuq's "
-			    "mutating webhook adds the gate: check that it is installed)",
-			    w->name, WEBHOOK_GATE, what);
-			return;
-		}
-	}
-	check_workload(r, w, exempt);
+	if (w->integ->hold == WORKLOAD_HOLD_SUSPEND ? suspended_create_ok(r, w)
+						    : gated_create_ok(r, w, &exempt))
+		check_workload(r, w, exempt);
 }
 
 /* Whether one Pod of pod sets a and b asks for the same: containers,
