@@ -29,6 +29,13 @@ gpuq.env). Standard library only.
   bench_cluster.py fill COUNT NS
     Creates COUNT one-GPU Jobs for NS's queue as fast as 4 connections go
     (they queue: the bench gives NS one GPU). Prints "fill: N Jobs in S s".
+
+  bench_cluster.py stages BEFORE AFTER
+    Two scrapes of gpuq's /metrics (files) taken around a run: the p50 and
+    p99 of each stage of gpuq_controller_release_stage_seconds and of
+    gpuq_controller_loop_tail_seconds over the passes between them,
+    interpolated within buckets as PromQL's histogram_quantile does.
+    Prints "stages: queued p50=X p99=Y ms; ...".
 """
 import http.client
 import json
@@ -39,9 +46,6 @@ import threading
 import time
 import urllib.parse
 
-URL = urllib.parse.urlparse(os.environ["APISERVER"])
-CTX = ssl.create_default_context(cafile=os.environ["CA_CERT"])
-CTX.load_cert_chain(os.environ["ADMIN_CERT"], os.environ["ADMIN_KEY"])
 RUN = "r%d" % int(time.time() * 1000 % 1e9)
 # kwok plays each pod: created, Ready and completed at once
 KWOK_NOW = {"pod-%s.stage.kwok.x-k8s.io/%s" % (s, d): "0s"
@@ -49,7 +53,14 @@ KWOK_NOW = {"pod-%s.stage.kwok.x-k8s.io/%s" % (s, d): "0s"
 
 
 def conn(timeout=120):
-    return http.client.HTTPSConnection(URL.hostname, URL.port, context=CTX, timeout=timeout)
+    """A connection to the apiserver as its admin (the env read at first use:
+    `stages` needs none)."""
+    if not hasattr(conn, "ctx"):
+        conn.url = urllib.parse.urlparse(os.environ["APISERVER"])
+        conn.ctx = ssl.create_default_context(cafile=os.environ["CA_CERT"])
+        conn.ctx.load_cert_chain(os.environ["ADMIN_CERT"], os.environ["ADMIN_KEY"])
+    return http.client.HTTPSConnection(conn.url.hostname, conn.url.port, context=conn.ctx,
+                                       timeout=timeout)
 
 
 def call(c, method, path, body, ctype="application/json"):
@@ -247,6 +258,52 @@ def fill(count, ns):
     print("fill: %d Jobs in %.1f s" % (made[0], time.monotonic() - t0))
 
 
+def buckets(path, family):
+    """{label set: [(le, cumulative count)]} of a histogram family in a scrape."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if not line.startswith(family + "_bucket{"):
+                continue
+            labels, value = line.rsplit(" ", 1)
+            inner = labels[len(family) + 8:-1]
+            le = inner.rsplit('le="', 1)[1].rstrip('"')
+            key = inner.rsplit('le="', 1)[0].rstrip(",")
+            out.setdefault(key, []).append((float("inf") if le == "+Inf" else float(le),
+                                            float(value)))
+    return out
+
+
+def quantile(q, bs):
+    """histogram_quantile(q) over cumulative buckets [(le, count)], in ms."""
+    total = bs[-1][1] if bs else 0
+    if total <= 0:
+        return float("nan")
+    rank, lo, below = q * total, 0.0, 0.0
+    for le, cum in bs:
+        if cum >= rank:
+            if le == float("inf"):
+                return lo * 1000
+            return (lo + (le - lo) * (rank - below) / max(cum - below, 1e-9)) * 1000
+        lo, below = le, cum
+    return lo * 1000
+
+
+def stages(before, after):
+    parts = []
+    for family, names in (("gpuq_controller_release_stage_seconds",
+                           ("queued", "handle", "cycle", "commit", "patch", "total")),
+                          ("gpuq_controller_loop_tail_seconds", ("tail",))):
+        b0, b1 = buckets(before, family), buckets(after, family)
+        for name in names:
+            key = "" if name == "tail" else 'stage="%s"' % name
+            d = [(le, c - dict(b0.get(key, [])).get(le, 0.0)) for le, c in b1.get(key, [])]
+            n = int(d[-1][1]) if d else 0
+            parts.append("%s p50=%.2f p99=%.2f ms (n=%d)" %
+                         (name, quantile(0.5, d), quantile(0.99, d), n))
+    print("stages: " + "; ".join(parts))
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     echo = a[-1] == "echo"
@@ -258,5 +315,7 @@ if __name__ == "__main__":
         drain(int(a[1]), a[2], int(a[3]), echo)
     elif a and a[0] == "fill" and len(a) == 3 and not echo:
         fill(int(a[1]), a[2])
+    elif a and a[0] == "stages" and len(a) == 3 and not echo:
+        stages(a[1], a[2])
     else:
         sys.exit(__doc__)

@@ -225,8 +225,10 @@ static int on_event(void *ctx, const kube_event_t *ev)
 {
 	controller_watcher_t *w = ctx;
 	controller_cevent_t ce;
+	uint64_t t = gpuq_mono_ns();
 
 	controller_informer_event(w->res, &w->ctl->o.review_cfg, ev, &ce);
+	ce.arrived_ns = t;
 	controller_equeue_push(&w->ctl->events, &ce, &w->ctl->stop);
 	return 0;
 }

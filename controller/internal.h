@@ -159,6 +159,8 @@ typedef struct {
 	char *bad;		/* ... and why (owned), logged once by the controller */
 	char *bad_rv;		/* ... and its metadata.resourceVersion (owned; NULL
 				   when it has none): what a stop of it is guarded by */
+	uint64_t arrived_ns;	/* gpuq_mono_ns when the watch thread got it (before
+				   decoding): a release's "queued" stage starts here */
 } controller_cevent_t;
 
 /* Free what ev owns and clear it. */
@@ -346,6 +348,10 @@ struct controller {
 	uint64_t policy_generation;	      /* snapshots built */
 	bool check_term;		      /* just took the Lease: is the store stale? */
 	uint32_t commit_failures;	      /* commits failed in a row (loop.c) */
+	uint64_t step_commit_ns;	      /* this pass of the loop: time in commits */
+	uint32_t step_released;		      /* ... workloads released (a Job unsuspended,
+						 a Pod ungated): its stages are observed
+						 (qmetrics_release_stages) */
 	int64_t commit_retry_ms;	      /* no commit before then (monotonic) */
 	atomic_bool gave_up;		      /* the store kept failing: never lead again
 						 (set by the controller thread, read by

@@ -155,7 +155,9 @@ static int commit(struct controller *c, engine_stage_fn stage, void *ctx)
 		return GPUQ_EAGAIN;
 	t0 = gpuq_mono_ns();
 	rc = engine_commit(c->e, stage, ctx, &diag);
-	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, gpuq_mono_ns() - t0);
+	t0 = gpuq_mono_ns() - t0;
+	c->step_commit_ns += t0;
+	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, t0);
 	if (rc) {
 		commit_failed(c, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 		return rc;
@@ -461,6 +463,50 @@ static void trim(struct controller *c, size_t n)
 #endif
 }
 
+/* One pass of the loop, timed (gpuq_mono_ns): its stages are observed
+ * when it released something (qmetrics_release_stages_observe). */
+typedef struct {
+	uint64_t arrived;      /* the oldest event of the batch reached gpuq */
+	uint64_t popped;       /* the loop took the batch */
+	uint64_t handled;      /* events applied, the policy snapshot rebuilt */
+	uint64_t cycled;       /* the core's cycle done (and committed) */
+	uint64_t cycle_commit; /* ... of which in commits */
+	uint64_t acted;	       /* the patches sent and answered */
+} step_t;
+
+static void step_begin(struct controller *c, step_t *st, const controller_cevent_t *batch, size_t n)
+{
+	*st = (step_t){.popped = gpuq_mono_ns()};
+	st->arrived = st->popped;
+	for (size_t i = 0; i < n; i++)
+		if (batch[i].arrived_ns && batch[i].arrived_ns < st->arrived)
+			st->arrived = batch[i].arrived_ns;
+	st->handled = st->cycled = st->acted = st->popped;
+	c->step_commit_ns = 0;
+	c->step_released = 0;
+}
+
+/* The pass ends: its release stages when it released, and its tail (what
+ * it did after the patches, which delays whatever arrived meanwhile). */
+static void step_end(struct controller *c, const step_t *st)
+{
+	uint64_t end = gpuq_mono_ns();
+
+	if (c->step_released) {
+		uint64_t ns[QMETRICS_STAGES] = {
+		    [QMETRICS_STAGE_QUEUED] = st->popped - st->arrived,
+		    [QMETRICS_STAGE_HANDLE] = st->handled - st->popped,
+		    [QMETRICS_STAGE_CYCLE] = st->cycled - st->handled - st->cycle_commit,
+		    [QMETRICS_STAGE_COMMIT] = c->step_commit_ns,
+		    [QMETRICS_STAGE_PATCH] =
+			st->acted - st->cycled - (c->step_commit_ns - st->cycle_commit),
+		    [QMETRICS_STAGE_TOTAL] = st->acted - st->arrived,
+		};
+		qmetrics_release_stages_observe(c->metrics, ns);
+	}
+	qmetrics_loop_tail_observe(c->metrics, end - st->acted);
+}
+
 static void *loop_main(void *arg)
 {
 	struct controller *c = arg;
@@ -476,7 +522,9 @@ static void *loop_main(void *arg)
 	while (!atomic_load(&c->stop)) {
 		size_t n = controller_equeue_pop(&c->events, batch, BATCH_MAX, next_deadline(c));
 		int64_t now;
+		step_t st;
 
+		step_begin(c, &st, batch, n);
 		follow(c);
 		for (size_t i = 0; i < n; i++)
 			controller_handle(c, &batch[i]);
@@ -491,6 +539,7 @@ static void *loop_main(void *arg)
 			    "synced: %zu Jobs, policy generation %llu; the webhook decides now",
 			    c->jobs.n, (unsigned long long)c->policy_generation);
 		}
+		st.handled = gpuq_mono_ns();
 		if (!engine_core(c->e) || !atomic_load(&c->leader)) {
 			untouch_all(c);
 			continue;
@@ -508,8 +557,11 @@ static void *loop_main(void *arg)
 		if (c->core_dirty || now >= c->last_cycle_ms + c->o.cycle_interval_ms ||
 		    engine_next_event(c->e, controller_now(c)) <= controller_now(c))
 			cycle(c);
+		st.cycled = gpuq_mono_ns();
+		st.cycle_commit = c->step_commit_ns;
 		if (persist(c) == GPUQ_OK)
 			act_touched(c);
+		st.acted = gpuq_mono_ns();
 		controller_status_jobs(c);
 		controller_status_queues(c);
 		if (now >= c->metrics_next_ms) {
@@ -524,6 +576,7 @@ static void *loop_main(void *arg)
 			c->podmap_next_ms = now + CONTROLLER_PODMAP_MS;
 			controller_podmap_publish(c);
 		}
+		step_end(c, &st);
 	}
 	free(batch);
 	return NULL;

@@ -850,10 +850,11 @@ static void release_member(struct controller *c, engine_wl_t id, const workload_
 		json_decref(gates);
 	if (!body)
 		return;
-	if (kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag) == GPUQ_OK)
+	if (kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag) == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "released Pod %s%s", path,
 			 placed ? "" : " (its pod group asks for no GPU)");
-	else
+		c->step_released++;
+	} else
 		gpuq_log(GPUQ_LOG_WARN, "controller", "releasing Pod %s: %s", path, diag.msg);
 	json_decref(body);
 	json_decref(reply);

@@ -259,8 +259,10 @@ int controller_release_parent(struct controller *c, controller_job_t *j, engine_
 		return rc;
 	(void)engine_workload_status(c->e, id, status, sizeof(status)); /* as the patch has it */
 	rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "released");
-	if (rc == GPUQ_OK)
+	if (rc == GPUQ_OK) {
 		j->status_hash = controller_map_hash(status) | 1; /* the release carried it */
+		c->step_released++;
+	}
 	return rc;
 }
 

@@ -36,11 +36,13 @@ enum {
 #define QM_WAIT_BUCKETS 17   /* time to admission, ms: 0.1 s to a day */
 #define QM_CYCLE_BUCKETS 12  /* admission cycle, ns: 10 us to 5 s */
 #define QM_COMMIT_BUCKETS 13 /* store commit, ns: 100 us to 2.5 s */
+#define QM_STAGE_BUCKETS 17  /* a release's stages, ns: 50 us to 4 s */
 #define QM_BUCKETS_MAX 17    /* the most of any */
 
 extern const int64_t qm_wait_le[QM_WAIT_BUCKETS];
 extern const int64_t qm_cycle_le[QM_CYCLE_BUCKETS];
 extern const int64_t qm_commit_le[QM_COMMIT_BUCKETS];
+extern const int64_t qm_stage_le[QM_STAGE_BUCKETS];
 
 typedef struct {
 	uint64_t buckets[QM_BUCKETS_MAX + 1]; /* per bucket, not cumulative; the
@@ -155,18 +157,20 @@ typedef struct {
 } qm_quota_t;
 
 typedef struct {
-	atomic_uint refs;	  /* references */
-	qm_layout_t *layout;	  /* the shape (one reference); NULL: no core */
-	qm_cq_counts_t *cq_ctr;	  /* per CQ: the driver's counters */
-	qm_count_t *cq;		  /* per CQ: pending and admitted now */
-	qm_quota_t *quota;	  /* per slot */
-	uint64_t *lq_admissions;  /* per LQ: workloads admitted */
-	qm_count_t *lq;		  /* per LQ: pending and admitted now */
-	int64_t *lq_usage;	  /* per LQ usage entry: admitted amounts */
-	qm_hist_t cycle[2];	  /* cycle durations, ns: [0] none admitted, [1] some */
-	qm_hist_t commit;	  /* commit durations, ns */
-	uint64_t commit_failures; /* commits that failed */
-	qm_econ_t econ;		  /* budgets, idle GPUs, predictions (econ.c) */
+	atomic_uint refs;		   /* references */
+	qm_layout_t *layout;		   /* the shape (one reference); NULL: no core */
+	qm_cq_counts_t *cq_ctr;		   /* per CQ: the driver's counters */
+	qm_count_t *cq;			   /* per CQ: pending and admitted now */
+	qm_quota_t *quota;		   /* per slot */
+	uint64_t *lq_admissions;	   /* per LQ: workloads admitted */
+	qm_count_t *lq;			   /* per LQ: pending and admitted now */
+	int64_t *lq_usage;		   /* per LQ usage entry: admitted amounts */
+	qm_hist_t cycle[2];		   /* cycle durations, ns: [0] none admitted, [1] some */
+	qm_hist_t commit;		   /* commit durations, ns */
+	uint64_t commit_failures;	   /* commits that failed */
+	qm_hist_t stages[QMETRICS_STAGES]; /* a release's stages, ns */
+	qm_hist_t tail;			   /* the loop's tails, ns */
+	qm_econ_t econ;			   /* budgets, idle GPUs, predictions (econ.c) */
 } qm_snap_t;
 
 /* econ.c: what a snapshot copies of q's economics (q may be NULL), and the

@@ -24,6 +24,13 @@ const int64_t qm_commit_le[QM_COMMIT_BUCKETS] = {
     100000,   500000,	 1000000,   2500000,   5000000,	   10000000,  25000000,
     50000000, 100000000, 250000000, 500000000, 1000000000, 2500000000};
 
+/* A release's stages, ns: 50 us to 4 s, doubling from 1 ms, fine enough
+ * for a p50 and p99 per stage (bench/bench_cluster.sh reads them). */
+const int64_t qm_stage_le[QM_STAGE_BUCKETS] = {
+    50000,     100000,	  250000,     500000,	  1000000,   2000000,
+    4000000,   8000000,	  16000000,   32000000,	  64000000,  128000000,
+    256000000, 512000000, 1000000000, 2000000000, 4000000000};
+
 struct qmetrics {
 	/* the driver's thread only */
 	qm_layout_t *layout;	  /* the current core's shape (one reference); NULL: none */
@@ -32,7 +39,9 @@ struct qmetrics {
 	qm_hist_t cycle[2];	  /* cycle durations, ns: [admitted any] */
 	qm_hist_t commit;	  /* commit durations, ns */
 	uint64_t commit_failures; /* failed commits */
-	qm_econ_counts_t econ;	  /* idle reports, prediction passes */
+	qm_hist_t stages[QMETRICS_STAGES]; /* a release's stages, ns */
+	qm_hist_t tail;			   /* the loop's tails, ns */
+	qm_econ_counts_t econ;		   /* idle reports, prediction passes */
 	/* shared with scrapes */
 	gpuq_pub_t published; /* the qm_snap_t scrapes render (a lock held for a
 				 pointer copy) */
@@ -278,6 +287,22 @@ void qmetrics_commit_observe(qmetrics_t *m, bool ok, uint64_t ns)
 			ns > INT64_MAX ? INT64_MAX : (int64_t)ns);
 }
 
+static int64_t clamp_ns(uint64_t ns)
+{
+	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+}
+
+void qmetrics_release_stages_observe(qmetrics_t *m, const uint64_t ns[QMETRICS_STAGES])
+{
+	for (int s = 0; s < QMETRICS_STAGES; s++)
+		qm_hist_observe(&m->stages[s], qm_stage_le, QM_STAGE_BUCKETS, clamp_ns(ns[s]));
+}
+
+void qmetrics_loop_tail_observe(qmetrics_t *m, uint64_t ns)
+{
+	qm_hist_observe(&m->tail, qm_stage_le, QM_STAGE_BUCKETS, clamp_ns(ns));
+}
+
 /* ---- the snapshot ---- */
 
 /* Add the amounts of admitted workload id (view v) to its LocalQueue's
@@ -378,6 +403,8 @@ static int snap_alloc(const qmetrics_t *m, qm_snap_t **out)
 	memcpy(s->cycle, m->cycle, sizeof(s->cycle));
 	s->commit = m->commit;
 	s->commit_failures = m->commit_failures;
+	memcpy(s->stages, m->stages, sizeof(s->stages));
+	s->tail = m->tail;
 	if (!l)
 		return GPUQ_OK;
 	s->layout = qm_layout_ref(m->layout);

@@ -93,6 +93,28 @@ void qmetrics_cycle_observe(qmetrics_t *m, bool admitted, uint64_t ns);
 /* One store commit of the core's records took ns; ok: it committed. */
 void qmetrics_commit_observe(qmetrics_t *m, bool ok, uint64_t ns);
 
+/* The stages of a pass of the controller's loop that released a workload,
+ * from the watch event to the release PATCH answered (docs/controller.md,
+ * "Latency budget"). */
+typedef enum {
+	QMETRICS_STAGE_QUEUED, /* the event reached gpuq -> the loop took it: decoding,
+				  and waiting while the loop finished its last pass */
+	QMETRICS_STAGE_HANDLE, /* the events applied, the policy snapshot rebuilt */
+	QMETRICS_STAGE_CYCLE,  /* the core's tick and cycle, usage, sweeps (no commit) */
+	QMETRICS_STAGE_COMMIT, /* the store commits (intent before acting) */
+	QMETRICS_STAGE_PATCH,  /* the patches sent and answered by the apiserver */
+	QMETRICS_STAGE_TOTAL,  /* the event reached gpuq -> the last patch answered */
+	QMETRICS_STAGES
+} qmetrics_stage_t;
+
+/* One pass that released: ns[stage] for every stage. */
+void qmetrics_release_stages_observe(qmetrics_t *m, const uint64_t ns[QMETRICS_STAGES]);
+
+/* One pass's tail took ns: what it did after its patches (status writes
+ * queued, metrics and web view snapshots, predictions); it delays the
+ * events that arrive meanwhile. Observed for every pass. */
+void qmetrics_loop_tail_observe(qmetrics_t *m, uint64_t ns);
+
 /* Snapshot the counters and q's gauges (pending by wait reason, admitted,
  * quota and usage; O(live workloads + quota slots)) and make it the one
  * scrapes render. q is the core last given to qmetrics_core_set. The

@@ -58,6 +58,31 @@ static const char *amount(int64_t v, bool milli, char *buf, size_t cap)
 	return buf;
 }
 
+/* Where a release's time goes (qmetrics_stage_t), and the loop's tails. */
+static void render_release(const qm_snap_t *s, http_metrics_text_t *t)
+{
+	static const char *const stage[QMETRICS_STAGES] = {"queued", "handle", "cycle",
+							   "commit", "patch",  "total"};
+
+	family(t, "gpuq_controller_release_stage_seconds", "histogram",
+	       "Where the time of a controller pass that released a workload went, from the "
+	       "watch event reaching gpuq to the release PATCH answered, by stage: queued, "
+	       "handle, cycle, commit, patch, and total.");
+	for (int i = 0; i < QMETRICS_STAGES; i++) {
+		char labels[32];
+
+		snprintf(labels, sizeof(labels), "stage=\"%s\"", stage[i]);
+		hist(t, "gpuq_controller_release_stage_seconds", labels, &s->stages[i], qm_stage_le,
+		     QM_STAGE_BUCKETS, 9);
+	}
+	family(t, "gpuq_controller_loop_tail_seconds", "histogram",
+	       "Time each controller pass spent after its patches (status writes queued, "
+	       "metrics and web view snapshots, predictions): events that arrive meanwhile "
+	       "wait for it.");
+	hist(t, "gpuq_controller_loop_tail_seconds", "", &s->tail, qm_stage_le, QM_STAGE_BUCKETS,
+	     9);
+}
+
 static void render_controller(const qm_snap_t *s, http_metrics_text_t *t)
 {
 	static const char *const result[2] = {"inadmissible", "success"};
@@ -81,6 +106,7 @@ static void render_controller(const qm_snap_t *s, http_metrics_text_t *t)
 	family(t, "gpuq_store_commit_failures_total", "counter",
 	       "State store commits that failed; nothing is acted on until one succeeds.");
 	put(t, "gpuq_store_commit_failures_total %" PRIu64 "\n", s->commit_failures);
+	render_release(s, t);
 }
 
 /* Workload counts and counters per ClusterQueue. */

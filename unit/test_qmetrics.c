@@ -168,6 +168,10 @@ static void gauges_and_counters(void **state)
 	assert_int_equal(res.n_admissions, 3);
 	qmetrics_commit_observe(m, true, 800000); /* 0.8 ms */
 	qmetrics_commit_observe(m, false, 0);
+	/* one release: queued 3 ms, handle 0.2, cycle 0.04, commit 0.8, patch 6 */
+	qmetrics_release_stages_observe(m, (const uint64_t[QMETRICS_STAGES]){
+					       3000000, 200000, 40000, 800000, 6000000, 10040000});
+	qmetrics_loop_tail_observe(m, 70000);
 	assert_int_equal(qmetrics_publish(m, q), GPUQ_OK);
 	text = render(m);
 
@@ -241,6 +245,19 @@ static void gauges_and_counters(void **state)
 	assert_value(text, "gpuq_store_commit_duration_seconds_bucket{le=\"0.001\"}", 1);
 	assert_value(text, "gpuq_store_commit_duration_seconds_count", 1);
 	assert_value(text, "gpuq_store_commit_failures_total", 1);
+	/* where the release's time went, by stage */
+	const char *rs = "gpuq_controller_release_stage_seconds";
+	assert_value(text, S(rs, "_bucket{stage=\"queued\",le=\"0.002\"}"), 0);
+	assert_value(text, S(rs, "_bucket{stage=\"queued\",le=\"0.004\"}"), 1);
+	assert_value(text, S(rs, "_bucket{stage=\"cycle\",le=\"5e-05\"}"), 1);
+	assert_value(text, S(rs, "_bucket{stage=\"commit\",le=\"0.001\"}"), 1);
+	assert_value(text, S(rs, "_bucket{stage=\"patch\",le=\"0.004\"}"), 0);
+	assert_value(text, S(rs, "_bucket{stage=\"patch\",le=\"0.008\"}"), 1);
+	assert_value(text, S(rs, "_bucket{stage=\"total\",le=\"0.016\"}"), 1);
+	assert_non_null(strstr(text, S(rs, "_sum{stage=\"handle\"} 0.000200000\n")));
+	assert_value(text, S(rs, "_count{stage=\"total\"}"), 1);
+	assert_value(text, "gpuq_controller_loop_tail_seconds_bucket{le=\"0.0001\"}", 1);
+	assert_value(text, "gpuq_controller_loop_tail_seconds_count", 1);
 	assert_value(text, "gpuq_queue_metrics_omitted{kind=\"local_queue\"}", 0);
 	free(text);
 
