@@ -313,9 +313,13 @@ static void predict_pass(struct controller *c)
 		if (engine_workload_predict_set(c->e, r.v[i].uid, is))
 			continue;
 		gap = is > now ? (is - now) / 10 : 0;
+		/* the views read the prediction; gpuq.dev/status says one within
+		   the hour, rounded (queue_workload_status): those are looked at
+		   every pass (a text that did not change is not written) */
 		if ((was < 0) != (is < 0) ||
-		    llabs(is - was) > (gap > PREDICT_NOTE_MS ? gap : PREDICT_NOTE_MS))
-			controller_status_note(c, r.v[i].uid); /* its gpuq.dev/status says it */
+		    llabs(is - was) > (gap > PREDICT_NOTE_MS ? gap : PREDICT_NOTE_MS) ||
+		    (is >= 0 && is - now <= ENGINE_STATUS_PREDICT_MS))
+			controller_status_note(c, r.v[i].uid);
 	}
 	predict_result_deinit(&r);
 }

@@ -15,9 +15,11 @@
 #    high-priority Job waits for the low one's minimum runtime, its
 #    explanation says whose and how long, then preempts it;
 #  - predicted start: a pending Job's explanation in `gpuq status` says when
-#    it is expected to start (the running Job declares gpuq.dev/expected-runtime).
+#    it is expected to start (the running Job declares gpuq.dev/expected-runtime),
+#    plain (the tenant's kubeconfig: gpuq.dev/status) and through the
+#    visibility API.
 . "$(dirname "$0")/lib.sh"
-plan 24
+plan 25
 WWW=$E2E_RUN/econ-www
 mkdir -p "$WWW"
 
@@ -231,9 +233,19 @@ spec:
       - {name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "1"}}}
 YAML
 poll "p-run running" job_running $NSP p-run
+tenant $NSP
+p_wait_at=$(date +%s)
 gpu_job $NSP p-wait 1 "" 3s
-# gpuq status asks gpuq's visibility API (gpuq.dev/status stays coarse: a
-# prediction moves, and would cost a status write each time)
+# plain gpuq status, as the tenant, reads gpuq.dev/status: it says a start
+# predicted within the hour, rounded to 5 minutes (a prediction pass every
+# 15 s finds it)
+status_plain() { "$GPUQ" status --kubeconfig "$E2E_RUN/tenant-$NSP.kubeconfig" -n $NSP 2>&1; }
+plain_predicted() { status_plain | grep -q "p-wait.*expected to start by about 20[0-9][0-9]-[0-9-]* [0-9][0-9]:[0-9][0-9] UTC"; }
+check "plain gpuq status (the tenant's kubeconfig, no --gpuq-server) says when p-wait is expected to start" \
+	poll "p-wait's expected start in its gpuq.dev/status" plain_predicted
+echo "# $(( $(date +%s) - p_wait_at )) s after p-wait was created: $(status_plain | grep p-wait)"
+# gpuq status with --gpuq-server asks gpuq's visibility API: the position
+# and the prediction to the minute
 status_vis() {
 	status_of -n $NSP --gpuq-server "https://127.0.0.1:$GPUQ_PORT" \
 		--gpuq-ca "${GPUQ_CERT_DIR:-$E2E_RUN/certs}/ca.crt" --token "$(vis_token)"

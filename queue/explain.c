@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ================================================================== */
 /* Explanations and introspection                                      */
@@ -382,6 +383,24 @@ int queue_status_waiting(const char *cq, char *buf, size_t cap)
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
+/* A predicted start within the hour, rounded up to QUEUE_STATUS_ROUND_MS
+ * (core time is wall-clock time: the date is UTC). */
+static void status_expected(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	int64_t at = w->predicted;
+	time_t secs;
+	struct tm tm;
+
+	if (at < 0 || at - q->last_now > QUEUE_STATUS_PREDICT_MS)
+		return;
+	at = (at + QUEUE_STATUS_ROUND_MS - 1) / QUEUE_STATUS_ROUND_MS * QUEUE_STATUS_ROUND_MS;
+	secs = (time_t)(at / 1000);
+	if (!gmtime_r(&secs, &tm))
+		return;
+	sb_add(b, "; expected to start by about %04d-%02d-%02d %02d:%02d UTC", tm.tm_year + 1900,
+	       tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
+}
+
 /* What holds a pending workload, in words its position and the live quota
  * figures never change. */
 static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
@@ -412,6 +431,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 	}
 	default: /* eligible, quota, behind the head, preempting */
 		sb_add(b, WAITING_FMT, cq);
+		status_expected(q, w, b);
 		return;
 	}
 }

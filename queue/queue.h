@@ -834,11 +834,17 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
  * no quota free now, StrictFIFO behind its head, preempting), or the reason
  * that only the policy or the workload itself changes (it can never fit:
  * queue_workload_reason's sentence; its pod group's pods; a backoff; a
- * stopped ClusterQueue). Admitted, evicting and finished ones: as
+ * stopped ClusterQueue). One waiting for quota whose predicted start
+ * (queue_workload_predict_set) is within QUEUE_STATUS_PREDICT_MS of the
+ * core's clock adds it, rounded up to QUEUE_STATUS_ROUND_MS so it changes
+ * only when the prediction does: "; expected to start by about 2026-11-29
+ * 15:45 UTC". Admitted, evicting and finished ones: as
  * queue_workload_reason ("admitted in ClusterQueue CQ: 8 nvidia.com/gpu on
  * flavor h100"). Positions and live figures are for the visibility API.
  * O(1) plus the flavor assignments. GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT
  * (truncated). */
+#define QUEUE_STATUS_PREDICT_MS (60 * 60 * 1000) /* an hour: the starts tenants wait on */
+#define QUEUE_STATUS_ROUND_MS (5 * 60 * 1000)
 int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
 
 /* The coarse status of a workload that waits for quota in ClusterQueue cq:

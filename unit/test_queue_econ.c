@@ -779,6 +779,43 @@ static void predicted_start_in_the_explanation(void **state)
 	queue_destroy(q);
 }
 
+/* The coarse status (gpuq.dev/status, plain `gpuq status`) says a start
+ * predicted within the hour, rounded up to 5 minutes, and nothing further
+ * out: the annotation is rewritten only when that text changes. */
+static void predicted_start_in_the_status(void **state)
+{
+	const int64_t t0 = 1795964400000LL; /* 2026-11-29 15:00:00 UTC */
+	econ_cq_t e = {.gpus = 1};
+	queue_t *q = econ_queue(&e);
+	queue_result_t r;
+	queue_wl_t id;
+	char st[512];
+
+	(void)state;
+	add_wl(q, "a", "ns", "lq", 0, t0, 1);
+	add_wl(q, "b", "ns", "lq", 0, t0 + 1, 1);
+	cycle(q, t0, &r);
+	assert_int_equal(queue_workload_find(q, "b", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
+	assert_int_equal(queue_workload_predict_set(q, "b", t0 + 25 * MIN + 1), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota; expected to start "
+				"by about 2026-11-29 15:30 UTC");
+	/* moved within its 5 minutes: the same words */
+	assert_int_equal(queue_workload_predict_set(q, "b", t0 + 29 * MIN), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_non_null(strstr(st, "by about 2026-11-29 15:30 UTC"));
+	/* beyond the hour, or none: not said */
+	assert_int_equal(queue_workload_predict_set(q, "b", t0 + 61 * MIN), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
+	assert_int_equal(queue_workload_predict_set(q, "b", -1), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
+	queue_destroy(q);
+}
+
 /* Pods becoming Ready void the workload's Ready timer (its epoch moves), not
  * the end of its minimum runtime nor its idle spell's deadline: both still
  * wake the core (the controller feeds Ready pods; the simulator did not). */
@@ -947,6 +984,7 @@ int main(void)
 	    cmocka_unit_test(idle_report_only_and_busy_again),
 	    cmocka_unit_test(idle_spell_needs_fresh_evidence),
 	    cmocka_unit_test(predicted_start_in_the_explanation),
+	    cmocka_unit_test(predicted_start_in_the_status),
 	    cmocka_unit_test(max_exec_limit_in_force),
 	    cmocka_unit_test(max_exec_accumulates_and_deactivates),
 	    cmocka_unit_test(max_exec_daemon_and_lowered_limit),
