@@ -21,9 +21,6 @@
  * defaults, and at most this much wall time (the controller thread waits
  * that long at most, every CONTROLLER_PREDICT_MS). */
 #define PREDICT_WALL_MS 250
-/* A predicted start is written to the Job's gpuq.dev/status when it moved
- * by more than this, or by more than a tenth of the wait it predicts. */
-#define PREDICT_NOTE_MS 60000
 
 typedef struct {
 	int64_t admitted_ms; /* its admission, core time */
@@ -280,6 +277,73 @@ static bool wall_over(void *ctx)
 	return gpuq_mono_ms() >= *(const int64_t *)ctx;
 }
 
+/* A predicted start near enough for gpuq.dev/status, and its LocalQueue. */
+typedef struct {
+	uint32_t lq;
+	int64_t start_ms;
+	size_t i; /* its entry in the result */
+} near_t;
+
+static int near_cmp(const void *a, const void *b)
+{
+	const near_t *x = a, *y = b;
+
+	if (x->lq != y->lq)
+		return x->lq < y->lq ? -1 : 1;
+	if (x->start_ms != y->start_ms)
+		return x->start_ms < y->start_ms ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Which entries of r gpuq.dev/status may state: the first
+ * ENGINE_STATUS_PREDICT_FIRST of each LocalQueue predicted to start within
+ * ENGINE_STATUS_PREDICT_MS (show[i]; calloc'd, NULL without memory: none). */
+static bool *near_first(struct controller *c, const predict_result_t *r, int64_t now)
+{
+	near_t *n = calloc(r->n ? r->n : 1, sizeof(*n));
+	bool *show = calloc(r->n ? r->n : 1, sizeof(*show));
+	size_t k = 0, rank = 0;
+
+	for (size_t i = 0; n && show && i < r->n; i++) {
+		engine_wl_t id;
+		engine_workload_view_t v;
+		int64_t is = r->v[i].start_ms;
+
+		if (is >= 0 && is - now <= ENGINE_STATUS_PREDICT_MS &&
+		    !engine_workload_find(c->e, r->v[i].uid, &id) &&
+		    !engine_workload_view(c->e, id, &v))
+			n[k++] = (near_t){v.lq, is, i};
+	}
+	if (n && show)
+		qsort(n, k, sizeof(*n), near_cmp);
+	for (size_t j = 0; n && show && j < k; j++) {
+		rank = j && n[j].lq == n[j - 1].lq ? rank + 1 : 0;
+		show[n[j].i] = rank < ENGINE_STATUS_PREDICT_FIRST;
+	}
+	free(n);
+	return show;
+}
+
+/* A pass's predictions into the core (the views read them), and into
+ * gpuq.dev/status for those near_first picks: noted while they are picked
+ * and once when they no longer are (the writer writes only a text that
+ * changed), so a deep queue costs no status write per Job and pass. */
+static void predict_apply(struct controller *c, const predict_result_t *r, int64_t now)
+{
+	bool *show = near_first(c, r, now);
+
+	for (size_t i = 0; i < r->n; i++) {
+		bool was = false, is = show && show[i];
+
+		if (engine_workload_predict_set(c->e, r->v[i].uid, r->v[i].start_ms) ||
+		    engine_workload_predict_show(c->e, r->v[i].uid, is, &was))
+			continue;
+		if (is || was)
+			controller_status_note(c, r->v[i].uid);
+	}
+	free(show);
+}
+
 static void predict_pass(struct controller *c)
 {
 	predict_opts_t o;
@@ -301,26 +365,7 @@ static void predict_pass(struct controller *c)
 	}
 	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, r.simulated, r.started,
 				 r.stopped || r.capped);
-	for (size_t i = 0; i < r.n; i++) {
-		engine_wl_t id;
-		engine_workload_view_t v;
-		int64_t was, is = r.v[i].start_ms, gap;
-
-		if (engine_workload_find(c->e, r.v[i].uid, &id) ||
-		    engine_workload_view(c->e, id, &v))
-			continue;
-		was = v.predicted_ms;
-		if (engine_workload_predict_set(c->e, r.v[i].uid, is))
-			continue;
-		gap = is > now ? (is - now) / 10 : 0;
-		/* the views read the prediction; gpuq.dev/status says one within
-		   the hour, rounded (queue_workload_status): those are looked at
-		   every pass (a text that did not change is not written) */
-		if ((was < 0) != (is < 0) ||
-		    llabs(is - was) > (gap > PREDICT_NOTE_MS ? gap : PREDICT_NOTE_MS) ||
-		    (is >= 0 && is - now <= ENGINE_STATUS_PREDICT_MS))
-			controller_status_note(c, r.v[i].uid);
-	}
+	predict_apply(c, &r, now);
 	predict_result_deinit(&r);
 }
 

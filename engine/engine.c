@@ -197,6 +197,11 @@ int engine_workload_evicted(engine_t *e, const char *uid, int64_t now)
 	return queue_workload_evicted(e->q, uid, now);
 }
 
+int engine_workload_predict_show(engine_t *e, const char *uid, bool show, bool *was)
+{
+	return queue_workload_predict_show(e->q, uid, show, was);
+}
+
 int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms)
 {
 	return queue_workload_predict_set(e->q, uid, start_ms);

@@ -95,6 +95,7 @@ typedef queue_t engine_core_t;
 #define ENGINE_AMOUNT_MAX QUEUE_AMOUNT_MAX /* the largest pod set request (count * per pod) */
 #define ENGINE_STATUS_PREDICT_MS                                                                   \
 	QUEUE_STATUS_PREDICT_MS /* a predicted start this near is in engine_workload_status */
+#define ENGINE_STATUS_PREDICT_FIRST QUEUE_STATUS_PREDICT_FIRST /* ... for so many per LQ */
 
 /* Fill cfg with the core's defaults (queue_config_default). */
 void engine_config_default(engine_config_t *cfg);
@@ -240,6 +241,8 @@ int engine_workload_evicted(engine_t *e, const char *uid, int64_t now);
 /* A predicted start time (wall ms; 0: none) for pending workload uid
  * (queue_workload_predict_set). */
 int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms);
+/* Whether its status may say that start (queue_workload_predict_show). */
+int engine_workload_predict_show(engine_t *e, const char *uid, bool show, bool *was);
 
 /* One toleration as Kubernetes writes it into the core's: op "Exists" (else
  * Equal), effect by the policy's one map (engine_effect_named; NULL or ""

@@ -391,7 +391,7 @@ static void status_expected(const queue_t *q, const wl_t *w, sbuf_t *b)
 	time_t secs;
 	struct tm tm;
 
-	if (at < 0 || at - q->last_now > QUEUE_STATUS_PREDICT_MS)
+	if (!w->predict_said || at < 0 || at - q->last_now > QUEUE_STATUS_PREDICT_MS)
 		return;
 	at = (at + QUEUE_STATUS_ROUND_MS - 1) / QUEUE_STATUS_ROUND_MS * QUEUE_STATUS_ROUND_MS;
 	secs = (time_t)(at / 1000);

@@ -469,3 +469,17 @@ int queue_workload_predict_set(queue_t *q, const char *uid, int64_t start_ms)
 	W(q, wid)->predicted = start_ms < 0 ? -1 : start_ms;
 	return GPUQ_OK;
 }
+
+int queue_workload_predict_show(queue_t *q, const char *uid, bool show, bool *was)
+{
+	uint32_t wid;
+
+	if (queue_workload_find(q, uid, &wid))
+		return GPUQ_ENOTFOUND;
+	if (W(q, wid)->state != QUEUE_WL_PENDING)
+		return GPUQ_EINVAL;
+	if (was)
+		*was = W(q, wid)->predict_said;
+	W(q, wid)->predict_said = show;
+	return GPUQ_OK;
+}

@@ -780,8 +780,9 @@ static void predicted_start_in_the_explanation(void **state)
 }
 
 /* The coarse status (gpuq.dev/status, plain `gpuq status`) says a start
- * predicted within the hour, rounded up to 5 minutes, and nothing further
- * out: the annotation is rewritten only when that text changes. */
+ * predicted within the hour, rounded up to 5 minutes, of a workload the
+ * driver picked (the first few of its LocalQueue), and nothing further out:
+ * the annotation is rewritten only when that text changes. */
 static void predicted_start_in_the_status(void **state)
 {
 	const int64_t t0 = 1795964400000LL; /* 2026-11-29 15:00:00 UTC */
@@ -790,6 +791,7 @@ static void predicted_start_in_the_status(void **state)
 	queue_result_t r;
 	queue_wl_t id;
 	char st[512];
+	bool was = true;
 
 	(void)state;
 	add_wl(q, "a", "ns", "lq", 0, t0, 1);
@@ -799,6 +801,12 @@ static void predicted_start_in_the_status(void **state)
 	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
 	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
 	assert_int_equal(queue_workload_predict_set(q, "b", t0 + 25 * MIN + 1), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota"); /* not picked */
+	assert_int_equal(queue_workload_predict_show(q, "b", true, &was), GPUQ_OK);
+	assert_false(was);
+	assert_int_equal(queue_workload_predict_show(q, "a", true, NULL),
+			 GPUQ_EINVAL); /* running */
 	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
 	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota; expected to start "
 				"by about 2026-11-29 15:30 UTC");
@@ -811,6 +819,12 @@ static void predicted_start_in_the_status(void **state)
 	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
 	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
 	assert_int_equal(queue_workload_predict_set(q, "b", -1), GPUQ_OK);
+	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
+	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
+	/* no longer picked: not said */
+	assert_int_equal(queue_workload_predict_set(q, "b", t0 + 25 * MIN), GPUQ_OK);
+	assert_int_equal(queue_workload_predict_show(q, "b", false, &was), GPUQ_OK);
+	assert_true(was);
 	assert_int_equal(queue_workload_status(q, id, st, sizeof(st)), GPUQ_OK);
 	assert_string_equal(st, "pending in ClusterQueue cq: waiting for quota");
 	queue_destroy(q);
