@@ -341,7 +341,8 @@ static size_t held_flavors(struct controller *c, engine_wl_t id, engine_adopt_t 
  * place (engine_workload_update: it keeps its place in the queue); an
  * admitted one re-added with the flavors it holds (queue_workload_adopt),
  * so the quota of the replicas gone is freed and the running ones keep
- * theirs; any other re-added. Nothing when the core does not hold it (the
+ * theirs, as the same admission (engine_workload_carry: its minimum runtime
+ * and wall-clock limit count on); any other re-added. Nothing when the core does not hold it (the
  * caller's loop adds it whole). */
 static void slice_resize(struct controller *c, const set_t *s, controller_pgroup_t *g,
 			 int64_t count)
@@ -376,6 +377,10 @@ static void slice_resize(struct controller *c, const set_t *s, controller_pgroup
 	if (admitted && engine_workload_adopt(c->e, g->key, a, n, controller_now(c)))
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "StatefulSet %s: its slice %s kept no flavors", s->key, g->key);
+	else if (admitted && engine_workload_carry(c->e, g->key, v.admitted_ms, v.exec_ms))
+		gpuq_log(GPUQ_LOG_WARN, "controller",
+			 "StatefulSet %s: its slice %s resized counts as admitted now", s->key,
+			 g->key);
 	c->core_dirty = true;
 }
 

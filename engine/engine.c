@@ -187,6 +187,11 @@ int engine_workload_adopt(engine_t *e, const char *uid, const engine_adopt_t *a,
 	return queue_workload_adopt(e->q, uid, a, n, now);
 }
 
+int engine_workload_carry(engine_t *e, const char *uid, int64_t admitted_ms, int64_t exec_ms)
+{
+	return queue_workload_carry(e->q, uid, admitted_ms, exec_ms);
+}
+
 int engine_workload_pods_add(engine_t *e, const char *uid, int32_t n, int64_t now)
 {
 	return queue_workload_pods_add(e->q, uid, n, now);

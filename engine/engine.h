@@ -232,6 +232,9 @@ int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, i
  * pod set). */
 int engine_workload_adopt(engine_t *e, const char *uid, const engine_adopt_t *a, size_t n,
 			  int64_t now);
+/* ... and, adopted again as it stands, keeps its admission time and earlier
+ * admitted time (queue_workload_carry). */
+int engine_workload_carry(engine_t *e, const char *uid, int64_t admitted_ms, int64_t exec_ms);
 /* n more pods of pending or admitted workload uid exist (a pod group
  * growing: queue_workload_pods_add). */
 int engine_workload_pods_add(engine_t *e, const char *uid, int32_t n, int64_t now);

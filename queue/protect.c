@@ -470,6 +470,33 @@ int queue_workload_predict_set(queue_t *q, const char *uid, int64_t start_ms)
 	return GPUQ_OK;
 }
 
+int queue_workload_carry(queue_t *q, const char *uid, int64_t admitted_ms, int64_t exec_ms)
+{
+	uint32_t wid;
+	wl_t *w;
+
+	if (queue_workload_find(q, uid, &wid))
+		return GPUQ_ENOTFOUND;
+	w = W(q, wid);
+	if (w->state != QUEUE_WL_ADMITTED || admitted_ms < 0 || admitted_ms > w->admitted_ms ||
+	    exec_ms < 0)
+		return GPUQ_EINVAL;
+	/* room for its deadlines first: all or nothing */
+	if (queue_grow(&q->exec_timers.v, &q->exec_timers.cap, q->exec_timers.n + 1,
+		       sizeof(*q->exec_timers.v)) ||
+	    queue_grow(&q->prot_timers.v, &q->prot_timers.cap, q->prot_timers.n + 1,
+		       sizeof(*q->prot_timers.v)))
+		return GPUQ_ENOMEM;
+	w->admitted_ms = admitted_ms;
+	w->exec_ms = exec_ms;
+	if (queue_wl_min_runtime(q, w) > 0)
+		(void)queue_timer_push(q, &q->prot_timers, admitted_ms + queue_wl_min_runtime(q, w),
+				       wid); /* the room is there */
+	(void)queue_exec_arm(q, wid);	     /* the room is there */
+	queue_mark_wl(q, w);
+	return GPUQ_OK;
+}
+
 int queue_workload_predict_show(queue_t *q, const char *uid, bool show, bool *was)
 {
 	uint32_t wid;

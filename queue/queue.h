@@ -496,6 +496,16 @@ typedef struct {
  * be named. GPUQ_ENOTFOUND (no such uid, resource or flavor, or the CQ has
  * no quota slot for that flavor and resource), GPUQ_EINVAL (not pending),
  * GPUQ_ENOMEM (the workload stays pending). Not reported by a cycle. */
+/* An admitted workload its driver re-added as it stands (deleted, added and
+ * adopted: a set's slice resized, queue_workload_adopt) is the same
+ * admission: it takes back its admission time and the time it was admitted
+ * before (from queue_workload_view before the delete), so its minimum
+ * runtime and wall-clock limit count from where they were. Its usage and
+ * ledger stay as adopted (the amounts changed now). GPUQ_ENOTFOUND,
+ * GPUQ_EINVAL (not admitted; admitted_ms after its admission or negative;
+ * exec_ms negative), GPUQ_ENOMEM (nothing changed). */
+int queue_workload_carry(queue_t *q, const char *uid, int64_t admitted_ms, int64_t exec_ms);
+
 int queue_workload_adopt(queue_t *q, const char *uid, const queue_adopt_t *a, size_t n,
 			 int64_t now);
 

@@ -317,6 +317,48 @@ static void scale_down_holds_until_pods_go(void **state)
 	ctl_free(c);
 }
 
+/* The admission time of the one workload whose uid starts with prefix. */
+static int64_t admitted_at(struct controller *c, const char *prefix)
+{
+	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
+	     id = engine_workload_next(c->e, id)) {
+		engine_workload_view_t v;
+
+		if (engine_workload_view(c->e, id, &v) == GPUQ_OK &&
+		    !strncmp(v.uid, prefix, strlen(prefix)))
+			return v.admitted_ms;
+	}
+	fail_msg("no workload %s*", prefix);
+	return -1;
+}
+
+/* An admitted slice cut by a scale-down is the same admission, smaller: it
+ * keeps its admission time (its minimum runtime, its wall-clock limit's
+ * count), 10 minutes later. Re-added as a new admission, its clock started
+ * again, and a tenant could scale down by one to reset its wall-clock
+ * limit. */
+static void scale_down_keeps_the_admission(void **state)
+{
+	struct controller *c = ctl_new();
+	queue_result_t r;
+	int64_t at;
+	int32_t pods;
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 4, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 4);
+	cycle(c);
+	assert_true(released(c, "web-3"));
+	at = admitted_at(c, "sts:team-a/web/");
+	assert_int_equal(engine_tick(c->e, at + 10 * 60000, &r), GPUQ_OK);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 2, -1));
+	sts_pods_event(c, KUBE_EV_DELETED, "web", 2, 4);
+	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
+	assert_int_equal(pods, 2);
+	assert_int_equal(admitted_at(c, "sts:team-a/web/"), at);
+	ctl_free(c);
+}
+
 /* After a restart the core holds a StatefulSet's slices (restored from the
  * store) and the controller's caches are empty: the set's slices are
  * matched with them again. web was scaled 2 -> 4 while full, so it holds
@@ -528,6 +570,7 @@ int main(void)
 	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
 	    cmocka_unit_test(scale_down_holds_until_pods_go),
+	    cmocka_unit_test(scale_down_keeps_the_admission),
 	    cmocka_unit_test(restored_slices_matched),
 	    cmocka_unit_test(lws_surge_group),
 	    cmocka_unit_test(lws_surge_percent),

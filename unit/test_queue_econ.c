@@ -454,6 +454,43 @@ static void max_exec_survives_restore(void **state)
 	queue_destroy(p2);
 }
 
+/* A workload its driver deletes and adopts again as it stands (a set's
+ * slice resized) takes back its admission time and earlier admitted time:
+ * its wall-clock deadline stays where it was, and the restored core has it
+ * too. Not for a pending workload, nor a later admission. */
+static void carry_keeps_the_deadline(void **state)
+{
+	econ_cq_t e = {.gpus = 2};
+	queue_t *q = econ_queue(&e), *p;
+	queue_result_t r;
+	queue_adopt_t a = {0, "gpu", "f"};
+	int64_t deadline;
+
+	(void)state;
+	add_limited(q, "w", 0, 0, 2, 60);
+	add_limited(q, "v", 0, 0, 4, 0); /* never fits: stays pending */
+	cycle(q, 0, &r);
+	deadline = view_of(q, "w").exec_deadline_ms;
+	assert_int_equal(deadline, 60 * SEC);
+	assert_int_equal(queue_workload_delete(q, "w", 20 * SEC), GPUQ_OK);
+	add_limited(q, "w", 0, 0, 1, 60);
+	assert_int_equal(queue_workload_adopt(q, "w", &a, 1, 20 * SEC), GPUQ_OK);
+	assert_int_equal(view_of(q, "w").exec_deadline_ms, 80 * SEC); /* a new admission */
+	assert_int_equal(queue_workload_carry(q, "v", 0, 0), GPUQ_EINVAL);
+	assert_int_equal(queue_workload_carry(q, "w", 21 * SEC, 0), GPUQ_EINVAL);
+	assert_int_equal(queue_workload_carry(q, "w", 0, -1), GPUQ_EINVAL);
+	assert_int_equal(queue_workload_carry(q, "nope", 0, 0), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_carry(q, "w", 0, 0), GPUQ_OK);
+	assert_int_equal(view_of(q, "w").exec_deadline_ms, deadline);
+	assert_int_equal(queue_next_event(q, 20 * SEC), deadline);
+	p = restored(q, &e);
+	assert_int_equal(view_of(p, "w").exec_deadline_ms, deadline);
+	assert_int_equal(queue_tick(q, deadline, &r), GPUQ_OK);
+	assert_true(evicted_in(&r, "w", QUEUE_EVICT_MAX_EXEC));
+	queue_destroy(q);
+	queue_destroy(p);
+}
+
 /* ---- budgets ---- */
 
 static queue_budget_spec_t budget(queue_budget_scope_t scope, const char *name, double limit,
@@ -1003,6 +1040,7 @@ int main(void)
 	    cmocka_unit_test(max_exec_accumulates_and_deactivates),
 	    cmocka_unit_test(max_exec_daemon_and_lowered_limit),
 	    cmocka_unit_test(max_exec_survives_restore),
+	    cmocka_unit_test(carry_keeps_the_deadline),
 	};
 
 	return cmocka_run_group_tests_name("queue_econ", tests, NULL, NULL);
