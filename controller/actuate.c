@@ -64,43 +64,110 @@ static size_t flavors_of(struct controller *c, engine_wl_t id, size_t podset, bo
 	return n;
 }
 
-int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
-			    json_t *body, const char *what)
+/* Parent j's patch answered: rc, and the reply (taken) or diag. */
+static void patch_answered(struct controller *c, controller_job_t *j, int rc, json_t *reply,
+			   const gpuq_diag_t *diag, const char *what)
 {
 	const char *ns = controller_job_ns(j), *name = controller_job_name(j),
 		   *kn = j->wl->integ->kind_name;
+
+	if (rc == GPUQ_OK) {
+		gpuq_diag_t d = {{0}};
+		workload_t *wl = NULL;
+
+		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
+		if (controller_decode(c, reply, &wl, &d) == GPUQ_OK)
+			controller_job_take(c, j, wl); /* the watch shows the same soon */
+		else				       /* keeps the former object */
+			gpuq_log(GPUQ_LOG_WARN, "controller",
+				 "%s %s %s/%s: cannot cache the reply: %s", what, kn, ns, name,
+				 d.msg);
+	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
+		gpuq_log(GPUQ_LOG_DEBUG, "controller",
+			 "%s %s %s/%s: %s (the watch will show the "
+			 "new state)",
+			 what, kn, ns, name, diag->msg);
+	} else {
+		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s %s/%s: %s", what, kn, ns, name,
+			 diag->msg);
+	}
+	json_decref(reply);
+}
+
+int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
+			    json_t *body, const char *what)
+{
 	char path[KUBE_URL_MAX];
 	gpuq_diag_t diag = {{0}};
 	json_t *reply = NULL;
 	int rc;
 
-	if (controller_object_path(j->wl->kind, ns, name, path, sizeof(path))) {
+	if (controller_object_path(j->wl->kind, controller_job_ns(j), controller_job_name(j), path,
+				   sizeof(path))) {
 		json_decref(body);
 		return GPUQ_EINVAL;
 	}
 	rc = kube_patch(c->client, path, kind, body, &reply, &diag);
 	json_decref(body);
-	if (rc == GPUQ_OK) {
-		workload_t *wl = NULL;
-
-		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
-		if (controller_decode(c, reply, &wl, &diag) == GPUQ_OK)
-			controller_job_take(c, j, wl); /* the watch shows the same soon */
-		else				       /* keeps the former object */
-			gpuq_log(GPUQ_LOG_WARN, "controller",
-				 "%s %s %s/%s: cannot cache the reply: %s", what, kn, ns, name,
-				 diag.msg);
-		json_decref(reply);
-	} else if (rc == GPUQ_ECONFLICT || rc == GPUQ_ENOTFOUND) {
-		gpuq_log(GPUQ_LOG_DEBUG, "controller",
-			 "%s %s %s/%s: %s (the watch will show the "
-			 "new state)",
-			 what, kn, ns, name, diag.msg);
-	} else {
-		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s %s/%s: %s", what, kn, ns, name,
-			 diag.msg);
-	}
+	patch_answered(c, j, rc, reply, &diag, what);
 	return rc;
+}
+
+int controller_patch_batch(struct controller *c, controller_job_t *j, kube_patch_t kind,
+			   json_t *body, const char *what, uint64_t status_h)
+{
+	controller_patch_t *x;
+
+	if (c->n_batch == c->cap_batch) {
+		size_t cap = c->cap_batch ? 2 * c->cap_batch : 16;
+		controller_patch_t *b = realloc(c->batch, cap * sizeof(*b));
+
+		if (!b) {
+			json_decref(body);
+			return GPUQ_ENOMEM; /* compared again at the next sweep */
+		}
+		c->batch = b;
+		c->cap_batch = cap;
+	}
+	x = &c->batch[c->n_batch];
+	memset(x, 0, sizeof(*x));
+	x->uid = strdup(j->uid);
+	if (!x->uid || controller_object_path(j->wl->kind, controller_job_ns(j),
+					      controller_job_name(j), x->path, sizeof(x->path))) {
+		free(x->uid);
+		json_decref(body);
+		return x->uid ? GPUQ_EINVAL : GPUQ_ENOMEM;
+	}
+	x->kind = kind;
+	x->body = body;
+	x->what = what;
+	x->status_h = status_h;
+	c->n_batch++;
+	return GPUQ_OK;
+}
+
+void controller_actuate_flush(struct controller *c)
+{
+	if (!c->n_batch)
+		return;
+	controller_patcher_run(c->patcher, c->batch, c->n_batch);
+	for (size_t i = 0; i < c->n_batch; i++) {
+		controller_patch_t *x = &c->batch[i];
+		controller_job_t *j = controller_job(c, x->uid);
+
+		json_decref(x->body);
+		if (j && j->wl) {
+			patch_answered(c, j, x->rc, x->reply, &x->diag, x->what);
+			if (x->rc == GPUQ_OK) {
+				j->status_hash = x->status_h; /* the release carried it */
+				c->step_released++;
+			}
+		} else {
+			json_decref(x->reply);
+		}
+		free(x->uid);
+	}
+	c->n_batch = 0;
 }
 
 /* The nodeSelector and tolerations a workload runs with on its flavors:
@@ -262,6 +329,13 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 		snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s",
 			 diag.msg);
 	return fits;
+}
+
+bool controller_rq_counts(struct controller *c, const controller_job_t *j)
+{
+	const policy_namespace_t *pn = policy_namespace_find(c->policy, controller_job_ns(j));
+
+	return pn && pn->n_quotas;
 }
 
 void controller_actuate_rq_clear(struct controller *c, controller_job_t *j)

@@ -40,6 +40,24 @@
 /* ---- map.c: string keys to pointers, open addressing ---- */
 
 typedef struct swriter controller_swriter_t;
+typedef struct patcher controller_patcher_t;
+
+/* patcher.c: connections (and threads) that send one pass's release patches
+ * at once. */
+#define CONTROLLER_PATCHERS 4
+
+/* One patch of a batch: what to send, and (once sent) its answer. */
+typedef struct {
+	char path[KUBE_URL_MAX]; /* the object */
+	kube_patch_t kind;
+	json_t *body;	   /* owned */
+	json_t *reply;	   /* the answer (owned; NULL on an error) */
+	gpuq_diag_t diag;  /* ... the error */
+	int rc;		   /* ... its code */
+	char *uid;	   /* the parent it patches (owned) */
+	const char *what;  /* for the log: "released" */
+	uint64_t status_h; /* its status as the patch carries it (controller_map_hash | 1) */
+} controller_patch_t;
 
 /* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
 /* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
@@ -368,7 +386,10 @@ struct controller {
 	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
 	controller_swriter_t *swriter; /* queue status patches, off this thread */
-	int64_t status_next_ms;	       /* next queue status pass (monotonic) */
+	controller_patcher_t *patcher; /* a pass's releases, at once (NULL: one by one) */
+	controller_patch_t *batch;     /* ... the releases this pass decided */
+	size_t n_batch, cap_batch;
+	int64_t status_next_ms; /* next queue status pass (monotonic) */
 
 	qmetrics_t *metrics;	 /* queue metrics for /metrics (owned) */
 	int64_t metrics_next_ms; /* next publish (monotonic) */
@@ -640,6 +661,15 @@ int controller_swriter_event_ref(controller_swriter_t *w, const char *api_versio
  * request already waiting on the limiter). NULL is fine. */
 void controller_swriter_stop(controller_swriter_t *w);
 
+/* patcher.c: CONTROLLER_PATCHERS fenced connections of cfg, a thread each.
+ * run sends ps[0..n) at once (each answer in its rc, reply, diag) and
+ * returns when all are answered; one caller at a time. stop joins the
+ * threads (NULL is fine). */
+int controller_patcher_start(const kube_config_t *cfg, const kube_client_opts_t *o,
+			     kube_fence_t *fence, controller_patcher_t **out, gpuq_diag_t *diag);
+void controller_patcher_run(controller_patcher_t *p, controller_patch_t *ps, size_t n);
+void controller_patcher_stop(controller_patcher_t *p);
+
 /* econ.c (docs/economics.md): step, while leading, after the cycle:
  * utilization readings into the core, the runtime history, a prediction
  * pass every o.predict_interval_ms; result: a tick's or cycle's budget
@@ -671,7 +701,9 @@ void controller_actuate_job(struct controller *c, controller_job_t *j);
  * each pod set's template given its flavors' nodeLabels and tolerations, the
  * templates' placement before kept in gpuq.dev/original-scheduling. suspend:
  * suspended, the admitted marks taken away. restore: the templates'
- * placement put back from that annotation. GPUQ_OK or the patch's error. */
+ * placement put back from that annotation. GPUQ_OK or the patch's error;
+ * a release with a patcher (and no ResourceQuota in its namespace) is only
+ * queued in the pass's batch (controller_actuate_flush sends it). */
 int controller_release_parent(struct controller *c, controller_job_t *j, engine_wl_t id);
 int controller_release_suspend(struct controller *c, controller_job_t *j);
 int controller_release_restore(struct controller *c, controller_job_t *j);
@@ -692,6 +724,17 @@ bool controller_release_quiet(struct controller *c, const controller_job_t *j);
  * cached object. */
 int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
 			    json_t *body, const char *what);
+/* The releases of this pass (controller_release_parent batches them when
+ * there is a patcher) sent at once, their answers taken as
+ * controller_patch_parent takes one. */
+void controller_actuate_flush(struct controller *c);
+/* Add parent j's patch (body taken) to this pass's batch; status_h: the
+ * status it carries. GPUQ_ENOMEM, GPUQ_EINVAL (no path). */
+int controller_patch_batch(struct controller *c, controller_job_t *j, kube_patch_t kind,
+			   json_t *body, const char *what, uint64_t status_h);
+/* Whether namespace ns of j has ResourceQuotas (its releases are judged
+ * one by one against them: rq_allows counts the releases before it). */
+bool controller_rq_counts(struct controller *c, const controller_job_t *j);
 /* Something that counts against namespace ns's ResourceQuotas changed (a
  * released Job's pods or status): touch the Jobs there whose release a
  * ResourceQuota holds, to be judged again (nothing to do while none is). */

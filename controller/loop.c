@@ -69,6 +69,7 @@ static void act_touched(struct controller *c)
 	}
 	memmove(c->touched, c->touched + i, (c->n_touched - i) * sizeof(*c->touched));
 	c->n_touched -= i;
+	controller_actuate_flush(c);
 }
 
 static void sweep(struct controller *c)
@@ -644,6 +645,14 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 		rc = controller_swriter_start(o->kube, &o->client, o->identity, c->fence,
 					      &c->swriter, diag);
 	}
+	if (!rc) {
+		/* the releases' connections share the controller's rate */
+		kube_client_opts_t po = o->client;
+
+		po.qps /= CONTROLLER_PATCHERS;
+		po.burst = po.burst / CONTROLLER_PATCHERS ? po.burst / CONTROLLER_PATCHERS : 1;
+		rc = controller_patcher_start(o->kube, &po, c->fence, &c->patcher, diag);
+	}
 	if (rc) {
 		controller_destroy(c);
 		return rc;
@@ -701,6 +710,8 @@ void controller_stop(controller_t *c)
 	controller_elect_stop(c);
 	controller_swriter_stop(c->swriter);
 	c->swriter = NULL;
+	controller_patcher_stop(c->patcher);
+	c->patcher = NULL;
 	if (!c->fence)
 		return;
 	/* the last words, alone now: the usage checkpoint (a leader's write,
@@ -735,6 +746,7 @@ void controller_destroy(controller_t *c)
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
 	free(c->touched);
+	free(c->batch); /* empty: every pass flushes it */
 	for (size_t i = 0; i < c->n_explain; i++)
 		free(c->explain[i]);
 	free(c->explain);

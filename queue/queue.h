@@ -859,8 +859,9 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
  * finished ones: as queue_workload_reason ("admitted in ClusterQueue CQ: 8 nvidia.com/gpu on flavor
  * h100"). Positions and live figures are for the visibility API. O(1) plus the flavor assignments.
  * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
-#define QUEUE_STATUS_PREDICT_MS (60 * 60 * 1000) /* an hour: the starts tenants wait on */
-#define QUEUE_STATUS_ROUND_MS (5 * 60 * 1000)
+#define QUEUE_STATUS_PREDICT_MS ((int64_t)60 * 60 * 1000) /* an hour: the starts tenants wait on   \
+							   */
+#define QUEUE_STATUS_ROUND_MS ((int64_t)5 * 60 * 1000)
 #define QUEUE_STATUS_PREDICT_FIRST 10 /* per LocalQueue */
 int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
 
