@@ -78,8 +78,6 @@ void *workload_tail_alloc(workload_t *w, size_t n);
 /* The static copy of a resource name most objects ask for ("cpu",
  * "nvidia.com/gpu", ...: kept by pointer, not copied), or NULL. */
 const char *workload_known_resource(const char *name);
-/* RFC 3339 as metav1.Time writes it into ms since the epoch. */
-bool workload_time_parse(const char *s, int64_t *ms);
 
 /* view.c: what pod spec `spec` shows a ResourceQuota's scopes besides its
  * class and requests: activeDeadlineSeconds set (Terminating), a pod
