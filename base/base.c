@@ -299,7 +299,6 @@ struct timespec gpuq_clock_after_ms(clockid_t clk, int64_t ms)
 	return ts;
 }
 
-
 uint64_t gpuq_mono_ns(void)
 {
 	struct timespec ts;
