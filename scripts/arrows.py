@@ -252,7 +252,7 @@ def circles(mod):
     return sorted(sccs(sorted(uses), edges), key=len, reverse=True)
 
 
-def through_headers(mod, known):
+def through_headers(mod, known, problems):
     """Check 10: driver mod's files reaching BEHIND_ENGINE through another
     module's header: none but READ_CORE's, and the KNOWN ("via", ...)."""
     breaches, hits = [], {}
@@ -269,8 +269,8 @@ def through_headers(mod, known):
             known.append(f"reach: {mod}/ reaches {', '.join(m + '/' for m in BEHIND_ENGINE)} "
                          f"through {entry[2]} in {len(hits[entry[2]])} files")
         else:
-            breaches.append(f"{mod}/ reaches nothing through {entry[2]} now: drop it from KNOWN "
-                            f"in {__file__}")
+            problems.append(f"reach: {mod}/ reaches nothing through {entry[2]} now: drop it "
+                            f"from KNOWN in {__file__}")
     return sorted(breaches)
 
 
@@ -291,7 +291,7 @@ def check_reach(known, problems):
             if used:
                 breaches.append(f"{mod}/{fn} names {', '.join(used[:6])}"
                                 f"{f' and {len(used) - 6} more' if len(used) > 6 else ''}")
-        breaches.extend(through_headers(mod, known))
+        breaches.extend(through_headers(mod, known, problems))
         if ("reach", mod) in KNOWN:
             if breaches:
                 files = len({b.split(" ")[0] for b in breaches})
