@@ -84,17 +84,15 @@ void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
 	int n;
 
 	struct timespec now = {0};
-	struct tm utc;
+	char stamp[GPUQ_TIME_TEXT_MAX];
 
 	if (level < log_threshold)
 		return;
-	if (clock_gettime(CLOCK_REALTIME, &now) || !gmtime_r(&now.tv_sec, &utc))
-		memset(&utc, 0, sizeof(utc)); /* (never: a 1900-01-00 stamp rather than none) */
+	clock_gettime(CLOCK_REALTIME, &now);
 	/* RFC 3339, UTC, milliseconds: sorts as text, parses with any RFC 3339 reader */
-	n = snprintf(line, sizeof(line),
-		     "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ %s %s: ", utc.tm_year + 1900,
-		     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-		     (int)(now.tv_nsec / 1000000), names[level], module);
+	gpuq_time_format((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, GPUQ_TIME_MILLIS,
+			 stamp, sizeof(stamp));
+	n = snprintf(line, sizeof(line), "%s %s %s: ", stamp, names[level], module);
 	if (n < 0)
 		return;
 	va_start(ap, fmt);
@@ -301,20 +299,17 @@ struct timespec gpuq_clock_after_ms(clockid_t clk, int64_t ms)
 	return ts;
 }
 
-int64_t gpuq_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 uint64_t gpuq_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int64_t gpuq_mono_ms(void)
+{
+	return (int64_t)(gpuq_mono_ns() / 1000000);
 }
 
 bool gpuq_utf8_valid(const char *s, size_t n)

@@ -1,7 +1,8 @@
 /*
  * base: the error codes, diagnostics and logging every gpuq module shares,
- * and a few small tools several need (base64, CRC-32C, FNV-1a, UTF-8, the
- * published-snapshot slot).
+ * and a few small tools several need (base64, CRC-32C, FNV-1a, UTF-8, RFC
+ * 3339 times, JSON strings, the monotonic clock, the published-snapshot
+ * slot): one of each, every module's.
  *
  * One error enum for the whole project: 0 is success, every failure is a
  * negative GPUQ_E* code, and gpuq_strerror() names it. Functions return the
@@ -20,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 typedef enum {
@@ -110,7 +112,10 @@ int gpuq_base64_decode(const char *s, size_t max_out, char **out, size_t *len);
 /* Clock clk's time ms milliseconds from now (ms >= 0): a deadline for
  * pthread_cond_timedwait and the like. */
 struct timespec gpuq_clock_after_ms(clockid_t clk, int64_t ms);
-/* Milliseconds of CLOCK_MONOTONIC (for durations, never for dates). */
+/* Milliseconds of CLOCK_MONOTONIC (for durations, never for dates): gpuq's
+ * one monotonic clock, every thread's. The pure cores (quota/, queue/,
+ * fairshare/) never call it: `now` is their caller's (scripts/arrows.py
+ * refuses a clock read there). */
 int64_t gpuq_mono_ms(void);
 /* The same in nanoseconds, for short durations (metrics). */
 uint64_t gpuq_mono_ns(void);
@@ -153,6 +158,32 @@ static inline uint64_t gpuq_fnv1a_str(uint64_t h, const char *s)
 	return h;
 }
 
+/* FNV-1a, 32 bits, for the cores' open-addressed tables (queue/, ledger/):
+ * fold p[0..n) into h, starting from GPUQ_FNV1A32_BASIS
+ * (gpuq_fnv1a32(GPUQ_FNV1A32_BASIS, "a", 1) == 0xe40c292c). */
+#define GPUQ_FNV1A32_BASIS 2166136261u
+#define GPUQ_FNV1A32_PRIME 16777619u
+static inline uint32_t gpuq_fnv1a32(uint32_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= GPUQ_FNV1A32_PRIME;
+	}
+	return h;
+}
+
+/* gpuq_fnv1a32 over the bytes of the string s (not its NUL). */
+static inline uint32_t gpuq_fnv1a32_str(uint32_t h, const char *s)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= GPUQ_FNV1A32_PRIME;
+	}
+	return h;
+}
+
 /* Length of the valid UTF-8 sequence at p (1..4, p < end), or 0 when
  * invalid (overlong forms, surrogates, above U+10FFFF, truncated). Inline:
  * the review reader's string loop calls it per byte. */
@@ -187,6 +218,60 @@ static inline size_t gpuq_utf8_len(const unsigned char *p, const unsigned char *
 
 /* Whether s[0..n) is valid UTF-8 (gpuq_utf8_len over every sequence). */
 bool gpuq_utf8_valid(const char *s, size_t n);
+
+/* ---- Times and JSON strings (text.c) ---- */
+
+/* Days in month m (1..12) of year y (proleptic Gregorian); 0 for a month
+ * out of range. */
+int gpuq_days_in_month(int64_t y, int m);
+
+/* UTC y-mo-d h:mi:s into ms since the epoch: GPUQ_EINVAL for a field out of
+ * range (a year outside 0..9999, a day the month has not: 2024-02-30,
+ * 2023-02-29; s may be 60, a leap second, read as the next minute's 0). */
+int gpuq_time_from_civil(int64_t y, int mo, int d, int h, int mi, int s, int64_t *ms);
+
+/* RFC 3339 ("2026-11-23T10:00:00Z", "...T10:00:00.123456+05:30"; 'T' and
+ * 'Z' in either case; a fraction of any length, cut to the millisecond; an
+ * offset up to +-23:59) into ms since the epoch. GPUQ_EINVAL for anything
+ * else, an impossible date included. Pure: no clock, no locale, no tz. */
+int gpuq_time_parse(const char *s, int64_t *ms);
+
+/* What gpuq_time_format writes: Kubernetes' metav1.Time (seconds), the
+ * log's milliseconds, MicroTime's microseconds, or ISO 8601's basic form
+ * (a file name's stamp: no separators). */
+typedef enum {
+	GPUQ_TIME_SECONDS, /* 2026-11-23T10:00:00Z (the ms cut) */
+	GPUQ_TIME_MILLIS,  /* 2026-11-23T10:00:00.123Z */
+	GPUQ_TIME_MICROS,  /* 2026-11-23T10:00:00.123000Z */
+	GPUQ_TIME_BASIC,   /* 20261123T100000Z */
+} gpuq_time_form_t;
+
+/* The years written: four digits, 0000 to 9999. */
+#define GPUQ_TIME_MIN_MS (-62167219200000LL) /* 0000-01-01T00:00:00Z */
+#define GPUQ_TIME_MAX_MS 253402300799999LL   /* 9999-12-31T23:59:59.999Z */
+/* Room for any form and its NUL. */
+#define GPUQ_TIME_TEXT_MAX 32
+
+/* ms since the epoch in UTC, in form, into out: the length written, or 0
+ * and "" when it does not fit cap or ms is outside GPUQ_TIME_MIN_MS ..
+ * GPUQ_TIME_MAX_MS (cap 0: nothing written). Pure. */
+size_t gpuq_time_format(int64_t ms, gpuq_time_form_t form, char *out, size_t cap);
+
+/* Where gpuq_json_escape writes: append p[0..n) to `to`. */
+typedef void gpuq_put_fn(void *to, const char *p, size_t n);
+
+/* s[0..n) as the inside of a JSON string (no quotes), in pieces to put:
+ * '"' and '\' escaped, \b \f \n \r \t, other control characters as
+ * \u00xx, valid UTF-8 as it is, each byte of no valid sequence as
+ * \ufffd (as Go's encoding/json writes it), so the output is always valid
+ * JSON text. NULs inside s[0..n) are escaped too. */
+void gpuq_json_escape(const char *s, size_t n, gpuq_put_fn *put, void *to);
+
+/* A gpuq_put_fn writing to the FILE * file (its errors left in ferror). */
+void gpuq_put_file(void *file, const char *p, size_t n);
+
+/* The NUL-terminated s as a quoted JSON string on out (NULL: ""). */
+void gpuq_json_fputs(FILE *out, const char *s);
 
 /* Loud abort for a broken invariant, with file:line. Never for bad input. */
 #define GPUQ_ASSERT(cond)                                                                          \

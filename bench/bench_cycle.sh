@@ -28,7 +28,7 @@ BIN=$BENCH_BUILD/bench_cycle
 say() { echo "bench_cycle: $*"; }
 mkdir -p "$BENCH_BUILD" || exit 1
 ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_cycle.c \
-	queue/*.c fairshare/*.c ledger/*.c quota/*.c base/base.c -o "$BIN" -lm || {
+	queue/*.c fairshare/*.c ledger/*.c quota/*.c base/base.c base/text.c -o "$BIN" -lm || {
 	say "build failed"
 	exit 1
 }

@@ -16,7 +16,7 @@ BIN=$BENCH_BUILD/bench_parse
 say() { echo "bench_parse: $*"; }
 mkdir -p "$BENCH_BUILD" || exit 1
 ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_parse.c \
-	jv/parse.c base/base.c -o "$BIN" $(pkg-config --cflags --libs jansson) || {
+	jv/parse.c base/base.c base/text.c -o "$BIN" $(pkg-config --cflags --libs jansson) || {
 	say "build failed"
 	exit 1
 }

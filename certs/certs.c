@@ -70,18 +70,19 @@ static int ssl_fail(gpuq_diag_t *diag, const char *what)
 static int asn1_time_to_unix(const ASN1_TIME *t, time_t *out)
 {
 	struct tm tm;
+	int64_t ms;
 
-	if (!t || ASN1_TIME_to_tm(t, &tm) != 1)
+	if (!t || ASN1_TIME_to_tm(t, &tm) != 1 ||
+	    gpuq_time_from_civil(tm.tm_year + 1900LL, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+				 tm.tm_min, tm.tm_sec, &ms))
 		return GPUQ_ECORRUPT;
-	*out = timegm(&tm);
+	*out = (time_t)(ms / 1000);
 	return GPUQ_OK;
 }
 
 static void unix_to_text(time_t t, char *buf, size_t cap)
 {
-	struct tm tm;
-
-	if (!gmtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+	if (!gpuq_time_format((int64_t)t * 1000, GPUQ_TIME_SECONDS, buf, cap))
 		gpuq_strlcpy(buf, "?", cap);
 }
 

@@ -156,11 +156,9 @@ static int opts_parse(int argc, char **argv, certs_opts_t *o, bool *done)
 
 static void summary_print(const char *dir, const certs_cert_summary_t *s, bool ca_created)
 {
-	char when[32];
-	struct tm tm;
+	char when[GPUQ_TIME_TEXT_MAX];
 
-	if (!gmtime_r(&s->not_after, &tm) ||
-	    !strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+	if (!gpuq_time_format((int64_t)s->not_after * 1000, GPUQ_TIME_SECONDS, when, sizeof(when)))
 		gpuq_strlcpy(when, "?", sizeof(when));
 	printf("%s %s/%s, %s\n", ca_created ? "made a new CA:" : "kept the CA in", dir,
 	       CERTS_FILE_CA_CERT, ca_created ? "ca.key (0600)" : "ca.key unchanged");

@@ -366,7 +366,7 @@ static void expected_text(const char *ts, char *buf, size_t cap)
 	int64_t at, s;
 
 	buf[0] = '\0';
-	if (!ts || kube_time_parse(ts, &at))
+	if (!ts || gpuq_time_parse(ts, &at))
 		return;
 	s = at / 1000 - (int64_t)time(NULL);
 	if (s <= 0)

@@ -395,11 +395,7 @@ static int dump_record(void *ctx, unsigned type, const void *key, size_t klen, c
 	fprintf(d->out, "{\"type\":\"%s\",\"id\":%u,", d->name, type);
 	if (key_printable(k, klen)) {
 		fputs("\"key\":\"", d->out);
-		for (size_t i = 0; i < klen; i++) {
-			if (k[i] == '"' || k[i] == '\\')
-				putc('\\', d->out);
-			putc(k[i], d->out);
-		}
+		gpuq_json_escape(key, klen, gpuq_put_file, d->out);
 		putc('"', d->out);
 	} else {
 		fputs("\"key_hex\":\"", d->out);
@@ -415,22 +411,6 @@ static int dump_record(void *ctx, unsigned type, const void *key, size_t klen, c
 	return ferror(d->out) ? GPUQ_EIO : 0;
 }
 
-/* A JSON string (names and the core's sentences are plain text, but escape
- * anyway). */
-static void json_str(FILE *out, const char *v)
-{
-	putc('"', out);
-	for (const unsigned char *c = (const unsigned char *)(v ? v : ""); *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(out, "\\%c", *c);
-		else if (*c < 0x20)
-			fprintf(out, "\\u%04x", *c);
-		else
-			putc(*c, out);
-	}
-	putc('"', out);
-}
-
 static void dump_cq(const queue_t *q, uint32_t cq)
 {
 	queue_stats_t st;
@@ -438,7 +418,7 @@ static void dump_cq(const queue_t *q, uint32_t cq)
 	if (queue_cq_stats(q, cq, &st))
 		return;
 	fputs("{\"kind\":\"ClusterQueue\",\"name\":", stdout);
-	json_str(stdout, queue_cq_name(q, cq));
+	gpuq_json_fputs(stdout, queue_cq_name(q, cq));
 	printf(",\"pending\":%u,\"admitted\":%u,\"admissions\":%llu,\"preemptions\":%llu,"
 	       "\"evictions\":%llu,\"finishes\":%llu,\"usage\":[",
 	       st.pending, st.admitted, (unsigned long long)st.admissions,
@@ -450,9 +430,9 @@ static void dump_cq(const queue_t *q, uint32_t cq)
 			if (queue_cq_quota(q, cq, f, r, &v))
 				continue;
 			printf("%s{\"flavor\":", n++ ? "," : "");
-			json_str(stdout, queue_flavor_name(q, f));
+			gpuq_json_fputs(stdout, queue_flavor_name(q, f));
 			fputs(",\"resource\":", stdout);
-			json_str(stdout, queue_resource_name(q, r));
+			gpuq_json_fputs(stdout, queue_resource_name(q, r));
 			printf(",\"nominal\":%lld,\"usage\":%lld}", (long long)v.nominal,
 			       (long long)v.usage);
 		}
@@ -467,15 +447,15 @@ static void dump_workload(const queue_t *q, queue_wl_t id)
 	if (queue_workload_view(q, id, &v))
 		return;
 	fputs("{\"kind\":\"Workload\",\"uid\":", stdout);
-	json_str(stdout, v.uid);
+	gpuq_json_fputs(stdout, v.uid);
 	fputs(",\"namespace\":", stdout);
-	json_str(stdout, v.namespace_);
+	gpuq_json_fputs(stdout, v.namespace_);
 	fputs(",\"name\":", stdout);
-	json_str(stdout, v.name);
+	gpuq_json_fputs(stdout, v.name);
 	fputs(",\"localQueue\":", stdout);
-	json_str(stdout, queue_lq_name(q, v.lq));
+	gpuq_json_fputs(stdout, queue_lq_name(q, v.lq));
 	fputs(",\"clusterQueue\":", stdout);
-	json_str(stdout, queue_cq_name(q, v.cq));
+	gpuq_json_fputs(stdout, queue_cq_name(q, v.cq));
 	printf(",\"state\":\"%s\"", queue_wl_state_name(v.state));
 	if (v.state == QUEUE_WL_PENDING)
 		printf(",\"wait\":\"%s\"", queue_wait_name(v.wait));
@@ -485,7 +465,7 @@ static void dump_workload(const queue_t *q, queue_wl_t id)
 	       v.requeues);
 	if (queue_workload_explain(q, v.uid, why, sizeof(why)) != GPUQ_ENOTFOUND) {
 		fputs(",\"explain\":", stdout);
-		json_str(stdout, why);
+		gpuq_json_fputs(stdout, why);
 	}
 	fputs("}\n", stdout);
 }

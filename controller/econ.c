@@ -122,7 +122,7 @@ static void budget_changed(struct controller *c, const engine_budget_change_t *c
 
 	if (engine_budget_view(c->e, ch->budget, &v))
 		return;
-	kube_time_format_micro(v.window_end_ms, end, sizeof(end));
+	gpuq_time_format(v.window_end_ms, GPUQ_TIME_MICROS, end, sizeof(end));
 	if (ch->to == ENGINE_BUDGET_OK) {
 		snprintf(note, sizeof(note), "%s %s is within its budget again: %.6g of %.6g %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost]);
@@ -152,7 +152,7 @@ static void idle_reported(struct controller *c, const engine_idle_t *e)
 
 	if (!j || !j->wl || engine_workload_view(c->e, e->wl, &v))
 		return;
-	kube_time_format_micro(e->idle_since_ms, since, sizeof(since));
+	gpuq_time_format(e->idle_since_ms, GPUQ_TIME_MICROS, since, sizeof(since));
 	snprintf(note, sizeof(note),
 		 "Its GPUs have been idle since %s (below ClusterQueue %s's idleReclaim "
 		 "threshold)",
@@ -195,8 +195,8 @@ void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t 
 			continue;
 		if (v.evaluated_ms == INT64_MIN)
 			return; /* not evaluated yet: nothing to say */
-		kube_time_format_micro(v.window_start_ms, a, sizeof(a));
-		kube_time_format_micro(v.window_end_ms, b, sizeof(b));
+		gpuq_time_format(v.window_start_ms, GPUQ_TIME_MICROS, a, sizeof(a));
+		gpuq_time_format(v.window_end_ms, GPUQ_TIME_MICROS, b, sizeof(b));
 		json_object_set_new(st, "budget",
 				    json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:s}", "scope",
 					      v.scope == ENGINE_BUDGET_NAMESPACE ? "Namespace"

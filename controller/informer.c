@@ -101,11 +101,8 @@ void controller_equeue_push(controller_equeue_t *q, const controller_cevent_t *e
 	pthread_mutex_lock(&q->lock);
 	while (q->n == CONTROLLER_EVENTS_MAX && !atomic_load(stop)) {
 		struct timespec ts;
-		int64_t now;
-		struct timespec mono;
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		now = (int64_t)mono.tv_sec * 1000 + mono.tv_nsec / 1000000;
-		deadline_ts(now + 200, &ts);
+
+		deadline_ts(gpuq_mono_ms() + 200, &ts);
 		pthread_cond_timedwait(&q->nonfull, &q->lock, &ts);
 	}
 	if (q->n == CONTROLLER_EVENTS_MAX) { /* stopping: drop */

@@ -107,12 +107,10 @@ static const active_t ACTIVE = {"True", "Ready", "Can admit new workloads"};
 static void write_status(struct controller *c, const char *key, const char *path, json_t *st,
 			 const active_t *active)
 {
-	char since[32];
-	time_t t = (time_t)(c->epoch_wall_ms / 1000);
-	struct tm tm;
+	char since[GPUQ_TIME_TEXT_MAX];
 	json_t *body;
 
-	if (!gmtime_r(&t, &tm) || !strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm))
+	if (!gpuq_time_format(c->epoch_wall_ms, GPUQ_TIME_SECONDS, since, sizeof(since)))
 		gpuq_strlcpy(since, "1970-01-01T00:00:00Z", sizeof(since));
 	json_object_set_new(st, "conditions",
 			    json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "Active", "status",

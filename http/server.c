@@ -150,14 +150,6 @@ struct http_server {
 					     under slow_lock: its cond) */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void poll_certs(http_server_t *srv)
 {
 	gpuq_diag_t diag = {{0}};
@@ -201,7 +193,7 @@ static void slot_enter(conn_slot_t *slot, conn_state_t state)
 {
 	if (!slot || atomic_load(&slot->state) == CONN_CUT)
 		return;
-	atomic_store(&slot->since_ns, now_ns());
+	atomic_store(&slot->since_ns, gpuq_mono_ns());
 	atomic_store(&slot->state, (int)state);
 }
 
@@ -235,7 +227,7 @@ static void cut_slow_connections(http_server_t *srv)
 	    [CONN_IDLE] = {HTTP_IDLE_TIMEOUT_S, HTTP_GUARD_CLOSED_IDLE_DEADLINE},
 	    [CONN_CUT] = {0, HTTP_GUARD_COUNT},
 	};
-	uint64_t now = now_ns();
+	uint64_t now = gpuq_mono_ns();
 
 	pthread_mutex_lock(&srv->slots_lock);
 	for (conn_slot_t *s = srv->slots; s; s = s->next) {
@@ -301,7 +293,7 @@ static void guard_sentence(http_server_t *srv, int g, uint64_t n, char *msg, siz
  * reason per HTTP_GUARD_LOG_INTERVAL_S (the watcher only). */
 static void guard_log(http_server_t *srv)
 {
-	uint64_t now = now_ns();
+	uint64_t now = gpuq_mono_ns();
 	char msg[256];
 
 	for (int g = 0; g < HTTP_GUARD_COUNT; g++) {
@@ -463,7 +455,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 			slot->fd = info->connect_fd;
 			slot->addr = addr_key(peer ? peer->client_addr : NULL);
 			atomic_init(&slot->state, CONN_NEW);
-			atomic_init(&slot->since_ns, now_ns());
+			atomic_init(&slot->since_ns, gpuq_mono_ns());
 			slot_list(srv, slot);
 		}
 		*socket_context = slot;
@@ -686,7 +678,7 @@ void http_post_reply(const http_post_t *p, unsigned status, const char *content_
 
 uint64_t http_post_elapsed_ns(const http_post_t *p)
 {
-	return now_ns() - p->ex->rq->start_ns;
+	return gpuq_mono_ns() - p->ex->rq->start_ns;
 }
 
 /* The whole body is in: hand it to the post hook. */
@@ -1181,7 +1173,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		rq = calloc(1, sizeof(*rq));
 		if (!rq)
 			return MHD_NO;
-		rq->start_ns = now_ns();
+		rq->start_ns = gpuq_mono_ns();
 		rq->route = route_of(url); /* the query string (?timeout=10s) is not in url */
 		*con_cls = rq;
 		atomic_fetch_add_explicit(&srv->inflight, 1, memory_order_acq_rel);
@@ -1422,7 +1414,7 @@ void http_server_unready(http_server_t *srv)
 
 void http_server_stop(http_server_t *srv, unsigned drain_ms)
 {
-	uint64_t deadline = now_ns() + (uint64_t)drain_ms * 1000000u;
+	uint64_t deadline = gpuq_mono_ns() + (uint64_t)drain_ms * 1000000u;
 	int zero_reads = 0;
 
 	if (srv->stopped)
@@ -1432,7 +1424,7 @@ void http_server_stop(http_server_t *srv, unsigned drain_ms)
 	if (srv->lis[0].daemon) {
 		/* Two idle readings 20 ms apart: a request whose headers were
 		 * just read gets to its first callback in between. */
-		while (zero_reads < 2 && now_ns() < deadline) {
+		while (zero_reads < 2 && gpuq_mono_ns() < deadline) {
 			if (atomic_load(&srv->inflight) == 0)
 				zero_reads++;
 			else

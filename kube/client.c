@@ -14,14 +14,6 @@ static void curl_init_once(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-int64_t kube_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t kube_now_ms(void)
 {
 	struct timespec ts;
@@ -122,7 +114,7 @@ int kube_client_create(const kube_config_t *cfg, const kube_client_opts_t *o, ku
 	c->qps = o->qps;
 	c->burst = o->burst > 0 ? (double)o->burst : 1.0;
 	c->tokens = c->burst;
-	c->refill_ms = kube_mono_ms();
+	c->refill_ms = gpuq_mono_ms();
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : KUBE_REQUEST_TIMEOUT_MS;
 	c->no_retry = o->no_retry;
 	*out = c;
@@ -314,7 +306,7 @@ int kube_client_pause(kube_client_t *c, int64_t wake_ms)
 {
 	if (c->fence)
 		return kube_fence_sleep(c->fence, wake_ms, c->fenced);
-	kube_sleep_ms(wake_ms - kube_mono_ms(), NULL);
+	kube_sleep_ms(wake_ms - gpuq_mono_ms(), NULL);
 	return GPUQ_OK;
 }
 
@@ -323,7 +315,7 @@ bool kube_client_cut(const kube_client_t *c)
 	long unused;
 
 	return c->fence &&
-	       kube_fence_plan(until_of(c), stopping(c), kube_mono_ms(), 0, &unused) != GPUQ_OK;
+	       kube_fence_plan(until_of(c), stopping(c), gpuq_mono_ms(), 0, &unused) != GPUQ_OK;
 }
 
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
@@ -348,7 +340,7 @@ static int refused(int rc, const char *method, const char *path, gpuq_diag_t *di
 static int limiter_wait(kube_client_t *c)
 {
 	for (;;) {
-		int64_t now = kube_mono_ms();
+		int64_t now = gpuq_mono_ms();
 		int64_t wait = kube_limiter_take(c->qps, c->burst, &c->tokens, &c->refill_ms, now);
 		int rc;
 		if (wait <= 0)
@@ -374,7 +366,7 @@ static int attempt(kube_client_t *c, const char *method, const char *path, const
 	/* the last look before sending: no write starts once the lease has run
 	 * out, and none may run past it */
 	if (!rc)
-		rc = kube_fence_plan(until_of(c), stopping(c), kube_mono_ms(), c->timeout_ms,
+		rc = kube_fence_plan(until_of(c), stopping(c), gpuq_mono_ms(), c->timeout_ms,
 				     &timeout);
 	if (rc)
 		return refused(rc, method, path, diag);
@@ -402,7 +394,7 @@ static int attempt(kube_client_t *c, const char *method, const char *path, const
 	if (cc == CURLE_ABORTED_BY_CALLBACK) {
 		long unused;
 		free(b.buf);
-		rc = kube_fence_plan(until_of(c), stopping(c), kube_mono_ms(), 0, &unused);
+		rc = kube_fence_plan(until_of(c), stopping(c), gpuq_mono_ms(), 0, &unused);
 		return gpuq_diag_set(diag, rc ? rc : GPUQ_EHTTP, "%s %s: cut off in flight: %s",
 				     method, path,
 				     rc == GPUQ_ESTOPPED ? "stopping" : "the Lease is not held");
@@ -462,7 +454,7 @@ int kube_request(kube_client_t *c, const char *method, const char *path, const c
 		gpuq_log(GPUQ_LOG_DEBUG, "kube", "%s %s: %ld, retrying in %ld s", method, path,
 			 resp->status, after);
 		kube_response_deinit(resp);
-		rc = kube_client_pause(c, kube_mono_ms() + after * 1000);
+		rc = kube_client_pause(c, gpuq_mono_ms() + after * 1000);
 		if (rc) /* the lease ends (or the daemon stops) before the retry could go */
 			return gpuq_diag_set(
 			    diag, rc, "%s %s: throttled, and %s before the retry", method, path,

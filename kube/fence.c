@@ -90,7 +90,7 @@ void kube_fence_hold(kube_fence_t *f, int64_t until_ms)
 	/* the term before the deadline: a reader that sees the new deadline
 	 * (kube_fence_held, then kube_fence_term) sees the new term too. One
 	 * thread moves the deadline (the Lease's keeper), so load then store. */
-	if (atomic_load(&f->until) <= kube_mono_ms())
+	if (atomic_load(&f->until) <= gpuq_mono_ms())
 		atomic_fetch_add(&f->term, 1);
 	atomic_store(&f->until, until_ms);
 	wake_all(f);
@@ -150,7 +150,7 @@ int kube_fence_sleep(kube_fence_t *f, int64_t wake_ms, bool lease)
 		long unused;
 		rc = kube_fence_plan(lease ? atomic_load(&f->until) : INT64_MAX,
 				     atomic_load(&f->stopping), wake_ms, 0, &unused);
-		if (rc || kube_mono_ms() >= wake_ms)
+		if (rc || gpuq_mono_ms() >= wake_ms)
 			break;
 		if (pthread_cond_timedwait(&f->cv, &f->mu, &ts) == ETIMEDOUT)
 			continue; /* re-checked above: the wake time has come */
@@ -166,8 +166,8 @@ bool kube_fence_await(kube_fence_t *f, int64_t until_ms)
 
 	mono_ts(until_ms, &ts);
 	pthread_mutex_lock(&f->mu);
-	while (!(held = kube_fence_held(f, kube_mono_ms())) && !atomic_load(&f->stopping) &&
-	       kube_mono_ms() < until_ms)
+	while (!(held = kube_fence_held(f, gpuq_mono_ms())) && !atomic_load(&f->stopping) &&
+	       gpuq_mono_ms() < until_ms)
 		(void)pthread_cond_timedwait(&f->cv, &f->mu, &ts);
 	pthread_mutex_unlock(&f->mu);
 	return held;

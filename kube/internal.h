@@ -60,9 +60,6 @@ int kube_token_get(kube_config_t *cfg, char *out, size_t cap, gpuq_diag_t *diag)
 int kube_client_prepare(kube_client_t *c, const char *path, const char *content_type,
 			long timeout_ms, gpuq_diag_t *diag);
 
-/* Monotonic clock, ms. */
-int64_t kube_mono_ms(void);
-
 /* Sleep ms, waking early when *stop becomes true (stop may be NULL). */
 void kube_sleep_ms(int64_t ms, const atomic_bool *stop);
 

@@ -461,15 +461,7 @@ int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
  * successor need not wait out the duration. Best effort. */
 int kube_lease_release(kube_client_t *c, const kube_lease_opts_t *o, gpuq_diag_t *diag);
 
-/* ---- Time formats ---- */
-
-/* RFC 3339 time ("2026-11-23T10:00:00Z", fractions allowed) to ms since
- * the epoch. GPUQ_EINVAL. Pure. */
-int kube_time_parse(const char *s, int64_t *ms);
-
-/* ms since the epoch to "2026-11-23T10:00:00.000000Z" (MicroTime) in out
- * (at least 32 bytes). Pure. */
-void kube_time_format_micro(int64_t ms, char *out, size_t cap);
+/* ---- Time ---- */
 
 /* Wall clock in ms since the epoch (CLOCK_REALTIME). */
 int64_t kube_now_ms(void);

@@ -9,98 +9,6 @@
 #define NOTE_MAX 1024		   /* events.k8s.io/v1 refuses a longer note */
 #define LEASE_DURATION_MAX_S 86400 /* a longer leaseDurationSeconds read is taken as ours */
 
-/* ---- time ---- */
-
-static int digits(const char *s, int n, int *out)
-{
-	int v = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return 0;
-}
-
-static int days_in(int y, int mo)
-{
-	static const int days[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-
-	return mo == 2 && leap ? 29 : days[mo - 1];
-}
-
-int kube_time_parse(const char *s, int64_t *ms)
-{
-	struct tm tm = {0};
-	int y, mo, d, h, mi, se, frac_ms = 0, off = 0;
-	const char *p;
-	time_t t;
-
-	if (!s || strlen(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
-	    s[13] != ':' || s[16] != ':')
-		return GPUQ_EINVAL;
-	if (digits(s, 4, &y) || digits(s + 5, 2, &mo) || digits(s + 8, 2, &d) ||
-	    digits(s + 11, 2, &h) || digits(s + 14, 2, &mi) || digits(s + 17, 2, &se))
-		return GPUQ_EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || d > days_in(y, mo) || h > 23 || mi > 59 || se > 60)
-		return GPUQ_EINVAL;
-	p = s + 19;
-	if (*p == '.') {
-		int scale = 100, n = 0;
-		for (p++; *p >= '0' && *p <= '9'; p++, n++) {
-			frac_ms += (*p - '0') * scale;
-			scale /= 10;
-		}
-		if (n == 0 || n > 9)
-			return GPUQ_EINVAL;
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-		int oh, om;
-		if (digits(p + 1, 2, &oh) || digits(p + 4, 2, &om) || oh > 23 || om > 59)
-			return GPUQ_EINVAL;
-		off = (oh * 60 + om) * (*p == '+' ? 1 : -1);
-		p += 6;
-	} else {
-		return GPUQ_EINVAL;
-	}
-	if (*p)
-		return GPUQ_EINVAL;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = se;
-	t = timegm(&tm);
-	*ms = ((int64_t)t - (int64_t)off * 60) * 1000 + frac_ms;
-	return GPUQ_OK;
-}
-
-void kube_time_format_micro(int64_t ms, char *out, size_t cap)
-{
-	/* floor division: -1 ms is 1969-12-31T23:59:59.999 */
-	int64_t sec = ms / 1000 - (ms % 1000 < 0 ? 1 : 0);
-	int milli = (int)(ms - sec * 1000);
-	time_t t = (time_t)sec;
-	struct tm tm;
-	size_t n = 0;
-
-	if (!cap)
-		return;
-	out[0] = '\0';
-	if (gmtime_r(&t, &tm))
-		n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (n)
-		snprintf(out + n, cap - n, ".%06dZ", milli * 1000);
-	else
-		out[0] = '\0'; /* strftime leaves out undefined when it does not fit */
-}
-
 /* ---- events ---- */
 
 int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *type,
@@ -121,7 +29,7 @@ int kube_event_post(kube_client_t *c, const kube_ref_t *regarding, const char *t
 	if (kube_escape(*regarding->namespace_ ? regarding->namespace_ : "default", ns, sizeof(ns)))
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "namespace too long");
 	snprintf(path, sizeof(path), "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
-	kube_time_format_micro(kube_now_ms(), when, sizeof(when));
+	gpuq_time_format(kube_now_ms(), GPUQ_TIME_MICROS, when, sizeof(when));
 	snprintf(gen, sizeof(gen), "%.200s-", regarding->name);
 	snprintf(cut, sizeof(cut), "%s", note ? note : "");
 	/* a cut inside a UTF-8 sequence would make the note invalid and lost */
@@ -189,7 +97,7 @@ static void hold(json_t *spec, const kube_lease_opts_t *o, int64_t now_ms, bool 
 {
 	char when[40];
 
-	kube_time_format_micro(now_ms, when, sizeof(when));
+	gpuq_time_format(now_ms, GPUQ_TIME_MICROS, when, sizeof(when));
 	json_object_set_new(spec, "holderIdentity", json_string(o->identity));
 	json_object_set_new(spec, "leaseDurationSeconds", json_integer(duration_of(o)));
 	json_object_set_new(spec, "renewTime", json_string(when));
@@ -270,11 +178,11 @@ int kube_lease_try(kube_client_t *c, const kube_lease_opts_t *o, int64_t now_ms,
 	snprintf(seen, sizeof(seen), "%.200s|%.60s", holder ? holder : "", renew ? renew : "");
 	if (strcmp(seen, st->observed) != 0) {
 		gpuq_strlcpy(st->observed, seen, sizeof(st->observed));
-		st->observed_ms = kube_mono_ms();
+		st->observed_ms = gpuq_mono_ms();
 	}
 	mine = holder && strcmp(holder, o->identity) == 0;
 	empty = !holder || !holder[0];
-	expired = kube_mono_ms() >= st->observed_ms + dur_ms;
+	expired = gpuq_mono_ms() >= st->observed_ms + dur_ms;
 	if (!mine && !empty && !expired) {
 		json_decref(lease);
 		return GPUQ_OK;

@@ -292,7 +292,7 @@ static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 {
 	char path[KUBE_URL_MAX], query[512], erv[RV_MAX * 3], msg[320];
 	long status = 0;
-	int64_t start = kube_mono_ms();
+	int64_t start = gpuq_mono_ms();
 	bool productive; /* the stream brought something or lived a while */
 	CURLcode cc;
 	int rc;
@@ -327,7 +327,7 @@ static int watch_once(kube_client_t *c, loop_t *l, gpuq_diag_t *diag)
 	kube_watch_decoder_destroy(l->dec);
 	l->dec = NULL;
 	l->curl = NULL;
-	productive = l->delivered > 0 || kube_mono_ms() - start >= WATCH_MIN_MS;
+	productive = l->delivered > 0 || gpuq_mono_ms() - start >= WATCH_MIN_MS;
 	if (l->stopped_by_cb || atomic_load(l->o->stop))
 		return GPUQ_OK;
 	if (l->relist || status == 410) {
@@ -398,7 +398,7 @@ int kube_watch_run(kube_client_t *c, const kube_watch_opts_t *opts, kube_event_c
 	loop_t l = {.o = opts, .cb = cb, .ctx = ctx, .relist = true};
 	int64_t backoff = KUBE_BACKOFF_BASE_MS;
 	/* xorshift must not start at 0 (it would stay there) */
-	uint64_t seed = ((uint64_t)kube_mono_ms() * 2654435761u + (uintptr_t)&l) | 1;
+	uint64_t seed = ((uint64_t)gpuq_mono_ms() * 2654435761u + (uintptr_t)&l) | 1;
 	unsigned failures = 0;
 	bool absent = false; /* UNSERVED announced, and no LIST answered since */
 

@@ -12,9 +12,8 @@
 
 uint32_t ledger_hash(const char *s, uint32_t h)
 {
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return (h ^ 0xff) * 16777619u; /* a separator between joined names */
+	/* 0xff, a byte of no name, separates joined names */
+	return gpuq_fnv1a32(gpuq_fnv1a32_str(h, s), "\xff", 1);
 }
 
 int ledger_grow(void *pp, uint32_t *cap, uint32_t need, size_t size)
@@ -37,7 +36,8 @@ int ledger_grow(void *pp, uint32_t *cap, uint32_t need, size_t size)
 
 static uint32_t series_hash(const char *lq, const char *cq, const char *flavor, const char *res)
 {
-	return ledger_hash(res, ledger_hash(flavor, ledger_hash(cq, ledger_hash(lq, 2166136261u))));
+	return ledger_hash(
+	    res, ledger_hash(flavor, ledger_hash(cq, ledger_hash(lq, GPUQ_FNV1A32_BASIS))));
 }
 
 /* Slot of a hash map (capacity a power of two) where id+1 sits or 0 ends. */
@@ -126,7 +126,7 @@ int ledger_series_put(ledger_t *l, uint32_t id, const char *lq, const char *cq, 
 
 int ledger_open_find(const ledger_t *l, const char *uid, uint32_t *idx)
 {
-	uint32_t h = ledger_hash(uid, 2166136261u), mask = l->omap_cap - 1;
+	uint32_t h = ledger_hash(uid, GPUQ_FNV1A32_BASIS), mask = l->omap_cap - 1;
 
 	if (!l->omap_cap)
 		return GPUQ_ENOTFOUND;
@@ -165,7 +165,7 @@ int ledger_open_insert(ledger_t *l, open_t *o)
 	if (omap_reserve(l) ||
 	    ledger_grow(&l->opens, &l->cap_open, l->n_open + 1, sizeof(*l->opens)))
 		return GPUQ_ENOMEM;
-	o->hash = ledger_hash(o->uid, 2166136261u);
+	o->hash = ledger_hash(o->uid, GPUQ_FNV1A32_BASIS);
 	l->opens[l->n_open] = *o;
 	smap_put(l->omap, l->omap_cap, o->hash, l->n_open);
 	l->n_open++;

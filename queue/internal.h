@@ -805,22 +805,6 @@ static inline int queue_vpush(u32vec_t *v, uint32_t x)
 	return GPUQ_OK;
 }
 
-static inline uint32_t queue_hash_bytes(const void *p, size_t len, uint32_t h)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= b[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
-static inline uint32_t queue_hash_str(const char *s)
-{
-	return queue_hash_bytes(s, strlen(s), 2166136261u);
-}
-
 static inline int queue_map_reserve(idmap_t *m)
 {
 	size_t ncap;

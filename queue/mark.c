@@ -27,7 +27,7 @@ static bool dirty_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint32_t dirty_hash(uint8_t type, const uint8_t *k, size_t len)
 {
-	return queue_hash_bytes(k, len, 2166136261u ^ type);
+	return gpuq_fnv1a32(GPUQ_FNV1A32_BASIS ^ type, k, len);
 }
 
 /* Mark a record changed. Allocation failure is remembered as "everything

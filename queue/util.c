@@ -21,8 +21,9 @@ static bool name_eq(const void *ctx, uint32_t id, const void *key)
 
 int queue_names_find(const names_t *t, const char *s, uint32_t *id)
 {
-	return queue_map_find(&t->map, queue_hash_str(s), name_eq, t, s, id) ? GPUQ_OK
-									     : GPUQ_ENOTFOUND;
+	return queue_map_find(&t->map, gpuq_fnv1a32_str(GPUQ_FNV1A32_BASIS, s), name_eq, t, s, id)
+		   ? GPUQ_OK
+		   : GPUQ_ENOTFOUND;
 }
 
 int queue_names_intern(names_t *t, const char *s, uint32_t *id)
@@ -40,7 +41,7 @@ int queue_names_intern(names_t *t, const char *s, uint32_t *id)
 		return GPUQ_ENOMEM;
 	memcpy(c, s, len + 1);
 	t->s[t->n] = c;
-	queue_map_put(&t->map, queue_hash_str(s), (uint32_t)t->n);
+	queue_map_put(&t->map, gpuq_fnv1a32_str(GPUQ_FNV1A32_BASIS, s), (uint32_t)t->n);
 	*id = (uint32_t)t->n++;
 	return GPUQ_OK;
 }

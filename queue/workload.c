@@ -37,18 +37,18 @@ static bool tmpl_eq(const void *ctx, uint32_t id, const void *key)
 
 static uint32_t tmpl_hash(const tmpl_t *t)
 {
-	uint32_t h = queue_hash_bytes(&t->name, sizeof(t->name), 2166136261u);
+	uint32_t h = gpuq_fnv1a32(GPUQ_FNV1A32_BASIS, &t->name, sizeof(t->name));
 
-	h = queue_hash_bytes(t->res, t->n_req * sizeof(t->res[0]), h);
-	h = queue_hash_bytes(t->amt, t->n_req * sizeof(t->amt[0]), h);
+	h = gpuq_fnv1a32(h, t->res, t->n_req * sizeof(t->res[0]));
+	h = gpuq_fnv1a32(h, t->amt, t->n_req * sizeof(t->amt[0]));
 	if (t->n_sel)
-		h = queue_hash_bytes(t->sel, t->n_sel * sizeof(*t->sel), h);
+		h = gpuq_fnv1a32(h, t->sel, t->n_sel * sizeof(*t->sel));
 	if (t->n_aff)
-		h = queue_hash_bytes(t->aff, t->n_aff * sizeof(*t->aff), h);
+		h = gpuq_fnv1a32(h, t->aff, t->n_aff * sizeof(*t->aff));
 	if (t->n_affvals)
-		h = queue_hash_bytes(t->affvals, t->n_affvals * sizeof(uint32_t), h);
+		h = gpuq_fnv1a32(h, t->affvals, t->n_affvals * sizeof(uint32_t));
 	if (t->n_tol)
-		h = queue_hash_bytes(t->tol, t->n_tol * sizeof(*t->tol), h);
+		h = gpuq_fnv1a32(h, t->tol, t->n_tol * sizeof(*t->tol));
 	return h;
 }
 
@@ -511,8 +511,10 @@ int queue_workload_find(const queue_t *q, const char *uid, queue_wl_t *id)
 {
 	if (!uid)
 		return GPUQ_ENOTFOUND;
-	return queue_map_find(&q->uids, queue_hash_str(uid), uid_eq, q, uid, id) ? GPUQ_OK
-										 : GPUQ_ENOTFOUND;
+	return queue_map_find(&q->uids, gpuq_fnv1a32_str(GPUQ_FNV1A32_BASIS, uid), uid_eq, q, uid,
+			      id)
+		   ? GPUQ_OK
+		   : GPUQ_ENOTFOUND;
 }
 
 int queue_lq_lookup(const queue_t *q, const char *ns, const char *name, uint32_t *id)
@@ -728,7 +730,7 @@ int queue_wl_create(queue_t *q, const queue_workload_spec_t *s, uint32_t *out, g
 	w->state = QUEUE_WL_PENDING;
 	w->why_res = w->why_flavor = QUEUE_NONE;
 	w->live = true;
-	w->uid_hash = queue_hash_str(s->uid);
+	w->uid_hash = gpuq_fnv1a32_str(GPUQ_FNV1A32_BASIS, s->uid);
 	queue_map_put(&q->uids, w->uid_hash, id);
 	q->n_live++;
 	*out = id;

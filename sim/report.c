@@ -217,21 +217,6 @@ static void stats_free(struct stats *st)
 
 /* ---- JSON output ---- */
 
-static void put_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 static void put_group(FILE *out, group_t *g)
 {
 	double sum = 0;
@@ -259,7 +244,7 @@ static void put_waits(FILE *out, const sim_report_t *r, struct stats *st)
 		if (!t->classes[c][0] || !st->cls[c].members)
 			continue;
 		fprintf(out, "%s\n      ", first ? "" : ",");
-		put_str(out, t->classes[c]);
+		gpuq_json_fputs(out, t->classes[c]);
 		fprintf(out, ": ");
 		put_group(out, &st->cls[c]);
 		first = false;
@@ -280,7 +265,7 @@ static void put_waits(FILE *out, const sim_report_t *r, struct stats *st)
 		if (!st->cq[i].members)
 			continue;
 		fprintf(out, "%s\n      ", first ? "" : ",");
-		put_str(out, policy_cq_at(t->policy, i)->name);
+		gpuq_json_fputs(out, policy_cq_at(t->policy, i)->name);
 		fprintf(out, ": ");
 		put_group(out, &st->cq[i]);
 		first = false;
@@ -410,9 +395,9 @@ static void put_charge_rows(FILE *out, const char *key, const char *group, const
 		if (!row->accelerator)
 			continue;
 		fprintf(out, "%s\n      {\"%s\": ", first ? "" : ",", group);
-		put_str(out, row->group);
+		gpuq_json_fputs(out, row->group);
 		fprintf(out, ", \"resource\": ");
-		put_str(out, row->resource);
+		gpuq_json_fputs(out, row->resource);
 		fprintf(out, ", \"nominalHours\": %.6f, \"borrowedHours\": %.6f, \"cost\": %.4f}",
 			row->nominal_hours, row->borrowed_hours, row->cost);
 		first = false;
@@ -437,7 +422,7 @@ static int put_chargeback(FILE *out, const sim_report_t *r)
 	fprintf(out, "  \"chargeback\": {\"prices\": {");
 	for (size_t i = 0; i < r->n_prices; i++) {
 		fprintf(out, "%s", i ? ", " : "");
-		put_str(out, r->prices[i].flavor);
+		gpuq_json_fputs(out, r->prices[i].flavor);
 		fprintf(out, ": %.4f", r->prices[i].per_hour);
 	}
 	fprintf(out, "},\n");
@@ -475,7 +460,7 @@ static void put_workload_ref(FILE *out, const sim_report_t *r, uint32_t wid)
 	sim_trace_workload_name(t, wid, name, sizeof(name));
 	snprintf(full, sizeof(full), "%s/%s",
 		 policy_lq_at(t->policy, t->arrivals[wid].lq)->namespace_, name);
-	put_str(out, full);
+	gpuq_json_fputs(out, full);
 }
 
 static void put_preemptions(FILE *out, const sim_report_t *r)
@@ -497,7 +482,7 @@ static void put_preemptions(FILE *out, const sim_report_t *r)
 	}
 	for (size_t k = 0; k < n_seen; k++) {
 		fprintf(out, "%s", k ? ", " : "");
-		put_str(out, seen[k]);
+		gpuq_json_fputs(out, seen[k]);
 		fprintf(out, ": %zu", counts[k]);
 	}
 	fprintf(out, "},\n    \"events\": [");
@@ -509,7 +494,7 @@ static void put_preemptions(FILE *out, const sim_report_t *r)
 		fprintf(out, ", \"by\": ");
 		put_workload_ref(out, r, p->by);
 		fprintf(out, ", \"reason\": ");
-		put_str(out, p->reason);
+		gpuq_json_fputs(out, p->reason);
 		fprintf(out, ", \"ranMs\": %" PRId64 "}", p->at_ms - p->admitted_ms);
 	}
 	fprintf(out, "%s]},\n", r->n_preempt ? "\n    " : "");
@@ -536,9 +521,9 @@ static void put_workloads(FILE *out, const sim_report_t *r)
 		put_workload_ref(out, r, (uint32_t)i);
 		fprintf(out, ", \"localQueue\": \"%s/%s\", \"clusterQueue\": ", lq->namespace_,
 			lq->name);
-		put_str(out, o->cq < t->n_cqs ? policy_cq_at(t->policy, o->cq)->name : "");
+		gpuq_json_fputs(out, o->cq < t->n_cqs ? policy_cq_at(t->policy, o->cq)->name : "");
 		fprintf(out, ", \"class\": ");
-		put_str(out, t->classes[a->class_id]);
+		gpuq_json_fputs(out, t->classes[a->class_id]);
 		fprintf(out,
 			", \"priority\": %" PRId32 ", \"arrivalMs\": %" PRId64
 			", \"admittedMs\": %" PRId64 ", \"finishedMs\": %" PRId64
@@ -551,7 +536,7 @@ static void put_workloads(FILE *out, const sim_report_t *r)
 			why++;
 		if (why < r->n_why && r->why_wl[why] == i) {
 			fprintf(out, ", \"why\": ");
-			put_str(out, r->why[why]);
+			gpuq_json_fputs(out, r->why[why]);
 		}
 		fputc('}', out);
 	}
@@ -566,7 +551,7 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 	if (rc)
 		goto done;
 	fprintf(out, "{\n  \"trace\": ");
-	put_str(out, r->trace->trace_name);
+	gpuq_json_fputs(out, r->trace->trace_name);
 	fprintf(out,
 		",\n  \"counts\": {\"workloads\": %zu, \"finished\": %zu, \"admitted\": %zu, "
 		"\"pending\": %zu, \"inadmissible\": %zu, \"dropped\": %zu, \"neverArrived\": "

@@ -320,10 +320,9 @@ int store_set_aside(const char *dir, const char *why, char *to, size_t cap, gpuq
 {
 	char data[STORE_PATH_MAX + 16], path[STORE_PATH_MAX + 16], stamp[32];
 	time_t now = time(NULL);
-	struct tm tm;
 
 	snprintf(data, sizeof(data), "%s/data.mdb", dir);
-	if (!gmtime_r(&now, &tm) || !strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm))
+	if (!gpuq_time_format((int64_t)now * 1000, GPUQ_TIME_BASIC, stamp, sizeof(stamp)))
 		snprintf(stamp, sizeof(stamp), "%lld", (long long)now);
 	/* a second damage within the same second gets its own name */
 	for (int i = 0; i < 100; i++) {

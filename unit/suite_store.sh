@@ -560,7 +560,7 @@ fi
 
 W=$TMP/writer
 if $CC $WFLAGS -o "$W" "$TMP/writer.c" store/store.c store/pages.c store/files.c \
-	base/base.c -llmdb 2>"$TMP/cc.log"; then
+	base/base.c base/text.c -llmdb 2>"$TMP/cc.log"; then
 	ok "crash-test writer compiles against store/"
 else
 	notok "crash-test writer compiles against store/"
@@ -835,7 +835,7 @@ if [ -f "${BUILD:-}/libgpuq.a" ]; then
 	QFROM="$BUILD/libgpuq.a"
 else
 	QFROM="store/, engine/, policy/, quota/, queue/, fairshare/ sources"
-	QSRC="store/store.c store/pages.c store/files.c engine/*.c policy/*.c quota/*.c queue/*.c fairshare/*.c base/base.c $(pkg-config --cflags --libs lmdb yaml-0.1 jansson) -lm"
+	QSRC="store/store.c store/pages.c store/files.c engine/*.c policy/*.c quota/*.c queue/*.c fairshare/*.c base/base.c base/text.c $(pkg-config --cflags --libs lmdb yaml-0.1 jansson) -lm"
 fi
 # shellcheck disable=SC2086 # QSRC is a list of files and flags
 if $CC $WFLAGS -o "$QW" "$TMP/qwriter.c" $QSRC 2>"$TMP/qcc.log"; then

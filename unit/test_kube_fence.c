@@ -131,7 +131,7 @@ static void fence_plan_table(void **state)
 static void fence_terms(void **state)
 {
 	kube_fence_t *f;
-	int64_t now = kube_mono_ms();
+	int64_t now = gpuq_mono_ms();
 
 	(void)state;
 	assert_int_equal(kube_fence_create(&f), GPUQ_OK);
@@ -149,8 +149,8 @@ static void fence_terms(void **state)
 	kube_fence_hold(f, now + FAR_MS);
 	assert_int_equal(kube_fence_term(f), 2);
 	kube_fence_hold(f, now - 1); /* a late renewal's deadline already past */
-	assert_false(kube_fence_held(f, kube_mono_ms()));
-	kube_fence_hold(f, kube_mono_ms() + FAR_MS); /* after a lapse: a new term */
+	assert_false(kube_fence_held(f, gpuq_mono_ms()));
+	kube_fence_hold(f, gpuq_mono_ms() + FAR_MS); /* after a lapse: a new term */
 	assert_int_equal(kube_fence_term(f), 3);
 	assert_false(kube_fence_stopping(f));
 	kube_fence_stop(f);
@@ -174,14 +174,14 @@ typedef struct {
 static void *sleeper_main(void *arg)
 {
 	sleeper_t *s = arg;
-	int64_t t0 = kube_mono_ms();
+	int64_t t0 = gpuq_mono_ms();
 
 	pthread_mutex_lock(&s->mu);
 	s->started = true;
 	pthread_cond_signal(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	s->rc = kube_fence_sleep(s->f, t0 + FAR_MS, s->lease);
-	s->slept_ms = kube_mono_ms() - t0;
+	s->slept_ms = gpuq_mono_ms() - t0;
 	return NULL;
 }
 
@@ -217,27 +217,27 @@ static void fence_sleeps_end_at_once(void **state)
 	(void)state;
 	assert_int_equal(kube_fence_create(&f), GPUQ_OK);
 	/* a leader's wait (lease held well past the wake time) ends on a drop */
-	kube_fence_hold(f, kube_mono_ms() + 3 * FAR_MS);
+	kube_fence_hold(f, gpuq_mono_ms() + 3 * FAR_MS);
 	sleep_then(f, true, kube_fence_drop, GPUQ_EFENCED);
 	/* any wait ends on a stop: SIGTERM */
-	kube_fence_hold(f, kube_mono_ms() + 3 * FAR_MS);
+	kube_fence_hold(f, gpuq_mono_ms() + 3 * FAR_MS);
 	sleep_then(f, true, kube_fence_stop, GPUQ_ESTOPPED);
 	kube_fence_resume(f);
 	sleep_then(f, false, kube_fence_stop, GPUQ_ESTOPPED);
 	kube_fence_resume(f);
 	/* a wait past the lease's end is refused without sleeping at all */
-	now = kube_mono_ms();
+	now = gpuq_mono_ms();
 	kube_fence_hold(f, now + FAR_MS / 2);
 	assert_int_equal(kube_fence_sleep(f, now + FAR_MS, true), GPUQ_EFENCED);
 	/* a short one inside the lease runs its course; without the lease too */
-	assert_int_equal(kube_fence_sleep(f, kube_mono_ms() + 20, true), GPUQ_OK);
+	assert_int_equal(kube_fence_sleep(f, gpuq_mono_ms() + 20, true), GPUQ_OK);
 	kube_fence_drop(f);
-	assert_int_equal(kube_fence_sleep(f, kube_mono_ms() + 20, false), GPUQ_OK);
-	assert_int_equal(kube_fence_sleep(f, kube_mono_ms() + 20, true), GPUQ_EFENCED);
+	assert_int_equal(kube_fence_sleep(f, gpuq_mono_ms() + 20, false), GPUQ_OK);
+	assert_int_equal(kube_fence_sleep(f, gpuq_mono_ms() + 20, true), GPUQ_EFENCED);
 	/* waiting for the lease: a hold ends it (true), a stop too (false) */
-	assert_false(kube_fence_await(f, kube_mono_ms() + 20));
-	kube_fence_hold(f, kube_mono_ms() + FAR_MS);
-	assert_true(kube_fence_await(f, kube_mono_ms() + FAR_MS));
+	assert_false(kube_fence_await(f, gpuq_mono_ms() + 20));
+	kube_fence_hold(f, gpuq_mono_ms() + FAR_MS);
+	assert_true(kube_fence_await(f, gpuq_mono_ms() + FAR_MS));
 	kube_fence_destroy(f);
 }
 
@@ -272,7 +272,7 @@ static void fenced_requests_not_sent(void **state)
 	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &resp, &diag), GPUQ_EHTTP);
 	kube_response_deinit(&resp);
 	/* the lease held: the write goes out too */
-	kube_fence_hold(f, kube_mono_ms() + FAR_MS);
+	kube_fence_hold(f, gpuq_mono_ms() + FAR_MS);
 	assert_int_equal(kube_patch(c, "/apis/batch/v1/namespaces/a/jobs/j", KUBE_PATCH_MERGE, body,
 				    NULL, &diag),
 			 GPUQ_EHTTP);
@@ -307,12 +307,12 @@ static void *caller_main(void *arg)
 {
 	caller_t *k = arg;
 	kube_response_t resp;
-	int64_t t0 = kube_mono_ms();
+	int64_t t0 = gpuq_mono_ms();
 
 	k->rc = kube_request(k->c, k->method, "/api/v1/namespaces/a/configmaps", NULL, NULL, 0,
 			     &resp, &k->diag);
 	kube_response_deinit(&resp);
-	k->took_ms = kube_mono_ms() - t0;
+	k->took_ms = gpuq_mono_ms() - t0;
 	return NULL;
 }
 
@@ -339,7 +339,7 @@ static void limiter_waits_end(void **state)
 	kube_response_deinit(&resp);
 	/* the limiter waits a minute at a time (kube_limiter_take): a lease of
 	 * 30 s does not last that long */
-	kube_fence_hold(f, kube_mono_ms() + 30000);
+	kube_fence_hold(f, gpuq_mono_ms() + 30000);
 	assert_int_equal(kube_request(c, "PUT", "/api/v1/namespaces/a/configmaps/x", NULL, NULL, 0,
 				      &resp, &diag),
 			 GPUQ_EFENCED);

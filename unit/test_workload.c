@@ -1223,10 +1223,68 @@ static void test_sets_numbering(void **state)
 	policy_unref(p);
 }
 
+/* The admission rules' view and the controller's resolve give a pod set one
+ * effective request (workload_pod_default and workload_pod_request): the
+ * LimitRange defaults, the RuntimeClass's overhead and the DRA claim's two
+ * GPUs, the same amounts both ways. */
+static void test_view_and_resolve_agree(void **state)
+{
+	static const char text[] = OBJ_META(
+	    JOB_API, "agree",
+	    "") ",'spec':{'suspend':true,"
+		"'template':{'spec':{'runtimeClassName':'kata','resourceClaims':[{'name':'g',"
+		"'resourceClaimTemplateName':'two-gpus'}],'containers':[{'name':'c',"
+		"'resources':{'limits':{'memory':'4Gi'}}},{'name':'d'}]}}}}";
+	static const struct {
+		const char *name;
+		int64_t amount; /* per pod, in core units */
+	} want[] = {
+	    {"cpu", 500 + 500 + 250}, /* two defaultRequests, kata's overhead */
+	    {"memory", (4LL << 30) + (1LL << 30) + (128LL << 20)}, /* a limit alone, a default */
+	    {"nvidia.com/gpu", 2},				   /* the claim template's */
+	};
+	policy_t *p = obj_policy();
+	char *json = squote(text), err[256];
+	quota_reslist_t requests, one;
+	workload_view_t w;
+	workload_t *o = NULL;
+	gpuq_diag_t d = {""};
+	size_t podset = 0;
+	jv_doc_t doc;
+
+	(void)state;
+	assert_int_equal(dec(p, json, strlen(json), &o, &d), GPUQ_OK);
+	assert_int_equal(jv_doc_parse(&doc, json, strlen(json), err, sizeof(err)), GPUQ_OK);
+	assert_int_equal(workload_view_decode(&w, p, NULL, "team-a", o->kind, doc.root, &d),
+			 GPUQ_OK);
+	assert_int_equal(workload_view_default(&w, p, "team-a", &podset, &d), GPUQ_OK);
+	assert_int_equal(workload_view_pod_request(&w.podsets[0], &requests, &one), GPUQ_OK);
+	assert_int_equal(w.podsets[0].dra_gpus, 2);
+	assert_int_equal(o->podsets[0].dra_gpus, 2);
+	assert_int_equal(one.n, o->podsets[0].n_requests);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const quota_qty_t *q = quota_reslist_get(&one, want[i].name);
+		int64_t amt;
+
+		assert_non_null(q);
+		amt = quota_qty_amount(want[i].name, q);
+		if (amt != want[i].amount || obj_amount(o, want[i].name) != want[i].amount)
+			fail_msg("%s: view %lld, resolve %lld, want %lld", want[i].name,
+				 (long long)amt, (long long)obj_amount(o, want[i].name),
+				 (long long)want[i].amount);
+	}
+	workload_view_deinit(&w);
+	jv_doc_free(&doc);
+	workload_destroy(o);
+	free(json);
+	policy_unref(p);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
+	    cmocka_unit_test(test_view_and_resolve_agree),
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_runtime_overhead),
 	    cmocka_unit_test(test_object_pod_group_member),

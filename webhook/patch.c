@@ -117,48 +117,26 @@ void webhook_buf_printf(webhook_buf_t *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+static void put_buf(void *b, const char *p, size_t n)
+{
+	webhook_buf_putn(b, p, n);
+}
+
 /* Append s[0..n) JSON-escaped (no quotes). With pointer set, also apply
- * RFC 6901 escaping first, for a reference token inside a path string. */
+ * RFC 6901 escaping first ('~' as "~0", '/' as "~1"), for a reference token
+ * inside a path string. */
 static void put_escaped(webhook_buf_t *b, const char *s, size_t n, bool pointer)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t run = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		const char *rep = NULL;
-		char u[7];
-
-		if (c == '"')
-			rep = "\\\"";
-		else if (c == '\\')
-			rep = "\\\\";
-		else if (c == '\n')
-			rep = "\\n";
-		else if (c == '\t')
-			rep = "\\t";
-		else if (c == '\r')
-			rep = "\\r";
-		else if (pointer && c == '~')
-			rep = "~0";
-		else if (pointer && c == '/')
-			rep = "~1";
-		else if (c < 0x20) {
-			memcpy(u, "\\u00", 4);
-			u[4] = hex[c >> 4];
-			u[5] = hex[c & 15];
-			u[6] = '\0';
-			rep = u;
-		}
-		if (!rep) {
-			run++;
+	for (size_t i = 0; pointer && i < n; i++) {
+		if (s[i] != '~' && s[i] != '/')
 			continue;
-		}
-		webhook_buf_putn(b, s + i - run, run);
-		run = 0;
-		webhook_buf_puts(b, rep);
+		gpuq_json_escape(s + run, i - run, put_buf, b);
+		webhook_buf_puts(b, s[i] == '~' ? "~0" : "~1");
+		run = i + 1;
 	}
-	webhook_buf_putn(b, s + n - run, run);
+	gpuq_json_escape(s + run, n - run, put_buf, b);
 }
 
 void webhook_buf_put_jstr(webhook_buf_t *b, const char *s)

@@ -185,11 +185,9 @@ int webui_vis_options(const char *query, int64_t *limit, int64_t *offset, char *
 /* Unix ms as RFC 3339 seconds, as Kubernetes writes a timestamp. */
 static json_t *timestamp(int64_t ms)
 {
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	char buf[32];
+	char buf[GPUQ_TIME_TEXT_MAX];
 
-	if (ms < 0 || !gmtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
+	if (ms < 0 || !gpuq_time_format(ms, GPUQ_TIME_SECONDS, buf, sizeof(buf)))
 		return json_null();
 	return json_string(buf);
 }

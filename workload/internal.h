@@ -35,9 +35,25 @@ int workload_view_podset_new(workload_view_t *w, const char *name, const char *f
 int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const char *field,
 			     int64_t *parallelism, int64_t *pods, gpuq_diag_t *diag);
 
-/* view.c: GPU devices a claim template asks for (the first choice of each
- * request whose device class is NVIDIA's; All counts as 1). */
-int64_t workload_template_gpus(const policy_claimtemplate_t *t);
+/* runtime.c: GPU devices the claim template template_name of namespace ns
+ * asks for (the first choice of each request whose device class is
+ * NVIDIA's; All counts as 1); 0 without a policy or such a template. */
+int64_t workload_claim_gpus(const policy_t *policy, const char *ns, const char *template_name);
+/* runtime.c: give a template's pod what its Pods will get, in place: each
+ * container the LimitRange defaults of ns (quota_limitrange_default; none
+ * without a policy: a limit alone still becomes the request), the pod its
+ * RuntimeClass's overhead (workload_runtime_overhead). GPUQ_OK, GPUQ_ELIMIT
+ * (a list would pass QUOTA_RESLIST_MAX), or the RuntimeClass plugin's
+ * refusals (GPUQ_ENOTFOUND, GPUQ_EDENIED) in diag. overhead false: the
+ * pod keeps its own (a Pod has had it since its creation). */
+int workload_pod_default(quota_pod_t *pod, const policy_t *policy, const char *ns, bool overhead,
+			 const char *runtime_class, gpuq_diag_t *diag);
+/* runtime.c: the effective request of one pod: requests as ResourceQuota
+ * counts them (quota_pod_requests), and `one`, the same plus dra_gpus as
+ * nvidia.com/gpu (what a ClusterQueue is charged). GPUQ_OK, GPUQ_ELIMIT,
+ * GPUQ_ERANGE. */
+int workload_pod_request(const quota_pod_t *pod, int64_t dra_gpus, quota_reslist_t *requests,
+			 quota_reslist_t *one);
 /* view.c: a claim's template name (v1 field, or the older source.*). */
 const char *workload_claim_template(const jv_t *claim);
 
@@ -78,8 +94,6 @@ void *workload_tail_alloc(workload_t *w, size_t n);
 /* The static copy of a resource name most objects ask for ("cpu",
  * "nvidia.com/gpu", ...: kept by pointer, not copied), or NULL. */
 const char *workload_known_resource(const char *name);
-/* RFC 3339 as metav1.Time writes it into ms since the epoch. */
-bool workload_time_parse(const char *s, int64_t *ms);
 
 /* view.c: what pod spec `spec` shows a ResourceQuota's scopes besides its
  * class and requests: activeDeadlineSeconds set (Terminating), a pod

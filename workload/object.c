@@ -149,70 +149,6 @@ bool workload_condition_true(const jv_t *conditions, const char *type)
 	return false;
 }
 
-/* ---- Timestamps ---- */
-
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's
- * days_from_civil). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* n decimal digits of s into *out. */
-static bool digits(const char *s, int n, int64_t *out)
-{
-	*out = 0;
-	for (int i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		*out = *out * 10 + (s[i] - '0');
-	}
-	return true;
-}
-
-/* RFC 3339 as metav1.Time writes it ("2024-05-01T12:00:00Z"), also with a
- * fraction (cut to milliseconds) or a numeric offset. No clock, no locale,
- * no time zone database. */
-bool workload_time_parse(const char *s, int64_t *ms)
-{
-	int64_t y, mo, d, h, mi, sec, frac = 0, off = 0, oh, om, scale = 100;
-	const char *p = s + 19;
-
-	if (strlen(s) < 20 || !digits(s, 4, &y) || s[4] != '-' || !digits(s + 5, 2, &mo) ||
-	    s[7] != '-' || !digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-	    !digits(s + 11, 2, &h) || s[13] != ':' || !digits(s + 14, 2, &mi) || s[16] != ':' ||
-	    !digits(s + 17, 2, &sec))
-		return false;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-		return false;
-	if (*p == '.') {
-		if (p[1] < '0' || p[1] > '9')
-			return false;
-		for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
-			frac += scale * (*p - '0');
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if ((*p == '+' || *p == '-') && digits(p + 1, 2, &oh) && p[3] == ':' &&
-		   digits(p + 4, 2, &om) && oh < 24 && om < 60) {
-		off = (oh * 60 + om) * 60 * (*p == '-' ? -1 : 1);
-		p += 6;
-	} else {
-		return false;
-	}
-	if (*p)
-		return false;
-	*ms = ((days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) - off) * 1000 + frac;
-	return true;
-}
-
 /* ---- Metadata ---- */
 
 /* The ownerReference with controller: true (the first one). */
@@ -310,7 +246,7 @@ static int decode_meta(workload_decoder_t *d, const jv_t *root)
 				   true, &created);
 	if (rc)
 		return rc;
-	if (!created || !workload_time_parse(created, &w->created_ms))
+	if (!created || gpuq_time_parse(created, &w->created_ms))
 		return jv_fields_refuse(
 		    &d->f, "metadata.creationTimestamp",
 		    "invalid value \"%.64s\": want RFC 3339 (2024-05-01T12:00:00Z)", created);

@@ -1,8 +1,7 @@
 /* workload/resolve.c: what the policy makes of a decoded workload: each pod
- * set's effective per-pod request (a template gets the namespace's
- * LimitRange defaults its Pods will get, as /validate judges it; a Pod is
- * taken as it is, LimitRanger ran when it was created), the GPUs of its DRA
- * claims, and the priority the Priority admission plugin would give. No JSON
+ * set's effective per-pod request (workload_pod_default and
+ * workload_pod_request, runtime.c: the rule /validate judges by), the GPUs
+ * of its DRA claims, and the priority the Priority admission plugin would give. No JSON
  * is read: a policy change re-resolves every cached workload from what
  * workload_decode kept. */
 #include <stdlib.h>
@@ -48,65 +47,25 @@ static int pod_of(const workload_podset_t *ps, quota_pod_t *pod)
 	return rc;
 }
 
-/* LimitRange defaults (and a limit alone becoming the request) in place. */
-static int defaults(quota_pod_t *pod, const policy_t *policy, const char *ns)
-{
-	const policy_namespace_t *pns = policy ? policy_namespace_find(policy, ns) : NULL;
-	const quota_limitrange_t *const *lrs = pns ? pns->limitranges : NULL;
-	size_t n_lrs = pns ? pns->n_limitranges : 0;
-	int rc = GPUQ_OK;
-
-	for (size_t i = 0; !rc && i < pod->n_containers; i++) {
-		quota_container_t *c = &pod->containers[i];
-		quota_reslist_t add_req, add_lim;
-
-		rc = quota_limitrange_default(lrs, n_lrs, c, &add_req, &add_lim);
-		for (size_t k = 0; !rc && k < add_req.n; k++)
-			rc = quota_reslist_set(&c->requests, add_req.items[k].name,
-					       &add_req.items[k].qty);
-		for (size_t k = 0; !rc && k < add_lim.n; k++)
-			rc = quota_reslist_set(&c->limits, add_lim.items[k].name,
-					       &add_lim.items[k].qty);
-	}
-	return rc;
-}
-
-/* GPUs of ps's DRA claims, through the namespace's claim templates. */
-static int64_t dra_gpus(const workload_podset_t *ps, const policy_t *policy, const char *ns)
-{
-	int64_t n = 0;
-
-	for (size_t i = 0; policy && i < ps->n_claim_templates; i++) {
-		const policy_claimtemplate_t *t =
-		    policy_claimtemplate_find(policy, ns, ps->claim_templates[i]);
-
-		n += t ? workload_template_gpus(t) : 0;
-	}
-	return n;
-}
-
-/* One pod's effective request of pod set i into one[i]: a template's
- * with the LimitRange defaults and the RuntimeClass overhead its Pods will
- * get (a Pod has both since its creation). */
+/* One pod's effective request of pod set i into one[i], with the
+ * LimitRange defaults and the RuntimeClass overhead its Pods will get. */
 static int podset_request(const workload_t *w, size_t i, const policy_t *policy,
 			  quota_reslist_t *one, int64_t *dra, gpuq_diag_t *why)
 {
 	const workload_podset_t *ps = &w->podsets[i];
+	quota_reslist_t requests;
 	quota_pod_t pod;
-	quota_qty_t g;
 	int rc = pod_of(ps, &pod);
 
-	if (!rc && w->kind != WORKLOAD_KIND_POD)
-		rc = defaults(&pod, policy, w->namespace_);
-	if (!rc && w->kind != WORKLOAD_KIND_POD)
-		rc = workload_runtime_overhead(policy, ps->runtime_class, &pod.overhead, why);
+	*dra = 0;
+	for (size_t k = 0; k < ps->n_claim_templates; k++)
+		*dra += workload_claim_gpus(policy, w->namespace_, ps->claim_templates[k]);
+	if (!rc && w->kind != WORKLOAD_KIND_POD) /* the cached Pod is taken as it is */
+		rc =
+		    workload_pod_default(&pod, policy, w->namespace_, true, ps->runtime_class, why);
 	if (!rc)
-		rc = quota_pod_requests(&pod, one);
+		rc = workload_pod_request(&pod, *dra, &requests, one);
 	free(pod.containers);
-	*dra = dra_gpus(ps, policy, w->namespace_);
-	g = quota_qty_from_units(*dra, QUOTA_QTY_DECIMAL_SI);
-	if (!rc && *dra)
-		rc = quota_reslist_add(one, "nvidia.com/gpu", &g);
 	return rc;
 }
 

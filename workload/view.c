@@ -252,25 +252,6 @@ const char *workload_claim_template(const jv_t *claim)
 	return t ? t : jv_member_str(jv_member_obj(claim, "source"), "resourceClaimTemplateName");
 }
 
-int64_t workload_template_gpus(const policy_claimtemplate_t *t)
-{
-	int64_t n = 0;
-
-	for (size_t i = 0; i < t->n_requests; i++) {
-		const policy_device_request_t *rq = &t->requests[i];
-
-		for (size_t c = 0; c < rq->n_choices; c++) {
-			const policy_device_choice_t *ch = &rq->choices[c];
-
-			if (workload_gpu_device_class(ch->device_class)) {
-				n += ch->mode == POLICY_ALLOC_ALL ? 1 : ch->count;
-				break;
-			}
-		}
-	}
-	return n;
-}
-
 static int decode_claims(workload_view_t *w, workload_view_podset_t *ps, const policy_t *policy,
 			 const char *ns, gpuq_diag_t *diag)
 {
@@ -288,9 +269,7 @@ static int decode_claims(workload_view_t *w, workload_view_podset_t *ps, const p
 	c = jv_first(claims);
 	for (size_t i = 0; c && i < WORKLOAD_CLAIMS_MAX; i++, c = c->next) {
 		const char *tname = workload_claim_template(c);
-		const policy_claimtemplate_t *t =
-		    tname ? policy_claimtemplate_find(policy, ns, tname) : NULL;
-		int64_t g = t ? workload_template_gpus(t) : 0;
+		int64_t g = workload_claim_gpus(policy, ns, tname);
 
 		if (g > 0) {
 			ps->dra_gpus += g;
@@ -513,32 +492,14 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 int workload_view_default(workload_view_t *w, const policy_t *policy, const char *ns,
 			  size_t *podset, gpuq_diag_t *diag)
 {
-	const policy_namespace_t *pns = policy ? policy_namespace_find(policy, ns) : NULL;
-	const quota_limitrange_t *const *lrs = pns ? pns->limitranges : NULL;
-	size_t n_lrs = pns ? pns->n_limitranges : 0;
 	int rc = GPUQ_OK;
 
 	for (size_t p = 0; !rc && p < w->n_podsets; p++) {
-		quota_pod_t *pod = &w->podsets[p].pod;
-
 		*podset = p;
 		/* a Pod got its overhead when it was created */
-		if (w->kind != WORKLOAD_KIND_POD && w->podsets[p].pod_spec)
-			rc = workload_runtime_overhead(policy, w->podsets[p].runtime_class,
-						       &pod->overhead, diag);
-		for (size_t i = 0; !rc && i < pod->n_containers; i++) {
-			quota_container_t *c = &pod->containers[i];
-			quota_reslist_t add_req, add_lim;
-
-			/* Also without ranges: a limit alone becomes the request. */
-			rc = quota_limitrange_default(lrs, n_lrs, c, &add_req, &add_lim);
-			for (size_t k = 0; !rc && k < add_req.n; k++)
-				rc = quota_reslist_set(&c->requests, add_req.items[k].name,
-						       &add_req.items[k].qty);
-			for (size_t k = 0; !rc && k < add_lim.n; k++)
-				rc = quota_reslist_set(&c->limits, add_lim.items[k].name,
-						       &add_lim.items[k].qty);
-		}
+		rc = workload_pod_default(&w->podsets[p].pod, policy, ns,
+					  w->kind != WORKLOAD_KIND_POD && w->podsets[p].pod_spec,
+					  w->podsets[p].runtime_class, diag);
 	}
 	return rc;
 }
@@ -546,14 +507,7 @@ int workload_view_default(workload_view_t *w, const policy_t *policy, const char
 int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t *requests,
 			      quota_reslist_t *one)
 {
-	quota_qty_t dra = quota_qty_from_units(ps->dra_gpus, QUOTA_QTY_DECIMAL_SI);
-	int rc;
-
-	rc = quota_pod_requests(&ps->pod, requests);
-	if (rc)
-		return rc;
-	*one = *requests;
-	return ps->dra_gpus ? quota_reslist_add(one, "nvidia.com/gpu", &dra) : GPUQ_OK;
+	return workload_pod_request(&ps->pod, ps->dra_gpus, requests, one);
 }
 
 void workload_view_deinit(workload_view_t *w)

@@ -344,11 +344,13 @@ typedef struct workload_view {
  * also after an error. */
 int workload_view_decode(workload_view_t *w, const policy_t *policy, const workload_config_t *cfg,
 			 const char *ns, workload_kind_t kind, const jv_t *obj, gpuq_diag_t *diag);
-/* Give every container of every pod set what defaulting and LimitRanger
- * would (quota_limitrange_default with ns's LimitRanges; none without a
- * policy: a limit alone still becomes the request), and each pod template
- * the overhead its RuntimeClass gives its Pods (workload_runtime_overhead;
- * a Pod has had it since its creation), in place. GPUQ_OK, GPUQ_ELIMIT (a
+/* Give every container of every pod template what defaulting and
+ * LimitRanger would (quota_limitrange_default with ns's LimitRanges; none
+ * without a policy: a limit alone still becomes the request), and each pod
+ * template the overhead its RuntimeClass gives its Pods
+ * (workload_runtime_overhead), in place; a Pod keeps its own overhead (it
+ * has had it since its creation). The controller's resolve applies the
+ * same rule (workload_pod_default). GPUQ_OK, GPUQ_ELIMIT (a
  * list would pass QUOTA_RESLIST_MAX), or workload_runtime_overhead's
  * refusals (GPUQ_ENOTFOUND, GPUQ_EDENIED) with *podset the pod set's index
  * and diag the apiserver's words. */
