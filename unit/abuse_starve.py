@@ -13,6 +13,12 @@ MODE idle: from each address of SOURCES, N kept-alive connections that GET
   closed C": how many answered their first request, how many were refused
   (closed before an answer), how many of the open ones the server closed
   within SECONDS.
+MODE stall: from each address of SOURCES, N connections that POST /mutate
+  announcing the bodies above (the i-th of each address the i-th size) and
+  send all of each but its last byte at once (fast, then stalled); one the
+  server closes is opened again a second later, until SECONDS have passed.
+  Prints "stall opened O answered A": connections opened in all, and how
+  many got an answer (a 503) before they were closed.
 FLAG is created once every connection was tried."""
 import select
 import socket
@@ -64,6 +70,59 @@ def push(socks, closed, t0):
             closed[i] = time.time() - t0
 
 
+def stall():
+    """MODE stall (see the docstring)."""
+    opened, answered = 0, 0
+    conns = {}  # (source, i) -> socket
+
+    def start(key):
+        nonlocal opened
+        size = SIZES[key[1]] if key[1] < len(SIZES) else 3 << 20
+        try:
+            s = connect(key[0])
+            s.settimeout(10)
+            s.sendall(post(key[1]) + b" " * (size - 2))
+            s.setblocking(False)
+            conns[key] = s
+            opened += 1
+        except OSError:
+            conns.pop(key, None)
+
+    keys = [(src, i) for src in sources for i in range(n)]
+    for key in keys:
+        start(key)
+    open(flag, "w").close()
+    t0 = last = time.time()
+    while time.time() - t0 < secs:
+        poller = select.poll()
+        by_fd = {}
+        for key, s in conns.items():
+            poller.register(s.fileno(), select.POLLIN)
+            by_fd[s.fileno()] = key
+        for fd, _ in poller.poll(1000):
+            key = by_fd[fd]
+            try:
+                data = conns[key].recv(4096)
+            except ssl.SSLWantReadError:
+                continue
+            except OSError:
+                data = b""
+            if data.startswith(b"HTTP/"):
+                answered += 1
+            conns[key].close()
+            del conns[key]
+        if time.time() - last < 1:
+            continue
+        last = time.time()
+        for key in keys:  # closed ones again, once a second
+            if key not in conns and time.time() - t0 < secs:
+                start(key)
+    print("stall opened %d answered %d" % (opened, answered))
+    sys.exit(0)
+
+
+if mode == "stall":
+    stall()
 socks, refused, tried = [], 0, 0
 closed, answered = {}, set()
 last_push = time.time()
