@@ -108,7 +108,7 @@ image_load "$REPO:$TAG" >/dev/null || notok "image loaded as $REPO:$TAG"
 k create namespace gpuq-system >/dev/null
 k label namespace gpuq-system pod-security.kubernetes.io/enforce=restricted >/dev/null
 out=$(helm_ install gpuq "$CH" -n gpuq-system --set image.repository=$REPO --set image.tag="$TAG" \
-	--wait --timeout 3m 2>&1)
+	--set image.digest= --wait --timeout 3m 2>&1)
 rc=$?
 printf '%s\n' "$out" | head -5 | sed 's/^/# /' >&2
 check "helm install (--wait: the Deployment's Pods ready)" [ $rc = 0 ]
