@@ -43,7 +43,7 @@ case $first in sha256:*) ;; *) die "scripts/image.sh wrote no digest: $first" ;;
 
 sed -i "s|^\(          image: \)gpuq[@:][^ ]*\( #.*\)*$|\1gpuq@$first # make image-pin (scripts/image_pin.sh): revision $SHORT|" \
 	deploy/40-deployment.yaml
-sed -i "s|^\(    \)\(newTag\|digest\): .*$|\1digest: $first # make image-pin; or kustomize edit set image gpuq=REGISTRY/gpuq@DIGEST|" \
+sed -i -E "s%^(    )(newTag|digest): .*$%\1digest: $first # make image-pin; or kustomize edit set image gpuq=REGISTRY/gpuq@DIGEST%" \
 	deploy/kustomization.yaml
 sed -i "s|^\(  digest: \).*$|\1\"$first\" # make image-pin (scripts/image_pin.sh): revision $SHORT; wins over tag|" \
 	charts/gpuq/values.yaml
