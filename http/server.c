@@ -123,15 +123,15 @@ struct http_server {
 	pthread_mutex_t slots_lock; /* guards slots */
 	conn_slot_t *slots;	    /* open connections (on_connection) */
 	unsigned n_slots;	    /* entries in slots */
+	unsigned share_bodies;	    /* bodies one address may have in flight */
 	char refused_addr[INET6_ADDRSTRLEN];	 /* the address last refused at accept
 						    (under slots_lock), for the log */
+	size_t share_bytes;			 /* body bytes one address may hold */
 	share_t *shares;			 /* addresses with connections open, each
 						    with its share (under slots_lock) */
 	pthread_mutex_t offenders_lock;		 /* guards offenders */
 	share_offenders_t offenders;		 /* refused for their share since the last
 						    log line */
-	size_t share_bytes;			 /* body bytes one address may hold */
-	unsigned share_bodies;			 /* bodies one address may have in flight */
 	uint64_t guard_logged[HTTP_GUARD_COUNT]; /* counts at the last log line
 						    (watcher only) */
 	uint64_t guard_log_ns[HTTP_GUARD_COUNT]; /* when that line was written, 0:
@@ -313,7 +313,7 @@ static void share_log(http_server_t *srv)
 	o = srv->offenders;
 	memset(&srv->offenders, 0, sizeof(srv->offenders));
 	pthread_mutex_unlock(&srv->offenders_lock);
-	for (unsigned i = 0; i < o.used; i++) {
+	for (uint64_t i = 0; i < o.used; i++) {
 		http_addr_text(&o.addr[i], addr, sizeof(addr));
 		gpuq_log(GPUQ_LOG_WARN, MODULE,
 			 "%" PRIu64 " review requests from %s answered 503: that address's share "

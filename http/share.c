@@ -105,7 +105,7 @@ void http_share_body_end(share_t *s)
 
 void http_share_offender_note(share_offenders_t *o, const addr_key_t *addr)
 {
-	for (unsigned i = 0; i < o->used; i++)
+	for (uint64_t i = 0; i < o->used; i++)
 		if (http_addr_eq(&o->addr[i], addr)) {
 			o->n[i]++;
 			return;

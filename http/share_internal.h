@@ -67,8 +67,8 @@ void http_share_body_end(share_t *s);
 typedef struct {
 	addr_key_t addr[SHARE_LOG_ADDRS]; /* the addresses, in the order first refused */
 	uint64_t n[SHARE_LOG_ADDRS];	  /* refusals of each */
-	unsigned used;			  /* entries in addr */
 	uint64_t others;		  /* refusals of the addresses past them */
+	uint64_t used;			  /* entries in addr (at most SHARE_LOG_ADDRS) */
 } share_offenders_t;
 
 /* One more refusal of addr. Under the caller's lock. */

@@ -20,6 +20,7 @@ MODE stall: from each address of SOURCES, N connections that POST /mutate
   Prints "stall opened O answered A": connections opened in all, and how
   many got an answer (a 503) before they were closed.
 FLAG is created once every connection was tried."""
+import os
 import select
 import socket
 import ssl
@@ -71,54 +72,70 @@ def push(socks, closed, t0):
 
 
 def stall():
-    """MODE stall (see the docstring)."""
-    opened, answered = 0, 0
+    """MODE stall (see the docstring). The connections are opened and their
+    bodies sent in parallel (32 threads), so that all are held at once well
+    within the server's body deadline."""
+    import concurrent.futures
+    import threading
+
+    lock = threading.Lock()
+    count = {"opened": 0, "answered": 0}
     conns = {}  # (source, i) -> socket
 
     def start(key):
-        nonlocal opened
         size = SIZES[key[1]] if key[1] < len(SIZES) else 3 << 20
         try:
             s = connect(key[0])
             s.settimeout(10)
             s.sendall(post(key[1]) + b" " * (size - 2))
             s.setblocking(False)
-            conns[key] = s
-            opened += 1
         except OSError:
-            conns.pop(key, None)
+            return
+        with lock:
+            conns[key] = s
+            count["opened"] += 1
 
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
     keys = [(src, i) for src in sources for i in range(n)]
-    for key in keys:
-        start(key)
+    t0 = time.time()
+    list(pool.map(start, keys))
+    print("stall: the first %d bodies sent in %.1f s" % (len(conns), time.time() - t0))
     open(flag, "w").close()
     t0 = last = time.time()
     while time.time() - t0 < secs:
         poller = select.poll()
         by_fd = {}
-        for key, s in conns.items():
-            poller.register(s.fileno(), select.POLLIN)
-            by_fd[s.fileno()] = key
-        for fd, _ in poller.poll(1000):
+        with lock:
+            for key, s in conns.items():
+                poller.register(s.fileno(), select.POLLIN)
+                by_fd[s.fileno()] = key
+        for fd, _ in poller.poll(200):
             key = by_fd[fd]
+            with lock:
+                s = conns.pop(key, None)
+            if s is None:
+                continue
             try:
-                data = conns[key].recv(4096)
+                data = s.recv(4096)
             except ssl.SSLWantReadError:
+                with lock:
+                    conns[key] = s
                 continue
             except OSError:
                 data = b""
             if data.startswith(b"HTTP/"):
-                answered += 1
-            conns[key].close()
-            del conns[key]
+                count["answered"] += 1
+            s.close()
         if time.time() - last < 1:
             continue
         last = time.time()
-        for key in keys:  # closed ones again, once a second
-            if key not in conns and time.time() - t0 < secs:
-                start(key)
-    print("stall opened %d answered %d" % (opened, answered))
-    sys.exit(0)
+        with lock:  # closed ones again, once a second
+            gone = [k for k in keys if k not in conns]
+        if time.time() - t0 < secs:
+            list(pool.map(start, gone))
+    print("stall opened %d answered %d" % (count["opened"], count["answered"]))
+    sys.stdout.flush()
+    os._exit(0)  # the sockets still open are the server's to close
 
 
 if mode == "stall":
