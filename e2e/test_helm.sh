@@ -112,6 +112,7 @@ PODMAN_DIR=$E2E_RUN/podman-helm
 GPUQ_E2E_NODES=$T/nodes.yaml "$ROOT/e2e/cluster.sh" up "$C" >"$T/cluster-up.log" 2>&1 || { notok "a control plane for the chart"; tail "$T/cluster-up.log" >&2; exit 0; }
 trap 'pods_down; "$ROOT/e2e/cluster.sh" down "$C" >/dev/null 2>&1' EXIT
 set -a; . "$C/env"; set +a # k, podlib: this cluster from here on
+apiserver_slice || notok "the apiserver's EndpointSlice"
 image_ensure
 TAG=$(cat "$IMAGE_DIR/tag")
 REPO=registry.example/gpuq
