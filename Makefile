@@ -79,7 +79,7 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e soak storm sweep valgrind lint bench fuzz clean format image image-check install
+.PHONY: all test e2e soak storm sweep valgrind lint bench fuzz clean format image image-check image-pin install
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
@@ -184,6 +184,12 @@ image-check: bin/gpuq
 	if cmp -s build/image/digest build/image/digest.first; then \
 		echo "image-check: the same digest twice: $$(cat build/image/digest)"; \
 	else echo "image-check: digests differ: $$(cat build/image/digest.first) $$(cat build/image/digest)"; exit 1; fi
+
+# Pin the image by digest in deploy/ and the chart (scripts/image_pin.sh):
+# built twice from the last commit outside deploy/ and charts/ (its
+# revision and time), pinned only when both digests agree.
+image-pin: bin/gpuq
+	@sh scripts/image_pin.sh bin/gpuq
 
 # bin/gpuq and the kubectl plugin kubectl-gpuq (`kubectl gpuq status|explain|
 # report usage`) into $(PREFIX)/bin: `make install PREFIX=$$HOME/.local`.

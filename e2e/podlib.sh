@@ -45,6 +45,28 @@ image_load() {
 	echo "$loaded"
 }
 
+# apiserver_slice: the EndpointSlice `kubernetes` (default namespace) a real
+# kube-apiserver keeps with its addresses, which the e2e control plane
+# (--endpoint-reconciler-type none) does not: the chart's NetworkPolicy and
+# docs/install.md's overlay admit 8443 from its addresses. Ours listens on
+# 127.0.0.1, which an EndpointSlice may not hold: 192.0.2.10 (TEST-NET-1)
+# stands in (nothing enforces a NetworkPolicy on this control plane).
+apiserver_slice() {
+	k apply -f - >/dev/null <<'EOF'
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kubernetes
+  namespace: default
+  labels: {kubernetes.io/service-name: kubernetes}
+addressType: IPv4
+endpoints:
+  - addresses: [192.0.2.10]
+ports:
+  - {name: https, port: 6443, protocol: TCP}
+EOF
+}
+
 # deployment_json FILE OUT: the Deployment among FILE's objects (a
 # client-side dry run: kubectl's own parsing), as JSON into OUT.
 deployment_json() {

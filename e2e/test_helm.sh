@@ -9,10 +9,13 @@
 # image by podman (e2e/podlib.sh), one leads, makes the Secret and caBundle,
 # a tenant's Job is released; `helm upgrade` changing values (replicas 3,
 # the web view on) changes the live objects, keeps the caBundle gpuq wrote,
-# and the new Pods run the new flags; `helm uninstall` removes gpuq's
+# and the new Pods run the new flags; 8443's NetworkPolicy rule admits the
+# apiserver only: deploy/'s placeholder address offline (the chart refuses
+# to render without one), the kubernetes EndpointSlice's addresses live,
+# the peers networkPolicy.from gives to widen it; `helm uninstall` removes gpuq's
 # objects and keeps the CRDs and the queues (docs/install.md says why).
 . "$(dirname "$0")/lib.sh"
-plan 27
+plan 30
 . "$(dirname "$0")/podlib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CH=$ROOT/charts/gpuq
@@ -26,7 +29,12 @@ field() { python3 "$ROOT/e2e/chart_objects.py" get "$@"; }
 # --- offline: lint, template against deploy/, the values ------------------------
 out=$(helm_ lint --strict "$CH" 2>&1)
 check "helm lint --strict: $(printf %s "$out" | tail -1)" sh -c 'printf %s "$1" | grep -q "0 chart(s) failed"' _ "$out"
-helm_ template gpuq "$CH" -n gpuq-system >"$T/default.yaml"
+# deploy/50-networkpolicy.yaml's placeholder for the apiserver's address
+NP=(--set 'networkPolicy.apiserverCIDRs={192.0.2.1/32}')
+out=$(helm_ template gpuq "$CH" -n gpuq-system 2>&1)
+check "with no cluster to look the apiserver up in, helm template refuses, naming networkPolicy.apiserverCIDRs" \
+	sh -c 'printf %s "$1" | grep -q "set networkPolicy.apiserverCIDRs"' _ "$out"
+helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" >"$T/default.yaml"
 cmp=$(python3 "$ROOT/e2e/chart_objects.py" compare "$T/default.yaml" \
 	"$ROOT"/deploy/00-namespace.yaml "$ROOT"/deploy/20-rbac.yaml "$ROOT"/deploy/30-webhook.yaml \
 	"$ROOT"/deploy/40-deployment.yaml "$ROOT"/deploy/50-networkpolicy.yaml 2>&1)
@@ -35,7 +43,11 @@ printf '%s\n' "$cmp" | sed 's/^/# /' >&2
 check "helm template with the defaults: deploy/'s objects ($(printf %s "$cmp" | tail -1))" [ $rc = 0 ]
 check "the chart's CRDs are deploy/10-crds.yaml" cmp -s "$CH/crds/gpuq.dev.yaml" "$ROOT/deploy/10-crds.yaml"
 
-helm_ template gpuq "$CH" -n gpuq-system --set certificates.mode=certManager >"$T/cm.yaml"
+helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" --set 'networkPolicy.from[0].ipBlock.cidr=0.0.0.0/0' >"$T/wide.yaml"
+check "networkPolicy.from widens 8443 to the peers it gives" python3 -c 'import sys, yaml
+np = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["kind"] == "NetworkPolicy"][0]
+assert np["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "0.0.0.0/0"}}], np["spec"]["ingress"]' "$T/wide.yaml"
+helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" --set certificates.mode=certManager >"$T/cm.yaml"
 check "certManager: a Certificate (self-signed Issuer) for the Service's names; gpuq mounts its Secret, keeps none, writes no caBundle; the injector is asked; no RBAC on Secrets" python3 -c 'import sys, yaml
 d = {(o["kind"], o["metadata"]["name"]): o for o in yaml.safe_load_all(open(sys.argv[1])) if o}
 c = d[("Certificate", "gpuq-serving-cert")]["spec"]
@@ -51,7 +63,7 @@ for k in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
 assert ("Role", "gpuq-certs") not in d
 assert all(r["resources"] != ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] for r in d[("ClusterRole", "gpuq")]["rules"])' "$T/cm.yaml"
 
-helm_ template gpuq "$CH" -n gpuq-system --set 'serve.gpuResources={habana.ai/gaudi,nvidia.com/gpu.shared}' \
+helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" --set 'serve.gpuResources={habana.ai/gaudi,nvidia.com/gpu.shared}' \
 	--set serve.ui=true --set serve.qps=40 --set serve.burst=80 --set serve.dcgm.url=http://dcgm:9400/metrics \
 	--set serve.dcgm.idleThreshold=0 >"$T/flags.yaml"
 args=$(field "$T/flags.yaml" Deployment gpuq spec.template.spec.containers.0.args)
@@ -76,7 +88,7 @@ for c in conds(sys.argv[1]):
 want = len(list(conds(sys.argv[2])))
 assert n == want and n >= 4, (n, want)' "$T/flags.yaml" "$ROOT/deploy/30-webhook.yaml"
 
-helm_ template gpuq "$CH" -n gpuq-system --set monitoring.podMonitor.enabled=true --set monitoring.rules.enabled=true \
+helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" --set monitoring.podMonitor.enabled=true --set monitoring.rules.enabled=true \
 	--set monitoring.rules.kueueNames=true --set monitoring.dashboard.enabled=true >"$T/mon.yaml"
 check "monitoring: the PodMonitor is deploy/monitoring/podmonitor.yaml" sh -c \
 	'python3 "$1" get "$2" PodMonitor gpuq "" >"$3/pm.json" && python3 -c "import json, sys, yaml
@@ -90,7 +102,7 @@ assert docs[("PrometheusRule", "gpuq-kueue-names")]["spec"] == yaml.safe_load(op
 cm = docs[("ConfigMap", "gpuq-dashboard")]
 assert json.loads(cm["data"]["gpuq-dashboard.json"]) == json.load(open(root + "/gpuq-dashboard.json"))
 assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"' "$T/mon.yaml" "$ROOT/deploy/monitoring"
-out=$(helm_ template gpuq "$CH" --set certificates.mode=vault 2>&1)
+out=$(helm_ template gpuq "$CH" "${NP[@]}" --set certificates.mode=vault 2>&1)
 check "a bad certificates.mode is refused naming it" sh -c 'printf %s "$1" | grep -q "certificates.mode: want self or certManager, not \"vault\""' _ "$out"
 
 # --- live: install, upgrade, uninstall on a control plane of its own ------------
@@ -100,6 +112,7 @@ PODMAN_DIR=$E2E_RUN/podman-helm
 GPUQ_E2E_NODES=$T/nodes.yaml "$ROOT/e2e/cluster.sh" up "$C" >"$T/cluster-up.log" 2>&1 || { notok "a control plane for the chart"; tail "$T/cluster-up.log" >&2; exit 0; }
 trap 'pods_down; "$ROOT/e2e/cluster.sh" down "$C" >/dev/null 2>&1' EXIT
 set -a; . "$C/env"; set +a # k, podlib: this cluster from here on
+apiserver_slice || notok "the apiserver's EndpointSlice"
 image_ensure
 TAG=$(cat "$IMAGE_DIR/tag")
 REPO=registry.example/gpuq
@@ -108,13 +121,21 @@ image_load "$REPO:$TAG" >/dev/null || notok "image loaded as $REPO:$TAG"
 k create namespace gpuq-system >/dev/null
 k label namespace gpuq-system pod-security.kubernetes.io/enforce=restricted >/dev/null
 out=$(helm_ install gpuq "$CH" -n gpuq-system --set image.repository=$REPO --set image.tag="$TAG" \
-	--wait --timeout 3m 2>&1)
+	--set image.digest= --wait --timeout 3m 2>&1)
 rc=$?
 printf '%s\n' "$out" | head -5 | sed 's/^/# /' >&2
 check "helm install (--wait: the Deployment's Pods ready)" [ $rc = 0 ]
 check "the CRDs came from crds/ and are established" \
 	k wait --for condition=established --timeout=30s crd/clusterqueues.gpuq.dev crd/localqueues.gpuq.dev crd/resourceflavors.gpuq.dev crd/cohorts.gpuq.dev
 k -n gpuq-system get deploy gpuq -o json >"$T/dep.json"
+k -n gpuq-system get networkpolicy gpuq -o json >"$T/np.json"
+k -n default get endpointslice kubernetes -o json >"$T/apiserver.json"
+check "the live NetworkPolicy admits 8443 from the apiserver's addresses only (the kubernetes EndpointSlice, looked up)" \
+	python3 -c 'import json, sys
+np = json.load(open(sys.argv[1]))["spec"]["ingress"][0]
+ips = [a for e in json.load(open(sys.argv[2]))["endpoints"] for a in e["addresses"]]
+want = [{"ipBlock": {"cidr": ip + ("/128" if ":" in ip else "/32")}} for ip in ips]
+assert ips and np["from"] == want, (np, want)' "$T/np.json" "$T/apiserver.json"
 helm_ get manifest gpuq -n gpuq-system >"$T/manifest.yaml"
 check "the live Deployment runs the chart's image and args" python3 -c 'import json, sys, yaml
 live = json.load(open(sys.argv[1]))["spec"]["template"]["spec"]["containers"][0]

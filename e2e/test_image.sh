@@ -47,6 +47,12 @@ REF=$(image_load gpuq:latest) || { notok "podman load of the image"; exit 0; }
 check "podman loads the OCI archive ($REF) under the Deployment's name gpuq:latest" \
 	podman_ image exists gpuq:latest
 deployment_json "$(dirname "$0")/../deploy/40-deployment.yaml" "$E2E_RUN/deployment.json"
+# deploy/ pins the image of its revision by digest (make image-pin); this
+# one is the tree's, loaded as gpuq:latest: the Pods run that one.
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["spec"]["template"]["spec"]["containers"][0]["image"] = "gpuq:latest"
+json.dump(d, open(sys.argv[1], "w"))' "$E2E_RUN/deployment.json"
 
 # replica main gives the Lease up; the webhooks go to replica a, caBundle
 # blank (as docs/deploy.md applies them): the image's replicas write it

@@ -62,6 +62,7 @@ poll "the registry" curl -fs "http://127.0.0.1:$REG_PORT/v2/" || notok "docker-r
 GPUQ_E2E_NODES=$T/nodes.yaml "$ROOT/e2e/cluster.sh" up "$C" >"$T/cluster-up.log" 2>&1 ||
 	{ notok "a control plane for the install"; tail "$T/cluster-up.log" >&2; exit 0; }
 set -a; . "$C/env"; set +a # k, podlib: this cluster from here on
+apiserver_slice || notok "the apiserver's EndpointSlice"
 ln -sf "$KUBECTL" "$T/path/kubectl"
 ln -sf "$HELM_DIR/helm" "$T/path/helm"
 

@@ -60,6 +60,15 @@
  * capped at HTTP_BODY_MAX; 1024 connections could otherwise hold 3 GiB).
  * Past it a POST is answered 503 and the apiserver retries. */
 #define HTTP_BODY_BUDGET_DEFAULT (256u << 20)
+/* One client address's fair share of it: bodies from one address hold at
+ * most 1/HTTP_BODY_SHARE_DIV of the budget (but always room for one
+ * HTTP_BODY_MAX body), and at most half of HTTP_CONNECTIONS_PER_IP (of the
+ * configured conn_per_address) of its connections read a body at once. Past
+ * either, that address's POST is answered 503 while other addresses are
+ * served: eight addresses are needed to spend the budget, as eight fill the
+ * connection table, and the apiserver (its bodies sent at once, a few KiB
+ * each) is never near its share. */
+#define HTTP_BODY_SHARE_DIV 8
 /* An idle keep-alive connection is closed after this many seconds (the
  * apiserver's own client drops idle connections after 90 s). It is also a
  * deadline: the next request's headers must be in within it of the last
@@ -179,7 +188,9 @@ typedef enum {
 						  HTTP_IDLE_TIMEOUT_S */
 	HTTP_GUARD_CLOSED_RECLAIMED = 5,       /* idle, closed for a new connection past
 						  HTTP_CONNECTIONS_RECLAIM */
-	HTTP_GUARD_COUNT = 6,
+	HTTP_GUARD_REFUSED_BODY_SHARE = 6,     /* a POST answered 503: its address's share of
+						  the body budget spent (HTTP_BODY_SHARE_DIV) */
+	HTTP_GUARD_COUNT = 7,
 } http_guard_t;
 
 /* n more of reason; and the count so far (for the rate-limited log). */

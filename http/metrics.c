@@ -325,7 +325,8 @@ int http_metrics_source_render(http_metrics_source_fn fn, void *ctx, char **text
 
 /* The `reason` label of each guard (http_guard_t order). */
 static const char *const guard_names[HTTP_GUARD_COUNT] = {
-    "per_address", "body_budget", "header_deadline", "body_deadline", "idle_deadline", "reclaimed"};
+    "per_address",   "body_budget", "header_deadline", "body_deadline",
+    "idle_deadline", "reclaimed",   "body_share"};
 
 /* What the server refused and closed to keep its port free, and its open
  * connections. */
@@ -334,12 +335,16 @@ static void render_guard(text_t *t, http_metrics_t *m)
 	put(t,
 	    "# HELP gpuq_http_refused_total Connections refused at accept "
 	    "(per_address: %d open from one address) and review requests answered 503 "
-	    "(body_budget: request body memory spent), by reason.\n"
+	    "(body_budget: request body memory spent; body_share: its address's share of "
+	    "it, 1/%d, spent), by reason.\n"
 	    "# TYPE gpuq_http_refused_total counter\n",
-	    HTTP_CONNECTIONS_PER_IP);
+	    HTTP_CONNECTIONS_PER_IP, HTTP_BODY_SHARE_DIV);
 	for (int g = HTTP_GUARD_REFUSED_PER_ADDRESS; g <= HTTP_GUARD_REFUSED_BODY_BUDGET; g++)
 		put(t, "gpuq_http_refused_total{reason=\"%s\"} %" PRIu64 "\n", guard_names[g],
 		    load(&m->guard[g]));
+	put(t, "gpuq_http_refused_total{reason=\"%s\"} %" PRIu64 "\n",
+	    guard_names[HTTP_GUARD_REFUSED_BODY_SHARE],
+	    load(&m->guard[HTTP_GUARD_REFUSED_BODY_SHARE]));
 	put(t,
 	    "# HELP gpuq_http_connections_closed_total Connections the server closed: no "
 	    "request headers within %d s of the accept (header_deadline), a body not in "
@@ -348,7 +353,7 @@ static void render_guard(text_t *t, http_metrics_t *m)
 	    "table was nearly full (reclaimed).\n"
 	    "# TYPE gpuq_http_connections_closed_total counter\n",
 	    HTTP_HEADER_DEADLINE_S, HTTP_BODY_DEADLINE_S, HTTP_IDLE_TIMEOUT_S);
-	for (int g = HTTP_GUARD_CLOSED_HEADER_DEADLINE; g < HTTP_GUARD_COUNT; g++)
+	for (int g = HTTP_GUARD_CLOSED_HEADER_DEADLINE; g <= HTTP_GUARD_CLOSED_RECLAIMED; g++)
 		put(t, "gpuq_http_connections_closed_total{reason=\"%s\"} %" PRIu64 "\n",
 		    guard_names[g], load(&m->guard[g]));
 	put(t,

@@ -24,17 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http/request_internal.h"
+#include "http/share_internal.h"
 #include "http/tls_internal.h"
 
 #define MODULE "http"
 
 /* ==== The server ==== */
-
-/* A client address as a key: the raw bytes of an IPv4 or IPv6 address. */
-typedef struct {
-	unsigned char b[16]; /* the address (4 or 16 bytes used) */
-	unsigned char len;   /* 4 (IPv4), 16 (IPv6), 0 (unknown: never capped) */
-} addr_key_t;
 
 /* Where a connection stands, for its deadline (the watcher's sweep) and
  * for reclaiming (the idle ones). */
@@ -55,6 +51,7 @@ typedef struct conn_slot {
 	http_tls_pair_t *pair;	       /* one reference, or NULL before the handshake */
 	int fd;			       /* its socket (open while listed) */
 	addr_key_t addr;	       /* the client's address */
+	share_t *share;		       /* its address's share (NULL: unknown address) */
 	atomic_int state;	       /* conn_state_t */
 	atomic_uint_fast64_t since_ns; /* CLOCK_MONOTONIC when state began */
 	struct conn_slot *prev, *next; /* in srv->slots, under srv->slots_lock */
@@ -68,6 +65,7 @@ typedef struct request {
 			       memory is taken as bytes arrive, never for this up front */
 	uint64_t start_ns;  /* CLOCK_MONOTONIC when the headers were in */
 	bool collecting;    /* a POST route's body is being read */
+	bool in_flight;	    /* counted in its address's bodies in flight */
 	int refused;	    /* a body went past the cap or the budget: the rest is read and
 			       dropped, then answered with this code (0: none) */
 	size_t dropped;	    /* bytes dropped since, at most BODY_DROP_MAX */
@@ -125,8 +123,15 @@ struct http_server {
 	pthread_mutex_t slots_lock; /* guards slots */
 	conn_slot_t *slots;	    /* open connections (on_connection) */
 	unsigned n_slots;	    /* entries in slots */
+	unsigned share_bodies;	    /* bodies one address may have in flight */
 	char refused_addr[INET6_ADDRSTRLEN];	 /* the address last refused at accept
 						    (under slots_lock), for the log */
+	size_t share_bytes;			 /* body bytes one address may hold */
+	share_t *shares;			 /* addresses with connections open, each
+						    with its share (under slots_lock) */
+	pthread_mutex_t offenders_lock;		 /* guards offenders */
+	share_offenders_t offenders;		 /* refused for their share since the last
+						    log line */
 	uint64_t guard_logged[HTTP_GUARD_COUNT]; /* counts at the last log line
 						    (watcher only) */
 	uint64_t guard_log_ns[HTTP_GUARD_COUNT]; /* when that line was written, 0:
@@ -289,6 +294,33 @@ static void guard_sentence(http_server_t *srv, int g, uint64_t n, char *msg, siz
 	}
 }
 
+/* One line per address refused for its share since the last lines (the
+ * watcher only): the offender named, its count, the share. */
+static void share_log(http_server_t *srv)
+{
+	share_offenders_t o;
+	char addr[INET6_ADDRSTRLEN];
+
+	pthread_mutex_lock(&srv->offenders_lock);
+	o = srv->offenders;
+	memset(&srv->offenders, 0, sizeof(srv->offenders));
+	pthread_mutex_unlock(&srv->offenders_lock);
+	for (uint64_t i = 0; i < o.used; i++) {
+		http_addr_text(&o.addr[i], addr, sizeof(addr));
+		gpuq_log(GPUQ_LOG_WARN, MODULE,
+			 "%" PRIu64 " review requests from %s answered 503: that address's share "
+			 "of request body memory spent (one address holds at most %zu bytes and "
+			 "%u bodies in flight) (logged at most every %d s per address)",
+			 o.n[i], addr, srv->share_bytes, srv->share_bodies,
+			 HTTP_GUARD_LOG_INTERVAL_S);
+	}
+	if (o.others)
+		gpuq_log(GPUQ_LOG_WARN, MODULE,
+			 "%" PRIu64 " more review requests answered 503 for their address's "
+			 "share, from addresses past the first %d",
+			 o.others, SHARE_LOG_ADDRS);
+}
+
 /* Log what was refused or closed since the last line, at most once per
  * reason per HTTP_GUARD_LOG_INTERVAL_S (the watcher only). */
 static void guard_log(http_server_t *srv)
@@ -303,9 +335,13 @@ static void guard_log(http_server_t *srv)
 		    (srv->guard_log_ns[g] &&
 		     now - srv->guard_log_ns[g] < HTTP_GUARD_LOG_INTERVAL_S * 1000000000ull))
 			continue;
-		guard_sentence(srv, g, total - srv->guard_logged[g], msg, sizeof(msg));
-		gpuq_log(GPUQ_LOG_WARN, MODULE, "%s (logged at most every %d s)", msg,
-			 HTTP_GUARD_LOG_INTERVAL_S);
+		if (g == HTTP_GUARD_REFUSED_BODY_SHARE) {
+			share_log(srv);
+		} else {
+			guard_sentence(srv, g, total - srv->guard_logged[g], msg, sizeof(msg));
+			gpuq_log(GPUQ_LOG_WARN, MODULE, "%s (logged at most every %d s)", msg,
+				 HTTP_GUARD_LOG_INTERVAL_S);
+		}
 		srv->guard_logged[g] = total;
 		srv->guard_log_ns[g] = now;
 	}
@@ -389,29 +425,16 @@ static int on_certificate(gnutls_session_t session, const gnutls_datum_t *req_ca
 	return 0;
 }
 
-/* The key of a client address (len 0 for anything but IPv4 and IPv6). */
-static addr_key_t addr_key(const struct sockaddr *sa)
-{
-	addr_key_t k = {{0}, 0};
-
-	if (sa && sa->sa_family == AF_INET) {
-		memcpy(k.b, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-		k.len = 4;
-	} else if (sa && sa->sa_family == AF_INET6) {
-		memcpy(k.b, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-		k.len = 16;
-	}
-	return k;
-}
-
-static bool addr_eq(const addr_key_t *a, const addr_key_t *b)
-{
-	return a->len && a->len == b->len && !memcmp(a->b, b->b, a->len);
-}
-
-static void slot_list(http_server_t *srv, conn_slot_t *slot)
+/* List slot and join its address's share: false (not listed) when the share
+ * cannot be made (out of memory). */
+static bool slot_list(http_server_t *srv, conn_slot_t *slot)
 {
 	pthread_mutex_lock(&srv->slots_lock);
+	slot->share = http_share_join(&srv->shares, &slot->addr);
+	if (!slot->share && slot->addr.len) {
+		pthread_mutex_unlock(&srv->slots_lock);
+		return false;
+	}
 	slot->next = srv->slots;
 	if (srv->slots)
 		srv->slots->prev = slot;
@@ -419,6 +442,7 @@ static void slot_list(http_server_t *srv, conn_slot_t *slot)
 	srv->n_slots++;
 	http_metrics_connections_set(srv->metrics, srv->n_slots);
 	pthread_mutex_unlock(&srv->slots_lock);
+	return true;
 }
 
 static void slot_unlist(http_server_t *srv, conn_slot_t *slot)
@@ -431,6 +455,7 @@ static void slot_unlist(http_server_t *srv, conn_slot_t *slot)
 	if (slot->next)
 		slot->next->prev = slot->prev;
 	srv->n_slots--;
+	http_share_leave(&srv->shares, slot->share);
 	http_metrics_connections_set(srv->metrics, srv->n_slots);
 	pthread_mutex_unlock(&srv->slots_lock);
 }
@@ -453,10 +478,13 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		if (slot) {
 			slot->srv = srv;
 			slot->fd = info->connect_fd;
-			slot->addr = addr_key(peer ? peer->client_addr : NULL);
+			slot->addr = http_addr_key(peer ? peer->client_addr : NULL);
 			atomic_init(&slot->state, CONN_NEW);
 			atomic_init(&slot->since_ns, gpuq_mono_ns());
-			slot_list(srv, slot);
+			if (!slot_list(srv, slot)) {
+				free(slot);
+				slot = NULL;
+			}
 		}
 		*socket_context = slot;
 		return;
@@ -472,6 +500,44 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	}
 }
 
+/* The share of rq's address (NULL: not capped). */
+static share_t *rq_share(const request_t *rq)
+{
+	return rq->slot ? rq->slot->share : NULL;
+}
+
+/* Free rq's body buffer, its bytes back to the budget and its address's
+ * share. */
+static void body_release(http_server_t *srv, request_t *rq)
+{
+	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
+	http_share_bytes_give(rq_share(rq), rq->cap);
+	free(rq->body);
+	rq->body = NULL;
+	rq->len = 0;
+	rq->cap = 0;
+}
+
+/* rq's body is no longer in flight (in whole, or its request ended). */
+static void body_done(request_t *rq)
+{
+	if (rq->in_flight)
+		http_share_body_end(rq_share(rq));
+	rq->in_flight = false;
+}
+
+/* A POST refused for its address's share: counted, and its address kept
+ * for the watcher's log line. */
+static void share_refused(http_server_t *srv, const request_t *rq)
+{
+	http_metrics_guard_count(srv->metrics, HTTP_GUARD_REFUSED_BODY_SHARE, 1);
+	if (!rq->slot)
+		return;
+	pthread_mutex_lock(&srv->offenders_lock);
+	http_share_offender_note(&srv->offenders, &rq->slot->addr);
+	pthread_mutex_unlock(&srv->offenders_lock);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
@@ -483,28 +549,14 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!rq)
 		return;
 	slot_enter(rq->slot, CONN_IDLE); /* the next request's headers: HTTP_IDLE_TIMEOUT_S */
-	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
-	free(rq->body);
+	body_release(srv, rq);
+	body_done(rq);
 	free(rq->app_path);
 	free(rq->app_auth);
 	free(rq->app_query);
 	free(rq);
 	*con_cls = NULL;
 	atomic_fetch_sub_explicit(&srv->inflight, 1, memory_order_acq_rel);
-}
-
-static http_route_t route_of(const char *url)
-{
-	static const char *const paths[] = {"/mutate", "/validate", "/healthz", "/readyz",
-					    "/metrics"};
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (!strcmp(url, paths[i]))
-			return (http_route_t)i;
-	if (!strcmp(url, "/ui") || !strncmp(url, "/ui/", 4) || !strncmp(url, "/api/", 5) ||
-	    !strncmp(url, "/apis/", 6))
-		return HTTP_ROUTE_UI;
-	return HTTP_ROUTE_OTHER;
 }
 
 #define TEXT_PLAIN "text/plain; charset=utf-8"
@@ -551,36 +603,27 @@ static enum MHD_Result reply_text(http_server_t *srv, struct MHD_Connection *con
 	return reply(srv, conn, rq, code, TEXT_PLAIN, text, strlen(text), true);
 }
 
-/* Whether a Content-Type header names application/json (parameters such as
- * charset allowed, case-insensitive). */
-static bool is_json(const char *ctype)
-{
-	static const char want[] = "application/json";
-	size_t n = sizeof(want) - 1;
-
-	if (!ctype || strncasecmp(ctype, want, n) != 0)
-		return false;
-	ctype += n;
-	while (*ctype == ' ' || *ctype == '\t')
-		ctype++;
-	return *ctype == '\0' || *ctype == ';';
-}
-
-/* Grow rq's body buffer to want bytes, taking them from the server's body
- * budget. GPUQ_EAGAIN when the budget is spent, GPUQ_ENOMEM. */
+/* Grow rq's body buffer to want bytes, taking them from its address's
+ * share, then from the server's body budget. GPUQ_EDENIED when the share is
+ * spent, GPUQ_EAGAIN when the budget is, GPUQ_ENOMEM. */
 static int body_reserve(http_server_t *srv, request_t *rq, size_t want)
 {
 	size_t more = want - rq->cap;
-	size_t before = atomic_fetch_add_explicit(&srv->body_bytes, more, memory_order_relaxed);
+	size_t before;
 	char *nb;
 
+	if (!http_share_bytes_take(rq_share(rq), more, srv->share_bytes))
+		return GPUQ_EDENIED;
+	before = atomic_fetch_add_explicit(&srv->body_bytes, more, memory_order_relaxed);
 	if (before + more > srv->cfg.body_budget) {
 		atomic_fetch_sub_explicit(&srv->body_bytes, more, memory_order_relaxed);
+		http_share_bytes_give(rq_share(rq), more);
 		return GPUQ_EAGAIN;
 	}
 	nb = realloc(rq->body, want);
 	if (!nb) {
 		atomic_fetch_sub_explicit(&srv->body_bytes, more, memory_order_relaxed);
+		http_share_bytes_give(rq_share(rq), more);
 		return GPUQ_ENOMEM;
 	}
 	rq->body = nb;
@@ -591,7 +634,8 @@ static int body_reserve(http_server_t *srv, request_t *rq, size_t want)
 /* Append a piece of the body, growing the buffer as bytes arrive (doubling
  * from BODY_FIRST_CAP, never past the announced length nor HTTP_BODY_MAX):
  * a body announced large but sent slowly holds only what came.
- * GPUQ_ELIMIT past the cap, GPUQ_EAGAIN past the budget, GPUQ_ENOMEM. */
+ * GPUQ_ELIMIT past the cap, GPUQ_EDENIED past its address's share,
+ * GPUQ_EAGAIN past the budget, GPUQ_ENOMEM. */
 static int body_append(http_server_t *srv, request_t *rq, const char *data, size_t n)
 {
 	size_t most = rq->announced ? rq->announced : HTTP_BODY_MAX;
@@ -631,7 +675,7 @@ static enum MHD_Result post_begin(http_server_t *srv, struct MHD_Connection *con
 		return reply_text(srv, conn, rq, MHD_HTTP_METHOD_NOT_ALLOWED,
 				  "method not allowed: use POST\n");
 	ctype = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
-	if (!is_json(ctype)) {
+	if (!http_request_json(ctype)) {
 		/* The peer's value is not echoed: it could be anything. */
 		return reply_text(srv, conn, rq, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
 				  "unsupported media type: Content-Type must be "
@@ -653,6 +697,13 @@ static enum MHD_Result post_begin(http_server_t *srv, struct MHD_Connection *con
 		if (!errno && !*end)
 			rq->announced = (size_t)n; /* a bound, not a reservation */
 	}
+	if (!http_share_body_begin(rq_share(rq), srv->share_bodies)) {
+		share_refused(srv, rq);
+		return reply_text(srv, conn, rq, MHD_HTTP_SERVICE_UNAVAILABLE,
+				  "busy: too many request bodies in flight from this address, "
+				  "retry\n");
+	}
+	rq->in_flight = true;
 	rq->collecting = true;
 	slot_enter(rq->slot, CONN_BODY); /* its body: HTTP_BODY_DEADLINE_S */
 	return MHD_YES;
@@ -991,22 +1042,23 @@ static enum MHD_Result body_drop(http_server_t *srv, request_t *rq, size_t n)
  * every HTTP_GUARD_LOG_INTERVAL_S by the watcher when it is the budget. */
 static enum MHD_Result body_refuse(http_server_t *srv, request_t *rq, int rc, size_t n)
 {
-	rq->refused = rc == GPUQ_ELIMIT	  ? MHD_HTTP_CONTENT_TOO_LARGE
-		      : rc == GPUQ_EAGAIN ? MHD_HTTP_SERVICE_UNAVAILABLE
-					  : MHD_HTTP_INTERNAL_SERVER_ERROR;
+	bool busy = rc == GPUQ_EAGAIN || rc == GPUQ_EDENIED;
+
+	rq->refused = rc == GPUQ_ELIMIT ? MHD_HTTP_CONTENT_TOO_LARGE
+		      : busy		? MHD_HTTP_SERVICE_UNAVAILABLE
+					: MHD_HTTP_INTERNAL_SERVER_ERROR;
 	rq->collecting = false;
-	atomic_fetch_sub_explicit(&srv->body_bytes, rq->cap, memory_order_relaxed);
-	free(rq->body);
-	rq->body = NULL;
-	rq->len = 0;
-	rq->cap = 0;
+	body_release(srv, rq);
 	if (rc == GPUQ_EAGAIN)
 		http_metrics_guard_count(srv->metrics, HTTP_GUARD_REFUSED_BODY_BUDGET, 1);
+	else if (rc == GPUQ_EDENIED)
+		share_refused(srv, rq);
 	gpuq_log(GPUQ_LOG_DEBUG, MODULE, "%s: body: %s: refused",
 		 rq->route == HTTP_ROUTE_VALIDATE ? "/validate" : "/mutate",
-		 rc == GPUQ_ELIMIT   ? "larger than 3 MiB"
-		 : rc == GPUQ_EAGAIN ? "body budget spent"
-				     : "out of memory");
+		 rc == GPUQ_ELIMIT    ? "larger than 3 MiB"
+		 : rc == GPUQ_EAGAIN  ? "body budget spent"
+		 : rc == GPUQ_EDENIED ? "its address's share of the body budget spent"
+				      : "out of memory");
 	return body_drop(srv, rq, n);
 }
 
@@ -1026,16 +1078,6 @@ static enum MHD_Result body_refused_reply(http_server_t *srv, struct MHD_Connect
 	return reply_text(srv, conn, rq, (unsigned)rq->refused, msg);
 }
 
-/* Whether the request announces a body (a length above 0, or chunks). */
-static bool has_body(struct MHD_Connection *conn)
-{
-	const char *clen, *te;
-
-	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	return te || (clen && strcmp(clen, "0") != 0);
-}
-
 /* libmicrohttpd calls this first when the headers are in, then once per
  * piece of body, then once more with *upload_size 0. A reply queued in the
  * first call makes it close the connection after the reply (it has not read
@@ -1047,7 +1089,7 @@ static bool has_body(struct MHD_Connection *conn)
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
 	http_server_t *srv = cls;
-	addr_key_t key = addr_key(addr);
+	addr_key_t key = http_addr_key(addr);
 	conn_slot_t *oldest = NULL;
 	unsigned same = 0;
 	bool refuse;
@@ -1057,7 +1099,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 		return MHD_NO;
 	pthread_mutex_lock(&srv->slots_lock);
 	for (conn_slot_t *s = srv->slots; s; s = s->next) {
-		if (addr_eq(&s->addr, &key) && atomic_load(&s->state) != CONN_CUT)
+		if (http_addr_eq(&s->addr, &key) && atomic_load(&s->state) != CONN_CUT)
 			same++;
 		if (atomic_load(&s->state) == CONN_IDLE &&
 		    (!oldest || atomic_load(&s->since_ns) < atomic_load(&oldest->since_ns)))
@@ -1066,43 +1108,11 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
 	refuse = same >= srv->cfg.conn_per_address;
 	if (refuse) {
 		http_metrics_guard_count(srv->metrics, HTTP_GUARD_REFUSED_PER_ADDRESS, 1);
-		if (!inet_ntop(key.len == 4 ? AF_INET : AF_INET6, key.b, srv->refused_addr,
-			       sizeof(srv->refused_addr)))
-			gpuq_strlcpy(srv->refused_addr, "?", sizeof(srv->refused_addr));
+		http_addr_text(&key, srv->refused_addr, sizeof(srv->refused_addr));
 	} else if (srv->n_slots >= reclaim_at(srv) && oldest)
 		slot_cut(srv, oldest, HTTP_GUARD_CLOSED_RECLAIMED);
 	pthread_mutex_unlock(&srv->slots_lock);
 	return refuse ? MHD_NO : MHD_YES;
-}
-
-/* The characters a served path may hold (no escapes, no spaces, no NUL). */
-#define PATH_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~"
-
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
-				    const char *value)
-{
-	struct {
-		const char *name;
-		int n;
-	} *c = cls;
-
-	(void)kind;
-	(void)value;
-	if (!strcasecmp(key, c->name))
-		c->n++;
-	return MHD_YES;
-}
-
-/* How many times header `name` came. */
-static int header_count(struct MHD_Connection *conn, const char *name)
-{
-	struct {
-		const char *name;
-		int n;
-	} c = {name, 0};
-
-	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &c);
-	return c.n;
 }
 
 /* libmicrohttpd unescapes the path in place (so "/mutate%00x" reads as
@@ -1112,34 +1122,6 @@ static size_t no_unescape(void *cls, struct MHD_Connection *conn, char *s)
 	(void)cls;
 	(void)conn;
 	return strlen(s);
-}
-
-/* Why a request whose headers are in is refused before routing (NULL: it is
- * not), into buf: what HTTP/1.1 (RFC 9112) requires and request smuggling
- * exploits. url is as sent (no unescaping: see no_unescape). */
-static const char *request_refusal(struct MHD_Connection *conn, const char *url,
-				   const char *version, char *buf, size_t cap)
-{
-	const char *clen, *te;
-	if (!strcmp(version, MHD_HTTP_VERSION_1_1) &&
-	    !MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))
-		return "bad request: HTTP/1.1 without a Host header\n";
-	if (header_count(conn, MHD_HTTP_HEADER_CONTENT_LENGTH) > 1 ||
-	    header_count(conn, MHD_HTTP_HEADER_HOST) > 1)
-		return "bad request: more than one Content-Length or Host header\n";
-	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (clen && (!clen[0] || strspn(clen, "0123456789") != strlen(clen)))
-		return "bad request: Content-Length is not a number of bytes\n";
-	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
-	if (te && strcasecmp(te, "chunked") != 0)
-		return "bad request: the only Transfer-Encoding served is chunked\n";
-	if (te && clen)
-		return "bad request: both Content-Length and Transfer-Encoding\n";
-	if (url[0] != '/' || strpbrk(url, "%\\") || strspn(url, PATH_CHARS) != strlen(url)) {
-		snprintf(buf, cap, "bad request: path \"%.64s\": not a plain path\n", url);
-		return buf;
-	}
-	return NULL;
 }
 
 /* Whether lis answers route: all of them without an internal listener;
@@ -1174,13 +1156,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		if (!rq)
 			return MHD_NO;
 		rq->start_ns = gpuq_mono_ns();
-		rq->route = route_of(url); /* the query string (?timeout=10s) is not in url */
+		rq->route =
+		    http_request_route(url); /* the query string (?timeout=10s) is not in url */
 		*con_cls = rq;
 		atomic_fetch_add_explicit(&srv->inflight, 1, memory_order_acq_rel);
 		info = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 		rq->slot = info ? info->socket_context : NULL;
 		slot_enter(rq->slot, CONN_REQUEST);
-		why = request_refusal(conn, url, version, why_buf, sizeof(why_buf));
+		why = http_request_refusal(conn, url, version, why_buf, sizeof(why_buf));
 		if (why) {
 			rq->route = HTTP_ROUTE_OTHER; /* counted as path="other" */
 			return reply_text(srv, conn, rq, MHD_HTTP_BAD_REQUEST, why);
@@ -1195,7 +1178,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return long_q ? reply_text(srv, conn, rq, MHD_HTTP_URI_TOO_LONG,
 						   "query too long\n")
 				      : MHD_NO;
-		if (has_body(conn)) /* nothing here takes a body: refuse, do not read it */
+		if (http_request_has_body(
+			conn)) /* nothing here takes a body: refuse, do not read it */
 			return route_serve(srv, conn, rq, method);
 		return MHD_YES;
 	}
@@ -1214,8 +1198,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	if (rq->replied)
 		return MHD_YES;
+	body_done(rq); /* the body is in */
 	if (rq->refused) {
-		slot_enter(rq->slot, CONN_REQUEST); /* the body is in */
+		slot_enter(rq->slot, CONN_REQUEST);
 		return body_refused_reply(srv, conn, rq);
 	}
 	if (rq->collecting) {
@@ -1242,6 +1227,10 @@ int http_server_create(const http_server_config_t *cfg, http_server_t **out, gpu
 		srv->cfg.conn_max = HTTP_CONNECTIONS_MAX;
 	if (!srv->cfg.conn_per_address)
 		srv->cfg.conn_per_address = HTTP_CONNECTIONS_PER_IP;
+	srv->share_bytes = srv->cfg.body_budget / HTTP_BODY_SHARE_DIV;
+	if (srv->share_bytes < HTTP_BODY_MAX)
+		srv->share_bytes = HTTP_BODY_MAX;
+	srv->share_bodies = srv->cfg.conn_per_address / 2 ? srv->cfg.conn_per_address / 2 : 1;
 	for (int i = 0; i < LISTENERS; i++)
 		srv->lis[i] = (listener_t){srv, NULL, i == 1};
 	srv->listen_fd = MHD_INVALID_SOCKET;
@@ -1252,6 +1241,7 @@ int http_server_create(const http_server_config_t *cfg, http_server_t **out, gpu
 	pthread_mutex_init(&srv->stop_lock, NULL);
 	pthread_mutex_init(&srv->log_lock, NULL);
 	pthread_mutex_init(&srv->slots_lock, NULL);
+	pthread_mutex_init(&srv->offenders_lock, NULL);
 	pthread_mutex_init(&srv->slow_lock, NULL);
 	pthread_cond_init(&srv->slow_cond, NULL);
 	{
@@ -1464,6 +1454,7 @@ void http_server_destroy(http_server_t *srv)
 	pthread_mutex_destroy(&srv->stop_lock);
 	pthread_mutex_destroy(&srv->log_lock);
 	pthread_mutex_destroy(&srv->slots_lock);
+	pthread_mutex_destroy(&srv->offenders_lock);
 	pthread_mutex_destroy(&srv->slow_lock);
 	pthread_cond_destroy(&srv->slow_cond);
 	free(srv);

@@ -13,7 +13,14 @@ MODE idle: from each address of SOURCES, N kept-alive connections that GET
   closed C": how many answered their first request, how many were refused
   (closed before an answer), how many of the open ones the server closed
   within SECONDS.
+MODE stall: from each address of SOURCES, N connections that POST /mutate
+  announcing the bodies above (the i-th of each address the i-th size) and
+  send all of each but its last byte at once (fast, then stalled); one the
+  server closes is opened again a second later, until SECONDS have passed.
+  Prints "stall opened O answered A": connections opened in all, and how
+  many got an answer (a 503) before they were closed.
 FLAG is created once every connection was tried."""
+import os
 import select
 import socket
 import ssl
@@ -64,6 +71,75 @@ def push(socks, closed, t0):
             closed[i] = time.time() - t0
 
 
+def stall():
+    """MODE stall (see the docstring). The connections are opened and their
+    bodies sent in parallel (32 threads), so that all are held at once well
+    within the server's body deadline."""
+    import concurrent.futures
+    import threading
+
+    lock = threading.Lock()
+    count = {"opened": 0, "answered": 0}
+    conns = {}  # (source, i) -> socket
+
+    def start(key):
+        size = SIZES[key[1]] if key[1] < len(SIZES) else 3 << 20
+        try:
+            s = connect(key[0])
+            s.settimeout(10)
+            s.sendall(post(key[1]) + b" " * (size - 2))
+            s.setblocking(False)
+        except OSError:
+            return
+        with lock:
+            conns[key] = s
+            count["opened"] += 1
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
+    keys = [(src, i) for src in sources for i in range(n)]
+    t0 = time.time()
+    list(pool.map(start, keys))
+    print("stall: the first %d bodies sent in %.1f s" % (len(conns), time.time() - t0))
+    open(flag, "w").close()
+    t0 = last = time.time()
+    while time.time() - t0 < secs:
+        poller = select.poll()
+        by_fd = {}
+        with lock:
+            for key, s in conns.items():
+                poller.register(s.fileno(), select.POLLIN)
+                by_fd[s.fileno()] = key
+        for fd, _ in poller.poll(200):
+            key = by_fd[fd]
+            with lock:
+                s = conns.pop(key, None)
+            if s is None:
+                continue
+            try:
+                data = s.recv(4096)
+            except ssl.SSLWantReadError:
+                with lock:
+                    conns[key] = s
+                continue
+            except OSError:
+                data = b""
+            if data.startswith(b"HTTP/"):
+                count["answered"] += 1
+            s.close()
+        if time.time() - last < 1:
+            continue
+        last = time.time()
+        with lock:  # closed ones again, once a second
+            gone = [k for k in keys if k not in conns]
+        if time.time() - t0 < secs:
+            list(pool.map(start, gone))
+    print("stall opened %d answered %d" % (count["opened"], count["answered"]))
+    sys.stdout.flush()
+    os._exit(0)  # the sockets still open are the server's to close
+
+
+if mode == "stall":
+    stall()
 socks, refused, tried = [], 0, 0
 closed, answered = {}, set()
 last_push = time.time()

@@ -8,8 +8,16 @@
 #      127.0.0.2..5 refresh every 30 s: a tenant's reviews from 127.0.0.1 and
 #      /healthz are answered within 2 s throughout; the trickled bodies are
 #      closed at the body deadline, the extra connections refused at accept,
-#      both counted in /metrics and logged (rate-limited).
-#   2. --internal-listen: the main port answers the review routes and probes
+#      both counted in /metrics and logged (rate-limited). At most 64 of the
+#      100 trickled bodies are in flight at once (half of an address's 128
+#      connections): the rest are answered 503 at once (reason body_share).
+#   2. fast, then stalled: 98 connections from 127.0.0.7 send review bodies
+#      filling the 256 MiB budget to within 128 bytes, all but the last
+#      byte at once, and stall (reopened when cut): the address holds at most
+#      its share (an eighth, 32 MiB), the rest is answered 503 (counted
+#      body_share, logged per address, rate-limited), and 30 tenant reviews
+#      from 127.0.0.1 are all answered 200 within 2 s (p50 and p99 printed).
+#   3. --internal-listen: the main port answers the review routes and probes
 #      only (404 for /metrics and /ui), the internal one /metrics and not the
 #      review routes.
 # Env: GPUQ_BIN (default build/release/gpuq). Needs curl, openssl, python3.
@@ -139,18 +147,25 @@ check "under attack: 12 of 12 tenant reviews answered 200 within 2 s (got $fast;
 	[ "$fast" -eq 12 ]
 check "under attack: /healthz answered within 2 s 12 of 12 times (got $health)" [ "$health" -eq 12 ]
 M=$(U /metrics)
-cut_all() { [ "$(metric "$M" 'gpuq_http_connections_closed_total{reason="body_deadline"}')" = 100 ]; }
-check "the 100 trickled bodies are closed at the 10 s body deadline (within 20 s)" \
+# Every trickled body either cut at its deadline or, past the 64 in flight
+# from one address, answered 503 at once (how many of each depends on how
+# fast the attacker opened them: one cut frees room for the next).
+cuts() { metric "$M" 'gpuq_http_connections_closed_total{reason="body_deadline"}'; }
+shares() { metric "$M" 'gpuq_http_refused_total{reason="body_share"}'; }
+cut_all() { [ $(($(cuts) + $(shares))) -eq 100 ]; }
+check "the 100 trickled bodies: closed at the 10 s body deadline or refused past 64 in flight (within 20 s)" \
 	wait_until 20 cut_all
+echo "# trickled bodies: $(cuts) cut at the deadline, $(shares) refused past 64 in flight"
 wait "$TRICKLE" "$IDLE"
 ABUSERS=
 out=$(cat "$T/trickle.out")
 case $out in
-"trickle opened 100 closed 100 answered 0 "*)
+"trickle opened 100 closed 100 answered $(shares) "*)
 	last=$(printf '%s' "$out" | sed -n 's/.* last \([0-9]*\).*/\1/p')
-	check "trickled bodies: closed unanswered, the last within 15 s ($out)" [ "${last:-99}" -lt 15 ]
+	check "trickled bodies: closed, unanswered but for the $(shares) refused, the last within 15 s ($out)" \
+		[ "${last:-99}" -lt 15 ]
 	;;
-*) not_ok "trickled bodies: closed unanswered, the last within 15 s" "$out" ;;
+*) not_ok "trickled bodies: closed, unanswered but for those refused, the last within 15 s" "$out" ;;
 esac
 out=$(cat "$T/idle.out")
 case $out in
@@ -173,7 +188,54 @@ spaced() { [ "$lines" -ge 1 ] && ! printf '%s\n' $gaps | awk '$1 < 9.9 { bad = 1
 check "log: the refusals rate-limited, lines 10 s apart ($lines lines for 528; gaps: ${gaps:-none})" spaced
 stop_server
 
-# ---- 2. an internal listener for /metrics and the web view ----
+# ---- 2. fast, then stalled: one address's share of the body budget ----
+if start_server; then ok "server starts (fast-then-stall)"; else
+	not_ok "server starts (fast-then-stall)" "$(cat "$LOG")"
+	tap_end
+	exit 1
+fi
+python3 "$HERE/abuse_starve.py" stall "$PORT" 127.0.0.7 98 40 "$T/stall.open" \
+	>"$T/stall.out" 2>&1 &
+STALL=$!
+ABUSERS=$STALL
+stall_open() { [ -e "$T/stall.open" ]; }
+check "the attacker sent its bodies but the last bytes (within 130 s)" wait_until 130 stall_open
+M=$(U /metrics)
+# 30 tenant reviews from 127.0.0.1, one each half second, at once while it
+# holds what it may and keeps reopening what is cut (for 40 s).
+k=0 good=0
+: >"$T/times"
+while [ $k -lt 30 ]; do
+	k=$((k + 1))
+	r=$(C -o /dev/null -w '%{http_code} %{time_total}' --max-time 2 -X POST \
+		-H 'Content-Type: application/json' --data-binary @"$T/review.json" "$(U /mutate)" \
+		2>/dev/null)
+	[ "${r%% *}" = 200 ] && good=$((good + 1)) && echo "${r#* }" >>"$T/times"
+	sleep 0.5
+done
+lat=$(sort -n "$T/times" | awk '{ v[NR] = $1 * 1000 } END {
+	if (!NR) { print "none"; exit }
+	i50 = int(NR * 0.5 + 0.5); i99 = int(NR * 0.99 + 0.5); if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
+	printf "p50 %.1f ms, p99 %.1f ms", v[i50], v[i99] }')
+echo "# fast-then-stall: honest reviews $good of 30 answered 200 ($lat)"
+check "fast-then-stall: 30 of 30 tenant reviews answered 200 within 2 s (got $good; $lat)" \
+	[ "$good" -eq 30 ]
+same "fast-then-stall: no review refused for the whole budget" \
+	"$(metric "$M" 'gpuq_http_refused_total{reason="body_budget"}')" 0
+share_refused() { [ "$(metric "$M" 'gpuq_http_refused_total{reason="body_share"}')" -ge 1 ]; }
+check "its bodies past its share answered 503 (body_share counted)" share_refused
+wait "$STALL"
+ABUSERS=
+echo "# $(cat "$T/stall.out"); refused for its share: $(metric "$M" 'gpuq_http_refused_total{reason="body_share"}')"
+check "log: the offending address named, with its share" \
+	grep -qE 'review requests from 127\.0\.0\.7 answered 503: that address.s share of request body memory spent' "$LOG"
+gaps=$(grep 'review requests from 127.0.0.7 answered 503' "$LOG" | cut -c12-23 |
+	awk -F: '{ t = $1 * 3600 + $2 * 60 + $3; if (NR > 1) printf "%.1f ", t - p; p = t }')
+lines=$(grep -c 'review requests from 127.0.0.7 answered 503' "$LOG")
+check "log: the address's lines rate-limited, 10 s apart ($lines lines; gaps: ${gaps:-none})" spaced
+stop_server
+
+# ---- 3. an internal listener for /metrics and the web view ----
 if start_server --internal-listen 127.0.0.1:IPORT; then ok "server starts with --internal-listen"; else
 	not_ok "server starts with --internal-listen" "$(cat "$LOG")"
 fi

@@ -88,3 +88,26 @@ certificates.mode self. */}}
 {{- end }}
 {{- toYaml $out }}
 {{- end -}}
+
+{{/* The `from` entries of 8443: networkPolicy.apiserverCIDRs, or else the
+addresses of the `kubernetes` Service's EndpointSlice in the default
+namespace (the apiserver's, looked up at install and upgrade) as /32 or
+/128. Nothing to name: fail, never an open port (an empty `from` admits every
+source). */}}
+{{- define "gpuq.apiserverFrom" -}}
+{{- $cidrs := .Values.networkPolicy.apiserverCIDRs | default list -}}
+{{- if not $cidrs -}}
+{{- $slice := lookup "discovery.k8s.io/v1" "EndpointSlice" "default" "kubernetes" -}}
+{{- range $ep := ($slice.endpoints | default list) -}}
+{{- range $ip := ($ep.addresses | default list) -}}
+{{- $cidrs = append $cidrs (printf "%s/%s" $ip (ternary "128" "32" (contains ":" $ip))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not $cidrs -}}
+{{- fail "networkPolicy: the kube-apiserver's addresses are unknown (no cluster to look them up in, e.g. helm template): set networkPolicy.apiserverCIDRs (docs/install.md, \"Who may reach gpuq\"), or networkPolicy.from to widen 8443" -}}
+{{- end -}}
+{{- range $cidrs }}
+- ipBlock: {cidr: {{ . | quote }}}
+{{- end -}}
+{{- end -}}
