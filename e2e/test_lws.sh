@@ -9,16 +9,22 @@
 # maxSurge 1 makes a group past spec.replicas: it queues as a group of its
 # own (gated while the quota is full), is admitted once it frees, the
 # rollout completes and the surge group's quota is freed with its Pods.
-# Four fake 8-GPU nodes of its own (removed after).
+# Four fake 8-GPU nodes of its own (removed after). A low-priority group
+# holding a tenant's whole quota is preempted by the tenant's high-priority
+# Job (issue 31): its Pods go, the Job runs, the group queues again whole and
+# runs after it, the GPUs held sampled all along.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 15
 NS=e2e-lws
+PNS=e2e-lwsp
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
 
 cleanup() {
 	k -n $NS delete leaderworkersets.leaderworkerset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	k -n $PNS delete leaderworkersets.leaderworkerset.x-k8s.io,jobs --all --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-$PNS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$PNS.pid")" 2>/dev/null || true
 	"$HERE/upstream.sh" stop lws >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-lws-$i" --wait=false >/dev/null 2>&1 || true; done
 }
@@ -157,3 +163,79 @@ check "once the Job goes, the surge group is admitted and the rollout completes 
 	poll_rollout "rollout done" rolled
 check "the surge group's quota is freed with its Pods: 16 GPUs in use" poll "gpusInUse 16" \
 	bash -c "[ \"\$(k get clusterqueues.gpuq.dev $NS -o 'jsonpath={.status.gpusInUse}')\" = 16 ]"
+
+# ---- a group preempted (issue 31) ----
+# A tenant's low-priority group of a leader and a worker of 4 GPUs holds its
+# ClusterQueue's 8; the tenant's high-priority Job of 8 preempts it: the
+# group's Pods are deleted (the LWS controller makes them again, gated), the
+# Job runs only while none of them does, the group waits whole behind it and
+# runs again once it completes. The LWS is made and the Job submitted by the
+# tenant (the namespace's edit role, extended to leaderworkerset.x-k8s.io as
+# a platform team does for its operators).
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-lwsp-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-lwsp-high}
+value: 10000
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-lws-edit
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [leaderworkerset.x-k8s.io]
+  resources: [leaderworkersets]
+  verbs: [get, list, watch, create, update, patch, delete]
+YAML
+gpu_queue $PNS 8 "{withinClusterQueue: LowerPriority}"
+k label namespace $PNS gpuq.dev/upstream-lws=true >/dev/null
+tenant $PNS
+can_edit_lws() { [ "$(tk $PNS auth can-i create leaderworkersets.leaderworkerset.x-k8s.io)" = yes ]; }
+poll "the edit role aggregates leaderworkerset.x-k8s.io" can_edit_lws || true
+sampler_start $PNS 8
+tk $PNS create -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: low, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      metadata:
+        annotations:
+          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+      spec:
+        priorityClassName: e2e-lwsp-low
+        terminationGracePeriodSeconds: 0
+        containers:
+        - name: vllm
+          image: busybox
+          resources: {limits: {nvidia.com/gpu: "4"}}
+YAML
+# pods_of WHAT: the low group's Pods, one a line: phase, node, gates
+pods_of() { k -n $PNS get pods -l "$(sel low)" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null; }
+low_running() { [ "$(pods_of | grep -c '^Running h100-' || true)" = 2 ]; }
+# no Pod of the group bound (deleted; those its controller makes again stay gated)
+low_stopped() { local p; p=$(pods_of) && [ "$(printf '%s\n' "$p" | awk '$2 ~ /^h100-/' | wc -l)" = 0 ]; }
+low_gated() { [ "$(pods_of | grep -c 'gpuq.dev/admission' || true)" = 2 ]; }
+export -f pods_of low_running low_stopped low_gated job_complete
+export PNS
+check "a tenant's low-priority LWS group of 2 x 4 GPUs takes the whole quota" \
+	poll "low running" low_running
+AS_TENANT=1 gpu_job $PNS high 8 e2e-lwsp-high 30s
+check "the tenant's high-priority Job preempts the group: it runs while no Pod of the group does" \
+	poll "high running, low stopped" bash -c "job_running $PNS high && low_stopped"
+check "the group queues again whole behind the Job: its 2 Pods made again, both gated, while the Job runs" \
+	poll "low gated" bash -c "low_gated && ! job_complete $PNS high"
+echo "# low: $(pods_of | tr '\n' ';') high: $(job_field $PNS high '{.status.conditions[*].type}')" >&2
+check "the group runs again whole once the Job completes" \
+	poll "high complete, low running" bash -c "job_complete $PNS high && low_running"
+sampler_stop $PNS
