@@ -21,9 +21,15 @@
 #    7-GPU Job beside it: 15 on 8);
 #  - a StatefulSet scaled down while the Pod scaled away still goes (held by
 #    a finalizer) keeps that Pod's quota until it is gone: a 5-GPU Job waits
-#    till then (it ran beside it: 11 on 10).
+#    till then (it ran beside it: 11 on 10);
+#  - an admitted Job's parallelism shrinks only: 2 -> 3 refused, 2 -> 1
+#    taken, and its quota stays reserved until it finishes (kinds.md's Job
+#    row, count admitted);
+#  - a plain Pod's queue label: gated, it is judged anew (a ClusterQueue of
+#    0 GPUs refused, one with room taken and the Pod released there);
+#    released, refused (kinds.md's Pod row).
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 29
 NS=e2e-lc
 export -f k job_field job_running job_suspended job_complete job_status tk
 export NS E2E_RUN
@@ -262,4 +268,52 @@ check "scaled 2 -> 1 while web2-1 still goes, the set holds its 6 GPUs: a 5-GPU 
 	poll "five waiting" five_waits
 k -n $NS patch pod web2-1 --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
 check "once web2-1 is gone, the 5-GPU Job runs" poll "five running" job_running $NS five
+
+# ---- an admitted Job's count shrinks only ----
+k -n $NS delete job five --wait=false >/dev/null
+tkq $NS delete statefulset web2 --wait=false
+for p in $(k -n $NS get pods -l app=web2 -o name); do
+	k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+done
+poll "no GPU held in $NS" none_held
+tjob wide 1 2 2 3600s
+wide_pods() { [ "$(k -n $NS get pods -l job-name=wide --field-selector status.phase=Running -o name | wc -l)" = "$1" ]; }
+export -f wide_pods
+poll "wide running 2 pods" bash -c "job_running $NS wide && wide_pods 2"
+out=$(tk $NS patch job wide --type merge -p '{"spec":{"parallelism":3}}' 2>&1)
+check "an admitted Job's parallelism cannot grow: 2 -> 3 refused ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'spec.parallelism cannot grow after admission'" _ "$out"
+check "it may shrink: 2 -> 1 taken" tkq $NS patch job wide --type merge -p '{"spec":{"parallelism":1}}'
+tjob seven3 7 1 1 3600s
+seven3_waits() { wide_pods 1 && job_suspended $NS seven3 && job_status $NS seven3 | grep -qi 'waiting'; }
+export -f seven3_waits
+check "its Pod scaled away goes, its quota stays reserved until it finishes: a 7-GPU Job waits (2 + 7 of 8)" \
+	poll "wide at 1 pod, seven3 waiting" seven3_waits
+k -n $NS delete job wide --wait=false >/dev/null
+check "once the shrunk Job is gone, the 7-GPU Job runs" poll "seven3 running" job_running $NS seven3
+
+# ---- a plain Pod's queue label, gated and released (seven3 holds 7 of 8) ----
+tk $NS apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: solo, labels: {gpuq.dev/queue-name: default}}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+pod_gates() { k -n $NS get pod solo -o 'jsonpath={.spec.schedulingGates[*].name}'; }
+solo_waits() { [ "$(pod_gates)" = gpuq.dev/admission ] && k -n $NS get pod solo -o 'jsonpath={.metadata.annotations.gpuq\.dev/status}' | grep -q 'waiting for quota'; }
+solo_released() { [ -z "$(pod_gates)" ] && [ -n "$(k -n $NS get pod solo -o 'jsonpath={.spec.nodeName}')" ]; }
+export -f pod_gates solo_waits solo_released
+check "a tenant's 2-GPU Pod waits, gated, while its ClusterQueue is full" poll "solo waits" solo_waits
+out=$(tk $NS label pod solo gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "gated, moving it to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'can never be admitted'" _ "$out"
+solo_moved() { tkq $NS label pod solo gpuq.dev/queue-name=two --overwrite && poll "solo released" solo_released; }
+check "moving it to LocalQueue two (2 GPUs) is taken, and it is released there" solo_moved
+out=$(tk $NS label pod solo gpuq.dev/queue-name=default --overwrite 2>&1)
+check "released, its queue label is fixed ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
+k -n $NS delete pod solo --wait=false >/dev/null
 sampler_stop $NS
