@@ -3,7 +3,7 @@
 # namespace's `edit` role, extended to the operators' kinds as a platform
 # team does) create, edit, relabel, scale and delete workloads of every kind
 # the cluster has controllers for (Jobs, StatefulSets, Deployments,
-# LeaderWorkerSets, JobSets, RayClusters and pod groups; the real LWS,
+# LeaderWorkerSets, JobSets, RayClusters, pod groups and plain Pods; the real LWS,
 # JobSet and KubeRay controllers run) at random for GPUQ_STORM_SECONDS
 # (default 30 here; `make storm` runs 300) from seed GPUQ_STORM_SEED
 # (default 1, printed: bash's $RANDOM draws the same numbers from it; which
@@ -11,7 +11,7 @@
 # namespace's GPUs held by bound, unfinished Pods are sampled every half
 # second. Each namespace has 8 GPUs in its ClusterQueue (LocalQueue default)
 # and 2 in another (LocalQueue alt). Then the storm stops, the kinds that run
-# until deleted (sets, LWSs, RayClusters, pod groups) are deleted, and every
+# until deleted (sets, LWSs, RayClusters, pod groups, Pods) are deleted, and every
 # Job and JobSet that has pods must finish: nothing is left stuck, no Pod
 # gated, no JobSet held; once the rest is deleted too, every ClusterQueue
 # holds nothing and has nothing pending (no quota or workload leaked).
@@ -36,6 +36,7 @@ cleanup() {
 	for ns in $TENANTS; do
 		k -n "$ns" delete "$RUNNING_KINDS,jobs,$JS" --all --wait=false >/dev/null 2>&1 || true
 		k -n "$ns" delete pods -l e2e-storm=y --wait=false >/dev/null 2>&1 || true
+		k -n "$ns" delete pods -l e2e-plain --wait=false >/dev/null 2>&1 || true
 		[ ! -f "$E2E_RUN/sampler-$ns.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$ns.pid")" 2>/dev/null || true
 	done
 	for u in $UPSTREAM; do "$HERE/upstream.sh" stop "$u" >/dev/null 2>&1 || true; done
@@ -90,7 +91,7 @@ for ns in $TENANTS; do sampler_start "$ns" 10; done
 
 # The objects (all the tenant's, through tk; kwok plays their Pods, and
 # completes those of Jobs after RT). Every one is labelled e2e-storm=y; a
-# pod group's members e2e-group=NAME too.
+# pod group's members e2e-group=NAME too, a plain Pod e2e-plain=y.
 KWOK='annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "RT", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "RT"}'
 LABELS='labels: {gpuq.dev/queue-name: Q, e2e-storm: "y"}'
 GPU='resources: {limits: {nvidia.com/gpu: "G"}}'
@@ -204,6 +205,19 @@ spec:
   containers: [{name: m, image: x$res}]
 YAML
 }
+plain() { # NS NAME GPUS QUEUE: a plain GPU Pod
+	tk "$1" create -f - <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $2
+  labels: {gpuq.dev/queue-name: $4, e2e-storm: "y", e2e-plain: "y"}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 0
+  containers: [{name: m, image: x, ${GPU/G/$3}}]
+YAML
+}
 group() { # NS NAME TOTAL GPUS QUEUE: a pod group, every member made
 	local i rc=0
 	for ((i = 0; i < $3; i++)); do member "$1" "$2" "$i" "$(($4 - (i == 0 && $3 > 2)))" "$3" "$5" || rc=1; done
@@ -213,11 +227,13 @@ group() { # NS NAME TOTAL GPUS QUEUE: a pod group, every member made
 gpu_patch() { echo "[{\"op\":\"replace\",\"path\":\"$1/resources/limits/nvidia.com~1gpu\",\"value\":\"$2\"}]"; }
 
 # objects NS: the storm's objects of NS, "KIND NAME" a line (a pod group
-# once per member: "Pod GROUP")
+# once per member: "Pod GROUP"; a plain Pod "Plain NAME")
 objects() {
 	k -n "$1" get "jobs,statefulsets,deployments,$LWS,$JS,$RC,pods" -l e2e-storm=y \
-		-o 'jsonpath={range .items[*]}{.kind} {.metadata.name} {.metadata.labels.e2e-group}{"\n"}{end}' 2>/dev/null |
-		awk '$1 == "Pod" { if ($3 != "") print "Pod", $3; next } { print $1, $2 }' | sort -u
+		-o 'jsonpath={range .items[*]}{.kind}|{.metadata.name}|{.metadata.labels.e2e-group}|{.metadata.labels.e2e-plain}{"\n"}{end}' 2>/dev/null |
+		awk -F'|' '$1 == "Pod" && $3 != "" { print "Pod", $3; next }
+			$1 == "Pod" && $4 != "" { print "Plain", $2; next }
+			$1 != "Pod" { print $1, $2 }' | sort -u
 }
 of() { printf '%s\n' "$objs" | awk -v k="$1" '$1 == k { print $2 }'; }
 pick() { local a=("$@"); [ ${#a[@]} -gt 0 ] && echo "${a[RANDOM % ${#a[@]}]}"; }
@@ -235,7 +251,7 @@ act() {
 	if [ -z "$name" ] || { [ $r -lt 30 ] && [ ${#live[@]} -lt $cap ]; }; then
 		case $kind in
 		Job) n0=job ;; StatefulSet) n0=sts ;; Deployment) n0=dep ;; LeaderWorkerSet) n0=lws ;;
-		JobSet) n0=js ;; RayCluster) n0=rc ;; Pod) n0=g ;;
+		JobSet) n0=js ;; RayCluster) n0=rc ;; Pod) n0=g ;; Plain) n0=pod ;;
 		esac
 		n0=${ns#e2e-}-$n0$n
 		A=create-$kind
@@ -246,11 +262,14 @@ act() {
 		JobSet) jobset "$ns" "$n0" $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) "$((2 + RANDOM % 4))s" "$(queue)" ;;
 		RayCluster) raycluster "$ns" "$n0" $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) "$(queue)" ;;
 		Pod) group "$ns" "$n0" $((2 + RANDOM % 2)) $((1 + RANDOM % 2)) "$(queue)" ;;
+		Plain) plain "$ns" "$n0" $((1 + RANDOM % 2)) "$(queue)" ;;
 		esac
 		return
 	fi
 	res=$(echo "$kind" | tr A-Z a-z)s
-	case $kind in LeaderWorkerSet) res=$LWS ;; JobSet) res=$JS ;; RayCluster) res=$RC ;; esac
+	case $kind in LeaderWorkerSet) res=$LWS ;; JobSet) res=$JS ;; RayCluster) res=$RC ;; Plain) res=pods ;; esac
+	# a Pod's count and shape are the apiserver's: its edit is its queue label
+	[ "$kind" = Plain ] && [ $r -lt 65 ] && r=70
 	if [ $r -lt 50 ]; then
 		A=count-$kind
 		case $kind in
@@ -305,7 +324,7 @@ act() {
 
 RANDOM=$SEED
 echo "# $SCENARIO: seed $SEED, $SECONDS_ s" >&2
-KINDS="Job Job StatefulSet Deployment LeaderWorkerSet JobSet RayCluster Pod"
+KINDS="Job Job StatefulSet Deployment LeaderWorkerSet JobSet RayCluster Pod Plain"
 declare -A tried=() took=()
 deadline=$(($(date +%s) + SECONDS_))
 n=0
@@ -336,6 +355,7 @@ check "the webhook refused some edits, each naming why ($refused refusals; e.g. 
 for ns in $TENANTS; do
 	k -n "$ns" delete "$RUNNING_KINDS" -l e2e-storm=y --wait=false >/dev/null
 	k -n "$ns" delete pods -l e2e-group --wait=false >/dev/null
+	k -n "$ns" delete pods -l e2e-plain --wait=false >/dev/null
 done
 # unfinished NS: the storm's Jobs and JobSets of NS with pods, not finished
 # (a JobSet finishes Completed or Failed), one a line
