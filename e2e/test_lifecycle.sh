@@ -27,9 +27,12 @@
 #    row, count admitted);
 #  - a plain Pod's queue label: gated, it is judged anew (a ClusterQueue of
 #    0 GPUs refused, one with room taken and the Pod released there);
-#    released, refused (kinds.md's Pod row).
+#    released, refused (kinds.md's Pod row);
+#  - a Deployment's GPUs per Pod changed, admitted (2 -> 4: its new Pod runs
+#    at 4 and is counted so) and queued (4 -> 2 while its Pod waits gated:
+#    the new Pod runs at 2) (kinds.md's Deployment row).
 . "$(dirname "$0")/lib.sh"
-plan 29
+plan 33
 NS=e2e-lc
 export -f k job_field job_running job_suspended job_complete job_status tk
 export NS E2E_RUN
@@ -316,4 +319,52 @@ out=$(tk $NS label pod solo gpuq.dev/queue-name=default --overwrite 2>&1)
 check "released, its queue label is fixed ($out)" \
 	bash -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
 k -n $NS delete pod solo --wait=false >/dev/null
+
+# ---- a Deployment's edits, admitted and queued (each new Pod a workload) ----
+k -n $NS delete job seven3 --wait=false >/dev/null
+poll "no GPU held in $NS" none_held
+# dep NAME GPUS: the tenant's Deployment of one Pod of GPUS GPUs
+dep() {
+	tk $NS apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata:
+      labels: {app: $1}
+      annotations:
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "$2"}}}]
+YAML
+}
+# dep_at NAME GPUS: Deployment NAME's only Pod runs on an H100 node at GPUS
+dep_at() {
+	[ "$(k -n $NS get pods -l "app=$1" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.containers[0].resources.limits.nvidia\.com/gpu};{end}')" = "Running $(k -n $NS get pods -l "app=$1" -o 'jsonpath={.items[0].spec.nodeName}') $2;" ] &&
+		k -n $NS get pods -l "app=$1" -o 'jsonpath={.items[0].spec.nodeName}' | grep -q '^h100-'
+}
+dep_gpus() { tkq $NS patch deployment "$1" --type json -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\",\"value\":\"$2\"}]"; }
+export -f dep_at
+dep api 2
+poll "api at 2" dep_at api 2
+api_to_4() { dep_gpus api 4 && poll "api at 4" dep_at api 4; }
+check "admitted, a tenant's Deployment's GPUs per Pod change (2 -> 4) is taken: its new Pod runs at 4, the old one gone" api_to_4
+tjob five2 5 1 1 3600s
+five2_waits() { job_suspended $NS five2 && job_status $NS five2 | grep -qi 'waiting'; }
+export -f five2_waits
+check "the new Pod is counted at 4: a 5-GPU Job waits" poll "five2 waiting" five2_waits
+tkq $NS delete deployment api --wait=false
+check "once the Deployment goes, the 5-GPU Job runs" poll "five2 running" job_running $NS five2
+dep q 4
+q_waits() { k -n $NS get pods -l app=q -o 'jsonpath={.items[0].metadata.annotations.gpuq\.dev/status}' | grep -q 'waiting for quota'; }
+export -f q_waits
+poll "q's Pod waits (5 + 4 of 8)" q_waits
+q_to_2() { dep_gpus q 2 && poll "q at 2" dep_at q 2; }
+check "queued (its Pod gated: 5 + 4 of 8), its GPUs change (4 -> 2) is taken: its new Pod runs at 2, the old one gone" q_to_2
+tkq $NS delete deployment q --wait=false
 sampler_stop $NS
