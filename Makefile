@@ -152,10 +152,11 @@ soak: bin/gpuq
 	@GPUQ_BIN=$(BIN) GPUQ_FENCE_TRIALS=$${GPUQ_FENCE_TRIALS:-20} bash e2e/run.sh test_fence.sh
 
 # Issue 31's edit storm in full (not in `make test`, which runs it for 30 s):
-# two tenants create, edit, relabel, scale and delete Jobs, StatefulSets and
-# Deployments at random for GPUQ_STORM_SECONDS (default 300) from
-# GPUQ_STORM_SEED (default 1), the GPUs held sampled all along
-# (e2e/test_storm.sh).
+# two tenants create, edit, relabel, scale and delete workloads of every kind
+# the e2e cluster has controllers for (Jobs, StatefulSets, Deployments,
+# LeaderWorkerSets, JobSets, RayClusters, pod groups, plain Pods) at random for
+# GPUQ_STORM_SECONDS (default 300) from GPUQ_STORM_SEED (default 1), the GPUs
+# held sampled all along (e2e/test_storm.sh).
 storm: bin/gpuq
 	@GPUQ_BIN=$(BIN) GPUQ_STORM_SECONDS=$${GPUQ_STORM_SECONDS:-300} bash e2e/run.sh test_storm.sh
 

@@ -193,8 +193,13 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 		snprintf(out, cap, "%s", o->uid);
 }
 
-/* A plain Pod as a workload of one pod set of one Pod. */
-static int add_to_core(struct controller *c, controller_pgroup_t *g, const workload_t *o)
+/* A plain Pod as a workload of one pod set of one Pod: added, or, while it
+ * queues, followed (engine_workload_update: its queue label moved moves it,
+ * as a Job's does; the apiserver fixes the rest of a Pod). Moved where the
+ * core cannot take it (a LocalQueue the policy lacks), it leaves the queue
+ * and waits outside, said once; moved back, it returns. Admitted, it keeps
+ * its admission (the webhook refuses a released Pod's move). */
+static int plain_sync(struct controller *c, controller_pgroup_t *g, const workload_t *o)
 {
 	controller_podset_buf_t buf;
 	engine_podset_spec_t ps;
@@ -210,14 +215,31 @@ static int add_to_core(struct controller *c, controller_pgroup_t *g, const workl
 	    .max_exec_s = o->x->max_exec_s,
 	};
 	gpuq_diag_t diag = {{0}};
+	engine_workload_view_t v;
+	engine_wl_t id;
+	bool in_core, changed = false;
 	int rc;
 
+	in_core = engine_workload_find(c->e, g->key, &id) == GPUQ_OK &&
+		  engine_workload_view(c->e, id, &v) == GPUQ_OK;
+	if (in_core && (v.state != ENGINE_WL_PENDING || !o->gated))
+		return GPUQ_OK;
+	if (!in_core && o->finished)
+		return GPUQ_OK;
 	controller_podset_from(&o->podsets[0], 1, &buf, &ps);
-	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
+	rc = in_core ? engine_workload_update(c->e, &ws, controller_now(c), &changed, &diag)
+		     : engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
+		g->bad = false;
+		if (in_core && !changed)
+			return GPUQ_OK;
 		c->core_dirty = true;
 		controller_status_note(c, g->key);
 		return GPUQ_OK;
+	}
+	if (in_core && engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK) {
+		c->core_dirty = true;
+		controller_status_note(c, g->key);
 	}
 	if (!g->bad)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "Pod %s/%s waits outside the queue: %s",
@@ -670,9 +692,8 @@ static void pod_seen(struct controller *c, workload_t *o)
 		controller_sets_group_add(c, g); /* its set's counts, not its Pods' */
 	else if (g->group && engine_core(c->e))
 		group_sync(c, g);
-	else if (engine_core(c->e) &&
-		 engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK && !o->finished)
-		(void)add_to_core(c, g, o);
+	else if (engine_core(c->e))
+		(void)plain_sync(c, g, o);
 	if (engine_core(c->e)) {
 		observe(c, g);
 		controller_touch_key(c, g->key);

@@ -300,7 +300,8 @@ drain() {
 # a Job whose pods ask for GPUS nvidia.com/gpu each and complete after RUNTIME
 # (kwok's pod-complete delay and jitter-delay, both: kwok waits a random
 # time between them; default 3s). Pods are created at once and Ready after
-# READY (default 0s).
+# READY (default 0s). Made by the admin, or with AS_TENANT=1 by NS's tenant
+# (tenant NS first).
 gpu_job() {
 	ns=$1 name=$2 gpus=$3 pc=${4:-} rt=${5:-3s} par=${6:-1} queue=${7:-default} ready=${8:-0s}
 	{
@@ -335,7 +336,7 @@ YAML
         resources:
           limits: {nvidia.com/gpu: "$gpus"}
 YAML
-	} | k apply -f - >/dev/null
+	} | if [ -n "${AS_TENANT:-}" ]; then tk "$ns" apply -f -; else k apply -f -; fi >/dev/null
 }
 
 # The node a Job's (first) pod is bound to.

@@ -21,9 +21,18 @@
 #    7-GPU Job beside it: 15 on 8);
 #  - a StatefulSet scaled down while the Pod scaled away still goes (held by
 #    a finalizer) keeps that Pod's quota until it is gone: a 5-GPU Job waits
-#    till then (it ran beside it: 11 on 10).
+#    till then (it ran beside it: 11 on 10);
+#  - an admitted Job's parallelism shrinks only: 2 -> 3 refused, 2 -> 1
+#    taken, and its quota stays reserved until it finishes (kinds.md's Job
+#    row, count admitted);
+#  - a plain Pod's queue label: gated, it is judged anew (a ClusterQueue of
+#    0 GPUs refused, one with room taken and the Pod released there);
+#    released, refused (kinds.md's Pod row);
+#  - a Deployment's GPUs per Pod changed, admitted (2 -> 4: its new Pod runs
+#    at 4 and is counted so) and queued (4 -> 2 while its Pod waits gated:
+#    the new Pod runs at 2) (kinds.md's Deployment row).
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 33
 NS=e2e-lc
 export -f k job_field job_running job_suspended job_complete job_status tk
 export NS E2E_RUN
@@ -262,4 +271,100 @@ check "scaled 2 -> 1 while web2-1 still goes, the set holds its 6 GPUs: a 5-GPU 
 	poll "five waiting" five_waits
 k -n $NS patch pod web2-1 --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
 check "once web2-1 is gone, the 5-GPU Job runs" poll "five running" job_running $NS five
+
+# ---- an admitted Job's count shrinks only ----
+k -n $NS delete job five --wait=false >/dev/null
+tkq $NS delete statefulset web2 --wait=false
+for p in $(k -n $NS get pods -l app=web2 -o name); do
+	k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+done
+poll "no GPU held in $NS" none_held
+tjob wide 1 2 2 3600s
+wide_pods() { [ "$(k -n $NS get pods -l job-name=wide --field-selector status.phase=Running -o name | wc -l)" = "$1" ]; }
+export -f wide_pods
+poll "wide running 2 pods" bash -c "job_running $NS wide && wide_pods 2"
+out=$(tk $NS patch job wide --type merge -p '{"spec":{"parallelism":3}}' 2>&1)
+check "an admitted Job's parallelism cannot grow: 2 -> 3 refused ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'spec.parallelism cannot grow after admission'" _ "$out"
+check "it may shrink: 2 -> 1 taken" tkq $NS patch job wide --type merge -p '{"spec":{"parallelism":1}}'
+tjob seven3 7 1 1 3600s
+seven3_waits() { wide_pods 1 && job_suspended $NS seven3 && job_status $NS seven3 | grep -qi 'waiting'; }
+export -f seven3_waits
+check "its Pod scaled away goes, its quota stays reserved until it finishes: a 7-GPU Job waits (2 + 7 of 8)" \
+	poll "wide at 1 pod, seven3 waiting" seven3_waits
+k -n $NS delete job wide --wait=false >/dev/null
+check "once the shrunk Job is gone, the 7-GPU Job runs" poll "seven3 running" job_running $NS seven3
+
+# ---- a plain Pod's queue label, gated and released (seven3 holds 7 of 8) ----
+tk $NS apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: solo, labels: {gpuq.dev/queue-name: default}}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+pod_gates() { k -n $NS get pod solo -o 'jsonpath={.spec.schedulingGates[*].name}'; }
+solo_waits() { [ "$(pod_gates)" = gpuq.dev/admission ] && k -n $NS get pod solo -o 'jsonpath={.metadata.annotations.gpuq\.dev/status}' | grep -q 'waiting for quota'; }
+solo_released() { [ -z "$(pod_gates)" ] && [ -n "$(k -n $NS get pod solo -o 'jsonpath={.spec.nodeName}')" ]; }
+export -f pod_gates solo_waits solo_released
+check "a tenant's 2-GPU Pod waits, gated, while its ClusterQueue is full" poll "solo waits" solo_waits
+out=$(tk $NS label pod solo gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "gated, moving it to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'can never be admitted'" _ "$out"
+solo_moved() { tkq $NS label pod solo gpuq.dev/queue-name=two --overwrite && poll "solo released" solo_released; }
+check "moving it to LocalQueue two (2 GPUs) is taken, and it is released there" solo_moved
+out=$(tk $NS label pod solo gpuq.dev/queue-name=default --overwrite 2>&1)
+check "released, its queue label is fixed ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'cannot change after admission'" _ "$out"
+k -n $NS delete pod solo --wait=false >/dev/null
+
+# ---- a Deployment's edits, admitted and queued (each new Pod a workload) ----
+k -n $NS delete job seven3 --wait=false >/dev/null
+poll "no GPU held in $NS" none_held
+# dep NAME GPUS: the tenant's Deployment of one Pod of GPUS GPUs
+dep() {
+	tk $NS apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: $1, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: $1}}
+  template:
+    metadata:
+      labels: {app: $1}
+      annotations:
+        pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+        pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "$2"}}}]
+YAML
+}
+# dep_at NAME GPUS: Deployment NAME's only Pod runs on an H100 node at GPUS
+dep_at() {
+	[ "$(k -n $NS get pods -l "app=$1" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.containers[0].resources.limits.nvidia\.com/gpu};{end}')" = "Running $(k -n $NS get pods -l "app=$1" -o 'jsonpath={.items[0].spec.nodeName}') $2;" ] &&
+		k -n $NS get pods -l "app=$1" -o 'jsonpath={.items[0].spec.nodeName}' | grep -q '^h100-'
+}
+dep_gpus() { tkq $NS patch deployment "$1" --type json -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu\",\"value\":\"$2\"}]"; }
+export -f dep_at
+dep api 2
+poll "api at 2" dep_at api 2
+api_to_4() { dep_gpus api 4 && poll "api at 4" dep_at api 4; }
+check "admitted, a tenant's Deployment's GPUs per Pod change (2 -> 4) is taken: its new Pod runs at 4, the old one gone" api_to_4
+tjob five2 5 1 1 3600s
+five2_waits() { job_suspended $NS five2 && job_status $NS five2 | grep -qi 'waiting'; }
+export -f five2_waits
+check "the new Pod is counted at 4: a 5-GPU Job waits" poll "five2 waiting" five2_waits
+tkq $NS delete deployment api --wait=false
+check "once the Deployment goes, the 5-GPU Job runs" poll "five2 running" job_running $NS five2
+dep q 4
+q_waits() { k -n $NS get pods -l app=q -o 'jsonpath={.items[0].metadata.annotations.gpuq\.dev/status}' | grep -q 'waiting for quota'; }
+export -f q_waits
+poll "q's Pod waits (5 + 4 of 8)" q_waits
+q_to_2() { dep_gpus q 2 && poll "q at 2" dep_at q 2; }
+check "queued (its Pod gated: 5 + 4 of 8), its GPUs change (4 -> 2) is taken: its new Pod runs at 2, the old one gone" q_to_2
+tkq $NS delete deployment q --wait=false
 sampler_stop $NS

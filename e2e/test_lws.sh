@@ -9,16 +9,24 @@
 # maxSurge 1 makes a group past spec.replicas: it queues as a group of its
 # own (gated while the quota is full), is admitted once it frees, the
 # rollout completes and the surge group's quota is freed with its Pods.
-# Four fake 8-GPU nodes of its own (removed after).
+# Four fake 8-GPU nodes of its own (removed after). A low-priority group
+# holding a tenant's whole quota is preempted by the tenant's high-priority
+# Job (issue 31): its Pods go, the Job runs, the group queues again whole and
+# runs after it, the GPUs held sampled all along; then kinds.md's
+# LeaderWorkerSet row in both states: size and shape fixed while it has
+# replicas, admitted or queued, its replicas following.
 . "$(dirname "$0")/lib.sh"
-plan 10
+plan 21
 NS=e2e-lws
+PNS=e2e-lwsp
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
 
 cleanup() {
 	k -n $NS delete leaderworkersets.leaderworkerset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	k -n $PNS delete leaderworkersets.leaderworkerset.x-k8s.io,jobs --all --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-$PNS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$PNS.pid")" 2>/dev/null || true
 	"$HERE/upstream.sh" stop lws >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-lws-$i" --wait=false >/dev/null 2>&1 || true; done
 }
@@ -157,3 +165,117 @@ check "once the Job goes, the surge group is admitted and the rollout completes 
 	poll_rollout "rollout done" rolled
 check "the surge group's quota is freed with its Pods: 16 GPUs in use" poll "gpusInUse 16" \
 	bash -c "[ \"\$(k get clusterqueues.gpuq.dev $NS -o 'jsonpath={.status.gpusInUse}')\" = 16 ]"
+
+# ---- a group preempted (issue 31) ----
+# A tenant's low-priority group of a leader and a worker of 4 GPUs holds its
+# ClusterQueue's 8; the tenant's high-priority Job of 8 preempts it: the
+# group's Pods are deleted (the LWS controller makes them again, gated), the
+# Job runs only while none of them does, the group waits whole behind it and
+# runs again once it completes. The LWS is made and the Job submitted by the
+# tenant (the namespace's edit role, extended to leaderworkerset.x-k8s.io as
+# a platform team does for its operators).
+k apply -f - >/dev/null <<'YAML'
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-lwsp-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: e2e-lwsp-high}
+value: 10000
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-lws-edit
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [leaderworkerset.x-k8s.io]
+  resources: [leaderworkersets]
+  verbs: [get, list, watch, create, update, patch, delete]
+YAML
+gpu_queue $PNS 8 "{withinClusterQueue: LowerPriority}"
+k label namespace $PNS gpuq.dev/upstream-lws=true >/dev/null
+tenant $PNS
+can_edit_lws() { [ "$(tk $PNS auth can-i create leaderworkersets.leaderworkerset.x-k8s.io)" = yes ]; }
+poll "the edit role aggregates leaderworkerset.x-k8s.io" can_edit_lws || true
+sampler_start $PNS 8
+tk $PNS create -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: low, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      metadata:
+        annotations:
+          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+      spec:
+        priorityClassName: e2e-lwsp-low
+        terminationGracePeriodSeconds: 0
+        containers:
+        - name: vllm
+          image: busybox
+          resources: {limits: {nvidia.com/gpu: "4"}}
+YAML
+# pods_of: the low group's Pods, one a line: phase, node, GPUs, gates
+pods_of() { k -n $PNS get pods -l "$(sel low)" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.containers[0].resources.limits.nvidia\.com/gpu} {.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null; }
+low_running() { [ "$(pods_of | grep -c '^Running h100-' || true)" = 2 ]; }
+# no Pod of the group bound (deleted; those its controller makes again stay gated)
+low_stopped() { local p; p=$(pods_of) && [ "$(printf '%s\n' "$p" | awk '$2 ~ /^h100-/' | wc -l)" = 0 ]; }
+low_gated() { [ "$(pods_of | grep -c 'gpuq.dev/admission' || true)" = 2 ]; }
+export -f pods_of low_running low_stopped low_gated job_complete
+export PNS
+check "a tenant's low-priority LWS group of 2 x 4 GPUs takes the whole quota" \
+	poll "low running" low_running
+AS_TENANT=1 gpu_job $PNS high 8 e2e-lwsp-high 30s
+check "the tenant's high-priority Job preempts the group: it runs while no Pod of the group does" \
+	poll "high running, low stopped" bash -c "job_running $PNS high && low_stopped"
+check "the group queues again whole behind the Job: its 2 Pods made again, both gated, while the Job runs" \
+	poll "low gated" bash -c "low_gated && ! job_complete $PNS high"
+echo "# low: $(pods_of | tr '\n' ';') high: $(job_field $PNS high '{.status.conditions[*].type}')" >&2
+check "the group runs again whole once the Job completes" \
+	poll "high complete, low running" bash -c "job_complete $PNS high && low_running"
+
+# ---- kinds.md's LeaderWorkerSet row, admitted and queued ----
+# The tenant's edits of low: its size and its Pods' shape are fixed while
+# it has replicas, admitted or queued (the way out named); its replicas
+# follow (each new group queues whole); at 0 replicas anything goes.
+LWSR=leaderworkersets.leaderworkerset.x-k8s.io
+lws_patch() { tk $PNS patch $LWSR low --type "$1" -p "$2" 2>&1; }
+GPUS_PATH=/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/resources/limits/nvidia.com~1gpu
+gpus_to() { echo "[{\"op\":\"replace\",\"path\":\"$GPUS_PATH\",\"value\":\"$1\"}]"; }
+fixed() { printf '%s' "$1" | grep -q 'while its 1 replicas wait or run under gpuq; scale it to 0 first'; }
+out=$(lws_patch merge '{"spec":{"leaderWorkerTemplate":{"size":3}}}')
+check "admitted, its size cannot change (2 -> 3 refused, the way out named: $out)" fixed "$out"
+out=$(lws_patch json "$(gpus_to 2)")
+check "admitted, nor its GPUs per Pod (4 -> 2 refused)" fixed "$out"
+AS_TENANT=1 gpu_job $PNS hold 8 e2e-lwsp-high 3600s
+poll "low preempted by hold" bash -c "job_running $PNS hold && low_gated"
+out=$(lws_patch merge '{"spec":{"leaderWorkerTemplate":{"size":3}}}')
+check "queued (its Pods gated behind a Job), its size cannot change either ($out)" fixed "$out"
+four_gated() { [ "$(pods_of | grep -c 'gpuq.dev/admission' || true)" = 4 ]; }
+export -f four_gated
+lws_two() { lws_patch merge '{"spec":{"replicas":2}}' >/dev/null && poll "4 gated" four_gated; }
+check "queued, its replicas follow: 1 -> 2 groups, all 4 Pods gated" lws_two
+k -n $PNS delete job hold --wait=false >/dev/null
+one_of_two() { low_running && [ "$(pods_of | grep -c 'gpuq.dev/admission' || true)" = 2 ]; }
+export -f one_of_two
+check "the Job gone, one group of 8 GPUs runs and the other waits whole, gated" \
+	poll "one group running, one gated" one_of_two
+one_pod_of_8() { [ "$(pods_of | grep -c '^Running h100-[^ ]* 8 ' || true)" = 1 ] && [ "$(pods_of | wc -l)" = 1 ]; }
+way_out() {
+	lws_patch merge '{"spec":{"replicas":0}}' >/dev/null &&
+		poll "low's Pods gone" bash -c "[ -z \"\$(pods_of)\" ]" &&
+		lws_patch merge '{"spec":{"leaderWorkerTemplate":{"size":1}}}' >/dev/null &&
+		lws_patch json "$(gpus_to 8)" >/dev/null &&
+		lws_patch merge '{"spec":{"replicas":1}}' >/dev/null &&
+		poll "one Pod of 8 running" one_pod_of_8
+}
+export -f one_pod_of_8
+check "scaled to 0, its size (2 -> 1) and GPUs (4 -> 8) change; scaled back, its one Pod of 8 GPUs runs" way_out
+sampler_stop $PNS

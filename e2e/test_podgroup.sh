@@ -7,9 +7,12 @@
 # different shapes are each charged their own request; the present count
 # follows deletions; a Failed member keeps its group's quota and its
 # replacement is released without queueing; the group ends when every
-# member succeeded; a higher-priority Pod preempts a group whole.
+# member succeeded; a higher-priority Pod preempts a group whole, and so
+# does a tenant's higher-priority Job: the group's Pods go, the Job runs, the
+# group made again waits whole behind it and is released after it, the GPUs
+# held by the namespace's bound Pods sampled all along (issue 31).
 . "$(dirname "$0")/lib.sh"
-plan 19
+plan 24
 NS=e2e-pg
 
 k apply -f - >/dev/null <<'YAML'
@@ -25,7 +28,8 @@ value: 10000
 YAML
 gpu_queue e2e-pg 8 "{withinClusterQueue: LowerPriority}"
 
-# gpu_pod NAME GPUS [GROUP TOTAL [PRIORITYCLASS]] (GPUS 0: asks for nothing)
+# gpu_pod NAME GPUS [GROUP TOTAL [PRIORITYCLASS]] (GPUS 0: asks for nothing;
+# made by the tenant with AS_TENANT=1)
 gpu_pod() {
 	{
 		cat <<YAML
@@ -51,7 +55,7 @@ spec:
     image: busybox
 YAML
 		[ "$2" = 0 ] || echo "    resources: {limits: {nvidia.com/gpu: \"$2\"}}"
-	} | k apply -f - >/dev/null
+	} | if [ -n "${AS_TENANT:-}" ]; then tk $NS apply -f -; else k apply -f -; fi >/dev/null
 }
 gates() { k -n $NS get pod "$1" -o 'jsonpath={.spec.schedulingGates[*].name}' 2>/dev/null; }
 gated() { [ "$(gates "$1")" = gpuq.dev/admission ]; }
@@ -166,3 +170,32 @@ check "a higher-priority Pod preempts the group: every member deleted, the drive
 	poll "pr deleted" bash -c "gone pr-driver && gone pr-worker"
 check "and the high-priority Pod is released" poll "urgent released" bash -c "released urgent"
 k -n $NS delete pod urgent --wait=false >/dev/null 2>&1 || true
+
+# preemption by a tenant's Job (issue 31): the tenant's low-priority group
+# of a CPU-only driver and two 4-GPU workers holds the whole quota; its
+# high-priority Job of 8 preempts it. Every member is deleted and the Job
+# runs; the group's owner makes its members again: they wait, all gated,
+# while the Job runs, and are released together once it completes.
+poll "urgent gone" bash -c "gone urgent && gone pr-driver && gone pr-worker"
+tenant $NS
+sampler_start $NS 8
+# lo: the group; lo_made: every member made again (or still there)
+lo() { for m in lo-driver:0 lo-0:4 lo-1:4; do AS_TENANT=1 gpu_pod "${m%:*}" "${m#*:}" lo 3; done; }
+lo_all() { local f=$1 m; for m in lo-driver lo-0 lo-1; do $f "$m" || return 1; done; }
+export -f lo_all job_complete job_running job_field
+lo
+check "the tenant's low-priority group (a driver and 2 x 4 GPUs) is released whole" \
+	poll "lo released" bash -c "lo_all released && lo_all bound"
+AS_TENANT=1 gpu_job $NS high 8 e2e-pg-high 30s
+check "the tenant's high-priority Job preempts it: every member deleted, the driver too, and the Job runs" \
+	poll "lo deleted, high running" bash -c "lo_all gone && job_running $NS high"
+lo
+lo_waits() { lo_all gated && status lo-0 | grep -q 'waiting for quota' && ! job_complete $NS high; }
+export -f lo_waits
+check "made again, the group waits whole behind the running Job: every member gated, gpuq says it waits for quota" \
+	poll "lo waits" lo_waits
+echo "# lo-0: $(status lo-0) | lo: $(pending_of $NS lo)" >&2
+check "once the Job completes the group is released whole again" \
+	poll "high complete, lo released" bash -c "job_complete $NS high && lo_all released && lo_all bound"
+sampler_stop $NS
+k -n $NS delete pod lo-driver lo-0 lo-1 --wait=false >/dev/null 2>&1 || true

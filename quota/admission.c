@@ -21,8 +21,12 @@
  * sentence built here (a path, a resource name twice, a container name, two
  * quantities and about 200 bytes of text) fits 768. */
 #define VIOLATION_MAX 768
-/* "spec.template.spec.initContainers[63]" and the like. */
-#define QUOTA_FIELD_PATH_MAX 64
+/* A pod spec's field path (the workload layer keeps them under 96 bytes:
+ * "spec.rayClusterSpec.workerGroupSpecs[17].template.spec") and
+ * ".initContainers[N]" (64 was cut short at a JobSet's
+ * "spec.replicatedJobs[0].template.spec.template.spec.containers[0", its
+ * closing bracket lost: the edit storm's refusals). */
+#define QUOTA_FIELD_PATH_MAX 160
 /* Violations kept per decision; more could not fit GPUQ_DIAG_MAX anyway. */
 #define VIOLATIONS_MAX 32
 

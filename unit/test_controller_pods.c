@@ -453,9 +453,60 @@ static void preempted_group_is_deleted_whole(void **state)
 	ctl_free(c);
 }
 
+/* A plain GPU Pod (no group) of team-a in LocalQueue `queue`, gated by the
+ * webhook. A new reference. */
+static json_t *plain_pod(const char *name, const char *queue, int gpus)
+{
+	json_t *pod = ctl_group_pod(name, "x", 1, gpus);
+	json_t *meta = json_object_get(pod, "metadata");
+
+	json_object_del(json_object_get(meta, "labels"), "kueue.x-k8s.io/pod-group-name");
+	json_object_del(json_object_get(meta, "annotations"),
+			"kueue.x-k8s.io/pod-group-total-count");
+	json_object_set_new(json_object_get(meta, "labels"), "gpuq.dev/queue-name",
+			    json_string(queue));
+	return pod;
+}
+
+/* ClusterQueue cq2 of 2 GPUs, fed by LocalQueue team-a/two. */
+#define TWO_POLICY                                                                                 \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq2}\n"           \
+	"spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"                                   \
+	"  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"                \
+	"    - name: h100\n      resources: [{name: nvidia.com/gpu, nominalQuota: 2}]\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
+	"name: two}\nspec: {clusterQueue: cq2}\n"
+
+/* A gated plain Pod's queue label moved while it queues (issue 31; found by
+ * e2e/test_lifecycle.sh: the Pod moved to a LocalQueue with room stayed
+ * gated behind its old, full one): the core follows it, as it does a Job,
+ * and it is admitted by its new ClusterQueue. */
+static void plain_pod_queue_label_moves_it(void **state)
+{
+	struct controller *c = ctl_new_policy(CTL_POLICY TWO_POLICY);
+	json_t *big = ctl_job("team-a", "big", 7, 1, true, "default");
+	json_t *solo = plain_pod("solo", "default", 2);
+	json_t *moved = plain_pod("solo", "two", 2);
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, big);
+	assert_true(cycle_admits(c, "big"));
+	ctl_pod_event(c, KUBE_EV_ADDED, solo);
+	assert_false(cycle_admits(c, "solo")); /* 7 + 2 of 8 */
+	json_object_set_new(json_object_get(moved, "metadata"), "resourceVersion",
+			    json_string("4"));
+	ctl_pod_event(c, KUBE_EV_MODIFIED, moved);
+	assert_true(cycle_admits(c, "solo"));
+	json_decref(big);
+	json_decref(solo);
+	json_decref(moved);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(plain_pod_queue_label_moves_it),
 	    cmocka_unit_test(cpu_driver_counts_in_its_group),
 	    cmocka_unit_test(each_member_is_charged_its_own_shape),
 	    cmocka_unit_test(present_count_follows_deletions),

@@ -611,6 +611,30 @@ static void extended_no_spec_field(void **state)
 	assert_true(!strncmp(d.msg, "initContainers[0].resources.requests[nvidia.com/gpu]: ", 54));
 }
 
+/* A deep spec field (a JobSet's, a RayJob's worker group's) is named whole:
+ * a 64-byte path buffer cut "...spec.containers[0" short (e2e/test_storm.sh). */
+static void extended_deep_spec_field(void **state)
+{
+	static const cspec_t one[] = {{"m", APP, "nvidia.com/gpu=1", "nvidia.com/gpu=2"}, {0}};
+	static const char *const fields[] = {
+	    "spec.replicatedJobs[0].template.spec.template.spec",
+	    "spec.rayClusterSpec.workerGroupSpecs[17].template.spec",
+	};
+	quota_container_t store[MAXC];
+	quota_pod_t p = P(store, one, "");
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(*fields); i++) {
+		gpuq_diag_t d = {""};
+		char want[256];
+
+		snprintf(want, sizeof(want),
+			 "%s.containers[0].resources.requests[nvidia.com/gpu]: ", fields[i]);
+		assert_int_equal(quota_extended_validate(&p, fields[i], &d), GPUQ_EDENIED);
+		assert_true(!strncmp(d.msg, want, strlen(want)));
+	}
+}
+
 /* ---- LimitRange defaulting ---- */
 
 #define MAXI 3
@@ -1160,6 +1184,7 @@ int main(void)
 	    cmocka_unit_test(container_requests_default_from_limits),
 	    cmocka_unit_test(pod_requests_errors),
 	    cmocka_unit_test(extended_rules),
+	    cmocka_unit_test(extended_deep_spec_field),
 	    cmocka_unit_test(extended_no_spec_field),
 	    cmocka_unit_test(limitrange_defaulting),
 	    cmocka_unit_test(limitrange_defaulting_property),

@@ -725,6 +725,71 @@ static void test_leftout_queue_refused(void **state)
 	policy_unref(p);
 }
 
+/* A gated Pod's queue label moved is judged as a CREATE in its new queue
+ * (issue 31, the Pod row of docs/kinds.md; seen in e2e/test_lifecycle.sh:
+ * a 2-GPU Pod moved to a ClusterQueue of 0 GPUs was taken, where a CREATE
+ * there is refused); moved where it fits, it is taken; released, refused. */
+static void test_gated_pod_moved_judged_anew(void **state)
+{
+	static const char text[] =
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: a}\nspec:\n"
+	    "  namespaceSelector: {}\n  resourceGroups:\n"
+	    "  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+	    "    - name: gpu\n      resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: z}\nspec:\n"
+	    "  namespaceSelector: {}\n  resourceGroups:\n"
+	    "  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+	    "    - name: gpu\n      resources: [{name: nvidia.com/gpu, nominalQuota: 0}]\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: "
+	    "default}\n"
+	    "spec: {clusterQueue: a}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: good}\n"
+	    "spec: {clusterQueue: a}\n---\n"
+	    "apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, name: zero}\n"
+	    "spec: {clusterQueue: z}\n";
+#define GPOD(queue, gates)                                                                         \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"solo\",\"labels\":{"     \
+	"\"gpuq.dev/queue-name\":\"" queue "\"}},\"spec\":{" gates "\"containers\":[{\"name\":"    \
+	"\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"2\"}}}]}}"
+#define GATED "\"schedulingGates\":[{\"name\":\"gpuq.dev/admission\"}],"
+	static const struct {
+		const char *obj, *old;
+		const char *want; /* in the reply, or NULL: allowed */
+	} t[] = {
+	    {GPOD("zero", GATED), GPOD("default", GATED),
+	     "Pod \\\"solo\\\" can never be admitted: it requests nvidia.com/gpu=2"},
+	    {GPOD("good", GATED), GPOD("default", GATED), NULL},
+	    {GPOD("nope", GATED), GPOD("default", GATED),
+	     "namespace t has no LocalQueue \\\"nope\\\""},
+	    {GPOD("good", ""), GPOD("default", ""),
+	     "label gpuq.dev/queue-name cannot change after "
+	     "admission"},
+	};
+#undef GPOD
+#undef GATED
+	policy_t *p = NULL;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	assert_int_equal(policy_create(NULL, &p), GPUQ_OK);
+	assert_int_equal(policy_add_manifest(p, "t.yaml", text, strlen(text), &d), GPUQ_OK);
+	assert_int_equal(policy_finish(p, &d), GPUQ_OK);
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		char *body = review("Pod", "UPDATE", "t", "alice", t[i].obj, t[i].old);
+		webhook_reply_t r;
+
+		assert_int_equal(
+		    webhook_review_handle(WEBHOOK_VALIDATE, p, NULL, body, strlen(body), &r),
+		    GPUQ_OK);
+		if (t[i].want ? !strstr(r.body, t[i].want) : strcmp(r.decision, "allowed") != 0)
+			fail_msg("case %zu: %s", i, r.body);
+		webhook_reply_deinit(&r);
+		free(body);
+	}
+	policy_unref(p);
+}
+
 /* A field of the wrong type is a malformed object (400 BadRequest naming
  * the field), never read as absent and waved through. */
 static void test_malformed_object_types(void **state)
@@ -1146,6 +1211,7 @@ int main(void)
 	    cmocka_unit_test(test_owners_set),
 	    cmocka_unit_test(test_no_policy_fails_closed),
 	    cmocka_unit_test(test_leftout_queue_refused),
+	    cmocka_unit_test(test_gated_pod_moved_judged_anew),
 	    cmocka_unit_test(test_malformed_object_types),
 	    cmocka_unit_test(test_object_agrees_with_rules),
 	    cmocka_unit_test(test_warning_length),

@@ -726,9 +726,10 @@ static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const w
 				      w->name, queue_key(w), old->queue ? old->queue : "",
 				      w->queue ? w->queue : "");
 	} else if (old_gated && !streq(old->queue, w->queue)) {
-		const policy_cq_t *cq;
-
-		(void)check_queue(r, w, &cq);
+		/* moved while gated: judged anew, for its new queue as if created
+		   there (as a Job is: a ClusterQueue that could never hold it
+		   refuses it in the words of a CREATE); the controller follows */
+		check_workload(r, w, false);
 	}
 }
 
