@@ -21,6 +21,10 @@
  * defaults, and at most this much wall time (the controller thread waits
  * that long at most, every CONTROLLER_PREDICT_MS). */
 #define PREDICT_WALL_MS 250
+/* gpuq.dev/status says the predicted start of the first few of each
+ * LocalQueue, when it is this near (queue_workload_predict_show). */
+#define STATUS_PREDICT_MS ((int64_t)60 * 60 * 1000)
+#define STATUS_PREDICT_FIRST 10
 
 typedef struct {
 	int64_t admitted_ms; /* its admission, core time */
@@ -296,8 +300,8 @@ static int near_cmp(const void *a, const void *b)
 }
 
 /* Which entries of r gpuq.dev/status may state: the first
- * ENGINE_STATUS_PREDICT_FIRST of each LocalQueue predicted to start within
- * ENGINE_STATUS_PREDICT_MS (show[i]; calloc'd, NULL without memory: none). */
+ * STATUS_PREDICT_FIRST of each LocalQueue predicted to start within
+ * STATUS_PREDICT_MS (show[i]; calloc'd, NULL without memory: none). */
 static bool *near_first(struct controller *c, const predict_result_t *r, int64_t now)
 {
 	near_t *n = calloc(r->n ? r->n : 1, sizeof(*n));
@@ -309,7 +313,7 @@ static bool *near_first(struct controller *c, const predict_result_t *r, int64_t
 		engine_workload_view_t v;
 		int64_t is = r->v[i].start_ms;
 
-		if (is >= 0 && is - now <= ENGINE_STATUS_PREDICT_MS &&
+		if (is >= 0 && is - now <= STATUS_PREDICT_MS &&
 		    !engine_workload_find(c->e, r->v[i].uid, &id) &&
 		    !engine_workload_view(c->e, id, &v))
 			n[k++] = (near_t){v.lq, is, i};
@@ -318,7 +322,7 @@ static bool *near_first(struct controller *c, const predict_result_t *r, int64_t
 		qsort(n, k, sizeof(*n), near_cmp);
 	for (size_t j = 0; n && show && j < k; j++) {
 		rank = j && n[j].lq == n[j - 1].lq ? rank + 1 : 0;
-		show[n[j].i] = rank < ENGINE_STATUS_PREDICT_FIRST;
+		show[n[j].i] = rank < STATUS_PREDICT_FIRST;
 	}
 	free(n);
 	return show;

@@ -93,9 +93,6 @@ typedef queue_t engine_core_t;
 #define ENGINE_SELECTORS_MAX QUEUE_SELECTORS_MAX	 /* nodeSelector entries, tolerations */
 #define ENGINE_NAME_MAX QUEUE_NAME_MAX			 /* bytes in any name the core keeps */
 #define ENGINE_AMOUNT_MAX QUEUE_AMOUNT_MAX /* the largest pod set request (count * per pod) */
-#define ENGINE_STATUS_PREDICT_MS                                                                   \
-	QUEUE_STATUS_PREDICT_MS /* a predicted start this near is in engine_workload_status */
-#define ENGINE_STATUS_PREDICT_FIRST QUEUE_STATUS_PREDICT_FIRST /* ... for so many per LQ */
 
 /* Fill cfg with the core's defaults (queue_config_default). */
 void engine_config_default(engine_config_t *cfg);

@@ -383,15 +383,15 @@ int queue_status_waiting(const char *cq, char *buf, size_t cap)
 	return b.len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
-/* A predicted start within the hour, rounded up to QUEUE_STATUS_ROUND_MS
+/* A predicted start the driver picked, rounded up to QUEUE_STATUS_ROUND_MS
  * (core time is wall-clock time: the date is UTC). */
-static void status_expected(const queue_t *q, const wl_t *w, sbuf_t *b)
+static void status_expected(const wl_t *w, sbuf_t *b)
 {
 	int64_t at = w->predicted;
 	time_t secs;
 	struct tm tm;
 
-	if (!w->predict_said || at < 0 || at - q->last_now > QUEUE_STATUS_PREDICT_MS)
+	if (!w->predict_said || at < 0)
 		return;
 	at = (at + QUEUE_STATUS_ROUND_MS - 1) / QUEUE_STATUS_ROUND_MS * QUEUE_STATUS_ROUND_MS;
 	secs = (time_t)(at / 1000);
@@ -431,7 +431,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 	}
 	default: /* eligible, quota, behind the head, preempting */
 		sb_add(b, WAITING_FMT, cq);
-		status_expected(q, w, b);
+		status_expected(w, b);
 		return;
 	}
 }

@@ -820,9 +820,9 @@ int queue_workload_utilization(queue_t *q, const char *uid, double util_pct, int
 int queue_workload_predict_set(queue_t *q, const char *uid, int64_t start_ms);
 
 /* Whether pending workload uid's coarse status (queue_workload_status) may
- * say its predicted start: the driver says so of the first
- * QUEUE_STATUS_PREDICT_FIRST of each LocalQueue, so a deep queue of short
- * jobs costs no status write per Job and pass. *was (may be NULL): what it
+ * say its predicted start: the driver says so of the few it writes there
+ * (the first of each LocalQueue, within the hour: controller/econ.c), so a
+ * deep queue of short jobs costs no status write per Job and pass. *was (may be NULL): what it
  * was. GPUQ_ENOTFOUND, GPUQ_EINVAL (not pending). */
 int queue_workload_predict_show(queue_t *q, const char *uid, bool show, bool *was);
 
@@ -853,16 +853,13 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
  * queue_workload_reason's sentence; its pod group's pods; a backoff; a
  * stopped ClusterQueue). One waiting for quota whose predicted start
  * (queue_workload_predict_set) may be said (queue_workload_predict_show)
- * and is within QUEUE_STATUS_PREDICT_MS of the core's clock adds it,
- * rounded up to QUEUE_STATUS_ROUND_MS so it changes only when the
- * prediction does: "; expected to start by about 2026-11-29 15:45 UTC". Admitted, evicting and
- * finished ones: as queue_workload_reason ("admitted in ClusterQueue CQ: 8 nvidia.com/gpu on flavor
- * h100"). Positions and live figures are for the visibility API. O(1) plus the flavor assignments.
+ * adds it, rounded up to QUEUE_STATUS_ROUND_MS so it changes only when the
+ * prediction does: "; expected to start by about 2026-11-29 15:45 UTC".
+ * Admitted, evicting and finished ones: as queue_workload_reason ("admitted
+ * in ClusterQueue CQ: 8 nvidia.com/gpu on flavor h100"). Positions and live
+ * figures are for the visibility API. O(1) plus the flavor assignments.
  * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
-#define QUEUE_STATUS_PREDICT_MS ((int64_t)60 * 60 * 1000) /* an hour: the starts tenants wait on   \
-							   */
 #define QUEUE_STATUS_ROUND_MS ((int64_t)5 * 60 * 1000)
-#define QUEUE_STATUS_PREDICT_FIRST 10 /* per LocalQueue */
 int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
 
 /* The coarse status of a workload that waits for quota in ClusterQueue cq:
