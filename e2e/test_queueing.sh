@@ -22,8 +22,10 @@ gpu_queue e2e-q 8
 
 # two 4-GPU Jobs fill the quota (for 15 s: the waiting Jobs are looked at
 # meanwhile); three more wait
-gpu_job $NS run-a 4 e2e-low 15s
-gpu_job $NS run-b 4 e2e-low 15s
+# the quota's holders run until this scenario deletes them (below): what it
+# checks while they hold it does not race their runtime
+gpu_job $NS run-a 4 e2e-low 600s
+gpu_job $NS run-b 4 e2e-low 600s
 check "Jobs within quota are released" poll "run-a and run-b running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS run-a && job_running $NS run-b"
 gpu_job $NS wait-low1 4 e2e-low 2s
@@ -70,14 +72,16 @@ check "the released Job's pod runs on an H100 node" poll "run-a pod on h100" \
 check "the release is an Event" poll "Admitted event" \
 	sh -c "$(declare -f k job_event); job_event $NS run-a Admitted"
 
-# as run-a/run-b finish, the high-priority Job goes first, then FIFO
+# as run-a, then run-b go, the high-priority Job goes first, then FIFO
+k -n $NS delete job run-a --wait=false >/dev/null
 check "the high-priority Job is released first" poll "wait-high running" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS wait-high"
 first=$(k -n $NS get job wait-low1 -o 'jsonpath={.spec.suspend}')
 second=$(k -n $NS get job wait-low2 -o 'jsonpath={.spec.suspend}')
+k -n $NS delete job run-b --wait=false >/dev/null
 check "then FIFO: wait-low2 is not released before wait-low1" sh -c "[ '$first' = false ] || [ '$second' = true ]"
 check "every Job completes" poll "all complete" sh -c "$(declare -f k job_field job_complete);
-	for j in run-a run-b wait-low1 wait-low2 wait-high; do job_complete $NS \$j || exit 1; done"
+	for j in wait-low1 wait-low2 wait-high; do job_complete $NS \$j || exit 1; done"
 # gpuq's release order (two may go in one cycle, so the Jobs' startTimes,
 # set by the Job controller, may not keep it)
 order=$(grep -o "released Job $NS/wait-[a-z0-9]*" "$E2E_RUN/gpuq-main.log" | sed 's|.*/||' | tr '\n' ' ')
