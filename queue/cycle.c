@@ -761,6 +761,7 @@ static void cohort_retry_aside(queue_t *q, cohort_t *h)
 static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 {
 	cohort_t *h = &q->cohorts[co];
+	uint32_t prev;
 	size_t adm0;
 	int rc = GPUQ_OK;
 
@@ -784,7 +785,10 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 
 		c->blocked = false;
 		c->n_nofit = 0;
+		prev = c->resv;
 		queue_resv_decide(q, h->cqs.v[k], now);
+		if (c->resv != QUEUE_NONE && c->resv != prev)
+			(void)emit_change(q, c->resv); /* its status says so; lost only on ENOMEM */
 		if (c->resv != QUEUE_NONE && W(q, c->resv)->where == W_ASIDE) {
 			/* the holder is tried at every cycle of its cohort */
 			queue_wl_detach(q, c->resv);

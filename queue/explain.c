@@ -94,14 +94,16 @@ static bool reserving(const queue_t *q, const wl_t *w)
 
 /* "reserved: starts when 3 running workloads end, about 12 min; ": the
  * time by the runners' wall-clock limits, else the predicted start, else
- * none (`timed` false: none, for the coarse status). */
+ * none (`timed` false: neither count nor time, for the coarse status). */
 static void explain_reserved(const queue_t *q, const wl_t *w, bool timed, sbuf_t *b)
 {
 	const cq_t *c = &q->cqs[w->cq];
 	int64_t at = c->resv_start != INT64_MAX ? c->resv_start : w->predicted;
 	char in[32];
 
-	if (c->resv_ahead == 1)
+	if (!timed) /* the coarse status: words that stay true while it holds it */
+		sb_add(b, "reserved: starts when the running workloads it needs end");
+	else if (c->resv_ahead == 1)
 		sb_add(b, "reserved: starts when 1 running workload ends");
 	else if (c->resv_ahead)
 		sb_add(b, "reserved: starts when %u running workloads end", c->resv_ahead);

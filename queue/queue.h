@@ -618,7 +618,8 @@ typedef struct {
 	const queue_eviction_t *evictions;	     /* evictions issued this call */
 	size_t n_evictions;			     /* entries */
 	const queue_pending_change_t *changes;	     /* pending workloads newly set aside
-							or skipped */
+							or skipped, or newly holding their
+							ClusterQueue's reservation */
 	size_t n_changes;			     /* entries */
 	const queue_idle_t *idles;		     /* admitted workloads whose GPUs have
 							now been idle for their CQ's
