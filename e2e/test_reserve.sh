@@ -6,7 +6,9 @@
 # reservation (its gpuq.dev/status says so), the stream's Jobs running then
 # end, no new one takes their GPUs, and it runs within 100 s of arriving
 # (20 s + 30 s + cycles and writes; without the limit it would wait for the
-# stream to stop: docs/economics.md, the simulated trace).
+# stream to stop: docs/economics.md, the simulated trace; this scenario
+# without its starvationLimit patch fails 2 of 3: no reservation, and the
+# 16-GPU Job released 160 s after it arrived).
 . "$(dirname "$0")/lib.sh"
 plan 3
 NS=e2e-rsv
