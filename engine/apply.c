@@ -140,7 +140,7 @@ static bool structural(const policy_t *oldp, const policy_t *newp, char *why, si
  * equal): every scalar of the spec, every quota. A field added to
  * queue_cq_spec_t must be compared here: the assertion below is the
  * reminder. */
-_Static_assert(sizeof(queue_cq_spec_t) == 128, "compare the new field in cq_spec_eq");
+_Static_assert(sizeof(queue_cq_spec_t) == 136, "compare the new field in cq_spec_eq");
 static bool cq_spec_eq(const engine_cq_spec_t *a, const engine_cq_spec_t *b)
 {
 	const queue_cq_spec_t *x = &a->spec, *y = &b->spec;
@@ -156,7 +156,7 @@ static bool cq_spec_eq(const engine_cq_spec_t *a, const engine_cq_spec_t *b)
 	    x->min_runtime_ms != y->min_runtime_ms || x->idle_action != y->idle_action ||
 	    x->idle_threshold_pct != y->idle_threshold_pct ||
 	    x->idle_after_ms != y->idle_after_ms || x->max_exec_ms != y->max_exec_ms ||
-	    a->n_quotas != b->n_quotas)
+	    x->starvation_ms != y->starvation_ms || a->n_quotas != b->n_quotas)
 		return false;
 	for (size_t i = 0; i < a->n_quotas; i++)
 		if (a->quotas[i].nominal != b->quotas[i].nominal ||

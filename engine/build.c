@@ -165,6 +165,7 @@ int engine_cq_spec_init(engine_cq_spec_t *out, const policy_cq_t *cq)
 	out->spec.max_priority_threshold = cq->preemption.max_priority_threshold;
 	out->spec.min_runtime_ms = cq->min_runtime_ms;
 	out->spec.max_exec_ms = cq->max_exec_ms;
+	out->spec.starvation_ms = cq->starvation_ms;
 	out->spec.idle_action = cq->idle.action == POLICY_IDLE_PREEMPT	? QUEUE_IDLE_PREEMPT
 				: cq->idle.action == POLICY_IDLE_REPORT ? QUEUE_IDLE_REPORT
 									: QUEUE_IDLE_OFF;

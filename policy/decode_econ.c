@@ -154,21 +154,33 @@ int policy_dec_min_runtime(policy_dec_t *d, const json_t *spec, int64_t *out)
 	return rc;
 }
 
-/* spec.maxExecutionTime. */
-int policy_dec_max_exec(policy_dec_t *d, const json_t *spec, int64_t *out)
+/* A ClusterQueue duration of 1 s to 365 days, absent for off: the one rule
+ * of spec.maxExecutionTime and spec.starvationLimit. */
+static int limit_duration(policy_dec_t *d, const json_t *spec, const char *key, int64_t *out)
 {
-	int rc = gpuq_only(d, spec, "maxExecutionTime");
+	int rc = gpuq_only(d, spec, key);
 
 	*out = 0;
 	if (!rc)
-		rc = policy_jdec_duration(&d->j, spec, "maxExecutionTime", false, out);
-	if (!rc && json_object_get(spec, "maxExecutionTime") && *out < 1000)
-		rc = policy_jdec_fail_at(&d->j, "maxExecutionTime", GPUQ_ERANGE,
+		rc = policy_jdec_duration(&d->j, spec, key, false, out);
+	if (!rc && json_object_get(spec, key) && *out < 1000)
+		rc = policy_jdec_fail_at(&d->j, key, GPUQ_ERANGE,
 					 "shorter than 1s (leave it out for no limit)");
 	if (!rc && *out > POLICY_MAX_EXEC_MAX_MS)
-		rc = policy_jdec_fail_at(&d->j, "maxExecutionTime", GPUQ_ERANGE,
-					 "longer than 365 days (8760h)");
+		rc = policy_jdec_fail_at(&d->j, key, GPUQ_ERANGE, "longer than 365 days (8760h)");
 	return rc;
+}
+
+/* spec.maxExecutionTime. */
+int policy_dec_max_exec(policy_dec_t *d, const json_t *spec, int64_t *out)
+{
+	return limit_duration(d, spec, "maxExecutionTime", out);
+}
+
+/* spec.starvationLimit. */
+int policy_dec_starvation(policy_dec_t *d, const json_t *spec, int64_t *out)
+{
+	return limit_duration(d, spec, "starvationLimit", out);
 }
 
 /* spec.idleReclaim. */

@@ -552,6 +552,7 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 					   "minRuntime",
 					   "idleReclaim",
 					   "maxExecutionTime",
+					   "starvationLimit",
 					   NULL};
 	static const char *const unsupported[] = {"admissionChecks", "admissionChecksStrategy",
 						  "concurrentAdmissionPolicy", NULL};
@@ -600,6 +601,8 @@ int policy_decode_cq(policy_dec_t *d, const json_t *obj)
 		rc = policy_dec_idle(d, spec, &cq->idle);
 	if (rc == GPUQ_OK)
 		rc = policy_dec_max_exec(d, spec, &cq->max_exec_ms);
+	if (rc == GPUQ_OK)
+		rc = policy_dec_starvation(d, spec, &cq->starvation_ms);
 	policy_jdec_pop(&d->j, old);
 	cq->queueing = (policy_queueing_t)strategy;
 	cq->stop = (policy_stop_t)stop;

@@ -188,6 +188,9 @@ int policy_dec_min_runtime(policy_dec_t *d, const json_t *spec, int64_t *out);
 /* spec.maxExecutionTime of a ClusterQueue: a duration, 1 s to
  * POLICY_MAX_EXEC_MAX_MS; *out 0 when absent. */
 int policy_dec_max_exec(policy_dec_t *d, const json_t *spec, int64_t *out);
+/* spec.starvationLimit of a ClusterQueue: a duration, 1 s to
+ * POLICY_MAX_EXEC_MAX_MS; *out 0 when absent. */
+int policy_dec_starvation(policy_dec_t *d, const json_t *spec, int64_t *out);
 int policy_dec_idle(policy_dec_t *d, const json_t *spec, policy_idle_t *out);
 int policy_dec_pc_min_runtime(policy_dec_t *d, const json_t *obj, int64_t *out);
 /* At finish: one Namespace budget per namespace. */

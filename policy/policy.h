@@ -374,6 +374,10 @@ typedef struct policy_cq {
 	int64_t max_exec_ms;		       /* spec.maxExecutionTime: its workloads'
 						  default wall-clock limit, 0 when
 						  absent (gpuq.dev/v1beta1 only) */
+	int64_t starvation_ms;		       /* spec.starvationLimit: a pending
+						  workload waiting longer at the head
+						  reserves its capacity; 0 when absent
+						  (gpuq.dev/v1beta1 only) */
 } policy_cq_t;
 
 /* Cohort. A cohort exists when a Cohort object declares it, when any

@@ -397,6 +397,10 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 	}
 	queue_wl_charge(q, wid, +1);
 	queue_usage_open(q, wid, now);
+	if (c->resv == wid) { /* those it kept out go back when the cohort cycles */
+		c->resv = QUEUE_NONE;
+		queue_cohort_touch(q, c->cohort, true);
+	}
 	w->state = QUEUE_WL_ADMITTED;
 	w->wait = QUEUE_WAIT_NONE;
 	w->why = WHY_NONE;
@@ -629,6 +633,21 @@ static void put_back(queue_t *q, uint32_t wid)
 		W(q, wid)->where = W_HEAP;
 }
 
+/* A head kept out by its CQ's reservation: set aside until capacity frees
+ * (or the reservation's holder is admitted), its reason WHY_RESERVED. */
+static int reserved_aside(queue_t *q, const cqhead_t *e, try_t *t)
+{
+	t->why_res = QUEUE_NONE;
+	t->why_flavor = QUEUE_NONE;
+	t->why_need = 0;
+	t->why_free = 0;
+	set_wait(q, e->wl, QUEUE_WAIT_QUOTA, t, WHY_RESERVED);
+	if (queue_wl_attach(q, e->wl, W_ASIDE))
+		return queue_keep(q, e->wl);
+	queue_mark_wl(q, W(q, e->wl)); /* its record said queued */
+	return GPUQ_OK;
+}
+
 /* Handle one head; returns GPUQ_ENOMEM only when it could not be kept. */
 static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 {
@@ -639,6 +658,8 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	if (W(q, wid)->wait == QUEUE_WAIT_PREEMPTING && W(q, wid)->n_asg &&
 	    run_plan(q, e, now, t, &rc))
 		return rc;
+	if (queue_resv_blocks(q, wid, now))
+		return reserved_aside(q, e, t);
 	q->prot_seen = false; /* set when a candidate is passed over for its minimum runtime */
 	queue_try_assign(q, wid, t);
 	if (t->mode == M_FIT)
@@ -740,6 +761,7 @@ static void cohort_retry_aside(queue_t *q, cohort_t *h)
 static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 {
 	cohort_t *h = &q->cohorts[co];
+	uint32_t prev;
 	size_t adm0;
 	int rc = GPUQ_OK;
 
@@ -763,6 +785,17 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 
 		c->blocked = false;
 		c->n_nofit = 0;
+		prev = c->resv;
+		queue_resv_decide(q, h->cqs.v[k], now);
+		if (c->resv != QUEUE_NONE && c->resv != prev)
+			(void)emit_change(q, c->resv); /* its status says so; lost only on ENOMEM */
+		if (c->resv != QUEUE_NONE && W(q, c->resv)->where == W_ASIDE) {
+			/* the holder is tried at every cycle of its cohort */
+			queue_wl_detach(q, c->resv);
+			if (queue_wl_attach(q, c->resv, W_HEAP))
+				(void)queue_wl_attach(q, c->resv, W_ASIDE);
+			queue_mark_wl(q, W(q, c->resv)); /* its record said set aside */
+		}
 		if (c->stop == QUEUE_STOP_NONE)
 			fetch_head(q, h->cqs.v[k]);
 	}

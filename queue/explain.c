@@ -85,6 +85,41 @@ static void dur_text(int64_t ms, char *buf, size_t cap)
 		snprintf(buf, cap, "%" PRId64 " h %" PRId64 " min", s / 3600, (s % 3600 + 59) / 60);
 }
 
+/* Whether w holds its ClusterQueue's reservation (bounded wait). */
+static bool reserving(const queue_t *q, const wl_t *w)
+{
+	const cq_t *c = &q->cqs[w->cq];
+
+	return w->state == QUEUE_WL_PENDING && c->resv != QUEUE_NONE && Wc(q, c->resv) == w;
+}
+
+/* "reserved: starts when 3 running workloads end, about 12 min; ": the
+ * time by the runners' wall-clock limits, else the predicted start, else
+ * none (`timed` false: neither count nor time, for the coarse status). */
+static void explain_reserved(const queue_t *q, const wl_t *w, bool timed, sbuf_t *b)
+{
+	const cq_t *c = &q->cqs[w->cq];
+	int64_t at = c->resv_start != INT64_MAX ? c->resv_start : w->predicted;
+	char in[32];
+
+	if (!timed) /* the coarse status: words that stay true while it holds it */
+		sb_add(b, "reserved: starts when the running workloads it needs end");
+	else if (c->resv_ahead == 1)
+		sb_add(b, "reserved: starts when 1 running workload ends");
+	else if (c->resv_ahead)
+		sb_add(b, "reserved: starts when %u running workloads end", c->resv_ahead);
+	else if (c->resv_start == q->last_now)
+		sb_add(b, "reserved: starts at the next admission cycle");
+	else
+		sb_add(b, "reserved: starts when running workloads of ClusterQueue %s end",
+		       c->name);
+	if (timed && at > q->last_now) {
+		dur_text(at - q->last_now, in, sizeof(in));
+		sb_add(b, ", about %s", in);
+	}
+	sb_add(b, " (waited past the starvation limit of ClusterQueue %s); ", c->name);
+}
+
 /* The admitted workload of w's tree whose minimum runtime keeps it from
  * being w's victim in the slot w's explanation names, ending first (read
  * live, as the cycle judged: the rules, then the runtime); QUEUE_NONE. */
@@ -158,6 +193,20 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 		       "no flavor of ClusterQueue %s for %s matches its node selector, "
 		       "affinity or tolerations",
 		       cqn, queue_res_name(q, w->why_res));
+		return;
+	case WHY_RESERVED:
+		if (q->cqs[w->cq].resv != QUEUE_NONE)
+			sb_add(b,
+			       "ClusterQueue %s holds what it needs for %s/%s, which waited past "
+			       "the starvation limit (bounded wait): it runs first",
+			       cqn, q->lqs[Wc(q, q->cqs[w->cq].resv)->lq].ns,
+			       Wc(q, q->cqs[w->cq].resv)->strs +
+				   Wc(q, q->cqs[w->cq].resv)->name_off);
+		else
+			sb_add(b,
+			       "ClusterQueue %s held what it needs for a workload past the "
+			       "starvation limit: it is tried again when quota frees",
+			       cqn);
 		return;
 	case WHY_ABOVE_MAX:
 		sb_add(
@@ -284,11 +333,15 @@ static void explain_wait(const queue_t *q, const wl_t *w, sbuf_t *b)
 		sb_add(b, "StrictFIFO: behind the blocked head of ClusterQueue %s", cq);
 		break;
 	case QUEUE_WAIT_PREEMPTING:
+		if (reserving(q, w))
+			explain_reserved(q, w, true, b);
 		sb_add(b, "preempting to make room, waiting for the victims' quota; ");
 		explain_why(q, w, b);
 		break;
 	case QUEUE_WAIT_QUOTA:
 	case QUEUE_WAIT_NO_FIT:
+		if (reserving(q, w))
+			explain_reserved(q, w, true, b);
 		explain_why(q, w, b);
 		break;
 	default:
@@ -430,6 +483,12 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 		return;
 	}
 	default: /* eligible, quota, behind the head, preempting */
+		if (reserving(q, w)) {
+			sb_add(b, "pending in ClusterQueue %s: ", cq);
+			explain_reserved(q, w, false, b);
+			sb_add(b, "waiting for quota");
+			return;
+		}
 		sb_add(b, WAITING_FMT, cq);
 		status_expected(w, b);
 		return;
@@ -477,6 +536,10 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	    w->state == QUEUE_WL_ADMITTED && out->max_exec_ms ? queue_exec_deadline(q, w) : -1;
 	if (w->state == QUEUE_WL_ADMITTED && queue_wl_min_runtime(q, w) > 0)
 		out->protected_ms = w->admitted_ms + queue_wl_min_runtime(q, w);
+	out->reserving = reserving(q, w);
+	out->reserved_ahead = out->reserving ? q->cqs[w->cq].resv_ahead : 0;
+	out->reserved_start_ms =
+	    out->reserving && q->cqs[w->cq].resv_start != INT64_MAX ? q->cqs[w->cq].resv_start : -1;
 	return GPUQ_OK;
 }
 

@@ -151,7 +151,9 @@ enum {
 	WHY_MIN_RUNTIME = 11,  /* its only candidates have not served their
 				  minimum runtime (named live: explain.c) */
 	WHY_NO_BORROW = 12,    /* over a budget (Lower): it may not borrow */
-	WHY_LAST = WHY_NO_BORROW,
+	WHY_RESERVED = 13,     /* another workload's reservation (bounded
+				  wait) holds what it needs (reserve.c) */
+	WHY_LAST = WHY_RESERVED,
 };
 
 typedef struct {
@@ -286,6 +288,15 @@ typedef struct {
 	uint8_t idle_action;		       /* queue_idle_action_t */
 	int32_t budget;			       /* its ClusterQueue budget (index), or -1 */
 	int64_t max_exec;		       /* maxExecutionTime, ms (0: none) */
+	int64_t starve;			       /* starvationLimit, ms (0: none) */
+	uint32_t resv;			       /* the workload holding its reservation
+						  (as of its cohort's last cycle), or
+						  QUEUE_NONE: never persisted,
+						  recomputed each cycle (reserve.c) */
+	uint32_t resv_ahead;		       /* running workloads to end first (0:
+						  unknown) */
+	int64_t resv_start;		       /* when they end by their limits, or
+						  INT64_MAX: unknown */
 } cq_t;
 
 typedef struct {
@@ -950,6 +961,17 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 /* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
  * longer than QUEUE_KEY_MAX or holds a NUL. */
 int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);
+
+/* ---- reserve.c ---- */
+
+/* Decide CQ cq's reservation for a cycle of its cohort at now: its
+ * resv, resv_ahead and resv_start (QUEUE_NONE: no reservation). */
+void queue_resv_decide(queue_t *q, uint32_t cq, int64_t now);
+/* Whether pending workload wid is kept out by its CQ's reservation at now:
+ * another workload holds it, of a priority at least wid's, requesting a
+ * resource wid requests, and wid's wall-clock limit does not end it by the
+ * reserved start. */
+bool queue_resv_blocks(const queue_t *q, uint32_t wid, int64_t now);
 
 /* ---- workload.c ---- */
 

@@ -678,6 +678,7 @@ static void cq_policy(cq_t *c, const queue_cq_spec_t *spec)
 	c->idle_thr = spec->idle_threshold_pct;
 	c->idle_after = spec->idle_after_ms;
 	c->max_exec = spec->max_exec_ms;
+	c->starve = spec->starvation_ms;
 }
 
 static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
@@ -706,6 +707,11 @@ static int cq_policy_check(const queue_cq_spec_t *spec, gpuq_diag_t *diag)
 				     "ClusterQueue \"%s\": maximum execution time %" PRId64
 				     " ms out of range",
 				     spec->name, spec->max_exec_ms);
+	if (spec->starvation_ms < 0 || spec->starvation_ms > QUEUE_MAX_EXEC_MS_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "ClusterQueue \"%s\": starvation limit %" PRId64
+				     " ms out of range",
+				     spec->name, spec->starvation_ms);
 	return GPUQ_OK;
 }
 
@@ -768,6 +774,8 @@ int queue_cq_add(queue_t *q, const queue_cq_spec_t *spec, uint32_t *id, gpuq_dia
 	if (rc)
 		goto fail;
 	cq_policy(&c, spec);
+	c.resv = QUEUE_NONE; /* the first cycle decides (reserve.c) */
+	c.resv_start = INT64_MAX;
 	c.budget = -1; /* queue_budgets_set links it */
 	c.cohort = co;
 	c.unit = cohort_root(q, co);

@@ -341,6 +341,11 @@ typedef struct {
 					      workloads, ms (0: none; at most
 					      QUEUE_MAX_EXEC_MS_MAX); a workload's
 					      own shorter limit wins */
+	int64_t starvation_ms;		   /* spec.starvationLimit (gpuq): a pending
+					      workload waiting longer reserves its
+					      capacity, ms (0: off; at most
+					      QUEUE_MAX_EXEC_MS_MAX): see "Bounded
+					      wait" below */
 } queue_cq_spec_t;
 
 /* Add a ClusterQueue. GPUQ_EEXIST, GPUQ_EINVAL (bad limits, duplicate
@@ -623,7 +628,8 @@ typedef struct {
 	const queue_eviction_t *evictions;	     /* evictions issued this call */
 	size_t n_evictions;			     /* entries */
 	const queue_pending_change_t *changes;	     /* pending workloads newly set aside
-							or skipped */
+							or skipped, or newly holding their
+							ClusterQueue's reservation */
 	size_t n_changes;			     /* entries */
 	const queue_idle_t *idles;		     /* admitted workloads whose GPUs have
 							now been idle for their CQ's
@@ -650,6 +656,33 @@ typedef struct {
  * removed) reactivates it with its execution time back at 0; any other
  * update leaves it deactivated. A limit changed while it is admitted
  * applies at once (a deadline already past stops it at the next tick).
+ */
+
+/* ---- Bounded wait (a reservation) ----
+ *
+ * Under BestEffortFIFO a ClusterQueue with a starvation limit gives the
+ * first of its pending workloads in queue order that has waited longer
+ * than the limit since its creation (and is neither inadmissible as the
+ * quota stands nor out of the queue: backoff, gang, deactivated) a
+ * reservation: at each cycle, until it is admitted, no other workload of
+ * its ClusterQueue with a priority at or below its own that requests a
+ * resource it requests is admitted, unless that workload's wall-clock
+ * limit (its own or its ClusterQueue's) ends at or before the reserved
+ * start (backfill). The reserved start is when, the admitted workloads of
+ * its ClusterQueue ending at their wall-clock deadlines (earliest first;
+ * one without a limit ends at an unknown time), enough of its
+ * ClusterQueue's quota is free for it: the number of running workloads
+ * that must end and, when all of them have limits, the time. Workloads
+ * of a higher priority still go first, and preemption is unchanged.
+ *
+ * The reservation is not persisted: each cycle recomputes it from what
+ * the records hold (creation times, priorities, admissions, execution
+ * times, limits), so a restored core reserves what the core it came from
+ * did. A workload kept out by it waits with QUEUE_WAIT_QUOTA (set aside:
+ * tried again when capacity frees). Scope: one ClusterQueue; quota other
+ * ClusterQueues of its cohort lend or borrow is not reserved. The cost:
+ * a cycle of a cohort with such a ClusterQueue looks at all of that
+ * ClusterQueue's pending and admitted workloads once.
  */
 
 /* Run one admission cycle at `now` (>= the last `now` seen, else
@@ -898,39 +931,46 @@ typedef enum {
 const char *queue_wl_state_name(queue_wl_state_t s);
 
 typedef struct {
-	const char *uid;	  /* metadata.uid (borrowed: valid until deleted) */
-	const char *namespace_;	  /* metadata.namespace */
-	const char *name;	  /* metadata.name */
-	uint32_t lq;		  /* LocalQueue id */
-	uint32_t cq;		  /* ClusterQueue id */
-	int32_t priority;	  /* priority */
-	int64_t created_ms;	  /* creation time */
-	queue_wl_state_t state;	  /* lifecycle state */
-	queue_wait_t wait;	  /* why pending (QUEUE_WAIT_NONE otherwise) */
-	size_t n_podsets;	  /* pod sets */
-	int32_t pods;		  /* total pods over pod sets */
-	int32_t gang_total;	  /* 0 when not a gang */
-	int32_t pods_present;	  /* gang pods present */
-	bool ready;		  /* PodsReady seen since the last admission */
-	int64_t admitted_ms;	  /* last admission time (-1 never) */
-	int64_t eligible_ms;	  /* not eligible before this (backoff), or 0 */
-	uint32_t requeues;	  /* Ready-timeout evictions (drives the backoff) */
-	uint32_t preemptions;	  /* times preempted */
-	int64_t protected_ms;	  /* admitted: neither preempted nor reclaimed before
-				     this (admission + its minimum runtime); 0: no
-				     minimum runtime */
-	int64_t idle_since_ms;	  /* admitted: the busiest of its GPUs below its CQ's
-				     idle threshold since then; -1: not idle, or no
-				     utilization seen since its admission */
-	int64_t predicted_ms;	  /* pending: its predicted start
-				     (queue_workload_predict_set); -1: none */
-	int64_t exec_ms;	  /* time admitted in earlier admissions (the
-				     current span not included) */
-	int32_t max_exec_s;	  /* its own wall-clock limit (the spec's), s; 0: none */
-	int64_t max_exec_ms;	  /* its wall-clock limit in force (the shorter of
-				     its own and its CQ's), ms; 0: none */
-	int64_t exec_deadline_ms; /* admitted with a limit: when it is stopped;
-				     else -1 */
+	const char *uid;	   /* metadata.uid (borrowed: valid until deleted) */
+	const char *namespace_;	   /* metadata.namespace */
+	const char *name;	   /* metadata.name */
+	uint32_t lq;		   /* LocalQueue id */
+	uint32_t cq;		   /* ClusterQueue id */
+	int32_t priority;	   /* priority */
+	int64_t created_ms;	   /* creation time */
+	queue_wl_state_t state;	   /* lifecycle state */
+	queue_wait_t wait;	   /* why pending (QUEUE_WAIT_NONE otherwise) */
+	size_t n_podsets;	   /* pod sets */
+	int32_t pods;		   /* total pods over pod sets */
+	int32_t gang_total;	   /* 0 when not a gang */
+	int32_t pods_present;	   /* gang pods present */
+	bool ready;		   /* PodsReady seen since the last admission */
+	int64_t admitted_ms;	   /* last admission time (-1 never) */
+	int64_t eligible_ms;	   /* not eligible before this (backoff), or 0 */
+	uint32_t requeues;	   /* Ready-timeout evictions (drives the backoff) */
+	uint32_t preemptions;	   /* times preempted */
+	int64_t protected_ms;	   /* admitted: neither preempted nor reclaimed before
+				      this (admission + its minimum runtime); 0: no
+				      minimum runtime */
+	int64_t idle_since_ms;	   /* admitted: the busiest of its GPUs below its CQ's
+				      idle threshold since then; -1: not idle, or no
+				      utilization seen since its admission */
+	int64_t predicted_ms;	   /* pending: its predicted start
+				      (queue_workload_predict_set); -1: none */
+	int64_t exec_ms;	   /* time admitted in earlier admissions (the
+				      current span not included) */
+	int32_t max_exec_s;	   /* its own wall-clock limit (the spec's), s; 0: none */
+	int64_t max_exec_ms;	   /* its wall-clock limit in force (the shorter of
+				      its own and its CQ's), ms; 0: none */
+	int64_t exec_deadline_ms;  /* admitted with a limit: when it is stopped;
+				      else -1 */
+	bool reserving;		   /* pending and holding its ClusterQueue's
+				      reservation (bounded wait), as of the last
+				      cycle of its cohort */
+	uint32_t reserved_ahead;   /* reserving: running workloads that must end
+				      before it fits (0: unknown) */
+	int64_t reserved_start_ms; /* reserving: when they all end by their
+				      wall-clock limits; -1: unknown */
 } queue_workload_view_t;
 
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */

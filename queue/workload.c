@@ -1137,8 +1137,12 @@ int queue_workload_delete(queue_t *q, const char *uid, int64_t now)
 		queue_wl_detach(q, id);
 		q->lqs[w->lq].n_pending--;
 		q->cqs[w->cq].n_pending--;
-		/* it may have been a StrictFIFO head, or a preemptor holding room */
-		queue_cohort_touch(q, q->cqs[w->cq].cohort, w->wait == QUEUE_WAIT_PREEMPTING);
+		/* it may have been a StrictFIFO head, a preemptor holding room,
+		   or the holder of a reservation others were set aside for */
+		queue_cohort_touch(q, q->cqs[w->cq].cohort,
+				   w->wait == QUEUE_WAIT_PREEMPTING || q->cqs[w->cq].resv == id);
+		if (q->cqs[w->cq].resv == id)
+			q->cqs[w->cq].resv = QUEUE_NONE;
 		break;
 	case QUEUE_WL_ADMITTED:
 	case QUEUE_WL_EVICTING:

@@ -34,8 +34,9 @@ typedef struct {
 	fq_t flavors[4]; /* up to 4 flavors, ends at name NULL */
 	queue_fungible_t when_can_borrow, when_can_preempt;
 	queue_preference_t preference;
-	bool afs;	 /* admission fair sharing */
-	const char *res; /* the resource covered, default "gpu" */
+	bool afs;	       /* admission fair sharing */
+	const char *res;       /* the resource covered, default "gpu" */
+	int64_t starvation_ms; /* starvationLimit, ms (0: none) */
 } cqdef_t;
 
 static inline queue_t *mkq(bool fair)
@@ -95,6 +96,7 @@ static inline int put_cq(queue_t *q, const char *name, const cqdef_t *d, bool up
 	s.when_can_preempt = d->when_can_preempt;
 	s.preference = d->preference;
 	s.admission_fair_sharing = d->afs;
+	s.starvation_ms = d->starvation_ms;
 	if (update)
 		return queue_cq_update(q, &s, &diag);
 	if (queue_cq_add(q, &s, NULL, &diag))

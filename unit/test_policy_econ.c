@@ -31,6 +31,7 @@
 static const char GOOD[] = HEAD CQ(
     "  minRuntime: 10m\n"
     "  maxExecutionTime: 8h\n"
+    "  starvationLimit: 20m\n"
     "  idleReclaim: {utilizationBelow: 5, for: 30m, action: Preempt}\n"
     "  budget: {gpuHours: 1000, window: 30d, warnAt: 90, action: Lower}\n")
     LQ("team-a", "train", "  budget: {cost: \"2500.50\", action: Hold}\n") LQ("team-a", "dev", "")
@@ -55,6 +56,7 @@ static void decoded(void **state)
 	cq = policy_cq_find(p, "cq");
 	assert_int_equal(cq->min_runtime_ms, 600000);
 	assert_int_equal(cq->max_exec_ms, 8 * 3600000);
+	assert_int_equal(cq->starvation_ms, 20 * 60000);
 	assert_int_equal(cq->idle.action, POLICY_IDLE_PREEMPT);
 	assert_true(cq->idle.below_pct == 5.0);
 	assert_int_equal(cq->idle.for_ms, 1800000);
@@ -118,6 +120,17 @@ static const bad_t BAD[] = {
     {HEAD CQ("  maxExecutionTime: 8761h\n"),
      "t.yaml: document 2: ClusterQueue \"cq\": spec.maxExecutionTime: longer than 365 days "
      "(8760h)"},
+    {HEAD CQ("  starvationLimit: 500ms\n"),
+     "t.yaml: document 2: ClusterQueue \"cq\": spec.starvationLimit: shorter than 1s (leave "
+     "it out for no limit)"},
+    {HEAD CQ("  starvationLimit: 8761h\n"),
+     "t.yaml: document 2: ClusterQueue \"cq\": spec.starvationLimit: longer than 365 days "
+     "(8760h)"},
+    {HEAD "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: k}\n"
+	  "spec: {starvationLimit: 20s}\n",
+     "t.yaml: document 2: ClusterQueue \"k\": spec.starvationLimit: a field of gpuq.dev/v1beta1 "
+     "only (kueue.x-k8s.io/v1beta2 has no such field); write the object as apiVersion "
+     "gpuq.dev/v1beta1"},
     {HEAD "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: k}\n"
 	  "spec: {maxExecutionTime: 1h}\n",
      "t.yaml: document 2: ClusterQueue \"k\": spec.maxExecutionTime: a field of gpuq.dev/v1beta1 "
