@@ -128,6 +128,70 @@ static void forward_in_virtual_time(void **state)
 	fx_deinit(&f);
 }
 
+/* A running workload's wall-clock limit ends it at its deadline in the
+ * pass as in the live core: x-lim is expected to run 30 minutes but its
+ * limit is 12, so y-next starts at 12 minutes. A ClusterQueue default
+ * counts the same. */
+static void limits_end_runs(void **state)
+{
+	fx_t f;
+	predict_result_t r;
+	queue_result_t res;
+	queue_request_t rq = {"gpu", 2};
+	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &rq, .n_requests = 1};
+	queue_workload_spec_t s = {.namespace_ = "na",
+				   .name = "x-lim",
+				   .uid = "x-lim",
+				   .local_queue = "lq",
+				   .created_ms = 0,
+				   .podsets = &ps,
+				   .n_podsets = 1,
+				   .max_exec_s = 12 * 60};
+
+	(void)state;
+	fx_init(&f, "");
+	assert_int_equal(queue_workload_add(f.q, &s, 0, NULL, NULL), GPUQ_OK);
+	assert_int_equal(queue_cycle_run(f.q, 0, &res), GPUQ_OK);
+	wl(&f, "y-next", "na", MIN, 2);
+	assert_int_equal(queue_cycle_run(f.q, 2 * MIN, &res), GPUQ_OK);
+	assert_int_equal(
+	    predict_run(f.q, f.p, &f.cfg, 2 * MIN, NULL, runtimes, NULL, NULL, &r, NULL), GPUQ_OK);
+	assert_int_equal(start_of(&r, "y-next"), 12 * MIN);
+	predict_result_deinit(&r);
+	fx_deinit(&f);
+	/* the ClusterQueue's default: 5 minutes */
+	fx_init(&f, "");
+	policy_unref(f.p);
+	queue_destroy(f.q);
+	{
+		gpuq_diag_t d;
+		char text[4096];
+
+		snprintf(text, sizeof(text), "%s", POLICY);
+		{
+			char *at = strstr(text, "metadata: {name: a}\nspec:\n");
+
+			assert_non_null(at);
+			at += strlen("metadata: {name: a}\nspec:\n");
+			memmove(at + strlen("  maxExecutionTime: 5m\n"), at, strlen(at) + 1);
+			memcpy(at, "  maxExecutionTime: 5m\n", strlen("  maxExecutionTime: 5m\n"));
+		}
+		if (load_str(text, NULL, &f.p, &d))
+			fail_msg("%s", d.msg);
+		if (engine_core_build(f.p, &f.cfg, &f.q, &d))
+			fail_msg("%s", d.msg);
+	}
+	wl(&f, "x-run", "na", 0, 2);
+	assert_int_equal(queue_cycle_run(f.q, 0, &res), GPUQ_OK);
+	wl(&f, "y-next", "na", MIN, 2);
+	assert_int_equal(queue_cycle_run(f.q, 2 * MIN, &res), GPUQ_OK);
+	assert_int_equal(
+	    predict_run(f.q, f.p, &f.cfg, 2 * MIN, NULL, runtimes, NULL, NULL, &r, NULL), GPUQ_OK);
+	assert_int_equal(start_of(&r, "y-next"), 5 * MIN);
+	predict_result_deinit(&r);
+	fx_deinit(&f);
+}
+
 /* Unknown runtimes: the LocalQueue's median, else the default; a workload
  * past its runtime ends soon. */
 static void history_default_and_overrun(void **state)
@@ -261,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(forward_in_virtual_time),
 	    cmocka_unit_test(history_default_and_overrun),
+	    cmocka_unit_test(limits_end_runs),
 	    cmocka_unit_test(caps),
 	    cmocka_unit_test(budgets_and_min_runtime_count),
 	};
