@@ -65,10 +65,10 @@ int controller_patcher_start(const kube_config_t *cfg, const kube_client_opts_t 
 			     kube_fence_t *fence, controller_patcher_t **out, gpuq_diag_t *diag)
 {
 	struct patcher *p = calloc(1, sizeof(*p));
-	int rc = p ? GPUQ_OK : GPUQ_ENOMEM;
+	int rc = GPUQ_OK;
 
-	if (rc)
-		return rc;
+	if (!p)
+		return GPUQ_ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
 	pthread_cond_init(&p->done_cv, NULL);
