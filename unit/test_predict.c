@@ -159,31 +159,15 @@ static void limits_end_runs(void **state)
 	assert_int_equal(start_of(&r, "y-next"), 12 * MIN);
 	predict_result_deinit(&r);
 	fx_deinit(&f);
-	/* the ClusterQueue's default: 5 minutes */
-	fx_init(&f, "");
-	policy_unref(f.p);
-	queue_destroy(f.q);
-	{
-		gpuq_diag_t d;
-		char text[4096];
-
-		snprintf(text, sizeof(text), "%s", POLICY);
-		{
-			char *at = strstr(text, "metadata: {name: a}\nspec:\n");
-
-			assert_non_null(at);
-			at += strlen("metadata: {name: a}\nspec:\n");
-			memmove(at + strlen("  maxExecutionTime: 5m\n"), at, strlen(at) + 1);
-			memcpy(at, "  maxExecutionTime: 5m\n", strlen("  maxExecutionTime: 5m\n"));
-		}
-		if (load_str(text, NULL, &f.p, &d))
-			fail_msg("%s", d.msg);
-		if (engine_core_build(f.p, &f.cfg, &f.q, &d))
-			fail_msg("%s", d.msg);
-	}
-	wl(&f, "x-run", "na", 0, 2);
+	/* a ClusterQueue's default: 5 minutes */
+	fx_init(&f, "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: c}\n"
+		    "spec:\n  maxExecutionTime: 5m\n  namespaceSelector: {}\n  resourceGroups:\n"
+		    "  - coveredResources: [gpu]\n    flavors: [{name: f, resources: [{name: gpu, "
+		    "nominalQuota: 2}]}]\n---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\n"
+		    "metadata: {name: lq, namespace: nc}\nspec: {clusterQueue: c}\n");
+	wl(&f, "x-run", "nc", 0, 2);
 	assert_int_equal(queue_cycle_run(f.q, 0, &res), GPUQ_OK);
-	wl(&f, "y-next", "na", MIN, 2);
+	wl(&f, "y-next", "nc", MIN, 2);
 	assert_int_equal(queue_cycle_run(f.q, 2 * MIN, &res), GPUQ_OK);
 	assert_int_equal(
 	    predict_run(f.q, f.p, &f.cfg, 2 * MIN, NULL, runtimes, NULL, NULL, &r, NULL), GPUQ_OK);
