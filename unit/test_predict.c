@@ -129,35 +129,46 @@ static void forward_in_virtual_time(void **state)
 }
 
 /* A running workload's wall-clock limit ends it at its deadline in the
- * pass as in the live core: x-lim is expected to run 30 minutes but its
+ * pass as in the live core: x-run is expected to run 30 minutes but its
  * limit is 12, so y-next starts at 12 minutes. A ClusterQueue default
  * counts the same. */
+/* In ns of f: x-run (2 GPUs, 30 minutes by runtimes(), its own limit
+ * limit_s, 0: none) admitted at 0, y-next behind it; y-next's predicted
+ * start at 2 minutes. */
+static int64_t next_start(fx_t *f, const char *ns, int32_t limit_s)
+{
+	queue_request_t rq = {"gpu", 2};
+	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &rq, .n_requests = 1};
+	queue_workload_spec_t s = {.namespace_ = ns,
+				   .name = "x-run",
+				   .uid = "x-run",
+				   .local_queue = "lq",
+				   .podsets = &ps,
+				   .n_podsets = 1,
+				   .max_exec_s = limit_s};
+	predict_result_t r;
+	queue_result_t res;
+	int64_t at;
+
+	assert_int_equal(queue_workload_add(f->q, &s, 0, NULL, NULL), GPUQ_OK);
+	assert_int_equal(queue_cycle_run(f->q, 0, &res), GPUQ_OK);
+	wl(f, "y-next", ns, MIN, 2);
+	assert_int_equal(queue_cycle_run(f->q, 2 * MIN, &res), GPUQ_OK);
+	assert_int_equal(
+	    predict_run(f->q, f->p, &f->cfg, 2 * MIN, NULL, runtimes, NULL, NULL, &r, NULL),
+	    GPUQ_OK);
+	at = start_of(&r, "y-next");
+	predict_result_deinit(&r);
+	return at;
+}
+
 static void limits_end_runs(void **state)
 {
 	fx_t f;
-	predict_result_t r;
-	queue_result_t res;
-	queue_request_t rq = {"gpu", 2};
-	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &rq, .n_requests = 1};
-	queue_workload_spec_t s = {.namespace_ = "na",
-				   .name = "x-lim",
-				   .uid = "x-lim",
-				   .local_queue = "lq",
-				   .created_ms = 0,
-				   .podsets = &ps,
-				   .n_podsets = 1,
-				   .max_exec_s = 12 * 60};
 
 	(void)state;
 	fx_init(&f, "");
-	assert_int_equal(queue_workload_add(f.q, &s, 0, NULL, NULL), GPUQ_OK);
-	assert_int_equal(queue_cycle_run(f.q, 0, &res), GPUQ_OK);
-	wl(&f, "y-next", "na", MIN, 2);
-	assert_int_equal(queue_cycle_run(f.q, 2 * MIN, &res), GPUQ_OK);
-	assert_int_equal(
-	    predict_run(f.q, f.p, &f.cfg, 2 * MIN, NULL, runtimes, NULL, NULL, &r, NULL), GPUQ_OK);
-	assert_int_equal(start_of(&r, "y-next"), 12 * MIN);
-	predict_result_deinit(&r);
+	assert_int_equal(next_start(&f, "na", 12 * 60), 12 * MIN);
 	fx_deinit(&f);
 	/* a ClusterQueue's default: 5 minutes */
 	fx_init(&f, "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: c}\n"
@@ -165,14 +176,7 @@ static void limits_end_runs(void **state)
 		    "  - coveredResources: [gpu]\n    flavors: [{name: f, resources: [{name: gpu, "
 		    "nominalQuota: 2}]}]\n---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\n"
 		    "metadata: {name: lq, namespace: nc}\nspec: {clusterQueue: c}\n");
-	wl(&f, "x-run", "nc", 0, 2);
-	assert_int_equal(queue_cycle_run(f.q, 0, &res), GPUQ_OK);
-	wl(&f, "y-next", "nc", MIN, 2);
-	assert_int_equal(queue_cycle_run(f.q, 2 * MIN, &res), GPUQ_OK);
-	assert_int_equal(
-	    predict_run(f.q, f.p, &f.cfg, 2 * MIN, NULL, runtimes, NULL, NULL, &r, NULL), GPUQ_OK);
-	assert_int_equal(start_of(&r, "y-next"), 5 * MIN);
-	predict_result_deinit(&r);
+	assert_int_equal(next_start(&f, "nc", 0), 5 * MIN);
 	fx_deinit(&f);
 }
 
