@@ -514,11 +514,13 @@ static bool holds_running_pods(const struct controller *c, const controller_job_
 	       (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING);
 }
 
-/* A Job deleted (or not listed again): out of the cache and the core. One
- * whose released pods still run keeps its quota, gone, until the last of
- * them is (a Job deleted in the background goes before its pods, which the
- * garbage collector deletes after it: freed at once, its quota admitted
- * others while they ran, over quota; issue 31's edit storm). */
+/* A held object deleted (or not listed again): out of the cache and the
+ * core. One whose released pods still run (its own, or its children's:
+ * pods.c counts a Pod for every parent above it) keeps its quota, gone,
+ * until the last of them is (a Job or JobSet deleted in the background goes
+ * before its pods, which the garbage collector deletes after it: freed at
+ * once, its quota admitted others while they ran, over quota; issue 31's
+ * edit storm). */
 static void forget(struct controller *c, const char *uid)
 {
 	controller_job_t *j = controller_map_get(&c->jobs, uid);

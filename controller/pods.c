@@ -56,18 +56,27 @@ static void pgroup_free(controller_pgroup_t *g)
 	free(g);
 }
 
-/* ---- Pods of Jobs: which of a released Job's pods exist ----
- * Not workloads of their own (the Job is): only counted, per Job, while
- * they ask for a GPU and have not finished, for the ResourceQuota check
- * before a release (actuate.c, add_pending_pods). */
+/* ---- Pods of held parents: which of a released workload's pods exist ----
+ * A Job's or a RayCluster's Pods are not workloads of their own (their
+ * parent is): only counted while they ask for a GPU and have not finished,
+ * deleting ones included (a Pod in its grace period still holds its GPU),
+ * for every cached parent above them: the Job that owns it, the JobSet that
+ * owns that Job, the TrainJob above that (a RayJob above a RayCluster). The
+ * chain is taken when the Pod is first seen, so a parent deleted before its
+ * Pods (the garbage collector deletes from the top) still counts them: its
+ * quota is held until the last is gone (jobs.c, forget). Read for the
+ * ResourceQuota check before a release too (actuate.c, add_pending_pods). */
+
+#define JOBPOD_DEPTH 4 /* Pod -> Job -> JobSet -> TrainJob, with room */
 
 typedef struct {
-	char *job;    /* the owning Job's uid (owned) */
+	char *owners[JOBPOD_DEPTH]; /* the parents' uids, nearest first (owned) */
+	int n_owners;
 	char *ns;     /* the Pod's namespace (owned) */
 	uint64_t gen; /* LIST generation it was last seen in */
 } jobpod_t;
 
-/* Job job_uid has one pod more (d = 1) or less (-1). */
+/* Parent job_uid has one pod more (d = 1) or less (-1). */
 static void job_count(struct controller *c, const char *job_uid, int d)
 {
 	int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
@@ -90,39 +99,60 @@ static void jobpod_free(jobpod_t *p)
 {
 	if (!p)
 		return;
-	free(p->job);
+	for (int i = 0; i < p->n_owners; i++)
+		free(p->owners[i]);
 	free(p->ns);
 	free(p);
 }
 
-/* Pod pod_uid is no longer an unfinished pod of its Job: the Job is
- * compared again (an evicted Job's quota waits for its last pod). */
+/* Pod pod_uid is no longer an unfinished pod of its parents: each is
+ * compared again, nearest first (an evicted or deleted parent's quota waits
+ * for its last pod). */
 static void jobpod_forget(struct controller *c, const char *pod_uid)
 {
 	jobpod_t *p = controller_map_del(&c->job_pods, pod_uid);
-	controller_job_t *j;
 
 	if (!p)
 		return;
-	job_count(c, p->job, -1);
-	j = controller_job(c, p->job);
-	if (j && !controller_pods_of_job(c, p->job))
-		controller_jobs_pods_gone(c, p->job); /* may free j */
-	else if (j)
-		controller_touch(c, j);
+	for (int i = 0; i < p->n_owners; i++) {
+		controller_job_t *j;
+
+		job_count(c, p->owners[i], -1);
+		j = controller_job(c, p->owners[i]);
+		if (j && !controller_pods_of_job(c, p->owners[i]))
+			controller_jobs_pods_gone(c, p->owners[i]); /* may free j */
+		else if (j)
+			controller_touch(c, j);
+	}
 	controller_actuate_rq_recheck(c, p->ns);
 	jobpod_free(p);
 }
 
-/* A Pod owned by a Job: counted while it has not finished and its Job
- * (cached by the Jobs watch) asks for a GPU (a Job's Pods are not resolved
- * on their own: their Job is the workload). */
+/* The chain of cached parents above Pod o into p (nearest first); whether
+ * any of them asks for a GPU (else the Pod is not counted). */
+static bool jobpod_chain(struct controller *c, const workload_t *o, jobpod_t *p)
+{
+	const controller_job_t *j = controller_job(c, o->x->owner_uid);
+	bool gpu = false;
+
+	while (j && j->wl && p->n_owners < JOBPOD_DEPTH) {
+		if (!(p->owners[p->n_owners] = strdup(j->uid)))
+			return false;
+		p->n_owners++;
+		gpu = gpu || j->wl->gpu;
+		j = j->wl->x->owner_uid ? controller_job(c, j->wl->x->owner_uid) : NULL;
+	}
+	return gpu;
+}
+
+/* A Pod whose controller owner is a held parent that makes Pods (a Job, a
+ * RayCluster; cached by their watches): counted while it has not finished
+ * and a parent above it asks for a GPU. */
 static void jobpod_seen(struct controller *c, const workload_t *o)
 {
 	jobpod_t *p = controller_map_get(&c->job_pods, o->uid);
-	const controller_job_t *j = o->x->owner_uid ? controller_job(c, o->x->owner_uid) : NULL;
 
-	if (!j || !j->wl || !j->wl->gpu || o->finished || !o->namespace_) {
+	if (o->finished || !o->namespace_ || !o->x->owner_uid) {
 		jobpod_forget(c, o->uid);
 		return;
 	}
@@ -131,13 +161,14 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		return;
 	}
 	p = calloc(1, sizeof(*p));
-	if (!p || !(p->job = strdup(o->x->owner_uid)) || !(p->ns = strdup(o->namespace_)) ||
+	if (!p || !jobpod_chain(c, o, p) || !(p->ns = strdup(o->namespace_)) ||
 	    controller_map_put(&c->job_pods, o->uid, p, NULL)) {
 		jobpod_free(p);
 		return;
 	}
 	p->gen = c->gen[CONTROLLER_RES_PODS];
-	job_count(c, p->job, 1);
+	for (int i = 0; i < p->n_owners; i++)
+		job_count(c, p->owners[i], 1);
 	controller_actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
 }
 
@@ -649,8 +680,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	 * for no GPU outside a pod group */
 	if (parents_pod(o) || !(o->gpu || o->x->pod_group) || !o->queue ||
 	    (!o->gated && !o->admitted)) {
-		if (o->kind == WORKLOAD_KIND_POD && o->x->owner_kind &&
-		    !strcmp(o->x->owner_kind, "Job"))
+		if (o->kind == WORKLOAD_KIND_POD && parents_pod(o))
 			jobpod_seen(c, o);
 		if (!m || m->wl != o)
 			workload_destroy(o); /* else freed with its member */

@@ -239,6 +239,119 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 	ctl_free(c);
 }
 
+/* One watch event of `type` about obj (borrowed) of resource res. */
+static void res_event(struct controller *c, controller_res_t res, kube_event_type_t type,
+		      json_t *obj)
+{
+	controller_cevent_t ev = ctl_event(res, type, obj);
+
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+}
+
+/* A Pod of 8 GPUs, Running, whose controller owner is kind/name (uid name). */
+static json_t *owned_pod(const char *name, const char *api, const char *kind, const char *owner)
+{
+	json_t *pod = job_pod(name, owner);
+	json_t *ref =
+	    json_array_get(json_object_get(json_object_get(pod, "metadata"), "ownerReferences"), 0);
+
+	json_object_set_new(ref, "apiVersion", json_string(api));
+	json_object_set_new(ref, "kind", json_string(kind));
+	return pod;
+}
+
+/* A JobSet deleted while its Job's Pod still runs holds its quota until that
+ * Pod is gone, its child Job gone before it or not: the garbage collector
+ * deletes the JobSet, then its Jobs, then their Pods, each with its grace
+ * period (issue 31's edit storm: a JobSet's 2 GPUs freed at its deletion
+ * admitted a Deployment's Pod while they still ran, 12 GPUs held of 10).
+ * Pods are counted for every cached parent above them. */
+static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *js = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, "
+	    "s:{s:b, s:[{s:s, s:i, s:{s:{s:i, s:i, s:{s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}]}}",
+	    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "js",
+	    "namespace", "team-a", "uid", "js", "resourceVersion", "3", "creationTimestamp",
+	    "2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default", "spec", "suspend",
+	    1, "replicatedJobs", "name", "w", "replicas", 1, "template", "spec", "parallelism", 1,
+	    "completions", 1, "template", "spec", "containers", "name", "m", "image", "x",
+	    "resources", "limits", "nvidia.com/gpu", "8");
+	json_t *child = ctl_job("team-a", "js-w-0", 8, 1, false, NULL);
+	json_t *pod = job_pod("js-w-0-x", "js-w-0");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	json_object_set_new(json_object_get(child, "metadata"), "ownerReferences",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
+				      "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "name", "js",
+				      "uid", "js", "controller", 1));
+	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "js"));
+	ctl_job_event(c, KUBE_EV_ADDED, child);
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	assert_int_equal(controller_pods_of_job(c, "js"), 1);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_DELETED, js);
+	ctl_job_event(c, KUBE_EV_DELETED, child);
+	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_false(admitted_in(&r, "b"));
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "js"), -1);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	json_decref(js);
+	json_decref(child);
+	json_decref(pod);
+	json_decref(b);
+	ctl_free(c);
+}
+
+/* A RayCluster deleted while a worker Pod of it still runs (KubeRay's Pods
+ * have a grace period) holds its quota until that Pod is gone. */
+static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *rc = json_loads(
+	    "{\"apiVersion\": \"ray.io/v1\", \"kind\": \"RayCluster\", \"metadata\": {\"name\": "
+	    "\"rc\", \"namespace\": \"team-a\", \"uid\": \"rc\", \"resourceVersion\": \"5\", "
+	    "\"creationTimestamp\": \"2026-11-25T00:00:00Z\", \"labels\": "
+	    "{\"gpuq.dev/queue-name\": \"default\"}}, \"spec\": {\"suspend\": true, "
+	    "\"headGroupSpec\": {\"template\": {\"spec\": {\"containers\": [{\"name\": \"h\"}]}}}, "
+	    "\"workerGroupSpecs\": [{\"groupName\": \"g\", \"replicas\": 1, \"template\": "
+	    "{\"spec\": {\"containers\": [{\"name\": \"w\", \"resources\": {\"limits\": "
+	    "{\"nvidia.com/gpu\": \"8\"}}}]}}}]}}",
+	    0, NULL);
+	json_t *pod = owned_pod("rc-w", "ray.io/v1", "RayCluster", "rc");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	assert_non_null(rc);
+	res_event(c, CONTROLLER_RES_RAYCLUSTERS, KUBE_EV_ADDED, rc);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "rc"));
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	res_event(c, CONTROLLER_RES_RAYCLUSTERS, KUBE_EV_DELETED, rc);
+	assert_int_equal(ctl_state(c, "rc"), QUEUE_WL_ADMITTED);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_false(admitted_in(&r, "b"));
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "rc"), -1);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	json_decref(rc);
+	json_decref(pod);
+	json_decref(b);
+	ctl_free(c);
+}
+
 /* A watch event of a Job whose new version does not decode (a 70 KiB
  * annotation once made it so), as the watch thread hands it over. */
 static void bad_event(struct controller *c, const char *uid, const char *rv)
@@ -421,6 +534,8 @@ int main(void)
 	    cmocka_unit_test(admitted_keeps_its_admission),
 	    cmocka_unit_test(unreleased_edit_queues_again),
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
+	    cmocka_unit_test(deleted_jobset_holds_quota_until_its_pods_go),
+	    cmocka_unit_test(deleted_raycluster_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
 	    cmocka_unit_test(undecodable_update_leaves_no_stale_copy),
 	    cmocka_unit_test(adoption_checks_the_flavors_against_the_placement),
