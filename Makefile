@@ -4,6 +4,11 @@
 # `make fuzz`.
 
 CC      ?= gcc
+# Objects and test programs build as many at once as the machine has cores
+# (CI builds three variants: release, ASan, TSan); `make -j1` for one.
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
 PKGS    := libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wwrite-strings -Wformat=2 -Wvla -Wundef \

@@ -1,42 +1,45 @@
 #!/usr/bin/env bash
-# e2e/sharded.sh: every e2e scenario, split over two control planes that run
-# at the same time (each an e2e/run.sh of its own: its own cluster, ports,
-# gpuq replicas and run directory). The scenarios mostly wait on their
-# control plane, so two at once take little more than the longer half on
-# 2 cores. Prints both runs' lines, shard by shard, then one closing
-# `N passed, N failed, N skipped`; exit 1 when either failed.
+# e2e/sharded.sh: every e2e scenario, split over GPUQ_E2E_SHARDS control
+# planes (default 3) that run at the same time (each an e2e/run.sh of its
+# own: its own cluster, ports, gpuq replicas and run directory). The
+# scenarios mostly wait on their control plane, so three at once take little
+# more than the longest third on 2 cores. Prints every run's lines, shard by
+# shard, then one closing `N passed, N failed, N skipped`; exit 1 when any
+# failed.
 #
-# GPUQ_E2E_SHARDS=1 runs them all in one e2e/run.sh, as before; =plan only
-# prints how it splits them (on stderr, as a run does).
+# GPUQ_E2E_SHARDS=1 runs them all in one e2e/run.sh; =plan only prints how
+# it splits them (on stderr, as a run does; GPUQ_E2E_PLAN_SHARDS=N for N).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 
-if [ "${GPUQ_E2E_SHARDS:-2}" = 1 ]; then
+if [ "${GPUQ_E2E_SHARDS:-3}" = 1 ]; then
 	exec bash "$HERE/run.sh"
 fi
 
-# Each scenario goes to the shard with less work so far, longest first, by
-# the seconds it took in a run of both shards at once on this 2-core machine
-# (a scenario not listed counts 60 s); run.sh's first four stay first in
-# shard 1. Within a shard, scenarios run in name order after those.
-WEIGHTS="install:177 helm:149 econ:129 metrics:81 ui:77 chargeback:74 deploy:71 fence:66
-image:55 tenant:55 gang:49 failover:48 keys:47 preemption:46 cohort:33 plugin:33
-apiserver:32 cohort_tree:32 podgroup:30 queueing:28 visibility:26 history:23 report_live:23
-restart:21 badpolicy:30 fairshare:20 idle:15 certsecret:14 identity:14 certs:8 lifecycle:110
-ray:211 trainer:149 jobset:100 lws:100 sets:62 exempt:25 maxexec:70"
+# Each scenario goes to the shard with the least work so far, longest first,
+# by the seconds it took in a full run of the shards at once on this 2-core
+# machine (at 730924a; a scenario not listed counts 60 s); run.sh's first
+# four stay first in shard 1. Within a shard, scenarios run in name order
+# after those.
+WEIGHTS="queueing:59 preemption:141 restart:39 failover:96 certs:6 chargeback:67 cohort:14
+cohort_tree:23 exempt:29 idle:8 image:38 install:136 lifecycle:220 lws:258 maxexec:109
+plugin:27 podgroup:196 report_live:12 reserve:147 sets:84 tenant:46 trainer:116 apiserver:37
+badpolicy:25 certsecret:12 deploy:81 econ:174 fairshare:25 fence:62 gang:49 helm:128
+history:17 identity:9 jobset:134 keys:42 metrics:89 overhead:4 ray:117 storm:102 ui:73
+visibility:19"
 weight() {
 	local w
 	for w in $WEIGHTS; do [ "${w%%:*}" = "$1" ] && { echo "${w#*:}"; return; }; done
 	echo 60
 }
+SHARDS=${GPUQ_E2E_SHARDS:-3}
+[ "$SHARDS" = plan ] && SHARDS=${GPUQ_E2E_PLAN_SHARDS:-3}
 FIRST4="queueing preemption restart failover"
-first=()
-second=()
-load1=0
-load2=0
+declare -a load names
+for ((i = 1; i <= SHARDS; i++)); do load[i]=0 names[i]=""; done
 for n in $FIRST4; do
-	first+=("test_$n.sh")
-	load1=$((load1 + $(weight "$n")))
+	names[1]="${names[1]} $n"
+	load[1]=$((load[1] + $(weight "$n")))
 done
 rest=$(for t in "$HERE"/test_*.sh; do
 	n=$(basename "$t" .sh)
@@ -44,38 +47,38 @@ rest=$(for t in "$HERE"/test_*.sh; do
 	case " $FIRST4 " in *" $n "*) continue ;; esac
 	echo "$(weight "$n") $n"
 done | sort -k1,1nr -k2)
-one=""
-two=""
 while read -r w n; do
 	[ -n "$n" ] || continue
-	if [ "$load1" -le "$load2" ]; then
-		one="$one $n"
-		load1=$((load1 + w))
-	else
-		two="$two $n"
-		load2=$((load2 + w))
-	fi
+	least=1
+	for ((i = 2; i <= SHARDS; i++)); do [ "${load[i]}" -lt "${load[least]}" ] && least=$i; done
+	names[least]="${names[least]} $n"
+	load[least]=$((load[least] + w))
 done <<<"$rest"
-for n in $(printf '%s\n' $one | sort); do first+=("test_$n.sh"); done
-for n in $(printf '%s\n' $two | sort); do second+=("test_$n.sh"); done
-echo "# e2e shards: 1 (about ${load1} s): ${first[*]}" >&2
-echo "# e2e shards: 2 (about ${load2} s): ${second[*]}" >&2
-[ "${GPUQ_E2E_SHARDS:-2}" != plan ] || exit 0
+declare -a scen
+for ((i = 1; i <= SHARDS; i++)); do
+	# run.sh's first four first (in shard 1), then the rest by name
+	first_of=$(for n in ${names[i]}; do case " $FIRST4 " in *" $n "*) echo "test_$n.sh" ;; esac; done)
+	rest_of=$(for n in ${names[i]}; do case " $FIRST4 " in *" $n "*) ;; *) echo "test_$n.sh" ;; esac; done | sort)
+	scen[i]=$(echo $first_of $rest_of)
+	echo "# e2e shards: $i (about ${load[i]} s): ${scen[i]}" >&2
+done
+[ "${GPUQ_E2E_SHARDS:-3}" != plan ] || exit 0
 
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-e2e-shards.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 # the control plane's first build is flock-protected (build.sh): one shard
-# builds, the other waits for it
-bash "$HERE/run.sh" "${first[@]}" >"$OUT/1.out" 2>"$OUT/1.err" &
-p1=$!
-bash "$HERE/run.sh" "${second[@]}" >"$OUT/2.out" 2>"$OUT/2.err" &
-p2=$!
+# builds, the others wait for it
 rc=0
-wait "$p1" || rc=1
-wait "$p2" || rc=1
+declare -a pids
+for ((i = 1; i <= SHARDS; i++)); do
+	# shellcheck disable=SC2086 # a list of scenario files
+	bash "$HERE/run.sh" ${scen[i]} >"$OUT/$i.out" 2>"$OUT/$i.err" &
+	pids[i]=$!
+done
+for ((i = 1; i <= SHARDS; i++)); do wait "${pids[i]}" || rc=1; done
 
 passed=0 failed=0 skipped=0
-for i in 1 2; do
+for ((i = 1; i <= SHARDS; i++)); do
 	echo "# shard $i"
 	grep -vE '^[0-9]+ passed, [0-9]+ failed' "$OUT/$i.out"
 	sed 's/^/# /' "$OUT/$i.err" >&2

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Runs every test of gpuq and prints one closing line:
 # `N passed, N failed, N skipped`.
 # Each test program speaks TAP (cmocka with CMOCKA_MESSAGE_OUTPUT=TAP, the
@@ -23,12 +23,44 @@ passed=0
 failed=0
 skipped=0
 
-run_one() {
-	name=$1
+# Programs run GPUQ_TEST_JOBS at a time (default: the machine's cores): a
+# phase's programs are started with start_one, then finish_phase waits for
+# them all and tallies each in the order they were started, so the output
+# reads the same whatever finished first. Each line ends with the seconds the
+# program took (CI time is a budget: the slow ones show). Each program has
+# its own log, temporary directory and ports, so they do not meet.
+JOBS=${GPUQ_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+[ "$JOBS" -ge 1 ] 2>/dev/null || JOBS=1
+STARTED=()
+
+# start_one NAME CMD...: run CMD (its output to NAME's log, its exit status
+# and seconds to NAME's .rc) in the background once fewer than JOBS run.
+start_one() {
+	local name=$1
 	shift
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; done
+	rm -f "$LOGDIR/$name.rc"
+	(
+		s=$(date +%s)
+		"$@" >"$LOGDIR/$name.log" 2>&1
+		echo "$? $(($(date +%s) - s))" >"$LOGDIR/$name.rc"
+	) &
+	STARTED+=("$name")
+}
+
+# finish_phase: wait for every program started, then tally each.
+finish_phase() {
+	local name
+	wait
+	for name in "${STARTED[@]}"; do tally_one "$name"; done
+	STARTED=()
+}
+
+# tally_one NAME: count a finished program's results and print its line.
+tally_one() {
+	local name=$1 log rc=1 secs=? p f s whole planned
 	log="$LOGDIR/$name.log"
-	"$@" >"$log" 2>&1
-	rc=$?
+	[ -f "$LOGDIR/$name.rc" ] && read -r rc secs <"$LOGDIR/$name.rc"
 	p=$(grep -c '^ok ' "$log")
 	f=$(grep -c '^not ok ' "$log")
 	s=$(grep -ciE '^(not )?ok .*#[[:space:]]*skip' "$log")
@@ -55,13 +87,13 @@ run_one() {
 	failed=$((failed + f))
 	skipped=$((skipped + s))
 	if [ "$f" -gt 0 ]; then
-		echo "FAIL $name: $p passed, $f failed, $s skipped (log: $log)"
+		echo "FAIL $name: $p passed, $f failed, $s skipped (log: $log, $secs s)"
 		grep -E '^not ok|ERROR|error:|Assertion|Sanitizer' "$log" | head -20
 	elif [ "$s" -gt 0 ]; then
-		echo "SKIP $name: $p passed, $s skipped (log: $log)"
+		echo "SKIP $name: $p passed, $s skipped (log: $log, $secs s)"
 		grep -iE '^(not )?ok .*#[[:space:]]*skip|^1\.\.0' "$log" | head -20
 	else
-		echo "ok   $name: $p passed"
+		echo "ok   $name: $p passed ($secs s)"
 	fi
 }
 
@@ -105,7 +137,7 @@ for src in unit/test_*.c; do
 	t="$BUILD/unit/$(basename "$src" .c)"
 	threaded "$(basename "$t")" "$THREADED_UNITS" || continue
 	# shellcheck disable=SC2086 # $VG is a command line: split on purpose
-	if [ -x "$t" ]; then run_one "$(basename "$t")" timeout "$UNIT_TIMEOUT" $VG "$t"; else run_one "$(basename "$t")" not_built "$t"; fi
+	if [ -x "$t" ]; then start_one "$(basename "$t")" timeout "$UNIT_TIMEOUT" $VG "$t"; else start_one "$(basename "$t")" not_built "$t"; fi
 done
 for src in fuzz/fuzz_*.c; do
 	[ -z "$TSAN_LOG" ] || continue
@@ -113,30 +145,33 @@ for src in fuzz/fuzz_*.c; do
 	target=${target#fuzz_}
 	r="$BUILD/fuzz/replay_$target"
 	# shellcheck disable=SC2086 # $VG is a command line: split on purpose
-	if [ -x "$r" ]; then run_one "replay_$target" timeout "$UNIT_TIMEOUT" $VG "$r" "fuzz/corpus/$target"; else run_one "replay_$target" not_built "$r"; fi
+	if [ -x "$r" ]; then start_one "replay_$target" timeout "$UNIT_TIMEOUT" $VG "$r" "fuzz/corpus/$target"; else start_one "replay_$target" not_built "$r"; fi
 done
+finish_phase
 [ -n "$VG" ] && { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit; }
 for s in unit/suite_*.sh; do
 	[ -f "$s" ] || continue
 	threaded "$(basename "$s" .sh)" "$THREADED_SUITES" || continue
-	run_one "$(basename "$s" .sh)" timeout -k 10 "$UNIT_TIMEOUT" sh "$s"
+	start_one "$(basename "$s" .sh)" timeout -k 10 "$UNIT_TIMEOUT" sh "$s"
 done
+finish_phase
 # End to end on a real control plane (e2e/run.sh; the first run builds the
 # pinned upstream binaries into $GPUQ_E2E_CACHE, default ~/.cache/gpuq-e2e,
 # 15-20 minutes on 2 cores).
 # Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
 # (e.g. with a sanitizer build); GPUQ_E2E_SCENARIOS names a subset
-# ("test_failover.sh test_fence.sh"; default all, split over two control
+# ("test_failover.sh test_fence.sh"; default all, split over three control
 # planes running at once: e2e/sharded.sh, GPUQ_E2E_SHARDS=1 for one).
 E2E=${GPUQ_E2E:-}
 [ -n "$E2E" ] || { [ -z "${SANITIZE:-}" ] && E2E=1 || E2E=0; }
 if [ "$E2E" = 1 ]; then
 	if [ -n "${GPUQ_E2E_SCENARIOS:-}" ]; then
 		# shellcheck disable=SC2086 # a list of scenario names
-		run_one e2e bash e2e/run.sh $GPUQ_E2E_SCENARIOS
-	else # all of them, on two control planes at once (e2e/sharded.sh)
-		run_one e2e bash e2e/sharded.sh
+		start_one e2e bash e2e/run.sh $GPUQ_E2E_SCENARIOS
+	else # all of them, on three control planes at once (e2e/sharded.sh)
+		start_one e2e bash e2e/sharded.sh
 	fi
+	finish_phase
 elif [ -n "${GPUQ_E2E:-}" ]; then # turned off by hand: counted as skipped
 	echo "SKIP e2e: GPUQ_E2E=$GPUQ_E2E"
 	skipped=$((skipped + 1))
