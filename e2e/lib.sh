@@ -193,6 +193,32 @@ spec: {clusterQueue: $3}
 YAML
 }
 
+# side_queues NS: beside NS's ClusterQueue (gpu_queue NS), two more that
+# select NS on its H100 flavor: NS-zero of 0 GPUs and NS-two of 2, fed by
+# NS's LocalQueues `zero` and `two`, each known to gpuq when this returns
+# (a queue-label move is judged against them).
+side_queues() {
+	local q
+	for q in zero:0 two:2; do
+		k apply -f - >/dev/null <<YAML
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: $1-${q%%:*}}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $1}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors:
+    - name: $1-h100
+      resources: [{name: nvidia.com/gpu, nominalQuota: ${q#*:}}]
+YAML
+		local_queue "$1" "${q%%:*}" "$1-${q%%:*}"
+	done
+	queue_known "$1" two
+	poll "LocalQueue $1/zero known to gpuq" zero_known "$1"
+}
+zero_known() { dry_job "$1" zero 1 | grep -q 'can never be admitted'; }
+
 # h100_flavor NAME: ResourceFlavor NAME for the H100 nodes (their label,
 # their taint tolerated).
 h100_flavor() {

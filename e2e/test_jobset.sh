@@ -10,11 +10,12 @@
 # once, on the flavor's nodes); a higher-priority Job preempts it whole (the
 # JobSet suspended, every child Job suspended, their Pods gone, the
 # templates restored); the tenant can neither unsuspend it nor forge one of
-# its Jobs. Its CRD removed at the end, gpuq lets the kind go: the quota its
-# JobSets held is free again. Four fake 8-GPU H200 nodes of its own (removed
+# its Jobs. A tenant's queue-label moves, queued and admitted, as kinds.md's
+# JobSet row says (the GPUs held sampled all along). Its CRD removed at the
+# end, gpuq lets the kind go: the quota its JobSets held is free again. Four fake 8-GPU H200 nodes of its own (removed
 # after).
 . "$(dirname "$0")/lib.sh"
-plan 26
+plan 32
 NS=e2e-js
 HERE=$(cd "$(dirname "$0")" && pwd)
 LOG=$E2E_RUN/gpuq-main.log
@@ -30,6 +31,9 @@ cleanup() {
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop jobset >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-js-$i" --wait=false >/dev/null 2>&1 || true; done
+	k -n e2e-jr delete jobsets.jobset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
+	k delete clusterrole e2e-jr-edit --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-e2e-jr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-jr.pid")" 2>/dev/null || true
 }
 trap cleanup EXIT
 # lines of gpuq's log saying TEXT
@@ -235,6 +239,86 @@ spec:
 YAML
 check "a JobSet whose only GPU is in an init container is created suspended" \
 	bash -c "[ \"\$(js_field init-only '{.spec.suspend}')\" = true ]"
+
+# ---- kinds.md's JobSet row, as a tenant (issue 31) ----
+# The tenant of e2e-jr (its namespace's `edit` role, extended to JobSets as
+# a platform team does) edits its JobSets queued and admitted while the GPUs
+# held by the namespace's bound, unfinished Pods are sampled all along (4 in
+# ClusterQueue e2e-jr, 2 in e2e-jr-two, 0 in e2e-jr-zero; on the H100 nodes):
+# queued, a queue label moved to a ClusterQueue of 0 GPUs is refused as a
+# CREATE there would be, and to one with room taken and released there while
+# its old one is full; admitted, the label is fixed. A JobSet's count and
+# shape (replicatedJobs) are the JobSet webhook's to refuse, in both states.
+JR=e2e-jr
+k apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: e2e-jr-edit
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [jobset.x-k8s.io]
+  resources: [jobsets]
+  verbs: [get, list, watch, create, update, patch, delete]
+YAML
+gpu_queue $JR 4
+k label namespace $JR gpuq.dev/upstream-jobset=true >/dev/null
+side_queues $JR
+tenant $JR
+poll "the edit role aggregates JobSets" bash -c "[ \"\$(tk $JR auth can-i patch jobsets.jobset.x-k8s.io)\" = yes ]" || true
+sampler_start $JR 6
+# tjobset NAME GPUS QUEUE: the tenant's JobSet of one Job of one Pod of
+# GPUS, running until deleted
+tjobset() {
+	tk $JR create -f - >/dev/null <<YAML
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: $1, labels: {gpuq.dev/queue-name: $3}}
+spec:
+  replicatedJobs:
+  - name: w
+    replicas: 1
+    template:
+      spec:
+        backoffLimit: 0
+        template:
+          metadata:
+            annotations:
+              pod-complete.stage.kwok.x-k8s.io/delay: "3600s"
+              pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"
+          spec:
+            restartPolicy: Never
+            containers: [{name: m, image: busybox, resources: {limits: {nvidia.com/gpu: "$2"}}}]
+YAML
+}
+jr_suspend() { tk $JR get jobsets.jobset.x-k8s.io "$1" -o 'jsonpath={.spec.suspend}' 2>/dev/null; }
+jr_admitted_by() {
+	[ "$(jr_suspend "$1")" = false ] &&
+		tk $JR get jobsets.jobset.x-k8s.io "$1" -o 'jsonpath={.metadata.annotations.gpuq\.dev/flavors}' | grep -q .
+}
+export -f jr_suspend tk
+export JR
+tjobset hold 4 default
+poll "hold released" bash -c "[ \"\$(jr_suspend hold)\" = false ]"
+tjobset mv 2 default
+poll "mv queued" bash -c "[ \"\$(jr_suspend mv)\" = true ]"
+out=$(tk $JR label jobsets.jobset.x-k8s.io mv gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "queued, moving a JobSet to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	grep -q 'can never be admitted' <<<"$out"
+jr_label() { tk $JR label jobsets.jobset.x-k8s.io "$1" "gpuq.dev/queue-name=$2" --overwrite >/dev/null; }
+check "queued, moving it to LocalQueue two (2 GPUs) is taken" jr_label mv two
+check "it is released there while its old ClusterQueue is full" \
+	poll "mv released" bash -c "[ \"\$(jr_suspend mv)\" = false ] && [ \"\$(jr_suspend hold)\" = false ]"
+out=$(tk $JR label jobsets.jobset.x-k8s.io mv gpuq.dev/queue-name=default --overwrite 2>&1)
+check "admitted, its queue label is fixed ($out)" \
+	grep -q 'denied the request' <<<"$out"
+out=$(tk $JR patch jobsets.jobset.x-k8s.io mv --type json -p '[{"op":"replace","path":"/spec/replicatedJobs/0/replicas","value":2}]' 2>&1)
+check "admitted, its replicas are fixed (the JobSet webhook: replicatedJobs are immutable; $out)" \
+	grep -q 'immutable' <<<"$out"
+k -n $JR delete jobsets.jobset.x-k8s.io --all --wait=false >/dev/null
+poll "e2e-jr's Pods gone" bash -c "[ -z \"\$(k -n $JR get pods -o name)\" ]" || true
+sampler_stop $JR
+k delete clusterrole e2e-jr-edit >/dev/null
 
 # The JobSet CRD removed (the apiserver deletes every JobSet): gpuq lets the
 # kind go, without a restart, and the quota its JobSets held is free

@@ -49,24 +49,7 @@ cleanup() {
 trap cleanup EXIT
 
 gpu_queue $NS 8
-for q in zero:0 two:2; do
-	k apply -f - >/dev/null <<YAML
-apiVersion: gpuq.dev/v1beta1
-kind: ClusterQueue
-metadata: {name: $NS-${q%%:*}}
-spec:
-  namespaceSelector: {matchLabels: {gpuq.dev/tenant: $NS}}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors:
-    - name: $NS-h100
-      resources: [{name: nvidia.com/gpu, nominalQuota: ${q#*:}}]
-YAML
-	local_queue $NS "${q%%:*}" "$NS-${q%%:*}"
-done
-queue_known $NS two
-zero_known() { dry_job $NS zero 1 | grep -q 'can never be admitted'; }
-poll "LocalQueue $NS/zero known to gpuq" zero_known
+side_queues $NS
 tenant $NS
 check "the tenant may edit Jobs and StatefulSets but not ClusterQueues (the edit role)" bash -c "
 	[ \"\$(tk $NS auth can-i patch jobs)\" = yes ] &&
