@@ -11,10 +11,11 @@
 # RayJob's submitter Pod is counted (its cpu refused by this GPU-only
 # ClusterQueue). A RayCluster of its
 # own is held and released the same way, and a tenant (edit role) cannot
-# grow its GPU workers once admitted. Four fake 8-GPU nodes of its own
+# grow its GPU workers once admitted; queued, its workers scaled are counted
+# as scaled, and its queue label moves as kinds.md's row says. Four fake 8-GPU nodes of its own
 # (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 27
+plan 34
 NS=e2e-ray
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -23,6 +24,8 @@ cleanup() {
 	k -n $NS delete rayjobs.ray.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete rayclusters.ray.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	k -n e2e-rr delete rayclusters.ray.io,jobs --all --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-e2e-rr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-rr.pid")" 2>/dev/null || true
 	"$HERE/upstream.sh" stop kuberay >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-ray-$i" --wait=false >/dev/null 2>&1 || true; done
 }
@@ -254,3 +257,69 @@ out=$(tk $NS patch rayclusters.ray.io dev --type json -p '[{"op":"replace","path
 echo "# scale-up: $out" >&2
 check "a tenant's scale-up of the admitted RayCluster's GPU workers (1 -> 3) is refused, naming the pod set and the way out" \
 	sh -c "printf '%s' \"\$1\" | grep -q 'pod set \"gpu\" (spec.workerGroupSpecs\[0\].template.spec) grows from 1 to 3 pods while gpuq admits it'" _ "$out"
+
+# ---- kinds.md's RayCluster row, queued, and its queue label (issue 31) ----
+# The tenant of e2e-rr (its edit role extended to ray.io as above) on the
+# H100 nodes: 8 GPUs in ClusterQueue e2e-rr, 2 in e2e-rr-two, 0 in
+# e2e-rr-zero, the GPUs held by its bound, unfinished Pods sampled all
+# along. Its RayClusters: a CPU head and a group of 2-GPU workers.
+RR=e2e-rr
+gpu_queue $RR 8
+side_queues $RR
+tenant $RR
+sampler_start $RR 10
+# trc NAME WORKERS QUEUE: the tenant's RayCluster
+trc() {
+	tk $RR create -f - >/dev/null <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: $1, labels: {gpuq.dev/queue-name: $3}}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-head, image: rayproject/ray:2.46.0}]
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: $2
+    minReplicas: $2
+    maxReplicas: $2
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-worker, image: rayproject/ray:2.46.0, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+}
+rr_suspend() { tk $RR get rayclusters.ray.io "$1" -o 'jsonpath={.spec.suspend}' 2>/dev/null; }
+rr_workers() { k -n $RR get pods -l "ray.io/cluster=$1,ray.io/node-type=worker" -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running' || true; }
+rr_label() { tk $RR label rayclusters.ray.io "$1" "gpuq.dev/queue-name=$2" --overwrite >/dev/null; }
+rr_scale() {
+	local p=/spec/workerGroupSpecs/0
+	tk $RR patch rayclusters.ray.io "$1" --type json -p "[{\"op\":\"replace\",\"path\":\"$p/replicas\",\"value\":$2},{\"op\":\"replace\",\"path\":\"$p/minReplicas\",\"value\":$2},{\"op\":\"replace\",\"path\":\"$p/maxReplicas\",\"value\":$2}]" >/dev/null
+}
+export -f rr_suspend rr_workers tk
+export RR
+AS_TENANT=1 gpu_job $RR full 8 "" 3600s
+poll "full running" bash -c "job_running $RR full"
+trc mv 1 default
+poll "mv queued" bash -c "[ \"\$(rr_suspend mv)\" = true ]"
+out=$(tk $RR label rayclusters.ray.io mv gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "queued, moving a RayCluster to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	grep -q 'can never be admitted' <<<"$out"
+check "queued, moving it to LocalQueue two (2 GPUs) is taken" rr_label mv two
+check "it is released there, its worker running, while its old ClusterQueue is full" \
+	poll "mv released" bash -c "[ \"\$(rr_suspend mv)\" = false ] && [ \"\$(rr_workers mv)\" = 1 ]"
+out=$(tk $RR label rayclusters.ray.io mv gpuq.dev/queue-name=default --overwrite 2>&1)
+check "admitted, its queue label is fixed ($out)" grep -q 'denied the request' <<<"$out"
+trc grow 1 default
+poll "grow queued" bash -c "[ \"\$(rr_suspend grow)\" = true ]"
+check "queued, scaling its GPU workers 1 -> 3 is taken (it follows while queued)" rr_scale grow 3
+AS_TENANT=1 gpu_job $RR tail 3 "" 3600s
+k -n $RR delete job full --wait=false >/dev/null
+check "once the ClusterQueue frees, it is released for its 3 workers (6 GPUs) while a 3-GPU Job behind it waits" \
+	poll "grow's 3 workers" bash -c "[ \"\$(rr_workers grow)\" = 3 ] && job_suspended $RR tail"
+k -n $RR delete rayclusters.ray.io --all --wait=false >/dev/null
+k -n $RR delete jobs --all --wait=false >/dev/null
+poll "e2e-rr's Pods gone" bash -c "[ -z \"\$(k -n $RR get pods -o name)\" ]" || true
+sampler_stop $RR
