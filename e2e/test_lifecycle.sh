@@ -30,9 +30,12 @@
 #    released, refused (kinds.md's Pod row);
 #  - a Deployment's GPUs per Pod changed, admitted (2 -> 4: its new Pod runs
 #    at 4 and is counted so) and queued (4 -> 2 while its Pod waits gated:
-#    the new Pod runs at 2) (kinds.md's Deployment row).
+#    the new Pod runs at 2) (kinds.md's Deployment row);
+#  - a StatefulSet's queue label: queued, judged anew (0 GPUs refused, a
+#    ClusterQueue with room taken and its Pod released there); admitted, a
+#    move to 0 GPUs refused too (kinds.md's StatefulSet row).
 . "$(dirname "$0")/lib.sh"
-plan 33
+plan 37
 NS=e2e-lc
 export -f k job_field job_running job_suspended job_complete job_status tk
 export NS E2E_RUN
@@ -130,14 +133,14 @@ sts() {
 	tk $NS apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
 kind: StatefulSet
-metadata: {name: web, labels: {gpuq.dev/queue-name: default}}
+metadata: {name: ${3:-web}, labels: {gpuq.dev/queue-name: default}}
 spec:
   replicas: $2
-  serviceName: web
-  selector: {matchLabels: {app: web}}
+  serviceName: ${3:-web}
+  selector: {matchLabels: {app: ${3:-web}}}
   template:
     metadata:
-      labels: {app: web}
+      labels: {app: ${3:-web}}
       annotations:
         pod-ready.stage.kwok.x-k8s.io/delay: "0s"
         pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
@@ -350,4 +353,25 @@ poll "q's Pod waits (5 + 4 of 8)" q_waits
 q_to_2() { dep_gpus q 2 && poll "q at 2" dep_at q 2; }
 check "queued (its Pod gated: 5 + 4 of 8), its GPUs change (4 -> 2) is taken: its new Pod runs at 2, the old one gone" q_to_2
 tkq $NS delete deployment q --wait=false
+
+# ---- a StatefulSet's queue label (kinds.md's StatefulSet row: judged anew) ----
+# five2 holds 5 of 8 and a 2-GPU Job 2 more: the tenant's StatefulSet of
+# one 2-GPU Pod waits, its Pod gated
+tjob fill 2 1 1 3600s
+poll "fill running" job_running $NS fill
+sts 2 1 lbl
+lbl_gated() { k -n $NS get pod lbl-0 -o 'jsonpath={.spec.schedulingGates[*].name}' 2>/dev/null | grep -q gpuq.dev/admission; }
+lbl_on_two() { [ "$(k -n $NS get pod lbl-0 -o 'jsonpath={.status.phase}')" = Running ] && job_running $NS fill && job_running $NS five2; }
+export -f lbl_gated lbl_on_two
+poll "lbl-0 gated" lbl_gated
+out=$(tk $NS label statefulset lbl gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "queued, moving a StatefulSet to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'can never be admitted'" _ "$out"
+check "queued, moving it to LocalQueue two (2 GPUs) is taken" tkq $NS label statefulset lbl gpuq.dev/queue-name=two --overwrite
+check "its Pod is released there while its old ClusterQueue is full (7 of 8)" poll "lbl-0 running" lbl_on_two
+out=$(tk $NS label statefulset lbl gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "admitted, a move to a ClusterQueue of 0 GPUs is refused as well ($out)" \
+	bash -c "printf '%s' \"\$1\" | grep -q 'can never be admitted'" _ "$out"
+tkq $NS delete statefulset lbl --wait=false
+tkq $NS delete job fill --wait=false
 sampler_stop $NS
