@@ -607,6 +607,12 @@ static void test_ray_validate(void **state)
 	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\"},"    \
 	"\"spec\":{\"replicas\":" replicas ",\"template\":{\"spec\":{\"containers\":[{\"name\":"   \
 	"\"s\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"" gpus "\"}}}]}}}}"
+/* A StatefulSet of `replicas` Pods of 1 GPU in LocalQueue `queue`. */
+#define STS_Q(replicas, queue)                                                                     \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","     \
+	"\"labels\":{\"gpuq.dev/queue-name\":\"" queue "\"}},\"spec\":{\"replicas\":" replicas     \
+	",\"template\":{\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"     \
+	"\"nvidia.com/gpu\":\"1\"}}}]}}}}"
 /* A StatefulSet of `replicas` Pods of 2 GPUs run by RuntimeClass `rc`
  * (its overhead is the Pods' too). */
 #define STS_RT(replicas, rc)                                                                       \
@@ -670,6 +676,12 @@ static void test_edits_by_row(void **state)
 	    {"apps", "v1", "StatefulSet", STS_O("2", "0"), STS_G("2", "1"), ""},
 	    {"apps", "v1", "StatefulSet", STS_O("0", "1"), STS_O("0", "0"), ""},
 	    {"apps", "v1", "StatefulSet", STS_O("3", "1"), STS_O("2", "1"), ""},
+	    /* its queue label moved, its request the same: judged anew for the
+	       new queue (it was taken unjudged: a queue that could never hold
+	       it left its next slice waiting for good) */
+	    {"apps", "v1", "StatefulSet", STS_Q("2", "nope"), STS_Q("2", "default"),
+	     "has no LocalQueue \"nope\""},
+	    {"apps", "v1", "StatefulSet", STS_Q("2", "default"), STS_Q("2", "default"), ""},
 	    /* an LWS's size and template are fixed while it has groups */
 	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "4", "1"),
 	     LWS_G("2", "2", "1"), /* size 2 -> 4: 1 worker -> 3 */

@@ -766,7 +766,11 @@ static void validate_update_set(webhook_review_t *r, workload_view_t *w, const w
 		    "first (spec.%s: 0) and change it then, or delete and recreate the %s",
 		    w->kind_name, w->name, why, (long long)replicas, w->integ->replicas_member,
 		    w->kind_name);
-	else if (!same_request(old, w))
+	else if (!same_request(old, w) || !streq(old->queue, w->queue))
+		/* edited, or moved to another queue: judged anew, for its new
+		   queue as a CREATE there would be (a move to a ClusterQueue
+		   that could never hold it was taken: its next slice waited
+		   for good) */
 		check_workload(r, w, false);
 }
 
