@@ -5,6 +5,7 @@
 
 #include "base/base.h"
 #include "cmd/cmd.h"
+#include "policy/policy.h"
 #include "qmetrics/qmetrics.h"
 #include "sim/sim.h"
 #include "http/http.h"
@@ -115,6 +116,30 @@ static int write_report(const sim_report_t *report, const char *out_path)
 	return rc;
 }
 
+/* Whether a ClusterQueue of the trace has a starvation limit. */
+static bool starvation_limited(const sim_trace_t *t)
+{
+	for (size_t i = 0; i < policy_cq_count(t->policy); i++)
+		if (policy_cq_at(t->policy, i)->starvation_ms > 0)
+			return true;
+	return false;
+}
+
+/* The same trace run again with no starvation limit, in memory, into
+ * report->without: the report then shows both runs (docs/economics.md,
+ * "Bounded wait"). */
+static int run_without(const sim_trace_t *t, const sim_run_options_t *opt, sim_report_t *report,
+		       gpuq_diag_t *diag)
+{
+	sim_run_options_t o = *opt;
+
+	o.state_dir = NULL;
+	o.stop_after = 0;
+	o.metrics = NULL; /* the metrics are of the run itself */
+	o.no_reservation = true;
+	return sim_run(t, &o, &report->without, diag);
+}
+
 int cmd_simulate(int argc, char **argv)
 {
 	const char *trace_path = NULL, *out_path = NULL, *metrics_path = NULL;
@@ -195,6 +220,8 @@ int cmd_simulate(int argc, char **argv)
 		opt.metrics = metrics;
 	}
 	rc = sim_run(trace, &opt, &report, &diag);
+	if (!rc && starvation_limited(trace))
+		rc = run_without(trace, &opt, report, &diag);
 	if (rc) {
 		fprintf(stderr, "gpuq simulate: %s: %s\n", trace_path,
 			diag.msg[0] ? diag.msg : gpuq_strerror(rc));

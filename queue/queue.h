@@ -126,6 +126,10 @@ typedef struct {
 					    ends it. 0 (default): a reading stands until
 					    the next (the simulator feeds one per spell);
 					    the daemon sets it from its scrape interval */
+	bool reservations_off;		 /* every ClusterQueue's starvation limit
+					    ignored: no reservation is made (gpuq
+					    simulate's second run, to print what the
+					    limit changed); false (default): in force */
 } queue_config_t;
 
 /* Fill cfg with the defaults named above. */

@@ -139,7 +139,8 @@ void queue_resv_decide(queue_t *q, uint32_t cq, int64_t now)
 	c->resv = QUEUE_NONE;
 	c->resv_ahead = 0;
 	c->resv_start = INT64_MAX;
-	if (!c->starve || c->strategy != QUEUE_BEST_EFFORT_FIFO || c->stop != QUEUE_STOP_NONE)
+	if (!c->starve || q->cfg.reservations_off || c->strategy != QUEUE_BEST_EFFORT_FIFO ||
+	    c->stop != QUEUE_STOP_NONE)
 		return;
 	c->resv = first_starving(q, c, now);
 	if (c->resv != QUEUE_NONE)

@@ -34,6 +34,7 @@ struct sim {
 	size_t next_arrival;   /* first arrival not yet delivered */
 	bool dirty;	       /* changed since the last cycle */
 	bool done;	       /* the run has ended */
+	bool no_reservation;   /* starvation limits ignored (sim_run_options_t) */
 	uint32_t same_time;    /* cycles run at `now` so far */
 	uint32_t idle;	       /* consecutive idle steps */
 	uint64_t n_pending;    /* workloads in the core, pending */

@@ -288,6 +288,16 @@ static int cmp_edge(const void *a, const void *b)
 }
 
 /* amount x ms over capacity x makespan */
+/* The longest wait of an admitted workload, ms. */
+static int64_t longest_wait(const struct stats *st)
+{
+	int64_t m = 0;
+
+	for (size_t i = 0; i < st->all.n; i++)
+		m = st->all.waits[i] > m ? st->all.waits[i] : m;
+	return m;
+}
+
 static double ratio(double used, const struct stats *st)
 {
 	if (!st->capacity || !st->makespan)
@@ -543,6 +553,31 @@ static void put_workloads(FILE *out, const sim_report_t *r)
 	fprintf(out, "%s],\n", r->n_wl ? "\n  " : "");
 }
 
+/* The same trace run with no starvation limit (r->without), beside this
+ * run: its makespan, utilization and waits, as this report gives them, so
+ * one report shows what the bounded wait changed. */
+static int put_without(FILE *out, const sim_report_t *r)
+{
+	struct stats st;
+	int rc;
+
+	if (!r->without)
+		return GPUQ_OK;
+	rc = stats_build(r->without, &st);
+	if (!rc) {
+		fprintf(out,
+			"  \"withoutStarvationLimit\": {\n  \"makespanMs\": %" PRId64
+			", \"utilization\": {\"average\": %.4f, \"useful\": %.4f}, "
+			"\"preemptions\": %zu,\n",
+			st.makespan, ratio(st.usage, &st), ratio(st.useful, &st),
+			r->without->n_preempt);
+		put_waits(out, r->without, &st);
+		fprintf(out, "  \"cycles\": %" PRIu64 "},\n", r->without->cycles);
+	}
+	stats_free(&st);
+	return rc;
+}
+
 int sim_report_write_json(const sim_report_t *r, FILE *out)
 {
 	struct stats st;
@@ -564,7 +599,9 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 	fprintf(out, "  \"makespanMs\": %" PRId64 ",\n  \"endMs\": %" PRId64 ",\n", st.makespan,
 		r->end_ms);
 	put_waits(out, r, &st);
-	rc = put_utilization(out, r, &st);
+	rc = put_without(out, r);
+	if (!rc)
+		rc = put_utilization(out, r, &st);
 	if (!rc)
 		rc = put_fairness(out, r, &st);
 	if (!rc)
@@ -645,6 +682,18 @@ void sim_report_write_summary(const sim_report_t *r, FILE *out)
 			sum += (double)st.cls[c].waits[i];
 		fprintf(out, "  class %-12s mean wait %.3f s over %zu admitted\n", t->classes[c],
 			sum / (double)st.cls[c].n / 1000.0, st.cls[c].n);
+	}
+	if (r->without) {
+		struct stats w;
+
+		if (!stats_build(r->without, &w))
+			fprintf(out,
+				"  without its starvation limits: makespan %.3f s, %s utilization "
+				"%.1f%%, the longest wait %.3f s (with them: %.3f s)\n",
+				(double)w.makespan / 1000.0, t->opt.util_resource,
+				100.0 * ratio(w.usage, &w), (double)longest_wait(&w) / 1000.0,
+				(double)longest_wait(&st) / 1000.0);
+		stats_free(&w);
 	}
 	summary_charges(out, r);
 	sim_report_econ_summary(r, out);

@@ -708,6 +708,7 @@ static int open_engine(struct sim *s, const char *state_dir, bool no_sync, bool 
 	int rc;
 
 	core_config(s->t, &cfg);
+	cfg.reservations_off = s->no_reservation;
 	engine_opts_init(&o);
 	if (state_dir) {
 		o.state_dir = state_dir;
@@ -901,10 +902,11 @@ static void sim_free(struct sim *s)
  * means nothing was allocated; any other failure leaves s for the caller's
  * usual cleanup. */
 static int sim_setup(struct sim *s, const sim_trace_t *trace, const char *state_dir, bool no_sync,
-		     bool read_only, gpuq_diag_t *diag)
+		     bool read_only, bool no_reservation, gpuq_diag_t *diag)
 {
 	memset(s, 0, sizeof(*s));
 	s->t = trace;
+	s->no_reservation = no_reservation;
 	s->r = calloc(1, sizeof(*s->r));
 	if (!s->r)
 		return GPUQ_ENOMEM;
@@ -964,7 +966,8 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	int rc;
 
 	*out = NULL;
-	rc = sim_setup(&s, trace, opt ? opt->state_dir : NULL, opt && opt->no_sync, false, diag);
+	rc = sim_setup(&s, trace, opt ? opt->state_dir : NULL, opt && opt->no_sync, false,
+		       opt && opt->no_reservation, diag);
 	if (rc == GPUQ_ENOMEM && !s.r)
 		return rc;
 	if (!rc && opt && opt->metrics)
@@ -1110,7 +1113,7 @@ int sim_state_check(const sim_trace_t *trace, const char *state_dir, sim_state_s
 	if (engine)
 		*engine = NULL;
 	/* read only, in one read snapshot: a writer may keep committing */
-	rc = sim_setup(&s, trace, state_dir, false, true, diag);
+	rc = sim_setup(&s, trace, state_dir, false, true, false, diag);
 	if (rc == GPUQ_ENOMEM && !s.r)
 		return rc;
 	if (rc)
@@ -1155,5 +1158,6 @@ void sim_report_destroy(sim_report_t *r)
 	free(r->budget_names);
 	free(r->budgets);
 	free(r->predicted);
+	sim_report_destroy(r->without);
 	free(r);
 }

@@ -220,6 +220,8 @@ typedef struct {
 					 often, over the trace's option (0: the trace's) */
 	int predict_runtimes;	      /* `--predict-runtimes`: 1 Declared, 2 History
 					 (0: the trace's) */
+	bool no_reservation;	      /* run as if no ClusterQueue had a starvation
+					 limit (queue_config_t.reservations_off) */
 } sim_run_options_t;
 
 /* Per-workload outcome, in arrival order. 56 bytes. */
@@ -255,7 +257,7 @@ typedef struct {
 	char reason[48];     /* e.g. InClusterQueue, InCohortReclamation, PodsReadyTimeout */
 } sim_preemption_t;
 
-typedef struct {
+typedef struct sim_report {
 	const sim_trace_t *trace;      /* borrowed: must outlive the report */
 	sim_outcome_t *wl;	       /* per workload, arrival order (owned) */
 	size_t n_wl;		       /* entries in wl */
@@ -296,6 +298,11 @@ typedef struct {
 	uint64_t predict_passes;       /* prediction passes run */
 	double predict_cpu_s;	       /* CPU seconds in them */
 	double predict_cpu_max_s;      /* the longest one */
+	struct sim_report *without;    /* the same trace run with no starvation
+					  limit, beside this one (gpuq simulate runs
+					  it when a ClusterQueue has one): the
+					  report's withoutStarvationLimit (owned;
+					  NULL: none) */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or

@@ -3,7 +3,9 @@
 # each run with --check, and the effect each shows, read from its report:
 # a budget held until its window turns (econ-budget), idle GPUs returned to
 # waiting work (econ-idle), no preemption before a minimum runtime
-# (econ-minruntime), wall-clock limits (econ-maxexec), prediction error figures (gpu-cluster with
+# (econ-minruntime), wall-clock limits (econ-maxexec), the bounded wait
+# beside the same trace run without it, in one report (starving-gang),
+# prediction error figures (gpu-cluster with
 # --predict-interval); and the example traces without economics report no
 # economics section. Env: GPUQ_BIN. Needs python3.
 set -u
@@ -40,7 +42,7 @@ PY
 }
 
 if ! command -v python3 >/dev/null 2>&1; then
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19; do skip "economics scenarios" "python3 not installed"; done
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24; do skip "economics scenarios" "python3 not installed"; done
 	tap_end
 	exit $?
 fi
@@ -76,10 +78,19 @@ py "max execution time: each 2-hour job stopped after 90 min admitted (MaximumEx
 py "max execution time: the stopped jobs stay out of the queue (deactivated) while every 1-hour job finishes" maxexec \
 	'all(w["state"] == "Pending" and "deactivated" in w["why"] for w in first("research/long")) and all(w["state"] == "Finished" for w in first("research/short"))'
 
+sim starve examples/traces/starving-gang.yaml
+py "bounded wait: the 16-GPU gang waits at most its 20 s limit plus the 30 s runtime ahead of it" starve \
+	'tenant("team-b/gang")["maxMs"] <= 50000'
+py "bounded wait: the same report's run without the limit has the gang wait for the stream to stop (ten times longer)" starve \
+	'r["withoutStarvationLimit"]["waits"]["byTenant"]["team-b/gang"]["maxMs"] >= 10 * tenant("team-b/gang")["maxMs"]'
+py "bounded wait: utilization within 10% of the run without the limit (it even rises: the gang fills the GPUs the stream left)" starve \
+	'abs(r["utilization"]["average"] - r["withoutStarvationLimit"]["utilization"]["average"]) <= 0.10'
+
 sim pred examples/traces/gpu-cluster.yaml --predict-interval 5m
 py "prediction: first predictions of most workloads, with median and p90 errors" pred \
 	'(lambda p: p["predicted"] > 20 and p["started"] > 20 and 0 <= p["medianAbsErrorMs"] <= p["p90AbsErrorMs"])(r["economics"]["prediction"])'
 
 sim plain examples/traces/gpu-cluster.yaml
 py "a trace without economics has no economics section" plain '"economics" not in r'
+py "nor, without a starvation limit, a second run" plain '"withoutStarvationLimit" not in r'
 tap_end
