@@ -229,7 +229,7 @@ static int add_pending_pods(struct controller *c, const controller_job_t *j, boo
 			return GPUQ_EINVAL;
 		/* a Job's status counts its pods; another kind's pods are counted
 		 * as its child Jobs' (they are Jobs of their own here) */
-		if (!all && o->kind == WORKLOAD_KIND_JOB) {
+		if (!all && o->integ->counts_pods) {
 			int64_t live = controller_pods_of_job(c, j->uid);
 			missing -= (live > o->active ? live : o->active) + o->succeeded + o->failed;
 		} else if (!all) {

@@ -146,7 +146,7 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	engine_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
-	    .name = o->kind == WORKLOAD_KIND_JOB
+	    .name = o->integ->bare_name
 			? o->name
 			: workload_display_name(o->kind, o->name, name, sizeof(name)),
 	    .uid = o->uid,

@@ -680,7 +680,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	 * for no GPU outside a pod group */
 	if (parents_pod(o) || !(o->gpu || o->x->pod_group) || !o->queue ||
 	    (!o->gated && !o->admitted)) {
-		if (o->kind == WORKLOAD_KIND_POD && parents_pod(o))
+		if (parents_pod(o))
 			jobpod_seen(c, o);
 		if (!m || m->wl != o)
 			workload_destroy(o); /* else freed with its member */
@@ -1026,7 +1026,9 @@ void controller_pods_plan(struct controller *c, controller_pgroup_t *g,
 	while ((s = controller_map_next(&g->members, &pos))) {
 		const member_t *m = s->value;
 		/* a set's Pod: its own pod set (an LWS's leader or workers) */
-		size_t podset = m->wl->x->set_kind == WORKLOAD_KIND_LWS ? m->wl->x->set_podset : 0;
+		size_t podset = workload_integration(m->wl->x->set_kind)->set == WORKLOAD_SET_GROUPS
+				    ? m->wl->x->set_podset
+				    : 0;
 
 		if (v.state == ENGINE_WL_ADMITTED && m->wl->gated)
 			fn(ctx, m->wl, podset, CONTROLLER_MEMBER_RELEASE);

@@ -386,11 +386,11 @@ bool controller_release_quiet(struct controller *c, const controller_job_t *j)
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	/* gone by its status and by the Pods watch alike */
-	if (j->wl->kind == WORKLOAD_KIND_JOB)
+	/* a Job: gone by its status and by the Pods watch alike */
+	if (j->wl->integ->quiet == WORKLOAD_QUIET_PODS)
 		return job_quiet(j->wl) && controller_pods_of_job(c, j->uid) == 0;
 	/* a RayCluster: KubeRay says it is suspended (its Pods deleted) */
-	if (j->wl->kind == WORKLOAD_KIND_RAYCLUSTER)
+	if (j->wl->integ->quiet == WORKLOAD_QUIET_STATUS)
 		return j->wl->active == 0;
 	/* a JobSet: every child Job it owns (cached by the Jobs watch) has no
 	 * pod left (the JobSet controller suspends them all), and it counts no

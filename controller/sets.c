@@ -71,7 +71,16 @@ void controller_sets_free_all(struct controller *c)
 
 static const char *prefix_of(workload_kind_t k)
 {
-	return k == WORKLOAD_KIND_LWS ? "lws" : "sts";
+	const char *p = workload_integration(k)->set_key;
+
+	return p ? p : "sts";
+}
+
+/* Whether a set of kind k makes one workload per replica group (an LWS),
+ * not slices of ordinals (a StatefulSet). */
+static bool groups(workload_kind_t k)
+{
+	return workload_integration(k)->set == WORKLOAD_SET_GROUPS;
 }
 
 /* The workload key of group `first` of set key ("sts:ns/name" + "/3"). */
@@ -99,12 +108,12 @@ bool controller_sets_member_key(struct controller *c, const workload_t *o, char 
 	const set_t *s;
 	int64_t n;
 
-	if (o->x->set_kind != WORKLOAD_KIND_LWS && o->x->set_kind != WORKLOAD_KIND_STATEFULSET)
+	if (!workload_integration(o->x->set_kind)->set_key)
 		return false;
 	snprintf(key, sizeof(key), "%s:%s/%s", prefix_of(o->x->set_kind), o->namespace_,
 		 o->x->set_name ? o->x->set_name : "");
 	s = controller_map_get(&c->sets, key);
-	if (o->x->set_kind == WORKLOAD_KIND_LWS) {
+	if (groups(o->x->set_kind)) {
 		if (o->x->set_group < 0)
 			return false; /* its group index label comes from the LWS webhook */
 		group_key(key, o->x->set_group, out, cap);
@@ -158,7 +167,7 @@ static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t cou
 
 	/* named as people name it: "lws/infer-0", "statefulset/web+2" (a slice
 	 * from Pod web-2 on) */
-	if (w->kind == WORKLOAD_KIND_LWS)
+	if (groups(w->kind))
 		snprintf(sp->name, sizeof(sp->name), "%s/%.200s-%lld", w->integ->short_name,
 			 w->name, (long long)g->first);
 	else if (g->first)
@@ -167,10 +176,9 @@ static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t cou
 	else
 		snprintf(sp->name, sizeof(sp->name), "%s/%.200s", w->integ->short_name, w->name);
 	for (size_t i = 0; i < w->n_podsets; i++)
-		controller_podset_from(
-		    &w->podsets[i],
-		    (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->podsets[i].count : count),
-		    &sp->buf[i], &sp->ps[i]);
+		controller_podset_from(&w->podsets[i],
+				       (int32_t)(groups(w->kind) ? w->podsets[i].count : count),
+				       &sp->buf[i], &sp->ps[i]);
 	sp->ws = (engine_workload_spec_t){
 	    .namespace_ = w->namespace_,
 	    .name = sp->name,
@@ -194,7 +202,7 @@ static void group_register(struct controller *c, const set_t *s, controller_pgro
 	int rc;
 
 	group_spec(s, g, count, &sp);
-	g->total = (int32_t)(w->kind == WORKLOAD_KIND_LWS ? w->pods : count);
+	g->total = (int32_t)(groups(w->kind) ? w->pods : count);
 	rc = engine_workload_add(c->e, &sp.ws, controller_now(c), NULL, &diag);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
@@ -445,7 +453,7 @@ void controller_sets_member_gone(struct controller *c, controller_pgroup_t *g)
 {
 	const set_t *s = g->set ? controller_map_get(&c->sets, g->set) : NULL;
 
-	if (!s || !s->wl || s->wl->kind == WORKLOAD_KIND_LWS || !engine_core(c->e))
+	if (!s || !s->wl || groups(s->wl->kind) || !engine_core(c->e))
 		return;
 	for (size_t i = 0; i < s->n_slices; i++)
 		if (s->edge[i] == g->first) {
@@ -709,9 +717,9 @@ static void set_sync(struct controller *c, set_t *s)
 		return;
 	/* an LWS's own StatefulSets (labelled with its name; owned by the LWS
 	 * or by a group's leader Pod): the LWS's groups hold their Pods */
-	if (s->wl->kind == WORKLOAD_KIND_STATEFULSET && s->wl->x->set_kind == WORKLOAD_KIND_LWS)
+	if (s->wl->x->set_kind != WORKLOAD_KIND_OTHER)
 		return;
-	if (s->wl->kind == WORKLOAD_KIND_LWS)
+	if (groups(s->wl->kind))
 		lws_groups(c, s);
 	else
 		statefulset_slices(c, s);
@@ -725,7 +733,7 @@ void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 		return;
 	if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) == GPUQ_OK)
 		return;
-	if (s->wl->kind == WORKLOAD_KIND_LWS) {
+	if (groups(s->wl->kind)) {
 		if (g->first < s->groups || surge_held(s, g))
 			group_register(c, s, g, g->total);
 		if (surge_held(s, g) && g->first >= s->surge_hi)
@@ -746,7 +754,7 @@ bool controller_sets_group_empty(struct controller *c, controller_pgroup_t *g)
 		group_free(c, g); /* its set is gone */
 		return true;
 	}
-	if (s->wl->kind == WORKLOAD_KIND_LWS) {
+	if (groups(s->wl->kind)) {
 		if (g->first < s->groups)
 			return false; /* its controller makes its Pods again, gated */
 		group_free(c, g);     /* a surge group done, or one scaled away */
@@ -767,7 +775,7 @@ static void forget(struct controller *c, const char *key)
 	if (!s)
 		return;
 	/* the set is gone: its workloads leave the core */
-	if (s->wl && s->wl->kind == WORKLOAD_KIND_LWS)
+	if (s->wl && groups(s->wl->kind))
 		for (int64_t i = 0; i < s->surge_hi || i < s->groups; i++)
 			group_drop(c, s, i);
 	else

@@ -194,6 +194,31 @@ typedef enum {
 	WORKLOAD_EDIT_REFUSE = 2, /* refused, naming the field and the way out */
 } workload_edit_t;
 
+/* How the controller knows a stopped workload's Pods are gone (before it
+ * restores its templates and lets its quota go), for a kind held by its
+ * suspend field (controller/release.c). */
+typedef enum {
+	WORKLOAD_QUIET_NONE = 0,     /* not held by suspend */
+	WORKLOAD_QUIET_PODS = 1,     /* its status counts no active and no terminating
+					pod, its start time is reset, and the Pods
+					watch shows none (a Job) */
+	WORKLOAD_QUIET_STATUS = 2,   /* its controller says it is suspended, its Pods
+					deleted (a RayCluster's status) */
+	WORKLOAD_QUIET_CHILDREN = 3, /* no cached child of it has a pod left, and its
+					status counts none active (JobSet, RayJob,
+					TrainJob) */
+} workload_quiet_t;
+
+/* How a set's Pods become workloads (a kind with replicas_member). */
+typedef enum {
+	WORKLOAD_SET_NONE = 0,	 /* not a set */
+	WORKLOAD_SET_SLICES = 1, /* one workload per slice of ordinals: the replicas
+				    admitted at once, each scale-up a slice of its
+				    own (a StatefulSet) */
+	WORKLOAD_SET_GROUPS = 2, /* one workload per replica, a group of its own
+				    (an LWS's leader and workers) */
+} workload_set_t;
+
 struct workload_view;
 struct workload_decoder;
 
@@ -238,6 +263,16 @@ typedef struct {
 	const char *replicas_member;	/* a set's member of spec counting its
 					   replicas ("replicas", default 1): at 0 its
 					   shape may change; NULL: not a set */
+	workload_set_t set;		/* a set's workloads: slices or groups */
+	const char *set_key;		/* a set's prefix of its workloads' keys in
+					   the core ("sts", "lws": "sts:ns/web/0");
+					   NULL: not a set */
+	workload_quiet_t quiet;		/* when a stopped one's Pods are gone */
+	bool bare_name;			/* named by its own name in the core (a Job);
+					   else "short_name/name" */
+	bool counts_pods;		/* its status counts its Pods (active,
+					   succeeded, failed): those not yet made are
+					   the rest of its count (a Job) */
 	/* Read the pod sets of obj into the view (w->obj, w->kind, names set):
 	 * their names, counts and templates, checked with w's refusals. */
 	int (*podsets)(struct workload_view *w, gpuq_diag_t *diag);
