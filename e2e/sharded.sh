@@ -18,15 +18,16 @@ fi
 
 # Each scenario goes to the shard with the least work so far, longest first,
 # by the seconds it took in a full run of the shards at once on this 2-core
-# machine (at 730924a; a scenario not listed counts 60 s); run.sh's first
+# machine (three shards and a lint at 08a3f86; lifecycle and ray with the
+# rows added since; a scenario not listed counts 60 s); run.sh's first
 # four stay first in shard 1. Within a shard, scenarios run in name order
 # after those.
-WEIGHTS="queueing:59 preemption:141 restart:39 failover:96 certs:6 chargeback:67 cohort:14
-cohort_tree:23 exempt:29 idle:8 image:38 install:136 lifecycle:220 lws:258 maxexec:109
-plugin:27 podgroup:196 report_live:12 reserve:147 sets:84 tenant:46 trainer:116 apiserver:37
-badpolicy:25 certsecret:12 deploy:81 econ:174 fairshare:25 fence:62 gang:49 helm:128
-history:17 identity:9 jobset:134 keys:42 metrics:89 overhead:4 ray:117 storm:102 ui:73
-visibility:19"
+WEIGHTS="queueing:44 preemption:123 restart:46 failover:106 apiserver:50 badpolicy:39
+certsecret:31 chargeback:75 helm:186 maxexec:102 report_live:30 reserve:175 sets:99
+tenant:75 visibility:28 cohort_tree:38 deploy:130 econ:208 exempt:32 gang:50 history:26
+idle:12 jobset:264 keys:57 lws:310 metrics:86 overhead:5 trainer:91 certs:12 cohort:46
+fairshare:51 fence:67 identity:13 image:75 install:216 lifecycle:300 plugin:32
+podgroup:255 ray:240 storm:106 ui:76"
 weight() {
 	local w
 	for w in $WEIGHTS; do [ "${w%%:*}" = "$1" ] && { echo "${w#*:}"; return; }; done
