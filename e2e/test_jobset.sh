@@ -265,7 +265,8 @@ gpu_queue $JR 4
 k label namespace $JR gpuq.dev/upstream-jobset=true >/dev/null
 side_queues $JR
 tenant $JR
-poll "the edit role aggregates JobSets" bash -c "[ \"\$(tk $JR auth can-i patch jobsets.jobset.x-k8s.io)\" = yes ]" || true
+can_edit_js() { [ "$(tk $JR auth can-i patch jobsets.jobset.x-k8s.io)" = yes ]; }
+poll "the edit role aggregates JobSets" can_edit_js || true
 sampler_start $JR 6
 # tjobset NAME GPUS QUEUE: the tenant's JobSet of one Job of one Pod of
 # GPUS, running until deleted
