@@ -613,6 +613,19 @@ static void test_ray_validate(void **state)
 	"\"labels\":{\"gpuq.dev/queue-name\":\"" queue "\"}},\"spec\":{\"replicas\":" replicas     \
 	",\"template\":{\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"     \
 	"\"nvidia.com/gpu\":\"1\"}}}]}}}}"
+/* An LWS of `replicas` groups of 2 Pods of 1 GPU in LocalQueue `queue`. */
+#define LWS_Q(replicas, queue)                                                                     \
+	"{\"apiVersion\":\"leaderworkerset.x-k8s.io/v1\",\"kind\":\"LeaderWorkerSet\","            \
+	"\"metadata\":{\"name\":\"vllm\",\"labels\":{\"gpuq.dev/queue-name\":\"" queue "\"}},"     \
+	"\"spec\":{\"replicas\":" replicas ",\"leaderWorkerTemplate\":{\"size\":2,"                \
+	"\"workerTemplate\":{\"spec\":{\"containers\":[{\"name\":\"w\",\"resources\":{"            \
+	"\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}}}}"
+/* A Deployment of 2 Pods of 1 GPU in LocalQueue `queue`. */
+#define DEP_Q(queue)                                                                               \
+	"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","        \
+	"\"labels\":{\"gpuq.dev/queue-name\":\"" queue "\"}},\"spec\":{\"replicas\":2,"            \
+	"\"template\":{\"spec\":{\"containers\":[{\"name\":\"s\",\"resources\":{\"limits\":{"      \
+	"\"nvidia.com/gpu\":\"1\"}}}]}}}}"
 /* A StatefulSet of `replicas` Pods of 2 GPUs run by RuntimeClass `rc`
  * (its overhead is the Pods' too). */
 #define STS_RT(replicas, rc)                                                                       \
@@ -682,6 +695,12 @@ static void test_edits_by_row(void **state)
 	    {"apps", "v1", "StatefulSet", STS_Q("2", "nope"), STS_Q("2", "default"),
 	     "has no LocalQueue \"nope\""},
 	    {"apps", "v1", "StatefulSet", STS_Q("2", "default"), STS_Q("2", "default"), ""},
+	    /* the same for an LWS and a Deployment (each Pod of it a workload) */
+	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_Q("2", "nope"),
+	     LWS_Q("2", "default"), "has no LocalQueue \"nope\""},
+	    {"apps", "v1", "Deployment", DEP_Q("nope"), DEP_Q("default"),
+	     "has no LocalQueue \"nope\""},
+	    {"apps", "v1", "Deployment", DEP_Q("default"), DEP_Q("default"), ""},
 	    /* an LWS's size and template are fixed while it has groups */
 	    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", LWS_G("2", "4", "1"),
 	     LWS_G("2", "2", "1"), /* size 2 -> 4: 1 worker -> 3 */
