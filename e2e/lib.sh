@@ -193,6 +193,50 @@ spec: {clusterQueue: $3}
 YAML
 }
 
+# edit_role NAME GROUPS RESOURCES: ClusterRole NAME aggregated into the
+# `edit` role, as an operator's install does for its kinds: a tenant holding
+# `edit` may then use RESOURCES (comma-separated) of the API GROUPS.
+edit_role() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: $1
+  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
+rules:
+- apiGroups: [$2]
+  resources: [$3]
+  verbs: [get, list, watch, create, update, patch, delete]
+YAML
+}
+
+# raycluster_yaml NAME GPUS WORKERS QUEUE [LABELS]: a RayCluster of a CPU
+# head and one group of WORKERS workers of GPUS GPUs each (its replicas,
+# minReplicas and maxReplicas alike), in LocalQueue QUEUE, with more
+# metadata LABELS ('e2e-storm: "y"'); for kubectl create -f -.
+raycluster_yaml() {
+	cat <<YAML
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata: {name: $1, labels: {gpuq.dev/queue-name: $4${5:+, $5}}}
+spec:
+  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-head, image: rayproject/ray:2.46.0}]
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: $3
+    minReplicas: $3
+    maxReplicas: $3
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-worker, image: rayproject/ray:2.46.0, resources: {limits: {nvidia.com/gpu: "$2"}}}]
+YAML
+}
+
 # side_queues NS: beside NS's ClusterQueue (gpu_queue NS), two more that
 # select NS on its H100 flavor: NS-zero of 0 GPUs and NS-two of 2, fed by
 # NS's LocalQueues `zero` and `two`, each known to gpuq when this returns

@@ -250,17 +250,7 @@ check "a JobSet whose only GPU is in an init container is created suspended" \
 # its old one is full; admitted, the label is fixed. A JobSet's count and
 # shape (replicatedJobs) are the JobSet webhook's to refuse, in both states.
 JR=e2e-jr
-k apply -f - >/dev/null <<'YAML'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-jr-edit
-  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
-rules:
-- apiGroups: [jobset.x-k8s.io]
-  resources: [jobsets]
-  verbs: [get, list, watch, create, update, patch, delete]
-YAML
+edit_role e2e-jr-edit jobset.x-k8s.io jobsets
 gpu_queue $JR 4
 k label namespace $JR gpuq.dev/upstream-jobset=true >/dev/null
 side_queues $JR

@@ -184,17 +184,8 @@ apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: e2e-lwsp-high}
 value: 10000
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-lws-edit
-  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
-rules:
-- apiGroups: [leaderworkerset.x-k8s.io]
-  resources: [leaderworkersets]
-  verbs: [get, list, watch, create, update, patch, delete]
 YAML
+edit_role e2e-lws-edit leaderworkerset.x-k8s.io leaderworkersets
 gpu_queue $PNS 8 "{withinClusterQueue: LowerPriority}"
 k label namespace $PNS gpuq.dev/upstream-lws=true >/dev/null
 tenant $PNS

@@ -239,17 +239,7 @@ check "its head and worker run together on the flavor's nodes" poll "dev pods" \
 # extends to ray.io as KubeRay's own install does) scales the admitted
 # RayCluster's GPU workers 1 -> 3: refused (it ran them uncounted); down is
 # taken
-k apply -f - >/dev/null <<'YAML'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-ray-edit
-  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
-rules:
-- apiGroups: [ray.io]
-  resources: [rayclusters, rayjobs]
-  verbs: [get, list, watch, create, update, patch, delete]
-YAML
+edit_role e2e-ray-edit ray.io "rayclusters, rayjobs"
 tenant $NS
 can_edit_ray() { [ "$(tk $NS auth can-i patch rayclusters.ray.io)" = yes ]; }
 poll "the edit role aggregates ray.io" can_edit_ray || true
@@ -269,28 +259,7 @@ side_queues $RR
 tenant $RR
 sampler_start $RR 10
 # trc NAME WORKERS QUEUE: the tenant's RayCluster
-trc() {
-	tk $RR create -f - >/dev/null <<YAML
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata: {name: $1, labels: {gpuq.dev/queue-name: $3}}
-spec:
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers: [{name: ray-head, image: rayproject/ray:2.46.0}]
-  workerGroupSpecs:
-  - groupName: gpu
-    replicas: $2
-    minReplicas: $2
-    maxReplicas: $2
-    rayStartParams: {}
-    template:
-      spec:
-        containers: [{name: ray-worker, image: rayproject/ray:2.46.0, resources: {limits: {nvidia.com/gpu: "2"}}}]
-YAML
-}
+trc() { raycluster_yaml "$1" 2 "$2" "$3" | tk $RR create -f - >/dev/null; }
 rr_suspend() { tk $RR get rayclusters.ray.io "$1" -o 'jsonpath={.spec.suspend}' 2>/dev/null; }
 rr_workers() { k -n $RR get pods -l "ray.io/cluster=$1,ray.io/node-type=worker" -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running' || true; }
 rr_label() { tk $RR label rayclusters.ray.io "$1" "gpuq.dev/queue-name=$2" --overwrite >/dev/null; }

@@ -48,17 +48,7 @@ for u in $UPSTREAM; do "$HERE/upstream.sh" start "$u" >&2 && started="$started $
 check "the LWS, JobSet and KubeRay controllers run (started:${started:- none})" \
 	test "$started" = " $UPSTREAM"
 restart_main # gpuq discovers their kinds now
-k apply -f - >/dev/null <<'YAML'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: e2e-storm-edit
-  labels: {rbac.authorization.k8s.io/aggregate-to-edit: "true"}
-rules:
-- apiGroups: [leaderworkerset.x-k8s.io, jobset.x-k8s.io, ray.io]
-  resources: [leaderworkersets, jobsets, rayclusters]
-  verbs: [get, list, watch, create, update, patch, delete]
-YAML
+edit_role e2e-storm-edit "leaderworkerset.x-k8s.io, jobset.x-k8s.io, ray.io" "leaderworkersets, jobsets, rayclusters"
 
 for ns in $TENANTS; do
 	gpu_queue "$ns" 8
@@ -168,26 +158,7 @@ spec:
 YAML
 }
 raycluster() { # NS NAME GPUS WORKERS QUEUE
-	tk "$1" create -f - <<YAML
-apiVersion: ray.io/v1
-kind: RayCluster
-metadata: {name: $2, ${LABELS/Q/$5}}
-spec:
-  headGroupSpec:
-    rayStartParams: {}
-    template:
-      spec:
-        containers: [{name: ray-head, image: rayproject/ray:2.46.0}]
-  workerGroupSpecs:
-  - groupName: gpu
-    replicas: $4
-    minReplicas: $4
-    maxReplicas: $4
-    rayStartParams: {}
-    template:
-      spec:
-        containers: [{name: ray-worker, image: rayproject/ray:2.46.0, ${GPU/G/$3}}]
-YAML
+	raycluster_yaml "$2" "$3" "$4" "$5" 'e2e-storm: "y"' | tk "$1" create -f -
 }
 member() { # NS GROUP INDEX GPUS TOTAL QUEUE (GPUS 0: a CPU-only member)
 	local res=""
