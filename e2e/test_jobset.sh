@@ -88,19 +88,17 @@ k label namespace $NS gpuq.dev/upstream-jobset=true >/dev/null
 local_queue $NS default $NS
 queue_known $NS
 
-# jobset NAME PRIORITYCLASS: 4 Jobs of one 8-GPU pod each, running an hour
-jobset() {
-	k apply -f - >/dev/null <<YAML
+# js_yaml NAME REPLICAS GPUS QUEUE [PRIORITYCLASS]: a JobSet of REPLICAS
+# Jobs of one pod of GPUS GPUs each, running an hour, in LocalQueue QUEUE
+js_yaml() {
+	cat <<YAML
 apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
-metadata:
-  name: $1
-  namespace: $NS
-  labels: {gpuq.dev/queue-name: default}
+metadata: {name: $1, labels: {gpuq.dev/queue-name: $4}}
 spec:
   replicatedJobs:
   - name: workers
-    replicas: 4
+    replicas: $2
     template:
       spec:
         parallelism: 1
@@ -113,13 +111,12 @@ spec:
               pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"
           spec:
             restartPolicy: Never
-            priorityClassName: $2
-            containers:
-            - name: train
-              image: busybox
-              resources: {limits: {nvidia.com/gpu: "8"}}
+            ${5:+priorityClassName: $5}
+            containers: [{name: train, image: busybox, resources: {limits: {nvidia.com/gpu: "$3"}}}]
 YAML
 }
+# jobset NAME PRIORITYCLASS: 4 Jobs of one 8-GPU pod each, running an hour
+jobset() { js_yaml "$1" 4 8 default "$2" | k -n $NS apply -f - >/dev/null; }
 js_field() { k -n $NS get jobsets.jobset.x-k8s.io "$1" -o "jsonpath=$2" 2>/dev/null; }
 # child Jobs of JobSet $1 and their suspend fields, "true true true true"
 children_suspend() { k -n $NS get jobs -l "jobset.sigs.k8s.io/jobset-name=$1" -o 'jsonpath={.items[*].spec.suspend}' 2>/dev/null; }
@@ -260,33 +257,8 @@ poll "the edit role aggregates JobSets" can_edit_js || true
 sampler_start $JR 6
 # tjobset NAME GPUS QUEUE: the tenant's JobSet of one Job of one Pod of
 # GPUS, running until deleted
-tjobset() {
-	tk $JR create -f - >/dev/null <<YAML
-apiVersion: jobset.x-k8s.io/v1alpha2
-kind: JobSet
-metadata: {name: $1, labels: {gpuq.dev/queue-name: $3}}
-spec:
-  replicatedJobs:
-  - name: w
-    replicas: 1
-    template:
-      spec:
-        backoffLimit: 0
-        template:
-          metadata:
-            annotations:
-              pod-complete.stage.kwok.x-k8s.io/delay: "3600s"
-              pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"
-          spec:
-            restartPolicy: Never
-            containers: [{name: m, image: busybox, resources: {limits: {nvidia.com/gpu: "$2"}}}]
-YAML
-}
+tjobset() { js_yaml "$1" 1 "$2" "$3" | tk $JR create -f - >/dev/null; }
 jr_suspend() { tk $JR get jobsets.jobset.x-k8s.io "$1" -o 'jsonpath={.spec.suspend}' 2>/dev/null; }
-jr_admitted_by() {
-	[ "$(jr_suspend "$1")" = false ] &&
-		tk $JR get jobsets.jobset.x-k8s.io "$1" -o 'jsonpath={.metadata.annotations.gpuq\.dev/flavors}' | grep -q .
-}
 export -f jr_suspend tk
 export JR
 tjobset hold 4 default
