@@ -153,6 +153,9 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 	    .local_queue = o->queue,
 	    .priority = p->priority_class ? p->priority : o->priority,
 	    .created_ms = o->created_ms,
+	    /* activeDeadlineSeconds: the Job controller ends each run by it */
+	    .run_bound_s =
+		o->deadline_s > 0 && o->deadline_s <= INT32_MAX ? (int32_t)o->deadline_s : 0,
 	    .podsets = ps,
 	    .n_podsets = p->n_podsets,
 	    .max_exec_s = o->x->max_exec_s,

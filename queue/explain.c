@@ -531,6 +531,7 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	out->predicted_ms = w->state == QUEUE_WL_PENDING ? w->predicted : -1;
 	out->exec_ms = w->exec_ms;
 	out->max_exec_s = w->max_exec_s;
+	out->run_bound_s = w->run_bound_s;
 	out->max_exec_ms = queue_exec_limit(q, w);
 	out->exec_deadline_ms =
 	    w->state == QUEUE_WL_ADMITTED && out->max_exec_ms ? queue_exec_deadline(q, w) : -1;

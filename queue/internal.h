@@ -202,9 +202,11 @@ typedef struct {
 		int64_t idle_seen; /* admitted: the last reading below the threshold
 				      (idle_since >= 0), -1 none (protect.c) */
 	};
-	int64_t exec_ms;    /* time admitted in earlier admissions (wall-clock
-			       limit; reset when it is reactivated) */
-	int32_t max_exec_s; /* its own wall-clock limit, s (0: none) */
+	int64_t exec_ms;     /* time admitted in earlier admissions (wall-clock
+				limit; reset when it is reactivated) */
+	int32_t max_exec_s;  /* its own wall-clock limit, s (0: none) */
+	int32_t run_bound_s; /* what ends each run by its age, s (0: none; not
+				persisted: spec run_bound_s) */
 } wl_t;
 
 typedef struct {

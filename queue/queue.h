@@ -424,6 +424,16 @@ typedef struct {
 					       (max-exec-time-seconds; 0: none,
 					       1..QUEUE_MAX_EXEC_S_MAX): see
 					       "Wall-clock limits" below */
+	int32_t run_bound_s;		    /* what ends each of its runs by its
+					       age, seconds, enforced by its own
+					       controller (a Job's spec.
+					       activeDeadlineSeconds: the Job
+					       controller fails it then, its
+					       clock restarting at each resume);
+					       0: none. The bounded wait trusts it
+					       as it trusts a wall-clock limit
+					       (backfill, the reserved start);
+					       not persisted: see "Bounded wait" */
 } queue_workload_spec_t;
 
 /* A workload arrives (pending). Copies everything it needs. GPUQ_EEXIST (uid
@@ -671,10 +681,11 @@ typedef struct {
  * reservation: at each cycle, until it is admitted, no other workload of
  * its ClusterQueue with a priority at or below its own that requests a
  * resource it requests is admitted, unless that workload's wall-clock
- * limit (its own or its ClusterQueue's) ends at or before the reserved
- * start (backfill). The reserved start is when, the admitted workloads of
- * its ClusterQueue ending at their wall-clock deadlines (earliest first;
- * one without a limit ends at an unknown time), enough of its
+ * limit (its own or its ClusterQueue's) or its run bound (spec run_bound_s)
+ * ends it at or before the reserved start (backfill). The reserved start is
+ * when, the admitted workloads of its ClusterQueue ending at their
+ * wall-clock deadlines or run bounds (earliest first; one with neither
+ * ends at an unknown time), enough of its
  * ClusterQueue's quota is free for it: the number of running workloads
  * that must end and, when all of them have limits, the time. Workloads
  * of a higher priority still go first, and preemption is unchanged.
@@ -682,11 +693,13 @@ typedef struct {
  * The reservation is not persisted: each cycle recomputes it from what
  * the records hold (creation times, priorities, admissions, execution
  * times, limits), so a restored core reserves what the core it came from
- * did. A workload kept out by it waits with QUEUE_WAIT_QUOTA (set aside:
- * tried again when capacity frees). Scope: one ClusterQueue; quota other
- * ClusterQueues of its cohort lend or borrow is not reserved. The cost:
- * a cycle of a cohort with such a ClusterQueue looks at all of that
- * ClusterQueue's pending and admitted workloads once.
+ * did. Run bounds are not in the records: a restored core learns a
+ * pending workload's again from its caller's update, and until then its
+ * runners without one end at unknown times (a later reserved start, fewer
+ * backfills: never a shorter wait promised than kept). A workload kept out by it waits with
+ * QUEUE_WAIT_QUOTA (set aside: tried again when capacity frees). Scope: one ClusterQueue; quota
+ * other ClusterQueues of its cohort lend or borrow is not reserved. The cost: a cycle of a cohort
+ * with such a ClusterQueue looks at all of that ClusterQueue's pending and admitted workloads once.
  */
 
 /* Run one admission cycle at `now` (>= the last `now` seen, else
@@ -964,6 +977,7 @@ typedef struct {
 	int64_t exec_ms;	   /* time admitted in earlier admissions (the
 				      current span not included) */
 	int32_t max_exec_s;	   /* its own wall-clock limit (the spec's), s; 0: none */
+	int32_t run_bound_s;	   /* its run bound (the spec's), s; 0: none */
 	int64_t max_exec_ms;	   /* its wall-clock limit in force (the shorter of
 				      its own and its CQ's), ms; 0: none */
 	int64_t exec_deadline_ms;  /* admitted with a limit: when it is stopped;

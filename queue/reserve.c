@@ -10,6 +10,19 @@
 
 #include <stdlib.h>
 
+/* When admitted workload w ends at the latest: its wall-clock deadline or
+ * the end of its run bound (what its own controller enforces), the earlier;
+ * INT64_MAX: unknown. */
+static int64_t runner_end(const queue_t *q, const wl_t *w)
+{
+	int64_t end = queue_exec_deadline(q, w);
+
+	if (w->run_bound_s > 0 && w->admitted_ms >= 0 &&
+	    w->admitted_ms + (int64_t)w->run_bound_s * 1000 < end)
+		end = w->admitted_ms + (int64_t)w->run_bound_s * 1000;
+	return end;
+}
+
 /* An admitted workload of the reserving one's ClusterQueue, by when it ends. */
 typedef struct {
 	int64_t end;	     /* its wall-clock deadline; INT64_MAX: unknown */
@@ -113,7 +126,7 @@ static void reserved_start(const queue_t *q, cq_t *c, uint32_t h, int64_t now)
 	for (size_t i = 0; i < c->adm.n; i++) {
 		const wl_t *w = Wc(q, c->adm.v[i]);
 
-		v[i].end = w->state == QUEUE_WL_EVICTING ? now : queue_exec_deadline(q, w);
+		v[i].end = w->state == QUEUE_WL_EVICTING ? now : runner_end(q, w);
 		v[i].admitted_ms = w->admitted_ms;
 		v[i].wl = c->adm.v[i];
 	}
@@ -152,7 +165,7 @@ bool queue_resv_blocks(const queue_t *q, uint32_t wid, int64_t now)
 	const wl_t *w = Wc(q, wid), *h;
 	const cq_t *c = &q->cqs[w->cq];
 	amounts_t need;
-	int64_t lim;
+	int64_t lim, end;
 	const psref_t *ps;
 	bool shares = false;
 
@@ -171,7 +184,11 @@ bool queue_resv_blocks(const queue_t *q, uint32_t wid, int64_t now)
 	}
 	if (!shares)
 		return false;
-	/* backfill: its own wall-clock limit ends it by the reserved start */
+	/* backfill: its wall-clock limit or its run bound ends it by the
+	 * reserved start */
 	lim = queue_exec_limit(q, w);
-	return !(lim && c->resv_start != INT64_MAX && now + lim - w->exec_ms <= c->resv_start);
+	end = lim ? now + lim - w->exec_ms : INT64_MAX;
+	if (w->run_bound_s > 0 && now + (int64_t)w->run_bound_s * 1000 < end)
+		end = now + (int64_t)w->run_bound_s * 1000;
+	return !(c->resv_start != INT64_MAX && end <= c->resv_start);
 }

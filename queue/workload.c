@@ -607,6 +607,9 @@ static int wl_spec_check(const queue_workload_spec_t *s, gpuq_diag_t *diag)
 	if (s->max_exec_s < 0)
 		return gpuq_diag_set(diag, GPUQ_EINVAL, "workload %s: maximum execution time %d s",
 				     s->uid, s->max_exec_s);
+	if (s->run_bound_s < 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "workload %s: run bound %d s", s->uid,
+				     s->run_bound_s);
 	return GPUQ_OK;
 }
 
@@ -669,6 +672,7 @@ static void wl_take_spec(const queue_t *q, wl_t *w, const queue_workload_spec_t 
 	w->gang_total = s->gang_total;
 	w->pods_present = s->pods_present > s->gang_total ? s->gang_total : s->pods_present;
 	w->max_exec_s = s->max_exec_s;
+	w->run_bound_s = s->run_bound_s;
 }
 
 /* Create the workload object from a spec; pending, not yet enqueued. */
@@ -818,6 +822,18 @@ static void limit_follow(queue_t *q, wl_t *w, int32_t max_exec_s, bool *changed)
 		*changed = true;
 }
 
+/* A workload's run bound follows an update at once, whatever its state
+ * (nothing to arm: the bounded wait reads it at each cycle). */
+static void bound_follow(queue_t *q, wl_t *w, int32_t run_bound_s, bool *changed)
+{
+	if (w->run_bound_s == run_bound_s)
+		return;
+	w->run_bound_s = run_bound_s;
+	queue_cohort_touch(q, q->cqs[w->cq].cohort, false); /* reserved anew */
+	if (changed)
+		*changed = true;
+}
+
 /* An admitted or finished workload w's update: nothing to do when s asks
  * for what w holds (a status-only event), GPUQ_EAGAIN when it asks for
  * anything else (a queue or template that cannot be found is "else" too). */
@@ -834,6 +850,8 @@ static int settled_update(queue_t *q, uint32_t id, const queue_workload_spec_t *
 		for (size_t i = 0; i < s->n_podsets; i++)
 			queue_tmpl_release(q, tids[i]);
 	}
+	if (same)
+		bound_follow(q, w, s->run_bound_s, changed);
 	same_but_limit = same && w->max_exec_s != s->max_exec_s;
 	same = same && !same_but_limit;
 	if (same)
@@ -891,6 +909,7 @@ int queue_workload_update(queue_t *q, const queue_workload_spec_t *s, int64_t no
 		for (size_t i = 0; i < s->n_podsets; i++)
 			queue_tmpl_release(q, tids[i]);
 		limit_follow(q, w, s->max_exec_s, changed); /* for its next admission */
+		bound_follow(q, w, s->run_bound_s, changed);
 		return GPUQ_OK;
 	}
 	/* everything that can fail before anything changes: the pod sets'

@@ -117,8 +117,9 @@ typedef struct {
 	const queue_toleration_t *tol;
 	size_t n_tol;
 	int32_t gang_total, pods_present;
-	const char *res;    /* resource, default "gpu" */
-	int32_t max_exec_s; /* its own wall-clock limit, s (0: none) */
+	const char *res;     /* resource, default "gpu" */
+	int32_t max_exec_s;  /* its own wall-clock limit, s (0: none) */
+	int32_t run_bound_s; /* what ends each run by its age, s (0: none) */
 } wlopt_t;
 
 static inline int add_wl_opt(queue_t *q, const char *uid, const char *ns, const char *lq,
@@ -139,6 +140,7 @@ static inline int add_wl_opt(queue_t *q, const char *uid, const char *ns, const 
 		s.gang_total = o->gang_total;
 		s.pods_present = o->pods_present;
 		s.max_exec_s = o->max_exec_s;
+		s.run_bound_s = o->run_bound_s;
 	}
 	s.namespace_ = ns;
 	s.name = uid;

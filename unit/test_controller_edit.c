@@ -352,6 +352,30 @@ static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
 	ctl_free(c);
 }
 
+/* A Job's activeDeadlineSeconds reaches the core as its run bound (the
+ * bounded wait's backfill trusts it: the Job controller enforces it), and
+ * follows an edit while it queues. */
+static void active_deadline_is_the_run_bound(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *j = ctl_job("team-a", "j", 1, 1, true, "default");
+	queue_workload_view_t v;
+	queue_wl_t id;
+
+	(void)state;
+	json_object_set_new(json_object_get(j, "spec"), "activeDeadlineSeconds", json_integer(600));
+	ctl_job_event(c, KUBE_EV_ADDED, j);
+	assert_int_equal(engine_workload_find(c->e, "j", &id), GPUQ_OK);
+	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(v.run_bound_s, 600);
+	json_object_set_new(json_object_get(j, "spec"), "activeDeadlineSeconds", json_integer(60));
+	ctl_job_event(c, KUBE_EV_MODIFIED, j);
+	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(v.run_bound_s, 60);
+	json_decref(j);
+	ctl_free(c);
+}
+
 /* A watch event of a Job whose new version does not decode (a 70 KiB
  * annotation once made it so), as the watch thread hands it over. */
 static void bad_event(struct controller *c, const char *uid, const char *rv)
@@ -536,6 +560,7 @@ int main(void)
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(deleted_jobset_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(deleted_raycluster_holds_quota_until_its_pods_go),
+	    cmocka_unit_test(active_deadline_is_the_run_bound),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
 	    cmocka_unit_test(undecodable_update_leaves_no_stale_copy),
 	    cmocka_unit_test(adoption_checks_the_flavors_against_the_placement),

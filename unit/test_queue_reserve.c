@@ -3,7 +3,8 @@
  * property trace: a stream of small jobs and big gangs with known runtimes,
  * the quota invariants checked after every step, and every reservation
  * bounded: its holder starts by the time the workloads running when it
- * began to reserve have all ended (by their limits, else their runtimes). */
+ * began to reserve have all ended (by their limits or run bounds, else
+ * their runtimes). */
 #include "unit/queue_fixtures.h"
 
 #define SEC 1000
@@ -134,6 +135,61 @@ static void reserve_backfills_by_limit(void **state)
 	}
 }
 
+/* A run bound (a Job's activeDeadlineSeconds, enforced by the Job
+ * controller) counts as a limit does: the runners' bounds give the
+ * reserved start, and a small job whose bound ends it by then is
+ * backfilled; one whose bound ends later is not. A bound learnt by an
+ * update (the controller's resync) counts from then on. */
+static void reserve_backfills_by_run_bound(void **state)
+{
+	queue_t *q = stream_queue(LIMIT);
+	wlopt_t b30 = {.run_bound_s = 30}, b5 = {.run_bound_s = 5}, b60 = {.run_bound_s = 60};
+	queue_workload_view_t v;
+	queue_podset_spec_t ps;
+	queue_request_t r = {"gpu", 1};
+	queue_workload_spec_t s = {0};
+	bool changed = false;
+
+	(void)state;
+	/* 15 GPUs until 30 s (their bounds), 1 free */
+	for (int i = 0; i < 15; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "s%02d", i);
+		assert_int_equal(add_wl_opt(q, uid, "ns", "lq", 0, 0, 1, 1, &b30), GPUQ_OK);
+	}
+	cycle(q, 0, NULL);
+	add_wl(q, "big", "ns", "lq", 0, 0, 16);
+	cycle(q, 0, NULL);
+	assert_int_equal(add_wl_opt(q, "long", "ns", "lq", 0, 21 * SEC, 1, 1, &b60), GPUQ_OK);
+	cycle(q, 21 * SEC, NULL);
+	assert_true(reserving(q, "big", &v));
+	assert_int_equal(v.reserved_ahead, 15);
+	assert_int_equal(v.reserved_start_ms, 30 * SEC); /* from the runners' bounds */
+	assert_int_equal(state_of(q, "long"), QUEUE_WL_PENDING);
+	assert_int_equal(add_wl_opt(q, "short", "ns", "lq", 0, 22 * SEC, 1, 1, &b5), GPUQ_OK);
+	cycle(q, 22 * SEC, NULL);
+	assert_int_equal(state_of(q, "short"), QUEUE_WL_ADMITTED); /* ends by 27 s */
+	check_ok(q);
+	/* "long" learns a bound of 5 s by an update: backfilled once a GPU frees */
+	ps = (queue_podset_spec_t){.name = "main", .count = 1, .requests = &r, .n_requests = 1};
+	s = (queue_workload_spec_t){.namespace_ = "ns",
+				    .name = "long",
+				    .uid = "long",
+				    .local_queue = "lq",
+				    .created_ms = 21 * SEC,
+				    .podsets = &ps,
+				    .n_podsets = 1,
+				    .run_bound_s = 5};
+	assert_int_equal(queue_workload_update(q, &s, 23 * SEC, &changed, NULL), GPUQ_OK);
+	assert_true(changed);
+	assert_int_equal(queue_workload_finish(q, "short", 24 * SEC), GPUQ_OK);
+	cycle(q, 24 * SEC, NULL);
+	assert_int_equal(state_of(q, "long"), QUEUE_WL_ADMITTED);
+	check_ok(q);
+	queue_destroy(q);
+}
+
 /* The reservation is not persisted: a core restored from the records
  * reserves for the same workload and keeps out the same one. */
 static void reserve_recomputed_after_restore(void **state)
@@ -185,6 +241,7 @@ typedef struct {
 	char uid[16];
 	int64_t arrive, runtime; /* ms */
 	int32_t gpus, limit_s;	 /* limit 0: none */
+	int32_t run_bound_s;	 /* a run bound (activeDeadlineSeconds), 0: none */
 	int64_t admitted, end;	 /* -1 until admitted */
 	int64_t bound;		 /* reserving: admitted by then; -1 not yet seen */
 } tw_t;
@@ -218,14 +275,21 @@ static void trace_make(uint64_t seed, tw_t *w)
 		/* a limit at or above the runtime, half the time */
 		w[i].limit_s =
 		    between(&s, 0, 1) ? (int32_t)(w[i].runtime / SEC + between(&s, 1, 20)) : 0;
+		/* of the others, half declare a run bound at or above the runtime */
+		w[i].run_bound_s = !w[i].limit_s && between(&s, 0, 1)
+				       ? (int32_t)(w[i].runtime / SEC + between(&s, 1, 20))
+				       : 0;
 		w[i].admitted = w[i].end = w[i].bound = -1;
 	}
 }
 
-/* When running workload x ends at the latest: its limit, else its runtime. */
+/* When running workload x ends at the latest: its limit or its run bound,
+ * else its runtime. */
 static int64_t end_bound(const tw_t *x)
 {
-	return x->limit_s ? x->admitted + (int64_t)x->limit_s * SEC : x->end;
+	if (x->limit_s)
+		return x->admitted + (int64_t)x->limit_s * SEC;
+	return x->run_bound_s ? x->admitted + (int64_t)x->run_bound_s * SEC : x->end;
 }
 
 static int64_t next_time(const tw_t *w, int n_in, queue_t *q, int64_t now)
@@ -302,7 +366,8 @@ static int run_trace(uint64_t seed, bool reserve)
 				check_ok(q);
 			}
 		for (; n_in < TWL && w[n_in].arrive == now; n_in++) {
-			wlopt_t o = {.max_exec_s = w[n_in].limit_s};
+			wlopt_t o = {.max_exec_s = w[n_in].limit_s,
+				     .run_bound_s = w[n_in].run_bound_s};
 
 			assert_int_equal(
 			    add_wl_opt(q, w[n_in].uid, "ns", "lq", 0, now, 1, w[n_in].gpus, &o),
@@ -347,6 +412,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(reserve_holds_freed_quota),
 	    cmocka_unit_test(reserve_backfills_by_limit),
+	    cmocka_unit_test(reserve_backfills_by_run_bound),
 	    cmocka_unit_test(reserve_recomputed_after_restore),
 	    cmocka_unit_test(reserve_property_traces),
 	};
