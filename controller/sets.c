@@ -409,6 +409,33 @@ static void count_outside(void *ctx, const char *ns, const char *name)
 		o->outside++;
 }
 
+/* Whether the queued workload v of set s waits in another LocalQueue than
+ * the set's label names now (a move the webhook judged: followed). */
+static bool queue_moved(struct controller *c, const set_t *s, const engine_workload_view_t *v)
+{
+	const char *lq = engine_lq_name(c->e, v->lq), *slash = lq ? strchr(lq, '/') : NULL;
+
+	return s->wl->queue && (!slash || strcmp(slash + 1, s->wl->queue) != 0);
+}
+
+/* Group g of s (an LWS's), queued, follows its set's queue label. */
+static void group_follow_queue(struct controller *c, const set_t *s, controller_pgroup_t *g)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+	group_spec_t sp;
+	bool changed = false;
+
+	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v) ||
+	    v.state != ENGINE_WL_PENDING || !queue_moved(c, s, &v))
+		return;
+	group_spec(s, g, g->total, &sp);
+	if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) == GPUQ_OK) {
+		c->core_dirty |= changed;
+		controller_status_note(c, g->key);
+	}
+}
+
 /* Slice g of s, `size` replicas, in the core as it should be: added when
  * missing; a queued one recomputed to its size; an admitted one shrunk to
  * what it holds: its replicas and the Pods a scale-down cut off that still
@@ -428,7 +455,9 @@ static void slice_ensure(struct controller *c, const set_t *s, controller_pgroup
 		return;
 	}
 	if (v.state == ENGINE_WL_PENDING) {
-		if (v.pods != size)
+		/* a queued slice follows its set's count and queue label (moved to
+		   another LocalQueue, it was left waiting where it was) */
+		if (v.pods != size || queue_moved(c, s, &v))
 			slice_resize(c, s, g, size);
 		return;
 	}
@@ -695,6 +724,8 @@ static void lws_groups(struct controller *c, set_t *s)
 
 		if (g && engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
 			group_register(c, s, g, g->total);
+		else if (g)
+			group_follow_queue(c, s, g);
 		if (g)
 			controller_touch_key(c, g->key);
 	}

@@ -270,6 +270,39 @@ static void forty_scale_ups_while_blocked(void **state)
 	ctl_free(c);
 }
 
+/* A queued StatefulSet moved to another LocalQueue (its label changed,
+ * the webhook judged the move) is moved in the core: its slice waits, and
+ * is admitted, in the new queue's ClusterQueue (it stayed where it was,
+ * behind a full queue: e2e/test_lifecycle.sh found it). */
+static void queued_set_follows_its_queue_label(void **state)
+{
+	struct controller *c = ctl_new_policy(SETS_POLICY(
+	    "4") "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: "
+		 "{name: two}\nspec:\n  namespaceSelector: {matchLabels: {team: a}}\n"
+		 "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+		 "    flavors:\n    - name: h100\n      resources: [{name: "
+		 "nvidia.com/gpu, nominalQuota: 2}]\n---\napiVersion: gpuq.dev/v1beta1\n"
+		 "kind: LocalQueue\nmetadata: {namespace: team-a, name: two}\n"
+		 "spec: {clusterQueue: two}\n");
+	json_t *blocker = ctl_job("team-a", "blocker", 4, 1, true, "default");
+	json_t *moved = sts("web", 1, -1);
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, blocker);
+	json_decref(blocker);
+	cycle(c);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 1, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 1);
+	cycle(c);
+	assert_false(released(c, "web-0"));
+	json_object_set_new(json_object_get(json_object_get(moved, "metadata"), "labels"),
+			    "gpuq.dev/queue-name", json_string("two"));
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, moved);
+	cycle(c);
+	assert_true(released(c, "web-0"));
+	ctl_free(c);
+}
+
 /* A scale-down frees the quota of the Pods gone, not of those still
  * going (a grace period, a finalizer): web (4 x 1 GPU) scaled to 2 holds 4
  * until web-3 goes, then 3, then 2; scaled to 0, the rest as they go. Scaled
@@ -570,6 +603,7 @@ int main(void)
 	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
 	    cmocka_unit_test(scale_down_holds_until_pods_go),
+	    cmocka_unit_test(queued_set_follows_its_queue_label),
 	    cmocka_unit_test(scale_down_keeps_the_admission),
 	    cmocka_unit_test(restored_slices_matched),
 	    cmocka_unit_test(lws_surge_group),
