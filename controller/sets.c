@@ -411,7 +411,7 @@ static void count_outside(void *ctx, const char *ns, const char *name)
 
 /* Whether the queued workload v of set s waits in another LocalQueue than
  * the set's label names now (a move the webhook judged: followed). */
-static bool queue_moved(struct controller *c, const set_t *s, const engine_workload_view_t *v)
+static bool label_moved(struct controller *c, const set_t *s, const engine_workload_view_t *v)
 {
 	const char *lq = engine_lq_name(c->e, v->lq), *slash = lq ? strchr(lq, '/') : NULL;
 
@@ -427,7 +427,7 @@ static void group_follow_queue(struct controller *c, const set_t *s, controller_
 	bool changed = false;
 
 	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v) ||
-	    v.state != ENGINE_WL_PENDING || !queue_moved(c, s, &v))
+	    v.state != ENGINE_WL_PENDING || !label_moved(c, s, &v))
 		return;
 	group_spec(s, g, g->total, &sp);
 	if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) == GPUQ_OK) {
@@ -457,7 +457,7 @@ static void slice_ensure(struct controller *c, const set_t *s, controller_pgroup
 	if (v.state == ENGINE_WL_PENDING) {
 		/* a queued slice follows its set's count and queue label (moved to
 		   another LocalQueue, it was left waiting where it was) */
-		if (v.pods != size || queue_moved(c, s, &v))
+		if (v.pods != size || label_moved(c, s, &v))
 			slice_resize(c, s, g, size);
 		return;
 	}
