@@ -345,6 +345,24 @@ static size_t held_flavors(struct controller *c, engine_wl_t id, engine_adopt_t 
 	return n;
 }
 
+/* Queued group g of s recomputed in place to `count` pods and its set's
+ * queue (engine_workload_update: it keeps its place where its queue
+ * stays); false when the core refused it. */
+static bool group_update(struct controller *c, const set_t *s, controller_pgroup_t *g,
+			 int64_t count)
+{
+	group_spec_t sp;
+	bool changed = false;
+
+	group_spec(s, g, count, &sp);
+	if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) != GPUQ_OK)
+		return false;
+	g->total = (int32_t)count;
+	c->core_dirty |= changed;
+	controller_status_note(c, g->key);
+	return true;
+}
+
 /* A slice of the core resized to count pods: a queued one recomputed in
  * place (engine_workload_update: it keeps its place in the queue); an
  * admitted one re-added with the flavors it holds (queue_workload_adopt),
@@ -364,19 +382,8 @@ static void slice_resize(struct controller *c, const set_t *s, controller_pgroup
 
 	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
 		return;
-	if (v.state == ENGINE_WL_PENDING) {
-		group_spec_t sp;
-		bool changed = false;
-
-		group_spec(s, g, count, &sp);
-		if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) ==
-		    GPUQ_OK) {
-			g->total = (int32_t)count;
-			c->core_dirty |= changed;
-			controller_status_note(c, g->key);
-			return;
-		}
-	}
+	if (v.state == ENGINE_WL_PENDING && group_update(c, s, g, count))
+		return;
 	admitted = v.state == ENGINE_WL_ADMITTED;
 	if (admitted)
 		n = held_flavors(c, id, a, names);
@@ -423,17 +430,10 @@ static void group_follow_queue(struct controller *c, const set_t *s, controller_
 {
 	engine_workload_view_t v;
 	engine_wl_t id;
-	group_spec_t sp;
-	bool changed = false;
 
-	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v) ||
-	    v.state != ENGINE_WL_PENDING || !label_moved(c, s, &v))
-		return;
-	group_spec(s, g, g->total, &sp);
-	if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) == GPUQ_OK) {
-		c->core_dirty |= changed;
-		controller_status_note(c, g->key);
-	}
+	if (!engine_workload_find(c->e, g->key, &id) && !engine_workload_view(c->e, id, &v) &&
+	    v.state == ENGINE_WL_PENDING && label_moved(c, s, &v))
+		(void)group_update(c, s, g, g->total);
 }
 
 /* Slice g of s, `size` replicas, in the core as it should be: added when

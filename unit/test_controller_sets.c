@@ -109,6 +109,18 @@ static void cycle(struct controller *c)
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 }
 
+/* Job blocker (stolen) admitted first, then StatefulSet web of `replicas`
+ * Pods and its Pods seen, and a cycle run. */
+static void blocked_set(struct controller *c, json_t *blocker, int replicas)
+{
+	ctl_job_event(c, KUBE_EV_ADDED, blocker);
+	json_decref(blocker);
+	cycle(c);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", replicas, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, replicas);
+	cycle(c);
+}
+
 /* The core's state of the workload Pod uid is a member of (-1: it is no
  * member of a workload the core holds). */
 static int pod_state(struct controller *c, const char *uid)
@@ -288,12 +300,7 @@ static void queued_set_follows_its_queue_label(void **state)
 	json_t *moved = sts("web", 1, -1);
 
 	(void)state;
-	ctl_job_event(c, KUBE_EV_ADDED, blocker);
-	json_decref(blocker);
-	cycle(c);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 1, -1));
-	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 1);
-	cycle(c);
+	blocked_set(c, blocker, 1);
 	assert_false(released(c, "web-0"));
 	json_object_set_new(json_object_get(json_object_get(moved, "metadata"), "labels"),
 			    "gpuq.dev/queue-name", json_string("two"));
@@ -406,12 +413,7 @@ static void restored_slices_matched(void **state)
 	int32_t pods;
 
 	(void)state;
-	ctl_job_event(c, KUBE_EV_ADDED, blocker);
-	json_decref(blocker);
-	cycle(c);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 2, -1));
-	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 2);
-	cycle(c);
+	blocked_set(c, blocker, 2);
 	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 4, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 2, 4);
 	assert_int_equal(engine_workload_finish(c->e, "blocker", controller_now(c)), GPUQ_OK);
