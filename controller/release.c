@@ -91,9 +91,12 @@ static void drop_annotation(json_t *patch, const char *meta_ptr, const char *key
 
 /* ---- the templates' placement before a release ---- */
 
-/* One pod set's placement as it is: {nodeSelector, tolerations}. */
+/* One pod set's placement as it is: {nodeSelector, tolerations}, or
+ * {"absent": true} where it has no template (the release writes one). */
 static json_t *placement_now(const workload_podset_t *ps)
 {
+	if (ps->no_tmpl)
+		return json_pack("{s:b}", "absent", 1);
 	return json_pack("{s:o?, s:o?}", "nodeSelector",
 			 ps->n_node_selector ? controller_selector_json(ps) : NULL, "tolerations",
 			 ps->n_tolerations ? controller_tolerations_json(ps) : NULL);
@@ -162,6 +165,65 @@ static void runtime_patch_put(json_t *patch, const workload_t *wl, json_t *entry
 	}
 }
 
+/* {name: quantity} of n entries, or NULL when n is 0. */
+static json_t *qty_map(const workload_qty_t *l, uint16_t n)
+{
+	json_t *m = n ? json_object() : NULL;
+
+	for (uint16_t i = 0; m && i < n; i++) {
+		quota_qty_t q = workload_qty(&l[i]);
+		char v[QUOTA_QTY_FMT_MAX];
+
+		if (!quota_qty_format(&q, v, sizeof(v)))
+			json_object_set_new(m, l[i].name, json_string(v));
+	}
+	return m;
+}
+
+/* The template the kind's controller would make for a counted_only pod set
+ * that has none (KubeRay's default submitter): its containers as counted,
+ * restartPolicy Never, placed on sel and tols (stolen); the image is
+ * copied in by the patch. */
+static json_t *default_template(const workload_podset_t *ps, json_t *sel, json_t *tols)
+{
+	json_t *cs = json_array();
+
+	for (uint16_t i = 0; cs && i < ps->n_containers; i++) {
+		const workload_container_t *c = &ps->containers[i];
+
+		json_array_append_new(
+		    cs, json_pack("{s:s, s:{s:o*, s:o*}}", "name", c->name, "resources", "requests",
+				  qty_map(c->requests, c->n_requests), "limits",
+				  qty_map(c->limits, c->n_limits)));
+	}
+	return json_pack("{s:{s:o, s:s, s:o?, s:o?}}", "spec", "containers", cs, "restartPolicy",
+			 "Never", "nodeSelector", sel, "tolerations", tols);
+}
+
+/* Place counted_only pod set ps on sel and tols (stolen): into its
+ * template, or a default template written whole where it has none and its
+ * kind has one (else nothing: KubeRay's default, unplaced). */
+static void place_counted_only(json_t *patch, const workload_t *wl, const workload_podset_t *ps,
+			       json_t *sel, json_t *tols)
+{
+	char path[WORKLOAD_FIELD_MAX + 32];
+
+	if (!ps->no_tmpl) {
+		snprintf(path, sizeof(path), "%s/spec/nodeSelector", ps->tmpl_ptr);
+		op(patch, "add", path, sel);
+		snprintf(path, sizeof(path), "%s/spec/tolerations", ps->tmpl_ptr);
+		op(patch, "add", path, tols);
+	} else if (ps->default_tmpl && wl->integ->default_image_ptr && ps->n_containers) {
+		op(patch, "add", ps->tmpl_ptr, default_template(ps, sel, tols));
+		snprintf(path, sizeof(path), "%s/spec/containers/0/image", ps->tmpl_ptr);
+		json_array_append_new(patch, json_pack("{s:s, s:s, s:s}", "op", "copy", "from",
+						       wl->integ->default_image_ptr, "path", path));
+	} else {
+		json_decref(sel);
+		json_decref(tols);
+	}
+}
+
 /* ---- release ---- */
 
 int controller_release_parent_patch(struct controller *c, const controller_job_t *j, engine_wl_t id,
@@ -202,9 +264,7 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 		if (!rc && entry) {
 			runtime_patch_add(entry, ps, sel, tols);
 		} else if (!rc && ps->counted_only) {
-			/* counted, not placed: its template is not gpuq's to write */
-			json_decref(sel);
-			json_decref(tols);
+			place_counted_only(patch, wl, ps, sel, tols);
 		} else if (!rc) {
 			snprintf(meta, sizeof(meta), "%s/metadata", ps->tmpl_ptr);
 			put_annotations(patch, meta, ps->has_meta, ps->has_annotations, tkeys,
@@ -295,13 +355,20 @@ int controller_release_suspend(struct controller *c, controller_job_t *j)
 		     : GPUQ_ENOMEM;
 }
 
-/* Put pod set i's placement back from orig. */
+/* Put pod set i's placement back from orig: a template the release wrote
+ * whole goes (while it is there). */
 static void restore_podset(json_t *patch, const workload_podset_t *ps, const json_t *orig)
 {
 	const json_t *sel = json_object_get(orig, "nodeSelector");
 	const json_t *tols = json_object_get(orig, "tolerations");
 	char path[WORKLOAD_FIELD_MAX + 32], meta[WORKLOAD_FIELD_MAX + 16];
 
+	if (ps->no_tmpl)
+		return;
+	if (json_is_true(json_object_get(orig, "absent"))) {
+		op(patch, "remove", ps->tmpl_ptr, NULL);
+		return;
+	}
 	snprintf(meta, sizeof(meta), "%s/metadata", ps->tmpl_ptr);
 	if (ps->tmpl_admitted)
 		drop_annotation(patch, meta, WEBHOOK_ANNOT_ADMITTED);
@@ -336,9 +403,9 @@ json_t *controller_release_restore_patch(const workload_t *wl)
 		op(patch, "remove", path, NULL);
 	}
 	for (size_t i = 0; !wl->integ->podsets_of_child && i < wl->n_podsets; i++) {
-		json_t *orig = wl->podsets[i].counted_only ? NULL : original_of(wl, wl, i);
+		json_t *orig = original_of(wl, wl, i);
 
-		if (orig) /* counted_only: nothing was written */
+		if (orig)
 			restore_podset(patch, &wl->podsets[i], orig);
 		json_decref(orig);
 	}

@@ -9,13 +9,14 @@
 # templates restored); the tenant can neither unsuspend it, nor forge its
 # RayCluster, nor submit a RayJob KubeRay could not hold; a K8sJobMode
 # RayJob's submitter Pod is counted (its cpu refused by this GPU-only
-# ClusterQueue). A RayCluster of its
+# ClusterQueue) and placed on the flavor's nodes (KubeRay's default template
+# written at release). A RayCluster of its
 # own is held and released the same way, and a tenant (edit role) cannot
 # grow its GPU workers once admitted; queued, its workers scaled are counted
 # as scaled, and its queue label moves as kinds.md's row says. Four fake 8-GPU nodes of its own
 # (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 34
+plan 37
 NS=e2e-ray
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -25,6 +26,7 @@ cleanup() {
 	k -n $NS delete rayclusters.ray.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
 	k -n e2e-rr delete rayclusters.ray.io,jobs --all --wait=false >/dev/null 2>&1 || true
+	k -n e2e-rs delete rayjobs.ray.io --all --wait=false >/dev/null 2>&1 || true
 	[ ! -f "$E2E_RUN/sampler-e2e-rr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-rr.pid")" 2>/dev/null || true
 	"$HERE/upstream.sh" stop kuberay >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-ray-$i" --wait=false >/dev/null 2>&1 || true; done
@@ -183,6 +185,57 @@ YAML
 echo "# K8sJobMode: $out" >&2
 check "a K8sJobMode RayJob's submitter Pod is counted (500m cpu no group of this ClusterQueue covers)" \
 	sh -c "printf '%s' \"\$1\" | grep -q 'requests cpu=500m but no resource group'" _ "$out"
+
+# ... and placed, as Kueue places it: in e2e-rs, whose ClusterQueue covers
+# cpu and memory too, a K8sJobMode RayJob of a 1-GPU head and no submitter
+# template is released with KubeRay's default template written, on the
+# flavor's nodes (its image the head's); KubeRay's submitter Job carries
+# that placement, and its Pod is bound to an H200 node (kwok completes it
+# at once, and KubeRay, writing the RayJob back, drops its suspend: false)
+RS=e2e-rs
+k apply -f - >/dev/null <<'YAML'
+apiVersion: gpuq.dev/v1beta1
+kind: ClusterQueue
+metadata: {name: e2e-rs}
+spec:
+  namespaceSelector: {matchLabels: {gpuq.dev/tenant: e2e-rs}}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: e2e-ray-h200
+      resources: [{name: cpu, nominalQuota: 8}, {name: memory, nominalQuota: 64Gi}, {name: nvidia.com/gpu, nominalQuota: 1}]
+YAML
+make_ns $RS
+local_queue $RS default $RS
+queue_known $RS
+k apply -f - >/dev/null <<YAML
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: placed, namespace: $RS, labels: {gpuq.dev/queue-name: default}}
+spec:
+  entrypoint: python -c pass
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        metadata:
+          annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "3600s", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"}
+        spec:
+          containers:
+          - {name: ray-head, image: rayproject/ray:2.46.0, resources: {requests: {cpu: "1", memory: 1Gi}, limits: {nvidia.com/gpu: "1"}}}
+YAML
+rs_field() { k -n $RS get rayjobs.ray.io placed -o "jsonpath=$1" 2>/dev/null; }
+export -f rs_field
+export RS
+check "a K8sJobMode RayJob with no submitter template is released with KubeRay's default written, on the flavor's nodes" \
+	poll "placed released" bash -c "[ \"\$(rs_field '{.spec.suspend}')\" != true ] && rs_field '{.spec.submitterPodTemplate.spec.nodeSelector}' | grep -q NVIDIA-H200-RAY"
+check "the template's image is the head's (copied by the release patch), its request KubeRay's default" \
+	bash -c "[ \"\$(rs_field '{.spec.submitterPodTemplate.spec.containers[0].image}')\" = rayproject/ray:2.46.0 ] && [ \"\$(rs_field '{.spec.submitterPodTemplate.spec.containers[0].resources.requests.cpu}')\" = 500m ]"
+check "KubeRay's submitter Job carries the placement and its Pod is bound to an H200 node" \
+	poll "submitter Pod on h200" bash -c "k -n $RS get job placed -o 'jsonpath={.spec.template.spec.nodeSelector}' | grep -q NVIDIA-H200-RAY && k -n $RS get pods -l job-name=placed -o 'jsonpath={.items[*].spec.nodeName}' | grep -q h200-ray"
+k -n $RS delete rayjobs.ray.io placed --wait=false >/dev/null
+poll "e2e-rs's Pods gone" bash -c "[ -z \"\$(k -n $RS get pods -o name)\" ]" || true
 
 # 32 free: released whole
 k -n $NS delete job blocker --wait=false >/dev/null

@@ -385,24 +385,23 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	ctl_free(c);
 }
 
-/* A RayJob in K8sJobMode (KubeRay's default): its submitter Pod is a pod
- * set of its own, charged to the ClusterQueue (500m cpu and 200Mi of
- * KubeRay's default Pod), named in the flavors annotation; but its
- * template is KubeRay's to copy into a Job: the release writes no flavor
- * into it (there is none to write into), nor does the restore. */
-static void rayjob_submitter_counted_not_placed(void **state)
+/* The op of patch at path (op verb), or NULL. */
+static const json_t *patch_op(const json_t *patch, const char *verb, const char *path)
 {
-	struct controller *c = ctl_new_policy(
-	    "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"
-	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"
-	    "spec:\n  nodeLabels: {nvidia.com/gpu.product: H100}\n"
-	    "---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
-	    "spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"
-	    "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
-	    "    flavors:\n    - name: h100\n      resources: [{name: cpu, nominalQuota: 64}, "
-	    "{name: memory, nominalQuota: 1Ti}, {name: nvidia.com/gpu, nominalQuota: 8}]\n"
-	    "---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "
-	    "name: default}\nspec: {clusterQueue: cq}\n");
+	for (size_t i = 0; i < json_array_size(patch); i++) {
+		const json_t *o = json_array_get(patch, i);
+
+		if (!strcmp(json_string_value(json_object_get(o, "op")), verb) &&
+		    !strcmp(json_string_value(json_object_get(o, "path")), path))
+			return o;
+	}
+	return NULL;
+}
+
+/* A RayJob with a queued (suspended) event: the head's image as given ("":
+ * none), the submitter's template as given (NULL: none). */
+static json_t *submitter_rayjob(const char *image, json_t *submitter)
+{
 	json_t *rj = json_loads(
 	    "{\"apiVersion\": \"ray.io/v1\", \"kind\": \"RayJob\", \"metadata\": {\"name\": "
 	    "\"rj\", \"namespace\": \"team-a\", \"uid\": \"rj\", \"resourceVersion\": \"5\", "
@@ -414,53 +413,168 @@ static void rayjob_submitter_counted_not_placed(void **state)
 	    "\"replicas\": 1, \"template\": {\"spec\": {\"containers\": [{\"name\": \"w\", "
 	    "\"resources\": {\"limits\": {\"nvidia.com/gpu\": \"2\"}}}]}}}]}}}",
 	    0, NULL);
+	json_t *spec = json_object_get(rj, "spec");
+
+	if (*image)
+		json_object_set_new(
+		    json_array_get(
+			json_object_get(
+			    json_object_get(
+				json_object_get(
+				    json_object_get(json_object_get(spec, "rayClusterSpec"),
+						    "headGroupSpec"),
+				    "template"),
+				"spec"),
+			    "containers"),
+			0),
+		    "image", json_string(image));
+	if (submitter)
+		json_object_set_new(spec, "submitterPodTemplate", submitter);
+	return rj;
+}
+
+/* The release patch of rj (admitted by a cycle), its flavors checked. */
+static json_t *submitter_release(struct controller *c, json_t *rj)
+{
+	controller_cevent_t ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_ADDED, rj);
 	queue_result_t r;
 	queue_wl_t id;
 	json_t *body = NULL;
+	char *got;
+
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "rj"), QUEUE_WL_ADMITTED);
+	assert_int_equal(engine_workload_find(c->e, "rj", &id), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "rj"), id, &body),
+			 GPUQ_OK);
+	got = ctl_dump(body);
+	if (!strstr(got, "2:cpu=h100,2:memory=h100"))
+		fail_msg("the submitter's flavors not named: %s", got);
+	assert_non_null(strstr(got, "\"path\":\"/spec/suspend\",\"value\":false"));
+	free(got);
+	return body;
+}
+
+/* The restore patch of rj once released with original-scheduling orig. */
+static json_t *submitter_restore(json_t *rj, const char *orig)
+{
 	controller_cevent_t ev;
+	json_t *body;
+
+	json_object_set_new(json_object_get(rj, "metadata"), "annotations",
+			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, orig));
+	ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_MODIFIED, rj);
+	body = controller_release_restore_patch(ev.wl);
+	controller_cevent_deinit(&ev);
+	return body;
+}
+
+/* team-a's ClusterQueue: cpu, memory and GPUs on flavor h100 (its nodes
+ * labelled). */
+#define SUBMITTER_POLICY                                                                           \
+	"apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, labels: {team: a}}\n"           \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: h100}\n"        \
+	"spec:\n  nodeLabels: {nvidia.com/gpu.product: H100}\n"                                    \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"            \
+	"spec:\n  namespaceSelector: {matchLabels: {team: a}}\n"                                   \
+	"  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"                 \
+	"    flavors:\n    - name: h100\n      resources: [{name: cpu, nominalQuota: 64}, "        \
+	"{name: memory, nominalQuota: 1Ti}, {name: nvidia.com/gpu, nominalQuota: 8}]\n"            \
+	"---\napiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: team-a, "      \
+	"name: default}\nspec: {clusterQueue: cq}\n"
+
+/* A RayJob in K8sJobMode (KubeRay's default): its submitter Pod is a pod
+ * set of its own, charged to the ClusterQueue (500m cpu and 200Mi of
+ * KubeRay's default Pod), named in the flavors annotation, and placed as
+ * Kueue places it: with no template of the tenant's, the release writes
+ * KubeRay's default (its image copied from the head's) on the flavor's
+ * nodes, and the restore takes it away; into a tenant's template it writes
+ * the flavor's nodeSelector, and the restore puts the tenant's back. A head
+ * with no image leaves nothing to copy: no template is written. */
+static void rayjob_submitter_placed(void **state)
+{
+	struct controller *c = ctl_new_policy(SUBMITTER_POLICY);
+	json_t *rj = submitter_rayjob("rayproject/ray:2.46.0", NULL), *body, *tmpl;
+	const json_t *o;
 	uint32_t cpu, h100;
 	queue_quota_view_t qv;
 	char *got;
 
 	(void)state;
 	assert_non_null(rj);
-	ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_ADDED, rj);
-	controller_jobs_apply(c, &ev);
-	controller_cevent_deinit(&ev);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
-	assert_int_equal(ctl_state(c, "rj"), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_workload_find(c->e, "rj", &id), GPUQ_OK);
+	body = submitter_release(c, rj);
 	/* the head's 1 cpu and the submitter's 500m */
 	assert_int_equal(queue_resource_find(engine_core(c->e), "cpu", &cpu), GPUQ_OK);
 	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
 	assert_int_equal(engine_cq_quota(c->e, 0, h100, cpu, &qv), GPUQ_OK);
 	assert_int_equal(qv.usage, 1500);
-	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "rj"), id, &body),
-			 GPUQ_OK);
-	got = ctl_dump(body);
-	if (strstr(got, "submitterPodTemplate"))
-		fail_msg("the submitter's template written: %s", got);
-	if (!strstr(got, "2:cpu=h100,2:memory=h100"))
-		fail_msg("the submitter's flavors not named: %s", got);
-	assert_non_null(strstr(got, "\"path\":\"/spec/suspend\",\"value\":false"));
+	o = patch_op(body, "add", "/spec/submitterPodTemplate");
+	if (!o)
+		fail_msg("no default submitter template written: %s", ctl_dump(body));
+	tmpl = json_object_get(o, "value");
+	got = ctl_dump(tmpl);
+	assert_string_equal(
+	    got, "{\"spec\":{\"containers\":[{\"name\":\"ray-job-submitter\",\"resources\":{"
+		 "\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},\"requests\":{\"cpu\":\"500m\","
+		 "\"memory\":\"200Mi\"}}}],\"nodeSelector\":{\"nvidia.com/gpu.product\":\"H100\"},"
+		 "\"restartPolicy\":\"Never\",\"tolerations\":[]}}");
 	free(got);
-	json_decref(body);
-	/* released, then preempted: the restore touches only what it wrote
-	   (not the nodeSelector of a submitter template of the tenant's) */
+	o = patch_op(body, "copy", "/spec/submitterPodTemplate/spec/containers/0/image");
+	assert_non_null(o);
+	assert_string_equal(json_string_value(json_object_get(o, "from")),
+			    "/spec/rayClusterSpec/headGroupSpec/template/spec/containers/0/image");
+	got = ctl_dump(body);
+	if (!strstr(got, "{\\\"absent\\\":true}"))
+		fail_msg("the template's absence not recorded: %s", got);
+	free(got);
+	/* released, then preempted: the template the release wrote goes */
 	json_object_set_new(json_object_get(rj, "spec"), "submitterPodTemplate",
-			    json_pack("{s:{s:{s:s}, s:[{s:s}]}}", "spec", "nodeSelector", "pool",
-				      "cpu", "containers", "name", "s"));
-	json_object_set_new(
-	    json_object_get(rj, "metadata"), "annotations",
-	    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{\"podsets\":[{},{},{}]}"));
-	ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_MODIFIED, rj);
-	body = controller_release_restore_patch(ev.wl);
+			    json_deep_copy(tmpl));
+	json_decref(body);
+	body = submitter_restore(rj, "{\"podsets\":[{},{},{\"absent\":true}]}");
+	assert_non_null(patch_op(body, "remove", "/spec/submitterPodTemplate"));
+	json_decref(body);
+	json_decref(rj);
+	ctl_free(c);
+
+	/* the tenant's template: placed, and its own nodeSelector put back */
+	c = ctl_new_policy(SUBMITTER_POLICY);
+	rj = submitter_rayjob("",
+			      json_pack("{s:{s:{s:s}, s:[{s:s, s:{s:{s:s, s:s}}}]}}", "spec",
+					"nodeSelector", "pool", "cpu", "containers", "name", "s",
+					"resources", "requests", "cpu", "250m", "memory", "100Mi"));
+	body = submitter_release(c, rj);
+	o = patch_op(body, "add", "/spec/submitterPodTemplate/spec/nodeSelector");
+	assert_non_null(o);
+	got = ctl_dump(json_object_get(o, "value"));
+	assert_string_equal(got, "{\"nvidia.com/gpu.product\":\"H100\",\"pool\":\"cpu\"}");
+	free(got);
 	got = ctl_dump(body);
-	if (strstr(got, "submitterPodTemplate"))
-		fail_msg("the submitter's template restored: %s", got);
+	if (strstr(got, "/spec/submitterPodTemplate/metadata"))
+		fail_msg("the submitter's template annotated: %s", got);
 	free(got);
 	json_decref(body);
-	controller_cevent_deinit(&ev);
+	body = submitter_restore(rj, "{\"podsets\":[{},{},{\"nodeSelector\":{\"pool\":\"cpu\"}}]}");
+	o = patch_op(body, "add", "/spec/submitterPodTemplate/spec/nodeSelector");
+	assert_non_null(o);
+	got = ctl_dump(json_object_get(o, "value"));
+	assert_string_equal(got, "{\"pool\":\"cpu\"}");
+	free(got);
+	json_decref(body);
+	json_decref(rj);
+	ctl_free(c);
+
+	/* no image on the head: KubeRay's default is left unplaced */
+	c = ctl_new_policy(SUBMITTER_POLICY);
+	rj = submitter_rayjob("", NULL);
+	body = submitter_release(c, rj);
+	got = ctl_dump(body);
+	if (strstr(got, "submitterPodTemplate"))
+		fail_msg("a template written with no image to copy: %s", got);
+	free(got);
+	json_decref(body);
 	json_decref(rj);
 	ctl_free(c);
 }
@@ -727,7 +841,7 @@ int main(void)
 	    cmocka_unit_test(restore_body_puts_the_template_back),
 	    cmocka_unit_test(quiet_only_when_every_pod_is_gone),
 	    cmocka_unit_test(trainjob_released_and_restored_through_a_runtime_patch),
-	    cmocka_unit_test(rayjob_submitter_counted_not_placed),
+	    cmocka_unit_test(rayjob_submitter_placed),
 	    cmocka_unit_test(queue_status_counts_and_usage),
 	    cmocka_unit_test(usage_checkpoint_configmap_carries_the_ledger),
 	    cmocka_unit_test(usage_retry_doubles_up_to_the_interval),

@@ -508,6 +508,32 @@ static void test_ray_mutate(void **state)
 		webhook_reply_deinit(&r2);
 		free(b);
 	}
+	{
+		/* SidecarMode: KubeRay's submitter container, counted in the head,
+		   is in no template: no LimitRange default is written for it
+		   (team-a's defaults would add a GPU limit of 0 to it) */
+		char *b = review(RJ_GVK, "CREATE", "alice",
+				 RAYJOB(SHUT "\"submissionMode\":\"SidecarMode\",", ""), "null");
+		webhook_reply_t r2;
+		json_t *root2, *p2;
+
+		run(WEBHOOK_MUTATE, b, &r2, &root2);
+		assert_string_equal(r2.decision, "patched");
+		p2 = golden_reply_patch(json_object_get(root2, "response"));
+		assert_non_null(op_at(p2, "/spec/suspend"));
+		for (size_t i = 0; i < json_array_size(p2); i++) {
+			const char *at =
+			    json_string_value(json_object_get(json_array_get(p2, i), "path"));
+
+			if (strstr(at, "headGroupSpec/template/spec/containers/1") ||
+			    strstr(at, "containers/18446744073709551615"))
+				fail_msg("a patch for the sidecar: %s", at);
+		}
+		json_decref(p2);
+		json_decref(root2);
+		webhook_reply_deinit(&r2);
+		free(b);
+	}
 	doc = json_loads(RAYJOB(SHUT, ""), 0, NULL);
 	assert_int_equal(golden_apply_patch(doc, patch), 0);
 	text = json_dumps(doc, JSON_COMPACT);
@@ -571,6 +597,15 @@ static void test_ray_validate(void **state)
 	    {RJ_GVK, "UPDATE", "alice", RAYJOB(SHUT, ""), RAYJOB("\"suspend\":true," SHUT, ""),
 	     "RayJob \"rayjob-sample\": spec.suspend may change from true to false only by gpuq"},
 	    {RJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT, RAYJOB(SHUT, ADMITTED_TMPL),
+	     RAYJOB("\"suspend\":true," SHUT, ""), ""},
+	    /* gpuq's release writes KubeRay's default submitter template, placed */
+	    {RJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT,
+	     RAYJOB(SHUT "\"submitterPodTemplate\":{\"spec\":{\"restartPolicy\":\"Never\","
+			 "\"nodeSelector\":{\"pool\":\"h100\"},\"containers\":[{\"name\":"
+			 "\"ray-job-submitter\",\"image\":\"rayproject/ray:2.46.0\","
+			 "\"resources\":{\"requests\":{\"cpu\":\"500m\",\"memory\":\"200Mi\"},"
+			 "\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}}]}},",
+		    ADMITTED_TMPL),
 	     RAYJOB("\"suspend\":true," SHUT, ""), ""},
 	    /* the RayCluster KubeRay makes for an admitted RayJob passes; a
 	       forged one, or one of a RayJob gpuq did not admit, does not */

@@ -167,8 +167,10 @@ static void test_ray(void **state)
 
 /* Table: a RayJob's submitter Pod by submissionMode (Kueue's pod set
  * "submitter", last): K8sJobMode (the default) makes one, from
- * spec.submitterPodTemplate or KubeRay's default; the other modes none. It
- * counts against the 18 pod sets. */
+ * spec.submitterPodTemplate or KubeRay's default; SidecarMode adds
+ * KubeRay's default container (500m cpu) to the head Pod, counted in the
+ * head's pod set; the other modes none. It counts against the 18 pod
+ * sets. */
 static void test_rayjob_submitter(void **state)
 {
 #define RJ(extra)                                                                                  \
@@ -182,26 +184,28 @@ static void test_rayjob_submitter(void **state)
 		int64_t pods;	    /* pods counted */
 		int64_t cpu_milli;  /* the submitter's cpu per pod (-1: no submitter) */
 		bool gpu;	    /* the submitter asks for a GPU */
+		int64_t head_milli; /* the head Pod's cpu */
 	} t[] = {
-	    {"no submissionMode: K8sJobMode, KubeRay's default Pod", RJ(""), 4, 9, 500, false},
-	    {"K8sJobMode", RJ("'submissionMode':'K8sJobMode',"), 4, 9, 500, false},
+	    {"no submissionMode: K8sJobMode, KubeRay's default Pod", RJ(""), 4, 9, 500, false,
+	     1000},
+	    {"K8sJobMode", RJ("'submissionMode':'K8sJobMode',"), 4, 9, 500, false, 1000},
 	    {"K8sJobMode with its own template",
 	     RJ("'submitterPodTemplate':{'spec':{'restartPolicy':'Never','containers':[{'name':"
 		"'s','resources':{'requests':{'cpu':'2','memory':'1Gi'}}}]}},"),
-	     4, 9, 2000, false},
+	     4, 9, 2000, false, 1000},
 	    {"K8sJobMode with a template whose container has no requests: LimitRange defaults",
-	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s'}]}},"), 4, 9, 500,
-	     false},
+	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s'}]}},"), 4, 9, 500, false,
+	     1000},
 	    {"a submitter asking for a GPU",
 	     RJ("'submitterPodTemplate':{'spec':{'containers':[{'name':'s','resources':{"
 		"'limits':{'nvidia.com/gpu':'1'}}}]}},"),
-	     4, 9, 500, true},
+	     4, 9, 500, true, 1000},
 	    {"HTTPMode: KubeRay submits over HTTP", RJ("'submissionMode':'HTTPMode',"), 3, 8, -1,
-	     false},
+	     false, 1000},
 	    {"InteractiveMode: the user submits", RJ("'submissionMode':'InteractiveMode',"), 3, 8,
-	     -1, false},
-	    {"SidecarMode: in the head Pod", RJ("'submissionMode':'SidecarMode',"), 3, 8, -1,
-	     false},
+	     -1, false, 1000},
+	    {"SidecarMode: in the head Pod", RJ("'submissionMode':'SidecarMode',"), 3, 8, -1, false,
+	     1500},
 	};
 #undef RJ
 	policy_t *p = obj_policy();
@@ -211,7 +215,7 @@ static void test_rayjob_submitter(void **state)
 		workload_t *o = NULL;
 		gpuq_diag_t d = {""};
 		const workload_podset_t *last;
-		int64_t cpu = -1;
+		int64_t cpu = -1, head = -1;
 
 		if (obj_decode(p, t[i].json, &o, &d))
 			fail_msg("%s: refused: %s", t[i].name, d.msg);
@@ -219,13 +223,16 @@ static void test_rayjob_submitter(void **state)
 		for (size_t k = 0; !strcmp(last->name, "submitter") && k < last->n_requests; k++)
 			if (!strcmp(last->requests[k].name, "cpu"))
 				cpu = last->requests[k].amount;
+		for (size_t k = 0; k < o->podsets[0].n_requests; k++)
+			if (!strcmp(o->podsets[0].requests[k].name, "cpu"))
+				head = o->podsets[0].requests[k].amount;
 		if (o->n_podsets != t[i].n_podsets || o->pods != t[i].pods ||
-		    cpu != t[i].cpu_milli ||
+		    cpu != t[i].cpu_milli || head != t[i].head_milli ||
 		    (t[i].cpu_milli >= 0 && (!last->counted_only || last->gpu != t[i].gpu)))
-			fail_msg("%s: %u pod sets, %lld pods, submitter cpu %lld, counted only %d, "
-				 "gpu %d",
+			fail_msg("%s: %u pod sets, %lld pods, submitter cpu %lld, head cpu %lld, "
+				 "counted only %d, gpu %d",
 				 t[i].name, o->n_podsets, (long long)o->pods, (long long)cpu,
-				 last->counted_only, last->gpu);
+				 (long long)head, last->counted_only, last->gpu);
 		workload_destroy(o);
 	}
 	policy_unref(p);

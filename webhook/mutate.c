@@ -206,7 +206,7 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
 		if (jv_is(ps->tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
 			patch_label(r, mptr, tmeta, WEBHOOK_LABEL_MANAGED, "true");
-		for (size_t i = 0; ns && i < ps->pod.n_containers; i++)
+		for (size_t i = 0; ns && i < ps->pod.n_containers && ps->refs[i].json; i++)
 			patch_container_defaults(r, w, ps, i, ns);
 	}
 	patch_status(r, w, meta);

@@ -486,15 +486,14 @@ static int raycluster_podsets(workload_view_t *w, gpuq_diag_t *diag)
 }
 
 /* KubeRay's default submitter container (ray-operator's
- * GetDefaultSubmitterContainer, v1.5.0): requests 500m cpu and 200Mi
- * memory, limits 1 cpu and 1Gi. */
-static int default_submitter(workload_view_podset_t *ps)
+ * GetDefaultSubmitterContainer, v1.5.0) into c: requests 500m cpu and
+ * 200Mi memory, limits 1 cpu and 1Gi. */
+static int default_submitter_container(quota_container_t *c)
 {
 	static const struct {
 		const char *res, *request, *limit;
 	} r[] = {{"cpu", "500m", "1"}, {"memory", "200Mi", "1Gi"}};
-	quota_container_t *c = calloc(1, sizeof(*c));
-	int rc = c ? GPUQ_OK : GPUQ_ENOMEM;
+	int rc = GPUQ_OK;
 
 	for (size_t i = 0; !rc && i < sizeof(r) / sizeof(*r); i++) {
 		quota_qty_t q;
@@ -507,26 +506,40 @@ static int default_submitter(workload_view_podset_t *ps)
 		if (!rc)
 			rc = quota_reslist_set(&c->limits, r[i].res, &q);
 	}
-	if (rc) {
-		free(c);
+	if (rc)
 		return rc == GPUQ_ENOMEM ? rc : GPUQ_EINVAL; /* a constant above: never */
-	}
 	gpuq_strlcpy(c->name, "ray-job-submitter", sizeof(c->name));
 	c->kind = QUOTA_CONTAINER_APP;
+	return GPUQ_OK;
+}
+
+/* KubeRay's default submitter Pod: its one container. */
+static int default_submitter(workload_view_podset_t *ps)
+{
+	quota_container_t *c = calloc(1, sizeof(*c));
+	int rc = c ? default_submitter_container(c) : GPUQ_ENOMEM;
+
+	if (rc) {
+		free(c);
+		return rc;
+	}
 	ps->pod.containers = c;
 	ps->pod.n_containers = 1;
 	return GPUQ_OK;
 }
 
-/* KubeRay's K8sJobMode (the default submissionMode) runs `ray job submit`
- * from a Job of one Pod made from spec.submitterPodTemplate, or from its
- * own default when that is absent. That Pod is the RayJob's too: a pod set
- * "submitter" of 1 (Kueue's pod set of the same name), after the cluster's
- * (it counts against WORKLOAD_PODSETS_MAX with them). It is counted, not
- * placed: gpuq writes no flavor into a template KubeRay copies into a Job
- * of its own (counted_only). The other modes (HTTPMode, InteractiveMode)
- * make no submitter Pod; SidecarMode's container in the head Pod is not
- * counted. */
+/* A RayJob's submitter, by spec.submissionMode (Kueue reads it the same
+ * way). K8sJobMode (the default) runs `ray job submit` from a Job of one
+ * Pod made from spec.submitterPodTemplate, or from KubeRay's default when
+ * that is absent: a pod set "submitter" of 1 (Kueue's pod set of the same
+ * name), after the cluster's (it counts against WORKLOAD_PODSETS_MAX with
+ * them). It is counted and placed, as Kueue does: the release writes the
+ * flavor's nodeSelector and tolerations into that template, or writes
+ * KubeRay's default whole with them (its image copied from the head's, when
+ * the head names one), and nothing else (counted_only). SidecarMode adds
+ * KubeRay's default submitter container to the head Pod (it takes no
+ * template of the user's): counted in the head's pod set. HTTPMode and
+ * InteractiveMode make no submitter. */
 static int ray_submitter(workload_view_t *w, const jv_t *spec, gpuq_diag_t *diag)
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
@@ -535,6 +548,12 @@ static int ray_submitter(workload_view_t *w, const jv_t *spec, gpuq_diag_t *diag
 	workload_view_podset_t *ps = NULL;
 	int rc = jv_fields_str(&f, spec, "submissionMode", "spec.submissionMode", false, &mode);
 
+	if (!rc && mode && !strcmp(mode, "SidecarMode")) {
+		for (size_t i = 0; i < w->n_podsets; i++)
+			if (!strcmp(w->podsets[i].name, "head"))
+				w->podsets[i].added_container = default_submitter_container;
+		return GPUQ_OK;
+	}
 	if (rc || (mode && *mode && strcmp(mode, "K8sJobMode") != 0))
 		return rc;
 	rc = jv_fields_typed(&f, spec, "submitterPodTemplate", JV_OBJECT, field, &t);
@@ -545,8 +564,18 @@ static int ray_submitter(workload_view_t *w, const jv_t *spec, gpuq_diag_t *diag
 		rc = workload_view_template(w, ps, t, field, "/spec/submitterPodTemplate", diag);
 	else if (!rc)
 		rc = default_submitter(ps);
-	if (!rc && !t) /* none to write to: a write there fails, never lands elsewhere */
+	if (!rc && !t) {
+		const jv_t *hc = jv_first(jv_get(
+		    jv_member_obj(jv_member_obj(jv_member_obj(jv_member_obj(spec, "rayClusterSpec"),
+							      "headGroupSpec"),
+						"template"),
+				  "spec"),
+		    "containers"));
+		const char *image = jv_member_str(hc, "image");
+
 		gpuq_strlcpy(ps->tmpl_ptr, "/spec/submitterPodTemplate", sizeof(ps->tmpl_ptr));
+		ps->default_tmpl = image && *image;
+	}
 	if (!rc) {
 		snprintf(ps->spec_field, sizeof(ps->spec_field), "%s.spec", field);
 		ps->counted_only = true;
@@ -798,6 +827,8 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			      .child_kind = WORKLOAD_KIND_RAYCLUSTER,
 			      .creators = kuberay_creators,
 			      .podsets = rayjob_podsets,
+			      .default_image_ptr = "/spec/rayClusterSpec/headGroupSpec/template/spec/"
+						   "containers/0/image",
 			      .status = rayjob_status,
 			      .shape_queued = WORKLOAD_EDIT_FOLLOW,
 			      .shape_admitted = WORKLOAD_EDIT_REFUSE,

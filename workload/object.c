@@ -466,6 +466,8 @@ static int decode_template_flags(workload_decoder_t *d, workload_podset_t *out,
 	out->has_annotations = ps->pod_annotations != NULL;
 	out->tmpl_admitted = ps->tmpl_admitted;
 	out->counted_only = ps->counted_only;
+	out->no_tmpl = ps->tmpl == NULL;
+	out->default_tmpl = ps->default_tmpl;
 	out->managed = managed && !strcmp(managed, "true");
 	if (keep_static(d, &out->name, ps->name) || keep_static(d, &out->tmpl_ptr, ps->tmpl_ptr) ||
 	    keep_static(d, &out->spec_field, ps->spec_field))

@@ -5,6 +5,7 @@
  * document; the allocations are the container arrays (and the pod sets of
  * a kind with more than one). Where the pod sets are is the kind's business
  * (kinds.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +208,7 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 		return rc;
 	n_init = jv_count(init);
 	n_app = jv_count(app);
-	n = n_init + n_app;
+	n = n_init + n_app + (ps->added_container != NULL);
 	if (n > WORKLOAD_CONTAINERS_MAX)
 		return jv_fields_refuse(&f, ps->spec_field,
 					"%zu containers; gpuq reviews at most %d", n,
@@ -241,8 +242,13 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 			qc->limits.n = 0;
 		}
 	}
+	if (ps->added_container) { /* last, located nowhere in the template */
+		memset(&ps->pod.containers[k], 0, sizeof(ps->pod.containers[k]));
+		ps->refs[k] = (workload_cref_t){.index = SIZE_MAX};
+		rc = ps->added_container(&ps->pod.containers[k]);
+	}
 	ps->pod.n_containers = n;
-	return GPUQ_OK;
+	return rc;
 }
 
 const char *workload_claim_template(const jv_t *claim)
@@ -405,7 +411,7 @@ static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const p
 		rc = decode_overhead(w, ps, diag);
 	if (!rc)
 		rc = decode_runtime_class(w, ps, diag);
-	for (size_t i = 0; !rc && i < ps->pod.n_containers; i++) {
+	for (size_t i = 0; !rc && i < ps->pod.n_containers && ps->refs[i].json; i++) {
 		rc = decode_list(w, ps, i, "requests", cfg, &ps->pod.containers[i].requests, diag);
 		if (!rc)
 			rc = decode_list(w, ps, i, "limits", cfg, &ps->pod.containers[i].limits,

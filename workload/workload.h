@@ -270,6 +270,12 @@ typedef struct {
 	workload_quiet_t quiet;		/* when a stopped one's Pods are gone */
 	bool bare_name;			/* named by its own name in the core (a Job);
 					   else "short_name/name" */
+	const char *default_image_ptr;	/* a counted_only pod set with no template
+					   (a RayJob's default submitter): the release
+					   writes one, its containers as counted, with
+					   restartPolicy Never and the image copied
+					   from this JSON Pointer (KubeRay's default:
+					   the head's); NULL: it writes none */
 	bool counts_pods;		/* its status counts its Pods (active,
 					   succeeded, failed): those not yet made are
 					   the rest of its count (a Job) */
@@ -304,7 +310,8 @@ bool workload_creator(const workload_integration_t *integ, const char *username)
 typedef struct {
 	bool init;	  /* in initContainers (else containers) */
 	size_t index;	  /* index in that array */
-	const jv_t *json; /* the container object (borrowed) */
+	const jv_t *json; /* the container object (borrowed); NULL: one the template
+			     does not show (added_container) */
 } workload_cref_t;
 
 /* One pod set of a view. Borrowed pointers into the document. */
@@ -331,11 +338,17 @@ typedef struct {
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* first GPU resource seen (messages) */
 	int64_t dra_gpus;		       /* devices asked through GPU DRA claims */
 	bool tmpl_admitted;		       /* gpuq.dev/admitted = "true" on the template */
-	bool counted_only;		       /* counted, never written to: a Pod another
-						  controller makes from a template gpuq does
-						  not hold (a RayJob's submitter); its
-						  template, when it has one, gets no label,
-						  defaults or flavor */
+	int (*added_container)(quota_container_t *c); /* fills in a container its Pods
+						  get that the template does not show
+						  (KubeRay's submitter in a SidecarMode
+						  RayJob's head); NULL */
+	bool counted_only; /* counted; a Pod another controller makes from a
+			      template gpuq does not hold (a RayJob's submitter): its
+			      template gets no label, annotation or default, only the
+			      flavor's placement at release (written whole from the
+			      kind's default when it has none and default_tmpl) */
+	bool default_tmpl; /* no template, and one may be written (the image it
+			      copies is there) */
 } workload_view_podset_t;
 
 typedef struct workload_view {
@@ -500,7 +513,12 @@ typedef struct {
 	bool managed;		      /* label gpuq.dev/managed = "true" on the template */
 	bool gpu_named;		      /* a container asks for a GPU resource by name */
 	bool counted_only;	      /* the view's counted_only: release and restore
-					 write nothing into its template */
+					 write only its placement (no label,
+					 annotation or default) */
+	bool no_tmpl;		      /* nothing at tmpl_ptr (a RayJob's default
+					 submitter) */
+	bool default_tmpl;	      /* no_tmpl, and the release may write the
+					 kind's default_image_ptr template there */
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
 	bool terminating;	      /* the pod spec sets activeDeadlineSeconds (quota scope) */
 	bool cross_ns_affinity;	      /* a pod (anti-)affinity term names other namespaces */
