@@ -676,8 +676,11 @@ typedef struct {
  *
  * Under BestEffortFIFO a ClusterQueue with a starvation limit gives the
  * first of its pending workloads in queue order that has waited longer
- * than the limit since its creation (and is neither inadmissible as the
- * quota stands nor out of the queue: backoff, gang, deactivated) a
+ * than the limit (since its creation, less the time it held quota in
+ * earlier admissions: a workload preempted or requeued goes on from the
+ * wait it had; a reactivated one, whose admitted time starts afresh,
+ * counts from its creation), and that is neither inadmissible as the
+ * quota stands nor out of the queue (backoff, gang, deactivated), a
  * reservation: at each cycle, until it is admitted, no other workload of
  * its ClusterQueue with a priority at or below its own that requests a
  * resource it requests is admitted, unless that workload's wall-clock

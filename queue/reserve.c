@@ -74,13 +74,16 @@ static bool covers(const amounts_t *need, const amounts_t *have)
 	return true;
 }
 
-/* Whether pending workload wid of CQ c may hold c's reservation at now. */
+/* Whether pending workload wid of CQ c may hold c's reservation at now:
+ * the time it has waited, from its creation less the time it held quota
+ * (a workload preempted after a long run starts its wait where it left it,
+ * not at its creation), is past c's limit. */
 static bool starving(const queue_t *q, const cq_t *c, uint32_t wid, int64_t now)
 {
 	const wl_t *w = Wc(q, wid);
 
 	return w->wait != QUEUE_WAIT_NO_FIT && !queue_lq_held(q, w->lq) &&
-	       now - w->created > c->starve;
+	       now - w->created - w->exec_ms > c->starve;
 }
 
 /* The first starving pending workload of CQ c in queue order, or QUEUE_NONE:

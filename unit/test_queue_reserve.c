@@ -91,6 +91,50 @@ static void reserve_holds_freed_quota(void **state)
 	queue_destroy(q);
 }
 
+/* The wait is the time pending, not the age: a workload preempted after a
+ * long run does not reserve at once when it queues again, but once it has
+ * waited past the limit since (with what it waited before its admission). */
+static void reserve_counts_the_wait_not_the_age(void **state)
+{
+	cqdef_t d = {.flavors = {{"f", 16, U, U}},
+		     .within = QUEUE_WITHIN_LOWER_PRIORITY,
+		     .starvation_ms = LIMIT};
+	queue_t *q = mkq(false);
+	queue_workload_view_t v;
+	queue_result_t r;
+
+	(void)state;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_wl(q, "blocker", "ns", "lq", 0, 0, 16);
+	cycle(q, 0, NULL);
+	add_wl(q, "w", "ns", "lq", 0, 1 * SEC, 16);
+	cycle(q, 1 * SEC, NULL);
+	/* w waits 5 s, runs 100 s */
+	assert_int_equal(queue_workload_finish(q, "blocker", 6 * SEC), GPUQ_OK);
+	cycle(q, 6 * SEC, NULL);
+	assert_int_equal(state_of(q, "w"), QUEUE_WL_ADMITTED);
+	add_wl(q, "hi", "ns", "lq", 10, 106 * SEC, 16);
+	assert_int_equal(queue_cycle_run(q, 106 * SEC, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 1); /* requeued at once (release_on_evict) */
+	cycle(q, 107 * SEC, NULL);
+	assert_int_equal(state_of(q, "hi"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "w"), QUEUE_WL_PENDING);
+	/* 107 s old, 5 s waited before and 2 s now: no reservation yet */
+	add_wl(q, "s", "ns", "lq", 0, 108 * SEC, 1);
+	cycle(q, 108 * SEC, NULL);
+	assert_false(reserving(q, "w", &v));
+	/* 13 s more waited: 20 in all, the limit; 1 ms past it, reserved */
+	cycle(q, 121 * SEC, NULL);
+	assert_false(reserving(q, "w", &v));
+	add_wl(q, "t", "ns", "lq", 0, 121 * SEC + 1, 1);
+	cycle(q, 121 * SEC + 1, NULL);
+	check_ok(q);
+	assert_true(reserving(q, "w", &v));
+	queue_destroy(q);
+}
+
 /* Backfill: a small job whose wall-clock limit ends it by the reserved
  * start is admitted; one whose limit ends later, or that has none, is not.
  * Without a starvation limit all are. */
@@ -411,6 +455,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(reserve_holds_freed_quota),
+	    cmocka_unit_test(reserve_counts_the_wait_not_the_age),
 	    cmocka_unit_test(reserve_backfills_by_limit),
 	    cmocka_unit_test(reserve_backfills_by_run_bound),
 	    cmocka_unit_test(reserve_recomputed_after_restore),
