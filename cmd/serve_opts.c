@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kube/kube.h"
+
 #define MODULE "webhook"
 
 /* ==== Flags ==== */
@@ -487,11 +489,12 @@ _Static_assert(sizeof(flag_names) / sizeof(flag_names[0]) == FLAG_COUNT,
 static int set_identity(cmd_serve_opts_t *opts, const char *from, const char *value,
 			gpuq_diag_t *diag)
 {
-	if (!user_name_ok(value))
+	if (!user_name_ok(value) || strlen(value) > KUBE_FENCE_IDENTITY_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
-				     "%s \"%s\": expected an identity of 1..%d printable "
-				     "characters without spaces",
-				     from, value, CMD_SERVE_NAME_MAX);
+				     "%s \"%.260s\": expected an identity of 1..%d printable "
+				     "characters without spaces (it names the Lease's holder and "
+				     "each write's fence token)",
+				     from, value, KUBE_FENCE_IDENTITY_MAX);
 	gpuq_strlcpy(opts->identity, value, sizeof(opts->identity));
 	return GPUQ_OK;
 }

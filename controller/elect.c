@@ -43,10 +43,19 @@ static bool round_once(struct controller *c, kube_lease_state_t *st, uint32_t *f
 				 "leader election: the Lease answers again after %u failed rounds",
 				 *failures);
 		*failures = 0;
-		if (st->leader && !atomic_load(&c->gave_up))
+		if (st->leader && !atomic_load(&c->gave_up)) {
+			char tok[KUBE_FENCE_TOKEN_MAX + 1];
+
+			/* the term's token first, so no write of the term names
+			   another (an identity too long for one was refused at
+			   start: cmd/serve_opts.c) */
+			(void)kube_fence_token_format(st->transitions, c->o.identity, tok,
+						      sizeof(tok));
+			kube_fence_set_token(c->fence, tok);
 			kube_fence_hold(c->fence, kube_lease_deadline(sent, c->o.lease_duration_s));
-		else
+		} else {
 			kube_fence_drop(c->fence);
+		}
 	} else if (rc != GPUQ_ESTOPPED) {
 		/* the deadline stays: leadership lapses by itself if this goes on */
 		uint32_t n = ++*failures;

@@ -34,7 +34,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 GPUQ=${GPUQ_BIN:-$ROOT/bin/gpuq}
 # the checks below: 14 for the manifests, 5 for the kustomization, one per
 # examples/policy file and 2 more, 16 refusals, 2 for RBAC
-PLAN=$((39 + $(ls "$ROOT"/examples/policy/*.yaml | wc -l)))
+PLAN=$((41 + $(ls "$ROOT"/examples/policy/*.yaml | wc -l)))
 [ "${1:-}" = --plan ] && { echo "$PLAN"; exit 0; }
 DIR=${1:-$(mktemp -d "${TMPDIR:-/tmp}/gpuq-deploy-check.XXXXXX")}
 PASSED=0 FAILED=0
@@ -61,7 +61,7 @@ k() { "$KUBECTL" --kubeconfig "$KUBECONFIG" "$@"; }
 # --- every manifest: server dry run, then a real apply ------------------------
 "$GPUQ" certs --out "$DIR/certs" --dns gpuq-webhook.gpuq-system.svc >/dev/null
 CA_B64=$(base64 -w0 "$DIR/certs/ca.crt")
-for f in 00-namespace 10-crds 20-rbac 30-webhook 40-deployment 50-networkpolicy; do
+for f in 00-namespace 10-crds 20-rbac 25-fence 30-webhook 40-deployment 50-networkpolicy; do
 	sed "s|CA_BUNDLE|$CA_B64|" "$HERE/$f.yaml" >"$DIR/$f.yaml"
 	check "$f.yaml: apply --dry-run=server" k apply --dry-run=server -f "$DIR/$f.yaml"
 	if out=$(k apply -f "$DIR/$f.yaml" 2>&1); then ok "$f.yaml: apply"; else notok "$f.yaml: apply"; echo "$out" | sed 's/^/# /'; fi

@@ -23,14 +23,21 @@ Faults, set at run time on the control port (plain HTTP, 127.0.0.1 only):
               "p429": 0.5,                answer 429 itself (not forwarded)
               "retry_after": 8,           ... with this Retry-After (s)
               "p_drop": 0.1,              close the connection unforwarded
-              "p_drop_after": 0.1}        forward, then close before the answer
+              "p_drop_after": 0.1,        forward, then close before the answer
+              "forward_abandoned": true}  a held request whose client has gone
+                                          is forwarded anyway when its hold
+                                          ends (its answer goes nowhere;
+                                          logged "abandoned": true)
   GET /mode, GET /stats                   the mode in force; counters
 
 A request held (delay, stall) whose client has gone meanwhile (its
 connection closed: gpuq's timeout ran out) is dropped, not forwarded, as
 nginx does by default (proxy_ignore_client_abort off): the proxy models a
 path that loses an abandoned request, so what the log says passed is what
-the client still stood behind. Random choices come from one generator
+the client still stood behind. With forward_abandoned it models the other
+kind of path (nginx with proxy_ignore_client_abort on, a queue in front of
+the apiserver): the request goes on after its client gave up on it, the
+write no client-side fence can stop. Random choices come from one generator
 seeded by --seed.
 
 Usage: faultproxy.py --listen PORT --control PORT --upstream HOST:PORT
@@ -239,13 +246,16 @@ class Conn:
         return False
 
     # -- the faults --
-    def hold(self, until_ms, gen, rec):
+    def hold(self, until_ms, gen, rec, keep_abandoned=False):
         """Hold until until_ms (None: until the mode changes); False when the
-        client left meanwhile."""
+        client left meanwhile (with keep_abandoned: held on, marked)."""
         while True:
-            if self.client_gone():
-                rec["fault"] += "; client gone: dropped"
-                return False
+            if not rec.get("abandoned") and self.client_gone():
+                if not keep_abandoned:
+                    rec["fault"] += "; client gone: dropped"
+                    return False
+                rec["fault"] += "; client gone: held on"
+                rec["abandoned"] = True
             if until_ms is not None and now_ms() >= until_ms:
                 return True
             if until_ms is None and self.st.gen != gen:
@@ -297,16 +307,19 @@ class Conn:
         keep = True
         try:
             if hit and mode:
+                fwd_gone = bool(mode.get("forward_abandoned"))
                 if mode.get("stall"):
                     rec["fault"] = "stall"
-                    if not self.hold(None, gen, rec):
+                    if not self.hold(None, gen, rec, fwd_gone):
                         return False
                 dl = mode.get("delay_ms")
                 if dl:
                     d = self.st.uniform(dl[0], dl[1])
                     rec["fault"] += " delay %d" % d
-                    if not self.hold(now_ms() + d, gen, rec):
+                    if not self.hold(now_ms() + d, gen, rec, fwd_gone):
                         return False
+                if rec.get("abandoned"):
+                    keep = False  # forwarded; its answer goes nowhere
                 if mode.get("p429") and self.st.rand() < mode["p429"]:
                     rec["fault"] += " 429"
                     self.answer_429(int(mode.get("retry_after", 1)), rec)

@@ -20,6 +20,16 @@ own objects and the fault proxy's log.
         the record unchanged that long, and renewTime is written before the
         renewal is sent), so a write past it may land after a successor
         acted;
+        Writes the proxy held on after gpuq gave up on them and forwarded
+        later (its forward_abandoned mode: "abandoned") are not counted
+        there but judged by the next rule;
+      - abandoned writes stored: such a write (POST PUT PATCH: a DELETE
+        names no term and is only counted) forwarded after another replica
+        took the Lease that the apiserver stored (answered 2xx). It refuses
+        them with 403 (deploy/'s ValidatingAdmissionPolicy gpuq-fence,
+        which compares the write's term with the Lease's), or with 409/422
+        when the write's own precondition (a JSON patch's resourceVersion
+        test) failed first because the new leader changed the object;
       - over-quota samples: samples whose GPUs exceed QUOTA.
       Also prints how often another replica took the Lease from IDENTITY, the
       writes forwarded, those held and dropped because gpuq had given up on
@@ -146,9 +156,15 @@ def check(samples_path, proxy_path, identity, quota):
               and not asks(r["path"])]
     sent = [r for r in writes if r["fwd"] is not None]
     given_up = [r for r in writes if "client gone" in r.get("fault", "")]
+    abandoned = [r for r in sent if r.get("abandoned") and r["method"] != "DELETE"]
+    abandoned_del = [r for r in sent if r.get("abandoned") and r["method"] == "DELETE"]
+    stored = [r for r in abandoned if r["status"] is not None and 200 <= r["status"] < 300]
+    fenced = [r for r in abandoned if r["status"] == 403]
     late = []
     slack_min = None
     for r in sent:
+        if r.get("abandoned"):
+            continue
         inside = [b for (a, b) in intervals if a <= r["fwd"] < b]
         if not inside:
             late.append(r)
@@ -168,14 +184,21 @@ def check(samples_path, proxy_path, identity, quota):
         print("# LATE: %s %s forwarded at %d, %s ms after the lease's end" %
               (r["method"], r["path"], r["fwd"],
                (r["fwd"] - max(ends)) if ends else "?"))
+    print("# writes of %s held on after it gave up and forwarded later: %d (%d refused "
+          "by the fence with 403, %d stored), and %d DELETEs (not fenced)" %
+          (identity, len(abandoned), len(fenced), len(stored), len(abandoned_del)))
+    for r in stored[:10]:
+        print("# STORED LATE: %s %s forwarded at %d, answered %s" %
+              (r["method"], r["path"], r["fwd"], r["status"]))
     for s in over[:10]:
         print("# OVER QUOTA: at %d: %d GPUs held by %d unfinished pods" %
               (s["t"], s["gpus"], s.get("pods", 0)))
     print("writes_after_expiry=%d over_quota_samples=%d lost=%d writes=%d given_up=%d "
-          "lease_samples=%d pod_samples=%d" %
-          (len(late), len(over), lost, len(sent), len(given_up), lease_samples,
-           len(pod_samples)))
-    return 1 if late or over or not lease_samples or not pod_samples else 0
+          "abandoned=%d abandoned_fenced=%d abandoned_stored=%d lease_samples=%d "
+          "pod_samples=%d" %
+          (len(late), len(over), lost, len(sent), len(given_up), len(abandoned),
+           len(fenced), len(stored), lease_samples, len(pod_samples)))
+    return 1 if late or over or stored or not lease_samples or not pod_samples else 0
 
 
 def freeport():

@@ -18,18 +18,25 @@
 # least once. In the fixed pair (make test) slow also keeps the Lease
 # through 429s on its writes: renewals do not wait behind them.
 #
-# Phases: make test runs the fixed pair "429-writes" (every write but the
-# Lease's answered 429, Retry-After 10 s) and "stall-all" (every new
-# request held). GPUQ_FENCE_TRIALS=N (make soak: 20) runs N phases drawn
-# from GPUQ_FENCE_SEED instead: stalls, 429s, delays and dropped
-# connections, on writes or on everything.
+# Phases: make test runs the fixed three "429-writes" (every write but the
+# Lease's answered 429, Retry-After 10 s), "stall-all" (every new request
+# held) and "late-writes": every request held, and the ones slow gives up
+# on held on (as a proxy that ignores its client's abort does) until main
+# has taken the Lease and the apiserver refuses a write named with slow's
+# term, then forwarded: none of slow's writes so delivered late may be
+# stored (the apiserver refuses them: 403 from deploy/25-fence.yaml's
+# policy, or 422 where the write's own resourceVersion test failed first). GPUQ_FENCE_TRIALS=N (make soak: 20) runs N phases drawn from
+# GPUQ_FENCE_SEED instead: stalls, 429s, delays and dropped connections, on
+# writes or on everything.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 NS=e2e-fence
 QUOTA=4
 TRIALS=${GPUQ_FENCE_TRIALS:-0}
-# 9 checks, and the fixed pair's "kept the Lease" when TRIALS is 0
-plan $((TRIALS == 0 ? 10 : 9))
+# 9 checks, and the fixed phases' four (the Lease kept through 429s; the
+# late writes: main took over, the policy refuses slow's term, none stored)
+# when TRIALS is 0
+plan $((TRIALS == 0 ? 13 : 9))
 SEED=${GPUQ_FENCE_SEED:-1}
 PHASE_S=${GPUQ_FENCE_PHASE_S:-22} # a fault's length: past the lease (15 s) and a round (2 s)
 UNFINISHED_MAX=8                  # the feeder keeps at most this many Jobs unfinished
@@ -120,9 +127,35 @@ phase() {
 	[ "$1" != 429-writes ] || KEPT=$took
 }
 
+# late_writes: slow's requests held (and kept past its giving up on them)
+# until main leads and the apiserver refuses a write named with slow's term;
+# then all of them go on to the apiserver at once.
+transitions() { k -n gpuq-system get lease gpuq-controller -o 'jsonpath={.spec.leaseTransitions}' 2>/dev/null; }
+# probe_term TOKEN: a server-side dry run of a ConfigMap created under
+# fieldManager TOKEN; prints what the apiserver answered
+probe_term() {
+	k -n $NS create configmap fence-probe --dry-run=server --field-manager="$1" 2>&1 || true
+}
+term_refused() { probe_term "$1" | grep -q 'gpuq fence: written under'; }
+export -f probe_term term_refused
+export NS
+late_writes() {
+	local tok
+	holder_is slow || hand_to_slow || { notok "slow takes the Lease back before late-writes"; return; }
+	tok=gpuq-lease-$(transitions)-slow
+	echo "# phase late-writes: slow's term $tok ($(probe_term "$tok" | head -1))" >&2
+	mode '{"scope": "all", "stall": true, "forward_abandoned": true}'
+	check "late-writes: main takes the Lease while slow's requests are held" poll "main leads" holder_is main
+	check "the apiserver refuses a write named with slow's ended term ($tok)" \
+		poll "slow's term refused" term_refused "$tok"
+	mode '{}'
+	poll "a holder after late-writes" sh -c "[ -n \"\$($(declare -f k holder); holder)\" ]"
+}
+
 if [ "$TRIALS" = 0 ]; then
 	phase 429-writes '{"scope": "writes", "p429": 1.0, "retry_after": 10}'
 	phase stall-all '{"scope": "all", "stall": true}'
+	late_writes
 	check "slow kept the Lease through 429s on its writes (renewals do not wait behind them)" \
 		[ "$KEPT" = slow ]
 else
@@ -159,8 +192,12 @@ echo "# fence: $FIGS refused=$(grep -c 'the Lease is not held' "$E2E_RUN/gpuq-sl
 val() { printf '%s\n' "$FIGS" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 check "the samples and the proxy's log were read ($FIGS)" \
 	sh -c "printf '%s' '$FIGS' | grep -q ' writes_after_expiry=[0-9]* .*pod_samples=[1-9]'"
-check "no write of slow passed the proxy after its Lease ran out ($(val writes_after_expiry))" \
+check "no write of slow passed the proxy after its Lease ran out, but those held on after slow gave up ($(val writes_after_expiry))" \
 	[ "$(val writes_after_expiry)" = 0 ]
+if [ "$TRIALS" = 0 ]; then
+	check "no write slow gave up on and the proxy delivered after main took over was stored ($(val abandoned) delivered: $(val abandoned_fenced) refused by the fence, the rest by their own precondition; $(val abandoned_stored) stored)" \
+		[ "$(val abandoned)" -ge 1 -a "$(val abandoned_stored)" = 0 ]
+fi
 check "GPUs held by unfinished Pods never exceeded the quota ($(val over_quota_samples) samples over)" \
 	[ "$(val over_quota_samples)" = 0 ]
 check "slow wrote through the proxy ($(val writes) writes)" [ "$(val writes)" -gt 0 ]

@@ -36,7 +36,8 @@ check "with no cluster to look the apiserver up in, helm template refuses, namin
 	sh -c 'printf %s "$1" | grep -q "set networkPolicy.apiserverCIDRs"' _ "$out"
 helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" >"$T/default.yaml"
 cmp=$(python3 "$ROOT/e2e/chart_objects.py" compare "$T/default.yaml" \
-	"$ROOT"/deploy/00-namespace.yaml "$ROOT"/deploy/20-rbac.yaml "$ROOT"/deploy/30-webhook.yaml \
+	"$ROOT"/deploy/00-namespace.yaml "$ROOT"/deploy/20-rbac.yaml "$ROOT"/deploy/25-fence.yaml \
+	"$ROOT"/deploy/30-webhook.yaml \
 	"$ROOT"/deploy/40-deployment.yaml "$ROOT"/deploy/50-networkpolicy.yaml 2>&1)
 rc=$?
 printf '%s\n' "$cmp" | sed 's/^/# /' >&2

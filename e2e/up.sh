@@ -49,6 +49,9 @@ set -a; . "$DIR/cluster/env"; set +a
 
 k apply -f "$DEPLOY/00-namespace.yaml" -f "$DEPLOY/10-crds.yaml" \
 	-f "$DEPLOY/20-rbac.yaml" >/dev/null
+# the apiserver's own check of each leader write's term (absent from an
+# older deploy/ a scenario installs)
+[ ! -f "$DEPLOY/25-fence.yaml" ] || k apply -f "$DEPLOY/25-fence.yaml" >/dev/null
 k wait --for condition=established --timeout=60s \
 	crd/clusterqueues.gpuq.dev crd/localqueues.gpuq.dev crd/resourceflavors.gpuq.dev >/dev/null
 

@@ -351,12 +351,33 @@ static int limiter_wait(kube_client_t *c)
 	}
 }
 
+/* A fenced write (but a DELETE, which takes none) names its term's token
+ * as its fieldManager (kube.h, "The fence token"): *path then points at
+ * buf. A path that names a fieldManager of its own keeps it. */
+static int term_path(kube_client_t *c, const char *method, const char **path, char *buf, size_t cap,
+		     gpuq_diag_t *diag)
+{
+	char tok[KUBE_FENCE_TOKEN_MAX + 1];
+
+	if (!c->fenced || !strcmp(method, "DELETE") || strstr(*path, "fieldManager="))
+		return GPUQ_OK;
+	kube_fence_token(c->fence, tok, sizeof(tok));
+	if (!tok[0])
+		return GPUQ_OK;
+	if (kube_fenced_path(*path, tok, buf, cap))
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s %s: too long with the fence token",
+				     method, *path);
+	*path = buf;
+	return GPUQ_OK;
+}
+
 /* One attempt. Returns a transport error (or the fence's refusal: nothing
  * was sent, or the transfer was cut off), or GPUQ_OK with resp->status
  * set. */
 static int attempt(kube_client_t *c, const char *method, const char *path, const char *content_type,
 		   const char *body, size_t len, kube_response_t *resp, gpuq_diag_t *diag)
 {
+	char fpath[KUBE_URL_MAX];
 	body_t b = {0};
 	CURLcode cc;
 	long timeout;
@@ -370,7 +391,9 @@ static int attempt(kube_client_t *c, const char *method, const char *path, const
 				     &timeout);
 	if (rc)
 		return refused(rc, method, path, diag);
-	rc = kube_client_prepare(c, path, content_type, timeout, diag);
+	rc = term_path(c, method, &path, fpath, sizeof(fpath), diag);
+	if (!rc)
+		rc = kube_client_prepare(c, path, content_type, timeout, diag);
 	if (rc)
 		return rc;
 	if (c->fence) {

@@ -2,7 +2,9 @@
  * attached clients consult (kube.h, "Fencing"), and the pure arithmetic
  * behind them. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "kube/internal.h"
@@ -15,6 +17,7 @@ struct kube_fence {
 	atomic_uint_fast64_t term; /* holds that followed a gap */
 	pthread_mutex_t mu;	   /* pairs with cv; guards nothing the atomics do not */
 	pthread_cond_t cv;	   /* broadcast on every hold, drop, stop (monotonic clock) */
+	char token[KUBE_FENCE_TOKEN_MAX + 1]; /* the term's token (under mu) */
 };
 
 int64_t kube_lease_margin_ms(int duration_s)
@@ -76,6 +79,43 @@ void kube_fence_destroy(kube_fence_t *f)
 	pthread_cond_destroy(&f->cv);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
+}
+
+int kube_fence_token_format(uint32_t transitions, const char *identity, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, KUBE_FENCE_TOKEN_PREFIX "%u-%s", transitions, identity);
+
+	if (n < 0 || (size_t)n >= cap || n > KUBE_FENCE_TOKEN_MAX) {
+		if (cap)
+			out[0] = '\0';
+		return GPUQ_ELIMIT;
+	}
+	return GPUQ_OK;
+}
+
+void kube_fence_set_token(kube_fence_t *f, const char *token)
+{
+	pthread_mutex_lock(&f->mu);
+	gpuq_strlcpy(f->token, token, sizeof(f->token));
+	pthread_mutex_unlock(&f->mu);
+}
+
+void kube_fence_token(kube_fence_t *f, char *out, size_t cap)
+{
+	pthread_mutex_lock(&f->mu);
+	gpuq_strlcpy(out, f->token, cap);
+	pthread_mutex_unlock(&f->mu);
+}
+
+int kube_fenced_path(const char *path, const char *token, char *out, size_t cap)
+{
+	char esc[3 * KUBE_FENCE_TOKEN_MAX + 1];
+	int n;
+
+	if (kube_escape(token, esc, sizeof(esc)))
+		return GPUQ_ELIMIT;
+	n = snprintf(out, cap, "%s%cfieldManager=%s", path, strchr(path, '?') ? '&' : '?', esc);
+	return n < 0 || (size_t)n >= cap ? GPUQ_ELIMIT : GPUQ_OK;
 }
 
 static void wake_all(kube_fence_t *f)

@@ -289,6 +289,37 @@ bool kube_fence_held(const kube_fence_t *f, int64_t now_ms);
  * deadline sees its term. Holds and drops come from one thread. */
 uint64_t kube_fence_term(const kube_fence_t *f);
 
+/* ---- The fence token: the apiserver checks a write's term itself ----
+ *
+ * A write already on its way when the lease runs out (held by a proxy, or
+ * queued in the apiserver) can still land after a successor acted; no
+ * client-side deadline can stop it. So every fenced write of a term also
+ * names the term, as its fieldManager (a query parameter every POST, PUT and
+ * PATCH takes, which admission sees as request.options.fieldManager):
+ * "gpuq-lease-<leaseTransitions>-<holderIdentity>" of the Lease record that
+ * holds. deploy/'s ValidatingAdmissionPolicy gpuq-fence, whose parameter is
+ * that Lease, refuses a write naming any other term at the moment the
+ * apiserver would store it. A DELETE takes no fieldManager and is not
+ * covered (gpuq deletes only to free capacity). */
+#define KUBE_FENCE_TOKEN_PREFIX "gpuq-lease-"
+#define KUBE_FENCE_TOKEN_MAX 128    /* the apiserver's limit on a fieldManager */
+#define KUBE_FENCE_IDENTITY_MAX 100 /* an identity whose token fits in any term */
+
+/* The token of the term (transitions, identity) into out. GPUQ_ELIMIT when
+ * it would exceed KUBE_FENCE_TOKEN_MAX or cap (out then ""). Pure. */
+int kube_fence_token_format(uint32_t transitions, const char *identity, char *out, size_t cap);
+
+/* The token the fenced writes name from now on ("": none, the writes name
+ * no fieldManager). Set it before the hold of its term. */
+void kube_fence_set_token(kube_fence_t *f, const char *token);
+
+/* The token in force into out (cap >= KUBE_FENCE_TOKEN_MAX + 1). */
+void kube_fence_token(kube_fence_t *f, char *out, size_t cap);
+
+/* path with fieldManager=token (percent-encoded) added to its query, into
+ * out. GPUQ_ELIMIT when it does not fit. Pure. */
+int kube_fenced_path(const char *path, const char *token, char *out, size_t cap);
+
 /* Sleep until monotonic wake_ms. GPUQ_OK then; GPUQ_ESTOPPED at once on
  * stop; with lease, GPUQ_EFENCED at once when the lease is dropped or
  * would run out by wake_ms. */

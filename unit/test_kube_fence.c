@@ -295,6 +295,105 @@ static void fenced_requests_not_sent(void **state)
 	kube_config_destroy(cfg);
 }
 
+/* The term's token: its form, the fieldManager's 128 characters, the
+ * query it joins. */
+static void fence_token_table(void **state)
+{
+	static const struct {
+		uint32_t transitions;
+		const char *identity;
+		int rc;
+		const char *want;
+	} t[] = {
+	    {0, "main", GPUQ_OK, "gpuq-lease-0-main"},
+	    {4294967295u, "gpuq-7d9f8b6c4-x2k9p", GPUQ_OK,
+	     "gpuq-lease-4294967295-gpuq-7d9f8b6c4-x2k9p"},
+	};
+	static const struct {
+		const char *path, *token, *want;
+	} u[] = {
+	    {"/apis/batch/v1/namespaces/a/jobs/j", "gpuq-lease-3-main",
+	     "/apis/batch/v1/namespaces/a/jobs/j?fieldManager=gpuq-lease-3-main"},
+	    {"/api/v1/namespaces/a/pods/p?dryRun=All", "gpuq-lease-3-a b/c",
+	     "/api/v1/namespaces/a/pods/p?dryRun=All&fieldManager=gpuq-lease-3-a%20b%2Fc"},
+	};
+	char out[KUBE_FENCE_TOKEN_MAX + 1], id[KUBE_FENCE_IDENTITY_MAX + 1], big[200],
+	    url[KUBE_URL_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		assert_int_equal(
+		    kube_fence_token_format(t[i].transitions, t[i].identity, out, sizeof(out)),
+		    t[i].rc);
+		assert_string_equal(out, t[i].want);
+	}
+	/* the longest identity fits with the longest count; a longer one may not */
+	memset(id, 'x', KUBE_FENCE_IDENTITY_MAX);
+	id[KUBE_FENCE_IDENTITY_MAX] = '\0';
+	assert_int_equal(kube_fence_token_format(4294967295u, id, out, sizeof(out)), GPUQ_OK);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(kube_fence_token_format(1, big, out, sizeof(out)), GPUQ_ELIMIT);
+	assert_string_equal(out, "");
+	for (size_t i = 0; i < sizeof(u) / sizeof(*u); i++) {
+		assert_int_equal(kube_fenced_path(u[i].path, u[i].token, url, sizeof(url)),
+				 GPUQ_OK);
+		assert_string_equal(url, u[i].want);
+	}
+	assert_int_equal(kube_fenced_path("/api", "gpuq-lease-1-a", url, 8), GPUQ_ELIMIT);
+}
+
+/* A fenced write names its term's token as its fieldManager (what deploy/'s
+ * ValidatingAdmissionPolicy compares with the Lease); a DELETE, a read, a
+ * write of an unfenced client, or one with no token name none. The URL
+ * each attempt was made to is the client's scratch URL. */
+static void fenced_writes_name_their_term(void **state)
+{
+	kube_config_t *cfg;
+	kube_client_t *c;
+	kube_fence_t *f;
+	kube_response_t resp;
+	gpuq_diag_t diag = {{0}};
+	json_t *body = json_pack("{s:s}", "a", "b");
+	const char *job = "/apis/batch/v1/namespaces/a/jobs/j";
+
+	(void)state;
+	closed_port_client(0, 1, &cfg, &c);
+	assert_int_equal(kube_fence_create(&f), GPUQ_OK);
+	kube_client_fence(c, f, KUBE_FENCE_WRITES);
+	kube_fence_hold(f, gpuq_mono_ms() + FAR_MS);
+	/* held, no token yet (a replica without election): none named */
+	assert_int_equal(kube_patch(c, job, KUBE_PATCH_MERGE, body, NULL, &diag), GPUQ_EHTTP);
+	assert_null(strstr(c->url, "fieldManager"));
+	kube_fence_set_token(f, "gpuq-lease-3-main");
+	assert_int_equal(kube_patch(c, job, KUBE_PATCH_JSON, body, NULL, &diag), GPUQ_EHTTP);
+	assert_non_null(strstr(c->url, "/jobs/j?fieldManager=gpuq-lease-3-main"));
+	assert_int_equal(kube_request_json(c, "POST", "/api/v1/namespaces/a/configmaps", NULL, body,
+					   NULL, &diag),
+			 GPUQ_EHTTP);
+	assert_non_null(strstr(c->url, "/configmaps?fieldManager=gpuq-lease-3-main"));
+	assert_int_equal(
+	    kube_request(c, "DELETE", "/api/v1/namespaces/a/pods/p", NULL, NULL, 0, &resp, &diag),
+	    GPUQ_EHTTP);
+	kube_response_deinit(&resp);
+	assert_null(strstr(c->url, "fieldManager"));
+	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &resp, &diag), GPUQ_EHTTP);
+	kube_response_deinit(&resp);
+	assert_null(strstr(c->url, "fieldManager"));
+	/* a new term: its own token */
+	kube_fence_set_token(f, "gpuq-lease-4-main");
+	assert_int_equal(kube_patch(c, job, KUBE_PATCH_MERGE, body, NULL, &diag), GPUQ_EHTTP);
+	assert_non_null(strstr(c->url, "fieldManager=gpuq-lease-4-main"));
+	/* a client the fence only stops: its writes are no leader's */
+	kube_client_fence(c, f, KUBE_FENCE_STOP);
+	assert_int_equal(kube_patch(c, job, KUBE_PATCH_MERGE, body, NULL, &diag), GPUQ_EHTTP);
+	assert_null(strstr(c->url, "fieldManager"));
+	json_decref(body);
+	kube_client_destroy(c);
+	kube_fence_destroy(f);
+	kube_config_destroy(cfg);
+}
+
 typedef struct {
 	kube_client_t *c;
 	const char *method;
@@ -365,6 +464,8 @@ int main(void)
 	    cmocka_unit_test(fence_terms),
 	    cmocka_unit_test(fence_sleeps_end_at_once),
 	    cmocka_unit_test(fenced_requests_not_sent),
+	    cmocka_unit_test(fence_token_table),
+	    cmocka_unit_test(fenced_writes_name_their_term),
 	    cmocka_unit_test(limiter_waits_end),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

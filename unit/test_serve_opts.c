@@ -487,6 +487,14 @@ static void opts_parse_cluster_bad(void **state)
 	    {NULL, {NULL}, "(KUBERNETES_SERVICE_HOST is not set)"},
 	    {&bad_ns, {NULL}, "POD_NAMESPACE \"Team_A\": expected a namespace name"},
 	    {&bad_pod, {NULL}, "POD_NAME \"a b\": expected an identity"},
+	    /* it names each write's fence token, a fieldManager of at most 128 */
+	    {NULL,
+	     {"--kubeconfig", "/k", "--identity",
+	      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	      "aaaaaaaaaaaaaaaaa"},
+	     "--identity "
+	     "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	     "aaaaaaaaaaaaaaaaaa\": expected an identity of 1..100 printable"},
 	    {&nameless, {NULL}, "no identity for the Lease: give --identity"},
 	    {NULL, {"--kubeconfig", "/k"}, "no identity for the Lease"},
 	};
