@@ -191,10 +191,10 @@ static json_t *default_template(const workload_podset_t *ps, json_t *sel, json_t
 	for (uint16_t i = 0; cs && i < ps->n_containers; i++) {
 		const workload_container_t *c = &ps->containers[i];
 
-		json_array_append_new(
-		    cs, json_pack("{s:s, s:{s:o*, s:o*}}", "name", c->name, "resources", "requests",
-				  qty_map(c->requests, c->n_requests), "limits",
-				  qty_map(c->limits, c->n_limits)));
+		json_array_append_new(cs, json_pack("{s:s, s:{s:o*, s:o*}}", "name", c->name,
+						    "resources", "requests",
+						    qty_map(c->requests, c->n_requests), "limits",
+						    qty_map(c->limits, c->n_limits)));
 	}
 	return json_pack("{s:{s:o, s:s, s:o?, s:o?}}", "spec", "containers", cs, "restartPolicy",
 			 "Never", "nodeSelector", sel, "tolerations", tols);
