@@ -827,8 +827,9 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			      .child_kind = WORKLOAD_KIND_RAYCLUSTER,
 			      .creators = kuberay_creators,
 			      .podsets = rayjob_podsets,
-			      .default_image_ptr = "/spec/rayClusterSpec/headGroupSpec/template/spec/"
-						   "containers/0/image",
+			      .default_image_ptr =
+				  "/spec/rayClusterSpec/headGroupSpec/template/spec/"
+				  "containers/0/image",
 			      .status = rayjob_status,
 			      .shape_queued = WORKLOAD_EDIT_FOLLOW,
 			      .shape_admitted = WORKLOAD_EDIT_REFUSE,
