@@ -14,9 +14,10 @@
 # Job (issue 31): its Pods go, the Job runs, the group queues again whole and
 # runs after it, the GPUs held sampled all along; then kinds.md's
 # LeaderWorkerSet row in both states: size and shape fixed while it has
-# replicas, admitted or queued, its replicas following.
+# replicas, admitted or queued, its replicas following; and its queue label
+# (another tenant's LWS), queued and admitted, as that row says.
 . "$(dirname "$0")/lib.sh"
-plan 21
+plan 28
 NS=e2e-lws
 PNS=e2e-lwsp
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,9 @@ cleanup() {
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
 	k -n $PNS delete leaderworkersets.leaderworkerset.x-k8s.io,jobs --all --wait=false >/dev/null 2>&1 || true
 	[ ! -f "$E2E_RUN/sampler-$PNS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$PNS.pid")" 2>/dev/null || true
+	k -n e2e-lwr delete leaderworkersets.leaderworkerset.x-k8s.io,jobs --all --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-e2e-lwr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-lwr.pid")" 2>/dev/null || true
+	k delete clusterrole e2e-lws-edit --wait=false >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop lws >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-lws-$i" --wait=false >/dev/null 2>&1 || true; done
 }
@@ -270,3 +274,72 @@ way_out() {
 export -f one_pod_of_8
 check "scaled to 0, its size (2 -> 1) and GPUs (4 -> 8) change; scaled back, its one Pod of 8 GPUs runs" way_out
 sampler_stop $PNS
+
+# ---- kinds.md's LeaderWorkerSet row: its queue label (issue 31) ----
+# The tenant of e2e-lwr (its edit role extended to leaderworkerset.x-k8s.io
+# as above) on the H100 nodes: 4 GPUs in ClusterQueue e2e-lwr, 2 in
+# e2e-lwr-two, 0 in e2e-lwr-zero, the GPUs held by its bound, unfinished
+# Pods sampled all along. Its LWS: groups of one 2-GPU Pod. Queued (its
+# Pod gated behind a Job holding the 4), a queue label moved to 0 GPUs is
+# refused as a CREATE there would be, and to one with room taken: the group
+# is released there while its old ClusterQueue is full. Admitted, the label
+# is judged anew as for a StatefulSet: to 0 GPUs refused again; to the full
+# queue taken, the admitted group keeping its admission and a later group
+# queueing there.
+LR=e2e-lwr
+gpu_queue $LR 4
+k label namespace $LR gpuq.dev/upstream-lws=true >/dev/null
+side_queues $LR
+tenant $LR
+sampler_start $LR 6
+AS_TENANT=1 gpu_job $LR full 4 "" 3600s
+poll "full running" bash -c "job_running $LR full"
+tk $LR create -f - >/dev/null <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: mv, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 1
+    workerTemplate:
+      metadata:
+        annotations:
+          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+      spec:
+        terminationGracePeriodSeconds: 0
+        containers:
+        - name: vllm
+          image: busybox
+          resources: {limits: {nvidia.com/gpu: "2"}}
+YAML
+# lr_group I: the Pod of mv's group I: its phase, node and gates
+lr_group() { k -n $LR get pods -l "$(sel mv),leaderworkerset.sigs.k8s.io/group-index=$1" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null; }
+lr_gated() { lr_group "$1" | grep -q 'gpuq.dev/admission'; }
+lr_running() { lr_group "$1" | grep -q '^Running h100-'; }
+lr_label() { tk $LR label $LWSR mv "gpuq.dev/queue-name=$1" --overwrite >/dev/null; }
+export -f lr_group lr_gated lr_running
+export LR
+poll "mv's group gated" lr_gated 0
+out=$(tk $LR label $LWSR mv gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "queued, moving an LWS to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	grep -q 'can never be admitted' <<<"$out"
+check "queued, moving it to LocalQueue two (2 GPUs) is taken" lr_label two
+check "its group is released there, its Pod running, while its old ClusterQueue is full" \
+	poll "mv released" bash -c "lr_running 0 && job_running $LR full"
+out=$(tk $LR label $LWSR mv gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "admitted, a move to a ClusterQueue of 0 GPUs is refused as well ($out)" \
+	grep -q 'can never be admitted' <<<"$out"
+lr_more() {
+	lr_label default && tk $LR patch $LWSR mv --type merge -p '{"spec":{"replicas":2}}' >/dev/null &&
+		poll "group 1 gated, group 0 running" bash -c "lr_gated 1 && lr_running 0"
+}
+check "admitted, a move to the full LocalQueue default is taken: its group keeps running, a new one (replicas 1 -> 2) waits gated" lr_more
+k -n $LR delete job full --wait=false >/dev/null
+check "once default frees, the new group is released there, the first one still running" \
+	poll "both groups running" bash -c "lr_running 1 && lr_running 0"
+k -n $LR delete $LWSR,jobs --all --wait=false >/dev/null
+poll "e2e-lwr's Pods gone" bash -c "[ -z \"\$(k -n $LR get pods -o name)\" ]" || true
+sampler_stop $LR
+k delete clusterrole e2e-lws-edit >/dev/null
