@@ -11,9 +11,11 @@
 # once on the flavor's nodes. A higher-priority Job preempts it whole (the
 # TrainJob suspended, the JobSet suspended, the Pods gone, gpuq's runtime
 # patch removed); the tenant can neither unsuspend it nor forge its JobSet.
+# A tenant's queue-label moves, queued and admitted, as kinds.md's TrainJob
+# row says (the GPUs held sampled all along).
 # Four fake 8-GPU nodes of its own (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 19
+plan 24
 NS=e2e-tj
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -22,6 +24,9 @@ cleanup() {
 	k -n $NS delete trainjobs.trainer.kubeflow.org --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobsets.jobset.x-k8s.io --all --wait=false >/dev/null 2>&1 || true
 	k -n $NS delete jobs --all --wait=false >/dev/null 2>&1 || true
+	k -n e2e-tjr delete trainjobs.trainer.kubeflow.org,jobs --all --wait=false >/dev/null 2>&1 || true
+	k delete clusterrole e2e-tjr-edit --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-e2e-tjr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-tjr.pid")" 2>/dev/null || true
 	k delete clustertrainingruntimes.trainer.kubeflow.org e2e-torch --wait=false >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop trainer >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop jobset >/dev/null 2>&1 || true
@@ -170,3 +175,60 @@ check "the higher-priority Job runs" poll "urgent running" bash -c "job_running 
 k -n $NS delete job urgent --wait=false >/dev/null
 check "after it, the TrainJob runs again, whole" \
 	poll "llama running again" bash -c "[ \"\$(running_tj_pods llama)\" = 4 ]"
+
+# ---- kinds.md's TrainJob row: its queue label (issue 31) ----
+# The tenant of e2e-tjr (its namespace's `edit` role, extended to TrainJobs
+# as a platform team does) on the H100 nodes: 4 GPUs in ClusterQueue
+# e2e-tjr, 2 in e2e-tjr-two, 0 in e2e-tjr-zero, the GPUs held by its bound,
+# unfinished Pods sampled all along. Its TrainJob: one node of 2 GPUs.
+# Queued (a Job holds the 4, its JobSet made and read), a queue label moved
+# to one with room is taken and released there while its old one is full;
+# admitted, the label is fixed.
+TR=e2e-tjr
+edit_role e2e-tjr-edit trainer.kubeflow.org trainjobs
+gpu_queue $TR 4
+k label namespace $TR gpuq.dev/upstream-jobset=true gpuq.dev/upstream-trainer=true >/dev/null
+side_queues $TR
+tenant $TR
+can_edit_tj() { [ "$(tk $TR auth can-i patch trainjobs.trainer.kubeflow.org)" = yes ]; }
+poll "the edit role aggregates TrainJobs" can_edit_tj || true
+sampler_start $TR 6
+tr_field() { tk $TR get trainjobs.trainer.kubeflow.org "$1" -o "jsonpath=$2" 2>/dev/null; }
+tr_running() { k -n $TR get pods -l "jobset.sigs.k8s.io/jobset-name=$1" -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' 2>/dev/null | grep -c '^Running' || true; }
+tr_label() { tk $TR label trainjobs.trainer.kubeflow.org "$1" "gpuq.dev/queue-name=$2" --overwrite >/dev/null; }
+export -f tr_field tr_running tk
+export TR
+AS_TENANT=1 gpu_job $TR full 4 "" 3600s
+poll "full running" bash -c "job_running $TR full"
+tk $TR create -f - >/dev/null <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: mv, labels: {gpuq.dev/queue-name: default}}
+spec:
+  runtimeRef: {name: e2e-torch}
+  trainer:
+    numNodes: 1
+    resourcesPerNode: {limits: {nvidia.com/gpu: "2"}}
+YAML
+poll "mv waits for quota" bash -c "[ \"\$(tr_field mv '{.spec.suspend}')\" = true ] && tr_field mv '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'waiting for quota'"
+# a move to 0 GPUs: kinds.md's row ("as a Job") says refused as a CREATE
+# there would be, but a TrainJob's pod sets are its JobSet's, which the
+# webhook does not see (it decides from the policy alone, and its CREATE in
+# that queue is taken too): taken, and it waits there, saying why
+tr_zero() {
+	tr_label mv zero && poll "mv waits in ClusterQueue e2e-tjr-zero" bash -c \
+		"tr_field mv '{.metadata.annotations.gpuq\\.dev/status}' | grep -q 'pending in ClusterQueue $TR-zero: '"
+}
+check "queued, a move to a ClusterQueue of 0 GPUs is taken, not refused: it waits there, saying why (the webhook cannot size a TrainJob)" tr_zero
+echo "# mv in zero: $(tr_field mv '{.metadata.annotations.gpuq\.dev/status}')" >&2
+check "queued, moving it to LocalQueue two (2 GPUs) is taken" tr_label mv two
+check "it is released there, its Pod running, while its old ClusterQueue is full" \
+	poll "mv released" bash -c "[ \"\$(tr_field mv '{.spec.suspend}')\" = false ] && [ \"\$(tr_running mv)\" = 1 ] && job_running $TR full"
+out=$(tk $TR label trainjobs.trainer.kubeflow.org mv gpuq.dev/queue-name=default --overwrite 2>&1)
+check "admitted, its queue label is fixed ($out)" \
+	grep -q 'denied the request: TrainJob "mv": label gpuq.dev/queue-name cannot change after admission' <<<"$out"
+k -n $TR delete trainjobs.trainer.kubeflow.org mv --wait=false >/dev/null
+k -n $TR delete job full --wait=false >/dev/null
+poll "e2e-tjr's Pods gone" bash -c "[ -z \"\$(k -n $TR get pods -o name)\" ]" || true
+sampler_stop $TR
+k delete clusterrole e2e-tjr-edit >/dev/null
