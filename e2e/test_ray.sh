@@ -13,10 +13,11 @@
 # written at release). A RayCluster of its
 # own is held and released the same way, and a tenant (edit role) cannot
 # grow its GPU workers once admitted; queued, its workers scaled are counted
-# as scaled, and its queue label moves as kinds.md's row says. Four fake 8-GPU nodes of its own
+# as scaled, and its queue label moves as kinds.md's row says, as a
+# RayJob's does. Four fake 8-GPU nodes of its own
 # (removed after).
 . "$(dirname "$0")/lib.sh"
-plan 37
+plan 42
 NS=e2e-ray
 HERE=$(cd "$(dirname "$0")" && pwd)
 export -f k job_field job_running job_suspended
@@ -28,6 +29,9 @@ cleanup() {
 	k -n e2e-rr delete rayclusters.ray.io,jobs --all --wait=false >/dev/null 2>&1 || true
 	k -n e2e-rs delete rayjobs.ray.io --all --wait=false >/dev/null 2>&1 || true
 	[ ! -f "$E2E_RUN/sampler-e2e-rr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-rr.pid")" 2>/dev/null || true
+	k -n e2e-rjr delete rayjobs.ray.io,jobs --all --wait=false >/dev/null 2>&1 || true
+	[ ! -f "$E2E_RUN/sampler-e2e-rjr.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-e2e-rjr.pid")" 2>/dev/null || true
+	k delete clusterrole e2e-ray-edit --wait=false >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop kuberay >/dev/null 2>&1 || true
 	for i in 0 1 2 3; do k delete node "h200-ray-$i" --wait=false >/dev/null 2>&1 || true; done
 }
@@ -345,3 +349,56 @@ k -n $RR delete rayclusters.ray.io --all --wait=false >/dev/null
 k -n $RR delete jobs --all --wait=false >/dev/null
 poll "e2e-rr's Pods gone" bash -c "[ -z \"\$(k -n $RR get pods -o name)\" ]" || true
 sampler_stop $RR
+
+# ---- kinds.md's RayJob row: its queue label (issue 31) ----
+# The tenant of e2e-rjr (its edit role extended to ray.io as above) on the
+# H100 nodes: 4 GPUs in ClusterQueue e2e-rjr, 2 in e2e-rjr-two, 0 in
+# e2e-rjr-zero, the GPUs held by its bound, unfinished Pods sampled all
+# along. Its RayJob (HTTPMode: no submitter Pod) runs raycluster_yaml's
+# cluster: a CPU head and one worker of 2 GPUs. Queued (a Job holds the
+# 4), a queue label moved to 0 GPUs is refused as a CREATE there would be,
+# and to one with room taken and released there while its old one is full;
+# admitted, the label is fixed.
+RJ=e2e-rjr
+gpu_queue $RJ 4
+side_queues $RJ
+tenant $RJ
+sampler_start $RJ 6
+# trayjob NAME QUEUE: the tenant's RayJob
+trayjob() {
+	{
+		cat <<YAML
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: $1, labels: {gpuq.dev/queue-name: $2}}
+spec:
+  submissionMode: HTTPMode
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+YAML
+		raycluster_yaml "$1" 2 1 "$2" | sed '1,/^spec:/d; s/^/  /'
+	} | tk $RJ create -f - >/dev/null
+}
+rjr_suspend() { tk $RJ get rayjobs.ray.io "$1" -o 'jsonpath={.spec.suspend}' 2>/dev/null; }
+# the Running Ray workers of e2e-rjr (its one RayJob's)
+rjr_workers() { k -n $RJ get pods -l ray.io/node-type=worker -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running' || true; }
+rjr_label() { tk $RJ label rayjobs.ray.io "$1" "gpuq.dev/queue-name=$2" --overwrite >/dev/null; }
+export -f rjr_suspend rjr_workers
+export RJ
+AS_TENANT=1 gpu_job $RJ full 4 "" 3600s
+poll "full running" bash -c "job_running $RJ full"
+trayjob mv default
+poll "mv queued" bash -c "[ \"\$(rjr_suspend mv)\" = true ]"
+out=$(tk $RJ label rayjobs.ray.io mv gpuq.dev/queue-name=zero --overwrite 2>&1)
+check "queued, moving a RayJob to a ClusterQueue of 0 GPUs is refused as a CREATE there would be ($out)" \
+	grep -q 'can never be admitted' <<<"$out"
+check "queued, moving it to LocalQueue two (2 GPUs) is taken" rjr_label mv two
+check "it is released there, its worker running, while its old ClusterQueue is full" \
+	poll "mv released" bash -c "[ \"\$(rjr_suspend mv)\" = false ] && [ \"\$(rjr_workers)\" = 1 ] && job_running $RJ full"
+out=$(tk $RJ label rayjobs.ray.io mv gpuq.dev/queue-name=default --overwrite 2>&1)
+check "admitted, its queue label is fixed ($out)" \
+	grep -q 'denied the request: RayJob "mv": label gpuq.dev/queue-name cannot change after admission' <<<"$out"
+k -n $RJ delete rayjobs.ray.io,jobs --all --wait=false >/dev/null
+poll "e2e-rjr's Pods gone" bash -c "[ -z \"\$(k -n $RJ get pods -o name)\" ]" || true
+sampler_stop $RJ
+k delete clusterrole e2e-ray-edit >/dev/null
