@@ -15,7 +15,7 @@
 # the peers networkPolicy.from gives to widen it; `helm uninstall` removes gpuq's
 # objects and keeps the CRDs and the queues (docs/install.md says why).
 . "$(dirname "$0")/lib.sh"
-plan 30
+plan 31
 . "$(dirname "$0")/podlib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CH=$ROOT/charts/gpuq
@@ -36,13 +36,21 @@ check "with no cluster to look the apiserver up in, helm template refuses, namin
 	sh -c 'printf %s "$1" | grep -q "set networkPolicy.apiserverCIDRs"' _ "$out"
 helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" >"$T/default.yaml"
 cmp=$(python3 "$ROOT/e2e/chart_objects.py" compare "$T/default.yaml" \
-	"$ROOT"/deploy/00-namespace.yaml "$ROOT"/deploy/20-rbac.yaml "$ROOT"/deploy/25-fence.yaml \
-	"$ROOT"/deploy/30-webhook.yaml \
+	"$ROOT"/deploy/00-namespace.yaml "$ROOT"/deploy/20-rbac.yaml "$ROOT"/deploy/30-webhook.yaml \
 	"$ROOT"/deploy/40-deployment.yaml "$ROOT"/deploy/50-networkpolicy.yaml 2>&1)
 rc=$?
 printf '%s\n' "$cmp" | sed 's/^/# /' >&2
 check "helm template with the defaults: deploy/'s objects ($(printf %s "$cmp" | tail -1))" [ $rc = 0 ]
 check "the chart's CRDs are deploy/10-crds.yaml" cmp -s "$CH/crds/gpuq.dev.yaml" "$ROOT/deploy/10-crds.yaml"
+# the opt-in fence policy (off by default: docs/controller.md, "Fencing")
+helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" --set fence.enabled=true >"$T/fence.yaml"
+cmp=$(python3 "$ROOT/e2e/chart_objects.py" compare "$T/fence.yaml" \
+	"$ROOT"/deploy/00-namespace.yaml "$ROOT"/deploy/20-rbac.yaml "$ROOT"/deploy/25-fence.yaml \
+	"$ROOT"/deploy/30-webhook.yaml "$ROOT"/deploy/40-deployment.yaml \
+	"$ROOT"/deploy/50-networkpolicy.yaml 2>&1)
+rc=$?
+printf '%s\n' "$cmp" | sed 's/^/# /' >&2
+check "fence.enabled adds deploy/25-fence.yaml's policy and binding ($(printf %s "$cmp" | tail -1))" [ $rc = 0 ]
 
 helm_ template gpuq "$CH" -n gpuq-system "${NP[@]}" --set 'networkPolicy.from[0].ipBlock.cidr=0.0.0.0/0' >"$T/wide.yaml"
 check "networkPolicy.from widens 8443 to the peers it gives" python3 -c 'import sys, yaml
