@@ -341,6 +341,11 @@ check "admitted, its queue label is fixed ($out)" grep -q 'denied the request' <
 trc grow 1 default
 poll "grow queued" bash -c "[ \"\$(rr_suspend grow)\" = true ]"
 check "queued, scaling its GPU workers 1 -> 3 is taken (it follows while queued)" rr_scale grow 3
+# creationTimestamp counts whole seconds, and two workloads created in the
+# same one are ordered by uid: tail is made in a later second than grow, so
+# grow is the earlier of the two (kube's order, and gpuq's)
+grow_s=$(date -u -d "$(tk $RR get rayclusters.ray.io grow -o 'jsonpath={.metadata.creationTimestamp}')" +%s)
+poll "a second past grow's creation" bash -c "[ \$(date -u +%s) -gt $grow_s ]"
 AS_TENANT=1 gpu_job $RR tail 3 "" 3600s
 k -n $RR delete job full --wait=false >/dev/null
 check "once the ClusterQueue frees, it is released for its 3 workers (6 GPUs) while a 3-GPU Job behind it waits" \
