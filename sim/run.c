@@ -218,6 +218,7 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 	spec.created_ms = a->at_ms;
 	spec.podsets = b.ps;
 	spec.n_podsets = sh->n_podsets;
+	spec.max_exec_s = sh->max_exec_s;
 	spec.gang_total = sh->gang ? pods : 0;
 	spec.pods_present = spec.gang_total;
 	CORE(s, engine_workload_add(s->e, &spec, s->now, NULL, diag));

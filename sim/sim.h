@@ -103,6 +103,10 @@ typedef struct {
 				   busy throughout */
 	int64_t expected_ms;	/* expectedRuntime: the runtime it declares (for
 				   predictions); -1: none (its runtime stands in) */
+	int32_t max_exec_s;	/* maxExecTime, or an object's label
+				   gpuq.dev/max-exec-time-seconds (Kueue's too): its
+				   own wall-clock limit, s; 0: none (its
+				   ClusterQueue's default, if any) */
 } sim_shape_t;
 
 /* One workload of the trace, in arrival order. 40 bytes, so a million fit. */

@@ -485,6 +485,24 @@ static int parse_podset(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, sim
 	return rc;
 }
 
+/* maxExecTime (a duration of whole seconds, as the label counts them):
+ * the workload's own wall-clock limit into *out, 0 when absent. */
+static int max_exec(policy_jdec_t *d, const json_t *obj, int32_t *out)
+{
+	int64_t ms = 0;
+	int rc = policy_jdec_duration(d, obj, "maxExecTime", false, &ms);
+
+	*out = 0;
+	if (rc || !json_object_get(obj, "maxExecTime"))
+		return rc;
+	if (ms < 1000 || ms % 1000 || ms / 1000 > INT32_MAX)
+		return policy_jdec_fail_at(d, "maxExecTime", GPUQ_EINVAL,
+					   "must be whole seconds, at least 1s (the label "
+					   "max-exec-time-seconds counts seconds)");
+	*out = (int32_t)(ms / 1000);
+	return GPUQ_OK;
+}
+
 /* Parse podSets, gang and readyDelay of obj into a new shape; *out its index. */
 static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t *out)
 {
@@ -533,6 +551,8 @@ static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint
 		rc = policy_jdec_duration(d, obj, "expectedRuntime", false, &sh->expected_ms);
 	if (!rc && json_object_get(obj, "expectedRuntime") && sh->expected_ms < 1)
 		rc = policy_jdec_fail_at(d, "expectedRuntime", GPUQ_EINVAL, "must be at least 1ms");
+	if (!rc)
+		rc = max_exec(d, obj, &sh->max_exec_s);
 	*out = (uint32_t)(t->n_shapes - 1);
 	return rc;
 }
@@ -623,8 +643,9 @@ static int push_arrival(sim_trace_t *t, size_t *cap, const sim_arrival_t *a)
 }
 
 static const char *const workload_keys[] = {
-    "at",     "name",	 "localQueue", "priorityClass", "priority",  "class",		"podSets",
-    "object", "runtime", "gang",       "readyDelay",	"idleAfter", "expectedRuntime", NULL};
+    "at",	  "name",      "localQueue",	  "priorityClass", "priority",
+    "class",	  "podSets",   "object",	  "runtime",	   "gang",
+    "readyDelay", "idleAfter", "expectedRuntime", "maxExecTime",   NULL};
 
 /* One decoded pod set as the podSets entry a trace writes: name, count,
  * per-pod requests, nodeSelector, tolerations. A new reference. */
@@ -700,6 +721,9 @@ static int object_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, jso
 	for (size_t i = 0; sets && i < w->n_podsets; i++)
 		json_array_append_new(sets, podset_entry(w, &w->podsets[i]));
 	*out = json_pack("{s:o, s:b}", "podSets", sets, "gang", w->pods > 1);
+	if (*out && w->x->max_exec_s > 0) /* its label: the limit it carries */
+		json_object_set_new(*out, "maxExecTime",
+				    json_sprintf("%" PRId32 "s", w->x->max_exec_s));
 	workload_display_name(w->kind, w->name, name, cap);
 	workload_destroy(w);
 	return *out ? GPUQ_OK : GPUQ_ENOMEM;
@@ -829,8 +853,8 @@ static int generator_lqs(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, ui
 /* A generator's template: podSets, gang and readyDelay into a shape. */
 static int parse_template(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint32_t *shape)
 {
-	static const char *const keys[] = {"podSets",	      "gang", "readyDelay", "idleAfter",
-					   "expectedRuntime", NULL};
+	static const char *const keys[] = {
+	    "podSets", "gang", "readyDelay", "idleAfter", "expectedRuntime", "maxExecTime", NULL};
 	const json_t *tmpl = NULL;
 	size_t old;
 	int rc = policy_jdec_obj(d, obj, "template", true, &tmpl);

@@ -927,6 +927,65 @@ static void scenario_objects(void **state)
 			 GPUQ_EINVAL, "t.yaml: document 6: Trace \"t\": spec.arrivals[0].object: ");
 }
 
+/* An arrival's own wall-clock limit (issue 36): maxExecTime, or the label
+ * on an arrival given as its object, stops it that long after its
+ * admission (MaximumExecutionTimeExceeded) and leaves it deactivated; a
+ * workload without one runs to its end. Not whole seconds: refused. */
+static void scenario_own_limits(void **state)
+{
+	static const char text[] = POLICY
+	    "spec:\n"
+	    "  arrivals:\n"
+	    "  - {at: 0, name: capped, localQueue: team-a/lq, runtime: 100s, maxExecTime: 30s,\n"
+	    "     podSets: [{requests: {nvidia.com/gpu: 1}}]}\n"
+	    "  - {at: 0, name: free, localQueue: team-a/lq, runtime: 50s,\n"
+	    "     podSets: [{requests: {nvidia.com/gpu: 1}}]}\n"
+	    "  - at: 0\n    localQueue: team-a/lq\n    runtime: 100s\n    object:\n"
+	    "      apiVersion: batch/v1\n      kind: Job\n"
+	    "      metadata: {name: labelled, namespace: team-a,\n"
+	    "                 labels: {gpuq.dev/max-exec-time-seconds: \"20\"}}\n"
+	    "      spec:\n        template:\n          spec:\n"
+	    "            restartPolicy: Never\n"
+	    "            containers: [{name: m, image: x, resources: {limits: "
+	    "{nvidia.com/gpu: 1}}}]\n";
+	sim_trace_t *t = parse_ok(text);
+	sim_report_t *r;
+	size_t capped = find_wl(t, "capped"), free_ = find_wl(t, "free"),
+	       labelled = find_wl(t, "job/labelled");
+	int stopped = 0;
+
+	(void)state;
+	assert_int_equal(t->shapes[t->arrivals[capped].shape].max_exec_s, 30);
+	assert_int_equal(t->shapes[t->arrivals[labelled].shape].max_exec_s, 20);
+	assert_int_equal(t->shapes[t->arrivals[free_].shape].max_exec_s, 0);
+	r = run_ok(t, NULL);
+	assert_int_equal(r->wl[free_].state, SIM_WL_FINISHED);
+	assert_int_not_equal(r->wl[capped].state, SIM_WL_FINISHED);
+	assert_int_not_equal(r->wl[labelled].state, SIM_WL_FINISHED);
+	for (size_t i = 0; i < r->n_preempt; i++) {
+		const sim_preemption_t *p = &r->preempt[i];
+
+		assert_string_equal(p->reason, "MaximumExecutionTimeExceeded");
+		if (p->victim == capped)
+			assert_int_equal(p->at_ms - p->admitted_ms, 30000);
+		else if (p->victim == labelled)
+			assert_int_equal(p->at_ms - p->admitted_ms, 20000);
+		else
+			fail_msg("workload %u stopped", p->victim);
+		stopped++;
+	}
+	assert_int_equal(stopped, 2);
+	sim_report_destroy(r);
+	sim_trace_destroy(t);
+	parse_bad_prefix(
+	    POLICY "spec:\n  arrivals:\n  - {at: 0, name: x, localQueue: team-a/lq, "
+		   "runtime: 1s, maxExecTime: 1500ms,\n"
+		   "     podSets: [{requests: {nvidia.com/gpu: 1}}]}\n",
+	    GPUQ_EINVAL,
+	    "t.yaml: document 6: Trace \"t\": spec.arrivals[0].maxExecTime: must be whole "
+	    "seconds");
+}
+
 /* A ClusterQueue whose namespaceSelector leaves a namespace out makes that
  * namespace's workloads inadmissible at once (Kueue: always inadmissible). */
 static void scenario_namespace_selector(void **state)
@@ -1322,6 +1381,7 @@ int main(void)
 	    cmocka_unit_test(scenario_metrics),
 	    cmocka_unit_test(scenario_gangs_and_nofit),
 	    cmocka_unit_test(scenario_objects),
+	    cmocka_unit_test(scenario_own_limits),
 	    cmocka_unit_test(scenario_namespace_selector),
 	    cmocka_unit_test(utilization_sample_cap),
 	    cmocka_unit_test(determinism),
