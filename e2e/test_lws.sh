@@ -86,6 +86,36 @@ spec:
 YAML
 }
 sel() { echo "leaderworkerset.sigs.k8s.io/name=$1"; }
+# tenant_lws NS NAME SIZE GPUS [PRIORITYCLASS]: the tenant's LeaderWorkerSet
+# NAME in NS, queue default, one group of SIZE Pods of GPUS each (workers
+# only, Ready at once, gone at once when deleted)
+tenant_lws() {
+	{
+		cat <<YAML
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: $2, labels: {gpuq.dev/queue-name: default}}
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: $3
+    workerTemplate:
+      metadata:
+        annotations:
+          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
+          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
+      spec:
+YAML
+		[ -z "${5:-}" ] || echo "        priorityClassName: $5"
+		cat <<YAML
+        terminationGracePeriodSeconds: 0
+        containers:
+        - name: vllm
+          image: busybox
+          resources: {limits: {nvidia.com/gpu: "$4"}}
+YAML
+	} | tk "$1" create -f - >/dev/null
+}
 running() { k -n $NS get pods -l "$(sel "$1")" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}' 2>/dev/null | grep -c '^Running h200-lws-' || true; }
 gated() { k -n $NS get pods -l "$(sel "$1")" -o 'jsonpath={range .items[*]}{.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null | grep -c 'gpuq.dev/admission' || true; }
 export -f sel running gated
@@ -196,27 +226,7 @@ tenant $PNS
 can_edit_lws() { [ "$(tk $PNS auth can-i create leaderworkersets.leaderworkerset.x-k8s.io)" = yes ]; }
 poll "the edit role aggregates leaderworkerset.x-k8s.io" can_edit_lws || true
 sampler_start $PNS 8
-tk $PNS create -f - >/dev/null <<YAML
-apiVersion: leaderworkerset.x-k8s.io/v1
-kind: LeaderWorkerSet
-metadata: {name: low, labels: {gpuq.dev/queue-name: default}}
-spec:
-  replicas: 1
-  leaderWorkerTemplate:
-    size: 2
-    workerTemplate:
-      metadata:
-        annotations:
-          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
-          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
-      spec:
-        priorityClassName: e2e-lwsp-low
-        terminationGracePeriodSeconds: 0
-        containers:
-        - name: vllm
-          image: busybox
-          resources: {limits: {nvidia.com/gpu: "4"}}
-YAML
+tenant_lws $PNS low 2 4 e2e-lwsp-low
 # pods_of: the low group's Pods, one a line: phase, node, GPUs, gates
 pods_of() { k -n $PNS get pods -l "$(sel low)" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.containers[0].resources.limits.nvidia\.com/gpu} {.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null; }
 low_running() { [ "$(pods_of | grep -c '^Running h100-' || true)" = 2 ]; }
@@ -294,26 +304,7 @@ tenant $LR
 sampler_start $LR 6
 AS_TENANT=1 gpu_job $LR full 4 "" 3600s
 poll "full running" bash -c "job_running $LR full"
-tk $LR create -f - >/dev/null <<YAML
-apiVersion: leaderworkerset.x-k8s.io/v1
-kind: LeaderWorkerSet
-metadata: {name: mv, labels: {gpuq.dev/queue-name: default}}
-spec:
-  replicas: 1
-  leaderWorkerTemplate:
-    size: 1
-    workerTemplate:
-      metadata:
-        annotations:
-          pod-ready.stage.kwok.x-k8s.io/delay: "0s"
-          pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
-      spec:
-        terminationGracePeriodSeconds: 0
-        containers:
-        - name: vllm
-          image: busybox
-          resources: {limits: {nvidia.com/gpu: "2"}}
-YAML
+tenant_lws $LR mv 1 2
 # lr_group I: the Pod of mv's group I: its phase, node and gates
 lr_group() { k -n $LR get pods -l "$(sel mv),leaderworkerset.sigs.k8s.io/group-index=$1" -o 'jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.spec.schedulingGates[*].name}{"\n"}{end}' 2>/dev/null; }
 lr_gated() { lr_group "$1" | grep -q 'gpuq.dev/admission'; }

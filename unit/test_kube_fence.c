@@ -50,6 +50,22 @@ static void closed_port_client(double qps, unsigned burst, kube_config_t **cfg, 
 	assert_int_equal(kube_client_create(*cfg, &o, c, &diag), GPUQ_OK);
 }
 
+/* A client of closed_port_client's, attached to a fence of its own whose
+ * lease it needs for writes. */
+static void fenced_client(kube_config_t **cfg, kube_client_t **c, kube_fence_t **f)
+{
+	closed_port_client(0, 1, cfg, c);
+	assert_int_equal(kube_fence_create(f), GPUQ_OK);
+	kube_client_fence(*c, *f, KUBE_FENCE_WRITES);
+}
+
+static void fenced_client_free(kube_config_t *cfg, kube_client_t *c, kube_fence_t *f)
+{
+	kube_client_destroy(c);
+	kube_fence_destroy(f);
+	kube_config_destroy(cfg);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -253,9 +269,7 @@ static void fenced_requests_not_sent(void **state)
 	json_t *body = json_pack("{s:s}", "a", "b");
 
 	(void)state;
-	closed_port_client(0, 1, &cfg, &c);
-	assert_int_equal(kube_fence_create(&f), GPUQ_OK);
-	kube_client_fence(c, f, KUBE_FENCE_WRITES);
+	fenced_client(&cfg, &c, &f);
 	assert_int_equal(kube_patch(c, "/apis/batch/v1/namespaces/a/jobs/j", KUBE_PATCH_MERGE, body,
 				    NULL, &diag),
 			 GPUQ_EFENCED);
@@ -290,9 +304,7 @@ static void fenced_requests_not_sent(void **state)
 				    NULL, &diag),
 			 GPUQ_EHTTP);
 	json_decref(body);
-	kube_client_destroy(c);
-	kube_fence_destroy(f);
-	kube_config_destroy(cfg);
+	fenced_client_free(cfg, c, f);
 }
 
 /* The term's token: its form, the fieldManager's 128 characters, the
@@ -358,9 +370,7 @@ static void fenced_writes_name_their_term(void **state)
 	const char *job = "/apis/batch/v1/namespaces/a/jobs/j";
 
 	(void)state;
-	closed_port_client(0, 1, &cfg, &c);
-	assert_int_equal(kube_fence_create(&f), GPUQ_OK);
-	kube_client_fence(c, f, KUBE_FENCE_WRITES);
+	fenced_client(&cfg, &c, &f);
 	kube_fence_hold(f, gpuq_mono_ms() + FAR_MS);
 	/* held, no token yet (a replica without election): none named */
 	assert_int_equal(kube_patch(c, job, KUBE_PATCH_MERGE, body, NULL, &diag), GPUQ_EHTTP);
@@ -389,9 +399,7 @@ static void fenced_writes_name_their_term(void **state)
 	assert_int_equal(kube_patch(c, job, KUBE_PATCH_MERGE, body, NULL, &diag), GPUQ_EHTTP);
 	assert_null(strstr(c->url, "fieldManager"));
 	json_decref(body);
-	kube_client_destroy(c);
-	kube_fence_destroy(f);
-	kube_config_destroy(cfg);
+	fenced_client_free(cfg, c, f);
 }
 
 typedef struct {
