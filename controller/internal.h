@@ -383,6 +383,7 @@ struct controller {
 	size_t n_touched, cap_touched;
 	int64_t next_sweep_ms; /* next compare of every Job (monotonic) */
 	int64_t next_trim_ms;  /* next malloc_trim (monotonic) */
+	int64_t slow_said_ms;  /* a slow pass last logged (monotonic) */
 	char **explain;	       /* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
 	controller_swriter_t *swriter; /* queue status patches, off this thread */

@@ -20,6 +20,10 @@
 /* Queue metrics are published this often while leading (O(live workloads)
  * each time; Prometheus scrapes every 15-60 s). */
 #define METRICS_MS 1000
+/* a pass longer than the web view's publish interval is said, at most once
+ * a minute */
+#define SLOW_PASS_NS (1000ULL * 1000000ULL)
+#define SLOW_SAID_MS 60000
 /* The controller's own store record: key "term", the Lease's transitions
  * when this replica last took it (decimal). */
 #define T_TERM ENGINE_TYPE_DRIVER_FIRST
@@ -506,6 +510,20 @@ static void step_end(struct controller *c, const step_t *st)
 		qmetrics_release_stages_observe(c->metrics, ns);
 	}
 	qmetrics_loop_tail_observe(c->metrics, end - st->acted);
+	if (end - st->popped >= SLOW_PASS_NS && gpuq_mono_ms() >= c->slow_said_ms + SLOW_SAID_MS) {
+		c->slow_said_ms = gpuq_mono_ms();
+		gpuq_log(
+		    GPUQ_LOG_WARN, "controller",
+		    "a pass took %llu ms (events %llu, cycle %llu, patches %llu, LMDB commits "
+		    "among those %llu, then status, metrics and snapshots %llu): releases and the "
+		    "web view's snapshots waited that long",
+		    (unsigned long long)((end - st->popped) / 1000000),
+		    (unsigned long long)((st->handled - st->popped) / 1000000),
+		    (unsigned long long)((st->cycled - st->handled) / 1000000),
+		    (unsigned long long)((st->acted - st->cycled) / 1000000),
+		    (unsigned long long)(c->step_commit_ns / 1000000),
+		    (unsigned long long)((end - st->acted) / 1000000));
+	}
 }
 
 static void *loop_main(void *arg)
