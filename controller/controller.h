@@ -105,6 +105,15 @@ typedef struct controller controller_t;
  * budget_interval_ms): a budget overshoots by at most what runs for that
  * long. */
 #define CONTROLLER_PREDICT_MS 15000
+/* A released parent (a Job, a JobSet, a TrainJob...) deleted keeps its
+ * quota, and its place in the chain its Pods are counted by, this long
+ * after the deletion is seen (and then until its last Pod is gone): its
+ * controller, working from a cache that has not seen the deletion yet, may
+ * still make a Pod, which a replica whose cache has not seen it either
+ * lets pass, and which this watch shows later (issue 31: a TrainJob
+ * deleted with its Jobs, a replacement Pod uncounted, 8 GPUs held of 6
+ * for 7 s). It bounds the difference between two watches' delays. */
+#define CONTROLLER_GONE_SETTLE_MS 5000
 #define CONTROLLER_BUDGET_MS 10000
 /* A leader that cannot write its store gives up (docs/controller.md, "When
  * the store fails"): after a failed commit it acts on nothing, reopens the

@@ -253,6 +253,7 @@ typedef struct {
 	bool gone;	      /* deleted (or not relisted) while pods of its release
 				 still run: its quota held until the last is gone
 				 (jobs.c, forget; pods.c, jobpod_forget) */
+	int64_t gone_ms;      /* monotonic, when its deletion was seen (gone) */
 	uint32_t gen;	      /* LIST generation it was last seen in (c->gen's low 32
 				 bits: only compared with the current one) */
 	workload_t *wl;	      /* the Job, decoded and resolved (owned; NULL until
@@ -384,7 +385,11 @@ struct controller {
 	int64_t next_sweep_ms; /* next compare of every Job (monotonic) */
 	int64_t next_trim_ms;  /* next malloc_trim (monotonic) */
 	int64_t slow_said_ms;  /* a slow pass last logged (monotonic) */
-	char **explain;	       /* uids whose gpuq.dev/status to refresh */
+	char **settling;       /* uids of released parents deleted within
+				  CONTROLLER_GONE_SETTLE_MS (owned; jobs.c) */
+	size_t n_settling, cap_settling;
+	int64_t settle_next_ms; /* the first of them to settle (INT64_MAX: none) */
+	char **explain;		/* uids whose gpuq.dev/status to refresh */
 	size_t n_explain, cap_explain;
 	controller_swriter_t *swriter; /* queue status patches, off this thread */
 	controller_patcher_t *patcher; /* a pass's releases, at once (NULL: one by one) */
@@ -482,6 +487,10 @@ void controller_jobs_free_all(struct controller *c);
 /* The last unfinished pod of Job uid went (pods.c): a Job deleted while its
  * pods ran leaves the core now, and so does one scaled to no pods. */
 void controller_jobs_pods_gone(struct controller *c, const char *uid);
+/* Released parents deleted at least CONTROLLER_GONE_SETTLE_MS ago leave
+ * the cache (and their workloads the core) once no pod of theirs runs;
+ * the monotonic time of the next such end (INT64_MAX: none waits). */
+int64_t controller_jobs_settle(struct controller *c);
 
 /* loop.c: one event from the queue into the caches (frees what it owns). */
 void controller_handle(struct controller *c, controller_cevent_t *ev);

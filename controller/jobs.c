@@ -29,6 +29,11 @@ void controller_jobs_free_all(struct controller *c)
 	while ((s = controller_map_next(&c->jobs, &pos)))
 		job_free(s->value);
 	controller_map_deinit(&c->jobs);
+	for (size_t i = 0; i < c->n_settling; i++)
+		free(c->settling[i]);
+	free(c->settling);
+	c->settling = NULL;
+	c->n_settling = c->cap_settling = 0;
 }
 
 /* Whether the Job is gpuq's: it asks for a GPU in a namespace some
@@ -517,27 +522,62 @@ static bool holds_running_pods(const struct controller *c, const controller_job_
 	       (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING);
 }
 
+/* Whether j was released and may still have Pods made (the settle,
+ * CONTROLLER_GONE_SETTLE_MS): decoded, let run, not finished. */
+static bool released(const controller_job_t *j)
+{
+	return j->wl && !j->bad && !j->suspended && !j->wl->finished;
+}
+
+static void settle_add(struct controller *c, const char *uid)
+{
+	char *dup;
+
+	if (c->n_settling == c->cap_settling) {
+		size_t cap = c->cap_settling ? 2 * c->cap_settling : 16;
+		char **m = realloc(c->settling, cap * sizeof(*m));
+
+		if (!m)
+			return; /* its pods alone hold it (it leaves with the last) */
+		c->settling = m;
+		c->cap_settling = cap;
+	}
+	if (!(dup = strdup(uid)))
+		return;
+	c->settling[c->n_settling++] = dup;
+	if (gpuq_mono_ms() + CONTROLLER_GONE_SETTLE_MS < c->settle_next_ms)
+		c->settle_next_ms = gpuq_mono_ms() + CONTROLLER_GONE_SETTLE_MS;
+}
+
 /* A held object deleted (or not listed again): out of the cache and the
  * core. One whose released pods still run (its own, or its children's:
  * pods.c counts a Pod for every parent above it) keeps its quota, gone,
  * until the last of them is (a Job or JobSet deleted in the background goes
  * before its pods, which the garbage collector deletes after it: freed at
  * once, its quota admitted others while they ran, over quota; issue 31's
- * edit storm). */
+ * edit storm). One released stays so for CONTROLLER_GONE_SETTLE_MS at
+ * least, its children too, so a Pod its controller still makes meanwhile
+ * is counted for it (controller_jobs_settle). Gone, it is no admitted
+ * owner for the webhook (owners.c): no further Pod of it passes. */
 static void forget(struct controller *c, const char *uid)
 {
 	controller_job_t *j = controller_map_get(&c->jobs, uid);
+	int64_t now = gpuq_mono_ms();
 
-	if (j && holds_running_pods(c, j)) {
-		if (!j->gone)
+	if (j && !j->gone && (holds_running_pods(c, j) || released(j))) {
+		if (holds_running_pods(c, j))
 			gpuq_log(
 			    GPUQ_LOG_INFO, "controller",
 			    "%s %s/%s is gone; its quota is held until its %d running pods are",
 			    j->wl ? j->wl->integ->kind_name : "Job", controller_job_ns(j),
 			    controller_job_name(j), (int)controller_pods_of_job(c, j->uid));
 		j->gone = true;
-		return;
+		j->gone_ms = now;
+		settle_add(c, j->uid);
 	}
+	if (j && j->gone &&
+	    (holds_running_pods(c, j) || now < j->gone_ms + CONTROLLER_GONE_SETTLE_MS))
+		return;
 	j = controller_map_del(&c->jobs, uid);
 
 	if (engine_core(c->e) && engine_workload_delete(c->e, uid, controller_now(c)) == GPUQ_OK)
@@ -547,6 +587,29 @@ static void forget(struct controller *c, const char *uid)
 	if (j && !j->suspended) /* its pods still to come no longer are */
 		controller_actuate_rq_recheck(c, controller_job_ns(j));
 	job_free(j);
+}
+
+int64_t controller_jobs_settle(struct controller *c)
+{
+	int64_t now = gpuq_mono_ms(), next = INT64_MAX;
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->n_settling; i++) {
+		char *uid = c->settling[i];
+		controller_job_t *j = controller_map_get(&c->jobs, uid);
+
+		if (j && j->gone && now < j->gone_ms + CONTROLLER_GONE_SETTLE_MS) {
+			if (j->gone_ms + CONTROLLER_GONE_SETTLE_MS < next)
+				next = j->gone_ms + CONTROLLER_GONE_SETTLE_MS;
+			c->settling[k++] = uid;
+			continue;
+		}
+		if (j && j->gone) /* settled: leaves now, or with its last pod */
+			forget(c, uid);
+		free(uid);
+	}
+	c->n_settling = k;
+	return next;
 }
 
 /* A workload whose new version does not decode (past a cap: the decoder
@@ -629,7 +692,8 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 		j->res = (uint8_t)ev->res;
 	}
 	j->gen = (uint32_t)c->gen[ev->res];
-	if (!ev->wl) { /* it did not decode: the former object stays, out of the core */
+	j->gone = false; /* shown again: a relist had missed it */
+	if (!ev->wl) {	 /* it did not decode: the former object stays, out of the core */
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s uid %s: %s",
 				 controller_res[ev->res].name, uid,

@@ -444,6 +444,8 @@ static int64_t next_deadline(struct controller *c)
 		if (ev != INT64_MAX && now + (ev - controller_now(c)) < d)
 			d = now + (ev - controller_now(c));
 	}
+	if (c->n_settling && c->settle_next_ms < d) /* a deleted parent settles */
+		d = c->settle_next_ms;
 	/* a lease that runs out unrenewed: stand by the moment it does */
 	if (atomic_load(&c->leader) && kube_fence_until(c->fence) < d)
 		d = kube_fence_until(c->fence);
@@ -547,6 +549,8 @@ static void *loop_main(void *arg)
 		follow(c);
 		for (size_t i = 0; i < n; i++)
 			controller_handle(c, &batch[i]);
+		if (c->n_settling && gpuq_mono_ms() >= c->settle_next_ms)
+			c->settle_next_ms = controller_jobs_settle(c);
 		if (n) /* what the webhook lets pass outside the queue */
 			controller_owners_publish(c);
 		trim(c, n);

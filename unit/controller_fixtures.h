@@ -197,6 +197,20 @@ static inline void ctl_pod_event(struct controller *c, kube_event_type_t type, j
 }
 
 /* The core's state of workload uid; -1 when the core does not hold it. */
+/* CONTROLLER_GONE_SETTLE_MS passes for every deleted parent that settles
+ * (as if that long had gone by since its deletion was seen), and the
+ * controller's loop looks at them (controller_jobs_settle). */
+static inline void ctl_settle(struct controller *c)
+{
+	for (size_t i = 0; i < c->n_settling; i++) {
+		controller_job_t *j = controller_map_get(&c->jobs, c->settling[i]);
+
+		if (j)
+			j->gone_ms -= CONTROLLER_GONE_SETTLE_MS;
+	}
+	c->settle_next_ms = controller_jobs_settle(c);
+}
+
 static inline int ctl_state(const struct controller *c, const char *uid)
 {
 	queue_workload_view_t v;

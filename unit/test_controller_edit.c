@@ -229,6 +229,9 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	/* its Pod gone, it settles (its controller may still make one) */
+	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
+	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "a"), -1);
 	assert_null(controller_job(c, "a"));
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
@@ -267,10 +270,11 @@ static json_t *owned_pod(const char *name, const char *api, const char *kind, co
  * period (issue 31's edit storm: a JobSet's 2 GPUs freed at its deletion
  * admitted a Deployment's Pod while they still ran, 12 GPUs held of 10).
  * Pods are counted for every cached parent above them. */
-static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
+/* JobSet js in team-a (queue default, suspended, one 8-GPU Job) and its
+ * child Job js-w-0 (released) as the watch shows them. */
+static void jobset_and_child(json_t **js, json_t **child)
 {
-	struct controller *c = ctl_new();
-	json_t *js = json_pack(
+	*js = json_pack(
 	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, "
 	    "s:{s:b, s:[{s:s, s:i, s:{s:{s:i, s:i, s:{s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}]}}",
 	    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "js",
@@ -279,16 +283,24 @@ static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
 	    1, "replicatedJobs", "name", "w", "replicas", 1, "template", "spec", "parallelism", 1,
 	    "completions", 1, "template", "spec", "containers", "name", "m", "image", "x",
 	    "resources", "limits", "nvidia.com/gpu", "8");
-	json_t *child = ctl_job("team-a", "js-w-0", 8, 1, false, NULL);
+	*child = ctl_job("team-a", "js-w-0", 8, 1, false, NULL);
+	assert_non_null(*js);
+	json_object_set_new(json_object_get(*child, "metadata"), "ownerReferences",
+			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
+				      "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "name", "js",
+				      "uid", "js", "controller", 1));
+}
+
+static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *js, *child;
 	json_t *pod = job_pod("js-w-0-x", "js-w-0");
 	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
 	queue_result_t r;
 
 	(void)state;
-	json_object_set_new(json_object_get(child, "metadata"), "ownerReferences",
-			    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
-				      "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "name", "js",
-				      "uid", "js", "controller", 1));
+	jobset_and_child(&js, &child);
 	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "js"));
@@ -302,12 +314,65 @@ static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED); /* it settles */
+	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "js"), -1);
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	json_decref(js);
 	json_decref(child);
 	json_decref(pod);
+	json_decref(b);
+	ctl_free(c);
+}
+
+/* A JobSet deleted with its Job: the Job controller, from a cache that has
+ * not seen the deletion, replaces the Pod the garbage collector deletes,
+ * and a webhook that had not seen it either let the new Pod pass; this
+ * watch shows that Pod after the last one it knew went. The JobSet keeps
+ * its quota, and the Job its place in the chain, for the settle
+ * (CONTROLLER_GONE_SETTLE_MS): the late Pod is counted for the JobSet, which
+ * holds its quota until that Pod is gone too (issue 31: freed before the
+ * replacement was seen, 8 GPUs held of 6 for 7 s). */
+static void deleted_jobset_counts_a_late_replacement(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *js, *child;
+	json_t *pod = job_pod("js-w-0-x", "js-w-0"), *late = job_pod("js-w-0-y", "js-w-0");
+	json_t *b = ctl_job("team-a", "b", 8, 1, true, "default");
+	queue_result_t r;
+
+	(void)state;
+	jobset_and_child(&js, &child);
+	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "js"));
+	ctl_job_event(c, KUBE_EV_ADDED, child);
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_DELETED, js);
+	ctl_job_event(c, KUBE_EV_DELETED, child);
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	/* the last Pod known is gone: the JobSet still holds its 8 GPUs */
+	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_false(admitted_in(&r, "b"));
+	/* the replacement arrives: counted for its Job and the JobSet */
+	ctl_pod_event(c, KUBE_EV_ADDED, late);
+	assert_int_equal(controller_pods_of_job(c, "js"), 1);
+	ctl_settle(c);
+	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED); /* it runs */
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_false(admitted_in(&r, "b"));
+	ctl_pod_event(c, KUBE_EV_DELETED, late);
+	assert_int_equal(ctl_state(c, "js"), -1);
+	assert_null(controller_job(c, "js-w-0"));
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "b"));
+	json_decref(js);
+	json_decref(child);
+	json_decref(pod);
+	json_decref(late);
 	json_decref(b);
 	ctl_free(c);
 }
@@ -343,6 +408,8 @@ static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(ctl_state(c, "rc"), QUEUE_WL_ADMITTED); /* it settles */
+	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "rc"), -1);
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
@@ -417,6 +484,7 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 	bad_event(c, "a", "9");
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "a"), -1);
 	/* decodable again, b queues anew and takes the quota a held */
 	ctl_job_event(c, KUBE_EV_MODIFIED, b);
@@ -559,6 +627,7 @@ int main(void)
 	    cmocka_unit_test(unreleased_edit_queues_again),
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(deleted_jobset_holds_quota_until_its_pods_go),
+	    cmocka_unit_test(deleted_jobset_counts_a_late_replacement),
 	    cmocka_unit_test(deleted_raycluster_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(active_deadline_is_the_run_bound),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
