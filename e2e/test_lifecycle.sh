@@ -35,7 +35,7 @@
 #    ClusterQueue with room taken and its Pod released there); admitted, a
 #    move to 0 GPUs refused too (kinds.md's StatefulSet row).
 . "$(dirname "$0")/lib.sh"
-plan 37
+plan 40
 NS=e2e-lc
 export -f k job_field job_running job_suspended job_complete job_status tk
 export NS E2E_RUN
@@ -44,7 +44,7 @@ tkq() { tk "$@" >/dev/null; }
 
 cleanup() {
 	k -n $NS delete statefulsets,jobs,deployments,resourcequotas --all --wait=false >/dev/null 2>&1 || true
-	for p in $(k -n $NS get pods -l app=web2 -o name 2>/dev/null); do
+	for p in $(k -n $NS get pods -l 'app in (web2, rep)' -o name 2>/dev/null); do
 		k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
 	done
 	[ ! -f "$E2E_RUN/sampler-$NS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$NS.pid")" 2>/dev/null || true
@@ -374,4 +374,51 @@ check "admitted, a move to a ClusterQueue of 0 GPUs is refused as well ($out)" \
 	bash -c "printf '%s' \"\$1\" | grep -q 'can never be admitted'" _ "$out"
 tkq $NS delete statefulset lbl --wait=false
 tkq $NS delete job fill --wait=false
+
+# ---- a running Job's Pod deleted: its successor waits until it has gone ----
+# gpuq's webhook made the Job replace a Pod only once it has terminated
+# (spec.podReplacementPolicy Failed; the apiserver's default is
+# TerminatingOrFailed): a terminating Pod still holds its GPUs, and a
+# successor beside it would run two Pods on one Pod's quota (five2's 5 and
+# rep's 3 and 3 more: 11 of the sampler's 10). A finalizer keeps the
+# deleted Pod terminating for as long as the check needs.
+tk $NS create -f - >/dev/null <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata: {name: rep, labels: {gpuq.dev/queue-name: default}}
+spec:
+  backoffLimit: 3
+  template:
+    metadata:
+      labels: {app: rep}
+      finalizers: [e2e.gpuq.dev/hold]
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 0
+      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "3"}}}]
+YAML
+check "the tenant's Job replaces a Pod only once it has terminated (spec.podReplacementPolicy: $(job_field $NS rep '{.spec.podReplacementPolicy}'))" \
+	test "$(job_field $NS rep '{.spec.podReplacementPolicy}')" = Failed
+poll "rep running" job_running $NS rep
+rep_pod=$(k -n $NS get pods -l app=rep -o name)
+tkq $NS delete "$rep_pod" --wait=false
+# the Job controller counted it terminating: had it replaced it, the
+# successor would be made in that same sync, before this status
+rep_terminating() { [ "$(job_field $NS rep '{.status.terminating}')" = 1 ]; }
+rep_alone() { [ -z "$(k -n $NS get pods -l app=rep -o 'jsonpath={range .items[?(!@.metadata.deletionTimestamp)]}{.metadata.name}{end}')" ]; }
+export -f rep_terminating
+poll "rep's Pod counted terminating" rep_terminating
+check "while its deleted Pod still terminates (holding 3 GPUs), no successor runs beside it (active: $(job_field $NS rep '{.status.active}'); pods: $(k -n $NS get pods -l app=rep -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"; "}{end}'))" \
+	rep_alone
+k -n $NS patch "$rep_pod" --type strategic -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["e2e.gpuq.dev/hold"]}}' >/dev/null
+rep_again() {
+	[ -z "$(k -n $NS get "$rep_pod" -o name 2>/dev/null)" ] &&
+		[ "$(k -n $NS get pods -l app=rep --field-selector status.phase=Running -o name | wc -l)" = 1 ]
+}
+export -f rep_again
+check "once it has gone, its successor runs" poll "rep's successor running" rep_again
+for p in $(k -n $NS get pods -l app=rep -o name); do
+	k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
+done
+tkq $NS delete job rep --wait=false
 sampler_stop $NS

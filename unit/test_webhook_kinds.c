@@ -226,17 +226,21 @@ static void test_jobset_validate(void **state)
 }
 
 /* A Job the JobSet controller made for its JobSet. */
-#define CHILD_JOB(suspend, tmpl_ann)                                                               \
+#define CHILD_JOB_P(suspend, tmpl_ann, spec)                                                       \
 	"{\"apiVersion\":\"batch/"                                                                 \
 	"v1\",\"kind\":\"Job\",\"metadata\":{\"name\":\"llama-workers-0\","                        \
 	"\"ownerReferences\":[{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\",\"kind\":\"JobSet\","   \
 	"\"name\":\"llama\",\"uid\":\"js-uid\",\"controller\":true}]},\"spec\":{"                  \
-	"\"suspend\":" suspend                                                                     \
+	"\"suspend\":" suspend spec                                                                \
 	",\"template\":{\"metadata\":{\"labels\":{\"gpuq.dev/managed\":\"true\"}" tmpl_ann         \
 	"},\"spec\":{\"containers\":[{\"name\":\"w\",\"resources\":{\"limits\":{"                  \
 	"\"nvidia.com/gpu\":\"8\"}}}]}}}}"
+#define CHILD_JOB(suspend, tmpl_ann) CHILD_JOB_P(suspend, tmpl_ann, "")
 #define ADMITTED ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"
+#define REPLACE(policy) ",\"podReplacementPolicy\":\"" policy "\""
 #define JOB_GVK "batch", "v1", "Job"
+
+static const json_t *op_at(const json_t *patch, const char *path);
 
 static void test_jobset_children(void **state)
 {
@@ -263,6 +267,14 @@ static void test_jobset_children(void **state)
 	     "spec.suspend may change from true to false only by the JobSet controller"},
 	    {"UPDATE", "alice", CHILD_JOB("true", ADMITTED), CHILD_JOB("true", ""),
 	     "gpuq.dev/admitted may be set only by gpuq's controller"},
+	    /* its Pods replaced only once terminated, as gpuq's webhook made
+	       it: a tenant cannot undo that */
+	    {"UPDATE", "alice", CHILD_JOB_P("false", ADMITTED, REPLACE("TerminatingOrFailed")),
+	     CHILD_JOB_P("false", ADMITTED, REPLACE("Failed")),
+	     "Job \"llama-workers-0\": spec.podReplacementPolicy cannot change from \"Failed\" "
+	     "(now \"TerminatingOrFailed\")"},
+	    {"UPDATE", "alice", CHILD_JOB_P("false", ADMITTED, REPLACE("Failed")),
+	     CHILD_JOB_P("false", ADMITTED, REPLACE("Failed")), ""},
 	};
 	(void)state;
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
@@ -272,17 +284,39 @@ static void test_jobset_children(void **state)
 			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
 		free(msg);
 	}
-	/* /mutate leaves a JobSet's Job alone (its JobSet was held) */
+	/* /mutate holds no JobSet's Job (its JobSet was held): it only has it
+	   replace its Pods once they terminated (the apiserver's default,
+	   TerminatingOrFailed, or none), and leaves one that does alone */
 	{
-		char *body = review(JOB_GVK, "CREATE", JOBSET_SA, CHILD_JOB("true", ""), "null");
-		webhook_reply_t r;
-		json_t *root;
+		static const char *const objs[] = {
+		    CHILD_JOB("true", ""),
+		    CHILD_JOB_P("true", "", REPLACE("TerminatingOrFailed")),
+		    CHILD_JOB_P("true", "", REPLACE("Failed")),
+		};
+		for (size_t i = 0; i < sizeof(objs) / sizeof(*objs); i++) {
+			char *body = review(JOB_GVK, "CREATE", JOBSET_SA, objs[i], "null");
+			webhook_reply_t r;
+			json_t *root, *patch;
 
-		run(WEBHOOK_MUTATE, body, &r, &root);
-		assert_string_equal(r.decision, "allowed");
-		json_decref(root);
-		webhook_reply_deinit(&r);
-		free(body);
+			run(WEBHOOK_MUTATE, body, &r, &root);
+			if (i == 2) {
+				assert_string_equal(r.decision, "allowed");
+			} else {
+				const json_t *op;
+
+				assert_string_equal(r.decision, "patched");
+				patch = golden_reply_patch(json_object_get(root, "response"));
+				assert_int_equal(json_array_size(patch), 1);
+				op = op_at(patch, "/spec/podReplacementPolicy");
+				assert_non_null(op);
+				assert_string_equal(json_string_value(json_object_get(op, "value")),
+						    "Failed");
+				json_decref(patch);
+			}
+			json_decref(root);
+			webhook_reply_deinit(&r);
+			free(body);
+		}
 	}
 }
 
@@ -894,11 +928,12 @@ static void test_gpuq_keys(void **state)
 /* ---- Kubeflow Trainer: a TrainJob, its JobSet ---- */
 
 #define TRAINER_SA "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
-#define TRAINJOB(spec_extra)                                                                       \
+#define TRAINJOB_ON(spec_extra, nodes)                                                             \
 	"{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":{"   \
 	"\"name\":\"llama\"},\"spec\":{" spec_extra "\"runtimeRef\":{\"name\":\"torch-"            \
-	"distributed\"},\"trainer\":{\"numNodes\":2,\"resourcesPerNode\":{\"limits\":{"            \
+	"distributed\"},\"trainer\":{\"numNodes\":" nodes ",\"resourcesPerNode\":{\"limits\":{"    \
 	"\"nvidia.com/gpu\":\"8\"}}}}}"
+#define TRAINJOB(spec_extra) TRAINJOB_ON(spec_extra, "2")
 #define TJ_GVK "trainer.kubeflow.org", "v1alpha1", "TrainJob"
 /* The JobSet the Trainer builds for it. */
 #define TJ_JOBSET(suspend, tmpl_meta)                                                              \
@@ -924,6 +959,14 @@ static void test_trainjob_admission(void **state)
 	     "TrainJob \"llama\": spec.suspend may change from true to false only by gpuq"},
 	    {TJ_GVK, "UPDATE", WEBHOOK_CONTROLLER_USER_DEFAULT, TRAINJOB("\"suspend\":false,"),
 	     TRAINJOB("\"suspend\":true,"), ""},
+	    /* its pod sets are its JobSet's, not yet made: what it says its
+	       nodes get (8 GPUs on each of 100) is the least they will ask,
+	       more than ClusterQueue cq-a could ever give: refused when
+	       created so, and when edited so while it queues */
+	    {TJ_GVK, "CREATE", "alice", TRAINJOB_ON("\"suspend\":true,", "100"), "null",
+	     "TrainJob \"llama\" can never be admitted: it requests nvidia.com/gpu=800 in total"},
+	    {TJ_GVK, "UPDATE", "alice", TRAINJOB_ON("\"suspend\":true,", "100"),
+	     TRAINJOB("\"suspend\":true,"), "can never be admitted"},
 	    /* its JobSet: the Trainer's, held while the TrainJob is, or run
 	       with the templates gpuq's runtime patch marked */
 	    {JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("true", ""), "null", ""},

@@ -182,6 +182,20 @@ static void patch_status(webhook_review_t *r, const workload_view_t *w, const jv
 	patch_meta(r, "/metadata", meta, "annotations", WEBHOOK_ANNOT_STATUS, text);
 }
 
+/* A kind that replaces its Pods itself (a Job: its row's replace_member)
+ * replaces one only once it has terminated: a terminating Pod still holds
+ * its GPUs, and its successor beside it would run on one Pod's quota (the
+ * apiserver defaults a Job without a podFailurePolicy to
+ * TerminatingOrFailed before this webhook sees it). */
+static void patch_replacement(webhook_review_t *r, const workload_view_t *w)
+{
+	const char *m = w->integ->replace_member;
+	const char *now = m ? jv_member_str(jv_member_obj(w->obj, "spec"), m) : NULL;
+
+	if (m && !(now && !strcmp(now, WORKLOAD_REPLACE_FAILED)))
+		webhook_patch_add(&r->patch, "/spec", m, "\"" WORKLOAD_REPLACE_FAILED "\"");
+}
+
 /* A parent held by its suspend field (a Job, a JobSet): suspended, the queue
  * label, its first coarse status, and each pod template marked managed with
  * the LimitRange defaults its Pods will get. */
@@ -194,6 +208,7 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 		webhook_patch_add(&r->patch, "/spec", "suspend", "true");
 	if (!w->queue)
 		patch_label(r, "/metadata", meta, WEBHOOK_LABEL_QUEUE, WEBHOOK_DEFAULT_QUEUE);
+	patch_replacement(r, w);
 	for (size_t p = 0; p < w->n_podsets; p++) {
 		const workload_view_podset_t *ps = &w->podsets[p];
 		const jv_t *tmeta =
@@ -345,10 +360,13 @@ int webhook_mutate_run(webhook_review_t *r)
 	if (rc == GPUQ_EINVAL) {
 		webhook_review_refuse(r, WEBHOOK_INVALID, "%s", diag.msg);
 		rc = GPUQ_OK;
-	} else if (!rc && w.gpu && (webhook_child_parent(&w) || webhook_review_unwatched(r, &w))) {
+	} else if (!rc && w.gpu && webhook_child_parent(&w)) {
 		/* a held parent's child (a JobSet's Job): its parent was held and
-		 * admitted, /validate checks who made it; or refused: a kind gpuq
-		 * does not watch is never held */
+		 * admitted, /validate checks who made it; it replaces its Pods
+		 * as a Job of gpuq's does */
+		patch_replacement(r, &w);
+	} else if (!rc && w.gpu && webhook_review_unwatched(r, &w)) {
+		/* refused: a kind gpuq does not watch is never held */
 	} else if (!rc && w.gpu && w.integ->hold == WORKLOAD_HOLD_SUSPEND) {
 		mutate_parent(r, &w);
 	} else if (!rc &&

@@ -201,6 +201,24 @@ static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 	return rc;
 }
 
+/* A kind whose pod sets are its child's (a TrainJob) has none here: the
+ * GPUs its object says its nodes get (said_gpus on said_nodes), the least
+ * its child will ask, stand for them in the fit (a ClusterQueue that could
+ * never hold that refuses it). */
+static int said_totals(const workload_view_t *w, totals_t *t)
+{
+	int rc;
+
+	if (w->n_podsets || quota_qty_is_zero(&w->said_gpus))
+		return GPUQ_OK;
+	rc = quota_reslist_set(&t->one, w->gpu_resource, &w->said_gpus);
+	if (!rc)
+		rc = quota_reslist_set(&t->fit, w->gpu_resource, &w->said_gpus);
+	if (!rc)
+		rc = quota_reslist_scale(&t->fit, w->said_nodes);
+	return rc;
+}
+
 static bool workload_totals(webhook_review_t *r, const workload_view_t *w, totals_t *t)
 {
 	int rc = GPUQ_OK;
@@ -208,6 +226,8 @@ static bool workload_totals(webhook_review_t *r, const workload_view_t *w, total
 	t->requests.n = t->limits.n = t->fit.n = t->one.n = 0;
 	for (size_t i = 0; !rc && i < w->n_podsets; i++)
 		rc = podset_totals(w, i, t);
+	if (!rc)
+		rc = said_totals(w, t);
 	if (!rc)
 		return true;
 	webhook_review_refuse(r, WEBHOOK_INVALID,
@@ -535,7 +555,8 @@ static bool same_shape(const workload_view_podset_t *pa, const workload_view_pod
  * as the garbage collector, never change these). */
 static bool same_request(const workload_view_t *a, const workload_view_t *b)
 {
-	if (a->pods != b->pods || a->n_podsets != b->n_podsets)
+	if (a->pods != b->pods || a->n_podsets != b->n_podsets || a->said_nodes != b->said_nodes ||
+	    quota_qty_cmp(&a->said_gpus, &b->said_gpus) != 0)
 		return false;
 	for (size_t p = 0; p < a->n_podsets; p++)
 		if (a->podsets[p].count != b->podsets[p].count ||
@@ -589,6 +610,26 @@ static bool edit_refused(const workload_view_t *w, const workload_view_t *old,
 	return false;
 }
 
+/* The row's replace_member (a Job's podReplacementPolicy) moved away from
+ * what gpuq's webhook set at its creation: refused, said into r. */
+static bool replacement_changed(webhook_review_t *r, const workload_view_t *w,
+				const workload_view_t *old)
+{
+	const char *m = w->integ->replace_member;
+	const char *was = m ? jv_member_str(jv_member_obj(old->obj, "spec"), m) : NULL;
+	const char *now = m ? jv_member_str(jv_member_obj(w->obj, "spec"), m) : NULL;
+
+	if (!was || strcmp(was, WORKLOAD_REPLACE_FAILED) != 0 || streq(was, now))
+		return false;
+	webhook_review_refuse(r, WEBHOOK_DENY,
+			      "%s \"%s\": spec.%s cannot change from \"%s\" (now \"%.40s\"): gpuq "
+			      "keeps it so a Pod's successor starts once the Pod has terminated "
+			      "(a terminating Pod holds its GPUs; both would run on one Pod's "
+			      "quota)",
+			      w->kind_name, w->name, m, was, now ? now : "");
+	return true;
+}
+
 /* A set's replicas (its row's replicas_member of spec, default 1); 0 when
  * the kind is no set. */
 static int64_t set_replicas(const workload_view_t *w)
@@ -606,6 +647,8 @@ static void validate_update_parent(webhook_review_t *r, workload_view_t *w,
 {
 	char field[WORKLOAD_FIELD_MAX + 32], why[WORKLOAD_FIELD_MAX + 256];
 
+	if (replacement_changed(r, w, old))
+		return;
 	if ((w->admitted && !old->admitted) || (w->tmpl_admitted && !old->tmpl_admitted)) {
 		webhook_review_refuse(
 		    r, WEBHOOK_DENY,
@@ -779,6 +822,8 @@ static void validate_update_set(webhook_review_t *r, workload_view_t *w, const w
 static void validate_update_child(webhook_review_t *r, const workload_view_t *w,
 				  const workload_view_t *old, const workload_integration_t *parent)
 {
+	if (replacement_changed(r, w, old))
+		return;
 	if (old->suspend && !w->suspend)
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "%s \"%s\": spec.suspend may change from true to false only "

@@ -422,33 +422,58 @@ static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const p
 	return rc;
 }
 
-/* A kind whose pod sets are its child's (a TrainJob): gpuq's when it
- * carries a queue label or names a GPU among the resources at its row's
- * gpu_field ({limits, requests}, as a container's). */
-static void said_gpu(workload_view_t *w, const workload_config_t *cfg)
+/* The member of obj at dotted field ("spec.trainer.numNodes"), or NULL. */
+static const jv_t *at_field(const jv_t *obj, const char *field)
 {
-	static const char *const lists[] = {"limits", "requests"};
-	const char *field = w->integ->gpu_field;
-	const jv_t *at = w->obj;
 	char key[64];
 
-	while (field && *field && at) {
+	while (field && *field && obj) {
 		size_t n = strcspn(field, ".");
 
 		snprintf(key, sizeof(key), "%.*s", (int)n, field);
-		at = jv_get(at, key);
+		obj = jv_get(obj, key);
 		field += n + (field[n] == '.');
 	}
-	for (size_t l = 0; field && l < 2; l++) {
+	return obj;
+}
+
+/* A kind whose pod sets are its child's (a TrainJob): gpuq's when it
+ * carries a queue label or names a GPU among the resources at its row's
+ * gpu_field ({limits, requests}, as a container's); the most of that GPU
+ * it names, and on how many nodes (said_gpus, said_nodes: what its child
+ * will ask at least). A quantity that does not read is not counted (the
+ * kind's own validation refuses it). */
+static void said_gpu(workload_view_t *w, const workload_config_t *cfg)
+{
+	static const char *const lists[] = {"limits", "requests"};
+	const jv_t *at = w->integ->gpu_field ? at_field(w->obj, w->integ->gpu_field) : NULL;
+	int64_t nodes = 1;
+
+	for (size_t l = 0; at && l < 2; l++) {
 		const jv_t *m = jv_get(at, lists[l]);
 
 		for (const jv_t *k = jv_is(m, JV_OBJECT) ? m->first : NULL; k && k->next;
-		     k = k->next->next)
-			if (!w->gpu && workload_gpu_resource(cfg, jv_str(k))) {
+		     k = k->next->next) {
+			gpuq_diag_t d = {""};
+			quota_qty_t q;
+
+			if (!workload_gpu_resource(cfg, jv_str(k)))
+				continue;
+			if (!w->gpu) {
 				w->gpu = true;
 				gpuq_strlcpy(w->gpu_resource, jv_str(k), sizeof(w->gpu_resource));
 			}
+			if (!strcmp(jv_str(k), w->gpu_resource) &&
+			    !workload_qty_json(k->next, &q, &d) &&
+			    quota_qty_cmp(&q, &w->said_gpus) > 0)
+				w->said_gpus = q;
+		}
 	}
+	if (w->integ->said_count_field &&
+	    jv_int(at_field(w->obj, w->integ->said_count_field), &nodes) && nodes > 0)
+		w->said_nodes = nodes;
+	else
+		w->said_nodes = 1;
 	w->gpu = w->gpu || w->queue != NULL;
 }
 

@@ -256,6 +256,8 @@ typedef struct {
 	const char *runtime_patch;	/* the list of such patches ("/spec/runtimePatches") */
 	const char *gpu_field;		/* the resources its pods are said to get
 					   ("spec.trainer.resourcesPerNode"), or NULL */
+	const char *said_count_field;	/* on how many nodes ("spec.trainer.numNodes",
+					   default 1), or NULL */
 	workload_edit_t shape_queued;	/* a Pod's shape edited while it queues */
 	workload_edit_t shape_admitted; /* ... once admitted (a set: while it has
 					   replicas, admitted or not: Kueue's rule) */
@@ -276,6 +278,13 @@ typedef struct {
 					   restartPolicy Never and the image copied
 					   from this JSON Pointer (KubeRay's default:
 					   the head's); NULL: it writes none */
+	const char *replace_member;	/* its member of spec saying when a Pod it
+					   replaces gets its successor
+					   ("podReplacementPolicy", a Job): gpuq keeps
+					   it WORKLOAD_REPLACE_FAILED, so the successor
+					   starts once the Pod has terminated (a
+					   terminating Pod holds its GPUs: both would
+					   run on one Pod's quota); NULL: none */
 	bool counts_pods;		/* its status counts its Pods (active,
 					   succeeded, failed): those not yet made are
 					   the rest of its count (a Job) */
@@ -286,6 +295,10 @@ typedef struct {
 	 * ready, active pods) into the workload being decoded; NULL: nothing. */
 	int (*status)(struct workload_decoder *d, const jv_t *obj);
 } workload_integration_t;
+
+/* The value of a row's replace_member gpuq keeps (a successor Pod only
+ * once the one it replaces is Failed: terminated). */
+#define WORKLOAD_REPLACE_FAILED "Failed"
 
 /* The row of kind k (WORKLOAD_KIND_OTHER included). Never NULL. */
 const workload_integration_t *workload_integration(workload_kind_t k);
@@ -365,6 +378,13 @@ typedef struct workload_view {
 	workload_view_podset_t one;	       /* storage of a single pod set */
 	bool gpu;			       /* some pod set asks for a GPU */
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* the first GPU resource seen (messages) */
+	quota_qty_t said_gpus;		       /* a kind whose pod sets are its child's (a
+						  TrainJob): the most of gpu_resource its
+						  object says one node gets (its row's
+						  gpu_field; 0: none said), ... */
+	int64_t said_nodes;		       /* ... on this many nodes (said_count_field,
+						  default 1): a lower bound of what its
+						  child will ask, for the webhook's fit */
 	int64_t pods;			       /* pods counted: the pod sets' counts summed, or
 						  a Pod group's total count */
 	int64_t first_ordinal;		       /* a StatefulSet's first Pod ordinal

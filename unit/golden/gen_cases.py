@@ -70,7 +70,8 @@ def full(gpu="1", cpu="1", mem="2Gi", key="nvidia.com/gpu"):
 
 def job(name="train", ns="team-a", containers=None, labels=None, tlabels=None,
         annotations=None, parallelism=None, completions=None, suspend=None,
-        init=None, template_meta=True, claims=None, tannotations=None):
+        init=None, template_meta=True, claims=None, tannotations=None,
+        replacement="Failed"):
     spec = {"restartPolicy": "Never",
             "containers": containers if containers is not None else [full()]}
     if init is not None:
@@ -88,6 +89,8 @@ def job(name="train", ns="team-a", containers=None, labels=None, tlabels=None,
     if annotations is not None:
         meta["annotations"] = annotations
     js = {"backoffLimit": 2, "template": tmpl}
+    if replacement is not None:  # the apiserver defaults it before webhooks
+        js["podReplacementPolicy"] = replacement
     if parallelism is not None:
         js["parallelism"] = parallelism
     if completions is not None:
@@ -169,8 +172,9 @@ def bad(name, endpoint, message, request=None, raw=None):
 LR_LIMITS = "/spec/template/spec/containers/0/resources/limits"
 case("mutate-job-gpu-defaults", "mutate",
      review("Job", job(labels={}, containers=[container(limits={"nvidia.com/gpu": "8"})],
-                       parallelism=2, completions=2)),
+                       parallelism=2, completions=2, replacement=None)),
      patch=[add("/spec/suspend", True),
+            add("/spec/podReplacementPolicy", "Failed"),
             add("/metadata/labels/gpuq.dev~1queue-name", "default"),
             add("/spec/template/metadata/labels/gpuq.dev~1managed", "true"),
             add(LR_LIMITS + "/cpu", "1"),
@@ -185,8 +189,9 @@ case("mutate-job-kueue-label-complete", "mutate",
                        annotations={"gpuq.dev/status": waiting("cq-a")})),
      patch=None, warning="queued in team-a/research")
 case("mutate-job-no-labels-no-template-metadata", "mutate",
-     review("Job", job(template_meta=False, suspend=False)),
+     review("Job", job(template_meta=False, suspend=False, replacement="TerminatingOrFailed")),
      patch=[add("/spec/suspend", True),
+            add("/spec/podReplacementPolicy", "Failed"),
             add("/metadata/labels", {"gpuq.dev/queue-name": "default"}),
             add("/spec/template/metadata", {"labels": {"gpuq.dev/managed": "true"}}),
             status("cq-a")])
@@ -580,6 +585,15 @@ deny("validate-job-queue-change-while-queued-unknown", "validate",
      review("Job", job(labels={"gpuq.dev/queue-name": "nope"}, suspend=True), op="UPDATE",
             old=job(labels=Q, suspend=True)),
      'label gpuq.dev/queue-name is "nope", but namespace team-a has no LocalQueue "nope"')
+# a Job's Pods are replaced only once terminated (gpuq's webhook made it
+# so): a tenant cannot change that back
+deny("validate-job-replacement-policy-kept", "validate",
+     review("Job", job(labels=Q, suspend=True, tlabels=JOB_POD_LABELS,
+                       replacement="TerminatingOrFailed"),
+            op="UPDATE", old=job(labels=Q, suspend=True, tlabels=JOB_POD_LABELS)),
+     'Job "train": spec.podReplacementPolicy cannot change from "Failed" (now '
+     '"TerminatingOrFailed"): gpuq keeps it so a Pod\'s successor starts once the Pod has '
+     'terminated')
 # a status the object was created with (copied from another Job) is gpuq's
 # to say: replaced by the waiting one
 case("mutate-job-stale-status-replaced", "mutate",
