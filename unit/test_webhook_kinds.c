@@ -928,12 +928,15 @@ static void test_gpuq_keys(void **state)
 /* ---- Kubeflow Trainer: a TrainJob, its JobSet ---- */
 
 #define TRAINER_SA "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
-#define TRAINJOB_ON(spec_extra, nodes)                                                             \
+#define TRAINJOB_M(meta_extra, spec_extra, nodes)                                                  \
 	"{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":{"   \
-	"\"name\":\"llama\"},\"spec\":{" spec_extra "\"runtimeRef\":{\"name\":\"torch-"            \
+	"\"name\":\"llama\"" meta_extra "},\"spec\":{" spec_extra                                  \
+	"\"runtimeRef\":{\"name\":\"torch-"                                                        \
 	"distributed\"},\"trainer\":{\"numNodes\":" nodes ",\"resourcesPerNode\":{\"limits\":{"    \
 	"\"nvidia.com/gpu\":\"8\"}}}}}"
+#define TRAINJOB_ON(spec_extra, nodes) TRAINJOB_M("", spec_extra, nodes)
 #define TRAINJOB(spec_extra) TRAINJOB_ON(spec_extra, "2")
+#define TJ_ADMITTED ",\"annotations\":{\"gpuq.dev/admitted\":\"true\"}"
 #define TJ_GVK "trainer.kubeflow.org", "v1alpha1", "TrainJob"
 /* The JobSet the Trainer builds for it. */
 #define TJ_JOBSET(suspend, tmpl_meta)                                                              \
@@ -967,6 +970,12 @@ static void test_trainjob_admission(void **state)
 	     "TrainJob \"llama\" can never be admitted: it requests nvidia.com/gpu=800 in total"},
 	    {TJ_GVK, "UPDATE", "alice", TRAINJOB_ON("\"suspend\":true,", "100"),
 	     TRAINJOB("\"suspend\":true,"), "can never be admitted"},
+	    /* admitted: its nodes may not grow (its quota was reserved for 2) */
+	    {TJ_GVK, "UPDATE", "alice", TRAINJOB_M(TJ_ADMITTED, "\"suspend\":false,", "3"),
+	     TRAINJOB_M(TJ_ADMITTED, "\"suspend\":false,", "2"),
+	     "TrainJob \"llama\": spec.trainer.numNodes grows from 2 to 3 while gpuq admits it"},
+	    {TJ_GVK, "UPDATE", "alice", TRAINJOB_M(TJ_ADMITTED, "\"suspend\":false,", "1"),
+	     TRAINJOB_M(TJ_ADMITTED, "\"suspend\":false,", "2"), ""},
 	    /* its JobSet: the Trainer's, held while the TrainJob is, or run
 	       with the templates gpuq's runtime patch marked */
 	    {JS_GVK, "CREATE", TRAINER_SA, TJ_JOBSET("true", ""), "null", ""},

@@ -581,6 +581,20 @@ static const workload_view_podset_t *podset_named(const workload_view_t *w, cons
 static bool edit_refused(const workload_view_t *w, const workload_view_t *old,
 			 workload_edit_t shape, workload_edit_t count, char *why, size_t cap)
 {
+	/* a kind whose pod sets are its child's: what it says of its nodes */
+	if (w->integ->gpu_field && shape == WORKLOAD_EDIT_REFUSE &&
+	    quota_qty_cmp(&w->said_gpus, &old->said_gpus) != 0) {
+		snprintf(why, cap, "what a node asks for (%s) changed", w->integ->gpu_field);
+		return true;
+	}
+	if (w->integ->said_count_field &&
+	    ((count == WORKLOAD_EDIT_SHRINK && w->said_nodes > old->said_nodes) ||
+	     (count == WORKLOAD_EDIT_REFUSE && w->said_nodes != old->said_nodes))) {
+		snprintf(why, cap, "%s %s from %lld to %lld", w->integ->said_count_field,
+			 w->said_nodes > old->said_nodes ? "grows" : "shrinks",
+			 (long long)old->said_nodes, (long long)w->said_nodes);
+		return true;
+	}
 	for (size_t p = 0; p < w->n_podsets; p++) {
 		const workload_view_podset_t *n = &w->podsets[p];
 		const workload_view_podset_t *o = podset_named(old, n->name);
