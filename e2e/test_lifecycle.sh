@@ -44,7 +44,7 @@ tkq() { tk "$@" >/dev/null; }
 
 cleanup() {
 	k -n $NS delete statefulsets,jobs,deployments,resourcequotas --all --wait=false >/dev/null 2>&1 || true
-	for p in $(k -n $NS get pods -l 'app in (web2, rep)' -o name 2>/dev/null); do
+	for p in $(k -n $NS get pods -l 'app in (web2, rep, wit)' -o name 2>/dev/null); do
 		k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
 	done
 	[ ! -f "$E2E_RUN/sampler-$NS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$NS.pid")" 2>/dev/null || true
@@ -381,44 +381,65 @@ tkq $NS delete job fill --wait=false
 # TerminatingOrFailed): a terminating Pod still holds its GPUs, and a
 # successor beside it would run two Pods on one Pod's quota (five2's 5 and
 # rep's 3 and 3 more: 11 of the sampler's 10). A finalizer keeps the
-# deleted Pod terminating for as long as the check needs.
-tk $NS create -f - >/dev/null <<YAML
+# deleted Pod terminating for as long as the check needs. The Job
+# controller makes a successor only after its failure back-off (10 s), so
+# a witness, a CPU Job gpuq does not touch (the default policy), has its
+# Pod deleted just after rep's: once its successor runs, rep's would have.
+rep_job() { # NAME RESOURCES LABELS
+	tk $NS create -f - >/dev/null <<YAML
 apiVersion: batch/v1
 kind: Job
-metadata: {name: rep, labels: {gpuq.dev/queue-name: default}}
+metadata: {name: $1, labels: {$3}}
 spec:
   backoffLimit: 3
   template:
     metadata:
-      labels: {app: rep}
+      labels: {app: $1}
       finalizers: [e2e.gpuq.dev/hold]
+      annotations:
+        pod-complete.stage.kwok.x-k8s.io/delay: "3600s"
+        pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"
     spec:
       restartPolicy: Never
       terminationGracePeriodSeconds: 0
-      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "3"}}}]
+      tolerations: [{operator: Exists}] # the nodes are all GPU nodes, tainted
+      containers: [{name: main, image: busybox, resources: {limits: {$2}}}]
 YAML
-check "the tenant's Job replaces a Pod only once it has terminated (spec.podReplacementPolicy: $(job_field $NS rep '{.spec.podReplacementPolicy}'))" \
-	test "$(job_field $NS rep '{.spec.podReplacementPolicy}')" = Failed
-poll "rep running" job_running $NS rep
-rep_pod=$(k -n $NS get pods -l app=rep -o name)
-tkq $NS delete "$rep_pod" --wait=false
-# the Job controller counted it terminating: had it replaced it, the
-# successor would be made in that same sync, before this status
-rep_terminating() { [ "$(job_field $NS rep '{.status.terminating}')" = 1 ]; }
-rep_alone() { [ -z "$(k -n $NS get pods -l app=rep -o 'jsonpath={range .items[?(!@.metadata.deletionTimestamp)]}{.metadata.name}{end}')" ]; }
-export -f rep_terminating
-poll "rep's Pod counted terminating" rep_terminating
-check "while its deleted Pod still terminates (holding 3 GPUs), no successor runs beside it (active: $(job_field $NS rep '{.status.active}'); pods: $(k -n $NS get pods -l app=rep -o 'jsonpath={range .items[*]}{.metadata.name}{" "}{.metadata.deletionTimestamp}{"; "}{end}'))" \
-	rep_alone
-k -n $NS patch "$rep_pod" --type strategic -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["e2e.gpuq.dev/hold"]}}' >/dev/null
-rep_again() {
-	[ -z "$(k -n $NS get "$rep_pod" -o name 2>/dev/null)" ] &&
-		[ "$(k -n $NS get pods -l app=rep --field-selector status.phase=Running -o name | wc -l)" = 1 ]
 }
+rep_job rep 'nvidia.com/gpu: "3"' 'gpuq.dev/queue-name: default'
+rep_job wit 'cpu: 100m' 'e2e: witness'
+check "the tenant's Job replaces a Pod only once it has terminated (spec.podReplacementPolicy: $(job_field $NS rep '{.spec.podReplacementPolicy}'); the CPU witness: $(job_field $NS wit '{.spec.podReplacementPolicy}'))" \
+	test "$(job_field $NS rep '{.spec.podReplacementPolicy}')" = Failed
+# running_of APP: the Running Pods of APP not being deleted, a name a line
+running_of() {
+	k -n $NS get pods -l "app=$1" --field-selector status.phase=Running \
+		-o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' |
+		awk 'NF == 1 { print $1 }'
+}
+export -f running_of
+poll "rep and wit running" bash -c '[ -n "$(running_of rep)" ] && [ -n "$(running_of wit)" ]'
+rep_pod=pod/$(running_of rep)
+wit_pod=pod/$(running_of wit)
+tkq $NS delete "$rep_pod" --wait=false
+tkq $NS delete "$wit_pod" --wait=false
+wit_again() { [ -n "$(running_of wit)" ]; }
+export -f wit_again
+poll "the witness's successor running (after the Job controller's back-off)" wit_again
+# rep's Pods, each "NAME DELETION-TIMESTAMP": its one Pod, being deleted
+rep_pods() { k -n $NS get pods -l app=rep -o 'jsonpath={range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}'; }
+rep_alone() { [ "$(rep_pods | awk 'NF == 2' | wc -l)" = 1 ] && [ "$(rep_pods | wc -l)" = 1 ]; }
+check "while rep's deleted Pod still terminates (holding 3 GPUs), no successor runs beside it, though the witness's does (rep's Pods: $(rep_pods | tr '\n' ';'))" \
+	rep_alone
+# the kubelet ends a deleted Pod's containers and sets its phase Failed
+# (kwok plays no such step: done here as the kubelet would), then the Pod
+# goes once its finalizers are gone
+k -n $NS patch "$rep_pod" --subresource status --type merge -p '{"status":{"phase":"Failed"}}' >/dev/null
+k -n $NS patch "$rep_pod" --type strategic -p '{"metadata":{"$deleteFromPrimitiveList/finalizers":["e2e.gpuq.dev/hold"]}}' >/dev/null
+rep_again() { [ -z "$(k -n $NS get "$rep_pod" -o name 2>/dev/null)" ] && [ -n "$(running_of rep)" ]; }
 export -f rep_again
 check "once it has gone, its successor runs" poll "rep's successor running" rep_again
-for p in $(k -n $NS get pods -l app=rep -o name); do
+for p in $(k -n $NS get pods -l 'app in (rep, wit)' -o name); do
 	k -n $NS patch "$p" --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1 || true
 done
-tkq $NS delete job rep --wait=false
+tkq $NS delete job rep wit --wait=false
 sampler_stop $NS

@@ -3,8 +3,10 @@
 # namespace's `edit` role, extended to the operators' kinds as a platform
 # team does) create, edit, relabel, scale and delete workloads of every kind
 # the cluster has controllers for (Jobs, StatefulSets, Deployments,
-# LeaderWorkerSets, JobSets, RayClusters, pod groups and plain Pods; the real LWS,
-# JobSet and KubeRay controllers run) at random for GPUQ_STORM_SECONDS
+# LeaderWorkerSets, JobSets, RayClusters, TrainJobs, pod groups and plain
+# Pods; the real LWS, JobSet, KubeRay and Trainer controllers run; a TrainJob
+# is deleted together with its Jobs, as a tenant cleaning up does) at random
+# for GPUQ_STORM_SECONDS
 # (default 30 here; `make storm` runs 300) from seed GPUQ_STORM_SEED
 # (default 1, printed: bash's $RANDOM draws the same numbers from it; which
 # object each draw picks depends on what exists by then), while each
@@ -12,7 +14,7 @@
 # second. Each namespace has 8 GPUs in its ClusterQueue (LocalQueue default)
 # and 2 in another (LocalQueue alt). Then the storm stops, the kinds that run
 # until deleted (sets, LWSs, RayClusters, pod groups, Pods) are deleted, and every
-# Job and JobSet that has pods must finish: nothing is left stuck, no Pod
+# Job, JobSet and TrainJob that has pods must finish: nothing is left stuck, no Pod
 # gated, no JobSet held; once the rest is deleted too, every ClusterQueue
 # holds nothing and has nothing pending (no quota or workload leaked).
 . "$(dirname "$0")/lib.sh"
@@ -21,38 +23,68 @@ SECONDS_=${GPUQ_STORM_SECONDS:-30}
 SEED=${GPUQ_STORM_SEED:-1}
 TENANTS="e2e-sa e2e-sb"
 HERE=$(cd "$(dirname "$0")" && pwd)
-UPSTREAM="lws jobset kuberay"
+UPSTREAM="lws jobset kuberay trainer"
 # live workloads per tenant and kind, so the drain after the storm is bounded
 JOBS_MAX=8
 OTHER_MAX=3
 LWS=leaderworkersets.leaderworkerset.x-k8s.io
 JS=jobsets.jobset.x-k8s.io
 RC=rayclusters.ray.io
+TJ=trainjobs.trainer.kubeflow.org
 RUNNING_KINDS="statefulsets,deployments,$LWS,$RC" # run until deleted
 export -f k job_field tk
 export E2E_RUN
 
 cleanup() {
 	for ns in $TENANTS; do
-		k -n "$ns" delete "$RUNNING_KINDS,jobs,$JS" --all --wait=false >/dev/null 2>&1 || true
+		k -n "$ns" delete "$RUNNING_KINDS,jobs,$JS,$TJ" --all --wait=false >/dev/null 2>&1 || true
 		k -n "$ns" delete pods -l e2e-storm=y --wait=false >/dev/null 2>&1 || true
 		k -n "$ns" delete pods -l e2e-plain --wait=false >/dev/null 2>&1 || true
 		[ ! -f "$E2E_RUN/sampler-$ns.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$ns.pid")" 2>/dev/null || true
 	done
+	k delete clustertrainingruntimes.trainer.kubeflow.org e2e-storm-torch --wait=false >/dev/null 2>&1 || true
 	for u in $UPSTREAM; do "$HERE/upstream.sh" stop "$u" >/dev/null 2>&1 || true; done
 }
 trap cleanup EXIT
 
 started=""
 for u in $UPSTREAM; do "$HERE/upstream.sh" start "$u" >&2 && started="$started $u"; done
-check "the LWS, JobSet and KubeRay controllers run (started:${started:- none})" \
+check "the LWS, JobSet, KubeRay and Trainer controllers run (started:${started:- none})" \
 	test "$started" = " $UPSTREAM"
 restart_main # gpuq discovers their kinds now
-edit_role e2e-storm-edit "leaderworkerset.x-k8s.io, jobset.x-k8s.io, ray.io" "leaderworkersets, jobsets, rayclusters"
+edit_role e2e-storm-edit "leaderworkerset.x-k8s.io, jobset.x-k8s.io, ray.io, trainer.kubeflow.org" \
+	"leaderworkersets, jobsets, rayclusters, trainjobs"
+# the Trainer's torch runtime (test_trainer.sh's), its Pods done in seconds
+k apply -f - >/dev/null <<'YAML'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: e2e-storm-torch
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              metadata:
+                annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "4s", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "4s"}
+              spec:
+                containers:
+                - {name: node, image: pytorch/pytorch:2.10.0-cuda12.8-cudnn9-runtime}
+YAML
 
 for ns in $TENANTS; do
 	gpu_queue "$ns" 8
-	k label namespace "$ns" gpuq.dev/upstream-lws=true gpuq.dev/upstream-jobset=true >/dev/null
+	k label namespace "$ns" gpuq.dev/upstream-lws=true gpuq.dev/upstream-jobset=true \
+		gpuq.dev/upstream-trainer=true >/dev/null
 	k apply -f - >/dev/null <<YAML
 apiVersion: gpuq.dev/v1beta1
 kind: ClusterQueue
@@ -72,10 +104,10 @@ done
 can_edit_kinds() {
 	local ns r
 	for ns in $TENANTS; do
-		for r in $LWS $JS $RC; do [ "$(tk "$ns" auth can-i create "$r")" = yes ] || return 1; done
+		for r in $LWS $JS $RC $TJ; do [ "$(tk "$ns" auth can-i create "$r")" = yes ] || return 1; done
 	done
 }
-check "the tenants' edit role covers LeaderWorkerSets, JobSets and RayClusters" \
+check "the tenants' edit role covers LeaderWorkerSets, JobSets, RayClusters and TrainJobs" \
 	poll "the edit role aggregated" can_edit_kinds
 for ns in $TENANTS; do sampler_start "$ns" 10; done
 
@@ -157,6 +189,18 @@ spec:
             containers: [{name: m, image: x, ${GPU/G/$3}}]
 YAML
 }
+trainjob() { # NS NAME GPUS NODES QUEUE
+	tk "$1" create -f - <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: $2, ${LABELS/Q/$5}}
+spec:
+  runtimeRef: {name: e2e-storm-torch}
+  trainer:
+    numNodes: $4
+    resourcesPerNode: {limits: {nvidia.com/gpu: "$3"}}
+YAML
+}
 raycluster() { # NS NAME GPUS WORKERS QUEUE
 	raycluster_yaml "$2" "$3" "$4" "$5" 'e2e-storm: "y"' | tk "$1" create -f -
 }
@@ -200,7 +244,7 @@ gpu_patch() { echo "[{\"op\":\"replace\",\"path\":\"$1/resources/limits/nvidia.c
 # objects NS: the storm's objects of NS, "KIND NAME" a line (a pod group
 # once per member: "Pod GROUP"; a plain Pod "Plain NAME")
 objects() {
-	k -n "$1" get "jobs,statefulsets,deployments,$LWS,$JS,$RC,pods" -l e2e-storm=y \
+	k -n "$1" get "jobs,statefulsets,deployments,$LWS,$JS,$RC,$TJ,pods" -l e2e-storm=y \
 		-o 'jsonpath={range .items[*]}{.kind}|{.metadata.name}|{.metadata.labels.e2e-group}|{.metadata.labels.e2e-plain}{"\n"}{end}' 2>/dev/null |
 		awk -F'|' '$1 == "Pod" && $3 != "" { print "Pod", $3; next }
 			$1 == "Pod" && $4 != "" { print "Plain", $2; next }
@@ -222,7 +266,7 @@ act() {
 	if [ -z "$name" ] || { [ $r -lt 30 ] && [ ${#live[@]} -lt $cap ]; }; then
 		case $kind in
 		Job) n0=job ;; StatefulSet) n0=sts ;; Deployment) n0=dep ;; LeaderWorkerSet) n0=lws ;;
-		JobSet) n0=js ;; RayCluster) n0=rc ;; Pod) n0=g ;; Plain) n0=pod ;;
+		JobSet) n0=js ;; RayCluster) n0=rc ;; TrainJob) n0=tj ;; Pod) n0=g ;; Plain) n0=pod ;;
 		esac
 		n0=${ns#e2e-}-$n0$n
 		A=create-$kind
@@ -232,13 +276,14 @@ act() {
 		LeaderWorkerSet) lws "$ns" "$n0" $((1 + RANDOM % 2)) $((RANDOM % 3)) $((1 + RANDOM % 2)) "$(queue)" ;;
 		JobSet) jobset "$ns" "$n0" $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) "$((2 + RANDOM % 4))s" "$(queue)" ;;
 		RayCluster) raycluster "$ns" "$n0" $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) "$(queue)" ;;
+		TrainJob) trainjob "$ns" "$n0" $((1 + RANDOM % 2)) $((1 + RANDOM % 2)) "$(queue)" ;;
 		Pod) group "$ns" "$n0" $((2 + RANDOM % 2)) $((1 + RANDOM % 2)) "$(queue)" ;;
 		Plain) plain "$ns" "$n0" $((1 + RANDOM % 2)) "$(queue)" ;;
 		esac
 		return
 	fi
 	res=$(echo "$kind" | tr A-Z a-z)s
-	case $kind in LeaderWorkerSet) res=$LWS ;; JobSet) res=$JS ;; RayCluster) res=$RC ;; Plain) res=pods ;; esac
+	case $kind in LeaderWorkerSet) res=$LWS ;; JobSet) res=$JS ;; RayCluster) res=$RC ;; TrainJob) res=$TJ ;; Plain) res=pods ;; esac
 	# a Pod's count and shape are the apiserver's: its edit is its queue label
 	[ "$kind" = Plain ] && [ $r -lt 65 ] && r=70
 	if [ $r -lt 50 ]; then
@@ -253,6 +298,7 @@ act() {
 				tk "$ns" patch "$res" "$name" --type merge -p "{\"spec\":{\"replicas\":$((RANDOM % 4))}}"
 			fi ;;
 		JobSet) tk "$ns" patch "$res" "$name" --type json -p "[{\"op\":\"replace\",\"path\":\"/spec/replicatedJobs/0/replicas\",\"value\":$((1 + RANDOM % 3))}]" ;;
+		TrainJob) tk "$ns" patch "$res" "$name" --type merge -p "{\"spec\":{\"trainer\":{\"numNodes\":$((1 + RANDOM % 3))}}}" ;;
 		RayCluster)
 			local w=$((RANDOM % 4)) p=/spec/workerGroupSpecs/0
 			tk "$ns" patch "$res" "$name" --type json -p "[{\"op\":\"replace\",\"path\":\"$p/replicas\",\"value\":$w},{\"op\":\"replace\",\"path\":\"$p/minReplicas\",\"value\":$w},{\"op\":\"replace\",\"path\":\"$p/maxReplicas\",\"value\":$w}]" ;;
@@ -275,7 +321,11 @@ act() {
 		JobSet) path=/spec/replicatedJobs/0/template/spec/template/spec/containers/0 ;;
 		RayCluster) path=/spec/workerGroupSpecs/0/template/spec/containers/0 ;;
 		esac
-		tk "$ns" patch "$res" "$name" --type json -p "$(gpu_patch $path $g)"
+		if [ "$kind" = TrainJob ]; then # its resourcesPerNode is a container's resources
+			tk "$ns" patch "$res" "$name" --type json -p "$(gpu_patch /spec/trainer/resourcesPerNode $g | sed 's|/resources/limits|/limits|')"
+		else
+			tk "$ns" patch "$res" "$name" --type json -p "$(gpu_patch $path $g)"
+		fi
 	elif [ $r -lt 82 ]; then
 		A=relabel-$kind
 		if [ "$kind" = Pod ]; then
@@ -287,6 +337,9 @@ act() {
 		A=delete-$kind
 		if [ "$kind" = Pod ]; then
 			tk "$ns" delete pods -l "e2e-group=$name" --wait=false
+		elif [ "$kind" = TrainJob ]; then # with its Jobs, at once
+			tk "$ns" delete "$res" "$name" --wait=false &&
+				tk "$ns" delete jobs -l "jobset.sigs.k8s.io/jobset-name=$name" --wait=false
 		else
 			tk "$ns" delete "$res" "$name" --wait=false
 		fi
@@ -304,7 +357,7 @@ for ns in $TENANTS; do
 	job "$ns" "${ns#e2e-}-job0" 3 1 2s alt >/dev/null 2>>"$E2E_RUN/storm.err" &&
 		took[create-Job]=$((${took[create-Job]:-0} + 1))
 done
-KINDS="Job Job StatefulSet Deployment LeaderWorkerSet JobSet RayCluster Pod Plain"
+KINDS="Job Job StatefulSet Deployment LeaderWorkerSet JobSet RayCluster TrainJob Pod Plain"
 deadline=$(($(date +%s) + SECONDS_))
 n=0
 while [ "$(date +%s)" -lt "$deadline" ]; do
@@ -332,7 +385,7 @@ named=$(grep -c 'denied the request: [A-Za-z]' "$E2E_RUN/storm.err" || true)
 check "the webhook refused creations and edits, each naming why ($refused refusals, $named naming why; e.g. $(grep 'denied the request' "$E2E_RUN/storm.err" | grep -v 'job0"' | grep -m1 -o 'denied the request: .\{0,120\}' || true))" \
 	test "$refused" -gt 0 -a "$named" = "$refused"
 
-# the storm over: what runs until deleted goes, and every Job and JobSet
+# the storm over: what runs until deleted goes, and every Job, JobSet and TrainJob
 # that has pods must finish
 for ns in $TENANTS; do
 	k -n "$ns" delete "$RUNNING_KINDS" -l e2e-storm=y --wait=false >/dev/null
@@ -346,19 +399,21 @@ unfinished() {
 		awk '$2 > 0 && $0 !~ / (Complete|Failed)( |$)/'
 	k -n "$1" get "$JS" -l e2e-storm=y -o 'jsonpath={range .items[*]}jobset/{.metadata.name} {.spec.suspend} {.status.conditions[?(@.status=="True")].type}{"\n"}{end}' |
 		awk '$0 !~ / (Completed|Failed)( |$)/'
+	k -n "$1" get "$TJ" -l e2e-storm=y -o 'jsonpath={range .items[*]}trainjob/{.metadata.name} {.spec.suspend} {.status.conditions[?(@.status=="True")].type}{"\n"}{end}' |
+		awk '$0 !~ / (Complete|Failed)( |$)/'
 }
 gated() { k -n "$1" get pods -o 'jsonpath={range .items[*]}{.metadata.name} {.spec.schedulingGates[*].name}{"\n"}{end}' | grep -c 'gpuq.dev/admission' || true; }
 all_done() { for ns in $TENANTS; do [ -z "$(unfinished "$ns")" ] && [ "$(gated "$ns")" = 0 ] || return 1; done; }
-WAIT=$((WAIT * 3)) poll "every Job and JobSet finished, no Pod gated" all_done
+WAIT=$((WAIT * 3)) poll "every Job, JobSet and TrainJob finished, no Pod gated" all_done
 for ns in $TENANTS; do
 	left=$(unfinished "$ns" | tr '\n' ';')
-	check "$ns: nothing stuck: every Job and JobSet with pods finished, no Pod left gated (${left:-none left})" \
+	check "$ns: nothing stuck: every Job, JobSet and TrainJob with pods finished, no Pod left gated (${left:-none left})" \
 		test -z "$left" -a "$(gated "$ns")" = 0
 done
 check "gpuq is ready after the storm" curl -fsko /dev/null "https://127.0.0.1:$GPUQ_PORT/readyz"
 for ns in $TENANTS; do sampler_stop "$ns"; done
 # everything deleted: no ClusterQueue of theirs holds or waits for anything
-for ns in $TENANTS; do k -n "$ns" delete "jobs,$JS" -l e2e-storm=y --wait=false >/dev/null; done
+for ns in $TENANTS; do k -n "$ns" delete "jobs,$JS,$TJ" -l e2e-storm=y --wait=false >/dev/null; done
 cq_state() { k get clusterqueues.gpuq.dev "$1" -o 'jsonpath={.status.gpusInUse}/{.status.admittedWorkloads}/{.status.pendingWorkloads}'; }
 cqs_empty() { local q; for q in e2e-sa e2e-sa-alt e2e-sb e2e-sb-alt; do [ "$(cq_state $q)" = 0/0/0 ] || return 1; done; }
 poll "every ClusterQueue empty" cqs_empty || true
