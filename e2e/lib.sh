@@ -297,6 +297,37 @@ contexts: [{name: tenant, context: {cluster: e2e, user: tenant, namespace: "$1"}
 current-context: tenant
 KC
 }
+# torch_runtime NAME DELAY: a ClusterTrainingRuntime of the Trainer's
+# torch-distributed shape (its manifests/base/runtimes), its Pods ending
+# DELAY after they start under kwok
+torch_runtime() {
+	k apply -f - >/dev/null <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: $1
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              metadata:
+                annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "$2", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "$2"}
+              spec:
+                containers:
+                - {name: node, image: pytorch/pytorch:2.10.0-cuda12.8-cudnn9-runtime}
+YAML
+}
+
 tk() { local ns=$1; shift; "$KUBECTL" --kubeconfig "$E2E_RUN/tenant-$ns.kubeconfig" -n "$ns" "$@"; }
 
 # gpus_held NS: GPUs asked by the Pods of NS that are bound to a node and

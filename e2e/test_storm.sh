@@ -54,32 +54,8 @@ check "the LWS, JobSet, KubeRay and Trainer controllers run (started:${started:-
 restart_main # gpuq discovers their kinds now
 edit_role e2e-storm-edit "leaderworkerset.x-k8s.io, jobset.x-k8s.io, ray.io, trainer.kubeflow.org" \
 	"leaderworkersets, jobsets, rayclusters, trainjobs"
-# the Trainer's torch runtime (test_trainer.sh's), its Pods done in seconds
-k apply -f - >/dev/null <<'YAML'
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: e2e-storm-torch
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy:
-    numNodes: 1
-    torch: {}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              metadata:
-                annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "4s", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "4s"}
-              spec:
-                containers:
-                - {name: node, image: pytorch/pytorch:2.10.0-cuda12.8-cudnn9-runtime}
-YAML
+# the Trainer's torch runtime, its Pods done in seconds
+torch_runtime e2e-storm-torch 4s
 
 for ns in $TENANTS; do
 	gpu_queue "$ns" 8

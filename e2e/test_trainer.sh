@@ -55,33 +55,8 @@ metadata: {name: e2e-tj-h200}
 spec:
   nodeLabels: {nvidia.com/gpu.product: NVIDIA-H200-TJ}
   tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
----
-# the shape of the Trainer's torch-distributed runtime (its manifests/base/
-# runtimes), its Pods running an hour under kwok
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: ClusterTrainingRuntime
-metadata:
-  name: e2e-torch
-  labels: {trainer.kubeflow.org/framework: torch}
-spec:
-  mlPolicy:
-    numNodes: 1
-    torch: {}
-  template:
-    spec:
-      replicatedJobs:
-      - name: node
-        template:
-          metadata:
-            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
-          spec:
-            template:
-              metadata:
-                annotations: {pod-complete.stage.kwok.x-k8s.io/delay: "3600s", pod-complete.stage.kwok.x-k8s.io/jitter-delay: "3600s"}
-              spec:
-                containers:
-                - {name: node, image: pytorch/pytorch:2.10.0-cuda12.8-cudnn9-runtime}
 YAML
+torch_runtime e2e-torch 3600s # its Pods running an hour
 cluster_queue $NS 32 e2e-tj-h200 "{withinClusterQueue: LowerPriority}"
 make_ns $NS
 k label namespace $NS gpuq.dev/upstream-jobset=true gpuq.dev/upstream-trainer=true >/dev/null

@@ -291,6 +291,25 @@ static void jobset_and_child(json_t **js, json_t **child)
 				      "uid", "js", "controller", 1));
 }
 
+/* JobSet js admitted, its Job child and that Job's Pod pod seen (counted
+ * for the JobSet), Job b queued behind it; then the JobSet and its Job
+ * deleted (the Pod still there). */
+static void jobset_runs_then_goes(struct controller *c, json_t *js, json_t *child, json_t *pod,
+				  json_t *b)
+{
+	queue_result_t r;
+
+	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "js"));
+	ctl_job_event(c, KUBE_EV_ADDED, child);
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	assert_int_equal(controller_pods_of_job(c, "js"), 1);
+	ctl_job_event(c, KUBE_EV_ADDED, b);
+	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_DELETED, js);
+	ctl_job_event(c, KUBE_EV_DELETED, child);
+}
+
 static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
 {
 	struct controller *c = ctl_new();
@@ -301,15 +320,7 @@ static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
 
 	(void)state;
 	jobset_and_child(&js, &child);
-	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
-	assert_true(admitted_in(&r, "js"));
-	ctl_job_event(c, KUBE_EV_ADDED, child);
-	ctl_pod_event(c, KUBE_EV_ADDED, pod);
-	assert_int_equal(controller_pods_of_job(c, "js"), 1);
-	ctl_job_event(c, KUBE_EV_ADDED, b);
-	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_DELETED, js);
-	ctl_job_event(c, KUBE_EV_DELETED, child);
+	jobset_runs_then_goes(c, js, child, pod, b);
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
 	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
@@ -344,14 +355,7 @@ static void deleted_jobset_counts_a_late_replacement(void **state)
 
 	(void)state;
 	jobset_and_child(&js, &child);
-	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
-	assert_true(admitted_in(&r, "js"));
-	ctl_job_event(c, KUBE_EV_ADDED, child);
-	ctl_pod_event(c, KUBE_EV_ADDED, pod);
-	ctl_job_event(c, KUBE_EV_ADDED, b);
-	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_DELETED, js);
-	ctl_job_event(c, KUBE_EV_DELETED, child);
+	jobset_runs_then_goes(c, js, child, pod, b);
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	/* the last Pod known is gone: the JobSet still holds its 8 GPUs */
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
