@@ -380,8 +380,8 @@ typedef struct workload_view {
 	char gpu_resource[QUOTA_RES_NAME_MAX]; /* the first GPU resource seen (messages) */
 	quota_qty_t said_gpus;		       /* a kind whose pod sets are its child's (a
 						  TrainJob): the most of gpu_resource its
-						  object says one node gets (its row's
-						  gpu_field; 0: none said), ... */
+						  object gives one node, at its row's
+						  gpu_field (0: none said), ... */
 	int64_t said_nodes;		       /* ... on this many nodes (said_count_field,
 						  default 1): a lower bound of what its
 						  child will ask, for the webhook's fit */
