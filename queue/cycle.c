@@ -662,6 +662,8 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 		return reserved_aside(q, e, t);
 	q->prot_seen = false; /* set when a candidate is passed over for its minimum runtime */
 	queue_try_assign(q, wid, t);
+	if (t->mode == M_FIT && queue_resv_blocks_borrowing(q, wid, t, now) != QUEUE_NONE)
+		return reserved_aside(q, e, t);
 	if (t->mode == M_FIT)
 		return admit_or_keep(q, wid, t, now);
 	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {

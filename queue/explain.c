@@ -178,6 +178,31 @@ static int64_t live_free(const queue_t *q, const wl_t *w)
 	return s < 0 ? w->why_free : queue_slot_available(q, c, &c->slots[s]);
 }
 
+/* WHY_RESERVED: whose reservation keeps w out, named live (the one of
+ * its own ClusterQueue, else the one of its cohort tree it would borrow
+ * from), or that one held it out when it was tried. */
+static void explain_kept_out(const queue_t *q, const wl_t *w, const char *cqn, sbuf_t *b)
+{
+	uint32_t by = queue_resv_holding(q, (uint32_t)(w - q->wls));
+	const wl_t *h = by != QUEUE_NONE ? Wc(q, q->cqs[by].resv) : NULL;
+
+	if (h && by == w->cq)
+		sb_add(b,
+		       "ClusterQueue %s holds what it needs for %s/%s, which waited past "
+		       "the starvation limit (bounded wait): it runs first",
+		       cqn, q->lqs[h->lq].ns, h->strs + h->name_off);
+	else if (h)
+		sb_add(b,
+		       "ClusterQueue %s of its cohort holds what it would borrow for %s/%s, "
+		       "which waited past the starvation limit (bounded wait): it runs first",
+		       q->cqs[by].name, q->lqs[h->lq].ns, h->strs + h->name_off);
+	else
+		sb_add(b,
+		       "ClusterQueue %s held what it needs for a workload past the "
+		       "starvation limit: it is tried again when quota frees",
+		       cqn);
+}
+
 static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 {
 	const char *cqn = q->cqs[w->cq].name;
@@ -195,18 +220,7 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 		       cqn, queue_res_name(q, w->why_res));
 		return;
 	case WHY_RESERVED:
-		if (q->cqs[w->cq].resv != QUEUE_NONE)
-			sb_add(b,
-			       "ClusterQueue %s holds what it needs for %s/%s, which waited past "
-			       "the starvation limit (bounded wait): it runs first",
-			       cqn, q->lqs[Wc(q, q->cqs[w->cq].resv)->lq].ns,
-			       Wc(q, q->cqs[w->cq].resv)->strs +
-				   Wc(q, q->cqs[w->cq].resv)->name_off);
-		else
-			sb_add(b,
-			       "ClusterQueue %s held what it needs for a workload past the "
-			       "starvation limit: it is tried again when quota frees",
-			       cqn);
+		explain_kept_out(q, w, cqn, b);
 		return;
 	case WHY_ABOVE_MAX:
 		sb_add(

@@ -974,6 +974,15 @@ void queue_resv_decide(queue_t *q, uint32_t cq, int64_t now);
  * resource wid requests, and wid's wall-clock limit does not end it by the
  * reserved start. */
 bool queue_resv_blocks(const queue_t *q, uint32_t wid, int64_t now);
+/* Whether pending workload wid, assigned as t says, is kept out by the
+ * reservation of another CQ of its cohort tree: t borrows (goes above its
+ * CQ's nominal quota) a resource that reservation's holder needs, as
+ * queue_resv_blocks judges it. The CQ holding it, or QUEUE_NONE. */
+uint32_t queue_resv_blocks_borrowing(const queue_t *q, uint32_t wid, const try_t *t, int64_t now);
+/* The CQ whose reservation a workload kept out by one names: its own CQ's
+ * when it holds one, else the first of its cohort tree that does, else
+ * QUEUE_NONE. */
+uint32_t queue_resv_holding(const queue_t *q, uint32_t wid);
 
 /* ---- workload.c ---- */
 

@@ -700,9 +700,15 @@ typedef struct {
  * pending workload's again from its caller's update, and until then its
  * runners without one end at unknown times (a later reserved start, fewer
  * backfills: never a shorter wait promised than kept). A workload kept out by it waits with
- * QUEUE_WAIT_QUOTA (set aside: tried again when capacity frees). Scope: one ClusterQueue; quota
- * other ClusterQueues of its cohort lend or borrow is not reserved. The cost: a cycle of a cohort
- * with such a ClusterQueue looks at all of that ClusterQueue's pending and admitted workloads once.
+ * QUEUE_WAIT_QUOTA (set aside: tried again when capacity frees). Across the cohort
+ * tree: a workload of another ClusterQueue of it whose assignment borrows (goes above its
+ * ClusterQueue's nominal quota) a resource the holder requests is kept out on the same terms
+ * (priority, backfill); within its own nominal quota it is not. The reserved start then counts
+ * the other ClusterQueues' admitted workloads too, each freeing only what its ClusterQueue holds
+ * above its nominal quota, and never more than the reserving ClusterQueue could hold (the tree
+ * empty). The cost: a cycle of a cohort with such a ClusterQueue looks at all of that
+ * ClusterQueue's pending workloads, and at the tree's admitted ones, once; a borrowing admission
+ * looks at each ClusterQueue of its tree.
  */
 
 /* Run one admission cycle at `now` (>= the last `now` seen, else

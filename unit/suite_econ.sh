@@ -4,7 +4,8 @@
 # a budget held until its window turns (econ-budget), idle GPUs returned to
 # waiting work (econ-idle), no preemption before a minimum runtime
 # (econ-minruntime), wall-clock limits (econ-maxexec), the bounded wait
-# beside the same trace run without it, in one report (starving-gang),
+# beside the same trace run without it, in one report (starving-gang,
+# and starving-gang-cohort: the stream borrowing from another ClusterQueue),
 # prediction error figures (gpu-cluster with
 # --predict-interval); and the example traces without economics report no
 # economics section. Env: GPUQ_BIN. Needs python3.
@@ -85,6 +86,12 @@ py "bounded wait: the same report's run without the limit has the gang wait for 
 	'r["withoutStarvationLimit"]["waits"]["byTenant"]["team-b/gang"]["maxMs"] >= 10 * tenant("team-b/gang")["maxMs"]'
 py "bounded wait: utilization within 10% of the run without the limit (it even rises: the gang fills the GPUs the stream left)" starve \
 	'abs(r["utilization"]["average"] - r["withoutStarvationLimit"]["utilization"]["average"]) <= 0.10'
+
+sim starve_co examples/traces/starving-gang-cohort.yaml
+py "bounded wait across a cohort: the gang waits at most its 20 s limit plus the 30 s runtime of what the other ClusterQueue borrows" starve_co \
+	'tenant("team-b/gang")["maxMs"] <= 50000'
+py "bounded wait across a cohort: without the limit the borrowing stream keeps the gang waiting (ten times longer)" starve_co \
+	'r["withoutStarvationLimit"]["waits"]["byTenant"]["team-b/gang"]["maxMs"] >= 10 * tenant("team-b/gang")["maxMs"]'
 
 sim pred examples/traces/gpu-cluster.yaml --predict-interval 5m
 py "prediction: first predictions of most workloads, with median and p90 errors" pred \

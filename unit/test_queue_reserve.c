@@ -4,7 +4,10 @@
  * the quota invariants checked after every step, and every reservation
  * bounded: its holder starts by the time the workloads running when it
  * began to reserve have all ended (by their limits or run bounds, else
- * their runtimes). */
+ * their runtimes). The same trace again in a cohort: half the small jobs
+ * come from a second ClusterQueue that has no GPUs of its own and borrows
+ * every one it runs from the first; the reservation holds the cohort's
+ * lent quota too. */
 #include "unit/queue_fixtures.h"
 
 #define SEC 1000
@@ -18,6 +21,22 @@ static queue_t *stream_queue(int64_t starvation_ms)
 	add_flavor(q, "f");
 	add_cq(q, "cq", &d);
 	add_lq(q, "ns", "lq", "cq");
+	return q;
+}
+
+/* stream_queue's "cq" in cohort "co" beside "borrower" (LocalQueue nb/lq),
+ * which has no quota of its own and may borrow all of it. */
+static queue_t *cohort_queue(int64_t starvation_ms)
+{
+	cqdef_t a = {.cohort = "co", .flavors = {{"f", 16, U, U}}, .starvation_ms = starvation_ms};
+	cqdef_t b = {.cohort = "co", .flavors = {{"f", 0, U, U}}};
+	queue_t *q = mkq(false);
+
+	add_flavor(q, "f");
+	add_cq(q, "cq", &a);
+	add_cq(q, "borrower", &b);
+	add_lq(q, "ns", "lq", "cq");
+	add_lq(q, "nb", "lq", "borrower");
 	return q;
 }
 
@@ -277,6 +296,60 @@ static void reserve_recomputed_after_restore(void **state)
 	queue_destroy(p);
 }
 
+/* Across a cohort: "cq" (12 GPUs) reserves for a 12-GPU job while
+ * "borrower" (8 of its own) runs 8 and borrows 4 more. The reserved start
+ * counts what "borrower" gives back of its borrowing, not its own quota;
+ * "borrower" may not borrow more ahead of the holder (unless its limit
+ * ends it first), and keeps the use of its own quota. */
+static void reserve_holds_the_cohort(void **state)
+{
+	cqdef_t a = {.cohort = "co", .flavors = {{"f", 12, U, U}}, .starvation_ms = LIMIT};
+	cqdef_t b = {.cohort = "co", .flavors = {{"f", 8, U, U}}};
+	wlopt_t l40 = {.max_exec_s = 40}, l60 = {.max_exec_s = 60}, l80 = {.max_exec_s = 80},
+		l30 = {.max_exec_s = 30};
+	queue_workload_view_t v;
+	queue_t *q = mkq(false);
+	char text[512];
+
+	(void)state;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &a);
+	add_cq(q, "borrower", &b);
+	add_lq(q, "ns", "lq", "cq");
+	add_lq(q, "nb", "lq", "borrower");
+	assert_int_equal(add_wl_opt(q, "a1", "ns", "lq", 0, 0, 1, 4, &l80), GPUQ_OK);
+	assert_int_equal(add_wl_opt(q, "b1", "nb", "lq", 0, 0, 1, 8, &l40), GPUQ_OK);
+	cycle(q, 0, NULL);
+	assert_int_equal(add_wl_opt(q, "b2", "nb", "lq", 0, 1, 1, 4, &l60), GPUQ_OK);
+	cycle(q, 1, NULL);
+	assert_int_equal(state_of(q, "b2"), QUEUE_WL_ADMITTED); /* borrows 4 of cq's */
+	add_wl(q, "big", "ns", "lq", 0, 1 * SEC, 12);
+	cycle(q, 1 * SEC, NULL);
+	assert_int_equal(state_of(q, "big"), QUEUE_WL_PENDING);
+	/* past the limit: b1's end gives back b2's borrowing (4), b2's end
+	   nothing more, a1's the rest */
+	add_wl(q, "bn", "nb", "lq", 0, 22 * SEC, 2);
+	assert_int_equal(add_wl_opt(q, "bf", "nb", "lq", 0, 22 * SEC, 1, 2, &l30), GPUQ_OK);
+	cycle(q, 22 * SEC, NULL);
+	check_ok(q);
+	assert_true(reserving(q, "big", &v));
+	assert_int_equal(v.reserved_ahead, 3);
+	assert_int_equal(v.reserved_start_ms, 80 * SEC);
+	assert_int_equal(state_of(q, "bn"), QUEUE_WL_PENDING);	/* would borrow */
+	assert_int_equal(state_of(q, "bf"), QUEUE_WL_ADMITTED); /* ends at 52 s */
+	assert_int_equal(queue_workload_explain(q, "bn", text, sizeof(text)), GPUQ_OK);
+	assert_non_null(strstr(text, "ClusterQueue cq of its cohort holds what it would borrow "
+				     "for ns/big"));
+	/* b1 ends: borrower is back within its own 8 (b2 4, bf 2): bn takes
+	   2 of them */
+	assert_int_equal(queue_workload_finish(q, "b1", 41 * SEC), GPUQ_OK);
+	cycle(q, 41 * SEC, NULL);
+	check_ok(q);
+	assert_int_equal(state_of(q, "bn"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "big"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
 /* ---- the property trace ---- */
 
 #define TWL 300 /* workloads per trace */
@@ -286,6 +359,7 @@ typedef struct {
 	int64_t arrive, runtime; /* ms */
 	int32_t gpus, limit_s;	 /* limit 0: none */
 	int32_t run_bound_s;	 /* a run bound (activeDeadlineSeconds), 0: none */
+	bool borrower;		 /* from the borrowing ClusterQueue (cohort traces) */
 	int64_t admitted, end;	 /* -1 until admitted */
 	int64_t bound;		 /* reserving: admitted by then; -1 not yet seen */
 } tw_t;
@@ -323,6 +397,7 @@ static void trace_make(uint64_t seed, tw_t *w)
 		w[i].run_bound_s = !w[i].limit_s && between(&s, 0, 1)
 				       ? (int32_t)(w[i].runtime / SEC + between(&s, 1, 20))
 				       : 0;
+		w[i].borrower = !big && between(&s, 0, 1);
 		w[i].admitted = w[i].end = w[i].bound = -1;
 	}
 }
@@ -394,10 +469,10 @@ static bool all_done(const tw_t *w, int n_in, int64_t now)
 	return true;
 }
 
-static int run_trace(uint64_t seed, bool reserve)
+static int run_trace(uint64_t seed, bool reserve, bool cohort)
 {
 	static tw_t w[TWL];
-	queue_t *q = stream_queue(reserve ? LIMIT : 0);
+	queue_t *q = cohort ? cohort_queue(reserve ? LIMIT : 0) : stream_queue(reserve ? LIMIT : 0);
 	queue_result_t r;
 	int64_t now = 0, big_wait = 0;
 	int n_in = 0, steps = 0;
@@ -413,8 +488,10 @@ static int run_trace(uint64_t seed, bool reserve)
 			wlopt_t o = {.max_exec_s = w[n_in].limit_s,
 				     .run_bound_s = w[n_in].run_bound_s};
 
+			const char *ns = cohort && w[n_in].borrower ? "nb" : "ns";
+
 			assert_int_equal(
-			    add_wl_opt(q, w[n_in].uid, "ns", "lq", 0, now, 1, w[n_in].gpus, &o),
+			    add_wl_opt(q, w[n_in].uid, ns, "lq", 0, now, 1, w[n_in].gpus, &o),
 			    GPUQ_OK);
 		}
 		assert_int_equal(queue_tick(q, now, &r), GPUQ_OK);
@@ -435,13 +512,12 @@ static int run_trace(uint64_t seed, bool reserve)
 	return (int)(big_wait / SEC);
 }
 
-static void reserve_property_traces(void **state)
+static void property_traces(bool cohort)
 {
 	long worse = 0, better = 0;
 
-	(void)state;
 	for (uint64_t seed = 1; seed <= 100; seed++) {
-		int with = run_trace(seed, true), without = run_trace(seed, false);
+		int with = run_trace(seed, true, cohort), without = run_trace(seed, false, cohort);
 
 		better += with < without;
 		worse += with > without;
@@ -449,6 +525,19 @@ static void reserve_property_traces(void **state)
 	/* the point of it: the longest wait of a big gang is shorter more
 	   often than not */
 	assert_true(better > worse);
+}
+
+static void reserve_property_traces(void **state)
+{
+	(void)state;
+	property_traces(false);
+}
+
+/* The bound holds with half the stream borrowing from the cohort. */
+static void reserve_property_traces_cohort(void **state)
+{
+	(void)state;
+	property_traces(true);
 }
 
 int main(void)
@@ -459,7 +548,9 @@ int main(void)
 	    cmocka_unit_test(reserve_backfills_by_limit),
 	    cmocka_unit_test(reserve_backfills_by_run_bound),
 	    cmocka_unit_test(reserve_recomputed_after_restore),
+	    cmocka_unit_test(reserve_holds_the_cohort),
 	    cmocka_unit_test(reserve_property_traces),
+	    cmocka_unit_test(reserve_property_traces_cohort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
