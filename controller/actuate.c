@@ -64,9 +64,9 @@ static size_t flavors_of(struct controller *c, engine_wl_t id, size_t podset, bo
 	return n;
 }
 
-/* Parent j's patch answered: rc, and the reply (taken) or diag. */
-static void patch_answered(struct controller *c, controller_job_t *j, int rc, json_t *reply,
-			   const gpuq_diag_t *diag, const char *what)
+/* Parent j's patch answered: rc, and the reply's bytes (taken) or diag. */
+static void patch_answered(struct controller *c, controller_job_t *j, int rc,
+			   kube_response_t *reply, const gpuq_diag_t *diag, const char *what)
 {
 	const char *ns = controller_job_ns(j), *name = controller_job_name(j),
 		   *kn = j->wl->integ->kind_name;
@@ -76,7 +76,7 @@ static void patch_answered(struct controller *c, controller_job_t *j, int rc, js
 		workload_t *wl = NULL;
 
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s %s/%s", what, kn, ns, name);
-		if (controller_decode(c, reply, &wl, &d) == GPUQ_OK)
+		if (controller_decode(c, reply->body, reply->len, &wl, &d) == GPUQ_OK)
 			controller_job_take(c, j, wl); /* the watch shows the same soon */
 		else				       /* keeps the former object */
 			gpuq_log(GPUQ_LOG_WARN, "controller",
@@ -91,7 +91,7 @@ static void patch_answered(struct controller *c, controller_job_t *j, int rc, js
 		gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s %s/%s: %s", what, kn, ns, name,
 			 diag->msg);
 	}
-	json_decref(reply);
+	kube_response_deinit(reply);
 }
 
 int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patch_t kind,
@@ -99,7 +99,7 @@ int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patc
 {
 	char path[KUBE_URL_MAX];
 	gpuq_diag_t diag = {{0}};
-	json_t *reply = NULL;
+	kube_response_t reply;
 	int rc;
 
 	if (controller_object_path(j->wl->kind, controller_job_ns(j), controller_job_name(j), path,
@@ -107,9 +107,9 @@ int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patc
 		json_decref(body);
 		return GPUQ_EINVAL;
 	}
-	rc = kube_patch(c->client, path, kind, body, &reply, &diag);
+	rc = kube_patch_text(c->client, path, kind, body, &reply, &diag);
 	json_decref(body);
-	patch_answered(c, j, rc, reply, &diag, what);
+	patch_answered(c, j, rc, &reply, &diag, what);
 	return rc;
 }
 
@@ -157,13 +157,13 @@ void controller_actuate_flush(struct controller *c)
 
 		json_decref(x->body);
 		if (j && j->wl) {
-			patch_answered(c, j, x->rc, x->reply, &x->diag, x->what);
+			patch_answered(c, j, x->rc, &x->reply, &x->diag, x->what);
 			if (x->rc == GPUQ_OK) {
 				j->status_hash = x->status_h; /* the release carried it */
 				c->step_released++;
 			}
 		} else {
-			json_decref(x->reply);
+			kube_response_deinit(&x->reply);
 		}
 		free(x->uid);
 	}
@@ -288,6 +288,7 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 {
 	const char *ns = controller_job_ns(j);
 	const policy_namespace_t *pn = policy_namespace_find(c->policy, ns);
+	const controller_released_t *rel = controller_map_get(&c->released, ns);
 	quota_reslist_t *used;
 	const quota_reslist_t *used_i;
 	gpuq_diag_t diag = {{0}};
@@ -304,17 +305,14 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 	for (size_t i = 0; fits && i < pn->n_quotas; i++) {
 		quota_reslist_t req = {0};
 		int64_t pods = 0;
-		size_t pos = 0;
-		controller_map_slot_t *s;
 
 		if (!quota_resourcequota_applies(pn->quotas[i], &scope))
 			continue;
 		if (add_pending_pods(c, j, true, &req, &pods))
 			break; /* cannot tell: the apiserver will judge the pods */
-		while ((s = controller_map_next(&c->jobs, &pos))) {
-			const controller_job_t *o = s->value;
-			if (o == j || !o->wl || o->suspended || !o->admitted ||
-			    strcmp(controller_job_ns(o), ns) != 0)
+		for (uint32_t k = 0; rel && k < rel->n; k++) {
+			const controller_job_t *o = rel->v[k].job;
+			if (o == j)
 				continue;
 			workload_quota_scope(o->wl, &other);
 			if (quota_resourcequota_applies(pn->quotas[i], &other))

@@ -82,6 +82,83 @@ void controller_job_set(controller_job_t *j, workload_t *wl)
 		j->status_hash = controller_status_seen(wl);
 }
 
+void controller_released_drop(struct controller *c, controller_job_t *j)
+{
+	controller_released_t *r;
+
+	if (!j->released_in)
+		return;
+	j->released_in = false;
+	r = controller_map_get(&c->released, controller_job_ns(j));
+	if (!r || j->released_at >= r->n || r->v[j->released_at].job != j) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "%s/%s: not where its released list says",
+			 controller_job_ns(j), controller_job_name(j)); /* a bug: say so */
+		return;
+	}
+	r->v[j->released_at] = r->v[--r->n];
+	r->v[j->released_at].job->released_at = j->released_at;
+	if (!r->n) { /* the namespace's last */
+		free(r->v);
+		free(controller_map_del(&c->released, controller_job_ns(j)));
+	}
+}
+
+/* Add released Job j to its namespace's list. */
+static int released_add(struct controller *c, controller_job_t *j)
+{
+	const char *ns = controller_job_ns(j);
+	controller_released_t *r = controller_map_get(&c->released, ns);
+
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r || controller_map_put(&c->released, ns, r, NULL)) {
+			free(r);
+			return GPUQ_ENOMEM;
+		}
+	}
+	if (r->n == r->cap) {
+		uint32_t cap = r->cap ? 2 * r->cap : 4;
+		void *v = realloc(r->v, cap * sizeof(*r->v));
+
+		if (!v)
+			return GPUQ_ENOMEM;
+		r->v = v;
+		r->cap = cap;
+	}
+	j->released_at = r->n;
+	r->v[r->n++].job = j;
+	j->released_in = true;
+	return GPUQ_OK;
+}
+
+void controller_released_note(struct controller *c, controller_job_t *j)
+{
+	bool released = j->wl && j->admitted && !j->suspended;
+
+	if (released == j->released_in)
+		return;
+	if (!released)
+		controller_released_drop(c, j);
+	else if (released_add(c, j))
+		gpuq_log(GPUQ_LOG_ERROR, "controller",
+			 "%s/%s: out of memory: left out of its namespace's released Jobs",
+			 controller_job_ns(j), controller_job_name(j));
+}
+
+void controller_released_free_all(struct controller *c)
+{
+	size_t pos = 0;
+	controller_map_slot_t *s;
+
+	while ((s = controller_map_next(&c->released, &pos))) {
+		controller_released_t *r = s->value;
+
+		free(r->v);
+		free(r);
+	}
+	controller_map_deinit(&c->released);
+}
+
 void controller_job_take(struct controller *c, controller_job_t *j, workload_t *wl)
 {
 	workload_t *old = j->wl;
@@ -102,8 +179,10 @@ void controller_job_take(struct controller *c, controller_job_t *j, workload_t *
 	} else {
 		own = NULL; /* still j's */
 	}
+	controller_released_drop(c, j); /* under the former object's namespace */
 	j->wl = NULL; /* the former object (and the key's text) live until moved */
 	controller_job_set(j, wl);
+	controller_released_note(c, j);
 	controller_map_rekey(&c->jobs, j->uid);
 	workload_destroy(old);
 	free(own);

@@ -50,13 +50,13 @@ typedef struct patcher controller_patcher_t;
 typedef struct {
 	char path[KUBE_URL_MAX]; /* the object */
 	kube_patch_t kind;
-	json_t *body;	   /* owned */
-	json_t *reply;	   /* the answer (owned; NULL on an error) */
-	gpuq_diag_t diag;  /* ... the error */
-	int rc;		   /* ... its code */
-	char *uid;	   /* the parent it patches (owned) */
-	const char *what;  /* for the log: "released" */
-	uint64_t status_h; /* its status as the patch carries it (controller_map_hash | 1) */
+	json_t *body;	       /* owned */
+	kube_response_t reply; /* the answer's bytes (owned; empty on an error) */
+	gpuq_diag_t diag;      /* ... the error */
+	int rc;		       /* ... its code */
+	char *uid;	       /* the parent it patches (owned) */
+	const char *what;      /* for the log: "released" */
+	uint64_t status_h;     /* its status as the patch carries it (controller_map_hash | 1) */
 } controller_patch_t;
 
 /* One slot (16 bytes: a map of 100,000 Jobs has 262,144 of them). */
@@ -250,6 +250,8 @@ typedef struct {
 	bool bad;	      /* decode failed: logged once, kept out of the core */
 	bool touched;	      /* in the controller's touched list */
 	bool explain_queued;  /* in the controller's explain list */
+	bool released_in;     /* in its namespace's released list (c->released) */
+	uint32_t released_at; /* its index there */
 	bool gone;	      /* deleted (or not relisted) while pods of its release
 				 still run: its quota held until the last is gone
 				 (jobs.c, forget; pods.c, jobpod_forget) */
@@ -347,6 +349,9 @@ struct controller {
 	    objs[CONTROLLER_RES_COUNT];	    /* policy objects by ns/name -> controller_pobj_t * */
 	uint64_t gen[CONTROLLER_RES_COUNT]; /* LIST generation: bumped by each RESET */
 	controller_map_t jobs;		    /* uid -> controller_job_t * */
+	controller_map_t released;	    /* namespace -> controller_released_t *: its
+					       cached Jobs admitted and not suspended
+					       (cache.c; rq_allows reads it) */
 	controller_map_t groups;	    /* workload key -> controller_pgroup_t * (pods.c) */
 	controller_map_t sets;		    /* set key -> set_t * (sets.c) */
 	controller_map_t pod_group;	    /* Pod uid -> its workload key (char *, owned) */
@@ -441,6 +446,26 @@ void controller_touch_key(struct controller *c, const char *key);
  * webhook at creation or an earlier leader wrote is not written again while
  * it still says where the workload stands). */
 void controller_job_set(controller_job_t *j, workload_t *wl);
+/* A namespace's cached Jobs that are admitted and not suspended (released):
+ * what the ResourceQuota check at a release counts (actuate.c, rq_allows),
+ * kept as each Job's object is taken and dropped, so that check walks the
+ * namespace's released Jobs, not every cached one. */
+typedef struct {
+	struct {
+		controller_job_t *job; /* borrowed from c->jobs */
+	} * v;			       /* the Jobs */
+	uint32_t n;		       /* entries */
+	uint32_t cap;		       /* allocated */
+} controller_released_t;
+/* Job j's place in c->released after its object changed (controller_job_take
+ * calls it): in its namespace's list when released, out of it otherwise.
+ * Out of memory: left out, and logged (the check then counts fewer pods of
+ * others, as the apiserver, which charges pods at their creation, would). */
+void controller_released_note(struct controller *c, controller_job_t *j);
+/* Job j out of c->released (before it is freed). */
+void controller_released_drop(struct controller *c, controller_job_t *j);
+/* Free c->released (the Jobs are c->jobs'). */
+void controller_released_free_all(struct controller *c);
 /* controller_job_set for j in c's jobs map: j->uid and the map's key move
  * to wl's uid (the same text) before the former object is freed; an object
  * whose uid is not j's (the name was reused) is cached all the same, j
@@ -498,9 +523,11 @@ void controller_handle(struct controller *c, controller_cevent_t *ev);
 /* workload.c: resolve a decoded workload against the policy in force
  * (workload_resolve). */
 int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag);
-/* An object the apiserver answered a patch with (jansson's tree), decoded
- * and resolved: *w NULL on error, else the caller's (workload_destroy). */
-int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag);
+/* An object the apiserver answered a patch with (its bytes, len of them),
+ * decoded as a watch event's object is and resolved: *w NULL on error,
+ * else the caller's (workload_destroy). */
+int controller_decode(struct controller *c, const char *text, size_t len, workload_t **w,
+		      gpuq_diag_t *diag);
 /* A pod set's nodeSelector and tolerations as the JSON an object carries
  * them in (new references; NULL: no memory). */
 json_t *controller_selector_json(const workload_podset_t *ps);

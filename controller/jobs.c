@@ -26,6 +26,7 @@ void controller_jobs_free_all(struct controller *c)
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
+	controller_released_free_all(c);
 	while ((s = controller_map_next(&c->jobs, &pos)))
 		job_free(s->value);
 	controller_map_deinit(&c->jobs);
@@ -586,6 +587,8 @@ static void forget(struct controller *c, const char *uid)
 		c->rq_held--;
 	if (j && !j->suspended) /* its pods still to come no longer are */
 		controller_actuate_rq_recheck(c, controller_job_ns(j));
+	if (j)
+		controller_released_drop(c, j);
 	job_free(j);
 }
 

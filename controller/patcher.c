@@ -52,7 +52,8 @@ static void *worker_main(void *arg)
 			break;
 		x = &p->ps[p->next++];
 		pthread_mutex_unlock(&p->mu);
-		x->rc = kube_patch(p->client[w.i], x->path, x->kind, x->body, &x->reply, &x->diag);
+		x->rc =
+		    kube_patch_text(p->client[w.i], x->path, x->kind, x->body, &x->reply, &x->diag);
 		pthread_mutex_lock(&p->mu);
 		if (++p->done == p->n)
 			pthread_cond_signal(&p->done_cv);

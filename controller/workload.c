@@ -14,18 +14,15 @@ int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag)
 	return workload_resolve(w, c->policy, diag);
 }
 
-int controller_decode(struct controller *c, const json_t *obj, workload_t **w, gpuq_diag_t *diag)
+int controller_decode(struct controller *c, const char *text, size_t len, workload_t **w,
+		      gpuq_diag_t *diag)
 {
 	const workload_config_t cfg = {c->o.review_cfg.gpu_resources,
 				       c->o.review_cfg.n_gpu_resources};
-	char *text = json_dumps(obj, JSON_COMPACT);
 	int rc;
 
 	*w = NULL;
-	if (!text)
-		return GPUQ_ENOMEM;
-	rc = workload_decode_json(text, strlen(text), &cfg, w, diag);
-	free(text);
+	rc = workload_decode_json(text, len, &cfg, w, diag);
 	if (!rc)
 		rc = controller_resolve(c, *w, diag);
 	if (rc) {

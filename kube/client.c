@@ -511,19 +511,18 @@ bool kube_patch_unapplied(long status, const char *body, size_t len)
 	return yes;
 }
 
-/* kube_request_json; json_patch: a 422 for a patch that did not apply (its
- * `test` precondition failed) is GPUQ_ECONFLICT. */
-static int request_json(kube_client_t *c, const char *method, const char *path,
-			const char *content_type, const json_t *body, json_t **reply,
-			bool json_patch, gpuq_diag_t *diag)
+/* One request with a JSON body (may be NULL), its reply left in *resp as
+ * kube_request leaves it (the caller deinits it); json_patch: a 422 for a
+ * patch that did not apply (its `test` precondition failed) is
+ * GPUQ_ECONFLICT. */
+static int request_body(kube_client_t *c, const char *method, const char *path,
+			const char *content_type, const json_t *body, bool json_patch,
+			kube_response_t *resp, gpuq_diag_t *diag)
 {
-	kube_response_t resp;
 	char *text = NULL;
-	json_error_t jerr;
 	int rc;
 
-	if (reply)
-		*reply = NULL;
+	memset(resp, 0, sizeof(*resp));
 	if (body) {
 		text = json_dumps(body, JSON_COMPACT);
 		if (!text)
@@ -531,11 +530,26 @@ static int request_json(kube_client_t *c, const char *method, const char *path,
 					     method, path);
 	}
 	rc = kube_request(c, method, path, content_type ? content_type : "application/json", text,
-			  text ? strlen(text) : 0, &resp, diag);
+			  text ? strlen(text) : 0, resp, diag);
 	free(text);
 	if (rc == GPUQ_EINVAL && json_patch &&
-	    kube_patch_unapplied(resp.status, resp.body, resp.len))
+	    kube_patch_unapplied(resp->status, resp->body, resp->len))
 		rc = GPUQ_ECONFLICT;
+	return rc;
+}
+
+/* request_body with the reply parsed by jansson into *reply (may be NULL). */
+static int request_json(kube_client_t *c, const char *method, const char *path,
+			const char *content_type, const json_t *body, json_t **reply,
+			bool json_patch, gpuq_diag_t *diag)
+{
+	kube_response_t resp;
+	json_error_t jerr;
+	int rc;
+
+	if (reply)
+		*reply = NULL;
+	rc = request_body(c, method, path, content_type, body, json_patch, &resp, diag);
 	if (!rc && reply) {
 		*reply = json_loadb(resp.body, resp.len, 0, &jerr);
 		if (!json_is_object(*reply)) {
@@ -556,33 +570,65 @@ int kube_request_json(kube_client_t *c, const char *method, const char *path,
 	return request_json(c, method, path, content_type, body, reply, false, diag);
 }
 
+/* The content type of a patch kind, and the path to send it to (a server-side
+ * apply names gpuq's field manager): path itself, or full. NULL: too long. */
+static const char *patch_path(const char *path, kube_patch_t kind, char full[KUBE_URL_MAX],
+			      const char **ct)
+{
+	switch (kind) {
+	case KUBE_PATCH_JSON:
+		*ct = "application/json-patch+json";
+		break;
+	case KUBE_PATCH_MERGE:
+		*ct = "application/merge-patch+json";
+		break;
+	default:
+		*ct = "application/apply-patch+yaml"; /* JSON is YAML */
+		break;
+	}
+	if (kind == KUBE_PATCH_APPLY) {
+		int n = snprintf(full, KUBE_URL_MAX, "%s%cfieldManager=%s&force=true", path,
+				 strchr(path, '?') ? '&' : '?', KUBE_FIELD_MANAGER);
+		if (n < 0 || (size_t)n >= KUBE_URL_MAX)
+			return NULL;
+		return full;
+	}
+	return path;
+}
+
+/* A failed `test` op is a precondition that did not hold: a conflict, not
+ * bad input (the path, which may well hold "test", plays no part). */
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag)
 {
 	char full[KUBE_URL_MAX];
-	const char *ct;
+	const char *ct, *to = patch_path(path, kind, full, &ct);
 
-	switch (kind) {
-	case KUBE_PATCH_JSON:
-		ct = "application/json-patch+json";
-		break;
-	case KUBE_PATCH_MERGE:
-		ct = "application/merge-patch+json";
-		break;
-	default:
-		ct = "application/apply-patch+yaml"; /* JSON is YAML */
-		break;
-	}
-	if (kind == KUBE_PATCH_APPLY) {
-		int n = snprintf(full, sizeof(full), "%s%cfieldManager=%s&force=true", path,
-				 strchr(path, '?') ? '&' : '?', KUBE_FIELD_MANAGER);
-		if (n < 0 || (size_t)n >= sizeof(full))
-			return gpuq_diag_set(diag, GPUQ_ELIMIT, "patch path too long");
-		path = full;
-	}
-	/* a failed `test` op is a precondition that did not hold: a conflict,
-	 * not bad input (the path, which may well hold "test", plays no part) */
-	return request_json(c, "PATCH", path, ct, body, reply, kind == KUBE_PATCH_JSON, diag);
+	if (reply)
+		*reply = NULL;
+	if (!to)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "patch path too long");
+	return request_json(c, "PATCH", to, ct, body, reply, kind == KUBE_PATCH_JSON, diag);
+}
+
+int kube_patch_text(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
+		    kube_response_t *reply, gpuq_diag_t *diag)
+{
+	char full[KUBE_URL_MAX];
+	const char *ct, *to = patch_path(path, kind, full, &ct);
+	kube_response_t resp;
+	int rc;
+
+	if (reply)
+		memset(reply, 0, sizeof(*reply));
+	if (!to)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "patch path too long");
+	rc = request_body(c, "PATCH", to, ct, body, kind == KUBE_PATCH_JSON, &resp, diag);
+	if (!rc && reply)
+		*reply = resp; /* the caller's now */
+	else
+		kube_response_deinit(&resp);
+	return rc;
 }
 
 int kube_escape(const char *s, char *out, size_t cap)

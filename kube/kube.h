@@ -185,6 +185,14 @@ typedef enum {
 int kube_patch(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
 	       json_t **reply, gpuq_diag_t *diag);
 
+/* kube_patch with the reply as the apiserver sent it, unparsed: on GPUQ_OK
+ * *reply (may be NULL when not wanted) holds its bytes and the caller
+ * deinits it (kube_response_deinit); on an error *reply is empty. For a
+ * caller that reads the object with its own reader (the controller decodes
+ * a released workload's reply once, as it decodes its watch events). */
+int kube_patch_text(kube_client_t *c, const char *path, kube_patch_t kind, const json_t *body,
+		    kube_response_t *reply, gpuq_diag_t *diag);
+
 /* Who this client is to the apiserver: a SelfSubjectReview
  * (authentication.k8s.io/v1, any authenticated user may create one) gives
  * its userInfo.username (a ServiceAccount's "system:serviceaccount:NS:NAME",

@@ -144,8 +144,12 @@ static runner_t *runners(const queue_t *q, uint32_t cq, int64_t now, amounts_t *
 			(*bor)[i] = cq_borrowed(d);
 		cap += d->adm.n;
 	}
-	v = cap ? malloc(cap * sizeof(*v)) : NULL;
-	if (cap && !v) {
+	if (!cap) { /* nothing runs */
+		*n = 0;
+		return NULL;
+	}
+	v = malloc(cap * sizeof(*v));
+	if (!v) {
 		free(*bor);
 		*bor = NULL;
 		return NULL;

@@ -779,6 +779,69 @@ static controller_swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fen
 	return w;
 }
 
+/* A client to a port nothing listens on: every request fails at once. */
+static kube_client_t *closed_client(kube_config_t **cfg)
+{
+	char path[] = "/tmp/gpuq-ctl-kubeconfig-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	kube_client_opts_t o;
+	kube_client_t *k = NULL;
+	gpuq_diag_t diag = {{0}};
+
+	assert_non_null(f);
+	fputs("current-context: c\nclusters:\n- name: k\n  cluster:\n"
+	      "    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n"
+	      "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+	      "users:\n- name: u\n  user: {token: t}\n",
+	      f);
+	fclose(f);
+	assert_int_equal(kube_config_load(path, cfg, &diag), GPUQ_OK);
+	unlink(path);
+	kube_client_opts_default(&o);
+	assert_int_equal(kube_client_create(*cfg, &o, &k, &diag), GPUQ_OK);
+	return k;
+}
+
+/* A release counts the pods still to come of the namespace's other
+ * released Jobs against its ResourceQuota (the apiserver charges a pod at
+ * its creation): r1, released, its 2 pods not made yet, and n1's 2 are 4
+ * GPUs of the quota's 3, so n1 is held and says why. */
+static void release_held_by_the_pods_of_released_jobs(void **state)
+{
+	struct controller *c = ctl_new_policy(
+	    CTL_POLICY "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: team-a, "
+		       "name: gpus}\nspec: {hard: {requests.nvidia.com/gpu: '3'}}\n");
+	json_t *r1 = ctl_job("team-a", "r1", 1, 2, false, NULL);
+	json_t *n1 = ctl_job("team-a", "n1", 1, 2, true, "default");
+	kube_config_t *cfg = NULL;
+	controller_job_t *j;
+	queue_wl_t id;
+
+	(void)state;
+	json_object_set_new(json_object_get(r1, "metadata"), "annotations",
+			    json_pack("{s:s}", "gpuq.dev/admitted", "true"));
+	ctl_job_event(c, KUBE_EV_ADDED, r1);
+	j = admitted_job(c, "n1", n1, &id);
+	c->client = closed_client(&cfg);
+	controller_actuate_job(c, j);
+	assert_non_null(j->rq_wait);
+	assert_non_null(strstr(j->rq_wait, "waiting for the namespace's ResourceQuota"));
+	/* r1 stopped: nothing of it to come, n1 goes (its release fails here:
+	   nothing listens) */
+	controller_actuate_rq_clear(c, j);
+	json_object_set_new(json_object_get(r1, "spec"), "suspend", json_true());
+	ctl_job_event(c, KUBE_EV_MODIFIED, r1);
+	controller_actuate_job(c, j);
+	assert_null(j->rq_wait);
+	kube_client_destroy(c->client);
+	c->client = NULL;
+	kube_config_destroy(cfg);
+	json_decref(r1);
+	json_decref(n1);
+	ctl_free(c);
+}
+
 /* gpuq.dev/status is written only when it differs from what the Job
  * carries: a Job the webhook created with the waiting text costs no write,
  * one without it costs one, and a position moving never does (the text
@@ -834,6 +897,7 @@ static void status_written_only_when_it_changes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(release_held_by_the_pods_of_released_jobs),
 	    cmocka_unit_test(placement_adds_the_flavors_labels_and_tolerations),
 	    cmocka_unit_test(release_body_unsuspends_with_the_placement),
 	    cmocka_unit_test(release_body_starts_from_the_original_template),

@@ -1033,6 +1033,63 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 	ctl_free(c);
 }
 
+/* A namespace's released Jobs (admitted, not suspended), what the
+ * ResourceQuota check at a release walks: kept as objects come and go, one
+ * list per namespace, gone with its last Job. */
+static void released_jobs_listed_by_namespace(void **state)
+{
+	struct controller *c = ctl_new();
+	const char *names[] = {"r1", "r2", "q1"};
+	const controller_released_t *r;
+
+	(void)state;
+	atomic_store(&c->leader, false); /* a follower: it adopts, never patches */
+	for (int i = 0; i < 3; i++) {
+		json_t *o = ctl_job(i < 2 ? "team-a" : "team-b", names[i], 1, 1, false, "default");
+
+		json_object_set_new(json_object_get(o, "metadata"), "annotations",
+				    json_pack("{s:s}", "gpuq.dev/admitted", "true"));
+		ctl_job_event(c, KUBE_EV_ADDED, o);
+		json_decref(o);
+	}
+	/* a suspended one and one not admitted are not released */
+	json_t *susp = ctl_job("team-a", "s1", 1, 1, true, "default");
+	json_t *fresh = ctl_job("team-a", "n1", 1, 1, false, "default");
+	ctl_job_event(c, KUBE_EV_ADDED, susp);
+	ctl_job_event(c, KUBE_EV_ADDED, fresh);
+	r = controller_map_get(&c->released, "team-a");
+	assert_non_null(r);
+	assert_int_equal(r->n, 2);
+	r = controller_map_get(&c->released, "team-b");
+	assert_non_null(r);
+	assert_int_equal(r->n, 1);
+	/* r1 stopped (suspended again): out; q1 deleted: team-b's list gone */
+	{
+		json_t *o = ctl_job("team-a", "r1", 1, 1, true, "default");
+
+		json_object_set_new(json_object_get(o, "metadata"), "annotations",
+				    json_pack("{s:s}", "gpuq.dev/admitted", "true"));
+		ctl_job_event(c, KUBE_EV_MODIFIED, o);
+		json_decref(o);
+	}
+	r = controller_map_get(&c->released, "team-a");
+	assert_non_null(r);
+	assert_int_equal(r->n, 1);
+	assert_string_equal(r->v[0].job->uid, "r2");
+	assert_int_equal(r->v[0].job->released_at, 0);
+	{
+		json_t *o = ctl_job("team-b", "q1", 1, 1, false, "default");
+
+		ctl_job_event(c, KUBE_EV_DELETED, o);
+		json_decref(o);
+	}
+	ctl_settle(c);
+	assert_null(controller_map_get(&c->released, "team-b"));
+	json_decref(susp);
+	json_decref(fresh);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1056,6 +1113,7 @@ int main(void)
 	    cmocka_unit_test(a_kind_that_comes_later_is_watched_then_let_go),
 	    cmocka_unit_test(jobs_enter_the_core_when_gpuq_manages_them),
 	    cmocka_unit_test(jobs_relist_forgets_what_went),
+	    cmocka_unit_test(released_jobs_listed_by_namespace),
 	    cmocka_unit_test(pod_group_waits_whole_and_its_status_follows),
 	};
 

@@ -651,6 +651,15 @@ static void request_connection_refused(void **state)
 				    NULL, &diag),
 			 GPUQ_EHTTP);
 	assert_non_null(strstr(diag.msg, "fieldManager=gpuq&force=true"));
+	/* the unparsed form: nothing in the reply on an error */
+	memset(&resp, 0xff, sizeof(resp));
+	assert_int_equal(kube_patch_text(c, "/apis/batch/v1/namespaces/a/jobs/j", KUBE_PATCH_MERGE,
+					 body, &resp, &diag),
+			 GPUQ_EHTTP);
+	assert_null(resp.body);
+	assert_int_equal(resp.len, 0);
+	assert_non_null(strstr(diag.msg, "PATCH /apis/batch/v1/namespaces/a/jobs/j: "));
+	kube_response_deinit(&resp);
 	json_decref(body);
 	kube_client_destroy(c);
 	kube_client_destroy(NULL);
@@ -683,6 +692,9 @@ static void request_local_refusals(void **state)
 	assert_int_equal(kube_request(c, "GET", path, NULL, NULL, 0, &resp, &diag), GPUQ_ELIMIT);
 	assert_non_null(strstr(diag.msg, "URL longer than"));
 	assert_int_equal(kube_patch(c, path, KUBE_PATCH_APPLY, NULL, NULL, &diag), GPUQ_ELIMIT);
+	assert_int_equal(kube_patch_text(c, path, KUBE_PATCH_APPLY, NULL, &resp, &diag),
+			 GPUQ_ELIMIT);
+	assert_null(resp.body);
 	/* the token file is read per request */
 	assert_int_equal(kube_request(c, "GET", "/api", NULL, NULL, 0, &resp, &diag), GPUQ_EIO);
 	assert_non_null(strstr(diag.msg, "absent-token"));
