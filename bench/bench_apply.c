@@ -30,6 +30,7 @@
 #include "controller/internal.h"
 #include "engine/engine.h"
 #include "kube/kube.h"
+#include "slurp.h"
 
 #ifdef GPUQ_BENCH_BASELINE
 /* The baseline's controller names, from before the module's prefix
@@ -170,25 +171,6 @@ static void fake_destroy(struct controller *c)
 	free(c);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "bench_apply: cannot read %s\n", path);
-		exit(1);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		exit(1);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -212,7 +194,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	gpuq_log_set_level(GPUQ_LOG_ERROR);
-	buf = slurp(argv[1], &len);
+	buf = bench_slurp("bench_apply", argv[1], &len);
 	if (policy_load_dir(argv[2], NULL, &p, &d)) {
 		fprintf(stderr, "bench_apply: policy: %s\n", d.msg);
 		return 1;

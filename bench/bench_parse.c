@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "jv/jv.h"
+#include "slurp.h"
 
 static double now_ns(void)
 {
@@ -54,31 +55,10 @@ __attribute__((noinline)) static int bench_jansson(const char *buf, size_t len, 
 	return 0;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		if (f)
-			fclose(f);
-		return NULL;
-	}
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 int main(int argc, char **argv)
 {
 	size_t len = 0;
-	char *buf = argc >= 3 ? slurp(argv[2], &len) : NULL;
+	char *buf = argc >= 3 ? bench_slurp("bench_parse", argv[2], &len) : NULL;
 	long n = argc >= 4 ? atol(argv[3]) : 20;
 
 	if (!buf) {

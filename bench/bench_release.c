@@ -25,6 +25,7 @@
 #include "controller/internal.h"
 #include "engine/engine.h"
 #include "kube/kube.h"
+#include "slurp.h"
 
 static struct controller *fake_controller(policy_t *p)
 {
@@ -112,38 +113,20 @@ __attribute__((noinline)) static size_t bench_replay(struct controller *c, char 
 	return n;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "bench_release: cannot read %s\n", path);
-		exit(1);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		exit(1);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
 int main(int argc, char **argv)
 {
 	gpuq_diag_t d = {{0}};
 	policy_t *p = NULL;
 	struct controller *c;
 	char *buf;
-	size_t n;
+	size_t n, len;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: bench_release LINES POLICY_DIR [count]\n");
 		return 2;
 	}
 	gpuq_log_set_level(GPUQ_LOG_ERROR);
-	buf = slurp(argv[1]);
+	buf = bench_slurp("bench_release", argv[1], &len);
 	if (policy_load_dir(argv[2], NULL, &p, &d)) {
 		fprintf(stderr, "bench_release: policy: %s\n", d.msg);
 		return 1;

@@ -753,16 +753,14 @@ static void podset_from_a_decoded_object(void **state)
 	json_decref(obj);
 }
 
-/* A status writer that never writes: its fence is never held, so what
- * controller_status_jobs hands it waits, counted by controller_swriter_backlog. */
-static controller_swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
+/* A kubeconfig naming a port nothing listens on (the caller destroys it). */
+static kube_config_t *closed_config(void)
 {
 	char path[] = "/tmp/gpuq-ctl-kubeconfig-XXXXXX";
 	int fd = mkstemp(path);
 	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-	kube_client_opts_t o;
+	kube_config_t *cfg = NULL;
 	gpuq_diag_t diag = {{0}};
-	controller_swriter_t *w = NULL;
 
 	assert_non_null(f);
 	fputs("current-context: c\nclusters:\n- name: k\n  cluster:\n"
@@ -771,8 +769,20 @@ static controller_swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fen
 	      "users:\n- name: u\n  user: {token: t}\n",
 	      f);
 	fclose(f);
-	assert_int_equal(kube_config_load(path, cfg, &diag), GPUQ_OK);
+	assert_int_equal(kube_config_load(path, &cfg, &diag), GPUQ_OK);
 	unlink(path);
+	return cfg;
+}
+
+/* A status writer that never writes: its fence is never held, so what
+ * controller_status_jobs hands it waits, counted by controller_swriter_backlog. */
+static controller_swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fence)
+{
+	kube_client_opts_t o;
+	gpuq_diag_t diag = {{0}};
+	controller_swriter_t *w = NULL;
+
+	*cfg = closed_config();
 	assert_int_equal(kube_fence_create(fence), GPUQ_OK);
 	kube_client_opts_default(&o);
 	assert_int_equal(controller_swriter_start(*cfg, &o, "t", *fence, &w, &diag), GPUQ_OK);
@@ -782,22 +792,11 @@ static controller_swriter_t *idle_writer(kube_config_t **cfg, kube_fence_t **fen
 /* A client to a port nothing listens on: every request fails at once. */
 static kube_client_t *closed_client(kube_config_t **cfg)
 {
-	char path[] = "/tmp/gpuq-ctl-kubeconfig-XXXXXX";
-	int fd = mkstemp(path);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	kube_client_opts_t o;
 	kube_client_t *k = NULL;
 	gpuq_diag_t diag = {{0}};
 
-	assert_non_null(f);
-	fputs("current-context: c\nclusters:\n- name: k\n  cluster:\n"
-	      "    server: https://127.0.0.1:1\n    insecure-skip-tls-verify: true\n"
-	      "contexts:\n- name: c\n  context: {cluster: k, user: u}\n"
-	      "users:\n- name: u\n  user: {token: t}\n",
-	      f);
-	fclose(f);
-	assert_int_equal(kube_config_load(path, cfg, &diag), GPUQ_OK);
-	unlink(path);
+	*cfg = closed_config();
 	kube_client_opts_default(&o);
 	assert_int_equal(kube_client_create(*cfg, &o, &k, &diag), GPUQ_OK);
 	return k;
