@@ -274,13 +274,34 @@ static void rq_used_now(struct controller *c, const policy_namespace_t *pn, quot
 	}
 }
 
+/* Add to *req and *pods all the pods of the Jobs of j's namespace whose
+ * release is in this pass's batch (not sent yet, or not answered: still
+ * suspended in the cache) that quota counts. */
+static void batched_pods(struct controller *c, const controller_job_t *j,
+			 const quota_resourcequota_t *quota, quota_reslist_t *req, int64_t *pods)
+{
+	quota_pod_scope_t scope;
+
+	for (size_t b = 0; b < c->n_batch; b++) {
+		const controller_job_t *o = controller_job(c, c->batch[b].uid);
+
+		if (!o || o == j || !o->wl ||
+		    strcmp(controller_job_ns(o), controller_job_ns(j)) != 0)
+			continue;
+		workload_quota_scope(o->wl, &scope);
+		if (quota_resourcequota_applies(quota, &scope))
+			(void)add_pending_pods(c, o, true, req, pods);
+	}
+}
+
 /* Whether the namespace's ResourceQuotas let all of Job j's pods in now:
  * every one that counts them (its scopes: quota_resourcequota_applies), as
  * the webhook checks them (quota_resourcequota_check over
  * policy_namespace_t's list, here with the watch's status.used), against
  * status.used plus the pods of Jobs gpuq released in the namespace that do
  * not exist yet and that the same quota counts (the apiserver charges a pod
- * when it is created, so those are not in used). A Job the quota would
+ * when it is created, so those are not in used), the releases batched in
+ * this pass before it included. A Job the quota would
  * refuse stays suspended, holding its admission, instead of running with
  * part of its pods (no gang). Limits are taken equal to requests (the
  * decoder keeps requests only): a limits.* quota can refuse a pod later. */
@@ -318,6 +339,7 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 			if (quota_resourcequota_applies(pn->quotas[i], &other))
 				(void)add_pending_pods(c, o, false, &req, &pods);
 		}
+		batched_pods(c, j, pn->quotas[i], &req, &pods);
 		used_i = &used[i];
 		fits = quota_resourcequota_check_used(&pn->quotas[i], &used_i, 1, &scope, &req,
 						      &req, pods, 0, &diag) == GPUQ_OK;
@@ -327,13 +349,6 @@ static bool rq_allows(struct controller *c, controller_job_t *j, char *why, size
 		snprintf(why, cap, "admitted, waiting for the namespace's ResourceQuota: %s",
 			 diag.msg);
 	return fits;
-}
-
-bool controller_rq_counts(struct controller *c, const controller_job_t *j)
-{
-	const policy_namespace_t *pn = policy_namespace_find(c->policy, controller_job_ns(j));
-
-	return pn && pn->n_quotas;
 }
 
 void controller_actuate_rq_clear(struct controller *c, controller_job_t *j)

@@ -765,13 +765,12 @@ int controller_patch_parent(struct controller *c, controller_job_t *j, kube_patc
  * there is a patcher) sent at once, their answers taken as
  * controller_patch_parent takes one. */
 void controller_actuate_flush(struct controller *c);
-/* Add parent j's patch (body taken) to this pass's batch; status_h: the
- * status it carries. GPUQ_ENOMEM, GPUQ_EINVAL (no path). */
+/* Add parent j's release patch (body taken) to this pass's batch; status_h:
+ * the status it carries. A release of a namespace with ResourceQuotas
+ * counts the ones batched before it (rq_allows: their pods are all to come).
+ * GPUQ_ENOMEM, GPUQ_EINVAL (no path). */
 int controller_patch_batch(struct controller *c, controller_job_t *j, kube_patch_t kind,
 			   json_t *body, const char *what, uint64_t status_h);
-/* Whether namespace ns of j has ResourceQuotas (its releases are judged
- * one by one against them: rq_allows counts the releases before it). */
-bool controller_rq_counts(struct controller *c, const controller_job_t *j);
 /* Something that counts against namespace ns's ResourceQuotas changed (a
  * released Job's pods or status): touch the Jobs there whose release a
  * ResourceQuota holds, to be judged again (nothing to do while none is). */

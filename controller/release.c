@@ -318,9 +318,9 @@ int controller_release_parent(struct controller *c, controller_job_t *j, engine_
 	if (rc)
 		return rc;
 	(void)engine_workload_status(c->e, id, status, sizeof(status)); /* as the patch has it */
-	/* with a patcher, sent with the pass's other releases (a namespace with
-	   ResourceQuotas: one by one, each judged after the last one's answer) */
-	if (c->patcher && !controller_rq_counts(c, j))
+	/* with a patcher, sent with the pass's other releases (in a namespace
+	   with ResourceQuotas each judged with the ones batched before it) */
+	if (c->patcher)
 		return controller_patch_batch(c, j, KUBE_PATCH_JSON, patch, "released",
 					      controller_map_hash(status) | 1);
 	rc = controller_patch_parent(c, j, KUBE_PATCH_JSON, patch, "released");

@@ -841,6 +841,47 @@ static void release_held_by_the_pods_of_released_jobs(void **state)
 	ctl_free(c);
 }
 
+/* Releases of one pass go out together, a namespace with ResourceQuotas
+ * too: each is judged with the ones batched before it, whose pods are all
+ * still to come. n1's release batched, n2 (2 + 2 GPUs of the quota's 3) is
+ * held; with the batch gone (sent and refused), n2 is not. */
+static void release_counts_the_releases_batched_before_it(void **state)
+{
+	struct controller *c = ctl_new_policy(
+	    CTL_POLICY "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: team-a, "
+		       "name: gpus}\nspec: {hard: {requests.nvidia.com/gpu: '3'}}\n");
+	json_t *n1 = ctl_job("team-a", "n1", 1, 2, true, "default");
+	json_t *n2 = ctl_job("team-a", "n2", 1, 2, true, "default");
+	kube_config_t *cfg = NULL;
+	controller_job_t *j1, *j2;
+	queue_wl_t id;
+
+	(void)state;
+	j1 = admitted_job(c, "n1", n1, &id);
+	j2 = admitted_job(c, "n2", n2, &id);
+	c->client = closed_client(&cfg);
+	assert_int_equal(
+	    controller_patch_batch(c, j1, KUBE_PATCH_JSON, json_array(), "released", 1), GPUQ_OK);
+	controller_actuate_job(c, j2);
+	assert_non_null(j2->rq_wait);
+	assert_non_null(strstr(j2->rq_wait, "requested: requests.nvidia.com/gpu=4"));
+	for (size_t i = 0; i < c->n_batch; i++) {
+		json_decref(c->batch[i].body);
+		free(c->batch[i].uid);
+	}
+	c->n_batch = 0;
+	controller_actuate_rq_clear(c, j2);
+	controller_actuate_job(c, j2); /* fits: its release is tried (nothing listens) */
+	assert_null(j2->rq_wait);
+	free(c->batch);
+	kube_client_destroy(c->client);
+	c->client = NULL;
+	kube_config_destroy(cfg);
+	json_decref(n1);
+	json_decref(n2);
+	ctl_free(c);
+}
+
 /* gpuq.dev/status is written only when it differs from what the Job
  * carries: a Job the webhook created with the waiting text costs no write,
  * one without it costs one, and a position moving never does (the text
@@ -897,6 +938,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(release_held_by_the_pods_of_released_jobs),
+	    cmocka_unit_test(release_counts_the_releases_batched_before_it),
 	    cmocka_unit_test(placement_adds_the_flavors_labels_and_tolerations),
 	    cmocka_unit_test(release_body_unsuspends_with_the_placement),
 	    cmocka_unit_test(release_body_starts_from_the_original_template),
