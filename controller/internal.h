@@ -528,6 +528,14 @@ int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag);
  * else the caller's (workload_destroy). */
 int controller_decode(struct controller *c, const char *text, size_t len, workload_t **w,
 		      gpuq_diag_t *diag);
+/* An admitted workload (core uid) whose object o now says wall-clock limit
+ * max_exec_s (its label; 0: none) takes it at once, whatever its kind (a
+ * Job, a plain Pod, a pod group by its eldest member, a set's group by its
+ * set): docs/kinds.md, "Wall-clock limits". Logged, and its status says so;
+ * nothing when it is not admitted (a queued one takes its spec whole) or the
+ * limit is the same. */
+void controller_limit_follow(struct controller *c, const char *uid, const workload_t *o,
+			     int32_t max_exec_s);
 /* A pod set's nodeSelector and tolerations as the JSON an object carries
  * them in (new references; NULL: no memory). */
 json_t *controller_selector_json(const workload_podset_t *ps);

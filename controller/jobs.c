@@ -381,34 +381,6 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 }
 
 /* Whether j's workload waits in the core (an edit of its object follows). */
-/* An admitted Job whose wall-clock limit label changed: the core takes
- * the new limit at once (docs/kinds.md, "Wall-clock limits"). */
-static bool limit_moved(const struct controller *c, const controller_job_t *j, const workload_t *o)
-{
-	engine_workload_view_t v;
-	engine_wl_t id;
-
-	return !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
-	       v.state == ENGINE_WL_ADMITTED && v.max_exec_s != o->x->max_exec_s;
-}
-
-/* ... the core takes it, and its status says so when it changes. */
-static void limit_follow(struct controller *c, controller_job_t *j, const workload_t *o)
-{
-	bool changed = false;
-
-	if (engine_workload_limit_set(c->e, j->uid, o->x->max_exec_s, controller_now(c),
-				      &changed) == GPUQ_OK &&
-	    changed) {
-		gpuq_log(GPUQ_LOG_INFO, "controller",
-			 "%s %s/%s: its wall-clock limit is now %d s (0: its ClusterQueue's, "
-			 "if any)",
-			 o->integ->kind_name, o->namespace_, o->name, (int)o->x->max_exec_s);
-		c->core_dirty = true;
-		controller_status_note(c, j->uid);
-	}
-}
-
 static bool pending(const struct controller *c, const controller_job_t *j)
 {
 	engine_workload_view_t v;
@@ -462,8 +434,8 @@ static void sync_job(struct controller *c, controller_job_t *j)
 		}
 		if (put_in_core(c, j, o, p, true))
 			return;
-	} else if (j->in_core && p && limit_moved(c, j, o)) {
-		limit_follow(c, j, o);
+	} else if (j->in_core && p) {
+		controller_limit_follow(c, j->uid, o, o->x->max_exec_s);
 	}
 	if (j->in_core && p && p->pods < 1 && !controller_pods_of_job(c, j->uid) &&
 	    !pending(c, j)) {

@@ -253,6 +253,8 @@ static int plain_sync(struct controller *c, controller_pgroup_t *g, const worklo
 
 	in_core = engine_workload_find(c->e, g->key, &id) == GPUQ_OK &&
 		  engine_workload_view(c->e, id, &v) == GPUQ_OK;
+	if (in_core && v.state == ENGINE_WL_ADMITTED)
+		controller_limit_follow(c, g->key, o, o->x->max_exec_s);
 	if (in_core && (v.state != ENGINE_WL_PENDING || !o->gated))
 		return GPUQ_OK;
 	if (!in_core && o->finished)
@@ -449,6 +451,8 @@ static void group_sync(struct controller *c, controller_pgroup_t *g)
 
 	in_core = engine_workload_find(c->e, g->key, &id) == GPUQ_OK &&
 		  engine_workload_view(c->e, id, &v) == GPUQ_OK;
+	if (in_core && v.state == ENGINE_WL_ADMITTED && !gspec_build(g, &s) && s.eldest)
+		controller_limit_follow(c, g->key, s.eldest, s.eldest->x->max_exec_s);
 	if ((in_core && v.state != ENGINE_WL_PENDING) || gspec_build(g, &s))
 		return;
 	if (!s.present || (!in_core && !s.gpu))

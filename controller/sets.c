@@ -425,7 +425,8 @@ static bool label_moved(struct controller *c, const set_t *s, const engine_workl
 	return s->wl->queue && (!slash || strcmp(slash + 1, s->wl->queue) != 0);
 }
 
-/* Group g of s (an LWS's), queued, follows its set's queue label. */
+/* Group g of s (an LWS's) follows its set: queued, its queue label;
+ * admitted, its wall-clock limit. */
 static void group_follow_queue(struct controller *c, const set_t *s, controller_pgroup_t *g)
 {
 	engine_workload_view_t v;
@@ -434,6 +435,7 @@ static void group_follow_queue(struct controller *c, const set_t *s, controller_
 	if (!engine_workload_find(c->e, g->key, &id) && !engine_workload_view(c->e, id, &v) &&
 	    v.state == ENGINE_WL_PENDING && label_moved(c, s, &v))
 		(void)group_update(c, s, g, g->total);
+	controller_limit_follow(c, g->key, s->wl, s->wl->x->max_exec_s); /* admitted: its limit */
 }
 
 /* Slice g of s, `size` replicas, in the core as it should be: added when
@@ -463,6 +465,7 @@ static void slice_ensure(struct controller *c, const set_t *s, controller_pgroup
 	}
 	if (v.state != ENGINE_WL_ADMITTED)
 		return;
+	controller_limit_follow(c, g->key, s->wl, s->wl->x->max_exec_s);
 	if (v.pods < size) {
 		gpuq_log(GPUQ_LOG_INFO, "controller",
 			 "StatefulSet %s: slice %s grew to %lld replicas while admitted for %d: "

@@ -32,6 +32,26 @@ int controller_decode(struct controller *c, const char *text, size_t len, worklo
 	return rc;
 }
 
+void controller_limit_follow(struct controller *c, const char *uid, const workload_t *o,
+			     int32_t max_exec_s)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+	bool changed = false;
+
+	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v) ||
+	    v.state != ENGINE_WL_ADMITTED || v.max_exec_s == max_exec_s)
+		return;
+	if (engine_workload_limit_set(c->e, uid, max_exec_s, controller_now(c), &changed) ||
+	    !changed)
+		return;
+	gpuq_log(GPUQ_LOG_INFO, "controller",
+		 "%s %s/%s: its wall-clock limit is now %d s (0: its ClusterQueue's, if any)",
+		 o->integ->kind_name, o->namespace_, o->name, (int)max_exec_s);
+	c->core_dirty = true;
+	controller_status_note(c, uid);
+}
+
 json_t *controller_selector_json(const workload_podset_t *ps)
 {
 	json_t *sel = json_object();

@@ -598,9 +598,54 @@ static void lws_scale_down(void **state)
 	ctl_free(c);
 }
 
+/* The wall-clock limit the core holds for workload key (0: none). */
+static int32_t limit_of(struct controller *c, const char *key)
+{
+	engine_workload_view_t v;
+	engine_wl_t id;
+
+	assert_int_equal(engine_workload_find(c->e, key, &id), GPUQ_OK);
+	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	return v.max_exec_s;
+}
+
+/* set o labelled max-exec-time-seconds `secs`. */
+static json_t *limited(json_t *o, const char *secs)
+{
+	json_object_set_new(json_object_get(json_object_get(o, "metadata"), "labels"),
+			    "gpuq.dev/max-exec-time-seconds", json_string(secs));
+	return o;
+}
+
+/* A running StatefulSet's or LWS's max-exec-time-seconds label, changed, is
+ * the limit of its admitted slices and groups at once, as a Job's is (it
+ * applied from their next admission before). */
+static void admitted_sets_follow_their_limit_label(void **state)
+{
+	struct controller *c = ctl_new();
+
+	(void)state;
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 2, -1));
+	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 2);
+	cycle(c);
+	assert_true(released(c, "web-1"));
+	assert_int_equal(limit_of(c, "sts:team-a/web/0"), 0);
+	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED,
+		  limited(sts("web", 2, -1), "60"));
+	assert_int_equal(limit_of(c, "sts:team-a/web/0"), 60);
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 1, 2, NULL));
+	lws_group_event(c, KUBE_EV_ADDED, 0);
+	cycle(c);
+	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
+	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, limited(lws("vllm", 1, 2, NULL), "90"));
+	assert_int_equal(limit_of(c, "lws:team-a/vllm/0"), 90);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(admitted_sets_follow_their_limit_label),
 	    cmocka_unit_test(ordinals_start_at_one),
 	    cmocka_unit_test(forty_scale_ups_admitted_as_they_come),
 	    cmocka_unit_test(forty_scale_ups_while_blocked),
