@@ -93,23 +93,46 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 	gpuq_diag_t inner;
 	int rc;
 
+	/* The field paths are written only for a refusal: every review reads
+	 * a few dozen of these, and a refusal is rare. */
 	list->n = 0;
-	cfield(ps, i, where, sizeof(where));
-	snprintf(path, sizeof(path), "%s.resources", where);
-	rc = jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
-	if (rc)
-		return rc;
-	snprintf(path, sizeof(path), "%s.resources.%s", where, which);
-	rc = jv_fields_typed(&f, res, which, JV_OBJECT, path, &m);
-	if (rc || !m)
-		return rc;
+	if (!jv_member_typed(ps->refs[i].json, "resources", JV_OBJECT, &res)) {
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources", where);
+		return jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
+	}
+	if (!res)
+		return GPUQ_OK;
+	if (!jv_member_typed(res, which, JV_OBJECT, &m)) {
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources.%s", where, which);
+		return jv_fields_typed(&f, res, which, JV_OBJECT, path, &m);
+	}
+	if (!m)
+		return GPUQ_OK;
 	for (const jv_t *k = m->first; k; k = v->next) {
 		const char *key = k->s;
 		quota_qty_t q;
 
 		v = k->next;
 		inner.msg[0] = '\0';
+		rc = workload_qty_json(v, &q, &inner);
+		if (!rc && quota_qty_cmp(&q, &(quota_qty_t){0}) >= 0) {
+			rc = quota_reslist_set(list, key, &q);
+			if (!rc) {
+				if (!ps->gpu && workload_gpu_resource(cfg, key) &&
+				    !quota_qty_is_zero(&q)) {
+					ps->gpu = true;
+					gpuq_strlcpy(ps->gpu_resource, key,
+						     sizeof(ps->gpu_resource));
+				}
+				continue;
+			}
+		}
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources.%s", where, which);
 		snprintf(at, sizeof(at), "%s[%s]", path, key);
+		inner.msg[0] = '\0';
 		rc = workload_qty_json(v, &q, &inner);
 		if (rc)
 			return jv_fields_refuse(&f, at, "%s", inner.msg);
@@ -117,16 +140,10 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 			return jv_fields_refuse(
 			    &f, at, "invalid value \"%s\": must be greater than or equal to 0",
 			    jv_is(v, JV_STRING) ? jv_str(v) : "");
-		rc = quota_reslist_set(list, key, &q);
-		if (rc)
-			return jv_fields_refuse(&f, path,
-						"too many resources or name too long (%s; caps "
-						"%d entries, %d bytes)",
-						key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
-		if (!ps->gpu && workload_gpu_resource(cfg, key) && !quota_qty_is_zero(&q)) {
-			ps->gpu = true;
-			gpuq_strlcpy(ps->gpu_resource, key, sizeof(ps->gpu_resource));
-		}
+		return jv_fields_refuse(&f, path,
+					"too many resources or name too long (%s; caps "
+					"%d entries, %d bytes)",
+					key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
 	}
 	return GPUQ_OK;
 }
