@@ -1,6 +1,7 @@
 /* jv/parse.c: the document parser (jv.h). One scan for depth and an upper
  * bound on the values, one allocation for every node and decoded string,
  * one non-recursive pass to build the tree. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,60 +65,74 @@ static uint64_t has_special(uint64_t w)
 	       has_byte(w, '\\');
 }
 
+/* The index of the first flagged byte of a has_byte/has_special word:
+ * their lowest flag is always a true one (a borrow only runs upwards). */
+static size_t first_hit(uint64_t hit)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (size_t)__builtin_clzll(hit) / 8;
+#else
+	return (size_t)__builtin_ctzll(hit) / 8;
+#endif
+}
+
 static int perr(parser_t *ps, const char *what)
 {
 	gpuq_strlcpy(ps->err, what, ps->err_cap);
 	return GPUQ_EINVAL;
 }
 
-/* Pre-scan: deepest nesting and an upper bound on the number of values
- * (1 + commas + colons + opening brackets, outside strings). */
+/* What each byte outside strings does to the pre-scan: opens or closes a
+ * container, or marks one more value (an opening bracket, a comma, a
+ * colon). Tables, so the scan's only branches are a string's start and end
+ * (a switch mispredicted on every structural byte). */
+static const signed char depth_delta[256] = {['['] = 1, ['{'] = 1, [']'] = -1, ['}'] = -1};
+static const unsigned char value_mark[256] = {['['] = 1, ['{'] = 1, [','] = 1, [':'] = 1};
+
+/* From i, inside a string: the index of its closing quote (len when it has
+ * none). A backslash skips the byte after it. */
+static size_t string_end(const char *buf, size_t len, size_t i)
+{
+	for (;;) {
+		while (i + 8 <= len) {
+			uint64_t w = load8(buf + i), hit = has_byte(w, '"') | has_byte(w, '\\');
+
+			if (hit) {
+				i += first_hit(hit);
+				break;
+			}
+			i += 8;
+		}
+		while (i < len && buf[i] != '"' && buf[i] != '\\')
+			i++;
+		if (i >= len || buf[i] == '"')
+			return i < len ? i : len;
+		i += 2; /* the escaped byte */
+	}
+}
+
+/* Pre-scan: deepest nesting and an upper bound on the values (1 + commas +
+ * colons + opening brackets, outside strings); a close without an open
+ * counts as nothing. Returns at once past depth_max. */
 static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_values)
 {
-	size_t depth = 0, max = 0, n = 1;
-	bool in_str = false;
+	size_t max = 0, n = 1;
+	ptrdiff_t depth = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		char c = buf[i];
+		unsigned char c = (unsigned char)buf[i];
 
-		if (in_str) {
-			if (c == '\\') {
-				i++;
-			} else if (c == '"') {
-				in_str = false;
-			} else { /* skip on to the next quote or backslash */
-				while (i + 9 <= len && !has_byte(load8(buf + i + 1), '"') &&
-				       !has_byte(load8(buf + i + 1), '\\'))
-					i += 8;
-				while (i + 1 < len && buf[i + 1] != '"' && buf[i + 1] != '\\')
-					i++;
-			}
+		if (c == '"') {
+			i = string_end(buf, len, i + 1);
 			continue;
 		}
-		switch (c) {
-		case '"':
-			in_str = true;
-			break;
-		case '[':
-		case '{':
-			n++;
-			if (++depth > max) {
-				max = depth;
-				if (max > depth_max)
-					return max;
-			}
-			break;
-		case ']':
-		case '}':
-			if (depth)
-				depth--;
-			break;
-		case ',':
-		case ':':
-			n++;
-			break;
-		default:
-			break;
+		n += value_mark[c];
+		depth += depth_delta[c];
+		depth = depth < 0 ? 0 : depth;
+		if ((size_t)depth > max) {
+			max = (size_t)depth;
+			if (max > depth_max)
+				return max;
 		}
 	}
 	*n_values = n;
@@ -237,14 +252,25 @@ static int parse_string(parser_t *ps, jv_t *v)
 		const char *p = ps->p, *end = ps->end, *run = p;
 
 		/* Fast path: a run of plain printable ASCII, eight bytes at a
-		 * time while they all are, then byte by byte (locals, so the
-		 * arena stores cannot force reloads). */
-		while (end - p >= 8 && !has_special(load8(p))) {
+		 * time up to its first other byte, then byte by byte for the
+		 * last few (locals, so the arena stores cannot force reloads).
+		 * A word is stored whole even when only its first k bytes are
+		 * the run's: the arena has room (decoded text never outgrows
+		 * the source, and 8 more source bytes remain), and the bytes
+		 * past k are written over next. */
+		while (end - p >= 8) {
+			uint64_t hit = has_special(load8(p));
+
 			memcpy(o, p, 8);
+			if (hit) {
+				o += first_hit(hit);
+				p += first_hit(hit);
+				break;
+			}
 			o += 8;
 			p += 8;
 		}
-		while (p < end && plain_byte[(unsigned char)*p])
+		while (end - p < 8 && p < end && plain_byte[(unsigned char)*p])
 			*o++ = *p++;
 		if (p != run) {
 			ps->p = p;
