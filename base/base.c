@@ -119,6 +119,22 @@ int gpuq_strlcpy(char *dst, const char *src, size_t cap)
 	return GPUQ_OK;
 }
 
+void gpuq_strjoin(char *dst, size_t cap, const char *a, const char *b, const char *c)
+{
+	const char *parts[3] = {a, b, c};
+	size_t used = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t len = strlen(parts[i]);
+
+		if (len > cap - 1 - used)
+			len = cap - 1 - used;
+		memcpy(dst + used, parts[i], len);
+		used += len;
+	}
+	dst[used] = '\0';
+}
+
 void gpuq_abort(const char *file, int line, const char *what)
 {
 	fprintf(stderr, "gpuq: invariant broken at %s:%d: %s\n", file, line, what);

@@ -544,7 +544,7 @@ const jv_t *jv_get(const jv_t *obj, const char *key)
 	if (!obj || obj->type != JV_OBJECT)
 		return NULL;
 	for (const jv_t *k = obj->first; k; k = k->next->next)
-		if (!strcmp(k->s, key))
+		if (k->s[0] == key[0] && !strcmp(k->s, key)) /* most keys differ at once */
 			return k->next;
 	return NULL;
 }

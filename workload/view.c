@@ -156,7 +156,7 @@ static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_
 	char path[128], at[448];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s.overhead", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".overhead", "");
 	rc = jv_fields_typed(&f, ps->pod_spec, "overhead", JV_OBJECT, path, &m);
 	if (rc || !m)
 		return rc;
@@ -183,7 +183,7 @@ static int decode_runtime_class(workload_view_t *w, workload_view_podset_t *ps, 
 	char path[WORKLOAD_FIELD_MAX + 32];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s.runtimeClassName", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".runtimeClassName", "");
 	rc = jv_fields_str(&f, ps->pod_spec, "runtimeClassName", path, false, &ps->runtime_class);
 	if (ps->runtime_class && !ps->runtime_class[0])
 		ps->runtime_class = NULL;
@@ -216,8 +216,8 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 	char pi[128], pa[128];
 	int rc;
 
-	snprintf(pi, sizeof(pi), "%s.initContainers", ps->spec_field);
-	snprintf(pa, sizeof(pa), "%s.containers", ps->spec_field);
+	gpuq_strjoin(pi, sizeof(pi), ps->spec_field, ".initContainers", "");
+	gpuq_strjoin(pa, sizeof(pa), ps->spec_field, ".containers", "");
 	rc = jv_fields_typed(&f, ps->pod_spec, "initContainers", JV_ARRAY, pi, &init);
 	if (!rc)
 		rc = jv_fields_typed(&f, ps->pod_spec, "containers", JV_ARRAY, pa, &app);
@@ -283,7 +283,7 @@ static int decode_claims(workload_view_t *w, workload_view_podset_t *ps, const p
 	char path[128];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s.resourceClaims", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".resourceClaims", "");
 	rc = jv_fields_typed(&f, ps->pod_spec, "resourceClaims", JV_ARRAY, path, &claims);
 	if (!rc)
 		rc = objects_only(w, claims, path, diag);
@@ -315,20 +315,20 @@ int workload_view_template(workload_view_t *w, workload_view_podset_t *ps, const
 	int rc;
 
 	ps->tmpl = tmpl;
-	snprintf(ps->spec_field, sizeof(ps->spec_field), "%s.spec", field);
+	gpuq_strjoin(ps->spec_field, sizeof(ps->spec_field), field, ".spec", "");
 	gpuq_strlcpy(ps->tmpl_ptr, ptr, sizeof(ps->tmpl_ptr));
-	snprintf(path, sizeof(path), "%s.metadata", field);
+	gpuq_strjoin(path, sizeof(path), field, ".metadata", "");
 	rc = jv_fields_typed(&f, tmpl, "metadata", JV_OBJECT, path, &tmeta);
-	snprintf(path, sizeof(path), "%s.metadata.labels", field);
+	gpuq_strjoin(path, sizeof(path), field, ".metadata.labels", "");
 	if (!rc)
 		rc = jv_fields_typed(&f, tmeta, "labels", JV_OBJECT, path, &ps->pod_labels);
-	snprintf(path, sizeof(path), "%s.metadata.annotations", field);
+	gpuq_strjoin(path, sizeof(path), field, ".metadata.annotations", "");
 	if (!rc)
 		rc = jv_fields_typed(&f, tmeta, "annotations", JV_OBJECT, path,
 				     &ps->pod_annotations);
 	if (!rc)
 		rc = jv_fields_typed(&f, tmpl, "spec", JV_OBJECT, ps->spec_field, &ps->pod_spec);
-	snprintf(path, sizeof(path), "%s.schedulingGates", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".schedulingGates", "");
 	if (!rc)
 		rc = jv_fields_typed(&f, ps->pod_spec, "schedulingGates", JV_ARRAY, path, &gates);
 	adm = jv_member_str(ps->pod_annotations, WORKLOAD_ANNOT_ADMITTED);
@@ -372,8 +372,8 @@ int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const c
 	int64_t completions;
 	int rc;
 
-	snprintf(pp, sizeof(pp), "%s.parallelism", field);
-	snprintf(pc, sizeof(pc), "%s.completions", field);
+	gpuq_strjoin(pp, sizeof(pp), field, ".parallelism", "");
+	gpuq_strjoin(pc, sizeof(pc), field, ".completions", "");
 	rc = jv_fields_int(&f, spec, "parallelism", pp, 1, 0, INT64_MAX, parallelism);
 	if (!rc)
 		rc = jv_fields_int(&f, spec, "completions", pc, -1, 0, INT64_MAX, &completions);
