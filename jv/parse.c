@@ -1,6 +1,11 @@
 /* jv/parse.c: the document parser (jv.h). One scan for depth and an upper
- * bound on the values, one allocation for every node and decoded string,
- * one non-recursive pass to build the tree. */
+ * bound on the values, one allocation for every node and a copy of the
+ * text, one non-recursive pass to build the tree. The pass reads the
+ * caller's bytes and writes only the copy (the arena): a string or number
+ * is NUL-terminated in place there, over the byte that ended it (a closing
+ * quote, a delimiter), and a string with escapes is decoded down over its
+ * own bytes (a decoded string is never longer), so most strings are never
+ * copied one by one. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +19,10 @@ typedef struct {
 	jv_t *nodes;
 	size_t n_nodes;	  /* used */
 	size_t cap_nodes; /* allocated (an upper bound from the scan) */
-	char *arena;	  /* decoded strings and number texts, NUL-terminated */
-	size_t arena_len; /* used */
+	const char *buf;  /* the first byte */
+	char *arena;	  /* the text's copy, len + 1 bytes: byte i of the text is
+			     arena[i] until the pass writes a NUL or a decoded
+			     string over it */
 	char *err;	  /* message buffer */
 	size_t err_cap;	  /* its size */
 } parser_t;
@@ -239,44 +246,45 @@ static int parse_escape(parser_t *ps, char **o)
 	return GPUQ_OK;
 }
 
-/* A string starting at the opening quote: decoded into the arena. The
- * parser's hot path: runs of plain ASCII are copied whole; escapes (rare)
- * are parse_escape's. */
+/* Where byte p of the text is in the arena. */
+static char *shadow(const parser_t *ps, const char *p)
+{
+	return ps->arena + (p - ps->buf);
+}
+
+/* A string starting at the opening quote: its text in the arena, in place
+ * (o stays p's shadow) until an escape is decoded, then moved down behind
+ * it. The parser's hot path: a plain run is found eight bytes at a time. */
 static int parse_string(parser_t *ps, jv_t *v)
 {
-	char *o = ps->arena + ps->arena_len, *start = o;
+	const char *p = ps->p + 1, *end = ps->end;
+	char *start = shadow(ps, p), *o = start;
 
-	ps->p++; /* opening quote */
-	while (ps->p < ps->end && *ps->p != '"') {
+	for (;;) {
 		unsigned char c;
-		const char *p = ps->p, *end = ps->end, *run = p;
 
-		/* Fast path: a run of plain printable ASCII, eight bytes at a
-		 * time up to its first other byte, then byte by byte for the
-		 * last few (locals, so the arena stores cannot force reloads).
-		 * A word is stored whole even when only its first k bytes are
-		 * the run's: the arena has room (decoded text never outgrows
-		 * the source, and 8 more source bytes remain), and the bytes
-		 * past k are written over next. */
 		while (end - p >= 8) {
 			uint64_t hit = has_special(load8(p));
+			size_t k = hit ? first_hit(hit) : 8;
 
-			memcpy(o, p, 8);
-			if (hit) {
-				o += first_hit(hit);
-				p += first_hit(hit);
+			if (o != shadow(ps, p))
+				memcpy(o, p, k);
+			o += k;
+			p += k;
+			if (hit)
 				break;
-			}
-			o += 8;
-			p += 8;
 		}
-		while (end - p < 8 && p < end && plain_byte[(unsigned char)*p])
-			*o++ = *p++;
-		if (p != run) {
-			ps->p = p;
-			continue;
+		while (p < end && plain_byte[(unsigned char)*p]) {
+			*o = *p; /* in place or moved down: the same byte */
+			o++;
+			p++;
 		}
-		c = (unsigned char)*ps->p;
+		ps->p = p;
+		if (p >= end)
+			return perr(ps, "unterminated string");
+		c = (unsigned char)*p;
+		if (c == '"')
+			break;
 		if (c < 0x20)
 			return perr(ps, "control character in string");
 		if (c == '\\') {
@@ -284,27 +292,23 @@ static int parse_string(parser_t *ps, jv_t *v)
 
 			if (rc)
 				return rc;
-		} else if (c < 0x80) {
-			*o++ = (char)c;
-			ps->p++;
+			p = ps->p;
 		} else {
-			size_t n = gpuq_utf8_len((const unsigned char *)ps->p,
-						 (const unsigned char *)ps->end);
+			size_t n =
+			    gpuq_utf8_len((const unsigned char *)p, (const unsigned char *)end);
 
 			if (!n)
 				return perr(ps, "invalid UTF-8");
-			memcpy(o, ps->p, n);
+			if (o != shadow(ps, p))
+				memcpy(o, p, n);
 			o += n;
-			ps->p += n;
+			p += n;
 		}
 	}
-	if (ps->p >= ps->end)
-		return perr(ps, "unterminated string");
-	ps->p++; /* closing quote */
-	*o++ = '\0';
+	ps->p = p + 1; /* closing quote */
+	*o = '\0';
 	v->s = start;
-	v->len = (uint32_t)(o - start - 1);
-	ps->arena_len += (size_t)(o - start);
+	v->len = (uint32_t)(o - start);
 	return GPUQ_OK;
 }
 
@@ -316,7 +320,6 @@ static bool digit(const parser_t *ps)
 static int parse_number(parser_t *ps, jv_t *v)
 {
 	const char *s = ps->p;
-	char *o = ps->arena + ps->arena_len;
 
 	if (*ps->p == '-')
 		ps->p++;
@@ -346,10 +349,8 @@ static int parse_number(parser_t *ps, jv_t *v)
 			ps->p++;
 	}
 	v->len = (uint32_t)(ps->p - s);
-	memcpy(o, s, v->len);
-	o[v->len] = '\0';
-	v->s = o;
-	ps->arena_len += v->len + 1;
+	v->s = shadow(ps, s);
+	*shadow(ps, ps->p) = '\0'; /* over the byte after it (the text's end: arena[len]) */
 	return GPUQ_OK;
 }
 
@@ -498,7 +499,7 @@ static int parse_tree(parser_t *ps, jv_t **root)
 
 int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap)
 {
-	parser_t ps = {.p = buf, .end = buf + len, .err = err, .err_cap = cap};
+	parser_t ps = {.p = buf, .end = buf + len, .buf = buf, .err = err, .err_cap = cap};
 	size_t n_values = 0, bytes;
 	int rc;
 
@@ -512,14 +513,16 @@ int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap
 		snprintf(err, cap, "more than %d JSON values", JV_VALUES_MAX);
 		return GPUQ_ELIMIT;
 	}
-	/* Decoded strings never outgrow their source; each value adds a NUL. */
-	bytes = n_values * sizeof(jv_t) + len + n_values + 1;
+	/* The nodes, then the text's copy and one byte for a NUL after it. */
+	bytes = n_values * sizeof(jv_t) + len + 1;
 	d->mem = malloc(bytes);
 	if (!d->mem)
 		return GPUQ_ENOMEM;
 	ps.nodes = (jv_t *)d->mem;
 	ps.cap_nodes = n_values;
 	ps.arena = d->mem + n_values * sizeof(jv_t);
+	memcpy(ps.arena, buf, len);
+	ps.arena[len] = '\0';
 	rc = parse_tree(&ps, &d->root);
 	if (rc) {
 		char what[128];
