@@ -8,8 +8,9 @@
  *
  * The design decision that matters: one pass counts the values and checks
  * the nesting (so a hostile body is refused before any memory is taken),
- * one allocation holds every node and decoded string, and a non-recursive
- * pass builds the tree. Strict RFC 8259: UTF-8 checked, escapes decoded
+ * one allocation holds every node and a copy of the text, and a
+ * non-recursive pass builds the tree, NUL-terminating and decoding each
+ * string and number in place in that copy. Strict RFC 8259: UTF-8 checked, escapes decoded
  * (\u0000 refused), numbers kept as their text so quantities parse exactly.
  * Duplicate object keys are not refused: lookups take the first (the
  * apiserver never sends duplicates). Pure: no I/O, no clock, no globals;

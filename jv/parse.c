@@ -42,9 +42,50 @@ static const unsigned char plain_byte[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-/* Eight bytes at a time (SWAR) over the runs inside strings, the bulk of a
- * review: the byte tests below say whether any byte of a word is one to
- * stop at, and the word is then walked byte by byte as before. */
+/* The runs inside strings, the bulk of a review, are walked a block at a
+ * time: a block's flags say which of its bytes stop a run, and the run
+ * goes up to the first of them. With SSE2 (every x86-64) a block is 16
+ * bytes and a flag a bit per byte; elsewhere 8 bytes in a word (SWAR), a
+ * flag the top bit of each byte. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+#define BLOCK 16
+
+static __m128i block_load(const char *p)
+{
+	return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
+/* Flags of the quotes and backslashes of block p. */
+static uint64_t block_quotes(const char *p)
+{
+	__m128i b = block_load(p);
+
+	return (uint64_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8('"')),
+							_mm_cmpeq_epi8(b, _mm_set1_epi8('\\'))));
+}
+
+/* Flags of the bytes of block p that are not plain_byte's: a quote, a
+ * backslash, a control character or a non-ASCII byte (a signed compare:
+ * those are below 0x20 as signed bytes too). */
+static uint64_t block_special(const char *p)
+{
+	__m128i b = block_load(p);
+	__m128i stop = _mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8('"')),
+				    _mm_cmpeq_epi8(b, _mm_set1_epi8('\\')));
+
+	return (uint64_t)_mm_movemask_epi8(
+	    _mm_or_si128(stop, _mm_cmplt_epi8(b, _mm_set1_epi8(0x20))));
+}
+
+/* The index of the first flagged byte. */
+static size_t first_hit(uint64_t flags)
+{
+	return (size_t)__builtin_ctzll(flags);
+}
+#else
+#define BLOCK 8
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
@@ -56,7 +97,8 @@ static uint64_t load8(const char *p)
 	return w;
 }
 
-/* Non-zero when a byte of w equals c. */
+/* The bytes of w equal to c. Exact up to the first one (a borrow only runs
+ * upwards), which is all first_hit reads. */
 static uint64_t has_byte(uint64_t w, unsigned char c)
 {
 	uint64_t x = w ^ (ONES * c);
@@ -64,24 +106,30 @@ static uint64_t has_byte(uint64_t w, unsigned char c)
 	return (x - ONES) & ~x & HIGHS;
 }
 
-/* Non-zero when a byte of w is not plain_byte's: a control character,
- * '"', '\\', or not ASCII. */
-static uint64_t has_special(uint64_t w)
+static uint64_t block_quotes(const char *p)
 {
+	uint64_t w = load8(p);
+
+	return has_byte(w, '"') | has_byte(w, '\\');
+}
+
+static uint64_t block_special(const char *p)
+{
+	uint64_t w = load8(p);
+
 	return ((w - ONES * 0x20) & ~w & HIGHS) | (w & HIGHS) | has_byte(w, '"') |
 	       has_byte(w, '\\');
 }
 
-/* The index of the first flagged byte of a has_byte/has_special word:
- * their lowest flag is always a true one (a borrow only runs upwards). */
-static size_t first_hit(uint64_t hit)
+static size_t first_hit(uint64_t flags)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return (size_t)__builtin_clzll(hit) / 8;
+	return (size_t)__builtin_clzll(flags) / 8;
 #else
-	return (size_t)__builtin_ctzll(hit) / 8;
+	return (size_t)__builtin_ctzll(flags) / 8;
 #endif
 }
+#endif
 
 static int perr(parser_t *ps, const char *what)
 {
@@ -101,14 +149,14 @@ static const unsigned char value_mark[256] = {['['] = 1, ['{'] = 1, [','] = 1, [
 static size_t string_end(const char *buf, size_t len, size_t i)
 {
 	for (;;) {
-		while (i + 8 <= len) {
-			uint64_t w = load8(buf + i), hit = has_byte(w, '"') | has_byte(w, '\\');
+		while (i + BLOCK <= len) {
+			uint64_t hit = block_quotes(buf + i);
 
 			if (hit) {
 				i += first_hit(hit);
 				break;
 			}
-			i += 8;
+			i += BLOCK;
 		}
 		while (i < len && buf[i] != '"' && buf[i] != '\\')
 			i++;
@@ -263,9 +311,9 @@ static int parse_string(parser_t *ps, jv_t *v)
 	for (;;) {
 		unsigned char c;
 
-		while (end - p >= 8) {
-			uint64_t hit = has_special(load8(p));
-			size_t k = hit ? first_hit(hit) : 8;
+		while (end - p >= BLOCK) {
+			uint64_t hit = block_special(p);
+			size_t k = hit ? first_hit(hit) : BLOCK;
 
 			if (o != shadow(ps, p))
 				memcpy(o, p, k);
