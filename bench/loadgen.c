@@ -56,8 +56,8 @@
 /* Latencies kept in `loop` by time, over all connections (the rest are
  * counted, not kept): 100 s of a 10 us round trip. */
 #define LOOP_SAMPLES (10u << 20)
-#define DURATION_MAX 600	/* --duration and --warmup cap, seconds */
-#define IO_TIMEOUT_S 5		/* socket send/receive timeout */
+#define DURATION_MAX 600 /* --duration and --warmup cap, seconds */
+#define IO_TIMEOUT_S 5	 /* socket send/receive timeout */
 #define NS_PER_S 1000000000LL
 #define SPIN_NS 100000 /* busy-wait the last 100 us before a request is due */
 
@@ -452,9 +452,10 @@ static int run_rate(const options_t *o, SSL_CTX *ctx)
 {
 	conn_t *conns = calloc((size_t)o->connections, sizeof(conn_t));
 	pthread_t *threads = calloc((size_t)o->connections, sizeof(pthread_t));
-	size_t per = o->requests  ? (size_t)loop_share(o, 0) + 16
-		     : o->closed  ? LOOP_SAMPLES / (size_t)o->connections + 16
-				  : (size_t)(o->rate * (o->duration + 1)) / (size_t)o->connections + 16;
+	size_t per = o->requests ? (size_t)loop_share(o, 0) + 16
+		     : o->closed
+			 ? LOOP_SAMPLES / (size_t)o->connections + 16
+			 : (size_t)(o->rate * (o->duration + 1)) / (size_t)o->connections + 16;
 	uint32_t *all = NULL;
 	uint32_t *svc = NULL;
 	size_t n = 0;
