@@ -194,8 +194,11 @@ static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_valu
 	return max;
 }
 
-static void skip_ws(parser_t *ps)
+static inline void skip_ws(parser_t *ps)
 {
+	/* the apiserver's JSON is compact: one test for the common case */
+	if (ps->p < ps->end && (unsigned char)*ps->p > ' ')
+		return;
 	while (ps->p < ps->end &&
 	       (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
 		ps->p++;
