@@ -119,6 +119,22 @@ int gpuq_strlcpy(char *dst, const char *src, size_t cap)
 	return GPUQ_OK;
 }
 
+void gpuq_strjoin(char *dst, size_t cap, const char *a, const char *b, const char *c)
+{
+	const char *parts[3] = {a, b, c};
+	size_t used = 0;
+
+	for (size_t i = 0; i < 3; i++) {
+		size_t len = strlen(parts[i]);
+
+		if (len > cap - 1 - used)
+			len = cap - 1 - used;
+		memcpy(dst + used, parts[i], len);
+		used += len;
+	}
+	dst[used] = '\0';
+}
+
 void gpuq_abort(const char *file, int line, const char *what)
 {
 	fprintf(stderr, "gpuq: invariant broken at %s:%d: %s\n", file, line, what);
@@ -181,8 +197,18 @@ size_t gpuq_base64_encode(const void *src, size_t n, char *dst)
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	const unsigned char *s = src;
 	char *d = dst;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i += 3) {
+	for (; n - i >= 3; i += 3) { /* whole groups of three: no tests */
+		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+
+		d[0] = tab[(v >> 18) & 63];
+		d[1] = tab[(v >> 12) & 63];
+		d[2] = tab[(v >> 6) & 63];
+		d[3] = tab[v & 63];
+		d += 4;
+	}
+	for (; i < n; i += 3) { /* the last one or two bytes, padded */
 		uint32_t v = (uint32_t)s[i] << 16;
 		size_t left = n - i;
 

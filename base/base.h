@@ -90,6 +90,12 @@ void gpuq_log(gpuq_log_level_t level, const char *module, const char *fmt, ...)
  * Returns GPUQ_ELIMIT when src did not fit (dst then holds the prefix). */
 int gpuq_strlcpy(char *dst, const char *src, size_t cap);
 
+/* a, b and c one after the other into dst, cut and NUL-terminated as
+ * snprintf(dst, cap, "%s%s%s", a, b, c) would: the field paths and JSON
+ * pointers the admission path writes per review, without a format parse.
+ * cap > 0. */
+void gpuq_strjoin(char *dst, size_t cap, const char *a, const char *b, const char *c);
+
 /* Parse a duration: "250" or "250ms" (milliseconds), "1.5s", "2m", "1h"
  * (fractions down to 1 ms). GPUQ_EINVAL (bad form, finer than 1 ms) or
  * GPUQ_ERANGE (over GPUQ_DURATION_MAX_MS) with the value in diag. */

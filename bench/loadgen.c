@@ -12,8 +12,18 @@
  *   loadgen probe --port P --body FILE [--path /mutate] [--ca ca.crt]
  *   loadgen rate  --port P --body FILE --rate R --connections C --duration S
  *                 [--warmup S] [--path /mutate] [--ca ca.crt] [--host 127.0.0.1]
+ *   loadgen loop  --port P --body FILE --connections C (--duration S | --requests N)
+ *                 [--warmup S] [--path /mutate] [--ca ca.crt] [--host 127.0.0.1]
  *
- * `rate` prints one line of key=value figures (latencies in microseconds):
+ * `loop` is closed-loop: each connection sends its next request as soon as
+ * the last answer is in, so a request's latency is its own round trip (send
+ * to last byte of the answer) with nothing queued before it. With one
+ * connection that is the latency the apiserver sees for one review on an
+ * idle server; --requests N stops after N measured requests in all (for
+ * instruction counts under valgrind, where time is meaningless).
+ *
+ * `rate` and `loop` print one line of key=value figures (latencies in
+ * microseconds; in `loop` svc_p99_us equals p99_us):
  *   sent=N ok=N errors=N reconnects=N rate=R p50_us=N p99_us=N max_us=N svc_p99_us=N
  * Exit: 0 done (errors are counted, not fatal), 1 could not run, 2 usage.
  * Build: cc -O2 -std=c11 -D_GNU_SOURCE bench/loadgen.c -lssl -lcrypto -lpthread
@@ -42,8 +52,12 @@
 #define RESPONSE_MAX (1u << 20) /* response (headers + body) cap */
 #define CONNECTIONS_MAX 256	/* --connections cap */
 #define RATE_MAX 1000000	/* --rate cap, requests per second */
-#define DURATION_MAX 600	/* --duration and --warmup cap, seconds */
-#define IO_TIMEOUT_S 5		/* socket send/receive timeout */
+#define REQUESTS_MAX 10000000	/* `loop --requests` cap */
+/* Latencies kept in `loop` by time, over all connections (the rest are
+ * counted, not kept): 100 s of a 10 us round trip. */
+#define LOOP_SAMPLES (10u << 20)
+#define DURATION_MAX 600 /* --duration and --warmup cap, seconds */
+#define IO_TIMEOUT_S 5	 /* socket send/receive timeout */
 #define NS_PER_S 1000000000LL
 #define SPIN_NS 100000 /* busy-wait the last 100 us before a request is due */
 
@@ -58,6 +72,8 @@ typedef struct {
 	int connections;    /* --connections */
 	int duration;	    /* --duration, measured seconds */
 	int warmup;	    /* --warmup, unmeasured seconds before */
+	bool closed;	    /* `loop`: closed loop, no pacing */
+	long requests;	    /* `loop --requests`: measured requests in all (0: by time) */
 } options_t;
 
 typedef struct {
@@ -233,24 +249,35 @@ static int exchange(conn_t *c, size_t *len)
 	return (int)strtol(c->buf + 9, NULL, 10);
 }
 
+/* Measured requests connection index sends in `loop --requests`: the
+ * total split evenly, the first ones taking the remainder. */
+static long loop_share(const options_t *o, int index)
+{
+	return o->requests / o->connections + (index < o->requests % o->connections);
+}
+
 static void *conn_run(void *arg)
 {
 	conn_t *c = arg;
 	const options_t *o = c->opt;
-	int64_t interval = NS_PER_S / o->rate;
+	int64_t interval = o->closed ? 0 : NS_PER_S / o->rate;
 	int64_t end = c->t0 + (int64_t)(o->warmup + o->duration) * NS_PER_S;
+	long quota = o->requests ? loop_share(o, c->index) : -1;
 
+	if (o->closed)
+		sleep_until(c->t0);
 	for (int64_t i = c->index;; i += o->connections) {
-		int64_t due = c->t0 + i * interval;
+		int64_t due = o->closed ? now_ns() : c->t0 + i * interval;
 		bool measured = due >= c->measure_from;
 		int64_t sent_at;
 		int64_t done;
 		size_t len;
 		int status;
 
-		if (due >= end)
+		if (quota >= 0 ? measured && c->sent >= quota : due >= end)
 			break;
-		sleep_until(due);
+		if (!o->closed)
+			sleep_until(due);
 		if (!c->ssl) {
 			c->reconnects++;
 			if (conn_open(c, false)) {
@@ -425,7 +452,10 @@ static int run_rate(const options_t *o, SSL_CTX *ctx)
 {
 	conn_t *conns = calloc((size_t)o->connections, sizeof(conn_t));
 	pthread_t *threads = calloc((size_t)o->connections, sizeof(pthread_t));
-	size_t per = (size_t)(o->rate * (o->duration + 1)) / (size_t)o->connections + 16;
+	size_t per = o->requests ? (size_t)loop_share(o, 0) + 16
+		     : o->closed
+			 ? LOOP_SAMPLES / (size_t)o->connections + 16
+			 : (size_t)(o->rate * (o->duration + 1)) / (size_t)o->connections + 16;
 	uint32_t *all = NULL;
 	uint32_t *svc = NULL;
 	size_t n = 0;
@@ -507,7 +537,10 @@ static void usage(FILE *out)
 	fprintf(out, "usage: loadgen free-port\n"
 		     "       loadgen probe --port P --body FILE [--path P] [--ca FILE] [--quiet]\n"
 		     "       loadgen rate --port P --body FILE --rate R --connections C "
-		     "--duration S [--warmup S] [--path P] [--ca FILE] [--host IPv4]\n");
+		     "--duration S [--warmup S] [--path P] [--ca FILE] [--host IPv4]\n"
+		     "       loadgen loop --port P --body FILE --connections C "
+		     "(--duration S | --requests N) [--warmup S] [--path P] [--ca FILE] "
+		     "[--host IPv4]\n");
 }
 
 static bool int_arg(const char *v, long lo, long hi, long *out)
@@ -570,6 +603,8 @@ int main(int argc, char **argv)
 			o.ca = val;
 		else if (!strcmp(a, "--body"))
 			body = val;
+		else if (!strcmp(a, "--requests"))
+			ok = int_arg(val, 1, REQUESTS_MAX, &o.requests);
 		else if (!strcmp(a, "--rate"))
 			ok = int_arg(val, 1, RATE_MAX, &o.rate);
 		else if (!strcmp(a, "--connections"))
@@ -589,7 +624,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!o.port || !body || (strcmp(mode, "probe") != 0 && strcmp(mode, "rate") != 0)) {
+	o.closed = !strcmp(mode, "loop");
+	if (!o.port || !body ||
+	    (strcmp(mode, "probe") != 0 && strcmp(mode, "rate") != 0 && !o.closed) ||
+	    (o.requests && !o.closed)) {
 		usage(stderr);
 		return 2;
 	}

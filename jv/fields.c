@@ -58,6 +58,14 @@ static const jv_t *present(const jv_t *obj, const char *key)
 	return jv_is(v, JV_NULL) ? NULL : v;
 }
 
+bool jv_member_typed(const jv_t *obj, const char *key, jv_type_t type, const jv_t **out)
+{
+	const jv_t *v = present(obj, key);
+
+	*out = v && v->type == type ? v : NULL;
+	return !v || v->type == type;
+}
+
 int jv_fields_typed(const jv_fields_t *f, const jv_t *obj, const char *key, jv_type_t type,
 		    const char *path, const jv_t **out)
 {

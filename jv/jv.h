@@ -8,8 +8,9 @@
  *
  * The design decision that matters: one pass counts the values and checks
  * the nesting (so a hostile body is refused before any memory is taken),
- * one allocation holds every node and decoded string, and a non-recursive
- * pass builds the tree. Strict RFC 8259: UTF-8 checked, escapes decoded
+ * one allocation holds every node and a copy of the text, and a
+ * non-recursive pass builds the tree, NUL-terminating and decoding each
+ * string and number in place in that copy. Strict RFC 8259: UTF-8 checked, escapes decoded
  * (\u0000 refused), numbers kept as their text so quantities parse exactly.
  * Duplicate object keys are not refused: lookups take the first (the
  * apiserver never sends duplicates). Pure: no I/O, no clock, no globals;
@@ -118,6 +119,11 @@ typedef struct {
 /* What v is, for messages: "null", "false", "true", "a number", "a string",
  * "an array" or "an object". */
 const char *jv_type_name(const jv_t *v);
+/* Member key of obj of type (object, array or string) into *out, NULL when
+ * absent or null: true; false (*out NULL) when it is of another type, where
+ * jv_fields_typed would refuse it. For a caller that builds the refusal's
+ * path only when there is one to write (the admission hot path). */
+bool jv_member_typed(const jv_t *obj, const char *key, jv_type_t type, const jv_t **out);
 /* Member key of obj as a string, or NULL (absent, null, or not a string). */
 const char *jv_member_str(const jv_t *obj, const char *key);
 /* Member key of obj as an object, or NULL (absent, null, or not an object). */

@@ -1,6 +1,12 @@
 /* jv/parse.c: the document parser (jv.h). One scan for depth and an upper
- * bound on the values, one allocation for every node and decoded string,
- * one non-recursive pass to build the tree. */
+ * bound on the values, one allocation for every node and a copy of the
+ * text, one non-recursive pass to build the tree. The pass reads the
+ * caller's bytes and writes only the copy (the arena): a string or number
+ * is NUL-terminated in place there, over the byte that ended it (a closing
+ * quote, a delimiter), and a string with escapes is decoded down over its
+ * own bytes (a decoded string is never longer), so most strings are never
+ * copied one by one. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +19,10 @@ typedef struct {
 	jv_t *nodes;
 	size_t n_nodes;	  /* used */
 	size_t cap_nodes; /* allocated (an upper bound from the scan) */
-	char *arena;	  /* decoded strings and number texts, NUL-terminated */
-	size_t arena_len; /* used */
+	const char *buf;  /* the first byte */
+	char *arena;	  /* the text's copy, len + 1 bytes: byte i of the text is
+			     arena[i] until the pass writes a NUL or a decoded
+			     string over it */
 	char *err;	  /* message buffer */
 	size_t err_cap;	  /* its size */
 } parser_t;
@@ -34,64 +42,163 @@ static const unsigned char plain_byte[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
+/* The runs inside strings, the bulk of a review, are walked a block at a
+ * time: a block's flags say which of its bytes stop a run, and the run
+ * goes up to the first of them. With SSE2 (every x86-64) a block is 16
+ * bytes and a flag a bit per byte; elsewhere 8 bytes in a word (SWAR), a
+ * flag the top bit of each byte. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+#define BLOCK 16
+
+static __m128i block_load(const char *p)
+{
+	return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
+/* Flags of the quotes and backslashes of block p. */
+static uint64_t block_quotes(const char *p)
+{
+	__m128i b = block_load(p);
+
+	return (uint64_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8('"')),
+							_mm_cmpeq_epi8(b, _mm_set1_epi8('\\'))));
+}
+
+/* Flags of the bytes of block p that are not plain_byte's: a quote, a
+ * backslash, a control character or a non-ASCII byte (a signed compare:
+ * those are below 0x20 as signed bytes too). */
+static uint64_t block_special(const char *p)
+{
+	__m128i b = block_load(p);
+	__m128i stop = _mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8('"')),
+				    _mm_cmpeq_epi8(b, _mm_set1_epi8('\\')));
+
+	return (uint64_t)_mm_movemask_epi8(
+	    _mm_or_si128(stop, _mm_cmplt_epi8(b, _mm_set1_epi8(0x20))));
+}
+
+/* The index of the first flagged byte. */
+static size_t first_hit(uint64_t flags)
+{
+	return (size_t)__builtin_ctzll(flags);
+}
+#else
+#define BLOCK 8
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+static uint64_t load8(const char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* The bytes of w equal to c. Exact up to the first one (a borrow only runs
+ * upwards), which is all first_hit reads. */
+static uint64_t has_byte(uint64_t w, unsigned char c)
+{
+	uint64_t x = w ^ (ONES * c);
+
+	return (x - ONES) & ~x & HIGHS;
+}
+
+static uint64_t block_quotes(const char *p)
+{
+	uint64_t w = load8(p);
+
+	return has_byte(w, '"') | has_byte(w, '\\');
+}
+
+static uint64_t block_special(const char *p)
+{
+	uint64_t w = load8(p);
+
+	return ((w - ONES * 0x20) & ~w & HIGHS) | (w & HIGHS) | has_byte(w, '"') |
+	       has_byte(w, '\\');
+}
+
+static size_t first_hit(uint64_t flags)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (size_t)__builtin_clzll(flags) / 8;
+#else
+	return (size_t)__builtin_ctzll(flags) / 8;
+#endif
+}
+#endif
+
 static int perr(parser_t *ps, const char *what)
 {
 	gpuq_strlcpy(ps->err, what, ps->err_cap);
 	return GPUQ_EINVAL;
 }
 
-/* Pre-scan: deepest nesting and an upper bound on the number of values
- * (1 + commas + colons + opening brackets, outside strings). */
+/* What each byte outside strings does to the pre-scan: opens or closes a
+ * container, or marks one more value (an opening bracket, a comma, a
+ * colon). Tables, so the scan's only branches are a string's start and end
+ * (a switch mispredicted on every structural byte). */
+static const signed char depth_delta[256] = {['['] = 1, ['{'] = 1, [']'] = -1, ['}'] = -1};
+static const unsigned char value_mark[256] = {['['] = 1, ['{'] = 1, [','] = 1, [':'] = 1};
+
+/* From i, inside a string: the index of its closing quote (len when it has
+ * none). A backslash skips the byte after it. */
+static size_t string_end(const char *buf, size_t len, size_t i)
+{
+	for (;;) {
+		while (i + BLOCK <= len) {
+			uint64_t hit = block_quotes(buf + i);
+
+			if (hit) {
+				i += first_hit(hit);
+				break;
+			}
+			i += BLOCK;
+		}
+		while (i < len && buf[i] != '"' && buf[i] != '\\')
+			i++;
+		if (i >= len || buf[i] == '"')
+			return i < len ? i : len;
+		i += 2; /* the escaped byte */
+	}
+}
+
+/* Pre-scan: deepest nesting and an upper bound on the values (1 + commas +
+ * colons + opening brackets, outside strings); a close without an open
+ * counts as nothing. Returns at once past depth_max. */
 static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_values)
 {
-	size_t depth = 0, max = 0, n = 1;
-	bool in_str = false;
+	size_t max = 0, n = 1;
+	ptrdiff_t depth = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		char c = buf[i];
+		unsigned char c = (unsigned char)buf[i];
 
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_str = false;
-			else /* skip the rest of a plain run at once */
-				while (i + 1 < len && plain_byte[(unsigned char)buf[i + 1]])
-					i++;
+		if (c == '"') {
+			i = string_end(buf, len, i + 1);
 			continue;
 		}
-		switch (c) {
-		case '"':
-			in_str = true;
-			break;
-		case '[':
-		case '{':
-			n++;
-			if (++depth > max) {
-				max = depth;
-				if (max > depth_max)
-					return max;
-			}
-			break;
-		case ']':
-		case '}':
-			if (depth)
-				depth--;
-			break;
-		case ',':
-		case ':':
-			n++;
-			break;
-		default:
-			break;
+		n += value_mark[c];
+		depth += depth_delta[c];
+		depth = depth < 0 ? 0 : depth;
+		if ((size_t)depth > max) {
+			max = (size_t)depth;
+			if (max > depth_max)
+				return max;
 		}
 	}
 	*n_values = n;
 	return max;
 }
 
-static void skip_ws(parser_t *ps)
+static inline void skip_ws(parser_t *ps)
 {
+	/* the apiserver's JSON is compact: one test for the common case */
+	if (ps->p < ps->end && (unsigned char)*ps->p > ' ')
+		return;
 	while (ps->p < ps->end &&
 	       (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
 		ps->p++;
@@ -190,29 +297,45 @@ static int parse_escape(parser_t *ps, char **o)
 	return GPUQ_OK;
 }
 
-/* A string starting at the opening quote: decoded into the arena. The
- * parser's hot path: runs of plain ASCII are copied whole; escapes (rare)
- * are parse_escape's. */
+/* Where byte p of the text is in the arena. */
+static char *shadow(const parser_t *ps, const char *p)
+{
+	return ps->arena + (p - ps->buf);
+}
+
+/* A string starting at the opening quote: its text in the arena, in place
+ * (o stays p's shadow) until an escape is decoded, then moved down behind
+ * it. The parser's hot path: a plain run is found eight bytes at a time. */
 static int parse_string(parser_t *ps, jv_t *v)
 {
-	char *o = ps->arena + ps->arena_len, *start = o;
+	const char *p = ps->p + 1, *end = ps->end;
+	char *start = shadow(ps, p), *o = start;
 
-	ps->p++; /* opening quote */
-	while (ps->p < ps->end && *ps->p != '"') {
+	for (;;) {
 		unsigned char c;
-		const char *p = ps->p, *end = ps->end, *run = p;
 
-		/* Fast path: a run of plain printable ASCII is copied in one
-		 * memcpy (locals, so the arena stores cannot force reloads). */
-		while (p < end && plain_byte[(unsigned char)*p])
-			p++;
-		if (p != run) {
-			memcpy(o, run, (size_t)(p - run));
-			o += p - run;
-			ps->p = p;
-			continue;
+		while (end - p >= BLOCK) {
+			uint64_t hit = block_special(p);
+			size_t k = hit ? first_hit(hit) : BLOCK;
+
+			if (o != shadow(ps, p))
+				memcpy(o, p, k);
+			o += k;
+			p += k;
+			if (hit)
+				break;
 		}
-		c = (unsigned char)*ps->p;
+		while (p < end && plain_byte[(unsigned char)*p]) {
+			*o = *p; /* in place or moved down: the same byte */
+			o++;
+			p++;
+		}
+		ps->p = p;
+		if (p >= end)
+			return perr(ps, "unterminated string");
+		c = (unsigned char)*p;
+		if (c == '"')
+			break;
 		if (c < 0x20)
 			return perr(ps, "control character in string");
 		if (c == '\\') {
@@ -220,27 +343,23 @@ static int parse_string(parser_t *ps, jv_t *v)
 
 			if (rc)
 				return rc;
-		} else if (c < 0x80) {
-			*o++ = (char)c;
-			ps->p++;
+			p = ps->p;
 		} else {
-			size_t n = gpuq_utf8_len((const unsigned char *)ps->p,
-						 (const unsigned char *)ps->end);
+			size_t n =
+			    gpuq_utf8_len((const unsigned char *)p, (const unsigned char *)end);
 
 			if (!n)
 				return perr(ps, "invalid UTF-8");
-			memcpy(o, ps->p, n);
+			if (o != shadow(ps, p))
+				memcpy(o, p, n);
 			o += n;
-			ps->p += n;
+			p += n;
 		}
 	}
-	if (ps->p >= ps->end)
-		return perr(ps, "unterminated string");
-	ps->p++; /* closing quote */
-	*o++ = '\0';
+	ps->p = p + 1; /* closing quote */
+	*o = '\0';
 	v->s = start;
-	v->len = (uint32_t)(o - start - 1);
-	ps->arena_len += (size_t)(o - start);
+	v->len = (uint32_t)(o - start);
 	return GPUQ_OK;
 }
 
@@ -252,7 +371,6 @@ static bool digit(const parser_t *ps)
 static int parse_number(parser_t *ps, jv_t *v)
 {
 	const char *s = ps->p;
-	char *o = ps->arena + ps->arena_len;
 
 	if (*ps->p == '-')
 		ps->p++;
@@ -282,10 +400,8 @@ static int parse_number(parser_t *ps, jv_t *v)
 			ps->p++;
 	}
 	v->len = (uint32_t)(ps->p - s);
-	memcpy(o, s, v->len);
-	o[v->len] = '\0';
-	v->s = o;
-	ps->arena_len += v->len + 1;
+	v->s = shadow(ps, s);
+	*shadow(ps, ps->p) = '\0'; /* over the byte after it (the text's end: arena[len]) */
 	return GPUQ_OK;
 }
 
@@ -434,7 +550,7 @@ static int parse_tree(parser_t *ps, jv_t **root)
 
 int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap)
 {
-	parser_t ps = {.p = buf, .end = buf + len, .err = err, .err_cap = cap};
+	parser_t ps = {.p = buf, .end = buf + len, .buf = buf, .err = err, .err_cap = cap};
 	size_t n_values = 0, bytes;
 	int rc;
 
@@ -448,14 +564,16 @@ int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap
 		snprintf(err, cap, "more than %d JSON values", JV_VALUES_MAX);
 		return GPUQ_ELIMIT;
 	}
-	/* Decoded strings never outgrow their source; each value adds a NUL. */
-	bytes = n_values * sizeof(jv_t) + len + n_values + 1;
+	/* The nodes, then the text's copy and one byte for a NUL after it. */
+	bytes = n_values * sizeof(jv_t) + len + 1;
 	d->mem = malloc(bytes);
 	if (!d->mem)
 		return GPUQ_ENOMEM;
 	ps.nodes = (jv_t *)d->mem;
 	ps.cap_nodes = n_values;
 	ps.arena = d->mem + n_values * sizeof(jv_t);
+	memcpy(ps.arena, buf, len);
+	ps.arena[len] = '\0';
 	rc = parse_tree(&ps, &d->root);
 	if (rc) {
 		char what[128];
@@ -480,7 +598,7 @@ const jv_t *jv_get(const jv_t *obj, const char *key)
 	if (!obj || obj->type != JV_OBJECT)
 		return NULL;
 	for (const jv_t *k = obj->first; k; k = k->next->next)
-		if (!strcmp(k->s, key))
+		if (k->s[0] == key[0] && !strcmp(k->s, key)) /* most keys differ at once */
 			return k->next;
 	return NULL;
 }

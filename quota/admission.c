@@ -182,6 +182,14 @@ int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq
 
 /* ---- LimitRange defaulting ---- */
 
+/* dst = src, its used entries only: a list is 5 KiB at its cap and
+ * defaulting runs per container of every review, on a few entries. */
+static void copy_used(quota_reslist_t *dst, const quota_reslist_t *src)
+{
+	dst->n = src->n;
+	memcpy(dst->items, src->items, src->n * sizeof(src->items[0]));
+}
+
 /* Set name in both the working list and the additions. */
 static int fill(quota_reslist_t *cur, quota_reslist_t *added, const char *name,
 		const quota_qty_t *q)
@@ -226,16 +234,16 @@ static int range_defaults(const quota_limitrange_t *lr, quota_reslist_t *lim, qu
 {
 	int rc = GPUQ_OK;
 
-	memset(lim, 0, sizeof(*lim));
-	memset(req, 0, sizeof(*req));
+	lim->n = 0;
+	req->n = 0;
 	for (size_t i = 0; i < lr->n_items && !rc; i++) {
 		const quota_lr_item_t *it = &lr->items[i];
 		quota_reslist_t def, def_req;
 
 		if (it->type != QUOTA_LR_CONTAINER)
 			continue;
-		def = it->def;
-		def_req = it->def_request;
+		copy_used(&def, &it->def);
+		copy_used(&def_req, &it->def_request);
 		rc = set_missing(&def, &it->max); /* default limit <- max */
 		if (!rc)
 			rc = set_missing(&def_req, &def); /* default request <- default */
@@ -269,11 +277,13 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
 			     const quota_container_t *c, quota_reslist_t *add_requests,
 			     quota_reslist_t *add_limits)
 {
-	quota_reslist_t req = c->requests, lim = c->limits, dlim, dreq;
+	quota_reslist_t req, lim, dlim, dreq;
 	int rc;
 
-	memset(add_requests, 0, sizeof(*add_requests));
-	memset(add_limits, 0, sizeof(*add_limits));
+	copy_used(&req, &c->requests);
+	copy_used(&lim, &c->limits);
+	add_requests->n = 0; /* entries past n are never read */
+	add_limits->n = 0;
 	rc = requests_from_limits(&req, &lim, add_requests);
 	for (size_t r = 0; r < n_ranges && !rc; r++) {
 		rc = range_defaults(ranges[r], &dlim, &dreq);

@@ -51,6 +51,30 @@ static void diag_truncates(void **state)
 	assert_memory_equal(d.msg, "p: aaa", 6);
 }
 
+/* gpuq_strjoin writes what snprintf("%s%s%s") would, cut the same way at
+ * every capacity. */
+static void strjoin_as_snprintf(void **state)
+{
+	static const char *const parts[][3] = {
+	    {"spec.template.spec", ".containers", ""},
+	    {"/spec/template/metadata", "/", "labels"},
+	    {"", "", ""},
+	    {"a", "", "bc"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		for (size_t cap = 1; cap <= 40; cap++) {
+			char want[48], got[48];
+
+			snprintf(want, cap, "%s%s%s", parts[i][0], parts[i][1], parts[i][2]);
+			memset(got, 'x', sizeof(got));
+			gpuq_strjoin(got, cap, parts[i][0], parts[i][1], parts[i][2]);
+			assert_string_equal(got, want);
+		}
+	}
+}
+
 static void strlcpy_bounds(void **state)
 {
 	char buf[4];
@@ -324,6 +348,7 @@ int main(void)
 	    cmocka_unit_test(diag_set_and_prefix),
 	    cmocka_unit_test(diag_truncates),
 	    cmocka_unit_test(strlcpy_bounds),
+	    cmocka_unit_test(strjoin_as_snprintf),
 	    cmocka_unit_test(duration_forms),
 	    cmocka_unit_test(base64_round_trip),
 	    cmocka_unit_test(utf8_validity),

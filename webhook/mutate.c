@@ -47,7 +47,7 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const jv_t *res,
 		return;
 	webhook_buf_init(&v, vb, sizeof(vb), WEBHOOK_PATCH_MAX);
 	if (jv_is(jv_get(res, which), JV_OBJECT)) {
-		snprintf(ptr, sizeof(ptr), "%s/%s", res_ptr, which);
+		gpuq_strjoin(ptr, sizeof(ptr), res_ptr, "/", which);
 		for (size_t i = 0; i < add->n; i++) {
 			char q[QUOTA_QTY_FMT_MAX];
 
@@ -92,7 +92,7 @@ static void patch_container_defaults(webhook_review_t *r, const workload_view_t 
 	snprintf(cptr, sizeof(cptr), "%s/spec/%s/%zu", ps->tmpl_ptr,
 		 ref->init ? "initContainers" : "containers", ref->index);
 	if (jv_is(res, JV_OBJECT)) {
-		snprintf(rptr, sizeof(rptr), "%s/resources", cptr);
+		gpuq_strjoin(rptr, sizeof(rptr), cptr, "/resources", "");
 		patch_map(r, rptr, res, "limits", &add_lim);
 		patch_map(r, rptr, res, "requests", &add_req);
 		return;
@@ -126,7 +126,7 @@ static void patch_meta(webhook_review_t *r, const char *meta_ptr, const jv_t *me
 
 	webhook_buf_init(&v, vbuf, sizeof(vbuf), WEBHOOK_PATCH_MAX);
 	if (jv_is(map, JV_OBJECT)) {
-		snprintf(ptr, sizeof(ptr), "%s/%s", meta_ptr, which);
+		gpuq_strjoin(ptr, sizeof(ptr), meta_ptr, "/", which);
 		webhook_buf_put_jstr(&v, value);
 		webhook_patch_add(&r->patch, ptr, key, v.p);
 	} else if (jv_is(meta, JV_OBJECT)) {
@@ -218,7 +218,7 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 
 		if (ps->counted_only)
 			continue; /* another controller's template: counted, not written */
-		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
+		gpuq_strjoin(mptr, sizeof(mptr), ps->tmpl_ptr, "/metadata", "");
 		if (jv_is(ps->tmpl, JV_OBJECT) && (!managed || strcmp(managed, "true") != 0))
 			patch_label(r, mptr, tmeta, WEBHOOK_LABEL_MANAGED, "true");
 		for (size_t i = 0; ns && i < ps->pod.n_containers && ps->refs[i].json; i++)
@@ -337,7 +337,7 @@ static void mutate_set(webhook_review_t *r, workload_view_t *w)
 		if (!jv_is(ps->tmpl, JV_OBJECT) ||
 		    (tq && !strcmp(tq, q) && jv_member_str(ps->pod_labels, WEBHOOK_LABEL_QUEUE)))
 			continue;
-		snprintf(mptr, sizeof(mptr), "%s/metadata", ps->tmpl_ptr);
+		gpuq_strjoin(mptr, sizeof(mptr), ps->tmpl_ptr, "/metadata", "");
 		patch_label(r, mptr, jv_get(ps->tmpl, "metadata"), WEBHOOK_LABEL_QUEUE, q);
 	}
 	webhook_review_warn(r, "queued in %.40s/%.40s: %s's Pods gated until gpuq admits %s", r->ns,

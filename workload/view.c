@@ -93,23 +93,46 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 	gpuq_diag_t inner;
 	int rc;
 
+	/* The field paths are written only for a refusal: every review reads
+	 * a few dozen of these, and a refusal is rare. */
 	list->n = 0;
-	cfield(ps, i, where, sizeof(where));
-	snprintf(path, sizeof(path), "%s.resources", where);
-	rc = jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
-	if (rc)
-		return rc;
-	snprintf(path, sizeof(path), "%s.resources.%s", where, which);
-	rc = jv_fields_typed(&f, res, which, JV_OBJECT, path, &m);
-	if (rc || !m)
-		return rc;
+	if (!jv_member_typed(ps->refs[i].json, "resources", JV_OBJECT, &res)) {
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources", where);
+		return jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
+	}
+	if (!res)
+		return GPUQ_OK;
+	if (!jv_member_typed(res, which, JV_OBJECT, &m)) {
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources.%s", where, which);
+		return jv_fields_typed(&f, res, which, JV_OBJECT, path, &m);
+	}
+	if (!m)
+		return GPUQ_OK;
 	for (const jv_t *k = m->first; k; k = v->next) {
 		const char *key = k->s;
 		quota_qty_t q;
 
 		v = k->next;
 		inner.msg[0] = '\0';
+		rc = workload_qty_json(v, &q, &inner);
+		if (!rc && quota_qty_cmp(&q, &(quota_qty_t){0}) >= 0) {
+			rc = quota_reslist_set(list, key, &q);
+			if (!rc) {
+				if (!ps->gpu && workload_gpu_resource(cfg, key) &&
+				    !quota_qty_is_zero(&q)) {
+					ps->gpu = true;
+					gpuq_strlcpy(ps->gpu_resource, key,
+						     sizeof(ps->gpu_resource));
+				}
+				continue;
+			}
+		}
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources.%s", where, which);
 		snprintf(at, sizeof(at), "%s[%s]", path, key);
+		inner.msg[0] = '\0';
 		rc = workload_qty_json(v, &q, &inner);
 		if (rc)
 			return jv_fields_refuse(&f, at, "%s", inner.msg);
@@ -117,16 +140,10 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 			return jv_fields_refuse(
 			    &f, at, "invalid value \"%s\": must be greater than or equal to 0",
 			    jv_is(v, JV_STRING) ? jv_str(v) : "");
-		rc = quota_reslist_set(list, key, &q);
-		if (rc)
-			return jv_fields_refuse(&f, path,
-						"too many resources or name too long (%s; caps "
-						"%d entries, %d bytes)",
-						key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
-		if (!ps->gpu && workload_gpu_resource(cfg, key) && !quota_qty_is_zero(&q)) {
-			ps->gpu = true;
-			gpuq_strlcpy(ps->gpu_resource, key, sizeof(ps->gpu_resource));
-		}
+		return jv_fields_refuse(&f, path,
+					"too many resources or name too long (%s; caps "
+					"%d entries, %d bytes)",
+					key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
 	}
 	return GPUQ_OK;
 }
@@ -139,7 +156,7 @@ static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_
 	char path[128], at[448];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s.overhead", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".overhead", "");
 	rc = jv_fields_typed(&f, ps->pod_spec, "overhead", JV_OBJECT, path, &m);
 	if (rc || !m)
 		return rc;
@@ -166,7 +183,7 @@ static int decode_runtime_class(workload_view_t *w, workload_view_podset_t *ps, 
 	char path[WORKLOAD_FIELD_MAX + 32];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s.runtimeClassName", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".runtimeClassName", "");
 	rc = jv_fields_str(&f, ps->pod_spec, "runtimeClassName", path, false, &ps->runtime_class);
 	if (ps->runtime_class && !ps->runtime_class[0])
 		ps->runtime_class = NULL;
@@ -199,8 +216,8 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 	char pi[128], pa[128];
 	int rc;
 
-	snprintf(pi, sizeof(pi), "%s.initContainers", ps->spec_field);
-	snprintf(pa, sizeof(pa), "%s.containers", ps->spec_field);
+	gpuq_strjoin(pi, sizeof(pi), ps->spec_field, ".initContainers", "");
+	gpuq_strjoin(pa, sizeof(pa), ps->spec_field, ".containers", "");
 	rc = jv_fields_typed(&f, ps->pod_spec, "initContainers", JV_ARRAY, pi, &init);
 	if (!rc)
 		rc = jv_fields_typed(&f, ps->pod_spec, "containers", JV_ARRAY, pa, &app);
@@ -266,7 +283,7 @@ static int decode_claims(workload_view_t *w, workload_view_podset_t *ps, const p
 	char path[128];
 	int rc;
 
-	snprintf(path, sizeof(path), "%s.resourceClaims", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".resourceClaims", "");
 	rc = jv_fields_typed(&f, ps->pod_spec, "resourceClaims", JV_ARRAY, path, &claims);
 	if (!rc)
 		rc = objects_only(w, claims, path, diag);
@@ -298,20 +315,20 @@ int workload_view_template(workload_view_t *w, workload_view_podset_t *ps, const
 	int rc;
 
 	ps->tmpl = tmpl;
-	snprintf(ps->spec_field, sizeof(ps->spec_field), "%s.spec", field);
+	gpuq_strjoin(ps->spec_field, sizeof(ps->spec_field), field, ".spec", "");
 	gpuq_strlcpy(ps->tmpl_ptr, ptr, sizeof(ps->tmpl_ptr));
-	snprintf(path, sizeof(path), "%s.metadata", field);
+	gpuq_strjoin(path, sizeof(path), field, ".metadata", "");
 	rc = jv_fields_typed(&f, tmpl, "metadata", JV_OBJECT, path, &tmeta);
-	snprintf(path, sizeof(path), "%s.metadata.labels", field);
+	gpuq_strjoin(path, sizeof(path), field, ".metadata.labels", "");
 	if (!rc)
 		rc = jv_fields_typed(&f, tmeta, "labels", JV_OBJECT, path, &ps->pod_labels);
-	snprintf(path, sizeof(path), "%s.metadata.annotations", field);
+	gpuq_strjoin(path, sizeof(path), field, ".metadata.annotations", "");
 	if (!rc)
 		rc = jv_fields_typed(&f, tmeta, "annotations", JV_OBJECT, path,
 				     &ps->pod_annotations);
 	if (!rc)
 		rc = jv_fields_typed(&f, tmpl, "spec", JV_OBJECT, ps->spec_field, &ps->pod_spec);
-	snprintf(path, sizeof(path), "%s.schedulingGates", ps->spec_field);
+	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".schedulingGates", "");
 	if (!rc)
 		rc = jv_fields_typed(&f, ps->pod_spec, "schedulingGates", JV_ARRAY, path, &gates);
 	adm = jv_member_str(ps->pod_annotations, WORKLOAD_ANNOT_ADMITTED);
@@ -355,8 +372,8 @@ int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const c
 	int64_t completions;
 	int rc;
 
-	snprintf(pp, sizeof(pp), "%s.parallelism", field);
-	snprintf(pc, sizeof(pc), "%s.completions", field);
+	gpuq_strjoin(pp, sizeof(pp), field, ".parallelism", "");
+	gpuq_strjoin(pc, sizeof(pc), field, ".completions", "");
 	rc = jv_fields_int(&f, spec, "parallelism", pp, 1, 0, INT64_MAX, parallelism);
 	if (!rc)
 		rc = jv_fields_int(&f, spec, "completions", pc, -1, 0, INT64_MAX, &completions);
