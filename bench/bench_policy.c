@@ -304,9 +304,20 @@ static void core_close(struct controller *c)
 	engine_close(c->e);
 }
 
+/* engine_step's act hook: the cycle's result into *ctx. */
+static void take(void *ctx, engine_phase_t phase, const engine_result_t *res)
+{
+	if (phase == ENGINE_STEP_CYCLE)
+		*(engine_result_t *)ctx = *res;
+}
+
+/* The controller's step: a tick and one cycle, committed; *res the cycle's. */
 static int cycle(struct controller *c, engine_result_t *res)
 {
-	return engine_cycle(c->e, controller_now(c), res);
+	engine_step_opts_t so = {.cycles = 1, .cycle_due = true, .act = take, .ctx = res};
+
+	memset(res, 0, sizeof(*res));
+	return engine_step(c->e, controller_now(c), &so, NULL, NULL);
 }
 
 static void commit_full_next(struct controller *c)

@@ -376,6 +376,7 @@ struct controller {
 						 (set by the controller thread, read by
 						 the Lease thread) */
 	bool core_dirty;		      /* run a cycle soon */
+	bool step_admitted;		      /* the step's cycle admitted (its metric) */
 	int64_t last_cycle_ms;		      /* monotonic */
 	int64_t epoch_mono_ms;		      /* monotonic at start */
 	int64_t epoch_wall_ms;		      /* wall clock at start: core time = wall */

@@ -94,12 +94,34 @@ int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o,
 	return GPUQ_OK;
 }
 
+int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cfg,
+		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag)
+{
+	engine_rebuild_report_t rep = {0};
+	engine_t *e = calloc(1, sizeof(*e));
+	int rc;
+
+	*out = NULL;
+	if (!e)
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "engine: out of memory");
+	e->cfg = *cfg;
+	rc = engine_core_copy(live, p, cfg, keep, ctx, &e->q, &rep, diag);
+	engine_rebuild_report_deinit(&rep);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	*out = e;
+	return GPUQ_OK;
+}
+
 void engine_close(engine_t *e)
 {
 	if (!e)
 		return;
 	store_close(e->store); /* ends a read snapshot; flushes a nosync store */
 	queue_destroy(e->q);
+	engine_kept_free(&e->kept);
 	if (e->policy)
 		policy_unref(e->policy);
 	free(e);
@@ -225,17 +247,7 @@ int engine_toleration_named(const char *key, const char *op, const char *value, 
 	return GPUQ_OK;
 }
 
-/* ---- the step ---- */
-
-int engine_tick(engine_t *e, int64_t now, engine_result_t *out)
-{
-	return queue_tick(e->q, now, out);
-}
-
-int engine_cycle(engine_t *e, int64_t now, engine_result_t *out)
-{
-	return queue_cycle_run(e->q, now, out);
-}
+/* ---- the step (engine_step: step.c) ---- */
 
 int64_t engine_next_event(const engine_t *e, int64_t now)
 {

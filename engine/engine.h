@@ -2,9 +2,10 @@
  * engine: what a driver holds. An engine_t owns the queueing core built from
  * the policy snapshot in force, and the state store the core's records are
  * kept in; a driver (`gpuq simulate`, the daemon's controller) adds and
- * moves workloads through it, asks it to step (engine_tick, engine_cycle),
- * commits each step's records together with its own (engine_commit) before
- * acting on the step's result, reads the core through read-only views, and
+ * moves workloads through it, asks it to step (engine_step: the tick, the
+ * cycles at one instant, one commit of the core's records with the
+ * driver's, and only then the results to act on), reads the core through
+ * read-only views, and
  * hands it each new policy (engine_policy_set: in place when the tree's
  * shape allows, else a rebuild). Below engine_t sit the translations it is
  * made of (engine_t drives them; tests and benches call them on bare
@@ -254,14 +255,6 @@ int engine_toleration_named(const char *key, const char *op, const char *value, 
 
 /* ---- The step ---- */
 
-/* Advance the clock without admitting (queue_tick) and run one admission
- * cycle (queue_cycle_run). *out points into the core, valid until the next
- * engine_tick or engine_cycle; filled on GPUQ_ENOMEM too (what the call did
- * before it stopped happened: act on it). Nothing is committed: a driver
- * calls engine_commit before acting on a result. */
-int engine_tick(engine_t *e, int64_t now, engine_result_t *out);
-int engine_cycle(engine_t *e, int64_t now, engine_result_t *out);
-
 /* The earliest time after now at which a tick or a cycle would act on its
  * own (queue_next_event), or INT64_MAX. */
 int64_t engine_next_event(const engine_t *e, int64_t now);
@@ -269,6 +262,90 @@ int64_t engine_next_event(const engine_t *e, int64_t now);
 /* Stage the driver's own records into batch b (engine_record_put,
  * engine_record_del); GPUQ_OK, or an error that fails the commit. */
 typedef int (*engine_stage_fn)(void *ctx, engine_batch_t *b);
+
+/* Which call of a step a result is from. */
+typedef enum {
+	ENGINE_STEP_TICK = 0,  /* the tick: evictions of Ready timeouts, wall-clock limits,
+				  drains; idle workloads, budget changes */
+	ENGINE_STEP_CYCLE = 1, /* an admission cycle: admissions, preemptions, set-asides */
+} engine_phase_t;
+
+/* What a driver does with a step (engine_step): every hook may be NULL,
+ * and each gets ctx. */
+typedef struct {
+	unsigned cycles; /* admission cycles the step runs at most, all at its
+			    `now`: 0, the tick alone; each cycle after the first
+			    only when the one before evicted (its preemptors need
+			    one more). The controller and the simulator 1 (the
+			    simulator counts its own cycles at one instant across
+			    its steps, since its events at that instant come
+			    between them), the prediction 100 */
+	bool cycle_due;	 /* something changed since the last cycle: the first
+			    cycle runs; false: it runs only when the tick evicted
+			    (freed quota) */
+	/* Book one result, before the commit, as the core makes it: the
+	 * tick's, then each cycle's, in order (res valid during the call; its
+	 * strings while their workload lives). What the driver's records say
+	 * of it goes in the step's batch (stage); the hook may change workloads
+	 * through the engine_workload_ calls (the simulator's gang Ready at its
+	 * admission), which the next cycle then sees, and must not act outside
+	 * the process: nothing is committed yet. GPUQ_OK goes on; an error ends
+	 * the step, nothing committed, and is returned (diag: engine_step's,
+	 * for the hook to say why). */
+	int (*book)(void *ctx, engine_phase_t phase, const queue_result_t *res, gpuq_diag_t *diag);
+	/* After the last result is booked, before the commit: the driver's
+	 * last word on its records (the simulator's step counters). An error
+	 * as book's. */
+	int (*booked)(void *ctx, gpuq_diag_t *diag);
+	/* The driver's records into the step's batch (engine_commit's). */
+	engine_stage_fn stage;
+	/* Act on one result, once the step is committed: each result again,
+	 * in the order booked (res an engine-owned copy, valid until the next
+	 * engine_step or engine_close; its uid strings while their workload
+	 * lives). Not called when the commit failed. NULL: the engine keeps no
+	 * copy. */
+	void (*act)(void *ctx, engine_phase_t phase, const queue_result_t *res);
+	/* A monotonic clock in ns, to time the step's parts (the engine reads
+	 * none of its own); NULL: not timed. */
+	uint64_t (*clock_ns)(void *ctx);
+	void *ctx; /* every hook's argument */
+} engine_step_opts_t;
+
+/* What a step did. */
+typedef struct {
+	unsigned cycles;    /* admission cycles run */
+	bool tick_evicted;  /* the tick evicted */
+	bool evicted;	    /* the last result (the last cycle's; the tick's when none
+			       ran) evicted: another cycle is due at this instant */
+	int core_rc;	    /* the core's error (GPUQ_ENOMEM): a tick or cycle stopped
+			       early; what it did was booked, committed and acted on,
+			       and the step ran no further cycle. Else GPUQ_OK */
+	bool commit_tried;  /* a commit was made (a store, and something to commit
+			       or a stage hook) */
+	int commit_rc;	    /* its outcome (GPUQ_OK when none was tried) */
+	uint64_t core_ns;   /* with clock_ns: the tick's and cycles' time */
+	uint64_t commit_ns; /* ... the commit's */
+} engine_step_report_t;
+
+/* One step at `now`, the one order every driver follows: advance the
+ * clock (queue_tick), run the admission cycles o allows at that instant
+ * (queue_cycle_run), each result booked by o->book as it comes; then
+ * o->booked; then ONE commit (engine_commit with o->stage: the core's
+ * changed records and the driver's together; skipped when the engine has
+ * no store, or there is nothing to commit and no stage hook); and only once
+ * it succeeded, each result handed to o->act. So nothing is acted on that
+ * the store does not hold.
+ *
+ * Returns GPUQ_OK; a book or booked hook's error (nothing committed or
+ * acted on; the core keeps what the step did, committed by the next
+ * commit); the commit's (rep->commit_rc, diag as engine_commit: nothing
+ * acted on, the core's changed set kept); or, after the commit and the
+ * acts, the core's (rep->core_rc, GPUQ_ENOMEM: call again, what was left
+ * goes in a later step). GPUQ_EINVAL with no policy yet, or a read-only
+ * engine with a store (as engine_commit). rep (may be NULL) says what was
+ * done. One thread, as every engine call. */
+int engine_step(engine_t *e, int64_t now, const engine_step_opts_t *o, engine_step_report_t *rep,
+		gpuq_diag_t *diag);
 
 /* Commit, in ONE store batch, every record of the core changed since the
  * last commit (engine_stage; all of them, and deletes of the stored records
@@ -633,6 +710,18 @@ typedef bool (*engine_copy_keep_fn)(void *ctx, queue_wl_t id);
 int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
 		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
 		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
+
+/* A memory-only engine over a throwaway copy of core `live` (built from p
+ * with cfg, which may differ from live's configuration):
+ * engine_core_copy's copy, keeping what keep(ctx, id) accepts, with no
+ * store (its steps commit nothing) and no policy reference (engine_policy
+ * is NULL: the copy keeps what it needs of p, so p may go). For a driver
+ * that runs the core forward to see what would happen, without changing
+ * it: the prediction steps its fork (engine_step) as the controller steps
+ * the engine. On GPUQ_OK *out is the caller's (engine_close); on failure
+ * *out is NULL and diag says why: engine_core_copy's errors, GPUQ_ENOMEM. */
+int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cfg,
+		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag);
 
 /* ---- A new policy for an engine (the translations above, driven) ---- */
 

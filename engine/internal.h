@@ -10,6 +10,42 @@
 
 #include "engine/engine.h"
 
+/* A vector of T: items, how many, room for how many. */
+#define ENGINE_VEC(T)                                                                              \
+	struct {                                                                                   \
+		T *items;                                                                          \
+		size_t n_items, cap;                                                               \
+	}
+
+/* One result of a step, kept for the driver's acts (step.c). */
+typedef struct {
+	engine_phase_t phase;  /* the tick's or a cycle's */
+	queue_result_t res;    /* pointing into the kept lists once linked */
+	size_t admissions;     /* its first admission in engine_kept_t.admissions */
+	size_t evictions;      /* ... eviction */
+	size_t changes;	       /* ... pending change */
+	size_t idles;	       /* ... idle workload */
+	size_t budget_changes; /* ... budget change */
+} engine_kept_result_t;
+
+/* A step's results, copied out of the core's per-call arrays (only when the
+ * driver acts on them); reused from step to step, freed at engine_close. */
+typedef struct {
+	ENGINE_VEC(engine_kept_result_t) results;	  /* in the order booked */
+	ENGINE_VEC(queue_admission_t) admissions;	  /* every result's, in order */
+	ENGINE_VEC(size_t) assign_at;			  /* per admission: its first assign */
+	ENGINE_VEC(queue_assign_t) assigns;		  /* the admissions' assignments */
+	ENGINE_VEC(queue_eviction_t) evictions;		  /* every result's, in order */
+	ENGINE_VEC(size_t) text_at;			  /* per eviction: its message in text */
+	ENGINE_VEC(char) text;				  /* the evictions' messages, NUL-ended */
+	ENGINE_VEC(queue_pending_change_t) changes;	  /* every result's */
+	ENGINE_VEC(queue_idle_t) idles;			  /* every result's */
+	ENGINE_VEC(queue_budget_change_t) budget_changes; /* every result's */
+} engine_kept_t;
+
+/* Free what k holds and zero it. */
+void engine_kept_free(engine_kept_t *k);
+
 /* What a driver holds (engine.c; engine_policy_set and engine_core_reset
  * in policyset.c). */
 struct engine {
@@ -22,6 +58,7 @@ struct engine {
 	bool full_next;	     /* the next commit rewrites every core record */
 	bool restore_due;    /* opened without a policy over a store holding core
 				records: the first engine_policy_set restores them */
+	engine_kept_t kept;  /* the last step's results, for its acts (step.c) */
 };
 
 /* The core's spec of one ClusterQueue, pointing into the policy (names) and

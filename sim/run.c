@@ -39,6 +39,17 @@ double sim_cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* engine_step's clock: this process's CPU time, ns (the report's core
+ * and persistence seconds are CPU time). */
+static uint64_t cpu_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- the event heap ---- */
 
 static bool ev_less(const event_t *a, const event_t *b)
@@ -543,28 +554,34 @@ static int stage(void *ctx, engine_batch_t *b)
 	return rc;
 }
 
-/* Commit the step: the core's changed records and the driver's progress, in
- * one transaction. */
-static int commit(struct sim *s, gpuq_diag_t *diag)
+/* A commit of the outcomes succeeded (after cpu seconds): nothing of
+ * them is left to write. */
+static void committed(struct sim *s, double cpu)
 {
-	double t0;
-	uint64_t wall0;
-	int rc;
-
-	if (!s->persist)
-		return GPUQ_OK;
-	t0 = sim_cpu_now();
-	wall0 = gpuq_mono_ns();
-	rc = engine_commit(s->e, stage, s, diag);
-	if (s->metrics)
-		qmetrics_commit_observe(s->metrics, rc == GPUQ_OK, gpuq_mono_ns() - wall0);
-	if (rc)
-		return rc;
 	for (size_t i = 0; i < s->n_dirty_wl; i++)
 		s->wl_marked[s->dirty_wl[i]] = 0;
 	s->n_dirty_wl = 0;
 	s->persisted_preempt = s->r->n_preempt;
-	s->persist_cpu += sim_cpu_now() - t0;
+	s->persist_cpu += cpu;
+}
+
+/* Commit outside a step (the run's end): the core's changed records and
+ * the driver's progress, in one transaction. */
+static int commit(struct sim *s, gpuq_diag_t *diag)
+{
+	uint64_t t0;
+	int rc;
+
+	if (!s->persist)
+		return GPUQ_OK;
+	t0 = cpu_ns(NULL);
+	rc = engine_commit(s->e, stage, s, diag);
+	t0 = cpu_ns(NULL) - t0;
+	if (s->metrics)
+		qmetrics_commit_observe(s->metrics, rc == GPUQ_OK, t0);
+	if (rc)
+		return rc;
+	committed(s, (double)t0 / 1e9);
 	return GPUQ_OK;
 }
 
@@ -758,12 +775,79 @@ static int64_t next_time(const struct sim *s, int64_t qnext)
 	return next;
 }
 
+/* engine_step's book hook: the tick's or the cycle's result into the
+ * outcomes (before the commit: they go in the step's batch). A cycle that
+ * evicted asks for another at this instant, SAME_TIME_CYCLES_MAX in a row
+ * at most (counted over the steps at one instant: the events of that
+ * instant come between them). */
+static int book(void *ctx, engine_phase_t phase, const engine_result_t *res, gpuq_diag_t *diag)
+{
+	struct sim *s = ctx;
+
+	if (phase == ENGINE_STEP_TICK) {
+		if (res->n_evictions)
+			s->dirty = true;
+		return on_result(s, res, diag);
+	}
+	s->r->cycles++;
+	s->cycle_admitted = res->n_admissions > 0;
+	s->dirty = res->n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
+	if (res->n_evictions > 0 && !s->dirty)
+		s->r->cycle_cap_hits++; /* reported: the core is livelocked */
+	return on_result(s, res, diag);
+}
+
+/* engine_step's booked hook: the step's predictions and counters, before
+ * the commit that records them. */
+static int booked(void *ctx, gpuq_diag_t *diag)
+{
+	struct sim *s = ctx;
+	int rc = sim_econ_step(s, diag);
+
+	if (rc)
+		return rc;
+	/* nothing runs, nothing arrives: stuck, unless a budget holds work
+	 * until its window turns */
+	if (s->next_arrival == s->t->n_arrivals && s->n_admitted == 0 && !engine_budget_holds(s->e))
+		s->idle++;
+	s->r->steps++;
+	return GPUQ_OK;
+}
+
+/* The engine's step at s->now: its tick, a cycle when one is due and the
+ * interval allows, the outcomes booked, one commit (with a store). */
+static int engine_at(struct sim *s, gpuq_diag_t *diag)
+{
+	int64_t iv = s->t->opt.cycle_interval_ms;
+	engine_step_opts_t so = {.cycles = iv == 0 || s->now % iv == 0 ? 1 : 0,
+				 .cycle_due = s->dirty,
+				 .book = book,
+				 .booked = booked,
+				 .stage = s->persist ? stage : NULL,
+				 .clock_ns = cpu_ns,
+				 .ctx = s};
+	engine_step_report_t rep;
+	int rc;
+
+	s->cycle_admitted = false;
+	rc = engine_step(s->e, s->now, &so, &rep, diag);
+	s->core_cpu += (double)rep.core_ns / 1e9;
+	if (s->metrics && rep.cycles)
+		qmetrics_cycle_observe(s->metrics, s->cycle_admitted, rep.core_ns);
+	if (rep.commit_tried && s->metrics)
+		qmetrics_commit_observe(s->metrics, rep.commit_rc == GPUQ_OK, rep.commit_ns);
+	if (rep.commit_tried && !rep.commit_rc)
+		committed(s, (double)rep.commit_ns / 1e9);
+	if (rc && rc == rep.core_rc)
+		return gpuq_diag_set(diag, rc, "engine_step at %" PRId64 " ms: %s", s->now,
+				     gpuq_strerror(rc));
+	return rc;
+}
+
 static int step(struct sim *s, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
-	int64_t iv = t->opt.cycle_interval_ms, qnext, next;
-	engine_result_t res;
-	double cpu0 = 0; /* the core's CPU time before the tick: the cycle's metric */
+	int64_t qnext, next;
 	int rc = GPUQ_OK;
 
 	/* Drop events of runs that were evicted, so they cost no step: a resumed
@@ -792,38 +876,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 		rc = add_workload(s, (uint32_t)s->next_arrival++, diag);
 		s->dirty = true;
 	}
-	cpu0 = s->core_cpu;
-	if (!rc)
-		CORE(s, engine_tick(s->e, s->now, &res));
-	if (!rc) {
-		if (res.n_evictions)
-			s->dirty = true;
-		rc = on_result(s, &res, diag);
-	}
-	if (!rc && s->dirty && (iv == 0 || s->now % iv == 0)) {
-		CORE(s, engine_cycle(s->e, s->now, &res));
-		if (rc)
-			return gpuq_diag_set(diag, rc, "engine_cycle at %" PRId64 " ms: %s", s->now,
-					     gpuq_strerror(rc));
-		s->r->cycles++;
-		if (s->metrics)
-			qmetrics_cycle_observe(s->metrics, res.n_admissions > 0,
-					       (uint64_t)((s->core_cpu - cpu0) * 1e9));
-		s->dirty = res.n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
-		if (res.n_evictions > 0 && !s->dirty)
-			s->r->cycle_cap_hits++; /* reported: the core is livelocked */
-		rc = on_result(s, &res, diag);
-	}
-	if (!rc)
-		rc = sim_econ_step(s, diag);
-	if (rc)
-		return rc;
-	/* nothing runs, nothing arrives: stuck, unless a budget holds work
-	 * until its window turns */
-	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0 && !engine_budget_holds(s->e))
-		s->idle++;
-	s->r->steps++;
-	return commit(s, diag);
+	return rc ? rc : engine_at(s, diag);
 }
 
 static void init_outcomes(struct sim *s)

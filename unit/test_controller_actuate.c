@@ -17,7 +17,7 @@ static controller_job_t *admitted_job(struct controller *c, const char *name, js
 	queue_result_t r;
 
 	ctl_job_event(c, KUBE_EV_ADDED, obj);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, name), QUEUE_WL_ADMITTED);
 	assert_int_equal(engine_workload_find(c->e, name, id), GPUQ_OK);
 	return controller_job(c, name);
@@ -333,7 +333,7 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_ADMITTED);
 	assert_int_equal(engine_workload_find(c->e, "tj", &id), GPUQ_OK);
 	/* named as people name it, where status, the web view and Events read */
@@ -444,7 +444,7 @@ static json_t *submitter_release(struct controller *c, json_t *rj)
 
 	controller_jobs_apply(c, &ev);
 	controller_cevent_deinit(&ev);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, "rj"), QUEUE_WL_ADMITTED);
 	assert_int_equal(engine_workload_find(c->e, "rj", &id), GPUQ_OK);
 	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "rj"), id, &body),
@@ -595,7 +595,7 @@ static void queue_status_counts_and_usage(void **state)
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	ctl_job_event(c, KUBE_EV_ADDED, big);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 2);
 	assert_int_equal(engine_cq_count(c->e), 1);
 	st = controller_status_cq_body(c, 0);
@@ -646,7 +646,7 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, a);
-	assert_int_equal(engine_cycle(c->e, t0, &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, t0, 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	/* 2 GPUs for an hour and a half */
 	assert_int_equal(engine_workload_finish(c->e, "a", t0 + 5400000), GPUQ_OK);
@@ -810,7 +810,7 @@ static void status_written_only_when_it_changes(void **state)
 	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */
 	{
 		queue_result_t r;
-		assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+		assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 		assert_int_equal(r.n_admissions, 1);
 		assert_string_equal(r.admissions[0].uid, "a");
 		for (size_t i = 0; i < r.n_changes; i++)

@@ -972,7 +972,7 @@ static void jobs_relist_forgets_what_went(void **state)
 	assert_int_equal(ctl_state(c, "b"), -1);
 
 	/* a runs (released by this leader) and completes */
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
 	json_object_set_new(json_object_get(a, "spec"), "suspend", json_false());
@@ -1021,11 +1021,11 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 			snprintf(want, sizeof(want), "%d of 3 pods present", i + 1);
 			if (!strstr(text, want))
 				fail_msg("after %d members: \"%s\"", i + 1, text);
-			assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+			assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 			assert_int_equal(r.n_admissions, 0);
 		}
 	}
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
 	for (int i = 0; i < 3; i++)

@@ -35,7 +35,7 @@ static bool cycle_admits(struct controller *c, const char *uid)
 {
 	queue_result_t r;
 
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	return admitted_in(&r, uid);
 }
 
@@ -427,7 +427,7 @@ static void preempted_group_is_deleted_whole(void **state)
 	pod_modified(c, w0, "Running");
 	pod_modified(c, w1, "Running");
 	ctl_job_event(c, KUBE_EV_ADDED, job);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_evictions, 1);
 	assert_string_equal(r.evictions[0].victim_uid, G);
 	assert_int_equal(ctl_state(c, G), QUEUE_WL_EVICTING);

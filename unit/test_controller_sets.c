@@ -106,7 +106,7 @@ static void cycle(struct controller *c)
 {
 	queue_result_t r;
 
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 }
 
 /* Job blocker (stolen) admitted first, then StatefulSet web of `replicas`
@@ -390,7 +390,7 @@ static void scale_down_keeps_the_admission(void **state)
 	cycle(c);
 	assert_true(released(c, "web-3"));
 	at = admitted_at(c, "sts:team-a/web/");
-	assert_int_equal(engine_tick(c->e, at + 10 * 60000, &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, at + 10 * 60000, 0, &r), GPUQ_OK);
 	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 2, -1));
 	sts_pods_event(c, KUBE_EV_DELETED, "web", 2, 4);
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
