@@ -25,10 +25,49 @@
  * carried over (a record naming an object the new policy lacks) is found in
  * one place and handed back to the caller instead of being lost silently.
  *
- * No clock and no globals; it does I/O only through its store and logs only
- * an encode failure (engine_stage) and reports it is asked to log. Not
- * thread-safe: an engine_t (and a queue_t, a store_t) is used by one thread
- * at a time.
+ * The step (engine_step) is the one order every driver follows: the tick,
+ * the admission cycles at one instant under the cap the driver passes, the
+ * results booked into the driver's records as they come, ONE commit of the
+ * core's changed records and the driver's, and only once it succeeded the
+ * results handed to the driver to act on. The controller, the simulator
+ * and the prediction (on a fork: engine_fork) all take it; none of them
+ * runs the core's tick or cycle itself.
+ *
+ * Errors: every call that can fail returns the project's one code (0 =
+ * GPUQ_OK, negatives; gpuq_strerror) and says why in its gpuq_diag_t when
+ * it takes one. The core's codes pass through unchanged (GPUQ_EINVAL a
+ * refused spec, GPUQ_ENOTFOUND an unknown uid or id, GPUQ_EEXIST,
+ * GPUQ_ELIMIT a cap, GPUQ_ENOMEM), and so do the store's, translated once
+ * by store/ (GPUQ_ESTORE, GPUQ_ECORRUPT, GPUQ_EIO, GPUQ_EAGAIN another
+ * writer); LMDB failures are also logged once by the store. Failures leave
+ * things whole: a failed core call changes nothing (queue.h says where it
+ * stops early, GPUQ_ENOMEM in a cycle, and that what it did is handed back
+ * to act on); a failed commit keeps the core's changed set for the next
+ * commit and acts on nothing; a failed engine_open leaves nothing open; a
+ * failed engine_policy_set keeps the policy and core in force. A broken
+ * invariant of the core is the core's loud abort, never a return code.
+ *
+ * Ownership: engine_open and engine_fork give the caller an engine_t
+ * (engine_close, which takes NULL); the engine holds one reference on the
+ * policy in force (policy_ref), its core, its store and the last step's
+ * kept results. Every pointer it hands out is borrowed, with its lifetime
+ * in its contract: the core (engine_core) and the names of its objects
+ * until engine_close or a policy change that replaces the core; a
+ * workload's strings (uid, views) while it lives; a result to book during
+ * the hook's call, to act on until the next engine_step; the policy until
+ * the next engine_policy_set. What the caller must free is said where it
+ * is made: engine_record_get's copy (free), the reports
+ * (engine_rebuild_report_deinit, engine_policy_report_deinit). Strings
+ * passed in are copied by the core when it keeps them.
+ *
+ * Threads: none of its own, no locks, no globals, no clock (the time is
+ * every call's `now`; a step is timed only by the caller's clock hook). An
+ * engine_t, and the core and store in it, is used by one thread at a time:
+ * the controller's thread, or the simulator's; a module that reads the
+ * core (qmetrics/, webui/, predict/) reads it on that thread and publishes
+ * its own copy to others. A fork shares nothing with the engine it came
+ * from, once made. It does I/O only through its store, and logs only an
+ * encode failure (engine_stage) and the reports it is asked to log.
  */
 #ifndef GPUQ_ENGINE_H
 #define GPUQ_ENGINE_H
