@@ -40,7 +40,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->cycle_interval_ms = 1000;
 	o->usage_checkpoint_ms = 60000;
 	o->predict_interval_ms = CONTROLLER_PREDICT_MS;
-	engine_config_default(&o->core);
+	queue_config_default(&o->core);
 }
 
 static void touch_uid(struct controller *c, const char *uid)
@@ -190,7 +190,7 @@ static int persist(struct controller *c)
 }
 
 /* A cycle's (or tick's) admissions and evictions into the queue metrics. */
-static void count(struct controller *c, const engine_result_t *res, int64_t now)
+static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
 	if (c->o.ui)
 		webui_events_note(c->o.ui, engine_core(c->e), res, now);
@@ -213,7 +213,7 @@ static uint64_t step_clock(void *ctx)
 
 /* engine_step's book hook: a result into the metrics, the Jobs it touched
  * (patched in act_touched once committed) and the statuses it changed. */
-static int book(void *ctx, engine_phase_t phase, const engine_result_t *res, gpuq_diag_t *diag)
+static int book(void *ctx, engine_phase_t phase, const queue_result_t *res, gpuq_diag_t *diag)
 {
 	struct controller *c = ctx;
 	int64_t now = controller_now(c);
@@ -241,7 +241,7 @@ static int book(void *ctx, engine_phase_t phase, const engine_result_t *res, gpu
 
 /* engine_step's act hook, once committed: the result's Events (queued; the
  * patches follow in act_touched). */
-static void act(void *ctx, engine_phase_t phase, const engine_result_t *res)
+static void act(void *ctx, engine_phase_t phase, const queue_result_t *res)
 {
 	(void)phase;
 	controller_actuate_result(ctx, res);
@@ -475,7 +475,7 @@ static int64_t next_deadline(struct controller *c)
 
 	if (engine_core(c->e) && atomic_load(&c->leader)) {
 		int64_t cyc = c->last_cycle_ms + c->o.cycle_interval_ms;
-		int64_t ev = engine_next_event(c->e, controller_now(c));
+		int64_t ev = queue_next_event(engine_core(c->e), controller_now(c));
 		if (c->core_dirty)
 			cyc = now; /* coalesce what arrives meanwhile: no wait beyond this batch */
 		if (cyc < d)
@@ -617,7 +617,7 @@ static void *loop_main(void *arg)
 			sweep(c);
 		}
 		if (c->core_dirty || now >= c->last_cycle_ms + c->o.cycle_interval_ms ||
-		    engine_next_event(c->e, controller_now(c)) <= controller_now(c))
+		    queue_next_event(engine_core(c->e), controller_now(c)) <= controller_now(c))
 			cycle(c);
 		st.cycled = gpuq_mono_ns();
 		st.cycle_commit = c->step_commit_ns;
@@ -647,14 +647,14 @@ static void *loop_main(void *arg)
 int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_t *diag)
 {
 	struct controller *c = calloc(1, sizeof(*c));
-	engine_config_t cfg;
+	queue_config_t cfg;
 	engine_opts_t eo;
 	int rc;
 
 	if (!c)
 		return GPUQ_ENOMEM;
 	c->o = *o;
-	engine_config_default(&cfg);
+	queue_config_default(&cfg);
 	cfg.fair_sharing = o->core.fair_sharing;
 	cfg.ready_timeout_ms = o->core.ready_timeout_ms;
 	cfg.backoff_base_ms = o->core.backoff_base_ms;
@@ -665,7 +665,7 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	cfg.release_on_evict = false; /* pods take time to go */
 	cfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
 	controller_map_init(&c->econ_runs);
-	cfg.ready_scope = ENGINE_READY_GANGS;
+	cfg.ready_scope = QUEUE_READY_GANGS;
 	controller_map_init(&c->jobs);
 	controller_map_init(&c->groups);
 	controller_map_init(&c->sets);

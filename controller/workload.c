@@ -71,7 +71,7 @@ json_t *controller_tolerations_json(const workload_podset_t *ps)
 }
 
 void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
-			    engine_podset_spec_t *ps)
+			    queue_podset_spec_t *ps)
 {
 	memset(b, 0, sizeof(*b));
 	memset(ps, 0, sizeof(*ps));
@@ -80,26 +80,25 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
 	ps->requests = b->req;
 	ps->node_selector = b->sel;
 	ps->tolerations = b->tol;
-	for (size_t i = 0; i < src->n_requests && ps->n_requests < ENGINE_PODSET_RES_MAX; i++) {
+	for (size_t i = 0; i < src->n_requests && ps->n_requests < QUEUE_PODSET_RES_MAX; i++) {
 		if (src->requests[i].amount == 0)
 			continue; /* a zero request needs no quota (Kueue: no NoFit) */
 		b->req[ps->n_requests].resource = src->requests[i].name;
 		b->req[ps->n_requests++].amount = src->requests[i].amount;
 	}
-	for (size_t i = 0; i < src->n_node_selector && i < ENGINE_SELECTORS_MAX; i++) {
+	for (size_t i = 0; i < src->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
 		b->sel[i].key = src->node_selector[i].key;
 		b->sel[i].value = src->node_selector[i].value;
 		ps->n_node_selector++;
 	}
-	for (size_t i = 0; i < src->n_tolerations && ps->n_tolerations < ENGINE_SELECTORS_MAX;
-	     i++) {
+	for (size_t i = 0; i < src->n_tolerations && ps->n_tolerations < QUEUE_SELECTORS_MAX; i++) {
 		const workload_toleration_t *t = &src->tolerations[i];
-		engine_toleration_t *tol = &b->tol[ps->n_tolerations];
+		queue_toleration_t *tol = &b->tol[ps->n_tolerations];
 		if (engine_effect_named(t->effect, &tol->effect))
 			continue; /* an effect Kubernetes does not know tolerates no taint */
 		tol->key = t->key ? t->key : "";
-		tol->op = t->op && strcmp(t->op, "Exists") == 0 ? ENGINE_TOLERATE_EXISTS
-								: ENGINE_TOLERATE_EQUAL;
+		tol->op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
+								: QUEUE_TOLERATE_EQUAL;
 		tol->value = t->value ? t->value : "";
 		ps->n_tolerations++;
 	}

@@ -9,6 +9,12 @@
 #define GPUQ_ENGINE_INTERNAL_H
 
 #include "engine/engine.h"
+#include "engine/engine_store.h"
+
+/* The batch a driver's stage function is handed: the store's own. */
+struct engine_batch {
+	store_txn_t *txn; /* the commit's write batch */
+};
 
 /* A vector of T: items, how many, room for how many. */
 #define ENGINE_VEC(T)                                                                              \
@@ -49,16 +55,16 @@ void engine_kept_free(engine_kept_t *k);
 /* What a driver holds (engine.c; engine_policy_set and engine_core_reset
  * in policyset.c). */
 struct engine {
-	policy_t *policy;    /* the policy in force (one reference) */
-	queue_t *q;	     /* the core */
-	store_t *store;	     /* the state store; NULL: memory only */
-	engine_config_t cfg; /* the core's configuration */
-	bool read_only;	     /* the store is open to read only */
-	bool resumed;	     /* engine_open restored core records */
-	bool full_next;	     /* the next commit rewrites every core record */
-	bool restore_due;    /* opened without a policy over a store holding core
-				records: the first engine_policy_set restores them */
-	engine_kept_t kept;  /* the last step's results, for its acts (step.c) */
+	policy_t *policy;   /* the policy in force (one reference) */
+	queue_t *q;	    /* the core */
+	store_t *store;	    /* the state store; NULL: memory only */
+	queue_config_t cfg; /* the core's configuration */
+	bool read_only;	    /* the store is open to read only */
+	bool resumed;	    /* engine_open restored core records */
+	bool full_next;	    /* the next commit rewrites every core record */
+	bool restore_due;   /* opened without a policy over a store holding core
+			       records: the first engine_policy_set restores them */
+	engine_kept_t kept; /* the last step's results, for its acts (step.c) */
 };
 
 /* The core's spec of one ClusterQueue, pointing into the policy (names) and

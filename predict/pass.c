@@ -319,7 +319,7 @@ static int run_forward(pass_t *p, int64_t now, predict_result_t *out)
 			out->stopped = true;
 			break;
 		}
-		next = engine_next_event(p->e, t);
+		next = queue_next_event(p->q, t);
 		if (p->n_heap && p->heap[0].at < next)
 			next = p->heap[0].at;
 		if (next == INT64_MAX)

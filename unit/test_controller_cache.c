@@ -713,7 +713,7 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	assert_ptr_equal(engine_core(c->e), core);
 	assert_int_equal(queue_resource_find(engine_core(c->e), "nvidia.com/gpu", &gpu), GPUQ_OK);
 	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
-	assert_int_equal(engine_cq_quota(c->e, 0, h100, gpu, &qv), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(engine_core(c->e), 0, h100, gpu, &qv), GPUQ_OK);
 	assert_int_equal(qv.nominal, 16);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
 	assert_int_equal(c->n_touched, 0); /* nobody resolved again */
@@ -1015,7 +1015,8 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 		assert_int_equal(c->n_explain, 1);
 		assert_string_equal(c->explain[0], "group:team-a/g");
 		assert_int_equal(
-		    engine_workload_explain(c->e, "group:team-a/g", text, sizeof(text)), GPUQ_OK);
+		    queue_workload_explain(engine_core(c->e), "group:team-a/g", text, sizeof(text)),
+		    GPUQ_OK);
 		if (i < 2) {
 			char want[64];
 			snprintf(want, sizeof(want), "%d of 3 pods present", i + 1);

@@ -12,7 +12,8 @@ static int ctl_pods(const struct controller *c, const char *uid)
 	queue_workload_view_t v;
 	queue_wl_t id;
 
-	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v))
+	if (queue_workload_find(engine_core(c->e), uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return -1;
 	return v.pods;
 }
@@ -436,12 +437,12 @@ static void active_deadline_is_the_run_bound(void **state)
 	(void)state;
 	json_object_set_new(json_object_get(j, "spec"), "activeDeadlineSeconds", json_integer(600));
 	ctl_job_event(c, KUBE_EV_ADDED, j);
-	assert_int_equal(engine_workload_find(c->e, "j", &id), GPUQ_OK);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "j", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	assert_int_equal(v.run_bound_s, 600);
 	json_object_set_new(json_object_get(j, "spec"), "activeDeadlineSeconds", json_integer(60));
 	ctl_job_event(c, KUBE_EV_MODIFIED, j);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	assert_int_equal(v.run_bound_s, 60);
 	json_decref(j);
 	ctl_free(c);
@@ -527,11 +528,11 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 /* GPUs the core counts on flavor h100 of ClusterQueue 0. */
 static int64_t h100_used(const struct controller *c)
 {
-	engine_quota_view_t v;
+	queue_quota_view_t v;
 
-	for (uint32_t f = 0; f < engine_flavor_count(c->e); f++)
-		if (!strcmp(engine_flavor_name(c->e, f), "h100") &&
-		    engine_cq_quota(c->e, 0, f, 0, &v) == GPUQ_OK)
+	for (uint32_t f = 0; f < queue_flavor_count(engine_core(c->e)); f++)
+		if (!strcmp(queue_flavor_name(engine_core(c->e), f), "h100") &&
+		    queue_cq_quota(engine_core(c->e), 0, f, 0, &v) == GPUQ_OK)
 			return v.usage;
 	return -1;
 }

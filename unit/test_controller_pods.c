@@ -17,8 +17,8 @@ static queue_workload_view_t view_of(const struct controller *c, const char *uid
 	queue_workload_view_t v;
 	queue_wl_t id;
 
-	assert_int_equal(engine_workload_find(c->e, uid, &id), GPUQ_OK);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	return v;
 }
 
@@ -146,7 +146,7 @@ static void present_count_follows_deletions(void **state)
 	ctl_pod_event(c, KUBE_EV_DELETED, b);
 	assert_int_equal(view_of(c, G).pods_present, 1);
 	assert_false(cycle_admits(c, G));
-	assert_int_equal(engine_workload_explain(c->e, G, text, sizeof(text)), GPUQ_OK);
+	assert_int_equal(queue_workload_explain(engine_core(c->e), G, text, sizeof(text)), GPUQ_OK);
 	if (!strstr(text, "1 of 2 pods present"))
 		fail_msg("after a deletion: \"%s\"", text);
 	ctl_pod_event(c, KUBE_EV_ADDED, b2);
@@ -409,7 +409,7 @@ static void preempted_group_is_deleted_whole(void **state)
 	json_t *w0 = ctl_group_pod("w0", "g", 3, 4), *w1 = ctl_group_pod("w1", "g", 3, 4);
 	json_t *job = ctl_job("team-a", "urgent", 8, 1, true, "default");
 	queue_result_t r;
-	engine_stats_t st;
+	queue_stats_t st;
 	plan_t p;
 
 	(void)state;
@@ -442,7 +442,7 @@ static void preempted_group_is_deleted_whole(void **state)
 	assert_false(cycle_admits(c, "urgent"));
 	ctl_pod_event(c, KUBE_EV_DELETED, w1);
 	assert_int_equal(ctl_state(c, G), -1);
-	assert_int_equal(engine_cq_stats(c->e, 0, &st), GPUQ_OK);
+	assert_int_equal(queue_cq_stats(engine_core(c->e), 0, &st), GPUQ_OK);
 	assert_int_equal(st.finishes, 0);
 	assert_int_equal(st.preemptions, 1);
 	assert_true(cycle_admits(c, "urgent"));

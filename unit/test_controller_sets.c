@@ -144,11 +144,11 @@ static size_t core_count(const struct controller *c, const char *prefix, int32_t
 	size_t n = 0;
 
 	*pods = 0;
-	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(c->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(c->e), id)) {
+		queue_workload_view_t v;
 
-		if (engine_workload_view(c->e, id, &v) == GPUQ_OK &&
+		if (queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK &&
 		    !strncmp(v.uid, prefix, strlen(prefix))) {
 			n++;
 			*pods += v.pods;
@@ -360,11 +360,11 @@ static void scale_down_holds_until_pods_go(void **state)
 /* The admission time of the one workload whose uid starts with prefix. */
 static int64_t admitted_at(struct controller *c, const char *prefix)
 {
-	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(c->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(c->e), id)) {
+		queue_workload_view_t v;
 
-		if (engine_workload_view(c->e, id, &v) == GPUQ_OK &&
+		if (queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK &&
 		    !strncmp(v.uid, prefix, strlen(prefix)))
 			return v.admitted_ms;
 	}

@@ -803,9 +803,9 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	engine_policy_report_t rep;
 	engine_opts_t o;
 	engine_t *e = NULL;
-	const engine_core_t *core;
+	const queue_t *core;
 	gpuq_diag_t d = {{0}};
-	engine_wl_t id;
+	queue_wl_t id;
 
 	engine_opts_init(&o);
 	o.state_dir = f->dir;
@@ -858,11 +858,11 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	assert_int_equal(engine_policy_set(e, p3, 5000, &rep, &d), GPUQ_OK);
 	assert_int_equal(rep.how, ENGINE_POLICY_BUILT);
 	assert_true(engine_resumed(e));
-	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_OK);
-	assert_int_equal(engine_workload_find(e, "c1", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(e), "c1", &id), GPUQ_OK);
 	/* the stale-store reset: the policy's core, empty, rewritten next */
 	assert_int_equal(engine_core_reset(e, &d), GPUQ_OK);
-	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_ENOTFOUND);
 	assert_true(engine_commit_full_due(e));
 	engine_close(e);
 
@@ -873,7 +873,7 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	print_message("# fresh: %s\n", rep.why);
 	assert_true(rep.why[0] != '\0');
 	assert_false(engine_resumed(e));
-	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_ENOTFOUND);
 	assert_true(engine_commit_full_due(e));
 	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
 	engine_close(e);
