@@ -593,21 +593,16 @@ int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_co
 
 /* Whether engine_core_copy carries old's workload id. */
 typedef bool (*engine_copy_keep_fn)(void *ctx, queue_wl_t id);
-/* engine_core_rebuild for a throwaway copy (a prediction pass): carries
- * only the workloads keep(ctx, id) accepts (keep NULL: all of them; a
- * workload left out is neither carried nor reported lost), and leaves the
- * copy's changed set empty (it is never persisted). A copy that needs a few
- * thousand of 100,000 pending workloads costs what those few take, not a
- * second core. Returns as engine_core_rebuild. */
-int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
-		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
-		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
-
 /* A memory-only engine over a throwaway copy of core `live` (built from p
  * with cfg, which may differ from live's configuration):
  * engine_core_copy's copy, keeping what keep(ctx, id) accepts, with no
  * store (its steps commit nothing) and no policy reference (engine_policy
- * is NULL: the copy keeps what it needs of p, so p may go). For a driver
+ * is NULL: the copy keeps what it needs of p, so p may go); cfg is not
+ * NULL. The copy (engine_core_rebuild for a throwaway core: internal.h's
+ * engine_core_copy) carries only the workloads keep(ctx, id) accepts (keep
+ * NULL: all; one left out is neither carried nor reported lost) and starts
+ * with an empty changed set: a fork that needs a few thousand of 100,000
+ * pending workloads costs what those few take, not a second core. For a driver
  * that runs the core forward to see what would happen, without changing
  * it: the prediction steps its fork (engine_step) as the controller steps
  * the engine. On GPUQ_OK *out is the caller's (engine_close); on failure

@@ -100,4 +100,14 @@ void engine_cq_spec_deinit(engine_cq_spec_t *spec);
 int engine_batch_commit(store_t *s, queue_t *q, bool full, engine_stage_fn stage, void *ctx,
 			uint64_t *seq, gpuq_diag_t *diag);
 
+/* engine_core_rebuild for a throwaway copy (a prediction pass): carries
+ * only the workloads keep(ctx, id) accepts (keep NULL: all of them; a
+ * workload left out is neither carried nor reported lost), and leaves the
+ * copy's changed set empty (it is never persisted). A copy that needs a few
+ * thousand of 100,000 pending workloads costs what those few take, not a
+ * second core. Returns as engine_core_rebuild. */
+int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
+		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
+
 #endif

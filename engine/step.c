@@ -53,7 +53,7 @@ static int keep_eviction(engine_kept_t *k, const queue_eviction_t *ev)
 	return rc ? rc : APPEND(k->text_at, &at, 1, slot);
 }
 
-/* Copy result r into the kept lists. The pointers are set by link() once
+/* Copy result r into the kept lists. The pointers are set by link_kept() once
  * the step's results are all in, since the lists move while they grow. */
 static int keep(engine_kept_t *k, engine_phase_t phase, const queue_result_t *r)
 {
@@ -78,7 +78,7 @@ static int keep(engine_kept_t *k, engine_phase_t phase, const queue_result_t *r)
 }
 
 /* Point every kept result into the kept lists. */
-static void link(engine_kept_t *k)
+static void link_kept(engine_kept_t *k)
 {
 	for (size_t i = 0; i < k->admissions.n_items; i++)
 		k->admissions.items[i].assign = k->assigns.items + k->assign_at.items[i];
@@ -185,7 +185,7 @@ int engine_step(engine_t *e, int64_t now, const engine_step_opts_t *o, engine_st
 			return rep->commit_rc;
 	}
 	if (o->act) {
-		link(&e->kept);
+		link_kept(&e->kept);
 		for (size_t i = 0; i < e->kept.results.n_items; i++)
 			o->act(o->ctx, e->kept.results.items[i].phase,
 			       &e->kept.results.items[i].res);
