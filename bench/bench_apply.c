@@ -57,11 +57,11 @@ static int core_open(struct controller *c, policy_t *p, gpuq_diag_t *d)
 	c->qcfg.ready_scope = QUEUE_READY_GANGS;
 	return engine_core_build(p, &c->qcfg, &c->q, d);
 #else
-	engine_config_t cfg;
+	queue_config_t cfg;
 
-	engine_config_default(&cfg);
+	queue_config_default(&cfg);
 	cfg.release_on_evict = false;
-	cfg.ready_scope = ENGINE_READY_GANGS;
+	cfg.ready_scope = QUEUE_READY_GANGS;
 	return engine_open(p, &cfg, NULL, &c->e, d);
 #endif
 }

@@ -285,11 +285,11 @@ static int persist(struct controller *c, bool *full)
 
 static int core_open(struct controller *c, const char *state_dir, gpuq_diag_t *d)
 {
-	engine_config_t cfg = c->o.core;
+	queue_config_t cfg = c->o.core;
 	engine_opts_t eo;
 
 	cfg.release_on_evict = false;
-	cfg.ready_scope = ENGINE_READY_GANGS;
+	cfg.ready_scope = QUEUE_READY_GANGS;
 	cfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
 	engine_opts_init(&eo);
 	eo.state_dir = state_dir;
@@ -304,9 +304,20 @@ static void core_close(struct controller *c)
 	engine_close(c->e);
 }
 
-static int cycle(struct controller *c, engine_result_t *res)
+/* engine_step's act hook: the cycle's result into *ctx. */
+static void take(void *ctx, engine_phase_t phase, const queue_result_t *res)
 {
-	return engine_cycle(c->e, controller_now(c), res);
+	if (phase == ENGINE_STEP_CYCLE)
+		*(queue_result_t *)ctx = *res;
+}
+
+/* The controller's step: a tick and one cycle, committed; *res the cycle's. */
+static int cycle(struct controller *c, queue_result_t *res)
+{
+	engine_step_opts_t so = {.cycles = 1, .cycle_due = true, .act = take, .ctx = res};
+
+	memset(res, 0, sizeof(*res));
+	return engine_step(c->e, controller_now(c), &so, NULL, NULL);
 }
 
 static void commit_full_next(struct controller *c)

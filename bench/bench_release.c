@@ -30,7 +30,11 @@
 static struct controller *fake_controller(policy_t *p)
 {
 	struct controller *c = calloc(1, sizeof(*c));
+#ifdef GPUQ_BENCH_BASELINE /* the engine's own names of the core's config */
 	engine_config_t cfg;
+#else
+	queue_config_t cfg;
+#endif
 	gpuq_diag_t d = {{0}};
 
 	if (!c)
@@ -43,9 +47,14 @@ static struct controller *fake_controller(policy_t *p)
 		controller_map_init(&c->objs[r]);
 	c->policy = p;
 	atomic_store(&c->leader, true);
+#ifdef GPUQ_BENCH_BASELINE
 	engine_config_default(&cfg);
-	cfg.release_on_evict = false;
 	cfg.ready_scope = ENGINE_READY_GANGS;
+#else
+	queue_config_default(&cfg);
+	cfg.ready_scope = QUEUE_READY_GANGS;
+#endif
+	cfg.release_on_evict = false;
 	if (engine_open(p, &cfg, NULL, &c->e, &d)) {
 		fprintf(stderr, "bench_release: core: %s\n", d.msg);
 		exit(1);

@@ -9,6 +9,7 @@
 
 #include "cmd/cmd.h"
 #include "engine/engine.h"
+#include "engine/engine_store.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
 #include "store/store.h"

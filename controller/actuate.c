@@ -33,27 +33,27 @@ static json_t *toleration_json(const policy_toleration_t *t)
 /* The distinct flavors assigned to an admitted workload, into names[], and
  * (when ann is not NULL) the CONTROLLER_ANNOT_FLAVORS value: resource=flavor
  * pairs, comma-separated, that a successor adopts the Job by. */
-static size_t flavors_of(struct controller *c, engine_wl_t id, size_t podset, bool prefixed,
+static size_t flavors_of(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
 			 const char **names, size_t cap, char *ann, size_t ann_cap)
 {
 	size_t n = 0, len = 0;
 
 	if (ann && ann_cap)
 		ann[0] = '\0';
-	for (uint32_t r = 0; r < engine_resource_count(c->e); r++) {
+	for (uint32_t r = 0; r < queue_resource_count(engine_core(c->e)); r++) {
 		uint32_t f;
 		const char *name;
 		bool seen = false;
-		if (engine_workload_flavor(c->e, id, podset, r, &f))
+		if (queue_workload_flavor(engine_core(c->e), id, podset, r, &f))
 			continue;
-		name = engine_flavor_name(c->e, f);
+		name = queue_flavor_name(engine_core(c->e), f);
 		if (ann && len < ann_cap) {
 			char pre[24] = "";
 			int w;
 			if (prefixed)
 				snprintf(pre, sizeof(pre), "%zu:", podset);
 			w = snprintf(ann + len, ann_cap - len, "%s%s%s=%s", len ? "," : "", pre,
-				     engine_resource_name(c->e, r), name);
+				     queue_resource_name(engine_core(c->e), r), name);
 			len += w > 0 ? (size_t)w : 0;
 		}
 		for (size_t i = 0; i < n; i++)
@@ -174,11 +174,11 @@ void controller_actuate_flush(struct controller *c)
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
  * nodeLabels and tolerations. *sel and *tols are new references; flavors
  * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
-int controller_actuate_placement(struct controller *c, engine_wl_t id, size_t podset, bool prefixed,
+int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap)
 {
-	const char *names[ENGINE_GROUPS_MAX * ENGINE_GROUP_FLAVORS_MAX];
+	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX];
 	size_t nf = flavors_of(c, id, podset, prefixed, names, sizeof(names) / sizeof(names[0]),
 			       flavors, cap);
 
@@ -362,7 +362,7 @@ void controller_actuate_rq_clear(struct controller *c, controller_job_t *j)
 }
 
 /* Hold j's release: the namespace's ResourceQuota would refuse its pods. */
-static void rq_hold(struct controller *c, controller_job_t *j, const engine_workload_view_t *v,
+static void rq_hold(struct controller *c, controller_job_t *j, const queue_workload_view_t *v,
 		    const char *why)
 {
 	char *text;
@@ -396,20 +396,21 @@ void controller_actuate_rq_recheck(struct controller *c, const char *ns)
 
 void controller_actuate_job(struct controller *c, controller_job_t *j)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
 	if (!engine_core(c->e) || !atomic_load(&c->leader) || !j->wl)
 		return;
-	if (engine_workload_find(c->e, j->uid, &id) || engine_workload_view(c->e, id, &v))
+	if (queue_workload_find(engine_core(c->e), j->uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return;
 	/* a hold ends when the Job no longer waits for its release (released
 	 * meanwhile by an earlier leader, evicted, finished): its status then
 	 * says where it stands now */
-	if (j->rq_wait && (v.state != ENGINE_WL_ADMITTED || !j->suspended))
+	if (j->rq_wait && (v.state != QUEUE_WL_ADMITTED || !j->suspended))
 		controller_actuate_rq_clear(c, j);
 	switch (v.state) {
-	case ENGINE_WL_ADMITTED:
+	case QUEUE_WL_ADMITTED:
 		if (j->suspended) {
 			char why[GPUQ_DIAG_MAX + 80];
 			if (rq_allows(c, j, why, sizeof(why))) {
@@ -421,7 +422,7 @@ void controller_actuate_job(struct controller *c, controller_job_t *j)
 			}
 		}
 		break;
-	case ENGINE_WL_EVICTING:
+	case QUEUE_WL_EVICTING:
 		/* its quota is free only once its pods are gone: by its status
 		 * and by the Pods watch alike (controller_release_quiet) */
 		if (!j->suspended)
@@ -446,8 +447,8 @@ static void post(struct controller *c, const char *uid, const char *type, const 
 }
 
 /* Whether the preemptor pv is in the namespace of eviction e's victim. */
-static bool same_namespace(struct controller *c, const engine_eviction_t *e,
-			   const engine_workload_view_t *pv)
+static bool same_namespace(struct controller *c, const queue_eviction_t *e,
+			   const queue_workload_view_t *pv)
 {
 	const controller_job_t *j = controller_job(c, e->victim_uid);
 	const char *ns = j ? controller_job_ns(j) : NULL;
@@ -455,30 +456,31 @@ static bool same_namespace(struct controller *c, const engine_eviction_t *e,
 	return ns && pv->namespace_ && !strcmp(ns, pv->namespace_);
 }
 
-void controller_actuate_result(struct controller *c, const engine_result_t *res)
+void controller_actuate_result(struct controller *c, const queue_result_t *res)
 {
 	char note[1024];
 
 	for (size_t i = 0; i < res->n_admissions; i++) {
-		const engine_admission_t *a = &res->admissions[i];
+		const queue_admission_t *a = &res->admissions[i];
 		const char *names[16];
 		size_t nf = flavors_of(c, a->wl, 0, false, names, 16, NULL, 0);
 		snprintf(note, sizeof(note), "Admitted by ClusterQueue %s on flavor %s%s",
-			 engine_cq_name(c->e, a->cq), nf ? names[0] : "-",
+			 queue_cq_name(engine_core(c->e), a->cq), nf ? names[0] : "-",
 			 a->borrows ? ", borrowing from its cohort" : "");
 		post(c, a->uid, "Normal", "Admitted", "Admit", note);
 	}
 	for (size_t i = 0; i < res->n_evictions; i++) {
-		const engine_eviction_t *e = &res->evictions[i];
-		engine_workload_view_t pv;
-		engine_wl_t pid;
+		const queue_eviction_t *e = &res->evictions[i];
+		queue_workload_view_t pv;
+		queue_wl_t pid;
 		/* name the preemptor as people know it, then the core's sentence;
 		 * the Event is in the victim's namespace, readable by its tenant,
 		 * so a preemptor of another namespace is not named (Kueue too
 		 * gives only its UID) */
-		bool known = e->preemptor_uid &&
-			     engine_workload_find(c->e, e->preemptor_uid, &pid) == GPUQ_OK &&
-			     engine_workload_view(c->e, pid, &pv) == GPUQ_OK;
+		bool known =
+		    e->preemptor_uid &&
+		    queue_workload_find(engine_core(c->e), e->preemptor_uid, &pid) == GPUQ_OK &&
+		    queue_workload_view(engine_core(c->e), pid, &pv) == GPUQ_OK;
 
 		if (known && same_namespace(c, e, &pv))
 			snprintf(note, sizeof(note), "Preempted by %s/%s (%s): %s", pv.namespace_,
@@ -490,9 +492,9 @@ void controller_actuate_result(struct controller *c, const engine_result_t *res)
 		else
 			snprintf(note, sizeof(note), "%s (%s)", e->message, e->reason_name);
 		post(c, e->victim_uid, "Warning",
-		     e->reason == ENGINE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout"
-		     : e->reason == ENGINE_EVICT_MAX_EXEC    ? "MaximumExecutionTimeExceeded"
-							     : "Preempted",
-		     e->reason == ENGINE_EVICT_MAX_EXEC ? "Deactivate" : "Preempt", note);
+		     e->reason == QUEUE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout"
+		     : e->reason == QUEUE_EVICT_MAX_EXEC    ? "MaximumExecutionTimeExceeded"
+							    : "Preempted",
+		     e->reason == QUEUE_EVICT_MAX_EXEC ? "Deactivate" : "Preempt", note);
 	}
 }

@@ -13,7 +13,7 @@
 int64_t controller_now(struct controller *c)
 {
 	int64_t now = kube_now_ms();
-	int64_t last = engine_core(c->e) ? engine_last_now(c->e) : 0;
+	int64_t last = engine_core(c->e) ? queue_last_now(engine_core(c->e)) : 0;
 
 	return now > last ? now : last; /* the core's clock never goes back */
 }

@@ -86,7 +86,7 @@
 #define CONTROLLER_ANNOT_FLAVORS "gpuq.dev/flavors" /* "main=h100-80gb" per pod set */
 /* the template's nodeSelector and tolerations before release */
 #define CONTROLLER_ANNOT_ORIGINAL "gpuq.dev/original-scheduling"
-/* the coarse status (engine_workload_status) */
+/* the coarse status (queue_workload_status) */
 #define CONTROLLER_ANNOT_STATUS WEBHOOK_ANNOT_STATUS
 /* The usage ledger's checkpoint: ConfigMaps "gpuq-usage-<i>", i below
  * LEDGER_CKPT_PARTS_MAX, in the Lease's namespace; the part's bytes in
@@ -173,7 +173,7 @@ typedef struct {
 							      the call); the daemon fails
 							      /healthz with it. NULL: none */
 	void *give_up_ctx;				   /* its argument */
-	engine_config_t core;				   /* the core's settings: fair_sharing,
+	queue_config_t core;				   /* the core's settings: fair_sharing,
 							      ready_timeout_ms, backoff_base_ms,
 							      backoff_max_ms, tenant_half_life_ms,
 							      tenant_sample_ms and idle_fresh_ms
@@ -185,7 +185,7 @@ typedef struct {
 
 /* Defaults: qps 50 burst 100, leader election on, lease gpuq-system/
  * gpuq-controller, duration 15 s, cycle every 1 s, durable store, the
- * core's defaults (engine_config_default: no fair sharing, Ready timeout
+ * core's defaults (queue_config_default: no fair sharing, Ready timeout
  * 30 min, backoff 60 s doubling to 1 h). */
 void controller_opts_default(controller_opts_t *o);
 

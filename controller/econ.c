@@ -82,19 +82,19 @@ static const policy_lq_t *ns_budget_lq(const struct controller *c, const char *n
 /* An Event about budget v's object: its LocalQueue, the LocalQueue that
  * declares a Namespace budget, or its ClusterQueue (cluster scope: the
  * Event goes to "default"). */
-static void budget_event(struct controller *c, const engine_budget_view_t *v, const char *type,
+static void budget_event(struct controller *c, const queue_budget_view_t *v, const char *type,
 			 const char *reason, const char *note)
 {
 	char ns[256] = "", key[512];
 	const char *name = v->name, *slash = strchr(v->name, '/');
 
-	if (v->scope == ENGINE_BUDGET_CLUSTERQUEUE) {
+	if (v->scope == QUEUE_BUDGET_CLUSTERQUEUE) {
 		(void)controller_swriter_event_ref(
 		    c->swriter, "gpuq.dev/v1beta1", "ClusterQueue", "", name,
 		    obj_uid(c, CONTROLLER_RES_CLUSTERQUEUES, name), type, reason, "Budget", note);
 		return;
 	}
-	if (v->scope == ENGINE_BUDGET_NAMESPACE) {
+	if (v->scope == QUEUE_BUDGET_NAMESPACE) {
 		const policy_lq_t *l = ns_budget_lq(c, v->name);
 
 		if (!l)
@@ -114,24 +114,24 @@ static void budget_event(struct controller *c, const engine_budget_view_t *v, co
 					   reason, "Budget", note);
 }
 
-static void budget_changed(struct controller *c, const engine_budget_change_t *ch)
+static void budget_changed(struct controller *c, const queue_budget_change_t *ch)
 {
 	static const char *const scope[] = {"LocalQueue", "namespace", "ClusterQueue"};
 	static const char *const action[] = {"Warn: reported only",
 					     "Lower: its workloads wait behind those within "
 					     "budget and may not borrow",
 					     "Hold: no new admission"};
-	engine_budget_view_t v;
+	queue_budget_view_t v;
 	char note[768], end[32];
 
-	if (engine_budget_view(c->e, ch->budget, &v))
+	if (queue_budget_view(engine_core(c->e), ch->budget, &v))
 		return;
 	gpuq_time_format(v.window_end_ms, GPUQ_TIME_MICROS, end, sizeof(end));
-	if (ch->to == ENGINE_BUDGET_OK) {
+	if (ch->to == QUEUE_BUDGET_OK) {
 		snprintf(note, sizeof(note), "%s %s is within its budget again: %.6g of %.6g %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost]);
 		budget_event(c, &v, "Normal", "BudgetReset", note);
-	} else if (ch->to == ENGINE_BUDGET_WARNING) {
+	} else if (ch->to == QUEUE_BUDGET_WARNING) {
 		snprintf(note, sizeof(note),
 			 "%s %s has used %.6g of its %.6g %s (warnAt %d%%); the window ends %s",
 			 scope[v.scope], v.name, v.used, v.limit, UNIT_WORDS[v.cost], v.warn_pct,
@@ -148,24 +148,24 @@ static void budget_changed(struct controller *c, const engine_budget_change_t *c
 }
 
 /* An idle report: an Event on the Job. */
-static void idle_reported(struct controller *c, const engine_idle_t *e)
+static void idle_reported(struct controller *c, const queue_idle_t *e)
 {
 	const controller_job_t *j = controller_job(c, e->uid);
-	engine_workload_view_t v;
+	queue_workload_view_t v;
 	char note[512], since[32];
 
-	if (!j || !j->wl || engine_workload_view(c->e, e->wl, &v))
+	if (!j || !j->wl || queue_workload_view(engine_core(c->e), e->wl, &v))
 		return;
 	gpuq_time_format(e->idle_since_ms, GPUQ_TIME_MICROS, since, sizeof(since));
 	snprintf(note, sizeof(note),
 		 "Its GPUs have been idle since %s (below ClusterQueue %s's idleReclaim "
 		 "threshold)",
-		 since, engine_cq_name(c->e, v.cq));
+		 since, queue_cq_name(engine_core(c->e), v.cq));
 	(void)controller_swriter_event(c->swriter, controller_job_ns(j), controller_job_name(j),
 				       e->uid, "Warning", "IdleGPU", "Report", note);
 }
 
-void controller_econ_result(struct controller *c, const engine_result_t *res)
+void controller_econ_result(struct controller *c, const queue_result_t *res)
 {
 	for (size_t i = 0; i < res->n_budget_changes; i++)
 		budget_changed(c, &res->budget_changes[i]);
@@ -178,7 +178,8 @@ void controller_econ_result(struct controller *c, const engine_result_t *res)
 
 void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id)
 {
-	const char *name = cq ? engine_cq_name(c->e, id) : engine_lq_name(c->e, id);
+	const char *name =
+	    cq ? queue_cq_name(engine_core(c->e), id) : queue_lq_name(engine_core(c->e), id);
 	char ns[256] = "", a[32], b[32];
 
 	if (!name)
@@ -187,15 +188,15 @@ void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t 
 		memcpy(ns, name, (size_t)(strchr(name, '/') - name));
 		ns[strchr(name, '/') - name] = '\0';
 	}
-	for (uint32_t i = 0; i < engine_budget_count(c->e); i++) {
+	for (uint32_t i = 0; i < queue_budget_count(engine_core(c->e)); i++) {
 		static const char *const state[] = {"OK", "Warning", "Over"};
 		static const char *const action[] = {"Warn", "Lower", "Hold"};
-		engine_budget_view_t v;
+		queue_budget_view_t v;
 
-		if (engine_budget_view(c->e, i, &v) ||
-		    !(cq ? v.scope == ENGINE_BUDGET_CLUSTERQUEUE && !strcmp(v.name, name)
-			 : (v.scope == ENGINE_BUDGET_LOCALQUEUE && !strcmp(v.name, name)) ||
-			       (v.scope == ENGINE_BUDGET_NAMESPACE && !strcmp(v.name, ns))))
+		if (queue_budget_view(engine_core(c->e), i, &v) ||
+		    !(cq ? v.scope == QUEUE_BUDGET_CLUSTERQUEUE && !strcmp(v.name, name)
+			 : (v.scope == QUEUE_BUDGET_LOCALQUEUE && !strcmp(v.name, name)) ||
+			       (v.scope == QUEUE_BUDGET_NAMESPACE && !strcmp(v.name, ns))))
 			continue;
 		if (v.evaluated_ms == INT64_MIN)
 			return; /* not evaluated yet: nothing to say */
@@ -203,9 +204,9 @@ void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t 
 		gpuq_time_format(v.window_end_ms, GPUQ_TIME_MICROS, b, sizeof(b));
 		json_object_set_new(st, "budget",
 				    json_pack("{s:s, s:s, s:f, s:f, s:s, s:s, s:s, s:s}", "scope",
-					      v.scope == ENGINE_BUDGET_NAMESPACE ? "Namespace"
-					      : cq				 ? "ClusterQueue"
-										 : "LocalQueue",
+					      v.scope == QUEUE_BUDGET_NAMESPACE ? "Namespace"
+					      : cq				? "ClusterQueue"
+										: "LocalQueue",
 					      "unit", UNIT_WORDS[v.cost], "limit", v.limit, "used",
 					      floor(v.used * 1000 + 0.5) / 1000, "state",
 					      state[v.state], "action", action[v.action],
@@ -224,33 +225,34 @@ static void history_scan(struct controller *c, int64_t now)
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(c->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(c->e), id)) {
+		queue_workload_view_t v;
 		run_t *r;
 
-		if (engine_workload_view(c->e, id, &v))
+		if (queue_workload_view(engine_core(c->e), id, &v))
 			continue;
 		r = controller_map_get(&c->econ_runs, v.uid);
-		if (v.state == ENGINE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {
+		if (v.state == QUEUE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {
 			if (!r && !(r = calloc(1, sizeof(*r))))
 				return;
 			r->admitted_ms = v.admitted_ms;
-			snprintf(r->lq, sizeof(r->lq), "%s", engine_lq_name(c->e, v.lq));
+			snprintf(r->lq, sizeof(r->lq), "%s",
+				 queue_lq_name(engine_core(c->e), v.lq));
 			if (controller_map_put(&c->econ_runs, v.uid, r, NULL)) {
 				free(r);
 				return;
 			}
-		} else if (v.state == ENGINE_WL_FINISHED && r) {
+		} else if (v.state == QUEUE_WL_FINISHED && r) {
 			(void)predict_history_add(c->econ_hist, r->lq, now - r->admitted_ms);
 			free(controller_map_del(&c->econ_runs, v.uid));
 		}
 	}
 	while ((s = controller_map_next(&c->econ_runs,
 					&pos))) { /* gone: deleted, or evicted and gone */
-		engine_wl_t id;
+		queue_wl_t id;
 
-		if (engine_workload_find(c->e, s->key, &id) == GPUQ_OK)
+		if (queue_workload_find(engine_core(c->e), s->key, &id) == GPUQ_OK)
 			continue;
 		free(controller_map_del(&c->econ_runs, s->key));
 	}
@@ -260,7 +262,7 @@ static void history_scan(struct controller *c, int64_t now)
 
 /* What a Job says it runs for: its gpuq.dev/expected-runtime annotation,
  * else its activeDeadlineSeconds (an upper bound), else -1. */
-static int64_t declared(void *ctx, const engine_workload_view_t *v)
+static int64_t declared(void *ctx, const queue_workload_view_t *v)
 {
 	struct controller *c = ctx;
 	const controller_job_t *j = controller_job(c, v->uid);
@@ -309,13 +311,13 @@ static bool *near_first(struct controller *c, const predict_result_t *r, int64_t
 	size_t k = 0, rank = 0;
 
 	for (size_t i = 0; n && show && i < r->n; i++) {
-		engine_wl_t id;
-		engine_workload_view_t v;
+		queue_wl_t id;
+		queue_workload_view_t v;
 		int64_t is = r->v[i].start_ms;
 
 		if (is >= 0 && is - now <= STATUS_PREDICT_MS &&
-		    !engine_workload_find(c->e, r->v[i].uid, &id) &&
-		    !engine_workload_view(c->e, id, &v))
+		    !queue_workload_find(engine_core(c->e), r->v[i].uid, &id) &&
+		    !queue_workload_view(engine_core(c->e), id, &v))
 			n[k++] = (near_t){v.lq, is, i};
 	}
 	if (n && show)

@@ -381,6 +381,7 @@ struct controller {
 						 (set by the controller thread, read by
 						 the Lease thread) */
 	bool core_dirty;		      /* run a cycle soon */
+	bool step_admitted;		      /* the step's cycle admitted (its metric) */
 	int64_t last_cycle_ms;		      /* monotonic */
 	int64_t epoch_mono_ms;		      /* monotonic at start */
 	int64_t epoch_wall_ms;		      /* wall clock at start: core time = wall */
@@ -543,12 +544,12 @@ json_t *controller_tolerations_json(const workload_podset_t *ps);
 /* A decoded pod set as one pod set of the core with `count` pods (b holds
  * the arrays ps points into). */
 typedef struct {
-	engine_request_t req[ENGINE_PODSET_RES_MAX];
-	engine_label_t sel[ENGINE_SELECTORS_MAX];
-	engine_toleration_t tol[ENGINE_SELECTORS_MAX];
+	queue_request_t req[QUEUE_PODSET_RES_MAX];
+	queue_label_t sel[QUEUE_SELECTORS_MAX];
+	queue_toleration_t tol[QUEUE_SELECTORS_MAX];
 } controller_podset_buf_t;
 void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
-			    engine_podset_spec_t *ps);
+			    queue_podset_spec_t *ps);
 
 /* sets.c: StatefulSets and LeaderWorkerSets, admitted by gates on their
  * Pods (the integration table's gate-family rows with a parent spec). A
@@ -623,7 +624,7 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
  * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
  * "<podset>:" when `prefixed`, for a workload of several pod sets).
  * GPUQ_ENOMEM. */
-int controller_actuate_placement(struct controller *c, engine_wl_t id, size_t podset, bool prefixed,
+int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap);
 
@@ -721,7 +722,7 @@ void controller_patcher_stop(controller_patcher_t *p);
  * changes and idle reports as Events; status: the budget of ClusterQueue
  * (cq) or LocalQueue id into its status body st; free: at destroy. */
 void controller_econ_step(struct controller *c);
-void controller_econ_result(struct controller *c, const engine_result_t *res);
+void controller_econ_result(struct controller *c, const queue_result_t *res);
 void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
 void controller_econ_free(struct controller *c);
 
@@ -749,13 +750,13 @@ void controller_actuate_job(struct controller *c, controller_job_t *j);
  * placement put back from that annotation. GPUQ_OK or the patch's error;
  * a release with a patcher (and no ResourceQuota in its namespace) is only
  * queued in the pass's batch (controller_actuate_flush sends it). */
-int controller_release_parent(struct controller *c, controller_job_t *j, engine_wl_t id);
+int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id);
 int controller_release_suspend(struct controller *c, controller_job_t *j);
 int controller_release_restore(struct controller *c, controller_job_t *j);
 /* The JSON Patches those send (new references; NULL without memory, or, for
  * restore, when the parent keeps no original placement): for
  * controller_release_parent, GPUQ_EAGAIN while a TrainJob's JobSet is not seen. */
-int controller_release_parent_patch(struct controller *c, const controller_job_t *j, engine_wl_t id,
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
 				    json_t **out);
 /* wl's suspend patch, guarded by resourceVersion rv (NULL: wl's own; a
  * newer version that did not decode: controller/jobs.c). */
@@ -788,6 +789,6 @@ void controller_actuate_rq_recheck(struct controller *c, const char *ns);
 void controller_actuate_rq_clear(struct controller *c, controller_job_t *j);
 /* The results of a cycle or tick: Events for admissions and evictions
  * (patches follow from controller_actuate_job). */
-void controller_actuate_result(struct controller *c, const engine_result_t *res);
+void controller_actuate_result(struct controller *c, const queue_result_t *res);
 
 #endif

@@ -57,19 +57,19 @@ static bool managed(const struct controller *c, const workload_t *o, const workl
  * run the new spec on the old quota (issue 31: the release window). */
 static bool unreleased(const struct controller *c, const controller_job_t *j)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
 	return j->wl && j->wl->suspend && !j->wl->admitted && !controller_pods_of_job(c, j->uid) &&
-	       !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
-	       v.state == ENGINE_WL_ADMITTED;
+	       !queue_workload_find(engine_core(c->e), j->uid, &id) &&
+	       !queue_workload_view(engine_core(c->e), id, &v) && v.state == QUEUE_WL_ADMITTED;
 }
 
 /* Admitted Job j, unreleased, now asks for ws: its admission is taken back
  * (nothing runs on it) and it queues again for what it asks, keeping its
  * creation time and so its place in the order. */
 static int requeue(struct controller *c, controller_job_t *j, const workload_t *o,
-		   const engine_workload_spec_t *ws)
+		   const queue_workload_spec_t *ws)
 {
 	gpuq_diag_t diag = {{0}};
 	int rc = engine_workload_delete(c->e, j->uid, controller_now(c));
@@ -98,7 +98,7 @@ static int requeue(struct controller *c, controller_job_t *j, const workload_t *
 /* A pending (or admitted, unreleased) Job's edited spec into the core
  * (put_in_core). */
 static int follow_edit(struct controller *c, controller_job_t *j, const workload_t *o,
-		       const engine_workload_spec_t *ws)
+		       const queue_workload_spec_t *ws)
 {
 	gpuq_diag_t diag = {{0}};
 	bool changed = false;
@@ -147,10 +147,10 @@ static int follow_edit(struct controller *c, controller_job_t *j, const workload
 static int put_in_core(struct controller *c, controller_job_t *j, const workload_t *o,
 		       const workload_t *p, bool update)
 {
-	char name[ENGINE_NAME_MAX + 1];
+	char name[QUEUE_NAME_MAX + 1];
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
-	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
-	engine_workload_spec_t ws = {
+	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = o->integ->bare_name
 			? o->name
@@ -257,7 +257,7 @@ static const char *placed_flavor(struct controller *c, const workload_t *o,
  * placement shows (placed_flavor), said once. n: how many; why: what makes
  * them unusable, or NULL. */
 static const char *adopt_pairs(struct controller *c, const workload_t *o, const workload_t *p,
-			       char *buf, size_t cap, engine_adopt_t *a, size_t max, size_t *n)
+			       char *buf, size_t cap, queue_adopt_t *a, size_t max, size_t *n)
 {
 	char *save = NULL, *tok;
 
@@ -314,7 +314,7 @@ static const char *adopt_pairs(struct controller *c, const workload_t *o, const 
 static void adopt(struct controller *c, controller_job_t *j, const workload_t *o,
 		  const workload_t *p)
 {
-	engine_adopt_t a[WORKLOAD_PODSETS_MAX * ENGINE_PODSET_RES_MAX];
+	queue_adopt_t a[WORKLOAD_PODSETS_MAX * QUEUE_PODSET_RES_MAX];
 	char buf[CONTROLLER_FLAVORS_MAX];
 	size_t n = 0;
 	const char *why = adopt_pairs(c, o, p, buf, sizeof(buf), a, sizeof(a) / sizeof(a[0]), &n);
@@ -343,17 +343,18 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 static void observe(struct controller *c, controller_job_t *j, const workload_t *o,
 		    const workload_t *p)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
-	if (engine_workload_find(c->e, j->uid, &id) || engine_workload_view(c->e, id, &v))
+	if (queue_workload_find(engine_core(c->e), j->uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return;
 	/* A follower mirrors the leader: a Job it holds admitted that the
 	 * leader suspended (preempted) queues again. (The leader itself never
 	 * does this: for it, admitted-but-suspended is its own intent, persisted
 	 * and about to be acted on.) */
 	if (!atomic_load(&c->leader) &&
-	    (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING) && o->suspend &&
+	    (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) && o->suspend &&
 	    !o->admitted) {
 		if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->in_core = false;
@@ -361,12 +362,12 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 		}
 		return;
 	}
-	if (v.state == ENGINE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
+	if (v.state == QUEUE_WL_PENDING && !o->suspend && o->admitted && !o->finished) {
 		adopt(c, j, o, p);
-		if (engine_workload_view(c->e, id, &v))
+		if (queue_workload_view(engine_core(c->e), id, &v))
 			return;
 	}
-	if (o->finished && (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING)) {
+	if (o->finished && (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING)) {
 		if (engine_workload_finish(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
 			j->finished_seen = true;
 			c->core_dirty = true;
@@ -374,7 +375,7 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 		}
 		return;
 	}
-	if (v.state == ENGINE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
+	if (v.state == QUEUE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
 		if (engine_workload_pods_ready(c->e, j->uid, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
@@ -383,11 +384,11 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 /* Whether j's workload waits in the core (an edit of its object follows). */
 static bool pending(const struct controller *c, const controller_job_t *j)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
-	return !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
-	       v.state == ENGINE_WL_PENDING;
+	return !queue_workload_find(engine_core(c->e), j->uid, &id) &&
+	       !queue_workload_view(engine_core(c->e), id, &v) && v.state == QUEUE_WL_PENDING;
 }
 
 /* A queued Job edited so that gpuq no longer manages it (scaled to no
@@ -417,12 +418,12 @@ static void leave_queue(struct controller *c, controller_job_t *j, const workloa
 static void sync_job(struct controller *c, controller_job_t *j)
 {
 	const workload_t *o = j->wl, *p;
-	engine_wl_t id;
+	queue_wl_t id;
 
 	if (!c->policy || !engine_core(c->e) || !o)
 		return;
 	p = controller_jobs_podsets(c, j);
-	j->in_core = engine_workload_find(c->e, j->uid, &id) == GPUQ_OK;
+	j->in_core = queue_workload_find(engine_core(c->e), j->uid, &id) == GPUQ_OK;
 	if (!j->in_core && (!managed(c, o, p) || o->finished))
 		return;
 	if (!j->in_core && put_in_core(c, j, o, p, false))
@@ -487,12 +488,13 @@ static void child_seen(struct controller *c, controller_job_t *k)
  * (bound, not finished, not yet deleted: what the cluster still gives it). */
 static bool holds_running_pods(const struct controller *c, const controller_job_t *j)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
 	return j && engine_core(c->e) && controller_pods_of_job(c, j->uid) > 0 &&
-	       !engine_workload_find(c->e, j->uid, &id) && !engine_workload_view(c->e, id, &v) &&
-	       (v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING);
+	       !queue_workload_find(engine_core(c->e), j->uid, &id) &&
+	       !queue_workload_view(engine_core(c->e), id, &v) &&
+	       (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING);
 }
 
 /* Whether j was released and may still have Pods made (the settle,
@@ -597,20 +599,20 @@ int64_t controller_jobs_settle(struct controller *c)
  * makes it decodable again. */
 static void stop_undecodable(struct controller *c, controller_job_t *j, const char *rv)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 	json_t *patch;
 
-	if (!engine_core(c->e) || !j->wl || engine_workload_find(c->e, j->uid, &id) ||
-	    engine_workload_view(c->e, id, &v))
+	if (!engine_core(c->e) || !j->wl || queue_workload_find(engine_core(c->e), j->uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return;
-	if (v.state != ENGINE_WL_PENDING && atomic_load(&c->leader) && rv && !j->gone &&
+	if (v.state != QUEUE_WL_PENDING && atomic_load(&c->leader) && rv && !j->gone &&
 	    !j->wl->suspend && (patch = controller_release_suspend_patch(j->wl, rv)))
 		(void)controller_patch_parent(c, j, KUBE_PATCH_JSON, patch,
 					      "stopped (its object no longer decodes)");
 	gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s/%s %s: its new version does not decode",
 		 j->wl->integ->kind_name, j->wl->namespace_, j->wl->name,
-		 v.state == ENGINE_WL_PENDING ? "left the queue" : "is stopped");
+		 v.state == QUEUE_WL_PENDING ? "left the queue" : "is stopped");
 	forget(c, j->uid);
 }
 

@@ -40,7 +40,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->cycle_interval_ms = 1000;
 	o->usage_checkpoint_ms = 60000;
 	o->predict_interval_ms = CONTROLLER_PREDICT_MS;
-	engine_config_default(&o->core);
+	queue_config_default(&o->core);
 }
 
 static void touch_uid(struct controller *c, const char *uid)
@@ -147,6 +147,23 @@ static void commit_failed(struct controller *c, const char *why)
 	}
 }
 
+/* A commit's outcome (rc, after ns): observed; a failure handled
+ * (commit_failed), a success after failures said. */
+static void commit_done(struct controller *c, int rc, uint64_t ns, const gpuq_diag_t *diag)
+{
+	c->step_commit_ns += ns;
+	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, ns);
+	if (rc) {
+		commit_failed(c, diag->msg[0] ? diag->msg : gpuq_strerror(rc));
+		return;
+	}
+	if (c->commit_failures)
+		gpuq_log(GPUQ_LOG_INFO, "controller",
+			 "store commit succeeded after %u failed: acting again",
+			 c->commit_failures);
+	c->commit_failures = 0;
+}
+
 /* Commit the core's changed records and what stage adds, one try at most
  * every CONTROLLER_STORE_RETRY_MS after a failure (GPUQ_EAGAIN meanwhile);
  * nothing is acted on before this succeeds. */
@@ -160,19 +177,8 @@ static int commit(struct controller *c, engine_stage_fn stage, void *ctx)
 		return GPUQ_EAGAIN;
 	t0 = gpuq_mono_ns();
 	rc = engine_commit(c->e, stage, ctx, &diag);
-	t0 = gpuq_mono_ns() - t0;
-	c->step_commit_ns += t0;
-	qmetrics_commit_observe(c->metrics, rc == GPUQ_OK, t0);
-	if (rc) {
-		commit_failed(c, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
-		return rc;
-	}
-	if (c->commit_failures)
-		gpuq_log(GPUQ_LOG_INFO, "controller",
-			 "store commit succeeded after %u failed: acting again",
-			 c->commit_failures);
-	c->commit_failures = 0;
-	return GPUQ_OK;
+	commit_done(c, rc, gpuq_mono_ns() - t0, &diag);
+	return rc;
 }
 
 /* Commit the core's changed records; nothing is acted on before this. */
@@ -184,7 +190,7 @@ static int persist(struct controller *c)
 }
 
 /* A cycle's (or tick's) admissions and evictions into the queue metrics. */
-static void count(struct controller *c, const engine_result_t *res, int64_t now)
+static void count(struct controller *c, const queue_result_t *res, int64_t now)
 {
 	if (c->o.ui)
 		webui_events_note(c->o.ui, engine_core(c->e), res, now);
@@ -198,50 +204,83 @@ static void count(struct controller *c, const engine_result_t *res, int64_t now)
 	}
 }
 
+/* The step's clock (engine_step_opts_t.clock_ns). */
+static uint64_t step_clock(void *ctx)
+{
+	(void)ctx;
+	return gpuq_mono_ns();
+}
+
+/* engine_step's book hook: a result into the metrics, the Jobs it touched
+ * (patched in act_touched once committed) and the statuses it changed. */
+static int book(void *ctx, engine_phase_t phase, const queue_result_t *res, gpuq_diag_t *diag)
+{
+	struct controller *c = ctx;
+	int64_t now = controller_now(c);
+
+	(void)diag;
+	count(c, res, now);
+	if (phase == ENGINE_STEP_TICK) {
+		for (size_t i = 0; i < res->n_evictions; i++)
+			touch_uid(c, res->evictions[i].victim_uid);
+		return GPUQ_OK;
+	}
+	c->step_admitted = res->n_admissions > 0;
+	for (size_t i = 0; i < res->n_admissions; i++) {
+		touch_uid(c, res->admissions[i].uid);
+		controller_status_note(c, res->admissions[i].uid);
+	}
+	for (size_t i = 0; i < res->n_evictions; i++) {
+		touch_uid(c, res->evictions[i].victim_uid);
+		controller_status_note(c, res->evictions[i].victim_uid);
+	}
+	for (size_t i = 0; i < res->n_changes; i++)
+		controller_status_note(c, res->changes[i].uid);
+	return GPUQ_OK;
+}
+
+/* engine_step's act hook, once committed: the result's Events (queued; the
+ * patches follow in act_touched). */
+static void act(void *ctx, engine_phase_t phase, const queue_result_t *res)
+{
+	(void)phase;
+	controller_actuate_result(ctx, res);
+}
+
+/* One step of the engine: a tick and one cycle at controller_now, committed
+ * before anything is acted on. While a failed commit waits for its retry
+ * (commit) the core does not step: it decides nothing the store cannot
+ * hold. */
 static void cycle(struct controller *c)
 {
-	engine_result_t res;
-	int64_t now = controller_now(c);
-	uint64_t t0 = gpuq_mono_ns(), core_ns;
+	engine_step_opts_t so = {.cycles = 1,
+				 .cycle_due = true,
+				 .book = book,
+				 .act = act,
+				 .clock_ns = step_clock,
+				 .ctx = c};
+	engine_step_report_t rep;
+	gpuq_diag_t diag = {{0}};
 	int rc;
 
 	c->core_dirty = false;
 	c->last_cycle_ms = gpuq_mono_ms();
-	/* On GPUQ_ENOMEM the core stopped early but res still holds what it
-	   did: act on that; the rest goes again in the next cycle. */
-	rc = engine_tick(c->e, now, &res);
-	core_ns = gpuq_mono_ns() - t0;
-	if (rc)
-		gpuq_log(GPUQ_LOG_ERROR, "controller", "tick: %s", gpuq_strerror(rc));
-	count(c, &res, now);
-	for (size_t i = 0; i < res.n_evictions; i++)
-		touch_uid(c, res.evictions[i].victim_uid);
-	/* intent before acting; with no eviction the commit after the
-	   admission pass below carries whatever the tick changed */
-	if (res.n_evictions && persist(c) == GPUQ_OK)
-		controller_actuate_result(c, &res);
-	t0 = gpuq_mono_ns();
-	rc = engine_cycle(c->e, now, &res);
-	core_ns += gpuq_mono_ns() - t0;
-	if (rc) {
-		gpuq_log(GPUQ_LOG_ERROR, "controller", "cycle: %s", gpuq_strerror(rc));
+	if (atomic_load(&c->gave_up) || (c->commit_failures && gpuq_mono_ms() < c->commit_retry_ms))
+		return;
+	c->step_admitted = false;
+	/* On GPUQ_ENOMEM the core stopped early but what it did is booked,
+	   committed and acted on; the rest goes again in the next cycle. */
+	rc = engine_step(c->e, controller_now(c), &so, &rep, &diag);
+	qmetrics_cycle_observe(c->metrics, c->step_admitted, rep.core_ns);
+	if (rep.commit_tried)
+		commit_done(c, rep.commit_rc, rep.commit_ns, &diag);
+	if (rep.core_rc) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "step: %s", gpuq_strerror(rep.core_rc));
 		c->core_dirty = true; /* go again soon */
+	} else if (rc && !rep.commit_rc) {
+		gpuq_log(GPUQ_LOG_ERROR, "controller", "step: %s",
+			 diag.msg[0] ? diag.msg : gpuq_strerror(rc));
 	}
-	qmetrics_cycle_observe(c->metrics, res.n_admissions > 0, core_ns);
-	count(c, &res, now);
-	for (size_t i = 0; i < res.n_admissions; i++) {
-		touch_uid(c, res.admissions[i].uid);
-		controller_status_note(c, res.admissions[i].uid);
-	}
-	for (size_t i = 0; i < res.n_evictions; i++) {
-		touch_uid(c, res.evictions[i].victim_uid);
-		controller_status_note(c, res.evictions[i].victim_uid);
-	}
-	for (size_t i = 0; i < res.n_changes; i++)
-		controller_status_note(c, res.changes[i].uid);
-	if (persist(c) == GPUQ_OK)
-		controller_actuate_result(
-		    c, &res); /* Events (queued); the patches follow in act_touched */
 }
 
 /* Drop the touched list (a replica standing by acts on nothing). */
@@ -436,7 +475,7 @@ static int64_t next_deadline(struct controller *c)
 
 	if (engine_core(c->e) && atomic_load(&c->leader)) {
 		int64_t cyc = c->last_cycle_ms + c->o.cycle_interval_ms;
-		int64_t ev = engine_next_event(c->e, controller_now(c));
+		int64_t ev = queue_next_event(engine_core(c->e), controller_now(c));
 		if (c->core_dirty)
 			cyc = now; /* coalesce what arrives meanwhile: no wait beyond this batch */
 		if (cyc < d)
@@ -578,7 +617,7 @@ static void *loop_main(void *arg)
 			sweep(c);
 		}
 		if (c->core_dirty || now >= c->last_cycle_ms + c->o.cycle_interval_ms ||
-		    engine_next_event(c->e, controller_now(c)) <= controller_now(c))
+		    queue_next_event(engine_core(c->e), controller_now(c)) <= controller_now(c))
 			cycle(c);
 		st.cycled = gpuq_mono_ns();
 		st.cycle_commit = c->step_commit_ns;
@@ -608,14 +647,14 @@ static void *loop_main(void *arg)
 int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_t *diag)
 {
 	struct controller *c = calloc(1, sizeof(*c));
-	engine_config_t cfg;
+	queue_config_t cfg;
 	engine_opts_t eo;
 	int rc;
 
 	if (!c)
 		return GPUQ_ENOMEM;
 	c->o = *o;
-	engine_config_default(&cfg);
+	queue_config_default(&cfg);
 	cfg.fair_sharing = o->core.fair_sharing;
 	cfg.ready_timeout_ms = o->core.ready_timeout_ms;
 	cfg.backoff_base_ms = o->core.backoff_base_ms;
@@ -626,7 +665,7 @@ int controller_create(const controller_opts_t *o, controller_t **out, gpuq_diag_
 	cfg.release_on_evict = false; /* pods take time to go */
 	cfg.budget_interval_ms = CONTROLLER_BUDGET_MS;
 	controller_map_init(&c->econ_runs);
-	cfg.ready_scope = ENGINE_READY_GANGS;
+	cfg.ready_scope = QUEUE_READY_GANGS;
 	controller_map_init(&c->jobs);
 	controller_map_init(&c->groups);
 	controller_map_init(&c->sets);

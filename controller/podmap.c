@@ -32,9 +32,9 @@ static void add_pod(void *ctx, const char *ns, const char *name)
 }
 
 /* One workload holding quota into b. */
-static void add_workload(struct controller *c, const engine_workload_view_t *v, build_t *b)
+static void add_workload(struct controller *c, const queue_workload_view_t *v, build_t *b)
 {
-	const char *lq = engine_lq_name(c->e, v->lq);
+	const char *lq = queue_lq_name(engine_core(c->e), v->lq);
 	const char *slash = lq ? strchr(lq, '/') : NULL;
 	controller_pgroup_t *g;
 
@@ -52,7 +52,7 @@ static void add_workload(struct controller *c, const engine_workload_view_t *v, 
 void controller_podmap_publish(struct controller *c)
 {
 	build_t b = {0};
-	engine_wl_t id = ENGINE_WL_NONE;
+	queue_wl_t id = QUEUE_NONE;
 
 	if (!engine_core(c->e) || !atomic_load(&c->leader)) {
 		if (c->podmap_sent) /* a follower's map would go stale: none */
@@ -61,11 +61,11 @@ void controller_podmap_publish(struct controller *c)
 		return;
 	}
 	b.rc = idle_podmap_create(&b.map);
-	while (!b.rc && (id = engine_workload_next(c->e, id)) != ENGINE_WL_NONE) {
-		engine_workload_view_t v;
+	while (!b.rc && (id = queue_workload_next(engine_core(c->e), id)) != QUEUE_NONE) {
+		queue_workload_view_t v;
 
-		if (engine_workload_view(c->e, id, &v) ||
-		    (v.state != ENGINE_WL_ADMITTED && v.state != ENGINE_WL_EVICTING))
+		if (queue_workload_view(engine_core(c->e), id, &v) ||
+		    (v.state != QUEUE_WL_ADMITTED && v.state != QUEUE_WL_EVICTING))
 			continue;
 		add_workload(c, &v, &b);
 	}

@@ -233,8 +233,8 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 static int plain_sync(struct controller *c, controller_pgroup_t *g, const workload_t *o)
 {
 	controller_podset_buf_t buf;
-	engine_podset_spec_t ps;
-	engine_workload_spec_t ws = {
+	queue_podset_spec_t ps;
+	queue_workload_spec_t ws = {
 	    .namespace_ = o->namespace_,
 	    .name = o->name,
 	    .uid = g->key,
@@ -246,16 +246,16 @@ static int plain_sync(struct controller *c, controller_pgroup_t *g, const worklo
 	    .max_exec_s = o->x->max_exec_s,
 	};
 	gpuq_diag_t diag = {{0}};
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 	bool in_core, changed = false;
 	int rc;
 
-	in_core = engine_workload_find(c->e, g->key, &id) == GPUQ_OK &&
-		  engine_workload_view(c->e, id, &v) == GPUQ_OK;
-	if (in_core && v.state == ENGINE_WL_ADMITTED)
+	in_core = queue_workload_find(engine_core(c->e), g->key, &id) == GPUQ_OK &&
+		  queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK;
+	if (in_core && v.state == QUEUE_WL_ADMITTED)
 		controller_limit_follow(c, g->key, o, o->x->max_exec_s);
-	if (in_core && (v.state != ENGINE_WL_PENDING || !o->gated))
+	if (in_core && (v.state != QUEUE_WL_PENDING || !o->gated))
 		return GPUQ_OK;
 	if (!in_core && o->finished)
 		return GPUQ_OK;
@@ -439,21 +439,21 @@ static int gspec_build(const controller_pgroup_t *g, gspec_t *s)
 static void group_sync(struct controller *c, controller_pgroup_t *g)
 {
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
-	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
 	char names[WORKLOAD_PODSETS_MAX][SHAPE_NAME_MAX];
-	engine_workload_spec_t ws;
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_spec_t ws;
+	queue_workload_view_t v;
+	queue_wl_t id;
 	gpuq_diag_t diag = {{0}};
 	gspec_t s;
 	bool in_core, changed = false;
 	int rc;
 
-	in_core = engine_workload_find(c->e, g->key, &id) == GPUQ_OK &&
-		  engine_workload_view(c->e, id, &v) == GPUQ_OK;
-	if (in_core && v.state == ENGINE_WL_ADMITTED && !gspec_build(g, &s) && s.eldest)
+	in_core = queue_workload_find(engine_core(c->e), g->key, &id) == GPUQ_OK &&
+		  queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK;
+	if (in_core && v.state == QUEUE_WL_ADMITTED && !gspec_build(g, &s) && s.eldest)
 		controller_limit_follow(c, g->key, s.eldest, s.eldest->x->max_exec_s);
-	if ((in_core && v.state != ENGINE_WL_PENDING) || gspec_build(g, &s))
+	if ((in_core && v.state != QUEUE_WL_PENDING) || gspec_build(g, &s))
 		return;
 	if (!s.present || (!in_core && !s.gpu))
 		return; /* nothing runnable (the core keeps what it had), or
@@ -463,7 +463,7 @@ static void group_sync(struct controller *c, controller_pgroup_t *g)
 		shape_name(s.shape[i], names[i]);
 		ps[i].name = names[i];
 	}
-	ws = (engine_workload_spec_t){
+	ws = (queue_workload_spec_t){
 	    .namespace_ = s.eldest->namespace_,
 	    .name = s.eldest->x->pod_group,
 	    .uid = g->key,
@@ -505,7 +505,7 @@ static void group_sync(struct controller *c, controller_pgroup_t *g)
  * still counts), or, marked not retriable, when none runs or waits any
  * more; Ready when every member is Ready or done. */
 static void group_observe(struct controller *c, controller_pgroup_t *g,
-			  const engine_workload_view_t *v)
+			  const queue_workload_view_t *v)
 {
 	int32_t done = g->done_gone, ready = 0;
 	bool stopped = true;
@@ -524,12 +524,12 @@ static void group_observe(struct controller *c, controller_pgroup_t *g,
 	}
 	/* (an evicted group's members stop because gpuq deletes them: that
 	   ends nothing) */
-	if (((v->state == ENGINE_WL_ADMITTED || v->state == ENGINE_WL_EVICTING) &&
+	if (((v->state == QUEUE_WL_ADMITTED || v->state == QUEUE_WL_EVICTING) &&
 	     done >= g->total) ||
-	    (v->state == ENGINE_WL_ADMITTED && g->unretriable && stopped && g->members.n)) {
+	    (v->state == QUEUE_WL_ADMITTED && g->unretriable && stopped && g->members.n)) {
 		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
-	} else if (v->state == ENGINE_WL_ADMITTED && !v->ready && ready + done >= g->total) {
+	} else if (v->state == QUEUE_WL_ADMITTED && !v->ready && ready + done >= g->total) {
 		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
@@ -538,13 +538,14 @@ static void group_observe(struct controller *c, controller_pgroup_t *g,
 /* Members finished / Ready, as the core needs to hear it. */
 static void observe(struct controller *c, controller_pgroup_t *g)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 	const member_t *m;
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	if (g->set || engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
+	if (g->set || queue_workload_find(engine_core(c->e), g->key, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return; /* a set's group: admitted before its Pods exist, never finished */
 	if (g->group) {
 		group_observe(c, g, &v);
@@ -553,10 +554,10 @@ static void observe(struct controller *c, controller_pgroup_t *g)
 	if (!(s = controller_map_next(&g->members, &pos)))
 		return;
 	m = s->value; /* a plain Pod: its one member */
-	if ((v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING) && m->wl->finished) {
+	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) && m->wl->finished) {
 		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
-	} else if (v.state == ENGINE_WL_ADMITTED && !v.ready && m->wl->ready) {
+	} else if (v.state == QUEUE_WL_ADMITTED && !v.ready && m->wl->ready) {
 		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
 			c->core_dirty = true;
 	}
@@ -866,7 +867,7 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
 /* Remove gpuq's gate from one member and mark it admitted; `placed`:
  * adding the placement of its pod set `podset`'s flavors (else it goes as
  * it is: a pod group that is not the queue's). */
-static void release_member(struct controller *c, engine_wl_t id, const workload_t *pod,
+static void release_member(struct controller *c, queue_wl_t id, const workload_t *pod,
 			   size_t podset, bool placed)
 {
 	const workload_podset_t *ps = &pod->podsets[0];
@@ -947,7 +948,7 @@ static int podset_of(const member_t *m, const uint64_t *shape, const bool *named
  * set has room (members of that pod set let through and not Failed fill
  * it; a Succeeded one keeps its place). */
 static void
-group_release_plan(struct controller *c, controller_pgroup_t *g, engine_wl_t id, size_t n_podsets,
+group_release_plan(struct controller *c, controller_pgroup_t *g, queue_wl_t id, size_t n_podsets,
 		   void (*fn)(void *, const workload_t *, size_t, controller_member_act_t),
 		   void *ctx)
 {
@@ -962,7 +963,7 @@ group_release_plan(struct controller *c, controller_pgroup_t *g, engine_wl_t id,
 		const char *name;
 		char *end = NULL;
 
-		if (engine_workload_podset(c->e, id, p, &name, &room[p]))
+		if (queue_workload_podset(engine_core(c->e), id, p, &name, &room[p]))
 			return;
 		shape[p] = strtoull(name, &end, 16);
 		named[p] = strlen(name) == SHAPE_NAME_MAX - 1 && end && !*end;
@@ -1011,19 +1012,20 @@ void controller_pods_plan(struct controller *c, controller_pgroup_t *g,
 				     controller_member_act_t act),
 			  void *ctx)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
 	if (!engine_core(c->e))
 		return;
-	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v)) {
+	if (queue_workload_find(engine_core(c->e), g->key, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v)) {
 		if (pod_group(g))
 			group_free_plan(g, fn, ctx);
 		return;
 	}
-	if (v.state == ENGINE_WL_ADMITTED && pod_group(g)) {
+	if (v.state == QUEUE_WL_ADMITTED && pod_group(g)) {
 		group_release_plan(c, g, id, v.n_podsets, fn, ctx);
 		return;
 	}
@@ -1034,16 +1036,16 @@ void controller_pods_plan(struct controller *c, controller_pgroup_t *g,
 				    ? m->wl->x->set_podset
 				    : 0;
 
-		if (v.state == ENGINE_WL_ADMITTED && m->wl->gated)
+		if (v.state == QUEUE_WL_ADMITTED && m->wl->gated)
 			fn(ctx, m->wl, podset, CONTROLLER_MEMBER_RELEASE);
-		else if (v.state == ENGINE_WL_EVICTING && !(g->set && m->wl->gated))
+		else if (v.state == QUEUE_WL_EVICTING && !(g->set && m->wl->gated))
 			fn(ctx, m->wl, podset, CONTROLLER_MEMBER_DELETE);
 	}
 }
 
 typedef struct {
 	struct controller *c; /* acting */
-	engine_wl_t id;	      /* the workload (ENGINE_WL_NONE: the core has none) */
+	queue_wl_t id;	      /* the workload (QUEUE_NONE: the core has none) */
 	size_t deleted;	      /* members deleted (or being deleted) */
 } act_t;
 
@@ -1061,17 +1063,18 @@ static void act(void *ctx, const workload_t *pod, size_t podset, controller_memb
 
 void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 {
-	act_t a = {.c = c, .id = ENGINE_WL_NONE};
-	engine_workload_view_t v;
+	act_t a = {.c = c, .id = QUEUE_NONE};
+	queue_workload_view_t v;
 
 	if (!engine_core(c->e))
 		return;
-	(void)engine_workload_find(c->e, g->key, &a.id);
+	(void)queue_workload_find(engine_core(c->e), g->key, &a.id);
 	controller_pods_plan(c, g, act, &a);
 	/* a set's evicted group: its controller makes its Pods again, gated;
 	   once none runs, the quota is free and the group queues again */
-	if (g->set && a.id != ENGINE_WL_NONE && engine_workload_view(c->e, a.id, &v) == GPUQ_OK &&
-	    v.state == ENGINE_WL_EVICTING && !a.deleted &&
+	if (g->set && a.id != QUEUE_NONE &&
+	    queue_workload_view(engine_core(c->e), a.id, &v) == GPUQ_OK &&
+	    v.state == QUEUE_WL_EVICTING && !a.deleted &&
 	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK) {
 		c->core_dirty = true;
 		controller_status_note(c, g->key); /* queued again, or deactivated */

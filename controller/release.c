@@ -17,7 +17,7 @@
 
 /* Bytes of a JSON Pointer gpuq writes: a template's path, "/metadata/
  * annotations/" and an escaped key. */
-#define PTR_MAX (WORKLOAD_FIELD_MAX + 64 + 2 * ENGINE_NAME_MAX)
+#define PTR_MAX (WORKLOAD_FIELD_MAX + 64 + 2 * QUEUE_NAME_MAX)
 
 /* token escaped for a JSON Pointer (~ -> ~0, / -> ~1) appended to base. */
 static void ptr_join(char *out, size_t cap, const char *base, const char *token)
@@ -226,7 +226,7 @@ static void place_counted_only(json_t *patch, const workload_t *wl, const worklo
 
 /* ---- release ---- */
 
-int controller_release_parent_patch(struct controller *c, const controller_job_t *j, engine_wl_t id,
+int controller_release_parent_patch(struct controller *c, const controller_job_t *j, queue_wl_t id,
 				    json_t **out)
 {
 	const workload_t *wl = j->wl, *p = controller_jobs_podsets(c, j);
@@ -291,8 +291,8 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 
 		/* where it runs now, in the same write (status.c does not write
 		 * it again: controller_release_parent keeps its hash) */
-		(void)engine_workload_status(c->e, id, status,
-					     sizeof(status)); /* truncated is fine */
+		(void)queue_workload_status(engine_core(c->e), id, status,
+					    sizeof(status)); /* truncated is fine */
 		put_annotations(patch, "/metadata", true, wl->has_annotations, keys, vals, 4);
 		if (entry)
 			runtime_patch_put(patch, wl, json_incref(entry));
@@ -309,7 +309,7 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 	return rc;
 }
 
-int controller_release_parent(struct controller *c, controller_job_t *j, engine_wl_t id)
+int controller_release_parent(struct controller *c, controller_job_t *j, queue_wl_t id)
 {
 	json_t *patch = NULL;
 	char status[1024];
@@ -317,7 +317,8 @@ int controller_release_parent(struct controller *c, controller_job_t *j, engine_
 
 	if (rc)
 		return rc;
-	(void)engine_workload_status(c->e, id, status, sizeof(status)); /* as the patch has it */
+	(void)queue_workload_status(engine_core(c->e), id, status,
+				    sizeof(status)); /* as the patch has it */
 	/* with a patcher, sent with the pass's other releases (in a namespace
 	   with ResourceQuotas each judged with the ones batched before it) */
 	if (c->patcher)

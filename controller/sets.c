@@ -155,9 +155,9 @@ static bool managed(const struct controller *c, const workload_t *w)
  * StatefulSet slice), not a gang (fast admission). */
 typedef struct {
 	controller_podset_buf_t buf[WORKLOAD_PODSETS_MAX];
-	engine_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
-	char name[ENGINE_NAME_MAX + 1];
-	engine_workload_spec_t ws;
+	queue_podset_spec_t ps[WORKLOAD_PODSETS_MAX];
+	char name[QUEUE_NAME_MAX + 1];
+	queue_workload_spec_t ws;
 } group_spec_t;
 
 static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t count,
@@ -179,7 +179,7 @@ static void group_spec(const set_t *s, const controller_pgroup_t *g, int64_t cou
 		controller_podset_from(&w->podsets[i],
 				       (int32_t)(groups(w->kind) ? w->podsets[i].count : count),
 				       &sp->buf[i], &sp->ps[i]);
-	sp->ws = (engine_workload_spec_t){
+	sp->ws = (queue_workload_spec_t){
 	    .namespace_ = w->namespace_,
 	    .name = sp->name,
 	    .uid = g->key,
@@ -326,20 +326,22 @@ static bool fold(struct controller *c, const set_t *s, int64_t from, controller_
 
 /* The flavors admitted workload id holds for its pod set 0 into a[] (names
  * copied into names): how many. */
-static size_t held_flavors(struct controller *c, engine_wl_t id, engine_adopt_t *a,
-			   char (*names)[2][ENGINE_NAME_MAX + 1])
+static size_t held_flavors(struct controller *c, queue_wl_t id, queue_adopt_t *a,
+			   char (*names)[2][QUEUE_NAME_MAX + 1])
 {
 	size_t n = 0;
 
-	for (uint32_t r = 0; r < engine_resource_count(c->e) && n < ENGINE_PODSET_RES_MAX; r++) {
+	for (uint32_t r = 0;
+	     r < queue_resource_count(engine_core(c->e)) && n < QUEUE_PODSET_RES_MAX; r++) {
 		uint32_t f;
 
-		if (engine_workload_flavor(c->e, id, 0, r, &f))
+		if (queue_workload_flavor(engine_core(c->e), id, 0, r, &f))
 			continue;
-		gpuq_strlcpy(names[n][0], engine_resource_name(c->e, r), sizeof(names[n][0]));
-		gpuq_strlcpy(names[n][1], engine_flavor_name(c->e, f), sizeof(names[n][1]));
-		a[n] =
-		    (engine_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
+		gpuq_strlcpy(names[n][0], queue_resource_name(engine_core(c->e), r),
+			     sizeof(names[n][0]));
+		gpuq_strlcpy(names[n][1], queue_flavor_name(engine_core(c->e), f),
+			     sizeof(names[n][1]));
+		a[n] = (queue_adopt_t){.podset = 0, .resource = names[n][0], .flavor = names[n][1]};
 		n++;
 	}
 	return n;
@@ -373,18 +375,19 @@ static bool group_update(struct controller *c, const set_t *s, controller_pgroup
 static void slice_resize(struct controller *c, const set_t *s, controller_pgroup_t *g,
 			 int64_t count)
 {
-	engine_adopt_t a[ENGINE_PODSET_RES_MAX];
-	char names[ENGINE_PODSET_RES_MAX][2][ENGINE_NAME_MAX + 1];
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_adopt_t a[QUEUE_PODSET_RES_MAX];
+	char names[QUEUE_PODSET_RES_MAX][2][QUEUE_NAME_MAX + 1];
+	queue_workload_view_t v;
+	queue_wl_t id;
 	size_t n = 0;
 	bool admitted;
 
-	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v))
+	if (queue_workload_find(engine_core(c->e), g->key, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return;
-	if (v.state == ENGINE_WL_PENDING && group_update(c, s, g, count))
+	if (v.state == QUEUE_WL_PENDING && group_update(c, s, g, count))
 		return;
-	admitted = v.state == ENGINE_WL_ADMITTED;
+	admitted = v.state == QUEUE_WL_ADMITTED;
 	if (admitted)
 		n = held_flavors(c, id, a, names);
 	(void)engine_workload_delete(c->e, g->key, controller_now(c));
@@ -418,9 +421,10 @@ static void count_outside(void *ctx, const char *ns, const char *name)
 
 /* Whether the queued workload v of set s waits in another LocalQueue than
  * the set's label names now (a move the webhook judged: followed). */
-static bool label_moved(struct controller *c, const set_t *s, const engine_workload_view_t *v)
+static bool label_moved(struct controller *c, const set_t *s, const queue_workload_view_t *v)
 {
-	const char *lq = engine_lq_name(c->e, v->lq), *slash = lq ? strchr(lq, '/') : NULL;
+	const char *lq = queue_lq_name(engine_core(c->e), v->lq),
+		   *slash = lq ? strchr(lq, '/') : NULL;
 
 	return s->wl->queue && (!slash || strcmp(slash + 1, s->wl->queue) != 0);
 }
@@ -429,11 +433,12 @@ static bool label_moved(struct controller *c, const set_t *s, const engine_workl
  * admitted, its wall-clock limit. */
 static void group_follow_queue(struct controller *c, const set_t *s, controller_pgroup_t *g)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
-	if (!engine_workload_find(c->e, g->key, &id) && !engine_workload_view(c->e, id, &v) &&
-	    v.state == ENGINE_WL_PENDING && label_moved(c, s, &v))
+	if (!queue_workload_find(engine_core(c->e), g->key, &id) &&
+	    !queue_workload_view(engine_core(c->e), id, &v) && v.state == QUEUE_WL_PENDING &&
+	    label_moved(c, s, &v))
 		(void)group_update(c, s, g, g->total);
 	controller_limit_follow(c, g->key, s->wl, s->wl->x->max_exec_s); /* admitted: its limit */
 }
@@ -449,21 +454,22 @@ static void group_follow_queue(struct controller *c, const set_t *s, controller_
 static void slice_ensure(struct controller *c, const set_t *s, controller_pgroup_t *g, int64_t size)
 {
 	outside_t o = {.lo = g->first, .hi = g->first + size, .first_ord = s->wl->x->first_ordinal};
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
-	if (engine_workload_find(c->e, g->key, &id) || engine_workload_view(c->e, id, &v)) {
+	if (queue_workload_find(engine_core(c->e), g->key, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v)) {
 		group_register(c, s, g, size);
 		return;
 	}
-	if (v.state == ENGINE_WL_PENDING) {
+	if (v.state == QUEUE_WL_PENDING) {
 		/* a queued slice follows its set's count and queue label (moved to
 		   another LocalQueue, it was left waiting where it was) */
 		if (v.pods != size || label_moved(c, s, &v))
 			slice_resize(c, s, g, size);
 		return;
 	}
-	if (v.state != ENGINE_WL_ADMITTED)
+	if (v.state != QUEUE_WL_ADMITTED)
 		return;
 	controller_limit_follow(c, g->key, s->wl, s->wl->x->max_exec_s);
 	if (v.pods < size) {
@@ -514,17 +520,19 @@ static int edges_reserve(set_t *s)
  * flavors. */
 static bool same_admission(struct controller *c, const char *a, const char *b)
 {
-	engine_wl_t ia, ib;
-	engine_workload_view_t va, vb;
+	queue_wl_t ia, ib;
+	queue_workload_view_t va, vb;
 
-	if (engine_workload_find(c->e, a, &ia) || engine_workload_view(c->e, ia, &va) ||
-	    engine_workload_find(c->e, b, &ib) || engine_workload_view(c->e, ib, &vb) ||
-	    va.state != ENGINE_WL_ADMITTED || vb.state != ENGINE_WL_ADMITTED)
+	if (queue_workload_find(engine_core(c->e), a, &ia) ||
+	    queue_workload_view(engine_core(c->e), ia, &va) ||
+	    queue_workload_find(engine_core(c->e), b, &ib) ||
+	    queue_workload_view(engine_core(c->e), ib, &vb) || va.state != QUEUE_WL_ADMITTED ||
+	    vb.state != QUEUE_WL_ADMITTED)
 		return false;
-	for (uint32_t r = 0; r < engine_resource_count(c->e); r++) {
+	for (uint32_t r = 0; r < queue_resource_count(engine_core(c->e)); r++) {
 		uint32_t fa, fb;
-		int ra = engine_workload_flavor(c->e, ia, 0, r, &fa);
-		int rb = engine_workload_flavor(c->e, ib, 0, r, &fb);
+		int ra = queue_workload_flavor(engine_core(c->e), ia, 0, r, &fa);
+		int rb = queue_workload_flavor(engine_core(c->e), ib, 0, r, &fb);
 
 		if (ra != rb || (!ra && fa != fb))
 			return false;
@@ -561,12 +569,13 @@ static void slices_grow(struct controller *c, set_t *s, int64_t want)
 {
 	int64_t end = s->n_slices ? s->edge[s->n_slices] : 0;
 	controller_pgroup_t *tail = s->n_slices ? group_get(c, s, s->edge[s->n_slices - 1]) : NULL;
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
 	if (tail &&
-	    (engine_workload_find(c->e, tail->key, &id) ||
-	     (engine_workload_view(c->e, id, &v) == GPUQ_OK && v.state == ENGINE_WL_PENDING)) &&
+	    (queue_workload_find(engine_core(c->e), tail->key, &id) ||
+	     (queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK &&
+	      v.state == QUEUE_WL_PENDING)) &&
 	    fold(c, s, end, tail)) {
 		s->edge[s->n_slices] = want;
 		slice_resize(c, s, tail, want - tail->first);
@@ -602,14 +611,14 @@ static void slices_restore(struct controller *c, set_t *s)
 	int64_t(*sl)[2] = NULL;
 	bool tiled = true;
 
-	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(c->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(c->e), id)) {
+		queue_workload_view_t v;
 		char *end = NULL;
 		long long first;
 
-		if (engine_workload_view(c->e, id, &v) || strncmp(v.uid, s->key, plen) != 0 ||
-		    v.uid[plen] != '/')
+		if (queue_workload_view(engine_core(c->e), id, &v) ||
+		    strncmp(v.uid, s->key, plen) != 0 || v.uid[plen] != '/')
 			continue;
 		first = strtoll(v.uid + plen + 1, &end, 10);
 		if (*end || first < 0 || v.pods < 1)
@@ -713,7 +722,8 @@ static void lws_groups(struct controller *c, set_t *s)
 		group_key(s->key, i, key, sizeof(key));
 		g = controller_map_get(&c->groups, key);
 		if (surge_held(s, g)) {
-			if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
+			if (queue_workload_find(engine_core(c->e), g->key, &(queue_wl_t){0}) !=
+			    GPUQ_OK)
 				group_register(c, s, g, g->total);
 			controller_touch_key(c, g->key);
 			hi = i + 1;
@@ -725,7 +735,8 @@ static void lws_groups(struct controller *c, set_t *s)
 	for (int64_t i = 0; i < want; i++) {
 		controller_pgroup_t *g = group_get(c, s, i);
 
-		if (g && engine_workload_find(c->e, g->key, &(engine_wl_t){0}) != GPUQ_OK)
+		if (g &&
+		    queue_workload_find(engine_core(c->e), g->key, &(queue_wl_t){0}) != GPUQ_OK)
 			group_register(c, s, g, g->total);
 		else if (g)
 			group_follow_queue(c, s, g);
@@ -765,7 +776,7 @@ void controller_sets_group_add(struct controller *c, controller_pgroup_t *g)
 
 	if (!s || !s->wl || !engine_core(c->e) || !managed(c, s->wl))
 		return;
-	if (engine_workload_find(c->e, g->key, &(engine_wl_t){0}) == GPUQ_OK)
+	if (queue_workload_find(engine_core(c->e), g->key, &(queue_wl_t){0}) == GPUQ_OK)
 		return;
 	if (groups(s->wl->kind)) {
 		if (g->first < s->groups || surge_held(s, g))

@@ -196,7 +196,7 @@ void controller_snapshot_seed_usage(struct controller *c)
 				continue;
 			memcpy(ns, s->key, (size_t)(slash - s->key));
 			ns[slash - s->key] = '\0';
-			if (engine_lq_find(c->e, ns, slash + 1, &id) == GPUQ_OK &&
+			if (queue_lq_find(engine_core(c->e), ns, slash + 1, &id) == GPUQ_OK &&
 			    engine_lq_usage_seed(c->e, id, json_number_value(u)) == GPUQ_OK)
 				seeded++;
 		}

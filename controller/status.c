@@ -22,23 +22,24 @@
 json_t *controller_status_cq_body(struct controller *c, uint32_t cq)
 {
 	json_t *st, *flavors = json_array();
-	engine_stats_t s;
-	size_t nf = engine_flavor_count(c->e), nr = engine_resource_count(c->e);
+	queue_stats_t s;
+	size_t nf = queue_flavor_count(engine_core(c->e)),
+	       nr = queue_resource_count(engine_core(c->e));
 	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
 					c->o.review_cfg.n_gpu_resources};
 	int64_t gpus = 0;
 
-	if (!flavors || engine_cq_stats(c->e, cq, &s)) {
+	if (!flavors || queue_cq_stats(engine_core(c->e), cq, &s)) {
 		json_decref(flavors);
 		return NULL;
 	}
 	for (uint32_t f = 0; f < nf; f++) {
 		json_t *res = json_array();
 		for (uint32_t r = 0; r < nr; r++) {
-			engine_quota_view_t v;
+			queue_quota_view_t v;
 			char total[40], borrowed[40];
-			const char *rn = engine_resource_name(c->e, r);
-			if (engine_cq_quota(c->e, cq, f, r, &v))
+			const char *rn = queue_resource_name(engine_core(c->e), r);
+			if (queue_cq_quota(engine_core(c->e), cq, f, r, &v))
 				continue;
 			quota_amount_format(rn, v.usage, total, sizeof(total));
 			quota_amount_format(rn, v.usage > v.nominal ? v.usage - v.nominal : 0,
@@ -49,9 +50,10 @@ json_t *controller_status_cq_body(struct controller *c, uint32_t cq)
 				gpus += v.usage;
 		}
 		if (json_array_size(res))
-			json_array_append_new(flavors, json_pack("{s:s, s:o}", "name",
-								 engine_flavor_name(c->e, f),
-								 "resources", res));
+			json_array_append_new(flavors,
+					      json_pack("{s:s, s:o}", "name",
+							queue_flavor_name(engine_core(c->e), f),
+							"resources", res));
 		else
 			json_decref(res);
 	}
@@ -65,11 +67,11 @@ json_t *controller_status_cq_body(struct controller *c, uint32_t cq)
 
 json_t *controller_status_lq_body(struct controller *c, uint32_t lq)
 {
-	engine_stats_t s;
+	queue_stats_t s;
 
 	json_t *st;
 
-	if (engine_lq_stats(c->e, lq, &s))
+	if (queue_lq_stats(engine_core(c->e), lq, &s))
 		return NULL;
 	st = json_pack("{s:i, s:i, s:i, s:f}", "pendingWorkloads", (int)s.pending,
 		       "admittedWorkloads", (int)s.admitted, "reservingWorkloads", (int)s.admitted,
@@ -182,8 +184,8 @@ void controller_status_queues(struct controller *c)
 	if (now < c->status_next_ms)
 		return;
 	c->status_next_ms = now + STATUS_MIN_MS;
-	for (uint32_t cq = 0; cq < engine_cq_count(c->e); cq++) {
-		const char *name = engine_cq_name(c->e, cq);
+	for (uint32_t cq = 0; cq < queue_cq_count(engine_core(c->e)); cq++) {
+		const char *name = queue_cq_name(engine_core(c->e), cq);
 		const char *g = group_of(c, CONTROLLER_RES_CLUSTERQUEUES,
 					 CONTROLLER_RES_KUEUE_CLUSTERQUEUES, name);
 		json_t *st;
@@ -195,8 +197,8 @@ void controller_status_queues(struct controller *c)
 		snprintf(path, sizeof(path), "%s/clusterqueues/%s/status", g, en);
 		write_status(c, name, path, st, &ACTIVE);
 	}
-	for (uint32_t lq = 0; lq < engine_lq_count(c->e); lq++) {
-		const char *key = engine_lq_name(c->e, lq); /* ns/name */
+	for (uint32_t lq = 0; lq < queue_lq_count(engine_core(c->e)); lq++) {
+		const char *key = queue_lq_name(engine_core(c->e), lq); /* ns/name */
 		const char *g =
 		    group_of(c, CONTROLLER_RES_LOCALQUEUES, CONTROLLER_RES_KUEUE_LOCALQUEUES, key);
 		const char *slash = strchr(key, '/');
@@ -250,15 +252,17 @@ void controller_status_jobs(struct controller *c)
 		uint64_t *last = j ? &j->status_hash : g ? &g->status_hash : NULL;
 		char text[1024];
 		uint64_t h;
-		engine_wl_t id;
+		queue_wl_t id;
 		bool found;
 
 		if (j)
 			j->explain_queued = false;
 		if (g)
 			g->explain_queued = false;
-		found = last && (!j || j->wl) && engine_workload_find(c->e, uid, &id) == GPUQ_OK &&
-			engine_workload_status(c->e, id, text, sizeof(text)) != GPUQ_ENOTFOUND;
+		found = last && (!j || j->wl) &&
+			queue_workload_find(engine_core(c->e), uid, &id) == GPUQ_OK &&
+			queue_workload_status(engine_core(c->e), id, text, sizeof(text)) !=
+			    GPUQ_ENOTFOUND;
 		free(c->explain[i]);
 		c->explain[i] = NULL;
 		if (!found)

@@ -167,8 +167,8 @@ static int write_all(struct controller *c)
 	size_t lens[LEDGER_CKPT_PARTS_MAX] = {0};
 	ledger_ckpt_info_t info;
 	ledger_t *empty = NULL;
-	int rc =
-	    ledger_checkpoint_encode(engine_ledger(c->e), controller_now(c), 0, parts, lens, &info);
+	int rc = ledger_checkpoint_encode(queue_ledger(engine_core(c->e)), controller_now(c), 0,
+					  parts, lens, &info);
 
 	for (int i = 0; !rc && i < LEDGER_CKPT_PARTS_MAX; i++) {
 		char summary[256];

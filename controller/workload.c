@@ -35,12 +35,13 @@ int controller_decode(struct controller *c, const char *text, size_t len, worklo
 void controller_limit_follow(struct controller *c, const char *uid, const workload_t *o,
 			     int32_t max_exec_s)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 	bool changed = false;
 
-	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v) ||
-	    v.state != ENGINE_WL_ADMITTED || v.max_exec_s == max_exec_s)
+	if (queue_workload_find(engine_core(c->e), uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v) || v.state != QUEUE_WL_ADMITTED ||
+	    v.max_exec_s == max_exec_s)
 		return;
 	if (engine_workload_limit_set(c->e, uid, max_exec_s, controller_now(c), &changed) ||
 	    !changed)
@@ -88,7 +89,7 @@ json_t *controller_tolerations_json(const workload_podset_t *ps)
 }
 
 void controller_podset_from(const workload_podset_t *src, int32_t count, controller_podset_buf_t *b,
-			    engine_podset_spec_t *ps)
+			    queue_podset_spec_t *ps)
 {
 	memset(b, 0, sizeof(*b));
 	memset(ps, 0, sizeof(*ps));
@@ -97,26 +98,25 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
 	ps->requests = b->req;
 	ps->node_selector = b->sel;
 	ps->tolerations = b->tol;
-	for (size_t i = 0; i < src->n_requests && ps->n_requests < ENGINE_PODSET_RES_MAX; i++) {
+	for (size_t i = 0; i < src->n_requests && ps->n_requests < QUEUE_PODSET_RES_MAX; i++) {
 		if (src->requests[i].amount == 0)
 			continue; /* a zero request needs no quota (Kueue: no NoFit) */
 		b->req[ps->n_requests].resource = src->requests[i].name;
 		b->req[ps->n_requests++].amount = src->requests[i].amount;
 	}
-	for (size_t i = 0; i < src->n_node_selector && i < ENGINE_SELECTORS_MAX; i++) {
+	for (size_t i = 0; i < src->n_node_selector && i < QUEUE_SELECTORS_MAX; i++) {
 		b->sel[i].key = src->node_selector[i].key;
 		b->sel[i].value = src->node_selector[i].value;
 		ps->n_node_selector++;
 	}
-	for (size_t i = 0; i < src->n_tolerations && ps->n_tolerations < ENGINE_SELECTORS_MAX;
-	     i++) {
+	for (size_t i = 0; i < src->n_tolerations && ps->n_tolerations < QUEUE_SELECTORS_MAX; i++) {
 		const workload_toleration_t *t = &src->tolerations[i];
-		engine_toleration_t *tol = &b->tol[ps->n_tolerations];
+		queue_toleration_t *tol = &b->tol[ps->n_tolerations];
 		if (engine_effect_named(t->effect, &tol->effect))
 			continue; /* an effect Kubernetes does not know tolerates no taint */
 		tol->key = t->key ? t->key : "";
-		tol->op = t->op && strcmp(t->op, "Exists") == 0 ? ENGINE_TOLERATE_EXISTS
-								: ENGINE_TOLERATE_EQUAL;
+		tol->op = t->op && strcmp(t->op, "Exists") == 0 ? QUEUE_TOLERATE_EXISTS
+								: QUEUE_TOLERATE_EQUAL;
 		tol->value = t->value ? t->value : "";
 		ps->n_tolerations++;
 	}

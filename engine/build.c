@@ -21,7 +21,7 @@ static queue_effect_t effect_of(policy_effect_t e)
 	}
 }
 
-int engine_effect_named(const char *name, engine_effect_t *out)
+int engine_effect_named(const char *name, queue_effect_t *out)
 {
 	policy_effect_t e;
 	int rc = policy_effect_named(name, &e);

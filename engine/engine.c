@@ -6,11 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void engine_config_default(engine_config_t *cfg)
-{
-	queue_config_default(cfg);
-}
-
 void engine_opts_init(engine_opts_t *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -69,7 +64,7 @@ static int open_store(engine_t *e, const engine_opts_t *o, gpuq_diag_t *diag)
 	return rc;
 }
 
-int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o, engine_t **out,
+int engine_open(policy_t *p, const queue_config_t *cfg, const engine_opts_t *o, engine_t **out,
 		gpuq_diag_t *diag)
 {
 	engine_t *e = calloc(1, sizeof(*e));
@@ -94,12 +89,34 @@ int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o,
 	return GPUQ_OK;
 }
 
+int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cfg,
+		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag)
+{
+	engine_rebuild_report_t rep = {0};
+	engine_t *e = calloc(1, sizeof(*e));
+	int rc;
+
+	*out = NULL;
+	if (!e)
+		return gpuq_diag_set(diag, GPUQ_ENOMEM, "engine: out of memory");
+	e->cfg = *cfg;
+	rc = engine_core_copy(live, p, cfg, keep, ctx, &e->q, &rep, diag);
+	engine_rebuild_report_deinit(&rep);
+	if (rc) {
+		free(e);
+		return rc;
+	}
+	*out = e;
+	return GPUQ_OK;
+}
+
 void engine_close(engine_t *e)
 {
 	if (!e)
 		return;
 	store_close(e->store); /* ends a read snapshot; flushes a nosync store */
 	queue_destroy(e->q);
+	engine_kept_free(&e->kept);
 	if (e->policy)
 		policy_unref(e->policy);
 	free(e);
@@ -131,25 +148,25 @@ const policy_t *engine_policy(const engine_t *e)
 	return e->policy;
 }
 
-const engine_config_t *engine_config(const engine_t *e)
+const queue_config_t *engine_config(const engine_t *e)
 {
 	return &e->cfg;
 }
 
-const engine_core_t *engine_core(const engine_t *e)
+const queue_t *engine_core(const engine_t *e)
 {
 	return e->q;
 }
 
 /* ---- workloads ---- */
 
-int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
-			engine_wl_t *id, gpuq_diag_t *diag)
+int engine_workload_add(engine_t *e, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
+			gpuq_diag_t *diag)
 {
 	return queue_workload_add(e->q, spec, now, id, diag);
 }
 
-int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
+int engine_workload_update(engine_t *e, const queue_workload_spec_t *spec, int64_t now,
 			   bool *changed, gpuq_diag_t *diag)
 {
 	return queue_workload_update(e->q, spec, now, changed, diag);
@@ -181,7 +198,7 @@ int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, i
 	return queue_workload_utilization(e->q, uid, util_pct, at);
 }
 
-int engine_workload_adopt(engine_t *e, const char *uid, const engine_adopt_t *a, size_t n,
+int engine_workload_adopt(engine_t *e, const char *uid, const queue_adopt_t *a, size_t n,
 			  int64_t now)
 {
 	return queue_workload_adopt(e->q, uid, a, n, now);
@@ -213,7 +230,7 @@ int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms)
 }
 
 int engine_toleration_named(const char *key, const char *op, const char *value, const char *effect,
-			    engine_toleration_t *out)
+			    queue_toleration_t *out)
 {
 	int rc = engine_effect_named(effect, &out->effect);
 
@@ -225,22 +242,7 @@ int engine_toleration_named(const char *key, const char *op, const char *value, 
 	return GPUQ_OK;
 }
 
-/* ---- the step ---- */
-
-int engine_tick(engine_t *e, int64_t now, engine_result_t *out)
-{
-	return queue_tick(e->q, now, out);
-}
-
-int engine_cycle(engine_t *e, int64_t now, engine_result_t *out)
-{
-	return queue_cycle_run(e->q, now, out);
-}
-
-int64_t engine_next_event(const engine_t *e, int64_t now)
-{
-	return queue_next_event(e->q, now);
-}
+/* ---- the step (engine_step: step.c) ---- */
 
 int engine_commit(engine_t *e, engine_stage_fn stage, void *ctx, gpuq_diag_t *diag)
 {
@@ -280,15 +282,24 @@ bool engine_commit_full_due(const engine_t *e)
 
 /* ---- the driver's records ---- */
 
+_Static_assert(ENGINE_TYPE_DRIVER_FIRST == STORE_TYPE_DRIVER_FIRST, "the store's numbering");
+_Static_assert(ENGINE_TYPE_MAX == STORE_TYPE_MAX, "the store's numbering");
+
+/* Whether a driver may write records of type: its own, never the core's. */
+static bool driver_type(unsigned type)
+{
+	return type >= ENGINE_TYPE_DRIVER_FIRST && type < ENGINE_TYPE_MAX;
+}
+
 int engine_record_put(engine_batch_t *b, unsigned type, const void *key, size_t klen,
 		      const void *val, size_t vlen)
 {
-	return store_put(b, type, key, klen, val, vlen);
+	return driver_type(type) ? store_put(b->txn, type, key, klen, val, vlen) : GPUQ_EINVAL;
 }
 
 int engine_record_del(engine_batch_t *b, unsigned type, const void *key, size_t klen)
 {
-	return store_del(b, type, key, klen);
+	return driver_type(type) ? store_del(b->txn, type, key, klen) : GPUQ_EINVAL;
 }
 
 int engine_record_get(engine_t *e, unsigned type, const void *key, size_t klen, void **val,
@@ -308,131 +319,15 @@ int engine_record_scan(engine_t *e, unsigned type, engine_scan_fn cb, void *ctx)
 
 /* ---- read-only views ---- */
 
-engine_wl_t engine_workload_next(const engine_t *e, engine_wl_t prev)
-{
-	return queue_workload_next(e->q, prev);
-}
-
-int engine_workload_view(const engine_t *e, engine_wl_t id, engine_workload_view_t *out)
-{
-	return queue_workload_view(e->q, id, out);
-}
-
-int engine_workload_find(const engine_t *e, const char *uid, engine_wl_t *id)
-{
-	return queue_workload_find(e->q, uid, id);
-}
-
-int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_t cap)
-{
-	return queue_workload_explain(e->q, uid, buf, cap);
-}
-
-int engine_workload_status(const engine_t *e, engine_wl_t id, char *buf, size_t cap)
-{
-	return queue_workload_status(e->q, id, buf, cap);
-}
-
-int engine_workload_podset(const engine_t *e, engine_wl_t id, size_t podset, const char **name,
-			   int32_t *count)
-{
-	return queue_workload_podset(e->q, id, podset, name, count);
-}
-
-int engine_workload_flavor(const engine_t *e, engine_wl_t id, size_t podset, uint32_t resource,
-			   uint32_t *flavor)
-{
-	return queue_workload_flavor(e->q, id, podset, resource, flavor);
-}
-
-size_t engine_resource_count(const engine_t *e)
-{
-	return queue_resource_count(e->q);
-}
-
-const char *engine_resource_name(const engine_t *e, uint32_t id)
-{
-	return queue_resource_name(e->q, id);
-}
-
-size_t engine_flavor_count(const engine_t *e)
-{
-	return queue_flavor_count(e->q);
-}
-
-const char *engine_flavor_name(const engine_t *e, uint32_t id)
-{
-	return queue_flavor_name(e->q, id);
-}
-
-size_t engine_cq_count(const engine_t *e)
-{
-	return queue_cq_count(e->q);
-}
-
-const char *engine_cq_name(const engine_t *e, uint32_t id)
-{
-	return queue_cq_name(e->q, id);
-}
-
-size_t engine_lq_count(const engine_t *e)
-{
-	return queue_lq_count(e->q);
-}
-
-const char *engine_lq_name(const engine_t *e, uint32_t id)
-{
-	return queue_lq_name(e->q, id);
-}
-
-int engine_lq_find(const engine_t *e, const char *namespace_, const char *name, uint32_t *id)
-{
-	return queue_lq_find(e->q, namespace_, name, id);
-}
-
-int engine_cq_stats(const engine_t *e, uint32_t cq, engine_stats_t *out)
-{
-	return queue_cq_stats(e->q, cq, out);
-}
-
-int engine_lq_stats(const engine_t *e, uint32_t lq, engine_stats_t *out)
-{
-	return queue_lq_stats(e->q, lq, out);
-}
-
-int engine_cq_quota(const engine_t *e, uint32_t cq, uint32_t flavor, uint32_t resource,
-		    engine_quota_view_t *out)
-{
-	return queue_cq_quota(e->q, cq, flavor, resource, out);
-}
-
-int64_t engine_last_now(const engine_t *e)
-{
-	return queue_last_now(e->q);
-}
-
 int engine_lq_usage_seed(engine_t *e, uint32_t lq, double usage)
 {
 	return queue_lq_usage_seed(e->q, lq, usage);
 }
 
-const char *engine_wl_state_name(engine_wl_state_t s)
-{
-	return queue_wl_state_name(s);
-}
-
-size_t engine_budget_count(const engine_t *e)
-{
-	return queue_budget_count(e->q);
-}
-
-int engine_budget_view(const engine_t *e, uint32_t i, engine_budget_view_t *out)
-{
-	return queue_budget_view(e->q, i, out);
-}
-
 bool engine_budget_holds(const engine_t *e)
 {
+	if (!e->q)
+		return false;
 	for (uint32_t i = 0; i < queue_budget_count(e->q); i++) {
 		queue_budget_view_t v;
 
@@ -443,23 +338,8 @@ bool engine_budget_holds(const engine_t *e)
 	return false;
 }
 
-const ledger_t *engine_ledger(const engine_t *e)
-{
-	return queue_ledger(e->q);
-}
-
 int engine_ledger_merge(engine_t *e, const uint8_t *part, size_t len, ledger_merge_info_t *info,
 			gpuq_diag_t *diag)
 {
 	return queue_ledger_merge(e->q, part, len, info, diag);
-}
-
-size_t engine_memory_bytes(const engine_t *e)
-{
-	return queue_memory_bytes(e->q);
-}
-
-int engine_check(const engine_t *e, char *why, size_t cap)
-{
-	return queue_check(e->q, why, cap);
 }

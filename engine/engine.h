@@ -2,9 +2,10 @@
  * engine: what a driver holds. An engine_t owns the queueing core built from
  * the policy snapshot in force, and the state store the core's records are
  * kept in; a driver (`gpuq simulate`, the daemon's controller) adds and
- * moves workloads through it, asks it to step (engine_tick, engine_cycle),
- * commits each step's records together with its own (engine_commit) before
- * acting on the step's result, reads the core through read-only views, and
+ * moves workloads through it, asks it to step (engine_step: the tick, the
+ * cycles at one instant, one commit of the core's records with the
+ * driver's, and only then the results to act on), reads the core through
+ * read-only views, and
  * hands it each new policy (engine_policy_set: in place when the tree's
  * shape allows, else a rebuild). Below engine_t sit the translations it is
  * made of (engine_t drives them; tests and benches call them on bare
@@ -24,10 +25,49 @@
  * carried over (a record naming an object the new policy lacks) is found in
  * one place and handed back to the caller instead of being lost silently.
  *
- * No clock and no globals; it does I/O only through its store and logs only
- * an encode failure (engine_stage) and reports it is asked to log. Not
- * thread-safe: an engine_t (and a queue_t, a store_t) is used by one thread
- * at a time.
+ * The step (engine_step) is the one order every driver follows: the tick,
+ * the admission cycles at one instant under the cap the driver passes, the
+ * results booked into the driver's records as they come, ONE commit of the
+ * core's changed records and the driver's, and only once it succeeded the
+ * results handed to the driver to act on. The controller, the simulator
+ * and the prediction (on a fork: engine_fork) all take it; none of them
+ * runs the core's tick or cycle itself.
+ *
+ * Errors: every call that can fail returns the project's one code (0 =
+ * GPUQ_OK, negatives; gpuq_strerror) and says why in its gpuq_diag_t when
+ * it takes one. The core's codes pass through unchanged (GPUQ_EINVAL a
+ * refused spec, GPUQ_ENOTFOUND an unknown uid or id, GPUQ_EEXIST,
+ * GPUQ_ELIMIT a cap, GPUQ_ENOMEM), and so do the store's, translated once
+ * by store/ (GPUQ_ESTORE, GPUQ_ECORRUPT, GPUQ_EIO, GPUQ_EAGAIN another
+ * writer); LMDB failures are also logged once by the store. Failures leave
+ * things whole: a failed core call changes nothing (queue.h says where it
+ * stops early, GPUQ_ENOMEM in a cycle, and that what it did is handed back
+ * to act on); a failed commit keeps the core's changed set for the next
+ * commit and acts on nothing; a failed engine_open leaves nothing open; a
+ * failed engine_policy_set keeps the policy and core in force. A broken
+ * invariant of the core is the core's loud abort, never a return code.
+ *
+ * Ownership: engine_open and engine_fork give the caller an engine_t
+ * (engine_close, which takes NULL); the engine holds one reference on the
+ * policy in force (policy_ref), its core, its store and the last step's
+ * kept results. Every pointer it hands out is borrowed, with its lifetime
+ * in its contract: the core (engine_core) and the names of its objects
+ * until engine_close or a policy change that replaces the core; a
+ * workload's strings (uid, views) while it lives; a result to book during
+ * the hook's call, to act on until the next engine_step; the policy until
+ * the next engine_policy_set. What the caller must free is said where it
+ * is made: engine_record_get's copy (free), the reports
+ * (engine_rebuild_report_deinit, engine_policy_report_deinit). Strings
+ * passed in are copied by the core when it keeps them.
+ *
+ * Threads: none of its own, no locks, no globals, no clock (the time is
+ * every call's `now`; a step is timed only by the caller's clock hook). An
+ * engine_t, and the core and store in it, is used by one thread at a time:
+ * the controller's thread, or the simulator's; a module that reads the
+ * core (qmetrics/, webui/, predict/) reads it on that thread and publishes
+ * its own copy to others. A fork shares nothing with the engine it came
+ * from, once made. It does I/O only through its store, and logs only an
+ * encode failure (engine_stage) and the reports it is asked to log.
  */
 #ifndef GPUQ_ENGINE_H
 #define GPUQ_ENGINE_H
@@ -39,77 +79,36 @@
 #include "base/base.h"
 #include "policy/policy.h"
 #include "queue/queue.h"
-#include "store/store.h"
 
-/* ---- The core's names a driver uses, under the engine's ----
+/* ---- The core's read API ----
  *
- * The engine passes these through unchanged: they are the core's own types
- * and values (queue/queue.h documents every field), named here so that a
- * driver reads and writes them without naming the core. */
-
-typedef queue_config_t engine_config_t;		      /* the core's configuration */
-typedef queue_workload_spec_t engine_workload_spec_t; /* a workload to add */
-typedef queue_podset_spec_t engine_podset_spec_t;     /* one of its pod sets */
-typedef queue_request_t engine_request_t;	      /* a per-pod request */
-typedef queue_label_t engine_label_t;		      /* a nodeSelector entry */
-typedef queue_toleration_t engine_toleration_t;	      /* a toleration */
-typedef queue_effect_t engine_effect_t;		      /* a taint effect */
-typedef queue_result_t engine_result_t;		      /* what a tick or a cycle did */
-typedef queue_admission_t engine_admission_t;	      /* one admission of a result */
-typedef queue_eviction_t engine_eviction_t;	      /* one eviction of a result */
-typedef queue_wl_t engine_wl_t;			      /* a workload id */
-typedef queue_wl_state_t engine_wl_state_t;	      /* a workload's lifecycle state */
-typedef queue_workload_view_t engine_workload_view_t; /* one workload, read only */
-typedef queue_budget_view_t engine_budget_view_t;     /* one budget, read only */
-typedef queue_adopt_t engine_adopt_t;		      /* a running workload's flavors */
-typedef queue_stats_t engine_stats_t;		      /* a queue's counts */
-typedef queue_quota_view_t engine_quota_view_t;	      /* a ClusterQueue's quota, read only */
-typedef queue_budget_change_t engine_budget_change_t; /* a budget's state change */
-typedef queue_idle_t engine_idle_t;		      /* an idle workload reported */
-/* The core itself, read only, for the modules that render or copy it
- * (qmetrics/, predict/, webui/ take a const queue_t *): engine_core. */
-typedef queue_t engine_core_t;
-
-#define ENGINE_WL_NONE QUEUE_NONE /* no workload: starts and ends engine_workload_next */
-#define ENGINE_WL_PENDING QUEUE_WL_PENDING
-#define ENGINE_WL_ADMITTED QUEUE_WL_ADMITTED
-#define ENGINE_WL_EVICTING QUEUE_WL_EVICTING
-#define ENGINE_WL_FINISHED QUEUE_WL_FINISHED
-#define ENGINE_WAIT_NO_FIT QUEUE_WAIT_NO_FIT		     /* a pending change: can never fit */
-#define ENGINE_EVICT_READY_TIMEOUT QUEUE_EVICT_READY_TIMEOUT /* an eviction's reason */
-#define ENGINE_EVICT_MAX_EXEC QUEUE_EVICT_MAX_EXEC /* ... its wall-clock limit: deactivated */
-#define ENGINE_BUDGET_WARNING QUEUE_BUDGET_WARNING /* a budget's state */
-#define ENGINE_BUDGET_OVER QUEUE_BUDGET_OVER
-#define ENGINE_BUDGET_OK QUEUE_BUDGET_OK
-#define ENGINE_BUDGET_LOCALQUEUE QUEUE_BUDGET_LOCALQUEUE /* a budget's scope */
-#define ENGINE_BUDGET_NAMESPACE QUEUE_BUDGET_NAMESPACE
-#define ENGINE_BUDGET_CLUSTERQUEUE QUEUE_BUDGET_CLUSTERQUEUE
-#define ENGINE_TOLERATE_EQUAL QUEUE_TOLERATE_EQUAL /* a toleration's operator */
-#define ENGINE_TOLERATE_EXISTS QUEUE_TOLERATE_EXISTS
-#define ENGINE_READY_GANGS QUEUE_READY_GANGS		 /* engine_config_t.ready_scope */
-#define ENGINE_GROUPS_MAX QUEUE_GROUPS_MAX		 /* resource groups per ClusterQueue */
-#define ENGINE_GROUP_FLAVORS_MAX QUEUE_GROUP_FLAVORS_MAX /* flavors per resource group */
-#define ENGINE_PODSET_RES_MAX QUEUE_PODSET_RES_MAX	 /* resources one pod set requests */
-#define ENGINE_SELECTORS_MAX QUEUE_SELECTORS_MAX	 /* nodeSelector entries, tolerations */
-#define ENGINE_NAME_MAX QUEUE_NAME_MAX			 /* bytes in any name the core keeps */
-#define ENGINE_AMOUNT_MAX QUEUE_AMOUNT_MAX /* the largest pod set request (count * per pod) */
-
-/* Fill cfg with the core's defaults (queue_config_default). */
-void engine_config_default(engine_config_t *cfg);
+ * The engine does not rename the core: its types and values are queue/'s
+ * own (queue_workload_spec_t to add a workload, queue_result_t a step's
+ * result, queue_workload_view_t, QUEUE_WL_ADMITTED, ...), documented in
+ * queue/queue.h, which this header includes. A driver reads the core
+ * through engine_core (a const queue_t *) and queue.h's functions that take
+ * one (queue_workload_view, queue_cq_name, queue_budget_view, ...); every
+ * change goes through the engine (engine_workload_*, engine_step,
+ * engine_policy_set), the one writer of its core. scripts/arrows.py holds
+ * the drivers to that: no call of a queue/ function that takes a core to
+ * change. */
 
 /* ---- The engine ---- */
 
 typedef struct engine engine_t;
 
 /* A driver's own records share the store with the core's, in the same
- * batches: type ids ENGINE_TYPE_DRIVER_FIRST up to STORE_TYPE_MAX - 1. */
-#define ENGINE_TYPE_DRIVER_FIRST STORE_TYPE_DRIVER_FIRST
-#define ENGINE_DRIVER_TYPES_MAX (STORE_TYPE_MAX - STORE_TYPE_DRIVER_FIRST)
+ * batches: type ids ENGINE_TYPE_DRIVER_FIRST up to ENGINE_TYPE_MAX - 1 (the
+ * store's numbering: engine.c checks they agree with store/'s). */
+#define ENGINE_TYPE_DRIVER_FIRST 8 /* below: the core's record types */
+#define ENGINE_TYPE_MAX 16	   /* record types a store holds */
+#define ENGINE_DRIVER_TYPES_MAX (ENGINE_TYPE_MAX - ENGINE_TYPE_DRIVER_FIRST)
 
 /* An open write batch of the engine's store, handed to the driver's
- * stage function by engine_commit (the store's own batch, passed
- * through). */
-typedef struct store_txn engine_batch_t;
+ * stage function by a commit (engine_commit, engine_step): the driver adds
+ * its records with engine_record_put and engine_record_del, valid during
+ * the stage call only. */
+typedef struct engine_batch engine_batch_t;
 
 /* Called by engine_open once its store is open and the core built, before
  * the core's stored records are restored into it: the driver reads its own
@@ -162,7 +161,7 @@ void engine_opts_init(engine_opts_t *o);
  * GPUQ_ESTORE, GPUQ_ECORRUPT unless set_aside_corrupt, GPUQ_EIO,
  * GPUQ_EINVAL), the
  * check's, or engine_restore's (a record the policy cannot hold). */
-int engine_open(policy_t *p, const engine_config_t *cfg, const engine_opts_t *o, engine_t **out,
+int engine_open(policy_t *p, const queue_config_t *cfg, const engine_opts_t *o, engine_t **out,
 		gpuq_diag_t *diag);
 
 /* Close the store (flushed when nosync), destroy the core, drop the policy
@@ -193,23 +192,23 @@ bool engine_resumed(const engine_t *e);
 const policy_t *engine_policy(const engine_t *e);
 
 /* The core's configuration (a copy made at engine_open). */
-const engine_config_t *engine_config(const engine_t *e);
+const queue_config_t *engine_config(const engine_t *e);
 
 /* The core, read only, for the modules that take a core to render or copy
  * (qmetrics_*, predict_run, webui_*): valid until engine_close, or until an
  * engine_policy_set that replaces it (rebuilt) or engine_core_reset; NULL
  * while the engine has no policy. A driver changes it only through engine_
  * calls. */
-const engine_core_t *engine_core(const engine_t *e);
+const queue_t *engine_core(const engine_t *e);
 
 /* ---- Workloads (as queue_workload_*: the core's errors and rules) ---- */
 
 /* A workload arrives, pending (queue_workload_add; *id may be NULL). */
-int engine_workload_add(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
-			engine_wl_t *id, gpuq_diag_t *diag);
+int engine_workload_add(engine_t *e, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
+			gpuq_diag_t *diag);
 /* A pending workload's object changed (queue_workload_update: applied whole
  * or not at all; *changed says whether anything did, may be NULL). */
-int engine_workload_update(engine_t *e, const engine_workload_spec_t *spec, int64_t now,
+int engine_workload_update(engine_t *e, const queue_workload_spec_t *spec, int64_t now,
 			   bool *changed, gpuq_diag_t *diag);
 /* Workload uid's own wall-clock limit changed (queue_workload_limit_set:
  * admitted, at once; deactivated, it comes back). */
@@ -227,7 +226,7 @@ int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, i
 /* A workload that already runs (found after a restart with its flavors
  * recorded) is admitted as it stands (queue_workload_adopt: a[n], one per
  * pod set). */
-int engine_workload_adopt(engine_t *e, const char *uid, const engine_adopt_t *a, size_t n,
+int engine_workload_adopt(engine_t *e, const char *uid, const queue_adopt_t *a, size_t n,
 			  int64_t now);
 /* ... and, adopted again as it stands, keeps its admission time and earlier
  * admitted time (queue_workload_carry). */
@@ -250,25 +249,97 @@ int engine_workload_predict_show(engine_t *e, const char *uid, bool show, bool *
  * GPUQ_OK, or GPUQ_EINVAL for an effect Kubernetes does not know: that
  * toleration tolerates no taint, and the driver leaves it out. */
 int engine_toleration_named(const char *key, const char *op, const char *value, const char *effect,
-			    engine_toleration_t *out);
+			    queue_toleration_t *out);
 
 /* ---- The step ---- */
-
-/* Advance the clock without admitting (queue_tick) and run one admission
- * cycle (queue_cycle_run). *out points into the core, valid until the next
- * engine_tick or engine_cycle; filled on GPUQ_ENOMEM too (what the call did
- * before it stopped happened: act on it). Nothing is committed: a driver
- * calls engine_commit before acting on a result. */
-int engine_tick(engine_t *e, int64_t now, engine_result_t *out);
-int engine_cycle(engine_t *e, int64_t now, engine_result_t *out);
-
-/* The earliest time after now at which a tick or a cycle would act on its
- * own (queue_next_event), or INT64_MAX. */
-int64_t engine_next_event(const engine_t *e, int64_t now);
 
 /* Stage the driver's own records into batch b (engine_record_put,
  * engine_record_del); GPUQ_OK, or an error that fails the commit. */
 typedef int (*engine_stage_fn)(void *ctx, engine_batch_t *b);
+
+/* Which call of a step a result is from. */
+typedef enum {
+	ENGINE_STEP_TICK = 0,  /* the tick: evictions of Ready timeouts, wall-clock limits,
+				  drains; idle workloads, budget changes */
+	ENGINE_STEP_CYCLE = 1, /* an admission cycle: admissions, preemptions, set-asides */
+} engine_phase_t;
+
+/* What a driver does with a step (engine_step): every hook may be NULL,
+ * and each gets ctx. */
+typedef struct {
+	unsigned cycles; /* admission cycles the step runs at most, all at its
+			    `now`: 0, the tick alone; each cycle after the first
+			    only when the one before evicted (its preemptors need
+			    one more). The controller and the simulator 1 (the
+			    simulator counts its own cycles at one instant across
+			    its steps, since its events at that instant come
+			    between them), the prediction 100 */
+	bool cycle_due;	 /* something changed since the last cycle: the first
+			    cycle runs; false: it runs only when the tick evicted
+			    (freed quota) */
+	/* Book one result, before the commit, as the core makes it: the
+	 * tick's, then each cycle's, in order (res valid during the call; its
+	 * strings while their workload lives). What the driver's records say
+	 * of it goes in the step's batch (stage); the hook may change workloads
+	 * through the engine_workload_ calls (the simulator's gang Ready at its
+	 * admission), which the next cycle then sees, and must not act outside
+	 * the process: nothing is committed yet. GPUQ_OK goes on; an error ends
+	 * the step, nothing committed, and is returned (diag: engine_step's,
+	 * for the hook to say why). */
+	int (*book)(void *ctx, engine_phase_t phase, const queue_result_t *res, gpuq_diag_t *diag);
+	/* After the last result is booked, before the commit: the driver's
+	 * last word on its records (the simulator's step counters). An error
+	 * as book's. */
+	int (*booked)(void *ctx, gpuq_diag_t *diag);
+	/* The driver's records into the step's batch (engine_commit's). */
+	engine_stage_fn stage;
+	/* Act on one result, once the step is committed: each result again,
+	 * in the order booked (res an engine-owned copy, valid until the next
+	 * engine_step or engine_close; its uid strings while their workload
+	 * lives). Not called when the commit failed. NULL: the engine keeps no
+	 * copy. */
+	void (*act)(void *ctx, engine_phase_t phase, const queue_result_t *res);
+	/* A monotonic clock in ns, to time the step's parts (the engine reads
+	 * none of its own); NULL: not timed. */
+	uint64_t (*clock_ns)(void *ctx);
+	void *ctx; /* every hook's argument */
+} engine_step_opts_t;
+
+/* What a step did. */
+typedef struct {
+	unsigned cycles;    /* admission cycles run */
+	bool tick_evicted;  /* the tick evicted */
+	bool evicted;	    /* the last result (the last cycle's; the tick's when none
+			       ran) evicted: another cycle is due at this instant */
+	int core_rc;	    /* the core's error (GPUQ_ENOMEM): a tick or cycle stopped
+			       early; what it did was booked, committed and acted on,
+			       and the step ran no further cycle. Else GPUQ_OK */
+	bool commit_tried;  /* a commit was made (a store, and something to commit
+			       or a stage hook) */
+	int commit_rc;	    /* its outcome (GPUQ_OK when none was tried) */
+	uint64_t core_ns;   /* with clock_ns: the tick's and cycles' time */
+	uint64_t commit_ns; /* ... the commit's */
+} engine_step_report_t;
+
+/* One step at `now`, the one order every driver follows: advance the
+ * clock (queue_tick), run the admission cycles o allows at that instant
+ * (queue_cycle_run), each result booked by o->book as it comes; then
+ * o->booked; then ONE commit (engine_commit with o->stage: the core's
+ * changed records and the driver's together; skipped when the engine has
+ * no store, or there is nothing to commit and no stage hook); and only once
+ * it succeeded, each result handed to o->act. So nothing is acted on that
+ * the store does not hold.
+ *
+ * Returns GPUQ_OK; a book or booked hook's error (nothing committed or
+ * acted on; the core keeps what the step did, committed by the next
+ * commit); the commit's (rep->commit_rc, diag as engine_commit: nothing
+ * acted on, the core's changed set kept); or, after the commit and the
+ * acts, the core's (rep->core_rc, GPUQ_ENOMEM: call again, what was left
+ * goes in a later step). GPUQ_EINVAL with no policy yet, or a read-only
+ * engine with a store (as engine_commit). rep (may be NULL) says what was
+ * done. One thread, as every engine call. */
+int engine_step(engine_t *e, int64_t now, const engine_step_opts_t *o, engine_step_report_t *rep,
+		gpuq_diag_t *diag);
 
 /* Commit, in ONE store batch, every record of the core changed since the
  * last commit (engine_stage; all of them, and deletes of the stored records
@@ -305,7 +376,9 @@ bool engine_commit_full_due(const engine_t *e);
 
 /* Add a put (a delete) of the driver's record (type, key) to batch b: as
  * store_put / store_del (copied; sticky errors; GPUQ_EINVAL for a type not
- * named at engine_open). */
+ * named at engine_open), and GPUQ_EINVAL, the batch untouched, for a type
+ * below ENGINE_TYPE_DRIVER_FIRST: the core's records are the engine's to
+ * write. */
 int engine_record_put(engine_batch_t *b, unsigned type, const void *key, size_t klen,
 		      const void *val, size_t vlen);
 int engine_record_del(engine_batch_t *b, unsigned type, const void *key, size_t klen);
@@ -323,80 +396,26 @@ int engine_record_get(engine_t *e, unsigned type, const void *key, size_t klen, 
 		      size_t *vlen);
 int engine_record_scan(engine_t *e, unsigned type, engine_scan_fn cb, void *ctx);
 
-/* ---- Read-only views ---- */
+/* ---- What the core's reads do not say ----
+ *
+ * (Everything else a driver reads, it reads from engine_core through
+ * queue.h: workloads, queues, budgets, the ledger, the clock, the next
+ * event, the invariants.) */
 
-/* Iterate the live workloads: start with ENGINE_WL_NONE; the next id (in id
- * order, not deterministic across restores) or ENGINE_WL_NONE. */
-engine_wl_t engine_workload_next(const engine_t *e, engine_wl_t prev);
-/* Workload id's view; GPUQ_ENOTFOUND for a dead id. Strings are borrowed
- * until the workload is deleted. */
-int engine_workload_view(const engine_t *e, engine_wl_t id, engine_workload_view_t *out);
-/* The id of workload uid, or GPUQ_ENOTFOUND. */
-int engine_workload_find(const engine_t *e, const char *uid, engine_wl_t *id);
-/* Why workload uid waits, in the core's words, into buf (queue_workload_explain). */
-int engine_workload_explain(const engine_t *e, const char *uid, char *buf, size_t cap);
-/* Workload id's coarse status, the text of gpuq.dev/status, into buf
- * (queue_workload_status). */
-int engine_workload_status(const engine_t *e, engine_wl_t id, char *buf, size_t cap);
-/* The name and pod count of pod set `podset` of workload id
- * (queue_workload_podset; *name borrowed while the workload lives). */
-int engine_workload_podset(const engine_t *e, engine_wl_t id, size_t podset, const char **name,
-			   int32_t *count);
-/* The flavor of `resource` assigned to pod set `podset` of admitted
- * workload id (queue_workload_flavor). */
-int engine_workload_flavor(const engine_t *e, engine_wl_t id, size_t podset, uint32_t resource,
-			   uint32_t *flavor);
+/* Whether a budget over its limit with action Hold keeps workloads waiting
+ * (until its window turns). False without a core. */
+bool engine_budget_holds(const engine_t *e);
 
-/* The core's objects by id (0..count-1, in the policy's order; names
- * borrowed until the core is replaced; NULL past the end), as queue_*_count
- * and queue_*_name: resources, flavors, ClusterQueues, LocalQueues
- * ("namespace/name"). */
-size_t engine_resource_count(const engine_t *e);
-const char *engine_resource_name(const engine_t *e, uint32_t id);
-size_t engine_flavor_count(const engine_t *e);
-const char *engine_flavor_name(const engine_t *e, uint32_t id);
-size_t engine_cq_count(const engine_t *e);
-const char *engine_cq_name(const engine_t *e, uint32_t id);
-size_t engine_lq_count(const engine_t *e);
-const char *engine_lq_name(const engine_t *e, uint32_t id);
-/* The id of LocalQueue namespace_/name, or GPUQ_ENOTFOUND. */
-int engine_lq_find(const engine_t *e, const char *namespace_, const char *name, uint32_t *id);
-/* A queue's counts (queue_cq_stats, queue_lq_stats); GPUQ_ENOTFOUND. */
-int engine_cq_stats(const engine_t *e, uint32_t cq, engine_stats_t *out);
-int engine_lq_stats(const engine_t *e, uint32_t lq, engine_stats_t *out);
-/* ClusterQueue cq's quota of resource on flavor (queue_cq_quota). */
-int engine_cq_quota(const engine_t *e, uint32_t cq, uint32_t flavor, uint32_t resource,
-		    engine_quota_view_t *out);
-/* The core's clock: the latest `now` it was given (queue_last_now). */
-int64_t engine_last_now(const engine_t *e);
+/* ---- Changes to the core's history (the engine writes them) ---- */
 
 /* LocalQueue lq's tenant, holding no usage history of its own, takes
  * `usage` as its decayed usage (queue_lq_usage_seed: a former leader's
  * figure from the LocalQueue's status). */
 int engine_lq_usage_seed(engine_t *e, uint32_t lq, double usage);
-/* A static word for a state ("Pending", "Admitted", ...). */
-const char *engine_wl_state_name(engine_wl_state_t s);
-
-/* The budgets: how many, and budget i (its name borrowed until the policy
- * changes); GPUQ_ENOTFOUND past the end. */
-size_t engine_budget_count(const engine_t *e);
-int engine_budget_view(const engine_t *e, uint32_t i, engine_budget_view_t *out);
-/* Whether a budget over its limit with action Hold keeps workloads waiting
- * (until its window turns). */
-bool engine_budget_holds(const engine_t *e);
-
-/* The core's usage ledger (borrowed: valid until the next call that
- * changes the core). */
-const ledger_t *engine_ledger(const engine_t *e);
 /* Merge one part of another writer's usage ledger checkpoint into the
  * core's (queue_ledger_merge: its rules and errors). */
 int engine_ledger_merge(engine_t *e, const uint8_t *part, size_t len, ledger_merge_info_t *info,
 			gpuq_diag_t *diag);
-/* Bytes the core holds (queue_memory_bytes). */
-size_t engine_memory_bytes(const engine_t *e);
-/* The core's invariants (queue_check): GPUQ_OK, or GPUQ_ECORRUPT with the
- * first broken one in why; GPUQ_ENOMEM. */
-int engine_check(const engine_t *e, char *why, size_t cap);
 
 /* ---- Building a core from a policy snapshot ---- */
 
@@ -420,7 +439,7 @@ int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **ou
  * (policy_effect_named; NULL or "" is every effect). GPUQ_OK, or
  * GPUQ_EINVAL for a name Kubernetes does not know: that toleration
  * tolerates no taint, so the driver leaves it out of the pod set. */
-int engine_effect_named(const char *name, engine_effect_t *out);
+int engine_effect_named(const char *name, queue_effect_t *out);
 
 /* The policy's economics into q (engine_core_build does it; docs/
  * economics.md): the PriorityClasses' gpuq.dev/min-runtime by value
@@ -431,60 +450,10 @@ int engine_effect_named(const char *name, engine_effect_t *out);
  * core's refusal, naming the object, or GPUQ_ENOMEM. */
 int engine_core_econ(queue_t *q, const policy_t *p, gpuq_diag_t *diag);
 
-/* ---- The core's records in a store ----
- *
- * Record type ids 1..6 are the core's queue_rec_type_t values, kept in the
- * sub-databases "queue_meta", "clusterqueues", "tenants", "workloads",
- * "usage" (the usage ledger) and "budgets" (each budget's state; tools
- * recognize core records by id). A driver's own records use ids
- * from STORE_TYPE_DRIVER_FIRST up, in the same batches. */
-
-/* Name the core's record types in opts->types (other ids untouched). */
-void engine_store_types(store_opts_t *opts);
-
-/* Structural check of a stored core record without a policy: a core type, a
- * key of 1..QUEUE_KEY_MAX bytes ("meta" for the meta record), a value of
- * 1..QUEUE_RECORD_MAX bytes starting with a known encoding version (1). Deep
- * decoding needs a core (queue_record_apply). GPUQ_OK, or GPUQ_ECORRUPT with
- * diag naming the problem. */
-int engine_record_check(unsigned type, const void *key, size_t klen, const void *val, size_t vlen,
-			gpuq_diag_t *diag);
-
-/* Add every record q changed since queue_dirty_clear to the batch: a put of
- * its encoding, or a delete when the object is gone. Sticky like store_put
- * (an encode failure becomes the batch's error, logged once). Does not clear
- * q's changed set: do that (queue_dirty_clear) after the commit succeeded.
- * For drivers that commit their own records in the same batch. */
-int engine_stage(store_txn_t *txn, const queue_t *q);
-
-/* engine_commit's one commit path for a bare core and store, without a
- * driver's records: engine_stage in a new batch, commit it, and on success
- * queue_dirty_clear; *seq (may be NULL) as store_txn_commit. On failure the changed set is
- * kept, so a later call retries it, and diag (may be NULL) names the step:
- * store_txn_begin's, engine_stage's or store_txn_commit's code (LMDB
- * failures are also logged once by the store). An empty changed set commits
- * nothing. */
-int engine_persist(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag);
-
-/* Make the store's core records exactly q's, in one batch: mark every live
- * record of q changed (queue_dirty_all), delete every stored core record
- * whose object q does not hold (a ClusterQueue, LocalQueue or workload the
- * core dropped), put every record of q; commit; on success clear q's changed
- * set. Costs a scan of the four core tables: use it after
- * engine_core_rebuild (which may drop objects whose records engine_persist
- * would leave behind, and a restore from such a store fails) and when the
- * store's content is in doubt, not per cycle. Returns as engine_persist,
- * plus store_scan's errors. */
-int engine_persist_full(store_t *s, queue_t *q, uint64_t *seq, gpuq_diag_t *diag);
-
-/* Apply every stored core record into q (built from the policy the records
- * were written under, holding no workloads), in type order (meta,
- * ClusterQueues, tenants, workloads) and key order, then queue_restore_done.
- * Returns GPUQ_OK, the store's error, or the core's (GPUQ_ECORRUPT /
- * GPUQ_ENOTFOUND / GPUQ_EEXIST) with diag naming the record type and key
- * ("state store: workloads record \"uid-7\": ..."). After a failure q is
- * unusable: destroy it. */
-int engine_restore(store_t *s, queue_t *q, gpuq_diag_t *diag);
+/* The core's records in a bare store (engine_store_types, engine_stage,
+ * engine_persist, engine_restore, ...: what engine_t is made of, for tools
+ * and tests) are in engine/engine_store.h, which names store/'s types; this
+ * header does not include store/. */
 
 /* ---- A policy change the core takes in place ---- */
 
@@ -624,15 +593,22 @@ int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_co
 
 /* Whether engine_core_copy carries old's workload id. */
 typedef bool (*engine_copy_keep_fn)(void *ctx, queue_wl_t id);
-/* engine_core_rebuild for a throwaway copy (a prediction pass): carries
- * only the workloads keep(ctx, id) accepts (keep NULL: all of them; a
- * workload left out is neither carried nor reported lost), and leaves the
- * copy's changed set empty (it is never persisted). A copy that needs a few
- * thousand of 100,000 pending workloads costs what those few take, not a
- * second core. Returns as engine_core_rebuild. */
-int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
-		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
-		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
+/* A memory-only engine over a throwaway copy of core `live` (built from p
+ * with cfg, which may differ from live's configuration):
+ * engine_core_copy's copy, keeping what keep(ctx, id) accepts, with no
+ * store (its steps commit nothing) and no policy reference (engine_policy
+ * is NULL: the copy keeps what it needs of p, so p may go); cfg is not
+ * NULL. The copy (engine_core_rebuild for a throwaway core: internal.h's
+ * engine_core_copy) carries only the workloads keep(ctx, id) accepts (keep
+ * NULL: all; one left out is neither carried nor reported lost) and starts
+ * with an empty changed set: a fork that needs a few thousand of 100,000
+ * pending workloads costs what those few take, not a second core. For a driver
+ * that runs the core forward to see what would happen, without changing
+ * it: the prediction steps its fork (engine_step) as the controller steps
+ * the engine. On GPUQ_OK *out is the caller's (engine_close); on failure
+ * *out is NULL and diag says why: engine_core_copy's errors, GPUQ_ENOMEM. */
+int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cfg,
+		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag);
 
 /* ---- A new policy for an engine (the translations above, driven) ---- */
 

@@ -9,19 +9,62 @@
 #define GPUQ_ENGINE_INTERNAL_H
 
 #include "engine/engine.h"
+#include "engine/engine_store.h"
+
+/* The batch a driver's stage function is handed: the store's own. */
+struct engine_batch {
+	store_txn_t *txn; /* the commit's write batch */
+};
+
+/* A vector of T: items, how many, room for how many. */
+#define ENGINE_VEC(T)                                                                              \
+	struct {                                                                                   \
+		T *items;                                                                          \
+		size_t n_items, cap;                                                               \
+	}
+
+/* One result of a step, kept for the driver's acts (step.c). */
+typedef struct {
+	engine_phase_t phase;  /* the tick's or a cycle's */
+	queue_result_t res;    /* pointing into the kept lists once linked */
+	size_t admissions;     /* its first admission in engine_kept_t.admissions */
+	size_t evictions;      /* ... eviction */
+	size_t changes;	       /* ... pending change */
+	size_t idles;	       /* ... idle workload */
+	size_t budget_changes; /* ... budget change */
+} engine_kept_result_t;
+
+/* A step's results, copied out of the core's per-call arrays (only when the
+ * driver acts on them); reused from step to step, freed at engine_close. */
+typedef struct {
+	ENGINE_VEC(engine_kept_result_t) results;	  /* in the order booked */
+	ENGINE_VEC(queue_admission_t) admissions;	  /* every result's, in order */
+	ENGINE_VEC(size_t) assign_at;			  /* per admission: its first assign */
+	ENGINE_VEC(queue_assign_t) assigns;		  /* the admissions' assignments */
+	ENGINE_VEC(queue_eviction_t) evictions;		  /* every result's, in order */
+	ENGINE_VEC(size_t) text_at;			  /* per eviction: its message in text */
+	ENGINE_VEC(char) text;				  /* the evictions' messages, NUL-ended */
+	ENGINE_VEC(queue_pending_change_t) changes;	  /* every result's */
+	ENGINE_VEC(queue_idle_t) idles;			  /* every result's */
+	ENGINE_VEC(queue_budget_change_t) budget_changes; /* every result's */
+} engine_kept_t;
+
+/* Free what k holds and zero it. */
+void engine_kept_free(engine_kept_t *k);
 
 /* What a driver holds (engine.c; engine_policy_set and engine_core_reset
  * in policyset.c). */
 struct engine {
-	policy_t *policy;    /* the policy in force (one reference) */
-	queue_t *q;	     /* the core */
-	store_t *store;	     /* the state store; NULL: memory only */
-	engine_config_t cfg; /* the core's configuration */
-	bool read_only;	     /* the store is open to read only */
-	bool resumed;	     /* engine_open restored core records */
-	bool full_next;	     /* the next commit rewrites every core record */
-	bool restore_due;    /* opened without a policy over a store holding core
-				records: the first engine_policy_set restores them */
+	policy_t *policy;   /* the policy in force (one reference) */
+	queue_t *q;	    /* the core */
+	store_t *store;	    /* the state store; NULL: memory only */
+	queue_config_t cfg; /* the core's configuration */
+	bool read_only;	    /* the store is open to read only */
+	bool resumed;	    /* engine_open restored core records */
+	bool full_next;	    /* the next commit rewrites every core record */
+	bool restore_due;   /* opened without a policy over a store holding core
+			       records: the first engine_policy_set restores them */
+	engine_kept_t kept; /* the last step's results, for its acts (step.c) */
 };
 
 /* The core's spec of one ClusterQueue, pointing into the policy (names) and
@@ -56,5 +99,15 @@ void engine_cq_spec_deinit(engine_cq_spec_t *spec);
  * batch: ...", "state store: commit failed: ...". */
 int engine_batch_commit(store_t *s, queue_t *q, bool full, engine_stage_fn stage, void *ctx,
 			uint64_t *seq, gpuq_diag_t *diag);
+
+/* engine_core_rebuild for a throwaway copy (a prediction pass): carries
+ * only the workloads keep(ctx, id) accepts (keep NULL: all of them; a
+ * workload left out is neither carried nor reported lost), and leaves the
+ * copy's changed set empty (it is never persisted). A copy that needs a few
+ * thousand of 100,000 pending workloads costs what those few take, not a
+ * second core. Returns as engine_core_rebuild. */
+int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
+		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
 
 #endif

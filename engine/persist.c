@@ -151,8 +151,10 @@ int engine_batch_commit(store_t *s, queue_t *q, bool full, engine_stage_fn stage
 	if (rc)
 		return gpuq_diag_set(diag, rc, "state store: no batch: %s", gpuq_strerror(rc));
 	rc = full ? stage_full(s, txn, q) : engine_stage(txn, q);
-	if (!rc && stage)
-		rc = stage(ctx, txn);
+	if (!rc && stage) {
+		engine_batch_t b = {txn};
+		rc = stage(ctx, &b);
+	}
 	if (rc) {
 		store_txn_abort(txn);
 		return gpuq_diag_set(diag, rc, "state store: building the batch: %s",

@@ -1,7 +1,8 @@
-/* predict/pass.c: one prediction pass: the live core copied through its
- * records (engine_core_rebuild), the pending workloads beyond the cap left
- * out of the copy, and the copy run forward in virtual time until every
- * simulated workload has started or a cap ends the pass. */
+/* predict/pass.c: one prediction pass: the live core forked (engine_fork:
+ * a copy through its records, the pending workloads beyond the cap left
+ * out of it), and the fork stepped forward in virtual time (engine_step, as
+ * the controller steps its engine) until every simulated workload has
+ * started or a cap ends the pass. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,8 @@ typedef struct {
 } fev_t;
 
 typedef struct {
-	queue_t *q;		    /* the copy */
+	engine_t *e;		    /* the fork: the copy, stepped and changed through it */
+	const queue_t *q;	    /* its core, read */
 	const predict_opts_t *o;    /* caps */
 	predict_runtime_fn fn;	    /* the caller's runtimes */
 	void *ctx;		    /* its argument */
@@ -40,6 +42,7 @@ typedef struct {
 	fev_t *heap;		    /* finishes, a min-heap by (at, wl) */
 	size_t n_heap, cap_heap;
 	size_t waiting; /* tracked ones not started yet */
+	int64_t now;	/* the instant being stepped */
 } pass_t;
 
 static bool fev_less(const fev_t *a, const fev_t *b)
@@ -127,10 +130,10 @@ static int settle_running(pass_t *p, int64_t now)
 		if (queue_workload_view(p->q, id, &v))
 			continue;
 		if (v.state == QUEUE_WL_EVICTING) {
-			rc = queue_workload_evicted(p->q, v.uid, now);
+			rc = engine_workload_evicted(p->e, v.uid, now);
 		} else if (v.state == QUEUE_WL_ADMITTED) {
 			if (v.gang_total && !v.ready)
-				rc = queue_workload_pods_ready(p->q, v.uid, now);
+				rc = engine_workload_pods_ready(p->e, v.uid, now);
 			rt = runtime_of(p, id);
 			rem = rt - (now - v.admitted_ms);
 			if (rem <= 0)
@@ -192,7 +195,7 @@ static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t no
 			p->tracked[ids[i]] = 1;
 			p->waiting++;
 		} else {
-			rc = queue_workload_delete(p->q, v.uid, now);
+			rc = engine_workload_delete(p->e, v.uid, now);
 		}
 	}
 	return rc;
@@ -243,8 +246,15 @@ static int beyond_cap(const queue_t *live, size_t cap, beyond_t *b)
 	return rc;
 }
 
-static int on_result(pass_t *p, const queue_result_t *r, int64_t t)
+/* engine_step's book hook: the finishes of what a result admitted, and
+ * the runs it ended (ctx: the pass; the step's instant in p->now). */
+static int on_result(void *ctx, engine_phase_t phase, const queue_result_t *r, gpuq_diag_t *diag)
 {
+	pass_t *p = ctx;
+	int64_t t = p->now;
+
+	(void)phase;
+	(void)diag;
 	for (size_t i = 0; i < r->n_evictions; i++)
 		p->run[r->evictions[i].victim]++; /* its finish is stale */
 	for (size_t i = 0; i < r->n_admissions; i++) {
@@ -265,10 +275,12 @@ static int on_result(pass_t *p, const queue_result_t *r, int64_t t)
 	return GPUQ_OK;
 }
 
-/* Everything due at t: finishes, a tick, cycles until nothing is evicted. */
+/* Everything due at t: finishes, then the fork's step (a tick, cycles
+ * until nothing is evicted, at most SAME_TIME_CYCLES_MAX). */
 static int step_at(pass_t *p, int64_t t)
 {
-	queue_result_t r;
+	engine_step_opts_t so = {
+	    .cycles = SAME_TIME_CYCLES_MAX, .cycle_due = true, .book = on_result, .ctx = p};
 	int rc = GPUQ_OK;
 
 	while (!rc && p->n_heap && p->heap[0].at <= t) {
@@ -278,22 +290,12 @@ static int step_at(pass_t *p, int64_t t)
 		if (queue_workload_view(p->q, e.wl, &v) || v.state != QUEUE_WL_ADMITTED ||
 		    p->run[e.wl] != e.run)
 			continue;
-		rc = queue_workload_finish(p->q, v.uid, t);
+		rc = engine_workload_finish(p->e, v.uid, t);
 		if (!rc)
-			rc = queue_workload_delete(p->q, v.uid, t);
+			rc = engine_workload_delete(p->e, v.uid, t);
 	}
-	if (!rc)
-		rc = queue_tick(p->q, t, &r);
-	if (!rc)
-		rc = on_result(p, &r, t);
-	for (int k = 0; !rc && k < SAME_TIME_CYCLES_MAX; k++) {
-		rc = queue_cycle_run(p->q, t, &r);
-		if (!rc)
-			rc = on_result(p, &r, t);
-		if (!r.n_evictions)
-			break;
-	}
-	return rc;
+	p->now = t;
+	return rc ? rc : engine_step(p->e, t, &so, NULL, NULL);
 }
 
 static int run_forward(pass_t *p, int64_t now, predict_result_t *out)
@@ -359,7 +361,7 @@ static int collect(const pass_t *p, const queue_wl_t *ids, size_t n, char **uids
 
 static void pass_free(pass_t *p)
 {
-	queue_destroy(p->q);
+	engine_close(p->e);
 	free(p->start);
 	free(p->run);
 	free(p->tracked);
@@ -412,7 +414,6 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 		      gpuq_diag_t *diag)
 {
 	queue_config_t c = cfg ? *cfg : (queue_config_t){0};
-	engine_rebuild_report_t rep = {0};
 	beyond_t beyond = {NULL, 0};
 	size_t n_beyond = 0;
 	int rc;
@@ -423,8 +424,8 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 	c.ready_timeout_ms = 0;	   /* and every admitted pod gets Ready */
 	rc = beyond_cap(live, p->o->workloads_max, &beyond);
 	if (!rc)
-		rc = engine_core_copy(live, pol, &c, copy_keeps, &beyond, &p->q, &rep, diag);
-	engine_rebuild_report_deinit(&rep);
+		rc = engine_fork(live, pol, &c, copy_keeps, &beyond, &p->e, diag);
+	p->q = rc ? NULL : engine_core(p->e);
 	for (size_t id = 0; !rc && id < beyond.n; id++)
 		n_beyond += beyond.drop[id];
 	for (queue_wl_t id = rc ? QUEUE_NONE : queue_workload_next(p->q, QUEUE_NONE);

@@ -1,8 +1,10 @@
 /*
- * predict: when each pending workload is expected to start. A pass copies
- * the live queue core through its record encoding (engine_core_rebuild, the
- * same carry a policy change or a restart uses) and runs the copy forward
- * in virtual time, the simulator's way: admitted workloads finish when
+ * predict: when each pending workload is expected to start. A pass forks
+ * the live queue core (engine_fork: a memory-only engine over a copy made
+ * through the record encoding, the same carry a policy change or a restart
+ * uses) and steps the fork forward in virtual time (engine_step, as the
+ * controller steps its engine; the pass changes the fork only through the
+ * engine): admitted workloads finish when
  * their runtime says, cycles admit and preempt by the core's own rules
  * (budgets, minimum runtimes, fair sharing included), until every pending
  * workload simulated has started or a cap is reached. The live core is only

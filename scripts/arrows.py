@@ -24,9 +24,13 @@ checks, and prints one line per breach:
      adapter (LIBRARIES below) and no other module;
   6. drivers: the drivers that hold an engine (THROUGH_ENGINE below) reach
      the core and the store only through engine/: none of their files
-     includes a header of queue/ or store/, or names one of their
-     identifiers (queue_*, store_*, QUEUE_*, STORE_*: functions, types,
-     constants; not struct members) outside comments and strings.
+     includes a header of queue/ or store/, or names an identifier of
+     store/ (store_*, STORE_*: functions, types, constants; not struct
+     members) outside comments and strings; of queue/, whose header is the
+     core's read API (engine.h includes it), they name the types, values
+     and the functions that read a core, never one that changes it (a
+     function queue/queue.h declares with a `queue_t *` that is not const:
+     READ_API below): the engine is the one writer of its core.
 
   7. allowed includes: docs/architecture.md's "## Arrows" table lists every
      module with the modules it may include (its .c and .h files, directly);
@@ -39,8 +43,8 @@ checks, and prints one line per breach:
   9. module cycles: the modules' include graph (direct includes) has no
      cycle (strongly connected components of more than one module);
  10. drivers through headers: check 6 followed through headers: a driver's
-     file reaches queue/ or store/ through no header but those of the
-     modules that read a core (READ_CORE);
+     file reaches store/ through no header but those of the modules that
+     read a core (READ_CORE; engine/engine.h does not include store/);
  12. clocks: a module in a layer whose rules say "no clock" (or "`now` is
      a parameter") names no clock read (gpuq_mono_ms, clock_gettime, time,
      ...) outside comments and strings; base/ is the one exception its row
@@ -60,19 +64,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Breaches known and not yet removed: ("circle", folder), ("via", driver,
-# header): a driver reaching queue/ or store/ through that header (check 10).
-# Each is printed as "known:"; an entry whose breach is gone fails, so it is
-# dropped with the fix. engine/engine.h includes queue/queue.h and
-# store/store.h for the types it aliases (issue 34, item 1 removes them).
-KNOWN = {
-    ("via", "controller", "engine/engine.h"),
-    ("via", "sim", "engine/engine.h"),
-}
+# header): a driver reaching store/ through that header (check 10). Each is
+# printed as "known:"; an entry whose breach is gone fails, so it is
+# dropped with the fix. None now.
+KNOWN = set()
 # Aliases of another module's types and constants known and not yet removed
 # (check 11): module -> how many. More fails; fewer fails too, until the
 # count here is lowered, so the number cannot go stale.
 KNOWN_ALIASES = {
-    "engine": 45,  # 21 queue/store types, 24 constants (issue 34, item 1)
     "webhook": 6,  # WEBHOOK_LABEL_QUEUE and 4 more of workload/'s, JV_DEPTH_MAX
     "policy": 3,  # POLICY_FILE_MAX, _DEPTH_MAX, _DOCS_MAX: manifest/'s caps
     "controller": 1,  # CONTROLLER_ANNOT_STATUS: webhook/'s
@@ -84,9 +83,14 @@ KNOWN_ALIASES = {
 READ_CORE = ("qmetrics", "webui", "predict")
 
 # Drivers that reach the core and the store only through engine/ (check 6),
-# and the modules they must not reach past it.
+# the modules whose headers they include none of, the modules they name
+# nothing of and reach through no header (check 10), and the module whose
+# header is the core's read API: they name its types, values and reads,
+# never a function that changes a core.
 THROUGH_ENGINE = ("sim", "controller")
-BEHIND_ENGINE = ("queue", "store")
+NOT_INCLUDED = ("queue", "store")
+BEHIND_ENGINE = ("store",)
+READ_API = "queue"
 
 
 # The one module that may include each external library's headers (jansson,
@@ -274,12 +278,26 @@ def through_headers(mod, known, problems):
     return sorted(breaches)
 
 
+def writers_of(api):
+    """The functions api/api.h declares with a non-const `api_t *` (or
+    `api_t **`: a create): those that change a core."""
+    text = strip_c(text_of(f"{api}/{api}.h"))
+    out = set()
+    for m in re.finditer(r"\b(%s_\w+)\s*\(([^;{}]*?)\)\s*;" % api, text, re.S):
+        if re.search(r"(?<!const )\b%s_t\s*\*" % api, m.group(2)):
+            out.add(m.group(1))
+    return out
+
+
 def check_reach(known, problems):
-    """Check 6: each driver of THROUGH_ENGINE names nothing of BEHIND_ENGINE."""
+    """Check 6: each driver of THROUGH_ENGINE names nothing of BEHIND_ENGINE
+    and no writer of READ_API's core."""
     # a name, not a struct member that happens to start so (o->store_x)
     names = re.compile(r"(?<!\.)(?<!->)\b(?:%s)_\w+"
                        % "|".join(BEHIND_ENGINE + tuple(m.upper() for m in BEHIND_ENGINE)))
-    incl = re.compile(r'^\s*#\s*include\s+"(%s)/([\w.]+)"' % "|".join(BEHIND_ENGINE), re.M)
+    writers = writers_of(READ_API)
+    calls = re.compile(r"(?<!\.)(?<!->)\b(%s_\w+)\s*\(" % READ_API)
+    incl = re.compile(r'^\s*#\s*include\s+"(%s)/([\w.]+)"' % "|".join(NOT_INCLUDED), re.M)
     for mod in THROUGH_ENGINE:
         breaches = []
         for fn in files_of(mod, (".c", ".h")):
@@ -291,6 +309,10 @@ def check_reach(known, problems):
             if used:
                 breaches.append(f"{mod}/{fn} names {', '.join(used[:6])}"
                                 f"{f' and {len(used) - 6} more' if len(used) > 6 else ''}")
+            wrote = sorted(set(calls.findall(strip_c(text))) & writers)
+            if wrote:
+                breaches.append(f"{mod}/{fn} calls {', '.join(wrote)}, which change a core "
+                                "(the engine is its one writer)")
         breaches.extend(through_headers(mod, known, problems))
         if ("reach", mod) in KNOWN:
             if breaches:

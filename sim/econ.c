@@ -162,7 +162,7 @@ void sim_econ_finished(struct sim *s, uint32_t wid)
 
 /* Declared runtimes: a workload's expectedRuntime, else its runtime (from
  * admission: its Ready delay included); -1 under History. */
-static int64_t declared(void *ctx, const engine_workload_view_t *v)
+static int64_t declared(void *ctx, const queue_workload_view_t *v)
 {
 	const struct sim *s = ctx;
 	uint32_t wid = wid_of(v->uid);
@@ -210,7 +210,7 @@ int sim_econ_step(struct sim *s, gpuq_diag_t *diag)
 
 int sim_econ_report(struct sim *s)
 {
-	size_t n = engine_budget_count(s->e);
+	size_t n = queue_budget_count(engine_core(s->e));
 	sim_report_t *r = s->r;
 
 	if (!n)
@@ -220,7 +220,7 @@ int sim_econ_report(struct sim *s)
 	if (!r->budgets || !r->budget_names)
 		return GPUQ_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
-		if (engine_budget_view(s->e, i, &r->budgets[i]))
+		if (queue_budget_view(engine_core(s->e), i, &r->budgets[i]))
 			continue;
 		r->budget_names[i] = strdup(r->budgets[i].name);
 		if (!r->budget_names[i])

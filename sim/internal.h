@@ -36,6 +36,7 @@ struct sim {
 	bool done;	       /* the run has ended */
 	bool no_reservation;   /* starvation limits ignored (sim_run_options_t) */
 	uint32_t same_time;    /* cycles run at `now` so far */
+	bool cycle_admitted;   /* the step's cycle admitted (its metric) */
 	uint32_t idle;	       /* consecutive idle steps */
 	uint64_t n_pending;    /* workloads in the core, pending */
 	uint64_t n_admitted;   /* workloads in the core, admitted */

@@ -195,7 +195,7 @@ static void put_budgets(const sim_report_t *r, FILE *out)
 
 	fprintf(out, "    \"budgets\": [");
 	for (size_t i = 0; i < r->n_budgets; i++) {
-		const engine_budget_view_t *b = &r->budgets[i];
+		const queue_budget_view_t *b = &r->budgets[i];
 
 		fprintf(out,
 			"%s\n      {\"scope\": \"%s\", \"name\": \"%s\", \"unit\": \"%s\", "
@@ -253,13 +253,13 @@ void sim_report_econ_summary(const sim_report_t *r, FILE *out)
 		f.idle / HOUR_MS, r->trace->opt.util_resource, f.reclaims, f.returned / HOUR_MS,
 		f.preempts, f.min_ran);
 	for (size_t i = 0; i < r->n_budgets; i++) {
-		const engine_budget_view_t *b = &r->budgets[i];
+		const queue_budget_view_t *b = &r->budgets[i];
 
 		fprintf(out, "  budget %-28s %10.3f of %10.3f %s (%s)\n", b->name, b->used,
 			b->limit, b->cost ? "cost" : "GPU-hours",
-			b->state == ENGINE_BUDGET_OVER	    ? "over"
-			: b->state == ENGINE_BUDGET_WARNING ? "warning"
-							    : "ok");
+			b->state == QUEUE_BUDGET_OVER	   ? "over"
+			: b->state == QUEUE_BUDGET_WARNING ? "warning"
+							   : "ok");
 	}
 	if (!r->predicted)
 		return;

@@ -39,6 +39,17 @@ double sim_cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* engine_step's clock: this process's CPU time, ns (the report's core
+ * and persistence seconds are CPU time). */
+static uint64_t cpu_ns(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* ---- the event heap ---- */
 
 static bool ev_less(const event_t *a, const event_t *b)
@@ -96,16 +107,16 @@ static event_t heap_pop(struct sim *s)
 
 /* The core's configuration for a trace's options (the copy a prediction
  * pass makes is built with it too: engine_config). */
-static void core_config(const sim_trace_t *t, engine_config_t *cfg)
+static void core_config(const sim_trace_t *t, queue_config_t *cfg)
 {
-	engine_config_default(cfg);
+	queue_config_default(cfg);
 	cfg->fair_sharing = t->opt.fair_sharing;
 	if (t->opt.half_life_ms > 0)
 		cfg->tenant_half_life_ms = t->opt.half_life_ms;
 	if (t->opt.usage_sample_ms > 0)
 		cfg->tenant_sample_ms = t->opt.usage_sample_ms;
 	cfg->ready_timeout_ms = t->opt.gang_ready_timeout_ms;
-	cfg->ready_scope = ENGINE_READY_GANGS;
+	cfg->ready_scope = QUEUE_READY_GANGS;
 	cfg->release_on_evict = true;
 	if (t->opt.budget_interval_ms > 0)
 		cfg->budget_interval_ms = t->opt.budget_interval_ms;
@@ -142,10 +153,10 @@ int64_t sim_ready_delay(const struct sim *s, uint32_t wid)
 
 /* The core's view of a shape's pod sets, pointing into the trace. */
 struct podsets {
-	engine_podset_spec_t ps[SIM_PODSETS_MAX];		       /* the pod sets */
-	engine_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];	       /* their requests */
-	engine_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];	       /* nodeSelectors */
-	engine_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX]; /* tolerations */
+	queue_podset_spec_t ps[SIM_PODSETS_MAX];		      /* the pod sets */
+	queue_request_t req[SIM_PODSETS_MAX][SIM_POD_RES_MAX];	      /* their requests */
+	queue_label_t sel[SIM_PODSETS_MAX][SIM_SELECTOR_MAX];	      /* nodeSelectors */
+	queue_toleration_t tol[SIM_PODSETS_MAX][SIM_TOLERATIONS_MAX]; /* tolerations */
 };
 
 /* Fill b from shape sh; returns the pods over all pod sets. */
@@ -154,7 +165,7 @@ static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct 
 	/* b is written before it is read (only its address is taken here); zeroing its
 	 * 9 KiB per arrival would cost more than the rest of the call */
 	// cppcheck-suppress ctuuninitvar
-	engine_podset_spec_t *ps = b->ps;
+	queue_podset_spec_t *ps = b->ps;
 	int32_t pods = 0;
 
 	memset(ps, 0, sizeof(b->ps));
@@ -194,7 +205,7 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 	const sim_shape_t *sh = &t->shapes[a->shape];
 	const policy_lq_t *lq = policy_lq_at(t->policy, a->lq);
 	struct podsets b;
-	engine_workload_spec_t spec;
+	queue_workload_spec_t spec;
 	char name[SIM_NAME_MAX + 64], uid[UID_MAX];
 	int32_t pods;
 	int rc;
@@ -254,7 +265,7 @@ static int log_eviction(struct sim *s, uint32_t victim, uint32_t by, const char 
 	return GPUQ_OK;
 }
 
-static int on_eviction(struct sim *s, const engine_eviction_t *ev, gpuq_diag_t *diag)
+static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *diag)
 {
 	uint32_t wid = wid_of(ev->victim_uid);
 	sim_outcome_t *o;
@@ -278,7 +289,7 @@ static int on_eviction(struct sim *s, const engine_eviction_t *ev, gpuq_diag_t *
 	o->state = SIM_WL_PENDING;
 	s->n_admitted--;
 	s->n_pending++;
-	if (ev->reason == ENGINE_EVICT_READY_TIMEOUT && ++o->timeouts >= SIM_READY_TIMEOUTS_MAX) {
+	if (ev->reason == QUEUE_EVICT_READY_TIMEOUT && ++o->timeouts >= SIM_READY_TIMEOUTS_MAX) {
 		char uid[UID_MAX];
 		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
 		CORE(s, engine_workload_delete(s->e, uid, s->now));
@@ -292,7 +303,7 @@ static int on_eviction(struct sim *s, const engine_eviction_t *ev, gpuq_diag_t *
 	return GPUQ_OK;
 }
 
-static int on_admission(struct sim *s, const engine_admission_t *adm, gpuq_diag_t *diag)
+static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t *diag)
 {
 	uint32_t wid = wid_of(adm->uid);
 	sim_outcome_t *o;
@@ -339,7 +350,7 @@ static int on_admission(struct sim *s, const engine_admission_t *adm, gpuq_diag_
 	    s, (event_t){.at = o->finish_ms, .wid = wid, .run = o->preemptions, .kind = EV_FINISH});
 }
 
-static int on_result(struct sim *s, const engine_result_t *res, gpuq_diag_t *diag)
+static int on_result(struct sim *s, const queue_result_t *res, gpuq_diag_t *diag)
 {
 	int rc = GPUQ_OK;
 
@@ -353,11 +364,11 @@ static int on_result(struct sim *s, const engine_result_t *res, gpuq_diag_t *dia
 		if (wid >= s->r->n_wl)
 			continue;
 		o = &s->r->wl[wid];
-		if (o->state == SIM_WL_PENDING && res->changes[i].reason == ENGINE_WAIT_NO_FIT) {
+		if (o->state == SIM_WL_PENDING && res->changes[i].reason == QUEUE_WAIT_NO_FIT) {
 			o->state = SIM_WL_INADMISSIBLE;
 			mark(s, wid);
 		} else if (o->state == SIM_WL_INADMISSIBLE &&
-			   res->changes[i].reason != ENGINE_WAIT_NO_FIT) {
+			   res->changes[i].reason != QUEUE_WAIT_NO_FIT) {
 			o->state = SIM_WL_PENDING; /* the policy changed under it: it may fit */
 			mark(s, wid);
 		}
@@ -543,28 +554,34 @@ static int stage(void *ctx, engine_batch_t *b)
 	return rc;
 }
 
-/* Commit the step: the core's changed records and the driver's progress, in
- * one transaction. */
-static int commit(struct sim *s, gpuq_diag_t *diag)
+/* A commit of the outcomes succeeded (after cpu seconds): nothing of
+ * them is left to write. */
+static void committed(struct sim *s, double cpu)
 {
-	double t0;
-	uint64_t wall0;
-	int rc;
-
-	if (!s->persist)
-		return GPUQ_OK;
-	t0 = sim_cpu_now();
-	wall0 = gpuq_mono_ns();
-	rc = engine_commit(s->e, stage, s, diag);
-	if (s->metrics)
-		qmetrics_commit_observe(s->metrics, rc == GPUQ_OK, gpuq_mono_ns() - wall0);
-	if (rc)
-		return rc;
 	for (size_t i = 0; i < s->n_dirty_wl; i++)
 		s->wl_marked[s->dirty_wl[i]] = 0;
 	s->n_dirty_wl = 0;
 	s->persisted_preempt = s->r->n_preempt;
-	s->persist_cpu += sim_cpu_now() - t0;
+	s->persist_cpu += cpu;
+}
+
+/* Commit outside a step (the run's end): the core's changed records and
+ * the driver's progress, in one transaction. */
+static int commit(struct sim *s, gpuq_diag_t *diag)
+{
+	uint64_t t0;
+	int rc;
+
+	if (!s->persist)
+		return GPUQ_OK;
+	t0 = cpu_ns(NULL);
+	rc = engine_commit(s->e, stage, s, diag);
+	t0 = cpu_ns(NULL) - t0;
+	if (s->metrics)
+		qmetrics_commit_observe(s->metrics, rc == GPUQ_OK, t0);
+	if (rc)
+		return rc;
+	committed(s, (double)t0 / 1e9);
 	return GPUQ_OK;
 }
 
@@ -704,7 +721,7 @@ static int restore(struct sim *s, gpuq_diag_t *diag)
 static int open_engine(struct sim *s, const char *state_dir, bool no_sync, bool read_only,
 		       gpuq_diag_t *diag)
 {
-	engine_config_t cfg;
+	queue_config_t cfg;
 	engine_opts_t o;
 	int rc;
 
@@ -758,19 +775,86 @@ static int64_t next_time(const struct sim *s, int64_t qnext)
 	return next;
 }
 
+/* engine_step's book hook: the tick's or the cycle's result into the
+ * outcomes (before the commit: they go in the step's batch). A cycle that
+ * evicted asks for another at this instant, SAME_TIME_CYCLES_MAX in a row
+ * at most (counted over the steps at one instant: the events of that
+ * instant come between them). */
+static int book(void *ctx, engine_phase_t phase, const queue_result_t *res, gpuq_diag_t *diag)
+{
+	struct sim *s = ctx;
+
+	if (phase == ENGINE_STEP_TICK) {
+		if (res->n_evictions)
+			s->dirty = true;
+		return on_result(s, res, diag);
+	}
+	s->r->cycles++;
+	s->cycle_admitted = res->n_admissions > 0;
+	s->dirty = res->n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
+	if (res->n_evictions > 0 && !s->dirty)
+		s->r->cycle_cap_hits++; /* reported: the core is livelocked */
+	return on_result(s, res, diag);
+}
+
+/* engine_step's booked hook: the step's predictions and counters, before
+ * the commit that records them. */
+static int booked(void *ctx, gpuq_diag_t *diag)
+{
+	struct sim *s = ctx;
+	int rc = sim_econ_step(s, diag);
+
+	if (rc)
+		return rc;
+	/* nothing runs, nothing arrives: stuck, unless a budget holds work
+	 * until its window turns */
+	if (s->next_arrival == s->t->n_arrivals && s->n_admitted == 0 && !engine_budget_holds(s->e))
+		s->idle++;
+	s->r->steps++;
+	return GPUQ_OK;
+}
+
+/* The engine's step at s->now: its tick, a cycle when one is due and the
+ * interval allows, the outcomes booked, one commit (with a store). */
+static int engine_at(struct sim *s, gpuq_diag_t *diag)
+{
+	int64_t iv = s->t->opt.cycle_interval_ms;
+	engine_step_opts_t so = {.cycles = iv == 0 || s->now % iv == 0 ? 1 : 0,
+				 .cycle_due = s->dirty,
+				 .book = book,
+				 .booked = booked,
+				 .stage = s->persist ? stage : NULL,
+				 .clock_ns = cpu_ns,
+				 .ctx = s};
+	engine_step_report_t rep;
+	int rc;
+
+	s->cycle_admitted = false;
+	rc = engine_step(s->e, s->now, &so, &rep, diag);
+	s->core_cpu += (double)rep.core_ns / 1e9;
+	if (s->metrics && rep.cycles)
+		qmetrics_cycle_observe(s->metrics, s->cycle_admitted, rep.core_ns);
+	if (rep.commit_tried && s->metrics)
+		qmetrics_commit_observe(s->metrics, rep.commit_rc == GPUQ_OK, rep.commit_ns);
+	if (rep.commit_tried && !rep.commit_rc)
+		committed(s, (double)rep.commit_ns / 1e9);
+	if (rc && rc == rep.core_rc)
+		return gpuq_diag_set(diag, rc, "engine_step at %" PRId64 " ms: %s", s->now,
+				     gpuq_strerror(rc));
+	return rc;
+}
+
 static int step(struct sim *s, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
-	int64_t iv = t->opt.cycle_interval_ms, qnext, next;
-	engine_result_t res;
-	double cpu0 = 0; /* the core's CPU time before the tick: the cycle's metric */
+	int64_t qnext, next;
 	int rc = GPUQ_OK;
 
 	/* Drop events of runs that were evicted, so they cost no step: a resumed
 	 * run never had them, and both must take the same steps. */
 	while (s->n_heap && sim_event_stale(s, &s->heap[0]))
 		heap_pop(s);
-	qnext = engine_next_event(s->e, s->now);
+	qnext = queue_next_event(engine_core(s->e), s->now);
 	next = next_time(s, qnext);
 	if (next == INT64_MAX || next > SIM_TIME_MAX_MS ||
 	    (s->next_arrival == t->n_arrivals && s->n_pending == 0 && s->n_admitted == 0) ||
@@ -792,38 +876,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 		rc = add_workload(s, (uint32_t)s->next_arrival++, diag);
 		s->dirty = true;
 	}
-	cpu0 = s->core_cpu;
-	if (!rc)
-		CORE(s, engine_tick(s->e, s->now, &res));
-	if (!rc) {
-		if (res.n_evictions)
-			s->dirty = true;
-		rc = on_result(s, &res, diag);
-	}
-	if (!rc && s->dirty && (iv == 0 || s->now % iv == 0)) {
-		CORE(s, engine_cycle(s->e, s->now, &res));
-		if (rc)
-			return gpuq_diag_set(diag, rc, "engine_cycle at %" PRId64 " ms: %s", s->now,
-					     gpuq_strerror(rc));
-		s->r->cycles++;
-		if (s->metrics)
-			qmetrics_cycle_observe(s->metrics, res.n_admissions > 0,
-					       (uint64_t)((s->core_cpu - cpu0) * 1e9));
-		s->dirty = res.n_evictions > 0 && ++s->same_time < SAME_TIME_CYCLES_MAX;
-		if (res.n_evictions > 0 && !s->dirty)
-			s->r->cycle_cap_hits++; /* reported: the core is livelocked */
-		rc = on_result(s, &res, diag);
-	}
-	if (!rc)
-		rc = sim_econ_step(s, diag);
-	if (rc)
-		return rc;
-	/* nothing runs, nothing arrives: stuck, unless a budget holds work
-	 * until its window turns */
-	if (s->next_arrival == t->n_arrivals && s->n_admitted == 0 && !engine_budget_holds(s->e))
-		s->idle++;
-	s->r->steps++;
-	return commit(s, diag);
+	return rc ? rc : engine_at(s, diag);
 }
 
 static void init_outcomes(struct sim *s)
@@ -877,7 +930,8 @@ static int explain_waiting(struct sim *s)
 			continue;
 		r->why_wl[r->n_why] = i;
 		snprintf(uid, sizeof(uid), "w%" PRIu32, i);
-		CORE(s, engine_workload_explain(s->e, uid, r->why[r->n_why], SIM_EXPLAIN_LEN));
+		CORE(s, queue_workload_explain(engine_core(s->e), uid, r->why[r->n_why],
+					       SIM_EXPLAIN_LEN));
 		if (rc == GPUQ_ENOTFOUND) /* never reached the core */
 			snprintf(r->why[r->n_why], SIM_EXPLAIN_LEN,
 				 "its ClusterQueue's namespaceSelector does not select its "
@@ -955,7 +1009,7 @@ static int chargeback_setup(struct sim *s, const sim_run_options_t *opt)
 				 s->r->prices, n_flavors + n_flags, &s->r->n_prices);
 	free(declared);
 	if (!rc)
-		rc = ledger_clone(engine_ledger(s->e), &s->r->ledger);
+		rc = ledger_clone(queue_ledger(engine_core(s->e)), &s->r->ledger);
 	return rc;
 }
 
@@ -983,7 +1037,7 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 			goto fail;
 		if (opt && opt->check) {
 			char why[GPUQ_DIAG_MAX - 80];
-			rc = engine_check(s.e, why, sizeof(why));
+			rc = queue_check(engine_core(s.e), why, sizeof(why));
 			if (rc) {
 				gpuq_diag_set(diag, rc, "invariant broken at %" PRId64 " ms: %s",
 					      s.now, rc == GPUQ_ENOMEM ? "out of memory" : why);
@@ -1009,7 +1063,7 @@ int sim_run(const sim_trace_t *trace, const sim_run_options_t *opt, sim_report_t
 	s.r->end_ms = s.now;
 	s.r->core_cpu_s = s.core_cpu;
 	s.r->persist_cpu_s = s.persist_cpu;
-	s.r->core_bytes = engine_memory_bytes(s.e);
+	s.r->core_bytes = queue_memory_bytes(engine_core(s.e));
 	s.r->total_cpu_s = sim_cpu_now() - t0;
 	{
 		struct rusage ru;
@@ -1027,7 +1081,7 @@ fail:
 
 int sim_engine_open(const sim_trace_t *trace, engine_t **out, gpuq_diag_t *diag)
 {
-	engine_config_t cfg;
+	queue_config_t cfg;
 
 	core_config(trace, &cfg);
 	return engine_open(trace->policy, &cfg, NULL, out, diag);
@@ -1037,27 +1091,27 @@ int sim_engine_open(const sim_trace_t *trace, engine_t **out, gpuq_diag_t *diag)
  * state, admitted at the same time; returns how many there are. */
 static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *diag)
 {
-	for (engine_wl_t id = engine_workload_next(s->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(s->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(s->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(s->e), id)) {
+		queue_workload_view_t v;
 		uint32_t wid;
 		const sim_outcome_t *o;
 		bool admitted;
-		if (engine_workload_view(s->e, id, &v))
+		if (queue_workload_view(engine_core(s->e), id, &v))
 			continue;
 		wid = wid_of(v.uid);
 		if (wid >= s->r->n_wl)
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
 					     "core workload \"%s\": no such arrival", v.uid);
 		o = &s->r->wl[wid];
-		admitted = v.state == ENGINE_WL_ADMITTED || v.state == ENGINE_WL_EVICTING;
+		admitted = v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING;
 		if (admitted ? o->state != SIM_WL_ADMITTED || o->last_admit_ms != v.admitted_ms
 			     : o->state != SIM_WL_PENDING && o->state != SIM_WL_INADMISSIBLE)
 			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
 					     "workload %s: %s in the core (admitted at %" PRId64
 					     "), state %u (admitted at %" PRId64
 					     ") in the simulator's record",
-					     v.uid, engine_wl_state_name(v.state), v.admitted_ms,
+					     v.uid, queue_wl_state_name(v.state), v.admitted_ms,
 					     o->state, o->last_admit_ms);
 		sum->core_admitted += admitted;
 		sum->core_pending += !admitted;
@@ -1065,12 +1119,12 @@ static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *dia
 	for (uint32_t wid = 0; wid < s->r->n_wl; wid++) {
 		const sim_outcome_t *o = &s->r->wl[wid];
 		char uid[UID_MAX];
-		engine_wl_t id;
+		queue_wl_t id;
 		if (o->state != SIM_WL_PENDING && o->state != SIM_WL_ADMITTED &&
 		    o->state != SIM_WL_INADMISSIBLE)
 			continue;
 		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
-		if (engine_workload_find(s->e, uid, &id) == GPUQ_OK)
+		if (queue_workload_find(engine_core(s->e), uid, &id) == GPUQ_OK)
 			continue;
 		if (o->state == SIM_WL_INADMISSIBLE) /* its CQ does not select its namespace */
 			continue;
@@ -1092,14 +1146,14 @@ static int cross_check(struct sim *s, sim_state_summary_t *sum, gpuq_diag_t *dia
  * records, or none). */
 static void count_core(const engine_t *e, sim_state_summary_t *sum)
 {
-	for (engine_wl_t id = engine_workload_next(e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(e, id)) {
-		engine_workload_view_t v;
-		if (engine_workload_view(e, id, &v))
+	for (queue_wl_t id = queue_workload_next(engine_core(e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(e), id)) {
+		queue_workload_view_t v;
+		if (queue_workload_view(engine_core(e), id, &v))
 			continue;
-		if (v.state == ENGINE_WL_PENDING)
+		if (v.state == QUEUE_WL_PENDING)
 			sum->core_pending++;
-		else if (v.state != ENGINE_WL_FINISHED)
+		else if (v.state != QUEUE_WL_FINISHED)
 			sum->core_admitted++;
 	}
 }

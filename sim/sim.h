@@ -208,7 +208,7 @@ double sim_stats_jain(const double *x, const double *w, size_t n);
 typedef struct {
 	const char *state_dir; /* persist every step here and resume from it; NULL: off */
 	bool no_sync;	       /* skip fsync on commit (faster, survives kill but not crash) */
-	bool check;	       /* engine_check after every step: the first broken
+	bool check;	       /* queue_check after every step: the first broken
 				  invariant ends the run (GPUQ_ECORRUPT, naming it) */
 	uint64_t stop_after;   /* tests: with state_dir, stop right after this call's
 				  stop_after-th committed step, as a kill there would
@@ -262,51 +262,51 @@ typedef struct {
 } sim_preemption_t;
 
 typedef struct sim_report {
-	const sim_trace_t *trace;      /* borrowed: must outlive the report */
-	sim_outcome_t *wl;	       /* per workload, arrival order (owned) */
-	size_t n_wl;		       /* entries in wl */
-	sim_preemption_t *preempt;     /* in order (owned) */
-	size_t n_preempt;	       /* entries in preempt */
-	int64_t end_ms;		       /* virtual time when the run ended */
-	uint64_t cycles;	       /* admission cycles run */
-	uint64_t steps;		       /* event-loop steps */
-	uint64_t cycle_cap_hits;       /* instants at which cycles kept preempting until
-					  the cap (1,000 in a row) moved time on: a
-					  preemption livelock in the core */
-	double core_cpu_s;	       /* CPU seconds inside the engine's core calls */
-	double persist_cpu_s;	       /* CPU seconds encoding and committing records */
-	double total_cpu_s;	       /* CPU seconds of sim_run (this process only) */
-	uint64_t resumed_steps;	       /* steps restored from the state dir, 0 on a fresh run */
-	size_t core_bytes;	       /* engine_memory_bytes() at the end */
-	long max_rss_kb;	       /* the process's peak resident set (getrusage), KiB */
-	uint32_t *why_wl;	       /* workloads still waiting at the end (the first
-					  SIM_EXPLAIN_MAX), in arrival order (owned) */
-	char (*why)[SIM_EXPLAIN_LEN];  /* the core's explanation for each (owned) */
-	size_t n_why;		       /* entries in why_wl and why */
-	ledger_t *ledger;	       /* the core's usage ledger at the end: the
-					  chargeback figures (owned) */
-	ledger_price_t *prices;	       /* prices in force: the options' flags, then
-					  the flavors' annotations (owned array;
-					  names borrowed from them) */
-	size_t n_prices;	       /* entries in prices */
-	bool econ;		       /* the trace uses GPU economics (budgets, minimum
-					  runtimes, idle reclaim, idleAfter, predictions):
-					  the report has an "economics" section */
-	engine_budget_view_t *budgets; /* the budgets at the end (names owned: budget_names) */
-	char **budget_names;	       /* owned */
-	size_t n_budgets;	       /* entries */
-	int64_t *predicted;	       /* per workload: its first predicted start, -1
-					  (owned; NULL without predictions) */
-	int64_t predict_interval_ms;   /* the passes' interval (0: none) */
-	bool predict_history;	       /* runtimes from the LocalQueues' history */
-	uint64_t predict_passes;       /* prediction passes run */
-	double predict_cpu_s;	       /* CPU seconds in them */
-	double predict_cpu_max_s;      /* the longest one */
-	struct sim_report *without;    /* the same trace run with no starvation
-					  limit, beside this one (gpuq simulate runs
-					  it when a ClusterQueue has one): the
-					  report's withoutStarvationLimit (owned;
-					  NULL: none) */
+	const sim_trace_t *trace;     /* borrowed: must outlive the report */
+	sim_outcome_t *wl;	      /* per workload, arrival order (owned) */
+	size_t n_wl;		      /* entries in wl */
+	sim_preemption_t *preempt;    /* in order (owned) */
+	size_t n_preempt;	      /* entries in preempt */
+	int64_t end_ms;		      /* virtual time when the run ended */
+	uint64_t cycles;	      /* admission cycles run */
+	uint64_t steps;		      /* event-loop steps */
+	uint64_t cycle_cap_hits;      /* instants at which cycles kept preempting until
+					 the cap (1,000 in a row) moved time on: a
+					 preemption livelock in the core */
+	double core_cpu_s;	      /* CPU seconds inside the engine's core calls */
+	double persist_cpu_s;	      /* CPU seconds encoding and committing records */
+	double total_cpu_s;	      /* CPU seconds of sim_run (this process only) */
+	uint64_t resumed_steps;	      /* steps restored from the state dir, 0 on a fresh run */
+	size_t core_bytes;	      /* queue_memory_bytes() at the end */
+	long max_rss_kb;	      /* the process's peak resident set (getrusage), KiB */
+	uint32_t *why_wl;	      /* workloads still waiting at the end (the first
+					 SIM_EXPLAIN_MAX), in arrival order (owned) */
+	char (*why)[SIM_EXPLAIN_LEN]; /* the core's explanation for each (owned) */
+	size_t n_why;		      /* entries in why_wl and why */
+	ledger_t *ledger;	      /* the core's usage ledger at the end: the
+					 chargeback figures (owned) */
+	ledger_price_t *prices;	      /* prices in force: the options' flags, then
+					 the flavors' annotations (owned array;
+					 names borrowed from them) */
+	size_t n_prices;	      /* entries in prices */
+	bool econ;		      /* the trace uses GPU economics (budgets, minimum
+					 runtimes, idle reclaim, idleAfter, predictions):
+					 the report has an "economics" section */
+	queue_budget_view_t *budgets; /* the budgets at the end (names owned: budget_names) */
+	char **budget_names;	      /* owned */
+	size_t n_budgets;	      /* entries */
+	int64_t *predicted;	      /* per workload: its first predicted start, -1
+					 (owned; NULL without predictions) */
+	int64_t predict_interval_ms;  /* the passes' interval (0: none) */
+	bool predict_history;	      /* runtimes from the LocalQueues' history */
+	uint64_t predict_passes;      /* prediction passes run */
+	double predict_cpu_s;	      /* CPU seconds in them */
+	double predict_cpu_max_s;     /* the longest one */
+	struct sim_report *without;   /* the same trace run with no starvation
+					 limit, beside this one (gpuq simulate runs
+					 it when a ClusterQueue has one): the
+					 report's withoutStarvationLimit (owned;
+					 NULL: none) */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or

@@ -471,12 +471,12 @@ static int parse_podset(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, sim
 	old = policy_jdec_key(d, "requests");
 	rc = parse_requests(t, d, reqs, ps);
 	for (size_t i = 0; !rc && i < ps->n_req; i++)
-		if (ps->req[i].amount > ENGINE_AMOUNT_MAX / count)
+		if (ps->req[i].amount > QUEUE_AMOUNT_MAX / count)
 			rc = policy_jdec_fail_at(d, t->res_names[ps->req[i].res], GPUQ_ERANGE,
 						 "%" PRId64 " pods x %" PRId64
 						 " is more than the %" PRId64
 						 " one pod set may ask for",
-						 count, ps->req[i].amount, ENGINE_AMOUNT_MAX);
+						 count, ps->req[i].amount, QUEUE_AMOUNT_MAX);
 	policy_jdec_pop(d, old);
 	if (!rc)
 		rc = parse_selector(d, obj, ps);
@@ -733,7 +733,7 @@ static int parse_arrival(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, si
 {
 	sim_arrival_t a;
 	const char *name = NULL, *lq = NULL;
-	char oname[ENGINE_NAME_MAX + 1];
+	char oname[QUEUE_NAME_MAX + 1];
 	char **grown;
 	int rc;
 

@@ -37,6 +37,34 @@
 
 /* A controller over the policy of YAML text `policy`, leading, with an
  * empty core. */
+/* The last result of phase *(ctx's phase) an engine_step acted on. */
+typedef struct {
+	engine_phase_t phase; /* which result is wanted */
+	queue_result_t *out;  /* where it goes (the engine's copy: valid until the
+				  next step) */
+} ctl_want_t;
+
+static inline void ctl_take(void *ctx, engine_phase_t phase, const queue_result_t *res)
+{
+	ctl_want_t *w = ctx;
+
+	if (phase == w->phase)
+		*w->out = *res;
+}
+
+/* One engine step at now, as the controller takes it (a tick, then with
+ * cycles 1 one cycle); *out the cycle's result (cycles 0: the tick's),
+ * zero when none ran. */
+static inline int ctl_step(engine_t *e, int64_t now, unsigned cycles, queue_result_t *out)
+{
+	queue_result_t none = {0};
+	ctl_want_t w = {cycles ? ENGINE_STEP_CYCLE : ENGINE_STEP_TICK, out ? out : &none};
+	engine_step_opts_t so = {.cycles = cycles, .cycle_due = true, .act = ctl_take, .ctx = &w};
+
+	*w.out = none;
+	return engine_step(e, now, &so, NULL, NULL);
+}
+
 static inline struct controller *ctl_new_policy(const char *policy)
 {
 	struct controller *c = calloc(1, sizeof(*c));
@@ -216,7 +244,8 @@ static inline int ctl_state(const struct controller *c, const char *uid)
 	queue_workload_view_t v;
 	queue_wl_t id;
 
-	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v))
+	if (queue_workload_find(engine_core(c->e), uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return -1;
 	return (int)v.state;
 }

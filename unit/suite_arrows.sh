@@ -14,6 +14,9 @@
 #      through a header that includes a header
 #   7. typedef queue_t sim_core_t in sim/sim.h: an alias
 #   8. a gpuq_mono_ms() call in queue/budget.c: a clock read in a core
+#   9. a queue_tick() call in controller/loop.c: a driver changing the core
+#      past the engine (queue.h is the drivers' read API only)
+#  10. a store_ type named in sim/run.c: a driver naming store/
 # Needs python3.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -69,6 +72,9 @@ probe sim/sim.h 'typedef queue_t sim_core_t;' \
 	"alias: sim/sim.h: sim_core_t <- queue_t: another module's name renamed"
 probe queue/budget.c 'static int64_t probe(void) { return gpuq_mono_ms(); }' \
 	'clock: queue/budget.c calls gpuq_mono_ms: its layer reads no clock'
+probe controller/loop.c 'static int probe(queue_t *q) { return queue_tick(q, 0, NULL); }' \
+	'reach: controller/loop.c calls queue_tick, which change a core'
+probe sim/run.c 'static store_t *probe_store;' 'reach: sim/run.c names store_t, past engine/'
 
 # the clean tree again: every probe was undone
 out=$(python3 "$TREE/scripts/arrows.py" 2>&1)

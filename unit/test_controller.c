@@ -366,11 +366,11 @@ static void test_job_event_into_core(void **state)
 	assert_non_null(j->wl);
 	assert_true(j->suspended);
 	assert_string_equal(controller_job_ns(j), "team-a");
-	assert_int_equal(engine_workload_find(c->e, "u-job", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "u-job", &id), GPUQ_OK);
 	assert_int_equal(j->wl->podsets[0].count, 4);
 	/* the same policy again: resolved anew, still one workload */
 	controller_jobs_resync(c, NULL);
-	assert_int_equal(engine_workload_find(c->e, "u-job", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "u-job", &id), GPUQ_OK);
 	free(line);
 	json_decref(req);
 	controller_jobs_free_all(c);

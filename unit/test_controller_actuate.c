@@ -17,9 +17,9 @@ static controller_job_t *admitted_job(struct controller *c, const char *name, js
 	queue_result_t r;
 
 	ctl_job_event(c, KUBE_EV_ADDED, obj);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, name), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_workload_find(c->e, name, id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), name, id), GPUQ_OK);
 	return controller_job(c, name);
 }
 
@@ -333,11 +333,11 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "js"), -1); /* the child is not a workload */
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_workload_find(c->e, "tj", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "tj", &id), GPUQ_OK);
 	/* named as people name it, where status, the web view and Events read */
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	assert_string_equal(v.name, "trainjob/llama");
 	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "tj"), id, &body),
 			 GPUQ_OK);
@@ -444,9 +444,9 @@ static json_t *submitter_release(struct controller *c, json_t *rj)
 
 	controller_jobs_apply(c, &ev);
 	controller_cevent_deinit(&ev);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(ctl_state(c, "rj"), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_workload_find(c->e, "rj", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "rj", &id), GPUQ_OK);
 	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "rj"), id, &body),
 			 GPUQ_OK);
 	got = ctl_dump(body);
@@ -508,7 +508,7 @@ static void rayjob_submitter_placed(void **state)
 	/* the head's 1 cpu and the submitter's 500m */
 	assert_int_equal(queue_resource_find(engine_core(c->e), "cpu", &cpu), GPUQ_OK);
 	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
-	assert_int_equal(engine_cq_quota(c->e, 0, h100, cpu, &qv), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(engine_core(c->e), 0, h100, cpu, &qv), GPUQ_OK);
 	assert_int_equal(qv.usage, 1500);
 	o = patch_op(body, "add", "/spec/submitterPodTemplate");
 	if (!o)
@@ -595,9 +595,9 @@ static void queue_status_counts_and_usage(void **state)
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	ctl_job_event(c, KUBE_EV_ADDED, big);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 2);
-	assert_int_equal(engine_cq_count(c->e), 1);
+	assert_int_equal(queue_cq_count(engine_core(c->e)), 1);
 	st = controller_status_cq_body(c, 0);
 	assert_non_null(st);
 	got = ctl_dump(st);
@@ -607,8 +607,8 @@ static void queue_status_counts_and_usage(void **state)
 				 "\"reservingWorkloads\":2}");
 	free(got);
 	json_decref(st);
-	assert_int_equal(engine_lq_count(c->e), 1);
-	assert_string_equal(engine_lq_name(c->e, 0), "team-a/default");
+	assert_int_equal(queue_lq_count(engine_core(c->e)), 1);
+	assert_string_equal(queue_lq_name(engine_core(c->e), 0), "team-a/default");
 	st = controller_status_lq_body(c, 0);
 	assert_non_null(st);
 	assert_int_equal(json_integer_value(json_object_get(st, "admittedWorkloads")), 2);
@@ -646,13 +646,13 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, a);
-	assert_int_equal(engine_cycle(c->e, t0, &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, t0, 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	/* 2 GPUs for an hour and a half */
 	assert_int_equal(engine_workload_finish(c->e, "a", t0 + 5400000), GPUQ_OK);
-	assert_int_equal(
-	    ledger_checkpoint_encode(engine_ledger(c->e), t0 + 7200000, 0, parts, lens, &info),
-	    GPUQ_OK);
+	assert_int_equal(ledger_checkpoint_encode(queue_ledger(engine_core(c->e)), t0 + 7200000, 0,
+						  parts, lens, &info),
+			 GPUQ_OK);
 	assert_int_equal(info.parts, 1);
 	c->o.lease_namespace = "gpuq-system";
 	cm = controller_usage_cm_body(c, 0, parts[0], lens[0], "summary text");
@@ -913,7 +913,7 @@ static void status_written_only_when_it_changes(void **state)
 	/* a (8 of 8 GPUs) is admitted: b and d move up, noted again, not written */
 	{
 		queue_result_t r;
-		assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+		assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 		assert_int_equal(r.n_admissions, 1);
 		assert_string_equal(r.admissions[0].uid, "a");
 		for (size_t i = 0; i < r.n_changes; i++)

@@ -713,7 +713,7 @@ static void policy_change_in_place_resolves_what_it_reaches(void **state)
 	assert_ptr_equal(engine_core(c->e), core);
 	assert_int_equal(queue_resource_find(engine_core(c->e), "nvidia.com/gpu", &gpu), GPUQ_OK);
 	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
-	assert_int_equal(engine_cq_quota(c->e, 0, h100, gpu, &qv), GPUQ_OK);
+	assert_int_equal(queue_cq_quota(engine_core(c->e), 0, h100, gpu, &qv), GPUQ_OK);
 	assert_int_equal(qv.nominal, 16);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
 	assert_int_equal(c->n_touched, 0); /* nobody resolved again */
@@ -972,7 +972,7 @@ static void jobs_relist_forgets_what_went(void **state)
 	assert_int_equal(ctl_state(c, "b"), -1);
 
 	/* a runs (released by this leader) and completes */
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
 	json_object_set_new(json_object_get(a, "spec"), "suspend", json_false());
@@ -1015,17 +1015,18 @@ static void pod_group_waits_whole_and_its_status_follows(void **state)
 		assert_int_equal(c->n_explain, 1);
 		assert_string_equal(c->explain[0], "group:team-a/g");
 		assert_int_equal(
-		    engine_workload_explain(c->e, "group:team-a/g", text, sizeof(text)), GPUQ_OK);
+		    queue_workload_explain(engine_core(c->e), "group:team-a/g", text, sizeof(text)),
+		    GPUQ_OK);
 		if (i < 2) {
 			char want[64];
 			snprintf(want, sizeof(want), "%d of 3 pods present", i + 1);
 			if (!strstr(text, want))
 				fail_msg("after %d members: \"%s\"", i + 1, text);
-			assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+			assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 			assert_int_equal(r.n_admissions, 0);
 		}
 	}
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
 	for (int i = 0; i < 3; i++)

@@ -12,7 +12,8 @@ static int ctl_pods(const struct controller *c, const char *uid)
 	queue_workload_view_t v;
 	queue_wl_t id;
 
-	if (engine_workload_find(c->e, uid, &id) || engine_workload_view(c->e, id, &v))
+	if (queue_workload_find(engine_core(c->e), uid, &id) ||
+	    queue_workload_view(engine_core(c->e), id, &v))
 		return -1;
 	return v.pods;
 }
@@ -38,7 +39,7 @@ static void queued_parallelism_follows(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, big);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "big"));
 	ctl_job_event(c, KUBE_EV_ADDED, j);
 	assert_int_equal(ctl_pods(c, "j"), 1);
@@ -47,7 +48,7 @@ static void queued_parallelism_follows(void **state)
 	assert_int_equal(ctl_pods(c, "j"), 8);
 	ctl_job_event(c, KUBE_EV_ADDED, seven);
 	assert_int_equal(engine_workload_finish(c->e, "big", controller_now(c)), GPUQ_OK);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	assert_false(admitted_in(&r, "seven"));
 	assert_int_equal(ctl_state(c, "seven"), QUEUE_WL_PENDING);
@@ -97,11 +98,11 @@ static void queued_label_moves_it(void **state)
 	ctl_job_event(c, KUBE_EV_MODIFIED, moved);
 	assert_int_equal(ctl_state(c, "j"), -1);
 	assert_true(controller_job(c, "j")->bad);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 0);
 	ctl_job_event(c, KUBE_EV_MODIFIED, j);
 	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	json_decref(j);
 	json_decref(moved);
@@ -133,7 +134,7 @@ static void admitted_keeps_its_admission(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, j);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	ctl_job_event(c, KUBE_EV_MODIFIED, rj);
 	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_ADMITTED);
@@ -165,7 +166,7 @@ static void unreleased_edit_queues_again(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, j);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	json_object_set_new(json_object_get(js, "status"), "active", json_integer(0));
 	json_object_set_new(json_object_get(js, "metadata"), "resourceVersion", json_string("9"));
@@ -175,7 +176,7 @@ static void unreleased_edit_queues_again(void **state)
 	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_pods(c, "j"), 8);
 	ctl_job_event(c, KUBE_EV_ADDED, seven);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	assert_int_equal(ctl_pods(c, "j"), 8);
 	assert_false(admitted_in(&r, "seven"));
@@ -218,7 +219,7 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, a);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "a"));
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	assert_int_equal(controller_pods_of_job(c, "a"), 1);
@@ -226,7 +227,7 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 	ctl_job_event(c, KUBE_EV_DELETED, a);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED);
 	assert_true(controller_job(c, "a")->gone);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	/* its Pod gone, it settles (its controller may still make one) */
@@ -234,7 +235,7 @@ static void deleted_job_holds_quota_until_its_pods_go(void **state)
 	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "a"), -1);
 	assert_null(controller_job(c, "a"));
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	json_decref(a);
 	json_decref(b);
@@ -300,7 +301,7 @@ static void jobset_runs_then_goes(struct controller *c, json_t *js, json_t *chil
 	queue_result_t r;
 
 	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "js"));
 	ctl_job_event(c, KUBE_EV_ADDED, child);
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
@@ -322,13 +323,13 @@ static void deleted_jobset_holds_quota_until_its_pods_go(void **state)
 	jobset_and_child(&js, &child);
 	jobset_runs_then_goes(c, js, child, pod, b);
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED); /* it settles */
 	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "js"), -1);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	json_decref(js);
 	json_decref(child);
@@ -359,19 +360,19 @@ static void deleted_jobset_counts_a_late_replacement(void **state)
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	/* the last Pod known is gone: the JobSet still holds its 8 GPUs */
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	/* the replacement arrives: counted for its Job and the JobSet */
 	ctl_pod_event(c, KUBE_EV_ADDED, late);
 	assert_int_equal(controller_pods_of_job(c, "js"), 1);
 	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED); /* it runs */
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, late);
 	assert_int_equal(ctl_state(c, "js"), -1);
 	assert_null(controller_job(c, "js-w-0"));
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	json_decref(js);
 	json_decref(child);
@@ -403,19 +404,19 @@ static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
 	(void)state;
 	assert_non_null(rc);
 	res_event(c, CONTROLLER_RES_RAYCLUSTERS, KUBE_EV_ADDED, rc);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "rc"));
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	res_event(c, CONTROLLER_RES_RAYCLUSTERS, KUBE_EV_DELETED, rc);
 	assert_int_equal(ctl_state(c, "rc"), QUEUE_WL_ADMITTED);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	assert_int_equal(ctl_state(c, "rc"), QUEUE_WL_ADMITTED); /* it settles */
 	ctl_settle(c);
 	assert_int_equal(ctl_state(c, "rc"), -1);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	json_decref(rc);
 	json_decref(pod);
@@ -436,12 +437,12 @@ static void active_deadline_is_the_run_bound(void **state)
 	(void)state;
 	json_object_set_new(json_object_get(j, "spec"), "activeDeadlineSeconds", json_integer(600));
 	ctl_job_event(c, KUBE_EV_ADDED, j);
-	assert_int_equal(engine_workload_find(c->e, "j", &id), GPUQ_OK);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "j", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	assert_int_equal(v.run_bound_s, 600);
 	json_object_set_new(json_object_get(j, "spec"), "activeDeadlineSeconds", json_integer(60));
 	ctl_job_event(c, KUBE_EV_MODIFIED, j);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	assert_int_equal(v.run_bound_s, 60);
 	json_decref(j);
 	ctl_free(c);
@@ -477,7 +478,7 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 	(void)state;
 	atomic_store(&c->leader, false); /* no apiserver here: the stop's patch is checked below */
 	ctl_job_event(c, KUBE_EV_ADDED, a);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "a"));
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
@@ -492,7 +493,7 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 	assert_int_equal(ctl_state(c, "a"), -1);
 	/* decodable again, b queues anew and takes the quota a held */
 	ctl_job_event(c, KUBE_EV_MODIFIED, b);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	/* the stop: suspended, guarded by the version seen, not the cached one */
 	patch = controller_release_suspend_patch(controller_job(c, "b")->wl, "9");
@@ -527,11 +528,11 @@ static void undecodable_update_leaves_no_stale_copy(void **state)
 /* GPUs the core counts on flavor h100 of ClusterQueue 0. */
 static int64_t h100_used(const struct controller *c)
 {
-	engine_quota_view_t v;
+	queue_quota_view_t v;
 
-	for (uint32_t f = 0; f < engine_flavor_count(c->e); f++)
-		if (!strcmp(engine_flavor_name(c->e, f), "h100") &&
-		    engine_cq_quota(c->e, 0, f, 0, &v) == GPUQ_OK)
+	for (uint32_t f = 0; f < queue_flavor_count(engine_core(c->e)); f++)
+		if (!strcmp(queue_flavor_name(engine_core(c->e), f), "h100") &&
+		    queue_cq_quota(engine_core(c->e), 0, f, 0, &v) == GPUQ_OK)
 			return v.usage;
 	return -1;
 }
@@ -604,7 +605,7 @@ static void admitted_scaled_to_zero_lets_go(void **state)
 
 	(void)state;
 	ctl_job_event(c, KUBE_EV_ADDED, a);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "a"));
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
@@ -612,7 +613,7 @@ static void admitted_scaled_to_zero_lets_go(void **state)
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_ADMITTED); /* its pod still runs */
 	ctl_pod_event(c, KUBE_EV_DELETED, pod);
 	assert_int_equal(ctl_state(c, "a"), -1);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "b"));
 	json_decref(a);
 	json_decref(a0);

@@ -17,8 +17,8 @@ static queue_workload_view_t view_of(const struct controller *c, const char *uid
 	queue_workload_view_t v;
 	queue_wl_t id;
 
-	assert_int_equal(engine_workload_find(c->e, uid, &id), GPUQ_OK);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	return v;
 }
 
@@ -35,7 +35,7 @@ static bool cycle_admits(struct controller *c, const char *uid)
 {
 	queue_result_t r;
 
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	return admitted_in(&r, uid);
 }
 
@@ -146,7 +146,7 @@ static void present_count_follows_deletions(void **state)
 	ctl_pod_event(c, KUBE_EV_DELETED, b);
 	assert_int_equal(view_of(c, G).pods_present, 1);
 	assert_false(cycle_admits(c, G));
-	assert_int_equal(engine_workload_explain(c->e, G, text, sizeof(text)), GPUQ_OK);
+	assert_int_equal(queue_workload_explain(engine_core(c->e), G, text, sizeof(text)), GPUQ_OK);
 	if (!strstr(text, "1 of 2 pods present"))
 		fail_msg("after a deletion: \"%s\"", text);
 	ctl_pod_event(c, KUBE_EV_ADDED, b2);
@@ -409,7 +409,7 @@ static void preempted_group_is_deleted_whole(void **state)
 	json_t *w0 = ctl_group_pod("w0", "g", 3, 4), *w1 = ctl_group_pod("w1", "g", 3, 4);
 	json_t *job = ctl_job("team-a", "urgent", 8, 1, true, "default");
 	queue_result_t r;
-	engine_stats_t st;
+	queue_stats_t st;
 	plan_t p;
 
 	(void)state;
@@ -427,7 +427,7 @@ static void preempted_group_is_deleted_whole(void **state)
 	pod_modified(c, w0, "Running");
 	pod_modified(c, w1, "Running");
 	ctl_job_event(c, KUBE_EV_ADDED, job);
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_evictions, 1);
 	assert_string_equal(r.evictions[0].victim_uid, G);
 	assert_int_equal(ctl_state(c, G), QUEUE_WL_EVICTING);
@@ -442,7 +442,7 @@ static void preempted_group_is_deleted_whole(void **state)
 	assert_false(cycle_admits(c, "urgent"));
 	ctl_pod_event(c, KUBE_EV_DELETED, w1);
 	assert_int_equal(ctl_state(c, G), -1);
-	assert_int_equal(engine_cq_stats(c->e, 0, &st), GPUQ_OK);
+	assert_int_equal(queue_cq_stats(engine_core(c->e), 0, &st), GPUQ_OK);
 	assert_int_equal(st.finishes, 0);
 	assert_int_equal(st.preemptions, 1);
 	assert_true(cycle_admits(c, "urgent"));
@@ -506,11 +506,11 @@ static void plain_pod_queue_label_moves_it(void **state)
 /* The wall-clock limit the core holds for workload uid (its own: 0 none). */
 static int32_t core_limit(struct controller *c, const char *uid)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
-	assert_int_equal(engine_workload_find(c->e, uid, &id), GPUQ_OK);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	return v.max_exec_s;
 }
 

@@ -106,7 +106,7 @@ static void cycle(struct controller *c)
 {
 	queue_result_t r;
 
-	assert_int_equal(engine_cycle(c->e, controller_now(c), &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 }
 
 /* Job blocker (stolen) admitted first, then StatefulSet web of `replicas`
@@ -144,11 +144,11 @@ static size_t core_count(const struct controller *c, const char *prefix, int32_t
 	size_t n = 0;
 
 	*pods = 0;
-	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(c->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(c->e), id)) {
+		queue_workload_view_t v;
 
-		if (engine_workload_view(c->e, id, &v) == GPUQ_OK &&
+		if (queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK &&
 		    !strncmp(v.uid, prefix, strlen(prefix))) {
 			n++;
 			*pods += v.pods;
@@ -360,11 +360,11 @@ static void scale_down_holds_until_pods_go(void **state)
 /* The admission time of the one workload whose uid starts with prefix. */
 static int64_t admitted_at(struct controller *c, const char *prefix)
 {
-	for (engine_wl_t id = engine_workload_next(c->e, ENGINE_WL_NONE); id != ENGINE_WL_NONE;
-	     id = engine_workload_next(c->e, id)) {
-		engine_workload_view_t v;
+	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
+	     id = queue_workload_next(engine_core(c->e), id)) {
+		queue_workload_view_t v;
 
-		if (engine_workload_view(c->e, id, &v) == GPUQ_OK &&
+		if (queue_workload_view(engine_core(c->e), id, &v) == GPUQ_OK &&
 		    !strncmp(v.uid, prefix, strlen(prefix)))
 			return v.admitted_ms;
 	}
@@ -390,7 +390,7 @@ static void scale_down_keeps_the_admission(void **state)
 	cycle(c);
 	assert_true(released(c, "web-3"));
 	at = admitted_at(c, "sts:team-a/web/");
-	assert_int_equal(engine_tick(c->e, at + 10 * 60000, &r), GPUQ_OK);
+	assert_int_equal(ctl_step(c->e, at + 10 * 60000, 0, &r), GPUQ_OK);
 	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 2, -1));
 	sts_pods_event(c, KUBE_EV_DELETED, "web", 2, 4);
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
@@ -601,11 +601,11 @@ static void lws_scale_down(void **state)
 /* The wall-clock limit the core holds for workload key (0: none). */
 static int32_t limit_of(struct controller *c, const char *key)
 {
-	engine_workload_view_t v;
-	engine_wl_t id;
+	queue_workload_view_t v;
+	queue_wl_t id;
 
-	assert_int_equal(engine_workload_find(c->e, key, &id), GPUQ_OK);
-	assert_int_equal(engine_workload_view(c->e, id, &v), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(c->e), key, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
 	return v.max_exec_s;
 }
 

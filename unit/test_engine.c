@@ -671,6 +671,121 @@ static void usage_survives_restart(void **state)
 	store_close(s);
 	policy_unref(p);
 }
+/* What engine_step's hooks saw, in order: 'T' / 'C' a tick's or a
+ * cycle's result booked, 't' / 'c' acted on. */
+typedef struct {
+	engine_t *e;
+	char seen[32];		/* the hooks, in call order */
+	size_t n;		/* entries in seen */
+	int stage_rc;		/* what the stage hook returns */
+	bool acted_uncommitted; /* an act found the step's records not yet committed */
+	char admitted[4][16];	/* the acted cycles' admissions, by uid */
+	size_t n_admitted;	/* entries */
+} steplog_t;
+
+static int log_book(void *ctx, engine_phase_t phase, const queue_result_t *res, gpuq_diag_t *d)
+{
+	steplog_t *l = ctx;
+
+	(void)res;
+	(void)d;
+	if (l->n < sizeof(l->seen) - 1)
+		l->seen[l->n++] = phase == ENGINE_STEP_TICK ? 'T' : 'C';
+	return GPUQ_OK;
+}
+
+static int log_stage(void *ctx, engine_batch_t *b)
+{
+	(void)b;
+	return ((steplog_t *)ctx)->stage_rc;
+}
+
+static void log_act(void *ctx, engine_phase_t phase, const queue_result_t *res)
+{
+	steplog_t *l = ctx;
+
+	if (l->n < sizeof(l->seen) - 1)
+		l->seen[l->n++] = phase == ENGINE_STEP_TICK ? 't' : 'c';
+	if (engine_commit_due(l->e))
+		l->acted_uncommitted = true;
+	for (size_t i = 0; i < res->n_admissions && l->n_admitted < 4; i++) {
+		assert_true(res->admissions[i].n_assign > 0); /* the kept copy's */
+		assert_true(res->admissions[i].assign[0].amount > 0);
+		snprintf(l->admitted[l->n_admitted++], 16, "%s", res->admissions[i].uid);
+	}
+	for (size_t i = 0; i < res->n_evictions; i++)
+		assert_non_null(strstr(res->evictions[i].message, "Preempted"));
+}
+
+/* engine_step: the tick and the cycles its cap allows are booked as they
+ * come, then ONE commit, and only once it succeeded the results are acted
+ * on (a failed commit acts on nothing); a preemption's second cycle runs
+ * only under a cap of 2; with no cycle due and no eviction, only the tick. */
+static void step_books_commits_then_acts(void **state)
+{
+	fixture_t *f = *state;
+	policy_t *p = policy_of(BASE);
+	steplog_t l = {0};
+	engine_step_opts_t so = {.cycles = 1,
+				 .cycle_due = true,
+				 .book = log_book,
+				 .stage = log_stage,
+				 .act = log_act,
+				 .ctx = &l};
+	engine_step_report_t rep;
+	engine_opts_t o;
+	gpuq_diag_t d = {{0}};
+
+	engine_opts_init(&o);
+	o.state_dir = f->dir;
+	o.nosync = true;
+	o.driver_types[0] = "test";
+	assert_int_equal(engine_open(p, NULL, &o, &l.e, &d), GPUQ_OK);
+	add_wl((queue_t *)engine_core(l.e), "team-a", "low1", 4, 0, 0, 1000);
+	add_wl((queue_t *)engine_core(l.e), "team-a", "low2", 4, 0, 0, 1000);
+	add_wl((queue_t *)engine_core(l.e), "team-c", "low3", 4, 0, 0, 1000); /* the cohort full */
+
+	/* the commit fails: booked, not acted on, the changes kept */
+	l.stage_rc = GPUQ_EIO;
+	assert_int_equal(engine_step(l.e, 2000, &so, &rep, &d), GPUQ_EIO);
+	assert_true(rep.commit_tried);
+	assert_int_equal(rep.commit_rc, GPUQ_EIO);
+	assert_string_equal(l.seen, "TC");
+	assert_true(engine_commit_due(l.e));
+
+	/* committed: booked, committed, then acted, in order */
+	l.stage_rc = GPUQ_OK;
+	l.n = 0;
+	memset(l.seen, 0, sizeof(l.seen));
+	add_wl((queue_t *)engine_core(l.e), "team-a", "high", 4, 100, 0, 3000);
+	assert_int_equal(engine_step(l.e, 3000, &so, &rep, &d), GPUQ_OK);
+	assert_string_equal(l.seen, "TCtc");
+	assert_false(l.acted_uncommitted);
+	assert_int_equal(rep.cycles, 1);
+	assert_true(rep.evicted); /* high preempted one: its admission needs a cycle more */
+	assert_int_equal(l.n_admitted, 0);
+
+	/* a cap of 2: the preemptor is admitted in the step's second cycle */
+	so.cycles = 2;
+	l.n = 0;
+	memset(l.seen, 0, sizeof(l.seen));
+	assert_int_equal(engine_step(l.e, 3000, &so, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.cycles, 1); /* the eviction was the last step's */
+	assert_string_equal(l.seen, "TCtc");
+	assert_int_equal(l.n_admitted, 1);
+	assert_string_equal(l.admitted[0], "high");
+
+	/* nothing due, nothing evicted by the tick: the tick alone */
+	so.cycle_due = false;
+	l.n = 0;
+	memset(l.seen, 0, sizeof(l.seen));
+	assert_int_equal(engine_step(l.e, 4000, &so, &rep, &d), GPUQ_OK);
+	assert_int_equal(rep.cycles, 0);
+	assert_string_equal(l.seen, "Tt");
+	engine_close(l.e);
+	policy_unref(p);
+}
+
 /* An engine opened before its policy (the controller's): the first
  * engine_policy_set builds the core and restores the store, a change of
  * quotas is taken in place, a new LocalQueue rebuilds (and the next commit
@@ -688,9 +803,9 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	engine_policy_report_t rep;
 	engine_opts_t o;
 	engine_t *e = NULL;
-	const engine_core_t *core;
+	const queue_t *core;
 	gpuq_diag_t d = {{0}};
-	engine_wl_t id;
+	queue_wl_t id;
 
 	engine_opts_init(&o);
 	o.state_dir = f->dir;
@@ -706,9 +821,11 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	assert_false(engine_resumed(e));
 	add_wl((queue_t *)engine_core(e), "team-a", "a1", 2, 0, 0, 1000);
 	add_wl((queue_t *)engine_core(e), "team-c", "c1", 2, 0, 0, 1000);
-	assert_int_equal(engine_cycle(e, 2000, NULL), GPUQ_OK);
 	assert_true(engine_commit_due(e));
-	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
+	/* a step commits what it decided, with what came before it */
+	assert_int_equal(
+	    engine_step(e, 2000, &(engine_step_opts_t){.cycles = 1, .cycle_due = true}, NULL, &d),
+	    GPUQ_OK);
 	assert_false(engine_commit_due(e));
 
 	/* a quota: in place, the same core, only cq-a changed */
@@ -741,11 +858,11 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	assert_int_equal(engine_policy_set(e, p3, 5000, &rep, &d), GPUQ_OK);
 	assert_int_equal(rep.how, ENGINE_POLICY_BUILT);
 	assert_true(engine_resumed(e));
-	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_OK);
-	assert_int_equal(engine_workload_find(e, "c1", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(e), "c1", &id), GPUQ_OK);
 	/* the stale-store reset: the policy's core, empty, rewritten next */
 	assert_int_equal(engine_core_reset(e, &d), GPUQ_OK);
-	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_ENOTFOUND);
 	assert_true(engine_commit_full_due(e));
 	engine_close(e);
 
@@ -756,7 +873,7 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	print_message("# fresh: %s\n", rep.why);
 	assert_true(rep.why[0] != '\0');
 	assert_false(engine_resumed(e));
-	assert_int_equal(engine_workload_find(e, "a1", &id), GPUQ_ENOTFOUND);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_ENOTFOUND);
 	assert_true(engine_commit_full_due(e));
 	assert_int_equal(engine_commit(e, NULL, NULL, &d), GPUQ_OK);
 	engine_close(e);
@@ -780,6 +897,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(persisted_equals_live_every_step, setup, teardown),
 	    cmocka_unit_test_setup_teardown(usage_survives_restart, setup, teardown),
 	    cmocka_unit_test_setup_teardown(policy_set_in_place_or_rebuilt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(step_books_commits_then_acts, setup, teardown),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR);

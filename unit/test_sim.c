@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/engine_store.h"
 #include "policy/policy.h"
 #include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
