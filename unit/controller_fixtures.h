@@ -239,6 +239,17 @@ static inline void ctl_settle(struct controller *c)
 	c->settle_next_ms = controller_jobs_settle(c);
 }
 
+/* The wall-clock limit the core holds for workload uid (its own; 0: none). */
+static inline int32_t ctl_limit(const struct controller *c, const char *uid)
+{
+	queue_workload_view_t v;
+	queue_wl_t id;
+
+	assert_int_equal(queue_workload_find(engine_core(c->e), uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
+	return v.max_exec_s;
+}
+
 static inline int ctl_state(const struct controller *c, const char *uid)
 {
 	queue_workload_view_t v;

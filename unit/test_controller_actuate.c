@@ -802,15 +802,27 @@ static kube_client_t *closed_client(kube_config_t **cfg)
 	return k;
 }
 
+/* CTL_POLICY with a ResourceQuota of 3 GPUs in team-a. */
+#define RQ_POLICY                                                                                  \
+	CTL_POLICY "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: team-a, "      \
+		   "name: gpus}\nspec: {hard: {requests.nvidia.com/gpu: '3'}}\n"
+
+/* The end of a ResourceQuota case: its closed client and controller gone. */
+static void rq_done(struct controller *c, kube_config_t *cfg)
+{
+	kube_client_destroy(c->client);
+	c->client = NULL;
+	kube_config_destroy(cfg);
+	ctl_free(c);
+}
+
 /* A release counts the pods still to come of the namespace's other
  * released Jobs against its ResourceQuota (the apiserver charges a pod at
  * its creation): r1, released, its 2 pods not made yet, and n1's 2 are 4
  * GPUs of the quota's 3, so n1 is held and says why. */
 static void release_held_by_the_pods_of_released_jobs(void **state)
 {
-	struct controller *c = ctl_new_policy(
-	    CTL_POLICY "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: team-a, "
-		       "name: gpus}\nspec: {hard: {requests.nvidia.com/gpu: '3'}}\n");
+	struct controller *c = ctl_new_policy(RQ_POLICY);
 	json_t *r1 = ctl_job("team-a", "r1", 1, 2, false, NULL);
 	json_t *n1 = ctl_job("team-a", "n1", 1, 2, true, "default");
 	kube_config_t *cfg = NULL;
@@ -833,12 +845,9 @@ static void release_held_by_the_pods_of_released_jobs(void **state)
 	ctl_job_event(c, KUBE_EV_MODIFIED, r1);
 	controller_actuate_job(c, j);
 	assert_null(j->rq_wait);
-	kube_client_destroy(c->client);
-	c->client = NULL;
-	kube_config_destroy(cfg);
+	rq_done(c, cfg);
 	json_decref(r1);
 	json_decref(n1);
-	ctl_free(c);
 }
 
 /* Releases of one pass go out together, a namespace with ResourceQuotas
@@ -847,9 +856,7 @@ static void release_held_by_the_pods_of_released_jobs(void **state)
  * held; with the batch gone (sent and refused), n2 is not. */
 static void release_counts_the_releases_batched_before_it(void **state)
 {
-	struct controller *c = ctl_new_policy(
-	    CTL_POLICY "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {namespace: team-a, "
-		       "name: gpus}\nspec: {hard: {requests.nvidia.com/gpu: '3'}}\n");
+	struct controller *c = ctl_new_policy(RQ_POLICY);
 	json_t *n1 = ctl_job("team-a", "n1", 1, 2, true, "default");
 	json_t *n2 = ctl_job("team-a", "n2", 1, 2, true, "default");
 	kube_config_t *cfg = NULL;
@@ -874,12 +881,9 @@ static void release_counts_the_releases_batched_before_it(void **state)
 	controller_actuate_job(c, j2); /* fits: its release is tried (nothing listens) */
 	assert_null(j2->rq_wait);
 	free(c->batch);
-	kube_client_destroy(c->client);
-	c->client = NULL;
-	kube_config_destroy(cfg);
+	rq_done(c, cfg);
 	json_decref(n1);
 	json_decref(n2);
-	ctl_free(c);
 }
 
 /* gpuq.dev/status is written only when it differs from what the Job

@@ -503,17 +503,6 @@ static void plain_pod_queue_label_moves_it(void **state)
 	ctl_free(c);
 }
 
-/* The wall-clock limit the core holds for workload uid (its own: 0 none). */
-static int32_t core_limit(struct controller *c, const char *uid)
-{
-	queue_workload_view_t v;
-	queue_wl_t id;
-
-	assert_int_equal(queue_workload_find(engine_core(c->e), uid, &id), GPUQ_OK);
-	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
-	return v.max_exec_s;
-}
-
 /* A running plain Pod's and pod group's max-exec-time-seconds label, changed,
  * is their limit at once, as a Job's is (it applied from their next
  * admission before). A group reads its eldest member's. */
@@ -527,23 +516,23 @@ static void admitted_pods_follow_their_limit_label(void **state)
 	ctl_pod_event(c, KUBE_EV_ADDED, solo);
 	assert_true(cycle_admits(c, "solo"));
 	pod_modified(c, solo, "Running");
-	assert_int_equal(core_limit(c, "solo"), 0);
+	assert_int_equal(ctl_limit(c, "solo"), 0);
 	json_object_set_new(json_object_get(json_object_get(solo, "metadata"), "labels"),
 			    "gpuq.dev/max-exec-time-seconds", json_string("30"));
 	pod_modified(c, solo, "Running");
-	assert_int_equal(core_limit(c, "solo"), 30);
+	assert_int_equal(ctl_limit(c, "solo"), 30);
 	for (int i = 0; i < 2; i++)
 		ctl_pod_event(c, KUBE_EV_ADDED, m[i]);
 	assert_true(cycle_admits(c, G));
 	for (int i = 0; i < 2; i++)
 		pod_modified(c, m[i], "Running");
-	assert_int_equal(core_limit(c, G), 0);
+	assert_int_equal(ctl_limit(c, G), 0);
 	for (int i = 0; i < 2; i++) {
 		json_object_set_new(json_object_get(json_object_get(m[i], "metadata"), "labels"),
 				    "gpuq.dev/max-exec-time-seconds", json_string("45"));
 		pod_modified(c, m[i], "Running");
 	}
-	assert_int_equal(core_limit(c, G), 45);
+	assert_int_equal(ctl_limit(c, G), 45);
 	json_decref(solo);
 	json_decref(m[0]);
 	json_decref(m[1]);

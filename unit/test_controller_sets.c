@@ -598,17 +598,6 @@ static void lws_scale_down(void **state)
 	ctl_free(c);
 }
 
-/* The wall-clock limit the core holds for workload key (0: none). */
-static int32_t limit_of(struct controller *c, const char *key)
-{
-	queue_workload_view_t v;
-	queue_wl_t id;
-
-	assert_int_equal(queue_workload_find(engine_core(c->e), key, &id), GPUQ_OK);
-	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
-	return v.max_exec_s;
-}
-
 /* set o labelled max-exec-time-seconds `secs`. */
 static json_t *limited(json_t *o, const char *secs)
 {
@@ -629,16 +618,16 @@ static void admitted_sets_follow_their_limit_label(void **state)
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 2);
 	cycle(c);
 	assert_true(released(c, "web-1"));
-	assert_int_equal(limit_of(c, "sts:team-a/web/0"), 0);
+	assert_int_equal(ctl_limit(c, "sts:team-a/web/0"), 0);
 	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED,
 		  limited(sts("web", 2, -1), "60"));
-	assert_int_equal(limit_of(c, "sts:team-a/web/0"), 60);
+	assert_int_equal(ctl_limit(c, "sts:team-a/web/0"), 60);
 	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 1, 2, NULL));
 	lws_group_event(c, KUBE_EV_ADDED, 0);
 	cycle(c);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
 	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, limited(lws("vllm", 1, 2, NULL), "90"));
-	assert_int_equal(limit_of(c, "lws:team-a/vllm/0"), 90);
+	assert_int_equal(ctl_limit(c, "lws:team-a/vllm/0"), 90);
 	ctl_free(c);
 }
 
