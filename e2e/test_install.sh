@@ -13,7 +13,7 @@
 # taints join the example GPU nodes (examples/cluster/nodes.yaml) for
 # gpuq's own Pods (podlib.sh's plain_nodes).
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 22
 . "$(dirname "$0")/podlib.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=$E2E_RUN/install
@@ -109,6 +109,12 @@ tenant_released() {
 	check "$1: step tenant (a user retries a Job refused while gpuq is still catching up)" poll "step tenant" step tenant
 	check "$1: team-a's Job is released, and the plugin says where it stands" \
 		sh -c 'grep -q "^team-a/first-job .*Admitted .*admitted in ClusterQueue training" "$1"' _ "$T/step-tenant.log"
+	# The uninstall deletes team-a and waits for it. A Job gpuq holds keeps a
+	# deleted Pod until it has ended (podReplacementPolicy Failed, its
+	# job-tracking finalizer on the Pod till then): a kubelet ends it, but
+	# kwok plays no kubelet for a deleted Pod, so a Pod still running then
+	# would keep the namespace for ever. The Job ends first, as it would.
+	check "$1: team-a's Job completes" poll "first-job complete" job_complete team-a first-job
 }
 gone() {
 	! k get crd clusterqueues.gpuq.dev >/dev/null 2>&1 && ! k get ns gpuq-system >/dev/null 2>&1 &&
