@@ -504,6 +504,7 @@ static bool nofit_hit(const queue_t *q, cq_t *c, const wl_t *w, try_t *t)
 		t->why_flavor = n->why_flavor;
 		t->why_need = n->why_need;
 		t->why_free = n->why_free;
+		t->why_level = n->why_level;
 		return true;
 	}
 	return false;
@@ -525,6 +526,7 @@ static void nofit_put(const queue_t *q, cq_t *c, const wl_t *w, const try_t *t)
 	n->why_flavor = t->why_flavor;
 	n->why_need = t->why_need;
 	n->why_free = t->why_free;
+	n->why_level = t->why_level;
 }
 
 static void try_assign_full(queue_t *q, uint32_t wid, try_t *t);
@@ -539,6 +541,8 @@ void queue_try_assign(queue_t *q, uint32_t wid, try_t *t)
 	t->borrows = false;
 	t->level = 0;
 	t->n_asg = t->n_need = 0;
+	t->placed = false;
+	t->n_pl = 0;
 	if (nofit_hit(q, c, w, t))
 		return;
 	try_assign_full(q, wid, t);
@@ -557,6 +561,7 @@ static void try_assign_full(queue_t *q, uint32_t wid, try_t *t)
 	t->why = WHY_NONE;
 	t->why_res = t->why_flavor = QUEUE_NONE;
 	t->why_need = t->why_free = 0;
+	t->why_level = 0;
 	for (size_t p = 0; p < w->n_ps; p++) {
 		const tmpl_t *tm = &q->tmpls[wl_ps(w)[p].tmpl];
 
@@ -585,4 +590,7 @@ static void try_assign_full(queue_t *q, uint32_t wid, try_t *t)
 		if (s->usage + t->need[i].val > s->nominal)
 			t->borrows = true;
 	}
+	/* the quota fits (or would, preempting): its pods must fit the nodes
+	   of its topology-aware flavors as they are now */
+	queue_topo_try(q, wid, t);
 }

@@ -326,7 +326,8 @@ static void set_wait(queue_t *q, uint32_t wid, int wait, const try_t *t, uint8_t
 	wl_t *w = W(q, wid);
 	/* the free amount is not compared: explanations read it live */
 	bool changed = w->wait != wait || w->why != why || w->why_res != t->why_res ||
-		       w->why_flavor != t->why_flavor || w->why_need != t->why_need;
+		       w->why_flavor != t->why_flavor || w->why_need != t->why_need ||
+		       w->why_level != t->why_level;
 
 	if (!changed)
 		return;
@@ -341,6 +342,7 @@ static void set_wait(queue_t *q, uint32_t wid, int wait, const try_t *t, uint8_t
 	w->why_flavor = t->why_flavor;
 	w->why_need = t->why_need;
 	w->why_free = t->why_free;
+	w->why_level = t->why_level;
 	queue_mark_wl(q, w);
 }
 
@@ -388,8 +390,16 @@ static int admit(queue_t *q, uint32_t wid, const try_t *t, int64_t now)
 		w->n_asg = 0;
 		return GPUQ_ENOMEM;
 	}
+	if (queue_topo_admit(q, wid, t)) {
+		q->n_res_adm--;
+		free(w->asg);
+		w->asg = NULL;
+		w->n_asg = 0;
+		return GPUQ_ENOMEM;
+	}
 	if (queue_wl_attach(q, wid, W_ADMITTED)) {
 		q->n_res_adm--;
+		queue_topo_release(q, wid);
 		free(w->asg);
 		w->asg = NULL;
 		w->n_asg = 0;
@@ -529,6 +539,13 @@ static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *
 	bool borrow = !queue_lq_lowered(q, W(q, e->wl)->lq); /* over a budget: no borrowing */
 
 	queue_try_from_plan(q, e->wl, t);
+	if (queue_topo_needed(q, t)) { /* placed afresh: its pods fit now, or it plans again */
+		queue_topo_try(q, e->wl, t);
+		if (!t->placed) {
+			queue_plan_drop(q, e->wl);
+			return false;
+		}
+	}
 	if (queue_need_fits(q, e->cq, t, borrow)) {
 		for (size_t i = 0; i < t->n_need; i++)
 			if (c->slots[t->need[i].slot].usage + t->need[i].val >

@@ -222,6 +222,14 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 	case WHY_RESERVED:
 		explain_kept_out(q, w, cqn, b);
 		return;
+	case WHY_TOPOLOGY:
+	case WHY_TOPO_LEVEL: {
+		char text[512];
+
+		queue_topo_why_text(q, w, text, sizeof(text));
+		sb_add(b, "%s", text);
+		return;
+	}
 	case WHY_ABOVE_MAX:
 		sb_add(
 		    b, "needs %s %s on flavor %s, more than ClusterQueue %s could ever hold (%s)",

@@ -24,6 +24,7 @@
 #include "base/bytes.h"
 #include "fairshare/fairshare.h"
 #include "ledger/ledger.h"
+#include "topo/topo.h"
 #include "queue/queue.h"
 #include "quota/quota.h"
 
@@ -92,14 +93,56 @@ typedef struct {
 } aff_t;
 
 typedef struct {
-	bool defined;	 /* queue_flavor_add seen (a CQ may name it first) */
-	kv_t *labels;	 /* nodeLabels */
-	size_t n_labels; /* entries */
-	taint_t *taints; /* nodeTaints */
-	size_t n_taints; /* entries */
-	tol_t *tols;	 /* tolerations */
-	size_t n_tols;	 /* entries */
+	bool defined;	   /* queue_flavor_add seen (a CQ may name it first) */
+	kv_t *labels;	   /* nodeLabels */
+	size_t n_labels;   /* entries */
+	taint_t *taints;   /* nodeTaints */
+	size_t n_taints;   /* entries */
+	tol_t *tols;	   /* tolerations */
+	size_t n_tols;	   /* entries */
+	uint32_t topology; /* its Topology (q->topologies), or QUEUE_NONE */
+	topo_t *topo;	   /* its nodes' domains and capacity (topology.c), owned */
+	uint32_t *tmap;	   /* topo node id -> node id (q->node_names), owned */
+	size_t cap_tmap;   /* allocated */
 } flavor_t;
+
+/* A Topology: its levels' node label keys, widest first. */
+typedef struct {
+	uint32_t levels[QUEUE_TOPO_LEVELS_MAX]; /* interned keys */
+	uint8_t n_levels;			/* levels */
+} topology_t;
+
+/* What the core knows of a node (topology.c): what topo_node_set needs
+ * again when a flavor or a resource is added later. */
+typedef struct {
+	kv_t *labels;	    /* labels kept, owned */
+	taint_t *taints;    /* taints, owned */
+	uint32_t *res;	    /* resource names of alloc/used (q->strs ids), owned */
+	int64_t *alloc;	    /* allocatable per entry of res, owned */
+	int64_t *used;	    /* used by pods gpuq did not admit, per entry of res, owned */
+	uint8_t n_labels;   /* entries */
+	uint8_t n_taints;   /* entries */
+	uint8_t n_res;	    /* entries */
+	bool live;	    /* set and not deleted */
+	bool unschedulable; /* cordoned or not Ready */
+	int32_t pods_max;   /* allocatable pods (0: no cap) */
+	int32_t pods_used;  /* pods gpuq did not admit */
+} node_t;
+
+/* One entry of a placement: count pods of pod set ps on node (q->node_names
+ * id) of flavor's topology. */
+typedef struct {
+	uint32_t flavor;
+	uint32_t node;
+	uint16_t ps;
+	int32_t count;
+} place_t;
+
+/* An admitted workload's placement (topology.c). */
+typedef struct {
+	uint32_t n;  /* entries */
+	place_t e[]; /* grouped by flavor, then pod set */
+} placement_t;
 
 /* A pod set without its count, shared by every workload with that shape. */
 typedef struct {
@@ -117,6 +160,11 @@ typedef struct {
 	aff_t *aff;			    /* affinity terms */
 	uint32_t *affvals;		    /* interned values of all terms */
 	tol_t *tol;			    /* tolerations */
+	uint8_t topo_mode;		    /* queue_topo_mode_t */
+	int32_t slice_size;		    /* pods per slice (0: none) */
+	uint32_t topo_level;		    /* interned level key, or QUEUE_NONE */
+	uint32_t slice_level;		    /* interned slice level key, or QUEUE_NONE */
+	uint32_t group;			    /* interned podset group name, or QUEUE_NONE */
 	uint8_t *flv_ok;		    /* per flavor: 0 unknown, 1 eligible, 2 not */
 	size_t n_flv_ok;		    /* entries in flv_ok */
 	uint64_t flv_epoch;		    /* flavor epoch the cache belongs to */
@@ -153,7 +201,11 @@ enum {
 	WHY_NO_BORROW = 12,    /* over a budget (Lower): it may not borrow */
 	WHY_RESERVED = 13,     /* another workload's reservation (bounded
 				  wait) holds what it needs (reserve.c) */
-	WHY_LAST = WHY_RESERVED,
+	WHY_TOPOLOGY = 14,     /* its quota fits, no domain of its flavor's
+				  topology holds its pods now (topology.c) */
+	WHY_TOPO_LEVEL = 15,   /* it asks for a level its flavor's topology
+				  does not have */
+	WHY_LAST = WHY_TOPO_LEVEL,
 };
 
 typedef struct {
@@ -188,6 +240,7 @@ typedef struct {
 	uint8_t n_ps;	      /* pod sets */
 	uint8_t why;	      /* WHY_* */
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
+	uint8_t why_level;    /* explanation (WHY_TOPOLOGY): the level index */
 	/* one byte for the five flags */
 	bool live : 1;		   /* slot in use */
 	bool ready : 1;		   /* PodsReady since admission */
@@ -207,6 +260,8 @@ typedef struct {
 	int32_t max_exec_s;  /* its own wall-clock limit, s (0: none) */
 	int32_t run_bound_s; /* what ends each run by its age, s (0: none; not
 				persisted: spec run_bound_s) */
+	placement_t *place;  /* admitted on a topology-aware flavor: where its
+				pods go (topology.c), owned; NULL otherwise */
 } wl_t;
 
 typedef struct {
@@ -248,6 +303,7 @@ typedef struct {
 	uint32_t why_flavor; /* ... */
 	int64_t why_need;    /* ... */
 	int64_t why_free;    /* ... */
+	uint8_t why_level;   /* ... */
 } nofit_t;
 
 #define NOFIT_CACHE 4 /* shapes remembered per CQ per cycle */
@@ -410,6 +466,12 @@ typedef struct {
 	uint32_t why_flavor;				       /* its flavor */
 	int64_t why_need;				       /* needed */
 	int64_t why_free;				       /* free */
+	uint8_t why_level;				       /* WHY_TOPOLOGY: the level */
+	bool placed;   /* pl holds the placement of this assignment */
+	size_t n_pl;   /* entries in pl */
+	size_t cap_pl; /* allocated */
+	place_t *pl;   /* the placement on topology-aware flavors, owned
+			  (topology.c); a try_t on the stack never places */
 } try_t;
 
 typedef struct {
@@ -434,6 +496,16 @@ struct queue {
 	names_t lq_names;	 /* LocalQueues "ns/name" */
 	names_t cohort_names;	 /* cohorts, incl. hidden ones "\x01<cq>" */
 	flavor_t *flavors;	 /* by flavor id */
+	topology_t *topologies;	 /* by id (topo_names) */
+	names_t topo_names;	 /* Topologies */
+	node_t *nodes;		 /* by id (node_names; never reused) */
+	names_t node_names;	 /* nodes */
+	size_t cap_nodes;	 /* allocated */
+	size_t n_topo_flavors;	 /* flavors with a topology */
+	bool topo_stale;	 /* a resource was added: topos are rebuilt
+				    before the next fit (topology.c) */
+	topo_place_t *fit_buf;	 /* topo_fit's output (topology.c) */
+	size_t cap_fit_buf;	 /* allocated */
 	size_t cap_flavors;	 /* allocated */
 	uint64_t flv_epoch;	 /* bumps when a flavor gets defined */
 	cq_t *cqs;		 /* by CQ id */
@@ -921,6 +993,15 @@ int queue_tols_build(queue_t *q, const queue_toleration_t *in, size_t n, tol_t *
 		     gpuq_diag_t *diag);
 int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, kv_t **out,
 		       gpuq_diag_t *diag);
+/* topology.c: topology-aware flavors (see queue.h "Topology"). */
+int queue_flavor_topology(queue_t *q, uint32_t fid, const char *topology, gpuq_diag_t *diag);
+void queue_topo_free(queue_t *q);
+void queue_topo_try(queue_t *q, uint32_t wid, try_t *t);
+bool queue_topo_needed(const queue_t *q, const try_t *t);
+int queue_topo_admit(queue_t *q, uint32_t wid, const try_t *t);
+void queue_topo_release(queue_t *q, uint32_t wid);
+void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap);
+int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag);
 const char *queue_res_name(const queue_t *q, uint32_t r);
 const char *queue_flv_name(const queue_t *q, uint32_t f);
 

@@ -757,6 +757,9 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 	t->why = WHY_NONE;
 	t->why_res = t->why_flavor = QUEUE_NONE;
 	t->why_need = t->why_free = 0;
+	t->why_level = 0;
+	t->placed = false;
+	t->n_pl = 0;
 	for (uint32_t i = 0; i < w->n_asg; i++) {
 		t->asg[t->n_asg++] = w->asg[i];
 		queue_need_add(t, w->asg[i].slot, w->asg[i].a.amount);

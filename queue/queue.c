@@ -73,6 +73,7 @@ static void wls_free(queue_t *q)
 		free(w->strs);
 		free(w->psx);
 		free(w->asg);
+		free(w->place);
 	}
 	free(q->wls);
 	free(q->free_wls.v);
@@ -101,8 +102,13 @@ void queue_destroy(queue_t *q)
 		free(q->flavors[i].labels);
 		free(q->flavors[i].taints);
 		free(q->flavors[i].tols);
+		topo_destroy(q->flavors[i].topo);
+		free(q->flavors[i].tmap);
 	}
 	free(q->flavors);
+	queue_topo_free(q);
+	free(q->scratch_try.pl);
+	free(q->scratch_rank.pl);
 	for (size_t i = 0; i < q->cq_names.n; i++) {
 		cq_t *c = &q->cqs[i];
 
@@ -235,6 +241,13 @@ int queue_flavor_add(queue_t *q, const queue_flavor_spec_t *spec, uint32_t *id, 
 	f.n_taints = spec->n_node_taints;
 	f.defined = true;
 	q->flavors[fid] = f;
+	rc = queue_flavor_topology(q, fid, spec->topology, diag);
+	if (rc) {
+		topo_destroy(q->flavors[fid].topo);
+		free(q->flavors[fid].tmap);
+		memset(&q->flavors[fid], 0, sizeof(flavor_t));
+		goto fail;
+	}
 	q->flv_epoch++;
 	for (size_t i = 0; i < q->cohort_names.n; i++)
 		queue_cohort_touch(q, (uint32_t)i, true);

@@ -175,6 +175,45 @@ typedef struct {
 	size_t n_values;	   /* 1..QUEUE_AFFINITY_VALUES_MAX */
 } queue_affinity_t;
 
+/* ---- Topology (issue 33, docs/topology.md) ----
+ *
+ * A Topology names node labels from the widest level to the narrowest
+ * (block, rack, host); a flavor naming it is topology-aware: the nodes
+ * matching its nodeLabels and carrying every level's label are its nodes
+ * (queue_node_set), and a workload assigned to it is admitted only when
+ * its quota fits AND its pods fit on those nodes as each pod set asks
+ * (REQUIRED: one domain at a level; PREFERRED: as few as it can;
+ * UNCONSTRAINED, the default on such a flavor: anywhere). The placement
+ * (pods per node) is chosen at admission, held until the workload's quota
+ * is freed, and read by queue_workload_placement. A node's free capacity
+ * is its allocatable less what the caller says pods gpuq did not admit
+ * use, less the placements. */
+
+#define QUEUE_TOPOLOGIES_MAX 64	 /* Topologies */
+#define QUEUE_TOPO_LEVELS_MAX 16 /* levels in one (Kueue's cap) */
+#define QUEUE_NODES_MAX 65536	 /* nodes known at once */
+#define QUEUE_NODE_LABELS_MAX 64 /* labels of one node the core keeps */
+
+typedef enum {
+	QUEUE_TOPO_NONE = 0,	      /* no annotation: unconstrained on a
+					 topology-aware flavor */
+	QUEUE_TOPO_REQUIRED = 1,      /* podset-required-topology */
+	QUEUE_TOPO_PREFERRED = 2,     /* podset-preferred-topology */
+	QUEUE_TOPO_UNCONSTRAINED = 3, /* podset-unconstrained-topology */
+} queue_topo_mode_t;
+
+typedef struct {
+	const char *name;	   /* Topology name */
+	const char *const *levels; /* spec.levels[].nodeLabel, widest first */
+	size_t n_levels;	   /* 1..QUEUE_TOPO_LEVELS_MAX */
+} queue_topology_spec_t;
+
+/* Add a Topology. GPUQ_EEXIST, GPUQ_EINVAL (no levels, a level twice, a
+ * bad key), GPUQ_ELIMIT; diag says which. Topologies are added before the
+ * flavors that name them and never change (a changed Topology is a policy
+ * change of shape: the engine rebuilds the core). */
+int queue_topology_add(queue_t *q, const queue_topology_spec_t *spec, gpuq_diag_t *diag);
+
 typedef struct {
 	const char *name;		       /* ResourceFlavor name */
 	const queue_label_t *node_labels;      /* nodeLabels */
@@ -184,10 +223,14 @@ typedef struct {
 	const queue_toleration_t *tolerations; /* tolerations injected on release;
 						  they also tolerate this flavor's taints */
 	size_t n_tolerations;		       /* entries in tolerations */
+	const char *topology;		       /* spec.topologyName: a Topology added
+						  before (queue_topology_add), or NULL
+						  / "" for none: see "Topology" below */
 } queue_flavor_spec_t;
 
 /* Add a ResourceFlavor. GPUQ_EEXIST (name taken), GPUQ_EINVAL (empty name,
- * NULL key), GPUQ_ELIMIT (a cap above); diag says which. *id (may be NULL)
+ * NULL key), GPUQ_ENOTFOUND (a topology never added), GPUQ_ELIMIT (a cap
+ * above); diag says which. *id (may be NULL)
  * gets the flavor id. A CQ may name a flavor that does not exist (yet): that
  * flavor is then passed over, as Kueue does. */
 int queue_flavor_add(queue_t *q, const queue_flavor_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
@@ -404,6 +447,19 @@ typedef struct {
 	size_t n_affinity;		       /* entries in affinity */
 	const queue_toleration_t *tolerations; /* spec.tolerations */
 	size_t n_tolerations;		       /* entries in tolerations */
+	queue_topo_mode_t topology;	       /* how its pods are kept together on a
+						  flavor with a topology (Kueue's
+						  podset-*-topology annotations) */
+	const char *topology_level;	       /* REQUIRED, PREFERRED: the level's node
+						  label key */
+	const char *slice_level;	       /* slice_size > 0: the level each slice
+						  lies in (podset-slice-required-
+						  topology); NULL: none */
+	int32_t slice_size;		       /* pods per slice (0: no slices; divides
+						  count) */
+	const char *group;		       /* podset-group-name: pod sets of one
+						  group, REQUIRED at one level, lie in
+						  one domain together; NULL: none */
 } queue_podset_spec_t;
 
 typedef struct {
@@ -530,6 +586,57 @@ int queue_workload_adopt(queue_t *q, const char *uid, const queue_adopt_t *a, si
 
 /* The id of workload `uid`, or GPUQ_ENOTFOUND. */
 int queue_workload_find(const queue_t *q, const char *uid, queue_wl_t *id);
+
+/* ---- Nodes of topology-aware flavors (see "Topology" above) ---- */
+
+typedef struct {
+	const char *name;		    /* metadata.name */
+	const queue_label_t *labels;	    /* metadata.labels (the ones that
+					       matter: flavors' nodeLabels, topology
+					       levels, selectors; at most
+					       QUEUE_NODE_LABELS_MAX) */
+	size_t n_labels;		    /* entries */
+	const queue_request_t *allocatable; /* status.allocatable, in the core's
+					       units ("pods" is the pod cap) */
+	size_t n_allocatable;		    /* entries */
+	const queue_request_t *used;	    /* what pods gpuq did not admit use on
+					       it (never a placement's pods) */
+	size_t n_used;			    /* entries */
+	int32_t pods_used;		    /* how many such pods */
+	const queue_taint_t *taints;	    /* spec.taints */
+	size_t n_taints;		    /* entries (<= QUEUE_TAINTS_MAX) */
+	bool unschedulable;		    /* cordoned, or not Ready */
+} queue_node_spec_t;
+
+/* Add a node or replace what is known of it. Placements on a node that
+ * shrank or was cordoned stay (they are running); it takes nothing new.
+ * Marks every cohort changed when the node belongs to a topology-aware
+ * flavor. GPUQ_EINVAL (bad name or amounts), GPUQ_ELIMIT, GPUQ_ENOMEM; diag
+ * says which. */
+int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag);
+
+/* Node `name` is gone (placements on it stay until their workloads' quota
+ * is freed). GPUQ_ENOTFOUND. */
+int queue_node_delete(queue_t *q, const char *name);
+
+/* `count` pods of pod set `podset` of an admitted workload on node `node`
+ * of flavor `flavor`'s topology. */
+typedef struct {
+	const char *node; /* node name (valid until the next call that changes q) */
+	uint32_t flavor;  /* flavor id */
+	uint16_t podset;  /* index in the workload's pod sets */
+	int32_t count;	  /* pods */
+} queue_place_t;
+
+/* Workload id's placement: up to cap entries into out, *n the total (0
+ * for a workload on no topology-aware flavor, or not admitted). */
+void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *out, size_t cap,
+			      size_t *n);
+
+/* The label value of node `node` at level `level` of flavor's topology,
+ * or NULL (no such flavor, topology level or node). */
+const char *queue_node_domain(const queue_t *q, uint32_t flavor, const char *node,
+			      const char *level);
 
 /* ---- The admission cycle and the clock ---- */
 

@@ -92,6 +92,8 @@ int queue_res_intern(queue_t *q, const char *name, uint32_t *id, gpuq_diag_t *di
 	if (q->res_names.n >= QUEUE_RESOURCES_MAX)
 		return gpuq_diag_set(diag, GPUQ_ELIMIT, "resource \"%s\": more than %d resources",
 				     name, QUEUE_RESOURCES_MAX);
+	if (q->n_topo_flavors) /* the nodes' capacity of it is known now */
+		q->topo_stale = true;
 	return queue_names_intern(&q->res_names, name, id);
 }
 

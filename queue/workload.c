@@ -32,7 +32,9 @@ static bool tmpl_eq(const void *ctx, uint32_t id, const void *key)
 		return false;
 	if (a->n_tol && memcmp(a->tol, b->tol, a->n_tol * sizeof(*a->tol)) != 0)
 		return false;
-	return true;
+	return a->topo_mode == b->topo_mode && a->slice_size == b->slice_size &&
+	       a->topo_level == b->topo_level && a->slice_level == b->slice_level &&
+	       a->group == b->group;
 }
 
 static uint32_t tmpl_hash(const tmpl_t *t)
@@ -49,6 +51,12 @@ static uint32_t tmpl_hash(const tmpl_t *t)
 		h = gpuq_fnv1a32(h, t->affvals, t->n_affvals * sizeof(uint32_t));
 	if (t->n_tol)
 		h = gpuq_fnv1a32(h, t->tol, t->n_tol * sizeof(*t->tol));
+	if (t->topo_mode || t->slice_size || t->group != QUEUE_NONE) {
+		uint32_t k[5] = {t->topo_mode, (uint32_t)t->slice_size, t->topo_level,
+				 t->slice_level, t->group};
+
+		h = gpuq_fnv1a32(h, k, sizeof(k));
+	}
 	return h;
 }
 
@@ -169,6 +177,8 @@ static int tmpl_build(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq
 		goto fail;
 	t->n_tol = (uint8_t)ps->n_tolerations;
 	rc = tmpl_build_affinity(q, ps, t, diag);
+	if (!rc)
+		rc = queue_tmpl_topology(q, ps, t, diag);
 	if (rc)
 		goto fail;
 	return GPUQ_OK;
@@ -565,6 +575,7 @@ void queue_wl_free(queue_t *q, uint32_t id)
 
 	for (uint8_t i = 0; i < w->n_ps; i++)
 		queue_tmpl_release(q, wl_ps(w)[i].tmpl);
+	queue_topo_release(q, id);
 	free(w->strs);
 	free(w->psx);
 	free(w->asg);
@@ -1039,6 +1050,7 @@ static void wl_unadmit(queue_t *q, uint32_t id, int64_t now)
 			c->slots[w->asg[i].slot].evicting -= w->asg[i].a.amount;
 		cohort_of(q, c)->n_evicting--;
 	}
+	queue_topo_release(q, id);
 	queue_wl_charge(q, id, -1);
 	queue_usage_close(q, w, now);
 	if (now > w->admitted_ms) /* the span it held quota counts to its limit */

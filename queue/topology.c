@@ -1,0 +1,807 @@
+/*
+ * queue/topology.c: topology-aware flavors. The Topologies, the nodes the
+ * driver reports, each topology-aware flavor's topo_t (its nodes' domains
+ * and free capacity), and the placement of an assignment: tried with the
+ * flavors (queue_topo_try), held from admission until the quota is freed
+ * (queue_topo_admit, queue_topo_release). topo/ answers where pods fit;
+ * this file decides what is asked and when capacity is held.
+ * See queue.h ("Topology") for the contracts and docs/topology.md for the
+ * rules.
+ */
+#include "queue/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ================================================================== */
+/* Topologies and flavors                                              */
+/* ================================================================== */
+
+int queue_topology_add(queue_t *q, const queue_topology_spec_t *spec, gpuq_diag_t *diag)
+{
+	topology_t tp = {{0}, 0};
+	uint32_t id;
+	int rc = queue_check_name("Topology name", spec->name, false, diag);
+
+	if (rc)
+		return rc;
+	if (queue_names_find(&q->topo_names, spec->name, &id) == GPUQ_OK)
+		return gpuq_diag_set(diag, GPUQ_EEXIST, "Topology \"%s\" already exists",
+				     spec->name);
+	if (q->topo_names.n >= QUEUE_TOPOLOGIES_MAX)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "Topology \"%s\": more than %d Topologies",
+				     spec->name, QUEUE_TOPOLOGIES_MAX);
+	if (!spec->n_levels || spec->n_levels > QUEUE_TOPO_LEVELS_MAX)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "Topology \"%s\": spec.levels: %zu levels (1..%d allowed)",
+				     spec->name, spec->n_levels, QUEUE_TOPO_LEVELS_MAX);
+	for (size_t i = 0; i < spec->n_levels; i++) {
+		rc = queue_check_name("spec.levels[].nodeLabel", spec->levels[i], false, diag);
+		if (!rc)
+			rc = queue_str_intern(q, "spec.levels[].nodeLabel", spec->levels[i],
+					      &tp.levels[i], diag);
+		if (rc)
+			return rc;
+		for (size_t j = 0; j < i; j++)
+			if (tp.levels[j] == tp.levels[i])
+				return gpuq_diag_set(diag, GPUQ_EINVAL,
+						     "Topology \"%s\": spec.levels[%zu].nodeLabel "
+						     "\"%s\" twice",
+						     spec->name, i, spec->levels[i]);
+	}
+	tp.n_levels = (uint8_t)spec->n_levels;
+	if (!q->topologies) {
+		q->topologies = calloc(QUEUE_TOPOLOGIES_MAX, sizeof(*q->topologies));
+		if (!q->topologies)
+			return GPUQ_ENOMEM;
+	}
+	rc = queue_names_intern(&q->topo_names, spec->name, &id);
+	if (rc)
+		return rc;
+	q->topologies[id] = tp;
+	return GPUQ_OK;
+}
+
+/* The level index of interned label key `key` in flavor f's topology, or -1. */
+static int level_of(const queue_t *q, const flavor_t *f, uint32_t key)
+{
+	const topology_t *tp = &q->topologies[f->topology];
+
+	for (int i = 0; i < tp->n_levels; i++)
+		if (tp->levels[i] == key)
+			return i;
+	return -1;
+}
+
+static const kv_t *node_label(const node_t *n, uint32_t key)
+{
+	for (size_t i = 0; i < n->n_labels; i++)
+		if (n->labels[i].key == key)
+			return &n->labels[i];
+	return NULL;
+}
+
+/* Give node nid to flavor fid's topo as it stands (or take it away when it
+ * is not one of the flavor's nodes: gone, a nodeLabel or a level's label
+ * missing). */
+static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
+{
+	flavor_t *f = &q->flavors[fid];
+	const topology_t *tp = &q->topologies[f->topology];
+	const node_t *n = &q->nodes[nid];
+	const char *name = q->node_names.s[nid];
+	const char *vals[QUEUE_TOPO_LEVELS_MAX];
+	int64_t alloc[TOPO_RES_MAX] = {0}, used[TOPO_RES_MAX] = {0};
+	bool member = n->live;
+	uint32_t tid;
+	int rc;
+
+	for (size_t i = 0; member && i < f->n_labels; i++) {
+		const kv_t *l = node_label(n, f->labels[i].key);
+
+		member = l && l->val == f->labels[i].val;
+	}
+	for (size_t i = 0; member && i < tp->n_levels; i++) {
+		const kv_t *l = node_label(n, tp->levels[i]);
+
+		member = l != NULL;
+		if (l)
+			vals[i] = q->strs.s[l->val];
+	}
+	if (!member) {
+		if (topo_node_find(f->topo, name) != TOPO_NONE)
+			(void)topo_node_delete(f->topo, name);
+		return GPUQ_OK;
+	}
+	for (size_t i = 0; i < n->n_res; i++) {
+		uint32_t rid;
+
+		if (queue_names_find(&q->res_names, q->strs.s[n->res[i]], &rid) == GPUQ_OK &&
+		    rid < TOPO_RES_MAX) {
+			alloc[rid] = n->alloc[i];
+			used[rid] = n->used[i];
+		}
+	}
+	rc = topo_node_set(f->topo,
+			   &(topo_node_spec_t){name, vals, alloc, used, n->pods_max, n->pods_used,
+					       !n->unschedulable},
+			   &tid, NULL);
+	if (rc)
+		return rc;
+	if (queue_grow(&f->tmap, &f->cap_tmap, (size_t)tid + 1, sizeof(*f->tmap)))
+		return GPUQ_ENOMEM;
+	f->tmap[tid] = nid;
+	return GPUQ_OK;
+}
+
+int queue_flavor_topology(queue_t *q, uint32_t fid, const char *topology, gpuq_diag_t *diag)
+{
+	flavor_t *f = &q->flavors[fid];
+	uint32_t id;
+	int rc;
+
+	if (!topology || !topology[0])
+		return GPUQ_OK;
+	if (queue_names_find(&q->topo_names, topology, &id))
+		return gpuq_diag_set(
+		    diag, GPUQ_ENOTFOUND,
+		    "ResourceFlavor \"%s\": spec.topologyName \"%s\": no such Topology",
+		    q->flv_names.s[fid], topology);
+	rc = topo_create(q->topologies[id].n_levels, TOPO_RES_MAX, &f->topo);
+	if (rc)
+		return rc;
+	f->topology = id;
+	q->n_topo_flavors++;
+	for (size_t i = 0; i < q->node_names.n; i++) {
+		rc = node_feed(q, fid, (uint32_t)i);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+/* ================================================================== */
+/* Nodes                                                               */
+/* ================================================================== */
+
+static void node_fields_free(node_t *n)
+{
+	free(n->labels);
+	free(n->taints);
+	free(n->res);
+	free(n->alloc);
+	free(n->used);
+	memset(n, 0, sizeof(*n));
+}
+
+static const queue_request_t *req_named(const queue_request_t *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].resource && !strcmp(v[i].resource, name))
+			return &v[i];
+	return NULL;
+}
+
+/* Spec's capacity into n (res, alloc, used, pods_max). */
+static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq_diag_t *diag)
+{
+	size_t k = 0;
+
+	if (spec->n_allocatable > TOPO_RES_MAX + 1)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "node \"%s\": more than %d allocatable",
+				     spec->name, TOPO_RES_MAX);
+	n->res = calloc(spec->n_allocatable + 1, sizeof(*n->res));
+	n->alloc = calloc(spec->n_allocatable + 1, sizeof(*n->alloc));
+	n->used = calloc(spec->n_allocatable + 1, sizeof(*n->used));
+	if (!n->res || !n->alloc || !n->used)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < spec->n_allocatable; i++) {
+		const queue_request_t *a = &spec->allocatable[i];
+		const queue_request_t *u;
+		int rc = queue_check_name("allocatable resource", a->resource, false, diag);
+
+		if (rc)
+			return rc;
+		if (a->amount < 0 || a->amount > QUEUE_AMOUNT_MAX)
+			return gpuq_diag_set(diag, GPUQ_ERANGE,
+					     "node \"%s\": allocatable %s: out of range",
+					     spec->name, a->resource);
+		u = req_named(spec->used, spec->n_used, a->resource);
+		if (u && (u->amount < 0 || u->amount > QUEUE_AMOUNT_MAX))
+			return gpuq_diag_set(diag, GPUQ_ERANGE,
+					     "node \"%s\": used %s: out of range", spec->name,
+					     a->resource);
+		if (!strcmp(a->resource, "pods")) {
+			n->pods_max = a->amount > INT32_MAX ? INT32_MAX : (int32_t)a->amount;
+			continue;
+		}
+		rc = queue_str_intern(q, "allocatable resource", a->resource, &n->res[k], diag);
+		if (rc)
+			return rc;
+		n->alloc[k] = a->amount;
+		n->used[k] = u ? u->amount : 0;
+		k++;
+	}
+	n->n_res = (uint8_t)k;
+	return GPUQ_OK;
+}
+
+static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq_diag_t *diag)
+{
+	int rc;
+
+	if (spec->n_labels > QUEUE_NODE_LABELS_MAX || spec->n_taints > QUEUE_TAINTS_MAX)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT,
+				     "node \"%s\": more than %d labels or %d taints", spec->name,
+				     QUEUE_NODE_LABELS_MAX, QUEUE_TAINTS_MAX);
+	if (spec->pods_used < 0)
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": negative pods used",
+				     spec->name);
+	rc = queue_labels_build(q, "node labels", spec->labels, spec->n_labels, &n->labels, diag);
+	if (rc)
+		return rc;
+	n->n_labels = (uint8_t)spec->n_labels;
+	if (spec->n_taints) {
+		n->taints = calloc(spec->n_taints, sizeof(*n->taints));
+		if (!n->taints)
+			return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < spec->n_taints; i++) {
+		const queue_taint_t *t = &spec->taints[i];
+
+		if ((unsigned)t->effect > QUEUE_EFFECT_NO_EXECUTE)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "node \"%s\": taint %zu: bad effect", spec->name, i);
+		rc = queue_str_intern(q, "taint key", t->key, &n->taints[i].key, diag);
+		if (!rc)
+			rc = queue_str_intern(q, "taint value", t->value ? t->value : "",
+					      &n->taints[i].val, diag);
+		if (rc)
+			return rc;
+		n->taints[i].effect = (uint8_t)t->effect;
+	}
+	n->n_taints = (uint8_t)spec->n_taints;
+	n->pods_used = spec->pods_used;
+	n->unschedulable = spec->unschedulable;
+	return node_build_res(q, spec, n, diag);
+}
+
+/* Every topology-aware flavor takes node nid as it now stands; capacity
+ * may have come: every cohort tries again. */
+static int node_spread(queue_t *q, uint32_t nid)
+{
+	int rc = GPUQ_OK;
+
+	if (!q->n_topo_flavors)
+		return GPUQ_OK;
+	for (size_t f = 0; f < q->flv_names.n; f++)
+		if (q->flavors[f].topo && !rc)
+			rc = node_feed(q, (uint32_t)f, nid);
+	for (size_t i = 0; i < q->cohort_names.n; i++)
+		queue_cohort_touch(q, (uint32_t)i, true);
+	return rc;
+}
+
+int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
+{
+	node_t n = {0};
+	uint32_t nid;
+	int rc = queue_check_name("node name", spec->name, false, diag);
+
+	if (rc)
+		return rc;
+	if (queue_names_find(&q->node_names, spec->name, &nid) != GPUQ_OK &&
+	    q->node_names.n >= QUEUE_NODES_MAX)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "node \"%s\": more than %d nodes",
+				     spec->name, QUEUE_NODES_MAX);
+	rc = node_build(q, spec, &n, diag);
+	if (rc)
+		goto fail;
+	if (queue_names_find(&q->node_names, spec->name, &nid) != GPUQ_OK) {
+		if (queue_grow(&q->nodes, &q->cap_nodes, q->node_names.n + 1, sizeof(*q->nodes))) {
+			rc = GPUQ_ENOMEM;
+			goto fail;
+		}
+		rc = queue_names_intern(&q->node_names, spec->name, &nid);
+		if (rc)
+			goto fail;
+		memset(&q->nodes[nid], 0, sizeof(node_t));
+	}
+	node_fields_free(&q->nodes[nid]);
+	n.live = true;
+	q->nodes[nid] = n;
+	return node_spread(q, nid);
+fail:
+	node_fields_free(&n);
+	return rc;
+}
+
+int queue_node_delete(queue_t *q, const char *name)
+{
+	uint32_t nid;
+
+	if (!name || queue_names_find(&q->node_names, name, &nid) != GPUQ_OK || !q->nodes[nid].live)
+		return GPUQ_ENOTFOUND;
+	node_fields_free(&q->nodes[nid]);
+	return node_spread(q, nid);
+}
+
+void queue_topo_free(queue_t *q)
+{
+	for (size_t i = 0; i < q->node_names.n; i++)
+		node_fields_free(&q->nodes[i]);
+	free(q->nodes);
+	queue_names_free(&q->node_names);
+	queue_names_free(&q->topo_names);
+	free(q->topologies);
+	free(q->fit_buf);
+}
+
+/* ================================================================== */
+/* Placements                                                          */
+/* ================================================================== */
+
+/* The per-pod request of pod set ps on flavor f under assignment asg: the
+ * template's amounts of the resources asg puts on f. */
+static void podset_req(const queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, uint32_t f,
+		       uint16_t ps, int64_t *req)
+{
+	const tmpl_t *tm = &q->tmpls[wl_ps(w)[ps].tmpl];
+
+	memset(req, 0, TOPO_RES_MAX * sizeof(*req));
+	for (size_t i = 0; i < n_asg; i++) {
+		if (asg[i].a.podset != ps || asg[i].a.flavor != f)
+			continue;
+		for (uint32_t r = 0; r < tm->n_req; r++)
+			if (tm->res[r] == asg[i].a.resource && tm->res[r] < TOPO_RES_MAX)
+				req[tm->res[r]] = tm->amt[r];
+	}
+}
+
+/* Take (sign +1) or give back (-1) placement entries pl of workload w on
+ * assignment asg. An entry on a node its flavor's topo no longer knows is
+ * skipped (the node left the flavor; a rebuild counts it again if it comes
+ * back). */
+static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, const place_t *pl,
+		     size_t n, int sign)
+{
+	int64_t req[TOPO_RES_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		flavor_t *f = &q->flavors[pl[i].flavor];
+		uint32_t tid;
+		topo_podset_t ps;
+		topo_place_t e;
+
+		if (!f->topo)
+			continue;
+		tid = topo_node_find(f->topo, q->node_names.s[pl[i].node]);
+		if (tid == TOPO_NONE)
+			continue;
+		podset_req(q, w, asg, n_asg, pl[i].flavor, pl[i].ps, req);
+		ps = (topo_podset_t){pl[i].count, req, 0, 0};
+		e = (topo_place_t){tid, pl[i].count, 0};
+		if (sign > 0)
+			topo_take(f->topo, &e, 1, &ps);
+		else
+			topo_give(f->topo, &e, 1, &ps);
+	}
+}
+
+/* Every topo made again from the nodes and the admitted placements (a
+ * resource added since changes every node's capacity vector). */
+static int topo_rebuild(queue_t *q)
+{
+	for (size_t f = 0; f < q->flv_names.n; f++) {
+		flavor_t *fl = &q->flavors[f];
+
+		if (!fl->topo)
+			continue;
+		topo_destroy(fl->topo);
+		fl->topo = NULL;
+		if (topo_create(q->topologies[fl->topology].n_levels, TOPO_RES_MAX, &fl->topo))
+			return GPUQ_ENOMEM;
+		for (size_t i = 0; i < q->node_names.n; i++)
+			if (node_feed(q, (uint32_t)f, (uint32_t)i))
+				return GPUQ_ENOMEM;
+	}
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+
+		if (w->live && w->place)
+			pl_apply(q, w, w->asg, w->n_asg, w->place->e, w->place->n, +1);
+	}
+	q->topo_stale = false;
+	return GPUQ_OK;
+}
+
+bool queue_topo_needed(const queue_t *q, const try_t *t)
+{
+	if (!q->n_topo_flavors)
+		return false;
+	for (size_t i = 0; i < t->n_asg; i++)
+		if (q->flavors[t->asg[i].a.flavor].topo)
+			return true;
+	return false;
+}
+
+/* What node_ok needs: the core, the flavor, and each ask pod set's template. */
+typedef struct {
+	const queue_t *q;
+	const flavor_t *f;
+	uint32_t tmpl[TOPO_PODSETS_MAX];
+} okctx_t;
+
+static bool tolerated(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn)
+{
+	for (size_t i = 0; i < n; i++) {
+		const tol_t *t = &tols[i];
+
+		if (t->effect != QUEUE_EFFECT_ANY && t->effect != tn->effect)
+			continue;
+		if (t->op == QUEUE_TOLERATE_EXISTS ? !q->strs.s[t->key][0] || t->key == tn->key
+						   : t->key == tn->key && t->val == tn->val)
+			return true;
+	}
+	return false;
+}
+
+/* Whether the pods of the ask's pod set ps may run on topo node `node`: its
+ * node selector and required affinity against the node's labels, the
+ * node's taints against its and the flavor's tolerations. */
+static bool node_ok(void *ctx, uint32_t node, size_t ps)
+{
+	const okctx_t *k = ctx;
+	const queue_t *q = k->q;
+	const node_t *n = &q->nodes[k->f->tmap[node]];
+	const tmpl_t *tm = &q->tmpls[k->tmpl[ps]];
+
+	for (size_t i = 0; i < tm->n_sel; i++) {
+		const kv_t *l = node_label(n, tm->sel[i].key);
+
+		if (!l || l->val != tm->sel[i].val)
+			return false;
+	}
+	for (size_t i = 0; i < tm->n_aff; i++) {
+		const kv_t *l = node_label(n, tm->aff[i].key);
+		bool ok = false;
+
+		for (uint32_t j = 0; l && j < tm->aff[i].n; j++)
+			ok |= tm->affvals[tm->aff[i].off + j] == l->val;
+		if (!ok)
+			return false;
+	}
+	for (size_t i = 0; i < n->n_taints; i++) {
+		const taint_t *tn = &n->taints[i];
+
+		if (tn->effect != QUEUE_EFFECT_PREFER_NO_SCHEDULE &&
+		    !tolerated(q, tm->tol, tm->n_tol, tn) &&
+		    !tolerated(q, k->f->tols, k->f->n_tols, tn))
+			return false;
+	}
+	return true;
+}
+
+/* One ask: pod sets idx[0..n) of w on flavor fid; mode, level and slices
+ * from the first one's template. */
+typedef struct {
+	uint16_t idx[TOPO_PODSETS_MAX]; /* workload pod set indexes */
+	size_t n;			/* pod sets */
+} askset_t;
+
+/* The main resource of a pod set's request, for a reason: the first whose
+ * name says gpu, else the first requested. */
+static uint32_t main_res(const queue_t *q, const int64_t *req)
+{
+	uint32_t first = QUEUE_NONE;
+
+	for (uint32_t r = 0; r < TOPO_RES_MAX && r < q->res_names.n; r++) {
+		if (req[r] <= 0)
+			continue;
+		if (strstr(q->res_names.s[r], "gpu"))
+			return r;
+		if (first == QUEUE_NONE)
+			first = r;
+	}
+	return first;
+}
+
+static void topo_wait(try_t *t, uint8_t why, uint32_t f, uint8_t level, uint32_t res, int64_t need,
+		      int64_t free_)
+{
+	if (t->mode < M_WAIT)
+		t->mode = why == WHY_TOPO_LEVEL ? M_NEVER : M_WAIT;
+	t->why = why;
+	t->why_flavor = f;
+	t->why_level = level;
+	t->why_res = res;
+	t->why_need = need;
+	t->why_free = free_;
+}
+
+/* Append a fit's entries (topo ids, ask pod set indexes) to t->pl. */
+static int pl_append(queue_t *q, try_t *t, uint32_t fid, const askset_t *as, const topo_place_t *e,
+		     size_t n)
+{
+	const flavor_t *f = &q->flavors[fid];
+
+	if (queue_grow(&t->pl, &t->cap_pl, t->n_pl + n, sizeof(*t->pl)))
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		t->pl[t->n_pl++] = (place_t){fid, f->tmap[e[i].node], as->idx[e[i].ps], e[i].count};
+	return GPUQ_OK;
+}
+
+/* Fit one ask of w on flavor fid; on success its entries are appended to
+ * t->pl and taken (the caller gives every entry back). False: t says why. */
+static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const askset_t *as)
+{
+	flavor_t *f = &q->flavors[fid];
+	const tmpl_t *tm0 = &q->tmpls[wl_ps(w)[as->idx[0]].tmpl];
+	int64_t req[TOPO_PODSETS_MAX][TOPO_RES_MAX];
+	topo_podset_t ps[TOPO_PODSETS_MAX];
+	okctx_t k = {q, f, {0}};
+	topo_ask_t ask = {TOPO_UNCONSTRAINED, 0, ps, as->n, node_ok, &k};
+	topo_why_t why = {0};
+	size_t need = as->n * (q->node_names.n ? q->node_names.n : 1), n = 0, before = t->n_pl;
+	int lv = 0, sl = -1, rc;
+
+	if (tm0->topo_mode == QUEUE_TOPO_REQUIRED || tm0->topo_mode == QUEUE_TOPO_PREFERRED) {
+		lv = level_of(q, f, tm0->topo_level);
+		ask.mode = tm0->topo_mode == QUEUE_TOPO_REQUIRED ? TOPO_REQUIRED : TOPO_PREFERRED;
+	}
+	if (tm0->slice_size > 0)
+		sl = tm0->slice_level == QUEUE_NONE ? lv : level_of(q, f, tm0->slice_level);
+	if (lv < 0 || (tm0->slice_size > 0 && sl < 0)) {
+		topo_wait(t, WHY_TOPO_LEVEL, fid, 0, QUEUE_NONE,
+			  lv < 0 ? tm0->topo_level : tm0->slice_level, 0);
+		return false;
+	}
+	ask.level = (uint8_t)lv;
+	for (size_t i = 0; i < as->n; i++) {
+		const psref_t *p = &wl_ps(w)[as->idx[i]];
+		const tmpl_t *tm = &q->tmpls[p->tmpl];
+
+		podset_req(q, w, t->asg, t->n_asg, fid, as->idx[i], req[i]);
+		k.tmpl[i] = p->tmpl;
+		ps[i] = (topo_podset_t){p->count, req[i], tm->slice_size,
+					(uint8_t)(tm->slice_size > 0 ? sl : 0)};
+	}
+	rc = queue_grow(&q->fit_buf, &q->cap_fit_buf, need, sizeof(*q->fit_buf));
+	if (!rc)
+		rc = topo_fit(f->topo, &ask, q->fit_buf, q->cap_fit_buf, &n, &why);
+	if (rc == GPUQ_ENOMEM)
+		q->cycle_short = true; /* tried again next cycle */
+	if (rc == GPUQ_OK && pl_append(q, t, fid, as, q->fit_buf, n) == GPUQ_OK) {
+		topo_take(f->topo, q->fit_buf, n, ps);
+		return true;
+	}
+	t->n_pl = before;
+	{
+		uint32_t r = main_res(q, req[why.ps < as->n ? why.ps : 0]);
+		int64_t per = r == QUEUE_NONE ? 0 : req[why.ps < as->n ? why.ps : 0][r];
+		int64_t free_ = why.domain == TOPO_NONE || r == QUEUE_NONE
+				    ? 0
+				    : topo_domain_free(f->topo, why.domain, why.level, r);
+
+		topo_wait(t, WHY_TOPOLOGY, fid,
+			  (uint8_t)(why.level | (ask.mode == TOPO_REQUIRED ? 0 : 0x80)), r,
+			  per * why.need_pods, free_);
+	}
+	return false;
+}
+
+/* The asks of w on flavor fid, in pod set order: a REQUIRED pod set with a
+ * group takes every later one of its group (same level) into its ask. */
+static size_t asks_of(const queue_t *q, const wl_t *w, const try_t *t, uint32_t fid, askset_t *out)
+{
+	bool on[QUEUE_PODSETS_MAX] = {false}, done[QUEUE_PODSETS_MAX] = {false};
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_asg; i++)
+		if (t->asg[i].a.flavor == fid && t->asg[i].a.podset < QUEUE_PODSETS_MAX)
+			on[t->asg[i].a.podset] = true;
+	for (uint16_t p = 0; p < w->n_ps; p++) {
+		const tmpl_t *tm = &q->tmpls[wl_ps(w)[p].tmpl];
+
+		if (!on[p] || done[p])
+			continue;
+		out[n] = (askset_t){{p}, 1};
+		done[p] = true;
+		if (tm->topo_mode == QUEUE_TOPO_REQUIRED && tm->group != QUEUE_NONE) {
+			for (uint16_t o = (uint16_t)(p + 1); o < w->n_ps; o++) {
+				const tmpl_t *to = &q->tmpls[wl_ps(w)[o].tmpl];
+
+				if (on[o] && !done[o] && to->group == tm->group &&
+				    to->topo_mode == QUEUE_TOPO_REQUIRED &&
+				    to->topo_level == tm->topo_level) {
+					out[n].idx[out[n].n++] = o;
+					done[o] = true;
+				}
+			}
+		}
+		n++;
+	}
+	return n;
+}
+
+void queue_topo_try(queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = Wc(q, wid);
+	uint32_t seen[QUEUE_PODSETS_MAX * QUEUE_PODSET_RES_MAX];
+	size_t n_seen = 0;
+	bool ok = true;
+
+	t->placed = false;
+	t->n_pl = 0;
+	if (t->mode >= M_WAIT || !queue_topo_needed(q, t))
+		return;
+	if (q->topo_stale && topo_rebuild(q)) {
+		topo_wait(t, WHY_TOPOLOGY, t->asg[0].a.flavor, 0, QUEUE_NONE, 0, 0);
+		q->cycle_short = true; /* out of memory: tried again next cycle */
+		return;
+	}
+	for (size_t i = 0; ok && i < t->n_asg; i++) {
+		uint32_t fid = t->asg[i].a.flavor;
+		askset_t as[QUEUE_PODSETS_MAX];
+		size_t n_as;
+		bool dup = false;
+
+		for (size_t j = 0; j < n_seen; j++)
+			dup |= seen[j] == fid;
+		if (dup || !q->flavors[fid].topo)
+			continue;
+		seen[n_seen++] = fid;
+		n_as = asks_of(q, w, t, fid, as);
+		for (size_t a = 0; ok && a < n_as; a++)
+			ok = ask_fit(q, w, t, fid, &as[a]);
+	}
+	/* what was taken to fit the later asks goes back: admission takes it */
+	pl_apply(q, w, t->asg, t->n_asg, t->pl, t->n_pl, -1);
+	t->placed = ok;
+	if (!ok)
+		t->n_pl = 0;
+}
+
+int queue_topo_admit(queue_t *q, uint32_t wid, const try_t *t)
+{
+	wl_t *w = W(q, wid);
+	placement_t *p;
+
+	if (!t->placed || !t->n_pl)
+		return GPUQ_OK;
+	p = malloc(sizeof(*p) + t->n_pl * sizeof(p->e[0]));
+	if (!p)
+		return GPUQ_ENOMEM;
+	p->n = (uint32_t)t->n_pl;
+	memcpy(p->e, t->pl, t->n_pl * sizeof(p->e[0]));
+	free(w->place);
+	w->place = p;
+	pl_apply(q, w, w->asg, w->n_asg, p->e, p->n, +1);
+	return GPUQ_OK;
+}
+
+void queue_topo_release(queue_t *q, uint32_t wid)
+{
+	wl_t *w = W(q, wid);
+
+	if (!w->place)
+		return;
+	pl_apply(q, w, w->asg, w->n_asg, w->place->e, w->place->n, -1);
+	free(w->place);
+	w->place = NULL;
+}
+
+void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *out, size_t cap,
+			      size_t *n)
+{
+	const wl_t *w = id < q->n_wls ? Wc(q, id) : NULL;
+
+	*n = 0;
+	if (!w || !w->live || !w->place)
+		return;
+	for (uint32_t i = 0; i < w->place->n && i < cap; i++) {
+		const place_t *e = &w->place->e[i];
+
+		out[i] = (queue_place_t){q->node_names.s[e->node], e->flavor, e->ps, e->count};
+	}
+	*n = w->place->n;
+}
+
+const char *queue_node_domain(const queue_t *q, uint32_t flavor, const char *node,
+			      const char *level)
+{
+	const flavor_t *f = flavor < q->flv_names.n ? &q->flavors[flavor] : NULL;
+	uint32_t key, tid;
+	int lv;
+
+	if (!f || !f->topo || !node || !level || queue_names_find(&q->strs, level, &key))
+		return NULL;
+	lv = level_of(q, f, key);
+	tid = topo_node_find(f->topo, node);
+	return lv < 0 || tid == TOPO_NONE ? NULL : topo_domain_value(f->topo, tid, (uint8_t)lv);
+}
+
+/* ================================================================== */
+/* Templates and reasons                                               */
+/* ================================================================== */
+
+int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag)
+{
+	const char *name = ps->name ? ps->name : "";
+	int rc = GPUQ_OK;
+
+	t->topo_level = t->slice_level = t->group = QUEUE_NONE;
+	if ((unsigned)ps->topology > QUEUE_TOPO_UNCONSTRAINED)
+		return gpuq_diag_set(diag, GPUQ_EINVAL, "pod set \"%s\": bad topology mode", name);
+	t->topo_mode = (uint8_t)ps->topology;
+	if (ps->topology == QUEUE_TOPO_REQUIRED || ps->topology == QUEUE_TOPO_PREFERRED) {
+		if (!ps->topology_level || !ps->topology_level[0])
+			return gpuq_diag_set(
+			    diag, GPUQ_EINVAL, "pod set \"%s\": a %s topology names no level", name,
+			    ps->topology == QUEUE_TOPO_REQUIRED ? "required" : "preferred");
+		rc =
+		    queue_str_intern(q, "topology level", ps->topology_level, &t->topo_level, diag);
+	}
+	if (!rc && ps->slice_size) {
+		if (ps->slice_size < 0 || ps->count % ps->slice_size)
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "pod set \"%s\": slice size %d does not divide its "
+					     "%d pods",
+					     name, ps->slice_size, ps->count);
+		t->slice_size = ps->slice_size;
+		if (ps->slice_level && ps->slice_level[0])
+			rc = queue_str_intern(q, "slice level", ps->slice_level, &t->slice_level,
+					      diag);
+	}
+	if (!rc && ps->group && ps->group[0])
+		rc = queue_str_intern(q, "pod set group", ps->group, &t->group, diag);
+	return rc;
+}
+
+/* The short name of a level for a sentence: the label key after its
+ * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
+static const char *level_word(const char *key)
+{
+	const char *s = strrchr(key, '/');
+
+	s = s ? s + 1 : key;
+	return !strcmp(s, "hostname") ? "node" : s;
+}
+
+void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap)
+{
+	const flavor_t *f = w->why_flavor < q->flv_names.n ? &q->flavors[w->why_flavor] : NULL;
+	const char *rn = w->why_res == QUEUE_NONE ? "pods" : queue_res_name(q, w->why_res);
+	const char *key;
+	char n1[32], n2[32];
+
+	if (!f || !f->topo) {
+		snprintf(out, cap, "flavor %s is no longer topology-aware: it tries again",
+			 queue_flv_name(q, w->why_flavor));
+		return;
+	}
+	if (w->why == WHY_TOPO_LEVEL) {
+		snprintf(out, cap,
+			 "asks for topology level %s, which Topology %s of flavor %s "
+			 "does not have",
+			 w->why_need >= 0 && (size_t)w->why_need < q->strs.n
+			     ? q->strs.s[w->why_need]
+			     : "?",
+			 q->topo_names.s[f->topology], queue_flv_name(q, w->why_flavor));
+		return;
+	}
+	quota_amount_format(rn, w->why_need, n1, sizeof(n1));
+	quota_amount_format(rn, w->why_free, n2, sizeof(n2));
+	key = q->strs.s[q->topologies[f->topology].levels[w->why_level & 0x7f]];
+	if (w->why_level & 0x80)
+		snprintf(out, cap,
+			 "needs %s %s on the nodes of flavor %s (Topology %s): no placement "
+			 "fits, the best %s (%s) has %s free",
+			 n1, rn, queue_flv_name(q, w->why_flavor), q->topo_names.s[f->topology],
+			 level_word(key), key, n2);
+	else
+		snprintf(out, cap, "needs %s %s in one %s (%s): the best %s has %s free", n1, rn,
+			 level_word(key), key, level_word(key), n2);
+}
