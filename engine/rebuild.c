@@ -489,6 +489,8 @@ static int rebuild(const queue_t *old, const policy_t *newp, const queue_config_
 		return gpuq_diag_set(diag, GPUQ_ENOMEM, "rebuilding the queue core: out of memory");
 	}
 	rc = engine_core_build(newp, cfg, &r.q, diag);
+	if (!rc) /* before the workloads: their placements name nodes */
+		rc = queue_nodes_copy(r.q, old, diag);
 	if (!rc)
 		rc = carry_meta(&r);
 	if (!rc)

@@ -145,6 +145,7 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 	}
 	gpuq_put_u64(w, (uint64_t)x->exec_ms); /* version 4 */
 	gpuq_put_u32(w, (uint32_t)x->max_exec_s);
+	queue_topo_encode(q, x, w); /* version 5 */
 }
 
 /* Copy a record key into a NUL-terminated name. */

@@ -1002,6 +1002,22 @@ int queue_topo_admit(queue_t *q, uint32_t wid, const try_t *t);
 void queue_topo_release(queue_t *q, uint32_t wid);
 void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap);
 int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag);
+/* A workload record's topology block (version 5), decoded. */
+typedef struct {
+	bool present;					   /* the block was there */
+	uint8_t mode[QUEUE_PODSETS_MAX];		   /* per pod set */
+	char level[QUEUE_PODSETS_MAX][QUEUE_NAME_MAX + 1]; /* "" none */
+	char slice_level[QUEUE_PODSETS_MAX][QUEUE_NAME_MAX + 1];
+	int32_t slice_size[QUEUE_PODSETS_MAX];
+	char group[QUEUE_PODSETS_MAX][QUEUE_NAME_MAX + 1];
+	place_t *pl; /* its placement, owned (queue_topo_rec_free) */
+	size_t n_pl; /* entries */
+} queue_topo_rec_t;
+void queue_topo_encode(const queue_t *q, const wl_t *w, gpuq_wr_t *wr);
+int queue_topo_decode(queue_t *q, gpuq_rd_t *r, size_t n_ps, queue_topo_rec_t *out);
+void queue_topo_rec_spec(const queue_topo_rec_t *t, queue_podset_spec_t *ps, size_t n);
+int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t);
+void queue_topo_rec_free(queue_topo_rec_t *t);
 const char *queue_res_name(const queue_t *q, uint32_t r);
 const char *queue_flv_name(const queue_t *q, uint32_t f);
 
@@ -1041,6 +1057,9 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign);
 /* ... and from version 4 on it ends with its execution time and its own
  * wall-clock limit (older ones: 0 and none). */
 #define REC_VERSION_WL_EXEC 4
+/* ... and from version 5 on, after them, its pod sets' topology asks and
+ * its placement (topology.c), or one byte 0 when it has neither. */
+#define REC_VERSION_WL_TOPO 5
 /* Copy a record key into a NUL-terminated name: GPUQ_ENOTFOUND when it is
  * longer than QUEUE_KEY_MAX or holds a NUL. */
 int queue_key_str(const uint8_t *key, size_t len, char out[QUEUE_KEY_MAX + 1]);

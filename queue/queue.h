@@ -61,8 +61,9 @@
 /* The newest record encoding version this build writes and reads (every
  * older one is read too): a workload record's (3: varints, well-known
  * resource names by index; 4: and its execution time and limit at the
- * end), every other record's (1). */
-#define QUEUE_RECORD_VERSION_WORKLOAD 4
+ * end; 5: and its pod sets' topology and its placement, one byte when it
+ * has neither), every other record's (1). */
+#define QUEUE_RECORD_VERSION_WORKLOAD 5
 #define QUEUE_RECORD_VERSION 1
 /* Largest quota (nominal, borrowingLimit) and largest pod set request
  * (count * per-pod amount): 2^50, a PiB in bytes or 10^12 cores in
@@ -618,6 +619,10 @@ int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
 /* Node `name` is gone (placements on it stay until their workloads' quota
  * is freed). GPUQ_ENOTFOUND. */
 int queue_node_delete(queue_t *q, const char *name);
+
+/* Every node src knows, set in dst as src knows it (a core rebuilt or
+ * forked from src). Errors as queue_node_set's. */
+int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag);
 
 /* `count` pods of pod set `podset` of an admitted workload on node `node`
  * of flavor `flavor`'s topology. */

@@ -234,6 +234,7 @@ typedef struct {
 	queue_affinity_t aff[QUEUE_PODSETS_MAX][QUEUE_SELECTORS_MAX];	/* affinity */
 	queue_toleration_t tol[QUEUE_PODSETS_MAX][QUEUE_SELECTORS_MAX]; /* tolerations */
 	queue_podset_spec_t ps[QUEUE_PODSETS_MAX];			/* pod sets */
+	queue_topo_rec_t topo; /* their topology and its placement (version 5) */
 } dec_ps_t;
 
 static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
@@ -540,7 +541,7 @@ static int apply_wl(queue_t *q, const char *uid, uint8_t version, rd_t *r, gpuq_
 
 	if (dec_wl_header(q, r, &s, &st, ns, name, lqn))
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "workload record %s: bad header", uid);
-	d = malloc(sizeof(*d));
+	d = calloc(1, sizeof(*d));
 	ar.cap = r->n + 1;
 	ar.buf = malloc(ar.cap);
 	ar.pcap = r->n + 1; /* a value takes a byte at least (version 2) */
@@ -575,6 +576,10 @@ static int apply_wl(queue_t *q, const char *uid, uint8_t version, rd_t *r, gpuq_
 		if (r->bad || !time_ok(st.exec_ms) || st.exec_ms < 0 || s.max_exec_s < 0)
 			rc = GPUQ_ECORRUPT;
 	}
+	if (!rc && version >= REC_VERSION_WL_TOPO) {
+		rc = queue_topo_decode(q, r, s.n_podsets, &d->topo);
+		queue_topo_rec_spec(&d->topo, d->ps, s.n_podsets);
+	}
 	if (!rc && r->off != r->n)
 		rc = GPUQ_ECORRUPT;
 	if (rc) {
@@ -599,10 +604,16 @@ static int apply_wl(queue_t *q, const char *uid, uint8_t version, rd_t *r, gpuq_
 				  "workload record %s: admission does not match its pod sets", uid);
 		goto out;
 	}
-	rc = wl_restore_place(q, id, &st);
+	rc = queue_topo_restore(q, id, &d->topo);
+	if (rc == GPUQ_ECORRUPT)
+		rc = gpuq_diag_set(diag, rc, "workload record %s: a placement without quota", uid);
+	if (!rc)
+		rc = wl_restore_place(q, id, &st);
 	if (rc)
 		wl_forget(q, id);
 out:
+	if (d)
+		queue_topo_rec_free(&d->topo);
 	free(asg);
 	free(d);
 	free(ar.buf);
@@ -621,9 +632,8 @@ int queue_record_apply(queue_t *q, queue_rec_type_t type, const uint8_t *key, si
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record key: bad bytes");
 	/* a workload's is in varints from version 2 on, with its well-known
 	   resource names by index from 3 on; versions 1 and 2 still read */
-	r.varint = type == QUEUE_REC_WORKLOAD &&
-		   (version == REC_VERSION_WL_VARINT || version == REC_VERSION_WL ||
-		    version == REC_VERSION_WL_EXEC - 1);
+	r.varint = type == QUEUE_REC_WORKLOAD && version >= REC_VERSION_WL_VARINT &&
+		   version <= REC_VERSION_WL;
 	if (version != REC_VERSION && !r.varint)
 		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "record %s: unknown version", k);
 	switch (type) {

@@ -1,0 +1,432 @@
+/* unit/test_queue_topology.c: topology-aware admission in the queueing core
+ * (issue 33): a workload on a flavor with a Topology is admitted only when
+ * its quota fits and its pods fit the flavor's nodes as each pod set asks;
+ * its placement is held until its quota is freed; a workload whose quota
+ * fits but no domain does waits saying so. The property test runs random
+ * streams over a 2 blocks x 4 racks x 4 nodes x 8 GPUs cluster and checks,
+ * after every cycle: no node holds more than it has, every REQUIRED
+ * workload's pods lie in one domain of its level, every pod of every
+ * admitted workload is placed once. */
+#include "unit/queue_fixtures.h"
+
+#include <inttypes.h>
+
+#define BLOCK "topology.gpuq.dev/block"
+#define RACK "topology.gpuq.dev/rack"
+#define HOST "kubernetes.io/hostname"
+
+/* A queue with Topology "racks" (block, rack, host), flavor "h100" on it,
+ * ClusterQueue "cq" with `quota` GPUs, LocalQueue ns/lq, and blocks x racks
+ * x nodes nodes of `gpus` GPUs each, named b<i>-r<j>-n<k>. */
+static queue_t *mktopo(int blocks, int racks, int nodes, int64_t gpus, int64_t quota)
+{
+	const char *const levels[] = {BLOCK, RACK, HOST};
+	queue_topology_spec_t tp = {"racks", levels, 3};
+	queue_flavor_spec_t f = {.name = "h100", .topology = "racks"};
+	cqdef_t d = {.flavors = {{"h100", quota, U, U}}};
+	queue_t *q = mkq(false);
+	gpuq_diag_t diag = {{0}};
+
+	assert_int_equal(queue_topology_add(q, &tp, &diag), GPUQ_OK);
+	assert_int_equal(queue_flavor_add(q, &f, NULL, &diag), GPUQ_OK);
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	for (int b = 0; b < blocks; b++)
+		for (int r = 0; r < racks; r++)
+			for (int n = 0; n < nodes; n++) {
+				char name[32], bv[8], rv[8];
+				queue_label_t l[3] = {{BLOCK, bv}, {RACK, rv}, {HOST, name}};
+				queue_request_t a[2] = {{"gpu", gpus}, {"pods", 110}};
+				queue_node_spec_t ns = {.name = name,
+							.labels = l,
+							.n_labels = 3,
+							.allocatable = a,
+							.n_allocatable = 2};
+
+				snprintf(name, sizeof(name), "b%d-r%d-n%d", b, r, n);
+				snprintf(bv, sizeof(bv), "b%d", b);
+				snprintf(rv, sizeof(rv), "r%d", r);
+				if (queue_node_set(q, &ns, &diag))
+					fail_msg("node_set %s: %s", name, diag.msg);
+			}
+	return q;
+}
+
+/* Add workload uid: `count` pods of `per` GPUs, kept together as mode says
+ * at `level`. */
+static int add_topo(queue_t *q, const char *uid, int32_t prio, int64_t at, int32_t count,
+		    int64_t per, queue_topo_mode_t mode, const char *level)
+{
+	queue_request_t r = {"gpu", per};
+	queue_podset_spec_t ps = {.name = "main",
+				  .count = count,
+				  .requests = &r,
+				  .n_requests = 1,
+				  .topology = mode,
+				  .topology_level = level};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = uid,
+				   .uid = uid,
+				   .local_queue = "lq",
+				   .priority = prio,
+				   .created_ms = at,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+
+	return queue_workload_add(q, &s, at, NULL, NULL);
+}
+
+/* The placement of uid: entries into pl (cap 256), their number. */
+static size_t placement(queue_t *q, const char *uid, queue_place_t *pl)
+{
+	queue_wl_t id;
+	size_t n = 0;
+
+	assert_int_equal(queue_workload_find(q, uid, &id), GPUQ_OK);
+	queue_workload_placement(q, id, pl, 256, &n);
+	assert_true(n <= 256);
+	return n;
+}
+
+/* The domain of node name (b<i>-r<j>-n<k>) at level: its name's prefix
+ * (a rack's value repeats across blocks; its domain is block and rack). */
+static void domain_key(const char *node, const char *level, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", node);
+	if (!strcmp(level, HOST))
+		return;
+	*strrchr(out, '-') = 0;
+	if (!strcmp(level, BLOCK))
+		*strrchr(out, '-') = 0;
+}
+
+/* How many distinct domains at `level` uid's pods are on; *pods its pods. */
+static size_t domains_of(queue_t *q, const char *uid, const char *level, int32_t *pods)
+{
+	queue_place_t pl[256];
+	size_t n = placement(q, uid, pl), k = 0;
+	char seen[256][32];
+	uint32_t fid;
+
+	assert_int_equal(queue_flavor_find(q, "h100", &fid), GPUQ_OK);
+	*pods = 0;
+	for (size_t i = 0; i < n; i++) {
+		char key[32];
+		size_t j = 0;
+
+		assert_non_null(queue_node_domain(q, fid, pl[i].node, level));
+		domain_key(pl[i].node, level, key, sizeof(key));
+		while (j < k && strcmp(seen[j], key))
+			j++;
+		if (j == k)
+			snprintf(seen[k++], sizeof(seen[0]), "%s", key);
+		*pods += pl[i].count;
+	}
+	return k;
+}
+
+/* Node b<b>-r<r>-n<n> (8 GPUs) cordoned or uncordoned. */
+static void cordon(queue_t *q, int b, int r, int n, bool unschedulable)
+{
+	char name[32], bv[8], rv[8];
+	queue_label_t l[3] = {{BLOCK, bv}, {RACK, rv}, {HOST, name}};
+	queue_request_t a[1] = {{"gpu", 8}};
+	queue_node_spec_t ns = {.name = name,
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 1,
+				.unschedulable = unschedulable};
+
+	snprintf(name, sizeof(name), "b%d-r%d-n%d", b, r, n);
+	snprintf(bv, sizeof(bv), "b%d", b);
+	snprintf(rv, sizeof(rv), "r%d", r);
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+}
+
+static void reason(queue_t *q, const char *uid, char *buf, size_t cap)
+{
+	queue_wl_t id;
+
+	assert_int_equal(queue_workload_find(q, uid, &id), GPUQ_OK);
+	assert_int_equal(queue_workload_reason(q, id, buf, cap), GPUQ_OK);
+}
+
+/* Two racks of 2 nodes x 8 GPUs, quota 64: the quota fits three 16-GPU
+ * jobs, the racks two. The third waits naming the rack; the first's end
+ * lets it in, onto the rack it freed. */
+static void required_rack_waits_then_runs(void **state)
+{
+	queue_t *q = mktopo(1, 2, 2, 8, 64);
+	queue_result_t r;
+	char why[512];
+	int32_t pods;
+
+	(void)state;
+	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "b", 0, 2, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "c", 0, 3, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 10, &r);
+	assert_true(admitted_in(&r, "a") && admitted_in(&r, "b"));
+	assert_false(admitted_in(&r, "c"));
+	assert_int_equal(state_of(q, "c"), QUEUE_WL_PENDING);
+	assert_int_equal(domains_of(q, "a", RACK, &pods), 1);
+	assert_int_equal(pods, 2);
+	assert_int_equal(domains_of(q, "b", RACK, &pods), 1);
+	reason(q, "c", why, sizeof(why));
+	assert_non_null(strstr(why, "needs 16 gpu in one rack (" RACK "): the best rack has 0 "
+				    "free"));
+	assert_int_equal(queue_workload_finish(q, "a", 20), GPUQ_OK);
+	cycle(q, 21, &r);
+	assert_true(admitted_in(&r, "c"));
+	assert_int_equal(domains_of(q, "c", RACK, &pods), 1);
+	assert_int_equal(pods, 2);
+	queue_destroy(q);
+}
+
+/* Quota is not the topology: with a node of each of two racks cordoned,
+ * 8 GPUs are free in each rack. A 16-GPU job REQUIRED in one rack waits
+ * and says the best rack has 8 free; PREFERRED, it runs across the two. */
+static void preferred_spans_required_waits(void **state)
+{
+	queue_t *q = mktopo(1, 2, 2, 8, 64);
+	queue_result_t r;
+	char why[512];
+	int32_t pods;
+
+	(void)state;
+	cordon(q, 0, 0, 1, true);
+	cordon(q, 0, 1, 1, true);
+	assert_int_equal(add_topo(q, "req", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "pref", 0, 2, 2, 8, QUEUE_TOPO_PREFERRED, RACK), GPUQ_OK);
+	cycle(q, 3, &r);
+	assert_false(admitted_in(&r, "req"));
+	assert_true(admitted_in(&r, "pref"));
+	assert_int_equal(domains_of(q, "pref", RACK, &pods), 2);
+	assert_int_equal(pods, 2);
+	reason(q, "req", why, sizeof(why));
+	assert_non_null(
+	    strstr(why, "needs 16 gpu in one rack (" RACK "): the best rack has 8 free"));
+	/* pref took both free nodes; its end leaves 8 free in each rack */
+	assert_int_equal(queue_workload_finish(q, "pref", 4), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_false(admitted_in(&r, "req"));
+	reason(q, "req", why, sizeof(why));
+	assert_non_null(
+	    strstr(why, "needs 16 gpu in one rack (" RACK "): the best rack has 8 free"));
+	/* a rack made whole again lets it in */
+	cordon(q, 0, 1, 1, false);
+	cycle(q, 6, &r);
+	assert_true(admitted_in(&r, "req"));
+	assert_int_equal(domains_of(q, "req", RACK, &pods), 1);
+	queue_destroy(q);
+}
+
+/* Racks with 16, 8 and 8 free: a 24-GPU job REQUIRED in one rack waits;
+ * PREFERRED, it takes the fewest racks (two: the 16 and one 8). */
+static void preferred_fewest_racks(void **state)
+{
+	queue_t *q = mktopo(1, 3, 2, 8, 64);
+	queue_result_t r;
+	char why[512];
+	int32_t pods;
+
+	(void)state;
+	cordon(q, 0, 1, 1, true);
+	cordon(q, 0, 2, 1, true);
+	assert_int_equal(add_topo(q, "req", 0, 1, 3, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "pref", 0, 2, 3, 8, QUEUE_TOPO_PREFERRED, RACK), GPUQ_OK);
+	cycle(q, 3, &r);
+	assert_false(admitted_in(&r, "req"));
+	reason(q, "req", why, sizeof(why));
+	assert_non_null(
+	    strstr(why, "needs 24 gpu in one rack (" RACK "): the best rack has 16 free"));
+	assert_true(admitted_in(&r, "pref"));
+	assert_int_equal(domains_of(q, "pref", RACK, &pods), 2);
+	assert_int_equal(pods, 3);
+	queue_destroy(q);
+}
+
+/* A cordoned node takes nothing new; its running placement stays held. */
+static void cordoned_node_takes_nothing(void **state)
+{
+	queue_t *q = mktopo(1, 1, 2, 8, 64);
+	const char *const cordon = "b0-r0-n0";
+	queue_label_t l[3] = {{BLOCK, "b0"}, {RACK, "r0"}, {HOST, cordon}};
+	queue_request_t a[1] = {{"gpu", 8}};
+	queue_node_spec_t ns = {.name = cordon,
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 1,
+				.unschedulable = true};
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_UNCONSTRAINED, NULL), GPUQ_OK);
+	assert_int_equal(add_topo(q, "b", 0, 2, 1, 8, QUEUE_TOPO_NONE, NULL), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_false(admitted_in(&r, "a"));
+	assert_true(admitted_in(&r, "b"));
+	ns.unschedulable = false;
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+	cycle(q, 6, &r);
+	assert_false(admitted_in(&r, "a")); /* b holds one node */
+	assert_int_equal(queue_workload_finish(q, "b", 7), GPUQ_OK);
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "a"));
+	queue_destroy(q);
+}
+
+/* A level the Topology lacks: the workload never fits, and says which. */
+static void unknown_level_said(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 8, 64);
+	queue_result_t r;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(add_topo(q, "x", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, "example.com/zone"),
+			 GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_false(admitted_in(&r, "x"));
+	reason(q, "x", why, sizeof(why));
+	assert_non_null(strstr(why, "asks for topology level example.com/zone, which Topology "
+				    "racks of flavor h100 does not have"));
+	queue_destroy(q);
+}
+
+/* A flavor naming a Topology never added is refused, naming both. */
+static void flavor_names_missing_topology(void **state)
+{
+	queue_t *q = mkq(false);
+	queue_flavor_spec_t f = {.name = "h100", .topology = "nope"};
+	gpuq_diag_t diag = {{0}};
+
+	(void)state;
+	assert_int_equal(queue_flavor_add(q, &f, NULL, &diag), GPUQ_ENOTFOUND);
+	assert_non_null(strstr(diag.msg, "spec.topologyName \"nope\": no such Topology"));
+	queue_destroy(q);
+}
+
+/* ---- property ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* After a cycle: per node, the GPUs placed never exceed 8; every admitted
+ * workload's pods are placed once; REQUIRED ones lie in one domain. */
+static void check_cluster(queue_t *q, int n_wl, const int32_t *count, const int *mode,
+			  const char *const *level)
+{
+	char names[64][16];
+	int64_t used[64] = {0};
+	size_t n_nodes = 0;
+
+	for (int w = 0; w < n_wl; w++) {
+		char uid[16];
+		queue_wl_t id;
+		queue_place_t pl[256];
+		size_t n = 0;
+		int32_t pods = 0;
+
+		snprintf(uid, sizeof(uid), "w%d", w);
+		if (queue_workload_find(q, uid, &id) || state_of(q, uid) != QUEUE_WL_ADMITTED)
+			continue;
+		queue_workload_placement(q, id, pl, 256, &n);
+		for (size_t i = 0; i < n; i++) {
+			size_t k = 0;
+
+			while (k < n_nodes && strcmp(names[k], pl[i].node))
+				k++;
+			if (k == n_nodes) {
+				snprintf(names[k], sizeof(names[k]), "%s", pl[i].node);
+				n_nodes++;
+			}
+			used[k] += pl[i].count;
+			pods += pl[i].count;
+		}
+		if (pods != count[w])
+			fail_msg("%s: %d pods placed of %d", uid, pods, count[w]);
+		if (mode[w] == QUEUE_TOPO_REQUIRED) {
+			int32_t p2;
+			size_t k = domains_of(q, uid, level[w], &p2);
+
+			if (k != 1)
+				fail_msg("%s: REQUIRED at %s, on %zu domains", uid, level[w], k);
+		}
+	}
+	/* every pod is one GPU in the property: a node holds at most 8 */
+	for (size_t k = 0; k < n_nodes; k++)
+		if (used[k] > 8)
+			fail_msg("node %s holds %" PRId64 " GPUs of 8", names[k], used[k]);
+}
+
+static void property_placements_hold(void **state)
+{
+	static const char *const lv[] = {BLOCK, RACK, HOST};
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		queue_t *q = mktopo(2, 4, 4, 8, 200);
+		uint64_t s = seed * 0x9E3779B97F4A7C15ull;
+		int32_t count[64];
+		int mode[64];
+		const char *level[64];
+		int64_t now = 1;
+		queue_result_t r;
+
+		for (int w = 0; w < 64; w++) {
+			char uid[16];
+
+			snprintf(uid, sizeof(uid), "w%d", w);
+			count[w] = 1 + (int32_t)(rng_next(&s) % 24);
+			mode[w] = (int)(rng_next(&s) % 4);
+			level[w] = lv[rng_next(&s) % 3];
+			if (!strcmp(level[w], HOST) && count[w] > 8)
+				level[w] = RACK;
+			assert_int_equal(add_topo(q, uid, (int32_t)(rng_next(&s) % 3), now,
+						  count[w], 1, (queue_topo_mode_t)mode[w],
+						  mode[w] == QUEUE_TOPO_REQUIRED ||
+							  mode[w] == QUEUE_TOPO_PREFERRED
+						      ? level[w]
+						      : NULL),
+					 GPUQ_OK);
+			cycle(q, ++now, &r);
+			check_cluster(q, w + 1, count, mode, level);
+			if (rng_next(&s) % 3 == 0) { /* one admitted ends */
+				char v[16];
+				int k = (int)(rng_next(&s) % (uint64_t)(w + 1));
+
+				snprintf(v, sizeof(v), "w%d", k);
+				if (state_of(q, v) == QUEUE_WL_ADMITTED)
+					assert_int_equal(queue_workload_finish(q, v, ++now),
+							 GPUQ_OK);
+				cycle(q, ++now, &r);
+				check_cluster(q, w + 1, count, mode, level);
+			}
+		}
+		queue_destroy(q);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(required_rack_waits_then_runs),
+	    cmocka_unit_test(preferred_spans_required_waits),
+	    cmocka_unit_test(preferred_fewest_racks),
+	    cmocka_unit_test(cordoned_node_takes_nothing),
+	    cmocka_unit_test(unknown_level_said),
+	    cmocka_unit_test(flavor_names_missing_topology),
+	    cmocka_unit_test(property_placements_hold),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
