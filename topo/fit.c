@@ -57,9 +57,10 @@ static int tree_build(fit_t *f)
 	f->nd[t->n_levels] = n;
 	for (size_t l = 0; l < f->nl; l++)
 		total += f->nd[l];
-	block = malloc((total ? total : 1) * sizeof(*block));
+	block = calloc(total ? total : 1, sizeof(*block));
 	if (!block)
 		return GPUQ_ENOMEM;
+	f->dom[0] = block;
 	for (size_t l = 0, off = 0; l < f->nl; off += f->nd[l], l++)
 		f->dom[l] = block + off;
 	f->stack_cap = total;
@@ -477,7 +478,7 @@ static void podsets_order(const topo_ask_t *a, size_t *idx)
 /* Every pod set of the ask one after another, each by the mode alone. */
 static int fit_each(fit_t *f, topo_why_t *why)
 {
-	size_t idx[TOPO_PODSETS_MAX];
+	size_t idx[TOPO_PODSETS_MAX] = {0};
 
 	podsets_order(f->ask, idx);
 	f->n_out = 0;
@@ -608,7 +609,7 @@ static int group_into(fit_t *f, const size_t *idx, uint32_t c, topo_why_t *why)
 static int fit_group(fit_t *f, topo_why_t *why)
 {
 	const size_t L = f->ask->level;
-	size_t idx[TOPO_PODSETS_MAX];
+	size_t idx[TOPO_PODSETS_MAX] = {0};
 	uint32_t n = f->nd[L] ? f->nd[L] : 1, nc;
 	int64_t *score = calloc(n, sizeof(*score));
 	uint32_t *cand = malloc(n * sizeof(*cand));

@@ -222,6 +222,7 @@ static char **vals_dup(const topo_t *t, const char *const *values)
 	char **v;
 	char *s;
 
+	GPUQ_ASSERT(t->n_levels >= 1);
 	for (size_t l = 0; l < t->n_levels; l++)
 		size += strlen(values[l]) + 1;
 	v = malloc(size);
@@ -431,7 +432,6 @@ void topo_check(const topo_t *t)
 {
 	uint8_t seen[TOPO_NODES_MAX / 8]; /* a bit per id: the order is a permutation */
 
-	GPUQ_ASSERT(t);
 	GPUQ_ASSERT(t->n_nodes <= t->cap && t->n_nodes * 2 <= t->hcap + (t->n_nodes == 0));
 	memset(seen, 0, sizeof(seen));
 	for (uint32_t p = 0; p < t->n_nodes; p++) {

@@ -56,7 +56,7 @@ static topo_t *cluster(int blocks, int racks, int hosts, int64_t gpus)
 	for (int i = 0; i < blocks; i++)
 		for (int j = 0; j < racks; j++)
 			for (int k = 0; k < hosts; k++) {
-				char b[16], r[16], n[16];
+				char b[48], r[48], n[48];
 
 				snprintf(b, sizeof(b), "b%d", i);
 				snprintf(r, sizeof(r), "b%d-r%d", i, j);
@@ -603,7 +603,7 @@ static void give_below_zero_aborts(void **st)
 #define HMAX 24 /* placements held at once */
 
 typedef struct {
-	char name[16], b[8], r[8];
+	char name[48], b[48], r[48];
 	int64_t alloc[2], used[2], placed[2];
 	int32_t pods_max, pods_used, pods_placed;
 	bool sched, deleted;
@@ -682,7 +682,7 @@ static mnode_t *by_id(model_t *m, uint32_t id)
 		if (m->nd[i].id == id)
 			return &m->nd[i];
 	fail_msg("node id %u unknown", id);
-	return NULL;
+	return &m->nd[0]; /* not reached: fail_msg jumps out */
 }
 
 /* Pods of one shape node x takes, written apart from topo's own. */
@@ -829,7 +829,7 @@ static void model_hold(model_t *m, const topo_ask_t *a, const topo_place_t *out,
 		mnode_t *x = by_id(m, out[i].node);
 
 		for (int r = 0; r < 2; r++)
-			x->placed[r] += sign * out[i].count * a->ps[out[i].ps].req[r];
+			x->placed[r] += (int64_t)sign * out[i].count * a->ps[out[i].ps].req[r];
 		x->pods_placed += sign * out[i].count;
 	}
 }
@@ -873,7 +873,7 @@ static void step_fit(model_t *m)
 	int rc;
 
 	random_ask(m, &a, ps, req);
-	rc = topo_fit(m->t, &a, out, PN * 3, &n, &why);
+	rc = topo_fit(m->t, &a, out, (size_t)PN * 3, &n, &why);
 	if (rc == GPUQ_OK) {
 		m->fits++;
 		verify(m, &a, out, n);
