@@ -42,8 +42,10 @@ typedef struct {
 
 /* ---- The tree ---- */
 
-/* The domains of every level from t's order: f->dom, f->nd. */
-static int tree_build(fit_t *f)
+/* The domains of every level from t's order: f->dom, f->nd. Every field
+ * of every domain is written; zeroed asks for the block zeroed first
+ * (topo_tree_check: what the static analyser can follow). */
+static int tree_build(fit_t *f, bool zeroed)
 {
 	const topo_t *t = f->t;
 	uint32_t n = t->n_nodes, cnt[TOPO_LEVELS_MAX + 1] = {0};
@@ -57,7 +59,8 @@ static int tree_build(fit_t *f)
 	f->nd[t->n_levels] = n;
 	for (size_t l = 0; l < f->nl; l++)
 		total += f->nd[l];
-	block = calloc(total ? total : 1, sizeof(*block));
+	block = zeroed ? calloc(total ? total : 1, sizeof(*block))
+		       : malloc((total ? total : 1) * sizeof(*block));
 	if (!block)
 		return GPUQ_ENOMEM;
 	f->dom[0] = block;
@@ -66,23 +69,21 @@ static int tree_build(fit_t *f)
 	f->stack_cap = total;
 	for (uint32_t p = 0; p < n; p++)
 		for (size_t l = 0; l < f->nl; l++) {
-			dom_t *d;
+			uint32_t c0 = l + 1 < f->nl ? cnt[l + 1] : 0;
+			uint32_t k = cnt[l];
 
 			if (l < t->n_levels && t->brk[p] > l)
 				continue;
-			d = &f->dom[l][cnt[l]++];
-			d->lo = p;
-			d->c0 = l + 1 < f->nl ? cnt[l + 1] : 0;
-			d->lead = l == t->n_levels ? t->order[p] : TOPO_NONE;
-		}
-	for (size_t l = 0; l < f->nl; l++)
-		for (uint32_t k = 0; k < f->nd[l]; k++) {
-			bool last = k + 1 == f->nd[l];
-
-			f->dom[l][k].hi = last ? n : f->dom[l][k + 1].lo;
-			f->dom[l][k].c1 = l + 1 == f->nl ? 0
-					  : last	 ? f->nd[l + 1]
-							 : f->dom[l][k + 1].c0;
+			if (k > 0) { /* p closes the domain before */
+				f->dom[l][k - 1].hi = p;
+				f->dom[l][k - 1].c1 = c0;
+			}
+			f->dom[l][k] = (dom_t){.lo = p,
+					       .hi = n,
+					       .c0 = c0,
+					       .c1 = l + 1 < f->nl ? f->nd[l + 1] : 0,
+					       .lead = l == t->n_levels ? t->order[p] : TOPO_NONE};
+			cnt[l]++;
 		}
 	return GPUQ_OK;
 }
@@ -693,7 +694,7 @@ int topo_fit(const topo_t *t, const topo_ask_t *ask, topo_place_t *out, size_t o
 	f.ask = ask;
 	f.out = out;
 	f.out_cap = out_cap;
-	rc = tree_build(&f);
+	rc = tree_build(&f, false);
 	if (rc)
 		return rc;
 	f.stack = malloc((f.stack_cap ? f.stack_cap : 1) * sizeof(*f.stack));
@@ -762,7 +763,7 @@ void topo_tree_check(const topo_t *t)
 	int64_t placed = 0;
 
 	f.t = t;
-	GPUQ_ASSERT(tree_build(&f) == GPUQ_OK);
+	GPUQ_ASSERT(tree_build(&f, true) == GPUQ_OK);
 	for (uint32_t id = 0; id < t->n_nodes; id++)
 		placed += t->nodes[id].pods_placed;
 	for (size_t l = 0; l < f.nl; l++)

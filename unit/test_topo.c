@@ -1025,8 +1025,9 @@ static void props_random_clusters(void **st)
 }
 
 /* One REQUIRED fit on Kueue's TAS shape of 640 nodes (4 blocks x 10 racks
- * x 16 nodes x 8 GPUs), half full: callgrind --toggle-collect=fit_640
- * counts its instructions. */
+ * x 16 nodes x 8 GPUs) with 20 racks half taken: the instructions of
+ * the one fit_640 call, `TOPO_TEST_FILTER=fit_cost_640 valgrind
+ * --tool=callgrind --toggle-collect=fit_640 build/release/unit/test_topo`. */
 __attribute__((noinline)) static int fit_640(const topo_t *t, const topo_ask_t *a,
 					     topo_place_t *out, size_t *n)
 {
@@ -1044,7 +1045,7 @@ static void fit_cost_640(void **st)
 	(void)st;
 	for (int i = 0; i < 20; i++) { /* 20 racks half taken */
 		ps.count = 64;
-		assert_int_equal(fit_640(t, &a, out, &n), GPUQ_OK);
+		assert_int_equal(topo_fit(t, &a, out, OUT_CAP, &n, NULL), GPUQ_OK);
 		topo_take(t, out, n, &ps);
 	}
 	ps.count = 100;
