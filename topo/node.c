@@ -1,7 +1,7 @@
 /*
  * topo/node.c: nodes (created, replaced, deleted), their name index, the
  * order by label path that makes domains runs of positions, take and give,
- * the per-domain reads and the invariant check.
+ * and the per-domain reads.
  */
 #include "topo/internal.h"
 
@@ -105,8 +105,7 @@ static int grow(topo_t *t)
 /* ---- The order by label path ---- */
 
 /* Label path, then name: the order's key. */
-static int key_cmp(const topo_t *t, char *const *va, const char *na, char *const *vb,
-		   const char *nb)
+int topo_key_cmp(const topo_t *t, char *const *va, const char *na, char *const *vb, const char *nb)
 {
 	for (size_t l = 0; l < t->n_levels; l++) {
 		int c = strcmp(va[l], vb[l]);
@@ -126,7 +125,7 @@ static uint32_t lower_bound(const topo_t *t, char *const *vals, const char *name
 		uint32_t mid = lo + (hi - lo) / 2;
 		const struct topo_node *m = &t->nodes[t->order[mid]];
 
-		if (key_cmp(t, m->vals, m->name, vals, name) < 0)
+		if (topo_key_cmp(t, m->vals, m->name, vals, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -144,7 +143,7 @@ uint32_t topo_order_pos(const topo_t *t, uint32_t id)
 }
 
 /* What brk[p] should be, from order[p-1] and order[p]. */
-static uint8_t brk_of(const topo_t *t, uint32_t p)
+uint8_t topo_brk_of(const topo_t *t, uint32_t p)
 {
 	size_t l = 0;
 
@@ -162,7 +161,7 @@ static uint8_t brk_of(const topo_t *t, uint32_t p)
 static void brk_set(topo_t *t, uint32_t p, uint32_t n)
 {
 	if (p < n)
-		t->brk[p] = brk_of(t, p);
+		t->brk[p] = topo_brk_of(t, p);
 }
 
 /* Take position p out of the order of n nodes. */
@@ -424,37 +423,4 @@ int64_t topo_domain_free(const topo_t *t, uint32_t node, uint8_t level, size_t r
 			sum += topo_free_of(n, res, 0);
 	}
 	return sum;
-}
-
-/* ---- Invariants ---- */
-
-void topo_check(const topo_t *t)
-{
-	uint8_t seen[TOPO_NODES_MAX / 8]; /* a bit per id: the order is a permutation */
-
-	GPUQ_ASSERT(t->n_nodes <= t->cap && t->n_nodes * 2 <= t->hcap + (t->n_nodes == 0));
-	memset(seen, 0, sizeof(seen));
-	for (uint32_t p = 0; p < t->n_nodes; p++) {
-		uint32_t id = t->order[p];
-
-		GPUQ_ASSERT(id < t->n_nodes && !(seen[id / 8] & (1u << (id % 8))));
-		seen[id / 8] |= (uint8_t)(1u << (id % 8));
-		GPUQ_ASSERT(t->brk[p] == brk_of(t, p));
-		if (p > 0) {
-			const struct topo_node *a = &t->nodes[t->order[p - 1]];
-			const struct topo_node *c = &t->nodes[id];
-
-			GPUQ_ASSERT(key_cmp(t, a->vals, a->name, c->vals, c->name) < 0);
-		}
-	}
-	for (uint32_t id = 0; id < t->n_nodes; id++) {
-		const struct topo_node *n = &t->nodes[id];
-
-		GPUQ_ASSERT(topo_node_find(t, n->name) == id);
-		GPUQ_ASSERT(topo_order_pos(t, id) < t->n_nodes);
-		GPUQ_ASSERT(n->pods_placed >= 0);
-		for (size_t r = 0; r < t->n_res; r++)
-			GPUQ_ASSERT(n->placed[r] >= 0 && n->alloc[r] >= 0 && n->used[r] >= 0);
-	}
-	topo_tree_check(t);
 }
