@@ -569,6 +569,61 @@ static void node_ok_and_bad_asks(void **st)
 	topo_destroy(t);
 }
 
+/* The same cluster added in two orders places the same pods on the same
+ * node names: ties go by name and label path, never by id. */
+static void insertion_order_independent(void **st)
+{
+	static const struct {
+		const char *name, *b, *r;
+		int64_t gpus;
+	} nodes[] = {
+	    {"zeta", "b1", "r1", 8},  {"alpha", "b1", "r1", 8}, {"mid", "b1", "r2", 8},
+	    {"beta", "b1", "r2", 8},  {"kilo", "b0", "r1", 4},	{"echo", "b0", "r1", 8},
+	    {"delta", "b0", "r3", 8}, {"golf", "b0", "r3", 4},	{"hotel", "b2", "r1", 2},
+	};
+	static const struct {
+		topo_mode_t mode;
+		uint8_t level;
+		int32_t count, slice;
+	} asks[] = {
+	    {TOPO_REQUIRED, 1, 12, 0},	   {TOPO_REQUIRED, 1, 16, 0},
+	    {TOPO_REQUIRED, 0, 20, 4},	   {TOPO_PREFERRED, 1, 30, 0},
+	    {TOPO_PREFERRED, 0, 50, 0},	   {TOPO_UNCONSTRAINED, 0, 13, 0},
+	    {TOPO_UNCONSTRAINED, 0, 1, 0}, {TOPO_REQUIRED, 2, 8, 0},
+	};
+	const size_t nn = sizeof(nodes) / sizeof(nodes[0]);
+	topo_t *t[2] = {NULL, NULL};
+
+	(void)st;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(topo_create(3, 2, &t[k]), GPUQ_OK);
+		for (size_t i = 0; i < nn; i++) {
+			size_t j = k ? nn - 1 - i : i;
+
+			node(t[k], nodes[j].name, nodes[j].b, nodes[j].r, nodes[j].gpus);
+		}
+	}
+	for (size_t i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
+		topo_podset_t ps = {.count = asks[i].count,
+				    .req = REQ_GPU,
+				    .slice_size = asks[i].slice,
+				    .slice_level = 2};
+		topo_ask_t a = {.mode = asks[i].mode, .level = asks[i].level, .ps = &ps, .n_ps = 1};
+		topo_place_t out[2][OUT_CAP];
+		size_t n[2];
+
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(topo_fit(t[k], &a, out[k], OUT_CAP, &n[k], NULL), GPUQ_OK);
+		assert_int_equal(n[0], n[1]);
+		for (size_t e = 0; e < n[0]; e++)
+			assert_int_equal(
+			    on_node(t[1], out[1], n[1], topo_node_name(t[0], out[0][e].node)),
+			    out[0][e].count);
+	}
+	topo_destroy(t[0]);
+	topo_destroy(t[1]);
+}
+
 /* Giving back more than was taken is a broken invariant: the child aborts. */
 static void give_below_zero_aborts(void **st)
 {
@@ -815,6 +870,28 @@ static int64_t brute_best(const model_t *m, const topo_ask_t *a, int level, int6
 	return best;
 }
 
+/* The fewest nodes that hold pod set 0 (its pods by node, largest first). */
+static size_t brute_fewest_nodes(const model_t *m, const topo_ask_t *a)
+{
+	int64_t pods[PN], need = a->ps[0].count;
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		pods[i] = model_pods(m, &m->nd[i], a->ps[0].req, a->node_ok != NULL);
+	while (need > 0) {
+		size_t best = 0;
+
+		for (size_t i = 1; i < m->n; i++)
+			if (pods[i] > pods[best])
+				best = i;
+		assert_true(pods[best] > 0);
+		need -= pods[best];
+		pods[best] = 0;
+		k++;
+	}
+	return k;
+}
+
 static bool mask_ok(void *ctx, uint32_t node, size_t ps)
 {
 	const model_t *m = ctx;
@@ -887,6 +964,8 @@ static void step_fit(model_t *m)
 						     a.node_ok != NULL),
 					 best);
 		}
+		if (a.n_ps == 1 && a.mode == TOPO_UNCONSTRAINED && !ps[0].slice_size)
+			assert_int_equal(n, brute_fewest_nodes(m, &a));
 		if (a.n_ps == 1 && a.mode == TOPO_PREFERRED) {
 			int64_t total;
 
@@ -1070,6 +1149,7 @@ int main(void)
 	    cmocka_unit_test(cordon_delete_shrink),
 	    cmocka_unit_test(pods_max_and_used),
 	    cmocka_unit_test(node_ok_and_bad_asks),
+	    cmocka_unit_test(insertion_order_independent),
 	    cmocka_unit_test(give_below_zero_aborts),
 	    cmocka_unit_test(props_random_clusters),
 	    cmocka_unit_test(fit_cost_640),
