@@ -60,7 +60,7 @@ CFLAGS  := $(CFLAGS_BASE) $(OPT) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDSAN)
 
 # Library modules, bottom up (see docs/architecture.md).
-MODULES := base jv quota idle ledger fairshare queue manifest policy store certs kube http workload engine predict certkeeper webhook qmetrics webui dcgm controller sim
+MODULES := base jv quota idle ledger fairshare topo queue manifest policy store certs kube http workload engine predict certkeeper webhook qmetrics webui dcgm controller sim
 LIB_SRC := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 # The web UI's files (ui/), embedded as byte arrays by webui/embed.sh into a
 # generated source that lives in the build dir only.

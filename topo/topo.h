@@ -8,7 +8,9 @@
  * input) less what gpuq's own placements here take.
  *
  * Pure: no I/O, no clock, no globals; deterministic (ties broken by node
- * name). Not thread-safe: one topo_t is used by one thread at a time.
+ * name). Not thread-safe: one topo_t is used by one thread at a time
+ * (topo_fit writes nothing in t: its scratch is its own, allocated per
+ * call and bounded by the nodes times the levels).
  *
  * The design decision that matters: a fit is computed from per-node pod
  * counts (how many pods of this shape each node can still take) summed up
@@ -62,9 +64,9 @@ typedef struct {
  * readiness). Placements on it stay: a node that shrank below them takes
  * no new pod until enough of them are given back. *id (may be NULL) gets
  * its id, stable for the life of t (a deleted node's id comes back if the
- * name is set again). GPUQ_EINVAL (bad name, values, negative amounts;
- * diag says which), GPUQ_ELIMIT (TOPO_NODES_MAX), GPUQ_ENOMEM (t is as it
- * was). */
+ * name is set again). GPUQ_EINVAL (bad name, values (each 0..63 bytes,
+ * a label value's cap), negative amounts; diag says which), GPUQ_ELIMIT
+ * (TOPO_NODES_MAX), GPUQ_ENOMEM (t is as it was). */
 int topo_node_set(topo_t *t, const topo_node_spec_t *spec, uint32_t *id, gpuq_diag_t *diag);
 
 /* Node `name` is gone: no new pod fits on it; placements on it stay
@@ -101,15 +103,21 @@ typedef struct {
 
 /* Whether pod set `ps` of an ask may run on node `node` (its node
  * selector, affinity and tolerations against the node's labels and
- * taints: the caller's rule). */
+ * taints: the caller's rule). Called during topo_fit, possibly more than
+ * once per node and pod set: the same answer each time. */
 typedef bool (*topo_node_ok_fn)(void *ctx, uint32_t node, size_t ps);
 
 typedef struct {
 	topo_mode_t mode;
-	uint8_t level;		 /* REQUIRED, PREFERRED: the level (< n_levels) */
+	uint8_t level;		 /* REQUIRED, PREFERRED: the level (< n_levels);
+				    UNCONSTRAINED: not read */
 	const topo_podset_t *ps; /* pod sets placed together: with REQUIRED all
 				    of them in one domain at `level` (a pod set
-				    group: an LWS leader and its workers) */
+				    group: an LWS leader and its workers); with
+				    PREFERRED in one domain at `level` if one
+				    holds them all, else each in turn by the
+				    rule above; UNCONSTRAINED each in turn. No
+				    two share a free amount */
 	size_t n_ps;		 /* 1..TOPO_PODSETS_MAX */
 	topo_node_ok_fn node_ok; /* NULL: every schedulable node */
 	void *ctx;		 /* for node_ok */
@@ -126,7 +134,10 @@ typedef struct {
  * slice is what does not fit) the domain that holds the most pods of pod
  * set `ps` is `domain` (TOPO_NONE when no node is usable at all), holding
  * `best_pods` of the `need_pods` asked; `total_pods` is what all usable
- * nodes hold. */
+ * nodes hold. UNCONSTRAINED reports at level 0. When each pod set of a
+ * REQUIRED group fits alone but not together, `ps` is the one that did not
+ * fit after the others, `domain` the tightest candidate and `best_pods`
+ * what it held of that pod set after them. */
 typedef struct {
 	uint8_t level;
 	uint16_t ps;
@@ -143,7 +154,9 @@ typedef struct {
  * (*why filled; why may be NULL). GPUQ_EINVAL (a bad ask: level out of
  * range, count < 1, a slice size that does not divide count or a slice
  * level wider than the ask's level). GPUQ_ELIMIT: out_cap too small (at
- * most one entry per pod set and node is needed). */
+ * most one entry per pod set and node is needed). GPUQ_ENOMEM (its scratch:
+ * about 40 bytes per node and level). Cost O(nodes x levels) and a sort of
+ * the domains it walks, per call. */
 int topo_fit(const topo_t *t, const topo_ask_t *ask, topo_place_t *out, size_t out_cap,
 	     size_t *n_out, topo_why_t *why);
 
@@ -155,7 +168,9 @@ int topo_fit(const topo_t *t, const topo_ask_t *ask, topo_place_t *out, size_t o
 void topo_take(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps);
 void topo_give(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps);
 
-/* The label value of node id's domain at `level` (valid while t lives).
+/* The label value of node id's domain at `level` (valid until the node's
+ * label values change by topo_node_set, or t is destroyed; NULL when node
+ * or level is out of range).
  * Two nodes are in one domain at level L when their values at 0..L agree:
  * topo_same_domain. */
 const char *topo_domain_value(const topo_t *t, uint32_t node, uint8_t level);
