@@ -284,8 +284,8 @@ static int policy_step(qrun_t *r, int step)
 {
 	static const queue_label_t lbl[] = {{"zone", "x"}};
 	static const queue_taint_t taint[] = {{"gpu", "h100", QUEUE_EFFECT_NO_SCHEDULE}};
-	queue_flavor_spec_t f = {"f", lbl, 1, NULL, 0, NULL, 0};
-	queue_flavor_spec_t g = {"g", NULL, 0, taint, 1, NULL, 0};
+	queue_flavor_spec_t f = {"f", lbl, 1, NULL, 0, NULL, 0, NULL};
+	queue_flavor_spec_t g = {"g", NULL, 0, taint, 1, NULL, 0, NULL};
 
 	switch (step) {
 	case 0:

@@ -70,9 +70,9 @@ static void flavor_taints_and_selectors(void **st)
 	(void)st;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		queue_t *q = mkq(false);
-		queue_flavor_spec_t fa = {"a", la, 2, ta, 1, NULL, 0};
-		queue_flavor_spec_t fb = {"b", lb, 1, NULL, 0, NULL, 0};
-		queue_flavor_spec_t fc = {"c", NULL, 0, tc, 1, NULL, 0};
+		queue_flavor_spec_t fa = {"a", la, 2, ta, 1, NULL, 0, NULL};
+		queue_flavor_spec_t fb = {"b", lb, 1, NULL, 0, NULL, 0, NULL};
+		queue_flavor_spec_t fc = {"c", NULL, 0, tc, 1, NULL, 0, NULL};
 		cqdef_t d = {.flavors = {{"a", 8, U, U}, {"b", 8, U, U}}};
 		queue_result_t r;
 
@@ -94,8 +94,8 @@ static void flavor_taints_and_selectors(void **st)
 	/* a flavor's own tolerations count for its taints; PreferNoSchedule never blocks */
 	{
 		queue_t *q = mkq(false);
-		queue_flavor_spec_t fa = {"a", NULL, 0, ta, 1, tol_ml, 1};
-		queue_flavor_spec_t fc = {"c", NULL, 0, tc, 1, NULL, 0};
+		queue_flavor_spec_t fa = {"a", NULL, 0, ta, 1, tol_ml, 1, NULL};
+		queue_flavor_spec_t fc = {"c", NULL, 0, tc, 1, NULL, 0, NULL};
 		cqdef_t d = {.flavors = {{"a", 1, U, U}, {"c", 1, U, U}}};
 		queue_result_t r;
 

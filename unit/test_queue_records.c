@@ -55,7 +55,7 @@ static queue_t *policy_for_records(void)
 {
 	queue_t *q = mkq(false);
 	static const queue_label_t lbl[] = {{"zone", "x"}};
-	queue_flavor_spec_t f = {"f", lbl, 1, NULL, 0, NULL, 0};
+	queue_flavor_spec_t f = {"f", lbl, 1, NULL, 0, NULL, 0, NULL};
 	cqdef_t d1 = {
 	    .cohort = "co", .within = QUEUE_WITHIN_LOWER_PRIORITY, .flavors = {{"f", 4, U, U}}};
 	cqdef_t d2 = {.cohort = "co", .flavors = {{"f", 4, U, U}}};
@@ -196,12 +196,12 @@ static void records_version1_still_read(void **st)
 		if (v1_records[i].type != QUEUE_REC_WORKLOAD)
 			continue;
 		assert_int_equal(val[0], 1);
-		/* what this build writes for it: version 4, in fewer bytes */
+		/* what this build writes for it: version 5, in fewer bytes */
 		assert_int_equal(
 		    queue_record_encode(q, QUEUE_REC_WORKLOAD, (const uint8_t *)v1_records[i].key,
 					strlen(v1_records[i].key), val, sizeof(val), &len),
 		    GPUQ_OK);
-		assert_int_equal(val[0], 4);
+		assert_int_equal(val[0], QUEUE_RECORD_VERSION_WORKLOAD);
 		assert_true(len < n);
 	}
 	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
@@ -211,15 +211,17 @@ static void records_version1_still_read(void **st)
 	queue_destroy(q);
 }
 
-/* A version 2 workload record (varints, every resource name as text) and
- * a version 3 one (no execution time, no limit at its end) are still read.
- * The fixture names no well-known resource ("gpu") and no limit, so this
- * build writes its records as version 2 and 3 did but for the version byte
- * and the two zero bytes at the end (time run 0, no limit): given those,
- * each is read to the same state and future. */
+/* A version 2 workload record (varints, every resource name as text), a
+ * version 3 one (no execution time, no limit at its end) and a version 4
+ * one (no topology byte) are still read. The fixture names no well-known
+ * resource ("gpu"), no limit and no topology, so this build writes its
+ * records as version 2 and 3 did but for the version byte and the three
+ * zero bytes at the end (time run 0, no limit, no topology), and as
+ * version 4 did but for the last: given those, each is read to the same
+ * state and future. */
 static void records_version2_still_read(void **st)
 {
-	for (uint8_t version = 2; version <= 3; version++) {
+	for (uint8_t version = 2; version <= 4; version++) {
 		queue_t *q = policy_for_records(), *p = policy_for_records();
 		queue_result_t r;
 		rec_t *recs;
@@ -231,11 +233,12 @@ static void records_version2_still_read(void **st)
 		n = dump_all(q, &recs);
 		for (size_t i = 0; i < n; i++) {
 			if (recs[i].type == QUEUE_REC_WORKLOAD) {
-				assert_int_equal(recs[i].val[0], 4);
+				assert_int_equal(recs[i].val[0], 5);
+				assert_int_equal(recs[i].val[recs[i].vlen - 3], 0);
 				assert_int_equal(recs[i].val[recs[i].vlen - 2], 0);
 				assert_int_equal(recs[i].val[recs[i].vlen - 1], 0);
 				recs[i].val[0] = version;
-				recs[i].vlen -= 2;
+				recs[i].vlen -= version == 4 ? 1 : 3;
 				wls++;
 			}
 			if (queue_record_apply(p, recs[i].type, recs[i].key, recs[i].klen,

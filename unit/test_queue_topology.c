@@ -310,6 +310,63 @@ static void flavor_names_missing_topology(void **state)
 	queue_destroy(q);
 }
 
+/* Every record of q applied to p (same policy and nodes); restore done. */
+static void restore_into(queue_t *q, queue_t *p)
+{
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen;
+	gpuq_diag_t diag = {{0}};
+
+	assert_int_equal(queue_dirty_all(q), GPUQ_OK);
+	while (queue_dirty_next(q, &it, &type, &key, &klen) == GPUQ_OK) {
+		uint8_t buf[8192];
+		size_t len = 0;
+
+		assert_int_equal(queue_record_encode(q, type, key, klen, buf, sizeof(buf), &len),
+				 GPUQ_OK);
+		if (queue_record_apply(p, type, key, klen, buf, len, &diag))
+			fail_msg("apply %.*s: %s", (int)klen, key, diag.msg);
+	}
+	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
+}
+
+/* A restart keeps the placement and the asks: the restored core holds the
+ * racks the running jobs hold, so the third waits as before, and its ask
+ * (required, rack) is what it was. */
+static void placement_survives_restore(void **state)
+{
+	queue_t *q = mktopo(1, 2, 2, 8, 64), *p = mktopo(1, 2, 2, 8, 64);
+	queue_place_t a[256], b[256];
+	queue_result_t r;
+	char why[512];
+	size_t na, nb;
+
+	(void)state;
+	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "b", 0, 2, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 10, &r);
+	assert_int_equal(add_topo(q, "c", 0, 11, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	restore_into(q, p);
+	na = placement(q, "a", a);
+	nb = placement(p, "a", b);
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		assert_string_equal(a[i].node, b[i].node);
+		assert_int_equal(a[i].count, b[i].count);
+	}
+	cycle(p, 12, &r);
+	assert_false(admitted_in(&r, "c"));
+	reason(p, "c", why, sizeof(why));
+	assert_non_null(strstr(why, "in one rack (" RACK "): the best rack has 0 free"));
+	assert_int_equal(queue_workload_finish(p, "b", 13), GPUQ_OK);
+	cycle(p, 14, &r);
+	assert_true(admitted_in(&r, "c"));
+	queue_destroy(q);
+	queue_destroy(p);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -425,6 +482,7 @@ int main(void)
 	    cmocka_unit_test(cordoned_node_takes_nothing),
 	    cmocka_unit_test(unknown_level_said),
 	    cmocka_unit_test(flavor_names_missing_topology),
+	    cmocka_unit_test(placement_survives_restore),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
