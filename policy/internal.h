@@ -164,7 +164,7 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key,
  * resource names (optional prefix + '/' + name). */
 bool policy_name_is_label(const char *s);
 bool policy_name_is_subdomain(const char *s);
-bool policy_name_is_label_key(const char *s);
+/* policy_name_is_label_key: policy.h */
 bool policy_name_is_label_value(const char *s);
 bool policy_name_is_resource(const char *s);
 
