@@ -163,9 +163,7 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key,
  * label keys (optional subdomain prefix + '/' + name) and values;
  * resource names (optional prefix + '/' + name). */
 bool policy_name_is_label(const char *s);
-bool policy_name_is_subdomain(const char *s);
-/* policy_name_is_label_key: policy.h */
-bool policy_name_is_label_value(const char *s);
+/* policy_name_is_subdomain, _label_key, _label_value: policy.h */
 bool policy_name_is_resource(const char *s);
 
 /* Kind decoders: obj's apiVersion and kind are checked; metadata and spec

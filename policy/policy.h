@@ -112,11 +112,16 @@ typedef struct {
 	size_t n_reqs;		      /* entries in reqs */
 } policy_selector_t;
 
-/* Whether s is a label key as Kubernetes takes one: an optional DNS-1123
- * subdomain prefix (<= 253 bytes) and '/', then a name of 1..63 bytes of
- * [A-Za-z0-9._-] starting and ending alphanumeric. The one rule, for the
- * policy's objects and the workloads' topology annotations alike. */
+/* Kubernetes' name rules, the one copy of each, for the policy's objects,
+ * the workloads' topology annotations and the simulator's nodes alike:
+ * a label key is an optional DNS-1123 subdomain prefix (<= 253 bytes) and
+ * '/', then a name of 1..63 bytes of [A-Za-z0-9._-] starting and ending
+ * alphanumeric; a label value is "" or such a name; a DNS-1123 subdomain
+ * (a Node's or an object's name) is 1..253 bytes of [a-z0-9.-], each
+ * dot-separated part starting and ending alphanumeric. */
 bool policy_name_is_label_key(const char *s);
+bool policy_name_is_label_value(const char *s);
+bool policy_name_is_subdomain(const char *s);
 
 /* The value of key in labels, or NULL. O(log n). */
 const char *policy_labels_get(const policy_labels_t *labels, const char *key);
