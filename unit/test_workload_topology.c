@@ -251,18 +251,16 @@ static void topology_cases(void **state)
  * disagree on the level is refused naming both. */
 static void jobset_group(void **state)
 {
-	const char
-	    *good =
-		OBJ_META(JOBSET_API, "js", Q) ",'spec':{'suspend':true,'replicatedJobs':[" RJOB(
-		    "driver", "1",
-		    "'kueue.x-k8s.io/podset-required-topology':'" RACK "',"
-		    "'kueue.x-k8s.io/podset-group-name':'train'") "," RJOB("workers", "3",
-									   "'kueue.x-k8s.io/podset-"
-									   "required-topology':"
-									   "'" RACK
-									   "','kueue.x-k8s.io/"
-									   "podset-group-name':'"
-									   "train'") "]}}";
+	const char *good =
+	    OBJ_META(JOBSET_API, "js", Q) ",'spec':{'suspend':true,'replicatedJobs':[" RJOB(
+		"driver", "1",
+		"'kueue.x-k8s.io/podset-required-topology':'" RACK "',"
+		"'kueue.x-k8s.io/podset-group-name':'train'") "," RJOB("workers", "3",
+								       "'kueue.x-k8s.io/podset-"
+								       "required-topology':"
+								       "'" RACK "','kueue.x-k8s.io/"
+								       "podset-group-name':'"
+								       "train'") "]}}";
 	const char *bad =
 	    OBJ_META(JOBSET_API, "js", Q) ",'spec':{'suspend':true,'replicatedJobs':[" RJOB(
 		"driver", "1",
