@@ -105,7 +105,7 @@ static int node_taint(policy_jdec_t *d, const json_t *v, sim_taint_t *out)
 	int rc = policy_jdec_keys(d, v, keys, NULL);
 
 	if (!rc)
-		rc = policy_jdec_str(d, v, "key", true, SIM_NAME_MAX * 2, &key);
+		rc = policy_jdec_str(d, v, "key", true, WORKLOAD_TOPO_LEVEL_MAX, &key); /* 316 */
 	if (!rc && !policy_name_is_label_key(key))
 		rc = policy_jdec_fail_at(d, "key", GPUQ_EINVAL, "invalid taint key \"%s\"", key);
 	if (!rc)
@@ -381,12 +381,12 @@ int sim_nodes_check(const sim_trace_t *t, gpuq_diag_t *diag)
 
 	if (t->n_nodes < 2)
 		return GPUQ_OK;
-	by_name = malloc(t->n_nodes * sizeof(*by_name));
+	by_name = malloc(t->n_nodes * sizeof(const sim_node_t *));
 	if (!by_name)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < t->n_nodes; i++)
 		by_name[i] = &t->nodes[i];
-	qsort(by_name, t->n_nodes, sizeof(*by_name), node_ptr_cmp);
+	qsort(by_name, t->n_nodes, sizeof(const sim_node_t *), node_ptr_cmp);
 	for (size_t i = 1; i < t->n_nodes && !rc; i++)
 		if (!strcmp(by_name[i - 1]->name, by_name[i]->name))
 			rc = gpuq_diag_set(diag, GPUQ_EEXIST,
