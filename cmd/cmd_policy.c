@@ -67,6 +67,7 @@ static void print_loaded(const policy_t *p)
 	    {"Namespace", declared_namespaces(p)},
 	    {"PriorityClass", policy_priorityclass_count(p)},
 	    {"ResourceFlavor", policy_flavor_count(p)},
+	    {"Topology", policy_topology_count(p)},
 	    {"Cohort", declared_cohorts(p)},
 	    {"ClusterQueue", policy_cq_count(p)},
 	    {"LocalQueue", policy_lq_count(p)},

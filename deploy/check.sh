@@ -67,7 +67,7 @@ for f in 00-namespace 10-crds 20-rbac 25-fence 30-webhook 40-deployment 50-netwo
 	if out=$(k apply -f "$DIR/$f.yaml" 2>&1); then ok "$f.yaml: apply"; else notok "$f.yaml: apply"; echo "$out" | sed 's/^/# /'; fi
 	case "$f" in
 	10-crds) k wait --for condition=established --timeout=60s crd/resourceflavors.gpuq.dev \
-		crd/cohorts.gpuq.dev crd/clusterqueues.gpuq.dev crd/localqueues.gpuq.dev >/dev/null ;;
+		crd/topologies.gpuq.dev crd/cohorts.gpuq.dev crd/clusterqueues.gpuq.dev crd/localqueues.gpuq.dev >/dev/null ;;
 	40-deployment) check "40-deployment.yaml: Pods pass Pod Security restricted (no warning)" \
 		sh -c '! printf "%s" "$1" | grep -qi "violate PodSecurity"' _ "$out" ;;
 	esac

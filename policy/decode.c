@@ -525,6 +525,9 @@ static policy_vec_t *kind_vec(policy_t *p, int kind, size_t *cap, const char **p
 	case POLICY_K_RUNTIMECLASS:
 		*cap = POLICY_RUNTIMECLASSES_MAX, *plural = "RuntimeClasses";
 		return &p->rtcs;
+	case POLICY_K_TOPOLOGY:
+		*cap = POLICY_TOPOLOGIES_MAX, *plural = "Topologies";
+		return &p->topologies;
 	default:
 		*cap = POLICY_NAMESPACES_MAX, *plural = "Namespaces";
 		return &p->namespaces;
@@ -553,6 +556,8 @@ static policy_origin_t origin_of(int kind, const void *obj)
 		return ((const policy_claimtemplate_t *)obj)->origin;
 	case POLICY_K_RUNTIMECLASS:
 		return ((const policy_runtimeclass_t *)obj)->origin;
+	case POLICY_K_TOPOLOGY:
+		return ((const policy_topology_t *)obj)->origin;
 	default:
 		return ((const policy_ns_entry_t *)obj)->pub.origin;
 	}
@@ -1200,6 +1205,7 @@ static const kind_t KINDS[] = {
     {"ResourceQuota", API_CORE, decode_quota},
     {"PriorityClass", API_SCHED, decode_priorityclass},
     {"ResourceFlavor", API_QUEUE, policy_decode_flavor},
+    {"Topology", API_QUEUE, policy_decode_topology},
     {"ClusterQueue", API_QUEUE, policy_decode_cq},
     {"LocalQueue", API_QUEUE, policy_decode_lq},
     {"Cohort", API_QUEUE, policy_decode_cohort},
@@ -1290,7 +1296,7 @@ int policy_decode_object(policy_t *p, const json_t *obj, gpuq_diag_t *diag)
 	return gpuq_diag_set(diag, GPUQ_EINVAL,
 			     "kind \"%.100s\" (apiVersion \"%.100s\") is not a policy object; gpuq "
 			     "reads Namespace, LimitRange, ResourceQuota, PriorityClass, "
-			     "ResourceFlavor, ClusterQueue, LocalQueue, Cohort, "
+			     "ResourceFlavor, Topology, ClusterQueue, LocalQueue, Cohort, "
 			     "ResourceClaimTemplate and RuntimeClass",
 			     json_string_value(kind), json_string_value(api));
 }

@@ -1,9 +1,10 @@
 /*
- * Decoding the queueing kinds: ResourceFlavor, ClusterQueue, LocalQueue and
- * Cohort (gpuq.dev/v1beta1, shaped like Kueue's v1beta2; Kueue's v1beta1 and
- * v1beta2 read too). Unknown spec fields are refused: a misspelt
+ * Decoding the queueing kinds: ResourceFlavor, Topology, ClusterQueue,
+ * LocalQueue and Cohort (gpuq.dev/v1beta1, shaped like Kueue's v1beta2;
+ * Kueue's v1beta1 and v1beta2 read too). Unknown spec fields are refused: a misspelt
  * borrowingLimit must not silently become "unlimited".
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -154,8 +155,8 @@ static int flavor_list(policy_dec_t *d, const json_t *spec, const char *key, boo
 
 int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 {
-	static const char *const keys[] = {"nodeLabels", "nodeTaints", "tolerations", NULL};
-	static const char *const unsupported[] = {"topologyName", NULL};
+	static const char *const keys[] = {"nodeLabels", "nodeTaints", "tolerations",
+					   "topologyName", NULL};
 	const json_t *spec = NULL;
 	policy_flavor_t *f;
 	const char *name;
@@ -174,10 +175,21 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 	rc = policy_dec_price_lenient(d, obj, &f->has_price, &f->price_per_hour, &f->price_error);
 	if (rc == GPUQ_OK && spec) {
 		old = policy_jdec_key(&d->j, "spec");
-		rc = policy_jdec_keys(&d->j, spec, keys, unsupported);
+		rc = policy_jdec_keys(&d->j, spec, keys, NULL);
 		if (rc == GPUQ_OK)
 			rc = policy_dec_labels(d, spec, "nodeLabels", POLICY_NODE_LABELS_MAX,
 					       &f->node_labels);
+		if (rc == GPUQ_OK)
+			rc = policy_dec_str(d, spec, "topologyName", false, 253, &f->topology_name);
+		if (rc == GPUQ_OK && f->topology_name &&
+		    !policy_name_is_subdomain(f->topology_name)) {
+			size_t o2 = policy_jdec_key(&d->j, "topologyName");
+
+			rc = policy_jdec_fail(&d->j, GPUQ_EINVAL,
+					      "invalid name \"%s\" (want a DNS-1123 subdomain)",
+					      f->topology_name);
+			policy_jdec_pop(&d->j, o2);
+		}
 		if (rc == GPUQ_OK)
 			rc = flavor_list(d, spec, "nodeTaints", true, &list, &f->n_taints);
 		f->taints = list;
@@ -189,6 +201,98 @@ int policy_decode_flavor(policy_dec_t *d, const json_t *obj)
 	if (rc == GPUQ_OK)
 		rc = policy_dec_register(d, POLICY_K_FLAVOR, "", f->name, f);
 	return rc;
+}
+
+/* ---- Topology ---- */
+
+/* A refusal of the nodeLabel of the level on the path. */
+static int level_fail(policy_dec_t *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int level_fail(policy_dec_t *d, const char *fmt, ...)
+{
+	char msg[GPUQ_DIAG_MAX];
+	size_t old = policy_jdec_key(&d->j, "nodeLabel");
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "%s", msg);
+	policy_jdec_pop(&d->j, old);
+	return rc;
+}
+
+/* levels[i] = spec.levels[i].nodeLabel: a label key (Kueue: 1..316 bytes),
+ * none twice, kubernetes.io/hostname only last. */
+static int topology_level(policy_dec_t *d, const json_t *v, size_t i, size_t n, const char **levels)
+{
+	static const char *const keys[] = {"nodeLabel", NULL};
+	int rc = policy_jdec_keys(&d->j, v, keys, NULL);
+
+	if (rc == GPUQ_OK)
+		rc = policy_dec_str(d, v, "nodeLabel", true, 316, &levels[i]);
+	if (rc)
+		return rc;
+	if (!policy_name_is_label_key(levels[i]))
+		return level_fail(d, "invalid label key \"%s\"", levels[i]);
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(levels[k], levels[i]))
+			return level_fail(d, "\"%s\" is already level %zu", levels[i], k);
+	if (!strcmp(levels[i], POLICY_LABEL_HOSTNAME) && i + 1 != n)
+		return level_fail(d, "\"%s\" may only be the last (narrowest) level", levels[i]);
+	return GPUQ_OK;
+}
+
+int policy_decode_topology(policy_dec_t *d, const json_t *obj)
+{
+	static const char *const keys[] = {"levels", NULL};
+	const json_t *spec = NULL, *list = NULL;
+	policy_topology_t *t;
+	const char **levels;
+	const char *name;
+	size_t old, n;
+	int rc = policy_dec_meta(d, obj, "Topology", false, false, NULL, &name);
+
+	if (rc == GPUQ_OK)
+		rc = policy_jdec_obj(&d->j, obj, "spec", true, &spec);
+	if (rc)
+		return rc;
+	old = policy_jdec_key(&d->j, "spec");
+	rc = policy_jdec_keys(&d->j, spec, keys, NULL);
+	if (rc == GPUQ_OK)
+		rc =
+		    policy_jdec_arr(&d->j, spec, "levels", true, POLICY_TOPOLOGY_LEVELS_MAX, &list);
+	n = list ? json_array_size(list) : 0;
+	if (rc == GPUQ_OK && n == 0) {
+		size_t o2 = policy_jdec_key(&d->j, "levels");
+
+		rc = policy_jdec_fail(&d->j, GPUQ_EINVAL, "at least one level is required");
+		policy_jdec_pop(&d->j, o2);
+	}
+	t = rc ? NULL : policy_arena_alloc(&d->p->arena, sizeof(*t));
+	levels = rc ? NULL : policy_arena_alloc(&d->p->arena, n * sizeof(*levels));
+	if (rc == GPUQ_OK &&
+	    (!t || !levels || !(t->name = policy_arena_strdup(&d->p->arena, name))))
+		rc = enomem(d);
+	if (rc == GPUQ_OK) {
+		size_t o2 = policy_jdec_key(&d->j, "levels");
+
+		for (size_t i = 0; i < n && rc == GPUQ_OK; i++) {
+			size_t o3 = policy_jdec_idx(&d->j, i);
+
+			rc = topology_level(d, json_array_get(list, i), i, n, levels);
+			policy_jdec_pop(&d->j, o3);
+		}
+		policy_jdec_pop(&d->j, o2);
+	}
+	policy_jdec_pop(&d->j, old);
+	if (rc)
+		return rc;
+	t->levels = levels;
+	t->n_levels = n;
+	t->origin = policy_dec_origin(d);
+	return policy_dec_register(d, POLICY_K_TOPOLOGY, "", t->name, t);
 }
 
 /* ---- ClusterQueue ---- */

@@ -49,6 +49,7 @@ typedef enum {
 	POLICY_K_COHORT,
 	POLICY_K_CLAIMTEMPLATE,
 	POLICY_K_RUNTIMECLASS,
+	POLICY_K_TOPOLOGY,
 	POLICY_K_TOTAL,	   /* scratch: cohort lending totals at finish */
 	POLICY_K_OUT = 64, /* + a kind above: that kind's left-out record (leftout.c) */
 } policy_kind_t;
@@ -105,6 +106,7 @@ struct policy {
 	policy_vec_t namespaces; /* policy_ns_entry_t * */
 	policy_vec_t pcs;	 /* policy_priorityclass_t * */
 	policy_vec_t flavors;	 /* policy_flavor_t * */
+	policy_vec_t topologies; /* policy_topology_t * */
 	policy_vec_t cqs;	 /* policy_cq_t * */
 	policy_vec_t cohorts;	 /* policy_cohort_t * (declared first after finish) */
 	policy_vec_t lqs;	 /* policy_lq_t * */
@@ -161,9 +163,7 @@ int policy_dec_selector(policy_dec_t *d, const json_t *obj, const char *key,
  * label keys (optional subdomain prefix + '/' + name) and values;
  * resource names (optional prefix + '/' + name). */
 bool policy_name_is_label(const char *s);
-bool policy_name_is_subdomain(const char *s);
-bool policy_name_is_label_key(const char *s);
-bool policy_name_is_label_value(const char *s);
+/* policy_name_is_subdomain, _label_key, _label_value: policy.h */
 bool policy_name_is_resource(const char *s);
 
 /* Kind decoders: obj's apiVersion and kind are checked; metadata and spec
@@ -179,6 +179,7 @@ int policy_dec_price(policy_dec_t *d, const json_t *obj, bool *has, double *pric
 int policy_dec_price_lenient(policy_dec_t *d, const json_t *obj, bool *has, double *price,
 			     const char **error);
 int policy_decode_flavor(policy_dec_t *d, const json_t *obj);
+int policy_decode_topology(policy_dec_t *d, const json_t *obj);
 int policy_decode_cq(policy_dec_t *d, const json_t *obj);
 int policy_decode_lq(policy_dec_t *d, const json_t *obj);
 int policy_decode_cohort(policy_dec_t *d, const json_t *obj);
@@ -225,8 +226,9 @@ int policy_cohort_implied(policy_t *p, const char *name, const char *who, policy
 			  policy_cohort_t **out, gpuq_diag_t *diag);
 
 /* Point each flavor quota of groups[0..n) of object kind (POLICY_K_CQ or
- * POLICY_K_COHORT) name at its ResourceFlavor; a missing one leaves the
- * object out (policy_leave_out), naming the field. */
+ * POLICY_K_COHORT) name at its ResourceFlavor; a missing one, or one left
+ * out (its Topology missing), leaves the object out (policy_leave_out),
+ * naming the field. */
 int policy_flavors_resolve(policy_t *p, int kind, const char *name, policy_origin_t origin,
 			   const policy_resource_group_t *groups, size_t n, gpuq_diag_t *diag);
 

@@ -29,6 +29,7 @@ static const struct {
     {"Cohort", POLICY_K_COHORT},
     {"ResourceClaimTemplate", POLICY_K_CLAIMTEMPLATE},
     {"RuntimeClass", POLICY_K_RUNTIMECLASS},
+    {"Topology", POLICY_K_TOPOLOGY},
 };
 
 static int kind_code(const char *name)
@@ -202,11 +203,17 @@ static const char *pc_name(const void *o)
 	return ((const policy_priorityclass_t *)o)->name;
 }
 
+static const char *flavor_name(const void *o)
+{
+	return ((const policy_flavor_t *)o)->name;
+}
+
 void policy_leftout_compact(policy_t *p)
 {
 	if (!p->leftouts.n)
 		return;
 	compact(p, &p->pcs, POLICY_K_PRIORITYCLASS, NULL, pc_name);
+	compact(p, &p->flavors, POLICY_K_FLAVOR, NULL, flavor_name);
 	compact(p, &p->cqs, POLICY_K_CQ, NULL, cq_name);
 	compact(p, &p->cohorts, POLICY_K_COHORT, NULL, cohort_name);
 	compact(p, &p->lqs, POLICY_K_LQ, lq_ns, lq_name);

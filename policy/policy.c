@@ -68,15 +68,15 @@ policy_t *policy_ref(policy_t *p)
 
 void policy_unref(policy_t *p)
 {
-	policy_vec_t *vecs[12];
+	policy_vec_t *vecs[13];
 
 	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	vecs[0] = &p->namespaces, vecs[1] = &p->pcs, vecs[2] = &p->flavors;
 	vecs[3] = &p->cqs, vecs[4] = &p->cohorts, vecs[5] = &p->lqs;
 	vecs[6] = &p->lrs, vecs[7] = &p->rqs, vecs[8] = &p->rcts, vecs[9] = &p->skipped;
-	vecs[10] = &p->leftouts, vecs[11] = &p->rtcs;
-	for (size_t i = 0; i < 12; i++)
+	vecs[10] = &p->leftouts, vecs[11] = &p->rtcs, vecs[12] = &p->topologies;
+	for (size_t i = 0; i < 13; i++)
 		free(vecs[i]->items);
 	policy_index_free(&p->index);
 	policy_arena_free(&p->arena);
@@ -172,6 +172,39 @@ static int resolve_lqs(policy_t *p, gpuq_diag_t *diag)
 			    "LocalQueue \"%s/%s\": spec.clusterQueue: ClusterQueue "
 			    "\"%s\" not found",
 			    lq->namespace_, lq->name, lq->cq_name);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
+/* Each ResourceFlavor's topologyName: one that is missing, or left out,
+ * leaves the flavor out (and, in resolve_flavors, the ClusterQueues and
+ * Cohorts naming the flavor: Kueue makes them inactive, TopologyNotFound). */
+static int resolve_topologies(policy_t *p, gpuq_diag_t *diag)
+{
+	for (size_t i = 0; i < p->flavors.n; i++) {
+		policy_flavor_t *f = p->flavors.items[i];
+		const policy_leftout_t *out;
+		int rc = GPUQ_OK;
+
+		if (!f->topology_name)
+			continue;
+		f->topology = policy_index_get(&p->index, POLICY_K_TOPOLOGY, "", f->topology_name);
+		out = f->topology ? NULL : policy_leftout_find(p, "Topology", "", f->topology_name);
+		if (out)
+			rc = policy_leave_out(
+			    p, diag, GPUQ_EINVAL, POLICY_K_FLAVOR, "", f->name, f->origin,
+			    POLICY_REASON_TOPOLOGY_MISSING,
+			    "ResourceFlavor \"%s\": spec.topologyName: Topology \"%s\" is "
+			    "inactive (%s: %s)",
+			    f->name, f->topology_name, out->reason, out->message);
+		else if (!f->topology)
+			rc = policy_leave_out(p, diag, GPUQ_EINVAL, POLICY_K_FLAVOR, "", f->name,
+					      f->origin, POLICY_REASON_TOPOLOGY_MISSING,
+					      "ResourceFlavor \"%s\": spec.topologyName: Topology "
+					      "\"%s\" not found",
+					      f->name, f->topology_name);
 		if (rc)
 			return rc;
 	}
@@ -351,14 +384,16 @@ static void build_managed(policy_t *p)
 }
 
 /* The checks across objects, in the order an object's dependents come
- * after it: a ClusterQueue's flavors, then cohorts (the ClusterQueues of
+ * after it: a flavor's Topology, a ClusterQueue's flavors, then cohorts (the ClusterQueues of
  * one left out go too), then LocalQueues (those of a ClusterQueue left out
  * go too) and their budgets. Without opts.leave_out_broken the first
  * failure ends it. */
 static int check_objects(policy_t *p, gpuq_diag_t *diag)
 {
-	int rc = resolve_flavors(p, diag);
+	int rc = resolve_topologies(p, diag);
 
+	if (!rc)
+		rc = resolve_flavors(p, diag);
 	if (!rc)
 		rc = check_default_pc(p, diag);
 	if (!rc)
@@ -430,6 +465,19 @@ const policy_lq_t *policy_lq_find(const policy_t *p, const char *namespace_, con
 const policy_flavor_t *policy_flavor_find(const policy_t *p, const char *name)
 {
 	return policy_index_get(&p->index, POLICY_K_FLAVOR, "", name);
+}
+
+const policy_topology_t *policy_topology_find(const policy_t *p, const char *name)
+{
+	return policy_index_get(&p->index, POLICY_K_TOPOLOGY, "", name);
+}
+
+int policy_topology_level(const policy_topology_t *t, const char *key)
+{
+	for (size_t i = 0; t && key && i < t->n_levels; i++)
+		if (!strcmp(t->levels[i], key))
+			return (int)i;
+	return -1;
 }
 
 const policy_cohort_t *policy_cohort_find(const policy_t *p, const char *name)
@@ -537,6 +585,7 @@ uint64_t policy_fingerprint(const policy_t *p)
 ITERATE(namespace, policy_namespace_t, namespaces, &((const policy_ns_entry_t *)item)->pub)
 ITERATE(priorityclass, policy_priorityclass_t, pcs, item)
 ITERATE(flavor, policy_flavor_t, flavors, item)
+ITERATE(topology, policy_topology_t, topologies, item)
 ITERATE(cq, policy_cq_t, cqs, item)
 ITERATE(cohort, policy_cohort_t, cohorts, item)
 ITERATE(lq, policy_lq_t, lqs, item)

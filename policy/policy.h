@@ -1,8 +1,8 @@
 /*
  * policy: the in-memory snapshot of the cluster objects gpuq decides from
  * (Namespaces, LimitRanges, ResourceQuotas, PriorityClasses, ResourceFlavors,
- * ClusterQueues, LocalQueues, Cohorts, ResourceClaimTemplates), loaded from
- * Kubernetes manifests (YAML, multi-document, or JSON), and which workload
+ * Topologies, ClusterQueues, LocalQueues, Cohorts, ResourceClaimTemplates),
+ * loaded from Kubernetes manifests (YAML, multi-document, or JSON), and which workload
  * collections the controller that built it watches (policy_watch_has).
  *
  * An adapter over jansson (manifests are read by manifest/, the one YAML
@@ -54,6 +54,8 @@
 #define POLICY_CQ_MAX 1000		    /* ClusterQueues */
 #define POLICY_LQ_MAX 10000		    /* LocalQueues */
 #define POLICY_FLAVORS_MAX 256		    /* ResourceFlavors */
+#define POLICY_TOPOLOGIES_MAX 256	    /* Topologies (one per flavor at most is used) */
+#define POLICY_TOPOLOGY_LEVELS_MAX 16	    /* spec.levels per Topology (Kueue's cap) */
 #define POLICY_COHORTS_MAX 1000		    /* Cohorts, declared or named by a CQ */
 #define POLICY_COHORT_DEPTH_MAX 16	    /* cohorts on a path from a ClusterQueue to its root */
 #define POLICY_PRIORITYCLASSES_MAX 1000	    /* PriorityClasses */
@@ -109,6 +111,17 @@ typedef struct {
 					 matchExpressions, all ANDed */
 	size_t n_reqs;		      /* entries in reqs */
 } policy_selector_t;
+
+/* Kubernetes' name rules, the one copy of each, for the policy's objects,
+ * the workloads' topology annotations and the simulator's nodes alike:
+ * a label key is an optional DNS-1123 subdomain prefix (<= 253 bytes) and
+ * '/', then a name of 1..63 bytes of [A-Za-z0-9._-] starting and ending
+ * alphanumeric; a label value is "" or such a name; a DNS-1123 subdomain
+ * (a Node's or an object's name) is 1..253 bytes of [a-z0-9.-], each
+ * dot-separated part starting and ending alphanumeric. */
+bool policy_name_is_label_key(const char *s);
+bool policy_name_is_label_value(const char *s);
+bool policy_name_is_subdomain(const char *s);
 
 /* The value of key in labels, or NULL. O(log n). */
 const char *policy_labels_get(const policy_labels_t *labels, const char *key);
@@ -210,9 +223,35 @@ int policy_effect_named(const char *name, policy_effect_t *out);
  * `--price FLAVOR=PRICE` flags win over it (ledger_prices_merge). */
 #define POLICY_ANNOT_PRICE "gpuq.dev/price-per-hour"
 
+/* The node label every node carries with its own name: a Topology may name
+ * it only as its narrowest (last) level (Kueue's rule). */
+#define POLICY_LABEL_HOSTNAME "kubernetes.io/hostname"
+
+/* Topology (Kueue's kueue.x-k8s.io/v1beta2 shape, in gpuq.dev/v1beta1 too;
+ * cluster-scoped): the node labels that make a cluster's domains, from the
+ * widest level (a block) to the narrowest (a rack, a host). A ResourceFlavor
+ * names one by spec.topologyName; the pod sets admitted on that flavor are
+ * placed within its domains (docs/policy.md). */
+typedef struct {
+	const char *name;	   /* metadata.name */
+	const char *const *levels; /* spec.levels[].nodeLabel, widest first: label
+				      keys, unique, POLICY_LABEL_HOSTNAME only
+				      last */
+	size_t n_levels;	   /* 1..POLICY_TOPOLOGY_LEVELS_MAX */
+	policy_origin_t origin;	   /* where declared */
+} policy_topology_t;
+
+/* The level of t whose node label is key (0 the widest), or -1. */
+int policy_topology_level(const policy_topology_t *t, const char *key);
+
 /* ResourceFlavor (Kueue). */
 typedef struct {
 	const char *name;			/* metadata.name */
+	const char *topology_name;		/* spec.topologyName; NULL when absent */
+	const policy_topology_t *topology;	/* the Topology it names (never NULL
+						   after policy_finish when topology_name
+						   is set: a flavor naming a missing one is
+						   refused, or left out) */
 	policy_labels_t node_labels;		/* spec.nodeLabels (nodeSelector on release) */
 	const policy_taint_t *taints;		/* spec.nodeTaints */
 	size_t n_taints;			/* entries in taints */
@@ -485,7 +524,10 @@ typedef struct {
 	bool leave_out_broken;	     /* an object its decoder refuses, or that fails a
 					check across objects (a LocalQueue naming a
 					missing ClusterQueue, a ClusterQueue or Cohort
-					naming a missing ResourceFlavor, a cohort cycle,
+					naming a missing ResourceFlavor, a
+					ResourceFlavor naming a missing Topology (and
+					the ClusterQueues and Cohorts naming that
+					flavor), a cohort cycle,
 					a second Namespace budget, a second global
 					default PriorityClass), is left out and listed
 					(policy_leftout_at) with its reason, and so is
@@ -514,14 +556,15 @@ typedef struct {
 
 /* Why an object was left out (policy_leftout_t.reason; Kueue's words for
  * an inactive queue where it has them): a status condition's reason. */
-#define POLICY_REASON_INVALID "InvalidSpec"			/* its own decoder refused it */
-#define POLICY_REASON_CQ_MISSING "ClusterQueueDoesNotExist"	/* a LocalQueue's */
-#define POLICY_REASON_CQ_INACTIVE "ClusterQueueIsInactive"	/* a LocalQueue's CQ is out */
-#define POLICY_REASON_FLAVOR_MISSING "FlavorNotFound"		/* a CQ's or Cohort's flavor */
-#define POLICY_REASON_COHORT_CYCLE "CohortCycle"		/* a Cohort on a parentName cycle */
-#define POLICY_REASON_COHORT_DEPTH "CohortTooDeep"		/* past POLICY_COHORT_DEPTH_MAX */
-#define POLICY_REASON_COHORT_LIMIT "TooManyCohorts"		/* past POLICY_COHORTS_MAX */
-#define POLICY_REASON_COHORT_INACTIVE "CohortIsInactive"	/* its (parent) cohort is out */
+#define POLICY_REASON_INVALID "InvalidSpec"		    /* its own decoder refused it */
+#define POLICY_REASON_CQ_MISSING "ClusterQueueDoesNotExist" /* a LocalQueue's */
+#define POLICY_REASON_CQ_INACTIVE "ClusterQueueIsInactive"  /* a LocalQueue's CQ is out */
+#define POLICY_REASON_FLAVOR_MISSING "FlavorNotFound"	    /* a CQ's or Cohort's flavor */
+#define POLICY_REASON_TOPOLOGY_MISSING "TopologyNotFound"   /* a flavor's Topology (and its CQs') */
+#define POLICY_REASON_COHORT_CYCLE "CohortCycle"	    /* a Cohort on a parentName cycle */
+#define POLICY_REASON_COHORT_DEPTH "CohortTooDeep"	    /* past POLICY_COHORT_DEPTH_MAX */
+#define POLICY_REASON_COHORT_LIMIT "TooManyCohorts"	    /* past POLICY_COHORTS_MAX */
+#define POLICY_REASON_COHORT_INACTIVE "CohortIsInactive"    /* its (parent) cohort is out */
 #define POLICY_REASON_BUDGET_CONFLICT "NamespaceBudgetConflict" /* a 2nd Namespace budget */
 #define POLICY_REASON_DEFAULT_CONFLICT "GlobalDefaultConflict"	/* a 2nd globalDefault */
 
@@ -550,14 +593,13 @@ int policy_add_manifest(policy_t *p, const char *name, const char *buf, size_t l
 			gpuq_diag_t *diag);
 
 /* Check the policy as a whole and freeze it: every LocalQueue's clusterQueue
- * exists, every CQ flavor is a ResourceFlavor, no resource in two groups of
- * one CQ, each flavor lists exactly its group's coveredResources in order, at
- * most one global-default PriorityClass, object-count caps; then build the
- * lookup indexes and max_fit. Errors name the object's file and document.
- * With opts.leave_out_broken an object failing a check is left out instead
- * (policy_leftout_at), and only GPUQ_ENOMEM or GPUQ_ELIMIT fail the whole.
- * After GPUQ_OK the policy is immutable; after an error the caller must
- * policy_unref() it. */
+ * exists, every CQ flavor is a ResourceFlavor, every flavor's topologyName a
+ * Topology, no resource in two groups of one CQ, each flavor lists exactly its group's
+ * coveredResources in order, at most one global-default PriorityClass, object-count caps; then
+ * build the lookup indexes and max_fit. Errors name the object's file and document. With
+ * opts.leave_out_broken an object failing a check is left out instead (policy_leftout_at), and only
+ * GPUQ_ENOMEM or GPUQ_ELIMIT fail the whole. After GPUQ_OK the policy is immutable; after an error
+ * the caller must policy_unref() it. */
 int policy_finish(policy_t *p, gpuq_diag_t *diag);
 
 /* Load every *.yaml, *.yml and *.json file of dir (not recursive; names
@@ -617,6 +659,9 @@ const policy_lq_t *policy_lq_find(const policy_t *p, const char *namespace_, con
 /* ResourceFlavor by name, or NULL. */
 const policy_flavor_t *policy_flavor_find(const policy_t *p, const char *name);
 
+/* Topology by name, or NULL. */
+const policy_topology_t *policy_topology_find(const policy_t *p, const char *name);
+
 /* Cohort by name, or NULL. */
 const policy_cohort_t *policy_cohort_find(const policy_t *p, const char *name);
 
@@ -672,6 +717,8 @@ size_t policy_priorityclass_count(const policy_t *p);
 const policy_priorityclass_t *policy_priorityclass_at(const policy_t *p, size_t i);
 size_t policy_flavor_count(const policy_t *p);
 const policy_flavor_t *policy_flavor_at(const policy_t *p, size_t i);
+size_t policy_topology_count(const policy_t *p);
+const policy_topology_t *policy_topology_at(const policy_t *p, size_t i);
 size_t policy_cq_count(const policy_t *p);
 const policy_cq_t *policy_cq_at(const policy_t *p, size_t i); /* cq->index == i */
 size_t policy_cohort_count(const policy_t *p); /* declared ones first, then implied */

@@ -14,8 +14,19 @@ int policy_flavors_resolve(policy_t *p, int kind, const char *name, policy_origi
 	for (size_t g = 0; g < n; g++) {
 		for (size_t f = 0; f < groups[g].n_flavors; f++) {
 			policy_flavor_quota_t *fq = (policy_flavor_quota_t *)&groups[g].flavors[f];
+			const policy_leftout_t *out;
 
 			fq->flavor = policy_index_get(&p->index, POLICY_K_FLAVOR, "", fq->name);
+			out = fq->flavor && policy_is_out(p, POLICY_K_FLAVOR, "", fq->name)
+				  ? policy_leftout_find(p, "ResourceFlavor", "", fq->name)
+				  : NULL;
+			if (out)
+				return policy_leave_out(
+				    p, diag, GPUQ_EINVAL, kind, "", name, origin, out->reason,
+				    "%s \"%s\": spec.resourceGroups[%zu].flavors[%zu].name: "
+				    "ResourceFlavor \"%s\" is inactive (%s: %s)",
+				    kind == POLICY_K_CQ ? "ClusterQueue" : "Cohort", name, g, f,
+				    fq->name, out->reason, out->message);
 			if (!fq->flavor)
 				return policy_leave_out(
 				    p, diag, GPUQ_EINVAL, kind, "", name, origin,

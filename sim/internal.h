@@ -102,4 +102,31 @@ int sim_econ_restore(struct sim *s);
 int sim_econ_report(struct sim *s);
 void sim_econ_free(struct sim *s);
 
+/* ---- topology.c: the trace's nodes and pod sets' topology (issue 33) ---- */
+
+struct json_t; /* jansson's, for the files that hold its values */
+
+/* A kind: Node document (core v1) into t->nodes: refusals name the Node,
+ * the field and the value (the manifest reader adds file and document). */
+int sim_nodes_doc(sim_trace_t *t, const struct json_t *obj, gpuq_diag_t *diag);
+/* spec.nodeGroups of the Trace's spec into t->nodes (messages from
+ * "spec.nodeGroups[i]"). */
+int sim_nodes_groups(sim_trace_t *t, const struct json_t *spec, gpuq_diag_t *diag);
+/* Every node named once: GPUQ_EEXIST naming the name. */
+int sim_nodes_check(const sim_trace_t *t, gpuq_diag_t *diag);
+void sim_nodes_free(sim_trace_t *t);
+/* Free a pod set's topology strings (owned by the trace). */
+void sim_topology_free(workload_topology_t *tp);
+#ifdef GPUQ_POLICY_JSON_H /* the field decoder's: trace.c and topology.c */
+/* One quantity v of resource res (d's path at it) as the core counts it,
+ * its name interned in t->res_names (trace.c). */
+int sim_trace_request(sim_trace_t *t, policy_jdec_t *d, const char *res, const json_t *v,
+		      sim_req_t *r);
+/* podSets[i].topology of podset into ps->topology (its count already
+ * read), checked as workload/ checks the annotations. */
+int sim_topology_parse(policy_jdec_t *d, const json_t *podset, sim_podset_t *ps);
+/* The pod sets of one group: two or more, one mode and level. */
+int sim_topology_groups(policy_jdec_t *d, const sim_shape_t *sh);
+#endif
+
 #endif

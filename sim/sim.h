@@ -34,6 +34,7 @@
 #include "engine/engine.h"
 #include "ledger/ledger.h"
 #include "qmetrics/qmetrics.h"
+#include "workload/workload.h"
 
 /* ---- Bounds (every input a trace can grow) ---- */
 
@@ -61,6 +62,14 @@
 #define SIM_NAME_MAX 254		     /* object and workload names (DNS subdomain) */
 #define SIM_EXPLAIN_MAX 1000 /* workloads left waiting whose reason the report gives */
 #define SIM_EXPLAIN_LEN 256  /* bytes of one such reason */
+/* Nodes a trace may declare (issue 33: topology), kind: Node documents
+ * and spec.nodeGroups together: topo/'s TOPO_NODES_MAX, Kueue's TAS
+ * performance shape is 640. */
+#define SIM_NODES_MAX 65536
+#define SIM_NODE_GROUPS_MAX 1000 /* spec.nodeGroups entries */
+#define SIM_NODE_LABELS_MAX 64	 /* labels per node (the policy's per Namespace) */
+#define SIM_NODE_RES_MAX 16	 /* allocatable resources per node */
+#define SIM_NODE_TAINTS_MAX 16	 /* taints per node */
 
 /* ---- Trace ---- */
 
@@ -83,6 +92,9 @@ typedef struct {
 
 typedef struct {
 	char *name;			/* pod set name, default "main" (owned) */
+	workload_topology_t topology;	/* its topology request (podSets[].topology,
+					   or an object's annotations through
+					   workload/); strings owned by the trace */
 	uint32_t count;			/* pods, 1..SIM_PODS_MAX */
 	uint16_t n_req;			/* entries in req */
 	uint16_t n_sel;			/* entries in sel */
@@ -91,6 +103,29 @@ typedef struct {
 	sim_label_t *sel;		/* nodeSelector (owned array) */
 	sim_toleration_t *tol;		/* tolerations (owned array) */
 } sim_podset_t;
+
+typedef struct {
+	char *key;		/* taint key (owned) */
+	char *value;		/* taint value, "" when absent (owned) */
+	policy_effect_t effect; /* NoSchedule, PreferNoSchedule or NoExecute */
+} sim_taint_t;
+
+/* A node of the trace (a kind: Node document, or one of spec.nodeGroups'):
+ * what topology-aware admission places pods on. Parsed and kept; the core
+ * does not read them yet. */
+typedef struct {
+	char *name;	     /* metadata.name, a DNS-1123 subdomain (owned) */
+	sim_label_t *labels; /* metadata.labels sorted by key, keys unique, with
+				kubernetes.io/hostname = name when not given (owned) */
+	sim_req_t *alloc;    /* status.allocatable, as written; amounts in the
+				core's units (quota_qty_amount), names interned in
+				res_names (owned) */
+	sim_taint_t *taints; /* spec.taints (owned) */
+	uint16_t n_labels;   /* entries in labels */
+	uint16_t n_alloc;    /* entries in alloc */
+	uint16_t n_taints;   /* entries in taints */
+	bool unschedulable;  /* spec.unschedulable (cordoned) */
+} sim_node_t;
 
 /* What a workload asks for; shared by every workload one generator emits. */
 typedef struct {
@@ -166,6 +201,10 @@ typedef struct {
 	size_t n_classes;	 /* entries in classes */
 	char **res_names;	 /* interned resource names (owned) */
 	size_t n_res;		 /* entries in res_names */
+	sim_node_t *nodes;	 /* kind: Node documents in file order, then
+				    spec.nodeGroups' nodes in order (owned);
+				    names unique */
+	size_t n_nodes;		 /* entries in nodes (0..SIM_NODES_MAX) */
 
 	struct policy *policy; /* the finished policy snapshot: the trace's objects plus
 				  expanded object sets (one reference, owned) */

@@ -10,7 +10,7 @@
 #include "engine/engine.h"
 #include "policy/policy_json.h"
 #include "quota/quota.h"
-#include "sim/sim.h"
+#include "sim/internal.h"
 #include "workload/workload.h"
 
 /* The trace goes through the policy module's manifest parser, which refuses
@@ -25,6 +25,7 @@ struct loader {
 	policy_t *policy; /* under construction */
 	json_t *trace;	  /* deep copy of the Trace document */
 	size_t trace_doc; /* its document number */
+	sim_trace_t *t;	  /* the trace: kind: Node documents go into it */
 };
 
 /* ---- small helpers ---- */
@@ -54,28 +55,24 @@ static int name_field(policy_jdec_t *d, const json_t *obj, const char *key, bool
  * and document for its messages). */
 static int on_doc(void *ctx, size_t doc, const json_t *obj, gpuq_diag_t *diag)
 {
-	static const char *const policy_kinds[] = {"Namespace",
-						   "LimitRange",
-						   "ResourceQuota",
-						   "PriorityClass",
-						   "ResourceFlavor",
-						   "ClusterQueue",
-						   "LocalQueue",
-						   "Cohort",
-						   "ResourceClaimTemplate",
-						   NULL};
+	static const char *const policy_kinds[] = {
+	    "Namespace", "LimitRange",	 "ResourceQuota", "PriorityClass", "ResourceFlavor",
+	    "Topology",	 "ClusterQueue", "LocalQueue",	  "Cohort",	   "ResourceClaimTemplate",
+	    NULL};
 	struct loader *l = ctx;
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const char *api = json_string_value(json_object_get(obj, "apiVersion"));
 
+	if (kind && !strcmp(kind, "Node"))
+		return sim_nodes_doc(l->t, obj, diag);
 	if (!kind || strcmp(kind, "Trace") != 0) {
 		for (size_t i = 0; kind && policy_kinds[i]; i++)
 			if (!strcmp(kind, policy_kinds[i]))
 				return GPUQ_OK;
 		return gpuq_diag_set(
 		    diag, GPUQ_EINVAL,
-		    "kind \"%.100s\" (apiVersion \"%.100s\") is neither a Trace nor "
-		    "a policy object",
+		    "kind \"%.100s\" (apiVersion \"%.100s\") is neither a Trace, a Node "
+		    "nor a policy object",
 		    kind ? kind : "", api ? api : "");
 	}
 	if (!api || strcmp(api, "gpuq.dev/v1beta1") != 0)
@@ -297,9 +294,8 @@ static int intern(char ***names, size_t *n, size_t max, const char *name, uint16
 
 /* ---- pod sets ---- */
 
-/* One requests entry, value v of resource res (d's path at it). */
-static int parse_request(sim_trace_t *t, policy_jdec_t *d, const char *res, const json_t *v,
-			 sim_req_t *r)
+int sim_trace_request(sim_trace_t *t, policy_jdec_t *d, const char *res, const json_t *v,
+		      sim_req_t *r)
 {
 	char text[QUOTA_QTY_STR_MAX + 1];
 	gpuq_diag_t why = {""};
@@ -346,7 +342,7 @@ static int parse_requests(sim_trace_t *t, policy_jdec_t *d, const json_t *reqs, 
 		if (strlen(res) >= QUOTA_RES_NAME_MAX || !*res)
 			return policy_jdec_fail(d, GPUQ_EINVAL, "bad resource name \"%s\"", res);
 		old = policy_jdec_key(d, res);
-		rc = parse_request(t, d, res, v, &ps->req[ps->n_req]);
+		rc = sim_trace_request(t, d, res, v, &ps->req[ps->n_req]);
 		policy_jdec_pop(d, old);
 		if (rc)
 			return rc;
@@ -448,8 +444,8 @@ static int parse_tolerations(policy_jdec_t *d, const json_t *obj, sim_podset_t *
 
 static int parse_podset(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, sim_podset_t *ps)
 {
-	static const char *const keys[] = {"name",	   "count",	  "requests",
-					   "nodeSelector", "tolerations", NULL};
+	static const char *const keys[] = {"name",	  "count",    "requests", "nodeSelector",
+					   "tolerations", "topology", NULL};
 	const json_t *reqs = NULL;
 	const char *name = NULL;
 	int64_t count = 1;
@@ -482,6 +478,8 @@ static int parse_podset(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, sim
 		rc = parse_selector(d, obj, ps);
 	if (!rc)
 		rc = parse_tolerations(d, obj, ps);
+	if (!rc)
+		rc = sim_topology_parse(d, obj, ps);
 	return rc;
 }
 
@@ -541,6 +539,8 @@ static int parse_shape(sim_trace_t *t, policy_jdec_t *d, const json_t *obj, uint
 		policy_jdec_pop(d, o);
 	}
 	policy_jdec_pop(d, old);
+	if (!rc)
+		rc = sim_topology_groups(d, sh);
 	if (!rc)
 		rc = policy_jdec_bool(d, obj, "gang", &sh->gang);
 	if (!rc)
@@ -647,10 +647,34 @@ static const char *const workload_keys[] = {
     "class",	  "podSets",   "object",	  "runtime",	   "gang",
     "readyDelay", "idleAfter", "expectedRuntime", "maxExecTime",   NULL};
 
+/* A decoded pod set's topology request as a podSets entry's topology
+ * (sim/topology.c reads it back). A new reference, or NULL (no memory). */
+static json_t *topology_entry(const workload_topology_t *tp)
+{
+	json_t *o = json_object();
+
+	if (o && tp->mode == WORKLOAD_TOPO_REQUIRED)
+		json_object_set_new(o, "required", json_string(tp->level));
+	if (o && tp->mode == WORKLOAD_TOPO_PREFERRED)
+		json_object_set_new(o, "preferred", json_string(tp->level));
+	if (o && tp->mode == WORKLOAD_TOPO_UNCONSTRAINED)
+		json_object_set_new(o, "unconstrained", json_true());
+	if (o && tp->slice_level) {
+		json_object_set_new(o, "sliceRequired", json_string(tp->slice_level));
+		json_object_set_new(o, "sliceSize", json_integer(tp->slice_size));
+	}
+	if (o && tp->group)
+		json_object_set_new(o, "group", json_string(tp->group));
+	return o;
+}
+
 /* One decoded pod set as the podSets entry a trace writes: name, count,
- * per-pod requests, nodeSelector, tolerations. A new reference. */
+ * per-pod requests, nodeSelector, tolerations, topology (its template's
+ * annotations, read by workload/). A new reference. */
 static json_t *podset_entry(const workload_t *w, const workload_podset_t *ps)
 {
+	json_t *e;
+
 	json_t *reqs = json_object(), *sel = json_object(), *tols = json_array();
 	char q[64];
 
@@ -669,9 +693,14 @@ static json_t *podset_entry(const workload_t *w, const workload_podset_t *ps)
 						      tl->value ? tl->value : "", "effect",
 						      tl->effect ? tl->effect : ""));
 	}
-	return json_pack("{s:s, s:I, s:o, s:o, s:o}", "name", ps->name, "count",
-			 (json_int_t)(w->n_podsets == 1 ? w->pods : ps->count), "requests", reqs,
-			 "nodeSelector", sel, "tolerations", tols);
+	e = json_pack("{s:s, s:I, s:o, s:o, s:o}", "name", ps->name, "count",
+		      (json_int_t)(w->n_podsets == 1 ? w->pods : ps->count), "requests", reqs,
+		      "nodeSelector", sel, "tolerations", tols);
+	if (e && ps->topology && json_object_set_new(e, "topology", topology_entry(ps->topology))) {
+		json_decref(e);
+		return NULL;
+	}
+	return e;
 }
 
 /* A workload given as the object a tenant submits ("object": a Job, a
@@ -1128,8 +1157,8 @@ static int parse_list(sim_trace_t *t, policy_jdec_t *d, const json_t *spec, cons
 static int parse_spec(sim_trace_t *t, policy_jdec_t *d, const json_t *doc)
 {
 	static const char *const top_keys[] = {"apiVersion", "kind", "metadata", "spec", NULL};
-	static const char *const spec_keys[] = {"options", "objectSets", "arrivals", "generators",
-						NULL};
+	static const char *const spec_keys[] = {"options",    "objectSets", "arrivals",
+						"generators", "nodeGroups", NULL};
 	const json_t *spec = NULL;
 	size_t cap = 0, old;
 	int rc;
@@ -1149,6 +1178,10 @@ static int parse_spec(sim_trace_t *t, policy_jdec_t *d, const json_t *doc)
 	if (!rc && t->n_arrivals == 0)
 		rc = policy_jdec_fail(d, GPUQ_EINVAL, "no workloads (give arrivals or generators)");
 	policy_jdec_pop(d, old);
+	if (!rc)
+		rc = sim_nodes_groups(t, spec, d->diag);
+	if (!rc)
+		rc = sim_nodes_check(t, d->diag);
 	if (!rc)
 		rc = check_names(t, d->diag);
 	if (rc)
@@ -1194,6 +1227,7 @@ int sim_trace_parse(const char *name, const char *buf, size_t len, sim_trace_t *
 	if (rc)
 		goto fail;
 	t->policy = l.policy;
+	l.t = t;
 	rc = manifest_parse(name, buf, len, on_doc, &l, diag);
 	if (!rc)
 		rc = policy_add_manifest(t->policy, name, buf, len, diag);
@@ -1310,6 +1344,7 @@ static void shape_free(sim_shape_t *sh)
 		free(ps->sel);
 		free(ps->tol);
 		free(ps->name);
+		sim_topology_free(&ps->topology);
 	}
 	free(sh->podsets);
 }
@@ -1333,6 +1368,7 @@ void sim_trace_destroy(sim_trace_t *t)
 	free(t->gens);
 	free(t->classes);
 	free(t->res_names);
+	sim_nodes_free(t);
 	free(t->arrivals);
 	free(t->opt.util_resource);
 	free(t->trace_name);

@@ -837,11 +837,12 @@ static void load_files_and_workloads(void **state)
 	/* without the option the Pod is refused, as --policy-dir refuses it */
 	assert_int_equal(policy_load_files(paths, 2, NULL, &p, &d), GPUQ_EINVAL);
 	assert_null(p);
-	snprintf(msg, sizeof(msg),
-		 "%s: document 2: kind \"Pod\" (apiVersion \"v1\") is not a policy object; gpuq "
-		 "reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
-		 "ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass",
-		 a);
+	snprintf(
+	    msg, sizeof(msg),
+	    "%s: document 2: kind \"Pod\" (apiVersion \"v1\") is not a policy object; gpuq "
+	    "reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
+	    "Topology, ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass",
+	    a);
 	assert_string_equal(d.msg, msg);
 	/* the first file alone lacks its flavor */
 	assert_int_equal(policy_load_files(paths, 1, &skip, &p, &d), GPUQ_EINVAL);

@@ -83,6 +83,21 @@ static const case_t CASES[] = {
     {"a duplicate LocalQueue: the first stays",
      RF("gpu") CQ("a", "gpu", "") LQ("t", "q", "a", "") LQ("t", "q", "a", ""),
      "LocalQueue t/q InvalidSpec", "cq: a; lq: t/q", NULL},
+    {"a flavor naming a missing Topology: it, the ClusterQueue naming it and its LocalQueue",
+     RF("gpu") "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: tas}\n"
+	       "spec: {topologyName: racks}\n---\n" CQ("a", "gpu", "") CQ("b", "tas", "")
+		   LQ("t", "qa", "a", "") LQ("t", "qb", "b", ""),
+     "ResourceFlavor /tas TopologyNotFound; ClusterQueue /b TopologyNotFound; LocalQueue t/qb "
+     "ClusterQueueIsInactive",
+     "cq: a; lq: t/qa", "ResourceFlavor \"tas\": spec.topologyName: Topology \"racks\" not found"},
+    {"a flavor naming a Topology its decoder refused",
+     "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: racks}\n"
+     "spec: {levels: []}\n---\n"
+     "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: tas}\n"
+     "spec: {topologyName: racks}\n---\n" CQ("b", "tas", ""),
+     "Topology /racks InvalidSpec; ResourceFlavor /tas TopologyNotFound; ClusterQueue /b "
+     "TopologyNotFound",
+     "cq:; lq:", "Topology \"racks\": spec.levels: at least one level is required"},
     {"nothing wrong: nothing left out", RF("gpu") CQ("a", "gpu", "") LQ("t", "q", "a", ""), "",
      "cq: a; lq: t/q", NULL},
 };

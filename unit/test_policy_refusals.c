@@ -15,6 +15,7 @@
 #include "unit/policy_fixtures.h"
 
 #define CQ_HEAD "apiVersion: gpuq.dev/v1beta1\nkind: ClusterQueue\nmetadata: {name: team-a}\n"
+#define TOPO_HEAD "apiVersion: gpuq.dev/v1beta1\nkind: Topology\nmetadata: {name: t}\n"
 #define RF_GPU "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
 
 typedef struct {
@@ -28,7 +29,7 @@ static const bad_t BAD[] = {
     {"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: kind \"Deployment\" (apiVersion \"apps/v1\") is not a policy object; "
      "gpuq reads Namespace, LimitRange, ResourceQuota, PriorityClass, ResourceFlavor, "
-     "ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass"},
+     "Topology, ClusterQueue, LocalQueue, Cohort, ResourceClaimTemplate and RuntimeClass"},
     {"apiVersion: v1\nmetadata: {name: x}\n", GPUQ_EINVAL,
      "t.yaml: document 1: kind: required (a string)"},
     {"kind: Namespace\nmetadata: {name: x}\n", GPUQ_EINVAL,
@@ -236,10 +237,62 @@ static const bad_t BAD[] = {
      GPUQ_EINVAL,
      "t.yaml: document 1: ResourceFlavor \"f\": metadata.annotations[\"gpuq.dev/price-per-hour\"]: "
      "must be a string such as \"2.50\", not 2.5"},
+    /* spec.topologyName: a Topology the policy declares */
     {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
      "  topologyName: rack\n",
      GPUQ_EINVAL,
-     "t.yaml: document 1: ResourceFlavor \"f\": spec.topologyName: not supported by gpuq"},
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.topologyName: Topology \"rack\" not found"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  topologyName: Rack_1\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.topologyName: invalid name \"Rack_1\" "
+     "(want a DNS-1123 subdomain)"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\nspec:\n"
+     "  topologyName: [a]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: ResourceFlavor \"f\": spec.topologyName: must be a string, not a list"},
+    /* Topology */
+    {TOPO_HEAD "spec: {levels: []}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels: at least one level is required"},
+    {TOPO_HEAD "spec: {}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels: required"},
+    {TOPO_HEAD, GPUQ_EINVAL, "t.yaml: document 1: Topology \"t\": spec: required"},
+    {TOPO_HEAD "spec:\n  levels: [{nodeLabel: a}, {nodeLabel: b}, {nodeLabel: c}, {nodeLabel: d},"
+	       " {nodeLabel: e}, {nodeLabel: f}, {nodeLabel: g}, {nodeLabel: h}, {nodeLabel: i},"
+	       " {nodeLabel: j}, {nodeLabel: k}, {nodeLabel: l}, {nodeLabel: m}, {nodeLabel: n},"
+	       " {nodeLabel: o}, {nodeLabel: p}, {nodeLabel: q}]\n",
+     GPUQ_ELIMIT,
+     "t.yaml: document 1: Topology \"t\": spec.levels: 17 entries, more than the 16 allowed"},
+    {TOPO_HEAD "spec:\n  levels: [{nodeLabel: topology.gpuq.dev/rack}, {nodeLabel: "
+	       "topology.gpuq.dev/rack}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels[1].nodeLabel: \"topology.gpuq.dev/rack\" "
+     "is already level 0"},
+    {TOPO_HEAD "spec:\n  levels: [{nodeLabel: \"rack!\"}]\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels[0].nodeLabel: invalid label key \"rack!\""},
+    {TOPO_HEAD "spec:\n  levels: [{nodeLabel: kubernetes.io/hostname}, {nodeLabel: "
+	       "topology.gpuq.dev/rack}]\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels[0].nodeLabel: \"kubernetes.io/hostname\" "
+     "may only be the last (narrowest) level"},
+    {TOPO_HEAD "spec:\n  levels: [{nodeLabel: \"\"}]\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels[0].nodeLabel: invalid label key \"\""},
+    {TOPO_HEAD "spec:\n  levels: [{label: rack}]\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.levels[0].label: unknown field"},
+    {TOPO_HEAD "spec:\n  levels: [{nodeLabel: rack}]\n  extra: 1\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology \"t\": spec.extra: unknown field"},
+    {"apiVersion: gpuq.dev/v1beta1\nkind: Topology\nmetadata: {name: t, namespace: x}\n"
+     "spec: {levels: [{nodeLabel: rack}]}\n",
+     GPUQ_EINVAL,
+     "t.yaml: document 1: Topology: metadata.namespace: must not be set: Topology is "
+     "cluster-scoped"},
+    {TOPO_HEAD "spec: {levels: [{nodeLabel: rack}]}\n---\n" TOPO_HEAD
+	       "spec: {levels: [{nodeLabel: rack}]}\n",
+     GPUQ_EEXIST,
+     "t.yaml: document 2: Topology \"t\": duplicate name (first declared in t.yaml document 1)"},
+    {"apiVersion: kueue.x-k8s.io/v1alpha1\nkind: Topology\nmetadata: {name: t}\n", GPUQ_EINVAL,
+     "t.yaml: document 1: Topology: apiVersion \"kueue.x-k8s.io/v1alpha1\" is not one gpuq "
+     "reads (want gpuq.dev/v1beta1, kueue.x-k8s.io/v1beta1 or kueue.x-k8s.io/v1beta2)"},
     /* LocalQueue, Cohort */
     {"apiVersion: gpuq.dev/v1beta1\nkind: LocalQueue\nmetadata: {namespace: a, name: q}\nspec: "
      "{}\n",

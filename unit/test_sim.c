@@ -496,9 +496,10 @@ static void parse_policy_errors(void **state)
 	    GPUQ_EINVAL,
 	    "t.yaml: document 1: Trace \"p\": spec.objectSets: LocalQueue \"n0/lq\": "
 	    "spec.clusterQueue: ClusterQueue \"cq-0\" not found");
-	parse_bad("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n", GPUQ_EINVAL,
-		  "t.yaml: document 1: kind \"Pod\" (apiVersion \"v1\") is neither a Trace nor a "
-		  "policy object");
+	parse_bad(
+	    "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n", GPUQ_EINVAL,
+	    "t.yaml: document 1: kind \"Pod\" (apiVersion \"v1\") is neither a Trace, a Node nor a "
+	    "policy object");
 }
 
 /* The object-set error names the copy; the policy module words the rest. */

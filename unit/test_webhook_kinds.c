@@ -837,6 +837,49 @@ static void test_edits_by_row(void **state)
 /* A value of n bytes of 'x' (n < 200). */
 #define X70 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 
+/* A pod set's topology annotations (issue 33) are part of what it asks:
+ * fixed once admitted (refused, naming the pod set), followed while queued
+ * (judged anew); a Pod's, once released, are fixed too. */
+#define TREQ(level) ",\"kueue.x-k8s.io/podset-required-topology\":\"" level "\""
+#define GREQ(level) ",\"gpuq.dev/podset-required-topology\":\"" level "\""
+static void test_topology_edits(void **state)
+{
+	static const struct {
+		const char *obj, *old, *kind; /* kind: "Job" or "Pod" */
+		const char *want;	      /* in the refusal; "": allowed */
+	} t[] = {
+	    {RUNNING(H100), KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("rack")), "Job",
+	     "Job \"j\": the topology annotations of pod set \"main\" (spec.template.spec: "
+	     "podset-*-topology, slice size, group) changed while gpuq admits it"},
+	    {KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("block")),
+	     KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("rack")), "Job",
+	     "the topology annotations of pod set \"main\""},
+	    /* gpuq's key added with Kueue's value: the same request */
+	    {KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("rack") GREQ("rack")),
+	     KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("rack")), "Job", ""},
+	    {KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("rack")),
+	     KJOB("false", K_ADMITTED H100, MANAGED, K_ADMITTED TREQ("rack")), "Job", ""},
+	    /* queued: followed */
+	    {KJOB("true", "", "", "\"x\":\"y\"" TREQ("block")),
+	     KJOB("true", "", "", "\"x\":\"y\"" TREQ("rack")), "Job", ""},
+	    {KPOD(TREQ("block")), KPOD(TREQ("rack")), "Pod",
+	     "Pod \"j-x\": its topology annotations (podset-*-topology, slice size, group) cannot "
+	     "change after admission"},
+	    {KPOD(TREQ("rack")), KPOD(TREQ("rack")), "Pod", ""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		bool pod = !strcmp(t[i].kind, "Pod");
+		char *msg = validate(pod ? "" : "batch", "v1", t[i].kind, "UPDATE", "alice",
+				     t[i].obj, t[i].old);
+
+		if (t[i].want[0] ? !strstr(msg, t[i].want) : msg[0] != '\0')
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, msg, t[i].want);
+		free(msg);
+	}
+}
+
 static void test_gpuq_keys(void **state)
 {
 	static const struct {
@@ -1146,7 +1189,8 @@ int main(void)
 	    cmocka_unit_test(test_sets_validate),      cmocka_unit_test(test_set_pods),
 	    cmocka_unit_test(test_ray_mutate),	       cmocka_unit_test(test_ray_validate),
 	    cmocka_unit_test(test_trainjob_admission), cmocka_unit_test(test_edits_by_row),
-	    cmocka_unit_test(test_unwatched_kinds),    cmocka_unit_test(test_gpuq_keys),
+	    cmocka_unit_test(test_topology_edits),     cmocka_unit_test(test_unwatched_kinds),
+	    cmocka_unit_test(test_gpuq_keys),
 	};
 
 	return cmocka_run_group_tests_name("webhook_kinds", tests, setup, teardown);

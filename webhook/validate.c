@@ -560,7 +560,8 @@ static bool same_request(const workload_view_t *a, const workload_view_t *b)
 		return false;
 	for (size_t p = 0; p < a->n_podsets; p++)
 		if (a->podsets[p].count != b->podsets[p].count ||
-		    !same_shape(&a->podsets[p], &b->podsets[p]))
+		    !same_shape(&a->podsets[p], &b->podsets[p]) ||
+		    !workload_topology_same(&a->podsets[p].topology, &b->podsets[p].topology))
 			return false;
 	return true;
 }
@@ -606,6 +607,14 @@ static bool edit_refused(const workload_view_t *w, const workload_view_t *old,
 		}
 		if (!o)
 			continue;
+		if (shape == WORKLOAD_EDIT_REFUSE &&
+		    !workload_topology_same(&o->topology, &n->topology)) {
+			snprintf(why, cap,
+				 "the topology annotations of pod set \"%s\" (%s: "
+				 "podset-*-topology, slice size, group) changed",
+				 n->name, n->spec_field);
+			return true;
+		}
 		if (shape == WORKLOAD_EDIT_REFUSE && !same_shape(o, n)) {
 			snprintf(why, cap,
 				 "what a Pod of pod set \"%s\" asks for (%s: its containers' "
@@ -776,6 +785,14 @@ static void validate_update_pod(webhook_review_t *r, workload_view_t *w, const w
 				      "%s/%s",
 				      w->name, WEBHOOK_ANNOT_ADMITTED, r->controller_user, r->ns,
 				      old->queue ? old->queue : WEBHOOK_DEFAULT_QUEUE);
+	} else if (!old_gated &&
+		   !workload_topology_same(&old->podsets[0].topology, &w->podsets[0].topology)) {
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "Pod \"%s\": its topology annotations (podset-*-topology, "
+		    "slice size, group) cannot change after admission; delete and "
+		    "recreate the Pod to change them",
+		    w->name);
 	} else if (!old_gated && !streq(old->queue, w->queue)) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
 				      "Pod \"%s\": label %s cannot change after admission (was "

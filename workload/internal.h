@@ -3,8 +3,8 @@
  * interface is workload/workload.h.
  *
  * Files, bottom up: gpu.c (the GPU rule), keys.c (who writes which
- * gpuq.dev/ key), view.c (an object's pod sets as the admission rules read
- * them), kinds.c (the integration table: each kind's pod sets and status),
+ * gpuq.dev/ key), topology.c (each pod set's topology annotations), view.c (an object's pod sets as
+ * the admission rules read them), kinds.c (the integration table: each kind's pod sets and status),
  * object.c (the owned, compact workload), resolve.c (what the policy makes
  * of it).
  */
@@ -18,6 +18,11 @@ static inline jv_fields_t workload_fields_of(const workload_view_t *w, gpuq_diag
 {
 	return (jv_fields_t){.kind_name = w->kind_name, .name = w->name, .diag = diag};
 }
+
+/* topology.c: each pod set's topology annotations (its pod_annotations)
+ * into its topology, checked (workload_topology_t); GPUQ_EINVAL naming the
+ * annotation and its value (diag may be NULL). */
+int workload_view_topology(workload_view_t *w, gpuq_diag_t *diag);
 
 /* view.c: read the template at `tmpl` (a {metadata, spec} object, or NULL
  * when absent) into ps: its labels, annotations and pod spec, each checked

@@ -26,6 +26,16 @@ static const struct {
     {WORKLOAD_LABEL_MAX_EXEC, true, WORKLOAD_KEY_INPUT, 63},
     /* a duration such as "90m" or "1h30m"; 64 bytes is far more than any */
     {POLICY_ANNOT_EXPECTED_RUNTIME, false, WORKLOAD_KEY_INPUT, 64},
+    /* a pod template's topology request (issue 33; read and checked in
+       workload/topology.c): node label keys (Kueue's 316 bytes), a boolean
+       ("FALSE" is the longest word), a slice size (10 digits) and a group
+       name (a label value's 63) */
+    {WORKLOAD_ANNOT_TOPO_REQUIRED, false, WORKLOAD_KEY_INPUT, WORKLOAD_TOPO_LEVEL_MAX},
+    {WORKLOAD_ANNOT_TOPO_PREFERRED, false, WORKLOAD_KEY_INPUT, WORKLOAD_TOPO_LEVEL_MAX},
+    {WORKLOAD_ANNOT_TOPO_UNCONSTRAINED, false, WORKLOAD_KEY_INPUT, 5},
+    {WORKLOAD_ANNOT_TOPO_SLICE, false, WORKLOAD_KEY_INPUT, WORKLOAD_TOPO_LEVEL_MAX},
+    {WORKLOAD_ANNOT_TOPO_SLICE_SIZE, false, WORKLOAD_KEY_INPUT, 10},
+    {WORKLOAD_ANNOT_TOPO_GROUP, false, WORKLOAD_KEY_INPUT, WORKLOAD_TOPO_GROUP_MAX},
     /* /mutate's "true" on a held parent's templates */
     {WORKLOAD_LABEL_MANAGED, true, WORKLOAD_KEY_CREATED, 4},
     /* /mutate's first status ("pending in ClusterQueue <name>: waiting for

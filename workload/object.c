@@ -475,6 +475,34 @@ static int decode_template_flags(workload_decoder_t *d, workload_podset_t *out,
 	return GPUQ_OK;
 }
 
+/* The view's topology request, owned (NULL when it declares none: a pod
+ * set that asks nothing of the topology pays one pointer). */
+static int decode_topology(workload_decoder_t *d, workload_podset_t *out,
+			   const workload_view_podset_t *ps)
+{
+	const workload_topology_t *from = &ps->topology;
+	workload_topology_t *t;
+	int rc = GPUQ_OK;
+
+	out->topology = NULL;
+	if (workload_topology_same(from, NULL))
+		return GPUQ_OK;
+	t = alloc_aligned(d, sizeof(*t), 8);
+	if (!t)
+		return GPUQ_ENOMEM;
+	*t = *from;
+	t->level = t->slice_level = t->group = NULL;
+	if (from->level)
+		rc = keep(d, &t->level, from->level, "topology level", WORKLOAD_TOPO_LEVEL_MAX);
+	if (!rc && from->slice_level)
+		rc = keep(d, &t->slice_level, from->slice_level, "topology slice level",
+			  WORKLOAD_TOPO_LEVEL_MAX);
+	if (!rc && from->group)
+		rc = keep(d, &t->group, from->group, "topology group", WORKLOAD_TOPO_GROUP_MAX);
+	out->topology = t;
+	return rc;
+}
+
 static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
 {
 	workload_t *w = d->w;
@@ -498,6 +526,8 @@ static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
 			rc = decode_tolerations(d, out, ps);
 		if (!rc)
 			rc = decode_containers(d, out, ps);
+		if (!rc)
+			rc = decode_topology(d, out, ps);
 		workload_pod_spec_scopes(ps->pod_spec, &out->terminating, &out->cross_ns_affinity);
 		out->gpu_named = ps->gpu; /* by name: no policy, so no DRA seen */
 	}
@@ -710,6 +740,14 @@ static void rel_podset(const reloc_t *r, workload_podset_t *ps)
 		rel(r, &t->op);
 		rel(r, &t->value);
 		rel(r, &t->effect);
+	}
+	rel(r, &ps->topology);
+	if (ps->topology) {
+		workload_topology_t *t = MUT(workload_topology_t, ps->topology);
+
+		rel(r, &t->level);
+		rel(r, &t->slice_level);
+		rel(r, &t->group);
 	}
 }
 

@@ -529,6 +529,12 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 			memcpy(w->gpu_resource, ps->gpu_resource, sizeof(w->gpu_resource));
 		}
 	}
+	if (!rc && workload_view_topology(w, NULL)) {
+		for (size_t i = 0; i < w->n_podsets; i++)
+			memset(&w->podsets[i].topology, 0, sizeof(w->podsets[i].topology));
+		if (w->gpu || w->queue) /* gpuq's: a bad request is refused, by name */
+			rc = workload_view_topology(w, diag);
+	}
 	if (!rc && max_exec_label(w, &w->max_exec_s, NULL)) {
 		w->max_exec_s = 0;
 		if (w->gpu || w->queue) /* gpuq's: a bad limit is refused, by name */

@@ -68,6 +68,60 @@
 					       every member has stopped */
 #define WORKLOAD_POD_GROUP_MAX 100000	    /* largest pod-group count accepted */
 
+/* ---- Topology requests of a pod set (topology.c; issue 33) ----
+ *
+ * Kueue's annotations on a pod template (a Pod: on itself), and gpuq's own
+ * under gpuq.dev/. A template carrying any gpuq.dev/ one of the six is read
+ * from the gpuq.dev/ ones alone; else from Kueue's (gpuq's wins whole, as
+ * the queue-name and max-exec-time labels do: never a mix of the two). */
+#define WORKLOAD_ANNOT_TOPO_REQUIRED "gpuq.dev/podset-required-topology"
+#define WORKLOAD_ANNOT_TOPO_PREFERRED "gpuq.dev/podset-preferred-topology"
+#define WORKLOAD_ANNOT_TOPO_UNCONSTRAINED "gpuq.dev/podset-unconstrained-topology"
+#define WORKLOAD_ANNOT_TOPO_SLICE "gpuq.dev/podset-slice-required-topology"
+#define WORKLOAD_ANNOT_TOPO_SLICE_SIZE "gpuq.dev/podset-slice-size"
+#define WORKLOAD_ANNOT_TOPO_GROUP "gpuq.dev/podset-group-name"
+#define WORKLOAD_ANNOT_KUEUE_TOPO_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define WORKLOAD_ANNOT_KUEUE_TOPO_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define WORKLOAD_ANNOT_KUEUE_TOPO_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
+#define WORKLOAD_ANNOT_KUEUE_TOPO_SLICE "kueue.x-k8s.io/podset-slice-required-topology"
+#define WORKLOAD_ANNOT_KUEUE_TOPO_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
+#define WORKLOAD_ANNOT_KUEUE_TOPO_GROUP "kueue.x-k8s.io/podset-group-name"
+/* Bytes of a level (a node label key: 253-byte prefix, '/', 63-byte name,
+ * Kueue's 316) and of a pod set group's name (a label value's 63). */
+#define WORKLOAD_TOPO_LEVEL_MAX 316
+#define WORKLOAD_TOPO_GROUP_MAX 63
+
+typedef enum {
+	WORKLOAD_TOPO_NONE = 0,		 /* no annotation: the flavor decides (Kueue:
+					    unconstrained on a topology flavor) */
+	WORKLOAD_TOPO_REQUIRED = 1,	 /* every pod in one domain at `level` */
+	WORKLOAD_TOPO_PREFERRED = 2,	 /* as few domains as it can, from `level` up */
+	WORKLOAD_TOPO_UNCONSTRAINED = 3, /* anywhere there is room (annotation "true") */
+} workload_topo_mode_t;
+
+/* What a pod set asks of the nodes' topology. Strings borrowed from the
+ * document in a view, owned by the workload in a workload_t. Checked when
+ * read: the levels are label keys; at most one of required, preferred and
+ * unconstrained; slices come with a required or preferred level, a slice
+ * level and a size in pairs, the size dividing the pod set's count; a group
+ * needs a required or preferred level, no slices, is not a number, and its
+ * pod sets (at least two in an object with several) ask for the same mode
+ * and level. Whether the levels are a Topology's, and the slice level no
+ * wider than the level, is the flavor's question (the core's, at
+ * admission). */
+typedef struct {
+	const char *level;	   /* REQUIRED, PREFERRED: the node label key; else NULL */
+	const char *slice_level;   /* podset-slice-required-topology; NULL: no slices */
+	const char *group;	   /* podset-group-name; NULL: none */
+	int32_t slice_size;	   /* pods per slice (1..count, divides it); 0: none */
+	workload_topo_mode_t mode; /* which of the three, or NONE */
+	bool gpuq_keys;		   /* read from the gpuq.dev/ keys (else Kueue's) */
+} workload_topology_t;
+
+/* Whether a and b ask the same (NULL is "none declared", equal to a
+ * request of mode NONE with no slices and no group). */
+bool workload_topology_same(const workload_topology_t *a, const workload_topology_t *b);
+
 /* ---- Who writes gpuq.dev/ keys (keys.c) ---- */
 
 /* The largest value of a gpuq.dev/ key gpuq writes whole (the resource=flavor
@@ -355,13 +409,15 @@ typedef struct {
 						  get that the template does not show
 						  (KubeRay's submitter in a SidecarMode
 						  RayJob's head); NULL */
-	bool counted_only; /* counted; a Pod another controller makes from a
-			      template gpuq does not hold (a RayJob's submitter): its
-			      template gets no label, annotation or default, only the
-			      flavor's placement at release (written whole from the
-			      kind's default when it has none and default_tmpl) */
-	bool default_tmpl; /* no template, and one may be written (the image it
-			      copies is there) */
+	bool counted_only;	      /* counted; a Pod another controller makes from a
+					 template gpuq does not hold (a RayJob's submitter): its
+					 template gets no label, annotation or default, only the
+					 flavor's placement at release (written whole from the
+					 kind's default when it has none and default_tmpl) */
+	bool default_tmpl;	      /* no template, and one may be written (the image it
+					 copies is there) */
+	workload_topology_t topology; /* its template's topology annotations
+					 (strings borrowed) */
 } workload_view_podset_t;
 
 typedef struct workload_view {
@@ -516,6 +572,8 @@ typedef struct {
 	const char *runtime_class;		  /* the pod spec's runtimeClassName; NULL */
 	const workload_label_t *node_selector;	  /* the pod spec's nodeSelector */
 	const workload_toleration_t *tolerations; /* the pod spec's tolerations */
+	const workload_topology_t *topology;	  /* its template's topology annotations;
+						     NULL when it declares none */
 	/* resolved (workload_resolve): */
 	int64_t dra_gpus;	      /* devices asked through GPU DRA claims */
 	workload_request_t *requests; /* one pod's effective request (resolve's
