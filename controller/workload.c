@@ -120,4 +120,17 @@ void controller_podset_from(const workload_podset_t *src, int32_t count, control
 		tol->value = t->value ? t->value : "";
 		ps->n_tolerations++;
 	}
+	if (src->topology) { /* the modes are the core's, value for value */
+		ps->topology = (queue_topo_mode_t)src->topology->mode;
+		ps->topology_level = src->topology->level;
+		ps->slice_level = src->topology->slice_level;
+		ps->slice_size = src->topology->slice_size;
+		ps->group = src->topology->group;
+	}
 }
+
+_Static_assert(WORKLOAD_TOPO_NONE == (int)QUEUE_TOPO_NONE &&
+		   WORKLOAD_TOPO_REQUIRED == (int)QUEUE_TOPO_REQUIRED &&
+		   WORKLOAD_TOPO_PREFERRED == (int)QUEUE_TOPO_PREFERRED &&
+		   WORKLOAD_TOPO_UNCONSTRAINED == (int)QUEUE_TOPO_UNCONSTRAINED,
+	       "workload/ and queue/ name the topology modes alike");

@@ -60,6 +60,7 @@ static int add_flavor(queue_t *q, const policy_flavor_t *f, gpuq_diag_t *diag)
 	spec.node_labels = labels;
 	spec.node_taints = taints;
 	spec.tolerations = tols;
+	spec.topology = f->topology ? f->topology->name : NULL;
 	return queue_flavor_add(q, &spec, NULL, diag);
 }
 
@@ -208,11 +209,20 @@ static int add_cohort(queue_t *q, const policy_cohort_t *c, gpuq_diag_t *diag)
 	return rc;
 }
 
-/* Add p's objects to q: flavors, cohorts, ClusterQueues, LocalQueues. */
+/* Add p's objects to q: Topologies, flavors, cohorts, ClusterQueues,
+ * LocalQueues. */
 static int add_objects(queue_t *q, const policy_t *p, gpuq_diag_t *diag)
 {
 	int rc;
 
+	for (size_t i = 0; i < policy_topology_count(p); i++) {
+		const policy_topology_t *t = policy_topology_at(p, i);
+		queue_topology_spec_t spec = {t->name, t->levels, t->n_levels};
+
+		rc = queue_topology_add(q, &spec, diag);
+		if (rc)
+			return rc;
+	}
 	for (size_t i = 0; i < policy_flavor_count(p); i++) {
 		rc = add_flavor(q, policy_flavor_at(p, i), diag);
 		if (rc)

@@ -194,6 +194,12 @@ static int32_t fill_podsets(const sim_trace_t *t, const sim_shape_t *sh, struct 
 				continue; /* tolerates nothing (the Trace refuses it anyway) */
 			ps[i].n_tolerations++;
 		}
+		/* the modes are the core's, value for value (controller/workload.c) */
+		ps[i].topology = (queue_topo_mode_t)p->topology.mode;
+		ps[i].topology_level = p->topology.level;
+		ps[i].slice_level = p->topology.slice_level;
+		ps[i].slice_size = p->topology.slice_size;
+		ps[i].group = p->topology.group;
 	}
 	return pods;
 }

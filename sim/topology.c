@@ -479,8 +479,8 @@ static int topo_fields(policy_jdec_t *d, const json_t *tp, uint32_t count, workl
 		return policy_jdec_fail_at(
 		    d, "sliceSize", GPUQ_EINVAL,
 		    "%" PRId64 " does not divide the pod set's %" PRIu32 " pods", size, count);
-	if ((slice || group) && !req && !pref)
-		return policy_jdec_fail_at(d, slice ? "sliceRequired" : "group", GPUQ_EINVAL,
+	if (group && !req && !pref)
+		return policy_jdec_fail_at(d, "group", GPUQ_EINVAL,
 					   "needs a required or preferred level");
 	if (group && slice)
 		return policy_jdec_fail_at(d, "group", GPUQ_EINVAL, "a group cannot have slices");

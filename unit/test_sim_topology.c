@@ -243,9 +243,6 @@ static const bad_t BAD[] = {
 	"pods"},
     {PS("{count: 4, " R8 ", topology: {required: block, sliceRequired: rack}}"), GPUQ_EINVAL,
      T6 "spec.arrivals[0].podSets[0].topology.sliceSize: required with sliceRequired"},
-    {PS("{count: 4, " R8 ", topology: {sliceRequired: rack, sliceSize: 2}}"), GPUQ_EINVAL,
-     T6 "spec.arrivals[0].podSets[0].topology.sliceRequired: needs a required or preferred "
-	"level"},
     {PS("{count: 4, " R8 ", topology: {required: rack, group: g}}"), GPUQ_EINVAL,
      T6 "spec.arrivals[0].podSets[0].topology.group: \"g\" holds only pod set \"main\" (a "
 	"group places two or more together)"},

@@ -122,12 +122,11 @@ static const case_t CASES[] = {
 	      "'gpuq.dev/podset-slice-size':'4'"),
      -1, "annotations[gpuq.dev/podset-slice-required-topology]: required with a slice size", NULL,
      0, NULL, false},
+    /* slices alone (Kueue's balanced placement): each slice in one rack,
+       the pod set anywhere */
     {JOB("8", "'kueue.x-k8s.io/podset-slice-required-topology':'" RACK "',"
 	      "'kueue.x-k8s.io/podset-slice-size':'4'"),
-     -1,
-     "annotations[kueue.x-k8s.io/podset-slice-required-topology]: \"" RACK "\": slices need "
-     "a podset-required-topology or podset-preferred-topology level to lie within",
-     NULL, 0, NULL, false},
+     WORKLOAD_TOPO_NONE, NULL, RACK, 4, NULL, false},
     {JOB("8", "'gpuq.dev/podset-unconstrained-topology':'true',"
 	      "'gpuq.dev/podset-group-name':'g'"),
      -1,

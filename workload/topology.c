@@ -188,10 +188,6 @@ static int slices_of(const reading_t *r, const keys_t *k, int64_t count, workloa
 		return refuse(r, k->slice_size, NULL, "required with a slice topology");
 	if (t->slice_size && !t->slice_level)
 		return refuse(r, k->slice, NULL, "required with a slice size");
-	if (t->slice_level && !t->level)
-		return refuse(r, k->slice, t->slice_level,
-			      "slices need a podset-required-topology or "
-			      "podset-preferred-topology level to lie within");
 	if (t->group && !t->level)
 		return refuse(r, k->group, t->group,
 			      "a group needs a podset-required-topology or "
