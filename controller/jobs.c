@@ -662,7 +662,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 			j->uid_owned = true;
 		if (!j || !j->uid || controller_map_put_borrowed(&c->jobs, j->uid, j, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
-				 controller_res[ev->res].name, uid);
+				 controller_res_at(ev->res).name, uid);
 			job_free(j);
 			return;
 		}
@@ -673,7 +673,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 	if (!ev->wl) {	 /* it did not decode: the former object stays, out of the core */
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s uid %s: %s",
-				 controller_res[ev->res].name, uid,
+				 controller_res_at(ev->res).name, uid,
 				 ev->bad ? ev->bad : "cannot decode");
 		j->bad = true;
 		stop_undecodable(c, j, ev->bad_rv);

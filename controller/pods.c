@@ -157,7 +157,7 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		return;
 	}
 	if (p) {
-		p->gen = c->gen[CONTROLLER_RES_PODS];
+		p->gen = c->pods_gen;
 		return;
 	}
 	p = calloc(1, sizeof(*p));
@@ -166,7 +166,7 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		jobpod_free(p);
 		return;
 	}
-	p->gen = c->gen[CONTROLLER_RES_PODS];
+	p->gen = c->pods_gen;
 	for (int i = 0; i < p->n_owners; i++)
 		job_count(c, p->owners[i], 1);
 	controller_actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
@@ -605,7 +605,7 @@ static bool parents_pod(const workload_t *o)
 	const workload_integration_t *p =
 	    workload_integration(workload_kind_of(o->x->owner_api_version, o->x->owner_kind));
 
-	return p->hold == WORKLOAD_HOLD_SUSPEND && p->child_kind == WORKLOAD_KIND_POD;
+	return workload_makes_pods(p);
 }
 
 /* The workload of Pods with key `key`, first seen through Pod o, made and
@@ -619,7 +619,7 @@ static controller_pgroup_t *group_new(struct controller *c, const char *key, con
 		return NULL;
 	}
 	controller_map_init(&g->members);
-	if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+	if (workload_set_member(o) && strrchr(key, '/') && strchr(key, ':')) {
 		/* a set's group seen first through a Pod ("lws:ns/x/0") */
 		g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
 		g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
@@ -720,7 +720,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	if (m->wl != o)
 		workload_destroy(m->wl);
 	m->wl = o;
-	m->gen = c->gen[CONTROLLER_RES_PODS];
+	m->gen = c->pods_gen;
 	m->shape = shape_of(o);
 	g->unretriable = g->unretriable || (pod_group(g) && o->x->unretriable);
 	if (g->set && engine_core(c->e))
@@ -755,7 +755,7 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 	workload_t *o = ev->wl;
 
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[CONTROLLER_RES_PODS]++;
+		c->pods_gen++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
@@ -765,14 +765,14 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 		while ((s = controller_map_next(&c->pod_group, &pos))) {
 			controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
 			member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
-			if (!m || m->gen != c->gen[CONTROLLER_RES_PODS])
+			if (!m || m->gen != c->pods_gen)
 				forget_member(c, s->key);
 		}
 		pos = 0; /* so are Jobs' pods */
 		while ((s = controller_map_next(&c->job_pods, &pos)))
-			if (((const jobpod_t *)s->value)->gen != c->gen[CONTROLLER_RES_PODS])
+			if (((const jobpod_t *)s->value)->gen != c->pods_gen)
 				jobpod_forget(c, s->key);
-		c->listed[CONTROLLER_RES_PODS] = true;
+		c->listed[ev->res] = true;
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {

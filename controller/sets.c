@@ -762,7 +762,7 @@ static void set_sync(struct controller *c, set_t *s)
 		return;
 	/* an LWS's own StatefulSets (labelled with its name; owned by the LWS
 	 * or by a group's leader Pod): the LWS's groups hold their Pods */
-	if (s->wl->x->set_kind != WORKLOAD_KIND_OTHER)
+	if (workload_set_member(s->wl))
 		return;
 	if (groups(s->wl->kind))
 		lws_groups(c, s);
@@ -852,7 +852,7 @@ void controller_sets_apply(struct controller *c, controller_cevent_t *ev)
 	}
 	if (!w) { /* a set that does not decode is nobody's workload */
 		gpuq_log(GPUQ_LOG_DEBUG, "controller", "%s uid %s: %s",
-			 controller_res[ev->res].name, ev->uid ? ev->uid : "?",
+			 controller_res_at(ev->res).name, ev->uid ? ev->uid : "?",
 			 ev->bad ? ev->bad : "cannot decode");
 		return;
 	}
