@@ -534,6 +534,12 @@ int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag);
  * else the caller's (workload_destroy). */
 int controller_decode(struct controller *c, const char *text, size_t len, workload_t **w,
 		      gpuq_diag_t *diag);
+/* What the cluster showed of workload uid, one of the changes named by it
+ * alone (ENGINE_CHANGE_PODS_READY, _FINISH, _DELETE, _EVICTED), applied to
+ * the core at the controller's now (engine_change_apply): on GPUQ_OK a
+ * cycle is due (core_dirty: what it freed or readied may admit others).
+ * The engine's code (GPUQ_EINVAL without a core; GPUQ_ENOTFOUND, ...). */
+int controller_wl_change(struct controller *c, engine_change_kind_t kind, const char *uid);
 /* An admitted workload (core uid) whose object o now says wall-clock limit
  * max_exec_s (its label; 0: none) takes it at once, whatever its kind (a
  * Job, a plain Pod, a pod group by its eldest member, a set's group by its

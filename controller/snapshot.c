@@ -197,7 +197,12 @@ void controller_snapshot_seed_usage(struct controller *c)
 			memcpy(ns, s->key, (size_t)(slash - s->key));
 			ns[slash - s->key] = '\0';
 			if (queue_lq_find(engine_core(c->e), ns, slash + 1, &id) == GPUQ_OK &&
-			    engine_lq_usage_seed(c->e, id, json_number_value(u)) == GPUQ_OK)
+			    engine_change_apply(
+				c->e,
+				&(engine_change_t){.kind = ENGINE_CHANGE_LQ_USAGE_SEED,
+						   .lq = id,
+						   .value = json_number_value(u)},
+				NULL) == GPUQ_OK)
 				seeded++;
 		}
 	}

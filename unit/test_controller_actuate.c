@@ -650,7 +650,12 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	assert_int_equal(ctl_step(c->e, t0, 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	/* 2 GPUs for an hour and a half */
-	assert_int_equal(engine_workload_finish(c->e, "a", t0 + 5400000), GPUQ_OK);
+	assert_int_equal(
+	    engine_change_apply(
+		c->e,
+		&(engine_change_t){.kind = ENGINE_CHANGE_FINISH, .uid = "a", .now = t0 + 5400000},
+		NULL),
+	    GPUQ_OK);
 	assert_int_equal(ledger_checkpoint_encode(queue_ledger(engine_core(c->e)), t0 + 7200000, 0,
 						  parts, lens, &info),
 			 GPUQ_OK);
@@ -672,10 +677,20 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	assert_int_equal(gpuq_base64_decode(b64, LEDGER_CKPT_PART_MAX, &part, &len), GPUQ_OK);
 	assert_int_equal(len, lens[0]);
 	assert_memory_equal(part, parts[0], len);
-	assert_int_equal(engine_ledger_merge(other->e, (const uint8_t *)part, len, &mi, &d),
+	assert_int_equal(engine_change_apply(other->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_LEDGER_MERGE,
+								.part = (const uint8_t *)part,
+								.len = len,
+								.merged = &mi},
+					     &d),
 			 GPUQ_OK);
 	assert_true(mi.added_acc_hours > 2.999 && mi.added_acc_hours < 3.001); /* 2 x 1.5 h */
-	assert_int_equal(engine_ledger_merge(other->e, (const uint8_t *)part, len, &mi, &d),
+	assert_int_equal(engine_change_apply(other->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_LEDGER_MERGE,
+								.part = (const uint8_t *)part,
+								.len = len,
+								.merged = &mi},
+					     &d),
 			 GPUQ_OK);
 	assert_true(mi.added_acc_hours == 0.0);
 	free(part);
