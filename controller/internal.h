@@ -351,8 +351,9 @@ struct controller {
 	controller_map_t
 	    objs[CONTROLLER_RES_COUNT];	    /* policy objects by ns/name -> controller_pobj_t * */
 	uint64_t gen[CONTROLLER_RES_COUNT]; /* LIST generation: bumped by each RESET */
-	uint64_t pods_gen;		    /* ... the Pods cache's (pods.c): its
-					       collection's */
+	uint64_t pods_gen;		    /* the Pods cache's LIST generation
+					       (pods.c): bumped by each RESET of
+					       the collection it holds */
 	controller_map_t jobs;		    /* uid -> controller_job_t * */
 	controller_map_t released;	    /* namespace -> controller_released_t *: its
 					       cached Jobs admitted and not suspended
