@@ -23,6 +23,9 @@
 #include <string.h>
 
 #include "controller/internal.h"
+#ifdef CONTROLLER_RES_OF /* the Jobs' collection, by their row's kind */
+#define CONTROLLER_RES_JOBS CONTROLLER_RES_OF(WORKLOAD_KIND_JOB)
+#endif
 #include "engine/engine.h"
 #include "kube/kube.h"
 #include "slurp.h"

@@ -50,7 +50,12 @@ static void on_util(void *arg, const char *uid, double pct)
 	struct controller *c = arg;
 
 	/* a workload that is not admitted (any more) says nothing */
-	(void)engine_workload_utilization(c->e, uid, pct, controller_now(c));
+	(void)engine_change_apply(c->e,
+				  &(engine_change_t){.kind = ENGINE_CHANGE_UTILIZATION,
+						     .uid = uid,
+						     .value = pct,
+						     .now = controller_now(c)},
+				  NULL);
 }
 
 /* ---- Events ---- */
@@ -341,8 +346,17 @@ static void predict_apply(struct controller *c, const predict_result_t *r, int64
 	for (size_t i = 0; i < r->n; i++) {
 		bool was = false, is = show && show[i];
 
-		if (engine_workload_predict_set(c->e, r->v[i].uid, r->v[i].start_ms) ||
-		    engine_workload_predict_show(c->e, r->v[i].uid, is, &was))
+		if (engine_change_apply(c->e,
+					&(engine_change_t){.kind = ENGINE_CHANGE_PREDICT_SET,
+							   .uid = r->v[i].uid,
+							   .start_ms = r->v[i].start_ms},
+					NULL) ||
+		    engine_change_apply(c->e,
+					&(engine_change_t){.kind = ENGINE_CHANGE_PREDICT_SHOW,
+							   .uid = r->v[i].uid,
+							   .show = is,
+							   .was = &was},
+					NULL))
 			continue;
 		if (is || was)
 			controller_status_note(c, r->v[i].uid);

@@ -6,56 +6,78 @@
 
 #include "controller/internal.h"
 
-const controller_res_info_t controller_res[CONTROLLER_RES_COUNT] = {
-    [CONTROLLER_RES_NAMESPACES] = {"namespaces", "/api/v1/namespaces", false, true,
-				   WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_LIMITRANGES] = {"limitranges", "/api/v1/limitranges", false, true,
-				    WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_RESOURCEQUOTAS] = {"resourcequotas", "/api/v1/resourcequotas", false, true,
-				       WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_PRIORITYCLASSES] = {"priorityclasses",
-					"/apis/scheduling.k8s.io/v1/priorityclasses", false, true,
-					WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_CLAIMTEMPLATES] = {"resourceclaimtemplates",
-				       "/apis/resource.k8s.io/v1/resourceclaimtemplates", true,
-				       true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_RUNTIMECLASSES] = {"runtimeclasses", "/apis/node.k8s.io/v1/runtimeclasses",
-				       false, true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_FLAVORS] = {"resourceflavors", "/apis/gpuq.dev/v1beta1/resourceflavors", false,
-				true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_CLUSTERQUEUES] = {"clusterqueues", "/apis/gpuq.dev/v1beta1/clusterqueues",
-				      false, true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_LOCALQUEUES] = {"localqueues", "/apis/gpuq.dev/v1beta1/localqueues", false,
-				    true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_COHORTS] = {"cohorts", "/apis/gpuq.dev/v1beta1/cohorts", true, true,
-				WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_KUEUE_FLAVORS] = {"kueue resourceflavors",
-				      "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", true, true,
-				      WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_KUEUE_CLUSTERQUEUES] = {"kueue clusterqueues",
-					    "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", true,
-					    true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_KUEUE_LOCALQUEUES] = {"kueue localqueues",
-					  "/apis/kueue.x-k8s.io/v1beta2/localqueues", true, true,
-					  WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_KUEUE_COHORTS] = {"kueue cohorts", "/apis/kueue.x-k8s.io/v1beta2/cohorts", true,
-				      true, WORKLOAD_KIND_OTHER},
-    [CONTROLLER_RES_JOBS] = {"jobs", "/apis/batch/v1/jobs", false, false, WORKLOAD_KIND_JOB},
-    [CONTROLLER_RES_PODS] = {"pods", "/api/v1/pods", false, false, WORKLOAD_KIND_POD},
-    [CONTROLLER_RES_JOBSETS] = {"jobsets", "/apis/jobset.x-k8s.io/v1alpha2/jobsets", true, false,
-				WORKLOAD_KIND_JOBSET},
-    [CONTROLLER_RES_STATEFULSETS] = {"statefulsets", "/apis/apps/v1/statefulsets", false, false,
-				     WORKLOAD_KIND_STATEFULSET},
-    [CONTROLLER_RES_LWS] = {"leaderworkersets",
-			    "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", true, false,
-			    WORKLOAD_KIND_LWS},
-    [CONTROLLER_RES_RAYJOBS] = {"rayjobs", "/apis/ray.io/v1/rayjobs", true, false,
-				WORKLOAD_KIND_RAYJOB},
-    [CONTROLLER_RES_RAYCLUSTERS] = {"rayclusters", "/apis/ray.io/v1/rayclusters", true, false,
-				    WORKLOAD_KIND_RAYCLUSTER},
-    [CONTROLLER_RES_TRAINJOBS] = {"trainjobs", "/apis/trainer.kubeflow.org/v1alpha1/trainjobs",
-				  true, false, WORKLOAD_KIND_TRAINJOB},
+/* The policy kinds' collections (the workload kinds' are their rows'). */
+static const controller_res_info_t policy_res[CONTROLLER_RES_POLICY_COUNT] = {
+    [CONTROLLER_RES_NAMESPACES] = {.name = "namespaces",
+				   .path = "/api/v1/namespaces",
+				   .optional = false,
+				   .policy = true},
+    [CONTROLLER_RES_LIMITRANGES] = {.name = "limitranges",
+				    .path = "/api/v1/limitranges",
+				    .optional = false,
+				    .policy = true},
+    [CONTROLLER_RES_RESOURCEQUOTAS] = {.name = "resourcequotas",
+				       .path = "/api/v1/resourcequotas",
+				       .optional = false,
+				       .policy = true},
+    [CONTROLLER_RES_PRIORITYCLASSES] = {.name = "priorityclasses",
+					.path = "/apis/scheduling.k8s.io/v1/priorityclasses",
+					.optional = false,
+					.policy = true},
+    [CONTROLLER_RES_CLAIMTEMPLATES] = {.name = "resourceclaimtemplates",
+				       .path = "/apis/resource.k8s.io/v1/resourceclaimtemplates",
+				       .optional = true,
+				       .policy = true},
+    [CONTROLLER_RES_RUNTIMECLASSES] = {.name = "runtimeclasses",
+				       .path = "/apis/node.k8s.io/v1/runtimeclasses",
+				       .optional = false,
+				       .policy = true},
+    [CONTROLLER_RES_FLAVORS] = {.name = "resourceflavors",
+				.path = "/apis/gpuq.dev/v1beta1/resourceflavors",
+				.optional = false,
+				.policy = true},
+    [CONTROLLER_RES_CLUSTERQUEUES] = {.name = "clusterqueues",
+				      .path = "/apis/gpuq.dev/v1beta1/clusterqueues",
+				      .optional = false,
+				      .policy = true},
+    [CONTROLLER_RES_LOCALQUEUES] = {.name = "localqueues",
+				    .path = "/apis/gpuq.dev/v1beta1/localqueues",
+				    .optional = false,
+				    .policy = true},
+    [CONTROLLER_RES_COHORTS] = {.name = "cohorts",
+				.path = "/apis/gpuq.dev/v1beta1/cohorts",
+				.optional = true,
+				.policy = true},
+    [CONTROLLER_RES_KUEUE_FLAVORS] = {.name = "kueue resourceflavors",
+				      .path = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors",
+				      .optional = true,
+				      .policy = true},
+    [CONTROLLER_RES_KUEUE_CLUSTERQUEUES] = {.name = "kueue clusterqueues",
+					    .path = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
+					    .optional = true,
+					    .policy = true},
+    [CONTROLLER_RES_KUEUE_LOCALQUEUES] = {.name = "kueue localqueues",
+					  .path = "/apis/kueue.x-k8s.io/v1beta2/localqueues",
+					  .optional = true,
+					  .policy = true},
+    [CONTROLLER_RES_KUEUE_COHORTS] = {.name = "kueue cohorts",
+				      .path = "/apis/kueue.x-k8s.io/v1beta2/cohorts",
+				      .optional = true,
+				      .policy = true},
 };
+
+controller_res_info_t controller_res_at(int r)
+{
+	const workload_integration_t *in;
+
+	if (r >= 0 && r < CONTROLLER_RES_WORKLOADS)
+		return policy_res[r];
+	in = workload_integration((workload_kind_t)(r - CONTROLLER_RES_WORKLOADS));
+	return (controller_res_info_t){.name = in->resource,
+				       .path = in->watch_path,
+				       .optional = in->watch_optional,
+				       .kind = in->kind};
+}
 
 /* ---- the event queue ---- */
 
@@ -207,9 +229,10 @@ void controller_informer_event(controller_res_t res, const webhook_config_t *cfg
 		out->object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
 		return;
 	}
-	if (!ev->fast || controller_res[res].kind == WORKLOAD_KIND_OTHER)
+	if (!ev->fast || res < CONTROLLER_RES_WORKLOADS)
 		return;
-	if (workload_decode(ev->fast, controller_res[res].kind, &wcfg, &out->wl, &diag) == GPUQ_OK)
+	if (workload_decode(ev->fast, controller_res_at(res).kind, &wcfg, &out->wl, &diag) ==
+	    GPUQ_OK)
 		return;
 	uid = jv_member_str(jv_get(ev->fast, "metadata"), "uid");
 	rv = jv_member_str(jv_get(ev->fast, "metadata"), "resourceVersion");
@@ -233,12 +256,13 @@ static int on_event(void *ctx, const kube_event_t *ev)
 static void *watch_main(void *arg)
 {
 	controller_watcher_t *w = arg;
+	const controller_res_info_t res = controller_res_at(w->res);
 	kube_watch_opts_t o = {
-	    .path = controller_res[w->res].path,
-	    .name = controller_res[w->res].name,
+	    .path = res.path,
+	    .name = res.name,
 	    .stop = &w->ctl->stop,
-	    .fast = controller_res[w->res].kind != WORKLOAD_KIND_OTHER,
-	    .may_be_unserved = controller_res[w->res].optional,
+	    .fast = w->res >= CONTROLLER_RES_WORKLOADS,
+	    .may_be_unserved = res.optional,
 	};
 
 	kube_watch_run(w->client, &o, on_event, w);
@@ -254,6 +278,8 @@ int controller_informer_start(struct controller *c, gpuq_diag_t *diag)
 	 * asks again every KUBE_UNSERVED_POLL_MS and lists it once it is */
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
 		controller_watcher_t *w = &c->watchers[r];
+		if (!controller_res_at(r).path)
+			continue; /* a kind the controller does not watch */
 		w->ctl = c;
 		w->res = (controller_res_t)r;
 		rc = kube_client_create(c->o.kube, &c->o.client, &w->client, diag);

@@ -118,30 +118,33 @@ typedef enum {
 	CONTROLLER_RES_KUEUE_CLUSTERQUEUES,
 	CONTROLLER_RES_KUEUE_LOCALQUEUES,
 	CONTROLLER_RES_KUEUE_COHORTS,
-	CONTROLLER_RES_JOBS,
-	CONTROLLER_RES_PODS,
-	CONTROLLER_RES_JOBSETS,	     /* optional: jobset.x-k8s.io, when the apiserver serves it */
-	CONTROLLER_RES_STATEFULSETS, /* apps/v1 StatefulSets: sets admitted by gates on their Pods
-				      */
-	CONTROLLER_RES_LWS,	     /* optional: leaderworkerset.x-k8s.io LeaderWorkerSets */
-	CONTROLLER_RES_RAYJOBS,	     /* optional: ray.io RayJobs */
-	CONTROLLER_RES_RAYCLUSTERS,  /* optional: ray.io RayClusters */
-	CONTROLLER_RES_TRAINJOBS,    /* optional: trainer.kubeflow.org TrainJobs */
-	CONTROLLER_RES_COUNT
+	CONTROLLER_RES_POLICY_COUNT,
+	/* then one collection per workload kind, from its row
+	 * (workload_integration): CONTROLLER_RES_OF(kind); a kind whose row
+	 * names no watch_path (none, a Deployment) is a collection never
+	 * watched, never listed */
+	CONTROLLER_RES_WORKLOADS = CONTROLLER_RES_POLICY_COUNT,
+	CONTROLLER_RES_COUNT = CONTROLLER_RES_WORKLOADS + WORKLOAD_KIND_COUNT
 } controller_res_t;
 
+/* The collection of workload kind k's objects. */
+#define CONTROLLER_RES_OF(k) ((controller_res_t)(CONTROLLER_RES_WORKLOADS + (int)(k)))
+
 typedef struct {
-	const char *name;     /* for logs: "jobs" */
-	const char *path;     /* collection path */
+	const char *name;     /* for logs: "jobs" (a workload kind's: its row's resource) */
+	const char *path;     /* collection path; NULL: not watched (a workload kind whose
+				 row names none) */
 	bool optional;	      /* a CRD's, which may not be served (not installed yet, or
 				 removed): watched while it is (KUBE_EV_UNSERVED) */
 	bool policy;	      /* feeds the policy snapshot */
 	workload_kind_t kind; /* the workload its objects are, decoded on the watch
-				 thread (WORKLOAD_KIND_OTHER: policy objects); its row
+				 thread (none, 0: policy objects); its row
 				 names the collection to the webhook (policy_watch_has) */
 } controller_res_info_t;
 
-extern const controller_res_info_t controller_res[CONTROLLER_RES_COUNT];
+/* What collection r is: the policy kinds' from informer.c's table, a
+ * workload kind's from its row. */
+controller_res_info_t controller_res_at(int r);
 
 /* The namespaces a policy change may have changed the workloads of (their
  * labels, LimitRanges, ResourceQuotas, claim templates, or which
@@ -238,8 +241,8 @@ typedef enum {
  * actuation and status read (workload_t), no JSON kept. (Named controller_job_t for
  * its first kind.) */
 typedef struct {
-	uint8_t res;	      /* its collection, a controller_res_t (CONTROLLER_RES_JOBS,
-				 CONTROLLER_RES_JOBSETS) */
+	uint8_t res;	      /* its collection, a controller_res_t (its kind's:
+				 CONTROLLER_RES_OF) */
 	bool uid_owned;	      /* uid is its own copy (no workload decoded yet, or the
 				 object's uid changed under it) */
 	bool suspended;	      /* spec.suspend */
@@ -348,6 +351,9 @@ struct controller {
 	controller_map_t
 	    objs[CONTROLLER_RES_COUNT];	    /* policy objects by ns/name -> controller_pobj_t * */
 	uint64_t gen[CONTROLLER_RES_COUNT]; /* LIST generation: bumped by each RESET */
+	uint64_t pods_gen;		    /* the Pods cache's LIST generation
+					       (pods.c): bumped by each RESET of
+					       the collection it holds */
 	controller_map_t jobs;		    /* uid -> controller_job_t * */
 	controller_map_t released;	    /* namespace -> controller_released_t *: its
 					       cached Jobs admitted and not suspended
@@ -529,6 +535,12 @@ int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag);
  * else the caller's (workload_destroy). */
 int controller_decode(struct controller *c, const char *text, size_t len, workload_t **w,
 		      gpuq_diag_t *diag);
+/* What the cluster showed of workload uid, one of the changes named by it
+ * alone (ENGINE_CHANGE_PODS_READY, _FINISH, _DELETE, _EVICTED), applied to
+ * the core at the controller's now (engine_change_apply): on GPUQ_OK a
+ * cycle is due (core_dirty: what it freed or readied may admit others).
+ * The engine's code (GPUQ_EINVAL without a core; GPUQ_ENOTFOUND, ...). */
+int controller_wl_change(struct controller *c, engine_change_kind_t kind, const char *uid);
 /* An admitted workload (core uid) whose object o now says wall-clock limit
  * max_exec_s (its label; 0: none) takes it at once, whatever its kind (a
  * Job, a plain Pod, a pod group by its eldest member, a set's group by its

@@ -72,10 +72,14 @@ static int requeue(struct controller *c, controller_job_t *j, const workload_t *
 		   const queue_workload_spec_t *ws)
 {
 	gpuq_diag_t diag = {{0}};
-	int rc = engine_workload_delete(c->e, j->uid, controller_now(c));
+	int rc = controller_wl_change(c, ENGINE_CHANGE_DELETE, j->uid);
 
 	if (rc == GPUQ_OK)
-		rc = engine_workload_add(c->e, ws, controller_now(c), NULL, &diag);
+		rc = engine_change_apply(c->e,
+					 &(engine_change_t){.kind = ENGINE_CHANGE_ADD,
+							    .spec = ws,
+							    .now = controller_now(c)},
+					 &diag);
 	j->in_core = rc == GPUQ_OK;
 	c->core_dirty = true;
 	controller_status_note(c, j->uid);
@@ -102,7 +106,12 @@ static int follow_edit(struct controller *c, controller_job_t *j, const workload
 {
 	gpuq_diag_t diag = {{0}};
 	bool changed = false;
-	int rc = engine_workload_update(c->e, ws, controller_now(c), &changed, &diag);
+	int rc = engine_change_apply(c->e,
+				     &(engine_change_t){.kind = ENGINE_CHANGE_UPDATE,
+							.spec = ws,
+							.now = controller_now(c),
+							.changed = &changed},
+				     &diag);
 
 	if (rc == GPUQ_OK) {
 		if (changed) {
@@ -121,9 +130,8 @@ static int follow_edit(struct controller *c, controller_job_t *j, const workload
 		return GPUQ_OK;
 	if (rc == GPUQ_EAGAIN) /* admitted, not yet released: queued again */
 		return requeue(c, j, o, ws);
-	if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+	if (controller_wl_change(c, ENGINE_CHANGE_DELETE, j->uid) == GPUQ_OK) {
 		j->in_core = false;
-		c->core_dirty = true;
 		controller_status_note(c, j->uid);
 	}
 	if (!j->bad)
@@ -170,10 +178,8 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 	int rc;
 
 	if (p->pods > CONTROLLER_PODS_MAX) {
-		if (update && engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+		if (update && controller_wl_change(c, ENGINE_CHANGE_DELETE, j->uid) == GPUQ_OK)
 			j->in_core = false;
-			c->core_dirty = true;
-		}
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller",
 				 "%s %s/%s waits outside the queue: %lld pods is more than the %d "
@@ -191,7 +197,10 @@ static int put_in_core(struct controller *c, controller_job_t *j, const workload
 		ws.gang_total = ws.pods_present = (int32_t)p->pods;
 	if (update)
 		return follow_edit(c, j, o, &ws);
-	rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
+	rc = engine_change_apply(
+	    c->e,
+	    &(engine_change_t){.kind = ENGINE_CHANGE_ADD, .spec = &ws, .now = controller_now(c)},
+	    &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		j->in_core = true;
 		c->core_dirty = true;
@@ -318,7 +327,14 @@ static void adopt(struct controller *c, controller_job_t *j, const workload_t *o
 	char buf[CONTROLLER_FLAVORS_MAX];
 	size_t n = 0;
 	const char *why = adopt_pairs(c, o, p, buf, sizeof(buf), a, sizeof(a) / sizeof(a[0]), &n);
-	int rc = why ? GPUQ_EINVAL : engine_workload_adopt(c->e, j->uid, a, n, controller_now(c));
+	int rc = why ? GPUQ_EINVAL
+		     : engine_change_apply(c->e,
+					   &(engine_change_t){.kind = ENGINE_CHANGE_ADOPT,
+							      .uid = j->uid,
+							      .adopt = a,
+							      .n_adopt = n,
+							      .now = controller_now(c)},
+					   NULL);
 
 	c->core_dirty = true;
 	if (rc == GPUQ_OK) {
@@ -356,7 +372,7 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 	if (!atomic_load(&c->leader) &&
 	    (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) && o->suspend &&
 	    !o->admitted) {
-		if (engine_workload_delete(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+		if (controller_wl_change(c, ENGINE_CHANGE_DELETE, j->uid) == GPUQ_OK) {
 			j->in_core = false;
 			(void)put_in_core(c, j, o, p, false);
 		}
@@ -368,17 +384,14 @@ static void observe(struct controller *c, controller_job_t *j, const workload_t 
 			return;
 	}
 	if (o->finished && (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING)) {
-		if (engine_workload_finish(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+		if (controller_wl_change(c, ENGINE_CHANGE_FINISH, j->uid) == GPUQ_OK) {
 			j->finished_seen = true;
-			c->core_dirty = true;
 			controller_status_note(c, j->uid); /* its status says it finished */
 		}
 		return;
 	}
-	if (v.state == QUEUE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0) {
-		if (engine_workload_pods_ready(c->e, j->uid, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
-	}
+	if (v.state == QUEUE_WL_ADMITTED && !v.ready && p->ready_pods >= p->pods && p->pods > 0)
+		(void)controller_wl_change(c, ENGINE_CHANGE_PODS_READY, j->uid);
 }
 
 /* Whether j's workload waits in the core (an edit of its object follows). */
@@ -404,10 +417,9 @@ static void leave_queue(struct controller *c, controller_job_t *j, const workloa
 			  : o->finished ? "it finished"
 					: "no ClusterQueue selects its namespace";
 
-	if (engine_workload_delete(c->e, j->uid, controller_now(c)) != GPUQ_OK)
+	if (controller_wl_change(c, ENGINE_CHANGE_DELETE, j->uid) != GPUQ_OK)
 		return;
 	j->in_core = false;
-	c->core_dirty = true;
 	controller_status_note(c, j->uid);
 	controller_touch(c, j);
 	gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s left the queue while queued: %s",
@@ -555,8 +567,7 @@ static void forget(struct controller *c, const char *uid)
 		return;
 	j = controller_map_del(&c->jobs, uid);
 
-	if (engine_core(c->e) && engine_workload_delete(c->e, uid, controller_now(c)) == GPUQ_OK)
-		c->core_dirty = true;
+	(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, uid);
 	if (j && j->rq_wait)
 		c->rq_held--;
 	if (j && !j->suspended) /* its pods still to come no longer are */
@@ -662,7 +673,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 			j->uid_owned = true;
 		if (!j || !j->uid || controller_map_put_borrowed(&c->jobs, j->uid, j, NULL)) {
 			gpuq_log(GPUQ_LOG_ERROR, "controller", "%s uid %s: cannot cache",
-				 controller_res[ev->res].name, uid);
+				 controller_res_at(ev->res).name, uid);
 			job_free(j);
 			return;
 		}
@@ -673,7 +684,7 @@ void controller_jobs_apply(struct controller *c, controller_cevent_t *ev)
 	if (!ev->wl) {	 /* it did not decode: the former object stays, out of the core */
 		if (!j->bad)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s uid %s: %s",
-				 controller_res[ev->res].name, uid,
+				 controller_res_at(ev->res).name, uid,
 				 ev->bad ? ev->bad : "cannot decode");
 		j->bad = true;
 		stop_undecodable(c, j, ev->bad_rv);

@@ -402,20 +402,25 @@ static void term_check(struct controller *c)
 static bool all_listed(const struct controller *c)
 {
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		if (!c->listed[r] && !c->unserved[r])
+		if (controller_res_at(r).path && !c->listed[r] && !c->unserved[r])
 			return false;
 	return true;
 }
 
-/* ev into the cache of its collection. */
+/* ev into the cache of its collection: the policy's, else the one its
+ * kind's row says holds it (a set's, the Pods held by their own gates,
+ * the parents held by their suspend field). */
 static void dispatch(struct controller *c, controller_cevent_t *ev)
 {
-	if (controller_res[ev->res].policy)
+	const controller_res_info_t res = controller_res_at(ev->res);
+	const workload_integration_t *in = workload_integration(res.kind);
+
+	if (res.policy)
 		controller_snapshot_apply(c, ev);
-	else if (ev->res == CONTROLLER_RES_PODS)
-		controller_pods_apply(c, ev);
-	else if (ev->res == CONTROLLER_RES_STATEFULSETS || ev->res == CONTROLLER_RES_LWS)
+	else if (in->set != WORKLOAD_SET_NONE)
 		controller_sets_apply(c, ev);
+	else if (in->hold == WORKLOAD_HOLD_GATES)
+		controller_pods_apply(c, ev);
 	else
 		controller_jobs_apply(c, ev);
 }
@@ -441,11 +446,11 @@ static void let_go(struct controller *c, controller_res_t r)
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "%s: no longer served by the apiserver (its CRD removed?): let go, its "
 			 "cached objects and their workloads dropped; watched again once served",
-			 controller_res[r].name);
+			 controller_res_at(r).name);
 	else
 		gpuq_log(GPUQ_LOG_INFO, "controller",
 			 "%s: not served by the apiserver: watched once it is (asked every %d s)",
-			 controller_res[r].name, KUBE_UNSERVED_POLL_MS / 1000);
+			 controller_res_at(r).name, KUBE_UNSERVED_POLL_MS / 1000);
 }
 
 void controller_handle(struct controller *c, controller_cevent_t *ev)
@@ -466,7 +471,7 @@ void controller_handle(struct controller *c, controller_cevent_t *ev)
 	c->policy_dirty = true;
 	gpuq_log(GPUQ_LOG_INFO, "controller",
 		 "%s: served by the apiserver now: watched, without a restart",
-		 controller_res[r].name);
+		 controller_res_at(r).name);
 }
 
 static int64_t next_deadline(struct controller *c)

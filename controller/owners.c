@@ -16,7 +16,7 @@ static bool owner_admitted(const controller_job_t *j)
 	bool marked;
 
 	if (!wl || j->bad || j->gone || j->suspended || wl->finished ||
-	    workload_integration(wl->kind)->child_kind != WORKLOAD_KIND_POD)
+	    !workload_makes_pods(wl->integ))
 		return false;
 	marked = wl->admitted;
 	for (uint32_t i = 0; !marked && i < wl->n_podsets; i++)

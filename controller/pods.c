@@ -157,7 +157,7 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		return;
 	}
 	if (p) {
-		p->gen = c->gen[CONTROLLER_RES_PODS];
+		p->gen = c->pods_gen;
 		return;
 	}
 	p = calloc(1, sizeof(*p));
@@ -166,7 +166,7 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		jobpod_free(p);
 		return;
 	}
-	p->gen = c->gen[CONTROLLER_RES_PODS];
+	p->gen = c->pods_gen;
 	for (int i = 0; i < p->n_owners; i++)
 		job_count(c, p->owners[i], 1);
 	controller_actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
@@ -225,7 +225,7 @@ static void key_of(struct controller *c, const workload_t *o, char *out, size_t 
 }
 
 /* A plain Pod as a workload of one pod set of one Pod: added, or, while it
- * queues, followed (engine_workload_update: its queue label moved moves it,
+ * queues, followed (ENGINE_CHANGE_UPDATE: its queue label moved moves it,
  * as a Job's does; the apiserver fixes the rest of a Pod). Moved where the
  * core cannot take it (a LocalQueue the policy lacks), it leaves the queue
  * and waits outside, said once; moved back, it returns. Admitted, it keeps
@@ -260,8 +260,17 @@ static int plain_sync(struct controller *c, controller_pgroup_t *g, const worklo
 	if (!in_core && o->finished)
 		return GPUQ_OK;
 	controller_podset_from(&o->podsets[0], 1, &buf, &ps);
-	rc = in_core ? engine_workload_update(c->e, &ws, controller_now(c), &changed, &diag)
-		     : engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
+	rc = in_core ? engine_change_apply(c->e,
+					   &(engine_change_t){.kind = ENGINE_CHANGE_UPDATE,
+							      .spec = &ws,
+							      .now = controller_now(c),
+							      .changed = &changed},
+					   &diag)
+		     : engine_change_apply(c->e,
+					   &(engine_change_t){.kind = ENGINE_CHANGE_ADD,
+							      .spec = &ws,
+							      .now = controller_now(c)},
+					   &diag);
 	if (rc == GPUQ_OK || rc == GPUQ_EEXIST) {
 		g->bad = false;
 		if (in_core && !changed)
@@ -270,10 +279,8 @@ static int plain_sync(struct controller *c, controller_pgroup_t *g, const worklo
 		controller_status_note(c, g->key);
 		return GPUQ_OK;
 	}
-	if (in_core && engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK) {
-		c->core_dirty = true;
+	if (in_core && controller_wl_change(c, ENGINE_CHANGE_DELETE, g->key) == GPUQ_OK)
 		controller_status_note(c, g->key);
-	}
 	if (!g->bad)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "Pod %s/%s waits outside the queue: %s",
 			 o->namespace_, ws.name, diag.msg[0] ? diag.msg : gpuq_strerror(rc));
@@ -434,7 +441,7 @@ static int gspec_build(const controller_pgroup_t *g, gspec_t *s)
 
 /* Group g's workload in the core follows its members while it queues: added
  * once one of them asks for a GPU, then its pod sets, pods present, queue,
- * priority and creation time updated whole (engine_workload_update; only a
+ * priority and creation time updated whole (ENGINE_CHANGE_UPDATE; only a
  * change is told). Admitted, it keeps what it was admitted for. */
 static void group_sync(struct controller *c, controller_pgroup_t *g)
 {
@@ -482,9 +489,18 @@ static void group_sync(struct controller *c, controller_pgroup_t *g)
 				   "nodeSelector, tolerations): one pod set each",
 				   WORKLOAD_PODSETS_MAX);
 	else if (in_core)
-		rc = engine_workload_update(c->e, &ws, controller_now(c), &changed, &diag);
+		rc = engine_change_apply(c->e,
+					 &(engine_change_t){.kind = ENGINE_CHANGE_UPDATE,
+							    .spec = &ws,
+							    .now = controller_now(c),
+							    .changed = &changed},
+					 &diag);
 	else
-		rc = engine_workload_add(c->e, &ws, controller_now(c), NULL, &diag);
+		rc = engine_change_apply(c->e,
+					 &(engine_change_t){.kind = ENGINE_CHANGE_ADD,
+							    .spec = &ws,
+							    .now = controller_now(c)},
+					 &diag);
 	if (rc == GPUQ_OK) {
 		g->bad = false;
 		if (in_core && !changed)
@@ -526,13 +542,10 @@ static void group_observe(struct controller *c, controller_pgroup_t *g,
 	   ends nothing) */
 	if (((v->state == QUEUE_WL_ADMITTED || v->state == QUEUE_WL_EVICTING) &&
 	     done >= g->total) ||
-	    (v->state == QUEUE_WL_ADMITTED && g->unretriable && stopped && g->members.n)) {
-		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
-	} else if (v->state == QUEUE_WL_ADMITTED && !v->ready && ready + done >= g->total) {
-		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
-	}
+	    (v->state == QUEUE_WL_ADMITTED && g->unretriable && stopped && g->members.n))
+		(void)controller_wl_change(c, ENGINE_CHANGE_FINISH, g->key);
+	else if (v->state == QUEUE_WL_ADMITTED && !v->ready && ready + done >= g->total)
+		(void)controller_wl_change(c, ENGINE_CHANGE_PODS_READY, g->key);
 }
 
 /* Members finished / Ready, as the core needs to hear it. */
@@ -554,13 +567,10 @@ static void observe(struct controller *c, controller_pgroup_t *g)
 	if (!(s = controller_map_next(&g->members, &pos)))
 		return;
 	m = s->value; /* a plain Pod: its one member */
-	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) && m->wl->finished) {
-		if (engine_workload_finish(c->e, g->key, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
-	} else if (v.state == QUEUE_WL_ADMITTED && !v.ready && m->wl->ready) {
-		if (engine_workload_pods_ready(c->e, g->key, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
-	}
+	if ((v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) && m->wl->finished)
+		(void)controller_wl_change(c, ENGINE_CHANGE_FINISH, g->key);
+	else if (v.state == QUEUE_WL_ADMITTED && !v.ready && m->wl->ready)
+		(void)controller_wl_change(c, ENGINE_CHANGE_PODS_READY, g->key);
 }
 
 static void forget_member(struct controller *c, const char *pod_uid)
@@ -589,9 +599,7 @@ static void forget_member(struct controller *c, const char *pod_uid)
 		/* every member gone: the workload leaves the core (a preempted
 		 * Pod does not come back by itself; whoever makes new ones makes
 		 * a new workload) */
-		if (engine_core(c->e) &&
-		    engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
+		(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, g->key);
 		pgroup_free(controller_map_del(&c->groups, g->key));
 		return;
 	}
@@ -605,7 +613,7 @@ static bool parents_pod(const workload_t *o)
 	const workload_integration_t *p =
 	    workload_integration(workload_kind_of(o->x->owner_api_version, o->x->owner_kind));
 
-	return p->hold == WORKLOAD_HOLD_SUSPEND && p->child_kind == WORKLOAD_KIND_POD;
+	return workload_makes_pods(p);
 }
 
 /* The workload of Pods with key `key`, first seen through Pod o, made and
@@ -619,7 +627,7 @@ static controller_pgroup_t *group_new(struct controller *c, const char *key, con
 		return NULL;
 	}
 	controller_map_init(&g->members);
-	if (o->x->set_kind != WORKLOAD_KIND_OTHER && strrchr(key, '/') && strchr(key, ':')) {
+	if (workload_set_member(o) && strrchr(key, '/') && strchr(key, ':')) {
 		/* a set's group seen first through a Pod ("lws:ns/x/0") */
 		g->set = strndup(key, (size_t)(strrchr(key, '/') - key));
 		g->first = strtoll(strrchr(key, '/') + 1, NULL, 10);
@@ -720,7 +728,7 @@ static void pod_seen(struct controller *c, workload_t *o)
 	if (m->wl != o)
 		workload_destroy(m->wl);
 	m->wl = o;
-	m->gen = c->gen[CONTROLLER_RES_PODS];
+	m->gen = c->pods_gen;
 	m->shape = shape_of(o);
 	g->unretriable = g->unretriable || (pod_group(g) && o->x->unretriable);
 	if (g->set && engine_core(c->e))
@@ -755,7 +763,7 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 	workload_t *o = ev->wl;
 
 	if (ev->type == KUBE_EV_RESET) {
-		c->gen[CONTROLLER_RES_PODS]++;
+		c->pods_gen++;
 		return;
 	}
 	if (ev->type == KUBE_EV_SYNCED) {
@@ -765,14 +773,14 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 		while ((s = controller_map_next(&c->pod_group, &pos))) {
 			controller_pgroup_t *g = controller_map_get(&c->groups, s->value);
 			member_t *m = g ? controller_map_get(&g->members, s->key) : NULL;
-			if (!m || m->gen != c->gen[CONTROLLER_RES_PODS])
+			if (!m || m->gen != c->pods_gen)
 				forget_member(c, s->key);
 		}
 		pos = 0; /* so are Jobs' pods */
 		while ((s = controller_map_next(&c->job_pods, &pos)))
-			if (((const jobpod_t *)s->value)->gen != c->gen[CONTROLLER_RES_PODS])
+			if (((const jobpod_t *)s->value)->gen != c->pods_gen)
 				jobpod_forget(c, s->key);
-		c->listed[CONTROLLER_RES_PODS] = true;
+		c->listed[ev->res] = true;
 		return;
 	}
 	if (ev->type == KUBE_EV_DELETED) {
@@ -1075,8 +1083,6 @@ void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 	if (g->set && a.id != QUEUE_NONE &&
 	    queue_workload_view(engine_core(c->e), a.id, &v) == GPUQ_OK &&
 	    v.state == QUEUE_WL_EVICTING && !a.deleted &&
-	    engine_workload_evicted(c->e, g->key, controller_now(c)) == GPUQ_OK) {
-		c->core_dirty = true;
+	    controller_wl_change(c, ENGINE_CHANGE_EVICTED, g->key) == GPUQ_OK)
 		controller_status_note(c, g->key); /* queued again, or deactivated */
-	}
 }

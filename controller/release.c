@@ -428,9 +428,8 @@ int controller_release_restore(struct controller *c, controller_job_t *j)
 		if (rc)
 			return rc;
 	}
-	if (engine_workload_evicted(c->e, j->uid, controller_now(c)) == GPUQ_OK) {
+	if (controller_wl_change(c, ENGINE_CHANGE_EVICTED, j->uid) == GPUQ_OK) {
 		j->requeued_ms = controller_now(c);
-		c->core_dirty = true;
 		/* its status says where it stands now: queued again, or (its
 		   wall-clock limit) deactivated, which no later cycle reports */
 		controller_status_note(c, j->uid);

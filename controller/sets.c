@@ -203,7 +203,10 @@ static void group_register(struct controller *c, const set_t *s, controller_pgro
 
 	group_spec(s, g, count, &sp);
 	g->total = (int32_t)(groups(w->kind) ? w->pods : count);
-	rc = engine_workload_add(c->e, &sp.ws, controller_now(c), NULL, &diag);
+	rc = engine_change_apply(
+	    c->e,
+	    &(engine_change_t){.kind = ENGINE_CHANGE_ADD, .spec = &sp.ws, .now = controller_now(c)},
+	    &diag);
 	if (rc == GPUQ_OK) {
 		gpuq_log(GPUQ_LOG_INFO, "controller", "%s %s/%s queued: %d pods (%s)",
 			 w->integ->kind_name, w->namespace_, w->name, g->total, g->key);
@@ -246,8 +249,7 @@ static controller_pgroup_t *group_get(struct controller *c, const set_t *s, int6
 /* Set group g, with no member, out of the core and freed. */
 static void group_free(struct controller *c, controller_pgroup_t *g)
 {
-	if (engine_core(c->e) && engine_workload_delete(c->e, g->key, controller_now(c)) == GPUQ_OK)
-		c->core_dirty = true;
+	(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, g->key);
 	controller_map_del(&c->groups, g->key);
 	controller_map_deinit(&g->members);
 	free(g->key);
@@ -273,8 +275,7 @@ static void group_drop(struct controller *c, const set_t *s, int64_t first)
 			 s->key, key, g->members.n);
 		return;
 	}
-	if (engine_core(c->e) && engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
-		c->core_dirty = true;
+	(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, key);
 	if (g)
 		group_free(c, g);
 }
@@ -296,8 +297,7 @@ static bool fold(struct controller *c, const set_t *s, int64_t from, controller_
 	if (g == into)
 		return true;
 	if (!g) { /* no Pod of it seen yet (after a restart, say): its workload goes */
-		if (engine_workload_delete(c->e, key, controller_now(c)) == GPUQ_OK)
-			c->core_dirty = true;
+		(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, key);
 		return true;
 	}
 	while ((m = controller_map_next(&g->members, &pos))) {
@@ -348,7 +348,7 @@ static size_t held_flavors(struct controller *c, queue_wl_t id, queue_adopt_t *a
 }
 
 /* Queued group g of s recomputed in place to `count` pods and its set's
- * queue (engine_workload_update: it keeps its place where its queue
+ * queue (ENGINE_CHANGE_UPDATE: it keeps its place where its queue
  * stays); false when the core refused it. */
 static bool group_update(struct controller *c, const set_t *s, controller_pgroup_t *g,
 			 int64_t count)
@@ -357,7 +357,12 @@ static bool group_update(struct controller *c, const set_t *s, controller_pgroup
 	bool changed = false;
 
 	group_spec(s, g, count, &sp);
-	if (engine_workload_update(c->e, &sp.ws, controller_now(c), &changed, NULL) != GPUQ_OK)
+	if (engine_change_apply(c->e,
+				&(engine_change_t){.kind = ENGINE_CHANGE_UPDATE,
+						   .spec = &sp.ws,
+						   .now = controller_now(c),
+						   .changed = &changed},
+				NULL) != GPUQ_OK)
 		return false;
 	g->total = (int32_t)count;
 	c->core_dirty |= changed;
@@ -366,10 +371,10 @@ static bool group_update(struct controller *c, const set_t *s, controller_pgroup
 }
 
 /* A slice of the core resized to count pods: a queued one recomputed in
- * place (engine_workload_update: it keeps its place in the queue); an
+ * place (ENGINE_CHANGE_UPDATE: it keeps its place in the queue); an
  * admitted one re-added with the flavors it holds (queue_workload_adopt),
  * so the quota of the replicas gone is freed and the running ones keep
- * theirs, as the same admission (engine_workload_carry: its minimum runtime
+ * theirs, as the same admission (ENGINE_CHANGE_CARRY: its minimum runtime
  * and wall-clock limit count on); any other re-added. Nothing when the core does not hold it (the
  * caller's loop adds it whole). */
 static void slice_resize(struct controller *c, const set_t *s, controller_pgroup_t *g,
@@ -390,12 +395,23 @@ static void slice_resize(struct controller *c, const set_t *s, controller_pgroup
 	admitted = v.state == QUEUE_WL_ADMITTED;
 	if (admitted)
 		n = held_flavors(c, id, a, names);
-	(void)engine_workload_delete(c->e, g->key, controller_now(c));
+	(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, g->key);
 	group_register(c, s, g, count);
-	if (admitted && engine_workload_adopt(c->e, g->key, a, n, controller_now(c)))
+	if (admitted && engine_change_apply(c->e,
+					    &(engine_change_t){.kind = ENGINE_CHANGE_ADOPT,
+							       .uid = g->key,
+							       .adopt = a,
+							       .n_adopt = n,
+							       .now = controller_now(c)},
+					    NULL))
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "StatefulSet %s: its slice %s kept no flavors", s->key, g->key);
-	else if (admitted && engine_workload_carry(c->e, g->key, v.admitted_ms, v.exec_ms))
+	else if (admitted && engine_change_apply(c->e,
+						 &(engine_change_t){.kind = ENGINE_CHANGE_CARRY,
+								    .uid = g->key,
+								    .admitted_ms = v.admitted_ms,
+								    .exec_ms = v.exec_ms},
+						 NULL))
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "StatefulSet %s: its slice %s resized counts as admitted now", s->key,
 			 g->key);
@@ -477,7 +493,7 @@ static void slice_ensure(struct controller *c, const set_t *s, controller_pgroup
 			 "StatefulSet %s: slice %s grew to %lld replicas while admitted for %d: "
 			 "it queues again",
 			 s->key, g->key, (long long)size, (int)v.pods);
-		(void)engine_workload_delete(c->e, g->key, controller_now(c));
+		(void)controller_wl_change(c, ENGINE_CHANGE_DELETE, g->key);
 		group_register(c, s, g, size);
 		c->core_dirty = true;
 		return;
@@ -762,7 +778,7 @@ static void set_sync(struct controller *c, set_t *s)
 		return;
 	/* an LWS's own StatefulSets (labelled with its name; owned by the LWS
 	 * or by a group's leader Pod): the LWS's groups hold their Pods */
-	if (s->wl->x->set_kind != WORKLOAD_KIND_OTHER)
+	if (workload_set_member(s->wl))
 		return;
 	if (groups(s->wl->kind))
 		lws_groups(c, s);
@@ -852,7 +868,7 @@ void controller_sets_apply(struct controller *c, controller_cevent_t *ev)
 	}
 	if (!w) { /* a set that does not decode is nobody's workload */
 		gpuq_log(GPUQ_LOG_DEBUG, "controller", "%s uid %s: %s",
-			 controller_res[ev->res].name, ev->uid ? ev->uid : "?",
+			 controller_res_at(ev->res).name, ev->uid ? ev->uid : "?",
 			 ev->bad ? ev->bad : "cannot decode");
 		return;
 	}

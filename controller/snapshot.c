@@ -114,7 +114,7 @@ void controller_snapshot_apply(struct controller *c, const controller_cevent_t *
 	o->digest = policy_digest(o->obj);
 	if (controller_map_put(m, key, o, (void **)&old)) {
 		gpuq_log(GPUQ_LOG_ERROR, "controller", "%s %s: cannot cache (cap or memory)",
-			 controller_res[ev->res].name, key);
+			 controller_res_at(ev->res).name, key);
 		pobj_free(o);
 		return;
 	}
@@ -163,7 +163,7 @@ static int add_res(struct controller *c, policy_t *p, controller_res_t r)
 		}
 		if (rc && !o->refused)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "%s %s left out of the policy: %s",
-				 controller_res[r].name, keys[i], diag.msg);
+				 controller_res_at(r).name, keys[i], diag.msg);
 		o->refused = rc != GPUQ_OK;
 	}
 	free(keys);
@@ -197,7 +197,12 @@ void controller_snapshot_seed_usage(struct controller *c)
 			memcpy(ns, s->key, (size_t)(slash - s->key));
 			ns[slash - s->key] = '\0';
 			if (queue_lq_find(engine_core(c->e), ns, slash + 1, &id) == GPUQ_OK &&
-			    engine_lq_usage_seed(c->e, id, json_number_value(u)) == GPUQ_OK)
+			    engine_change_apply(
+				c->e,
+				&(engine_change_t){.kind = ENGINE_CHANGE_LQ_USAGE_SEED,
+						   .lq = id,
+						   .value = json_number_value(u)},
+				NULL) == GPUQ_OK)
 				seeded++;
 		}
 	}
@@ -311,10 +316,9 @@ static size_t watched(const struct controller *c, policy_api_t *out)
 {
 	size_t n = 0;
 
-	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
-		const workload_integration_t *in = workload_integration(controller_res[r].kind);
-		if (controller_res[r].kind != WORKLOAD_KIND_OTHER && c->listed[r] &&
-		    !c->unserved[r])
+	for (int r = CONTROLLER_RES_WORKLOADS; r < CONTROLLER_RES_COUNT; r++) {
+		const workload_integration_t *in = workload_integration(controller_res_at(r).kind);
+		if (in->watch_path && c->listed[r] && !c->unserved[r])
 			out[n++] = (policy_api_t){in->group, in->resource};
 	}
 	return n;
@@ -360,7 +364,7 @@ int controller_snapshot_rebuild(struct controller *c)
 	c->policy_dirty = false; /* what changed stays noted until a snapshot is in force */
 	rc = policy_create(&po, &p);
 	for (int r = 0; !rc && r < CONTROLLER_RES_COUNT; r++)
-		if (controller_res[r].policy)
+		if (controller_res_at(r).policy)
 			rc = add_res(c, p, (controller_res_t)r);
 	if (!rc)
 		rc = policy_finish(p, &diag);

@@ -86,7 +86,12 @@ static int merge_one(struct controller *c, int i)
 	b64 = json_string_value(json_object_get(json_object_get(cm, "binaryData"), "ledger"));
 	rc = b64 ? gpuq_base64_decode(b64, LEDGER_CKPT_PART_MAX, &part, &len) : GPUQ_EINVAL;
 	if (!rc)
-		rc = engine_ledger_merge(c->e, (const uint8_t *)part, len, &mi, &diag);
+		rc = engine_change_apply(c->e,
+					 &(engine_change_t){.kind = ENGINE_CHANGE_LEDGER_MERGE,
+							    .part = (const uint8_t *)part,
+							    .len = len,
+							    .merged = &mi},
+					 &diag);
 	if (rc == GPUQ_ENOMEM) {
 		gpuq_log(GPUQ_LOG_ERROR, MODULE, "usage checkpoint %s: out of memory", name);
 	} else if (rc) {

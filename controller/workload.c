@@ -32,6 +32,16 @@ int controller_decode(struct controller *c, const char *text, size_t len, worklo
 	return rc;
 }
 
+int controller_wl_change(struct controller *c, engine_change_kind_t kind, const char *uid)
+{
+	int rc = engine_change_apply(
+	    c->e, &(engine_change_t){.kind = kind, .uid = uid, .now = controller_now(c)}, NULL);
+
+	if (rc == GPUQ_OK)
+		c->core_dirty = true;
+	return rc;
+}
+
 void controller_limit_follow(struct controller *c, const char *uid, const workload_t *o,
 			     int32_t max_exec_s)
 {
@@ -43,7 +53,13 @@ void controller_limit_follow(struct controller *c, const char *uid, const worklo
 	    queue_workload_view(engine_core(c->e), id, &v) || v.state != QUEUE_WL_ADMITTED ||
 	    v.max_exec_s == max_exec_s)
 		return;
-	if (engine_workload_limit_set(c->e, uid, max_exec_s, controller_now(c), &changed) ||
+	if (engine_change_apply(c->e,
+				&(engine_change_t){.kind = ENGINE_CHANGE_LIMIT,
+						   .uid = uid,
+						   .max_exec_s = max_exec_s,
+						   .now = controller_now(c),
+						   .changed = &changed},
+				NULL) ||
 	    !changed)
 		return;
 	gpuq_log(GPUQ_LOG_INFO, "controller",

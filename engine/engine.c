@@ -158,77 +158,6 @@ const queue_t *engine_core(const engine_t *e)
 	return e->q;
 }
 
-/* ---- workloads ---- */
-
-int engine_workload_add(engine_t *e, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
-			gpuq_diag_t *diag)
-{
-	return queue_workload_add(e->q, spec, now, id, diag);
-}
-
-int engine_workload_update(engine_t *e, const queue_workload_spec_t *spec, int64_t now,
-			   bool *changed, gpuq_diag_t *diag)
-{
-	return queue_workload_update(e->q, spec, now, changed, diag);
-}
-
-int engine_workload_limit_set(engine_t *e, const char *uid, int32_t max_exec_s, int64_t now,
-			      bool *changed)
-{
-	return queue_workload_limit_set(e->q, uid, max_exec_s, now, changed);
-}
-
-int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now)
-{
-	return queue_workload_pods_ready(e->q, uid, now);
-}
-
-int engine_workload_finish(engine_t *e, const char *uid, int64_t now)
-{
-	return queue_workload_finish(e->q, uid, now);
-}
-
-int engine_workload_delete(engine_t *e, const char *uid, int64_t now)
-{
-	return queue_workload_delete(e->q, uid, now);
-}
-
-int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, int64_t at)
-{
-	return queue_workload_utilization(e->q, uid, util_pct, at);
-}
-
-int engine_workload_adopt(engine_t *e, const char *uid, const queue_adopt_t *a, size_t n,
-			  int64_t now)
-{
-	return queue_workload_adopt(e->q, uid, a, n, now);
-}
-
-int engine_workload_carry(engine_t *e, const char *uid, int64_t admitted_ms, int64_t exec_ms)
-{
-	return queue_workload_carry(e->q, uid, admitted_ms, exec_ms);
-}
-
-int engine_workload_pods_add(engine_t *e, const char *uid, int32_t n, int64_t now)
-{
-	return queue_workload_pods_add(e->q, uid, n, now);
-}
-
-int engine_workload_evicted(engine_t *e, const char *uid, int64_t now)
-{
-	return queue_workload_evicted(e->q, uid, now);
-}
-
-int engine_workload_predict_show(engine_t *e, const char *uid, bool show, bool *was)
-{
-	return queue_workload_predict_show(e->q, uid, show, was);
-}
-
-int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms)
-{
-	return queue_workload_predict_set(e->q, uid, start_ms);
-}
-
 int engine_toleration_named(const char *key, const char *op, const char *value, const char *effect,
 			    queue_toleration_t *out)
 {
@@ -319,11 +248,6 @@ int engine_record_scan(engine_t *e, unsigned type, engine_scan_fn cb, void *ctx)
 
 /* ---- read-only views ---- */
 
-int engine_lq_usage_seed(engine_t *e, uint32_t lq, double usage)
-{
-	return queue_lq_usage_seed(e->q, lq, usage);
-}
-
 bool engine_budget_holds(const engine_t *e)
 {
 	if (!e->q)
@@ -336,10 +260,4 @@ bool engine_budget_holds(const engine_t *e)
 			return true;
 	}
 	return false;
-}
-
-int engine_ledger_merge(engine_t *e, const uint8_t *part, size_t len, ledger_merge_info_t *info,
-			gpuq_diag_t *diag)
-{
-	return queue_ledger_merge(e->q, part, len, info, diag);
 }

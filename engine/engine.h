@@ -88,7 +88,7 @@
  * queue/queue.h, which this header includes. A driver reads the core
  * through engine_core (a const queue_t *) and queue.h's functions that take
  * one (queue_workload_view, queue_cq_name, queue_budget_view, ...); every
- * change goes through the engine (engine_workload_*, engine_step,
+ * change goes through the engine (engine_change_apply, engine_step,
  * engine_policy_set), the one writer of its core. scripts/arrows.py holds
  * the drivers to that: no call of a queue/ function that takes a core to
  * change. */
@@ -201,47 +201,90 @@ const queue_config_t *engine_config(const engine_t *e);
  * calls. */
 const queue_t *engine_core(const engine_t *e);
 
-/* ---- Workloads (as queue_workload_*: the core's errors and rules) ---- */
+/* ---- Changes: what a driver saw, applied to the core ----
+ *
+ * Every change a driver makes to the core outside a step goes through one
+ * call, engine_change_apply, as a tagged change: what the driver observed
+ * (a workload arrived, its pods are Ready, it finished, its limit label
+ * moved, ...) or took in (another writer's history). The core applies it
+ * under its own rules (queue/queue.h: each queue_workload_* call named
+ * below says its errors) and marks what it changed for the next commit.
+ * What the engine decides, for every change alike: none without a core
+ * (before the first policy: GPUQ_EINVAL, not a crash), and a refusal said
+ * once, in diag, naming the change and its workload ("finish of workload
+ * \"u1\": not found"; the core's own words where it has them, an add's,
+ * an update's, a merge's), so no driver words its own. */
 
-/* A workload arrives, pending (queue_workload_add; *id may be NULL). */
-int engine_workload_add(engine_t *e, const queue_workload_spec_t *spec, int64_t now, queue_wl_t *id,
-			gpuq_diag_t *diag);
-/* A pending workload's object changed (queue_workload_update: applied whole
- * or not at all; *changed says whether anything did, may be NULL). */
-int engine_workload_update(engine_t *e, const queue_workload_spec_t *spec, int64_t now,
-			   bool *changed, gpuq_diag_t *diag);
-/* Workload uid's own wall-clock limit changed (queue_workload_limit_set:
- * admitted, at once; deactivated, it comes back). */
-int engine_workload_limit_set(engine_t *e, const char *uid, int32_t max_exec_s, int64_t now,
-			      bool *changed);
-/* All pods of admitted workload uid are Ready. */
-int engine_workload_pods_ready(engine_t *e, const char *uid, int64_t now);
-/* Admitted workload uid completed; it stays FINISHED until deleted. */
-int engine_workload_finish(engine_t *e, const char *uid, int64_t now);
-/* Forget workload uid in any state. */
-int engine_workload_delete(engine_t *e, const char *uid, int64_t now);
-/* The GPU utilization of workload uid's pods, percent, measured at `at`. */
-int engine_workload_utilization(engine_t *e, const char *uid, double util_pct, int64_t at);
+typedef enum {
+	ENGINE_CHANGE_ADD = 0,	     /* a workload arrives, pending: spec; *id
+					(queue_workload_add) */
+	ENGINE_CHANGE_UPDATE,	     /* a pending workload's object changed: spec,
+					applied whole or not at all; *changed
+					(queue_workload_update) */
+	ENGINE_CHANGE_LIMIT,	     /* its own wall-clock limit: max_exec_s
+					(admitted, at once; deactivated, it comes
+					back); *changed (queue_workload_limit_set) */
+	ENGINE_CHANGE_PODS_READY,    /* all pods of admitted workload uid are Ready */
+	ENGINE_CHANGE_FINISH,	     /* admitted workload uid completed; it stays
+					FINISHED until deleted */
+	ENGINE_CHANGE_DELETE,	     /* workload uid forgotten, in any state */
+	ENGINE_CHANGE_UTILIZATION,   /* its pods' GPU utilization, value percent,
+					measured at now */
+	ENGINE_CHANGE_ADOPT,	     /* a workload that already runs (found after a
+					restart with its flavors recorded) admitted as
+					it stands: adopt[n_adopt], one per pod set */
+	ENGINE_CHANGE_CARRY,	     /* ... and, adopted again as it stands, keeps
+					admitted_ms and exec_ms (queue_workload_carry) */
+	ENGINE_CHANGE_PODS_ADD,	     /* pods more pods of pending or admitted workload
+					uid exist (a pod group growing) */
+	ENGINE_CHANGE_EVICTED,	     /* the pods of evicted workload uid are gone: its
+					quota is freed */
+	ENGINE_CHANGE_PREDICT_SET,   /* a predicted start, start_ms (wall ms; 0:
+					none), for pending workload uid */
+	ENGINE_CHANGE_PREDICT_SHOW,  /* whether its status may say that start: show;
+				      *was (queue_workload_predict_show) */
+	ENGINE_CHANGE_LQ_USAGE_SEED, /* LocalQueue lq's tenant, holding no usage
+					history of its own, takes value as its decayed
+					usage (a former leader's figure from the
+					LocalQueue's status: queue_lq_usage_seed) */
+	ENGINE_CHANGE_LEDGER_MERGE,  /* one part of another writer's usage ledger
+					checkpoint, part[len], merged into the
+					core's; *merged (queue_ledger_merge) */
+	ENGINE_CHANGE_COUNT
+} engine_change_kind_t;
 
-/* A workload that already runs (found after a restart with its flavors
- * recorded) is admitted as it stands (queue_workload_adopt: a[n], one per
- * pod set). */
-int engine_workload_adopt(engine_t *e, const char *uid, const queue_adopt_t *a, size_t n,
-			  int64_t now);
-/* ... and, adopted again as it stands, keeps its admission time and earlier
- * admitted time (queue_workload_carry). */
-int engine_workload_carry(engine_t *e, const char *uid, int64_t admitted_ms, int64_t exec_ms);
-/* n more pods of pending or admitted workload uid exist (a pod group
- * growing: queue_workload_pods_add). */
-int engine_workload_pods_add(engine_t *e, const char *uid, int32_t n, int64_t now);
-/* The pods of evicted workload uid are gone: its quota is freed
- * (queue_workload_evicted). */
-int engine_workload_evicted(engine_t *e, const char *uid, int64_t now);
-/* A predicted start time (wall ms; 0: none) for pending workload uid
- * (queue_workload_predict_set). */
-int engine_workload_predict_set(engine_t *e, const char *uid, int64_t start_ms);
-/* Whether its status may say that start (queue_workload_predict_show). */
-int engine_workload_predict_show(engine_t *e, const char *uid, bool show, bool *was);
+/* One change; the members its kind names, the rest zero. Strings and
+ * arrays are borrowed for the call (the core copies what it keeps). */
+typedef struct {
+	engine_change_kind_t kind;
+	const char *uid;		   /* the workload (ADD, UPDATE: spec's) */
+	int64_t now;			   /* when it was seen */
+	const queue_workload_spec_t *spec; /* ADD, UPDATE */
+	const queue_adopt_t *adopt;	   /* ADOPT: one per pod set */
+	size_t n_adopt;			   /* ... entries */
+	const uint8_t *part;		   /* LEDGER_MERGE: the checkpoint part */
+	size_t len;			   /* ... its bytes */
+	int64_t admitted_ms;		   /* CARRY: its admission time */
+	int64_t exec_ms;		   /* CARRY: its earlier admitted time */
+	int64_t start_ms;		   /* PREDICT_SET */
+	double value;			   /* UTILIZATION: percent; LQ_USAGE_SEED: usage */
+	int32_t max_exec_s;		   /* LIMIT: seconds, 0 none */
+	int32_t pods;			   /* PODS_ADD: how many more */
+	uint32_t lq;			   /* LQ_USAGE_SEED: the LocalQueue's id */
+	bool show;			   /* PREDICT_SHOW */
+	queue_wl_t *id;			   /* ADD: out, the new workload's id; NULL */
+	bool *changed;			   /* UPDATE, LIMIT: out, whether anything
+					      did; NULL */
+	bool *was;			   /* PREDICT_SHOW: out, the setting before; NULL */
+	ledger_merge_info_t *merged;	   /* LEDGER_MERGE: out, what merged; NULL */
+} engine_change_t;
+
+/* Apply ch to e's core, marked for the next commit (engine_commit or the
+ * next step's). GPUQ_OK; GPUQ_EINVAL with no core yet or a kind out of
+ * range; else the core's error for that change, diag naming the change
+ * and its workload. The book hook of a step may call it (engine_step's
+ * contract); nothing is committed by it. */
+int engine_change_apply(engine_t *e, const engine_change_t *ch, gpuq_diag_t *diag);
 
 /* One toleration as Kubernetes writes it into the core's: op "Exists" (else
  * Equal), effect by the policy's one map (engine_effect_named; NULL or ""
@@ -281,7 +324,7 @@ typedef struct {
 	 * tick's, then each cycle's, in order (res valid during the call; its
 	 * strings while their workload lives). What the driver's records say
 	 * of it goes in the step's batch (stage); the hook may change workloads
-	 * through the engine_workload_ calls (the simulator's gang Ready at its
+	 * through engine_change_apply (the simulator's gang Ready at its
 	 * admission), which the next cycle then sees, and must not act outside
 	 * the process: nothing is committed yet. GPUQ_OK goes on; an error ends
 	 * the step, nothing committed, and is returned (diag: engine_step's,
@@ -405,17 +448,6 @@ int engine_record_scan(engine_t *e, unsigned type, engine_scan_fn cb, void *ctx)
 /* Whether a budget over its limit with action Hold keeps workloads waiting
  * (until its window turns). False without a core. */
 bool engine_budget_holds(const engine_t *e);
-
-/* ---- Changes to the core's history (the engine writes them) ---- */
-
-/* LocalQueue lq's tenant, holding no usage history of its own, takes
- * `usage` as its decayed usage (queue_lq_usage_seed: a former leader's
- * figure from the LocalQueue's status). */
-int engine_lq_usage_seed(engine_t *e, uint32_t lq, double usage);
-/* Merge one part of another writer's usage ledger checkpoint into the
- * core's (queue_ledger_merge: its rules and errors). */
-int engine_ledger_merge(engine_t *e, const uint8_t *part, size_t len, ledger_merge_info_t *info,
-			gpuq_diag_t *diag);
 
 /* ---- Building a core from a policy snapshot ---- */
 

@@ -1,4 +1,10 @@
-/* kube/decode.c: the watch-stream decoder (pure: no I/O, no clock). */
+/* kube/decode.c: the watch-stream decoder (pure: no I/O, no clock). Every
+ * event is read once, by jv/'s reader; a consumer of jansson values (the
+ * policy kinds') gets its object as a jansson tree built from that reading
+ * (kube_json_of), never parsed again. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +19,8 @@ struct kube_watch_decoder {
 	size_t cap;	  /* allocated bytes of line */
 	int error;	  /* sticky error, GPUQ_OK while healthy */
 	uint64_t events;  /* events delivered */
-	bool fast;	  /* read with jv/ (kube_watch_decoder_fast) */
+	bool fast;	  /* objects handed over in jv/'s tree (kube_watch_decoder_fast),
+			     else in a jansson tree built from it */
 };
 
 int kube_watch_decoder_create(size_t max_event, kube_event_cb cb, void *ctx,
@@ -56,79 +63,125 @@ static const struct {
     {"BOOKMARK", KUBE_EV_BOOKMARK}, {"ERROR", KUBE_EV_ERROR},
 };
 
-/* Decode one complete line (NUL-terminated, len bytes) and deliver it. */
-static int deliver(kube_watch_decoder_t *d, const char *line, size_t len, gpuq_diag_t *diag)
+/* ---- one reader: jv/'s, and a jansson tree built from its tree ---- */
+
+static json_t *to_json(const jv_t *v, char *err, size_t cap);
+
+/* Members of object o into a new jansson object; a key twice refused
+ * (jansson's JSON_REJECT_DUPLICATES, which the policy decoders had). */
+static json_t *object_to_json(const jv_t *o, char *err, size_t cap)
 {
-	unsigned long long nr = (unsigned long long)d->events + 1; /* for messages */
-	kube_event_t ev = {0};
-	json_error_t jerr;
-	json_t *j, *obj, *rv;
-	const char *tname;
-	size_t i;
+	json_t *out = json_object();
+
+	for (const jv_t *k = o->first; out && k; k = k->next->next) {
+		json_t *val;
+
+		if (json_object_getn(out, k->s, k->len)) {
+			snprintf(err, cap, "duplicate object key \"%.64s\"", k->s);
+			json_decref(out);
+			return NULL;
+		}
+		val = to_json(k->next, err, cap);
+		if (!val || json_object_setn_new_nocheck(out, k->s, k->len, val)) {
+			json_decref(out);
+			return NULL;
+		}
+	}
+	if (!out && !err[0])
+		snprintf(err, cap, "out of memory");
+	return out;
+}
+
+/* A number as jansson reads one: an integer (no fraction, no exponent)
+ * within json_int_t, else a real that does not overflow; refused past
+ * either, as jansson refuses it. */
+static json_t *number_to_json(const jv_t *v, char *err, size_t cap)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	if (!v->fraction) {
+		long long i = strtoll(v->s, &end, 10);
+		if (errno == 0 && *end == '\0')
+			return json_integer((json_int_t)i);
+		snprintf(err, cap, "too big integer %.40s", v->s);
+		return NULL;
+	}
+	d = strtod(v->s, &end);
+	if ((d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE) {
+		snprintf(err, cap, "real number overflow %.40s", v->s);
+		return NULL;
+	}
+	return json_real(d);
+}
+
+/* v (jv/'s, depth at most JV_DEPTH_MAX: the recursion is bounded) as a new
+ * jansson value; NULL with err said (ENOMEM included). */
+static json_t *to_json(const jv_t *v, char *err, size_t cap)
+{
+	json_t *out = NULL;
+
+	switch (v->type) {
+	case JV_NULL:
+		return json_null();
+	case JV_FALSE:
+		return json_false();
+	case JV_TRUE:
+		return json_true();
+	case JV_NUMBER:
+		return number_to_json(v, err, cap);
+	case JV_STRING:
+		out = json_stringn_nocheck(v->s, v->len); /* jv/ checked its UTF-8 */
+		break;
+	case JV_ARRAY:
+		out = json_array();
+		for (const jv_t *e = v->first; out && e; e = e->next) {
+			json_t *el = to_json(e, err, cap);
+			if (!el || json_array_append_new(out, el)) {
+				json_decref(out);
+				return NULL;
+			}
+		}
+		break;
+	case JV_OBJECT:
+		return object_to_json(v, err, cap);
+	}
+	if (!out && !err[0])
+		snprintf(err, cap, "out of memory");
+	return out;
+}
+
+json_t *kube_json_of(const jv_t *v, char *err, size_t cap)
+{
+	err[0] = '\0';
+	return to_json(v, err, cap);
+}
+
+/* Hand ev to d's callback: as it is for a fast decoder, else with its
+ * object built as a jansson tree (released after the call). */
+static int hand(kube_watch_decoder_t *d, kube_event_t *ev, unsigned long long nr, gpuq_diag_t *diag)
+{
+	char err[128];
+	json_t *obj;
 	int rc;
 
-	j = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!j)
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "watch event %llu: not JSON: %s", nr,
-				     jerr.text);
-	rc = GPUQ_ECORRUPT;
-	if (!json_is_object(j)) {
-		gpuq_diag_set(diag, rc, "watch event %llu: not a JSON object", nr);
-		goto out;
-	}
-	tname = json_string_value(json_object_get(j, "type"));
-	if (!tname) {
-		gpuq_diag_set(diag, rc, "watch event %llu: no \"type\" string", nr);
-		goto out;
-	}
-	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strcmp(types[i].name, tname) == 0)
-			break;
-	if (i == sizeof(types) / sizeof(types[0])) {
-		gpuq_diag_set(diag, rc, "watch event %llu: unknown type \"%.40s\"", nr, tname);
-		goto out;
-	}
-	ev.type = types[i].type;
-	obj = json_object_get(j, "object");
-	if (!json_is_object(obj)) {
-		gpuq_diag_set(diag, rc, "watch event %llu (%s): \"object\" is not an object", nr,
-			      tname);
-		goto out;
-	}
-	ev.object = obj;
-	ev.resource_version = "";
-	if (ev.type == KUBE_EV_ERROR) {
-		json_t *code = json_object_get(obj, "code");
-		json_int_t c = json_is_integer(code) ? json_integer_value(code) : 0;
-		ev.code = c >= 0 && c <= 999 ? (long)c : 0; /* an HTTP status or nothing */
-	} else {
-		rv = json_object_get(json_object_get(obj, "metadata"), "resourceVersion");
-		if (!json_is_string(rv) || !json_string_value(rv)[0]) {
-			gpuq_diag_set(diag, rc,
-				      "watch event %llu (%s): metadata.resourceVersion missing or "
-				      "not a non-empty string",
-				      nr, tname);
-			goto out;
-		}
-		if (json_string_length(rv) > KUBE_RV_MAX) {
-			gpuq_diag_set(
-			    diag, rc,
-			    "watch event %llu (%s): metadata.resourceVersion longer than %d "
-			    "bytes",
-			    nr, tname, KUBE_RV_MAX);
-			goto out;
-		}
-		ev.resource_version = json_string_value(rv);
-	}
-	d->events++;
-	rc = d->cb(d->ctx, &ev);
-out:
-	json_decref(j);
+	if (d->fast)
+		return d->cb(d->ctx, ev);
+	obj = kube_json_of(ev->fast, err, sizeof(err));
+	if (!obj)
+		return gpuq_diag_set(diag,
+				     strcmp(err, "out of memory") ? GPUQ_ECORRUPT : GPUQ_ENOMEM,
+				     "watch event %llu: not JSON: %s", nr, err);
+	ev->object = obj;
+	ev->fast = NULL;
+	rc = d->cb(d->ctx, ev);
+	json_decref(obj);
 	return rc;
 }
 
-/* deliver() with jv/'s reader: the same checks, the same refusals. */
-static int deliver_fast(kube_watch_decoder_t *d, const char *line, size_t len, gpuq_diag_t *diag)
+/* Decode one complete line (len bytes) with jv/'s reader and deliver it. */
+static int deliver(kube_watch_decoder_t *d, const char *line, size_t len, gpuq_diag_t *diag)
 {
 	unsigned long long nr = (unsigned long long)d->events + 1; /* for messages */
 	kube_event_t ev = {0};
@@ -194,7 +247,7 @@ static int deliver_fast(kube_watch_decoder_t *d, const char *line, size_t len, g
 		ev.resource_version = rv->s;
 	}
 	d->events++;
-	rc = d->cb(d->ctx, &ev);
+	rc = hand(d, &ev, nr, diag);
 out:
 	jv_doc_free(&doc);
 	return rc;
@@ -253,8 +306,7 @@ int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len
 		buf += n + 1;
 		len -= n + 1;
 		if (!blank(d->line ? d->line : "", d->len)) {
-			rc = d->fast ? deliver_fast(d, d->line, d->len, diag)
-				     : deliver(d, d->line, d->len, diag);
+			rc = deliver(d, d->line, d->len, diag);
 			if (rc) {
 				/* a bad line: the stream cannot be trusted; a stop by the
 				 * callback: the bytes after it in buf were not decoded, so

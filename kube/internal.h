@@ -52,6 +52,15 @@ struct kube_client {
 	char errbuf[CURL_ERROR_SIZE]; /* curl's words for the last failure */
 };
 
+/* v, a value of jv/'s tree (a watch event's or a LIST item's object), as a
+ * new jansson value (the caller's), built from it without parsing any text
+ * again: numbers as jansson reads them (an integer within json_int_t, else
+ * a real), a duplicate object key refused (as JSON_REJECT_DUPLICATES does).
+ * NULL with err (cap bytes) saying why: "duplicate object key ...", "too
+ * big integer ...", "real number overflow ...", or "out of memory"
+ * (decode.c). */
+json_t *kube_json_of(const jv_t *v, char *err, size_t cap);
+
 /* The bearer token, re-reading a rotated token file (config.c). */
 int kube_token_get(kube_config_t *cfg, char *out, size_t cap, gpuq_diag_t *diag);
 

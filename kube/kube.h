@@ -405,13 +405,17 @@ int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len
 /* Events decoded so far. */
 uint64_t kube_watch_decoder_events(const kube_watch_decoder_t *d);
 
-/* Read the events of d with jv/'s reader instead of jansson (a
- * watched collection whose every event is decoded once, on the watch
- * thread, into a workload: about a seventh of jansson's instructions per
- * event, bench/bench_apply): callbacks get kube_event_t.fast, never
- * .object. The refusals are the same, but for duplicate object keys, which
- * are read (the first counts) rather than refused: the apiserver never sends
- * them. Set before the first feed. */
+/* Every event is read once, by jv/'s reader (one set of checks, the
+ * refusals above; a duplicate object key in the event is read, the first
+ * counting, not refused: the apiserver never sends one). fast hands
+ * callbacks the object in that tree, kube_event_t.fast (a watched
+ * collection whose every event is decoded once, on the watch thread, into
+ * a workload: bench/bench_apply); else (the default) a jansson tree built
+ * from it, kube_event_t.object, for the consumers of jansson values (the
+ * policy kinds' decoders), with no second parse of the text: a number
+ * jansson would refuse (an integer past json_int_t, a real that overflows)
+ * or a duplicate key inside the object is refused, GPUQ_ECORRUPT, as
+ * jansson's parse refused it. Set before the first feed. */
 void kube_watch_decoder_fast(kube_watch_decoder_t *d, bool fast);
 
 /* ---- LIST then WATCH ---- */
@@ -422,7 +426,9 @@ typedef struct {
 	const char *name;	    /* short name for logs ("jobs") */
 	const atomic_bool *stop;    /* the loop returns soon after *stop becomes true */
 	bool fast;		    /* deliver objects in jv/'s tree (kube_event_t.fast),
-				       LIST pages included, instead of jansson's */
+				       LIST pages included, instead of a jansson tree
+				       built from it (every event and page is read
+				       once, by jv/'s reader, either way) */
 	bool may_be_unserved;	    /* a LIST answered 404 means the collection is not
 				       served (a CRD's): KUBE_EV_UNSERVED, then a LIST
 				       every unserved_poll_ms until one is answered,

@@ -103,20 +103,14 @@ static int build_path(const kube_watch_opts_t *o, const char *query, char *out, 
 	return GPUQ_OK;
 }
 
-/* List items carry no apiVersion/kind: give them the list's. */
-static void fill_kind(json_t *item, const char *api_version, const char *list_kind)
+/* List items carry no apiVersion/kind: give them the list's (kind: the
+ * list's less "List", NULL when it has none). */
+static void fill_kind(json_t *item, const char *api_version, const char *kind)
 {
-	char kind[128];
-	size_t n = strlen(list_kind);
-
 	if (!json_object_get(item, "apiVersion") && api_version)
 		json_object_set_new(item, "apiVersion", json_string(api_version));
-	if (!json_object_get(item, "kind") && n > 4 && n < sizeof(kind) &&
-	    strcmp(list_kind + n - 4, "List") == 0) {
-		memcpy(kind, list_kind, n - 4);
-		kind[n - 4] = '\0';
+	if (!json_object_get(item, "kind") && kind)
 		json_object_set_new(item, "kind", json_string(kind));
-	}
 }
 
 /* The RESET of a LIST, once its first page is in: a LIST that is refused
@@ -133,50 +127,37 @@ static int announce_reset(loop_t *l)
 	return rc ? (l->stopped_by_cb = rc) : GPUQ_OK;
 }
 
-/* Deliver one LIST page's items; *cont gets the continue token ("" at the end). */
-static int list_page(loop_t *l, json_t *page, char *cont, size_t cap, gpuq_diag_t *diag)
+/* Hand one LIST item to l's callback: in jv/'s tree with the list's
+ * apiVersion and kind beside it (opts->fast), else as a jansson tree built
+ * from it with them written into it (released after the call). The
+ * callback's non-zero return is kept as the loop's stop (stopped_by_cb). */
+static int hand_item(loop_t *l, kube_event_t *ev, size_t i, gpuq_diag_t *diag)
 {
-	json_t *meta = json_object_get(page, "metadata"), *items = json_object_get(page, "items");
-	const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
-	const char *c = json_string_value(json_object_get(meta, "continue"));
-	const char *av = json_string_value(json_object_get(page, "apiVersion"));
-	const char *kind = json_string_value(json_object_get(page, "kind"));
-	json_t *item;
-	size_t i;
+	char err[128];
+	json_t *obj;
+	int rc;
 
-	if (!rv || !rv[0] || strlen(rv) >= RV_MAX ||
-	    (!json_is_array(items) && !json_is_null(items) && items))
-		return gpuq_diag_set(diag, GPUQ_ECORRUPT, "list %s: no resourceVersion or items",
-				     l->o->name);
-	if (c && strlen(c) >= cap)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "list %s: continue token too long",
-				     l->o->name);
-	gpuq_strlcpy(cont, c ? c : "", cap);
-	gpuq_strlcpy(l->rv, rv, sizeof(l->rv));
-	if (announce_reset(l))
-		return l->stopped_by_cb;
-	json_array_foreach(items, i, item)
-	{
-		kube_event_t ev = {.type = KUBE_EV_ADDED, .object = item};
-		const char *irv = json_string_value(
-		    json_object_get(json_object_get(item, "metadata"), "resourceVersion"));
-		if (!json_is_object(item) || !irv)
-			return gpuq_diag_set(diag, GPUQ_ECORRUPT,
-					     "list %s: items[%zu] has no resourceVersion",
-					     l->o->name, i);
-		fill_kind(item, av, kind ? kind : "");
-		ev.resource_version = irv;
-		int rc = l->cb(l->ctx, &ev);
-		if (rc)
-			return l->stopped_by_cb = rc;
+	if (l->o->fast) {
+		rc = l->cb(l->ctx, ev);
+		return rc ? (l->stopped_by_cb = rc) : GPUQ_OK;
 	}
-	return GPUQ_OK;
+	obj = kube_json_of(ev->fast, err, sizeof(err));
+	if (!obj)
+		return gpuq_diag_set(diag,
+				     strcmp(err, "out of memory") ? GPUQ_ECORRUPT : GPUQ_ENOMEM,
+				     "list %s: items[%zu]: %s", l->o->name, i, err);
+	fill_kind(obj, ev->list_api_version, ev->list_kind);
+	ev->object = obj;
+	ev->fast = NULL;
+	ev->list_api_version = ev->list_kind = NULL;
+	rc = l->cb(l->ctx, ev);
+	json_decref(obj);
+	return rc ? (l->stopped_by_cb = rc) : GPUQ_OK;
 }
 
-/* list_page() over jv/'s tree (opts->fast): the same checks; items get
- * the list's apiVersion and kind as kube_event_t.list_api_version and
- * .list_kind instead of written into them. */
-static int list_page_fast(loop_t *l, const jv_t *page, char *cont, size_t cap, gpuq_diag_t *diag)
+/* Deliver one LIST page's items (read once, by jv/'s reader); *cont gets
+ * the continue token ("" at the end). */
+static int list_page(loop_t *l, const jv_t *page, char *cont, size_t cap, gpuq_diag_t *diag)
 {
 	const jv_t *meta = jv_get(page, "metadata"), *items = jv_get(page, "items");
 	const char *rv = jv_member_str(meta, "resourceVersion");
@@ -213,9 +194,9 @@ static int list_page_fast(loop_t *l, const jv_t *page, char *cont, size_t cap, g
 		ev.resource_version = irv;
 		ev.list_api_version = av;
 		ev.list_kind = item_kind[0] ? item_kind : NULL;
-		rc = l->cb(l->ctx, &ev);
+		rc = hand_item(l, &ev, i, diag);
 		if (rc)
-			return l->stopped_by_cb = rc;
+			return rc;
 	}
 	return GPUQ_OK;
 }
@@ -226,17 +207,9 @@ static int list_get(kube_client_t *c, loop_t *l, const char *path, char *cont, s
 {
 	kube_response_t resp = {0};
 	jv_doc_t doc = {NULL, NULL};
-	json_t *page = NULL;
 	char err[128];
 	int rc;
 
-	if (!l->o->fast) {
-		rc = kube_request_json(c, "GET", path, NULL, NULL, &page, diag);
-		if (!rc)
-			rc = list_page(l, page, cont, cap, diag);
-		json_decref(page);
-		return rc;
-	}
 	rc = kube_request(c, "GET", path, NULL, NULL, 0, &resp, diag);
 	if (!rc) {
 		rc = jv_doc_parse(&doc, resp.body, resp.len, err, sizeof(err));
@@ -245,7 +218,7 @@ static int list_get(kube_client_t *c, loop_t *l, const char *path, char *cont, s
 					   err);
 	}
 	if (!rc)
-		rc = list_page_fast(l, doc.root, cont, cap, diag);
+		rc = list_page(l, doc.root, cont, cap, diag);
 	jv_doc_free(&doc);
 	kube_response_deinit(&resp);
 	return rc;

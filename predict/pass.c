@@ -130,10 +130,18 @@ static int settle_running(pass_t *p, int64_t now)
 		if (queue_workload_view(p->q, id, &v))
 			continue;
 		if (v.state == QUEUE_WL_EVICTING) {
-			rc = engine_workload_evicted(p->e, v.uid, now);
+			rc = engine_change_apply(p->e,
+						 &(engine_change_t){.kind = ENGINE_CHANGE_EVICTED,
+								    .uid = v.uid,
+								    .now = now},
+						 NULL);
 		} else if (v.state == QUEUE_WL_ADMITTED) {
 			if (v.gang_total && !v.ready)
-				rc = engine_workload_pods_ready(p->e, v.uid, now);
+				rc = engine_change_apply(
+				    p->e,
+				    &(engine_change_t){
+					.kind = ENGINE_CHANGE_PODS_READY, .uid = v.uid, .now = now},
+				    NULL);
 			rt = runtime_of(p, id);
 			rem = rt - (now - v.admitted_ms);
 			if (rem <= 0)
@@ -195,7 +203,11 @@ static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t no
 			p->tracked[ids[i]] = 1;
 			p->waiting++;
 		} else {
-			rc = engine_workload_delete(p->e, v.uid, now);
+			rc = engine_change_apply(p->e,
+						 &(engine_change_t){.kind = ENGINE_CHANGE_DELETE,
+								    .uid = v.uid,
+								    .now = now},
+						 NULL);
 		}
 	}
 	return rc;
@@ -290,9 +302,15 @@ static int step_at(pass_t *p, int64_t t)
 		if (queue_workload_view(p->q, e.wl, &v) || v.state != QUEUE_WL_ADMITTED ||
 		    p->run[e.wl] != e.run)
 			continue;
-		rc = engine_workload_finish(p->e, v.uid, t);
+		rc = engine_change_apply(
+		    p->e, &(engine_change_t){.kind = ENGINE_CHANGE_FINISH, .uid = v.uid, .now = t},
+		    NULL);
 		if (!rc)
-			rc = engine_workload_delete(p->e, v.uid, t);
+			rc = engine_change_apply(p->e,
+						 &(engine_change_t){.kind = ENGINE_CHANGE_DELETE,
+								    .uid = v.uid,
+								    .now = t},
+						 NULL);
 	}
 	p->now = t;
 	return rc ? rc : engine_step(p->e, t, &so, NULL, NULL);

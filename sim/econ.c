@@ -102,11 +102,12 @@ static int tell_idle(struct sim *s, uint32_t wid, int64_t since, gpuq_diag_t *di
 	int rc;
 
 	snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
-	CORE(s, engine_workload_utilization(s->e, uid, 0.0, since));
-	if (rc)
-		return gpuq_diag_set(diag, rc, "engine_workload_utilization %s: %s", uid,
-				     gpuq_strerror(rc));
-	return GPUQ_OK;
+	CORE(s, engine_change_apply(
+		    s->e,
+		    &(engine_change_t){
+			.kind = ENGINE_CHANGE_UTILIZATION, .uid = uid, .value = 0.0, .now = since},
+		    diag));
+	return rc;
 }
 
 int sim_econ_idle(struct sim *s, const event_t *ev, gpuq_diag_t *diag)

@@ -238,7 +238,10 @@ static int add_workload(struct sim *s, uint32_t wid, gpuq_diag_t *diag)
 	spec.max_exec_s = sh->max_exec_s;
 	spec.gang_total = sh->gang ? pods : 0;
 	spec.pods_present = spec.gang_total;
-	CORE(s, engine_workload_add(s->e, &spec, s->now, NULL, diag));
+	CORE(s,
+	     engine_change_apply(
+		 s->e, &(engine_change_t){.kind = ENGINE_CHANGE_ADD, .spec = &spec, .now = s->now},
+		 diag));
 	if (rc) {
 		gpuq_diag_prefix(diag, "workload %s/%s: ", lq->namespace_, name);
 		return rc;
@@ -298,10 +301,13 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 	if (ev->reason == QUEUE_EVICT_READY_TIMEOUT && ++o->timeouts >= SIM_READY_TIMEOUTS_MAX) {
 		char uid[UID_MAX];
 		snprintf(uid, sizeof(uid), "w%" PRIu32, wid);
-		CORE(s, engine_workload_delete(s->e, uid, s->now));
+		CORE(s, engine_change_apply(s->e,
+					    &(engine_change_t){.kind = ENGINE_CHANGE_DELETE,
+							       .uid = uid,
+							       .now = s->now},
+					    diag));
 		if (rc)
-			return gpuq_diag_set(diag, rc, "engine_workload_delete %s: %s", uid,
-					     gpuq_strerror(rc));
+			return rc;
 		o->state = SIM_WL_DROPPED;
 		s->n_pending--;
 	}
@@ -336,10 +342,14 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 	mark(s, wid);
 	if (s->t->shapes[s->t->arrivals[wid].shape].gang) {
 		if (delay == 0) {
-			CORE(s, engine_workload_pods_ready(s->e, adm->uid, s->now));
+			CORE(s, engine_change_apply(
+				    s->e,
+				    &(engine_change_t){.kind = ENGINE_CHANGE_PODS_READY,
+						       .uid = adm->uid,
+						       .now = s->now},
+				    diag));
 			if (rc)
-				return gpuq_diag_set(diag, rc, "engine_workload_pods_ready %s: %s",
-						     adm->uid, gpuq_strerror(rc));
+				return rc;
 		} else {
 			rc = sim_heap_push(s, (event_t){.at = s->now + delay,
 							.wid = wid,
@@ -403,17 +413,27 @@ static int on_event(struct sim *s, const event_t *ev, gpuq_diag_t *diag)
 	if (ev->kind == EV_IDLE)
 		return sim_econ_idle(s, ev, diag);
 	if (ev->kind == EV_READY) {
-		CORE(s, engine_workload_pods_ready(s->e, uid, s->now));
+		CORE(s, engine_change_apply(s->e,
+					    &(engine_change_t){.kind = ENGINE_CHANGE_PODS_READY,
+							       .uid = uid,
+							       .now = s->now},
+					    diag));
 		if (rc)
-			return gpuq_diag_set(diag, rc, "engine_workload_pods_ready %s: %s", uid,
-					     gpuq_strerror(rc));
+			return rc;
 		return GPUQ_OK;
 	}
-	CORE(s, engine_workload_finish(s->e, uid, s->now));
+	CORE(s,
+	     engine_change_apply(
+		 s->e, &(engine_change_t){.kind = ENGINE_CHANGE_FINISH, .uid = uid, .now = s->now},
+		 diag));
 	if (!rc)
-		CORE(s, engine_workload_delete(s->e, uid, s->now));
+		CORE(s, engine_change_apply(s->e,
+					    &(engine_change_t){.kind = ENGINE_CHANGE_DELETE,
+							       .uid = uid,
+							       .now = s->now},
+					    diag));
 	if (rc)
-		return gpuq_diag_set(diag, rc, "finishing %s: %s", uid, gpuq_strerror(rc));
+		return rc;
 	o->state = SIM_WL_FINISHED;
 	s->n_admitted--;
 	s->dirty = true;

@@ -209,7 +209,7 @@ static inline controller_cevent_t ctl_event(controller_res_t res, kube_event_typ
 /* One watch event of `type` about Job obj (borrowed) into the controller. */
 static inline void ctl_job_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	controller_cevent_t ev = ctl_event(CONTROLLER_RES_JOBS, type, obj);
+	controller_cevent_t ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), type, obj);
 
 	controller_jobs_apply(c, &ev);
 	controller_cevent_deinit(&ev);
@@ -218,7 +218,7 @@ static inline void ctl_job_event(struct controller *c, kube_event_type_t type, j
 /* One watch event of `type` about Pod obj (borrowed) into the controller. */
 static inline void ctl_pod_event(struct controller *c, kube_event_type_t type, json_t *obj)
 {
-	controller_cevent_t ev = ctl_event(CONTROLLER_RES_PODS, type, obj);
+	controller_cevent_t ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_POD), type, obj);
 
 	controller_pods_apply(c, &ev);
 	controller_cevent_deinit(&ev);

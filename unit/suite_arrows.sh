@@ -17,6 +17,8 @@
 #   9. a queue_tick() call in controller/loop.c: a driver changing the core
 #      past the engine (queue.h is the drivers' read API only)
 #  10. a store_ type named in sim/run.c: a driver naming store/
+#  11. WORKLOAD_KIND_JOB named in controller/loop.c: a kind named outside
+#      workload/ (the controller asks the row)
 # Needs python3.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -75,6 +77,8 @@ probe queue/budget.c 'static int64_t probe(void) { return gpuq_mono_ms(); }' \
 probe controller/loop.c 'static int probe(queue_t *q) { return queue_tick(q, 0, NULL); }' \
 	'reach: controller/loop.c calls queue_tick, which change a core'
 probe sim/run.c 'static store_t *probe_store;' 'reach: sim/run.c names store_t, past engine/'
+probe controller/loop.c 'static const int probe_kind = WORKLOAD_KIND_JOB;' \
+	'kind: controller/ names a kind of workload 1 times, 0 known'
 
 # the clean tree again: every probe was undone
 out=$(python3 "$TREE/scripts/arrows.py" 2>&1)

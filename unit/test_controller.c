@@ -138,8 +138,9 @@ static int take(void *ctx, const kube_event_t *ev)
 
 	controller_cevent_deinit(&t->ev);
 	if (kind && (!strcmp(kind, "Job") || !strcmp(kind, "Pod")))
-		controller_informer_event(!strcmp(kind, "Job") ? CONTROLLER_RES_JOBS
-							       : CONTROLLER_RES_PODS,
+		controller_informer_event(!strcmp(kind, "Job")
+					      ? CONTROLLER_RES_OF(WORKLOAD_KIND_JOB)
+					      : CONTROLLER_RES_OF(WORKLOAD_KIND_POD),
 					  &no_cfg, ev, &t->ev);
 	return 0;
 }
@@ -298,7 +299,7 @@ static void test_list_items_and_refusals(void **state)
 	ev.fast = doc.root;
 	ev.list_api_version = "v1";
 	ev.list_kind = "Pod";
-	controller_informer_event(CONTROLLER_RES_PODS, &cfg, &ev, &ce);
+	controller_informer_event(CONTROLLER_RES_OF(WORKLOAD_KIND_POD), &cfg, &ev, &ce);
 	assert_non_null(ce.wl);
 	assert_int_equal(ce.wl->kind, WORKLOAD_KIND_POD);
 	assert_string_equal(ce.wl->uid, "u2");
@@ -313,7 +314,7 @@ static void test_list_items_and_refusals(void **state)
 	    "{\"containers\":[{\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1.2.3\"}}}]}}}}");
 	assert_int_equal(jv_doc_parse(&doc, bad, strlen(bad), err, sizeof(err)), GPUQ_OK);
 	ev.fast = doc.root;
-	controller_informer_event(CONTROLLER_RES_JOBS, &cfg, &ev, &ce);
+	controller_informer_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), &cfg, &ev, &ce);
 	assert_null(ce.wl);
 	assert_string_equal(ce.uid, "u9");
 	assert_non_null(strstr(ce.bad, "Job \"j\": spec.template.spec.containers[0].resources"

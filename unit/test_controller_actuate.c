@@ -163,7 +163,7 @@ static void suspend_body_takes_the_admission_back(void **state)
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s, s:s}", WEBHOOK_ANNOT_ADMITTED, "true",
 				      CONTROLLER_ANNOT_FLAVORS, "nvidia.com/gpu=h100"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	body = controller_release_suspend_patch(ev.wl, NULL);
 	got = ctl_dump(body);
 	assert_string_equal(
@@ -202,7 +202,7 @@ static void restore_body_puts_the_template_back(void **state)
 	    json_pack(
 		"{s:s}", CONTROLLER_ANNOT_ORIGINAL,
 		"{\"nodeSelector\":{\"disk\":\"ssd\"},\"tolerations\":[{\"key\":\"spot\"}]}"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(body);
 	assert_string_equal(
@@ -221,7 +221,7 @@ static void restore_body_puts_the_template_back(void **state)
 	/* no original placement: the flavor's removed */
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, "{}"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(json_array_get(body, 2));
 	assert_string_equal(got,
@@ -230,7 +230,7 @@ static void restore_body_puts_the_template_back(void **state)
 	json_decref(body);
 	controller_cevent_deinit(&ev);
 	json_object_del(json_object_get(obj, "metadata"), "annotations");
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	assert_null(controller_release_restore_patch(ev.wl));
 	controller_cevent_deinit(&ev);
 	json_decref(obj);
@@ -324,11 +324,11 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	(void)state;
 	assert_non_null(tj);
 	assert_non_null(js);
-	ev = ctl_event(CONTROLLER_RES_TRAINJOBS, KUBE_EV_ADDED, tj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_TRAINJOB), KUBE_EV_ADDED, tj);
 	controller_jobs_apply(c, &ev);
 	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), -1); /* its JobSet not seen yet */
-	ev = ctl_event(CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_ADDED, js);
 	controller_jobs_apply(c, &ev);
 	controller_cevent_deinit(&ev);
 	assert_int_equal(ctl_state(c, "tj"), QUEUE_WL_PENDING);
@@ -367,7 +367,7 @@ static void trainjob_released_and_restored_through_a_runtime_patch(void **state)
 	json_object_set_new(
 	    json_object_get(tj, "spec"), "runtimePatches",
 	    json_pack("[{s:s}, {s:s}]", "manager", "team.io/tuner", "manager", "gpuq.dev/manager"));
-	ev = ctl_event(CONTROLLER_RES_TRAINJOBS, KUBE_EV_MODIFIED, tj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_TRAINJOB), KUBE_EV_MODIFIED, tj);
 	body = controller_release_restore_patch(ev.wl);
 	got = ctl_dump(body);
 	assert_string_equal(
@@ -436,7 +436,8 @@ static json_t *submitter_rayjob(const char *image, json_t *submitter)
 /* The release patch of rj (admitted by a cycle), its flavors checked. */
 static json_t *submitter_release(struct controller *c, json_t *rj)
 {
-	controller_cevent_t ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_ADDED, rj);
+	controller_cevent_t ev =
+	    ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_RAYJOB), KUBE_EV_ADDED, rj);
 	queue_result_t r;
 	queue_wl_t id;
 	json_t *body = NULL;
@@ -465,7 +466,7 @@ static json_t *submitter_restore(json_t *rj, const char *orig)
 
 	json_object_set_new(json_object_get(rj, "metadata"), "annotations",
 			    json_pack("{s:s}", CONTROLLER_ANNOT_ORIGINAL, orig));
-	ev = ctl_event(CONTROLLER_RES_RAYJOBS, KUBE_EV_MODIFIED, rj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_RAYJOB), KUBE_EV_MODIFIED, rj);
 	body = controller_release_restore_patch(ev.wl);
 	controller_cevent_deinit(&ev);
 	return body;
@@ -649,7 +650,12 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	assert_int_equal(ctl_step(c->e, t0, 1, &r), GPUQ_OK);
 	assert_int_equal(r.n_admissions, 1);
 	/* 2 GPUs for an hour and a half */
-	assert_int_equal(engine_workload_finish(c->e, "a", t0 + 5400000), GPUQ_OK);
+	assert_int_equal(
+	    engine_change_apply(
+		c->e,
+		&(engine_change_t){.kind = ENGINE_CHANGE_FINISH, .uid = "a", .now = t0 + 5400000},
+		NULL),
+	    GPUQ_OK);
 	assert_int_equal(ledger_checkpoint_encode(queue_ledger(engine_core(c->e)), t0 + 7200000, 0,
 						  parts, lens, &info),
 			 GPUQ_OK);
@@ -671,10 +677,20 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	assert_int_equal(gpuq_base64_decode(b64, LEDGER_CKPT_PART_MAX, &part, &len), GPUQ_OK);
 	assert_int_equal(len, lens[0]);
 	assert_memory_equal(part, parts[0], len);
-	assert_int_equal(engine_ledger_merge(other->e, (const uint8_t *)part, len, &mi, &d),
+	assert_int_equal(engine_change_apply(other->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_LEDGER_MERGE,
+								.part = (const uint8_t *)part,
+								.len = len,
+								.merged = &mi},
+					     &d),
 			 GPUQ_OK);
 	assert_true(mi.added_acc_hours > 2.999 && mi.added_acc_hours < 3.001); /* 2 x 1.5 h */
-	assert_int_equal(engine_ledger_merge(other->e, (const uint8_t *)part, len, &mi, &d),
+	assert_int_equal(engine_change_apply(other->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_LEDGER_MERGE,
+								.part = (const uint8_t *)part,
+								.len = len,
+								.merged = &mi},
+					     &d),
 			 GPUQ_OK);
 	assert_true(mi.added_acc_hours == 0.0);
 	free(part);
@@ -730,7 +746,7 @@ static void podset_from_a_decoded_object(void **state)
 	json_object_set_new(
 	    json_object_get(json_array_get(json_object_get(spec, "containers"), 0), "resources"),
 	    "requests", json_pack("{s:s, s:s}", "cpu", "0", "memory", "1Mi"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_ADDED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_ADDED, obj);
 	assert_int_equal(workload_resolve(ev.wl, NULL, &d), GPUQ_OK);
 	controller_podset_from(&ev.wl->podsets[0], 4, &b, &ps);
 	assert_int_equal(ps.count, 4);

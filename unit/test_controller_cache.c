@@ -245,8 +245,9 @@ static void equeue_keeps_order_and_batches(void **state)
 	assert_non_null(c);
 	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
 	for (int i = 0; i < 10; i++) {
-		controller_cevent_t ev = {
-		    .res = CONTROLLER_RES_JOBS, .type = KUBE_EV_ADDED, .object = numbered(i)};
+		controller_cevent_t ev = {.res = CONTROLLER_RES_OF(WORKLOAD_KIND_JOB),
+					  .type = KUBE_EV_ADDED,
+					  .object = numbered(i)};
 		controller_equeue_push(&q, &ev, &c->stop);
 	}
 	for (int want = 0; want < 10;) {
@@ -254,7 +255,7 @@ static void equeue_keeps_order_and_batches(void **state)
 		assert_true(n == (size_t)(10 - want < 4 ? 10 - want : 4));
 		for (size_t i = 0; i < n; i++, want++) {
 			assert_int_equal(number_of(&out[i]), want);
-			assert_int_equal(out[i].res, CONTROLLER_RES_JOBS);
+			assert_int_equal(out[i].res, CONTROLLER_RES_OF(WORKLOAD_KIND_JOB));
 			json_decref(out[i].object);
 		}
 	}
@@ -278,7 +279,7 @@ static void *pusher(void *arg)
 
 	atomic_store(&p->tid, (int)gettid());
 	for (int i = 0; i < p->n; i++) {
-		controller_cevent_t ev = {.res = CONTROLLER_RES_PODS,
+		controller_cevent_t ev = {.res = CONTROLLER_RES_OF(WORKLOAD_KIND_POD),
 					  .type = KUBE_EV_MODIFIED,
 					  .object = numbered(p->first + i)};
 		controller_equeue_push(p->q, &ev, &p->c->stop);
@@ -323,8 +324,9 @@ static void equeue_full_queue_makes_the_watch_wait(void **state)
 	assert_non_null(out);
 	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
 	for (int i = 0; i < CONTROLLER_EVENTS_MAX; i++) {
-		controller_cevent_t ev = {
-		    .res = CONTROLLER_RES_PODS, .type = KUBE_EV_MODIFIED, .object = numbered(i)};
+		controller_cevent_t ev = {.res = CONTROLLER_RES_OF(WORKLOAD_KIND_POD),
+					  .type = KUBE_EV_MODIFIED,
+					  .object = numbered(i)};
 		controller_equeue_push(&q, &ev, &c->stop);
 	}
 	p.q = &q;
@@ -369,7 +371,7 @@ static void equeue_stop_drops_and_deinit_releases(void **state)
 	assert_non_null(c);
 	assert_int_equal(controller_equeue_init(&q), GPUQ_OK);
 	for (int i = 0; i < CONTROLLER_EVENTS_MAX; i++) {
-		controller_cevent_t ev = {.res = CONTROLLER_RES_JOBS,
+		controller_cevent_t ev = {.res = CONTROLLER_RES_OF(WORKLOAD_KIND_JOB),
 					  .type = KUBE_EV_ADDED,
 					  .object = i == 0 ? json_incref(kept) : numbered(i)};
 		controller_equeue_push(&q, &ev, &c->stop);
@@ -377,7 +379,7 @@ static void equeue_stop_drops_and_deinit_releases(void **state)
 	c->stop = 1;
 	json_incref(last);
 	controller_equeue_push(&q,
-			       &(controller_cevent_t){.res = CONTROLLER_RES_JOBS,
+			       &(controller_cevent_t){.res = CONTROLLER_RES_OF(WORKLOAD_KIND_JOB),
 						      .type = KUBE_EV_ADDED,
 						      .object = last},
 			       &c->stop);
@@ -425,7 +427,8 @@ static void job_set_caches_the_object(void **state)
 {
 	controller_job_t j = {0};
 	json_t *obj = ctl_job("team-a", "j1", 2, 1, true, "default");
-	controller_cevent_t ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_ADDED, obj);
+	controller_cevent_t ev =
+	    ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_ADDED, obj);
 
 	(void)state;
 	controller_job_set(&j, ev.wl);
@@ -440,7 +443,7 @@ static void job_set_caches_the_object(void **state)
 	json_object_set_new(json_object_get(obj, "spec"), "suspend", json_false());
 	json_object_set_new(json_object_get(obj, "metadata"), "annotations",
 			    json_pack("{s:s}", WEBHOOK_ANNOT_ADMITTED, "true"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	controller_job_set(&j, ev.wl);
 	assert_false(j.suspended);
 	assert_true(j.admitted);
@@ -490,7 +493,7 @@ static void job_take_moves_the_key_with_each_object(void **state)
 	assert_ptr_equal(job_key(c, j), j->wl->uid);
 	/* another uid under it: cached, the key's text its own copy */
 	json_object_set_new(meta, "uid", json_string("j1-new"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	controller_job_take(c, j, ev.wl);
 	assert_true(j->uid_owned);
 	assert_string_equal(j->uid, "j1");
@@ -499,13 +502,14 @@ static void job_take_moves_the_key_with_each_object(void **state)
 	assert_ptr_equal(controller_job(c, "j1"), j);
 	/* its own uid again: borrowed again, the copy freed */
 	json_object_set_new(meta, "uid", json_string("j1"));
-	ev = ctl_event(CONTROLLER_RES_JOBS, KUBE_EV_MODIFIED, obj);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOB), KUBE_EV_MODIFIED, obj);
 	controller_job_take(c, j, ev.wl);
 	assert_false(j->uid_owned);
 	assert_ptr_equal(job_key(c, j), j->wl->uid);
 	assert_ptr_equal(controller_job(c, "j1"), j);
 	/* a first object that does not decode: its own copy until one does */
-	ev = (controller_cevent_t){.res = CONTROLLER_RES_JOBS, .type = KUBE_EV_ADDED};
+	ev = (controller_cevent_t){.res = CONTROLLER_RES_OF(WORKLOAD_KIND_JOB),
+				   .type = KUBE_EV_ADDED};
 	ev.uid = strdup("j2");
 	ev.bad = strdup("metadata.name: Required value");
 	controller_jobs_apply(c, &ev);
@@ -821,7 +825,7 @@ static void ctl_handle(struct controller *c, controller_res_t r, kube_event_type
 {
 	controller_cevent_t ev = {.res = r, .type = type};
 
-	if (obj && controller_res[r].policy)
+	if (obj && controller_res_at(r).policy)
 		ev.object = json_incref(obj);
 	else if (obj)
 		ev = ctl_event(r, type, obj);
@@ -847,14 +851,17 @@ static void a_kind_that_comes_later_is_watched_then_let_go(void **state)
 	assert_non_null(pool);
 	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		if (!controller_res[r].optional)
+		if (controller_res_at(r).path && !controller_res_at(r).optional)
 			ctl_handle(c, (controller_res_t)r, KUBE_EV_RESET, NULL);
 	ctl_policy_events(c, 8, "b", "a", KUBE_EV_ADDED);
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		ctl_handle(c, (controller_res_t)r,
-			   controller_res[r].optional ? KUBE_EV_UNSERVED : KUBE_EV_SYNCED, NULL);
+		if (controller_res_at(r).path)
+			ctl_handle(c, (controller_res_t)r,
+				   controller_res_at(r).optional ? KUBE_EV_UNSERVED
+								 : KUBE_EV_SYNCED,
+				   NULL);
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++)
-		assert_true(c->listed[r] != c->unserved[r]);
+		assert_true(c->listed[r] != c->unserved[r] || !controller_res_at(r).path);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
 	assert_true(policy_watch_has(c->policy, "batch", "jobs"));
 	assert_true(policy_watch_has(c->policy, "", "pods"));
@@ -865,11 +872,11 @@ static void a_kind_that_comes_later_is_watched_then_let_go(void **state)
 
 	/* the JobSet CRD is installed */
 	c->policy_dirty = false;
-	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_RESET, NULL);
-	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
-	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_SYNCED, NULL);
-	assert_true(c->listed[CONTROLLER_RES_JOBSETS]);
-	assert_false(c->unserved[CONTROLLER_RES_JOBSETS]);
+	ctl_handle(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_RESET, NULL);
+	ctl_handle(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_ADDED, js);
+	ctl_handle(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_SYNCED, NULL);
+	assert_true(c->listed[CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET)]);
+	assert_false(c->unserved[CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET)]);
 	assert_true(c->policy_dirty);
 	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_PENDING);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
@@ -878,11 +885,11 @@ static void a_kind_that_comes_later_is_watched_then_let_go(void **state)
 
 	/* and removed (the apiserver deleted its JobSets; the watch missed it) */
 	c->policy_dirty = false;
-	ctl_handle(c, CONTROLLER_RES_JOBSETS, KUBE_EV_UNSERVED, NULL);
+	ctl_handle(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_UNSERVED, NULL);
 	assert_int_equal(ctl_state(c, "js"), -1);
 	assert_null(controller_job(c, "js"));
-	assert_false(c->listed[CONTROLLER_RES_JOBSETS]);
-	assert_true(c->unserved[CONTROLLER_RES_JOBSETS]);
+	assert_false(c->listed[CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET)]);
+	assert_true(c->unserved[CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET)]);
 	assert_true(c->policy_dirty);
 	assert_int_equal(controller_snapshot_rebuild(c), GPUQ_OK);
 	assert_false(policy_watch_has(c->policy, "jobset.x-k8s.io", "jobsets"));
@@ -960,7 +967,7 @@ static void jobs_relist_forgets_what_went(void **state)
 	ctl_job_event(c, KUBE_EV_ADDED, a);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
 	ctl_job_event(c, KUBE_EV_SYNCED, NULL);
-	assert_true(c->listed[CONTROLLER_RES_JOBS]);
+	assert_true(c->listed[CONTROLLER_RES_OF(WORKLOAD_KIND_JOB)]);
 	assert_int_equal(ctl_state(c, "a"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_state(c, "b"), QUEUE_WL_PENDING);
 

@@ -47,7 +47,12 @@ static void queued_parallelism_follows(void **state)
 	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_pods(c, "j"), 8);
 	ctl_job_event(c, KUBE_EV_ADDED, seven);
-	assert_int_equal(engine_workload_finish(c->e, "big", controller_now(c)), GPUQ_OK);
+	assert_int_equal(engine_change_apply(c->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
+								.uid = "big",
+								.now = controller_now(c)},
+					     NULL),
+			 GPUQ_OK);
 	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	assert_false(admitted_in(&r, "seven"));
@@ -300,14 +305,14 @@ static void jobset_runs_then_goes(struct controller *c, json_t *js, json_t *chil
 {
 	queue_result_t r;
 
-	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_ADDED, js);
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_ADDED, js);
 	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "js"));
 	ctl_job_event(c, KUBE_EV_ADDED, child);
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	assert_int_equal(controller_pods_of_job(c, "js"), 1);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
-	res_event(c, CONTROLLER_RES_JOBSETS, KUBE_EV_DELETED, js);
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_DELETED, js);
 	ctl_job_event(c, KUBE_EV_DELETED, child);
 }
 
@@ -403,12 +408,12 @@ static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
 
 	(void)state;
 	assert_non_null(rc);
-	res_event(c, CONTROLLER_RES_RAYCLUSTERS, KUBE_EV_ADDED, rc);
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_RAYCLUSTER), KUBE_EV_ADDED, rc);
 	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "rc"));
 	ctl_pod_event(c, KUBE_EV_ADDED, pod);
 	ctl_job_event(c, KUBE_EV_ADDED, b);
-	res_event(c, CONTROLLER_RES_RAYCLUSTERS, KUBE_EV_DELETED, rc);
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_RAYCLUSTER), KUBE_EV_DELETED, rc);
 	assert_int_equal(ctl_state(c, "rc"), QUEUE_WL_ADMITTED);
 	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_false(admitted_in(&r, "b"));
@@ -452,7 +457,8 @@ static void active_deadline_is_the_run_bound(void **state)
  * annotation once made it so), as the watch thread hands it over. */
 static void bad_event(struct controller *c, const char *uid, const char *rv)
 {
-	controller_cevent_t ev = {.res = CONTROLLER_RES_JOBS, .type = KUBE_EV_MODIFIED};
+	controller_cevent_t ev = {.res = CONTROLLER_RES_OF(WORKLOAD_KIND_JOB),
+				  .type = KUBE_EV_MODIFIED};
 
 	ev.uid = strdup(uid);
 	ev.bad = strdup("metadata.annotations[gpuq.dev/original-scheduling]: too long");

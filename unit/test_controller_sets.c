@@ -116,7 +116,8 @@ static void blocked_set(struct controller *c, json_t *blocker, int replicas)
 	ctl_job_event(c, KUBE_EV_ADDED, blocker);
 	json_decref(blocker);
 	cycle(c);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", replicas, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", replicas, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, replicas);
 	cycle(c);
 }
@@ -170,7 +171,7 @@ static void ordinals_start_at_one(void **state)
 	int32_t pods;
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 3, 1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED, sts("web", 3, 1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 1, 4);
 	cycle(c);
 	for (int i = 1; i < 4; i++) {
@@ -180,7 +181,8 @@ static void ordinals_start_at_one(void **state)
 	}
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
 	assert_int_equal(pods, 3);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 5, 1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+		  sts("web", 5, 1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 4, 6);
 	cycle(c);
 	for (int i = 1; i < 6; i++) {
@@ -207,13 +209,15 @@ static int scale_rounds(struct controller *c, int r, int rounds)
 	for (int round = 0; round < rounds; round++, r++) {
 		if (round % 2)
 			sts_pods_event(c, KUBE_EV_ADDED, "web", r, r + 2);
-		set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", r + 2, -1));
+		set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+			  sts("web", r + 2, -1));
 		if (!(round % 2))
 			sts_pods_event(c, KUBE_EV_ADDED, "web", r, r + 2);
 		cycle(c);
 		if (round % 2)
 			sts_pods_event(c, KUBE_EV_DELETED, "web", r + 1, r + 2);
-		set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", r + 1, -1));
+		set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+			  sts("web", r + 1, -1));
 		if (!(round % 2))
 			sts_pods_event(c, KUBE_EV_DELETED, "web", r + 1, r + 2);
 		cycle(c);
@@ -233,7 +237,8 @@ static void forty_scale_ups_admitted_as_they_come(void **state)
 	int r = 1;
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", r, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", r, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, r);
 	cycle(c);
 	r = scale_rounds(c, r, 40);
@@ -265,14 +270,20 @@ static void forty_scale_ups_while_blocked(void **state)
 	json_decref(blocker);
 	cycle(c);
 	assert_int_equal(ctl_state(c, "blocker"), QUEUE_WL_ADMITTED);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", r, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", r, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, r);
 	cycle(c);
 	r = scale_rounds(c, r, 40);
 	assert_false(released(c, "web-0"));
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
 	assert_int_equal(pods, 41);
-	assert_int_equal(engine_workload_finish(c->e, "blocker", controller_now(c)), GPUQ_OK);
+	assert_int_equal(engine_change_apply(c->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
+								.uid = "blocker",
+								.now = controller_now(c)},
+					     NULL),
+			 GPUQ_OK);
 	cycle(c);
 	for (int i = 0; i < r; i++) {
 		snprintf(uid, sizeof(uid), "web-%d", i);
@@ -304,7 +315,7 @@ static void queued_set_follows_its_queue_label(void **state)
 	assert_false(released(c, "web-0"));
 	json_object_set_new(json_object_get(json_object_get(moved, "metadata"), "labels"),
 			    "gpuq.dev/queue-name", json_string("two"));
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, moved);
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED, moved);
 	cycle(c);
 	assert_true(released(c, "web-0"));
 	ctl_free(c);
@@ -321,11 +332,13 @@ static void scale_down_holds_until_pods_go(void **state)
 	int32_t pods;
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 4, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", 4, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 4);
 	cycle(c);
 	assert_true(released(c, "web-3"));
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 2, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+		  sts("web", 2, -1));
 	core_count(c, "sts:team-a/web/", &pods);
 	assert_int_equal(pods, 4);
 	/* web-2 and web-3 seen again while they go (released, past the slice
@@ -342,13 +355,15 @@ static void scale_down_holds_until_pods_go(void **state)
 	sts_pods_event(c, KUBE_EV_DELETED, "web", 3, 4);
 	core_count(c, "sts:team-a/web/", &pods);
 	assert_int_equal(pods, 3);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 4, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+		  sts("web", 4, -1));
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 2);
 	assert_int_equal(pods, 5); /* web-0..2 as they stand, and a slice of 2 */
 	sts_pods_event(c, KUBE_EV_DELETED, "web", 2, 3);
 	core_count(c, "sts:team-a/web/", &pods);
 	assert_int_equal(pods, 4);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 0, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+		  sts("web", 0, -1));
 	core_count(c, "sts:team-a/web/", &pods);
 	assert_int_equal(pods, 2); /* web-0 and web-1 still go */
 	sts_pods_event(c, KUBE_EV_DELETED, "web", 0, 2);
@@ -385,13 +400,15 @@ static void scale_down_keeps_the_admission(void **state)
 	int32_t pods;
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 4, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", 4, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 4);
 	cycle(c);
 	assert_true(released(c, "web-3"));
 	at = admitted_at(c, "sts:team-a/web/");
 	assert_int_equal(ctl_step(c->e, at + 10 * 60000, 0, &r), GPUQ_OK);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 2, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+		  sts("web", 2, -1));
 	sts_pods_event(c, KUBE_EV_DELETED, "web", 2, 4);
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
 	assert_int_equal(pods, 2);
@@ -414,9 +431,15 @@ static void restored_slices_matched(void **state)
 
 	(void)state;
 	blocked_set(c, blocker, 2);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED, sts("web", 4, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
+		  sts("web", 4, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 2, 4);
-	assert_int_equal(engine_workload_finish(c->e, "blocker", controller_now(c)), GPUQ_OK);
+	assert_int_equal(engine_change_apply(c->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
+								.uid = "blocker",
+								.now = controller_now(c)},
+					     NULL),
+			 GPUQ_OK);
 	cycle(c);
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 2);
 	assert_int_equal(pods, 4);
@@ -428,7 +451,8 @@ static void restored_slices_matched(void **state)
 	controller_map_init(&c->pod_group);
 	controller_map_init(&c->sets);
 	controller_map_init(&c->pods_early);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 4, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", 4, -1));
 	for (int i = 0; i < 4; i++) {
 		json_t *p = sts_pod("web", i);
 		json_object_del(json_object_get(p, "spec"), "schedulingGates");
@@ -507,7 +531,8 @@ static void lws_surge_group(void **state)
 	json_t *job = ctl_job("team-a", "job", 3, 1, true, "default");
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 2, 2, json_integer(1)));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_ADDED,
+		  lws("vllm", 2, 2, json_integer(1)));
 	lws_group_event(c, KUBE_EV_ADDED, 0);
 	lws_group_event(c, KUBE_EV_ADDED, 1);
 	cycle(c);
@@ -522,7 +547,12 @@ static void lws_surge_group(void **state)
 	cycle(c);
 	assert_int_equal(pod_state(c, "vllm-2"), QUEUE_WL_PENDING);
 	assert_int_equal(pod_state(c, "vllm-2-1"), QUEUE_WL_PENDING);
-	assert_int_equal(engine_workload_finish(c->e, "job", controller_now(c)), GPUQ_OK);
+	assert_int_equal(engine_change_apply(c->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
+								.uid = "job",
+								.now = controller_now(c)},
+					     NULL),
+			 GPUQ_OK);
 	cycle(c);
 	assert_true(released(c, "vllm-2"));
 	assert_true(released(c, "vllm-2-1"));
@@ -543,7 +573,8 @@ static void lws_surge_group(void **state)
 	assert_true(released(c, "vllm-2"));
 	/* the LWS deleted: its groups keep their quota until their Pods are
 	   gone (the garbage collector deletes them after the LWS) */
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_DELETED, lws("vllm", 2, 2, json_integer(1)));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_DELETED,
+		  lws("vllm", 2, 2, json_integer(1)));
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), QUEUE_WL_ADMITTED);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
 	for (int g = 0; g < 3; g++)
@@ -560,7 +591,8 @@ static void lws_surge_percent(void **state)
 	struct controller *c = ctl_new_policy(SETS_POLICY("64"));
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 3, 2, json_string("50%")));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_ADDED,
+		  lws("vllm", 3, 2, json_string("50%")));
 	for (int g = 0; g < 6; g++)
 		lws_group_event(c, KUBE_EV_ADDED, g);
 	cycle(c);
@@ -579,18 +611,21 @@ static void lws_scale_down(void **state)
 	struct controller *c = ctl_new();
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 3, 2, json_integer(1)));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_ADDED,
+		  lws("vllm", 3, 2, json_integer(1)));
 	for (int g = 0; g < 3; g++)
 		lws_group_event(c, KUBE_EV_ADDED, g);
 	cycle(c);
 	assert_true(released(c, "vllm-2-1"));
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, lws("vllm", 2, 2, json_integer(1)));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_MODIFIED,
+		  lws("vllm", 2, 2, json_integer(1)));
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), QUEUE_WL_ADMITTED);
 	lws_group_event(c, KUBE_EV_DELETED, 2);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/2"), -1);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), QUEUE_WL_ADMITTED);
 	/* no surge: the group scaled away leaves the core with its Pods */
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, lws("vllm", 1, 2, NULL));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_MODIFIED,
+		  lws("vllm", 1, 2, NULL));
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), QUEUE_WL_ADMITTED);
 	lws_group_event(c, KUBE_EV_DELETED, 1);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/1"), -1);
@@ -614,19 +649,21 @@ static void admitted_sets_follow_their_limit_label(void **state)
 	struct controller *c = ctl_new();
 
 	(void)state;
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_ADDED, sts("web", 2, -1));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_ADDED,
+		  sts("web", 2, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 0, 2);
 	cycle(c);
 	assert_true(released(c, "web-1"));
 	assert_int_equal(ctl_limit(c, "sts:team-a/web/0"), 0);
-	set_event(c, CONTROLLER_RES_STATEFULSETS, KUBE_EV_MODIFIED,
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
 		  limited(sts("web", 2, -1), "60"));
 	assert_int_equal(ctl_limit(c, "sts:team-a/web/0"), 60);
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_ADDED, lws("vllm", 1, 2, NULL));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_ADDED, lws("vllm", 1, 2, NULL));
 	lws_group_event(c, KUBE_EV_ADDED, 0);
 	cycle(c);
 	assert_int_equal(ctl_state(c, "lws:team-a/vllm/0"), QUEUE_WL_ADMITTED);
-	set_event(c, CONTROLLER_RES_LWS, KUBE_EV_MODIFIED, limited(lws("vllm", 1, 2, NULL), "90"));
+	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_LWS), KUBE_EV_MODIFIED,
+		  limited(lws("vllm", 1, 2, NULL), "90"));
 	assert_int_equal(ctl_limit(c, "lws:team-a/vllm/0"), 90);
 	ctl_free(c);
 }

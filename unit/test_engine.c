@@ -883,10 +883,54 @@ static void policy_set_in_place_or_rebuilt(void **state)
 	policy_unref(p4);
 }
 
+/* engine_change_apply, the one call by which a driver changes the core:
+ * refused without a core (before the first policy), the refusal naming
+ * the change and its workload; applied under the core's rules once there
+ * is one, its refusals named the same way, and what it changed due for
+ * the next commit. */
+static void changes_refused_without_core_and_named(void **state)
+{
+	policy_t *p = policy_of(BASE);
+	engine_policy_report_t rep;
+	engine_t *e = NULL;
+	gpuq_diag_t d = {{0}};
+	queue_wl_t id;
+
+	(void)state;
+	assert_int_equal(engine_open(NULL, NULL, NULL, &e, &d), GPUQ_OK);
+	assert_int_equal(
+	    engine_change_apply(
+		e, &(engine_change_t){.kind = ENGINE_CHANGE_DELETE, .uid = "a1", .now = 1000}, &d),
+	    GPUQ_EINVAL);
+	assert_non_null(strstr(d.msg, "delete of workload \"a1\": no policy in force yet"));
+
+	assert_int_equal(engine_policy_set(e, p, 1000, &rep, &d), GPUQ_OK);
+	engine_policy_report_deinit(&rep);
+	add_wl((queue_t *)engine_core(e), "team-a", "a1", 2, 0, 0, 1000);
+	d.msg[0] = '\0';
+	assert_int_equal(
+	    engine_change_apply(
+		e, &(engine_change_t){.kind = ENGINE_CHANGE_FINISH, .uid = "nobody", .now = 2000},
+		&d),
+	    GPUQ_ENOTFOUND);
+	assert_non_null(strstr(d.msg, "finish of workload \"nobody\": "));
+	assert_int_equal(engine_change_apply(
+			     e, &(engine_change_t){.kind = ENGINE_CHANGE_COUNT, .uid = "a1"}, &d),
+			 GPUQ_EINVAL);
+	assert_int_equal(
+	    engine_change_apply(
+		e, &(engine_change_t){.kind = ENGINE_CHANGE_DELETE, .uid = "a1", .now = 2000}, &d),
+	    GPUQ_OK);
+	assert_int_equal(queue_workload_find(engine_core(e), "a1", &id), GPUQ_ENOTFOUND);
+	engine_close(e);
+	policy_unref(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(build_translates_policy),
+	    cmocka_unit_test(changes_refused_without_core_and_named),
 	    cmocka_unit_test(max_fit_one_rule),
 	    cmocka_unit_test(max_fit_one_rule_tree),
 	    cmocka_unit_test(build_translates_fungibility),

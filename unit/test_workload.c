@@ -1040,6 +1040,46 @@ static void test_parent_of(void **state)
 	assert_int_equal(workload_kind_gvk("jobset.x-k8s.io", "v1", "JobSet"), WORKLOAD_KIND_OTHER);
 }
 
+/* What the controller watches comes from the rows: every kind held
+ * (by its suspend field or its Pods' gates) names its collection, the path
+ * its group, version and resource make; a kind not held itself (a
+ * Deployment: its Pods are) names none; a CRD's collection (any group but
+ * the built-in ones) is optional. Which parents make their own Pods. */
+static void test_watched_collections(void **state)
+{
+	char want[256];
+	int watched = 0;
+
+	(void)state;
+	assert_null(workload_integration(WORKLOAD_KIND_OTHER)->watch_path);
+	for (int k = 1; k < WORKLOAD_KIND_COUNT; k++) {
+		const workload_integration_t *in = workload_integration((workload_kind_t)k);
+		bool builtin = !strcmp(in->group, "") || !strcmp(in->group, "batch") ||
+			       !strcmp(in->group, "apps");
+
+		if (in->hold == WORKLOAD_HOLD_NONE) {
+			assert_null(in->watch_path);
+			continue;
+		}
+		if (in->group[0])
+			snprintf(want, sizeof(want), "/apis/%s/%s/%s", in->group, in->version,
+				 in->resource);
+		else
+			snprintf(want, sizeof(want), "/api/%s/%s", in->version, in->resource);
+		assert_non_null(in->watch_path);
+		assert_string_equal(in->watch_path, want);
+		assert_int_equal(in->watch_optional, !builtin);
+		watched++;
+	}
+	assert_int_equal(watched, 8);
+	assert_true(workload_makes_pods(workload_integration(WORKLOAD_KIND_JOB)));
+	assert_true(workload_makes_pods(workload_integration(WORKLOAD_KIND_RAYCLUSTER)));
+	assert_false(workload_makes_pods(workload_integration(WORKLOAD_KIND_JOBSET)));
+	assert_false(workload_makes_pods(workload_integration(WORKLOAD_KIND_RAYJOB)));
+	assert_false(workload_makes_pods(workload_integration(WORKLOAD_KIND_STATEFULSET)));
+	assert_false(workload_makes_pods(workload_integration(WORKLOAD_KIND_POD)));
+}
+
 /* ---- sets: StatefulSet, LeaderWorkerSet, Deployment; a set's Pods ---- */
 
 #define STS_API "'apiVersion':'apps/v1','kind':'StatefulSet'"
@@ -1300,6 +1340,7 @@ int main(void)
 	    cmocka_unit_test(test_jobset_refusals),
 	    cmocka_unit_test(test_jobset_shapes),
 	    cmocka_unit_test(test_parent_of),
+	    cmocka_unit_test(test_watched_collections),
 	    cmocka_unit_test(test_sets),
 	    cmocka_unit_test(test_sets_numbering),
 	};

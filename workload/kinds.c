@@ -716,6 +716,7 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			   .version = "v1",
 			   .kind_name = "Pod",
 			   .resource = "pods",
+			   .watch_path = "/api/v1/pods",
 			   .short_name = "pod",
 			   .hold = WORKLOAD_HOLD_GATES,
 			   .child_kind = WORKLOAD_KIND_OTHER,
@@ -730,6 +731,7 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			   .version = "v1",
 			   .kind_name = "Job",
 			   .resource = "jobs",
+			   .watch_path = "/apis/batch/v1/jobs",
 			   .short_name = "job",
 			   .hold = WORKLOAD_HOLD_SUSPEND,
 			   .suspend_ptr = "/spec/suspend",
@@ -750,6 +752,8 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			      .version = "v1alpha2",
 			      .kind_name = "JobSet",
 			      .resource = "jobsets",
+			      .watch_path = "/apis/jobset.x-k8s.io/v1alpha2/jobsets",
+			      .watch_optional = true,
 			      .short_name = "jobset",
 			      .hold = WORKLOAD_HOLD_SUSPEND,
 			      .suspend_ptr = "/spec/suspend",
@@ -767,6 +771,7 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 				   .version = "v1",
 				   .kind_name = "StatefulSet",
 				   .resource = "statefulsets",
+				   .watch_path = "/apis/apps/v1/statefulsets",
 				   .short_name = "statefulset",
 				   .hold = WORKLOAD_HOLD_GATES,
 				   .child_kind = WORKLOAD_KIND_POD,
@@ -786,6 +791,8 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			   .version = "v1",
 			   .kind_name = "LeaderWorkerSet",
 			   .resource = "leaderworkersets",
+			   .watch_path = "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
+			   .watch_optional = true,
 			   .short_name = "lws",
 			   .hold = WORKLOAD_HOLD_GATES,
 			   .child_kind = WORKLOAD_KIND_POD,
@@ -805,6 +812,8 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 				  .version = "v1",
 				  .kind_name = "RayCluster",
 				  .resource = "rayclusters",
+				  .watch_path = "/apis/ray.io/v1/rayclusters",
+				  .watch_optional = true,
 				  .short_name = "raycluster",
 				  .hold = WORKLOAD_HOLD_SUSPEND,
 				  .suspend_ptr = "/spec/suspend",
@@ -822,6 +831,8 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 			      .version = "v1",
 			      .kind_name = "RayJob",
 			      .resource = "rayjobs",
+			      .watch_path = "/apis/ray.io/v1/rayjobs",
+			      .watch_optional = true,
 			      .short_name = "rayjob",
 			      .hold = WORKLOAD_HOLD_SUSPEND,
 			      .suspend_ptr = "/spec/suspend",
@@ -842,6 +853,8 @@ static const workload_integration_t rows[WORKLOAD_KIND_COUNT] = {
 				.version = "v1alpha1",
 				.kind_name = "TrainJob",
 				.resource = "trainjobs",
+				.watch_path = "/apis/trainer.kubeflow.org/v1alpha1/trainjobs",
+				.watch_optional = true,
 				.short_name = "trainjob",
 				.hold = WORKLOAD_HOLD_SUSPEND,
 				.suspend_ptr = "/spec/suspend",
@@ -910,6 +923,16 @@ const workload_integration_t *workload_parent_of(workload_kind_t kind, const cha
 		       rows[k].hold == WORKLOAD_HOLD_SUSPEND && rows[k].child_kind == kind
 		   ? &rows[k]
 		   : NULL;
+}
+
+bool workload_makes_pods(const workload_integration_t *integ)
+{
+	return integ->hold == WORKLOAD_HOLD_SUSPEND && integ->child_kind == WORKLOAD_KIND_POD;
+}
+
+bool workload_set_member(const workload_t *w)
+{
+	return w->x->set_kind != WORKLOAD_KIND_OTHER;
 }
 
 bool workload_creator(const workload_integration_t *integ, const char *username)

@@ -284,6 +284,15 @@ typedef struct {
 	const char *version;		/* "v1alpha2" */
 	const char *kind_name;		/* "JobSet" */
 	const char *resource;		/* plural, as discovery lists it: "jobsets" */
+	const char *watch_path;		/* the collection the controller lists and
+					   watches in every namespace, its path
+					   ("/apis/jobset.x-k8s.io/v1alpha2/jobsets",
+					   from group, version and resource); NULL:
+					   not watched (a Deployment: its Pods are
+					   the workloads) */
+	bool watch_optional;		/* that collection is a CRD's, which the
+					   apiserver may not serve (not installed yet,
+					   or removed): watched while it is */
 	const char *short_name;		/* how people name its workloads: "jobset/llama-70b" */
 	workload_hold_t hold;		/* how it waits */
 	const char *suspend_ptr;	/* the suspend field ("/spec/suspend"), or NULL */
@@ -369,6 +378,10 @@ workload_kind_t workload_kind_gvk(const char *group, const char *version, const 
  * anything else (a Job's Pods stay the Job rules' business). */
 const workload_integration_t *workload_parent_of(workload_kind_t kind, const char *api_version,
 						 const char *owner_kind);
+/* Whether integ's kind is a held parent (its suspend field) whose own
+ * controller makes its Pods (a Job, a RayCluster): the parent is the
+ * workload, its Pods are not. */
+bool workload_makes_pods(const workload_integration_t *integ);
 /* Whether username is one of integ's creators (its controller's identity). */
 bool workload_creator(const workload_integration_t *integ, const char *username);
 
@@ -754,6 +767,10 @@ int workload_resolve(workload_t *w, const policy_t *policy, gpuq_diag_t *diag);
  * request names no cpu or memory: a limit alone is a request). Strings
  * borrowed from w. */
 void workload_quota_scope(const workload_t *w, quota_pod_scope_t *out);
+/* Whether w belongs to a set whose Pods gpuq admits by groups (its
+ * x->set_kind names the set's kind): a set's Pod, or a StatefulSet an
+ * LWS made (the LWS's groups hold its Pods, not the StatefulSet). */
+bool workload_set_member(const workload_t *w);
 /* Free w. NULL is fine. */
 void workload_destroy(workload_t *w);
 
