@@ -7,7 +7,7 @@
 
 #include "quota/quota.h"
 
-static queue_effect_t effect_of(policy_effect_t e)
+queue_effect_t engine_effect_of(policy_effect_t e)
 {
 	switch (e) {
 	case POLICY_EFFECT_NO_SCHEDULE:
@@ -27,7 +27,7 @@ int engine_effect_named(const char *name, queue_effect_t *out)
 	int rc = policy_effect_named(name, &e);
 
 	if (!rc)
-		*out = effect_of(e);
+		*out = engine_effect_of(e);
 	return rc;
 }
 
@@ -46,7 +46,7 @@ static int add_flavor(queue_t *q, const policy_flavor_t *f, gpuq_diag_t *diag)
 	for (size_t i = 0; i < f->n_taints && i < POLICY_TAINTS_MAX; i++) {
 		taints[i].key = f->taints[i].key;
 		taints[i].value = f->taints[i].value;
-		taints[i].effect = effect_of(f->taints[i].effect);
+		taints[i].effect = engine_effect_of(f->taints[i].effect);
 		spec.n_node_taints++;
 	}
 	for (size_t i = 0; i < f->n_tolerations && i < POLICY_TAINTS_MAX; i++) {
@@ -54,7 +54,7 @@ static int add_flavor(queue_t *q, const policy_flavor_t *f, gpuq_diag_t *diag)
 		tols[i].op =
 		    f->tolerations[i].exists ? QUEUE_TOLERATE_EXISTS : QUEUE_TOLERATE_EQUAL;
 		tols[i].value = f->tolerations[i].value;
-		tols[i].effect = effect_of(f->tolerations[i].effect);
+		tols[i].effect = engine_effect_of(f->tolerations[i].effect);
 		spec.n_tolerations++;
 	}
 	spec.node_labels = labels;

@@ -20,6 +20,8 @@ static const char *const change_names[ENGINE_CHANGE_COUNT] = {
     [ENGINE_CHANGE_PREDICT_SHOW] = "predicted start shown",
     [ENGINE_CHANGE_LQ_USAGE_SEED] = "usage seed",
     [ENGINE_CHANGE_LEDGER_MERGE] = "ledger merge",
+    [ENGINE_CHANGE_NODE_SET] = "node",
+    [ENGINE_CHANGE_NODE_DELETE] = "node deletion",
 };
 
 /* ch applied to core q: the core's return code. *said: the core wrote
@@ -60,6 +62,11 @@ static int apply(queue_t *q, const engine_change_t *ch, bool *said, gpuq_diag_t 
 	case ENGINE_CHANGE_LEDGER_MERGE:
 		*said = true;
 		return queue_ledger_merge(q, ch->part, ch->len, ch->merged, diag);
+	case ENGINE_CHANGE_NODE_SET:
+		*said = true;
+		return queue_node_set(q, ch->node_spec, diag);
+	case ENGINE_CHANGE_NODE_DELETE:
+		return queue_node_delete(q, ch->node);
 	case ENGINE_CHANGE_COUNT:
 		break;
 	}
@@ -84,6 +91,9 @@ int engine_change_apply(engine_t *e, const engine_change_t *ch, gpuq_diag_t *dia
 	if (ch->kind == ENGINE_CHANGE_LQ_USAGE_SEED)
 		return gpuq_diag_set(diag, rc, "%s of LocalQueue %u: %s", change_names[ch->kind],
 				     ch->lq, gpuq_strerror(rc));
+	if (ch->kind == ENGINE_CHANGE_NODE_DELETE)
+		return gpuq_diag_set(diag, rc, "%s of \"%s\": %s", change_names[ch->kind],
+				     ch->node ? ch->node : "", gpuq_strerror(rc));
 	return gpuq_diag_set(diag, rc, "%s of workload \"%s\": %s", change_names[ch->kind],
 			     ch->uid ? ch->uid : "", gpuq_strerror(rc));
 }

@@ -250,6 +250,12 @@ typedef enum {
 	ENGINE_CHANGE_LEDGER_MERGE,  /* one part of another writer's usage ledger
 					checkpoint, part[len], merged into the
 					core's; *merged (queue_ledger_merge) */
+	ENGINE_CHANGE_NODE_SET,	     /* a node as it now is: node_spec (its
+					capacity, labels, taints, readiness and what
+					pods gpuq did not admit use: queue_node_set).
+					Nodes are not stored: a driver sets them
+					again after a restart */
+	ENGINE_CHANGE_NODE_DELETE,   /* node `node` is gone (queue_node_delete) */
 	ENGINE_CHANGE_COUNT
 } engine_change_kind_t;
 
@@ -277,6 +283,8 @@ typedef struct {
 					      did; NULL */
 	bool *was;			   /* PREDICT_SHOW: out, the setting before; NULL */
 	ledger_merge_info_t *merged;	   /* LEDGER_MERGE: out, what merged; NULL */
+	const queue_node_spec_t *node_spec; /* NODE_SET */
+	const char *node;		    /* NODE_DELETE: its name */
 } engine_change_t;
 
 /* Apply ch to e's core, marked for the next commit (engine_commit or the
@@ -472,6 +480,10 @@ int engine_core_build(const policy_t *p, const queue_config_t *cfg, queue_t **ou
  * GPUQ_EINVAL for a name Kubernetes does not know: that toleration
  * tolerates no taint, so the driver leaves it out of the pod set. */
 int engine_effect_named(const char *name, queue_effect_t *out);
+
+/* The core's taint effect for the policy's (an effect the policy does not
+ * know: every effect, QUEUE_EFFECT_ANY). */
+queue_effect_t engine_effect_of(policy_effect_t e);
 
 /* The policy's economics into q (engine_core_build does it; docs/
  * economics.md): the PriorityClasses' gpuq.dev/min-runtime by value

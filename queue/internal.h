@@ -502,8 +502,9 @@ struct queue {
 	names_t node_names;	 /* nodes */
 	size_t cap_nodes;	 /* allocated */
 	size_t n_topo_flavors;	 /* flavors with a topology */
-	bool topo_stale;	 /* a resource was added: topos are rebuilt
-				    before the next fit (topology.c) */
+	bool topo_stale;	 /* a resource was added: every node is given to
+				    the topos again before the next fit (topology.c) */
+	size_t n_placed;	 /* workloads holding a placement */
 	topo_place_t *fit_buf;	 /* topo_fit's output (topology.c) */
 	size_t cap_fit_buf;	 /* allocated */
 	size_t cap_flavors;	 /* allocated */

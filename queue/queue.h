@@ -620,6 +620,14 @@ int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
  * is freed). GPUQ_ENOTFOUND. */
 int queue_node_delete(queue_t *q, const char *name);
 
+/* Level i of flavor's Topology (its node label key), or NULL past the last
+ * level or for a flavor with no topology. */
+const char *queue_flavor_level(const queue_t *q, uint32_t flavor, size_t i);
+
+/* How many domains at level `level` of flavor's Topology workload id's pods
+ * on that flavor span (0: none placed there). O(entries^2). */
+size_t queue_workload_domains(const queue_t *q, queue_wl_t id, uint32_t flavor, size_t level);
+
 /* Every node src knows, set in dst as src knows it (a core rebuilt or
  * forked from src). Errors as queue_node_set's. */
 int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag);

@@ -82,6 +82,23 @@ static const kv_t *node_label(const node_t *n, uint32_t key)
 	return NULL;
 }
 
+static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, const place_t *pl,
+		     size_t n, int sign);
+
+/* The entries of every held placement on node nid of flavor fid, taken:
+ * the node joined fid's topo after they were restored (pl_apply skipped
+ * them then). */
+static void take_on_join(queue_t *q, uint32_t fid, uint32_t nid)
+{
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+
+		for (uint32_t k = 0; w->live && w->place && k < w->place->n; k++)
+			if (w->place->e[k].flavor == fid && w->place->e[k].node == nid)
+				pl_apply(q, w, w->asg, w->n_asg, &w->place->e[k], 1, +1);
+	}
+}
+
 /* Give node nid to flavor fid's topo as it stands (or take it away when it
  * is not one of the flavor's nodes: gone, a nodeLabel or a level's label
  * missing). */
@@ -95,6 +112,7 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 	int64_t alloc[TOPO_RES_MAX] = {0}, used[TOPO_RES_MAX] = {0};
 	bool member = n->live;
 	uint32_t tid;
+	bool joins;
 	int rc;
 
 	for (size_t i = 0; member && i < f->n_labels; i++) {
@@ -123,6 +141,7 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 			used[rid] = n->used[i];
 		}
 	}
+	joins = topo_node_find(f->topo, name) == TOPO_NONE;
 	rc = topo_node_set(f->topo,
 			   &(topo_node_spec_t){name, vals, alloc, used, n->pods_max, n->pods_used,
 					       !n->unschedulable},
@@ -132,6 +151,8 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 	if (queue_grow(&f->tmap, &f->cap_tmap, (size_t)tid + 1, sizeof(*f->tmap)))
 		return GPUQ_ENOMEM;
 	f->tmap[tid] = nid;
+	if (joins && q->n_placed) /* placements restored onto it before it was known */
+		take_on_join(q, fid, nid);
 	return GPUQ_OK;
 }
 
@@ -431,29 +452,15 @@ static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, 
 	}
 }
 
-/* Every topo made again from the nodes and the admitted placements (a
- * resource added since changes every node's capacity vector). */
-static int topo_rebuild(queue_t *q)
+/* Every node given again to every topo: a resource added since changes
+ * every node's capacity vector (placements stay, as topo_node_set keeps
+ * them). */
+static int topo_refeed(queue_t *q)
 {
-	for (size_t f = 0; f < q->flv_names.n; f++) {
-		flavor_t *fl = &q->flavors[f];
-
-		if (!fl->topo)
-			continue;
-		topo_destroy(fl->topo);
-		fl->topo = NULL;
-		if (topo_create(q->topologies[fl->topology].n_levels, TOPO_RES_MAX, &fl->topo))
-			return GPUQ_ENOMEM;
-		for (size_t i = 0; i < q->node_names.n; i++)
+	for (size_t f = 0; f < q->flv_names.n; f++)
+		for (size_t i = 0; q->flavors[f].topo && i < q->node_names.n; i++)
 			if (node_feed(q, (uint32_t)f, (uint32_t)i))
 				return GPUQ_ENOMEM;
-	}
-	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = Wc(q, (uint32_t)i);
-
-		if (w->live && w->place)
-			pl_apply(q, w, w->asg, w->n_asg, w->place->e, w->place->n, +1);
-	}
 	q->topo_stale = false;
 	return GPUQ_OK;
 }
@@ -679,7 +686,7 @@ void queue_topo_try(queue_t *q, uint32_t wid, try_t *t)
 	t->n_pl = 0;
 	if (t->mode >= M_WAIT || !queue_topo_needed(q, t))
 		return;
-	if (q->topo_stale && topo_rebuild(q)) {
+	if (q->topo_stale && topo_refeed(q)) {
 		topo_wait(t, WHY_TOPOLOGY, t->asg[0].a.flavor, 0, QUEUE_NONE, 0, 0);
 		q->cycle_short = true; /* out of memory: tried again next cycle */
 		return;
@@ -720,6 +727,7 @@ int queue_topo_admit(queue_t *q, uint32_t wid, const try_t *t)
 	memcpy(p->e, t->pl, t->n_pl * sizeof(p->e[0]));
 	free(w->place);
 	w->place = p;
+	q->n_placed++;
 	pl_apply(q, w, w->asg, w->n_asg, p->e, p->n, +1);
 	return GPUQ_OK;
 }
@@ -733,6 +741,7 @@ void queue_topo_release(queue_t *q, uint32_t wid)
 	pl_apply(q, w, w->asg, w->n_asg, w->place->e, w->place->n, -1);
 	free(w->place);
 	w->place = NULL;
+	q->n_placed--;
 }
 
 void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *out, size_t cap,
@@ -1002,6 +1011,7 @@ int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t)
 	p->n = (uint32_t)t->n_pl;
 	memcpy(p->e, t->pl, t->n_pl * sizeof(p->e[0]));
 	w->place = p;
+	q->n_placed++;
 	pl_apply(q, w, w->asg, w->n_asg, p->e, p->n, +1);
 	return GPUQ_OK;
 }
@@ -1011,4 +1021,42 @@ void queue_topo_rec_free(queue_topo_rec_t *t)
 	free(t->pl);
 	t->pl = NULL;
 	t->n_pl = 0;
+}
+
+const char *queue_flavor_level(const queue_t *q, uint32_t flavor, size_t i)
+{
+	const flavor_t *f = flavor < q->flv_names.n ? &q->flavors[flavor] : NULL;
+
+	if (!f || !f->topo || i >= q->topologies[f->topology].n_levels)
+		return NULL;
+	return q->strs.s[q->topologies[f->topology].levels[i]];
+}
+
+size_t queue_workload_domains(const queue_t *q, queue_wl_t id, uint32_t flavor, size_t level)
+{
+	const wl_t *w = id < q->n_wls ? Wc(q, id) : NULL;
+	const flavor_t *f = flavor < q->flv_names.n ? &q->flavors[flavor] : NULL;
+	size_t n = 0;
+
+	if (!w || !w->live || !w->place || !f || !f->topo ||
+	    level >= q->topologies[f->topology].n_levels)
+		return 0;
+	for (uint32_t i = 0; i < w->place->n; i++) {
+		const place_t *e = &w->place->e[i];
+		uint32_t a = topo_node_find(f->topo, q->node_names.s[e->node]);
+		bool seen = false;
+
+		if (e->flavor != flavor || a == TOPO_NONE)
+			continue;
+		for (uint32_t j = 0; j < i && !seen; j++) {
+			const place_t *o = &w->place->e[j];
+			uint32_t b = o->flavor == flavor
+					 ? topo_node_find(f->topo, q->node_names.s[o->node])
+					 : TOPO_NONE;
+
+			seen = b != TOPO_NONE && topo_same_domain(f->topo, a, b, (uint8_t)level);
+		}
+		n += !seen;
+	}
+	return n;
 }

@@ -458,6 +458,23 @@ static int put_chargeback(FILE *out, const sim_report_t *r)
 	return rc;
 }
 
+/* "topology": over the admissions placed on a topology-aware flavor, the
+ * domains each spanned at each level (only when there were any). */
+static void put_topology(FILE *out, const sim_report_t *r)
+{
+	if (!r->topo_placed)
+		return;
+	fprintf(out, "  \"topology\": {\"placed\": %" PRIu64 ", \"domainsSpanned\": {", r->topo_placed);
+	for (size_t i = 0; i < r->n_topo_levels; i++)
+		fprintf(out,
+			"%s\n    \"%s\": {\"mean\": %.2f, \"max\": %" PRIu32
+			", \"inOne\": %" PRIu64 "}",
+			i ? "," : "", r->topo_levels[i],
+			(double)r->topo_span_sum[i] / (double)r->topo_placed, r->topo_span_max[i],
+			r->topo_one[i]);
+	fprintf(out, "\n  }},\n");
+}
+
 static void put_workload_ref(FILE *out, const sim_report_t *r, uint32_t wid)
 {
 	const sim_trace_t *t = r->trace;
@@ -609,6 +626,7 @@ int sim_report_write_json(const sim_report_t *r, FILE *out)
 	if (rc)
 		goto done;
 	put_preemptions(out, r);
+	put_topology(out, r);
 	rc = sim_report_econ_json(r, out);
 	if (rc)
 		goto done;

@@ -315,6 +315,37 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 	return GPUQ_OK;
 }
 
+/* Where an admission's pods went, counted: the domains they span at each
+ * level of the first topology-aware flavor they run on. */
+static void count_placement(struct sim *s, const char *uid)
+{
+	const queue_t *q = engine_core(s->e);
+	sim_report_t *r = s->r;
+	queue_place_t pl[1];
+	queue_wl_t id;
+	size_t n = 0;
+
+	if (queue_workload_find(q, uid, &id))
+		return;
+	queue_workload_placement(q, id, pl, 1, &n);
+	if (!n)
+		return;
+	if (!r->n_topo_levels)
+		for (const char *l; r->n_topo_levels < QUEUE_TOPO_LEVELS_MAX &&
+				    (l = queue_flavor_level(q, pl[0].flavor, r->n_topo_levels));)
+			if (!(r->topo_levels[r->n_topo_levels++] = strdup(l)))
+				r->n_topo_levels--; /* a level less in the report */
+	r->topo_placed++;
+	for (size_t i = 0; i < r->n_topo_levels; i++) {
+		size_t k = queue_workload_domains(q, id, pl[0].flavor, i);
+
+		r->topo_span_sum[i] += k;
+		r->topo_one[i] += k == 1;
+		if (k > r->topo_span_max[i])
+			r->topo_span_max[i] = (uint32_t)k;
+	}
+}
+
 static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t *diag)
 {
 	uint32_t wid = wid_of(adm->uid);
@@ -335,6 +366,7 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 	o->last_admit_ms = s->now;
 	o->cq = adm->cq;
 	o->state = SIM_WL_ADMITTED;
+	count_placement(s, adm->uid);
 	o->finish_ms = s->now + delay + s->t->arrivals[wid].runtime_ms;
 	s->n_pending--;
 	s->n_admitted++;
@@ -741,6 +773,39 @@ static int restore(struct sim *s, gpuq_diag_t *diag)
 	return rc;
 }
 
+/* The trace's nodes into the core (they are not stored: given again on a
+ * resumed run, as a daemon lists them again). */
+static int feed_nodes(struct sim *s, gpuq_diag_t *diag)
+{
+	const sim_trace_t *t = s->t;
+
+	for (size_t i = 0; i < t->n_nodes; i++) {
+		const sim_node_t *n = &t->nodes[i];
+		queue_label_t l[SIM_NODE_LABELS_MAX];
+		queue_request_t a[SIM_NODE_RES_MAX];
+		queue_taint_t tn[SIM_NODE_TAINTS_MAX];
+		queue_node_spec_t spec = {.name = n->name, .labels = l, .n_labels = n->n_labels,
+					  .allocatable = a, .n_allocatable = n->n_alloc,
+					  .taints = tn, .n_taints = n->n_taints,
+					  .unschedulable = n->unschedulable};
+		int rc;
+
+		for (size_t k = 0; k < n->n_labels; k++)
+			l[k] = (queue_label_t){n->labels[k].key, n->labels[k].value};
+		for (size_t k = 0; k < n->n_alloc; k++)
+			a[k] = (queue_request_t){t->res_names[n->alloc[k].res], n->alloc[k].amount};
+		for (size_t k = 0; k < n->n_taints; k++)
+			tn[k] = (queue_taint_t){n->taints[k].key, n->taints[k].value,
+						engine_effect_of(n->taints[k].effect)};
+		rc = engine_change_apply(
+		    s->e, &(engine_change_t){.kind = ENGINE_CHANGE_NODE_SET, .node_spec = &spec},
+		    diag);
+		if (rc)
+			return rc;
+	}
+	return GPUQ_OK;
+}
+
 /* Open the engine over the trace's policy: memory only without state_dir;
  * else on the store there (read_only: a check beside a live writer), with
  * the simulator's record types, resuming the run it holds. */
@@ -769,6 +834,8 @@ static int open_engine(struct sim *s, const char *state_dir, bool no_sync, bool 
 			return GPUQ_ENOMEM;
 	}
 	CORE(s, engine_open(s->t->policy, &cfg, &o, &s->e, diag));
+	if (!rc)
+		rc = feed_nodes(s, diag);
 	if (rc)
 		return rc;
 	s->persist = state_dir && !read_only;
@@ -1239,6 +1306,8 @@ void sim_report_destroy(sim_report_t *r)
 	free(r->budget_names);
 	free(r->budgets);
 	free(r->predicted);
+	for (size_t i = 0; i < r->n_topo_levels; i++)
+		free(r->topo_levels[i]);
 	sim_report_destroy(r->without);
 	free(r);
 }

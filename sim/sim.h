@@ -341,6 +341,15 @@ typedef struct sim_report {
 	uint64_t predict_passes;      /* prediction passes run */
 	double predict_cpu_s;	      /* CPU seconds in them */
 	double predict_cpu_max_s;     /* the longest one */
+	uint64_t topo_placed;			       /* admissions placed on a
+							  topology-aware flavor */
+	char *topo_levels[QUEUE_TOPO_LEVELS_MAX];      /* that flavor's levels (the
+							  first one seen; owned) */
+	size_t n_topo_levels;			       /* entries */
+	uint64_t topo_span_sum[QUEUE_TOPO_LEVELS_MAX]; /* domains spanned at each
+							  level, summed */
+	uint32_t topo_span_max[QUEUE_TOPO_LEVELS_MAX]; /* ... at most */
+	uint64_t topo_one[QUEUE_TOPO_LEVELS_MAX];      /* admissions in one domain */
 	struct sim_report *without;   /* the same trace run with no starvation
 					 limit, beside this one (gpuq simulate runs
 					 it when a ClusterQueue has one): the

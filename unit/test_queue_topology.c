@@ -367,6 +367,37 @@ static void placement_survives_restore(void **state)
 	queue_destroy(p);
 }
 
+/* After a restart the nodes come after the records (the daemon lists them
+ * again): a placement restored onto nodes not yet known is held once they
+ * are, and its end gives back what it took. */
+static void placement_restored_before_its_nodes(void **state)
+{
+	queue_t *q = mktopo(1, 2, 2, 8, 64), *p = mktopo(1, 2, 0, 8, 64);
+	queue_result_t r;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "b", 0, 2, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 10, &r);
+	assert_int_equal(add_topo(q, "c", 0, 11, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	restore_into(q, p);
+	for (int rk = 0; rk < 2; rk++)
+		for (int n = 0; n < 2; n++)
+			cordon(p, 0, rk, n, false);
+	cycle(p, 12, &r);
+	assert_false(admitted_in(&r, "c"));
+	reason(p, "c", why, sizeof(why));
+	assert_non_null(strstr(why, "the best rack has 0 free"));
+	assert_int_equal(queue_workload_finish(p, "a", 13), GPUQ_OK);
+	cycle(p, 14, &r);
+	assert_true(admitted_in(&r, "c"));
+	assert_int_equal(queue_workload_finish(p, "b", 15), GPUQ_OK);
+	assert_int_equal(queue_workload_finish(p, "c", 16), GPUQ_OK);
+	queue_destroy(q);
+	queue_destroy(p);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -483,6 +514,7 @@ int main(void)
 	    cmocka_unit_test(unknown_level_said),
 	    cmocka_unit_test(flavor_names_missing_topology),
 	    cmocka_unit_test(placement_survives_restore),
+	    cmocka_unit_test(placement_restored_before_its_nodes),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
