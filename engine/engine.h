@@ -263,26 +263,26 @@ typedef enum {
  * arrays are borrowed for the call (the core copies what it keeps). */
 typedef struct {
 	engine_change_kind_t kind;
-	const char *uid;		   /* the workload (ADD, UPDATE: spec's) */
-	int64_t now;			   /* when it was seen */
-	const queue_workload_spec_t *spec; /* ADD, UPDATE */
-	const queue_adopt_t *adopt;	   /* ADOPT: one per pod set */
-	size_t n_adopt;			   /* ... entries */
-	const uint8_t *part;		   /* LEDGER_MERGE: the checkpoint part */
-	size_t len;			   /* ... its bytes */
-	int64_t admitted_ms;		   /* CARRY: its admission time */
-	int64_t exec_ms;		   /* CARRY: its earlier admitted time */
-	int64_t start_ms;		   /* PREDICT_SET */
-	double value;			   /* UTILIZATION: percent; LQ_USAGE_SEED: usage */
-	int32_t max_exec_s;		   /* LIMIT: seconds, 0 none */
-	int32_t pods;			   /* PODS_ADD: how many more */
-	uint32_t lq;			   /* LQ_USAGE_SEED: the LocalQueue's id */
-	bool show;			   /* PREDICT_SHOW */
-	queue_wl_t *id;			   /* ADD: out, the new workload's id; NULL */
-	bool *changed;			   /* UPDATE, LIMIT: out, whether anything
-					      did; NULL */
-	bool *was;			   /* PREDICT_SHOW: out, the setting before; NULL */
-	ledger_merge_info_t *merged;	   /* LEDGER_MERGE: out, what merged; NULL */
+	const char *uid;		    /* the workload (ADD, UPDATE: spec's) */
+	int64_t now;			    /* when it was seen */
+	const queue_workload_spec_t *spec;  /* ADD, UPDATE */
+	const queue_adopt_t *adopt;	    /* ADOPT: one per pod set */
+	size_t n_adopt;			    /* ... entries */
+	const uint8_t *part;		    /* LEDGER_MERGE: the checkpoint part */
+	size_t len;			    /* ... its bytes */
+	int64_t admitted_ms;		    /* CARRY: its admission time */
+	int64_t exec_ms;		    /* CARRY: its earlier admitted time */
+	int64_t start_ms;		    /* PREDICT_SET */
+	double value;			    /* UTILIZATION: percent; LQ_USAGE_SEED: usage */
+	int32_t max_exec_s;		    /* LIMIT: seconds, 0 none */
+	int32_t pods;			    /* PODS_ADD: how many more */
+	uint32_t lq;			    /* LQ_USAGE_SEED: the LocalQueue's id */
+	bool show;			    /* PREDICT_SHOW */
+	queue_wl_t *id;			    /* ADD: out, the new workload's id; NULL */
+	bool *changed;			    /* UPDATE, LIMIT: out, whether anything
+					       did; NULL */
+	bool *was;			    /* PREDICT_SHOW: out, the setting before; NULL */
+	ledger_merge_info_t *merged;	    /* LEDGER_MERGE: out, what merged; NULL */
 	const queue_node_spec_t *node_spec; /* NODE_SET */
 	const char *node;		    /* NODE_DELETE: its name */
 } engine_change_t;

@@ -126,6 +126,8 @@ int queue_check(const queue_t *q, char *why, size_t cap)
 		rc = check_cqs(q, sum, nc, nf, nr, why, cap);
 	if (!rc)
 		rc = check_cohorts(q, nf, nr, why, cap);
+	if (!rc)
+		rc = queue_topology_check(q, why, cap);
 	free(sum);
 	return rc;
 }

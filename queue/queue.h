@@ -1058,12 +1058,19 @@ const char *queue_wait_name(queue_wait_t w);
  * admitted (and evicting) workloads and stays within nominal (no cohort) or
  * nominal + borrowingLimit; every cohort lends at most what its CQs may lend
  * and uses at most their nominal; every admitted workload has a flavor for
- * each resource it requests and a gang has all its pods. GPUQ_OK, or
+ * each resource it requests and a gang has all its pods; on topology-aware
+ * flavors every pod of an admitted workload is placed once, a REQUIRED pod
+ * set's in one domain at its level, and no node's placements hold more than
+ * it has free (a node that shrank under them fails it: the simulator's
+ * nodes never change). GPUQ_OK, or
  * GPUQ_ECORRUPT with why (cap bytes) naming the CQ or workload and the
  * numbers; GPUQ_ENOMEM. Reads only; O(workloads + CQs x flavors x
  * resources). The property tests run it after every call; `gpuq simulate
  * --check` after every step. */
 int queue_check(const queue_t *q, char *why, size_t cap);
+
+/* queue_check's topology part (above), on its own. */
+int queue_topology_check(const queue_t *q, char *why, size_t cap);
 
 /* ---- Introspection (for invariant checks, reports and the controller) ---- */
 

@@ -10,6 +10,7 @@
  */
 #include "queue/internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1059,4 +1060,118 @@ size_t queue_workload_domains(const queue_t *q, queue_wl_t id, uint32_t flavor, 
 		n += !seen;
 	}
 	return n;
+}
+
+/* ---- queue_check's part ---- */
+
+/* Workload w's placement against its assignment: every pod of every pod set
+ * on a topology-aware flavor placed once, a REQUIRED one in one domain. */
+static int check_placement(const queue_t *q, const wl_t *w, char *why, size_t cap)
+{
+	const char *name = w->strs + w->name_off;
+
+	for (uint16_t p = 0; p < w->n_ps; p++) {
+		const tmpl_t *tm = &q->tmpls[wl_ps(w)[p].tmpl];
+		uint32_t fid = QUEUE_NONE, first = TOPO_NONE;
+		int32_t pods = 0;
+		int lv = -1;
+
+		for (uint32_t i = 0; i < w->n_asg; i++)
+			if (w->asg[i].a.podset == p && q->flavors[w->asg[i].a.flavor].topo)
+				fid = w->asg[i].a.flavor;
+		if (fid == QUEUE_NONE)
+			continue;
+		if (tm->topo_mode == QUEUE_TOPO_REQUIRED)
+			lv = level_of(q, &q->flavors[fid], tm->topo_level);
+		for (uint32_t i = 0; w->place && i < w->place->n; i++) {
+			const place_t *e = &w->place->e[i];
+			const topo_t *t = q->flavors[fid].topo;
+			uint32_t id;
+
+			if (e->ps != p || e->flavor != fid)
+				continue;
+			pods += e->count;
+			id = topo_node_find(t, q->node_names.s[e->node]);
+			if (lv >= 0 && first == TOPO_NONE)
+				first = id;
+			else if (lv >= 0 && (id == TOPO_NONE ||
+					     !topo_same_domain(t, first, id, (uint8_t)lv))) {
+				snprintf(why, cap,
+					 "workload %s: pod set %u REQUIRED at %s spans two domains",
+					 name, p, q->strs.s[tm->topo_level]);
+				return GPUQ_ECORRUPT;
+			}
+		}
+		if (pods != wl_ps(w)[p].count) {
+			snprintf(why, cap,
+				 "workload %s: pod set %u: %d of %d pods placed on flavor %s", name,
+				 p, pods, wl_ps(w)[p].count, q->flv_names.s[fid]);
+			return GPUQ_ECORRUPT;
+		}
+	}
+	return GPUQ_OK;
+}
+
+/* What the placements hold on every node, within what it has. */
+static int check_nodes(const queue_t *q, char *why, size_t cap)
+{
+	size_t nn = q->node_names.n;
+	int64_t *held = calloc(nn * TOPO_RES_MAX + 1, sizeof(*held));
+	int64_t req[TOPO_RES_MAX];
+	int rc = GPUQ_OK;
+
+	if (!held)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+
+		for (uint32_t k = 0; w->live && w->place && k < w->place->n; k++) {
+			const place_t *e = &w->place->e[k];
+
+			podset_req(q, w, w->asg, w->n_asg, e->flavor, e->ps, req);
+			for (size_t r = 0; r < TOPO_RES_MAX; r++)
+				held[e->node * TOPO_RES_MAX + r] += req[r] * e->count;
+		}
+	}
+	for (size_t n = 0; n < nn && !rc; n++) {
+		const node_t *nd = &q->nodes[n];
+
+		for (size_t r = 0; r < nd->n_res && !rc; r++) {
+			uint32_t rid;
+
+			if (queue_names_find(&q->res_names, q->strs.s[nd->res[r]], &rid) ||
+			    rid >= TOPO_RES_MAX)
+				continue;
+			if (held[n * TOPO_RES_MAX + rid] > nd->alloc[r] - nd->used[r]) {
+				snprintf(why, cap,
+					 "node %s: placements hold %" PRId64 " %s of the %" PRId64
+					 " free",
+					 q->node_names.s[n], held[n * TOPO_RES_MAX + rid],
+					 q->res_names.s[rid], nd->alloc[r] - nd->used[r]);
+				rc = GPUQ_ECORRUPT;
+			}
+		}
+	}
+	free(held);
+	return rc;
+}
+
+int queue_topology_check(const queue_t *q, char *why, size_t cap)
+{
+	if (!q->n_topo_flavors)
+		return GPUQ_OK;
+	for (size_t f = 0; f < q->flv_names.n; f++)
+		if (q->flavors[f].topo)
+			topo_check(q->flavors[f].topo);
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+		int rc;
+
+		if (!w->live || (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING))
+			continue;
+		rc = check_placement(q, w, why, cap);
+		if (rc)
+			return rc;
+	}
+	return check_nodes(q, why, cap);
 }

@@ -458,21 +458,40 @@ static int put_chargeback(FILE *out, const sim_report_t *r)
 	return rc;
 }
 
+static void put_span(FILE *out, const sim_report_t *r, const sim_topo_span_t *sp)
+{
+	fprintf(out, "{\"placed\": %" PRIu64, sp->placed);
+	for (size_t i = 0; i < r->n_topo_levels; i++) {
+		fprintf(out, ", ");
+		gpuq_json_fputs(out, r->topo_levels[i]);
+		fprintf(out, ": {\"mean\": %.2f, \"max\": %" PRIu32 ", \"inOne\": %" PRIu64 "}",
+			sp->placed ? (double)sp->sum[i] / (double)sp->placed : 0.0, sp->max[i],
+			sp->one[i]);
+	}
+	fprintf(out, "}");
+}
+
 /* "topology": over the admissions placed on a topology-aware flavor, the
- * domains each spanned at each level (only when there were any). */
+ * domains each spanned at each level, over all and per class (only when
+ * there were any). */
 static void put_topology(FILE *out, const sim_report_t *r)
 {
-	if (!r->topo_placed)
+	const sim_trace_t *t = r->trace;
+
+	if (!r->topo_all.placed)
 		return;
-	fprintf(out, "  \"topology\": {\"placed\": %" PRIu64 ", \"domainsSpanned\": {", r->topo_placed);
-	for (size_t i = 0; i < r->n_topo_levels; i++)
-		fprintf(out,
-			"%s\n    \"%s\": {\"mean\": %.2f, \"max\": %" PRIu32
-			", \"inOne\": %" PRIu64 "}",
-			i ? "," : "", r->topo_levels[i],
-			(double)r->topo_span_sum[i] / (double)r->topo_placed, r->topo_span_max[i],
-			r->topo_one[i]);
-	fprintf(out, "\n  }},\n");
+	fprintf(out, "  \"topology\": {\"domainsSpanned\": ");
+	put_span(out, r, &r->topo_all);
+	fprintf(out, ",\n    \"byClass\": {");
+	for (size_t c = 0, n = 0; r->topo_cls && c < t->n_classes; c++) {
+		if (!t->classes[c][0] || !r->topo_cls[c].placed)
+			continue;
+		fprintf(out, "%s\n      ", n++ ? "," : "");
+		gpuq_json_fputs(out, t->classes[c]);
+		fprintf(out, ": ");
+		put_span(out, r, &r->topo_cls[c]);
+	}
+	fprintf(out, "}},\n");
 }
 
 static void put_workload_ref(FILE *out, const sim_report_t *r, uint32_t wid)

@@ -315,9 +315,18 @@ static int on_eviction(struct sim *s, const queue_eviction_t *ev, gpuq_diag_t *d
 	return GPUQ_OK;
 }
 
+static void span_add(sim_topo_span_t *sp, size_t level, size_t k)
+{
+	sp->sum[level] += k;
+	sp->one[level] += k == 1;
+	if (k > sp->max[level])
+		sp->max[level] = (uint32_t)k;
+}
+
 /* Where an admission's pods went, counted: the domains they span at each
- * level of the first topology-aware flavor they run on. */
-static void count_placement(struct sim *s, const char *uid)
+ * level of the first topology-aware flavor they run on, over all and per
+ * class. */
+static void count_placement(struct sim *s, uint32_t wid, const char *uid)
 {
 	const queue_t *q = engine_core(s->e);
 	sim_report_t *r = s->r;
@@ -335,14 +344,17 @@ static void count_placement(struct sim *s, const char *uid)
 				    (l = queue_flavor_level(q, pl[0].flavor, r->n_topo_levels));)
 			if (!(r->topo_levels[r->n_topo_levels++] = strdup(l)))
 				r->n_topo_levels--; /* a level less in the report */
-	r->topo_placed++;
+	if (!r->topo_cls && s->t->n_classes)
+		r->topo_cls = calloc(s->t->n_classes, sizeof(*r->topo_cls)); /* NULL: none */
+	r->topo_all.placed++;
+	if (r->topo_cls)
+		r->topo_cls[s->t->arrivals[wid].class_id].placed++;
 	for (size_t i = 0; i < r->n_topo_levels; i++) {
 		size_t k = queue_workload_domains(q, id, pl[0].flavor, i);
 
-		r->topo_span_sum[i] += k;
-		r->topo_one[i] += k == 1;
-		if (k > r->topo_span_max[i])
-			r->topo_span_max[i] = (uint32_t)k;
+		span_add(&r->topo_all, i, k);
+		if (r->topo_cls)
+			span_add(&r->topo_cls[s->t->arrivals[wid].class_id], i, k);
 	}
 }
 
@@ -366,7 +378,7 @@ static int on_admission(struct sim *s, const queue_admission_t *adm, gpuq_diag_t
 	o->last_admit_ms = s->now;
 	o->cq = adm->cq;
 	o->state = SIM_WL_ADMITTED;
-	count_placement(s, adm->uid);
+	count_placement(s, wid, adm->uid);
 	o->finish_ms = s->now + delay + s->t->arrivals[wid].runtime_ms;
 	s->n_pending--;
 	s->n_admitted++;
@@ -784,9 +796,13 @@ static int feed_nodes(struct sim *s, gpuq_diag_t *diag)
 		queue_label_t l[SIM_NODE_LABELS_MAX];
 		queue_request_t a[SIM_NODE_RES_MAX];
 		queue_taint_t tn[SIM_NODE_TAINTS_MAX];
-		queue_node_spec_t spec = {.name = n->name, .labels = l, .n_labels = n->n_labels,
-					  .allocatable = a, .n_allocatable = n->n_alloc,
-					  .taints = tn, .n_taints = n->n_taints,
+		queue_node_spec_t spec = {.name = n->name,
+					  .labels = l,
+					  .n_labels = n->n_labels,
+					  .allocatable = a,
+					  .n_allocatable = n->n_alloc,
+					  .taints = tn,
+					  .n_taints = n->n_taints,
 					  .unschedulable = n->unschedulable};
 		int rc;
 
@@ -1308,6 +1324,7 @@ void sim_report_destroy(sim_report_t *r)
 	free(r->predicted);
 	for (size_t i = 0; i < r->n_topo_levels; i++)
 		free(r->topo_levels[i]);
+	free(r->topo_cls);
 	sim_report_destroy(r->without);
 	free(r);
 }

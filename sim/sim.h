@@ -71,6 +71,15 @@
 #define SIM_NODE_RES_MAX 16	 /* allocatable resources per node */
 #define SIM_NODE_TAINTS_MAX 16	 /* taints per node */
 
+/* The domains admissions spanned at each level of a Topology (the report's
+ * "topology" section). */
+typedef struct {
+	uint64_t placed;		     /* admissions placed */
+	uint64_t sum[QUEUE_TOPO_LEVELS_MAX]; /* domains spanned at each level, summed */
+	uint32_t max[QUEUE_TOPO_LEVELS_MAX]; /* ... at most */
+	uint64_t one[QUEUE_TOPO_LEVELS_MAX]; /* admissions in one domain there */
+} sim_topo_span_t;
+
 /* ---- Trace ---- */
 
 typedef struct {
@@ -341,20 +350,17 @@ typedef struct sim_report {
 	uint64_t predict_passes;      /* prediction passes run */
 	double predict_cpu_s;	      /* CPU seconds in them */
 	double predict_cpu_max_s;     /* the longest one */
-	uint64_t topo_placed;			       /* admissions placed on a
-							  topology-aware flavor */
-	char *topo_levels[QUEUE_TOPO_LEVELS_MAX];      /* that flavor's levels (the
-							  first one seen; owned) */
-	size_t n_topo_levels;			       /* entries */
-	uint64_t topo_span_sum[QUEUE_TOPO_LEVELS_MAX]; /* domains spanned at each
-							  level, summed */
-	uint32_t topo_span_max[QUEUE_TOPO_LEVELS_MAX]; /* ... at most */
-	uint64_t topo_one[QUEUE_TOPO_LEVELS_MAX];      /* admissions in one domain */
-	struct sim_report *without;   /* the same trace run with no starvation
-					 limit, beside this one (gpuq simulate runs
-					 it when a ClusterQueue has one): the
-					 report's withoutStarvationLimit (owned;
-					 NULL: none) */
+	char *topo_levels[QUEUE_TOPO_LEVELS_MAX]; /* the levels of the first
+						     topology-aware flavor an
+						     admission was placed on (owned) */
+	size_t n_topo_levels;			  /* entries */
+	sim_topo_span_t topo_all;		  /* every admission placed there */
+	sim_topo_span_t *topo_cls;		  /* ... per class (owned, n_classes) */
+	struct sim_report *without;		  /* the same trace run with no starvation
+						     limit, beside this one (gpuq simulate runs
+						     it when a ClusterQueue has one): the
+						     report's withoutStarvationLimit (owned;
+						     NULL: none) */
 } sim_report_t;
 
 /* Replay trace through the queue core until every workload has finished or

@@ -413,9 +413,12 @@ static uint64_t rng_next(uint64_t *s)
 static void check_cluster(queue_t *q, int n_wl, const int32_t *count, const int *mode,
 			  const char *const *level)
 {
-	char names[64][16];
+	char names[64][16], why[256];
 	int64_t used[64] = {0};
 	size_t n_nodes = 0;
+
+	if (queue_check(q, why, sizeof(why)))
+		fail_msg("queue_check: %s", why);
 
 	for (int w = 0; w < n_wl; w++) {
 		char uid[16];

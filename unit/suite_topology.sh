@@ -1,0 +1,62 @@
+#!/bin/sh
+# suite_topology: topology-aware admission in the simulator (issue 33,
+# docs/topology.md), each trace run with --check (which checks, after every
+# step, that every pod of an admitted workload is placed once, a REQUIRED
+# pod set in one domain of its level, and no node holds more than it has),
+# and what each shows, read from its report's "topology" section: the
+# example cluster of 2 blocks x 4 racks x 4 nodes x 8 GPUs (rack-required
+# gangs in one rack, a 48-GPU preferred gang in the fewest racks, small jobs
+# on one node), and Kueue's TAS performance shape (640 nodes, 15,000
+# workloads). Env: GPUQ_BIN. Needs python3.
+set -u
+GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
+T=$(mktemp -d /tmp/gpuq-suite-topology.XXXXXX)
+. "$(dirname "$0")/tap.sh"
+trap 'rm -rf "$T"' EXIT
+
+sim() { # name trace
+	if "$GPUQ_BIN" simulate "$2" --check --quiet --out "$T/$1.json" 2>"$T/$1.err"; then
+		ok "simulate $2 --check"
+	else
+		not_ok "simulate $2 --check" "$(cat "$T/$1.err")"
+	fi
+}
+# py "what" name expression: ok when it holds for the report r (c: a class's
+# spans, by level key)
+py() {
+	out=$(python3 - "$T/$2.json" "$3" <<'PY' 2>&1
+import json, sys
+r = json.load(open(sys.argv[1]))
+def c(name): return r["topology"]["byClass"][name]
+ok = eval(sys.argv[2])
+print(ok)
+sys.exit(0 if ok is True else 1)
+PY
+)
+	if [ $? -eq 0 ]; then ok "$1"; else not_ok "$1" "$out"; fi
+}
+
+if ! command -v python3 >/dev/null 2>&1; then
+	not_ok "topology scenarios" "python3 not installed"
+	tap_end
+	exit $?
+fi
+
+RACK=topology.gpuq.dev/rack
+BLOCK=topology.gpuq.dev/block
+HOST=kubernetes.io/hostname
+sim racks examples/traces/topology-racks.yaml
+py "racks: all 150 workloads finish" racks 'r["counts"]["finished"] == 150'
+py "racks: every rack-16 gang (2 nodes x 8 GPUs, rack required) ran in one rack" racks \
+	"c('rack-16')['placed'] == 24 and c('rack-16')['$RACK']['max'] == 1 and c('rack-16')['$HOST']['max'] == 2"
+py "racks: every pref-48 gang (48 GPUs, more than a rack's 32) took the fewest racks, two" racks \
+	"c('pref-48')['placed'] == 6 and c('pref-48')['$RACK']['max'] == 2 and c('pref-48')['$RACK']['mean'] == 2"
+py "racks: every 2-GPU job ran on one node" racks "c('small')['$HOST']['max'] == 1"
+
+sim tas examples/traces/kueue-tas.yaml
+py "kueue-tas: all 15,000 workloads finish" tas 'r["counts"]["finished"] == 15000'
+py "kueue-tas: every rack-required workload ran in one rack" tas \
+	"all(c(k + '-required-rack')['cloud.provider.com/topology-rack']['max'] == 1 for k in ('small', 'medium', 'large'))"
+py "kueue-tas: every admission was placed (15,000 and the requeued)" tas \
+	'r["topology"]["domainsSpanned"]["placed"] >= 15000'
+tap_end
