@@ -351,6 +351,7 @@ int controller_snapshot_rebuild(struct controller *c)
 	policy_opts_t po = {.skip_unknown_kinds = true,
 			    .price_lenient = true,
 			    .leave_out_broken = true,
+			    .topology_unplaced = true,
 			    .watch_declared = true,
 			    .watched = apis,
 			    .n_watched = watched(c, apis)};

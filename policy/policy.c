@@ -190,6 +190,17 @@ static int resolve_topologies(policy_t *p, gpuq_diag_t *diag)
 
 		if (!f->topology_name)
 			continue;
+		if (p->opts.topology_unplaced && p->opts.leave_out_broken) {
+			rc = policy_leave_out(p, diag, GPUQ_EINVAL, POLICY_K_FLAVOR, "", f->name,
+					      f->origin, POLICY_REASON_TOPOLOGY_UNPLACED,
+					      "ResourceFlavor \"%s\": spec.topologyName \"%s\": "
+					      "the daemon does not place pods on a Topology's "
+					      "domains yet (gpuq simulate does: docs/topology.md)",
+					      f->name, f->topology_name);
+			if (rc)
+				return rc;
+			continue;
+		}
 		f->topology = policy_index_get(&p->index, POLICY_K_TOPOLOGY, "", f->topology_name);
 		out = f->topology ? NULL : policy_leftout_find(p, "Topology", "", f->topology_name);
 		if (out)

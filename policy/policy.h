@@ -521,6 +521,14 @@ typedef struct {
 					The controller: a typo in a chargeback price
 					must not take a flavor, and the queues naming
 					it, out of admission */
+	bool topology_unplaced;	     /* with leave_out_broken: the reader places no
+					pods on a Topology's domains (the daemon, until
+					its controller does, issue 33), so a
+					ResourceFlavor with a topologyName is left out
+					(POLICY_REASON_TOPOLOGY_UNPLACED), and the
+					ClusterQueues and Cohorts naming it: their
+					workloads wait, saying why, rather than run
+					where admission did not say */
 	bool leave_out_broken;	     /* an object its decoder refuses, or that fails a
 					check across objects (a LocalQueue naming a
 					missing ClusterQueue, a ClusterQueue or Cohort
@@ -561,6 +569,7 @@ typedef struct {
 #define POLICY_REASON_CQ_INACTIVE "ClusterQueueIsInactive"  /* a LocalQueue's CQ is out */
 #define POLICY_REASON_FLAVOR_MISSING "FlavorNotFound"	    /* a CQ's or Cohort's flavor */
 #define POLICY_REASON_TOPOLOGY_MISSING "TopologyNotFound"   /* a flavor's Topology (and its CQs') */
+#define POLICY_REASON_TOPOLOGY_UNPLACED "TopologyUnplaced" /* opts.topology_unplaced */
 #define POLICY_REASON_COHORT_CYCLE "CohortCycle"	    /* a Cohort on a parentName cycle */
 #define POLICY_REASON_COHORT_DEPTH "CohortTooDeep"	    /* past POLICY_COHORT_DEPTH_MAX */
 #define POLICY_REASON_COHORT_LIMIT "TooManyCohorts"	    /* past POLICY_COHORTS_MAX */

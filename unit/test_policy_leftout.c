@@ -223,6 +223,29 @@ static void all_or_nothing(void **state)
 
 /* A ClusterQueue left out lends nothing to its cohort: the others' most
  * they could get is their own quota and each other's. */
+/* The daemon places no pods on topology domains yet: with
+ * topology_unplaced a flavor naming a Topology (even one that exists) is
+ * left out, and the ClusterQueue naming it, with the reason saying so. */
+static void topology_unplaced_leaves_out(void **state)
+{
+	const policy_opts_t opts = {.leave_out_broken = true, .topology_unplaced = true};
+	const case_t c = {
+	    "a flavor naming a Topology, in the daemon",
+	    "apiVersion: gpuq.dev/v1beta1\nkind: Topology\nmetadata: {name: racks}\n"
+	    "spec: {levels: [{nodeLabel: topology.gpuq.dev/rack}]}\n---\n" RF(
+		"gpu") "apiVersion: gpuq.dev/v1beta1\nkind: ResourceFlavor\nmetadata: {name: tas}\n"
+		       "spec: {topologyName: racks}\n---\n" CQ("a", "gpu", "") CQ("b", "tas", "")
+			   LQ("t", "qa", "a", "") LQ("t", "qb", "b", ""),
+	    "ResourceFlavor /tas TopologyUnplaced; ClusterQueue /b TopologyUnplaced; LocalQueue "
+	    "t/qb ClusterQueueIsInactive",
+	    "cq: a; lq: t/qa",
+	    "ResourceFlavor \"tas\": spec.topologyName \"racks\": the daemon does not place "
+	    "pods on a Topology's domains yet (gpuq simulate does: docs/topology.md)"};
+
+	(void)state;
+	assert_int_equal(check_case(0, &c, &opts), GPUQ_OK);
+}
+
 static void leftout_lends_nothing(void **state)
 {
 	const policy_opts_t opts = {.leave_out_broken = true};
@@ -259,6 +282,7 @@ static void leftout_lends_nothing(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(topology_unplaced_leaves_out),
 	    cmocka_unit_test(left_out),
 	    cmocka_unit_test(all_or_nothing),
 	    cmocka_unit_test(leftout_lends_nothing),
