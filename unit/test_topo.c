@@ -569,6 +569,51 @@ static void node_ok_and_bad_asks(void **st)
 	topo_destroy(t);
 }
 
+/* TOPO_NODES_MAX nodes, then one more is refused saying why; a fit over
+ * them all still works. */
+static void node_cap(void **st)
+{
+	topo_t *t = NULL;
+	topo_place_t *out = calloc(TOPO_NODES_MAX, sizeof(*out));
+	const char *vals[3] = {"b", "r", "x"};
+	int64_t alloc[2] = {8, 8000};
+	topo_node_spec_t s = {.values = vals, .alloc = alloc, .schedulable = true};
+	gpuq_diag_t d = {{0}};
+	char name[32];
+	size_t n = 0;
+
+	(void)st;
+	assert_non_null(out);
+	assert_int_equal(topo_create(3, 2, &t), GPUQ_OK);
+	s.name = name;
+	for (int i = 0; i <= TOPO_NODES_MAX; i++) {
+		snprintf(name, sizeof(name), "n%06d", i);
+		vals[1] = i % 2 ? "r1" : "r0";
+		vals[2] = name;
+		assert_int_equal(topo_node_set(t, &s, NULL, &d),
+				 i < TOPO_NODES_MAX ? GPUQ_OK : GPUQ_ELIMIT);
+	}
+	assert_non_null(strstr(d.msg, "65536"));
+	assert_int_equal(topo_node_find(t, "n065535"), TOPO_NODES_MAX - 1);
+	assert_int_equal(topo_node_find(t, "n065536"), TOPO_NONE);
+	assert_int_equal(fit1(t, TOPO_REQUIRED, 1, 8 * 32768 + 1, REQ_GPU, out, &n, NULL),
+			 GPUQ_EAGAIN);
+	assert_int_equal(fit1(t, TOPO_REQUIRED, 1, 8 * 32768, REQ_GPU, out, &n, NULL),
+			 GPUQ_ELIMIT); /* OUT_CAP entries */
+	assert_int_equal(
+	    topo_fit(t,
+		     &(topo_ask_t){.mode = TOPO_REQUIRED,
+				   .level = 0,
+				   .ps = &(topo_podset_t){.count = 8 * 65536, .req = REQ_GPU},
+				   .n_ps = 1},
+		     out, TOPO_NODES_MAX, &n, NULL),
+	    GPUQ_OK);
+	assert_int_equal(n, TOPO_NODES_MAX);
+	topo_check(t);
+	topo_destroy(t);
+	free(out);
+}
+
 /* The same cluster added in two orders places the same pods on the same
  * node names: ties go by name and label path, never by id. */
 static void insertion_order_independent(void **st)
@@ -1149,6 +1194,7 @@ int main(void)
 	    cmocka_unit_test(cordon_delete_shrink),
 	    cmocka_unit_test(pods_max_and_used),
 	    cmocka_unit_test(node_ok_and_bad_asks),
+	    cmocka_unit_test(node_cap),
 	    cmocka_unit_test(insertion_order_independent),
 	    cmocka_unit_test(give_below_zero_aborts),
 	    cmocka_unit_test(props_random_clusters),
