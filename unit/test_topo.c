@@ -439,9 +439,12 @@ static void podset_group(void **st)
 	/* no rack holds both */
 	node_full(t, "a1", "b0", "ra", 8, 1, 0, 0, true);
 	assert_int_equal(topo_fit(t, &a, out, OUT_CAP, &n, &why), GPUQ_EAGAIN);
-	assert_int_equal(why.level, 1);
+	assert_int_equal(why.level, 1); /* rc, the tightest, held 4 of the second 8 */
+	assert_int_equal(why.ps, 1);
+	assert_string_equal(topo_node_name(t, why.domain), "c0");
 	assert_int_equal(why.need_pods, 8);
-	assert_true(why.best_pods < 8);
+	assert_int_equal(why.best_pods, 4);
+	assert_int_equal(why.total_pods, 27); /* 8 + 7 + 12, not less the first's */
 	/* a leader (CPU only) with its workers: together in one rack */
 	ps[0].count = 1;
 	ps[0].req = lead_req;
