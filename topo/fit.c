@@ -81,23 +81,24 @@ static int by_score(const void *a, const void *b, void *arg)
 
 /* Domains at L that hold each pod set alone, scored by their slack summed
  * over the pod sets (-1: one does not fit) into score, listed in cand by
- * score: their count. 0 with *why filled when none does. */
+ * score: their count. 0 with *why filled when none does. total[ps]: the
+ * pods of pod set ps all usable nodes hold. */
 static uint32_t group_candidates(fit_t *f, const size_t *idx, int64_t *score, uint32_t *cand,
-				 topo_why_t *why)
+				 int64_t *total, topo_why_t *why)
 {
 	const size_t L = f->ask->level;
 	uint32_t n = 0;
 	by_score_t c = {f, L, score};
 
 	for (size_t i = 0; i < f->ask->n_ps; i++) {
-		int64_t total, need;
+		int64_t need;
 		uint32_t best = TOPO_NONE, alive = 0;
 
 		topo_podset_at(f, idx[i]);
-		total = topo_sums_all(f);
+		total[f->ps] = topo_sums_all(f);
 		need = f->ask->ps[f->ps].count / f->s;
 		if (topo_best_fit(f, L, 0, f->nd[L], need) == TOPO_NONE) {
-			topo_why_fill(f, L, total, why);
+			topo_why_fill(f, L, total[f->ps], why);
 			return 0;
 		}
 		for (uint32_t d = 0; d < f->nd[L]; d++) {
@@ -117,7 +118,7 @@ static uint32_t group_candidates(fit_t *f, const size_t *idx, int64_t *score, ui
 				why->domain = topo_lead(f, L, best);
 				why->best_pods = topo_clamp32(f->dom[L][best].units * f->s);
 				why->need_pods = topo_clamp32(f->ask->ps[f->ps].count);
-				why->total_pods = topo_clamp32(total);
+				why->total_pods = topo_clamp32(total[f->ps]);
 			}
 			return 0;
 		}
@@ -174,6 +175,7 @@ static int fit_group(fit_t *f, topo_why_t *why)
 {
 	const size_t L = f->ask->level;
 	size_t idx[TOPO_PODSETS_MAX] = {0};
+	int64_t total[TOPO_PODSETS_MAX] = {0};
 	uint32_t n = f->nd[L] ? f->nd[L] : 1, nc;
 	int64_t *score = calloc(n, sizeof(*score));
 	uint32_t *cand = malloc(n * sizeof(*cand));
@@ -184,19 +186,16 @@ static int fit_group(fit_t *f, topo_why_t *why)
 		goto out;
 	}
 	podsets_order(f->ask, idx);
-	nc = group_candidates(f, idx, score, cand, why);
+	nc = group_candidates(f, idx, score, cand, total, why);
 	for (uint32_t i = 0; i < nc; i++) {
 		topo_why_t w;
 
 		rc = group_into(f, idx, cand[i], &w);
 		if (rc != GPUQ_EAGAIN)
 			break;
-		if (i == 0 && why) {
-			size_t ps = w.ps;
-
+		if (i == 0 && why) { /* the tightest candidate says why */
 			*why = w;
-			topo_podset_at(f, ps); /* the pod set's total over every node */
-			why->total_pods = topo_clamp32(topo_sums_all(f));
+			why->total_pods = topo_clamp32(total[w.ps]);
 		}
 	}
 out:

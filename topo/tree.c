@@ -99,7 +99,7 @@ static int64_t node_pods(const fit_t *f, uint32_t id)
 	const struct topo_node *n = &f->t->nodes[id];
 	const topo_podset_t *ps = &f->ask->ps[f->ps];
 	const int64_t *ex = f->extra ? f->extra + id * (f->t->n_res + 1) : NULL;
-	int64_t cap = INT32_MAX; /* no slot requested, no pod cap: a pod set's count at most */
+	int64_t cap = INT32_MAX; /* nothing requested, no pod cap: any count (int32) */
 
 	if (n->deleted || !n->schedulable)
 		return 0;

@@ -439,9 +439,12 @@ static void podset_group(void **st)
 	/* no rack holds both */
 	node_full(t, "a1", "b0", "ra", 8, 1, 0, 0, true);
 	assert_int_equal(topo_fit(t, &a, out, OUT_CAP, &n, &why), GPUQ_EAGAIN);
-	assert_int_equal(why.level, 1);
+	assert_int_equal(why.level, 1); /* rc, the tightest, held 4 of the second 8 */
+	assert_int_equal(why.ps, 1);
+	assert_string_equal(topo_node_name(t, why.domain), "c0");
 	assert_int_equal(why.need_pods, 8);
-	assert_true(why.best_pods < 8);
+	assert_int_equal(why.best_pods, 4);
+	assert_int_equal(why.total_pods, 27); /* 8 + 7 + 12, not less the first's */
 	/* a leader (CPU only) with its workers: together in one rack */
 	ps[0].count = 1;
 	ps[0].req = lead_req;
@@ -569,6 +572,51 @@ static void node_ok_and_bad_asks(void **st)
 	topo_destroy(t);
 }
 
+/* TOPO_NODES_MAX nodes, then one more is refused saying why; a fit over
+ * them all still works. */
+static void node_cap(void **st)
+{
+	topo_t *t = NULL;
+	topo_place_t *out = calloc(TOPO_NODES_MAX, sizeof(*out));
+	const char *vals[3] = {"b", "r", "x"};
+	int64_t alloc[2] = {8, 8000};
+	topo_node_spec_t s = {.values = vals, .alloc = alloc, .schedulable = true};
+	gpuq_diag_t d = {{0}};
+	char name[32];
+	size_t n = 0;
+
+	(void)st;
+	assert_non_null(out);
+	assert_int_equal(topo_create(3, 2, &t), GPUQ_OK);
+	s.name = name;
+	for (int i = 0; i <= TOPO_NODES_MAX; i++) {
+		snprintf(name, sizeof(name), "n%06d", i);
+		vals[1] = i % 2 ? "r1" : "r0";
+		vals[2] = name;
+		assert_int_equal(topo_node_set(t, &s, NULL, &d),
+				 i < TOPO_NODES_MAX ? GPUQ_OK : GPUQ_ELIMIT);
+	}
+	assert_non_null(strstr(d.msg, "65536"));
+	assert_int_equal(topo_node_find(t, "n065535"), TOPO_NODES_MAX - 1);
+	assert_int_equal(topo_node_find(t, "n065536"), TOPO_NONE);
+	assert_int_equal(fit1(t, TOPO_REQUIRED, 1, 8 * 32768 + 1, REQ_GPU, out, &n, NULL),
+			 GPUQ_EAGAIN);
+	assert_int_equal(fit1(t, TOPO_REQUIRED, 1, 8 * 32768, REQ_GPU, out, &n, NULL),
+			 GPUQ_ELIMIT); /* OUT_CAP entries */
+	assert_int_equal(
+	    topo_fit(t,
+		     &(topo_ask_t){.mode = TOPO_REQUIRED,
+				   .level = 0,
+				   .ps = &(topo_podset_t){.count = 8 * 65536, .req = REQ_GPU},
+				   .n_ps = 1},
+		     out, TOPO_NODES_MAX, &n, NULL),
+	    GPUQ_OK);
+	assert_int_equal(n, TOPO_NODES_MAX);
+	topo_check(t);
+	topo_destroy(t);
+	free(out);
+}
+
 /* The same cluster added in two orders places the same pods on the same
  * node names: ties go by name and label path, never by id. */
 static void insertion_order_independent(void **st)
@@ -680,7 +728,7 @@ typedef struct {
 	size_t n_holds;
 	uint64_t rng;
 	uint32_t mask; /* node_ok: node ids with bit id % 32 set may take pods */
-	size_t fits, fails, takes, checked_fails;
+	size_t fits, fails, takes, checked_fails, spills;
 } model_t;
 
 static uint32_t rnd(model_t *m, uint32_t n)
@@ -892,6 +940,78 @@ static size_t brute_fewest_nodes(const model_t *m, const topo_ask_t *a)
 	return k;
 }
 
+/* The fewest of u[0..n) (taken largest first) that add up to need. */
+static size_t top_k(int64_t *u, size_t n, int64_t need)
+{
+	size_t k = 0;
+
+	while (need > 0) {
+		size_t best = 0;
+
+		for (size_t i = 1; i < n; i++)
+			if (u[i] > u[best])
+				best = i;
+		assert_true(n > 0 && u[best] > 0);
+		need -= u[best];
+		u[best] = 0;
+		k++;
+	}
+	return k;
+}
+
+/* Whether node i is the first of its domain at level (in model order). */
+static bool opens(const model_t *m, size_t i, int level)
+{
+	for (size_t j = 0; j < i; j++)
+		if (model_same(&m->nd[i], &m->nd[j], level))
+			return false;
+	return true;
+}
+
+/* PREFERRED past its level, as the brute force counts it: the fewest
+ * domains at the ask's level inside one domain of the narrowest wider
+ * level that holds it all (*wide that level), else the fewest level-0
+ * domains (*wide -1). */
+static size_t brute_spill(const model_t *m, const topo_ask_t *a, int *wide)
+{
+	const topo_podset_t *ps = &a->ps[0];
+	int32_t s = ps->slice_size ? ps->slice_size : 1;
+	int S = ps->slice_size ? ps->slice_level : 2;
+	bool mk = a->node_ok != NULL;
+	int64_t need = ps->count / s, u[PN];
+
+	for (int w = a->level - 1; w >= 0; w--) {
+		size_t best = SIZE_MAX;
+
+		for (size_t i = 0; i < m->n; i++) {
+			size_t nu = 0, k;
+
+			if (!opens(m, i, w) ||
+			    model_units(m, &m->nd[i], w, ps->req, s, S, mk) < need)
+				continue;
+			for (size_t j = 0; j < m->n; j++)
+				if (model_same(&m->nd[i], &m->nd[j], w) && opens(m, j, a->level))
+					u[nu++] =
+					    model_units(m, &m->nd[j], a->level, ps->req, s, S, mk);
+			k = top_k(u, nu, need);
+			best = k < best ? k : best;
+		}
+		if (best != SIZE_MAX) {
+			*wide = w;
+			return best;
+		}
+	}
+	*wide = -1;
+	{
+		size_t nu = 0;
+
+		for (size_t i = 0; i < m->n; i++)
+			if (opens(m, i, 0))
+				u[nu++] = model_units(m, &m->nd[i], 0, ps->req, s, S, mk);
+		return top_k(u, nu, need);
+	}
+}
+
 static bool mask_ok(void *ctx, uint32_t node, size_t ps)
 {
 	const model_t *m = ctx;
@@ -968,9 +1088,20 @@ static void step_fit(model_t *m)
 			assert_int_equal(n, brute_fewest_nodes(m, &a));
 		if (a.n_ps == 1 && a.mode == TOPO_PREFERRED) {
 			int64_t total;
+			int wide;
 
-			if (brute_best(m, &a, a.level, &total) >= 0)
+			if (brute_best(m, &a, a.level, &total) >= 0) {
 				assert_int_equal(domains_used(m->t, out, n, a.level), 1);
+			} else {
+				size_t k = brute_spill(m, &a, &wide);
+
+				assert_int_equal(domains_used(m->t, out, n, wide < 0 ? 0 : a.level),
+						 k);
+				if (wide >= 0)
+					assert_int_equal(domains_used(m->t, out, n, (uint8_t)wide),
+							 1);
+				m->spills++;
+			}
 		}
 		if (rnd(m, 10) < 7 && m->n_holds < HMAX) {
 			hold_t *h = &m->holds[m->n_holds++];
@@ -1085,22 +1216,24 @@ static void props_one(uint64_t seed, size_t *counts)
 	counts[1] += m.fails;
 	counts[2] += m.takes;
 	counts[3] += m.checked_fails;
+	counts[4] += m.spills;
 	topo_destroy(m.t);
 	free(m.holds);
 }
 
 static void props_random_clusters(void **st)
 {
-	size_t counts[4] = {0};
+	size_t counts[5] = {0};
 	const uint64_t seeds = 400;
 
 	(void)st;
 	for (uint64_t seed = 1; seed <= seeds; seed++)
 		props_one(seed, counts);
-	print_message("props: %llu seeds, %zu fits, %zu waits (%zu checked by brute force), "
-		      "%zu takes\n",
-		      (unsigned long long)seeds, counts[0], counts[1], counts[3], counts[2]);
-	assert_true(counts[0] > 1000 && counts[1] > 100 && counts[3] > 50);
+	print_message("props: %llu seeds, %zu fits (%zu PREFERRED spills checked by brute force), "
+		      "%zu waits (%zu checked by brute force), %zu takes\n",
+		      (unsigned long long)seeds, counts[0], counts[4], counts[1], counts[3],
+		      counts[2]);
+	assert_true(counts[0] > 1000 && counts[1] > 100 && counts[3] > 50 && counts[4] > 50);
 }
 
 /* One REQUIRED fit on Kueue's TAS shape of 640 nodes (4 blocks x 10 racks
@@ -1149,6 +1282,7 @@ int main(void)
 	    cmocka_unit_test(cordon_delete_shrink),
 	    cmocka_unit_test(pods_max_and_used),
 	    cmocka_unit_test(node_ok_and_bad_asks),
+	    cmocka_unit_test(node_cap),
 	    cmocka_unit_test(insertion_order_independent),
 	    cmocka_unit_test(give_below_zero_aborts),
 	    cmocka_unit_test(props_random_clusters),
