@@ -569,7 +569,7 @@ typedef struct {
 #define POLICY_REASON_CQ_INACTIVE "ClusterQueueIsInactive"  /* a LocalQueue's CQ is out */
 #define POLICY_REASON_FLAVOR_MISSING "FlavorNotFound"	    /* a CQ's or Cohort's flavor */
 #define POLICY_REASON_TOPOLOGY_MISSING "TopologyNotFound"   /* a flavor's Topology (and its CQs') */
-#define POLICY_REASON_TOPOLOGY_UNPLACED "TopologyUnplaced" /* opts.topology_unplaced */
+#define POLICY_REASON_TOPOLOGY_UNPLACED "TopologyUnplaced"  /* opts.topology_unplaced */
 #define POLICY_REASON_COHORT_CYCLE "CohortCycle"	    /* a Cohort on a parentName cycle */
 #define POLICY_REASON_COHORT_DEPTH "CohortTooDeep"	    /* past POLICY_COHORT_DEPTH_MAX */
 #define POLICY_REASON_COHORT_LIMIT "TooManyCohorts"	    /* past POLICY_COHORTS_MAX */

@@ -597,6 +597,7 @@ static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const ask
 	size_t need = as->n * (q->node_names.n ? q->node_names.n : 1), n = 0, before = t->n_pl;
 	int lv = 0, sl = -1, rc;
 
+	memset(req[0], 0, sizeof(req[0])); /* read by a reason even before it is filled */
 	if (tm0->topo_mode == QUEUE_TOPO_REQUIRED || tm0->topo_mode == QUEUE_TOPO_PREFERRED) {
 		lv = level_of(q, f, tm0->topo_level);
 		ask.mode = tm0->topo_mode == QUEUE_TOPO_REQUIRED ? TOPO_REQUIRED : TOPO_PREFERRED;
@@ -1130,7 +1131,7 @@ static int check_nodes(const queue_t *q, char *why, size_t cap)
 
 			podset_req(q, w, w->asg, w->n_asg, e->flavor, e->ps, req);
 			for (size_t r = 0; r < TOPO_RES_MAX; r++)
-				held[e->node * TOPO_RES_MAX + r] += req[r] * e->count;
+				held[(size_t)e->node * TOPO_RES_MAX + r] += req[r] * e->count;
 		}
 	}
 	for (size_t n = 0; n < nn && !rc; n++) {
