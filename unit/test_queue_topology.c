@@ -34,7 +34,7 @@ static queue_t *mktopo(int blocks, int racks, int nodes, int64_t gpus, int64_t q
 	for (int b = 0; b < blocks; b++)
 		for (int r = 0; r < racks; r++)
 			for (int n = 0; n < nodes; n++) {
-				char name[32], bv[8], rv[8];
+				char name[48], bv[16], rv[16];
 				queue_label_t l[3] = {{BLOCK, bv}, {RACK, rv}, {HOST, name}};
 				queue_request_t a[2] = {{"gpu", gpus}, {"pods", 110}};
 				queue_node_spec_t ns = {.name = name,
@@ -128,7 +128,7 @@ static size_t domains_of(queue_t *q, const char *uid, const char *level, int32_t
 /* Node b<b>-r<r>-n<n> (8 GPUs) cordoned or uncordoned. */
 static void cordon(queue_t *q, int b, int r, int n, bool unschedulable)
 {
-	char name[32], bv[8], rv[8];
+	char name[48], bv[16], rv[16];
 	queue_label_t l[3] = {{BLOCK, bv}, {RACK, rv}, {HOST, name}};
 	queue_request_t a[1] = {{"gpu", 8}};
 	queue_node_spec_t ns = {.name = name,
