@@ -541,6 +541,11 @@ static bool run_plan(queue_t *q, const cqhead_t *e, int64_t now, try_t *t, int *
 	queue_try_from_plan(q, e->wl, t);
 	if (queue_topo_needed(q, t)) { /* placed afresh: its pods fit now, or it plans again */
 		queue_topo_try(q, e->wl, t);
+		if (!t->placed && queue_topo_fits_after_evictions(q, e->wl, t)) {
+			queue_try_from_plan(q, e->wl, t); /* its victims' pods are still going */
+			*rc = hold_and_keep(q, e, t);
+			return true;
+		}
 		if (!t->placed) {
 			queue_plan_drop(q, e->wl);
 			return false;
@@ -665,6 +670,29 @@ static int reserved_aside(queue_t *q, const cqhead_t *e, try_t *t)
 	return GPUQ_OK;
 }
 
+/* A head whose quota fits and whose pods fit a domain once the victims in
+ * q->targets (topology.c) are gone: evicted (all or none), it waits as a
+ * preemptor on its plan, as one preempting for quota does. While a domain
+ * is already being freed for it (workloads of its flavor evicting) it
+ * evicts no more. */
+static int topo_preempt(queue_t *q, const cqhead_t *e, try_t *t)
+{
+	uint32_t wid = e->wl;
+
+	if (queue_topo_fits_after_evictions(q, wid, t)) {
+		q->targets.n = 0;
+		return wait_preempting(q, e, t, false);
+	}
+	q->targets_borrow = t->borrows;
+	if (queue_plan_keep(q, wid, t) || evict_targets(q, wid)) {
+		queue_plan_drop(q, wid);
+		q->cycle_short = true; /* the next cycle tries it again */
+		return queue_keep(q, wid);
+	}
+	cohort_of(q, &q->cqs[e->cq])->gen++;
+	return wait_preempting(q, e, t, true);
+}
+
 /* Handle one head; returns GPUQ_ENOMEM only when it could not be kept. */
 static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 {
@@ -683,6 +711,8 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 		return reserved_aside(q, e, t);
 	if (t->mode == M_FIT)
 		return admit_or_keep(q, wid, t, now);
+	if (t->mode == M_WAIT && t->why == WHY_TOPOLOGY && queue_topo_preemption(q, wid, t))
+		return topo_preempt(q, e, t); /* its quota fits: victims that free a domain */
 	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
 		cohort_t *h = cohort_of(q, &q->cqs[e->cq]);
 

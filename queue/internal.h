@@ -452,6 +452,13 @@ typedef struct {
 
 enum { M_FIT = 0, M_RECLAIM = 1, M_PREEMPT = 2, M_WAIT = 3, M_NEVER = 4 };
 
+/* One ask: pod sets idx[0..n) of w on flavor fid; mode, level and slices
+ * from the first one's template. */
+typedef struct {
+	uint16_t idx[TOPO_PODSETS_MAX]; /* workload pod set indexes */
+	size_t n;			/* pod sets */
+} askset_t;
+
 /* One flavor assignment attempt. */
 typedef struct {
 	int mode;					     /* worst M_* over the assignment */
@@ -467,11 +474,15 @@ typedef struct {
 	int64_t why_need;				       /* needed */
 	int64_t why_free;				       /* free */
 	uint8_t why_level;				       /* WHY_TOPOLOGY: the level */
-	bool placed;   /* pl holds the placement of this assignment */
-	size_t n_pl;   /* entries in pl */
-	size_t cap_pl; /* allocated */
-	place_t *pl;   /* the placement on topology-aware flavors, owned
-			  (topology.c); a try_t on the stack never places */
+	bool placed;	      /* pl holds the placement of this assignment */
+	uint32_t blocked_fid; /* a REQUIRED ask whose quota fit but no domain did:
+				 its flavor (QUEUE_NONE: none), for a
+				 preemption that frees a domain (topology.c) */
+	askset_t blocked;     /* ... and its pod sets */
+	size_t n_pl;	      /* entries in pl */
+	size_t cap_pl;	      /* allocated */
+	place_t *pl;	      /* the placement on topology-aware flavors, owned
+				 (topology.c); a try_t on the stack never places */
 } try_t;
 
 typedef struct {
@@ -506,6 +517,10 @@ struct queue {
 				    the topos again before the next fit (topology.c) */
 	size_t n_placed;	 /* workloads holding a placement */
 	topo_place_t *fit_buf;	 /* topo_fit's output (topology.c) */
+	u32vec_t topo_cands;	 /* a domain preemption's candidates (topology.c) */
+	struct askbuf *askbuf;	 /* an ask being built and fitted (topology.c),
+				    owned; made at the first */
+	u32vec_t topo_doms;	 /* ... the domains tried, then the victims */
 	size_t cap_fit_buf;	 /* allocated */
 	size_t cap_flavors;	 /* allocated */
 	uint64_t flv_epoch;	 /* bumps when a flavor gets defined */
@@ -1000,6 +1015,9 @@ void queue_topo_free(queue_t *q);
 void queue_topo_try(queue_t *q, uint32_t wid, try_t *t);
 bool queue_topo_needed(const queue_t *q, const try_t *t);
 int queue_topo_admit(queue_t *q, uint32_t wid, const try_t *t);
+bool queue_topo_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t);
+bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t);
+bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t);
 void queue_topo_release(queue_t *q, uint32_t wid);
 void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap);
 int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag);

@@ -759,6 +759,7 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 	t->why_need = t->why_free = 0;
 	t->why_level = 0;
 	t->placed = false;
+	t->blocked_fid = QUEUE_NONE;
 	t->n_pl = 0;
 	for (uint32_t i = 0; i < w->n_asg; i++) {
 		t->asg[t->n_asg++] = w->asg[i];
@@ -778,6 +779,29 @@ bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, b
 	fits = queue_need_fits(q, W(q, wid)->cq, t, allow_borrow);
 	cohort_evicting_charge(q, h, +1);
 	return fits;
+}
+
+/* A head whose quota fits but whose REQUIRED ask fits no domain
+ * (t->blocked): the lower-priority workloads of its own ClusterQueue
+ * holding a placement (withinClusterQueue, minimum runtimes served) are
+ * the candidates; topology.c picks the domain they free with the fewest
+ * victims, into q->targets. */
+bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = W(q, wid);
+	cq_t *c = &q->cqs[w->cq];
+
+	q->topo_cands.n = 0;
+	if (t->blocked_fid == QUEUE_NONE || c->within == QUEUE_WITHIN_NEVER)
+		return false;
+	for (size_t i = 0; i < c->adm.n; i++) {
+		const wl_t *v = W(q, c->adm.v[i]);
+
+		if (v != w && v->place && queue_own_candidate(q, c, w, v) &&
+		    queue_vpush(&q->topo_cands, c->adm.v[i]))
+			return false;
+	}
+	return queue_topo_victims(q, wid, t);
 }
 
 /* Remember the assignment a preemptor preempts for. GPUQ_ENOMEM (the old

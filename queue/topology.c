@@ -400,6 +400,9 @@ void queue_topo_free(queue_t *q)
 	queue_names_free(&q->topo_names);
 	free(q->topologies);
 	free(q->fit_buf);
+	free(q->topo_cands.v);
+	free(q->topo_doms.v);
+	free(q->askbuf);
 }
 
 /* ================================================================== */
@@ -533,13 +536,6 @@ static bool node_ok(void *ctx, uint32_t node, size_t ps)
 	return true;
 }
 
-/* One ask: pod sets idx[0..n) of w on flavor fid; mode, level and slices
- * from the first one's template. */
-typedef struct {
-	uint16_t idx[TOPO_PODSETS_MAX]; /* workload pod set indexes */
-	size_t n;			/* pod sets */
-} askset_t;
-
 /* The main resource of a pod set's request, for a reason: the first whose
  * name says gpu, else the first requested. */
 static uint32_t main_res(const queue_t *q, const int64_t *req)
@@ -583,24 +579,114 @@ static int pl_append(queue_t *q, try_t *t, uint32_t fid, const askset_t *as, con
 	return GPUQ_OK;
 }
 
-/* Fit one ask of w on flavor fid; on success its entries are appended to
- * t->pl and taken (the caller gives every entry back). False: t says why. */
-static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const askset_t *as)
-{
-	flavor_t *f = &q->flavors[fid];
-	const tmpl_t *tm0 = &q->tmpls[wl_ps(w)[as->idx[0]].tmpl];
-	int64_t req[TOPO_PODSETS_MAX][TOPO_RES_MAX];
-	topo_podset_t ps[TOPO_PODSETS_MAX];
-	okctx_t k = {q, f, {0}};
-	topo_ask_t ask = {TOPO_UNCONSTRAINED, 0, ps, as->n, node_ok, &k};
-	topo_why_t why = {0};
-	size_t need = as->n * (q->node_names.n ? q->node_names.n : 1), n = 0, before = t->n_pl;
-	int lv = 0, sl = -1, rc;
+/* ---- preemption that frees one domain ---- */
 
-	memset(req[0], 0, sizeof(req[0])); /* read by a reason even before it is filled */
+/* A REQUIRED ask restricted to one domain: the node_ok of the ask, and the
+ * node in the domain of rep at level. */
+typedef struct {
+	okctx_t *k;
+	const topo_t *t;
+	uint32_t rep;
+	uint8_t level;
+} domctx_t;
+
+static bool node_in_domain(void *ctx, uint32_t node, size_t ps)
+{
+	const domctx_t *d = ctx;
+
+	return topo_same_domain(d->t, node, d->rep, d->level) && node_ok(d->k, node, ps);
+}
+
+/* Candidates first: lower priority, then the later admitted, then uid. */
+static int victim_cmp(const void *a, const void *b, void *ctx)
+{
+	const queue_t *q = ctx;
+	const wl_t *x = Wc(q, *(const uint32_t *)a), *y = Wc(q, *(const uint32_t *)b);
+
+	if (x->priority != y->priority)
+		return x->priority < y->priority ? -1 : 1;
+	if (x->admitted_ms != y->admitted_ms)
+		return x->admitted_ms > y->admitted_ms ? -1 : 1;
+	return strcmp(x->strs, y->strs);
+}
+
+/* Whether candidate v holds a pod on flavor fid in the domain of rep. */
+static bool holds_in(const queue_t *q, const wl_t *v, uint32_t fid, const domctx_t *d)
+{
+	for (uint32_t i = 0; i < v->place->n; i++) {
+		const place_t *e = &v->place->e[i];
+		uint32_t id =
+		    e->flavor == fid ? topo_node_find(d->t, q->node_names.s[e->node]) : TOPO_NONE;
+
+		if (id != TOPO_NONE && topo_same_domain(d->t, id, d->rep, d->level))
+			return true;
+	}
+	return false;
+}
+
+/* In the domain of d->rep: give back the candidates holding pods there, in
+ * order, until the ask fits; how many that took (0: it never fits), every
+ * one taken back after. With out, the victims chosen are pushed there. */
+static size_t victims_in(queue_t *q, uint32_t fid, topo_ask_t *ask, domctx_t *d,
+			 const u32vec_t *cands, u32vec_t *out)
+{
+	size_t given = 0, n = 0, i;
+	bool fits = false;
+
+	for (i = 0; i < cands->n && !fits; i++) {
+		const wl_t *v = Wc(q, cands->v[i]);
+
+		if (!holds_in(q, v, fid, d))
+			continue;
+		pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
+		given++;
+		if (out && queue_vpush(out, cands->v[i]))
+			break;
+		fits = topo_fit(q->flavors[fid].topo, ask, q->fit_buf, q->cap_fit_buf, &n, NULL) ==
+		       GPUQ_OK;
+	}
+	for (size_t j = 0; j < i; j++) {
+		const wl_t *v = Wc(q, cands->v[j]);
+
+		if (holds_in(q, v, fid, d))
+			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, +1);
+	}
+	return fits ? given : 0;
+}
+
+/* An ask being built (ask_build) and fitted (q->askbuf: 9 KiB, not on the
+ * stack of every fit). */
+typedef struct askbuf {
+	int64_t req[TOPO_PODSETS_MAX][TOPO_RES_MAX]; /* per pod set's per-pod request */
+	topo_podset_t ps[TOPO_PODSETS_MAX];	     /* the ask's pod sets */
+	okctx_t k;				     /* node_ok's */
+	topo_ask_t ask;				     /* the ask */
+} askbuf_t;
+
+/* q->askbuf, made at the first ask (NULL: no memory). */
+static askbuf_t *askbuf_of(queue_t *q)
+{
+	if (!q->askbuf)
+		q->askbuf = malloc(sizeof(*q->askbuf));
+	return q->askbuf;
+}
+
+/* The ask of pod sets as of w on flavor fid under assignment asg, into b;
+ * false when a level it names is not its flavor's topology's (t says so). */
+static bool ask_build(queue_t *q, const wl_t *w, try_t *t, const asg_t *asg, size_t n_asg,
+		      uint32_t fid, const askset_t *as, askbuf_t *b)
+{
+	const flavor_t *f = &q->flavors[fid];
+	const tmpl_t *tm0 = &q->tmpls[wl_ps(w)[as->idx[0]].tmpl];
+	int lv = 0, sl = -1;
+
+	memset(b->req[0], 0, sizeof(b->req[0])); /* read by a reason even before it is filled */
+	b->k = (okctx_t){q, f, {0}};
+	b->ask = (topo_ask_t){TOPO_UNCONSTRAINED, 0, b->ps, as->n, node_ok, &b->k};
 	if (tm0->topo_mode == QUEUE_TOPO_REQUIRED || tm0->topo_mode == QUEUE_TOPO_PREFERRED) {
 		lv = level_of(q, f, tm0->topo_level);
-		ask.mode = tm0->topo_mode == QUEUE_TOPO_REQUIRED ? TOPO_REQUIRED : TOPO_PREFERRED;
+		b->ask.mode =
+		    tm0->topo_mode == QUEUE_TOPO_REQUIRED ? TOPO_REQUIRED : TOPO_PREFERRED;
 	}
 	if (tm0->slice_size > 0)
 		sl = tm0->slice_level == QUEUE_NONE ? lv : level_of(q, f, tm0->slice_level);
@@ -609,36 +695,62 @@ static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const ask
 			  lv < 0 ? tm0->topo_level : tm0->slice_level, 0);
 		return false;
 	}
-	ask.level = (uint8_t)lv;
+	b->ask.level = (uint8_t)lv;
 	for (size_t i = 0; i < as->n; i++) {
 		const psref_t *p = &wl_ps(w)[as->idx[i]];
 		const tmpl_t *tm = &q->tmpls[p->tmpl];
 
-		podset_req(q, w, t->asg, t->n_asg, fid, as->idx[i], req[i]);
-		k.tmpl[i] = p->tmpl;
-		ps[i] = (topo_podset_t){p->count, req[i], tm->slice_size,
-					(uint8_t)(tm->slice_size > 0 ? sl : 0)};
+		podset_req(q, w, asg, n_asg, fid, as->idx[i], b->req[i]);
+		b->k.tmpl[i] = p->tmpl;
+		b->ps[i] = (topo_podset_t){p->count, b->req[i], tm->slice_size,
+					   (uint8_t)(tm->slice_size > 0 ? sl : 0)};
 	}
+	return true;
+}
+
+/* Fit one ask of w on flavor fid; on success its entries are appended to
+ * t->pl and taken (the caller gives every entry back). False: t says why
+ * (and, for a REQUIRED ask whose quota fit, which it was: t->blocked). */
+static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const askset_t *as)
+{
+	flavor_t *f = &q->flavors[fid];
+	askbuf_t *b = askbuf_of(q);
+	topo_why_t why = {0};
+	size_t need = as->n * (q->node_names.n ? q->node_names.n : 1), n = 0, before = t->n_pl;
+	int rc, quota_mode = t->mode;
+
+	if (!b) {
+		topo_wait(t, WHY_TOPOLOGY, fid, 0, QUEUE_NONE, 0, 0);
+		q->cycle_short = true; /* out of memory: tried again next cycle */
+		return false;
+	}
+	if (!ask_build(q, w, t, t->asg, t->n_asg, fid, as, b))
+		return false;
 	rc = queue_grow(&q->fit_buf, &q->cap_fit_buf, need, sizeof(*q->fit_buf));
 	if (!rc)
-		rc = topo_fit(f->topo, &ask, q->fit_buf, q->cap_fit_buf, &n, &why);
+		rc = topo_fit(f->topo, &b->ask, q->fit_buf, q->cap_fit_buf, &n, &why);
 	if (rc == GPUQ_ENOMEM)
 		q->cycle_short = true; /* tried again next cycle */
 	if (rc == GPUQ_OK && pl_append(q, t, fid, as, q->fit_buf, n) == GPUQ_OK) {
-		topo_take(f->topo, q->fit_buf, n, ps);
+		topo_take(f->topo, q->fit_buf, n, b->ps);
 		return true;
 	}
 	t->n_pl = before;
 	{
-		uint32_t r = main_res(q, req[why.ps < as->n ? why.ps : 0]);
-		int64_t per = r == QUEUE_NONE ? 0 : req[why.ps < as->n ? why.ps : 0][r];
+		uint32_t r = main_res(q, b->req[why.ps < as->n ? why.ps : 0]);
+		int64_t per = r == QUEUE_NONE ? 0 : b->req[why.ps < as->n ? why.ps : 0][r];
 		int64_t free_ = why.domain == TOPO_NONE || r == QUEUE_NONE
 				    ? 0
 				    : topo_domain_free(f->topo, why.domain, why.level, r);
 
 		topo_wait(t, WHY_TOPOLOGY, fid,
-			  (uint8_t)(why.level | (ask.mode == TOPO_REQUIRED ? 0 : 0x80)), r,
+			  (uint8_t)(why.level | (b->ask.mode == TOPO_REQUIRED ? 0 : 0x80)), r,
 			  per * why.need_pods, free_);
+	}
+	if (rc == GPUQ_EAGAIN && b->ask.mode == TOPO_REQUIRED && quota_mode == M_FIT &&
+	    t->n_pl == 0) {
+		t->blocked_fid = fid;
+		t->blocked = *as;
 	}
 	return false;
 }
@@ -677,6 +789,71 @@ static size_t asks_of(const queue_t *q, const wl_t *w, const try_t *t, uint32_t 
 	return n;
 }
 
+/* The domain of w's blocked REQUIRED ask (t->blocked, on t->blocked_fid)
+ * whose candidates (q->topo_cands, the caller's: preempt.c) free room for
+ * it with the fewest victims: those victims into q->targets (pairs:
+ * workload, QUEUE_EVICT_IN_CQ) and true; false when no domain can be freed
+ * so. Lower priority goes first, then the later admitted. */
+bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
+{
+	const wl_t *w = Wc(q, wid);
+	uint32_t fid = t->blocked_fid;
+	askbuf_t *b = askbuf_of(q);
+	domctx_t d;
+	topo_ask_t dask;
+	uint32_t best = TOPO_NONE;
+	size_t best_n = SIZE_MAX;
+
+	if (fid == QUEUE_NONE || !b || !q->topo_cands.n || !q->flavors[fid].topo ||
+	    queue_grow(&q->fit_buf, &q->cap_fit_buf,
+		       t->blocked.n * (q->node_names.n ? q->node_names.n : 1),
+		       sizeof(*q->fit_buf)) ||
+	    !ask_build(q, w, t, t->asg, t->n_asg, fid, &t->blocked, b))
+		return false;
+	d = (domctx_t){&b->k, q->flavors[fid].topo, TOPO_NONE, b->ask.level};
+	dask = b->ask;
+	qsort_r(q->topo_cands.v, q->topo_cands.n, sizeof(uint32_t), victim_cmp, q);
+	dask.node_ok = node_in_domain;
+	dask.ctx = &d;
+	q->topo_doms.n = 0;
+	/* each domain a candidate holds pods in, tried once (its first node) */
+	for (size_t i = 0; i < q->topo_cands.n; i++) {
+		const wl_t *v = Wc(q, q->topo_cands.v[i]);
+
+		for (uint32_t e = 0; e < v->place->n; e++) {
+			uint32_t id =
+			    v->place->e[e].flavor == fid
+				? topo_node_find(d.t, q->node_names.s[v->place->e[e].node])
+				: TOPO_NONE;
+			bool seen = id == TOPO_NONE;
+			size_t n;
+
+			for (size_t j = 0; j < q->topo_doms.n && !seen; j++)
+				seen = topo_same_domain(d.t, id, q->topo_doms.v[j], d.level);
+			if (seen || queue_vpush(&q->topo_doms, id))
+				continue;
+			d.rep = id;
+			n = victims_in(q, fid, &dask, &d, &q->topo_cands, NULL);
+			if (n && n < best_n) {
+				best_n = n;
+				best = id;
+			}
+		}
+	}
+	q->topo_doms.n = 0;
+	if (best == TOPO_NONE)
+		return false;
+	d.rep = best;
+	q->targets.n = 0;
+	(void)victims_in(q, fid, &dask, &d, &q->topo_cands, &q->topo_doms);
+	for (size_t i = 0; i < q->topo_doms.n; i++)
+		if (queue_vpush(&q->targets, q->topo_doms.v[i]) ||
+		    queue_vpush(&q->targets, QUEUE_EVICT_IN_CQ))
+			return false;
+	q->topo_doms.n = 0;
+	return q->targets.n > 0;
+}
+
 void queue_topo_try(queue_t *q, uint32_t wid, try_t *t)
 {
 	const wl_t *w = Wc(q, wid);
@@ -685,6 +862,7 @@ void queue_topo_try(queue_t *q, uint32_t wid, try_t *t)
 	bool ok = true;
 
 	t->placed = false;
+	t->blocked_fid = QUEUE_NONE;
 	t->n_pl = 0;
 	if (t->mode >= M_WAIT || !queue_topo_needed(q, t))
 		return;
@@ -1175,4 +1353,35 @@ int queue_topology_check(const queue_t *q, char *why, size_t cap)
 			return rc;
 	}
 	return check_nodes(q, why, cap);
+}
+
+bool queue_topo_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t)
+{
+	try_t *x = &q->scratch_rank; /* not in use between a head's try and its act */
+	bool any = false, fits;
+
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *v = Wc(q, (uint32_t)i);
+
+		if (v->live && v->place && v->state == QUEUE_WL_EVICTING) {
+			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
+			any = true;
+		}
+	}
+	if (!any)
+		return false;
+	x->mode = M_FIT;
+	x->n_asg = t->n_asg;
+	memcpy(x->asg, t->asg, t->n_asg * sizeof(t->asg[0]));
+	queue_topo_try(q, wid, x);
+	fits = x->placed;
+	x->placed = false;
+	x->n_pl = 0;
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *v = Wc(q, (uint32_t)i);
+
+		if (v->live && v->place && v->state == QUEUE_WL_EVICTING)
+			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, +1);
+	}
+	return fits;
 }

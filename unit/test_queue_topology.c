@@ -18,12 +18,13 @@
 /* A queue with Topology "racks" (block, rack, host), flavor "h100" on it,
  * ClusterQueue "cq" with `quota` GPUs, LocalQueue ns/lq, and blocks x racks
  * x nodes nodes of `gpus` GPUs each, named b<i>-r<j>-n<k>. */
-static queue_t *mktopo(int blocks, int racks, int nodes, int64_t gpus, int64_t quota)
+static queue_t *mktopo_in(int blocks, int racks, int nodes, int64_t gpus, int64_t quota,
+			  queue_within_t within)
 {
 	const char *const levels[] = {BLOCK, RACK, HOST};
 	queue_topology_spec_t tp = {"racks", levels, 3};
 	queue_flavor_spec_t f = {.name = "h100", .topology = "racks"};
-	cqdef_t d = {.flavors = {{"h100", quota, U, U}}};
+	cqdef_t d = {.within = within, .flavors = {{"h100", quota, U, U}}};
 	queue_t *q = mkq(false);
 	gpuq_diag_t diag = {{0}};
 
@@ -50,6 +51,11 @@ static queue_t *mktopo(int blocks, int racks, int nodes, int64_t gpus, int64_t q
 					fail_msg("node_set %s: %s", name, diag.msg);
 			}
 	return q;
+}
+
+static queue_t *mktopo(int blocks, int racks, int nodes, int64_t gpus, int64_t quota)
+{
+	return mktopo_in(blocks, racks, nodes, gpus, quota, QUEUE_WITHIN_NEVER);
 }
 
 /* Add workload uid: `count` pods of `per` GPUs, kept together as mode says
@@ -398,6 +404,61 @@ static void placement_restored_before_its_nodes(void **state)
 	queue_destroy(p);
 }
 
+static bool evicted_in(const queue_result_t *r, const char *uid)
+{
+	for (size_t i = 0; i < r->n_evictions; i++)
+		if (!strcmp(r->evictions[i].victim_uid, uid))
+			return true;
+	return false;
+}
+
+/* A high-priority rack job, its quota free but no rack whole: it preempts
+ * in the rack that its lower-priority peers free with the fewest victims
+ * (r1: one job; r0 would take two), and runs there. */
+static void preempts_within_one_rack(void **state)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 64, QUEUE_WITHIN_LOWER_PRIORITY);
+	queue_result_t r;
+	int32_t pods;
+
+	(void)state;
+	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo3", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_true(admitted_in(&r, "lo1") && admitted_in(&r, "lo2") && admitted_in(&r, "lo3"));
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_false(admitted_in(&r, "hi"));
+	/* best fit packed lo1 and lo2 into one rack: the other holds lo3 */
+	assert_true(evicted_in(&r, "lo3"));
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(domains_of(q, "hi", RACK, &pods), 1);
+	assert_int_equal(state_of(q, "lo1"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "lo2"), QUEUE_WL_ADMITTED);
+	queue_destroy(q);
+}
+
+/* Without withinClusterQueue preemption it waits, saying why. */
+static void no_preemption_waits(void **state)
+{
+	queue_t *q = mktopo(1, 2, 2, 8, 64);
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo3", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(state_of(q, "hi"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -462,10 +523,12 @@ static void check_cluster(queue_t *q, int n_wl, const int32_t *count, const int 
 static void property_placements_hold(void **state)
 {
 	static const char *const lv[] = {BLOCK, RACK, HOST};
+	size_t evictions = 0, admissions = 0;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		queue_t *q = mktopo(2, 4, 4, 8, 200);
+		queue_t *q = mktopo_in(2, 4, 4, 8, 200,
+				       seed % 2 ? QUEUE_WITHIN_LOWER_PRIORITY : QUEUE_WITHIN_NEVER);
 		uint64_t s = seed * 0x9E3779B97F4A7C15ull;
 		int32_t count[64];
 		int mode[64];
@@ -490,6 +553,8 @@ static void property_placements_hold(void **state)
 						      : NULL),
 					 GPUQ_OK);
 			cycle(q, ++now, &r);
+			evictions += r.n_evictions;
+			admissions += r.n_admissions;
 			check_cluster(q, w + 1, count, mode, level);
 			if (rng_next(&s) % 3 == 0) { /* one admitted ends */
 				char v[16];
@@ -505,6 +570,8 @@ static void property_placements_hold(void **state)
 		}
 		queue_destroy(q);
 	}
+	print_message("# %zu admissions, %zu evictions over 40 seeds\n", admissions, evictions);
+	assert_true(evictions > 0); /* the seeds with preemption preempted */
 }
 
 int main(void)
@@ -518,6 +585,8 @@ int main(void)
 	    cmocka_unit_test(flavor_names_missing_topology),
 	    cmocka_unit_test(placement_survives_restore),
 	    cmocka_unit_test(placement_restored_before_its_nodes),
+	    cmocka_unit_test(preempts_within_one_rack),
+	    cmocka_unit_test(no_preemption_waits),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
