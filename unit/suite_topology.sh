@@ -6,8 +6,10 @@
 # and what each shows, read from its report's "topology" section: the
 # example cluster of 2 blocks x 4 racks x 4 nodes x 8 GPUs (rack-required
 # gangs in one rack, a 48-GPU preferred gang in the fewest racks, small jobs
-# on one node), and Kueue's TAS performance shape (640 nodes, 15,000
-# workloads). Env: GPUQ_BIN. Needs python3.
+# on one node), a rack-sized urgent job preempting in the one rack its
+# lower-priority peers free with the fewest victims, and Kueue's TAS
+# performance shape (640 nodes, 15,000 workloads). Env: GPUQ_BIN. Needs
+# python3.
 set -u
 GPUQ_BIN=${GPUQ_BIN:-build/release/gpuq}
 T=$(mktemp -d /tmp/gpuq-suite-topology.XXXXXX)
@@ -28,6 +30,7 @@ py() {
 import json, sys
 r = json.load(open(sys.argv[1]))
 def c(name): return r["topology"]["byClass"][name]
+def wl(prefix): return [w for w in r["workloads"] if w["name"].startswith(prefix)]
 ok = eval(sys.argv[2])
 print(ok)
 sys.exit(0 if ok is True else 1)
@@ -52,6 +55,14 @@ py "racks: every rack-16 gang (2 nodes x 8 GPUs, rack required) ran in one rack"
 py "racks: every pref-48 gang (48 GPUs, more than a rack's 32) took the fewest racks, two" racks \
 	"c('pref-48')['placed'] == 6 and c('pref-48')['$RACK']['max'] == 2 and c('pref-48')['$RACK']['mean'] == 2"
 py "racks: every 2-GPU job ran on one node" racks "c('small')['$HOST']['max'] == 1"
+
+sim preempt examples/traces/topology-preempt.yaml
+py "preempt: the urgent rack job preempted three jobs, all in rack r2 (r1 would take four)" preempt \
+	'r["preemptions"]["total"] == 3 and sorted(e["victim"] for e in r["preemptions"]["events"]) == ["research/low-train-%d" % i for i in (4, 5, 6)]'
+py "preempt: it started at once, in one rack" preempt \
+	'wl("research/urgent")[0]["waitMs"] == 0 and c("urgent")["topology.gpuq.dev/rack"]["max"] == 1'
+py "preempt: the jobs on r1 ran on, and every job finished" preempt \
+	'all(w["preemptions"] == 0 for w in wl("research/low-train-")[:4]) and r["counts"]["finished"] == 8'
 
 sim tas examples/traces/kueue-tas.yaml
 py "kueue-tas: all 15,000 workloads finish" tas 'r["counts"]["finished"] == 15000'
