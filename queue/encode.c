@@ -105,6 +105,53 @@ static void enc_tmpl(const queue_t *q, const psref_t *p, wr_t *w)
 	}
 }
 
+static bool wl_has_topology(const queue_t *q, const wl_t *w)
+{
+	if (w->place)
+		return true;
+	for (uint8_t i = 0; i < w->n_ps; i++) {
+		const tmpl_t *t = &q->tmpls[wl_ps(w)[i].tmpl];
+
+		if (t->topo_mode || t->slice_size || t->group != QUEUE_NONE)
+			return true;
+	}
+	return false;
+}
+
+static const char *str_or_empty(const queue_t *q, uint32_t id)
+{
+	return id == QUEUE_NONE ? "" : q->strs.s[id];
+}
+
+/* A workload record's topology block (version 5): one byte 0 when it has
+ * neither a pod set's topology ask nor a placement. */
+static void enc_topo(const queue_t *q, const wl_t *w, wr_t *wr)
+{
+	if (!wl_has_topology(q, w)) {
+		gpuq_put_u8(wr, 0);
+		return;
+	}
+	gpuq_put_u8(wr, 1);
+	for (uint8_t i = 0; i < w->n_ps; i++) {
+		const tmpl_t *t = &q->tmpls[wl_ps(w)[i].tmpl];
+
+		gpuq_put_u8(wr, t->topo_mode);
+		gpuq_put_str(wr, str_or_empty(q, t->topo_level));
+		gpuq_put_str(wr, str_or_empty(q, t->slice_level));
+		gpuq_put_u32(wr, (uint32_t)t->slice_size);
+		gpuq_put_str(wr, str_or_empty(q, t->group));
+	}
+	gpuq_put_u32(wr, w->place ? w->place->n : 0);
+	for (uint32_t i = 0; w->place && i < w->place->n; i++) {
+		const place_t *e = &w->place->e[i];
+
+		gpuq_put_str(wr, queue_flv_name(q, e->flavor));
+		gpuq_put_str(wr, q->node_names.s[e->node]);
+		gpuq_put_u8(wr, (uint8_t)e->ps);
+		gpuq_put_u32(wr, (uint32_t)e->count);
+	}
+}
+
 static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 {
 	const wl_t *x = Wc(q, id);
@@ -145,7 +192,7 @@ static void enc_wl(const queue_t *q, uint32_t id, wr_t *w)
 	}
 	gpuq_put_u64(w, (uint64_t)x->exec_ms); /* version 4 */
 	gpuq_put_u32(w, (uint32_t)x->max_exec_s);
-	queue_topo_encode(q, x, w); /* version 5 */
+	enc_topo(q, x, w); /* version 5 */
 }
 
 /* Copy a record key into a NUL-terminated name. */

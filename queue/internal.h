@@ -1029,14 +1029,11 @@ typedef struct {
 	char slice_level[QUEUE_PODSETS_MAX][QUEUE_NAME_MAX + 1];
 	int32_t slice_size[QUEUE_PODSETS_MAX];
 	char group[QUEUE_PODSETS_MAX][QUEUE_NAME_MAX + 1];
-	place_t *pl; /* its placement, owned (queue_topo_rec_free) */
+	place_t *pl; /* its placement, owned */
 	size_t n_pl; /* entries */
 } queue_topo_rec_t;
-void queue_topo_encode(const queue_t *q, const wl_t *w, gpuq_wr_t *wr);
-int queue_topo_decode(queue_t *q, gpuq_rd_t *r, size_t n_ps, queue_topo_rec_t *out);
-void queue_topo_rec_spec(const queue_topo_rec_t *t, queue_podset_spec_t *ps, size_t n);
+int queue_node_ref(queue_t *q, const char *name, uint32_t *nid);
 int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t);
-void queue_topo_rec_free(queue_topo_rec_t *t);
 const char *queue_res_name(const queue_t *q, uint32_t r);
 const char *queue_flv_name(const queue_t *q, uint32_t f);
 

@@ -294,6 +294,66 @@ static int dec_podset(rd_t *r, arena_t *ar, dec_ps_t *d, size_t p)
 	return r->bad ? GPUQ_ECORRUPT : GPUQ_OK;
 }
 
+/* A workload record's topology block (version 5) into out (its placement's
+ * nodes made known: queue_node_ref). */
+static int dec_topo(queue_t *q, rd_t *r, size_t n_ps, queue_topo_rec_t *out)
+{
+	uint32_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (!gpuq_get_u8(r) || r->bad)
+		return r->bad ? GPUQ_ECORRUPT : GPUQ_OK;
+	out->present = true;
+	for (size_t i = 0; i < n_ps; i++) {
+		out->mode[i] = gpuq_get_u8(r);
+		get_str(r, out->level[i]);
+		get_str(r, out->slice_level[i]);
+		out->slice_size[i] = (int32_t)gpuq_get_u32(r);
+		get_str(r, out->group[i]);
+		if (r->bad || out->mode[i] > QUEUE_TOPO_UNCONSTRAINED || out->slice_size[i] < 0)
+			return GPUQ_ECORRUPT;
+	}
+	n = gpuq_get_u32(r);
+	if (r->bad || n > r->n - r->off) /* an entry takes 4 bytes at least */
+		return GPUQ_ECORRUPT;
+	if (n) {
+		out->pl = calloc(n, sizeof(*out->pl));
+		if (!out->pl)
+			return GPUQ_ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		char fn[QUEUE_NAME_MAX + 1], nn[QUEUE_NAME_MAX + 1];
+		place_t *e = &out->pl[i];
+		int rc;
+
+		get_str(r, fn);
+		get_str(r, nn);
+		e->ps = gpuq_get_u8(r);
+		e->count = (int32_t)gpuq_get_u32(r);
+		if (r->bad || e->ps >= n_ps || e->count < 1 || !nn[0])
+			return GPUQ_ECORRUPT;
+		if (queue_names_find(&q->flv_names, fn, &e->flavor))
+			return GPUQ_ENOTFOUND;
+		rc = queue_node_ref(q, nn, &e->node);
+		if (rc)
+			return rc;
+		out->n_pl++;
+	}
+	return GPUQ_OK;
+}
+
+/* The decoded asks into the pod sets' specs. */
+static void dec_topo_spec(const queue_topo_rec_t *t, queue_podset_spec_t *ps, size_t n)
+{
+	for (size_t i = 0; t->present && i < n; i++) {
+		ps[i].topology = (queue_topo_mode_t)t->mode[i];
+		ps[i].topology_level = t->level[i];
+		ps[i].slice_level = t->slice_level[i];
+		ps[i].slice_size = t->slice_size[i];
+		ps[i].group = t->group[i];
+	}
+}
+
 typedef struct {
 	uint8_t state, wait, where, why, evict_reason, ready; /* state fields */
 	int64_t admitted_ms, eligible_ms, why_need, why_free; /* times, explanation */
@@ -577,8 +637,8 @@ static int apply_wl(queue_t *q, const char *uid, uint8_t version, rd_t *r, gpuq_
 			rc = GPUQ_ECORRUPT;
 	}
 	if (!rc && version >= REC_VERSION_WL_TOPO) {
-		rc = queue_topo_decode(q, r, s.n_podsets, &d->topo);
-		queue_topo_rec_spec(&d->topo, d->ps, s.n_podsets);
+		rc = dec_topo(q, r, s.n_podsets, &d->topo);
+		dec_topo_spec(&d->topo, d->ps, s.n_podsets);
 	}
 	if (!rc && r->off != r->n)
 		rc = GPUQ_ECORRUPT;
@@ -613,7 +673,7 @@ static int apply_wl(queue_t *q, const char *uid, uint8_t version, rd_t *r, gpuq_
 		wl_forget(q, id);
 out:
 	if (d)
-		queue_topo_rec_free(&d->topo);
+		free(d->topo.pl);
 	free(asg);
 	free(d);
 	free(ar.buf);

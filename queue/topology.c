@@ -1037,75 +1037,9 @@ void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap)
 			 level_word(key), key, level_word(key), n2);
 }
 
-/* ================================================================== */
-/* Records (version 5: queue.h QUEUE_RECORD_VERSION_WORKLOAD)          */
-/* ================================================================== */
-
-static bool wl_has_topology(const queue_t *q, const wl_t *w)
-{
-	if (w->place)
-		return true;
-	for (uint8_t i = 0; i < w->n_ps; i++) {
-		const tmpl_t *t = &q->tmpls[wl_ps(w)[i].tmpl];
-
-		if (t->topo_mode || t->slice_size || t->group != QUEUE_NONE)
-			return true;
-	}
-	return false;
-}
-
-static const char *str_or_empty(const queue_t *q, uint32_t id)
-{
-	return id == QUEUE_NONE ? "" : q->strs.s[id];
-}
-
-void queue_topo_encode(const queue_t *q, const wl_t *w, gpuq_wr_t *wr)
-{
-	if (!wl_has_topology(q, w)) {
-		gpuq_put_u8(wr, 0);
-		return;
-	}
-	gpuq_put_u8(wr, 1);
-	for (uint8_t i = 0; i < w->n_ps; i++) {
-		const tmpl_t *t = &q->tmpls[wl_ps(w)[i].tmpl];
-
-		gpuq_put_u8(wr, t->topo_mode);
-		gpuq_put_str(wr, str_or_empty(q, t->topo_level));
-		gpuq_put_str(wr, str_or_empty(q, t->slice_level));
-		gpuq_put_u32(wr, (uint32_t)t->slice_size);
-		gpuq_put_str(wr, str_or_empty(q, t->group));
-	}
-	gpuq_put_u32(wr, w->place ? w->place->n : 0);
-	for (uint32_t i = 0; w->place && i < w->place->n; i++) {
-		const place_t *e = &w->place->e[i];
-
-		gpuq_put_str(wr, queue_flv_name(q, e->flavor));
-		gpuq_put_str(wr, q->node_names.s[e->node]);
-		gpuq_put_u8(wr, (uint8_t)e->ps);
-		gpuq_put_u32(wr, (uint32_t)e->count);
-	}
-}
-
-/* A string of at most QUEUE_NAME_MAX bytes, no NUL, into out. */
-static void rec_str(gpuq_rd_t *r, char *out)
-{
-	size_t n = gpuq_get_len16(r);
-
-	out[0] = '\0';
-	if (r->bad)
-		return;
-	if (n > QUEUE_NAME_MAX || r->n - r->off < n || memchr(r->p + r->off, 0, n)) {
-		r->bad = true;
-		return;
-	}
-	memcpy(out, r->p + r->off, n);
-	out[n] = '\0';
-	r->off += n;
-}
-
 /* The node id of name, made (not live: no capacity) when never seen: a
  * restored placement names nodes the driver reports again later. */
-static int node_ref(queue_t *q, const char *name, uint32_t *nid)
+int queue_node_ref(queue_t *q, const char *name, uint32_t *nid)
 {
 	if (queue_names_find(&q->node_names, name, nid) == GPUQ_OK)
 		return GPUQ_OK;
@@ -1117,63 +1051,6 @@ static int node_ref(queue_t *q, const char *name, uint32_t *nid)
 		return GPUQ_ENOMEM;
 	memset(&q->nodes[*nid], 0, sizeof(node_t));
 	return GPUQ_OK;
-}
-
-int queue_topo_decode(queue_t *q, gpuq_rd_t *r, size_t n_ps, queue_topo_rec_t *out)
-{
-	uint32_t n;
-
-	memset(out, 0, sizeof(*out));
-	if (!gpuq_get_u8(r) || r->bad)
-		return r->bad ? GPUQ_ECORRUPT : GPUQ_OK;
-	out->present = true;
-	for (size_t i = 0; i < n_ps; i++) {
-		out->mode[i] = gpuq_get_u8(r);
-		rec_str(r, out->level[i]);
-		rec_str(r, out->slice_level[i]);
-		out->slice_size[i] = (int32_t)gpuq_get_u32(r);
-		rec_str(r, out->group[i]);
-		if (r->bad || out->mode[i] > QUEUE_TOPO_UNCONSTRAINED || out->slice_size[i] < 0)
-			return GPUQ_ECORRUPT;
-	}
-	n = gpuq_get_u32(r);
-	if (r->bad || n > r->n - r->off) /* an entry takes 4 bytes at least */
-		return GPUQ_ECORRUPT;
-	if (n) {
-		out->pl = calloc(n, sizeof(*out->pl));
-		if (!out->pl)
-			return GPUQ_ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		char fn[QUEUE_NAME_MAX + 1], nn[QUEUE_NAME_MAX + 1];
-		place_t *e = &out->pl[i];
-		int rc;
-
-		rec_str(r, fn);
-		rec_str(r, nn);
-		e->ps = gpuq_get_u8(r);
-		e->count = (int32_t)gpuq_get_u32(r);
-		if (r->bad || e->ps >= n_ps || e->count < 1 || !nn[0])
-			return GPUQ_ECORRUPT;
-		if (queue_names_find(&q->flv_names, fn, &e->flavor))
-			return GPUQ_ENOTFOUND;
-		rc = node_ref(q, nn, &e->node);
-		if (rc)
-			return rc;
-		out->n_pl++;
-	}
-	return GPUQ_OK;
-}
-
-void queue_topo_rec_spec(const queue_topo_rec_t *t, queue_podset_spec_t *ps, size_t n)
-{
-	for (size_t i = 0; t->present && i < n; i++) {
-		ps[i].topology = (queue_topo_mode_t)t->mode[i];
-		ps[i].topology_level = t->level[i];
-		ps[i].slice_level = t->slice_level[i];
-		ps[i].slice_size = t->slice_size[i];
-		ps[i].group = t->group[i];
-	}
 }
 
 int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t)
@@ -1194,13 +1071,6 @@ int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t)
 	q->n_placed++;
 	pl_apply(q, w, w->asg, w->n_asg, p->e, p->n, +1);
 	return GPUQ_OK;
-}
-
-void queue_topo_rec_free(queue_topo_rec_t *t)
-{
-	free(t->pl);
-	t->pl = NULL;
-	t->n_pl = 0;
 }
 
 const char *queue_flavor_level(const queue_t *q, uint32_t flavor, size_t i)

@@ -190,6 +190,26 @@ static void required_rack_waits_then_runs(void **state)
 	queue_destroy(q);
 }
 
+/* A job of `pods` 8-GPU pods REQUIRED in one rack and the same PREFERRED:
+ * the first waits saying `want`, the second runs on `racks` racks. */
+static void req_waits_pref_runs(queue_t *q, int32_t pods, const char *want, size_t racks)
+{
+	queue_result_t r;
+	char why[512];
+	int32_t placed;
+
+	assert_int_equal(add_topo(q, "req", 0, 1, pods, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "pref", 0, 2, pods, 8, QUEUE_TOPO_PREFERRED, RACK), GPUQ_OK);
+	cycle(q, 3, &r);
+	assert_false(admitted_in(&r, "req"));
+	reason(q, "req", why, sizeof(why));
+	if (!strstr(why, want))
+		fail_msg("req: %s, want %s", why, want);
+	assert_true(admitted_in(&r, "pref"));
+	assert_int_equal(domains_of(q, "pref", RACK, &placed), racks);
+	assert_int_equal(placed, pods);
+}
+
 /* Quota is not the topology: with a node of each of two racks cordoned,
  * 8 GPUs are free in each rack. A 16-GPU job REQUIRED in one rack waits
  * and says the best rack has 8 free; PREFERRED, it runs across the two. */
@@ -203,16 +223,8 @@ static void preferred_spans_required_waits(void **state)
 	(void)state;
 	cordon(q, 0, 0, 1, true);
 	cordon(q, 0, 1, 1, true);
-	assert_int_equal(add_topo(q, "req", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	assert_int_equal(add_topo(q, "pref", 0, 2, 2, 8, QUEUE_TOPO_PREFERRED, RACK), GPUQ_OK);
-	cycle(q, 3, &r);
-	assert_false(admitted_in(&r, "req"));
-	assert_true(admitted_in(&r, "pref"));
-	assert_int_equal(domains_of(q, "pref", RACK, &pods), 2);
-	assert_int_equal(pods, 2);
-	reason(q, "req", why, sizeof(why));
-	assert_non_null(
-	    strstr(why, "needs 16 gpu in one rack (" RACK "): the best rack has 8 free"));
+	req_waits_pref_runs(q, 2, "needs 16 gpu in one rack (" RACK "): the best rack has 8 free",
+			    2);
 	/* pref took both free nodes; its end leaves 8 free in each rack */
 	assert_int_equal(queue_workload_finish(q, "pref", 4), GPUQ_OK);
 	cycle(q, 5, &r);
@@ -233,23 +245,12 @@ static void preferred_spans_required_waits(void **state)
 static void preferred_fewest_racks(void **state)
 {
 	queue_t *q = mktopo(1, 3, 2, 8, 64);
-	queue_result_t r;
-	char why[512];
-	int32_t pods;
 
 	(void)state;
 	cordon(q, 0, 1, 1, true);
 	cordon(q, 0, 2, 1, true);
-	assert_int_equal(add_topo(q, "req", 0, 1, 3, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	assert_int_equal(add_topo(q, "pref", 0, 2, 3, 8, QUEUE_TOPO_PREFERRED, RACK), GPUQ_OK);
-	cycle(q, 3, &r);
-	assert_false(admitted_in(&r, "req"));
-	reason(q, "req", why, sizeof(why));
-	assert_non_null(
-	    strstr(why, "needs 24 gpu in one rack (" RACK "): the best rack has 16 free"));
-	assert_true(admitted_in(&r, "pref"));
-	assert_int_equal(domains_of(q, "pref", RACK, &pods), 2);
-	assert_int_equal(pods, 3);
+	req_waits_pref_runs(q, 3, "needs 24 gpu in one rack (" RACK "): the best rack has 16 free",
+			    2);
 	queue_destroy(q);
 }
 
@@ -338,6 +339,19 @@ static void restore_into(queue_t *q, queue_t *p)
 	assert_int_equal(queue_restore_done(p, &diag), GPUQ_OK);
 }
 
+/* Rack jobs a and b admitted in q, c queued behind them; q's records
+ * restored into p. */
+static void racks_taken_then_restored(queue_t *q, queue_t *p)
+{
+	queue_result_t r;
+
+	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	assert_int_equal(add_topo(q, "b", 0, 2, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 10, &r);
+	assert_int_equal(add_topo(q, "c", 0, 11, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	restore_into(q, p);
+}
+
 /* A restart keeps the placement and the asks: the restored core holds the
  * racks the running jobs hold, so the third waits as before, and its ask
  * (required, rack) is what it was. */
@@ -350,11 +364,7 @@ static void placement_survives_restore(void **state)
 	size_t na, nb;
 
 	(void)state;
-	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	assert_int_equal(add_topo(q, "b", 0, 2, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	cycle(q, 10, &r);
-	assert_int_equal(add_topo(q, "c", 0, 11, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	restore_into(q, p);
+	racks_taken_then_restored(q, p);
 	na = placement(q, "a", a);
 	nb = placement(p, "a", b);
 	assert_int_equal(na, nb);
@@ -383,11 +393,7 @@ static void placement_restored_before_its_nodes(void **state)
 	char why[512];
 
 	(void)state;
-	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	assert_int_equal(add_topo(q, "b", 0, 2, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	cycle(q, 10, &r);
-	assert_int_equal(add_topo(q, "c", 0, 11, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
-	restore_into(q, p);
+	racks_taken_then_restored(q, p);
 	for (int rk = 0; rk < 2; rk++)
 		for (int n = 0; n < 2; n++)
 			cordon(p, 0, rk, n, false);
@@ -412,6 +418,19 @@ static bool evicted_in(const queue_result_t *r, const char *uid)
 	return false;
 }
 
+/* Three low-priority 8-GPU jobs, a node each (best fit: two in one rack,
+ * one in the other), admitted. */
+static void three_nodes_taken(queue_t *q)
+{
+	queue_result_t r;
+
+	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo3", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_true(admitted_in(&r, "lo1") && admitted_in(&r, "lo2") && admitted_in(&r, "lo3"));
+}
+
 /* A high-priority rack job, its quota free but no rack whole: it preempts
  * in the rack that its lower-priority peers free with the fewest victims
  * (r1: one job; r0 would take two), and runs there. */
@@ -422,11 +441,7 @@ static void preempts_within_one_rack(void **state)
 	int32_t pods;
 
 	(void)state;
-	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
-	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
-	assert_int_equal(add_topo(q, "lo3", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
-	cycle(q, 5, &r);
-	assert_true(admitted_in(&r, "lo1") && admitted_in(&r, "lo2") && admitted_in(&r, "lo3"));
+	three_nodes_taken(q);
 	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
 	cycle(q, 7, &r);
 	assert_int_equal(r.n_evictions, 1);
@@ -448,10 +463,7 @@ static void no_preemption_waits(void **state)
 	queue_result_t r;
 
 	(void)state;
-	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
-	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
-	assert_int_equal(add_topo(q, "lo3", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
-	cycle(q, 5, &r);
+	three_nodes_taken(q);
 	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
 	cycle(q, 7, &r);
 	assert_int_equal(r.n_evictions, 0);
