@@ -569,9 +569,13 @@ typedef struct {
  * it on the flavors given, at once and outside a cycle, charging its quota
  * even past nominal or limits (the cluster's truth wins; later cycles see
  * the usage and admit less). Every non-zero request of every pod set must
- * be named. GPUQ_ENOTFOUND (no such uid, resource or flavor, or the CQ has
- * no quota slot for that flavor and resource), GPUQ_EINVAL (not pending),
- * GPUQ_ENOMEM (the workload stays pending). Not reported by a cycle. */
+ * be named. On a topology-aware flavor it holds no placement (where its
+ * pods run is the cluster's; the daemon, which would adopt there, leaves
+ * such flavors out until it reads pods' nodes: docs/topology.md), so
+ * queue_topology_check counts its pods unplaced. GPUQ_ENOTFOUND (no such
+ * uid, resource or flavor, or the CQ has no quota slot for that flavor and
+ * resource), GPUQ_EINVAL (not pending), GPUQ_ENOMEM (the workload stays
+ * pending). Not reported by a cycle. */
 /* An admitted workload its driver re-added as it stands (deleted, added and
  * adopted: a set's slice resized, queue_workload_adopt) is the same
  * admission: it takes back its admission time and the time it was admitted
