@@ -636,7 +636,7 @@ static void usage_checkpoint_configmap_carries_the_ledger(void **state)
 	uint8_t *parts[LEDGER_CKPT_PARTS_MAX] = {0};
 	size_t lens[LEDGER_CKPT_PARTS_MAX] = {0};
 	ledger_ckpt_info_t info;
-	ledger_merge_info_t mi;
+	ledger_merge_info_t mi = {0};
 	gpuq_diag_t d = {{0}};
 	queue_result_t r;
 	json_t *cm;
