@@ -250,6 +250,17 @@ static inline int32_t ctl_limit(const struct controller *c, const char *uid)
 	return v.max_exec_s;
 }
 
+/* Workload uid finished, at the controller's now (GPUQ_OK asserted). */
+static inline void ctl_finish(struct controller *c, const char *uid)
+{
+	assert_int_equal(engine_change_apply(c->e,
+					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
+								.uid = uid,
+								.now = controller_now(c)},
+					     NULL),
+			 GPUQ_OK);
+}
+
 static inline int ctl_state(const struct controller *c, const char *uid)
 {
 	queue_workload_view_t v;

@@ -47,12 +47,7 @@ static void queued_parallelism_follows(void **state)
 	assert_int_equal(ctl_state(c, "j"), QUEUE_WL_PENDING);
 	assert_int_equal(ctl_pods(c, "j"), 8);
 	ctl_job_event(c, KUBE_EV_ADDED, seven);
-	assert_int_equal(engine_change_apply(c->e,
-					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
-								.uid = "big",
-								.now = controller_now(c)},
-					     NULL),
-			 GPUQ_OK);
+	ctl_finish(c, "big");
 	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
 	assert_true(admitted_in(&r, "j"));
 	assert_false(admitted_in(&r, "seven"));

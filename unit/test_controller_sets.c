@@ -278,12 +278,7 @@ static void forty_scale_ups_while_blocked(void **state)
 	assert_false(released(c, "web-0"));
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 1);
 	assert_int_equal(pods, 41);
-	assert_int_equal(engine_change_apply(c->e,
-					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
-								.uid = "blocker",
-								.now = controller_now(c)},
-					     NULL),
-			 GPUQ_OK);
+	ctl_finish(c, "blocker");
 	cycle(c);
 	for (int i = 0; i < r; i++) {
 		snprintf(uid, sizeof(uid), "web-%d", i);
@@ -434,12 +429,7 @@ static void restored_slices_matched(void **state)
 	set_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_STATEFULSET), KUBE_EV_MODIFIED,
 		  sts("web", 4, -1));
 	sts_pods_event(c, KUBE_EV_ADDED, "web", 2, 4);
-	assert_int_equal(engine_change_apply(c->e,
-					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
-								.uid = "blocker",
-								.now = controller_now(c)},
-					     NULL),
-			 GPUQ_OK);
+	ctl_finish(c, "blocker");
 	cycle(c);
 	assert_int_equal(core_count(c, "sts:team-a/web/", &pods), 2);
 	assert_int_equal(pods, 4);
@@ -547,12 +537,7 @@ static void lws_surge_group(void **state)
 	cycle(c);
 	assert_int_equal(pod_state(c, "vllm-2"), QUEUE_WL_PENDING);
 	assert_int_equal(pod_state(c, "vllm-2-1"), QUEUE_WL_PENDING);
-	assert_int_equal(engine_change_apply(c->e,
-					     &(engine_change_t){.kind = ENGINE_CHANGE_FINISH,
-								.uid = "job",
-								.now = controller_now(c)},
-					     NULL),
-			 GPUQ_OK);
+	ctl_finish(c, "job");
 	cycle(c);
 	assert_true(released(c, "vllm-2"));
 	assert_true(released(c, "vllm-2-1"));

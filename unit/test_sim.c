@@ -17,6 +17,7 @@
 #include "qmetrics/qmetrics.h"
 #include "queue/queue.h"
 #include "sim/sim.h"
+#include "unit/sim_fixtures.h"
 #include "store/store.h"
 #include "http/http.h"
 
@@ -69,17 +70,6 @@ static const char tiny[] =
 	   "     podSets: [{count: 2, requests: {nvidia.com/gpu: 1}}]}\n"
 	   "  - {at: \"2000ms\", name: c, localQueue: team-b/lq, runtime: 1s, class: small,"
 	   "     podSets: [{count: 1, requests: {nvidia.com/gpu: \"2\"}}]}\n";
-
-static sim_trace_t *parse_ok(const char *text)
-{
-	sim_trace_t *t = NULL;
-	gpuq_diag_t d = {{0}};
-	int rc = sim_trace_parse("t.yaml", text, strlen(text), &t, &d);
-
-	if (rc)
-		fail_msg("parse failed: %s (%s)", d.msg, gpuq_strerror(rc));
-	return t;
-}
 
 static void parse_bad(const char *text, int want_rc, const char *want_msg)
 {

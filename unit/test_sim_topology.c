@@ -12,6 +12,7 @@
 
 #include "policy/policy.h"
 #include "sim/sim.h"
+#include "unit/sim_fixtures.h"
 
 /* One flavor, one ClusterQueue, one LocalQueue team-a/lq, then the Trace's
  * head (its spec follows). */
@@ -28,17 +29,6 @@
 	"     podSets: [{count: 1, requests: {nvidia.com/gpu: 1}}]}\n"
 /* A trace whose spec is ONE plus s (a spec member), documents before it d. */
 #define WITH(d, s) POLICY d TRACE "spec:\n" ONE s
-
-static sim_trace_t *parse_ok(const char *text)
-{
-	sim_trace_t *t = NULL;
-	gpuq_diag_t d = {{0}};
-	int rc = sim_trace_parse("t.yaml", text, strlen(text), &t, &d);
-
-	if (rc)
-		fail_msg("parse failed: %s (%s)", d.msg, gpuq_strerror(rc));
-	return t;
-}
 
 static const char *label(const sim_node_t *n, const char *key)
 {
