@@ -1034,6 +1034,8 @@ typedef struct {
 } queue_topo_rec_t;
 int queue_node_ref(queue_t *q, const char *name, uint32_t *nid);
 int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t);
+bool queue_tolerates(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn);
+const kv_t *queue_kv_get(const kv_t *v, size_t n, uint32_t key);
 const char *queue_res_name(const queue_t *q, uint32_t r);
 const char *queue_flv_name(const queue_t *q, uint32_t f);
 

@@ -75,29 +75,23 @@ static int level_of(const queue_t *q, const flavor_t *f, uint32_t key)
 	return -1;
 }
 
-static const kv_t *node_label(const node_t *n, uint32_t key)
-{
-	for (size_t i = 0; i < n->n_labels; i++)
-		if (n->labels[i].key == key)
-			return &n->labels[i];
-	return NULL;
-}
-
 static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, const place_t *pl,
 		     size_t n, int sign);
 
 /* The entries of every held placement on node nid of flavor fid, taken:
  * the node joined fid's topo after they were restored (pl_apply skipped
- * them then). */
+ * them then). Only workloads holding quota hold a placement: the
+ * ClusterQueues' admitted vectors, not every workload. */
 static void take_on_join(queue_t *q, uint32_t fid, uint32_t nid)
 {
-	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = Wc(q, (uint32_t)i);
+	for (size_t c = 0; c < q->cq_names.n; c++)
+		for (size_t i = 0; i < q->cqs[c].adm.n; i++) {
+			const wl_t *w = Wc(q, q->cqs[c].adm.v[i]);
 
-		for (uint32_t k = 0; w->live && w->place && k < w->place->n; k++)
-			if (w->place->e[k].flavor == fid && w->place->e[k].node == nid)
-				pl_apply(q, w, w->asg, w->n_asg, &w->place->e[k], 1, +1);
-	}
+			for (uint32_t k = 0; w->place && k < w->place->n; k++)
+				if (w->place->e[k].flavor == fid && w->place->e[k].node == nid)
+					pl_apply(q, w, w->asg, w->n_asg, &w->place->e[k], 1, +1);
+		}
 }
 
 /* Give node nid to flavor fid's topo as it stands (or take it away when it
@@ -117,12 +111,12 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 	int rc;
 
 	for (size_t i = 0; member && i < f->n_labels; i++) {
-		const kv_t *l = node_label(n, f->labels[i].key);
+		const kv_t *l = queue_kv_get(n->labels, n->n_labels, f->labels[i].key);
 
 		member = l && l->val == f->labels[i].val;
 	}
 	for (size_t i = 0; member && i < tp->n_levels; i++) {
-		const kv_t *l = node_label(n, tp->levels[i]);
+		const kv_t *l = queue_kv_get(n->labels, n->n_labels, tp->levels[i]);
 
 		member = l != NULL;
 		if (l)
@@ -434,6 +428,8 @@ static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, 
 		     size_t n, int sign)
 {
 	int64_t req[TOPO_RES_MAX];
+	uint32_t req_flavor = QUEUE_NONE; /* req is this flavor's and pod set's */
+	uint16_t req_ps = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		flavor_t *f = &q->flavors[pl[i].flavor];
@@ -446,7 +442,12 @@ static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, 
 		tid = topo_node_find(f->topo, q->node_names.s[pl[i].node]);
 		if (tid == TOPO_NONE)
 			continue;
-		podset_req(q, w, asg, n_asg, pl[i].flavor, pl[i].ps, req);
+		/* entries come grouped by flavor and pod set: one request each */
+		if (pl[i].flavor != req_flavor || pl[i].ps != req_ps) {
+			podset_req(q, w, asg, n_asg, pl[i].flavor, pl[i].ps, req);
+			req_flavor = pl[i].flavor;
+			req_ps = pl[i].ps;
+		}
 		ps = (topo_podset_t){pl[i].count, req, 0, 0};
 		e = (topo_place_t){tid, pl[i].count, 0};
 		if (sign > 0)
@@ -486,20 +487,6 @@ typedef struct {
 	uint32_t tmpl[TOPO_PODSETS_MAX];
 } okctx_t;
 
-static bool tolerated(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn)
-{
-	for (size_t i = 0; i < n; i++) {
-		const tol_t *t = &tols[i];
-
-		if (t->effect != QUEUE_EFFECT_ANY && t->effect != tn->effect)
-			continue;
-		if (t->op == QUEUE_TOLERATE_EXISTS ? !q->strs.s[t->key][0] || t->key == tn->key
-						   : t->key == tn->key && t->val == tn->val)
-			return true;
-	}
-	return false;
-}
-
 /* Whether the pods of the ask's pod set ps may run on topo node `node`: its
  * node selector and required affinity against the node's labels, the
  * node's taints against its and the flavor's tolerations. */
@@ -511,13 +498,13 @@ static bool node_ok(void *ctx, uint32_t node, size_t ps)
 	const tmpl_t *tm = &q->tmpls[k->tmpl[ps]];
 
 	for (size_t i = 0; i < tm->n_sel; i++) {
-		const kv_t *l = node_label(n, tm->sel[i].key);
+		const kv_t *l = queue_kv_get(n->labels, n->n_labels, tm->sel[i].key);
 
 		if (!l || l->val != tm->sel[i].val)
 			return false;
 	}
 	for (size_t i = 0; i < tm->n_aff; i++) {
-		const kv_t *l = node_label(n, tm->aff[i].key);
+		const kv_t *l = queue_kv_get(n->labels, n->n_labels, tm->aff[i].key);
 		bool ok = false;
 
 		for (uint32_t j = 0; l && j < tm->aff[i].n; j++)
@@ -529,28 +516,36 @@ static bool node_ok(void *ctx, uint32_t node, size_t ps)
 		const taint_t *tn = &n->taints[i];
 
 		if (tn->effect != QUEUE_EFFECT_PREFER_NO_SCHEDULE &&
-		    !tolerated(q, tm->tol, tm->n_tol, tn) &&
-		    !tolerated(q, k->f->tols, k->f->n_tols, tn))
+		    !queue_tolerates(q, tm->tol, tm->n_tol, tn) &&
+		    !queue_tolerates(q, k->f->tols, k->f->n_tols, tn))
 			return false;
 	}
 	return true;
 }
 
-/* The main resource of a pod set's request, for a reason: the first whose
- * name says gpu, else the first requested. */
-static uint32_t main_res(const queue_t *q, const int64_t *req)
+/* The resource a reason names: of a pod set's requests (req), the one
+ * that holds the fewest of its pods in the best domain the fit found (what
+ * binds there); with no domain at all, the first requested. */
+static uint32_t binding_res(const queue_t *q, const topo_t *tp, const topo_why_t *why,
+			    const int64_t *req)
 {
-	uint32_t first = QUEUE_NONE;
+	uint32_t best = QUEUE_NONE;
+	int64_t best_pods = INT64_MAX;
 
 	for (uint32_t r = 0; r < TOPO_RES_MAX && r < q->res_names.n; r++) {
+		int64_t pods;
+
 		if (req[r] <= 0)
 			continue;
-		if (strstr(q->res_names.s[r], "gpu"))
+		if (why->domain == TOPO_NONE)
 			return r;
-		if (first == QUEUE_NONE)
-			first = r;
+		pods = topo_domain_free(tp, why->domain, why->level, r) / req[r];
+		if (pods < best_pods) {
+			best_pods = pods;
+			best = r;
+		}
 	}
-	return first;
+	return best;
 }
 
 static void topo_wait(try_t *t, uint8_t why, uint32_t f, uint8_t level, uint32_t res, int64_t need,
@@ -737,7 +732,7 @@ static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const ask
 	}
 	t->n_pl = before;
 	{
-		uint32_t r = main_res(q, b->req[why.ps < as->n ? why.ps : 0]);
+		uint32_t r = binding_res(q, f->topo, &why, b->req[why.ps < as->n ? why.ps : 0]);
 		int64_t per = r == QUEUE_NONE ? 0 : b->req[why.ps < as->n ? why.ps : 0][r];
 		int64_t free_ = why.domain == TOPO_NONE || r == QUEUE_NONE
 				    ? 0
@@ -1225,20 +1220,31 @@ int queue_topology_check(const queue_t *q, char *why, size_t cap)
 	return check_nodes(q, why, cap);
 }
 
+/* Give back (-1) or take again (+1) the placements of every EVICTING
+ * workload (they sit in the ClusterQueues' admitted vectors); whether
+ * there was any. */
+static bool evicting_apply(queue_t *q, int sign)
+{
+	bool any = false;
+
+	for (size_t c = 0; c < q->cq_names.n; c++)
+		for (size_t i = 0; i < q->cqs[c].adm.n; i++) {
+			const wl_t *v = Wc(q, q->cqs[c].adm.v[i]);
+
+			if (v->place && v->state == QUEUE_WL_EVICTING) {
+				pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, sign);
+				any = true;
+			}
+		}
+	return any;
+}
+
 bool queue_topo_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t)
 {
 	try_t *x = &q->scratch_rank; /* not in use between a head's try and its act */
-	bool any = false, fits;
+	bool fits;
 
-	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *v = Wc(q, (uint32_t)i);
-
-		if (v->live && v->place && v->state == QUEUE_WL_EVICTING) {
-			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
-			any = true;
-		}
-	}
-	if (!any)
+	if (!evicting_apply(q, -1))
 		return false;
 	x->mode = M_FIT;
 	x->n_asg = t->n_asg;
@@ -1247,11 +1253,6 @@ bool queue_topo_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t)
 	fits = x->placed;
 	x->placed = false;
 	x->n_pl = 0;
-	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *v = Wc(q, (uint32_t)i);
-
-		if (v->live && v->place && v->state == QUEUE_WL_EVICTING)
-			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, +1);
-	}
+	(void)evicting_apply(q, +1);
 	return fits;
 }

@@ -194,3 +194,33 @@ fail:
 	free(l);
 	return rc;
 }
+
+/* Whether one of tols tolerates taint tn (an Exists with an empty key
+ * tolerates every taint): a flavor's taints (workload.c) and a node's
+ * (topology.c) alike. */
+bool queue_tolerates(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn)
+{
+	for (size_t i = 0; i < n; i++) {
+		const tol_t *t = &tols[i];
+
+		if (t->effect != QUEUE_EFFECT_ANY && t->effect != tn->effect)
+			continue;
+		if (t->op == QUEUE_TOLERATE_EXISTS) {
+			if (!q->strs.s[t->key][0] || t->key == tn->key)
+				return true;
+			continue;
+		}
+		if (t->key == tn->key && t->val == tn->val)
+			return true;
+	}
+	return false;
+}
+
+/* The entry of labels v (n of them) with interned key `key`, or NULL. */
+const kv_t *queue_kv_get(const kv_t *v, size_t n, uint32_t key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].key == key)
+			return &v[i];
+	return NULL;
+}

@@ -218,34 +218,6 @@ nomem:
 	return GPUQ_ENOMEM;
 }
 
-/* Whether one of tols tolerates taint tn (an Exists with an empty key
- * tolerates every taint). */
-static bool tolerates_taint(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn)
-{
-	for (size_t i = 0; i < n; i++) {
-		const tol_t *t = &tols[i];
-
-		if (t->effect != QUEUE_EFFECT_ANY && t->effect != tn->effect)
-			continue;
-		if (t->op == QUEUE_TOLERATE_EXISTS) {
-			if (!q->strs.s[t->key][0] || t->key == tn->key)
-				return true;
-			continue;
-		}
-		if (t->key == tn->key && t->val == tn->val)
-			return true;
-	}
-	return false;
-}
-
-static const kv_t *label_get(const flavor_t *f, uint32_t key)
-{
-	for (size_t i = 0; i < f->n_labels; i++)
-		if (f->labels[i].key == key)
-			return &f->labels[i];
-	return NULL;
-}
-
 /* Whether pod set template t may use flavor fid (taints, selector, affinity). */
 static bool flavor_eligible(const queue_t *q, const tmpl_t *t, uint32_t fid)
 {
@@ -258,18 +230,18 @@ static bool flavor_eligible(const queue_t *q, const tmpl_t *t, uint32_t fid)
 
 		if (tn->effect == QUEUE_EFFECT_PREFER_NO_SCHEDULE)
 			continue;
-		if (!tolerates_taint(q, t->tol, t->n_tol, tn) &&
-		    !tolerates_taint(q, f->tols, f->n_tols, tn))
+		if (!queue_tolerates(q, t->tol, t->n_tol, tn) &&
+		    !queue_tolerates(q, f->tols, f->n_tols, tn))
 			return false;
 	}
 	for (size_t i = 0; i < t->n_sel; i++) {
-		const kv_t *l = label_get(f, t->sel[i].key);
+		const kv_t *l = queue_kv_get(f->labels, f->n_labels, t->sel[i].key);
 
 		if (l && l->val != t->sel[i].val)
 			return false;
 	}
 	for (size_t i = 0; i < t->n_aff; i++) {
-		const kv_t *l = label_get(f, t->aff[i].key);
+		const kv_t *l = queue_kv_get(f->labels, f->n_labels, t->aff[i].key);
 		bool ok = false;
 
 		if (!l)
