@@ -304,6 +304,56 @@ static void unknown_level_said(void **state)
 	queue_destroy(q);
 }
 
+/* The reason names what binds: a node with GPUs for two pods but memory
+ * for one holds one of a pod set asking for both, and the reason names
+ * memory, not the GPUs. */
+static void reason_names_what_binds(void **state)
+{
+	const char *const levels[] = {RACK, HOST};
+	const char *const cov[] = {"gpu", "memory"};
+	queue_topology_spec_t tp = {"racks", levels, 2};
+	queue_flavor_spec_t f = {.name = "h100", .topology = "racks"};
+	queue_label_t l[2] = {{RACK, "r0"}, {HOST, "n0"}};
+	queue_request_t a[2] = {{"gpu", 16}, {"memory", 1024}},
+			r2[2] = {{"gpu", 8}, {"memory", 1024}};
+	queue_node_spec_t n = {
+	    .name = "n0", .labels = l, .n_labels = 2, .allocatable = a, .n_allocatable = 2};
+	queue_quota_spec_t qs[2] = {{64, U, U}, {1 << 20, U, U}};
+	queue_flavor_quota_spec_t fq = {"h100", qs};
+	queue_group_spec_t g = {cov, 2, &fq, 1};
+	queue_cq_spec_t cq = {.name = "cq", .groups = &g, .n_groups = 1};
+	queue_podset_spec_t ps = {.name = "main",
+				  .count = 2,
+				  .requests = r2,
+				  .n_requests = 2,
+				  .topology = QUEUE_TOPO_REQUIRED,
+				  .topology_level = RACK};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = "m",
+				   .uid = "m",
+				   .local_queue = "lq",
+				   .created_ms = 1,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+	queue_t *q = mkq(false);
+	queue_result_t r;
+	char why[512];
+
+	(void)state;
+	assert_int_equal(queue_topology_add(q, &tp, NULL), GPUQ_OK);
+	assert_int_equal(queue_flavor_add(q, &f, NULL, NULL), GPUQ_OK);
+	assert_int_equal(queue_cq_add(q, &cq, NULL, NULL), GPUQ_OK);
+	add_lq(q, "ns", "lq", "cq");
+	assert_int_equal(queue_node_set(q, &n, NULL), GPUQ_OK);
+	assert_int_equal(queue_workload_add(q, &s, 1, NULL, NULL), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_false(admitted_in(&r, "m"));
+	reason(q, "m", why, sizeof(why));
+	if (!strstr(why, " memory in one rack (" RACK "): the best rack has "))
+		fail_msg("%s", why);
+	queue_destroy(q);
+}
+
 /* A flavor naming a Topology never added is refused, naming both. */
 static void flavor_names_missing_topology(void **state)
 {
@@ -595,6 +645,7 @@ int main(void)
 	    cmocka_unit_test(cordoned_node_takes_nothing),
 	    cmocka_unit_test(unknown_level_said),
 	    cmocka_unit_test(flavor_names_missing_topology),
+	    cmocka_unit_test(reason_names_what_binds),
 	    cmocka_unit_test(placement_survives_restore),
 	    cmocka_unit_test(placement_restored_before_its_nodes),
 	    cmocka_unit_test(preempts_within_one_rack),
