@@ -241,13 +241,15 @@ typedef struct {
 	uint8_t why;	      /* WHY_* */
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
 	uint8_t why_level;    /* explanation (WHY_TOPOLOGY): the level index */
-	/* one byte for the five flags */
+	/* one byte for the six flags */
 	bool live : 1;		   /* slot in use */
 	bool ready : 1;		   /* PodsReady since admission */
 	bool gone : 1;		   /* a victim of this cycle, uncharged (q->gone) */
 	bool idle_said : 1;	   /* its idle spell was reported (q->idle) */
 	bool predict_said : 1;	   /* pending: its coarse status may say its predicted
 				      start (queue_workload_predict_show) */
+	bool topo_given : 1;	   /* a candidate given back while a domain is tried
+				      for a preemptor (topology.c victims_in) */
 	int64_t idle_since;	   /* admitted: idle (below its CQ's threshold) since,
 				      or -1 (protect.c) */
 	union {			   /* by state: one field, two meanings */

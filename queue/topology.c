@@ -593,16 +593,39 @@ static bool node_in_domain(void *ctx, uint32_t node, size_t ps)
 }
 
 /* Candidates first: lower priority, then the later admitted, then uid. */
+/* Victim order within a domain: another ClusterQueue's (reclaimed while it
+ * borrows) before the preemptor's own, as quota preemption orders them;
+ * then lower priority, then the later admitted. */
+typedef struct {
+	const queue_t *q;
+	uint32_t cq; /* the preemptor's */
+} vorder_t;
+
 static int victim_cmp(const void *a, const void *b, void *ctx)
 {
-	const queue_t *q = ctx;
-	const wl_t *x = Wc(q, *(const uint32_t *)a), *y = Wc(q, *(const uint32_t *)b);
+	const vorder_t *o = ctx;
+	const wl_t *x = Wc(o->q, *(const uint32_t *)a), *y = Wc(o->q, *(const uint32_t *)b);
+	bool xo = x->cq == o->cq, yo = y->cq == o->cq;
 
+	if (xo != yo)
+		return xo ? 1 : -1;
 	if (x->priority != y->priority)
 		return x->priority < y->priority ? -1 : 1;
 	if (x->admitted_ms != y->admitted_ms)
 		return x->admitted_ms > y->admitted_ms ? -1 : 1;
 	return strcmp(x->strs, y->strs);
+}
+
+/* Whether ClusterQueue cq uses more than its nominal quota of some
+ * resource on flavor fid (what reclaim may take back). */
+static bool cq_borrows_on(const queue_t *q, uint32_t cq, uint32_t fid)
+{
+	const cq_t *c = &q->cqs[cq];
+
+	for (uint32_t i = 0; i < c->n_slots; i++)
+		if (c->slots[i].flavor == fid && c->slots[i].usage > c->slots[i].nominal)
+			return true;
+	return false;
 }
 
 /* Whether candidate v holds a pod on flavor fid in the domain of rep. */
@@ -619,10 +642,26 @@ static bool holds_in(const queue_t *q, const wl_t *v, uint32_t fid, const domctx
 	return false;
 }
 
+/* Give candidate id back for a domain's trial: its pods and its quota,
+ * so that another ClusterQueue's candidate is taken only while its queue
+ * still uses more than its nominal quota on fid (reclaim stops there).
+ * False, nothing given: that queue no longer borrows. */
+static bool taken(queue_t *q, uint32_t id, uint32_t fid, uint32_t cq)
+{
+	wl_t *v = W(q, id);
+
+	if (v->cq != cq && !cq_borrows_on(q, v->cq, fid))
+		return false;
+	pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
+	queue_wl_charge(q, id, -1);
+	v->topo_given = true;
+	return true;
+}
+
 /* In the domain of d->rep: give back the candidates holding pods there, in
  * order, until the ask fits; how many that took (0: it never fits), every
  * one taken back after. With out, the victims chosen are pushed there. */
-static size_t victims_in(queue_t *q, uint32_t fid, topo_ask_t *ask, domctx_t *d,
+static size_t victims_in(queue_t *q, uint32_t fid, uint32_t cq, topo_ask_t *ask, domctx_t *d,
 			 const u32vec_t *cands, u32vec_t *out)
 {
 	size_t given = 0, n = 0, i;
@@ -631,20 +670,22 @@ static size_t victims_in(queue_t *q, uint32_t fid, topo_ask_t *ask, domctx_t *d,
 	for (i = 0; i < cands->n && !fits; i++) {
 		const wl_t *v = Wc(q, cands->v[i]);
 
-		if (!holds_in(q, v, fid, d))
+		if (!holds_in(q, v, fid, d) || !taken(q, cands->v[i], fid, cq))
 			continue;
-		pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
 		given++;
 		if (out && queue_vpush(out, cands->v[i]))
 			break;
 		fits = topo_fit(q->flavors[fid].topo, ask, q->fit_buf, q->cap_fit_buf, &n, NULL) ==
 		       GPUQ_OK;
 	}
-	for (size_t j = 0; j < i; j++) {
+	for (size_t j = i; j-- > 0;) {
 		const wl_t *v = Wc(q, cands->v[j]);
 
-		if (holds_in(q, v, fid, d))
+		if (v->topo_given) {
 			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, +1);
+			queue_wl_charge(q, cands->v[j], +1);
+			W(q, cands->v[j])->topo_given = false;
+		}
 	}
 	return fits ? given : 0;
 }
@@ -787,8 +828,10 @@ static size_t asks_of(const queue_t *q, const wl_t *w, const try_t *t, uint32_t 
 /* The domain of w's blocked REQUIRED ask (t->blocked, on t->blocked_fid)
  * whose candidates (q->topo_cands, the caller's: preempt.c) free room for
  * it with the fewest victims: those victims into q->targets (pairs:
- * workload, QUEUE_EVICT_IN_CQ) and true; false when no domain can be freed
- * so. Lower priority goes first, then the later admitted. */
+ * workload, QUEUE_EVICT_IN_CQ for its own ClusterQueue's,
+ * QUEUE_EVICT_RECLAIM for another's) and true; false when no domain can be
+ * freed so. Another queue's go first (each only while its queue still
+ * borrows on the flavor), then lower priority, then the later admitted. */
 bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 {
 	const wl_t *w = Wc(q, wid);
@@ -807,7 +850,8 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 		return false;
 	d = (domctx_t){&b->k, q->flavors[fid].topo, TOPO_NONE, b->ask.level};
 	dask = b->ask;
-	qsort_r(q->topo_cands.v, q->topo_cands.n, sizeof(uint32_t), victim_cmp, q);
+	qsort_r(q->topo_cands.v, q->topo_cands.n, sizeof(uint32_t), victim_cmp,
+		&(vorder_t){q, w->cq});
 	dask.node_ok = node_in_domain;
 	dask.ctx = &d;
 	q->topo_doms.n = 0;
@@ -828,7 +872,7 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 			if (seen || queue_vpush(&q->topo_doms, id))
 				continue;
 			d.rep = id;
-			n = victims_in(q, fid, &dask, &d, &q->topo_cands, NULL);
+			n = victims_in(q, fid, w->cq, &dask, &d, &q->topo_cands, NULL);
 			if (n && n < best_n) {
 				best_n = n;
 				best = id;
@@ -840,10 +884,12 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 		return false;
 	d.rep = best;
 	q->targets.n = 0;
-	(void)victims_in(q, fid, &dask, &d, &q->topo_cands, &q->topo_doms);
+	(void)victims_in(q, fid, w->cq, &dask, &d, &q->topo_cands, &q->topo_doms);
 	for (size_t i = 0; i < q->topo_doms.n; i++)
 		if (queue_vpush(&q->targets, q->topo_doms.v[i]) ||
-		    queue_vpush(&q->targets, QUEUE_EVICT_IN_CQ))
+		    queue_vpush(&q->targets, Wc(q, q->topo_doms.v[i])->cq == w->cq
+						 ? QUEUE_EVICT_IN_CQ
+						 : QUEUE_EVICT_RECLAIM))
 			return false;
 	q->topo_doms.n = 0;
 	return q->targets.n > 0;

@@ -521,6 +521,133 @@ static void no_preemption_waits(void **state)
 	queue_destroy(q);
 }
 
+/* Topology "racks" over 1 block x 2 racks x 2 nodes of 8 GPUs (32), and
+ * ClusterQueues "a" (nominal a_quota, LocalQueue ns/lqa), "b" (b_quota,
+ * ns/lqb) and an idle "c" (32) in cohort "co", a reclaiming from the
+ * cohort as `reclaim` says. */
+static queue_t *mkcohort(int64_t a_quota, int64_t b_quota, queue_reclaim_t reclaim)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 0, QUEUE_WITHIN_NEVER);
+	cqdef_t a = {.cohort = "co", .reclaim = reclaim, .flavors = {{"h100", a_quota, U, U}}};
+	cqdef_t b = {.cohort = "co", .flavors = {{"h100", b_quota, U, U}}};
+	/* idle, lending its 32: a may borrow while its quota fits */
+	cqdef_t c = {.cohort = "co", .flavors = {{"h100", 32, U, U}}};
+
+	add_cq(q, "a", &a);
+	add_cq(q, "b", &b);
+	add_cq(q, "c", &c);
+	add_lq(q, "ns", "lqa", "a");
+	add_lq(q, "ns", "lqb", "b");
+	return q;
+}
+
+/* Four one-node jobs of b (8 GPUs each: every node full). */
+static void b_fills_nodes(queue_t *q)
+{
+	queue_result_t r;
+
+	for (int i = 0; i < 4; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "b%d", i);
+		add_wl(q, uid, "ns", "lqb", 0, 1 + i, 8);
+	}
+	cycle(q, 5, &r);
+	assert_int_equal(r.n_admissions, 4);
+}
+
+/* a's rack job: two pods of 8 GPUs in one rack, priority prio. */
+static void a_rack_job(queue_t *q, int32_t prio)
+{
+	queue_request_t g = {"gpu", 8};
+	queue_podset_spec_t ps = {.name = "main",
+				  .count = 2,
+				  .requests = &g,
+				  .n_requests = 1,
+				  .topology = QUEUE_TOPO_REQUIRED,
+				  .topology_level = RACK};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = "hi",
+				   .uid = "hi",
+				   .local_queue = "lqa",
+				   .priority = prio,
+				   .created_ms = 6,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+
+	assert_int_equal(queue_workload_add(q, &s, 6, NULL, NULL), GPUQ_OK);
+}
+
+/* b borrows a's quota and fills every node; a's rack job, within a's
+ * nominal, reclaims one rack: exactly the two b jobs of one rack, as
+ * InCohortReclamation, and runs there. */
+static void cohort_reclaims_one_rack(void **state)
+{
+	queue_t *q = mkcohort(32, 16, QUEUE_RECLAIM_ANY);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char rack[4][64];
+	int32_t pods;
+
+	(void)state;
+	b_fills_nodes(q);
+	for (int i = 0; i < 4; i++) { /* each b job's rack, before it is evicted */
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "b%d", i);
+		assert_int_equal(placement(q, uid, pl), 1);
+		domain_key(pl[0].node, RACK, rack[i], sizeof(rack[i]));
+	}
+	a_rack_job(q, 0);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_string_equal(r.evictions[i].reason_name, "InCohortReclamation");
+	assert_string_equal(rack[r.evictions[0].victim_uid[1] - '0'],
+			    rack[r.evictions[1].victim_uid[1] - '0']);
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(domains_of(q, "hi", RACK, &pods), 1);
+	queue_destroy(q);
+}
+
+/* Reclaim takes a queue's workloads only while it borrows: b on every
+ * node (32) with a nominal of 24 may lose one job, and no rack is freed by
+ * one: a's job waits, evicting nothing. A b within its nominal (32) loses
+ * none either. (c's idle 32 keeps a's quota fitting.) */
+static void cohort_reclaim_stops_at_nominal(void **state)
+{
+	for (int64_t bq = 24; bq <= 32; bq += 8) {
+		queue_t *q = mkcohort(32, bq, QUEUE_RECLAIM_ANY);
+		queue_result_t r;
+
+		(void)state;
+		b_fills_nodes(q);
+		a_rack_job(q, 0);
+		cycle(q, 7, &r);
+		assert_int_equal(r.n_evictions, 0);
+		cycle(q, 8, &r);
+		assert_int_equal(state_of(q, "hi"), QUEUE_WL_PENDING);
+		queue_destroy(q);
+	}
+}
+
+/* A preemptor that would borrow reclaims nothing: a with 8 of nominal asks
+ * 16 (c's idle quota lets it borrow), b borrows 16 on every node. */
+static void borrowing_preemptor_reclaims_nothing(void **state)
+{
+	queue_t *q = mkcohort(8, 16, QUEUE_RECLAIM_ANY);
+	queue_result_t r;
+
+	(void)state;
+	b_fills_nodes(q);
+	a_rack_job(q, 10);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(state_of(q, "hi"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -650,6 +777,9 @@ int main(void)
 	    cmocka_unit_test(placement_restored_before_its_nodes),
 	    cmocka_unit_test(preempts_within_one_rack),
 	    cmocka_unit_test(no_preemption_waits),
+	    cmocka_unit_test(cohort_reclaims_one_rack),
+	    cmocka_unit_test(cohort_reclaim_stops_at_nominal),
+	    cmocka_unit_test(borrowing_preemptor_reclaims_nothing),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
