@@ -477,10 +477,13 @@ typedef struct {
 	int64_t why_free;				       /* free */
 	uint8_t why_level;				       /* WHY_TOPOLOGY: the level */
 	bool placed;	      /* pl holds the placement of this assignment */
-	uint32_t blocked_fid; /* a REQUIRED ask whose quota fit but no domain did:
-				 its flavor (QUEUE_NONE: none), for a
-				 preemption that frees a domain (topology.c) */
+	uint32_t blocked_fid; /* a REQUIRED ask whose quota fit (or would,
+				 preempting) but no domain did: its flavor
+				 (QUEUE_NONE: none), for a preemption that
+				 frees a domain (topology.c) */
 	askset_t blocked;     /* ... and its pod sets */
+	bool blocked_quota;   /* ... its quota needs preemption too: the
+				 domain's victims must free it as well */
 	size_t n_pl;	      /* entries in pl */
 	size_t cap_pl;	      /* allocated */
 	place_t *pl;	      /* the placement on topology-aware flavors, owned
@@ -1182,6 +1185,8 @@ int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 
 /* ---- preempt.c ---- */
 
+/* (charge.c) Whether plan t's needs fit cq's quota now: above nominal only
+ * when allow_borrow. */
 bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow);
 /* Sets q->cycle_short (and answers false) when an allocation failed. */
 bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t);

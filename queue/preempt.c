@@ -12,21 +12,6 @@
 /* Preemption                                                          */
 /* ================================================================== */
 
-bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow)
-{
-	const cq_t *c = &q->cqs[cq];
-
-	for (size_t i = 0; i < t->n_need; i++) {
-		const slot_t *s = &c->slots[t->need[i].slot];
-
-		if (!allow_borrow && s->usage + t->need[i].val > s->nominal)
-			return false;
-		if (t->need[i].val > queue_slot_available(q, c, s))
-			return false;
-	}
-	return true;
-}
-
 /* ---- Where candidates may come from (Kueue's hierarchical preemption) ---- */
 
 /* Whether CQ o is above nominal in one of the (flavor, resource) pairs f. */
@@ -760,6 +745,7 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 	t->why_level = 0;
 	t->placed = false;
 	t->blocked_fid = QUEUE_NONE;
+	t->blocked_quota = false;
 	t->n_pl = 0;
 	for (uint32_t i = 0; i < w->n_asg; i++) {
 		t->asg[t->n_asg++] = w->asg[i];
@@ -781,13 +767,12 @@ bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, b
 	return fits;
 }
 
-/* A head whose quota fits but whose REQUIRED ask fits no domain
- * (t->blocked): the candidates are the workloads holding a placement of
- * its own ClusterQueue (withinClusterQueue) and, when it takes no more
- * than its nominal quota, of every other ClusterQueue of its cohort tree
- * that uses more than its nominal on that flavor (reclaimWithinCohort);
- * minimum runtimes served. topology.c picks the domain they free with the
- * fewest victims, into q->targets. */
+/* A head whose REQUIRED ask fits no domain (t->blocked), its quota fitting
+ * or needing preemption too (t->blocked_quota): the candidates are the workloads holding a
+ * placement of its own ClusterQueue (withinClusterQueue) and, when it takes no more than its
+ * nominal quota, of every other ClusterQueue of its cohort tree that uses more than its nominal on
+ * that flavor (reclaimWithinCohort); minimum runtimes served. topology.c picks the domain they free
+ * with the fewest victims (with the quota, when it needs freeing), into q->targets. */
 bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t)
 {
 	const wl_t *w = W(q, wid);

@@ -658,27 +658,41 @@ static bool taken(queue_t *q, uint32_t id, uint32_t fid, uint32_t cq)
 	return true;
 }
 
-/* In the domain of d->rep: give back the candidates holding pods there, in
- * order, until the ask fits; how many that took (0: it never fits), every
- * one taken back after. With out, the victims chosen are pushed there. */
-static size_t victims_in(queue_t *q, uint32_t fid, uint32_t cq, topo_ask_t *ask, domctx_t *d,
-			 const u32vec_t *cands, u32vec_t *out)
+/* Whether candidate v holds pods on flavor fid anywhere. */
+static bool holds_on(const wl_t *v, uint32_t fid)
 {
-	size_t given = 0, n = 0, i;
-	bool fits = false;
+	for (uint32_t i = 0; i < v->place->n; i++)
+		if (v->place->e[i].flavor == fid)
+			return true;
+	return false;
+}
 
-	for (i = 0; i < cands->n && !fits; i++) {
-		const wl_t *v = Wc(q, cands->v[i]);
+/* In the domain of d->rep: give back the candidates holding pods there, in
+ * order, until the ask fits; when the preemptor's quota must be freed too
+ * (qt: its try, else NULL), then candidates on fid elsewhere until the
+ * quota fits as well. How many that took (0: it never fits), every one
+ * taken back after. With out, the victims chosen are pushed there. */
+static size_t victims_in(queue_t *q, uint32_t fid, uint32_t cq, const try_t *qt, topo_ask_t *ask,
+			 domctx_t *d, const u32vec_t *cands, u32vec_t *out)
+{
+	size_t given = 0, n = 0;
+	bool placed = false, quota = !qt;
 
-		if (!holds_in(q, v, fid, d) || !taken(q, cands->v[i], fid, cq))
-			continue;
-		given++;
-		if (out && queue_vpush(out, cands->v[i]))
-			break;
-		fits = topo_fit(q->flavors[fid].topo, ask, q->fit_buf, q->cap_fit_buf, &n, NULL) ==
-		       GPUQ_OK;
-	}
-	for (size_t j = i; j-- > 0;) {
+	for (int pass = 0; pass < 2 && !(placed && quota) && (!pass || placed); pass++)
+		for (size_t i = 0; i < cands->n && !(placed && quota); i++) {
+			const wl_t *v = Wc(q, cands->v[i]);
+
+			if (v->topo_given || !(pass ? holds_on(v, fid) : holds_in(q, v, fid, d)) ||
+			    !taken(q, cands->v[i], fid, cq))
+				continue;
+			given++;
+			if (out && queue_vpush(out, cands->v[i]))
+				break;
+			placed = placed || topo_fit(q->flavors[fid].topo, ask, q->fit_buf,
+						    q->cap_fit_buf, &n, NULL) == GPUQ_OK;
+			quota = quota || queue_need_fits(q, cq, qt, qt->borrows);
+		}
+	for (size_t j = cands->n; j-- > 0;) {
 		const wl_t *v = Wc(q, cands->v[j]);
 
 		if (v->topo_given) {
@@ -687,7 +701,7 @@ static size_t victims_in(queue_t *q, uint32_t fid, uint32_t cq, topo_ask_t *ask,
 			W(q, cands->v[j])->topo_given = false;
 		}
 	}
-	return fits ? given : 0;
+	return placed && quota ? given : 0;
 }
 
 /* An ask being built (ask_build) and fitted (q->askbuf: 9 KiB, not on the
@@ -783,10 +797,11 @@ static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const ask
 			  (uint8_t)(why.level | (b->ask.mode == TOPO_REQUIRED ? 0 : 0x80)), r,
 			  per * why.need_pods, free_);
 	}
-	if (rc == GPUQ_EAGAIN && b->ask.mode == TOPO_REQUIRED && quota_mode == M_FIT &&
+	if (rc == GPUQ_EAGAIN && b->ask.mode == TOPO_REQUIRED && quota_mode <= M_PREEMPT &&
 	    t->n_pl == 0) {
 		t->blocked_fid = fid;
 		t->blocked = *as;
+		t->blocked_quota = quota_mode != M_FIT;
 	}
 	return false;
 }
@@ -841,6 +856,7 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 	topo_ask_t dask;
 	uint32_t best = TOPO_NONE;
 	size_t best_n = SIZE_MAX;
+	const try_t *qt = t->blocked_quota ? t : NULL; /* its quota must be freed too */
 
 	if (fid == QUEUE_NONE || !b || !q->topo_cands.n || !q->flavors[fid].topo ||
 	    queue_grow(&q->fit_buf, &q->cap_fit_buf,
@@ -872,7 +888,7 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 			if (seen || queue_vpush(&q->topo_doms, id))
 				continue;
 			d.rep = id;
-			n = victims_in(q, fid, w->cq, &dask, &d, &q->topo_cands, NULL);
+			n = victims_in(q, fid, w->cq, qt, &dask, &d, &q->topo_cands, NULL);
 			if (n && n < best_n) {
 				best_n = n;
 				best = id;
@@ -884,7 +900,7 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 		return false;
 	d.rep = best;
 	q->targets.n = 0;
-	(void)victims_in(q, fid, w->cq, &dask, &d, &q->topo_cands, &q->topo_doms);
+	(void)victims_in(q, fid, w->cq, qt, &dask, &d, &q->topo_cands, &q->topo_doms);
 	for (size_t i = 0; i < q->topo_doms.n; i++)
 		if (queue_vpush(&q->targets, q->topo_doms.v[i]) ||
 		    queue_vpush(&q->targets, Wc(q, q->topo_doms.v[i])->cq == w->cq
@@ -904,6 +920,7 @@ void queue_topo_try(queue_t *q, uint32_t wid, try_t *t)
 
 	t->placed = false;
 	t->blocked_fid = QUEUE_NONE;
+	t->blocked_quota = false;
 	t->n_pl = 0;
 	if (t->mode >= M_WAIT || !queue_topo_needed(q, t))
 		return;

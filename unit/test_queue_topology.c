@@ -648,6 +648,83 @@ static void borrowing_preemptor_reclaims_nothing(void **state)
 	queue_destroy(q);
 }
 
+/* A high-priority rack job whose queue's quota is full too (every node
+ * holds a low-priority job, 32 of 32): the victims that free one rack free
+ * its quota as well; two evicted, in one rack, and it runs there. (It used
+ * to wait: a quota preemption ran only for pods that already fit.) */
+static void quota_and_rack_both_free(void **state)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 32, QUEUE_WITHIN_LOWER_PRIORITY);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char rack[4][64];
+	int32_t pods;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "lo%d", i);
+		assert_int_equal(add_topo(q, uid, 0, 1 + i, 1, 8, QUEUE_TOPO_REQUIRED, HOST),
+				 GPUQ_OK);
+	}
+	cycle(q, 5, &r);
+	assert_int_equal(r.n_admissions, 4);
+	for (int i = 0; i < 4; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "lo%d", i);
+		assert_int_equal(placement(q, uid, pl), 1);
+		domain_key(pl[0].node, RACK, rack[i], sizeof(rack[i]));
+	}
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 2);
+	assert_string_equal(rack[r.evictions[0].victim_uid[2] - '0'],
+			    rack[r.evictions[1].victim_uid[2] - '0']);
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(domains_of(q, "hi", RACK, &pods), 1);
+	queue_destroy(q);
+}
+
+/* When a domain's victims do not free enough quota, more go from elsewhere
+ * on the flavor: quota 24 full (lo1, lo2 fill rack r0; lo3, of lower
+ * priority, half of r1). Freeing r1 takes lo3 and 8 more GPUs of quota
+ * (lo1, the first of equals); freeing r0 would take lo1 and lo2, two
+ * victims too but of higher priority. Two evicted (lo3, lo1), and hi runs
+ * in r1. */
+static void rack_victims_plus_quota_victims(void **state)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 24, QUEUE_WITHIN_LOWER_PRIORITY);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char where[64];
+
+	(void)state;
+	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo3", -1, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_int_equal(r.n_admissions, 3);
+	assert_int_equal(placement(q, "lo3", pl), 1);
+	domain_key(pl[0].node, RACK, where, sizeof(where));
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 2);
+	assert_true(evicted_in(&r, "lo3") && evicted_in(&r, "lo1"));
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(placement(q, "hi", pl), 2);
+	for (size_t i = 0; i < 2; i++) {
+		char d[64];
+
+		domain_key(pl[i].node, RACK, d, sizeof(d));
+		assert_string_equal(d, where);
+	}
+	queue_destroy(q);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -716,7 +793,9 @@ static void property_placements_hold(void **state)
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		queue_t *q = mktopo_in(2, 4, 4, 8, 200,
+		/* a quota of 200 or 120 of the 256 GPUs: the quota binds too, and
+		   preemption then frees a domain and quota at once */
+		queue_t *q = mktopo_in(2, 4, 4, 8, seed % 4 < 2 ? 200 : 120,
 				       seed % 2 ? QUEUE_WITHIN_LOWER_PRIORITY : QUEUE_WITHIN_NEVER);
 		uint64_t s = seed * 0x9E3779B97F4A7C15ull;
 		int32_t count[64];
@@ -780,6 +859,8 @@ int main(void)
 	    cmocka_unit_test(cohort_reclaims_one_rack),
 	    cmocka_unit_test(cohort_reclaim_stops_at_nominal),
 	    cmocka_unit_test(borrowing_preemptor_reclaims_nothing),
+	    cmocka_unit_test(quota_and_rack_both_free),
+	    cmocka_unit_test(rack_victims_plus_quota_victims),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
