@@ -120,6 +120,8 @@ typedef struct {
 	uint32_t *res;	    /* resource names of alloc/used (q->strs ids), owned */
 	int64_t *alloc;	    /* allocatable per entry of res, owned */
 	int64_t *used;	    /* used by pods gpuq did not admit, per entry of res, owned */
+	int64_t *own;	    /* used by pods gpuq admitted (bound), per entry of res,
+			       owned */
 	uint8_t n_labels;   /* entries */
 	uint8_t n_taints;   /* entries */
 	uint8_t n_res;	    /* entries */
@@ -127,6 +129,7 @@ typedef struct {
 	bool unschedulable; /* cordoned or not Ready */
 	int32_t pods_max;   /* allocatable pods (0: no cap) */
 	int32_t pods_used;  /* pods gpuq did not admit */
+	int32_t pods_own;   /* pods gpuq admitted, bound here */
 } node_t;
 
 /* One entry of a placement: count pods of pod set ps on node (q->node_names

@@ -608,6 +608,16 @@ typedef struct {
 					       it (never a placement's pods) */
 	size_t n_used;			    /* entries */
 	int32_t pods_used;		    /* how many such pods */
+	const queue_request_t *own;	    /* what pods gpuq admitted, bound to it
+					       now, use: the node has allocatable -
+					       used - max(own, its placements) free,
+					       so gpuq's pods running where no
+					       placement says (a workload adopted
+					       with none, a pod the scheduler put on
+					       another node of its domain) count, and
+					       a placement's own pods not twice */
+	size_t n_own;			    /* entries */
+	int32_t pods_own;		    /* how many such pods */
 	const queue_taint_t *taints;	    /* spec.taints */
 	size_t n_taints;		    /* entries (<= QUEUE_TAINTS_MAX) */
 	bool unschedulable;		    /* cordoned, or not Ready */

@@ -104,7 +104,7 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 	const node_t *n = &q->nodes[nid];
 	const char *name = q->node_names.s[nid];
 	const char *vals[QUEUE_TOPO_LEVELS_MAX];
-	int64_t alloc[TOPO_RES_MAX] = {0}, used[TOPO_RES_MAX] = {0};
+	int64_t alloc[TOPO_RES_MAX] = {0}, used[TOPO_RES_MAX] = {0}, own[TOPO_RES_MAX] = {0};
 	bool member = n->live;
 	uint32_t tid;
 	bool joins;
@@ -134,12 +134,20 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 		    rid < TOPO_RES_MAX) {
 			alloc[rid] = n->alloc[i];
 			used[rid] = n->used[i];
+			own[rid] = n->own[i];
 		}
 	}
 	joins = topo_node_find(f->topo, name) == TOPO_NONE;
 	rc = topo_node_set(f->topo,
-			   &(topo_node_spec_t){name, vals, alloc, used, n->pods_max, n->pods_used,
-					       !n->unschedulable},
+			   &(topo_node_spec_t){.name = name,
+					       .values = vals,
+					       .alloc = alloc,
+					       .used = used,
+					       .own = own,
+					       .pods_max = n->pods_max,
+					       .pods_used = n->pods_used,
+					       .pods_own = n->pods_own,
+					       .schedulable = !n->unschedulable},
 			   &tid, NULL);
 	if (rc)
 		return rc;
@@ -188,6 +196,7 @@ static void node_fields_free(node_t *n)
 	free(n->res);
 	free(n->alloc);
 	free(n->used);
+	free(n->own);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -199,7 +208,21 @@ static const queue_request_t *req_named(const queue_request_t *v, size_t n, cons
 	return NULL;
 }
 
-/* Spec's capacity into n (res, alloc, used, pods_max). */
+/* One amount of a node's list (used, own) named like an allocatable:
+ * *out, 0 when absent. GPUQ_ERANGE names the list. */
+static int node_amount(const queue_node_spec_t *spec, const char *what, const queue_request_t *v,
+		       size_t n, const char *res, int64_t *out, gpuq_diag_t *diag)
+{
+	const queue_request_t *u = req_named(v, n, res);
+
+	if (u && (u->amount < 0 || u->amount > QUEUE_AMOUNT_MAX))
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": %s %s: out of range",
+				     spec->name, what, res);
+	*out = u ? u->amount : 0;
+	return GPUQ_OK;
+}
+
+/* Spec's capacity into n (res, alloc, used, own, pods_max). */
 static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq_diag_t *diag)
 {
 	size_t k = 0;
@@ -210,11 +233,12 @@ static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, 
 	n->res = calloc(spec->n_allocatable + 1, sizeof(*n->res));
 	n->alloc = calloc(spec->n_allocatable + 1, sizeof(*n->alloc));
 	n->used = calloc(spec->n_allocatable + 1, sizeof(*n->used));
-	if (!n->res || !n->alloc || !n->used)
+	n->own = calloc(spec->n_allocatable + 1, sizeof(*n->own));
+	if (!n->res || !n->alloc || !n->used || !n->own)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < spec->n_allocatable; i++) {
 		const queue_request_t *a = &spec->allocatable[i];
-		const queue_request_t *u;
+		int64_t used = 0, own = 0;
 		int rc = queue_check_name("allocatable resource", a->resource, false, diag);
 
 		if (rc)
@@ -223,11 +247,12 @@ static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, 
 			return gpuq_diag_set(diag, GPUQ_ERANGE,
 					     "node \"%s\": allocatable %s: out of range",
 					     spec->name, a->resource);
-		u = req_named(spec->used, spec->n_used, a->resource);
-		if (u && (u->amount < 0 || u->amount > QUEUE_AMOUNT_MAX))
-			return gpuq_diag_set(diag, GPUQ_ERANGE,
-					     "node \"%s\": used %s: out of range", spec->name,
-					     a->resource);
+		rc = node_amount(spec, "used", spec->used, spec->n_used, a->resource, &used, diag);
+		if (!rc)
+			rc = node_amount(spec, "own", spec->own, spec->n_own, a->resource, &own,
+					 diag);
+		if (rc)
+			return rc;
 		if (!strcmp(a->resource, "pods")) {
 			n->pods_max = a->amount > INT32_MAX ? INT32_MAX : (int32_t)a->amount;
 			continue;
@@ -236,7 +261,8 @@ static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, 
 		if (rc)
 			return rc;
 		n->alloc[k] = a->amount;
-		n->used[k] = u ? u->amount : 0;
+		n->used[k] = used;
+		n->own[k] = own;
 		k++;
 	}
 	n->n_res = (uint8_t)k;
@@ -251,9 +277,9 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 		return gpuq_diag_set(diag, GPUQ_ELIMIT,
 				     "node \"%s\": more than %d labels or %d taints", spec->name,
 				     QUEUE_NODE_LABELS_MAX, QUEUE_TAINTS_MAX);
-	if (spec->pods_used < 0)
-		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": negative pods used",
-				     spec->name);
+	if (spec->pods_used < 0 || spec->pods_own < 0)
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": negative pods %s", spec->name,
+				     spec->pods_used < 0 ? "used" : "own");
 	rc = queue_labels_build(q, "node labels", spec->labels, spec->n_labels, &n->labels, diag);
 	if (rc)
 		return rc;
@@ -279,6 +305,7 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 	}
 	n->n_taints = (uint8_t)spec->n_taints;
 	n->pods_used = spec->pods_used;
+	n->pods_own = spec->pods_own;
 	n->unschedulable = spec->unschedulable;
 	return node_build_res(q, spec, n, diag);
 }
@@ -349,18 +376,21 @@ int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag)
 		const node_t *n = &src->nodes[i];
 		queue_label_t l[QUEUE_NODE_LABELS_MAX];
 		queue_taint_t tn[QUEUE_TAINTS_MAX];
-		queue_request_t a[TOPO_RES_MAX + 1], u[TOPO_RES_MAX];
-		queue_node_spec_t s = {src->node_names.s[i],
-				       l,
-				       n->n_labels,
-				       a,
-				       n->n_res,
-				       u,
-				       n->n_res,
-				       n->pods_used,
-				       tn,
-				       n->n_taints,
-				       n->unschedulable};
+		queue_request_t a[TOPO_RES_MAX + 1], u[TOPO_RES_MAX], o[TOPO_RES_MAX];
+		queue_node_spec_t s = {.name = src->node_names.s[i],
+				       .labels = l,
+				       .n_labels = n->n_labels,
+				       .allocatable = a,
+				       .n_allocatable = n->n_res,
+				       .used = u,
+				       .n_used = n->n_res,
+				       .pods_used = n->pods_used,
+				       .own = o,
+				       .n_own = n->n_res,
+				       .pods_own = n->pods_own,
+				       .taints = tn,
+				       .n_taints = n->n_taints,
+				       .unschedulable = n->unschedulable};
 		int rc;
 
 		if (!n->live)
@@ -375,6 +405,7 @@ int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag)
 		for (size_t k = 0; k < n->n_res; k++) {
 			a[k] = (queue_request_t){src->strs.s[n->res[k]], n->alloc[k]};
 			u[k] = (queue_request_t){src->strs.s[n->res[k]], n->used[k]};
+			o[k] = (queue_request_t){src->strs.s[n->res[k]], n->own[k]};
 		}
 		if (n->pods_max)
 			a[s.n_allocatable++] = (queue_request_t){"pods", n->pods_max};

@@ -725,6 +725,101 @@ static void rack_victims_plus_quota_victims(void **state)
 	queue_destroy(q);
 }
 
+/* Node b0-r0-n<n> of `gpus` GPUs again, gpuq's bound pods using `own`
+ * of them (one pod each 8). */
+static void own_set(queue_t *q, int n, int64_t gpus, int64_t own)
+{
+	char name[48];
+	queue_label_t l[3] = {{BLOCK, "b0"}, {RACK, "r0"}, {HOST, name}};
+	queue_request_t a[1] = {{"gpu", gpus}}, o[1] = {{"gpu", own}};
+	queue_node_spec_t ns = {.name = name,
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 1,
+				.own = o,
+				.n_own = 1,
+				.pods_own = (int32_t)(own / 8)};
+
+	snprintf(name, sizeof(name), "b0-r0-n%d", n);
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+}
+
+/* gpuq's own pods bound where no placement says (a workload adopted with
+ * none: a new leader without the store) take room: a rack job waits
+ * saying the rack has 8 free, a one-node job goes to the other node. */
+static void own_pods_without_placement_count(void **state)
+{
+	queue_t *q = mktopo(1, 1, 2, 8, 64);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char why[512];
+
+	(void)state;
+	own_set(q, 0, 8, 8);
+	assert_int_equal(add_topo(q, "rack", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_int_equal(state_of(q, "rack"), QUEUE_WL_PENDING);
+	reason(q, "rack", why, sizeof(why));
+	assert_non_null(strstr(why, "the best rack has 8 free"));
+	assert_int_equal(add_topo(q, "one", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 4, &r);
+	assert_true(admitted_in(&r, "one"));
+	assert_int_equal(placement(q, "one", pl), 1);
+	assert_string_equal(pl[0].node, "b0-r0-n1");
+	queue_destroy(q);
+}
+
+/* A placement's own pods, once bound, are not counted twice: a 16-GPU node
+ * holding a job's placed 8-GPU pod (own 8) still has 8 free. */
+static void own_pods_of_a_placement_not_twice(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 16, 64);
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(add_topo(q, "a", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_true(admitted_in(&r, "a"));
+	own_set(q, 0, 16, 8); /* its pod is bound */
+	assert_int_equal(add_topo(q, "b", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 4, &r);
+	assert_true(admitted_in(&r, "b"));
+	/* both bound now (own 16): nothing more fits */
+	own_set(q, 0, 16, 16);
+	assert_int_equal(add_topo(q, "c", 0, 5, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 6, &r);
+	assert_int_equal(state_of(q, "c"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
+/* The pod cap counts gpuq's bound pods the same way: a node taking one pod,
+ * holding one of gpuq's with no placement, takes no other. */
+static void own_pods_fill_the_pod_cap(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 8, 64);
+	queue_label_t l[3] = {{BLOCK, "b0"}, {RACK, "r0"}, {HOST, "b0-r0-n0"}};
+	queue_request_t a[2] = {{"gpu", 8}, {"pods", 1}};
+	queue_node_spec_t ns = {.name = "b0-r0-n0",
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 2,
+				.pods_own = 1};
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+	assert_int_equal(add_topo(q, "a", 0, 1, 1, 1, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_int_equal(state_of(q, "a"), QUEUE_WL_PENDING);
+	ns.pods_own = 0;
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+	cycle(q, 3, &r);
+	assert_true(admitted_in(&r, "a"));
+	queue_destroy(q);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -861,6 +956,9 @@ int main(void)
 	    cmocka_unit_test(borrowing_preemptor_reclaims_nothing),
 	    cmocka_unit_test(quota_and_rack_both_free),
 	    cmocka_unit_test(rack_victims_plus_quota_victims),
+	    cmocka_unit_test(own_pods_without_placement_count),
+	    cmocka_unit_test(own_pods_of_a_placement_not_twice),
+	    cmocka_unit_test(own_pods_fill_the_pod_cap),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
