@@ -452,6 +452,7 @@ struct controller {
 	controller_map_t pod_use;  /* Pod uid -> pod_use_t: each counted Pod's node
 				      and request */
 	uint64_t nodes_gen;	   /* the Nodes' LIST generation: bumped by each RESET */
+	uint64_t nodes_fed;	   /* NODE_SETs the core took (a test reads it) */
 	uint64_t cordons_said;	   /* cordon Events decided (a test reads it) */
 };
 
@@ -667,10 +668,11 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t pod
  * changed). The Pods gpuq did not admit are counted per node from the Pods
  * watch (a record per bound, unfinished Pod). Controller thread only, but
  * controller_node_decode (any thread). */
-#define CONTROLLER_NODE_LABELS_MAX                                                                 \
-	256			   /* labels a Node may carry (real ones: 20 to 60);               \
-				      the core keeps QUEUE_NODE_LABELS_MAX */
-#define CONTROLLER_NODE_RES_MAX 32 /* status.allocatable entries (real: under 15) */
+/* Labels a Node may carry (real ones: 20 to 60; with Node Feature Discovery a
+ * few hundred); the core keeps the ones that matter (nodes.c). */
+#define CONTROLLER_NODE_LABELS_MAX 1024
+/* status.allocatable entries of a Node (real ones: under 15). */
+#define CONTROLLER_NODE_RES_MAX 32
 typedef struct controller_node {
 	char *name;		/* metadata.name */
 	queue_label_t *labels;	/* metadata.labels (strings owned) */

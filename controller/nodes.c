@@ -224,18 +224,24 @@ static bool wanted(const policy_t *p, const char *key)
 	return false;
 }
 
-/* At most QUEUE_NODE_LABELS_MAX of n's labels into l: the ones that matter
- * first, then the others in their order. Returns how many. */
+/* The labels of a node the core takes: QUEUE_NODE_LABELS_MAX says 64, but
+ * queue_node_set builds them with queue_labels_build, which refuses more
+ * than QUEUE_SELECTORS_MAX (32): the smaller, so no node is refused. */
+#define LABELS_KEPT                                                                                \
+	(QUEUE_NODE_LABELS_MAX < QUEUE_SELECTORS_MAX ? QUEUE_NODE_LABELS_MAX : QUEUE_SELECTORS_MAX)
+
+/* At most LABELS_KEPT of n's labels into l: the ones that matter first,
+ * then the others in their order. Returns how many. */
 static size_t pick_labels(const struct controller *c, const controller_node_t *n, queue_label_t *l)
 {
 	size_t k = 0;
 
-	if (n->n_labels <= QUEUE_NODE_LABELS_MAX) {
+	if (n->n_labels <= LABELS_KEPT) {
 		memcpy(l, n->labels, n->n_labels * sizeof(*l));
 		return n->n_labels;
 	}
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < n->n_labels && k < QUEUE_NODE_LABELS_MAX; i++)
+		for (size_t i = 0; i < n->n_labels && k < LABELS_KEPT; i++)
 			if (wanted(c->policy, n->labels[i].key) == (pass == 0))
 				l[k++] = n->labels[i];
 	return k;
@@ -345,6 +351,7 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 		return;
 	}
 	rec->fed = h;
+	c->nodes_fed++;
 	c->core_dirty = true;
 	if (spec.unschedulable && !rec->was_unsched)
 		say_cordon(c, n);
