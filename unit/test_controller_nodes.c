@@ -202,6 +202,18 @@ static bool admits_8(struct controller *c, const char *name)
 	return in;
 }
 
+/* One cycle; whether it admitted uid. */
+static bool cycle_admits(struct controller *c, const char *uid)
+{
+	queue_result_t r;
+	bool in = false;
+
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
+	for (size_t i = 0; i < r.n_admissions; i++)
+		in = in || !strcmp(r.admissions[i].uid, uid);
+	return in;
+}
+
 /* ---- decode ---- */
 
 static void node_decodes_what_the_core_reads(void **state)
@@ -269,6 +281,14 @@ static void huge_node_refused_or_trimmed(void **state)
 	assert_null(ev.node);
 	assert_non_null(strstr(ev.bad, "Node \"t1\": spec.taints: 40 entries"));
 	controller_cevent_deinit(&ev);
+	/* a known node whose new version is refused leaves the core until a
+	   version decodes again */
+	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 8, false, true, 0, 1100));
+	assert_false(admits_8(c, "a")); /* no node to place it on */
+	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 8, false, true, 1, 1100));
+	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 8, false, true, 2, 0));
+	assert_true(cycle_admits(c, "a"));
+
 	/* 100 more labels than the core keeps: the rack, host and product kept */
 	node_apply(c, KUBE_EV_ADDED, node_text("wide", "r3", 8, false, true, 0, 100));
 	assert_string_equal(queue_node_domain(engine_core(c->e), h100, "wide", RACK), "r3");
@@ -309,24 +329,13 @@ static void cordon_reaches_core_said_once(void **state)
 	assert_int_equal(c->cordons_said, 1);
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, true, true, 3, 0));
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, true, false, 4, 0));
+	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 12, true, false, 5, 0)); /* fed */
 	assert_int_equal(c->cordons_said, 1);
 	assert_false(admits_8(c, "b")); /* 8 GPUs free there, and quota: cordoned */
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, false, true, 5, 0));
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, true, true, 6, 0));
 	assert_int_equal(c->cordons_said, 2);
 	bare_free(c);
-}
-
-/* One cycle; whether it admitted uid. */
-static bool cycle_admits(struct controller *c, const char *uid)
-{
-	queue_result_t r;
-	bool in = false;
-
-	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
-	for (size_t i = 0; i < r.n_admissions; i++)
-		in = in || !strcmp(r.admissions[i].uid, uid);
-	return in;
 }
 
 /* What Pods gpuq did not admit use on a node is counted there while they
@@ -364,7 +373,8 @@ static void foreign_pods_use_counted(void **state)
 	bare_free(c);
 }
 
-/* Nodes seen before the first core are fed when it is built. */
+/* Nodes seen before the first core are fed when it is built; a core built
+ * again without them is fed every one (controller_nodes_feed's fresh). */
 static void nodes_fed_when_first_core_built(void **state)
 {
 	struct controller *c = bare_new();
@@ -378,6 +388,15 @@ static void nodes_fed_when_first_core_built(void **state)
 	assert_int_equal(queue_flavor_find(engine_core(c->e), "h100", &h100), GPUQ_OK);
 	assert_string_equal(queue_node_domain(engine_core(c->e), h100, "n1", RACK), "r1");
 	assert_true(admits_8(c, "a"));
+
+	/* a core built again without them (a new term: engine_core_reset):
+	   each node's spec is unchanged, yet every one is fed */
+	assert_int_equal(engine_core_reset(c->e, NULL), GPUQ_OK);
+	assert_null(queue_node_domain(engine_core(c->e), h100, "n1", RACK));
+	controller_nodes_feed(c, false);
+	assert_null(queue_node_domain(engine_core(c->e), h100, "n1", RACK)); /* unchanged */
+	controller_nodes_feed(c, true);
+	assert_string_equal(queue_node_domain(engine_core(c->e), h100, "n1", RACK), "r1");
 	bare_free(c);
 }
 
