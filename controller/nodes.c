@@ -146,7 +146,7 @@ static int decode_taints(const jv_t *spec, controller_node_t *n, gpuq_diag_t *di
 		const char *value = jv_member_str(t, "value");
 		size_t e = 0;
 
-		while (effect && e < 3 && strcmp(effect, effects[e]))
+		while (effect && e < 3 && strcmp(effect, effects[e]) != 0)
 			e++;
 		if (!key || !effect || e == 3)
 			return gpuq_diag_set(diag, GPUQ_EINVAL,
@@ -493,7 +493,7 @@ static void use_add(struct controller *c, const pod_use_t *p, int sign)
 	u->pods += sign;
 	for (size_t i = 0; i < p->n; i++) {
 		size_t k = 0;
-		while (k < u->n && strcmp(u->r[k].name, p->r[i].name))
+		while (k < u->n && strcmp(u->r[k].name, p->r[i].name) != 0)
 			k++;
 		if (k == u->n) {
 			if (k == CONTROLLER_NODE_RES_MAX || !(u->r[k].name = strdup(p->r[i].name)))
@@ -554,10 +554,10 @@ static pod_use_t *pod_use_new(const workload_t *o)
 /* Whether p and q count the same on the same node. */
 static bool same_use(const pod_use_t *p, const pod_use_t *q)
 {
-	if (strcmp(p->node, q->node) || p->n != q->n)
+	if (strcmp(p->node, q->node) != 0 || p->n != q->n)
 		return false;
 	for (size_t i = 0; i < p->n; i++)
-		if (strcmp(p->r[i].name, q->r[i].name) || p->r[i].amount != q->r[i].amount)
+		if (strcmp(p->r[i].name, q->r[i].name) != 0 || p->r[i].amount != q->r[i].amount)
 			return false;
 	return true;
 }
