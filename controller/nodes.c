@@ -276,6 +276,30 @@ static uint64_t digest(const queue_node_spec_t *s)
 
 /* ---- cordon Events ---- */
 
+/* Whether workload id's placement holds pods on node `node` (a placement
+ * longer than the stack's room is read into the heap; without memory, the
+ * first PLACES_ON_STACK entries are read). */
+#define PLACES_ON_STACK 64
+static bool placed_on(const queue_t *q, queue_wl_t id, const char *node)
+{
+	queue_place_t stack[PLACES_ON_STACK], *pl = stack;
+	size_t np = 0, cap = PLACES_ON_STACK;
+	bool there = false;
+
+	queue_workload_placement(q, id, pl, cap, &np);
+	if (np > cap && (pl = malloc(np * sizeof(*pl)))) {
+		cap = np;
+		queue_workload_placement(q, id, pl, cap, &np);
+	} else if (!pl) {
+		pl = stack;
+	}
+	for (size_t i = 0; i < np && i < cap && !there; i++)
+		there = !strcmp(pl[i].node, node);
+	if (pl != stack)
+		free(pl);
+	return there;
+}
+
 /* Node `name` of a placement turned unschedulable: an Event on each
  * admitted parent with pods placed there (leader only; said once per
  * transition, by the caller). */
@@ -292,17 +316,10 @@ static void say_cordon(struct controller *c, const controller_node_t *n)
 		 n->name, n->cordoned ? "cordoned" : "found not Ready");
 	while (q && (s = controller_map_next(&c->jobs, &pos))) {
 		controller_job_t *j = s->value;
-		queue_place_t pl[64];
-		size_t np = 0;
 		queue_wl_t id;
-		bool there = false;
 
-		if (!j->in_core || !j->wl || queue_workload_find(q, j->uid, &id))
-			continue;
-		queue_workload_placement(q, id, pl, sizeof(pl) / sizeof(pl[0]), &np);
-		for (size_t i = 0; i < np && i < sizeof(pl) / sizeof(pl[0]); i++)
-			there = there || !strcmp(pl[i].node, n->name);
-		if (!there)
+		if (!j->in_core || !j->wl || queue_workload_find(q, j->uid, &id) ||
+		    !placed_on(q, id, n->name))
 			continue;
 		c->cordons_said++;
 		if (c->swriter && atomic_load(&c->leader))
