@@ -301,7 +301,7 @@ static bool placed_on(const queue_t *q, queue_wl_t id, const char *node)
 }
 
 /* Node `name` of a placement turned unschedulable: an Event on each
- * admitted parent with pods placed there (leader only; said once per
+ * released parent with pods placed there (leader only; said once per
  * transition, by the caller). */
 static void say_cordon(struct controller *c, const controller_node_t *n)
 {
@@ -318,7 +318,10 @@ static void say_cordon(struct controller *c, const controller_node_t *n)
 		controller_job_t *j = s->value;
 		queue_wl_t id;
 
-		if (!j->in_core || !j->wl || queue_workload_find(q, j->uid, &id) ||
+		/* a suspended parent has no pods running (a queued one, or one
+		   admitted and not yet released): nothing to say, and the walk
+		   stays short with 100,000 queued */
+		if (j->suspended || !j->in_core || !j->wl || queue_workload_find(q, j->uid, &id) ||
 		    !placed_on(q, id, n->name))
 			continue;
 		c->cordons_said++;

@@ -314,15 +314,29 @@ static void heartbeat_stops_short_of_core(void **state)
 	bare_free(c);
 }
 
-/* A cordon under an admitted workload's placement reaches the core (it
+/* 8-GPU Job `name` as the watch shows it once released (unsuspended,
+ * marked admitted). */
+static void release(struct controller *c, const char *name)
+{
+	json_t *job = ctl_job("team-a", name, 8, 1, false, "default");
+
+	json_object_set_new(json_object_get(job, "metadata"), "annotations",
+			    json_pack("{s:s}", WORKLOAD_ANNOT_ADMITTED, "true"));
+	ctl_job_event(c, KUBE_EV_MODIFIED, job);
+	json_decref(job);
+}
+
+/* A cordon under a released workload's placement reaches the core (it
  * places nothing new there) and is said once per transition: not again at
- * a heartbeat or another change while cordoned; again after an uncordon. */
+ * a heartbeat or another change while cordoned; again after an uncordon.
+ * A workload admitted but still suspended (no pods yet) hears nothing. */
 static void cordon_reaches_core_said_once(void **state)
 {
 	struct controller *c = topo_new();
 
 	(void)state;
 	assert_true(admits_8(c, "a"));
+	release(c, "a");
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, false, true, 1, 0));
 	assert_int_equal(c->cordons_said, 0);
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, true, true, 2, 0));
@@ -333,8 +347,9 @@ static void cordon_reaches_core_said_once(void **state)
 	assert_int_equal(c->cordons_said, 1);
 	assert_false(admits_8(c, "b")); /* 8 GPUs free there, and quota: cordoned */
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, false, true, 5, 0));
+	assert_true(cycle_admits(c, "b")); /* admitted, not released yet */
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, true, true, 6, 0));
-	assert_int_equal(c->cordons_said, 2);
+	assert_int_equal(c->cordons_said, 2); /* a again; not b */
 	bare_free(c);
 }
 
