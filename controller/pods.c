@@ -794,11 +794,13 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 		}
 		return;
 	}
+	/* a Pod that does not decode is nobody's workload (its use of its
+	   node, if counted, stays as it was) */
 	if (!o)
-		return;		    /* a Pod that does not decode is nobody's workload (its use of
-				       its node, if counted, stays as it was) */
-	controller_nodes_pod(c, o); /* what it uses of its node, gpuq's or not */
-	ev->wl = NULL;		    /* ours now */
+		return;
+	/* what it uses of its node, whoever's it is */
+	controller_nodes_pod(c, o);
+	ev->wl = NULL; /* ours now */
 	if (!c->policy) {
 		/* no policy yet (the first LIST of every watch is not done): kept
 		   for controller_pods_resync, which the first snapshot runs */

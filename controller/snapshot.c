@@ -272,7 +272,8 @@ static int core_update(struct controller *c, policy_t *p, bool *in_place)
  * their own (Namespaces and the namespaced ones) or those a ClusterQueue
  * selects (below); ResourceFlavors the core took in place reach none (what
  * a workload asks for does not depend on them). Any other change (a
- * PriorityClass, a LocalQueue's stop policy) is resolved everywhere. */
+ * PriorityClass, a LocalQueue's stop policy, a Topology: its flavors'
+ * workloads may be anywhere) is resolved everywhere. */
 _Static_assert(CONTROLLER_RES_COUNT <= 32, "policy_res_changed is a 32-bit mask");
 #define NARROW_RES                                                                                 \
 	((1u << CONTROLLER_RES_NAMESPACES) | (1u << CONTROLLER_RES_LIMITRANGES) |                  \
