@@ -408,7 +408,7 @@ static bool all_listed(const struct controller *c)
 	return true;
 }
 
-/* ev into the cache of its collection: the policy's, else the one its
+/* ev into the cache of its collection: the Nodes', the policy's, else the one its
  * kind's row says holds it (a set's, the Pods held by their own gates,
  * the parents held by their suspend field). */
 static void dispatch(struct controller *c, controller_cevent_t *ev)

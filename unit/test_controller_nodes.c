@@ -415,6 +415,30 @@ static void nodes_fed_when_first_core_built(void **state)
 	bare_free(c);
 }
 
+/* A relist of the Nodes drops the ones it no longer shows, from the cache
+ * and from the core; a deleted Node goes too. */
+static void relist_drops_nodes_not_seen(void **state)
+{
+	struct controller *c = topo_new();
+	controller_cevent_t reset = {.res = CONTROLLER_RES_NODES, .type = KUBE_EV_RESET};
+	controller_cevent_t synced = {.res = CONTROLLER_RES_NODES, .type = KUBE_EV_SYNCED};
+
+	(void)state;
+	node_apply(c, KUBE_EV_ADDED, node_text("n2", "r2", 8, false, true, 0, 0));
+	node_apply(c, KUBE_EV_ADDED, node_text("n3", "r3", 8, false, true, 0, 0));
+	assert_int_equal(c->nodes.n, 3);
+	controller_handle(c, &reset);
+	node_apply(c, KUBE_EV_ADDED, node_text("n1", "r1", 8, false, true, 1, 0));
+	node_apply(c, KUBE_EV_ADDED, node_text("n3", "r3", 8, false, true, 1, 0));
+	controller_handle(c, &synced);
+	assert_int_equal(c->nodes.n, 2);
+	node_apply(c, KUBE_EV_DELETED, node_text("n3", "r3", 8, false, true, 1, 0));
+	assert_int_equal(c->nodes.n, 1);
+	assert_true(admits_8(c, "a"));	/* on n1 */
+	assert_false(admits_8(c, "b")); /* n2 and n3 are gone */
+	bare_free(c);
+}
+
 /* A Topology of either group reaches the policy, and a flavor naming it
  * is no longer left out (TopologyUnplaced): the core has its levels. */
 static void topologies_of_both_groups(void **state)
@@ -454,6 +478,7 @@ int main(void)
 	    cmocka_unit_test(cordon_reaches_core_said_once),
 	    cmocka_unit_test(foreign_pods_use_counted),
 	    cmocka_unit_test(nodes_fed_when_first_core_built),
+	    cmocka_unit_test(relist_drops_nodes_not_seen),
 	    cmocka_unit_test(topologies_of_both_groups),
 	};
 
