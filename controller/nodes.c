@@ -1,5 +1,6 @@
 /* controller/nodes.c: Nodes for the core's topology-aware flavors, and what
- * the Pods gpuq did not admit use on each (docs/topology.md). A Node is fed
+ * the Pods bound to each use: those gpuq did not admit, and those it did
+ * (which the core counts against its placements there: docs/topology.md). A Node is fed
  * to the core only when the spec the core would read of it changed (a
  * digest of that spec): kubelet heartbeats, image lists and condition
  * timestamps never reach it. */
@@ -26,18 +27,25 @@ typedef struct {
 	int64_t amount; /* the core's units, summed */
 } use_res_t;
 
-/* What the Pods gpuq did not admit use on one node. */
+/* What some Pods use on one node. */
 typedef struct {
 	use_res_t r[CONTROLLER_NODE_RES_MAX]; /* resources (a Pod's others ignored:
 						 a node only offers its allocatable) */
 	size_t n;			      /* entries */
 	int32_t pods;			      /* Pods counted */
+} use_sum_t;
+
+/* What the Pods bound to one node use. */
+typedef struct {
+	use_sum_t other; /* those gpuq did not admit (the spec's used) */
+	use_sum_t own;	 /* those it admitted (the spec's own) */
 } node_use_t;
 
 /* One counted Pod: where it runs and what it asks. */
 typedef struct {
 	char *node;    /* spec.nodeName (owned) */
 	uint64_t gen;  /* the Pods' LIST generation it was last seen in */
+	bool own;      /* gpuq admitted it (annotation gpuq.dev/admitted) */
 	size_t n;      /* entries in r */
 	use_res_t r[]; /* its effective request per pod (names owned) */
 } pod_use_t;
@@ -268,6 +276,9 @@ static uint64_t digest(const queue_node_spec_t *s)
 		h = mix_int(mix(h, s->allocatable[i].resource), s->allocatable[i].amount);
 	for (size_t i = 0; i < s->n_used; i++)
 		h = mix_int(mix(h, s->used[i].resource), s->used[i].amount);
+	for (size_t i = 0; i < s->n_own; i++)
+		h = mix_int(mix(h, s->own[i].resource), s->own[i].amount);
+	h = mix_int(h, s->pods_own);
 	for (size_t i = 0; i < s->n_taints; i++)
 		h = mix_int(mix(mix(h, s->taints[i].key), s->taints[i].value), s->taints[i].effect);
 	h = mix_int(h, s->pods_used);
@@ -342,13 +353,15 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 	const controller_node_t *n = rec->n;
 	const node_use_t *u = controller_map_get(&c->node_use, n->name);
 	queue_label_t l[QUEUE_NODE_LABELS_MAX];
-	queue_request_t used[CONTROLLER_NODE_RES_MAX];
+	queue_request_t used[CONTROLLER_NODE_RES_MAX], own[CONTROLLER_NODE_RES_MAX];
 	queue_node_spec_t spec = {.name = n->name,
 				  .labels = l,
 				  .allocatable = n->alloc,
 				  .n_allocatable = n->n_alloc,
 				  .used = used,
-				  .pods_used = u ? u->pods : 0,
+				  .pods_used = u ? u->other.pods : 0,
+				  .own = own,
+				  .pods_own = u ? u->own.pods : 0,
 				  .taints = n->taints,
 				  .n_taints = n->n_taints,
 				  .unschedulable = n->cordoned || n->not_ready};
@@ -356,8 +369,10 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 	uint64_t h;
 
 	spec.n_labels = pick_labels(c, n, l);
-	for (size_t i = 0; u && i < u->n; i++)
-		used[spec.n_used++] = (queue_request_t){u->r[i].name, u->r[i].amount};
+	for (size_t i = 0; u && i < u->other.n; i++)
+		used[spec.n_used++] = (queue_request_t){u->other.r[i].name, u->other.r[i].amount};
+	for (size_t i = 0; u && i < u->own.n; i++)
+		own[spec.n_own++] = (queue_request_t){u->own.r[i].name, u->own.r[i].amount};
 	h = digest(&spec);
 	if (!engine_core(c->e) || (!force && h == rec->fed))
 		return;
@@ -494,7 +509,30 @@ void controller_nodes_apply(struct controller *c, controller_cevent_t *ev)
 	feed(c, rec, false);
 }
 
-/* ---- what Pods gpuq did not admit use ---- */
+/* ---- what the Pods bound to a node use ---- */
+
+static void sum_free(use_sum_t *s)
+{
+	for (size_t k = 0; k < s->n; k++)
+		free(s->r[k].name);
+}
+
+/* Add (sign 1) or take away (-1) Pod p's request to sum s. */
+static void sum_add(use_sum_t *s, const pod_use_t *p, int sign)
+{
+	s->pods += sign;
+	for (size_t i = 0; i < p->n; i++) {
+		size_t k = 0;
+		while (k < s->n && strcmp(s->r[k].name, p->r[i].name) != 0)
+			k++;
+		if (k == s->n) {
+			if (k == CONTROLLER_NODE_RES_MAX || !(s->r[k].name = strdup(p->r[i].name)))
+				continue;
+			s->n++;
+		}
+		s->r[k].amount += sign * p->r[i].amount;
+	}
+}
 
 /* Add (sign 1) or take away (-1) Pod p's request on its node; feed the node. */
 static void use_add(struct controller *c, const pod_use_t *p, int sign)
@@ -510,21 +548,10 @@ static void use_add(struct controller *c, const pod_use_t *p, int sign)
 			return;
 		}
 	}
-	u->pods += sign;
-	for (size_t i = 0; i < p->n; i++) {
-		size_t k = 0;
-		while (k < u->n && strcmp(u->r[k].name, p->r[i].name) != 0)
-			k++;
-		if (k == u->n) {
-			if (k == CONTROLLER_NODE_RES_MAX || !(u->r[k].name = strdup(p->r[i].name)))
-				continue;
-			u->n++;
-		}
-		u->r[k].amount += sign * p->r[i].amount;
-	}
-	if (u->pods <= 0) { /* the node's last counted Pod: nothing stays */
-		for (size_t k = 0; k < u->n; k++)
-			free(u->r[k].name);
+	sum_add(p->own ? &u->own : &u->other, p, sign);
+	if (u->other.pods <= 0 && u->own.pods <= 0) { /* the node's last counted Pod */
+		sum_free(&u->other);
+		sum_free(&u->own);
 		free(controller_map_del(&c->node_use, p->node));
 	}
 	if ((rec = controller_map_get(&c->nodes, p->node)) && rec->n)
@@ -574,7 +601,7 @@ static pod_use_t *pod_use_new(const workload_t *o)
 /* Whether p and q count the same on the same node. */
 static bool same_use(const pod_use_t *p, const pod_use_t *q)
 {
-	if (strcmp(p->node, q->node) != 0 || p->n != q->n)
+	if (strcmp(p->node, q->node) != 0 || p->own != q->own || p->n != q->n)
 		return false;
 	for (size_t i = 0; i < p->n; i++)
 		if (strcmp(p->r[i].name, q->r[i].name) != 0 || p->r[i].amount != q->r[i].amount)
@@ -586,12 +613,13 @@ void controller_nodes_pod(struct controller *c, workload_t *o)
 {
 	pod_use_t *had = controller_map_get(&c->pod_use, o->uid), *p;
 
-	if (!o->x->node_name || !*o->x->node_name || o->finished || o->admitted ||
-	    o->n_podsets != 1 || controller_resolve(c, o, NULL) || !(p = pod_use_new(o))) {
+	if (!o->x->node_name || !*o->x->node_name || o->finished || o->n_podsets != 1 ||
+	    controller_resolve(c, o, NULL) || !(p = pod_use_new(o))) {
 		controller_nodes_pod_gone(c, o->uid); /* not (or no longer) counted */
 		return;
 	}
 	p->gen = c->pods_gen;
+	p->own = o->admitted;
 	if (had && same_use(had, p)) {
 		had->gen = c->pods_gen;
 		pod_use_free(p);
@@ -634,8 +662,8 @@ void controller_nodes_free_all(struct controller *c)
 	pos = 0;
 	while ((s = controller_map_next(&c->node_use, &pos))) {
 		node_use_t *u = s->value;
-		for (size_t k = 0; k < u->n; k++)
-			free(u->r[k].name);
+		sum_free(&u->other);
+		sum_free(&u->own);
 		free(u);
 	}
 	controller_map_deinit(&c->node_use);
