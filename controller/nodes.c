@@ -232,11 +232,8 @@ static bool wanted(const policy_t *p, const char *key)
 	return false;
 }
 
-/* The labels of a node the core takes: QUEUE_NODE_LABELS_MAX says 64, but
- * queue_node_set builds them with queue_labels_build, which refuses more
- * than QUEUE_SELECTORS_MAX (32): the smaller, so no node is refused. */
-#define LABELS_KEPT                                                                                \
-	(QUEUE_NODE_LABELS_MAX < QUEUE_SELECTORS_MAX ? QUEUE_NODE_LABELS_MAX : QUEUE_SELECTORS_MAX)
+/* The labels of a node the core takes (queue_node_set's cap). */
+#define LABELS_KEPT QUEUE_NODE_LABELS_MAX
 
 /* At most LABELS_KEPT of n's labels into l: the ones that matter first,
  * then the others in their order. Returns how many. */

@@ -1015,8 +1015,10 @@ int queue_res_intern(queue_t *q, const char *name, uint32_t *id, gpuq_diag_t *di
 int queue_str_intern(queue_t *q, const char *what, const char *s, uint32_t *id, gpuq_diag_t *diag);
 int queue_tols_build(queue_t *q, const queue_toleration_t *in, size_t n, tol_t **out,
 		     gpuq_diag_t *diag);
-int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, kv_t **out,
-		       gpuq_diag_t *diag);
+/* Labels in[0..n) interned into *out (owned; NULL when n is 0); more than
+ * max is GPUQ_ELIMIT. */
+int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, size_t max,
+		       kv_t **out, gpuq_diag_t *diag);
 /* topology.c: topology-aware flavors (see queue.h "Topology"). */
 int queue_flavor_topology(queue_t *q, uint32_t fid, const char *topology, gpuq_diag_t *diag);
 void queue_topo_free(queue_t *q);

@@ -205,8 +205,8 @@ int queue_flavor_add(queue_t *q, const queue_flavor_spec_t *spec, uint32_t *id, 
 		return gpuq_diag_set(diag, GPUQ_ELIMIT,
 				     "ResourceFlavor \"%s\": more than %d taints", spec->name,
 				     QUEUE_TAINTS_MAX);
-	rc = queue_labels_build(q, "nodeLabels", spec->node_labels, spec->n_node_labels, &f.labels,
-				diag);
+	rc = queue_labels_build(q, "nodeLabels", spec->node_labels, spec->n_node_labels,
+				QUEUE_SELECTORS_MAX, &f.labels, diag);
 	if (rc)
 		goto fail;
 	f.n_labels = spec->n_node_labels;

@@ -280,7 +280,8 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 	if (spec->pods_used < 0 || spec->pods_own < 0)
 		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": negative pods %s", spec->name,
 				     spec->pods_used < 0 ? "used" : "own");
-	rc = queue_labels_build(q, "node labels", spec->labels, spec->n_labels, &n->labels, diag);
+	rc = queue_labels_build(q, "node labels", spec->labels, spec->n_labels,
+				QUEUE_NODE_LABELS_MAX, &n->labels, diag);
 	if (rc)
 		return rc;
 	n->n_labels = (uint8_t)spec->n_labels;

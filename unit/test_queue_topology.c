@@ -820,6 +820,36 @@ static void own_pods_fill_the_pod_cap(void **state)
 	queue_destroy(q);
 }
 
+/* A node keeps up to QUEUE_NODE_LABELS_MAX labels (64; a selector's cap,
+ * 32, is not a node's); past it, refused naming the limit. */
+static void node_takes_64_labels(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 8, 64);
+	char keys[QUEUE_NODE_LABELS_MAX + 1][32];
+	queue_label_t l[QUEUE_NODE_LABELS_MAX + 1];
+	queue_request_t a[1] = {{"gpu", 8}};
+	queue_node_spec_t ns = {.name = "b0-r0-n0",
+				.labels = l,
+				.n_labels = QUEUE_NODE_LABELS_MAX,
+				.allocatable = a,
+				.n_allocatable = 1};
+	gpuq_diag_t diag = {{0}};
+
+	(void)state;
+	l[0] = (queue_label_t){BLOCK, "b0"};
+	l[1] = (queue_label_t){RACK, "r0"};
+	l[2] = (queue_label_t){HOST, "b0-r0-n0"};
+	for (size_t i = 3; i <= QUEUE_NODE_LABELS_MAX; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "feature.node/k%zu", i);
+		l[i] = (queue_label_t){keys[i], "true"};
+	}
+	assert_int_equal(queue_node_set(q, &ns, &diag), GPUQ_OK);
+	ns.n_labels = QUEUE_NODE_LABELS_MAX + 1;
+	assert_int_equal(queue_node_set(q, &ns, &diag), GPUQ_ELIMIT);
+	assert_non_null(strstr(diag.msg, "64"));
+	queue_destroy(q);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -959,6 +989,7 @@ int main(void)
 	    cmocka_unit_test(own_pods_without_placement_count),
 	    cmocka_unit_test(own_pods_of_a_placement_not_twice),
 	    cmocka_unit_test(own_pods_fill_the_pod_cap),
+	    cmocka_unit_test(node_takes_64_labels),
 	    cmocka_unit_test(property_placements_hold),
 	};
 
