@@ -170,10 +170,74 @@ void controller_actuate_flush(struct controller *c)
 	c->n_batch = 0;
 }
 
+/* Whether every node of pod set ps in place[n] (one flavor's) has the same
+ * value at level lv of flavor's Topology; *value gets it (borrowed from the
+ * core: valid until it changes). A node the core no longer knows shares
+ * nothing. */
+static bool podset_shares(const queue_t *q, const queue_place_t *place, size_t n, size_t ps,
+			  uint32_t flavor, const char *lv, const char **value)
+{
+	*value = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *v;
+
+		if (place[i].podset != ps || place[i].flavor != flavor)
+			continue;
+		v = queue_node_domain(q, flavor, place[i].node, lv);
+		if (!v || (*value && strcmp(v, *value) != 0))
+			return false;
+		*value = v;
+	}
+	return *value != NULL;
+}
+
+/* Pin pod set ps of workload id to the domain admission placed it in: for
+ * each topology-aware flavor it is placed on, every level of that flavor's
+ * Topology, widest first, at which all its nodes share one value goes into
+ * sel as {level label: value}, up to the first level where they part (a
+ * domain of level L is the values of levels 0..L: rack r1 of block b1 is
+ * not rack r1 of block b2, so the wider levels are pinned too). On one node
+ * of a Topology ending in kubernetes.io/hostname that is the node. Nodes
+ * that share not even the widest level add nothing: the pods go where the
+ * scheduler puts them on the flavor's nodes (docs/topology.md). The pod sets
+ * of one podset-group-name each pin their own part of the group's domain.
+ * GPUQ_ENOMEM. */
+static int pin_to_domain(const queue_t *q, queue_wl_t id, size_t ps, json_t *sel)
+{
+	queue_place_t one[64], *place = one;
+	size_t n = 0, cap = sizeof(one) / sizeof(one[0]);
+
+	queue_workload_placement(q, id, place, cap, &n);
+	if (n > cap) { /* a pod set spread over many nodes: read them all */
+		place = calloc(n, sizeof(*place));
+		if (!place)
+			return GPUQ_ENOMEM;
+		cap = n;
+		queue_workload_placement(q, id, place, cap, &n);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *lv, *value;
+
+		if (place[i].podset != ps ||
+		    (i && place[i - 1].podset == ps && place[i - 1].flavor == place[i].flavor))
+			continue; /* once per flavor the pod set is on */
+		for (size_t l = 0; (lv = queue_flavor_level(q, place[i].flavor, l)); l++) {
+			if (!podset_shares(q, place, n, ps, place[i].flavor, lv, &value))
+				break;
+			json_object_set_new(sel, lv, json_string(value));
+		}
+	}
+	if (place != one)
+		free(place);
+	return GPUQ_OK;
+}
+
 /* The nodeSelector and tolerations a workload runs with on its flavors:
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
- * nodeLabels and tolerations. *sel and *tols are new references; flavors
- * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
+ * nodeLabels and tolerations, plus, on a topology-aware flavor, the labels
+ * of the domain its pods were placed in (pin_to_domain). *sel and *tols
+ * are new references; flavors gets the CONTROLLER_ANNOT_FLAVORS value.
+ * GPUQ_ENOMEM. */
 int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap)
@@ -199,7 +263,12 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t pod
 		for (size_t k = 0; k < f->n_tolerations; k++)
 			json_array_append_new(*tols, toleration_json(&f->tolerations[k]));
 	}
-	return GPUQ_OK;
+	if (pin_to_domain(engine_core(c->e), id, podset, *sel) == GPUQ_OK)
+		return GPUQ_OK;
+	json_decref(*sel);
+	json_decref(*tols);
+	*sel = *tols = NULL;
+	return GPUQ_ENOMEM;
 }
 
 /* Add the per-pod requests of parent j, times its pods not yet created

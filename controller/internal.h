@@ -632,7 +632,9 @@ void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
 void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
 /* actuate.c: pod set `podset` of a workload placed on its flavors: base_sel
  * and base_tols (borrowed; may be NULL) plus every flavor assigned to the pod
- * set's nodeLabels and tolerations (*sel, *tols new references); flavors
+ * set's nodeLabels and tolerations, and on a topology-aware flavor the
+ * labels of the domain its pods were placed in, widest level first, as far
+ * as they share one (*sel, *tols new references); flavors
  * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
  * "<podset>:" when `prefixed`, for a workload of several pod sets).
  * GPUQ_ENOMEM. */
