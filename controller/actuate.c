@@ -563,6 +563,7 @@ void controller_actuate_result(struct controller *c, const queue_result_t *res)
 		post(c, e->victim_uid, "Warning",
 		     e->reason == QUEUE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout"
 		     : e->reason == QUEUE_EVICT_MAX_EXEC    ? "MaximumExecutionTimeExceeded"
+		     : e->reason == QUEUE_EVICT_NODE_FAILED ? "NodeFailures"
 							    : "Preempted",
 		     e->reason == QUEUE_EVICT_MAX_EXEC ? "Deactivate" : "Preempt", note);
 	}

@@ -139,7 +139,7 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 	joins = topo_node_find(f->topo, name) == TOPO_NONE;
 	rc = topo_node_set(f->topo,
 			   &(topo_node_spec_t){name, vals, alloc, used, n->pods_max, n->pods_used,
-					       !n->unschedulable},
+					       !n->unschedulable && !n->not_ready},
 			   &tid, NULL);
 	if (rc)
 		return rc;
@@ -280,6 +280,8 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 	n->n_taints = (uint8_t)spec->n_taints;
 	n->pods_used = spec->pods_used;
 	n->unschedulable = spec->unschedulable;
+	n->not_ready = spec->not_ready;
+	n->not_ready_since = spec->not_ready ? spec->not_ready_since : 0;
 	return node_build_res(q, spec, n, diag);
 }
 
@@ -297,6 +299,16 @@ static int node_spread(queue_t *q, uint32_t nid)
 	for (size_t i = 0; i < q->cohort_names.n; i++)
 		queue_cohort_touch(q, (uint32_t)i, true);
 	return rc;
+}
+
+/* Count node nid in (+1) or out of (-1) q->n_nodes_down when it is gone
+ * or not Ready and not settled: what queue_topo_failures looks at. */
+static void node_down(queue_t *q, uint32_t nid, int sign)
+{
+	const node_t *n = &q->nodes[nid];
+
+	if ((n->gone || n->not_ready) && !n->settled)
+		q->n_nodes_down = sign > 0 ? q->n_nodes_down + 1 : q->n_nodes_down - 1;
 }
 
 int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
@@ -324,9 +336,11 @@ int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
 			goto fail;
 		memset(&q->nodes[nid], 0, sizeof(node_t));
 	}
+	node_down(q, nid, -1);
 	node_fields_free(&q->nodes[nid]);
 	n.live = true;
 	q->nodes[nid] = n;
+	node_down(q, nid, +1);
 	return node_spread(q, nid);
 fail:
 	node_fields_free(&n);
@@ -339,7 +353,10 @@ int queue_node_delete(queue_t *q, const char *name)
 
 	if (!name || queue_names_find(&q->node_names, name, &nid) != GPUQ_OK || !q->nodes[nid].live)
 		return GPUQ_ENOTFOUND;
+	node_down(q, nid, -1);
 	node_fields_free(&q->nodes[nid]);
+	q->nodes[nid].gone = true;
+	node_down(q, nid, +1);
 	return node_spread(q, nid);
 }
 
@@ -360,9 +377,21 @@ int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag)
 				       n->pods_used,
 				       tn,
 				       n->n_taints,
-				       n->unschedulable};
+				       n->unschedulable,
+				       n->not_ready,
+				       n->not_ready_since};
+		uint32_t nid;
 		int rc;
 
+		if (n->gone && !n->settled) { /* its workloads are still to evict */
+			rc = queue_node_ref(dst, s.name, &nid);
+			if (rc)
+				return rc;
+			node_down(dst, nid, -1);
+			dst->nodes[nid].gone = true;
+			dst->nodes[nid].settled = false;
+			node_down(dst, nid, +1);
+		}
 		if (!n->live)
 			continue;
 		for (size_t k = 0; k < n->n_labels; k++)
