@@ -171,11 +171,110 @@ static void preempted_job_restored_without_the_pin(void **state)
 	ctl_free(c);
 }
 
+/* A JobSet of two rack-required replicatedJobs of two 4-GPU pods, with
+ * racks r1 and r2 of two 4-GPU nodes each: each replicatedJob is pinned to
+ * its own rack. */
+static void jobset_each_replicated_job_its_rack(void **state)
+{
+	struct controller *c = pin_new();
+	json_t *js = json_pack(
+	    "{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:{s:s}}, s:{s:b, s:[{s:s, s:i, s:{s:{s:i, "
+	    "s:i, s:{s:{s:{s:s}}, s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}, {s:s, s:i, s:{s:{s:i, s:i, "
+	    "s:{s:{s:{s:s}}, s:{s:[{s:s, s:s, s:{s:{s:s}}}]}}}}}]}}",
+	    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "metadata", "name", "js",
+	    "namespace", "team-a", "uid", "js", "resourceVersion", "12", "creationTimestamp",
+	    "2026-11-25T00:00:00Z", "labels", "gpuq.dev/queue-name", "default", "spec", "suspend",
+	    1, "replicatedJobs", "name", "a", "replicas", 1, "template", "spec", "parallelism", 2,
+	    "completions", 2, "template", "metadata", "annotations",
+	    "kueue.x-k8s.io/podset-required-topology", PIN_RACK, "spec", "containers", "name", "w",
+	    "image", "x", "resources", "limits", "nvidia.com/gpu", "4", "name", "b", "replicas", 1,
+	    "template", "spec", "parallelism", 2, "completions", 2, "template", "metadata",
+	    "annotations", "kueue.x-k8s.io/podset-required-topology", PIN_RACK, "spec",
+	    "containers", "name", "w", "image", "x", "resources", "limits", "nvidia.com/gpu", "4");
+	controller_cevent_t ev;
+	json_t *body = NULL, *op;
+	const char *rack[2] = {NULL, NULL};
+	queue_wl_t id;
+	size_t i;
+
+	(void)state;
+	assert_non_null(js);
+	pin_node(c, "r1-n1", "r1", 4);
+	ev = ctl_event(CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_ADDED, js);
+	controller_jobs_apply(c, &ev);
+	controller_cevent_deinit(&ev);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, NULL), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "js"), QUEUE_WL_ADMITTED);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "js", &id), GPUQ_OK);
+	assert_int_equal(controller_release_parent_patch(c, controller_job(c, "js"), id, &body),
+			 GPUQ_OK);
+	json_array_foreach(body, i, op)
+	{
+		const char *path = json_string_value(json_object_get(op, "path"));
+		json_t *sel = json_object_get(op, "value");
+
+		for (int k = 0; k < 2; k++) {
+			char want[96];
+
+			snprintf(want, sizeof(want),
+				 "/spec/replicatedJobs/%d/template/spec/template/spec/nodeSelector",
+				 k);
+			if (!strcmp(path, want)) {
+				rack[k] = json_string_value(json_object_get(sel, PIN_RACK));
+				assert_string_equal(
+				    json_string_value(json_object_get(sel, PIN_BLOCK)), "b1");
+				assert_null(json_object_get(sel, PIN_HOST)); /* two nodes */
+			}
+		}
+	}
+	assert_non_null(rack[0]);
+	assert_non_null(rack[1]);
+	assert_string_not_equal(rack[0], rack[1]);
+	json_decref(body);
+	json_decref(js);
+	ctl_free(c);
+}
+
+/* A gated pod group of two rack-required 4-GPU members fits only rack r2:
+ * the placement each member is released with (release_member's call)
+ * carries that rack. */
+static void group_member_pinned_to_its_rack(void **state)
+{
+	struct controller *c = pin_new();
+	json_t *m[2] = {ctl_group_pod("m0", "g", 2, 4), ctl_group_pod("m1", "g", 2, 4)};
+	json_t *sel = NULL, *tols = NULL;
+	char flavors[256];
+	queue_wl_t id;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		json_object_set_new(
+		    json_object_get(json_object_get(m[k], "metadata"), "annotations"),
+		    "kueue.x-k8s.io/podset-required-topology", json_string(PIN_RACK));
+		ctl_pod_event(c, KUBE_EV_ADDED, m[k]);
+	}
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, NULL), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "group:team-a/g", &id), GPUQ_OK);
+	assert_int_equal(controller_actuate_placement(c, id, 0, false, NULL, NULL, &sel, &tols,
+						      flavors, sizeof(flavors)),
+			 GPUQ_OK);
+	assert_string_equal(json_string_value(json_object_get(sel, PIN_RACK)), "r2");
+	assert_string_equal(json_string_value(json_object_get(sel, PIN_BLOCK)), "b1");
+	json_decref(sel);
+	json_decref(tols);
+	json_decref(m[0]);
+	json_decref(m[1]);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(job_pinned_to_its_rack),
 	    cmocka_unit_test(preempted_job_restored_without_the_pin),
+	    cmocka_unit_test(jobset_each_replicated_job_its_rack),
+	    cmocka_unit_test(group_member_pinned_to_its_rack),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
