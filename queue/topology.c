@@ -1229,16 +1229,46 @@ static int check_nodes(const queue_t *q, char *why, size_t cap)
 	return rc;
 }
 
+/* The nodes down (gone or not Ready) and not settled are n_nodes_down; a
+ * settled one is held by no admitted workload (failure.c). */
+static int check_down(const queue_t *q, char *why, size_t cap)
+{
+	size_t down = 0;
+
+	for (size_t i = 0; i < q->node_names.n; i++) {
+		const node_t *n = &q->nodes[i];
+
+		down += (n->gone || n->not_ready) && !n->settled;
+	}
+	if (down != q->n_nodes_down) {
+		snprintf(why, cap, "%zu nodes down, %zu counted", down, q->n_nodes_down);
+		return GPUQ_ECORRUPT;
+	}
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+
+		for (uint32_t k = 0;
+		     w->live && w->state == QUEUE_WL_ADMITTED && w->place && k < w->place->n; k++)
+			if (q->nodes[w->place->e[k].node].settled) {
+				snprintf(why, cap, "%s: admitted on node %s, failed and settled",
+					 wl_uid(w), q->node_names.s[w->place->e[k].node]);
+				return GPUQ_ECORRUPT;
+			}
+	}
+	return GPUQ_OK;
+}
+
 int queue_topology_check(const queue_t *q, char *why, size_t cap)
 {
-	if (!q->n_topo_flavors)
-		return GPUQ_OK;
+	int rc = check_down(q, why, cap);
+
+	if (rc || !q->n_topo_flavors)
+		return rc;
 	for (size_t f = 0; f < q->flv_names.n; f++)
 		if (q->flavors[f].topo)
 			topo_check(q->flavors[f].topo);
 	for (size_t i = 0; i < q->n_wls; i++) {
 		const wl_t *w = Wc(q, (uint32_t)i);
-		int rc;
 
 		if (!w->live || (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING))
 			continue;
