@@ -170,66 +170,29 @@ void controller_actuate_flush(struct controller *c)
 	c->n_batch = 0;
 }
 
-/* Whether every node of pod set ps in place[n] (one flavor's) has the same
- * value at level lv of flavor's Topology; *value gets it (borrowed from the
- * core: valid until it changes). A node the core no longer knows shares
- * nothing. */
-static bool podset_shares(const queue_t *q, const queue_place_t *place, size_t n, size_t ps,
-			  uint32_t flavor, const char *lv, const char **value)
+/* Pin pod set ps of workload id to the domain admission placed it in: on
+ * each topology-aware flavor of names[n] (the pod set's), the levels its
+ * nodes share (queue_podset_domain: widest first, up to the first where
+ * they part; one node of a Topology ending in kubernetes.io/hostname is
+ * that node) go into sel as {level label: value}. Nodes that share not even
+ * the widest level add nothing: the pods go where the scheduler puts them
+ * on the flavor's nodes (docs/topology.md). The pod sets of one
+ * podset-group-name each pin their own part of the group's domain. */
+static void pin_to_domain(const queue_t *q, queue_wl_t id, size_t ps, const char *const *names,
+			  size_t n, json_t *sel)
 {
-	*value = NULL;
 	for (size_t i = 0; i < n; i++) {
-		const char *v;
+		const char *values[QUEUE_TOPO_LEVELS_MAX];
+		uint32_t fid;
+		size_t k;
 
-		if (place[i].podset != ps || place[i].flavor != flavor)
+		if (queue_flavor_find(q, names[i], &fid) != GPUQ_OK)
 			continue;
-		v = queue_node_domain(q, flavor, place[i].node, lv);
-		if (!v || (*value && strcmp(v, *value) != 0))
-			return false;
-		*value = v;
+		k = queue_podset_domain(q, id, ps, fid, values, QUEUE_TOPO_LEVELS_MAX);
+		for (size_t l = 0; l < k; l++)
+			json_object_set_new(sel, queue_flavor_level(q, fid, l),
+					    json_string(values[l]));
 	}
-	return *value != NULL;
-}
-
-/* Pin pod set ps of workload id to the domain admission placed it in: for
- * each topology-aware flavor it is placed on, every level of that flavor's
- * Topology, widest first, at which all its nodes share one value goes into
- * sel as {level label: value}, up to the first level where they part (a
- * domain of level L is the values of levels 0..L: rack r1 of block b1 is
- * not rack r1 of block b2, so the wider levels are pinned too). On one node
- * of a Topology ending in kubernetes.io/hostname that is the node. Nodes
- * that share not even the widest level add nothing: the pods go where the
- * scheduler puts them on the flavor's nodes (docs/topology.md). The pod sets
- * of one podset-group-name each pin their own part of the group's domain.
- * GPUQ_ENOMEM. */
-static int pin_to_domain(const queue_t *q, queue_wl_t id, size_t ps, json_t *sel)
-{
-	queue_place_t one[64], *place = one;
-	size_t n = 0, cap = sizeof(one) / sizeof(one[0]);
-
-	queue_workload_placement(q, id, place, cap, &n);
-	if (n > cap) { /* a pod set spread over many nodes: read them all */
-		place = calloc(n, sizeof(*place));
-		if (!place)
-			return GPUQ_ENOMEM;
-		cap = n;
-		queue_workload_placement(q, id, place, cap, &n);
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *lv, *value;
-
-		if (place[i].podset != ps ||
-		    (i && place[i - 1].podset == ps && place[i - 1].flavor == place[i].flavor))
-			continue; /* once per flavor the pod set is on */
-		for (size_t l = 0; (lv = queue_flavor_level(q, place[i].flavor, l)); l++) {
-			if (!podset_shares(q, place, n, ps, place[i].flavor, lv, &value))
-				break;
-			json_object_set_new(sel, lv, json_string(value));
-		}
-	}
-	if (place != one)
-		free(place);
-	return GPUQ_OK;
 }
 
 /* The nodeSelector and tolerations a workload runs with on its flavors:
@@ -263,12 +226,8 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t pod
 		for (size_t k = 0; k < f->n_tolerations; k++)
 			json_array_append_new(*tols, toleration_json(&f->tolerations[k]));
 	}
-	if (pin_to_domain(engine_core(c->e), id, podset, *sel) == GPUQ_OK)
-		return GPUQ_OK;
-	json_decref(*sel);
-	json_decref(*tols);
-	*sel = *tols = NULL;
-	return GPUQ_ENOMEM;
+	pin_to_domain(engine_core(c->e), id, podset, names, nf, *sel);
+	return GPUQ_OK;
 }
 
 /* Add the per-pod requests of parent j, times its pods not yet created

@@ -1029,6 +1029,9 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t);
 bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t);
 void queue_topo_release(queue_t *q, uint32_t wid);
 void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap);
+/* The short name of a level for a sentence: the label key after its
+ * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
+const char *queue_topo_level_word(const char *key);
 int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag);
 /* A workload record's topology block (version 5), decoded. */
 typedef struct {

@@ -673,6 +673,19 @@ typedef struct {
 void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *out, size_t cap,
 			      size_t *n);
 
+/* The domain pod set `podset` of workload id was placed in on
+ * topology-aware flavor `flavor`: the values, widest level first, of the
+ * levels of the flavor's Topology (queue_flavor_level names them) at which
+ * all the pod set's nodes there share one, up to the first where they part
+ * (a rack-required pod set on two nodes of rack r2 of block b1: b1, r2; on
+ * one node of a Topology ending in kubernetes.io/hostname: that node too).
+ * At most cap values into values (borrowed: valid until q changes); returns
+ * how many (0: its nodes share not even the widest level, none is placed
+ * there, or a node is no longer known). What a release pins the pod set
+ * to (docs/topology.md). O(entries x levels). */
+size_t queue_podset_domain(const queue_t *q, queue_wl_t id, size_t podset, uint32_t flavor,
+			   const char **values, size_t cap);
+
 /* The label value of node `node` at level `level` of flavor's topology,
  * or NULL (no such flavor, topology level or node). */
 const char *queue_node_domain(const queue_t *q, uint32_t flavor, const char *node,

@@ -964,6 +964,39 @@ void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *ou
 	*n = w->place->n;
 }
 
+size_t queue_podset_domain(const queue_t *q, queue_wl_t id, size_t podset, uint32_t flavor,
+			   const char **values, size_t cap)
+{
+	const wl_t *w = id < q->n_wls ? Wc(q, id) : NULL;
+	const flavor_t *f = flavor < q->flv_names.n ? &q->flavors[flavor] : NULL;
+	size_t n_levels, l;
+
+	if (!w || !w->live || !w->place || !f || !f->topo)
+		return 0;
+	n_levels = q->topologies[f->topology].n_levels;
+	for (l = 0; l < n_levels && l < cap; l++) {
+		const char *v = NULL;
+
+		for (uint32_t k = 0; k < w->place->n; k++) {
+			const place_t *e = &w->place->e[k];
+			uint32_t tid;
+			const char *x;
+
+			if (e->ps != podset || e->flavor != flavor)
+				continue;
+			tid = topo_node_find(f->topo, q->node_names.s[e->node]);
+			x = tid == TOPO_NONE ? NULL : topo_domain_value(f->topo, tid, (uint8_t)l);
+			if (!x || (v && strcmp(v, x) != 0))
+				return l;
+			v = x;
+		}
+		if (!v)
+			return l; /* nothing of the pod set on this flavor */
+		values[l] = v;
+	}
+	return l;
+}
+
 const char *queue_node_domain(const queue_t *q, uint32_t flavor, const char *node,
 			      const char *level)
 {
@@ -1015,9 +1048,7 @@ int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gp
 	return rc;
 }
 
-/* The short name of a level for a sentence: the label key after its
- * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
-static const char *level_word(const char *key)
+const char *queue_topo_level_word(const char *key)
 {
 	const char *s = strrchr(key, '/');
 
@@ -1055,10 +1086,10 @@ void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap)
 			 "needs %s %s on the nodes of flavor %s (Topology %s): no placement "
 			 "fits, the best %s (%s) has %s free",
 			 n1, rn, queue_flv_name(q, w->why_flavor), q->topo_names.s[f->topology],
-			 level_word(key), key, n2);
+			 queue_topo_level_word(key), key, n2);
 	else
 		snprintf(out, cap, "needs %s %s in one %s (%s): the best %s has %s free", n1, rn,
-			 level_word(key), key, level_word(key), n2);
+			 queue_topo_level_word(key), key, queue_topo_level_word(key), n2);
 }
 
 /* The node id of name, made (not live: no capacity) when never seen: a

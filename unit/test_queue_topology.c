@@ -572,6 +572,23 @@ static queue_t *two_running(void)
 	return q;
 }
 
+/* The status says where each one runs: the narrowest level its nodes
+ * share, what its release pins it to. */
+static void status_names_the_domain(void **state)
+{
+	queue_t *q = two_running();
+	char buf[256];
+
+	(void)state;
+	reason(q, "a", buf, sizeof(buf));
+	assert_string_equal(buf, "admitted in ClusterQueue cq: 16 gpu on flavor h100; in rack r0 "
+				 "(topology.gpuq.dev/rack)");
+	reason(q, "b", buf, sizeof(buf));
+	assert_string_equal(buf, "admitted in ClusterQueue cq: 8 gpu on flavor h100; in node "
+				 "b0-r1-n0 (kubernetes.io/hostname)");
+	queue_destroy(q);
+}
+
 /* A node of a's rack not Ready from t=10: nothing happens within the grace
  * (30 s, the default); queue_next_event names its end; then a (only a) is
  * evicted with NodeFailures, requeued, and placed again in the one rack
@@ -912,6 +929,7 @@ int main(void)
 	    cmocka_unit_test(preempts_within_one_rack),
 	    cmocka_unit_test(no_preemption_waits),
 	    cmocka_unit_test(property_placements_hold),
+	    cmocka_unit_test(status_names_the_domain),
 	    cmocka_unit_test(not_ready_past_the_grace_evicts),
 	    cmocka_unit_test(ready_again_within_the_grace),
 	    cmocka_unit_test(cordon_evicts_nothing),
