@@ -171,12 +171,21 @@ static int decode_taints(const jv_t *spec, controller_node_t *n, gpuq_diag_t *di
 }
 
 /* Whether condition Ready says "True". */
-static bool ready(const jv_t *status)
+/* Whether condition Ready is "True"; *since (ms since the epoch) its
+ * lastTransitionTime, 0 when it has none or there is no Ready condition
+ * (failed at once, as Kueue takes it). */
+static bool ready(const jv_t *status, int64_t *since)
 {
+	*since = 0;
 	for (const jv_t *cd = jv_first(jv_get(status, "conditions")); cd; cd = cd->next) {
 		const char *type = jv_member_str(cd, "type"), *st = jv_member_str(cd, "status");
-		if (type && !strcmp(type, "Ready"))
-			return st && !strcmp(st, "True");
+		const char *at = jv_member_str(cd, "lastTransitionTime");
+
+		if (!type || strcmp(type, "Ready") != 0)
+			continue;
+		if (!at || gpuq_time_parse(at, since) != GPUQ_OK)
+			*since = 0;
+		return st && !strcmp(st, "True");
 	}
 	return false;
 }
@@ -207,7 +216,7 @@ int controller_node_decode(const jv_t *obj, controller_node_t **out, gpuq_diag_t
 		return rc;
 	}
 	n->cordoned = jv_is(jv_get(spec, "unschedulable"), JV_TRUE);
-	n->not_ready = !ready(status);
+	n->not_ready = !ready(status, &n->not_ready_since);
 	*out = n;
 	return GPUQ_OK;
 }
@@ -279,6 +288,7 @@ static uint64_t digest(const queue_node_spec_t *s)
 	for (size_t i = 0; i < s->n_taints; i++)
 		h = mix_int(mix(mix(h, s->taints[i].key), s->taints[i].value), s->taints[i].effect);
 	h = mix_int(h, s->pods_used);
+	h = mix_int(mix_int(h, s->not_ready), s->not_ready_since);
 	return mix_int(h, s->unschedulable) | 1;
 }
 
@@ -318,10 +328,17 @@ static void say_cordon(struct controller *c, const controller_node_t *n)
 	size_t pos = 0;
 	char note[512];
 
-	snprintf(note, sizeof(note),
-		 "node %s of its placement was %s: its pods there keep running; nothing new "
-		 "is placed there",
-		 n->name, n->cordoned ? "cordoned" : "found not Ready");
+	if (n->not_ready)
+		snprintf(note, sizeof(note),
+			 "node %s of its placement is not Ready: nothing new is placed there, "
+			 "and unless it is Ready again %lld s after it turned so, the workload "
+			 "is evicted (NodeFailures) and placed again on healthy nodes",
+			 n->name, (long long)(engine_config(c->e)->node_failure_ms / 1000));
+	else
+		snprintf(note, sizeof(note),
+			 "node %s of its placement was cordoned: its pods there keep running; "
+			 "nothing new is placed there",
+			 n->name);
 	while (q && (s = controller_map_next(&c->jobs, &pos))) {
 		controller_job_t *j = s->value;
 		queue_wl_t id;
@@ -361,7 +378,9 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 				  .pods_own = u ? u->own.pods : 0,
 				  .taints = n->taints,
 				  .n_taints = n->n_taints,
-				  .unschedulable = n->cordoned || n->not_ready};
+				  .unschedulable = n->cordoned,
+				  .not_ready = n->not_ready,
+				  .not_ready_since = n->not_ready ? n->not_ready_since : 0};
 	gpuq_diag_t diag = {{0}};
 	uint64_t h;
 
@@ -385,9 +404,9 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 	rec->fed = h;
 	c->nodes_fed++;
 	c->core_dirty = true;
-	if (spec.unschedulable && !rec->was_unsched)
+	if ((spec.unschedulable || spec.not_ready) && !rec->was_unsched)
 		say_cordon(c, n);
-	rec->was_unsched = spec.unschedulable;
+	rec->was_unsched = spec.unschedulable || spec.not_ready;
 }
 
 void controller_nodes_feed(struct controller *c, bool fresh)

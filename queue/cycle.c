@@ -1186,6 +1186,8 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
 	if (!rc)
 		rc = exec_timeouts(q, now);
 	if (!rc)
+		rc = queue_topo_failures(q, now);
+	if (!rc)
 		rc = queue_idle_tick(q, now);
 	if (rc)
 		goto out;
@@ -1235,6 +1237,9 @@ int64_t queue_next_event(const queue_t *q, int64_t now)
 			if (!i)
 				break;
 		}
+	if (b < t)
+		t = b;
+	b = queue_topo_failures_next(q, now);
 	if (b < t)
 		t = b;
 	if (t <= now)

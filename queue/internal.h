@@ -115,21 +115,26 @@ typedef struct {
 /* What the core knows of a node (topology.c): what topo_node_set needs
  * again when a flavor or a resource is added later. */
 typedef struct {
-	kv_t *labels;	    /* labels kept, owned */
-	taint_t *taints;    /* taints, owned */
-	uint32_t *res;	    /* resource names of alloc/used (q->strs ids), owned */
-	int64_t *alloc;	    /* allocatable per entry of res, owned */
-	int64_t *used;	    /* used by pods gpuq did not admit, per entry of res, owned */
-	int64_t *own;	    /* used by pods gpuq admitted (bound), per entry of res,
-			       owned */
-	uint8_t n_labels;   /* entries */
-	uint8_t n_taints;   /* entries */
-	uint8_t n_res;	    /* entries */
-	bool live;	    /* set and not deleted */
-	bool unschedulable; /* cordoned or not Ready */
-	int32_t pods_max;   /* allocatable pods (0: no cap) */
-	int32_t pods_used;  /* pods gpuq did not admit */
-	int32_t pods_own;   /* pods gpuq admitted, bound here */
+	kv_t *labels;		 /* labels kept, owned */
+	taint_t *taints;	 /* taints, owned */
+	uint32_t *res;		 /* resource names of alloc/used (q->strs ids), owned */
+	int64_t *alloc;		 /* allocatable per entry of res, owned */
+	int64_t *used;		 /* used by pods gpuq did not admit, per entry of res, owned */
+	int64_t *own;		 /* used by pods gpuq admitted (bound), per entry of res,
+				    owned */
+	uint8_t n_labels;	 /* entries */
+	uint8_t n_taints;	 /* entries */
+	uint8_t n_res;		 /* entries */
+	bool live;		 /* set and not deleted */
+	bool unschedulable;	 /* cordoned */
+	bool not_ready;		 /* its Ready condition is not True */
+	bool gone;		 /* deleted (after being set) */
+	bool settled;		 /* gone or failed, and no admitted workload holds it
+				    any more: nothing for queue_topo_failures to do */
+	int64_t not_ready_since; /* not_ready: since when */
+	int32_t pods_max;	 /* allocatable pods (0: no cap) */
+	int32_t pods_used;	 /* pods gpuq did not admit */
+	int32_t pods_own;	 /* pods gpuq admitted, bound here */
 } node_t;
 
 /* One entry of a placement: count pods of pod set ps on node (q->node_names
@@ -524,6 +529,10 @@ struct queue {
 	bool topo_stale;	 /* a resource was added: every node is given to
 				    the topos again before the next fit (topology.c) */
 	size_t n_placed;	 /* workloads holding a placement */
+	size_t n_nodes_down;	 /* nodes gone or not Ready and not settled
+				    (node_t): queue_topo_failures has work */
+	uint32_t failed_node;	 /* the node named by the QUEUE_EVICT_NODE_FAILED
+				    eviction being emitted (failure.c) */
 	topo_place_t *fit_buf;	 /* topo_fit's output (topology.c) */
 	u32vec_t topo_cands;	 /* a domain preemption's candidates (topology.c) */
 	struct askbuf *askbuf;	 /* an ask being built and fitted (topology.c),
@@ -1030,6 +1039,9 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t);
 bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t);
 void queue_topo_release(queue_t *q, uint32_t wid);
 void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap);
+/* The short name of a level for a sentence: the label key after its
+ * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
+const char *queue_topo_level_word(const char *key);
 int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag);
 /* A workload record's topology block (version 5), decoded. */
 typedef struct {
@@ -1043,6 +1055,13 @@ typedef struct {
 	size_t n_pl; /* entries */
 } queue_topo_rec_t;
 int queue_node_ref(queue_t *q, const char *name, uint32_t *nid);
+/* failure.c: evict (QUEUE_EVICT_NODE_FAILED) every admitted workload placed
+ * on a node deleted or not Ready for cfg.node_failure_ms at now, by
+ * (admission, uid); GPUQ_ENOMEM (what was not evicted waits for the next
+ * tick). */
+int queue_topo_failures(queue_t *q, int64_t now);
+/* When the next node turns failed after now (INT64_MAX: none). */
+int64_t queue_topo_failures_next(const queue_t *q, int64_t now);
 int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t);
 bool queue_tolerates(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn);
 const kv_t *queue_kv_get(const kv_t *v, size_t n, uint32_t key);

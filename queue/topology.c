@@ -147,7 +147,7 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 					       .pods_max = n->pods_max,
 					       .pods_used = n->pods_used,
 					       .pods_own = n->pods_own,
-					       .schedulable = !n->unschedulable},
+					       .schedulable = !n->unschedulable && !n->not_ready},
 			   &tid, NULL);
 	if (rc)
 		return rc;
@@ -308,6 +308,8 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 	n->pods_used = spec->pods_used;
 	n->pods_own = spec->pods_own;
 	n->unschedulable = spec->unschedulable;
+	n->not_ready = spec->not_ready;
+	n->not_ready_since = spec->not_ready ? spec->not_ready_since : 0;
 	return node_build_res(q, spec, n, diag);
 }
 
@@ -325,6 +327,16 @@ static int node_spread(queue_t *q, uint32_t nid)
 	for (size_t i = 0; i < q->cohort_names.n; i++)
 		queue_cohort_touch(q, (uint32_t)i, true);
 	return rc;
+}
+
+/* Count node nid in (+1) or out of (-1) q->n_nodes_down when it is gone
+ * or not Ready and not settled: what queue_topo_failures looks at. */
+static void node_down(queue_t *q, uint32_t nid, int sign)
+{
+	const node_t *n = &q->nodes[nid];
+
+	if ((n->gone || n->not_ready) && !n->settled)
+		q->n_nodes_down = sign > 0 ? q->n_nodes_down + 1 : q->n_nodes_down - 1;
 }
 
 int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
@@ -352,9 +364,11 @@ int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
 			goto fail;
 		memset(&q->nodes[nid], 0, sizeof(node_t));
 	}
+	node_down(q, nid, -1);
 	node_fields_free(&q->nodes[nid]);
 	n.live = true;
 	q->nodes[nid] = n;
+	node_down(q, nid, +1);
 	return node_spread(q, nid);
 fail:
 	node_fields_free(&n);
@@ -367,7 +381,10 @@ int queue_node_delete(queue_t *q, const char *name)
 
 	if (!name || queue_names_find(&q->node_names, name, &nid) != GPUQ_OK || !q->nodes[nid].live)
 		return GPUQ_ENOTFOUND;
+	node_down(q, nid, -1);
 	node_fields_free(&q->nodes[nid]);
+	q->nodes[nid].gone = true;
+	node_down(q, nid, +1);
 	return node_spread(q, nid);
 }
 
@@ -391,9 +408,21 @@ int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag)
 				       .pods_own = n->pods_own,
 				       .taints = tn,
 				       .n_taints = n->n_taints,
-				       .unschedulable = n->unschedulable};
+				       .unschedulable = n->unschedulable,
+				       .not_ready = n->not_ready,
+				       .not_ready_since = n->not_ready_since};
+		uint32_t nid;
 		int rc;
 
+		if (n->gone && !n->settled) { /* its workloads are still to evict */
+			rc = queue_node_ref(dst, s.name, &nid);
+			if (rc)
+				return rc;
+			node_down(dst, nid, -1);
+			dst->nodes[nid].gone = true;
+			dst->nodes[nid].settled = false;
+			node_down(dst, nid, +1);
+		}
 		if (!n->live)
 			continue;
 		for (size_t k = 0; k < n->n_labels; k++)
@@ -1030,6 +1059,39 @@ void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *ou
 	*n = w->place->n;
 }
 
+size_t queue_podset_domain(const queue_t *q, queue_wl_t id, size_t podset, uint32_t flavor,
+			   const char **values, size_t cap)
+{
+	const wl_t *w = id < q->n_wls ? Wc(q, id) : NULL;
+	const flavor_t *f = flavor < q->flv_names.n ? &q->flavors[flavor] : NULL;
+	size_t n_levels, l;
+
+	if (!w || !w->live || !w->place || !f || !f->topo)
+		return 0;
+	n_levels = q->topologies[f->topology].n_levels;
+	for (l = 0; l < n_levels && l < cap; l++) {
+		const char *v = NULL;
+
+		for (uint32_t k = 0; k < w->place->n; k++) {
+			const place_t *e = &w->place->e[k];
+			uint32_t tid;
+			const char *x;
+
+			if (e->ps != podset || e->flavor != flavor)
+				continue;
+			tid = topo_node_find(f->topo, q->node_names.s[e->node]);
+			x = tid == TOPO_NONE ? NULL : topo_domain_value(f->topo, tid, (uint8_t)l);
+			if (!x || (v && strcmp(v, x) != 0))
+				return l;
+			v = x;
+		}
+		if (!v)
+			return l; /* nothing of the pod set on this flavor */
+		values[l] = v;
+	}
+	return l;
+}
+
 const char *queue_node_domain(const queue_t *q, uint32_t flavor, const char *node,
 			      const char *level)
 {
@@ -1081,9 +1143,7 @@ int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gp
 	return rc;
 }
 
-/* The short name of a level for a sentence: the label key after its
- * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
-static const char *level_word(const char *key)
+const char *queue_topo_level_word(const char *key)
 {
 	const char *s = strrchr(key, '/');
 
@@ -1121,10 +1181,10 @@ void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap)
 			 "needs %s %s on the nodes of flavor %s (Topology %s): no placement "
 			 "fits, the best %s (%s) has %s free",
 			 n1, rn, queue_flv_name(q, w->why_flavor), q->topo_names.s[f->topology],
-			 level_word(key), key, n2);
+			 queue_topo_level_word(key), key, n2);
 	else
 		snprintf(out, cap, "needs %s %s in one %s (%s): the best %s has %s free", n1, rn,
-			 level_word(key), key, level_word(key), n2);
+			 queue_topo_level_word(key), key, queue_topo_level_word(key), n2);
 }
 
 /* The node id of name, made (not live: no capacity) when never seen: a
@@ -1295,16 +1355,46 @@ static int check_nodes(const queue_t *q, char *why, size_t cap)
 	return rc;
 }
 
+/* The nodes down (gone or not Ready) and not settled are n_nodes_down; a
+ * settled one is held by no admitted workload (failure.c). */
+static int check_down(const queue_t *q, char *why, size_t cap)
+{
+	size_t down = 0;
+
+	for (size_t i = 0; i < q->node_names.n; i++) {
+		const node_t *n = &q->nodes[i];
+
+		down += (n->gone || n->not_ready) && !n->settled;
+	}
+	if (down != q->n_nodes_down) {
+		snprintf(why, cap, "%zu nodes down, %zu counted", down, q->n_nodes_down);
+		return GPUQ_ECORRUPT;
+	}
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+
+		for (uint32_t k = 0;
+		     w->live && w->state == QUEUE_WL_ADMITTED && w->place && k < w->place->n; k++)
+			if (q->nodes[w->place->e[k].node].settled) {
+				snprintf(why, cap, "%s: admitted on node %s, failed and settled",
+					 wl_uid(w), q->node_names.s[w->place->e[k].node]);
+				return GPUQ_ECORRUPT;
+			}
+	}
+	return GPUQ_OK;
+}
+
 int queue_topology_check(const queue_t *q, char *why, size_t cap)
 {
-	if (!q->n_topo_flavors)
-		return GPUQ_OK;
+	int rc = check_down(q, why, cap);
+
+	if (rc || !q->n_topo_flavors)
+		return rc;
 	for (size_t f = 0; f < q->flv_names.n; f++)
 		if (q->flavors[f].topo)
 			topo_check(q->flavors[f].topo);
 	for (size_t i = 0; i < q->n_wls; i++) {
 		const wl_t *w = Wc(q, (uint32_t)i);
-		int rc;
 
 		if (!w->live || (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING))
 			continue;
