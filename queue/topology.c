@@ -482,11 +482,12 @@ static void podset_req(const queue_t *q, const wl_t *w, const asg_t *asg, size_t
 }
 
 /* Take (sign +1) or give back (-1) placement entries pl of workload w on
- * assignment asg. An entry on a node its flavor's topo no longer knows is
+ * assignment asg; with pods, its pods too (a trial where they are gone:
+ * topo_vacate). An entry on a node its flavor's topo no longer knows is
  * skipped (the node left the flavor; a rebuild counts it again if it comes
  * back). */
-static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, const place_t *pl,
-		     size_t n, int sign)
+static void pl_apply_x(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, const place_t *pl,
+		       size_t n, int sign, bool pods)
 {
 	int64_t req[TOPO_RES_MAX];
 	uint32_t req_flavor = QUEUE_NONE; /* req is this flavor's and pod set's */
@@ -515,7 +516,22 @@ static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, 
 			topo_take(f->topo, &e, 1, &ps);
 		else
 			topo_give(f->topo, &e, 1, &ps);
+		if (pods)
+			topo_vacate(f->topo, &e, 1, &ps, sign);
 	}
+}
+
+static void pl_apply(queue_t *q, const wl_t *w, const asg_t *asg, size_t n_asg, const place_t *pl,
+		     size_t n, int sign)
+{
+	pl_apply_x(q, w, asg, n_asg, pl, n, sign, false);
+}
+
+/* A trial's workload w gone (sign -1: its placement and its pods) or back
+ * (+1). */
+static void pl_trial(queue_t *q, const wl_t *w, int sign)
+{
+	pl_apply_x(q, w, w->asg, w->n_asg, w->place->e, w->place->n, sign, true);
 }
 
 /* Every node given again to every topo: a resource added since changes
@@ -713,7 +729,7 @@ static bool taken(queue_t *q, uint32_t id, uint32_t fid, uint32_t cq)
 
 	if (v->cq != cq && !cq_borrows_on(q, v->cq, fid))
 		return false;
-	pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
+	pl_trial(q, v, -1);
 	queue_wl_charge(q, id, -1);
 	v->topo_given = true;
 	return true;
@@ -757,7 +773,7 @@ static size_t victims_in(queue_t *q, uint32_t fid, uint32_t cq, const try_t *qt,
 		const wl_t *v = Wc(q, cands->v[j]);
 
 		if (v->topo_given) {
-			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, +1);
+			pl_trial(q, v, +1);
 			queue_wl_charge(q, cands->v[j], +1);
 			W(q, cands->v[j])->topo_given = false;
 		}
@@ -1417,7 +1433,7 @@ static bool evicting_apply(queue_t *q, int sign)
 			const wl_t *v = Wc(q, q->cqs[c].adm.v[i]);
 
 			if (v->place && v->state == QUEUE_WL_EVICTING) {
-				pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, sign);
+				pl_trial(q, v, sign);
 				any = true;
 			}
 		}

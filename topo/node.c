@@ -351,22 +351,30 @@ bool topo_node_up(const topo_t *t, uint32_t id)
 
 /* ---- Take and give ---- */
 
-static void hold(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps, int sign)
+/* Add sign * count * req of each entry to the nodes' placed (own: their
+ * own use instead, which may go below 0: topo_vacate). */
+static void hold(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps, int sign,
+		 bool own)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct topo_node *nd;
 		const int64_t *req;
+		int64_t *v;
 
 		GPUQ_ASSERT(pl[i].node < t->n_nodes && pl[i].count >= 0);
 		nd = &t->nodes[pl[i].node];
 		req = ps[pl[i].ps].req;
+		v = own ? nd->own : nd->placed;
 		for (size_t r = 0; r < t->n_res; r++) {
 			int64_t amt;
 
 			GPUQ_ASSERT(!__builtin_mul_overflow(req[r], (int64_t)pl[i].count, &amt));
-			GPUQ_ASSERT(
-			    !__builtin_add_overflow(nd->placed[r], sign * amt, &nd->placed[r]));
-			GPUQ_ASSERT(nd->placed[r] >= 0); /* given back more than taken */
+			GPUQ_ASSERT(!__builtin_add_overflow(v[r], sign * amt, &v[r]));
+			GPUQ_ASSERT(own || v[r] >= 0); /* given back more than taken */
+		}
+		if (own) {
+			nd->pods_own += sign * pl[i].count;
+			continue;
 		}
 		nd->pods_placed += sign * pl[i].count;
 		GPUQ_ASSERT(nd->pods_placed >= 0);
@@ -375,12 +383,17 @@ static void hold(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_
 
 void topo_take(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps)
 {
-	hold(t, pl, n, ps, 1);
+	hold(t, pl, n, ps, 1, false);
 }
 
 void topo_give(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps)
 {
-	hold(t, pl, n, ps, -1);
+	hold(t, pl, n, ps, -1, false);
+}
+
+void topo_vacate(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps, int sign)
+{
+	hold(t, pl, n, ps, sign, true);
 }
 
 /* ---- Domain reads ---- */

@@ -176,6 +176,14 @@ int topo_fit(const topo_t *t, const topo_ask_t *ask, topo_place_t *out, size_t o
 void topo_take(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps);
 void topo_give(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps);
 
+/* A trial in which a placement's pods are gone (preemption victims, or
+ * workloads still evicting): its nodes' own use less (sign -1) its
+ * count * req, besides its topo_give; sign +1 puts it back, with its
+ * topo_take. Own may go below 0 during the trial: a node's room is
+ * alloc - used - max(own, placed), so what the trial takes off own only
+ * counts while own held it. */
+void topo_vacate(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t *ps, int sign);
+
 /* The label value of node id's domain at `level` (valid until the node's
  * label values change by topo_node_set, or t is destroyed; NULL when node
  * or level is out of range).

@@ -18,15 +18,17 @@
 /* A queue with Topology "racks" (block, rack, host), flavor "h100" on it,
  * ClusterQueue "cq" with `quota` GPUs, LocalQueue ns/lq, and blocks x racks
  * x nodes nodes of `gpus` GPUs each, named b<i>-r<j>-n<k>. */
-static queue_t *mktopo_in(int blocks, int racks, int nodes, int64_t gpus, int64_t quota,
-			  queue_within_t within)
+static queue_t *mktopo_cfg(const queue_config_t *cfg, int blocks, int racks, int nodes,
+			   int64_t gpus, int64_t quota, queue_within_t within)
 {
 	const char *const levels[] = {BLOCK, RACK, HOST};
 	queue_topology_spec_t tp = {"racks", levels, 3};
 	queue_flavor_spec_t f = {.name = "h100", .topology = "racks"};
 	cqdef_t d = {.within = within, .flavors = {{"h100", quota, U, U}}};
-	queue_t *q = mkq(false);
+	queue_t *q = NULL;
 	gpuq_diag_t diag = {{0}};
+
+	assert_int_equal(queue_create(cfg, &q), GPUQ_OK);
 
 	assert_int_equal(queue_topology_add(q, &tp, &diag), GPUQ_OK);
 	assert_int_equal(queue_flavor_add(q, &f, NULL, &diag), GPUQ_OK);
@@ -51,6 +53,16 @@ static queue_t *mktopo_in(int blocks, int racks, int nodes, int64_t gpus, int64_
 					fail_msg("node_set %s: %s", name, diag.msg);
 			}
 	return q;
+}
+
+/* mktopo_cfg with the default configuration. */
+static queue_t *mktopo_in(int blocks, int racks, int nodes, int64_t gpus, int64_t quota,
+			  queue_within_t within)
+{
+	queue_config_t cfg;
+
+	queue_config_default(&cfg);
+	return mktopo_cfg(&cfg, blocks, racks, nodes, gpus, quota, within);
 }
 
 static queue_t *mktopo(int blocks, int racks, int nodes, int64_t gpus, int64_t quota)
@@ -860,6 +872,63 @@ static void node_takes_64_labels(void **state)
 	queue_destroy(q);
 }
 
+/* Node name (b<b>-r<r>-n<n>, 8 GPUs) with gpuq's bound pods using `own`. */
+static void own_named(queue_t *q, const char *name, int64_t own)
+{
+	char bv[16], rv[16];
+	queue_label_t l[3] = {{BLOCK, bv}, {RACK, rv}, {HOST, name}};
+	queue_request_t a[1] = {{"gpu", 8}}, o[1] = {{"gpu", own}};
+	queue_node_spec_t ns = {.name = name,
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 1,
+				.own = o,
+				.n_own = 1,
+				.pods_own = (int32_t)(own / 8)};
+
+	snprintf(bv, sizeof(bv), "%.2s", name);
+	snprintf(rv, sizeof(rv), "%.2s", name + 3);
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+}
+
+/* Victims' pods bound where they are placed (own) are counted gone with
+ * them in the victim search: the rack job still preempts its one victim
+ * and waits for it, evicting no more, then runs there once its pods are
+ * gone (the daemon: quota held until evicted). */
+static void preempts_over_bound_pods(void **state)
+{
+	queue_config_t cfg;
+	queue_t *q;
+	queue_result_t r;
+	queue_place_t pl[256];
+	const char *lo[] = {"lo1", "lo2", "lo3"};
+	char nodes[3][48];
+
+	(void)state;
+	queue_config_default(&cfg);
+	cfg.release_on_evict = false;
+	q = mktopo_cfg(&cfg, 1, 2, 2, 8, 64, QUEUE_WITHIN_LOWER_PRIORITY);
+	three_nodes_taken(q);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(placement(q, lo[i], pl), 1);
+		snprintf(nodes[i], sizeof(nodes[i]), "%s", pl[0].node);
+		own_named(q, nodes[i], 8);
+	}
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 1);
+	assert_true(evicted_in(&r, "lo3"));
+	cycle(q, 8, &r); /* lo3's pods still there: hi waits, evicting no more */
+	assert_int_equal(r.n_evictions, 0);
+	assert_false(admitted_in(&r, "hi"));
+	own_named(q, nodes[2], 0); /* its pods gone */
+	assert_int_equal(queue_workload_evicted(q, "lo3", 9), GPUQ_OK);
+	cycle(q, 10, &r);
+	assert_true(admitted_in(&r, "hi"));
+	queue_destroy(q);
+}
+
 /* ---- a node failed under admitted workloads ---- */
 
 /* Whether uid is placed on node `node`. */
@@ -1268,6 +1337,7 @@ int main(void)
 	    cmocka_unit_test(own_pods_of_a_placement_not_twice),
 	    cmocka_unit_test(own_pods_fill_the_pod_cap),
 	    cmocka_unit_test(node_takes_64_labels),
+	    cmocka_unit_test(preempts_over_bound_pods),
 	    cmocka_unit_test(property_placements_hold),
 	    cmocka_unit_test(status_names_the_domain),
 	    cmocka_unit_test(not_ready_past_the_grace_evicts),
