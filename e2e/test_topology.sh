@@ -205,6 +205,12 @@ events_of() {
 }
 # event_has KIND/NAME REGEX: an Event regarding it matches REGEX
 event_has() { events_of "$1" | grep -qE -- "$2"; }
+# names_node KIND/NAME NODE: an Event regarding it names NODE, one of the
+# scenario's nodes (never true for no node)
+names_node() { case $2 in tp-b*) events_of "$1" | grep -qw -- "$2" ;; *) false ;; esac; }
+# first_node SELECTOR: the first (by name) of the scenario's nodes its Pods
+# are bound to, "none" when none is
+first_node() { pods_at "$1" | awk '$2 ~ /^tp-/ { print $2 }' | sort | head -n 1 | grep . || echo none; }
 # filler NODE: a Pod gpuq does not admit (namespace PLAIN) bound to NODE by
 # nodeName, 8 GPUs, tolerating the nodes' taint, Running until deleted
 filler() {
@@ -345,10 +351,10 @@ full_in_a() { in_one_rack job-name=full 4 && [ "$(racks_of job-name=full)" = b1/
 check "one rack's such Pod deleted (b1/r1), the Job runs, in that rack" poll "full in b1/r1" full_in_a
 
 # ---- a node of a running workload cordoned ----
-CORDONED=$(pods_at job-name=full | awk '{ print $2 }' | sort | head -n 1)
-k cordon "$CORDONED" >/dev/null
+CORDONED=$(first_node job-name=full)
+k cordon "$CORDONED" >/dev/null 2>&1
 check "a node of the running Job cordoned ($CORDONED): an Event on the Job names it" \
-	poll "an Event naming $CORDONED" event_has Job/full "$CORDONED"
+	poll "an Event naming $CORDONED" names_node Job/full "$CORDONED"
 echo "# full's Events: $(events_of Job/full | tr '\n' ';')" >&2
 full_runs_on() { job_running $NS full && in_one_rack job-name=full 4 && pods_at job-name=full | grep -q " $CORDONED "; }
 check "the Job keeps running on its 4 nodes, the cordoned one too" full_runs_on
@@ -359,7 +365,7 @@ topo_job again 8 4 "$REQ_RACK"
 again_waits() { job_suspended $NS again && pending_has $NS again "$WHY" && [ -z "$(racks_of job-name=again)" ]; }
 check "while $CORDONED is cordoned a new rack-required 32-GPU Job is not placed on it: it waits, the best rack 24 free" \
 	poll "again waits" again_waits
-k uncordon "$CORDONED" >/dev/null
+k uncordon "$CORDONED" >/dev/null 2>&1
 again_in_a() { full_in_a_of again && pods_at job-name=again | grep -q " $CORDONED "; }
 full_in_a_of() { in_one_rack "job-name=$1" 4 && [ "$(racks_of "job-name=$1")" = b1/r1 ]; }
 check "uncordoned, it runs in that rack, on $CORDONED too" poll "again in b1/r1" again_in_a
@@ -408,13 +414,13 @@ for b in 1 2; do for r in 1 2 3 4; do unfill "tp-b$b-r$r-n0"; done; done
 poll "filler Pods gone" fillers_running 0
 topo_job nf 8 2 "$REQ_RACK"
 poll "nf in one rack" in_one_rack job-name=nf 2
-LOST=$(pods_at job-name=nf | awk '{ print $2 }' | sort | head -n 1)
+LOST=$(first_node job-name=nf)
 echo "# nf on: $(pods_at job-name=nf | tr '\n' ';'); deleting node $LOST" >&2
-k delete node "$LOST" --wait=false >/dev/null
+k delete node "$LOST" --wait=false >/dev/null 2>&1
 check "a Node of a running rack-required Job deleted ($LOST): the Job is evicted, an Event naming the node" \
-	poll "an eviction Event naming $LOST" event_has Job/nf "$LOST"
+	poll "an eviction Event naming $LOST" names_node Job/nf "$LOST"
 echo "# nf's Events: $(events_of Job/nf | tr '\n' ';')" >&2
-nf_again() { in_one_rack job-name=nf 2 && ! pods_at job-name=nf | grep -q " $LOST "; }
+nf_again() { [ "$LOST" != none ] && in_one_rack job-name=nf 2 && ! pods_at job-name=nf | grep -q " $LOST "; }
 # the Pod bound to the lost node goes only when the PodGC controller
 # removes it (no kubelet confirms its end): twice the usual wait
 poll_long() { local WAIT=$((WAIT * 2)); poll "$@"; }
