@@ -205,9 +205,9 @@ events_of() {
 }
 # event_has KIND/NAME REGEX: an Event regarding it matches REGEX
 event_has() { events_of "$1" | grep -qE -- "$2"; }
-# names_node KIND/NAME NODE: an Event regarding it names NODE, one of the
-# scenario's nodes (never true for no node)
-names_node() { case $2 in tp-b*) events_of "$1" | grep -qw -- "$2" ;; *) false ;; esac; }
+# names_node KIND/NAME NODE WORD: an Event regarding it names NODE, one of
+# the scenario's nodes (never true for no node), and says WORD (an ERE)
+names_node() { case $2 in tp-b*) events_of "$1" | grep -w -- "$2" | grep -qE -- "$3" ;; *) false ;; esac; }
 # first_node SELECTOR: the first (by name) of the scenario's nodes its Pods
 # are bound to, "none" when none is
 first_node() { pods_at "$1" | awk '$2 ~ /^tp-/ { print $2 }' | sort | head -n 1 | grep . || echo none; }
@@ -353,8 +353,8 @@ check "one rack's such Pod deleted (b1/r1), the Job runs, in that rack" poll "fu
 # ---- a node of a running workload cordoned ----
 CORDONED=$(first_node job-name=full)
 k cordon "$CORDONED" >/dev/null 2>&1
-check "a node of the running Job cordoned ($CORDONED): an Event on the Job names it" \
-	poll "an Event naming $CORDONED" names_node Job/full "$CORDONED"
+check "a node of the running Job cordoned ($CORDONED): an Event on the Job says so" \
+	poll "an Event naming $CORDONED" names_node Job/full "$CORDONED" cordon
 echo "# full's Events: $(events_of Job/full | tr '\n' ';')" >&2
 full_runs_on() { job_running $NS full && in_one_rack job-name=full 4 && pods_at job-name=full | grep -q " $CORDONED "; }
 check "the Job keeps running on its 4 nodes, the cordoned one too" full_runs_on
@@ -417,8 +417,9 @@ poll "nf in one rack" in_one_rack job-name=nf 2
 LOST=$(first_node job-name=nf)
 echo "# nf on: $(pods_at job-name=nf | tr '\n' ';'); deleting node $LOST" >&2
 k delete node "$LOST" --wait=false >/dev/null 2>&1
-check "a Node of a running rack-required Job deleted ($LOST): the Job is evicted, an Event naming the node" \
-	poll "an eviction Event naming $LOST" names_node Job/nf "$LOST"
+check "a Node of a running rack-required Job deleted ($LOST): the Job is evicted, reason NodeFailures, the Event naming the node" \
+	poll "a NodeFailures Event naming $LOST" names_node Job/nf "$LOST" '^NodeFailures: '
+echo "# nf: evictions $(curl -sk "https://127.0.0.1:$GPUQ_PORT/metrics" | grep 'gpuq_cluster_queue_evictions_total{.*NodeFailures' | tr '\n' ' ')" >&2
 echo "# nf's Events: $(events_of Job/nf | tr '\n' ';')" >&2
 nf_again() { [ "$LOST" != none ] && in_one_rack job-name=nf 2 && ! pods_at job-name=nf | grep -q " $LOST "; }
 # the Pod bound to the lost node goes only when the PodGC controller
