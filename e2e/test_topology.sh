@@ -29,11 +29,11 @@
 #    other Pods (two Jobs in one, one in the other) and in a short rack; a
 #    high-priority rack-sized Job evicts the one Job of the one rack (the
 #    fewest victims, all in one rack) and runs there, the others untouched;
-#  - a Node deleted under a running rack-required Job: it is evicted (an
-#    Event names the node) and admitted again on the nodes left, in one
-#    rack, none on the deleted node.
+#  - a Node deleted under a running rack-required Job: it is evicted (a
+#    NodeFailures Event names the node, the eviction metric counts it) and
+#    admitted again on the nodes left, in one rack, none on the deleted node.
 . "$(dirname "$0")/lib.sh"
-plan 19
+plan 20
 NS=e2e-topo
 PLAIN=e2e-topo-plain # not a tenant: gpuq does not manage its Pods
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -419,7 +419,15 @@ echo "# nf on: $(pods_at job-name=nf | tr '\n' ';'); deleting node $LOST" >&2
 k delete node "$LOST" --wait=false >/dev/null 2>&1
 check "a Node of a running rack-required Job deleted ($LOST): the Job is evicted, reason NodeFailures, the Event naming the node" \
 	poll "a NodeFailures Event naming $LOST" names_node Job/nf "$LOST" '^NodeFailures: '
-echo "# nf: evictions $(curl -sk "https://127.0.0.1:$GPUQ_PORT/metrics" | grep 'gpuq_cluster_queue_evictions_total{.*NodeFailures' | tr '\n' ' ')" >&2
+# evictions REASON: gpuq_cluster_queue_evictions_total of the ClusterQueue
+evictions() {
+	curl -fsk --max-time 10 "https://127.0.0.1:$GPUQ_PORT/metrics" |
+		sed -n "s/^gpuq_cluster_queue_evictions_total{cluster_queue=\"$CQ\",reason=\"$1\"} \([0-9]*\)\$/\1/p"
+}
+counted() { [ "$(evictions NodeFailures)" -ge 1 ] 2>/dev/null; }
+check "the eviction is counted: gpuq_cluster_queue_evictions_total{reason=\"NodeFailures\"} (Preempted: $(evictions Preempted))" \
+	poll "NodeFailures counted" counted
+echo "# evictions: NodeFailures $(evictions NodeFailures), Preempted $(evictions Preempted)" >&2
 echo "# nf's Events: $(events_of Job/nf | tr '\n' ';')" >&2
 nf_again() { [ "$LOST" != none ] && in_one_rack job-name=nf 2 && ! pods_at job-name=nf | grep -q " $LOST "; }
 # the Pod bound to the lost node goes only when the PodGC controller
