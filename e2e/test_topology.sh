@@ -318,9 +318,13 @@ check "a JobSet's driver and 3 workers (one podset-group-name, rack required) ru
 check "an LWS group (leader + 3 workers, one group name, rack required) runs in one rack" \
 	poll "lws in one rack" in_one_rack $LWS_SEL 4
 echo "# racks: req $(racks_of job-name=req), js $(racks_of $JS_SEL), lws $(racks_of $LWS_SEL)" >&2
-three=$(printf '%s\n' "$(racks_of job-name=req)" "$(racks_of $JS_SEL)" "$(racks_of $LWS_SEL)" | sort -u | grep -c .)
-check "the three are in three racks ($(racks_of job-name=req), $(racks_of $JS_SEL), $(racks_of $LWS_SEL))" \
-	test "$three" = 3
+# three_racks: each of the three in one rack, the three racks apart
+three_racks() {
+	local r
+	r=$(printf '%s\n' "$(racks_of job-name=req)" "$(racks_of $JS_SEL)" "$(racks_of $LWS_SEL)")
+	[ "$(printf '%s\n' "$r" | wc -w)" = 3 ] && [ "$(printf '%s\n' "$r" | sort -u | grep -c .)" = 3 ]
+}
+check "the three are in three racks ($(racks_of job-name=req); $(racks_of $JS_SEL); $(racks_of $LWS_SEL))" three_racks
 
 # ---- a rack preferred: 48 GPUs in exactly 2 racks ----
 k -n $NS delete job req --wait=false >/dev/null
