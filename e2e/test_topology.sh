@@ -54,6 +54,14 @@ cleanup() {
 	"$HERE/upstream.sh" stop lws >/dev/null 2>&1 || true
 	k delete clusterrole e2e-topo-edit --wait=false >/dev/null 2>&1 || true
 	k delete nodes -l e2e.gpuq.dev/topology=true --wait=false >/dev/null 2>&1 || true
+	# its queues, flavor and Topology go too: later scenarios list the
+	# cluster's ClusterQueues and flavors
+	k -n $NS delete localqueues.gpuq.dev --all --wait=false >/dev/null 2>&1 || true
+	k delete clusterqueues.gpuq.dev $CQ --wait=false >/dev/null 2>&1 || true
+	k delete resourceflavors.gpuq.dev $FLAVOR --wait=false >/dev/null 2>&1 || true
+	k delete topologies.gpuq.dev e2e-racks --wait=false >/dev/null 2>&1 || true
+	k delete priorityclasses e2e-topo-low e2e-topo-high --wait=false >/dev/null 2>&1 || true
+	k delete namespace $PLAIN --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
