@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Topology-aware admission on the control plane (issue 33, docs/topology.md),
-# as the tenant of e2e-topo (its namespace's `edit` role, extended to JobSets
+# as the tenant of e2e-tas (its namespace's `edit` role, extended to JobSets
 # and LeaderWorkerSets as a platform team does), the GPUs held by its bound,
 # unfinished Pods sampled all along (never over its ClusterQueue's 128; the
 # nodes, not the quota, bind here). The admin makes 32 fake 8-GPU nodes of
@@ -34,11 +34,11 @@
 #    admitted again on the nodes left, in one rack, none on the deleted node.
 . "$(dirname "$0")/lib.sh"
 plan 20
-NS=e2e-topo
-PLAIN=e2e-topo-plain # not a tenant: gpuq does not manage its Pods
+NS=e2e-tas
+PLAIN=e2e-tas-plain # not a tenant: gpuq does not manage its Pods
 HERE=$(cd "$(dirname "$0")" && pwd)
 CQ=$NS
-FLAVOR=e2e-topo-b200
+FLAVOR=e2e-tas-b200
 PRODUCT=NVIDIA-B200-TOPO
 NODES=$E2E_RUN/topo-nodes.txt # "node block/rack", one a line
 RACK_KEY=topology.gpuq.dev/rack
@@ -52,7 +52,7 @@ cleanup() {
 	[ ! -f "$E2E_RUN/sampler-$NS.pid" ] || kill "$(cut -d' ' -f1 "$E2E_RUN/sampler-$NS.pid")" 2>/dev/null || true
 	"$HERE/upstream.sh" stop jobset >/dev/null 2>&1 || true
 	"$HERE/upstream.sh" stop lws >/dev/null 2>&1 || true
-	k delete clusterrole e2e-topo-edit --wait=false >/dev/null 2>&1 || true
+	k delete clusterrole e2e-tas-edit --wait=false >/dev/null 2>&1 || true
 	k delete nodes -l e2e.gpuq.dev/topology=true --wait=false >/dev/null 2>&1 || true
 	# its queues, flavor and Topology go too: later scenarios list the
 	# cluster's ClusterQueues and flavors
@@ -60,7 +60,7 @@ cleanup() {
 	k delete clusterqueues.gpuq.dev $CQ --wait=false >/dev/null 2>&1 || true
 	k delete resourceflavors.gpuq.dev $FLAVOR --wait=false >/dev/null 2>&1 || true
 	k delete topologies.gpuq.dev e2e-racks --wait=false >/dev/null 2>&1 || true
-	k delete priorityclasses e2e-topo-low e2e-topo-high --wait=false >/dev/null 2>&1 || true
+	k delete priorityclasses e2e-tas-low e2e-tas-high --wait=false >/dev/null 2>&1 || true
 	k delete namespace $PLAIN --wait=false >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -109,12 +109,12 @@ check "32 fake 8-GPU nodes (2 blocks x 4 racks x 4 nodes) are Ready" poll "32 no
 k apply -f - >/dev/null <<YAML
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
-metadata: {name: e2e-topo-low}
+metadata: {name: e2e-tas-low}
 value: 10
 ---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
-metadata: {name: e2e-topo-high}
+metadata: {name: e2e-tas-high}
 value: 10000
 ---
 apiVersion: gpuq.dev/v1beta1
@@ -139,7 +139,7 @@ make_ns $NS
 k label namespace $NS gpuq.dev/upstream-jobset=true gpuq.dev/upstream-lws=true >/dev/null
 local_queue $NS default $CQ
 queue_known $NS
-edit_role e2e-topo-edit "jobset.x-k8s.io, leaderworkerset.x-k8s.io" "jobsets, leaderworkersets"
+edit_role e2e-tas-edit "jobset.x-k8s.io, leaderworkerset.x-k8s.io" "jobsets, leaderworkersets"
 tenant $NS
 can_edit() { [ "$(tk $NS auth can-i create $JS)" = yes ] && [ "$(tk $NS auth can-i create $LWS)" = yes ]; }
 poll "the edit role aggregates JobSets and LeaderWorkerSets" can_edit || true
@@ -227,7 +227,7 @@ apiVersion: v1
 kind: Pod
 metadata:
   name: fill-$1
-  labels: {e2e-topo-fill: "true"}
+  labels: {e2e-tas-fill: "true"}
   annotations:
     pod-ready.stage.kwok.x-k8s.io/delay: "0s"
     pod-ready.stage.kwok.x-k8s.io/jitter-delay: "0s"
@@ -238,13 +238,13 @@ spec:
   containers: [{name: hog, image: busybox, resources: {limits: {nvidia.com/gpu: "8"}}}]
 YAML
 }
-fillers_running() { [ "$(k -n $PLAIN get pods -l e2e-topo-fill=true -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$')" = "$1" ]; }
+fillers_running() { [ "$(k -n $PLAIN get pods -l e2e-tas-fill=true -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$')" = "$1" ]; }
 unfill() { k -n $PLAIN delete pod "fill-$1" --grace-period=0 --force >/dev/null 2>&1; }
 # clear: delete the tenant's workloads; wait until their Pods are gone and
 # the ClusterQueue holds nothing
 clear_all() {
 	k -n $NS delete $JS,$LWS,jobs --all --wait=false >/dev/null 2>&1
-	poll "e2e-topo's Pods gone" bash -c "[ -z \"\$(k -n $NS get pods -o name)\" ]"
+	poll "e2e-tas's Pods gone" bash -c "[ -z \"\$(k -n $NS get pods -o name)\" ]"
 	poll "ClusterQueue $CQ empty" in_use 0
 }
 export -f k
@@ -391,10 +391,10 @@ clear_all
 unfill tp-b1-r2-n0
 poll "6 filler Pods running" fillers_running 6
 HOST=kubernetes.io/hostname
-topo_job low-a1 8 1 "" e2e-topo-low "$HOST: tp-b1-r1-n0"
-topo_job low-a2 8 1 "" e2e-topo-low "$HOST: tp-b1-r1-n1"
-topo_job low-b 8 2 "$REQ_RACK" e2e-topo-low "topology.gpuq.dev/block: b1, $RACK_KEY: r2"
-topo_job low-c 8 1 "" e2e-topo-low "$HOST: tp-b1-r3-n1"
+topo_job low-a1 8 1 "" e2e-tas-low "$HOST: tp-b1-r1-n0"
+topo_job low-a2 8 1 "" e2e-tas-low "$HOST: tp-b1-r1-n1"
+topo_job low-b 8 2 "$REQ_RACK" e2e-tas-low "topology.gpuq.dev/block: b1, $RACK_KEY: r2"
+topo_job low-c 8 1 "" e2e-tas-low "$HOST: tp-b1-r3-n1"
 lows_run() {
 	running_n job-name=low-a1 1 && running_n job-name=low-a2 1 && running_n job-name=low-c 1 &&
 		in_one_rack job-name=low-b 2 && [ "$(racks_of job-name=low-b)" = b1/r2 ] &&
@@ -402,7 +402,7 @@ lows_run() {
 }
 check "low-priority Jobs run across racks: two in b1/r1, one of 2 Pods in b1/r2, one in b1/r3 (no rack has 32 free)" \
 	poll "lows running" lows_run
-topo_job high 8 4 "$REQ_RACK" e2e-topo-high
+topo_job high 8 4 "$REQ_RACK" e2e-tas-high
 high_in_b() { in_one_rack job-name=high 4 && [ "$(racks_of job-name=high)" = b1/r2 ]; }
 check "a high-priority rack-required Job of 32 GPUs preempts and runs in b1/r2, the rack of the fewest victims" \
 	poll "high in b1/r2" high_in_b
