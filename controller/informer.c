@@ -64,6 +64,19 @@ static const controller_res_info_t policy_res[CONTROLLER_RES_POLICY_COUNT] = {
 				      .path = "/apis/kueue.x-k8s.io/v1beta2/cohorts",
 				      .optional = true,
 				      .policy = true},
+    [CONTROLLER_RES_TOPOLOGIES] = {.name = "topologies",
+				   .path = "/apis/gpuq.dev/v1beta1/topologies",
+				   .optional = true,
+				   .policy = true},
+    [CONTROLLER_RES_KUEUE_TOPOLOGIES] = {.name = "kueue topologies",
+					 .path = "/apis/kueue.x-k8s.io/v1beta2/topologies",
+					 .optional = true,
+					 .policy = true},
+    /* not policy: decoded on the watch thread into controller_node_t (nodes.c) */
+    [CONTROLLER_RES_NODES] = {.name = "nodes",
+			      .path = "/api/v1/nodes",
+			      .optional = false,
+			      .policy = false},
 };
 
 controller_res_info_t controller_res_at(int r)
@@ -188,6 +201,8 @@ void controller_cevent_deinit(controller_cevent_t *ev)
 {
 	json_decref(ev->object);
 	workload_destroy(ev->wl);
+	controller_node_destroy(ev->node);
+	ev->node = NULL;
 	free(ev->uid);
 	free(ev->bad);
 	free(ev->bad_rv);
@@ -229,6 +244,16 @@ void controller_informer_event(controller_res_t res, const webhook_config_t *cfg
 		out->object = hand_over(controller_slim(json_incref((json_t *)ev->object)));
 		return;
 	}
+	if (ev->fast && res == CONTROLLER_RES_NODES) {
+		/* the Node's few fields the core reads, never its JSON; a refused
+		   one is named by ev's uid (its metadata.name) */
+		if (controller_node_decode(ev->fast, &out->node, &diag) == GPUQ_OK)
+			return;
+		uid = jv_member_str(jv_get(ev->fast, "metadata"), "name");
+		out->uid = uid ? strdup(uid) : NULL;
+		out->bad = strdup(diag.msg[0] ? diag.msg : "a Node did not decode");
+		return;
+	}
 	if (!ev->fast || res < CONTROLLER_RES_WORKLOADS)
 		return;
 	if (workload_decode(ev->fast, controller_res_at(res).kind, &wcfg, &out->wl, &diag) ==
@@ -261,7 +286,7 @@ static void *watch_main(void *arg)
 	    .path = res.path,
 	    .name = res.name,
 	    .stop = &w->ctl->stop,
-	    .fast = w->res >= CONTROLLER_RES_WORKLOADS,
+	    .fast = w->res >= CONTROLLER_RES_WORKLOADS || w->res == CONTROLLER_RES_NODES,
 	    .may_be_unserved = res.optional,
 	};
 

@@ -11,6 +11,8 @@
  * file asks of the cache: a workload's Job or pod group, the touched and
  * explain lists, the core's clock, an object's path), swriter.c (the status
  * writer thread), elect.c (the Lease thread: renewals and the fence),
+ * nodes.c (Nodes fed to the core, the use of Pods gpuq did not admit on
+ * them, cordon Events; informer.c calls its decode, the one arrow up),
  * sets.c (StatefulSets and LeaderWorkerSets, admitted by gates on their
  * Pods), pods.c (pod groups, Pods of Jobs), actuate.c (patches and Events
  * that bring a workload in line with the core), release.c (a held parent's
@@ -118,7 +120,11 @@ typedef enum {
 	CONTROLLER_RES_KUEUE_CLUSTERQUEUES,
 	CONTROLLER_RES_KUEUE_LOCALQUEUES,
 	CONTROLLER_RES_KUEUE_COHORTS,
-	CONTROLLER_RES_POLICY_COUNT,
+	CONTROLLER_RES_TOPOLOGIES,	 /* gpuq.dev Topologies (topology-aware flavors) */
+	CONTROLLER_RES_KUEUE_TOPOLOGIES, /* kueue.x-k8s.io v1beta2 Topologies */
+	CONTROLLER_RES_NODES,		 /* Nodes (nodes.c): neither policy nor workloads,
+					    decoded on the watch thread */
+	CONTROLLER_RES_POLICY_COUNT,	 /* (the collections of informer.c's table) */
 	/* then one collection per workload kind, from its row
 	 * (workload_integration): CONTROLLER_RES_OF(kind); a kind whose row
 	 * names no watch_path (none, a Deployment) is a collection never
@@ -170,18 +176,21 @@ bool controller_nsset_has(const controller_nsset_t *s, const char *ns);
  * comes as jansson's tree; an object of a workload collection (Jobs, Pods)
  * comes decoded, once, on the watch thread (controller_informer_event). */
 typedef struct {
-	controller_res_t res;	/* which collection */
-	kube_event_type_t type; /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
-	json_t *object;		/* a policy object: owned reference (NULL otherwise) */
-	workload_t *wl;		/* a workload object, decoded without a policy (owned;
-				   NULL for RESET/SYNCED and when it did not decode) */
-	char *uid;		/* a workload object that did not decode: its
-				   metadata.uid (owned; NULL when it has none) */
-	char *bad;		/* ... and why (owned), logged once by the controller */
-	char *bad_rv;		/* ... and its metadata.resourceVersion (owned; NULL
-				   when it has none): what a stop of it is guarded by */
-	uint64_t arrived_ns;	/* gpuq_mono_ns when the watch thread got it (before
-				   decoding): a release's "queued" stage starts here */
+	controller_res_t res;	      /* which collection */
+	kube_event_type_t type;	      /* ADDED, MODIFIED, DELETED, RESET, SYNCED */
+	json_t *object;		      /* a policy object: owned reference (NULL otherwise) */
+	workload_t *wl;		      /* a workload object, decoded without a policy (owned;
+					 NULL for RESET/SYNCED and when it did not decode) */
+	char *uid;		      /* a workload object that did not decode: its
+					 metadata.uid (owned; NULL when it has none); a
+					 Node's: its metadata.name */
+	char *bad;		      /* ... and why (owned), logged once by the controller */
+	char *bad_rv;		      /* ... and its metadata.resourceVersion (owned; NULL
+					 when it has none): what a stop of it is guarded by */
+	uint64_t arrived_ns;	      /* gpuq_mono_ns when the watch thread got it (before
+					 decoding): a release's "queued" stage starts here */
+	struct controller_node *node; /* a Node, decoded (owned; NULL otherwise,
+					 and when it did not decode: bad says why) */
 } controller_cevent_t;
 
 /* Free what ev owns and clear it. */
@@ -435,6 +444,16 @@ struct controller {
 	int64_t econ_scan_ms;		   /* next history scan (monotonic) */
 	int64_t econ_predict_ms;	   /* next prediction pass (monotonic) */
 	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
+
+	/* Nodes (nodes.c) */
+	controller_map_t nodes;	   /* name -> node_rec_t: the Nodes the watch shows */
+	controller_map_t node_use; /* name -> node_use_t: what Pods gpuq did not admit
+				      use there (a Node not seen yet included) */
+	controller_map_t pod_use;  /* Pod uid -> pod_use_t: each counted Pod's node
+				      and request */
+	uint64_t nodes_gen;	   /* the Nodes' LIST generation: bumped by each RESET */
+	uint64_t nodes_fed;	   /* NODE_SETs the core took (a test reads it) */
+	uint64_t cordons_said;	   /* cordon Events decided (a test reads it) */
 };
 
 /* cache.c: what every file asks of the cache (it calls none of them). */
@@ -639,6 +658,56 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
 int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap);
+
+/* ---- nodes.c: Nodes, for the topology-aware flavors (docs/topology.md) ----
+ *
+ * Each Node is decoded on its watch thread into a controller_node_t (never
+ * its JSON: a real Node carries a long status.images list) and fed to the
+ * core (ENGINE_CHANGE_NODE_SET) only when what the core reads of it changed:
+ * heartbeats and status churn stop here (a NODE_SET marks every cohort
+ * changed). The Pods gpuq did not admit are counted per node from the Pods
+ * watch (a record per bound, unfinished Pod). Controller thread only, but
+ * controller_node_decode (any thread). */
+/* Labels a Node may carry (real ones: 20 to 60; with Node Feature Discovery a
+ * few hundred); the core keeps the ones that matter (nodes.c). */
+#define CONTROLLER_NODE_LABELS_MAX 1024
+/* status.allocatable entries of a Node (real ones: under 15). */
+#define CONTROLLER_NODE_RES_MAX 32
+typedef struct controller_node {
+	char *name;		/* metadata.name */
+	queue_label_t *labels;	/* metadata.labels (strings owned) */
+	size_t n_labels;	/* entries */
+	queue_request_t *alloc; /* status.allocatable in the core's units
+				   (quota_qty_amount; names owned) */
+	size_t n_alloc;		/* entries */
+	queue_taint_t *taints;	/* spec.taints (strings owned) */
+	size_t n_taints;	/* entries (<= QUEUE_TAINTS_MAX) */
+	bool cordoned;		/* spec.unschedulable */
+	bool not_ready;		/* condition Ready is not "True" */
+} controller_node_t;
+
+/* Node obj (as a LIST or WATCH shows it) into *out (the caller's:
+ * controller_node_destroy). GPUQ_EINVAL (no name, a field of the wrong
+ * type, a bad quantity) and GPUQ_ELIMIT (more than
+ * CONTROLLER_NODE_LABELS_MAX labels, CONTROLLER_NODE_RES_MAX allocatable or
+ * QUEUE_TAINTS_MAX taints) with diag naming the node and the field;
+ * GPUQ_ENOMEM. Any thread. */
+int controller_node_decode(const jv_t *obj, controller_node_t **out, gpuq_diag_t *diag);
+void controller_node_destroy(controller_node_t *n);
+/* A Nodes watch event (its node taken). */
+void controller_nodes_apply(struct controller *c, controller_cevent_t *ev);
+/* Feed every cached Node whose spec for the core changed (after a
+ * snapshot: which labels are kept depends on the policy); fresh: a core
+ * just built without them (first build, fresh, reset): every one. */
+void controller_nodes_feed(struct controller *c, bool fresh);
+/* Pod o seen (ADDED, MODIFIED; o stays the caller's): counted on its node
+ * when bound, unfinished and not admitted by gpuq (resolved here then). */
+void controller_nodes_pod(struct controller *c, workload_t *o);
+/* Pod uid gone; synced: the Pods relist is done (pods not seen since
+ * c->pods_gen went are gone). */
+void controller_nodes_pod_gone(struct controller *c, const char *uid);
+void controller_nodes_pods_synced(struct controller *c);
+void controller_nodes_free_all(struct controller *c);
 
 /* Drop what gpuq never reads and cached policy objects would carry:
  * metadata.managedFields (about 60% of an object's parsed size) and

@@ -385,6 +385,7 @@ static void term_check(struct controller *c)
 		controller_snapshot_seed_usage(c); /* the history the other replica wrote */
 		(void)qmetrics_core_set(c->metrics,
 					engine_core(c->e)); /* no memory: no queue series */
+		controller_nodes_feed(c, true); /* before the workloads: placements name them */
 		controller_jobs_resync(c, NULL);
 		controller_sets_resync(c, NULL);
 		controller_pods_resync(c, NULL);
@@ -407,7 +408,7 @@ static bool all_listed(const struct controller *c)
 	return true;
 }
 
-/* ev into the cache of its collection: the policy's, else the one its
+/* ev into the cache of its collection: the Nodes', the policy's, else the one its
  * kind's row says holds it (a set's, the Pods held by their own gates,
  * the parents held by their suspend field). */
 static void dispatch(struct controller *c, controller_cevent_t *ev)
@@ -415,7 +416,9 @@ static void dispatch(struct controller *c, controller_cevent_t *ev)
 	const controller_res_info_t res = controller_res_at(ev->res);
 	const workload_integration_t *in = workload_integration(res.kind);
 
-	if (res.policy)
+	if (ev->res == CONTROLLER_RES_NODES)
+		controller_nodes_apply(c, ev);
+	else if (res.policy)
 		controller_snapshot_apply(c, ev);
 	else if (in->set != WORKLOAD_SET_NONE)
 		controller_sets_apply(c, ev);
@@ -798,6 +801,7 @@ void controller_destroy(controller_t *c)
 	controller_stop(c);
 	controller_jobs_free_all(c);
 	controller_pods_free_all(c);
+	controller_nodes_free_all(c);
 	controller_sets_free_all(c);
 	for (int r = 0; r < CONTROLLER_RES_COUNT; r++) {
 		size_t pos = 0;

@@ -780,6 +780,7 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 		while ((s = controller_map_next(&c->job_pods, &pos)))
 			if (((const jobpod_t *)s->value)->gen != c->pods_gen)
 				jobpod_forget(c, s->key);
+		controller_nodes_pods_synced(c); /* and their use of nodes */
 		c->listed[ev->res] = true;
 		return;
 	}
@@ -788,13 +789,18 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 		if (uid) {
 			forget_member(c, uid);
 			jobpod_forget(c, uid);
+			controller_nodes_pod_gone(c, uid);
 			workload_destroy(controller_map_del(&c->pods_early, uid));
 		}
 		return;
 	}
+	/* a Pod that does not decode is nobody's workload (its use of its
+	   node, if counted, stays as it was) */
 	if (!o)
-		return; /* a Pod that does not decode is nobody's workload */
-	ev->wl = NULL;	/* ours now */
+		return;
+	/* what it uses of its node, whoever's it is */
+	controller_nodes_pod(c, o);
+	ev->wl = NULL; /* ours now */
 	if (!c->policy) {
 		/* no policy yet (the first LIST of every watch is not done): kept
 		   for controller_pods_resync, which the first snapshot runs */

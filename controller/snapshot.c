@@ -259,6 +259,8 @@ static int core_update(struct controller *c, policy_t *p, bool *in_place)
 	case ENGINE_POLICY_BUILT:
 		break;
 	}
+	if (rep.how != ENGINE_POLICY_REBUILT) /* a rebuilt core carries its nodes */
+		controller_nodes_feed(c, true);
 	engine_policy_report_deinit(&rep);
 	if (first)
 		controller_snapshot_seed_usage(c);
@@ -270,7 +272,8 @@ static int core_update(struct controller *c, policy_t *p, bool *in_place)
  * their own (Namespaces and the namespaced ones) or those a ClusterQueue
  * selects (below); ResourceFlavors the core took in place reach none (what
  * a workload asks for does not depend on them). Any other change (a
- * PriorityClass, a LocalQueue's stop policy) is resolved everywhere. */
+ * PriorityClass, a LocalQueue's stop policy, a Topology: its flavors'
+ * workloads may be anywhere) is resolved everywhere. */
 _Static_assert(CONTROLLER_RES_COUNT <= 32, "policy_res_changed is a 32-bit mask");
 #define NARROW_RES                                                                                 \
 	((1u << CONTROLLER_RES_NAMESPACES) | (1u << CONTROLLER_RES_LIMITRANGES) |                  \
@@ -351,7 +354,6 @@ int controller_snapshot_rebuild(struct controller *c)
 	policy_opts_t po = {.skip_unknown_kinds = true,
 			    .price_lenient = true,
 			    .leave_out_broken = true,
-			    .topology_unplaced = true,
 			    .watch_declared = true,
 			    .watched = apis,
 			    .n_watched = watched(c, apis)};
@@ -406,6 +408,7 @@ int controller_snapshot_rebuild(struct controller *c)
 		gpuq_log(GPUQ_LOG_WARN, "controller",
 			 "web UI: prices not updated (out of memory); the last ones stay");
 	c->core_dirty = true;
+	controller_nodes_feed(c, false); /* the labels kept follow the policy */
 	if (!scope.all && !scope.n)
 		return GPUQ_OK; /* reaches no workload: no cached object need be walked */
 	controller_jobs_resync(c, &scope);

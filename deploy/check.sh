@@ -222,6 +222,13 @@ list kueue.x-k8s.io resourceflavors - -
 watch kueue.x-k8s.io resourceflavors - -
 list kueue.x-k8s.io cohorts - -
 watch kueue.x-k8s.io cohorts - -
+list gpuq.dev topologies - -
+watch gpuq.dev topologies - -
+list kueue.x-k8s.io topologies - -
+watch kueue.x-k8s.io topologies - -
+get - nodes - -
+list - nodes - -
+watch - nodes - -
 patch gpuq.dev clusterqueues status -
 patch gpuq.dev localqueues status team-a
 patch kueue.x-k8s.io clusterqueues status -
@@ -265,7 +272,8 @@ delete - secrets - gpuq-system
 create - secrets - team-a
 update - secrets - team-a
 patch admissionregistration.k8s.io validatingwebhookconfigurations - -
-get - nodes - -
+patch - nodes - -
+update - nodes - -
 create - pods - team-a
 update - pods - team-a
 create - events - team-a

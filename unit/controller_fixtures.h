@@ -113,6 +113,7 @@ static inline void ctl_free(struct controller *c)
 		controller_map_deinit(&c->objs[r]);
 	}
 	controller_pods_free_all(c);
+	controller_nodes_free_all(c);
 	controller_sets_free_all(c);
 	for (size_t i = 0; i < c->n_touched; i++)
 		free(c->touched[i]);
