@@ -170,10 +170,37 @@ void controller_actuate_flush(struct controller *c)
 	c->n_batch = 0;
 }
 
+/* Pin pod set ps of workload id to the domain admission placed it in: on
+ * each topology-aware flavor of names[n] (the pod set's), the levels its
+ * nodes share (queue_podset_domain: widest first, up to the first where
+ * they part; one node of a Topology ending in kubernetes.io/hostname is
+ * that node) go into sel as {level label: value}. Nodes that share not even
+ * the widest level add nothing: the pods go where the scheduler puts them
+ * on the flavor's nodes (docs/topology.md). The pod sets of one
+ * podset-group-name each pin their own part of the group's domain. */
+static void pin_to_domain(const queue_t *q, queue_wl_t id, size_t ps, const char *const *names,
+			  size_t n, json_t *sel)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *values[QUEUE_TOPO_LEVELS_MAX];
+		uint32_t fid;
+		size_t k;
+
+		if (queue_flavor_find(q, names[i], &fid) != GPUQ_OK)
+			continue;
+		k = queue_podset_domain(q, id, ps, fid, values, QUEUE_TOPO_LEVELS_MAX);
+		for (size_t l = 0; l < k; l++)
+			json_object_set_new(sel, queue_flavor_level(q, fid, l),
+					    json_string(values[l]));
+	}
+}
+
 /* The nodeSelector and tolerations a workload runs with on its flavors:
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
- * nodeLabels and tolerations. *sel and *tols are new references; flavors
- * gets the CONTROLLER_ANNOT_FLAVORS value. GPUQ_ENOMEM. */
+ * nodeLabels and tolerations, plus, on a topology-aware flavor, the labels
+ * of the domain its pods were placed in (pin_to_domain). *sel and *tols
+ * are new references; flavors gets the CONTROLLER_ANNOT_FLAVORS value.
+ * GPUQ_ENOMEM. */
 int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t podset, bool prefixed,
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap)
@@ -199,6 +226,7 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t pod
 		for (size_t k = 0; k < f->n_tolerations; k++)
 			json_array_append_new(*tols, toleration_json(&f->tolerations[k]));
 	}
+	pin_to_domain(engine_core(c->e), id, podset, names, nf, *sel);
 	return GPUQ_OK;
 }
 
@@ -494,6 +522,7 @@ void controller_actuate_result(struct controller *c, const queue_result_t *res)
 		post(c, e->victim_uid, "Warning",
 		     e->reason == QUEUE_EVICT_READY_TIMEOUT ? "PodsReadyTimeout"
 		     : e->reason == QUEUE_EVICT_MAX_EXEC    ? "MaximumExecutionTimeExceeded"
+		     : e->reason == QUEUE_EVICT_NODE_FAILED ? "NodeFailures"
 							    : "Preempted",
 		     e->reason == QUEUE_EVICT_MAX_EXEC ? "Deactivate" : "Preempt", note);
 	}

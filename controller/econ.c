@@ -123,8 +123,8 @@ static void budget_changed(struct controller *c, const queue_budget_change_t *ch
 {
 	static const char *const scope[] = {"LocalQueue", "namespace", "ClusterQueue"};
 	static const char *const action[] = {"Warn: reported only",
-					     "Lower: its workloads wait behind those within "
-					     "budget and may not borrow",
+					     ("Lower: its workloads wait behind those within "
+					      "budget and may not borrow"),
 					     "Hold: no new admission"};
 	queue_budget_view_t v;
 	char note[768], end[32];

@@ -651,7 +651,9 @@ void controller_actuate_group(struct controller *c, controller_pgroup_t *g);
 void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, const char *text);
 /* actuate.c: pod set `podset` of a workload placed on its flavors: base_sel
  * and base_tols (borrowed; may be NULL) plus every flavor assigned to the pod
- * set's nodeLabels and tolerations (*sel, *tols new references); flavors
+ * set's nodeLabels and tolerations, and on a topology-aware flavor the
+ * labels of the domain its pods were placed in, widest level first, as far
+ * as they share one (*sel, *tols new references); flavors
  * gets its CONTROLLER_ANNOT_FLAVORS pairs ("resource=flavor", prefixed
  * "<podset>:" when `prefixed`, for a workload of several pod sets).
  * GPUQ_ENOMEM. */
@@ -674,16 +676,18 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t pod
 /* status.allocatable entries of a Node (real ones: under 15). */
 #define CONTROLLER_NODE_RES_MAX 32
 typedef struct controller_node {
-	char *name;		/* metadata.name */
-	queue_label_t *labels;	/* metadata.labels (strings owned) */
-	size_t n_labels;	/* entries */
-	queue_request_t *alloc; /* status.allocatable in the core's units
-				   (quota_qty_amount; names owned) */
-	size_t n_alloc;		/* entries */
-	queue_taint_t *taints;	/* spec.taints (strings owned) */
-	size_t n_taints;	/* entries (<= QUEUE_TAINTS_MAX) */
-	bool cordoned;		/* spec.unschedulable */
-	bool not_ready;		/* condition Ready is not "True" */
+	char *name;		 /* metadata.name */
+	queue_label_t *labels;	 /* metadata.labels (strings owned) */
+	size_t n_labels;	 /* entries */
+	queue_request_t *alloc;	 /* status.allocatable in the core's units
+				    (quota_qty_amount; names owned) */
+	size_t n_alloc;		 /* entries */
+	queue_taint_t *taints;	 /* spec.taints (strings owned) */
+	size_t n_taints;	 /* entries (<= QUEUE_TAINTS_MAX) */
+	bool cordoned;		 /* spec.unschedulable */
+	bool not_ready;		 /* condition Ready is not "True" */
+	int64_t not_ready_since; /* ... since its lastTransitionTime (ms since the
+				    epoch; 0: none said, or no Ready condition) */
 } controller_node_t;
 
 /* Node obj (as a LIST or WATCH shows it) into *out (the caller's:

@@ -1,5 +1,6 @@
 /* controller/nodes.c: Nodes for the core's topology-aware flavors, and what
- * the Pods gpuq did not admit use on each (docs/topology.md). A Node is fed
+ * the Pods bound to each use: those gpuq did not admit, and those it did
+ * (which the core counts against its placements there: docs/topology.md). A Node is fed
  * to the core only when the spec the core would read of it changed (a
  * digest of that spec): kubelet heartbeats, image lists and condition
  * timestamps never reach it. */
@@ -26,18 +27,25 @@ typedef struct {
 	int64_t amount; /* the core's units, summed */
 } use_res_t;
 
-/* What the Pods gpuq did not admit use on one node. */
+/* What some Pods use on one node. */
 typedef struct {
 	use_res_t r[CONTROLLER_NODE_RES_MAX]; /* resources (a Pod's others ignored:
 						 a node only offers its allocatable) */
 	size_t n;			      /* entries */
 	int32_t pods;			      /* Pods counted */
+} use_sum_t;
+
+/* What the Pods bound to one node use. */
+typedef struct {
+	use_sum_t other; /* those gpuq did not admit (the spec's used) */
+	use_sum_t own;	 /* those it admitted (the spec's own) */
 } node_use_t;
 
 /* One counted Pod: where it runs and what it asks. */
 typedef struct {
 	char *node;    /* spec.nodeName (owned) */
 	uint64_t gen;  /* the Pods' LIST generation it was last seen in */
+	bool own;      /* gpuq admitted it (annotation gpuq.dev/admitted) */
 	size_t n;      /* entries in r */
 	use_res_t r[]; /* its effective request per pod (names owned) */
 } pod_use_t;
@@ -163,12 +171,21 @@ static int decode_taints(const jv_t *spec, controller_node_t *n, gpuq_diag_t *di
 }
 
 /* Whether condition Ready says "True". */
-static bool ready(const jv_t *status)
+/* Whether condition Ready is "True"; *since (ms since the epoch) its
+ * lastTransitionTime, 0 when it has none or there is no Ready condition
+ * (failed at once, as Kueue takes it). */
+static bool ready(const jv_t *status, int64_t *since)
 {
+	*since = 0;
 	for (const jv_t *cd = jv_first(jv_get(status, "conditions")); cd; cd = cd->next) {
 		const char *type = jv_member_str(cd, "type"), *st = jv_member_str(cd, "status");
-		if (type && !strcmp(type, "Ready"))
-			return st && !strcmp(st, "True");
+		const char *at = jv_member_str(cd, "lastTransitionTime");
+
+		if (!type || strcmp(type, "Ready") != 0)
+			continue;
+		if (!at || gpuq_time_parse(at, since) != GPUQ_OK)
+			*since = 0;
+		return st && !strcmp(st, "True");
 	}
 	return false;
 }
@@ -199,7 +216,7 @@ int controller_node_decode(const jv_t *obj, controller_node_t **out, gpuq_diag_t
 		return rc;
 	}
 	n->cordoned = jv_is(jv_get(spec, "unschedulable"), JV_TRUE);
-	n->not_ready = !ready(status);
+	n->not_ready = !ready(status, &n->not_ready_since);
 	*out = n;
 	return GPUQ_OK;
 }
@@ -224,11 +241,8 @@ static bool wanted(const policy_t *p, const char *key)
 	return false;
 }
 
-/* The labels of a node the core takes: QUEUE_NODE_LABELS_MAX says 64, but
- * queue_node_set builds them with queue_labels_build, which refuses more
- * than QUEUE_SELECTORS_MAX (32): the smaller, so no node is refused. */
-#define LABELS_KEPT                                                                                \
-	(QUEUE_NODE_LABELS_MAX < QUEUE_SELECTORS_MAX ? QUEUE_NODE_LABELS_MAX : QUEUE_SELECTORS_MAX)
+/* The labels of a node the core takes (queue_node_set's cap). */
+#define LABELS_KEPT QUEUE_NODE_LABELS_MAX
 
 /* At most LABELS_KEPT of n's labels into l: the ones that matter first,
  * then the others in their order. Returns how many. */
@@ -268,9 +282,13 @@ static uint64_t digest(const queue_node_spec_t *s)
 		h = mix_int(mix(h, s->allocatable[i].resource), s->allocatable[i].amount);
 	for (size_t i = 0; i < s->n_used; i++)
 		h = mix_int(mix(h, s->used[i].resource), s->used[i].amount);
+	for (size_t i = 0; i < s->n_own; i++)
+		h = mix_int(mix(h, s->own[i].resource), s->own[i].amount);
+	h = mix_int(h, s->pods_own);
 	for (size_t i = 0; i < s->n_taints; i++)
 		h = mix_int(mix(mix(h, s->taints[i].key), s->taints[i].value), s->taints[i].effect);
 	h = mix_int(h, s->pods_used);
+	h = mix_int(mix_int(h, s->not_ready), s->not_ready_since);
 	return mix_int(h, s->unschedulable) | 1;
 }
 
@@ -310,10 +328,17 @@ static void say_cordon(struct controller *c, const controller_node_t *n)
 	size_t pos = 0;
 	char note[512];
 
-	snprintf(note, sizeof(note),
-		 "node %s of its placement was %s: its pods there keep running; nothing new "
-		 "is placed there",
-		 n->name, n->cordoned ? "cordoned" : "found not Ready");
+	if (n->not_ready)
+		snprintf(note, sizeof(note),
+			 "node %s of its placement is not Ready: nothing new is placed there, "
+			 "and unless it is Ready again %lld s after it turned so, the workload "
+			 "is evicted (NodeFailures) and placed again on healthy nodes",
+			 n->name, (long long)(engine_config(c->e)->node_failure_ms / 1000));
+	else
+		snprintf(note, sizeof(note),
+			 "node %s of its placement was cordoned: its pods there keep running; "
+			 "nothing new is placed there",
+			 n->name);
 	while (q && (s = controller_map_next(&c->jobs, &pos))) {
 		controller_job_t *j = s->value;
 		queue_wl_t id;
@@ -342,22 +367,28 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 	const controller_node_t *n = rec->n;
 	const node_use_t *u = controller_map_get(&c->node_use, n->name);
 	queue_label_t l[QUEUE_NODE_LABELS_MAX];
-	queue_request_t used[CONTROLLER_NODE_RES_MAX];
+	queue_request_t used[CONTROLLER_NODE_RES_MAX], own[CONTROLLER_NODE_RES_MAX];
 	queue_node_spec_t spec = {.name = n->name,
 				  .labels = l,
 				  .allocatable = n->alloc,
 				  .n_allocatable = n->n_alloc,
 				  .used = used,
-				  .pods_used = u ? u->pods : 0,
+				  .pods_used = u ? u->other.pods : 0,
+				  .own = own,
+				  .pods_own = u ? u->own.pods : 0,
 				  .taints = n->taints,
 				  .n_taints = n->n_taints,
-				  .unschedulable = n->cordoned || n->not_ready};
+				  .unschedulable = n->cordoned,
+				  .not_ready = n->not_ready,
+				  .not_ready_since = n->not_ready ? n->not_ready_since : 0};
 	gpuq_diag_t diag = {{0}};
 	uint64_t h;
 
 	spec.n_labels = pick_labels(c, n, l);
-	for (size_t i = 0; u && i < u->n; i++)
-		used[spec.n_used++] = (queue_request_t){u->r[i].name, u->r[i].amount};
+	for (size_t i = 0; u && i < u->other.n; i++)
+		used[spec.n_used++] = (queue_request_t){u->other.r[i].name, u->other.r[i].amount};
+	for (size_t i = 0; u && i < u->own.n; i++)
+		own[spec.n_own++] = (queue_request_t){u->own.r[i].name, u->own.r[i].amount};
 	h = digest(&spec);
 	if (!engine_core(c->e) || (!force && h == rec->fed))
 		return;
@@ -373,9 +404,9 @@ static void feed(struct controller *c, node_rec_t *rec, bool force)
 	rec->fed = h;
 	c->nodes_fed++;
 	c->core_dirty = true;
-	if (spec.unschedulable && !rec->was_unsched)
+	if ((spec.unschedulable || spec.not_ready) && !rec->was_unsched)
 		say_cordon(c, n);
-	rec->was_unsched = spec.unschedulable;
+	rec->was_unsched = spec.unschedulable || spec.not_ready;
 }
 
 void controller_nodes_feed(struct controller *c, bool fresh)
@@ -494,7 +525,30 @@ void controller_nodes_apply(struct controller *c, controller_cevent_t *ev)
 	feed(c, rec, false);
 }
 
-/* ---- what Pods gpuq did not admit use ---- */
+/* ---- what the Pods bound to a node use ---- */
+
+static void sum_free(use_sum_t *s)
+{
+	for (size_t k = 0; k < s->n; k++)
+		free(s->r[k].name);
+}
+
+/* Add (sign 1) or take away (-1) Pod p's request to sum s. */
+static void sum_add(use_sum_t *s, const pod_use_t *p, int sign)
+{
+	s->pods += sign;
+	for (size_t i = 0; i < p->n; i++) {
+		size_t k = 0;
+		while (k < s->n && strcmp(s->r[k].name, p->r[i].name) != 0)
+			k++;
+		if (k == s->n) {
+			if (k == CONTROLLER_NODE_RES_MAX || !(s->r[k].name = strdup(p->r[i].name)))
+				continue;
+			s->n++;
+		}
+		s->r[k].amount += sign * p->r[i].amount;
+	}
+}
 
 /* Add (sign 1) or take away (-1) Pod p's request on its node; feed the node. */
 static void use_add(struct controller *c, const pod_use_t *p, int sign)
@@ -510,21 +564,10 @@ static void use_add(struct controller *c, const pod_use_t *p, int sign)
 			return;
 		}
 	}
-	u->pods += sign;
-	for (size_t i = 0; i < p->n; i++) {
-		size_t k = 0;
-		while (k < u->n && strcmp(u->r[k].name, p->r[i].name) != 0)
-			k++;
-		if (k == u->n) {
-			if (k == CONTROLLER_NODE_RES_MAX || !(u->r[k].name = strdup(p->r[i].name)))
-				continue;
-			u->n++;
-		}
-		u->r[k].amount += sign * p->r[i].amount;
-	}
-	if (u->pods <= 0) { /* the node's last counted Pod: nothing stays */
-		for (size_t k = 0; k < u->n; k++)
-			free(u->r[k].name);
+	sum_add(p->own ? &u->own : &u->other, p, sign);
+	if (u->other.pods <= 0 && u->own.pods <= 0) { /* the node's last counted Pod */
+		sum_free(&u->other);
+		sum_free(&u->own);
 		free(controller_map_del(&c->node_use, p->node));
 	}
 	if ((rec = controller_map_get(&c->nodes, p->node)) && rec->n)
@@ -574,7 +617,7 @@ static pod_use_t *pod_use_new(const workload_t *o)
 /* Whether p and q count the same on the same node. */
 static bool same_use(const pod_use_t *p, const pod_use_t *q)
 {
-	if (strcmp(p->node, q->node) != 0 || p->n != q->n)
+	if (strcmp(p->node, q->node) != 0 || p->own != q->own || p->n != q->n)
 		return false;
 	for (size_t i = 0; i < p->n; i++)
 		if (strcmp(p->r[i].name, q->r[i].name) != 0 || p->r[i].amount != q->r[i].amount)
@@ -586,12 +629,13 @@ void controller_nodes_pod(struct controller *c, workload_t *o)
 {
 	pod_use_t *had = controller_map_get(&c->pod_use, o->uid), *p;
 
-	if (!o->x->node_name || !*o->x->node_name || o->finished || o->admitted ||
-	    o->n_podsets != 1 || controller_resolve(c, o, NULL) || !(p = pod_use_new(o))) {
+	if (!o->x->node_name || !*o->x->node_name || o->finished || o->n_podsets != 1 ||
+	    controller_resolve(c, o, NULL) || !(p = pod_use_new(o))) {
 		controller_nodes_pod_gone(c, o->uid); /* not (or no longer) counted */
 		return;
 	}
 	p->gen = c->pods_gen;
+	p->own = o->admitted;
 	if (had && same_use(had, p)) {
 		had->gen = c->pods_gen;
 		pod_use_free(p);
@@ -634,8 +678,8 @@ void controller_nodes_free_all(struct controller *c)
 	pos = 0;
 	while ((s = controller_map_next(&c->node_use, &pos))) {
 		node_use_t *u = s->value;
-		for (size_t k = 0; k < u->n; k++)
-			free(u->r[k].name);
+		sum_free(&u->other);
+		sum_free(&u->own);
 		free(u);
 	}
 	controller_map_deinit(&c->node_use);

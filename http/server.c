@@ -1303,6 +1303,17 @@ static int resolve(const char *flag, const char *listen, const char *host, uint1
 	return GPUQ_OK;
 }
 
+/* libmicrohttpd's pool per connection: the request line and headers, their
+ * table and the reply's headers (a body goes to the request's own buffer).
+ * libmicrohttpd 0.9.75 zeroes the whole pool when a keep-alive connection
+ * starts its next request and the unused half of its read buffer once the
+ * headers are in: a byte cleared per byte of pool, per request (49,000
+ * instructions at its default of 32 KiB, a fifth of a review's). Sized for
+ * the largest header gpuq accepts, an HTTP_APP_AUTH_MAX Authorization header
+ * (16 KiB), with room for the rest: 20 KiB was measured to carry it and a
+ * 1 KB cookie, 16 KiB answers 431; 24 KiB leaves 6 KiB more. */
+#define POOL_BYTES (24u << 10)
+
 /* Start listener i: the main one on cfg.host:port with the thread pool and
  * the whole connection table, the internal one on its address with one
  * thread and an eighth of the table (a scrape and a few browsers). */
@@ -1337,9 +1348,10 @@ static int start_listener(http_server_t *srv, int i, gpuq_diag_t *diag)
 	    on_certificate, MHD_OPTION_HTTPS_PRIORITIES, HTTP_TLS_PRIORITIES,
 	    MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_CONNECTION_LIMIT, limit,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-	    on_connection, srv, MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_UNESCAPE_CALLBACK,
-	    no_unescape, srv, MHD_OPTION_END);
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)POOL_BYTES, MHD_OPTION_NOTIFY_COMPLETED,
+	    on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+	    MHD_OPTION_STRICT_FOR_CLIENT, 1, MHD_OPTION_UNESCAPE_CALLBACK, no_unescape, srv,
+	    MHD_OPTION_END);
 	pthread_mutex_lock(&srv->log_lock);
 	srv->starting = false;
 	pthread_mutex_unlock(&srv->log_lock);

@@ -6,11 +6,15 @@
  * bench/bench_parse), which alone would blow the admission latency budget and
  * the controller's per-event cost.
  *
- * The design decision that matters: one pass counts the values and checks
- * the nesting (so a hostile body is refused before any memory is taken),
- * one allocation holds every node and a copy of the text, and a
- * non-recursive pass builds the tree, NUL-terminating and decoding each
- * string and number in place in that copy. Strict RFC 8259: UTF-8 checked, escapes decoded
+ * The design decision that matters: one allocation holds every node and a
+ * copy of the text, and a non-recursive pass builds the tree,
+ * NUL-terminating and decoding each string and number in place in that
+ * copy. The allocation has room for as many values as JSON of that length
+ * can hold (up to JV_VALUES_MAX; the memory past the values is never
+ * touched), so a document within the caps is read in that one pass; any
+ * other is read again the way it always was, a scan that counts the values
+ * and checks the nesting first, then a pass with room for what it counted,
+ * so a refusal names the same cap or the same byte. Strict RFC 8259: UTF-8 checked, escapes decoded
  * (\u0000 refused), numbers kept as their text so quantities parse exactly.
  * Duplicate object keys are not refused: lookups take the first (the
  * apiserver never sends duplicates). Pure: no I/O, no clock, no globals;
@@ -26,8 +30,8 @@
 #include "base/base.h"
 
 /* Deepest nesting accepted (a Pod with managedFields nests about 20 deep
- * inside a review or a watch event); checked by the first scan, so the
- * parser's stack of open containers is sized before it runs. */
+ * inside a review or a watch event): the parser's stack of open containers,
+ * sized before it runs. */
 #define JV_DEPTH_MAX 64
 /* JSON values (keys included) in one document: a real Pod with
  * managedFields has a few thousand; each costs 40 bytes of memory. More is
@@ -64,9 +68,9 @@ typedef struct {
 } jv_doc_t;
 
 /* Parse buf[0..len) (need not be NUL-terminated). GPUQ_OK; GPUQ_EINVAL (not
- * JSON, or not UTF-8) or GPUQ_ELIMIT (nested deeper than
- * JV_DEPTH_MAX, found by a scan before any parsing) with a sentence
- * in err; GPUQ_ENOMEM. Nodes live until jv_doc_free. */
+ * JSON, or not UTF-8) or GPUQ_ELIMIT (nested deeper than JV_DEPTH_MAX, or
+ * more than JV_VALUES_MAX values, wherever a syntax error is) with a
+ * sentence in err; GPUQ_ENOMEM. Nodes live until jv_doc_free. */
 int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap);
 void jv_doc_free(jv_doc_t *d);
 /* Member key of obj (the first one of that name), or NULL (obj NULL or not

@@ -1,6 +1,7 @@
-/* jv/parse.c: the document parser (jv.h). One scan for depth and an upper
- * bound on the values, one allocation for every node and a copy of the
- * text, one non-recursive pass to build the tree. The pass reads the
+/* jv/parse.c: the document parser (jv.h). One allocation for every node
+ * and a copy of the text, one non-recursive pass to build the tree; for a
+ * document that pass refuses, a scan for depth and the values first, then
+ * the pass again. The pass reads the
  * caller's bytes and writes only the copy (the arena): a string or number
  * is NUL-terminated in place there, over the byte that ended it (a closing
  * quote, a delimiter), and a string with escapes is decoded down over its
@@ -194,25 +195,28 @@ static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_valu
 	return max;
 }
 
-static inline void skip_ws(parser_t *ps)
+static void skip_ws(parser_t *ps)
 {
-	/* the apiserver's JSON is compact: one test for the common case */
-	if (ps->p < ps->end && (unsigned char)*ps->p > ' ')
-		return;
 	while (ps->p < ps->end &&
 	       (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
 		ps->p++;
 }
 
+/* A new node; the caller has checked that one is left (room()). */
 static jv_t *node_new(parser_t *ps, jv_type_t type)
 {
-	jv_t *v;
+	jv_t *v = &ps->nodes[ps->n_nodes++];
 
-	GPUQ_ASSERT(ps->n_nodes < ps->cap_nodes); /* the scan's bound holds */
-	v = &ps->nodes[ps->n_nodes++];
-	memset(v, 0, sizeof(*v));
-	v->type = type;
+	*v = (jv_t){.type = type};
 	return v;
+}
+
+/* Whether a node is left: always after the scan (its count bounds the
+ * values); in the first pass, not for a document that is not JSON or holds
+ * more than JV_VALUES_MAX values (jv_doc_parse then scans). */
+static bool room(const parser_t *ps)
+{
+	return ps->n_nodes < ps->cap_nodes;
 }
 
 static int hexval(char c)
@@ -305,8 +309,8 @@ static char *shadow(const parser_t *ps, const char *p)
 
 /* A string starting at the opening quote: its text in the arena, in place
  * (o stays p's shadow) until an escape is decoded, then moved down behind
- * it. The parser's hot path: a plain run is found eight bytes at a time. */
-static int parse_string(parser_t *ps, jv_t *v)
+ * it. A plain run is found a block at a time. */
+static int parse_string_slow(parser_t *ps, jv_t *v)
 {
 	const char *p = ps->p + 1, *end = ps->end;
 	char *start = shadow(ps, p), *o = start;
@@ -360,6 +364,40 @@ static int parse_string(parser_t *ps, jv_t *v)
 	*o = '\0';
 	v->s = start;
 	v->len = (uint32_t)(o - start);
+	return GPUQ_OK;
+}
+
+/* The parser's hot path: a string of plain bytes only (most keys and
+ * values), left in place in the arena with its closing quote made its NUL;
+ * any other byte (an escape, UTF-8, a control character, the end) is the
+ * slow path's, from the string's start. */
+static inline int parse_string(parser_t *ps, jv_t *v)
+{
+	const char *s = ps->p + 1, *p = s, *end = ps->end;
+	char *start;
+
+	for (;;) {
+		uint64_t hit;
+
+		if (end - p < BLOCK) {
+			while (p < end && plain_byte[(unsigned char)*p])
+				p++;
+			break;
+		}
+		hit = block_special(p);
+		if (hit) {
+			p += first_hit(hit);
+			break;
+		}
+		p += BLOCK;
+	}
+	if (p >= end || *p != '"')
+		return parse_string_slow(ps, v);
+	start = shadow(ps, s);
+	start[p - s] = '\0';
+	v->s = start;
+	v->len = (uint32_t)(p - s);
+	ps->p = p + 1;
 	return GPUQ_OK;
 }
 
@@ -424,16 +462,28 @@ static int parse_literal(parser_t *ps, jv_t *v)
 	return perr(ps, "unexpected character");
 }
 
+/* The next byte that is not white space, or -1 at the end (ps->p there). */
+static inline int peek(parser_t *ps)
+{
+	/* the apiserver's JSON is compact: one test for the common case */
+	if (ps->p < ps->end && (unsigned char)*ps->p > ' ')
+		return (unsigned char)*ps->p;
+	skip_ws(ps);
+	return ps->p < ps->end ? (unsigned char)*ps->p : -1;
+}
+
 /* One value at ps->p: a scalar, or an empty container left for the caller
  * to fill. */
-static int parse_value(parser_t *ps, jv_t **out)
+static inline __attribute__((always_inline)) int parse_value(parser_t *ps, jv_t **out)
 {
+	int c = peek(ps);
 	jv_t *v;
 
-	skip_ws(ps);
-	if (ps->p >= ps->end)
+	if (c < 0)
 		return perr(ps, "unexpected end of input");
-	switch (*ps->p) {
+	if (!room(ps))
+		return perr(ps, "more values than counted");
+	switch (c) {
 	case '{':
 		ps->p++;
 		*out = node_new(ps, JV_OBJECT);
@@ -465,17 +515,21 @@ static int parse_value(parser_t *ps, jv_t **out)
 }
 
 typedef struct {
-	jv_t *c;    /* the open container */
-	jv_t *last; /* its last child so far (NULL: none yet) */
+	jv_t *c;	   /* the open container */
+	const jv_t **tail; /* where its next child is linked: its first, or the
+			      last child's next */
+	bool obj;	   /* c is an object */
 } frame_t;
+
+static frame_t frame_open(jv_t *c)
+{
+	return (frame_t){c, &c->first, c->type == JV_OBJECT};
+}
 
 static void link_child(frame_t *f, jv_t *v)
 {
-	if (f->last)
-		f->last->next = v;
-	else
-		f->c->first = v;
-	f->last = v;
+	*f->tail = v;
+	f->tail = &v->next;
 }
 
 static bool is_container(const jv_t *v)
@@ -496,38 +550,39 @@ static int parse_tree(parser_t *ps, jv_t **root)
 	if (rc)
 		return rc;
 	if (is_container(*root))
-		stack[depth++] = (frame_t){*root, NULL};
+		stack[depth++] = frame_open(*root);
 	while (depth) {
 		frame_t *f = &stack[depth - 1];
-		bool obj = f->c->type == JV_OBJECT;
+		int c = peek(ps);
 
-		skip_ws(ps);
-		if (ps->p >= ps->end)
+		if (c < 0)
 			return perr(ps, "unexpected end of input");
-		if (*ps->p == (obj ? '}' : ']')) {
+		if (c == (f->obj ? '}' : ']')) {
 			ps->p++;
 			depth--;
 			continue;
 		}
 		if (f->c->n) {
-			if (*ps->p != ',')
+			if (c != ',')
 				return perr(ps,
-					    obj ? "expected ',' or '}'" : "expected ',' or ']'");
+					    f->obj ? "expected ',' or '}'" : "expected ',' or ']'");
 			ps->p++;
-			skip_ws(ps);
+			if (f->obj)
+				c = peek(ps);
 		}
-		if (obj) {
+		if (f->obj) {
 			jv_t *key;
 
-			if (ps->p >= ps->end || *ps->p != '"')
+			if (c != '"')
 				return perr(ps, "expected a string key");
+			if (!room(ps))
+				return perr(ps, "more values than counted");
 			key = node_new(ps, JV_STRING);
 			rc = parse_string(ps, key);
 			if (rc)
 				return rc;
 			link_child(f, key);
-			skip_ws(ps);
-			if (ps->p >= ps->end || *ps->p != ':')
+			if (peek(ps) != ':')
 				return perr(ps, "expected ':'");
 			ps->p++;
 		}
@@ -539,7 +594,7 @@ static int parse_tree(parser_t *ps, jv_t **root)
 		if (is_container(v)) {
 			if (depth >= JV_DEPTH_MAX)
 				return perr(ps, "nested too deep");
-			stack[depth++] = (frame_t){v, NULL};
+			stack[depth++] = frame_open(v);
 		}
 	}
 	skip_ws(ps);
@@ -548,13 +603,51 @@ static int parse_tree(parser_t *ps, jv_t **root)
 	return GPUQ_OK;
 }
 
+/* One pass over the text with room for n values: the nodes, then the
+ * text's copy and one byte for a NUL after it, in one allocation. */
+static int parse_with(jv_doc_t *d, parser_t *ps, size_t len, size_t n)
+{
+	d->mem = malloc(n * sizeof(jv_t) + len + 1);
+	if (!d->mem)
+		return GPUQ_ENOMEM;
+	ps->p = ps->buf;
+	ps->nodes = (jv_t *)d->mem;
+	ps->n_nodes = 0;
+	ps->cap_nodes = n;
+	ps->arena = d->mem + n * sizeof(jv_t);
+	memcpy(ps->arena, ps->buf, len);
+	ps->arena[len] = '\0';
+	return parse_tree(ps, &d->root);
+}
+
+/* The values valid JSON of len bytes holds at most: each value but the
+ * first owns the byte before it (a comma, a colon or its container's
+ * opening bracket) and a byte of its own, (len + 1) / 2; one more for
+ * margin. */
+static size_t values_most(size_t len)
+{
+	size_t n = (len + 1) / 2 + 1;
+
+	return n < JV_VALUES_MAX ? n : JV_VALUES_MAX;
+}
+
 int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap)
 {
-	parser_t ps = {.p = buf, .end = buf + len, .buf = buf, .err = err, .err_cap = cap};
-	size_t n_values = 0, bytes;
+	parser_t ps = {.end = buf + len, .buf = buf, .err = err, .err_cap = cap};
+	size_t n_values = 0;
 	int rc;
 
 	memset(d, 0, sizeof(*d));
+	err[0] = '\0';
+	/* A document that parses within the caps parses in one pass, with room
+	 * for values_most (untouched memory past the values it holds). Any
+	 * other (not JSON, too deep, too many values, no memory) is parsed
+	 * again the way every document was: the scan's caps first, then one
+	 * pass with room for the values it counted, so its refusal is the same
+	 * code and sentence at the same byte. */
+	if (parse_with(d, &ps, len, values_most(len)) == GPUQ_OK)
+		return GPUQ_OK;
+	jv_doc_free(d);
 	err[0] = '\0';
 	if (scan(buf, len, JV_DEPTH_MAX, &n_values) > JV_DEPTH_MAX) {
 		snprintf(err, cap, "JSON nested deeper than %d levels", JV_DEPTH_MAX);
@@ -564,20 +657,15 @@ int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap
 		snprintf(err, cap, "more than %d JSON values", JV_VALUES_MAX);
 		return GPUQ_ELIMIT;
 	}
-	/* The nodes, then the text's copy and one byte for a NUL after it. */
-	bytes = n_values * sizeof(jv_t) + len + 1;
-	d->mem = malloc(bytes);
-	if (!d->mem)
-		return GPUQ_ENOMEM;
-	ps.nodes = (jv_t *)d->mem;
-	ps.cap_nodes = n_values;
-	ps.arena = d->mem + n_values * sizeof(jv_t);
-	memcpy(ps.arena, buf, len);
-	ps.arena[len] = '\0';
-	rc = parse_tree(&ps, &d->root);
+	rc = parse_with(d, &ps, len, n_values);
 	if (rc) {
 		char what[128];
 
+		if (rc == GPUQ_ENOMEM) {
+			jv_doc_free(d);
+			err[0] = '\0';
+			return rc;
+		}
 		gpuq_strlcpy(what, err[0] ? err : "syntax error", sizeof(what));
 		snprintf(err, cap, "%s at byte %zu", what, (size_t)(ps.p - buf));
 		jv_doc_free(d);

@@ -19,14 +19,16 @@
 #define QM_WAITS 10
 /* Eviction reasons, the reason label of gpuq_cluster_queue_evictions_total
  * (Kueue's words, and gpuq's IdleReclaim): Preempted, PodsReadyTimeout,
- * ClusterQueueStopped, IdleReclaim, MaximumExecutionTimeExceeded. */
+ * ClusterQueueStopped, IdleReclaim, MaximumExecutionTimeExceeded,
+ * NodeFailures. */
 enum {
 	QM_EVICT_PREEMPTED = 0,
 	QM_EVICT_READY_TIMEOUT = 1,
 	QM_EVICT_STOPPED = 2,
 	QM_EVICT_IDLE_RECLAIM = 3,
 	QM_EVICT_MAX_EXEC = 4,
-	QM_EVICTS = 5
+	QM_EVICT_NODE_FAILED = 5,
+	QM_EVICTS = 6
 };
 /* Preemption reasons (queue_evict_reason_t QUEUE_EVICT_IN_CQ ..
  * QUEUE_EVICT_RECLAIM_WHILE_BORROWING). */

@@ -244,6 +244,7 @@ void qmetrics_eviction_count(qmetrics_t *m, const queue_t *q, const queue_evicti
 		  : e->reason == QUEUE_EVICT_STOPPED	  ? QM_EVICT_STOPPED
 		  : e->reason == QUEUE_EVICT_IDLE_RECLAIM ? QM_EVICT_IDLE_RECLAIM
 		  : e->reason == QUEUE_EVICT_MAX_EXEC	  ? QM_EVICT_MAX_EXEC
+		  : e->reason == QUEUE_EVICT_NODE_FAILED  ? QM_EVICT_NODE_FAILED
 							  : QM_EVICT_PREEMPTED;
 
 	if (!m->layout)

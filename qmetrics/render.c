@@ -8,9 +8,12 @@
 
 #define put http_metrics_printf
 
-static const char *const evict_names[QM_EVICTS] = {"Preempted", "PodsReadyTimeout",
-						   "ClusterQueueStopped", "IdleReclaim",
-						   "MaximumExecutionTimeExceeded"};
+static const char *const evict_names[QM_EVICTS] = {"Preempted",
+						   "PodsReadyTimeout",
+						   "ClusterQueueStopped",
+						   "IdleReclaim",
+						   "MaximumExecutionTimeExceeded",
+						   "NodeFailures"};
 static const char *const preempt_names[QM_PREEMPTS] = {"InClusterQueue", "InCohortReclamation",
 						       "InCohortFairSharing",
 						       "InCohortReclaimWhileBorrowing"};

@@ -543,6 +543,7 @@ void queue_try_assign(queue_t *q, uint32_t wid, try_t *t)
 	t->n_asg = t->n_need = 0;
 	t->placed = false;
 	t->blocked_fid = QUEUE_NONE;
+	t->blocked_quota = false;
 	t->n_pl = 0;
 	if (nofit_hit(q, c, w, t))
 		return;

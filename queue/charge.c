@@ -1,7 +1,8 @@
 /*
  * queue/charge.c: quota usage charged and released: a ClusterQueue's slot
  * and its cohorts up the tree (the sums carried incrementally), a
- * workload's whole assignment, and its tenant's admitted amounts. A leaf of
+ * workload's whole assignment, and its tenant's admitted amounts; whether a
+ * plan's needs fit the quota now. A leaf of
  * queue/: it calls no other file of the module.
  * See queue.h for the contracts and docs/queueing.md for the rules.
  */
@@ -43,4 +44,21 @@ void queue_lq_cur_add(queue_t *q, const wl_t *w, int sign)
 	}
 	for (uint32_t i = 0; i < w->n_asg; i++)
 		l->cur[w->asg[i].a.resource] += sign * w->asg[i].a.amount;
+}
+
+/* Whether plan t's needs fit cq's quota now (above nominal only when
+ * allow_borrow). */
+bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow)
+{
+	const cq_t *c = &q->cqs[cq];
+
+	for (size_t i = 0; i < t->n_need; i++) {
+		const slot_t *s = &c->slots[t->need[i].slot];
+
+		if (!allow_borrow && s->usage + t->need[i].val > s->nominal)
+			return false;
+		if (t->need[i].val > queue_slot_available(q, c, s))
+			return false;
+	}
+	return true;
 }

@@ -670,16 +670,17 @@ static int reserved_aside(queue_t *q, const cqhead_t *e, try_t *t)
 	return GPUQ_OK;
 }
 
-/* A head whose quota fits and whose pods fit a domain once the victims in
- * q->targets (topology.c) are gone: evicted (all or none), it waits as a
- * preemptor on its plan, as one preempting for quota does. While a domain
- * is already being freed for it (workloads of its flavor evicting) it
- * evicts no more. */
+/* A head whose pods fit a domain (and whose quota fits) once the victims
+ * in q->targets (topology.c) are gone: evicted (all or none), it waits as
+ * a preemptor on its plan, as one preempting for quota does. While a
+ * domain (and, when it needed victims for it, its quota) is already being
+ * freed for it (workloads evicting) it evicts no more. */
 static int topo_preempt(queue_t *q, const cqhead_t *e, try_t *t)
 {
 	uint32_t wid = e->wl;
 
-	if (queue_topo_fits_after_evictions(q, wid, t)) {
+	if (queue_topo_fits_after_evictions(q, wid, t) &&
+	    (!t->blocked_quota || queue_plan_fits_after_evictions(q, wid, t, t->borrows))) {
 		q->targets.n = 0;
 		return wait_preempting(q, e, t, false);
 	}
@@ -712,7 +713,7 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
 	if (t->mode == M_FIT)
 		return admit_or_keep(q, wid, t, now);
 	if (t->mode == M_WAIT && t->why == WHY_TOPOLOGY && queue_topo_preemption(q, wid, t))
-		return topo_preempt(q, e, t); /* its quota fits: victims that free a domain */
+		return topo_preempt(q, e, t); /* victims that free a domain (and its quota) */
 	if (t->mode == M_RECLAIM || t->mode == M_PREEMPT) {
 		cohort_t *h = cohort_of(q, &q->cqs[e->cq]);
 
@@ -1185,6 +1186,8 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out)
 	if (!rc)
 		rc = exec_timeouts(q, now);
 	if (!rc)
+		rc = queue_topo_failures(q, now);
+	if (!rc)
 		rc = queue_idle_tick(q, now);
 	if (rc)
 		goto out;
@@ -1234,6 +1237,9 @@ int64_t queue_next_event(const queue_t *q, int64_t now)
 			if (!i)
 				break;
 		}
+	if (b < t)
+		t = b;
+	b = queue_topo_failures_next(q, now);
 	if (b < t)
 		t = b;
 	if (t <= now)

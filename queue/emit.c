@@ -40,6 +40,7 @@ const char *const queue_evict_names[] = {
     "InCohortFairSharing", "InCohortReclaimWhileBorrowing",
     "PodsReadyTimeout",	   "ClusterQueueStopped",
     "IdleReclaim",	   "MaximumExecutionTimeExceeded",
+    "NodeFailures",
 };
 
 static const char *const evict_why[] = {
@@ -76,6 +77,12 @@ int queue_emit_eviction(queue_t *q, uint32_t victim, uint32_t preemptor, int rea
 			       " ms while other workloads waited for its flavor",
 			       q->cqs[W(q, victim)->cq].idle_thr,
 			       q->cqs[W(q, victim)->cq].idle_after);
+	else if (reason == QUEUE_EVICT_NODE_FAILED && q->nodes[q->failed_node].gone)
+		off = res_msgf(q, "Node %s it was placed on was deleted",
+			       q->node_names.s[q->failed_node]);
+	else if (reason == QUEUE_EVICT_NODE_FAILED)
+		off = res_msgf(q, "Node %s it was placed on was not Ready for %" PRId64 " s",
+			       q->node_names.s[q->failed_node], q->cfg.node_failure_ms / 1000);
 	else if (reason == QUEUE_EVICT_MAX_EXEC)
 		off = res_msgf(q,
 			       "Exceeded its maximum execution time of %" PRId64

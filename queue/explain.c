@@ -293,6 +293,33 @@ static size_t lq_position(const queue_t *q, uint32_t wid)
 	return pos;
 }
 
+/* Where an admitted workload's pod sets were placed on topology-aware
+ * flavors: "; in rack r2 (topology.gpuq.dev/rack)" per pod set and flavor,
+ * the narrowest level its nodes share (what its release pins it to), the
+ * pod set named when there are several. */
+static void explain_domains(const queue_t *q, const wl_t *w, sbuf_t *b)
+{
+	uint32_t id = (uint32_t)(w - q->wls);
+
+	for (uint32_t i = 0; w->place && i < w->n_asg; i++) {
+		const char *values[QUEUE_TOPO_LEVELS_MAX], *key;
+		uint32_t f = w->asg[i].a.flavor;
+		uint16_t ps = w->asg[i].a.podset;
+		size_t k;
+
+		if (i && w->asg[i - 1].a.podset == ps && w->asg[i - 1].a.flavor == f)
+			continue; /* once per pod set and flavor */
+		k = queue_podset_domain(q, id, ps, f, values, QUEUE_TOPO_LEVELS_MAX);
+		if (!k)
+			continue;
+		key = queue_flavor_level(q, f, k - 1);
+		if (w->n_ps > 1)
+			sb_add(b, "; pod set %s", q->strs.s[q->tmpls[wl_ps(w)[ps].tmpl].name]);
+		sb_add(b, "%s in %s %s (%s)", w->n_ps > 1 ? "" : ";", queue_topo_level_word(key),
+		       values[k - 1], key);
+	}
+}
+
 /* An admitted, evicting or finished workload: where, and on what. */
 static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
 {
@@ -310,6 +337,8 @@ static void explain_running(const queue_t *q, const wl_t *w, sbuf_t *b)
 		       quota_amount_format(rn, w->asg[i].a.amount, n1, sizeof(n1)), rn,
 		       queue_flv_name(q, w->asg[i].a.flavor));
 	}
+	if (w->state == QUEUE_WL_ADMITTED)
+		explain_domains(q, w, b);
 }
 
 /* What a pending workload waits for (no position: O(1)). */

@@ -115,18 +115,26 @@ typedef struct {
 /* What the core knows of a node (topology.c): what topo_node_set needs
  * again when a flavor or a resource is added later. */
 typedef struct {
-	kv_t *labels;	    /* labels kept, owned */
-	taint_t *taints;    /* taints, owned */
-	uint32_t *res;	    /* resource names of alloc/used (q->strs ids), owned */
-	int64_t *alloc;	    /* allocatable per entry of res, owned */
-	int64_t *used;	    /* used by pods gpuq did not admit, per entry of res, owned */
-	uint8_t n_labels;   /* entries */
-	uint8_t n_taints;   /* entries */
-	uint8_t n_res;	    /* entries */
-	bool live;	    /* set and not deleted */
-	bool unschedulable; /* cordoned or not Ready */
-	int32_t pods_max;   /* allocatable pods (0: no cap) */
-	int32_t pods_used;  /* pods gpuq did not admit */
+	kv_t *labels;		 /* labels kept, owned */
+	taint_t *taints;	 /* taints, owned */
+	uint32_t *res;		 /* resource names of alloc/used (q->strs ids), owned */
+	int64_t *alloc;		 /* allocatable per entry of res, owned */
+	int64_t *used;		 /* used by pods gpuq did not admit, per entry of res, owned */
+	int64_t *own;		 /* used by pods gpuq admitted (bound), per entry of res,
+				    owned */
+	uint8_t n_labels;	 /* entries */
+	uint8_t n_taints;	 /* entries */
+	uint8_t n_res;		 /* entries */
+	bool live;		 /* set and not deleted */
+	bool unschedulable;	 /* cordoned */
+	bool not_ready;		 /* its Ready condition is not True */
+	bool gone;		 /* deleted (after being set) */
+	bool settled;		 /* gone or failed, and no admitted workload holds it
+				    any more: nothing for queue_topo_failures to do */
+	int64_t not_ready_since; /* not_ready: since when */
+	int32_t pods_max;	 /* allocatable pods (0: no cap) */
+	int32_t pods_used;	 /* pods gpuq did not admit */
+	int32_t pods_own;	 /* pods gpuq admitted, bound here */
 } node_t;
 
 /* One entry of a placement: count pods of pod set ps on node (q->node_names
@@ -241,13 +249,15 @@ typedef struct {
 	uint8_t why;	      /* WHY_* */
 	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
 	uint8_t why_level;    /* explanation (WHY_TOPOLOGY): the level index */
-	/* one byte for the five flags */
+	/* one byte for the six flags */
 	bool live : 1;		   /* slot in use */
 	bool ready : 1;		   /* PodsReady since admission */
 	bool gone : 1;		   /* a victim of this cycle, uncharged (q->gone) */
 	bool idle_said : 1;	   /* its idle spell was reported (q->idle) */
 	bool predict_said : 1;	   /* pending: its coarse status may say its predicted
 				      start (queue_workload_predict_show) */
+	bool topo_given : 1;	   /* a candidate given back while a domain is tried
+				      for a preemptor (topology.c victims_in) */
 	int64_t idle_since;	   /* admitted: idle (below its CQ's threshold) since,
 				      or -1 (protect.c) */
 	union {			   /* by state: one field, two meanings */
@@ -475,10 +485,13 @@ typedef struct {
 	int64_t why_free;				       /* free */
 	uint8_t why_level;				       /* WHY_TOPOLOGY: the level */
 	bool placed;	      /* pl holds the placement of this assignment */
-	uint32_t blocked_fid; /* a REQUIRED ask whose quota fit but no domain did:
-				 its flavor (QUEUE_NONE: none), for a
-				 preemption that frees a domain (topology.c) */
+	uint32_t blocked_fid; /* a REQUIRED ask whose quota fit (or would,
+				 preempting) but no domain did: its flavor
+				 (QUEUE_NONE: none), for a preemption that
+				 frees a domain (topology.c) */
 	askset_t blocked;     /* ... and its pod sets */
+	bool blocked_quota;   /* ... its quota needs preemption too: the
+				 domain's victims must free it as well */
 	size_t n_pl;	      /* entries in pl */
 	size_t cap_pl;	      /* allocated */
 	place_t *pl;	      /* the placement on topology-aware flavors, owned
@@ -516,6 +529,10 @@ struct queue {
 	bool topo_stale;	 /* a resource was added: every node is given to
 				    the topos again before the next fit (topology.c) */
 	size_t n_placed;	 /* workloads holding a placement */
+	size_t n_nodes_down;	 /* nodes gone or not Ready and not settled
+				    (node_t): queue_topo_failures has work */
+	uint32_t failed_node;	 /* the node named by the QUEUE_EVICT_NODE_FAILED
+				    eviction being emitted (failure.c) */
 	topo_place_t *fit_buf;	 /* topo_fit's output (topology.c) */
 	u32vec_t topo_cands;	 /* a domain preemption's candidates (topology.c) */
 	struct askbuf *askbuf;	 /* an ask being built and fitted (topology.c),
@@ -1007,8 +1024,10 @@ int queue_res_intern(queue_t *q, const char *name, uint32_t *id, gpuq_diag_t *di
 int queue_str_intern(queue_t *q, const char *what, const char *s, uint32_t *id, gpuq_diag_t *diag);
 int queue_tols_build(queue_t *q, const queue_toleration_t *in, size_t n, tol_t **out,
 		     gpuq_diag_t *diag);
-int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, kv_t **out,
-		       gpuq_diag_t *diag);
+/* Labels in[0..n) interned into *out (owned; NULL when n is 0); more than
+ * max is GPUQ_ELIMIT. */
+int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, size_t max,
+		       kv_t **out, gpuq_diag_t *diag);
 /* topology.c: topology-aware flavors (see queue.h "Topology"). */
 int queue_flavor_topology(queue_t *q, uint32_t fid, const char *topology, gpuq_diag_t *diag);
 void queue_topo_free(queue_t *q);
@@ -1020,6 +1039,9 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t);
 bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t);
 void queue_topo_release(queue_t *q, uint32_t wid);
 void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap);
+/* The short name of a level for a sentence: the label key after its
+ * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
+const char *queue_topo_level_word(const char *key);
 int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq_diag_t *diag);
 /* A workload record's topology block (version 5), decoded. */
 typedef struct {
@@ -1033,6 +1055,13 @@ typedef struct {
 	size_t n_pl; /* entries */
 } queue_topo_rec_t;
 int queue_node_ref(queue_t *q, const char *name, uint32_t *nid);
+/* failure.c: evict (QUEUE_EVICT_NODE_FAILED) every admitted workload placed
+ * on a node deleted or not Ready for cfg.node_failure_ms at now, by
+ * (admission, uid); GPUQ_ENOMEM (what was not evicted waits for the next
+ * tick). */
+int queue_topo_failures(queue_t *q, int64_t now);
+/* When the next node turns failed after now (INT64_MAX: none). */
+int64_t queue_topo_failures_next(const queue_t *q, int64_t now);
 int queue_topo_restore(queue_t *q, uint32_t id, queue_topo_rec_t *t);
 bool queue_tolerates(const queue_t *q, const tol_t *tols, size_t n, const taint_t *tn);
 const kv_t *queue_kv_get(const kv_t *v, size_t n, uint32_t key);
@@ -1180,6 +1209,8 @@ int queue_adm_cmp(const void *pa, const void *pb, void *ctx);
 
 /* ---- preempt.c ---- */
 
+/* (charge.c) Whether plan t's needs fit cq's quota now: above nominal only
+ * when allow_borrow. */
 bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow);
 /* Sets q->cycle_short (and answers false) when an allocation failed. */
 bool queue_preemption_targets(queue_t *q, uint32_t wid, const try_t *t);

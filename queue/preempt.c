@@ -12,21 +12,6 @@
 /* Preemption                                                          */
 /* ================================================================== */
 
-bool queue_need_fits(const queue_t *q, uint32_t cq, const try_t *t, bool allow_borrow)
-{
-	const cq_t *c = &q->cqs[cq];
-
-	for (size_t i = 0; i < t->n_need; i++) {
-		const slot_t *s = &c->slots[t->need[i].slot];
-
-		if (!allow_borrow && s->usage + t->need[i].val > s->nominal)
-			return false;
-		if (t->need[i].val > queue_slot_available(q, c, s))
-			return false;
-	}
-	return true;
-}
-
 /* ---- Where candidates may come from (Kueue's hierarchical preemption) ---- */
 
 /* Whether CQ o is above nominal in one of the (flavor, resource) pairs f. */
@@ -760,6 +745,7 @@ void queue_try_from_plan(const queue_t *q, uint32_t wid, try_t *t)
 	t->why_level = 0;
 	t->placed = false;
 	t->blocked_fid = QUEUE_NONE;
+	t->blocked_quota = false;
 	t->n_pl = 0;
 	for (uint32_t i = 0; i < w->n_asg; i++) {
 		t->asg[t->n_asg++] = w->asg[i];
@@ -781,27 +767,41 @@ bool queue_plan_fits_after_evictions(queue_t *q, uint32_t wid, const try_t *t, b
 	return fits;
 }
 
-/* A head whose quota fits but whose REQUIRED ask fits no domain
- * (t->blocked): the lower-priority workloads of its own ClusterQueue
- * holding a placement (withinClusterQueue, minimum runtimes served) are
- * the candidates; topology.c picks the domain they free with the fewest
- * victims, into q->targets. */
+/* A head whose REQUIRED ask fits no domain (t->blocked), its quota fitting
+ * or needing preemption too (t->blocked_quota): the candidates are the workloads holding a
+ * placement of its own ClusterQueue (withinClusterQueue) and, when it takes no more than its
+ * nominal quota, of every other ClusterQueue of its cohort tree that uses more than its nominal on
+ * that flavor (reclaimWithinCohort); minimum runtimes served. topology.c picks the domain they free
+ * with the fewest victims (with the quota, when it needs freeing), into q->targets. */
 bool queue_topo_preemption(queue_t *q, uint32_t wid, try_t *t)
 {
 	const wl_t *w = W(q, wid);
 	cq_t *c = &q->cqs[w->cq];
+	const cohort_t *h = cohort_of(q, c);
 
 	q->topo_cands.n = 0;
-	if (t->blocked_fid == QUEUE_NONE || c->within == QUEUE_WITHIN_NEVER)
+	if (t->blocked_fid == QUEUE_NONE)
 		return false;
-	for (size_t i = 0; i < c->adm.n; i++) {
+	for (size_t i = 0; c->within != QUEUE_WITHIN_NEVER && i < c->adm.n; i++) {
 		const wl_t *v = W(q, c->adm.v[i]);
 
 		if (v != w && v->place && queue_own_candidate(q, c, w, v) &&
 		    queue_vpush(&q->topo_cands, c->adm.v[i]))
 			return false;
 	}
-	return queue_topo_victims(q, wid, t);
+	if (!t->borrows && cq_has_cohort(q, c) && c->reclaim != QUEUE_RECLAIM_NEVER)
+		for (size_t k = 0; k < h->cqs.n; k++) {
+			const cq_t *o = &q->cqs[h->cqs.v[k]];
+
+			for (size_t i = 0; o != c && i < o->adm.n; i++) {
+				const wl_t *v = W(q, o->adm.v[i]);
+
+				if (v->place && queue_cohort_candidate(q, c, w, v) &&
+				    queue_vpush(&q->topo_cands, o->adm.v[i]))
+					return false;
+			}
+		}
+	return q->topo_cands.n && queue_topo_victims(q, wid, t);
 }
 
 /* Remember the assignment a preemptor preempts for. GPUQ_ENOMEM (the old

@@ -29,6 +29,7 @@ void queue_config_default(queue_config_t *cfg)
 	cfg->release_on_evict = true;
 	cfg->workloads_max = 1000000;
 	cfg->budget_interval_ms = 60000;
+	cfg->node_failure_ms = 30000;
 }
 
 int queue_create(const queue_config_t *cfg, queue_t **out)
@@ -45,7 +46,8 @@ int queue_create(const queue_config_t *cfg, queue_t **out)
 		queue_config_default(&q->cfg);
 	if (q->cfg.tenant_half_life_ms < 0 || q->cfg.tenant_sample_ms < 0 ||
 	    q->cfg.ready_timeout_ms < 0 || q->cfg.backoff_base_ms < 0 ||
-	    q->cfg.backoff_max_ms < q->cfg.backoff_base_ms || q->cfg.idle_fresh_ms < 0) {
+	    q->cfg.backoff_max_ms < q->cfg.backoff_base_ms || q->cfg.idle_fresh_ms < 0 ||
+	    q->cfg.node_failure_ms < 0) {
 		free(q);
 		return GPUQ_EINVAL;
 	}
@@ -205,8 +207,8 @@ int queue_flavor_add(queue_t *q, const queue_flavor_spec_t *spec, uint32_t *id, 
 		return gpuq_diag_set(diag, GPUQ_ELIMIT,
 				     "ResourceFlavor \"%s\": more than %d taints", spec->name,
 				     QUEUE_TAINTS_MAX);
-	rc = queue_labels_build(q, "nodeLabels", spec->node_labels, spec->n_node_labels, &f.labels,
-				diag);
+	rc = queue_labels_build(q, "nodeLabels", spec->node_labels, spec->n_node_labels,
+				QUEUE_SELECTORS_MAX, &f.labels, diag);
 	if (rc)
 		goto fail;
 	f.n_labels = spec->n_node_labels;

@@ -127,6 +127,10 @@ typedef struct {
 					    ends it. 0 (default): a reading stands until
 					    the next (the simulator feeds one per spell);
 					    the daemon sets it from its scrape interval */
+	int64_t node_failure_ms;	 /* how long a node holding placements stays
+					    not Ready before their workloads are
+					    evicted (QUEUE_EVICT_NODE_FAILED; default
+					    30 s, Kueue's NodeFailureDelay); 0: at once */
 	bool reservations_off;		 /* every ClusterQueue's starvation limit
 					    ignored: no reservation is made (gpuq
 					    simulate's second run, to print what the
@@ -608,20 +612,49 @@ typedef struct {
 					       it (never a placement's pods) */
 	size_t n_used;			    /* entries */
 	int32_t pods_used;		    /* how many such pods */
+	const queue_request_t *own;	    /* what pods gpuq admitted, bound to it
+					       now, use: the node has allocatable -
+					       used - max(own, its placements) free,
+					       so gpuq's pods running where no
+					       placement says (a workload adopted
+					       with none, a pod the scheduler put on
+					       another node of its domain) count, and
+					       a placement's own pods not twice */
+	size_t n_own;			    /* entries */
+	int32_t pods_own;		    /* how many such pods */
 	const queue_taint_t *taints;	    /* spec.taints */
 	size_t n_taints;		    /* entries (<= QUEUE_TAINTS_MAX) */
-	bool unschedulable;		    /* cordoned, or not Ready */
+	bool unschedulable;		    /* spec.unschedulable (cordoned): takes
+					       nothing new; what runs there stays */
+	bool not_ready;			    /* its Ready condition is not True (or
+					       it has none): takes nothing new, and
+					       once not_ready_since is node_failure_ms
+					       old the workloads placed on it are
+					       evicted (QUEUE_EVICT_NODE_FAILED) */
+	int64_t not_ready_since;	    /* not_ready: when (the Ready condition's
+					       lastTransitionTime, in the clock of
+					       queue_tick's now, ms); a node with no
+					       Ready condition at all: 0 (failed at
+					       once, as Kueue takes it) */
 } queue_node_spec_t;
 
 /* Add a node or replace what is known of it. Placements on a node that
  * shrank or was cordoned stay (they are running); it takes nothing new.
+ * A node not Ready takes nothing new either, and node_failure_ms after it
+ * turned so (not_ready_since) the next queue_tick evicts every workload
+ * placed on it (QUEUE_EVICT_NODE_FAILED, requeued at once) unless it is
+ * set Ready again first. Node state is not stored: a driver sets its nodes
+ * again after a restart.
  * Marks every cohort changed when the node belongs to a topology-aware
  * flavor. GPUQ_EINVAL (bad name or amounts), GPUQ_ELIMIT, GPUQ_ENOMEM; diag
  * says which. */
 int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag);
 
-/* Node `name` is gone (placements on it stay until their workloads' quota
- * is freed). GPUQ_ENOTFOUND. */
+/* Node `name` is gone: the next queue_tick evicts every admitted workload
+ * placed on it (QUEUE_EVICT_NODE_FAILED; the placements stay held until
+ * their workloads' quota is freed). GPUQ_ENOTFOUND (never set, or deleted
+ * already: a node deleted while the driver was down, held by placements
+ * restored from records, is not noticed). */
 int queue_node_delete(queue_t *q, const char *name);
 
 /* Level i of flavor's Topology (its node label key), or NULL past the last
@@ -649,6 +682,19 @@ typedef struct {
  * for a workload on no topology-aware flavor, or not admitted). */
 void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *out, size_t cap,
 			      size_t *n);
+
+/* The domain pod set `podset` of workload id was placed in on
+ * topology-aware flavor `flavor`: the values, widest level first, of the
+ * levels of the flavor's Topology (queue_flavor_level names them) at which
+ * all the pod set's nodes there share one, up to the first where they part
+ * (a rack-required pod set on two nodes of rack r2 of block b1: b1, r2; on
+ * one node of a Topology ending in kubernetes.io/hostname: that node too).
+ * At most cap values into values (borrowed: valid until q changes); returns
+ * how many (0: its nodes share not even the widest level, none is placed
+ * there, or a node is no longer known). What a release pins the pod set
+ * to (docs/topology.md). O(entries x levels). */
+size_t queue_podset_domain(const queue_t *q, queue_wl_t id, size_t podset, uint32_t flavor,
+			   const char **values, size_t cap);
 
 /* The label value of node `node` at level `level` of flavor's topology,
  * or NULL (no such flavor, topology level or node). */
@@ -688,6 +734,10 @@ typedef enum {
 	QUEUE_EVICT_MAX_EXEC = 7,		 /* MaximumExecutionTimeExceeded: it was
 						    admitted for its wall-clock limit in
 						    all; deactivated, not requeued */
+	QUEUE_EVICT_NODE_FAILED = 8,		 /* NodeFailures: a node it was placed on
+						    was deleted or not Ready for
+						    node_failure_ms; requeued at once, to be
+						    placed again on healthy nodes */
 } queue_evict_reason_t;
 
 typedef struct {
@@ -856,6 +906,8 @@ int queue_cycle_run(queue_t *q, int64_t now, queue_result_t *out);
  * timeout expired (requeued with backoff base * 2^(n-1), capped at max) and
  * those at or past their wall-clock limit (QUEUE_EVICT_MAX_EXEC, by
  * admission time then uid; deactivated once released),
+ * evict those placed on a node deleted or not Ready for node_failure_ms
+ * (QUEUE_EVICT_NODE_FAILED, by admission time then uid; requeued at once),
  * drain CQs under HoldAndDrain, and sample tenant usage into the decay when
  * tenant_sample_ms has passed. `out` as for queue_cycle_run (evictions
  * only; filled on GPUQ_ENOMEM too). The earliest time queue_tick has work is queue_next_event. */
@@ -864,8 +916,9 @@ int queue_tick(queue_t *q, int64_t now, queue_result_t *out);
 /* The earliest future time (> now) at which queue_tick or queue_cycle_run
  * would act on its own (a Ready deadline, a wall-clock deadline, a backoff
  * expiry, a tenant usage
- * sample; now + 1 when one is already due), or INT64_MAX if none. Lets a
- * simulator jump time. O(1) unless a timer went stale (then O(timers)). */
+ * sample, a node failing; now + 1 when one is already due), or INT64_MAX if
+ * none. Lets a simulator jump time. O(1) unless a timer went stale (then
+ * O(timers)) or a node is down (then O(nodes)). */
 int64_t queue_next_event(const queue_t *q, int64_t now);
 
 /* ---- GPU economics (docs/economics.md) ----

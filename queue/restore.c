@@ -532,7 +532,7 @@ static int dec_wl_header(queue_t *q, rd_t *r, queue_workload_spec_t *s, dec_stat
 	if (r->bad || st->state > QUEUE_WL_FINISHED ||
 	    (st->wait > QUEUE_WAIT_STOPPED && st->wait != QUEUE_WAIT_DEACTIVATED) ||
 	    st->where > W_BACKOFF || st->why > WHY_LAST ||
-	    st->evict_reason > QUEUE_EVICT_MAX_EXEC || st->ready > 1 || !state_where_ok(st))
+	    st->evict_reason > QUEUE_EVICT_NODE_FAILED || st->ready > 1 || !state_where_ok(st))
 		return GPUQ_ECORRUPT;
 	if (dec_names(q, r, st))
 		return GPUQ_ECORRUPT;

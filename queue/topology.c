@@ -104,7 +104,7 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 	const node_t *n = &q->nodes[nid];
 	const char *name = q->node_names.s[nid];
 	const char *vals[QUEUE_TOPO_LEVELS_MAX];
-	int64_t alloc[TOPO_RES_MAX] = {0}, used[TOPO_RES_MAX] = {0};
+	int64_t alloc[TOPO_RES_MAX] = {0}, used[TOPO_RES_MAX] = {0}, own[TOPO_RES_MAX] = {0};
 	bool member = n->live;
 	uint32_t tid;
 	bool joins;
@@ -134,12 +134,20 @@ static int node_feed(queue_t *q, uint32_t fid, uint32_t nid)
 		    rid < TOPO_RES_MAX) {
 			alloc[rid] = n->alloc[i];
 			used[rid] = n->used[i];
+			own[rid] = n->own[i];
 		}
 	}
 	joins = topo_node_find(f->topo, name) == TOPO_NONE;
 	rc = topo_node_set(f->topo,
-			   &(topo_node_spec_t){name, vals, alloc, used, n->pods_max, n->pods_used,
-					       !n->unschedulable},
+			   &(topo_node_spec_t){.name = name,
+					       .values = vals,
+					       .alloc = alloc,
+					       .used = used,
+					       .own = own,
+					       .pods_max = n->pods_max,
+					       .pods_used = n->pods_used,
+					       .pods_own = n->pods_own,
+					       .schedulable = !n->unschedulable && !n->not_ready},
 			   &tid, NULL);
 	if (rc)
 		return rc;
@@ -188,6 +196,7 @@ static void node_fields_free(node_t *n)
 	free(n->res);
 	free(n->alloc);
 	free(n->used);
+	free(n->own);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -199,7 +208,21 @@ static const queue_request_t *req_named(const queue_request_t *v, size_t n, cons
 	return NULL;
 }
 
-/* Spec's capacity into n (res, alloc, used, pods_max). */
+/* One amount of a node's list (used, own) named like an allocatable:
+ * *out, 0 when absent. GPUQ_ERANGE names the list. */
+static int node_amount(const queue_node_spec_t *spec, const char *what, const queue_request_t *v,
+		       size_t n, const char *res, int64_t *out, gpuq_diag_t *diag)
+{
+	const queue_request_t *u = req_named(v, n, res);
+
+	if (u && (u->amount < 0 || u->amount > QUEUE_AMOUNT_MAX))
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": %s %s: out of range",
+				     spec->name, what, res);
+	*out = u ? u->amount : 0;
+	return GPUQ_OK;
+}
+
+/* Spec's capacity into n (res, alloc, used, own, pods_max). */
 static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq_diag_t *diag)
 {
 	size_t k = 0;
@@ -210,11 +233,12 @@ static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, 
 	n->res = calloc(spec->n_allocatable + 1, sizeof(*n->res));
 	n->alloc = calloc(spec->n_allocatable + 1, sizeof(*n->alloc));
 	n->used = calloc(spec->n_allocatable + 1, sizeof(*n->used));
-	if (!n->res || !n->alloc || !n->used)
+	n->own = calloc(spec->n_allocatable + 1, sizeof(*n->own));
+	if (!n->res || !n->alloc || !n->used || !n->own)
 		return GPUQ_ENOMEM;
 	for (size_t i = 0; i < spec->n_allocatable; i++) {
 		const queue_request_t *a = &spec->allocatable[i];
-		const queue_request_t *u;
+		int64_t used = 0, own = 0;
 		int rc = queue_check_name("allocatable resource", a->resource, false, diag);
 
 		if (rc)
@@ -223,11 +247,12 @@ static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, 
 			return gpuq_diag_set(diag, GPUQ_ERANGE,
 					     "node \"%s\": allocatable %s: out of range",
 					     spec->name, a->resource);
-		u = req_named(spec->used, spec->n_used, a->resource);
-		if (u && (u->amount < 0 || u->amount > QUEUE_AMOUNT_MAX))
-			return gpuq_diag_set(diag, GPUQ_ERANGE,
-					     "node \"%s\": used %s: out of range", spec->name,
-					     a->resource);
+		rc = node_amount(spec, "used", spec->used, spec->n_used, a->resource, &used, diag);
+		if (!rc)
+			rc = node_amount(spec, "own", spec->own, spec->n_own, a->resource, &own,
+					 diag);
+		if (rc)
+			return rc;
 		if (!strcmp(a->resource, "pods")) {
 			n->pods_max = a->amount > INT32_MAX ? INT32_MAX : (int32_t)a->amount;
 			continue;
@@ -236,7 +261,8 @@ static int node_build_res(queue_t *q, const queue_node_spec_t *spec, node_t *n, 
 		if (rc)
 			return rc;
 		n->alloc[k] = a->amount;
-		n->used[k] = u ? u->amount : 0;
+		n->used[k] = used;
+		n->own[k] = own;
 		k++;
 	}
 	n->n_res = (uint8_t)k;
@@ -251,10 +277,11 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 		return gpuq_diag_set(diag, GPUQ_ELIMIT,
 				     "node \"%s\": more than %d labels or %d taints", spec->name,
 				     QUEUE_NODE_LABELS_MAX, QUEUE_TAINTS_MAX);
-	if (spec->pods_used < 0)
-		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": negative pods used",
-				     spec->name);
-	rc = queue_labels_build(q, "node labels", spec->labels, spec->n_labels, &n->labels, diag);
+	if (spec->pods_used < 0 || spec->pods_own < 0)
+		return gpuq_diag_set(diag, GPUQ_ERANGE, "node \"%s\": negative pods %s", spec->name,
+				     spec->pods_used < 0 ? "used" : "own");
+	rc = queue_labels_build(q, "node labels", spec->labels, spec->n_labels,
+				QUEUE_NODE_LABELS_MAX, &n->labels, diag);
 	if (rc)
 		return rc;
 	n->n_labels = (uint8_t)spec->n_labels;
@@ -279,7 +306,10 @@ static int node_build(queue_t *q, const queue_node_spec_t *spec, node_t *n, gpuq
 	}
 	n->n_taints = (uint8_t)spec->n_taints;
 	n->pods_used = spec->pods_used;
+	n->pods_own = spec->pods_own;
 	n->unschedulable = spec->unschedulable;
+	n->not_ready = spec->not_ready;
+	n->not_ready_since = spec->not_ready ? spec->not_ready_since : 0;
 	return node_build_res(q, spec, n, diag);
 }
 
@@ -297,6 +327,16 @@ static int node_spread(queue_t *q, uint32_t nid)
 	for (size_t i = 0; i < q->cohort_names.n; i++)
 		queue_cohort_touch(q, (uint32_t)i, true);
 	return rc;
+}
+
+/* Count node nid in (+1) or out of (-1) q->n_nodes_down when it is gone
+ * or not Ready and not settled: what queue_topo_failures looks at. */
+static void node_down(queue_t *q, uint32_t nid, int sign)
+{
+	const node_t *n = &q->nodes[nid];
+
+	if ((n->gone || n->not_ready) && !n->settled)
+		q->n_nodes_down = sign > 0 ? q->n_nodes_down + 1 : q->n_nodes_down - 1;
 }
 
 int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
@@ -324,9 +364,11 @@ int queue_node_set(queue_t *q, const queue_node_spec_t *spec, gpuq_diag_t *diag)
 			goto fail;
 		memset(&q->nodes[nid], 0, sizeof(node_t));
 	}
+	node_down(q, nid, -1);
 	node_fields_free(&q->nodes[nid]);
 	n.live = true;
 	q->nodes[nid] = n;
+	node_down(q, nid, +1);
 	return node_spread(q, nid);
 fail:
 	node_fields_free(&n);
@@ -339,7 +381,10 @@ int queue_node_delete(queue_t *q, const char *name)
 
 	if (!name || queue_names_find(&q->node_names, name, &nid) != GPUQ_OK || !q->nodes[nid].live)
 		return GPUQ_ENOTFOUND;
+	node_down(q, nid, -1);
 	node_fields_free(&q->nodes[nid]);
+	q->nodes[nid].gone = true;
+	node_down(q, nid, +1);
 	return node_spread(q, nid);
 }
 
@@ -349,20 +394,35 @@ int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag)
 		const node_t *n = &src->nodes[i];
 		queue_label_t l[QUEUE_NODE_LABELS_MAX];
 		queue_taint_t tn[QUEUE_TAINTS_MAX];
-		queue_request_t a[TOPO_RES_MAX + 1], u[TOPO_RES_MAX];
-		queue_node_spec_t s = {src->node_names.s[i],
-				       l,
-				       n->n_labels,
-				       a,
-				       n->n_res,
-				       u,
-				       n->n_res,
-				       n->pods_used,
-				       tn,
-				       n->n_taints,
-				       n->unschedulable};
+		queue_request_t a[TOPO_RES_MAX + 1], u[TOPO_RES_MAX], o[TOPO_RES_MAX];
+		queue_node_spec_t s = {.name = src->node_names.s[i],
+				       .labels = l,
+				       .n_labels = n->n_labels,
+				       .allocatable = a,
+				       .n_allocatable = n->n_res,
+				       .used = u,
+				       .n_used = n->n_res,
+				       .pods_used = n->pods_used,
+				       .own = o,
+				       .n_own = n->n_res,
+				       .pods_own = n->pods_own,
+				       .taints = tn,
+				       .n_taints = n->n_taints,
+				       .unschedulable = n->unschedulable,
+				       .not_ready = n->not_ready,
+				       .not_ready_since = n->not_ready_since};
+		uint32_t nid;
 		int rc;
 
+		if (n->gone && !n->settled) { /* its workloads are still to evict */
+			rc = queue_node_ref(dst, s.name, &nid);
+			if (rc)
+				return rc;
+			node_down(dst, nid, -1);
+			dst->nodes[nid].gone = true;
+			dst->nodes[nid].settled = false;
+			node_down(dst, nid, +1);
+		}
 		if (!n->live)
 			continue;
 		for (size_t k = 0; k < n->n_labels; k++)
@@ -375,6 +435,7 @@ int queue_nodes_copy(queue_t *dst, const queue_t *src, gpuq_diag_t *diag)
 		for (size_t k = 0; k < n->n_res; k++) {
 			a[k] = (queue_request_t){src->strs.s[n->res[k]], n->alloc[k]};
 			u[k] = (queue_request_t){src->strs.s[n->res[k]], n->used[k]};
+			o[k] = (queue_request_t){src->strs.s[n->res[k]], n->own[k]};
 		}
 		if (n->pods_max)
 			a[s.n_allocatable++] = (queue_request_t){"pods", n->pods_max};
@@ -593,16 +654,39 @@ static bool node_in_domain(void *ctx, uint32_t node, size_t ps)
 }
 
 /* Candidates first: lower priority, then the later admitted, then uid. */
+/* Victim order within a domain: another ClusterQueue's (reclaimed while it
+ * borrows) before the preemptor's own, as quota preemption orders them;
+ * then lower priority, then the later admitted. */
+typedef struct {
+	const queue_t *q;
+	uint32_t cq; /* the preemptor's */
+} vorder_t;
+
 static int victim_cmp(const void *a, const void *b, void *ctx)
 {
-	const queue_t *q = ctx;
-	const wl_t *x = Wc(q, *(const uint32_t *)a), *y = Wc(q, *(const uint32_t *)b);
+	const vorder_t *o = ctx;
+	const wl_t *x = Wc(o->q, *(const uint32_t *)a), *y = Wc(o->q, *(const uint32_t *)b);
+	bool xo = x->cq == o->cq, yo = y->cq == o->cq;
 
+	if (xo != yo)
+		return xo ? 1 : -1;
 	if (x->priority != y->priority)
 		return x->priority < y->priority ? -1 : 1;
 	if (x->admitted_ms != y->admitted_ms)
 		return x->admitted_ms > y->admitted_ms ? -1 : 1;
 	return strcmp(x->strs, y->strs);
+}
+
+/* Whether ClusterQueue cq uses more than its nominal quota of some
+ * resource on flavor fid (what reclaim may take back). */
+static bool cq_borrows_on(const queue_t *q, uint32_t cq, uint32_t fid)
+{
+	const cq_t *c = &q->cqs[cq];
+
+	for (uint32_t i = 0; i < c->n_slots; i++)
+		if (c->slots[i].flavor == fid && c->slots[i].usage > c->slots[i].nominal)
+			return true;
+	return false;
 }
 
 /* Whether candidate v holds a pod on flavor fid in the domain of rep. */
@@ -619,34 +703,66 @@ static bool holds_in(const queue_t *q, const wl_t *v, uint32_t fid, const domctx
 	return false;
 }
 
-/* In the domain of d->rep: give back the candidates holding pods there, in
- * order, until the ask fits; how many that took (0: it never fits), every
- * one taken back after. With out, the victims chosen are pushed there. */
-static size_t victims_in(queue_t *q, uint32_t fid, topo_ask_t *ask, domctx_t *d,
-			 const u32vec_t *cands, u32vec_t *out)
+/* Give candidate id back for a domain's trial: its pods and its quota,
+ * so that another ClusterQueue's candidate is taken only while its queue
+ * still uses more than its nominal quota on fid (reclaim stops there).
+ * False, nothing given: that queue no longer borrows. */
+static bool taken(queue_t *q, uint32_t id, uint32_t fid, uint32_t cq)
 {
-	size_t given = 0, n = 0, i;
-	bool fits = false;
+	wl_t *v = W(q, id);
 
-	for (i = 0; i < cands->n && !fits; i++) {
-		const wl_t *v = Wc(q, cands->v[i]);
+	if (v->cq != cq && !cq_borrows_on(q, v->cq, fid))
+		return false;
+	pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
+	queue_wl_charge(q, id, -1);
+	v->topo_given = true;
+	return true;
+}
 
-		if (!holds_in(q, v, fid, d))
-			continue;
-		pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, -1);
-		given++;
-		if (out && queue_vpush(out, cands->v[i]))
-			break;
-		fits = topo_fit(q->flavors[fid].topo, ask, q->fit_buf, q->cap_fit_buf, &n, NULL) ==
-		       GPUQ_OK;
-	}
-	for (size_t j = 0; j < i; j++) {
+/* Whether candidate v holds pods on flavor fid anywhere. */
+static bool holds_on(const wl_t *v, uint32_t fid)
+{
+	for (uint32_t i = 0; i < v->place->n; i++)
+		if (v->place->e[i].flavor == fid)
+			return true;
+	return false;
+}
+
+/* In the domain of d->rep: give back the candidates holding pods there, in
+ * order, until the ask fits; when the preemptor's quota must be freed too
+ * (qt: its try, else NULL), then candidates on fid elsewhere until the
+ * quota fits as well. How many that took (0: it never fits), every one
+ * taken back after. With out, the victims chosen are pushed there. */
+static size_t victims_in(queue_t *q, uint32_t fid, uint32_t cq, const try_t *qt, topo_ask_t *ask,
+			 domctx_t *d, const u32vec_t *cands, u32vec_t *out)
+{
+	size_t given = 0, n = 0;
+	bool placed = false, quota = !qt;
+
+	for (int pass = 0; pass < 2 && !(placed && quota) && (!pass || placed); pass++)
+		for (size_t i = 0; i < cands->n && !(placed && quota); i++) {
+			const wl_t *v = Wc(q, cands->v[i]);
+
+			if (v->topo_given || !(pass ? holds_on(v, fid) : holds_in(q, v, fid, d)) ||
+			    !taken(q, cands->v[i], fid, cq))
+				continue;
+			given++;
+			if (out && queue_vpush(out, cands->v[i]))
+				break;
+			placed = placed || topo_fit(q->flavors[fid].topo, ask, q->fit_buf,
+						    q->cap_fit_buf, &n, NULL) == GPUQ_OK;
+			quota = quota || queue_need_fits(q, cq, qt, qt->borrows);
+		}
+	for (size_t j = cands->n; j-- > 0;) {
 		const wl_t *v = Wc(q, cands->v[j]);
 
-		if (holds_in(q, v, fid, d))
+		if (v->topo_given) {
 			pl_apply(q, v, v->asg, v->n_asg, v->place->e, v->place->n, +1);
+			queue_wl_charge(q, cands->v[j], +1);
+			W(q, cands->v[j])->topo_given = false;
+		}
 	}
-	return fits ? given : 0;
+	return placed && quota ? given : 0;
 }
 
 /* An ask being built (ask_build) and fitted (q->askbuf: 9 KiB, not on the
@@ -742,10 +858,11 @@ static bool ask_fit(queue_t *q, const wl_t *w, try_t *t, uint32_t fid, const ask
 			  (uint8_t)(why.level | (b->ask.mode == TOPO_REQUIRED ? 0 : 0x80)), r,
 			  per * why.need_pods, free_);
 	}
-	if (rc == GPUQ_EAGAIN && b->ask.mode == TOPO_REQUIRED && quota_mode == M_FIT &&
+	if (rc == GPUQ_EAGAIN && b->ask.mode == TOPO_REQUIRED && quota_mode <= M_PREEMPT &&
 	    t->n_pl == 0) {
 		t->blocked_fid = fid;
 		t->blocked = *as;
+		t->blocked_quota = quota_mode != M_FIT;
 	}
 	return false;
 }
@@ -787,8 +904,10 @@ static size_t asks_of(const queue_t *q, const wl_t *w, const try_t *t, uint32_t 
 /* The domain of w's blocked REQUIRED ask (t->blocked, on t->blocked_fid)
  * whose candidates (q->topo_cands, the caller's: preempt.c) free room for
  * it with the fewest victims: those victims into q->targets (pairs:
- * workload, QUEUE_EVICT_IN_CQ) and true; false when no domain can be freed
- * so. Lower priority goes first, then the later admitted. */
+ * workload, QUEUE_EVICT_IN_CQ for its own ClusterQueue's,
+ * QUEUE_EVICT_RECLAIM for another's) and true; false when no domain can be
+ * freed so. Another queue's go first (each only while its queue still
+ * borrows on the flavor), then lower priority, then the later admitted. */
 bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 {
 	const wl_t *w = Wc(q, wid);
@@ -798,6 +917,7 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 	topo_ask_t dask;
 	uint32_t best = TOPO_NONE;
 	size_t best_n = SIZE_MAX;
+	const try_t *qt = t->blocked_quota ? t : NULL; /* its quota must be freed too */
 
 	if (fid == QUEUE_NONE || !b || !q->topo_cands.n || !q->flavors[fid].topo ||
 	    queue_grow(&q->fit_buf, &q->cap_fit_buf,
@@ -807,7 +927,8 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 		return false;
 	d = (domctx_t){&b->k, q->flavors[fid].topo, TOPO_NONE, b->ask.level};
 	dask = b->ask;
-	qsort_r(q->topo_cands.v, q->topo_cands.n, sizeof(uint32_t), victim_cmp, q);
+	qsort_r(q->topo_cands.v, q->topo_cands.n, sizeof(uint32_t), victim_cmp,
+		&(vorder_t){q, w->cq});
 	dask.node_ok = node_in_domain;
 	dask.ctx = &d;
 	q->topo_doms.n = 0;
@@ -828,7 +949,7 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 			if (seen || queue_vpush(&q->topo_doms, id))
 				continue;
 			d.rep = id;
-			n = victims_in(q, fid, &dask, &d, &q->topo_cands, NULL);
+			n = victims_in(q, fid, w->cq, qt, &dask, &d, &q->topo_cands, NULL);
 			if (n && n < best_n) {
 				best_n = n;
 				best = id;
@@ -840,10 +961,12 @@ bool queue_topo_victims(queue_t *q, uint32_t wid, try_t *t)
 		return false;
 	d.rep = best;
 	q->targets.n = 0;
-	(void)victims_in(q, fid, &dask, &d, &q->topo_cands, &q->topo_doms);
+	(void)victims_in(q, fid, w->cq, qt, &dask, &d, &q->topo_cands, &q->topo_doms);
 	for (size_t i = 0; i < q->topo_doms.n; i++)
 		if (queue_vpush(&q->targets, q->topo_doms.v[i]) ||
-		    queue_vpush(&q->targets, QUEUE_EVICT_IN_CQ))
+		    queue_vpush(&q->targets, Wc(q, q->topo_doms.v[i])->cq == w->cq
+						 ? QUEUE_EVICT_IN_CQ
+						 : QUEUE_EVICT_RECLAIM))
 			return false;
 	q->topo_doms.n = 0;
 	return q->targets.n > 0;
@@ -858,6 +981,7 @@ void queue_topo_try(queue_t *q, uint32_t wid, try_t *t)
 
 	t->placed = false;
 	t->blocked_fid = QUEUE_NONE;
+	t->blocked_quota = false;
 	t->n_pl = 0;
 	if (t->mode >= M_WAIT || !queue_topo_needed(q, t))
 		return;
@@ -935,6 +1059,39 @@ void queue_workload_placement(const queue_t *q, queue_wl_t id, queue_place_t *ou
 	*n = w->place->n;
 }
 
+size_t queue_podset_domain(const queue_t *q, queue_wl_t id, size_t podset, uint32_t flavor,
+			   const char **values, size_t cap)
+{
+	const wl_t *w = id < q->n_wls ? Wc(q, id) : NULL;
+	const flavor_t *f = flavor < q->flv_names.n ? &q->flavors[flavor] : NULL;
+	size_t n_levels, l;
+
+	if (!w || !w->live || !w->place || !f || !f->topo)
+		return 0;
+	n_levels = q->topologies[f->topology].n_levels;
+	for (l = 0; l < n_levels && l < cap; l++) {
+		const char *v = NULL;
+
+		for (uint32_t k = 0; k < w->place->n; k++) {
+			const place_t *e = &w->place->e[k];
+			uint32_t tid;
+			const char *x;
+
+			if (e->ps != podset || e->flavor != flavor)
+				continue;
+			tid = topo_node_find(f->topo, q->node_names.s[e->node]);
+			x = tid == TOPO_NONE ? NULL : topo_domain_value(f->topo, tid, (uint8_t)l);
+			if (!x || (v && strcmp(v, x) != 0))
+				return l;
+			v = x;
+		}
+		if (!v)
+			return l; /* nothing of the pod set on this flavor */
+		values[l] = v;
+	}
+	return l;
+}
+
 const char *queue_node_domain(const queue_t *q, uint32_t flavor, const char *node,
 			      const char *level)
 {
@@ -986,9 +1143,7 @@ int queue_tmpl_topology(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gp
 	return rc;
 }
 
-/* The short name of a level for a sentence: the label key after its
- * prefix (topology.gpuq.dev/rack: rack); the host level is a node. */
-static const char *level_word(const char *key)
+const char *queue_topo_level_word(const char *key)
 {
 	const char *s = strrchr(key, '/');
 
@@ -1026,10 +1181,10 @@ void queue_topo_why_text(const queue_t *q, const wl_t *w, char *out, size_t cap)
 			 "needs %s %s on the nodes of flavor %s (Topology %s): no placement "
 			 "fits, the best %s (%s) has %s free",
 			 n1, rn, queue_flv_name(q, w->why_flavor), q->topo_names.s[f->topology],
-			 level_word(key), key, n2);
+			 queue_topo_level_word(key), key, n2);
 	else
 		snprintf(out, cap, "needs %s %s in one %s (%s): the best %s has %s free", n1, rn,
-			 level_word(key), key, level_word(key), n2);
+			 queue_topo_level_word(key), key, queue_topo_level_word(key), n2);
 }
 
 /* The node id of name, made (not live: no capacity) when never seen: a
@@ -1200,16 +1355,46 @@ static int check_nodes(const queue_t *q, char *why, size_t cap)
 	return rc;
 }
 
+/* The nodes down (gone or not Ready) and not settled are n_nodes_down; a
+ * settled one is held by no admitted workload (failure.c). */
+static int check_down(const queue_t *q, char *why, size_t cap)
+{
+	size_t down = 0;
+
+	for (size_t i = 0; i < q->node_names.n; i++) {
+		const node_t *n = &q->nodes[i];
+
+		down += (n->gone || n->not_ready) && !n->settled;
+	}
+	if (down != q->n_nodes_down) {
+		snprintf(why, cap, "%zu nodes down, %zu counted", down, q->n_nodes_down);
+		return GPUQ_ECORRUPT;
+	}
+	for (size_t i = 0; i < q->n_wls; i++) {
+		const wl_t *w = Wc(q, (uint32_t)i);
+
+		for (uint32_t k = 0;
+		     w->live && w->state == QUEUE_WL_ADMITTED && w->place && k < w->place->n; k++)
+			if (q->nodes[w->place->e[k].node].settled) {
+				snprintf(why, cap, "%s: admitted on node %s, failed and settled",
+					 wl_uid(w), q->node_names.s[w->place->e[k].node]);
+				return GPUQ_ECORRUPT;
+			}
+	}
+	return GPUQ_OK;
+}
+
 int queue_topology_check(const queue_t *q, char *why, size_t cap)
 {
-	if (!q->n_topo_flavors)
-		return GPUQ_OK;
+	int rc = check_down(q, why, cap);
+
+	if (rc || !q->n_topo_flavors)
+		return rc;
 	for (size_t f = 0; f < q->flv_names.n; f++)
 		if (q->flavors[f].topo)
 			topo_check(q->flavors[f].topo);
 	for (size_t i = 0; i < q->n_wls; i++) {
 		const wl_t *w = Wc(q, (uint32_t)i);
-		int rc;
 
 		if (!w->live || (w->state != QUEUE_WL_ADMITTED && w->state != QUEUE_WL_EVICTING))
 			continue;

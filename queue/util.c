@@ -155,16 +155,15 @@ fail:
 	return rc;
 }
 
-int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, kv_t **out,
-		       gpuq_diag_t *diag)
+int queue_labels_build(queue_t *q, const char *what, const queue_label_t *in, size_t n, size_t max,
+		       kv_t **out, gpuq_diag_t *diag)
 {
 	kv_t *l;
 	int rc;
 
 	*out = NULL;
-	if (n > QUEUE_SELECTORS_MAX)
-		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %d entries", what,
-				     QUEUE_SELECTORS_MAX);
+	if (n > max)
+		return gpuq_diag_set(diag, GPUQ_ELIMIT, "%s: more than %zu entries", what, max);
 	if (!n)
 		return GPUQ_OK;
 	l = calloc(n, sizeof(*l));

@@ -167,8 +167,8 @@ static int tmpl_build(queue_t *q, const queue_podset_spec_t *ps, tmpl_t *t, gpuq
 		t->amt[i] = ps->requests[i].amount;
 	}
 	t->n_req = (uint8_t)ps->n_requests;
-	rc = queue_labels_build(q, "nodeSelector", ps->node_selector, ps->n_node_selector, &t->sel,
-				diag);
+	rc = queue_labels_build(q, "nodeSelector", ps->node_selector, ps->n_node_selector,
+				QUEUE_SELECTORS_MAX, &t->sel, diag);
 	if (rc)
 		return rc;
 	t->n_sel = (uint8_t)ps->n_node_selector;

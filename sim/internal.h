@@ -56,6 +56,13 @@ struct sim {
 	/* predictions (trace option prediction only; econ.c) */
 	predict_history_t *hist; /* the LocalQueues' finished runtimes */
 	int64_t next_predict;	 /* the next pass at or after this virtual time */
+	/* nodes that turn not Ready (nodeGroups' notReadyAt; run.c) */
+	int64_t *fail_at;  /* the distinct times, ascending (owned) */
+	size_t n_fail_at;  /* entries */
+	size_t next_fail;  /* the first entry after fed_until */
+	int64_t fed_until; /* the nodes' readiness is given to the core up to
+			      this virtual time (not stored: a resumed run
+			      gives it again) */
 };
 
 /* CPU seconds of this process (the driver may read clocks; the core never). */

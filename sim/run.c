@@ -785,41 +785,97 @@ static int restore(struct sim *s, gpuq_diag_t *diag)
 	return rc;
 }
 
-/* The trace's nodes into the core (they are not stored: given again on a
- * resumed run, as a daemon lists them again). */
+/* Node n of the trace into the core as it is at `at` (Ready or not). */
+static int feed_node(struct sim *s, const sim_node_t *n, int64_t at, gpuq_diag_t *diag)
+{
+	const sim_trace_t *t = s->t;
+	queue_label_t l[SIM_NODE_LABELS_MAX];
+	queue_request_t a[SIM_NODE_RES_MAX];
+	queue_taint_t tn[SIM_NODE_TAINTS_MAX];
+	bool down = n->not_ready_at_ms >= 0 && n->not_ready_at_ms <= at;
+	queue_node_spec_t spec = {.name = n->name,
+				  .labels = l,
+				  .n_labels = n->n_labels,
+				  .allocatable = a,
+				  .n_allocatable = n->n_alloc,
+				  .taints = tn,
+				  .n_taints = n->n_taints,
+				  .unschedulable = n->unschedulable,
+				  .not_ready = down,
+				  .not_ready_since = down ? n->not_ready_at_ms : 0};
+
+	for (size_t k = 0; k < n->n_labels; k++)
+		l[k] = (queue_label_t){n->labels[k].key, n->labels[k].value};
+	for (size_t k = 0; k < n->n_alloc; k++)
+		a[k] = (queue_request_t){t->res_names[n->alloc[k].res], n->alloc[k].amount};
+	for (size_t k = 0; k < n->n_taints; k++)
+		tn[k] = (queue_taint_t){n->taints[k].key, n->taints[k].value,
+					engine_effect_of(n->taints[k].effect)};
+	return engine_change_apply(
+	    s->e, &(engine_change_t){.kind = ENGINE_CHANGE_NODE_SET, .node_spec = &spec}, diag);
+}
+
+static int time_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The trace's nodes into the core as they are at s->now (they are not
+ * stored: given again on a resumed run, as a daemon lists them again), and
+ * the times some turn not Ready, ascending. */
 static int feed_nodes(struct sim *s, gpuq_diag_t *diag)
 {
 	const sim_trace_t *t = s->t;
+	size_t n = 0;
 
 	for (size_t i = 0; i < t->n_nodes; i++) {
-		const sim_node_t *n = &t->nodes[i];
-		queue_label_t l[SIM_NODE_LABELS_MAX];
-		queue_request_t a[SIM_NODE_RES_MAX];
-		queue_taint_t tn[SIM_NODE_TAINTS_MAX];
-		queue_node_spec_t spec = {.name = n->name,
-					  .labels = l,
-					  .n_labels = n->n_labels,
-					  .allocatable = a,
-					  .n_allocatable = n->n_alloc,
-					  .taints = tn,
-					  .n_taints = n->n_taints,
-					  .unschedulable = n->unschedulable};
-		int rc;
+		int rc = feed_node(s, &t->nodes[i], s->now, diag);
 
-		for (size_t k = 0; k < n->n_labels; k++)
-			l[k] = (queue_label_t){n->labels[k].key, n->labels[k].value};
-		for (size_t k = 0; k < n->n_alloc; k++)
-			a[k] = (queue_request_t){t->res_names[n->alloc[k].res], n->alloc[k].amount};
-		for (size_t k = 0; k < n->n_taints; k++)
-			tn[k] = (queue_taint_t){n->taints[k].key, n->taints[k].value,
-						engine_effect_of(n->taints[k].effect)};
-		rc = engine_change_apply(
-		    s->e, &(engine_change_t){.kind = ENGINE_CHANGE_NODE_SET, .node_spec = &spec},
-		    diag);
 		if (rc)
 			return rc;
+		n += t->nodes[i].not_ready_at_ms >= 0;
 	}
+	s->fed_until = s->now;
+	if (!n)
+		return GPUQ_OK;
+	s->fail_at = malloc(n * sizeof(*s->fail_at));
+	if (!s->fail_at)
+		return GPUQ_ENOMEM;
+	for (size_t i = 0; i < t->n_nodes; i++)
+		if (t->nodes[i].not_ready_at_ms >= 0)
+			s->fail_at[s->n_fail_at++] = t->nodes[i].not_ready_at_ms;
+	qsort(s->fail_at, s->n_fail_at, sizeof(*s->fail_at), time_cmp);
+	n = 0;
+	for (size_t i = 0; i < s->n_fail_at; i++) /* distinct */
+		if (!n || s->fail_at[n - 1] != s->fail_at[i])
+			s->fail_at[n++] = s->fail_at[i];
+	s->n_fail_at = n;
+	while (s->next_fail < n && s->fail_at[s->next_fail] <= s->fed_until)
+		s->next_fail++;
 	return GPUQ_OK;
+}
+
+/* The nodes that turned not Ready after fed_until, up to s->now, into the
+ * core (a resumed run's first step gives all of them since its start). */
+static int fail_nodes(struct sim *s, gpuq_diag_t *diag)
+{
+	int rc = GPUQ_OK;
+
+	if (s->next_fail < s->n_fail_at && s->fail_at[s->next_fail] <= s->now) {
+		for (size_t i = 0; i < s->t->n_nodes && !rc; i++) {
+			const sim_node_t *n = &s->t->nodes[i];
+
+			if (n->not_ready_at_ms > s->fed_until && n->not_ready_at_ms <= s->now)
+				rc = feed_node(s, n, s->now, diag);
+		}
+		while (s->next_fail < s->n_fail_at && s->fail_at[s->next_fail] <= s->now)
+			s->next_fail++;
+		s->dirty = true;
+	}
+	s->fed_until = s->now;
+	return rc;
 }
 
 /* Open the engine over the trace's policy: memory only without state_dir;
@@ -876,6 +932,8 @@ static int64_t next_time(const struct sim *s, int64_t qnext)
 		next = s->heap[0].at;
 	if (qnext < next)
 		next = qnext;
+	if (s->next_fail < s->n_fail_at && s->fail_at[s->next_fail] < next)
+		next = s->fail_at[s->next_fail];
 	if (s->dirty) {
 		int64_t c = iv == 0 ? s->now : (s->now / iv + 1) * iv;
 		if (c < next)
@@ -976,6 +1034,7 @@ static int step(struct sim *s, gpuq_diag_t *diag)
 	s->now = next;
 	if (next == qnext)
 		s->dirty = true;
+	rc = fail_nodes(s, diag);
 	while (s->n_heap && s->heap[0].at == s->now && !rc) {
 		event_t ev = heap_pop(s);
 		rc = on_event(s, &ev, diag);
@@ -1055,6 +1114,7 @@ static void sim_free(struct sim *s)
 	sim_econ_free(s);
 	engine_close(s->e);
 	free(s->heap);
+	free(s->fail_at);
 	free(s->shape_amount);
 	free(s->dirty_wl);
 	free(s->wl_marked);

@@ -123,17 +123,21 @@ typedef struct {
  * what topology-aware admission places pods on. Parsed and kept; the core
  * does not read them yet. */
 typedef struct {
-	char *name;	     /* metadata.name, a DNS-1123 subdomain (owned) */
-	sim_label_t *labels; /* metadata.labels sorted by key, keys unique, with
-				kubernetes.io/hostname = name when not given (owned) */
-	sim_req_t *alloc;    /* status.allocatable, as written; amounts in the
-				core's units (quota_qty_amount), names interned in
-				res_names (owned) */
-	sim_taint_t *taints; /* spec.taints (owned) */
-	uint16_t n_labels;   /* entries in labels */
-	uint16_t n_alloc;    /* entries in alloc */
-	uint16_t n_taints;   /* entries in taints */
-	bool unschedulable;  /* spec.unschedulable (cordoned) */
+	char *name;		 /* metadata.name, a DNS-1123 subdomain (owned) */
+	sim_label_t *labels;	 /* metadata.labels sorted by key, keys unique, with
+				    kubernetes.io/hostname = name when not given (owned) */
+	sim_req_t *alloc;	 /* status.allocatable, as written; amounts in the
+				    core's units (quota_qty_amount), names interned in
+				    res_names (owned) */
+	sim_taint_t *taints;	 /* spec.taints (owned) */
+	uint16_t n_labels;	 /* entries in labels */
+	uint16_t n_alloc;	 /* entries in alloc */
+	uint16_t n_taints;	 /* entries in taints */
+	bool unschedulable;	 /* spec.unschedulable (cordoned) */
+	int64_t not_ready_at_ms; /* nodeGroups' notReadyAt: its Ready condition
+				    turns False then, for the rest of the run
+				    (the core evicts what is placed on it 30 s
+				    later: docs/topology.md); -1: never */
 } sim_node_t;
 
 /* What a workload asks for; shared by every workload one generator emits. */

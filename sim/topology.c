@@ -177,6 +177,7 @@ static sim_node_t *node_new(sim_trace_t *t, policy_jdec_t *d, const char *name, 
 	}
 	n = &t->nodes[t->n_nodes++];
 	memset(n, 0, sizeof(*n));
+	n->not_ready_at_ms = -1;
 	n->name = strdup(name);
 	if (!n->name)
 		*rc = GPUQ_ENOMEM;
@@ -311,10 +312,10 @@ int sim_nodes_doc(sim_trace_t *t, const json_t *obj, gpuq_diag_t *diag)
 /* One nodeGroups entry (d's path at it): count nodes of one shape. */
 static int node_group(sim_trace_t *t, policy_jdec_t *d, const json_t *g)
 {
-	static const char *const keys[] = {"namePrefix",    "count",  "labels", "allocatable",
-					   "unschedulable", "taints", NULL};
+	static const char *const keys[] = {"namePrefix",    "count",  "labels",	    "allocatable",
+					   "unschedulable", "taints", "notReadyAt", NULL};
 	const char *prefix = NULL;
-	int64_t count = 0;
+	int64_t count = 0, not_ready_at = -1;
 	char name[SIM_NAME_MAX + 16];
 	int rc = policy_jdec_keys(d, g, keys, NULL);
 
@@ -322,6 +323,8 @@ static int node_group(sim_trace_t *t, policy_jdec_t *d, const json_t *g)
 		rc = policy_jdec_str(d, g, "namePrefix", true, 240, &prefix);
 	if (!rc)
 		rc = policy_jdec_int(d, g, "count", true, 1, SIM_NODES_MAX, &count);
+	if (!rc)
+		rc = policy_jdec_duration(d, g, "notReadyAt", false, &not_ready_at);
 	if (!rc && (size_t)count > SIM_NODES_MAX - t->n_nodes)
 		rc = policy_jdec_fail_at(d, "count", GPUQ_ELIMIT,
 					 "%" PRId64 " more nodes: the trace would hold more "
@@ -335,8 +338,10 @@ static int node_group(sim_trace_t *t, policy_jdec_t *d, const json_t *g)
 		o = policy_jdec_key(d, "namePrefix");
 		n = node_new(t, d, name, &rc);
 		policy_jdec_pop(d, o);
-		if (n)
+		if (n) {
 			rc = node_parts(t, d, n, g, "", g, "", g, "");
+			n->not_ready_at_ms = not_ready_at;
+		}
 	}
 	return rc;
 }

@@ -30,11 +30,14 @@ struct topo_node {
 	char *name;	     /* its key, owned, never changes */
 	char **vals;	     /* n_levels label values, widest first: one owned block
 				holding the pointers and the strings */
-	int64_t *alloc;	     /* n_res allocatable; one owned block with used, placed */
+	int64_t *alloc;	     /* n_res allocatable; one owned block with used, own,
+				placed */
 	int64_t *used;	     /* n_res used by pods gpuq does not place */
+	int64_t *own;	     /* n_res used by pods gpuq admitted, bound here */
 	int64_t *placed;     /* n_res held by topo_take, less topo_give (>= 0) */
 	int32_t pods_max;    /* allocatable pods, 0: no cap */
 	int32_t pods_used;   /* pods gpuq does not place */
+	int32_t pods_own;    /* pods gpuq admitted, bound here */
 	int32_t pods_placed; /* pods held by topo_take, less topo_give (>= 0) */
 	bool schedulable;    /* new pods may go here */
 	bool deleted;	     /* topo_node_delete: no new pod fits */
@@ -64,9 +67,13 @@ int topo_key_cmp(const topo_t *t, char *const *va, const char *na, char *const *
 /* What brk[p] should be, from order[p-1] and order[p]. */
 uint8_t topo_brk_of(const topo_t *t, uint32_t p);
 
-/* What node n has free of slot r: alloc - used - placed - extra, floored
- * at 0 (extra: a fit's scratch, what earlier pod sets of the ask took). */
+/* What node n has free of slot r: alloc - used - max(own, placed + extra),
+ * floored at 0 (extra: a fit's scratch, what earlier pod sets of the ask
+ * took). */
 int64_t topo_free_of(const struct topo_node *n, size_t r, int64_t extra);
+/* ... and pods: pods_max - pods_used - max(pods_own, pods_placed + extra);
+ * INT64_MAX with no cap. */
+int64_t topo_pods_free(const struct topo_node *n, int64_t extra);
 
 /* ---- tree.c: the domain tree of one fit ---- */
 

@@ -203,14 +203,19 @@ static int spec_check(const topo_t *t, const topo_node_spec_t *s, gpuq_diag_t *d
 					     "node %s: level %zu: label value must be 0..%d bytes",
 					     s->name, l, TOPO_VALUE_MAX);
 	for (size_t r = 0; r < t->n_res; r++)
-		if (s->alloc[r] < 0 || (s->used && s->used[r] < 0))
-			return gpuq_diag_set(
-			    diag, GPUQ_EINVAL, "node %s: slot %zu: %s %lld is negative", s->name, r,
-			    s->alloc[r] < 0 ? "allocatable" : "used",
-			    (long long)(s->alloc[r] < 0 ? s->alloc[r] : s->used[r]));
-	if (s->pods_max < 0 || s->pods_used < 0)
-		return gpuq_diag_set(diag, GPUQ_EINVAL, "node %s: pods %d, used %d: negative",
-				     s->name, s->pods_max, s->pods_used);
+		if (s->alloc[r] < 0 || (s->used && s->used[r] < 0) || (s->own && s->own[r] < 0))
+			return gpuq_diag_set(diag, GPUQ_EINVAL,
+					     "node %s: slot %zu: %s %lld is negative", s->name, r,
+					     s->alloc[r] < 0		 ? "allocatable"
+					     : s->used && s->used[r] < 0 ? "used"
+									 : "own",
+					     (long long)(s->alloc[r] < 0	     ? s->alloc[r]
+							 : s->used && s->used[r] < 0 ? s->used[r]
+										     : s->own[r]));
+	if (s->pods_max < 0 || s->pods_used < 0 || s->pods_own < 0)
+		return gpuq_diag_set(diag, GPUQ_EINVAL,
+				     "node %s: pods %d, used %d, own %d: negative", s->name,
+				     s->pods_max, s->pods_used, s->pods_own);
 	return GPUQ_OK;
 }
 
@@ -260,7 +265,7 @@ static int node_add(topo_t *t, const topo_node_spec_t *spec, uint32_t *id)
 		return rc;
 	n.name = strdup(spec->name);
 	n.vals = vals_dup(t, spec->values);
-	n.alloc = calloc(3 * t->n_res, sizeof(int64_t));
+	n.alloc = calloc(4 * t->n_res, sizeof(int64_t));
 	if (!n.name || !n.vals || !n.alloc) {
 		free(n.name);
 		free(n.vals);
@@ -268,7 +273,8 @@ static int node_add(topo_t *t, const topo_node_spec_t *spec, uint32_t *id)
 		return GPUQ_ENOMEM;
 	}
 	n.used = n.alloc + t->n_res;
-	n.placed = n.alloc + 2 * t->n_res;
+	n.own = n.alloc + 2 * t->n_res;
+	n.placed = n.alloc + 3 * t->n_res;
 	*id = t->n_nodes;
 	t->nodes[*id] = n;
 	t->hash[hash_slot(t, n.name)] = *id;
@@ -309,9 +315,11 @@ int topo_node_set(topo_t *t, const topo_node_spec_t *spec, uint32_t *id, gpuq_di
 	for (size_t r = 0; r < t->n_res; r++) {
 		n->alloc[r] = spec->alloc[r];
 		n->used[r] = spec->used ? spec->used[r] : 0;
+		n->own[r] = spec->own ? spec->own[r] : 0;
 	}
 	n->pods_max = spec->pods_max;
 	n->pods_used = spec->pods_used;
+	n->pods_own = spec->pods_own;
 	n->schedulable = spec->schedulable;
 	n->deleted = false;
 	if (id)
@@ -377,14 +385,27 @@ void topo_give(topo_t *t, const topo_place_t *pl, size_t n, const topo_podset_t 
 
 /* ---- Domain reads ---- */
 
-int64_t topo_free_of(const struct topo_node *n, size_t r, int64_t extra)
+/* a - u - max(o, p + x), floored at 0 (0 on overflow too). */
+static int64_t room(int64_t a, int64_t u, int64_t o, int64_t p, int64_t x)
 {
-	int64_t f;
+	int64_t f, held;
 
-	if (__builtin_sub_overflow(n->alloc[r], n->used[r], &f) ||
-	    __builtin_sub_overflow(f, n->placed[r], &f) || __builtin_sub_overflow(f, extra, &f))
+	if (__builtin_add_overflow(p, x, &held) || __builtin_sub_overflow(a, u, &f) ||
+	    __builtin_sub_overflow(f, held > o ? held : o, &f))
 		return 0;
 	return f > 0 ? f : 0;
+}
+
+int64_t topo_free_of(const struct topo_node *n, size_t r, int64_t extra)
+{
+	return room(n->alloc[r], n->used[r], n->own[r], n->placed[r], extra);
+}
+
+int64_t topo_pods_free(const struct topo_node *n, int64_t extra)
+{
+	if (n->pods_max <= 0)
+		return INT64_MAX;
+	return room(n->pods_max, n->pods_used, n->pods_own, n->pods_placed, extra);
 }
 
 const char *topo_domain_value(const topo_t *t, uint32_t node, uint8_t level)

@@ -55,8 +55,16 @@ typedef struct {
 	const int64_t *alloc;	   /* allocatable per slot (n_res; >= 0) */
 	const int64_t *used;	   /* used per slot by pods gpuq does not place
 				      (n_res; NULL: none) */
+	const int64_t *own;	   /* used per slot by pods gpuq admitted, bound
+				      here now (n_res; NULL: none). A node has
+				      alloc - used - max(own, placed) free: gpuq's
+				      pods running where no placement says (a
+				      workload adopted with none, a pod put on
+				      another node of its domain) are counted,
+				      and a placement's own pods not twice */
 	int32_t pods_max;	   /* allocatable pods (0: no cap) */
 	int32_t pods_used;	   /* pods gpuq does not place on it */
+	int32_t pods_own;	   /* pods gpuq admitted bound here now */
 	bool schedulable;	   /* Ready and not cordoned: new pods may go here */
 } topo_node_spec_t;
 

@@ -113,11 +113,10 @@ static int64_t node_pods(const fit_t *f, uint32_t id)
 				cap = q;
 		}
 	if (n->pods_max > 0) {
-		int64_t pf = (int64_t)n->pods_max - n->pods_used - n->pods_placed -
-			     (ex ? ex[f->t->n_res] : 0);
+		int64_t pf = topo_pods_free(n, ex ? ex[f->t->n_res] : 0);
 
 		if (pf < cap)
-			cap = pf > 0 ? pf : 0;
+			cap = pf;
 	}
 	return cap;
 }

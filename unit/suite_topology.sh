@@ -7,7 +7,9 @@
 # example cluster of 2 blocks x 4 racks x 4 nodes x 8 GPUs (rack-required
 # gangs in one rack, a 48-GPU preferred gang in the fewest racks, small jobs
 # on one node), a rack-sized urgent job preempting in the one rack its
-# lower-priority peers free with the fewest victims, and Kueue's TAS
+# lower-priority peers free with the fewest victims, a rack reclaimed
+# across a cohort from a queue that borrows it, a rack failing under a
+# running job (evicted 30 s later, placed again on another), and Kueue's TAS
 # performance shape (640 nodes, 15,000 workloads). Env: GPUQ_BIN. Needs
 # python3.
 set -u
@@ -63,6 +65,18 @@ py "preempt: it started at once, in one rack" preempt \
 	'wl("research/urgent")[0]["waitMs"] == 0 and c("urgent")["topology.gpuq.dev/rack"]["max"] == 1'
 py "preempt: the jobs on r1 ran on, and every job finished" preempt \
 	'all(w["preemptions"] == 0 for w in wl("research/low-train-")[:4]) and r["counts"]["finished"] == 8'
+
+sim reclaim examples/traces/topology-reclaim.yaml
+py "reclaim: training's rack job reclaimed the four batch jobs of one rack (r2), as InCohortReclamation, and no fifth" reclaim \
+	'r["preemptions"]["byReason"] == {"InCohortReclamation": 4} and sorted(e["victim"] for e in r["preemptions"]["events"]) == ["batch/batch-jobs-%d" % i for i in (4, 5, 6, 7)]'
+py "reclaim: it started at once (its quota lent out and no rack free: one victim set freed both), in one rack" reclaim \
+	'wl("research/rack")[0]["waitMs"] == 0 and c("rack")["topology.gpuq.dev/rack"]["max"] == 1 and r["counts"]["finished"] == 9'
+
+sim fail examples/traces/topology-node-failure.yaml
+py "node-failure: the rack job was evicted once, NodeFailures, 30 s after its rack went NotReady" fail \
+	'r["preemptions"]["byReason"] == {"NodeFailures": 1} and r["preemptions"]["events"][0]["atMs"] == 630000 and r["preemptions"]["events"][0]["victim"] == "research/rack-job"'
+py "node-failure: it was placed again in one rack, and both jobs finished; the other never moved" fail \
+	'c("rack")["placed"] == 2 and c("rack")["topology.gpuq.dev/rack"]["max"] == 1 and r["counts"]["finished"] == 2 and wl("research/host-job")[0]["preemptions"] == 0'
 
 sim tas examples/traces/kueue-tas.yaml
 py "kueue-tas: all 15,000 workloads finish" tas 'r["counts"]["finished"] == 15000'

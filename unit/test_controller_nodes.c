@@ -353,10 +353,11 @@ static void cordon_reaches_core_said_once(void **state)
 	bare_free(c);
 }
 
-/* What Pods gpuq did not admit use on a node is counted there while they
- * are bound and unfinished; gpuq-admitted, unbound and finished Pods are
- * not; a Pod that finishes or goes, or a relist that no longer shows it,
- * frees its share. */
+/* What bound, unfinished Pods use on a node is counted there: those gpuq
+ * did not admit as its used, those it admitted as its own (a gpuq Pod no
+ * placement holds takes room too); unbound and finished Pods are not; a
+ * Pod that finishes or goes, or a relist that no longer shows it, frees
+ * its share. */
 static void foreign_pods_use_counted(void **state)
 {
 	struct controller *c = topo_new();
@@ -371,9 +372,12 @@ static void foreign_pods_use_counted(void **state)
 	pod_apply(c, KUBE_EV_ADDED, foreign_pod("ours", "n1", 4, "Running", true));
 	pod_apply(c, KUBE_EV_ADDED, foreign_pod("unbound", NULL, 4, "Pending", false));
 	pod_apply(c, KUBE_EV_ADDED, foreign_pod("done", "n1", 4, "Succeeded", false));
-	assert_int_equal(c->pod_use.n, 1);
-	assert_false(admits_8(c, "a")); /* 4 of n1's 8 GPUs used */
+	assert_int_equal(c->pod_use.n, 2);
+	assert_false(admits_8(c, "a")); /* 4 of n1's 8 GPUs used, 4 gpuq's own */
 	pod_apply(c, KUBE_EV_MODIFIED, foreign_pod("p1", "n1", 4, "Succeeded", false));
+	assert_int_equal(c->pod_use.n, 1);
+	assert_false(admits_8(c, "a")); /* gpuq's pod, placed by none, holds 4 */
+	pod_apply(c, KUBE_EV_MODIFIED, foreign_pod("ours", "n1", 4, "Succeeded", true));
 	assert_int_equal(c->pod_use.n, 0);
 	assert_true(cycle_admits(c, "a"));
 

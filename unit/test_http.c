@@ -1220,10 +1220,12 @@ static pthread_cond_t app_cv = PTHREAD_COND_INITIALIZER;
 static bool app_in_slow, app_release;
 
 static char app_query[HTTP_APP_QUERY_MAX + 1]; /* the last /apis/echo query */
+static size_t app_auth_len;		       /* the last app request's Authorization */
 
 static int app_fn(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	(void)ctx;
+	app_auth_len = rq->authorization ? strlen(rq->authorization) : 0;
 	if (!strcmp(rq->path, "/apis/echo")) { /* the query as the app sees it */
 		snprintf(app_query, sizeof(app_query), "%s", rq->query ? rq->query : "(none)");
 		*out = (http_app_reply_t){.status = 200,
@@ -1331,6 +1333,34 @@ static void server_app_slow_path(void **state)
 		path[n + HTTP_APP_QUERY_MAX] = '\0';
 		request(&c2, "GET", path, NULL, NULL);
 		assert_int_equal(c2.code, 414);
+	}
+	{ /* an Authorization header of HTTP_APP_AUTH_MAX bytes (and a cookie)
+	     reaches the app whole: the connection's pool holds it */
+		static char auth[HTTP_APP_AUTH_MAX + 32], cookie[1024];
+		struct curl_slist *h;
+		char url[128];
+		int n = snprintf(auth, sizeof(auth), "Authorization: Bearer ");
+
+		memset(auth + n, 't', HTTP_APP_AUTH_MAX - 7);
+		n = snprintf(cookie, sizeof(cookie), "Cookie: c=");
+		memset(cookie + n, 'c', sizeof(cookie) - 1 - (size_t)n);
+		h = curl_slist_append(curl_slist_append(NULL, auth), cookie);
+		snprintf(url, sizeof(url), "https://127.0.0.1:%u/ui/x", (unsigned)o.port);
+		curl_easy_reset(c2.curl);
+		curl_easy_setopt(c2.curl, CURLOPT_URL, url);
+		curl_easy_setopt(c2.curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(c2.curl, CURLOPT_SSL_VERIFYHOST, 0L);
+		curl_easy_setopt(c2.curl, CURLOPT_TIMEOUT, 10L);
+		curl_easy_setopt(c2.curl, CURLOPT_HTTPHEADER, h);
+		curl_easy_setopt(c2.curl, CURLOPT_WRITEFUNCTION, sink_write);
+		curl_easy_setopt(c2.curl, CURLOPT_WRITEDATA, &c2.sink);
+		c2.code = 0;
+		c2.sink.len = 0;
+		if (curl_easy_perform(c2.curl) == CURLE_OK)
+			curl_easy_getinfo(c2.curl, CURLINFO_RESPONSE_CODE, &c2.code);
+		curl_slist_free_all(h);
+		assert_int_equal(c2.code, 200);
+		assert_int_equal(app_auth_len, HTTP_APP_AUTH_MAX);
 	}
 	assert_int_equal(pthread_create(&t, NULL, slow_client, &c1), 0);
 	pthread_mutex_lock(&app_mu);

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jv/jv.h"
@@ -68,11 +70,124 @@ static void escapes_refused(void **state)
 	}
 }
 
+/* Strings of every length from 0 to 40 bytes with one byte that leaves the
+ * plain path (an escape, UTF-8, a control character) at every position, as
+ * a value and as a key, at the end of the text and before more: decoded as
+ * jansson decodes them, or refused as jansson refuses them. */
+static void strings_at_every_length_and_position(void **state)
+{
+	static const char *const odd[] = {"\\n", "\\u00e9", "\xc3\xa9", "\x01", "\\\"", "\xff"};
+	char text[128], doc[160];
+
+	(void)state;
+	for (size_t n = 0; n <= 40; n++)
+		for (size_t o = 0; o < sizeof(odd) / sizeof(*odd); o++)
+			for (size_t at = 0; at <= n; at++)
+				for (int shape = 0; shape < 2; shape++) {
+					jv_doc_t d;
+					json_error_t je;
+					json_t *j;
+					const jv_t *v;
+					char err[128];
+					int len, rc;
+
+					memset(text, 'a', n);
+					len = snprintf(text + at, sizeof(text) - at, "%s", odd[o]);
+					memset(text + at + len, 'b', n - at);
+					text[n + len] = '\0';
+					len = snprintf(doc, sizeof(doc),
+						       shape ? "{\"%s\":[\"%s\"]}" : "\"%s\"", text,
+						       text);
+					j = json_loadb(doc, (size_t)len, JSON_DECODE_ANY, &je);
+					rc = jv_doc_parse(&d, doc, (size_t)len, err, sizeof(err));
+					if (!j) {
+						if (rc == GPUQ_OK)
+							fail_msg("accepted %s", doc);
+						jv_doc_free(&d);
+						continue;
+					}
+					if (rc)
+						fail_msg("%s: %s", doc, err);
+					v = shape ? d.root->first : d.root;
+					if (!shape && (v->len != json_string_length(j) ||
+						       memcmp(v->s, json_string_value(j), v->len)))
+						fail_msg("%s: jv and jansson disagree", doc);
+					if (shape &&
+					    (!jv_get(d.root, v->s) || strlen(v->s) != v->len ||
+					     strcmp(jv_str(v->next->first), v->s) != 0))
+						fail_msg("%s: key and value disagree", doc);
+					json_decref(j);
+					jv_doc_free(&d);
+				}
+}
+
+/* A document is parsed in one pass when it is JSON within the caps; any
+ * other is refused as the scan-first parse refused it: a depth or a count
+ * over its cap is named even when a syntax error comes before it. */
+static void refusals_are_the_scans(void **state)
+{
+	static const struct {
+		const char *doc;
+		int rc;
+		const char *err;
+	} cases[] = {
+	    {"[[[[", GPUQ_EINVAL, "unexpected end of input at byte 4"},
+	    {"[1,,2]", GPUQ_EINVAL, "unexpected character at byte 3"},
+	    {"{\"a\" 1}", GPUQ_EINVAL, "expected ':' at byte 5"},
+	    {"[1 2]", GPUQ_EINVAL, "expected ',' or ']' at byte 3"},
+	    {"{1:2}", GPUQ_EINVAL, "expected a string key at byte 1"},
+	    {"[] x", GPUQ_EINVAL, "data after the JSON value at byte 3"},
+	    {"\"a\x01\"", GPUQ_EINVAL, "control character in string at byte 2"},
+	};
+	char err[128], *big;
+	jv_doc_t d;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		assert_int_equal(
+		    jv_doc_parse(&d, cases[i].doc, strlen(cases[i].doc), err, sizeof(err)),
+		    cases[i].rc);
+		assert_string_equal(err, cases[i].err);
+		assert_null(d.root);
+	}
+	/* the densest JSON: as many values as (len + 1) / 2 */
+	assert_int_equal(jv_doc_parse(&d, "[1,1,1]", 7, err, sizeof(err)), GPUQ_OK);
+	assert_int_equal(jv_count(d.root), 3);
+	jv_doc_free(&d);
+	/* 65 arrays deep after an error: the depth is named, not the error */
+	big = malloc(4 * JV_VALUES_MAX);
+	assert_non_null(big);
+	n = (size_t)snprintf(big, 8, "[x");
+	memset(big + n, '[', JV_DEPTH_MAX + 1);
+	n += JV_DEPTH_MAX + 1;
+	assert_int_equal(jv_doc_parse(&d, big, n, err, sizeof(err)), GPUQ_ELIMIT);
+	assert_string_equal(err, "JSON nested deeper than 64 levels");
+	/* more than JV_VALUES_MAX values after an error: the count is named */
+	big[0] = 'x';
+	big[1] = '[';
+	for (n = 2; n < 2 + 2 * (size_t)JV_VALUES_MAX; n += 2)
+		memcpy(big + n, "1,", 2);
+	big[n - 1] = ']';
+	assert_int_equal(jv_doc_parse(&d, big, n, err, sizeof(err)), GPUQ_ELIMIT);
+	assert_string_equal(err, "more than 262144 JSON values");
+	/* and without the error, the same count */
+	assert_int_equal(jv_doc_parse(&d, big + 1, n - 1, err, sizeof(err)), GPUQ_ELIMIT);
+	/* one value fewer parses */
+	big[n - 3] = ']';
+	assert_int_equal(jv_doc_parse(&d, big + 1, n - 3, err, sizeof(err)), GPUQ_OK);
+	assert_int_equal(jv_count(d.root), JV_VALUES_MAX - 1);
+	jv_doc_free(&d);
+	free(big);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(escapes_decode_as_jansson_does),
 	    cmocka_unit_test(escapes_refused),
+	    cmocka_unit_test(strings_at_every_length_and_position),
+	    cmocka_unit_test(refusals_are_the_scans),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

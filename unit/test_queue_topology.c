@@ -131,8 +131,10 @@ static size_t domains_of(queue_t *q, const char *uid, const char *level, int32_t
 	return k;
 }
 
-/* Node b<b>-r<r>-n<n> (8 GPUs) cordoned or uncordoned. */
-static void cordon(queue_t *q, int b, int r, int n, bool unschedulable)
+/* Node b<b>-r<r>-n<n> (8 GPUs) set cordoned or not, Ready or not (since
+ * `since`). */
+static void node_state(queue_t *q, int b, int r, int n, bool unschedulable, bool not_ready,
+		       int64_t since)
 {
 	char name[48], bv[16], rv[16];
 	queue_label_t l[3] = {{BLOCK, bv}, {RACK, rv}, {HOST, name}};
@@ -142,12 +144,20 @@ static void cordon(queue_t *q, int b, int r, int n, bool unschedulable)
 				.n_labels = 3,
 				.allocatable = a,
 				.n_allocatable = 1,
-				.unschedulable = unschedulable};
+				.unschedulable = unschedulable,
+				.not_ready = not_ready,
+				.not_ready_since = since};
 
 	snprintf(name, sizeof(name), "b%d-r%d-n%d", b, r, n);
 	snprintf(bv, sizeof(bv), "b%d", b);
 	snprintf(rv, sizeof(rv), "r%d", r);
 	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+}
+
+/* Node b<b>-r<r>-n<n> (8 GPUs) cordoned or uncordoned. */
+static void cordon(queue_t *q, int b, int r, int n, bool unschedulable)
+{
+	node_state(q, b, r, n, unschedulable, false, 0);
 }
 
 static void reason(queue_t *q, const char *uid, char *buf, size_t cap)
@@ -521,6 +531,484 @@ static void no_preemption_waits(void **state)
 	queue_destroy(q);
 }
 
+/* Topology "racks" over 1 block x 2 racks x 2 nodes of 8 GPUs (32), and
+ * ClusterQueues "a" (nominal a_quota, LocalQueue ns/lqa), "b" (b_quota,
+ * ns/lqb) and an idle "c" (32) in cohort "co", a reclaiming from the
+ * cohort as `reclaim` says. */
+static queue_t *mkcohort(int64_t a_quota, int64_t b_quota, queue_reclaim_t reclaim)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 0, QUEUE_WITHIN_NEVER);
+	cqdef_t a = {.cohort = "co", .reclaim = reclaim, .flavors = {{"h100", a_quota, U, U}}};
+	cqdef_t b = {.cohort = "co", .flavors = {{"h100", b_quota, U, U}}};
+	/* idle, lending its 32: a may borrow while its quota fits */
+	cqdef_t c = {.cohort = "co", .flavors = {{"h100", 32, U, U}}};
+
+	add_cq(q, "a", &a);
+	add_cq(q, "b", &b);
+	add_cq(q, "c", &c);
+	add_lq(q, "ns", "lqa", "a");
+	add_lq(q, "ns", "lqb", "b");
+	return q;
+}
+
+/* Four one-node jobs of b (8 GPUs each: every node full). */
+static void b_fills_nodes(queue_t *q)
+{
+	queue_result_t r;
+
+	for (int i = 0; i < 4; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "b%d", i);
+		add_wl(q, uid, "ns", "lqb", 0, 1 + i, 8);
+	}
+	cycle(q, 5, &r);
+	assert_int_equal(r.n_admissions, 4);
+}
+
+/* a's rack job: two pods of 8 GPUs in one rack, priority prio. */
+static void a_rack_job(queue_t *q, int32_t prio)
+{
+	queue_request_t g = {"gpu", 8};
+	queue_podset_spec_t ps = {.name = "main",
+				  .count = 2,
+				  .requests = &g,
+				  .n_requests = 1,
+				  .topology = QUEUE_TOPO_REQUIRED,
+				  .topology_level = RACK};
+	queue_workload_spec_t s = {.namespace_ = "ns",
+				   .name = "hi",
+				   .uid = "hi",
+				   .local_queue = "lqa",
+				   .priority = prio,
+				   .created_ms = 6,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+
+	assert_int_equal(queue_workload_add(q, &s, 6, NULL, NULL), GPUQ_OK);
+}
+
+/* b borrows a's quota and fills every node; a's rack job, within a's
+ * nominal, reclaims one rack: exactly the two b jobs of one rack, as
+ * InCohortReclamation, and runs there. */
+static void cohort_reclaims_one_rack(void **state)
+{
+	queue_t *q = mkcohort(32, 16, QUEUE_RECLAIM_ANY);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char rack[4][64];
+	int32_t pods;
+
+	(void)state;
+	b_fills_nodes(q);
+	for (int i = 0; i < 4; i++) { /* each b job's rack, before it is evicted */
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "b%d", i);
+		assert_int_equal(placement(q, uid, pl), 1);
+		domain_key(pl[0].node, RACK, rack[i], sizeof(rack[i]));
+	}
+	a_rack_job(q, 0);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 2);
+	for (size_t i = 0; i < 2; i++)
+		assert_string_equal(r.evictions[i].reason_name, "InCohortReclamation");
+	assert_string_equal(rack[r.evictions[0].victim_uid[1] - '0'],
+			    rack[r.evictions[1].victim_uid[1] - '0']);
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(domains_of(q, "hi", RACK, &pods), 1);
+	queue_destroy(q);
+}
+
+/* Reclaim takes a queue's workloads only while it borrows: b on every
+ * node (32) with a nominal of 24 may lose one job, and no rack is freed by
+ * one: a's job waits, evicting nothing. A b within its nominal (32) loses
+ * none either. (c's idle 32 keeps a's quota fitting.) */
+static void cohort_reclaim_stops_at_nominal(void **state)
+{
+	for (int64_t bq = 24; bq <= 32; bq += 8) {
+		queue_t *q = mkcohort(32, bq, QUEUE_RECLAIM_ANY);
+		queue_result_t r;
+
+		(void)state;
+		b_fills_nodes(q);
+		a_rack_job(q, 0);
+		cycle(q, 7, &r);
+		assert_int_equal(r.n_evictions, 0);
+		cycle(q, 8, &r);
+		assert_int_equal(state_of(q, "hi"), QUEUE_WL_PENDING);
+		queue_destroy(q);
+	}
+}
+
+/* A preemptor that would borrow reclaims nothing: a with 8 of nominal asks
+ * 16 (c's idle quota lets it borrow), b borrows 16 on every node. */
+static void borrowing_preemptor_reclaims_nothing(void **state)
+{
+	queue_t *q = mkcohort(8, 16, QUEUE_RECLAIM_ANY);
+	queue_result_t r;
+
+	(void)state;
+	b_fills_nodes(q);
+	a_rack_job(q, 10);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(state_of(q, "hi"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
+/* A high-priority rack job whose queue's quota is full too (every node
+ * holds a low-priority job, 32 of 32): the victims that free one rack free
+ * its quota as well; two evicted, in one rack, and it runs there. (It used
+ * to wait: a quota preemption ran only for pods that already fit.) */
+static void quota_and_rack_both_free(void **state)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 32, QUEUE_WITHIN_LOWER_PRIORITY);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char rack[4][64];
+	int32_t pods;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "lo%d", i);
+		assert_int_equal(add_topo(q, uid, 0, 1 + i, 1, 8, QUEUE_TOPO_REQUIRED, HOST),
+				 GPUQ_OK);
+	}
+	cycle(q, 5, &r);
+	assert_int_equal(r.n_admissions, 4);
+	for (int i = 0; i < 4; i++) {
+		char uid[16];
+
+		snprintf(uid, sizeof(uid), "lo%d", i);
+		assert_int_equal(placement(q, uid, pl), 1);
+		domain_key(pl[0].node, RACK, rack[i], sizeof(rack[i]));
+	}
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 2);
+	assert_string_equal(rack[r.evictions[0].victim_uid[2] - '0'],
+			    rack[r.evictions[1].victim_uid[2] - '0']);
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(domains_of(q, "hi", RACK, &pods), 1);
+	queue_destroy(q);
+}
+
+/* When a domain's victims do not free enough quota, more go from elsewhere
+ * on the flavor: quota 24 full (lo1, lo2 fill rack r0; lo3, of lower
+ * priority, half of r1). Freeing r1 takes lo3 and 8 more GPUs of quota
+ * (lo1, the first of equals); freeing r0 would take lo1 and lo2, two
+ * victims too but of higher priority. Two evicted (lo3, lo1), and hi runs
+ * in r1. */
+static void rack_victims_plus_quota_victims(void **state)
+{
+	queue_t *q = mktopo_in(1, 2, 2, 8, 24, QUEUE_WITHIN_LOWER_PRIORITY);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char where[64];
+
+	(void)state;
+	assert_int_equal(add_topo(q, "lo1", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo2", 0, 2, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	assert_int_equal(add_topo(q, "lo3", -1, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 5, &r);
+	assert_int_equal(r.n_admissions, 3);
+	assert_int_equal(placement(q, "lo3", pl), 1);
+	domain_key(pl[0].node, RACK, where, sizeof(where));
+	assert_int_equal(add_topo(q, "hi", 10, 6, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 7, &r);
+	assert_int_equal(r.n_evictions, 2);
+	assert_true(evicted_in(&r, "lo3") && evicted_in(&r, "lo1"));
+	cycle(q, 8, &r);
+	assert_true(admitted_in(&r, "hi"));
+	assert_int_equal(placement(q, "hi", pl), 2);
+	for (size_t i = 0; i < 2; i++) {
+		char d[64];
+
+		domain_key(pl[i].node, RACK, d, sizeof(d));
+		assert_string_equal(d, where);
+	}
+	queue_destroy(q);
+}
+
+/* Node b0-r0-n<n> of `gpus` GPUs again, gpuq's bound pods using `own`
+ * of them (one pod each 8). */
+static void own_set(queue_t *q, int n, int64_t gpus, int64_t own)
+{
+	char name[48];
+	queue_label_t l[3] = {{BLOCK, "b0"}, {RACK, "r0"}, {HOST, name}};
+	queue_request_t a[1] = {{"gpu", gpus}}, o[1] = {{"gpu", own}};
+	queue_node_spec_t ns = {.name = name,
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 1,
+				.own = o,
+				.n_own = 1,
+				.pods_own = (int32_t)(own / 8)};
+
+	snprintf(name, sizeof(name), "b0-r0-n%d", n);
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+}
+
+/* gpuq's own pods bound where no placement says (a workload adopted with
+ * none: a new leader without the store) take room: a rack job waits
+ * saying the rack has 8 free, a one-node job goes to the other node. */
+static void own_pods_without_placement_count(void **state)
+{
+	queue_t *q = mktopo(1, 1, 2, 8, 64);
+	queue_result_t r;
+	queue_place_t pl[256];
+	char why[512];
+
+	(void)state;
+	own_set(q, 0, 8, 8);
+	assert_int_equal(add_topo(q, "rack", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_int_equal(state_of(q, "rack"), QUEUE_WL_PENDING);
+	reason(q, "rack", why, sizeof(why));
+	assert_non_null(strstr(why, "the best rack has 8 free"));
+	assert_int_equal(add_topo(q, "one", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 4, &r);
+	assert_true(admitted_in(&r, "one"));
+	assert_int_equal(placement(q, "one", pl), 1);
+	assert_string_equal(pl[0].node, "b0-r0-n1");
+	queue_destroy(q);
+}
+
+/* A placement's own pods, once bound, are not counted twice: a 16-GPU node
+ * holding a job's placed 8-GPU pod (own 8) still has 8 free. */
+static void own_pods_of_a_placement_not_twice(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 16, 64);
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(add_topo(q, "a", 0, 1, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_true(admitted_in(&r, "a"));
+	own_set(q, 0, 16, 8); /* its pod is bound */
+	assert_int_equal(add_topo(q, "b", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 4, &r);
+	assert_true(admitted_in(&r, "b"));
+	/* both bound now (own 16): nothing more fits */
+	own_set(q, 0, 16, 16);
+	assert_int_equal(add_topo(q, "c", 0, 5, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 6, &r);
+	assert_int_equal(state_of(q, "c"), QUEUE_WL_PENDING);
+	queue_destroy(q);
+}
+
+/* The pod cap counts gpuq's bound pods the same way: a node taking one pod,
+ * holding one of gpuq's with no placement, takes no other. */
+static void own_pods_fill_the_pod_cap(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 8, 64);
+	queue_label_t l[3] = {{BLOCK, "b0"}, {RACK, "r0"}, {HOST, "b0-r0-n0"}};
+	queue_request_t a[2] = {{"gpu", 8}, {"pods", 1}};
+	queue_node_spec_t ns = {.name = "b0-r0-n0",
+				.labels = l,
+				.n_labels = 3,
+				.allocatable = a,
+				.n_allocatable = 2,
+				.pods_own = 1};
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+	assert_int_equal(add_topo(q, "a", 0, 1, 1, 1, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_int_equal(state_of(q, "a"), QUEUE_WL_PENDING);
+	ns.pods_own = 0;
+	assert_int_equal(queue_node_set(q, &ns, NULL), GPUQ_OK);
+	cycle(q, 3, &r);
+	assert_true(admitted_in(&r, "a"));
+	queue_destroy(q);
+}
+
+/* A node keeps up to QUEUE_NODE_LABELS_MAX labels (64; a selector's cap,
+ * 32, is not a node's); past it, refused naming the limit. */
+static void node_takes_64_labels(void **state)
+{
+	queue_t *q = mktopo(1, 1, 1, 8, 64);
+	char keys[QUEUE_NODE_LABELS_MAX + 1][32];
+	queue_label_t l[QUEUE_NODE_LABELS_MAX + 1];
+	queue_request_t a[1] = {{"gpu", 8}};
+	queue_node_spec_t ns = {.name = "b0-r0-n0",
+				.labels = l,
+				.n_labels = QUEUE_NODE_LABELS_MAX,
+				.allocatable = a,
+				.n_allocatable = 1};
+	gpuq_diag_t diag = {{0}};
+
+	(void)state;
+	l[0] = (queue_label_t){BLOCK, "b0"};
+	l[1] = (queue_label_t){RACK, "r0"};
+	l[2] = (queue_label_t){HOST, "b0-r0-n0"};
+	for (size_t i = 3; i <= QUEUE_NODE_LABELS_MAX; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "feature.node/k%zu", i);
+		l[i] = (queue_label_t){keys[i], "true"};
+	}
+	assert_int_equal(queue_node_set(q, &ns, &diag), GPUQ_OK);
+	ns.n_labels = QUEUE_NODE_LABELS_MAX + 1;
+	assert_int_equal(queue_node_set(q, &ns, &diag), GPUQ_ELIMIT);
+	assert_non_null(strstr(diag.msg, "64"));
+	queue_destroy(q);
+}
+
+/* ---- a node failed under admitted workloads ---- */
+
+/* Whether uid is placed on node `node`. */
+static bool placed_on(queue_t *q, const char *uid, const char *node)
+{
+	queue_place_t pl[256];
+	size_t n = placement(q, uid, pl);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(pl[i].node, node))
+			return true;
+	return false;
+}
+
+/* The reason of uid's eviction in r, or -1. */
+static int evicted_why(const queue_result_t *r, const char *uid)
+{
+	for (size_t i = 0; i < r->n_evictions; i++)
+		if (!strcmp(r->evictions[i].victim_uid, uid))
+			return (int)r->evictions[i].reason;
+	return -1;
+}
+
+/* Three racks of two nodes: rack job a on rack r0 (best fit, by name), host
+ * job b on a node of r1. */
+static queue_t *two_running(void)
+{
+	queue_t *q = mktopo(1, 3, 2, 8, 64);
+	queue_result_t r;
+
+	assert_int_equal(add_topo(q, "a", 0, 1, 2, 8, QUEUE_TOPO_REQUIRED, RACK), GPUQ_OK);
+	cycle(q, 2, &r);
+	assert_int_equal(add_topo(q, "b", 0, 3, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 4, &r);
+	assert_int_equal(state_of(q, "a"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "b"), QUEUE_WL_ADMITTED);
+	assert_true(placed_on(q, "a", "b0-r0-n0") && placed_on(q, "a", "b0-r0-n1"));
+	assert_false(placed_on(q, "b", "b0-r0-n0") || placed_on(q, "b", "b0-r0-n1"));
+	return q;
+}
+
+/* The status says where each one runs: the narrowest level its nodes
+ * share, what its release pins it to. */
+static void status_names_the_domain(void **state)
+{
+	queue_t *q = two_running();
+	char buf[256];
+
+	(void)state;
+	reason(q, "a", buf, sizeof(buf));
+	assert_string_equal(buf, "admitted in ClusterQueue cq: 16 gpu on flavor h100; in rack r0 "
+				 "(topology.gpuq.dev/rack)");
+	reason(q, "b", buf, sizeof(buf));
+	assert_string_equal(buf, "admitted in ClusterQueue cq: 8 gpu on flavor h100; in node "
+				 "b0-r1-n0 (kubernetes.io/hostname)");
+	queue_destroy(q);
+}
+
+/* A node of a's rack not Ready from t=10: nothing happens within the grace
+ * (30 s, the default); queue_next_event names its end; then a (only a) is
+ * evicted with NodeFailures, requeued, and placed again in the one rack
+ * left whole, away from the failed node. */
+static void not_ready_past_the_grace_evicts(void **state)
+{
+	queue_t *q = two_running();
+	queue_result_t r;
+	int32_t pods;
+
+	(void)state;
+	node_state(q, 0, 0, 1, false, true, 10);
+	assert_int_equal(queue_next_event(q, 100), 10 + 30000);
+	assert_int_equal(queue_tick(q, 10 + 29999, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(queue_tick(q, 10 + 30000, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 1);
+	assert_int_equal(evicted_why(&r, "a"), QUEUE_EVICT_NODE_FAILED);
+	assert_string_equal(r.evictions[0].reason_name, "NodeFailures");
+	assert_string_equal(r.evictions[0].message,
+			    "Node b0-r0-n1 it was placed on was not Ready for 30 s");
+	assert_int_equal(state_of(q, "b"), QUEUE_WL_ADMITTED);
+	cycle(q, 10 + 30001, &r);
+	assert_true(admitted_in(&r, "a"));
+	assert_false(placed_on(q, "a", "b0-r0-n1"));
+	assert_int_equal(domains_of(q, "a", RACK, &pods), 1);
+	assert_true(placed_on(q, "a", "b0-r2-n0")); /* r1 has one node free */
+	/* the node stays down, holding nothing: nothing more to do */
+	assert_int_equal(queue_tick(q, 10 + 90000, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	queue_destroy(q);
+}
+
+/* Ready again within the grace: nothing is evicted, ever. */
+static void ready_again_within_the_grace(void **state)
+{
+	queue_t *q = two_running();
+	queue_result_t r;
+
+	(void)state;
+	node_state(q, 0, 0, 1, false, true, 10);
+	assert_int_equal(queue_tick(q, 20000, &r), GPUQ_OK);
+	node_state(q, 0, 0, 1, false, false, 0);
+	assert_int_equal(queue_tick(q, 100000, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(state_of(q, "a"), QUEUE_WL_ADMITTED);
+	queue_destroy(q);
+}
+
+/* A cordon evicts nothing (its pods keep running) and takes nothing new:
+ * a host job goes to another node. */
+static void cordon_evicts_nothing(void **state)
+{
+	queue_t *q = two_running();
+	queue_result_t r;
+
+	(void)state;
+	cordon(q, 0, 1, 0, true);
+	cordon(q, 0, 1, 1, true);
+	assert_int_equal(queue_tick(q, 1000000, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(add_topo(q, "c", 0, 1000001, 1, 8, QUEUE_TOPO_REQUIRED, HOST), GPUQ_OK);
+	cycle(q, 1000002, &r);
+	assert_int_equal(r.n_evictions, 0);
+	assert_true(admitted_in(&r, "c"));
+	assert_false(placed_on(q, "c", "b0-r1-n0") || placed_on(q, "c", "b0-r1-n1"));
+	assert_int_equal(state_of(q, "a"), QUEUE_WL_ADMITTED);
+	assert_int_equal(state_of(q, "b"), QUEUE_WL_ADMITTED);
+	queue_destroy(q);
+}
+
+/* A node deleted evicts at the next tick, without a grace. */
+static void deleted_node_evicts(void **state)
+{
+	queue_t *q = two_running();
+	queue_result_t r;
+
+	(void)state;
+	assert_int_equal(queue_node_delete(q, "b0-r0-n0"), GPUQ_OK);
+	assert_int_equal(queue_next_event(q, 5), 6);
+	assert_int_equal(queue_tick(q, 6, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 1);
+	assert_int_equal(evicted_why(&r, "a"), QUEUE_EVICT_NODE_FAILED);
+	assert_string_equal(r.evictions[0].message, "Node b0-r0-n0 it was placed on was deleted");
+	cycle(q, 7, &r);
+	assert_true(admitted_in(&r, "a"));
+	assert_false(placed_on(q, "a", "b0-r0-n0"));
+	assert_true(queue_next_event(q, 8) > 9); /* settled: not due again */
+	queue_destroy(q);
+}
+
 /* ---- property ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -589,7 +1077,9 @@ static void property_placements_hold(void **state)
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 40; seed++) {
-		queue_t *q = mktopo_in(2, 4, 4, 8, 200,
+		/* a quota of 200 or 120 of the 256 GPUs: the quota binds too, and
+		   preemption then frees a domain and quota at once */
+		queue_t *q = mktopo_in(2, 4, 4, 8, seed % 4 < 2 ? 200 : 120,
 				       seed % 2 ? QUEUE_WITHIN_LOWER_PRIORITY : QUEUE_WITHIN_NEVER);
 		uint64_t s = seed * 0x9E3779B97F4A7C15ull;
 		int32_t count[64];
@@ -636,6 +1126,125 @@ static void property_placements_hold(void **state)
 	assert_true(evictions > 0); /* the seeds with preemption preempted */
 }
 
+/* What the property below knows of its 32 nodes: 0 up, 1 not Ready since
+ * since[i], 2 deleted. */
+typedef struct {
+	int st[32];
+	int64_t since[32];
+} nodes_model_t;
+
+static bool model_failed(const nodes_model_t *m, int i, int64_t now)
+{
+	return m->st[i] == 2 || (m->st[i] == 1 && now - m->since[i] >= 30000);
+}
+
+/* One random change to node i of m and q at now. */
+static void node_change(queue_t *q, nodes_model_t *m, int i, int64_t now, uint64_t roll)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "b%d-r%d-n%d", i / 16, i / 4 % 4, i % 4);
+	if (m->st[i] != 2 && roll % 4 == 0) {
+		assert_int_equal(queue_node_delete(q, name), GPUQ_OK);
+		m->st[i] = 2;
+	} else if (m->st[i] == 0 && roll % 4 != 3) {
+		node_state(q, i / 16, i / 4 % 4, i % 4, false, true, now);
+		m->st[i] = 1;
+		m->since[i] = now;
+	} else {
+		node_state(q, i / 16, i / 4 % 4, i % 4, false, false, 0);
+		m->st[i] = 0;
+	}
+}
+
+/* Whether admitted workload uid is placed on a node m says failed at now
+ * (not_ready: not Ready at all). */
+static bool on_failed(queue_t *q, const nodes_model_t *m, const char *uid, int64_t now,
+		      bool not_ready)
+{
+	queue_place_t pl[256];
+	size_t n;
+
+	if (state_of(q, uid) != QUEUE_WL_ADMITTED)
+		return false;
+	n = placement(q, uid, pl);
+	for (size_t k = 0; k < n; k++) {
+		int b, r, nd, i;
+
+		assert_int_equal(sscanf(pl[k].node, "b%d-r%d-n%d", &b, &r, &nd), 3);
+		i = b * 16 + r * 4 + nd;
+		if (model_failed(m, i, now) || (not_ready && m->st[i]))
+			return true;
+	}
+	return false;
+}
+
+/* Random streams with nodes going not Ready, Ready again, deleted and
+ * back, time jumping by up to 20 s: each tick evicts exactly the admitted
+ * workloads on a node deleted or not Ready for 30 s, each NodeFailures;
+ * a cycle admits nothing onto a node that is not up; queue_check and the
+ * cluster checks hold after every step. */
+static void property_failed_nodes_evict_their_workloads(void **state)
+{
+	size_t failures = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 30; seed++) {
+		queue_t *q = mktopo(2, 4, 4, 8, 200);
+		uint64_t s = seed * 0x9E3779B97F4A7C15ull;
+		nodes_model_t m = {{0}, {0}};
+		int32_t count[64];
+		int mode[64];
+		const char *level[64];
+		int64_t now = 1;
+		queue_result_t r;
+
+		for (int w = 0; w < 64; w++) {
+			char uid[16];
+			bool due[64], fresh[64];
+			size_t n_due = 0;
+
+			snprintf(uid, sizeof(uid), "w%d", w);
+			count[w] = 1 + (int32_t)(rng_next(&s) % 16);
+			mode[w] = (int)(rng_next(&s) % 3) + 1;
+			level[w] = count[w] > 8 ? RACK : HOST;
+			assert_int_equal(
+			    add_topo(q, uid, 0, now, count[w], 1, (queue_topo_mode_t)mode[w],
+				     mode[w] == QUEUE_TOPO_UNCONSTRAINED ? NULL : level[w]),
+			    GPUQ_OK);
+			if (rng_next(&s) % 2)
+				node_change(q, &m, (int)(rng_next(&s) % 32), now, rng_next(&s));
+			now += (int64_t)(rng_next(&s) % 20000);
+			for (int k = 0; k <= w; k++) {
+				snprintf(uid, sizeof(uid), "w%d", k);
+				due[k] = on_failed(q, &m, uid, now, false);
+				n_due += due[k];
+			}
+			assert_int_equal(queue_tick(q, now, &r), GPUQ_OK);
+			assert_int_equal(r.n_evictions, n_due);
+			for (int k = 0; k <= w; k++) {
+				snprintf(uid, sizeof(uid), "w%d", k);
+				if (due[k] != (evicted_why(&r, uid) == QUEUE_EVICT_NODE_FAILED))
+					fail_msg("seed %" PRIu64 ": %s %s", seed, uid,
+						 due[k] ? "not evicted" : "evicted");
+				fresh[k] = state_of(q, uid) != QUEUE_WL_ADMITTED;
+			}
+			failures += n_due;
+			cycle(q, ++now, &r);
+			for (int k = 0; k <= w; k++) {
+				snprintf(uid, sizeof(uid), "w%d", k);
+				if (fresh[k] && on_failed(q, &m, uid, now, true))
+					fail_msg("seed %" PRIu64 ": %s admitted onto a node down",
+						 seed, uid);
+			}
+			check_cluster(q, w + 1, count, mode, level);
+		}
+		queue_destroy(q);
+	}
+	print_message("# %zu node failure evictions over 30 seeds\n", failures);
+	assert_true(failures > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,7 +1259,22 @@ int main(void)
 	    cmocka_unit_test(placement_restored_before_its_nodes),
 	    cmocka_unit_test(preempts_within_one_rack),
 	    cmocka_unit_test(no_preemption_waits),
+	    cmocka_unit_test(cohort_reclaims_one_rack),
+	    cmocka_unit_test(cohort_reclaim_stops_at_nominal),
+	    cmocka_unit_test(borrowing_preemptor_reclaims_nothing),
+	    cmocka_unit_test(quota_and_rack_both_free),
+	    cmocka_unit_test(rack_victims_plus_quota_victims),
+	    cmocka_unit_test(own_pods_without_placement_count),
+	    cmocka_unit_test(own_pods_of_a_placement_not_twice),
+	    cmocka_unit_test(own_pods_fill_the_pod_cap),
+	    cmocka_unit_test(node_takes_64_labels),
 	    cmocka_unit_test(property_placements_hold),
+	    cmocka_unit_test(status_names_the_domain),
+	    cmocka_unit_test(not_ready_past_the_grace_evicts),
+	    cmocka_unit_test(ready_again_within_the_grace),
+	    cmocka_unit_test(cordon_evicts_nothing),
+	    cmocka_unit_test(deleted_node_evicts),
+	    cmocka_unit_test(property_failed_nodes_evict_their_workloads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
