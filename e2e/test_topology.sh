@@ -406,6 +406,7 @@ topo_job high 8 4 "$REQ_RACK" e2e-tas-high
 high_in_b() { in_one_rack job-name=high 4 && [ "$(racks_of job-name=high)" = b1/r2 ]; }
 check "a high-priority rack-required Job of 32 GPUs preempts and runs in b1/r2, the rack of the fewest victims" \
 	poll "high in b1/r2" high_in_b
+echo "# high: $(job_status $NS high) | $(pending_of $NS high 2>/dev/null)" >&2
 victims() {
 	local j out=""
 	for j in low-a1 low-a2 low-b low-c; do
