@@ -348,7 +348,10 @@ sampler_start() {
 	: >"$log"
 	(
 		over=0
-		while :; do
+		# while the scenario lives ($$ is its shell's pid here too): a
+		# scenario killed past its traps leaves no sampler holding run.sh's
+		# pipe open
+		while kill -0 $$ 2>/dev/null; do
 			h=$(gpus_held "$1") || { sleep 0.5; continue; }
 			echo "$(date +%s.%N) $h" >>"$log"
 			if [ "$h" -gt "$2" ] && [ "$over" = 0 ]; then

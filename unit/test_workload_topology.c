@@ -150,6 +150,40 @@ static const case_t CASES[] = {
      "Job \"j\": spec.template.spec: pod set \"main\" is alone in topology group \"g\" (a "
      "group places two or more pod sets together)",
      NULL, 0, NULL, false},
+    /* ... but a JobSet's Job, or an LWS's StatefulSet, holds one pod set of
+       its parent's group (checked there): read, not refused */
+    {OBJ_META(
+	 JOB_API, "j",
+	 Q ",'ownerReferences':[{'apiVersion':'jobset.x-k8s.io/v1alpha2','kind':'JobSet',"
+	   "'name':'js','uid':'u','controller':true}]") ",'spec':{'parallelism':1,'template':{"
+							"'metadata':{'annotations':{"
+							"'gpuq.dev/podset-required-topology':'" RACK
+							"','gpuq.dev/"
+							"podset-group-name':'g'}},'spec':{"
+							"'containers':[{'name':'c','resources':{"
+							"'limits':{'nvidia.com/gpu':'8'}}}]}}}}",
+     WORKLOAD_TOPO_REQUIRED, RACK, NULL, 0, "g", true},
+    {OBJ_META(
+	 "'apiVersion':'apps/v1','kind':'StatefulSet'", "l",
+	 Q
+	 ",'ownerReferences':[{'apiVersion':'leaderworkerset.x-k8s.io/v1',"
+	 "'kind':'LeaderWorkerSet','name':'l','uid':'u','controller':true}]") ",'spec':{"
+									      "'replicas':1,'"
+									      "template':{'"
+									      "metadata':{'"
+									      "annotations':{"
+									      "'gpuq.dev/"
+									      "podset-required-"
+									      "topology':'" RACK
+									      "','gpuq.dev/"
+									      "podset-group-name':'"
+									      "g'}},"
+									      "'spec':{'containers'"
+									      ":[{'name':'c','"
+									      "resources':{'limits'"
+									      ":{'nvidia.com/"
+									      "gpu':'8'}}}]}}}}",
+     WORKLOAD_TOPO_REQUIRED, RACK, NULL, 0, "g", true},
     /* not gpuq's (no GPU, no queue): a bad annotation is none of its business */
     {OBJ_META(JOB_API, "j", "") ",'spec':{'template':{'metadata':{'annotations':{"
 				"'gpuq.dev/podset-slice-size':'x'}},'spec':{'containers':[{'name':"
