@@ -21,8 +21,10 @@ static inline jv_fields_t workload_fields_of(const workload_view_t *w, gpuq_diag
 
 /* topology.c: each pod set's topology annotations (its pod_annotations)
  * into its topology, checked (workload_topology_t); GPUQ_EINVAL naming the
- * annotation and its value (diag may be NULL). */
-int workload_view_topology(workload_view_t *w, gpuq_diag_t *diag);
+ * annotation and its value (diag may be NULL). made: the object is one a
+ * parent's controller made (a JobSet's Job, an LWS's StatefulSet), whose
+ * groups are its parent's, checked at the parent's creation. */
+int workload_view_topology(workload_view_t *w, bool made, gpuq_diag_t *diag);
 
 /* view.c: read the template at `tmpl` (a {metadata, spec} object, or NULL
  * when absent) into ps: its labels, annotations and pod spec, each checked

@@ -231,20 +231,16 @@ static int read_podset(const workload_view_t *w, workload_view_podset_t *ps, gpu
 }
 
 /* The pod sets of one group (an object with several): at least two, all
- * with the same mode and level. An object a parent's controller made (a
- * JobSet's Job, an LWS's StatefulSet) holds one of its parent's pod sets,
- * the group's partner in a sibling: its parent's group was checked at its
- * creation, as a set's Pod's is. */
-static int check_groups(const workload_view_t *w, gpuq_diag_t *diag)
+ * with the same mode and level. An object a parent's controller made
+ * (made: a JobSet's Job, an LWS's StatefulSet) holds one of its parent's
+ * pod sets, the group's partner in a sibling: its parent's group was
+ * checked at its creation, as a set's Pod's is. */
+static int check_groups(const workload_view_t *w, bool made, gpuq_diag_t *diag)
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
-	const jv_t *own = workload_controller_owner(w->obj);
 
-	if (w->kind == WORKLOAD_KIND_POD)
+	if (w->kind == WORKLOAD_KIND_POD || made)
 		return GPUQ_OK; /* a Pod's partner is another Pod's template */
-	if (own && workload_kind_of(jv_member_str(own, "apiVersion"), jv_member_str(own, "kind")) !=
-		       WORKLOAD_KIND_OTHER)
-		return GPUQ_OK;
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_topology_t *a = &w->podsets[i].topology;
 		size_t members = 0;
@@ -277,11 +273,11 @@ static int check_groups(const workload_view_t *w, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
-int workload_view_topology(workload_view_t *w, gpuq_diag_t *diag)
+int workload_view_topology(workload_view_t *w, bool made, gpuq_diag_t *diag)
 {
 	int rc = GPUQ_OK;
 
 	for (size_t i = 0; !rc && i < w->n_podsets; i++)
 		rc = read_podset(w, &w->podsets[i], diag);
-	return rc ? rc : check_groups(w, diag);
+	return rc ? rc : check_groups(w, made, diag);
 }

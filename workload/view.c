@@ -454,6 +454,16 @@ static const jv_t *at_field(const jv_t *obj, const char *field)
 	return obj;
 }
 
+/* Whether obj was made by a parent's controller gpuq admits (its controller
+ * owner a workload kind: a JobSet's Job, an LWS's StatefulSet). */
+static bool made_by_parent(const jv_t *obj)
+{
+	const jv_t *own = workload_controller_owner(obj);
+
+	return own && workload_kind_of(jv_member_str(own, "apiVersion"),
+				       jv_member_str(own, "kind")) != WORKLOAD_KIND_OTHER;
+}
+
 /* A kind whose pod sets are its child's (a TrainJob): gpuq's when it
  * carries a queue label or names a GPU among the resources at its row's
  * gpu_field ({limits, requests}, as a container's); the most of that GPU
@@ -529,11 +539,11 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 			memcpy(w->gpu_resource, ps->gpu_resource, sizeof(w->gpu_resource));
 		}
 	}
-	if (!rc && workload_view_topology(w, NULL)) {
+	if (!rc && workload_view_topology(w, made_by_parent(w->obj), NULL)) {
 		for (size_t i = 0; i < w->n_podsets; i++)
 			memset(&w->podsets[i].topology, 0, sizeof(w->podsets[i].topology));
 		if (w->gpu || w->queue) /* gpuq's: a bad request is refused, by name */
-			rc = workload_view_topology(w, diag);
+			rc = workload_view_topology(w, made_by_parent(w->obj), diag);
 	}
 	if (!rc && max_exec_label(w, &w->max_exec_s, NULL)) {
 		w->max_exec_s = 0;
