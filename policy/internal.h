@@ -81,7 +81,8 @@ void policy_index_drop(policy_index_t *ix, int kind, const char *ns, const char 
 
 typedef struct {
 	policy_namespace_t pub; /* first: a policy_namespace_t * points here */
-	bool managed;		/* some CQ selects it (set by policy_finish) */
+	bool managed;		/* some CQ selects it, or it holds a LocalQueue left
+				   out (set by policy_finish) */
 } policy_ns_entry_t;
 
 typedef struct {

@@ -380,6 +380,21 @@ static int check_default_pc(policy_t *p, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* Whether namespace ns holds a LocalQueue left out of the policy (its
+ * ClusterQueue left out, or itself broken): its tenants submit to gpuq's
+ * queues, so while that queue is out their GPU work is held or refused
+ * saying why, never let through unqueued (fail closed). */
+static bool holds_leftout_lq(const policy_t *p, const char *ns)
+{
+	for (size_t i = 0; i < policy_leftout_count(p); i++) {
+		const policy_leftout_t *l = policy_leftout_at(p, i);
+
+		if (!strcmp(l->kind, "LocalQueue") && !strcmp(l->namespace_, ns))
+			return true;
+	}
+	return false;
+}
+
 static void build_managed(policy_t *p)
 {
 	for (size_t i = 0; i < p->namespaces.n; i++) {
@@ -391,6 +406,8 @@ static void build_managed(policy_t *p)
 			e->managed =
 			    policy_selector_matches(&cq->namespace_selector, &e->pub.labels);
 		}
+		if (!e->managed)
+			e->managed = holds_leftout_lq(p, e->pub.name);
 	}
 }
 

@@ -246,6 +246,32 @@ static void topology_unplaced_leaves_out(void **state)
 	assert_int_equal(check_case(0, &c, &opts), GPUQ_OK);
 }
 
+/* Fail closed: a namespace whose only ClusterQueue is left out (and its
+ * LocalQueue with it) stays managed, so its GPU work is held or refused
+ * saying why, not let through unqueued; a namespace with no LocalQueue
+ * and no ClusterQueue selecting it is not gpuq's. Declared (Namespace
+ * object) or not. */
+static void leftout_queue_keeps_namespace_managed(void **state)
+{
+	const policy_opts_t opts = {.leave_out_broken = true};
+	policy_t *p;
+	gpuq_diag_t d;
+
+	(void)state;
+	assert_int_equal(
+	    load_str(RF("gpu") "apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n---\n"
+			       "apiVersion: v1\nkind: Namespace\nmetadata: {name: u}\n---\n" CQ(
+				   "b", "nope", "") LQ("t", "qb", "b", "") LQ("t2", "qb", "b", ""),
+		     &opts, &p, &d),
+	    GPUQ_OK);
+	assert_null(policy_cq_find(p, "b"));
+	assert_true(policy_namespace_managed(p, "t"));	/* declared */
+	assert_true(policy_namespace_managed(p, "t2")); /* implied by its LocalQueue */
+	assert_false(policy_namespace_managed(p, "u"));
+	assert_false(policy_namespace_managed(p, "v"));
+	policy_unref(p);
+}
+
 static void leftout_lends_nothing(void **state)
 {
 	const policy_opts_t opts = {.leave_out_broken = true};
@@ -286,6 +312,7 @@ int main(void)
 	    cmocka_unit_test(left_out),
 	    cmocka_unit_test(all_or_nothing),
 	    cmocka_unit_test(leftout_lends_nothing),
+	    cmocka_unit_test(leftout_queue_keeps_namespace_managed),
 	};
 
 	return cmocka_run_group_tests_name("policy_leftout", tests, NULL, NULL);
