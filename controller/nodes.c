@@ -458,8 +458,11 @@ static void nodes_synced(struct controller *c)
 	free(gone);
 }
 
-/* A Node that did not decode (ev->uid its name, ev->bad why): out of the
- * core until a version of it decodes, said once. */
+/* A Node that did not decode (ev->uid its name, ev->bad why), said once:
+ * one known before keeps its last good version in the core, cordoned (it
+ * takes nothing new; what runs there stays: a refused version is no
+ * failure, and deleting it would evict its workloads as NodeFailures);
+ * one never known stays out. Until a version of it decodes. */
 static void refused(struct controller *c, controller_cevent_t *ev)
 {
 	node_rec_t *rec = ev->uid ? controller_map_get(&c->nodes, ev->uid) : NULL;
@@ -473,15 +476,18 @@ static void refused(struct controller *c, controller_cevent_t *ev)
 		rec->gen = c->nodes_gen;
 		return;
 	}
-	gpuq_log(GPUQ_LOG_WARN, "controller", "%s: left out of topology placement",
+	gpuq_log(GPUQ_LOG_WARN, "controller",
+		 "%s: nothing new placed on it until a version of it is read",
 		 ev->bad ? ev->bad : "a Node did not decode");
 	if (!rec)
 		return;
-	unfeed(c, rec, ev->uid);
-	controller_node_destroy(rec->n);
-	rec->n = NULL;
 	rec->refused = true;
 	rec->gen = c->nodes_gen;
+	if (!rec->n)
+		return;
+	rec->n->cordoned = true;
+	rec->was_unsched = true; /* no cordon of its own: no Event */
+	feed(c, rec, false);
 }
 
 void controller_nodes_apply(struct controller *c, controller_cevent_t *ev)

@@ -281,7 +281,7 @@ static void huge_node_refused_or_trimmed(void **state)
 	assert_null(ev.node);
 	assert_non_null(strstr(ev.bad, "Node \"t1\": spec.taints: 40 entries"));
 	controller_cevent_deinit(&ev);
-	/* a known node whose new version is refused leaves the core until a
+	/* a known node whose new version is refused takes nothing new until a
 	   version decodes again */
 	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 8, false, true, 0, 1100));
 	assert_false(admits_8(c, "a")); /* no node to place it on */
@@ -292,6 +292,31 @@ static void huge_node_refused_or_trimmed(void **state)
 	/* 100 more labels than the core keeps: the rack, host and product kept */
 	node_apply(c, KUBE_EV_ADDED, node_text("wide", "r3", 8, false, true, 0, 100));
 	assert_string_equal(queue_node_domain(engine_core(c->e), h100, "wide", RACK), "r3");
+	bare_free(c);
+}
+
+/* A refused version of a node under a running workload is no failure: the
+ * node keeps its last good version, takes nothing new, and its workload
+ * is not evicted (deleting it from the core would: NodeFailures). */
+static void refused_node_keeps_its_workloads(void **state)
+{
+	struct controller *c = topo_new();
+	queue_result_t r;
+	queue_wl_t id;
+	queue_workload_view_t v;
+
+	(void)state;
+	assert_true(admits_8(c, "a"));
+	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, false, true, 1, 1100));
+	assert_int_equal(ctl_step(c->e, controller_now(c) + 60000, 1, &r), GPUQ_OK);
+	assert_int_equal(r.n_evictions, 0);
+	assert_int_equal(queue_workload_find(engine_core(c->e), "a", &id), GPUQ_OK);
+	assert_int_equal(queue_workload_view(engine_core(c->e), id, &v), GPUQ_OK);
+	assert_int_equal(v.state, QUEUE_WL_ADMITTED);
+	assert_false(admits_8(c, "b")); /* 8 GPUs free there, but nothing new */
+	assert_int_equal(c->cordons_said, 0);
+	node_apply(c, KUBE_EV_MODIFIED, node_text("n1", "r1", 16, false, true, 2, 0));
+	assert_true(cycle_admits(c, "b"));
 	bare_free(c);
 }
 
@@ -478,6 +503,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(node_decodes_what_the_core_reads),
 	    cmocka_unit_test(huge_node_refused_or_trimmed),
+	    cmocka_unit_test(refused_node_keeps_its_workloads),
 	    cmocka_unit_test(heartbeat_stops_short_of_core),
 	    cmocka_unit_test(cordon_reaches_core_said_once),
 	    cmocka_unit_test(foreign_pods_use_counted),
