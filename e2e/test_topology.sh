@@ -240,15 +240,15 @@ YAML
 }
 fillers_running() { [ "$(k -n $PLAIN get pods -l e2e-tas-fill=true -o 'jsonpath={range .items[*]}{.status.phase}{"\n"}{end}' | grep -c '^Running$')" = "$1" ]; }
 unfill() { k -n $PLAIN delete pod "fill-$1" --grace-period=0 --force >/dev/null 2>&1; }
+# no_pods [SELECTOR]: the tenant's namespace has no Pods (matching SELECTOR)
+no_pods() { [ -z "$(k -n $NS get pods ${1:+-l "$1"} -o name)" ]; }
 # clear: delete the tenant's workloads; wait until their Pods are gone and
 # the ClusterQueue holds nothing
 clear_all() {
 	k -n $NS delete $JS,$LWS,jobs --all --wait=false >/dev/null 2>&1
-	poll "e2e-tas's Pods gone" bash -c "[ -z \"\$(k -n $NS get pods -o name)\" ]"
+	poll "e2e-tas's Pods gone" no_pods
 	poll "ClusterQueue $CQ empty" in_use 0
 }
-export -f k
-export NS
 
 # ---- a rack required: a Job, a JobSet, an LWS group ----
 topo_job req 8 4 "$REQ_RACK"
@@ -337,7 +337,8 @@ check "the three are in three racks ($(racks_of job-name=req); $(racks_of $JS_SE
 # ---- a rack preferred: 48 GPUs in exactly 2 racks ----
 k -n $NS delete job req --wait=false >/dev/null
 k -n $NS delete $JS js --wait=false >/dev/null
-poll "req and js gone" bash -c "[ -z \"\$(k -n $NS get pods -l 'job-name=req' -o name)\" ] && [ -z \"\$(k -n $NS get pods -l $JS_SEL -o name)\" ]"
+req_js_gone() { no_pods job-name=req && no_pods "$JS_SEL"; }
+poll "req and js gone" req_js_gone
 poll "32 GPUs in use (the LWS group)" in_use 32
 topo_job pref 8 6 "gpuq.dev/podset-preferred-topology: $RACK_KEY"
 poll "pref: 6 running" running_n job-name=pref 6

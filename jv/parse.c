@@ -477,7 +477,7 @@ static inline int peek(parser_t *ps)
 static inline __attribute__((always_inline)) int parse_value(parser_t *ps, jv_t **out)
 {
 	int c = peek(ps);
-	jv_t *v;
+	jv_t *v = NULL;
 
 	if (c < 0)
 		return perr(ps, "unexpected end of input");
@@ -543,7 +543,7 @@ static int parse_tree(parser_t *ps, jv_t **root)
 {
 	frame_t stack[JV_DEPTH_MAX + 1];
 	size_t depth = 0;
-	jv_t *v;
+	jv_t *v = NULL;
 	int rc;
 
 	rc = parse_value(ps, root);
