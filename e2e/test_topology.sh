@@ -33,7 +33,7 @@
 #    NodeFailures Event names the node, the eviction metric counts it) and
 #    admitted again on the nodes left, in one rack, none on the deleted node.
 . "$(dirname "$0")/lib.sh"
-plan 20
+plan 22
 NS=e2e-tas
 PLAIN=e2e-tas-plain # not a tenant: gpuq does not manage its Pods
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -359,6 +359,18 @@ full_waits() { job_suspended $NS full && pending_has $NS full "$WHY" && [ -z "$(
 check "with 8 GPUs of every rack held by Pods gpuq did not admit, a rack-required 32-GPU Job waits: $WHY" \
 	poll "full waits, saying why" full_waits
 echo "# full: $(job_status $NS full) | $(pending_of $NS full)" >&2
+# the tenant edits the queued Job's topology: one node (a level no 32-GPU
+# ask fits) is followed and said, then back to one rack
+topo_edit() {
+	tk $NS patch job full --type=json -p "[{\"op\": \"replace\", \"path\": \"/spec/template/metadata/annotations/gpuq.dev~1podset-required-topology\", \"value\": \"$1\"}]" >/dev/null
+}
+topo_edit kubernetes.io/hostname
+host_waits() { job_suspended $NS full && pending_has $NS full "kubernetes.io/hostname"; }
+check "the tenant (edit role) edits the queued Job to one node: followed, it waits saying so" \
+	poll "full waits for one node" host_waits
+echo "# full after the edit: $(pending_of $NS full)" >&2
+topo_edit "$RACK_KEY"
+check "edited back to one rack: it waits again, $WHY" poll "full waits, a rack again" full_waits
 unfill tp-b1-r1-n0
 full_in_a() { in_one_rack job-name=full 4 && [ "$(racks_of job-name=full)" = b1/r1 ]; }
 check "one rack's such Pod deleted (b1/r1), the Job runs, in that rack" poll "full in b1/r1" full_in_a
