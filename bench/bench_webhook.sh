@@ -22,6 +22,10 @@
 #      LAT_RUNS runs alternating between the servers, each server's median
 #      run (by p50) reported;
 #   4. gpuq's memory after the load: VmRSS and VmHWM from /proc/PID/status.
+# Beside both, in runs 1 and 3, bench/hookfloor.c: gpuq's own http/ server
+# (libmicrohttpd, GnuTLS, the same guards and body collection) answering
+# every POST with gpuq's answer, no review behind it. Its figures split
+# gpuq's cost per request into the transport's and the review's.
 # Then a table and PASS/MISS against the targets (issue 35): throughput >=
 # 0.9 x nginx, p50 on one connection <= 1.15 x nginx's, p99 < 1 ms at 1,000
 # requests/s, RSS < 30 MB. A MISS is reported, not an error: the script
@@ -53,6 +57,8 @@ NGINX_WORKERS=${NGINX_WORKERS:-auto}
 FIXTURE=bench/fixtures/job_review.json
 STATIC_RESPONSE=bench/fixtures/job_review_response.json
 LOADGEN=$BENCH_BUILD/loadgen
+FLOOR=$BENCH_BUILD/hookfloor
+BENCH_LIB=${BENCH_LIB:-build/release/libgpuq.a}
 # Targets.
 RATIO_MIN=0.9
 P50_RATIO_MAX=1.15
@@ -75,14 +81,27 @@ if [ ! -x "$LOADGEN" ] || [ bench/loadgen.c -nt "$LOADGEN" ]; then
 		-o "$LOADGEN" -lssl -lcrypto -lpthread || die "cannot build $LOADGEN"
 fi
 
+# The transport floor links gpuq's library (make bin/gpuq builds it).
+FLOOR_BUILT=0
+if [ -f "$BENCH_LIB" ]; then
+	# shellcheck disable=SC2046
+	${CC:-cc} -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/hookfloor.c "$BENCH_LIB" \
+		$(pkg-config --libs libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl) \
+		-lpthread -lm -o "$FLOOR" || die "cannot build $FLOOR"
+	FLOOR_BUILT=1
+else
+	say "no $BENCH_LIB: the transport floor (bench/hookfloor.c) is not measured"
+fi
+
 TMP=$(mktemp -d /tmp/gpuq-bench-webhook.XXXXXX) || die "mktemp failed"
 GPUQ_PID=""
 NGINX_PID=""
+FLOOR_PID=""
 cleanup() {
-	for p in $GPUQ_PID $NGINX_PID; do
+	for p in $GPUQ_PID $NGINX_PID $FLOOR_PID; do
 		kill "$p" 2>/dev/null
 	done
-	for p in $GPUQ_PID $NGINX_PID; do
+	for p in $GPUQ_PID $NGINX_PID $FLOOR_PID; do
 		# Up to 5 s for a graceful stop, then KILL.
 		i=0
 		while kill -0 "$p" 2>/dev/null && [ $i -lt 50 ]; do
@@ -244,6 +263,18 @@ NGINX_PID=$!
 wait_ready "$NGINX_PORT" "$NGINX_PID" "$TMP/nginx/nginx-error.log" "$TMP/nginx-probe.txt" ||
 	die "nginx did not start (config: $TMP/nginx/nginx.conf)"
 
+# ---- the transport floor: gpuq's http/ answering gpuq's answer
+FLOOR_OK=0
+if [ "$FLOOR_BUILT" = 1 ] && [ "$GPUQ_OK" = 1 ]; then
+	FLOOR_PORT=$(free_port) || die "no free port"
+	"$FLOOR" --port "$FLOOR_PORT" --cert-dir "$TMP/certs" --body "$RESPONSE" \
+		>"$TMP/floor.log" 2>&1 &
+	FLOOR_PID=$!
+	wait_ready "$FLOOR_PORT" "$FLOOR_PID" "$TMP/floor.log" "$TMP/floor-probe.txt" ||
+		die "hookfloor did not start"
+	FLOOR_OK=1
+fi
+
 # ---- measurements
 cat >"$TMP/post.lua" <<EOF
 wrk.method = "POST"
@@ -263,11 +294,11 @@ cpu_ticks() {
 
 # server_pids NAME: the server's processes (nginx: master and workers).
 server_pids() {
-	if [ "$1" = NGINX ]; then
-		echo "$NGINX_PID $(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)"
-	else
-		echo "$GPUQ_PID"
-	fi
+	case $1 in
+	NGINX) echo "$NGINX_PID $(ps -o pid= --ppid "$NGINX_PID" 2>/dev/null)" ;;
+	FLOOR) echo "$FLOOR_PID" ;;
+	*) echo "$GPUQ_PID" ;;
+	esac
 }
 
 # run_wrk NAME PORT: one wrk run; appends "req/s requests cpu-ticks errors"
@@ -388,13 +419,16 @@ GPUQ_RPS=- GPUQ_RATE=- GPUQ_P50=- GPUQ_P99=- GPUQ_MAX=- GPUQ_WRK_ERR=0 GPUQ_LG_E
 GPUQ_RSS=- GPUQ_HWM=- GPUQ_RSS_IDLE=-
 NGINX_L50=- NGINX_L99=- NGINX_LRATE=- NGINX_L50S=- NGINX_LAT_ERR=0
 GPUQ_L50=- GPUQ_L99=- GPUQ_LRATE=- GPUQ_L50S=- GPUQ_LAT_ERR=0
+FLOOR_RPS=- FLOOR_RPS_ALL=- FLOOR_CPU_US=- FLOOR_WRK_ERR=0 FLOOR_L50=- FLOOR_L99=- FLOOR_LRATE=-
+FLOOR_L50S=- FLOOR_LAT_ERR=0
 say "load average before measuring: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 # Throughput runs alternate between the servers too; the best of each counts.
 run=1
 while [ $run -le "$WRK_RUNS" ]; do
 	say "wrk run $run/$WRK_RUNS: ${WRK_THREADS} threads, ${WRK_CONNS} connections," \
-		"${WRK_SECONDS} s, nginx then gpuq"
+		"${WRK_SECONDS} s, nginx, the floor, gpuq"
 	run_wrk NGINX "$NGINX_PORT" || exit 1
+	[ "$FLOOR_OK" != 1 ] || run_wrk FLOOR "$FLOOR_PORT" || exit 1
 	if [ "$GPUQ_OK" = 1 ]; then
 		[ $run -gt 1 ] || GPUQ_RSS_IDLE=$(status_kb "$GPUQ_PID" VmRSS)
 		run_wrk GPUQ "$GPUQ_PORT" || exit 1
@@ -403,6 +437,7 @@ while [ $run -le "$WRK_RUNS" ]; do
 done
 wrk_pick NGINX
 [ "$GPUQ_OK" != 1 ] || wrk_pick GPUQ
+[ "$FLOOR_OK" != 1 ] || wrk_pick FLOOR
 # Paced runs alternate between the servers, so drift in the machine's other
 # load hits both alike; each server's median run (by p99) is reported.
 run=1
@@ -419,14 +454,16 @@ rate_pick NGINX
 # One connection, closed loop, alternating too.
 run=1
 while [ $run -le "$LAT_RUNS" ]; do
-	say "one-connection run $run/$LAT_RUNS: closed loop for $LAT_SECONDS s, nginx then gpuq"
+	say "one-connection run $run/$LAT_RUNS: closed loop for $LAT_SECONDS s, nginx, the floor, gpuq"
 	run_lat NGINX "$NGINX_PORT" || exit 1
+	[ "$FLOOR_OK" != 1 ] || run_lat FLOOR "$FLOOR_PORT" || exit 1
 	if [ "$GPUQ_OK" = 1 ]; then
 		run_lat GPUQ "$GPUQ_PORT" || exit 1
 	fi
 	run=$((run + 1))
 done
 lat_pick NGINX
+[ "$FLOOR_OK" != 1 ] || lat_pick FLOOR
 if [ "$GPUQ_OK" = 1 ]; then
 	rate_pick GPUQ
 	lat_pick GPUQ
@@ -446,11 +483,16 @@ printf '%-6s %10s %9s %11s %8s %8s %8s %7s %14s\n' nginx "$NGINX_RPS" "$NGINX_CP
 printf '%-6s %10s %9s %11s %8s %8s %8s %7s %14s\n' gpuq "$GPUQ_RPS" "$GPUQ_CPU_US" \
 	"$GPUQ_RATE" "$GPUQ_P50" "$GPUQ_P99" "$GPUQ_MAX" $((GPUQ_WRK_ERR + GPUQ_LG_ERR + GPUQ_LAT_ERR)) \
 	"$GPUQ_RSS"
+printf '%-6s %10s %9s %11s %8s %8s %8s %7s %14s\n' floor "$FLOOR_RPS" "$FLOOR_CPU_US" \
+	- - - - $((FLOOR_WRK_ERR + FLOOR_LAT_ERR)) -
 echo "(max req/s: best of $WRK_RUNS wrk runs, -t$WRK_THREADS -c$WRK_CONNS ${WRK_SECONDS}s; CPU us/req:" \
 	"the server's user+system CPU during the wrk runs per request answered; paced: loadgen at $RATE/s," \
 	"$LG_CONNS connections, ${RATE_SECONDS}s, latency from each request's due time, median" \
-	"of $RATE_RUNS runs by p99; nginx worker_processes $NGINX_WORKERS; $(nproc) CPUs)"
-echo "req/s of every wrk run: nginx $NGINX_RPS_ALL; gpuq $GPUQ_RPS_ALL"
+	"of $RATE_RUNS runs by p99; nginx worker_processes $NGINX_WORKERS; $(nproc) CPUs;" \
+	"floor: bench/hookfloor.c, gpuq's http/ answering gpuq's answer with no review)"
+echo "req/s of every wrk run: nginx $NGINX_RPS_ALL; gpuq $GPUQ_RPS_ALL; floor $FLOOR_RPS_ALL"
+echo "one connection, the floor: p50 $FLOOR_L50 us, p99 $FLOOR_L99 us, $FLOOR_LRATE req/s;" \
+	"p50 of every run, us: $FLOOR_L50S"
 echo "one connection, closed loop (median run by p50 of $LAT_RUNS, ${LAT_SECONDS}s each): nginx p50" \
 	"$NGINX_L50 us, p99 $NGINX_L99 us, $NGINX_LRATE req/s; gpuq p50 $GPUQ_L50 us, p99 $GPUQ_L99 us," \
 	"$GPUQ_LRATE req/s; p50 of every run, us: nginx $NGINX_L50S; gpuq $GPUQ_L50S"
@@ -467,6 +509,18 @@ echo "nginx/gpuq CPU per request: $CPU_RATIO (the throughput ratio two servers w
 	"themselves would show; wrk's own ratio moves with the machine's other load)"
 echo "gpuq/nginx throughput ratio: $RATIO; gpuq RSS idle $GPUQ_RSS_IDLE KiB, after load" \
 	"$GPUQ_RSS KiB, peak (VmHWM) $GPUQ_HWM KiB"
+# The floor splits gpuq's cost: its transport (libmicrohttpd, GnuTLS, http/)
+# against nginx's, and the review's own share (gpuq minus the floor).
+if [ "$FLOOR_OK" = 1 ]; then
+	FLOOR_RATIO=$(awk -v a="$FLOOR_RPS" -v b="$NGINX_RPS" 'BEGIN {printf "%.2f", a / b}')
+	FLOOR_CPU_RATIO=$(awk -v a="$NGINX_CPU_US" -v b="$FLOOR_CPU_US" \
+		'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
+	REVIEW_US=$(awk -v g="$GPUQ_CPU_US" -v f="$FLOOR_CPU_US" 'BEGIN {print g - f}')
+	echo "the transport alone (the floor): $FLOOR_RPS req/s, ratio $FLOOR_RATIO to nginx; CPU" \
+		"$FLOOR_CPU_US us/req (nginx/floor $FLOOR_CPU_RATIO); the review's own CPU per request" \
+		"(gpuq - floor): $REVIEW_US us of gpuq's $GPUQ_CPU_US"
+	echo "README 18 | webhook split: the transport alone (gpuq's http/ answering a fixed body, bench/hookfloor.c) and the review | floor $FLOOR_RPS req/s vs nginx $NGINX_RPS (ratio $FLOOR_RATIO; every run: floor $FLOOR_RPS_ALL); CPU per request floor $FLOOR_CPU_US us, nginx $NGINX_CPU_US us, gpuq $GPUQ_CPU_US us: the review $REVIEW_US us | - |"
+fi
 verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }
 echo "$(verdict "$(awk -v r="$RATIO" -v m="$RATIO_MIN" 'BEGIN {print (r >= m)}')")" \
 	"throughput ratio $RATIO (target >= $RATIO_MIN)"
@@ -482,6 +536,10 @@ echo "README 02 | webhook CPU per request (server's own CPU during the wrk runs)
 echo "README 03 | webhook p99 at a paced $RATE req/s | gpuq $GPUQ_P99 us (p50 $GPUQ_P50 us); nginx $NGINX_P99 us in the same run | < 1 ms |"
 echo "README 17 | webhook p50 on one keep-alive TLS connection, closed loop (bench_webhook) | gpuq $GPUQ_L50 us vs nginx $NGINX_L50 us (ratio $P50_RATIO, median of $LAT_RUNS runs each; every run: gpuq $GPUQ_L50S, nginx $NGINX_L50S) | <= $P50_RATIO_MAX |"
 echo "README 04 | webhook resident memory after load | $(awk -v k="$GPUQ_RSS" 'BEGIN { printf "%.1f", k / 1024 }') MiB (peak $(awk -v k="$GPUQ_HWM" 'BEGIN { printf "%.1f", k / 1024 }')) | < 30 MiB |"
+if [ $((FLOOR_WRK_ERR + FLOOR_LAT_ERR)) -gt 0 ]; then
+	echo "MISS errors: the floor answered $((FLOOR_WRK_ERR + FLOOR_LAT_ERR)) requests with" \
+		"non-200 or failed them"
+fi
 if [ $((GPUQ_WRK_ERR + GPUQ_LG_ERR + GPUQ_LAT_ERR)) -gt 0 ]; then
 	echo "MISS errors: gpuq answered $((GPUQ_WRK_ERR + GPUQ_LG_ERR + GPUQ_LAT_ERR)) requests with" \
 		"non-200 or failed them (see $TMP, BENCH_KEEP=1 to keep it)"

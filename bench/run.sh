@@ -1,8 +1,9 @@
 #!/bin/sh
 # make bench: run every bench/bench_*.sh in turn, from the repository root,
-# and let each print its own figures and PASS/MISS lines. A target missed is
-# reported by the bench itself and is not a failure here; this script exits
-# non-zero only when a bench could not run (it exited non-zero). It ends
+# and let each print its own figures and PASS/MISS lines. It exits non-zero
+# when a bench could not run (it exited non-zero) or when any bench printed a
+# MISS: a target missed fails `make bench` (issue 35), after every bench ran
+# and the table was printed. It ends
 # with the README's benchmark table: every bench prints its rows as
 # `README NN | benchmark | figure | target |`, gathered here in NN order
 # with the commit they were measured at (README.md quotes them so).
@@ -52,7 +53,7 @@ done
 echo "=== targets"
 for f in "$LOG"/*.log; do
 	[ -f "$f" ] || continue
-	grep -hoE '(PASS|MISS) .*' "$f" | sed "s/^/$(basename "$f" .log): /"
+	grep -hwE 'PASS|MISS' "$f" | grep -v '^README ' | sed "s/^/$(basename "$f" .log): /"
 done
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+changes"
@@ -62,8 +63,17 @@ echo "| benchmark | figure | target | commit |"
 echo "|---|---|---|---|"
 cat "$LOG"/*.log | sed -n 's/^README \([0-9][0-9]\) \(|.*|\)$/\1 \2/p' | sort -n -k1,1 |
 	sed "s/^[0-9]* //; s/\$/ $commit |/"
+# A verdict is a line with the word PASS or MISS (benches print them as
+# "PASS what", "name: MISS what" or "what (target) MISS"); README rows aside.
+verdicts() { cat "$LOG"/*.log 2>/dev/null | grep -v '^README ' | grep -cw "$1"; }
+missed=$(verdicts MISS)
+passed=$(verdicts PASS)
 if [ "$failed" -gt 0 ]; then
-	echo "bench: $ran run, $failed could not run:$failed_names"
+	echo "bench: $ran run, $failed could not run:$failed_names; targets: $passed passed, $missed missed"
 	exit 1
 fi
-echo "bench: $ran run, all ran (see each bench's PASS/MISS lines above)"
+if [ "$missed" -gt 0 ]; then
+	echo "bench: $ran run, all ran; targets: $passed passed, $missed missed (the MISS lines above)"
+	exit 1
+fi
+echo "bench: $ran run, all ran; targets: $passed passed, 0 missed"
