@@ -155,6 +155,36 @@ static const unsigned char json_plain[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
+/* Whether the 8 bytes at p are all json_plain: none below 0x20, none equal
+ * to '"' or '\\', none with its top bit set (the zero-byte and less-than
+ * tests of Bit Twiddling Hacks; each can only err in a byte after one that
+ * truly matched, so "none" is exact). */
+static inline bool word_plain(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101u, tops = 0x8080808080808080u;
+	uint64_t x, q, b;
+
+	memcpy(&x, p, 8);
+	q = x ^ ones * '"';
+	b = x ^ ones * '\\';
+	return !((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & tops);
+}
+
+size_t gpuq_json_plain_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (n - i >= 8 && word_plain(p + i))
+		i += 8;
+	/* all words plain and a few bytes left: the last 8 (overlapping) */
+	if (i < n && n - i < 8 && i > 0 && word_plain(p + n - 8))
+		return n;
+	while (i < n && json_plain[p[i]])
+		i++;
+	return i;
+}
+
 void gpuq_json_escape(const char *s, size_t n, gpuq_put_fn *put, void *to)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -165,8 +195,7 @@ void gpuq_json_escape(const char *s, size_t n, gpuq_put_fn *put, void *to)
 		char u[7] = "\\u00";
 		size_t k = 1;
 
-		while (p < end && json_plain[*p])
-			p++;
+		p += gpuq_json_plain_len((const char *)p, (size_t)(end - p));
 		if (p >= end)
 			break;
 		if (*p == '"')
