@@ -155,19 +155,21 @@ static const unsigned char json_plain[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/* Whether the 8 bytes at p are all json_plain: none below 0x20, none equal
- * to '"' or '\\', none with its top bit set (the zero-byte and less-than
- * tests of Bit Twiddling Hacks; each can only err in a byte after one that
- * truly matched, so "none" is exact). */
+/* Whether the 8 bytes at p are all json_plain: none with its top bit set,
+ * and for the others (below 0x80, so no sum below carries into the next
+ * byte) + 0x60 sets the top bit exactly when the byte is 0x20 or more, and
+ * + 0x7f exactly when the byte differs from '"' (or '\\') after an xor
+ * with it. */
 static inline bool word_plain(const unsigned char *p)
 {
-	const uint64_t ones = 0x0101010101010101u, tops = 0x8080808080808080u;
-	uint64_t x, q, b;
+	const uint64_t ones = 0x0101010101010101u, tops = ones * 0x80;
+	uint64_t x, printable, not_quote, not_backslash;
 
 	memcpy(&x, p, 8);
-	q = x ^ ones * '"';
-	b = x ^ ones * '\\';
-	return !((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & tops);
+	printable = x + ones * 0x60;
+	not_quote = (x ^ ones * '"') + ones * 0x7f;
+	not_backslash = (x ^ ones * '\\') + ones * 0x7f;
+	return !((x | ~(printable & not_quote & not_backslash)) & tops);
 }
 
 size_t gpuq_json_plain_len(const char *s, size_t n)
