@@ -119,20 +119,43 @@ int gpuq_strlcpy(char *dst, const char *src, size_t cap)
 	return GPUQ_OK;
 }
 
+/* Append s to dst[0..*used), cut to leave room for a NUL in cap. */
+static inline void join_part(char *dst, size_t cap, size_t *used, const char *s)
+{
+	size_t len;
+
+	if (!*s)
+		return; /* an empty part (most calls have one): nothing to copy */
+	len = strlen(s);
+	if (len > cap - 1 - *used)
+		len = cap - 1 - *used;
+	memcpy(dst + *used, s, len);
+	*used += len;
+}
+
 void gpuq_strjoin(char *dst, size_t cap, const char *a, const char *b, const char *c)
 {
-	const char *parts[3] = {a, b, c};
 	size_t used = 0;
 
-	for (size_t i = 0; i < 3; i++) {
-		size_t len = strlen(parts[i]);
-
-		if (len > cap - 1 - used)
-			len = cap - 1 - used;
-		memcpy(dst + used, parts[i], len);
-		used += len;
-	}
+	join_part(dst, cap, &used, a);
+	join_part(dst, cap, &used, b);
+	join_part(dst, cap, &used, c);
 	dst[used] = '\0';
+}
+
+size_t gpuq_u64_text(uint64_t v, char out[GPUQ_U64_TEXT_MAX])
+{
+	char rev[GPUQ_U64_TEXT_MAX];
+	size_t n = 0;
+
+	do {
+		rev[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (size_t i = 0; i < n; i++)
+		out[i] = rev[n - 1 - i];
+	out[n] = '\0';
+	return n;
 }
 
 void gpuq_abort(const char *file, int line, const char *what)
@@ -191,40 +214,81 @@ int gpuq_duration_parse(const char *s, int64_t *out_ms, gpuq_diag_t *diag)
 	return GPUQ_OK;
 }
 
+/* base64's alphabet (RFC 4648 table 1). */
+#define B64_ALPHABET "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+/* Every pair of base64 characters, in the order of the 12 bits they encode:
+ * entry v (0..4095) is b64_pairs[2v], b64_pairs[2v + 1]. Three bytes are two
+ * lookups and two 2-byte stores instead of four of each; built by the
+ * preprocessor (64 rows of 64 pairs, 8 KiB) so it needs no start-up code;
+ * laid out as a grid, which clang-format would wrap. */
+/* clang-format off */
+#define ROW(c) \
+	c "A" c "B" c "C" c "D" c "E" c "F" c "G" c "H" c "I" c "J" c "K" c "L" c "M" c "N" c "O" c "P" \
+	c "Q" c "R" c "S" c "T" c "U" c "V" c "W" c "X" c "Y" c "Z" c "a" c "b" c "c" c "d" c "e" c "f" \
+	c "g" c "h" c "i" c "j" c "k" c "l" c "m" c "n" c "o" c "p" c "q" c "r" c "s" c "t" c "u" c "v" \
+	c "w" c "x" c "y" c "z" c "0" c "1" c "2" c "3" c "4" c "5" c "6" c "7" c "8" c "9" c "+" c "/"
+static const char b64_pairs[] =
+    ROW("A") ROW("B") ROW("C") ROW("D") ROW("E") ROW("F") ROW("G") ROW("H")
+    ROW("I") ROW("J") ROW("K") ROW("L") ROW("M") ROW("N") ROW("O") ROW("P")
+    ROW("Q") ROW("R") ROW("S") ROW("T") ROW("U") ROW("V") ROW("W") ROW("X")
+    ROW("Y") ROW("Z") ROW("a") ROW("b") ROW("c") ROW("d") ROW("e") ROW("f")
+    ROW("g") ROW("h") ROW("i") ROW("j") ROW("k") ROW("l") ROW("m") ROW("n")
+    ROW("o") ROW("p") ROW("q") ROW("r") ROW("s") ROW("t") ROW("u") ROW("v")
+    ROW("w") ROW("x") ROW("y") ROW("z") ROW("0") ROW("1") ROW("2") ROW("3")
+    ROW("4") ROW("5") ROW("6") ROW("7") ROW("8") ROW("9") ROW("+") ROW("/");
+#undef ROW
+/* clang-format on */
+
+/* The two characters encoding the 12 bits v at d. */
+static inline void put_pair(char *d, size_t v)
+{
+	memcpy(d, b64_pairs + 2 * v, 2);
+}
+
+/* The 8 bytes at p as a big-endian number (compilers make this one load). */
+static inline uint64_t be64(const unsigned char *p)
+{
+	return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+	       (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+	       (uint64_t)p[6] << 8 | p[7];
+}
+
 size_t gpuq_base64_encode(const void *src, size_t n, char *dst)
 {
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char tab[] = B64_ALPHABET;
 	const unsigned char *s = src;
 	char *d = dst;
 	size_t i = 0;
 
-	for (; n - i >= 3; i += 3) { /* whole groups of three: no tests */
+	for (; n - i >= 8; i += 6) { /* two groups at once, from one 8-byte read */
+		uint64_t v = be64(s + i) >> 16;
+
+		put_pair(d, v >> 36);
+		put_pair(d + 2, v >> 24 & 0xfff);
+		put_pair(d + 4, v >> 12 & 0xfff);
+		put_pair(d + 6, v & 0xfff);
+		d += 8;
+	}
+	for (; n - i >= 3; i += 3) { /* whole groups of three: two pairs each */
 		uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
 
-		d[0] = tab[(v >> 18) & 63];
-		d[1] = tab[(v >> 12) & 63];
-		d[2] = tab[(v >> 6) & 63];
-		d[3] = tab[v & 63];
+		put_pair(d, v >> 12);
+		put_pair(d + 2, v & 0xfff);
 		d += 4;
 	}
-	for (; i < n; i += 3) { /* the last one or two bytes, padded */
+	if (i < n) { /* the last one or two bytes, padded */
 		uint32_t v = (uint32_t)s[i] << 16;
-		size_t left = n - i;
 
-		if (left > 1)
+		if (n - i > 1)
 			v |= (uint32_t)s[i + 1] << 8;
-		if (left > 2)
-			v |= s[i + 2];
-		*d++ = tab[(v >> 18) & 63];
-		*d++ = tab[(v >> 12) & 63];
-		d[0] = '=';
-		d[1] = '=';
-		if (left > 1)
-			d[0] = tab[(v >> 6) & 63];
-		if (left > 2)
-			d[1] = tab[v & 63];
-		d += 2;
+		d[0] = tab[(v >> 18) & 63];
+		d[1] = tab[(v >> 12) & 63];
+		d[2] = '=';
+		d[3] = '=';
+		if (n - i > 1)
+			d[2] = tab[(v >> 6) & 63];
+		d += 4;
 	}
 	return (size_t)(d - dst);
 }

@@ -96,6 +96,11 @@ int gpuq_strlcpy(char *dst, const char *src, size_t cap);
  * cap > 0. */
 void gpuq_strjoin(char *dst, size_t cap, const char *a, const char *b, const char *c);
 
+/* v in decimal into out, NUL-terminated, as snprintf("%" PRIu64) writes
+ * it; returns the length. For indexes in paths built per review. */
+#define GPUQ_U64_TEXT_MAX 21 /* UINT64_MAX's 20 digits and a NUL */
+size_t gpuq_u64_text(uint64_t v, char out[GPUQ_U64_TEXT_MAX]);
+
 /* Parse a duration: "250" or "250ms" (milliseconds), "1.5s", "2m", "1h"
  * (fractions down to 1 ms). GPUQ_EINVAL (bad form, finer than 1 ms) or
  * GPUQ_ERANGE (over GPUQ_DURATION_MAX_MS) with the value in diag. */
@@ -272,6 +277,11 @@ typedef void gpuq_put_fn(void *to, const char *p, size_t n);
  * \ufffd (as Go's encoding/json writes it), so the output is always valid
  * JSON text. NULs inside s[0..n) are escaped too. */
 void gpuq_json_escape(const char *s, size_t n, gpuq_put_fn *put, void *to);
+
+/* How many bytes at the start of s[0..n) gpuq_json_escape writes as they
+ * are (printable ASCII but '"' and '\\'): a writer copies that run itself
+ * and hands only the rest to gpuq_json_escape. Pure. */
+size_t gpuq_json_plain_len(const char *s, size_t n);
 
 /* A gpuq_put_fn writing to the FILE * file (its errors left in ferror). */
 void gpuq_put_file(void *file, const char *p, size_t n);

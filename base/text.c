@@ -155,6 +155,38 @@ static const unsigned char json_plain[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
+/* Whether the 8 bytes at p are all json_plain: none with its top bit set,
+ * and for the others (below 0x80, so no sum below carries into the next
+ * byte) + 0x60 sets the top bit exactly when the byte is 0x20 or more, and
+ * + 0x7f exactly when the byte differs from '"' (or '\\') after an xor
+ * with it. */
+static inline bool word_plain(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101u, tops = ones * 0x80;
+	uint64_t x, printable, not_quote, not_backslash;
+
+	memcpy(&x, p, 8);
+	printable = x + ones * 0x60;
+	not_quote = (x ^ ones * '"') + ones * 0x7f;
+	not_backslash = (x ^ ones * '\\') + ones * 0x7f;
+	return !((x | ~(printable & not_quote & not_backslash)) & tops);
+}
+
+size_t gpuq_json_plain_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (n - i >= 8 && word_plain(p + i))
+		i += 8;
+	/* all words plain and a few bytes left: the last 8 (overlapping) */
+	if (i < n && n - i < 8 && i > 0 && word_plain(p + n - 8))
+		return n;
+	while (i < n && json_plain[p[i]])
+		i++;
+	return i;
+}
+
 void gpuq_json_escape(const char *s, size_t n, gpuq_put_fn *put, void *to)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -165,8 +197,7 @@ void gpuq_json_escape(const char *s, size_t n, gpuq_put_fn *put, void *to)
 		char u[7] = "\\u00";
 		size_t k = 1;
 
-		while (p < end && json_plain[*p])
-			p++;
+		p += gpuq_json_plain_len((const char *)p, (size_t)(end - p));
 		if (p >= end)
 			break;
 		if (*p == '"')

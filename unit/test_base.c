@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,77 @@ static void base64_round_trip(void **state)
 	assert_int_equal(gpuq_base64_decode("Zm9v!", 16, &dec, &n), GPUQ_EINVAL);
 	assert_int_equal(gpuq_base64_decode("Zg=x", 16, &dec, &n), GPUQ_EINVAL);
 	assert_int_equal(gpuq_base64_decode("Zm9vYmFy", 5, &dec, &n), GPUQ_ELIMIT);
+}
+
+/* Known vectors at the lengths that end in each padding (0 to 4 bytes,
+ * 0x00 and 0xff), and every length to 70 (the 6-byte, 3-byte and padded
+ * paths and their joins) against a bit-at-a-time encoder. */
+static void base64_against_reference(void **state)
+{
+	static const char alphabet[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *out;
+	} known[] = {
+	    {"", 0, ""},
+	    {"f", 1, "Zg=="},
+	    {"fo", 2, "Zm8="},
+	    {"foo", 3, "Zm9v"},
+	    {"foob", 4, "Zm9vYg=="},
+	    {"\0", 1, "AA=="},
+	    {"\xff", 1, "/w=="},
+	    {"\0\0", 2, "AAA="},
+	    {"\xff\xff", 2, "//8="},
+	    {"\0\0\0", 3, "AAAA"},
+	    {"\xff\xff\xff", 3, "////"},
+	    {"\xff\0\xff\0", 4, "/wD/AA=="},
+	};
+	unsigned char in[70];
+	char got[GPUQ_BASE64_LEN(70) + 1], want[GPUQ_BASE64_LEN(70) + 1];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		got[gpuq_base64_encode(known[i].in, known[i].n, got)] = '\0';
+		assert_string_equal(got, known[i].out);
+	}
+	for (size_t i = 0; i < sizeof(in); i++) /* 0x00, 0xff and what lies between */
+		in[i] = (unsigned char)(i % 3 == 0 ? 0xff : i % 3 == 1 ? 0x00 : i * 37);
+	for (size_t n = 0; n <= sizeof(in); n++) {
+		size_t w = 0, bits = 0;
+		uint32_t acc = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			acc = acc << 8 | in[i];
+			for (bits += 8; bits >= 6; bits -= 6)
+				want[w++] = alphabet[acc >> (bits - 6) & 63];
+		}
+		if (bits)
+			want[w++] = alphabet[acc << (6 - bits) & 63];
+		while (w % 4)
+			want[w++] = '=';
+		want[w] = '\0';
+		assert_int_equal(gpuq_base64_encode(in, n, got), w);
+		got[w] = '\0';
+		assert_string_equal(got, want);
+	}
+}
+
+/* gpuq_u64_text writes what snprintf("%" PRIu64) would. */
+static void u64_text_as_snprintf(void **state)
+{
+	static const uint64_t v[] = {0, 1, 9, 10, 99, 100, 12345, 4294967296u, UINT64_MAX};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		char want[32], got[GPUQ_U64_TEXT_MAX];
+		size_t n = gpuq_u64_text(v[i], got);
+
+		snprintf(want, sizeof(want), "%" PRIu64, v[i]);
+		assert_string_equal(got, want);
+		assert_int_equal(n, strlen(want));
+	}
 }
 
 /* CRC-32C's check value (RFC 3720's), in one piece and in two. */
@@ -351,6 +423,8 @@ int main(void)
 	    cmocka_unit_test(strjoin_as_snprintf),
 	    cmocka_unit_test(duration_forms),
 	    cmocka_unit_test(base64_round_trip),
+	    cmocka_unit_test(base64_against_reference),
+	    cmocka_unit_test(u64_text_as_snprintf),
 	    cmocka_unit_test(utf8_validity),
 	    cmocka_unit_test(crc32c_check_value),
 	    cmocka_unit_test(fnv1a_check_values),

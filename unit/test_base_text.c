@@ -264,6 +264,36 @@ static void json_escape_runs(void **state)
 	assert_int_equal(k.calls, 0);
 }
 
+/* gpuq_json_plain_len stops at the first byte gpuq_json_escape would not
+ * write as it is, wherever it falls (in an 8-byte word, in the tail, past
+ * a plain word), and runs to the end when there is none. */
+static void json_plain_len_stops(void **state)
+{
+	static const unsigned char stops[] = {0x00, 0x01, 0x1f, '"', '\\', 0x80, 0xc3, 0xff};
+	static const unsigned char plain[] = {' ', '!', '#', '/', '~', '[', ']', 0x7f};
+	char s[40] = "";
+
+	(void)state;
+	for (size_t n = 0; n <= sizeof(s); n++) {
+		for (size_t i = 0; i < n; i++)
+			s[i] = (char)plain[i % sizeof(plain)];
+		assert_int_equal(gpuq_json_plain_len(s, n), n);
+		for (size_t at = 0; at < n; at++) {
+			for (size_t k = 0; k < sizeof(stops); k++) {
+				char c = s[at];
+
+				s[at] = (char)stops[k];
+				if (gpuq_json_plain_len(s, n) != at)
+					fail_msg("length %zu, byte 0x%02x at %zu: got %zu", n,
+						 stops[k], at, gpuq_json_plain_len(s, n));
+				s[at] = c;
+			}
+		}
+	}
+	assert_int_equal(gpuq_json_plain_len("abc\"def", 7), 3);
+	assert_int_equal(gpuq_json_plain_len("caf\xc3\xa9", 5), 3);
+}
+
 static void json_fputs_quotes(void **state)
 {
 	char buf[128] = "";
@@ -293,11 +323,11 @@ static void fnv1a32_check_values(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(time_parse_accepts),   cmocka_unit_test(time_parse_refuses),
-	    cmocka_unit_test(time_civil_fields),    cmocka_unit_test(time_format_forms),
-	    cmocka_unit_test(time_round_trips),	    cmocka_unit_test(json_escape_table),
-	    cmocka_unit_test(json_escape_runs),	    cmocka_unit_test(json_fputs_quotes),
-	    cmocka_unit_test(fnv1a32_check_values),
+	    cmocka_unit_test(time_parse_accepts), cmocka_unit_test(time_parse_refuses),
+	    cmocka_unit_test(time_civil_fields),  cmocka_unit_test(time_format_forms),
+	    cmocka_unit_test(time_round_trips),	  cmocka_unit_test(json_escape_table),
+	    cmocka_unit_test(json_escape_runs),	  cmocka_unit_test(json_plain_len_stops),
+	    cmocka_unit_test(json_fputs_quotes),  cmocka_unit_test(fnv1a32_check_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

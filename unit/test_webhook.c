@@ -178,6 +178,69 @@ static void test_patch_builder(void **state)
 	webhook_patch_deinit(&p);
 }
 
+/* An op whose value is written in place (webhook_patch_open/close) is the
+ * text webhook_patch_add writes for the same value, first op or later, and
+ * a buffer's cap still holds through it. */
+static void test_patch_open_close(void **state)
+{
+	webhook_patch_t a, b;
+	webhook_buf_t *v;
+	char stack[16];
+	(void)state;
+
+	webhook_patch_init(&a, NULL, 0);
+	webhook_patch_init(&b, stack, sizeof(stack));
+	for (int i = 0; i < 2; i++) {
+		webhook_patch_add(&a, "/metadata/labels", "gpuq.dev/queue-name", "\"d\\\"q\"");
+		v = webhook_patch_open(&b, "/metadata/labels", "gpuq.dev/queue-name");
+		webhook_buf_put_jstr(v, "d\"q");
+		webhook_patch_close(&b);
+	}
+	assert_int_equal(webhook_patch_finish(&a), GPUQ_OK);
+	assert_int_equal(webhook_patch_finish(&b), GPUQ_OK);
+	assert_int_equal(b.n_ops, 2);
+	assert_string_equal(b.text.p, a.text.p);
+	assert_string_equal(b.text.p,
+			    "[{\"op\":\"add\",\"path\":\"/metadata/labels/gpuq.dev~1queue-name\","
+			    "\"value\":\"d\\\"q\"},{\"op\":\"add\",\"path\":\"/metadata/"
+			    "labels/gpuq.dev~1queue-name\",\"value\":\"d\\\"q\"}]");
+	webhook_patch_deinit(&a);
+	webhook_patch_deinit(&b);
+}
+
+/* The queued warning is "%.40s/%.40s: " and three parts, cut as snprintf
+ * cuts at WEBHOOK_WARNING_MAX, and dropped past WEBHOOK_WARNINGS_MAX. */
+static void test_warn_queued_cuts(void **state)
+{
+	static const char *const names[] = {"", "q", "a-name-of-exactly-forty-bytes-0123456789",
+					    "a-name-over-forty-bytes-long-0123456789-and-more"};
+	static const char *const tails[] = {"", "Job",
+					    " created suspended until gpuq admits it "
+					    "and this tail runs long enough to be cut"};
+	webhook_review_t *r = calloc(1, sizeof(*r));
+	(void)state;
+
+	assert_non_null(r);
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 4; j++)
+			for (size_t k = 0; k < 3; k++) {
+				char want[WEBHOOK_WARNING_MAX];
+
+				r->n_warnings = 0;
+				r->ns = names[i];
+				webhook_review_warn_queued(r, names[j], tails[k], tails[2 - k],
+							   tails[k]);
+				snprintf(want, sizeof(want), "queued in %.40s/%.40s: %s%s%s",
+					 names[i], names[j], tails[k], tails[2 - k], tails[k]);
+				assert_int_equal(r->n_warnings, 1);
+				assert_string_equal(r->warnings[0], want);
+			}
+	r->n_warnings = WEBHOOK_WARNINGS_MAX;
+	webhook_review_warn_queued(r, "q", "a", "b", "c");
+	assert_int_equal(r->n_warnings, WEBHOOK_WARNINGS_MAX);
+	free(r);
+}
+
 static void test_buffer_cap_is_sticky(void **state)
 {
 	webhook_buf_t b;
@@ -1193,6 +1256,8 @@ int main(void)
 	    cmocka_unit_test(test_json_escaping),
 	    cmocka_unit_test(test_pointer_escaping),
 	    cmocka_unit_test(test_patch_builder),
+	    cmocka_unit_test(test_patch_open_close),
+	    cmocka_unit_test(test_warn_queued_cuts),
 	    cmocka_unit_test(test_buffer_cap_is_sticky),
 	    cmocka_unit_test(test_gpu_detection),
 	    cmocka_unit_test(test_json_parser_values),

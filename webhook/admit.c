@@ -15,6 +15,9 @@ static const char *const CT_TEXT = "text/plain; charset=utf-8";
 
 /* Stack space for the patch text: a typical Job's patch is under 1 KiB. */
 #define PATCH_STACK 2048
+/* Bytes of a namespace or queue name a warning shows: two of them and the
+ * words around fit WEBHOOK_WARNING_MAX. */
+#define WARN_NAME_MAX 40
 
 void webhook_review_refuse(webhook_review_t *r, webhook_verdict_t v, const char *fmt, ...)
 {
@@ -28,15 +31,36 @@ void webhook_review_refuse(webhook_review_t *r, webhook_verdict_t v, const char 
 	va_end(ap);
 }
 
-void webhook_review_warn(webhook_review_t *r, const char *fmt, ...)
+/* Append s (at most limit bytes of it) to the warning w of *used bytes,
+ * cut as snprintf cuts at WEBHOOK_WARNING_MAX. */
+static void warn_put(char *w, size_t *used, const char *s, size_t limit)
 {
-	va_list ap;
+	size_t n = strnlen(s, limit), room = WEBHOOK_WARNING_MAX - 1 - *used;
+
+	if (n > room)
+		n = room;
+	memcpy(w + *used, s, n);
+	*used += n;
+}
+
+void webhook_review_warn_queued(webhook_review_t *r, const char *queue, const char *a,
+				const char *b, const char *c)
+{
+	char *w;
+	size_t used = 0;
 
 	if (r->n_warnings >= WEBHOOK_WARNINGS_MAX)
 		return;
-	va_start(ap, fmt);
-	vsnprintf(r->warnings[r->n_warnings++], WEBHOOK_WARNING_MAX, fmt, ap);
-	va_end(ap);
+	w = r->warnings[r->n_warnings++];
+	warn_put(w, &used, "queued in ", SIZE_MAX);
+	warn_put(w, &used, r->ns, WARN_NAME_MAX);
+	warn_put(w, &used, "/", SIZE_MAX);
+	warn_put(w, &used, queue, WARN_NAME_MAX);
+	warn_put(w, &used, ": ", SIZE_MAX);
+	warn_put(w, &used, a, SIZE_MAX);
+	warn_put(w, &used, b, SIZE_MAX);
+	warn_put(w, &used, c, SIZE_MAX);
+	w[used] = '\0';
 }
 
 bool webhook_review_by_controller(const webhook_review_t *r)

@@ -76,6 +76,13 @@ void webhook_patch_deinit(webhook_patch_t *p);
  * JSON text. */
 void webhook_patch_add(webhook_patch_t *p, const char *prefix, const char *token,
 		       const char *value_json);
+/* The same op with its value written by the caller: webhook_patch_open
+ * appends {"op":"add","path":prefix[/token],"value": and returns the patch
+ * text (owned by p) to write the value's JSON text into;
+ * webhook_patch_close ends the op. A value built in place needs no buffer of
+ * its own. */
+webhook_buf_t *webhook_patch_open(webhook_patch_t *p, const char *prefix, const char *token);
+void webhook_patch_close(webhook_patch_t *p);
 /* Close the array; GPUQ_OK or the buffer's sticky error. */
 int webhook_patch_finish(webhook_patch_t *p);
 
@@ -111,10 +118,13 @@ typedef struct {
 /* Set the verdict (DENY or INVALID) and message; the first one wins. */
 void webhook_review_refuse(webhook_review_t *r, webhook_verdict_t v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Add a warning (truncated to WEBHOOK_WARNING_MAX - 1 bytes; dropped past
- * WEBHOOK_WARNINGS_MAX). */
-void webhook_review_warn(webhook_review_t *r, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* Add the warning "queued in <namespace>/<queue>: <a><b><c>", the namespace
+ * and queue cut at 40 bytes each, the whole at WEBHOOK_WARNING_MAX - 1
+ * bytes (as snprintf would cut "%.40s/%.40s"); dropped past
+ * WEBHOOK_WARNINGS_MAX. Joined without a format parse: one per mutated
+ * review. */
+void webhook_review_warn_queued(webhook_review_t *r, const char *queue, const char *a,
+				const char *b, const char *c);
 /* Whether the requester is gpuq's own controller. */
 bool webhook_review_by_controller(const webhook_review_t *r);
 /* Whether the review's user makes parent's children (webhook_creators_of

@@ -10,7 +10,6 @@
  * not watch (its CRD not served yet, or gone) is refused rather than held:
  * nothing would ever release it. Every patch only adds what is missing, so
  * applying it and mutating again adds nothing. */
-#include <stdio.h>
 #include <string.h>
 
 #include "queue/queue.h"
@@ -36,16 +35,15 @@ static void json_map(webhook_buf_t *b, const quota_reslist_t *list)
 }
 
 /* Add the entries of add under res_ptr/<which>: one op per entry when the
- * map exists, else one op creating the map. */
+ * map exists, else one op creating the map. Values are written straight
+ * into the patch. */
 static void patch_map(webhook_review_t *r, const char *res_ptr, const jv_t *res, const char *which,
 		      const quota_reslist_t *add)
 {
-	char ptr[PTR_MAX + 16], vb[512];
-	webhook_buf_t v;
+	char ptr[PTR_MAX + 16];
 
 	if (!add->n)
 		return;
-	webhook_buf_init(&v, vb, sizeof(vb), WEBHOOK_PATCH_MAX);
 	if (jv_is(jv_get(res, which), JV_OBJECT)) {
 		gpuq_strjoin(ptr, sizeof(ptr), res_ptr, "/", which);
 		for (size_t i = 0; i < add->n; i++) {
@@ -53,17 +51,14 @@ static void patch_map(webhook_review_t *r, const char *res_ptr, const jv_t *res,
 
 			if (quota_qty_format(&add->items[i].qty, q, sizeof(q)))
 				continue;
-			v.len = 0;
-			webhook_buf_put_jstr(&v, q);
-			webhook_patch_add(&r->patch, ptr, add->items[i].name, v.p);
+			webhook_buf_put_jstr(webhook_patch_open(&r->patch, ptr, add->items[i].name),
+					     q);
+			webhook_patch_close(&r->patch);
 		}
 	} else {
-		json_map(&v, add);
-		webhook_patch_add(&r->patch, res_ptr, which, v.p);
+		json_map(webhook_patch_open(&r->patch, res_ptr, which), add);
+		webhook_patch_close(&r->patch);
 	}
-	if (v.err)
-		r->patch.text.err = v.err;
-	webhook_buf_deinit(&v);
 }
 
 /* LimitRange defaults for container i of a Job's template: what the Job's
@@ -76,8 +71,9 @@ static void patch_container_defaults(webhook_review_t *r, const workload_view_t 
 	const workload_cref_t *ref = &ps->refs[i];
 	const jv_t *res = jv_get(ref->json, "resources");
 	quota_reslist_t add_req, add_lim;
-	char cptr[PTR_MAX + WORKLOAD_FIELD_MAX], rptr[PTR_MAX + WORKLOAD_FIELD_MAX + 16], vb[1024];
-	webhook_buf_t v;
+	char cptr[PTR_MAX + WORKLOAD_FIELD_MAX], rptr[PTR_MAX + WORKLOAD_FIELD_MAX + 16];
+	char index[GPUQ_U64_TEXT_MAX];
+	webhook_buf_t *v;
 
 	if (quota_limitrange_default(ns->limitranges, ns->n_limitranges, &ps->pod.containers[i],
 				     &add_req, &add_lim)) {
@@ -89,8 +85,9 @@ static void patch_container_defaults(webhook_review_t *r, const workload_view_t 
 	}
 	if (!add_req.n && !add_lim.n)
 		return;
-	snprintf(cptr, sizeof(cptr), "%s/spec/%s/%zu", ps->tmpl_ptr,
-		 ref->init ? "initContainers" : "containers", ref->index);
+	gpuq_u64_text(ref->index, index);
+	gpuq_strjoin(cptr, sizeof(cptr), ps->tmpl_ptr,
+		     ref->init ? "/spec/initContainers/" : "/spec/containers/", index);
 	if (jv_is(res, JV_OBJECT)) {
 		gpuq_strjoin(rptr, sizeof(rptr), cptr, "/resources", "");
 		patch_map(r, rptr, res, "limits", &add_lim);
@@ -98,21 +95,18 @@ static void patch_container_defaults(webhook_review_t *r, const workload_view_t 
 		return;
 	}
 	/* No resources object: one op carrying both maps. */
-	webhook_buf_init(&v, vb, sizeof(vb), WEBHOOK_PATCH_MAX);
-	webhook_buf_putn(&v, "{", 1);
+	v = webhook_patch_open(&r->patch, cptr, "resources");
+	webhook_buf_putn(v, "{", 1);
 	if (add_lim.n) {
-		webhook_buf_puts(&v, "\"limits\":");
-		json_map(&v, &add_lim);
+		webhook_buf_puts(v, "\"limits\":");
+		json_map(v, &add_lim);
 	}
 	if (add_req.n) {
-		webhook_buf_puts(&v, add_lim.n ? ",\"requests\":" : "\"requests\":");
-		json_map(&v, &add_req);
+		webhook_buf_puts(v, add_lim.n ? ",\"requests\":" : "\"requests\":");
+		json_map(v, &add_req);
 	}
-	webhook_buf_putn(&v, "}", 1);
-	webhook_patch_add(&r->patch, cptr, "resources", v.p);
-	if (v.err)
-		r->patch.text.err = v.err;
-	webhook_buf_deinit(&v);
+	webhook_buf_putn(v, "}", 1);
+	webhook_patch_close(&r->patch);
 }
 
 /* Set key=value in the map `which` ("labels" or "annotations") at meta_ptr
@@ -120,35 +114,32 @@ static void patch_container_defaults(webhook_review_t *r, const workload_view_t 
 static void patch_meta(webhook_review_t *r, const char *meta_ptr, const jv_t *meta,
 		       const char *which, const char *key, const char *value)
 {
-	char ptr[PTR_MAX], vbuf[256];
-	webhook_buf_t v;
+	char ptr[PTR_MAX];
+	webhook_buf_t *v;
 	const jv_t *map = jv_is(meta, JV_OBJECT) ? jv_get(meta, which) : NULL;
 
-	webhook_buf_init(&v, vbuf, sizeof(vbuf), WEBHOOK_PATCH_MAX);
 	if (jv_is(map, JV_OBJECT)) {
 		gpuq_strjoin(ptr, sizeof(ptr), meta_ptr, "/", which);
-		webhook_buf_put_jstr(&v, value);
-		webhook_patch_add(&r->patch, ptr, key, v.p);
+		v = webhook_patch_open(&r->patch, ptr, key);
+		webhook_buf_put_jstr(v, value);
 	} else if (jv_is(meta, JV_OBJECT)) {
-		webhook_buf_putn(&v, "{", 1);
-		webhook_buf_put_jstr(&v, key);
-		webhook_buf_putn(&v, ":", 1);
-		webhook_buf_put_jstr(&v, value);
-		webhook_buf_putn(&v, "}", 1);
-		webhook_patch_add(&r->patch, meta_ptr, which, v.p);
+		v = webhook_patch_open(&r->patch, meta_ptr, which);
+		webhook_buf_putn(v, "{", 1);
+		webhook_buf_put_jstr(v, key);
+		webhook_buf_putn(v, ":", 1);
+		webhook_buf_put_jstr(v, value);
+		webhook_buf_putn(v, "}", 1);
 	} else {
-		webhook_buf_putn(&v, "{", 1);
-		webhook_buf_put_jstr(&v, which);
-		webhook_buf_puts(&v, ":{");
-		webhook_buf_put_jstr(&v, key);
-		webhook_buf_putn(&v, ":", 1);
-		webhook_buf_put_jstr(&v, value);
-		webhook_buf_puts(&v, "}}");
-		webhook_patch_add(&r->patch, meta_ptr, NULL, v.p);
+		v = webhook_patch_open(&r->patch, meta_ptr, NULL);
+		webhook_buf_putn(v, "{", 1);
+		webhook_buf_put_jstr(v, which);
+		webhook_buf_puts(v, ":{");
+		webhook_buf_put_jstr(v, key);
+		webhook_buf_putn(v, ":", 1);
+		webhook_buf_put_jstr(v, value);
+		webhook_buf_puts(v, "}}");
 	}
-	if (v.err)
-		r->patch.text.err = v.err;
-	webhook_buf_deinit(&v);
+	webhook_patch_close(&r->patch);
 }
 
 static void patch_label(webhook_review_t *r, const char *meta_ptr, const jv_t *meta,
@@ -225,8 +216,8 @@ static void mutate_parent(webhook_review_t *r, workload_view_t *w)
 			patch_container_defaults(r, w, ps, i, ns);
 	}
 	patch_status(r, w, meta);
-	webhook_review_warn(r, "queued in %.40s/%.40s: %s created suspended until gpuq admits it",
-			    r->ns, queue_of(w), w->kind_name);
+	webhook_review_warn_queued(r, queue_of(w), w->kind_name,
+				   " created suspended until gpuq admits it", "");
 }
 
 webhook_exempt_t webhook_pod_job_admitted(const webhook_review_t *r, const workload_view_t *w)
@@ -306,8 +297,8 @@ static void mutate_pod(webhook_review_t *r, workload_view_t *w)
 			    WEBHOOK_DEFAULT_QUEUE);
 	if (!w->pod_group) /* a group's status counts its members: the controller's */
 		patch_status(r, w, jv_get(w->obj, "metadata"));
-	webhook_review_warn(r, "queued in %.40s/%.40s: Pod gated until gpuq admits %s", r->ns,
-			    queue_of(w), w->pod_group ? "its pod group" : "it");
+	webhook_review_warn_queued(r, queue_of(w), "Pod gated until gpuq admits ",
+				   w->pod_group ? "its pod group" : "it", "");
 }
 
 const workload_integration_t *webhook_child_parent(const workload_view_t *w)
@@ -340,9 +331,8 @@ static void mutate_set(webhook_review_t *r, workload_view_t *w)
 		gpuq_strjoin(mptr, sizeof(mptr), ps->tmpl_ptr, "/metadata", "");
 		patch_label(r, mptr, jv_get(ps->tmpl, "metadata"), WEBHOOK_LABEL_QUEUE, q);
 	}
-	webhook_review_warn(r, "queued in %.40s/%.40s: %s's Pods gated until gpuq admits %s", r->ns,
-			    q, w->kind_name,
-			    w->integ->hold == WORKLOAD_HOLD_NONE ? "each of them" : "them");
+	webhook_review_warn_queued(r, q, w->kind_name, "'s Pods gated until gpuq admits ",
+				   w->integ->hold == WORKLOAD_HOLD_NONE ? "each of them" : "them");
 }
 
 int webhook_mutate_run(webhook_review_t *r)

@@ -18,7 +18,8 @@ void webhook_buf_init(webhook_buf_t *b, char *stack, size_t stack_cap, size_t ma
 {
 	b->p = stack;
 	b->len = 0;
-	b->cap = stack ? stack_cap : 0;
+	/* never above max: room() may then skip reserve()'s limit test */
+	b->cap = stack ? (stack_cap < max ? stack_cap : max) : 0;
 	b->max = max;
 	b->heap = false;
 	b->err = GPUQ_OK;
@@ -35,7 +36,8 @@ void webhook_buf_deinit(webhook_buf_t *b)
 	b->heap = false;
 }
 
-/* Make room for n more bytes plus a NUL; sticky error on failure. */
+/* Make room for n more bytes plus a NUL; sticky error on failure. The
+ * growth path behind room(). */
 static int reserve(webhook_buf_t *b, size_t n)
 {
 	size_t want, cap;
@@ -72,6 +74,26 @@ static int reserve(webhook_buf_t *b, size_t n)
 	return GPUQ_OK;
 }
 
+/* Whether n more bytes and a NUL fit already (no error yet, cap <= max): the
+ * test every append makes before reserve(). */
+static inline bool room(const webhook_buf_t *b, size_t n)
+{
+	return !b->err && n < b->cap - b->len;
+}
+
+/* Append s[0..n) (n may be 0). */
+static inline void put(webhook_buf_t *b, const char *s, size_t n)
+{
+	if (!room(b, n) && reserve(b, n))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+/* Append a string literal. */
+#define PUT_LIT(b, lit) put((b), (lit), sizeof(lit) - 1)
+
 void webhook_buf_reserve(webhook_buf_t *b, size_t n)
 {
 	(void)reserve(b, n);
@@ -79,16 +101,12 @@ void webhook_buf_reserve(webhook_buf_t *b, size_t n)
 
 void webhook_buf_putn(webhook_buf_t *b, const char *s, size_t n)
 {
-	if (reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
+	put(b, s, n);
 }
 
 void webhook_buf_puts(webhook_buf_t *b, const char *s)
 {
-	webhook_buf_putn(b, s, strlen(s));
+	put(b, s, strlen(s));
 }
 
 void webhook_buf_printf(webhook_buf_t *b, const char *fmt, ...)
@@ -119,41 +137,50 @@ void webhook_buf_printf(webhook_buf_t *b, const char *fmt, ...)
 
 static void put_buf(void *b, const char *p, size_t n)
 {
-	webhook_buf_putn(b, p, n);
+	put(b, p, n);
 }
 
-/* Append s[0..n) JSON-escaped (no quotes). With pointer set, also apply
- * RFC 6901 escaping first ('~' as "~0", '/' as "~1"), for a reference token
- * inside a path string. */
-static void put_escaped(webhook_buf_t *b, const char *s, size_t n, bool pointer)
+/* Append s[0..n) JSON-escaped (no quotes): the plain run at its start
+ * copied at once, gpuq_json_escape for the rest (rarely any). */
+static void put_json(webhook_buf_t *b, const char *s, size_t n)
 {
-	size_t run = 0;
+	size_t plain = gpuq_json_plain_len(s, n);
 
-	for (size_t i = 0; pointer && i < n; i++) {
-		if (s[i] != '~' && s[i] != '/')
-			continue;
-		gpuq_json_escape(s + run, i - run, put_buf, b);
-		webhook_buf_puts(b, s[i] == '~' ? "~0" : "~1");
-		run = i + 1;
+	put(b, s, plain);
+	if (plain < n)
+		gpuq_json_escape(s + plain, n - plain, put_buf, b);
+}
+
+/* Append token as the inside of a JSON string holding an RFC 6901
+ * reference token: '~' as "~0", '/' as "~1", the rest JSON-escaped. */
+static void put_ptr_token(webhook_buf_t *b, const char *token)
+{
+	for (;;) {
+		size_t run = strcspn(token, "~/");
+
+		put_json(b, token, run);
+		if (!token[run])
+			return;
+		put(b, token[run] == '~' ? "~0" : "~1", 2);
+		token += run + 1;
 	}
-	gpuq_json_escape(s + run, n - run, put_buf, b);
 }
 
 void webhook_buf_put_jstr(webhook_buf_t *b, const char *s)
 {
-	webhook_buf_putn(b, "\"", 1);
-	put_escaped(b, s, strlen(s), false);
-	webhook_buf_putn(b, "\"", 1);
+	PUT_LIT(b, "\"");
+	put_json(b, s, strlen(s));
+	PUT_LIT(b, "\"");
 }
 
 void webhook_buf_put_jtext(webhook_buf_t *b, const char *s)
 {
-	put_escaped(b, s, strlen(s), false);
+	put_json(b, s, strlen(s));
 }
 
 void webhook_buf_put_ptr_token(webhook_buf_t *b, const char *token)
 {
-	put_escaped(b, token, strlen(token), true);
+	put_ptr_token(b, token);
 }
 
 void webhook_buf_put_base64(webhook_buf_t *b, const char *src, size_t n)
@@ -175,27 +202,41 @@ void webhook_patch_deinit(webhook_patch_t *p)
 	webhook_buf_deinit(&p->text);
 }
 
-void webhook_patch_add(webhook_patch_t *p, const char *prefix, const char *token,
-		       const char *value_json)
+webhook_buf_t *webhook_patch_open(webhook_patch_t *p, const char *prefix, const char *token)
 {
 	webhook_buf_t *b = &p->text;
 
-	webhook_buf_puts(b, p->n_ops ? ",{\"op\":\"add\",\"path\":\""
-				     : "[{\"op\":\"add\",\"path\":\"");
-	webhook_buf_put_jtext(b, prefix);
+	if (p->n_ops)
+		PUT_LIT(b, ",{\"op\":\"add\",\"path\":\"");
+	else
+		PUT_LIT(b, "[{\"op\":\"add\",\"path\":\"");
+	put_json(b, prefix, strlen(prefix));
 	if (token) {
-		webhook_buf_putn(b, "/", 1);
-		webhook_buf_put_ptr_token(b, token);
+		PUT_LIT(b, "/");
+		put_ptr_token(b, token);
 	}
-	webhook_buf_puts(b, "\",\"value\":");
-	webhook_buf_puts(b, value_json);
-	webhook_buf_putn(b, "}", 1);
+	PUT_LIT(b, "\",\"value\":");
+	return b;
+}
+
+void webhook_patch_close(webhook_patch_t *p)
+{
+	PUT_LIT(&p->text, "}");
 	p->n_ops++;
+}
+
+void webhook_patch_add(webhook_patch_t *p, const char *prefix, const char *token,
+		       const char *value_json)
+{
+	webhook_buf_t *b = webhook_patch_open(p, prefix, token);
+
+	put(b, value_json, strlen(value_json));
+	webhook_patch_close(p);
 }
 
 int webhook_patch_finish(webhook_patch_t *p)
 {
 	if (p->n_ops)
-		webhook_buf_putn(&p->text, "]", 1);
+		PUT_LIT(&p->text, "]");
 	return p->text.err;
 }
