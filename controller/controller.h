@@ -164,6 +164,11 @@ typedef struct {
 	int64_t predict_interval_ms;			   /* a prediction pass this often
 							      while leading (default
 							      CONTROLLER_PREDICT_MS; 0: none) */
+	size_t predict_workloads;			   /* pending workloads a pass
+							      simulates at most (default
+							      PREDICT_WORKLOADS_DEFAULT): its
+							      cost on the controller thread
+							      follows this, not the queue */
 	void (*give_up)(void *ctx, const char *why);	   /* called once, on the controller
 							      thread, when this replica gives
 							      up leading for good (its store

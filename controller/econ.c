@@ -36,6 +36,12 @@ void controller_econ_free(struct controller *c)
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
+	for (size_t i = 0; i < c->econ_pred_n; i++)
+		free(c->econ_pred[i]);
+	free(c->econ_pred);
+	c->econ_pred = NULL;
+	c->econ_pred_n = 0;
+
 	while ((s = controller_map_next(&c->econ_runs, &pos)))
 		free(s->value);
 	controller_map_deinit(&c->econ_runs);
@@ -335,32 +341,62 @@ static bool *near_first(struct controller *c, const predict_result_t *r, int64_t
 	return show;
 }
 
+/* uid's predicted start and whether its status says it, into the core;
+ * its status noted when it says one, or said one before. */
+static void predict_set(struct controller *c, const char *uid, int64_t start_ms, bool show)
+{
+	bool was = false;
+
+	if (engine_change_apply(c->e,
+				&(engine_change_t){.kind = ENGINE_CHANGE_PREDICT_SET,
+						   .uid = uid,
+						   .start_ms = start_ms},
+				NULL) ||
+	    engine_change_apply(
+		c->e,
+		&(engine_change_t){
+		    .kind = ENGINE_CHANGE_PREDICT_SHOW, .uid = uid, .show = show, .was = &was},
+		NULL))
+		return; /* gone, or no longer pending */
+	if (show || was)
+		controller_status_note(c, uid);
+}
+
+/* Forget the last pass's list; take r's entries with a start or a status
+ * line as the new one (a copy: without memory, an empty list). */
+static void predict_keep(struct controller *c, const predict_result_t *r, const bool *show)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->econ_pred_n; i++)
+		free(c->econ_pred[i]);
+	free(c->econ_pred);
+	c->econ_pred_n = 0;
+	c->econ_pred = calloc(r->n ? r->n : 1, sizeof(*c->econ_pred));
+	for (size_t i = 0; c->econ_pred && i < r->n; i++)
+		if ((r->v[i].start_ms >= 0 || (show && show[i])) &&
+		    (c->econ_pred[n] = strdup(r->v[i].uid)))
+			n++;
+	c->econ_pred_n = n;
+}
+
 /* A pass's predictions into the core (the views read them), and into
  * gpuq.dev/status for those near_first picks: noted while they are picked
  * and once when they no longer are (the writer writes only a text that
- * changed), so a deep queue costs no status write per Job and pass. */
+ * changed), so a deep queue costs no status write per Job and pass. The
+ * pass lists only what its copy kept (kept_only): what the last pass set
+ * and this one does not list is reset to none, so the work follows the
+ * passes' caps, not the queue's depth. */
 static void predict_apply(struct controller *c, const predict_result_t *r, int64_t now)
 {
 	bool *show = near_first(c, r, now);
 
-	for (size_t i = 0; i < r->n; i++) {
-		bool was = false, is = show && show[i];
-
-		if (engine_change_apply(c->e,
-					&(engine_change_t){.kind = ENGINE_CHANGE_PREDICT_SET,
-							   .uid = r->v[i].uid,
-							   .start_ms = r->v[i].start_ms},
-					NULL) ||
-		    engine_change_apply(c->e,
-					&(engine_change_t){.kind = ENGINE_CHANGE_PREDICT_SHOW,
-							   .uid = r->v[i].uid,
-							   .show = is,
-							   .was = &was},
-					NULL))
-			continue;
-		if (is || was)
-			controller_status_note(c, r->v[i].uid);
-	}
+	for (size_t i = 0; i < c->econ_pred_n; i++)
+		if (!predict_find(r, c->econ_pred[i]))
+			predict_set(c, c->econ_pred[i], -1, false);
+	for (size_t i = 0; i < r->n; i++)
+		predict_set(c, r->v[i].uid, r->v[i].start_ms, show && show[i]);
+	predict_keep(c, r, show);
 	free(show);
 }
 
@@ -376,6 +412,9 @@ static void predict_pass(struct controller *c)
 	predict_opts_default(&o);
 	o.stop = wall_over;
 	o.stop_ctx = &deadline;
+	o.kept_only = true;
+	if (c->o.predict_workloads)
+		o.workloads_max = c->o.predict_workloads;
 	now = controller_now(c);
 	rc = predict_run(engine_core(c->e), c->policy, engine_config(c->e), now, &o, declared, c,
 			 c->econ_hist, &r, &diag);

@@ -443,6 +443,10 @@ struct controller {
 	controller_map_t econ_runs;	   /* uid -> run_t: admitted workloads seen */
 	int64_t econ_scan_ms;		   /* next history scan (monotonic) */
 	int64_t econ_predict_ms;	   /* next prediction pass (monotonic) */
+	char **econ_pred;		   /* the uids the last pass gave a start or a
+					      status line (owned): the next resets
+					      those it does not list */
+	size_t econ_pred_n;		   /* ... entries */
 	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 
 	/* Nodes (nodes.c) */

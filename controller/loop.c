@@ -10,6 +10,7 @@
 
 #include "controller/internal.h"
 #include "engine/engine.h"
+#include "predict/predict.h"
 
 #define BATCH_MAX 4096 /* events taken from the queue at once */
 #define SWEEP_MS 30000 /* compare every Job with the core this often */
@@ -40,6 +41,7 @@ void controller_opts_default(controller_opts_t *o)
 	o->cycle_interval_ms = 1000;
 	o->usage_checkpoint_ms = 60000;
 	o->predict_interval_ms = CONTROLLER_PREDICT_MS;
+	o->predict_workloads = PREDICT_WORKLOADS_DEFAULT;
 	queue_config_default(&o->core);
 }
 

@@ -458,8 +458,8 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 	for (size_t i = 0; !rc && i <= p->n_ids; i++)
 		p->start[i] = -1;
 	if (!rc)
-		rc = list_pending(p, ids, n, uids, n_beyond);
-	if (!rc)
+		rc = list_pending(p, ids, n, uids, p->o->kept_only ? 0 : n_beyond);
+	if (!rc && !p->o->kept_only)
 		rc = list_beyond(live, &beyond, *ids, n, *uids);
 	free(beyond.drop);
 	return rc;

@@ -58,6 +58,13 @@ typedef struct {
 	bool (*stop)(void *ctx);    /* polled every 64 steps: true ends the pass
 				       (what has started is kept); NULL: never */
 	void *stop_ctx;		    /* its argument */
+	bool kept_only;		    /* the result lists only the pending workloads
+				       the copy kept (those within workloads_max),
+				       not every pending one of the live core: the
+				       caller takes the rest as not predicted. Its
+				       cost then follows workloads_max, not the
+				       queue's depth (the daemon, every 15 s).
+				       false: all (the simulator's report) */
 } predict_opts_t;
 
 void predict_opts_default(predict_opts_t *o);
@@ -87,8 +94,9 @@ typedef struct {
 } predict_entry_t;
 
 typedef struct {
-	predict_entry_t *v; /* every pending workload of the live core, in
-			       uid order (owned) */
+	predict_entry_t *v; /* every pending workload of the live core (those
+			       the copy kept, with kept_only), in uid order
+			       (owned) */
 	size_t n;	    /* entries */
 	size_t simulated;   /* of them, simulated (within workloads_max) */
 	size_t started;	    /* ... and started within the caps */

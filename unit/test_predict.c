@@ -253,6 +253,18 @@ static void caps(void **state)
 	assert_int_equal(start_of(&r, "y-b1"), 30 * MIN);
 	assert_int_equal(start_of(&r, "y-a2"), -1);
 	predict_result_deinit(&r);
+	/* kept_only: the same pass lists only what its copy kept */
+	o.kept_only = true;
+	assert_int_equal(predict_run(f.q, f.p, &f.cfg, 0, &o, runtimes, NULL, NULL, &r, NULL),
+			 GPUQ_OK);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.simulated, 2);
+	assert_int_equal(start_of(&r, "y-a1"), 30 * MIN);
+	assert_int_equal(start_of(&r, "y-b1"), 30 * MIN);
+	assert_null(predict_find(&r, "y-a2"));
+	assert_null(predict_find(&r, "y-a3"));
+	predict_result_deinit(&r);
+	o.kept_only = false;
 	o.workloads_max = 10;
 	o.horizon_ms = 45 * MIN; /* y-a2 starts at 40 min, y-a3 at 50 min */
 	assert_int_equal(predict_run(f.q, f.p, &f.cfg, 0, &o, runtimes, NULL, NULL, &r, NULL),
