@@ -155,51 +155,22 @@ static int settle_running(pass_t *p, int64_t now)
 	return GPUQ_OK;
 }
 
-/* The largest P such that the pending workloads at positions 1..P of every
- * ClusterQueue number at most cap, into *keep. ids[0..n): q's pending ones
- * grouped by CQ, each in its order (queue_workloads_by_cq). */
-static int positions_kept(const queue_t *q, const queue_wl_t *ids, size_t n, size_t cap,
-			  size_t *keep)
-{
-	size_t *at_pos = calloc(n + 2, sizeof(*at_pos)), total = 0, pos = 0;
-	uint32_t cur = QUEUE_NONE;
-
-	if (!at_pos)
-		return GPUQ_ENOMEM;
-	for (size_t i = 0; i < n; i++) { /* how many CQs have a workload at position k */
-		queue_workload_view_t v;
-
-		if (queue_workload_view(q, ids[i], &v))
-			continue;
-		pos = v.cq == cur ? pos + 1 : 1;
-		cur = v.cq;
-		at_pos[pos]++;
-	}
-	*keep = 0;
-	while (*keep < n && total + at_pos[*keep + 1] <= cap && at_pos[*keep + 1])
-		total += at_pos[++*keep];
-	free(at_pos);
-	return GPUQ_OK;
-}
-
 /* Keep the pending workloads at positions 1..P of every ClusterQueue, P the
  * largest that keeps them within workloads_max; delete the rest from the
  * copy (none when the copy left them out: see beyond_cap). ids[0..n): the
  * pending ones grouped by CQ, each in its order. */
 static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t now)
 {
-	size_t keep = 0, pos = 0;
-	uint32_t cur = QUEUE_NONE;
-	int rc = positions_kept(p->q, ids, n, p->o->workloads_max, &keep);
+	uint8_t *beyond;
+	size_t n_ids;
+	int rc = queue_pending_beyond(p->q, p->o->workloads_max, &beyond, &n_ids);
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		queue_workload_view_t v;
 
 		if (queue_workload_view(p->q, ids[i], &v))
 			continue;
-		pos = v.cq == cur ? pos + 1 : 1;
-		cur = v.cq;
-		if (pos <= keep) {
+		if (ids[i] < n_ids && !beyond[ids[i]]) {
 			p->tracked[ids[i]] = 1;
 			p->waiting++;
 		} else {
@@ -210,6 +181,7 @@ static int select_pending(pass_t *p, const queue_wl_t *ids, size_t n, int64_t no
 						 NULL);
 		}
 	}
+	free(beyond);
 	return rc;
 }
 
@@ -232,30 +204,7 @@ static bool copy_keeps(void *ctx, queue_wl_t id)
 
 static int beyond_cap(const queue_t *live, size_t cap, beyond_t *b)
 {
-	size_t n = queue_workloads_by_cq(live, QUEUE_WL_PENDING, NULL, 0), keep = 0, pos = 0;
-	queue_wl_t *ids = calloc(n + 1, sizeof(*ids));
-	uint32_t cur = QUEUE_NONE;
-	int rc;
-
-	if (!ids)
-		return GPUQ_ENOMEM;
-	n = queue_workloads_by_cq(live, QUEUE_WL_PENDING, ids, n);
-	for (size_t i = 0; i < n; i++)
-		if ((size_t)ids[i] + 1 > b->n)
-			b->n = (size_t)ids[i] + 1;
-	b->drop = calloc(b->n + 1, 1);
-	rc = b->drop ? positions_kept(live, ids, n, cap, &keep) : GPUQ_ENOMEM;
-	for (size_t i = 0; i < n && !rc; i++) {
-		queue_workload_view_t v;
-
-		if (queue_workload_view(live, ids[i], &v))
-			continue;
-		pos = v.cq == cur ? pos + 1 : 1;
-		cur = v.cq;
-		b->drop[ids[i]] = pos > keep;
-	}
-	free(ids);
-	return rc;
+	return queue_pending_beyond(live, cap, &b->drop, &b->n);
 }
 
 /* engine_step's book hook: the finishes of what a result admitted, and

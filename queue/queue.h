@@ -1186,6 +1186,9 @@ typedef struct {
 
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out);
+/* Workload id's ClusterQueue (its view's cq), or QUEUE_NONE for a dead id:
+ * for a walk over every workload that needs nothing else of the view. */
+uint32_t queue_workload_cq(const queue_t *q, queue_wl_t id);
 
 /* The per-pod request of pod set `podset` for resource id `resource` (0 when
  * it does not request it), and the pod count. GPUQ_ENOTFOUND. */
@@ -1304,6 +1307,14 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
  * cap, ids holds an unordered prefix: call again with room for all.
  * O(workloads log workloads). */
 size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap);
+/* The pending workloads past position P of every ClusterQueue's order
+ * (queue_cq_workloads'), P the largest that keeps positions 1..P of every
+ * CQ at most total_max in all: (*beyond)[id] is 1 for each, 0 for every
+ * other id below *n_ids (calloc'd, the caller's). By selection within each
+ * CQ, not a sort of all: O(pending workloads) on average, where
+ * queue_workloads_by_cq is O(n log n). GPUQ_OK or GPUQ_ENOMEM (*beyond
+ * NULL). */
+int queue_pending_beyond(const queue_t *q, size_t total_max, uint8_t **beyond, size_t *n_ids);
 
 /* Cycles run so far and the last `now` seen. */
 uint64_t queue_cycle_count(const queue_t *q);

@@ -276,6 +276,68 @@ static void caps(void **state)
 	fx_deinit(&f);
 }
 
+/* queue_pending_beyond (selection within each CQ) leaves out exactly what
+ * the full sort did: over random queues of two CQs with ties in creation
+ * time, some admitted, for caps from none to all. */
+static void beyond_as_the_sort(void **state)
+{
+	unsigned seed = 7;
+
+	(void)state;
+	for (int round = 0; round < 20; round++) {
+		fx_t f;
+		queue_result_t res;
+		size_t n_wl = 1 + (size_t)(rand_r(&seed) % 300), n_ids, total;
+		char uid[32];
+
+		fx_init(&f, "");
+		for (size_t i = 0; i < n_wl; i++) {
+			snprintf(uid, sizeof(uid), "w%03zu",
+				 (size_t)rand_r(&seed) % 1000 * 1000 + i);
+			wl(&f, uid, rand_r(&seed) % 3 ? "na" : "nb", rand_r(&seed) % 15,
+			   1 + rand_r(&seed) % 2);
+		}
+		assert_int_equal(queue_cycle_run(f.q, 20, &res), GPUQ_OK);
+		total = queue_workloads_by_cq(f.q, QUEUE_WL_PENDING, NULL, 0);
+		for (size_t cap = 0; cap <= total + 2; cap += 1 + cap / 4) {
+			queue_wl_t *ids = calloc(total + 1, sizeof(*ids));
+			size_t n = queue_workloads_by_cq(f.q, QUEUE_WL_PENDING, ids, total);
+			size_t cnt[2] = {0, 0}, keep = 0, sum = 0, pos = 0;
+			uint32_t cur = QUEUE_NONE;
+			uint8_t *beyond;
+
+			for (size_t i = 0; i < n; i++) /* the positions as the sort gives them */
+				cnt[queue_workload_cq(f.q, ids[i])]++;
+			while (1) {
+				size_t at = (cnt[0] > keep) + (cnt[1] > keep);
+
+				if (!at || sum + at > cap)
+					break;
+				sum += at;
+				keep++;
+			}
+			assert_int_equal(queue_pending_beyond(f.q, cap, &beyond, &n_ids), GPUQ_OK);
+			for (size_t i = 0; i < n; i++) {
+				uint32_t cq = queue_workload_cq(f.q, ids[i]);
+
+				pos = cq == cur ? pos + 1 : 1;
+				cur = cq;
+				assert_true(ids[i] < n_ids);
+				assert_int_equal(beyond[ids[i]], pos > keep);
+			}
+			for (size_t id = 0, m = 0; id < n_ids; id++, m = 0) { /* pending only */
+				for (size_t i = 0; i < n; i++)
+					m += ids[i] == id;
+				if (!m)
+					assert_int_equal(beyond[id], 0);
+			}
+			free(beyond);
+			free(ids);
+		}
+		fx_deinit(&f);
+	}
+}
+
 /* The copy decides by the core's own rules: a budget held until its window
  * turns delays the start to the turn. */
 static void budgets_and_min_runtime_count(void **state)
@@ -327,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(history_default_and_overrun),
 	    cmocka_unit_test(limits_end_runs),
 	    cmocka_unit_test(caps),
+	    cmocka_unit_test(beyond_as_the_sort),
 	    cmocka_unit_test(budgets_and_min_runtime_count),
 	};
 
