@@ -157,6 +157,30 @@ static void extended_check_one(violations_t *v, const quota_container_t *c, cons
 	}
 }
 
+/* Whether name is as the apiserver wants it in c: a limit, whole, and the
+ * request (if any) equal to it. The usual case, told without building the
+ * container's field path (extended_check_one finds nothing then). */
+static bool extended_fine(const quota_container_t *c, const char *name)
+{
+	const quota_qty_t *req = quota_reslist_get(&c->requests, name);
+	const quota_qty_t *lim = quota_reslist_get(&c->limits, name);
+
+	return lim && quota_qty_is_integer(lim) && (!req || quota_qty_cmp(req, lim) == 0);
+}
+
+/* extended_check_one of container i for name, unless it is fine; path
+ * (built once per container, *have_path) is its field path. */
+static void extended_check(violations_t *v, const quota_pod_t *pod, size_t i,
+			   const char *spec_field, const char *name, char *path, bool *have_path)
+{
+	if (extended_fine(&pod->containers[i], name))
+		return;
+	if (!*have_path)
+		container_path(pod, i, spec_field, path, QUOTA_FIELD_PATH_MAX);
+	*have_path = true;
+	extended_check_one(v, &pod->containers[i], path, name);
+}
+
 int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq_diag_t *diag)
 {
 	violations_t v;
@@ -165,30 +189,23 @@ int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq
 	v.n = 0;
 	for (size_t i = 0; i < pod->n_containers; i++) {
 		const quota_container_t *c = &pod->containers[i];
+		bool have_path = false;
 
-		container_path(pod, i, spec_field, path, sizeof(path));
 		for (size_t k = 0; k < c->requests.n; k++)
 			if (quota_res_is_extended(c->requests.items[k].name))
-				extended_check_one(&v, c, path, c->requests.items[k].name);
+				extended_check(&v, pod, i, spec_field, c->requests.items[k].name,
+					       path, &have_path);
 		for (size_t k = 0; k < c->limits.n; k++) {
 			const char *name = c->limits.items[k].name;
 
 			if (quota_res_is_extended(name) && !quota_reslist_get(&c->requests, name))
-				extended_check_one(&v, c, path, name);
+				extended_check(&v, pod, i, spec_field, name, path, &have_path);
 		}
 	}
 	return violations_report(&v, "; ", false, diag);
 }
 
 /* ---- LimitRange defaulting ---- */
-
-/* dst = src, its used entries only: a list is 5 KiB at its cap and
- * defaulting runs per container of every review, on a few entries. */
-static void copy_used(quota_reslist_t *dst, const quota_reslist_t *src)
-{
-	dst->n = src->n;
-	memcpy(dst->items, src->items, src->n * sizeof(src->items[0]));
-}
 
 /* Set name in both the working list and the additions. */
 static int fill(quota_reslist_t *cur, quota_reslist_t *added, const char *name,
@@ -242,8 +259,8 @@ static int range_defaults(const quota_limitrange_t *lr, quota_reslist_t *lim, qu
 
 		if (it->type != QUOTA_LR_CONTAINER)
 			continue;
-		copy_used(&def, &it->def);
-		copy_used(&def_req, &it->def_request);
+		quota_reslist_copy(&def, &it->def);
+		quota_reslist_copy(&def_req, &it->def_request);
 		rc = set_missing(&def, &it->max); /* default limit <- max */
 		if (!rc)
 			rc = set_missing(&def_req, &def); /* default request <- default */
@@ -280,8 +297,8 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
 	quota_reslist_t req, lim, dlim, dreq;
 	int rc;
 
-	copy_used(&req, &c->requests);
-	copy_used(&lim, &c->limits);
+	quota_reslist_copy(&req, &c->requests);
+	quota_reslist_copy(&lim, &c->limits);
 	add_requests->n = 0; /* entries past n are never read */
 	add_limits->n = 0;
 	rc = requests_from_limits(&req, &lim, add_requests);
@@ -589,12 +606,13 @@ int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 					      : used_now && used_now[qi]     ? used_now[qi]
 									     : &rq->used;
 		const char *exceeded[QUOTA_RESLIST_MAX];
-		quota_reslist_t requested = {0};
-		char out[GPUQ_DIAG_MAX] = "";
+		quota_reslist_t requested;
+		char out[GPUQ_DIAG_MAX];
 		size_t n = 0;
 
 		if (!quota_resourcequota_applies(rq, scope))
 			continue;
+		requested.n = 0;
 		for (size_t h = 0; h < rq->hard.n; h++) {
 			const quota_res_t *hard = &rq->hard.items[h];
 			const quota_qty_t *u =
@@ -618,6 +636,7 @@ int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 		if (n == 0)
 			continue;
 		qsort(exceeded, n, sizeof(exceeded[0]), cmp_name);
+		out[0] = '\0';
 		append(out, sizeof(out), "exceeded quota: %s, requested: ", rq->name);
 		append_list(out, sizeof(out), exceeded, n, &requested);
 		append(out, sizeof(out), ", used: ");

@@ -49,7 +49,7 @@ int quota_reslist_scale(quota_reslist_t *list, int64_t factor)
 
 int quota_container_requests(const quota_container_t *c, quota_reslist_t *out)
 {
-	*out = c->requests;
+	quota_reslist_copy(out, &c->requests);
 	for (size_t i = 0; i < c->limits.n; i++) {
 		const quota_res_t *l = &c->limits.items[i];
 		int rc;
@@ -91,37 +91,40 @@ static int max_all(quota_reslist_t *dst, const quota_reslist_t *src)
 	return GPUQ_OK;
 }
 
-/* The KEP-753 aggregation of requests (defaulted) or limits, no overhead. */
+/* The KEP-753 aggregation of requests (defaulted) or limits, no overhead.
+ * Lists are copied by their used entries only (quota_reslist_copy): a whole
+ * one is over 4 KiB, and this runs several times per admission review. */
 static int aggregate(const quota_pod_t *pod, bool limits, quota_reslist_t *out)
 {
-	quota_reslist_t sidecars, init_peak, own, tmp;
+	quota_reslist_t sidecars, init_peak, req, tmp;
 	int rc = GPUQ_OK;
 
-	memset(out, 0, sizeof(*out));
-	memset(&sidecars, 0, sizeof(sidecars));
-	memset(&init_peak, 0, sizeof(init_peak));
+	out->n = 0;
+	sidecars.n = 0;
+	init_peak.n = 0;
 	for (size_t i = 0; i < pod->n_containers && !rc; i++) {
 		const quota_container_t *c = &pod->containers[i];
+		const quota_reslist_t *own = &c->limits;
 
-		if (limits)
-			own = c->limits;
-		else
-			rc = quota_container_requests(c, &own);
+		if (!limits) {
+			rc = quota_container_requests(c, &req);
+			own = &req;
+		}
 		if (rc)
 			break;
 		switch (c->kind) {
 		case QUOTA_CONTAINER_APP:
-			rc = add_all(out, &own);
+			rc = add_all(out, own);
 			break;
 		case QUOTA_CONTAINER_SIDECAR:
 			/* a sidecar runs from its start on: it counts for every
 			 * later init container and for the app phase */
-			rc = add_all(&sidecars, &own);
+			rc = add_all(&sidecars, own);
 			if (!rc)
 				rc = max_all(&init_peak, &sidecars);
 			break;
 		case QUOTA_CONTAINER_INIT:
-			tmp = own;
+			quota_reslist_copy(&tmp, own);
 			rc = add_all(&tmp, &sidecars);
 			if (!rc)
 				rc = max_all(&init_peak, &tmp);

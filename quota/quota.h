@@ -248,6 +248,9 @@ typedef struct {
 
 /* The entry for name, or NULL. Borrowed: valid while list is unchanged. */
 const quota_qty_t *quota_reslist_get(const quota_reslist_t *list, const char *name);
+/* dst = src, copying src's used entries only (a list is over 4 KiB at its
+ * cap and usually holds a few; entries past n are never read). */
+void quota_reslist_copy(quota_reslist_t *dst, const quota_reslist_t *src);
 /* Whether a and b name the same resources with equal quantities, in any
  * order. */
 bool quota_reslist_same(const quota_reslist_t *a, const quota_reslist_t *b);

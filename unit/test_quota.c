@@ -364,6 +364,38 @@ static void reslist_limits(void **state)
 	assert_true(quota_reslist_get(&l, "r1")->nano == max.nano); /* unchanged */
 }
 
+/* Names sharing a first byte (the lookup's quick test) are still told
+ * apart, and a copy takes the used entries, on its own. */
+static void reslist_lookup_and_copy(void **state)
+{
+	quota_reslist_t l = {0}, c;
+	quota_qty_t one = Q("1"), two = Q("2"), three = Q("3");
+
+	(void)state;
+	assert_int_equal(quota_reslist_set(&l, "nvidia.com/gpu.shared", &one), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&l, "nvidia.com/gpu", &two), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&l, "memory", &three), GPUQ_OK);
+	assert_null(quota_reslist_get(&l, "nvidia.com/gp"));
+	assert_null(quota_reslist_get(&l, "mem"));
+	assert_null(quota_reslist_get(&l, ""));
+	assert_true(quota_reslist_get(&l, "nvidia.com/gpu")->nano == two.nano);
+	assert_true(quota_reslist_get(&l, "nvidia.com/gpu.shared")->nano == one.nano);
+	assert_int_equal(quota_reslist_add(&l, "nvidia.com/gpu", &one), GPUQ_OK);
+	assert_true(quota_reslist_get(&l, "nvidia.com/gpu")->nano == three.nano);
+	assert_int_equal(l.n, 3);
+	memset(&c, 0xa5, sizeof(c));
+	quota_reslist_copy(&c, &l);
+	assert_int_equal(c.n, 3);
+	assert_true(quota_reslist_same(&c, &l));
+	assert_string_equal(c.items[2].name, "memory");
+	assert_int_equal(quota_reslist_set(&c, "cpu", &one), GPUQ_OK);
+	assert_int_equal(l.n, 3); /* the source is its own */
+	assert_null(quota_reslist_get(&l, "cpu"));
+	c.n = 0;
+	quota_reslist_copy(&l, &c);
+	assert_int_equal(l.n, 0);
+}
+
 /* ---- resource names and scaling ---- */
 
 static void res_name_classes(void **state)
@@ -1178,6 +1210,7 @@ int main(void)
 	    cmocka_unit_test(qty_format_small_buffer),
 	    cmocka_unit_test(reslist_set_get_add),
 	    cmocka_unit_test(reslist_limits),
+	    cmocka_unit_test(reslist_lookup_and_copy),
 	    cmocka_unit_test(res_name_classes),
 	    cmocka_unit_test(reslist_scale_parallelism),
 	    cmocka_unit_test(pod_requests_and_limits),

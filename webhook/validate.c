@@ -185,7 +185,7 @@ static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 	if (!rc)
 		rc = quota_pod_limits(&ps->pod, &lim);
 	if (!rc && i == 0)
-		t->one = one;
+		quota_reslist_copy(&t->one, &one);
 	if (!rc)
 		rc = quota_reslist_scale(&req, pods);
 	if (!rc)

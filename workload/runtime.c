@@ -29,7 +29,7 @@ int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
 						   "corresponding RuntimeClass defined Overhead")
 				   : GPUQ_OK;
 	if (!overhead->n) {
-		*overhead = rt->overhead;
+		quota_reslist_copy(overhead, &rt->overhead);
 		return GPUQ_OK;
 	}
 	return quota_reslist_same(overhead, &rt->overhead)
@@ -81,7 +81,7 @@ int workload_pod_request(const quota_pod_t *pod, int64_t dra_gpus, quota_reslist
 
 	if (rc)
 		return rc;
-	*one = *requests;
+	quota_reslist_copy(one, requests);
 	return dra_gpus ? quota_reslist_add(one, "nvidia.com/gpu", &g) : GPUQ_OK;
 }
 
