@@ -313,6 +313,44 @@ static void qty_format_small_buffer(void **state)
 	}
 }
 
+/* Either side of 2^64 nano-units, where arithmetic leaves 64 bits for 128:
+ * the same answers. */
+static void qty_around_2_64_nano(void **state)
+{
+	static const struct {
+		const char *in, *canon;
+		int64_t units, milli;
+		bool integer;
+	} cases[] = {
+	    {"18446744073.709551615", "18446744073709551615n", 18446744074, 18446744073710, false},
+	    {"18446744073.709551616", "18446744073709551616n", 18446744074, 18446744073710, false},
+	    {"-18446744073.709551617", "-18446744073709551617n", -18446744074, -18446744073710,
+	     false},
+	    {"18446744074", "18446744074", 18446744074, 18446744074000, true},
+	    {"16Ei", NULL, 0, 0, false},
+	    {"7Ei", "7Ei", 8070450532247928832, INT64_MAX, true},
+	    {"-7Ei", "-7Ei", -8070450532247928832, -INT64_MAX, true},
+	    {"1536Mi", "1536Mi", 1610612736, 1610612736000, true},
+	};
+	char buf[QUOTA_QTY_FMT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		quota_qty_t q;
+		int rc = quota_qty_parse(cases[i].in, strlen(cases[i].in), &q, NULL);
+
+		if (!cases[i].canon) {
+			assert_int_equal(rc, GPUQ_ERANGE);
+			continue;
+		}
+		assert_int_equal(rc, GPUQ_OK);
+		assert_string_equal(fmt(&q, buf), cases[i].canon);
+		assert_true(quota_qty_units(&q) == cases[i].units);
+		assert_true(quota_qty_milli(&q) == cases[i].milli);
+		assert_int_equal(quota_qty_is_integer(&q), cases[i].integer);
+	}
+}
+
 /* ---- resource lists ---- */
 
 static void reslist_set_get_add(void **state)
@@ -1208,6 +1246,7 @@ int main(void)
 	    cmocka_unit_test(qty_add_sub),
 	    cmocka_unit_test(qty_constructors_and_accessors),
 	    cmocka_unit_test(qty_format_small_buffer),
+	    cmocka_unit_test(qty_around_2_64_nano),
 	    cmocka_unit_test(reslist_set_get_add),
 	    cmocka_unit_test(reslist_limits),
 	    cmocka_unit_test(reslist_lookup_and_copy),
