@@ -1320,11 +1320,73 @@ static void test_view_and_resolve_agree(void **state)
 	policy_unref(p);
 }
 
+/* The view names the field of a member of the wrong type (its path is
+ * written only for the refusal): each of a Job template's members the
+ * rules read, and the Job's counts. */
+static void test_view_refusals_name_fields(void **state)
+{
+	static const struct {
+		const char *tmpl; /* the template's members, JSON with ' for " */
+		const char *counts;
+		const char *want;
+	} cases[] = {
+	    {"'metadata':'m'", "", "Job \"bad\": spec.template.metadata: must be an object"},
+	    {"'metadata':{'labels':[1]}", "", "spec.template.metadata.labels: must be an object"},
+	    {"'metadata':{'annotations':3}", "",
+	     "spec.template.metadata.annotations: must be an object, not a number \"3\""},
+	    {"'spec':{'schedulingGates':{}}", "",
+	     "spec.template.spec.schedulingGates: must be an array"},
+	    {"'spec':{'initContainers':'x'}", "",
+	     "spec.template.spec.initContainers: must be an array, not a string \"x\""},
+	    {"'spec':{'containers':[{'name':'a'},'b']}", "",
+	     "spec.template.spec.containers[1]: must be an object"},
+	    {"'spec':{'overhead':[1]}", "", "spec.template.spec.overhead: must be an object"},
+	    {"'spec':{'overhead':{'cpu':'abc'}}", "",
+	     "spec.template.spec.overhead[cpu]: invalid quantity: invalid quantity \"abc\""},
+	    {"'spec':{'runtimeClassName':5}", "",
+	     "spec.template.spec.runtimeClassName: must be a string, not a number \"5\""},
+	    {"'spec':{'resourceClaims':['x']}", "",
+	     "spec.template.spec.resourceClaims[0]: must be an object"},
+	    {"'spec':{'containers':[{'name':'a'}]}", "'parallelism':-1,",
+	     "spec.parallelism: invalid value \"-1\": must be a non-negative integer"},
+	    {"'spec':{'containers':[{'name':'a'}]}", "'completions':'3',",
+	     "spec.completions: invalid value \"3\": must be a non-negative integer"},
+	    {"'spec':{'containers':[{'name':'a'}]}", "'parallelism':2,'completions':1,", NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512], err[256], *json;
+		gpuq_diag_t d = {""};
+		workload_view_t w;
+		jv_doc_t doc;
+		int rc;
+
+		snprintf(text, sizeof(text),
+			 "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'bad'},"
+			 "'spec':{%s'template':{%s}}}",
+			 cases[i].counts, cases[i].tmpl);
+		json = squote(text);
+		assert_int_equal(jv_doc_parse(&doc, json, strlen(json), err, sizeof(err)), GPUQ_OK);
+		rc =
+		    workload_view_decode(&w, NULL, NULL, "team-a", WORKLOAD_KIND_JOB, doc.root, &d);
+		if (!cases[i].want)
+			assert_int_equal(rc, GPUQ_OK);
+		else if (rc != GPUQ_EINVAL || !strstr(d.msg, cases[i].want))
+			fail_msg("case %zu: rc %d, \"%s\", want \"%s\"", i, rc, d.msg,
+				 cases[i].want);
+		workload_view_deinit(&w);
+		jv_doc_free(&doc);
+		free(json);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_view_and_resolve_agree),
+	    cmocka_unit_test(test_view_refusals_name_fields),
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_runtime_overhead),
 	    cmocka_unit_test(test_object_pod_group_member),

@@ -382,21 +382,29 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 
+/* The field of ps's template then tail ("spec.template" +
+ * ".metadata.labels") into buf (cap > 0), cut short as snprintf would: the
+ * template's field is its spec's without ".spec". Runs on every review
+ * (check_keys), so no snprintf. */
+static const char *tmpl_field(const workload_view_podset_t *ps, const char *tail, char *buf,
+			      size_t cap)
+{
+	size_t n = strlen(ps->spec_field);
+
+	n = n > 5 ? n - 5 : n;
+	n = n < cap ? n : cap - 1;
+	memcpy(buf, ps->spec_field, n);
+	gpuq_strlcpy(buf + n, tail, cap - n);
+	return buf;
+}
+
 /* The field of the first pod template of w carrying gpuq.dev/admitted
  * ("spec.template.metadata.annotations"), into buf. */
 static const char *tmpl_admitted_field(const workload_view_t *w, char *buf, size_t cap)
 {
-	for (size_t i = 0; i < w->n_podsets; i++) {
-		const workload_view_podset_t *ps = &w->podsets[i];
-		size_t n = strlen(ps->spec_field);
-
-		if (!ps->tmpl_admitted)
-			continue;
-		/* the template's field is its spec's without ".spec" */
-		snprintf(buf, cap, "%.*s.metadata.annotations", (int)(n > 5 ? n - 5 : n),
-			 ps->spec_field);
-		return buf;
-	}
+	for (size_t i = 0; i < w->n_podsets; i++)
+		if (w->podsets[i].tmpl_admitted)
+			return tmpl_field(&w->podsets[i], ".metadata.annotations", buf, cap);
 	gpuq_strlcpy(buf, "metadata.annotations", cap);
 	return buf;
 }
@@ -922,19 +930,13 @@ static void check_keys(webhook_review_t *r, const workload_view_t *w, const work
 	for (size_t p = 0; p < w->n_podsets; p++) {
 		const workload_view_podset_t *ps = &w->podsets[p];
 		const workload_view_podset_t *o = old ? podset_named(old, ps->name) : NULL;
-		size_t n = strlen(ps->spec_field);
 
 		if (!ps->tmpl_ptr[0])
 			continue; /* a Pod: its own metadata, judged above */
-		/* the template's field is its spec's without ".spec" */
-		snprintf(field, sizeof(field), "%.*s.metadata.labels", (int)(n > 5 ? n - 5 : n),
-			 ps->spec_field);
-		if (!keys_map(r, w, ps->pod_labels, o ? o->pod_labels : NULL, true, field))
-			return;
-		snprintf(field, sizeof(field), "%.*s.metadata.annotations",
-			 (int)(n > 5 ? n - 5 : n), ps->spec_field);
-		if (!keys_map(r, w, ps->pod_annotations, o ? o->pod_annotations : NULL, false,
-			      field))
+		if (!keys_map(r, w, ps->pod_labels, o ? o->pod_labels : NULL, true,
+			      tmpl_field(ps, ".metadata.labels", field, sizeof(field))) ||
+		    !keys_map(r, w, ps->pod_annotations, o ? o->pod_annotations : NULL, false,
+			      tmpl_field(ps, ".metadata.annotations", field, sizeof(field))))
 			return;
 	}
 }
