@@ -454,16 +454,27 @@ static int container_items_check(violations_t *v, const quota_lr_item_t *it, con
 int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_ranges,
 			      const quota_pod_t *pod, gpuq_diag_t *diag)
 {
-	quota_pod_t bare = *pod;
 	quota_reslist_t req, lim;
+
+	return quota_limitrange_validate_totals(ranges, n_ranges, pod, &req, &lim, diag);
+}
+
+int quota_limitrange_validate_totals(const quota_limitrange_t *const *ranges, size_t n_ranges,
+				     const quota_pod_t *pod, quota_reslist_t *req,
+				     quota_reslist_t *lim, gpuq_diag_t *diag)
+{
+	quota_pod_t bare;
 	violations_t v;
 	int rc;
 
-	/* LimitRanger aggregates the pod without overhead. */
+	/* LimitRanger aggregates the pod without overhead (not copied: only
+	 * the containers and an empty overhead are read). */
+	bare.containers = pod->containers;
+	bare.n_containers = pod->n_containers;
 	bare.overhead.n = 0;
-	rc = quota_pod_requests(&bare, &req);
+	rc = quota_pod_requests(&bare, req);
 	if (!rc)
-		rc = quota_pod_limits(&bare, &lim);
+		rc = quota_pod_limits(&bare, lim);
 	if (rc)
 		return gpuq_diag_set(diag, rc, "cannot total the pod's resources: %s",
 				     gpuq_strerror(rc));
@@ -471,7 +482,7 @@ int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_
 		v.n = 0;
 		for (size_t i = 0; i < ranges[r]->n_items; i++) {
 			const quota_lr_item_t *it = &ranges[r]->items[i];
-			observed_t o = {"Pod", &req, &lim};
+			observed_t o = {"Pod", req, lim};
 
 			if (it->type == QUOTA_LR_CONTAINER) {
 				rc = container_items_check(&v, it, pod);

@@ -485,6 +485,15 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
  * GPUQ_ERANGE from aggregating the pod. */
 int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_ranges,
 			      const quota_pod_t *pod, gpuq_diag_t *diag);
+/* quota_limitrange_validate, also giving the totals it judged the pod by:
+ * requests and limits (both overwritten) as quota_pod_requests and
+ * quota_pod_limits give them for the pod without its overhead, so a caller
+ * that needs them too (the pod has no overhead: they are then its totals)
+ * need not aggregate again. They are whole when the return is GPUQ_OK or
+ * GPUQ_EDENIED. */
+int quota_limitrange_validate_totals(const quota_limitrange_t *const *ranges, size_t n_ranges,
+				     const quota_pod_t *pod, quota_reslist_t *requests,
+				     quota_reslist_t *limits, gpuq_diag_t *diag);
 
 /* ---- ResourceQuota ---- */
 

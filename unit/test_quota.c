@@ -1115,6 +1115,40 @@ static void limitrange_default_then_validate(void **state)
 	assert_int_equal(quota_limitrange_validate(&r, 1, &p, &d), GPUQ_OK);
 }
 
+/* quota_limitrange_validate_totals judges by, and gives, the pod's totals
+ * without its overhead; its verdict is quota_limitrange_validate's. */
+static void limitrange_validate_gives_totals(void **state)
+{
+	static const ispec_t items[] = {{PT, "", "cpu=8", "", "", ""}};
+	static const cspec_t pod[] = {{"init", INIT, "cpu=1", "cpu=3"},
+				      {"side", SIDE, "memory=1Gi", ""},
+				      {"app", APP, "cpu=2", "cpu=2,nvidia.com/gpu=1"},
+				      {NULL, APP, NULL, NULL}};
+	lr_store_t s;
+	const quota_limitrange_t *r = LR(&s, "lr", items, 1);
+	quota_container_t store[MAXC];
+	quota_pod_t p = P(store, pod, "cpu=250m,memory=64Mi");
+	quota_pod_t bare = p;
+	quota_reslist_t req, lim, want;
+	gpuq_diag_t d = {""};
+
+	(void)state;
+	assert_int_equal(quota_limitrange_validate_totals(&r, 1, &p, &req, &lim, &d), GPUQ_OK);
+	bare.overhead.n = 0;
+	assert_int_equal(quota_pod_requests(&bare, &want), GPUQ_OK);
+	assert_true(quota_reslist_same(&req, &want));
+	assert_list(&req, "cpu=2,memory=1Gi,nvidia.com/gpu=1");
+	assert_int_equal(quota_pod_limits(&bare, &want), GPUQ_OK);
+	assert_true(quota_reslist_same(&lim, &want));
+	assert_list(&lim, "cpu=3,nvidia.com/gpu=1");
+	store[2].limits = L("cpu=9,nvidia.com/gpu=1");
+	assert_int_equal(quota_limitrange_validate_totals(&r, 1, &p, &req, &lim, &d), GPUQ_EDENIED);
+	assert_string_equal(d.msg, "maximum cpu usage per Pod is 8, but limit is 9");
+	assert_list(&lim, "cpu=9,nvidia.com/gpu=1");
+	assert_int_equal(quota_limitrange_validate(&r, 1, &p, &d), GPUQ_EDENIED);
+	assert_string_equal(d.msg, "maximum cpu usage per Pod is 8, but limit is 9");
+}
+
 /* Amounts in explanations and status read as quantities. */
 static void amounts_read_as_quantities(void **st)
 {
@@ -1262,6 +1296,7 @@ int main(void)
 	    cmocka_unit_test(limitrange_defaulting_property),
 	    cmocka_unit_test(limitrange_validation),
 	    cmocka_unit_test(limitrange_default_then_validate),
+	    cmocka_unit_test(limitrange_validate_gives_totals),
 	    cmocka_unit_test(amounts_read_as_quantities),
 	    cmocka_unit_test(max_fit_rule),
 	    cmocka_unit_test(lent_shared_in_groups),

@@ -1285,7 +1285,7 @@ static void test_view_and_resolve_agree(void **state)
 	};
 	policy_t *p = obj_policy();
 	char *json = squote(text), err[256];
-	quota_reslist_t requests, one;
+	quota_reslist_t requests, one, again;
 	workload_view_t w;
 	workload_t *o = NULL;
 	gpuq_diag_t d = {""};
@@ -1299,6 +1299,9 @@ static void test_view_and_resolve_agree(void **state)
 			 GPUQ_OK);
 	assert_int_equal(workload_view_default(&w, p, "team-a", &podset, &d), GPUQ_OK);
 	assert_int_equal(workload_view_pod_request(&w.podsets[0], &requests, &one), GPUQ_OK);
+	/* from requests made already: the same one pod */
+	assert_int_equal(workload_view_pod_one(&w.podsets[0], &requests, &again), GPUQ_OK);
+	assert_true(quota_reslist_same(&one, &again));
 	assert_int_equal(w.podsets[0].dra_gpus, 2);
 	assert_int_equal(o->podsets[0].dra_gpus, 2);
 	assert_int_equal(one.n, o->podsets[0].n_requests);

@@ -90,8 +90,9 @@ static const policy_namespace_t *ns_of(const webhook_review_t *r)
  * containers as declared. */
 static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 {
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 
+	diag.msg[0] = '\0'; /* not the whole 1 KiB: every review comes here */
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_view_podset_t *ps = &w->podsets[i];
 
@@ -104,19 +105,34 @@ static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 	return true;
 }
 
+/* Totals of the whole workload: requests, limits, and the requests the
+ * ClusterQueue sees (GPUs asked for through DRA counted as nvidia.com/gpu).
+ * The LimitRange check leaves its own totals of a lone pod set here, so
+ * they are not made twice. */
+typedef struct {
+	quota_reslist_t one;		 /* one pod's requests, DRA GPUs included */
+	quota_reslist_t requests;	 /* all pods' requests (what ResourceQuota counts) */
+	quota_reslist_t limits;		 /* all pods' limits */
+	quota_reslist_t fit;		 /* all pods' requests, DRA GPUs included */
+	quota_reslist_t judged_requests; /* a pod's requests without overhead (check_limits) */
+	quota_reslist_t judged_limits;	 /* its limits without overhead (check_limits) */
+	bool judged; /* they are pod set 0's one pod: the only pod set, no overhead */
+} totals_t;
+
 /* Fill in defaults as the Pods will get them (requests from limits, then
  * the namespace's LimitRange defaults, and their RuntimeClass's overhead)
  * and check the LimitRanges. A template whose Pods the RuntimeClass plugin
  * would refuse is refused now, in its words. */
-static bool check_limits(webhook_review_t *r, workload_view_t *w)
+static bool check_limits(webhook_review_t *r, workload_view_t *w, totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	const quota_limitrange_t *const *lrs = ns ? ns->limitranges : NULL;
 	size_t n_lrs = ns ? ns->n_limitranges : 0;
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 	size_t i = 0;
 	int rc;
 
+	diag.msg[0] = '\0';
 	rc = workload_view_default(w, r->policy, r->ns, &i, &diag);
 	if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
@@ -131,7 +147,10 @@ static bool check_limits(webhook_review_t *r, workload_view_t *w)
 	}
 	i = rc ? i + 1 : 0; /* the defaulting refused pod set i */
 	for (; !rc && i < w->n_podsets; i++)
-		rc = quota_limitrange_validate(lrs, n_lrs, &w->podsets[i].pod, &diag);
+		rc = quota_limitrange_validate_totals(
+		    lrs, n_lrs, &w->podsets[i].pod, &t->judged_requests, &t->judged_limits, &diag);
+	/* without overhead, a lone pod set's totals are the workload's own */
+	t->judged = rc == GPUQ_OK && w->n_podsets == 1 && w->podsets[0].pod.overhead.n == 0;
 	if (rc == GPUQ_OK)
 		return true;
 	i = i ? i - 1 : 0; /* the pod set refused */
@@ -162,15 +181,6 @@ static void per_pod(const workload_view_t *w, const quota_reslist_t *one, const 
 	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
 }
 
-/* Totals of the whole workload: requests, limits, and the requests the
- * ClusterQueue sees (GPUs asked for through DRA counted as nvidia.com/gpu). */
-typedef struct {
-	quota_reslist_t one;	  /* one pod's requests, DRA GPUs included */
-	quota_reslist_t requests; /* all pods' requests (what ResourceQuota counts) */
-	quota_reslist_t limits;	  /* all pods' limits */
-	quota_reslist_t fit;	  /* all pods' requests, DRA GPUs included */
-} totals_t;
-
 /* One pod set's share of the totals: its pods times one pod's requests. A
  * single pod set counts the workload's pods (a Pod in a group stands for
  * the whole group). */
@@ -181,9 +191,15 @@ static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 	quota_reslist_t req, one, lim;
 	int rc;
 
-	rc = workload_view_pod_request(ps, &req, &one);
-	if (!rc)
-		rc = quota_pod_limits(&ps->pod, &lim);
+	if (i == 0 && t->judged) {
+		quota_reslist_copy(&req, &t->judged_requests);
+		quota_reslist_copy(&lim, &t->judged_limits);
+		rc = workload_view_pod_one(ps, &req, &one);
+	} else {
+		rc = workload_view_pod_request(ps, &req, &one);
+		if (!rc)
+			rc = quota_pod_limits(&ps->pod, &lim);
+	}
 	if (!rc && i == 0)
 		quota_reslist_copy(&t->one, &one);
 	if (!rc)
@@ -243,9 +259,10 @@ static bool workload_totals(webhook_review_t *r, const workload_view_t *w, total
 static bool check_quota(webhook_review_t *r, const workload_view_t *w, const totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 	quota_pod_scope_t scope;
 
+	diag.msg[0] = '\0';
 	workload_view_quota_scope(w, r->policy, &t->requests, &t->limits, &scope);
 	if (!ns ||
 	    quota_resourcequota_check(ns->quotas, ns->n_quotas, &scope, &t->requests, &t->limits,
@@ -374,7 +391,7 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 
 	if (!exempt && !check_queue(r, w, &cq))
 		return;
-	if (!check_extended(r, w) || !check_limits(r, w))
+	if (!check_extended(r, w) || !check_limits(r, w, &t))
 		return;
 	if (!workload_totals(r, w, &t) || !check_quota(r, w, &t))
 		return;
@@ -946,10 +963,11 @@ int webhook_validate_run(webhook_review_t *r)
 	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
 	const workload_integration_t *parent;
 	workload_view_t w, old;
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 	bool update = !strcmp(r->op, "UPDATE"), member, old_member;
 	int rc;
 
+	diag.msg[0] = '\0';
 	if ((!update && strcmp(r->op, "CREATE") != 0) || !r->obj || *r->sub_resource)
 		return GPUQ_OK;
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))

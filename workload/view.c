@@ -95,12 +95,14 @@ static void cfield(const workload_view_podset_t *ps, size_t i, char *buf, size_t
 		 ps->refs[i].init ? "initContainers" : "containers", ps->refs[i].index);
 }
 
-/* Decode resources.<which> of container i of ps into list. */
-static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i, const char *which,
-		       const workload_config_t *cfg, quota_reslist_t *list, gpuq_diag_t *diag)
+/* Decode resources.<which> of container i of ps (res: its resources, an
+ * object) into list. */
+static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i, const jv_t *res,
+		       const char *which, const workload_config_t *cfg, quota_reslist_t *list,
+		       gpuq_diag_t *diag)
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
-	const jv_t *res, *m, *v;
+	const jv_t *m, *v;
 	char where[192], path[224], at[512];
 	gpuq_diag_t inner;
 	int rc;
@@ -108,13 +110,6 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 	/* The field paths are written only for a refusal: every review reads
 	 * a few dozen of these, and a refusal is rare. */
 	list->n = 0;
-	if (!jv_member_typed(ps->refs[i].json, "resources", JV_OBJECT, &res)) {
-		cfield(ps, i, where, sizeof(where));
-		snprintf(path, sizeof(path), "%s.resources", where);
-		return jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
-	}
-	if (!res)
-		return GPUQ_OK;
 	if (!jv_member_typed(res, which, JV_OBJECT, &m)) {
 		cfield(ps, i, where, sizeof(where));
 		snprintf(path, sizeof(path), "%s.resources.%s", where, which);
@@ -158,6 +153,33 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 					key, QUOTA_RESLIST_MAX, QUOTA_RES_NAME_MAX - 1);
 	}
 	return GPUQ_OK;
+}
+
+/* Decode container i's requests then limits (both empty without
+ * resources), reading its resources once. */
+static int decode_resources(workload_view_t *w, workload_view_podset_t *ps, size_t i,
+			    const workload_config_t *cfg, gpuq_diag_t *diag)
+{
+	quota_container_t *c = &ps->pod.containers[i];
+	const jv_t *res;
+	int rc;
+
+	c->requests.n = 0;
+	c->limits.n = 0;
+	if (!jv_member_typed(ps->refs[i].json, "resources", JV_OBJECT, &res)) {
+		const jv_fields_t f = workload_fields_of(w, diag);
+		char where[192], path[224];
+
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources", where);
+		return jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
+	}
+	if (!res)
+		return GPUQ_OK;
+	rc = decode_list(w, ps, i, res, "requests", cfg, &c->requests, diag);
+	if (!rc)
+		rc = decode_list(w, ps, i, res, "limits", cfg, &c->limits, diag);
+	return rc;
 }
 
 /* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
@@ -458,12 +480,8 @@ static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const p
 		rc = decode_overhead(w, ps, diag);
 	if (!rc)
 		rc = decode_runtime_class(w, ps, diag);
-	for (size_t i = 0; !rc && i < ps->pod.n_containers && ps->refs[i].json; i++) {
-		rc = decode_list(w, ps, i, "requests", cfg, &ps->pod.containers[i].requests, diag);
-		if (!rc)
-			rc = decode_list(w, ps, i, "limits", cfg, &ps->pod.containers[i].limits,
-					 diag);
-	}
+	for (size_t i = 0; !rc && i < ps->pod.n_containers && ps->refs[i].json; i++)
+		rc = decode_resources(w, ps, i, cfg, diag);
 	if (!rc)
 		rc = decode_claims(w, ps, policy, ns, diag);
 	return rc;
@@ -602,6 +620,12 @@ int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t 
 			      quota_reslist_t *one)
 {
 	return workload_pod_request(&ps->pod, ps->dra_gpus, requests, one);
+}
+
+int workload_view_pod_one(const workload_view_podset_t *ps, const quota_reslist_t *requests,
+			  quota_reslist_t *one)
+{
+	return workload_pod_one(requests, ps->dra_gpus, one);
 }
 
 void workload_view_deinit(workload_view_t *w)

@@ -499,6 +499,10 @@ int workload_view_default(workload_view_t *w, const policy_t *policy, const char
  * GPUQ_ERANGE. */
 int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t *requests,
 			      quota_reslist_t *one);
+/* `one` of pod set ps from its requests when the caller has them already
+ * (quota_pod_requests of its pod): returns as workload_view_pod_request. */
+int workload_view_pod_one(const workload_view_podset_t *ps, const quota_reslist_t *requests,
+			  quota_reslist_t *one);
 void workload_view_deinit(workload_view_t *w);
 
 /* What the Pods of view w show a ResourceQuota's scopes (quota_pod_scope_t):
