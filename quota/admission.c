@@ -325,6 +325,14 @@ typedef struct {
 	const quota_reslist_t *lim; /* limits */
 } observed_t;
 
+/* Whether quota_qty_units(q) <= MAX_MILLI_VALUE, told without dividing:
+ * units are nano-units / 10^9 rounded up (away from zero), so they are at
+ * most M exactly when nano <= M * 10^9 (a negative q always is). */
+static bool milli_fits(const quota_qty_t *q)
+{
+	return q->nano <= (__int128)MAX_MILLI_VALUE * 1000000000;
+}
+
 /* requestLimitEnforcedValues: whole units, or thousandths when all three
  * fit, each rounded up. */
 static void common_precision(const quota_qty_t *req, const quota_qty_t *lim, const quota_qty_t *enf,
@@ -334,13 +342,14 @@ static void common_precision(const quota_qty_t *req, const quota_qty_t *lim, con
 
 	req = req ? req : &zero;
 	lim = lim ? lim : &zero;
-	*r = quota_qty_units(req);
-	*l = quota_qty_units(lim);
-	*e = quota_qty_units(enf);
-	if (*r <= MAX_MILLI_VALUE && *l <= MAX_MILLI_VALUE && *e <= MAX_MILLI_VALUE) {
+	if (milli_fits(req) && milli_fits(lim) && milli_fits(enf)) {
 		*r = quota_qty_milli(req);
 		*l = quota_qty_milli(lim);
 		*e = quota_qty_milli(enf);
+	} else {
+		*r = quota_qty_units(req);
+		*l = quota_qty_units(lim);
+		*e = quota_qty_units(enf);
 	}
 }
 

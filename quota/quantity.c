@@ -116,17 +116,13 @@ typedef struct {
 	quota_qty_format_t fmt; /* suffix family */
 } lexed_t;
 
-/* Suffix table: decimal SI and binary SI. The exponent form is separate. */
-static const struct {
-	const char *text;
-	size_t len; /* strlen(text) */
-	int dec_exp;
-	int bin_exp;
-} suffixes[] = {
-    {"n", 1, -9, 0}, {"u", 1, -6, 0}, {"m", 1, -3, 0}, {"k", 1, 3, 0},	{"M", 1, 6, 0},
-    {"G", 1, 9, 0},  {"T", 1, 12, 0}, {"P", 1, 15, 0}, {"E", 1, 18, 0}, {"Ki", 2, 0, 1},
-    {"Mi", 2, 0, 2}, {"Gi", 2, 0, 3}, {"Ti", 2, 0, 4}, {"Pi", 2, 0, 5}, {"Ei", 2, 0, 6},
-};
+/* Suffixes, by letter (0: none): decimal SI ("k": 10^3) and binary SI by
+ * the letter before its "i" ("Ki": 1024^1). Indexed, not searched: every
+ * quantity of every review is read. The exponent form is separate. */
+static const int dec_exp_of[128] = {['n'] = -9, ['u'] = -6, ['m'] = -3, ['k'] = 3, ['M'] = 6,
+				    ['G'] = 9,	['T'] = 12, ['P'] = 15, ['E'] = 18};
+static const int bin_exp_of[128] = {
+    ['K'] = 1, ['M'] = 2, ['G'] = 3, ['T'] = 4, ['P'] = 5, ['E'] = 6};
 
 /* Exponents beyond this can only overflow or round to 1n; clamping keeps the
  * arithmetic small without changing the outcome. */
@@ -164,17 +160,18 @@ static bool lex_suffix(const char *s, size_t len, lexed_t *lx)
 	lx->dec_exp = 0;
 	lx->bin_exp = 0;
 	lx->fmt = QUOTA_QTY_DECIMAL_SI;
+	unsigned char c = len ? (unsigned char)s[0] : 0;
+
 	if (len == 0)
 		return true;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		if (suffixes[i].len == len && suffixes[i].text[0] == s[0] &&
-		    memcmp(suffixes[i].text, s, len) == 0) {
-			lx->dec_exp = suffixes[i].dec_exp;
-			lx->bin_exp = suffixes[i].bin_exp;
-			if (lx->bin_exp)
-				lx->fmt = QUOTA_QTY_BINARY_SI;
-			return true;
-		}
+	if (len == 1 && c < 128 && dec_exp_of[c]) {
+		lx->dec_exp = dec_exp_of[c];
+		return true;
+	}
+	if (len == 2 && s[1] == 'i' && c < 128 && bin_exp_of[c]) {
+		lx->bin_exp = bin_exp_of[c];
+		lx->fmt = QUOTA_QTY_BINARY_SI;
+		return true;
 	}
 	if (lex_exponent(s, len, &lx->dec_exp)) {
 		lx->fmt = QUOTA_QTY_DECIMAL_EXP;

@@ -1323,6 +1323,35 @@ static void test_view_and_resolve_agree(void **state)
 	policy_unref(p);
 }
 
+/* An empty view from any memory: no pod set, nothing asked, its inline
+ * pod set in place and its overhead list empty; deinit takes it. */
+static void test_view_init(void **state)
+{
+	workload_view_t *w = malloc(sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	memset(w, 0xa5, sizeof(*w));
+	workload_view_init(w);
+	assert_ptr_equal(w->podsets, &w->one);
+	assert_int_equal(w->n_podsets, 0);
+	assert_int_equal(w->one.pod.overhead.n, 0);
+	assert_int_equal(w->one.pod.n_containers, 0);
+	assert_null(w->one.pod.containers);
+	assert_null(w->one.refs);
+	assert_null(w->obj);
+	assert_null(w->queue);
+	assert_false(w->gpu);
+	assert_false(w->one.gpu);
+	assert_true(quota_qty_is_zero(&w->said_gpus));
+	assert_int_equal(w->pods, 0);
+	assert_string_equal(w->one.spec_field, "");
+	assert_string_equal(w->gpu_resource, "");
+	assert_null(w->unsupported);
+	workload_view_deinit(w);
+	free(w);
+}
+
 /* The view names the field of a member of the wrong type (its path is
  * written only for the refusal): each of a Job template's members the
  * rules read, and the Job's counts. */
@@ -1390,6 +1419,7 @@ int main(void)
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_view_and_resolve_agree),
 	    cmocka_unit_test(test_view_refusals_name_fields),
+	    cmocka_unit_test(test_view_init),
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_runtime_overhead),
 	    cmocka_unit_test(test_object_pod_group_member),

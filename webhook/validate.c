@@ -972,8 +972,7 @@ int webhook_validate_run(webhook_review_t *r)
 		return GPUQ_OK;
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
-	memset(&old, 0, sizeof(old));
-	old.podsets = &old.one;
+	workload_view_init(&old);
 	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (!rc && update && r->old)
 		rc = workload_view_decode(&old, r->policy, &wcfg, r->ns, r->kind, r->old, &diag);

@@ -5,6 +5,7 @@
  * document; the allocations are the container arrays (and the pod sets of
  * a kind with more than one). Where the pod sets are is the kind's business
  * (kinds.c). */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,6 +375,27 @@ int workload_view_template(workload_view_t *w, workload_view_podset_t *ps, const
 	return rc;
 }
 
+/* Zero ps but its overhead list's entries: 5 KiB of its 5.6, read only up
+ * to the list's n, and every review makes a view or two. */
+static void podset_zero(workload_view_podset_t *ps)
+{
+	size_t skip = offsetof(workload_view_podset_t, pod.overhead.items);
+	size_t end = skip + sizeof(ps->pod.overhead.items);
+
+	memset(ps, 0, skip);
+	memset((char *)ps + end, 0, sizeof(*ps) - end);
+}
+
+void workload_view_init(workload_view_t *w)
+{
+	size_t one = offsetof(workload_view_t, one), end = one + sizeof(w->one);
+
+	memset(w, 0, one);
+	podset_zero(&w->one);
+	memset((char *)w + end, 0, sizeof(*w) - end);
+	w->podsets = &w->one;
+}
+
 int workload_view_podset_new(workload_view_t *w, const char *name, const char *field,
 			     workload_view_podset_t **out, gpuq_diag_t *diag)
 {
@@ -394,7 +416,7 @@ int workload_view_podset_new(workload_view_t *w, const char *name, const char *f
 		w->podsets = ps;
 	}
 	ps = &w->podsets[w->n_podsets++];
-	memset(ps, 0, sizeof(*ps));
+	podset_zero(ps);
 	gpuq_strlcpy(ps->name, name, sizeof(ps->name));
 	ps->count = 1;
 	ps->parallelism = 1;
@@ -558,13 +580,12 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 	const char *adm;
 	int rc;
 
-	memset(w, 0, sizeof(*w));
+	workload_view_init(w);
 	w->kind = kind;
 	w->integ = workload_integration(kind);
 	w->kind_name = w->integ->kind_name;
 	w->obj = obj;
 	w->pods = 1;
-	w->podsets = &w->one;
 	rc = locate(w, diag);
 	if (rc)
 		return rc;

@@ -471,6 +471,11 @@ typedef struct workload_view {
 						  (a static sentence), or NULL */
 } workload_view_t;
 
+/* An empty view (no pod set, nothing decoded), as workload_view_decode
+ * starts; workload_view_deinit accepts it. Cheaper than zeroing the view
+ * whole: its inline pod set's overhead entries are left as they were
+ * (never read past the list's n). */
+void workload_view_init(workload_view_t *w);
 /* Decode obj, of kind `kind`, in namespace ns against policy (NULL: no DRA
  * claims seen) and cfg (NULL: no extra GPU names). Quantities are parsed; GPU
  * use is detected. GPUQ_EINVAL with diag naming the field and value (bad
