@@ -218,9 +218,15 @@ static int fill(quota_reslist_t *cur, quota_reslist_t *added, const char *name,
 	return rc;
 }
 
-/* dst[name] = src[name] for every name of src missing from dst. */
+/* dst[name] = src[name] for every name of src missing from dst. Into an
+ * empty dst (the usual case: one Container item) that is a copy, src's
+ * names being unique. */
 static int set_missing(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		int rc;
 
@@ -233,9 +239,14 @@ static int set_missing(quota_reslist_t *dst, const quota_reslist_t *src)
 	return GPUQ_OK;
 }
 
-/* dst[name] = src[name] for every name of src (overwriting). */
+/* dst[name] = src[name] for every name of src (overwriting); a copy into
+ * an empty dst, as set_missing. */
 static int set_all(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		int rc = quota_reslist_set(dst, src->items[i].name, &src->items[i].qty);
 

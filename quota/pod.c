@@ -63,9 +63,14 @@ int quota_container_requests(const quota_container_t *c, quota_reslist_t *out)
 	return GPUQ_OK;
 }
 
-/* dst[name] += src[name] for every entry of src. */
+/* dst[name] += src[name] for every entry of src. Into an empty dst (a
+ * pod's first container) that is a copy, src's names being unique. */
 static int add_all(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		int rc = quota_reslist_add(dst, src->items[i].name, &src->items[i].qty);
 
@@ -75,9 +80,14 @@ static int add_all(quota_reslist_t *dst, const quota_reslist_t *src)
 	return GPUQ_OK;
 }
 
-/* dst[name] = max(dst[name], src[name]) for every entry of src. */
+/* dst[name] = max(dst[name], src[name]) for every entry of src; a copy
+ * into an empty dst, as add_all. */
 static int max_all(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		const quota_qty_t *cur = quota_reslist_get(dst, src->items[i].name);
 		int rc;
