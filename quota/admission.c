@@ -323,7 +323,8 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
 				rc = fill(&req, add_requests, dreq.items[i].name,
 					  &dreq.items[i].qty);
 	}
-	if (!rc)
+	/* only a limit a range added can lack a request now */
+	if (!rc && add_limits->n)
 		rc = requests_from_limits(&req, &lim, add_requests);
 	return rc;
 }

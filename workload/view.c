@@ -286,7 +286,8 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 		for (size_t i = 0; i < cnt; i++, k++, c = c->next) {
 			quota_container_t *qc = &ps->pod.containers[k];
 			const char *cname = jv_member_str(c, "name");
-			const char *restart = jv_member_str(c, "restartPolicy");
+			/* only an init container's tells a sidecar */
+			const char *restart = pass ? NULL : jv_member_str(c, "restartPolicy");
 
 			ps->refs[k] = (workload_cref_t){.init = !pass, .index = i, .json = c};
 			gpuq_strlcpy(qc->name, cname ? cname : "", sizeof(qc->name));
