@@ -33,13 +33,16 @@ int quota_known_resource(const char *name)
 
 int quota_reslist_scale(quota_reslist_t *list, int64_t factor)
 {
+	/* the bound divided once (a 128-bit division is a library call) */
+	__int128 bound = factor > 0 ? QTY_MAX_NANO / factor : 0;
+
 	if (factor < 0)
 		return GPUQ_EINVAL;
 	for (size_t i = 0; i < list->n; i++) {
 		__int128 v = list->items[i].qty.nano;
 		__int128 mag = v < 0 ? -v : v;
 
-		if (factor && mag > QTY_MAX_NANO / factor)
+		if (factor && mag > bound)
 			return GPUQ_ERANGE;
 	}
 	for (size_t i = 0; i < list->n; i++)
