@@ -522,15 +522,25 @@ int quota_limitrange_validate_totals(const quota_limitrange_t *const *ranges, si
 
 /* ---- ResourceQuota ---- */
 
+/* The name tests below run for every hard entry of every quota of a
+ * review: each tells most names at their first byte. */
 static bool is_compute(const char *name)
 {
-	return strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
-	       strcmp(name, "ephemeral-storage") == 0;
+	switch (name[0]) {
+	case 'c':
+		return strcmp(name, "cpu") == 0;
+	case 'm':
+		return strcmp(name, "memory") == 0;
+	case 'e':
+		return strcmp(name, "ephemeral-storage") == 0;
+	default:
+		return false;
+	}
 }
 
 static bool is_hugepages(const char *name)
 {
-	return strncmp(name, "hugepages-", 10) == 0;
+	return name[0] == 'h' && strncmp(name, "hugepages-", 10) == 0;
 }
 
 /* The usage the pod evaluator charges against hard entry `hard`, or NULL
@@ -538,16 +548,17 @@ static bool is_hugepages(const char *name)
 static const quota_qty_t *usage_for(const char *hard, const quota_reslist_t *req,
 				    const quota_reslist_t *lim, const quota_qty_t *pods_qty)
 {
-	if (strcmp(hard, "pods") == 0 || strcmp(hard, "count/pods") == 0)
+	if ((hard[0] == 'p' && strcmp(hard, "pods") == 0) ||
+	    (hard[0] == 'c' && strcmp(hard, "count/pods") == 0))
 		return pods_qty;
-	if (strncmp(hard, "requests.", 9) == 0) {
+	if (hard[0] == 'r' && strncmp(hard, "requests.", 9) == 0) {
 		const char *base = hard + 9;
 
 		if (is_compute(base) || is_hugepages(base) || quota_res_is_extended(base))
 			return req ? quota_reslist_get(req, base) : NULL;
 		return NULL;
 	}
-	if (strncmp(hard, "limits.", 7) == 0)
+	if (hard[0] == 'l' && strncmp(hard, "limits.", 7) == 0)
 		return is_compute(hard + 7) && lim ? quota_reslist_get(lim, hard + 7) : NULL;
 	if (is_compute(hard) || is_hugepages(hard))
 		return req ? quota_reslist_get(req, hard) : NULL;

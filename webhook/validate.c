@@ -181,6 +181,21 @@ static void per_pod(const workload_view_t *w, const quota_reslist_t *one, const 
 	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
 }
 
+/* dst[name] += src[name] for every entry of src; into an empty dst (the
+ * first pod set's share) a copy, src's names being unique. */
+static int add_all(quota_reslist_t *dst, const quota_reslist_t *src)
+{
+	int rc = GPUQ_OK;
+
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
+	for (size_t k = 0; !rc && k < src->n; k++)
+		rc = quota_reslist_add(dst, src->items[k].name, &src->items[k].qty);
+	return rc;
+}
+
 /* One pod set's share of the totals: its pods times one pod's requests. A
  * single pod set counts the workload's pods (a Pod in a group stands for
  * the whole group). */
@@ -208,12 +223,12 @@ static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 		rc = quota_reslist_scale(&lim, pods);
 	if (!rc)
 		rc = quota_reslist_scale(&one, pods);
-	for (size_t k = 0; !rc && k < req.n; k++)
-		rc = quota_reslist_add(&t->requests, req.items[k].name, &req.items[k].qty);
-	for (size_t k = 0; !rc && k < lim.n; k++)
-		rc = quota_reslist_add(&t->limits, lim.items[k].name, &lim.items[k].qty);
-	for (size_t k = 0; !rc && k < one.n; k++)
-		rc = quota_reslist_add(&t->fit, one.items[k].name, &one.items[k].qty);
+	if (!rc)
+		rc = add_all(&t->requests, &req);
+	if (!rc)
+		rc = add_all(&t->limits, &lim);
+	if (!rc)
+		rc = add_all(&t->fit, &one);
 	return rc;
 }
 
