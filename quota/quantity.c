@@ -298,6 +298,46 @@ static const char *quoted(const char *s, size_t len, char *buf, size_t cap)
 	return buf;
 }
 
+/* Most quantities are a few digits and an SI suffix or none ("16", "500m",
+ * "64Gi"): read at once, exactly as qty_scale_fast would. false, out
+ * untouched: anything else (a sign, a fraction, an exponent, 17 digits or
+ * more, a value near or past the bound) is left to the grammar. */
+static bool parse_plain(const char *s, size_t len, quota_qty_t *out)
+{
+	unsigned __int128 v = 0;
+	size_t i = 0;
+	int dec = 0, bin = 0;
+	long p;
+	unsigned char c;
+
+	for (; i < len && i < 16 && is_digit(s[i]); i++)
+		v = v * 10 + (unsigned)(s[i] - '0');
+	if (i == 0 || i == 16)
+		return false;
+	c = i < len ? (unsigned char)s[i] : 0;
+	if (len - i == 1 && c < 128 && dec_exp_of[c])
+		dec = dec_exp_of[c];
+	else if (len - i == 2 && s[i + 1] == 'i' && c < 128 && bin_exp_of[c])
+		bin = bin_exp_of[c];
+	else if (len != i)
+		return false;
+	/* i digits times 10^p stays below 10^29 < 2^97: no overflow */
+	p = 9L + dec;
+	if ((long)i + p > 29)
+		return false;
+	for (; p >= 9; p -= 9)
+		v *= 1000000000u;
+	for (; p > 0; p--)
+		v *= 10;
+	if (v > ((unsigned __int128)QTY_MAX_NANO >> (10u * (unsigned)bin)))
+		return false;
+	v <<= 10u * (unsigned)bin;
+	out->nano = (__int128)v;
+	/* a binary quantity below one unit is shown in decimal (as apimachinery) */
+	out->format = bin && v >= NANO_PER_UNIT ? QUOTA_QTY_BINARY_SI : QUOTA_QTY_DECIMAL_SI;
+	return true;
+}
+
 int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *diag)
 {
 	lexed_t lx;
@@ -310,6 +350,8 @@ int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *di
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "invalid quantity \"\": empty (expected a number with an "
 				     "optional suffix, e.g. 1, 500m, 2Gi)");
+	if (len <= QUOTA_QTY_STR_MAX && parse_plain(s, len, out))
+		return GPUQ_OK;
 	if (len > QUOTA_QTY_STR_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "invalid quantity \"%s...\": longer than %d characters",

@@ -359,6 +359,56 @@ static void qty_around_2_64_nano(void **state)
 	}
 }
 
+/* The common forms (digits and an SI suffix or none, read at once) and
+ * their edges, where the full grammar takes over: as the apiserver reads
+ * them (canonical text, format, or out of range). */
+static void qty_plain_forms(void **state)
+{
+	static const struct {
+		const char *in, *canon; /* canon NULL: GPUQ_ERANGE */
+		quota_qty_format_t format;
+	} cases[] = {
+	    {"16", "16", QUOTA_QTY_DECIMAL_SI},
+	    {"500m", "500m", QUOTA_QTY_DECIMAL_SI},
+	    {"64Gi", "64Gi", QUOTA_QTY_BINARY_SI},
+	    {"0Ki", "0", QUOTA_QTY_DECIMAL_SI},
+	    {"007", "7", QUOTA_QTY_DECIMAL_SI},
+	    {"1E", "1E", QUOTA_QTY_DECIMAL_SI},
+	    {"1n", "1n", QUOTA_QTY_DECIMAL_SI},
+	    {"1023Ki", "1023Ki", QUOTA_QTY_BINARY_SI},
+	    {"1024Ki", "1Mi", QUOTA_QTY_BINARY_SI},
+	    {"7Ei", "7Ei", QUOTA_QTY_BINARY_SI},
+	    {"8Ei", NULL, QUOTA_QTY_DECIMAL_SI},
+	    {"123456789012345m", "123456789012345m", QUOTA_QTY_DECIMAL_SI},
+	    {"1234567890123456m", "1234567890123456m", QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854775k", "9223372036854775k", QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854776k", NULL, QUOTA_QTY_DECIMAL_SI},
+	    {"999999999999999E", NULL, QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854775807", "9223372036854775807", QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854775808", NULL, QUOTA_QTY_DECIMAL_SI},
+	};
+	char buf[QUOTA_QTY_FMT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		quota_qty_t q = {0, QUOTA_QTY_DECIMAL_SI};
+		gpuq_diag_t d = {""};
+		int rc = quota_qty_parse(cases[i].in, strlen(cases[i].in), &q, &d);
+
+		if (!cases[i].canon) {
+			if (rc != GPUQ_ERANGE || !strstr(d.msg, "out of range"))
+				fail_msg("%s: rc %d \"%s\", want out of range", cases[i].in, rc,
+					 d.msg);
+			continue;
+		}
+		if (rc != GPUQ_OK || strcmp(fmt(&q, buf), cases[i].canon) != 0 ||
+		    q.format != cases[i].format)
+			fail_msg("%s: rc %d, \"%s\" format %d; want \"%s\" format %d", cases[i].in,
+				 rc, rc ? "" : buf, (int)q.format, cases[i].canon,
+				 (int)cases[i].format);
+	}
+}
+
 /* ---- resource lists ---- */
 
 static void reslist_set_get_add(void **state)
@@ -1289,6 +1339,7 @@ int main(void)
 	    cmocka_unit_test(qty_constructors_and_accessors),
 	    cmocka_unit_test(qty_format_small_buffer),
 	    cmocka_unit_test(qty_around_2_64_nano),
+	    cmocka_unit_test(qty_plain_forms),
 	    cmocka_unit_test(reslist_set_get_add),
 	    cmocka_unit_test(reslist_limits),
 	    cmocka_unit_test(reslist_lookup_and_copy),
