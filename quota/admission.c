@@ -157,6 +157,30 @@ static void extended_check_one(violations_t *v, const quota_container_t *c, cons
 	}
 }
 
+/* Whether name is as the apiserver wants it in c: a limit, whole, and the
+ * request (if any) equal to it. The usual case, told without building the
+ * container's field path (extended_check_one finds nothing then). */
+static bool extended_fine(const quota_container_t *c, const char *name)
+{
+	const quota_qty_t *req = quota_reslist_get(&c->requests, name);
+	const quota_qty_t *lim = quota_reslist_get(&c->limits, name);
+
+	return lim && quota_qty_is_integer(lim) && (!req || quota_qty_cmp(req, lim) == 0);
+}
+
+/* extended_check_one of container i for name, unless it is fine; path
+ * (built once per container, *have_path) is its field path. */
+static void extended_check(violations_t *v, const quota_pod_t *pod, size_t i,
+			   const char *spec_field, const char *name, char *path, bool *have_path)
+{
+	if (extended_fine(&pod->containers[i], name))
+		return;
+	if (!*have_path)
+		container_path(pod, i, spec_field, path, QUOTA_FIELD_PATH_MAX);
+	*have_path = true;
+	extended_check_one(v, &pod->containers[i], path, name);
+}
+
 int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq_diag_t *diag)
 {
 	violations_t v;
@@ -165,30 +189,23 @@ int quota_extended_validate(const quota_pod_t *pod, const char *spec_field, gpuq
 	v.n = 0;
 	for (size_t i = 0; i < pod->n_containers; i++) {
 		const quota_container_t *c = &pod->containers[i];
+		bool have_path = false;
 
-		container_path(pod, i, spec_field, path, sizeof(path));
 		for (size_t k = 0; k < c->requests.n; k++)
 			if (quota_res_is_extended(c->requests.items[k].name))
-				extended_check_one(&v, c, path, c->requests.items[k].name);
+				extended_check(&v, pod, i, spec_field, c->requests.items[k].name,
+					       path, &have_path);
 		for (size_t k = 0; k < c->limits.n; k++) {
 			const char *name = c->limits.items[k].name;
 
 			if (quota_res_is_extended(name) && !quota_reslist_get(&c->requests, name))
-				extended_check_one(&v, c, path, name);
+				extended_check(&v, pod, i, spec_field, name, path, &have_path);
 		}
 	}
 	return violations_report(&v, "; ", false, diag);
 }
 
 /* ---- LimitRange defaulting ---- */
-
-/* dst = src, its used entries only: a list is 5 KiB at its cap and
- * defaulting runs per container of every review, on a few entries. */
-static void copy_used(quota_reslist_t *dst, const quota_reslist_t *src)
-{
-	dst->n = src->n;
-	memcpy(dst->items, src->items, src->n * sizeof(src->items[0]));
-}
 
 /* Set name in both the working list and the additions. */
 static int fill(quota_reslist_t *cur, quota_reslist_t *added, const char *name,
@@ -201,9 +218,15 @@ static int fill(quota_reslist_t *cur, quota_reslist_t *added, const char *name,
 	return rc;
 }
 
-/* dst[name] = src[name] for every name of src missing from dst. */
+/* dst[name] = src[name] for every name of src missing from dst. Into an
+ * empty dst (the usual case: one Container item) that is a copy, src's
+ * names being unique. */
 static int set_missing(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		int rc;
 
@@ -216,9 +239,14 @@ static int set_missing(quota_reslist_t *dst, const quota_reslist_t *src)
 	return GPUQ_OK;
 }
 
-/* dst[name] = src[name] for every name of src (overwriting). */
+/* dst[name] = src[name] for every name of src (overwriting); a copy into
+ * an empty dst, as set_missing. */
 static int set_all(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		int rc = quota_reslist_set(dst, src->items[i].name, &src->items[i].qty);
 
@@ -242,8 +270,8 @@ static int range_defaults(const quota_limitrange_t *lr, quota_reslist_t *lim, qu
 
 		if (it->type != QUOTA_LR_CONTAINER)
 			continue;
-		copy_used(&def, &it->def);
-		copy_used(&def_req, &it->def_request);
+		quota_reslist_copy(&def, &it->def);
+		quota_reslist_copy(&def_req, &it->def_request);
 		rc = set_missing(&def, &it->max); /* default limit <- max */
 		if (!rc)
 			rc = set_missing(&def_req, &def); /* default request <- default */
@@ -280,8 +308,8 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
 	quota_reslist_t req, lim, dlim, dreq;
 	int rc;
 
-	copy_used(&req, &c->requests);
-	copy_used(&lim, &c->limits);
+	quota_reslist_copy(&req, &c->requests);
+	quota_reslist_copy(&lim, &c->limits);
 	add_requests->n = 0; /* entries past n are never read */
 	add_limits->n = 0;
 	rc = requests_from_limits(&req, &lim, add_requests);
@@ -295,7 +323,8 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
 				rc = fill(&req, add_requests, dreq.items[i].name,
 					  &dreq.items[i].qty);
 	}
-	if (!rc)
+	/* only a limit a range added can lack a request now */
+	if (!rc && add_limits->n)
 		rc = requests_from_limits(&req, &lim, add_requests);
 	return rc;
 }
@@ -308,6 +337,14 @@ typedef struct {
 	const quota_reslist_t *lim; /* limits */
 } observed_t;
 
+/* Whether quota_qty_units(q) <= MAX_MILLI_VALUE, told without dividing:
+ * units are nano-units / 10^9 rounded up (away from zero), so they are at
+ * most M exactly when nano <= M * 10^9 (a negative q always is). */
+static bool milli_fits(const quota_qty_t *q)
+{
+	return q->nano <= (__int128)MAX_MILLI_VALUE * 1000000000;
+}
+
 /* requestLimitEnforcedValues: whole units, or thousandths when all three
  * fit, each rounded up. */
 static void common_precision(const quota_qty_t *req, const quota_qty_t *lim, const quota_qty_t *enf,
@@ -317,13 +354,14 @@ static void common_precision(const quota_qty_t *req, const quota_qty_t *lim, con
 
 	req = req ? req : &zero;
 	lim = lim ? lim : &zero;
-	*r = quota_qty_units(req);
-	*l = quota_qty_units(lim);
-	*e = quota_qty_units(enf);
-	if (*r <= MAX_MILLI_VALUE && *l <= MAX_MILLI_VALUE && *e <= MAX_MILLI_VALUE) {
+	if (milli_fits(req) && milli_fits(lim) && milli_fits(enf)) {
 		*r = quota_qty_milli(req);
 		*l = quota_qty_milli(lim);
 		*e = quota_qty_milli(enf);
+	} else {
+		*r = quota_qty_units(req);
+		*l = quota_qty_units(lim);
+		*e = quota_qty_units(enf);
 	}
 }
 
@@ -437,16 +475,27 @@ static int container_items_check(violations_t *v, const quota_lr_item_t *it, con
 int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_ranges,
 			      const quota_pod_t *pod, gpuq_diag_t *diag)
 {
-	quota_pod_t bare = *pod;
 	quota_reslist_t req, lim;
+
+	return quota_limitrange_validate_totals(ranges, n_ranges, pod, &req, &lim, diag);
+}
+
+int quota_limitrange_validate_totals(const quota_limitrange_t *const *ranges, size_t n_ranges,
+				     const quota_pod_t *pod, quota_reslist_t *req,
+				     quota_reslist_t *lim, gpuq_diag_t *diag)
+{
+	quota_pod_t bare;
 	violations_t v;
 	int rc;
 
-	/* LimitRanger aggregates the pod without overhead. */
+	/* LimitRanger aggregates the pod without overhead (not copied: only
+	 * the containers and an empty overhead are read). */
+	bare.containers = pod->containers;
+	bare.n_containers = pod->n_containers;
 	bare.overhead.n = 0;
-	rc = quota_pod_requests(&bare, &req);
+	rc = quota_pod_requests(&bare, req);
 	if (!rc)
-		rc = quota_pod_limits(&bare, &lim);
+		rc = quota_pod_limits(&bare, lim);
 	if (rc)
 		return gpuq_diag_set(diag, rc, "cannot total the pod's resources: %s",
 				     gpuq_strerror(rc));
@@ -454,7 +503,7 @@ int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_
 		v.n = 0;
 		for (size_t i = 0; i < ranges[r]->n_items; i++) {
 			const quota_lr_item_t *it = &ranges[r]->items[i];
-			observed_t o = {"Pod", &req, &lim};
+			observed_t o = {"Pod", req, lim};
 
 			if (it->type == QUOTA_LR_CONTAINER) {
 				rc = container_items_check(&v, it, pod);
@@ -473,15 +522,25 @@ int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_
 
 /* ---- ResourceQuota ---- */
 
+/* The name tests below run for every hard entry of every quota of a
+ * review: each tells most names at their first byte. */
 static bool is_compute(const char *name)
 {
-	return strcmp(name, "cpu") == 0 || strcmp(name, "memory") == 0 ||
-	       strcmp(name, "ephemeral-storage") == 0;
+	switch (name[0]) {
+	case 'c':
+		return strcmp(name, "cpu") == 0;
+	case 'm':
+		return strcmp(name, "memory") == 0;
+	case 'e':
+		return strcmp(name, "ephemeral-storage") == 0;
+	default:
+		return false;
+	}
 }
 
 static bool is_hugepages(const char *name)
 {
-	return strncmp(name, "hugepages-", 10) == 0;
+	return name[0] == 'h' && strncmp(name, "hugepages-", 10) == 0;
 }
 
 /* The usage the pod evaluator charges against hard entry `hard`, or NULL
@@ -489,16 +548,17 @@ static bool is_hugepages(const char *name)
 static const quota_qty_t *usage_for(const char *hard, const quota_reslist_t *req,
 				    const quota_reslist_t *lim, const quota_qty_t *pods_qty)
 {
-	if (strcmp(hard, "pods") == 0 || strcmp(hard, "count/pods") == 0)
+	if ((hard[0] == 'p' && strcmp(hard, "pods") == 0) ||
+	    (hard[0] == 'c' && strcmp(hard, "count/pods") == 0))
 		return pods_qty;
-	if (strncmp(hard, "requests.", 9) == 0) {
+	if (hard[0] == 'r' && strncmp(hard, "requests.", 9) == 0) {
 		const char *base = hard + 9;
 
 		if (is_compute(base) || is_hugepages(base) || quota_res_is_extended(base))
 			return req ? quota_reslist_get(req, base) : NULL;
 		return NULL;
 	}
-	if (strncmp(hard, "limits.", 7) == 0)
+	if (hard[0] == 'l' && strncmp(hard, "limits.", 7) == 0)
 		return is_compute(hard + 7) && lim ? quota_reslist_get(lim, hard + 7) : NULL;
 	if (is_compute(hard) || is_hugepages(hard))
 		return req ? quota_reslist_get(req, hard) : NULL;
@@ -589,12 +649,13 @@ int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 					      : used_now && used_now[qi]     ? used_now[qi]
 									     : &rq->used;
 		const char *exceeded[QUOTA_RESLIST_MAX];
-		quota_reslist_t requested = {0};
-		char out[GPUQ_DIAG_MAX] = "";
+		quota_reslist_t requested;
+		char out[GPUQ_DIAG_MAX];
 		size_t n = 0;
 
 		if (!quota_resourcequota_applies(rq, scope))
 			continue;
+		requested.n = 0;
 		for (size_t h = 0; h < rq->hard.n; h++) {
 			const quota_res_t *hard = &rq->hard.items[h];
 			const quota_qty_t *u =
@@ -618,6 +679,7 @@ int quota_resourcequota_check_used(const quota_resourcequota_t *const *quotas,
 		if (n == 0)
 			continue;
 		qsort(exceeded, n, sizeof(exceeded[0]), cmp_name);
+		out[0] = '\0';
 		append(out, sizeof(out), "exceeded quota: %s, requested: ", rq->name);
 		append_list(out, sizeof(out), exceeded, n, &requested);
 		append(out, sizeof(out), ", used: ");

@@ -33,13 +33,16 @@ int quota_known_resource(const char *name)
 
 int quota_reslist_scale(quota_reslist_t *list, int64_t factor)
 {
+	/* the bound divided once (a 128-bit division is a library call) */
+	__int128 bound = factor > 0 ? QTY_MAX_NANO / factor : 0;
+
 	if (factor < 0)
 		return GPUQ_EINVAL;
 	for (size_t i = 0; i < list->n; i++) {
 		__int128 v = list->items[i].qty.nano;
 		__int128 mag = v < 0 ? -v : v;
 
-		if (factor && mag > QTY_MAX_NANO / factor)
+		if (factor && mag > bound)
 			return GPUQ_ERANGE;
 	}
 	for (size_t i = 0; i < list->n; i++)
@@ -49,7 +52,7 @@ int quota_reslist_scale(quota_reslist_t *list, int64_t factor)
 
 int quota_container_requests(const quota_container_t *c, quota_reslist_t *out)
 {
-	*out = c->requests;
+	quota_reslist_copy(out, &c->requests);
 	for (size_t i = 0; i < c->limits.n; i++) {
 		const quota_res_t *l = &c->limits.items[i];
 		int rc;
@@ -63,9 +66,14 @@ int quota_container_requests(const quota_container_t *c, quota_reslist_t *out)
 	return GPUQ_OK;
 }
 
-/* dst[name] += src[name] for every entry of src. */
+/* dst[name] += src[name] for every entry of src. Into an empty dst (a
+ * pod's first container) that is a copy, src's names being unique. */
 static int add_all(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		int rc = quota_reslist_add(dst, src->items[i].name, &src->items[i].qty);
 
@@ -75,9 +83,14 @@ static int add_all(quota_reslist_t *dst, const quota_reslist_t *src)
 	return GPUQ_OK;
 }
 
-/* dst[name] = max(dst[name], src[name]) for every entry of src. */
+/* dst[name] = max(dst[name], src[name]) for every entry of src; a copy
+ * into an empty dst, as add_all. */
 static int max_all(quota_reslist_t *dst, const quota_reslist_t *src)
 {
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
 	for (size_t i = 0; i < src->n; i++) {
 		const quota_qty_t *cur = quota_reslist_get(dst, src->items[i].name);
 		int rc;
@@ -91,37 +104,40 @@ static int max_all(quota_reslist_t *dst, const quota_reslist_t *src)
 	return GPUQ_OK;
 }
 
-/* The KEP-753 aggregation of requests (defaulted) or limits, no overhead. */
+/* The KEP-753 aggregation of requests (defaulted) or limits, no overhead.
+ * Lists are copied by their used entries only (quota_reslist_copy): a whole
+ * one is over 4 KiB, and this runs several times per admission review. */
 static int aggregate(const quota_pod_t *pod, bool limits, quota_reslist_t *out)
 {
-	quota_reslist_t sidecars, init_peak, own, tmp;
+	quota_reslist_t sidecars, init_peak, req, tmp;
 	int rc = GPUQ_OK;
 
-	memset(out, 0, sizeof(*out));
-	memset(&sidecars, 0, sizeof(sidecars));
-	memset(&init_peak, 0, sizeof(init_peak));
+	out->n = 0;
+	sidecars.n = 0;
+	init_peak.n = 0;
 	for (size_t i = 0; i < pod->n_containers && !rc; i++) {
 		const quota_container_t *c = &pod->containers[i];
+		const quota_reslist_t *own = &c->limits;
 
-		if (limits)
-			own = c->limits;
-		else
-			rc = quota_container_requests(c, &own);
+		if (!limits) {
+			rc = quota_container_requests(c, &req);
+			own = &req;
+		}
 		if (rc)
 			break;
 		switch (c->kind) {
 		case QUOTA_CONTAINER_APP:
-			rc = add_all(out, &own);
+			rc = add_all(out, own);
 			break;
 		case QUOTA_CONTAINER_SIDECAR:
 			/* a sidecar runs from its start on: it counts for every
 			 * later init container and for the app phase */
-			rc = add_all(&sidecars, &own);
+			rc = add_all(&sidecars, own);
 			if (!rc)
 				rc = max_all(&init_peak, &sidecars);
 			break;
 		case QUOTA_CONTAINER_INIT:
-			tmp = own;
+			quota_reslist_copy(&tmp, own);
 			rc = add_all(&tmp, &sidecars);
 			if (!rc)
 				rc = max_all(&init_peak, &tmp);

@@ -17,6 +17,26 @@
 /* (2^63 - 1) units in nano-units: the largest magnitude a quantity may have. */
 #define QTY_MAX_NANO ((__int128)INT64_MAX * NANO_PER_UNIT)
 
+/* v / d and v % d, in 64 bits when v fits them: 2^64 nano-units is over 18
+ * billion units, so nearly every quantity does, and 128-bit division is a
+ * library call (__udivti3) where 64-bit division by a constant is a
+ * multiply. */
+static unsigned __int128 udiv(unsigned __int128 v, uint64_t d)
+{
+	return v <= UINT64_MAX ? (unsigned __int128)((uint64_t)v / d) : v / d;
+}
+
+static uint64_t umod(unsigned __int128 v, uint64_t d)
+{
+	return v <= UINT64_MAX ? (uint64_t)v % d : (uint64_t)(v % d);
+}
+
+/* |v|, unsigned (v is within +-QTY_MAX_NANO). */
+static unsigned __int128 magnitude(__int128 v)
+{
+	return v < 0 ? (unsigned __int128)-v : (unsigned __int128)v;
+}
+
 /* ---- a little unsigned big integer, base 10^9, little-endian limbs ---- */
 
 /* 12 limbs hold 108 decimal digits; the worst case in qty_scale() is a
@@ -96,16 +116,13 @@ typedef struct {
 	quota_qty_format_t fmt; /* suffix family */
 } lexed_t;
 
-/* Suffix table: decimal SI and binary SI. The exponent form is separate. */
-static const struct {
-	const char *text;
-	int dec_exp;
-	int bin_exp;
-} suffixes[] = {
-    {"n", -9, 0}, {"u", -6, 0}, {"m", -3, 0}, {"k", 3, 0},  {"M", 6, 0},
-    {"G", 9, 0},  {"T", 12, 0}, {"P", 15, 0}, {"E", 18, 0}, {"Ki", 0, 1},
-    {"Mi", 0, 2}, {"Gi", 0, 3}, {"Ti", 0, 4}, {"Pi", 0, 5}, {"Ei", 0, 6},
-};
+/* Suffixes, by letter (0: none): decimal SI ("k": 10^3) and binary SI by
+ * the letter before its "i" ("Ki": 1024^1). Indexed, not searched: every
+ * quantity of every review is read. The exponent form is separate. */
+static const int dec_exp_of[128] = {['n'] = -9, ['u'] = -6, ['m'] = -3, ['k'] = 3, ['M'] = 6,
+				    ['G'] = 9,	['T'] = 12, ['P'] = 15, ['E'] = 18};
+static const int bin_exp_of[128] = {
+    ['K'] = 1, ['M'] = 2, ['G'] = 3, ['T'] = 4, ['P'] = 5, ['E'] = 6};
 
 /* Exponents beyond this can only overflow or round to 1n; clamping keeps the
  * arithmetic small without changing the outcome. */
@@ -143,16 +160,18 @@ static bool lex_suffix(const char *s, size_t len, lexed_t *lx)
 	lx->dec_exp = 0;
 	lx->bin_exp = 0;
 	lx->fmt = QUOTA_QTY_DECIMAL_SI;
+	unsigned char c = len ? (unsigned char)s[0] : 0;
+
 	if (len == 0)
 		return true;
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		if (strlen(suffixes[i].text) == len && memcmp(suffixes[i].text, s, len) == 0) {
-			lx->dec_exp = suffixes[i].dec_exp;
-			lx->bin_exp = suffixes[i].bin_exp;
-			if (lx->bin_exp)
-				lx->fmt = QUOTA_QTY_BINARY_SI;
-			return true;
-		}
+	if (len == 1 && c < 128 && dec_exp_of[c]) {
+		lx->dec_exp = dec_exp_of[c];
+		return true;
+	}
+	if (len == 2 && s[1] == 'i' && c < 128 && bin_exp_of[c]) {
+		lx->bin_exp = bin_exp_of[c];
+		lx->fmt = QUOTA_QTY_BINARY_SI;
+		return true;
 	}
 	if (lex_exponent(s, len, &lx->dec_exp)) {
 		lx->fmt = QUOTA_QTY_DECIMAL_EXP;
@@ -211,7 +230,9 @@ static int qty_scale_fast(const lexed_t *lx, size_t first, long p, __int128 *nan
 
 	for (size_t k = first; k < n; k++)
 		v = v * 10 + (unsigned)digit_at(lx, k);
-	for (long k = 0; k < p; k++)
+	for (; p >= 9; p -= 9)
+		v *= 1000000000u;
+	for (; p > 0; p--)
 		v *= 10;
 	if (v > ((unsigned __int128)QTY_MAX_NANO >> shift))
 		return GPUQ_ERANGE;
@@ -277,6 +298,46 @@ static const char *quoted(const char *s, size_t len, char *buf, size_t cap)
 	return buf;
 }
 
+/* Most quantities are a few digits and an SI suffix or none ("16", "500m",
+ * "64Gi"): read at once, exactly as qty_scale_fast would. false, out
+ * untouched: anything else (a sign, a fraction, an exponent, 17 digits or
+ * more, a value near or past the bound) is left to the grammar. */
+static bool parse_plain(const char *s, size_t len, quota_qty_t *out)
+{
+	unsigned __int128 v = 0;
+	size_t i = 0;
+	int dec = 0, bin = 0;
+	long p;
+	unsigned char c;
+
+	for (; i < len && i < 16 && is_digit(s[i]); i++)
+		v = v * 10 + (unsigned)(s[i] - '0');
+	if (i == 0 || i == 16)
+		return false;
+	c = i < len ? (unsigned char)s[i] : 0;
+	if (len - i == 1 && c < 128 && dec_exp_of[c])
+		dec = dec_exp_of[c];
+	else if (len - i == 2 && s[i + 1] == 'i' && c < 128 && bin_exp_of[c])
+		bin = bin_exp_of[c];
+	else if (len != i)
+		return false;
+	/* i digits times 10^p stays below 10^29 < 2^97: no overflow */
+	p = 9L + dec;
+	if ((long)i + p > 29)
+		return false;
+	for (; p >= 9; p -= 9)
+		v *= 1000000000u;
+	for (; p > 0; p--)
+		v *= 10;
+	if (v > ((unsigned __int128)QTY_MAX_NANO >> (10u * (unsigned)bin)))
+		return false;
+	v <<= 10u * (unsigned)bin;
+	out->nano = (__int128)v;
+	/* a binary quantity below one unit is shown in decimal (as apimachinery) */
+	out->format = bin && v >= NANO_PER_UNIT ? QUOTA_QTY_BINARY_SI : QUOTA_QTY_DECIMAL_SI;
+	return true;
+}
+
 int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *diag)
 {
 	lexed_t lx;
@@ -289,6 +350,8 @@ int quota_qty_parse(const char *s, size_t len, quota_qty_t *out, gpuq_diag_t *di
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "invalid quantity \"\": empty (expected a number with an "
 				     "optional suffix, e.g. 1, 500m, 2Gi)");
+	if (len <= QUOTA_QTY_STR_MAX && parse_plain(s, len, out))
+		return GPUQ_OK;
 	if (len > QUOTA_QTY_STR_MAX)
 		return gpuq_diag_set(diag, GPUQ_EINVAL,
 				     "invalid quantity \"%s...\": longer than %d characters",
@@ -322,34 +385,47 @@ static char *u128_digits(unsigned __int128 v, char *end)
 {
 	*--end = '\0';
 	do {
-		*--end = (char)('0' + (int)(v % 10));
-		v /= 10;
+		*--end = (char)('0' + (int)umod(v, 10));
+		v = udiv(v, 10);
 	} while (v);
 	return end;
+}
+
+/* Copy text (len bytes) into buf as snprintf would: cut at cap - 1 bytes,
+ * GPUQ_ELIMIT when it did not fit. */
+static int put_text(char *buf, size_t cap, const char *text, size_t len)
+{
+	size_t n = len < cap ? len : (cap ? cap - 1 : 0);
+
+	if (cap) {
+		memcpy(buf, text, n);
+		buf[n] = '\0';
+	}
+	return len < cap ? GPUQ_OK : GPUQ_ELIMIT;
 }
 
 int quota_qty_format(const quota_qty_t *q, char *buf, size_t cap)
 {
 	unsigned __int128 mag, mant;
-	char tmp[48], *digits;
+	char tmp[48], out[64], *digits;
 	const char *suffix = "";
 	char expbuf[8] = "";
 	quota_qty_format_t fmt = q->format;
-	int n;
+	size_t len = 0, n;
 
 	if (q->nano == 0)
-		return snprintf(buf, cap, "0") < (int)cap ? GPUQ_OK : GPUQ_ELIMIT;
-	mag = q->nano < 0 ? (unsigned __int128)(-q->nano) : (unsigned __int128)q->nano;
+		return put_text(buf, cap, "0", 1);
+	mag = magnitude(q->nano);
 	/* Binary form only for whole values of at least 1024 (CanonicalizeBytes). */
 	if (fmt == QUOTA_QTY_BINARY_SI &&
-	    (mag % NANO_PER_UNIT != 0 || mag < (unsigned __int128)1024 * NANO_PER_UNIT))
+	    (umod(mag, NANO_PER_UNIT) != 0 || mag < (unsigned __int128)1024 * NANO_PER_UNIT))
 		fmt = QUOTA_QTY_DECIMAL_SI;
 	if (fmt == QUOTA_QTY_BINARY_SI) {
 		int k = 0;
 
-		mant = mag / NANO_PER_UNIT;
-		while (k < 6 && mant % 1024 == 0) {
-			mant /= 1024;
+		mant = udiv(mag, NANO_PER_UNIT);
+		while (k < 6 && umod(mant, 1024) == 0) {
+			mant = udiv(mant, 1024);
 			k++;
 		}
 		suffix = bin_suffix[k];
@@ -358,8 +434,8 @@ int quota_qty_format(const quota_qty_t *q, char *buf, size_t cap)
 		int i = 0;
 
 		mant = mag;
-		while (i < 9 && mant % 1000 == 0) {
-			mant /= 1000;
+		while (i < 9 && umod(mant, 1000) == 0) {
+			mant = udiv(mant, 1000);
 			i++;
 		}
 		if (fmt == QUOTA_QTY_DECIMAL_EXP) {
@@ -370,11 +446,17 @@ int quota_qty_format(const quota_qty_t *q, char *buf, size_t cap)
 			suffix = dec_suffix[i];
 		}
 	}
+	/* sign, at most 39 digits and a suffix of at most 3 bytes fit out */
 	digits = u128_digits(mant, tmp + sizeof(tmp));
-	n = snprintf(buf, cap, "%s%s%s", q->nano < 0 ? "-" : "", digits, suffix);
-	if (n < 0 || (size_t)n >= cap)
-		return GPUQ_ELIMIT;
-	return GPUQ_OK;
+	if (q->nano < 0)
+		out[len++] = '-';
+	n = strlen(digits);
+	memcpy(out + len, digits, n);
+	len += n;
+	n = strlen(suffix);
+	memcpy(out + len, suffix, n);
+	len += n;
+	return put_text(buf, cap, out, len);
 }
 
 /* ---- arithmetic ---- */
@@ -426,14 +508,14 @@ quota_qty_t quota_qty_from_milli(int64_t milli)
 }
 
 /* nano / unit rounded away from zero, saturated to int64. */
-static int64_t scaled_up(__int128 nano, int64_t unit)
+static int64_t scaled_up(__int128 nano, uint64_t unit)
 {
-	__int128 mag = nano < 0 ? -nano : nano;
-	__int128 v = mag / unit + (mag % unit != 0);
+	unsigned __int128 mag = magnitude(nano);
+	unsigned __int128 v = udiv(mag, unit) + (umod(mag, unit) != 0);
 
 	if (v > INT64_MAX)
 		v = INT64_MAX;
-	return nano < 0 ? (int64_t)-v : (int64_t)v;
+	return nano < 0 ? -(int64_t)v : (int64_t)v;
 }
 
 int64_t quota_qty_units(const quota_qty_t *q)
@@ -448,7 +530,7 @@ int64_t quota_qty_milli(const quota_qty_t *q)
 
 bool quota_qty_is_integer(const quota_qty_t *q)
 {
-	return q->nano % NANO_PER_UNIT == 0;
+	return umod(magnitude(q->nano), NANO_PER_UNIT) == 0;
 }
 
 bool quota_qty_is_zero(const quota_qty_t *q)

@@ -248,6 +248,9 @@ typedef struct {
 
 /* The entry for name, or NULL. Borrowed: valid while list is unchanged. */
 const quota_qty_t *quota_reslist_get(const quota_reslist_t *list, const char *name);
+/* dst = src, copying src's used entries only (a list is over 4 KiB at its
+ * cap and usually holds a few; entries past n are never read). */
+void quota_reslist_copy(quota_reslist_t *dst, const quota_reslist_t *src);
 /* Whether a and b name the same resources with equal quantities, in any
  * order. */
 bool quota_reslist_same(const quota_reslist_t *a, const quota_reslist_t *b);
@@ -482,6 +485,15 @@ int quota_limitrange_default(const quota_limitrange_t *const *ranges, size_t n_r
  * GPUQ_ERANGE from aggregating the pod. */
 int quota_limitrange_validate(const quota_limitrange_t *const *ranges, size_t n_ranges,
 			      const quota_pod_t *pod, gpuq_diag_t *diag);
+/* quota_limitrange_validate, also giving the totals it judged the pod by:
+ * requests and limits (both overwritten) as quota_pod_requests and
+ * quota_pod_limits give them for the pod without its overhead, so a caller
+ * that needs them too (the pod has no overhead: they are then its totals)
+ * need not aggregate again. They are whole when the return is GPUQ_OK or
+ * GPUQ_EDENIED. */
+int quota_limitrange_validate_totals(const quota_limitrange_t *const *ranges, size_t n_ranges,
+				     const quota_pod_t *pod, quota_reslist_t *requests,
+				     quota_reslist_t *limits, gpuq_diag_t *diag);
 
 /* ---- ResourceQuota ---- */
 

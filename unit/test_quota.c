@@ -136,6 +136,14 @@ static const struct {
     {"1.1.M", GPUQ_EINVAL},
     {"1+1.0M", GPUQ_EINVAL},
     {"0.1mi", GPUQ_EINVAL},
+    /* suffix letters are looked up by byte: near misses and bytes past ASCII */
+    {"1ki", GPUQ_EINVAL},
+    {"1K", GPUQ_EINVAL},
+    {"1Kj", GPUQ_EINVAL},
+    {"1Mii", GPUQ_EINVAL},
+    {"1\xc3\xa9", GPUQ_EINVAL},
+    {"1\xcbi", GPUQ_EINVAL},
+    {"1\xcb", GPUQ_EINVAL},
     {"0.1am", GPUQ_EINVAL},
     {"aoeu", GPUQ_EINVAL},
     {".5i", GPUQ_EINVAL},
@@ -313,6 +321,94 @@ static void qty_format_small_buffer(void **state)
 	}
 }
 
+/* Either side of 2^64 nano-units, where arithmetic leaves 64 bits for 128:
+ * the same answers. */
+static void qty_around_2_64_nano(void **state)
+{
+	static const struct {
+		const char *in, *canon;
+		int64_t units, milli;
+		bool integer;
+	} cases[] = {
+	    {"18446744073.709551615", "18446744073709551615n", 18446744074, 18446744073710, false},
+	    {"18446744073.709551616", "18446744073709551616n", 18446744074, 18446744073710, false},
+	    {"-18446744073.709551617", "-18446744073709551617n", -18446744074, -18446744073710,
+	     false},
+	    {"18446744074", "18446744074", 18446744074, 18446744074000, true},
+	    {"16Ei", NULL, 0, 0, false},
+	    {"7Ei", "7Ei", 8070450532247928832, INT64_MAX, true},
+	    {"-7Ei", "-7Ei", -8070450532247928832, -INT64_MAX, true},
+	    {"1536Mi", "1536Mi", 1610612736, 1610612736000, true},
+	};
+	char buf[QUOTA_QTY_FMT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		quota_qty_t q;
+		int rc = quota_qty_parse(cases[i].in, strlen(cases[i].in), &q, NULL);
+
+		if (!cases[i].canon) {
+			assert_int_equal(rc, GPUQ_ERANGE);
+			continue;
+		}
+		assert_int_equal(rc, GPUQ_OK);
+		assert_string_equal(fmt(&q, buf), cases[i].canon);
+		assert_true(quota_qty_units(&q) == cases[i].units);
+		assert_true(quota_qty_milli(&q) == cases[i].milli);
+		assert_int_equal(quota_qty_is_integer(&q), cases[i].integer);
+	}
+}
+
+/* The common forms (digits and an SI suffix or none, read at once) and
+ * their edges, where the full grammar takes over: as the apiserver reads
+ * them (canonical text, format, or out of range). */
+static void qty_plain_forms(void **state)
+{
+	static const struct {
+		const char *in, *canon; /* canon NULL: GPUQ_ERANGE */
+		quota_qty_format_t format;
+	} cases[] = {
+	    {"16", "16", QUOTA_QTY_DECIMAL_SI},
+	    {"500m", "500m", QUOTA_QTY_DECIMAL_SI},
+	    {"64Gi", "64Gi", QUOTA_QTY_BINARY_SI},
+	    {"0Ki", "0", QUOTA_QTY_DECIMAL_SI},
+	    {"007", "7", QUOTA_QTY_DECIMAL_SI},
+	    {"1E", "1E", QUOTA_QTY_DECIMAL_SI},
+	    {"1n", "1n", QUOTA_QTY_DECIMAL_SI},
+	    {"1023Ki", "1023Ki", QUOTA_QTY_BINARY_SI},
+	    {"1024Ki", "1Mi", QUOTA_QTY_BINARY_SI},
+	    {"7Ei", "7Ei", QUOTA_QTY_BINARY_SI},
+	    {"8Ei", NULL, QUOTA_QTY_DECIMAL_SI},
+	    {"123456789012345m", "123456789012345m", QUOTA_QTY_DECIMAL_SI},
+	    {"1234567890123456m", "1234567890123456m", QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854775k", "9223372036854775k", QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854776k", NULL, QUOTA_QTY_DECIMAL_SI},
+	    {"999999999999999E", NULL, QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854775807", "9223372036854775807", QUOTA_QTY_DECIMAL_SI},
+	    {"9223372036854775808", NULL, QUOTA_QTY_DECIMAL_SI},
+	};
+	char buf[QUOTA_QTY_FMT_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		quota_qty_t q = {0, QUOTA_QTY_DECIMAL_SI};
+		gpuq_diag_t d = {""};
+		int rc = quota_qty_parse(cases[i].in, strlen(cases[i].in), &q, &d);
+
+		if (!cases[i].canon) {
+			if (rc != GPUQ_ERANGE || !strstr(d.msg, "out of range"))
+				fail_msg("%s: rc %d \"%s\", want out of range", cases[i].in, rc,
+					 d.msg);
+			continue;
+		}
+		if (rc != GPUQ_OK || strcmp(fmt(&q, buf), cases[i].canon) != 0 ||
+		    q.format != cases[i].format)
+			fail_msg("%s: rc %d, \"%s\" format %d; want \"%s\" format %d", cases[i].in,
+				 rc, rc ? "" : buf, (int)q.format, cases[i].canon,
+				 (int)cases[i].format);
+	}
+}
+
 /* ---- resource lists ---- */
 
 static void reslist_set_get_add(void **state)
@@ -362,6 +458,38 @@ static void reslist_limits(void **state)
 	assert_int_equal(quota_reslist_set(&l, "r1", &max), GPUQ_OK); /* existing: fine */
 	assert_int_equal(quota_reslist_add(&l, "r1", &one), GPUQ_ERANGE);
 	assert_true(quota_reslist_get(&l, "r1")->nano == max.nano); /* unchanged */
+}
+
+/* Names sharing a first byte (the lookup's quick test) are still told
+ * apart, and a copy takes the used entries, on its own. */
+static void reslist_lookup_and_copy(void **state)
+{
+	quota_reslist_t l = {0}, c;
+	quota_qty_t one = Q("1"), two = Q("2"), three = Q("3");
+
+	(void)state;
+	assert_int_equal(quota_reslist_set(&l, "nvidia.com/gpu.shared", &one), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&l, "nvidia.com/gpu", &two), GPUQ_OK);
+	assert_int_equal(quota_reslist_set(&l, "memory", &three), GPUQ_OK);
+	assert_null(quota_reslist_get(&l, "nvidia.com/gp"));
+	assert_null(quota_reslist_get(&l, "mem"));
+	assert_null(quota_reslist_get(&l, ""));
+	assert_true(quota_reslist_get(&l, "nvidia.com/gpu")->nano == two.nano);
+	assert_true(quota_reslist_get(&l, "nvidia.com/gpu.shared")->nano == one.nano);
+	assert_int_equal(quota_reslist_add(&l, "nvidia.com/gpu", &one), GPUQ_OK);
+	assert_true(quota_reslist_get(&l, "nvidia.com/gpu")->nano == three.nano);
+	assert_int_equal(l.n, 3);
+	memset(&c, 0xa5, sizeof(c));
+	quota_reslist_copy(&c, &l);
+	assert_int_equal(c.n, 3);
+	assert_true(quota_reslist_same(&c, &l));
+	assert_string_equal(c.items[2].name, "memory");
+	assert_int_equal(quota_reslist_set(&c, "cpu", &one), GPUQ_OK);
+	assert_int_equal(l.n, 3); /* the source is its own */
+	assert_null(quota_reslist_get(&l, "cpu"));
+	c.n = 0;
+	quota_reslist_copy(&l, &c);
+	assert_int_equal(l.n, 0);
 }
 
 /* ---- resource names and scaling ---- */
@@ -1045,6 +1173,40 @@ static void limitrange_default_then_validate(void **state)
 	assert_int_equal(quota_limitrange_validate(&r, 1, &p, &d), GPUQ_OK);
 }
 
+/* quota_limitrange_validate_totals judges by, and gives, the pod's totals
+ * without its overhead; its verdict is quota_limitrange_validate's. */
+static void limitrange_validate_gives_totals(void **state)
+{
+	static const ispec_t items[] = {{PT, "", "cpu=8", "", "", ""}};
+	static const cspec_t pod[] = {{"init", INIT, "cpu=1", "cpu=3"},
+				      {"side", SIDE, "memory=1Gi", ""},
+				      {"app", APP, "cpu=2", "cpu=2,nvidia.com/gpu=1"},
+				      {NULL, APP, NULL, NULL}};
+	lr_store_t s;
+	const quota_limitrange_t *r = LR(&s, "lr", items, 1);
+	quota_container_t store[MAXC];
+	quota_pod_t p = P(store, pod, "cpu=250m,memory=64Mi");
+	quota_pod_t bare = p;
+	quota_reslist_t req, lim, want;
+	gpuq_diag_t d = {""};
+
+	(void)state;
+	assert_int_equal(quota_limitrange_validate_totals(&r, 1, &p, &req, &lim, &d), GPUQ_OK);
+	bare.overhead.n = 0;
+	assert_int_equal(quota_pod_requests(&bare, &want), GPUQ_OK);
+	assert_true(quota_reslist_same(&req, &want));
+	assert_list(&req, "cpu=2,memory=1Gi,nvidia.com/gpu=1");
+	assert_int_equal(quota_pod_limits(&bare, &want), GPUQ_OK);
+	assert_true(quota_reslist_same(&lim, &want));
+	assert_list(&lim, "cpu=3,nvidia.com/gpu=1");
+	store[2].limits = L("cpu=9,nvidia.com/gpu=1");
+	assert_int_equal(quota_limitrange_validate_totals(&r, 1, &p, &req, &lim, &d), GPUQ_EDENIED);
+	assert_string_equal(d.msg, "maximum cpu usage per Pod is 8, but limit is 9");
+	assert_list(&lim, "cpu=9,nvidia.com/gpu=1");
+	assert_int_equal(quota_limitrange_validate(&r, 1, &p, &d), GPUQ_EDENIED);
+	assert_string_equal(d.msg, "maximum cpu usage per Pod is 8, but limit is 9");
+}
+
 /* Amounts in explanations and status read as quantities. */
 static void amounts_read_as_quantities(void **st)
 {
@@ -1176,8 +1338,11 @@ int main(void)
 	    cmocka_unit_test(qty_add_sub),
 	    cmocka_unit_test(qty_constructors_and_accessors),
 	    cmocka_unit_test(qty_format_small_buffer),
+	    cmocka_unit_test(qty_around_2_64_nano),
+	    cmocka_unit_test(qty_plain_forms),
 	    cmocka_unit_test(reslist_set_get_add),
 	    cmocka_unit_test(reslist_limits),
+	    cmocka_unit_test(reslist_lookup_and_copy),
 	    cmocka_unit_test(res_name_classes),
 	    cmocka_unit_test(reslist_scale_parallelism),
 	    cmocka_unit_test(pod_requests_and_limits),
@@ -1190,6 +1355,7 @@ int main(void)
 	    cmocka_unit_test(limitrange_defaulting_property),
 	    cmocka_unit_test(limitrange_validation),
 	    cmocka_unit_test(limitrange_default_then_validate),
+	    cmocka_unit_test(limitrange_validate_gives_totals),
 	    cmocka_unit_test(amounts_read_as_quantities),
 	    cmocka_unit_test(max_fit_rule),
 	    cmocka_unit_test(lent_shared_in_groups),

@@ -1285,7 +1285,7 @@ static void test_view_and_resolve_agree(void **state)
 	};
 	policy_t *p = obj_policy();
 	char *json = squote(text), err[256];
-	quota_reslist_t requests, one;
+	quota_reslist_t requests, one, again;
 	workload_view_t w;
 	workload_t *o = NULL;
 	gpuq_diag_t d = {""};
@@ -1299,6 +1299,9 @@ static void test_view_and_resolve_agree(void **state)
 			 GPUQ_OK);
 	assert_int_equal(workload_view_default(&w, p, "team-a", &podset, &d), GPUQ_OK);
 	assert_int_equal(workload_view_pod_request(&w.podsets[0], &requests, &one), GPUQ_OK);
+	/* from requests made already: the same one pod */
+	assert_int_equal(workload_view_pod_one(&w.podsets[0], &requests, &again), GPUQ_OK);
+	assert_true(quota_reslist_same(&one, &again));
 	assert_int_equal(w.podsets[0].dra_gpus, 2);
 	assert_int_equal(o->podsets[0].dra_gpus, 2);
 	assert_int_equal(one.n, o->podsets[0].n_requests);
@@ -1320,11 +1323,103 @@ static void test_view_and_resolve_agree(void **state)
 	policy_unref(p);
 }
 
+/* An empty view from any memory: no pod set, nothing asked, its inline
+ * pod set in place and its overhead list empty; deinit takes it. */
+static void test_view_init(void **state)
+{
+	workload_view_t *w = malloc(sizeof(*w));
+
+	(void)state;
+	assert_non_null(w);
+	memset(w, 0xa5, sizeof(*w));
+	workload_view_init(w);
+	assert_ptr_equal(w->podsets, &w->one);
+	assert_int_equal(w->n_podsets, 0);
+	assert_int_equal(w->one.pod.overhead.n, 0);
+	assert_int_equal(w->one.pod.n_containers, 0);
+	assert_null(w->one.pod.containers);
+	assert_null(w->one.refs);
+	assert_null(w->obj);
+	assert_null(w->queue);
+	assert_false(w->gpu);
+	assert_false(w->one.gpu);
+	assert_true(quota_qty_is_zero(&w->said_gpus));
+	assert_int_equal(w->pods, 0);
+	assert_string_equal(w->one.spec_field, "");
+	assert_string_equal(w->gpu_resource, "");
+	assert_null(w->unsupported);
+	workload_view_deinit(w);
+	free(w);
+}
+
+/* The view names the field of a member of the wrong type (its path is
+ * written only for the refusal): each of a Job template's members the
+ * rules read, and the Job's counts. */
+static void test_view_refusals_name_fields(void **state)
+{
+	static const struct {
+		const char *tmpl; /* the template's members, JSON with ' for " */
+		const char *counts;
+		const char *want;
+	} cases[] = {
+	    {"'metadata':'m'", "", "Job \"bad\": spec.template.metadata: must be an object"},
+	    {"'metadata':{'labels':[1]}", "", "spec.template.metadata.labels: must be an object"},
+	    {"'metadata':{'annotations':3}", "",
+	     "spec.template.metadata.annotations: must be an object, not a number \"3\""},
+	    {"'spec':{'schedulingGates':{}}", "",
+	     "spec.template.spec.schedulingGates: must be an array"},
+	    {"'spec':{'initContainers':'x'}", "",
+	     "spec.template.spec.initContainers: must be an array, not a string \"x\""},
+	    {"'spec':{'containers':[{'name':'a'},'b']}", "",
+	     "spec.template.spec.containers[1]: must be an object"},
+	    {"'spec':{'overhead':[1]}", "", "spec.template.spec.overhead: must be an object"},
+	    {"'spec':{'overhead':{'cpu':'abc'}}", "",
+	     "spec.template.spec.overhead[cpu]: invalid quantity: invalid quantity \"abc\""},
+	    {"'spec':{'runtimeClassName':5}", "",
+	     "spec.template.spec.runtimeClassName: must be a string, not a number \"5\""},
+	    {"'spec':{'resourceClaims':['x']}", "",
+	     "spec.template.spec.resourceClaims[0]: must be an object"},
+	    {"'spec':{'containers':[{'name':'a'}]}", "'parallelism':-1,",
+	     "spec.parallelism: invalid value \"-1\": must be a non-negative integer"},
+	    {"'spec':{'containers':[{'name':'a'}]}", "'completions':'3',",
+	     "spec.completions: invalid value \"3\": must be a non-negative integer"},
+	    {"'spec':{'containers':[{'name':'a'}]}", "'parallelism':2,'completions':1,", NULL},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[512], err[256], *json;
+		gpuq_diag_t d = {""};
+		workload_view_t w;
+		jv_doc_t doc;
+		int rc;
+
+		snprintf(text, sizeof(text),
+			 "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'bad'},"
+			 "'spec':{%s'template':{%s}}}",
+			 cases[i].counts, cases[i].tmpl);
+		json = squote(text);
+		assert_int_equal(jv_doc_parse(&doc, json, strlen(json), err, sizeof(err)), GPUQ_OK);
+		rc =
+		    workload_view_decode(&w, NULL, NULL, "team-a", WORKLOAD_KIND_JOB, doc.root, &d);
+		if (!cases[i].want)
+			assert_int_equal(rc, GPUQ_OK);
+		else if (rc != GPUQ_EINVAL || !strstr(d.msg, cases[i].want))
+			fail_msg("case %zu: rc %d, \"%s\", want \"%s\"", i, rc, d.msg,
+				 cases[i].want);
+		workload_view_deinit(&w);
+		jv_doc_free(&doc);
+		free(json);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_object_job_limitrange_defaults),
 	    cmocka_unit_test(test_view_and_resolve_agree),
+	    cmocka_unit_test(test_view_refusals_name_fields),
+	    cmocka_unit_test(test_view_init),
 	    cmocka_unit_test(test_object_table),
 	    cmocka_unit_test(test_object_runtime_overhead),
 	    cmocka_unit_test(test_object_pod_group_member),

@@ -90,8 +90,9 @@ static const policy_namespace_t *ns_of(const webhook_review_t *r)
  * containers as declared. */
 static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 {
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 
+	diag.msg[0] = '\0'; /* not the whole 1 KiB: every review comes here */
 	for (size_t i = 0; i < w->n_podsets; i++) {
 		const workload_view_podset_t *ps = &w->podsets[i];
 
@@ -104,19 +105,34 @@ static bool check_extended(webhook_review_t *r, const workload_view_t *w)
 	return true;
 }
 
+/* Totals of the whole workload: requests, limits, and the requests the
+ * ClusterQueue sees (GPUs asked for through DRA counted as nvidia.com/gpu).
+ * The LimitRange check leaves its own totals of a lone pod set here, so
+ * they are not made twice. */
+typedef struct {
+	quota_reslist_t one;		 /* one pod's requests, DRA GPUs included */
+	quota_reslist_t requests;	 /* all pods' requests (what ResourceQuota counts) */
+	quota_reslist_t limits;		 /* all pods' limits */
+	quota_reslist_t fit;		 /* all pods' requests, DRA GPUs included */
+	quota_reslist_t judged_requests; /* a pod's requests without overhead (check_limits) */
+	quota_reslist_t judged_limits;	 /* its limits without overhead (check_limits) */
+	bool judged; /* they are pod set 0's one pod: the only pod set, no overhead */
+} totals_t;
+
 /* Fill in defaults as the Pods will get them (requests from limits, then
  * the namespace's LimitRange defaults, and their RuntimeClass's overhead)
  * and check the LimitRanges. A template whose Pods the RuntimeClass plugin
  * would refuse is refused now, in its words. */
-static bool check_limits(webhook_review_t *r, workload_view_t *w)
+static bool check_limits(webhook_review_t *r, workload_view_t *w, totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
 	const quota_limitrange_t *const *lrs = ns ? ns->limitranges : NULL;
 	size_t n_lrs = ns ? ns->n_limitranges : 0;
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 	size_t i = 0;
 	int rc;
 
+	diag.msg[0] = '\0';
 	rc = workload_view_default(w, r->policy, r->ns, &i, &diag);
 	if (rc == GPUQ_ENOTFOUND || rc == GPUQ_EDENIED) {
 		webhook_review_refuse(r, WEBHOOK_DENY,
@@ -131,7 +147,10 @@ static bool check_limits(webhook_review_t *r, workload_view_t *w)
 	}
 	i = rc ? i + 1 : 0; /* the defaulting refused pod set i */
 	for (; !rc && i < w->n_podsets; i++)
-		rc = quota_limitrange_validate(lrs, n_lrs, &w->podsets[i].pod, &diag);
+		rc = quota_limitrange_validate_totals(
+		    lrs, n_lrs, &w->podsets[i].pod, &t->judged_requests, &t->judged_limits, &diag);
+	/* without overhead, a lone pod set's totals are the workload's own */
+	t->judged = rc == GPUQ_OK && w->n_podsets == 1 && w->podsets[0].pod.overhead.n == 0;
 	if (rc == GPUQ_OK)
 		return true;
 	i = i ? i - 1 : 0; /* the pod set refused */
@@ -162,14 +181,20 @@ static void per_pod(const workload_view_t *w, const quota_reslist_t *one, const 
 	snprintf(buf, cap, " (%s per pod x %lld pods)", v, (long long)w->pods);
 }
 
-/* Totals of the whole workload: requests, limits, and the requests the
- * ClusterQueue sees (GPUs asked for through DRA counted as nvidia.com/gpu). */
-typedef struct {
-	quota_reslist_t one;	  /* one pod's requests, DRA GPUs included */
-	quota_reslist_t requests; /* all pods' requests (what ResourceQuota counts) */
-	quota_reslist_t limits;	  /* all pods' limits */
-	quota_reslist_t fit;	  /* all pods' requests, DRA GPUs included */
-} totals_t;
+/* dst[name] += src[name] for every entry of src; into an empty dst (the
+ * first pod set's share) a copy, src's names being unique. */
+static int add_all(quota_reslist_t *dst, const quota_reslist_t *src)
+{
+	int rc = GPUQ_OK;
+
+	if (dst->n == 0) {
+		quota_reslist_copy(dst, src);
+		return GPUQ_OK;
+	}
+	for (size_t k = 0; !rc && k < src->n; k++)
+		rc = quota_reslist_add(dst, src->items[k].name, &src->items[k].qty);
+	return rc;
+}
 
 /* One pod set's share of the totals: its pods times one pod's requests. A
  * single pod set counts the workload's pods (a Pod in a group stands for
@@ -181,23 +206,29 @@ static int podset_totals(const workload_view_t *w, size_t i, totals_t *t)
 	quota_reslist_t req, one, lim;
 	int rc;
 
-	rc = workload_view_pod_request(ps, &req, &one);
-	if (!rc)
-		rc = quota_pod_limits(&ps->pod, &lim);
+	if (i == 0 && t->judged) {
+		quota_reslist_copy(&req, &t->judged_requests);
+		quota_reslist_copy(&lim, &t->judged_limits);
+		rc = workload_view_pod_one(ps, &req, &one);
+	} else {
+		rc = workload_view_pod_request(ps, &req, &one);
+		if (!rc)
+			rc = quota_pod_limits(&ps->pod, &lim);
+	}
 	if (!rc && i == 0)
-		t->one = one;
+		quota_reslist_copy(&t->one, &one);
 	if (!rc)
 		rc = quota_reslist_scale(&req, pods);
 	if (!rc)
 		rc = quota_reslist_scale(&lim, pods);
 	if (!rc)
 		rc = quota_reslist_scale(&one, pods);
-	for (size_t k = 0; !rc && k < req.n; k++)
-		rc = quota_reslist_add(&t->requests, req.items[k].name, &req.items[k].qty);
-	for (size_t k = 0; !rc && k < lim.n; k++)
-		rc = quota_reslist_add(&t->limits, lim.items[k].name, &lim.items[k].qty);
-	for (size_t k = 0; !rc && k < one.n; k++)
-		rc = quota_reslist_add(&t->fit, one.items[k].name, &one.items[k].qty);
+	if (!rc)
+		rc = add_all(&t->requests, &req);
+	if (!rc)
+		rc = add_all(&t->limits, &lim);
+	if (!rc)
+		rc = add_all(&t->fit, &one);
 	return rc;
 }
 
@@ -243,9 +274,10 @@ static bool workload_totals(webhook_review_t *r, const workload_view_t *w, total
 static bool check_quota(webhook_review_t *r, const workload_view_t *w, const totals_t *t)
 {
 	const policy_namespace_t *ns = ns_of(r);
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 	quota_pod_scope_t scope;
 
+	diag.msg[0] = '\0';
 	workload_view_quota_scope(w, r->policy, &t->requests, &t->limits, &scope);
 	if (!ns ||
 	    quota_resourcequota_check(ns->quotas, ns->n_quotas, &scope, &t->requests, &t->limits,
@@ -374,7 +406,7 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 
 	if (!exempt && !check_queue(r, w, &cq))
 		return;
-	if (!check_extended(r, w) || !check_limits(r, w))
+	if (!check_extended(r, w) || !check_limits(r, w, &t))
 		return;
 	if (!workload_totals(r, w, &t) || !check_quota(r, w, &t))
 		return;
@@ -382,21 +414,29 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 
+/* The field of ps's template then tail ("spec.template" +
+ * ".metadata.labels") into buf (cap > 0), cut short as snprintf would: the
+ * template's field is its spec's without ".spec". Runs on every review
+ * (check_keys), so no snprintf. */
+static const char *tmpl_field(const workload_view_podset_t *ps, const char *tail, char *buf,
+			      size_t cap)
+{
+	size_t n = strlen(ps->spec_field);
+
+	n = n > 5 ? n - 5 : n;
+	n = n < cap ? n : cap - 1;
+	memcpy(buf, ps->spec_field, n);
+	gpuq_strlcpy(buf + n, tail, cap - n);
+	return buf;
+}
+
 /* The field of the first pod template of w carrying gpuq.dev/admitted
  * ("spec.template.metadata.annotations"), into buf. */
 static const char *tmpl_admitted_field(const workload_view_t *w, char *buf, size_t cap)
 {
-	for (size_t i = 0; i < w->n_podsets; i++) {
-		const workload_view_podset_t *ps = &w->podsets[i];
-		size_t n = strlen(ps->spec_field);
-
-		if (!ps->tmpl_admitted)
-			continue;
-		/* the template's field is its spec's without ".spec" */
-		snprintf(buf, cap, "%.*s.metadata.annotations", (int)(n > 5 ? n - 5 : n),
-			 ps->spec_field);
-		return buf;
-	}
+	for (size_t i = 0; i < w->n_podsets; i++)
+		if (w->podsets[i].tmpl_admitted)
+			return tmpl_field(&w->podsets[i], ".metadata.annotations", buf, cap);
 	gpuq_strlcpy(buf, "metadata.annotations", cap);
 	return buf;
 }
@@ -922,19 +962,13 @@ static void check_keys(webhook_review_t *r, const workload_view_t *w, const work
 	for (size_t p = 0; p < w->n_podsets; p++) {
 		const workload_view_podset_t *ps = &w->podsets[p];
 		const workload_view_podset_t *o = old ? podset_named(old, ps->name) : NULL;
-		size_t n = strlen(ps->spec_field);
 
 		if (!ps->tmpl_ptr[0])
 			continue; /* a Pod: its own metadata, judged above */
-		/* the template's field is its spec's without ".spec" */
-		snprintf(field, sizeof(field), "%.*s.metadata.labels", (int)(n > 5 ? n - 5 : n),
-			 ps->spec_field);
-		if (!keys_map(r, w, ps->pod_labels, o ? o->pod_labels : NULL, true, field))
-			return;
-		snprintf(field, sizeof(field), "%.*s.metadata.annotations",
-			 (int)(n > 5 ? n - 5 : n), ps->spec_field);
-		if (!keys_map(r, w, ps->pod_annotations, o ? o->pod_annotations : NULL, false,
-			      field))
+		if (!keys_map(r, w, ps->pod_labels, o ? o->pod_labels : NULL, true,
+			      tmpl_field(ps, ".metadata.labels", field, sizeof(field))) ||
+		    !keys_map(r, w, ps->pod_annotations, o ? o->pod_annotations : NULL, false,
+			      tmpl_field(ps, ".metadata.annotations", field, sizeof(field))))
 			return;
 	}
 }
@@ -944,16 +978,16 @@ int webhook_validate_run(webhook_review_t *r)
 	const workload_config_t wcfg = webhook_workload_cfg(r->cfg);
 	const workload_integration_t *parent;
 	workload_view_t w, old;
-	gpuq_diag_t diag = {""};
+	gpuq_diag_t diag;
 	bool update = !strcmp(r->op, "UPDATE"), member, old_member;
 	int rc;
 
+	diag.msg[0] = '\0';
 	if ((!update && strcmp(r->op, "CREATE") != 0) || !r->obj || *r->sub_resource)
 		return GPUQ_OK;
 	if (webhook_review_by_controller(r) || !policy_namespace_managed(r->policy, r->ns))
 		return GPUQ_OK;
-	memset(&old, 0, sizeof(old));
-	old.podsets = &old.one;
+	workload_view_init(&old);
 	rc = workload_view_decode(&w, r->policy, &wcfg, r->ns, r->kind, r->obj, &diag);
 	if (!rc && update && r->old)
 		rc = workload_view_decode(&old, r->policy, &wcfg, r->ns, r->kind, r->old, &diag);

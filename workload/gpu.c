@@ -6,10 +6,14 @@
 
 bool workload_gpu_resource(const workload_config_t *cfg, const char *name)
 {
+	const char *vendor = "nvidia.com/";
+
 	if (!name)
 		return false;
-	if (!strcmp(name, "nvidia.com/gpu") || !strcmp(name, "nvidia.com/gpu.shared") ||
-	    !strncmp(name, "nvidia.com/mig-", 15))
+	/* every resource of every container asks: "cpu" is told at its first byte */
+	if (name[0] == 'n' && !strncmp(name, vendor, 11) &&
+	    (!strcmp(name + 11, "gpu") || !strcmp(name + 11, "gpu.shared") ||
+	     !strncmp(name + 11, "mig-", 4)))
 		return true;
 	for (size_t i = 0; cfg && i < cfg->n_gpu_resources; i++)
 		if (cfg->gpu_resources[i] && !strcmp(name, cfg->gpu_resources[i]))

@@ -59,6 +59,9 @@ int workload_pod_default(quota_pod_t *pod, const policy_t *policy, const char *n
  * counts them (quota_pod_requests), and `one`, the same plus dra_gpus as
  * nvidia.com/gpu (what a ClusterQueue is charged). GPUQ_OK, GPUQ_ELIMIT,
  * GPUQ_ERANGE. */
+/* runtime.c: `one` of a pod whose requests are known: requests plus
+ * dra_gpus as nvidia.com/gpu. GPUQ_OK, GPUQ_ELIMIT, GPUQ_ERANGE. */
+int workload_pod_one(const quota_reslist_t *requests, int64_t dra_gpus, quota_reslist_t *one);
 int workload_pod_request(const quota_pod_t *pod, int64_t dra_gpus, quota_reslist_t *requests,
 			 quota_reslist_t *one);
 /* view.c: a claim's template name (v1 field, or the older source.*). */

@@ -46,7 +46,8 @@ static const struct {
 workload_key_owner_t workload_key_owner(const char *key, bool label, size_t *max)
 {
 	*max = 0;
-	if (!key || strncmp(key, PREFIX, sizeof(PREFIX) - 1) != 0)
+	/* every label and annotation of a review asks: most differ at once */
+	if (!key || key[0] != PREFIX[0] || strncmp(key, PREFIX, sizeof(PREFIX) - 1) != 0)
 		return WORKLOAD_KEY_OTHER;
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (keys[i].label == label && !strcmp(keys[i].key, key)) {

@@ -29,7 +29,7 @@ int workload_runtime_overhead(const policy_t *policy, const char *runtime_class,
 						   "corresponding RuntimeClass defined Overhead")
 				   : GPUQ_OK;
 	if (!overhead->n) {
-		*overhead = rt->overhead;
+		quota_reslist_copy(overhead, &rt->overhead);
 		return GPUQ_OK;
 	}
 	return quota_reslist_same(overhead, &rt->overhead)
@@ -73,16 +73,20 @@ int workload_pod_default(quota_pod_t *pod, const policy_t *policy, const char *n
 	return workload_runtime_overhead(policy, runtime_class, &pod->overhead, diag);
 }
 
+int workload_pod_one(const quota_reslist_t *requests, int64_t dra_gpus, quota_reslist_t *one)
+{
+	quota_qty_t g = quota_qty_from_units(dra_gpus, QUOTA_QTY_DECIMAL_SI);
+
+	quota_reslist_copy(one, requests);
+	return dra_gpus ? quota_reslist_add(one, "nvidia.com/gpu", &g) : GPUQ_OK;
+}
+
 int workload_pod_request(const quota_pod_t *pod, int64_t dra_gpus, quota_reslist_t *requests,
 			 quota_reslist_t *one)
 {
-	quota_qty_t g = quota_qty_from_units(dra_gpus, QUOTA_QTY_DECIMAL_SI);
 	int rc = quota_pod_requests(pod, requests);
 
-	if (rc)
-		return rc;
-	*one = *requests;
-	return dra_gpus ? quota_reslist_add(one, "nvidia.com/gpu", &g) : GPUQ_OK;
+	return rc ? rc : workload_pod_one(requests, dra_gpus, one);
 }
 
 int64_t workload_claim_gpus(const policy_t *policy, const char *ns, const char *template_name)

@@ -5,6 +5,7 @@
  * document; the allocations are the container arrays (and the pod sets of
  * a kind with more than one). Where the pod sets are is the kind's business
  * (kinds.c). */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,18 @@ int workload_qty_json(const jv_t *v, quota_qty_t *out, gpuq_diag_t *diag)
 	return gpuq_diag_set(diag, GPUQ_EINVAL, "a quantity must be a string or a number");
 }
 
+/* jv_fields_typed with the field path base + tail, joined into path (cap
+ * bytes) only for a refusal: a review reads dozens of members, and a
+ * refusal is rare. */
+static int typed_at(const jv_fields_t *f, const jv_t *obj, const char *key, jv_type_t type,
+		    const char *base, const char *tail, char *path, size_t cap, const jv_t **out)
+{
+	if (jv_member_typed(obj, key, type, out))
+		return GPUQ_OK;
+	gpuq_strjoin(path, cap, base, tail, "");
+	return jv_fields_typed(f, obj, key, type, path, out);
+}
+
 /* Field path of container i of ps for messages: spec.containers[0]. */
 static void cfield(const workload_view_podset_t *ps, size_t i, char *buf, size_t cap)
 {
@@ -83,12 +96,14 @@ static void cfield(const workload_view_podset_t *ps, size_t i, char *buf, size_t
 		 ps->refs[i].init ? "initContainers" : "containers", ps->refs[i].index);
 }
 
-/* Decode resources.<which> of container i of ps into list. */
-static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i, const char *which,
-		       const workload_config_t *cfg, quota_reslist_t *list, gpuq_diag_t *diag)
+/* Decode resources.<which> of container i of ps (res: its resources, an
+ * object) into list. */
+static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i, const jv_t *res,
+		       const char *which, const workload_config_t *cfg, quota_reslist_t *list,
+		       gpuq_diag_t *diag)
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
-	const jv_t *res, *m, *v;
+	const jv_t *m, *v;
 	char where[192], path[224], at[512];
 	gpuq_diag_t inner;
 	int rc;
@@ -96,13 +111,6 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 	/* The field paths are written only for a refusal: every review reads
 	 * a few dozen of these, and a refusal is rare. */
 	list->n = 0;
-	if (!jv_member_typed(ps->refs[i].json, "resources", JV_OBJECT, &res)) {
-		cfield(ps, i, where, sizeof(where));
-		snprintf(path, sizeof(path), "%s.resources", where);
-		return jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
-	}
-	if (!res)
-		return GPUQ_OK;
 	if (!jv_member_typed(res, which, JV_OBJECT, &m)) {
 		cfield(ps, i, where, sizeof(where));
 		snprintf(path, sizeof(path), "%s.resources.%s", where, which);
@@ -148,6 +156,33 @@ static int decode_list(workload_view_t *w, workload_view_podset_t *ps, size_t i,
 	return GPUQ_OK;
 }
 
+/* Decode container i's requests then limits (both empty without
+ * resources), reading its resources once. */
+static int decode_resources(workload_view_t *w, workload_view_podset_t *ps, size_t i,
+			    const workload_config_t *cfg, gpuq_diag_t *diag)
+{
+	quota_container_t *c = &ps->pod.containers[i];
+	const jv_t *res;
+	int rc;
+
+	c->requests.n = 0;
+	c->limits.n = 0;
+	if (!jv_member_typed(ps->refs[i].json, "resources", JV_OBJECT, &res)) {
+		const jv_fields_t f = workload_fields_of(w, diag);
+		char where[192], path[224];
+
+		cfield(ps, i, where, sizeof(where));
+		snprintf(path, sizeof(path), "%s.resources", where);
+		return jv_fields_typed(&f, ps->refs[i].json, "resources", JV_OBJECT, path, &res);
+	}
+	if (!res)
+		return GPUQ_OK;
+	rc = decode_list(w, ps, i, res, "requests", cfg, &c->requests, diag);
+	if (!rc)
+		rc = decode_list(w, ps, i, res, "limits", cfg, &c->limits, diag);
+	return rc;
+}
+
 /* spec.overhead (set by the RuntimeClass admission plugin on Pods). */
 static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_diag_t *diag)
 {
@@ -156,8 +191,8 @@ static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_
 	char path[128], at[448];
 	int rc;
 
-	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".overhead", "");
-	rc = jv_fields_typed(&f, ps->pod_spec, "overhead", JV_OBJECT, path, &m);
+	rc = typed_at(&f, ps->pod_spec, "overhead", JV_OBJECT, ps->spec_field, ".overhead", path,
+		      sizeof(path), &m);
 	if (rc || !m)
 		return rc;
 	for (const jv_t *k = m->first; k; k = v->next) {
@@ -168,6 +203,7 @@ static int decode_overhead(workload_view_t *w, workload_view_podset_t *ps, gpuq_
 		v = k->next;
 		if (workload_qty_json(v, &q, &inner) ||
 		    quota_reslist_set(&ps->pod.overhead, key, &q)) {
+			gpuq_strjoin(path, sizeof(path), ps->spec_field, ".overhead", "");
 			snprintf(at, sizeof(at), "%s[%s]", path, key);
 			return jv_fields_refuse(&f, at, "invalid quantity: %s",
 						inner.msg[0] ? inner.msg : "too many resources");
@@ -181,18 +217,20 @@ static int decode_runtime_class(workload_view_t *w, workload_view_podset_t *ps, 
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
 	char path[WORKLOAD_FIELD_MAX + 32];
-	int rc;
+	const jv_t *v;
+	int rc = typed_at(&f, ps->pod_spec, "runtimeClassName", JV_STRING, ps->spec_field,
+			  ".runtimeClassName", path, sizeof(path), &v);
 
-	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".runtimeClassName", "");
-	rc = jv_fields_str(&f, ps->pod_spec, "runtimeClassName", path, false, &ps->runtime_class);
+	ps->runtime_class = v ? v->s : NULL;
 	if (ps->runtime_class && !ps->runtime_class[0])
 		ps->runtime_class = NULL;
 	return rc;
 }
 
-/* Every element of arr (at field path) must be an object. */
-static int objects_only(const workload_view_t *w, const jv_t *arr, const char *path,
-			gpuq_diag_t *diag)
+/* Every element of arr (at field path base + tail, joined into path of cap
+ * bytes for a refusal) must be an object. */
+static int objects_only(const workload_view_t *w, const jv_t *arr, const char *base,
+			const char *tail, char *path, size_t cap, gpuq_diag_t *diag)
 {
 	const jv_fields_t f = workload_fields_of(w, diag);
 	char at[160];
@@ -201,6 +239,7 @@ static int objects_only(const workload_view_t *w, const jv_t *arr, const char *p
 	for (const jv_t *e = jv_first(arr); e; e = e->next, i++) {
 		if (jv_is(e, JV_OBJECT))
 			continue;
+		gpuq_strjoin(path, cap, base, tail, "");
 		snprintf(at, sizeof(at), "%s[%zu]", path, i);
 		return jv_fields_want(&f, at, e, JV_OBJECT);
 	}
@@ -216,11 +255,11 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 	char pi[128], pa[128];
 	int rc;
 
-	gpuq_strjoin(pi, sizeof(pi), ps->spec_field, ".initContainers", "");
-	gpuq_strjoin(pa, sizeof(pa), ps->spec_field, ".containers", "");
-	rc = jv_fields_typed(&f, ps->pod_spec, "initContainers", JV_ARRAY, pi, &init);
+	rc = typed_at(&f, ps->pod_spec, "initContainers", JV_ARRAY, ps->spec_field,
+		      ".initContainers", pi, sizeof(pi), &init);
 	if (!rc)
-		rc = jv_fields_typed(&f, ps->pod_spec, "containers", JV_ARRAY, pa, &app);
+		rc = typed_at(&f, ps->pod_spec, "containers", JV_ARRAY, ps->spec_field,
+			      ".containers", pa, sizeof(pa), &app);
 	if (rc)
 		return rc;
 	n_init = jv_count(init);
@@ -230,9 +269,9 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 		return jv_fields_refuse(&f, ps->spec_field,
 					"%zu containers; gpuq reviews at most %d", n,
 					WORKLOAD_CONTAINERS_MAX);
-	rc = objects_only(w, init, pi, diag);
+	rc = objects_only(w, init, ps->spec_field, ".initContainers", pi, sizeof(pi), diag);
 	if (!rc)
-		rc = objects_only(w, app, pa, diag);
+		rc = objects_only(w, app, ps->spec_field, ".containers", pa, sizeof(pa), diag);
 	if (rc || !n)
 		return rc;
 	ps->pod.containers = malloc(n * (sizeof(quota_container_t) + sizeof(workload_cref_t)));
@@ -247,7 +286,8 @@ static int collect_containers(workload_view_t *w, workload_view_podset_t *ps, gp
 		for (size_t i = 0; i < cnt; i++, k++, c = c->next) {
 			quota_container_t *qc = &ps->pod.containers[k];
 			const char *cname = jv_member_str(c, "name");
-			const char *restart = jv_member_str(c, "restartPolicy");
+			/* only an init container's tells a sidecar */
+			const char *restart = pass ? NULL : jv_member_str(c, "restartPolicy");
 
 			ps->refs[k] = (workload_cref_t){.init = !pass, .index = i, .json = c};
 			gpuq_strlcpy(qc->name, cname ? cname : "", sizeof(qc->name));
@@ -283,10 +323,11 @@ static int decode_claims(workload_view_t *w, workload_view_podset_t *ps, const p
 	char path[128];
 	int rc;
 
-	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".resourceClaims", "");
-	rc = jv_fields_typed(&f, ps->pod_spec, "resourceClaims", JV_ARRAY, path, &claims);
+	rc = typed_at(&f, ps->pod_spec, "resourceClaims", JV_ARRAY, ps->spec_field,
+		      ".resourceClaims", path, sizeof(path), &claims);
 	if (!rc)
-		rc = objects_only(w, claims, path, diag);
+		rc = objects_only(w, claims, ps->spec_field, ".resourceClaims", path, sizeof(path),
+				  diag);
 	if (rc || !policy)
 		return rc;
 	c = jv_first(claims);
@@ -317,23 +358,43 @@ int workload_view_template(workload_view_t *w, workload_view_podset_t *ps, const
 	ps->tmpl = tmpl;
 	gpuq_strjoin(ps->spec_field, sizeof(ps->spec_field), field, ".spec", "");
 	gpuq_strlcpy(ps->tmpl_ptr, ptr, sizeof(ps->tmpl_ptr));
-	gpuq_strjoin(path, sizeof(path), field, ".metadata", "");
-	rc = jv_fields_typed(&f, tmpl, "metadata", JV_OBJECT, path, &tmeta);
-	gpuq_strjoin(path, sizeof(path), field, ".metadata.labels", "");
+	rc = typed_at(&f, tmpl, "metadata", JV_OBJECT, field, ".metadata", path, sizeof(path),
+		      &tmeta);
 	if (!rc)
-		rc = jv_fields_typed(&f, tmeta, "labels", JV_OBJECT, path, &ps->pod_labels);
-	gpuq_strjoin(path, sizeof(path), field, ".metadata.annotations", "");
+		rc = typed_at(&f, tmeta, "labels", JV_OBJECT, field, ".metadata.labels", path,
+			      sizeof(path), &ps->pod_labels);
 	if (!rc)
-		rc = jv_fields_typed(&f, tmeta, "annotations", JV_OBJECT, path,
-				     &ps->pod_annotations);
+		rc = typed_at(&f, tmeta, "annotations", JV_OBJECT, field, ".metadata.annotations",
+			      path, sizeof(path), &ps->pod_annotations);
 	if (!rc)
 		rc = jv_fields_typed(&f, tmpl, "spec", JV_OBJECT, ps->spec_field, &ps->pod_spec);
-	gpuq_strjoin(path, sizeof(path), ps->spec_field, ".schedulingGates", "");
 	if (!rc)
-		rc = jv_fields_typed(&f, ps->pod_spec, "schedulingGates", JV_ARRAY, path, &gates);
+		rc = typed_at(&f, ps->pod_spec, "schedulingGates", JV_ARRAY, ps->spec_field,
+			      ".schedulingGates", path, sizeof(path), &gates);
 	adm = jv_member_str(ps->pod_annotations, WORKLOAD_ANNOT_ADMITTED);
 	ps->tmpl_admitted = adm && !strcmp(adm, "true");
 	return rc;
+}
+
+/* Zero ps but its overhead list's entries: 5 KiB of its 5.6, read only up
+ * to the list's n, and every review makes a view or two. */
+static void podset_zero(workload_view_podset_t *ps)
+{
+	size_t skip = offsetof(workload_view_podset_t, pod.overhead.items);
+	size_t end = skip + sizeof(ps->pod.overhead.items);
+
+	memset(ps, 0, skip);
+	memset((char *)ps + end, 0, sizeof(*ps) - end);
+}
+
+void workload_view_init(workload_view_t *w)
+{
+	size_t one = offsetof(workload_view_t, one), end = one + sizeof(w->one);
+
+	memset(w, 0, one);
+	podset_zero(&w->one);
+	memset((char *)w + end, 0, sizeof(*w) - end);
+	w->podsets = &w->one;
 }
 
 int workload_view_podset_new(workload_view_t *w, const char *name, const char *field,
@@ -356,12 +417,26 @@ int workload_view_podset_new(workload_view_t *w, const char *name, const char *f
 		w->podsets = ps;
 	}
 	ps = &w->podsets[w->n_podsets++];
-	memset(ps, 0, sizeof(*ps));
+	podset_zero(ps);
 	gpuq_strlcpy(ps->name, name, sizeof(ps->name));
 	ps->count = 1;
 	ps->parallelism = 1;
 	*out = ps;
 	return GPUQ_OK;
+}
+
+/* jv_fields_int of a count (0 and up, def when absent) with the path
+ * base + tail joined into path (cap bytes) only for a refusal. */
+static int count_at(const jv_fields_t *f, const jv_t *obj, const char *key, const char *base,
+		    const char *tail, char *path, size_t cap, int64_t def, int64_t *out)
+{
+	jv_fields_t quiet = *f;
+
+	quiet.diag = NULL;
+	if (jv_fields_int(&quiet, obj, key, "", def, 0, INT64_MAX, out) == GPUQ_OK)
+		return GPUQ_OK;
+	gpuq_strjoin(path, cap, base, tail, "");
+	return jv_fields_int(f, obj, key, path, def, 0, INT64_MAX, out);
 }
 
 int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const char *field,
@@ -372,11 +447,11 @@ int workload_view_job_counts(const workload_view_t *w, const jv_t *spec, const c
 	int64_t completions;
 	int rc;
 
-	gpuq_strjoin(pp, sizeof(pp), field, ".parallelism", "");
-	gpuq_strjoin(pc, sizeof(pc), field, ".completions", "");
-	rc = jv_fields_int(&f, spec, "parallelism", pp, 1, 0, INT64_MAX, parallelism);
+	rc = count_at(&f, spec, "parallelism", field, ".parallelism", pp, sizeof(pp), 1,
+		      parallelism);
 	if (!rc)
-		rc = jv_fields_int(&f, spec, "completions", pc, -1, 0, INT64_MAX, &completions);
+		rc = count_at(&f, spec, "completions", field, ".completions", pc, sizeof(pc), -1,
+			      &completions);
 	if (rc)
 		return rc;
 	*pods = *parallelism;
@@ -428,12 +503,8 @@ static int decode_podset(workload_view_t *w, workload_view_podset_t *ps, const p
 		rc = decode_overhead(w, ps, diag);
 	if (!rc)
 		rc = decode_runtime_class(w, ps, diag);
-	for (size_t i = 0; !rc && i < ps->pod.n_containers && ps->refs[i].json; i++) {
-		rc = decode_list(w, ps, i, "requests", cfg, &ps->pod.containers[i].requests, diag);
-		if (!rc)
-			rc = decode_list(w, ps, i, "limits", cfg, &ps->pod.containers[i].limits,
-					 diag);
-	}
+	for (size_t i = 0; !rc && i < ps->pod.n_containers && ps->refs[i].json; i++)
+		rc = decode_resources(w, ps, i, cfg, diag);
 	if (!rc)
 		rc = decode_claims(w, ps, policy, ns, diag);
 	return rc;
@@ -510,13 +581,12 @@ int workload_view_decode(workload_view_t *w, const policy_t *policy, const workl
 	const char *adm;
 	int rc;
 
-	memset(w, 0, sizeof(*w));
+	workload_view_init(w);
 	w->kind = kind;
 	w->integ = workload_integration(kind);
 	w->kind_name = w->integ->kind_name;
 	w->obj = obj;
 	w->pods = 1;
-	w->podsets = &w->one;
 	rc = locate(w, diag);
 	if (rc)
 		return rc;
@@ -572,6 +642,12 @@ int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t 
 			      quota_reslist_t *one)
 {
 	return workload_pod_request(&ps->pod, ps->dra_gpus, requests, one);
+}
+
+int workload_view_pod_one(const workload_view_podset_t *ps, const quota_reslist_t *requests,
+			  quota_reslist_t *one)
+{
+	return workload_pod_one(requests, ps->dra_gpus, one);
 }
 
 void workload_view_deinit(workload_view_t *w)

@@ -471,6 +471,11 @@ typedef struct workload_view {
 						  (a static sentence), or NULL */
 } workload_view_t;
 
+/* An empty view (no pod set, nothing decoded), as workload_view_decode
+ * starts; workload_view_deinit accepts it. Cheaper than zeroing the view
+ * whole: its inline pod set's overhead entries are left as they were
+ * (never read past the list's n). */
+void workload_view_init(workload_view_t *w);
 /* Decode obj, of kind `kind`, in namespace ns against policy (NULL: no DRA
  * claims seen) and cfg (NULL: no extra GPU names). Quantities are parsed; GPU
  * use is detected. GPUQ_EINVAL with diag naming the field and value (bad
@@ -499,6 +504,10 @@ int workload_view_default(workload_view_t *w, const policy_t *policy, const char
  * GPUQ_ERANGE. */
 int workload_view_pod_request(const workload_view_podset_t *ps, quota_reslist_t *requests,
 			      quota_reslist_t *one);
+/* `one` of pod set ps from its requests when the caller has them already
+ * (quota_pod_requests of its pod): returns as workload_view_pod_request. */
+int workload_view_pod_one(const workload_view_podset_t *ps, const quota_reslist_t *requests,
+			  quota_reslist_t *one);
 void workload_view_deinit(workload_view_t *w);
 
 /* What the Pods of view w show a ResourceQuota's scopes (quota_pod_scope_t):
