@@ -70,6 +70,29 @@ static void sb_add(sbuf_t *b, const char *fmt, ...)
 		b->len += (size_t)n;
 }
 
+/* The strings of a NULL-ended list appended as sb_add("%s%s...") would
+ * append them, without printf (a reason per pending workload for the web
+ * view's snapshot). */
+static void sb_cat(sbuf_t *b, ...)
+{
+	va_list ap;
+	const char *s;
+
+	va_start(ap, b);
+	while ((s = va_arg(ap, const char *))) {
+		size_t n = strlen(s);
+
+		if (b->len < b->cap) {
+			size_t m = n < b->cap - b->len - 1 ? n : b->cap - b->len - 1;
+
+			memcpy(b->buf + b->len, s, m);
+			b->buf[b->len + m] = '\0';
+		}
+		b->len += n;
+	}
+	va_end(ap);
+}
+
 /* "12 min", "45 s", "2 h 5 min": a duration for people, rounded up. */
 static void dur_text(int64_t ms, char *buf, size_t cap)
 {
@@ -241,16 +264,18 @@ static void explain_why(const queue_t *q, const wl_t *w, sbuf_t *b)
 	default:
 		break;
 	}
-	sb_add(b, "needs %s %s on flavor %s, %s free",
-	       quota_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)),
-	       queue_res_name(q, w->why_res), queue_flv_name(q, w->why_flavor),
-	       quota_amount_format(queue_res_name(q, w->why_res), live_free(q, w), n2, sizeof(n2)));
+	sb_cat(b, "needs ",
+	       quota_amount_format(queue_res_name(q, w->why_res), w->why_need, n1, sizeof(n1)), " ",
+	       queue_res_name(q, w->why_res), " on flavor ", queue_flv_name(q, w->why_flavor), ", ",
+	       quota_amount_format(queue_res_name(q, w->why_res), live_free(q, w), n2, sizeof(n2)),
+	       " free", (const char *)NULL);
 	switch (w->why) {
 	case WHY_QUOTA_NOMINAL:
-		sb_add(b, "; nominal quota of ClusterQueue %s reached", cqn);
+		sb_cat(b, "; nominal quota of ClusterQueue ", cqn, " reached", (const char *)NULL);
 		break;
 	case WHY_QUOTA_BLIMIT:
-		sb_add(b, "; borrowing limit of ClusterQueue %s reached", cqn);
+		sb_cat(b, "; borrowing limit of ClusterQueue ", cqn, " reached",
+		       (const char *)NULL);
 		break;
 	case WHY_QUOTA_COHORT:
 		sb_add(b, "; cohort borrowing limit reached");
@@ -513,7 +538,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 
 	switch (wl_wait(q, w)) {
 	case QUEUE_WAIT_NO_FIT:
-		sb_add(b, "pending in ClusterQueue %s: ", cq);
+		sb_cat(b, "pending in ClusterQueue ", cq, ": ", (const char *)NULL);
 		if (w->why == WHY_NOT_COVERED || w->why == WHY_NO_FLAVOR || w->why == WHY_ABOVE_MAX)
 			explain_why(q, w, b); /* the policy's figures only */
 		else
@@ -523,7 +548,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 	case QUEUE_WAIT_BACKOFF:
 	case QUEUE_WAIT_STOPPED:
 	case QUEUE_WAIT_DEACTIVATED:
-		sb_add(b, "pending in ClusterQueue %s: ", cq);
+		sb_cat(b, "pending in ClusterQueue ", cq, ": ", (const char *)NULL);
 		explain_wait(q, w, b); /* the workload's own counts and timers */
 		return;
 	case QUEUE_WAIT_BUDGET: { /* the budget and its window, not its figures */
@@ -535,7 +560,7 @@ static void status_pending(const queue_t *q, const wl_t *w, sbuf_t *b)
 	}
 	default: /* eligible, quota, behind the head, preempting */
 		if (reserving(q, w)) {
-			sb_add(b, "pending in ClusterQueue %s: ", cq);
+			sb_cat(b, "pending in ClusterQueue ", cq, ": ", (const char *)NULL);
 			explain_reserved(q, w, false, b);
 			sb_add(b, "waiting for quota");
 			return;

@@ -550,30 +550,45 @@ int64_t quota_qty_amount(const char *name, const quota_qty_t *q)
 	return quota_qty_units(q);
 }
 
+/* v in decimal and then sfx into buf[cap], cut as snprintf("%" PRId64 "%s")
+ * cuts it (the explanations format an amount per pending workload). */
+static const char *amount_put(char *buf, size_t cap, int64_t v, const char *sfx)
+{
+	char t[GPUQ_U64_TEXT_MAX + 8];
+	size_t n = 0, m;
+
+	if (v < 0)
+		t[n++] = '-';
+	n += gpuq_u64_text(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, t + n);
+	for (const char *s = sfx; *s && n < sizeof(t) - 1; s++)
+		t[n++] = *s;
+	if (!cap)
+		return buf;
+	m = n < cap - 1 ? n : cap - 1;
+	memcpy(buf, t, m);
+	buf[m] = '\0';
+	return buf;
+}
+
 const char *quota_amount_format(const char *name, int64_t v, char *buf, size_t cap)
 {
 	static const char *const sfx[] = {"Ei", "Pi", "Ti", "Gi", "Mi", "Ki"};
 
 	if (quota_core_per_unit(name) == QUOTA_CPU_PER_CORE) {
 		if (v % QUOTA_CPU_PER_CORE == 0)
-			snprintf(buf, cap, "%" PRId64, v / QUOTA_CPU_PER_CORE);
-		else
-			snprintf(buf, cap, "%" PRId64 "m", v);
-		return buf;
+			return amount_put(buf, cap, v / QUOTA_CPU_PER_CORE, "");
+		return amount_put(buf, cap, v, "m");
 	}
 	if (v > 0 && (strcmp(name, "memory") == 0 || strcmp(name, "ephemeral-storage") == 0 ||
 		      strncmp(name, "hugepages-", 10) == 0)) {
 		for (int i = 0; i < 6; i++) {
 			int64_t unit = (int64_t)1 << (10 * (6 - i));
 
-			if (v % unit == 0) {
-				snprintf(buf, cap, "%" PRId64 "%s", v / unit, sfx[i]);
-				return buf;
-			}
+			if (v % unit == 0)
+				return amount_put(buf, cap, v / unit, sfx[i]);
 		}
 	}
-	snprintf(buf, cap, "%" PRId64, v);
-	return buf;
+	return amount_put(buf, cap, v, "");
 }
 
 int64_t quota_tree_available(const quota_node_t *path, size_t n)

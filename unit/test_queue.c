@@ -968,9 +968,21 @@ static void explain_strings(void **st)
 	assert_int_equal(queue_workload_explain(q, "s2", buf, sizeof(buf)), GPUQ_OK);
 	assert_string_equal(buf, "position 1 of 1 in team-a/solo: needs 1 gpu on flavor "
 				 "h100-80gb, 0 free; nominal quota of ClusterQueue solo reached");
-	/* truncation is reported */
+	/* truncation is reported, and every cut is the text's prefix */
 	assert_int_equal(queue_workload_explain(q, "s2", buf, 10), GPUQ_ELIMIT);
 	assert_int_equal(strlen(buf), 9);
+	{
+		char full[256], cut[256];
+		size_t n;
+
+		assert_int_equal(queue_workload_explain(q, "w3", full, sizeof(full)), GPUQ_OK);
+		n = strlen(full);
+		for (size_t cap = 1; cap <= n; cap++) {
+			assert_int_equal(queue_workload_explain(q, "w3", cut, cap), GPUQ_ELIMIT);
+			assert_int_equal(strlen(cut), cap - 1);
+			assert_memory_equal(cut, full, cap - 1);
+		}
+	}
 	assert_int_equal(queue_workload_explain(q, "nope", buf, sizeof(buf)), GPUQ_ENOTFOUND);
 	queue_destroy(q);
 }

@@ -1225,13 +1225,22 @@ static void amounts_read_as_quantities(void **st)
 	    {"hugepages-2Mi", (int64_t)4 << 20, "4Mi"},
 	    {"nvidia.com/gpu", 8, "8"},
 	    {"nvidia.com/gpu", (int64_t)1 << 40, "1099511627776"},
+	    {"nvidia.com/gpu", -7, "-7"},
+	    {"cpu", -1500, "-1500m"},
+	    {"nvidia.com/gpu", INT64_MIN, "-9223372036854775808"},
+	    {"nvidia.com/gpu", INT64_MAX, "9223372036854775807"},
 	};
-	char buf[32];
+	char buf[32], cut[6], want[6];
 
 	(void)st;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		assert_string_equal(quota_amount_format(cases[i].res, cases[i].v, buf, sizeof(buf)),
 				    cases[i].want);
+		/* a short buffer is cut as snprintf cuts */
+		snprintf(want, sizeof(want), "%s", cases[i].want);
+		assert_string_equal(quota_amount_format(cases[i].res, cases[i].v, cut, sizeof(cut)),
+				    want);
+	}
 }
 
 /* The one "can this ever fit" rule (the webhook's and the core's). */
