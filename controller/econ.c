@@ -9,6 +9,7 @@
  * path. */
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +32,14 @@ typedef struct {
 	char lq[2 * 254];    /* its LocalQueue "namespace/name" */
 } run_t;
 
+static void runner_free(struct controller *c);
+
 void controller_econ_free(struct controller *c)
 {
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
+	runner_free(c);
 	for (size_t i = 0; i < c->econ_pred_n; i++)
 		free(c->econ_pred[i]);
 	free(c->econ_pred);
@@ -400,32 +404,197 @@ static void predict_apply(struct controller *c, const predict_result_t *r, int64
 	free(show);
 }
 
+/* The thread that runs a begun pass forward (predict_finish) beside the
+ * controller's: the controller begins a pass (the copy, reading the core)
+ * and applies its result at a later step; the run, 14 ms at the default
+ * cap, no longer holds the thread that releases (issue 35). */
+typedef struct econ_runner {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	predict_pass_t *job;	 /* handed over, running (under mu) */
+	bool done;		 /* res, rc, why hold a finished run (under mu) */
+	bool stop;		 /* the thread must end (under mu) */
+	predict_result_t res;	 /* its result */
+	int rc;			 /* its code */
+	char why[GPUQ_DIAG_MAX]; /* its diag */
+	int64_t now;		 /* the core time it began at */
+	int64_t deadline_ms;	 /* its wall cap (monotonic; the stop hook's) */
+	uint64_t t0;		 /* when it began (ns, monotonic) */
+} econ_runner_t;
+
+static void *runner_main(void *arg)
+{
+	econ_runner_t *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		predict_pass_t *pp = r->job;
+		predict_result_t res;
+		gpuq_diag_t diag = {{0}};
+		int rc;
+
+		if (!pp) {
+			pthread_cond_wait(&r->cv, &r->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&r->mu);
+		rc = predict_finish(pp, &res, &diag);
+		pthread_mutex_lock(&r->mu);
+		r->job = NULL;
+		r->res = res;
+		r->rc = rc;
+		gpuq_strlcpy(r->why, diag.msg, sizeof(r->why));
+		r->done = true;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* c's runner, started at its first use; NULL when it cannot start (the
+ * pass then runs on the controller's thread, as before). */
+static econ_runner_t *runner(struct controller *c)
+{
+	econ_runner_t *r = c->econ_run;
+
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	if (pthread_create(&r->th, NULL, runner_main, r)) {
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		free(r);
+		return NULL;
+	}
+	c->econ_run = r;
+	return r;
+}
+
+static void runner_free(struct controller *c)
+{
+	econ_runner_t *r = c->econ_run;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_join(r->th, NULL); /* a run under way ends first (its wall cap) */
+	predict_pass_free(r->job);
+	if (r->done)
+		predict_result_deinit(&r->res);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	free(r);
+	c->econ_run = NULL;
+}
+
+bool controller_econ_busy(struct controller *c)
+{
+	econ_runner_t *r = c->econ_run;
+	bool busy;
+
+	if (!r)
+		return false;
+	pthread_mutex_lock(&r->mu);
+	busy = r->job || r->done;
+	pthread_mutex_unlock(&r->mu);
+	return busy;
+}
+
+/* A finished run's result into the core and the statuses (the
+ * controller's thread), unless a pass older than two intervals. */
+static void predict_take(struct controller *c)
+{
+	econ_runner_t *r = c->econ_run;
+	predict_result_t res;
+	char why[GPUQ_DIAG_MAX];
+	int64_t now;
+	uint64_t t0;
+	int rc;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->mu);
+	if (!r->done) {
+		pthread_mutex_unlock(&r->mu);
+		return;
+	}
+	res = r->res;
+	rc = r->rc;
+	now = r->now;
+	t0 = r->t0;
+	gpuq_strlcpy(why, r->why, sizeof(why));
+	memset(&r->res, 0, sizeof(r->res));
+	r->done = false;
+	pthread_mutex_unlock(&r->mu);
+	if (rc) {
+		gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", why);
+		return;
+	}
+	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, res.simulated, res.started,
+				 res.stopped || res.capped);
+	if (controller_now(c) - now <= 2 * c->o.predict_interval_ms)
+		predict_apply(c, &res, now);
+	predict_result_deinit(&res);
+}
+
+static void predict_opts(struct controller *c, predict_opts_t *o, int64_t *deadline)
+{
+	predict_opts_default(o);
+	o->stop = wall_over;
+	o->stop_ctx = deadline;
+	o->kept_only = true;
+	if (c->o.predict_workloads)
+		o->workloads_max = c->o.predict_workloads;
+}
+
+/* Begin a pass (the copy: the controller's thread) and hand its run to the
+ * runner; without a runner, run it here. */
 static void predict_pass(struct controller *c)
 {
+	econ_runner_t *r = runner(c);
 	predict_opts_t o;
-	predict_result_t r;
+	predict_pass_t *pp;
 	gpuq_diag_t diag = {{0}};
-	int64_t deadline = gpuq_mono_ms() + PREDICT_WALL_MS, now;
+	int64_t now = controller_now(c), deadline = gpuq_mono_ms() + PREDICT_WALL_MS;
 	uint64_t t0 = gpuq_mono_ns();
 	int rc;
 
-	predict_opts_default(&o);
-	o.stop = wall_over;
-	o.stop_ctx = &deadline;
-	o.kept_only = true;
-	if (c->o.predict_workloads)
-		o.workloads_max = c->o.predict_workloads;
-	now = controller_now(c);
-	rc = predict_run(engine_core(c->e), c->policy, engine_config(c->e), now, &o, declared, c,
-			 c->econ_hist, &r, &diag);
+	if (r && controller_econ_busy(c))
+		return; /* the last one is still running: this round is skipped */
+	predict_opts(c, &o, r ? &r->deadline_ms : &deadline);
+	rc = predict_begin(engine_core(c->e), c->policy, engine_config(c->e), now, &o, declared, c,
+			   c->econ_hist, &pp, &diag);
 	if (rc) {
 		gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", diag.msg);
 		return;
 	}
-	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, r.simulated, r.started,
-				 r.stopped || r.capped);
-	predict_apply(c, &r, now);
-	predict_result_deinit(&r);
+	if (!r) {
+		predict_result_t res;
+
+		if (predict_finish(pp, &res, &diag)) {
+			gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", diag.msg);
+			return;
+		}
+		qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, res.simulated,
+					 res.started, res.stopped || res.capped);
+		predict_apply(c, &res, now);
+		predict_result_deinit(&res);
+		return;
+	}
+	pthread_mutex_lock(&r->mu);
+	r->job = pp;
+	r->deadline_ms = deadline; /* the stop hook's, read by the runner from now on */
+	r->now = now;
+	r->t0 = t0;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
 }
 
 void controller_econ_step(struct controller *c)
@@ -440,6 +609,7 @@ void controller_econ_step(struct controller *c)
 		c->econ_scan_ms = mono + ECON_SCAN_MS;
 		history_scan(c, controller_now(c));
 	}
+	predict_take(c);
 	if (c->o.predict_interval_ms > 0 && c->policy && mono >= c->econ_predict_ms) {
 		c->econ_predict_ms = mono + c->o.predict_interval_ms;
 		predict_pass(c);

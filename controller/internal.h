@@ -447,6 +447,8 @@ struct controller {
 					      status line (owned): the next resets
 					      those it does not list */
 	size_t econ_pred_n;		   /* ... entries */
+	struct econ_runner *econ_run;	   /* the thread that runs passes forward
+					      (NULL until the first pass) */
 	uint64_t econ_util_seen;	   /* the last utilization scrape taken */
 
 	/* Nodes (nodes.c) */
@@ -811,6 +813,9 @@ void controller_patcher_stop(controller_patcher_t *p);
  * changes and idle reports as Events; status: the budget of ClusterQueue
  * (cq) or LocalQueue id into its status body st; free: at destroy. */
 void controller_econ_step(struct controller *c);
+/* Whether a prediction pass is running forward or its result waits for the
+ * next controller_econ_step (tests and benches wait on it). */
+bool controller_econ_busy(struct controller *c);
 void controller_econ_result(struct controller *c, const queue_result_t *res);
 void controller_econ_status(struct controller *c, json_t *st, bool cq, uint32_t id);
 void controller_econ_free(struct controller *c);

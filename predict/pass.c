@@ -39,6 +39,8 @@ typedef struct {
 	int64_t *start;		    /* per id: first start in the pass, -1 */
 	uint32_t *run;		    /* per id: admissions in the pass */
 	uint8_t *tracked;	    /* per id: pending at the start, simulated */
+	int64_t *rt;		    /* per id: its runtime, resolved before the run
+				       (fn and h are not called after) */
 	fev_t *heap;		    /* finishes, a min-heap by (at, wl) */
 	size_t n_heap, cap_heap;
 	size_t waiting; /* tracked ones not started yet */
@@ -94,9 +96,15 @@ static fev_t heap_pop(pass_t *p)
 	return top;
 }
 
+/* What workload id of the copy runs for, as resolved before the run. */
+static int64_t runtime_of(const pass_t *p, queue_wl_t id)
+{
+	return id < p->n_ids && p->rt ? p->rt[id] : p->o->default_runtime_ms;
+}
+
 /* What workload id of the copy runs for: the caller's word, its
  * LocalQueue's median, or the default. */
-static int64_t runtime_of(const pass_t *p, queue_wl_t id)
+static int64_t runtime_resolve(const pass_t *p, queue_wl_t id)
 {
 	queue_workload_view_t v;
 	int64_t r = -1;
@@ -329,6 +337,7 @@ static int collect(const pass_t *p, const queue_wl_t *ids, size_t n, char **uids
 static void pass_free(pass_t *p)
 {
 	engine_close(p->e);
+	free(p->rt);
 	free(p->start);
 	free(p->run);
 	free(p->tracked);
@@ -402,10 +411,13 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 		p->start = malloc((p->n_ids + 1) * sizeof(*p->start));
 		p->run = calloc(p->n_ids + 1, sizeof(*p->run));
 		p->tracked = calloc(p->n_ids + 1, 1);
-		rc = p->start && p->run && p->tracked ? GPUQ_OK : GPUQ_ENOMEM;
+		p->rt = malloc((p->n_ids + 1) * sizeof(*p->rt));
+		rc = p->start && p->run && p->tracked && p->rt ? GPUQ_OK : GPUQ_ENOMEM;
 	}
-	for (size_t i = 0; !rc && i <= p->n_ids; i++)
+	for (size_t i = 0; !rc && i <= p->n_ids; i++) {
 		p->start[i] = -1;
+		p->rt[i] = i < p->n_ids ? runtime_resolve(p, (queue_wl_t)i) : -1;
+	}
 	if (!rc)
 		rc = list_pending(p, ids, n, uids, p->o->kept_only ? 0 : n_beyond);
 	if (!rc && !p->o->kept_only)
@@ -414,48 +426,95 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 	return rc;
 }
 
-int predict_run(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
-		const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
-		const predict_history_t *h, predict_result_t *out, gpuq_diag_t *diag)
+/* A pass between its two halves: the copy, its caps, and what the run
+ * reports on. */
+struct predict_pass {
+	pass_t ps;	  /* the copy and its per-id arrays */
+	predict_opts_t o; /* the caps, copied (ps.o points here) */
+	queue_wl_t *ids;  /* the copy's pending workloads, and... */
+	char **uids;	  /* ... their uids (owned), n of each */
+	size_t n;
+	int64_t now; /* where the run starts */
+};
+
+void predict_pass_free(predict_pass_t *pp)
 {
-	predict_opts_t defaults;
-	pass_t ps = {0};
-	queue_wl_t *ids = NULL;
-	char **uids = NULL;
-	size_t n = 0;
+	if (!pp)
+		return;
+	for (size_t i = 0; pp->uids && i < pp->n; i++)
+		free(pp->uids[i]);
+	free(pp->uids);
+	free(pp->ids);
+	pass_free(&pp->ps);
+	free(pp);
+}
+
+int predict_begin(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+		  const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
+		  const predict_history_t *h, predict_pass_t **out, gpuq_diag_t *diag)
+{
+	predict_pass_t *pp = calloc(1, sizeof(*pp));
+	int rc;
+
+	*out = NULL;
+	if (!pp)
+		return GPUQ_ENOMEM;
+	if (o)
+		pp->o = *o;
+	else
+		predict_opts_default(&pp->o);
+	pp->ps.o = &pp->o;
+	pp->ps.fn = fn;
+	pp->ps.ctx = ctx;
+	pp->ps.h = h;
+	pp->now = queue_last_now(live) > now ? queue_last_now(live) : now;
+	rc = pass_setup(&pp->ps, live, p, cfg, &pp->ids, &pp->n, &pp->uids, diag);
+	if (!rc)
+		rc = settle_running(&pp->ps, pp->now);
+	if (!rc)
+		rc = select_pending(&pp->ps, pp->ids, pp->n, pp->now);
+	pp->ps.fn = NULL; /* every runtime is resolved: the run reads pp alone */
+	pp->ps.ctx = NULL;
+	pp->ps.h = NULL;
+	if (rc) {
+		predict_pass_free(pp);
+		if (diag && !diag->msg[0])
+			gpuq_diag_set(diag, rc, "prediction pass: %s", gpuq_strerror(rc));
+		return rc;
+	}
+	*out = pp;
+	return GPUQ_OK;
+}
+
+int predict_finish(predict_pass_t *pp, predict_result_t *out, gpuq_diag_t *diag)
+{
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!o) {
-		predict_opts_default(&defaults);
-		o = &defaults;
-	}
-	ps.o = o;
-	ps.fn = fn;
-	ps.ctx = ctx;
-	ps.h = h;
-	if (queue_last_now(live) > now)
-		now = queue_last_now(live);
-	rc = pass_setup(&ps, live, p, cfg, &ids, &n, &uids, diag);
+	rc = run_forward(&pp->ps, pp->now, out);
 	if (!rc)
-		rc = settle_running(&ps, now);
-	if (!rc)
-		rc = select_pending(&ps, ids, n, now);
-	if (!rc)
-		rc = run_forward(&ps, now, out);
-	if (!rc)
-		rc = collect(&ps, ids, n, uids, out);
-	for (size_t i = 0; uids && i < n; i++)
-		free(uids[i]);
-	free(uids);
-	free(ids);
-	pass_free(&ps);
+		rc = collect(&pp->ps, pp->ids, pp->n, pp->uids, out);
+	predict_pass_free(pp);
 	if (rc) {
 		predict_result_deinit(out);
 		if (diag && !diag->msg[0])
 			gpuq_diag_set(diag, rc, "prediction pass: %s", gpuq_strerror(rc));
 	}
 	return rc;
+}
+
+int predict_run(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+		const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
+		const predict_history_t *h, predict_result_t *out, gpuq_diag_t *diag)
+{
+	predict_pass_t *pp;
+	int rc = predict_begin(live, p, cfg, now, o, fn, ctx, h, &pp, diag);
+
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	return predict_finish(pp, out, diag);
 }
 
 void predict_result_deinit(predict_result_t *r)

@@ -3,6 +3,8 @@
  * its cap (predict_workloads), not the queue's depth. The pass lists only
  * what its copy kept; what an earlier pass predicted and this one leaves out
  * is reset to none, as when every pending workload was listed. */
+#include <unistd.h>
+
 #include "unit/controller_fixtures.h"
 
 /* Workload uid's predicted start in the core (-1: none). */
@@ -25,11 +27,17 @@ static void job(struct controller *c, const char *name)
 	json_decref(j);
 }
 
-/* One pass, due now, as the loop runs it. */
+/* One pass, due now, as the loop runs it: begun on the controller's
+ * thread, run forward on the runner's, applied at a later step (the loop's
+ * next; here, once the run is done). */
 static void pass(struct controller *c)
 {
 	c->econ_predict_ms = 0;
 	controller_econ_step(c);
+	while (controller_econ_busy(c)) {
+		usleep(1000);
+		controller_econ_step(c);
+	}
 }
 
 static void reset_what_a_pass_leaves_out(void **state)
