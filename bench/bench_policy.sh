@@ -100,7 +100,8 @@ periodic() {
 	fi
 	echo "README $2 | $3 with $N workloads queued, on the controller thread (bench_policy: $4) | $t ms (best of $ROUNDS) | < $PERIODIC_MS ms |"
 }
-periodic predict_ms 19 "a prediction pass" "fork, run, apply; every 15 s"
+periodic predict_ms 19 "a prediction pass" \
+	"its copy made and its result applied, the run on a thread of its own; every 15 s"
 periodic webui_snap_ms 20 "the web view's snapshot" \
 	"webui_snap_build; every second while the web view or the visibility API is in use"
 exit 0
