@@ -84,14 +84,19 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e soak storm sweep valgrind lint bench fuzz clean format image image-check image-pin install
+.PHONY: all test e2e soak storm sweep valgrind lint bench fuzz clean format image image-check image-pin install FORCE
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
-# block the build with "Text file busy".
-bin/gpuq: $(BIN)
+# block the build with "Text file busy". Compared every time, not by date:
+# after `make SANITIZE=thread test` bin/gpuq is the TSan build and newer
+# than build/release/gpuq, and a plain `make bench` would have measured it.
+bin/gpuq: $(BIN) FORCE
 	@mkdir -p bin
-	cp $(BIN) bin/gpuq.tmp && mv -f bin/gpuq.tmp bin/gpuq
+	@cmp -s $(BIN) bin/gpuq || { cp $(BIN) bin/gpuq.tmp && mv -f bin/gpuq.tmp bin/gpuq && \
+		echo "bin/gpuq: copied from $(BIN)"; }
+
+FORCE:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
