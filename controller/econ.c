@@ -507,8 +507,20 @@ bool controller_econ_busy(struct controller *c)
 	return busy;
 }
 
-/* A finished run's result into the core and the statuses (the
- * controller's thread), unless a pass older than two intervals. */
+/* A finished pass (begun at core time now, monotonic t0 ns) counted, and
+ * its result applied unless it began more than two intervals ago; res is
+ * freed. */
+static void predict_use(struct controller *c, predict_result_t *res, int64_t now, uint64_t t0)
+{
+	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, res->simulated, res->started,
+				 res->stopped || res->capped);
+	if (controller_now(c) - now <= 2 * c->o.predict_interval_ms)
+		predict_apply(c, res, now);
+	predict_result_deinit(res);
+}
+
+/* A finished run's result taken from the runner (the controller's
+ * thread). */
 static void predict_take(struct controller *c)
 {
 	econ_runner_t *r = c->econ_run;
@@ -537,11 +549,7 @@ static void predict_take(struct controller *c)
 		gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", why);
 		return;
 	}
-	qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, res.simulated, res.started,
-				 res.stopped || res.capped);
-	if (controller_now(c) - now <= 2 * c->o.predict_interval_ms)
-		predict_apply(c, &res, now);
-	predict_result_deinit(&res);
+	predict_use(c, &res, now, t0);
 }
 
 static void predict_opts(struct controller *c, predict_opts_t *o, int64_t *deadline)
@@ -582,10 +590,7 @@ static void predict_pass(struct controller *c)
 			gpuq_log(GPUQ_LOG_WARN, "controller", "prediction pass: %s", diag.msg);
 			return;
 		}
-		qmetrics_predict_observe(c->metrics, gpuq_mono_ns() - t0, res.simulated,
-					 res.started, res.stopped || res.capped);
-		predict_apply(c, &res, now);
-		predict_result_deinit(&res);
+		predict_use(c, &res, now, t0);
 		return;
 	}
 	pthread_mutex_lock(&r->mu);
