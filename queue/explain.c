@@ -576,13 +576,6 @@ int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap
 	return describe(q, id, status_pending, buf, cap);
 }
 
-uint32_t queue_workload_cq(const queue_t *q, queue_wl_t id)
-{
-	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live)
-		return QUEUE_NONE;
-	return Wc(q, id)->cq;
-}
-
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)
 {
 	const wl_t *w;

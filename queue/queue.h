@@ -1186,9 +1186,6 @@ typedef struct {
 
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out);
-/* Workload id's ClusterQueue (its view's cq), or QUEUE_NONE for a dead id:
- * for a walk over every workload that needs nothing else of the view. */
-uint32_t queue_workload_cq(const queue_t *q, queue_wl_t id);
 
 /* The per-pod request of pod set `podset` for resource id `resource` (0 when
  * it does not request it), and the pod count. GPUQ_ENOTFOUND. */

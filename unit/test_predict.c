@@ -276,6 +276,14 @@ static void caps(void **state)
 	fx_deinit(&f);
 }
 
+static uint32_t cq_of(const queue_t *q, queue_wl_t id)
+{
+	queue_workload_view_t v;
+
+	assert_int_equal(queue_workload_view(q, id, &v), GPUQ_OK);
+	return v.cq;
+}
+
 /* queue_pending_beyond (selection within each CQ) leaves out exactly what
  * the full sort did: over random queues of two CQs with ties in creation
  * time, some admitted, for caps from none to all. */
@@ -307,7 +315,7 @@ static void beyond_as_the_sort(void **state)
 			uint8_t *beyond;
 
 			for (size_t i = 0; i < n; i++) /* the positions as the sort gives them */
-				cnt[queue_workload_cq(f.q, ids[i])]++;
+				cnt[cq_of(f.q, ids[i])]++;
 			while (1) {
 				size_t at = (cnt[0] > keep) + (cnt[1] > keep);
 
@@ -318,7 +326,7 @@ static void beyond_as_the_sort(void **state)
 			}
 			assert_int_equal(queue_pending_beyond(f.q, cap, &beyond, &n_ids), GPUQ_OK);
 			for (size_t i = 0; i < n; i++) {
-				uint32_t cq = queue_workload_cq(f.q, ids[i]);
+				uint32_t cq = cq_of(f.q, ids[i]);
 
 				pos = cq == cur ? pos + 1 : 1;
 				cur = cq;
