@@ -41,7 +41,8 @@ val() { awk -v k="$2" '$1 == k { print $2 }' "$TMP/t.$1"; }
 for v in base new; do
 	bin=$BENCH_BUILD/bench_policy
 	[ $v = base ] && bin=$BENCH_BUILD/bench_policy_base
-	"$bin" "$N" "$TMP/store.$v" "$ROUNDS" >"$TMP/t.$v" || { say "$v run failed"; exit 1; }
+	# bounded: a pass the runner never finished would otherwise wait forever
+	timeout 1200 "$bin" "$N" "$TMP/store.$v" "$ROUNDS" >"$TMP/t.$v" || { say "$v run failed (or past 1200 s)"; exit 1; }
 	rm -rf "$TMP/store.$v"
 	say "$v: $(val $v core_workloads) workloads in the core ($(val $v pending) pending, $(val $v admitted) admitted) after $(val $v setup_ms) ms of setup"
 	for k in quota label; do
