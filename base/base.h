@@ -135,6 +135,14 @@ uint64_t gpuq_mono_ns(void);
  * from crc (0 to start): gpuq_crc32c(0, "123456789", 9) == 0xE3069283. */
 uint32_t gpuq_crc32c(uint32_t crc, const void *p, size_t n);
 
+/* A comparison of two elements, as qsort_r takes it. */
+typedef int gpuq_cmp_fn(const void *a, const void *b, void *ctx);
+
+/* Sort ids v[0..n) by cmp, stably, following the order already there
+ * (base/sort.c): n - 1 comparisons when v comes sorted, about n log2(r)
+ * for r ascending runs. GPUQ_OK, or GPUQ_ENOMEM (v untouched). */
+int gpuq_sort_u32(uint32_t *v, size_t n, gpuq_cmp_fn *cmp, void *ctx);
+
 /* FNV-1a, 64 bits: gpuq's one hash for maps, fingerprints and digests
  * (not for anything a peer could aim collisions at). Fold p[0..n) into h:
  * start from GPUQ_FNV1A_BASIS, the function's offset basis

@@ -500,6 +500,77 @@ int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap
 	return describe(q, id, explain_wait, buf, cap);
 }
 
+/* What explain_wait's text for w is made of, into key (zeroed by the
+ * caller): equal keys, equal texts. False when the text reads more than
+ * this (another workload, the clock, a per-workload limit, a topology). */
+static bool reason_key(const queue_t *q, const wl_t *w, uint64_t key[6])
+{
+	queue_wait_t wait = wl_wait(q, w);
+
+	if (w->state != QUEUE_WL_PENDING || reserving(q, w))
+		return false;
+	key[0] = 1u + (uint64_t)wait;
+	key[1] = (uint64_t)w->cq << 32 | (queue_lq_lowered(q, w->lq) ? 1u + w->lq : 0u);
+	switch (wait) {
+	case QUEUE_WAIT_GANG:
+		key[2] = (uint64_t)(uint32_t)w->pods_present << 32 | (uint32_t)w->gang_total;
+		return true;
+	case QUEUE_WAIT_BACKOFF:
+		key[2] = (uint64_t)w->evict_reason << 32 | w->requeues;
+		key[3] = (uint64_t)w->eligible_ms;
+		return true;
+	case QUEUE_WAIT_BUDGET:
+		key[2] = 1u + (uint64_t)w->lq;
+		return true;
+	case QUEUE_WAIT_DEACTIVATED:
+		return false;
+	case QUEUE_WAIT_PREEMPTING:
+	case QUEUE_WAIT_QUOTA:
+	case QUEUE_WAIT_NO_FIT:
+		if (w->why == WHY_RESERVED || w->why == WHY_TOPOLOGY || w->why == WHY_TOPO_LEVEL ||
+		    w->why == WHY_MIN_RUNTIME)
+			return false;
+		key[2] = (uint64_t)w->why << 32 | w->why_res;
+		key[3] = w->why_flavor;
+		key[4] = (uint64_t)w->why_need;
+		key[5] = (uint64_t)w->why_free;
+		return true;
+	default: /* the CQ's name, or none */
+		return true;
+	}
+}
+
+int queue_workload_reason_memo(const queue_t *q, queue_wl_t id, queue_reason_memo_t *m,
+			       const char **text, uint32_t *slot, bool *fresh)
+{
+	uint64_t key[6] = {0};
+	const wl_t *w;
+	uint32_t k;
+
+	*fresh = true;
+	*slot = QUEUE_REASON_MEMO;
+	*text = m->scratch;
+	if (id >= q->n_wls || !Wc(q, id)->live)
+		return queue_workload_reason(q, id, m->scratch, sizeof(m->scratch));
+	w = Wc(q, id);
+	if (!reason_key(q, w, key))
+		return queue_workload_reason(q, id, m->scratch, sizeof(m->scratch));
+	for (k = 0; k < m->n; k++)
+		if (!memcmp(m->e[k].key, key, sizeof(key))) {
+			*fresh = false;
+			*slot = k;
+			*text = m->e[k].text;
+			return m->e[k].rc;
+		}
+	k = m->n < QUEUE_REASON_MEMO ? m->n++ : m->next;
+	m->next = (k + 1) % QUEUE_REASON_MEMO;
+	m->e[k].rc = queue_workload_reason(q, id, m->e[k].text, sizeof(m->e[k].text));
+	memcpy(m->e[k].key, key, sizeof(key));
+	*slot = k;
+	*text = m->e[k].text;
+	return m->e[k].rc;
+}
+
 #define WAITING_FMT "pending in ClusterQueue %s: waiting for quota"
 
 int queue_status_waiting(const char *cq, char *buf, size_t cap)
@@ -936,7 +1007,9 @@ size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_
 			ids[n] = (uint32_t)i;
 		n++;
 	}
-	if (n <= cap && n > 1)
+	/* the slots mostly come in admission order already (made in order of
+	 * arrival): a sort that follows it, qsort's when out of memory */
+	if (n <= cap && n > 1 && gpuq_sort_u32(ids, n, by_cq_cmp, (void *)q))
 		qsort_r(ids, n, sizeof(*ids), by_cq_cmp, (void *)q);
 	return n;
 }

@@ -1079,6 +1079,35 @@ int queue_workload_explain(const queue_t *q, const char *uid, char *buf, size_t 
  * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
 int queue_workload_reason(const queue_t *q, queue_wl_t id, char *buf, size_t cap);
 
+/* The last QUEUE_REASON_MEMO reasons queue_workload_reason_memo made, by
+ * what each was made of: the pending workloads of a ClusterQueue mostly
+ * wait for the same thing (the same shape, the same quota reached), and the
+ * web view's snapshot asks for every one's. The caller's, zeroed before its
+ * first use, good while q does not change; no allocation. */
+#define QUEUE_REASON_MEMO 8
+#define QUEUE_REASON_TEXT 512 /* bytes of a memo's text (longer: truncated) */
+typedef struct {
+	struct {
+		uint64_t key[6];	      /* what the text was made of (0: unused) */
+		char text[QUEUE_REASON_TEXT]; /* queue_workload_reason's text */
+		int rc;			      /* and what it returned */
+	} e[QUEUE_REASON_MEMO];
+	char scratch[QUEUE_REASON_TEXT]; /* a text no entry keeps */
+	uint32_t n;			 /* entries used */
+	uint32_t next;			 /* the entry to replace next (a ring) */
+} queue_reason_memo_t;
+
+/* queue_workload_reason's text for workload id into *text (m's, good until
+ * m's next call), taken from m when a workload with the same inputs made
+ * one; *slot: its entry in m (equal slots and !*fresh: the same text as
+ * the last call with that slot returned); *fresh: made by this call. A
+ * reason that names other workloads or reads the clock (a reservation, a
+ * minimum runtime, a topology, a wall-clock limit) is made every time, its
+ * slot QUEUE_REASON_MEMO (no entry).
+ * GPUQ_ENOTFOUND (dead id), GPUQ_ELIMIT (truncated). */
+int queue_workload_reason_memo(const queue_t *q, queue_wl_t id, queue_reason_memo_t *m,
+			       const char **text, uint32_t *slot, bool *fresh);
+
 /* The workload's coarse status: where it stands in words that change
  * rarely, never with its position (which moves at every admission ahead of
  * it), for a per-object annotation (gpuq.dev/status) whose every change is
@@ -1302,7 +1331,8 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
  * EVICTING) into ids[0..cap), grouped by CQ id ascending, each CQ's in
  * queue_cq_workloads' order. Returns how many there are; when that exceeds
  * cap, ids holds an unordered prefix: call again with room for all.
- * O(workloads log workloads). */
+ * O(workloads log workloads); O(workloads) when the slots are in that order
+ * already, as they mostly are (gpuq_sort_u32 follows the runs there). */
 size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap);
 /* The pending workloads past position P of every ClusterQueue's order
  * (queue_cq_workloads'), P the largest that keeps positions 1..P of every

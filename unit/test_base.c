@@ -413,6 +413,66 @@ static void varint_round_trip(void **state)
 	}
 }
 
+/* ---- gpuq_sort_u32 ---- */
+
+typedef struct {
+	const uint32_t *key; /* each id's key: ids with equal keys keep their order */
+	size_t calls;	     /* comparisons made */
+} sort_ctx_t;
+
+static int by_key(const void *a, const void *b, void *ctx)
+{
+	sort_ctx_t *c = ctx;
+	uint32_t x = c->key[*(const uint32_t *)a], y = c->key[*(const uint32_t *)b];
+
+	c->calls++;
+	return x < y ? -1 : x > y;
+}
+
+/* By key, then by id: the stable order of ids that came in ascending. */
+static int by_key_id(const void *a, const void *b, void *ctx)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int k = by_key(a, b, ctx);
+
+	return k ? k : (x > y) - (x < y);
+}
+
+/* Every shape of input (sorted, reversed, runs, few keys, random) sorts as
+ * qsort does with ties broken by arrival, and one already sorted costs
+ * n - 1 comparisons. */
+static void sort_u32_stable_and_adaptive(void **state)
+{
+	enum { N = 3000 };
+	static uint32_t key[N], v[N], want[N];
+	uint64_t rng = 42;
+	(void)state;
+	for (int shape = 0; shape < 6; shape++) {
+		for (size_t n = 0; n <= N; n = n ? n * 3 + 1 : 1) {
+			sort_ctx_t c = {key, 0};
+
+			for (size_t i = 0; i < n; i++) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				uint32_t r = (uint32_t)(rng >> 33);
+				key[i] = shape == 0   ? (uint32_t)i
+					 : shape == 1 ? (uint32_t)(n - i)
+					 : shape == 2 ? (uint32_t)(i % 97) /* runs */
+					 : shape == 3 ? r % 4		   /* few keys */
+					 : shape == 4
+					     ? (uint32_t)(n - i) / 8 /* descending with ties */
+					     : r;
+				v[i] = want[i] = (uint32_t)i;
+			}
+			qsort_r(want, n, sizeof(*want), by_key_id, &c);
+			c.calls = 0;
+			assert_int_equal(gpuq_sort_u32(v, n, by_key, &c), GPUQ_OK);
+			assert_memory_equal(v, want, n * sizeof(*v));
+			if (shape == 0)
+				assert_int_equal(c.calls, n ? n - 1 : 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +491,7 @@ int main(void)
 	    cmocka_unit_test(varint_round_trip),
 	    cmocka_unit_test(pub_slot_references),
 	    cmocka_unit_test(log_lines_carry_rfc3339_utc_ms),
+	    cmocka_unit_test(sort_u32_stable_and_adaptive),
 	};
 	return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }

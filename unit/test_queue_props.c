@@ -921,8 +921,38 @@ static void check_same_future(const trace_t *t, queue_t *p)
 static struct {
 	uint64_t cycles, admissions, evictions[8], changes, restores, strict_admissions,
 	    afs_admissions, idles, budget_changes, held_waits, lowered_admissions, econ_traces,
-	    updates, moves;
+	    updates, moves, reasons_memo, reasons_made;
 } seen_total;
+
+/* The memo's reasons (queue_workload_reason_memo) are queue_workload_reason's,
+ * every live workload in the web view's order (by ClusterQueue, each in its
+ * order): one made afresh, and one the memo kept. */
+static void check_reasons(const trace_t *t)
+{
+	queue_wl_t ids[MAX_WL];
+	size_t n = queue_workloads_by_cq(t->q, QUEUE_WL_PENDING, ids, MAX_WL);
+	static queue_reason_memo_t m; /* 4 KiB: off the stack; zeroed per step */
+
+	memset(&m, 0, sizeof(m));
+	check(n <= MAX_WL, t, "more pending workloads than the trace made");
+	for (size_t i = 0; i < n; i++) {
+		char want[QUEUE_REASON_TEXT];
+		const char *got;
+		uint32_t slot;
+		bool fresh;
+		int rw = queue_workload_reason(t->q, ids[i], want, sizeof(want));
+		int rg = queue_workload_reason_memo(t->q, ids[i], &m, &got, &slot, &fresh);
+
+		if (rw != rg || strcmp(want, got))
+			fail_msg(
+			    "seed %llu at t=%lld: workload %u's reason from the memo (slot %u, "
+			    "%s) is \"%s\", not \"%s\"",
+			    (unsigned long long)t->seed, (long long)t->now, (unsigned)ids[i],
+			    (unsigned)slot, fresh ? "made" : "kept", got, want);
+		seen_total.reasons_memo += !fresh;
+		seen_total.reasons_made += fresh;
+	}
+}
 
 /* A random spec for workload x in namespace cq<c> (its pod sets in ps and
  * req, which the spec points to), on one of that namespace's LocalQueues or
@@ -1132,6 +1162,7 @@ static void after_step(trace_t *t, const queue_result_t *r)
 	}
 	check_accounting(t);
 	check_exec(t, false);
+	check_reasons(t);
 	if (r) {
 		check_strict_order(t, r);
 		check_fair_once(t, r);
@@ -1303,6 +1334,11 @@ static void traces(void **state)
 			      (unsigned long long)seen_total.updates,
 			      (unsigned long long)seen_total.moves);
 		assert_true(seen_total.updates > 0 && seen_total.moves > 0);
+		print_message("# reasons: %llu made, %llu from the memo (each checked against "
+			      "queue_workload_reason)\n",
+			      (unsigned long long)seen_total.reasons_made,
+			      (unsigned long long)seen_total.reasons_memo);
+		assert_true(seen_total.reasons_made > 0 && seen_total.reasons_memo > 0);
 		assert_true(seen_total.restores == N_TESTS * TRACES_PER_TEST);
 		assert_true(seen_total.evictions[0] > 0 && seen_total.evictions[1] > 0 &&
 			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0 &&

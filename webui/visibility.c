@@ -27,6 +27,30 @@ static const char *share(webui_snap_t *s, const char *prev, const char *v)
 	return prev && !strcmp(prev, v) ? prev : ws_strdup(s, v);
 }
 
+/* Workload id's reason in s's arena: the copy a workload with the same
+ * reason already made (kept[], by memo slot), else the previous entry's
+ * when equal, else a new copy (truncated to WEBUI_REASON_MAX, as the web
+ * view's lists have it). */
+static const char *reason(const queue_t *q, webui_snap_t *s, queue_wl_t id,
+			  queue_reason_memo_t *memo, const char *kept[QUEUE_REASON_MEMO],
+			  const char *prev)
+{
+	char msg[WEBUI_REASON_MAX];
+	const char *text;
+	const char *out;
+	uint32_t slot;
+	bool fresh;
+
+	(void)queue_workload_reason_memo(q, id, memo, &text, &slot, &fresh); /* truncated is fine */
+	if (slot < QUEUE_REASON_MEMO && !fresh && kept[slot])
+		return kept[slot];
+	snprintf(msg, sizeof(msg), "%s", text);
+	out = share(s, prev, msg);
+	if (slot < QUEUE_REASON_MEMO)
+		kept[slot] = out;
+	return out;
+}
+
 /* Index s->vis per LocalQueue (a counting sort: each LocalQueue's entries
  * keep the admission order they have in s->vis). */
 static int index_lqs(webui_snap_t *s)
@@ -54,13 +78,14 @@ int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t
 {
 	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
 	uint32_t cur = UINT32_MAX, pos = 0;
-	const char *prev_ns = NULL, *prev_msg = NULL;
-	char msg[WEBUI_REASON_MAX];
+	const char *prev_ns = NULL, *prev_msg = NULL, *kept[QUEUE_REASON_MEMO] = {0};
+	queue_reason_memo_t *memo = calloc(1, sizeof(*memo));
 
 	s->n_vis = 0;
 	s->vis = malloc((n ? n : 1) * sizeof(*s->vis));
-	if (!lq_seen || !s->vis) {
+	if (!lq_seen || !s->vis || !memo) {
 		free(lq_seen);
+		free(memo);
 		return GPUQ_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -75,9 +100,8 @@ int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t
 			prev_msg = NULL;
 			s->cqs[cur].vis0 = s->n_vis;
 		}
-		(void)queue_workload_reason(q, ids[i], msg, sizeof(msg)); /* truncated is fine */
 		prev_ns = share(s, prev_ns, v.namespace_);
-		prev_msg = share(s, prev_msg, msg);
+		prev_msg = reason(q, s, ids[i], memo, kept, prev_msg);
 		e = &s->vis[s->n_vis++];
 		*e = (ws_vis_t){.uid = ws_strdup(s, v.uid),
 				.namespace_ = prev_ns,
@@ -96,6 +120,7 @@ int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t
 		s->cqs[cur].n_vis++;
 	}
 	free(lq_seen);
+	free(memo);
 	return s->arena_failed ? GPUQ_ENOMEM : index_lqs(s);
 }
 
