@@ -149,6 +149,8 @@ struct webui_snap {
 	int64_t built_mono_ms; /* monotonic time it was published */
 	bool fixed;	       /* its core never changes (webui_publish_fixed):
 				  never old */
+	bool has_vis;	       /* vis is filled: the visibility API was asked
+				  lately, or the snapshot is fixed */
 	bool fair_sharing;     /* unused in rendering: reserved */
 	const char **cohorts;  /* cohort names */
 	size_t n_cohorts;
@@ -222,6 +224,7 @@ struct webui {
 	atomic_llong idle_ms;	   /* webui_idle_set's (set before threads start) */
 	atomic_bool leader;	   /* this replica leads */
 	atomic_llong last_api_ms;  /* monotonic time of the last API request (0: none) */
+	atomic_llong last_vis_ms;  /* ... and of the last visibility API request */
 	bool pages;		   /* serve /ui/ and /api/v1/ (webui_routes_set) */
 	bool visibility;	   /* serve /apis/visibility.gpuq.dev/ (webui_routes_set) */
 	/* the controller's thread only */
@@ -262,8 +265,9 @@ int ws_published_init(webui_t *ui);
 webui_snap_t *ws_current(webui_t *ui);
 /* Whether s (published) is older than WEBUI_PUBLISH_MS at monotonic now_ms. */
 bool ws_old(const webui_snap_t *s, int64_t now_ms);
-/* Wait until the published snapshot is not old (or there is none), or the
+/* Wait until the published snapshot is not old (or there is none) and,
+ * for the visibility API (vis), carries every pending workload, or the
  * monotonic deadline_ms passes (the server's slow worker only). */
-void ws_wait_fresh(webui_t *ui, int64_t deadline_ms);
+void ws_wait_fresh(webui_t *ui, bool vis, int64_t deadline_ms);
 
 #endif

@@ -29,6 +29,7 @@ int webui_create(webui_auth_mode_t mode, const kube_config_t *kube, webui_t **ou
 	pthread_mutex_init(&ui->auth_lock, NULL);
 	atomic_init(&ui->leader, false);
 	atomic_init(&ui->last_api_ms, 0);
+	atomic_init(&ui->last_vis_ms, 0);
 	atomic_init(&ui->idle_ms, WEBUI_IDLE_MS);
 	ui->pages = ui->visibility = true;
 	rc = ws_published_init(ui); /* first: webui_destroy deinits it */
@@ -236,12 +237,14 @@ int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_a
 	if (!vis && strncmp(rq->path, "/api/", 5) != 0)
 		return serve_asset(rq->path, out);
 	atomic_store(&ui->last_api_ms, gpuq_mono_ms()); /* snapshots are wanted */
+	if (vis) /* ... with every pending workload in them */
+		atomic_store(&ui->last_vis_ms, gpuq_mono_ms());
 	scope_of(rq->path, scope, sizeof(scope));
 	rc = check_access(ui, rq, retry, vis, scope, &acc, out, &answered);
 	if (rc || answered)
 		return rc;
 	s = ws_current(ui);
-	if (s && ws_old(s, gpuq_mono_ms())) {
+	if (s && (ws_old(s, gpuq_mono_ms()) || (vis && !s->has_vis))) {
 		/* after an idle spell (or a late controller): this request brought
 		 * snapshots back; it waits for the next on the slow worker */
 		webui_snap_unref(s);
@@ -278,7 +281,7 @@ static void app_slow(void *ctx, const http_app_request_t *rq)
 	scope_of(rq->path, scope, sizeof(scope));
 	if (token && access_of(ui, token, scope, &acc) == WA_UNKNOWN)
 		wa_review(ui, token, scope, gpuq_mono_ms());
-	ws_wait_fresh(ui, gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
+	ws_wait_fresh(ui, !strncmp(rq->path, "/apis/", 6), gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
 }
 
 void webui_attach(webui_t *ui, http_server_t *srv)

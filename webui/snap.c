@@ -366,7 +366,7 @@ static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, cons
 	return GPUQ_OK;
 }
 
-static int fill_workloads(const queue_t *q, webui_snap_t *s)
+static int fill_workloads(const queue_t *q, webui_snap_t *s, bool vis)
 {
 	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
 	queue_wl_t *ids = NULL;
@@ -379,7 +379,7 @@ static int fill_workloads(const queue_t *q, webui_snap_t *s)
 			    &failed);
 		rc = failed ? GPUQ_ENOMEM
 			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
-		if (!rc && k == 0) /* every pending one, for the visibility API */
+		if (!rc && k == 0 && vis) /* every pending one, for the visibility API */
 			rc = ws_vis_fill(q, s, ids, n);
 	}
 	free(ids);
@@ -601,7 +601,9 @@ static int fill_usage(const queue_t *q, webui_snap_t *s)
 
 /* ---- build and publish ---- */
 
-int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out)
+/* The snapshot of q; with every pending workload (s->vis) when vis. */
+static int snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, bool vis,
+		      webui_snap_t **out)
 {
 	webui_snap_t *s = calloc(1, sizeof(*s));
 	int rc;
@@ -611,6 +613,7 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 		return GPUQ_ENOMEM;
 	atomic_init(&s->refs, 1);
 	s->now_ms = now_ms;
+	s->has_vis = vis;
 	s->n_cohorts = queue_cohort_count(q);
 	s->cohorts = calloc(s->n_cohorts ? s->n_cohorts : 1, sizeof(*s->cohorts));
 	rc = s->cohorts ? GPUQ_OK : GPUQ_ENOMEM;
@@ -621,7 +624,7 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 	if (!rc)
 		rc = fill_lqs(q, s);
 	if (!rc)
-		rc = fill_workloads(q, s);
+		rc = fill_workloads(q, s, vis);
 	if (!rc)
 		rc = fill_events(ui, s);
 	if (!rc)
@@ -638,6 +641,11 @@ int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_
 	}
 	*out = s;
 	return GPUQ_OK;
+}
+
+int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out)
+{
+	return snap_build(ui, q, now_ms, true, out);
 }
 
 static void snap_ref(void *s)
@@ -667,7 +675,7 @@ static void snap_swap(webui_t *ui, webui_snap_t *s)
 static int publish(webui_t *ui, const queue_t *q, int64_t now_ms, bool fixed)
 {
 	webui_snap_t *s = NULL;
-	bool idle;
+	bool idle, vis;
 	int rc;
 
 	if (!atomic_load(&ui->leader))
@@ -680,7 +688,11 @@ static int publish(webui_t *ui, const queue_t *q, int64_t now_ms, bool fixed)
 	       gpuq_mono_ms() - atomic_load(&ui->last_api_ms) >= atomic_load(&ui->idle_ms);
 	if (idle && !fixed)
 		return GPUQ_OK; /* nobody looks: the next request waits for a new one */
-	rc = webui_snap_build(ui, q, now_ms, &s);
+	/* every pending workload only while the visibility API is in use
+	 * (most of the cost with a long queue: a reason each) */
+	vis = ui->visibility &&
+	      (fixed || gpuq_mono_ms() - atomic_load(&ui->last_vis_ms) < atomic_load(&ui->idle_ms));
+	rc = snap_build(ui, q, now_ms, vis, &s);
 	if (rc)
 		return rc;
 	s->fixed = fixed;
@@ -708,9 +720,14 @@ static bool snap_stale(const void *s, int64_t now_ms)
 	return ws_old(s, now_ms);
 }
 
-void ws_wait_fresh(webui_t *ui, int64_t deadline_ms)
+static bool snap_stale_vis(const void *s, int64_t now_ms)
 {
-	gpuq_pub_wait(&ui->published, snap_stale, deadline_ms);
+	return ws_old(s, now_ms) || !((const webui_snap_t *)s)->has_vis;
+}
+
+void ws_wait_fresh(webui_t *ui, bool vis, int64_t deadline_ms)
+{
+	gpuq_pub_wait(&ui->published, vis ? snap_stale_vis : snap_stale, deadline_ms);
 }
 
 void webui_leader_set(webui_t *ui, bool leader)
