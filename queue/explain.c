@@ -647,23 +647,45 @@ int queue_workload_status(const queue_t *q, queue_wl_t id, char *buf, size_t cap
 	return describe(q, id, status_pending, buf, cap);
 }
 
-int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)
+int queue_workload_brief(const queue_t *q, queue_wl_t id, queue_workload_brief_t *out)
 {
 	const wl_t *w;
 
 	if (id >= q->n_wls || !Wc(q, (uint32_t)id)->live)
 		return GPUQ_ENOTFOUND;
 	w = Wc(q, id);
+	*out = (queue_workload_brief_t){wl_uid(w),
+					q->lqs[w->lq].ns,
+					w->strs + w->name_off,
+					w->lq,
+					w->cq,
+					w->priority,
+					w->created,
+					(queue_wl_state_t)w->state,
+					wl_wait(q, w),
+					w->state == QUEUE_WL_PENDING ? w->predicted : -1};
+	return GPUQ_OK;
+}
+
+int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out)
+{
+	queue_workload_brief_t b;
+	const wl_t *w;
+
+	if (queue_workload_brief(q, id, &b))
+		return GPUQ_ENOTFOUND;
+	w = Wc(q, id);
 	memset(out, 0, sizeof(*out));
-	out->uid = wl_uid(w);
-	out->namespace_ = q->lqs[w->lq].ns;
-	out->name = w->strs + w->name_off;
-	out->lq = w->lq;
-	out->cq = w->cq;
-	out->priority = w->priority;
-	out->created_ms = w->created;
-	out->state = (queue_wl_state_t)w->state;
-	out->wait = wl_wait(q, w);
+	out->uid = b.uid;
+	out->namespace_ = b.namespace_;
+	out->name = b.name;
+	out->lq = b.lq;
+	out->cq = b.cq;
+	out->priority = b.priority;
+	out->created_ms = b.created_ms;
+	out->state = b.state;
+	out->wait = b.wait;
+	out->predicted_ms = b.predicted_ms;
 	out->n_podsets = w->n_ps;
 	for (uint8_t i = 0; i < w->n_ps; i++)
 		out->pods += wl_ps(w)[i].count;
@@ -675,7 +697,6 @@ int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *
 	out->requeues = w->requeues;
 	out->preemptions = w->preemptions;
 	out->idle_since_ms = w->state == QUEUE_WL_ADMITTED ? w->idle_since : -1;
-	out->predicted_ms = w->state == QUEUE_WL_PENDING ? w->predicted : -1;
 	out->exec_ms = w->exec_ms;
 	out->max_exec_s = w->max_exec_s;
 	out->run_bound_s = w->run_bound_s;
@@ -993,25 +1014,49 @@ static int by_cq_cmp(const void *pa, const void *pb, void *ctx)
 	return a->state == QUEUE_WL_PENDING ? pending_cmp(pa, pb, ctx) : queue_adm_cmp(pa, pb, ctx);
 }
 
-size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap)
+static bool in_state(const wl_t *w, queue_wl_state_t state)
 {
+	return w->live &&
+	       (w->state == state || (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING));
+}
+
+size_t queue_workloads_by_cq_hint(const queue_t *q, queue_wl_state_t state, const queue_wl_t *hint,
+				  size_t n_hint, queue_wl_t *ids, size_t cap)
+{
+	uint8_t *seen = n_hint ? calloc(q->n_wls / 8 + 1, 1) : NULL;
 	size_t n = 0;
 
-	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = Wc(q, (uint32_t)i);
+	/* the hint's ids first, in its order (each once), then the others */
+	for (size_t k = 0; seen && k < n_hint; k++) {
+		uint32_t i = hint[k];
 
-		if (!w->live || !(w->state == state ||
-				  (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING)))
+		if (i >= q->n_wls || (seen[i / 8] & (1u << (i % 8))) || !in_state(Wc(q, i), state))
+			continue;
+		seen[i / 8] |= (uint8_t)(1u << (i % 8));
+		if (n < cap)
+			ids[n] = i;
+		n++;
+	}
+	for (size_t i = 0; i < q->n_wls; i++) {
+		if ((seen && (seen[i / 8] & (1u << (i % 8)))) ||
+		    !in_state(Wc(q, (uint32_t)i), state))
 			continue;
 		if (n < cap)
 			ids[n] = (uint32_t)i;
 		n++;
 	}
+	free(seen);
 	/* the slots mostly come in admission order already (made in order of
-	 * arrival): a sort that follows it, qsort's when out of memory */
+	 * arrival), a hint more so: a sort that follows it, qsort's when out
+	 * of memory */
 	if (n <= cap && n > 1 && gpuq_sort_u32(ids, n, by_cq_cmp, (void *)q))
 		qsort_r(ids, n, sizeof(*ids), by_cq_cmp, (void *)q);
 	return n;
+}
+
+size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap)
+{
+	return queue_workloads_by_cq_hint(q, state, NULL, 0, ids, cap);
 }
 
 uint64_t queue_cycle_count(const queue_t *q)

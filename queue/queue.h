@@ -1213,8 +1213,26 @@ typedef struct {
 				      wall-clock limits; -1: unknown */
 } queue_workload_view_t;
 
+/* What a list of every workload reads of each (the web view's snapshot,
+ * each second): queue_workload_view's fields of the same names. */
+typedef struct {
+	const char *uid;	/* metadata.uid (borrowed: valid until deleted) */
+	const char *namespace_; /* metadata.namespace */
+	const char *name;	/* metadata.name */
+	uint32_t lq;		/* LocalQueue id */
+	uint32_t cq;		/* ClusterQueue id */
+	int32_t priority;	/* priority */
+	int64_t created_ms;	/* creation time */
+	queue_wl_state_t state; /* lifecycle state */
+	queue_wait_t wait;	/* why pending (QUEUE_WAIT_NONE otherwise) */
+	int64_t predicted_ms;	/* pending: its predicted start; -1: none */
+} queue_workload_brief_t;
+
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */
 int queue_workload_view(const queue_t *q, queue_wl_t id, queue_workload_view_t *out);
+/* The same, the few fields of queue_workload_brief_t only: a third of its
+ * cost. GPUQ_ENOTFOUND when id is not live. */
+int queue_workload_brief(const queue_t *q, queue_wl_t id, queue_workload_brief_t *out);
 
 /* The per-pod request of pod set `podset` for resource id `resource` (0 when
  * it does not request it), and the pod count. GPUQ_ENOTFOUND. */
@@ -1334,6 +1352,12 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
  * O(workloads log workloads); O(workloads) when the slots are in that order
  * already, as they mostly are (gpuq_sort_u32 follows the runs there). */
 size_t queue_workloads_by_cq(const queue_t *q, queue_wl_state_t state, queue_wl_t *ids, size_t cap);
+/* The same, the ids of hint[0..n_hint) (a previous answer: any ids, each
+ * taken once when it is still live and in state) placed first in their
+ * order, the others after: O(workloads) when the order changed little
+ * since (the web view's snapshot each second, queues of mixed priority). */
+size_t queue_workloads_by_cq_hint(const queue_t *q, queue_wl_state_t state, const queue_wl_t *hint,
+				  size_t n_hint, queue_wl_t *ids, size_t cap);
 /* The pending workloads past position P of every ClusterQueue's order
  * (queue_cq_workloads'), P the largest that keeps positions 1..P of every
  * CQ at most total_max in all: (*beyond)[id] is 1 for each, 0 for every

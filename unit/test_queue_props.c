@@ -390,6 +390,8 @@ typedef struct {
 	uint64_t econ_rng;			/* econ traces: their own stream */
 	int64_t adm_at[MAX_WL];			/* its last admission, from the results */
 	uint64_t exec_rng;			/* workloads' own limits: their own stream */
+	queue_wl_t order[MAX_WL + 2];		/* the last step's pending order, and junk */
+	size_t n_order;
 } trace_t;
 
 static void check(bool ok, const trace_t *t, const char *what)
@@ -921,13 +923,33 @@ static void check_same_future(const trace_t *t, queue_t *p)
 static struct {
 	uint64_t cycles, admissions, evictions[8], changes, restores, strict_admissions,
 	    afs_admissions, idles, budget_changes, held_waits, lowered_admissions, econ_traces,
-	    updates, moves, reasons_memo, reasons_made;
+	    updates, moves, reasons_memo, reasons_made, hinted_orders;
 } seen_total;
+
+/* The pending order is the same from a hint: the last step's order with
+ * an id past the end and a duplicate after it (check_reasons' order). */
+static void check_order_hint(trace_t *t, const queue_wl_t *want, size_t n)
+{
+	queue_wl_t got[MAX_WL];
+	size_t m;
+
+	if (t->n_order) {
+		t->order[t->n_order] = UINT32_MAX - 1;
+		t->order[t->n_order + 1] = t->order[0];
+	}
+	m = queue_workloads_by_cq_hint(t->q, QUEUE_WL_PENDING, t->order,
+				       t->n_order ? t->n_order + 2 : 0, got, MAX_WL);
+	check(m == n && !memcmp(got, want, n * sizeof(*got)), t,
+	      "the pending order from the last step's as a hint differs");
+	memcpy(t->order, want, n * sizeof(*want));
+	t->n_order = n;
+	seen_total.hinted_orders += n > 1;
+}
 
 /* The memo's reasons (queue_workload_reason_memo) are queue_workload_reason's,
  * every live workload in the web view's order (by ClusterQueue, each in its
  * order): one made afresh, and one the memo kept. */
-static void check_reasons(const trace_t *t)
+static void check_reasons(trace_t *t)
 {
 	queue_wl_t ids[MAX_WL];
 	size_t n = queue_workloads_by_cq(t->q, QUEUE_WL_PENDING, ids, MAX_WL);
@@ -935,6 +957,7 @@ static void check_reasons(const trace_t *t)
 
 	memset(&m, 0, sizeof(m));
 	check(n <= MAX_WL, t, "more pending workloads than the trace made");
+	check_order_hint(t, ids, n);
 	for (size_t i = 0; i < n; i++) {
 		char want[QUEUE_REASON_TEXT];
 		const char *got;
@@ -1338,7 +1361,8 @@ static void traces(void **state)
 			      "queue_workload_reason)\n",
 			      (unsigned long long)seen_total.reasons_made,
 			      (unsigned long long)seen_total.reasons_memo);
-		assert_true(seen_total.reasons_made > 0 && seen_total.reasons_memo > 0);
+		assert_true(seen_total.reasons_made > 0 && seen_total.reasons_memo > 0 &&
+			    seen_total.hinted_orders > 0);
 		assert_true(seen_total.restores == N_TESTS * TRACES_PER_TEST);
 		assert_true(seen_total.evictions[0] > 0 && seen_total.evictions[1] > 0 &&
 			    seen_total.evictions[2] > 0 && seen_total.evictions[4] > 0 &&

@@ -108,7 +108,7 @@ static webui_t *ui_none(void)
 
 /* Render path from a snapshot of q at now for acc; the parsed JSON,
  * *status. */
-static json_t *render_at(const webui_t *ui, const queue_t *q, int64_t now, const char *path,
+static json_t *render_at(webui_t *ui, const queue_t *q, int64_t now, const char *path,
 			 const webui_access_t *acc, unsigned *status)
 {
 	webui_snap_t *s;
@@ -126,8 +126,8 @@ static json_t *render_at(const webui_t *ui, const queue_t *q, int64_t now, const
 	return o;
 }
 
-static json_t *render(const webui_t *ui, const queue_t *q, const char *path,
-		      const webui_access_t *acc, unsigned *status)
+static json_t *render(webui_t *ui, const queue_t *q, const char *path, const webui_access_t *acc,
+		      unsigned *status)
 {
 	return render_at(ui, q, 5000, path, acc, status);
 }
@@ -771,7 +771,7 @@ static void usage_per_namespace(void **state)
 
 /* GET path?query of the visibility API from a snapshot of q at 5000 for
  * acc: the parsed JSON, *status. */
-static json_t *vis(const webui_t *ui, const queue_t *q, const char *path, const char *query,
+static json_t *vis(webui_t *ui, const queue_t *q, const char *path, const char *query,
 		   const webui_access_t *acc, unsigned *status)
 {
 	webui_snap_t *s;

@@ -231,6 +231,9 @@ struct webui {
 	ws_event_t ring[WEBUI_EVENTS_MAX]; /* recent events (circular) */
 	size_t ring_start, ring_n;	   /* oldest entry, entries */
 	ledger_price_t *prices;		   /* webui_prices_set's (flavors malloc'd) */
+	queue_wl_t *order[2];		   /* the last snapshot's pending and admitted
+					      workloads in order: the next one's hint */
+	size_t n_order[2];		   /* their counts */
 	size_t n_prices;		   /* entries */
 };
 

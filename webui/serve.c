@@ -59,6 +59,8 @@ void webui_destroy(webui_t *ui)
 	gpuq_pub_deinit(&ui->published);
 	ws_events_free(ui);
 	(void)webui_prices_set(ui, NULL, 0); /* frees the prices held */
+	free(ui->order[0]);
+	free(ui->order[1]);
 	kube_client_destroy(ui->client);
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);

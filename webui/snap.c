@@ -226,15 +226,19 @@ static void wl_amounts(const queue_t *q, queue_wl_t id, size_t n_podsets, char *
 	}
 }
 
-/* Add admitted workload id's amounts (view v) to its LocalQueue's usage,
+/* Add admitted workload id's amounts to its LocalQueue's usage,
  * per slot of its CQ (flavor, resource). */
-static void lq_usage_add(const queue_t *q, webui_snap_t *s, queue_wl_t id,
-			 const queue_workload_view_t *v)
+static void lq_usage_add(const queue_t *q, webui_snap_t *s, queue_wl_t id)
 {
-	const ws_cq_t *cq = &s->cqs[v->cq];
-	int64_t *use = &s->lq_usage[s->lqs[v->lq].usage0];
+	queue_workload_view_t v;
+	const ws_cq_t *cq;
+	int64_t *use;
 
-	for (size_t p = 0; p < v->n_podsets; p++)
+	if (queue_workload_view(q, id, &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
+		return;
+	cq = &s->cqs[v.cq];
+	use = &s->lq_usage[s->lqs[v.lq].usage0];
+	for (size_t p = 0; p < v.n_podsets; p++)
 		for (size_t i = 0; i < cq->n_quota; i++) {
 			const ws_quota_t *sl = &s->quota[cq->quota0 + i];
 			int64_t per_pod;
@@ -288,24 +292,29 @@ static int wl_add(const queue_t *q, webui_snap_t *s, queue_wl_t id, uint32_t pos
 	return GPUQ_OK;
 }
 
-/* Every live workload in state st, grouped by CQ, each CQ's in its
- * order (growing *ids as needed); how many. */
-static size_t all_ids(const queue_t *q, queue_wl_state_t st, queue_wl_t **ids, size_t *cap,
-		      bool *failed)
+/* Every live workload in state st into *ids (malloc'd), grouped by CQ,
+ * each CQ's in its order, the last snapshot's order hint[0..n_hint) tried
+ * first; how many. */
+static size_t all_ids(const queue_t *q, queue_wl_state_t st, const queue_wl_t *hint, size_t n_hint,
+		      queue_wl_t **ids, bool *failed)
 {
-	size_t n = queue_workloads_by_cq(q, st, *ids, *cap);
+	size_t cap = n_hint + n_hint / 8 + 64, n;
 
-	if (n > *cap) {
+	*ids = malloc(cap * sizeof(**ids));
+	n = *ids ? queue_workloads_by_cq_hint(q, st, hint, n_hint, *ids, cap) : 0;
+	if (*ids && n > cap) {
 		queue_wl_t *m = realloc(*ids, n * sizeof(*m));
-		if (!m) {
-			*failed = true;
-			return 0;
+
+		if (m) {
+			*ids = m;
+			n = queue_workloads_by_cq_hint(q, st, hint, n_hint, *ids, n);
+		} else {
+			free(*ids);
+			*ids = NULL;
 		}
-		*ids = m;
-		*cap = n;
-		n = queue_workloads_by_cq(q, st, *ids, *cap);
 	}
-	return n;
+	*failed = !*ids;
+	return *ids ? n : 0;
 }
 
 /* Append wls index w to the CQ lists. */
@@ -335,11 +344,11 @@ static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, cons
 
 	memset(lq_seen, 0, (s->n_lqs ? s->n_lqs : 1) * sizeof(*lq_seen));
 	for (size_t i = 0; i < n; i++) {
-		queue_workload_view_t v;
+		queue_workload_brief_t v;
 		ws_cq_t *cq;
 		bool in_cq;
 
-		if (queue_workload_view(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
+		if (queue_workload_brief(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
 			continue;
 		cq = &s->cqs[v.cq];
 		if (v.cq != cur) { /* the next CQ's list starts */
@@ -350,7 +359,7 @@ static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, cons
 		pos++;
 		*(pending ? &cq->pending_total : &cq->admitted_total) += 1;
 		if (!pending)
-			lq_usage_add(q, s, ids[i], &v);
+			lq_usage_add(q, s, ids[i]);
 		in_cq = pos <= WEBUI_LIST_MAX;
 		if (!in_cq && lq_seen[v.lq] >= WEBUI_LIST_MAX)
 			continue;
@@ -366,23 +375,32 @@ static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, cons
 	return GPUQ_OK;
 }
 
-static int fill_workloads(const queue_t *q, webui_snap_t *s, bool vis)
+/* The workloads of both states; each state's order kept in ui (when there
+ * is one) as the next snapshot's hint: it mostly changes little. */
+static int fill_workloads(webui_t *ui, const queue_t *q, webui_snap_t *s, bool vis)
 {
 	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
-	queue_wl_t *ids = NULL;
-	size_t ids_cap = 0, wl_cap = 0, list_cap = 0, n;
+	size_t wl_cap = 0, list_cap = 0, n;
 	bool failed = false;
 	int rc = lq_seen ? GPUQ_OK : GPUQ_ENOMEM;
 
 	for (int k = 0; !rc && k < 2; k++) {
-		n = all_ids(q, k == 0 ? QUEUE_WL_PENDING : QUEUE_WL_ADMITTED, &ids, &ids_cap,
-			    &failed);
+		queue_wl_t *ids = NULL;
+
+		n = all_ids(q, k == 0 ? QUEUE_WL_PENDING : QUEUE_WL_ADMITTED,
+			    ui ? ui->order[k] : NULL, ui ? ui->n_order[k] : 0, &ids, &failed);
 		rc = failed ? GPUQ_ENOMEM
 			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
 		if (!rc && k == 0 && vis) /* every pending one, for the visibility API */
 			rc = ws_vis_fill(q, s, ids, n);
+		if (ui && ids) {
+			free(ui->order[k]);
+			ui->order[k] = ids;
+			ui->n_order[k] = n;
+		} else {
+			free(ids);
+		}
 	}
-	free(ids);
 	free(lq_seen);
 	return rc;
 }
@@ -602,8 +620,7 @@ static int fill_usage(const queue_t *q, webui_snap_t *s)
 /* ---- build and publish ---- */
 
 /* The snapshot of q; with every pending workload (s->vis) when vis. */
-static int snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, bool vis,
-		      webui_snap_t **out)
+static int snap_build(webui_t *ui, const queue_t *q, int64_t now_ms, bool vis, webui_snap_t **out)
 {
 	webui_snap_t *s = calloc(1, sizeof(*s));
 	int rc;
@@ -624,7 +641,7 @@ static int snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, bool 
 	if (!rc)
 		rc = fill_lqs(q, s);
 	if (!rc)
-		rc = fill_workloads(q, s, vis);
+		rc = fill_workloads(ui, q, s, vis);
 	if (!rc)
 		rc = fill_events(ui, s);
 	if (!rc)
@@ -643,7 +660,7 @@ static int snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, bool 
 	return GPUQ_OK;
 }
 
-int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out)
+int webui_snap_build(webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out)
 {
 	return snap_build(ui, q, now_ms, true, out);
 }

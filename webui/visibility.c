@@ -89,10 +89,10 @@ int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t
 		return GPUQ_ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		queue_workload_view_t v;
+		queue_workload_brief_t v;
 		ws_vis_t *e;
 
-		if (queue_workload_view(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
+		if (queue_workload_brief(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
 			continue;
 		if (v.cq != cur) { /* the next ClusterQueue's list starts */
 			cur = v.cq;

@@ -171,9 +171,10 @@ typedef struct webui_snap webui_snap_t;
 /* Build a snapshot of q (as webui_publish does) without publishing it;
  * events are the ones ui noted and prices the ones set (ui may be NULL:
  * none). Usage rows: ledger_window over queue_ledger(q), by namespace,
- * since now_ms - WEBUI_USAGE_WINDOW_MS, until and now now_ms. One reference.
- * GPUQ_OK, GPUQ_ENOMEM. */
-int webui_snap_build(const webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out);
+ * since now_ms - WEBUI_USAGE_WINDOW_MS, until and now now_ms. ui keeps the
+ * order of the workloads it listed, where the next build starts its sort
+ * (the controller's thread only). One reference. GPUQ_OK, GPUQ_ENOMEM. */
+int webui_snap_build(webui_t *ui, const queue_t *q, int64_t now_ms, webui_snap_t **out);
 void webui_snap_unref(webui_snap_t *s); /* NULL ok */
 
 /* What a caller may read. */
