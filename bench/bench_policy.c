@@ -62,7 +62,7 @@
 #define CHUNK_JOBS 2000		  /* Job events decoded per buffer (about 1.3 KB each) */
 #define EVENT_MAX 4096		  /* one policy event's text, bytes */
 #define MAP_MAX ((size_t)8 << 30) /* as the controller's store: 8 GiB */
-#define QUOTA_GPUS 4000		  /* room for 125 Jobs of 4 pods x 8 GPUs: the rest stay pending */
+#define QUOTA_GPUS 4000		  /* room for about 266 Jobs (15 GPUs each on average): the rest stay pending */
 #define QUOTA_GPUS_ALT 4032	  /* the other value of the quota change */
 
 /* Where decoded events go: straight into the controller (setup), or kept
@@ -175,6 +175,10 @@ static void feed_policy(struct controller *c)
 		 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"scheduling.k8s.io/v1\","
 		 "\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"training-high\","
 		 "\"resourceVersion\":\"11\"},\"value\":1000}}");
+	feed_str(c, CONTROLLER_RES_PRIORITYCLASSES,
+		 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"scheduling.k8s.io/v1\","
+		 "\"kind\":\"PriorityClass\",\"metadata\":{\"name\":\"training-low\","
+		 "\"resourceVersion\":\"15\"},\"value\":100}}");
 	feed_str(c, CONTROLLER_RES_FLAVORS,
 		 "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"gpuq.dev/v1beta1\","
 		 "\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"h100\",\"resourceVersion\":"
@@ -189,9 +193,14 @@ static void feed_policy(struct controller *c)
 }
 
 /* One suspended GPU Job queued to team-a/default, as an ADDED watch event
- * (4 pods of 8 GPUs, a priority class, the flavor's node selector). */
+ * (4 pods of 8, 4, 2 or 1 GPUs in turn; priority class training-high, every
+ * third training-low: a queue of mixed shapes and priorities; the flavor's
+ * node selector). */
 static int job_event(char *out, size_t cap, size_t i)
 {
+	const char *prio = i % 3 == 2 ? "low" : "high";
+	unsigned gpus = 8u >> (i % 4);
+
 	return snprintf(
 	    out, cap,
 	    "{\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
@@ -202,13 +211,13 @@ static int job_event(char *out, size_t cap, size_t i)
 	    "\"parallelism\":4,\"completions\":4,\"completionMode\":\"Indexed\","
 	    "\"backoffLimit\":3,\"suspend\":true,\"template\":{\"metadata\":{\"labels\":{"
 	    "\"app\":\"train\"}},\"spec\":{\"restartPolicy\":\"Never\",\"priorityClassName\":"
-	    "\"training-high\",\"nodeSelector\":{\"nvidia.com/gpu.product\":"
+	    "\"training-%s\",\"nodeSelector\":{\"nvidia.com/gpu.product\":"
 	    "\"NVIDIA-H100-80GB-HBM3\"},\"tolerations\":[{\"key\":\"nvidia.com/gpu\","
 	    "\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}],\"containers\":[{\"name\":"
 	    "\"trainer\",\"image\":\"nvcr.io/nvidia/pytorch:24.05-py3\",\"resources\":{"
-	    "\"requests\":{\"cpu\":\"48\",\"memory\":\"640Gi\",\"nvidia.com/gpu\":\"8\"},"
-	    "\"limits\":{\"memory\":\"640Gi\",\"nvidia.com/gpu\":\"8\"}}}]}}},\"status\":{}}}\n",
-	    i, i, 1000 + i, 10 + i / 86400, i / 3600 % 24, i / 60 % 60, i % 60);
+	    "\"requests\":{\"cpu\":\"48\",\"memory\":\"640Gi\",\"nvidia.com/gpu\":\"%u\"},"
+	    "\"limits\":{\"memory\":\"640Gi\",\"nvidia.com/gpu\":\"%u\"}}}]}}},\"status\":{}}}\n",
+	    i, i, 1000 + i, 10 + i / 86400, i / 3600 % 24, i / 60 % 60, i % 60, prio, gpus, gpus);
 }
 
 static void feed_jobs(struct controller *c, size_t n)
@@ -581,9 +590,11 @@ static double predict_round(struct controller *c)
 }
 
 /* One build of the web view's snapshot, as the loop makes it every second
- * while the web view or the visibility API is in use, ms; dies when its
- * cluster page does not count the n pending workloads. */
-static double snap_round(struct controller *c, size_t n)
+ * while the web view or the visibility API is in use (every pending
+ * workload in it, for the visibility API; ui holds the last build's order,
+ * as the loop's does), ms; dies when its cluster page does not count the n
+ * pending workloads. */
+static double snap_round(struct controller *c, webui_t *ui, size_t n)
 {
 	webui_snap_t *s = NULL;
 	webui_access_t all = {.cluster = true};
@@ -592,7 +603,7 @@ static double snap_round(struct controller *c, size_t n)
 	size_t len;
 	double t0 = now_ms();
 
-	if (webui_snap_build(NULL, CORE(c), controller_now(c), &s))
+	if (webui_snap_build(ui, CORE(c), controller_now(c), &s))
 		die("web view snapshot", "failed");
 	t0 = now_ms() - t0;
 	snprintf(want, sizeof(want), "\"pending\":%zu", n);
@@ -676,13 +687,18 @@ int main(int argc, char **argv)
 				best = t;
 		}
 		printf("predict_ms %.3f\n", best);
+		webui_t *ui = NULL;
+
+		if (webui_create(WEBUI_AUTH_NONE, NULL, &ui, NULL))
+			die("web view snapshot", "no web view");
 		for (unsigned r = 0; r < (unsigned)rounds; r++) {
-			double t = snap_round(c, s0.st.pending);
+			double t = snap_round(c, ui, s0.st.pending);
 
 			if (!r || t < best)
 				best = t;
 		}
 		printf("webui_snap_ms %.3f\n", best);
+		webui_destroy(ui);
 	}
 #endif
 	controller_free(c);
