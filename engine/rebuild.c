@@ -149,10 +149,11 @@ static int workloads_sorted(const rebuild_t *r, wl_ref_t **out, size_t *n_out)
 		return GPUQ_ENOMEM;
 	for (queue_wl_t id = queue_workload_next(old, QUEUE_NONE); id != QUEUE_NONE && i < n;
 	     id = queue_workload_next(old, id)) {
-		queue_workload_view_t v;
-		if (queue_workload_view(old, id, &v) || (r->keep && !r->keep(r->keep_ctx, id)))
+		queue_workload_brief_t b; /* the uid: a fork keeps few of many */
+
+		if ((r->keep && !r->keep(r->keep_ctx, id)) || queue_workload_brief(old, id, &b))
 			continue;
-		refs[i].uid = v.uid;
+		refs[i].uid = b.uid;
 		refs[i++].id = id;
 	}
 	qsort(refs, i, sizeof(*refs), uid_cmp);
