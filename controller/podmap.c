@@ -62,10 +62,12 @@ void controller_podmap_publish(struct controller *c)
 	}
 	b.rc = idle_podmap_create(&b.map);
 	while (!b.rc && (id = queue_workload_next(engine_core(c->e), id)) != QUEUE_NONE) {
+		queue_workload_brief_t w;
 		queue_workload_view_t v;
 
-		if (queue_workload_view(engine_core(c->e), id, &v) ||
-		    (v.state != QUEUE_WL_ADMITTED && v.state != QUEUE_WL_EVICTING))
+		if (queue_workload_brief(engine_core(c->e), id, &w) ||
+		    (w.state != QUEUE_WL_ADMITTED && w.state != QUEUE_WL_EVICTING) ||
+		    queue_workload_view(engine_core(c->e), id, &v))
 			continue;
 		add_workload(c, &v, &b);
 	}

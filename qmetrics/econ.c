@@ -54,21 +54,15 @@ static int fill_budgets(const queue_t *q, qm_econ_t *e)
 	return GPUQ_OK;
 }
 
-int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t *c, qm_econ_t *e)
+int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t *c, uint32_t *idle,
+		 qm_econ_t *e)
 {
 	e->counts = *c;
-	if (!q || !l)
+	if (!q || !l) {
+		free(idle);
 		return GPUQ_OK;
-	e->idle = calloc(l->n_cqs ? l->n_cqs : 1, sizeof(*e->idle));
-	if (!e->idle)
-		return GPUQ_ENOMEM;
-	for (queue_wl_t id = queue_workload_next(q, QUEUE_NONE); id != QUEUE_NONE;
-	     id = queue_workload_next(q, id)) {
-		queue_workload_view_t v;
-
-		if (!queue_workload_view(q, id, &v) && v.idle_since_ms >= 0 && v.cq < l->n_cqs)
-			e->idle[v.cq]++;
 	}
+	e->idle = idle;
 	return fill_budgets(q, e);
 }
 

@@ -175,9 +175,11 @@ typedef struct {
 	qm_econ_t econ;			   /* budgets, idle GPUs, predictions (econ.c) */
 } qm_snap_t;
 
-/* econ.c: what a snapshot copies of q's economics (q may be NULL), and the
- * families it renders. */
-int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t *c, qm_econ_t *e);
+/* econ.c: what a snapshot copies of q's economics (q may be NULL; idle,
+ * moved in: the admitted workloads idle now per layout CQ, counted in the
+ * snapshot's one pass over the workloads), and the families it renders. */
+int qm_econ_fill(const queue_t *q, const qm_layout_t *l, const qm_econ_counts_t *c, uint32_t *idle,
+		 qm_econ_t *e);
 void qm_econ_free(qm_econ_t *e);
 void qm_econ_render(const qm_snap_t *s, http_metrics_text_t *t);
 

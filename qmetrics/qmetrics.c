@@ -306,8 +306,8 @@ void qmetrics_loop_tail_observe(qmetrics_t *m, uint64_t ns)
 
 /* ---- the snapshot ---- */
 
-/* Add the amounts of admitted workload id (view v) to its LocalQueue's
- * usage entries: per pod set, per resource its CQ covers, on the flavor
+/* Add the amounts of admitted workload id to its LocalQueue's usage
+ * entries: per pod set, per resource its CQ covers, on the flavor
  * assigned. */
 static void lq_usage_add(const queue_t *q, const qm_layout_t *l, qm_snap_t *s, queue_wl_t id,
 			 const queue_workload_view_t *v)
@@ -333,16 +333,18 @@ static void lq_usage_add(const queue_t *q, const qm_layout_t *l, qm_snap_t *s, q
 	}
 }
 
-/* Pending by wait reason and admitted per CQ and LQ, and the LQs' usage:
- * one pass over the live workloads. */
-static void fill_workloads(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
+/* Pending by wait reason and admitted per CQ and LQ, the LQs' usage and
+ * the idle ones per CQ (into idle): one pass over the live workloads, a
+ * pending one's few fields read (every second; most are pending with a
+ * long queue), an admitted one's whole. */
+static void fill_workloads(const queue_t *q, const qm_layout_t *l, qm_snap_t *s, uint32_t *idle)
 {
 	for (queue_wl_t id = queue_workload_next(q, QUEUE_NONE); id != QUEUE_NONE;
 	     id = queue_workload_next(q, id)) {
-		queue_workload_view_t v;
+		queue_workload_brief_t v;
 		qm_count_t *cq, *lq;
 
-		if (queue_workload_view(q, id, &v) || v.cq >= l->n_cqs)
+		if (queue_workload_brief(q, id, &v) || v.cq >= l->n_cqs)
 			continue;
 		cq = &s->cq[v.cq];
 		lq = v.lq < l->n_lqs && l->lqs[v.lq].cq != UINT32_MAX ? &s->lq[v.lq] : NULL;
@@ -352,11 +354,16 @@ static void fill_workloads(const queue_t *q, const qm_layout_t *l, qm_snap_t *s)
 			if (lq)
 				lq->pending[w]++;
 		} else if (v.state == QUEUE_WL_ADMITTED || v.state == QUEUE_WL_EVICTING) {
+			queue_workload_view_t full;
+
 			cq->admitted++;
-			if (lq) {
+			if (lq)
 				lq->admitted++;
-				lq_usage_add(q, l, s, id, &v);
-			}
+			if (queue_workload_view(q, id, &full))
+				continue;
+			idle[v.cq] += full.idle_since_ms >= 0; /* admitted ones only */
+			if (lq)
+				lq_usage_add(q, l, s, id, &full);
 		}
 	}
 }
@@ -424,19 +431,24 @@ static int snap_alloc(const qmetrics_t *m, qm_snap_t **out)
 
 int qmetrics_publish(qmetrics_t *m, const queue_t *q)
 {
+	uint32_t *idle = NULL;
 	qm_snap_t *s;
 	int rc;
 
 	if (!atomic_load(&m->leader))
 		return GPUQ_OK; /* a follower shows no queue series */
 	rc = snap_alloc(m, &s);
-
+	if (!rc && s->layout &&
+	    !(idle = calloc(s->layout->n_cqs ? s->layout->n_cqs : 1, sizeof(*idle))))
+		rc = GPUQ_ENOMEM;
 	if (!rc && s->layout) {
-		fill_workloads(q, s->layout, s);
+		fill_workloads(q, s->layout, s, idle);
 		rc = fill_quota(q, s->layout, s);
 	}
 	if (!rc)
-		rc = qm_econ_fill(s->layout ? q : NULL, s->layout, &m->econ, &s->econ);
+		rc = qm_econ_fill(s->layout ? q : NULL, s->layout, &m->econ, idle, &s->econ);
+	else
+		free(idle);
 	if (rc) {
 		snap_unref(s);
 		return rc;

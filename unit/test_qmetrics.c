@@ -36,7 +36,12 @@ static void add_cq(queue_t *q, const char *name, const char *cohort, int64_t cpu
 			     .groups = &g,
 			     .n_groups = 1,
 			     .within = within,
-			     .reclaim = QUEUE_RECLAIM_ANY};
+			     .reclaim = QUEUE_RECLAIM_ANY,
+			     /* idle below 10% for an hour: reported (the gauge of
+				the idle ones counts them from the first reading) */
+			     .idle_action = QUEUE_IDLE_REPORT,
+			     .idle_threshold_pct = 10,
+			     .idle_after_ms = 3600000};
 	gpuq_diag_t d = {{0}};
 
 	if (queue_cq_add(q, &s, NULL, &d))
@@ -569,6 +574,13 @@ static void economics_series(void **state)
 	assert_value(text, "gpuq_budget_state{scope=\"LocalQueue\",name=\"team-a/default\"}", 2);
 	assert_value(text, "gpuq_cluster_queue_idle_workloads{cluster_queue=\"train\"}", 0);
 	assert_value(text, "gpuq_prediction_passes_total{result=\"capped\"}", 1);
+	free(text);
+	/* its GPUs at 4%: idle now, counted by the next snapshot */
+	assert_int_equal(queue_workload_utilization(q, "a", 4, 3600000), GPUQ_OK);
+	assert_int_equal(qmetrics_publish(m, q), GPUQ_OK);
+	text = render(m);
+	assert_value(text, "gpuq_cluster_queue_idle_workloads{cluster_queue=\"train\"}", 1);
+	assert_value(text, "gpuq_cluster_queue_idle_workloads{cluster_queue=\"infer\"}", 0);
 	assert_value(text, "gpuq_prediction_workloads{state=\"started\"}", 38);
 	assert_value(text, "gpuq_prediction_last_pass_seconds", 0.0015);
 	assert_value(
