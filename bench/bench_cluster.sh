@@ -177,9 +177,12 @@ done
 r1=$(rss)
 # gpuq's writes for the burst are done when the count stops growing (two
 # reads 5 s apart; the status writer runs at --qps 50, so 5 s of quiet is
-# 250 writes it did not make)
-p1=$(patches) pp=-1
-while [ "$p1" != "$pp" ]; do pp=$p1; sleep 5; p1=$(patches); done
+# 250 writes it did not make); at most 2 minutes: with a fast job
+# controller (GPUQ_E2E_KCM_QPS=200, as the drain part wants) the fill's
+# Jobs finish and are released one after another, and the count never
+# stops
+p1=$(patches) pp=-1 quiet_n=0
+while [ "$p1" != "$pp" ] && [ $quiet_n -lt 24 ]; do pp=$p1; sleep 5; p1=$(patches); quiet_n=$((quiet_n + 1)); done
 annotated=$(k -n fill-0 get jobs -o 'jsonpath={range .items[*]}{.metadata.annotations.gpuq\.dev/status}{"\n"}{end}' | grep -c . || true)
 pw=$((p1 - p0))
 ws=$(awk -v p="$pw" 'BEGIN { printf "%.1f", p / 50 }')

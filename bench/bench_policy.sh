@@ -105,6 +105,8 @@ periodic predict_ms 19 "a prediction pass" \
 	"its copy made and its result applied, the run on a thread of its own; every 15 s"
 periodic webui_snap_ms 20 "the web view's snapshot" \
 	"webui_snap_build; every second while the web view or the visibility API is in use"
+periodic webui_pages_ms 22 "the web view's snapshot for its pages alone" \
+	"no visibility request lately: every pending workload's sentence left out; every second while the web view is in use"
 periodic metrics_ms 21 "the metrics snapshot" \
 	"qmetrics_publish; every second while leading"
 exit 0
