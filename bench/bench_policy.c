@@ -62,9 +62,8 @@
 #define CHUNK_JOBS 2000		  /* Job events decoded per buffer (about 1.3 KB each) */
 #define EVENT_MAX 4096		  /* one policy event's text, bytes */
 #define MAP_MAX ((size_t)8 << 30) /* as the controller's store: 8 GiB */
-#define QUOTA_GPUS                                                                                 \
-	4000 /* room for about 266 Jobs (15 GPUs each on average): the rest stay pending */
-#define QUOTA_GPUS_ALT 4032 /* the other value of the quota change */
+#define QUOTA_GPUS 4000		  /* room for 266 Jobs of 15 GPUs on average: the rest wait */
+#define QUOTA_GPUS_ALT 4032	  /* the other value of the quota change */
 
 /* Where decoded events go: straight into the controller (setup), or kept
  * for the measured step (the watch thread's share done beforehand). */
