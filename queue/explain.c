@@ -967,6 +967,14 @@ int queue_lq_stats(const queue_t *q, uint32_t lq, queue_stats_t *out)
 	return GPUQ_OK;
 }
 
+/* Whether w is live and in state, as the listings take it (ADMITTED
+ * includes EVICTING). */
+static bool in_state(const wl_t *w, queue_wl_state_t state)
+{
+	return w->live &&
+	       (w->state == state || (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING));
+}
+
 /* Pending order across a CQ's LocalQueues for listing: the cycle's order. */
 static int pending_cmp(const void *pa, const void *pb, void *ctx)
 {
@@ -983,11 +991,8 @@ size_t queue_cq_workloads(const queue_t *q, uint32_t cq, queue_wl_state_t state,
 		return 0;
 	for (size_t i = 0; i < q->n_wls; i++) {
 		const wl_t *w = Wc(q, (uint32_t)i);
-		bool match = w->live && w->cq == cq &&
-			     (w->state == state ||
-			      (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING));
 
-		if (!match)
+		if (w->cq != cq || !in_state(w, state))
 			continue;
 		n++;
 		if (queue_vpush(&v, (uint32_t)i))
@@ -1012,12 +1017,6 @@ static int by_cq_cmp(const void *pa, const void *pb, void *ctx)
 	if (a->cq != b->cq)
 		return a->cq < b->cq ? -1 : 1;
 	return a->state == QUEUE_WL_PENDING ? pending_cmp(pa, pb, ctx) : queue_adm_cmp(pa, pb, ctx);
-}
-
-static bool in_state(const wl_t *w, queue_wl_state_t state)
-{
-	return w->live &&
-	       (w->state == state || (state == QUEUE_WL_ADMITTED && w->state == QUEUE_WL_EVICTING));
 }
 
 size_t queue_workloads_by_cq_hint(const queue_t *q, queue_wl_state_t state, const queue_wl_t *hint,

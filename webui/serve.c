@@ -218,12 +218,18 @@ static int check_access(webui_t *ui, const http_app_request_t *rq, bool retry, b
 	return GPUQ_OK;
 }
 
+/* Whether path is the visibility API's (the rest: the web view's). */
+static bool vis_path(const char *path)
+{
+	return !strncmp(path, "/apis/", 6);
+}
+
 int webui_app_handle(void *ctx, const http_app_request_t *rq, bool retry, http_app_reply_t *out)
 {
 	webui_t *ui = ctx;
 	webui_access_t acc;
 	char scope[QUEUE_NAME_MAX + 1];
-	bool vis = !strncmp(rq->path, "/apis/", 6), answered;
+	bool vis = vis_path(rq->path), answered;
 	webui_snap_t *s;
 	char *body;
 	size_t len;
@@ -283,7 +289,7 @@ static void app_slow(void *ctx, const http_app_request_t *rq)
 	scope_of(rq->path, scope, sizeof(scope));
 	if (token && access_of(ui, token, scope, &acc) == WA_UNKNOWN)
 		wa_review(ui, token, scope, gpuq_mono_ms());
-	ws_wait_fresh(ui, !strncmp(rq->path, "/apis/", 6), gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
+	ws_wait_fresh(ui, vis_path(rq->path), gpuq_mono_ms() + WEBUI_FRESH_WAIT_MS);
 }
 
 void webui_attach(webui_t *ui, http_server_t *srv)
