@@ -663,7 +663,8 @@ int queue_workload_brief(const queue_t *q, queue_wl_t id, queue_workload_brief_t
 					w->created,
 					(queue_wl_state_t)w->state,
 					wl_wait(q, w),
-					w->state == QUEUE_WL_PENDING ? w->predicted : -1};
+					w->state == QUEUE_WL_PENDING ? w->predicted : -1,
+					(uint64_t)w->epoch << 32 | w->uid_hash};
 	return GPUQ_OK;
 }
 

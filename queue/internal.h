@@ -217,61 +217,64 @@ enum {
 };
 
 typedef struct {
-	char *strs;	      /* "uid\0name\0", owned (its namespace is its
-				 LocalQueue's: lq_t.ns) */
-	psref_t *psx;	      /* pod sets when n_ps > 1, owned */
-	asg_t *asg;	      /* assignment while admitted/evicting, owned */
-	int64_t created;      /* creation time */
-	int64_t admitted_ms;  /* last admission (-1 never) */
-	int64_t eligible_ms;  /* backoff end */
-	int64_t why_need;     /* explanation: amount needed */
-	int64_t why_free;     /* explanation: amount free */
-	uint64_t admit_cycle; /* cycle of the last admission */
-	uint32_t lq;	      /* LocalQueue */
-	uint32_t cq;	      /* ClusterQueue */
-	uint32_t pos;	      /* index in its heap / aside / admitted vector */
-	uint32_t epoch;	      /* bumps on every state change (timer validity) */
-	uint32_t requeues;    /* Ready-timeout evictions */
-	uint32_t preemptions; /* times preempted */
-	uint32_t n_asg;	      /* entries in asg */
-	uint32_t uid_hash;    /* hash of uid */
-	uint32_t why_res;     /* explanation: resource id or QUEUE_NONE */
-	uint32_t why_flavor;  /* explanation: flavor id or QUEUE_NONE */
-	int32_t priority;     /* priority */
-	int32_t gang_total;   /* 0 = not a gang */
-	int32_t pods_present; /* gang pods present */
-	psref_t ps1;	      /* the pod set when n_ps == 1 */
-	uint16_t name_off;    /* name offset in strs */
-	uint8_t state;	      /* queue_wl_state_t */
-	uint8_t wait;	      /* queue_wait_t */
-	uint8_t where;	      /* W_* container */
-	uint8_t n_ps;	      /* pod sets */
-	uint8_t why;	      /* WHY_* */
-	uint8_t evict_reason; /* queue_evict_reason_t of the last eviction */
-	uint8_t why_level;    /* explanation (WHY_TOPOLOGY): the level index */
-	/* one byte for the six flags */
-	bool live : 1;		   /* slot in use */
-	bool ready : 1;		   /* PodsReady since admission */
-	bool gone : 1;		   /* a victim of this cycle, uncharged (q->gone) */
-	bool idle_said : 1;	   /* its idle spell was reported (q->idle) */
-	bool predict_said : 1;	   /* pending: its coarse status may say its predicted
-				      start (queue_workload_predict_show) */
-	bool topo_given : 1;	   /* a candidate given back while a domain is tried
-				      for a preemptor (topology.c victims_in) */
-	int64_t idle_since;	   /* admitted: idle (below its CQ's threshold) since,
-				      or -1 (protect.c) */
+	/* first, in one cache line or two: what a pass over every workload
+	 * reads of each (listings, the cycle's order, views in brief) */
+	char *strs;		   /* "uid\0name\0", owned (its namespace is its
+				      LocalQueue's: lq_t.ns) */
+	int64_t created;	   /* creation time */
 	union {			   /* by state: one field, two meanings */
 		int64_t predicted; /* pending: predicted start, or -1 (never persisted) */
 		int64_t idle_seen; /* admitted: the last reading below the threshold
 				      (idle_since >= 0), -1 none (protect.c) */
 	};
-	int64_t exec_ms;     /* time admitted in earlier admissions (wall-clock
-				limit; reset when it is reactivated) */
-	int32_t max_exec_s;  /* its own wall-clock limit, s (0: none) */
-	int32_t run_bound_s; /* what ends each run by its age, s (0: none; not
-				persisted: spec run_bound_s) */
-	placement_t *place;  /* admitted on a topology-aware flavor: where its
-				pods go (topology.c), owned; NULL otherwise */
+	uint32_t lq;	   /* LocalQueue */
+	uint32_t cq;	   /* ClusterQueue */
+	uint32_t epoch;	   /* bumps on every state change (timer validity) */
+	uint32_t uid_hash; /* hash of uid */
+	int32_t priority;  /* priority */
+	uint32_t n_asg;	   /* entries in asg */
+	uint8_t state;	   /* queue_wl_state_t */
+	uint8_t wait;	   /* queue_wait_t */
+	uint8_t where;	   /* W_* container */
+	uint8_t n_ps;	   /* pod sets */
+	/* one byte for the six flags */
+	bool live : 1;	       /* slot in use */
+	bool ready : 1;	       /* PodsReady since admission */
+	bool gone : 1;	       /* a victim of this cycle, uncharged (q->gone) */
+	bool idle_said : 1;    /* its idle spell was reported (q->idle) */
+	bool predict_said : 1; /* pending: its coarse status may say its predicted
+				  start (queue_workload_predict_show) */
+	bool topo_given : 1;   /* a candidate given back while a domain is tried
+				  for a preemptor (topology.c victims_in) */
+	uint8_t why;	       /* WHY_* */
+	uint8_t evict_reason;  /* queue_evict_reason_t of the last eviction */
+	uint8_t why_level;     /* explanation (WHY_TOPOLOGY): the level index */
+	uint16_t name_off;     /* name offset in strs */
+	/* the rest (in an order that leaves no padding) */
+	uint32_t pos;	      /* index in its heap / aside / admitted vector */
+	uint32_t requeues;    /* Ready-timeout evictions */
+	uint32_t preemptions; /* times preempted */
+	uint32_t why_res;     /* explanation: resource id or QUEUE_NONE */
+	uint32_t why_flavor;  /* explanation: flavor id or QUEUE_NONE */
+	int32_t gang_total;   /* 0 = not a gang */
+	int32_t pods_present; /* gang pods present */
+	psref_t ps1;	      /* the pod set when n_ps == 1 */
+	psref_t *psx;	      /* pod sets when n_ps > 1, owned */
+	asg_t *asg;	      /* assignment while admitted/evicting, owned */
+	int64_t admitted_ms;  /* last admission (-1 never) */
+	int64_t eligible_ms;  /* backoff end */
+	int64_t why_need;     /* explanation: amount needed */
+	int64_t why_free;     /* explanation: amount free */
+	uint64_t admit_cycle; /* cycle of the last admission */
+	int64_t idle_since;   /* admitted: idle (below its CQ's threshold) since,
+				 or -1 (protect.c) */
+	int64_t exec_ms;      /* time admitted in earlier admissions (wall-clock
+				 limit; reset when it is reactivated) */
+	int32_t max_exec_s;   /* its own wall-clock limit, s (0: none) */
+	int32_t run_bound_s;  /* what ends each run by its age, s (0: none; not
+				 persisted: spec run_bound_s) */
+	placement_t *place;   /* admitted on a topology-aware flavor: where its
+				 pods go (topology.c), owned; NULL otherwise */
 } wl_t;
 
 typedef struct {

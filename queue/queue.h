@@ -1226,6 +1226,11 @@ typedef struct {
 	queue_wl_state_t state; /* lifecycle state */
 	queue_wait_t wait;	/* why pending (QUEUE_WAIT_NONE otherwise) */
 	int64_t predicted_ms;	/* pending: its predicted start; -1: none */
+	uint64_t ident;		/* its slot's epoch and its uid's hash: another
+				   workload in the same slot (id reused) has
+				   another epoch; a reader that keeps a copy of
+				   the strings by id compares this and the uid's
+				   address before reusing it */
 } queue_workload_brief_t;
 
 /* Fill *out for workload id. GPUQ_ENOTFOUND for a dead id. */

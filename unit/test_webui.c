@@ -1005,6 +1005,107 @@ static void vis_capped(void **state)
 	webui_destroy(ui);
 }
 
+/* The uid and name of every workload ids[0..n) of s's visibility list,
+ * "uid/name" comma-joined, into buf. */
+static const char *vis_names(const webui_snap_t *s, char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < s->n_vis && len < cap; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%s/%s", i ? "," : "",
+					s->vis[i].uid, s->vis[i].name);
+	return buf;
+}
+
+/* A one-pod workload of 1 GPU whose uid and name differ (each long). */
+static void add_named(queue_t *q, const char *uid, const char *name, int64_t created)
+{
+	queue_request_t r = {"nvidia.com/gpu", 1};
+	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &r, .n_requests = 1};
+	queue_workload_spec_t w = {.namespace_ = "team-b",
+				   .name = name,
+				   .uid = uid,
+				   .local_queue = "default",
+				   .created_ms = created,
+				   .podsets = &ps,
+				   .n_podsets = 1};
+
+	assert_int_equal(queue_workload_add(q, &w, created, NULL, NULL), GPUQ_OK);
+}
+
+/* The visibility list's uids and names are kept in ui's pool across
+ * snapshots: a workload deleted and another made in its slot (the same id)
+ * is listed by its own names; a snapshot built before keeps the names it
+ * listed while the pool moves on (a pool that holds mostly the names of
+ * workloads gone is left to the snapshots using it); another core's
+ * workloads are never taken for the first's. */
+static void vis_names_follow_the_core(void **state)
+{
+	webui_t *ui = ui_none();
+	queue_t *q = waiting(ui), *q2;
+	webui_snap_t *s1, *s2, *s3;
+	queue_wl_t a1, z9;
+	ws_pool_t *pool;
+	char buf[1024], uid[96], name[96];
+
+	(void)state;
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s1), GPUQ_OK);
+	assert_string_equal(vis_names(s1, buf, sizeof(buf)), "b2/b2,a1/a1,b1/b1,a2/a2,a3/a3,c1/c1");
+	/* a1 deleted, z9 made in its slot: listed as z9, where a1 was */
+	assert_int_equal(queue_workload_find(q, "a1", &a1), GPUQ_OK);
+	assert_int_equal(queue_workload_delete(q, "a1", 3000), GPUQ_OK);
+	add_named(q, "z9", "zed-nine", 1000);
+	assert_int_equal(queue_workload_find(q, "z9", &z9), GPUQ_OK);
+	assert_int_equal(z9, a1);
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s2), GPUQ_OK);
+	assert_string_equal(vis_names(s2, buf, sizeof(buf)),
+			    "b2/b2,z9/zed-nine,b1/b1,a2/a2,a3/a3,c1/c1");
+	assert_ptr_equal(s1->pool, s2->pool); /* the others' names copied once */
+	assert_ptr_equal(s1->vis[2].uid, s2->vis[2].uid);
+	/* 12,000 workloads of long names (over 1 MiB) listed, then deleted: the next list
+	 * starts a new pool; s1 and s2 still read theirs */
+	for (int i = 0; i < 12000; i++) {
+		snprintf(uid, sizeof(uid), "%s-%05d", "0123456789abcdef0123456789abcdef", i);
+		snprintf(
+		    name, sizeof(name), "%s-%05d",
+		    "a-rather-long-job-name-for-the-pool-of-names-kept-across-snapshots-0123456789",
+		    i);
+		add_named(q, uid, name, 2000 + i);
+	}
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s3), GPUQ_OK);
+	assert_int_equal(s3->n_vis, 12006);
+	webui_snap_unref(s3);
+	pool = ui->pool;
+	for (int i = 0; i < 12000; i++) {
+		snprintf(uid, sizeof(uid), "%s-%05d", "0123456789abcdef0123456789abcdef", i);
+		assert_int_equal(queue_workload_delete(q, uid, 4000), GPUQ_OK);
+	}
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s3), GPUQ_OK); /* learns the live size */
+	assert_ptr_equal(s3->pool, pool);
+	webui_snap_unref(s3);
+	assert_int_equal(webui_snap_build(ui, q, 5000, &s3), GPUQ_OK);
+	assert_ptr_not_equal(ui->pool, pool);
+	assert_ptr_equal(s3->pool, ui->pool);
+	assert_string_equal(vis_names(s3, buf, sizeof(buf)),
+			    "b2/b2,z9/zed-nine,b1/b1,a2/a2,a3/a3,c1/c1");
+	assert_string_equal(vis_names(s1, buf, sizeof(buf)), "b2/b2,a1/a1,b1/b1,a2/a2,a3/a3,c1/c1");
+	assert_string_equal(vis_names(s2, buf, sizeof(buf)),
+			    "b2/b2,z9/zed-nine,b1/b1,a2/a2,a3/a3,c1/c1");
+	webui_snap_unref(s1);
+	webui_snap_unref(s2);
+	webui_snap_unref(s3);
+	/* another core: its own names, whatever ids the first gave */
+	q2 = cluster();
+	add_named(q2, "other-1", "first-of-another-core", 1000);
+	assert_int_equal(webui_snap_build(ui, q2, 5000, &s3), GPUQ_OK);
+	assert_string_equal(vis_names(s3, buf, sizeof(buf)), "other-1/first-of-another-core");
+	webui_snap_unref(s3);
+	queue_destroy(q2);
+	queue_destroy(q);
+	webui_destroy(ui);
+}
+
 /* Who reads what: the ClusterQueue view needs cluster access; a tenant
  * reads its namespace's LocalQueues only; unknown names and paths are 404
  * Statuses; the discovery document lists the two resources. */
@@ -1164,6 +1265,7 @@ int main(void)
 	    cmocka_unit_test(vis_local_queue),
 	    cmocka_unit_test(vis_limit_offset),
 	    cmocka_unit_test(vis_capped),
+	    cmocka_unit_test(vis_names_follow_the_core),
 	    cmocka_unit_test(vis_access),
 	    cmocka_unit_test(vis_app_routes),
 	};

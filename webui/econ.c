@@ -21,7 +21,7 @@ int ws_econ_fill(const queue_t *q, webui_snap_t *s)
 
 		if (queue_budget_view(q, i, &b->v))
 			continue;
-		b->v.name = ws_strdup(s, b->v.name); /* arena_failed says when it failed */
+		b->v.name = ws_strdup(s, b->v.name); /* arena.failed says when it failed */
 		s->n_budgets++;
 	}
 	return GPUQ_OK;

@@ -90,8 +90,9 @@ typedef struct {
 /* One pending workload as the visibility API lists it (visibility.c,
  * docs/visibility.md): every pending workload of the core is copied, with
  * its place in its ClusterQueue's admission order and in its LocalQueue's.
- * Strings are in the snapshot's arena (a namespace and a message equal to
- * the entry before's are shared). */
+ * The uid and name are in ui's pool (s->pool), the other strings in the
+ * snapshot's arena (a namespace and a message equal to the entry before's
+ * are shared). */
 typedef struct {
 	const char *uid;	    /* metadata.uid */
 	const char *namespace_;	    /* its namespace */
@@ -143,6 +144,31 @@ typedef struct {
 	double cost;		/* accelerator hours x their flavor's price */
 } ws_usage_t;
 
+/* Strings copied into blocks that never move (snap.c): a snapshot's own,
+ * and the pool the visibility list's names are kept in. */
+typedef struct {
+	void *blocks; /* a list of blocks, newest first */
+	size_t used;  /* bytes used in the newest block */
+	size_t cap;   /* its size */
+	size_t bytes; /* bytes copied in all */
+	bool failed;  /* a copy failed */
+} ws_arena_t;
+
+/* The visibility list's uids and names, kept across snapshots while that
+ * API is in use (visibility.c): copied once per workload, not once per
+ * snapshot (100,000 pending: 200,000 strings the CPU would wait for each
+ * second). Each snapshot listing them holds a reference. */
+typedef struct ws_pool ws_pool_t;
+
+/* What ui keeps of one core workload id: where its names are in the pool. */
+typedef struct {
+	uint64_t ident;	   /* the workload's queue_workload_brief_t.ident */
+	const char *key;   /* ... and its uid's address in the core */
+	const char *uid;   /* "uid\0name\0" in ui's pool; NULL: none kept */
+	uint32_t name_off; /* its name at uid + name_off */
+	uint32_t bytes;	   /* bytes it takes in the pool */
+} ws_name_t;
+
 struct webui_snap {
 	atomic_uint refs;      /* references */
 	int64_t now_ms;	       /* wall time of the snapshot */
@@ -178,19 +204,38 @@ struct webui_snap {
 	size_t n_prices;
 	ws_budget_t *budgets; /* the core's budgets (econ.c) */
 	size_t n_budgets;
-	void *blocks;	   /* every string above: a list of blocks that never move */
-	size_t block_used; /* bytes used in the newest block */
-	size_t block_cap;  /* its size */
-	bool arena_failed; /* an arena copy failed: the build fails */
+	ws_arena_t arena; /* every string above, but vis's uids and names */
+	ws_pool_t *pool;  /* vis's uids and names (a reference), or NULL */
 };
 
-/* Copy s into snap's arena (NULL when out of memory: arena_failed). */
+/* n bytes in a, not initialized (NULL when out of memory: a->failed). */
+char *ws_arena_alloc(ws_arena_t *a, size_t n);
+/* Copy n bytes at s into a (NULL when out of memory: a->failed). */
+const char *ws_arena_dup(ws_arena_t *a, const char *s, size_t n);
+/* Free a's blocks. */
+void ws_arena_free(ws_arena_t *a);
+/* Copy s into snap's arena (NULL when out of memory: arena.failed). */
 const char *ws_strdup(webui_snap_t *snap, const char *s);
+/* Drop a reference to pool (visibility.c), freeing it with the last. */
+void ws_pool_unref(ws_pool_t *pool);
+/* Forget ui's names and drop its pool (webui_destroy; a build without the
+ * visibility list). */
+void ws_names_reset(webui_t *ui);
 
-/* visibility.c: copy every pending workload ids[0..n) (grouped by CQ, each
- * CQ's in admission order: queue_workloads_by_cq) into s->vis with its
- * positions, and index them per LocalQueue. GPUQ_OK, GPUQ_ENOMEM. */
-int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n);
+/* visibility.c: every pending workload copied into s->vis with its
+ * positions (grouped by CQ, each CQ's in admission order:
+ * queue_workloads_by_cq), indexed per LocalQueue; their uids and names
+ * from ui's pool (copied there the first time a workload is listed), or
+ * into s's arena without a ui. Begun for the pending ids[0..n), given each
+ * of them that is listed in that order with its brief (the pass that lists
+ * the web view's pending workloads reads each once for both), ended (b
+ * freed; the index made). Each GPUQ_OK or GPUQ_ENOMEM; ws_vis_end says
+ * whether any failed. */
+typedef struct ws_vis_build ws_vis_build_t;
+int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n,
+		 ws_vis_build_t **b);
+int ws_vis_add(ws_vis_build_t *b, queue_wl_t id, const queue_workload_brief_t *v);
+int ws_vis_end(ws_vis_build_t *b);
 
 /* Free the ring's entries (webui_destroy). */
 void ws_events_free(webui_t *ui);
@@ -234,6 +279,11 @@ struct webui {
 	queue_wl_t *order[2];		   /* the last snapshot's pending and admitted
 					      workloads in order: the next one's hint */
 	size_t n_order[2];		   /* their counts */
+	ws_name_t *names;		   /* per core workload id, its names in pool */
+	size_t n_names;			   /* entries */
+	ws_pool_t *pool;		   /* the visibility list's names (a reference) */
+	const queue_t *names_q;		   /* the core the names are of */
+	size_t names_live;		   /* pool bytes the last list used */
 	size_t n_prices;		   /* entries */
 };
 

@@ -61,6 +61,7 @@ void webui_destroy(webui_t *ui)
 	(void)webui_prices_set(ui, NULL, 0); /* frees the prices held */
 	free(ui->order[0]);
 	free(ui->order[1]);
+	ws_names_reset(ui);
 	kube_client_destroy(ui->client);
 	free(ui->cache);
 	pthread_mutex_destroy(&ui->auth_lock);

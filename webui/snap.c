@@ -19,42 +19,60 @@ typedef struct block {
 	char data[];	    /* the strings */
 } block_t;
 
-const char *ws_strdup(webui_snap_t *snap, const char *s)
+char *ws_arena_alloc(ws_arena_t *a, size_t n)
 {
-	size_t n = strlen(s ? s : "") + 1;
-	block_t *b = snap->blocks;
+	block_t *b = a->blocks;
 	char *out;
 
-	if (!b || snap->block_cap - snap->block_used < n) {
+	if (!b || a->cap - a->used < n) {
 		size_t cap = n > BLOCK_MIN ? n : BLOCK_MIN;
 		block_t *nb = malloc(sizeof(*nb) + cap);
 
 		if (!nb) {
-			snap->arena_failed = true;
+			a->failed = true;
 			return NULL;
 		}
 		nb->prev = b;
-		snap->blocks = b = nb;
-		snap->block_used = 0;
-		snap->block_cap = cap;
+		a->blocks = b = nb;
+		a->used = 0;
+		a->cap = cap;
 	}
-	out = b->data + snap->block_used;
-	memcpy(out, s ? s : "", n);
-	snap->block_used += n;
+	out = b->data + a->used;
+	a->used += n;
+	a->bytes += n;
 	return out;
 }
 
-void webui_snap_unref(webui_snap_t *s)
+const char *ws_arena_dup(ws_arena_t *a, const char *s, size_t n)
 {
-	block_t *b;
+	char *out = ws_arena_alloc(a, n);
 
-	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
-		return;
-	for (b = s->blocks; b;) {
+	if (out)
+		memcpy(out, s, n);
+	return out;
+}
+
+void ws_arena_free(ws_arena_t *a)
+{
+	for (block_t *b = a->blocks; b;) {
 		block_t *prev = b->prev;
 		free(b);
 		b = prev;
 	}
+	memset(a, 0, sizeof(*a));
+}
+
+const char *ws_strdup(webui_snap_t *snap, const char *s)
+{
+	return ws_arena_dup(&snap->arena, s ? s : "", strlen(s ? s : "") + 1);
+}
+
+void webui_snap_unref(webui_snap_t *s)
+{
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	ws_arena_free(&s->arena);
+	ws_pool_unref(s->pool);
 	free(s->cohorts);
 	free(s->cqs);
 	free(s->quota);
@@ -338,7 +356,8 @@ static int list_push(webui_snap_t *s, uint32_t w, size_t *list_cap)
  * time) or of its LocalQueue's; the CQ's own list holds the first
  * WEBUI_LIST_MAX. */
 static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, const queue_wl_t *ids,
-			   size_t n, uint32_t *lq_seen, size_t *wl_cap, size_t *list_cap)
+			   size_t n, uint32_t *lq_seen, size_t *wl_cap, size_t *list_cap,
+			   ws_vis_build_t *vb)
 {
 	uint32_t cur = UINT32_MAX, pos = 0;
 
@@ -350,6 +369,8 @@ static int state_workloads(const queue_t *q, webui_snap_t *s, bool pending, cons
 
 		if (queue_workload_brief(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
 			continue;
+		if (vb && ws_vis_add(vb, ids[i], &v))
+			return GPUQ_ENOMEM;
 		cq = &s->cqs[v.cq];
 		if (v.cq != cur) { /* the next CQ's list starts */
 			cur = v.cq;
@@ -385,14 +406,20 @@ static int fill_workloads(webui_t *ui, const queue_t *q, webui_snap_t *s, bool v
 	int rc = lq_seen ? GPUQ_OK : GPUQ_ENOMEM;
 
 	for (int k = 0; !rc && k < 2; k++) {
+		ws_vis_build_t *vb = NULL;
 		queue_wl_t *ids = NULL;
 
 		n = all_ids(q, k == 0 ? QUEUE_WL_PENDING : QUEUE_WL_ADMITTED,
 			    ui ? ui->order[k] : NULL, ui ? ui->n_order[k] : 0, &ids, &failed);
-		rc = failed ? GPUQ_ENOMEM
-			    : state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap);
+		rc = failed ? GPUQ_ENOMEM : GPUQ_OK;
 		if (!rc && k == 0 && vis) /* every pending one, for the visibility API */
-			rc = ws_vis_fill(q, s, ids, n);
+			rc = ws_vis_begin(ui, q, s, ids, n, &vb);
+		else if (k == 0 && ui) /* the API not in use: its names not kept */
+			ws_names_reset(ui);
+		if (!rc)
+			rc = state_workloads(q, s, k == 0, ids, n, lq_seen, &wl_cap, &list_cap, vb);
+		if (vb && ws_vis_end(vb) && !rc)
+			rc = GPUQ_ENOMEM;
 		if (ui && ids) {
 			free(ui->order[k]);
 			ui->order[k] = ids;
@@ -650,7 +677,7 @@ static int snap_build(webui_t *ui, const queue_t *q, int64_t now_ms, bool vis, w
 		rc = fill_usage(q, s);
 	if (!rc)
 		rc = ws_econ_fill(q, s);
-	if (!rc && s->arena_failed)
+	if (!rc && s->arena.failed)
 		rc = GPUQ_ENOMEM;
 	if (rc) {
 		webui_snap_unref(s);

@@ -20,6 +20,97 @@
 
 /* ---- the snapshot's part: ws_vis_fill ---- */
 
+struct ws_pool {
+	atomic_uint refs; /* ui's, and each snapshot's listing from it */
+	ws_arena_t arena; /* the strings */
+};
+
+/* Bytes of strings no list uses that a pool may keep past twice what the
+ * last list used before the next list starts a new one (workloads
+ * admitted or deleted leave their names behind). */
+#define POOL_SLACK (1u << 20)
+
+void ws_pool_unref(ws_pool_t *pool)
+{
+	if (!pool || atomic_fetch_sub(&pool->refs, 1) != 1)
+		return;
+	ws_arena_free(&pool->arena);
+	free(pool);
+}
+
+void ws_names_reset(webui_t *ui)
+{
+	ws_pool_unref(ui->pool);
+	free(ui->names);
+	ui->pool = NULL;
+	ui->names = NULL;
+	ui->n_names = 0;
+	ui->names_q = NULL;
+	ui->names_live = 0;
+}
+
+/* ui ready to list q's pending workloads ids[0..n): the names of another
+ * core forgotten, a pool grown past twice what the last list used (and
+ * POOL_SLACK) left to the snapshots that use it, an entry for every id.
+ * GPUQ_OK, GPUQ_ENOMEM. */
+static int names_ready(webui_t *ui, const queue_t *q, const queue_wl_t *ids, size_t n)
+{
+	size_t top = 0;
+
+	if (ui->names_q != q ||
+	    (ui->pool && ui->pool->arena.bytes > 2 * ui->names_live + POOL_SLACK))
+		ws_names_reset(ui);
+	ui->names_q = q;
+	ui->names_live = 0;
+	if (!ui->pool) {
+		ui->pool = calloc(1, sizeof(*ui->pool));
+		if (!ui->pool)
+			return GPUQ_ENOMEM;
+		atomic_init(&ui->pool->refs, 1);
+	}
+	for (size_t i = 0; i < n; i++)
+		top = ids[i] >= top ? (size_t)ids[i] + 1 : top;
+	if (top > ui->n_names) {
+		ws_name_t *v = realloc(ui->names, top * sizeof(*v));
+
+		if (!v)
+			return GPUQ_ENOMEM;
+		memset(v + ui->n_names, 0, (top - ui->n_names) * sizeof(*v));
+		ui->names = v;
+		ui->n_names = top;
+	}
+	return GPUQ_OK;
+}
+
+/* Workload id's uid (and *name) as the list keeps them: in ui's pool,
+ * copied there the first time it is listed (the entry's ident and uid
+ * address tell it is still the same workload), or into s's arena without
+ * a ui. NULL when out of memory. */
+static const char *names_of(webui_t *ui, webui_snap_t *s, queue_wl_t id,
+			    const queue_workload_brief_t *v, const char **name)
+{
+	ws_name_t *e;
+
+	if (!ui) {
+		*name = ws_strdup(s, v->name);
+		return ws_strdup(s, v->uid);
+	}
+	e = &ui->names[id];
+	if (!e->uid || e->ident != v->ident || e->key != v->uid) {
+		size_t lu = strlen(v->uid) + 1, ln = strlen(v->name) + 1;
+		char *p = ws_arena_alloc(&ui->pool->arena, lu + ln);
+
+		*e = (ws_name_t){v->ident, v->uid, p, (uint32_t)lu, (uint32_t)(lu + ln)};
+		if (!p)
+			return NULL;
+		memcpy(p, v->uid, lu);
+		memcpy(p + lu, v->name, ln);
+	}
+	ui->names_live += e->bytes;
+	*name = e->uid + e->name_off;
+	return e->uid;
+}
+
 /* The previous entry's string when equal (most pending workloads of a
  * ClusterQueue share a namespace and a sentence), else a copy. */
 static const char *share(webui_snap_t *s, const char *prev, const char *v)
@@ -74,54 +165,89 @@ static int index_lqs(webui_snap_t *s)
 	return GPUQ_OK;
 }
 
-int ws_vis_fill(const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n)
-{
-	uint32_t *lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*lq_seen));
-	uint32_t cur = UINT32_MAX, pos = 0;
-	const char *prev_ns = NULL, *prev_msg = NULL, *kept[QUEUE_REASON_MEMO] = {0};
-	queue_reason_memo_t *memo = calloc(1, sizeof(*memo));
+/* A visibility list being filled: ws_vis_begin, ws_vis_add for each
+ * pending workload in order, ws_vis_end. */
+struct ws_vis_build {
+	webui_t *ui;			     /* whose pool keeps the names (NULL: s's arena) */
+	const queue_t *q;		     /* the core */
+	webui_snap_t *s;		     /* the snapshot filled */
+	uint32_t *lq_seen;		     /* per LocalQueue: its entries so far */
+	uint32_t cur, pos;		     /* the ClusterQueue being listed, entries so far */
+	const char *prev_ns;		     /* the entry before's namespace ... */
+	const char *prev_msg;		     /* ... and sentence */
+	queue_reason_memo_t memo;	     /* sentences made */
+	const char *kept[QUEUE_REASON_MEMO]; /* ... and their copies, by slot */
+	bool failed;			     /* out of memory */
+};
 
+int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n,
+		 ws_vis_build_t **out)
+{
+	ws_vis_build_t *b = calloc(1, sizeof(*b));
+
+	*out = b;
+	if (!b)
+		return GPUQ_ENOMEM;
+	*b = (ws_vis_build_t){.ui = ui, .q = q, .s = s, .cur = UINT32_MAX};
+	b->lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*b->lq_seen));
 	s->n_vis = 0;
 	s->vis = malloc((n ? n : 1) * sizeof(*s->vis));
-	if (!lq_seen || !s->vis || !memo) {
-		free(lq_seen);
-		free(memo);
+	b->failed = !b->lq_seen || !s->vis || (ui && names_ready(ui, q, ids, n));
+	if (!b->failed && ui) { /* the snapshot keeps the pool its names are in */
+		s->pool = ui->pool;
+		atomic_fetch_add(&s->pool->refs, 1);
+	}
+	return b->failed ? GPUQ_ENOMEM : GPUQ_OK;
+}
+
+int ws_vis_add(ws_vis_build_t *b, queue_wl_t id, const queue_workload_brief_t *v)
+{
+	webui_snap_t *s = b->s;
+	const char *uid, *name = NULL;
+
+	if (b->failed)
+		return GPUQ_ENOMEM;
+	uid = names_of(b->ui, s, id, v, &name);
+	if (!uid) {
+		b->failed = true;
 		return GPUQ_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		queue_workload_brief_t v;
-		ws_vis_t *e;
-
-		if (queue_workload_brief(q, ids[i], &v) || v.lq >= s->n_lqs || v.cq >= s->n_cqs)
-			continue;
-		if (v.cq != cur) { /* the next ClusterQueue's list starts */
-			cur = v.cq;
-			pos = 0;
-			prev_msg = NULL;
-			s->cqs[cur].vis0 = s->n_vis;
-		}
-		prev_ns = share(s, prev_ns, v.namespace_);
-		prev_msg = reason(q, s, ids[i], memo, kept, prev_msg);
-		e = &s->vis[s->n_vis++];
-		*e = (ws_vis_t){.uid = ws_strdup(s, v.uid),
-				.namespace_ = prev_ns,
-				.name = ws_strdup(s, v.name),
-				.lq = v.lq,
-				.cq = v.cq,
-				.priority = v.priority,
-				.created_ms = v.created_ms,
-				.wait = v.wait,
-				.pos_cq = pos,
-				.pos_lq = lq_seen[v.lq],
-				.message = prev_msg,
-				.predicted_start_ms = v.predicted_ms};
-		pos++;
-		lq_seen[v.lq]++;
-		s->cqs[cur].n_vis++;
+	if (v->cq != b->cur) { /* the next ClusterQueue's list starts */
+		b->cur = v->cq;
+		b->pos = 0;
+		b->prev_msg = NULL;
+		s->cqs[b->cur].vis0 = s->n_vis;
 	}
-	free(lq_seen);
-	free(memo);
-	return s->arena_failed ? GPUQ_ENOMEM : index_lqs(s);
+	b->prev_ns = share(s, b->prev_ns, v->namespace_);
+	b->prev_msg = reason(b->q, s, id, &b->memo, b->kept, b->prev_msg);
+	s->vis[s->n_vis++] = (ws_vis_t){.uid = uid,
+					.namespace_ = b->prev_ns,
+					.name = name,
+					.lq = v->lq,
+					.cq = v->cq,
+					.priority = v->priority,
+					.created_ms = v->created_ms,
+					.wait = v->wait,
+					.pos_cq = b->pos,
+					.pos_lq = b->lq_seen[v->lq],
+					.message = b->prev_msg,
+					.predicted_start_ms = v->predicted_ms};
+	b->pos++;
+	b->lq_seen[v->lq]++;
+	s->cqs[b->cur].n_vis++;
+	return GPUQ_OK;
+}
+
+int ws_vis_end(ws_vis_build_t *b)
+{
+	int rc;
+
+	if (!b)
+		return GPUQ_ENOMEM;
+	rc = b->failed || b->s->arena.failed ? GPUQ_ENOMEM : index_lqs(b->s);
+	free(b->lq_seen);
+	free(b);
+	return rc;
 }
 
 /* ---- the API's part: paths, options, JSON ---- */
