@@ -138,23 +138,21 @@ static int uid_cmp(const void *a, const void *b)
 static int workloads_sorted(const rebuild_t *r, wl_ref_t **out, size_t *n_out)
 {
 	const queue_t *old = r->old;
-	size_t n = 0, i = 0;
+	size_t n = queue_workload_count(old), i = 0;
 	wl_ref_t *refs;
 
-	for (queue_wl_t id = queue_workload_next(old, QUEUE_NONE); id != QUEUE_NONE;
-	     id = queue_workload_next(old, id))
-		n++;
 	refs = calloc(n + 1, sizeof(*refs));
 	if (!refs)
 		return GPUQ_ENOMEM;
-	for (queue_wl_t id = queue_workload_next(old, QUEUE_NONE); id != QUEUE_NONE && i < n;
-	     id = queue_workload_next(old, id)) {
-		queue_workload_brief_t b; /* the uid: a fork keeps few of many */
+	/* the keep filter first: a fork keeps few of many, and reads only those */
+	for (size_t id = 0; id < queue_workload_id_limit(old) && i < n; id++) {
+		queue_workload_brief_t b;
 
-		if ((r->keep && !r->keep(r->keep_ctx, id)) || queue_workload_brief(old, id, &b))
+		if ((r->keep && !r->keep(r->keep_ctx, (queue_wl_t)id)) ||
+		    queue_workload_brief(old, (queue_wl_t)id, &b))
 			continue;
 		refs[i].uid = b.uid;
-		refs[i++].id = id;
+		refs[i++].id = (queue_wl_t)id;
 	}
 	qsort(refs, i, sizeof(*refs), uid_cmp);
 	*out = refs;

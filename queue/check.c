@@ -9,13 +9,17 @@
 
 /* Sum of the admitted (and evicting) workloads' usage per CQ, flavor and
  * resource into sum[(cq * nf + f) * nr + r]; checks each admitted pod set
- * has a flavor for every resource it requests and gangs are whole. */
+ * has a flavor for every resource it requests, gangs are whole, and the
+ * live workloads are as many as queue_workload_count says. */
 static int sum_admitted(const queue_t *q, int64_t *sum, size_t nf, size_t nr, char *why, size_t cap)
 {
 	queue_wl_t id = QUEUE_NONE;
+	size_t live = 0;
 
 	while ((id = queue_workload_next(q, id)) != QUEUE_NONE) {
 		queue_workload_view_t v;
+
+		live++;
 
 		if (queue_workload_view(q, id, &v))
 			continue;
@@ -42,6 +46,11 @@ static int sum_admitted(const queue_t *q, int64_t *sum, size_t nf, size_t nr, ch
 				sum[((size_t)v.cq * nf + f) * nr + r] += per * cnt;
 			}
 		}
+	}
+	if (live != queue_workload_count(q)) {
+		snprintf(why, cap, "%zu live workloads, queue_workload_count says %zu", live,
+			 queue_workload_count(q));
+		return GPUQ_ECORRUPT;
 	}
 	return GPUQ_OK;
 }

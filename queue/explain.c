@@ -771,6 +771,16 @@ queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev)
 	return QUEUE_NONE;
 }
 
+size_t queue_workload_count(const queue_t *q)
+{
+	return q->n_live;
+}
+
+size_t queue_workload_id_limit(const queue_t *q)
+{
+	return q->n_wls;
+}
+
 static const char *names_at(const names_t *t, uint32_t id)
 {
 	return id < t->n ? t->s[id] : NULL;
@@ -1020,23 +1030,60 @@ static int by_cq_cmp(const void *pa, const void *pb, void *ctx)
 	return a->state == QUEUE_WL_PENDING ? pending_cmp(pa, pb, ctx) : queue_adm_cmp(pa, pb, ctx);
 }
 
+/* ids[0..a) and ids[a..n) each in by_cq_cmp's order (the second short):
+ * one order, each of the second put in place by binary search and the
+ * first's moved at most once (no workload of the first read but the
+ * O(log a) the searches touch). GPUQ_ENOMEM leaves ids as they were. */
+static int merge_short(const queue_t *q, queue_wl_t *ids, size_t a, size_t n)
+{
+	size_t k = n - a, end = a;
+	queue_wl_t *b = malloc(k * sizeof(*b));
+
+	if (!b)
+		return GPUQ_ENOMEM;
+	memcpy(b, ids + a, k * sizeof(*b));
+	for (size_t j = k; j-- > 0;) { /* the largest first, into the top */
+		size_t lo = 0, hi = end;
+
+		while (lo < hi) { /* the first of ids[0..end) after b[j] */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (by_cq_cmp(&ids[mid], &b[j], (void *)q) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(ids + lo + j + 1, ids + lo, (end - lo) * sizeof(*ids));
+		ids[lo + j] = b[j];
+		end = lo;
+	}
+	free(b);
+	return GPUQ_OK;
+}
+
 size_t queue_workloads_by_cq_hint(const queue_t *q, queue_wl_state_t state, const queue_wl_t *hint,
 				  size_t n_hint, queue_wl_t *ids, size_t cap)
 {
 	uint8_t *seen = n_hint ? calloc(q->n_wls / 8 + 1, 1) : NULL;
-	size_t n = 0;
+	size_t n = 0, hinted;
+	bool in_order = seen != NULL;
 
-	/* the hint's ids first, in its order (each once), then the others */
+	/* the hint's ids first, in its order (each once), each compared with
+	 * the one before while its workload is at hand; then the others */
 	for (size_t k = 0; seen && k < n_hint; k++) {
 		uint32_t i = hint[k];
 
 		if (i >= q->n_wls || (seen[i / 8] & (1u << (i % 8))) || !in_state(Wc(q, i), state))
 			continue;
 		seen[i / 8] |= (uint8_t)(1u << (i % 8));
-		if (n < cap)
+		if (n < cap) {
+			if (in_order && n && by_cq_cmp(&ids[n - 1], &i, (void *)q) > 0)
+				in_order = false;
 			ids[n] = i;
+		}
 		n++;
 	}
+	hinted = n;
 	for (size_t i = 0; i < q->n_wls; i++) {
 		if ((seen && (seen[i / 8] & (1u << (i % 8)))) ||
 		    !in_state(Wc(q, (uint32_t)i), state))
@@ -1046,10 +1093,17 @@ size_t queue_workloads_by_cq_hint(const queue_t *q, queue_wl_state_t state, cons
 		n++;
 	}
 	free(seen);
-	/* the slots mostly come in admission order already (made in order of
-	 * arrival), a hint more so: a sort that follows it, qsort's when out
-	 * of memory */
-	if (n <= cap && n > 1 && gpuq_sort_u32(ids, n, by_cq_cmp, (void *)q))
+	if (n > cap || n < 2)
+		return n;
+	/* the hint still in order (the common case: little changed in a
+	 * second): only the others sorted, and merged in; else a sort that
+	 * follows the runs there are (slots mostly come in admission order),
+	 * qsort's when out of memory */
+	if (in_order && n - hinted <= hinted / 8 &&
+	    (n == hinted || (!gpuq_sort_u32(ids + hinted, n - hinted, by_cq_cmp, (void *)q) &&
+			     !merge_short(q, ids, hinted, n))))
+		return n;
+	if (gpuq_sort_u32(ids, n, by_cq_cmp, (void *)q))
 		qsort_r(ids, n, sizeof(*ids), by_cq_cmp, (void *)q);
 	return n;
 }

@@ -24,7 +24,7 @@ static void swap_ids(uint32_t *a, uint32_t *b)
  * no order among themselves). Quickselect on a median-of-three pivot; past
  * a budget of rounds the range left is sorted instead, so no input makes it
  * quadratic. queue_wl_cmp is a total order: the k first are one set. */
-static void select_first(const queue_t *q, uint32_t *v, size_t n, size_t k)
+static void quickselect(const queue_t *q, uint32_t *v, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n;
 	unsigned rounds = 0;
@@ -56,6 +56,50 @@ static void select_first(const queue_t *q, uint32_t *v, size_t n, size_t k)
 	}
 }
 
+/* Restore the max-heap h[0..k) (its root the last in the cycle's order)
+ * below i. */
+static void sift_down(const queue_t *q, uint32_t *h, size_t k, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < k && queue_wl_cmp(q, h[l], h[m]) > 0)
+			m = l;
+		if (l + 1 < k && queue_wl_cmp(q, h[l + 1], h[m]) > 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		swap_ids(&h[i], &h[m]);
+		i = m;
+	}
+}
+
+/* The same as quickselect, by a heap of the k first so far: each of the
+ * others is compared with the last of them, held in cache, and read in
+ * the order v has it (slot order: memory order), where quickselect reads
+ * every workload several times in no order. Slots come mostly in arrival
+ * order, so few enter the heap; past n / 8 entries (an order against it)
+ * quickselect finishes the job. */
+static void select_first(const queue_t *q, uint32_t *v, size_t n, size_t k)
+{
+	size_t entered = 0;
+
+	if (k == 0 || k >= n)
+		return;
+	for (size_t i = k / 2; i-- > 0;)
+		sift_down(q, v, k, i);
+	for (size_t i = k; i < n; i++) {
+		if (queue_wl_cmp(q, v[i], v[0]) >= 0)
+			continue;
+		if (++entered > n / 8) {
+			quickselect(q, v, n, k);
+			return;
+		}
+		swap_ids(&v[i], &v[0]);
+		sift_down(q, v, k, 0);
+	}
+}
+
 /* The largest P such that positions 1..P of every CQ (cnt[c] pending in
  * CQ c) number at most total_max. */
 static size_t positions_within(const size_t *cnt, size_t n_cq, size_t total_max)
@@ -80,32 +124,32 @@ static size_t positions_within(const size_t *cnt, size_t n_cq, size_t total_max)
 int queue_pending_beyond(const queue_t *q, size_t total_max, uint8_t **beyond, size_t *n_ids)
 {
 	size_t n_cq = q->cq_names.n, *cnt = calloc(n_cq + 1, sizeof(*cnt)), *at, n = 0, keep;
-	uint32_t *all = NULL;
+	uint32_t *all = NULL, *pend, *pend_cq;
 	int rc = GPUQ_ENOMEM;
 
 	*beyond = calloc(q->n_wls + 1, 1);
 	*n_ids = q->n_wls;
-	for (size_t i = 0; cnt && i < q->n_wls; i++) {
+	/* one pass over the workloads: the pending ones and their CQs */
+	pend = malloc((q->n_wls + 1) * sizeof(*pend));
+	pend_cq = malloc((q->n_wls + 1) * sizeof(*pend_cq));
+	for (size_t i = 0; cnt && pend && pend_cq && i < q->n_wls; i++) {
 		const wl_t *w = Wc(q, (uint32_t)i);
 
 		if (w->live && w->state == QUEUE_WL_PENDING) {
 			cnt[w->cq]++;
-			n++;
+			pend_cq[n] = w->cq;
+			pend[n++] = (uint32_t)i;
 		}
 	}
 	at = calloc(n_cq + 1, sizeof(*at));
 	all = calloc(n + 1, sizeof(*all));
 	keep = cnt ? positions_within(cnt, n_cq, total_max) : SIZE_MAX;
-	if (!*beyond || !at || !all || keep == SIZE_MAX)
+	if (!*beyond || !pend || !pend_cq || !at || !all || keep == SIZE_MAX)
 		goto out;
 	for (size_t c = 1; c <= n_cq; c++) /* each CQ's slice of all[] */
 		at[c] = at[c - 1] + cnt[c - 1];
-	for (size_t i = 0; i < q->n_wls; i++) {
-		const wl_t *w = Wc(q, (uint32_t)i);
-
-		if (w->live && w->state == QUEUE_WL_PENDING)
-			all[at[w->cq]++] = (uint32_t)i;
-	}
+	for (size_t i = 0; i < n; i++) /* in slot order within each */
+		all[at[pend_cq[i]]++] = pend[i];
 	for (size_t c = 0, s = 0; c < n_cq; s += cnt[c++]) {
 		if (cnt[c] <= keep)
 			continue;
@@ -116,6 +160,8 @@ int queue_pending_beyond(const queue_t *q, size_t total_max, uint8_t **beyond, s
 	rc = GPUQ_OK;
 out:
 	free(cnt);
+	free(pend);
+	free(pend_cq);
 	free(at);
 	free(all);
 	if (rc) {

@@ -1258,6 +1258,13 @@ int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32
 /* Iterate live workloads: start with QUEUE_NONE, returns the next id (in
  * id order, which is NOT deterministic across restores) or QUEUE_NONE. */
 queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev);
+/* How many live workloads there are (what queue_workload_next visits). */
+size_t queue_workload_count(const queue_t *q);
+/* One past the highest id a workload may have: a caller that can rule ids
+ * out by its own arrays (without reading the workloads) loops to it and
+ * asks about the others (queue_workload_brief: GPUQ_ENOTFOUND when not
+ * live). */
+size_t queue_workload_id_limit(const queue_t *q);
 
 /* Counts and names. Names are borrowed for the queue's lifetime; ids out of
  * range give NULL. find functions return GPUQ_OK or GPUQ_ENOTFOUND. */
