@@ -58,14 +58,14 @@ static queue_t *cluster(void)
 	return q;
 }
 
-/* A one-pod workload uid (also its name) in ns's LocalQueue default. */
-static void add_wl(queue_t *q, const char *uid, const char *ns, int32_t prio, int64_t created,
-		   int64_t gpus)
+/* A one-pod workload uid named name in ns's LocalQueue default. */
+static void add_wl_named(queue_t *q, const char *uid, const char *name, const char *ns,
+			 int32_t prio, int64_t created, int64_t gpus)
 {
 	queue_request_t r = {"nvidia.com/gpu", gpus};
 	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &r, .n_requests = 1};
 	queue_workload_spec_t s = {.namespace_ = ns,
-				   .name = uid,
+				   .name = name,
 				   .uid = uid,
 				   .local_queue = "default",
 				   .priority = prio,
@@ -74,6 +74,13 @@ static void add_wl(queue_t *q, const char *uid, const char *ns, int32_t prio, in
 				   .n_podsets = 1};
 
 	assert_int_equal(queue_workload_add(q, &s, created, NULL, NULL), GPUQ_OK);
+}
+
+/* The same, its uid its name too. */
+static void add_wl(queue_t *q, const char *uid, const char *ns, int32_t prio, int64_t created,
+		   int64_t gpus)
+{
+	add_wl_named(q, uid, uid, ns, prio, created, gpus);
 }
 
 /* One cycle as the controller runs it, its result noted as events. */
@@ -1018,20 +1025,10 @@ static const char *vis_names(const webui_snap_t *s, char *buf, size_t cap)
 	return buf;
 }
 
-/* A one-pod workload of 1 GPU whose uid and name differ (each long). */
+/* A one-pod workload of 1 GPU in team-b whose uid and name differ. */
 static void add_named(queue_t *q, const char *uid, const char *name, int64_t created)
 {
-	queue_request_t r = {"nvidia.com/gpu", 1};
-	queue_podset_spec_t ps = {.name = "main", .count = 1, .requests = &r, .n_requests = 1};
-	queue_workload_spec_t w = {.namespace_ = "team-b",
-				   .name = name,
-				   .uid = uid,
-				   .local_queue = "default",
-				   .created_ms = created,
-				   .podsets = &ps,
-				   .n_podsets = 1};
-
-	assert_int_equal(queue_workload_add(q, &w, created, NULL, NULL), GPUQ_OK);
+	add_wl_named(q, uid, name, "team-b", 0, created, 1);
 }
 
 /* The visibility list's uids and names are kept in ui's pool across
