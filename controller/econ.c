@@ -240,16 +240,16 @@ static void history_scan(struct controller *c, int64_t now)
 	size_t pos = 0;
 	controller_map_slot_t *s;
 
-	for (queue_wl_t id = queue_workload_next(engine_core(c->e), QUEUE_NONE); id != QUEUE_NONE;
-	     id = queue_workload_next(engine_core(c->e), id)) {
-		queue_workload_brief_t b;
+	for (size_t id = 0; id < queue_workload_id_limit(engine_core(c->e)); id++) {
+		queue_wl_state_t st;
 		queue_workload_view_t v;
 		run_t *r;
 
-		/* the pending ones (most, with a long queue) change nothing here */
-		if (queue_workload_brief(engine_core(c->e), id, &b) ||
-		    (b.state != QUEUE_WL_ADMITTED && b.state != QUEUE_WL_FINISHED) ||
-		    queue_workload_view(engine_core(c->e), id, &v))
+		/* the pending ones (most, with a long queue) change nothing here:
+		 * their state is all that is read of them */
+		if (queue_workload_state(engine_core(c->e), (queue_wl_t)id, &st) ||
+		    (st != QUEUE_WL_ADMITTED && st != QUEUE_WL_FINISHED) ||
+		    queue_workload_view(engine_core(c->e), (queue_wl_t)id, &v))
 			continue;
 		r = controller_map_get(&c->econ_runs, v.uid);
 		if (v.state == QUEUE_WL_ADMITTED && (!r || r->admitted_ms != v.admitted_ms)) {

@@ -771,6 +771,14 @@ queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev)
 	return QUEUE_NONE;
 }
 
+int queue_workload_state(const queue_t *q, queue_wl_t id, queue_wl_state_t *out)
+{
+	if (id >= q->n_wls || !Wc(q, id)->live)
+		return GPUQ_ENOTFOUND;
+	*out = (queue_wl_state_t)Wc(q, id)->state;
+	return GPUQ_OK;
+}
+
 size_t queue_workload_count(const queue_t *q)
 {
 	return q->n_live;

@@ -1258,6 +1258,9 @@ int queue_workload_flavor(const queue_t *q, queue_wl_t id, size_t podset, uint32
 /* Iterate live workloads: start with QUEUE_NONE, returns the next id (in
  * id order, which is NOT deterministic across restores) or QUEUE_NONE. */
 queue_wl_t queue_workload_next(const queue_t *q, queue_wl_t prev);
+/* Workload id's state into *out: its first cache line alone, for a walk
+ * of every id that wants a few states (GPUQ_ENOTFOUND when not live). */
+int queue_workload_state(const queue_t *q, queue_wl_t id, queue_wl_state_t *out);
 /* How many live workloads there are (what queue_workload_next visits). */
 size_t queue_workload_count(const queue_t *q);
 /* One past the highest id a workload may have: a caller that can rule ids

@@ -5,6 +5,7 @@
  * is reset to none, as when every pending workload was listed. */
 #include <unistd.h>
 
+#include "predict/predict.h"
 #include "unit/controller_fixtures.h"
 
 /* Workload uid's predicted start in the core (-1: none). */
@@ -72,10 +73,50 @@ static void reset_what_a_pass_leaves_out(void **state)
 	ctl_free(c);
 }
 
+/* One history scan, due now, with no pass due. */
+static void scan(struct controller *c)
+{
+	c->econ_scan_ms = 0;
+	controller_econ_step(c);
+}
+
+/* The LocalQueues' runtime history (what a pass gives a workload that
+ * declares no runtime): a workload one scan saw admitted and a later one
+ * sees finished adds what it ran to its LocalQueue's history; a pending
+ * one adds nothing. */
+static void history_of_finished_runs(void **state)
+{
+	struct controller *c = ctl_new();
+	queue_result_t res;
+	int64_t admitted;
+
+	(void)state;
+	assert_int_equal(qmetrics_create(&c->metrics), GPUQ_OK);
+	c->o.predict_interval_ms = 0; /* scans only */
+	job(c, "first");
+	job(c, "second");
+	admitted = controller_now(c);
+	assert_int_equal(ctl_step(c->e, admitted, 1, &res), GPUQ_OK);
+	assert_int_equal(ctl_state(c, "first"), QUEUE_WL_ADMITTED);
+	assert_int_equal(ctl_state(c, "second"), QUEUE_WL_PENDING);
+	scan(c);
+	assert_non_null(c->econ_hist);
+	assert_int_equal(predict_history_median(c->econ_hist, "team-a/default"), -1);
+	usleep(20 * 1000);
+	ctl_finish(c, "first");
+	scan(c);
+	assert_in_range(predict_history_median(c->econ_hist, "team-a/default"), 20,
+			controller_now(c) - admitted);
+	controller_econ_free(c);
+	qmetrics_destroy(c->metrics);
+	ctl_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(reset_what_a_pass_leaves_out),
+	    cmocka_unit_test(history_of_finished_runs),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR);
