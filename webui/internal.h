@@ -226,14 +226,13 @@ void ws_names_reset(webui_t *ui);
  * positions (grouped by CQ, each CQ's in admission order:
  * queue_workloads_by_cq), indexed per LocalQueue; their uids and names
  * from ui's pool (copied there the first time a workload is listed), or
- * into s's arena without a ui. Begun for the pending ids[0..n), given each
- * of them that is listed in that order with its brief (the pass that lists
+ * into s's arena without a ui. Begun for n pending workloads, given each
+ * of them that is listed in their order with its brief (the pass that lists
  * the web view's pending workloads reads each once for both), ended (b
  * freed; the index made). Each GPUQ_OK or GPUQ_ENOMEM; ws_vis_end says
  * whether any failed. */
 typedef struct ws_vis_build ws_vis_build_t;
-int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n,
-		 ws_vis_build_t **b);
+int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, size_t n, ws_vis_build_t **b);
 int ws_vis_add(ws_vis_build_t *b, queue_wl_t id, const queue_workload_brief_t *v);
 int ws_vis_end(ws_vis_build_t *b);
 

@@ -413,7 +413,7 @@ static int fill_workloads(webui_t *ui, const queue_t *q, webui_snap_t *s, bool v
 			    ui ? ui->order[k] : NULL, ui ? ui->n_order[k] : 0, &ids, &failed);
 		rc = failed ? GPUQ_ENOMEM : GPUQ_OK;
 		if (!rc && k == 0 && vis) /* every pending one, for the visibility API */
-			rc = ws_vis_begin(ui, q, s, ids, n, &vb);
+			rc = ws_vis_begin(ui, q, s, n, &vb);
 		else if (k == 0 && ui) /* the API not in use: its names not kept */
 			ws_names_reset(ui);
 		if (!rc)

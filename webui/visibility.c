@@ -49,13 +49,13 @@ void ws_names_reset(webui_t *ui)
 	ui->names_live = 0;
 }
 
-/* ui ready to list q's pending workloads ids[0..n): the names of another
- * core forgotten, a pool grown past twice what the last list used (and
- * POOL_SLACK) left to the snapshots that use it, an entry for every id.
- * GPUQ_OK, GPUQ_ENOMEM. */
-static int names_ready(webui_t *ui, const queue_t *q, const queue_wl_t *ids, size_t n)
+/* ui ready to list q's pending workloads: the names of another core
+ * forgotten, a pool grown past twice what the last list used (and
+ * POOL_SLACK) left to the snapshots that use it, an entry for every id
+ * q may have. GPUQ_OK, GPUQ_ENOMEM. */
+static int names_ready(webui_t *ui, const queue_t *q)
 {
-	size_t top = 0;
+	size_t top = queue_workload_id_limit(q);
 
 	if (ui->names_q != q ||
 	    (ui->pool && ui->pool->arena.bytes > 2 * ui->names_live + POOL_SLACK))
@@ -68,8 +68,6 @@ static int names_ready(webui_t *ui, const queue_t *q, const queue_wl_t *ids, siz
 			return GPUQ_ENOMEM;
 		atomic_init(&ui->pool->refs, 1);
 	}
-	for (size_t i = 0; i < n; i++)
-		top = ids[i] >= top ? (size_t)ids[i] + 1 : top;
 	if (top > ui->n_names) {
 		ws_name_t *v = realloc(ui->names, top * sizeof(*v));
 
@@ -180,8 +178,7 @@ struct ws_vis_build {
 	bool failed;			     /* out of memory */
 };
 
-int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, const queue_wl_t *ids, size_t n,
-		 ws_vis_build_t **out)
+int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, size_t n, ws_vis_build_t **out)
 {
 	ws_vis_build_t *b = calloc(1, sizeof(*b));
 
@@ -192,7 +189,7 @@ int ws_vis_begin(webui_t *ui, const queue_t *q, webui_snap_t *s, const queue_wl_
 	b->lq_seen = calloc(s->n_lqs ? s->n_lqs : 1, sizeof(*b->lq_seen));
 	s->n_vis = 0;
 	s->vis = malloc((n ? n : 1) * sizeof(*s->vis));
-	b->failed = !b->lq_seen || !s->vis || (ui && names_ready(ui, q, ids, n));
+	b->failed = !b->lq_seen || !s->vis || (ui && names_ready(ui, q));
 	if (!b->failed && ui) { /* the snapshot keeps the pool its names are in */
 		s->pool = ui->pool;
 		atomic_fetch_add(&s->pool->refs, 1);
