@@ -254,7 +254,14 @@ int controller_object_path(workload_kind_t k, const char *ns, const char *name, 
 
 int32_t controller_pods_of_job(const struct controller *c, const char *job_uid)
 {
-	const int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
+	const controller_podcount_t *n = controller_map_get(&c->job_pod_count, job_uid);
 
-	return n ? *n : 0;
+	return n ? n->pods : 0;
+}
+
+int64_t controller_gpus_of_job(const struct controller *c, const char *job_uid)
+{
+	const controller_podcount_t *n = controller_map_get(&c->job_pod_count, job_uid);
+
+	return n ? n->gpus : 0;
 }

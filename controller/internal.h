@@ -286,6 +286,13 @@ typedef struct {
 				 wait for admission starts */
 } controller_job_t;
 
+/* A cached parent's unfinished GPU Pods as the Pods watch shows them
+ * (pods.c; every parent above a Pod counts it). */
+typedef struct {
+	int32_t pods; /* how many */
+	int64_t gpus; /* the GPUs they hold */
+} controller_podcount_t;
+
 /* j's metadata.namespace and metadata.name: its workload's (NULL while
  * none decoded). */
 static inline const char *controller_job_ns(const controller_job_t *j)
@@ -374,8 +381,8 @@ struct controller {
 				       the first policy, kept for controller_pods_resync */
 	controller_map_t job_pods;	    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
 			       of Jobs */
-	controller_map_t job_pod_count;	    /* Job uid -> int32_t * (pods.c): how many of those
-				       each Job has */
+	controller_map_t job_pod_count;	    /* Job uid -> controller_podcount_t * (pods.c): how
+				       many of those each Job has, and their GPUs */
 	size_t rq_held;			    /* Jobs whose release a ResourceQuota holds (rq_wait) */
 	bool policy_dirty;		    /* a policy object changed */
 	uint32_t policy_res_changed;	    /* ... bit r: one of collection r (since the
@@ -624,13 +631,23 @@ void controller_pods_each_member(const controller_pgroup_t *g,
 void controller_podmap_publish(struct controller *c);
 /* Hand the webhook the held parents gpuq admitted and that run, as this
  * replica's cache holds them (controller/owners.c): after every batch of
- * watch events, leader or not. O(cached parents). */
+ * watch events, leader or not. O(cached parents). Each names the workload
+ * its Pods count against (the topmost held parent above it) with the GPUs
+ * that workload was admitted for and those its unfinished Pods hold; a
+ * parent under one that may run no Pods (deleted, suspended, finished, or
+ * not cached) is left out. */
 void controller_owners_publish(struct controller *c);
+/* ... the set it hands over (finished), for tests: GPUQ_OK, GPUQ_ENOMEM. */
+int controller_owners_build(struct controller *c, webhook_owners_t **out);
+/* Whether Pod pod_uid is counted (the webhook's ledger asks; ctx: c). */
+bool controller_owners_counted(void *ctx, const char *pod_uid);
 void controller_pods_apply(struct controller *c, controller_cevent_t *ev);
 /* The unfinished Pods the watch shows of the Job with uid job_uid (its
  * status.active counts them only at the Job controller's next status
  * write, about a second after the ResourceQuota charged them). */
 int32_t controller_pods_of_job(const struct controller *c, const char *job_uid);
+/* ... and the GPUs they hold (each Pod's effective request). */
+int64_t controller_gpus_of_job(const struct controller *c, const char *job_uid);
 void controller_pods_resync(struct controller *c, const controller_nsset_t *only);
 void controller_pods_free_all(struct controller *c);
 /* What controller_actuate_group does to a member of a workload of Pods. */

@@ -73,13 +73,14 @@ typedef struct {
 	char *owners[JOBPOD_DEPTH]; /* the parents' uids, nearest first (owned) */
 	int n_owners;
 	char *ns;     /* the Pod's namespace (owned) */
+	int64_t gpus; /* the GPUs it holds (its effective request's) */
 	uint64_t gen; /* LIST generation it was last seen in */
 } jobpod_t;
 
-/* Parent job_uid has one pod more (d = 1) or less (-1). */
-static void job_count(struct controller *c, const char *job_uid, int d)
+/* Parent job_uid has one pod more (d = 1) or less (-1), of gpus GPUs. */
+static void job_count(struct controller *c, const char *job_uid, int d, int64_t gpus)
 {
-	int32_t *n = controller_map_get(&c->job_pod_count, job_uid);
+	controller_podcount_t *n = controller_map_get(&c->job_pod_count, job_uid);
 
 	if (!n && d > 0) {
 		n = calloc(1, sizeof(*n));
@@ -90,8 +91,9 @@ static void job_count(struct controller *c, const char *job_uid, int d)
 	}
 	if (!n)
 		return;
-	*n += d;
-	if (*n <= 0)
+	n->pods += d;
+	n->gpus += d * gpus;
+	if (n->pods <= 0)
 		free(controller_map_del(&c->job_pod_count, job_uid));
 }
 
@@ -117,7 +119,7 @@ static void jobpod_forget(struct controller *c, const char *pod_uid)
 	for (int i = 0; i < p->n_owners; i++) {
 		controller_job_t *j;
 
-		job_count(c, p->owners[i], -1);
+		job_count(c, p->owners[i], -1, p->gpus);
 		j = controller_job(c, p->owners[i]);
 		if (j && !controller_pods_of_job(c, p->owners[i]))
 			controller_jobs_pods_gone(c, p->owners[i]); /* may free j */
@@ -147,9 +149,13 @@ static bool jobpod_chain(struct controller *c, const workload_t *o, jobpod_t *p)
 
 /* A Pod whose controller owner is a held parent that makes Pods (a Job, a
  * RayCluster; cached by their watches): counted while it has not finished
- * and a parent above it asks for a GPU. */
-static void jobpod_seen(struct controller *c, const workload_t *o)
+ * and a parent above it asks for a GPU, with the GPUs it holds (resolved
+ * here when its node's count has not: controller_owners_publish weighs a
+ * workload's Pods against what it was admitted for). */
+static void jobpod_seen(struct controller *c, workload_t *o)
 {
+	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
+					c->o.review_cfg.n_gpu_resources};
 	jobpod_t *p = controller_map_get(&c->job_pods, o->uid);
 
 	if (o->finished || !o->namespace_ || !o->x->owner_uid) {
@@ -167,8 +173,10 @@ static void jobpod_seen(struct controller *c, const workload_t *o)
 		return;
 	}
 	p->gen = c->pods_gen;
+	if (o->n_podsets == 1 && (o->podsets[0].requests || !controller_resolve(c, o, NULL)))
+		p->gpus = workload_podset_gpus(&gcfg, &o->podsets[0]);
 	for (int i = 0; i < p->n_owners; i++)
-		job_count(c, p->owners[i], 1);
+		job_count(c, p->owners[i], 1, p->gpus);
 	controller_actuate_rq_recheck(c, p->ns); /* charged: Jobs held for it may be judged anew */
 }
 

@@ -128,7 +128,7 @@ typedef struct {
 	controller_cevent_t ev; /* the last event controller_informer_event made */
 } tally_t;
 
-static const webhook_config_t no_cfg = {NULL, 0, NULL, NULL, 0, NULL};
+static const webhook_config_t no_cfg = {NULL, 0, NULL, NULL, 0, NULL, NULL, 0};
 
 /* The watch of Jobs sees Jobs, that of Pods Pods: other kinds never come. */
 static int take(void *ctx, const kube_event_t *ev)
@@ -285,7 +285,7 @@ static void test_watch_event_decodes_the_same(void **state)
  * it; an object that does not decode comes with its uid and why. */
 static void test_list_items_and_refusals(void **state)
 {
-	const webhook_config_t cfg = {NULL, 0, NULL, NULL, 0, NULL};
+	const webhook_config_t cfg = {NULL, 0, NULL, NULL, 0, NULL, NULL, 0};
 	const char *item = strstr(SIDECAR_POD, "\"metadata\"");
 	char page[4096], bad[512];
 	jv_doc_t doc;

@@ -382,6 +382,83 @@ static void deleted_jobset_counts_a_late_replacement(void **state)
 	ctl_free(c);
 }
 
+/* obj's pod template (at spec.template) carries gpuq's admitted mark, as a
+ * released parent's Jobs have it from its template. */
+static void mark_template(json_t *obj)
+{
+	json_t *t = json_object_get(json_object_get(obj, "spec"), "template");
+
+	json_object_set_new(t, "metadata",
+			    json_pack("{s:{s:s}}", "annotations", "gpuq.dev/admitted", "true"));
+}
+
+/* Owner uid's Pod of `gpus` GPUs weighed against the set c hands the
+ * webhook now (no ledger): its result, *room filled. */
+static int weigh(struct controller *c, const char *uid, int64_t gpus, webhook_room_t *room)
+{
+	webhook_owners_t *o = NULL;
+	int rc;
+
+	assert_int_equal(controller_owners_build(c, &o), GPUQ_OK);
+	rc = webhook_owners_take(o, NULL, uid, "new-pod", gpus, 0, room);
+	if (room->what) /* borrowed from o: kept for the caller's asserts */
+		room->what = strcmp(room->what, "JobSet team-a/js") ? "other" : "JobSet team-a/js";
+	webhook_owners_unref(o);
+	return rc;
+}
+
+/* A released JobSet's Job deleted by the tenant is made again at once by
+ * the JobSet controller, while the deleted Job's Pod still terminates. The
+ * new Job is an admitted owner, but its Pods count against the JobSet,
+ * admitted for 8 GPUs that the old Pod still holds: a Pod of it is refused
+ * until that one is gone (issue 31's storm held 12 GPUs of 10 so, under a
+ * deleted TrainJob). A Job under a deleted JobSet is no admitted owner. */
+static void remade_child_waits_for_the_old_pod(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *js, *child, *again, *pod = job_pod("js-w-0-x", "js-w-0");
+	webhook_room_t room;
+	queue_result_t r;
+
+	(void)state;
+	jobset_and_child(&js, &child);
+	mark_template(child);
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_ADDED, js);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "js"));
+	/* released: the watch shows it let run */
+	json_object_set_new(json_object_get(js, "spec"), "suspend", json_false());
+	json_object_set_new(json_object_get(js, "metadata"), "resourceVersion", json_string("9"));
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_MODIFIED, js);
+	ctl_job_event(c, KUBE_EV_ADDED, child);
+	assert_int_equal(weigh(c, "js-w-0", 8, &room), GPUQ_OK); /* nothing runs yet */
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	assert_int_equal(controller_gpus_of_job(c, "js"), 8);
+	assert_int_equal(weigh(c, "js-w-0", 8, &room), GPUQ_EDENIED);
+	/* the tenant deletes the Job; the JobSet controller makes it again */
+	ctl_job_event(c, KUBE_EV_DELETED, child);
+	again = json_deep_copy(child);
+	json_object_set_new(json_object_get(again, "metadata"), "uid", json_string("js-w-0-again"));
+	ctl_job_event(c, KUBE_EV_ADDED, again);
+	assert_int_equal(weigh(c, "js-w-0-again", 8, &room), GPUQ_EDENIED);
+	assert_string_equal(room.what, "JobSet team-a/js");
+	assert_int_equal(room.admitted, 8);
+	assert_int_equal(room.held, 8);
+	assert_int_equal(weigh(c, "js-w-0-again", 0, &room), GPUQ_OK); /* no GPU: passes */
+	/* the old Pod gone: the new one passes */
+	ctl_pod_event(c, KUBE_EV_DELETED, pod);
+	assert_int_equal(weigh(c, "js-w-0-again", 8, &room), GPUQ_OK);
+	assert_int_equal(room.held, 0);
+	/* the JobSet deleted: its Job's Pods pass no more */
+	res_event(c, CONTROLLER_RES_OF(WORKLOAD_KIND_JOBSET), KUBE_EV_DELETED, js);
+	assert_int_equal(weigh(c, "js-w-0-again", 8, &room), GPUQ_ENOTFOUND);
+	json_decref(js);
+	json_decref(child);
+	json_decref(again);
+	json_decref(pod);
+	ctl_free(c);
+}
+
 /* A RayCluster deleted while a worker Pod of it still runs (KubeRay's Pods
  * have a grace period) holds its quota until that Pod is gone. */
 static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
@@ -634,6 +711,7 @@ int main(void)
 	    cmocka_unit_test(deleted_job_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(deleted_jobset_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(deleted_jobset_counts_a_late_replacement),
+	    cmocka_unit_test(remade_child_waits_for_the_old_pod),
 	    cmocka_unit_test(deleted_raycluster_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(active_deadline_is_the_run_bound),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),

@@ -681,7 +681,7 @@ static golden_case_t g_cases[GOLDEN_CASES_MAX];
 static size_t g_n_cases;
 static webhook_reply_t g_want[GOLDEN_CASES_MAX]; /* each case's reply, no failure */
 static const char *const g_gpu_names[] = {"amd.com/gpu"};
-static const webhook_config_t g_cfg = {g_gpu_names, 1, NULL, NULL, 0, NULL};
+static const webhook_config_t g_cfg = {g_gpu_names, 1, NULL, NULL, 0, NULL, NULL, 0};
 
 static webhook_endpoint_t endpoint(const golden_case_t *c)
 {

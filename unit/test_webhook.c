@@ -616,7 +616,7 @@ static void test_too_many_containers(void **state)
 static void test_config_extra_gpu_resource(void **state)
 {
 	static const char *const extra[] = {"amd.com/gpu"};
-	const webhook_config_t cfg = {extra, 1, NULL, NULL, 0, NULL};
+	const webhook_config_t cfg = {extra, 1, NULL, NULL, 0, NULL, NULL, 0};
 	char *body =
 	    review("Pod", "CREATE", "team-b", "alice", GPU_POD("amd.com/gpu", "\"1\""), "null");
 	webhook_reply_t r;
@@ -633,7 +633,8 @@ static void test_config_extra_gpu_resource(void **state)
 
 static void test_config_controller_user(void **state)
 {
-	const webhook_config_t cfg = {NULL, 0, "system:serviceaccount:ops:gpuq", NULL, 0, NULL};
+	const webhook_config_t cfg = {NULL, 0, "system:serviceaccount:ops:gpuq", NULL, 0, NULL,
+				      NULL, 0};
 	char *mine = review("Job", "UPDATE", "team-a", "system:serviceaccount:ops:gpuq",
 			    JOB("false", ""), JOB("true", ""));
 	char *dflt = review("Job", "UPDATE", "team-a", WEBHOOK_CONTROLLER_USER_DEFAULT,
@@ -1060,7 +1061,7 @@ static void expect(webhook_endpoint_t ep, const webhook_config_t *cfg, const cha
 static void test_exempt_owner_evidence(void **state)
 {
 	webhook_owners_t *known = owners_of(JOB_UID), *other = owners_of(NULL);
-	webhook_config_t cfg = {NULL, 0, NULL, NULL, 0, known};
+	webhook_config_t cfg = {NULL, 0, NULL, NULL, 0, known, NULL, 0};
 	char *body = review("Pod", "CREATE", "team-a", JOB_CONTROLLER, ADMITTED_JOB_POD, "null");
 	char *alice = review("Pod", "CREATE", "team-a", "alice", ADMITTED_JOB_POD, "null");
 	(void)state;
@@ -1089,12 +1090,98 @@ static void test_exempt_owner_evidence(void **state)
 	free(alice);
 }
 
+/* Pod UID of the Job JOB_UID's controller, one GPU, as /validate sees it
+ * (the apiserver has named it by then). */
+#define WEIGHED_POD(uid)                                                                           \
+	"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"train-" uid "\","        \
+	"\"uid\":\"" uid "\",\"labels\":{\"gpuq.dev/managed\":\"true\"},\"annotations\":"          \
+	"{\"gpuq.dev/admitted\":\"true\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\","      \
+	"\"kind\":\"Job\",\"name\":\"train\",\"uid\":\"" JOB_UID "\",\"controller\":true}]},"      \
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":"                     \
+	"{\"nvidia.com/gpu\":\"1\"}}}]}}"
+
+/* The set of one owner, Job JOB_UID, whose Pods count against JobSet js:
+ * admitted for 2 GPUs, its unfinished Pods holding `held`. */
+static webhook_owners_t *weighed_owners(int64_t held)
+{
+	webhook_owners_t *o = NULL;
+	size_t top = 0;
+
+	assert_int_equal(webhook_owners_create(1, &o), GPUQ_OK);
+	assert_int_equal(webhook_owners_top(o, "js-uid", "JobSet team-a/js", 2, held, &top),
+			 GPUQ_OK);
+	assert_int_equal(webhook_owners_add_weighed(o, JOB_UID, top), GPUQ_OK);
+	webhook_owners_finish(o);
+	return o;
+}
+
+static bool seen_p1(void *ctx, const char *pod_uid)
+{
+	(void)ctx;
+	return !strcmp(pod_uid, "p1");
+}
+
+/* An exempt Pod takes its GPUs from what its workload was admitted for,
+ * less what its unfinished Pods hold and what Pods let pass before it take
+ * until a set counts them: one made beside a Pod it replaces (a JobSet's
+ * Job made again while the deleted one's Pod still terminates) is refused,
+ * naming the workload and the numbers; a Pod a newer set counts is not
+ * charged twice, and a review still on the older set still charges it. */
+static void test_exempt_pod_weighed(void **state)
+{
+	webhook_owners_t *o1 = weighed_owners(1), *o2 = weighed_owners(2), *o3 = weighed_owners(1);
+	webhook_allows_t *l = NULL;
+	webhook_config_t cfg = {NULL, 0, NULL, NULL, 0, o1, NULL, 100};
+	char *p1 = review("Pod", "CREATE", "team-a", JOB_CONTROLLER, WEIGHED_POD("p1"), "null");
+	char *p2 = review("Pod", "CREATE", "team-a", JOB_CONTROLLER, WEIGHED_POD("p2"), "null");
+	(void)state;
+
+	assert_int_equal(webhook_allows_create(&l), GPUQ_OK);
+	cfg.allows = l;
+	webhook_allows_publish(l, o1, 100, seen_p1, NULL);
+	/* 1 GPU of 2 held: p1 takes the last; /mutate weighs nothing */
+	expect(WEBHOOK_MUTATE, &cfg, p1, "allowed", NULL);
+	expect(WEBHOOK_VALIDATE, &cfg, p1, "allowed", NULL);
+	assert_int_equal(webhook_allows_pending(l), 1);
+	expect(WEBHOOK_VALIDATE, &cfg, p2, "denied",
+	       "Pod \\\"train-p2\\\" asks for 1 GPUs, and JobSet team-a/js was admitted for 2: its "
+	       "unfinished Pods hold 1, and Pods let pass a moment ago 1 more. A Pod this one "
+	       "replaces has not ended yet");
+	expect(WEBHOOK_MUTATE, &cfg, p2, "allowed", NULL);
+	/* the controller counts p1 now (2 held): not charged twice there */
+	webhook_allows_publish(l, o2, 200, seen_p1, NULL);
+	assert_int_equal(webhook_allows_pending(l), 0);
+	cfg.owners = o2;
+	expect(WEBHOOK_VALIDATE, &cfg, p2, "denied",
+	       "hold 2, and Pods let pass a moment ago 0 more");
+	/* a review still on the older set (which does not count p1) charges it */
+	cfg.owners = o1;
+	expect(WEBHOOK_VALIDATE, &cfg, p2, "denied",
+	       "hold 1, and Pods let pass a moment ago 1 more");
+	/* the Pod p1 replaced has gone (1 held): p2 passes */
+	webhook_allows_publish(l, o3, 300, seen_p1, NULL);
+	cfg.owners = o3;
+	expect(WEBHOOK_VALIDATE, &cfg, p2, "allowed", NULL);
+	/* without a ledger, each is weighed against the set alone */
+	cfg.allows = NULL;
+	expect(WEBHOOK_VALIDATE, &cfg, p1, "allowed", NULL);
+	cfg.owners = o2;
+	expect(WEBHOOK_VALIDATE, &cfg, p1, "denied",
+	       "hold 2, and Pods let pass a moment ago 0 more");
+	webhook_allows_destroy(l);
+	webhook_owners_unref(o1);
+	webhook_owners_unref(o2);
+	webhook_owners_unref(o3);
+	free(p1);
+	free(p2);
+}
+
 static void test_exempt_creators_configured(void **state)
 {
 	static const webhook_creator_t mine[] = {
 	    {WORKLOAD_KIND_JOB, "system:serviceaccount:ops:jobs"}};
 	webhook_owners_t *known = owners_of(JOB_UID);
-	const webhook_config_t cfg = {NULL, 0, NULL, mine, 1, known};
+	const webhook_config_t cfg = {NULL, 0, NULL, mine, 1, known, NULL, 0};
 	char *dflt = review("Pod", "CREATE", "team-a", JOB_CONTROLLER, ADMITTED_JOB_POD, "null");
 	char *ops = review("Pod", "CREATE", "team-a", "system:serviceaccount:ops:jobs",
 			   ADMITTED_JOB_POD, "null");
@@ -1150,7 +1237,7 @@ static void test_owners_set(void **state)
 /* The configuration the golden cases are decided with, as test_golden.c
  * starts the server: one extra GPU resource name. */
 static const char *const golden_extra[] = {"amd.com/gpu"};
-static const webhook_config_t golden_cfg = {golden_extra, 1, NULL, NULL, 0, NULL};
+static const webhook_config_t golden_cfg = {golden_extra, 1, NULL, NULL, 0, NULL, NULL, 0};
 
 /* Apply the reply's patch to the request's object, review the result
  * again: no further patch, and /validate of a patched, allowed Job agrees. */
@@ -1272,6 +1359,7 @@ int main(void)
 	    cmocka_unit_test(test_config_extra_gpu_resource),
 	    cmocka_unit_test(test_config_controller_user),
 	    cmocka_unit_test(test_exempt_owner_evidence),
+	    cmocka_unit_test(test_exempt_pod_weighed),
 	    cmocka_unit_test(test_exempt_creators_configured),
 	    cmocka_unit_test(test_owners_set),
 	    cmocka_unit_test(test_no_policy_fails_closed),

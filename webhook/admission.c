@@ -21,6 +21,7 @@ struct webhook_admission {
 					NULL: none yet, reviews fail closed */
 	webhook_owners_t *owners;    /* the admitted parents (one reference); NULL:
 					none known, a Pod claiming one is refused */
+	webhook_allows_t *allows;    /* exempt Pods let pass, not yet counted (owned) */
 	pthread_mutex_t reload_lock; /* one policy reload at a time; guards the next four */
 	uint64_t policy_generation;  /* successful loads so far */
 	uint64_t policy_seen_fp;     /* fingerprint of the dir as last acted on */
@@ -36,6 +37,14 @@ static policy_t *policy_current(webhook_admission_t *a)
 	p = policy_ref(a->policy);
 	pthread_mutex_unlock(&a->policy_lock);
 	return p;
+}
+
+void webhook_admission_owners_publish(webhook_admission_t *a, webhook_owners_t *owners,
+				      bool (*seen)(void *ctx, const char *pod_uid), void *ctx)
+{
+	if (owners)
+		webhook_allows_publish(a->allows, owners, gpuq_mono_ms(), seen, ctx);
+	webhook_admission_owners_set(a, owners);
 }
 
 void webhook_admission_owners_set(webhook_admission_t *a, webhook_owners_t *owners)
@@ -207,6 +216,8 @@ static void decide(void *ctx, const http_post_t *rq)
 	owners = webhook_owners_ref(a->owners);
 	pthread_mutex_unlock(&a->policy_lock);
 	cfg.owners = owners;
+	cfg.allows = a->allows;
+	cfg.now_ms = gpuq_mono_ms();
 	rc = webhook_review_handle(ep, policy, &cfg, rq->body, rq->len, &out);
 	policy_unref(policy);
 	webhook_owners_unref(owners);
@@ -246,6 +257,8 @@ int webhook_admission_create(http_server_t *srv, const char *policy_dir,
 	if (cfg)
 		a->review_cfg = *cfg;
 	rc = webhook_metrics_create(&a->metrics);
+	if (!rc)
+		rc = webhook_allows_create(&a->allows);
 	if (!rc && policy_dir && !(a->policy_dir = strdup(policy_dir)))
 		rc = GPUQ_ENOMEM;
 	if (!rc && policy_dir) {
@@ -285,6 +298,7 @@ void webhook_admission_destroy(webhook_admission_t *a)
 					     HTTP_METRICS_SOURCE_ADMISSION, NULL, NULL);
 	policy_unref(a->policy);
 	webhook_owners_unref(a->owners);
+	webhook_allows_destroy(a->allows);
 	webhook_metrics_destroy(a->metrics);
 	pthread_mutex_destroy(&a->policy_lock);
 	pthread_mutex_destroy(&a->reload_lock);

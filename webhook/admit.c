@@ -383,7 +383,7 @@ int webhook_review_handle(webhook_endpoint_t ep, const policy_t *policy,
 			  const webhook_config_t *cfg, const char *body, size_t len,
 			  webhook_reply_t *out)
 {
-	static const webhook_config_t no_cfg = {NULL, 0, NULL, NULL, 0, NULL};
+	static const webhook_config_t no_cfg = {.gpu_resources = NULL};
 	webhook_review_t review, *r = &review;
 	char patch_stack[PATCH_STACK];
 	int rc;

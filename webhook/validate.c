@@ -399,6 +399,42 @@ static bool check_fit(webhook_review_t *r, const workload_view_t *w, const polic
  * queue checks already). A member of a pod group that asks for no GPU is
  * not judged against its ClusterQueue: its group may ask for none (then it
  * is not the queue's); the core judges the complete group. */
+/* An exempt Pod (its admitted parent's controller made it) takes its GPUs
+ * from what its workload was admitted for, less what the workload's
+ * unfinished Pods hold and what Pods let pass a moment ago take (owners.c):
+ * a Pod made beside one it replaces that still terminates (a JobSet's Job
+ * deleted and made again at once, a RayCluster's worker deleted, a Job
+ * made again under a deleted TrainJob) would run two Pods on one Pod's
+ * quota. Refused; its controller retries, and passes once the other ended. */
+static void check_room(webhook_review_t *r, const workload_view_t *w, const quota_reslist_t *one)
+{
+	const workload_config_t gcfg = webhook_workload_cfg(r->cfg);
+	const jv_t *owner = workload_controller_owner(w->obj);
+	int64_t gpus = workload_reslist_gpus(&gcfg, one);
+	webhook_room_t room;
+	int rc;
+
+	if (gpus <= 0 || !r->cfg)
+		return;
+	rc = webhook_owners_take(r->cfg->owners, r->cfg->allows, jv_member_str(owner, "uid"),
+				 jv_member_str(jv_get(w->obj, "metadata"), "uid"), gpus,
+				 r->cfg->now_ms, &room);
+	if (rc == GPUQ_EDENIED)
+		webhook_review_refuse(
+		    r, WEBHOOK_DENY,
+		    "Pod \"%s\" asks for %lld GPUs, and %s was admitted for %lld: its "
+		    "unfinished Pods hold %lld, and Pods let pass a moment ago %lld more. A Pod "
+		    "this one replaces has not ended yet; its controller retries, and it is let "
+		    "pass once that Pod is gone",
+		    w->name, (long long)gpus, room.what, (long long)room.admitted,
+		    (long long)room.held, (long long)room.pending);
+	else if (rc == GPUQ_EAGAIN)
+		webhook_review_refuse(r, WEBHOOK_DENY,
+				      "Pod \"%s\": more Pods were let pass at once than gpuq can "
+				      "count before it sees them: retry",
+				      w->name);
+}
+
 static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 {
 	const policy_cq_t *cq = NULL;
@@ -410,7 +446,9 @@ static void check_workload(webhook_review_t *r, workload_view_t *w, bool exempt)
 		return;
 	if (!workload_totals(r, w, &t) || !check_quota(r, w, &t))
 		return;
-	if (!exempt && w->gpu)
+	if (exempt)
+		check_room(r, w, &t.one);
+	else if (w->gpu)
 		check_fit(r, w, cq, &t.one, &t.fit);
 }
 

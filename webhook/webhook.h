@@ -71,16 +71,35 @@ typedef struct {
 
 /* The held parents gpuq admitted and left running, as this replica's
  * controller last saw them in its watch cache (their metadata.uid): the
- * evidence an exempt Pod's ownerReference must meet. Immutable once
- * published, reference counted, read by review threads while the controller
- * builds the next one. Capped by the controller's cache (one uid per cached
- * parent). */
+ * evidence an exempt Pod's ownerReference must meet. Each names the
+ * workload its Pods count against (itself, or the JobSet or TrainJob above
+ * it) with the GPUs that workload was admitted for and the GPUs its
+ * unfinished Pods hold: an exempt Pod passes only while it fits in the
+ * difference (a Pod made beside one it replaces, still terminating, would
+ * run two Pods on one Pod's quota). Immutable once published, reference
+ * counted, read by review threads while the controller builds the next
+ * one. Capped by the controller's cache (one uid per cached parent). */
 typedef struct webhook_owners webhook_owners_t;
 
-/* An empty set with room for cap uids. GPUQ_OK, GPUQ_ENOMEM. */
+/* The Pods an exempt review let pass that no published set counts yet
+ * (the controller has not seen them): their GPUs are taken from their
+ * workload's room until a set that counts them is served. One per
+ * admission, shared by its review threads (a mutex). */
+typedef struct webhook_allows webhook_allows_t;
+
+/* An empty set with room for cap uids (and cap workloads). GPUQ_OK,
+ * GPUQ_ENOMEM. */
 int webhook_owners_create(size_t cap, webhook_owners_t **out);
-/* Add uid (copied) before webhook_owners_finish. GPUQ_OK, GPUQ_ENOMEM,
- * GPUQ_ELIMIT (cap reached). */
+/* Add a workload owners count against: uid and what ("Kind ns/name", for
+ * messages) copied, admitted and held its GPUs; its index in *top. GPUQ_OK,
+ * GPUQ_ENOMEM, GPUQ_ELIMIT (cap reached). */
+int webhook_owners_top(webhook_owners_t *o, const char *uid, const char *what, int64_t admitted,
+		       int64_t held, size_t *top);
+/* Add owner uid (copied) whose Pods count against workload top (an index
+ * from webhook_owners_top; SIZE_MAX: not weighed), before
+ * webhook_owners_finish. GPUQ_OK, GPUQ_ENOMEM, GPUQ_ELIMIT (cap reached). */
+int webhook_owners_add_weighed(webhook_owners_t *o, const char *uid, size_t top);
+/* ... not weighed. */
 int webhook_owners_add(webhook_owners_t *o, const char *uid);
 /* Sort: the set is read only from now on (webhook_owners_has). */
 void webhook_owners_finish(webhook_owners_t *o);
@@ -90,6 +109,35 @@ bool webhook_owners_has(const webhook_owners_t *o, const char *uid);
  * the last; NULL is a no-op). Thread-safe. */
 webhook_owners_t *webhook_owners_ref(webhook_owners_t *o);
 void webhook_owners_unref(webhook_owners_t *o);
+
+/* What an exempt Pod was weighed against (borrowed from the set). */
+typedef struct {
+	const char *what; /* its workload, "Kind ns/name"; NULL: not weighed */
+	int64_t admitted; /* the GPUs it was admitted for */
+	int64_t held;	  /* held by its unfinished Pods, as the set counts them */
+	int64_t pending;  /* taken by Pods let pass that the set does not count yet */
+} webhook_room_t;
+
+/* Pod pod_uid (of owner_uid in finished set o) takes gpus of its workload's
+ * room at now_ms, remembered in l (NULL: weighed against o alone): GPUQ_OK
+ * (taken; or not weighed, or gpus <= 0), GPUQ_EDENIED (they do not fit: *out
+ * says why), GPUQ_EAGAIN (l is full), GPUQ_ENOTFOUND (owner_uid not in o).
+ * Thread-safe. */
+int webhook_owners_take(const webhook_owners_t *o, webhook_allows_t *l, const char *owner_uid,
+			const char *pod_uid, int64_t gpus, int64_t now_ms, webhook_room_t *out);
+
+/* An empty ledger. GPUQ_OK, GPUQ_ENOMEM. */
+int webhook_allows_create(webhook_allows_t **out);
+void webhook_allows_destroy(webhook_allows_t *l);
+/* Set o (finished, not yet served) is about to be served: it is stamped
+ * with the ledger's next generation, and every Pod let pass that seen(ctx,
+ * pod uid) says o counts is taken from o on only by o's count (reviews on an
+ * older set still count it as pending). Entries no review needs any more go.
+ * No-op when l is NULL. */
+void webhook_allows_publish(webhook_allows_t *l, webhook_owners_t *o, int64_t now_ms,
+			    bool (*seen)(void *ctx, const char *pod_uid), void *ctx);
+/* Pods let pass that no set counts yet (for tests and diagnostics). */
+size_t webhook_allows_pending(webhook_allows_t *l);
 
 typedef struct {
 	const char *const *gpu_resources;  /* extra GPU resource names (--gpu-resource) */
@@ -105,6 +153,12 @@ typedef struct {
 	const webhook_owners_t *owners;	   /* the admitted, running parents (borrowed
 					      for one review); NULL: none known, and a
 					      Pod claiming one is refused (fail closed) */
+	webhook_allows_t *allows;	   /* the exempt Pods let pass and not yet
+					      counted (borrowed; the one state a
+					      review writes, under its lock); NULL:
+					      each weighed against owners alone */
+	int64_t now_ms;			   /* the review's time for allows (the
+					      caller's clock: the review reads none) */
 } webhook_config_t;
 
 /* The identities that make children of parent under cfg (its --child-creator
@@ -127,7 +181,8 @@ typedef struct {
  * NUL-terminated); policy is the snapshot to decide against (read only, may
  * be shared by threads), NULL when there is none yet; cfg may be NULL (no
  * extra GPU names, default controller user). Pure: no I/O, no clock, no
- * globals; thread-safe.
+ * globals; thread-safe. The one state it writes is cfg->allows (an exempt
+ * Pod let pass, under the ledger's lock).
  *
  * Returns GPUQ_OK with *out filled for every input, good or bad:
  * - 200 with a v1 AdmissionReview echoing request.uid: allowed, patched
@@ -233,6 +288,11 @@ int webhook_admission_policy_set(webhook_admission_t *a, policy_t *p);
  * known (every Pod that claims an admitted owner is refused until the next
  * set). Reviews already deciding finish on the set they took. Thread-safe. */
 void webhook_admission_owners_set(webhook_admission_t *a, webhook_owners_t *owners);
+/* ... first stamping owners with the admission's ledger
+ * (webhook_allows_publish: seen(ctx, pod uid) says whether owners counts a
+ * Pod the webhook let pass). */
+void webhook_admission_owners_publish(webhook_admission_t *a, webhook_owners_t *owners,
+				      bool (*seen)(void *ctx, const char *pod_uid), void *ctx);
 
 /* Drop the policy: back to failing closed (Pod and Job reviews 503, /readyz
  * 503) until the next webhook_admission_policy_set. For the controller when

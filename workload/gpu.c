@@ -26,3 +26,23 @@ bool workload_gpu_device_class(const char *device_class)
 	return device_class &&
 	       (!strcmp(device_class, "gpu.nvidia.com") || !strcmp(device_class, "mig.nvidia.com"));
 }
+
+int64_t workload_podset_gpus(const workload_config_t *cfg, const workload_podset_t *ps)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; ps->requests && i < ps->n_requests; i++)
+		if (workload_gpu_resource(cfg, ps->requests[i].name))
+			n += ps->requests[i].amount;
+	return n;
+}
+
+int64_t workload_reslist_gpus(const workload_config_t *cfg, const quota_reslist_t *one)
+{
+	int64_t n = 0;
+
+	for (size_t i = 0; i < one->n; i++)
+		if (workload_gpu_resource(cfg, one->items[i].name))
+			n += quota_qty_amount(one->items[i].name, &one->items[i].qty);
+	return n;
+}

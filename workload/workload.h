@@ -204,6 +204,10 @@ typedef struct {
  * and the views all call it. */
 bool workload_gpu_resource(const workload_config_t *cfg, const char *name);
 
+/* The GPUs of a pod's effective request (workload_view_pod_one's list),
+ * DRA devices included. */
+int64_t workload_reslist_gpus(const workload_config_t *cfg, const quota_reslist_t *one);
+
 /* DRA device classes that hand out NVIDIA GPUs or MIG slices. */
 bool workload_gpu_device_class(const char *device_class);
 
@@ -623,6 +627,10 @@ typedef struct {
 	bool terminating;	      /* the pod spec sets activeDeadlineSeconds (quota scope) */
 	bool cross_ns_affinity;	      /* a pod (anti-)affinity term names other namespaces */
 } workload_podset_t;
+
+/* The GPUs one pod of resolved pod set ps holds (its effective request's
+ * GPU resources, DRA devices included). */
+int64_t workload_podset_gpus(const workload_config_t *cfg, const workload_podset_t *ps);
 
 /* What few objects carry: a Pod's and a set member's fields, the
  * controller owner, gpuq's rarer annotations. Out of line, so a queued Job
