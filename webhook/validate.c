@@ -404,8 +404,8 @@ static bool check_fit(webhook_review_t *r, const workload_view_t *w, const polic
  * unfinished Pods hold and what Pods let pass a moment ago take (owners.c):
  * a Pod made beside one it replaces that still terminates (a JobSet's Job
  * deleted and made again at once, under the same name, by the JobSet
- * controller) would run two Pods on one Pod's quota. Refused; its controller retries, and passes
- * once the other ended. */
+ * controller) would run two Pods on one Pod's quota. Refused; its
+ * controller retries, and passes once the other ended. */
 static void check_room(webhook_review_t *r, const workload_view_t *w, const quota_reslist_t *one)
 {
 	const workload_config_t gcfg = webhook_workload_cfg(r->cfg);
