@@ -70,28 +70,27 @@ static int64_t admitted_gpus(const workload_config_t *gcfg, const controller_job
 	return n;
 }
 
-/* The index of j's workload in o (added once per set, keyed by its uid in
- * tops), SIZE_MAX when j may pass no Pod; GPUQ_OK or webhook_owners_top's
- * failure in *rc. */
+/* The index of j's workload in o (added once per set; one shared by
+ * several owners, a JobSet's Jobs, is found again by its uid in tops),
+ * SIZE_MAX when j may pass no Pod; GPUQ_OK or the failure in *rc. */
 static size_t top_index(struct controller *c, webhook_owners_t *o, controller_map_t *tops,
 			const controller_job_t *j, int *rc)
 {
 	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
 					c->o.review_cfg.n_gpu_resources};
 	const controller_job_t *below, *t = top_of(c, j, &below);
-	char what[WORKLOAD_FIELD_MAX];
 	void *at;
 	size_t i;
 
 	if (!t)
 		return SIZE_MAX;
-	if ((at = controller_map_get(tops, t->uid)))
+	if (t != j && (at = controller_map_get(tops, t->uid)))
 		return (size_t)((uintptr_t)at - 1);
-	snprintf(what, sizeof(what), "%s %s/%s", t->wl->integ->kind_name, t->wl->namespace_,
-		 t->wl->name);
-	*rc = webhook_owners_top(o, t->uid, what, admitted_gpus(&gcfg, t, below),
-				 controller_gpus_of_job(c, t->uid), &i);
-	if (!*rc)
+	*rc = webhook_owners_top(o, t->uid, t->wl->integ->kind_name, t->wl->namespace_, t->wl->name,
+				 admitted_gpus(&gcfg, t, below), controller_gpus_of_job(c, t->uid),
+				 &i);
+	/* a parent that makes Pods is nobody's child's workload: no lookup */
+	if (!*rc && t != j)
 		*rc = controller_map_put(tops, t->uid, (void *)(uintptr_t)(i + 1), NULL);
 	return *rc ? SIZE_MAX : i;
 }

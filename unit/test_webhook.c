@@ -1108,7 +1108,7 @@ static webhook_owners_t *weighed_owners(int64_t held)
 	size_t top = 0;
 
 	assert_int_equal(webhook_owners_create(1, &o), GPUQ_OK);
-	assert_int_equal(webhook_owners_top(o, "js-uid", "JobSet team-a/js", 2, held, &top),
+	assert_int_equal(webhook_owners_top(o, "js-uid", "JobSet", "team-a", "js", 2, held, &top),
 			 GPUQ_OK);
 	assert_int_equal(webhook_owners_add_weighed(o, JOB_UID, top), GPUQ_OK);
 	webhook_owners_finish(o);

@@ -18,7 +18,7 @@ typedef struct {
 
 typedef struct {
 	char *uid;	  /* the workload's metadata.uid (owned) */
-	char *what;	  /* "Kind namespace/name" (owned) */
+	char *what;	  /* "Kind namespace/name" (in uid's block) */
 	int64_t admitted; /* GPUs its Pods may hold */
 	int64_t held;	  /* GPUs its unfinished Pods hold, as counted */
 } top_t;
@@ -55,23 +55,29 @@ int webhook_owners_create(size_t cap, webhook_owners_t **out)
 	return GPUQ_OK;
 }
 
-int webhook_owners_top(webhook_owners_t *o, const char *uid, const char *what, int64_t admitted,
-		       int64_t held, size_t *top)
+int webhook_owners_top(webhook_owners_t *o, const char *uid, const char *kind, const char *ns,
+		       const char *name, int64_t admitted, int64_t held, size_t *top)
 {
+	size_t lu = strlen(uid) + 1, lk = strlen(kind), ln = strlen(ns), lm = strlen(name) + 1;
+	char *b, *w;
 	top_t *t;
 
 	GPUQ_ASSERT(!o->finished);
 	if (o->n_tops == o->cap)
 		return GPUQ_ELIMIT;
-	t = &o->tops[o->n_tops];
-	t->uid = strdup(uid);
-	t->what = strdup(what);
-	if (!t->uid || !t->what) {
-		free(t->uid);
-		free(t->what);
-		t->uid = t->what = NULL;
+	/* one block: the uid, then "Kind ns/name" */
+	if (!(b = malloc(lu + lk + 1 + ln + 1 + lm)))
 		return GPUQ_ENOMEM;
-	}
+	memcpy(b, uid, lu);
+	w = b + lu;
+	memcpy(w, kind, lk);
+	w[lk] = ' ';
+	memcpy(w + lk + 1, ns, ln);
+	w[lk + 1 + ln] = '/';
+	memcpy(w + lk + 2 + ln, name, lm);
+	t = &o->tops[o->n_tops];
+	t->uid = b;
+	t->what = b + lu;
 	t->admitted = admitted;
 	t->held = held;
 	*top = o->n_tops++;
@@ -134,10 +140,8 @@ void webhook_owners_unref(webhook_owners_t *o)
 		return;
 	for (size_t i = 0; i < o->n; i++)
 		free(o->owners[i].uid);
-	for (size_t i = 0; i < o->n_tops; i++) {
+	for (size_t i = 0; i < o->n_tops; i++)
 		free(o->tops[i].uid);
-		free(o->tops[i].what);
-	}
 	free(o->owners);
 	free(o->tops);
 	free(o);

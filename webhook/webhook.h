@@ -90,11 +90,11 @@ typedef struct webhook_allows webhook_allows_t;
 /* An empty set with room for cap uids (and cap workloads). GPUQ_OK,
  * GPUQ_ENOMEM. */
 int webhook_owners_create(size_t cap, webhook_owners_t **out);
-/* Add a workload owners count against: uid and what ("Kind ns/name", for
- * messages) copied, admitted and held its GPUs; its index in *top. GPUQ_OK,
+/* Add a workload owners count against: uid, and for messages "kind ns/name",
+ * copied; admitted and held its GPUs; its index in *top. GPUQ_OK,
  * GPUQ_ENOMEM, GPUQ_ELIMIT (cap reached). */
-int webhook_owners_top(webhook_owners_t *o, const char *uid, const char *what, int64_t admitted,
-		       int64_t held, size_t *top);
+int webhook_owners_top(webhook_owners_t *o, const char *uid, const char *kind, const char *ns,
+		       const char *name, int64_t admitted, int64_t held, size_t *top);
 /* Add owner uid (copied) whose Pods count against workload top (an index
  * from webhook_owners_top; SIZE_MAX: not weighed), before
  * webhook_owners_finish. GPUQ_OK, GPUQ_ENOMEM, GPUQ_ELIMIT (cap reached). */
