@@ -1161,7 +1161,18 @@ static void test_exempt_pod_weighed(void **state)
 	/* the Pod p1 replaced has gone (1 held): p2 passes */
 	webhook_allows_publish(l, o3, 300, seen_p1, NULL);
 	cfg.owners = o3;
+	cfg.now_ms = 300;
 	expect(WEBHOOK_VALIDATE, &cfg, p2, "allowed", NULL);
+	/* p2 never counted (its create failed after the review): it takes the
+	   room for 10 s, no longer */
+	webhook_allows_publish(l, o3, 10299, seen_p1, NULL);
+	assert_int_equal(webhook_allows_pending(l), 1);
+	expect(WEBHOOK_VALIDATE, &cfg, p1, "denied",
+	       "hold 1, and Pods let pass a moment ago 1 more");
+	webhook_allows_publish(l, o3, 10301, seen_p1, NULL);
+	assert_int_equal(webhook_allows_pending(l), 0);
+	cfg.now_ms = 10301;
+	expect(WEBHOOK_VALIDATE, &cfg, p1, "allowed", NULL);
 	/* without a ledger, each is weighed against the set alone */
 	cfg.allows = NULL;
 	expect(WEBHOOK_VALIDATE, &cfg, p1, "allowed", NULL);

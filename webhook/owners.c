@@ -149,14 +149,23 @@ void webhook_owners_unref(webhook_owners_t *o)
 
 /* ---- The Pods let pass, until the controller counts them ---- */
 
-#define ALLOWS_MAX 4096	 /* Pods let pass and not yet counted, at most */
-#define ALLOW_UID_MAX 72 /* a uid's bytes kept (Kubernetes': 36) */
-#define ALLOW_SEEN_KEEP_MS                                                                         \
-	10000 /* a counted one is kept this long for reviews                                       \
-		 still deciding on an older set */
-#define ALLOW_UNSEEN_KEEP_MS                                                                       \
-	60000 /* one never counted (its create failed after                                        \
-		 the review, or it ended unseen) this long */
+/* Pods let pass and not yet counted, at most (a set's worth of reviews
+ * that have not seen a publish: at the Job controller's pace, a few
+ * hundred a second) */
+#define ALLOWS_MAX 4096
+/* a uid's bytes kept (Kubernetes': 36) */
+#define ALLOW_UID_MAX 72
+/* A counted one is kept this long for reviews still deciding on an older
+ * set (a review takes microseconds): a burst of Pods fills the ledger for
+ * no longer. */
+#define ALLOW_SEEN_KEEP_MS 1000
+/* One never counted this long: its create failed after the review (the
+ * ResourceQuota admission plugin, or another validating webhook, refused
+ * it), or it ended before the controller saw it. Past the Pods watch's
+ * delay (the controller's settle allows 5 s for two watches' difference);
+ * until then it takes its workload's room, and a retry of its create may
+ * be refused for as long. */
+#define ALLOW_UNSEEN_KEEP_MS 10000
 
 typedef struct {
 	char pod[ALLOW_UID_MAX]; /* the Pod's metadata.uid */
