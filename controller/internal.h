@@ -381,6 +381,10 @@ struct controller {
 				       the first policy, kept for controller_pods_resync */
 	controller_map_t job_pods;	    /* Pod uid -> jobpod_t * (pods.c): unfinished GPU Pods
 			       of Jobs */
+	controller_map_t pods_noted;	    /* Pod uid -> (void *)1: the held parents' Pods
+				       whose events this batch applied (pods.c), so
+				       the webhook's ledger forgets one that came and
+				       went between two sets (owners.c) */
 	controller_map_t job_pod_count;	    /* Job uid -> controller_podcount_t * (pods.c): how
 				       many of those each Job has, and their GPUs */
 	size_t rq_held;			    /* Jobs whose release a ResourceQuota holds (rq_wait) */

@@ -97,7 +97,12 @@ static size_t top_index(struct controller *c, webhook_owners_t *o, controller_ma
 
 bool controller_owners_counted(void *ctx, const char *pod_uid)
 {
-	return controller_map_get(&((struct controller *)ctx)->job_pods, pod_uid) != NULL;
+	const struct controller *c = ctx;
+
+	/* counted, or seen since the last set (counted and gone again, or
+	   finished or deleted when first seen: it holds nothing) */
+	return controller_map_get(&c->job_pods, pod_uid) ||
+	       controller_map_get(&c->pods_noted, pod_uid);
 }
 
 int controller_owners_build(struct controller *c, webhook_owners_t **out)
@@ -136,8 +141,10 @@ void controller_owners_publish(struct controller *c)
 	webhook_owners_t *o = NULL;
 	int rc;
 
-	if (!c->o.adm)
+	if (!c->o.adm) {
+		controller_map_deinit(&c->pods_noted);
 		return;
+	}
 	rc = controller_owners_build(c, &o);
 	if (rc) { /* no memory: the last set stays (a Pod refused is retried) */
 		if (!c->owners_logged)
@@ -150,4 +157,5 @@ void controller_owners_publish(struct controller *c)
 	}
 	webhook_admission_owners_publish(c->o.adm, o, controller_owners_counted, c);
 	webhook_owners_unref(o);
+	controller_map_deinit(&c->pods_noted); /* a new batch notes its own */
 }

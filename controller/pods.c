@@ -158,6 +158,8 @@ static void jobpod_seen(struct controller *c, workload_t *o)
 					c->o.review_cfg.n_gpu_resources};
 	jobpod_t *p = controller_map_get(&c->job_pods, o->uid);
 
+	(void)controller_map_put(&c->pods_noted, o->uid, (void *)1, NULL);
+
 	if (o->finished || !o->namespace_ || !o->x->owner_uid) {
 		jobpod_forget(c, o->uid);
 		return;
@@ -192,6 +194,7 @@ void controller_pods_free_all(struct controller *c)
 	while ((s = controller_map_next(&c->job_pod_count, &pos)))
 		free(s->value);
 	controller_map_deinit(&c->job_pod_count);
+	controller_map_deinit(&c->pods_noted);
 	pos = 0;
 
 	while ((s = controller_map_next(&c->groups, &pos)))
@@ -795,6 +798,7 @@ void controller_pods_apply(struct controller *c, controller_cevent_t *ev)
 	if (ev->type == KUBE_EV_DELETED) {
 		const char *uid = o ? o->uid : ev->uid;
 		if (uid) {
+			(void)controller_map_put(&c->pods_noted, uid, (void *)1, NULL);
 			forget_member(c, uid);
 			jobpod_forget(c, uid);
 			controller_nodes_pod_gone(c, uid);

@@ -459,6 +459,51 @@ static void remade_child_waits_for_the_old_pod(void **state)
 	ctl_free(c);
 }
 
+/* A Pod the webhook let pass that came and went before the controller
+ * handed over its next set (a short Job's Pod, its start and end in one
+ * batch of events) leaves the webhook's ledger at that set: it holds
+ * nothing, and left there it would take its Job's room (a successor
+ * refused) until the ledger forgets it. */
+static void pod_seen_and_gone_leaves_the_ledger(void **state)
+{
+	struct controller *c = ctl_new();
+	json_t *a = ctl_job("team-a", "a", 8, 1, true, "default");
+	json_t *pod = job_pod("a-x", "a");
+	webhook_owners_t *o = NULL;
+	webhook_allows_t *l = NULL;
+	webhook_room_t room;
+	queue_result_t r;
+
+	(void)state;
+	ctl_job_event(c, KUBE_EV_ADDED, a);
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, &r), GPUQ_OK);
+	assert_true(admitted_in(&r, "a"));
+	json_object_set_new(json_object_get(a, "spec"), "suspend", json_false());
+	json_object_set_new(json_object_get(a, "metadata"), "resourceVersion", json_string("9"));
+	mark_template(a);
+	ctl_job_event(c, KUBE_EV_MODIFIED, a);
+	assert_int_equal(webhook_allows_create(&l), GPUQ_OK);
+	assert_int_equal(controller_owners_build(c, &o), GPUQ_OK);
+	webhook_allows_publish(l, o, 0, controller_owners_counted, c);
+	assert_int_equal(webhook_owners_take(o, l, "a", "a-x", 8, 0, &room), GPUQ_OK);
+	assert_int_equal(webhook_allows_pending(l), 1);
+	webhook_owners_unref(o);
+	/* one batch: the Pod shown, then shown finished */
+	ctl_pod_event(c, KUBE_EV_ADDED, pod);
+	json_object_set_new(json_object_get(pod, "status"), "phase", json_string("Succeeded"));
+	ctl_pod_event(c, KUBE_EV_MODIFIED, pod);
+	assert_int_equal(controller_pods_of_job(c, "a"), 0);
+	assert_int_equal(controller_owners_build(c, &o), GPUQ_OK);
+	webhook_allows_publish(l, o, 100, controller_owners_counted, c);
+	assert_int_equal(webhook_allows_pending(l), 0);
+	assert_int_equal(webhook_owners_take(o, l, "a", "a-y", 8, 100, &room), GPUQ_OK);
+	webhook_owners_unref(o);
+	webhook_allows_destroy(l);
+	json_decref(a);
+	json_decref(pod);
+	ctl_free(c);
+}
+
 /* A RayCluster deleted while a worker Pod of it still runs (KubeRay's Pods
  * have a grace period) holds its quota until that Pod is gone. */
 static void deleted_raycluster_holds_quota_until_its_pods_go(void **state)
@@ -712,6 +757,7 @@ int main(void)
 	    cmocka_unit_test(deleted_jobset_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(deleted_jobset_counts_a_late_replacement),
 	    cmocka_unit_test(remade_child_waits_for_the_old_pod),
+	    cmocka_unit_test(pod_seen_and_gone_leaves_the_ledger),
 	    cmocka_unit_test(deleted_raycluster_holds_quota_until_its_pods_go),
 	    cmocka_unit_test(active_deadline_is_the_run_bound),
 	    cmocka_unit_test(admitted_scaled_to_zero_lets_go),
