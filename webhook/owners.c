@@ -58,23 +58,19 @@ int webhook_owners_create(size_t cap, webhook_owners_t **out)
 int webhook_owners_top(webhook_owners_t *o, const char *uid, const char *kind, const char *ns,
 		       const char *name, int64_t admitted, int64_t held, size_t *top)
 {
-	size_t lu = strlen(uid) + 1, lk = strlen(kind), ln = strlen(ns), lm = strlen(name) + 1;
-	char *b, *w;
+	size_t lu = strlen(uid) + 1, lk = strlen(kind) + 1 + strlen(ns), lm = 1 + strlen(name) + 1;
+	char *b;
 	top_t *t;
 
 	GPUQ_ASSERT(!o->finished);
 	if (o->n_tops == o->cap)
 		return GPUQ_ELIMIT;
 	/* one block: the uid, then "Kind ns/name" */
-	if (!(b = malloc(lu + lk + 1 + ln + 1 + lm)))
+	if (!(b = malloc(lu + lk + lm)))
 		return GPUQ_ENOMEM;
 	memcpy(b, uid, lu);
-	w = b + lu;
-	memcpy(w, kind, lk);
-	w[lk] = ' ';
-	memcpy(w + lk + 1, ns, ln);
-	w[lk + 1 + ln] = '/';
-	memcpy(w + lk + 2 + ln, name, lm);
+	gpuq_strjoin(b + lu, lk + 1, kind, " ", ns);
+	gpuq_strjoin(b + lu + lk, lm, "/", name, "");
 	t = &o->tops[o->n_tops];
 	t->uid = b;
 	t->what = b + lu;
