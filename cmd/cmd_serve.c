@@ -323,11 +323,7 @@ static int serve_start(serve_t *s, gpuq_diag_t *diag)
 	if (!rc && o->cert_secret_name)
 		rc = start_certkeeper(o, s->kcfg, &s->kargs, &s->keeper, diag);
 	cmd_serve_http_config(o, &s->hcfg);
-	s->review_cfg = (webhook_config_t){.gpu_resources = o->gpu_resources,
-					   .n_gpu_resources = o->n_gpu_resources,
-					   .controller_user = o->controller_user,
-					   .creators = o->child_creators,
-					   .n_creators = o->n_child_creators};
+	s->review_cfg = cmd_serve_review_config(o);
 	if (!rc)
 		rc = http_server_create(&s->hcfg, &s->srv, diag);
 	if (!rc)

@@ -1046,3 +1046,12 @@ void cmd_serve_http_config(const cmd_serve_opts_t *opts, http_server_config_t *o
 				      .internal_port =
 					  opts->internal_listen ? opts->internal_port : 0};
 }
+
+webhook_config_t cmd_serve_review_config(const cmd_serve_opts_t *opts)
+{
+	return (webhook_config_t){.gpu_resources = opts->gpu_resources,
+				  .n_gpu_resources = opts->n_gpu_resources,
+				  .controller_user = opts->controller_user,
+				  .creators = opts->child_creators,
+				  .n_creators = opts->n_child_creators};
+}

@@ -176,5 +176,9 @@ const char *cmd_serve_usage(void);
 /* The HTTP server's part of opts: listen addresses, cert dir, threads, poll
  * interval, body budget. Its strings point into opts: valid while opts is. */
 void cmd_serve_http_config(const cmd_serve_opts_t *opts, http_server_config_t *out);
+/* Admission's review config from opts: GPU names, controller user, child
+ * creators (no owners or ledger yet: the admission sets those per review).
+ * Its pointers point into opts. */
+webhook_config_t cmd_serve_review_config(const cmd_serve_opts_t *opts);
 
 #endif

@@ -676,14 +676,7 @@ static unsigned long long metric(http_server_t *srv, const char *prefix)
 static int serve_up(const cmd_serve_opts_t *o, http_server_t **srv, webhook_admission_t **adm,
 		    gpuq_diag_t *d)
 {
-	webhook_config_t review = {o->gpu_resources,
-				   o->n_gpu_resources,
-				   o->controller_user,
-				   o->child_creators,
-				   o->n_child_creators,
-				   NULL,
-				   NULL,
-				   0};
+	webhook_config_t review = cmd_serve_review_config(o);
 	http_server_config_t cfg;
 	int rc;
 
