@@ -293,6 +293,11 @@ typedef struct {
 	int64_t gpus; /* the GPUs they hold */
 } controller_podcount_t;
 
+/* The GPU resource names in force (--gpu-resource), as the workload
+ * layer reads them: one place for the controller's callers. */
+#define CONTROLLER_GPU_CFG(c)                                                                      \
+	((workload_config_t){(c)->o.review_cfg.gpu_resources, (c)->o.review_cfg.n_gpu_resources})
+
 /* j's metadata.namespace and metadata.name: its workload's (NULL while
  * none decoded). */
 static inline const char *controller_job_ns(const controller_job_t *j)

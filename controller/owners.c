@@ -76,8 +76,7 @@ static int64_t admitted_gpus(const workload_config_t *gcfg, const controller_job
 static size_t top_index(struct controller *c, webhook_owners_t *o, controller_map_t *tops,
 			const controller_job_t *j, int *rc)
 {
-	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
-					c->o.review_cfg.n_gpu_resources};
+	const workload_config_t gcfg = CONTROLLER_GPU_CFG(c);
 	const controller_job_t *below, *t = top_of(c, j, &below);
 	void *at;
 	size_t i;

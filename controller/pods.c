@@ -154,8 +154,7 @@ static bool jobpod_chain(struct controller *c, const workload_t *o, jobpod_t *p)
  * workload's Pods against what it was admitted for). */
 static void jobpod_seen(struct controller *c, workload_t *o)
 {
-	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
-					c->o.review_cfg.n_gpu_resources};
+	const workload_config_t gcfg = CONTROLLER_GPU_CFG(c);
 	jobpod_t *p = controller_map_get(&c->job_pods, o->uid);
 
 	(void)controller_map_put(&c->pods_noted, o->uid, (void *)1, NULL);

@@ -25,8 +25,7 @@ json_t *controller_status_cq_body(struct controller *c, uint32_t cq)
 	queue_stats_t s;
 	size_t nf = queue_flavor_count(engine_core(c->e)),
 	       nr = queue_resource_count(engine_core(c->e));
-	const workload_config_t gcfg = {c->o.review_cfg.gpu_resources,
-					c->o.review_cfg.n_gpu_resources};
+	const workload_config_t gcfg = CONTROLLER_GPU_CFG(c);
 	int64_t gpus = 0;
 
 	if (!flavors || queue_cq_stats(engine_core(c->e), cq, &s)) {

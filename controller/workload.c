@@ -17,8 +17,7 @@ int controller_resolve(struct controller *c, workload_t *w, gpuq_diag_t *diag)
 int controller_decode(struct controller *c, const char *text, size_t len, workload_t **w,
 		      gpuq_diag_t *diag)
 {
-	const workload_config_t cfg = {c->o.review_cfg.gpu_resources,
-				       c->o.review_cfg.n_gpu_resources};
+	const workload_config_t cfg = CONTROLLER_GPU_CFG(c);
 	int rc;
 
 	*w = NULL;
