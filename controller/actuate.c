@@ -195,6 +195,103 @@ static void pin_to_domain(const queue_t *q, queue_wl_t id, size_t ps, const char
 	}
 }
 
+/* Whether the placement entries e[0..i) already hold e[i]'s domain below
+ * level `from` (its values at levels from..n_levels of flavor fid). */
+static bool domain_seen(const queue_t *q, uint32_t fid, const queue_place_t *e, size_t i,
+			size_t from, size_t n_levels)
+{
+	for (size_t k = 0; k < i; k++) {
+		bool same = e[k].podset == e[i].podset && e[k].flavor == fid;
+
+		for (size_t l = from; same && l < n_levels; l++) {
+			const char *lv = queue_flavor_level(q, fid, l);
+			const char *a = queue_node_domain(q, fid, e[k].node, lv);
+			const char *b = queue_node_domain(q, fid, e[i].node, lv);
+
+			same = a && b && strcmp(a, b) == 0;
+		}
+		if (same)
+			return true;
+	}
+	return false;
+}
+
+/* One nodeSelectorTerm: e's node's values at levels from..n_levels of
+ * flavor fid ({key: level, operator: In, values: [value]} each), or NULL
+ * (a node no longer known, or no memory). */
+static json_t *domain_term(const queue_t *q, uint32_t fid, const queue_place_t *e, size_t from,
+			   size_t n_levels)
+{
+	json_t *exprs = json_array();
+
+	for (size_t l = from; exprs && l < n_levels; l++) {
+		const char *lv = queue_flavor_level(q, fid, l);
+		const char *v = queue_node_domain(q, fid, e->node, lv);
+
+		if (!v || json_array_append_new(exprs, json_pack("{s:s, s:s, s:[s]}", "key", lv,
+								 "operator", "In", "values", v))) {
+			json_decref(exprs);
+			return NULL;
+		}
+	}
+	return exprs ? json_pack("{s:o}", "matchExpressions", exprs) : NULL;
+}
+
+json_t *controller_actuate_pin_terms(struct controller *c, queue_wl_t id, size_t podset)
+{
+	const queue_t *q = engine_core(c->e);
+	const char *names[QUEUE_GROUPS_MAX * QUEUE_GROUP_FLAVORS_MAX],
+	    *shared[QUEUE_TOPO_LEVELS_MAX];
+	size_t nf =
+	    flavors_of(c, id, podset, false, names, sizeof(names) / sizeof(names[0]), NULL, 0);
+	size_t n = 0, from = 0, n_levels = 0;
+	uint32_t fid = UINT32_MAX;
+	queue_place_t *e;
+	json_t *terms;
+
+	for (size_t i = 0; i < nf; i++) {
+		uint32_t f;
+
+		if (queue_flavor_find(q, names[i], &f) != GPUQ_OK || !queue_flavor_level(q, f, 0))
+			continue;
+		if (fid != UINT32_MAX)
+			return NULL; /* on two topology-aware flavors: shared levels only */
+		fid = f;
+	}
+	if (fid == UINT32_MAX)
+		return NULL;
+	while (queue_flavor_level(q, fid, n_levels))
+		n_levels++;
+	from = queue_podset_domain(q, id, podset, fid, shared, QUEUE_TOPO_LEVELS_MAX);
+	queue_workload_placement(q, id, NULL, 0, &n);
+	if (from >= n_levels || !n)
+		return NULL; /* one domain: the nodeSelector pins it whole */
+	e = malloc(n * sizeof(*e));
+	terms = e ? json_array() : NULL;
+	if (terms)
+		queue_workload_placement(q, id, e, n, &n);
+	for (size_t i = 0; terms && i < n; i++) {
+		json_t *t;
+
+		if (e[i].podset != podset || e[i].flavor != fid ||
+		    domain_seen(q, fid, e, i, from, n_levels))
+			continue;
+		t = json_array_size(terms) < CONTROLLER_PIN_TERMS_MAX
+			? domain_term(q, fid, &e[i], from, n_levels)
+			: NULL;
+		if (!t || json_array_append_new(terms, t)) {
+			json_decref(terms); /* too many domains, or one unknown */
+			terms = NULL;
+		}
+	}
+	free(e);
+	if (terms && !json_array_size(terms)) {
+		json_decref(terms);
+		terms = NULL;
+	}
+	return terms;
+}
+
 /* The nodeSelector and tolerations a workload runs with on its flavors:
  * base_sel/base_tols (borrowed; may be NULL) plus every assigned flavor's
  * nodeLabels and tolerations, plus, on a topology-aware flavor, the labels

@@ -693,6 +693,18 @@ int controller_actuate_placement(struct controller *c, queue_wl_t id, size_t pod
 				 const json_t *base_sel, const json_t *base_tols, json_t **sel,
 				 json_t **tols, char *flavors, size_t cap);
 
+/* actuate.c: pod set `podset` of a workload placed across domains of its
+ * topology-aware flavor (its nodes part at some level, so the nodeSelector
+ * of controller_actuate_placement pins only the levels they share): one
+ * nodeSelectorTerm per domain its pods were placed in, naming its value at
+ * each level below the shared ones (In), for a required nodeAffinity. A
+ * new reference, or NULL: placed in one domain (the nodeSelector pins it
+ * whole), on no or two topology-aware flavors, in more than
+ * CONTROLLER_PIN_TERMS_MAX domains, on a node no longer known, or no
+ * memory (docs/topology.md, "Pinning on release"). */
+#define CONTROLLER_PIN_TERMS_MAX 64
+json_t *controller_actuate_pin_terms(struct controller *c, queue_wl_t id, size_t podset);
+
 /* ---- nodes.c: Nodes, for the topology-aware flavors (docs/topology.md) ----
  *
  * Each Node is decoded on its watch thread into a controller_node_t (never

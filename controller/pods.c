@@ -929,6 +929,19 @@ static void release_member(struct controller *c, queue_wl_t id, const workload_t
 				  json_array_size(gates) ? gates : json_null());
 	if (json_array_size(gates) == 0)
 		json_decref(gates);
+	if (body && placed && pod->integ->pins_affinity &&
+	    ps->node_affinity < WORKLOAD_AFFINITY_REQUIRED) {
+		/* placed across domains: pinned to them (a gated Pod with no
+		   required node affinity of its own may take one) */
+		json_t *terms = controller_actuate_pin_terms(c, id, podset);
+
+		if (terms)
+			json_object_set_new(
+			    json_object_get(body, "spec"), "affinity",
+			    json_pack("{s:{s:{s:o}}}", "nodeAffinity",
+				      "requiredDuringSchedulingIgnoredDuringExecution",
+				      "nodeSelectorTerms", terms));
+	}
 	if (!body)
 		return;
 	if (kube_patch(c->client, path, KUBE_PATCH_MERGE, body, &reply, &diag) == GPUQ_OK) {

@@ -124,6 +124,65 @@ static json_t *original_of(const workload_t *wl, const workload_t *p, size_t i)
 	return placement_now(&p->podsets[i]);
 }
 
+/* ---- the pin of a pod set placed across domains (a required nodeAffinity) ---- */
+
+#define REQUIRED_MEMBER "requiredDuringSchedulingIgnoredDuringExecution"
+
+/* Where the template's affinity went before gpuq's pin: the original's
+ * "affinityAt" when a release pinned it (the template now holds the pin),
+ * else the template as it is (a workload_affinity_t). */
+static int affinity_before(const workload_podset_t *ps, const json_t *orig)
+{
+	const json_t *at = json_object_get(orig, "affinityAt");
+
+	return json_is_integer(at) ? (int)json_integer_value(at) : ps->node_affinity;
+}
+
+/* The JSON Pointer of the member a pin adds to a template whose affinity
+ * went as far as `at` (a workload_affinity_t below REQUIRED). */
+static void affinity_path(char *out, size_t cap, const workload_podset_t *ps, int at)
+{
+	static const char *const tail[] = {"affinity", "affinity/nodeAffinity",
+					   "affinity/nodeAffinity/" REQUIRED_MEMBER};
+
+	snprintf(out, cap, "%s/spec/%s", ps->tmpl_ptr, tail[at < 0 || at > 2 ? 2 : at]);
+}
+
+/* Pin pod set ps (index i) of workload id to the domains it was placed in,
+ * when they are several and its kind's templates take it (pins_affinity):
+ * a required nodeAffinity of one term per domain, added where the
+ * template's own affinity stops (a template with its own required node
+ * affinity keeps only the nodeSelector's shared levels). orig records where
+ * that was ("affinityAt"), for the restore; a pin an earlier release left,
+ * not wanted now, goes. */
+static void pin_affinity(struct controller *c, json_t *patch, const workload_t *wl,
+			 const workload_podset_t *ps, queue_wl_t id, size_t i, json_t *orig)
+{
+	int at = affinity_before(ps, orig);
+	json_t *terms = NULL, *v;
+	char path[WORKLOAD_FIELD_MAX + 96];
+
+	if (!wl->integ->pins_affinity || at >= WORKLOAD_AFFINITY_REQUIRED)
+		return;
+	terms = controller_actuate_pin_terms(c, id, i);
+	affinity_path(path, sizeof(path), ps, at);
+	if (!terms) {
+		if (json_object_get(orig, "affinityAt") && ps->node_affinity > at)
+			op(patch, "remove", path, NULL);
+		json_object_del(orig, "affinityAt");
+		return;
+	}
+	v = json_pack("{s:o}", "nodeSelectorTerms", terms);
+	if (v && at <= WORKLOAD_AFFINITY_NO_NODE)
+		v = json_pack("{s:o}", REQUIRED_MEMBER, v);
+	if (v && at == WORKLOAD_AFFINITY_NONE)
+		v = json_pack("{s:o}", "nodeAffinity", v);
+	if (v) {
+		op(patch, "add", path, v);
+		json_object_set_new(orig, "affinityAt", json_integer(at));
+	}
+}
+
 /* ---- a kind released through its child (a TrainJob: runtimePatches) ---- */
 
 /* gpuq's runtime patch: each pod set's (each replicatedJob's) pod
@@ -273,6 +332,7 @@ int controller_release_parent_patch(struct controller *c, const controller_job_t
 			op(patch, "add", path, sel);
 			snprintf(path, sizeof(path), "%s/spec/tolerations", ps->tmpl_ptr);
 			op(patch, "add", path, tols);
+			pin_affinity(c, patch, wl, ps, id, i, orig);
 		}
 		if (all)
 			json_array_append_new(all, orig);
@@ -383,6 +443,10 @@ static void restore_podset(json_t *patch, const workload_podset_t *ps, const jso
 		op(patch, "add", path, json_deep_copy(tols));
 	else if (ps->n_tolerations)
 		op(patch, "remove", path, NULL);
+	if (json_object_get(orig, "affinityAt") && ps->node_affinity > affinity_before(ps, orig)) {
+		affinity_path(path, sizeof(path), ps, affinity_before(ps, orig));
+		op(patch, "remove", path, NULL); /* gpuq's pin (pin_affinity) */
+	}
 }
 
 json_t *controller_release_restore_patch(const workload_t *wl)

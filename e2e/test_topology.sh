@@ -33,7 +33,7 @@
 #    NodeFailures Event names the node, the eviction metric counts it) and
 #    admitted again on the nodes left, in one rack, none on the deleted node.
 . "$(dirname "$0")/lib.sh"
-plan 22
+plan 23
 NS=e2e-tas
 PLAIN=e2e-tas-plain # not a tenant: gpuq does not manage its Pods
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -347,6 +347,12 @@ blocks=$(printf '%s\n' $spanned | cut -d/ -f1 | sort -u | grep -c .)
 echo "# pref (48 GPUs, rack preferred) spans: $spanned; its Pods: $(pods_at job-name=pref | tr '\n' ';')" >&2
 check "a rack-preferred Job of 6 x 8 GPUs spans exactly 2 racks, of one block ($spanned)" \
 	test "$(echo $spanned | wc -w)" = 2 -a "$blocks" = 1
+# the racks below the block are pinned by a required nodeAffinity, one term
+# per node admission placed a Pod on (the Topology ends in hostname)
+pinned=$(k -n $NS get job pref -o 'jsonpath={range .spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*]}{.matchExpressions[1].values[0]}{"\n"}{end}' | sort | tr '\n' ' ')
+ran_on=$(pods_at job-name=pref | awk '{ print $2 }' | sort | tr '\n' ' ')
+check "its template pins it to the 6 nodes it was placed on, and its Pods run there ($pinned)" \
+	test "$pinned" = "$ran_on" -a "$(echo $pinned | wc -w)" = 6
 clear_all
 
 # ---- racks made short by Pods gpuq does not admit ----

@@ -529,6 +529,7 @@ static int decode_podsets(workload_decoder_t *d, const workload_view_t *v)
 		if (!rc)
 			rc = decode_topology(d, out, ps);
 		workload_pod_spec_scopes(ps->pod_spec, &out->terminating, &out->cross_ns_affinity);
+		out->node_affinity = (uint8_t)workload_node_affinity(ps->pod_spec);
 		out->gpu_named = ps->gpu; /* by name: no policy, so no DRA seen */
 	}
 	return rc;

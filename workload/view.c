@@ -690,6 +690,19 @@ void workload_pod_spec_scopes(const jv_t *spec, bool *terminating, bool *cross_n
 		    names_namespaces(jv_get(aff, "podAntiAffinity"));
 }
 
+workload_affinity_t workload_node_affinity(const jv_t *spec)
+{
+	const jv_t *aff = jv_get(spec, "affinity"), *node = jv_get(aff, "nodeAffinity"), *req;
+
+	if (!aff || jv_is(aff, JV_NULL))
+		return WORKLOAD_AFFINITY_NONE;
+	if (!node || jv_is(node, JV_NULL))
+		return WORKLOAD_AFFINITY_NO_NODE;
+	req = jv_get(node, "requiredDuringSchedulingIgnoredDuringExecution");
+	return !req || jv_is(req, JV_NULL) ? WORKLOAD_AFFINITY_NO_REQUIRED
+					   : WORKLOAD_AFFINITY_REQUIRED;
+}
+
 /* Whether a resource list names cpu or memory. */
 static bool names_compute(const quota_reslist_t *l)
 {

@@ -352,6 +352,12 @@ typedef struct {
 					   starts once the Pod has terminated (a
 					   terminating Pod holds its GPUs: both would
 					   run on one Pod's quota); NULL: none */
+	bool pins_affinity;		/* its held templates take a required
+					   nodeAffinity (a Job, batch/v1's mutable
+					   scheduling directives; a gated Pod with
+					   none of its own): a release pins a pod
+					   set placed across domains to them (not a
+					   JobSet: its webhook refuses the edit) */
 	bool counts_pods;		/* its status counts its Pods (active,
 					   succeeded, failed): those not yet made are
 					   the rest of its count (a Job) */
@@ -580,6 +586,19 @@ typedef struct {
 	bool has_seconds;   /* tolerationSeconds given */
 } workload_toleration_t;
 
+/* How far a pod spec's affinity goes towards a required node affinity:
+ * where a release adds gpuq's (docs/topology.md, "Pinning on release"). */
+typedef enum {
+	WORKLOAD_AFFINITY_NONE,	       /* no spec.affinity */
+	WORKLOAD_AFFINITY_NO_NODE,     /* affinity, without nodeAffinity */
+	WORKLOAD_AFFINITY_NO_REQUIRED, /* nodeAffinity, without
+					  requiredDuringSchedulingIgnoredDuringExecution */
+	WORKLOAD_AFFINITY_REQUIRED,    /* its own required node affinity */
+} workload_affinity_t;
+
+/* The workload_affinity_t of a pod spec (NULL: NONE). */
+workload_affinity_t workload_node_affinity(const jv_t *spec);
+
 /* One pod set of a workload (members ordered by size: no padding; the
  * counts are 16-bit: each list is capped far below 65,536 where it is
  * read, WORKLOAD_CONTAINERS_MAX, QUOTA_RESLIST_MAX, WORKLOAD_CLAIMS_MAX,
@@ -626,6 +645,8 @@ typedef struct {
 	bool gpu;		      /* resolved: asks for a GPU (resources or DRA) */
 	bool terminating;	      /* the pod spec sets activeDeadlineSeconds (quota scope) */
 	bool cross_ns_affinity;	      /* a pod (anti-)affinity term names other namespaces */
+	uint8_t node_affinity;	      /* how far the pod spec's affinity goes
+					 (workload_affinity_t) */
 } workload_podset_t;
 
 /* The GPUs one pod of resolved pod set ps holds (its effective request's
