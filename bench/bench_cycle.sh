@@ -13,7 +13,7 @@
 #     the measured loop); with BENCH_CALLGRIND_DRAIN=1 also the drain's
 #     instructions inside queue_cycle_run (takes a few minutes).
 # Builds build/bench/bench_cycle from bench/bench_cycle.c and the core's
-# sources (queue/ and what it uses: fairshare/, ledger/, quota/, base/) with
+# sources (queue/ and what it uses: topo/, fairshare/, ledger/, quota/, base/) with
 # cc directly. A MISS is a finding: exit 0 when it measured,
 # 1 when it could not run. Env: BENCH_BUILD (default build/bench),
 # BENCH_PENDING (default 100000).
@@ -28,7 +28,7 @@ BIN=$BENCH_BUILD/bench_cycle
 say() { echo "bench_cycle: $*"; }
 mkdir -p "$BENCH_BUILD" || exit 1
 ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_cycle.c \
-	queue/*.c fairshare/*.c ledger/*.c quota/*.c base/base.c base/text.c -o "$BIN" -lm || {
+	queue/*.c topo/*.c fairshare/*.c ledger/*.c quota/*.c base/base.c base/text.c base/sort.c -o "$BIN" -lm || {
 	say "build failed"
 	exit 1
 }

@@ -15,6 +15,8 @@
  *     never twice by fair sharing for the same preemptor, in every trace;
  *   - encode-all + apply into a fresh queue gives identical state and the
  *     same next cycle;
+ *   - the records written as they were marked changed (a store kept as the
+ *     controller keeps it) equal the full encoding, byte for byte;
  *   - GPU economics (a third of the traces, from a stream of their own:
  *     budgets with Warn, Lower and Hold on LocalQueues, namespaces and
  *     ClusterQueues whose daily window turns mid-trace, minimum runtimes per
@@ -771,6 +773,70 @@ typedef struct {
 
 static rec_t recs[4 * MAX_WL];
 
+/* The store as the controller keeps it: each record as it was encoded
+ * when it was last marked changed (queue_dirty_next), never a full
+ * snapshot. restore_copy checks it equals the full encoding, so no change
+ * goes unmarked: what a crash would leave is what the core holds. */
+static rec_t mirror[4 * MAX_WL];
+static size_t n_mirror;
+
+static rec_t *mirror_find(queue_rec_type_t type, const uint8_t *key, size_t klen)
+{
+	for (size_t i = 0; i < n_mirror; i++)
+		if (mirror[i].type == type && mirror[i].klen == klen &&
+		    !memcmp(mirror[i].key, key, klen))
+			return &mirror[i];
+	return NULL;
+}
+
+/* Write the records marked changed since the last sync into the mirror
+ * (a record gone leaves it), as the controller's commit would. */
+static void mirror_sync(const trace_t *t)
+{
+	queue_dirty_iter_t it = {0};
+	queue_rec_type_t type;
+	const uint8_t *key;
+	size_t klen;
+	int rc;
+
+	while ((rc = queue_dirty_next(t->q, &it, &type, &key, &klen)) == GPUQ_OK) {
+		rec_t *m = mirror_find(type, key, klen);
+
+		if (!m) {
+			assert_true(n_mirror < sizeof(mirror) / sizeof(mirror[0]));
+			m = &mirror[n_mirror++];
+			m->type = type;
+			memcpy(m->key, key, klen);
+			m->klen = klen;
+		}
+		rc = queue_record_encode(t->q, type, key, klen, m->val, sizeof(m->val), &m->vlen);
+		if (rc == GPUQ_ENOTFOUND) {
+			*m = mirror[--n_mirror];
+			continue;
+		}
+		assert_int_equal(rc, GPUQ_OK);
+	}
+	assert_int_equal(rc, GPUQ_ENOTFOUND); /* no mark lost to memory here */
+}
+
+/* The mirror holds exactly recs[0..n), byte for byte. */
+static void mirror_check(const trace_t *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const rec_t *m = mirror_find(recs[i].type, recs[i].key, recs[i].klen);
+
+		if (!m || m->vlen != recs[i].vlen || memcmp(m->val, recs[i].val, m->vlen))
+			fail_msg("seed %llu at t=%lld: record %d \"%.*s\" %s since it was last "
+				 "marked changed",
+				 (unsigned long long)t->seed, (long long)t->now, (int)recs[i].type,
+				 (int)recs[i].klen, (const char *)recs[i].key,
+				 m ? "changed" : "never written, or deleted,");
+	}
+	if (n_mirror != n)
+		fail_msg("seed %llu at t=%lld: %zu records written, %zu live",
+			 (unsigned long long)t->seed, (long long)t->now, n_mirror, n);
+}
+
 static queue_t *restore_copy(const trace_t *t)
 {
 	queue_dirty_iter_t it = {0};
@@ -780,6 +846,7 @@ static queue_t *restore_copy(const trace_t *t)
 	queue_t *p;
 	gpuq_diag_t diag = {{0}};
 
+	mirror_sync(t);
 	assert_int_equal(queue_dirty_all(t->q), GPUQ_OK);
 	while (queue_dirty_next(t->q, &it, &type, &key, &klen) == GPUQ_OK) {
 		int rc;
@@ -796,6 +863,7 @@ static queue_t *restore_copy(const trace_t *t)
 		n++;
 	}
 	queue_dirty_clear(t->q);
+	mirror_check(t, n);
 	p = policy_build(&t->pol);
 	/* apply in reverse to show order does not matter */
 	for (size_t i = n; i-- > 0;)
@@ -1209,6 +1277,10 @@ static void run_trace(uint64_t seed)
 	t->seed = seed;
 	policy_random(&s, &t->pol);
 	t->q = policy_build(&t->pol);
+	n_mirror = 0; /* a new store starts from a full snapshot, as the engine's */
+	assert_int_equal(queue_dirty_all(t->q), GPUQ_OK);
+	mirror_sync(t);
+	queue_dirty_clear(t->q);
 	t->econ_rng = seed * 0xbf58476d1ce4e5b9ull + 777;
 	t->exec_rng = seed * 0xd6e8feb86659fd93ull + 4242;
 	if (t->pol.econ)
