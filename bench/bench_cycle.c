@@ -6,8 +6,12 @@
  *                                    `pending` (default 100,000) pending
  *                                    workloads: BestEffortFIFO (set aside) and
  *                                    StrictFIFO (blocked heads) halves
- *   bench_cycle onefinish [pending]  the cycle after one workload finished in
- *                                    one cohort (its set-aside work is retried)
+ *   bench_cycle onefinish [pending] [cqs]  the cycle after one workload
+ *                                    finished in one cohort (its set-aside work
+ *                                    is retried), over `cqs` CQs (default 100;
+ *                                    1: every pending workload in one
+ *                                    BestEffortFIFO CQ), and the records it
+ *                                    leaves for the store to write
  *   bench_cycle drain [workloads] [cqs]  Kueue's large-scale shape: 50,000
  *                                    workloads in 1,000 CQs (cohorts of 10),
  *                                    drained in virtual time
@@ -112,10 +116,10 @@ static void add(queue_t *q, int i, int cq, int64_t gpus, int count, int64_t now)
 		die("add", rc);
 }
 
-/* 100 CQs x (pending / 100) workloads; every CQ full, so nothing fits. */
-static queue_t *setup_full(int pending, int64_t *now)
+/* n_cqs CQs (cohorts of 10, every other one StrictFIFO) x (pending /
+ * n_cqs) workloads; every CQ full, so nothing fits. */
+static queue_t *setup_full(int pending, int n_cqs, int64_t *now)
 {
-	int n_cqs = 100;
 	queue_t *q = build(n_cqs, 10, 8, true);
 	queue_result_t r;
 	int i = 0;
@@ -148,7 +152,7 @@ static int cmd_nochange(int pending)
 {
 	int64_t now = 0;
 	double t0 = now_ms(), per;
-	queue_t *q = setup_full(pending, &now);
+	queue_t *q = setup_full(pending, 100, &now);
 
 	printf("setup_ms %.1f\n", now_ms() - t0);
 	printf("pending %d\n", pending);
@@ -173,12 +177,13 @@ double bench_onefinish_cycle(queue_t *q, int64_t *now)
 	return now_ms() - t0;
 }
 
-static int cmd_onefinish(int pending)
+static int cmd_onefinish(int pending, int n_cqs)
 {
 	int64_t now = 0;
-	queue_t *q = setup_full(pending, &now);
+	queue_t *q = setup_full(pending, n_cqs, &now);
 
 	printf("onefinish_cycle_ms %.3f\n", bench_onefinish_cycle(q, &now));
+	printf("onefinish_records %zu\n", queue_dirty_count(q)); /* the store's writes */
 	queue_destroy(q);
 	return 0;
 }
@@ -278,7 +283,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "nochange"))
 		return cmd_nochange(n > 0 ? n : 100000);
 	if (!strcmp(cmd, "onefinish"))
-		return cmd_onefinish(n > 0 ? n : 100000);
+		return cmd_onefinish(n > 0 ? n : 100000,
+				     argc > 3 ? (int)strtol(argv[3], NULL, 10) : 100);
 	if (!strcmp(cmd, "drain"))
 		return cmd_drain(n > 0 ? n : 50000,
 				 argc > 3 ? (int)strtol(argv[3], NULL, 10) : 1000);

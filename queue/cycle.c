@@ -285,19 +285,72 @@ static cqhead_t heads_next(queue_t *q, uint32_t root)
 	return e;
 }
 
-/* Take CQ cq's next workload out of its LocalQueue and rank it. */
+static bool may_fit(queue_t *q, const cq_t *c, const wl_t *w);
+
+/* Set aside again, in one pass over CQ c's LocalQueue heaps, every
+ * workload retried this cycle that no longer may fit (the quota it saw
+ * taken since), rather than one heap removal each: O(heap size), then
+ * c->prune_due of them found one by one before the next pass (an eighth
+ * of what stays queued: the passes cost no more than the removals they
+ * save). One that cannot be set aside (no memory) stays queued. */
+static void retried_prune(queue_t *q, cq_t *c)
+{
+	size_t left = 0;
+
+	for (size_t i = 0; i < c->lqs.n; i++) {
+		u32vec_t *h = &q->lqs[c->lqs.v[i]].heap;
+		size_t k = 0, n = h->n;
+
+		for (size_t j = 0; j < n; j++) {
+			uint32_t id = h->v[j];
+			wl_t *w = W(q, id);
+
+			if (w->rec_aside && !may_fit(q, c, w)) {
+				w->where = W_NONE;
+				if (queue_wl_attach(q, id, W_ASIDE) == GPUQ_OK)
+					continue;
+				w->where = W_HEAP;
+			}
+			h->v[k] = id;
+			w->pos = (uint32_t)k++;
+		}
+		h->n = k;
+		if (k < n)
+			queue_heap_rebuild(q, h);
+		left += k;
+	}
+	c->prune_due = (uint32_t)(left / 8 > UINT32_MAX - 1 ? UINT32_MAX : left / 8 + 1);
+}
+
+/* Take CQ cq's next workload out of its LocalQueue and rank it. A
+ * set-aside workload retried at the cycle's start (cohort_retry_aside)
+ * that no longer may fit, the quota it saw then taken by heads before it,
+ * goes straight back aside, untried: free quota only shrinks during a
+ * cycle, so no attempt could admit it, and its record and reason stay as
+ * they were (a deep BestEffortFIFO queue is not tried whole, nor written
+ * whole to the store, after every finish). */
 static void fetch_head(queue_t *q, uint32_t cq)
 {
 	cq_t *c = &q->cqs[cq];
-	uint32_t l = cq_next_lq(q, c), wid;
+	uint32_t l, wid;
 	try_t *t = &q->scratch_try;
 	cqhead_t e;
 
-	if (l == QUEUE_NONE)
-		return;
-	wid = q->lqs[l].heap.v[0];
-	queue_heap_remove(q, &q->lqs[l].heap, 0);
-	W(q, wid)->where = W_FLIGHT;
+	for (;;) {
+		l = cq_next_lq(q, c);
+		if (l == QUEUE_NONE)
+			return;
+		wid = q->lqs[l].heap.v[0];
+		queue_heap_remove(q, &q->lqs[l].heap, 0);
+		W(q, wid)->where = W_FLIGHT;
+		if (!W(q, wid)->rec_aside || may_fit(q, c, W(q, wid)) ||
+		    queue_wl_attach(q, wid, W_ASIDE))
+			break;
+		if (c->prune_due)
+			c->prune_due--;
+		else
+			retried_prune(q, c);
+	}
 	queue_try_assign(q, wid, t);
 	e.cq = cq;
 	e.wl = wid;
@@ -644,7 +697,8 @@ static int set_aside(queue_t *q, const cqhead_t *e, const try_t *t)
 	}
 	if (queue_wl_attach(q, e->wl, W_ASIDE))
 		return queue_keep(q, e->wl);
-	queue_mark_wl(q, W(q, e->wl)); /* its record said queued */
+	if (!W(q, e->wl)->rec_aside)
+		queue_mark_wl(q, W(q, e->wl)); /* its record said queued */
 	return GPUQ_OK;
 }
 
@@ -784,11 +838,38 @@ static bool may_fit(queue_t *q, const cq_t *c, const wl_t *w)
 	return true;
 }
 
+/* The end of a cycle for the set-aside workloads it retried: the record
+ * of each that is not set aside again (admitted, waiting to preempt, kept
+ * queued) is marked changed; one set aside again with the same reason
+ * keeps its record (set_wait marks a new reason). */
+static void retried_done(queue_t *q)
+{
+	for (size_t i = 0; i < q->retried.n; i++) {
+		wl_t *w = W(q, q->retried.v[i]);
+
+		if (w->live && w->rec_aside && w->where != W_ASIDE)
+			queue_mark_wl(q, w);
+		w->rec_aside = false;
+	}
+	q->retried.n = 0;
+}
+
 /* Move the set-aside workloads of the cohort that may fit now back into
  * their queues. */
 static void cohort_retry_aside(queue_t *q, cohort_t *h)
 {
-	for (size_t k = 0; k < h->cqs.n; k++) {
+	bool short_ = false;
+
+	/* each LocalQueue's heap takes its workloads unordered, then is put
+	   in order once (queue_heap_order): a deep queue's are not sifted in
+	   one by one */
+	for (size_t k = 0; k < h->cqs.n; k++)
+		for (size_t i = 0; i < q->cqs[h->cqs.v[k]].lqs.n; i++) {
+			lq_t *l = &q->lqs[q->cqs[h->cqs.v[k]].lqs.v[i]];
+
+			l->heap_from = (uint32_t)l->heap.n;
+		}
+	for (size_t k = 0; k < h->cqs.n && !short_; k++) {
 		cq_t *c = &q->cqs[h->cqs.v[k]];
 
 		for (size_t i = c->aside.n; i-- > 0;) {
@@ -797,15 +878,27 @@ static void cohort_retry_aside(queue_t *q, cohort_t *h)
 			if (!may_fit(q, c, W(q, wid)))
 				continue;
 			queue_wl_detach(q, wid);
-			if (queue_wl_attach(q, wid, W_HEAP)) {
+			if (queue_heap_append(q, &q->lqs[W(q, wid)->lq].heap, wid)) {
 				(void)queue_wl_attach(q, wid, W_ASIDE);
-				h->capacity_up = true; /* try again next cycle */
-				return;
+				short_ = true; /* try again next cycle */
+				break;
 			}
-			queue_mark_wl(q, W(q, wid)); /* its record said set aside */
+			/* its record says set aside: marked at the cycle's end
+			   if it is not set aside again (retried_done) */
+			if (!W(q, wid)->rec_aside && queue_vpush(&q->retried, wid) == GPUQ_OK)
+				W(q, wid)->rec_aside = true;
+			else if (!W(q, wid)->rec_aside)
+				queue_mark_wl(q, W(q, wid));
 		}
 	}
-	h->capacity_up = false;
+	for (size_t k = 0; k < h->cqs.n; k++)
+		for (size_t i = 0; i < q->cqs[h->cqs.v[k]].lqs.n; i++) {
+			lq_t *l = &q->lqs[q->cqs[h->cqs.v[k]].lqs.v[i]];
+
+			if (l->heap.n > l->heap_from)
+				queue_heap_order(q, &l->heap, l->heap_from);
+		}
+	h->capacity_up = short_;
 }
 
 static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
@@ -819,8 +912,10 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 	if (h->capacity_up)
 		cohort_retry_aside(q, h);
 	h->gen++;
-	if (queue_grow(&q->heads, &q->cap_heads, h->cqs.n, sizeof(*q->heads)))
+	if (queue_grow(&q->heads, &q->cap_heads, h->cqs.n, sizeof(*q->heads))) {
+		retried_done(q); /* queued again, untried: marked */
 		return GPUQ_ENOMEM;
+	}
 	q->n_heads = 0;
 	q->n_tneeds = 0;
 	q->tournament = q->cfg.fair_sharing && h->kids.n > 0;
@@ -834,6 +929,7 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 		cq_t *c = &q->cqs[h->cqs.v[k]];
 
 		c->blocked = false;
+		c->prune_due = 0;
 		c->n_nofit = 0;
 		prev = c->resv;
 		queue_resv_decide(q, h->cqs.v[k], now);
@@ -876,6 +972,7 @@ static int cohort_cycle(queue_t *q, uint32_t co, int64_t now)
 	for (size_t i = 0; i < q->gone.n; i++)
 		W(q, q->gone.v[i])->gone = false;
 	q->gone.n = 0;
+	retried_done(q);
 	for (size_t i = 0; i < q->release.n; i++)
 		if (W(q, q->release.v[i])->state == QUEUE_WL_EVICTING &&
 		    queue_wl_release(q, q->release.v[i], now))

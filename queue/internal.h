@@ -237,7 +237,7 @@ typedef struct {
 	uint8_t wait;	   /* queue_wait_t */
 	uint8_t where;	   /* W_* container */
 	uint8_t n_ps;	   /* pod sets */
-	/* one byte for the six flags */
+	/* one byte for the seven flags */
 	bool live : 1;	       /* slot in use */
 	bool ready : 1;	       /* PodsReady since admission */
 	bool gone : 1;	       /* a victim of this cycle, uncharged (q->gone) */
@@ -246,6 +246,8 @@ typedef struct {
 				  start (queue_workload_predict_show) */
 	bool topo_given : 1;   /* a candidate given back while a domain is tried
 				  for a preemptor (topology.c victims_in) */
+	bool rec_aside : 1;    /* retried from set-aside this cycle (q->retried),
+				  its record unchanged: still says set aside */
 	uint8_t why;	       /* WHY_* */
 	uint8_t evict_reason;  /* queue_evict_reason_t of the last eviction */
 	uint8_t why_level;     /* explanation (WHY_TOPOLOGY): the level index */
@@ -349,6 +351,9 @@ typedef struct {
 	u32vec_t adm;			       /* admitted and evicting workloads */
 	counters_t ctr;			       /* history */
 	uint32_t n_pending;		       /* pending workloads (all reasons) */
+	uint32_t prune_due;		       /* cycle scratch: retried workloads found
+						  no longer fitting before its heaps
+						  are pruned again (fetch_head) */
 	bool blocked;			       /* StrictFIFO head blocked in the last cycle */
 	bool rec_seen;			       /* a CQ record was restored into it */
 	nofit_t nofit[NOFIT_CACHE];	       /* shapes that did not fit this cycle */
@@ -382,6 +387,8 @@ typedef struct {
 	counters_t ctr;	     /* history */
 	uint32_t n_pending;  /* pending workloads */
 	uint32_t n_admitted; /* admitted + evicting */
+	uint32_t heap_from;  /* cycle scratch: its heap's size before a retry's
+				unordered appends (cohort_retry_aside) */
 	int32_t budget;	     /* its LocalQueue budget (index), or -1 */
 	int32_t ns_budget;   /* its namespace's budget (index), or -1 */
 	uint8_t standing;    /* queue_lq_standing_t, from the budgets' states */
@@ -603,6 +610,8 @@ struct queue {
 	u32vec_t release;  /* victims to release at the end of the cycle */
 	u32vec_t gone;	   /* this cycle's victims: uncharged until its end, as
 			      gone for the later heads (their preemptor holds) */
+	u32vec_t retried;  /* this cycle's set-aside workloads retried whose
+			      records were not marked (wl_t.rec_aside) */
 	need_t *held;	   /* usage held by preemptors this cycle */
 	uint32_t *held_cq; /* their CQs */
 	size_t n_held, cap_held, cap_held_cq;
@@ -1162,6 +1171,12 @@ void queue_tmpl_release(queue_t *q, uint32_t id);
 bool queue_tmpl_flavor_ok(queue_t *q, uint32_t tid, uint32_t fid);
 void queue_heap_remove(queue_t *q, u32vec_t *h, size_t i);
 void queue_heap_rebuild(queue_t *q, u32vec_t *h);
+/* Append workload id to heap h unordered (queue_heap_order restores the
+ * order): GPUQ_ENOMEM. */
+int queue_heap_append(queue_t *q, u32vec_t *h, uint32_t id);
+/* Restore heap h's order after entries from..h->n were appended: each
+ * sifted up, or the whole heap rebuilt when that is cheaper. */
+void queue_heap_order(queue_t *q, u32vec_t *h, size_t from);
 void queue_wl_detach(queue_t *q, uint32_t id);
 int queue_wl_attach(queue_t *q, uint32_t id, int where);
 int queue_timer_push(queue_t *q, timers_t *t, int64_t at, uint32_t wl);

@@ -157,6 +157,7 @@ void queue_destroy(queue_t *q)
 	free(q->keep.v);
 	free(q->release.v);
 	free(q->gone.v);
+	free(q->retried.v);
 	free(q->held);
 	free(q->held_cq);
 	free(q->heads);

@@ -333,6 +333,29 @@ void queue_heap_rebuild(queue_t *q, u32vec_t *h)
 		heap_down(q, h, i);
 }
 
+int queue_heap_append(queue_t *q, u32vec_t *h, uint32_t id)
+{
+	if (queue_vpush(h, id))
+		return GPUQ_ENOMEM;
+	W(q, id)->pos = (uint32_t)(h->n - 1);
+	W(q, id)->where = W_HEAP;
+	return GPUQ_OK;
+}
+
+void queue_heap_order(queue_t *q, u32vec_t *h, size_t from)
+{
+	size_t k = h->n - from, depth = 1;
+
+	for (size_t n = h->n; n > 1; n /= 2)
+		depth++;
+	if (k * depth > h->n) {
+		queue_heap_rebuild(q, h); /* O(n) against k sift-ups of O(log n) */
+		return;
+	}
+	for (size_t i = from; i < h->n; i++)
+		heap_up(q, h, i);
+}
+
 void queue_heap_remove(queue_t *q, u32vec_t *h, size_t i)
 {
 	uint32_t last = h->v[--h->n];

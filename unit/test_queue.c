@@ -232,6 +232,55 @@ static void strict_vs_best_effort(void **st)
 	}
 }
 
+/* A deep BestEffortFIFO queue after a finish: the set-aside work that may
+ * fit is retried, the first in order that fit are admitted, and the rest
+ * go back aside untried once the freed quota is taken. Their records are
+ * not rewritten: only what changed goes to the store (each retried
+ * workload's record used to be marked after every finish, 200 here). */
+static void best_effort_deep_retry(void **st)
+{
+	queue_t *q = mkq(false);
+	cqdef_t d = {.strategy = QUEUE_BEST_EFFORT_FIFO, .flavors = {{"f", 4, U, U}}};
+	queue_result_t r;
+	char uid[32];
+
+	(void)st;
+	add_flavor(q, "f");
+	add_cq(q, "cq", &d);
+	add_lq(q, "ns", "lq", "cq");
+	add_lq(q, "ns", "lq2", "cq");
+	add_wl(q, "run", "ns", "lq", 9, 0, 4);
+	cycle(q, 1, &r);
+	for (int i = 0; i < 200; i++) { /* 2, 1, 2, 1, ... GPUs; two queues */
+		snprintf(uid, sizeof(uid), "w%03d", i);
+		add_wl(q, uid, "ns", i % 3 ? "lq" : "lq2", 0, 2 + i, 1 + (i % 2 == 0));
+	}
+	cycle(q, 300, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(wait_of(q, "w199"), QUEUE_WAIT_QUOTA);
+	queue_dirty_clear(q);
+	assert_int_equal(queue_workload_finish(q, "run", 301), GPUQ_OK);
+	cycle(q, 302, &r);
+	/* in order: w000 (2) and w001 (1) fit, w002 (2) no longer does,
+	   w003 (1) does; then nothing of the 4 is left */
+	assert_int_equal(r.n_admissions, 3);
+	assert_true(admitted_in(&r, "w000"));
+	assert_true(admitted_in(&r, "w001"));
+	assert_true(admitted_in(&r, "w003"));
+	assert_int_equal(state_of(q, "w002"), QUEUE_WL_PENDING);
+	assert_int_equal(wait_of(q, "w002"), QUEUE_WAIT_QUOTA);
+	/* written: the finished, the three admitted, the queues' and meta
+	   records; not the 196 set aside again */
+	assert_true(queue_dirty_count(q) < 16);
+	/* they wait for the next finish as before: w002 goes first */
+	cycle(q, 303, &r);
+	assert_int_equal(r.n_admissions, 0);
+	assert_int_equal(queue_workload_finish(q, "w000", 304), GPUQ_OK);
+	cycle(q, 305, &r);
+	assert_true(admitted_in(&r, "w002"));
+	queue_destroy(q);
+}
+
 /* A head that can never fit: set aside under BestEffortFIFO; under
  * StrictFIFO it stays the head and blocks (Kueue requeues a StrictFIFO
  * head at once for every reason but a namespace mismatch) until the quota
@@ -1213,6 +1262,7 @@ int main(void)
 	    cmocka_unit_test(borrowing_and_lending_limits),
 	    cmocka_unit_test(strict_vs_best_effort),
 	    cmocka_unit_test(strict_fifo_nofit_head_blocks),
+	    cmocka_unit_test(best_effort_deep_retry),
 	    cmocka_unit_test(flavor_fungibility),
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
