@@ -33,7 +33,7 @@
 #    NodeFailures Event names the node, the eviction metric counts it) and
 #    admitted again on the nodes left, in one rack, none on the deleted node.
 . "$(dirname "$0")/lib.sh"
-plan 23
+plan 24
 NS=e2e-tas
 PLAIN=e2e-tas-plain # not a tenant: gpuq does not manage its Pods
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -353,6 +353,49 @@ pinned=$(k -n $NS get job pref -o 'jsonpath={range .spec.template.spec.affinity.
 ran_on=$(pods_at job-name=pref | awk '{ print $2 }' | sort | tr '\n' ' ')
 check "its template pins it to the 6 nodes it was placed on, and its Pods run there ($pinned)" \
 	test "$pinned" = "$ran_on" -a "$(echo $pinned | wc -w)" = 6
+clear_all
+
+# ---- the same as a pod group: each gated Pod pinned on release ----
+# six 8-GPU Pods of one kueue.x-k8s.io/pod-group-name, rack preferred, made
+# by the tenant: released (the gate removed) with the flavor's placement,
+# the block in their nodeSelector and the nodes admission chose in a
+# required nodeAffinity (a gated Pod may take one: the apiserver checks it)
+PG_SEL=kueue.x-k8s.io/pod-group-name=pg
+for i in 0 1 2 3 4 5; do
+	tk $NS create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pg-$i
+  labels: {gpuq.dev/queue-name: default, kueue.x-k8s.io/pod-group-name: pg}
+  annotations: {kueue.x-k8s.io/pod-group-total-count: "6", gpuq.dev/podset-preferred-topology: $RACK_KEY}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 0
+  containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: "8"}}}]
+YAML
+done
+poll "pg: 6 running" running_n $PG_SEL 6
+spanned=$(racks_of $PG_SEL)
+blocks=$(printf '%s\n' $spanned | cut -d/ -f1 | sort -u | grep -c .)
+# each Pod's terms (its pinned nodes) and where it runs, one line each
+pg_pins=$(k -n $NS get pods -l $PG_SEL -o 'jsonpath={range .items[*]}{.spec.nodeName}:{range .spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[*]}{.matchExpressions[1].values[0]},{end}{"\n"}{end}')
+echo "# pod group pg spans: $spanned; node:pins per Pod: $(echo $pg_pins)" >&2
+pg_pinned() {
+	local line node pins all=""
+	for line in $pg_pins; do
+		node=${line%%:*} pins=${line#*:}
+		case ",$pins" in *",$node,"*) ;; *) return 1 ;; esac
+		[ "$(printf '%s' "$pins" | tr ',' '\n' | grep -c .)" = 6 ] || return 1
+		all="$all$node "
+	done
+	[ "$(printf '%s\n' $all | sort -u | grep -c .)" = 6 ]
+}
+pg_ok=no
+pg_pinned && [ "$(echo $spanned | wc -w)" = 2 ] && [ "$blocks" = 1 ] && pg_ok=yes
+check "a rack-preferred pod group of 6 x 8 GPUs spans 2 racks of one block ($spanned), each Pod pinned to the 6 nodes it was placed on and running on one" \
+	test "$pg_ok" = yes
+k -n $NS delete pods -l $PG_SEL --wait=false >/dev/null
 clear_all
 
 # ---- racks made short by Pods gpuq does not admit ----
