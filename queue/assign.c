@@ -252,9 +252,16 @@ bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res)
 }
 
 /* Whether c's withinClusterQueue policy lets w preempt v of its own CQ
- * (priorities only). */
-bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v)
+ * (priorities only). Under StrictFIFO without admission fair sharing, a
+ * workload of a LocalQueue over a budget (Lower) preempts none of a
+ * LocalQueue within budget: requeued, that one comes before it in the CQ's
+ * order (queue_wl_cmp has no planned-first step there), takes the quota
+ * back and is preempted again, a ping-pong at one instant. */
+bool queue_own_rule(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
 {
+	if (c->strategy == QUEUE_STRICT_FIFO && !c->afs && queue_lq_lowered(q, w->lq) &&
+	    !queue_lq_lowered(q, v->lq))
+		return false;
 	if (v->priority < w->priority)
 		return true;
 	return c->within == QUEUE_WITHIN_LOWER_OR_NEWER && v->priority == w->priority &&
@@ -273,7 +280,7 @@ bool queue_cohort_rule(const cq_t *c, const wl_t *w, const wl_t *v)
 bool queue_own_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
 {
 	return v->state == QUEUE_WL_ADMITTED && v->admit_cycle != q->cycles &&
-	       queue_own_rule(c, w, v) && !queue_wl_protected(q, v);
+	       queue_own_rule(q, c, w, v) && !queue_wl_protected(q, v);
 }
 
 bool queue_cohort_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)

@@ -644,13 +644,22 @@ static int evict_targets(queue_t *q, uint32_t wid)
 }
 
 /* Wait as Preempting on the assignment in t (planned already when
- * `planned`), its usage held this cycle. */
+ * `planned`), its usage held this cycle. A head that newly waits so without
+ * victims of its own (quota already being freed covers it) touches its
+ * cohort: a plan moves it ahead (a planned preemptor first), so the next
+ * cycle may decide otherwise than this one, and nothing else would run it
+ * (its victims' release touches the cohort when it evicts). Else a cohort
+ * that this cycle left as it was decides differently once restored. */
 static int wait_preempting(queue_t *q, const cqhead_t *e, const try_t *t, bool planned)
 {
+	bool newly = !queue_wl_planned(W(q, e->wl));
+
 	if (!planned && queue_plan_keep(q, e->wl, t)) {
 		q->cycle_short = true; /* the next cycle tries it again */
 		return queue_keep(q, e->wl);
 	}
+	if (!planned && newly)
+		queue_cohort_touch(q, q->cqs[e->cq].cohort, false);
 	set_wait(q, e->wl, QUEUE_WAIT_PREEMPTING, t, t->why);
 	return hold_and_keep(q, e, t);
 }

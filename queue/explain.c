@@ -163,7 +163,7 @@ static uint32_t prot_blocker(const queue_t *q, const wl_t *w, int64_t *until)
 			int64_t end = v->admitted_ms + queue_wl_min_runtime(q, v);
 
 			if (v->state != QUEUE_WL_ADMITTED || end <= q->last_now ||
-			    !(o == c ? queue_own_rule(c, w, v) : queue_cohort_rule(c, w, v)) ||
+			    !(o == c ? queue_own_rule(q, c, w, v) : queue_cohort_rule(c, w, v)) ||
 			    !queue_wl_uses(v, o, w->why_flavor, w->why_res))
 				continue;
 			if (best == QUEUE_NONE || end < *until ||

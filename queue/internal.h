@@ -801,9 +801,11 @@ static inline double queue_lq_key(const queue_t *q, uint32_t lq)
  *  4. creation asc, uid asc.
  * Under StrictFIFO without admission fair sharing a planned preemptor needs
  * no step 1: its victims in its own CQ have a lower priority, or an equal
- * one and a later creation (LowerOrNewerEqualPriority). Lexicographic, so a
- * total order; within one LocalQueue step 2 ties. A workload's place in its
- * heap only changes while it is out of the heap. */
+ * one and a later creation (LowerOrNewerEqualPriority), and come from a
+ * LocalQueue over a budget when it does (queue_own_rule), so none is ahead
+ * of it by step 1b. Lexicographic, so a total order; within one LocalQueue
+ * step 2 ties. A workload's place in its heap only changes while it is out
+ * of the heap. */
 static inline int queue_wl_cmp(const queue_t *q, uint32_t a, uint32_t b)
 {
 	const wl_t *x = Wc(q, a), *y = Wc(q, b);
@@ -1214,7 +1216,7 @@ bool queue_cohort_has_candidate(queue_t *q, const cq_t *c, const wl_t *w, const 
 fairshare_share_t queue_cohort_share(const queue_t *q, uint32_t co);
 void queue_need_add(try_t *t, uint32_t slot, int64_t val);
 bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res);
-bool queue_own_rule(const cq_t *c, const wl_t *w, const wl_t *v);
+bool queue_own_rule(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
 bool queue_cohort_rule(const cq_t *c, const wl_t *w, const wl_t *v);
 bool queue_own_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);
 bool queue_cohort_candidate(queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v);

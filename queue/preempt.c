@@ -674,7 +674,7 @@ bool queue_gone_overlap(const queue_t *q, uint32_t wid, const try_t *t)
 	for (size_t i = 0; i < q->gone.n; i++) {
 		const wl_t *v = Wc(q, q->gone.v[i]);
 		bool rule = v->cq == w->cq
-				? c->within != QUEUE_WITHIN_NEVER && queue_own_rule(c, w, v)
+				? c->within != QUEUE_WITHIN_NEVER && queue_own_rule(q, c, w, v)
 				: c->reclaim != QUEUE_RECLAIM_NEVER && queue_cohort_rule(c, w, v);
 
 		if (rule && uses_needed(q, v, c, t))

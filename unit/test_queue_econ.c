@@ -24,6 +24,7 @@ typedef struct {
 	int64_t idle_after_ms;
 	queue_reclaim_t reclaim;
 	int64_t max_exec_ms;
+	queue_strategy_t strategy;
 } econ_cq_t;
 
 static void econ_cq(queue_t *q, const char *name, const econ_cq_t *e, bool update)
@@ -46,6 +47,7 @@ static void econ_cq(queue_t *q, const char *name, const econ_cq_t *e, bool updat
 	s.idle_threshold_pct = e->idle_pct;
 	s.idle_after_ms = e->idle_after_ms;
 	s.max_exec_ms = e->max_exec_ms;
+	s.strategy = e->strategy;
 	if (update ? queue_cq_update(q, &s, &diag) : queue_cq_add(q, &s, NULL, &diag))
 		fail_msg("cq %s: %s", name, diag.msg);
 }
@@ -596,6 +598,53 @@ static void budget_lower_orders_and_forbids_borrowing(void **state)
 	queue_destroy(q);
 }
 
+/* Lower under StrictFIFO: a lowered workload preempts none of a LocalQueue
+ * within budget in its ClusterQueue (the victim, requeued, would come first
+ * and take the quota back: seeds 1209, 14907 and 18165 of test_queue_props
+ * ping-ponged so, cycle after cycle at one instant). Under BestEffortFIFO
+ * its plan puts it first, and it preempts once. */
+static void budget_lower_preempts_within_budget_only_once(void **state)
+{
+	for (int strict = 0; strict <= 1; strict++) {
+		econ_cq_t e = {.gpus = 2,
+			       .strategy = strict ? QUEUE_STRICT_FIFO : QUEUE_BEST_EFFORT_FIFO};
+		queue_t *q = mkq_quiet();
+		queue_budget_spec_t b =
+		    budget(QUEUE_BUDGET_NAMESPACE, "poor", 0, QUEUE_BUDGET_LOWER);
+		queue_result_t r;
+		size_t evictions = 0, admissions = 0;
+
+		(void)state;
+		add_flavor(q, "f");
+		econ_cq(q, "cq", &e, false);
+		add_lq(q, "poor", "lq", "cq");
+		add_lq(q, "rich", "lq", "cq");
+		assert_int_equal(queue_budgets_set(q, &b, 1, NULL, 0, NULL), GPUQ_OK);
+		add_wl(q, "r1", "rich", "lq", 0, 0, 2);
+		cycle(q, 10, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_int_equal(queue_lq_standing(q, 0), QUEUE_LQ_LOWERED);
+		add_wl(q, "p1", "poor", "lq", 100, 1, 2);
+		for (int i = 0; i < 8; i++) { /* cycles at one instant */
+			cycle(q, 20, &r);
+			evictions += r.n_evictions;
+			admissions += r.n_admissions;
+		}
+		if (strict) {
+			assert_int_equal(evictions, 0);
+			assert_int_equal(admissions, 0);
+			assert_int_equal(state_of(q, "r1"), QUEUE_WL_ADMITTED);
+			assert_int_equal(state_of(q, "p1"), QUEUE_WL_PENDING);
+		} else {
+			assert_int_equal(evictions, 1);
+			assert_int_equal(admissions, 1);
+			assert_int_equal(state_of(q, "p1"), QUEUE_WL_ADMITTED);
+			assert_int_equal(state_of(q, "r1"), QUEUE_WL_PENDING);
+		}
+		queue_destroy(q);
+	}
+}
+
 /* Cost budgets charge at the flavors' prices; a ClusterQueue budget covers
  * every LocalQueue of it; warn only reports. */
 static void budget_cost_and_clusterqueue(void **state)
@@ -1025,6 +1074,7 @@ int main(void)
 	    cmocka_unit_test(pods_ready_keeps_min_runtime_and_idle_spell),
 	    cmocka_unit_test(budget_hold_until_the_month_turns),
 	    cmocka_unit_test(budget_lower_orders_and_forbids_borrowing),
+	    cmocka_unit_test(budget_lower_preempts_within_budget_only_once),
 	    cmocka_unit_test(budget_cost_and_clusterqueue),
 	    cmocka_unit_test(budget_refusals),
 	    cmocka_unit_test(budget_record_round_trip),
