@@ -252,15 +252,15 @@ bool queue_wl_uses(const wl_t *v, const cq_t *vc, uint32_t flavor, uint32_t res)
 }
 
 /* Whether c's withinClusterQueue policy lets w preempt v of its own CQ
- * (priorities only). Under StrictFIFO without admission fair sharing, a
- * workload of a LocalQueue over a budget (Lower) preempts none of a
- * LocalQueue within budget: requeued, that one comes before it in the CQ's
- * order (queue_wl_cmp has no planned-first step there), takes the quota
- * back and is preempted again, a ping-pong at one instant. */
+ * (priorities), and its budgets: a workload of a LocalQueue over a budget
+ * (Lower) preempts none of a LocalQueue within budget, whatever the
+ * priorities (lowered, it comes after them; and under StrictFIFO, where
+ * queue_wl_cmp has no planned-first step, the victim requeued came first
+ * again, took the quota back and was preempted again: a ping-pong at one
+ * instant, sweep seeds 1209, 14907, 18165). */
 bool queue_own_rule(const queue_t *q, const cq_t *c, const wl_t *w, const wl_t *v)
 {
-	if (c->strategy == QUEUE_STRICT_FIFO && !c->afs && queue_lq_lowered(q, w->lq) &&
-	    !queue_lq_lowered(q, v->lq))
+	if (queue_lq_lowered(q, w->lq) && !queue_lq_lowered(q, v->lq))
 		return false;
 	if (v->priority < w->priority)
 		return true;
