@@ -428,11 +428,22 @@ static void spread_pin_beside_the_templates_affinity(void **state)
 	json_decref(obj);
 }
 
+/* Members m[0..n) of gated pod groups, each annotated `key` (a topology
+ * annotation) = rack, fed to c as the Pods watch would, then one step. */
+static void members_added(struct controller *c, json_t **m, int n, const char *key)
+{
+	for (int k = 0; k < n; k++) {
+		json_object_set_new(
+		    json_object_get(json_object_get(m[k], "metadata"), "annotations"), key,
+		    json_string(PIN_RACK));
+		ctl_pod_event(c, KUBE_EV_ADDED, m[k]);
+	}
+	assert_int_equal(ctl_step(c->e, controller_now(c), 1, NULL), GPUQ_OK);
+}
+
 /* A gated pod group of three rack-preferred 4-GPU members spans racks r1
  * and r2: the terms each member's release carries (release_member's
- * controller_actuate_pin_terms) name the three nodes, each with its rack;
- * a rack-required group of two, in r2 alone, gets none (its nodeSelector
- * pins it whole). */
+ * controller_actuate_pin_terms) name the three nodes, each with its rack. */
 static void group_across_racks_pinned_to_its_domains(void **state)
 {
 	struct controller *c = pin_new();
@@ -443,13 +454,7 @@ static void group_across_racks_pinned_to_its_domains(void **state)
 	queue_wl_t id;
 
 	(void)state;
-	for (int k = 0; k < 3; k++) {
-		json_object_set_new(
-		    json_object_get(json_object_get(m[k], "metadata"), "annotations"),
-		    "kueue.x-k8s.io/podset-preferred-topology", json_string(PIN_RACK));
-		ctl_pod_event(c, KUBE_EV_ADDED, m[k]);
-	}
-	assert_int_equal(ctl_step(c->e, controller_now(c), 1, NULL), GPUQ_OK);
+	members_added(c, m, 3, "kueue.x-k8s.io/podset-preferred-topology");
 	assert_int_equal(ctl_state(c, "group:team-a/g"), QUEUE_WL_ADMITTED);
 	assert_int_equal(queue_workload_find(engine_core(c->e), "group:team-a/g", &id), GPUQ_OK);
 	terms = controller_actuate_pin_terms(c, id, 0);
@@ -475,13 +480,7 @@ static void group_in_one_rack_pinned_to_its_nodes(void **state)
 	queue_wl_t id;
 
 	(void)state;
-	for (int k = 0; k < 3; k++) {
-		json_object_set_new(
-		    json_object_get(json_object_get(m[k], "metadata"), "annotations"),
-		    "kueue.x-k8s.io/podset-required-topology", json_string(PIN_RACK));
-		ctl_pod_event(c, KUBE_EV_ADDED, m[k]);
-	}
-	assert_int_equal(ctl_step(c->e, controller_now(c), 1, NULL), GPUQ_OK);
+	members_added(c, m, 3, "kueue.x-k8s.io/podset-required-topology");
 	assert_int_equal(queue_workload_find(engine_core(c->e), "group:team-a/g", &id), GPUQ_OK);
 	terms = controller_actuate_pin_terms(c, id, 0);
 	got = ctl_dump(terms);
