@@ -134,8 +134,11 @@ static json_t *original_of(const workload_t *wl, const workload_t *p, size_t i)
 static int affinity_before(const workload_podset_t *ps, const json_t *orig)
 {
 	const json_t *at = json_object_get(orig, "affinityAt");
+	json_int_t v = json_is_integer(at) ? json_integer_value(at) : -1;
 
-	return json_is_integer(at) ? (int)json_integer_value(at) : ps->node_affinity;
+	/* anything else (absent, or edited out of range): the template as it is */
+	return v >= WORKLOAD_AFFINITY_NONE && v <= WORKLOAD_AFFINITY_REQUIRED ? (int)v
+									      : ps->node_affinity;
 }
 
 /* The JSON Pointer of the member a pin adds to a template whose affinity

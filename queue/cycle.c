@@ -815,13 +815,15 @@ static int process_head(queue_t *q, const cqhead_t *e, int64_t now)
  * its (single) pod set requests fits whole in some eligible flavor. Free
  * quota only shrinks during a cycle, so a workload failing it at the start
  * of the cycle cannot be admitted in it: it stays aside, without the cost
- * of a queue round trip. Multi-pod-set workloads and CQs that may preempt
- * always go back. */
+ * of a queue round trip. Multi-pod-set workloads, CQs that may preempt and
+ * StrictFIFO CQs always go back: a StrictFIFO CQ's set-aside workload (one
+ * a reservation held back, or set aside before the CQ turned StrictFIFO)
+ * must be its head again and block, or a later one would pass it. */
 static bool may_fit(queue_t *q, const cq_t *c, const wl_t *w)
 {
 	const tmpl_t *tm;
 
-	if (w->n_ps != 1 || queue_cq_can_preempt(q, c))
+	if (w->n_ps != 1 || c->strategy == QUEUE_STRICT_FIFO || queue_cq_can_preempt(q, c))
 		return true;
 	tm = &q->tmpls[w->ps1.tmpl];
 	for (uint32_t i = 0; i < tm->n_req; i++) {

@@ -281,6 +281,43 @@ static void best_effort_deep_retry(void **st)
 	queue_destroy(q);
 }
 
+/* Set aside under BestEffortFIFO, then the ClusterQueue turns StrictFIFO:
+ * after a finish, the set-aside work goes back in order and the first that
+ * does not fit blocks the ones behind it, whether it is too big for what
+ * the finish freed after A (3) or for the ClusterQueue (5). A review found
+ * B passed over and C admitted ahead of it: the may-fit test sent B back
+ * aside untried. */
+static void strict_fifo_set_aside_keeps_order(void **st)
+{
+	for (int big = 0; big < 2; big++) {
+		queue_t *q = mkq(false);
+		cqdef_t d = {.strategy = QUEUE_BEST_EFFORT_FIFO, .flavors = {{"f", 4, U, U}}};
+		queue_result_t r;
+
+		(void)st;
+		add_flavor(q, "f");
+		add_cq(q, "cq", &d);
+		add_lq(q, "ns", "lq", "cq");
+		add_wl(q, "run", "ns", "lq", 9, 0, 4);
+		cycle(q, 1, &r);
+		add_wl(q, "A", "ns", "lq", 0, 2, 2);
+		add_wl(q, "B", "ns", "lq", 0, 3, big ? 5 : 3); /* 5: never fits */
+		add_wl(q, "C", "ns", "lq", 0, 4, 1);
+		cycle(q, 5, &r);
+		assert_int_equal(r.n_admissions, 0);
+		d.strategy = QUEUE_STRICT_FIFO;
+		assert_int_equal(put_cq(q, "cq", &d, true), GPUQ_OK);
+		cycle(q, 6, &r);
+		assert_int_equal(queue_workload_finish(q, "run", 7), GPUQ_OK);
+		cycle(q, 8, &r);
+		assert_int_equal(r.n_admissions, 1);
+		assert_true(admitted_in(&r, "A"));
+		assert_int_equal(state_of(q, "B"), QUEUE_WL_PENDING);
+		assert_int_equal(state_of(q, "C"), QUEUE_WL_PENDING);
+		queue_destroy(q);
+	}
+}
+
 /* A head that can never fit: set aside under BestEffortFIFO; under
  * StrictFIFO it stays the head and blocks (Kueue requeues a StrictFIFO
  * head at once for every reason but a namespace mismatch) until the quota
@@ -1263,6 +1300,7 @@ int main(void)
 	    cmocka_unit_test(strict_vs_best_effort),
 	    cmocka_unit_test(strict_fifo_nofit_head_blocks),
 	    cmocka_unit_test(best_effort_deep_retry),
+	    cmocka_unit_test(strict_fifo_set_aside_keeps_order),
 	    cmocka_unit_test(flavor_fungibility),
 	    cmocka_unit_test(priority_then_creation_then_uid),
 	    cmocka_unit_test(cycle_admits_everything_that_fits),
