@@ -889,11 +889,35 @@ void controller_pods_annotate(struct controller *c, controller_pgroup_t *g, cons
 	json_decref(body);
 }
 
+/* The pins of an admitted pod group's pod sets (controller_actuate_pin_terms),
+ * built once per pod set for all its members. */
+typedef struct {
+	json_t *terms[WORKLOAD_PODSETS_MAX]; /* owned; NULL: none */
+	uint32_t built;			     /* bit p: terms[p] built */
+} pins_t;
+
+static json_t *pins_of(struct controller *c, queue_wl_t id, size_t podset, pins_t *pins)
+{
+	if (podset >= WORKLOAD_PODSETS_MAX)
+		return NULL;
+	if (!(pins->built & (UINT32_C(1) << podset))) {
+		pins->terms[podset] = controller_actuate_pin_terms(c, id, podset);
+		pins->built |= UINT32_C(1) << podset;
+	}
+	return pins->terms[podset];
+}
+
+static void pins_free(pins_t *pins)
+{
+	for (size_t p = 0; p < WORKLOAD_PODSETS_MAX; p++)
+		json_decref(pins->terms[p]);
+}
+
 /* Remove gpuq's gate from one member and mark it admitted; `placed`:
  * adding the placement of its pod set `podset`'s flavors (else it goes as
- * it is: a pod group that is not the queue's). */
+ * it is: a pod group that is not the queue's), pinned by `pins`. */
 static void release_member(struct controller *c, queue_wl_t id, const workload_t *pod,
-			   size_t podset, bool placed)
+			   size_t podset, bool placed, pins_t *pins)
 {
 	const workload_podset_t *ps = &pod->podsets[0];
 	json_t *gates = json_array(), *sel = NULL, *tols = NULL, *body, *reply = NULL;
@@ -933,12 +957,12 @@ static void release_member(struct controller *c, queue_wl_t id, const workload_t
 	    ps->node_affinity < WORKLOAD_AFFINITY_REQUIRED) {
 		/* placed across domains: pinned to them (a gated Pod with no
 		   required node affinity of its own may take one) */
-		json_t *terms = controller_actuate_pin_terms(c, id, podset);
+		json_t *terms = pins_of(c, id, podset, pins);
 
 		if (terms)
 			json_object_set_new(
 			    json_object_get(body, "spec"), "affinity",
-			    json_pack("{s:{s:{s:o}}}", "nodeAffinity",
+			    json_pack("{s:{s:{s:O}}}", "nodeAffinity",
 				      "requiredDuringSchedulingIgnoredDuringExecution",
 				      "nodeSelectorTerms", terms));
 	}
@@ -1085,6 +1109,7 @@ typedef struct {
 	struct controller *c; /* acting */
 	queue_wl_t id;	      /* the workload (QUEUE_NONE: the core has none) */
 	size_t deleted;	      /* members deleted (or being deleted) */
+	pins_t pins;	      /* the released members' pins, per pod set */
 } act_t;
 
 static void act(void *ctx, const workload_t *pod, size_t podset, controller_member_act_t what)
@@ -1095,7 +1120,8 @@ static void act(void *ctx, const workload_t *pod, size_t podset, controller_memb
 		delete_member(a->c, pod);
 		a->deleted++;
 	} else {
-		release_member(a->c, a->id, pod, podset, what == CONTROLLER_MEMBER_RELEASE);
+		release_member(a->c, a->id, pod, podset, what == CONTROLLER_MEMBER_RELEASE,
+			       &a->pins);
 	}
 }
 
@@ -1108,6 +1134,7 @@ void controller_actuate_group(struct controller *c, controller_pgroup_t *g)
 		return;
 	(void)queue_workload_find(engine_core(c->e), g->key, &a.id);
 	controller_pods_plan(c, g, act, &a);
+	pins_free(&a.pins);
 	/* a set's evicted group: its controller makes its Pods again, gated;
 	   once none runs, the quota is free and the group queues again */
 	if (g->set && a.id != QUEUE_NONE &&
