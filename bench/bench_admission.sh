@@ -21,6 +21,7 @@ ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -g -I. -o "$BIN" unit/golden/bench_admissio
 	say "build failed"
 	exit 1
 }
+[ "${BENCH_BUILD_ONLY:-0}" != 1 ] || { say "built: $BIN (BENCH_BUILD_ONLY)"; exit 0; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-admission.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 "$BIN" 20000 >"$TMP/time" || { say "run failed"; exit 1; }

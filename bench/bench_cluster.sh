@@ -28,6 +28,7 @@
 # BENCH_DRAIN_N (default 300); BENCH_FILL_N (default 20000); BENCH_PARTS
 # (default "latency drain memory": the parts to run).
 set -u
+[ "${BENCH_BUILD_ONLY:-0}" != 1 ] || { echo "bench_cluster: built: nothing (a script on a live control plane; BENCH_BUILD_ONLY)"; exit 0; }
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@" # bench/run.sh starts it with sh
 [ "${BENCH_CLUSTER:-1}" = 1 ] || { echo "bench_cluster: skipped (BENCH_CLUSTER=0)"; exit 0; }
 command -v python3 >/dev/null || { echo "bench_cluster: needs python3"; exit 1; }

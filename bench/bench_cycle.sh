@@ -34,6 +34,7 @@ ${CC:-cc} -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. bench/bench_cy
 	say "build failed"
 	exit 1
 }
+[ "${BENCH_BUILD_ONLY:-0}" != 1 ] || { say "built: $BIN (BENCH_BUILD_ONLY)"; exit 0; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-cycle.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 

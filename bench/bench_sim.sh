@@ -31,6 +31,7 @@ CPU_MAX_S=10
 BYTES_MAX=1024
 
 say() { echo "bench_sim: $*"; }
+[ "${BENCH_BUILD_ONLY:-0}" != 1 ] || { say "built: nothing (the simulator is bin/gpuq's; BENCH_BUILD_ONLY)"; exit 0; }
 die() {
 	say "$*"
 	exit 1

@@ -92,6 +92,11 @@ if [ -f "$BENCH_LIB" ]; then
 else
 	say "no $BENCH_LIB: the transport floor (bench/hookfloor.c) is not measured"
 fi
+if [ "${BENCH_BUILD_ONLY:-0}" = 1 ]; then
+	[ "$FLOOR_BUILT" = 1 ] || die "no $BENCH_LIB to build $FLOOR from"
+	say "built: $LOADGEN $FLOOR (BENCH_BUILD_ONLY)"
+	exit 0
+fi
 
 TMP=$(mktemp -d /tmp/gpuq-bench-webhook.XXXXXX) || die "mktemp failed"
 GPUQ_PID=""

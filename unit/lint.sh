@@ -38,6 +38,30 @@ echo "$SRC" | grep '\.c$' | grep -v '^unit/\|^fuzz/' |
 	xargs -P "$(nproc)" -n 1 sh -c 'out=$(clang-tidy --quiet --warnings-as-errors="*" \
 		--checks="$TIDY_CHECKS" "$0" -- $CFLAGS 2>&1) ||
 		{ echo "$out" | grep -v "warnings generated"; exit 1; }' || fail=1
+# make bench is not a CI gate (its figures need a quiet machine), so a bench
+# whose driver stopped building went unseen until someone ran it (bench_cycle
+# from the topology work to 24ebfee): every bench builds its drivers here and
+# stops (BENCH_BUILD_ONLY=1), and one that does not know that mode fails
+# rather than running whole.
+echo "lint: every bench builds (bench/bench_*.sh with BENCH_BUILD_ONLY=1)"
+if make -s bin/gpuq build/release/libgpuq.a >/dev/null 2>&1; then
+	BB=$(mktemp -d /tmp/gpuq-lint-bench.XXXXXX)
+	for b in bench/bench_*.sh; do
+		if ! grep -q -e BENCH_BUILD_ONLY -e bench_two_builds "$b"; then # lib.sh: its own
+			echo "$b: has no BENCH_BUILD_ONLY mode (build its drivers and exit 0 in it)"
+			fail=1
+		elif ! out=$(BENCH_BUILD_ONLY=1 BENCH_BUILD=$BB timeout 600 sh "$b" 2>&1) ||
+			! printf '%s\n' "$out" | grep -q 'built: '; then
+			printf '%s\n' "$out" | tail -15
+			echo "$b: does not build"
+			fail=1
+		fi
+	done
+	rm -rf "$BB"
+else
+	echo "make bin/gpuq build/release/libgpuq.a failed"
+	fail=1
+fi
 echo "lint: monitoring (alert rules, Grafana dashboard, docs/metrics.md)"
 out=$(deploy/monitoring/check.sh 2>&1) || { printf '%s\n' "$out" | grep -v '^ok '; fail=1; }
 if [ "$fail" -eq 0 ]; then echo "lint: clean"; else echo "lint: FAILED"; fi
