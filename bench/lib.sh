@@ -35,6 +35,7 @@ bench_two_builds() {
 	PK=$(pkg-config --cflags --libs libmicrohttpd gnutls jansson libcurl lmdb yaml-0.1 openssl)
 	_cf="-O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror"
 	if [ "${BENCH_BUILD_ONLY:-0}" = 1 ]; then # this tree's driver only (lint)
+		mkdir -p "$BENCH_BUILD" || return 1
 		make -j2 build/release/libgpuq.a >/dev/null 2>&1 || { say "build failed"; return 1; }
 		# shellcheck disable=SC2086
 		${CC:-cc} $_cf -I. "$2" build/release/libgpuq.a -o "$BENCH_BUILD/$1" $PK -lpthread -lm ||

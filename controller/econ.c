@@ -409,9 +409,10 @@ static void predict_apply(struct controller *c, const predict_result_t *r, int64
 }
 
 /* The thread that runs a begun pass forward (predict_finish) beside the
- * controller's: the controller begins a pass (the copy, reading the core)
- * and applies its result at a later step; the run, 14 ms at the default
- * cap, no longer holds the thread that releases (issue 35). */
+ * controller's: the controller begins a pass (reading the core: the kept
+ * records encoded) and applies its result at a later step; the copy built
+ * from the records and the run, 14 ms at the default cap, no longer hold
+ * the thread that releases (issue 35). */
 typedef struct econ_runner {
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -566,8 +567,8 @@ static void predict_opts(struct controller *c, predict_opts_t *o, int64_t *deadl
 		o->workloads_max = c->o.predict_workloads;
 }
 
-/* Begin a pass (the copy: the controller's thread) and hand its run to the
- * runner; without a runner, run it here. */
+/* Begin a pass (the core read: the controller's thread) and hand the rest
+ * to the runner; without a runner, run it here. */
 static void predict_pass(struct controller *c)
 {
 	econ_runner_t *r = runner(c);

@@ -89,18 +89,47 @@ int engine_open(policy_t *p, const queue_config_t *cfg, const engine_opts_t *o, 
 	return GPUQ_OK;
 }
 
-int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cfg,
-		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag)
+/* A begun fork: the copy's first half and the configuration. */
+struct engine_fork {
+	engine_core_copy_t *cp;
+	queue_config_t cfg;
+};
+
+int engine_fork_begin(const queue_t *live, policy_t *p, const queue_config_t *cfg,
+		      engine_copy_keep_fn keep, void *ctx, engine_fork_t **out, gpuq_diag_t *diag)
+{
+	engine_fork_t *f = calloc(1, sizeof(*f));
+	int rc;
+
+	*out = NULL;
+	if (!f) {
+		gpuq_diag_set(diag, GPUQ_ENOMEM, "engine: out of memory");
+		return GPUQ_ENOMEM;
+	}
+	f->cfg = *cfg;
+	rc = engine_core_copy_read(live, p, cfg, keep, ctx, &f->cp, diag);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	*out = f;
+	return GPUQ_OK;
+}
+
+int engine_fork_end(engine_fork_t *f, engine_t **out, gpuq_diag_t *diag)
 {
 	engine_rebuild_report_t rep = {0};
 	engine_t *e = calloc(1, sizeof(*e));
 	int rc;
 
 	*out = NULL;
-	if (!e)
+	if (!e) {
+		engine_fork_free(f);
 		return gpuq_diag_set(diag, GPUQ_ENOMEM, "engine: out of memory");
-	e->cfg = *cfg;
-	rc = engine_core_copy(live, p, cfg, keep, ctx, &e->q, &rep, diag);
+	}
+	e->cfg = f->cfg;
+	rc = engine_core_copy_finish(f->cp, &e->q, &rep, diag);
+	free(f);
 	engine_rebuild_report_deinit(&rep);
 	if (rc) {
 		free(e);
@@ -108,6 +137,26 @@ int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cf
 	}
 	*out = e;
 	return GPUQ_OK;
+}
+
+void engine_fork_free(engine_fork_t *f)
+{
+	if (!f)
+		return;
+	engine_core_copy_free(f->cp);
+	free(f);
+}
+
+int engine_fork(const queue_t *live, policy_t *p, const queue_config_t *cfg,
+		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag)
+{
+	engine_fork_t *f;
+	int rc = engine_fork_begin(live, p, cfg, keep, ctx, &f, diag);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	return f ? engine_fork_end(f, out, diag) : GPUQ_ENOMEM;
 }
 
 void engine_close(engine_t *e)

@@ -651,8 +651,24 @@ typedef bool (*engine_copy_keep_fn)(void *ctx, queue_wl_t id);
  * it: the prediction steps its fork (engine_step) as the controller steps
  * the engine. On GPUQ_OK *out is the caller's (engine_close); on failure
  * *out is NULL and diag says why: engine_core_copy's errors, GPUQ_ENOMEM. */
-int engine_fork(const queue_t *live, const policy_t *p, const queue_config_t *cfg,
+int engine_fork(const queue_t *live, policy_t *p, const queue_config_t *cfg,
 		engine_copy_keep_fn keep, void *ctx, engine_t **out, gpuq_diag_t *diag);
+
+/* engine_fork in two halves, for a driver whose thread owns `live` but
+ * wants the copy built elsewhere: engine_fork_begin reads live (every
+ * record the copy keeps encoded, the copy's core built from p with live's
+ * nodes and ledger; a reference on p is held), on the thread that owns it;
+ * engine_fork_end applies what it read and gives the engine, on any thread,
+ * and frees f. engine_fork_free drops a begun fork not ended (NULL taken).
+ * The controller begins a prediction pass's fork and ends it on the
+ * prediction's own thread: the records' decoding, the bulk of a copy, no
+ * longer holds the thread that releases (issue 35). Errors as engine_fork's,
+ * from whichever half met them. */
+typedef struct engine_fork engine_fork_t;
+int engine_fork_begin(const queue_t *live, policy_t *p, const queue_config_t *cfg,
+		      engine_copy_keep_fn keep, void *ctx, engine_fork_t **out, gpuq_diag_t *diag);
+int engine_fork_end(engine_fork_t *f, engine_t **out, gpuq_diag_t *diag);
+void engine_fork_free(engine_fork_t *f);
 
 /* ---- A new policy for an engine (the translations above, driven) ---- */
 

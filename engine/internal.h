@@ -106,8 +106,20 @@ int engine_batch_commit(store_t *s, queue_t *q, bool full, engine_stage_fn stage
  * copy's changed set empty (it is never persisted). A copy that needs a few
  * thousand of 100,000 pending workloads costs what those few take, not a
  * second core. Returns as engine_core_rebuild. */
-int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+int engine_core_copy(const queue_t *old, policy_t *newp, const queue_config_t *cfg,
 		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
 		     engine_rebuild_report_t *rep, gpuq_diag_t *diag);
+/* engine_core_copy in its two halves (engine_fork_begin, engine_fork_end):
+ * _read reads old, each record it keeps encoded and held, the copy's core
+ * built from newp (a reference held) with old's nodes and ledger; _finish
+ * applies the records, on any thread, and frees cp whatever it returns;
+ * _free drops one not finished (NULL taken). */
+typedef struct engine_core_copy engine_core_copy_t;
+int engine_core_copy_read(const queue_t *old, policy_t *newp, const queue_config_t *cfg,
+			  engine_copy_keep_fn keep, void *ctx, engine_core_copy_t **out,
+			  gpuq_diag_t *diag);
+int engine_core_copy_finish(engine_core_copy_t *cp, queue_t **out, engine_rebuild_report_t *rep,
+			    gpuq_diag_t *diag);
+void engine_core_copy_free(engine_core_copy_t *cp);
 
 #endif

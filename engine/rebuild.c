@@ -1,5 +1,11 @@
 /* engine/rebuild.c: a fresh core from a changed policy, carrying the old
- * core's records over (see engine_core_rebuild in engine.h). */
+ * core's records over (see engine_core_rebuild in engine.h). A copy may be
+ * made in two halves (engine_core_copy_read, engine_core_copy_finish): the
+ * first reads the old core, on the thread that owns it, and holds each
+ * record's bytes; the second applies them, on any thread. Each record goes
+ * through the one pair below either way: carry() encodes it into an item,
+ * and item_apply() applies it and judges the outcome, at once (a rebuild)
+ * or in the second half (a deferred copy). */
 #include "engine/internal.h"
 
 #include <stdio.h>
@@ -9,6 +15,24 @@
 /* First size of the encoding buffer; it grows to the largest record (at
  * most QUEUE_RECORD_MAX). */
 #define ENCODE_INITIAL 4096
+
+/* A ClusterQueue slot's usage in the old core, for usage_same. */
+typedef struct {
+	uint32_t f, res; /* the new core's flavor and resource */
+	int64_t usage;	 /* what the old CQ of that name held there */
+} slot_use_t;
+
+/* One record encoded from the old core, to apply to the new one. */
+typedef struct {
+	queue_rec_type_t type;
+	char *key;	 /* owned (NUL-terminated) */
+	uint8_t *val;	 /* owned when deferred, else the encoding buffer */
+	size_t len;	 /* bytes of val */
+	uint32_t ncq;	 /* a ClusterQueue record: its id in the new core */
+	slot_use_t *use; /* ... the old CQ's usage of each of its slots (owned) */
+	size_t n_use;	 /* entries */
+	bool vanished;	 /* the meta record: a cohort of old is gone (cohort_vanished) */
+} item_t;
 
 typedef struct {
 	const queue_t *old;	      /* the core records come from (read only) */
@@ -22,6 +46,9 @@ typedef struct {
 	uint8_t *cq_keeps;	      /* per CQ of old: SLOTS_* */
 	engine_copy_keep_fn keep;     /* engine_core_copy: the workloads carried (NULL: all) */
 	void *keep_ctx;		      /* its argument */
+	bool defer;		      /* items kept for engine_core_copy_finish, not applied */
+	item_t *items;		      /* the kept items, in order */
+	size_t n_items, cap_items;
 } rebuild_t;
 
 enum {
@@ -30,8 +57,21 @@ enum {
 	SLOTS_LOST = 2,	   /* ... misses some */
 };
 
-/* Encode old's record (type, key) and apply it to the new core. */
-static int carry(rebuild_t *r, queue_rec_type_t type, const char *key)
+static void item_deinit(item_t *it, bool owned)
+{
+	free(it->key);
+	if (owned)
+		free(it->val);
+	free(it->use);
+	memset(it, 0, sizeof(*it));
+}
+
+static int item_apply(rebuild_t *r, item_t *it);
+static int item_applied(rebuild_t *r, const item_t *it, const char *key, int rc);
+
+/* Encode old's record (type, key) into it (val: the encoding buffer), the
+ * rest of it as the caller set it. */
+static int encode(rebuild_t *r, queue_rec_type_t type, const char *key, item_t *it)
 {
 	const uint8_t *k = (const uint8_t *)key;
 	size_t klen = strlen(key), len = 0;
@@ -48,7 +88,50 @@ static int carry(rebuild_t *r, queue_rec_type_t type, const char *key)
 	if (rc)
 		return gpuq_diag_set(r->diag, rc, "encoding the current core's record: %s",
 				     gpuq_strerror(rc));
-	return queue_record_apply(r->q, type, k, klen, r->buf, len, r->diag);
+	it->type = type;
+	it->key = strdup(key);
+	it->val = r->buf;
+	it->len = len;
+	return it->key ? GPUQ_OK : GPUQ_ENOMEM;
+}
+
+/* Carry old's record (type, key) over: applied to the new core now, or
+ * kept for the second half (r->defer). *it (its other fields set by the
+ * caller) is taken either way. */
+static int carry(rebuild_t *r, queue_rec_type_t type, const char *key, item_t *it)
+{
+	int rc = encode(r, type, key, it);
+
+	if (rc) {
+		it->type = type;
+		rc = item_applied(r, it, key, rc);
+		item_deinit(it, false);
+		return rc;
+	}
+	if (!r->defer) {
+		rc = item_apply(r, it);
+		item_deinit(it, false);
+		return rc;
+	}
+	if (r->n_items == r->cap_items) {
+		size_t cap = r->cap_items ? 2 * r->cap_items : 64;
+		item_t *grown = realloc(r->items, cap * sizeof(*grown));
+
+		if (!grown) {
+			item_deinit(it, false);
+			return GPUQ_ENOMEM;
+		}
+		r->items = grown;
+		r->cap_items = cap;
+	}
+	it->val = malloc(it->len ? it->len : 1);
+	if (!it->val) {
+		item_deinit(it, false);
+		return GPUQ_ENOMEM;
+	}
+	memcpy(it->val, r->buf, it->len);
+	r->items[r->n_items++] = *it;
+	return GPUQ_OK;
 }
 
 /* ---- meta ---- */
@@ -74,15 +157,9 @@ static bool cohort_vanished(const rebuild_t *r)
 
 static int carry_meta(rebuild_t *r)
 {
-	int rc = carry(r, QUEUE_REC_META, "meta");
+	item_t it = {.vanished = cohort_vanished(r)};
 
-	if (rc == GPUQ_ECORRUPT && cohort_vanished(r))
-		return gpuq_diag_set(r->diag, GPUQ_EAGAIN,
-				     "the current core has set-aside workloads due a retry in a "
-				     "cohort the new policy lacks: run a cycle and rebuild again");
-	if (rc)
-		gpuq_diag_prefix(r->diag, "meta record: ");
-	return rc;
+	return carry(r, QUEUE_REC_META, "meta", &it);
 }
 
 /* ---- tenants ---- */
@@ -111,11 +188,9 @@ static int carry_tenants(rebuild_t *r)
 			r->rep->tenants_dropped++;
 			continue;
 		}
-		rc = carry(r, QUEUE_REC_TENANT, key);
-		if (rc) {
-			gpuq_diag_prefix(r->diag, "tenant record \"%s\": ", key);
+		rc = carry(r, QUEUE_REC_TENANT, key, &(item_t){0});
+		if (rc)
 			return rc;
-		}
 	}
 	return GPUQ_OK;
 }
@@ -138,19 +213,30 @@ static int uid_cmp(const void *a, const void *b)
 static int workloads_sorted(const rebuild_t *r, wl_ref_t **out, size_t *n_out)
 {
 	const queue_t *old = r->old;
-	size_t n = queue_workload_count(old), i = 0;
+	size_t n = queue_workload_count(old), i = 0, limit = queue_workload_id_limit(old);
+	size_t cap = r->keep ? 256 : n + 1; /* a fork's grows with what it keeps */
 	wl_ref_t *refs;
 
-	refs = calloc(n + 1, sizeof(*refs));
+	refs = malloc(cap * sizeof(*refs));
 	if (!refs)
 		return GPUQ_ENOMEM;
 	/* the keep filter first: a fork keeps few of many, and reads only those */
-	for (size_t id = 0; id < queue_workload_id_limit(old) && i < n; id++) {
+	for (size_t id = 0; id < limit && i < n; id++) {
 		queue_workload_brief_t b;
 
 		if ((r->keep && !r->keep(r->keep_ctx, (queue_wl_t)id)) ||
 		    queue_workload_brief(old, (queue_wl_t)id, &b))
 			continue;
+		if (i + 1 >= cap) {
+			wl_ref_t *grown = realloc(refs, 2 * cap * sizeof(*refs));
+
+			if (!grown) {
+				free(refs);
+				return GPUQ_ENOMEM;
+			}
+			refs = grown;
+			cap *= 2;
+		}
 		refs[i].uid = b.uid;
 		refs[i++].id = (queue_wl_t)id;
 	}
@@ -304,11 +390,7 @@ static int carry_workloads(rebuild_t *r)
 			rc = report_lost(r, &v, why, flavor, resource);
 			continue;
 		}
-		rc = carry(r, QUEUE_REC_WORKLOAD, v.uid);
-		if (rc)
-			gpuq_diag_prefix(r->diag, "workload record \"%s\": ", v.uid);
-		else
-			r->rep->workloads++;
+		rc = carry(r, QUEUE_REC_WORKLOAD, v.uid, &(item_t){0});
 	}
 	free(refs);
 	return rc;
@@ -328,11 +410,20 @@ static int64_t old_usage(const queue_t *old, uint32_t ocq, const char *flavor, c
 	return qv.usage;
 }
 
-/* Whether the carried workloads hold, in every flavor/resource of new CQ
- * ncq (as policy cq lists them), exactly what old's CQ ocq held there: then
- * its record's usage agrees with them and queue_restore_done accepts it. */
-static bool usage_same(const rebuild_t *r, uint32_t ocq, uint32_t ncq, const policy_cq_t *cq)
+/* Each slot of new CQ ncq (as policy cq lists them) with old's CQ ocq's
+ * usage there, into *it (use, n_use): usage_same compares the carried
+ * workloads' with it. */
+static int slots_used(const rebuild_t *r, uint32_t ocq, uint32_t ncq, const policy_cq_t *cq,
+		      item_t *it)
 {
+	size_t n = 0;
+
+	for (size_t g = 0; g < cq->n_groups; g++)
+		for (size_t f = 0; f < cq->groups[g].n_flavors; f++)
+			n += cq->groups[g].flavors[f].n_resources;
+	it->use = calloc(n + 1, sizeof(*it->use));
+	if (!it->use)
+		return GPUQ_ENOMEM;
 	for (size_t g = 0; g < cq->n_groups; g++) {
 		const policy_resource_group_t *pg = &cq->groups[g];
 		for (size_t f = 0; f < pg->n_flavors; f++)
@@ -345,9 +436,25 @@ static bool usage_same(const rebuild_t *r, uint32_t ocq, uint32_t ncq, const pol
 				    queue_resource_find(r->q, rn, &nres) ||
 				    queue_cq_quota(r->q, ncq, nf, nres, &qv))
 					continue; /* not a slot of the core: nothing recorded */
-				if (qv.usage != old_usage(r->old, ocq, fn, rn))
-					return false;
+				it->use[it->n_use++] =
+				    (slot_use_t){nf, nres, old_usage(r->old, ocq, fn, rn)};
 			}
+	}
+	it->ncq = ncq;
+	return GPUQ_OK;
+}
+
+/* Whether the carried workloads hold, in every slot of the CQ record it,
+ * exactly what old's CQ of that name held there: then its record's usage
+ * agrees with them and queue_restore_done accepts it. */
+static bool usage_same(const rebuild_t *r, const item_t *it)
+{
+	for (size_t k = 0; k < it->n_use; k++) {
+		queue_quota_view_t qv;
+
+		if (queue_cq_quota(r->q, it->ncq, it->use[k].f, it->use[k].res, &qv) ||
+		    qv.usage != it->use[k].usage)
+			return false;
 	}
 	return true;
 }
@@ -359,25 +466,19 @@ static int carry_cqs(rebuild_t *r)
 		const policy_cq_t *cq = policy_cq_find(r->p, name);
 		uint32_t ncq;
 		int rc;
+		item_t it = {0};
+
 		if (!cq || queue_cq_find(r->q, name, &ncq)) {
 			r->rep->cqs_dropped++;
 			continue;
 		}
-		if (!usage_same(r, i, ncq, cq)) {
-			r->rep->cqs_reset++;
-			continue;
-		}
-		/* refused when the old CQ had a flavor/resource the new one lacks
-		 * (a failed apply changes nothing) */
-		rc = carry(r, QUEUE_REC_CQ, name);
-		if (rc == GPUQ_ENOTFOUND || rc == GPUQ_ECORRUPT) {
-			r->rep->cqs_reset++;
-			continue;
-		}
-		if (rc) {
-			gpuq_diag_prefix(r->diag, "ClusterQueue record \"%s\": ", name);
+		rc = slots_used(r, i, ncq, cq, &it);
+		if (!rc)
+			rc = carry(r, QUEUE_REC_CQ, name, &it);
+		else
+			item_deinit(&it, false);
+		if (rc)
 			return rc;
-		}
 	}
 	return GPUQ_OK;
 }
@@ -397,13 +498,71 @@ static int carry_budgets(rebuild_t *r)
 		if (queue_budget_view(r->old, i, &v))
 			continue;
 		snprintf(key, sizeof(key), "%c/%s", letter[v.scope], v.name);
-		rc = carry(r, QUEUE_REC_BUDGET, key);
-		if (rc) {
-			gpuq_diag_prefix(r->diag, "budget record \"%s\": ", key);
+		rc = carry(r, QUEUE_REC_BUDGET, key, &(item_t){0});
+		if (rc)
 			return rc;
-		}
 	}
 	return GPUQ_OK;
+}
+
+/* ---- applying an item ---- */
+
+/* The outcome of carrying record it (key) over, rc its code: what each kind
+ * of record makes of a failure, and the report's counts. */
+static int item_applied(rebuild_t *r, const item_t *it, const char *key, int rc)
+{
+	switch (it->type) {
+	case QUEUE_REC_META:
+		if (rc == GPUQ_ECORRUPT && it->vanished)
+			return gpuq_diag_set(
+			    r->diag, GPUQ_EAGAIN,
+			    "the current core has set-aside workloads due a retry in a "
+			    "cohort the new policy lacks: run a cycle and rebuild again");
+		if (rc)
+			gpuq_diag_prefix(r->diag, "meta record: ");
+		return rc;
+	case QUEUE_REC_TENANT:
+		if (rc)
+			gpuq_diag_prefix(r->diag, "tenant record \"%s\": ", key);
+		return rc;
+	case QUEUE_REC_WORKLOAD:
+		if (rc)
+			gpuq_diag_prefix(r->diag, "workload record \"%s\": ", key);
+		else
+			r->rep->workloads++;
+		return rc;
+	case QUEUE_REC_CQ:
+		/* refused when the old CQ had a flavor/resource the new one
+		   lacks (a failed apply changes nothing) */
+		if (rc == GPUQ_ENOTFOUND || rc == GPUQ_ECORRUPT) {
+			r->rep->cqs_reset++;
+			return GPUQ_OK;
+		}
+		if (rc)
+			gpuq_diag_prefix(r->diag, "ClusterQueue record \"%s\": ", key);
+		return rc;
+	default:
+		if (rc)
+			gpuq_diag_prefix(r->diag, "budget record \"%s\": ", key);
+		return rc;
+	}
+}
+
+/* Apply record it to the new core (a ClusterQueue's only when the carried
+ * workloads hold what its old one did), and judge the outcome. */
+static int item_apply(rebuild_t *r, item_t *it)
+{
+	const uint8_t *k = (const uint8_t *)it->key;
+
+	if (!k) /* carry() keeps none without its key */
+		return GPUQ_ENOMEM;
+	if (it->type == QUEUE_REC_CQ && !usage_same(r, it)) {
+		r->rep->cqs_reset++;
+		return GPUQ_OK;
+	}
+	return item_applied(
+	    r, it, it->key,
+	    queue_record_apply(r->q, it->type, k, strlen(it->key), it->val, it->len, r->diag));
 }
 
 /* Mark every cohort changed with capacity up, by re-applying each
@@ -469,70 +628,183 @@ void engine_rebuild_report_log(const engine_rebuild_report_t *rep)
 			 rep->n_lost - ENGINE_LOG_LOST_MAX);
 }
 
-/* engine_core_rebuild and engine_core_copy: a copy that is never persisted
- * (copy) keeps no changed set. */
-static int rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
-		   engine_copy_keep_fn keep, void *ctx, bool copy, queue_t **out,
-		   engine_rebuild_report_t *rep, gpuq_diag_t *diag)
+/* The first half of a rebuild: the new core built from r->p, the old
+ * one's nodes and usage ledger copied into it (the records leave the
+ * ledger alone), and every record carried over (applied at once, or kept:
+ * r->defer). Reads r->old. */
+static int read_half(rebuild_t *r, const queue_config_t *cfg)
 {
-	rebuild_t r = {old, NULL, newp, rep, 0, NULL, ENCODE_INITIAL, diag, NULL, keep, ctx};
 	int rc;
 
-	*out = NULL;
-	memset(rep, 0, sizeof(*rep));
-	r.buf = malloc(r.cap);
-	r.cq_keeps = calloc(queue_cq_count(old) + 1, sizeof(*r.cq_keeps));
-	if (!r.buf || !r.cq_keeps) {
-		free(r.buf);
-		free(r.cq_keeps);
-		return gpuq_diag_set(diag, GPUQ_ENOMEM, "rebuilding the queue core: out of memory");
-	}
-	rc = engine_core_build(newp, cfg, &r.q, diag);
+	r->buf = malloc(r->cap);
+	r->cq_keeps = calloc(queue_cq_count(r->old) + 1, sizeof(*r->cq_keeps));
+	if (!r->buf || !r->cq_keeps)
+		return gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
+	rc = engine_core_build(r->p, cfg, &r->q, r->diag);
 	if (!rc) /* before the workloads: their placements name nodes */
-		rc = queue_nodes_copy(r.q, old, diag);
+		rc = queue_nodes_copy(r->q, r->old, r->diag);
+	if (!rc && queue_ledger_copy(r->q, r->old))
+		rc = gpuq_diag_set(r->diag, GPUQ_ENOMEM, "copying the usage ledger: out of memory");
 	if (!rc)
-		rc = carry_meta(&r);
+		rc = carry_meta(r);
 	if (!rc)
-		rc = carry_tenants(&r);
+		rc = carry_tenants(r);
 	if (!rc)
-		rc = carry_workloads(&r);
+		rc = carry_workloads(r);
 	if (!rc)
-		rc = carry_cqs(&r);
+		rc = carry_cqs(r);
 	if (!rc)
-		rc = carry_budgets(&r);
-	if (!rc && queue_ledger_copy(r.q, old))
-		rc = gpuq_diag_set(diag, GPUQ_ENOMEM, "copying the usage ledger: out of memory");
+		rc = carry_budgets(r);
+	free(r->buf);
+	free(r->cq_keeps);
+	r->buf = NULL;
+	r->cq_keeps = NULL;
+	return rc;
+}
+
+/* The second half: the kept records applied (none when they were at
+ * once), the core's restore finished, its cohorts touched; a copy that is
+ * never persisted (copy) keeps no changed set. Reads only r->q and r->p. */
+static int finish_half(rebuild_t *r, bool copy)
+{
+	int rc = GPUQ_OK;
+
+	for (size_t i = 0; i < r->n_items && !rc; i++)
+		rc = item_apply(r, &r->items[i]);
 	if (!rc)
-		rc = queue_restore_done(r.q, diag);
+		rc = queue_restore_done(r->q, r->diag);
 	if (!rc)
-		rc = touch_cohorts(&r);
+		rc = touch_cohorts(r);
 	if (!rc && copy)
-		queue_dirty_clear(r.q);
+		queue_dirty_clear(r->q);
 	else if (!rc)
-		rc = queue_dirty_all(r.q);
-	free(r.buf);
-	free(r.cq_keeps);
-	if (rc) {
-		if (diag && !diag->msg[0])
-			gpuq_diag_set(diag, rc, "%s", gpuq_strerror(rc));
-		gpuq_diag_prefix(diag, "rebuilding the queue core: ");
-		queue_destroy(r.q);
-		engine_rebuild_report_deinit(rep);
-		return rc;
-	}
-	*out = r.q;
-	return GPUQ_OK;
+		rc = queue_dirty_all(r->q);
+	return rc;
+}
+
+static void items_free(rebuild_t *r)
+{
+	for (size_t i = 0; i < r->n_items; i++)
+		item_deinit(&r->items[i], true);
+	free(r->items);
+	r->items = NULL;
+	r->n_items = r->cap_items = 0;
+}
+
+/* A failed rebuild: its diag prefixed, its core and report dropped. */
+static int failed(rebuild_t *r, int rc)
+{
+	if (r->diag && !r->diag->msg[0])
+		gpuq_diag_set(r->diag, rc, "%s", gpuq_strerror(rc));
+	gpuq_diag_prefix(r->diag, "rebuilding the queue core: ");
+	queue_destroy(r->q);
+	r->q = NULL;
+	items_free(r);
+	engine_rebuild_report_deinit(r->rep);
+	return rc;
 }
 
 int engine_core_rebuild(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
 			queue_t **out, engine_rebuild_report_t *rep, gpuq_diag_t *diag)
 {
-	return rebuild(old, newp, cfg, NULL, NULL, false, out, rep, diag);
+	rebuild_t r = {.old = old, .p = newp, .rep = rep, .cap = ENCODE_INITIAL, .diag = diag};
+	int rc;
+
+	*out = NULL;
+	memset(rep, 0, sizeof(*rep));
+	rc = read_half(&r, cfg);
+	if (!rc)
+		rc = finish_half(&r, false);
+	if (rc)
+		return failed(&r, rc);
+	*out = r.q;
+	return GPUQ_OK;
 }
 
-int engine_core_copy(const queue_t *old, const policy_t *newp, const queue_config_t *cfg,
+/* A copy between its halves: its records, its core, the policy (a
+ * reference) and the report. */
+struct engine_core_copy {
+	rebuild_t r;
+	policy_t *p; /* referenced: r.p */
+	engine_rebuild_report_t rep;
+};
+
+void engine_core_copy_free(engine_core_copy_t *cp)
+{
+	if (!cp)
+		return;
+	queue_destroy(cp->r.q);
+	items_free(&cp->r);
+	engine_rebuild_report_deinit(&cp->rep);
+	policy_unref(cp->p);
+	free(cp);
+}
+
+int engine_core_copy_read(const queue_t *old, policy_t *newp, const queue_config_t *cfg,
+			  engine_copy_keep_fn keep, void *ctx, engine_core_copy_t **out,
+			  gpuq_diag_t *diag)
+{
+	engine_core_copy_t *cp = calloc(1, sizeof(*cp));
+	int rc;
+
+	*out = NULL;
+	if (!cp) {
+		gpuq_diag_set(diag, GPUQ_ENOMEM, "rebuilding the queue core: out of memory");
+		return GPUQ_ENOMEM;
+	}
+	cp->p = policy_ref(newp);
+	cp->r = (rebuild_t){.old = old,
+			    .p = newp,
+			    .rep = &cp->rep,
+			    .cap = ENCODE_INITIAL,
+			    .diag = diag,
+			    .keep = keep,
+			    .keep_ctx = ctx,
+			    .defer = true};
+	rc = read_half(&cp->r, cfg);
+	cp->r.old = NULL; /* not read again */
+	if (rc) {
+		failed(&cp->r, rc);
+		engine_core_copy_free(cp);
+		return rc;
+	}
+	*out = cp;
+	return GPUQ_OK;
+}
+
+int engine_core_copy_finish(engine_core_copy_t *cp, queue_t **out, engine_rebuild_report_t *rep,
+			    gpuq_diag_t *diag)
+{
+	int rc;
+
+	*out = NULL;
+	memset(rep, 0, sizeof(*rep));
+	cp->r.diag = diag;
+	rc = finish_half(&cp->r, true);
+	if (rc) {
+		failed(&cp->r, rc);
+		engine_core_copy_free(cp);
+		return rc;
+	}
+	*out = cp->r.q;
+	cp->r.q = NULL;
+	*rep = cp->rep;
+	memset(&cp->rep, 0, sizeof(cp->rep));
+	engine_core_copy_free(cp);
+	return GPUQ_OK;
+}
+
+int engine_core_copy(const queue_t *old, policy_t *newp, const queue_config_t *cfg,
 		     engine_copy_keep_fn keep, void *ctx, queue_t **out,
 		     engine_rebuild_report_t *rep, gpuq_diag_t *diag)
 {
-	return rebuild(old, newp, cfg, keep, ctx, true, out, rep, diag);
+	engine_core_copy_t *cp;
+	int rc = engine_core_copy_read(old, newp, cfg, keep, ctx, &cp, diag);
+
+	if (rc) {
+		*out = NULL;
+		memset(rep, 0, sizeof(*rep));
+		return rc;
+	}
+	return engine_core_copy_finish(cp, out, rep, diag);
 }

@@ -2,7 +2,9 @@
  * a copy through its records, the pending workloads beyond the cap left
  * out of it), and the fork stepped forward in virtual time (engine_step, as
  * the controller steps its engine) until every simulated workload has
- * started or a cap ends the pass. */
+ * started or a cap ends the pass. The fork is made in its two halves: the
+ * records read and encoded in predict_begin (the live core's thread), the
+ * copy built from them in predict_finish (the run's). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,20 +104,30 @@ static int64_t runtime_of(const pass_t *p, queue_wl_t id)
 	return id < p->n_ids && p->rt ? p->rt[id] : p->o->default_runtime_ms;
 }
 
-/* What workload id of the copy runs for: the caller's word, its
+/* What workload v of core q runs for: the caller's word, its
  * LocalQueue's median, or the default. */
-static int64_t runtime_resolve(const pass_t *p, queue_wl_t id)
+static int64_t runtime_resolve(const pass_t *p, const queue_t *q, const queue_workload_view_t *v)
 {
-	queue_workload_view_t v;
 	int64_t r = -1;
 
-	if (queue_workload_view(p->q, id, &v))
-		return p->o->default_runtime_ms;
 	if (p->fn)
-		r = p->fn(p->ctx, &v);
+		r = p->fn(p->ctx, v);
 	if (r < 0)
-		r = predict_history_median(p->h, queue_lq_name(p->q, v.lq));
+		r = predict_history_median(p->h, queue_lq_name(q, v->lq));
 	return r < 0 ? p->o->default_runtime_ms : r;
+}
+
+/* The runtimes of the workloads a fork keeps, resolved on the live core
+ * (predict_begin: the caller's word and the history are read there), by
+ * uid, for the copy's ids once it is built (predict_finish). */
+typedef struct {
+	char *uid;  /* owned */
+	int64_t rt; /* its runtime */
+} uid_rt_t;
+
+static int uid_rt_cmp(const void *a, const void *b)
+{
+	return strcmp(((const uid_rt_t *)a)->uid, ((const uid_rt_t *)b)->uid);
 }
 
 static const char *uid_of(const pass_t *p, queue_wl_t id)
@@ -364,17 +376,15 @@ static int list_pending(const pass_t *p, queue_wl_t **ids, size_t *n, char ***ui
 	return GPUQ_OK;
 }
 
-/* After the copy's: the live pending workloads it left out (id QUEUE_NONE:
- * not simulated, no start). */
-static int list_beyond(const queue_t *live, const beyond_t *b, queue_wl_t *ids, size_t *n,
-		       char **uids)
+/* The uids of the live pending workloads the copy left out, into
+ * uids[*n...] (the result lists them after the copy's, not simulated). */
+static int list_beyond(const queue_t *live, const beyond_t *b, char **uids, size_t *n)
 {
 	for (size_t id = 0; id < b->n; id++) {
 		queue_workload_view_t v;
 
 		if (!b->drop[id] || queue_workload_view(live, (queue_wl_t)id, &v))
 			continue;
-		ids[*n] = QUEUE_NONE;
 		uids[*n] = strdup(v.uid);
 		if (!uids[*n])
 			return GPUQ_ENOMEM;
@@ -383,15 +393,41 @@ static int list_beyond(const queue_t *live, const beyond_t *b, queue_wl_t *ids, 
 	return GPUQ_OK;
 }
 
-/* The copy, its per-id arrays, its pending workloads' ids and uids (the
- * copy's, then those left out of it). */
-static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
-		      const queue_config_t *cfg, queue_wl_t **ids, size_t *n, char ***uids,
-		      gpuq_diag_t *diag)
+/* The live core read (predict_begin, the thread that owns it): the
+ * pending workloads beyond the cap found, the fork begun without them, the
+ * runtimes of what it keeps resolved, and, unless kept_only, the uids of
+ * those it leaves out. */
+static int begin_read(predict_pass_t *pp, const queue_t *live, policy_t *pol,
+		      const queue_config_t *cfg, gpuq_diag_t *diag);
+/* The copy built and listed (predict_finish, any thread): the fork ended,
+ * its per-id arrays, its pending workloads' ids and uids (the copy's, then
+ * those left out of it). */
+static int end_build(predict_pass_t *pp, gpuq_diag_t *diag);
+
+/* A pass between its two halves: the copy, its caps, and what the run
+ * reports on. */
+struct predict_pass {
+	pass_t ps;	     /* the copy and its per-id arrays */
+	predict_opts_t o;    /* the caps, copied (ps.o points here) */
+	engine_fork_t *fork; /* begun, not ended yet */
+	uid_rt_t *rts;	     /* the kept workloads' runtimes, by uid, n_rts */
+	size_t n_rts;
+	char **left; /* the uids of those left out (owned), n_left (kept_only: none) */
+	size_t n_left;
+	size_t n_beyond; /* how many were left out */
+	queue_wl_t *ids; /* the copy's pending workloads, and... */
+	char **uids;	 /* ... their uids (owned), n of each */
+	size_t n;
+	int64_t now; /* where the run starts */
+};
+
+static int begin_read(predict_pass_t *pp, const queue_t *live, policy_t *pol,
+		      const queue_config_t *cfg, gpuq_diag_t *diag)
 {
+	pass_t *p = &pp->ps;
 	queue_config_t c = cfg ? *cfg : (queue_config_t){0};
 	beyond_t beyond = {NULL, 0};
-	size_t n_beyond = 0;
+	size_t n_kept = 0;
 	int rc;
 
 	if (!cfg)
@@ -400,10 +436,59 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 	c.ready_timeout_ms = 0;	   /* and every admitted pod gets Ready */
 	rc = beyond_cap(live, p->o->workloads_max, &beyond);
 	if (!rc)
-		rc = engine_fork(live, pol, &c, copy_keeps, &beyond, &p->e, diag);
-	p->q = rc ? NULL : engine_core(p->e);
+		rc = engine_fork_begin(live, pol, &c, copy_keeps, &beyond, &pp->fork, diag);
 	for (size_t id = 0; !rc && id < beyond.n; id++)
-		n_beyond += beyond.drop[id];
+		pp->n_beyond += beyond.drop[id];
+	if (!rc) {
+		n_kept = queue_workload_count(live) - pp->n_beyond;
+		pp->rts = calloc(n_kept + 1, sizeof(*pp->rts));
+		rc = pp->rts ? GPUQ_OK : GPUQ_ENOMEM;
+	}
+	for (queue_wl_t id = rc ? QUEUE_NONE : queue_workload_next(live, QUEUE_NONE);
+	     id != QUEUE_NONE && pp->n_rts < n_kept; id = queue_workload_next(live, id)) {
+		queue_workload_view_t v;
+
+		if (!copy_keeps(&beyond, id) || queue_workload_view(live, id, &v))
+			continue;
+		pp->rts[pp->n_rts].uid = strdup(v.uid);
+		if (!pp->rts[pp->n_rts].uid) {
+			rc = GPUQ_ENOMEM;
+			break;
+		}
+		pp->rts[pp->n_rts++].rt = runtime_resolve(p, live, &v);
+	}
+	if (!rc)
+		qsort(pp->rts, pp->n_rts, sizeof(*pp->rts), uid_rt_cmp);
+	if (!rc && !p->o->kept_only) {
+		pp->left = calloc(pp->n_beyond + 1, sizeof(*pp->left));
+		rc = pp->left ? list_beyond(live, &beyond, pp->left, &pp->n_left) : GPUQ_ENOMEM;
+	}
+	free(beyond.drop);
+	return rc;
+}
+
+/* The runtime resolved for workload id of the copy (begin_read). */
+static int64_t runtime_found(const predict_pass_t *pp, queue_wl_t id)
+{
+	queue_workload_view_t v;
+	uid_rt_t key = {0}, *hit;
+
+	if (queue_workload_view(pp->ps.q, id, &v))
+		return pp->o.default_runtime_ms;
+	key.uid = (char *)(uintptr_t)v.uid; /* compared only */
+	hit = bsearch(&key, pp->rts, pp->n_rts, sizeof(*pp->rts), uid_rt_cmp);
+	return hit ? hit->rt : pp->o.default_runtime_ms;
+}
+
+static int end_build(predict_pass_t *pp, gpuq_diag_t *diag)
+{
+	pass_t *p = &pp->ps;
+	engine_fork_t *f = pp->fork;
+	int rc;
+
+	pp->fork = NULL;
+	rc = engine_fork_end(f, &p->e, diag);
+	p->q = rc ? NULL : engine_core(p->e);
 	for (queue_wl_t id = rc ? QUEUE_NONE : queue_workload_next(p->q, QUEUE_NONE);
 	     id != QUEUE_NONE; id = queue_workload_next(p->q, id))
 		p->n_ids = (size_t)id + 1;
@@ -416,26 +501,17 @@ static int pass_setup(pass_t *p, const queue_t *live, const policy_t *pol,
 	}
 	for (size_t i = 0; !rc && i <= p->n_ids; i++) {
 		p->start[i] = -1;
-		p->rt[i] = i < p->n_ids ? runtime_resolve(p, (queue_wl_t)i) : -1;
+		p->rt[i] = i < p->n_ids ? runtime_found(pp, (queue_wl_t)i) : -1;
 	}
 	if (!rc)
-		rc = list_pending(p, ids, n, uids, p->o->kept_only ? 0 : n_beyond);
-	if (!rc && !p->o->kept_only)
-		rc = list_beyond(live, &beyond, *ids, n, *uids);
-	free(beyond.drop);
+		rc = list_pending(p, &pp->ids, &pp->n, &pp->uids, pp->n_left);
+	for (size_t i = 0; !rc && i < pp->n_left; i++) {
+		pp->ids[pp->n] = QUEUE_NONE; /* not simulated, no start */
+		pp->uids[pp->n++] = pp->left[i];
+		pp->left[i] = NULL;
+	}
 	return rc;
 }
-
-/* A pass between its two halves: the copy, its caps, and what the run
- * reports on. */
-struct predict_pass {
-	pass_t ps;	  /* the copy and its per-id arrays */
-	predict_opts_t o; /* the caps, copied (ps.o points here) */
-	queue_wl_t *ids;  /* the copy's pending workloads, and... */
-	char **uids;	  /* ... their uids (owned), n of each */
-	size_t n;
-	int64_t now; /* where the run starts */
-};
 
 void predict_pass_free(predict_pass_t *pp)
 {
@@ -445,11 +521,18 @@ void predict_pass_free(predict_pass_t *pp)
 		free(pp->uids[i]);
 	free(pp->uids);
 	free(pp->ids);
+	for (size_t i = 0; i < pp->n_rts; i++)
+		free(pp->rts[i].uid);
+	free(pp->rts);
+	for (size_t i = 0; pp->left && i < pp->n_left; i++)
+		free(pp->left[i]);
+	free(pp->left);
+	engine_fork_free(pp->fork);
 	pass_free(&pp->ps);
 	free(pp);
 }
 
-int predict_begin(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+int predict_begin(const queue_t *live, policy_t *p, const queue_config_t *cfg, int64_t now,
 		  const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
 		  const predict_history_t *h, predict_pass_t **out, gpuq_diag_t *diag)
 {
@@ -468,12 +551,8 @@ int predict_begin(const queue_t *live, const policy_t *p, const queue_config_t *
 	pp->ps.ctx = ctx;
 	pp->ps.h = h;
 	pp->now = queue_last_now(live) > now ? queue_last_now(live) : now;
-	rc = pass_setup(&pp->ps, live, p, cfg, &pp->ids, &pp->n, &pp->uids, diag);
-	if (!rc)
-		rc = settle_running(&pp->ps, pp->now);
-	if (!rc)
-		rc = select_pending(&pp->ps, pp->ids, pp->n, pp->now);
-	pp->ps.fn = NULL; /* every runtime is resolved: the run reads pp alone */
+	rc = begin_read(pp, live, p, cfg, diag);
+	pp->ps.fn = NULL; /* every runtime is resolved: the rest reads pp alone */
 	pp->ps.ctx = NULL;
 	pp->ps.h = NULL;
 	if (rc) {
@@ -491,7 +570,13 @@ int predict_finish(predict_pass_t *pp, predict_result_t *out, gpuq_diag_t *diag)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = run_forward(&pp->ps, pp->now, out);
+	rc = end_build(pp, diag);
+	if (!rc)
+		rc = settle_running(&pp->ps, pp->now);
+	if (!rc)
+		rc = select_pending(&pp->ps, pp->ids, pp->n, pp->now);
+	if (!rc)
+		rc = run_forward(&pp->ps, pp->now, out);
 	if (!rc)
 		rc = collect(&pp->ps, pp->ids, pp->n, pp->uids, out);
 	predict_pass_free(pp);
@@ -503,7 +588,7 @@ int predict_finish(predict_pass_t *pp, predict_result_t *out, gpuq_diag_t *diag)
 	return rc;
 }
 
-int predict_run(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+int predict_run(const queue_t *live, policy_t *p, const queue_config_t *cfg, int64_t now,
 		const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
 		const predict_history_t *h, predict_result_t *out, gpuq_diag_t *diag)
 {

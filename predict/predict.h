@@ -111,7 +111,7 @@ typedef struct {
  * (may be NULL) and h (may be NULL) give runtimes. On GPUQ_OK *out is the
  * caller's (predict_result_deinit). Errors: engine_core_rebuild's (diag
  * says which), the core's, GPUQ_ENOMEM. */
-int predict_run(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+int predict_run(const queue_t *live, policy_t *p, const queue_config_t *cfg, int64_t now,
 		const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
 		const predict_history_t *h, predict_result_t *out, gpuq_diag_t *diag);
 
@@ -119,15 +119,16 @@ void predict_result_deinit(predict_result_t *r); /* NULL is fine */
 
 /* A pass in two halves, so the run need not hold the core's thread (the
  * daemon runs it on a thread of its own while the controller releases):
- * predict_begin reads live, fn and h (the core's thread, as predict_run)
- * and makes the copy, every runtime the run may need resolved; then
- * predict_finish runs the copy forward on any one thread, touching nothing
+ * predict_begin reads live, fn and h (the core's thread, as predict_run):
+ * the records the copy keeps encoded (engine_fork_begin), every runtime the
+ * run may need resolved; then predict_finish builds the copy from them
+ * (engine_fork_end) and runs it forward on any one thread, touching nothing
  * of the caller's but the policy the copy holds a reference on (and
  * o->stop, o->stop_ctx: they must stay valid until it returns), and frees
  * the pass. predict_run is the two in a row. */
 typedef struct predict_pass predict_pass_t;
 
-int predict_begin(const queue_t *live, const policy_t *p, const queue_config_t *cfg, int64_t now,
+int predict_begin(const queue_t *live, policy_t *p, const queue_config_t *cfg, int64_t now,
 		  const predict_opts_t *o, predict_runtime_fn fn, void *ctx,
 		  const predict_history_t *h, predict_pass_t **out, gpuq_diag_t *diag);
 int predict_finish(predict_pass_t *pp, predict_result_t *out, gpuq_diag_t *diag);

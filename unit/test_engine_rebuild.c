@@ -466,6 +466,36 @@ static void rebuild_refusals(void **state)
 	policy_unref(p2);
 }
 
+/* A fork in two halves (engine_fork_begin on the thread that owns the
+ * live core, engine_fork_end on another) reads the live core in the first
+ * only: ended after the live core moved on and was destroyed, and the
+ * policy's other reference dropped, it equals a fork made at once (under
+ * ASan, a read of either after the first half is a use after free). */
+static void fork_halves_read_live_once(void **state)
+{
+	policy_t *p = policy_of(BASE);
+	queue_t *live = busy_core(p);
+	queue_config_t cfg;
+	engine_t *whole = NULL, *split = NULL;
+	engine_fork_t *f = NULL;
+	gpuq_diag_t d = {{0}};
+
+	(void)state;
+	queue_config_default(&cfg);
+	assert_int_equal(engine_fork(live, p, &cfg, NULL, NULL, &whole, &d), GPUQ_OK);
+	assert_int_equal(engine_fork_begin(live, p, &cfg, NULL, NULL, &f, &d), GPUQ_OK);
+	add_wl(live, "team-c", "after", 1, 0, 0, 90000);
+	cycle(live, 90000);
+	queue_destroy(live);
+	policy_unref(p);
+	assert_int_equal(engine_fork_end(f, &split, &d), GPUQ_OK);
+	assert_false(holds(engine_core(split), "after"));
+	same_records(engine_core(whole), engine_core(split), true);
+	same_records(engine_core(split), engine_core(whole), true);
+	engine_close(whole);
+	engine_close(split);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +508,7 @@ int main(void)
 	    cmocka_unit_test(rebuild_flavor_removed),
 	    cmocka_unit_test(rebuild_keeps_usage_and_ledger),
 	    cmocka_unit_test(rebuild_refusals),
+	    cmocka_unit_test(fork_halves_read_live_once),
 	};
 
 	gpuq_log_set_level(GPUQ_LOG_ERROR);
