@@ -25,13 +25,14 @@ typedef struct {
 /* One record encoded from the old core, to apply to the new one. */
 typedef struct {
 	queue_rec_type_t type;
-	char *key;	 /* owned (NUL-terminated) */
-	uint8_t *val;	 /* owned when deferred, else the encoding buffer */
-	size_t len;	 /* bytes of val */
-	uint32_t ncq;	 /* a ClusterQueue record: its id in the new core */
-	slot_use_t *use; /* ... the old CQ's usage of each of its slots (owned) */
-	size_t n_use;	 /* entries */
-	bool vanished;	 /* the meta record: a cohort of old is gone (cohort_vanished) */
+	const char *key;    /* the caller's, or owned when kept */
+	const uint8_t *val; /* the encoding buffer, or owned when kept */
+	size_t len;	    /* bytes of val */
+	uint32_t ncq;	    /* a ClusterQueue record: its id in the new core */
+	slot_use_t *use;    /* ... the old CQ's usage of each of its slots (owned) */
+	size_t n_use;	    /* entries */
+	bool vanished;	    /* the meta record: a cohort of old is gone (cohort_vanished) */
+	bool kept;	    /* kept for the second half: key and val owned */
 } item_t;
 
 typedef struct {
@@ -57,11 +58,12 @@ enum {
 	SLOTS_LOST = 2,	   /* ... misses some */
 };
 
-static void item_deinit(item_t *it, bool owned)
+static void item_deinit(item_t *it)
 {
-	free(it->key);
-	if (owned)
-		free(it->val);
+	if (it->kept) {
+		free((void *)(uintptr_t)it->key);
+		free((void *)(uintptr_t)it->val);
+	}
 	free(it->use);
 	memset(it, 0, sizeof(*it));
 }
@@ -89,10 +91,10 @@ static int encode(rebuild_t *r, queue_rec_type_t type, const char *key, item_t *
 		return gpuq_diag_set(r->diag, rc, "encoding the current core's record: %s",
 				     gpuq_strerror(rc));
 	it->type = type;
-	it->key = strdup(key);
+	it->key = key;
 	it->val = r->buf;
 	it->len = len;
-	return it->key ? GPUQ_OK : GPUQ_ENOMEM;
+	return GPUQ_OK;
 }
 
 /* Carry old's record (type, key) over: applied to the new core now, or
@@ -101,16 +103,18 @@ static int encode(rebuild_t *r, queue_rec_type_t type, const char *key, item_t *
 static int carry(rebuild_t *r, queue_rec_type_t type, const char *key, item_t *it)
 {
 	int rc = encode(r, type, key, it);
+	char *kc;
+	uint8_t *vc;
 
 	if (rc) {
 		it->type = type;
 		rc = item_applied(r, it, key, rc);
-		item_deinit(it, false);
+		item_deinit(it);
 		return rc;
 	}
 	if (!r->defer) {
 		rc = item_apply(r, it);
-		item_deinit(it, false);
+		item_deinit(it);
 		return rc;
 	}
 	if (r->n_items == r->cap_items) {
@@ -118,18 +122,24 @@ static int carry(rebuild_t *r, queue_rec_type_t type, const char *key, item_t *i
 		item_t *grown = realloc(r->items, cap * sizeof(*grown));
 
 		if (!grown) {
-			item_deinit(it, false);
+			item_deinit(it);
 			return GPUQ_ENOMEM;
 		}
 		r->items = grown;
 		r->cap_items = cap;
 	}
-	it->val = malloc(it->len ? it->len : 1);
-	if (!it->val) {
-		item_deinit(it, false);
+	kc = strdup(key);
+	vc = malloc(it->len ? it->len : 1);
+	if (!kc || !vc) {
+		free(kc);
+		free(vc);
+		item_deinit(it);
 		return GPUQ_ENOMEM;
 	}
-	memcpy(it->val, r->buf, it->len);
+	memcpy(vc, r->buf, it->len);
+	it->key = kc;
+	it->val = vc;
+	it->kept = true;
 	r->items[r->n_items++] = *it;
 	return GPUQ_OK;
 }
@@ -476,7 +486,7 @@ static int carry_cqs(rebuild_t *r)
 		if (!rc)
 			rc = carry(r, QUEUE_REC_CQ, name, &it);
 		else
-			item_deinit(&it, false);
+			item_deinit(&it);
 		if (rc)
 			return rc;
 	}
@@ -685,7 +695,7 @@ static int finish_half(rebuild_t *r, bool copy)
 static void items_free(rebuild_t *r)
 {
 	for (size_t i = 0; i < r->n_items; i++)
-		item_deinit(&r->items[i], true);
+		item_deinit(&r->items[i]);
 	free(r->items);
 	r->items = NULL;
 	r->n_items = r->cap_items = 0;
