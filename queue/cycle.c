@@ -287,6 +287,19 @@ static cqhead_t heads_next(queue_t *q, uint32_t root)
 
 static bool may_fit(queue_t *q, const cq_t *c, const wl_t *w);
 
+/* Whether a set-aside workload retried this cycle may go back aside
+ * untried when it no longer may fit: only one whose reason is already a
+ * quota shortfall, which it would be given again; one that waited for a
+ * reservation, a topology domain, a budget or a victim is tried, so its
+ * status says what it lacks now. */
+static bool back_untried(queue_t *q, const cq_t *c, const wl_t *w)
+{
+	return w->rec_aside &&
+	       (w->why == WHY_QUOTA_NOMINAL || w->why == WHY_QUOTA_BLIMIT ||
+		w->why == WHY_QUOTA_COHORT) &&
+	       !may_fit(q, c, w);
+}
+
 /* Set aside again, in one pass over CQ c's LocalQueue heaps, every
  * workload retried this cycle that no longer may fit (the quota it saw
  * taken since), rather than one heap removal each: O(heap size), then
@@ -305,7 +318,7 @@ static void retried_prune(queue_t *q, cq_t *c)
 			uint32_t id = h->v[j];
 			wl_t *w = W(q, id);
 
-			if (w->rec_aside && !may_fit(q, c, w)) {
+			if (back_untried(q, c, w)) {
 				w->where = W_NONE;
 				if (queue_wl_attach(q, id, W_ASIDE) == GPUQ_OK)
 					continue;
@@ -325,10 +338,11 @@ static void retried_prune(queue_t *q, cq_t *c)
 /* Take CQ cq's next workload out of its LocalQueue and rank it. A
  * set-aside workload retried at the cycle's start (cohort_retry_aside)
  * that no longer may fit, the quota it saw then taken by heads before it,
- * goes straight back aside, untried: free quota only shrinks during a
- * cycle, so no attempt could admit it, and its record and reason stay as
- * they were (a deep BestEffortFIFO queue is not tried whole, nor written
- * whole to the store, after every finish). */
+ * goes straight back aside, untried, when its reason is a quota shortfall
+ * (back_untried): free quota only shrinks during a cycle, so no attempt
+ * could admit it, and its record and reason stay as they were (a deep
+ * BestEffortFIFO queue is not tried whole, nor written whole to the store,
+ * after every finish). */
 static void fetch_head(queue_t *q, uint32_t cq)
 {
 	cq_t *c = &q->cqs[cq];
@@ -343,8 +357,7 @@ static void fetch_head(queue_t *q, uint32_t cq)
 		wid = q->lqs[l].heap.v[0];
 		queue_heap_remove(q, &q->lqs[l].heap, 0);
 		W(q, wid)->where = W_FLIGHT;
-		if (!W(q, wid)->rec_aside || may_fit(q, c, W(q, wid)) ||
-		    queue_wl_attach(q, wid, W_ASIDE))
+		if (!back_untried(q, c, W(q, wid)) || queue_wl_attach(q, wid, W_ASIDE))
 			break;
 		if (c->prune_due)
 			c->prune_due--;

@@ -106,6 +106,11 @@ static void reserve_holds_freed_quota(void **state)
 	cycle(q, 40 * SEC, NULL);
 	assert_int_equal(state_of(q, "big"), QUEUE_WL_ADMITTED);
 	assert_int_equal(state_of(q, "t1"), QUEUE_WL_PENDING);
+	/* t1, retried when t0's GPU came free and set aside again once big
+	   took it, waits for quota now, not for a reservation that ended */
+	assert_int_equal(queue_workload_explain(q, "t1", text, sizeof(text)), GPUQ_OK);
+	assert_null(strstr(text, "starvation limit"));
+	assert_non_null(strstr(text, "needs 1 gpu on flavor f, 0 free"));
 	check_ok(q);
 	queue_destroy(q);
 }
