@@ -16,7 +16,8 @@
 #     change (callgrind over one change of each, the setup uninstrumented;
 #     repeatable).
 #   - then a prediction pass as the controller thread runs it every 15 s
-#     (controller_econ_step: the core forked, the fork run forward, the
+#     (controller_econ_step: the live core read for the fork, whose copy is
+#     built and run forward on the prediction's thread, not counted; the
 #     predicted starts applied), this tree only, best of ROUNDS; and a build
 #     of the web view's snapshot (every second while it is in use).
 # Targets (issue 22): each change under 50 ms on the controller thread.
@@ -102,7 +103,7 @@ periodic() {
 	echo "README $2 | $3 with $N workloads queued, on the controller thread (bench_policy: $4) | $t ms (best of $ROUNDS) | < $PERIODIC_MS ms |"
 }
 periodic predict_ms 19 "a prediction pass" \
-	"its copy made and its result applied, the run on a thread of its own; every 15 s"
+	"the live core read for its copy and its result applied, the copy built and run on a thread of its own; every 15 s"
 periodic webui_snap_ms 20 "the web view's snapshot" \
 	"webui_snap_build; every second while the web view or the visibility API is in use"
 periodic webui_pages_ms 22 "the web view's snapshot for its pages alone" \
