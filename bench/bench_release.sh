@@ -20,8 +20,8 @@ BASE_COMMIT=${BENCH_RELEASE_BASE:-83e1c38}
 N=${BENCH_RELEASE_JOBS:-300}
 say() { echo "bench_release: $*"; }
 . bench/lib.sh
-command -v valgrind >/dev/null 2>&1 || { say "valgrind is not installed"; exit 1; }
 bench_two_builds bench_release bench/bench_release.c "$BASE_COMMIT" || exit 1
+command -v valgrind >/dev/null 2>&1 || { say "valgrind is not installed"; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-bench-release.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 python3 bench/apply_events.py bench/fixtures/job_review.json "$N" | python3 -c '

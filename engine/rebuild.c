@@ -648,9 +648,12 @@ static int read_half(rebuild_t *r, const queue_config_t *cfg)
 
 	r->buf = malloc(r->cap);
 	r->cq_keeps = calloc(queue_cq_count(r->old) + 1, sizeof(*r->cq_keeps));
-	if (!r->buf || !r->cq_keeps)
-		return gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
-	rc = engine_core_build(r->p, cfg, &r->q, r->diag);
+	if (!r->buf || !r->cq_keeps) { /* freed below */
+		gpuq_diag_set(r->diag, GPUQ_ENOMEM, "out of memory");
+		rc = GPUQ_ENOMEM;
+	} else {
+		rc = engine_core_build(r->p, cfg, &r->q, r->diag);
+	}
 	if (!rc) /* before the workloads: their placements name nodes */
 		rc = queue_nodes_copy(r->q, r->old, r->diag);
 	if (!rc && queue_ledger_copy(r->q, r->old))
