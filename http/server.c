@@ -27,6 +27,7 @@
 #include "http/request_internal.h"
 #include "http/share_internal.h"
 #include "http/tls_internal.h"
+#include "http/wire_internal.h"
 
 #define MODULE "http"
 
@@ -55,6 +56,7 @@ typedef struct conn_slot {
 	atomic_int state;	       /* conn_state_t */
 	atomic_uint_fast64_t since_ns; /* CLOCK_MONOTONIC when state began */
 	struct conn_slot *prev, *next; /* in srv->slots, under srv->slots_lock */
+	http_wire_t wire;	       /* its socket I/O under GnuTLS (its worker's) */
 } conn_slot_t;
 
 /* Per request, freed by on_completed. */
@@ -472,9 +474,11 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		const union MHD_ConnectionInfo *peer =
 		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		const union MHD_ConnectionInfo *tls =
+		    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 		http_server_t *srv = cls;
 
-		slot = info ? calloc(1, sizeof(*slot)) : NULL;
+		slot = info && tls && tls->tls_session ? calloc(1, sizeof(*slot)) : NULL;
 		if (slot) {
 			slot->srv = srv;
 			slot->fd = info->connect_fd;
@@ -486,6 +490,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 				slot = NULL;
 			}
 		}
+		if (slot) /* before the handshake: all of the session's I/O */
+			http_wire_attach(&slot->wire, tls->tls_session, slot->fd);
 		*socket_context = slot;
 		return;
 	}
@@ -496,6 +502,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 		/* GnuTLS is done with the session (gnutls_deinit ran before this
 		 * notification), so the pair may go. */
 		http_tls_pair_unref(slot->pair);
+		http_wire_release(&slot->wire);
 		free(slot);
 	}
 }
@@ -545,9 +552,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	request_t *rq = *con_cls;
 
 	(void)conn;
-	(void)toe;
 	if (!rq)
 		return;
+	/* A reply sent as one record is still held (nothing came after it):
+	 * out now, or the connection is of no use. */
+	if (rq->slot && !http_wire_flush(&rq->slot->wire, 0) &&
+	    toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		shutdown(rq->slot->fd, SHUT_RDWR);
 	slot_enter(rq->slot, CONN_IDLE); /* the next request's headers: HTTP_IDLE_TIMEOUT_S */
 	body_release(srv, rq);
 	body_done(rq);
@@ -724,6 +735,9 @@ void http_post_reply(const http_post_t *p, unsigned status, const char *content_
 
 	if (ex->rq->replied)
 		return;
+	/* Its header's record goes out with its body's (http/wire_internal.h). */
+	if (ex->rq->slot && len && status >= 200 && status != 204 && status != 304)
+		http_wire_arm(&ex->rq->slot->wire);
 	ex->ret = reply(ex->srv, ex->conn, ex->rq, status, content_type, body, len, count);
 }
 
