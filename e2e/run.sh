@@ -28,7 +28,9 @@ PASSED=0 FAILED=0 SKIPPED=0
 E2E_RUN=$(mktemp -d "${TMPDIR:-/tmp}/gpuq-e2e.XXXXXX")
 # a ThreadSanitizer build of gpuq: its suppressions (no effect on others)
 export TSAN_OPTIONS="suppressions=$HERE/../unit/tsan.supp ${TSAN_OPTIONS:-}"
+prebuild=""
 cleanup() {
+	[ -z "$prebuild" ] || kill "$prebuild" 2>/dev/null || true
 	"$HERE/up.sh" down "$E2E_RUN" >/dev/null 2>&1 || true
 	pkill -9 -f "cert-dir $E2E_RUN/" 2>/dev/null || true
 	if [ "$FAILED" -gt 0 ] || [ "${GPUQ_E2E_KEEP:-}" = 1 ]; then
@@ -62,6 +64,22 @@ if [ ${#tests[@]} -eq 0 ]; then
 		case " $ORDER " in *" $(basename "$t" .sh | sed 's/^test_//') "*) ;; *) tests+=("$t") ;; esac
 	done
 fi
+# The upstream controllers a scenario starts (e2e/upstream.sh start) are
+# built now, in the background at the lowest CPU priority, while the
+# scenarios before the first one that starts them run (they mostly wait on
+# the control plane): on a cold cache that build no longer holds the run up
+# for its whole length. A scenario's start finds them built, or waits on the
+# build's lock and then finds them; a build that failed is tried again by
+# the start and fails there. Only when a scenario of this run starts one.
+prebuild=""
+for t in "${tests[@]}"; do
+	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
+	if grep -q 'upstream\.sh' "$t" 2>/dev/null; then
+		nice -n 19 "$HERE/upstream.sh" build >"$E2E_RUN/upstream-build.log" 2>&1 &
+		prebuild=$!
+		break
+	fi
+done
 for t in "${tests[@]}"; do
 	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
 	name=$(basename "$t" .sh)
@@ -90,6 +108,11 @@ for t in "${tests[@]}"; do
 	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
 	[ "$f" -eq 0 ] || grep -v '^Warning: ' "$E2E_RUN/$name.err" | sed 's/^/# /' >&2
 done
+if [ -n "$prebuild" ]; then
+	wait "$prebuild" || true # the scenarios that needed it said how it went
+	prebuild=""
+	echo "# e2e: upstream build beside the scenarios: $(grep -E 'built in|up to date|FAILED' "$E2E_RUN/upstream-build.log" | tr '\n' ' ')" >&2
+fi
 # every replica still running stops gracefully (SIGTERM: the Lease is given
 # up, the server drains); a sanitizer build reports errors and leaks then
 SCENARIO=teardown
