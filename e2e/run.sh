@@ -111,7 +111,7 @@ done
 if [ -n "$prebuild" ]; then
 	wait "$prebuild" || true # the scenarios that needed it said how it went
 	prebuild=""
-	echo "# e2e: upstream build beside the scenarios: $(grep -E 'built in|up to date|FAILED' "$E2E_RUN/upstream-build.log" | tr '\n' ' ')" >&2
+	echo "# e2e: upstream build beside the scenarios: $(grep -E 'built in|up to date|present|FAILED' "$E2E_RUN/upstream-build.log" | tr '\n' ' ')" >&2
 fi
 # every replica still running stops gracefully (SIGTERM: the Lease is given
 # up, the server drains); a sanitizer build reports errors and leaks then
