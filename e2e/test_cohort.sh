@@ -28,7 +28,7 @@ check "its Admitted Event says it borrows from the cohort" \
 check "ClusterQueue e2e-co-a reports 8 GPUs in use" poll "e2e-co-a usage 8" sh -c \
 	"$(declare -f k); k get clusterqueue $A -o 'jsonpath={.status.flavorsUsage[0].resources[0].total}' | grep -qx 8"
 
-gpu_job $B b1 4 "" 5s
+gpu_job $B b1 4 "" 30s # A keeps 4 and the victim waits through the checks
 check "B's Job reclaims B's nominal quota: one of A's Jobs is preempted" poll "an A Job suspended" \
 	bash -c "job_suspended $A a1 || job_suspended $A a2"
 victim=a2

@@ -83,7 +83,7 @@ check "ClusterQueue e2e-ct-x reports 10 GPUs in use" poll "e2e-ct-x usage 10" sh
 	"$(declare -f k); k get clusterqueue $X -o 'jsonpath={.status.flavorsUsage[0].resources[0].total}' | grep -qx 10"
 k -n $X delete job x4 --wait=false >/dev/null 2>&1 || true
 
-gpu_job $Z z1 4 "" 5s
+gpu_job $Z z1 4 "" 30s # x holds 6 through the checks
 check "z's Job reclaims its nominal quota through the tree: x2 is preempted" \
 	poll "x2 suspended" bash -c "job_suspended $X x2"
 check "the Preempted Event says it was a workload of another namespace" poll "Preempted event" sh -c \

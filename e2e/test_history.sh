@@ -50,7 +50,7 @@ poll "hold running" bash -c "job_running $CQ-c hold"
 gpu_job $CQ a2 1 "" 1s
 c1=$(date -d "$(job_field $CQ a2 '{.metadata.creationTimestamp}')" +%s)
 poll "the next second" sh -c "[ \$(date +%s) -gt $c1 ]"
-gpu_job $CQ-b b1 1 "" 1s
+gpu_job $CQ-b b1 1 "" 30s # long enough that a2 waits through the check
 export -f job_suspended
 poll "one of them released" bash -c "job_running $CQ a2 || job_running $CQ-b b1"
 check "B (no usage) goes before A's older Job (A's usage $before carried over)" \

@@ -87,7 +87,7 @@ check "and wrote its CA into the webhooks' caBundle" \
 	poll "caBundle written" sh -c "[ \"\$($(declare -f k bundle); bundle validatingwebhookconfiguration)\" = '$ca' ] && [ \"\$($(declare -f k bundle); bundle mutatingwebhookconfiguration)\" = '$ca' ]"
 
 gpu_queue $NS 8
-gpu_job $NS j1 8 "" 6s
+gpu_job $NS j1 8 "" 30s # j2 queues behind it through the check
 gpu_job $NS j2 8 "" 3s
 check "a Job is released by the leader" poll "j1 released" job_running $NS j1
 check "the next one queues behind it" job_suspended $NS j2

@@ -94,7 +94,7 @@ past_creation() {
 # ---- a queued Job's parallelism raised ----
 tjob blocker 8 1 1 3600s
 poll "blocker running" job_running $NS blocker
-tjob grow 1 1 8 3s
+tjob grow 1 1 8 30s # seven waits while grow runs: a window the poll cannot miss
 poll "a second past grow's creation" past_creation grow
 tjob seven 7 1 1 3600s
 check "the tenant raises a queued Job's parallelism from 1 to 8 (allowed: it follows while queued)" \

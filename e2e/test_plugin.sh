@@ -18,7 +18,7 @@ mkdir -p "$E2E_RUN/plugin-home"
 
 gpu_queue $A 4
 gpu_queue $B 4
-gpu_job $A run1 4 "" 20s
+gpu_job $A run1 4 "" 40s # wait1 pending and run1 admitted through the checks below
 poll "run1 released" job_running $A run1
 gpu_job $A wait1 4 "" 3s
 gpu_job $B other 1 "" 3s

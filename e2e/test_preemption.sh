@@ -58,7 +58,7 @@ k -n $NS get pods --watch --output-watch-events \
 WATCH_PID=$!
 trap 'kill $WATCH_PID 2>/dev/null' EXIT
 poll "the pod watch listing low's pod" grep -q '^ADDED low ' "$PODWATCH"
-gpu_job $NS high 8 e2e-p-high 20s
+gpu_job $NS high 8 e2e-p-high 40s # low waits, explained, through the checks below
 check "the low-priority Job is preempted (suspended)" poll "low suspended" \
 	sh -c "$(declare -f k job_field job_suspended); job_suspended $NS low"
 check "the preemption is a Warning Event" poll "Preempted event" \

@@ -71,7 +71,7 @@ check "a second gpuq serve on the same state dir is refused, naming the holder (
 	sh -c "[ $rc -ne 0 ] && [ $rc -ne 124 ] && printf '%s' \"\$1\" | grep -q 'another process writes this store (pid $MAINPID'" _ "$out"
 
 # ---- a corrupt store: moved aside, rebuilt from the cluster ----
-gpu_job $NS c1 1 "" 20s
+gpu_job $NS c1 1 "" 60s # running through the kill, the restart and the adoption
 poll "c1 released" job_running $NS c1
 kill -9 "$MAINPID"
 poll "gpuq main gone" sh -c "! kill -0 $MAINPID 2>/dev/null || [ \"\$(cut -d' ' -f3 /proc/$MAINPID/stat 2>/dev/null)\" = Z ]"

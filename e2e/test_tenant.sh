@@ -168,7 +168,7 @@ done
 aa_known() { dry_job $NS default 1 60 | grep -q 'exceeded quota: aa-7'; }
 poll "the eight more ResourceQuotas known to gpuq" aa_known
 export -f k job_field job_running job_suspended job_status job_status_has
-gpu_job $NS rq-1 2 "" 20s
+gpu_job $NS rq-1 2 "" 45s # rq-2 still waits at the check below
 check "a Job within the ResourceQuota is released" poll "rq-1 running" bash -c "job_running $NS rq-1"
 gpu_job $NS rq-2 2 "" 2s
 check "the next one, over what is left of the ResourceQuota, waits and says so" \
