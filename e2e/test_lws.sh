@@ -237,13 +237,13 @@ export -f pods_of low_running low_stopped low_gated job_complete
 export PNS
 check "a tenant's low-priority LWS group of 2 x 4 GPUs takes the whole quota" \
 	poll "low running" low_running
-AS_TENANT=1 gpu_job $PNS high 8 e2e-lwsp-high 30s
+AS_TENANT=1 gpu_job $PNS high 8 e2e-lwsp-high 60s # the group is made again and seen gated while it runs
 check "the tenant's high-priority Job preempts the group: it runs while no Pod of the group does" \
 	poll "high running, low stopped" bash -c "job_running $PNS high && low_stopped"
 check "the group queues again whole behind the Job: its 2 Pods made again, both gated, while the Job runs" \
 	poll "low gated" bash -c "low_gated && ! job_complete $PNS high"
 echo "# low: $(pods_of | tr '\n' ';') high: $(job_field $PNS high '{.status.conditions[*].type}')" >&2
-check "the group runs again whole once the Job completes" \
+WAIT=120 check "the group runs again whole once the Job completes" \
 	poll "high complete, low running" bash -c "job_complete $PNS high && low_running"
 
 # ---- kinds.md's LeaderWorkerSet row, admitted and queued ----

@@ -186,7 +186,7 @@ export -f lo_all job_complete job_running job_field
 lo
 check "the tenant's low-priority group (a driver and 2 x 4 GPUs) is released whole" \
 	poll "lo released" bash -c "lo_all released && lo_all bound"
-AS_TENANT=1 gpu_job $NS high 8 e2e-pg-high 30s
+AS_TENANT=1 gpu_job $NS high 8 e2e-pg-high 60s # the group is made again and seen waiting while it runs
 check "the tenant's high-priority Job preempts it: every member deleted, the driver too, and the Job runs" \
 	poll "lo deleted, high running" bash -c "lo_all gone && job_running $NS high"
 lo
@@ -195,7 +195,7 @@ export -f lo_waits
 check "made again, the group waits whole behind the running Job: every member gated, gpuq says it waits for quota" \
 	poll "lo waits" lo_waits
 echo "# lo-0: $(status lo-0) | lo: $(pending_of $NS lo)" >&2
-check "once the Job completes the group is released whole again" \
+WAIT=120 check "once the Job completes the group is released whole again" \
 	poll "high complete, lo released" bash -c "job_complete $NS high && lo_all released && lo_all bound"
 sampler_stop $NS
 k -n $NS delete pod lo-driver lo-0 lo-1 --wait=false >/dev/null 2>&1 || true
