@@ -70,18 +70,17 @@ fi
 # the control plane): on a cold cache that build no longer holds the run up
 # for its whole length. A scenario's start finds them built, or waits on the
 # build's lock and then finds them; a build that failed is tried again by
-# the start and fails there. Only when a scenario of this run starts one.
-prebuild=""
-for t in "${tests[@]}"; do
-	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
-	if grep -q 'upstream\.sh' "$t" 2>/dev/null; then
-		nice -n 19 "$HERE/upstream.sh" build >"$E2E_RUN/upstream-build.log" 2>&1 &
-		prebuild=$!
-		break
-	fi
+# the start and fails there. Only when a scenario of this run starts one;
+# bounded like a scenario, so a hung build cannot hold the run.
+for i in "${!tests[@]}"; do
+	case "${tests[i]}" in /*) ;; *) [ -f "${tests[i]}" ] || tests[i]=$HERE/${tests[i]} ;; esac
 done
+if grep -q 'upstream\.sh' "${tests[@]}" 2>/dev/null; then
+	nice -n 19 timeout -k 10 "${GPUQ_E2E_SCENARIO_TIMEOUT:-3600}" "$HERE/upstream.sh" build \
+		>"$E2E_RUN/upstream-build.log" 2>&1 &
+	prebuild=$!
+fi
 for t in "${tests[@]}"; do
-	case "$t" in /*) ;; *) [ -f "$t" ] || t=$HERE/$t ;; esac
 	name=$(basename "$t" .sh)
 	t0=$(date +%s)
 	rc=0
