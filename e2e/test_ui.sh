@@ -90,13 +90,16 @@ hdr=$(curl -sk -D - -o /dev/null "$BASE/ui/")
 check "the page is served with Content-Security-Policy default-src 'self'" \
 	sh -c "printf '%s' \"\$1\" | grep -qi \"^content-security-policy: default-src 'self'\"" _ "$hdr"
 
-# three 1-GPU Jobs for 2 GPUs: j1, j2 run (30 s: the first pages are checked meanwhile), j3 waits
-gpu_job $NS j1 1 "" 30s
-gpu_job $NS j2 1 "" 30s
+# three 1-GPU Jobs for 2 GPUs: j1, j2 run (the first pages are checked
+# meanwhile, however long that takes: they end when the scenario deletes
+# them, once they have held their GPUs 30 s), j3 waits
+gpu_job $NS j1 1 "" 600s
+gpu_job $NS j2 1 "" 600s
 gpu_job $NS j3 1 "" 2s
 check "j1, j2 released and j3 held" poll "j1 and j2 released, j3 waiting" \
 	sh -c "$(declare -f k job_field job_running job_suspended); \
 	job_running $NS j1 && job_running $NS j2 && job_suspended $NS j3"
+held_from=$(date +%s)
 
 # the browser: one page for the whole scenario, driven by one long-lived
 # DevTools helper (a coprocess: Python's start-up alone takes seconds on a
@@ -172,8 +175,11 @@ check "ClusterQueue page: the core's reason for j3 (\"${why:0:120}\")" \
 	grep -q "needs 1 nvidia.com/gpu on flavor $FLAVOR, 0 free" <<<"$why"
 cdp shot "$ART/clusterqueue.png" >/dev/null
 
-# live: j1 and j2 finish, j3 is released; the page shows it by itself
-check "j3 released" poll "j3 released after j1 and j2 finished" \
+# live: j1 and j2 end (deleted once they have held their GPUs 30 s, the
+# chargeback below counts that), j3 is released; the page shows it by itself
+poll "j1 and j2 held their GPUs 30 s" sh -c "[ \$(date +%s) -ge $((held_from + 30)) ]"
+k -n $NS delete job j1 j2 --wait=false >/dev/null
+check "j3 released" poll "j3 released after j1 and j2 ended" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS j3"
 t0=$(date +%s%N)
 j3_shown() { has flavor/$NS/j3; }
@@ -205,7 +211,7 @@ check "/api/v1/cluster usage: $NS held $(usage_gpu) GPU-hours (j1, j2: at least 
 gpu_job $NS low1 1 "" 60s
 gpu_job $NS low2 1 "" 60s
 poll "low1 and low2 released" sh -c "$(declare -f k job_field job_running); job_running $NS low1 && job_running $NS low2"
-gpu_job $NS hi 2 e2e-ui-high 120s # still running when the tenant page is read
+gpu_job $NS hi 2 e2e-ui-high 600s # still running when the tenant pages are read
 check "hi released" poll "hi released (low1 and low2 preempted)" \
 	sh -c "$(declare -f k job_field job_running); job_running $NS hi"
 cdp nav "$BASE/ui/#/events" >/dev/null

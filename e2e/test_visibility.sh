@@ -72,9 +72,10 @@ o = json.load(sys.stdin)
 print(" ".join("%s:%d:%d" % (i["metadata"]["name"], i["positionInClusterQueue"], i["positionInLocalQueue"]) for i in o["items"]))'
 }
 
-# two GPUs: run1 and run2 run (long enough for the checks), then w1..w3 wait
-gpu_job $NS run1 1 "" 60s
-gpu_job $NS run2 1 "" 60s
+# two GPUs: run1 and run2 run (600 s: longer than the checks on any
+# machine; run1 is deleted when its end is wanted), then w1..w3 wait
+gpu_job $NS run1 1 "" 600s
+gpu_job $NS run2 1 "" 600s
 poll "run1 and run2 released" sh -c "$(declare -f k job_field job_running); job_running $NS run1 && job_running $NS run2"
 # w1 runs as long as run1 and run2: once released it holds its GPU through
 # the checks, so w2 and w3 only move up (with w1 at 2s, w2 ran and w3 was
@@ -82,13 +83,13 @@ poll "run1 and run2 released" sh -c "$(declare -f k job_field job_running); job_
 # last two checks)
 for j in w1 w2 w3; do
 	rt=2s
-	[ $j = w1 ] && rt=60s
+	[ $j = w1 ] && rt=600s
 	gpu_job $NS $j 1 "" $rt
 	# FIFO is by creationTimestamp (whole seconds): one per second
 	c=$(date -d "$(job_field $NS $j '{.metadata.creationTimestamp}')" +%s)
 	poll "the next second" sh -c "[ \$(date +%s) -gt $c ]"
 done
-gpu_job $OTHER o1 1 "" 60s
+gpu_job $OTHER o1 1 "" 600s
 gpu_job $OTHER o2 1 "" 2s
 
 CQP=$VIS/clusterqueues/$NS/pendingworkloads
