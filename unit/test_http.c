@@ -15,6 +15,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -632,6 +633,43 @@ static void request(client_t *c, const char *method, const char *path, const cha
 	curl_slist_free_all(h);
 }
 
+/* The server's end of c's connection (this process serves it): the socket
+ * whose local port is the server's and whose peer port is c's; -1 if none. */
+static int server_end(client_t *c)
+{
+	long local = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+
+	assert_non_null(d);
+	assert_int_equal(curl_easy_getinfo(c->curl, CURLINFO_LOCAL_PORT, &local), CURLE_OK);
+	while (found < 0 && (e = readdir(d))) {
+		struct sockaddr_in me, peer;
+		socklen_t ml = sizeof(me), pl = sizeof(peer);
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d))
+			continue;
+		if (!getsockname(fd, (struct sockaddr *)&me, &ml) &&
+		    !getpeername(fd, (struct sockaddr *)&peer, &pl) && me.sin_family == AF_INET &&
+		    ntohs(me.sin_port) == c->port && ntohs(peer.sin_port) == local)
+			found = fd;
+	}
+	closedir(d);
+	return found;
+}
+
+/* A TCP option of fd (TCP_CORK, TCP_NODELAY). */
+static int tcp_opt(int fd, int opt)
+{
+	int v = -1;
+	socklen_t l = sizeof(v);
+
+	assert_int_equal(getsockopt(fd, IPPROTO_TCP, opt, &v, &l), 0);
+	return v;
+}
+
 static const char good_policy[] = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n";
 /* Refused by the real loader (unknown kind) and by name. */
 static const char bad_policy[] = "apiVersion: v1\nkind: BADKind\nmetadata:\n  name: BAD\n";
@@ -767,6 +805,15 @@ static void server_in_process(void **state)
 	request(&c1, "GET", "/readyz", NULL, NULL);
 	assert_int_equal(c1.code, 200);
 	assert_int_equal(c1.new_conns, 0); /* keep-alive: same connection */
+	/* Two small replies on one connection and its socket is not corked:
+	 * a corked one pushes each later reply with one more system call. */
+	{
+		int fd = server_end(&c1);
+
+		assert_true(fd >= 0);
+		assert_int_equal(tcp_opt(fd, TCP_CORK), 0);
+		assert_int_equal(tcp_opt(fd, TCP_NODELAY), 1);
+	}
 	request(&c1, "GET", "/nope", NULL, NULL);
 	assert_int_equal(c1.code, 404);
 	request(&c1, "DELETE", "/healthz", NULL, NULL);
