@@ -84,13 +84,15 @@ FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 REPLAY_BIN := $(patsubst fuzz/fuzz_%.c,$(BUILD)/fuzz/replay_%,$(FUZZ_SRC))
 LIBFUZZ_BIN := $(patsubst fuzz/fuzz_%.c,build/libfuzzer/fuzz_%,$(FUZZ_SRC))
 
-.PHONY: all test e2e soak storm sweep valgrind lint bench fuzz clean format image image-check image-pin install FORCE
+.PHONY: all test test-build e2e soak storm sweep valgrind lint bench fuzz clean format image image-check image-pin install FORCE
 all: bin/gpuq
 
 # Replaced by rename, so a running gpuq (the demo, an e2e run) does not
 # block the build with "Text file busy". Compared every time, not by date:
-# after `make SANITIZE=thread test` bin/gpuq is the TSan build and newer
-# than build/release/gpuq, and a plain `make bench` would have measured it.
+# after `make SANITIZE=thread bin/gpuq` it is the TSan build and newer than
+# build/release/gpuq, and a plain `make bench` would have measured it. A
+# sanitizer build's tests run its own $(BUILD)/gpuq and leave bin/gpuq
+# alone (.ci/run runs them beside the release build's).
 bin/gpuq: $(BIN) FORCE
 	@mkdir -p bin
 	@cmp -s $(BIN) bin/gpuq || { cp $(BIN) bin/gpuq.tmp && mv -f bin/gpuq.tmp bin/gpuq && \
@@ -147,7 +149,12 @@ build/libfuzzer/fuzz_%: fuzz/fuzz_%.c $(LIB_SRC) $(UI_GEN)
 
 fuzz: $(LIBFUZZ_BIN)
 
-test: bin/gpuq $(UNIT_BIN) $(REPLAY_BIN)
+# What `make test` and `make valgrind` run, built and not run (.ci/run builds
+# it before the gates that share it run side by side).
+TEST_GPUQ := $(if $(SANITIZE),$(BIN),bin/gpuq)
+test-build: $(TEST_GPUQ) $(UNIT_BIN) $(REPLAY_BIN)
+
+test: $(TEST_GPUQ) $(UNIT_BIN) $(REPLAY_BIN)
 	@GPUQ_BIN=$(BIN) BUILD=$(BUILD) SANITIZE=$(SANITIZE) unit/run_tests.sh
 
 # Only the end-to-end scenarios (e2e/run.sh; `make e2e E2E_ARGS=test_restart.sh`

@@ -17,7 +17,10 @@ BUILD=${BUILD:-build/release}
 GPUQ_BIN=${GPUQ_BIN:-$BUILD/gpuq}
 export GPUQ_BIN BUILD
 export CMOCKA_MESSAGE_OUTPUT=TAP
+# its own under valgrind: .ci/run runs make valgrind beside make test, on
+# the same build
 LOGDIR=$BUILD/test-logs
+[ "${VALGRIND:-}" != 1 ] || LOGDIR=$BUILD/test-logs-valgrind
 mkdir -p "$LOGDIR"
 passed=0
 failed=0
