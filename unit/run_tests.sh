@@ -17,8 +17,8 @@ BUILD=${BUILD:-build/release}
 GPUQ_BIN=${GPUQ_BIN:-$BUILD/gpuq}
 export GPUQ_BIN BUILD
 export CMOCKA_MESSAGE_OUTPUT=TAP
-# its own under valgrind: .ci/run runs make valgrind beside make test, on
-# the same build
+# its own under valgrind, so make valgrind and make test on the same build
+# never mix their logs when run at once
 LOGDIR=$BUILD/test-logs
 [ "${VALGRIND:-}" != 1 ] || LOGDIR=$BUILD/test-logs-valgrind
 mkdir -p "$LOGDIR"
