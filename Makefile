@@ -92,7 +92,7 @@ all: bin/gpuq
 # after `make SANITIZE=thread bin/gpuq` it is the TSan build and newer than
 # build/release/gpuq, and a plain `make bench` would have measured it. A
 # sanitizer build's tests run its own $(BUILD)/gpuq and leave bin/gpuq
-# alone (.ci/run runs them beside the release build's).
+# alone (lint, beside them in .ci/run, builds and reads bin/gpuq).
 bin/gpuq: $(BIN) FORCE
 	@mkdir -p bin
 	@cmp -s $(BIN) bin/gpuq || { cp $(BIN) bin/gpuq.tmp && mv -f bin/gpuq.tmp bin/gpuq && \
