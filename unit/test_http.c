@@ -647,9 +647,10 @@ static int server_end(client_t *c)
 	while (found < 0 && (e = readdir(d))) {
 		struct sockaddr_in me, peer;
 		socklen_t ml = sizeof(me), pl = sizeof(peer);
-		int fd = atoi(e->d_name);
+		char *end;
+		int fd = (int)strtol(e->d_name, &end, 10);
 
-		if (e->d_name[0] < '0' || e->d_name[0] > '9' || fd == dirfd(d))
+		if (end == e->d_name || *end || fd == dirfd(d))
 			continue;
 		if (!getsockname(fd, (struct sockaddr *)&me, &ml) &&
 		    !getpeername(fd, (struct sockaddr *)&peer, &pl) && me.sin_family == AF_INET &&
