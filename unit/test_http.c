@@ -9,18 +9,14 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <dirent.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
-#include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +26,7 @@
 #include "webhook/webhook.h"
 
 #include "unit/server_fixtures.h"
+#include "unit/socket_fixtures.h"
 
 /* ---- metrics ---- */
 
@@ -544,23 +541,6 @@ static size_t sink_write(char *data, size_t size, size_t n, void *arg)
 	return bytes;
 }
 
-/* A free TCP port on 127.0.0.1 (bound by the kernel, then released). */
-static uint16_t free_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 typedef struct {
 	CURL *curl;	 /* one handle: its connection is reused (keep-alive) */
 	uint16_t port;	 /* server port */
@@ -633,42 +613,13 @@ static void request(client_t *c, const char *method, const char *path, const cha
 	curl_slist_free_all(h);
 }
 
-/* The server's end of c's connection (this process serves it): the socket
- * whose local port is the server's and whose peer port is c's; -1 if none. */
+/* The server's end of c's connection (this process serves it). */
 static int server_end(client_t *c)
 {
 	long local = 0;
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int found = -1;
 
-	assert_non_null(d);
 	assert_int_equal(curl_easy_getinfo(c->curl, CURLINFO_LOCAL_PORT, &local), CURLE_OK);
-	while (found < 0 && (e = readdir(d))) {
-		struct sockaddr_in me, peer;
-		socklen_t ml = sizeof(me), pl = sizeof(peer);
-		char *end;
-		int fd = (int)strtol(e->d_name, &end, 10);
-
-		if (end == e->d_name || *end || fd == dirfd(d))
-			continue;
-		if (!getsockname(fd, (struct sockaddr *)&me, &ml) &&
-		    !getpeername(fd, (struct sockaddr *)&peer, &pl) && me.sin_family == AF_INET &&
-		    ntohs(me.sin_port) == c->port && ntohs(peer.sin_port) == local)
-			found = fd;
-	}
-	closedir(d);
-	return found;
-}
-
-/* A TCP option of fd (TCP_CORK, TCP_NODELAY). */
-static int tcp_opt(int fd, int opt)
-{
-	int v = -1;
-	socklen_t l = sizeof(v);
-
-	assert_int_equal(getsockopt(fd, IPPROTO_TCP, opt, &v, &l), 0);
-	return v;
+	return socket_server_end(c->port, local);
 }
 
 static const char good_policy[] = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n";
