@@ -1,5 +1,6 @@
-/* Socket helpers for the in-process server tests (test_http): a free
- * port, the server's end of a client's connection, a TCP option. */
+/* Socket helpers for the in-process server tests (test_http,
+ * test_kube_watch): a free port, the server's end of a client's
+ * connection, a TCP option. */
 #ifndef GPUQ_UNIT_SOCKET_FIXTURES_H
 #define GPUQ_UNIT_SOCKET_FIXTURES_H
 

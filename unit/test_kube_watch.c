@@ -24,6 +24,7 @@
 #include "kube/kube.h"
 
 #include "unit/server_fixtures.h"
+#include "unit/socket_fixtures.h"
 
 #define PATH "/apis/example.io/v1/widgets"
 #define EVENTS_MAX 64
@@ -78,22 +79,6 @@ static int fake_app(void *ctx, const http_app_request_t *rq, bool retry, http_ap
 		out->len = sizeof(LIST_BODY) - 1;
 	}
 	return GPUQ_OK;
-}
-
-static uint16_t free_port(void)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(fd >= 0);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
 }
 
 /* ---- the watch loop on its own thread, recording what it announces ---- */
