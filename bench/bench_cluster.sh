@@ -11,8 +11,10 @@
 #    completed per second against the ideal queue's rate (the floor there is
 #    kube-controller-manager's job controller, not gpuq).
 # Targets (issue 8): p50 < 10 ms at 10/s, p99 < 100 ms at 20/s; gpuq's own
-# share of a drain (Complete to next release) p50 < 50 ms. Issue 35's, as
-# ratios to the floor: p50 <= 2x at 10 and 20/s, p99 <= 5x at 20/s; and
+# share of a drain (Complete to next release) p50 < 50 ms; a drain of 5
+# Jobs/s or more, judged when the job controller is not what holds it
+# (GPUQ_E2E_KCM_QPS >= 200, below). Issue 35's, as ratios to the floor:
+# p50 <= 2x at 10 and 20/s, p99 <= 5x at 20/s, the drain rate >= 0.9x; and
 # where gpuq's own share goes, per stage (gpuq's /metrics scraped around
 # each run: bench_cluster.py stages).
 #  - memory: gpuq's resident memory with BENCH_FILL_N (default 20,000)
@@ -42,7 +44,11 @@ part() { case $PARTS in *" $1 "*) return 0 ;; esac; return 1; }
 # target is for a control plane that is not so held:
 #   BENCH_PARTS=drain GPUQ_E2E_KCM_QPS=200 GPUQ_E2E_KCM_BURST=400 bench/bench_cluster.sh
 # (not the default: on 2 cores the faster KCM takes the CPU the latency
-# parts measure; their floor's p50 went from 7 to 15-50 ms).
+# parts measure; their floor's p50 went from 7 to 15-50 ms). At the default
+# the drain is judged against the ideal queue's on the same control plane,
+# the rate the job controller allows anyone, and the 5 Jobs/s is printed as
+# not judged, with the reason.
+KCM_QPS=${GPUQ_E2E_KCM_QPS:-20}
 DIR=$(mktemp -d /tmp/gpuq-bench-cluster.XXXXXX)
 trap 'e2e/up.sh down "$DIR" >/dev/null 2>&1; rm -rf "$DIR"' EXIT
 GPUQ_E2E_NODES=$(pwd)/bench/fixtures/cluster-nodes.yaml e2e/up.sh "$DIR" >"$DIR/up.log" 2>&1 ||
@@ -91,9 +97,9 @@ gpu_queue fill-0 1  # the memory run's queue: 1 GPU, the rest wait
 k create namespace bench-echo-0 >/dev/null
 k create namespace bench-echo-drain >/dev/null
 
-verdict() { # VALUE TARGET-OP TARGET LABEL
-	if [ -z "$1" ]; then
-		echo "  $4: no figure (target $2 $3) MISS"
+verdict() { # VALUE TARGET-OP TARGET LABEL (a VALUE that is no number misses)
+	if ! echo "$1" | grep -Eq '^[0-9]+(\.[0-9]+)?$'; then
+		echo "  $4: no figure${1:+ ($1)} (target $2 $3) MISS"
 	elif awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { exit !((op == "<" && v < t) || (op == ">=" && v >= t)) }'; then
 		echo "  $4: $1 (target $2 $3) PASS"
 	else
@@ -150,7 +156,12 @@ echo "gpuq  $g"
 fr=$(echo "$f" | sed -n 's/.* \([0-9.]*\) Jobs\/s.*/\1/p')
 gr=$(echo "$g" | sed -n 's/.* \([0-9.]*\) Jobs\/s.*/\1/p')
 echo "  gpuq/floor drain rate: x$(ratio "$gr" "$fr")"
-verdict "$gr" ">=" 5 "drain, Jobs completed per second"
+verdict "$(ratio "$gr" "$fr")" ">=" 0.9 "drain rate, x the ideal queue's on the same control plane"
+if [ "$KCM_QPS" -ge 200 ] 2>/dev/null; then
+	verdict "$gr" ">=" 5 "drain, Jobs completed per second"
+else
+	echo "  drain, Jobs completed per second: $gr, not judged against >= 5: the job controller's pace at GPUQ_E2E_KCM_QPS=$KCM_QPS (judged at 200)"
+fi
 	verdict "$(field "$g" p50)" "<" 50 "drain, Complete to next release p50 (gpuq's share), ms"
 fi
 part memory || exit 0
