@@ -163,17 +163,14 @@ finish_phase
 # 15-20 minutes on 2 cores).
 # Run with the release build; GPUQ_E2E=0 skips it, GPUQ_E2E=1 forces it
 # (e.g. with a sanitizer build); GPUQ_E2E_SCENARIOS names a subset
-# ("test_failover.sh test_fence.sh"; default all, split over three control
-# planes running at once: e2e/sharded.sh, GPUQ_E2E_SHARDS=1 for one).
+# ("test_failover.sh test_fence.sh"; default all). Either way they are
+# split over three control planes running at once (e2e/sharded.sh,
+# GPUQ_E2E_SHARDS=1 for one).
 E2E=${GPUQ_E2E:-}
 [ -n "$E2E" ] || { [ -z "${SANITIZE:-}" ] && E2E=1 || E2E=0; }
 if [ "$E2E" = 1 ]; then
-	if [ -n "${GPUQ_E2E_SCENARIOS:-}" ]; then
-		# shellcheck disable=SC2086 # a list of scenario names
-		start_one e2e bash e2e/run.sh $GPUQ_E2E_SCENARIOS
-	else # all of them, on three control planes at once (e2e/sharded.sh)
-		start_one e2e bash e2e/sharded.sh
-	fi
+	# shellcheck disable=SC2086 # a list of scenario names (none: all)
+	start_one e2e bash e2e/sharded.sh ${GPUQ_E2E_SCENARIOS:-}
 	finish_phase
 elif [ -n "${GPUQ_E2E:-}" ]; then # turned off by hand: counted as skipped
 	echo "SKIP e2e: GPUQ_E2E=$GPUQ_E2E"
