@@ -6,7 +6,9 @@
  * is NUL-terminated in place there, over the byte that ended it (a closing
  * quote, a delimiter), and a string with escapes is decoded down over its
  * own bytes (a decoded string is never longer), so most strings are never
- * copied one by one. */
+ * copied one by one. A reader that never reads some members
+ * (jv_doc_parse_skipping) has their values passed over 64 bytes at a time,
+ * from bit masks of the quotes and brackets, with no node made. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +16,28 @@
 
 #include "jv/jv.h"
 
+/* A skip list (jv_doc_parse_skipping) made ready: the keys, and for each
+ * ASCII first byte the lengths of the keys that start with it (bit n: a key
+ * of n bytes), so nearly every key read is passed with one load. */
+typedef struct {
+	const char *const *keys;	 /* NULL-terminated */
+	unsigned char klen[JV_SKIP_MAX]; /* their lengths */
+	uint32_t lens[128];
+} skipset_t;
+
 typedef struct {
 	const char *p;	 /* next byte */
 	const char *end; /* one past the last byte */
 	jv_t *nodes;
-	size_t n_nodes;	  /* used */
-	size_t cap_nodes; /* allocated (an upper bound from the scan) */
-	const char *buf;  /* the first byte */
-	char *arena;	  /* the text's copy, len + 1 bytes: byte i of the text is
-			     arena[i] until the pass writes a NUL or a decoded
-			     string over it */
-	char *err;	  /* message buffer */
-	size_t err_cap;	  /* its size */
+	size_t n_nodes;	       /* used */
+	size_t cap_nodes;      /* allocated (an upper bound from the scan) */
+	const char *buf;       /* the first byte */
+	char *arena;	       /* the text's copy, len + 1 bytes: byte i of the text is
+				  arena[i] until the pass writes a NUL or a decoded
+				  string over it */
+	char *err;	       /* message buffer */
+	size_t err_cap;	       /* its size */
+	const skipset_t *skip; /* members left out, or NULL */
 } parser_t;
 
 /* Record what went wrong (the caller adds where). */
@@ -132,6 +144,89 @@ static size_t first_hit(uint64_t flags)
 }
 #endif
 
+/* A skipped value is passed over 64 bytes at a time: a chunk's quotes,
+ * backslashes, opening and closing brackets as bit masks (bit i: byte i),
+ * so its strings and depth come from a few word operations and not a
+ * branch per token. */
+typedef struct {
+	uint64_t quote, bslash, open, close;
+} chunk_t;
+
+#ifdef __SSE2__
+static chunk_t chunk_masks(const char *p)
+{
+	chunk_t k = {0, 0, 0, 0};
+
+	for (int i = 0; i < 64; i += 16) {
+		__m128i b = block_load(p + i);
+		/* '[' and '{' differ only in bit 5 (0x5b, 0x7b), as do ']' and '}' */
+		__m128i low = _mm_or_si128(b, _mm_set1_epi8(0x20));
+
+		k.quote |=
+		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8('"')))
+		    << i;
+		k.bslash |=
+		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8('\\')))
+		    << i;
+		k.open |=
+		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(low, _mm_set1_epi8('{')))
+		    << i;
+		k.close |=
+		    (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(low, _mm_set1_epi8('}')))
+		    << i;
+	}
+	return k;
+}
+#else
+static chunk_t chunk_masks(const char *p)
+{
+	chunk_t k = {0, 0, 0, 0};
+
+	for (int i = 0; i < 64; i++) {
+		unsigned char c = (unsigned char)p[i], low = c | 0x20;
+
+		k.quote |= (uint64_t)(c == '"') << i;
+		k.bslash |= (uint64_t)(c == '\\') << i;
+		k.open |= (uint64_t)(low == '{') << i;
+		k.close |= (uint64_t)(low == '}') << i;
+	}
+	return k;
+}
+#endif
+
+/* Bit i of the result: the parity of bits 0..i of x. */
+static uint64_t prefix_xor(uint64_t x)
+{
+	for (int s = 1; s < 64; s *= 2)
+		x ^= x << s;
+	return x;
+}
+
+/* The bytes of a chunk escaped by a backslash (an odd run of them before
+ * it); *carry: the chunk before ended in an unescaped backslash, and on
+ * return whether this one does. Backslashes are rare: a loop over them. */
+static uint64_t escaped(uint64_t bslash, bool *carry)
+{
+	uint64_t esc = 0;
+
+	if (*carry) {
+		esc = 1;
+		bslash &= ~(uint64_t)1;
+	}
+	*carry = false;
+	while (bslash) {
+		int i = __builtin_ctzll(bslash);
+
+		if (i == 63) {
+			*carry = true;
+			break;
+		}
+		esc |= (uint64_t)1 << (i + 1);
+		bslash &= ~((uint64_t)3 << i); /* it, and the byte it escapes */
+	}
+	return esc;
+}
+
 static int perr(parser_t *ps, const char *what)
 {
 	gpuq_strlcpy(ps->err, what, ps->err_cap);
@@ -193,6 +288,68 @@ static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_valu
 	}
 	*n_values = n;
 	return max;
+}
+
+/* Whether key (len bytes) is on the skip list. */
+static bool skipped_key(const skipset_t *sk, const char *key, size_t len)
+{
+	unsigned char c = (unsigned char)key[0];
+
+	if (len >= 32 || c >= 128 || !(sk->lens[c] >> len & 1))
+		return false;
+	for (size_t i = 0; sk->keys[i]; i++)
+		if (sk->klen[i] == len && sk->keys[i][0] == key[0] &&
+		    !memcmp(sk->keys[i], key, len))
+			return true;
+	return false;
+}
+
+/* Past the array or object at ps->p (its opening bracket), depth levels
+ * down already: its strings ended and its brackets balanced (not matched
+ * by kind), nothing more read. A chunk at a time, then its brackets
+ * outside strings one by one (a loop over set bits: no popcount in the
+ * x86-64 baseline); the last bytes from a copy padded with spaces. */
+static int skip_container(parser_t *ps, size_t depth)
+{
+	const char *p = ps->p, *end = ps->end;
+	bool in_string = false, carry = false;
+	size_t open = 0; /* brackets open in the skipped value */
+	char tail[64];
+
+	while (p < end) {
+		const char *at = p;
+		uint64_t strings, opens, both;
+		chunk_t k;
+
+		if (end - p < 64) {
+			memset(tail, ' ', sizeof(tail));
+			memcpy(tail, p, (size_t)(end - p));
+			at = tail;
+		}
+		k = chunk_masks(at);
+		if (k.bslash || carry)
+			k.quote &= ~escaped(k.bslash, &carry);
+		strings = prefix_xor(k.quote) ^ (in_string ? ~(uint64_t)0 : 0);
+		in_string = strings >> 63;
+		opens = k.open & ~strings;
+		for (both = opens | (k.close & ~strings); both; both &= both - 1) {
+			uint64_t bit = both & -both;
+
+			if (opens & bit) {
+				if (depth + open >= JV_DEPTH_MAX) {
+					ps->p = p + __builtin_ctzll(bit);
+					return perr(ps, "nested too deep");
+				}
+				open++;
+			} else if (!--open) {
+				ps->p = p + __builtin_ctzll(bit) + 1;
+				return GPUQ_OK;
+			}
+		}
+		p += 64;
+	}
+	ps->p = end;
+	return perr(ps, "unexpected end of input");
 }
 
 static void skip_ws(parser_t *ps)
@@ -519,11 +676,12 @@ typedef struct {
 	const jv_t **tail; /* where its next child is linked: its first, or the
 			      last child's next */
 	bool obj;	   /* c is an object */
+	bool skipped;	   /* a member of c was left out (a comma follows it) */
 } frame_t;
 
 static frame_t frame_open(jv_t *c)
 {
-	return (frame_t){c, &c->first, c->type == JV_OBJECT};
+	return (frame_t){c, &c->first, c->type == JV_OBJECT, false};
 }
 
 static void link_child(frame_t *f, jv_t *v)
@@ -562,7 +720,7 @@ static int parse_tree(parser_t *ps, jv_t **root)
 			depth--;
 			continue;
 		}
-		if (f->c->n) {
+		if (f->c->n || f->skipped) {
 			if (c != ',')
 				return perr(ps,
 					    f->obj ? "expected ',' or '}'" : "expected ',' or ']'");
@@ -581,10 +739,19 @@ static int parse_tree(parser_t *ps, jv_t **root)
 			rc = parse_string(ps, key);
 			if (rc)
 				return rc;
-			link_child(f, key);
 			if (peek(ps) != ':')
 				return perr(ps, "expected ':'");
 			ps->p++;
+			if (ps->skip && skipped_key(ps->skip, key->s, key->len) &&
+			    ((c = peek(ps)) == '[' || c == '{')) {
+				ps->n_nodes--; /* the key, the last node made */
+				rc = skip_container(ps, depth);
+				if (rc)
+					return rc;
+				f->skipped = true;
+				continue;
+			}
+			link_child(f, key);
 		}
 		rc = parse_value(ps, &v);
 		if (rc)
@@ -631,9 +798,10 @@ static size_t values_most(size_t len)
 	return n < JV_VALUES_MAX ? n : JV_VALUES_MAX;
 }
 
-int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap)
+static int parse_doc(jv_doc_t *d, const char *buf, size_t len, const skipset_t *skip, char *err,
+		     size_t cap)
 {
-	parser_t ps = {.end = buf + len, .buf = buf, .err = err, .err_cap = cap};
+	parser_t ps = {.end = buf + len, .buf = buf, .err = err, .err_cap = cap, .skip = skip};
 	size_t n_values = 0;
 	int rc;
 
@@ -672,6 +840,35 @@ int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap
 		return rc;
 	}
 	return GPUQ_OK;
+}
+
+int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap)
+{
+	return parse_doc(d, buf, len, NULL, err, cap);
+}
+
+int jv_doc_parse_skipping(jv_doc_t *d, const char *buf, size_t len, const char *const *skip,
+			  char *err, size_t cap)
+{
+	skipset_t sk = {.keys = skip};
+
+	if (!skip)
+		return parse_doc(d, buf, len, NULL, err, cap);
+	for (size_t i = 0; skip[i]; i++) {
+		size_t n = strlen(skip[i]);
+
+		if (i >= JV_SKIP_MAX || !n || n >= 32 || (unsigned char)skip[i][0] >= 128) {
+			memset(d, 0, sizeof(*d));
+			snprintf(err, cap,
+				 "skip list: key %zu (\"%.40s\") is not 1-31 ASCII-led bytes or "
+				 "past %d keys",
+				 i, skip[i], JV_SKIP_MAX);
+			return GPUQ_EINVAL;
+		}
+		sk.lens[(unsigned char)skip[i][0]] |= 1u << n;
+		sk.klen[i] = (unsigned char)n;
+	}
+	return parse_doc(d, buf, len, &sk, err, cap);
 }
 
 void jv_doc_free(jv_doc_t *d)

@@ -1,8 +1,10 @@
 /* Unit tests for jv's string decoding: every escape, against jansson's
  * decoding of the same document (the refusals are test_webhook's
- * parse_errors_are_named). */
+ * parse_errors_are_named); and jv_doc_parse_skipping's tree against the
+ * whole parse's with the skipped members taken out. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -181,6 +183,169 @@ static void refusals_are_the_scans(void **state)
 	free(big);
 }
 
+static const char *const SKIP[] = {"env", "command", "managedFields", NULL};
+
+static bool skipped_member(const jv_t *key)
+{
+	for (size_t i = 0; SKIP[i]; i++)
+		if (!strcmp(key->s, SKIP[i]))
+			return key->next->type == JV_OBJECT || key->next->type == JV_ARRAY;
+	return false;
+}
+
+/* Whether lean (read skipping SKIP) is whole (read whole) without the
+ * members SKIP names, at any depth. */
+static bool same_but_skipped(const jv_t *whole, const jv_t *lean)
+{
+	const jv_t *l;
+
+	if (whole->type != lean->type || whole->len != lean->len ||
+	    whole->fraction != lean->fraction)
+		return false;
+	if (whole->s && memcmp(whole->s, lean->s, whole->len + 1))
+		return false;
+	if (whole->type == JV_ARRAY) {
+		if (whole->n != lean->n)
+			return false;
+		for (const jv_t *w = whole->first, *x = lean->first; w; w = w->next, x = x->next)
+			if (!x || !same_but_skipped(w, x))
+				return false;
+		return true;
+	}
+	if (whole->type != JV_OBJECT)
+		return true;
+	l = lean->first;
+	for (const jv_t *k = whole->first; k; k = k->next->next) {
+		if (skipped_member(k))
+			continue;
+		if (!l || strcmp(k->s, l->s) || !same_but_skipped(k->next, l->next))
+			return false;
+		l = l->next->next;
+	}
+	return !l;
+}
+
+/* Parse doc whole and skipping; the trees must agree. */
+static void agree(const char *doc)
+{
+	jv_doc_t whole, lean;
+	char err[128];
+
+	if (jv_doc_parse(&whole, doc, strlen(doc), err, sizeof(err)))
+		fail_msg("whole: %s: %s", doc, err);
+	if (jv_doc_parse_skipping(&lean, doc, strlen(doc), SKIP, err, sizeof(err)))
+		fail_msg("skipping: %s: %s", doc, err);
+	if (!same_but_skipped(whole.root, lean.root))
+		fail_msg("trees differ: %s", doc);
+	jv_doc_free(&whole);
+	jv_doc_free(&lean);
+}
+
+/* Skipped members at the start, middle and end of objects, alone, nested
+ * in each other, with the same names holding scalars (kept), and values
+ * whose strings hold brackets, quotes and backslashes at every offset
+ * across the 64-byte chunks the skipper reads. */
+static void skipping_leaves_out_only_the_named_members(void **state)
+{
+	static const char *const docs[] = {
+	    "{\"env\":[1,2],\"a\":1}",
+	    "{\"a\":1,\"env\":[1,2]}",
+	    "{\"a\":1,\"env\":{\"x\":[]},\"b\":[true]}",
+	    "{\"env\":[]}",
+	    "{\"env\":{}, \"command\" : [\"sh\"] ,\"x\":null}",
+	    "{\"env\":\"prod\",\"command\":7,\"managedFields\":null,\"z\":false}",
+	    "[{\"env\":[{\"env\":[1]}]},{\"k\":{\"env\":[\"]\",\"}\",\"[\"]}}]",
+	    "{\"labels\":{\"env\":\"prod\"},\"env\":[{\"name\":\"a\\\"]\\\\\",\"value\":"
+	    "\"\\u00e9\"}]}",
+	    "{\"managedFields\":[{\"f:spec\":{\"k:{\\\"name\\\":\\\"x\\\"}\":{}}}],\"spec\":{}}",
+	};
+	char text[200], doc[800];
+	static const char *const odd[] = {"]", "}", "[", "{", "\\\"", "\\\\", "\\\\\\\""};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(*docs); i++)
+		agree(docs[i]);
+	/* an odd piece at every offset of a string 0-130 bytes long, the
+	   skipped value starting at every offset of its chunk */
+	for (size_t n = 0; n <= 130; n += 13)
+		for (size_t o = 0; o < sizeof(odd) / sizeof(*odd); o++)
+			for (size_t at = 0; at <= n; at++)
+				for (size_t pad = 0; pad < 64; pad += 7) {
+					int len;
+
+					memset(text, 'a', n);
+					len = snprintf(text + at, sizeof(text) - at, "%s", odd[o]);
+					memset(text + at + len, 'b', n - at);
+					text[n + len] = '\0';
+					snprintf(
+					    doc, sizeof(doc),
+					    "{\"p\":\"%.*s\",\"env\":[{\"v\":\"%s\"},[\"%s\"]],"
+					    "\"after\":[\"%s\"]}",
+					    (int)pad,
+					    "..............................................."
+					    "..................",
+					    text, text, text);
+					agree(doc);
+				}
+}
+
+/* A skipped value is checked for its strings and brackets: unterminated or
+ * unbalanced, it is refused as the whole parse refuses it (with the byte);
+ * past the depth cap, as too deep. What it does not check (numbers, UTF-8,
+ * commas, a bracket of the other kind) passes. */
+static void skipping_refuses_what_it_checks(void **state)
+{
+	static const struct {
+		const char *doc;
+		int rc;
+		const char *err;
+	} cases[] = {
+	    {"{\"env\":[1,2", GPUQ_EINVAL, "unexpected end of input at byte 11"},
+	    {"{\"env\":[\"a]}", GPUQ_EINVAL, "unexpected end of input at byte 12"},
+	    /* balanced by count: '}' closes the outer '[', the object never */
+	    {"{\"env\":[[1]}", GPUQ_EINVAL, "unexpected end of input at byte 12"},
+	    {"{\"env\":[1]]}", GPUQ_EINVAL, "expected ',' or '}' at byte 10"},
+	    {"{\"env\":[1] \"a\":1}", GPUQ_EINVAL, "expected ',' or '}' at byte 11"},
+	    {"{\"env\":[01,,\"\xff\",x,{]}}", GPUQ_OK, ""},
+	};
+	char err[128], big[256];
+	jv_doc_t d;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		int rc = jv_doc_parse_skipping(&d, cases[i].doc, strlen(cases[i].doc), SKIP, err,
+					       sizeof(err));
+
+		if (rc != cases[i].rc || strcmp(err, cases[i].err))
+			fail_msg("%s: %d \"%s\"", cases[i].doc, rc, err);
+		if (!rc)
+			assert_int_equal(d.root->n, 0);
+		jv_doc_free(&d);
+	}
+	/* 64 deep in all is the cap, skipped or not */
+	for (int deep = 63; deep <= 64; deep++) {
+		n = (size_t)snprintf(big, sizeof(big), "{\"env\":");
+		memset(big + n, '[', (size_t)deep);
+		memset(big + n + deep, ']', (size_t)deep);
+		n += 2 * (size_t)deep;
+		big[n++] = '}';
+		assert_int_equal(jv_doc_parse_skipping(&d, big, n, SKIP, err, sizeof(err)),
+				 deep == 63 ? GPUQ_OK : GPUQ_ELIMIT);
+		jv_doc_free(&d);
+	}
+	assert_string_equal(err, "JSON nested deeper than 64 levels");
+	/* a key the filter cannot hold is the caller's error, named */
+	{
+		static const char *const bad[] = {"env", "a-key-of-thirty-two-bytes-long--", NULL};
+
+		assert_int_equal(jv_doc_parse_skipping(&d, "{}", 2, bad, err, sizeof(err)),
+				 GPUQ_EINVAL);
+		assert_null(d.root);
+		assert_non_null(strstr(err, "key 1 (\"a-key-of-thirty-two-bytes-long--\")"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +353,8 @@ int main(void)
 	    cmocka_unit_test(escapes_refused),
 	    cmocka_unit_test(strings_at_every_length_and_position),
 	    cmocka_unit_test(refusals_are_the_scans),
+	    cmocka_unit_test(skipping_leaves_out_only_the_named_members),
+	    cmocka_unit_test(skipping_refuses_what_it_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -995,6 +995,100 @@ static void test_object_agrees_with_rules(void **state)
 	assert_true(checked >= 40); /* most golden cases are Pods and Jobs */
 }
 
+/* Members no review reads (admit.c's review_unread), added where a real
+ * object has them: every container gets a command line, an environment
+ * whose strings hold brackets, quotes and backslashes, ports, mounts and
+ * probes; every pod spec volumes; every metadata managedFields. */
+static void add_unread(json_t *j)
+{
+	static const char container[] =
+	    "{\"command\":[\"sh\",\"-c\",\"echo '}]' \\\"[{\\\" \\\\\"],"
+	    "\"args\":[\"--x={\\\"a\\\":[1]}\"],"
+	    "\"env\":[{\"name\":\"A\",\"value\":\"]}\\\\\"},{\"name\":\"B\",\"valueFrom\":"
+	    "{\"fieldRef\":{\"fieldPath\":\"metadata.annotations['x']\"}}}],"
+	    "\"envFrom\":[{\"configMapRef\":{\"name\":\"c\"}}],"
+	    "\"ports\":[{\"containerPort\":29500,\"protocol\":\"TCP\"}],"
+	    "\"volumeMounts\":[{\"name\":\"d\",\"mountPath\":\"/d\"}],"
+	    "\"livenessProbe\":{\"exec\":{\"command\":[\"true\"]},\"periodSeconds\":5}}";
+	static const char pod[] =
+	    "{\"volumes\":[{\"name\":\"d\",\"emptyDir\":{\"medium\":\"Memory\"}}]}";
+	static const char meta[] =
+	    "{\"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{\"f:spec\":"
+	    "{\"k:{\\\"name\\\":\\\"x\\\"}\":{\".\":{}}}}}]}";
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_array(j)) {
+		json_array_foreach(j, i, v) add_unread(v);
+		return;
+	}
+	if (!json_is_object(j))
+		return;
+	json_object_foreach(j, key, v)
+	{
+		add_unread(v);
+		if ((!strcmp(key, "containers") || !strcmp(key, "initContainers")) &&
+		    json_is_array(v)) {
+			json_t *c = json_loads(container, 0, NULL), *e;
+
+			assert_non_null(c);
+			json_array_foreach(v, i, e) if (json_is_object(e))
+			    json_object_update_missing(e, c);
+			json_decref(c);
+		}
+	}
+	if (json_is_array(json_object_get(j, "containers"))) {
+		json_t *x = json_loads(pod, 0, NULL);
+
+		json_object_update_missing(j, x);
+		json_decref(x);
+	}
+	if (json_is_object(json_object_get(j, "metadata"))) {
+		json_t *x = json_loads(meta, 0, NULL);
+
+		json_object_update_missing(json_object_get(j, "metadata"), x);
+		json_decref(x);
+	}
+}
+
+/* What a review skips changes no reply: every golden case, with the
+ * members it never reads added, is answered byte for byte as it is
+ * without them. */
+static void test_unread_members_change_nothing(void **state)
+{
+	size_t grown = 0;
+	(void)state;
+
+	for (size_t i = 0; i < g_n_cases; i++) {
+		golden_case_t *c = &g_cases[i];
+		webhook_endpoint_t ep = c->mutate ? WEBHOOK_MUTATE : WEBHOOK_VALIDATE;
+		json_t *doc = json_loadb(c->body, c->len, 0, NULL);
+		webhook_reply_t a, b;
+		char *more;
+
+		if (!doc)
+			continue; /* a case of a body that is not JSON */
+		add_unread(doc);
+		more = json_dumps(doc, JSON_COMPACT);
+		assert_non_null(more);
+		grown += strlen(more) > c->len;
+		assert_int_equal(webhook_review_handle(ep, g_policy, NULL, c->body, c->len, &a),
+				 GPUQ_OK);
+		assert_int_equal(webhook_review_handle(ep, g_policy, NULL, more, strlen(more), &b),
+				 GPUQ_OK);
+		if (a.http_status != b.http_status || a.len != b.len ||
+		    memcmp(a.body, b.body, a.len))
+			fail_msg("%s: with unread members added the reply changed:\n%s\n%s",
+				 c->name, a.body, b.body);
+		webhook_reply_deinit(&a);
+		webhook_reply_deinit(&b);
+		free(more);
+		json_decref(doc);
+	}
+	assert_true(grown >= 80); /* most cases hold a container or metadata */
+}
+
 /* A long namespace and queue name still give warnings under 120 bytes. */
 static void test_warning_length(void **state)
 {
@@ -1378,6 +1472,7 @@ int main(void)
 	    cmocka_unit_test(test_gated_pod_moved_judged_anew),
 	    cmocka_unit_test(test_malformed_object_types),
 	    cmocka_unit_test(test_object_agrees_with_rules),
+	    cmocka_unit_test(test_unread_members_change_nothing),
 	    cmocka_unit_test(test_warning_length),
 	    cmocka_unit_test(test_mutate_then_validate),
 	};

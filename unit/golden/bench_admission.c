@@ -8,7 +8,10 @@
  *   cc -std=c11 -D_GNU_SOURCE -O2 -I. -o /tmp/bench_admission \
  *      unit/golden/bench_admission.c build/<dir>/libgpuq.a \
  *      $(pkg-config --libs jansson yaml-0.1 libmicrohttpd gnutls) -lpthread -lm
- *   /tmp/bench_admission [iterations]
+ *   /tmp/bench_admission [iterations [FILE]]
+ *
+ * With FILE (an AdmissionReview, e.g. bench/fixtures/job_review.json, the
+ * body bench_webhook's wrk posts) only /mutate runs, on that body.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/slurp.h"
 #include "webhook/webhook.h"
 
 /* The Job as /mutate sees it, or (mutated) as /validate sees it after
@@ -91,12 +95,18 @@ int main(int argc, char **argv)
 	gpuq_diag_t d = {""};
 	size_t len[2];
 	char *bodies[2] = {job_review(false, &len[0]), job_review(true, &len[1])};
+	int endpoints = 2;
 
 	if (!bodies[0] || !bodies[1] || policy_load_dir("unit/golden/policy", NULL, &p, &d)) {
 		fprintf(stderr, "setup failed: %s\n", d.msg);
 		return 1;
 	}
-	for (int ep = 0; ep < 2; ep++) {
+	if (argc > 2) { /* one file, /mutate only */
+		free(bodies[0]);
+		bodies[0] = bench_slurp("bench_admission", argv[2], &len[0]);
+		endpoints = 1;
+	}
+	for (int ep = 0; ep < endpoints; ep++) {
 		webhook_reply_t r;
 		double t0;
 
