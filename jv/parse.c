@@ -291,7 +291,7 @@ static size_t scan(const char *buf, size_t len, size_t depth_max, size_t *n_valu
 }
 
 /* Whether key (len bytes) is on the skip list. */
-static bool skipped_key(const skipset_t *sk, const char *key, size_t len)
+static inline bool skipped_key(const skipset_t *sk, const char *key, size_t len)
 {
 	unsigned char c = (unsigned char)key[0];
 
@@ -602,21 +602,20 @@ static int parse_number(parser_t *ps, jv_t *v)
 
 static int parse_literal(parser_t *ps, jv_t *v)
 {
-	static const struct {
-		const char *text;
-		jv_type_t type;
-	} lits[] = {{"true", JV_TRUE}, {"false", JV_FALSE}, {"null", JV_NULL}};
+	/* by the first byte: one compare of the rest, not a search of three */
+	static const char *const text[] = {['t'] = "true", ['f'] = "false", ['n'] = "null"};
+	static const jv_type_t type[] = {['t'] = JV_TRUE, ['f'] = JV_FALSE, ['n'] = JV_NULL};
+	unsigned char c = (unsigned char)*ps->p;
+	size_t n;
 
-	for (size_t i = 0; i < sizeof(lits) / sizeof(*lits); i++) {
-		size_t n = strlen(lits[i].text);
-
-		if ((size_t)(ps->end - ps->p) >= n && !memcmp(ps->p, lits[i].text, n)) {
-			ps->p += n;
-			v->type = lits[i].type;
-			return GPUQ_OK;
-		}
-	}
-	return perr(ps, "unexpected character");
+	if (c >= sizeof(text) / sizeof(*text) || !text[c])
+		return perr(ps, "unexpected character");
+	n = c == 'f' ? 5 : 4;
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, text[c], n))
+		return perr(ps, "unexpected character");
+	ps->p += n;
+	v->type = type[c];
+	return GPUQ_OK;
 }
 
 /* The next byte that is not white space, or -1 at the end (ps->p there). */
@@ -742,8 +741,8 @@ static int parse_tree(parser_t *ps, jv_t **root)
 			if (peek(ps) != ':')
 				return perr(ps, "expected ':'");
 			ps->p++;
-			if (ps->skip && skipped_key(ps->skip, key->s, key->len) &&
-			    ((c = peek(ps)) == '[' || c == '{')) {
+			if (ps->skip && ((c = peek(ps)) == '[' || c == '{') &&
+			    skipped_key(ps->skip, key->s, key->len)) {
 				ps->n_nodes--; /* the key, the last node made */
 				rc = skip_container(ps, depth);
 				if (rc)
