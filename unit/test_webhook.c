@@ -997,8 +997,10 @@ static void test_object_agrees_with_rules(void **state)
 
 /* Members no review reads (admit.c's review_unread), added where a real
  * object has them: every container gets a command line, an environment
- * whose strings hold brackets, quotes and backslashes, ports, mounts and
- * probes; every pod spec volumes; every metadata managedFields. */
+ * whose strings hold brackets, quotes and backslashes, ports, mounts,
+ * probes and a security context; every pod spec volumes, pull secrets, DNS
+ * and host settings; every metadata managedFields; the request what was
+ * asked and its options, its user groups and extra. */
 static void add_unread(json_t *j)
 {
 	static const char container[] =
@@ -1009,9 +1011,21 @@ static void add_unread(json_t *j)
 	    "\"envFrom\":[{\"configMapRef\":{\"name\":\"c\"}}],"
 	    "\"ports\":[{\"containerPort\":29500,\"protocol\":\"TCP\"}],"
 	    "\"volumeMounts\":[{\"name\":\"d\",\"mountPath\":\"/d\"}],"
-	    "\"livenessProbe\":{\"exec\":{\"command\":[\"true\"]},\"periodSeconds\":5}}";
+	    "\"livenessProbe\":{\"exec\":{\"command\":[\"true\"]},\"periodSeconds\":5},"
+	    "\"securityContext\":{\"privileged\":false}}";
 	static const char pod[] =
-	    "{\"volumes\":[{\"name\":\"d\",\"emptyDir\":{\"medium\":\"Memory\"}}]}";
+	    "{\"volumes\":[{\"name\":\"d\",\"emptyDir\":{\"medium\":\"Memory\"}}],"
+	    "\"imagePullSecrets\":[{\"name\":\"r\"}],\"dnsConfig\":{\"options\":[{\"name\":"
+	    "\"ndots\",\"value\":\"2\"}]},\"hostAliases\":[{\"ip\":\"10.0.0.1\",\"hostnames\":"
+	    "[\"a\"]}],\"readinessGates\":[{\"conditionType\":\"x\"}],\"securityContext\":"
+	    "{\"runAsUser\":1000}}";
+	static const char request[] =
+	    "{\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"x\"},"
+	    "\"requestKind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"X\"},"
+	    "\"requestResource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"x\"},"
+	    "\"options\":{\"apiVersion\":\"meta.k8s.io/v1\",\"kind\":\"CreateOptions\"}}";
+	static const char user[] =
+	    "{\"groups\":[\"system:authenticated\"],\"extra\":{\"k\":[\"v\"]}}";
 	static const char meta[] =
 	    "{\"managedFields\":[{\"manager\":\"kubectl\",\"fieldsV1\":{\"f:spec\":"
 	    "{\"k:{\\\"name\\\":\\\"x\\\"}\":{\".\":{}}}}}]}";
@@ -1049,6 +1063,17 @@ static void add_unread(json_t *j)
 
 		json_object_update_missing(json_object_get(j, "metadata"), x);
 		json_decref(x);
+	}
+	if (json_is_string(json_object_get(j, "uid")) && json_object_get(j, "operation")) {
+		json_t *x = json_loads(request, 0, NULL); /* the review's request */
+
+		json_object_update_missing(j, x);
+		json_decref(x);
+		if (json_is_object(json_object_get(j, "userInfo"))) {
+			x = json_loads(user, 0, NULL);
+			json_object_update_missing(json_object_get(j, "userInfo"), x);
+			json_decref(x);
+		}
 	}
 }
 

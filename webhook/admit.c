@@ -173,13 +173,34 @@ static const char *str_or_empty(const jv_t *obj, const char *key)
  * one (make lint); test_webhook's unread_members_change_nothing adds them
  * all to every golden case and wants the same replies. */
 static const char *const review_unread[] = {
-    "managedFields", "command",
-    "args",	     "env",
-    "envFrom",	     "ports",
-    "volumeMounts",  "volumeDevices",
-    "livenessProbe", "readinessProbe",
-    "startupProbe",  "lifecycle",
-    "volumes",	     NULL,
+    /* the review's own: what was asked (request.kind is read), options */
+    "resource",
+    "requestKind",
+    "requestResource",
+    "options",
+    "groups",
+    "extra",
+    /* an object's */
+    "managedFields",
+    /* a pod spec's and a container's */
+    "command",
+    "args",
+    "env",
+    "envFrom",
+    "ports",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "securityContext",
+    "volumes",
+    "imagePullSecrets",
+    "dnsConfig",
+    "hostAliases",
+    "readinessGates",
+    NULL,
 };
 
 /* Parse and check the envelope. On bad input, writes the 400 reply and
