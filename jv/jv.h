@@ -72,21 +72,32 @@ typedef struct {
  * more than JV_VALUES_MAX values, wherever a syntax error is) with a
  * sentence in err; GPUQ_ENOMEM. Nodes live until jv_doc_free. */
 int jv_doc_parse(jv_doc_t *d, const char *buf, size_t len, char *err, size_t cap);
-/* Most keys in a skip list (each at most 31 bytes). */
+/* A member's name for jv_doc_parse_skipping, with its length; JV_KEY("env")
+ * makes one from a literal. */
+typedef struct {
+	const char *s;
+	size_t len;
+} jv_key_t;
+#define JV_KEY(lit)                                                                                \
+	{                                                                                          \
+		"" lit "", sizeof(lit) - 1                                                         \
+	}
+/* Most keys in a skip list. */
 #define JV_SKIP_MAX 32
 /* jv_doc_parse for a reader that never reads some members (the admission
- * path: a container's env, command, probes...): skip is a NULL-terminated
- * list of keys (at most JV_SKIP_MAX, each under 32 bytes) whose member,
- * at any depth, is left out of its object when its value is an array or an
- * object: no node is made for it, jv_get finds nothing and the object's n
- * does not count it. A member of such a name holding a string, a number or
- * a literal (a label "env": "prod") is read as always. A skipped value is
- * passed over a block at a time, checked only for brackets that match and
- * strings that end (not for its UTF-8, escapes, numbers, commas or colons)
- * and its values count against no cap but the depth; everything else is
- * read as strictly as by jv_doc_parse. NULL skip: jv_doc_parse. */
-int jv_doc_parse_skipping(jv_doc_t *d, const char *buf, size_t len, const char *const *skip,
-			  char *err, size_t cap);
+ * path: a container's env, command, probes...): skip is a list of keys
+ * ended by {NULL, 0} (at most JV_SKIP_MAX, each of 1 to 31 bytes) whose
+ * member, at any depth, is left out of its object when its value is an
+ * array or an object: no node is made for it, jv_get finds nothing and the
+ * object's n does not count it. A member of such a name holding a string,
+ * a number or a literal (a label "env": "prod") is read as always. A
+ * skipped value is passed over 64 bytes at a time, checked only for
+ * strings that end and brackets that balance (counted, not matched by
+ * kind; not its UTF-8, escapes, numbers, commas or colons), and its values
+ * count against no cap but the depth; everything else is read as strictly
+ * as by jv_doc_parse. NULL skip: jv_doc_parse. */
+int jv_doc_parse_skipping(jv_doc_t *d, const char *buf, size_t len, const jv_key_t *skip, char *err,
+			  size_t cap);
 void jv_doc_free(jv_doc_t *d);
 /* Member key of obj (the first one of that name), or NULL (obj NULL or not
  * an object, or no such key). */

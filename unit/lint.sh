@@ -23,13 +23,13 @@ python3 scripts/shc_lint.py || fail=1
 # names (jv_doc_parse_skipping): a decoder on the review path that came to
 # read one would find it missing. None may name one (outside comments).
 echo "lint: no review decoder reads a member a review skips (webhook/admit.c review_unread)"
-unread=$(sed -n '/^static const char \*const review_unread\[\] = {/,/^};/p' webhook/admit.c |
+unread=$(sed -n '/^static const jv_key_t review_unread\[\] = {/,/^};/p' webhook/admit.c |
 	grep -o '"[A-Za-z]*"')
 [ -n "$unread" ] || { echo "webhook/admit.c: review_unread not found"; fail=1; }
 for k in $unread; do
 	if git grep -nF "$k" -- 'webhook/*.c' 'webhook/*.h' 'workload/*.c' 'workload/*.h' \
 		'quota/*.c' 'quota/*.h' 'jv/*.c' 'jv/*.h' |
-		grep -v -e '^webhook/admit.c:[0-9]*:    "' -e '^[^:]*:[0-9]*:[[:space:]]*/*\*'; then
+		grep -v -e '^webhook/admit.c:[0-9]*:    JV_KEY("' -e '^[^:]*:[0-9]*:[[:space:]]*/*\*'; then
 		echo "the lines above name $k, which a review skips: take it off review_unread"
 		fail=1
 	fi

@@ -183,12 +183,13 @@ static void refusals_are_the_scans(void **state)
 	free(big);
 }
 
-static const char *const SKIP[] = {"env", "command", "managedFields", NULL};
+static const jv_key_t SKIP[] = {
+    JV_KEY("env"), JV_KEY("command"), JV_KEY("managedFields"), {NULL, 0}};
 
 static bool skipped_member(const jv_t *key)
 {
-	for (size_t i = 0; SKIP[i]; i++)
-		if (!strcmp(key->s, SKIP[i]))
+	for (size_t i = 0; SKIP[i].s; i++)
+		if (!strcmp(key->s, SKIP[i].s))
 			return key->next->type == JV_OBJECT || key->next->type == JV_ARRAY;
 	return false;
 }
@@ -337,7 +338,8 @@ static void skipping_refuses_what_it_checks(void **state)
 	assert_string_equal(err, "JSON nested deeper than 64 levels");
 	/* a key the filter cannot hold is the caller's error, named */
 	{
-		static const char *const bad[] = {"env", "a-key-of-thirty-two-bytes-long--", NULL};
+		static const jv_key_t bad[] = {
+		    JV_KEY("env"), JV_KEY("a-key-of-thirty-two-bytes-long--"), {NULL, 0}};
 
 		assert_int_equal(jv_doc_parse_skipping(&d, "{}", 2, bad, err, sizeof(err)),
 				 GPUQ_EINVAL);

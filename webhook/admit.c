@@ -172,35 +172,35 @@ static const char *str_or_empty(const jv_t *obj, const char *key)
  * 68,700 and 5.1 (bench_admission). No decoder on the review path may name
  * one (make lint); test_webhook's unread_members_change_nothing adds them
  * all to every golden case and wants the same replies. */
-static const char *const review_unread[] = {
+static const jv_key_t review_unread[] = {
     /* the review's own: what was asked (request.kind is read), options */
-    "resource",
-    "requestKind",
-    "requestResource",
-    "options",
-    "groups",
-    "extra",
+    JV_KEY("resource"),
+    JV_KEY("requestKind"),
+    JV_KEY("requestResource"),
+    JV_KEY("options"),
+    JV_KEY("groups"),
+    JV_KEY("extra"),
     /* an object's */
-    "managedFields",
+    JV_KEY("managedFields"),
     /* a pod spec's and a container's */
-    "command",
-    "args",
-    "env",
-    "envFrom",
-    "ports",
-    "volumeMounts",
-    "volumeDevices",
-    "livenessProbe",
-    "readinessProbe",
-    "startupProbe",
-    "lifecycle",
-    "securityContext",
-    "volumes",
-    "imagePullSecrets",
-    "dnsConfig",
-    "hostAliases",
-    "readinessGates",
-    NULL,
+    JV_KEY("command"),
+    JV_KEY("args"),
+    JV_KEY("env"),
+    JV_KEY("envFrom"),
+    JV_KEY("ports"),
+    JV_KEY("volumeMounts"),
+    JV_KEY("volumeDevices"),
+    JV_KEY("livenessProbe"),
+    JV_KEY("readinessProbe"),
+    JV_KEY("startupProbe"),
+    JV_KEY("lifecycle"),
+    JV_KEY("securityContext"),
+    JV_KEY("volumes"),
+    JV_KEY("imagePullSecrets"),
+    JV_KEY("dnsConfig"),
+    JV_KEY("hostAliases"),
+    JV_KEY("readinessGates"),
+    {NULL, 0},
 };
 
 /* Parse and check the envelope. On bad input, writes the 400 reply and
