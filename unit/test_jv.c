@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "jv/jv.h"
+#include "unit/jv_fixtures.h"
 
 /* The string value of the JSON document s, decoded by jv. */
 static void decode(const char *s, jv_doc_t *d)
@@ -186,46 +187,6 @@ static void refusals_are_the_scans(void **state)
 static const jv_key_t SKIP[] = {
     JV_KEY("env"), JV_KEY("command"), JV_KEY("managedFields"), {NULL, 0}};
 
-static bool skipped_member(const jv_t *key)
-{
-	for (size_t i = 0; SKIP[i].s; i++)
-		if (!strcmp(key->s, SKIP[i].s))
-			return key->next->type == JV_OBJECT || key->next->type == JV_ARRAY;
-	return false;
-}
-
-/* Whether lean (read skipping SKIP) is whole (read whole) without the
- * members SKIP names, at any depth. */
-static bool same_but_skipped(const jv_t *whole, const jv_t *lean)
-{
-	const jv_t *l;
-
-	if (whole->type != lean->type || whole->len != lean->len ||
-	    whole->fraction != lean->fraction)
-		return false;
-	if (whole->s && memcmp(whole->s, lean->s, whole->len + 1))
-		return false;
-	if (whole->type == JV_ARRAY) {
-		if (whole->n != lean->n)
-			return false;
-		for (const jv_t *w = whole->first, *x = lean->first; w; w = w->next, x = x->next)
-			if (!x || !same_but_skipped(w, x))
-				return false;
-		return true;
-	}
-	if (whole->type != JV_OBJECT)
-		return true;
-	l = lean->first;
-	for (const jv_t *k = whole->first; k; k = k->next->next) {
-		if (skipped_member(k))
-			continue;
-		if (!l || strcmp(k->s, l->s) || !same_but_skipped(k->next, l->next))
-			return false;
-		l = l->next->next;
-	}
-	return !l;
-}
-
 /* Parse doc whole and skipping; the trees must agree. */
 static void agree(const char *doc)
 {
@@ -236,7 +197,7 @@ static void agree(const char *doc)
 		fail_msg("whole: %s: %s", doc, err);
 	if (jv_doc_parse_skipping(&lean, doc, strlen(doc), SKIP, err, sizeof(err)))
 		fail_msg("skipping: %s: %s", doc, err);
-	if (!same_but_skipped(whole.root, lean.root))
+	if (!jv_fixture_same_but_skipped(whole.root, lean.root, SKIP))
 		fail_msg("trees differ: %s", doc);
 	jv_doc_free(&whole);
 	jv_doc_free(&lean);
