@@ -145,8 +145,10 @@ static int affinity_before(const workload_podset_t *ps, const json_t *orig)
  * went as far as `at` (a workload_affinity_t below REQUIRED). */
 static void affinity_path(char *out, size_t cap, const workload_podset_t *ps, int at)
 {
-	static const char *const tail[] = {"affinity", "affinity/nodeAffinity",
-					   "affinity/nodeAffinity/" REQUIRED_MEMBER};
+	/* the last one's literals joined on purpose (clang's
+	   -Wstring-concatenation asks for a member to be named) */
+	static const char required[] = "affinity/nodeAffinity/" REQUIRED_MEMBER;
+	static const char *const tail[] = {"affinity", "affinity/nodeAffinity", required};
 
 	snprintf(out, cap, "%s/spec/%s", ps->tmpl_ptr, tail[at < 0 || at > 2 ? 2 : at]);
 }
