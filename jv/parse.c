@@ -611,7 +611,7 @@ static int parse_literal(parser_t *ps, jv_t *v)
 	if (c >= sizeof(text) / sizeof(*text) || !text[c])
 		return perr(ps, "unexpected character");
 	n = c == 'f' ? 5 : 4;
-	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, text[c], n))
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, text[c], n) != 0)
 		return perr(ps, "unexpected character");
 	ps->p += n;
 	v->type = type[c];
