@@ -1034,21 +1034,24 @@ static void add_unread(json_t *j)
 	size_t i;
 
 	if (json_is_array(j)) {
-		json_array_foreach(j, i, v) add_unread(v);
+		for (i = 0; i < json_array_size(j); i++)
+			add_unread(json_array_get(j, i));
 		return;
 	}
 	if (!json_is_object(j))
 		return;
-	json_object_foreach(j, key, v)
-	{
+	for (void *it = json_object_iter(j); it; it = json_object_iter_next(j, it)) {
+		key = json_object_iter_key(it);
+		v = json_object_iter_value(it);
 		add_unread(v);
 		if ((!strcmp(key, "containers") || !strcmp(key, "initContainers")) &&
 		    json_is_array(v)) {
-			json_t *c = json_loads(container, 0, NULL), *e;
+			json_t *c = json_loads(container, 0, NULL);
 
 			assert_non_null(c);
-			json_array_foreach(v, i, e) if (json_is_object(e))
-			    json_object_update_missing(e, c);
+			for (i = 0; i < json_array_size(v); i++)
+				if (json_is_object(json_array_get(v, i)))
+					json_object_update_missing(json_array_get(v, i), c);
 			json_decref(c);
 		}
 	}
