@@ -332,14 +332,18 @@ run_wrk() {
 # wrk_pick NAME: sets <NAME>_RPS (best run: other load on the machine only
 # ever lowers throughput), _RPS_ALL (every run), _WRK_ERR (all runs) and
 # _CPU_US (the server's user+system CPU per request over all runs, in
-# microseconds: unlike throughput it barely moves with the machine's load).
+# microseconds: unlike throughput it barely moves with the machine's load;
+# _CPU_US1 the same to a tenth) and _CPUS (the CPUs it kept busy while wrk
+# ran: CPU seconds per second over all runs).
 wrk_pick() {
 	f=$TMP/wrk-$1.txt
-	eval "$(awk -v name="$1" -v hz="$(getconf CLK_TCK)" '
+	eval "$(awk -v name="$1" -v hz="$(getconf CLK_TCK)" -v secs="$WRK_SECONDS" '
 		{ if ($1 > best) best = $1; all = all sprintf("%.0f ", $1)
 		  reqs += $2; ticks += $3; bad += $4 }
-		END { printf "%s_RPS=%.0f %s_RPS_ALL=\"%s\" %s_WRK_ERR=%d %s_CPU_US=%.0f\n",
-			name, best, name, all, name, bad, name, reqs ? ticks * 1e6 / hz / reqs : 0 }' "$f")"
+		END { us = reqs ? ticks * 1e6 / hz / reqs : 0
+		      printf "%s_RPS=%.0f %s_RPS_ALL=\"%s\" %s_WRK_ERR=%d %s_CPU_US=%.0f %s_CPU_US1=%.1f %s_CPUS=%.2f\n",
+			name, best, name, all, name, bad, name, us, name, us, name,
+			NR ? ticks / hz / (NR * secs) : 0 }' "$f")"
 }
 
 # run_rate NAME PORT: one paced run, its figures line appended to
@@ -419,12 +423,12 @@ lat_pick() {
 status_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status" 2>/dev/null; }
 
 NGINX_RPS=- NGINX_RATE=- NGINX_P50=- NGINX_P99=- NGINX_MAX=- NGINX_WRK_ERR=0 NGINX_LG_ERR=0
-NGINX_P99S=- NGINX_RPS_ALL=- GPUQ_RPS_ALL=- NGINX_CPU_US=- GPUQ_CPU_US=- NGINX_SVC99=- GPUQ_SVC99=-
+NGINX_P99S=- NGINX_RPS_ALL=- GPUQ_RPS_ALL=- NGINX_CPU_US=- GPUQ_CPU_US=- NGINX_CPU_US1=- GPUQ_CPU_US1=- NGINX_CPUS=- GPUQ_CPUS=- NGINX_SVC99=- GPUQ_SVC99=-
 GPUQ_RPS=- GPUQ_RATE=- GPUQ_P50=- GPUQ_P99=- GPUQ_MAX=- GPUQ_WRK_ERR=0 GPUQ_LG_ERR=0 GPUQ_P99S=-
 GPUQ_RSS=- GPUQ_HWM=- GPUQ_RSS_IDLE=-
 NGINX_L50=- NGINX_L99=- NGINX_LRATE=- NGINX_L50S=- NGINX_LAT_ERR=0
 GPUQ_L50=- GPUQ_L99=- GPUQ_LRATE=- GPUQ_L50S=- GPUQ_LAT_ERR=0
-FLOOR_RPS=- FLOOR_RPS_ALL=- FLOOR_CPU_US=- FLOOR_WRK_ERR=0 FLOOR_L50=- FLOOR_L99=- FLOOR_LRATE=-
+FLOOR_RPS=- FLOOR_RPS_ALL=- FLOOR_CPU_US=- FLOOR_CPU_US1=- FLOOR_CPUS=- FLOOR_WRK_ERR=0 FLOOR_L50=- FLOOR_L99=- FLOOR_LRATE=-
 FLOOR_L50S=- FLOOR_LAT_ERR=0
 say "load average before measuring: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 # Throughput runs alternate between the servers too; the best of each counts.
@@ -524,6 +528,14 @@ if [ "$FLOOR_OK" = 1 ]; then
 	echo "the transport alone (the floor): $FLOOR_RPS req/s, ratio $FLOOR_RATIO to nginx; CPU" \
 		"$FLOOR_CPU_US us/req (nginx/floor $FLOOR_CPU_RATIO); the review's own CPU per request" \
 		"(gpuq - floor): $REVIEW_US us of gpuq's $GPUQ_CPU_US"
+	# Where the server saturates, the throughput ratio is the CPU-per-request
+	# ratio (each server keeps about the CPUs wrk leaves it, printed here):
+	# 0.9 of nginx leaves gpuq nginx's CPU per request / 0.9, and the review
+	# what of that the transport (the floor) does not take.
+	echo "CPUs each server kept busy while wrk ran: nginx $NGINX_CPUS, gpuq $GPUQ_CPUS, the floor" \
+		"$FLOOR_CPUS (of $(nproc), wrk on the same CPUs)"
+	echo "$(awk -v n="$NGINX_CPU_US1" -v f="$FLOOR_CPU_US1" -v g="$GPUQ_CPU_US1" -v m="$RATIO_MIN" \
+		'BEGIN {printf "the review'"'"'s CPU budget for %s of nginx at the same CPUs: %.1f us (nginx %.1f / %s - the floor %.1f); it takes %.1f us (gpuq %.1f - the floor)", m, n / m - f, n, m, f, g - f, g}')"
 	echo "README 18 | webhook split: the transport alone (gpuq's http/ answering a fixed body, bench/hookfloor.c) and the review | floor $FLOOR_RPS req/s vs nginx $NGINX_RPS (ratio $FLOOR_RATIO; every run: floor $FLOOR_RPS_ALL); CPU per request floor $FLOOR_CPU_US us, nginx $NGINX_CPU_US us, gpuq $GPUQ_CPU_US us: the review $REVIEW_US us | - |"
 fi
 verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }
