@@ -25,7 +25,10 @@
 # Beside both, in runs 1 and 3, bench/hookfloor.c: gpuq's own http/ server
 # (libmicrohttpd, GnuTLS, the same guards and body collection) answering
 # every POST with gpuq's answer, no review behind it. Its figures split
-# gpuq's cost per request into the transport's and the review's.
+# gpuq's cost per request into the transport's and the review's; with the
+# CPUs each server kept busy under wrk (about what wrk leaves it, whatever
+# its threads), it prints the review's CPU budget for the throughput target
+# (nginx's CPU per request / 0.9, less the floor's).
 # Then a table and PASS/MISS against the targets (issue 35): throughput >=
 # 0.9 x nginx, p50 on one connection <= 1.15 x nginx's, p99 < 1 ms at 1,000
 # requests/s, RSS < 30 MB. A MISS is reported, not an error: the script
