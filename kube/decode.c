@@ -158,23 +158,26 @@ json_t *kube_json_of(const jv_t *v, char *err, size_t cap)
 	return to_json(v, err, cap);
 }
 
-/* Hand ev to d's callback: as it is for a fast decoder, else with its
- * object built as a jansson tree (released after the call). */
+/* Hand ev to d's callback, counting it: as it is for a fast decoder, else
+ * with its object built as a jansson tree (released after the call). */
 static int hand(kube_watch_decoder_t *d, kube_event_t *ev, unsigned long long nr, gpuq_diag_t *diag)
 {
 	char err[128];
 	json_t *obj;
 	int rc;
 
-	if (d->fast)
+	if (d->fast) {
+		d->events++;
 		return d->cb(d->ctx, ev);
+	}
 	obj = kube_json_of(ev->fast, err, sizeof(err));
-	if (!obj)
+	if (!obj) /* refused: not handed over, not counted */
 		return gpuq_diag_set(diag,
 				     strcmp(err, "out of memory") ? GPUQ_ECORRUPT : GPUQ_ENOMEM,
 				     "watch event %llu: not JSON: %s", nr, err);
 	ev->object = obj;
 	ev->fast = NULL;
+	d->events++;
 	rc = d->cb(d->ctx, ev);
 	json_decref(obj);
 	return rc;
@@ -246,7 +249,6 @@ static int deliver(kube_watch_decoder_t *d, const char *line, size_t len, gpuq_d
 		}
 		ev.resource_version = rv->s;
 	}
-	d->events++;
 	rc = hand(d, &ev, nr, diag);
 out:
 	jv_doc_free(&doc);

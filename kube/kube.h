@@ -402,7 +402,7 @@ void kube_watch_decoder_destroy(kube_watch_decoder_t *d); /* NULL is fine */
 int kube_watch_decoder_feed(kube_watch_decoder_t *d, const char *buf, size_t len,
 			    gpuq_diag_t *diag);
 
-/* Events decoded so far. */
+/* Events handed to the callback so far (a refused one is not). */
 uint64_t kube_watch_decoder_events(const kube_watch_decoder_t *d);
 
 /* Every event is read once, by jv/'s reader (one set of checks, the

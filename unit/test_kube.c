@@ -376,6 +376,8 @@ static void decoder_tree_refusals(void **state)
 					 cases[c].diag);
 			assert_int_equal(r.n, 1);
 		}
+		/* the count is of events handed over, the refused one not among them */
+		assert_int_equal(kube_watch_decoder_events(d), r.n);
 		kube_watch_decoder_destroy(d);
 	}
 }
