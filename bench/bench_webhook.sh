@@ -537,8 +537,8 @@ if [ "$FLOOR_OK" = 1 ]; then
 	# what of that the transport (the floor) does not take.
 	echo "CPUs each server kept busy while wrk ran: nginx $NGINX_CPUS, gpuq $GPUQ_CPUS, the floor" \
 		"$FLOOR_CPUS (of $(nproc), wrk on the same CPUs)"
-	echo "$(awk -v n="$NGINX_CPU_US1" -v f="$FLOOR_CPU_US1" -v g="$GPUQ_CPU_US1" -v m="$RATIO_MIN" \
-		'BEGIN {printf "the review'"'"'s CPU budget for %s of nginx at the same CPUs: %.1f us (nginx %.1f / %s - the floor %.1f); it takes %.1f us (gpuq %.1f - the floor)", m, n / m - f, n, m, f, g - f, g}')"
+	awk -v n="$NGINX_CPU_US1" -v f="$FLOOR_CPU_US1" -v g="$GPUQ_CPU_US1" -v m="$RATIO_MIN" \
+		'BEGIN {printf "the review'"'"'s CPU budget for %s of nginx at the same CPUs: %.1f us (nginx %.1f / %s - the floor %.1f); it takes %.1f us (gpuq %.1f - the floor)\n", m, n / m - f, n, m, f, g - f, g}'
 	echo "README 18 | webhook split: the transport alone (gpuq's http/ answering a fixed body, bench/hookfloor.c) and the review | floor $FLOOR_RPS req/s vs nginx $NGINX_RPS (ratio $FLOOR_RATIO; every run: floor $FLOOR_RPS_ALL); CPU per request floor $FLOOR_CPU_US us, nginx $NGINX_CPU_US us, gpuq $GPUQ_CPU_US us: the review $REVIEW_US us | - |"
 fi
 verdict() { if [ "$1" = 1 ]; then echo PASS; else echo MISS; fi; }

@@ -159,24 +159,23 @@ json_t *kube_json_of(const jv_t *v, char *err, size_t cap)
 }
 
 /* Hand ev to d's callback, counting it: as it is for a fast decoder, else
- * with its object built as a jansson tree (released after the call). */
+ * with its object built as a jansson tree (released after the call); an
+ * object that tree refuses is neither handed over nor counted. */
 static int hand(kube_watch_decoder_t *d, kube_event_t *ev, unsigned long long nr, gpuq_diag_t *diag)
 {
 	char err[128];
-	json_t *obj;
+	json_t *obj = NULL;
 	int rc;
 
-	if (d->fast) {
-		d->events++;
-		return d->cb(d->ctx, ev);
+	if (!d->fast) {
+		obj = kube_json_of(ev->fast, err, sizeof(err));
+		if (!obj)
+			return gpuq_diag_set(
+			    diag, strcmp(err, "out of memory") ? GPUQ_ECORRUPT : GPUQ_ENOMEM,
+			    "watch event %llu: not JSON: %s", nr, err);
+		ev->object = obj;
+		ev->fast = NULL;
 	}
-	obj = kube_json_of(ev->fast, err, sizeof(err));
-	if (!obj) /* refused: not handed over, not counted */
-		return gpuq_diag_set(diag,
-				     strcmp(err, "out of memory") ? GPUQ_ECORRUPT : GPUQ_ENOMEM,
-				     "watch event %llu: not JSON: %s", nr, err);
-	ev->object = obj;
-	ev->fast = NULL;
 	d->events++;
 	rc = d->cb(d->ctx, ev);
 	json_decref(obj);
