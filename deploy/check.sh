@@ -18,7 +18,7 @@
 #     fresh certificates; the webhooks' caBundle is that ca.crt
 #   - examples/policy/*.yaml are accepted by the CRDs, and the objects as the
 #     apiserver stores them (defaults filled in) still load in gpuq's policy
-#     decoder (bin/gpuq serve --policy-dir)
+#     decoder (bin/gpuq policy check, as serve --policy-dir loads them)
 #   - bad objects are refused by the CRDs' rules, with the expected message
 #   - the ServiceAccount gpuq can do each call the controller makes and
 #     cannot do a list of others
@@ -102,7 +102,7 @@ for f in "$ROOT"/examples/policy/*.yaml; do
 	check "examples/policy/$(basename "$f"): accepted (dry run)" k apply --dry-run=server -f "$f"
 done
 check "examples/policy: applied" k apply -f "$ROOT/examples/policy/"
-mkdir -p "$DIR/policy" "$DIR/state"
+mkdir -p "$DIR/policy"
 # the examples' queue objects as stored (not every one in the cluster: on a
 # control plane shared with the e2e scenarios others are there, some bad on
 # purpose)
@@ -110,11 +110,12 @@ for f in "$ROOT"/examples/policy/*.yaml; do
 	grep -q '^apiVersion: gpuq.dev/' "$f" || continue
 	k get -f "$f" -o json >"$DIR/policy/$(basename "$f" .yaml).json"
 done
-timeout 3 "$GPUQ" serve --listen "127.0.0.1:$((33000 + RANDOM % 5000))" --cert-dir "$DIR/certs" --policy-dir "$DIR/policy" \
-	--state-dir "$DIR/state" >"$DIR/decoder.log" 2>&1
-rc=$?
-check "the stored queue objects (with schema defaults) load in gpuq's decoder" [ $rc -eq 124 ]
-[ $rc -eq 124 ] || sed 's/^/# /' "$DIR/decoder.log"
+# `gpuq policy check DIR` loads a directory as `serve --policy-dir` does (the
+# same decoder and checks across objects) and exits 1 when any object is
+# refused; nothing listens and nothing is timed (it served them for 3 s on a
+# random port in the ephemeral range, which an outgoing connection can hold)
+check "the stored queue objects (with schema defaults) load in gpuq's decoder" \
+	"$GPUQ" policy check "$DIR/policy"
 
 # --- bad objects: refused, with a clear message -----------------------------------
 # refused DESC MESSAGE-SUBSTRING YAML
