@@ -51,6 +51,9 @@ k get jobs -A -l gpuq.dev/queue-name=default
 poll "four released" sh -c "[ \$($(declare -f k); k get jobs -A -o 'jsonpath={.items[*].spec.suspend}' | tr ' ' '\n' | grep -c false) -ge 4 ]"
 poll "the waiting ones explained" sh -c "$(declare -f k); k get jobs -A -o 'jsonpath={.items[*].metadata.annotations.gpuq\.dev/status}' | grep -q 'waiting for quota'"
 
+# the ClusterQueues' status is written a moment after the releases
+poll "the training ClusterQueue's status" sh -c "$(declare -f k); [ \"\$(k get clusterqueue training -o 'jsonpath={.status.admittedWorkloads}/{.status.pendingWorkloads}')\" = 4/2 ]"
+
 echo
 echo "== kubectl get clusterqueues"
 k get clusterqueues
