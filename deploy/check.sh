@@ -112,8 +112,7 @@ for f in "$ROOT"/examples/policy/*.yaml; do
 done
 # `gpuq policy check DIR` loads a directory as `serve --policy-dir` does (the
 # same decoder and checks across objects) and exits 1 when any object is
-# refused; nothing listens and nothing is timed (it served them for 3 s on a
-# random port in the ephemeral range, which an outgoing connection can hold)
+# refused; it opens no port and waits on no timer
 check "the stored queue objects (with schema defaults) load in gpuq's decoder" \
 	"$GPUQ" policy check "$DIR/policy"
 
